@@ -1,0 +1,323 @@
+"""Read MLPerf Training rounds into tidy tables: systems, runs, scores and problems.
+
+``read_round(path)`` accepts a round directory (``training_results_v4.1/`` or its
+parent) or a ``.tar``, ``.tar.gz``, ``.tar.xz`` or ``.zip`` archive read in place. Result
+logs are parsed in worker processes (one file's text per worker at a time); nothing is
+printed and nothing raises on bad input: what cannot be used becomes a row of
+``problems`` and the rest of the round is still read.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Iterator
+from collections import deque
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.mlperf.benchmarks import benchmark_folder_alias, get_benchmark, workload_of
+from gpuscale.mlperf.compliance import run_violations
+from gpuscale.mlperf.convergence import run_samples_to_converge
+from gpuscale.mlperf.runlog import read_run_log
+from gpuscale.mlperf.scores import build_scores
+from gpuscale.mlperf.sources import (
+    Entry,
+    Skipped,
+    SourceError,
+    is_archive,
+    iter_archive,
+    iter_directory,
+    normalise_round,
+    round_name_from_path,
+)
+from gpuscale.mlperf.systems import SystemError, parse_system
+from gpuscale.schema import PROBLEMS_COLUMNS, RUNS_COLUMNS, SYSTEMS_COLUMNS
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundTables:
+    """The four tables of one or more rounds (columns: see ``gpuscale.schema``)."""
+
+    systems: pd.DataFrame
+    runs: pd.DataFrame
+    scores: pd.DataFrame
+    problems: pd.DataFrame
+
+    @staticmethod
+    def concat(parts: Iterable[RoundTables]) -> RoundTables:
+        parts = list(parts)
+        return RoundTables(*(pd.concat([getattr(p, name) for p in parts], ignore_index=True)
+                             for name in ("systems", "runs", "scores", "problems")))
+
+
+def _looks_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]
+
+
+def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
+    """One ``runs`` row (without the path columns) from a result file's bytes."""
+    log = read_run_log(data)
+    ttt_ms = log.time_to_train_ms
+    reasons = run_violations(round_name=round_name, benchmark=log.benchmark,
+                             division=log.division, common=log.violations,
+                             evals=log.evals)
+    if log.parse_failures:
+        reasons.insert(0, f"{log.parse_failures} MLLOG line(s) do not parse; "
+                          f"first: {log.first_parse_failure}")
+    if log.mllog_lines == 0:
+        status = "not text" if _looks_binary(data) else "missing run_start"
+        reasons = ["binary data, not a text log" if status == "not text"
+                   else "no MLLOG lines in the file"]
+    elif log.parse_failures:
+        status = "parse error"
+    elif log.run_start_ms is None:
+        status = "missing run_start"
+    elif log.run_stop_ms is None:
+        status = "missing run_stop"
+    elif log.run_stop_status not in (None, "success"):
+        status = str(log.run_stop_status)
+    elif any(r.startswith("quality target") for r in reasons):
+        status = "not converged"
+    elif reasons:
+        status = "noncompliant"
+    else:
+        status = "success"
+    bench = get_benchmark(log.benchmark or "")
+    quality = [e.value for e in log.evals if bench and e.key in (bench.quality_key,
+                                                                  "eval_accuracy")]
+    seed = log.first.get("seed")
+    return {
+        "run_start_ms": log.run_start_ms,
+        "run_stop_ms": log.run_stop_ms,
+        "time_to_train_min": ttt_ms / 60 / 1000 if ttt_ms is not None else None,
+        "status": status,
+        "counted": not reasons and ttt_ms is not None,
+        "problem": "; ".join(reasons),
+        "log_benchmark": log.benchmark,
+        "log_division": log.division,
+        "global_batch_size": log.global_batch_size,
+        "samples_to_converge": run_samples_to_converge(log),
+        "mean_logged_throughput": log.mean_throughput,
+        "final_quality": str(quality[-1]) if quality else None,
+        "seed": str(seed) if seed is not None else None,
+        "mllog_lines": log.mllog_lines,
+        "parse_errors": log.parse_failures,
+    }
+
+
+def _read_result_worker(task: tuple[str, str | bytes, str]) -> tuple[str, dict[str, Any]]:
+    rel, where, round_name = task
+    try:
+        data = Path(where).read_bytes() if isinstance(where, str) else where
+    except OSError as exc:
+        return rel, {"status": "not text", "counted": False,
+                     "problem": f"cannot read file ({exc.strerror})"}
+    return rel, read_result_file(data, round_name)
+
+
+@dataclass
+class _Collector:
+    """Accumulates rows while a round's entries stream past."""
+
+    round_name: str
+    systems: list[dict[str, Any]]
+    runs: list[dict[str, Any]]
+    problems: list[dict[str, Any]]
+    scaling: dict[tuple[str, str, str], float]
+    bench_dirs: set[tuple[str, str, str]]
+
+    def problem(self, path: str, kind: str, message: str) -> None:
+        self.problems.append({"round": self.round_name, "path": path, "kind": kind,
+                              "message": message})
+
+    def add_system(self, entry: Entry, data: bytes) -> None:
+        org, _, name = entry.path.split("/")
+        system_id = name[: -len(".json")]
+        try:
+            record = parse_system(data, round_name=self.round_name, org=org,
+                                  system_id=system_id)
+        except SystemError as exc:
+            self.problem(entry.path, "bad system description", str(exc))
+            return
+        for kind, message in record.problems:
+            self.problem(entry.path, kind, message)
+        self.systems.append(record.row)
+
+    def add_scaling(self, entry: Entry, data: bytes) -> None:
+        import orjson
+
+        org, _, system_id, bench = entry.path.split("/")[:4]
+        try:
+            factor = orjson.loads(data)["scaling_factor"]
+            factor = float(factor)
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            self.problem(entry.path, "bad scaling.json",
+                         f"no usable scaling_factor ({exc}); factor 1 used")
+            return
+        self.scaling[(org, system_id, bench)] = factor
+
+    def add_run(self, rel: str, row: dict[str, Any]) -> None:
+        org, _, system_id, bench, run_file = rel.split("/")
+        full = {"round": self.round_name, "org": org, "submitter": None,
+                "system_id": system_id, "benchmark": benchmark_folder_alias(bench),
+                "workload": workload_of(benchmark_folder_alias(bench)), "run_file": run_file,
+                **row}
+        self.runs.append(full)
+        if not full.get("counted"):
+            self.problem(rel, full.get("status") or "unreadable",
+                         full.get("problem") or "run not counted")
+
+
+def _entries(path: Path, skipped: list[Skipped]) -> Iterator[Entry]:
+    if path.is_dir():
+        return iter_directory(path)
+    if path.is_file() and is_archive(path):
+        return iter_archive(path, skipped)
+    if not path.exists():
+        raise SourceError(f"{path}: no such file or directory")
+    raise SourceError(f"{path}: not a directory or a .tar/.tar.gz/.tar.xz/.zip archive")
+
+
+def _round_name(path: Path, given: str | None) -> str:
+    if given:
+        return normalise_round(given)
+    found = round_name_from_path(path)
+    if found:
+        return found
+    if path.is_dir():
+        for child in path.iterdir():
+            found = round_name_from_path(child)
+            if found and child.is_dir():
+                return found
+    raise SourceError(f"{path}: cannot tell the round from the name; pass it "
+                      "(e.g. --round-name v4.1)")
+
+
+def _pool(workers: int | None) -> Executor | None:
+    count = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    if count <= 1:
+        return None
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    return ProcessPoolExecutor(max_workers=count,
+                               mp_context=multiprocessing.get_context(method))
+
+
+def read_round(path: str | os.PathLike[str], round_name: str | None = None, *,
+               workers: int | None = None, progress: Progress | None = None) -> RoundTables:
+    """Read one round from a directory or archive.
+
+    ``round_name`` defaults to the version in the path's name (``training_results_v4.1``
+    -> ``v4.1``). ``workers`` processes parse the result logs (default: one per core);
+    ``progress(done, total)`` is called as result files are parsed (``total`` is 0 while
+    an archive's file count is unknown). Raises :class:`SourceError` only when the path
+    itself is unusable; everything inside is reported in ``problems``.
+    """
+    path = Path(path)
+    name = _round_name(path, round_name)
+    skipped: list[Skipped] = []
+    col = _Collector(name, [], [], [], {}, set())
+    entries = _entries(path, skipped)
+    pool = _pool(workers)
+    try:
+        if path.is_dir():
+            _read_listed(list(entries), col, pool, progress)
+        else:
+            _read_streamed(entries, col, pool, progress)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    for s in skipped:
+        col.problem(s.path, s.kind, s.message)
+    return _tables(col)
+
+
+def _dispatch(entry: Entry, col: _Collector) -> tuple[str, str | bytes, str] | None:
+    """Handle a system, scaling or folder entry; return a parse task for a result file."""
+    parts = entry.path.split("/")
+    if entry.is_dir:
+        col.bench_dirs.add((parts[0], parts[2], parts[3]))
+        return None
+    if parts[1] == "systems":
+        col.add_system(entry, entry.read())
+        return None
+    col.bench_dirs.add((parts[0], parts[2], parts[3]))
+    if parts[-1] == "scaling.json":
+        col.add_scaling(entry, entry.read())
+        return None
+    if len(parts) == 5:
+        return (entry.path, entry.file if entry.file else entry.read(), col.round_name)
+    return None  # power logs: read by gpuscale.mlperf.power
+
+
+def _read_listed(entries: list[Entry], col: _Collector, pool: Executor | None,
+                 progress: Progress | None) -> None:
+    """Directory source: workers read and parse the files themselves (no bytes copied)."""
+    tasks = [t for t in (_dispatch(e, col) for e in entries) if t is not None]
+    if pool is None:
+        results: Iterable[tuple[str, dict[str, Any]]] = map(_read_result_worker, tasks)
+    else:
+        workers = getattr(pool, "_max_workers", 2)
+        results = pool.map(_read_result_worker, tasks,
+                           chunksize=max(1, len(tasks) // (16 * workers)))
+    for done, (rel, row) in enumerate(results, start=1):
+        col.add_run(rel, row)
+        if progress:
+            progress(done, len(tasks))
+
+
+def _read_streamed(entries: Iterator[Entry], col: _Collector, pool: Executor | None,
+                   progress: Progress | None) -> None:
+    """Archive source: decompress here while workers parse; at most 2 files per worker
+    are in flight, so memory holds a few files, never the archive."""
+    in_flight: deque[Future[tuple[str, dict[str, Any]]]] = deque()
+    limit = 2 * getattr(pool, "_max_workers", 1)
+    done = 0
+
+    def collect(result: tuple[str, dict[str, Any]]) -> None:
+        nonlocal done
+        col.add_run(*result)
+        done += 1
+        if progress:
+            progress(done, 0)
+
+    for entry in entries:
+        task = _dispatch(entry, col)
+        if task is None:
+            continue
+        if pool is None:
+            collect(_read_result_worker(task))
+            continue
+        in_flight.append(pool.submit(_read_result_worker, task))
+        while len(in_flight) > limit:
+            collect(in_flight.popleft().result())
+    while in_flight:
+        collect(in_flight.popleft().result())
+
+
+def _tables(col: _Collector) -> RoundTables:
+    systems = pd.DataFrame(col.systems, columns=list(SYSTEMS_COLUMNS))
+    runs = pd.DataFrame(col.runs, columns=list(RUNS_COLUMNS))
+    if len(systems) and len(runs):
+        names = systems.set_index(["org", "system_id"])["submitter"]
+        keys = pd.MultiIndex.from_frame(runs[["org", "system_id"]])
+        runs["submitter"] = names.reindex(keys).to_numpy()
+    runs = runs.sort_values(["org", "system_id", "benchmark", "run_file"], ignore_index=True)
+    scores, score_problems = build_scores(col.round_name, systems, runs, col.scaling,
+                                          col.bench_dirs)
+    col.problems.extend(score_problems)
+    problems = pd.DataFrame(col.problems, columns=list(PROBLEMS_COLUMNS))
+    return RoundTables(systems=systems, runs=runs, scores=scores, problems=problems)
+
+
+def read_rounds(paths: Iterable[str | os.PathLike[str]], *, workers: int | None = None,
+                progress: Progress | None = None) -> RoundTables:
+    """Read several rounds and stack their tables (each keeps its ``round`` column)."""
+    return RoundTables.concat(read_round(p, workers=workers, progress=progress)
+                              for p in paths)

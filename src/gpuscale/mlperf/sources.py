@@ -1,0 +1,194 @@
+"""Where a round's files come from: a directory, or a tar/zip archive read in place.
+
+A source yields :class:`Entry` objects (a path relative to the round's top folder and a
+way to read its bytes) for the files gpuscale reads: ``<org>/systems/*.json``,
+``<org>/results/<system>/<benchmark>/result_*.txt``, ``scaling.json`` and power logs.
+Archives are never unpacked to disk; unsafe member names (absolute, ``..``) are
+reported and skipped, never opened.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import tarfile
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".zip")
+_ROUND_RE = re.compile(r"v?(\d+\.\d+)")
+_TOP_RE = re.compile(r"^training_results_v?\d+\.\d+$")
+
+
+class SourceError(Exception):
+    """A path that cannot be read as a round (missing, not a directory or archive, corrupt)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A file of a round: ``path`` is relative to the round's top folder, '/'-separated."""
+
+    path: str
+    size: int
+    read: Callable[[], bytes]
+    file: str | None = None  # the file on disk, for directory sources
+    is_dir: bool = False  # a <org>/results/<system>/<benchmark> folder (may be empty)
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A member that was not read, and why (unsafe path, link, ...)."""
+
+    path: str
+    kind: str
+    message: str
+
+
+def round_name_from_path(path: str | os.PathLike[str]) -> str | None:
+    """``.../training_results_v4.1.tar.xz`` -> ``v4.1``; None when the name has no version."""
+    name = Path(path).name
+    for suffix in ARCHIVE_SUFFIXES:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    match = re.search(r"(?:^|[_\-])v(\d+\.\d+)$", name) or re.fullmatch(r"v(\d+\.\d+)", name)
+    return f"v{match.group(1)}" if match else None
+
+
+def normalise_round(name: str) -> str:
+    """``4.1``, ``v4.1``, ``4.1.0`` -> ``v4.1``."""
+    match = _ROUND_RE.match(name.strip())
+    if not match:
+        raise ValueError(f"not a round name: {name!r} (expected like v4.1)")
+    return f"v{match.group(1)}"
+
+
+def is_archive(path: str | os.PathLike[str]) -> bool:
+    return str(path).lower().endswith(ARCHIVE_SUFFIXES)
+
+
+def wanted(rel: str) -> bool:
+    """Whether gpuscale reads this round-relative path."""
+    parts = rel.split("/")
+    if len(parts) == 3 and parts[1] == "systems":
+        return parts[2].endswith(".json")
+    if len(parts) >= 5 and parts[1] == "results":
+        name = parts[-1]
+        if len(parts) == 5:
+            return fnmatch.fnmatchcase(name, "result_*.txt") or name == "scaling.json"
+        # <org>/results/<system>/<benchmark>/power/<run stem>/<node|sw>_*.txt
+        return len(parts) == 7 and parts[4] == "power" and name.endswith(".txt")
+    return False
+
+
+def _is_bench_dir(rel: str) -> bool:
+    parts = rel.rstrip("/").split("/")
+    return len(parts) == 4 and parts[1] == "results"
+
+
+def _unsafe(name: str) -> str | None:
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", name):
+        return "absolute path"
+    if ".." in PurePosixPath(name.replace("\\", "/")).parts:
+        return "path escapes the archive ('..')"
+    return None
+
+
+def _strip_top(parts: list[str]) -> list[str]:
+    """Drop a leading ``training_results_vX.Y`` folder (and a ``.``) from member parts."""
+    while parts and parts[0] in ("", "."):
+        parts = parts[1:]
+    if parts and _TOP_RE.match(parts[0]):
+        parts = parts[1:]
+    return parts
+
+
+def iter_directory(root: Path) -> Iterator[Entry]:
+    """The wanted files below a round directory (or its parent holding one round)."""
+    children = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []
+    if not any((c / "results").is_dir() or (c / "systems").is_dir() for c in children):
+        tops = [c for c in children if _TOP_RE.match(c.name)]
+        if len(tops) == 1:
+            root = tops[0]
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        if rel_dir.count("/") == 3 and rel_dir.split("/")[1] == "results":
+            yield Entry(path=rel_dir, size=0, read=bytes, is_dir=True)
+        for name in sorted(filenames):
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+            if not wanted(rel):
+                continue
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full) or not os.path.isfile(full):
+                continue
+            yield Entry(path=rel, size=os.path.getsize(full),
+                        read=lambda full=full: Path(full).read_bytes(), file=full)
+
+
+def iter_archive(path: Path, skipped: list[Skipped]) -> Iterator[Entry]:
+    """The wanted members of a tar or zip archive, in archive order, read in memory.
+
+    Tar archives are streamed (``r|*``): each member's bytes must be read before the
+    next entry is requested, which the ingest does.
+    """
+    if path.name.lower().endswith(".zip"):
+        yield from _iter_zip(path, skipped)
+        return
+    try:
+        tar = tarfile.open(path, mode="r|*")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise SourceError(f"{path}: not a readable tar archive ({exc})") from exc
+    with tar:
+        try:
+            for member in tar:
+                rel = _member_rel(member.name, skipped)
+                if rel is not None and member.isdir() and _is_bench_dir(rel):
+                    yield Entry(path=rel.rstrip("/"), size=0, read=bytes, is_dir=True)
+                    continue
+                if rel is None or not wanted(rel):
+                    continue
+                if not member.isfile():
+                    skipped.append(Skipped(rel, "not a file", "archive member is a link or "
+                                                               "special file; not read"))
+                    continue
+                handle = tar.extractfile(member)
+                data = handle.read() if handle is not None else b""
+                yield Entry(path=rel, size=member.size, read=lambda data=data: data)
+        except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
+            skipped.append(Skipped(str(path.name), "corrupt archive",
+                                   f"archive ends early or is damaged ({exc}); the files "
+                                   "before the damage were read"))
+
+
+def _member_rel(name: str, skipped: list[Skipped]) -> str | None:
+    reason = _unsafe(name)
+    if reason:
+        skipped.append(Skipped(name, "unsafe path", f"{reason}; member skipped"))
+        return None
+    parts = _strip_top(name.replace("\\", "/").split("/"))
+    return "/".join(parts) if parts else None
+
+
+def _iter_zip(path: Path, skipped: list[Skipped]) -> Iterator[Entry]:
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise SourceError(f"{path}: not a readable zip archive ({exc})") from exc
+    with archive:
+        for info in archive.infolist():
+            rel = _member_rel(info.filename, skipped)
+            if rel is not None and info.is_dir() and _is_bench_dir(rel):
+                yield Entry(path=rel.rstrip("/"), size=0, read=bytes, is_dir=True)
+                continue
+            if rel is None or info.is_dir() or not wanted(rel):
+                continue
+            try:
+                data = archive.read(info)
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+                skipped.append(Skipped(rel, "corrupt archive", f"member unreadable ({exc})"))
+                continue
+            yield Entry(path=rel, size=info.file_size, read=lambda data=data: data)

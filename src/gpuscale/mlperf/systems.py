@@ -1,0 +1,162 @@
+"""System description JSON files -> one normalised row each.
+
+Submitters write the same hardware many ways (``NVIDIA H100-SXM5-80GB``,
+``NVIDIA H100 80GB HBM3``, ``H100 NVL Tensor Core GPU (PCIe)``); ``accelerator_family``
+maps them onto one short name per product so systems can be grouped by hardware.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+# (pattern on the lower-cased model name, family). First match wins.
+_FAMILY_RULES: tuple[tuple[str, str], ...] = (
+    (r"gb300", "GB300"),
+    (r"gb200", "GB200"),
+    (r"b300", "B300"),
+    (r"b200", "B200"),
+    (r"h200.*nvl", "H200-NVL-141GB"),
+    (r"h200", "H200-SXM5-141GB"),
+    (r"h100.*nvl", "H100-NVL-94GB"),
+    (r"h100.*pcie", "H100-PCIe-80GB"),
+    (r"gh200", "GH200"),
+    (r"h100", "H100-SXM5-80GB"),
+    (r"a100.*pcie", "A100-PCIe-80GB"),
+    (r"a100.*40", "A100-SXM4-40GB"),
+    (r"a100", "A100-SXM4-80GB"),
+    (r"l40s", "L40S"),
+    (r"rtx\s*a5000", "RTX A5000"),
+    (r"rtx\s*4090", "RTX 4090"),
+    (r"7900\s*xtx", "RX 7900 XTX"),
+    (r"mi355", "MI355X"),
+    (r"mi325", "MI325X"),
+    (r"mi300", "MI300X"),
+    (r"gaudi\(?r?\)?\s*3", "Gaudi3"),
+    (r"gaudi\(?r?\)?\s*2", "Gaudi2"),
+    (r"tpu[-\s]*v5p", "TPU-v5p"),
+    (r"tpu[-\s]*v5e", "TPU-v5e"),
+    (r"trillium|tpu[-\s]*v6", "TPU-Trillium"),
+    (r"tpu[-\s]*v4", "TPU-v4"),
+)
+
+# Columns of the ``systems`` table that come straight from the JSON (text as written).
+_TEXT_FIELDS: dict[str, str] = {
+    "accelerator_host_interconnect": "accelerator_host_interconnect",
+    "accelerator_interconnect": "accelerator_interconnect",
+    "accelerator_interconnect_topology": "accelerator_interconnect_topology",
+    "host_networking": "host_networking",
+    "host_networking_topology": "host_networking_topology",
+    "host_processor_model": "host_processor_model_name",
+    "framework": "framework",
+    "cooling": "cooling",
+}
+
+# Fields the official summarizer requires; a file lacking one gets no official row.
+OFFICIAL_REQUIRED = ("division", "status", "submitter", "system_name",
+                     "host_processor_model_name", "number_of_nodes",
+                     "host_processor_core_count", "host_processors_per_node",
+                     "accelerator_model_name", "accelerators_per_node", "framework",
+                     "hw_notes", "sw_notes")
+
+
+class SystemError(ValueError):
+    """A system description that cannot be used at all (not JSON, not an object)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SystemRecord:
+    """A normalised system row and the problems met while reading it."""
+
+    row: dict[str, Any]
+    problems: list[tuple[str, str]]  # (kind, message)
+
+
+def accelerator_family(model: str | None) -> str:
+    """Normalised accelerator family of a model name; the name itself when unknown."""
+    if not model:
+        return "unknown"
+    lowered = model.lower()
+    for pattern, family in _FAMILY_RULES:
+        if re.search(pattern, lowered):
+            return family
+    return model.strip()
+
+
+def _count(value: Any) -> int | None:
+    """A whole count from a JSON field ("8", 8, 8.0); None for '', 'N/A', junk."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and value.is_integer() else None
+    if isinstance(value, str):
+        text = value.strip()
+        if re.fullmatch(r"\d+", text):
+            return int(text)
+        if re.fullmatch(r"\d+\.0*", text):
+            return int(float(text))
+    return None
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    return str(value)
+
+
+def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> SystemRecord:
+    """Normalise one ``systems/<system_id>.json``.
+
+    Raises :class:`SystemError` when the bytes are not a JSON object; missing or
+    non-numeric fields become empty cells and a problem each.
+    """
+    try:
+        desc = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            import json
+
+            desc = json.loads(data.decode("utf-8", errors="replace"))
+        except ValueError as exc:
+            raise SystemError(f"not valid JSON ({exc})") from exc
+    if not isinstance(desc, dict):
+        raise SystemError(f"JSON is a {type(desc).__name__}, not an object")
+    problems: list[tuple[str, str]] = []
+    missing = [f for f in OFFICIAL_REQUIRED if f not in desc]
+    if missing:
+        problems.append(("missing field", "system description lacks " + ", ".join(missing)
+                         + " (the official summarizer crashes on this file)"))
+    nodes = _count(desc.get("number_of_nodes"))
+    per_node = _count(desc.get("accelerators_per_node"))
+    for name, value in (("number_of_nodes", nodes), ("accelerators_per_node", per_node)):
+        if value is None and name in desc:
+            problems.append(("bad field", f"{name} is {desc.get(name)!r}, not a whole number"))
+    model = _text(desc.get("accelerator_model_name"))
+    row: dict[str, Any] = {
+        "round": round_name,
+        "org": org,
+        "submitter": _text(desc.get("submitter")) or org,
+        "system_id": system_id,
+        "system_name": _text(desc.get("system_name")) or system_id,
+        "division": _text(desc.get("division")).lower(),
+        "availability": _text(desc.get("status")),
+        "nodes": nodes,
+        "accelerators_per_node": per_node,
+        "accelerators": nodes * per_node if nodes is not None and per_node is not None
+        else None,
+        "accelerator_model": model,
+        "accelerator_family": accelerator_family(model),
+        "official_row": not missing and nodes is not None and per_node is not None
+        and _count(desc.get("host_processors_per_node")) is not None,
+    }
+    for column, field_name in _TEXT_FIELDS.items():
+        row[column] = _text(desc.get(field_name))
+    return SystemRecord(row=row, problems=problems)

@@ -10,6 +10,8 @@ rounds v4.0-v5.0 they change no score (the parity tests say so).
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from gpuscale.mlperf.benchmarks import ALLOWED_IN_LOG, get_benchmark
@@ -25,66 +27,83 @@ _REQUIRED: dict[str, str] = {
 }
 _ALTERNATIVES = (("block_start", "epoch_start"), ("block_stop", "epoch_stop"),
                  ("eval_start", "block_start"), ("eval_stop", "block_stop"))
+_CHECKED = frozenset(_REQUIRED) | {k for pair in _ALTERNATIVES for k in pair}
 _NOT_EMPTY = frozenset({"submission_org", "submission_platform", "train_samples",
                         "eval_samples"})
 
 
+def _index_records(records: list[dict[str, Any] | None]) -> dict[str, list[tuple[int, dict]]]:
+    """The checked records grouped by key, each with its MLLOG line index."""
+    try:
+        indexed = [(i, r) for i, r in enumerate(records) if r is not None and r["key"] in _CHECKED]
+    except TypeError:  # an unhashable key somewhere: filter carefully
+        indexed = [(i, r) for i, r in enumerate(records)
+                   if r is not None and isinstance(r["key"], str) and r["key"] in _CHECKED]
+    by_key: dict[str, list[tuple[int, dict]]] = {}
+    for i, r in indexed:
+        by_key.setdefault(r["key"], []).append((i, r))
+    return by_key
+
+
 def check_common_rules(records: list[dict[str, Any] | None]) -> list[str]:
-    """Violations of the common.yaml rules, in the order found (empty when compliant)."""
-    values: dict[str, list[Any]] = {}
+    """Violations of the common.yaml rules (empty when compliant).
+
+    The checker walks lines in order with state flags (``init_started``, ``run_started``
+    ...); here each rule is evaluated from the line indices, which gives the same verdict
+    without a Python step per line (logs repeat ``init_start`` on every rank).
+    """
+    by_key = _index_records(records)
+    never = len(records) + 1
+
+    def first(key: str) -> int:
+        return by_key[key][0][0] if key in by_key else never
+
     violations: list[str] = []
-    init_started = init_stopped = run_started = False
-    first_init_start = 9e99
-    compile_minutes = 0
-    for rec in records:
-        if rec is None:
-            continue
-        key = rec["key"]
-        if key not in _REQUIRED and key not in ("block_start", "block_stop", "epoch_start",
-                                                 "epoch_stop", "eval_start", "eval_stop"):
-            continue
-        value = rec["value"]
-        values.setdefault(key, []).append(value)
-        ts = float(rec["time_ms"])
-        meta = rec["metadata"] if isinstance(rec["metadata"], dict) else {}
-        if key == "submission_division":
-            if len(values[key]) == 1:
-                if value in ("closed", "open"):
-                    compile_minutes = 240 if value == "open" else 30
-                else:
-                    violations.append(f"submission_division {value!r} is not closed/open")
-        elif key in _NOT_EMPTY and value == "":
+    division_lines = by_key.get("submission_division", [])
+    compile_minutes, division_at = 0, never
+    if division_lines:
+        division_at, rec = division_lines[0]
+        if rec["value"] in ("closed", "open"):
+            compile_minutes = 240 if rec["value"] == "open" else 30
+        else:
+            violations.append(f"submission_division {rec['value']!r} is not closed/open")
+    for key in ("submission_org", "submission_platform"):
+        if key in by_key and by_key[key][0][1]["value"] == "":
             violations.append(f"{key} is empty")
-        elif key == "init_start":
-            if init_stopped or run_started:
-                violations.append("init_start after init_stop or run_start")
-            init_started = True
-            first_init_start = min(first_init_start, ts)
-        elif key == "init_stop":
-            if not init_started or run_started:
-                violations.append("init_stop before init_start or after run_start")
-            elif not ts - first_init_start < compile_minutes * 60 * 1e3:
-                violations.append(f"initialisation took longer than {compile_minutes} min")
-            init_stopped = True
-        elif key == "run_start":
-            if not init_stopped:
-                violations.append("run_start before init_stop")
-            run_started = True
-        elif key == "run_stop":
-            if not run_started:
-                violations.append("run_stop before run_start")
-            if "status" not in meta:
-                violations.append("run_stop has no status")
+    for key in ("train_samples", "eval_samples"):
+        if any(r["value"] == "" for _, r in by_key.get(key, [])):
+            violations.append(f"{key} is empty")
+    init_starts = by_key.get("init_start", [])
+    if init_starts and init_starts[-1][0] > min(first("init_stop"), first("run_start")):
+        violations.append("init_start after init_stop or run_start")
+    start_idx = [i for i, _ in init_starts]
+    running_min = list(accumulate((float(r["time_ms"]) for _, r in init_starts), min))
+    for idx, rec in by_key.get("init_stop", []):
+        seen = bisect_left(start_idx, idx)
+        if not seen or first("run_start") < idx:
+            violations.append("init_stop before init_start or after run_start")
+            continue
+        limit = (compile_minutes if division_at < idx else 0) * 60 * 1e3
+        if not float(rec["time_ms"]) - running_min[seen - 1] < limit:
+            violations.append(f"initialisation took longer than {compile_minutes} min")
+    if any(idx < first("init_stop") for idx, _ in by_key.get("run_start", [])):
+        violations.append("run_start before init_stop")
+    for idx, rec in by_key.get("run_stop", []):
+        if idx < first("run_start"):
+            violations.append("run_stop before run_start")
+        meta = rec["metadata"]
+        if not isinstance(meta, dict) or "status" not in meta:
+            violations.append("run_stop has no status")
     for key, rule in _REQUIRED.items():
-        seen = values.get(key, [])
-        if rule == "some" and not seen:
+        seen_values = [r["value"] for _, r in by_key.get(key, [])]
+        if rule == "some" and not seen_values:
             violations.append(f"no {key} line")
-        elif rule == "one" and len(seen) != 1:
+        elif rule == "one" and len(seen_values) != 1:
             # The official checker only warns when repeated lines all carry one value.
-            if not seen or any(v != seen[0] for v in seen):
-                violations.append(f"{len(seen)} {key} lines, exactly one required")
+            if not seen_values or any(v != seen_values[0] for v in seen_values):
+                violations.append(f"{len(seen_values)} {key} lines, exactly one required")
     for pair in _ALTERNATIVES:
-        if not any(values.get(k) for k in pair):
+        if not any(k in by_key for k in pair):
             violations.append(f"no {pair[0]} or {pair[1]} line")
     return violations
 

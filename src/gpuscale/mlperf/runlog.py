@@ -51,7 +51,6 @@ class RunLog:
     violations: list[str] = field(default_factory=list)
     run_stops: list[tuple[int, Any]] = field(default_factory=list)
     first: dict[str, Any] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
     global_batch_size: float | None = None
     evals: list[EvalPoint] = field(default_factory=list)
     throughput_sum: float = 0.0
@@ -78,6 +77,19 @@ class RunLog:
         return self.throughput_sum / self.throughput_n if self.throughput_n else None
 
 
+_WANTED = frozenset({"run_start", "run_stop", "tracked_stats", "global_batch_size"}
+                    | _EVAL_KEYS | _FIRST_KEYS)
+
+
+def _wanted(records: list[dict[str, Any] | None]) -> list[tuple[int, dict[str, Any]]]:
+    """(index, record) of the records whose key this module reads."""
+    try:
+        return [(i, r) for i, r in enumerate(records) if r is not None and r["key"] in _WANTED]
+    except TypeError:  # an unhashable key somewhere: take the slow, careful way
+        return [(i, r) for i, r in enumerate(records)
+                if r is not None and isinstance(r["key"], str) and r["key"] in _WANTED]
+
+
 def _number(meta: dict[str, Any], name: str) -> float | None:
     return finite_or_none(meta.get(name))
 
@@ -92,17 +104,11 @@ def read_run_log(data: bytes) -> RunLog:
     if failures:
         f = failures[0]
         log.first_parse_failure = f"MLLOG line {f.index + 1}: {f.message}: {f.line[:120]}"
-    counts = log.counts
     first = log.first
     start = stop = None
     pair_found = False
-    for index, rec in enumerate(records):
-        if rec is None:
-            continue
+    for index, rec in _wanted(records):
         key = rec["key"]
-        if not isinstance(key, str):
-            continue
-        counts[key] = counts.get(key, 0) + 1
         if key == "run_start":
             log.run_start_values.add(repr(rec["value"]))
             if not pair_found:

@@ -1,0 +1,154 @@
+"""The ``gpuscale`` command line: parse options, call the library, print. Nothing else."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from gpuscale.cli_output import Format, print_frame
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="How training scales with the number of accelerators, and how many to use.",
+)
+out = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 240)
+err = Console(stderr=True)
+
+SCORE_COLUMNS = ["round", "benchmark", "submitter", "system_id", "system_name",
+                 "accelerator_family", "accelerators", "runs", "runs_converged",
+                 "scaling_factor", "time_to_train_min"]
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print a one-line error (no traceback) and exit."""
+    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    raise typer.Exit(code)
+
+
+def _progress_reader():
+    """A (progress callback, context manager) pair: a rich bar on a terminal, else silent."""
+    from contextlib import nullcontext
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    if not err.is_terminal:
+        return None, nullcontext()
+    progress = Progress("[progress.description]{task.description}", BarColumn(),
+                        MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True)
+    task = progress.add_task("reading result logs", total=None)
+
+    def update(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total or None)
+
+    return update, progress
+
+
+def load_tables(paths: list[Path] | None, round_names: list[str] | None):
+    """Tables from raw paths (read now) or from the bundled rounds."""
+    from gpuscale.mlperf.bundled import load_round
+    from gpuscale.mlperf.ingest import RoundTables, read_round
+    from gpuscale.mlperf.sources import SourceError
+
+    if paths:
+        update, context = _progress_reader()
+        parts = []
+        with context:
+            for path in paths:
+                try:
+                    parts.append(read_round(path, progress=update))
+                except (SourceError, ValueError) as exc:
+                    fail(str(exc))
+        return RoundTables.concat(parts)
+    try:
+        return load_round(*(round_names or []))
+    except (KeyError, ValueError) as exc:
+        fail(str(exc).strip("'\""))
+    raise AssertionError("unreachable")
+
+
+def _summary(tables) -> None:
+    for round_name, scores in tables.scores.groupby("round"):
+        runs = tables.runs[tables.runs["round"] == round_name]
+        systems = tables.systems[tables.systems["round"] == round_name]
+        problems = tables.problems[tables.problems["round"] == round_name]
+        err.print(f"[bold]{round_name}[/]: {len(systems)} systems, {len(runs)} runs "
+                  f"({int(runs['counted'].sum())} counted), "
+                  f"{int(scores['time_to_train_min'].notna().sum())} of {len(scores)} "
+                  f"benchmark results scored, {len(problems)} problems")
+    if len(tables.problems):
+        counts = tables.problems.groupby(["round", "kind"]).size().reset_index(name="count")
+        print_frame(err, counts, Format.table, title="problems found (see problems.csv)")
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Round directories or archives "
+                                                     "(.tar, .tar.gz, .tar.xz, .zip).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the tables.")] = Path(
+        "gpuscale-tables"),
+    round_name: Annotated[str | None, typer.Option(
+        "--round-name", help="Round name when the path does not say it (e.g. v4.1).")] = None,
+) -> None:
+    """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
+    from gpuscale.mlperf.bundled import write_tables
+    from gpuscale.mlperf.ingest import RoundTables, read_round
+    from gpuscale.mlperf.sources import SourceError
+
+    if round_name and len(paths) > 1:
+        fail("--round-name applies to one path at a time")
+    update, context = _progress_reader()
+    parts = []
+    with context:
+        for path in paths:
+            try:
+                parts.append(read_round(path, round_name, progress=update))
+            except (SourceError, ValueError) as exc:
+                fail(str(exc))
+    tables = RoundTables.concat(parts)
+    written = write_tables(tables, out_dir)
+    _summary(tables)
+    err.print(f"wrote {len(written)} files to {out_dir}/")
+
+
+@app.command()
+def scores(
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help="Round directories or archives; default: the bundled rounds.")] = None,
+    round_names: Annotated[list[str] | None, typer.Option(
+        "--round", help="Bundled round(s), e.g. v4.1 (repeatable).")] = None,
+    benchmark: Annotated[list[str] | None, typer.Option(
+        "--benchmark", "-b", help="Benchmark or workload name(s); 'study' for the study's "
+                                  "four.")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    all_columns: Annotated[bool, typer.Option("--all-columns",
+                                              help="Every column of the scores table.")] = False,
+) -> None:
+    """Official time-to-train scores (olympic average, minutes), one row per result."""
+    from gpuscale.mlperf.benchmarks import resolve_workloads
+
+    tables = load_tables(paths, round_names)
+    frame = tables.scores
+    if benchmark:
+        workloads = resolve_workloads(benchmark)
+        frame = frame[frame["workload"].isin(workloads) | frame["benchmark"].isin(benchmark)]
+    frame = frame.sort_values(["round", "benchmark", "time_to_train_min"])
+    print_frame(out, frame if all_columns else frame[SCORE_COLUMNS], fmt,
+                title="MLPerf Training official scores (minutes)")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""Rendering tables for the terminal (rich), CSV or JSON: the CLI's only output path."""
+
+from __future__ import annotations
+
+import json
+import math
+from enum import Enum
+from typing import Any
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+
+class Format(str, Enum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e5 else f"{value:,.0f}"
+    return str(value)
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON values: NaN becomes null, numpy scalars become Python numbers."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return value
+
+
+def print_frame(console: Console, frame: pd.DataFrame, fmt: Format, *, title: str = "") -> None:
+    """Print a DataFrame as a rich table, CSV or a JSON list of records."""
+    if fmt is Format.csv:
+        console.file.write(frame.to_csv(index=False))
+        return
+    if fmt is Format.json:
+        records = [jsonable(r) for r in frame.to_dict("records")]
+        console.file.write(json.dumps(records, indent=2) + "\n")
+        return
+    table = Table(title=title or None, show_lines=False, header_style="bold")
+    for column in frame.columns:
+        numeric = pd.api.types.is_numeric_dtype(frame[column])
+        table.add_column(str(column), justify="right" if numeric else "left",
+                         overflow="fold")
+    for row in frame.itertuples(index=False):
+        # rich markup in untrusted names must not be interpreted
+        table.add_row(*(_escape(_cell(v)) for v in row))
+    console.print(table)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)

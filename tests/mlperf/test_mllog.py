@@ -1,0 +1,121 @@
+"""The MLLOG scanner against hand-made lines and against the official parser."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuscale.mlperf.mllog import mllog_payloads, parse_payloads, scan_mllog
+from gpuscale.mlperf.runlog import read_run_log
+
+from .logbuilder import line, result_log
+
+
+def test_rank_prefix_and_noise_are_ignored() -> None:
+    data = ("noise\n0: " + line("run_start", None, 5) + "\n1: " + line("run_stop", None, 65005,
+                                                                          status="success")).encode()
+    events, failures = scan_mllog(data)
+    assert failures == []
+    assert [e.key for e in events] == ["run_start", "run_stop"]
+    assert [e.time_ms for e in events] == [5.0, 65005.0]
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n", b"\r"])
+def test_line_endings(newline: bytes) -> None:
+    data = newline.join([line("a", 1, 1).encode(), b"junk", line("b", 2, 2).encode()])
+    events, failures = scan_mllog(data)
+    assert [e.key for e in events] == ["a", "b"] and failures == []
+
+
+def test_last_token_on_a_line_wins() -> None:
+    data = ("garbage :::MLLOG {broken " + line("kept", 1, 3)).encode()
+    events, failures = scan_mllog(data)
+    assert [e.key for e in events] == ["kept"] and failures == []
+
+
+def test_truncated_last_line_is_a_failure_not_an_exception() -> None:
+    data = (line("a", 1, 1) + "\n" + line("b", 2, 2)[:-7]).encode()
+    events, failures = scan_mllog(data)
+    assert [e.key for e in events] == ["a"]
+    assert len(failures) == 1 and failures[0].index == 1
+
+
+@pytest.mark.parametrize("payload, ok", [
+    (b'{"time_ms": "12", "key": "k", "value": 1, "metadata": {}}', True),
+    (b'{"time_ms": "1.2.3", "key": "k", "value": 1, "metadata": {}}', False),
+    (b'{"time_ms": 1, "key": "k", "value": NaN, "metadata": {}}', True),
+    (b'{"time_ms": 1, "key": "k", "metadata": {}}', False),
+    (b'[1, 2]', False),
+    (b'{"time_ms": 1, "key": "k", "value": "\xe9", "metadata": {}}', True),
+    (b'{"time_ms": 1, "key": "k", "value": 1, "metadata": {}}\x0c', True),
+    (b'', False),
+])
+def test_payload_rules(payload: bytes, ok: bool) -> None:
+    records, failures = parse_payloads([payload])
+    assert (records[0] is not None) is ok
+    assert len(failures) == (0 if ok else 1)
+
+
+def test_run_start_stop_selection_matches_official_walk() -> None:
+    # run_stop before any run_start: the last such run_stop and the first run_start count.
+    lines = [line("run_stop", None, 10, status="success"), line("run_stop", None, 20,
+             status="aborted"), line("run_start", None, 5), line("run_start", None, 7),
+             line("run_stop", None, 99, status="success")]
+    log = read_run_log("\n".join(lines).encode())
+    assert (log.run_start_ms, log.run_stop_ms, log.run_stop_status) == (5.0, 20.0, "aborted")
+
+
+def test_repeated_run_start_uses_last_before_first_stop() -> None:
+    lines = [line("run_start", None, 5), line("run_start", None, 7),
+             line("run_stop", None, 60007, status="success"), line("run_start", None, 9)]
+    log = read_run_log("\n".join(lines).encode())
+    assert log.time_to_train_ms == 60000.0
+
+
+def test_full_synthetic_log_is_compliant() -> None:
+    log = read_run_log(result_log(ranks=4).encode())
+    assert log.violations == [] and log.parse_failures == 0
+    assert log.benchmark == "bert" and log.global_batch_size == 256
+
+
+_line_text = st.one_of(
+    st.text(max_size=80),
+    st.builds(lambda k, v, t: line(k, v, t), st.sampled_from(["run_start", "run_stop", "x"]),
+              st.one_of(st.none(), st.integers(), st.floats(allow_nan=True), st.text(max_size=5)),
+              st.floats(allow_nan=True, allow_infinity=True)),
+    st.builds(lambda s: ":::MLLOG " + s, st.text(max_size=60)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400))
+def test_scanner_never_raises_on_bytes(data: bytes) -> None:
+    scan_mllog(data)
+    read_run_log(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_line_text, max_size=12), st.sampled_from(["\n", "\r\n", "\r"]))
+def test_scanner_agrees_with_official_parser(lines: list[str], newline: str) -> None:
+    mlp_parser = pytest.importorskip("mlperf_logging.compliance_checker.mlp_parser.ruleset_410")
+    data = newline.join(lines).encode("utf-8", errors="surrogatepass")
+    read_run_log(data)  # never raises
+    # Read the bytes the way the official parser reads a file: latin-1, universal newlines.
+    stream = io.TextIOWrapper(io.BytesIO(data), encoding="latin-1", newline=None)
+    try:
+        official, failed = mlp_parser.parse_generator(stream)
+    except (KeyError, TypeError):
+        return  # the official parser crashes on such records; gpuscale reports them
+    events, failures = scan_mllog(data)
+    assert len(failures) == len(failed)
+    assert [(e.key, repr(e.time_ms)) for e in events] == \
+        [(str(o.key), repr(o.timestamp)) for o in official]
+
+
+def test_payloads_are_json_texts() -> None:
+    data = (line("a", {"x": 1}, 1) + "\n").encode()
+    assert json.loads(mllog_payloads(data)[0])["value"] == {"x": 1}

@@ -54,8 +54,12 @@ def run_official(root: Path, ruleset: str) -> None:
         "        if rs._is_organization_folder(os.path.join(root, o))]\n"
         "with mp.Pool(2) as p: p.map(one, orgs, chunksize=1)\n"
     )
-    subprocess.run([sys.executable, "-c", code, str(root), ruleset], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-c", code, str(root), ruleset],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def main() -> None:
@@ -77,15 +81,24 @@ def main() -> None:
         xz = shutil.which("xz")
         results: dict[str, float] = {}
         if grep:
-            results["grep -c MLLOG (dir)"] = best_of(args.repeat, lambda: subprocess.run(
-                [grep, "-rc", ":::MLLOG", str(root)], stdout=subprocess.DEVNULL, check=False))
+            results["grep -c MLLOG (dir)"] = best_of(
+                args.repeat,
+                lambda: subprocess.run(
+                    [grep, "-rc", ":::MLLOG", str(root)], stdout=subprocess.DEVNULL, check=False
+                ),
+            )
         tables = read_round(root)
         results["gpuscale read_round (dir)"] = best_of(args.repeat, lambda: read_round(root))
         if xz:
-            results["xz -dc (archive)"] = best_of(args.repeat, lambda: subprocess.run(
-                [xz, "-dc", str(args.archive)], stdout=subprocess.DEVNULL, check=True))
+            results["xz -dc (archive)"] = best_of(
+                args.repeat,
+                lambda: subprocess.run(
+                    [xz, "-dc", str(args.archive)], stdout=subprocess.DEVNULL, check=True
+                ),
+            )
         results["gpuscale read_round (archive)"] = best_of(
-            args.repeat, lambda: read_round(args.archive))
+            args.repeat, lambda: read_round(args.archive)
+        )
         if args.official:
             ruleset = root.name.rsplit("v", 1)[1] + ".0"
             results["official summarizer (dir)"] = best_of(1, lambda: run_official(root, ruleset))
@@ -99,10 +112,13 @@ def main() -> None:
         ratio = results["gpuscale read_round (archive)"] / results["xz -dc (archive)"]
         print(f"ratio archive read / xz -dc:    {ratio:.2f}x (target <= 1.3x)")
     if "official summarizer (dir)" in results:
-        print(f"ratio official / dir read:      "
-              f"{results['official summarizer (dir)'] / ours_dir:.0f}x faster")
-    print(f"directory target <= 0.5 s: {'met' if ours_dir <= 0.5 else 'NOT met'} "
-          f"({ours_dir:.3f} s)")
+        print(
+            f"ratio official / dir read:      "
+            f"{results['official summarizer (dir)'] / ours_dir:.0f}x faster"
+        )
+    print(
+        f"directory target <= 0.5 s: {'met' if ours_dir <= 0.5 else 'NOT met'} ({ours_dir:.3f} s)"
+    )
 
 
 if __name__ == "__main__":

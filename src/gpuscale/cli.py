@@ -19,9 +19,19 @@ app = typer.Typer(
 out = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 240)
 err = Console(stderr=True)
 
-SCORE_COLUMNS = ["round", "benchmark", "submitter", "system_id", "system_name",
-                 "accelerator_family", "accelerators", "runs", "runs_converged",
-                 "scaling_factor", "time_to_train_min"]
+SCORE_COLUMNS = [
+    "round",
+    "benchmark",
+    "submitter",
+    "system_id",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "runs",
+    "runs_converged",
+    "scaling_factor",
+    "time_to_train_min",
+]
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -38,8 +48,14 @@ def _progress_reader():
 
     if not err.is_terminal:
         return None, nullcontext()
-    progress = Progress("[progress.description]{task.description}", BarColumn(),
-                        MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True)
+    progress = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
     task = progress.add_task("reading result logs", total=None)
 
     def update(done: int, total: int) -> None:
@@ -76,10 +92,12 @@ def _summary(tables) -> None:
         runs = tables.runs[tables.runs["round"] == round_name]
         systems = tables.systems[tables.systems["round"] == round_name]
         problems = tables.problems[tables.problems["round"] == round_name]
-        err.print(f"[bold]{round_name}[/]: {len(systems)} systems, {len(runs)} runs "
-                  f"({int(runs['counted'].sum())} counted), "
-                  f"{int(scores['time_to_train_min'].notna().sum())} of {len(scores)} "
-                  f"benchmark results scored, {len(problems)} problems")
+        err.print(
+            f"[bold]{round_name}[/]: {len(systems)} systems, {len(runs)} runs "
+            f"({int(runs['counted'].sum())} counted), "
+            f"{int(scores['time_to_train_min'].notna().sum())} of {len(scores)} "
+            f"benchmark results scored, {len(problems)} problems"
+        )
     if len(tables.problems):
         counts = tables.problems.groupby(["round", "kind"]).size().reset_index(name="count")
         print_frame(err, counts, Format.table, title="problems found (see problems.csv)")
@@ -87,12 +105,17 @@ def _summary(tables) -> None:
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Round directories or archives "
-                                                     "(.tar, .tar.gz, .tar.xz, .zip).")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip)."),
+    ],
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the tables.")] = Path(
-        "gpuscale-tables"),
-    round_name: Annotated[str | None, typer.Option(
-        "--round-name", help="Round name when the path does not say it (e.g. v4.1).")] = None,
+        "gpuscale-tables"
+    ),
+    round_name: Annotated[
+        str | None,
+        typer.Option("--round-name", help="Round name when the path does not say it (e.g. v4.1)."),
+    ] = None,
 ) -> None:
     """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
     from gpuscale.mlperf.bundled import write_tables
@@ -117,16 +140,23 @@ def ingest(
 
 @app.command()
 def scores(
-    paths: Annotated[list[Path] | None, typer.Argument(
-        help="Round directories or archives; default: the bundled rounds.")] = None,
-    round_names: Annotated[list[str] | None, typer.Option(
-        "--round", help="Bundled round(s), e.g. v4.1 (repeatable).")] = None,
-    benchmark: Annotated[list[str] | None, typer.Option(
-        "--benchmark", "-b", help="Benchmark or workload name(s); 'study' for the study's "
-                                  "four.")] = None,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Round directories or archives; default: the bundled rounds."),
+    ] = None,
+    round_names: Annotated[
+        list[str] | None, typer.Option("--round", help="Bundled round(s), e.g. v4.1 (repeatable).")
+    ] = None,
+    benchmark: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--benchmark", "-b", help="Benchmark or workload name(s); 'study' for the study's four."
+        ),
+    ] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
-    all_columns: Annotated[bool, typer.Option("--all-columns",
-                                              help="Every column of the scores table.")] = False,
+    all_columns: Annotated[
+        bool, typer.Option("--all-columns", help="Every column of the scores table.")
+    ] = False,
 ) -> None:
     """Official time-to-train scores (olympic average, minutes), one row per result."""
     from gpuscale.mlperf.benchmarks import resolve_workloads
@@ -137,8 +167,47 @@ def scores(
         workloads = resolve_workloads(benchmark)
         frame = frame[frame["workload"].isin(workloads) | frame["benchmark"].isin(benchmark)]
     frame = frame.sort_values(["round", "benchmark", "time_to_train_min"])
-    print_frame(out, frame if all_columns else frame[SCORE_COLUMNS], fmt,
-                title="MLPerf Training official scores (minutes)")
+    print_frame(
+        out,
+        frame if all_columns else frame[SCORE_COLUMNS],
+        fmt,
+        title="MLPerf Training official scores (minutes)",
+    )
+
+
+@app.command()
+def report(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Round directories or archives; default: the bundled round."),
+    ] = None,
+    round_names: Annotated[
+        list[str] | None,
+        typer.Option("--round", help="Bundled round(s); default v4.1, the study's round."),
+    ] = None,
+    benchmark: Annotated[
+        list[str] | None,
+        typer.Option("--benchmark", "-b", help="Workloads to report; default: the study's four."),
+    ] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path(
+        "gpuscale-report"
+    ),
+    open_browser: Annotated[bool, typer.Option("--open", help="Open it in a browser.")] = False,
+) -> None:
+    """Write the HTML report (default: bundled v4.1, the study's four workloads)."""
+    from gpuscale.mlperf.benchmarks import resolve_workloads
+    from gpuscale.report.html import render_report, write_report
+
+    tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
+    workloads = resolve_workloads(benchmark or ["study"])
+    rounds = ", ".join(sorted(tables.scores["round"].unique()))
+    html = render_report(tables, workloads, title=f"gpuscale report: MLPerf Training {rounds}")
+    path = write_report(html, out_dir)
+    out.print(f"report written to {path}")
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(path.resolve().as_uri())
 
 
 def main() -> None:

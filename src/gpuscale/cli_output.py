@@ -53,8 +53,7 @@ def print_frame(console: Console, frame: pd.DataFrame, fmt: Format, *, title: st
     table = Table(title=title or None, show_lines=False, header_style="bold")
     for column in frame.columns:
         numeric = pd.api.types.is_numeric_dtype(frame[column])
-        table.add_column(str(column), justify="right" if numeric else "left",
-                         overflow="fold")
+        table.add_column(str(column), justify="right" if numeric else "left", overflow="fold")
     for row in frame.itertuples(index=False):
         # rich markup in untrusted names must not be interpreted
         table.add_row(*(_escape(_cell(v)) for v in row))

@@ -10,21 +10,43 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-QUALITY = {"bert": 0.725, "ssd": 0.35, "retinanet": 0.35, "llama2_70b_lora": 0.92,
-           "gnn": 0.73, "dlrm_dcnv2": 0.81}
+QUALITY = {
+    "bert": 0.725,
+    "ssd": 0.35,
+    "retinanet": 0.35,
+    "llama2_70b_lora": 0.92,
+    "gnn": 0.73,
+    "dlrm_dcnv2": 0.81,
+}
 
 
-def line(key: str, value: Any = None, time_ms: float = 0, prefix: str = "",
-         **metadata: Any) -> str:
-    payload = {"namespace": "", "time_ms": time_ms, "event_type": "POINT_IN_TIME", "key": key,
-               "value": value, "metadata": {"file": "train.py", "lineno": 1, **metadata}}
+def line(key: str, value: Any = None, time_ms: float = 0, prefix: str = "", **metadata: Any) -> str:
+    payload = {
+        "namespace": "",
+        "time_ms": time_ms,
+        "event_type": "POINT_IN_TIME",
+        "key": key,
+        "value": value,
+        "metadata": {"file": "train.py", "lineno": 1, **metadata},
+    }
     return f"{prefix}:::MLLOG {json.dumps(payload)}"
 
 
-def result_log(*, benchmark: str = "bert", division: str = "closed", minutes: float = 10.0,
-               start_ms: float = 1_000_000, status: str = "success", converged: bool = True,
-               gbs: int = 256, ranks: int = 1, noise: bool = True, run_stop: bool = True,
-               seed: int = 1, samples: float = 1000.0) -> str:
+def result_log(
+    *,
+    benchmark: str = "bert",
+    division: str = "closed",
+    minutes: float = 10.0,
+    start_ms: float = 1_000_000,
+    status: str = "success",
+    converged: bool = True,
+    gbs: int = 256,
+    ranks: int = 1,
+    noise: bool = True,
+    run_stop: bool = True,
+    seed: int = 1,
+    samples: float = 1000.0,
+) -> str:
     """A compliant result log (unless asked otherwise) taking ``minutes`` to train."""
     stop_ms = start_ms + minutes * 60_000
     header = [
@@ -51,28 +73,47 @@ def result_log(*, benchmark: str = "bert", division: str = "closed", minutes: fl
     body.append(line("eval_stop", None, stop_ms - 1500, epoch_num=samples))
     quality = QUALITY.get(benchmark, 0.9)
     value = quality if converged else quality / 2
-    body.append(line("eval_accuracy", value, stop_ms - 1000, epoch_num=samples,
-                     samples_count=samples))
+    body.append(
+        line("eval_accuracy", value, stop_ms - 1000, epoch_num=samples, samples_count=samples)
+    )
     body.append(line("tracked_stats", {"throughput": 123.0}, stop_ms - 900, step=1))
     body.append(line("block_stop", None, stop_ms - 500, first_epoch_num=0))
     if run_stop:
         for rank in range(ranks):
-            body.append(line("run_stop", None, stop_ms, f"{rank}: " if ranks > 1 else "",
-                             status=status))
+            body.append(
+                line("run_stop", None, stop_ms, f"{rank}: " if ranks > 1 else "", status=status)
+            )
     lines = header + body
     if noise:
         lines = ["+ echo 'Beginning trial'", "Some stdout noise", *lines, "ENDING TIMING RUN"]
     return "\n".join(lines) + "\n"
 
 
-def system_json(*, name: str = "box", nodes: Any = "1", per_node: Any = "8",
-                model: str = "NVIDIA H100-SXM5-80GB", **extra: Any) -> dict[str, Any]:
-    desc = {"submitter": "Acme", "division": "closed", "status": "Available on-premise",
-            "system_name": name, "number_of_nodes": nodes, "host_processors_per_node": "2",
-            "host_processor_model_name": "CPU", "host_processor_core_count": "56",
-            "accelerators_per_node": per_node, "accelerator_model_name": model,
-            "accelerator_interconnect": "NVLink", "host_networking": "IB",
-            "framework": "PyTorch", "hw_notes": "", "sw_notes": ""}
+def system_json(
+    *,
+    name: str = "box",
+    nodes: Any = "1",
+    per_node: Any = "8",
+    model: str = "NVIDIA H100-SXM5-80GB",
+    **extra: Any,
+) -> dict[str, Any]:
+    desc = {
+        "submitter": "Acme",
+        "division": "closed",
+        "status": "Available on-premise",
+        "system_name": name,
+        "number_of_nodes": nodes,
+        "host_processors_per_node": "2",
+        "host_processor_model_name": "CPU",
+        "host_processor_core_count": "56",
+        "accelerators_per_node": per_node,
+        "accelerator_model_name": model,
+        "accelerator_interconnect": "NVLink",
+        "host_networking": "IB",
+        "framework": "PyTorch",
+        "hw_notes": "",
+        "sw_notes": "",
+    }
     desc.update(extra)
     return desc
 
@@ -86,14 +127,17 @@ class RoundBuilder:
 
     def system(self, org: str, system_id: str, **kwargs: Any) -> RoundBuilder:
         self.files[f"{org}/systems/{system_id}.json"] = json.dumps(
-            system_json(name=system_id, **kwargs)).encode()
+            system_json(name=system_id, **kwargs)
+        ).encode()
         return self
 
-    def runs(self, org: str, system_id: str, benchmark: str, minutes: list[float],
-             **kwargs: Any) -> RoundBuilder:
+    def runs(
+        self, org: str, system_id: str, benchmark: str, minutes: list[float], **kwargs: Any
+    ) -> RoundBuilder:
         for i, m in enumerate(minutes):
-            self.files[f"{org}/results/{system_id}/{benchmark}/result_{i}.txt"] = \
-                result_log(benchmark=benchmark, minutes=m, seed=i, **kwargs).encode()
+            self.files[f"{org}/results/{system_id}/{benchmark}/result_{i}.txt"] = result_log(
+                benchmark=benchmark, minutes=m, seed=i, **kwargs
+            ).encode()
         return self
 
     def raw(self, rel: str, data: bytes | str) -> RoundBuilder:
@@ -108,8 +152,9 @@ class RoundBuilder:
             path.write_bytes(data)
         return root
 
-    def write_tar(self, parent: Path, compression: str = "xz",
-                  extra_members: dict[str, bytes] | None = None) -> Path:
+    def write_tar(
+        self, parent: Path, compression: str = "xz", extra_members: dict[str, bytes] | None = None
+    ) -> Path:
         suffix = {"": ".tar", "gz": ".tar.gz", "xz": ".tar.xz"}[compression]
         path = parent / f"{self.name}{suffix}"
         mode = f"w:{compression}" if compression else "w"

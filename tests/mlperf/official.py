@@ -20,10 +20,22 @@ from pathlib import Path
 from typing import Any
 
 CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpuscale-tests"
-_SYSTEM_COLUMNS = {"division", "availability", "submitter", "system", "number_of_nodes",
-                   "host_processor_model_name", "host_processors_count",
-                   "accelerator_model_name", "accelerators_count", "framework", "notes",
-                   "private_id", "details_url", "code_url"}
+_SYSTEM_COLUMNS = {
+    "division",
+    "availability",
+    "submitter",
+    "system",
+    "number_of_nodes",
+    "host_processor_model_name",
+    "host_processors_count",
+    "accelerator_model_name",
+    "accelerators_count",
+    "framework",
+    "notes",
+    "private_id",
+    "details_url",
+    "code_url",
+}
 
 
 def _summarize_org(task: tuple[str, str]) -> tuple[str, list[dict[str, Any]], str]:
@@ -46,8 +58,9 @@ def _summarize_org(task: tuple[str, str]) -> tuple[str, list[dict[str, Any]], st
             finally:
                 rs._has_power = original
     rows = []
-    detailed_by_url = {r["details_url"]: r for r in detailed.to_dict("records")} \
-        if len(detailed) else {}
+    detailed_by_url = (
+        {r["details_url"]: r for r in detailed.to_dict("records")} if len(detailed) else {}
+    )
     for row in strong.to_dict("records"):
         row["_detailed"] = detailed_by_url.get(row["details_url"], {})
         rows.append(row)
@@ -66,8 +79,9 @@ def official_scores(archive: Path) -> tuple[dict[tuple[str, str, str], dict[str,
         with tarfile.open(archive) as tar:
             tar.extractall(tmp, filter="data")
         root = next(Path(tmp).iterdir())
-        orgs = sorted(str(p) for p in root.iterdir()
-                      if (p / "systems").is_dir() and (p / "results").is_dir())
+        orgs = sorted(
+            str(p) for p in root.iterdir() if (p / "systems").is_dir() and (p / "results").is_dir()
+        )
         with multiprocessing.get_context("fork").Pool(2) as pool:
             results = pool.map(_summarize_org, [(o, ruleset) for o in orgs], chunksize=1)
     scores: dict[tuple[str, str, str], dict[str, Any]] = {}

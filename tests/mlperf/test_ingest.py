@@ -52,10 +52,13 @@ def test_scores_are_olympic_means(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", ["dir", "tar", "tar.gz", "tar.xz", "zip"])
 def test_every_source_gives_the_same_tables(tmp_path: Path, kind: str) -> None:
     rb = good_round()
-    path = {"dir": lambda: rb.write_dir(tmp_path), "tar": lambda: rb.write_tar(tmp_path, ""),
-            "tar.gz": lambda: rb.write_tar(tmp_path, "gz"),
-            "tar.xz": lambda: rb.write_tar(tmp_path, "xz"),
-            "zip": lambda: rb.write_zip(tmp_path)}[kind]()
+    path = {
+        "dir": lambda: rb.write_dir(tmp_path),
+        "tar": lambda: rb.write_tar(tmp_path, ""),
+        "tar.gz": lambda: rb.write_tar(tmp_path, "gz"),
+        "tar.xz": lambda: rb.write_tar(tmp_path, "xz"),
+        "zip": lambda: rb.write_zip(tmp_path),
+    }[kind]()
     reference = read_round(rb.write_dir(tmp_path / "ref"), workers=1)
     tables = read_round(path, workers=2)
     assert tables.scores["round"].unique().tolist() == ["v4.1"]
@@ -72,8 +75,10 @@ def test_round_name_detection() -> None:
 def test_bad_runs_are_dropped_with_reasons(tmp_path: Path) -> None:
     rb = RoundBuilder().system("Acme", "box", per_node="8")
     rb.runs("Acme", "box", "bert", [10, 11, 12, 13, 14, 15, 16, 17, 18])
-    rb.raw("Acme/results/box/bert/result_9.txt", result_log(minutes=1, status="aborted",
-                                                            converged=False))
+    rb.raw(
+        "Acme/results/box/bert/result_9.txt",
+        result_log(minutes=1, status="aborted", converged=False),
+    )
     tables = read_round(rb.write_dir(tmp_path), workers=1)
     run = tables.runs[tables.runs.run_file == "result_9.txt"].iloc[0]
     assert run["status"] == "aborted" and not run["counted"]
@@ -97,13 +102,16 @@ def test_malformed_logs_become_problems(tmp_path: Path) -> None:
         rb.raw(f"Acme/results/box/bert/{name}", content)
     tables = read_round(rb.write_dir(tmp_path), workers=1)
     status = dict(zip(tables.runs.run_file, tables.runs.status, strict=True))
-    assert status == {"result_0.txt": "missing run_stop", "result_1.txt": "parse error",
-                      "result_2.txt": "success", "result_3.txt": "parse error",
-                      "result_4.txt": "not text"}
+    assert status == {
+        "result_0.txt": "missing run_stop",
+        "result_1.txt": "parse error",
+        "result_2.txt": "success",
+        "result_3.txt": "parse error",
+        "result_4.txt": "not text",
+    }
     scores = tables.scores.iloc[0]
     assert pd.isna(scores["time_to_train_min"]) and "4 runs failed" in scores["score_reason"]
-    assert set(tables.problems.kind) >= {"missing run_stop", "parse error", "not text",
-                                         "no score"}
+    assert set(tables.problems.kind) >= {"missing run_stop", "parse error", "not text", "no score"}
 
 
 def test_structure_problems(tmp_path: Path) -> None:
@@ -117,8 +125,13 @@ def test_structure_problems(tmp_path: Path) -> None:
     (tmp_path / "training_results_v4.1/Acme/results/box8/dlrm_dcnv2").mkdir()
     tables_empty = read_round(tmp_path / "training_results_v4.1", workers=1)
     kinds = set(tables.problems.kind)
-    assert {"missing system", "unknown benchmark", "bad field",
-            "bad system description", "bad scaling.json"} <= kinds
+    assert {
+        "missing system",
+        "unknown benchmark",
+        "bad field",
+        "bad system description",
+        "bad scaling.json",
+    } <= kinds
     assert "empty benchmark" in set(tables_empty.problems.kind)
     odd = tables.systems.set_index("system_id").loc["odd"]
     assert pd.isna(odd["accelerators"])
@@ -129,15 +142,19 @@ def test_structure_problems(tmp_path: Path) -> None:
 
 
 def test_scaling_factor_multiplies(tmp_path: Path) -> None:
-    rb = good_round().raw("Acme/results/box16/ssd/scaling.json", json.dumps(
-        {"scaling_factor": 1.25}))
+    rb = good_round().raw(
+        "Acme/results/box16/ssd/scaling.json", json.dumps({"scaling_factor": 1.25})
+    )
     tables = read_round(rb.write_dir(tmp_path), workers=1)
     assert score_of(tables, "box16", "ssd") == pytest.approx(7.5)
 
 
 def test_unsafe_archive_members_are_skipped(tmp_path: Path) -> None:
-    evil = {"../evil.txt": b"x", "/etc/passwd_copy": b"x",
-            "training_results_v4.1/Acme/results/box8/bert/../../../../../x.txt": b"x"}
+    evil = {
+        "../evil.txt": b"x",
+        "/etc/passwd_copy": b"x",
+        "training_results_v4.1/Acme/results/box8/bert/../../../../../x.txt": b"x",
+    }
     path = good_round().write_tar(tmp_path, "gz", extra_members=evil)
     tables = read_round(path, workers=1)
     unsafe = tables.problems[tables.problems.kind == "unsafe path"]
@@ -167,8 +184,9 @@ def test_not_an_archive(tmp_path: Path) -> None:
 
 def test_parallel_equals_serial(tmp_path: Path) -> None:
     root = good_round().write_dir(tmp_path)
-    pd.testing.assert_frame_equal(read_round(root, workers=1).runs,
-                                  read_round(root, workers=2).runs)
+    pd.testing.assert_frame_equal(
+        read_round(root, workers=1).runs, read_round(root, workers=2).runs
+    )
 
 
 def test_tar_member_that_is_a_link_is_not_read(tmp_path: Path) -> None:

@@ -16,8 +16,12 @@ from .logbuilder import line, result_log
 
 
 def test_rank_prefix_and_noise_are_ignored() -> None:
-    data = ("noise\n0: " + line("run_start", None, 5) + "\n1: " + line("run_stop", None, 65005,
-                                                                          status="success")).encode()
+    data = (
+        "noise\n0: "
+        + line("run_start", None, 5)
+        + "\n1: "
+        + line("run_stop", None, 65005, status="success")
+    ).encode()
     events, failures = scan_mllog(data)
     assert failures == []
     assert [e.key for e in events] == ["run_start", "run_stop"]
@@ -44,16 +48,19 @@ def test_truncated_last_line_is_a_failure_not_an_exception() -> None:
     assert len(failures) == 1 and failures[0].index == 1
 
 
-@pytest.mark.parametrize("payload, ok", [
-    (b'{"time_ms": "12", "key": "k", "value": 1, "metadata": {}}', True),
-    (b'{"time_ms": "1.2.3", "key": "k", "value": 1, "metadata": {}}', False),
-    (b'{"time_ms": 1, "key": "k", "value": NaN, "metadata": {}}', True),
-    (b'{"time_ms": 1, "key": "k", "metadata": {}}', False),
-    (b'[1, 2]', False),
-    (b'{"time_ms": 1, "key": "k", "value": "\xe9", "metadata": {}}', True),
-    (b'{"time_ms": 1, "key": "k", "value": 1, "metadata": {}}\x0c', True),
-    (b'', False),
-])
+@pytest.mark.parametrize(
+    "payload, ok",
+    [
+        (b'{"time_ms": "12", "key": "k", "value": 1, "metadata": {}}', True),
+        (b'{"time_ms": "1.2.3", "key": "k", "value": 1, "metadata": {}}', False),
+        (b'{"time_ms": 1, "key": "k", "value": NaN, "metadata": {}}', True),
+        (b'{"time_ms": 1, "key": "k", "metadata": {}}', False),
+        (b"[1, 2]", False),
+        (b'{"time_ms": 1, "key": "k", "value": "\xe9", "metadata": {}}', True),
+        (b'{"time_ms": 1, "key": "k", "value": 1, "metadata": {}}\x0c', True),
+        (b"", False),
+    ],
+)
 def test_payload_rules(payload: bytes, ok: bool) -> None:
     records, failures = parse_payloads([payload])
     assert (records[0] is not None) is ok
@@ -62,16 +69,24 @@ def test_payload_rules(payload: bytes, ok: bool) -> None:
 
 def test_run_start_stop_selection_matches_official_walk() -> None:
     # run_stop before any run_start: the last such run_stop and the first run_start count.
-    lines = [line("run_stop", None, 10, status="success"), line("run_stop", None, 20,
-             status="aborted"), line("run_start", None, 5), line("run_start", None, 7),
-             line("run_stop", None, 99, status="success")]
+    lines = [
+        line("run_stop", None, 10, status="success"),
+        line("run_stop", None, 20, status="aborted"),
+        line("run_start", None, 5),
+        line("run_start", None, 7),
+        line("run_stop", None, 99, status="success"),
+    ]
     log = read_run_log("\n".join(lines).encode())
     assert (log.run_start_ms, log.run_stop_ms, log.run_stop_status) == (5.0, 20.0, "aborted")
 
 
 def test_repeated_run_start_uses_last_before_first_stop() -> None:
-    lines = [line("run_start", None, 5), line("run_start", None, 7),
-             line("run_stop", None, 60007, status="success"), line("run_start", None, 9)]
+    lines = [
+        line("run_start", None, 5),
+        line("run_start", None, 7),
+        line("run_stop", None, 60007, status="success"),
+        line("run_start", None, 9),
+    ]
     log = read_run_log("\n".join(lines).encode())
     assert log.time_to_train_ms == 60000.0
 
@@ -84,9 +99,12 @@ def test_full_synthetic_log_is_compliant() -> None:
 
 _line_text = st.one_of(
     st.text(max_size=80),
-    st.builds(lambda k, v, t: line(k, v, t), st.sampled_from(["run_start", "run_stop", "x"]),
-              st.one_of(st.none(), st.integers(), st.floats(allow_nan=True), st.text(max_size=5)),
-              st.floats(allow_nan=True, allow_infinity=True)),
+    st.builds(
+        lambda k, v, t: line(k, v, t),
+        st.sampled_from(["run_start", "run_stop", "x"]),
+        st.one_of(st.none(), st.integers(), st.floats(allow_nan=True), st.text(max_size=5)),
+        st.floats(allow_nan=True, allow_infinity=True),
+    ),
     st.builds(lambda s: ":::MLLOG " + s, st.text(max_size=60)),
 )
 
@@ -112,8 +130,9 @@ def test_scanner_agrees_with_official_parser(lines: list[str], newline: str) -> 
         return  # the official parser crashes on such records; gpuscale reports them
     events, failures = scan_mllog(data)
     assert len(failures) == len(failed)
-    assert [(e.key, repr(e.time_ms)) for e in events] == \
-        [(str(o.key), repr(o.timestamp)) for o in official]
+    assert [(e.key, repr(e.time_ms)) for e in events] == [
+        (str(o.key), repr(o.timestamp)) for o in official
+    ]
 
 
 def test_payloads_are_json_texts() -> None:

@@ -44,7 +44,7 @@ def round_pair(request):
 
 
 def test_scores_match_official(round_pair) -> None:
-    round_name, official, notes, ours = round_pair
+    round_name, official, _notes, ours = round_pair
     expected = {k: v["score"] for k, v in official.items() if _present(v["score"])}
     got = {}
     for row in ours.scores.to_dict("records"):
@@ -54,7 +54,8 @@ def test_scores_match_official(round_pair) -> None:
     assert len(expected) > 100
     assert set(got) == set(expected), (
         f"only official: {sorted(set(expected) - set(got))[:5]}, "
-        f"only gpuscale: {sorted(set(got) - set(expected))[:5]}")
+        f"only gpuscale: {sorted(set(got) - set(expected))[:5]}"
+    )
     worst = max(abs(got[k] - v) / abs(v) for k, v in expected.items())
     assert worst <= 1e-9, f"{round_name}: largest relative difference {worst:.3g}"
 

@@ -7,22 +7,25 @@ import pytest
 from gpuscale.mlperf.scoring import olympic_score, run_minutes
 
 
-@pytest.mark.parametrize("times, dropped, max_dropped, factor, expected, kept", [
-    # 5 runs, none dropped: mean of the middle three
-    ([5.0, 1.0, 3.0, 2.0, 4.0], 0, 1, 1.0, 3.0, (3, 2, 4)),
-    # one run failed: it is the dropped slow run, so only the fastest counted one goes
-    ([5.0, 1.0, 3.0, 2.0], 1, 1, 1.0, (2.0 + 3.0 + 5.0) / 3, (3, 2, 0)),
-    # scaling factor multiplies the mean
-    ([1.0, 2.0, 3.0], 0, 1, 1.5, 3.0, (1,)),
-    # too many failures: no score
-    ([1.0, 2.0, 3.0], 2, 1, 1.0, None, ()),
-    # unet3d-style: drop 4 at each end
-    ([float(i) for i in range(1, 41)], 0, 4, 1.0, sum(range(5, 37)) / 32, None),
-    # ties keep input order among equals
-    ([2.0, 2.0, 2.0], 0, 1, 1.0, 2.0, (1,)),
-    # a single run cannot be olympic-averaged
-    ([7.0], 0, 1, 1.0, None, ()),
-])
+@pytest.mark.parametrize(
+    "times, dropped, max_dropped, factor, expected, kept",
+    [
+        # 5 runs, none dropped: mean of the middle three
+        ([5.0, 1.0, 3.0, 2.0, 4.0], 0, 1, 1.0, 3.0, (3, 2, 4)),
+        # one run failed: it is the dropped slow run, so only the fastest counted one goes
+        ([5.0, 1.0, 3.0, 2.0], 1, 1, 1.0, (2.0 + 3.0 + 5.0) / 3, (3, 2, 0)),
+        # scaling factor multiplies the mean
+        ([1.0, 2.0, 3.0], 0, 1, 1.5, 3.0, (1,)),
+        # too many failures: no score
+        ([1.0, 2.0, 3.0], 2, 1, 1.0, None, ()),
+        # unet3d-style: drop 4 at each end
+        ([float(i) for i in range(1, 41)], 0, 4, 1.0, sum(range(5, 37)) / 32, None),
+        # ties keep input order among equals
+        ([2.0, 2.0, 2.0], 0, 1, 1.0, 2.0, (1,)),
+        # a single run cannot be olympic-averaged
+        ([7.0], 0, 1, 1.0, None, ()),
+    ],
+)
 def test_olympic(times, dropped, max_dropped, factor, expected, kept) -> None:
     result = olympic_score(times, dropped, max_dropped_runs=max_dropped, scaling_factor=factor)
     if expected is None:

@@ -15,8 +15,9 @@ from typing import Any
 QualityCheck = Callable[[Any], bool]
 
 
-def _range(lo: float | None, hi: float | None, *, lo_strict: bool = False,
-           hi_strict: bool = False) -> QualityCheck:
+def _range(
+    lo: float | None, hi: float | None, *, lo_strict: bool = False, hi_strict: bool = False
+) -> QualityCheck:
     """A check ``lo <= v < hi`` (bounds optional, strictness per side)."""
 
     def check(value: Any) -> bool:
@@ -72,50 +73,150 @@ _OPEN_LT1 = _range(None, 1.0, hi_strict=True)
 BENCHMARKS: dict[str, Benchmark] = {
     b.name: b
     for b in (
-        Benchmark(name="bert", workload="bert", display_name="BERT", result_files=10,
-                  closed_check=_range(0.720, 1.0, hi_strict=True), open_check=_OPEN_LT1),
-        Benchmark(name="llama2_70b_lora", workload="llama2_70b_lora",
-                  display_name="Llama2 70B LoRA", result_files=10,
-                  closed_check=_range(0.0, 0.925, lo_strict=True), open_check=_OPEN_LT1),
-        Benchmark(name="ssd", workload="retinanet", display_name="RetinaNet", result_files=5,
-                  closed_check=_range(0.340, 1.0, hi_strict=True), open_check=_OPEN_LT1),
-        Benchmark(name="retinanet", workload="retinanet", display_name="RetinaNet",
-                  result_files=5, closed_check=_range(0.340, 1.0, hi_strict=True),
-                  open_check=_OPEN_LT1),
-        Benchmark(name="stable_diffusion", workload="stable_diffusion",
-                  display_name="Stable Diffusion", result_files=10,
-                  quality_key="aggregated_eval_accuracy",
-                  closed_check=_fid_clip(90.0, 0.15), open_check=_fid_clip(None, None)),
-        Benchmark(name="dlrm_dcnv2", workload="dlrm_dcnv2", display_name="DLRM DCNv2",
-                  result_files=10, closed_check=_range(0.80275, 1.0),
-                  open_check=_range(None, 1.0)),
-        Benchmark(name="gnn", workload="rgat", display_name="R-GAT", result_files=10,
-                  closed_check=_range(0.72, 1.0, hi_strict=True), open_check=_OPEN_LT1),
-        Benchmark(name="rgat", workload="rgat", display_name="R-GAT", result_files=10,
-                  closed_check=_range(0.72, 1.0, hi_strict=True), open_check=_OPEN_LT1),
-        Benchmark(name="gpt3", workload="gpt3", display_name="GPT-3 175B", result_files=3,
-                  closed_check=_range(2.6, 2.69, lo_strict=True),
-                  open_check=_range(2.6, 2.69, lo_strict=True)),
-        Benchmark(name="llama31_405b", workload="llama31_405b", display_name="Llama 3.1 405B",
-                  result_files=3, closed_check=_range(0.0, 5.6, lo_strict=True),
-                  open_check=_OPEN_LT1),
-        Benchmark(name="resnet", workload="resnet", display_name="ResNet-50", result_files=5,
-                  closed_check=_range(0.7590, 1.0, hi_strict=True), open_check=_OPEN_LT1),
-        Benchmark(name="unet3d", workload="unet3d", display_name="3D U-Net", result_files=40,
-                  closed_check=_range(0.908, None), open_check=_OPEN_LT1, max_dropped_runs=4),
+        Benchmark(
+            name="bert",
+            workload="bert",
+            display_name="BERT",
+            result_files=10,
+            closed_check=_range(0.720, 1.0, hi_strict=True),
+            open_check=_OPEN_LT1,
+        ),
+        Benchmark(
+            name="llama2_70b_lora",
+            workload="llama2_70b_lora",
+            display_name="Llama2 70B LoRA",
+            result_files=10,
+            closed_check=_range(0.0, 0.925, lo_strict=True),
+            open_check=_OPEN_LT1,
+        ),
+        Benchmark(
+            name="ssd",
+            workload="retinanet",
+            display_name="RetinaNet",
+            result_files=5,
+            closed_check=_range(0.340, 1.0, hi_strict=True),
+            open_check=_OPEN_LT1,
+        ),
+        Benchmark(
+            name="retinanet",
+            workload="retinanet",
+            display_name="RetinaNet",
+            result_files=5,
+            closed_check=_range(0.340, 1.0, hi_strict=True),
+            open_check=_OPEN_LT1,
+        ),
+        Benchmark(
+            name="stable_diffusion",
+            workload="stable_diffusion",
+            display_name="Stable Diffusion",
+            result_files=10,
+            quality_key="aggregated_eval_accuracy",
+            closed_check=_fid_clip(90.0, 0.15),
+            open_check=_fid_clip(None, None),
+        ),
+        Benchmark(
+            name="dlrm_dcnv2",
+            workload="dlrm_dcnv2",
+            display_name="DLRM DCNv2",
+            result_files=10,
+            closed_check=_range(0.80275, 1.0),
+            open_check=_range(None, 1.0),
+        ),
+        Benchmark(
+            name="gnn",
+            workload="rgat",
+            display_name="R-GAT",
+            result_files=10,
+            closed_check=_range(0.72, 1.0, hi_strict=True),
+            open_check=_OPEN_LT1,
+        ),
+        Benchmark(
+            name="rgat",
+            workload="rgat",
+            display_name="R-GAT",
+            result_files=10,
+            closed_check=_range(0.72, 1.0, hi_strict=True),
+            open_check=_OPEN_LT1,
+        ),
+        Benchmark(
+            name="gpt3",
+            workload="gpt3",
+            display_name="GPT-3 175B",
+            result_files=3,
+            closed_check=_range(2.6, 2.69, lo_strict=True),
+            open_check=_range(2.6, 2.69, lo_strict=True),
+        ),
+        Benchmark(
+            name="llama31_405b",
+            workload="llama31_405b",
+            display_name="Llama 3.1 405B",
+            result_files=3,
+            closed_check=_range(0.0, 5.6, lo_strict=True),
+            open_check=_OPEN_LT1,
+        ),
+        Benchmark(
+            name="resnet",
+            workload="resnet",
+            display_name="ResNet-50",
+            result_files=5,
+            closed_check=_range(0.7590, 1.0, hi_strict=True),
+            open_check=_OPEN_LT1,
+        ),
+        Benchmark(
+            name="unet3d",
+            workload="unet3d",
+            display_name="3D U-Net",
+            result_files=40,
+            closed_check=_range(0.908, None),
+            open_check=_OPEN_LT1,
+            max_dropped_runs=4,
+        ),
     )
 }
 
 # The benchmarks each ruleset's compliance checker accepts as ``submission_benchmark``;
 # a run logging another name fails compliance and is dropped.
 ALLOWED_IN_LOG: dict[tuple[str, str], frozenset[str]] = {
-    ("v4.0", "closed"): frozenset({"resnet", "ssd", "stable_diffusion", "maskrcnn", "gpt3",
-                                   "dlrm_dcnv2", "bert", "rnnt", "unet3d", "gnn",
-                                   "llama2_70b_lora"}),
-    ("v4.0", "open"): frozenset({"resnet", "ssd", "stable_diffusion", "maskrcnn", "gpt3",
-                                 "dlrm_dcnv2", "bert", "rnnt", "unet3d", "gnn"}),
-    ("v5.0", "closed"): frozenset({"retinanet", "stable_diffusion", "dlrm_dcnv2", "bert",
-                                   "rgat", "llama2_70b_lora", "llama31_405b"}),
+    ("v4.0", "closed"): frozenset(
+        {
+            "resnet",
+            "ssd",
+            "stable_diffusion",
+            "maskrcnn",
+            "gpt3",
+            "dlrm_dcnv2",
+            "bert",
+            "rnnt",
+            "unet3d",
+            "gnn",
+            "llama2_70b_lora",
+        }
+    ),
+    ("v4.0", "open"): frozenset(
+        {
+            "resnet",
+            "ssd",
+            "stable_diffusion",
+            "maskrcnn",
+            "gpt3",
+            "dlrm_dcnv2",
+            "bert",
+            "rnnt",
+            "unet3d",
+            "gnn",
+        }
+    ),
+    ("v5.0", "closed"): frozenset(
+        {
+            "retinanet",
+            "stable_diffusion",
+            "dlrm_dcnv2",
+            "bert",
+            "rgat",
+            "llama2_70b_lora",
+            "llama31_405b",
+        }
+    ),
 }
 ALLOWED_IN_LOG[("v4.1", "closed")] = ALLOWED_IN_LOG[("v4.0", "closed")]
 ALLOWED_IN_LOG[("v4.1", "open")] = ALLOWED_IN_LOG[("v4.0", "open")]

@@ -38,9 +38,11 @@ def load_round(*rounds: str) -> RoundTables:
     wanted = [normalise_round(r) for r in rounds] or available
     missing = [r for r in wanted if r not in available]
     if missing:
-        raise KeyError(f"round(s) {', '.join(missing)} not bundled; bundled: "
-                       f"{', '.join(available) or 'none'} (ingest raw results with "
-                       "`gpuscale ingest PATH`)")
+        raise KeyError(
+            f"round(s) {', '.join(missing)} not bundled; bundled: "
+            f"{', '.join(available) or 'none'} (ingest raw results with "
+            "`gpuscale ingest PATH`)"
+        )
     frames = {}
     for name in TABLES:
         table = pd.read_parquet(DATA_DIR / f"{name}.parquet")
@@ -76,5 +78,7 @@ def rebuild(source_dir: Path, out_dir: Path = DATA_DIR) -> RoundTables:
 if __name__ == "__main__":
     source = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("../shared/mlperf")
     result = rebuild(source)
-    print(f"bundled {result.scores['round'].nunique()} rounds: {len(result.systems)} systems,"
-          f" {len(result.runs)} runs, {len(result.scores)} scores into {DATA_DIR}")
+    print(
+        f"bundled {result.scores['round'].nunique()} rounds: {len(result.systems)} systems,"
+        f" {len(result.runs)} runs, {len(result.scores)} scores into {DATA_DIR}"
+    )

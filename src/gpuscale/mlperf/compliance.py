@@ -21,15 +21,26 @@ if TYPE_CHECKING:
 
 # key -> occurrence rule, as in common.yaml ("one": EXACTLY_ONE, "some": AT_LEAST_ONE).
 _REQUIRED: dict[str, str] = {
-    "submission_org": "one", "submission_platform": "one", "submission_division": "one",
-    "cache_clear": "some", "init_start": "some", "init_stop": "one", "run_start": "one",
-    "run_stop": "one", "eval_accuracy": "some", "train_samples": "one", "eval_samples": "one",
+    "submission_org": "one",
+    "submission_platform": "one",
+    "submission_division": "one",
+    "cache_clear": "some",
+    "init_start": "some",
+    "init_stop": "one",
+    "run_start": "one",
+    "run_stop": "one",
+    "eval_accuracy": "some",
+    "train_samples": "one",
+    "eval_samples": "one",
 }
-_ALTERNATIVES = (("block_start", "epoch_start"), ("block_stop", "epoch_stop"),
-                 ("eval_start", "block_start"), ("eval_stop", "block_stop"))
+_ALTERNATIVES = (
+    ("block_start", "epoch_start"),
+    ("block_stop", "epoch_stop"),
+    ("eval_start", "block_start"),
+    ("eval_stop", "block_stop"),
+)
 _CHECKED = frozenset(_REQUIRED) | {k for pair in _ALTERNATIVES for k in pair}
-_NOT_EMPTY = frozenset({"submission_org", "submission_platform", "train_samples",
-                        "eval_samples"})
+_NOT_EMPTY = frozenset({"submission_org", "submission_platform", "train_samples", "eval_samples"})
 
 
 def _index_records(records: list[dict[str, Any] | None]) -> dict[str, list[tuple[int, dict]]]:
@@ -37,8 +48,11 @@ def _index_records(records: list[dict[str, Any] | None]) -> dict[str, list[tuple
     try:
         indexed = [(i, r) for i, r in enumerate(records) if r is not None and r["key"] in _CHECKED]
     except TypeError:  # an unhashable key somewhere: filter carefully
-        indexed = [(i, r) for i, r in enumerate(records)
-                   if r is not None and isinstance(r["key"], str) and r["key"] in _CHECKED]
+        indexed = [
+            (i, r)
+            for i, r in enumerate(records)
+            if r is not None and isinstance(r["key"], str) and r["key"] in _CHECKED
+        ]
     by_key: dict[str, list[tuple[int, dict]]] = {}
     for i, r in indexed:
         by_key.setdefault(r["key"], []).append((i, r))
@@ -98,18 +112,29 @@ def check_common_rules(records: list[dict[str, Any] | None]) -> list[str]:
         seen_values = [r["value"] for _, r in by_key.get(key, [])]
         if rule == "some" and not seen_values:
             violations.append(f"no {key} line")
-        elif rule == "one" and len(seen_values) != 1:
-            # The official checker only warns when repeated lines all carry one value.
-            if not seen_values or any(v != seen_values[0] for v in seen_values):
-                violations.append(f"{len(seen_values)} {key} lines, exactly one required")
+        elif (
+            rule == "one"
+            and len(seen_values) != 1
+            and (
+                # The official checker only warns when repeated lines all carry one value.
+                not seen_values or any(v != seen_values[0] for v in seen_values)
+            )
+        ):
+            violations.append(f"{len(seen_values)} {key} lines, exactly one required")
     for pair in _ALTERNATIVES:
         if not any(k in by_key for k in pair):
             violations.append(f"no {pair[0]} or {pair[1]} line")
     return violations
 
 
-def run_violations(*, round_name: str, benchmark: str | None, division: str | None,
-                   common: list[str], evals: list[EvalPoint]) -> list[str]:
+def run_violations(
+    *,
+    round_name: str,
+    benchmark: str | None,
+    division: str | None,
+    common: list[str],
+    evals: list[EvalPoint],
+) -> list[str]:
     """All reasons the official checker would reject a run.
 
     ``benchmark`` and ``division`` are the values the log itself declares; ``evals`` its
@@ -123,8 +148,9 @@ def run_violations(*, round_name: str, benchmark: str | None, division: str | No
         reasons.append("no submission_benchmark line")
         return reasons
     if allowed is not None and benchmark not in allowed:
-        reasons.append(f"benchmark {benchmark!r} is not allowed in the {division} division "
-                       f"of {round_name}")
+        reasons.append(
+            f"benchmark {benchmark!r} is not allowed in the {division} division of {round_name}"
+        )
         return reasons
     bench = get_benchmark(benchmark)
     if bench is None:
@@ -148,6 +174,7 @@ def aggregate_fid_clip(evals: list[EvalPoint]) -> dict[float, dict[str, Any]]:
     merged: dict[float, dict[str, Any]] = {}
     for e in evals:
         if e.key == "eval_accuracy" and e.metric is not None and e.samples_count is not None:
-            merged.setdefault(e.samples_count, {"samples_count": e.samples_count})[e.metric] = \
+            merged.setdefault(e.samples_count, {"samples_count": e.samples_count})[e.metric] = (
                 e.value
+            )
     return merged

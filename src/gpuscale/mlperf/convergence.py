@@ -30,8 +30,11 @@ def run_samples_to_converge(log: RunLog) -> float | None:
         while next_stop is not None and (upto is None or next_stop[0] < upto):
             if next_stop[1] == "success":
                 if bench == "stable_diffusion":
-                    passing = [step for step, m in sd_evals.items()
-                               if m.get("FID", 1e9) <= 90.0 and m.get("CLIP", -1.0) >= 0.15]
+                    passing = [
+                        step
+                        for step, m in sd_evals.items()
+                        if m.get("FID", 1e9) <= 90.0 and m.get("CLIP", -1.0) >= 0.15
+                    ]
                     result = min(passing) if passing else None
                 else:
                     result = conv
@@ -42,8 +45,11 @@ def run_samples_to_converge(log: RunLog) -> float | None:
     for ev in log.evals:
         settle(ev.index)
         if bench == "stable_diffusion":
-            if ev.samples_count is not None and ev.metric is not None \
-                    and isinstance(ev.value, int | float):
+            if (
+                ev.samples_count is not None
+                and ev.metric is not None
+                and isinstance(ev.value, int | float)
+            ):
                 sd_evals.setdefault(ev.samples_count, {})[ev.metric] = float(ev.value)
         elif bench in _SAMPLE_COUNTED:
             conv = ev.samples_count

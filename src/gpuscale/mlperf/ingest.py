@@ -53,8 +53,12 @@ class RoundTables:
     @staticmethod
     def concat(parts: Iterable[RoundTables]) -> RoundTables:
         parts = list(parts)
-        return RoundTables(*(pd.concat([getattr(p, name) for p in parts], ignore_index=True)
-                             for name in ("systems", "runs", "scores", "problems")))
+        return RoundTables(
+            *(
+                pd.concat([getattr(p, name) for p in parts], ignore_index=True)
+                for name in ("systems", "runs", "scores", "problems")
+            )
+        )
 
 
 def _looks_binary(data: bytes) -> bool:
@@ -65,16 +69,22 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
     """One ``runs`` row (without the path columns) from a result file's bytes."""
     log = read_run_log(data)
     ttt_ms = log.time_to_train_ms
-    reasons = run_violations(round_name=round_name, benchmark=log.benchmark,
-                             division=log.division, common=log.violations,
-                             evals=log.evals)
+    reasons = run_violations(
+        round_name=round_name,
+        benchmark=log.benchmark,
+        division=log.division,
+        common=log.violations,
+        evals=log.evals,
+    )
     if log.parse_failures:
-        reasons.insert(0, f"{log.parse_failures} MLLOG line(s) do not parse; "
-                          f"first: {log.first_parse_failure}")
+        reasons.insert(
+            0, f"{log.parse_failures} MLLOG line(s) do not parse; first: {log.first_parse_failure}"
+        )
     if log.mllog_lines == 0:
         status = "not text" if _looks_binary(data) else "missing run_start"
-        reasons = ["binary data, not a text log" if status == "not text"
-                   else "no MLLOG lines in the file"]
+        reasons = [
+            "binary data, not a text log" if status == "not text" else "no MLLOG lines in the file"
+        ]
     elif log.parse_failures:
         status = "parse error"
     elif log.run_start_ms is None:
@@ -90,8 +100,9 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
     else:
         status = "success"
     bench = get_benchmark(log.benchmark or "")
-    quality = [e.value for e in log.evals if bench and e.key in (bench.quality_key,
-                                                                  "eval_accuracy")]
+    quality = [
+        e.value for e in log.evals if bench and e.key in (bench.quality_key, "eval_accuracy")
+    ]
     seed = log.first.get("seed")
     return {
         "run_start_ms": log.run_start_ms,
@@ -117,8 +128,11 @@ def _read_result_worker(task: tuple[str, str | bytes, str]) -> tuple[str, dict[s
     try:
         data = Path(where).read_bytes() if isinstance(where, str) else where
     except OSError as exc:
-        return rel, {"status": "not text", "counted": False,
-                     "problem": f"cannot read file ({exc.strerror})"}
+        return rel, {
+            "status": "not text",
+            "counted": False,
+            "problem": f"cannot read file ({exc.strerror})",
+        }
     return rel, read_result_file(data, round_name)
 
 
@@ -134,15 +148,15 @@ class _Collector:
     bench_dirs: set[tuple[str, str, str]]
 
     def problem(self, path: str, kind: str, message: str) -> None:
-        self.problems.append({"round": self.round_name, "path": path, "kind": kind,
-                              "message": message})
+        self.problems.append(
+            {"round": self.round_name, "path": path, "kind": kind, "message": message}
+        )
 
     def add_system(self, entry: Entry, data: bytes) -> None:
         org, _, name = entry.path.split("/")
         system_id = name[: -len(".json")]
         try:
-            record = parse_system(data, round_name=self.round_name, org=org,
-                                  system_id=system_id)
+            record = parse_system(data, round_name=self.round_name, org=org, system_id=system_id)
         except SystemError as exc:
             self.problem(entry.path, "bad system description", str(exc))
             return
@@ -158,21 +172,29 @@ class _Collector:
             factor = orjson.loads(data)["scaling_factor"]
             factor = float(factor)
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            self.problem(entry.path, "bad scaling.json",
-                         f"no usable scaling_factor ({exc}); factor 1 used")
+            self.problem(
+                entry.path, "bad scaling.json", f"no usable scaling_factor ({exc}); factor 1 used"
+            )
             return
         self.scaling[(org, system_id, bench)] = factor
 
     def add_run(self, rel: str, row: dict[str, Any]) -> None:
         org, _, system_id, bench, run_file = rel.split("/")
-        full = {"round": self.round_name, "org": org, "submitter": None,
-                "system_id": system_id, "benchmark": benchmark_folder_alias(bench),
-                "workload": workload_of(benchmark_folder_alias(bench)), "run_file": run_file,
-                **row}
+        full = {
+            "round": self.round_name,
+            "org": org,
+            "submitter": None,
+            "system_id": system_id,
+            "benchmark": benchmark_folder_alias(bench),
+            "workload": workload_of(benchmark_folder_alias(bench)),
+            "run_file": run_file,
+            **row,
+        }
         self.runs.append(full)
         if not full.get("counted"):
-            self.problem(rel, full.get("status") or "unreadable",
-                         full.get("problem") or "run not counted")
+            self.problem(
+                rel, full.get("status") or "unreadable", full.get("problem") or "run not counted"
+            )
 
 
 def _entries(path: Path, skipped: list[Skipped]) -> Iterator[Entry]:
@@ -196,8 +218,9 @@ def _round_name(path: Path, given: str | None) -> str:
             found = round_name_from_path(child)
             if found and child.is_dir():
                 return found
-    raise SourceError(f"{path}: cannot tell the round from the name; pass it "
-                      "(e.g. --round-name v4.1)")
+    raise SourceError(
+        f"{path}: cannot tell the round from the name; pass it (e.g. --round-name v4.1)"
+    )
 
 
 def _pool(workers: int | None) -> Executor | None:
@@ -205,12 +228,16 @@ def _pool(workers: int | None) -> Executor | None:
     if count <= 1:
         return None
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    return ProcessPoolExecutor(max_workers=count,
-                               mp_context=multiprocessing.get_context(method))
+    return ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context(method))
 
 
-def read_round(path: str | os.PathLike[str], round_name: str | None = None, *,
-               workers: int | None = None, progress: Progress | None = None) -> RoundTables:
+def read_round(
+    path: str | os.PathLike[str],
+    round_name: str | None = None,
+    *,
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> RoundTables:
     """Read one round from a directory or archive.
 
     ``round_name`` defaults to the version in the path's name (``training_results_v4.1``
@@ -256,24 +283,27 @@ def _dispatch(entry: Entry, col: _Collector) -> tuple[str, str | bytes, str] | N
     return None  # power logs: read by gpuscale.mlperf.power
 
 
-def _read_listed(entries: list[Entry], col: _Collector, pool: Executor | None,
-                 progress: Progress | None) -> None:
+def _read_listed(
+    entries: list[Entry], col: _Collector, pool: Executor | None, progress: Progress | None
+) -> None:
     """Directory source: workers read and parse the files themselves (no bytes copied)."""
     tasks = [t for t in (_dispatch(e, col) for e in entries) if t is not None]
     if pool is None:
         results: Iterable[tuple[str, dict[str, Any]]] = map(_read_result_worker, tasks)
     else:
         workers = getattr(pool, "_max_workers", 2)
-        results = pool.map(_read_result_worker, tasks,
-                           chunksize=max(1, len(tasks) // (16 * workers)))
+        results = pool.map(
+            _read_result_worker, tasks, chunksize=max(1, len(tasks) // (16 * workers))
+        )
     for done, (rel, row) in enumerate(results, start=1):
         col.add_run(rel, row)
         if progress:
             progress(done, len(tasks))
 
 
-def _read_streamed(entries: Iterator[Entry], col: _Collector, pool: Executor | None,
-                   progress: Progress | None) -> None:
+def _read_streamed(
+    entries: Iterator[Entry], col: _Collector, pool: Executor | None, progress: Progress | None
+) -> None:
     """Archive source: decompress here while workers parse; at most 2 files per worker
     are in flight, so memory holds a few files, never the archive."""
     in_flight: deque[Future[tuple[str, dict[str, Any]]]] = deque()
@@ -309,15 +339,19 @@ def _tables(col: _Collector) -> RoundTables:
         keys = pd.MultiIndex.from_frame(runs[["org", "system_id"]])
         runs["submitter"] = names.reindex(keys).to_numpy()
     runs = runs.sort_values(["org", "system_id", "benchmark", "run_file"], ignore_index=True)
-    scores, score_problems = build_scores(col.round_name, systems, runs, col.scaling,
-                                          col.bench_dirs)
+    scores, score_problems = build_scores(
+        col.round_name, systems, runs, col.scaling, col.bench_dirs
+    )
     col.problems.extend(score_problems)
     problems = pd.DataFrame(col.problems, columns=list(PROBLEMS_COLUMNS))
     return RoundTables(systems=systems, runs=runs, scores=scores, problems=problems)
 
 
-def read_rounds(paths: Iterable[str | os.PathLike[str]], *, workers: int | None = None,
-                progress: Progress | None = None) -> RoundTables:
+def read_rounds(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> RoundTables:
     """Read several rounds and stack their tables (each keeps its ``round`` column)."""
-    return RoundTables.concat(read_round(p, workers=workers, progress=progress)
-                              for p in paths)
+    return RoundTables.concat(read_round(p, workers=workers, progress=progress) for p in paths)

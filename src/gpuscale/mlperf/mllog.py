@@ -105,9 +105,15 @@ def parse_payloads(payloads: list[bytes]) -> tuple[list[dict[str, Any] | None], 
                     objs.append(_strict_loads(p))
                 except (ValueError, RecursionError) as exc:
                     objs.append(exc)
-    bad = [i for i, o in enumerate(objs)
-           if type(o) is not dict or type(o.get("time_ms")) not in _NUMBER_TYPES
-           or "key" not in o or "value" not in o or "metadata" not in o]
+    bad = [
+        i
+        for i, o in enumerate(objs)
+        if type(o) is not dict
+        or type(o.get("time_ms")) not in _NUMBER_TYPES
+        or "key" not in o
+        or "value" not in o
+        or "metadata" not in o
+    ]
     failures: list[ParseFailure] = []
     for i in bad:
         obj = objs[i]
@@ -124,8 +130,13 @@ def scan_mllog(data: bytes) -> tuple[list[LogEvent], list[ParseFailure]]:
     """All MLLOG events of a log and the lines that failed, in file order."""
     records, failures = parse_payloads(mllog_payloads(data))
     events = [
-        LogEvent(index=i, time_ms=float(r["time_ms"]), key=str(r["key"]), value=r["value"],
-                 metadata=r["metadata"] if isinstance(r["metadata"], dict) else {})
+        LogEvent(
+            index=i,
+            time_ms=float(r["time_ms"]),
+            key=str(r["key"]),
+            value=r["value"],
+            metadata=r["metadata"] if isinstance(r["metadata"], dict) else {},
+        )
         for i, r in enumerate(records)
         if r is not None
     ]

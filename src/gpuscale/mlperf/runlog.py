@@ -16,9 +16,20 @@ from gpuscale.mlperf.mllog import finite_or_none, mllog_payloads, parse_payloads
 
 # Keys whose values feed the compliance emulation and the convergence analysis.
 _EVAL_KEYS = frozenset({"eval_accuracy", "aggregated_eval_accuracy", "eval_error"})
-_FIRST_KEYS = frozenset({"submission_benchmark", "submission_division", "submission_org",
-                         "submission_platform", "submission_status", "seed", "train_samples",
-                         "number_of_nodes", "accelerators_per_node", "eval_samples"})
+_FIRST_KEYS = frozenset(
+    {
+        "submission_benchmark",
+        "submission_division",
+        "submission_org",
+        "submission_platform",
+        "submission_status",
+        "seed",
+        "train_samples",
+        "number_of_nodes",
+        "accelerators_per_node",
+        "eval_samples",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +88,9 @@ class RunLog:
         return self.throughput_sum / self.throughput_n if self.throughput_n else None
 
 
-_WANTED = frozenset({"run_start", "run_stop", "tracked_stats", "global_batch_size"}
-                    | _EVAL_KEYS | _FIRST_KEYS)
+_WANTED = frozenset(
+    {"run_start", "run_stop", "tracked_stats", "global_batch_size"} | _EVAL_KEYS | _FIRST_KEYS
+)
 
 
 def _wanted(records: list[dict[str, Any] | None]) -> list[tuple[int, dict[str, Any]]]:
@@ -86,8 +98,11 @@ def _wanted(records: list[dict[str, Any] | None]) -> list[tuple[int, dict[str, A
     try:
         return [(i, r) for i, r in enumerate(records) if r is not None and r["key"] in _WANTED]
     except TypeError:  # an unhashable key somewhere: take the slow, careful way
-        return [(i, r) for i, r in enumerate(records)
-                if r is not None and isinstance(r["key"], str) and r["key"] in _WANTED]
+        return [
+            (i, r)
+            for i, r in enumerate(records)
+            if r is not None and isinstance(r["key"], str) and r["key"] in _WANTED
+        ]
 
 
 def _number(meta: dict[str, Any], name: str) -> float | None:
@@ -99,8 +114,7 @@ def read_run_log(data: bytes) -> RunLog:
     payloads = mllog_payloads(data)
     records, failures = parse_payloads(payloads)
     violations = check_common_rules(records)
-    log = RunLog(mllog_lines=len(payloads), parse_failures=len(failures),
-                 violations=violations)
+    log = RunLog(mllog_lines=len(payloads), parse_failures=len(failures), violations=violations)
     if failures:
         f = failures[0]
         log.first_parse_failure = f"MLLOG line {f.index + 1}: {f.message}: {f.line[:120]}"
@@ -122,12 +136,18 @@ def read_run_log(data: bytes) -> RunLog:
         elif key in _EVAL_KEYS:
             meta = rec["metadata"] if isinstance(rec["metadata"], dict) else {}
             metric = meta.get("metric")
-            log.evals.append(EvalPoint(
-                index=index, key=key, value=rec["value"], time_ms=float(rec["time_ms"]),
-                epoch_num=_number(meta, "epoch_num"),
-                samples_count=_number(meta, "samples_count"),
-                step_num=_number(meta, "step_num"),
-                metric=metric if isinstance(metric, str) else None))
+            log.evals.append(
+                EvalPoint(
+                    index=index,
+                    key=key,
+                    value=rec["value"],
+                    time_ms=float(rec["time_ms"]),
+                    epoch_num=_number(meta, "epoch_num"),
+                    samples_count=_number(meta, "samples_count"),
+                    step_num=_number(meta, "step_num"),
+                    metric=metric if isinstance(metric, str) else None,
+                )
+            )
         elif key == "tracked_stats":
             value = rec["value"]
             if isinstance(value, dict):

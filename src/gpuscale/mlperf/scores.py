@@ -11,8 +11,16 @@ from gpuscale.mlperf.convergence import olympic_samples
 from gpuscale.mlperf.scoring import olympic_score
 from gpuscale.schema import SCORES_COLUMNS
 
-_SYSTEM_FIELDS = ("submitter", "system_name", "division", "availability",
-                  "accelerator_family", "accelerator_model", "nodes", "accelerators")
+_SYSTEM_FIELDS = (
+    "submitter",
+    "system_name",
+    "division",
+    "availability",
+    "accelerator_family",
+    "accelerator_model",
+    "nodes",
+    "accelerators",
+)
 
 
 def _common_value(values: pd.Series) -> float | None:
@@ -21,9 +29,13 @@ def _common_value(values: pd.Series) -> float | None:
     return float(distinct[0]) if len(distinct) == 1 and values.notna().all() else None
 
 
-def build_scores(round_name: str, systems: pd.DataFrame, runs: pd.DataFrame,
-                 scaling: dict[tuple[str, str, str], float],
-                 bench_dirs: set[tuple[str, str, str]]) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+def build_scores(
+    round_name: str,
+    systems: pd.DataFrame,
+    runs: pd.DataFrame,
+    scaling: dict[tuple[str, str, str], float],
+    bench_dirs: set[tuple[str, str, str]],
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """Score every benchmark folder; mark in ``runs['kept']`` the runs the olympic rule kept.
 
     Returns the scores table and the problems found (unknown benchmark, no system
@@ -31,8 +43,9 @@ def build_scores(round_name: str, systems: pd.DataFrame, runs: pd.DataFrame,
     """
     problems: list[dict[str, Any]] = []
     sys_index = {(r["org"], r["system_id"]): r for r in systems.to_dict("records")}
-    groups = {key: frame for key, frame in runs.groupby(["org", "system_id", "benchmark"],
-                                                         sort=False)}
+    groups = {
+        key: frame for key, frame in runs.groupby(["org", "system_id", "benchmark"], sort=False)
+    }
     runs["kept"] = False
     rows: list[dict[str, Any]] = []
     for org, system_id, folder in sorted(bench_dirs):
@@ -43,45 +56,76 @@ def build_scores(round_name: str, systems: pd.DataFrame, runs: pd.DataFrame,
         counted = frame[frame["counted"].astype(bool)]
         dropped = len(frame) - len(counted)
         factor = scaling.get((org, system_id, folder), 1.0)
-        result = olympic_score(counted["time_to_train_min"].astype(float).tolist(), dropped,
-                               max_dropped_runs=bench.max_dropped_runs if bench else 1,
-                               scaling_factor=factor)
+        result = olympic_score(
+            counted["time_to_train_min"].astype(float).tolist(),
+            dropped,
+            max_dropped_runs=bench.max_dropped_runs if bench else 1,
+            scaling_factor=factor,
+        )
         kept_index = counted.index[list(result.kept)]
         runs.loc[kept_index, "kept"] = True
         reason = result.reason if len(frame) else "no result files"
         system = sys_index.get((org, system_id))
         if system is None:
             reason = reason or f"no system description ({org}/systems/{system_id}.json)"
-            problems.append({"round": round_name, "path": where, "kind": "missing system",
-                             "message": f"results without {org}/systems/{system_id}.json"})
+            problems.append(
+                {
+                    "round": round_name,
+                    "path": where,
+                    "kind": "missing system",
+                    "message": f"results without {org}/systems/{system_id}.json",
+                }
+            )
         if bench is None:
-            problems.append({"round": round_name, "path": where, "kind": "unknown benchmark",
-                             "message": f"benchmark folder {folder!r} is not an MLPerf "
-                                        "Training benchmark gpuscale knows; scored with the "
-                                        "default olympic rule"})
+            problems.append(
+                {
+                    "round": round_name,
+                    "path": where,
+                    "kind": "unknown benchmark",
+                    "message": f"benchmark folder {folder!r} is not an MLPerf "
+                    "Training benchmark gpuscale knows; scored with the "
+                    "default olympic rule",
+                }
+            )
         if reason and len(frame):
-            problems.append({"round": round_name, "path": where, "kind": "no score",
-                             "message": reason})
+            problems.append(
+                {"round": round_name, "path": where, "kind": "no score", "message": reason}
+            )
         elif not len(frame):
-            problems.append({"round": round_name, "path": where, "kind": "empty benchmark",
-                             "message": "benchmark folder holds no result_*.txt file"})
-        row: dict[str, Any] = {"round": round_name, "org": org, "system_id": system_id,
-                               "benchmark": folder, "workload": workload_of(folder)}
+            problems.append(
+                {
+                    "round": round_name,
+                    "path": where,
+                    "kind": "empty benchmark",
+                    "message": "benchmark folder holds no result_*.txt file",
+                }
+            )
+        row: dict[str, Any] = {
+            "round": round_name,
+            "org": org,
+            "system_id": system_id,
+            "benchmark": folder,
+            "workload": workload_of(folder),
+        }
         for name in _SYSTEM_FIELDS:
             row[name] = system[name] if system is not None else None
-        row.update({
-            "runs": len(frame),
-            "runs_converged": len(counted),
-            "runs_required": bench.result_files if bench else None,
-            "scaling_factor": factor,
-            "time_to_train_min": result.time_to_train_min if system is not None else None,
-            "score_reason": reason,
-            "kept_runs": len(result.kept),
-            "global_batch_size": _common_value(frame["global_batch_size"]) if len(frame)
-            else None,
-            "samples_to_converge": olympic_samples(frame["samples_to_converge"].tolist())
-            if len(frame) else None,
-        })
+        row.update(
+            {
+                "runs": len(frame),
+                "runs_converged": len(counted),
+                "runs_required": bench.result_files if bench else None,
+                "scaling_factor": factor,
+                "time_to_train_min": result.time_to_train_min if system is not None else None,
+                "score_reason": reason,
+                "kept_runs": len(result.kept),
+                "global_batch_size": _common_value(frame["global_batch_size"])
+                if len(frame)
+                else None,
+                "samples_to_converge": olympic_samples(frame["samples_to_converge"].tolist())
+                if len(frame)
+                else None,
+            }
+        )
         rows.append(row)
     scores = pd.DataFrame(rows, columns=list(SCORES_COLUMNS))
     scores["time_to_train_min"] = scores["time_to_train_min"].astype(float)

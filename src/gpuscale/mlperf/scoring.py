@@ -36,21 +36,30 @@ def run_minutes(run_start_ms: float, run_stop_ms: float) -> float:
     return (run_stop_ms - run_start_ms) / 60 / 1000
 
 
-def olympic_score(times_min: list[float], dropped_runs: int, *, max_dropped_runs: int = 1,
-                  scaling_factor: float = 1.0) -> OlympicResult:
+def olympic_score(
+    times_min: list[float],
+    dropped_runs: int,
+    *,
+    max_dropped_runs: int = 1,
+    scaling_factor: float = 1.0,
+) -> OlympicResult:
     """The official score of one (system, benchmark) from its counted runs' times.
 
     ``times_min`` are the counted runs (any order); ``dropped_runs`` the runs that did not
     count. Returns the score (already multiplied by ``scaling_factor``) or a reason.
     """
     if dropped_runs > max_dropped_runs:
-        return OlympicResult(None, (), f"{dropped_runs} runs failed or did not converge; "
-                                       f"at most {max_dropped_runs} may")
+        return OlympicResult(
+            None,
+            (),
+            f"{dropped_runs} runs failed or did not converge; at most {max_dropped_runs} may",
+        )
     order = sorted(range(len(times_min)), key=lambda i: times_min[i])
     kept = order[max_dropped_runs : len(order) - (max_dropped_runs - dropped_runs)]
     if not kept:
-        return OlympicResult(None, (), f"too few counted runs ({len(times_min)}) for the "
-                                       "olympic average")
+        return OlympicResult(
+            None, (), f"too few counted runs ({len(times_min)}) for the olympic average"
+        )
     countable = [times_min[i] for i in kept]
     score = sum(countable) * 1.0 / len(countable)
     return OlympicResult(score * scaling_factor, tuple(kept), "")

@@ -125,8 +125,12 @@ def iter_directory(root: Path) -> Iterator[Entry]:
             full = os.path.join(dirpath, name)
             if os.path.islink(full) or not os.path.isfile(full):
                 continue
-            yield Entry(path=rel, size=os.path.getsize(full),
-                        read=lambda full=full: Path(full).read_bytes(), file=full)
+            yield Entry(
+                path=rel,
+                size=os.path.getsize(full),
+                read=lambda full=full: Path(full).read_bytes(),
+                file=full,
+            )
 
 
 def iter_archive(path: Path, skipped: list[Skipped]) -> Iterator[Entry]:
@@ -139,7 +143,7 @@ def iter_archive(path: Path, skipped: list[Skipped]) -> Iterator[Entry]:
         yield from _iter_zip(path, skipped)
         return
     try:
-        tar = tarfile.open(path, mode="r|*")
+        tar = tarfile.open(path, mode="r|*")  # noqa: SIM115 - closed by the with below
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise SourceError(f"{path}: not a readable tar archive ({exc})") from exc
     with tar:
@@ -152,16 +156,24 @@ def iter_archive(path: Path, skipped: list[Skipped]) -> Iterator[Entry]:
                 if rel is None or not wanted(rel):
                     continue
                 if not member.isfile():
-                    skipped.append(Skipped(rel, "not a file", "archive member is a link or "
-                                                               "special file; not read"))
+                    skipped.append(
+                        Skipped(
+                            rel, "not a file", "archive member is a link or special file; not read"
+                        )
+                    )
                     continue
                 handle = tar.extractfile(member)
                 data = handle.read() if handle is not None else b""
                 yield Entry(path=rel, size=member.size, read=lambda data=data: data)
         except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
-            skipped.append(Skipped(str(path.name), "corrupt archive",
-                                   f"archive ends early or is damaged ({exc}); the files "
-                                   "before the damage were read"))
+            skipped.append(
+                Skipped(
+                    str(path.name),
+                    "corrupt archive",
+                    f"archive ends early or is damaged ({exc}); the files "
+                    "before the damage were read",
+                )
+            )
 
 
 def _member_rel(name: str, skipped: list[Skipped]) -> str | None:

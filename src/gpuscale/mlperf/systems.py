@@ -57,11 +57,21 @@ _TEXT_FIELDS: dict[str, str] = {
 }
 
 # Fields the official summarizer requires; a file lacking one gets no official row.
-OFFICIAL_REQUIRED = ("division", "status", "submitter", "system_name",
-                     "host_processor_model_name", "number_of_nodes",
-                     "host_processor_core_count", "host_processors_per_node",
-                     "accelerator_model_name", "accelerators_per_node", "framework",
-                     "hw_notes", "sw_notes")
+OFFICIAL_REQUIRED = (
+    "division",
+    "status",
+    "submitter",
+    "system_name",
+    "host_processor_model_name",
+    "number_of_nodes",
+    "host_processor_core_count",
+    "host_processors_per_node",
+    "accelerator_model_name",
+    "accelerators_per_node",
+    "framework",
+    "hw_notes",
+    "sw_notes",
+)
 
 
 class SystemError(ValueError):
@@ -132,8 +142,14 @@ def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> S
     problems: list[tuple[str, str]] = []
     missing = [f for f in OFFICIAL_REQUIRED if f not in desc]
     if missing:
-        problems.append(("missing field", "system description lacks " + ", ".join(missing)
-                         + " (the official summarizer crashes on this file)"))
+        problems.append(
+            (
+                "missing field",
+                "system description lacks "
+                + ", ".join(missing)
+                + " (the official summarizer crashes on this file)",
+            )
+        )
     nodes = _count(desc.get("number_of_nodes"))
     per_node = _count(desc.get("accelerators_per_node"))
     for name, value in (("number_of_nodes", nodes), ("accelerators_per_node", per_node)):
@@ -150,11 +166,12 @@ def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> S
         "availability": _text(desc.get("status")),
         "nodes": nodes,
         "accelerators_per_node": per_node,
-        "accelerators": nodes * per_node if nodes is not None and per_node is not None
-        else None,
+        "accelerators": nodes * per_node if nodes is not None and per_node is not None else None,
         "accelerator_model": model,
         "accelerator_family": accelerator_family(model),
-        "official_row": not missing and nodes is not None and per_node is not None
+        "official_row": not missing
+        and nodes is not None
+        and per_node is not None
         and _count(desc.get("host_processors_per_node")) is not None,
     }
     for column, field_name in _TEXT_FIELDS.items():

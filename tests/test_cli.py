@@ -1,0 +1,76 @@
+"""The command line: every command documented, outputs parseable, errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+
+from .mlperf.logbuilder import RoundBuilder
+
+runner = CliRunner()
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def commands() -> list[str]:
+    import typer.main
+
+    return sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", commands())
+def test_every_command_has_help_and_is_documented(name: str) -> None:
+    result = runner.invoke(app, [name, "--help"])
+    assert result.exit_code == 0 and "Usage" in result.output
+    assert f"gpuscale {name}" in README.read_text()
+
+
+def test_scores_json_from_bundled_round() -> None:
+    result = runner.invoke(app, ["scores", "--round", "v4.1", "-b", "bert", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert rows and {r["benchmark"] for r in rows} == {"bert"}
+    assert all(r["time_to_train_min"] is None or r["time_to_train_min"] > 0 for r in rows)
+
+
+def test_scores_csv_columns() -> None:
+    result = runner.invoke(app, ["scores", "--round", "v5.0", "-f", "csv"])
+    header = result.stdout.splitlines()[0].split(",")
+    assert header[:4] == ["round", "benchmark", "submitter", "system_id"]
+    assert "time_to_train_min" in header
+
+
+def test_unknown_round_is_a_clean_error() -> None:
+    result = runner.invoke(app, ["scores", "--round", "v9.9"])
+    assert result.exit_code == 2
+    assert "not bundled" in result.output and "Traceback" not in result.output
+
+
+def test_missing_path_is_a_clean_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["ingest", str(tmp_path / "nope_v4.1")])
+    assert result.exit_code == 2 and "no such file" in result.output
+
+
+def test_ingest_writes_tables(tmp_path: Path) -> None:
+    rb = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
+    root = rb.write_dir(tmp_path)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["ingest", str(root), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    for name in ("systems", "runs", "scores", "problems"):
+        assert (out / f"{name}.parquet").exists() and (out / f"{name}.csv").exists()
+
+
+def test_report_escapes_system_names(tmp_path: Path) -> None:
+    evil = "<script>alert(1)</script>"
+    rb = RoundBuilder()
+    rb.system("Acme", "box", system_name=evil).runs("Acme", "box", "bert", [3, 2, 4])
+    root = rb.write_dir(tmp_path)
+    result = runner.invoke(app, ["report", str(root), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "rep" / "index.html").read_text()
+    assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html

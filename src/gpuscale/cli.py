@@ -64,22 +64,28 @@ def _progress_reader():
     return update, progress
 
 
-def load_tables(paths: list[Path] | None, round_names: list[str] | None):
-    """Tables from raw paths (read now) or from the bundled rounds."""
-    from gpuscale.mlperf.bundled import load_round
+def read_paths(paths: list[Path], round_name: str | None = None):
+    """Read raw rounds with a progress bar; a path that is no round ends the command."""
     from gpuscale.mlperf.ingest import RoundTables, read_round
     from gpuscale.mlperf.sources import SourceError
 
+    update, context = _progress_reader()
+    parts = []
+    with context:
+        for path in paths:
+            try:
+                parts.append(read_round(path, round_name, progress=update))
+            except (SourceError, ValueError) as exc:
+                fail(str(exc))
+    return RoundTables.concat(parts)
+
+
+def load_tables(paths: list[Path] | None, round_names: list[str] | None):
+    """Tables from raw paths (read now) or from the bundled rounds."""
+    from gpuscale.mlperf.bundled import load_round
+
     if paths:
-        update, context = _progress_reader()
-        parts = []
-        with context:
-            for path in paths:
-                try:
-                    parts.append(read_round(path, progress=update))
-                except (SourceError, ValueError) as exc:
-                    fail(str(exc))
-        return RoundTables.concat(parts)
+        return read_paths(paths)
     try:
         return load_round(*(round_names or []))
     except (KeyError, ValueError) as exc:
@@ -119,20 +125,10 @@ def ingest(
 ) -> None:
     """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
     from gpuscale.mlperf.bundled import write_tables
-    from gpuscale.mlperf.ingest import RoundTables, read_round
-    from gpuscale.mlperf.sources import SourceError
 
     if round_name and len(paths) > 1:
         fail("--round-name applies to one path at a time")
-    update, context = _progress_reader()
-    parts = []
-    with context:
-        for path in paths:
-            try:
-                parts.append(read_round(path, round_name, progress=update))
-            except (SourceError, ValueError) as exc:
-                fail(str(exc))
-    tables = RoundTables.concat(parts)
+    tables = read_paths(paths, round_name)
     written = write_tables(tables, out_dir)
     _summary(tables)
     err.print(f"wrote {len(written)} files to {out_dir}/")

@@ -19,6 +19,24 @@ app = typer.Typer(
 out = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 240)
 err = Console(stderr=True)
 
+# Arguments several commands share, declared once.
+RoundPaths = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip); "
+        "default: the bundled rounds."
+    ),
+]
+RoundNames = Annotated[
+    list[str] | None, typer.Option("--round", help="Bundled round(s), e.g. v4.1 (repeatable).")
+]
+Benchmarks = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--benchmark", "-b", help="Benchmark or workload name(s); 'study' for the study's four."
+    ),
+]
+
 SCORE_COLUMNS = [
     "round",
     "benchmark",
@@ -136,19 +154,9 @@ def ingest(
 
 @app.command()
 def scores(
-    paths: Annotated[
-        list[Path] | None,
-        typer.Argument(help="Round directories or archives; default: the bundled rounds."),
-    ] = None,
-    round_names: Annotated[
-        list[str] | None, typer.Option("--round", help="Bundled round(s), e.g. v4.1 (repeatable).")
-    ] = None,
-    benchmark: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--benchmark", "-b", help="Benchmark or workload name(s); 'study' for the study's four."
-        ),
-    ] = None,
+    paths: RoundPaths = None,
+    round_names: RoundNames = None,
+    benchmark: Benchmarks = None,
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
     all_columns: Annotated[
         bool, typer.Option("--all-columns", help="Every column of the scores table.")
@@ -173,18 +181,9 @@ def scores(
 
 @app.command()
 def report(
-    paths: Annotated[
-        list[Path] | None,
-        typer.Argument(help="Round directories or archives; default: the bundled round."),
-    ] = None,
-    round_names: Annotated[
-        list[str] | None,
-        typer.Option("--round", help="Bundled round(s); default v4.1, the study's round."),
-    ] = None,
-    benchmark: Annotated[
-        list[str] | None,
-        typer.Option("--benchmark", "-b", help="Workloads to report; default: the study's four."),
-    ] = None,
+    paths: RoundPaths = None,
+    round_names: RoundNames = None,
+    benchmark: Benchmarks = None,
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path(
         "gpuscale-report"
     ),

@@ -56,6 +56,18 @@ RUNS_COLUMNS: tuple[str, ...] = (
     "parse_errors",
 )
 
+# The columns of ``scores`` that are copied from the system's row of ``systems``.
+SCORES_SYSTEM_COLUMNS: tuple[str, ...] = (
+    "submitter",
+    "system_name",
+    "division",
+    "availability",
+    "accelerator_family",
+    "accelerator_model",
+    "nodes",
+    "accelerators",
+)
+
 SCORES_COLUMNS: tuple[str, ...] = (
     "round",
     "org",

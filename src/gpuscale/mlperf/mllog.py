@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,13 +140,6 @@ def scan_mllog(data: bytes) -> tuple[list[LogEvent], list[ParseFailure]]:
         if r is not None
     ]
     return events, failures
-
-
-def iter_records(records: list[dict[str, Any] | None]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(index, record) for the records that parsed."""
-    for i, r in enumerate(records):
-        if r is not None:
-            yield i, r
 
 
 def finite_or_none(value: Any) -> float | None:

@@ -57,8 +57,6 @@ class RunLog:
     run_stop_ms: float | None = None
     run_stop_status: str | None = None
     run_stop_has_status: bool = False
-    run_start_values: set[str] = field(default_factory=set)
-    run_stop_values: set[str] = field(default_factory=set)
     violations: list[str] = field(default_factory=list)
     run_stops: list[tuple[int, Any]] = field(default_factory=list)
     first: dict[str, Any] = field(default_factory=dict)
@@ -124,11 +122,9 @@ def read_run_log(data: bytes) -> RunLog:
     for index, rec in _wanted(records):
         key = rec["key"]
         if key == "run_start":
-            log.run_start_values.add(repr(rec["value"]))
             if not pair_found:
                 start = rec
         elif key == "run_stop":
-            log.run_stop_values.add(repr(rec["value"]))
             meta = rec["metadata"] if isinstance(rec["metadata"], dict) else {}
             log.run_stops.append((index, meta.get("status")))
             if not pair_found:

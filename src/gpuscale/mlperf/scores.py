@@ -9,18 +9,7 @@ import pandas as pd
 from gpuscale.mlperf.benchmarks import get_benchmark, workload_of
 from gpuscale.mlperf.convergence import olympic_samples
 from gpuscale.mlperf.scoring import olympic_score
-from gpuscale.schema import SCORES_COLUMNS
-
-_SYSTEM_FIELDS = (
-    "submitter",
-    "system_name",
-    "division",
-    "availability",
-    "accelerator_family",
-    "accelerator_model",
-    "nodes",
-    "accelerators",
-)
+from gpuscale.schema import SCORES_COLUMNS, SCORES_SYSTEM_COLUMNS
 
 
 def _common_value(values: pd.Series) -> float | None:
@@ -107,7 +96,7 @@ def build_scores(
             "benchmark": folder,
             "workload": workload_of(folder),
         }
-        for name in _SYSTEM_FIELDS:
+        for name in SCORES_SYSTEM_COLUMNS:
             row[name] = system[name] if system is not None else None
         row.update(
             {

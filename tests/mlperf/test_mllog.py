@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuscale.mlperf.mllog import mllog_payloads, parse_payloads, scan_mllog
+from gpuscale.mlperf.mllog import mllog_payloads, scan_mllog, select_records
 from gpuscale.mlperf.runlog import read_run_log
 
 from .logbuilder import line, result_log
@@ -62,8 +62,8 @@ def test_truncated_last_line_is_a_failure_not_an_exception() -> None:
     ],
 )
 def test_payload_rules(payload: bytes, ok: bool) -> None:
-    records, failures = parse_payloads([payload])
-    assert (records[0] is not None) is ok
+    selected, failures = select_records([payload])
+    assert (len(selected) == 1) is ok
     assert len(failures) == (0 if ok else 1)
 
 
@@ -138,3 +138,17 @@ def test_scanner_agrees_with_official_parser(lines: list[str], newline: str) -> 
 def test_payloads_are_json_texts() -> None:
     data = (line("a", {"x": 1}, 1) + "\n").encode()
     assert json.loads(mllog_payloads(data)[0])["value"] == {"x": 1}
+
+
+def test_bad_time_on_any_line_invalidates_the_run() -> None:
+    # The official parser rejects float("x") on every line, whatever its key.
+    bad = line("weights_initialization", None, 0).replace('"time_ms": 0', '"time_ms": "x"')
+    log = read_run_log((result_log() + bad + "\n").encode())
+    assert log.parse_failures == 1
+
+
+def test_record_without_metadata_outside_read_keys_is_ignored() -> None:
+    # The official parser crashes on it (KeyError); nothing gpuscale reads depends on it.
+    odd = '{"time_ms": 5, "key": "weights_initialization", "value": null}'
+    log = read_run_log((result_log() + ":::MLLOG " + odd + "\n").encode())
+    assert log.parse_failures == 0 and log.violations == []

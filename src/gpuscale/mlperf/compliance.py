@@ -39,35 +39,23 @@ _ALTERNATIVES = (
     ("eval_start", "block_start"),
     ("eval_stop", "block_stop"),
 )
-_CHECKED = frozenset(_REQUIRED) | {k for pair in _ALTERNATIVES for k in pair}
+CHECKED_KEYS = frozenset(_REQUIRED) | {k for pair in _ALTERNATIVES for k in pair}
 _NOT_EMPTY = frozenset({"submission_org", "submission_platform", "train_samples", "eval_samples"})
 
 
-def _index_records(records: list[dict[str, Any] | None]) -> dict[str, list[tuple[int, dict]]]:
-    """The checked records grouped by key, each with its MLLOG line index."""
-    try:
-        indexed = [(i, r) for i, r in enumerate(records) if r is not None and r["key"] in _CHECKED]
-    except TypeError:  # an unhashable key somewhere: filter carefully
-        indexed = [
-            (i, r)
-            for i, r in enumerate(records)
-            if r is not None and isinstance(r["key"], str) and r["key"] in _CHECKED
-        ]
-    by_key: dict[str, list[tuple[int, dict]]] = {}
-    for i, r in indexed:
-        by_key.setdefault(r["key"], []).append((i, r))
-    return by_key
-
-
-def check_common_rules(records: list[dict[str, Any] | None]) -> list[str]:
+def check_common_rules(
+    by_key: dict[str, list[tuple[int, dict[str, Any]]]], n_lines: int
+) -> list[str]:
     """Violations of the common.yaml rules (empty when compliant).
+
+    ``by_key`` maps each key (at least those in ``CHECKED_KEYS``) to its (MLLOG line
+    index, record) pairs in file order; ``n_lines`` is the log's number of MLLOG lines.
 
     The checker walks lines in order with state flags (``init_started``, ``run_started``
     ...); here each rule is evaluated from the line indices, which gives the same verdict
     without a Python step per line (logs repeat ``init_start`` on every rank).
     """
-    by_key = _index_records(records)
-    never = len(records) + 1
+    never = n_lines + 1
 
     def first(key: str) -> int:
         return by_key[key][0][0] if key in by_key else never

@@ -65,6 +65,8 @@ def olympic_samples(values: list[float | None]) -> float | None:
     Non-converged runs count as 1e9 (so they are the ones dropped); with more than one
     of them, or fewer than 3 runs, there is no value (as in the official summarizer).
     """
+    # A table cell holds NaN where the run had no value.
+    values = [None if v is None or v != v else v for v in values]
     filled = sorted(NOT_CONVERGED if v is None else v for v in values)
     if sum(v is None for v in values) > 1 or len(filled) < 3:
         return None

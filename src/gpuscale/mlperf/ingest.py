@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -301,13 +303,38 @@ def _read_listed(
             progress(done, len(tasks))
 
 
+def _read_ahead(entries: Iterator[Entry], depth: int = 16) -> Iterator[Entry]:
+    """Iterate ``entries`` in a background thread, ``depth`` entries ahead.
+
+    Decompression (lzma, zlib, bz2) releases the GIL, so it overlaps the main thread's
+    work; the bounded queue keeps memory at a few files. An exception in the reader is
+    re-raised here.
+    """
+    done = object()
+    box: queue.Queue[Any] = queue.Queue(maxsize=depth)
+
+    def pump() -> None:
+        try:
+            for entry in entries:
+                box.put(entry)
+        except BaseException as exc:  # handed to the consumer, not lost in the thread
+            box.put(exc)
+        box.put(done)
+
+    threading.Thread(target=pump, name="gpuscale-archive-reader", daemon=True).start()
+    while (item := box.get()) is not done:
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+
+
 def _read_streamed(
     entries: Iterator[Entry], col: _Collector, pool: Executor | None, progress: Progress | None
 ) -> None:
-    """Archive source: decompress here while workers parse; at most 2 files per worker
-    are in flight, so memory holds a few files, never the archive."""
+    """Archive source: a thread decompresses ahead while worker processes parse; a bounded
+    number of files is in flight, so memory holds a few files, never the archive."""
     in_flight: deque[Future[tuple[str, dict[str, Any]]]] = deque()
-    limit = 2 * getattr(pool, "_max_workers", 1)
+    limit = 4 * getattr(pool, "_max_workers", 1)
     done = 0
 
     def collect(result: tuple[str, dict[str, Any]]) -> None:
@@ -317,7 +344,7 @@ def _read_streamed(
         if progress:
             progress(done, 0)
 
-    for entry in entries:
+    for entry in _read_ahead(entries):
         task = _dispatch(entry, col)
         if task is None:
             continue
@@ -339,10 +366,10 @@ def _tables(col: _Collector) -> RoundTables:
         keys = pd.MultiIndex.from_frame(runs[["org", "system_id"]])
         runs["submitter"] = names.reindex(keys).to_numpy()
     runs = runs.sort_values(["org", "system_id", "benchmark", "run_file"], ignore_index=True)
-    scores, score_problems = build_scores(
-        col.round_name, systems, runs, col.scaling, col.bench_dirs
-    )
-    col.problems.extend(score_problems)
+    scored = build_scores(col.round_name, systems, runs, col.scaling, col.bench_dirs)
+    runs["kept"] = scored.kept
+    scores = scored.scores
+    col.problems.extend(scored.problems)
     problems = pd.DataFrame(col.problems, columns=list(PROBLEMS_COLUMNS))
     return RoundTables(systems=systems, runs=runs, scores=scores, problems=problems)
 

@@ -58,7 +58,7 @@ def mllog_payloads(data: bytes) -> list[bytes]:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     payloads = _PAYLOAD_RE.findall(data)
     # A line with two tokens: the official parser keeps the text after the last one.
-    if data.count(TOKEN) != len(payloads):
+    if any(TOKEN in p for p in payloads):
         payloads = [p.rpartition(TOKEN)[2] for p in payloads]
     return payloads
 
@@ -90,44 +90,107 @@ def _check_record(obj: Any) -> str | None:
     return f"time_ms has type {type(time_ms).__name__}"
 
 
-def parse_payloads(payloads: list[bytes]) -> tuple[list[dict[str, Any] | None], list[ParseFailure]]:
-    """Parse every payload; a rejected one is ``None`` in the list and a failure beside it."""
+ByKey = dict[str, list[tuple[int, dict[str, Any]]]]
+
+
+def _json_objects(payloads: list[bytes]) -> list[Any]:
+    """orjson on every payload; where it refuses, the official json rule (or its error)."""
     try:
-        objs: list[Any] = [_loads(p) for p in payloads]
+        return [_loads(p) for p in payloads]
     except orjson.JSONDecodeError:
-        objs = []
-        for p in payloads:
+        pass
+    objs: list[Any] = []
+    for p in payloads:
+        try:
+            objs.append(_loads(p))
+        except orjson.JSONDecodeError:
             try:
-                objs.append(_loads(p))
-            except orjson.JSONDecodeError:
-                try:
-                    objs.append(_strict_loads(p))
-                except (ValueError, RecursionError) as exc:
-                    objs.append(exc)
-    bad = [
-        i
-        for i, o in enumerate(objs)
-        if type(o) is not dict
-        or type(o.get("time_ms")) not in _NUMBER_TYPES
-        or "key" not in o
-        or "value" not in o
-        or "metadata" not in o
-    ]
+                objs.append(_strict_loads(p))
+            except (ValueError, RecursionError) as exc:
+                objs.append(exc)
+    return objs
+
+
+def select_records(
+    payloads: list[bytes], keys: frozenset[str] | None = None
+) -> tuple[ByKey, list[ParseFailure]]:
+    """Parse every payload; return the records with a key in ``keys`` (all when None),
+    grouped by key as (MLLOG line index, record) in file order, and every line the
+    official parser would reject.
+
+    Each line is JSON-parsed (one bad line invalidates a run) but only the selected
+    records, and those whose ``time_ms`` is not a plain number, are looked at further: one
+    Python comprehension over all lines instead of a loop per consumer. A record lacking
+    ``key``/``value``/``metadata`` makes the official parser crash; outside ``keys`` it is
+    ignored here, inside it is reported.
+    """
+    objs = _json_objects(payloads)
+    numbers = _NUMBER_TYPES
+    if keys is None:
+        candidates = list(enumerate(objs))
+    else:
+        try:
+            candidates = [
+                (i, o)
+                for i, o in enumerate(objs)
+                if type(o) is not dict
+                or o.get("key") in keys
+                or type(o.get("time_ms")) not in numbers
+            ]
+        except TypeError:  # an unhashable key somewhere: the careful way
+            candidates = [
+                (i, o)
+                for i, o in enumerate(objs)
+                if type(o) is not dict
+                or (isinstance(o.get("key"), str) and o["key"] in keys)
+                or type(o.get("time_ms")) not in numbers
+            ]
+    by_key: ByKey = {}
     failures: list[ParseFailure] = []
-    for i in bad:
-        obj = objs[i]
-        message = str(obj) if isinstance(obj, Exception) else _check_record(obj)
-        if message is None:  # e.g. time_ms logged as a numeric string: accepted
+    for i, obj in candidates:
+        if (
+            type(obj) is dict
+            and type(obj.get("time_ms")) in numbers
+            and "key" in obj
+            and "value" in obj
+            and "metadata" in obj
+        ):
+            key = obj["key"]
+            if type(key) is not str:
+                if keys is not None:
+                    continue
+                key = str(key)
+            elif keys is not None and key not in keys:
+                continue  # picked only to check its time_ms
+            group = by_key.get(key)
+            if group is None:
+                group = by_key[key] = []
+            group.append((i, obj))
             continue
-        objs[i] = None
-        line = payloads[i][:200].decode("latin-1")
-        failures.append(ParseFailure(index=i, line=line, message=message))
-    return objs, failures
+        message = str(obj) if isinstance(obj, Exception) else _check_record(obj)
+        if message is None:  # time_ms logged as a numeric string: accepted
+            key = obj.get("key")
+            if keys is None:
+                by_key.setdefault(str(key), []).append((i, obj))
+            elif isinstance(key, str) and key in keys:
+                by_key.setdefault(key, []).append((i, obj))
+            continue
+        if (
+            keys is not None
+            and message.startswith("MLLOG record has no")
+            and not (isinstance(obj.get("key"), str) and obj["key"] in keys)
+        ):
+            continue  # outside the keys read: the official parser crashes, we ignore
+        failures.append(
+            ParseFailure(index=i, line=payloads[i][:200].decode("latin-1"), message=message)
+        )
+    return by_key, failures
 
 
 def scan_mllog(data: bytes) -> tuple[list[LogEvent], list[ParseFailure]]:
     """All MLLOG events of a log and the lines that failed, in file order."""
-    records, failures = parse_payloads(mllog_payloads(data))
+    by_key, failures = select_records(mllog_payloads(data))
+    selected = sorted((pair for group in by_key.values() for pair in group), key=lambda p: p[0])
     events = [
         LogEvent(
             index=i,
@@ -136,8 +199,7 @@ def scan_mllog(data: bytes) -> tuple[list[LogEvent], list[ParseFailure]]:
             value=r["value"],
             metadata=r["metadata"] if isinstance(r["metadata"], dict) else {},
         )
-        for i, r in enumerate(records)
-        if r is not None
+        for i, r in selected
     ]
     return events, failures
 

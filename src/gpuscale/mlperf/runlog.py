@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuscale.mlperf.compliance import check_common_rules
-from gpuscale.mlperf.mllog import finite_or_none, mllog_payloads, parse_payloads
+from gpuscale.mlperf.compliance import CHECKED_KEYS, check_common_rules
+from gpuscale.mlperf.mllog import finite_or_none, mllog_payloads, select_records
 
 # Keys whose values feed the compliance emulation and the convergence analysis.
 _EVAL_KEYS = frozenset({"eval_accuracy", "aggregated_eval_accuracy", "eval_error"})
@@ -89,79 +89,83 @@ class RunLog:
 _WANTED = frozenset(
     {"run_start", "run_stop", "tracked_stats", "global_batch_size"} | _EVAL_KEYS | _FIRST_KEYS
 )
-
-
-def _wanted(records: list[dict[str, Any] | None]) -> list[tuple[int, dict[str, Any]]]:
-    """(index, record) of the records whose key this module reads."""
-    try:
-        return [(i, r) for i, r in enumerate(records) if r is not None and r["key"] in _WANTED]
-    except TypeError:  # an unhashable key somewhere: take the slow, careful way
-        return [
-            (i, r)
-            for i, r in enumerate(records)
-            if r is not None and isinstance(r["key"], str) and r["key"] in _WANTED
-        ]
+# What one pass over a log must pick out: this module's keys and the compliance rules'.
+_SELECT = _WANTED | CHECKED_KEYS
 
 
 def _number(meta: dict[str, Any], name: str) -> float | None:
     return finite_or_none(meta.get(name))
 
 
+def _official_pair(
+    starts: list[tuple[int, dict[str, Any]]], stops: list[tuple[int, dict[str, Any]]]
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The run_start/run_stop records the official walk settles on.
+
+    It updates ``run_start`` at every run_start line and ``run_stop`` at every run_stop
+    line, and stops at the first line after which both are set: so the later of the two
+    first occurrences ends the walk, and the other key counts its last line before it.
+    """
+    if not starts or not stops:
+        return (starts[0][1] if starts else None), (stops[0][1] if stops else None)
+    first_start, first_stop = starts[0][0], stops[0][0]
+    if first_start < first_stop:
+        return [r for i, r in starts if i < first_stop][-1], stops[0][1]
+    return starts[0][1], [r for i, r in stops if i < first_start][-1]
+
+
+def _meta(rec: dict[str, Any]) -> dict[str, Any]:
+    return rec["metadata"] if isinstance(rec["metadata"], dict) else {}
+
+
+def _eval_point(index: int, rec: dict[str, Any]) -> EvalPoint:
+    meta = _meta(rec)
+    metric = meta.get("metric")
+    return EvalPoint(
+        index=index,
+        key=rec["key"],
+        value=rec["value"],
+        time_ms=float(rec["time_ms"]),
+        epoch_num=_number(meta, "epoch_num"),
+        samples_count=_number(meta, "samples_count"),
+        step_num=_number(meta, "step_num"),
+        metric=metric if isinstance(metric, str) else None,
+    )
+
+
 def read_run_log(data: bytes) -> RunLog:
     """Distil one MLLOG result file. Never raises: bad lines are counted, not fatal."""
     payloads = mllog_payloads(data)
-    records, failures = parse_payloads(payloads)
-    violations = check_common_rules(records)
-    log = RunLog(mllog_lines=len(payloads), parse_failures=len(failures), violations=violations)
+    by_key, failures = select_records(payloads, _SELECT)
+    log = RunLog(
+        mllog_lines=len(payloads),
+        parse_failures=len(failures),
+        violations=check_common_rules(by_key, len(payloads)),
+    )
     if failures:
         f = failures[0]
         log.first_parse_failure = f"MLLOG line {f.index + 1}: {f.message}: {f.line[:120]}"
-    first = log.first
-    start = stop = None
-    pair_found = False
-    for index, rec in _wanted(records):
-        key = rec["key"]
-        if key == "run_start":
-            if not pair_found:
-                start = rec
-        elif key == "run_stop":
-            meta = rec["metadata"] if isinstance(rec["metadata"], dict) else {}
-            log.run_stops.append((index, meta.get("status")))
-            if not pair_found:
-                stop = rec
-        elif key in _EVAL_KEYS:
-            meta = rec["metadata"] if isinstance(rec["metadata"], dict) else {}
-            metric = meta.get("metric")
-            log.evals.append(
-                EvalPoint(
-                    index=index,
-                    key=key,
-                    value=rec["value"],
-                    time_ms=float(rec["time_ms"]),
-                    epoch_num=_number(meta, "epoch_num"),
-                    samples_count=_number(meta, "samples_count"),
-                    step_num=_number(meta, "step_num"),
-                    metric=metric if isinstance(metric, str) else None,
-                )
-            )
-        elif key == "tracked_stats":
-            value = rec["value"]
-            if isinstance(value, dict):
-                tput = finite_or_none(value.get("throughput"))
-                if tput is not None:
-                    log.throughput_sum += tput
-                    log.throughput_n += 1
-        elif key == "global_batch_size":
-            log.global_batch_size = finite_or_none(rec["value"])
-        elif key in _FIRST_KEYS and key not in first:
-            first[key] = rec["value"]
-        if start is not None and stop is not None:
-            pair_found = True
+    log.first = {k: by_key[k][0][1]["value"] for k in _FIRST_KEYS if k in by_key}
+    if "global_batch_size" in by_key:
+        log.global_batch_size = finite_or_none(by_key["global_batch_size"][-1][1]["value"])
+    log.evals = sorted(
+        (_eval_point(i, r) for k in _EVAL_KEYS for i, r in by_key.get(k, [])),
+        key=lambda e: e.index,
+    )
+    for _, rec in by_key.get("tracked_stats", []):
+        value = rec["value"]
+        tput = finite_or_none(value.get("throughput")) if isinstance(value, dict) else None
+        if tput is not None:
+            log.throughput_sum += tput
+            log.throughput_n += 1
+    stops = by_key.get("run_stop", [])
+    log.run_stops = [(i, _meta(r).get("status")) for i, r in stops]
+    start, stop = _official_pair(by_key.get("run_start", []), stops)
     if start is not None:
         log.run_start_ms = float(start["time_ms"])
     if stop is not None:
         log.run_stop_ms = float(stop["time_ms"])
-        meta = stop["metadata"] if isinstance(stop["metadata"], dict) else {}
+        meta = _meta(stop)
         log.run_stop_has_status = "status" in meta
         status = meta.get("status")
         log.run_stop_status = status if isinstance(status, str) else None

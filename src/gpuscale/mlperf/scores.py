@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -12,10 +13,27 @@ from gpuscale.mlperf.scoring import olympic_score
 from gpuscale.schema import SCORES_COLUMNS, SCORES_SYSTEM_COLUMNS
 
 
-def _common_value(values: pd.Series) -> float | None:
+def _common_value(values: list[float | None]) -> float | None:
     """The value all runs agree on, else None (the RCP checker rejects a mix)."""
-    distinct = values.dropna().unique()
-    return float(distinct[0]) if len(distinct) == 1 and values.notna().all() else None
+    distinct = set(values)
+    if len(distinct) != 1 or None in distinct:
+        return None
+    value = distinct.pop()
+    return None if value != value else float(value)  # NaN: not logged
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredRound:
+    """The scores table, which runs the olympic rule kept (aligned with ``runs``), and
+    the problems met while scoring."""
+
+    scores: pd.DataFrame
+    kept: list[bool]
+    problems: list[dict[str, Any]]
+
+
+def _problem(round_name: str, where: str, kind: str, message: str) -> dict[str, Any]:
+    return {"round": round_name, "path": where, "kind": kind, "message": message}
 
 
 def build_scores(
@@ -24,71 +42,64 @@ def build_scores(
     runs: pd.DataFrame,
     scaling: dict[tuple[str, str, str], float],
     bench_dirs: set[tuple[str, str, str]],
-) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
-    """Score every benchmark folder; mark in ``runs['kept']`` the runs the olympic rule kept.
-
-    Returns the scores table and the problems found (unknown benchmark, no system
-    description, no score).
-    """
-    problems: list[dict[str, Any]] = []
+) -> ScoredRound:
+    """Score every benchmark folder of a round (see ``scoring.olympic_score``)."""
     sys_index = {(r["org"], r["system_id"]): r for r in systems.to_dict("records")}
-    groups = {
-        key: frame for key, frame in runs.groupby(["org", "system_id", "benchmark"], sort=False)
-    }
-    runs["kept"] = False
+    run_rows = runs.to_dict("records")
+    positions: dict[tuple[str, str, str], list[int]] = {}
+    for pos, run in enumerate(run_rows):
+        positions.setdefault((run["org"], run["system_id"], run["benchmark"]), []).append(pos)
+    kept = [False] * len(run_rows)
+    problems: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     for org, system_id, folder in sorted(bench_dirs):
         bench = get_benchmark(folder)
-        frame = groups.get((org, system_id, bench.name if bench else folder))
-        frame = frame if frame is not None else runs.iloc[0:0]
+        group_pos = positions.get((org, system_id, bench.name if bench else folder), [])
+        group = [run_rows[p] for p in group_pos]
         where = f"{org}/results/{system_id}/{folder}"
-        counted = frame[frame["counted"].astype(bool)]
-        dropped = len(frame) - len(counted)
+        counted = [p for p, r in zip(group_pos, group, strict=True) if r["counted"]]
         factor = scaling.get((org, system_id, folder), 1.0)
         result = olympic_score(
-            counted["time_to_train_min"].astype(float).tolist(),
-            dropped,
+            [run_rows[p]["time_to_train_min"] for p in counted],
+            len(group) - len(counted),
             max_dropped_runs=bench.max_dropped_runs if bench else 1,
             scaling_factor=factor,
         )
-        kept_index = counted.index[list(result.kept)]
-        runs.loc[kept_index, "kept"] = True
-        reason = result.reason if len(frame) else "no result files"
+        for i in result.kept:
+            kept[counted[i]] = True
+        reason = result.reason if group else "no result files"
         system = sys_index.get((org, system_id))
         if system is None:
             reason = reason or f"no system description ({org}/systems/{system_id}.json)"
             problems.append(
-                {
-                    "round": round_name,
-                    "path": where,
-                    "kind": "missing system",
-                    "message": f"results without {org}/systems/{system_id}.json",
-                }
+                _problem(
+                    round_name,
+                    where,
+                    "missing system",
+                    f"results without {org}/systems/{system_id}.json",
+                )
             )
         if bench is None:
             problems.append(
-                {
-                    "round": round_name,
-                    "path": where,
-                    "kind": "unknown benchmark",
-                    "message": f"benchmark folder {folder!r} is not an MLPerf "
-                    "Training benchmark gpuscale knows; scored with the "
-                    "default olympic rule",
-                }
+                _problem(
+                    round_name,
+                    where,
+                    "unknown benchmark",
+                    f"benchmark folder {folder!r} is not an MLPerf Training benchmark gpuscale "
+                    "knows; scored with the default olympic rule",
+                )
             )
-        if reason and len(frame):
+        if not group:
             problems.append(
-                {"round": round_name, "path": where, "kind": "no score", "message": reason}
+                _problem(
+                    round_name,
+                    where,
+                    "empty benchmark",
+                    "benchmark folder holds no result_*.txt file",
+                )
             )
-        elif not len(frame):
-            problems.append(
-                {
-                    "round": round_name,
-                    "path": where,
-                    "kind": "empty benchmark",
-                    "message": "benchmark folder holds no result_*.txt file",
-                }
-            )
+        elif reason:
+            problems.append(_problem(round_name, where, "no score", reason))
         row: dict[str, Any] = {
             "round": round_name,
             "org": org,
@@ -100,22 +111,20 @@ def build_scores(
             row[name] = system[name] if system is not None else None
         row.update(
             {
-                "runs": len(frame),
+                "runs": len(group),
                 "runs_converged": len(counted),
                 "runs_required": bench.result_files if bench else None,
                 "scaling_factor": factor,
                 "time_to_train_min": result.time_to_train_min if system is not None else None,
                 "score_reason": reason,
                 "kept_runs": len(result.kept),
-                "global_batch_size": _common_value(frame["global_batch_size"])
-                if len(frame)
-                else None,
-                "samples_to_converge": olympic_samples(frame["samples_to_converge"].tolist())
-                if len(frame)
+                "global_batch_size": _common_value([r["global_batch_size"] for r in group]),
+                "samples_to_converge": olympic_samples([r["samples_to_converge"] for r in group])
+                if group
                 else None,
             }
         )
         rows.append(row)
     scores = pd.DataFrame(rows, columns=list(SCORES_COLUMNS))
     scores["time_to_train_min"] = scores["time_to_train_min"].astype(float)
-    return scores, problems
+    return ScoredRound(scores=scores, kept=kept, problems=problems)

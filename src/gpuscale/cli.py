@@ -179,6 +179,125 @@ def scores(
     )
 
 
+ANALYZE_COLUMNS = [
+    "submitter",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "time_to_train_min",
+    "speedup",
+    "efficiency",
+    "normalized_efficiency",
+    "gpu_hours",
+    "cluster",
+    "pareto",
+]
+
+
+@app.command()
+def analyze(
+    paths: RoundPaths = None,
+    round_names: RoundNames = None,
+    benchmark: Benchmarks = None,
+    reference: Annotated[
+        str,
+        typer.Option(
+            "--reference",
+            "-r",
+            help="study (fewest accelerators, slowest among them), family (the same rule within "
+            "each accelerator family) or SUBMITTER/SYSTEM_ID.",
+        ),
+    ] = "study",
+    threshold: Annotated[
+        float,
+        typer.Option(
+            help="E' threshold of the equilibrium criterion, as a fraction of the best E'."
+        ),
+    ] = 0.8,
+    division: Annotated[str | None, typer.Option(help="closed or open.")] = None,
+    availability: Annotated[
+        str | None,
+        typer.Option(help="Keep systems whose availability contains this text (e.g. cloud)."),
+    ] = None,
+    family: Annotated[
+        list[str] | None,
+        typer.Option("--family", help="Keep only these accelerator families (repeatable)."),
+    ] = None,
+    k: Annotated[
+        int | None,
+        typer.Option("-k", help="Number of K-means clusters (default: best silhouette, 2..6)."),
+    ] = None,
+    n_boot: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of K-means and the bootstrap.")] = 0,
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """Speedup, efficiency, E', clusters, equilibrium and 95% intervals per benchmark."""
+    import json
+
+    from gpuscale.analysis import AnalysisOptions, as_json
+    from gpuscale.analysis import analyze as run_analysis
+    from gpuscale.analysis.metrics import ReferenceError
+    from gpuscale.mlperf.benchmarks import resolve_workloads
+
+    try:
+        options = AnalysisOptions(
+            reference=reference,
+            threshold=threshold,
+            division=division,
+            availability=availability,
+            families=tuple(family) if family else None,
+            k=k,
+            n_boot=n_boot,
+            seed=seed,
+        )
+    except ValueError as exc:
+        fail(str(exc))
+    tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
+    workloads = resolve_workloads(benchmark or [])
+    try:
+        results = run_analysis(tables, workloads, options)
+    except ReferenceError as exc:
+        fail(str(exc))
+    if not results:
+        fail("no scored system matches these options")
+    if fmt is Format.json:
+        from gpuscale.cli_output import jsonable
+
+        out.file.write(json.dumps(jsonable(as_json(results, options)), indent=2) + "\n")
+        return
+    if fmt is Format.csv:
+        import pandas as pd
+
+        print_frame(out, pd.concat([r.table for r in results]), fmt)
+        return
+    for result in results:
+        refs = ", ".join(
+            f"{r.submitter}/{r.system_id} ({r.accelerators} x "
+            f"{r.accelerator_family}, {r.time_to_train_min:.2f} min)"
+            for r in result.references
+        )
+        print_frame(
+            out,
+            result.table[ANALYZE_COLUMNS],
+            fmt,
+            title=f"{result.round} {result.workload}: reference ({reference}) {refs}",
+        )
+        eq = result.equilibrium
+        for pick in eq.picks:
+            out.print(
+                f"  {pick.criterion}: {pick.submitter} {pick.system_name} "
+                f"({pick.accelerators} x {pick.accelerator_family}, "
+                f"{pick.time_to_train_min:.2f} min, E' {pick.normalized_efficiency:.2f})",
+                markup=False,
+                highlight=False,
+            )
+        out.print(
+            f"  agreement: {eq.agreement}; Pareto front: {len(eq.pareto)} systems\n",
+            markup=False,
+            highlight=False,
+        )
+
+
 @app.command()
 def report(
     paths: RoundPaths = None,

@@ -106,3 +106,46 @@ RUN_STATUSES: tuple[str, ...] = (
     "noncompliant",
     "not text",
 )
+
+# One row per scored system of a benchmark (``gpuscale.analysis.scaling_table``).
+SCALING_COLUMNS: tuple[str, ...] = (
+    "round",
+    "benchmark",
+    "workload",
+    "org",
+    "submitter",
+    "system_id",
+    "system_name",
+    "division",
+    "availability",
+    "accelerator_family",
+    "nodes",
+    "accelerators",
+    "time_to_train_min",
+    "runs_converged",
+    "scaling_factor",
+    "global_batch_size",
+    "samples_to_converge",
+    "reference_rule",
+    "reference_submitter",
+    "reference_system_id",
+    "reference_accelerators",
+    "reference_time_to_train_min",
+    "speedup",
+    "efficiency",
+    "normalized_efficiency",
+    "gpu_hours",
+    "samples_per_s_per_accelerator",
+)
+
+# Columns ``analyze`` adds to a scaling table.
+CLUSTER_COLUMN = "cluster"
+PARETO_COLUMN = "pareto"
+CI_COLUMNS: tuple[str, ...] = (
+    "time_to_train_min_ci_low",
+    "time_to_train_min_ci_high",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "normalized_efficiency_ci_low",
+    "normalized_efficiency_ci_high",
+)

@@ -1,0 +1,21 @@
+"""Pure functions over the scores tables: metrics, references, clusters, equilibrium,
+uncertainty."""
+
+from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis, analyze, as_json
+from gpuscale.analysis.clusters import cluster_systems
+from gpuscale.analysis.equilibrium import Equilibrium, equilibrium, equilibrium_by_family
+from gpuscale.analysis.metrics import scaling_table
+from gpuscale.analysis.uncertainty import bootstrap_intervals
+
+__all__ = [
+    "AnalysisOptions",
+    "Equilibrium",
+    "WorkloadAnalysis",
+    "analyze",
+    "as_json",
+    "bootstrap_intervals",
+    "cluster_systems",
+    "equilibrium",
+    "equilibrium_by_family",
+    "scaling_table",
+]

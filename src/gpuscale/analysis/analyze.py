@@ -1,0 +1,201 @@
+"""One call that runs the whole scaling analysis of a round's workloads.
+
+For each (round, workload): the scaling table against the chosen reference, K-means
+clusters, the Pareto flag, bootstrap intervals and the equilibrium criteria (overall and
+per accelerator family). ``as_json`` turns the results into the documented JSON shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.analysis.clusters import Clustering, cluster_systems
+from gpuscale.analysis.equilibrium import (
+    Equilibrium,
+    Pick,
+    equilibrium,
+    equilibrium_by_family,
+    pareto_mask,
+)
+from gpuscale.analysis.metrics import Reference, references, scaling_table
+from gpuscale.analysis.uncertainty import bootstrap_intervals
+from gpuscale.mlperf.ingest import RoundTables
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AnalysisOptions:
+    """How to analyse. ``reference``: study, family or SUBMITTER/SYSTEM_ID."""
+
+    reference: str = "study"
+    threshold: float = 0.8
+    division: str | None = None
+    availability: str | None = None
+    families: tuple[str, ...] | None = None
+    k: int | None = None
+    n_boot: int = 2000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.threshold <= 1:
+            raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
+        if self.n_boot < 100:
+            raise ValueError(f"n_boot must be at least 100, got {self.n_boot}")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadAnalysis:
+    """Everything gpuscale says about one workload of one round."""
+
+    round: str
+    workload: str
+    references: list[Reference]
+    table: pd.DataFrame
+    clustering: Clustering
+    equilibrium: Equilibrium
+    by_family: list[Equilibrium] = field(default_factory=list)
+
+
+def analyze_workload(
+    tables: RoundTables,
+    round_name: str,
+    workload: str,
+    options: AnalysisOptions = AnalysisOptions(),
+) -> WorkloadAnalysis | None:
+    """The analysis of one workload, or None when no system of it is scored."""
+    scores = tables.scores[tables.scores["round"] == round_name]
+    table = scaling_table(
+        scores,
+        workload,
+        reference=options.reference,
+        division=options.division,
+        availability=options.availability,
+        families=list(options.families) if options.families else None,
+    )
+    if table.empty:
+        return None
+    clustering = cluster_systems(table, options.k, seed=options.seed)
+    table = table.assign(
+        cluster=clustering.labels,
+        pareto=pareto_mask(table["time_to_train_min"].to_numpy(), table["gpu_hours"].to_numpy()),
+    )
+    table = pd.concat(
+        [table, bootstrap_intervals(table, tables.runs, n_boot=options.n_boot, seed=options.seed)],
+        axis=1,
+    )
+    return WorkloadAnalysis(
+        round=round_name,
+        workload=workload,
+        references=references(table),
+        table=table,
+        clustering=clustering,
+        equilibrium=equilibrium(table, threshold=options.threshold),
+        by_family=equilibrium_by_family(table, threshold=options.threshold),
+    )
+
+
+def analyze(
+    tables: RoundTables, workloads: list[str], options: AnalysisOptions = AnalysisOptions()
+) -> list[WorkloadAnalysis]:
+    """``analyze_workload`` for every round in the tables and every workload asked for
+    (all workloads with scores when the list is empty)."""
+    results = []
+    for round_name in sorted(tables.scores["round"].unique()):
+        scores = tables.scores[tables.scores["round"] == round_name]
+        names = workloads or sorted(scores["workload"].unique())
+        for workload in names:
+            result = analyze_workload(tables, round_name, workload, options)
+            if result is not None:
+                results.append(result)
+    return results
+
+
+_SYSTEM_FIELDS = (
+    "submitter",
+    "system_id",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "nodes",
+    "time_to_train_min",
+    "speedup",
+    "efficiency",
+    "normalized_efficiency",
+    "gpu_hours",
+    "samples_per_s_per_accelerator",
+    "global_batch_size",
+    "samples_to_converge",
+    "cluster",
+    "pareto",
+    "time_to_train_min_ci_low",
+    "time_to_train_min_ci_high",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "normalized_efficiency_ci_low",
+    "normalized_efficiency_ci_high",
+    "reference_system_id",
+)
+
+
+def _pick_json(pick: Pick | None) -> dict[str, Any] | None:
+    return None if pick is None else asdict(pick)
+
+
+def equilibrium_json(eq: Equilibrium) -> dict[str, Any]:
+    return {
+        "scope": eq.scope,
+        "threshold": eq.threshold,
+        "pareto": eq.pareto,
+        "knee": _pick_json(eq.knee),
+        "max_speed_x_efficiency": _pick_json(eq.max_speed_x_efficiency),
+        "efficiency_threshold": _pick_json(eq.efficiency_threshold),
+        "agreement": eq.agreement,
+    }
+
+
+def _reference_json(result: WorkloadAnalysis, rule: str) -> dict[str, Any]:
+    def one(ref: Reference) -> dict[str, Any]:
+        return {
+            "submitter": ref.submitter,
+            "system_id": ref.system_id,
+            "accelerator_family": ref.accelerator_family,
+            "accelerators": ref.accelerators,
+            "time_to_train_min": ref.time_to_train_min,
+        }
+
+    if rule == "family":
+        return {
+            "rule": rule,
+            "by_family": {r.accelerator_family: one(r) for r in result.references},
+        }
+    return {"rule": rule, **one(result.references[0])}
+
+
+def as_json(results: list[WorkloadAnalysis], options: AnalysisOptions) -> list[dict[str, Any]]:
+    """The documented JSON shape: one object per (round, benchmark)."""
+    out = []
+    for result in results:
+        systems = result.table[list(_SYSTEM_FIELDS)].to_dict("records")
+        out.append(
+            {
+                "round": result.round,
+                "benchmark": result.workload,
+                "benchmark_folders": sorted(result.table["benchmark"].unique()),
+                "reference": _reference_json(result, options.reference),
+                "clusters": {
+                    "k": result.clustering.k,
+                    "silhouette": result.clustering.silhouette,
+                    "features": [
+                        "log10_accelerators",
+                        "log10_time_to_train_min",
+                        "normalized_efficiency",
+                    ],
+                },
+                "systems": systems,
+                "equilibrium": equilibrium_json(result.equilibrium),
+                "equilibrium_by_family": [equilibrium_json(e) for e in result.by_family],
+            }
+        )
+    return out

@@ -1,0 +1,164 @@
+"""The equilibrium point between training time and per-accelerator efficiency, made precise.
+
+The study spoke of a configuration that "balances training time against per-GPU
+efficiency". gpuscale reports four criteria side by side on a scaling table:
+
+(a) **Pareto front** of time to train vs accelerator-hours: systems no other system beats
+    on both (lower or equal on both, lower on one).
+(b) **Knee** of time to train vs accelerators (Kneedle, Satopää et al. 2011, via the
+    ``kneed`` package) on log10 axes, over the fastest system at each accelerator count:
+    the point after which adding accelerators buys markedly less.
+(c) **Speed x efficiency**: the system maximising ``S * E`` (= S^2 / N).
+(d) **Efficiency threshold**: the largest accelerator count whose fastest system keeps
+    ``E' >= threshold * max(E')`` (default threshold 0.8).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """The system a criterion picks."""
+
+    criterion: str
+    submitter: str
+    system_id: str
+    system_name: str
+    accelerator_family: str
+    accelerators: int
+    time_to_train_min: float
+    normalized_efficiency: float
+
+    @property
+    def key(self) -> str:
+        return f"{self.submitter}/{self.system_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Equilibrium:
+    """The four criteria's picks for one benchmark (``scope``: ``all`` or a family)."""
+
+    benchmark: str
+    scope: str
+    threshold: float
+    pareto: list[str] = field(default_factory=list)
+    knee: Pick | None = None
+    max_speed_x_efficiency: Pick | None = None
+    efficiency_threshold: Pick | None = None
+
+    @property
+    def picks(self) -> list[Pick]:
+        return [
+            p
+            for p in (self.knee, self.max_speed_x_efficiency, self.efficiency_threshold)
+            if p is not None
+        ]
+
+    @property
+    def agreement(self) -> str:
+        """Which criteria pick the same system or accelerator count, in words."""
+        picks = self.picks
+        if not picks:
+            return "no criterion could pick a system"
+        by_n: dict[int, list[str]] = {}
+        for p in picks:
+            by_n.setdefault(p.accelerators, []).append(p.criterion)
+        parts = [
+            f"{' and '.join(names)} pick{'s' if len(names) == 1 else ''} {n} accelerators"
+            for n, names in sorted(by_n.items())
+        ]
+        on_front = [p.criterion for p in picks if p.key in self.pareto]
+        text = "; ".join(parts)
+        if len(by_n) == 1 and len(picks) > 1:
+            text = f"all criteria agree on {picks[0].accelerators} accelerators"
+        return text + f" ({len(on_front)} of {len(picks)} picks on the Pareto front)"
+
+
+def _pick(criterion: str, row: pd.Series) -> Pick:
+    return Pick(
+        criterion=criterion,
+        submitter=str(row["submitter"]),
+        system_id=str(row["system_id"]),
+        system_name=str(row["system_name"]),
+        accelerator_family=str(row["accelerator_family"]),
+        accelerators=int(row["accelerators"]),
+        time_to_train_min=float(row["time_to_train_min"]),
+        normalized_efficiency=float(row["normalized_efficiency"]),
+    )
+
+
+def pareto_mask(time_min: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """True where no other point is <= on both and < on one (minimising both)."""
+    time_min, cost = np.asarray(time_min, float), np.asarray(cost, float)
+    le = (time_min[None, :] <= time_min[:, None]) & (cost[None, :] <= cost[:, None])
+    lt = (time_min[None, :] < time_min[:, None]) | (cost[None, :] < cost[:, None])
+    return ~(le & lt).any(axis=1)
+
+
+def fastest_per_count(table: pd.DataFrame) -> pd.DataFrame:
+    """The fastest system at each accelerator count, by increasing count."""
+    ordered = table.sort_values(["accelerators", "time_to_train_min", "system_id"])
+    return ordered.drop_duplicates("accelerators", keep="first").reset_index(drop=True)
+
+
+def knee_pick(table: pd.DataFrame) -> pd.Series | None:
+    """Kneedle's knee of log10(T) against log10(N) over the fastest system per N."""
+    from kneed import KneeLocator
+
+    frontier = fastest_per_count(table)
+    if len(frontier) < 3:
+        return None
+    x = np.log10(frontier["accelerators"].to_numpy(float))
+    y = np.log10(frontier["time_to_train_min"].to_numpy(float))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # kneed warns when it finds no knee
+        knee = KneeLocator(x, y, curve="convex", direction="decreasing").knee
+    if knee is None:
+        return None
+    return frontier.iloc[int(np.argmin(np.abs(x - knee)))]
+
+
+def equilibrium(table: pd.DataFrame, *, threshold: float = 0.8, scope: str = "all") -> Equilibrium:
+    """The four criteria on one benchmark's scaling table (see the module docstring)."""
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+    benchmark = str(table["workload"].iloc[0]) if len(table) else ""
+    if table.empty:
+        return Equilibrium(benchmark=benchmark, scope=scope, threshold=threshold)
+    on_front = pareto_mask(table["time_to_train_min"].to_numpy(), table["gpu_hours"].to_numpy())
+    pareto = [
+        f"{s}/{i}"
+        for s, i in zip(table["submitter"][on_front], table["system_id"][on_front], strict=True)
+    ]
+    knee = knee_pick(table)
+    score = table["speedup"] * table["efficiency"]
+    best = table.loc[score.idxmax()]
+    frontier = fastest_per_count(table)
+    floor = threshold * table["normalized_efficiency"].max()
+    good = frontier[frontier["normalized_efficiency"] >= floor]
+    return Equilibrium(
+        benchmark=benchmark,
+        scope=scope,
+        threshold=threshold,
+        pareto=pareto,
+        knee=_pick("knee", knee) if knee is not None else None,
+        max_speed_x_efficiency=_pick("speed x efficiency", best),
+        efficiency_threshold=_pick(f"E' >= {threshold:g} x best", good.iloc[-1])
+        if len(good)
+        else None,
+    )
+
+
+def equilibrium_by_family(table: pd.DataFrame, *, threshold: float = 0.8) -> list[Equilibrium]:
+    """The criteria within each accelerator family that has at least two systems."""
+    return [
+        equilibrium(group, threshold=threshold, scope=str(family))
+        for family, group in table.groupby("accelerator_family", sort=True)
+        if len(group) >= 2
+    ]

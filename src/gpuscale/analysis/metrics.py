@@ -1,0 +1,165 @@
+"""Scaling metrics of the systems of one benchmark, relative to a reference system.
+
+With ``T`` a system's official time to train (minutes), ``N`` its accelerators and
+``T_ref``, ``N_ref`` those of the reference system:
+
+* speedup ``S = T_ref / T``
+* efficiency ``E = S / N`` (the study's definition; ideal 1 only when N_ref = 1)
+* normalised efficiency ``E' = S / (N / N_ref)`` (1 = perfect scaling from the reference)
+* accelerator-hours ``N * T / 60`` (column ``gpu_hours``; TPUs and others count the same)
+* throughput per accelerator ``samples / (T * 60) / N`` for benchmarks that count
+  convergence in samples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.schema import SCALING_COLUMNS
+
+# Benchmarks whose RCP convergence count is in samples (others count epochs).
+SAMPLE_COUNTED = frozenset(
+    {"bert", "llama2_70b_lora", "stable_diffusion", "llama31_405b", "llama31_8b", "flux1"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """The system every other system is compared with (per accelerator family when the
+    rule is ``family``)."""
+
+    org: str
+    submitter: str
+    system_id: str
+    accelerator_family: str
+    accelerators: int
+    time_to_train_min: float
+
+
+class ReferenceError(ValueError):
+    """The asked-for reference system has no score for this benchmark."""
+
+
+def scored_systems(
+    scores: pd.DataFrame,
+    *,
+    division: str | None = None,
+    availability: str | None = None,
+    families: list[str] | None = None,
+) -> pd.DataFrame:
+    """Rows of ``scores`` that have an official score and a known accelerator count,
+    optionally filtered by division, availability (substring, case-insensitive) and
+    accelerator family."""
+    keep = scores["time_to_train_min"].notna() & (scores["accelerators"].fillna(0) > 0)
+    if division:
+        keep &= scores["division"].str.lower() == division.lower()
+    if availability:
+        keep &= scores["availability"].str.lower().str.contains(availability.lower(), regex=False)
+    if families:
+        keep &= scores["accelerator_family"].isin(families)
+    return scores[keep]
+
+
+def study_reference(frame: pd.DataFrame) -> pd.Series:
+    """The study's rule: the fewest accelerators, and among those the slowest system
+    (ties broken by submitter and system id, so the choice is deterministic)."""
+    fewest = frame[frame["accelerators"] == frame["accelerators"].min()]
+    ordered = fewest.sort_values(
+        ["time_to_train_min", "submitter", "system_id"], ascending=[False, True, True]
+    )
+    return ordered.iloc[0]
+
+
+def _as_reference(row: pd.Series) -> Reference:
+    return Reference(
+        org=row["org"],
+        submitter=row["submitter"],
+        system_id=row["system_id"],
+        accelerator_family=row["accelerator_family"],
+        accelerators=int(row["accelerators"]),
+        time_to_train_min=float(row["time_to_train_min"]),
+    )
+
+
+def find_reference(frame: pd.DataFrame, rule: str) -> pd.Series:
+    """The reference row for ``rule``: ``study`` or ``SUBMITTER/SYSTEM_ID`` (the submitter
+    as the JSON names it or its folder name)."""
+    if rule == "study":
+        return study_reference(frame)
+    if "/" not in rule:
+        raise ReferenceError(f"reference {rule!r}: use study, family or SUBMITTER/SYSTEM_ID")
+    who, system_id = rule.split("/", 1)
+    match = frame[
+        (frame["system_id"] == system_id) & ((frame["submitter"] == who) | (frame["org"] == who))
+    ]
+    if match.empty:
+        raise ReferenceError(f"reference {rule} has no official score for this benchmark")
+    return match.iloc[0]
+
+
+def _metrics(frame: pd.DataFrame, ref: pd.Series) -> pd.DataFrame:
+    out = frame.copy()
+    t_ref, n_ref = float(ref["time_to_train_min"]), float(ref["accelerators"])
+    n = out["accelerators"].astype(float)
+    out["reference_submitter"] = ref["submitter"]
+    out["reference_system_id"] = ref["system_id"]
+    out["reference_accelerators"] = int(n_ref)
+    out["reference_time_to_train_min"] = t_ref
+    out["speedup"] = t_ref / out["time_to_train_min"]
+    out["efficiency"] = out["speedup"] / n
+    out["normalized_efficiency"] = out["speedup"] / (n / n_ref)
+    return out
+
+
+def scaling_table(
+    scores: pd.DataFrame,
+    benchmark: str,
+    *,
+    reference: str = "study",
+    division: str | None = None,
+    availability: str | None = None,
+    families: list[str] | None = None,
+) -> pd.DataFrame:
+    """Speedup, efficiency and E' of every scored system of one benchmark (or workload).
+
+    ``reference``: ``study`` (fewest accelerators, slowest among them), ``family`` (the
+    same rule within each accelerator family) or ``SUBMITTER/SYSTEM_ID``. Columns: see
+    ``gpuscale.schema.SCALING_COLUMNS``. Empty when no system is scored.
+    """
+    frame = scored_systems(scores, division=division, availability=availability, families=families)
+    frame = frame[(frame["workload"] == benchmark) | (frame["benchmark"] == benchmark)]
+    if frame.empty:
+        return pd.DataFrame(columns=list(SCALING_COLUMNS))
+    if reference == "family":
+        parts = [
+            _metrics(group, study_reference(group))
+            for _, group in frame.groupby("accelerator_family", sort=True)
+        ]
+        out = pd.concat(parts)
+    else:
+        out = _metrics(frame, find_reference(frame, reference))
+    n = out["accelerators"].astype(float)
+    out["gpu_hours"] = n * out["time_to_train_min"] / 60.0
+    per_s = out["samples_to_converge"] / (out["time_to_train_min"] * 60.0) / n
+    out["samples_per_s_per_accelerator"] = np.where(
+        out["benchmark"].isin(SAMPLE_COUNTED), per_s, np.nan
+    )
+    out["reference_rule"] = reference
+    out = out.sort_values(["accelerators", "time_to_train_min", "system_id"])
+    return out.reset_index(drop=True)[list(SCALING_COLUMNS)]
+
+
+def references(table: pd.DataFrame) -> list[Reference]:
+    """The reference system(s) a scaling table was computed against."""
+    refs = table.drop_duplicates(["reference_submitter", "reference_system_id"])
+    out = []
+    for row in refs.itertuples(index=False):
+        match = table[
+            (table["system_id"] == row.reference_system_id)
+            & (table["submitter"] == row.reference_submitter)
+        ]
+        out.append(_as_reference(match.iloc[0]))
+    return out

@@ -1,0 +1,37 @@
+"""Tiny hand-made scores/runs tables for the analysis tests."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.schema import RUNS_COLUMNS, SCORES_COLUMNS
+
+
+def scores(rows: list[tuple[str, str, int, float]], workload: str = "bert") -> pd.DataFrame:
+    """(system_id, family, accelerators, time_to_train_min) -> a scores table."""
+    records = []
+    for system_id, family, n, t in rows:
+        record = dict.fromkeys(SCORES_COLUMNS)
+        record.update(round="v9.9", org="Org", submitter="Org", system_id=system_id,
+                      system_name=system_id.upper(), division="closed",
+                      availability="Available on-premise", accelerator_family=family,
+                      accelerator_model=family, nodes=1, accelerators=n, benchmark=workload,
+                      workload=workload, runs=5, runs_converged=5, scaling_factor=1.0,
+                      time_to_train_min=t, samples_to_converge=1000.0)
+        records.append(record)
+    return pd.DataFrame(records, columns=list(SCORES_COLUMNS))
+
+
+def runs_for(table: pd.DataFrame, spread: float = 0.1) -> pd.DataFrame:
+    """Five kept runs per system, symmetric around its score (mean = score)."""
+    records = []
+    for row in table.itertuples(index=False):
+        for j, d in enumerate((-2, -1, 0, 1, 2)):
+            record = dict.fromkeys(RUNS_COLUMNS)
+            record.update(round=row.round, org=row.org, submitter=row.submitter,
+                          system_id=row.system_id, benchmark=row.benchmark,
+                          workload=row.workload, run_file=f"result_{j}.txt",
+                          time_to_train_min=row.time_to_train_min * (1 + d * spread / 2),
+                          counted=True, kept=True, status="success")
+            records.append(record)
+    return pd.DataFrame(records, columns=list(RUNS_COLUMNS))

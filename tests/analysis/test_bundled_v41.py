@@ -1,0 +1,68 @@
+"""Invariants of the analysis on the bundled v4.1 round (the study's)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpuscale import load_round
+from gpuscale.analysis import AnalysisOptions, analyze, as_json
+from gpuscale.analysis.equilibrium import pareto_mask
+from gpuscale.mlperf.benchmarks import STUDY_WORKLOADS
+
+
+@pytest.fixture(scope="module", params=["study", "family"])
+def results(request):
+    options = AnalysisOptions(reference=request.param, n_boot=300)
+    return options, analyze(load_round("v4.1"), list(STUDY_WORKLOADS), options)
+
+
+def test_all_four_workloads(results) -> None:
+    _, res = results
+    assert [r.workload for r in res] == list(STUDY_WORKLOADS)
+
+
+def test_reference_invariants(results) -> None:
+    _, res = results
+    for r in res:
+        t = r.table
+        is_ref = t["system_id"] == t["reference_system_id"]
+        assert is_ref.any()
+        assert np.allclose(t.loc[is_ref, "speedup"], 1.0)
+        assert np.allclose(t.loc[is_ref, "normalized_efficiency"], 1.0)
+
+
+def test_pareto_systems_are_not_dominated(results) -> None:
+    _, res = results
+    for r in res:
+        t = r.table
+        front = t[t["pareto"]]
+        for row in front.itertuples():
+            dominated = ((t["time_to_train_min"] <= row.time_to_train_min)
+                         & (t["gpu_hours"] <= row.gpu_hours)
+                         & ((t["time_to_train_min"] < row.time_to_train_min)
+                            | (t["gpu_hours"] < row.gpu_hours)))
+            assert not dominated.any()
+        assert t["pareto"].tolist() == pareto_mask(t["time_to_train_min"],
+                                                   t["gpu_hours"]).tolist()
+
+
+def test_each_pick_exists(results) -> None:
+    _, res = results
+    for r in res:
+        keys = set(r.table["submitter"] + "/" + r.table["system_id"])
+        assert r.equilibrium.max_speed_x_efficiency is not None
+        for pick in r.equilibrium.picks:
+            assert pick.key in keys
+
+
+def test_json_shape(results) -> None:
+    options, res = results
+    doc = as_json(res, options)
+    for item in doc:
+        assert {"round", "benchmark", "reference", "systems", "equilibrium"} <= set(item)
+        assert item["reference"]["rule"] == options.reference
+        for system in item["systems"]:
+            assert {"submitter", "system_id", "system_name", "accelerator_family", "accelerators",
+                    "time_to_train_min", "speedup", "efficiency", "normalized_efficiency",
+                    "gpu_hours", "cluster", "pareto", "speedup_ci_low"} <= set(system)

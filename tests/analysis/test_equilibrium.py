@@ -1,0 +1,87 @@
+"""Clusters, Pareto front, knee, speed x efficiency, threshold and bootstrap intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpuscale.analysis.clusters import cluster_systems
+from gpuscale.analysis.equilibrium import equilibrium, pareto_mask
+from gpuscale.analysis.metrics import scaling_table
+from gpuscale.analysis.uncertainty import bootstrap_intervals
+
+from .tables import runs_for, scores
+
+
+def ladder() -> list[tuple[str, str, int, float]]:
+    # Near-linear to 8 accelerators, then diminishing returns.
+    times = {1: 64.0, 2: 32.5, 4: 16.6, 8: 8.6, 16: 6.0, 32: 4.8, 64: 4.2, 128: 3.9}
+    return [(f"s{n}", "H100", n, t) for n, t in times.items()]
+
+
+def test_pareto_mask_known_answer() -> None:
+    t = np.array([10.0, 5.0, 5.0, 12.0, 1.0])
+    cost = np.array([1.0, 2.0, 3.0, 1.0, 9.0])
+    assert pareto_mask(t, cost).tolist() == [True, True, False, False, True]
+
+
+def test_identical_points_are_both_on_the_front() -> None:
+    assert pareto_mask(np.array([1.0, 1.0]), np.array([2.0, 2.0])).tolist() == [True, True]
+
+
+def test_criteria_on_a_ladder() -> None:
+    table = scaling_table(scores(ladder()), "bert")
+    eq = equilibrium(table, threshold=0.8)
+    assert eq.knee is not None and eq.knee.accelerators == 8
+    # S*E = S^2/N: largest for 16 accelerators here (64/6)^2/16 = 7.1 vs 8: 6.9, 32: 5.6
+    assert eq.max_speed_x_efficiency.accelerators == 16
+    # E' >= 0.8 * max(E'): E'(8) = 64/8.6/8 = 0.93, E'(16) = 0.67
+    assert eq.efficiency_threshold.accelerators == 8
+    assert {p.split("/")[1] for p in eq.pareto} == {f"s{n}" for n in (1, 2, 4, 8, 16, 32, 64, 128)}
+    assert "8 accelerators" in eq.agreement
+
+
+def test_threshold_validation_and_empty() -> None:
+    table = scaling_table(scores(ladder()), "bert")
+    with pytest.raises(ValueError):
+        equilibrium(table, threshold=0)
+    assert equilibrium(table.iloc[0:0]).picks == []
+
+
+def test_knee_needs_three_counts() -> None:
+    table = scaling_table(scores([("a", "X", 1, 10.0), ("b", "X", 2, 6.0)]), "bert")
+    assert equilibrium(table).knee is None
+
+
+def test_clusters_are_deterministic_and_ordered() -> None:
+    rows = ladder() + [("x2", "A5000", 2, 300.0), ("x4", "A5000", 4, 160.0)]
+    table = scaling_table(scores(rows), "bert")
+    first = cluster_systems(table)
+    second = cluster_systems(table)
+    assert np.array_equal(first.labels, second.labels) and 2 <= first.k <= 6
+    means = table.assign(c=first.labels).groupby("c")["accelerators"].mean()
+    assert means.is_monotonic_increasing
+    assert cluster_systems(table, k=3).k == 3
+    assert cluster_systems(table.iloc[:2]).labels.tolist() == [0, 0]
+
+
+def test_bootstrap_is_reproducible_and_covers_the_score() -> None:
+    frame = scores(ladder())
+    table = scaling_table(frame, "bert")
+    runs = runs_for(frame)
+    a = bootstrap_intervals(table, runs, n_boot=500, seed=7)
+    b = bootstrap_intervals(table, runs, n_boot=500, seed=7)
+    assert a.equals(b)
+    assert (a["time_to_train_min_ci_low"] <= table["time_to_train_min"]).all()
+    assert (a["time_to_train_min_ci_high"] >= table["time_to_train_min"]).all()
+    ref = table["system_id"] == table["reference_system_id"]
+    assert (a.loc[ref, "speedup_ci_low"] == 1.0).all() and (a.loc[ref, "speedup_ci_high"] == 1.0).all()
+    c = bootstrap_intervals(table, runs, n_boot=500, seed=8)
+    assert not a.equals(c)
+
+
+def test_bootstrap_needs_two_runs() -> None:
+    frame = scores(ladder()[:3])
+    table = scaling_table(frame, "bert")
+    runs = runs_for(frame).groupby("system_id").head(1)
+    assert bootstrap_intervals(table, runs, n_boot=200).isna().all().all()

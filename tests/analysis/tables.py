@@ -12,12 +12,26 @@ def scores(rows: list[tuple[str, str, int, float]], workload: str = "bert") -> p
     records = []
     for system_id, family, n, t in rows:
         record = dict.fromkeys(SCORES_COLUMNS)
-        record.update(round="v9.9", org="Org", submitter="Org", system_id=system_id,
-                      system_name=system_id.upper(), division="closed",
-                      availability="Available on-premise", accelerator_family=family,
-                      accelerator_model=family, nodes=1, accelerators=n, benchmark=workload,
-                      workload=workload, runs=5, runs_converged=5, scaling_factor=1.0,
-                      time_to_train_min=t, samples_to_converge=1000.0)
+        record.update(
+            round="v9.9",
+            org="Org",
+            submitter="Org",
+            system_id=system_id,
+            system_name=system_id.upper(),
+            division="closed",
+            availability="Available on-premise",
+            accelerator_family=family,
+            accelerator_model=family,
+            nodes=1,
+            accelerators=n,
+            benchmark=workload,
+            workload=workload,
+            runs=5,
+            runs_converged=5,
+            scaling_factor=1.0,
+            time_to_train_min=t,
+            samples_to_converge=1000.0,
+        )
         records.append(record)
     return pd.DataFrame(records, columns=list(SCORES_COLUMNS))
 
@@ -28,10 +42,18 @@ def runs_for(table: pd.DataFrame, spread: float = 0.1) -> pd.DataFrame:
     for row in table.itertuples(index=False):
         for j, d in enumerate((-2, -1, 0, 1, 2)):
             record = dict.fromkeys(RUNS_COLUMNS)
-            record.update(round=row.round, org=row.org, submitter=row.submitter,
-                          system_id=row.system_id, benchmark=row.benchmark,
-                          workload=row.workload, run_file=f"result_{j}.txt",
-                          time_to_train_min=row.time_to_train_min * (1 + d * spread / 2),
-                          counted=True, kept=True, status="success")
+            record.update(
+                round=row.round,
+                org=row.org,
+                submitter=row.submitter,
+                system_id=row.system_id,
+                benchmark=row.benchmark,
+                workload=row.workload,
+                run_file=f"result_{j}.txt",
+                time_to_train_min=row.time_to_train_min * (1 + d * spread / 2),
+                counted=True,
+                kept=True,
+                status="success",
+            )
             records.append(record)
     return pd.DataFrame(records, columns=list(RUNS_COLUMNS))

@@ -38,13 +38,16 @@ def test_pareto_systems_are_not_dominated(results) -> None:
         t = r.table
         front = t[t["pareto"]]
         for row in front.itertuples():
-            dominated = ((t["time_to_train_min"] <= row.time_to_train_min)
-                         & (t["gpu_hours"] <= row.gpu_hours)
-                         & ((t["time_to_train_min"] < row.time_to_train_min)
-                            | (t["gpu_hours"] < row.gpu_hours)))
+            dominated = (
+                (t["time_to_train_min"] <= row.time_to_train_min)
+                & (t["gpu_hours"] <= row.gpu_hours)
+                & (
+                    (t["time_to_train_min"] < row.time_to_train_min)
+                    | (t["gpu_hours"] < row.gpu_hours)
+                )
+            )
             assert not dominated.any()
-        assert t["pareto"].tolist() == pareto_mask(t["time_to_train_min"],
-                                                   t["gpu_hours"]).tolist()
+        assert t["pareto"].tolist() == pareto_mask(t["time_to_train_min"], t["gpu_hours"]).tolist()
 
 
 def test_each_pick_exists(results) -> None:
@@ -63,6 +66,18 @@ def test_json_shape(results) -> None:
         assert {"round", "benchmark", "reference", "systems", "equilibrium"} <= set(item)
         assert item["reference"]["rule"] == options.reference
         for system in item["systems"]:
-            assert {"submitter", "system_id", "system_name", "accelerator_family", "accelerators",
-                    "time_to_train_min", "speedup", "efficiency", "normalized_efficiency",
-                    "gpu_hours", "cluster", "pareto", "speedup_ci_low"} <= set(system)
+            assert {
+                "submitter",
+                "system_id",
+                "system_name",
+                "accelerator_family",
+                "accelerators",
+                "time_to_train_min",
+                "speedup",
+                "efficiency",
+                "normalized_efficiency",
+                "gpu_hours",
+                "cluster",
+                "pareto",
+                "speedup_ci_low",
+            } <= set(system)

@@ -54,7 +54,7 @@ def test_knee_needs_three_counts() -> None:
 
 
 def test_clusters_are_deterministic_and_ordered() -> None:
-    rows = ladder() + [("x2", "A5000", 2, 300.0), ("x4", "A5000", 4, 160.0)]
+    rows = [*ladder(), ("x2", "A5000", 2, 300.0), ("x4", "A5000", 4, 160.0)]
     table = scaling_table(scores(rows), "bert")
     first = cluster_systems(table)
     second = cluster_systems(table)
@@ -75,7 +75,8 @@ def test_bootstrap_is_reproducible_and_covers_the_score() -> None:
     assert (a["time_to_train_min_ci_low"] <= table["time_to_train_min"]).all()
     assert (a["time_to_train_min_ci_high"] >= table["time_to_train_min"]).all()
     ref = table["system_id"] == table["reference_system_id"]
-    assert (a.loc[ref, "speedup_ci_low"] == 1.0).all() and (a.loc[ref, "speedup_ci_high"] == 1.0).all()
+    assert (a.loc[ref, "speedup_ci_low"] == 1.0).all()
+    assert (a.loc[ref, "speedup_ci_high"] == 1.0).all()
     c = bootstrap_intervals(table, runs, n_boot=500, seed=8)
     assert not a.equals(c)
 

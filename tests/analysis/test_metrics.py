@@ -9,8 +9,12 @@ from gpuscale.analysis.metrics import ReferenceError, references, scaling_table
 
 from .tables import scores
 
-BASE = [("a2", "A5000", 2, 100.0), ("b2", "A5000", 2, 120.0), ("h8", "H100", 8, 10.0),
-        ("h64", "H100", 64, 2.0)]
+BASE = [
+    ("a2", "A5000", 2, 100.0),
+    ("b2", "A5000", 2, 120.0),
+    ("h8", "H100", 8, 10.0),
+    ("h64", "H100", 64, 2.0),
+]
 
 
 def row(table: pd.DataFrame, system_id: str) -> pd.Series:
@@ -47,8 +51,9 @@ def test_explicit_reference() -> None:
 
 
 def test_ties_on_slowest_time_are_deterministic() -> None:
-    table = scaling_table(scores([("z", "X", 4, 50.0), ("y", "X", 4, 50.0), ("w", "X", 8, 30.0)]),
-                          "bert")
+    table = scaling_table(
+        scores([("z", "X", 4, 50.0), ("y", "X", 4, 50.0), ("w", "X", 8, 30.0)]), "bert"
+    )
     assert set(table["reference_system_id"]) == {"y"}  # sorted by system id among equals
 
 
@@ -64,7 +69,7 @@ def test_filters_and_empty() -> None:
     only_h100 = scaling_table(scores(BASE), "bert", families=["H100"])
     assert set(only_h100["system_id"]) == {"h8", "h64"}
     assert set(only_h100["reference_system_id"]) == {"h8"}
-    unscored = scores(BASE + [("dead", "H100", 128, float("nan"))])
+    unscored = scores([*BASE, ("dead", "H100", 128, float("nan"))])
     assert "dead" not in set(scaling_table(unscored, "bert")["system_id"])
 
 

@@ -8,8 +8,19 @@ A notebook needs three calls::
     equilibrium(table)
 """
 
-from gpuscale.analysis import analyze, equilibrium, scaling_table
+from typing import Any
+
 from gpuscale.mlperf import RoundTables, load_round, read_round, read_rounds
+
+
+def __getattr__(name: str) -> Any:
+    # The analysis pulls in scikit-learn and kneed; load it only when asked for.
+    if name in ("analyze", "equilibrium", "scaling_table"):
+        from gpuscale import analysis
+
+        return getattr(analysis, name)
+    raise AttributeError(f"module 'gpuscale' has no attribute {name!r}")
+
 
 __all__ = [
     "RoundTables",

@@ -303,21 +303,27 @@ def report(
     paths: RoundPaths = None,
     round_names: RoundNames = None,
     benchmark: Benchmarks = None,
+    reference: Annotated[
+        str, typer.Option("--reference", "-r", help="study, family or SUBMITTER/SYSTEM_ID.")
+    ] = "study",
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path(
         "gpuscale-report"
     ),
     open_browser: Annotated[bool, typer.Option("--open", help="Open it in a browser.")] = False,
 ) -> None:
-    """Write the HTML report (default: bundled v4.1, the study's four workloads)."""
+    """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
+    from gpuscale.analysis import AnalysisOptions
+    from gpuscale.analysis.metrics import ReferenceError
     from gpuscale.mlperf.benchmarks import resolve_workloads
-    from gpuscale.report.html import render_report, write_report
+    from gpuscale.report.html import build_report
 
     tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
     workloads = resolve_workloads(benchmark or ["study"])
-    rounds = ", ".join(sorted(tables.scores["round"].unique()))
-    html = render_report(tables, workloads, title=f"gpuscale report: MLPerf Training {rounds}")
-    path = write_report(html, out_dir)
-    out.print(f"report written to {path}")
+    try:
+        path = build_report(tables, workloads, out_dir, AnalysisOptions(reference=reference))
+    except ReferenceError as exc:
+        fail(str(exc))
+    out.print(f"report written to {path}", markup=False, highlight=False)
     if open_browser:
         import webbrowser
 

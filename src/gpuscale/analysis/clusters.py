@@ -13,9 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sklearn.cluster import KMeans
-from sklearn.metrics import silhouette_score
-from sklearn.preprocessing import StandardScaler
 
 FEATURES = ("log10_accelerators", "log10_time_to_train_min", "normalized_efficiency")
 
@@ -32,6 +29,8 @@ class Clustering:
 
 def cluster_features(table: pd.DataFrame) -> np.ndarray:
     """The standardised feature matrix (rows as in ``table``)."""
+    from sklearn.preprocessing import StandardScaler  # imported when used: ~1 s
+
     raw = np.column_stack(
         [
             np.log10(table["accelerators"].astype(float)),
@@ -46,6 +45,9 @@ def cluster_systems(
     table: pd.DataFrame, k: int | None = None, *, k_max: int = 6, seed: int = 0
 ) -> Clustering:
     """K-means labels of a scaling table's systems (see the module docstring)."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+
     n = len(table)
     distinct = len(table.drop_duplicates(["accelerators", "time_to_train_min"]))
     if n < 3 or distinct < 3:

@@ -46,23 +46,17 @@ def bootstrap_intervals(
         sample = kept[rng.integers(0, len(kept), size=(n_boot, len(kept)))].mean(axis=1)
         draws[(row.submitter, row.system_id)] = sample * float(row.scaling_factor)
     alpha = (1 - level) / 2
-    out = pd.DataFrame(np.nan, index=table.index, columns=list(CI_COLUMNS))
-    for idx, row in zip(table.index, table.itertuples(index=False), strict=True):
+    out = np.full((len(table), len(CI_COLUMNS)), np.nan)
+    for pos, row in enumerate(table.itertuples(index=False)):
         own = draws.get((row.submitter, row.system_id))
-        ref = draws.get((row.reference_submitter, row.reference_system_id))
         if own is None:
             continue
-        out.loc[idx, ["time_to_train_min_ci_low", "time_to_train_min_ci_high"]] = np.quantile(
-            own, [alpha, 1 - alpha]
-        )
+        out[pos, 0:2] = np.quantile(own, [alpha, 1 - alpha])
+        ref = draws.get((row.reference_submitter, row.reference_system_id))
         if ref is None:
             continue
         speedup = ref / own
+        out[pos, 2:4] = np.quantile(speedup, [alpha, 1 - alpha])
         norm = speedup * row.reference_accelerators / row.accelerators
-        out.loc[idx, ["speedup_ci_low", "speedup_ci_high"]] = np.quantile(
-            speedup, [alpha, 1 - alpha]
-        )
-        out.loc[idx, ["normalized_efficiency_ci_low", "normalized_efficiency_ci_high"]] = (
-            np.quantile(norm, [alpha, 1 - alpha])
-        )
-    return out
+        out[pos, 4:6] = np.quantile(norm, [alpha, 1 - alpha])
+    return pd.DataFrame(out, index=table.index, columns=list(CI_COLUMNS))

@@ -1,90 +1,189 @@
 """The self-contained HTML report: one file, no external resources, every log string escaped.
 
-This first version renders the official scores per workload and the data-quality
-problems found at ingest; the scaling analysis and figures plug into the same template.
+``build_report`` runs the analysis, draws the figures (also written as PNG and SVG beside
+the HTML, named ``<round>_<benchmark>_<figure>``), writes the findings in words and
+renders ``index.html`` with the figures inline (hover a point for the system's name),
+sortable tables and the data problems found at ingest.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis, analyze
 from gpuscale.mlperf.benchmarks import display_name
 from gpuscale.mlperf.ingest import RoundTables
+from gpuscale.report.figures import FIGURES, overview
+from gpuscale.report.findings import workload_findings
+from gpuscale.report.svg import save_chart
 
-_COLUMNS = {
+FIGURE_TITLES = {
+    "systems": "Systems by accelerator type and count (size: systems sharing a "
+    "configuration; colour: cluster)",
+    "efficiency": "Normalised efficiency E' against accelerators, equilibrium picks marked",
+    "efficiency_ci": "E' with 95% bootstrap intervals",
+    "speedup": "Speedup against accelerators, with the ideal line",
+    "time_vs_cost": "Time to train against accelerator-hours, Pareto front and equilibrium",
+}
+TABLE_COLUMNS = {
     "submitter": "Submitter",
     "system_name": "System",
     "accelerator_family": "Accelerator",
-    "accelerators": "Accelerators",
-    "runs_converged": "Runs counted",
-    "time_to_train_min": "Time to train (min)",
+    "accelerators": "N",
+    "time_to_train_min": "Time (min)",
+    "ci": "95% CI (min)",
+    "speedup": "Speedup",
+    "efficiency": "E",
+    "normalized_efficiency": "E'",
+    "gpu_hours": "Acc.-hours",
+    "cluster": "Cluster",
+    "pareto": "Pareto",
 }
 
 
 @dataclass(frozen=True, slots=True)
-class WorkloadSection:
-    """One workload's part of the report."""
-
-    workload: str
+class RenderedFigure:
+    name: str
     title: str
-    fastest: str
+    svg: str
+    files: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    anchor: str
+    title: str
+    findings: list[str]
+    figures: list[RenderedFigure]
     rows: list[dict[str, object]]
+    reference_ids: set[str] = field(default_factory=set)
 
 
-def _sections(scores: pd.DataFrame, workloads: list[str]) -> list[WorkloadSection]:
-    sections = []
-    for workload in workloads:
-        frame = scores[(scores["workload"] == workload) & scores["time_to_train_min"].notna()]
-        if frame.empty:
-            continue
-        frame = frame.sort_values(["accelerators", "time_to_train_min"])
-        best = frame.loc[frame["time_to_train_min"].idxmin()]
-        fastest = (
-            f"Fastest: {best['submitter']} {best['system_name']} with "
-            f"{int(best['accelerators'])} x {best['accelerator_family']} in "
-            f"{best['time_to_train_min']:.2f} min; {len(frame)} systems scored."
+def _number(value: object, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, int | float):
+        return f"{value:.{digits}g}" if abs(value) < 1e4 else f"{value:,.0f}"
+    return str(value)
+
+
+def _rows(table: pd.DataFrame) -> list[dict[str, object]]:
+    rows = []
+    for r in table.to_dict("records"):
+        row = {
+            label: _number(r[col]) if col != "ci" else ""
+            for col, label in TABLE_COLUMNS.items()
+            if col != "ci"
+        }
+        row["System"] = r["system_name"]
+        row["Submitter"] = r["submitter"]
+        row["Accelerator"] = r["accelerator_family"]
+        low, high = r["time_to_train_min_ci_low"], r["time_to_train_min_ci_high"]
+        row["95% CI (min)"] = f"{low:.3g}-{high:.3g}" if low == low else ""
+        row["_reference"] = r["system_id"] == r["reference_system_id"]
+        rows.append(row)
+    return rows
+
+
+def _figures(result: WorkloadAnalysis, out_dir: Path) -> list[RenderedFigure]:
+    rendered = []
+    for name, make in FIGURES.items():
+        svg, files = save_chart(make(result), out_dir, f"{result.round}_{result.workload}_{name}")
+        rendered.append(RenderedFigure(name, FIGURE_TITLES[name], svg, [f.name for f in files]))
+    return rendered
+
+
+def _section(task: tuple[WorkloadAnalysis, Path, str]) -> Section:
+    result, out_dir, rule = task
+    return Section(
+        anchor=f"{result.round}-{result.workload}",
+        title=f"{display_name(result.workload)} ({result.round})",
+        findings=workload_findings(result, rule),
+        figures=_figures(result, out_dir),
+        rows=_rows(result.table),
+    )
+
+
+def _sections(
+    results: list[WorkloadAnalysis], out_dir: Path, rule: str, workers: int
+) -> list[Section]:
+    """Draw every workload's figures, in ``workers`` processes when there are several
+    workloads (drawing is most of a report's time)."""
+    tasks = [(r, out_dir, rule) for r in results]
+    if workers <= 1 or len(tasks) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_section(t) for t in tasks]
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context) as pool:
+        return list(pool.map(_section, tasks))
+
+
+def build_report(
+    tables: RoundTables,
+    workloads: list[str],
+    out_dir: Path,
+    options: AnalysisOptions | None = None,
+    *,
+    workers: int | None = None,
+) -> Path:
+    """Analyse, draw and write the report into ``out_dir``; return the HTML file's path."""
+    options = options or AnalysisOptions()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = analyze(tables, workloads, options)
+    sections = _sections(
+        results,
+        out_dir,
+        options.reference,
+        workers if workers is not None else (os.cpu_count() or 1),
+    )
+    overview_figure = None
+    if results:
+        stem = f"{'_'.join(sorted({r.round for r in results}))}_overview_efficiency"
+        svg, files = save_chart(overview(results), out_dir, stem)
+        overview_figure = RenderedFigure(
+            "overview", "Normalised efficiency of every workload", svg, [f.name for f in files]
         )
-        rows = [
-            {label: _fmt(r[col]) for col, label in _COLUMNS.items()}
-            for r in frame.to_dict("records")
-        ]
-        sections.append(WorkloadSection(workload, display_name(workload), fastest, rows))
-    return sections
+    html = render_html(tables, sections, overview_figure, options)
+    path = out_dir / "index.html"
+    path.write_text(html, encoding="utf-8")
+    return path
 
 
-def _fmt(value: object) -> object:
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return value
-
-
-def render_report(tables: RoundTables, workloads: list[str], *, title: str) -> str:
-    """The report as one HTML string (autoescaped: log text can never become markup)."""
+def render_html(
+    tables: RoundTables,
+    sections: list[Section],
+    overview_figure: RenderedFigure | None,
+    options: AnalysisOptions,
+) -> str:
+    """The report page (autoescaped: text from the logs can never become markup)."""
     env = Environment(
         loader=PackageLoader("gpuscale", "report/templates"),
         autoescape=select_autoescape(default=True),
     )
-    template = env.get_template("report.html")
+    here = Path(__file__).parent / "templates"
+    rounds = sorted(tables.scores["round"].unique())
     problems = tables.problems.sort_values(["round", "kind", "path"]).to_dict("records")
-    return template.render(
-        title=title,
+    return env.get_template("report.html").render(
+        title=f"gpuscale report: MLPerf Training {', '.join(rounds)}",
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        rounds=sorted(tables.scores["round"].unique()),
-        columns=list(_COLUMNS.values()),
-        sections=_sections(tables.scores, workloads),
+        rounds=rounds,
+        sections=sections,
+        overview=overview_figure,
+        columns=[c for c in TABLE_COLUMNS.values()],
+        options=options,
         problems=problems,
-        css=(Path(__file__).parent / "templates" / "report.css").read_text(),
+        n_systems=len(tables.systems),
+        n_runs=len(tables.runs),
+        n_scored=int(tables.scores["time_to_train_min"].notna().sum()),
+        css=(here / "report.css").read_text(),
+        script=(here / "report.js").read_text(),
     )
-
-
-def write_report(html: str, out_dir: Path) -> Path:
-    """Write ``index.html`` into ``out_dir`` and return its path."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "index.html"
-    path.write_text(html, encoding="utf-8")
-    return path

@@ -1,0 +1,382 @@
+"""Figures of one workload's analysis, as matplotlib Figures (nothing is shown or saved).
+
+Each function takes a :class:`~gpuscale.analysis.WorkloadAnalysis` and returns a
+:class:`Chart`: the Figure, whose scatter collections carry a ``gid``, and for each gid the
+tooltip (system name and configuration) of every point, so the report can attach them.
+Figures are built with matplotlib's object API (no pyplot state); colours are the
+Okabe-Ito palette, safe for colour-blind readers; legends sit outside the axes so they
+never hide data.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
+from gpuscale.analysis.analyze import WorkloadAnalysis
+from gpuscale.analysis.equilibrium import Equilibrium, Pick
+from gpuscale.mlperf.benchmarks import display_name
+
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+PICK_STYLE = {
+    "knee": ("#000000", "D"),
+    "speed x efficiency": ("#D55E00", "*"),
+    "threshold": ("#009E73", "P"),
+}
+FIGSIZE = (5.6, 3.6)
+# Fixed margins (a legend outside on the right); cheaper than tight_layout's extra draw.
+MARGINS = {"left": 0.13, "right": 0.66, "bottom": 0.14, "top": 0.9}
+
+# Applied while a figure is built and saved (never to matplotlib's global state).
+STYLE: dict[str, Any] = {
+    "font.size": 8.5,
+    "axes.titlesize": 9.5,
+    "axes.labelsize": 8.5,
+    "legend.fontsize": 7,
+    "svg.fonttype": "none",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "figure.dpi": 100,
+}
+
+
+def styled(fn: Callable[..., Chart]) -> Callable[..., Chart]:
+    """Build the figure under :data:`STYLE`."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Chart:
+        with matplotlib.rc_context(STYLE):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _axes(figsize: tuple[float, float] = FIGSIZE) -> tuple[Figure, Axes]:
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots()
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """A figure and, per scatter ``gid``, the tooltip of each point in plotting order."""
+
+    figure: Figure
+    labels: dict[str, list[str]]
+
+
+def point_labels(table: pd.DataFrame) -> list[str]:
+    """Tooltip text of each system: submitter, system name, configuration, time."""
+    return [
+        f"{r.submitter} {r.system_name}: {int(r.accelerators)} x {r.accelerator_family}, "
+        f"{r.time_to_train_min:.3g} min, E' {r.normalized_efficiency:.2f}"
+        for r in table.itertuples(index=False)
+    ]
+
+
+def _count_label(value: float, _pos: int = 0) -> str:
+    """Accelerator counts as 4, 64, 1k, 4k."""
+    return f"{value / 1024:g}k" if value >= 1024 else f"{value:g}"
+
+
+def _log_x(ax: Axes, label: str = "accelerators (log scale)") -> None:
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(LogLocator(base=4, numticks=12))
+    ax.xaxis.set_major_formatter(FuncFormatter(_count_label))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(label)
+
+
+def _plain_log(axis: Any) -> None:
+    """Log-axis tick labels as plain numbers (0.1, 10, 1000), not powers of ten."""
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _title(result: WorkloadAnalysis, what: str) -> str:
+    return f"{display_name(result.workload)} ({result.round}): {what}"
+
+
+def _family_styles(families: Sequence[str]) -> dict[str, tuple[str, str]]:
+    return {
+        f: (OKABE_ITO[i % len(OKABE_ITO)], MARKERS[i % len(MARKERS)])
+        for i, f in enumerate(sorted(families))
+    }
+
+
+def _mark_picks(ax: Axes, eq: Equilibrium, y_of: str) -> None:
+    """Equilibrium picks as large hollow markers, one legend entry per criterion."""
+    for pick in eq.picks:
+        kind = "threshold" if pick.criterion.startswith("E'") else pick.criterion
+        colour, marker = PICK_STYLE[kind]
+        y = _pick_value(pick, y_of)
+        ax.scatter(
+            [pick.accelerators],
+            [y],
+            s=160,
+            facecolors="none",
+            edgecolors=colour,
+            marker=marker,
+            linewidths=1.4,
+            label=f"{pick.criterion}: {pick.accelerators}",
+            zorder=5,
+        )
+
+
+def _pick_value(pick: Pick, column: str) -> float:
+    return {
+        "normalized_efficiency": pick.normalized_efficiency,
+        "time_to_train_min": pick.time_to_train_min,
+    }[column]
+
+
+@styled
+def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
+    """The study's figure (a): accelerator family against accelerator count; marker size
+    = systems sharing that configuration; colour = K-means cluster."""
+    table = result.table
+    grouped = (
+        table.groupby(["accelerator_family", "accelerators"])
+        .agg(
+            systems=("system_id", "size"),
+            cluster=("cluster", "min"),
+            names=("system_name", lambda s: "; ".join(map(str, s))),
+        )
+        .reset_index()
+    )
+    families = sorted(grouped["accelerator_family"].unique())
+    y = grouped["accelerator_family"].map({f: i for i, f in enumerate(families)})
+    fig, ax = _axes((FIGSIZE[0], max(2.4, 0.9 + 0.32 * len(families))))
+    colours = [OKABE_ITO[c % len(OKABE_ITO)] for c in grouped["cluster"]]
+    sc = ax.scatter(
+        grouped["accelerators"],
+        y,
+        s=30 + 45 * (grouped["systems"] - 1),
+        c=colours,
+        alpha=0.85,
+        edgecolors="white",
+        linewidths=0.6,
+    )
+    sc.set_gid("points-grouped")
+    ax.set_yticks(range(len(families)), families)
+    ax.set_ylim(-0.7, len(families) - 0.3)
+    _log_x(ax)
+    ax.set_title(_title(result, "systems by accelerator type and count"))
+    for c in sorted(grouped["cluster"].unique()):
+        ax.scatter([], [], c=OKABE_ITO[c % len(OKABE_ITO)], s=30, label=f"cluster {c}")
+    for n in sorted({1, int(grouped["systems"].max())}):
+        ax.scatter([], [], c="#999999", s=30 + 45 * (n - 1), label=f"{n} system{'s' * (n > 1)}")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.grid(axis="x", alpha=0.25)
+    fig.subplots_adjust(**{**MARGINS, "left": 0.25, "right": 0.78})
+    tips = [
+        f"{r.accelerator_family}, {r.accelerators} accelerators: {r.systems} system(s): {r.names}"
+        for r in grouped.itertuples(index=False)
+    ]
+    return Chart(fig, {"points-grouped": tips})
+
+
+@styled
+def normalized_efficiency(result: WorkloadAnalysis, *, intervals: bool = False) -> Chart:
+    """The study's figure (b): E' against accelerator count, reference line at 1 and the
+    equilibrium picks marked; with ``intervals``, 95% bootstrap bars."""
+    table = result.table
+    fig, ax = _axes()
+    styles = _family_styles(table["accelerator_family"].unique())
+    labels: dict[str, list[str]] = {}
+    for i, (family, group) in enumerate(table.groupby("accelerator_family", sort=True)):
+        colour, marker = styles[family]
+        if intervals:
+            low = group["normalized_efficiency"] - group["normalized_efficiency_ci_low"]
+            high = group["normalized_efficiency_ci_high"] - group["normalized_efficiency"]
+            ax.errorbar(
+                group["accelerators"],
+                group["normalized_efficiency"],
+                yerr=np.vstack([low.fillna(0), high.fillna(0)]),
+                fmt="none",
+                ecolor=colour,
+                elinewidth=0.9,
+                capsize=2,
+                alpha=0.8,
+            )
+        sc = ax.scatter(
+            group["accelerators"],
+            group["normalized_efficiency"],
+            c=colour,
+            marker=marker,
+            s=26,
+            label=family,
+            alpha=0.9,
+            edgecolors="white",
+            linewidths=0.4,
+        )
+        sc.set_gid(f"points-{i}")
+        labels[f"points-{i}"] = point_labels(group)
+    ax.axhline(1.0, color="#555555", linewidth=0.9, linestyle="--", label="E' = 1")
+    if not intervals:
+        _mark_picks(ax, result.equilibrium, "normalized_efficiency")
+    _log_x(ax)
+    ax.set_ylabel("normalised efficiency E' = S / (N / N_ref)")
+    what = "E' with 95% bootstrap intervals" if intervals else "normalised efficiency"
+    ax.set_title(_title(result, what))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.grid(alpha=0.25)
+    fig.subplots_adjust(**MARGINS)
+    return Chart(fig, labels)
+
+
+@styled
+def speedup(result: WorkloadAnalysis) -> Chart:
+    """Speedup against accelerators per family, with the ideal line ``S = N / N_ref``."""
+    table = result.table
+    fig, ax = _axes()
+    styles = _family_styles(table["accelerator_family"].unique())
+    labels: dict[str, list[str]] = {}
+    for i, (family, group) in enumerate(table.groupby("accelerator_family", sort=True)):
+        colour, marker = styles[family]
+        sc = ax.scatter(
+            group["accelerators"],
+            group["speedup"],
+            c=colour,
+            marker=marker,
+            s=26,
+            label=family,
+            alpha=0.9,
+            edgecolors="white",
+            linewidths=0.4,
+        )
+        sc.set_gid(f"points-{i}")
+        labels[f"points-{i}"] = point_labels(group)
+    for ref_id, group in table.groupby("reference_system_id", sort=True):
+        n_ref = float(group["reference_accelerators"].iloc[0])
+        xs = np.array([n_ref, float(table["accelerators"].max())])
+        ax.plot(
+            xs,
+            xs / n_ref,
+            color="#555555",
+            linewidth=0.9,
+            linestyle="--",
+            label="ideal (S = N / N_ref)"
+            if ref_id == table["reference_system_id"].iloc[0]
+            else None,
+        )
+    _log_x(ax)
+    ax.set_yscale("log")
+    _plain_log(ax.yaxis)
+    ax.set_ylabel("speedup S = T_ref / T (log scale)")
+    ax.set_title(_title(result, "speedup"))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.grid(alpha=0.25)
+    fig.subplots_adjust(**MARGINS)
+    return Chart(fig, labels)
+
+
+@styled
+def time_vs_cost(result: WorkloadAnalysis) -> Chart:
+    """Time to train against accelerator-hours, the Pareto front drawn and the
+    equilibrium picks marked."""
+    table = result.table
+    fig, ax = _axes()
+    front = table[table["pareto"]].sort_values("gpu_hours")
+    ax.step(
+        front["gpu_hours"],
+        front["time_to_train_min"],
+        where="post",
+        color="#555555",
+        linewidth=0.9,
+        label="Pareto front",
+    )
+    colours = [OKABE_ITO[c % len(OKABE_ITO)] for c in table["cluster"]]
+    sc = ax.scatter(
+        table["gpu_hours"],
+        table["time_to_train_min"],
+        c=colours,
+        s=24,
+        edgecolors="white",
+        linewidths=0.4,
+        alpha=0.9,
+    )
+    sc.set_gid("points-all")
+    for pick in result.equilibrium.picks:
+        kind = "threshold" if pick.criterion.startswith("E'") else pick.criterion
+        colour, marker = PICK_STYLE[kind]
+        hours = pick.accelerators * pick.time_to_train_min / 60
+        ax.scatter(
+            [hours],
+            [pick.time_to_train_min],
+            s=160,
+            facecolors="none",
+            edgecolors=colour,
+            marker=marker,
+            linewidths=1.4,
+            label=f"{pick.criterion}: {pick.accelerators}",
+        )
+    for c in sorted(table["cluster"].unique()):
+        ax.scatter([], [], c=OKABE_ITO[c % len(OKABE_ITO)], s=24, label=f"cluster {c}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _plain_log(ax.xaxis)
+    _plain_log(ax.yaxis)
+    ax.set_xlabel("accelerator-hours N x T / 60 (log scale)")
+    ax.set_ylabel("time to train, minutes (log scale)")
+    ax.set_title(_title(result, "time vs accelerator-hours"))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.grid(alpha=0.25)
+    fig.subplots_adjust(**MARGINS)
+    return Chart(fig, {"points-all": point_labels(table)})
+
+
+@styled
+def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
+    """Small multiples: E' against accelerators for every workload, on shared axes."""
+    n = len(results)
+    cols = min(n, 2)
+    rows = int(np.ceil(n / cols))
+    fig = Figure(figsize=(3.4 * cols, 2.5 * rows))
+    axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False)
+    labels: dict[str, list[str]] = {}
+    for k, (ax, result) in enumerate(zip(axes.flat, results, strict=False)):
+        table = result.table
+        colours = [OKABE_ITO[c % len(OKABE_ITO)] for c in table["cluster"]]
+        sc = ax.scatter(
+            table["accelerators"], table["normalized_efficiency"], c=colours, s=14, alpha=0.9
+        )
+        sc.set_gid(f"points-{k}")
+        labels[f"points-{k}"] = point_labels(table)
+        ax.axhline(1.0, color="#555555", linewidth=0.8, linestyle="--")
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_locator(LogLocator(base=4, numticks=12))
+        ax.xaxis.set_major_formatter(FuncFormatter(_count_label))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(FixedLocator([0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50]))
+        _plain_log(ax.yaxis)
+        ax.set_title(f"{display_name(result.workload)} ({result.round})")
+        ax.grid(alpha=0.25)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("accelerators")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("E' (log scale)")
+    fig.suptitle("Normalised efficiency of every workload (colour: cluster)")
+    fig.subplots_adjust(**MARGINS)
+    return Chart(fig, labels)
+
+
+FIGURES = {
+    "systems": systems_by_accelerator,
+    "efficiency": normalized_efficiency,
+    "efficiency_ci": lambda r: normalized_efficiency(r, intervals=True),
+    "speedup": speedup,
+    "time_vs_cost": time_vs_cost,
+}

@@ -1,0 +1,89 @@
+"""Findings in words, generated from the numbers of one workload's analysis."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.analysis.analyze import WorkloadAnalysis
+from gpuscale.analysis.equilibrium import fastest_per_count
+
+
+def _fmt_ratio(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _fmt_minutes(minutes: float) -> str:
+    return f"{minutes * 60:.0f} s" if minutes < 1 else f"{minutes:.3g} min"
+
+
+def family_scaling(table: pd.DataFrame, family: str) -> tuple[int, float, int, float] | None:
+    """(N_small, 1.0, N_large, E') of a family's fastest systems: per-accelerator
+    efficiency of its largest configuration relative to its smallest, independent of the
+    reference rule. None when the family has a single accelerator count."""
+    frontier = fastest_per_count(table[table["accelerator_family"] == family])
+    if len(frontier) < 2:
+        return None
+    small, large = frontier.iloc[0], frontier.iloc[-1]
+    ratio = (small["time_to_train_min"] * small["accelerators"]) / (
+        large["time_to_train_min"] * large["accelerators"]
+    )
+    return int(small["accelerators"]), 1.0, int(large["accelerators"]), float(ratio)
+
+
+def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
+    """Sentences for the report's summary of one workload."""
+    table = result.table
+    out = []
+    refs = "; ".join(
+        f"{r.submitter} {r.system_id} ({r.accelerators} x {r.accelerator_family}, "
+        f"{_fmt_minutes(r.time_to_train_min)})"
+        for r in result.references
+    )
+    out.append(
+        f"{len(table)} systems from {table['submitter'].nunique()} submitters, "
+        f"{int(table['accelerators'].min())} to {int(table['accelerators'].max())} "
+        f"accelerators. Reference ({reference_rule} rule): {refs}."
+    )
+    fastest = table.loc[table["time_to_train_min"].idxmin()]
+    out.append(
+        f"Fastest: {fastest['submitter']} {fastest['system_name']} "
+        f"({int(fastest['accelerators'])} x {fastest['accelerator_family']}) trains in "
+        f"{_fmt_minutes(fastest['time_to_train_min'])}, {_fmt_ratio(fastest['speedup'])}x the "
+        f"reference, at normalised efficiency E' {fastest['normalized_efficiency']:.2f}."
+    )
+    big_family = table["accelerator_family"].value_counts().index[0]
+    foreign = [r for r in result.references if r.accelerator_family != big_family]
+    if reference_rule == "study" and len(result.references) == 1 and foreign:
+        out.append(
+            f"Caution: the reference is a {foreign[0].accelerator_family} system while "
+            f"most systems are {big_family}, so E' mixes hardware generations (E' up "
+            f"to {table['normalized_efficiency'].max():.3g} here is not super-linear "
+            "scaling); the family rule (--reference family) compares like with like."
+        )
+    scaling = family_scaling(table, big_family)
+    if scaling is not None:
+        n_small, _, n_large, ratio = scaling
+        out.append(
+            f"Within {big_family} (the most submitted family), the fastest system at "
+            f"{n_large} accelerators keeps {ratio:.0%} of the per-accelerator "
+            f"efficiency of the fastest at {n_small}."
+        )
+    eq = result.equilibrium
+    if eq.efficiency_threshold is not None:
+        p = eq.efficiency_threshold
+        out.append(
+            f"Equilibrium: the largest configuration keeping E' >= {eq.threshold:g} x "
+            f"the best is {p.accelerators} x {p.accelerator_family} ({p.submitter} "
+            f"{p.system_name}, {_fmt_minutes(p.time_to_train_min)}); "
+            f"{eq.agreement}."
+        )
+    if result.clustering.k > 1:
+        out.append(
+            f"K-means finds {result.clustering.k} clusters of behaviour"
+            + (
+                f" (silhouette {result.clustering.silhouette:.2f})."
+                if result.clustering.silhouette == result.clustering.silhouette
+                else "."
+            )
+        )
+    return out

@@ -1,0 +1,94 @@
+"""The report as a person sees it: headless Chromium renders it, we look at the pixels.
+
+Needs Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them) and the
+``selenium`` package; skipped with the reason otherwise.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpuscale import load_round
+from gpuscale.analysis import AnalysisOptions
+from gpuscale.report.html import build_report
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM or not DRIVER:
+        pytest.skip("headless Chromium not installed (apt-get install chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1280,2000",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = webdriver.ChromeService(executable_path=DRIVER)
+    driver = webdriver.Chrome(options=options, service=service)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def page(browser, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("browser-report")
+    path = build_report(load_round("v4.1"), ["bert", "retinanet"], out, AnalysisOptions(n_boot=200))
+    browser.get(path.resolve().as_uri())
+    return out
+
+
+def test_screenshot_is_not_blank(browser, page) -> None:
+    from PIL import Image, ImageStat
+
+    shot = page / "screenshot.png"
+    browser.save_screenshot(str(shot))
+    with Image.open(shot) as image:
+        stats = ImageStat.Stat(image.convert("L"))
+        assert image.size[0] >= 1000
+        assert stats.stddev[0] > 20  # text and figures, not an empty page
+    heading = browser.find_element("tag name", "h1").text
+    assert heading.startswith("gpuscale report")
+
+
+def test_console_has_no_errors(browser, page) -> None:
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []
+
+
+def test_points_have_tooltips(browser, page) -> None:
+    titles = browser.execute_script(
+        "return Array.from(document.querySelectorAll('svg title')).map(t => t.textContent)"
+    )
+    assert len(titles) > 50
+    assert any("x H100-SXM5-80GB" in t for t in titles)
+
+
+def test_tables_sort_on_click(browser, page) -> None:
+    script = (
+        "const t = document.querySelector('table.sortable');"
+        "return Array.from(t.tBodies[0].rows).map(r => r.cells[3].textContent);"
+    )
+    header = browser.find_elements("css selector", "table.sortable th")[3]  # N
+    header.click()
+    ascending = [float(v.replace(",", "")) for v in browser.execute_script(script)]
+    header.click()
+    descending = [float(v.replace(",", "")) for v in browser.execute_script(script)]
+    assert ascending == sorted(ascending) and descending == sorted(descending, reverse=True)

@@ -1,0 +1,82 @@
+"""The HTML report: structure, escaping, self-containment, files written."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from gpuscale import load_round
+from gpuscale.analysis import AnalysisOptions
+from gpuscale.report.html import build_report
+
+EVIL = "<script>alert(1)</script>"
+
+
+class Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str | None]] = []
+        self.scripts = 0
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs.extend(attrs)
+        if tag == "script":
+            self.scripts += 1
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    tables = load_round("v4.1")
+    scores = tables.scores.copy()
+    scores.loc[scores.system_id == "eos_n8_ngc23.04_pytorch", "system_name"] = EVIL
+    problems = tables.problems.copy()
+    problems.loc[len(problems)] = ["v4.1", EVIL, "parse error", EVIL]
+    tables = type(tables)(
+        systems=tables.systems, runs=tables.runs, scores=scores, problems=problems
+    )
+    out = tmp_path_factory.mktemp("report")
+    path = build_report(
+        tables, ["bert", "stable_diffusion"], out, AnalysisOptions(n_boot=200), workers=1
+    )
+    return out, path.read_text()
+
+
+def test_structure(report) -> None:
+    out, html = report
+    parser = Collector()
+    parser.feed(html)
+    assert parser.tags.count("svg") == 2 * 5 + 1  # five figures per workload + overview
+    assert parser.tags.count("table") == 3  # two workloads + problems
+    assert parser.scripts == 1
+    assert "Summary of findings" in html and "Reference rule" in html
+    for stem in ("v4.1_bert_efficiency", "v4.1_stable_diffusion_time_vs_cost"):
+        assert (out / f"{stem}.png").stat().st_size > 10_000
+        assert (out / f"{stem}.svg").exists()
+
+
+def test_untrusted_text_is_escaped(report) -> None:
+    _, html = report
+    assert EVIL not in html
+    assert html.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 3  # table, tooltip, problems
+
+
+def test_no_external_resources(report) -> None:
+    _, html = report
+    parser = Collector()
+    parser.feed(html)
+    for name, value in parser.attrs:
+        if name in ("src", "href", "xlink:href") and value:
+            assert not re.match(r"^(https?:)?//", value), value
+    assert "@import" not in html and "url(http" not in html
+
+
+def test_pngs_are_at_least_150_dpi(report) -> None:
+    from PIL import Image
+
+    out, _ = report
+    with Image.open(out / "v4.1_bert_speedup.png") as image:
+        assert round(image.info["dpi"][0]) >= 150

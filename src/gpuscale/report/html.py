@@ -114,17 +114,30 @@ def _section(task: tuple[WorkloadAnalysis, Path, str]) -> Section:
     )
 
 
-def _sections(
+def _overview(task: tuple[list[WorkloadAnalysis], Path]) -> RenderedFigure:
+    results, out_dir = task
+    stem = f"{'_'.join(sorted({r.round for r in results}))}_overview_efficiency"
+    svg, files = save_chart(overview(results), out_dir, stem)
+    return RenderedFigure(
+        "overview", "Normalised efficiency of every workload", svg, [f.name for f in files]
+    )
+
+
+def _draw(
     results: list[WorkloadAnalysis], out_dir: Path, rule: str, workers: int
-) -> list[Section]:
-    """Draw every workload's figures, in ``workers`` processes when there are several
-    workloads (drawing is most of a report's time)."""
+) -> tuple[list[Section], RenderedFigure | None]:
+    """Draw every workload's figures and the overview, in ``workers`` processes when
+    there is more than one task (drawing is most of a report's time)."""
     tasks = [(r, out_dir, rule) for r in results]
-    if workers <= 1 or len(tasks) < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return [_section(t) for t in tasks]
+    if not results:
+        return [], None
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_section(t) for t in tasks], _overview((results, out_dir))
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context) as pool:
-        return list(pool.map(_section, tasks))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        overview_future = pool.submit(_overview, (results, out_dir))
+        sections = list(pool.map(_section, tasks))
+        return sections, overview_future.result()
 
 
 def build_report(
@@ -139,19 +152,12 @@ def build_report(
     options = options or AnalysisOptions()
     out_dir.mkdir(parents=True, exist_ok=True)
     results = analyze(tables, workloads, options)
-    sections = _sections(
+    sections, overview_figure = _draw(
         results,
         out_dir,
         options.reference,
         workers if workers is not None else (os.cpu_count() or 1),
     )
-    overview_figure = None
-    if results:
-        stem = f"{'_'.join(sorted({r.round for r in results}))}_overview_efficiency"
-        svg, files = save_chart(overview(results), out_dir, stem)
-        overview_figure = RenderedFigure(
-            "overview", "Normalised efficiency of every workload", svg, [f.name for f in files]
-        )
     html = render_html(tables, sections, overview_figure, options)
     path = out_dir / "index.html"
     path.write_text(html, encoding="utf-8")

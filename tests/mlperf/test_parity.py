@@ -68,3 +68,34 @@ def test_power_crash_is_documented(round_pair) -> None:
         assert any("smc" in n for n in notes)
     else:
         assert notes == []
+
+
+def test_gbs_and_samples_to_converge_match_official(round_pair) -> None:
+    """Global batch size and samples to converge as the official detailed summary gives
+    them (it computes them for the closed division)."""
+    _round, official, _notes, ours = round_pair
+    mine = {
+        (r["org"], r["system_id"], benchmark_folder_alias(r["benchmark"])): r
+        for r in ours.scores.to_dict("records")
+    }
+    compared = 0
+    for key, value in official.items():
+        row = mine.get(key)
+        if _present(value["gbs"]):
+            assert row is not None and row["global_batch_size"] == value["gbs"], key
+        if not _present(value["samples"]):
+            continue
+        runs = ours.runs[
+            (ours.runs.org == key[0])
+            & (ours.runs.system_id == key[1])
+            & (ours.runs.benchmark == key[2])
+        ]
+        failed = int(runs["samples_to_converge"].isna().sum())
+        if failed > 1:
+            # Documented divergence: the official tool averages its 1e9 placeholders for
+            # failed runs in (unet3d allows 4 failures); gpuscale averages converged runs.
+            assert value["samples"] > 1e7 and row["samples_to_converge"] < value["samples"]
+            continue
+        compared += 1
+        assert row["samples_to_converge"] == pytest.approx(value["samples"], rel=1e-9), key
+    assert compared > 100

@@ -39,3 +39,20 @@ def test_olympic(times, dropped, max_dropped, factor, expected, kept) -> None:
 
 def test_run_minutes() -> None:
     assert run_minutes(1_000.0, 61_000.0) == 1.0
+
+
+@pytest.mark.parametrize(
+    "values, max_failed, expected",
+    [
+        ([1.0, 2.0, 3.0, 4.0, 5.0], 1, 3.0),  # drop lowest and highest
+        ([1.0, 2.0, 3.0, 4.0, None], 1, 3.0),  # the failed run is the dropped highest
+        ([1.0, float("nan"), 3.0, 4.0, 5.0], 1, 4.0),  # NaN cells count as failed
+        ([1.0, None, None, 4.0, 5.0], 1, None),  # too many failures
+        ([1.0, None, None, 4.0, 5.0], 4, 4.5),  # unet3d-style: converged runs, lowest dropped
+        ([1.0, 2.0], 1, None),  # fewer than three runs
+    ],
+)
+def test_olympic_samples(values, max_failed, expected) -> None:
+    from gpuscale.mlperf.convergence import olympic_samples
+
+    assert olympic_samples(values, max_failed) == expected

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from gpuscale.mlperf.runlog import RunLog
 
-NOT_CONVERGED = 1e9
 _SAMPLE_COUNTED = frozenset({"llama2_70b_lora", "flux1", "llama31_405b", "llama31_8b"})
 
 
@@ -59,16 +58,20 @@ def run_samples_to_converge(log: RunLog) -> float | None:
     return result
 
 
-def olympic_samples(values: list[float | None]) -> float | None:
-    """The benchmark's samples to converge: mean without the lowest and highest run.
+def olympic_samples(values: list[float | None], max_failed: int = 1) -> float | None:
+    """The benchmark's samples to converge: the mean of the converged runs without the
+    lowest and, unless a failed run already took its place, the highest.
 
-    Non-converged runs count as 1e9 (so they are the ones dropped); with more than one
-    of them, or fewer than 3 runs, there is no value (as in the official summarizer).
+    Equals the official summarizer (which sorts failed runs in as 1e9 and averages
+    ``sorted[1:-1]``) whenever at most one run failed. With more failures allowed (unet3d
+    allows 4) the official tool averages the 1e9 placeholders in; gpuscale does not. No
+    value with more than ``max_failed`` failures or fewer than 3 runs.
     """
     # A table cell holds NaN where the run had no value.
-    values = [None if v is None or v != v else v for v in values]
-    filled = sorted(NOT_CONVERGED if v is None else v for v in values)
-    if sum(v is None for v in values) > 1 or len(filled) < 3:
+    cleaned = [None if v is None or v != v else float(v) for v in values]
+    failed = sum(v is None for v in cleaned)
+    converged = sorted(v for v in cleaned if v is not None)
+    if failed > max_failed or len(cleaned) < 3:
         return None
-    middle = filled[1:-1]
-    return float(sum(middle) / len(middle))
+    kept = converged[1 : len(converged) - max(0, 1 - failed)]
+    return float(sum(kept) / len(kept)) if kept else None

@@ -119,9 +119,10 @@ def build_scores(
                 "score_reason": reason,
                 "kept_runs": len(result.kept),
                 "global_batch_size": _common_value([r["global_batch_size"] for r in group]),
-                "samples_to_converge": olympic_samples([r["samples_to_converge"] for r in group])
-                if group
-                else None,
+                "samples_to_converge": olympic_samples(
+                    [r["samples_to_converge"] for r in group],
+                    max_failed=bench.max_dropped_runs if bench else 1,
+                ),
             }
         )
         rows.append(row)

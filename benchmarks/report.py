@@ -31,8 +31,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    baseline = [sys.executable, "-c",
-                "import gpuscale.cli; from gpuscale import load_round; load_round('v4.1')"]
+    baseline = [
+        sys.executable,
+        "-c",
+        "import gpuscale.cli; from gpuscale import load_round; load_round('v4.1')",
+    ]
     base = min(timed(baseline) for _ in range(args.repeat))
     runs = []
     for _ in range(args.repeat):
@@ -41,8 +44,10 @@ def main() -> None:
     best = min(runs)
     print("gpuscale report (v4.1, study workloads), fresh process:")
     print("  runs: " + ", ".join(f"{t:.2f} s" for t in runs))
-    print(f"  best: {best:.2f} s; baseline (import + load round): {base:.2f} s; "
-          f"ratio {best / base:.1f}x")
+    print(
+        f"  best: {best:.2f} s; baseline (import + load round): {base:.2f} s; "
+        f"ratio {best / base:.1f}x"
+    )
     print(f"  target <= {TARGET_S:.0f} s: {'met' if best <= TARGET_S else 'NOT met'}")
 
 

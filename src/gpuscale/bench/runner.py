@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gpuscale.bench.results import append_result, config_key, done_keys
+from gpuscale.bench.results import append_result, config_key, done_keys, read_results
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -41,6 +41,7 @@ class SweepConfig:
     timeout_s: float = 600.0
     resume: bool = False
     threads: int = 0
+    worker: str = "gpuscale.bench.worker"  # the module torchrun runs (tests inject faults)
 
     def __post_init__(self) -> None:
         if not self.models:
@@ -112,7 +113,7 @@ def _command(
         "--standalone",
         f"--nproc-per-node={world}",
         "-m",
-        "gpuscale.bench.worker",
+        cfg.worker,
         "--models",
         ",".join(models),
         "--jsonl",
@@ -202,6 +203,12 @@ def run_sweep(
             after = done_keys(cfg.out)
             finished = {m for m in todo if keys[m] in after - before}
             report.appended += len(after - before)
+            if after - before:  # failure rows the worker wrote itself (oom, error, ...)
+                report.failures += [
+                    f"{r['config'].get('model')} on {world}: {r['status']}"
+                    for r in read_results(cfg.out)[0]
+                    if r["key"] in after - before and r.get("status") != "ok"
+                ]
             if status == "interrupted":
                 report.interrupted = True
                 return report

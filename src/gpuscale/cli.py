@@ -230,9 +230,26 @@ def analyze(
     n_boot: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of K-means and the bootstrap.")] = 0,
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    bench_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--bench",
+            help="Analyse `gpuscale bench` results (JSONL) instead of MLPerf rounds "
+            "(both when --round or paths are given too).",
+        ),
+    ] = None,
 ) -> None:
     """Speedup, efficiency, E', clusters, equilibrium and 95% intervals per benchmark."""
     import json
+
+    if bench_file is not None:
+        table = _read_bench(bench_file)
+        if fmt is Format.json:
+            out.file.write(json.dumps(_bench_json(table), indent=2) + "\n")
+        else:
+            _print_bench(table, fmt)
+        if not (paths or round_names):
+            return
 
     from gpuscale.analysis import AnalysisOptions, as_json
     from gpuscale.analysis import analyze as run_analysis
@@ -310,6 +327,12 @@ def report(
         "gpuscale-report"
     ),
     open_browser: Annotated[bool, typer.Option("--open", help="Open it in a browser.")] = False,
+    bench_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--bench", help="Add a 'your hardware' section from `gpuscale bench` results."
+        ),
+    ] = None,
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
     from gpuscale.analysis import AnalysisOptions
@@ -320,7 +343,13 @@ def report(
     tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
     workloads = resolve_workloads(benchmark or ["study"])
     try:
-        path = build_report(tables, workloads, out_dir, AnalysisOptions(reference=reference))
+        path = build_report(
+            tables,
+            workloads,
+            out_dir,
+            AnalysisOptions(reference=reference),
+            bench=_read_bench(bench_file) if bench_file else None,
+        )
     except ReferenceError as exc:
         fail(str(exc))
     out.print(f"report written to {path}", markup=False, highlight=False)
@@ -591,11 +620,45 @@ def topo(
     )
 
 
-def _print_bench(table) -> None:
+def _read_bench(path: Path):
+    """The bench table of a results file; a clean error when it cannot be used."""
+    from gpuscale.bench.results import ResultsError, bench_table, read_results
+
+    try:
+        records, problems = read_results(path)
+    except ResultsError as exc:
+        fail(str(exc))
+    for problem in problems:
+        err.print(f"skipped: {problem}", markup=False, highlight=False)
+    if not records:
+        fail(f"{path}: no gpuscale bench results in it")
+    return bench_table(records)
+
+
+def _bench_json(table) -> dict:
+    from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
+    from gpuscale.cli_output import jsonable
+
+    scaling = bench_scaling(table)
+    worlds = sorted(set(scaling["world_size"]) - {1}) if len(scaling) else []
+    return jsonable(
+        {
+            "source": "bench",
+            "runs": scaling.to_dict("records"),
+            "failed": table[table["status"] != "ok"][
+                ["model", "world_size", "status", "error"]
+            ].to_dict("records"),
+            "break_even_params": {str(w): break_even_params(scaling, w) for w in worlds},
+        }
+    )
+
+
+def _print_bench(table, fmt: Format = Format.table) -> None:
     from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
 
     scaling = bench_scaling(table)
     if scaling.empty:
+        err.print("no successful bench run to analyse")
         return
     columns = [
         "model",
@@ -611,7 +674,9 @@ def _print_bench(table) -> None:
         "speedup",
         "efficiency",
     ]
-    print_frame(out, scaling[columns], Format.table, title="bench results (ok runs)")
+    print_frame(out, scaling[columns], fmt, title="bench results (ok runs)")
+    if fmt is not Format.table:
+        return
     for world in sorted(set(scaling["world_size"]) - {1}):
         size = break_even_params(scaling, world)
         text = f"{size / 1e6:.2f}M parameters" if size else "not crossed by the models run"

@@ -91,6 +91,7 @@ SCORES_COLUMNS: tuple[str, ...] = (
     "kept_runs",
     "global_batch_size",
     "samples_to_converge",
+    "source",
 )
 
 PROBLEMS_COLUMNS: tuple[str, ...] = ("round", "path", "kind", "message")

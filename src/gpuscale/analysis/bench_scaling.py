@@ -54,3 +54,46 @@ def break_even_params(
                 crossings.append(10**log_p)
                 break
     return float(np.min(crossings)) if crossings else None
+
+
+SAMPLES_PER_RUN = 1_000_000
+
+
+def bench_as_scores(table: pd.DataFrame, samples: int = SAMPLES_PER_RUN) -> pd.DataFrame:
+    """The ``ok`` bench rows in the ``scores`` schema (``source = "bench"``), so the MLPerf
+    analysis applies: each model is a benchmark, the world size the accelerator count, and
+    ``time_to_train_min`` the minutes to process ``samples`` samples at the measured
+    throughput (speedups are then throughput ratios)."""
+    from gpuscale.schema import SCORES_COLUMNS
+
+    ok = table[table["status"] == "ok"]
+    rows = []
+    for r in ok.itertuples(index=False):
+        record = dict.fromkeys(SCORES_COLUMNS)
+        record.update(
+            source="bench",
+            round="bench",
+            org=r.hostname or "this machine",
+            submitter=r.hostname or "this machine",
+            system_id=f"{r.model}-x{r.world_size}-{r.backend}-{r.precision}",
+            system_name=f"{r.world_size} x {r.device} ({r.backend}, {r.precision})",
+            division="bench",
+            availability="",
+            accelerator_family=str(r.device),
+            accelerator_model=str(r.device),
+            nodes=r.nnodes,
+            accelerators=r.world_size,
+            benchmark=r.model,
+            workload=r.model,
+            runs=1,
+            runs_converged=1,
+            runs_required=1,
+            scaling_factor=1.0,
+            time_to_train_min=samples / r.samples_per_s / 60.0,
+            score_reason="",
+            kept_runs=1,
+            global_batch_size=r.global_batch,
+            samples_to_converge=float(samples),
+        )
+        rows.append(record)
+    return pd.DataFrame(rows, columns=list(SCORES_COLUMNS))

@@ -101,6 +101,7 @@ def build_scores(
         elif reason:
             problems.append(_problem(round_name, where, "no score", reason))
         row: dict[str, Any] = {
+            "source": "mlperf",
             "round": round_name,
             "org": org,
             "system_id": system_id,

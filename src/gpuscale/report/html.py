@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis, analyze
 from gpuscale.mlperf.benchmarks import display_name
 from gpuscale.mlperf.ingest import RoundTables
+from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.findings import workload_findings
 from gpuscale.report.svg import save_chart
@@ -147,18 +148,23 @@ def build_report(
     options: AnalysisOptions | None = None,
     *,
     workers: int | None = None,
+    bench: pd.DataFrame | None = None,
 ) -> Path:
-    """Analyse, draw and write the report into ``out_dir``; return the HTML file's path."""
+    """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
+
+    ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section.
+    """
     options = options or AnalysisOptions()
     out_dir.mkdir(parents=True, exist_ok=True)
-    results = analyze(tables, workloads, options)
+    results = analyze(tables, workloads, options) if len(tables.scores) else []
     sections, overview_figure = _draw(
         results,
         out_dir,
         options.reference,
         workers if workers is not None else (os.cpu_count() or 1),
     )
-    html = render_html(tables, sections, overview_figure, options)
+    bench_section = build_bench_section(bench, out_dir) if bench is not None else None
+    html = render_html(tables, sections, overview_figure, options, bench_section)
     path = out_dir / "index.html"
     path.write_text(html, encoding="utf-8")
     return path
@@ -169,6 +175,7 @@ def render_html(
     sections: list[Section],
     overview_figure: RenderedFigure | None,
     options: AnalysisOptions,
+    bench: BenchSection | None = None,
 ) -> str:
     """The report page (autoescaped: text from the logs can never become markup)."""
     env = Environment(
@@ -176,14 +183,17 @@ def render_html(
         autoescape=select_autoescape(default=True),
     )
     here = Path(__file__).parent / "templates"
-    rounds = sorted(tables.scores["round"].unique())
+    rounds = sorted(tables.scores["round"].unique()) or ["(none)"]
     problems = tables.problems.sort_values(["round", "kind", "path"]).to_dict("records")
     return env.get_template("report.html").render(
-        title=f"gpuscale report: MLPerf Training {', '.join(rounds)}",
+        title=f"gpuscale report: MLPerf Training {', '.join(rounds)}"
+        if len(tables.scores)
+        else "gpuscale report: your hardware",
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         rounds=rounds,
         sections=sections,
         overview=overview_figure,
+        bench=bench,
         columns=[c for c in TABLE_COLUMNS.values()],
         options=options,
         problems=problems,

@@ -1,0 +1,104 @@
+"""Figures of the user's own bench runs: where step time goes, and speedup by model size."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from gpuscale.report.figures import MARGINS, OKABE_ITO, Chart, _plain_log, styled
+
+PHASES = (
+    ("forward_ms", "forward"),
+    ("backward_ms", "backward"),
+    ("exposed_comm_ms", "exposed communication"),
+    ("optimizer_ms", "optimizer"),
+)
+
+
+def _bar_labels(frame: pd.DataFrame) -> list[str]:
+    return [
+        f"{r.model} ({r.params / 1e6:.2g}M params) on {r.world_size}: "
+        f"{r.step_ms_mean:.3g} ms/step, communication {100 * r.comm_fraction:.0f}%"
+        for r in frame.itertuples(index=False)
+    ]
+
+
+@styled
+def step_breakdown(scaling: pd.DataFrame) -> Chart:
+    """Stacked bars: the share of a step spent in forward, backward, exposed communication
+    and optimizer, per model (by size), on 1 device and on the largest world size."""
+    largest = int(scaling["world_size"].max())
+    frame = scaling[scaling["world_size"].isin({1, largest})].sort_values(["params", "world_size"])
+    models = list(dict.fromkeys(frame["model"]))
+    width = 0.38
+    fig = Figure(figsize=(max(5.6, 0.75 * len(models) + 2.5), 3.6))
+    ax = fig.subplots()
+    labels: dict[str, list[str]] = {}
+    for k, world in enumerate(sorted(frame["world_size"].unique())):
+        part = (
+            frame[frame["world_size"] == world]
+            .set_index("model")
+            .reindex(models)
+            .dropna(subset=["step_ms_mean"])
+        )
+        x = np.array([models.index(m) for m in part.index]) + (k - 0.5) * width
+        phases = np.column_stack([part[c].to_numpy(float) for c, _ in PHASES])
+        shares = phases / phases.sum(axis=1, keepdims=True)
+        bottom = np.zeros(len(part))
+        for j, (_, name) in enumerate(PHASES):
+            bars = ax.bar(
+                x,
+                shares[:, j],
+                width,
+                bottom=bottom,
+                color=OKABE_ITO[j],
+                edgecolor="white",
+                linewidth=0.5,
+                hatch="//" if world > 1 else None,
+                label=name if k == 0 else None,
+            )
+            for i, (patch, text) in enumerate(
+                zip(bars.patches, _bar_labels(part.reset_index()), strict=True)
+            ):
+                patch.set_gid(f"bar-{world}-{j}-{i}")  # one tooltip per bar segment
+                labels[f"bar-{world}-{j}-{i}"] = [f"{name} {100 * shares[i, j]:.0f}%: {text}"]
+            bottom += shares[:, j]
+    ax.set_xticks(range(len(models)), models, rotation=30, ha="right")
+    ax.set_ylabel("share of the step time")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"Where step time goes: 1 device (plain) vs {largest} (hatched)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.subplots_adjust(**{**MARGINS, "bottom": 0.2})
+    return Chart(fig, labels)
+
+
+@styled
+def speedup_by_size(scaling: pd.DataFrame) -> Chart:
+    """Speedup against model parameters (log x) per world size, the line at 1 marking
+    break-even: below it, more devices train slower than one."""
+    fig = Figure(figsize=(5.6, 3.6))
+    ax = fig.subplots()
+    labels: dict[str, list[str]] = {}
+    for k, (world, group) in enumerate(scaling[scaling["world_size"] > 1].groupby("world_size")):
+        group = group.sort_values("params")
+        points = ax.scatter(
+            group["params"],
+            group["speedup"],
+            color=OKABE_ITO[k],
+            s=28,
+            label=f"{world} devices",
+            zorder=3,
+        )
+        ax.plot(group["params"], group["speedup"], color=OKABE_ITO[k], linewidth=0.8)
+        points.set_gid(f"points-{world}")
+        labels[f"points-{world}"] = _bar_labels(group)
+    ax.axhline(1.0, color="#555555", linestyle="--", linewidth=0.9, label="break-even (1 device)")
+    ax.set_xscale("log")
+    _plain_log(ax.xaxis)
+    ax.set_xlabel("model parameters (log scale)")
+    ax.set_ylabel("speedup over 1 device (throughput)")
+    ax.set_title("Your hardware: speedup by model size")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.subplots_adjust(**MARGINS)
+    return Chart(fig, labels)

@@ -1,0 +1,47 @@
+"""The report's own-hardware section: findings follow the numbers; figures are written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.bench.results import bench_table
+from gpuscale.report.bench_section import bench_findings, build_bench_section
+
+from ..bench.test_tables import record
+
+
+def table(pairs: list[tuple[str, str, int, float, float]]) -> pd.DataFrame:
+    rows = []
+    for model, family, params, one, two in pairs:
+        for world, sps in ((1, one), (2, two)):
+            r = record(model, params, world, sps)
+            r["config"]["family"] = family
+            r["timing"].update(forward_ms=1.0, backward_ms=2.0, optimizer_ms=0.5,
+                               exposed_comm_ms=1.5 if world == 2 else 0.0,
+                               comm_fraction=0.3 if world == 2 else 0.0)
+            rows.append(r)
+    return bench_table(rows)
+
+
+def test_break_even_sentence() -> None:
+    scaling = bench_scaling(table([("a", "mlp", 10**5, 100, 50), ("b", "mlp", 10**7, 100, 150)]))
+    text = " ".join(bench_findings(scaling))
+    assert "break-even model size is 1M parameters" in text  # log-midpoint of 0.5 -> 1.5
+
+
+def test_mixed_without_crossing() -> None:
+    scaling = bench_scaling(table([("a", "mlp", 10**5, 100, 50), ("t", "tf", 10**6, 100, 150)]))
+    text = " ".join(bench_findings(scaling))
+    assert "a train slower" in text and "t faster" in text
+
+
+def test_all_slower_and_files(tmp_path: Path) -> None:
+    bench = table([("a", "mlp", 10**5, 100, 50), ("b", "mlp", 10**6, 100, 60)])
+    section = build_bench_section(bench, tmp_path)
+    assert section is not None
+    assert "every model trains slower" in " ".join(section.findings)
+    assert (tmp_path / "bench_step_breakdown.png").exists()
+    assert len(section.rows) == 4 and section.rows[0]["Model"] == "a"

@@ -2,7 +2,8 @@
 
 Usage::
 
-    python benchmarks/bench_overhead.py [--nproc 2] [--models mlp-1m,tf-1.5m] [--steps 40] [--blocks 10]
+    python benchmarks/bench_overhead.py [--nproc 2] [--models mlp-1m,tf-1.5m]
+                                        [--steps 40] [--blocks 10]
 
 Re-launches itself under torchrun (gloo on CPU, NCCL on GPUs). In every process the same
 DDP model runs blocks of plain steps (forward, backward, optimizer: nothing else) and

@@ -24,8 +24,10 @@ def test_counts_are_computed_from_the_module(name: str) -> None:
     assert model(x).shape[0] == 2 and y.shape[0] == 2
 
 
-@pytest.mark.parametrize("text, value", [("2M", 2_000_000), ("250k", 250_000),
-                                         ("1.5B", 1_500_000_000), ("7mparams", 7_000_000)])
+@pytest.mark.parametrize(
+    "text, value",
+    [("2M", 2_000_000), ("250k", 250_000), ("1.5B", 1_500_000_000), ("7mparams", 7_000_000)],
+)
 def test_parse_size(text: str, value: int) -> None:
     assert parse_size(text) == value
 

@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from gpuscale.analysis.bench_scaling import bench_scaling  # noqa: E402
-from gpuscale.bench.results import SCHEMA, bench_table, read_results  # noqa: E402
-from gpuscale.bench.runner import SweepConfig, run_sweep  # noqa: E402
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.bench.results import SCHEMA, bench_table, read_results
+from gpuscale.bench.runner import SweepConfig, run_sweep
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,8 +18,15 @@ SIZES = {"mlp-0.2m": 199_946, "mlp-1m": 1_055_754}
 
 
 def config(out: Path, **kwargs) -> SweepConfig:
-    base = {"models": ("mlp-0.2m", "mlp-1m"), "nproc": (1, 2), "out": out, "backend": "gloo",
-            "steps": 3, "warmup": 1, "timeout_s": 60.0}
+    base = {
+        "models": ("mlp-0.2m", "mlp-1m"),
+        "nproc": (1, 2),
+        "out": out,
+        "backend": "gloo",
+        "steps": 3,
+        "warmup": 1,
+        "timeout_s": 60.0,
+    }
     return SweepConfig(**{**base, **kwargs})
 
 
@@ -34,8 +41,9 @@ def test_sweep_rows_are_complete_and_resume_skips(tmp_path: Path) -> None:
         assert r["config"]["backend"] == "gloo" and r["config"]["device"] == "cpu"
         assert len(r["per_rank"]["step_ms"]) == r["config"]["world_size"]
         assert r["timing"]["step_ms_mean"] > 0 and r["timing"]["samples_per_s"] > 0
-        assert r["allreduce_bytes_per_step"] == (r["grad_bytes_per_step"]
-                                                 if r["config"]["world_size"] > 1 else 0)
+        assert r["allreduce_bytes_per_step"] == (
+            r["grad_bytes_per_step"] if r["config"]["world_size"] > 1 else 0
+        )
         assert r["memory"]["peak_bytes"] > 0
     scaling = bench_scaling(bench_table(records))
     assert scaling["speedup"].notna().all()

@@ -30,9 +30,18 @@ Legend:
   PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)
 """
 
-NVLINK_8 = "\t" + "\t".join(f"GPU{i}" for i in range(8)) + "\tNIC0\tCPU Affinity\n" + "".join(
-    f"GPU{i}\t" + "\t".join(" X " if i == j else "NV18" for j in range(8)) + "\tPXB\t0-55\n"
-    for i in range(8)) + "NIC0\t" + "\t".join(["PXB"] * 8) + "\t X \n"
+NVLINK_8 = (
+    "\t"
+    + "\t".join(f"GPU{i}" for i in range(8))
+    + "\tNIC0\tCPU Affinity\n"
+    + "".join(
+        f"GPU{i}\t" + "\t".join(" X " if i == j else "NV18" for j in range(8)) + "\tPXB\t0-55\n"
+        for i in range(8)
+    )
+    + "NIC0\t"
+    + "\t".join(["PXB"] * 8)
+    + "\t X \n"
+)
 
 DUAL_SOCKET = """\x1b[4m\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\x1b[0m
 GPU0\t X \tPIX\tSYS\tSYS\t0-23
@@ -42,11 +51,14 @@ GPU3\tSYS\tSYS\tPIX\t X \t24-47
 """
 
 
-@pytest.mark.parametrize("text, gpus, slowest, preset", [
-    (PHB_PAIR, 2, "PHB", "pcie-phb"),
-    (NVLINK_8, 8, "NV", "nvlink4"),
-    (DUAL_SOCKET, 4, "SYS", "pcie-sys"),
-])
+@pytest.mark.parametrize(
+    "text, gpus, slowest, preset",
+    [
+        (PHB_PAIR, 2, "PHB", "pcie-phb"),
+        (NVLINK_8, 8, "NV", "nvlink4"),
+        (DUAL_SOCKET, 4, "SYS", "pcie-sys"),
+    ],
+)
 def test_topology_samples(text: str, gpus: int, slowest: str, preset: str) -> None:
     topo = parse_topo_matrix(text)
     assert len(topo.gpus) == gpus and topo.slowest_link() == slowest and topo.preset() == preset
@@ -59,8 +71,15 @@ def test_topology_rejects_other_text() -> None:
         parse_topo_matrix("No devices were found")
 
 
-@pytest.mark.parametrize("op, n, factor", [("all_reduce", 2, 1.0), ("all_reduce", 8, 1.75),
-                                           ("all_gather", 4, 0.75), ("reduce_scatter", 8, 0.875)])
+@pytest.mark.parametrize(
+    "op, n, factor",
+    [
+        ("all_reduce", 2, 1.0),
+        ("all_reduce", 8, 1.75),
+        ("all_gather", 4, 0.75),
+        ("reduce_scatter", 8, 0.875),
+    ],
+)
 def test_busbw_formula(op: str, n: int, factor: float) -> None:
     algbw, busbw = bus_bandwidth(op, 2e9, 0.5, n)  # 2 GB in 0.5 s
     assert algbw == pytest.approx(4.0) and busbw == pytest.approx(4.0 * factor)
@@ -76,11 +95,23 @@ def test_message_sizes_and_verdict() -> None:
 
 
 def record(model: str, params: int, world: int, sps: float, status: str = "ok") -> dict:
-    return {"key": f"{model}|{world}", "status": status,
-            "config": {"model": model, "family": "mlp", "params": params, "world_size": world,
-                       "backend": "gloo", "device": "cpu", "scaling": "weak", "precision": "fp32",
-                       "bucket_mb": 25.0, "steps": 20},
-            "timing": {"samples_per_s": sps, "step_ms_mean": 1.0}}
+    return {
+        "key": f"{model}|{world}",
+        "status": status,
+        "config": {
+            "model": model,
+            "family": "mlp",
+            "params": params,
+            "world_size": world,
+            "backend": "gloo",
+            "device": "cpu",
+            "scaling": "weak",
+            "precision": "fp32",
+            "bucket_mb": 25.0,
+            "steps": 20,
+        },
+        "timing": {"samples_per_s": sps, "step_ms_mean": 1.0},
+    }
 
 
 def test_results_roundtrip_and_bad_lines(tmp_path: Path) -> None:
@@ -99,9 +130,14 @@ def test_results_roundtrip_and_bad_lines(tmp_path: Path) -> None:
 
 
 def test_speedup_and_break_even() -> None:
-    rows = [record("s", 100_000, 1, 100.0), record("s", 100_000, 2, 50.0),
-            record("m", 1_000_000, 1, 100.0), record("m", 1_000_000, 2, 100.0),
-            record("l", 10_000_000, 1, 100.0), record("l", 10_000_000, 2, 180.0)]
+    rows = [
+        record("s", 100_000, 1, 100.0),
+        record("s", 100_000, 2, 50.0),
+        record("m", 1_000_000, 1, 100.0),
+        record("m", 1_000_000, 2, 100.0),
+        record("l", 10_000_000, 1, 100.0),
+        record("l", 10_000_000, 2, 180.0),
+    ]
     scaling = bench_scaling(bench_table(rows))
     m2 = scaling[(scaling.model == "m") & (scaling.world_size == 2)].iloc[0]
     assert (m2["speedup"], m2["efficiency"]) == (1.0, 0.5)

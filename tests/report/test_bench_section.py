@@ -19,9 +19,13 @@ def table(pairs: list[tuple[str, str, int, float, float]]) -> pd.DataFrame:
         for world, sps in ((1, one), (2, two)):
             r = record(model, params, world, sps)
             r["config"]["family"] = family
-            r["timing"].update(forward_ms=1.0, backward_ms=2.0, optimizer_ms=0.5,
-                               exposed_comm_ms=1.5 if world == 2 else 0.0,
-                               comm_fraction=0.3 if world == 2 else 0.0)
+            r["timing"].update(
+                forward_ms=1.0,
+                backward_ms=2.0,
+                optimizer_ms=0.5,
+                exposed_comm_ms=1.5 if world == 2 else 0.0,
+                comm_fraction=0.3 if world == 2 else 0.0,
+            )
             rows.append(r)
     return bench_table(rows)
 

@@ -1,0 +1,153 @@
+"""How well does the advice model predict? Measured on this machine and on MLPerf.
+
+Usage::
+
+    python benchmarks/advise_accuracy.py [--models mlp-0.2m,mlp-1m,tf-1.5m,mlp-4m,mlp-17m]
+
+(a) CPU/gloo, 2 processes: ``gpuscale bench`` runs every model on 1 and 2 processes
+    (one thread each, so a process is a "device" with its own core) and ``gpuscale
+    collectives`` sweeps all-reduce. The step model is calibrated on N = 1 (compute
+    breakdown) and the collectives sweep (fitted latency and bandwidth), with the
+    documented default overlap, then predicts each model's N = 2 step time, which is
+    compared with the measured one. (b) MLPerf: per workload and accelerator family of
+    the bundled rounds, leave-one-out predictions of time to train from Amdahl and the
+    Universal Scalability Law against ideal linear scaling as the baseline.
+
+The last line reads ``median absolute percentage error: X%`` for part (a).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+
+def part_a(models: list[str], steps: int) -> float:
+    from gpuscale.advise.calibrate import compute_from_bench, link_from_collectives
+    from gpuscale.advise.model import predict_step
+    from gpuscale.advise.recommend import DEFAULT_OVERLAP
+    from gpuscale.bench.models import select_models
+    from gpuscale.bench.results import bench_table, read_results
+    from gpuscale.bench.runner import SweepConfig, run_sweep
+
+    with tempfile.TemporaryDirectory() as tmp:
+        results, coll = Path(tmp) / "bench.jsonl", Path(tmp) / "coll.jsonl"
+        sizes = {s.name: n for s, n in select_models(models)}
+        run_sweep(
+            SweepConfig(
+                models=tuple(models),
+                nproc=(1, 2),
+                out=results,
+                backend="gloo",
+                steps=steps,
+                warmup=3,
+                threads=1,
+            ),
+            sizes,
+        )
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                "--nproc-per-node=2",
+                "-m",
+                "gpuscale.bench.collectives",
+                "--out",
+                str(coll),
+                "--backend",
+                "gloo",
+                "--ops",
+                "all_reduce",
+                "--max-bytes",
+                str(1 << 27),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        table = bench_table(read_results(results)[0])
+        link = link_from_collectives(coll)
+    print(
+        f"(a) link fitted to the all-reduce sweep: {link.busbw_gbs:.3g} GB/s bus bandwidth, "
+        f"{link.latency_us:.0f} us per ring step; overlap {DEFAULT_OVERLAP} (default)"
+    )
+    rows = []
+    for model in models:
+        compute, params, _ = compute_from_bench(table, model)
+        measured = table[(table.model == model) & (table.world_size == 2) & (table.status == "ok")]
+        if measured.empty:
+            continue
+        grad_bytes = float(measured["grad_bytes_per_step"].iloc[0])
+        predicted = predict_step(compute, grad_bytes, 2, link, overlap=DEFAULT_OVERLAP)
+        actual = float(measured["step_ms_mean"].iloc[0])
+        rows.append(
+            {
+                "model": model,
+                "params": int(params),
+                "n1_step_ms": compute.total_ms,
+                "n2_measured_ms": actual,
+                "n2_predicted_ms": predicted.step_s * 1e3,
+                "error_pct": 100 * (predicted.step_s * 1e3 - actual) / actual,
+            }
+        )
+    frame = pd.DataFrame(rows)
+    print(frame.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    return float(frame["error_pct"].abs().median())
+
+
+def part_b() -> None:
+    from gpuscale import load_round
+    from gpuscale.analysis.equilibrium import fastest_per_count
+    from gpuscale.analysis.metrics import scaling_table
+    from gpuscale.analysis.scaling_laws import leave_one_out
+
+    tables = load_round()
+    rows = []
+    for round_name in sorted(tables.scores["round"].unique()):
+        scores = tables.scores[tables.scores["round"] == round_name]
+        for workload in sorted(scores["workload"].unique()):
+            table = scaling_table(scores, workload)
+            for family, group in table.groupby("accelerator_family"):
+                frontier = fastest_per_count(group)
+                if len(frontier) < 4:
+                    continue
+                errors = leave_one_out(frontier)
+                rows.append(
+                    {
+                        "round": round_name,
+                        "workload": workload,
+                        "family": family,
+                        "configs": len(frontier),
+                        **errors[["ideal", "amdahl", "usl"]].median().to_dict(),
+                    }
+                )
+    frame = pd.DataFrame(rows)
+    print(
+        "(b) MLPerf leave-one-out, median absolute % error of time to train "
+        "(fastest system per accelerator count, per family):"
+    )
+    print(frame.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    print(
+        "    over all groups: "
+        + ", ".join(f"{c} {frame[c].median():.1f}%" for c in ("ideal", "amdahl", "usl"))
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", default="mlp-0.2m,mlp-1m,tf-1.5m,mlp-4m,mlp-17m")
+    parser.add_argument("--steps", type=int, default=30)
+    args = parser.parse_args()
+    part_b()
+    mape = part_a(args.models.split(","), args.steps)
+    print(f"median absolute percentage error: {mape:.1f}%")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""From a small bench results file to a recommendation, through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from gpuscale.bench.results import append_result
+from gpuscale.cli import app
+
+from ..bench.test_tables import record
+
+runner = CliRunner()
+
+
+def bench_file(tmp_path: Path) -> Path:
+    path = tmp_path / "results.jsonl"
+    for world, sps, exposed in ((1, 1000.0, 0.0), (2, 1500.0, 3.0)):
+        r = record("tf-7m", 6_870_000, world, sps)
+        r["config"]["batch_per_device"] = 8
+        r["timing"].update(
+            forward_ms=2.0, backward_ms=4.0, optimizer_ms=1.0, exposed_comm_ms=exposed
+        )
+        r["grad_bytes_per_step"] = 6_870_000 * 4
+        append_result(path, r)
+    return path
+
+
+def test_bench_to_recommendation(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "advise",
+            "--bench",
+            str(bench_file(tmp_path)),
+            "--interconnect",
+            "pcie4-x16",
+            "--max-devices",
+            "8",
+            "-f",
+            "json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["inputs"]["params"] == 6_870_000
+    assert 0 <= doc["inputs"]["overlap"] <= 1
+    assert doc["recommendation"]["fastest"] in (1, 2, 4, 8)
+    assert [p["devices"] for p in doc["predictions"]] == [1, 2, 4, 8]
+
+
+def test_presets_alone() -> None:
+    result = runner.invoke(
+        app,
+        [
+            "advise",
+            "--params",
+            "7M",
+            "--step-ms",
+            "20",
+            "--batch",
+            "64",
+            "--interconnect",
+            "pcie-phb",
+            "--price",
+            "2.5",
+        ],
+    )
+    assert result.exit_code == 0 and "Break-even" in result.stdout
+
+
+def test_bad_input_is_a_clean_error(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    for args in (
+        ["--params", "-3M", "--step-ms", "20"],
+        ["--params", "3M", "--step-ms", "20", "--interconnect", "warp"],
+        ["--bench", str(empty)],
+        ["--step-ms", "20"],
+    ):
+        result = runner.invoke(app, ["advise", *args])
+        assert result.exit_code == 2 and "Traceback" not in result.output, args

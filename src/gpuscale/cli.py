@@ -333,6 +333,11 @@ def report(
             "--bench", help="Add a 'your hardware' section from `gpuscale bench` results."
         ),
     ] = None,
+    with_advice: Annotated[
+        bool, typer.Option("--advise", help="With --bench: add predicted scaling (advise).")
+    ] = False,
+    interconnect: Annotated[str, typer.Option(help="Link preset for --advise.")] = "pcie-phb",
+    max_devices: Annotated[int, typer.Option(help="Largest device count for --advise.")] = 8,
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
     from gpuscale.analysis import AnalysisOptions
@@ -349,6 +354,8 @@ def report(
             out_dir,
             AnalysisOptions(reference=reference),
             bench=_read_bench(bench_file) if bench_file else None,
+            advice_link=_preset_link(interconnect) if with_advice else None,
+            max_devices=max_devices,
         )
     except ReferenceError as exc:
         fail(str(exc))
@@ -618,6 +625,18 @@ def topo(
         markup=False,
         highlight=False,
     )
+
+
+def _preset_link(name: str):
+    """The advice model's link for a preset name; a clean error for an unknown one."""
+    from gpuscale.advise.model import Link
+    from gpuscale.links import get_preset
+
+    try:
+        preset = get_preset(name)
+    except KeyError as exc:
+        fail(str(exc.args[0]))
+    return Link(busbw_gbs=preset.busbw_gbs, latency_us=preset.latency_us, name=preset.name)
 
 
 def _read_bench(path: Path):

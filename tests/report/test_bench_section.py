@@ -49,3 +49,14 @@ def test_all_slower_and_files(tmp_path: Path) -> None:
     assert "every model trains slower" in " ".join(section.findings)
     assert (tmp_path / "bench_step_breakdown.png").exists()
     assert len(section.rows) == 4 and section.rows[0]["Model"] == "a"
+
+
+def test_advice_adds_predictions(tmp_path: Path) -> None:
+    from gpuscale.advise.model import Link
+
+    bench = table([("a", "mlp", 10**5, 100, 50), ("b", "mlp", 10**6, 100, 60)])
+    section = build_bench_section(
+        bench, tmp_path, advice_link=Link(busbw_gbs=10.0, latency_us=20.0), max_devices=4
+    )
+    assert any(f.startswith("Advice for b:") for f in section.findings)
+    assert (tmp_path / "advice_predicted_scaling.svg").exists()

@@ -156,7 +156,7 @@ def _solve_params(inputs: AdviceInputs, n: int, target_speedup: float) -> float 
     if speedup(high) < target_speedup:
         return None
     if speedup(low) >= target_speedup:
-        return low
+        return 0.0  # already reached below the smallest size searched
     for _ in range(80):
         mid = math.sqrt(low * high)
         low, high = (mid, high) if speedup(mid) < target_speedup else (low, mid)
@@ -227,6 +227,8 @@ def advise(inputs: AdviceInputs) -> Advice:
 def _fmt_params(p: float | None) -> str:
     if p is None:
         return "none within 1e13 parameters"
+    if p == 0.0:
+        return "under 1k"
     return f"{p / 1e9:.3g}B" if p >= 1e9 else f"{p / 1e6:.3g}M" if p >= 1e6 else f"{p / 1e3:.3g}k"
 
 

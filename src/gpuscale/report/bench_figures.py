@@ -102,3 +102,66 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.subplots_adjust(**MARGINS)
     return Chart(fig, labels)
+
+
+@styled
+def predicted_scaling(predicted: pd.DataFrame, measured: pd.DataFrame | None, title: str) -> Chart:
+    """Predicted speedup and efficiency against devices (log x), measured points over it."""
+    fig = Figure(figsize=(5.6, 3.6))
+    ax = fig.subplots()
+    ax.plot(
+        predicted["devices"],
+        predicted["speedup"],
+        color=OKABE_ITO[0],
+        marker="o",
+        markersize=3,
+        label="predicted speedup",
+    )
+    ax.plot(
+        predicted["devices"],
+        predicted["devices"],
+        color="#555555",
+        linestyle="--",
+        linewidth=0.9,
+        label="ideal",
+    )
+    twin = ax.twinx()
+    twin.plot(
+        predicted["devices"],
+        predicted["efficiency"],
+        color=OKABE_ITO[1],
+        marker="s",
+        markersize=3,
+        label="predicted efficiency",
+    )
+    twin.set_ylim(0, 1.05)
+    twin.set_ylabel("efficiency = speedup / N")
+    labels: dict[str, list[str]] = {}
+    if measured is not None and len(measured):
+        points = ax.scatter(
+            measured["world_size"],
+            measured["speedup"],
+            color=OKABE_ITO[3],
+            marker="D",
+            s=30,
+            zorder=4,
+            label="measured speedup",
+        )
+        points.set_gid("points-measured")
+        labels["points-measured"] = _bar_labels(measured)
+    ax.set_xscale("log", base=2)
+    _plain_log(ax.xaxis)
+    ax.set_xlabel("devices (log scale)")
+    ax.set_ylabel("speedup over 1 device")
+    ax.set_title(title)
+    handles = ax.get_legend_handles_labels()
+    twin_handles = twin.get_legend_handles_labels()
+    ax.legend(
+        handles[0] + twin_handles[0],
+        handles[1] + twin_handles[1],
+        loc="upper left",
+        bbox_to_anchor=(1.2, 1.0),
+        frameon=False,
+    )
+    fig.subplots_adjust(**{**MARGINS, "right": 0.56})
+    return Chart(fig, labels)

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from gpuscale.advise.model import Link
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
-from gpuscale.report.bench_figures import speedup_by_size, step_breakdown
+from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
 from gpuscale.report.svg import save_chart
 
 COLUMNS = {
@@ -79,8 +80,47 @@ def bench_findings(scaling: pd.DataFrame) -> list[str]:
     return out
 
 
-def build_bench_section(table: pd.DataFrame, out_dir: Path) -> BenchSection | None:
-    """Findings, figures (written beside the report) and the table; None without ok runs."""
+def advice_figure(
+    table: pd.DataFrame, scaling: pd.DataFrame, out_dir: Path, advice_link: Link, max_devices: int
+) -> tuple[list[str], tuple] | None:
+    """Advice for the largest model with an N = 1 run: explanation and the figure."""
+    from gpuscale.advise.calibrate import compute_from_bench, overlap_from_bench
+    from gpuscale.advise.recommend import DEFAULT_OVERLAP, TDP_W, AdviceInputs, advise
+
+    single = scaling[scaling["world_size"] == 1]
+    if single.empty:
+        return None
+    model = single.sort_values("params")["model"].iloc[-1]
+    compute, params, power = compute_from_bench(table, model)
+    overlap = overlap_from_bench(table, model, advice_link)
+    result = advise(
+        AdviceInputs(
+            params=params,
+            compute=compute,
+            link=advice_link,
+            max_devices=max_devices,
+            power_w=power or TDP_W["H100"],
+            overlap=overlap if overlap is not None else DEFAULT_OVERLAP,
+        )
+    )
+    chart = predicted_scaling(
+        result.predictions,
+        scaling[scaling["model"] == model],
+        f"Advice: {model} on {advice_link.name}",
+    )
+    svg, files = save_chart(chart, out_dir, "advice_predicted_scaling")
+    return [f"Advice for {model}: {line}" for line in result.explanation], (
+        "Predicted speedup and efficiency by device count (measured points overlaid)",
+        svg,
+        [f.name for f in files],
+    )
+
+
+def build_bench_section(
+    table: pd.DataFrame, out_dir: Path, *, advice_link: Link | None = None, max_devices: int = 8
+) -> BenchSection | None:
+    """Findings, figures (written beside the report) and the table; None without ok runs.
+    With ``advice_link`` the predicted scaling of ``gpuscale advise`` is added."""
     scaling = bench_scaling(table)
     if scaling.empty:
         return None
@@ -93,7 +133,13 @@ def build_bench_section(table: pd.DataFrame, out_dir: Path) -> BenchSection | No
             continue
         svg, files = save_chart(make(scaling), out_dir, stem)
         figures.append((title, svg, [f.name for f in files]))
+    findings = bench_findings(scaling)
+    if advice_link is not None:
+        extra = advice_figure(table, scaling, out_dir, advice_link, max_devices)
+        if extra is not None:
+            findings += extra[0]
+            figures.append(extra[1])
     rows = [
         {label: _fmt(r[col]) for col, label in COLUMNS.items()} for r in scaling.to_dict("records")
     ]
-    return BenchSection(bench_findings(scaling), figures, list(COLUMNS.values()), rows)
+    return BenchSection(findings, figures, list(COLUMNS.values()), rows)

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from gpuscale.advise.model import Link
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis, analyze
 from gpuscale.mlperf.benchmarks import display_name
 from gpuscale.mlperf.ingest import RoundTables
@@ -149,10 +150,13 @@ def build_report(
     *,
     workers: int | None = None,
     bench: pd.DataFrame | None = None,
+    advice_link: Link | None = None,
+    max_devices: int = 8,
 ) -> Path:
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
 
-    ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section.
+    ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section;
+    ``advice_link`` adds the predicted scaling of ``gpuscale advise`` to it.
     """
     options = options or AnalysisOptions()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -163,7 +167,11 @@ def build_report(
         options.reference,
         workers if workers is not None else (os.cpu_count() or 1),
     )
-    bench_section = build_bench_section(bench, out_dir) if bench is not None else None
+    bench_section = (
+        build_bench_section(bench, out_dir, advice_link=advice_link, max_devices=max_devices)
+        if bench is not None
+        else None
+    )
     html = render_html(tables, sections, overview_figure, options, bench_section)
     path = out_dir / "index.html"
     path.write_text(html, encoding="utf-8")

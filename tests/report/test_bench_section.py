@@ -18,7 +18,8 @@ def table(pairs: list[tuple[str, str, int, float, float]]) -> pd.DataFrame:
     for model, family, params, one, two in pairs:
         for world, sps in ((1, one), (2, two)):
             r = record(model, params, world, sps)
-            r["config"]["family"] = family
+            r["config"].update(family=family, batch_per_device=8)
+            r["grad_bytes_per_step"] = params * 4
             r["timing"].update(
                 forward_ms=1.0,
                 backward_ms=2.0,

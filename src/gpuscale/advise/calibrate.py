@@ -25,6 +25,10 @@ def compute_from_bench(table: pd.DataFrame, model: str) -> tuple[Compute, float,
             f"(models with runs: {', '.join(known) or 'none'})"
         )
     row = single.iloc[-1]
+    needed = ["forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params"]
+    missing = [c for c in needed if pd.isna(row[c])]
+    if missing:
+        raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
     compute = Compute(
         forward_ms=float(row["forward_ms"]),
         backward_ms=float(row["backward_ms"]),
@@ -46,6 +50,8 @@ def overlap_from_bench(
     if multi.empty:
         return None
     row = multi.iloc[0]
+    if pd.isna(row["grad_bytes_per_step"]) or pd.isna(row["exposed_comm_ms"]):
+        return None
     terms = allreduce_terms(
         float(row["grad_bytes_per_step"]),
         int(row["world_size"]),

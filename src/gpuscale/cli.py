@@ -179,6 +179,12 @@ def scores(
     )
 
 
+DECOMPOSE_COLUMNS = [
+    "global_batch_size",
+    "throughput_factor",
+    "convergence_factor",
+    "throughput_efficiency",
+]
 ANALYZE_COLUMNS = [
     "submitter",
     "system_name",
@@ -230,6 +236,10 @@ def analyze(
     n_boot: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of K-means and the bootstrap.")] = 0,
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    decompose_columns: Annotated[
+        bool,
+        typer.Option("--decompose", help="Show speedup = throughput factor x convergence factor."),
+    ] = False,
     bench_file: Annotated[
         Path | None,
         typer.Option(
@@ -295,7 +305,7 @@ def analyze(
         )
         print_frame(
             out,
-            result.table[ANALYZE_COLUMNS],
+            result.table[ANALYZE_COLUMNS + (DECOMPOSE_COLUMNS if decompose_columns else [])],
             fmt,
             title=f"{result.round} {result.workload}: reference ({reference}) {refs}",
         )

@@ -75,3 +75,10 @@ def test_svg_tooltips_escape_untrusted_names(result) -> None:
     svg = chart_svg(chart, "t")
     assert svg.count("<title>") == len(result.table)
     assert EVIL not in svg and "&lt;script&gt;alert(1)&lt;/script&gt;" in svg
+
+
+def test_decomposition_figure_plots_the_three_factors(result) -> None:
+    chart = FIGURES["decomposition"](result)
+    assert len(chart.labels) == 3
+    plotted = offsets(chart.figure, "points-2")[:, 1]
+    assert sorted(plotted) == pytest.approx(sorted(result.table["normalized_efficiency"]))

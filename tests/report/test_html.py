@@ -9,6 +9,7 @@ import pytest
 
 from gpuscale import load_round
 from gpuscale.analysis import AnalysisOptions
+from gpuscale.report.figures import FIGURES
 from gpuscale.report.html import build_report
 
 EVIL = "<script>alert(1)</script>"
@@ -49,7 +50,7 @@ def test_structure(report) -> None:
     out, html = report
     parser = Collector()
     parser.feed(html)
-    assert parser.tags.count("svg") == 2 * 5 + 1  # five figures per workload + overview
+    assert parser.tags.count("svg") == 2 * len(FIGURES) + 1  # per workload + overview
     assert parser.tags.count("table") == 3  # two workloads + problems
     assert parser.scripts == 1
     assert "Summary of findings" in html and "Reference rule" in html

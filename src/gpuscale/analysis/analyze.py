@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.analysis.clusters import Clustering, cluster_systems
+from gpuscale.analysis.decompose import DECOMPOSITION_COLUMNS, decompose
 from gpuscale.analysis.equilibrium import (
     Equilibrium,
     Pick,
@@ -85,6 +86,7 @@ def analyze_workload(
         [table, bootstrap_intervals(table, tables.runs, n_boot=options.n_boot, seed=options.seed)],
         axis=1,
     )
+    table = decompose(table)
     return WorkloadAnalysis(
         round=round_name,
         workload=workload,
@@ -136,6 +138,7 @@ _SYSTEM_FIELDS = (
     "normalized_efficiency_ci_low",
     "normalized_efficiency_ci_high",
     "reference_system_id",
+    *DECOMPOSITION_COLUMNS,
 )
 
 

@@ -374,10 +374,51 @@ def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
     return Chart(fig, labels)
 
 
+@styled
+def decomposition(result: WorkloadAnalysis) -> Chart:
+    """E' split into throughput efficiency x convergence factor, against accelerators."""
+    table = result.table.dropna(subset=["throughput_efficiency", "convergence_factor"])
+    fig, ax = _axes()
+    labels: dict[str, list[str]] = {}
+    series = (
+        ("throughput_efficiency", "throughput efficiency (X/X_ref x N_ref/N)", "o"),
+        ("convergence_factor", "convergence factor (samples_ref/samples)", "s"),
+        ("normalized_efficiency", "E' (their product)", "D"),
+    )
+    for k, (column, name, marker) in enumerate(series):
+        sc = ax.scatter(
+            table["accelerators"],
+            table[column],
+            color=OKABE_ITO[k],
+            marker=marker,
+            s=22,
+            alpha=0.85,
+            label=name,
+            edgecolors="white",
+            linewidths=0.4,
+        )
+        sc.set_gid(f"points-{k}")
+        labels[f"points-{k}"] = [
+            f"{name.split(' (')[0]} {v:.2f}: {text}"
+            for v, text in zip(table[column], point_labels(table), strict=True)
+        ]
+    ax.axhline(1.0, color="#555555", linewidth=0.9, linestyle="--")
+    _log_x(ax)
+    ax.set_yscale("log")
+    _plain_log(ax.yaxis)
+    ax.set_ylabel("factor (log scale)")
+    ax.set_title(_title(result, "why E' falls: throughput x convergence"))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.grid(alpha=0.25)
+    fig.subplots_adjust(**MARGINS)
+    return Chart(fig, labels)
+
+
 FIGURES = {
     "systems": systems_by_accelerator,
     "efficiency": normalized_efficiency,
     "efficiency_ci": lambda r: normalized_efficiency(r, intervals=True),
     "speedup": speedup,
     "time_vs_cost": time_vs_cost,
+    "decomposition": decomposition,
 }

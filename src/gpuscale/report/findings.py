@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis
+from gpuscale.analysis.decompose import dominant_loss
 from gpuscale.analysis.equilibrium import fastest_per_count
 
 
@@ -68,6 +69,21 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
             f"{n_large} accelerators keeps {ratio:.0%} of the per-accelerator "
             f"efficiency of the fastest at {n_small}."
         )
+    largest = table[table["accelerator_family"] == big_family].dropna(
+        subset=["throughput_efficiency", "convergence_factor"]
+    )
+    if len(largest):
+        row = largest.loc[largest["accelerators"].idxmax()]
+        factor, share = dominant_loss(row)
+        if factor != "none":
+            out.append(
+                f"Why efficiency falls at {int(row['accelerators'])} x {big_family}: E' "
+                f"{row['normalized_efficiency']:.2f} = throughput efficiency "
+                f"{row['throughput_efficiency']:.2f} x convergence factor "
+                f"{row['convergence_factor']:.2f} (global batch "
+                f"{row['global_batch_size']:,.0f}); {factor} accounts for {share:.0%} of the "
+                "loss."
+            )
     eq = result.equilibrium
     if eq.efficiency_threshold is not None:
         p = eq.efficiency_threshold

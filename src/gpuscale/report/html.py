@@ -34,6 +34,8 @@ FIGURE_TITLES = {
     "efficiency_ci": "E' with 95% bootstrap intervals",
     "speedup": "Speedup against accelerators, with the ideal line",
     "time_vs_cost": "Time to train against accelerator-hours, Pareto front and equilibrium",
+    "decomposition": "Why E' falls: throughput efficiency x convergence factor (larger global "
+    "batches needing more samples)",
 }
 TABLE_COLUMNS = {
     "submitter": "Submitter",

@@ -1,0 +1,59 @@
+"""Why efficiency falls: speedup split into a throughput factor and a convergence factor.
+
+Time to train is samples to converge over training throughput, ``T = samples / X`` (with
+``X = samples / (60 T)`` samples per second, the run's own average). Hence exactly
+
+    ``S = T_ref / T = (X / X_ref) * (samples_ref / samples)``
+           throughput factor   convergence factor
+
+and for normalised efficiency ``E' = S * N_ref / N``:
+
+    ``E' = [(X / X_ref) * N_ref / N] * (samples_ref / samples)``
+            throughput efficiency       convergence factor
+
+The throughput efficiency is what the hardware and communication deliver per device; the
+convergence factor falls below 1 when the larger global batch of a larger system needs
+more samples to reach the quality target. ``samples`` is the RCP checker's count (samples
+for BERT, the LLMs and Stable Diffusion, epochs for the others: the factors are ratios,
+so the unit cancels). Rows without a count (e.g. open division) get NaN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+DECOMPOSITION_COLUMNS = (
+    "throughput_samples_per_s",
+    "throughput_factor",
+    "convergence_factor",
+    "throughput_efficiency",
+)
+
+
+def decompose(table: pd.DataFrame) -> pd.DataFrame:
+    """A scaling table with the decomposition columns added (see the module docstring)."""
+    out = table.copy()
+    out["throughput_samples_per_s"] = out["samples_to_converge"] / (out["time_to_train_min"] * 60.0)
+    ref = out.set_index(["submitter", "system_id"])
+    ref_keys = pd.MultiIndex.from_arrays([out["reference_submitter"], out["reference_system_id"]])
+    ref_x = ref["throughput_samples_per_s"].reindex(ref_keys).to_numpy(float)
+    ref_samples = ref["samples_to_converge"].reindex(ref_keys).to_numpy(float)
+    out["throughput_factor"] = out["throughput_samples_per_s"].to_numpy(float) / ref_x
+    out["convergence_factor"] = ref_samples / out["samples_to_converge"].to_numpy(float)
+    out["throughput_efficiency"] = (
+        out["throughput_factor"] * out["reference_accelerators"] / out["accelerators"]
+    )
+    return out
+
+
+def dominant_loss(row: pd.Series) -> tuple[str, float]:
+    """Which factor accounts for more of E' < 1, and its share of the (log) loss."""
+    log_t = np.log(row["throughput_efficiency"])
+    log_c = np.log(row["convergence_factor"])
+    total = log_t + log_c
+    if not np.isfinite(total) or total >= 0:
+        return "none", 0.0
+    losses = {"throughput": min(log_t, 0.0), "convergence": min(log_c, 0.0)}
+    name = min(losses, key=losses.get)
+    return name, float(losses[name] / (losses["throughput"] + losses["convergence"]))

@@ -54,6 +54,9 @@ RUNS_COLUMNS: tuple[str, ...] = (
     "seed",
     "mllog_lines",
     "parse_errors",
+    "compute_energy_kj",
+    "interconnect_energy_kj",
+    "energy_kj",
 )
 
 # The columns of ``scores`` that are copied from the system's row of ``systems``.
@@ -92,6 +95,7 @@ SCORES_COLUMNS: tuple[str, ...] = (
     "global_batch_size",
     "samples_to_converge",
     "source",
+    "energy_kj",
 )
 
 PROBLEMS_COLUMNS: tuple[str, ...] = ("round", "path", "kind", "message")

@@ -16,7 +16,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ import pandas as pd
 from gpuscale.mlperf.benchmarks import benchmark_folder_alias, get_benchmark, workload_of
 from gpuscale.mlperf.compliance import run_violations
 from gpuscale.mlperf.convergence import run_samples_to_converge
+from gpuscale.mlperf.power import read_power_log
 from gpuscale.mlperf.runlog import read_run_log
 from gpuscale.mlperf.scores import build_scores
 from gpuscale.mlperf.sources import (
@@ -148,6 +149,23 @@ class _Collector:
     problems: list[dict[str, Any]]
     scaling: dict[tuple[str, str, str], float]
     bench_dirs: set[tuple[str, str, str]]
+    # (org, system, benchmark folder, run stem) -> (kind, mean power W) of each power file
+    power: dict[tuple[str, str, str, str], list[tuple[str, float]]] = field(default_factory=dict)
+    power_notes: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def add_power(self, entry: Entry) -> None:
+        org, _, system_id, bench, _, stem, name = entry.path.split("/")
+        kind = "node" if name.startswith("node_") else "switch" if name.startswith("sw_") else ""
+        if not kind:
+            return
+        log = read_power_log(entry.read(), kind)
+        if log.note:  # counted per benchmark folder: v4.0 repeats one note 1,000 times
+            where = f"{org}/results/{system_id}/{bench}/power"
+            self.power_notes[(where, log.note)] = self.power_notes.get((where, log.note), 0) + 1
+        if log.mean_power_w is not None:
+            self.power.setdefault((org, system_id, bench, stem), []).append(
+                (kind, log.mean_power_w)
+            )
 
     def problem(self, path: str, kind: str, message: str) -> None:
         self.problems.append(
@@ -282,7 +300,9 @@ def _dispatch(entry: Entry, col: _Collector) -> tuple[str, str | bytes, str] | N
         return None
     if len(parts) == 5:
         return (entry.path, entry.file if entry.file else entry.read(), col.round_name)
-    return None  # power logs: read by gpuscale.mlperf.power
+    if len(parts) == 7 and parts[4] == "power":
+        col.add_power(entry)
+    return None
 
 
 def _read_listed(
@@ -358,6 +378,27 @@ def _read_streamed(
         collect(in_flight.popleft().result())
 
 
+def _with_energy(
+    runs: pd.DataFrame, power: dict[tuple[str, str, str, str], list[tuple[str, float]]]
+) -> pd.DataFrame:
+    """Energy to train of each run with power logs (kJ): nodes, switches and their sum."""
+    if not power or runs.empty:
+        return runs
+    runs = runs.copy()
+    compute, interconnect = [], []
+    for r in runs.itertuples(index=False):
+        logs = power.get((r.org, r.system_id, r.benchmark, r.run_file.split(".")[0]), [])
+        ttt_ms = (r.run_stop_ms - r.run_start_ms) if logs and r.counted else None
+        nodes = [w for kind, w in logs if kind == "node"]
+        switches = [w for kind, w in logs if kind == "switch"]
+        compute.append(sum(nodes) * ttt_ms / 1e6 if ttt_ms and nodes else None)
+        interconnect.append(sum(switches) * ttt_ms / 1e6 if ttt_ms and nodes else None)
+    runs["compute_energy_kj"] = pd.array(compute, dtype="Float64").astype(float)
+    runs["interconnect_energy_kj"] = pd.array(interconnect, dtype="Float64").astype(float)
+    runs["energy_kj"] = runs["compute_energy_kj"] + runs["interconnect_energy_kj"]
+    return runs
+
+
 def _tables(col: _Collector) -> RoundTables:
     systems = pd.DataFrame(col.systems, columns=list(SYSTEMS_COLUMNS))
     runs = pd.DataFrame(col.runs, columns=list(RUNS_COLUMNS))
@@ -366,6 +407,9 @@ def _tables(col: _Collector) -> RoundTables:
         keys = pd.MultiIndex.from_frame(runs[["org", "system_id"]])
         runs["submitter"] = names.reindex(keys).to_numpy()
     runs = runs.sort_values(["org", "system_id", "benchmark", "run_file"], ignore_index=True)
+    runs = _with_energy(runs, col.power)
+    for (where, note), count in sorted(col.power_notes.items()):
+        col.problem(where, "power log", f"{count} file(s): {note}")
     scored = build_scores(col.round_name, systems, runs, col.scaling, col.bench_dirs)
     runs["kept"] = scored.kept
     scores = scored.scores

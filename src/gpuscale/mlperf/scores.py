@@ -67,6 +67,13 @@ def build_scores(
         )
         for i in result.kept:
             kept[counted[i]] = True
+        energies = [run_rows[counted[i]].get("energy_kj") for i in result.kept]
+        # Official energy score: the mean over the runs the time score kept, scaled.
+        energy = (
+            sum(energies) / len(energies) * factor
+            if energies and all(e is not None and e == e for e in energies)
+            else None
+        )
         reason = result.reason if group else "no result files"
         system = sys_index.get((org, system_id))
         if system is None:
@@ -120,6 +127,7 @@ def build_scores(
                 "score_reason": reason,
                 "kept_runs": len(result.kept),
                 "global_batch_size": _common_value([r["global_batch_size"] for r in group]),
+                "energy_kj": energy,
                 "samples_to_converge": olympic_samples(
                     [r["samples_to_converge"] for r in group],
                     max_failed=bench.max_dropped_runs if bench else 1,

@@ -1,0 +1,99 @@
+"""Energy to train from MLPerf power logs, by the official summarizer's rule.
+
+Beside a run's ``result_<x>.txt``, ``power/result_<x>/node_*.txt`` hold each node's
+``power_reading`` series (W) between ``power_measurement_start`` and ``_stop``, and
+``sw_*.txt`` an ``interconnect_power_est`` (W) per switch. As
+``mlperf_logging.result_summarizer`` (``_compute_power_node``, ``_compute_power_sw``):
+
+* node: lines sorted by time; from the start marker, each reading adds
+  ``value * (t - t_previous)`` until the stop marker; energy (J) =
+  ``conversion_eff * sum / (t_stop - t_start) * time_to_train_ms / 1000``: the mean power
+  over the measurement window times the run's time to train;
+* switch: ``conversion_eff * interconnect_power_est * time_to_train_ms / 1000``;
+* run energy = all nodes + all switches; the benchmark's energy score averages the runs
+  the time score's olympic rule keeps, times the scaling factor.
+
+Where the stop marker is logged at the start time (v4.0's smc-ac-power and smc-dc-power),
+the official tool divides by zero and publishes nothing; gpuscale ends the window at the
+last reading instead (the rule the official tool applies when there is no stop marker)
+and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuscale.mlperf.mllog import finite_or_none, mllog_payloads, select_records
+
+_NODE_KEYS = frozenset(
+    {"power_measurement_start", "power_measurement_stop", "power_reading", "conversion_eff"}
+)
+_SW_KEYS = frozenset({"conversion_eff", "interconnect_power_est"})
+
+
+@dataclass(frozen=True, slots=True)
+class PowerLog:
+    """One power file reduced to its mean power (W) and what was odd about it."""
+
+    kind: str  # "node" or "switch"
+    mean_power_w: float | None
+    note: str = ""
+
+
+def _mean_node_power(records: list[tuple[int, dict]], *, ignore_stop: bool) -> tuple[float, float]:
+    """(conversion_eff * sum(value * dt), window ms) by the official walk."""
+    ordered = sorted(records, key=lambda pair: float(pair[1]["time_ms"]))  # stable, as sorted()
+    start = stop = prev = last = 0.0
+    started = stopped = False
+    total = 0.0
+    efficiency = 1.0
+    for _, rec in ordered:
+        key, ts = rec["key"], float(rec["time_ms"])
+        if key == "power_measurement_start":
+            start, prev, started = ts, ts, True
+        if key == "power_reading" and not stopped and started:
+            value = finite_or_none(rec["value"]) or 0.0
+            total += value * (ts - prev)
+            prev, last = ts, max(last, ts)
+        if key == "power_measurement_stop" and not ignore_stop:
+            stop, stopped = ts, True
+        if key == "conversion_eff":
+            efficiency = finite_or_none(rec["value"]) or 1.0
+    if not started:
+        raise ValueError("no power_measurement_start")
+    if not stopped:
+        stop = last
+    return efficiency * total, stop - start
+
+
+def read_power_log(data: bytes, kind: str) -> PowerLog:
+    """Mean power of a ``node_*.txt`` or ``sw_*.txt`` file; never raises."""
+    by_key, failures = select_records(
+        mllog_payloads(data), _NODE_KEYS if kind == "node" else _SW_KEYS
+    )
+    records = sorted((pair for group in by_key.values() for pair in group), key=lambda p: p[0])
+    note = f"{len(failures)} unreadable lines; " if failures else ""
+    if kind == "switch":
+        efficiency, estimate = 1.0, None
+        for _, rec in records:  # the official loop stops at the first estimate
+            if rec["key"] == "conversion_eff":
+                efficiency = finite_or_none(rec["value"]) or 1.0
+            elif rec["key"] == "interconnect_power_est":
+                estimate = finite_or_none(rec["value"])
+                break
+        if estimate is None:
+            return PowerLog(kind, None, note + "no interconnect_power_est")
+        return PowerLog(kind, efficiency * estimate, note.rstrip("; "))
+    try:
+        energy, window = _mean_node_power(records, ignore_stop=False)
+        if window <= 0:
+            energy, window = _mean_node_power(records, ignore_stop=True)
+            note += (
+                "power_measurement_stop logged at the start time (the official tool "
+                "divides by zero here); the window ends at the last reading; "
+            )
+        if window <= 0:
+            return PowerLog(kind, None, note + "no power readings after the start")
+        return PowerLog(kind, energy / window, note.rstrip("; "))
+    except ValueError as exc:
+        return PowerLog(kind, None, note + str(exc))

@@ -325,6 +325,47 @@ def analyze(
         )
 
 
+ENERGY_COLUMNS = [
+    "round",
+    "benchmark",
+    "submitter",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "time_to_train_min",
+    "energy_kj",
+    "energy_per_sample_j",
+    "energy_per_accelerator_hour_kj",
+    "compute_share",
+]
+
+
+@app.command()
+def energy(
+    paths: RoundPaths = None,
+    round_names: RoundNames = None,
+    benchmark: Benchmarks = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """Energy to train from MLPerf power logs (official rule), per sample and accelerator-hour."""
+    from gpuscale.analysis.energy import energy_table
+    from gpuscale.mlperf.benchmarks import resolve_workloads
+
+    tables = load_tables(paths, round_names)
+    frame = energy_table(tables)
+    if benchmark:
+        frame = frame[frame["workload"].isin(resolve_workloads(benchmark))]
+    if frame.empty:
+        rounds = ", ".join(sorted(tables.scores["round"].unique()))
+        err.print(
+            f"no power logs in {rounds}: these rounds have no energy results",
+            markup=False,
+            highlight=False,
+        )
+        return
+    print_frame(out, frame[ENERGY_COLUMNS], fmt, title="energy to train (official rule)")
+
+
 @app.command()
 def report(
     paths: RoundPaths = None,

@@ -71,7 +71,7 @@ def official_scores(archive: Path) -> tuple[dict[tuple[str, str, str], dict[str,
     """{(org, system_id, benchmark): {"score", "gbs", "samples"}} from the official tool."""
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:16]
     version = metadata.version("mlperf-logging")
-    cache = CACHE_DIR / f"official-v2-{archive.name}-{digest}-{version}.pkl"
+    cache = CACHE_DIR / f"official-v3-{archive.name}-{digest}-{version}.pkl"
     if cache.exists() and not os.environ.get("GPUSCALE_NO_TEST_CACHE"):
         return pickle.loads(cache.read_bytes())
     ruleset = archive.name.split("_v")[1].split(".tar")[0] + ".0"
@@ -100,6 +100,7 @@ def official_scores(archive: Path) -> tuple[dict[tuple[str, str, str], dict[str,
                     "score": value,
                     "gbs": detailed.get(f"{column}:GBS"),
                     "samples": detailed.get(f"{column}:samples_to_converge"),
+                    "energy": detailed.get(f"{column}:Energy"),
                 }
     result = (scores, notes)
     CACHE_DIR.mkdir(parents=True, exist_ok=True)

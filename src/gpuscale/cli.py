@@ -367,6 +367,31 @@ def energy(
 
 
 @app.command()
+def trends(
+    paths: RoundPaths = None,
+    round_names: RoundNames = None,
+    benchmark: Benchmarks = None,
+    family: Annotated[
+        list[str] | None,
+        typer.Option("--family", help="Only these accelerator families (repeatable)."),
+    ] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """How each benchmark moved across rounds: best times, E' at scale, equilibrium."""
+    from gpuscale.analysis.trends import TREND_COLUMNS
+    from gpuscale.analysis.trends import trends as run_trends
+    from gpuscale.mlperf.benchmarks import resolve_workloads
+
+    tables = load_tables(paths, round_names)
+    frame = run_trends(tables.scores, resolve_workloads(benchmark) if benchmark else None)
+    if family:
+        frame = frame[frame["accelerator_family"].isin(family)]
+    if frame.empty:
+        fail("no scored results for these options")
+    print_frame(out, frame[list(TREND_COLUMNS)], fmt, title="trends across rounds")
+
+
+@app.command()
 def report(
     paths: RoundPaths = None,
     round_names: RoundNames = None,

@@ -132,6 +132,7 @@ SCALING_COLUMNS: tuple[str, ...] = (
     "global_batch_size",
     "samples_to_converge",
     "reference_rule",
+    "reference_org",
     "reference_submitter",
     "reference_system_id",
     "reference_accelerators",

@@ -53,7 +53,7 @@ def test_pareto_systems_are_not_dominated(results) -> None:
 def test_each_pick_exists(results) -> None:
     _, res = results
     for r in res:
-        keys = set(r.table["submitter"] + "/" + r.table["system_id"])
+        keys = set(r.table["org"] + "/" + r.table["system_id"])
         assert r.equilibrium.max_speed_x_efficiency is not None
         for pick in r.equilibrium.picks:
             assert pick.key in keys

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from gpuscale.analysis.clusters import cluster_systems
@@ -86,3 +87,20 @@ def test_bootstrap_needs_two_runs() -> None:
     table = scaling_table(frame, "bert")
     runs = runs_for(frame).groupby("system_id").head(1)
     assert bootstrap_intervals(table, runs, n_boot=200).isna().all().all()
+
+
+def test_systems_sharing_submitter_and_id_across_org_folders() -> None:
+    # v4.0: smc-ac-power and smc-dc-power share the submitter name and system file stems.
+    frame = scores([("box", "H100", 8, 10.0), ("big", "H100", 64, 2.0)])
+    twin = frame.copy()
+    twin["org"] = "Org-dc"
+    twin["time_to_train_min"] = [20.0, 4.0]
+    both = pd.concat([frame, twin], ignore_index=True)
+    table = scaling_table(both, "bert", reference="Org-dc/box")
+    intervals = bootstrap_intervals(table, runs_for(both, spread=0.02), n_boot=300)
+    for pos, row in table.iterrows():
+        low = intervals.loc[pos, "time_to_train_min_ci_low"]
+        high = intervals.loc[pos, "time_to_train_min_ci_high"]
+        assert low <= row["time_to_train_min"] <= high  # its own runs, not its twin's
+    # the slower twins (20 min, 4 min) are dominated; keys carry the org folder
+    assert equilibrium(table).pareto == ["Org/box", "Org/big"]

@@ -35,8 +35,8 @@ def decompose(table: pd.DataFrame) -> pd.DataFrame:
     """A scaling table with the decomposition columns added (see the module docstring)."""
     out = table.copy()
     out["throughput_samples_per_s"] = out["samples_to_converge"] / (out["time_to_train_min"] * 60.0)
-    ref = out.set_index(["submitter", "system_id"])
-    ref_keys = pd.MultiIndex.from_arrays([out["reference_submitter"], out["reference_system_id"]])
+    ref = out.set_index(["org", "system_id"])  # stems repeat across org folders
+    ref_keys = pd.MultiIndex.from_arrays([out["reference_org"], out["reference_system_id"]])
     ref_x = ref["throughput_samples_per_s"].reindex(ref_keys).to_numpy(float)
     ref_samples = ref["samples_to_converge"].reindex(ref_keys).to_numpy(float)
     out["throughput_factor"] = out["throughput_samples_per_s"].to_numpy(float) / ref_x

@@ -27,6 +27,7 @@ class Pick:
     """The system a criterion picks."""
 
     criterion: str
+    org: str
     submitter: str
     system_id: str
     system_name: str
@@ -37,7 +38,7 @@ class Pick:
 
     @property
     def key(self) -> str:
-        return f"{self.submitter}/{self.system_id}"
+        return f"{self.org}/{self.system_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +84,7 @@ class Equilibrium:
 def _pick(criterion: str, row: pd.Series) -> Pick:
     return Pick(
         criterion=criterion,
+        org=str(row["org"]),
         submitter=str(row["submitter"]),
         system_id=str(row["system_id"]),
         system_name=str(row["system_name"]),
@@ -133,8 +135,8 @@ def equilibrium(table: pd.DataFrame, *, threshold: float = 0.8, scope: str = "al
         return Equilibrium(benchmark=benchmark, scope=scope, threshold=threshold)
     on_front = pareto_mask(table["time_to_train_min"].to_numpy(), table["gpu_hours"].to_numpy())
     pareto = [
-        f"{s}/{i}"
-        for s, i in zip(table["submitter"][on_front], table["system_id"][on_front], strict=True)
+        f"{o}/{i}"  # the org folder: system ids repeat across submitter folders
+        for o, i in zip(table["org"][on_front], table["system_id"][on_front], strict=True)
     ]
     knee = knee_pick(table)
     score = table["speedup"] * table["efficiency"]

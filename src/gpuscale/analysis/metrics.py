@@ -104,6 +104,7 @@ def _metrics(frame: pd.DataFrame, ref: pd.Series) -> pd.DataFrame:
     out = frame.copy()
     t_ref, n_ref = float(ref["time_to_train_min"]), float(ref["accelerators"])
     n = out["accelerators"].astype(float)
+    out["reference_org"] = ref["org"]
     out["reference_submitter"] = ref["submitter"]
     out["reference_system_id"] = ref["system_id"]
     out["reference_accelerators"] = int(n_ref)
@@ -154,12 +155,11 @@ def scaling_table(
 
 def references(table: pd.DataFrame) -> list[Reference]:
     """The reference system(s) a scaling table was computed against."""
-    refs = table.drop_duplicates(["reference_submitter", "reference_system_id"])
+    refs = table.drop_duplicates(["reference_org", "reference_system_id"])
     out = []
     for row in refs.itertuples(index=False):
         match = table[
-            (table["system_id"] == row.reference_system_id)
-            & (table["submitter"] == row.reference_submitter)
+            (table["system_id"] == row.reference_system_id) & (table["org"] == row.reference_org)
         ]
         out.append(_as_reference(match.iloc[0]))
     return out

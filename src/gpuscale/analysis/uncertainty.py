@@ -44,15 +44,15 @@ def bootstrap_intervals(
         if kept is None or len(kept) < 2:
             continue
         sample = kept[rng.integers(0, len(kept), size=(n_boot, len(kept)))].mean(axis=1)
-        draws[(row.submitter, row.system_id)] = sample * float(row.scaling_factor)
+        draws[(row.org, row.system_id)] = sample * float(row.scaling_factor)
     alpha = (1 - level) / 2
     out = np.full((len(table), len(CI_COLUMNS)), np.nan)
     for pos, row in enumerate(table.itertuples(index=False)):
-        own = draws.get((row.submitter, row.system_id))
+        own = draws.get((row.org, row.system_id))
         if own is None:
             continue
         out[pos, 0:2] = np.quantile(own, [alpha, 1 - alpha])
-        ref = draws.get((row.reference_submitter, row.reference_system_id))
+        ref = draws.get((row.reference_org, row.reference_system_id))
         if ref is None:
             continue
         speedup = ref / own

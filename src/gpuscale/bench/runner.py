@@ -227,15 +227,14 @@ def run_sweep(
                     "device": device,
                     "scaling": cfg.scaling,
                 }
-                message = tail.strip().splitlines()[-1] if tail.strip() else status
+                last_line = tail.strip().splitlines()[-1] if tail.strip() else ""
+                # The schema's statuses: a launch that ended badly is "crashed", its exit
+                # code goes into the message.
+                row_status = "timeout" if status == "timeout" else "crashed"
+                message = f"{status}: {last_line}" if last_line else status
                 append_result(
                     cfg.out,
-                    _failure_row(
-                        keys[failed],
-                        config,
-                        status if status != "ok" else "crashed",
-                        message[-500:],
-                    ),
+                    _failure_row(keys[failed], config, row_status, message[-500:]),
                 )
                 report.appended += 1
             if failed is not None:

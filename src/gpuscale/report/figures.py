@@ -99,6 +99,7 @@ def _log_x(ax: Axes, label: str = "accelerators (log scale)") -> None:
 
 def _plain_log(axis: Any) -> None:
     """Log-axis tick labels as plain numbers (0.1, 10, 1000), not powers of ten."""
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
     axis.set_minor_locator(NullLocator())
 

@@ -25,6 +25,7 @@ from gpuscale.mlperf.ingest import RoundTables
 from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.findings import workload_findings
+from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
 from gpuscale.report.svg import save_chart
 
 FIGURE_TITLES = {
@@ -174,7 +175,10 @@ def build_report(
         if bench is not None
         else None
     )
-    html = render_html(tables, sections, overview_figure, options, bench_section)
+    extras = [energy_section(tables, workloads, out_dir)] if len(tables.scores) else []
+    trend = trends_section(tables, workloads, out_dir) if len(tables.scores) else None
+    extras += [trend] if trend else []
+    html = render_html(tables, sections, overview_figure, options, bench_section, extras)
     path = out_dir / "index.html"
     path.write_text(html, encoding="utf-8")
     return path
@@ -186,6 +190,7 @@ def render_html(
     overview_figure: RenderedFigure | None,
     options: AnalysisOptions,
     bench: BenchSection | None = None,
+    extras: list[ExtraSection] | None = None,
 ) -> str:
     """The report page (autoescaped: text from the logs can never become markup)."""
     env = Environment(
@@ -204,6 +209,7 @@ def render_html(
         sections=sections,
         overview=overview_figure,
         bench=bench,
+        extras=extras or [],
         columns=[c for c in TABLE_COLUMNS.values()],
         options=options,
         problems=problems,

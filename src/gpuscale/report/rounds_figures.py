@@ -1,0 +1,115 @@
+"""Report figures for energy to train and for trends across rounds."""
+
+from __future__ import annotations
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from gpuscale.analysis.equilibrium import pareto_mask
+from gpuscale.mlperf.benchmarks import display_name
+from gpuscale.report.figures import (
+    MARGINS,
+    MARKERS,
+    OKABE_ITO,
+    Chart,
+    _log_x,
+    _plain_log,
+    styled,
+)
+
+
+def _labels(frame: pd.DataFrame) -> list[str]:
+    return [
+        f"{r.submitter} {r.system_name}: {int(r.accelerators)} x {r.accelerator_family}, "
+        f"{r.time_to_train_min:.3g} min, {r.energy_kj:,.0f} kJ"
+        for r in frame.itertuples(index=False)
+    ]
+
+
+@styled
+def energy_chart(energy: pd.DataFrame) -> Chart:
+    """Left: energy to train against accelerators, per benchmark. Right: time against
+    energy with each benchmark's Pareto front (the energy-aware equilibrium)."""
+    fig = Figure(figsize=(9.0, 3.6))
+    left, right = fig.subplots(1, 2)
+    labels: dict[str, list[str]] = {}
+    for k, (_key, group) in enumerate(energy.groupby(["round", "benchmark"], sort=True)):
+        colour, marker = OKABE_ITO[k % len(OKABE_ITO)], MARKERS[k % len(MARKERS)]
+        name = display_name(group["workload"].iloc[0])
+        for ax, x, y, gid in (
+            (left, "accelerators", "energy_kj", f"energy-{k}"),
+            (right, "energy_kj", "time_to_train_min", f"pareto-{k}"),
+        ):
+            sc = ax.scatter(
+                group[x],
+                group[y],
+                color=colour,
+                marker=marker,
+                s=26,
+                label=f"{name} ({group['round'].iloc[0]})",
+                alpha=0.9,
+            )
+            sc.set_gid(gid)
+            labels[gid] = _labels(group)
+        front = group[
+            pareto_mask(group["time_to_train_min"].to_numpy(), group["energy_kj"].to_numpy())
+        ].sort_values("energy_kj")
+        right.step(
+            front["energy_kj"],
+            front["time_to_train_min"],
+            where="post",
+            color=colour,
+            linewidth=0.8,
+        )
+    _log_x(left)
+    left.set_yscale("log")
+    _plain_log(left.yaxis)
+    left.set_ylabel("energy to train, kJ (log scale)")
+    left.set_title("Energy to train against accelerators")
+    for axis in (right.xaxis, right.yaxis):
+        axis.axes.set_xscale("log") if axis is right.xaxis else axis.axes.set_yscale("log")
+        _plain_log(axis)
+    right.set_xlabel("energy to train, kJ (log scale)")
+    right.set_ylabel("time to train, min (log scale)")
+    right.set_title("Time against energy, Pareto front per benchmark")
+    right.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.subplots_adjust(left=0.08, right=0.78, bottom=0.15, top=0.9, wspace=0.35)
+    return Chart(fig, labels)
+
+
+@styled
+def trend_chart(rows: pd.DataFrame, workload: str) -> Chart:
+    """Best time to train at the common and the largest accelerator count, by round, one
+    line per accelerator family (rounds in order)."""
+    fig = Figure(figsize=(5.6, 3.6))
+    ax = fig.subplots()
+    labels: dict[str, list[str]] = {}
+    rounds = sorted(rows["round"].unique(), key=lambda r: tuple(int(x) for x in r[1:].split(".")))
+    for k, (family, group) in enumerate(rows.groupby("accelerator_family", sort=True)):
+        x = [rounds.index(r) for r in group["round"]]
+        colour = OKABE_ITO[k % len(OKABE_ITO)]
+        ax.plot(
+            x,
+            group["best_time_at_common_min"],
+            color=colour,
+            marker="o",
+            markersize=4,
+            label=family,
+        )
+        sc = ax.scatter(x, group["best_time_at_largest_min"], color=colour, marker="^", s=30)
+        sc.set_gid(f"largest-{k}")
+        labels[f"largest-{k}"] = [
+            f"{family} {r.round}: {r.largest_accelerators} accelerators, "
+            f"{r.best_time_at_largest_min:.3g} min, E' {r.normalized_efficiency_at_largest:.2f}"
+            for r in group.itertuples(index=False)
+        ]
+    ax.set_xticks(range(len(rounds)), rounds)
+    ax.set_yscale("log")
+    _plain_log(ax.yaxis)
+    ax.set_ylabel("best time to train, min (log scale)")
+    ax.set_xlabel("round (lines: most common N; triangles: largest system)")
+    ax.set_title(f"{display_name(workload)} across rounds")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.grid(alpha=0.25)
+    fig.subplots_adjust(**MARGINS)
+    return Chart(fig, labels)

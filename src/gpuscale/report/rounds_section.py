@@ -1,0 +1,74 @@
+"""The report's energy and trends sections (rendered when the data has them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuscale.analysis.energy import energy_table
+from gpuscale.analysis.trends import trends
+from gpuscale.mlperf.benchmarks import display_name
+from gpuscale.mlperf.ingest import RoundTables
+from gpuscale.report.rounds_figures import energy_chart, trend_chart
+from gpuscale.report.svg import save_chart
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraSection:
+    anchor: str
+    title: str
+    findings: list[str]
+    figures: list[tuple[str, str, list[str]]]  # (caption, inline svg, files)
+
+
+def energy_section(tables: RoundTables, workloads: list[str], out_dir: Path) -> ExtraSection:
+    """Energy results of the workloads, or a sentence saying the rounds have none."""
+    energy = energy_table(tables)
+    energy = energy[energy["workload"].isin(workloads)] if len(energy) else energy
+    rounds = ", ".join(sorted(tables.scores["round"].unique()))
+    if energy.empty:
+        return ExtraSection(
+            "energy",
+            "Energy to train",
+            [f"No power logs for these workloads in {rounds}: no energy results (none guessed)."],
+            [],
+        )
+    findings = []
+    for row in energy.itertuples(index=False):
+        findings.append(
+            f"{display_name(row.workload)} ({row.round}): {row.submitter} {row.system_name}, "
+            f"{row.accelerators} x {row.accelerator_family}: {row.energy_kj:,.0f} kJ "
+            f"({row.energy_kj / 3600:,.1f} kWh) in {row.time_to_train_min:.3g} min, "
+            f"{row.energy_per_accelerator_hour_kj / 3.6:,.0f} W per accelerator including the "
+            "host."
+        )
+    svg, files = save_chart(energy_chart(energy), out_dir, f"{rounds.replace(', ', '_')}_energy")
+    return ExtraSection(
+        "energy",
+        "Energy to train (official rule, power submissions)",
+        findings,
+        [
+            (
+                "Energy against accelerators; time against energy with the Pareto front",
+                svg,
+                [f.name for f in files],
+            )
+        ],
+    )
+
+
+def trends_section(tables: RoundTables, workloads: list[str], out_dir: Path) -> ExtraSection | None:
+    """One figure per workload across the rounds loaded; None with a single round."""
+    if tables.scores["round"].nunique() < 2:
+        return None
+    rows = trends(tables.scores, workloads)
+    figures, findings = [], []
+    for workload, group in rows.groupby("workload", sort=False):
+        svg, files = save_chart(trend_chart(group, workload), out_dir, f"trends_{workload}")
+        figures.append(
+            (f"{display_name(workload)}: best time by round", svg, [f.name for f in files])
+        )
+        notes = [n for n in group["note"] if n]
+        if notes:
+            findings.append(f"{display_name(workload)}: {'; '.join(sorted(set(notes)))}.")
+    return ExtraSection("trends", "Trends across rounds", findings, figures)

@@ -25,10 +25,8 @@ SCHEMA = "gpuscale.bench/1"
 STATUSES = ("ok", "oom", "timeout", "crashed", "error")
 
 # Flat columns of ``bench_table`` (``source`` tells bench rows from MLPerf rows).
-BENCH_COLUMNS: tuple[str, ...] = (
-    "source",
-    "key",
-    "status",
+# The config and timing fields copied into the flat table, defined once.
+CONFIG_FIELDS = (
     "model",
     "family",
     "params",
@@ -42,6 +40,8 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "precision",
     "bucket_mb",
     "steps",
+)
+TIMING_FIELDS = (
     "step_ms_mean",
     "step_ms_p50",
     "step_ms_p95",
@@ -52,6 +52,13 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "exposed_comm_ms",
     "nosync_step_ms_mean",
     "comm_fraction",
+)
+BENCH_COLUMNS: tuple[str, ...] = (
+    "source",
+    "key",
+    "status",
+    *CONFIG_FIELDS,
+    *TIMING_FIELDS,
     "grad_bytes_per_step",
     "allreduce_bytes_per_step",
     "peak_memory_bytes",
@@ -154,39 +161,8 @@ def bench_table(records: list[dict[str, Any]]) -> pd.DataFrame:
                 "source": "bench",
                 "key": r.get("key"),
                 "status": r.get("status"),
-                **{
-                    c: config.get(c)
-                    for c in (
-                        "model",
-                        "family",
-                        "params",
-                        "world_size",
-                        "nnodes",
-                        "backend",
-                        "device",
-                        "scaling",
-                        "batch_per_device",
-                        "global_batch",
-                        "precision",
-                        "bucket_mb",
-                        "steps",
-                    )
-                },
-                **{
-                    c: timing.get(c)
-                    for c in (
-                        "step_ms_mean",
-                        "step_ms_p50",
-                        "step_ms_p95",
-                        "samples_per_s",
-                        "forward_ms",
-                        "backward_ms",
-                        "optimizer_ms",
-                        "exposed_comm_ms",
-                        "nosync_step_ms_mean",
-                        "comm_fraction",
-                    )
-                },
+                **{c: config.get(c) for c in CONFIG_FIELDS},
+                **{c: timing.get(c) for c in TIMING_FIELDS},
                 "grad_bytes_per_step": r.get("grad_bytes_per_step"),
                 "allreduce_bytes_per_step": r.get("allreduce_bytes_per_step"),
                 "peak_memory_bytes": (r.get("memory") or {}).get("peak_bytes"),

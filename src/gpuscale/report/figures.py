@@ -115,6 +115,32 @@ def _family_styles(families: Sequence[str]) -> dict[str, tuple[str, str]]:
     }
 
 
+def _family_points(
+    ax: Axes,
+    group: pd.DataFrame,
+    column: str,
+    gid: str,
+    family: str,
+    styles: dict[str, tuple[str, str]],
+    labels: dict[str, list[str]],
+) -> None:
+    """One family's systems against accelerators, tagged ``gid`` with their tooltips."""
+    colour, marker = styles[family]
+    points = ax.scatter(
+        group["accelerators"],
+        group[column],
+        c=colour,
+        marker=marker,
+        s=26,
+        label=family,
+        alpha=0.9,
+        edgecolors="white",
+        linewidths=0.4,
+    )
+    points.set_gid(gid)
+    labels[gid] = point_labels(group)
+
+
 def _mark_picks(ax: Axes, eq: Equilibrium, y_of: str) -> None:
     """Equilibrium picks as large hollow markers, one legend entry per criterion."""
     for pick in eq.picks:
@@ -196,7 +222,7 @@ def normalized_efficiency(result: WorkloadAnalysis, *, intervals: bool = False) 
     styles = _family_styles(table["accelerator_family"].unique())
     labels: dict[str, list[str]] = {}
     for i, (family, group) in enumerate(table.groupby("accelerator_family", sort=True)):
-        colour, marker = styles[family]
+        colour = styles[family][0]
         if intervals:
             low = group["normalized_efficiency"] - group["normalized_efficiency_ci_low"]
             high = group["normalized_efficiency_ci_high"] - group["normalized_efficiency"]
@@ -210,19 +236,7 @@ def normalized_efficiency(result: WorkloadAnalysis, *, intervals: bool = False) 
                 capsize=2,
                 alpha=0.8,
             )
-        sc = ax.scatter(
-            group["accelerators"],
-            group["normalized_efficiency"],
-            c=colour,
-            marker=marker,
-            s=26,
-            label=family,
-            alpha=0.9,
-            edgecolors="white",
-            linewidths=0.4,
-        )
-        sc.set_gid(f"points-{i}")
-        labels[f"points-{i}"] = point_labels(group)
+        _family_points(ax, group, "normalized_efficiency", f"points-{i}", family, styles, labels)
     ax.axhline(1.0, color="#555555", linewidth=0.9, linestyle="--", label="E' = 1")
     if not intervals:
         _mark_picks(ax, result.equilibrium, "normalized_efficiency")
@@ -244,20 +258,7 @@ def speedup(result: WorkloadAnalysis) -> Chart:
     styles = _family_styles(table["accelerator_family"].unique())
     labels: dict[str, list[str]] = {}
     for i, (family, group) in enumerate(table.groupby("accelerator_family", sort=True)):
-        colour, marker = styles[family]
-        sc = ax.scatter(
-            group["accelerators"],
-            group["speedup"],
-            c=colour,
-            marker=marker,
-            s=26,
-            label=family,
-            alpha=0.9,
-            edgecolors="white",
-            linewidths=0.4,
-        )
-        sc.set_gid(f"points-{i}")
-        labels[f"points-{i}"] = point_labels(group)
+        _family_points(ax, group, "speedup", f"points-{i}", family, styles, labels)
     for ref_id, group in table.groupby("reference_system_id", sort=True):
         n_ref = float(group["reference_accelerators"].iloc[0])
         xs = np.array([n_ref, float(table["accelerators"].max())])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -605,7 +606,7 @@ def collectives(
 
     world = max(_world_sizes(nproc))
     try:
-        size = int(parse_size(max_bytes.upper().replace("IB", "").replace("B", "")))
+        size = int(parse_size(re.sub(r"(?i)i?b$", "", max_bytes.strip()) or max_bytes))
     except ValueError as exc:
         fail(str(exc))
     size = 1 << (size.bit_length() - 1) if size & (size - 1) else size

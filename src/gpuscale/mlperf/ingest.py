@@ -267,6 +267,10 @@ def read_round(
     itself is unusable; everything inside is reported in ``problems``.
     """
     path = Path(path)
+    if not path.exists():
+        raise SourceError(f"{path}: no such file or directory")
+    if not path.is_dir() and not is_archive(path):
+        raise SourceError(f"{path}: not a directory or a .tar/.tar.gz/.tar.xz/.zip archive")
     name = _round_name(path, round_name)
     skipped: list[Skipped] = []
     col = _Collector(name, [], [], [], {}, set())

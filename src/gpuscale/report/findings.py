@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis
-from gpuscale.analysis.decompose import dominant_loss
+from gpuscale.analysis.decompose import decompose, dominant_loss
 from gpuscale.analysis.equilibrium import fastest_per_count
 
 
@@ -29,6 +29,36 @@ def family_scaling(table: pd.DataFrame, family: str) -> tuple[int, float, int, f
         large["time_to_train_min"] * large["accelerators"]
     )
     return int(small["accelerators"]), 1.0, int(large["accelerators"]), float(ratio)
+
+
+def _why_efficiency_falls(table: pd.DataFrame, family: str) -> str | None:
+    """The decomposition of the family's largest system against the family's fastest
+    smallest one, whatever the reference rule (so generations are never mixed)."""
+    frontier = fastest_per_count(
+        table[table["accelerator_family"] == family].dropna(subset=["samples_to_converge"])
+    )
+    if len(frontier) < 2:
+        return None
+    small, large = frontier.iloc[0], frontier.iloc[-1]
+    pair = pd.DataFrame([small, large]).assign(
+        reference_org=small["org"],
+        reference_system_id=small["system_id"],
+        reference_submitter=small["submitter"],
+        reference_accelerators=small["accelerators"],
+        speedup=lambda f: small["time_to_train_min"] / f["time_to_train_min"],
+    )
+    pair["normalized_efficiency"] = pair["speedup"] * small["accelerators"] / pair["accelerators"]
+    row = decompose(pair).iloc[1]
+    factor, share = dominant_loss(row)
+    if factor == "none":
+        return None
+    return (
+        f"Why efficiency falls from {int(small['accelerators'])} to "
+        f"{int(large['accelerators'])} x {family}: E' {row['normalized_efficiency']:.2f} = "
+        f"throughput efficiency {row['throughput_efficiency']:.2f} x convergence factor "
+        f"{row['convergence_factor']:.2f} (global batch {small['global_batch_size']:,.0f} -> "
+        f"{large['global_batch_size']:,.0f}); {factor} accounts for {share:.0%} of the loss."
+    )
 
 
 def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
@@ -69,21 +99,9 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
             f"{n_large} accelerators keeps {ratio:.0%} of the per-accelerator "
             f"efficiency of the fastest at {n_small}."
         )
-    largest = table[table["accelerator_family"] == big_family].dropna(
-        subset=["throughput_efficiency", "convergence_factor"]
-    )
-    if len(largest):
-        row = largest.loc[largest["accelerators"].idxmax()]
-        factor, share = dominant_loss(row)
-        if factor != "none":
-            out.append(
-                f"Why efficiency falls at {int(row['accelerators'])} x {big_family}: E' "
-                f"{row['normalized_efficiency']:.2f} = throughput efficiency "
-                f"{row['throughput_efficiency']:.2f} x convergence factor "
-                f"{row['convergence_factor']:.2f} (global batch "
-                f"{row['global_batch_size']:,.0f}); {factor} accounts for {share:.0%} of the "
-                "loss."
-            )
+    sentence = _why_efficiency_falls(table, big_family)
+    if sentence:
+        out.append(sentence)
     eq = result.equilibrium
     if eq.efficiency_threshold is not None:
         p = eq.efficiency_threshold

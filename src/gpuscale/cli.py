@@ -842,10 +842,10 @@ def advise(
         CalibrationError,
         compute_from_bench,
         link_from_collectives,
-        overlap_from_bench,
+        overlap_or_default,
     )
     from gpuscale.advise.model import Compute, Link
-    from gpuscale.advise.recommend import TDP_W, AdviceInputs
+    from gpuscale.advise.recommend import DEFAULT_OVERLAP, TDP_W, AdviceInputs
     from gpuscale.advise.recommend import advise as run_advice
     from gpuscale.bench.models import parse_size
     from gpuscale.links import get_preset
@@ -868,7 +868,7 @@ def advise(
             ok1 = table[(table["status"] == "ok") & (table["world_size"] == 1)]
             chosen = model or (ok1.sort_values("params")["model"].iloc[-1] if len(ok1) else "")
             compute, n_params, measured_power = compute_from_bench(table, chosen)
-            measured_overlap = overlap_from_bench(table, chosen, link)
+            calibrated_overlap = overlap_or_default(table, chosen, link)
         else:
             if params is None or step_ms is None:
                 fail("give --bench results.jsonl, or --params and --step-ms (and --batch)")
@@ -880,7 +880,7 @@ def advise(
                 optimizer_ms=step_ms * 0.1,
                 batch=batch,
             )
-            measured_overlap = None
+            calibrated_overlap = DEFAULT_OVERLAP
         inter = get_preset(inter_node) if nodes > 1 else None
         inputs = AdviceInputs(
             params=n_params,
@@ -892,9 +892,7 @@ def advise(
             if inter
             else None,
             bytes_per_grad=precision_bytes,
-            overlap=overlap
-            if overlap is not None
-            else (measured_overlap if measured_overlap is not None else 0.5),
+            overlap=overlap if overlap is not None else calibrated_overlap,
             target_efficiency=target_efficiency,
             price_per_device_hour=price,
             power_w=power_w or measured_power or TDP_W["H100"],

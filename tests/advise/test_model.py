@@ -53,7 +53,19 @@ def test_predicted_step_weak_and_strong() -> None:
     one = predict_step(COMPUTE, 4e7, 1, LINK)
     assert one.step_s == pytest.approx(0.032) and one.samples_per_s == pytest.approx(1000)
     strong = predict_step(COMPUTE, 4e7, 4, LINK, strong=True)
-    assert strong.compute_s == pytest.approx(0.008)
+    # forward + backward split over 4 devices (30 / 4 ms); the optimizer (2 ms) is not
+    assert strong.compute_s == pytest.approx(0.0095)
+
+
+def test_ddp_overhead_is_paid_at_every_device_count() -> None:
+    compute = Compute(
+        forward_ms=10.0, backward_ms=20.0, optimizer_ms=2.0, batch=32, ddp_overhead_ms=3.0
+    )
+    assert compute.total_ms == pytest.approx(35.0)
+    assert predict_step(compute, 4e7, 1, LINK).step_s == pytest.approx(0.035)
+    strong = predict_step(compute, 4e7, 4, LINK, strong=True)
+    assert strong.compute_s == pytest.approx(0.0125)  # 30/4 + 2 + 3 ms
+    assert compute.scaled(2.0).total_ms == pytest.approx(70.0)
 
 
 @settings(max_examples=60, deadline=None)

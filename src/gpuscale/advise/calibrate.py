@@ -29,10 +29,16 @@ def compute_from_bench(table: pd.DataFrame, model: str) -> tuple[Compute, float,
     missing = [c for c in needed if pd.isna(row[c])]
     if missing:
         raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
+    # At N = 1 the synchronised step differs from the no-sync one only by DDP's own work
+    # (bucket copies), which every N pays: the bench calls it exposed communication.
+    overhead = row["exposed_comm_ms"]
+    samples = row.get("nosync_step_ms_samples")
     compute = Compute(
         forward_ms=float(row["forward_ms"]),
         backward_ms=float(row["backward_ms"]),
         optimizer_ms=float(row["optimizer_ms"]),
+        ddp_overhead_ms=float(overhead) if pd.notna(overhead) else 0.0,
+        step_samples_ms=tuple(samples) if isinstance(samples, tuple | list) else (),
         batch=int(row["batch_per_device"]),
     )
     power = row["power_w_mean"]
@@ -65,37 +71,57 @@ def overlap_from_bench(
     return min(1.0, max(0.0, hidden / hideable))
 
 
-def link_from_collectives(path: Path, *, max_bytes: float | None = None) -> Link:
-    """A link fitted to a ``gpuscale collectives`` all-reduce sweep.
+def overlap_or_default(table: pd.DataFrame, model: str, link: Link) -> float:
+    """The overlap measured on ``model``'s multi-device run, else the default for the
+    device it ran on (see ``gpuscale.advise.recommend.default_overlap``)."""
+    from gpuscale.advise.recommend import default_overlap
 
-    The ring model says ``t(s) = 2(n-1) a + 2(n-1)/n * s / B``: a straight line in the
-    message size ``s``. It is fitted by least squares on relative error (every size
-    weighs the same, from 8 B to ``max_bytes``), giving the latency per step ``a`` and
-    the bus bandwidth ``B`` that best describe the whole curve, not just its ends.
+    measured = overlap_from_bench(table, model, link)
+    if measured is not None:
+        return measured
+    devices = table.loc[table["model"] == model, "device"].dropna()
+    return default_overlap(str(devices.iloc[0]) if len(devices) else None)
+
+
+def link_from_collectives(path: Path, *, max_bytes: float | None = None) -> Link:
+    """A link calibrated on a ``gpuscale collectives`` all-reduce sweep.
+
+    The ring model says ``t(s) = 2(n-1) a + 2(n-1)/n * s / B``. Its two constants are
+    read where each one decides, as in the LogP/alpha-beta literature: the bus bandwidth
+    ``B`` from the slope of a least-squares line through the large messages (the largest
+    sixteenth of the size range, at least three sizes: gradient buckets are megabytes),
+    the latency ``a`` from the median time of the small messages (the smallest quarter of
+    sizes) less their bandwidth term. One line fitted through 8 B to 128 MB instead
+    lets the many small sizes pull the slope: on gloo it overstated the bandwidth by 40%.
+    Sizes above ``max_bytes`` are ignored; repeated sizes count by their median.
     """
     import numpy as np
 
     from gpuscale.bench.collectives import load_collectives
 
     table, _ = load_collectives(path)
-    rows = table[table["op"] == "all_reduce"] if len(table) else table
+    rows = table[(table["op"] == "all_reduce") & (table["status"] == "ok")] if len(table) else table
     if rows.empty:
-        raise CalibrationError(f"{path}: no all_reduce measurement")
+        raise CalibrationError(f"{path}: no successful all_reduce measurement")
     ranks = int(rows["ranks"].max())
     rows = rows[rows["ranks"] == ranks]
     if max_bytes is not None:
         rows = rows[rows["bytes"] <= max_bytes]
-    if ranks < 2 or len(rows) < 2:
-        raise CalibrationError(f"{path}: need an all_reduce sweep on 2 or more ranks")
-    size = rows["bytes"].to_numpy(float)
-    time_s = rows["time_us"].to_numpy(float) / 1e6
-    weights = 1.0 / time_s  # relative error
-    slope, intercept = np.polyfit(size, time_s, 1, w=weights)
-    slope = max(slope, 1e-15)
-    latency_us = max(intercept, 0.0) / (2 * (ranks - 1)) * 1e6
-    busbw_gbs = 2 * (ranks - 1) / ranks / slope / 1e9
+    curve = rows.groupby("bytes")["time_us"].median()
+    if ranks < 2 or len(curve) < 4:
+        raise CalibrationError(
+            f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks"
+        )
+    size = curve.index.to_numpy(float)
+    time_s = curve.to_numpy(float) / 1e6
+    large = size >= size.max() / 16
+    if large.sum() < 3:
+        large = np.arange(len(size)) >= len(size) - 3
+    slope = max(float(np.polyfit(size[large], time_s[large], 1)[0]), 1e-15)
+    small = np.arange(len(size)) < max(1, len(size) // 4)
+    fixed_s = max(float(np.median(time_s[small] - slope * size[small])), 0.0)
     return Link(
-        busbw_gbs=float(busbw_gbs),
-        latency_us=float(latency_us),
+        busbw_gbs=float(2 * (ranks - 1) / ranks / slope / 1e9),
+        latency_us=fixed_s / (2 * (ranks - 1)) * 1e6,
         name=f"measured ({path.name}, {ranks} ranks)",
     )

@@ -17,8 +17,16 @@ With gradient bytes ``G``, bus bandwidth ``B`` (bytes/s), per-step latency ``a``
 * overlap: backward hides up to ``overlap * t_ar`` of it, never more than the backward
   time and never the last bucket: ``exposed = t_ar - min(overlap * (t_ar - t_last),
   t_backward)``
-* step: ``t_step(N) = t_forward + t_backward + t_optimizer + exposed(N)`` with compute
-  per device fixed (weak scaling) or divided by N (strong scaling, fixed global batch).
+* stragglers: a synchronous step waits for the slowest of N devices, so with per-step
+  compute times ``x`` measured at N = 1 it costs ``E[max of N draws of x] - E[x]`` more
+  (Chen et al., "Revisiting distributed synchronous SGD", 2016); from the sorted m
+  samples, ``E[max] = sum_i x_(i) ((i/m)^N - ((i-1)/m)^N)``.
+* step: ``t_step(N) = t_forward + t_backward + t_optimizer + t_ddp + straggler(N) +
+  exposed(N)``, where ``t_ddp`` is DDP's own per-step cost measured at N = 1
+  (synchronised minus no-sync step: copying gradients into buckets and back), paid
+  whatever N. Forward and backward per
+  device are fixed (weak scaling) or divided by N (strong scaling, fixed global batch);
+  the optimizer and ``t_ddp`` work per parameter, so they never shrink with N.
 """
 
 from __future__ import annotations
@@ -50,14 +58,37 @@ class Compute:
     backward_ms: float
     optimizer_ms: float
     batch: int
+    ddp_overhead_ms: float = 0.0  # DDP bucket copies at N = 1 (see the module docstring)
+    step_samples_ms: tuple[float, ...] = ()  # per-step compute times at N = 1 (jitter)
 
     def __post_init__(self) -> None:
-        if min(self.forward_ms, self.backward_ms, self.optimizer_ms) < 0 or self.batch < 1:
+        times = (self.forward_ms, self.backward_ms, self.optimizer_ms, self.ddp_overhead_ms)
+        if min(times) < 0 or self.batch < 1:
             raise ValueError("compute times must be >= 0 and the batch >= 1")
 
     @property
     def total_ms(self) -> float:
-        return self.forward_ms + self.backward_ms + self.optimizer_ms
+        return self.forward_ms + self.backward_ms + self.optimizer_ms + self.ddp_overhead_ms
+
+    def straggler_ms(self, n: int) -> float:
+        """Expected wait for the slowest of ``n`` devices: E[max of n draws] - mean."""
+        if n < 2 or len(self.step_samples_ms) < 2:
+            return 0.0
+        x = sorted(self.step_samples_ms)
+        m = len(x)
+        expected_max = sum(v * (((i + 1) / m) ** n - (i / m) ** n) for i, v in enumerate(x))
+        return max(0.0, expected_max - sum(x) / m)
+
+    def scaled(self, ratio: float) -> Compute:
+        """The same step for a model ``ratio`` times larger (every term grows with it)."""
+        return Compute(
+            forward_ms=self.forward_ms * ratio,
+            backward_ms=self.backward_ms * ratio,
+            optimizer_ms=self.optimizer_ms * ratio,
+            ddp_overhead_ms=self.ddp_overhead_ms * ratio,
+            step_samples_ms=tuple(v * ratio for v in self.step_samples_ms),
+            batch=self.batch,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +165,7 @@ class StepPrediction:
 
     n: int
     compute_s: float
+    straggler_s: float
     bandwidth_s: float
     latency_s: float
     exposed_s: float
@@ -157,10 +189,14 @@ def predict_step(
     """Predicted step time and throughput on ``n`` devices.
 
     Weak scaling keeps ``compute.batch`` per device; ``strong`` splits it over ``n``
-    (compute time divided by n, the all-reduce unchanged).
+    (forward and backward divided by n; optimizer, DDP overhead and all-reduce unchanged).
     """
     scale = 1.0 / n if strong else 1.0
-    compute_s = compute.total_ms * scale / 1e3
+    per_sample_ms = (compute.forward_ms + compute.backward_ms) * scale
+    compute_s = (per_sample_ms + compute.optimizer_ms + compute.ddp_overhead_ms) / 1e3
+    # jitter shrinks with the work per device when the batch is split
+    share = compute_s * 1e3 / compute.total_ms if compute.total_ms > 0 else 1.0
+    straggler_s = compute.straggler_ms(n) / 1e3 * share
     backward_s = compute.backward_ms * scale / 1e3
     terms = allreduce_terms(
         grad_bytes,
@@ -172,11 +208,12 @@ def predict_step(
         per_node=per_node,
     )
     exposed = exposed_comm_s(terms, backward_s, overlap)
-    step = compute_s + exposed
+    step = compute_s + straggler_s + exposed
     samples = compute.batch * (1 if strong else n)
     return StepPrediction(
         n=n,
         compute_s=compute_s,
+        straggler_s=straggler_s,
         bandwidth_s=terms.bandwidth_s,
         latency_s=terms.latency_s,
         exposed_s=exposed,

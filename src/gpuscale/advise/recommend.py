@@ -30,6 +30,16 @@ TDP_W = {
 DEFAULT_OVERLAP = 0.5  # share of the all-reduce backward can hide when not measured
 
 
+def default_overlap(device: str | None) -> float:
+    """The share of the all-reduce backward hides when the bench did not measure it.
+
+    On an accelerator DDP all-reduces each bucket on a communication stream while backward
+    computes the next (Li et al., VLDB 2020): ``DEFAULT_OVERLAP``. On a CPU (gloo) the
+    copies and reductions run on the very cores backward is using, so nothing is hidden: 0.
+    """
+    return 0.0 if device == "cpu" else DEFAULT_OVERLAP
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AdviceInputs:
     """What the advice needs. ``compute`` is per device at N = 1; ``params`` the model's
@@ -97,12 +107,7 @@ def _step(inputs: AdviceInputs, n: int, params: float | None = None):
     grad_bytes = inputs.grad_bytes
     if params is not None:
         ratio = params / inputs.params  # compute per sample grows with the parameters
-        compute = Compute(
-            forward_ms=compute.forward_ms * ratio,
-            backward_ms=compute.backward_ms * ratio,
-            optimizer_ms=compute.optimizer_ms * ratio,
-            batch=compute.batch,
-        )
+        compute = compute.scaled(ratio)
         grad_bytes = params * inputs.bytes_per_grad
     return predict_step(
         compute,
@@ -129,6 +134,7 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
                 "devices": n,
                 "step_ms": p.step_s * 1e3,
                 "compute_ms": p.compute_s * 1e3,
+                "straggler_ms": p.straggler_s * 1e3,
                 "bandwidth_ms": p.bandwidth_s * 1e3,
                 "latency_ms": p.latency_s * 1e3,
                 "exposed_comm_ms": p.exposed_s * 1e3,
@@ -186,6 +192,7 @@ def _equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]
 def _dominant(row: pd.Series) -> str:
     terms = {
         "compute": row["compute_ms"],
+        "straggler": row["straggler_ms"],
         "bandwidth": row["bandwidth_ms"],
         "latency": row["latency_ms"],
     }
@@ -256,12 +263,15 @@ def explain(
         compute, bw, lat = focus["compute_ms"], focus["bandwidth_ms"], focus["latency_ms"]
         lines.append(
             f"On {n} devices a step is {focus['step_ms']:.3g} ms: compute "
-            f"{compute:.3g} ms, all-reduce {bw + lat:.3g} ms (bandwidth {bw:.3g}, "
+            f"{compute:.3g} ms, waiting for the slowest device "
+            f"{focus['straggler_ms']:.3g} ms, all-reduce {bw + lat:.3g} ms (bandwidth {bw:.3g}, "
             f"latency {lat:.3g}) of which {focus['exposed_comm_ms']:.3g} ms is not "
             f"hidden by backward. The {dominant} term dominates."
         )
         remedies = {
             "compute": "more devices pay off: communication is already small against compute",
+            "straggler": "steadier step times (equal work per device, pinned processes, no "
+            "other jobs on the devices) would help most",
             "bandwidth": "a faster link, gradient compression (bf16 gradients halve the bytes) "
             "or gradient accumulation (one all-reduce per k steps) would help most",
             "latency": "larger DDP buckets (fewer messages), a larger batch or gradient "

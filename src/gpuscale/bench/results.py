@@ -66,6 +66,7 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "power_w_mean",
     "hostname",
     "error",
+    "nosync_step_ms_samples",
 )
 
 
@@ -170,6 +171,10 @@ def bench_table(records: list[dict[str, Any]]) -> pd.DataFrame:
                 "power_w_mean": nvml.get("power_w_mean"),
                 "hostname": (r.get("environment") or {}).get("hostname"),
                 "error": r.get("error", ""),
+                # rank 0's per-step compute times: the jitter behind the straggler term
+                "nosync_step_ms_samples": tuple(
+                    ((r.get("per_rank") or {}).get("nosync_step_ms") or [[]])[0]
+                ),
             }
         )
     return pd.DataFrame(rows, columns=list(BENCH_COLUMNS))

@@ -84,15 +84,15 @@ def advice_figure(
     table: pd.DataFrame, scaling: pd.DataFrame, out_dir: Path, advice_link: Link, max_devices: int
 ) -> tuple[list[str], tuple] | None:
     """Advice for the largest model with an N = 1 run: explanation and the figure."""
-    from gpuscale.advise.calibrate import compute_from_bench, overlap_from_bench
-    from gpuscale.advise.recommend import DEFAULT_OVERLAP, TDP_W, AdviceInputs, advise
+    from gpuscale.advise.calibrate import compute_from_bench, overlap_or_default
+    from gpuscale.advise.recommend import TDP_W, AdviceInputs, advise
 
     single = scaling[scaling["world_size"] == 1]
     if single.empty:
         return None
     model = single.sort_values("params")["model"].iloc[-1]
     compute, params, power = compute_from_bench(table, model)
-    overlap = overlap_from_bench(table, model, advice_link)
+    overlap = overlap_or_default(table, model, advice_link)
     result = advise(
         AdviceInputs(
             params=params,
@@ -100,7 +100,7 @@ def advice_figure(
             link=advice_link,
             max_devices=max_devices,
             power_w=power or TDP_W["H100"],
-            overlap=overlap if overlap is not None else DEFAULT_OVERLAP,
+            overlap=overlap,
         )
     )
     chart = predicted_scaling(

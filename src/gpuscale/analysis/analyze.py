@@ -24,6 +24,7 @@ from gpuscale.analysis.equilibrium import (
 from gpuscale.analysis.metrics import Reference, references, scaling_table
 from gpuscale.analysis.uncertainty import bootstrap_intervals
 from gpuscale.mlperf.ingest import RoundTables
+from gpuscale.schema import CLUSTER_COLUMN, PARETO_COLUMN, SCALING_COLUMNS
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -47,6 +48,16 @@ class AnalysisOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkloadTable:
+    """The first half of a workload's analysis: its scaling table with bootstrap
+    intervals and the decomposition (see ``workload_table``)."""
+
+    round: str
+    workload: str
+    table: pd.DataFrame
+
+
+@dataclass(frozen=True, slots=True)
 class WorkloadAnalysis:
     """Everything gpuscale says about one workload of one round."""
 
@@ -59,13 +70,16 @@ class WorkloadAnalysis:
     by_family: list[Equilibrium] = field(default_factory=list)
 
 
-def analyze_workload(
+def workload_table(
     tables: RoundTables,
     round_name: str,
     workload: str,
     options: AnalysisOptions = AnalysisOptions(),
-) -> WorkloadAnalysis | None:
-    """The analysis of one workload, or None when no system of it is scored."""
+) -> WorkloadTable | None:
+    """The first, cheap half of a workload's analysis: the scaling table with bootstrap
+    intervals and the decomposition of E' (no clusters, no equilibrium); None when no
+    system of the workload is scored. A report draws its first figures from it while
+    ``finish_workload`` still runs."""
     scores = tables.scores[tables.scores["round"] == round_name]
     table = scaling_table(
         scores,
@@ -77,19 +91,32 @@ def analyze_workload(
     )
     if table.empty:
         return None
-    clustering = cluster_systems(table, options.k, seed=options.seed)
-    table = table.assign(
-        cluster=clustering.labels,
-        pareto=pareto_mask(table["time_to_train_min"].to_numpy(), table["gpu_hours"].to_numpy()),
-    )
     table = pd.concat(
         [table, bootstrap_intervals(table, tables.runs, n_boot=options.n_boot, seed=options.seed)],
         axis=1,
     )
-    table = decompose(table)
+    return WorkloadTable(round_name, workload, decompose(table))
+
+
+def finish_workload(
+    first: WorkloadTable, options: AnalysisOptions = AnalysisOptions()
+) -> WorkloadAnalysis:
+    """The second half: K-means clusters, the Pareto flag and the equilibrium criteria
+    (``cluster`` and ``pareto`` are placed right after the scaling columns)."""
+    table = first.table
+    clustering = cluster_systems(table, options.k, seed=options.seed)
+    flags = {
+        CLUSTER_COLUMN: clustering.labels,
+        PARETO_COLUMN: pareto_mask(
+            table["time_to_train_min"].to_numpy(), table["gpu_hours"].to_numpy()
+        ),
+    }
+    scaling = [c for c in table.columns if c in SCALING_COLUMNS]
+    rest = [c for c in table.columns if c not in SCALING_COLUMNS]
+    table = table.assign(**flags)[[*scaling, *flags, *rest]]
     return WorkloadAnalysis(
-        round=round_name,
-        workload=workload,
+        round=first.round,
+        workload=first.workload,
         references=references(table),
         table=table,
         clustering=clustering,
@@ -98,20 +125,36 @@ def analyze_workload(
     )
 
 
+def analyze_workload(
+    tables: RoundTables,
+    round_name: str,
+    workload: str,
+    options: AnalysisOptions = AnalysisOptions(),
+) -> WorkloadAnalysis | None:
+    """The analysis of one workload, or None when no system of it is scored."""
+    table = workload_table(tables, round_name, workload, options)
+    return None if table is None else finish_workload(table, options)
+
+
+def workload_pairs(tables: RoundTables, workloads: list[str]) -> list[tuple[str, str]]:
+    """(round, workload) for every round in the tables and every workload asked for (all
+    workloads with scores when the list is empty)."""
+    pairs = []
+    for round_name in sorted(tables.scores["round"].unique()):
+        scores = tables.scores[tables.scores["round"] == round_name]
+        pairs += [(round_name, w) for w in workloads or sorted(scores["workload"].unique())]
+    return pairs
+
+
 def analyze(
     tables: RoundTables, workloads: list[str], options: AnalysisOptions = AnalysisOptions()
 ) -> list[WorkloadAnalysis]:
-    """``analyze_workload`` for every round in the tables and every workload asked for
-    (all workloads with scores when the list is empty)."""
-    results = []
-    for round_name in sorted(tables.scores["round"].unique()):
-        scores = tables.scores[tables.scores["round"] == round_name]
-        names = workloads or sorted(scores["workload"].unique())
-        for workload in names:
-            result = analyze_workload(tables, round_name, workload, options)
-            if result is not None:
-                results.append(result)
-    return results
+    """``analyze_workload`` for every pair of ``workload_pairs``, skipping those with no
+    scored system."""
+    results = [
+        analyze_workload(tables, r, w, options) for r, w in workload_pairs(tables, workloads)
+    ]
+    return [r for r in results if r is not None]
 
 
 _SYSTEM_FIELDS = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,7 +19,14 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from gpuscale.advise.model import Link
-from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis, analyze
+from gpuscale.analysis.analyze import (
+    AnalysisOptions,
+    WorkloadAnalysis,
+    WorkloadTable,
+    finish_workload,
+    workload_pairs,
+    workload_table,
+)
 from gpuscale.mlperf.benchmarks import display_name
 from gpuscale.mlperf.ingest import RoundTables
 from gpuscale.report.bench_section import BenchSection, build_bench_section
@@ -100,23 +107,16 @@ def _rows(table: pd.DataFrame) -> list[dict[str, object]]:
     return rows
 
 
-def _figures(result: WorkloadAnalysis, out_dir: Path) -> list[RenderedFigure]:
-    rendered = []
-    for name, make in FIGURES.items():
-        svg, files = save_chart(make(result), out_dir, f"{result.round}_{result.workload}_{name}")
-        rendered.append(RenderedFigure(name, FIGURE_TITLES[name], svg, [f.name for f in files]))
-    return rendered
+# Drawn from the first half of the analysis (the table alone), while the second half
+# (clusters, equilibrium: scikit-learn and kneed, ~1.7 s of imports) still runs.
+TABLE_ONLY_FIGURES = ("efficiency_ci", "speedup", "decomposition")
 
 
-def _section(task: tuple[WorkloadAnalysis, Path, str]) -> Section:
-    result, out_dir, rule = task
-    return Section(
-        anchor=f"{result.round}-{result.workload}",
-        title=f"{display_name(result.workload)} ({result.round})",
-        findings=workload_findings(result, rule),
-        figures=_figures(result, out_dir),
-        rows=_rows(result.table),
-    )
+def _figure(task: tuple[WorkloadTable | WorkloadAnalysis, Path, str]) -> RenderedFigure:
+    result, out_dir, name = task
+    chart = FIGURES[name](result)
+    svg, files = save_chart(chart, out_dir, f"{result.round}_{result.workload}_{name}")
+    return RenderedFigure(name, FIGURE_TITLES[name], svg, [f.name for f in files])
 
 
 def _overview(task: tuple[list[WorkloadAnalysis], Path]) -> RenderedFigure:
@@ -128,21 +128,33 @@ def _overview(task: tuple[list[WorkloadAnalysis], Path]) -> RenderedFigure:
     )
 
 
-def _draw(
-    results: list[WorkloadAnalysis], out_dir: Path, rule: str, workers: int
-) -> tuple[list[Section], RenderedFigure | None]:
-    """Draw every workload's figures and the overview, in ``workers`` processes when
-    there is more than one task (drawing is most of a report's time)."""
-    tasks = [(r, out_dir, rule) for r in results]
-    if not results:
-        return [], None
+class _Inline(Executor):
+    """Runs each task at once, in this process (one worker, or no ``fork``)."""
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed to whoever asks for the result
+            future.set_exception(exc)
+        return future
+
+
+def _lower_priority() -> None:
+    os.nice(5)
+
+
+def _executor(workers: int) -> Executor:
+    """Worker processes forked from this one (they inherit its imports and data), or
+    the inline executor. The workers draw at a lower priority: the analysis left in this
+    process is what the remaining figures wait for."""
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [_section(t) for t in tasks], _overview((results, out_dir))
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        overview_future = pool.submit(_overview, (results, out_dir))
-        sections = list(pool.map(_section, tasks))
-        return sections, overview_future.result()
+        return _Inline()
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_lower_priority,
+    )
 
 
 def build_report(
@@ -159,26 +171,52 @@ def build_report(
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
 
     ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section;
-    ``advice_link`` adds the predicted scaling of ``gpuscale advise`` to it.
+    ``advice_link`` adds the predicted scaling of ``gpuscale advise`` to it. Drawing is
+    most of a report's time, so it runs in ``workers`` processes (default: one per
+    core) and starts as soon as each figure's data exists.
     """
     options = options or AnalysisOptions()
     out_dir.mkdir(parents=True, exist_ok=True)
-    results = analyze(tables, workloads, options) if len(tables.scores) else []
-    sections, overview_figure = _draw(
-        results,
-        out_dir,
-        options.reference,
-        workers if workers is not None else (os.cpu_count() or 1),
-    )
-    bench_section = (
-        build_bench_section(bench, out_dir, advice_link=advice_link, max_devices=max_devices)
-        if bench is not None
-        else None
-    )
-    extras = [energy_section(tables, workloads, out_dir)] if len(tables.scores) else []
-    trend = trends_section(tables, workloads, out_dir) if len(tables.scores) else None
-    extras += [trend] if trend else []
-    html = render_html(tables, sections, overview_figure, options, bench_section, extras)
+    has_scores = len(tables.scores) > 0
+    pairs = workload_pairs(tables, workloads) if has_scores else []
+    with _executor(workers if workers is not None else (os.cpu_count() or 1)) as pool:
+        firsts = [t for r, w in pairs if (t := workload_table(tables, r, w, options))]
+        drawn = {
+            (t.round, t.workload, name): pool.submit(_figure, (t, out_dir, name))
+            for t in firsts
+            for name in TABLE_ONLY_FIGURES
+        }
+        extras = [pool.submit(energy_section, tables, workloads, out_dir)] if has_scores else []
+        extras += [pool.submit(trends_section, tables, workloads, out_dir)] if has_scores else []
+        results = [finish_workload(t, options) for t in firsts]
+        overview_future = pool.submit(_overview, (results, out_dir)) if results else None
+        drawn |= {
+            (r.round, r.workload, name): pool.submit(_figure, (r, out_dir, name))
+            for r in results
+            for name in FIGURES
+            if name not in TABLE_ONLY_FIGURES
+        }
+        bench_section = (
+            build_bench_section(bench, out_dir, advice_link=advice_link, max_devices=max_devices)
+            if bench is not None
+            else None
+        )
+        sections = []
+        for result in results:
+            sections.append(
+                Section(
+                    anchor=f"{result.round}-{result.workload}",
+                    title=f"{display_name(result.workload)} ({result.round})",
+                    findings=workload_findings(result, options.reference),
+                    figures=[
+                        drawn[result.round, result.workload, name].result() for name in FIGURES
+                    ],
+                    rows=_rows(result.table),
+                )
+            )
+        overview_figure = overview_future.result() if overview_future else None
+        extra_sections = [e for f in extras if (e := f.result()) is not None]
+    html = render_html(tables, sections, overview_figure, options, bench_section, extra_sections)
     path = out_dir / "index.html"
     path.write_text(html, encoding="utf-8")
     return path

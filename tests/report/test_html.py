@@ -29,16 +29,19 @@ class Collector(HTMLParser):
             self.scripts += 1
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory):
+def evil_tables():
+    """The bundled v4.1 round with a system and a problem named like a script."""
     tables = load_round("v4.1")
     scores = tables.scores.copy()
     scores.loc[scores.system_id == "eos_n8_ngc23.04_pytorch", "system_name"] = EVIL
     problems = tables.problems.copy()
     problems.loc[len(problems)] = ["v4.1", EVIL, "parse error", EVIL]
-    tables = type(tables)(
-        systems=tables.systems, runs=tables.runs, scores=scores, problems=problems
-    )
+    return type(tables)(systems=tables.systems, runs=tables.runs, scores=scores, problems=problems)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    tables = evil_tables()
     out = tmp_path_factory.mktemp("report")
     path = build_report(
         tables, ["bert", "stable_diffusion"], out, AnalysisOptions(n_boot=200), workers=1
@@ -81,3 +84,19 @@ def test_pngs_are_at_least_150_dpi(report) -> None:
     out, _ = report
     with Image.open(out / "v4.1_bert_speedup.png") as image:
         assert round(image.info["dpi"][0]) >= 150
+
+
+def test_worker_processes_draw_the_same_report(report, tmp_path) -> None:
+    """Figures drawn in forked workers (two phases, one task per figure) give the same
+    page and files as drawing everything in this process."""
+    out, html = report
+    tables = evil_tables()
+    path = build_report(
+        tables, ["bert", "stable_diffusion"], tmp_path, AnalysisOptions(n_boot=200), workers=2
+    )
+
+    def undated(text: str) -> str:
+        return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "", text)
+
+    assert undated(path.read_text()) == undated(html)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in out.iterdir())

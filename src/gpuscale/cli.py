@@ -938,10 +938,11 @@ def advise(
     if fmt is Format.table:
         for line in result.explanation:
             out.print(f"- {line}", markup=False, highlight=False)
-        eq = result.equilibrium
+        eq = {k: "none" if v is None else v for k, v in result.equilibrium.items()}
+        knee = "none (no bend in the curve)" if eq["knee"] == "none" else eq["knee"]
         out.print(
-            f"- Equilibrium: knee {eq['knee']}, speed x efficiency "
-            f"{eq['max_speed_x_efficiency']}, E' >= 0.8 x best "
+            f"- Equilibrium: knee {knee}, speed x "
+            f"efficiency {eq['max_speed_x_efficiency']}, E' >= 0.8 x best "
             f"{eq['efficiency_threshold']}.",
             markup=False,
             highlight=False,

@@ -110,7 +110,23 @@ def test_break_even_on_a_slow_link_is_higher() -> None:
     fast = advise(AdviceInputs(link=Link(busbw_gbs=100.0, latency_us=5.0), **base))
     assert slow.break_even_params > fast.break_even_params
     assert fast.fastest >= slow.fastest
-    assert slow.dominant_term in ("compute", "bandwidth", "latency")
+    # 40 MB of gradients at 1 GB/s (40 ms) against a 32 ms step; at 100 GB/s, 0.4 ms
+    assert slow.dominant_term == "bandwidth" and fast.dominant_term == "compute"
+    tiny = advise(
+        AdviceInputs(params=1e4, compute=COMPUTE, link=Link(busbw_gbs=100.0, latency_us=20_000.0))
+    )
+    assert tiny.dominant_term == "latency"
+    jittery = Compute(
+        forward_ms=10.0,
+        backward_ms=20.0,
+        optimizer_ms=2.0,
+        batch=32,
+        step_samples_ms=(10.0, 10.0, 10.0, 90.0),
+    )
+    waiting = advise(
+        AdviceInputs(params=1e4, compute=jittery, link=Link(busbw_gbs=100.0, latency_us=1.0))
+    )
+    assert waiting.dominant_term == "straggler"
     assert any("Break-even" in line for line in slow.explanation)
 
 

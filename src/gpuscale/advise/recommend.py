@@ -189,14 +189,20 @@ def _equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]
     }
 
 
-def _dominant(row: pd.Series) -> str:
-    terms = {
-        "compute": row["compute_ms"],
+def _dominant(row: pd.Series, target_efficiency: float) -> str:
+    """What decides the step: ``compute`` when the efficiency reaches the target (the
+    overheads are small), else the largest overhead: straggler wait, bandwidth or
+    latency (all-reduce terms counted at what backward does not hide)."""
+    if row["devices"] < 2 or row["efficiency"] >= target_efficiency:
+        return "compute"
+    total = row["bandwidth_ms"] + row["latency_ms"]
+    exposed_share = row["exposed_comm_ms"] / total if total > 0 else 0.0
+    overheads = {
         "straggler": row["straggler_ms"],
-        "bandwidth": row["bandwidth_ms"],
-        "latency": row["latency_ms"],
+        "bandwidth": row["bandwidth_ms"] * exposed_share,
+        "latency": row["latency_ms"] * exposed_share,
     }
-    return max(terms, key=terms.get)
+    return max(overheads, key=overheads.get)
 
 
 def advise(inputs: AdviceInputs) -> Advice:
@@ -209,7 +215,7 @@ def advise(inputs: AdviceInputs) -> Advice:
     break_even = _solve_params(inputs, 2, 1.0) if multi else None
     target = _solve_params(inputs, 2, 2 * inputs.target_efficiency) if multi else None
     focus = frame[frame["devices"] == (2 if multi else 1)].iloc[0]
-    dominant = _dominant(focus)
+    dominant = _dominant(focus, inputs.target_efficiency)
     explanation = explain(
         inputs,
         focus,
@@ -259,6 +265,13 @@ def explain(
         " parameters (below it 2 devices train slower than 1); 2-device efficiency reaches "
         f"{inputs.target_efficiency:.0%} from {_fmt_params(target)}.",
     ]
+    if target is None and inputs.max_devices >= 2:
+        huge = 1e13
+        ceiling = _step(inputs, 2, huge).samples_per_s / _step(inputs, 1, huge).samples_per_s / 2
+        lines.append(
+            "No model size gets there: compute and gradient bytes both grow with the "
+            f"parameters, so 2-device efficiency levels off at {ceiling:.0%} on this link."
+        )
     if n > 1:
         compute, bw, lat = focus["compute_ms"], focus["bandwidth_ms"], focus["latency_ms"]
         lines.append(
@@ -269,7 +282,7 @@ def explain(
             f"hidden by backward. The {dominant} term dominates."
         )
         remedies = {
-            "compute": "more devices pay off: communication is already small against compute",
+            "compute": "more devices pay off: communication and waiting are small against compute",
             "straggler": "steadier step times (equal work per device, pinned processes, no "
             "other jobs on the devices) would help most",
             "bandwidth": "a faster link, gradient compression (bf16 gradients halve the bytes) "

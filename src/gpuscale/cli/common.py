@@ -1,0 +1,173 @@
+"""What every ``gpuscale`` command shares: the Typer app, the consoles, one-line
+errors, reading rounds and bench files."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from gpuscale.cli_output import Format, print_frame
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="How training scales with the number of accelerators, and how many to use.",
+)
+out = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 240)
+err = Console(stderr=True)
+
+# Arguments several commands share, declared once.
+RoundPaths = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip); "
+        "default: the bundled rounds."
+    ),
+]
+RoundNames = Annotated[
+    list[str] | None, typer.Option("--round", help="Bundled round(s), e.g. v4.1 (repeatable).")
+]
+Benchmarks = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--benchmark", "-b", help="Benchmark or workload name(s); 'study' for the study's four."
+    ),
+]
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print a one-line error (no traceback) and exit."""
+    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    raise typer.Exit(code)
+
+
+def _progress_reader():
+    """A (progress callback, context manager) pair: a rich bar on a terminal, else silent."""
+    from contextlib import nullcontext
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    if not err.is_terminal:
+        return None, nullcontext()
+    progress = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
+    task = progress.add_task("reading result logs", total=None)
+
+    def update(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total or None)
+
+    return update, progress
+
+
+def read_paths(paths: list[Path], round_name: str | None = None):
+    """Read raw rounds with a progress bar; a path that is no round ends the command."""
+    from gpuscale.mlperf.ingest import RoundTables, read_round
+    from gpuscale.mlperf.sources import SourceError
+
+    update, context = _progress_reader()
+    parts = []
+    with context:
+        for path in paths:
+            try:
+                parts.append(read_round(path, round_name, progress=update))
+            except (SourceError, ValueError) as exc:
+                fail(str(exc))
+    return RoundTables.concat(parts)
+
+
+def load_tables(paths: list[Path] | None, round_names: list[str] | None):
+    """Tables from raw paths (read now) or from the bundled rounds."""
+    from gpuscale.mlperf.bundled import load_round
+
+    if paths:
+        return read_paths(paths)
+    try:
+        return load_round(*(round_names or []))
+    except (KeyError, ValueError) as exc:
+        fail(str(exc).strip("'\""))
+    raise AssertionError("unreachable")
+
+
+def preset_link(name: str):
+    """The advice model's link for a preset name; a clean error for an unknown one."""
+    from gpuscale.advise.model import Link
+    from gpuscale.links import get_preset
+
+    try:
+        preset = get_preset(name)
+    except KeyError as exc:
+        fail(str(exc.args[0]))
+    return Link(busbw_gbs=preset.busbw_gbs, latency_us=preset.latency_us, name=preset.name)
+
+
+def read_bench(path: Path):
+    """The bench table of a results file; a clean error when it cannot be used."""
+    from gpuscale.bench.results import ResultsError, bench_table, read_results
+
+    try:
+        records, problems = read_results(path)
+    except ResultsError as exc:
+        fail(str(exc))
+    for problem in problems:
+        err.print(f"skipped: {problem}", markup=False, highlight=False)
+    if not records:
+        fail(f"{path}: no gpuscale bench results in it")
+    return bench_table(records)
+
+
+def bench_json(table) -> dict:
+    from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
+    from gpuscale.cli_output import jsonable
+
+    scaling = bench_scaling(table)
+    worlds = sorted(set(scaling["world_size"]) - {1}) if len(scaling) else []
+    return jsonable(
+        {
+            "source": "bench",
+            "runs": scaling.to_dict("records"),
+            "failed": table[table["status"] != "ok"][
+                ["model", "world_size", "status", "error"]
+            ].to_dict("records"),
+            "break_even_params": {str(w): break_even_params(scaling, w) for w in worlds},
+        }
+    )
+
+
+def print_bench(table, fmt: Format = Format.table) -> None:
+    from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
+
+    scaling = bench_scaling(table)
+    if scaling.empty:
+        err.print("no successful bench run to analyse")
+        return
+    columns = [
+        "model",
+        "params",
+        "world_size",
+        "step_ms_mean",
+        "samples_per_s",
+        "forward_ms",
+        "backward_ms",
+        "exposed_comm_ms",
+        "optimizer_ms",
+        "comm_fraction",
+        "speedup",
+        "efficiency",
+    ]
+    print_frame(out, scaling[columns], fmt, title="bench results (ok runs)")
+    if fmt is not Format.table:
+        return
+    for world in sorted(set(scaling["world_size"]) - {1}):
+        size = break_even_params(scaling, world)
+        text = f"{size / 1e6:.2f}M parameters" if size else "not crossed by the models run"
+        out.print(f"break-even on {world} devices: {text}", markup=False, highlight=False)

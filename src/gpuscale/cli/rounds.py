@@ -1,0 +1,370 @@
+"""Commands over MLPerf rounds: ingest, scores, analyze, energy, trends, report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpuscale.cli.common import (
+    Benchmarks,
+    RoundNames,
+    RoundPaths,
+    app,
+    bench_json,
+    err,
+    fail,
+    load_tables,
+    out,
+    preset_link,
+    print_bench,
+    read_bench,
+    read_paths,
+)
+from gpuscale.cli_output import Format, print_frame
+
+SCORE_COLUMNS = [
+    "round",
+    "benchmark",
+    "submitter",
+    "system_id",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "runs",
+    "runs_converged",
+    "scaling_factor",
+    "time_to_train_min",
+]
+
+
+def _summary(tables) -> None:
+    for round_name, scores in tables.scores.groupby("round"):
+        runs = tables.runs[tables.runs["round"] == round_name]
+        systems = tables.systems[tables.systems["round"] == round_name]
+        problems = tables.problems[tables.problems["round"] == round_name]
+        err.print(
+            f"[bold]{round_name}[/]: {len(systems)} systems, {len(runs)} runs "
+            f"({int(runs['counted'].sum())} counted), "
+            f"{int(scores['time_to_train_min'].notna().sum())} of {len(scores)} "
+            f"benchmark results scored, {len(problems)} problems"
+        )
+    if len(tables.problems):
+        counts = tables.problems.groupby(["round", "kind"]).size().reset_index(name="count")
+        print_frame(err, counts, Format.table, title="problems found (see problems.csv)")
+
+
+@app.command()
+def ingest(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip)."),
+    ],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the tables.")] = Path(
+        "gpuscale-tables"
+    ),
+    round_name: Annotated[
+        str | None,
+        typer.Option("--round-name", help="Round name when the path does not say it (e.g. v4.1)."),
+    ] = None,
+) -> None:
+    """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
+    from gpuscale.mlperf.bundled import write_tables
+
+    if round_name and len(paths) > 1:
+        fail("--round-name applies to one path at a time")
+    tables = read_paths(paths, round_name)
+    written = write_tables(tables, out_dir)
+    _summary(tables)
+    err.print(f"wrote {len(written)} files to {out_dir}/")
+
+
+@app.command()
+def scores(
+    paths: RoundPaths = None,
+    round_names: RoundNames = None,
+    benchmark: Benchmarks = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    all_columns: Annotated[
+        bool, typer.Option("--all-columns", help="Every column of the scores table.")
+    ] = False,
+) -> None:
+    """Official time-to-train scores (olympic average, minutes), one row per result."""
+    from gpuscale.mlperf.benchmarks import resolve_workloads
+
+    tables = load_tables(paths, round_names)
+    frame = tables.scores
+    if benchmark:
+        workloads = resolve_workloads(benchmark)
+        frame = frame[frame["workload"].isin(workloads) | frame["benchmark"].isin(benchmark)]
+    frame = frame.sort_values(["round", "benchmark", "time_to_train_min"])
+    print_frame(
+        out,
+        frame if all_columns else frame[SCORE_COLUMNS],
+        fmt,
+        title="MLPerf Training official scores (minutes)",
+    )
+
+
+DECOMPOSE_COLUMNS = [
+    "global_batch_size",
+    "throughput_factor",
+    "convergence_factor",
+    "throughput_efficiency",
+]
+ANALYZE_COLUMNS = [
+    "submitter",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "time_to_train_min",
+    "speedup",
+    "efficiency",
+    "normalized_efficiency",
+    "gpu_hours",
+    "cluster",
+    "pareto",
+]
+
+
+@app.command()
+def analyze(
+    paths: RoundPaths = None,
+    round_names: RoundNames = None,
+    benchmark: Benchmarks = None,
+    reference: Annotated[
+        str,
+        typer.Option(
+            "--reference",
+            "-r",
+            help="study (fewest accelerators, slowest among them), family (the same rule within "
+            "each accelerator family) or SUBMITTER/SYSTEM_ID.",
+        ),
+    ] = "study",
+    threshold: Annotated[
+        float,
+        typer.Option(
+            help="E' threshold of the equilibrium criterion, as a fraction of the best E'."
+        ),
+    ] = 0.8,
+    division: Annotated[str | None, typer.Option(help="closed or open.")] = None,
+    availability: Annotated[
+        str | None,
+        typer.Option(help="Keep systems whose availability contains this text (e.g. cloud)."),
+    ] = None,
+    family: Annotated[
+        list[str] | None,
+        typer.Option("--family", help="Keep only these accelerator families (repeatable)."),
+    ] = None,
+    k: Annotated[
+        int | None,
+        typer.Option("-k", help="Number of K-means clusters (default: best silhouette, 2..6)."),
+    ] = None,
+    n_boot: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of K-means and the bootstrap.")] = 0,
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    decompose_columns: Annotated[
+        bool,
+        typer.Option("--decompose", help="Show speedup = throughput factor x convergence factor."),
+    ] = False,
+    bench_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--bench",
+            help="Analyse `gpuscale bench` results (JSONL) instead of MLPerf rounds "
+            "(both when --round or paths are given too).",
+        ),
+    ] = None,
+) -> None:
+    """Speedup, efficiency, E', clusters, equilibrium and 95% intervals per benchmark."""
+    import json
+
+    if bench_file is not None:
+        table = read_bench(bench_file)
+        if fmt is Format.json:
+            out.file.write(json.dumps(bench_json(table), indent=2) + "\n")
+        else:
+            print_bench(table, fmt)
+        if not (paths or round_names):
+            return
+
+    from gpuscale.analysis import AnalysisOptions, as_json
+    from gpuscale.analysis import analyze as run_analysis
+    from gpuscale.analysis.metrics import ReferenceError
+    from gpuscale.mlperf.benchmarks import resolve_workloads
+
+    try:
+        options = AnalysisOptions(
+            reference=reference,
+            threshold=threshold,
+            division=division,
+            availability=availability,
+            families=tuple(family) if family else None,
+            k=k,
+            n_boot=n_boot,
+            seed=seed,
+        )
+    except ValueError as exc:
+        fail(str(exc))
+    tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
+    workloads = resolve_workloads(benchmark or [])
+    try:
+        results = run_analysis(tables, workloads, options)
+    except ReferenceError as exc:
+        fail(str(exc))
+    if not results:
+        fail("no scored system matches these options")
+    if fmt is Format.json:
+        from gpuscale.cli_output import jsonable
+
+        out.file.write(json.dumps(jsonable(as_json(results, options)), indent=2) + "\n")
+        return
+    if fmt is Format.csv:
+        import pandas as pd
+
+        print_frame(out, pd.concat([r.table for r in results]), fmt)
+        return
+    for result in results:
+        refs = ", ".join(
+            f"{r.submitter}/{r.system_id} ({r.accelerators} x "
+            f"{r.accelerator_family}, {r.time_to_train_min:.2f} min)"
+            for r in result.references
+        )
+        print_frame(
+            out,
+            result.table[ANALYZE_COLUMNS + (DECOMPOSE_COLUMNS if decompose_columns else [])],
+            fmt,
+            title=f"{result.round} {result.workload}: reference ({reference}) {refs}",
+        )
+        eq = result.equilibrium
+        for pick in eq.picks:
+            out.print(
+                f"  {pick.criterion}: {pick.submitter} {pick.system_name} "
+                f"({pick.accelerators} x {pick.accelerator_family}, "
+                f"{pick.time_to_train_min:.2f} min, E' {pick.normalized_efficiency:.2f})",
+                markup=False,
+                highlight=False,
+            )
+        out.print(
+            f"  agreement: {eq.agreement}; Pareto front: {len(eq.pareto)} systems\n",
+            markup=False,
+            highlight=False,
+        )
+
+
+ENERGY_COLUMNS = [
+    "round",
+    "benchmark",
+    "submitter",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "time_to_train_min",
+    "energy_kj",
+    "energy_per_sample_j",
+    "energy_per_accelerator_hour_kj",
+    "compute_share",
+]
+
+
+@app.command()
+def energy(
+    paths: RoundPaths = None,
+    round_names: RoundNames = None,
+    benchmark: Benchmarks = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """Energy to train from MLPerf power logs (official rule), per sample and accelerator-hour."""
+    from gpuscale.analysis.energy import energy_table
+    from gpuscale.mlperf.benchmarks import resolve_workloads
+
+    tables = load_tables(paths, round_names)
+    frame = energy_table(tables)
+    if benchmark:
+        frame = frame[frame["workload"].isin(resolve_workloads(benchmark))]
+    if frame.empty:
+        rounds = ", ".join(sorted(tables.scores["round"].unique()))
+        err.print(
+            f"no power logs in {rounds}: these rounds have no energy results",
+            markup=False,
+            highlight=False,
+        )
+        return
+    print_frame(out, frame[ENERGY_COLUMNS], fmt, title="energy to train (official rule)")
+
+
+@app.command()
+def trends(
+    paths: RoundPaths = None,
+    round_names: RoundNames = None,
+    benchmark: Benchmarks = None,
+    family: Annotated[
+        list[str] | None,
+        typer.Option("--family", help="Only these accelerator families (repeatable)."),
+    ] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """How each benchmark moved across rounds: best times, E' at scale, equilibrium."""
+    from gpuscale.analysis.trends import TREND_COLUMNS
+    from gpuscale.analysis.trends import trends as run_trends
+    from gpuscale.mlperf.benchmarks import resolve_workloads
+
+    tables = load_tables(paths, round_names)
+    frame = run_trends(tables.scores, resolve_workloads(benchmark) if benchmark else None)
+    if family:
+        frame = frame[frame["accelerator_family"].isin(family)]
+    if frame.empty:
+        fail("no scored results for these options")
+    print_frame(out, frame[list(TREND_COLUMNS)], fmt, title="trends across rounds")
+
+
+@app.command()
+def report(
+    paths: RoundPaths = None,
+    round_names: RoundNames = None,
+    benchmark: Benchmarks = None,
+    reference: Annotated[
+        str, typer.Option("--reference", "-r", help="study, family or SUBMITTER/SYSTEM_ID.")
+    ] = "study",
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path(
+        "gpuscale-report"
+    ),
+    open_browser: Annotated[bool, typer.Option("--open", help="Open it in a browser.")] = False,
+    bench_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--bench", help="Add a 'your hardware' section from `gpuscale bench` results."
+        ),
+    ] = None,
+    with_advice: Annotated[
+        bool, typer.Option("--advise", help="With --bench: add predicted scaling (advise).")
+    ] = False,
+    interconnect: Annotated[str, typer.Option(help="Link preset for --advise.")] = "pcie-phb",
+    max_devices: Annotated[int, typer.Option(help="Largest device count for --advise.")] = 8,
+) -> None:
+    """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
+    from gpuscale.analysis import AnalysisOptions
+    from gpuscale.analysis.metrics import ReferenceError
+    from gpuscale.mlperf.benchmarks import resolve_workloads
+    from gpuscale.report.html import build_report
+
+    tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
+    workloads = resolve_workloads(benchmark or ["study"])
+    try:
+        path = build_report(
+            tables,
+            workloads,
+            out_dir,
+            AnalysisOptions(reference=reference),
+            bench=read_bench(bench_file) if bench_file else None,
+            advice_link=preset_link(interconnect) if with_advice else None,
+            max_devices=max_devices,
+        )
+    except ReferenceError as exc:
+        fail(str(exc))
+    out.print(f"report written to {path}", markup=False, highlight=False)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(path.resolve().as_uri())

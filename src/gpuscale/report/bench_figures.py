@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from gpuscale.report.figures import MARGINS, OKABE_ITO, Chart, _plain_log, styled
+from gpuscale.report.style import MARGINS, OKABE_ITO, Chart, plain_log, styled
 
 PHASES = (
     ("forward_ms", "forward"),
@@ -95,7 +95,7 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
         labels[f"points-{world}"] = _bar_labels(group)
     ax.axhline(1.0, color="#555555", linestyle="--", linewidth=0.9, label="break-even (1 device)")
     ax.set_xscale("log")
-    _plain_log(ax.xaxis)
+    plain_log(ax.xaxis)
     ax.set_xlabel("model parameters (log scale)")
     ax.set_ylabel("speedup over 1 device (throughput)")
     ax.set_title("Your hardware: speedup by model size")
@@ -150,7 +150,7 @@ def predicted_scaling(predicted: pd.DataFrame, measured: pd.DataFrame | None, ti
         points.set_gid("points-measured")
         labels["points-measured"] = _bar_labels(measured)
     ax.set_xscale("log", base=2)
-    _plain_log(ax.xaxis)
+    plain_log(ax.xaxis)
     ax.set_xlabel("devices (log scale)")
     ax.set_ylabel("speedup over 1 device")
     ax.set_title(title)

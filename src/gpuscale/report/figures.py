@@ -10,12 +10,8 @@ never hide data.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
 
-import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -25,56 +21,24 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
 from gpuscale.mlperf.benchmarks import display_name
+from gpuscale.report.style import (
+    FIGSIZE,
+    MARGINS,
+    MARKERS,
+    OKABE_ITO,
+    Chart,
+    count_label,
+    log_x,
+    new_axes,
+    plain_log,
+    styled,
+)
 
-OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 PICK_STYLE = {
     "knee": ("#000000", "D"),
     "speed x efficiency": ("#D55E00", "*"),
     "threshold": ("#009E73", "P"),
 }
-FIGSIZE = (5.6, 3.6)
-# Fixed margins (a legend outside on the right); cheaper than tight_layout's extra draw.
-MARGINS = {"left": 0.13, "right": 0.66, "bottom": 0.14, "top": 0.9}
-
-# Applied while a figure is built and saved (never to matplotlib's global state).
-STYLE: dict[str, Any] = {
-    "font.size": 8.5,
-    "axes.titlesize": 9.5,
-    "axes.labelsize": 8.5,
-    "legend.fontsize": 7,
-    "svg.fonttype": "none",
-    # A fixed title height: matplotlib's automatic one measures every tick label of the
-    # axes again on each draw (a fifth of the drawing time); no axes has a top x axis.
-    "axes.titley": 1.0,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "figure.dpi": 100,
-}
-
-
-def styled(fn: Callable[..., Chart]) -> Callable[..., Chart]:
-    """Build the figure under :data:`STYLE`."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Chart:
-        with matplotlib.rc_context(STYLE):
-            return fn(*args, **kwargs)
-
-    return wrapper
-
-
-def _axes(figsize: tuple[float, float] = FIGSIZE) -> tuple[Figure, Axes]:
-    fig = Figure(figsize=figsize)
-    return fig, fig.subplots()
-
-
-@dataclass(frozen=True, slots=True)
-class Chart:
-    """A figure and, per scatter ``gid``, the tooltip of each point in plotting order."""
-
-    figure: Figure
-    labels: dict[str, list[str]]
 
 
 def point_labels(table: pd.DataFrame) -> list[str]:
@@ -84,27 +48,6 @@ def point_labels(table: pd.DataFrame) -> list[str]:
         f"{r.time_to_train_min:.3g} min, E' {r.normalized_efficiency:.2f}"
         for r in table.itertuples(index=False)
     ]
-
-
-def _count_label(value: float, _pos: int = 0) -> str:
-    """Accelerator counts as 4, 64, 1k, 4k."""
-    return f"{value / 1024:g}k" if value >= 1024 else f"{value:g}"
-
-
-def _log_x(ax: Axes, label: str = "accelerators (log scale)") -> None:
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_locator(LogLocator(base=4, numticks=12))
-    ax.xaxis.set_major_formatter(FuncFormatter(_count_label))
-    # No minor ticks: unlabelled, they cost a quarter of the drawing time.
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlabel(label)
-
-
-def _plain_log(axis: Any) -> None:
-    """Log-axis tick labels as plain numbers (0.1, 10, 1000), not powers of ten."""
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
-    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-    axis.set_minor_locator(NullLocator())
 
 
 def _title(result: WorkloadTable | WorkloadAnalysis, what: str) -> str:
@@ -186,7 +129,7 @@ def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
     )
     families = sorted(grouped["accelerator_family"].unique())
     y = grouped["accelerator_family"].map({f: i for i, f in enumerate(families)})
-    fig, ax = _axes((FIGSIZE[0], max(2.4, 0.9 + 0.32 * len(families))))
+    fig, ax = new_axes((FIGSIZE[0], max(2.4, 0.9 + 0.32 * len(families))))
     colours = [OKABE_ITO[c % len(OKABE_ITO)] for c in grouped["cluster"]]
     sc = ax.scatter(
         grouped["accelerators"],
@@ -200,7 +143,7 @@ def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
     sc.set_gid("points-grouped")
     ax.set_yticks(range(len(families)), families)
     ax.set_ylim(-0.7, len(families) - 0.3)
-    _log_x(ax)
+    log_x(ax)
     ax.set_title(_title(result, "systems by accelerator type and count"))
     for c in sorted(grouped["cluster"].unique()):
         ax.scatter([], [], c=OKABE_ITO[c % len(OKABE_ITO)], s=30, label=f"cluster {c}")
@@ -224,7 +167,7 @@ def normalized_efficiency(
     equilibrium picks marked; with ``intervals``, 95% bootstrap bars instead of the picks
     (then the table alone is enough)."""
     table = result.table
-    fig, ax = _axes()
+    fig, ax = new_axes()
     styles = _family_styles(table["accelerator_family"].unique())
     labels: dict[str, list[str]] = {}
     for i, (family, group) in enumerate(table.groupby("accelerator_family", sort=True)):
@@ -246,7 +189,7 @@ def normalized_efficiency(
     ax.axhline(1.0, color="#555555", linewidth=0.9, linestyle="--", label="E' = 1")
     if not intervals and isinstance(result, WorkloadAnalysis):
         _mark_picks(ax, result.equilibrium, "normalized_efficiency")
-    _log_x(ax)
+    log_x(ax)
     ax.set_ylabel("normalised efficiency E' = S / (N / N_ref)")
     what = "E' with 95% bootstrap intervals" if intervals else "normalised efficiency"
     ax.set_title(_title(result, what))
@@ -260,7 +203,7 @@ def normalized_efficiency(
 def speedup(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     """Speedup against accelerators per family, with the ideal line ``S = N / N_ref``."""
     table = result.table
-    fig, ax = _axes()
+    fig, ax = new_axes()
     styles = _family_styles(table["accelerator_family"].unique())
     labels: dict[str, list[str]] = {}
     for i, (family, group) in enumerate(table.groupby("accelerator_family", sort=True)):
@@ -278,9 +221,9 @@ def speedup(result: WorkloadTable | WorkloadAnalysis) -> Chart:
             if ref_id == table["reference_system_id"].iloc[0]
             else None,
         )
-    _log_x(ax)
+    log_x(ax)
     ax.set_yscale("log")
-    _plain_log(ax.yaxis)
+    plain_log(ax.yaxis)
     ax.set_ylabel("speedup S = T_ref / T (log scale)")
     ax.set_title(_title(result, "speedup"))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
@@ -294,7 +237,7 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
     """Time to train against accelerator-hours, the Pareto front drawn and the
     equilibrium picks marked."""
     table = result.table
-    fig, ax = _axes()
+    fig, ax = new_axes()
     front = table[table["pareto"]].sort_values("gpu_hours")
     ax.step(
         front["gpu_hours"],
@@ -333,8 +276,8 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
         ax.scatter([], [], c=OKABE_ITO[c % len(OKABE_ITO)], s=24, label=f"cluster {c}")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    _plain_log(ax.xaxis)
-    _plain_log(ax.yaxis)
+    plain_log(ax.xaxis)
+    plain_log(ax.yaxis)
     ax.set_xlabel("accelerator-hours N x T / 60 (log scale)")
     ax.set_ylabel("time to train, minutes (log scale)")
     ax.set_title(_title(result, "time vs accelerator-hours"))
@@ -364,11 +307,11 @@ def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
         ax.axhline(1.0, color="#555555", linewidth=0.8, linestyle="--")
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_locator(LogLocator(base=4, numticks=12))
-        ax.xaxis.set_major_formatter(FuncFormatter(_count_label))
+        ax.xaxis.set_major_formatter(FuncFormatter(count_label))
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set_yscale("log")
         ax.yaxis.set_major_locator(FixedLocator([0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50]))
-        _plain_log(ax.yaxis)
+        plain_log(ax.yaxis)
         ax.set_title(f"{display_name(result.workload)} ({result.round})")
         ax.grid(alpha=0.25)
     for ax in axes.flat[n:]:
@@ -386,7 +329,7 @@ def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
 def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     """E' split into throughput efficiency x convergence factor, against accelerators."""
     table = result.table.dropna(subset=["throughput_efficiency", "convergence_factor"])
-    fig, ax = _axes()
+    fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
     series = (
         ("throughput_efficiency", "throughput efficiency (X/X_ref x N_ref/N)", "o"),
@@ -411,9 +354,9 @@ def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
             for v, text in zip(table[column], point_labels(table), strict=True)
         ]
     ax.axhline(1.0, color="#555555", linewidth=0.9, linestyle="--")
-    _log_x(ax)
+    log_x(ax)
     ax.set_yscale("log")
-    _plain_log(ax.yaxis)
+    plain_log(ax.yaxis)
     ax.set_ylabel("factor (log scale)")
     ax.set_title(_title(result, "why E' falls: throughput x convergence"))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)

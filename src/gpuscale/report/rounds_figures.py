@@ -7,13 +7,13 @@ from matplotlib.figure import Figure
 
 from gpuscale.analysis.equilibrium import pareto_mask
 from gpuscale.mlperf.benchmarks import display_name
-from gpuscale.report.figures import (
+from gpuscale.report.style import (
     MARGINS,
     MARKERS,
     OKABE_ITO,
     Chart,
-    _log_x,
-    _plain_log,
+    log_x,
+    plain_log,
     styled,
 )
 
@@ -61,14 +61,14 @@ def energy_chart(energy: pd.DataFrame) -> Chart:
             color=colour,
             linewidth=0.8,
         )
-    _log_x(left)
+    log_x(left)
     left.set_yscale("log")
-    _plain_log(left.yaxis)
+    plain_log(left.yaxis)
     left.set_ylabel("energy to train, kJ (log scale)")
     left.set_title("Energy to train against accelerators")
     for axis in (right.xaxis, right.yaxis):
         axis.axes.set_xscale("log") if axis is right.xaxis else axis.axes.set_yscale("log")
-        _plain_log(axis)
+        plain_log(axis)
     right.set_xlabel("energy to train, kJ (log scale)")
     right.set_ylabel("time to train, min (log scale)")
     right.set_title("Time against energy, Pareto front per benchmark")
@@ -105,7 +105,7 @@ def trend_chart(rows: pd.DataFrame, workload: str) -> Chart:
         ]
     ax.set_xticks(range(len(rounds)), rounds)
     ax.set_yscale("log")
-    _plain_log(ax.yaxis)
+    plain_log(ax.yaxis)
     ax.set_ylabel("best time to train, min (log scale)")
     ax.set_xlabel("round (lines: most common N; triangles: largest system)")
     ax.set_title(f"{display_name(workload)} across rounds")

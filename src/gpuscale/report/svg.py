@@ -8,7 +8,7 @@ from pathlib import Path
 
 import matplotlib
 
-from gpuscale.report.figures import STYLE, Chart
+from gpuscale.report.style import STYLE, Chart
 
 SVG_NS = "http://www.w3.org/2000/svg"
 ET.register_namespace("", SVG_NS)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from gpuscale.report.style import MARGINS, OKABE_ITO, Chart, plain_log, styled
+from gpuscale.report.style import MARGINS, OKABE_ITO, Chart, legend_outside, plain_log, styled
 
 PHASES = (
     ("forward_ms", "forward"),
@@ -68,7 +68,7 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
     ax.set_ylabel("share of the step time")
     ax.set_ylim(0, 1)
     ax.set_title(f"Where step time goes: 1 device (plain) vs {largest} (hatched)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    legend_outside(ax)
     fig.subplots_adjust(**{**MARGINS, "bottom": 0.2})
     return Chart(fig, labels)
 
@@ -99,7 +99,7 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
     ax.set_xlabel("model parameters (log scale)")
     ax.set_ylabel("speedup over 1 device (throughput)")
     ax.set_title("Your hardware: speedup by model size")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    legend_outside(ax)
     fig.subplots_adjust(**MARGINS)
     return Chart(fig, labels)
 

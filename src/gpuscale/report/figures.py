@@ -28,6 +28,8 @@ from gpuscale.report.style import (
     OKABE_ITO,
     Chart,
     count_label,
+    finish,
+    legend_outside,
     log_x,
     new_axes,
     plain_log,
@@ -149,7 +151,7 @@ def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
         ax.scatter([], [], c=OKABE_ITO[c % len(OKABE_ITO)], s=30, label=f"cluster {c}")
     for n in sorted({1, int(grouped["systems"].max())}):
         ax.scatter([], [], c="#999999", s=30 + 45 * (n - 1), label=f"{n} system{'s' * (n > 1)}")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    legend_outside(ax)
     ax.grid(axis="x", alpha=0.25)
     fig.subplots_adjust(**{**MARGINS, "left": 0.25, "right": 0.78})
     tips = [
@@ -193,10 +195,7 @@ def normalized_efficiency(
     ax.set_ylabel("normalised efficiency E' = S / (N / N_ref)")
     what = "E' with 95% bootstrap intervals" if intervals else "normalised efficiency"
     ax.set_title(_title(result, what))
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.grid(alpha=0.25)
-    fig.subplots_adjust(**MARGINS)
-    return Chart(fig, labels)
+    return finish(fig, ax, labels)
 
 
 @styled
@@ -226,10 +225,7 @@ def speedup(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     plain_log(ax.yaxis)
     ax.set_ylabel("speedup S = T_ref / T (log scale)")
     ax.set_title(_title(result, "speedup"))
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.grid(alpha=0.25)
-    fig.subplots_adjust(**MARGINS)
-    return Chart(fig, labels)
+    return finish(fig, ax, labels)
 
 
 @styled
@@ -281,10 +277,7 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
     ax.set_xlabel("accelerator-hours N x T / 60 (log scale)")
     ax.set_ylabel("time to train, minutes (log scale)")
     ax.set_title(_title(result, "time vs accelerator-hours"))
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.grid(alpha=0.25)
-    fig.subplots_adjust(**MARGINS)
-    return Chart(fig, {"points-all": point_labels(table)})
+    return finish(fig, ax, {"points-all": point_labels(table)})
 
 
 @styled
@@ -359,10 +352,7 @@ def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     plain_log(ax.yaxis)
     ax.set_ylabel("factor (log scale)")
     ax.set_title(_title(result, "why E' falls: throughput x convergence"))
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.grid(alpha=0.25)
-    fig.subplots_adjust(**MARGINS)
-    return Chart(fig, labels)
+    return finish(fig, ax, labels)
 
 
 FIGURES = {

@@ -8,10 +8,10 @@ from matplotlib.figure import Figure
 from gpuscale.analysis.equilibrium import pareto_mask
 from gpuscale.mlperf.benchmarks import display_name
 from gpuscale.report.style import (
-    MARGINS,
     MARKERS,
     OKABE_ITO,
     Chart,
+    finish,
     log_x,
     plain_log,
     styled,
@@ -109,7 +109,4 @@ def trend_chart(rows: pd.DataFrame, workload: str) -> Chart:
     ax.set_ylabel("best time to train, min (log scale)")
     ax.set_xlabel("round (lines: most common N; triangles: largest system)")
     ax.set_title(f"{display_name(workload)} across rounds")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.grid(alpha=0.25)
-    fig.subplots_adjust(**MARGINS)
-    return Chart(fig, labels)
+    return finish(fig, ax, labels)

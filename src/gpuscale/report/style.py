@@ -79,3 +79,16 @@ def plain_log(axis: Any) -> None:
     axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
     axis.set_minor_locator(NullLocator())
+
+
+def legend_outside(ax: Axes) -> None:
+    """The legend to the right of the axes (inside ``MARGINS``' free space): never on data."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+
+
+def finish(fig: Figure, ax: Axes, labels: dict[str, list[str]]) -> Chart:
+    """The common ending of a one-axes figure: legend outside, light grid, fixed margins."""
+    legend_outside(ax)
+    ax.grid(alpha=0.25)
+    fig.subplots_adjust(**MARGINS)
+    return Chart(fig, labels)

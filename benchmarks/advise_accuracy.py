@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -56,17 +55,12 @@ def _sweeps(models: list[str], steps: int, repeat: int, tmp: Path) -> list[pd.Da
 
 def _link(tmp: Path):
     from gpuscale.advise.calibrate import link_from_collectives
+    from gpuscale.bench.runner import torchrun_command
 
     coll = tmp / "coll.jsonl"
     subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            "--nproc-per-node=2",
-            "-m",
-            "gpuscale.bench.collectives",
+            *torchrun_command(2, "gpuscale.bench.collectives"),
             "--out",
             str(coll),
             "--backend",

@@ -102,10 +102,9 @@ def expected_key(model: str, world: int, cfg: SweepConfig, device: str) -> str:
     )
 
 
-def _command(
-    cfg: SweepConfig, world: int, models: list[str], progress: Path, skip: set[str], device: str
-) -> list[str]:
-    batch = cfg.batch or (32 if device == "cuda" else 8)
+def torchrun_command(world: int, module: str) -> list[str]:
+    """``python -m torch.distributed.run --standalone --nproc-per-node=N -m MODULE`` (one
+    node; the caller appends the module's own arguments)."""
     return [
         sys.executable,
         "-m",
@@ -113,7 +112,16 @@ def _command(
         "--standalone",
         f"--nproc-per-node={world}",
         "-m",
-        cfg.worker,
+        module,
+    ]
+
+
+def _command(
+    cfg: SweepConfig, world: int, models: list[str], progress: Path, skip: set[str], device: str
+) -> list[str]:
+    batch = cfg.batch or (32 if device == "cuda" else 8)
+    return [
+        *torchrun_command(world, cfg.worker),
         "--models",
         ",".join(models),
         "--jsonl",

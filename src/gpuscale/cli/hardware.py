@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -178,6 +177,7 @@ def collectives(
 
     from gpuscale.bench.collectives import judge_busbw, load_collectives
     from gpuscale.bench.models import parse_size
+    from gpuscale.bench.runner import torchrun_command
 
     world = max(_world_sizes(nproc))
     try:
@@ -186,13 +186,7 @@ def collectives(
         fail(str(exc))
     size = 1 << (size.bit_length() - 1) if size & (size - 1) else size
     command = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        f"--nproc-per-node={world}",
-        "-m",
-        "gpuscale.bench.collectives",
+        *torchrun_command(world, "gpuscale.bench.collectives"),
         "--out",
         str(out_file),
         "--backend",

@@ -15,6 +15,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from gpuscale.mlperf.benchmarks import ALLOWED_IN_LOG, get_benchmark
+from gpuscale.mlperf.mllog import ByKey, metadata_of, value_of
 
 if TYPE_CHECKING:
     from gpuscale.mlperf.runlog import EvalPoint
@@ -43,9 +44,7 @@ CHECKED_KEYS = frozenset(_REQUIRED) | {k for pair in _ALTERNATIVES for k in pair
 _NOT_EMPTY = frozenset({"submission_org", "submission_platform", "train_samples", "eval_samples"})
 
 
-def check_common_rules(
-    by_key: dict[str, list[tuple[int, dict[str, Any]]]], n_lines: int
-) -> list[str]:
+def check_common_rules(by_key: ByKey, n_lines: int) -> list[str]:
     """Violations of the common.yaml rules (empty when compliant).
 
     ``by_key`` maps each key (at least those in ``CHECKED_KEYS``) to its (MLLOG line
@@ -65,50 +64,47 @@ def check_common_rules(
     compile_minutes, division_at = 0, never
     if division_lines:
         division_at, rec = division_lines[0]
-        if rec["value"] in ("closed", "open"):
-            compile_minutes = 240 if rec["value"] == "open" else 30
+        division = value_of(rec)
+        if division in ("closed", "open"):
+            compile_minutes = 240 if division == "open" else 30
         else:
-            violations.append(f"submission_division {rec['value']!r} is not closed/open")
+            violations.append(f"submission_division {division!r} is not closed/open")
     for key in ("submission_org", "submission_platform"):
-        if key in by_key and by_key[key][0][1]["value"] == "":
+        if key in by_key and value_of(by_key[key][0][1]) == "":
             violations.append(f"{key} is empty")
     for key in ("train_samples", "eval_samples"):
-        if any(r["value"] == "" for _, r in by_key.get(key, [])):
+        if any(value_of(r) == "" for _, r in by_key.get(key, [])):
             violations.append(f"{key} is empty")
     init_starts = by_key.get("init_start", [])
     if init_starts and init_starts[-1][0] > min(first("init_stop"), first("run_start")):
         violations.append("init_start after init_stop or run_start")
     start_idx = [i for i, _ in init_starts]
-    running_min = list(accumulate((float(r["time_ms"]) for _, r in init_starts), min))
+    running_min = list(accumulate((float(r.time_ms) for _, r in init_starts), min))
     for idx, rec in by_key.get("init_stop", []):
         seen = bisect_left(start_idx, idx)
         if not seen or first("run_start") < idx:
             violations.append("init_stop before init_start or after run_start")
             continue
         limit = (compile_minutes if division_at < idx else 0) * 60 * 1e3
-        if not float(rec["time_ms"]) - running_min[seen - 1] < limit:
+        if not float(rec.time_ms) - running_min[seen - 1] < limit:
             violations.append(f"initialisation took longer than {compile_minutes} min")
     if any(idx < first("init_stop") for idx, _ in by_key.get("run_start", [])):
         violations.append("run_start before init_stop")
     for idx, rec in by_key.get("run_stop", []):
         if idx < first("run_start"):
             violations.append("run_stop before run_start")
-        meta = rec["metadata"]
+        meta = metadata_of(rec)
         if not isinstance(meta, dict) or "status" not in meta:
             violations.append("run_stop has no status")
     for key, rule in _REQUIRED.items():
-        seen_values = [r["value"] for _, r in by_key.get(key, [])]
-        if rule == "some" and not seen_values:
+        lines = by_key.get(key, [])
+        if rule == "some" and not lines:
             violations.append(f"no {key} line")
-        elif (
-            rule == "one"
-            and len(seen_values) != 1
-            and (
-                # The official checker only warns when repeated lines all carry one value.
-                not seen_values or any(v != seen_values[0] for v in seen_values)
-            )
-        ):
-            violations.append(f"{len(seen_values)} {key} lines, exactly one required")
+        elif rule == "one" and len(lines) != 1:
+            # The official checker only warns when repeated lines all carry one value.
+            values = [value_of(r) for _, r in lines]
+            if not values or any(v != values[0] for v in values):
+                violations.append(f"{len(lines)} {key} lines, exactly one required")
     for pair in _ALTERNATIVES:
         if not any(k in by_key for k in pair):
             violations.append(f"no {pair[0]} or {pair[1]} line")

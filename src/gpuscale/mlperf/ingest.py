@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import queue
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -25,7 +23,7 @@ import pandas as pd
 from gpuscale.mlperf.benchmarks import benchmark_folder_alias, get_benchmark, workload_of
 from gpuscale.mlperf.compliance import run_violations
 from gpuscale.mlperf.convergence import run_samples_to_converge
-from gpuscale.mlperf.power import read_power_log
+from gpuscale.mlperf.power import PowerLog, read_power_log
 from gpuscale.mlperf.runlog import read_run_log
 from gpuscale.mlperf.scores import build_scores
 from gpuscale.mlperf.sources import (
@@ -36,6 +34,7 @@ from gpuscale.mlperf.sources import (
     iter_archive,
     iter_directory,
     normalise_round,
+    read_ahead,
     round_name_from_path,
 )
 from gpuscale.mlperf.systems import SystemError, parse_system
@@ -126,17 +125,26 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
     }
 
 
-def _read_result_worker(task: tuple[str, str | bytes, str]) -> tuple[str, dict[str, Any]]:
-    rel, where, round_name = task
+# A file for a worker: (kind "run" | "node" | "switch", round-relative path, the file on
+# disk or its bytes, round name).
+Task = tuple[str, str, str | bytes, str]
+# What a worker returns: (kind, path, runs row without path columns | PowerLog).
+Parsed = tuple[str, str, Any]
+
+
+def _read_worker(task: Task) -> Parsed:
+    """Parse one result or power file; never raises."""
+    kind, rel, where, round_name = task
     try:
         data = Path(where).read_bytes() if isinstance(where, str) else where
     except OSError as exc:
-        return rel, {
-            "status": "not text",
-            "counted": False,
-            "problem": f"cannot read file ({exc.strerror})",
-        }
-    return rel, read_result_file(data, round_name)
+        message = f"cannot read file ({exc.strerror})"
+        if kind != "run":
+            return kind, rel, PowerLog(kind, None, message)
+        return kind, rel, {"status": "not text", "counted": False, "problem": message}
+    if kind == "run":
+        return kind, rel, read_result_file(data, round_name)
+    return kind, rel, read_power_log(data, kind)
 
 
 @dataclass
@@ -153,18 +161,21 @@ class _Collector:
     power: dict[tuple[str, str, str, str], list[tuple[str, float]]] = field(default_factory=dict)
     power_notes: dict[tuple[str, str], int] = field(default_factory=dict)
 
-    def add_power(self, entry: Entry) -> None:
-        org, _, system_id, bench, _, stem, name = entry.path.split("/")
-        kind = "node" if name.startswith("node_") else "switch" if name.startswith("sw_") else ""
-        if not kind:
-            return
-        log = read_power_log(entry.read(), kind)
+    def add_parsed(self, parsed: Parsed) -> None:
+        kind, rel, result = parsed
+        if kind == "run":
+            self.add_run(rel, result)
+        else:
+            self.add_power(rel, result)
+
+    def add_power(self, rel: str, log: PowerLog) -> None:
+        org, _, system_id, bench, _, stem, _ = rel.split("/")
         if log.note:  # counted per benchmark folder: v4.0 repeats one note 1,000 times
             where = f"{org}/results/{system_id}/{bench}/power"
             self.power_notes[(where, log.note)] = self.power_notes.get((where, log.note), 0) + 1
         if log.mean_power_w is not None:
             self.power.setdefault((org, system_id, bench, stem), []).append(
-                (kind, log.mean_power_w)
+                (log.kind, log.mean_power_w)
             )
 
     def problem(self, path: str, kind: str, message: str) -> None:
@@ -289,67 +300,49 @@ def read_round(
     return _tables(col)
 
 
-def _dispatch(entry: Entry, col: _Collector) -> tuple[str, str | bytes, str] | None:
-    """Handle a system, scaling or folder entry; return a parse task for a result file."""
-    parts = entry.path.split("/")
+def _task(entry: Entry, round_name: str) -> Task | None:
+    """The worker task for a result log or a node/switch power log, else None."""
     if entry.is_dir:
-        col.bench_dirs.add((parts[0], parts[2], parts[3]))
         return None
-    if parts[1] == "systems":
+    parts = entry.path.split("/")
+    if len(parts) == 5 and parts[1] == "results" and parts[4] != "scaling.json":
+        kind = "run"
+    elif len(parts) == 7 and parts[4] == "power" and parts[6].startswith(("node_", "sw_")):
+        kind = "node" if parts[6].startswith("node_") else "switch"
+    else:
+        return None
+    return (kind, entry.path, entry.file if entry.file else entry.read(), round_name)
+
+
+def _note(entry: Entry, col: _Collector) -> None:
+    """What an entry contributes besides its worker task: a benchmark folder, a system
+    description or a scaling factor."""
+    parts = entry.path.split("/")
+    if parts[1] == "systems" and not entry.is_dir:
         col.add_system(entry, entry.read())
-        return None
+        return
     col.bench_dirs.add((parts[0], parts[2], parts[3]))
-    if parts[-1] == "scaling.json":
+    if parts[-1] == "scaling.json" and not entry.is_dir:
         col.add_scaling(entry, entry.read())
-        return None
-    if len(parts) == 5:
-        return (entry.path, entry.file if entry.file else entry.read(), col.round_name)
-    if len(parts) == 7 and parts[4] == "power":
-        col.add_power(entry)
-    return None
 
 
 def _read_listed(
     entries: list[Entry], col: _Collector, pool: Executor | None, progress: Progress | None
 ) -> None:
-    """Directory source: workers read and parse the files themselves (no bytes copied)."""
-    tasks = [t for t in (_dispatch(e, col) for e in entries) if t is not None]
+    """Directory source: workers read and parse the files themselves (no bytes copied),
+    starting at once; the main process reads the system descriptions meanwhile."""
+    tasks = [t for t in (_task(e, col.round_name) for e in entries) if t is not None]
     if pool is None:
-        results: Iterable[tuple[str, dict[str, Any]]] = map(_read_result_worker, tasks)
+        results: Iterable[Parsed] = map(_read_worker, tasks)
     else:
         workers = getattr(pool, "_max_workers", 2)
-        results = pool.map(
-            _read_result_worker, tasks, chunksize=max(1, len(tasks) // (16 * workers))
-        )
-    for done, (rel, row) in enumerate(results, start=1):
-        col.add_run(rel, row)
+        results = pool.map(_read_worker, tasks, chunksize=max(1, len(tasks) // (16 * workers)))
+    for entry in entries:
+        _note(entry, col)
+    for done, parsed in enumerate(results, start=1):
+        col.add_parsed(parsed)
         if progress:
             progress(done, len(tasks))
-
-
-def _read_ahead(entries: Iterator[Entry], depth: int = 16) -> Iterator[Entry]:
-    """Iterate ``entries`` in a background thread, ``depth`` entries ahead.
-
-    Decompression (lzma, zlib, bz2) releases the GIL, so it overlaps the main thread's
-    work; the bounded queue keeps memory at a few files. An exception in the reader is
-    re-raised here.
-    """
-    done = object()
-    box: queue.Queue[Any] = queue.Queue(maxsize=depth)
-
-    def pump() -> None:
-        try:
-            for entry in entries:
-                box.put(entry)
-        except BaseException as exc:  # handed to the consumer, not lost in the thread
-            box.put(exc)
-        box.put(done)
-
-    threading.Thread(target=pump, name="gpuscale-archive-reader", daemon=True).start()
-    while (item := box.get()) is not done:
-        if isinstance(item, BaseException):
-            raise item
-        yield item
 
 
 def _read_streamed(
@@ -359,25 +352,26 @@ def _read_streamed(
     per task. Up to 16 files per worker are queued (enough that workers never wait on a
     round trip; measured 3.0 s -> 2.5 s on v4.1 against 4 queued), so memory holds a few
     MB of files, never the archive, and a worker one file's text at a time."""
-    in_flight: deque[Future[tuple[str, dict[str, Any]]]] = deque()
+    in_flight: deque[Future[Parsed]] = deque()
     limit = 16 * getattr(pool, "_max_workers", 1)
     done = 0
 
-    def collect(result: tuple[str, dict[str, Any]]) -> None:
+    def collect(parsed: Parsed) -> None:
         nonlocal done
-        col.add_run(*result)
+        col.add_parsed(parsed)
         done += 1
         if progress:
             progress(done, 0)
 
-    for entry in _read_ahead(entries):
-        task = _dispatch(entry, col)
+    for entry in read_ahead(entries):
+        _note(entry, col)
+        task = _task(entry, col.round_name)
         if task is None:
             continue
         if pool is None:
-            collect(_read_result_worker(task))
+            collect(_read_worker(task))
             continue
-        in_flight.append(pool.submit(_read_result_worker, task))
+        in_flight.append(pool.submit(_read_worker, task))
         while len(in_flight) > limit:
             collect(in_flight.popleft().result())
     while in_flight:

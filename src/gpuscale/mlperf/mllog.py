@@ -5,8 +5,11 @@ latin-1 text with universal newlines, keeps the lines containing ``:::MLLOG ``, 
 everything before the *last* token on the line (``re.sub(".*:::MLLOG ", ...)``), strips
 white space and ``json.loads`` the rest; a line that fails is a parse error, and one
 parse error makes the whole run invalid. This scanner reproduces those rules on bytes,
-but fast: ``orjson`` parses every payload and the standard ``json`` module (with the
-official stripping) is asked only when orjson refuses, so both accept the same lines.
+but fast: ``msgspec`` decodes all of a file's payloads in one call into :class:`Record`
+structs, validating every line's JSON but keeping ``value`` and ``metadata`` as raw JSON
+text until someone reads them (most lines are only counted). Where msgspec refuses a
+line (``NaN``, a stray form feed, a missing field...), that line is decided by the
+official rule itself (``json.loads`` of the stripped latin-1 text).
 
 It never raises on any input: whatever cannot be read becomes a :class:`ParseFailure`.
 """
@@ -16,17 +19,80 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-import orjson
+import msgspec
 
 TOKEN = b":::MLLOG "
 _TOKEN_STR = TOKEN.decode()
-_loads = orjson.loads
 # The regex engine finds the literal prefix much faster than a bytes.find loop.
-_PAYLOAD_RE = re.compile(rb":::MLLOG ([^\n]*)")
+_PAYLOAD_RE = re.compile(rb":::MLLOG (.*)")  # "." is any byte but \n
 _NUMBER_TYPES = (int, float)
+
+
+class Record(msgspec.Struct, gc=False):
+    """One MLLOG record. Read ``value`` and ``metadata`` with :func:`value_of` and
+    :func:`metadata_of`: they hold raw JSON text (``msgspec.Raw``) until decoded.
+
+    ``time_ms`` is a number, or a numeric string the official parser also accepts.
+    """
+
+    time_ms: int | float
+    key: str
+    value: msgspec.Raw
+    metadata: msgspec.Raw
+
+
+_decode_lines = msgspec.json.Decoder(Record).decode_lines
+_decode_record = msgspec.json.Decoder(Record).decode
+_decode_any = msgspec.json.decode
+
+
+def _decoded(field: Any) -> Any:
+    if type(field) is not msgspec.Raw:
+        return field  # a line the fallback parsed: already Python objects
+    try:
+        return _decode_any(field)
+    except msgspec.DecodeError:
+        # Not UTF-8 inside (msgspec skips strings it only stores raw): read as the
+        # official parser reads every file, latin-1.
+        try:
+            return json.loads(bytes(field).decode("latin-1"))
+        except (ValueError, RecursionError):
+            return None
+
+
+_S = TypeVar("_S", bound=msgspec.Struct)
+_struct_decoders: dict[type, Callable[[Any], Any]] = {}
+
+
+def fields_of(field: Any, struct: type[_S]) -> _S:
+    """Some members of a JSON-object ``value``/``metadata`` as ``struct`` (a Struct whose
+    fields all default to None): absent members, or a field that is not an object, give
+    the defaults. Decodes only those members, not the whole object."""
+    if type(field) is msgspec.Raw:
+        decode = _struct_decoders.get(struct)
+        if decode is None:
+            decode = _struct_decoders[struct] = msgspec.json.Decoder(struct).decode
+        try:
+            return decode(field)
+        except msgspec.DecodeError:  # not an object, or not UTF-8: the general way
+            field = _decoded(field)
+    if isinstance(field, dict):
+        return struct(**{name: field.get(name) for name in struct.__struct_fields__})
+    return struct()
+
+
+def value_of(record: Record) -> Any:
+    """The record's ``value`` as Python objects (as ``json.loads`` gives them)."""
+    return _decoded(record.value)
+
+
+def metadata_of(record: Record) -> Any:
+    """The record's ``metadata`` as Python objects (usually a dict)."""
+    return _decoded(record.metadata)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +118,8 @@ class ParseFailure:
 def mllog_payloads(data: bytes) -> list[bytes]:
     """The text after the last ``:::MLLOG `` token of every line that has one.
 
-    Line ends are ``\\n``, ``\\r\\n`` and ``\\r``, as in Python's universal newlines.
+    Line ends are ``\\n``, ``\\r\\n`` and ``\\r``, as in Python's universal newlines, so
+    no payload contains a line end.
     """
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
@@ -90,25 +157,55 @@ def _check_record(obj: Any) -> str | None:
     return f"time_ms has type {type(time_ms).__name__}"
 
 
-ByKey = dict[str, list[tuple[int, dict[str, Any]]]]
-
-
-def _json_objects(payloads: list[bytes]) -> list[Any]:
-    """orjson on every payload; where it refuses, the official json rule (or its error)."""
+def _parse_one(payload: bytes) -> Record | Exception | Any:
+    """One line: a Record, else what the official rule makes of it (an object that is
+    not a usable record, or the exception it raises)."""
     try:
-        return [_loads(p) for p in payloads]
-    except orjson.JSONDecodeError:
+        return _decode_record(payload)
+    except msgspec.DecodeError:
         pass
-    objs: list[Any] = []
-    for p in payloads:
-        try:
-            objs.append(_loads(p))
-        except orjson.JSONDecodeError:
-            try:
-                objs.append(_strict_loads(p))
-            except (ValueError, RecursionError) as exc:
-                objs.append(exc)
-    return objs
+    try:
+        obj = _strict_loads(payload)
+    except (ValueError, RecursionError) as exc:
+        return exc
+    if _check_record(obj) is None:
+        # Fields decoded already; time_ms may be a numeric string, key any JSON value.
+        return Record(obj["time_ms"], obj["key"], obj["value"], obj["metadata"])
+    return obj
+
+
+def parse_records(payloads: list[bytes]) -> tuple[list[Any], bool]:
+    """Each payload parsed: ``(items, clean)``; ``clean`` is True when every item is a
+    :class:`Record` with a string key and a numeric ``time_ms`` (the common case, read in
+    one msgspec call over the payloads joined by newlines; a blank payload would be
+    skipped there, so the counts are compared)."""
+    if not payloads:
+        return [], True
+    try:
+        records = _decode_lines(b"\n".join(payloads))
+        if len(records) == len(payloads):
+            return records, True
+    except msgspec.DecodeError:
+        pass
+    return [_parse_one(p) for p in payloads], False
+
+
+ByKey = dict[str, list[tuple[int, Record]]]
+
+
+def _group(records: Iterable[tuple[int, Record]], keys: frozenset[str] | None) -> ByKey:
+    """(index, record) pairs grouped by key, in order; only ``keys`` unless None."""
+    by_key: ByKey = {}
+    get = by_key.get
+    for i, record in records:
+        key = record.key
+        if keys is None or key in keys:
+            group = get(key)
+            if group is None:
+                by_key[key] = [(i, record)]
+            else:
+                group.append((i, record))
+    return by_key
 
 
 def select_records(
@@ -118,94 +215,65 @@ def select_records(
     grouped by key as (MLLOG line index, record) in file order, and every line the
     official parser would reject.
 
-    Each line is JSON-parsed (one bad line invalidates a run) but only the selected
-    records, and those whose ``time_ms`` is not a plain number, are looked at further: one
-    Python comprehension over all lines instead of a loop per consumer. A record lacking
-    ``key``/``value``/``metadata`` makes the official parser crash; outside ``keys`` it is
-    ignored here, inside it is reported.
+    Every line is JSON-validated (one bad line invalidates a run) but only the selected
+    records are looked at further. A record lacking ``key``/``value``/``metadata`` makes
+    the official parser crash; outside ``keys`` it is ignored here, inside it is
+    reported.
     """
-    objs = _json_objects(payloads)
-    numbers = _NUMBER_TYPES
-    if keys is None:
-        candidates = list(enumerate(objs))
-    else:
-        try:
-            candidates = [
-                (i, o)
-                for i, o in enumerate(objs)
-                if type(o) is not dict
-                or o.get("key") in keys
-                or type(o.get("time_ms")) not in numbers
-            ]
-        except TypeError:  # an unhashable key somewhere: the careful way
-            candidates = [
-                (i, o)
-                for i, o in enumerate(objs)
-                if type(o) is not dict
-                or (isinstance(o.get("key"), str) and o["key"] in keys)
-                or type(o.get("time_ms")) not in numbers
-            ]
-    by_key: ByKey = {}
+    records, clean = parse_records(payloads)
+    if clean:
+        return _group(enumerate(records), keys), []
+    chosen: list[tuple[int, Record]] = []
     failures: list[ParseFailure] = []
-    for i, obj in candidates:
-        if (
-            type(obj) is dict
-            and type(obj.get("time_ms")) in numbers
-            and "key" in obj
-            and "value" in obj
-            and "metadata" in obj
-        ):
-            key = obj["key"]
+    for i, item in enumerate(records):
+        if type(item) is Record:
+            key = item.key
             if type(key) is not str:
                 if keys is not None:
                     continue
-                key = str(key)
+                item.key = str(key)
             elif keys is not None and key not in keys:
-                continue  # picked only to check its time_ms
-            group = by_key.get(key)
-            if group is None:
-                group = by_key[key] = []
-            group.append((i, obj))
+                continue
+            chosen.append((i, item))
             continue
-        message = str(obj) if isinstance(obj, Exception) else _check_record(obj)
-        if message is None:  # time_ms logged as a numeric string: accepted
-            key = obj.get("key")
-            if keys is None:
-                by_key.setdefault(str(key), []).append((i, obj))
-            elif isinstance(key, str) and key in keys:
-                by_key.setdefault(key, []).append((i, obj))
-            continue
+        message = str(item) if isinstance(item, Exception) else _check_record(item)
         if (
             keys is not None
+            and isinstance(item, dict)
+            and message is not None
             and message.startswith("MLLOG record has no")
-            and not (isinstance(obj.get("key"), str) and obj["key"] in keys)
+            and not (isinstance(item.get("key"), str) and item["key"] in keys)
         ):
             continue  # outside the keys read: the official parser crashes, we ignore
         failures.append(
-            ParseFailure(index=i, line=payloads[i][:200].decode("latin-1"), message=message)
+            ParseFailure(index=i, line=payloads[i][:200].decode("latin-1"), message=str(message))
         )
-    return by_key, failures
+    return _group(chosen, None), failures
 
 
 def scan_mllog(data: bytes) -> tuple[list[LogEvent], list[ParseFailure]]:
     """All MLLOG events of a log and the lines that failed, in file order."""
     by_key, failures = select_records(mllog_payloads(data))
     selected = sorted((pair for group in by_key.values() for pair in group), key=lambda p: p[0])
-    events = [
-        LogEvent(
-            index=i,
-            time_ms=float(r["time_ms"]),
-            key=str(r["key"]),
-            value=r["value"],
-            metadata=r["metadata"] if isinstance(r["metadata"], dict) else {},
+    events = []
+    for i, r in selected:
+        metadata = metadata_of(r)
+        events.append(
+            LogEvent(
+                index=i,
+                time_ms=float(r.time_ms),
+                key=r.key,
+                value=value_of(r),
+                metadata=metadata if isinstance(metadata, dict) else {},
+            )
         )
-        for i, r in selected
-    ]
     return events, failures
 
 
 def finite_or_none(value: Any) -> float | None:
     """A finite float from a logged number, else None (bools and strings are not numbers)."""
+    if type(value) is float:  # the common case, without the isinstance chain
+        return value if math.isfinite(value) else None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     f = float(value)

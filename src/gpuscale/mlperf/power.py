@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuscale.mlperf.mllog import finite_or_none, mllog_payloads, select_records
+from gpuscale.mlperf.mllog import Record, finite_or_none, mllog_payloads, select_records, value_of
 
 _NODE_KEYS = frozenset(
     {"power_measurement_start", "power_measurement_stop", "power_reading", "conversion_eff"}
@@ -40,25 +40,27 @@ class PowerLog:
     note: str = ""
 
 
-def _mean_node_power(records: list[tuple[int, dict]], *, ignore_stop: bool) -> tuple[float, float]:
+def _mean_node_power(
+    records: list[tuple[int, Record]], *, ignore_stop: bool
+) -> tuple[float, float]:
     """(conversion_eff * sum(value * dt), window ms) by the official walk."""
-    ordered = sorted(records, key=lambda pair: float(pair[1]["time_ms"]))  # stable, as sorted()
+    ordered = sorted(records, key=lambda pair: float(pair[1].time_ms))  # stable, as sorted()
     start = stop = prev = last = 0.0
     started = stopped = False
     total = 0.0
     efficiency = 1.0
     for _, rec in ordered:
-        key, ts = rec["key"], float(rec["time_ms"])
+        key, ts = rec.key, float(rec.time_ms)
         if key == "power_measurement_start":
             start, prev, started = ts, ts, True
         if key == "power_reading" and not stopped and started:
-            value = finite_or_none(rec["value"]) or 0.0
+            value = finite_or_none(value_of(rec)) or 0.0
             total += value * (ts - prev)
             prev, last = ts, max(last, ts)
         if key == "power_measurement_stop" and not ignore_stop:
             stop, stopped = ts, True
         if key == "conversion_eff":
-            efficiency = finite_or_none(rec["value"]) or 1.0
+            efficiency = finite_or_none(value_of(rec)) or 1.0
     if not started:
         raise ValueError("no power_measurement_start")
     if not stopped:
@@ -76,10 +78,10 @@ def read_power_log(data: bytes, kind: str) -> PowerLog:
     if kind == "switch":
         efficiency, estimate = 1.0, None
         for _, rec in records:  # the official loop stops at the first estimate
-            if rec["key"] == "conversion_eff":
-                efficiency = finite_or_none(rec["value"]) or 1.0
-            elif rec["key"] == "interconnect_power_est":
-                estimate = finite_or_none(rec["value"])
+            if rec.key == "conversion_eff":
+                efficiency = finite_or_none(value_of(rec)) or 1.0
+            elif rec.key == "interconnect_power_est":
+                estimate = finite_or_none(value_of(rec))
                 break
         if estimate is None:
             return PowerLog(kind, None, note + "no interconnect_power_est")

@@ -11,8 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from gpuscale.mlperf.compliance import CHECKED_KEYS, check_common_rules
-from gpuscale.mlperf.mllog import finite_or_none, mllog_payloads, select_records
+from gpuscale.mlperf.mllog import (
+    Record,
+    fields_of,
+    finite_or_none,
+    metadata_of,
+    mllog_payloads,
+    select_records,
+    value_of,
+)
 
 # Keys whose values feed the compliance emulation and the convergence analysis.
 _EVAL_KEYS = frozenset({"eval_accuracy", "aggregated_eval_accuracy", "eval_error"})
@@ -93,13 +103,22 @@ _WANTED = frozenset(
 _SELECT = _WANTED | CHECKED_KEYS
 
 
-def _number(meta: dict[str, Any], name: str) -> float | None:
-    return finite_or_none(meta.get(name))
+class _EvalMetadata(msgspec.Struct):
+    """The members of an evaluation line's metadata that gpuscale reads."""
+
+    epoch_num: Any = None
+    samples_count: Any = None
+    step_num: Any = None
+    metric: Any = None
+
+
+class _TrackedStats(msgspec.Struct):
+    throughput: Any = None
 
 
 def _official_pair(
-    starts: list[tuple[int, dict[str, Any]]], stops: list[tuple[int, dict[str, Any]]]
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    starts: list[tuple[int, Record]], stops: list[tuple[int, Record]]
+) -> tuple[Record | None, Record | None]:
     """The run_start/run_stop records the official walk settles on.
 
     It updates ``run_start`` at every run_start line and ``run_stop`` at every run_stop
@@ -114,22 +133,22 @@ def _official_pair(
     return starts[0][1], [r for i, r in stops if i < first_start][-1]
 
 
-def _meta(rec: dict[str, Any]) -> dict[str, Any]:
-    return rec["metadata"] if isinstance(rec["metadata"], dict) else {}
+def _meta(rec: Record) -> dict[str, Any]:
+    meta = metadata_of(rec)
+    return meta if isinstance(meta, dict) else {}
 
 
-def _eval_point(index: int, rec: dict[str, Any]) -> EvalPoint:
-    meta = _meta(rec)
-    metric = meta.get("metric")
+def _eval_point(index: int, rec: Record) -> EvalPoint:
+    meta = fields_of(rec.metadata, _EvalMetadata)
     return EvalPoint(
         index=index,
-        key=rec["key"],
-        value=rec["value"],
-        time_ms=float(rec["time_ms"]),
-        epoch_num=_number(meta, "epoch_num"),
-        samples_count=_number(meta, "samples_count"),
-        step_num=_number(meta, "step_num"),
-        metric=metric if isinstance(metric, str) else None,
+        key=rec.key,
+        value=value_of(rec),
+        time_ms=float(rec.time_ms),
+        epoch_num=finite_or_none(meta.epoch_num),
+        samples_count=finite_or_none(meta.samples_count),
+        step_num=finite_or_none(meta.step_num),
+        metric=meta.metric if isinstance(meta.metric, str) else None,
     )
 
 
@@ -145,16 +164,15 @@ def read_run_log(data: bytes) -> RunLog:
     if failures:
         f = failures[0]
         log.first_parse_failure = f"MLLOG line {f.index + 1}: {f.message}: {f.line[:120]}"
-    log.first = {k: by_key[k][0][1]["value"] for k in _FIRST_KEYS if k in by_key}
+    log.first = {k: value_of(by_key[k][0][1]) for k in _FIRST_KEYS if k in by_key}
     if "global_batch_size" in by_key:
-        log.global_batch_size = finite_or_none(by_key["global_batch_size"][-1][1]["value"])
+        log.global_batch_size = finite_or_none(value_of(by_key["global_batch_size"][-1][1]))
     log.evals = sorted(
         (_eval_point(i, r) for k in _EVAL_KEYS for i, r in by_key.get(k, [])),
         key=lambda e: e.index,
     )
     for _, rec in by_key.get("tracked_stats", []):
-        value = rec["value"]
-        tput = finite_or_none(value.get("throughput")) if isinstance(value, dict) else None
+        tput = finite_or_none(fields_of(rec.value, _TrackedStats).throughput)
         if tput is not None:
             log.throughput_sum += tput
             log.throughput_n += 1
@@ -162,9 +180,9 @@ def read_run_log(data: bytes) -> RunLog:
     log.run_stops = [(i, _meta(r).get("status")) for i, r in stops]
     start, stop = _official_pair(by_key.get("run_start", []), stops)
     if start is not None:
-        log.run_start_ms = float(start["time_ms"])
+        log.run_start_ms = float(start.time_ms)
     if stop is not None:
-        log.run_stop_ms = float(stop["time_ms"])
+        log.run_stop_ms = float(stop.time_ms)
         meta = _meta(stop)
         log.run_stop_has_status = "status" in meta
         status = meta.get("status")

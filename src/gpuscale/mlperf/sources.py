@@ -15,8 +15,10 @@ import gzip
 import io
 import lzma
 import os
+import queue
 import re
 import tarfile
+import threading
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -229,3 +231,28 @@ def _iter_zip(path: Path, skipped: list[Skipped]) -> Iterator[Entry]:
                 skipped.append(Skipped(rel, "corrupt archive", f"member unreadable ({exc})"))
                 continue
             yield Entry(path=rel, size=info.file_size, read=lambda data=data: data)
+
+
+def read_ahead(entries: Iterator[Entry], depth: int = 16) -> Iterator[Entry]:
+    """Iterate ``entries`` in a background thread, ``depth`` entries ahead.
+
+    Decompression (lzma, zlib, bz2) releases the GIL, so it overlaps the main thread's
+    work; the bounded queue keeps memory at a few files. An exception in the reader is
+    re-raised here.
+    """
+    done = object()
+    box: queue.Queue[Any] = queue.Queue(maxsize=depth)
+
+    def pump() -> None:
+        try:
+            for entry in entries:
+                box.put(entry)
+        except BaseException as exc:  # handed to the consumer, not lost in the thread
+            box.put(exc)
+        box.put(done)
+
+    threading.Thread(target=pump, name="gpuscale-archive-reader", daemon=True).start()
+    while (item := box.get()) is not done:
+        if isinstance(item, BaseException):
+            raise item
+        yield item

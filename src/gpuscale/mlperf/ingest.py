@@ -20,11 +20,10 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.mlperf.benchmarks import benchmark_folder_alias, get_benchmark, workload_of
-from gpuscale.mlperf.compliance import run_violations
-from gpuscale.mlperf.convergence import run_samples_to_converge
-from gpuscale.mlperf.power import PowerLog, read_power_log
-from gpuscale.mlperf.runlog import read_run_log
+from gpuscale.mlperf.benchmarks import benchmark_folder_alias, workload_of
+from gpuscale.mlperf.blocks import read_tar_xz_blocks
+from gpuscale.mlperf.parse import Parsed, parse_task, task_for
+from gpuscale.mlperf.power import PowerLog
 from gpuscale.mlperf.scores import build_scores
 from gpuscale.mlperf.sources import (
     Entry,
@@ -38,6 +37,7 @@ from gpuscale.mlperf.sources import (
     round_name_from_path,
 )
 from gpuscale.mlperf.systems import SystemError, parse_system
+from gpuscale.mlperf.xz import read_index
 from gpuscale.schema import PROBLEMS_COLUMNS, RUNS_COLUMNS, SYSTEMS_COLUMNS
 
 Progress = Callable[[int, int], None]
@@ -61,90 +61,6 @@ class RoundTables:
                 for name in ("systems", "runs", "scores", "problems")
             )
         )
-
-
-def _looks_binary(data: bytes) -> bool:
-    return b"\x00" in data[:8192]
-
-
-def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
-    """One ``runs`` row (without the path columns) from a result file's bytes."""
-    log = read_run_log(data)
-    ttt_ms = log.time_to_train_ms
-    reasons = run_violations(
-        round_name=round_name,
-        benchmark=log.benchmark,
-        division=log.division,
-        common=log.violations,
-        evals=log.evals,
-    )
-    if log.parse_failures:
-        reasons.insert(
-            0, f"{log.parse_failures} MLLOG line(s) do not parse; first: {log.first_parse_failure}"
-        )
-    if log.mllog_lines == 0:
-        status = "not text" if _looks_binary(data) else "missing run_start"
-        reasons = [
-            "binary data, not a text log" if status == "not text" else "no MLLOG lines in the file"
-        ]
-    elif log.parse_failures:
-        status = "parse error"
-    elif log.run_start_ms is None:
-        status = "missing run_start"
-    elif log.run_stop_ms is None:
-        status = "missing run_stop"
-    elif log.run_stop_status not in (None, "success"):
-        status = str(log.run_stop_status)
-    elif any(r.startswith("quality target") for r in reasons):
-        status = "not converged"
-    elif reasons:
-        status = "noncompliant"
-    else:
-        status = "success"
-    bench = get_benchmark(log.benchmark or "")
-    quality = [
-        e.value for e in log.evals if bench and e.key in (bench.quality_key, "eval_accuracy")
-    ]
-    seed = log.first.get("seed")
-    return {
-        "run_start_ms": log.run_start_ms,
-        "run_stop_ms": log.run_stop_ms,
-        "time_to_train_min": ttt_ms / 60 / 1000 if ttt_ms is not None else None,
-        "status": status,
-        "counted": not reasons and ttt_ms is not None,
-        "problem": "; ".join(reasons),
-        "log_benchmark": log.benchmark,
-        "log_division": log.division,
-        "global_batch_size": log.global_batch_size,
-        "samples_to_converge": run_samples_to_converge(log),
-        "mean_logged_throughput": log.mean_throughput,
-        "final_quality": str(quality[-1]) if quality else None,
-        "seed": str(seed) if seed is not None else None,
-        "mllog_lines": log.mllog_lines,
-        "parse_errors": log.parse_failures,
-    }
-
-
-# A file for a worker: (kind "run" | "node" | "switch", round-relative path, the file on
-# disk or its bytes, round name).
-Task = tuple[str, str, str | bytes, str]
-# What a worker returns: (kind, path, runs row without path columns | PowerLog).
-Parsed = tuple[str, str, Any]
-
-
-def _read_worker(task: Task) -> Parsed:
-    """Parse one result or power file; never raises."""
-    kind, rel, where, round_name = task
-    try:
-        data = Path(where).read_bytes() if isinstance(where, str) else where
-    except OSError as exc:
-        message = f"cannot read file ({exc.strerror})"
-        if kind != "run":
-            return kind, rel, PowerLog(kind, None, message)
-        return kind, rel, {"status": "not text", "counted": False, "problem": message}
-    if kind == "run":
-        return kind, rel, read_result_file(data, round_name)
-    return kind, rel, read_power_log(data, kind)
 
 
 @dataclass
@@ -285,33 +201,18 @@ def read_round(
     name = _round_name(path, round_name)
     skipped: list[Skipped] = []
     col = _Collector(name, [], [], [], {}, set())
-    entries = _entries(path, skipped)
     pool = _pool(workers)
     try:
         if path.is_dir():
-            _read_listed(list(entries), col, pool, progress)
-        else:
-            _read_streamed(entries, col, pool, progress)
+            _read_listed(list(_entries(path, skipped)), col, pool, progress)
+        elif not _read_in_blocks(path, col, pool, progress, skipped):
+            _read_streamed(_entries(path, skipped), col, pool, progress)
     finally:
         if pool is not None:
             pool.shutdown()
     for s in skipped:
         col.problem(s.path, s.kind, s.message)
     return _tables(col)
-
-
-def _task(entry: Entry, round_name: str) -> Task | None:
-    """The worker task for a result log or a node/switch power log, else None."""
-    if entry.is_dir:
-        return None
-    parts = entry.path.split("/")
-    if len(parts) == 5 and parts[1] == "results" and parts[4] != "scaling.json":
-        kind = "run"
-    elif len(parts) == 7 and parts[4] == "power" and parts[6].startswith(("node_", "sw_")):
-        kind = "node" if parts[6].startswith("node_") else "switch"
-    else:
-        return None
-    return (kind, entry.path, entry.file if entry.file else entry.read(), round_name)
 
 
 def _note(entry: Entry, col: _Collector) -> None:
@@ -331,18 +232,44 @@ def _read_listed(
 ) -> None:
     """Directory source: workers read and parse the files themselves (no bytes copied),
     starting at once; the main process reads the system descriptions meanwhile."""
-    tasks = [t for t in (_task(e, col.round_name) for e in entries) if t is not None]
+    tasks = [t for t in (task_for(e, col.round_name) for e in entries) if t is not None]
     if pool is None:
-        results: Iterable[Parsed] = map(_read_worker, tasks)
+        results: Iterable[Parsed] = map(parse_task, tasks)
     else:
         workers = getattr(pool, "_max_workers", 2)
-        results = pool.map(_read_worker, tasks, chunksize=max(1, len(tasks) // (16 * workers)))
+        results = pool.map(parse_task, tasks, chunksize=max(1, len(tasks) // (16 * workers)))
     for entry in entries:
         _note(entry, col)
     for done, parsed in enumerate(results, start=1):
         col.add_parsed(parsed)
         if progress:
             progress(done, len(tasks))
+
+
+def _read_in_blocks(
+    path: Path,
+    col: _Collector,
+    pool: Executor | None,
+    progress: Progress | None,
+    skipped: list[Skipped],
+) -> bool:
+    """A multi-block .tar.xz read by all workers at once, one xz block per task; False
+    (nothing read) where that does not apply or the blocks do not chain up."""
+    if pool is None or not path.name.lower().endswith((".xz", ".txz")):
+        return False
+    index = read_index(path)
+    if index is None or len(index.blocks) < 2:
+        return False
+    blocks = read_tar_xz_blocks(path, index, col.round_name, pool, progress)
+    if blocks is None:
+        return False
+    for block in blocks:
+        for entry, parsed in block.items:
+            _note(entry, col)
+            if parsed is not None:
+                col.add_parsed(parsed)
+        skipped.extend(block.skipped)
+    return True
 
 
 def _read_streamed(
@@ -365,13 +292,13 @@ def _read_streamed(
 
     for entry in read_ahead(entries):
         _note(entry, col)
-        task = _task(entry, col.round_name)
+        task = task_for(entry, col.round_name)
         if task is None:
             continue
         if pool is None:
-            collect(_read_worker(task))
+            collect(parse_task(task))
             continue
-        in_flight.append(pool.submit(_read_worker, task))
+        in_flight.append(pool.submit(parse_task, task))
         while len(in_flight) > limit:
             collect(in_flight.popleft().result())
     while in_flight:

@@ -21,13 +21,17 @@ import tarfile
 import threading
 import zipfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from gpuscale.mlperf.xz import BlockReader, XzIndex
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".zip")
 _ROUND_RE = re.compile(r"v?(\d+\.\d+)")
 _TOP_RE = re.compile(r"^training_results_v?\d+\.\d+$")
+BLOCKSIZE = tarfile.BLOCKSIZE  # tar headers start at multiples of 512 bytes
 
 
 class SourceError(Exception):
@@ -156,22 +160,9 @@ def iter_archive(path: Path, skipped: list[Skipped]) -> Iterator[Entry]:
     with tar:
         try:
             for member in tar:
-                rel = _member_rel(member.name, skipped)
-                if rel is not None and member.isdir() and _is_bench_dir(rel):
-                    yield Entry(path=rel.rstrip("/"), size=0, read=bytes, is_dir=True)
-                    continue
-                if rel is None or not wanted(rel):
-                    continue
-                if not member.isfile():
-                    skipped.append(
-                        Skipped(
-                            rel, "not a file", "archive member is a link or special file; not read"
-                        )
-                    )
-                    continue
-                handle = tar.extractfile(member)
-                data = handle.read() if handle is not None else b""
-                yield Entry(path=rel, size=member.size, read=lambda data=data: data)
+                entry = _tar_entry(tar, member, skipped)
+                if entry is not None:
+                    yield entry
         except (tarfile.TarError, OSError, EOFError, ValueError, lzma.LZMAError) as exc:
             skipped.append(
                 Skipped(
@@ -181,6 +172,98 @@ def iter_archive(path: Path, skipped: list[Skipped]) -> Iterator[Entry]:
                     "before the damage were read",
                 )
             )
+
+
+def _tar_entry(
+    tar: tarfile.TarFile, member: tarfile.TarInfo, skipped: list[Skipped]
+) -> Entry | None:
+    """The entry for a tar member gpuscale reads (its bytes read now), else None."""
+    rel = _member_rel(member.name, skipped)
+    if rel is not None and member.isdir() and _is_bench_dir(rel):
+        return Entry(path=rel.rstrip("/"), size=0, read=bytes, is_dir=True)
+    if rel is None or not wanted(rel):
+        return None
+    if not member.isfile():
+        skipped.append(
+            Skipped(rel, "not a file", "archive member is a link or special file; not read")
+        )
+        return None
+    if member.isreg() and not member.sparse:
+        # A plain file's bytes lie in one run: one read, not tarfile's 8 KiB pieces.
+        tar.fileobj.seek(member.offset_data)
+        data = tar.fileobj.read(member.size)
+        if len(data) != member.size:
+            raise tarfile.ReadError("unexpected end of data")
+    else:
+        handle = tar.extractfile(member)
+        data = handle.read() if handle is not None else b""
+    return Entry(path=rel, size=member.size, read=partial(bytes, data))
+
+
+@dataclass(slots=True)
+class TarBlockBounds:
+    """Where a block's walk started and stopped, for checking that blocks chain up.
+
+    ``first_header``: offset of the first member header the walk found in its block
+    (None: none there). ``next_header``: offset of the header after the last member it
+    read (None: the archive's end). ``global_pax``: pax global header fields it met.
+    """
+
+    first_header: int | None = None
+    next_header: int | None = None
+    global_pax: dict[str, str] = field(default_factory=dict)
+
+
+def _find_tar_header(reader: BlockReader, stop: int) -> int | None:
+    """The offset of the first 512-aligned ustar header at or after the reader's
+    position and before ``stop``; the reader is left at it. None when there is none.
+
+    File contents can hold a header-shaped block (a tar inside a file); the caller
+    checks the chain of blocks, so such a find costs speed, never correctness.
+    """
+    pos = reader.seek(-(-reader.tell() // BLOCKSIZE) * BLOCKSIZE)
+    while pos < stop:
+        chunk = reader.read(BLOCKSIZE)
+        if len(chunk) < BLOCKSIZE:
+            return None
+        if chunk[257:262] == b"ustar":
+            try:
+                tarfile.TarInfo.frombuf(chunk, tarfile.ENCODING, "surrogateescape")
+            except tarfile.HeaderError:
+                pass
+            else:
+                reader.unread(chunk)
+                return pos
+        pos += BLOCKSIZE
+    return None
+
+
+def iter_tar_block(
+    path: Path, index: XzIndex, number: int, skipped: list[Skipped], bounds: TarBlockBounds
+) -> Iterator[Entry]:
+    """The wanted members whose headers lie in block ``number`` of an indexed .tar.xz.
+
+    Block 0 starts at the archive's start; a later block at the first header found in
+    it. The walk reads on into the next blocks for its last member and stops before a
+    header that lies past its block. ``bounds`` is filled in for the caller to check
+    that the blocks' walks chain up; errors (a corrupt block, a truncated archive) are
+    raised, for the caller to read the archive sequentially instead.
+    """
+    block = index.blocks[number]
+    with BlockReader(path, index, block.start) as reader:
+        start = block.start if number == 0 else _find_tar_header(reader, block.end)
+        bounds.first_header = start
+        if start is None:
+            return
+        with tarfile.open(fileobj=reader, mode="r:") as tar:
+            while (member := tar.next()) is not None:
+                entry = _tar_entry(tar, member, skipped)
+                if entry is not None:
+                    yield entry
+                if tar.offset >= block.end:
+                    bounds.next_header = tar.offset
+                    break
+            bounds.global_pax = dict(tar.pax_headers)
 
 
 def _decompressed(path: Path) -> io.BufferedReader:

@@ -1,0 +1,117 @@
+"""One result or power file to one row: what a worker process does with each file.
+
+:func:`read_result_file` turns a ``result_*.txt`` into a ``runs`` row (without the
+path columns); :func:`parse_task` reads a file (from disk or from bytes handed over)
+and parses it as a result log or a node/switch power log. Nothing here raises on bad
+input.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gpuscale.mlperf.benchmarks import get_benchmark
+from gpuscale.mlperf.compliance import run_violations
+from gpuscale.mlperf.convergence import run_samples_to_converge
+from gpuscale.mlperf.power import PowerLog, read_power_log
+from gpuscale.mlperf.runlog import read_run_log
+from gpuscale.mlperf.sources import Entry
+
+
+def _looks_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]
+
+
+def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
+    """One ``runs`` row (without the path columns) from a result file's bytes."""
+    log = read_run_log(data)
+    ttt_ms = log.time_to_train_ms
+    reasons = run_violations(
+        round_name=round_name,
+        benchmark=log.benchmark,
+        division=log.division,
+        common=log.violations,
+        evals=log.evals,
+    )
+    if log.parse_failures:
+        reasons.insert(
+            0, f"{log.parse_failures} MLLOG line(s) do not parse; first: {log.first_parse_failure}"
+        )
+    if log.mllog_lines == 0:
+        status = "not text" if _looks_binary(data) else "missing run_start"
+        reasons = [
+            "binary data, not a text log" if status == "not text" else "no MLLOG lines in the file"
+        ]
+    elif log.parse_failures:
+        status = "parse error"
+    elif log.run_start_ms is None:
+        status = "missing run_start"
+    elif log.run_stop_ms is None:
+        status = "missing run_stop"
+    elif log.run_stop_status not in (None, "success"):
+        status = str(log.run_stop_status)
+    elif any(r.startswith("quality target") for r in reasons):
+        status = "not converged"
+    elif reasons:
+        status = "noncompliant"
+    else:
+        status = "success"
+    bench = get_benchmark(log.benchmark or "")
+    quality = [
+        e.value for e in log.evals if bench and e.key in (bench.quality_key, "eval_accuracy")
+    ]
+    seed = log.first.get("seed")
+    return {
+        "run_start_ms": log.run_start_ms,
+        "run_stop_ms": log.run_stop_ms,
+        "time_to_train_min": ttt_ms / 60 / 1000 if ttt_ms is not None else None,
+        "status": status,
+        "counted": not reasons and ttt_ms is not None,
+        "problem": "; ".join(reasons),
+        "log_benchmark": log.benchmark,
+        "log_division": log.division,
+        "global_batch_size": log.global_batch_size,
+        "samples_to_converge": run_samples_to_converge(log),
+        "mean_logged_throughput": log.mean_throughput,
+        "final_quality": str(quality[-1]) if quality else None,
+        "seed": str(seed) if seed is not None else None,
+        "mllog_lines": log.mllog_lines,
+        "parse_errors": log.parse_failures,
+    }
+
+
+# A file for a worker: (kind "run" | "node" | "switch", round-relative path, the file on
+# disk or its bytes, round name).
+Task = tuple[str, str, str | bytes, str]
+# What a worker returns: (kind, path, runs row without path columns | PowerLog).
+Parsed = tuple[str, str, Any]
+
+
+def parse_task(task: Task) -> Parsed:
+    """Parse one result or power file; never raises."""
+    kind, rel, where, round_name = task
+    try:
+        data = Path(where).read_bytes() if isinstance(where, str) else where
+    except OSError as exc:
+        message = f"cannot read file ({exc.strerror})"
+        if kind != "run":
+            return kind, rel, PowerLog(kind, None, message)
+        return kind, rel, {"status": "not text", "counted": False, "problem": message}
+    if kind == "run":
+        return kind, rel, read_result_file(data, round_name)
+    return kind, rel, read_power_log(data, kind)
+
+
+def task_for(entry: Entry, round_name: str) -> Task | None:
+    """The worker task for a result log or a node/switch power log, else None."""
+    if entry.is_dir:
+        return None
+    parts = entry.path.split("/")
+    if len(parts) == 5 and parts[1] == "results" and parts[4] != "scaling.json":
+        kind = "run"
+    elif len(parts) == 7 and parts[4] == "power" and parts[6].startswith(("node_", "sw_")):
+        kind = "node" if parts[6].startswith("node_") else "switch"
+    else:
+        return None
+    return (kind, entry.path, entry.file if entry.file else entry.read(), round_name)

@@ -66,14 +66,16 @@ def chained(index: XzIndex, results: list[BlockResult]) -> bool:
     for block, result in zip(index.blocks, results, strict=True):
         if result.error or set(result.bounds.global_pax) - _HARMLESS_PAX:
             return False
-        first = result.bounds.first_header
-        if expected is None or expected >= block.end:
-            if first is not None:
+        bounds = result.bounds
+        if expected is None or expected >= block.end:  # past the end, or inside a member
+            if bounds.first_header is not None:
                 return False
-            continue
-        if first != expected:
+        elif bounds.first_header == expected:
+            expected = bounds.next_header
+        elif bounds.first_header is None and bounds.end_marker == expected:
+            expected = None  # the end-of-archive block: tarfile stops there too
+        else:
             return False
-        expected = result.bounds.next_header
     return expected is None or expected >= index.size
 
 

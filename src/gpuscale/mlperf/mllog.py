@@ -121,13 +121,21 @@ def mllog_payloads(data: bytes) -> list[bytes]:
     Line ends are ``\\n``, ``\\r\\n`` and ``\\r``, as in Python's universal newlines, so
     no payload contains a line end.
     """
+    return joined_payloads(data)[0]
+
+
+def joined_payloads(data: bytes) -> tuple[list[bytes], bytes]:
+    """:func:`mllog_payloads` and the same joined by newlines (what the one-call decode
+    reads; built once, as the two-token check needs it too)."""
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     payloads = _PAYLOAD_RE.findall(data)
+    joined = b"\n".join(payloads)
     # A line with two tokens: the official parser keeps the text after the last one.
-    if TOKEN in b"\n".join(payloads):  # one C-level search, not one per line
+    if TOKEN in joined:  # one C-level search, not one per line
         payloads = [p.rpartition(TOKEN)[2] for p in payloads]
-    return payloads
+        joined = b"\n".join(payloads)
+    return payloads, joined
 
 
 def _strict_loads(payload: bytes) -> Any:
@@ -174,7 +182,7 @@ def _parse_one(payload: bytes) -> Record | Exception | Any:
     return obj
 
 
-def parse_records(payloads: list[bytes]) -> tuple[list[Any], bool]:
+def parse_records(payloads: list[bytes], joined: bytes | None = None) -> tuple[list[Any], bool]:
     """Each payload parsed: ``(items, clean)``; ``clean`` is True when every item is a
     :class:`Record` with a string key and a numeric ``time_ms`` (the common case, read in
     one msgspec call over the payloads joined by newlines; a blank payload would be
@@ -182,7 +190,7 @@ def parse_records(payloads: list[bytes]) -> tuple[list[Any], bool]:
     if not payloads:
         return [], True
     try:
-        records = _decode_lines(b"\n".join(payloads))
+        records = _decode_lines(b"\n".join(payloads) if joined is None else joined)
         if len(records) == len(payloads):
             return records, True
     except msgspec.DecodeError:
@@ -209,7 +217,7 @@ def _group(records: Iterable[tuple[int, Record]], keys: frozenset[str] | None) -
 
 
 def select_records(
-    payloads: list[bytes], keys: frozenset[str] | None = None
+    payloads: list[bytes], keys: frozenset[str] | None = None, joined: bytes | None = None
 ) -> tuple[ByKey, list[ParseFailure]]:
     """Parse every payload; return the records with a key in ``keys`` (all when None),
     grouped by key as (MLLOG line index, record) in file order, and every line the
@@ -220,7 +228,7 @@ def select_records(
     the official parser crash; outside ``keys`` it is ignored here, inside it is
     reported.
     """
-    records, clean = parse_records(payloads)
+    records, clean = parse_records(payloads, joined)
     if clean:
         return _group(enumerate(records), keys), []
     chosen: list[tuple[int, Record]] = []
@@ -253,7 +261,8 @@ def select_records(
 
 def scan_mllog(data: bytes) -> tuple[list[LogEvent], list[ParseFailure]]:
     """All MLLOG events of a log and the lines that failed, in file order."""
-    by_key, failures = select_records(mllog_payloads(data))
+    payloads, joined = joined_payloads(data)
+    by_key, failures = select_records(payloads, None, joined)
     selected = sorted((pair for group in by_key.values() for pair in group), key=lambda p: p[0])
     events = []
     for i, r in selected:

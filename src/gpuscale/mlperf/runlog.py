@@ -18,8 +18,8 @@ from gpuscale.mlperf.mllog import (
     Record,
     fields_of,
     finite_or_none,
+    joined_payloads,
     metadata_of,
-    mllog_payloads,
     select_records,
     value_of,
 )
@@ -154,8 +154,8 @@ def _eval_point(index: int, rec: Record) -> EvalPoint:
 
 def read_run_log(data: bytes) -> RunLog:
     """Distil one MLLOG result file. Never raises: bad lines are counted, not fatal."""
-    payloads = mllog_payloads(data)
-    by_key, failures = select_records(payloads, _SELECT)
+    payloads, joined = joined_payloads(data)
+    by_key, failures = select_records(payloads, _SELECT, joined)
     log = RunLog(
         mllog_lines=len(payloads),
         parse_failures=len(failures),

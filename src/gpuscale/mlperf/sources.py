@@ -204,28 +204,37 @@ def _tar_entry(
 class TarBlockBounds:
     """Where a block's walk started and stopped, for checking that blocks chain up.
 
-    ``first_header``: offset of the first member header the walk found in its block
-    (None: none there). ``next_header``: offset of the header after the last member it
-    read (None: the archive's end). ``global_pax``: pax global header fields it met.
+    ``first_header``: offset of the first member header found in the block (None: none
+    before the end of the block or an all-zero 512-byte block). ``end_marker``: offset of
+    that all-zero block (tar's end-of-archive) when it came first. ``next_header``:
+    offset of the header after the last member read (None: the walk met the archive's
+    end). ``global_pax``: pax global header fields it met.
     """
 
     first_header: int | None = None
+    end_marker: int | None = None
     next_header: int | None = None
     global_pax: dict[str, str] = field(default_factory=dict)
 
 
-def _find_tar_header(reader: BlockReader, stop: int) -> int | None:
-    """The offset of the first 512-aligned ustar header at or after the reader's
-    position and before ``stop``; the reader is left at it. None when there is none.
+_ZERO_BLOCK = bytes(BLOCKSIZE)
 
-    File contents can hold a header-shaped block (a tar inside a file); the caller
-    checks the chain of blocks, so such a find costs speed, never correctness.
+
+def _find_tar_header(reader: BlockReader, stop: int, bounds: TarBlockBounds) -> None:
+    """Find the first 512-aligned ustar header (or all-zero block) at or after the
+    reader's position and before ``stop``; the reader is left at a header found.
+
+    File contents can hold a header-shaped block (a tar inside a file) or zeros; the
+    caller checks the chain of blocks, so such a find costs speed, never correctness.
     """
     pos = reader.seek(-(-reader.tell() // BLOCKSIZE) * BLOCKSIZE)
     while pos < stop:
         chunk = reader.read(BLOCKSIZE)
         if len(chunk) < BLOCKSIZE:
-            return None
+            return
+        if chunk == _ZERO_BLOCK:
+            bounds.end_marker = pos
+            return
         if chunk[257:262] == b"ustar":
             try:
                 tarfile.TarInfo.frombuf(chunk, tarfile.ENCODING, "surrogateescape")
@@ -233,9 +242,9 @@ def _find_tar_header(reader: BlockReader, stop: int) -> int | None:
                 pass
             else:
                 reader.unread(chunk)
-                return pos
+                bounds.first_header = pos
+                return
         pos += BLOCKSIZE
-    return None
 
 
 def iter_tar_block(
@@ -251,9 +260,11 @@ def iter_tar_block(
     """
     block = index.blocks[number]
     with BlockReader(path, index, block.start) as reader:
-        start = block.start if number == 0 else _find_tar_header(reader, block.end)
-        bounds.first_header = start
-        if start is None:
+        if number == 0:
+            bounds.first_header = block.start
+        else:
+            _find_tar_header(reader, block.end, bounds)
+        if bounds.first_header is None:
             return
         with tarfile.open(fileobj=reader, mode="r:") as tar:
             while (member := tar.next()) is not None:

@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -305,44 +306,54 @@ def _read_streamed(
         collect(in_flight.popleft().result())
 
 
-def _with_energy(
-    runs: pd.DataFrame, power: dict[tuple[str, str, str, str], list[tuple[str, float]]]
-) -> pd.DataFrame:
-    """Energy to train of each run with power logs (kJ): nodes, switches and their sum."""
-    if not power or runs.empty:
-        return runs
-    runs = runs.copy()
-    compute, interconnect = [], []
-    for r in runs.itertuples(index=False):
-        logs = power.get((r.org, r.system_id, r.benchmark, r.run_file.split(".")[0]), [])
-        ttt_ms = (r.run_stop_ms - r.run_start_ms) if logs and r.counted else None
-        nodes = [w for kind, w in logs if kind == "node"]
+def _add_energy(
+    runs: list[dict[str, Any]], power: dict[tuple[str, str, str, str], list[tuple[str, float]]]
+) -> None:
+    """Energy to train of each counted run with power logs (kJ): nodes, switches and
+    their sum (None elsewhere)."""
+    for r in runs:
+        logs = power.get((r["org"], r["system_id"], r["benchmark"], r["run_file"].split(".")[0]))
+        nodes = [w for kind, w in logs or () if kind == "node"]
+        ttt_ms = r["run_stop_ms"] - r["run_start_ms"] if nodes and r["counted"] else None
+        if not ttt_ms:
+            r["compute_energy_kj"] = r["interconnect_energy_kj"] = r["energy_kj"] = None
+            continue
         switches = [w for kind, w in logs if kind == "switch"]
-        compute.append(sum(nodes) * ttt_ms / 1e6 if ttt_ms and nodes else None)
-        interconnect.append(sum(switches) * ttt_ms / 1e6 if ttt_ms and nodes else None)
-    runs["compute_energy_kj"] = pd.array(compute, dtype="Float64").astype(float)
-    runs["interconnect_energy_kj"] = pd.array(interconnect, dtype="Float64").astype(float)
-    runs["energy_kj"] = runs["compute_energy_kj"] + runs["interconnect_energy_kj"]
-    return runs
+        r["compute_energy_kj"] = sum(nodes) * ttt_ms / 1e6
+        r["interconnect_energy_kj"] = sum(switches) * ttt_ms / 1e6
+        r["energy_kj"] = r["compute_energy_kj"] + r["interconnect_energy_kj"]
 
 
 def _tables(col: _Collector) -> RoundTables:
-    systems = pd.DataFrame(col.systems, columns=list(SYSTEMS_COLUMNS))
-    runs = pd.DataFrame(col.runs, columns=list(RUNS_COLUMNS))
-    if len(systems) and len(runs):
-        names = systems.set_index(["org", "system_id"])["submitter"]
-        keys = pd.MultiIndex.from_frame(runs[["org", "system_id"]])
-        runs["submitter"] = names.reindex(keys).to_numpy()
-    runs = runs.sort_values(["org", "system_id", "benchmark", "run_file"], ignore_index=True)
-    runs = _with_energy(runs, col.power)
+    submitters = {(s["org"], s["system_id"]): s["submitter"] for s in col.systems}
+    # Every column present (None where a row had no value), in the table's sort order.
+    runs = sorted(
+        ({name: row.get(name) for name in RUNS_COLUMNS} for row in col.runs),
+        key=itemgetter("org", "system_id", "benchmark", "run_file"),
+    )
+    for r in runs:
+        r["submitter"] = submitters.get((r["org"], r["system_id"]))
+    if col.power:
+        _add_energy(runs, col.power)
     for (where, note), count in sorted(col.power_notes.items()):
         col.problem(where, "power log", f"{count} file(s): {note}")
-    scored = build_scores(col.round_name, systems, runs, col.scaling, col.bench_dirs)
-    runs["kept"] = scored.kept
-    scores = scored.scores
+    scored = build_scores(col.round_name, col.systems, runs, col.scaling, col.bench_dirs)
+    for r, kept in zip(runs, scored.kept, strict=True):
+        r["kept"] = kept
     col.problems.extend(scored.problems)
-    problems = pd.DataFrame(col.problems, columns=list(PROBLEMS_COLUMNS))
-    return RoundTables(systems=systems, runs=runs, scores=scores, problems=problems)
+    return RoundTables(
+        systems=pd.DataFrame(col.systems, columns=list(SYSTEMS_COLUMNS)),
+        runs=_runs_frame(runs),
+        scores=scored.scores,
+        problems=pd.DataFrame(col.problems, columns=list(PROBLEMS_COLUMNS)),
+    )
+
+
+def _runs_frame(runs: list[dict[str, Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame(runs, columns=list(RUNS_COLUMNS))
+    for name in ("compute_energy_kj", "interconnect_energy_kj", "energy_kj"):
+        frame[name] = frame[name].astype(float)
+    return frame
 
 
 def read_rounds(

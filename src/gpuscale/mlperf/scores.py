@@ -38,14 +38,17 @@ def _problem(round_name: str, where: str, kind: str, message: str) -> dict[str, 
 
 def build_scores(
     round_name: str,
-    systems: pd.DataFrame,
-    runs: pd.DataFrame,
+    systems: list[dict[str, Any]],
+    run_rows: list[dict[str, Any]],
     scaling: dict[tuple[str, str, str], float],
     bench_dirs: set[tuple[str, str, str]],
 ) -> ScoredRound:
-    """Score every benchmark folder of a round (see ``scoring.olympic_score``)."""
-    sys_index = {(r["org"], r["system_id"]): r for r in systems.to_dict("records")}
-    run_rows = runs.to_dict("records")
+    """Score every benchmark folder of a round (see ``scoring.olympic_score``).
+
+    ``systems`` and ``run_rows`` are the rows of the systems and runs tables (a run's
+    missing values as None); ``kept`` is aligned with ``run_rows``.
+    """
+    sys_index = {(r["org"], r["system_id"]): r for r in systems}
     positions: dict[tuple[str, str, str], list[int]] = {}
     for pos, run in enumerate(run_rows):
         positions.setdefault((run["org"], run["system_id"], run["benchmark"]), []).append(pos)

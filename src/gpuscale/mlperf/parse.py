@@ -8,7 +8,6 @@ input.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from gpuscale.mlperf.benchmarks import get_benchmark
@@ -16,7 +15,7 @@ from gpuscale.mlperf.compliance import run_violations
 from gpuscale.mlperf.convergence import run_samples_to_converge
 from gpuscale.mlperf.power import PowerLog, read_power_log
 from gpuscale.mlperf.runlog import read_run_log
-from gpuscale.mlperf.sources import Entry
+from gpuscale.mlperf.sources import Entry, read_file
 
 
 def _looks_binary(data: bytes) -> bool:
@@ -92,7 +91,7 @@ def parse_task(task: Task) -> Parsed:
     """Parse one result or power file; never raises."""
     kind, rel, where, round_name = task
     try:
-        data = Path(where).read_bytes() if isinstance(where, str) else where
+        data = read_file(where) if isinstance(where, str) else where
     except OSError as exc:
         message = f"cannot read file ({exc.strerror})"
         if kind != "run":

@@ -43,7 +43,7 @@ class Entry:
     """A file of a round: ``path`` is relative to the round's top folder, '/'-separated."""
 
     path: str
-    size: int
+    size: int  # bytes, where known (0 for directory sources: not worth a stat call)
     read: Callable[[], bytes]
     file: str | None = None  # the file on disk, for directory sources
     is_dir: bool = False  # a <org>/results/<system>/<benchmark> folder (may be empty)
@@ -118,30 +118,41 @@ def _strip_top(parts: list[str]) -> list[str]:
 
 
 def iter_directory(root: Path) -> Iterator[Entry]:
-    """The wanted files below a round directory (or its parent holding one round)."""
+    """The wanted files below a round directory (or its parent holding one round), in
+    ``os.walk`` order (a folder's files, sorted, then its sub-folders); links are not
+    followed. ``os.scandir`` tells files, folders and links apart without a stat call."""
     children = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []
     if not any((c / "results").is_dir() or (c / "systems").is_dir() for c in children):
         tops = [c for c in children if _TOP_RE.match(c.name)]
         if len(tops) == 1:
             root = tops[0]
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        if rel_dir.count("/") == 3 and rel_dir.split("/")[1] == "results":
-            yield Entry(path=rel_dir, size=0, read=bytes, is_dir=True)
-        for name in sorted(filenames):
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            if not wanted(rel):
-                continue
-            full = os.path.join(dirpath, name)
-            if os.path.islink(full) or not os.path.isfile(full):
-                continue
-            yield Entry(
-                path=rel,
-                size=os.path.getsize(full),
-                read=lambda full=full: Path(full).read_bytes(),
-                file=full,
-            )
+    yield from _scan(str(root), "")
+
+
+def _scan(folder: str, rel_dir: str) -> Iterator[Entry]:
+    try:
+        with os.scandir(folder) as listing:
+            found = sorted(listing, key=lambda e: e.name)
+    except OSError:
+        return
+    if rel_dir.count("/") == 3 and rel_dir.split("/")[1] == "results":
+        yield Entry(path=rel_dir, size=0, read=bytes, is_dir=True)
+    folders = []
+    for item in found:
+        if item.is_dir(follow_symlinks=False):
+            folders.append(item)
+            continue
+        rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
+        if item.is_file(follow_symlinks=False) and wanted(rel):
+            full = item.path
+            yield Entry(path=rel, size=0, read=partial(read_file, full), file=full)
+    for item in folders:
+        yield from _scan(item.path, f"{rel_dir}/{item.name}" if rel_dir else item.name)
+
+
+def read_file(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def iter_archive(path: Path, skipped: list[Skipped]) -> Iterator[Entry]:

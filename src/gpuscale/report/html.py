@@ -180,14 +180,18 @@ def build_report(
     has_scores = len(tables.scores) > 0
     pairs = workload_pairs(tables, workloads) if has_scores else []
     with _executor(workers if workers is not None else (os.cpu_count() or 1)) as pool:
-        firsts = [t for r, w in pairs if (t := workload_table(tables, r, w, options))]
-        drawn = {
-            (t.round, t.workload, name): pool.submit(_figure, (t, out_dir, name))
-            for t in firsts
-            for name in TABLE_ONLY_FIGURES
-        }
+        # Work for the workers at once (forking them), then each workload's first figures
+        # as soon as its table exists: the second core is busy from the start.
         extras = [pool.submit(energy_section, tables, workloads, out_dir)] if has_scores else []
         extras += [pool.submit(trends_section, tables, workloads, out_dir)] if has_scores else []
+        firsts, drawn = [], {}
+        for round_name, workload in pairs:
+            first = workload_table(tables, round_name, workload, options)
+            if first is None:
+                continue
+            firsts.append(first)
+            for name in TABLE_ONLY_FIGURES:
+                drawn[round_name, workload, name] = pool.submit(_figure, (first, out_dir, name))
         results = [finish_workload(t, options) for t in firsts]
         overview_future = pool.submit(_overview, (results, out_dir)) if results else None
         drawn |= {

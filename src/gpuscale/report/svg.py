@@ -44,7 +44,10 @@ def save_chart(chart: Chart, out_dir: Path, stem: str, *, dpi: int = 150) -> tup
     svg = chart_svg(chart, stem)
     png = out_dir / f"{stem}.png"
     with matplotlib.rc_context(STYLE):
-        chart.figure.savefig(png, dpi=dpi, metadata={"Software": "gpuscale"})
+        # zlib level 1: a fifth of the encoding time for a file ~5% larger.
+        chart.figure.savefig(
+            png, dpi=dpi, metadata={"Software": "gpuscale"}, pil_kwargs={"compress_level": 1}
+        )
     svg_file = out_dir / f"{stem}.svg"
     svg_file.write_text(
         f'<?xml version="1.0" encoding="utf-8"?>\n{_standalone(svg)}', encoding="utf-8"

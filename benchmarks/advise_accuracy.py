@@ -53,7 +53,7 @@ def _sweeps(models: list[str], steps: int, repeat: int, tmp: Path) -> list[pd.Da
     return tables
 
 
-def _link(tmp: Path):
+def _link(tmp: Path, gap_ms: float):
     from gpuscale.advise.calibrate import link_from_collectives
     from gpuscale.bench.runner import torchrun_command
 
@@ -69,6 +69,8 @@ def _link(tmp: Path):
             "all_reduce",
             "--max-bytes",
             str(1 << 27),
+            "--gap-ms",
+            str(gap_ms),
         ],
         check=True,
         capture_output=True,
@@ -101,15 +103,16 @@ def _predict(table: pd.DataFrame, model: str, link, overlap: float) -> dict | No
     }
 
 
-def part_a(models: list[str], steps: int, repeat: int) -> float:
+def part_a(models: list[str], steps: int, repeat: int, gap_ms: float) -> float:
     from gpuscale.advise.recommend import default_overlap
 
     with tempfile.TemporaryDirectory() as tmp:
-        link = _link(Path(tmp))
+        link = _link(Path(tmp), gap_ms)
         tables = _sweeps(models, steps, repeat, Path(tmp))
     overlap = default_overlap("cpu")
     print(
-        f"(a) link fitted to the all-reduce sweep: {link.busbw_gbs:.3g} GB/s bus bandwidth, "
+        f"(a) link fitted to the all-reduce sweep ({gap_ms:g} ms of compute between calls): "
+        f"{link.busbw_gbs:.3g} GB/s bus bandwidth, "
         f"{link.latency_us:.0f} us per ring step; overlap {overlap} (CPU default); "
         f"{repeat} sweeps, each predicted from its own N = 1 run; medians over the sweeps"
     )
@@ -168,9 +171,16 @@ def main() -> None:
     parser.add_argument("--models", default="mlp-0.2m,mlp-1m,tf-1.5m,mlp-4m,mlp-17m")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--repeat", type=int, default=3, help="independent bench sweeps")
+    parser.add_argument(
+        "--gap-ms",
+        type=float,
+        default=0.0,
+        help="compute between the calibration sweep's all-reduces (0: back to back, the "
+        "validated protocol; see the collectives command's --gap-ms)",
+    )
     args = parser.parse_args()
     part_b()
-    mape = part_a(args.models.split(","), args.steps, args.repeat)
+    mape = part_a(args.models.split(","), args.steps, args.repeat, args.gap_ms)
     print(f"median absolute percentage error: {mape:.1f}%")
 
 

@@ -99,6 +99,19 @@ def _iterations(size: int) -> int:
     return 50 if size < 1 << 20 else 20 if size < 1 << 26 else 5
 
 
+def _busy(ms: float, device: Any) -> None:
+    """Keep the device computing for ``ms`` milliseconds (small matmuls), as a training
+    step does between two gradient all-reduces."""
+    import torch
+
+    x = torch.ones(64, 64, device=device)
+    end = time.perf_counter() + ms / 1e3
+    while time.perf_counter() < end:
+        x = torch.tanh(x @ x)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
+
 def _run(args: argparse.Namespace) -> list[dict[str, Any]]:
     import torch
     import torch.distributed as dist
@@ -138,6 +151,8 @@ def _run(args: argparse.Namespace) -> list[dict[str, Any]]:
                     times = []
                     for _ in range(_iterations(size)):
                         dist.barrier()
+                        if args.gap_ms > 0:
+                            _busy(args.gap_ms, device)
                         start = time.perf_counter()
                         once()
                         if use_cuda:
@@ -164,6 +179,7 @@ def _run(args: argparse.Namespace) -> list[dict[str, Any]]:
                         "busbw_gbs": busbw,
                         "backend": dist.get_backend(),
                         "device": device.type,
+                        "gap_ms": args.gap_ms,
                     }
                 )
     finally:
@@ -177,6 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
     parser.add_argument("--ops", default="all_reduce,all_gather,reduce_scatter")
     parser.add_argument("--max-bytes", type=int, default=1 << 30)
+    parser.add_argument(
+        "--gap-ms",
+        type=float,
+        default=0.0,
+        help="compute this long between timed calls (0: back to back, as nccl-tests)",
+    )
     args = parser.parse_args(argv)
     rows = _run(args)
     if rows:

@@ -171,6 +171,14 @@ def collectives(
         str | None,
         typer.Option(help="Link preset to judge against (default: from the detected topology)."),
     ] = None,
+    gap_ms: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            help="Compute this many ms between timed calls, as training does between "
+            "all-reduces (0: back to back, as nccl-tests).",
+        ),
+    ] = 0.0,
 ) -> None:
     """All-reduce / all-gather / reduce-scatter sweep, 8 B to --max-bytes, nccl-tests style."""
     import subprocess
@@ -195,6 +203,8 @@ def collectives(
         ops,
         "--max-bytes",
         str(size),
+        "--gap-ms",
+        str(gap_ms),
     ]
     with err.status(f"sweeping {ops} on {world} processes up to {size:,} bytes"):
         done = subprocess.run(command, capture_output=True, text=True)

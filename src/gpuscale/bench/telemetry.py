@@ -1,0 +1,68 @@
+"""What a bench worker records about its machine: software versions and settings, and
+the GPU's utilisation and power sampled through NVML while a model runs."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+from typing import Any
+
+import torch
+
+
+def machine_environment(device: torch.device) -> dict[str, Any]:
+    """Versions, host, threads, NCCL settings and (on GPUs) the device and its links."""
+    env: dict[str, Any] = {
+        "hostname": socket.gethostname(),
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "cuda": torch.version.cuda,
+        "threads": torch.get_num_threads(),
+        "nccl_env": {k: v for k, v in os.environ.items() if k.startswith("NCCL_")},
+    }
+    if device.type == "cuda":
+        env["nccl"] = ".".join(map(str, torch.cuda.nccl.version()))
+        env["device_name"] = torch.cuda.get_device_name(device)
+        from gpuscale.bench.topology import nvml_topology
+
+        env["topology"] = nvml_topology()
+    return env
+
+
+class NvmlSampler:
+    """GPU utilisation (%) and power (W) of one device, sampled every 50 ms in a thread."""
+
+    def __init__(self, index: int) -> None:
+        import pynvml
+
+        pynvml.nvmlInit()
+        self._nvml = pynvml
+        self._handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        self._util: list[float] = []
+        self._power: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._util.append(self._nvml.nvmlDeviceGetUtilizationRates(self._handle).gpu)
+            self._power.append(self._nvml.nvmlDeviceGetPowerUsage(self._handle) / 1000.0)
+            self._stop.wait(0.05)
+
+    def __enter__(self) -> NvmlSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self) -> dict[str, float | int]:
+        n = len(self._power)
+        return {
+            "gpu_util_pct_mean": sum(self._util) / max(n, 1),
+            "power_w_mean": sum(self._power) / max(n, 1),
+            "samples": n,
+        }

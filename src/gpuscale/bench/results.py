@@ -90,22 +90,13 @@ class StepStats:
         )
 
 
+# What identifies a configuration: its fields less those that follow from the model.
+_KEY_FIELDS = tuple(f for f in CONFIG_FIELDS if f not in ("family", "params"))
+
+
 def config_key(config: dict[str, Any]) -> str:
     """A stable identifier of a configuration (what ``--resume`` compares)."""
-    parts = (
-        "model",
-        "world_size",
-        "nnodes",
-        "backend",
-        "device",
-        "scaling",
-        "batch_per_device",
-        "global_batch",
-        "precision",
-        "bucket_mb",
-        "steps",
-    )
-    return "|".join(f"{p}={config.get(p)}" for p in parts)
+    return "|".join(f"{p}={config.get(p)}" for p in _KEY_FIELDS)
 
 
 def append_result(path: Path, record: dict[str, Any]) -> None:

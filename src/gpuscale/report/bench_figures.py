@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
-from gpuscale.report.style import MARGINS, OKABE_ITO, Chart, legend_outside, plain_log, styled
+from gpuscale.report.style import (
+    MARGINS,
+    OKABE_ITO,
+    Chart,
+    legend_outside,
+    new_axes,
+    plain_log,
+    styled,
+)
 
 PHASES = (
     ("forward_ms", "forward"),
@@ -32,8 +39,7 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
     frame = scaling[scaling["world_size"].isin({1, largest})].sort_values(["params", "world_size"])
     models = list(dict.fromkeys(frame["model"]))
     width = 0.38
-    fig = Figure(figsize=(max(5.6, 0.75 * len(models) + 2.5), 3.6))
-    ax = fig.subplots()
+    fig, ax = new_axes((max(5.6, 0.75 * len(models) + 2.5), 3.6))
     labels: dict[str, list[str]] = {}
     for k, world in enumerate(sorted(frame["world_size"].unique())):
         part = (
@@ -77,8 +83,7 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
 def speedup_by_size(scaling: pd.DataFrame) -> Chart:
     """Speedup against model parameters (log x) per world size, the line at 1 marking
     break-even: below it, more devices train slower than one."""
-    fig = Figure(figsize=(5.6, 3.6))
-    ax = fig.subplots()
+    fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
     for k, (world, group) in enumerate(scaling[scaling["world_size"] > 1].groupby("world_size")):
         group = group.sort_values("params")
@@ -107,8 +112,7 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
 @styled
 def predicted_scaling(predicted: pd.DataFrame, measured: pd.DataFrame | None, title: str) -> Chart:
     """Predicted speedup and efficiency against devices (log x), measured points over it."""
-    fig = Figure(figsize=(5.6, 3.6))
-    ax = fig.subplots()
+    fig, ax = new_axes()
     ax.plot(
         predicted["devices"],
         predicted["speedup"],

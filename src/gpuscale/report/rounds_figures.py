@@ -13,6 +13,7 @@ from gpuscale.report.style import (
     Chart,
     finish,
     log_x,
+    new_axes,
     plain_log,
     styled,
 )
@@ -81,8 +82,7 @@ def energy_chart(energy: pd.DataFrame) -> Chart:
 def trend_chart(rows: pd.DataFrame, workload: str) -> Chart:
     """Best time to train at the common and the largest accelerator count, by round, one
     line per accelerator family (rounds in order)."""
-    fig = Figure(figsize=(5.6, 3.6))
-    ax = fig.subplots()
+    fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
     rounds = sorted(rows["round"].unique(), key=lambda r: tuple(int(x) for x in r[1:].split(".")))
     for k, (family, group) in enumerate(rows.groupby("accelerator_family", sort=True)):

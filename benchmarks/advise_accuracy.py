@@ -6,11 +6,14 @@ Usage::
 
 (a) CPU/gloo, 2 processes: ``gpuscale bench`` runs every model on 1 and 2 processes
     (one thread each, so a process is a "device" with its own core) and ``gpuscale
-    collectives`` sweeps all-reduce. The step model is calibrated on N = 1 (compute
-    breakdown and DDP's own overhead) and the collectives sweep (latency from the small
-    messages, bus bandwidth from the large ones), with the documented default overlap
-    for the device (0 on CPU), then predicts each model's N = 2 step time, which is
-    compared with the measured one. Nothing measured at N = 2 enters the prediction; the
+    collectives --load`` sweeps all-reduce while a compute thread runs on every rank
+    (on a CPU device DDP's all-reduce shares the core with backward; an idle sweep
+    underestimates it 1.5-2x). Sweeps and bench runs alternate, ``--repeat`` times. The
+    step model is calibrated on N = 1 (compute breakdown and DDP's own overhead) and
+    the median of the sweeps' link fits (latency from the small messages, bus bandwidth
+    from the large ones), with the documented default overlap for the device (0 on
+    CPU), then predicts each model's N = 2 step time, which is compared with the
+    measured one. Nothing measured at N = 2 by the bench enters the prediction; the
     N = 2 no-sync compute and exposed communication are printed beside it to show which
     term the error comes from. (b) MLPerf: per workload and accelerator family of
     the bundled rounds, leave-one-out predictions of time to train from Amdahl and the
@@ -26,51 +29,42 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from gpuscale.advise.model import Link
 
-def _sweeps(models: list[str], steps: int, repeat: int, tmp: Path) -> list[pd.DataFrame]:
-    """``repeat`` independent bench sweeps (N = 1 then 2 for every model), as tables."""
+
+def _sweep(models: list[str], steps: int, results: Path) -> pd.DataFrame:
+    """One bench sweep (N = 1 then 2 for every model), as a table."""
     from gpuscale.bench.models import select_models
     from gpuscale.bench.results import bench_table, read_results
     from gpuscale.bench.runner import SweepConfig, run_sweep
 
-    sizes = {s.name: n for s, n in select_models(models)}
-    tables = []
-    for index in range(repeat):
-        results = tmp / f"bench-{index}.jsonl"
-        config = SweepConfig(
-            models=tuple(models),
-            nproc=(1, 2),
-            out=results,
-            backend="gloo",
-            steps=steps,
-            warmup=3,
-            threads=1,
-        )
-        run_sweep(config, sizes)
-        tables.append(bench_table(read_results(results)[0]))
-    return tables
+    config = SweepConfig(
+        models=tuple(models),
+        nproc=(1, 2),
+        out=results,
+        backend="gloo",
+        steps=steps,
+        warmup=3,
+        threads=1,
+    )
+    run_sweep(config, {s.name: n for s, n in select_models(models)})
+    return bench_table(read_results(results)[0])
 
 
-def _link(tmp: Path, gap_ms: float):
+def _link(coll: Path, gap_ms: float, load: bool):
+    """A link fitted to one all-reduce sweep (8 B to 128 MB) on 2 gloo processes."""
     from gpuscale.advise.calibrate import link_from_collectives
     from gpuscale.bench.runner import torchrun_command
 
-    coll = tmp / "coll.jsonl"
     subprocess.run(
         [
             *torchrun_command(2, "gpuscale.bench.collectives"),
-            "--out",
-            str(coll),
-            "--backend",
-            "gloo",
-            "--ops",
-            "all_reduce",
-            "--max-bytes",
-            str(1 << 27),
-            "--gap-ms",
-            str(gap_ms),
+            *("--out", str(coll), "--backend", "gloo", "--ops", "all_reduce"),
+            *("--max-bytes", str(1 << 27), "--gap-ms", str(gap_ms)),
+            *(["--load"] if load else []),
         ],
         check=True,
         capture_output=True,
@@ -103,25 +97,33 @@ def _predict(table: pd.DataFrame, model: str, link, overlap: float) -> dict | No
     }
 
 
-def part_a(models: list[str], steps: int, repeat: int, gap_ms: float) -> float:
+def part_a(models: list[str], steps: int, repeat: int, gap_ms: float, load: bool) -> float:
     from gpuscale.advise.recommend import default_overlap
 
-    with tempfile.TemporaryDirectory() as tmp:
-        link = _link(Path(tmp), gap_ms)
-        tables = _sweeps(models, steps, repeat, Path(tmp))
     overlap = default_overlap("cpu")
-    print(
-        f"(a) link fitted to the all-reduce sweep ({gap_ms:g} ms of compute between calls): "
-        f"{link.busbw_gbs:.3g} GB/s bus bandwidth, "
-        f"{link.latency_us:.0f} us per ring step; overlap {overlap} (CPU default); "
-        f"{repeat} sweeps, each predicted from its own N = 1 run; medians over the sweeps"
+    links, tables = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for index in range(repeat):
+            # Sweeps and bench runs alternate: this machine's speed drifts over minutes.
+            links.append(_link(Path(tmp) / f"coll-{index}.jsonl", gap_ms, load))
+            tables.append(_sweep(models, steps, Path(tmp) / f"bench-{index}.jsonl"))
+    # One sweep is noisy (the bus bandwidth of a loaded sweep varies 2x between runs):
+    # the link is the median of the sweeps' fits, the compute each repeat's own N = 1 run.
+    link = Link(
+        busbw_gbs=float(np.median([x.busbw_gbs for x in links])),
+        latency_us=float(np.median([x.latency_us for x in links])),
+        name="median of the sweeps",
     )
-    rows = [
-        row
-        for table in tables
-        for model in models
-        if (row := _predict(table, model, link, overlap)) is not None
-    ]
+    rows = [row for t in tables for m in models if (row := _predict(t, m, link, overlap))]
+    print(
+        f"(a) {repeat} repeats, each: an all-reduce sweep on 2 gloo processes "
+        f"({'a compute thread busy on every rank' if load else 'no other load'}; "
+        f"{gap_ms:g} ms of compute between calls), then a bench sweep whose N = 1 runs "
+        "calibrate the compute. Link fitted to each sweep (bus bandwidth, latency per "
+        f"ring step): {'; '.join(f'{x.busbw_gbs:.3g} GB/s, {x.latency_us:.0f} us' for x in links)}"
+        f"; used: their medians, {link.busbw_gbs:.3g} GB/s and {link.latency_us:.0f} us. "
+        f"Overlap {overlap} (CPU default). Medians over the repeats:"
+    )
     frame = pd.DataFrame(rows).groupby("model", sort=False).median()
     frame["error_pct"] = 100 * (frame["n2_predicted_ms"] / frame["n2_measured_ms"] - 1)
     print(frame.to_string(float_format=lambda v: f"{v:.3g}"))
@@ -178,9 +180,16 @@ def main() -> None:
         help="compute between the calibration sweep's all-reduces (0: back to back, the "
         "validated protocol; see the collectives command's --gap-ms)",
     )
+    parser.add_argument(
+        "--no-load",
+        dest="load",
+        action="store_false",
+        help="sweep all-reduce on idle ranks (by default a compute thread runs beside it, "
+        "as backward does beside DDP's all-reduce; see the collectives command's --load)",
+    )
     args = parser.parse_args()
     part_b()
-    mape = part_a(args.models.split(","), args.steps, args.repeat, args.gap_ms)
+    mape = part_a(args.models.split(","), args.steps, args.repeat, args.gap_ms, args.load)
     print(f"median absolute percentage error: {mape:.1f}%")
 
 

@@ -53,6 +53,16 @@ def test_link_recovers_the_ring_model(tmp_path: Path, busbw, latency, ranks) -> 
     assert link.latency_us == pytest.approx(latency, rel=1e-6)
 
 
+@pytest.mark.parametrize("load", [True, False])
+def test_link_says_when_it_was_measured_under_load(tmp_path: Path, load: bool) -> None:
+    path = sweep_file(tmp_path, 0.5, 700.0)
+    rows = [json.loads(line) for line in path.read_text().splitlines()[:-1]]
+    path.write_text("".join(json.dumps({**r, "load": load}) + "\n" for r in rows))
+    link = link_from_collectives(path)
+    assert ("under compute load" in link.name) is load
+    assert link.busbw_gbs == pytest.approx(0.5, rel=1e-6)
+
+
 def test_link_is_not_pulled_by_small_message_noise(tmp_path: Path) -> None:
     path = sweep_file(tmp_path, 1.0, 300.0)
     lines = path.read_text().splitlines()

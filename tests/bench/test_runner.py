@@ -80,8 +80,8 @@ def test_timeout_is_recorded_and_the_sweep_goes_on(tmp_path: Path, faulty) -> No
     assert status == {"mlp-0.2m": "timeout", "mlp-1m": "ok"}
 
 
-@pytest.mark.parametrize("gap_ms", [0.0, 2.0])
-def test_collectives_sweep_on_two_cpu_ranks(tmp_path: Path, gap_ms: float) -> None:
+@pytest.mark.parametrize(("gap_ms", "load"), [(0.0, False), (2.0, False), (0.0, True)])
+def test_collectives_sweep_on_two_cpu_ranks(tmp_path: Path, gap_ms: float, load: bool) -> None:
     import subprocess
 
     from gpuscale.bench.collectives import load_collectives, message_sizes
@@ -92,6 +92,7 @@ def test_collectives_sweep_on_two_cpu_ranks(tmp_path: Path, gap_ms: float) -> No
         *torchrun_command(2, "gpuscale.bench.collectives"),
         *("--out", str(out), "--backend", "gloo", "--ops", "all_reduce"),
         *("--max-bytes", "4096", "--gap-ms", str(gap_ms)),
+        *(["--load"] if load else []),
     ]
     subprocess.run(command, check=True, capture_output=True, timeout=120)
     table, _ = load_collectives(out)
@@ -99,3 +100,4 @@ def test_collectives_sweep_on_two_cpu_ranks(tmp_path: Path, gap_ms: float) -> No
     assert sorted(ok["bytes"]) == message_sizes(4096)
     assert (ok["ranks"] == 2).all() and (ok["busbw_gbs"] > 0).all()
     assert (ok["gap_ms"] == gap_ms).all()
+    assert (ok["load"] == load).all()

@@ -94,6 +94,10 @@ def link_from_collectives(path: Path, *, max_bytes: float | None = None) -> Link
     sizes) less their bandwidth term. One line fitted through 8 B to 128 MB instead
     lets the many small sizes pull the slope: on gloo it overstated the bandwidth by 40%.
     Sizes above ``max_bytes`` are ignored; repeated sizes count by their median.
+
+    On CPU devices calibrate on a sweep taken with ``--load``: there DDP's all-reduce
+    shares each rank's core with backward, and an idle sweep underestimates it by 1.5-2x
+    for large messages (see the README's accuracy section).
     """
     import numpy as np
 
@@ -120,8 +124,9 @@ def link_from_collectives(path: Path, *, max_bytes: float | None = None) -> Link
     slope = max(float(np.polyfit(size[large], time_s[large], 1)[0]), 1e-15)
     small = np.arange(len(size)) < max(1, len(size) // 4)
     fixed_s = max(float(np.median(time_s[small] - slope * size[small])), 0.0)
+    loaded = "load" in rows and bool(rows["load"].fillna(False).astype(bool).all())
     return Link(
         busbw_gbs=float(2 * (ranks - 1) / ranks / slope / 1e9),
         latency_us=fixed_s / (2 * (ranks - 1)) * 1e6,
-        name=f"measured ({path.name}, {ranks} ranks)",
+        name=f"measured ({path.name}, {ranks} ranks{', under compute load' if loaded else ''})",
     )

@@ -112,7 +112,90 @@ def _busy(ms: float, device: Any) -> None:
             torch.cuda.synchronize()
 
 
+class _Load:
+    """A thread that computes (small matmuls) until stopped: with ``--load`` it runs on
+    every rank during the timed calls, as backward does while DDP's all-reduce runs.
+    On a CPU "device" both then share the rank's core, which is what the step sees."""
+
+    def __init__(self, device: Any) -> None:
+        import threading
+
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._spin, args=(device,), daemon=True)
+
+    def _spin(self, device: Any) -> None:
+        import torch
+
+        x = torch.ones(64, 64, device=device)
+        while not self._stop.is_set():
+            x = torch.tanh(x @ x)
+
+    def __enter__(self) -> _Load:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _time_op(op: str, size: int, n: int, device: Any, gap_ms: float) -> dict[str, Any]:
+    """One row: the slowest rank's mean time of ``op`` on ``size`` bytes (nccl-tests'
+    size convention), after 3 warm-up calls; or an ``unsupported`` row."""
+    import torch
+    import torch.distributed as dist
+
+    elements = max(1, size // 4)
+    per_rank = elements if op == "all_reduce" else max(1, elements // n)
+    x = torch.ones(per_rank, dtype=torch.float32, device=device)
+    out = torch.empty(per_rank * n if op == "all_gather" else per_rank, device=device)
+    big = torch.ones(per_rank * n, dtype=torch.float32, device=device)
+
+    def once() -> None:
+        if op == "all_reduce":
+            dist.all_reduce(x)
+        elif op == "all_gather":
+            dist.all_gather_into_tensor(out, x)
+        else:
+            dist.reduce_scatter_tensor(out, big)
+
+    try:
+        for _ in range(3):
+            once()
+        times = []
+        for _ in range(_iterations(size)):
+            dist.barrier()
+            if gap_ms > 0:
+                _busy(gap_ms, device)
+            start = time.perf_counter()
+            once()
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            times.append(time.perf_counter() - start)
+    except (RuntimeError, NotImplementedError) as exc:
+        return {"op": op, "status": "unsupported", "error": str(exc).splitlines()[0]}
+    mean = torch.tensor([sum(times) / len(times)], dtype=torch.float64, device=device)
+    dist.all_reduce(mean, op=dist.ReduceOp.MAX)  # the slowest rank's mean
+    slowest = float(mean.item())
+    nbytes = per_rank * 4 * (1 if op == "all_reduce" else n)
+    algbw, busbw = bus_bandwidth(op, nbytes, slowest, n)
+    return {
+        "op": op,
+        "status": "ok",
+        "bytes": nbytes,
+        "ranks": n,
+        "time_us": slowest * 1e6,
+        "algbw_gbs": algbw,
+        "busbw_gbs": busbw,
+        "backend": dist.get_backend(),
+        "device": device.type,
+        "gap_ms": gap_ms,
+    }
+
+
 def _run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    import contextlib
+
     import torch
     import torch.distributed as dist
 
@@ -124,64 +207,16 @@ def _run(args: argparse.Namespace) -> list[dict[str, Any]]:
     dist.init_process_group("nccl" if use_cuda else "gloo")
     n, rank = dist.get_world_size(), dist.get_rank()
     rows = []
+    # GPU kernels do not share a core with the all-reduce: the load is for CPU devices.
+    load = _Load(device) if args.load and not use_cuda else contextlib.nullcontext()
     try:
-        for op in args.ops.split(","):
-            for size in message_sizes(args.max_bytes):
-                elements = max(1, size // 4)
-                per_rank = elements if op == "all_reduce" else max(1, elements // n)
-                x = torch.ones(per_rank, dtype=torch.float32, device=device)
-                out = torch.empty(
-                    per_rank * n if op == "all_gather" else per_rank,
-                    dtype=torch.float32,
-                    device=device,
-                )
-                big = torch.ones(per_rank * n, dtype=torch.float32, device=device)
-
-                def once(op: str = op, x: Any = x, out: Any = out, big: Any = big) -> None:
-                    if op == "all_reduce":
-                        dist.all_reduce(x)
-                    elif op == "all_gather":
-                        dist.all_gather_into_tensor(out, x)
-                    else:
-                        dist.reduce_scatter_tensor(out, big)
-
-                try:
-                    for _ in range(3):
-                        once()
-                    times = []
-                    for _ in range(_iterations(size)):
-                        dist.barrier()
-                        if args.gap_ms > 0:
-                            _busy(args.gap_ms, device)
-                        start = time.perf_counter()
-                        once()
-                        if use_cuda:
-                            torch.cuda.synchronize()
-                        times.append(time.perf_counter() - start)
-                except (RuntimeError, NotImplementedError) as exc:
-                    rows.append(
-                        {"op": op, "status": "unsupported", "error": str(exc).splitlines()[0]}
-                    )
-                    break
-                mean = torch.tensor([sum(times) / len(times)], dtype=torch.float64, device=device)
-                dist.all_reduce(mean, op=dist.ReduceOp.MAX)  # the slowest rank's mean
-                slowest = float(mean.item())
-                nbytes = per_rank * 4 * (1 if op == "all_reduce" else n)
-                algbw, busbw = bus_bandwidth(op, nbytes, slowest, n)
-                rows.append(
-                    {
-                        "op": op,
-                        "status": "ok",
-                        "bytes": nbytes,
-                        "ranks": n,
-                        "time_us": slowest * 1e6,
-                        "algbw_gbs": algbw,
-                        "busbw_gbs": busbw,
-                        "backend": dist.get_backend(),
-                        "device": device.type,
-                        "gap_ms": args.gap_ms,
-                    }
-                )
+        with load:
+            for op in args.ops.split(","):
+                for size in message_sizes(args.max_bytes):
+                    row = _time_op(op, size, n, device, args.gap_ms)
+                    rows.append({**row, "load": not use_cuda and args.load})
+                    if row["status"] != "ok":
+                        break
     finally:
         dist.destroy_process_group()
     return rows if rank == 0 else []
@@ -198,6 +233,12 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=0.0,
         help="compute this long between timed calls (0: back to back, as nccl-tests)",
+    )
+    parser.add_argument(
+        "--load",
+        action="store_true",
+        help="CPU devices: keep a compute thread busy on every rank during the timed calls "
+        "(as backward does while DDP all-reduces); ignored on GPUs",
     )
     args = parser.parse_args(argv)
     rows = _run(args)

@@ -179,6 +179,15 @@ def collectives(
             "all-reduces (0: back to back, as nccl-tests).",
         ),
     ] = 0.0,
+    load: Annotated[
+        bool,
+        typer.Option(
+            "--load",
+            help="CPU processes: keep a compute thread busy on every rank while the calls "
+            "are timed, as backward does beside DDP's all-reduce (calibrates advice for "
+            "CPU devices); ignored on GPUs.",
+        ),
+    ] = False,
 ) -> None:
     """All-reduce / all-gather / reduce-scatter sweep, 8 B to --max-bytes, nccl-tests style."""
     import subprocess
@@ -205,6 +214,7 @@ def collectives(
         str(size),
         "--gap-ms",
         str(gap_ms),
+        *(["--load"] if load else []),
     ]
     with err.status(f"sweeping {ops} on {world} processes up to {size:,} bytes"):
         done = subprocess.run(command, capture_output=True, text=True)

@@ -344,25 +344,31 @@ def report(
     max_devices: Annotated[int, typer.Option(help="Largest device count for --advise.")] = 8,
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
-    from gpuscale.analysis import AnalysisOptions
-    from gpuscale.analysis.metrics import ReferenceError
-    from gpuscale.mlperf.benchmarks import resolve_workloads
-    from gpuscale.report.html import build_report
+    from gpuscale.report.pool import analysis_executor
 
-    tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
-    workloads = resolve_workloads(benchmark or ["study"])
-    try:
-        path = build_report(
-            tables,
-            workloads,
-            out_dir,
-            AnalysisOptions(reference=reference),
-            bench=read_bench(bench_file) if bench_file else None,
-            advice_link=preset_link(interconnect) if with_advice else None,
-            max_devices=max_devices,
-        )
-    except ReferenceError as exc:
-        fail(str(exc))
+    # Started first: it imports scikit-learn and kneed while this process imports the
+    # rest and loads the data.
+    with analysis_executor() as analysis:
+        from gpuscale.analysis import AnalysisOptions
+        from gpuscale.analysis.metrics import ReferenceError
+        from gpuscale.mlperf.benchmarks import resolve_workloads
+        from gpuscale.report.html import build_report
+
+        tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
+        workloads = resolve_workloads(benchmark or ["study"])
+        try:
+            path = build_report(
+                tables,
+                workloads,
+                out_dir,
+                AnalysisOptions(reference=reference),
+                bench=read_bench(bench_file) if bench_file else None,
+                advice_link=preset_link(interconnect) if with_advice else None,
+                max_devices=max_devices,
+                analysis=analysis,
+            )
+        except ReferenceError as exc:
+            fail(str(exc))
     out.print(f"report written to {path}", markup=False, highlight=False)
     if open_browser:
         import webbrowser

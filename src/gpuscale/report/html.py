@@ -8,9 +8,9 @@ sortable tables and the data problems found at ingest.
 
 from __future__ import annotations
 
-import multiprocessing
+import gc
 import os
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,6 +32,7 @@ from gpuscale.mlperf.ingest import RoundTables
 from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.findings import workload_findings
+from gpuscale.report.pool import Inline, figure_executor
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
 from gpuscale.report.svg import save_chart
 
@@ -128,35 +129,6 @@ def _overview(task: tuple[list[WorkloadAnalysis], Path]) -> RenderedFigure:
     )
 
 
-class _Inline(Executor):
-    """Runs each task at once, in this process (one worker, or no ``fork``)."""
-
-    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
-        future: Future = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as exc:  # handed to whoever asks for the result
-            future.set_exception(exc)
-        return future
-
-
-def _lower_priority() -> None:
-    os.nice(5)
-
-
-def _executor(workers: int) -> Executor:
-    """Worker processes forked from this one (they inherit its imports and data), or
-    the inline executor. The workers draw at a lower priority: the analysis left in this
-    process is what the remaining figures wait for."""
-    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return _Inline()
-    return ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=_lower_priority,
-    )
-
-
 def build_report(
     tables: RoundTables,
     workloads: list[str],
@@ -167,19 +139,53 @@ def build_report(
     bench: pd.DataFrame | None = None,
     advice_link: Link | None = None,
     max_devices: int = 8,
+    analysis: Executor | None = None,
 ) -> Path:
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
 
     ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section;
     ``advice_link`` adds the predicted scaling of ``gpuscale advise`` to it. Drawing is
     most of a report's time, so it runs in ``workers`` processes (default: one per
-    core) and starts as soon as each figure's data exists.
+    core) and starts as soon as each figure's data exists. ``analysis`` runs the second
+    half of each workload's analysis (clusters, equilibrium): pass
+    ``gpuscale.report.pool.analysis_executor()``, started before loading the data, to
+    have its imports done meanwhile; by default it runs here.
     """
     options = options or AnalysisOptions()
     out_dir.mkdir(parents=True, exist_ok=True)
+    # The caller's objects outlive the report: no collection needs to walk them while
+    # it runs (and forked workers then share their pages). Undone on the way out.
+    gc.freeze()
+    try:
+        return _build_report(
+            tables,
+            workloads,
+            out_dir,
+            options,
+            workers if workers is not None else (os.cpu_count() or 1),
+            analysis or Inline(),
+            bench,
+            advice_link,
+            max_devices,
+        )
+    finally:
+        gc.unfreeze()
+
+
+def _build_report(
+    tables: RoundTables,
+    workloads: list[str],
+    out_dir: Path,
+    options: AnalysisOptions,
+    workers: int,
+    analysis: Executor,
+    bench: pd.DataFrame | None,
+    advice_link: Link | None,
+    max_devices: int,
+) -> Path:
     has_scores = len(tables.scores) > 0
     pairs = workload_pairs(tables, workloads) if has_scores else []
-    with _executor(workers if workers is not None else (os.cpu_count() or 1)) as pool:
+    with figure_executor(workers) as pool:
         # Work for the workers at once (forking them), then each workload's first figures
         # as soon as its table exists: the second core is busy from the start.
         extras = [pool.submit(energy_section, tables, workloads, out_dir)] if has_scores else []
@@ -192,16 +198,24 @@ def build_report(
             firsts.append(first)
             for name in TABLE_ONLY_FIGURES:
                 drawn[round_name, workload, name] = pool.submit(_figure, (first, out_dir, name))
-        results = [finish_workload(t, options) for t in firsts]
+        finishing = [analysis.submit(finish_workload, t, options) for t in firsts]
+        results = []
+        for future in finishing:  # each workload's figures as soon as its analysis is done
+            result = future.result()
+            results.append(result)
+            for name in FIGURES:
+                if name not in TABLE_ONLY_FIGURES:
+                    drawn[result.round, result.workload, name] = pool.submit(
+                        _figure, (result, out_dir, name)
+                    )
         overview_future = pool.submit(_overview, (results, out_dir)) if results else None
-        drawn |= {
-            (r.round, r.workload, name): pool.submit(_figure, (r, out_dir, name))
-            for r in results
-            for name in FIGURES
-            if name not in TABLE_ONLY_FIGURES
-        }
         bench_section = (
-            build_bench_section(bench, out_dir, advice_link=advice_link, max_devices=max_devices)
+            build_bench_section(
+                bench,
+                out_dir,
+                advice_link=advice_link,
+                max_devices=max_devices,
+            )
             if bench is not None
             else None
         )

@@ -1,0 +1,70 @@
+"""The processes a report runs in: figure workers, and one analysis worker started early.
+
+Importing this module is cheap (no pandas, matplotlib or scikit-learn), so a caller can
+start :func:`analysis_executor` before its own heavy imports: the worker imports
+scikit-learn and kneed (~1 s, the clusters and knee criteria) on the second core while
+the caller imports matplotlib and loads its data on the first.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+
+
+class Inline(Executor):
+    """Runs each task at once, in this process (one worker, or no ``fork``)."""
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed to whoever asks for the result
+            future.set_exception(exc)
+        return future
+
+
+def _forked(workers: int, initializer: object) -> Executor:
+    if workers < 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return Inline()
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=initializer,  # type: ignore[arg-type]
+    )
+
+
+def _figure_worker_init() -> None:
+    # Below the analysis: what is left of it is what the remaining figures wait for.
+    os.nice(5)
+    # What the worker inherited (modules, the round's tables) lives as long as it does:
+    # frozen, the collector never walks it again (nor copies its pages on write).
+    gc.freeze()
+
+
+def figure_executor(workers: int) -> Executor:
+    """``workers`` processes forked from this one (they inherit its imports and data)
+    to draw figures, or the inline executor for one worker or no ``fork``."""
+    return _forked(workers, _figure_worker_init) if workers > 1 else Inline()
+
+
+def _analysis_worker_init() -> None:
+    import kneed
+    import sklearn.cluster
+    import sklearn.metrics
+
+    del kneed, sklearn  # imported for their side effect: loaded in this process
+
+    gc.freeze()
+
+
+def analysis_executor() -> Executor:
+    """One forked process that imports the analysis' heavy libraries now, for
+    ``build_report(analysis=...)``; inline where there is one core or no ``fork``."""
+    if (os.cpu_count() or 1) < 2:
+        return Inline()
+    pool = _forked(1, _analysis_worker_init)
+    pool.submit(int)  # start the process (and its imports) now, not at the first task
+    return pool

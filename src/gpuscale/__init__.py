@@ -10,11 +10,14 @@ A notebook needs three calls::
 
 from typing import Any
 
-from gpuscale.mlperf import RoundTables, load_round, read_round, read_rounds
-
 
 def __getattr__(name: str) -> Any:
-    # The analysis pulls in scikit-learn and kneed; load it only when asked for.
+    # Loaded when first asked for: the reading side pulls in pandas, the analysis
+    # scikit-learn and kneed, and the command line wants to start before either.
+    if name in ("RoundTables", "load_round", "read_round", "read_rounds"):
+        from gpuscale import mlperf
+
+        return getattr(mlperf, name)
     if name in ("analyze", "equilibrium", "scaling_table"):
         from gpuscale import analysis
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import math
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:  # pandas is imported when a table is printed: the CLI starts faster
+    import pandas as pd
 
 
 class Format(str, Enum):
@@ -36,6 +38,8 @@ def jsonable(value: Any) -> Any:
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    import pandas as pd
+
     if value is pd.NA or value is pd.NaT:
         return None
     return value
@@ -43,6 +47,8 @@ def jsonable(value: Any) -> Any:
 
 def print_frame(console: Console, frame: pd.DataFrame, fmt: Format, *, title: str = "") -> None:
     """Print a DataFrame as a rich table, CSV or a JSON list of records."""
+    from pandas.api.types import is_numeric_dtype
+
     if fmt is Format.csv:
         console.file.write(frame.to_csv(index=False))
         return
@@ -52,7 +58,7 @@ def print_frame(console: Console, frame: pd.DataFrame, fmt: Format, *, title: st
         return
     table = Table(title=title or None, show_lines=False, header_style="bold")
     for column in frame.columns:
-        numeric = pd.api.types.is_numeric_dtype(frame[column])
+        numeric = is_numeric_dtype(frame[column])
         table.add_column(str(column), justify="right" if numeric else "left", overflow="fold")
     for row in frame.itertuples(index=False):
         # rich markup in untrusted names must not be interpreted

@@ -344,13 +344,13 @@ def report(
     max_devices: Annotated[int, typer.Option(help="Largest device count for --advise.")] = 8,
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
+    from gpuscale.analysis import AnalysisOptions
+    from gpuscale.analysis.metrics import ReferenceError
     from gpuscale.report.pool import analysis_executor
 
-    # Started first: it imports scikit-learn and kneed while this process imports the
-    # rest and loads the data.
+    # Forked once pandas is in (both need it): the worker imports scikit-learn and kneed
+    # while this process imports matplotlib and loads the data.
     with analysis_executor() as analysis:
-        from gpuscale.analysis import AnalysisOptions
-        from gpuscale.analysis.metrics import ReferenceError
         from gpuscale.mlperf.benchmarks import resolve_workloads
         from gpuscale.report.html import build_report
 

@@ -1,9 +1,9 @@
 """The processes a report runs in: figure workers, and one analysis worker started early.
 
 Importing this module is cheap (no pandas, matplotlib or scikit-learn), so a caller can
-start :func:`analysis_executor` before its own heavy imports: the worker imports
-scikit-learn and kneed (~1 s, the clusters and knee criteria) on the second core while
-the caller imports matplotlib and loads its data on the first.
+start :func:`analysis_executor` before its own heavy imports: the worker imports pandas,
+scikit-learn and kneed (~1.5 s; the clusters and knee criteria) on the second core while
+the caller imports pandas and matplotlib and loads its data on the first.
 """
 
 from __future__ import annotations
@@ -55,7 +55,9 @@ def _analysis_worker_init() -> None:
     import sklearn.cluster
     import sklearn.metrics
 
-    del kneed, sklearn  # imported for their side effect: loaded in this process
+    import gpuscale.analysis.analyze
+
+    del kneed, sklearn, gpuscale  # imported for their side effect: loaded in this process
 
     gc.freeze()
 

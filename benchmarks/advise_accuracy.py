@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/advise_accuracy.py [--models mlp-0.2m,...] [--steps 30] [--repeat 3]
+    python benchmarks/advise_accuracy.py [--models mlp-0.2m,...] [--steps 30] [--repeat 5]
 
 (a) CPU/gloo, 2 processes: ``gpuscale bench`` runs every model on 1 and 2 processes
     (one thread each, so a process is a "device" with its own core) and ``gpuscale
@@ -172,7 +172,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", default="mlp-0.2m,mlp-1m,tf-1.5m,mlp-4m,mlp-17m")
     parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--repeat", type=int, default=3, help="independent bench sweeps")
+    parser.add_argument("--repeat", type=int, default=5, help="sweep + bench repeats")
     parser.add_argument(
         "--gap-ms",
         type=float,

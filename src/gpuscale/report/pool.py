@@ -54,10 +54,15 @@ def _analysis_worker_init() -> None:
     import kneed
     import sklearn.cluster
     import sklearn.metrics
+    from threadpoolctl import threadpool_limits
 
     import gpuscale.analysis.analyze
 
     del kneed, sklearn, gpuscale  # imported for their side effect: loaded in this process
+    # One thread for OpenMP and BLAS: a forked child must not use the OpenMP thread pool
+    # of a parent that already ran K-means (GNU libgomp then waits forever on threads
+    # that were not forked), and a few dozen points need no threads anyway.
+    threadpool_limits(1)
 
     gc.freeze()
 

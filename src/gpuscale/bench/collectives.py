@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gpuscale.bench.background import Background
+
 BUS_FACTOR = {
     "all_reduce": lambda n: 2 * (n - 1) / n,
     "all_gather": lambda n: (n - 1) / n,
@@ -112,31 +114,21 @@ def _busy(ms: float, device: Any) -> None:
             torch.cuda.synchronize()
 
 
-class _Load:
+class _Load(Background):
     """A thread that computes (small matmuls) until stopped: with ``--load`` it runs on
     every rank during the timed calls, as backward does while DDP's all-reduce runs.
     On a CPU "device" both then share the rank's core, which is what the step sees."""
 
     def __init__(self, device: Any) -> None:
-        import threading
+        super().__init__()
+        self._device = device
 
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._spin, args=(device,), daemon=True)
-
-    def _spin(self, device: Any) -> None:
+    def run(self) -> None:
         import torch
 
-        x = torch.ones(64, 64, device=device)
-        while not self._stop.is_set():
+        x = torch.ones(64, 64, device=self._device)
+        while not self.stopping.is_set():
             x = torch.tanh(x @ x)
-
-    def __enter__(self) -> _Load:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def _time_op(op: str, size: int, n: int, device: Any, gap_ms: float) -> dict[str, Any]:

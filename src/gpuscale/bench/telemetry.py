@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 import socket
 import sys
-import threading
 from typing import Any
 
 import torch
+
+from gpuscale.bench.background import Background
 
 
 def machine_environment(device: torch.device) -> dict[str, Any]:
@@ -31,33 +32,24 @@ def machine_environment(device: torch.device) -> dict[str, Any]:
     return env
 
 
-class NvmlSampler:
+class NvmlSampler(Background):
     """GPU utilisation (%) and power (W) of one device, sampled every 50 ms in a thread."""
 
     def __init__(self, index: int) -> None:
         import pynvml
 
+        super().__init__()
         pynvml.nvmlInit()
         self._nvml = pynvml
         self._handle = pynvml.nvmlDeviceGetHandleByIndex(index)
         self._util: list[float] = []
         self._power: list[float] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
+    def run(self) -> None:
+        while not self.stopping.is_set():
             self._util.append(self._nvml.nvmlDeviceGetUtilizationRates(self._handle).gpu)
             self._power.append(self._nvml.nvmlDeviceGetPowerUsage(self._handle) / 1000.0)
-            self._stop.wait(0.05)
-
-    def __enter__(self) -> NvmlSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+            self.stopping.wait(0.05)
 
     def summary(self) -> dict[str, float | int]:
         n = len(self._power)

@@ -45,10 +45,14 @@ PICK_STYLE = {
 
 def point_labels(table: pd.DataFrame) -> list[str]:
     """Tooltip text of each system: submitter, system name, configuration, time."""
+    # Column lists, not itertuples: that builds a namedtuple class of every column per call.
+    columns = ("submitter", "system_name", "accelerators", "accelerator_family")
     return [
-        f"{r.submitter} {r.system_name}: {int(r.accelerators)} x {r.accelerator_family}, "
-        f"{r.time_to_train_min:.3g} min, E' {r.normalized_efficiency:.2f}"
-        for r in table.itertuples(index=False)
+        f"{submitter} {name}: {int(n)} x {family}, {minutes:.3g} min, E' {e:.2f}"
+        for submitter, name, n, family, minutes, e in zip(
+            *(table[c].tolist() for c in (*columns, "time_to_train_min", "normalized_efficiency")),
+            strict=True,
+        )
     ]
 
 

@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,34 +102,35 @@ def _iterations(size: int) -> int:
     return 50 if size < 1 << 20 else 20 if size < 1 << 26 else 5
 
 
-def _busy(ms: float, device: Any) -> None:
-    """Keep the device computing for ``ms`` milliseconds (small matmuls), as a training
-    step does between two gradient all-reduces."""
+def _compute(device: Any, keep_going: Callable[[], bool]) -> None:
+    """Small matmuls on ``device`` while ``keep_going()``: a training step's compute."""
     import torch
 
     x = torch.ones(64, 64, device=device)
-    end = time.perf_counter() + ms / 1e3
-    while time.perf_counter() < end:
+    while keep_going():
         x = torch.tanh(x @ x)
         if device.type == "cuda":
             torch.cuda.synchronize()
 
 
+def _busy(ms: float, device: Any) -> None:
+    """Keep the device computing for ``ms`` milliseconds, as a training step does
+    between two gradient all-reduces."""
+    end = time.perf_counter() + ms / 1e3
+    _compute(device, lambda: time.perf_counter() < end)
+
+
 class _Load(Background):
-    """A thread that computes (small matmuls) until stopped: with ``--load`` it runs on
-    every rank during the timed calls, as backward does while DDP's all-reduce runs.
-    On a CPU "device" both then share the rank's core, which is what the step sees."""
+    """A thread that computes until stopped: with ``--load`` it runs on every rank
+    during the timed calls, as backward does while DDP's all-reduce runs. On a CPU
+    "device" both then share the rank's core, which is what the step sees."""
 
     def __init__(self, device: Any) -> None:
         super().__init__()
         self._device = device
 
     def run(self) -> None:
-        import torch
-
-        x = torch.ones(64, 64, device=self._device)
-        while not self.stopping.is_set():
-            x = torch.tanh(x @ x)
+        _compute(self._device, lambda: not self.stopping.is_set())
 
 
 def _time_op(op: str, size: int, n: int, device: Any, gap_ms: float) -> dict[str, Any]:
@@ -140,7 +142,9 @@ def _time_op(op: str, size: int, n: int, device: Any, gap_ms: float) -> dict[str
     elements = max(1, size // 4)
     per_rank = elements if op == "all_reduce" else max(1, elements // n)
     x = torch.ones(per_rank, dtype=torch.float32, device=device)
-    out = torch.empty(per_rank * n if op == "all_gather" else per_rank, device=device)
+    out = torch.empty(
+        per_rank * n if op == "all_gather" else per_rank, dtype=torch.float32, device=device
+    )
     big = torch.ones(per_rank * n, dtype=torch.float32, device=device)
 
     def once() -> None:

@@ -128,9 +128,7 @@ def joined_payloads(data: bytes) -> tuple[list[bytes], bytes]:
     """:func:`mllog_payloads` and the same joined by newlines (what the one-call decode
     reads; built once, as the two-token check needs it too)."""
     if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n")
-        if b"\r" in data:  # a lone CR also ends a line (universal newlines)
-            data = data.replace(b"\r", b"\n")
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     payloads = _PAYLOAD_RE.findall(data)
     joined = b"\n".join(payloads)
     # A line with two tokens: the official parser keeps the text after the last one.

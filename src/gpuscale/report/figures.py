@@ -43,14 +43,18 @@ PICK_STYLE = {
 }
 
 
-def point_labels(table: pd.DataFrame) -> list[str]:
-    """Tooltip text of each system: submitter, system name, configuration, time."""
+def point_labels(
+    table: pd.DataFrame, last: tuple[str, str] = ("normalized_efficiency", "E' {:.2f}")
+) -> list[str]:
+    """Tooltip text of each system: submitter, system name, configuration, time and the
+    ``last`` column formatted with its format string (default: E')."""
     # Column lists, not itertuples: that builds a namedtuple class of every column per call.
+    column, template = last
     columns = ("submitter", "system_name", "accelerators", "accelerator_family")
     return [
-        f"{submitter} {name}: {int(n)} x {family}, {minutes:.3g} min, E' {e:.2f}"
-        for submitter, name, n, family, minutes, e in zip(
-            *(table[c].tolist() for c in (*columns, "time_to_train_min", "normalized_efficiency")),
+        f"{submitter} {name}: {int(n)} x {family}, {minutes:.3g} min, {template.format(value)}"
+        for submitter, name, n, family, minutes, value in zip(
+            *(table[c].tolist() for c in (*columns, "time_to_train_min", column)),
             strict=True,
         )
     ]

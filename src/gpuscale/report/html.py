@@ -8,7 +8,6 @@ sortable tables and the data problems found at ingest.
 
 from __future__ import annotations
 
-import gc
 import os
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from gpuscale.mlperf.ingest import RoundTables
 from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.findings import workload_findings
-from gpuscale.report.pool import Inline, figure_executor
+from gpuscale.report.pool import Inline, figure_executor, frozen_heap
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
 from gpuscale.report.svg import save_chart
 
@@ -152,40 +151,12 @@ def build_report(
     have its imports done meanwhile; by default it runs here.
     """
     options = options or AnalysisOptions()
+    analysis = analysis or Inline()
     out_dir.mkdir(parents=True, exist_ok=True)
-    # The caller's objects outlive the report: no collection needs to walk them while
-    # it runs (and forked workers then share their pages). Undone on the way out.
-    gc.freeze()
-    try:
-        return _build_report(
-            tables,
-            workloads,
-            out_dir,
-            options,
-            workers if workers is not None else (os.cpu_count() or 1),
-            analysis or Inline(),
-            bench,
-            advice_link,
-            max_devices,
-        )
-    finally:
-        gc.unfreeze()
-
-
-def _build_report(
-    tables: RoundTables,
-    workloads: list[str],
-    out_dir: Path,
-    options: AnalysisOptions,
-    workers: int,
-    analysis: Executor,
-    bench: pd.DataFrame | None,
-    advice_link: Link | None,
-    max_devices: int,
-) -> Path:
     has_scores = len(tables.scores) > 0
     pairs = workload_pairs(tables, workloads) if has_scores else []
-    with figure_executor(workers) as pool:
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    with frozen_heap(), figure_executor(workers) as pool:
         # Work for the workers at once (forking them), then each workload's first figures
         # as soon as its table exists: the second core is busy from the start.
         extras = [pool.submit(energy_section, tables, workloads, out_dir)] if has_scores else []

@@ -7,6 +7,7 @@ from matplotlib.figure import Figure
 
 from gpuscale.analysis.equilibrium import pareto_mask
 from gpuscale.mlperf.benchmarks import display_name
+from gpuscale.report.figures import point_labels
 from gpuscale.report.style import (
     MARKERS,
     OKABE_ITO,
@@ -17,14 +18,6 @@ from gpuscale.report.style import (
     plain_log,
     styled,
 )
-
-
-def _labels(frame: pd.DataFrame) -> list[str]:
-    return [
-        f"{r.submitter} {r.system_name}: {int(r.accelerators)} x {r.accelerator_family}, "
-        f"{r.time_to_train_min:.3g} min, {r.energy_kj:,.0f} kJ"
-        for r in frame.itertuples(index=False)
-    ]
 
 
 @styled
@@ -51,7 +44,7 @@ def energy_chart(energy: pd.DataFrame) -> Chart:
                 alpha=0.9,
             )
             sc.set_gid(gid)
-            labels[gid] = _labels(group)
+            labels[gid] = point_labels(group, ("energy_kj", "{:,.0f} kJ"))
         front = group[
             pareto_mask(group["time_to_train_min"].to_numpy(), group["energy_kj"].to_numpy())
         ].sort_values("energy_kj")

@@ -5,7 +5,8 @@ Usage::
     python benchmarks/ingest.py [--archive ../shared/mlperf/training_results_v4.1.tar.xz]
                                 [--repeat 3] [--official]
 
-Unpacks the archive once into a temporary directory, then times (best of --repeat):
+Unpacks the archive once into a temporary directory, then times (best of --repeat; every
+run and the median are printed too):
 ``grep -c ':::MLLOG'`` over the round's files (baseline for the directory read),
 ``gpuscale.mlperf.read_round`` on the directory, ``xz -dc`` of the archive (baseline
 for the archive read) and ``read_round`` on the archive; with ``--official``, the
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -31,13 +33,14 @@ from gpuscale.mlperf.ingest import read_round
 DEFAULT_ARCHIVE = Path(__file__).resolve().parents[2] / "shared/mlperf/training_results_v4.1.tar.xz"
 
 
-def best_of(repeat: int, fn: Callable[[], object]) -> float:
+def timings(repeat: int, fn: Callable[[], object]) -> list[float]:
+    """Seconds of each of ``repeat`` calls of ``fn``."""
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return min(times)
+    return times
 
 
 def run_official(root: Path, ruleset: str) -> None:
@@ -80,31 +83,38 @@ def main() -> None:
         grep = shutil.which("grep")
         xz = shutil.which("xz")
         results: dict[str, float] = {}
+        spread: dict[str, str] = {}
+
+        def timed(name: str, fn: Callable[[], object], repeat: int = args.repeat) -> None:
+            # The fastest run is the least disturbed (the machine is noisy); all are shown.
+            times = timings(repeat, fn)
+            results[name] = min(times)
+            spread[name] = ", ".join(f"{t:.3f}" for t in times)
+            spread[name] += f" (median {statistics.median(times):.3f})"
+
         if grep:
-            results["grep -c MLLOG (dir)"] = best_of(
-                args.repeat,
+            timed(
+                "grep -c MLLOG (dir)",
                 lambda: subprocess.run(
                     [grep, "-rc", ":::MLLOG", str(root)], stdout=subprocess.DEVNULL, check=False
                 ),
             )
         tables = read_round(root)
-        results["gpuscale read_round (dir)"] = best_of(args.repeat, lambda: read_round(root))
+        timed("gpuscale read_round (dir)", lambda: read_round(root))
         if xz:
-            results["xz -dc (archive)"] = best_of(
-                args.repeat,
+            timed(
+                "xz -dc (archive)",
                 lambda: subprocess.run(
                     [xz, "-dc", str(args.archive)], stdout=subprocess.DEVNULL, check=True
                 ),
             )
-        results["gpuscale read_round (archive)"] = best_of(
-            args.repeat, lambda: read_round(args.archive)
-        )
+        timed("gpuscale read_round (archive)", lambda: read_round(args.archive))
         if args.official:
             ruleset = root.name.rsplit("v", 1)[1] + ".0"
-            results["official summarizer (dir)"] = best_of(1, lambda: run_official(root, ruleset))
+            timed("official summarizer (dir)", repeat=1, fn=lambda: run_official(root, ruleset))
     print(f"runs: {len(tables.runs)}, scores: {tables.scores['time_to_train_min'].notna().sum()}")
     for name, seconds in results.items():
-        print(f"{name:34s} {seconds:8.3f} s")
+        print(f"{name:34s} {seconds:8.3f} s   runs: {spread[name]}")
     ours_dir = results["gpuscale read_round (dir)"]
     if "grep -c MLLOG (dir)" in results:
         print(f"ratio dir read / grep:          {ours_dir / results['grep -c MLLOG (dir)']:.2f}x")

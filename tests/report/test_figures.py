@@ -82,3 +82,6 @@ def test_decomposition_figure_plots_the_three_factors(result) -> None:
     assert len(chart.labels) == 3
     plotted = offsets(chart.figure, "points-2")[:, 1]
     assert sorted(plotted) == pytest.approx(sorted(result.table["normalized_efficiency"]))
+    # Tooltips name the factor on one line (the legend's label wraps)
+    assert all(label.startswith("E' ") for label in chart.labels["points-2"])
+    assert all(label.startswith("throughput efficiency ") for label in chart.labels["points-0"])

@@ -100,3 +100,10 @@ def test_worker_processes_draw_the_same_report(report, tmp_path) -> None:
 
     assert undated(path.read_text()) == undated(html)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in out.iterdir())
+
+
+def test_table_counts_are_written_in_full(report) -> None:
+    _, html = report
+    cells = [c.strip() for c in re.findall(r"<td[^>]*>([^<]*)</td>", html)]
+    assert "1,024" in cells  # Stable Diffusion's 1024-accelerator systems
+    assert not [c for c in cells if re.search(r"\de[+-]\d", c)]  # no 1.02e+03

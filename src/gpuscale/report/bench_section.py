@@ -10,6 +10,7 @@ import pandas as pd
 from gpuscale.advise.model import Link
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
 from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
+from gpuscale.report.numbers import number
 from gpuscale.report.svg import save_chart
 
 COLUMNS = {
@@ -31,12 +32,6 @@ class BenchSection:
     figures: list[tuple[str, str, list[str]]]  # (title, inline svg, file names)
     columns: list[str]
     rows: list[dict[str, str]]
-
-
-def _fmt(value: object) -> str:
-    if isinstance(value, float):
-        return "" if value != value else f"{value:.3g}"
-    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 def bench_findings(scaling: pd.DataFrame) -> list[str]:
@@ -140,6 +135,7 @@ def build_bench_section(
             findings += extra[0]
             figures.append(extra[1])
     rows = [
-        {label: _fmt(r[col]) for col, label in COLUMNS.items()} for r in scaling.to_dict("records")
+        {label: number(r[col]) for col, label in COLUMNS.items()}
+        for r in scaling.to_dict("records")
     ]
     return BenchSection(findings, figures, list(COLUMNS.values()), rows)

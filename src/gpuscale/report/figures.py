@@ -21,6 +21,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
 from gpuscale.mlperf.benchmarks import display_name
+from gpuscale.report.numbers import number
 from gpuscale.report.style import (
     FIGSIZE,
     MARGINS,
@@ -52,7 +53,8 @@ def point_labels(
     column, template = last
     columns = ("submitter", "system_name", "accelerators", "accelerator_family")
     return [
-        f"{submitter} {name}: {int(n)} x {family}, {minutes:.3g} min, {template.format(value)}"
+        f"{submitter} {name}: {int(n):,} x {family}, {number(minutes)} min, "
+        f"{template.format(value)}"
         for submitter, name, n, family, minutes, value in zip(
             *(table[c].tolist() for c in (*columns, "time_to_train_min", column)),
             strict=True,
@@ -333,9 +335,10 @@ def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
     series = (
-        ("throughput_efficiency", "throughput efficiency (X/X_ref x N_ref/N)", "o"),
-        ("convergence_factor", "convergence factor (samples_ref/samples)", "s"),
-        ("normalized_efficiency", "E' (their product)", "D"),
+        # Two-line labels: one line would run past the figure's right edge.
+        ("throughput_efficiency", "throughput efficiency\n(X/X_ref x N_ref/N)", "o"),
+        ("convergence_factor", "convergence factor\n(samples_ref/samples)", "s"),
+        ("normalized_efficiency", "E'\n(their product)", "D"),
     )
     for k, (column, name, marker) in enumerate(series):
         sc = ax.scatter(
@@ -350,8 +353,9 @@ def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
             linewidths=0.4,
         )
         sc.set_gid(f"points-{k}")
+        short = name.partition("\n")[0]
         labels[f"points-{k}"] = [
-            f"{name.split(' (')[0]} {v:.2f}: {text}"
+            f"{short} {v:.2f}: {text}"
             for v, text in zip(table[column], point_labels(table), strict=True)
         ]
     ax.axhline(1.0, color="#555555", linewidth=0.9, linestyle="--")

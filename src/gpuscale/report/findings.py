@@ -7,14 +7,11 @@ import pandas as pd
 from gpuscale.analysis.analyze import WorkloadAnalysis
 from gpuscale.analysis.decompose import decompose, dominant_loss
 from gpuscale.analysis.equilibrium import fastest_per_count
-
-
-def _fmt_ratio(value: float) -> str:
-    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+from gpuscale.report.numbers import number
 
 
 def _fmt_minutes(minutes: float) -> str:
-    return f"{minutes * 60:.0f} s" if minutes < 1 else f"{minutes:.3g} min"
+    return f"{minutes * 60:.0f} s" if minutes < 1 else f"{number(minutes)} min"
 
 
 def family_scaling(table: pd.DataFrame, family: str) -> tuple[int, float, int, float] | None:
@@ -79,7 +76,7 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
     out.append(
         f"Fastest: {fastest['submitter']} {fastest['system_name']} "
         f"({int(fastest['accelerators'])} x {fastest['accelerator_family']}) trains in "
-        f"{_fmt_minutes(fastest['time_to_train_min'])}, {_fmt_ratio(fastest['speedup'])}x the "
+        f"{_fmt_minutes(fastest['time_to_train_min'])}, {number(fastest['speedup'])}x the "
         f"reference, at normalised efficiency E' {fastest['normalized_efficiency']:.2f}."
     )
     big_family = table["accelerator_family"].value_counts().index[0]

@@ -31,6 +31,7 @@ from gpuscale.mlperf.ingest import RoundTables
 from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.findings import workload_findings
+from gpuscale.report.numbers import number
 from gpuscale.report.pool import Inline, figure_executor, frozen_heap
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
 from gpuscale.report.svg import save_chart
@@ -79,21 +80,11 @@ class Section:
     reference_ids: set[str] = field(default_factory=set)
 
 
-def _number(value: object, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and value != value):
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else ""
-    if isinstance(value, int | float):
-        return f"{value:.{digits}g}" if abs(value) < 1e4 else f"{value:,.0f}"
-    return str(value)
-
-
 def _rows(table: pd.DataFrame) -> list[dict[str, object]]:
     rows = []
     for r in table.to_dict("records"):
         row = {
-            label: _number(r[col]) if col != "ci" else ""
+            label: number(r[col]) if col != "ci" else ""
             for col, label in TABLE_COLUMNS.items()
             if col != "ci"
         }
@@ -101,7 +92,7 @@ def _rows(table: pd.DataFrame) -> list[dict[str, object]]:
         row["Submitter"] = r["submitter"]
         row["Accelerator"] = r["accelerator_family"]
         low, high = r["time_to_train_min_ci_low"], r["time_to_train_min_ci_high"]
-        row["95% CI (min)"] = f"{low:.3g}-{high:.3g}" if low == low else ""
+        row["95% CI (min)"] = f"{number(low)}-{number(high)}" if low == low else ""
         row["_reference"] = r["system_id"] == r["reference_system_id"]
         rows.append(row)
     return rows

@@ -8,6 +8,7 @@ from matplotlib.figure import Figure
 from gpuscale.analysis.equilibrium import pareto_mask
 from gpuscale.mlperf.benchmarks import display_name
 from gpuscale.report.figures import point_labels
+from gpuscale.report.numbers import number
 from gpuscale.report.style import (
     MARKERS,
     OKABE_ITO,
@@ -93,7 +94,7 @@ def trend_chart(rows: pd.DataFrame, workload: str) -> Chart:
         sc.set_gid(f"largest-{k}")
         labels[f"largest-{k}"] = [
             f"{family} {r.round}: {r.largest_accelerators} accelerators, "
-            f"{r.best_time_at_largest_min:.3g} min, E' {r.normalized_efficiency_at_largest:.2f}"
+            f"{number(r.best_time_at_largest_min)} min, E' {r.normalized_efficiency_at_largest:.2f}"
             for r in group.itertuples(index=False)
         ]
     ax.set_xticks(range(len(rounds)), rounds)

@@ -1,0 +1,34 @@
+"""How the report writes numbers: never an exponent."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpuscale.report.numbers import number
+
+
+def test_examples() -> None:
+    assert number(2528) == "2,528"
+    assert number(3070.4) == "3,070"
+    assert number(222.4) == "222"
+    assert number(999.96) == "1,000"
+    assert number(0.1759) == "0.176"
+    assert number(1.234e-5) == "0.0000123"
+    assert number(-0.5) == "-0.5"
+    assert number(float("nan")) == number(None) == number(False) == ""
+    assert number(True) == "yes"
+    assert number("Eos") == "Eos"
+
+
+@given(st.floats(min_value=-1e15, max_value=1e15, allow_nan=False) | st.integers(-(10**15), 10**15))
+def test_never_an_exponent_and_the_value_survives(value: float) -> None:
+    text = number(value)
+    if value != 0 and abs(value) < 1e-6:
+        return  # the documented exception
+    assert "e" not in text, text
+    back = float(text.replace(",", ""))
+    # three significant digits, or whole units from 1000 on
+    assert math.isclose(back, value, rel_tol=5e-3, abs_tol=0.5 if abs(value) >= 999 else 0)

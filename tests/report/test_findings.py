@@ -21,3 +21,13 @@ def test_caution_when_the_reference_is_another_generation() -> None:
     result = analyze(load_round("v4.1"), ["bert"], AnalysisOptions(n_boot=100))[0]
     text = " ".join(workload_findings(result, "study"))
     assert "RTX A5000" in text and "mixes hardware generations" in text
+    assert "not super-linear scaling" in text  # BERT's E' reaches 24 against 2 x A5000
+
+
+def test_no_super_linear_aside_when_no_e_prime_exceeds_one() -> None:
+    # v5.0 Stable Diffusion: the reference is a GB200 system, the most submitted family
+    # H200; no system beats the reference per accelerator.
+    result = analyze(load_round("v5.0"), ["stable_diffusion"], AnalysisOptions(n_boot=100))[0]
+    assert result.table["normalized_efficiency"].max() <= 1.05
+    text = " ".join(workload_findings(result, "study"))
+    assert "mixes hardware generations" in text and "super-linear" not in text

@@ -82,11 +82,13 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
     big_family = table["accelerator_family"].value_counts().index[0]
     foreign = [r for r in result.references if r.accelerator_family != big_family]
     if reference_rule == "study" and len(result.references) == 1 and foreign:
+        top = float(table["normalized_efficiency"].max())
+        # Only an E' above 1 can be mistaken for super-linear scaling.
+        aside = f" (E' up to {number(top)} here is not super-linear scaling)" if top > 1.05 else ""
         out.append(
             f"Caution: the reference is a {foreign[0].accelerator_family} system while "
-            f"most systems are {big_family}, so E' mixes hardware generations (E' up "
-            f"to {table['normalized_efficiency'].max():.3g} here is not super-linear "
-            "scaling); the family rule (--reference family) compares like with like."
+            f"most systems are {big_family}, so E' mixes hardware generations{aside}; "
+            "the family rule (--reference family) compares like with like."
         )
     scaling = family_scaling(table, big_family)
     if scaling is not None:

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
+from gpuscale.formatting import number
+
 if TYPE_CHECKING:  # pandas is imported when a table is printed: the CLI starts faster
     import pandas as pd
 
@@ -18,14 +20,6 @@ class Format(str, Enum):
     table = "table"
     csv = "csv"
     json = "json"
-
-
-def _cell(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1e5 else f"{value:,.0f}"
-    return str(value)
 
 
 def jsonable(value: Any) -> Any:
@@ -62,7 +56,7 @@ def print_frame(console: Console, frame: pd.DataFrame, fmt: Format, *, title: st
         table.add_column(str(column), justify="right" if numeric else "left", overflow="fold")
     for row in frame.itertuples(index=False):
         # rich markup in untrusted names must not be interpreted
-        table.add_row(*(_escape(_cell(v)) for v in row))
+        table.add_row(*(_escape(number(v, digits=4)) for v in row))
     console.print(table)
 
 

@@ -147,6 +147,11 @@ def test_cost_and_energy() -> None:
     assert row["cost"] == pytest.approx(2.0) and row["energy_kwh"] == pytest.approx(0.5)
 
 
+def test_no_price_gives_no_cost_rather_than_zero() -> None:
+    result = advise(AdviceInputs(params=1e6, compute=COMPUTE, link=LINK, max_devices=2))
+    assert result.predictions["cost"].isna().all()
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [

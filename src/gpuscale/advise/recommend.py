@@ -57,7 +57,7 @@ class AdviceInputs:
     algorithm: str = "ring"
     strong: bool = False
     target_efficiency: float = 0.7
-    price_per_device_hour: float = 0.0
+    price_per_device_hour: float | None = None  # None: no cost column values (not 0)
     power_w: float = TDP_W["H100"]
     samples: float = 1e7  # samples to train, for time, cost and energy
     threshold: float = 0.8  # equilibrium: E' >= threshold x best
@@ -69,7 +69,8 @@ class AdviceInputs:
             raise ValueError("max devices must be >= 1")
         if not 0 < self.target_efficiency <= 1:
             raise ValueError("target efficiency must be in (0, 1]")
-        if self.price_per_device_hour < 0 or self.power_w < 0 or self.samples <= 0:
+        price = self.price_per_device_hour
+        if (price is not None and price < 0) or self.power_w < 0 or self.samples <= 0:
             raise ValueError("price and power must be >= 0 and samples > 0")
 
     @property
@@ -146,7 +147,8 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     frame["efficiency"] = frame["speedup"] / frame["devices"]
     frame["time_to_train_h"] = inputs.samples / frame["samples_per_s"] / 3600
     frame["device_hours"] = frame["devices"] * frame["time_to_train_h"]
-    frame["cost"] = frame["device_hours"] * inputs.price_per_device_hour
+    price = inputs.price_per_device_hour
+    frame["cost"] = frame["device_hours"] * (float("nan") if price is None else price)
     frame["energy_kwh"] = frame["device_hours"] * inputs.power_w / 1000
     return frame
 

@@ -64,7 +64,9 @@ def advise(
         int, typer.Option("--grad-bytes", help="Bytes per gradient element (4 fp32, 2 bf16).")
     ] = 4,
     target_efficiency: Annotated[float, typer.Option(help="Efficiency to keep.")] = 0.7,
-    price: Annotated[float, typer.Option(help="Price per device-hour.")] = 0.0,
+    price: Annotated[
+        float | None, typer.Option(help="Price per device-hour (without it, no cost column).")
+    ] = None,
     power_w: Annotated[
         float | None,
         typer.Option(help="Device power, W (default: NVML from --bench, else the TDP table)."),

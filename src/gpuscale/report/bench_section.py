@@ -9,8 +9,8 @@ import pandas as pd
 
 from gpuscale.advise.model import Link
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
+from gpuscale.formatting import number
 from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
-from gpuscale.report.numbers import number
 from gpuscale.report.svg import save_chart
 
 COLUMNS = {

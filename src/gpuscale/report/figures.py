@@ -20,8 +20,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
+from gpuscale.formatting import number
 from gpuscale.mlperf.benchmarks import display_name
-from gpuscale.report.numbers import number
 from gpuscale.report.style import (
     FIGSIZE,
     MARGINS,

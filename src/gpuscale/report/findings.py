@@ -7,7 +7,7 @@ import pandas as pd
 from gpuscale.analysis.analyze import WorkloadAnalysis
 from gpuscale.analysis.decompose import decompose, dominant_loss
 from gpuscale.analysis.equilibrium import fastest_per_count
-from gpuscale.report.numbers import number
+from gpuscale.formatting import number
 
 
 def _fmt_minutes(minutes: float) -> str:

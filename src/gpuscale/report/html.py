@@ -26,12 +26,12 @@ from gpuscale.analysis.analyze import (
     workload_pairs,
     workload_table,
 )
+from gpuscale.formatting import number
 from gpuscale.mlperf.benchmarks import display_name
 from gpuscale.mlperf.ingest import RoundTables
 from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.findings import workload_findings
-from gpuscale.report.numbers import number
 from gpuscale.report.pool import Inline, figure_executor, frozen_heap
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
 from gpuscale.report.svg import save_chart

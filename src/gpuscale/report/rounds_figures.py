@@ -6,9 +6,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from gpuscale.analysis.equilibrium import pareto_mask
+from gpuscale.formatting import number
 from gpuscale.mlperf.benchmarks import display_name
 from gpuscale.report.figures import point_labels
-from gpuscale.report.numbers import number
 from gpuscale.report.style import (
     MARKERS,
     OKABE_ITO,

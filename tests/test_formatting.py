@@ -1,13 +1,14 @@
-"""How the report writes numbers: never an exponent."""
+"""How gpuscale writes numbers for people: never an exponent."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuscale.report.numbers import number
+from gpuscale.formatting import number
 
 
 def test_examples() -> None:
@@ -21,6 +22,8 @@ def test_examples() -> None:
     assert number(float("nan")) == number(None) == number(False) == ""
     assert number(True) == "yes"
     assert number("Eos") == "Eos"
+    assert number(np.int64(3472)) == "3,472" and number(np.float64(10970.3), 4) == "10,970"
+    assert number(np.bool_(True)) == "yes" and number(float("inf")) == "inf"
 
 
 @given(st.floats(min_value=-1e15, max_value=1e15, allow_nan=False) | st.integers(-(10**15), 10**15))

@@ -1,0 +1,34 @@
+"""How gpuscale writes a number for people (report tables, tooltips, findings, the CLI's
+tables): never in exponent notation, which readers stumble on."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def number(value: object, digits: int = 3) -> str:
+    """``digits`` significant digits below ``10**digits`` (0.176, 32.8, 222, 0.0000123),
+    whole numbers with thousands separators from there (3,070, not 3.07e+03); integers
+    in full (2,528); None and NaN as ""; True as "yes", False as ""; anything else as
+    ``str``. Only magnitudes below 1e-6 keep an exponent (a row of zeros says less).
+    numpy scalars count as the Python numbers they stand for."""
+    if value is None:
+        return ""
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else ""
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}"
+    if not isinstance(value, numbers.Real):
+        return str(value)
+    value = float(value)
+    if value != value:
+        return ""
+    if value in (float("inf"), float("-inf")):
+        return str(value)
+    if value != 0 and abs(value) < 1e-6:
+        return f"{value:.{digits}g}"
+    # Rounded first: 999.96 is "1,000", never "1e+03".
+    text = np.format_float_positional(value, precision=digits, fractional=False, trim="-")
+    return f"{float(text):,.0f}" if abs(float(text)) >= 10**digits else text

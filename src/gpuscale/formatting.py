@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
-
 
 def number(value: object, digits: int = 3) -> str:
     """``digits`` significant digits below ``10**digits`` (0.176, 32.8, 222, 0.0000123),
@@ -14,8 +12,10 @@ def number(value: object, digits: int = 3) -> str:
     in full (2,528); None and NaN as ""; True as "yes", False as ""; anything else as
     ``str``. Only magnitudes below 1e-6 keep an exponent (a row of zeros says less).
     numpy scalars count as the Python numbers they stand for."""
-    if value is None:
-        return ""
+    if value is None or isinstance(value, str):
+        return value or ""
+    import numpy as np  # here, not at the top: the CLI starts without numpy
+
     if isinstance(value, bool | np.bool_):
         return "yes" if value else ""
     if isinstance(value, numbers.Integral):

@@ -82,15 +82,10 @@ def main() -> None:
         print(f"round: {root.name}, {len(files)} files, {size_mb:.0f} MB unpacked")
         grep = shutil.which("grep")
         xz = shutil.which("xz")
-        results: dict[str, float] = {}
-        spread: dict[str, str] = {}
+        runs: dict[str, list[float]] = {}
 
         def timed(name: str, fn: Callable[[], object], repeat: int = args.repeat) -> None:
-            # The fastest run is the least disturbed (the machine is noisy); all are shown.
-            times = timings(repeat, fn)
-            results[name] = min(times)
-            spread[name] = ", ".join(f"{t:.3f}" for t in times)
-            spread[name] += f" (median {statistics.median(times):.3f})"
+            runs[name] = timings(repeat, fn)
 
         if grep:
             timed(
@@ -113,8 +108,14 @@ def main() -> None:
             ruleset = root.name.rsplit("v", 1)[1] + ".0"
             timed("official summarizer (dir)", repeat=1, fn=lambda: run_official(root, ruleset))
     print(f"runs: {len(tables.runs)}, scores: {tables.scores['time_to_train_min'].notna().sum()}")
-    for name, seconds in results.items():
-        print(f"{name:34s} {seconds:8.3f} s   runs: {spread[name]}")
+    # The fastest run is the least disturbed (the machine is noisy); all are shown.
+    results = {name: min(times) for name, times in runs.items()}
+    for name, times in runs.items():
+        shown = ", ".join(f"{t:.3f}" for t in times)
+        print(
+            f"{name:34s} {results[name]:8.3f} s   runs: {shown} "
+            f"(median {statistics.median(times):.3f})"
+        )
     ours_dir = results["gpuscale read_round (dir)"]
     if "grep -c MLLOG (dir)" in results:
         print(f"ratio dir read / grep:          {ours_dir / results['grep -c MLLOG (dir)']:.2f}x")

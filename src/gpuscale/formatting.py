@@ -31,4 +31,5 @@ def number(value: object, digits: int = 3) -> str:
         return f"{value:.{digits}g}"
     # Rounded first: 999.96 is "1,000", never "1e+03".
     text = np.format_float_positional(value, precision=digits, fractional=False, trim="-")
-    return f"{float(text):,.0f}" if abs(float(text)) >= 10**digits else text
+    rounded = float(text)
+    return f"{rounded:,.0f}" if abs(rounded) >= 10**digits else text

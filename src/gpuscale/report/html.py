@@ -83,11 +83,7 @@ class Section:
 def _rows(table: pd.DataFrame) -> list[dict[str, object]]:
     rows = []
     for r in table.to_dict("records"):
-        row = {
-            label: number(r[col]) if col != "ci" else ""
-            for col, label in TABLE_COLUMNS.items()
-            if col != "ci"
-        }
+        row = {label: number(r[col]) for col, label in TABLE_COLUMNS.items() if col != "ci"}
         row["System"] = r["system_name"]
         row["Submitter"] = r["submitter"]
         row["Accelerator"] = r["accelerator_family"]

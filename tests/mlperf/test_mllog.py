@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuscale.mlperf.mllog import mllog_payloads, scan_mllog, select_records
+from gpuscale.mlperf.mllog import (
+    SCANNER,
+    Payloads,
+    mllog_payloads,
+    payloads_python,
+    scan_mllog,
+    select_records,
+)
 from gpuscale.mlperf.runlog import read_run_log
 
 from .logbuilder import line, result_log
@@ -62,7 +69,7 @@ def test_truncated_last_line_is_a_failure_not_an_exception() -> None:
     ],
 )
 def test_payload_rules(payload: bytes, ok: bool) -> None:
-    selected, failures = select_records([payload])
+    selected, failures = select_records(Payloads.of([payload]))
     assert (len(selected) == 1) is ok
     assert len(failures) == (0 if ok else 1)
 
@@ -152,3 +159,61 @@ def test_record_without_metadata_outside_read_keys_is_ignored() -> None:
     odd = '{"time_ms": 5, "key": "weights_initialization", "value": null}'
     log = read_run_log((result_log() + ":::MLLOG " + odd + "\n").encode())
     assert log.parse_failures == 0 and log.violations == []
+
+
+# Pieces that make the scanner's edge cases likely: tokens split, doubled, at line ends.
+_scan_pieces = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [b":::MLLOG ", b":::MLLOG", b"::", b":", b"\n", b"\r", b"\r\n", b" ", b"{}", b"\x00"]
+        ),
+        st.binary(max_size=12),
+    ),
+    max_size=40,
+).map(b"".join)
+
+
+def _c_scanner():
+    return pytest.importorskip(
+        "gpuscale.mlperf._scan", reason="C scanner not built (no compiler at install)"
+    )
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(_scan_pieces, st.binary(max_size=300)))
+def test_c_scanner_gives_the_regex_path_bytes(data: bytes) -> None:
+    assert _c_scanner().payloads(data) == payloads_python(data)
+
+
+def test_c_scanner_on_a_whole_log_and_on_edges() -> None:
+    scan = _c_scanner().payloads
+    data = result_log(ranks=8).encode()
+    for variant in (data, data.replace(b"\n", b"\r\n"), data.replace(b"\n", b"\r"), data[:-5]):
+        assert scan(variant) == payloads_python(variant)
+    assert scan(b"") == (0, b"")
+    assert scan(b":::MLLOG ") == (1, b"")
+    assert scan(b"a:::MLLOG x:::MLLOG y\r\n:::MLLOG z") == (2, b"y\nz")
+    assert scan(memoryview(b"\n:::MLLOG {}")) == (1, b"{}")
+    with pytest.raises(TypeError):
+        scan("text, not bytes")
+
+
+def test_c_scanner_is_built_where_a_compiler_is() -> None:
+    import shutil
+    import sysconfig
+    from pathlib import Path
+
+    header = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    if not (shutil.which("cc") or shutil.which("gcc")) or not header.exists():
+        pytest.skip("no C compiler or Python headers: the regex path is the one used")
+    assert SCANNER == "C", "a compiler is here but the install did not build the scanner"
+
+
+def test_without_the_c_scanner_a_log_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuscale.mlperf import mllog
+
+    data = (result_log(ranks=4) + "noise\r\n" + line("x", 1, 1) + "\r").encode()
+    with_c = read_run_log(data)
+    monkeypatch.setattr(mllog, "_payloads_c", None)
+    assert mllog.find_payloads(data) == Payloads(*payloads_python(data))
+    assert read_run_log(data) == with_c

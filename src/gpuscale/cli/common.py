@@ -61,7 +61,7 @@ def _progress_reader():
         console=err,
         transient=True,
     )
-    task = progress.add_task("reading result logs", total=None)
+    task = progress.add_task("reading", total=None)
 
     def update(done: int, total: int) -> None:
         progress.update(task, completed=done, total=total or None)

@@ -19,12 +19,12 @@ from __future__ import annotations
 import lzma
 import tarfile
 from collections.abc import Callable
-from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuscale.mlperf.parse import Parsed, parse_task, task_for
 from gpuscale.mlperf.sources import Entry, Skipped, TarBlockBounds, iter_tar_block
+from gpuscale.mlperf.team import Team
 from gpuscale.mlperf.xz import XzIndex
 
 # Global pax fields that do not change how members are read (GitHub writes a comment).
@@ -83,20 +83,13 @@ def read_tar_xz_blocks(
     path: Path,
     index: XzIndex,
     round_name: str,
-    pool: Executor,
+    workers: int,
     progress: Callable[[int, int], None] | None = None,
-) -> list[BlockResult] | None:
-    """Every block of an indexed .tar.xz read by ``pool``, in archive order; None when
-    the walks do not chain up (then read the archive sequentially)."""
-    futures = [
-        pool.submit(read_block, (str(path), index, number, round_name))
-        for number in range(len(index.blocks))
-    ]
-    results: list[BlockResult] = []
-    done = 0
-    for future in futures:
-        results.append(future.result())
-        done += sum(parsed is not None for _, parsed in results[-1].items)
-        if progress:
-            progress(done, 0)
-    return results if chained(index, results) else None
+) -> tuple[list[BlockResult], list[str]] | None:
+    """Every block of an indexed .tar.xz read by ``workers`` processes, in archive
+    order, with the team's notes (dead workers); None when the walks do not chain up
+    (then read the archive sequentially). ``progress`` counts blocks."""
+    tasks = [(str(path), index, number, round_name) for number in range(len(index.blocks))]
+    team = Team(read_block, tasks, workers)
+    results = team.results(progress)
+    return (results, team.notes) if chained(index, results) else None

@@ -38,6 +38,7 @@ from gpuscale.mlperf.sources import (
     round_name_from_path,
 )
 from gpuscale.mlperf.systems import SystemError, parse_system
+from gpuscale.mlperf.team import Team
 from gpuscale.mlperf.xz import read_index
 from gpuscale.schema import PROBLEMS_COLUMNS, RUNS_COLUMNS, SYSTEMS_COLUMNS
 
@@ -171,12 +172,11 @@ def _round_name(path: Path, given: str | None) -> str:
     )
 
 
-def _pool(workers: int | None) -> Executor | None:
-    count = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    if count <= 1:
+def _pool(workers: int) -> Executor | None:
+    if workers <= 1:
         return None
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    return ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context(method))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
 
 
 def read_round(
@@ -190,9 +190,12 @@ def read_round(
 
     ``round_name`` defaults to the version in the path's name (``training_results_v4.1``
     -> ``v4.1``). ``workers`` processes parse the result logs (default: one per core);
-    ``progress(done, total)`` is called as result files are parsed (``total`` is 0 while
-    an archive's file count is unknown). Raises :class:`SourceError` only when the path
-    itself is unusable; everything inside is reported in ``problems``.
+    ``progress(done, total)`` is called as the work advances: result files parsed, or xz
+    blocks read for a multi-block ``.tar.xz`` (``total`` is 0 while a streamed
+    archive's file count is unknown). A worker process that dies costs nothing: its
+    files are read again by this process and a ``worker`` problem row says so. Raises
+    :class:`SourceError` only when the path itself is unusable; everything inside is
+    reported in ``problems``.
     """
     path = Path(path)
     if not path.exists():
@@ -202,15 +205,16 @@ def read_round(
     name = _round_name(path, round_name)
     skipped: list[Skipped] = []
     col = _Collector(name, [], [], [], {}, set())
-    pool = _pool(workers)
-    try:
-        if path.is_dir():
-            _read_listed(list(_entries(path, skipped)), col, pool, progress)
-        elif not _read_in_blocks(path, col, pool, progress, skipped):
+    count = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    if path.is_dir():
+        _read_listed(list(_entries(path, skipped)), col, count, progress)
+    elif not _read_in_blocks(path, col, count, progress, skipped):
+        pool = _pool(count)
+        try:
             _read_streamed(_entries(path, skipped), col, pool, progress)
-    finally:
-        if pool is not None:
-            pool.shutdown()
+        finally:
+            if pool is not None:
+                pool.shutdown()
     for s in skipped:
         col.problem(s.path, s.kind, s.message)
     return _tables(col)
@@ -229,41 +233,40 @@ def _note(entry: Entry, col: _Collector) -> None:
 
 
 def _read_listed(
-    entries: list[Entry], col: _Collector, pool: Executor | None, progress: Progress | None
+    entries: list[Entry], col: _Collector, workers: int, progress: Progress | None
 ) -> None:
-    """Directory source: workers read and parse the files themselves (no bytes copied),
-    starting at once; the main process reads the system descriptions meanwhile."""
+    """Directory source: every process reads and parses files itself (no bytes copied);
+    the children start at once and this process reads the system descriptions first."""
     tasks = [t for t in (task_for(e, col.round_name) for e in entries) if t is not None]
-    if pool is None:
-        results: Iterable[Parsed] = map(parse_task, tasks)
-    else:
-        workers = getattr(pool, "_max_workers", 2)
-        results = pool.map(parse_task, tasks, chunksize=max(1, len(tasks) // (16 * workers)))
+    team = Team(parse_task, tasks, workers)
     for entry in entries:
         _note(entry, col)
-    for done, parsed in enumerate(results, start=1):
+    for parsed in team.results(progress):
         col.add_parsed(parsed)
-        if progress:
-            progress(done, len(tasks))
+    for note in team.notes:
+        col.problem(".", "worker", note)
 
 
 def _read_in_blocks(
     path: Path,
     col: _Collector,
-    pool: Executor | None,
+    workers: int,
     progress: Progress | None,
     skipped: list[Skipped],
 ) -> bool:
     """A multi-block .tar.xz read by all workers at once, one xz block per task; False
     (nothing read) where that does not apply or the blocks do not chain up."""
-    if pool is None or not path.name.lower().endswith((".xz", ".txz")):
+    if workers <= 1 or not path.name.lower().endswith((".xz", ".txz")):
         return False
     index = read_index(path)
     if index is None or len(index.blocks) < 2:
         return False
-    blocks = read_tar_xz_blocks(path, index, col.round_name, pool, progress)
-    if blocks is None:
+    read = read_tar_xz_blocks(path, index, col.round_name, workers, progress)
+    if read is None:
         return False
+    blocks, notes = read
+    for note in notes:
+        col.problem(path.name, "worker", note)
     for block in blocks:
         for entry, parsed in block.items:
             _note(entry, col)

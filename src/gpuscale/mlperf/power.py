@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuscale.mlperf.mllog import Record, finite_or_none, joined_payloads, select_records, value_of
+from gpuscale.mlperf.mllog import Record, find_payloads, finite_or_none, select_records, value_of
 
 _NODE_KEYS = frozenset(
     {"power_measurement_start", "power_measurement_stop", "power_reading", "conversion_eff"}
@@ -70,8 +70,9 @@ def _mean_node_power(
 
 def read_power_log(data: bytes, kind: str) -> PowerLog:
     """Mean power of a ``node_*.txt`` or ``sw_*.txt`` file; never raises."""
-    payloads, joined = joined_payloads(data)
-    by_key, failures = select_records(payloads, _NODE_KEYS if kind == "node" else _SW_KEYS, joined)
+    by_key, failures = select_records(
+        find_payloads(data), _NODE_KEYS if kind == "node" else _SW_KEYS
+    )
     records = sorted((pair for group in by_key.values() for pair in group), key=lambda p: p[0])
     note = f"{len(failures)} unreadable lines; " if failures else ""
     if kind == "switch":

@@ -17,8 +17,8 @@ from gpuscale.mlperf.compliance import CHECKED_KEYS, check_common_rules
 from gpuscale.mlperf.mllog import (
     Record,
     fields_of,
+    find_payloads,
     finite_or_none,
-    joined_payloads,
     metadata_of,
     select_records,
     value_of,
@@ -154,12 +154,12 @@ def _eval_point(index: int, rec: Record) -> EvalPoint:
 
 def read_run_log(data: bytes) -> RunLog:
     """Distil one MLLOG result file. Never raises: bad lines are counted, not fatal."""
-    payloads, joined = joined_payloads(data)
-    by_key, failures = select_records(payloads, _SELECT, joined)
+    payloads = find_payloads(data)
+    by_key, failures = select_records(payloads, _SELECT)
     log = RunLog(
-        mllog_lines=len(payloads),
+        mllog_lines=payloads.count,
         parse_failures=len(failures),
-        violations=check_common_rules(by_key, len(payloads)),
+        violations=check_common_rules(by_key, payloads.count),
     )
     if failures:
         f = failures[0]

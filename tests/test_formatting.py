@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuscale.formatting import number
+from gpuscale.formatting import devices, number
 
 
 def test_examples() -> None:
@@ -35,3 +35,8 @@ def test_never_an_exponent_and_the_value_survives(value: float) -> None:
     back = float(text.replace(",", ""))
     # three significant digits, or whole units from 1000 on
     assert math.isclose(back, value, rel_tol=5e-3, abs_tol=0.5 if abs(value) >= 999 else 0)
+
+
+def test_devices_separates_thousands() -> None:
+    assert devices(3472, "H100-SXM5-80GB") == "3,472 x H100-SXM5-80GB"
+    assert devices(8.0, "B200") == "8 x B200"

@@ -33,3 +33,8 @@ def number(value: object, digits: int = 3) -> str:
     text = np.format_float_positional(value, precision=digits, fractional=False, trim="-")
     rounded = float(text)
     return f"{rounded:,.0f}" if abs(rounded) >= 10**digits else text
+
+
+def devices(count: float, family: str) -> str:
+    """``3,472 x H100-SXM5-80GB``: a device count (thousands separated) and its kind."""
+    return f"{number(int(count))} x {family}"

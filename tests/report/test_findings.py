@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from gpuscale import load_round
 from gpuscale.analysis import AnalysisOptions, analyze
 from gpuscale.report.findings import workload_findings
@@ -31,3 +33,12 @@ def test_no_super_linear_aside_when_no_e_prime_exceeds_one() -> None:
     assert result.table["normalized_efficiency"].max() <= 1.05
     text = " ".join(workload_findings(result, "study"))
     assert "mixes hardware generations" in text and "super-linear" not in text
+
+
+def test_device_counts_are_written_with_thousands_separators() -> None:
+    # v4.1 BERT reaches 3,472 accelerators; every count in words is separated.
+    result = analyze(load_round("v4.1"), ["bert"], AnalysisOptions(n_boot=100))[0]
+    assert result.table["accelerators"].max() >= 1000
+    text = " ".join(workload_findings(result, "study"))
+    assert f"{int(result.table['accelerators'].max()):,} accelerators" in text
+    assert re.search(r"\b\d{4,} (x|accelerators)\b", text) is None, text

@@ -71,13 +71,13 @@ class Equilibrium:
         for p in picks:
             by_n.setdefault(p.accelerators, []).append(p.criterion)
         parts = [
-            f"{' and '.join(names)} pick{'s' if len(names) == 1 else ''} {n} accelerators"
+            f"{' and '.join(names)} pick{'s' if len(names) == 1 else ''} {n:,} accelerators"
             for n, names in sorted(by_n.items())
         ]
         on_front = [p.criterion for p in picks if p.key in self.pareto]
         text = "; ".join(parts)
         if len(by_n) == 1 and len(picks) > 1:
-            text = f"all criteria agree on {picks[0].accelerators} accelerators"
+            text = f"all criteria agree on {picks[0].accelerators:,} accelerators"
         return text + f" ({len(on_front)} of {len(picks)} picks on the Pareto front)"
 
 

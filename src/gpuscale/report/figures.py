@@ -20,7 +20,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
-from gpuscale.formatting import number
+from gpuscale.formatting import devices, number
 from gpuscale.mlperf.benchmarks import display_name
 from gpuscale.report.style import (
     FIGSIZE,
@@ -53,8 +53,7 @@ def point_labels(
     column, template = last
     columns = ("submitter", "system_name", "accelerators", "accelerator_family")
     return [
-        f"{submitter} {name}: {int(n):,} x {family}, {number(minutes)} min, "
-        f"{template.format(value)}"
+        f"{submitter} {name}: {devices(n, family)}, {number(minutes)} min, {template.format(value)}"
         for submitter, name, n, family, minutes, value in zip(
             *(table[c].tolist() for c in (*columns, "time_to_train_min", column)),
             strict=True,

@@ -7,7 +7,7 @@ import pandas as pd
 from gpuscale.analysis.analyze import WorkloadAnalysis
 from gpuscale.analysis.decompose import decompose, dominant_loss
 from gpuscale.analysis.equilibrium import fastest_per_count
-from gpuscale.formatting import number
+from gpuscale.formatting import devices, number
 
 
 def _fmt_minutes(minutes: float) -> str:
@@ -50,8 +50,8 @@ def _why_efficiency_falls(table: pd.DataFrame, family: str) -> str | None:
     if factor == "none":
         return None
     return (
-        f"Why efficiency falls from {int(small['accelerators'])} to "
-        f"{int(large['accelerators'])} x {family}: E' {row['normalized_efficiency']:.2f} = "
+        f"Why efficiency falls from {number(int(small['accelerators']))} to "
+        f"{devices(large['accelerators'], family)}: E' {row['normalized_efficiency']:.2f} = "
         f"throughput efficiency {row['throughput_efficiency']:.2f} x convergence factor "
         f"{row['convergence_factor']:.2f} (global batch {small['global_batch_size']:,.0f} -> "
         f"{large['global_batch_size']:,.0f}); {factor} accounts for {share:.0%} of the loss."
@@ -63,19 +63,20 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
     table = result.table
     out = []
     refs = "; ".join(
-        f"{r.submitter} {r.system_id} ({r.accelerators} x {r.accelerator_family}, "
+        f"{r.submitter} {r.system_id} ({devices(r.accelerators, r.accelerator_family)}, "
         f"{_fmt_minutes(r.time_to_train_min)})"
         for r in result.references
     )
     out.append(
         f"{len(table)} systems from {table['submitter'].nunique()} submitters, "
-        f"{int(table['accelerators'].min())} to {int(table['accelerators'].max())} "
+        f"{number(int(table['accelerators'].min()))} to "
+        f"{number(int(table['accelerators'].max()))} "
         f"accelerators. Reference ({reference_rule} rule): {refs}."
     )
     fastest = table.loc[table["time_to_train_min"].idxmin()]
     out.append(
         f"Fastest: {fastest['submitter']} {fastest['system_name']} "
-        f"({int(fastest['accelerators'])} x {fastest['accelerator_family']}) trains in "
+        f"({devices(fastest['accelerators'], fastest['accelerator_family'])}) trains in "
         f"{_fmt_minutes(fastest['time_to_train_min'])}, {number(fastest['speedup'])}x the "
         f"reference, at normalised efficiency E' {fastest['normalized_efficiency']:.2f}."
     )
@@ -95,8 +96,8 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
         n_small, _, n_large, ratio = scaling
         out.append(
             f"Within {big_family} (the most submitted family), the fastest system at "
-            f"{n_large} accelerators keeps {ratio:.0%} of the per-accelerator "
-            f"efficiency of the fastest at {n_small}."
+            f"{number(n_large)} accelerators keeps {ratio:.0%} of the per-accelerator "
+            f"efficiency of the fastest at {number(n_small)}."
         )
     sentence = _why_efficiency_falls(table, big_family)
     if sentence:
@@ -106,7 +107,7 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
         p = eq.efficiency_threshold
         out.append(
             f"Equilibrium: the largest configuration keeping E' >= {eq.threshold:g} x "
-            f"the best is {p.accelerators} x {p.accelerator_family} ({p.submitter} "
+            f"the best is {devices(p.accelerators, p.accelerator_family)} ({p.submitter} "
             f"{p.system_name}, {_fmt_minutes(p.time_to_train_min)}); "
             f"{eq.agreement}."
         )

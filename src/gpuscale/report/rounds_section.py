@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gpuscale.analysis.energy import energy_table
 from gpuscale.analysis.trends import trends
+from gpuscale.formatting import devices
 from gpuscale.mlperf.benchmarks import display_name
 from gpuscale.mlperf.ingest import RoundTables
 from gpuscale.report.rounds_figures import energy_chart, trend_chart
@@ -37,7 +38,7 @@ def energy_section(tables: RoundTables, workloads: list[str], out_dir: Path) -> 
     for row in energy.itertuples(index=False):
         findings.append(
             f"{display_name(row.workload)} ({row.round}): {row.submitter} {row.system_name}, "
-            f"{row.accelerators} x {row.accelerator_family}: {row.energy_kj:,.0f} kJ "
+            f"{devices(row.accelerators, row.accelerator_family)}: {row.energy_kj:,.0f} kJ "
             f"({row.energy_kj / 3600:,.1f} kWh) in {row.time_to_train_min:.3g} min, "
             f"{row.energy_per_accelerator_hour_kj / 3.6:,.0f} W per accelerator including the "
             "host."

@@ -66,3 +66,16 @@ def test_a_round_read_with_a_dying_worker_is_whole(tmp_path: Path, monkeypatch) 
         pd.testing.assert_frame_equal(getattr(tables, name), getattr(reference, name))
     worker = tables.problems[tables.problems.kind == "worker"]
     assert len(worker) == 1 and "died" in worker.iloc[0]["message"]
+
+
+def _slow_square(x: int) -> int:
+    time.sleep(0.01)
+    return x * x
+
+
+def test_leaving_the_block_early_stops_the_children() -> None:
+    before = set(multiprocessing.active_children())
+    with pytest.raises(RuntimeError), Team(_slow_square, list(range(500)), 3):
+        assert len(set(multiprocessing.active_children()) - before) == 2
+        raise RuntimeError("the caller failed before gathering")
+    assert set(multiprocessing.active_children()) - before == set()

@@ -90,6 +90,6 @@ def read_tar_xz_blocks(
     order, with the team's notes (dead workers); None when the walks do not chain up
     (then read the archive sequentially). ``progress`` counts blocks."""
     tasks = [(str(path), index, number, round_name) for number in range(len(index.blocks))]
-    team = Team(read_block, tasks, workers)
-    results = team.results(progress)
+    with Team(read_block, tasks, workers) as team:
+        results = team.results(progress)
     return (results, team.notes) if chained(index, results) else None

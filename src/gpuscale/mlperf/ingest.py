@@ -238,10 +238,11 @@ def _read_listed(
     """Directory source: every process reads and parses files itself (no bytes copied);
     the children start at once and this process reads the system descriptions first."""
     tasks = [t for t in (task_for(e, col.round_name) for e in entries) if t is not None]
-    team = Team(parse_task, tasks, workers)
-    for entry in entries:
-        _note(entry, col)
-    for parsed in team.results(progress):
+    with Team(parse_task, tasks, workers) as team:
+        for entry in entries:
+            _note(entry, col)
+        results = team.results(progress)
+    for parsed in results:
         col.add_parsed(parsed)
     for note in team.notes:
         col.problem(".", "worker", note)

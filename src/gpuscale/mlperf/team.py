@@ -60,7 +60,9 @@ class Team(Generic[T, R]):
     """``fn`` over ``tasks`` by ``workers`` processes; ``fn`` must not raise.
 
     The children start when the team is made, so the caller can do other work before
-    :meth:`results` (where this process joins in, then gathers everything).
+    :meth:`results` (where this process joins in, then gathers everything). Use it as a
+    context manager: children still running when the block ends (an exception, or
+    :meth:`results` never called) are stopped rather than left waiting on their pipe.
     """
 
     def __init__(self, fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> None:
@@ -75,6 +77,17 @@ class Team(Generic[T, R]):
             process.start()
             send.close()  # only the child holds it now: its death reads as EOF here
             self._children.append((process, receive))
+
+    def __enter__(self) -> Team[T, R]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for process, receive in self._children:
+            if process.is_alive():
+                process.terminate()
+            process.join()
+            receive.close()
+        self._children = []
 
     def claimed(self) -> int:
         """Tasks taken so far by all processes (a progress measure)."""

@@ -9,7 +9,6 @@ printed and nothing raises on bad input: what cannot be used becomes a row of
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -38,7 +37,7 @@ from gpuscale.mlperf.sources import (
     round_name_from_path,
 )
 from gpuscale.mlperf.systems import SystemError, parse_system
-from gpuscale.mlperf.team import Team
+from gpuscale.mlperf.team import Team, process_context
 from gpuscale.mlperf.xz import read_index
 from gpuscale.schema import PROBLEMS_COLUMNS, RUNS_COLUMNS, SYSTEMS_COLUMNS
 
@@ -175,8 +174,7 @@ def _round_name(path: Path, given: str | None) -> str:
 def _pool(workers: int) -> Executor | None:
     if workers <= 1:
         return None
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=process_context())
 
 
 def read_round(

@@ -50,8 +50,9 @@ def _child(fn: Callable[[T], R], tasks: Sequence[T], counter: Any, conn: Connect
     conn.close()
 
 
-def _context() -> Any:
-    # fork shares the parent's imports (no start-up cost); spawn where there is no fork.
+def process_context() -> Any:
+    """The multiprocessing context gpuscale's readers start processes with: fork where
+    there is one (children share the parent's imports, no start-up cost), else spawn."""
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
@@ -68,7 +69,7 @@ class Team(Generic[T, R]):
     def __init__(self, fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> None:
         self.fn, self.tasks = fn, tasks
         self.notes: list[str] = []
-        ctx = _context()
+        ctx = process_context()
         self._counter = ctx.Value("q", 0)
         self._children: list[tuple[Any, Connection]] = []
         for _ in range(max(0, min(workers, len(tasks)) - 1)):
@@ -91,7 +92,7 @@ class Team(Generic[T, R]):
 
     def claimed(self) -> int:
         """Tasks taken so far by all processes (a progress measure)."""
-        return min(self._counter.value, len(self.tasks))
+        return self._counter.value  # _claim never counts past the last task
 
     def results(self, progress: Callable[[int, int], None] | None = None) -> list[R]:
         """Every task's result, in task order. ``progress(claimed, total)`` is called as
@@ -101,14 +102,15 @@ class Team(Generic[T, R]):
         found = _work(self.fn, self.tasks, self._counter, on_done)
         dead: list[str] = []
         for process, receive in self._children:
-            try:
-                found.update(receive.recv())
-            except (EOFError, OSError, pickle.UnpicklingError):
-                process.join()
-                dead.append(str(process.exitcode))
-            finally:
-                receive.close()
+            with receive:
+                try:
+                    found.update(receive.recv())
+                    reported = True
+                except (EOFError, OSError, pickle.UnpicklingError):
+                    reported = False
             process.join()
+            if not reported:
+                dead.append(str(process.exitcode))
         missing = [i for i in range(total) if i not in found]
         if dead or missing:
             self.notes.append(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.schema import RUNS_COLUMNS, SCORES_COLUMNS
+from gpuscale.tables import RUNS_COLUMNS, SCORES_COLUMNS
 
 
 def scores(rows: list[tuple[str, str, int, float]], workload: str = "bert") -> pd.DataFrame:

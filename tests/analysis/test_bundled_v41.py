@@ -8,7 +8,7 @@ import pytest
 from gpuscale import load_round
 from gpuscale.analysis import AnalysisOptions, analyze, as_json
 from gpuscale.analysis.equilibrium import pareto_mask
-from gpuscale.mlperf.benchmarks import STUDY_WORKLOADS
+from gpuscale.tables import STUDY_WORKLOADS
 
 
 @pytest.fixture(scope="module", params=["study", "family"])

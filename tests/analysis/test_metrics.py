@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from gpuscale.analysis.metrics import ReferenceError, references, scaling_table
+from gpuscale.analysis.metrics import ReferenceNotFoundError, references, scaling_table
 
 from .tables import scores
 
@@ -46,7 +46,7 @@ def test_explicit_reference() -> None:
     table = scaling_table(scores(BASE), "bert", reference="Org/h8")
     assert row(table, "h64")["speedup"] == pytest.approx(5.0)
     assert row(table, "a2")["normalized_efficiency"] == pytest.approx(0.1 / (2 / 8))
-    with pytest.raises(ReferenceError):
+    with pytest.raises(ReferenceNotFoundError):
         scaling_table(scores(BASE), "bert", reference="Org/missing")
 
 

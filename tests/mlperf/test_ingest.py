@@ -10,9 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from gpuscale._io import SourceError
 from gpuscale.mlperf.ingest import read_round
-from gpuscale.mlperf.sources import SourceError, round_name_from_path
-from gpuscale.schema import PROBLEMS_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, SYSTEMS_COLUMNS
+from gpuscale.mlperf.layout import round_name_from_path
+from gpuscale.tables import PROBLEMS_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, SYSTEMS_COLUMNS
 
 from .logbuilder import RoundBuilder, result_log
 

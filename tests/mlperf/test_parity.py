@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuscale.mlperf.benchmarks import benchmark_folder_alias
 from gpuscale.mlperf.ingest import read_round
+from gpuscale.tables import benchmark_of_folder
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "mlperf"
 ROUNDS = ["v4.0", "v4.1", "v5.0"]
@@ -49,7 +49,7 @@ def test_scores_match_official(round_pair) -> None:
     got = {}
     for row in ours.scores.to_dict("records"):
         if _present(row["time_to_train_min"]):
-            key = (row["org"], row["system_id"], benchmark_folder_alias(row["benchmark"]))
+            key = (row["org"], row["system_id"], benchmark_of_folder(row["benchmark"]))
             got[key] = row["time_to_train_min"]
     assert len(expected) > 100
     assert set(got) == set(expected), (
@@ -75,7 +75,7 @@ def test_gbs_and_samples_to_converge_match_official(round_pair) -> None:
     them (it computes them for the closed division)."""
     _round, official, _notes, ours = round_pair
     mine = {
-        (r["org"], r["system_id"], benchmark_folder_alias(r["benchmark"])): r
+        (r["org"], r["system_id"], benchmark_of_folder(r["benchmark"])): r
         for r in ours.scores.to_dict("records")
     }
     compared = 0
@@ -106,7 +106,7 @@ def test_energy_matches_official(round_pair) -> None:
     v4.0's smc power submissions crash it (see test_power_crash_is_documented)."""
     round_name, official, _notes, ours = round_pair
     mine = {
-        (r["org"], r["system_id"], benchmark_folder_alias(r["benchmark"])): r["energy_kj"]
+        (r["org"], r["system_id"], benchmark_of_folder(r["benchmark"])): r["energy_kj"]
         for r in ours.scores.to_dict("records")
     }
     expected = {k: v["energy"] for k, v in official.items() if _present(v.get("energy"))}

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.analysis.clusters import Clustering, cluster_systems
-from gpuscale.analysis.decompose import DECOMPOSITION_COLUMNS, decompose
+from gpuscale.analysis.decompose import decompose
 from gpuscale.analysis.equilibrium import (
     Equilibrium,
     Pick,
@@ -23,8 +23,14 @@ from gpuscale.analysis.equilibrium import (
 )
 from gpuscale.analysis.metrics import Reference, references, scaling_table
 from gpuscale.analysis.uncertainty import bootstrap_intervals
-from gpuscale.mlperf.ingest import RoundTables
-from gpuscale.schema import CLUSTER_COLUMN, PARETO_COLUMN, SCALING_COLUMNS
+from gpuscale.tables import (
+    CLUSTER_COLUMN,
+    CLUSTER_FEATURES,
+    DECOMPOSITION_COLUMNS,
+    PARETO_COLUMN,
+    SCALING_COLUMNS,
+    RoundTables,
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -186,7 +192,11 @@ _SYSTEM_FIELDS = (
 
 
 def _pick_json(pick: Pick | None) -> dict[str, Any] | None:
-    return None if pick is None else asdict(pick)
+    if pick is None:
+        return None
+    fields = asdict(pick)
+    fields["criterion"] = fields.pop("label")  # the JSON names the criterion as people read it
+    return fields
 
 
 def equilibrium_json(eq: Equilibrium) -> dict[str, Any]:
@@ -233,11 +243,7 @@ def as_json(results: list[WorkloadAnalysis], options: AnalysisOptions) -> list[d
                 "clusters": {
                     "k": result.clustering.k,
                     "silhouette": result.clustering.silhouette,
-                    "features": [
-                        "log10_accelerators",
-                        "log10_time_to_train_min",
-                        "normalized_efficiency",
-                    ],
+                    "features": list(CLUSTER_FEATURES),
                 },
                 "systems": systems,
                 "equilibrium": equilibrium_json(result.equilibrium),

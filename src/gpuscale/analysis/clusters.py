@@ -14,8 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-FEATURES = ("log10_accelerators", "log10_time_to_train_min", "normalized_efficiency")
-
 
 @dataclass(frozen=True, slots=True)
 class Clustering:

@@ -23,13 +23,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-DECOMPOSITION_COLUMNS = (
-    "throughput_samples_per_s",
-    "throughput_factor",
-    "convergence_factor",
-    "throughput_efficiency",
-)
-
 
 def decompose(table: pd.DataFrame) -> pd.DataFrame:
     """A scaling table with the decomposition columns added (see the module docstring)."""

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.analysis.metrics import SAMPLE_COUNTED
-from gpuscale.mlperf.ingest import RoundTables
+from gpuscale.tables import RoundTables, counts_samples
 
 
 def energy_table(tables: RoundTables) -> pd.DataFrame:
@@ -30,5 +29,7 @@ def energy_table(tables: RoundTables) -> pd.DataFrame:
     hours = scores["accelerators"] * scores["time_to_train_min"] / 60.0
     scores["energy_per_accelerator_hour_kj"] = scores["energy_kj"] / hours
     per_sample = 1000.0 * scores["energy_kj"] / scores["samples_to_converge"]
-    scores["energy_per_sample_j"] = per_sample.where(scores["benchmark"].isin(SAMPLE_COUNTED))
+    scores["energy_per_sample_j"] = per_sample.where(
+        scores["benchmark"].map(counts_samples).astype(bool)
+    )
     return scores.sort_values(["round", "benchmark", "accelerators"]).reset_index(drop=True)

@@ -21,12 +21,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from gpuscale.tables import Criterion
+
 
 @dataclass(frozen=True, slots=True)
 class Pick:
-    """The system a criterion picks."""
+    """The system a criterion picks; ``label`` is how people read the criterion."""
 
-    criterion: str
+    criterion: Criterion
+    label: str
     org: str
     submitter: str
     system_id: str
@@ -69,21 +72,22 @@ class Equilibrium:
             return "no criterion could pick a system"
         by_n: dict[int, list[str]] = {}
         for p in picks:
-            by_n.setdefault(p.accelerators, []).append(p.criterion)
+            by_n.setdefault(p.accelerators, []).append(p.label)
         parts = [
             f"{' and '.join(names)} pick{'s' if len(names) == 1 else ''} {n:,} accelerators"
             for n, names in sorted(by_n.items())
         ]
-        on_front = [p.criterion for p in picks if p.key in self.pareto]
+        on_front = [p for p in picks if p.key in self.pareto]
         text = "; ".join(parts)
         if len(by_n) == 1 and len(picks) > 1:
             text = f"all criteria agree on {picks[0].accelerators:,} accelerators"
         return text + f" ({len(on_front)} of {len(picks)} picks on the Pareto front)"
 
 
-def _pick(criterion: str, row: pd.Series) -> Pick:
+def _pick(criterion: Criterion, row: pd.Series, threshold: float) -> Pick:
     return Pick(
         criterion=criterion,
+        label=criterion.label(threshold),
         org=str(row["org"]),
         submitter=str(row["submitter"]),
         system_id=str(row["system_id"]),
@@ -149,9 +153,9 @@ def equilibrium(table: pd.DataFrame, *, threshold: float = 0.8, scope: str = "al
         scope=scope,
         threshold=threshold,
         pareto=pareto,
-        knee=_pick("knee", knee) if knee is not None else None,
-        max_speed_x_efficiency=_pick("speed x efficiency", best),
-        efficiency_threshold=_pick(f"E' >= {threshold:g} x best", good.iloc[-1])
+        knee=_pick(Criterion.KNEE, knee, threshold) if knee is not None else None,
+        max_speed_x_efficiency=_pick(Criterion.SPEED_X_EFFICIENCY, best, threshold),
+        efficiency_threshold=_pick(Criterion.EFFICIENCY_THRESHOLD, good.iloc[-1], threshold)
         if len(good)
         else None,
     )

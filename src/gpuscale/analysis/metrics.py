@@ -18,12 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gpuscale.schema import SCALING_COLUMNS
-
-# Benchmarks whose RCP convergence count is in samples (others count epochs).
-SAMPLE_COUNTED = frozenset(
-    {"bert", "llama2_70b_lora", "stable_diffusion", "llama31_405b", "llama31_8b", "flux1"}
-)
+from gpuscale.tables import SCALING_COLUMNS, counts_samples
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +34,7 @@ class Reference:
     time_to_train_min: float
 
 
-class ReferenceError(ValueError):
+class ReferenceNotFoundError(ValueError):
     """The asked-for reference system has no score for this benchmark."""
 
 
@@ -90,13 +85,15 @@ def find_reference(frame: pd.DataFrame, rule: str) -> pd.Series:
     if rule == "study":
         return study_reference(frame)
     if "/" not in rule:
-        raise ReferenceError(f"reference {rule!r}: use study, family or SUBMITTER/SYSTEM_ID")
+        raise ReferenceNotFoundError(
+            f"reference {rule!r}: use study, family or SUBMITTER/SYSTEM_ID"
+        )
     who, system_id = rule.split("/", 1)
     match = frame[
         (frame["system_id"] == system_id) & ((frame["submitter"] == who) | (frame["org"] == who))
     ]
     if match.empty:
-        raise ReferenceError(f"reference {rule} has no official score for this benchmark")
+        raise ReferenceNotFoundError(f"reference {rule} has no official score for this benchmark")
     return match.iloc[0]
 
 
@@ -128,7 +125,7 @@ def scaling_table(
 
     ``reference``: ``study`` (fewest accelerators, slowest among them), ``family`` (the
     same rule within each accelerator family) or ``SUBMITTER/SYSTEM_ID``. Columns: see
-    ``gpuscale.schema.SCALING_COLUMNS``. Empty when no system is scored.
+    ``gpuscale.tables.SCALING_COLUMNS``. Empty when no system is scored.
     """
     frame = scored_systems(scores, division=division, availability=availability, families=families)
     frame = frame[(frame["workload"] == benchmark) | (frame["benchmark"] == benchmark)]
@@ -146,7 +143,7 @@ def scaling_table(
     out["gpu_hours"] = n * out["time_to_train_min"] / 60.0
     per_s = out["samples_to_converge"] / (out["time_to_train_min"] * 60.0) / n
     out["samples_per_s_per_accelerator"] = np.where(
-        out["benchmark"].isin(SAMPLE_COUNTED), per_s, np.nan
+        out["benchmark"].map(counts_samples).astype(bool), per_s, np.nan
     )
     out["reference_rule"] = reference
     out = out.sort_values(["accelerators", "time_to_train_min", "system_id"])

@@ -15,32 +15,14 @@ import pandas as pd
 
 from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import scaling_table
-
-TREND_COLUMNS = (
-    "workload",
-    "accelerator_family",
-    "round",
-    "benchmark_folder",
-    "systems",
-    "common_accelerators",
-    "best_time_at_common_min",
-    "largest_accelerators",
-    "best_time_at_largest_min",
-    "normalized_efficiency_at_largest",
-    "equilibrium_accelerators",
-    "note",
-)
-
-
-def _round_key(name: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in name.lstrip("v").split("."))
+from gpuscale.tables import TREND_COLUMNS, round_key
 
 
 def trends(
     scores: pd.DataFrame, workloads: list[str] | None = None, threshold: float = 0.8
 ) -> pd.DataFrame:
     """The trend rows (columns: ``TREND_COLUMNS``), ordered by workload, family, round."""
-    rounds = sorted(scores["round"].unique(), key=_round_key)
+    rounds = sorted(scores["round"].unique(), key=round_key)
     names = workloads or sorted(scores["workload"].unique())
     rows = []
     for workload in names:
@@ -71,7 +53,7 @@ def trends(
                 largest = group.loc[group["accelerators"].idxmax()]
                 eq = equilibrium(group, threshold=threshold)
                 notes = []
-                previous = [p for p in present if _round_key(p) < _round_key(r)]
+                previous = [p for p in present if round_key(p) < round_key(r)]
                 if previous and folders[previous[-1]] != folders[r]:
                     notes.append(f"renamed from {', '.join(folders[previous[-1]])}")
                 if r == present[0] and r != rounds[0]:

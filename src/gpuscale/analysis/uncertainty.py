@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gpuscale.schema import CI_COLUMNS
+from gpuscale.tables import CI_COLUMNS
 
 
 def _kept_times(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], np.ndarray]:
@@ -32,7 +32,7 @@ def bootstrap_intervals(
     level: float = 0.95,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """CI columns (``gpuscale.schema.CI_COLUMNS``) for every row of a scaling table.
+    """CI columns (``gpuscale.tables.CI_COLUMNS``) for every row of a scaling table.
 
     NaN where a system has fewer than two kept runs (or its reference has).
     """

@@ -39,6 +39,13 @@ Benchmarks = Annotated[
 ]
 
 
+def cores() -> int:
+    """The processes a command may use: every core (the library's default is one)."""
+    import os
+
+    return os.cpu_count() or 1
+
+
 def fail(message: str, code: int = 2) -> None:
     """Print a one-line error (no traceback) and exit."""
     err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
@@ -71,15 +78,16 @@ def _progress_reader():
 
 def read_paths(paths: list[Path], round_name: str | None = None):
     """Read raw rounds with a progress bar; a path that is no round ends the command."""
-    from gpuscale.mlperf.ingest import RoundTables, read_round
-    from gpuscale.mlperf.sources import SourceError
+    from gpuscale._io import SourceError
+    from gpuscale.mlperf.ingest import read_round
+    from gpuscale.tables import RoundTables
 
     update, context = _progress_reader()
     parts = []
     with context:
         for path in paths:
             try:
-                parts.append(read_round(path, round_name, progress=update))
+                parts.append(read_round(path, round_name, workers=cores(), progress=update))
             except (SourceError, ValueError) as exc:
                 fail(str(exc))
     return RoundTables.concat(parts)
@@ -95,6 +103,26 @@ def load_tables(paths: list[Path] | None, round_names: list[str] | None):
         return load_round(*(round_names or []))
     except (KeyError, ValueError) as exc:
         fail(str(exc).strip("'\""))
+    raise AssertionError("unreachable")
+
+
+def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> list[str]:
+    """The workloads ``--benchmark`` names in these tables (``default`` without it: all,
+    or the study's four where present); an unknown name ends the command with the list."""
+    from gpuscale.names import UnknownNameError, resolve_workloads
+
+    available = tables.scores["benchmark"].dropna().unique().tolist()
+    try:
+        if benchmark:
+            return resolve_workloads(benchmark, available)
+        if default == "study":
+            try:
+                return resolve_workloads(["study"], available)
+            except UnknownNameError:
+                pass
+        return resolve_workloads(["all"], available)
+    except UnknownNameError as exc:
+        fail(str(exc))
     raise AssertionError("unreachable")
 
 

@@ -13,6 +13,7 @@ from gpuscale.cli.common import (
     RoundPaths,
     app,
     bench_json,
+    cores,
     err,
     fail,
     load_tables,
@@ -21,6 +22,7 @@ from gpuscale.cli.common import (
     print_bench,
     read_bench,
     read_paths,
+    workloads_of,
 )
 from gpuscale.cli_output import Format, print_frame
 
@@ -70,12 +72,16 @@ def ingest(
     ] = None,
 ) -> None:
     """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
+    from gpuscale._io import OutputError
     from gpuscale.mlperf.bundled import write_tables
 
     if round_name and len(paths) > 1:
         fail("--round-name applies to one path at a time")
     tables = read_paths(paths, round_name)
-    written = write_tables(tables, out_dir)
+    try:
+        written = write_tables(tables, out_dir)
+    except OutputError as exc:
+        fail(str(exc))
     _summary(tables)
     err.print(f"wrote {len(written)} files to {out_dir}/")
 
@@ -91,13 +97,10 @@ def scores(
     ] = False,
 ) -> None:
     """Official time-to-train scores (olympic average, minutes), one row per result."""
-    from gpuscale.mlperf.benchmarks import resolve_workloads
-
     tables = load_tables(paths, round_names)
     frame = tables.scores
     if benchmark:
-        workloads = resolve_workloads(benchmark)
-        frame = frame[frame["workload"].isin(workloads) | frame["benchmark"].isin(benchmark)]
+        frame = frame[frame["workload"].isin(workloads_of(tables, benchmark))]
     frame = frame.sort_values(["round", "benchmark", "time_to_train_min"])
     print_frame(
         out,
@@ -191,8 +194,7 @@ def analyze(
 
     from gpuscale.analysis import AnalysisOptions, as_json
     from gpuscale.analysis import analyze as run_analysis
-    from gpuscale.analysis.metrics import ReferenceError
-    from gpuscale.mlperf.benchmarks import resolve_workloads
+    from gpuscale.analysis.metrics import ReferenceNotFoundError
 
     try:
         options = AnalysisOptions(
@@ -208,10 +210,10 @@ def analyze(
     except ValueError as exc:
         fail(str(exc))
     tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
-    workloads = resolve_workloads(benchmark or [])
+    workloads = workloads_of(tables, benchmark)
     try:
         results = run_analysis(tables, workloads, options)
-    except ReferenceError as exc:
+    except ReferenceNotFoundError as exc:
         fail(str(exc))
     if not results:
         fail("no scored system matches these options")
@@ -240,7 +242,7 @@ def analyze(
         eq = result.equilibrium
         for pick in eq.picks:
             out.print(
-                f"  {pick.criterion}: {pick.submitter} {pick.system_name} "
+                f"  {pick.label}: {pick.submitter} {pick.system_name} "
                 f"({pick.accelerators} x {pick.accelerator_family}, "
                 f"{pick.time_to_train_min:.2f} min, E' {pick.normalized_efficiency:.2f})",
                 markup=False,
@@ -277,12 +279,12 @@ def energy(
 ) -> None:
     """Energy to train from MLPerf power logs (official rule), per sample and accelerator-hour."""
     from gpuscale.analysis.energy import energy_table
-    from gpuscale.mlperf.benchmarks import resolve_workloads
 
     tables = load_tables(paths, round_names)
+    workloads = workloads_of(tables, benchmark)
     frame = energy_table(tables)
-    if benchmark:
-        frame = frame[frame["workload"].isin(resolve_workloads(benchmark))]
+    if len(frame):
+        frame = frame[frame["workload"].isin(workloads)]
     if frame.empty:
         rounds = ", ".join(sorted(tables.scores["round"].unique()))
         err.print(
@@ -306,12 +308,11 @@ def trends(
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
 ) -> None:
     """How each benchmark moved across rounds: best times, E' at scale, equilibrium."""
-    from gpuscale.analysis.trends import TREND_COLUMNS
     from gpuscale.analysis.trends import trends as run_trends
-    from gpuscale.mlperf.benchmarks import resolve_workloads
+    from gpuscale.tables import TREND_COLUMNS
 
     tables = load_tables(paths, round_names)
-    frame = run_trends(tables.scores, resolve_workloads(benchmark) if benchmark else None)
+    frame = run_trends(tables.scores, workloads_of(tables, benchmark) if benchmark else None)
     if family:
         frame = frame[frame["accelerator_family"].isin(family)]
     if frame.empty:
@@ -345,17 +346,17 @@ def report(
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
     from gpuscale.analysis import AnalysisOptions
-    from gpuscale.analysis.metrics import ReferenceError
+    from gpuscale.analysis.metrics import ReferenceNotFoundError
     from gpuscale.report.pool import analysis_executor
 
     # Forked once pandas is in (both need it): the worker imports scikit-learn and kneed
     # while this process imports matplotlib and loads the data.
     with analysis_executor() as analysis:
-        from gpuscale.mlperf.benchmarks import resolve_workloads
+        from gpuscale._io import OutputError
         from gpuscale.report.html import build_report
 
         tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
-        workloads = resolve_workloads(benchmark or ["study"])
+        workloads = workloads_of(tables, benchmark, default="study")
         try:
             path = build_report(
                 tables,
@@ -366,8 +367,9 @@ def report(
                 advice_link=preset_link(interconnect) if with_advice else None,
                 max_devices=max_devices,
                 analysis=analysis,
+                workers=cores(),
             )
-        except ReferenceError as exc:
+        except (ReferenceNotFoundError, OutputError) as exc:
             fail(str(exc))
     out.print(f"report written to {path}", markup=False, highlight=False)
     if open_browser:

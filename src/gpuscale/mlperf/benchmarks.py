@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gpuscale.tables import RENAMED, benchmark_of_folder
+
 QualityCheck = Callable[[Any], bool]
 
 
@@ -42,15 +44,9 @@ def _fid_clip(fid_max: float | None, clip_min: float | None) -> QualityCheck:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Benchmark:
-    """One MLPerf Training benchmark.
-
-    ``name`` is the folder name as published; ``workload`` the name that stays the same
-    across rounds (``ssd`` in v4.x and ``retinanet`` from v5.0 are both ``retinanet``).
-    """
+    """The scoring rules of one MLPerf Training benchmark (``name`` as published)."""
 
     name: str
-    workload: str
-    display_name: str
     result_files: int
     quality_key: str = "eval_accuracy"
     closed_check: QualityCheck
@@ -75,32 +71,24 @@ BENCHMARKS: dict[str, Benchmark] = {
     for b in (
         Benchmark(
             name="bert",
-            workload="bert",
-            display_name="BERT",
             result_files=10,
             closed_check=_range(0.720, 1.0, hi_strict=True),
             open_check=_OPEN_LT1,
         ),
         Benchmark(
             name="llama2_70b_lora",
-            workload="llama2_70b_lora",
-            display_name="Llama2 70B LoRA",
             result_files=10,
             closed_check=_range(0.0, 0.925, lo_strict=True),
             open_check=_OPEN_LT1,
         ),
         Benchmark(
             name="retinanet",
-            workload="retinanet",
-            display_name="RetinaNet",
             result_files=5,
             closed_check=_range(0.340, 1.0, hi_strict=True),
             open_check=_OPEN_LT1,
         ),
         Benchmark(
             name="stable_diffusion",
-            workload="stable_diffusion",
-            display_name="Stable Diffusion",
             result_files=10,
             quality_key="aggregated_eval_accuracy",
             closed_check=_fid_clip(90.0, 0.15),
@@ -108,48 +96,36 @@ BENCHMARKS: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="dlrm_dcnv2",
-            workload="dlrm_dcnv2",
-            display_name="DLRM DCNv2",
             result_files=10,
             closed_check=_range(0.80275, 1.0),
             open_check=_range(None, 1.0),
         ),
         Benchmark(
             name="rgat",
-            workload="rgat",
-            display_name="R-GAT",
             result_files=10,
             closed_check=_range(0.72, 1.0, hi_strict=True),
             open_check=_OPEN_LT1,
         ),
         Benchmark(
             name="gpt3",
-            workload="gpt3",
-            display_name="GPT-3 175B",
             result_files=3,
             closed_check=_range(2.6, 2.69, lo_strict=True),
             open_check=_range(2.6, 2.69, lo_strict=True),
         ),
         Benchmark(
             name="llama31_405b",
-            workload="llama31_405b",
-            display_name="Llama 3.1 405B",
             result_files=3,
             closed_check=_range(0.0, 5.6, lo_strict=True),
             open_check=_OPEN_LT1,
         ),
         Benchmark(
             name="resnet",
-            workload="resnet",
-            display_name="ResNet-50",
             result_files=5,
             closed_check=_range(0.7590, 1.0, hi_strict=True),
             open_check=_OPEN_LT1,
         ),
         Benchmark(
             name="unet3d",
-            workload="unet3d",
-            display_name="3D U-Net",
             result_files=40,
             closed_check=_range(0.908, None),
             open_check=_OPEN_LT1,
@@ -159,7 +135,6 @@ BENCHMARKS: dict[str, Benchmark] = {
 }
 
 # Folders renamed between rounds: the old name is the same benchmark under its new name.
-RENAMED: dict[str, str] = {"ssd": "retinanet", "gnn": "rgat"}
 BENCHMARKS.update({old: replace(BENCHMARKS[new], name=old) for old, new in RENAMED.items()})
 
 # The benchmarks each ruleset's compliance checker accepts as ``submission_benchmark``;
@@ -210,60 +185,7 @@ ALLOWED_IN_LOG[("v4.1", "closed")] = ALLOWED_IN_LOG[("v4.0", "closed")]
 ALLOWED_IN_LOG[("v4.1", "open")] = ALLOWED_IN_LOG[("v4.0", "open")]
 ALLOWED_IN_LOG[("v5.0", "open")] = ALLOWED_IN_LOG[("v5.0", "closed")]
 
-# The study's four workloads (arXiv 2509.03263), by workload name.
-STUDY_WORKLOADS: tuple[str, ...] = ("bert", "llama2_70b_lora", "retinanet", "stable_diffusion")
-
-_ALIASES: dict[str, str] = {
-    "llama2 lora": "llama2_70b_lora",
-    "llama2_lora": "llama2_70b_lora",
-    "llama2-70b-lora": "llama2_70b_lora",
-    "stable diffusion": "stable_diffusion",
-    "stable-diffusion": "stable_diffusion",
-    "sd": "stable_diffusion",
-    "dlrm": "dlrm_dcnv2",
-    "r-gat": "rgat",
-}
-
-
-def benchmark_folder_alias(folder: str) -> str:
-    """The benchmark name the official summarizer uses for a results folder name."""
-    return "maskrcnn" if folder == "mask" else folder
-
 
 def get_benchmark(name: str) -> Benchmark | None:
-    """The benchmark for a folder name (``ssd``, ``retinanet``, ...), or None if unknown."""
-    return BENCHMARKS.get(benchmark_folder_alias(name))
-
-
-def workload_of(benchmark: str) -> str:
-    """The cross-round workload name of a benchmark folder (``ssd`` -> ``retinanet``)."""
-    known = get_benchmark(benchmark)
-    return known.workload if known else benchmark
-
-
-def resolve_workloads(names: list[str] | tuple[str, ...]) -> list[str]:
-    """Turn user-facing names (``study``, ``Llama2 LoRA``, ``ssd``, ...) into workloads.
-
-    ``study`` expands to the study's four workloads. Unknown names are passed through in
-    lower case so that a user's own benchmark folders still match.
-    """
-    out: list[str] = []
-    for raw in names:
-        key = raw.strip().lower()
-        if key == "study":
-            candidates = list(STUDY_WORKLOADS)
-        elif key == "all":
-            continue
-        else:
-            key = _ALIASES.get(key, key)
-            candidates = [workload_of(key)]
-        out.extend(c for c in candidates if c not in out)
-    return out
-
-
-def display_name(workload: str) -> str:
-    """A readable name for a workload (``llama2_70b_lora`` -> ``Llama2 70B LoRA``)."""
-    for bench in BENCHMARKS.values():
-        if bench.workload == workload:
-            return bench.display_name
-    return workload
+    """The rules for a folder name (``ssd``, ``retinanet``, ...), or None if unknown."""
+    return BENCHMARKS.get(benchmark_of_folder(name))

@@ -7,16 +7,19 @@ logs needed). ``python -m gpuscale.mlperf.bundled DIR`` rebuilds them from the
 
 from __future__ import annotations
 
+import os
 import sys
 from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 
-from gpuscale.mlperf.ingest import RoundTables, read_rounds
-from gpuscale.mlperf.sources import normalise_round
+from gpuscale._io import write_atomically
+from gpuscale.mlperf.ingest import read_rounds
+from gpuscale.mlperf.layout import normalise_round
+from gpuscale.tables import RoundTables, round_key
 
-TABLES = ("systems", "runs", "scores", "problems")
+TABLES = RoundTables.NAMES
 DATA_DIR = Path(str(resources.files("gpuscale") / "data"))
 
 
@@ -26,7 +29,7 @@ def bundled_rounds() -> list[str]:
     if not path.exists():
         return []
     rounds = pd.read_parquet(path, columns=["round"])["round"].unique().tolist()
-    return sorted(rounds, key=lambda r: tuple(int(x) for x in r[1:].split(".")))
+    return sorted(rounds, key=round_key)
 
 
 def load_round(*rounds: str) -> RoundTables:
@@ -51,18 +54,17 @@ def load_round(*rounds: str) -> RoundTables:
 
 
 def write_tables(tables: RoundTables, out_dir: Path, *, csv: bool = True) -> list[Path]:
-    """Write the four tables as Parquet (and CSV) files into ``out_dir``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name in TABLES:
-        frame: pd.DataFrame = getattr(tables, name)
-        path = out_dir / f"{name}.parquet"
-        frame.to_parquet(path, index=False, compression="zstd")
-        written.append(path)
-        if csv:
-            frame.to_csv(out_dir / f"{name}.csv", index=False)
-            written.append(out_dir / f"{name}.csv")
-    return written
+    """Write the four tables as Parquet (and CSV) files into ``out_dir``, all at once
+    (``gpuscale._io.write_atomically``: never half-written). Raises ``OutputError``."""
+
+    def write(folder: Path) -> None:
+        for name in TABLES:
+            frame: pd.DataFrame = getattr(tables, name)
+            frame.to_parquet(folder / f"{name}.parquet", index=False, compression="zstd")
+            if csv:
+                frame.to_csv(folder / f"{name}.csv", index=False)
+
+    return [p for p in write_atomically(out_dir, write) if p.suffix in (".parquet", ".csv")]
 
 
 def rebuild(source_dir: Path, out_dir: Path = DATA_DIR) -> RoundTables:
@@ -70,7 +72,7 @@ def rebuild(source_dir: Path, out_dir: Path = DATA_DIR) -> RoundTables:
     archives = sorted(source_dir.glob("training_results_v*.tar*"))
     if not archives:
         raise FileNotFoundError(f"no training_results_v*.tar* archives in {source_dir}")
-    tables = read_rounds(archives)
+    tables = read_rounds(archives, workers=os.cpu_count() or 1)
     write_tables(tables, out_dir, csv=False)
     return tables
 

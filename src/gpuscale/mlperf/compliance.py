@@ -11,6 +11,8 @@ rounds v4.0-v5.0 they change no score (the parity tests say so).
 from __future__ import annotations
 
 from bisect import bisect_left
+from dataclasses import dataclass
+from enum import Enum
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +43,21 @@ _ALTERNATIVES = (
     ("eval_stop", "block_stop"),
 )
 CHECKED_KEYS = frozenset(_REQUIRED) | {k for pair in _ALTERNATIVES for k in pair}
-_NOT_EMPTY = frozenset({"submission_org", "submission_platform", "train_samples", "eval_samples"})
+
+
+class ViolationKind(Enum):
+    """Why the official checker rejects a run: its log's structure, the benchmark it
+    declares, or the quality target it never reached."""
+
+    STRUCTURE = "structure"
+    BENCHMARK = "benchmark"
+    QUALITY_TARGET = "quality target"
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    kind: ViolationKind
+    message: str
 
 
 def check_common_rules(by_key: ByKey, n_lines: int) -> list[str]:
@@ -118,22 +134,26 @@ def run_violations(
     division: str | None,
     common: list[str],
     evals: list[EvalPoint],
-) -> list[str]:
+) -> list[Violation]:
     """All reasons the official checker would reject a run.
 
-    ``benchmark`` and ``division`` are the values the log itself declares; ``evals`` its
-    evaluation lines.
+    ``common`` are the structural violations (``check_common_rules``); ``benchmark`` and
+    ``division`` the values the log itself declares; ``evals`` its evaluation lines.
     """
-    reasons = list(common)
+    reasons = [Violation(ViolationKind.STRUCTURE, m) for m in common]
     if division not in ("closed", "open"):
         return reasons
     allowed = ALLOWED_IN_LOG.get((round_name, division))
     if benchmark is None:
-        reasons.append("no submission_benchmark line")
+        reasons.append(Violation(ViolationKind.BENCHMARK, "no submission_benchmark line"))
         return reasons
     if allowed is not None and benchmark not in allowed:
         reasons.append(
-            f"benchmark {benchmark!r} is not allowed in the {division} division of {round_name}"
+            Violation(
+                ViolationKind.BENCHMARK,
+                f"benchmark {benchmark!r} is not allowed in the {division} division "
+                f"of {round_name}",
+            )
         )
         return reasons
     bench = get_benchmark(benchmark)
@@ -142,13 +162,22 @@ def run_violations(
     if bench.quality_key == "aggregated_eval_accuracy":
         quality: list[Any] = list(aggregate_fid_clip(evals).values())
         if len(quality) < 2:
-            reasons.append(f"{len(quality)} aggregated evaluations, at least 2 required")
+            reasons.append(
+                Violation(
+                    ViolationKind.STRUCTURE,
+                    f"{len(quality)} aggregated evaluations, at least 2 required",
+                )
+            )
         if any("FID" not in q or "CLIP" not in q for q in quality):
-            reasons.append("an evaluation lacks FID or CLIP")
+            reasons.append(Violation(ViolationKind.STRUCTURE, "an evaluation lacks FID or CLIP"))
     else:
         quality = [e.value for e in evals if e.key == bench.quality_key]
     if not any(bench.passes_quality(v, division) for v in quality):
-        reasons.append(f"quality target not reached ({bench.quality_key})")
+        reasons.append(
+            Violation(
+                ViolationKind.QUALITY_TARGET, f"quality target not reached ({bench.quality_key})"
+            )
+        )
     return reasons
 
 

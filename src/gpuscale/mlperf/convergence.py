@@ -11,13 +11,14 @@ not stop with ``success`` has no value (the checker uses 1e9 and drops it).
 from __future__ import annotations
 
 from gpuscale.mlperf.runlog import RunLog
-
-_SAMPLE_COUNTED = frozenset({"llama2_70b_lora", "flux1", "llama31_405b", "llama31_8b"})
+from gpuscale.tables import workload_facts
 
 
 def run_samples_to_converge(log: RunLog) -> float | None:
     """The run's samples (or epochs) to converge, or None when it did not converge."""
     bench = log.benchmark
+    facts = workload_facts(bench or "")
+    by_samples = facts is not None and facts.progress_key == "samples_count"
     sd_evals: dict[float, dict[str, float]] = {}
     conv: float | None = None
     result: float | None = None
@@ -50,7 +51,7 @@ def run_samples_to_converge(log: RunLog) -> float | None:
                 and isinstance(ev.value, int | float)
             ):
                 sd_evals.setdefault(ev.samples_count, {})[ev.metric] = float(ev.value)
-        elif bench in _SAMPLE_COUNTED:
+        elif by_samples:
             conv = ev.samples_count
         elif ev.epoch_num is not None:
             conv = round(ev.epoch_num, 3)

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuscale._io import Entry
+from gpuscale._io.sources import read_file
 from gpuscale.mlperf.benchmarks import get_benchmark
-from gpuscale.mlperf.compliance import run_violations
+from gpuscale.mlperf.compliance import ViolationKind, run_violations
 from gpuscale.mlperf.convergence import run_samples_to_converge
 from gpuscale.mlperf.power import PowerLog, read_power_log
 from gpuscale.mlperf.runlog import read_run_log
-from gpuscale.mlperf.sources import Entry, read_file
+from gpuscale.tables import RunStatus
 
 
 def _looks_binary(data: bytes) -> bool:
@@ -26,36 +28,40 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
     """One ``runs`` row (without the path columns) from a result file's bytes."""
     log = read_run_log(data)
     ttt_ms = log.time_to_train_ms
-    reasons = run_violations(
+    violations = run_violations(
         round_name=round_name,
         benchmark=log.benchmark,
         division=log.division,
         common=log.violations,
         evals=log.evals,
     )
+    reasons = [v.message for v in violations]
     if log.parse_failures:
         reasons.insert(
             0, f"{log.parse_failures} MLLOG line(s) do not parse; first: {log.first_parse_failure}"
         )
+    status: str
     if log.mllog_lines == 0:
-        status = "not text" if _looks_binary(data) else "missing run_start"
+        status = RunStatus.NOT_TEXT if _looks_binary(data) else RunStatus.MISSING_RUN_START
         reasons = [
-            "binary data, not a text log" if status == "not text" else "no MLLOG lines in the file"
+            "binary data, not a text log"
+            if status is RunStatus.NOT_TEXT
+            else "no MLLOG lines in the file"
         ]
     elif log.parse_failures:
-        status = "parse error"
+        status = RunStatus.PARSE_ERROR
     elif log.run_start_ms is None:
-        status = "missing run_start"
+        status = RunStatus.MISSING_RUN_START
     elif log.run_stop_ms is None:
-        status = "missing run_stop"
+        status = RunStatus.MISSING_RUN_STOP
     elif log.run_stop_status not in (None, "success"):
         status = str(log.run_stop_status)
-    elif any(r.startswith("quality target") for r in reasons):
-        status = "not converged"
+    elif any(v.kind is ViolationKind.QUALITY_TARGET for v in violations):
+        status = RunStatus.NOT_CONVERGED
     elif reasons:
-        status = "noncompliant"
+        status = RunStatus.NONCOMPLIANT
     else:
-        status = "success"
+        status = RunStatus.SUCCESS
     bench = get_benchmark(log.benchmark or "")
     quality = [
         e.value for e in log.evals if bench and e.key in (bench.quality_key, "eval_accuracy")
@@ -65,7 +71,7 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
         "run_start_ms": log.run_start_ms,
         "run_stop_ms": log.run_stop_ms,
         "time_to_train_min": ttt_ms / 60 / 1000 if ttt_ms is not None else None,
-        "status": status,
+        "status": str(status),
         "counted": not reasons and ttt_ms is not None,
         "problem": "; ".join(reasons),
         "log_benchmark": log.benchmark,
@@ -96,7 +102,11 @@ def parse_task(task: Task) -> Parsed:
         message = f"cannot read file ({exc.strerror})"
         if kind != "run":
             return kind, rel, PowerLog(kind, None, message)
-        return kind, rel, {"status": "not text", "counted": False, "problem": message}
+        return (
+            kind,
+            rel,
+            {"status": str(RunStatus.UNREADABLE), "counted": False, "problem": message},
+        )
     if kind == "run":
         return kind, rel, read_result_file(data, round_name)
     return kind, rel, read_power_log(data, kind)
@@ -114,3 +124,10 @@ def task_for(entry: Entry, round_name: str) -> Task | None:
     else:
         return None
     return (kind, entry.path, entry.file if entry.file else entry.read(), round_name)
+
+
+def parse_entry(entry: Entry, round_name: str) -> Parsed | None:
+    """An entry's parsed row, or None for entries that are not parse tasks (systems,
+    scaling factors, folders). Never raises."""
+    task = task_for(entry, round_name)
+    return None if task is None else parse_task(task)

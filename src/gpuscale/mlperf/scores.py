@@ -7,10 +7,10 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.mlperf.benchmarks import get_benchmark, workload_of
+from gpuscale.mlperf.benchmarks import get_benchmark
 from gpuscale.mlperf.convergence import olympic_samples
-from gpuscale.mlperf.scoring import olympic_score
-from gpuscale.schema import SCORES_COLUMNS, SCORES_SYSTEM_COLUMNS
+from gpuscale.mlperf.scoring import OlympicResult, olympic_score
+from gpuscale.tables import SCORES_COLUMNS, SCORES_SYSTEM_COLUMNS, ProblemKind, workload_of
 
 
 def _common_value(values: list[float | None]) -> float | None:
@@ -20,6 +20,10 @@ def _common_value(values: list[float | None]) -> float | None:
         return None
     value = distinct.pop()
     return None if value != value else float(value)  # NaN: not logged
+
+
+def _unscored(result: OlympicResult) -> OlympicResult:
+    return OlympicResult(None, (), result.reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +37,7 @@ class ScoredRound:
 
 
 def _problem(round_name: str, where: str, kind: str, message: str) -> dict[str, Any]:
-    return {"round": round_name, "path": where, "kind": kind, "message": message}
+    return {"round": round_name, "path": where, "kind": str(kind), "message": message}
 
 
 def build_scores(
@@ -42,11 +46,16 @@ def build_scores(
     run_rows: list[dict[str, Any]],
     scaling: dict[tuple[str, str, str], float],
     bench_dirs: set[tuple[str, str, str]],
+    *,
+    damaged: str = "",
 ) -> ScoredRound:
     """Score every benchmark folder of a round (see ``scoring.olympic_score``).
 
     ``systems`` and ``run_rows`` are the rows of the systems and runs tables (a run's
-    missing values as None); ``kept`` is aligned with ``run_rows``.
+    missing values as None); ``kept`` is aligned with ``run_rows``. A NaN scaling factor
+    (an unusable ``scaling.json``) gives no score. ``damaged`` says why the source could
+    not be read to its end: then a result with fewer files than the rules require may
+    have lost some, and gets no score rather than a wrong one.
     """
     sys_index = {(r["org"], r["system_id"]): r for r in systems}
     positions: dict[tuple[str, str, str], list[int]] = {}
@@ -68,6 +77,15 @@ def build_scores(
             max_dropped_runs=bench.max_dropped_runs if bench else 1,
             scaling_factor=factor,
         )
+        reason = result.reason if group else "no result files"
+        if factor != factor:
+            result, reason = _unscored(result), "scaling.json has no usable scaling_factor"
+        elif damaged and bench is not None and 0 < len(group) < bench.result_files:
+            result = _unscored(result)
+            reason = (
+                f"only {len(group)} of the {bench.result_files} result files the rules "
+                "require were read: the archive is damaged, so the others may be lost"
+            )
         for i in result.kept:
             kept[counted[i]] = True
         energies = [run_rows[counted[i]].get("energy_kj") for i in result.kept]
@@ -77,7 +95,6 @@ def build_scores(
             if energies and all(e is not None and e == e for e in energies)
             else None
         )
-        reason = result.reason if group else "no result files"
         system = sys_index.get((org, system_id))
         if system is None:
             reason = reason or f"no system description ({org}/systems/{system_id}.json)"
@@ -85,7 +102,7 @@ def build_scores(
                 _problem(
                     round_name,
                     where,
-                    "missing system",
+                    ProblemKind.MISSING_SYSTEM,
                     f"results without {org}/systems/{system_id}.json",
                 )
             )
@@ -94,7 +111,7 @@ def build_scores(
                 _problem(
                     round_name,
                     where,
-                    "unknown benchmark",
+                    ProblemKind.UNKNOWN_BENCHMARK,
                     f"benchmark folder {folder!r} is not an MLPerf Training benchmark gpuscale "
                     "knows; scored with the default olympic rule",
                 )
@@ -104,12 +121,12 @@ def build_scores(
                 _problem(
                     round_name,
                     where,
-                    "empty benchmark",
+                    ProblemKind.EMPTY_BENCHMARK,
                     "benchmark folder holds no result_*.txt file",
                 )
             )
         elif reason:
-            problems.append(_problem(round_name, where, "no score", reason))
+            problems.append(_problem(round_name, where, ProblemKind.NO_SCORE, reason))
         row: dict[str, Any] = {
             "source": "mlperf",
             "round": round_name,

@@ -74,7 +74,7 @@ OFFICIAL_REQUIRED = (
 )
 
 
-class SystemError(ValueError):
+class SystemDescriptionError(ValueError):
     """A system description that cannot be used at all (not JSON, not an object)."""
 
 
@@ -125,7 +125,7 @@ def _text(value: Any) -> str:
 def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> SystemRecord:
     """Normalise one ``systems/<system_id>.json``.
 
-    Raises :class:`SystemError` when the bytes are not a JSON object; missing or
+    Raises :class:`SystemDescriptionError` when the bytes are not a JSON object; missing or
     non-numeric fields become empty cells and a problem each.
     """
     try:
@@ -136,9 +136,9 @@ def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> S
 
             desc = json.loads(data.decode("utf-8", errors="replace"))
         except ValueError as exc:
-            raise SystemError(f"not valid JSON ({exc})") from exc
+            raise SystemDescriptionError(f"not valid JSON ({exc})") from exc
     if not isinstance(desc, dict):
-        raise SystemError(f"JSON is a {type(desc).__name__}, not an object")
+        raise SystemDescriptionError(f"JSON is a {type(desc).__name__}, not an object")
     problems: list[tuple[str, str]] = []
     missing = [f for f in OFFICIAL_REQUIRED if f not in desc]
     if missing:

@@ -21,7 +21,6 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
 from gpuscale.formatting import devices, number
-from gpuscale.mlperf.benchmarks import display_name
 from gpuscale.report.style import (
     FIGSIZE,
     MARGINS,
@@ -36,11 +35,12 @@ from gpuscale.report.style import (
     plain_log,
     styled,
 )
+from gpuscale.tables import Criterion, display_name
 
 PICK_STYLE = {
-    "knee": ("#000000", "D"),
-    "speed x efficiency": ("#D55E00", "*"),
-    "threshold": ("#009E73", "P"),
+    Criterion.KNEE: ("#000000", "D"),
+    Criterion.SPEED_X_EFFICIENCY: ("#D55E00", "*"),
+    Criterion.EFFICIENCY_THRESHOLD: ("#009E73", "P"),
 }
 
 
@@ -101,7 +101,7 @@ def _family_points(
 def _mark_picks(ax: Axes, eq: Equilibrium, y_of: str) -> None:
     """Equilibrium picks as large hollow markers, one legend entry per criterion."""
     for pick in eq.picks:
-        kind = "threshold" if pick.criterion.startswith("E'") else pick.criterion
+        kind = pick.criterion
         colour, marker = PICK_STYLE[kind]
         y = _pick_value(pick, y_of)
         ax.scatter(
@@ -112,7 +112,7 @@ def _mark_picks(ax: Axes, eq: Equilibrium, y_of: str) -> None:
             edgecolors=colour,
             marker=marker,
             linewidths=1.4,
-            label=f"{pick.criterion}: {pick.accelerators}",
+            label=f"{pick.label}: {pick.accelerators}",
             zorder=5,
         )
 
@@ -264,7 +264,7 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
     )
     sc.set_gid("points-all")
     for pick in result.equilibrium.picks:
-        kind = "threshold" if pick.criterion.startswith("E'") else pick.criterion
+        kind = pick.criterion
         colour, marker = PICK_STYLE[kind]
         hours = pick.accelerators * pick.time_to_train_min / 60
         ax.scatter(
@@ -275,7 +275,7 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
             edgecolors=colour,
             marker=marker,
             linewidths=1.4,
-            label=f"{pick.criterion}: {pick.accelerators}",
+            label=f"{pick.label}: {pick.accelerators}",
         )
     for c in sorted(table["cluster"].unique()):
         ax.scatter([], [], c=OKABE_ITO[c % len(OKABE_ITO)], s=24, label=f"cluster {c}")

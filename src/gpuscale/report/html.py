@@ -8,7 +8,7 @@ sortable tables and the data problems found at ingest.
 
 from __future__ import annotations
 
-import os
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from gpuscale._io import write_atomically
 from gpuscale.advise.model import Link
 from gpuscale.analysis.analyze import (
     AnalysisOptions,
@@ -27,14 +28,13 @@ from gpuscale.analysis.analyze import (
     workload_table,
 )
 from gpuscale.formatting import number
-from gpuscale.mlperf.benchmarks import display_name
-from gpuscale.mlperf.ingest import RoundTables
 from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.findings import workload_findings
-from gpuscale.report.pool import Inline, figure_executor, frozen_heap
+from gpuscale.report.pool import Inline, figure_executor
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
 from gpuscale.report.svg import save_chart
+from gpuscale.tables import RoundTables, display_name
 
 FIGURE_TITLES = {
     "systems": "Systems by accelerator type and count (size: systems sharing a "
@@ -121,7 +121,7 @@ def build_report(
     out_dir: Path,
     options: AnalysisOptions | None = None,
     *,
-    workers: int | None = None,
+    workers: int = 1,
     bench: pd.DataFrame | None = None,
     advice_link: Link | None = None,
     max_devices: int = 8,
@@ -129,21 +129,47 @@ def build_report(
 ) -> Path:
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
 
+    The folder is written whole or not at all (``gpuscale._io.write_atomically``; raises
+    ``OutputError``); figures of an earlier report there are replaced, not left stale.
+
     ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section;
     ``advice_link`` adds the predicted scaling of ``gpuscale advise`` to it. Drawing is
-    most of a report's time, so it runs in ``workers`` processes (default: one per
-    core) and starts as soon as each figure's data exists. ``analysis`` runs the second
-    half of each workload's analysis (clusters, equilibrium): pass
+    most of a report's time: with ``workers`` > 1 it runs in that many forked processes
+    and starts as soon as each figure's data exists (the CLI uses every core).
+    ``analysis`` runs the second half of each workload's analysis (clusters,
+    equilibrium): pass
     ``gpuscale.report.pool.analysis_executor()``, started before loading the data, to
     have its imports done meanwhile; by default it runs here.
     """
     options = options or AnalysisOptions()
     analysis = analysis or Inline()
-    out_dir.mkdir(parents=True, exist_ok=True)
+
+    def write(folder: Path) -> None:
+        html = _draw(tables, workloads, folder, options, workers, analysis, bench_section)
+        (folder / "index.html").write_text(html, encoding="utf-8")
+
+    def bench_section(folder: Path) -> BenchSection | None:
+        if bench is None:
+            return None
+        return build_bench_section(bench, folder, advice_link=advice_link, max_devices=max_devices)
+
+    write_atomically(out_dir, write)
+    return out_dir / "index.html"
+
+
+def _draw(
+    tables: RoundTables,
+    workloads: list[str],
+    out_dir: Path,
+    options: AnalysisOptions,
+    workers: int,
+    analysis: Executor,
+    bench_section: Callable[[Path], BenchSection | None],
+) -> str:
+    """Draw every figure into ``out_dir`` and return the page."""
     has_scores = len(tables.scores) > 0
     pairs = workload_pairs(tables, workloads) if has_scores else []
-    workers = workers if workers is not None else (os.cpu_count() or 1)
-    with frozen_heap(), figure_executor(workers) as pool:
+    with figure_executor(workers) as pool:
         # Work for the workers at once (forking them), then each workload's first figures
         # as soon as its table exists: the second core is busy from the start.
         extras = [pool.submit(energy_section, tables, workloads, out_dir)] if has_scores else []
@@ -167,16 +193,7 @@ def build_report(
                         _figure, (result, out_dir, name)
                     )
         overview_future = pool.submit(_overview, (results, out_dir)) if results else None
-        bench_section = (
-            build_bench_section(
-                bench,
-                out_dir,
-                advice_link=advice_link,
-                max_devices=max_devices,
-            )
-            if bench is not None
-            else None
-        )
+        bench = bench_section(out_dir)
         sections = []
         for result in results:
             sections.append(
@@ -192,10 +209,7 @@ def build_report(
             )
         overview_figure = overview_future.result() if overview_future else None
         extra_sections = [e for f in extras if (e := f.result()) is not None]
-    html = render_html(tables, sections, overview_figure, options, bench_section, extra_sections)
-    path = out_dir / "index.html"
-    path.write_text(html, encoding="utf-8")
-    return path
+    return render_html(tables, sections, overview_figure, options, bench, extra_sections)
 
 
 def render_html(

@@ -8,12 +8,9 @@ the caller imports pandas and matplotlib and loads its data on the first.
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
-from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from contextlib import contextmanager
 
 
 class Inline(Executor):
@@ -28,19 +25,7 @@ class Inline(Executor):
         return future
 
 
-@contextmanager
-def frozen_heap() -> Iterator[None]:
-    """While the block runs the collector ignores every object that exists now: the
-    caller's data outlives a report, so no collection needs to walk it (and forked
-    workers then share its pages). Undone on the way out."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
-def _forked(workers: int, initializer: object) -> Executor:
+def _forked(workers: int, initializer: object = None) -> Executor:
     if "fork" not in multiprocessing.get_all_start_methods():
         return Inline()
     return ProcessPoolExecutor(
@@ -50,18 +35,10 @@ def _forked(workers: int, initializer: object) -> Executor:
     )
 
 
-def _figure_worker_init() -> None:
-    # Below the analysis: what is left of it is what the remaining figures wait for.
-    os.nice(5)
-    # What the worker inherited (modules, the round's tables) lives as long as it does:
-    # frozen, the collector never walks it again (nor copies its pages on write).
-    gc.freeze()
-
-
 def figure_executor(workers: int) -> Executor:
     """``workers`` processes forked from this one (they inherit its imports and data)
     to draw figures, or the inline executor for one worker or no ``fork``."""
-    return _forked(workers, _figure_worker_init) if workers > 1 else Inline()
+    return _forked(workers) if workers > 1 else Inline()
 
 
 def _analysis_worker_init() -> None:
@@ -77,8 +54,6 @@ def _analysis_worker_init() -> None:
     # of a parent that already ran K-means (GNU libgomp then waits forever on threads
     # that were not forked), and a few dozen points need no threads anyway.
     threadpool_limits(1)
-
-    gc.freeze()
 
 
 def analysis_executor() -> Executor:

@@ -7,7 +7,6 @@ from matplotlib.figure import Figure
 
 from gpuscale.analysis.equilibrium import pareto_mask
 from gpuscale.formatting import number
-from gpuscale.mlperf.benchmarks import display_name
 from gpuscale.report.figures import point_labels
 from gpuscale.report.style import (
     MARKERS,
@@ -19,6 +18,7 @@ from gpuscale.report.style import (
     plain_log,
     styled,
 )
+from gpuscale.tables import display_name
 
 
 @styled

@@ -8,10 +8,9 @@ from pathlib import Path
 from gpuscale.analysis.energy import energy_table
 from gpuscale.analysis.trends import trends
 from gpuscale.formatting import devices
-from gpuscale.mlperf.benchmarks import display_name
-from gpuscale.mlperf.ingest import RoundTables
 from gpuscale.report.rounds_figures import energy_chart, trend_chart
 from gpuscale.report.svg import save_chart
+from gpuscale.tables import RoundTables, display_name
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,10 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from gpuscale._io.parallel import Team
 from gpuscale.mlperf import ingest
-from gpuscale.mlperf.team import Team
 
-from .test_ingest import good_round
+from ..mlperf.test_ingest import good_round
 
 needs_fork = pytest.mark.skipif(
     "fork" not in multiprocessing.get_all_start_methods(), reason="needs fork"

@@ -1,0 +1,100 @@
+"""Output folders that are never half-written, and never mixed by two writers.
+
+:func:`write_atomically` has the caller write every file into a fresh temporary folder
+beside the target, then moves it into place with renames, so a reader (or a crash) sees
+the old output or the new one, never a mix. A folder gpuscale wrote before (it holds the
+manifest ``.gpuscale-manifest``) is replaced whole, stale files included; into any other
+existing folder (``--out .``) the files are moved one by one, each atomically, and the
+files the previous manifest listed that this output lacks are removed: nothing of the
+user's is ever deleted.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+MANIFEST = ".gpuscale-manifest"
+
+
+class OutputError(Exception):
+    """An output folder that cannot be written (a file is there, no permission, disk full)."""
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return "no space left on the device"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return "no permission to write there"
+    return exc.strerror or str(exc)
+
+
+def _manifest(folder: Path) -> set[str] | None:
+    try:
+        names = (folder / MANIFEST).read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    # Plain names only: a planted manifest must not point outside the folder.
+    return {n for n in names if n and "/" not in n and "\\" not in n and n not in (".", "..")}
+
+
+def write_atomically(out_dir: Path, write: Callable[[Path], object]) -> list[Path]:
+    """Call ``write(tmp)`` to put every output file in the folder ``tmp``, then move them
+    into ``out_dir``; return the final paths. Raises :class:`OutputError` with one clear
+    sentence when ``out_dir`` cannot be written; nothing is left behind then."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputError(f"{out_dir} exists and is not a folder; choose another --out")
+    parent = out_dir.absolute().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=parent))
+    except OSError as exc:
+        raise OutputError(f"cannot write into {parent}: {_why(exc)}") from None
+    try:
+        write(tmp)
+        names = sorted(p.name for p in tmp.iterdir())
+        (tmp / MANIFEST).write_text("\n".join(names) + "\n", encoding="utf-8")
+        _move_into_place(tmp, out_dir, names)
+    except OSError as exc:
+        raise OutputError(f"cannot write {out_dir}: {_why(exc)}") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return [out_dir / name for name in names]
+
+
+def _move_into_place(tmp: Path, out_dir: Path, names: list[str]) -> None:
+    for _ in range(20):  # another writer may swap its folder in between two renames
+        previous = _manifest(out_dir) if out_dir.is_dir() else None
+        if not out_dir.exists():
+            try:
+                tmp.rename(out_dir)
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise
+                continue
+        if previous is not None and set(os.listdir(out_dir)) <= previous | {MANIFEST}:
+            # Our own earlier output: swap the whole folder, stale files and all.
+            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+            old.rmdir()
+            try:
+                out_dir.rename(old)
+            except FileNotFoundError:
+                continue
+            try:
+                tmp.rename(out_dir)
+            finally:
+                shutil.rmtree(old, ignore_errors=True)
+            return
+        # A folder holding other things: file by file, and only our stale files removed.
+        for name in [*names, MANIFEST]:
+            os.replace(tmp / name, out_dir / name)
+        for stale in (previous or set()) - set(names):
+            (out_dir / stale).unlink(missing_ok=True)
+        return
+    raise OSError(errno.EBUSY, "other writers kept replacing the folder")

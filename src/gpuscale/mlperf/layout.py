@@ -1,0 +1,70 @@
+"""Where things lie in a published MLPerf Training results tree, and round names.
+
+``<org>/systems/<system>.json``, ``<org>/results/<system>/<benchmark>/result_*.txt``,
+optional ``scaling.json`` beside the results, and power logs in
+``<benchmark>/power/<result stem>/{node,sw}_*.txt``; the whole under an optional top
+folder ``training_results_vX.Y``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from pathlib import Path
+
+from gpuscale._io import Layout
+from gpuscale._io.sources import ARCHIVE_SUFFIXES
+
+_ROUND_RE = re.compile(r"v?(\d+\.\d+)")
+TOP = re.compile(r"^training_results_v?\d+\.\d+$")
+
+
+def wanted(rel: str) -> bool:
+    """Whether gpuscale reads this round-relative path."""
+    parts = rel.split("/")
+    if len(parts) == 3 and parts[1] == "systems":
+        return parts[2].endswith(".json")
+    if len(parts) >= 5 and parts[1] == "results":
+        name = parts[-1]
+        if len(parts) == 5:
+            return fnmatch.fnmatchcase(name, "result_*.txt") or name == "scaling.json"
+        # <org>/results/<system>/<benchmark>/power/<run stem>/<node|sw>_*.txt
+        return len(parts) == 7 and parts[4] == "power" and name.endswith(".txt")
+    return False
+
+
+def is_benchmark_dir(rel: str) -> bool:
+    """``<org>/results/<system>/<benchmark>``: reported even when it holds no result."""
+    parts = rel.split("/")
+    return len(parts) == 4 and parts[1] == "results"
+
+
+def misplaced(rel: str, is_dir: bool) -> str | None:
+    """A file where the layout has a folder (``<org>/results`` or ``<org>/systems``)."""
+    parts = rel.split("/")
+    if len(parts) == 2 and parts[1] in ("results", "systems") and not is_dir:
+        return "a file where the results layout has a folder; not read"
+    return None
+
+
+MLPERF_LAYOUT = Layout(wanted=wanted, marked=is_benchmark_dir, misplaced=misplaced, top=TOP)
+
+
+def round_name_from_path(path: str | os.PathLike[str]) -> str | None:
+    """``.../training_results_v4.1.tar.xz`` -> ``v4.1``; None when the name has no version."""
+    name = Path(path).name
+    for suffix in ARCHIVE_SUFFIXES:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    match = re.search(r"(?:^|[_\-])v(\d+\.\d+)$", name) or re.fullmatch(r"v(\d+\.\d+)", name)
+    return f"v{match.group(1)}" if match else None
+
+
+def normalise_round(name: str) -> str:
+    """``4.1``, ``v4.1``, ``4.1.0`` -> ``v4.1``."""
+    match = _ROUND_RE.match(name.strip())
+    if not match:
+        raise ValueError(f"not a round name: {name!r} (expected like v4.1)")
+    return f"v{match.group(1)}"

@@ -1,0 +1,99 @@
+"""What people type for a benchmark, family or division, resolved to the names in the data.
+
+One resolver for every command: a benchmark is found by its workload name, any of its
+folder names, its display name (the report's headings), the study's names, or an
+unambiguous prefix of any of them, ignoring case, spaces, hyphens and underscores
+(``Llama2 70B LoRA``, ``llama2``, ``llama2_70b`` and ``llama2-70b-lora`` are one
+workload). A name that matches nothing, or more than one, is an error that lists the
+valid names and the closest one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+
+from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
+
+# Names the study and people use that are no prefix of a workload's own names.
+_ALIASES: dict[str, str] = {
+    "llama2 lora": "llama2_70b_lora",
+    "sd": "stable_diffusion",
+    "dlrm dcnv2": "dlrm_dcnv2",
+    "r-gat": "rgat",
+    "gnn": "rgat",
+}
+
+
+class UnknownNameError(ValueError):
+    """A name that matches nothing (or several things); the message lists the valid ones."""
+
+
+def _key(text: str) -> str:
+    return re.sub(r"[^a-z0-9.]", "", text.lower())
+
+
+def _labels(workload: str, folders: Iterable[str]) -> set[str]:
+    """Every way of writing one workload."""
+    labels = {workload, display_name(workload), *folders}
+    labels |= {old for old, new in RENAMED.items() if new == workload}
+    labels |= {alias for alias, target in _ALIASES.items() if target == workload}
+    return {_key(label) for label in labels}
+
+
+def _fail(what: str, name: str, valid: list[str]) -> UnknownNameError:
+    close = difflib.get_close_matches(name, valid, n=1, cutoff=0.5)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return UnknownNameError(f"unknown {what} {name!r}{hint}; valid: {', '.join(valid)}")
+
+
+def resolve_workloads(names: Iterable[str], available: Iterable[str] | None = None) -> list[str]:
+    """The workloads meant by ``names``, in the order asked, without repeats.
+
+    ``available``: the benchmark folder names (or workloads) of the data at hand (default:
+    every workload gpuscale knows). ``study`` is the study's four workloads (those present),
+    ``all`` every available one. Raises :class:`UnknownNameError`.
+    """
+    folders: dict[str, set[str]] = {}
+    for folder in available if available is not None else WORKLOADS:
+        folders.setdefault(workload_of(folder), set()).add(folder)
+    labels = {w: _labels(w, f) for w, f in folders.items()}
+    valid = sorted(folders)
+    out: list[str] = []
+    for raw in names:
+        key = _key(raw)
+        if key == "study":
+            found = [w for w in STUDY_WORKLOADS if w in folders]
+            if not found:
+                raise UnknownNameError(
+                    f"none of the study's workloads ({', '.join(STUDY_WORKLOADS)}) is in "
+                    f"this data; valid: {', '.join(valid)}"
+                )
+        elif key == "all":
+            found = valid
+        else:
+            exact = [w for w, ls in labels.items() if key in ls]
+            found = exact or [w for w, ls in labels.items() if any(s.startswith(key) for s in ls)]
+            if len(found) != 1 or not key:
+                if len(found) > 1:
+                    raise UnknownNameError(
+                        f"{raw!r} is ambiguous: {', '.join(sorted(found))}; be more specific"
+                    )
+                raise _fail("benchmark", raw, valid)
+        out.extend(w for w in found if w not in out)
+    return out
+
+
+def resolve_choice(value: str, valid: Iterable[str], what: str) -> str:
+    """The one entry of ``valid`` that ``value`` names (case and punctuation ignored,
+    unambiguous prefixes allowed); :class:`UnknownNameError` otherwise."""
+    choices = sorted(set(valid))
+    key = _key(value)
+    exact = [c for c in choices if _key(c) == key]
+    found = exact or [c for c in choices if key and _key(c).startswith(key)]
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise UnknownNameError(f"{what} {value!r} is ambiguous: {', '.join(found)}")
+    raise _fail(what, value, choices)

@@ -37,6 +37,7 @@ from gpuscale.advise.model import Link
 
 def _sweep(models: list[str], steps: int, results: Path) -> pd.DataFrame:
     """One bench sweep (N = 1 then 2 for every model), as a table."""
+    from gpuscale.bench.config import BenchConfig
     from gpuscale.bench.models import select_models
     from gpuscale.bench.results import bench_table, read_results
     from gpuscale.bench.runner import SweepConfig, run_sweep
@@ -45,12 +46,9 @@ def _sweep(models: list[str], steps: int, results: Path) -> pd.DataFrame:
         models=tuple(models),
         nproc=(1, 2),
         out=results,
-        backend="gloo",
-        steps=steps,
-        warmup=3,
-        threads=1,
+        bench=BenchConfig(backend="gloo", steps=steps, warmup=3, threads=1),
     )
-    run_sweep(config, {s.name: n for s, n in select_models(models)})
+    run_sweep(config, dict(select_models(models)))
     return bench_table(read_results(results)[0])
 
 
@@ -77,7 +75,7 @@ def _predict(table: pd.DataFrame, model: str, link, overlap: float) -> dict | No
     from gpuscale.advise.calibrate import compute_from_bench
     from gpuscale.advise.model import predict_step
 
-    measured = table[(table.model == model) & (table.world_size == 2) & (table.status == "ok")]
+    measured = table[(table.model == model) & (table.accelerators == 2) & (table.status == "ok")]
     if measured.empty:
         return None
     compute, params, _ = compute_from_bench(table, model)

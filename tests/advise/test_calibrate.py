@@ -18,7 +18,7 @@ from gpuscale.advise.calibrate import (
 from gpuscale.advise.model import Compute, Link, allreduce_terms, predict_step
 from gpuscale.bench.results import bench_table
 
-from ..bench.test_tables import record
+from ..builders import bench_record
 
 
 def sweep_file(tmp_path: Path, busbw_gbs: float, latency_us: float, ranks: int = 2) -> Path:
@@ -84,13 +84,18 @@ def test_link_needs_a_sweep(tmp_path: Path) -> None:
 
 
 def bench_records() -> list[dict]:
-    one = record("mlp-1m", 1_000_000, 1, 1000.0)
-    one["config"]["batch_per_device"] = 8
-    one["timing"].update(forward_ms=2.0, backward_ms=4.0, optimizer_ms=1.0, exposed_comm_ms=0.5)
-    one["per_rank"] = {"nosync_step_ms": [[6.0, 7.0, 8.0, 7.0]]}
-    two = record("mlp-1m", 1_000_000, 2, 1500.0)
-    two["timing"].update(exposed_comm_ms=3.0)
-    two["grad_bytes_per_step"] = 4_000_000
+    one = bench_record(
+        "mlp-1m",
+        1_000_000,
+        1,
+        1000.0,
+        forward_ms=2.0,
+        backward_ms=4.0,
+        optimizer_ms=1.0,
+        sync_overhead_ms=0.5,
+        steps=[6.0, 7.0, 8.0, 7.0],
+    )
+    two = bench_record("mlp-1m", 1_000_000, 2, 1500.0, sync_overhead_ms=3.5)
     return [one, two]
 
 

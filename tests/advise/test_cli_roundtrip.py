@@ -10,20 +10,24 @@ from typer.testing import CliRunner
 from gpuscale.bench.results import append_result
 from gpuscale.cli import app
 
-from ..bench.test_tables import record
+from ..builders import bench_record
 
 runner = CliRunner()
 
 
 def bench_file(tmp_path: Path) -> Path:
     path = tmp_path / "results.jsonl"
-    for world, sps, exposed in ((1, 1000.0, 0.0), (2, 1500.0, 3.0)):
-        r = record("tf-7m", 6_870_000, world, sps)
-        r["config"]["batch_per_device"] = 8
-        r["timing"].update(
-            forward_ms=2.0, backward_ms=4.0, optimizer_ms=1.0, exposed_comm_ms=exposed
+    for world, sps, overhead in ((1, 1000.0, 0.0), (2, 1500.0, 3.0)):
+        r = bench_record(
+            "tf-7m",
+            6_870_000,
+            world,
+            sps,
+            forward_ms=2.0,
+            backward_ms=4.0,
+            optimizer_ms=1.0,
+            sync_overhead_ms=overhead,
         )
-        r["grad_bytes_per_step"] = 6_870_000 * 4
         append_result(path, r)
     return path
 

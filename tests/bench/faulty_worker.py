@@ -1,7 +1,8 @@
 """The bench worker with injected faults, for the runner's tests.
 
-``GPUSCALE_TEST_FAULT=model:kill`` kills rank 1 (SIGKILL) when that model starts;
-``model:hang`` makes every rank sleep. Test-only: the package never reads this variable.
+``GPUSCALE_TEST_FAULT=model:kind`` when that model starts: ``kill`` kills rank 1
+(SIGKILL), ``hang`` makes every rank sleep, ``oom`` makes rank 1 run out of memory,
+``error`` makes rank 0 raise. Test-only: the package never reads this variable.
 """
 
 from __future__ import annotations
@@ -11,19 +12,26 @@ import signal
 import sys
 import time
 
+import torch
+
 from gpuscale.bench import worker
 
 _original = worker.run_model
 
 
-def _faulty(spec, args, device):
+def _faulty(name, cfg, device):
     target, _, kind = os.environ.get("GPUSCALE_TEST_FAULT", ":").partition(":")
-    if spec.name == target:
-        if kind == "kill" and int(os.environ.get("RANK", "0")) == 1:
+    rank = int(os.environ.get("RANK", "0"))
+    if name == target:
+        if kind == "kill" and rank == 1:
             os.kill(os.getpid(), signal.SIGKILL)
         if kind == "hang":
             time.sleep(3600)
-    return _original(spec, args, device)
+        if kind == "oom" and rank == 1:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        if kind == "error" and rank == 0:
+            raise ValueError("shapes (8, 3) and (4, 4) do not match")
+    return _original(name, cfg, device)
 
 
 worker.run_model = _faulty

@@ -1,45 +1,86 @@
-"""The model ladder and sizes."""
+"""The model ladder, user models and sizes."""
 
 from __future__ import annotations
+
+import sys
+import types
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from gpuscale.bench.models import LADDER, parameter_count, parse_size, select_models  # noqa: E402
+from gpuscale.bench.models import (  # noqa: E402
+    BY_NAME,
+    LADDER,
+    BenchModel,
+    ModelError,
+    load_model,
+    parameter_count,
+    select_models,
+)
+from gpuscale.bench.steps import count_flops  # noqa: E402
 
 
-def test_ladder_spans_the_range_in_two_families() -> None:
-    sizes = [parameter_count(s) for s in LADDER]
-    assert len(LADDER) >= 7 and {s.family for s in LADDER} == {"mlp", "transformer"}
+def test_ladder_spans_the_range_in_three_families() -> None:
+    sizes = [parameter_count(s.name) for s in LADDER]
+    assert {s.family for s in LADDER} == {"mlp", "transformer", "cnn"}
     assert min(sizes) <= 300_000 and max(sizes) >= 300_000_000
 
 
-@pytest.mark.parametrize("name", ["mlp-0.2m", "tf-1.5m"])
+@pytest.mark.parametrize("name", ["mlp-0.2m", "tf-1.5m", "cnn-0.3m"])
 def test_counts_are_computed_from_the_module(name: str) -> None:
-    spec = next(s for s in LADDER if s.name == name)
-    model = spec.build()
-    assert parameter_count(spec) == sum(p.numel() for p in model.parameters())
-    x, y = spec.batch(2, torch.device("cpu"))
-    assert model(x).shape[0] == 2 and y.shape[0] == 2
+    bench = load_model(name)
+    assert parameter_count(name) == sum(p.numel() for p in bench.module.parameters())
+    x, y = bench.make_batch(2, torch.device("cpu"))
+    assert bench.forward_loss(bench.module, (x, y)).dim() == 0
 
 
-@pytest.mark.parametrize(
-    "text, value",
-    [("2M", 2_000_000), ("250k", 250_000), ("1.5B", 1_500_000_000), ("7mparams", 7_000_000)],
-)
-def test_parse_size(text: str, value: int) -> None:
-    assert parse_size(text) == value
+def test_flops_per_parameter_differ_by_family_as_in_real_models() -> None:
+    ratio = {}
+    for name in ("mlp-1m", "tf-1.5m", "cnn-1.2m"):
+        bench = load_model(name)
+        flops = count_flops(bench, bench.make_batch(2, torch.device("cpu")), 2)
+        ratio[name] = flops / parameter_count(name)
+    # An MLP: 2 FLOPs per weight forward, 2 for its gradient and 2 for the input's
+    # gradient, which the first layer does not need: 6 sum(W) - 2 W_first per sample.
+    weights = [m.weight.numel() for m in load_model("mlp-1m").module if hasattr(m, "weight")]
+    expected = (6 * sum(weights) - 2 * weights[0]) / parameter_count("mlp-1m")
+    assert ratio["mlp-1m"] == pytest.approx(expected, rel=1e-9)
+    assert ratio["cnn-1.2m"] > 100 * ratio["mlp-1m"]
+    assert ratio["mlp-1m"] < ratio["tf-1.5m"] < ratio["cnn-1.2m"]
 
 
-@pytest.mark.parametrize("text", ["", "lots", "-3M"])
-def test_parse_size_rejects(text: str) -> None:
-    with pytest.raises(ValueError):
-        parse_size(text)
+def _tiny_factory():
+    module = torch.nn.Sequential(torch.nn.Linear(4, 3))
+
+    def make_batch(size, device):
+        return torch.randn(size, 4, device=device), torch.randint(0, 3, (size,), device=device)
+
+    return module, make_batch
+
+
+def test_a_user_model_from_a_factory(monkeypatch: pytest.MonkeyPatch) -> None:
+    package = types.ModuleType("usermodels")
+    package.make = _tiny_factory
+    package.bad = lambda: "not a model"
+    monkeypatch.setitem(sys.modules, "usermodels", package)
+    bench = load_model("usermodels:make")
+    assert isinstance(bench, BenchModel) and parameter_count("usermodels:make") == 15
+    assert [n for n, _ in select_models(["usermodels:make"])] == ["usermodels:make"]
+    with pytest.raises(ModelError, match="expected a BenchModel"):
+        load_model("usermodels:bad")
+    with pytest.raises(ModelError, match="cannot import"):
+        load_model("no_such_package_here:make")
+
+
+def test_torchvision_only_where_installed() -> None:
+    pytest.importorskip("torchvision")
+    assert parameter_count("torchvision:resnet18") > 10_000_000
 
 
 def test_select_models() -> None:
-    chosen = select_models(max_params=2_000_000)
-    assert [s.name for s, _ in chosen] == ["mlp-0.2m", "mlp-1m", "tf-1.5m"]
-    with pytest.raises(ValueError, match="unknown model"):
+    chosen = select_models(max_params="2M")
+    assert [n for n, _ in chosen] == ["mlp-0.2m", "cnn-0.3m", "mlp-1m", "cnn-1.2m", "tf-1.5m"]
+    assert set(BY_NAME) >= {n for n, _ in chosen}
+    with pytest.raises(ModelError, match="unknown model"):
         select_models(["resnet-9000"])

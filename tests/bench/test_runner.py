@@ -1,7 +1,10 @@
-"""The sweep on CPU with gloo and 2 processes: rows, resume, a dead worker, a timeout."""
+"""The sweep on CPU with gloo: rows, resume, failures recorded with their cause, models
+that never started never recorded, two nodes through torchrun's c10d rendezvous."""
 
 from __future__ import annotations
 
+import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -9,24 +12,18 @@ import pytest
 pytest.importorskip("torch")
 
 from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import SCHEMA, bench_table, read_results
-from gpuscale.bench.runner import SweepConfig, run_sweep
+from gpuscale.bench.runner import SweepConfig, cause, run_sweep
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
-SIZES = {"mlp-0.2m": 199_946, "mlp-1m": 1_055_754}
+SIZES = {"mlp-0.2m": 199_946, "mlp-1m": 1_055_754, "cnn-0.3m": 288_746}
 
 
 def config(out: Path, **kwargs) -> SweepConfig:
-    base = {
-        "models": ("mlp-0.2m", "mlp-1m"),
-        "nproc": (1, 2),
-        "out": out,
-        "backend": "gloo",
-        "steps": 3,
-        "warmup": 1,
-        "timeout_s": 60.0,
-    }
+    bench = BenchConfig(backend="gloo", steps=3, warmup=1, timeout_s=kwargs.pop("timeout_s", 60))
+    base = {"models": ("mlp-0.2m", "mlp-1m"), "nproc": (1, 2), "out": out, "bench": bench}
     return SweepConfig(**{**base, **kwargs})
 
 
@@ -36,18 +33,22 @@ def test_sweep_rows_are_complete_and_resume_skips(tmp_path: Path) -> None:
     assert report.appended == 4 and report.failures == []
     records, problems = read_results(out)
     assert problems == [] and len(records) == 4
+    threads = {r["config"]["threads"] for r in records}
+    assert len(threads) == 1  # the same threads per rank at every world size
     for r in records:
+        n = r["config"]["accelerators"]
         assert r["schema"] == SCHEMA and r["status"] == "ok"
         assert r["config"]["backend"] == "gloo" and r["config"]["device"] == "cpu"
-        assert len(r["per_rank"]["step_ms"]) == r["config"]["world_size"]
+        assert len(r["per_rank"]["step_ms"]) == n
         assert r["timing"]["step_ms_mean"] > 0 and r["timing"]["samples_per_s"] > 0
-        assert r["allreduce_bytes_per_step"] == (
-            r["grad_bytes_per_step"] if r["config"]["world_size"] > 1 else 0
-        )
-        assert r["memory"]["peak_bytes"] > 0
+        assert r["flops"]["per_sample"] > 0 and r["flops"]["mfu"] is None  # no MFU on CPU
+        assert (r["timing"]["comm_ms"] is None) == (n == 1)
+        assert r["allreduce_bytes_per_step"] == (r["grad_bytes_per_step"] if n > 1 else 0)
+        assert len(r["noise"]["global_sq"]) == (3 if n > 1 else 0)
     scaling = bench_scaling(bench_table(records))
     assert scaling["speedup"].notna().all()
-    assert set(scaling["world_size"]) == {1, 2}
+    assert (scaling.loc[scaling.accelerators == 1, "exposed_comm_ms"] == 0).all()
+    assert (scaling.loc[scaling.accelerators == 2, "comm_ms"] > 0).all()
     again = run_sweep(config(out, resume=True), SIZES)
     assert (again.appended, again.skipped) == (0, 4)
 
@@ -63,41 +64,79 @@ def faulty(monkeypatch: pytest.MonkeyPatch):
     return inject
 
 
-def test_dead_worker_is_recorded_and_earlier_rows_kept(tmp_path: Path, faulty) -> None:
+@pytest.mark.parametrize(
+    "fault, status, words",
+    [
+        ("mlp-1m:kill", "crashed", "signal 9"),
+        ("mlp-1m:oom", "oom", "OutOfMemoryError"),
+        ("mlp-1m:error", "error", "shapes (8, 3)"),
+    ],
+)
+def test_a_failed_model_is_recorded_once_with_its_cause(
+    tmp_path: Path, faulty, fault: str, status: str, words: str
+) -> None:
     out = tmp_path / "results.jsonl"
-    report = run_sweep(config(out, nproc=(2,), worker=faulty("mlp-1m:kill")), SIZES)
+    models = ("mlp-0.2m", "mlp-1m", "cnn-0.3m")
+    report = run_sweep(config(out, nproc=(2,), models=models, worker=faulty(fault)), SIZES)
     records, _ = read_results(out)
-    status = {r["config"]["model"]: r["status"] for r in records}
-    assert status == {"mlp-0.2m": "ok", "mlp-1m": "crashed"}
-    assert report.failures and "mlp-1m" in report.failures[0]
+    rows = {r["config"]["model"]: r for r in records}
+    # the model after the failure ran in a fresh launch: never recorded as failed
+    assert {m: r["status"] for m, r in rows.items()} == {
+        "mlp-0.2m": "ok",
+        "mlp-1m": status,
+        "cnn-0.3m": "ok",
+    }
+    assert words in rows["mlp-1m"]["error"] and "=====" not in rows["mlp-1m"]["error"]
+    assert len(report.failures) == 1 and "mlp-1m" in report.failures[0]
 
 
 def test_timeout_is_recorded_and_the_sweep_goes_on(tmp_path: Path, faulty) -> None:
     out = tmp_path / "results.jsonl"
-    run_sweep(config(out, nproc=(2,), timeout_s=4.0, worker=faulty("mlp-0.2m:hang")), SIZES)
+    run_sweep(config(out, nproc=(2,), timeout_s=6.0, worker=faulty("mlp-0.2m:hang")), SIZES)
     records, _ = read_results(out)
     status = {r["config"]["model"]: r["status"] for r in records}
     assert status == {"mlp-0.2m": "timeout", "mlp-1m": "ok"}
 
 
-@pytest.mark.parametrize(("gap_ms", "load"), [(0.0, False), (2.0, False), (0.0, True)])
-def test_collectives_sweep_on_two_cpu_ranks(tmp_path: Path, gap_ms: float, load: bool) -> None:
-    import subprocess
+def test_cause_reads_rank_records_and_never_a_separator(tmp_path: Path) -> None:
+    (tmp_path / "error-1.json").write_text(
+        '{"rank": 1, "type": "OutOfMemoryError", "message": "CUDA out of memory", "oom": true}'
+    )
+    assert cause(tmp_path, "=" * 40, "exit 1")[0] == "oom"
+    empty = tmp_path / "none"
+    empty.mkdir()
+    status, text = cause(empty, "boom happened\n" + "=" * 40 + "\n", "exit 1")
+    assert status == "crashed" and text.endswith("boom happened")
 
-    from gpuscale.bench.collectives import load_collectives, message_sizes
-    from gpuscale.bench.runner import torchrun_command
 
-    out = tmp_path / "coll.jsonl"
-    command = [
-        *torchrun_command(2, "gpuscale.bench.collectives"),
-        *("--out", str(out), "--backend", "gloo", "--ops", "all_reduce"),
-        *("--max-bytes", "4096", "--gap-ms", str(gap_ms)),
-        *(["--load"] if load else []),
-    ]
-    subprocess.run(command, check=True, capture_output=True, timeout=120)
-    table, _ = load_collectives(out)
-    ok = table[table.status == "ok"]
-    assert sorted(ok["bytes"]) == message_sizes(4096)
-    assert (ok["ranks"] == 2).all() and (ok["busbw_gbs"] > 0).all()
-    assert (ok["gap_ms"] == gap_ms).all()
-    assert (ok["load"] == load).all()
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_nodes_on_localhost_through_c10d(tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    endpoint = f"127.0.0.1:{_free_port()}"
+    reports = {}
+
+    def node(rank: int) -> None:
+        cfg = config(
+            out,
+            models=("mlp-0.2m",),
+            nproc=(1,),
+            nnodes=2,
+            node_rank=rank,
+            rdzv_endpoint=endpoint,
+        )
+        reports[rank] = run_sweep(cfg, SIZES)
+
+    threads = [threading.Thread(target=node, args=(r,)) for r in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    records, _ = read_results(out)
+    assert [(r["config"]["accelerators"], r["config"]["nnodes"]) for r in records] == [(2, 2)]
+    assert records[0]["status"] == "ok"
+    assert reports[0].failures == [] and reports[1].failures == []

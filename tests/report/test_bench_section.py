@@ -10,24 +10,17 @@ from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.results import bench_table
 from gpuscale.report.bench_section import bench_findings, build_bench_section
 
-from ..bench.test_tables import record
+from ..builders import bench_record
 
 
 def table(pairs: list[tuple[str, str, int, float, float]]) -> pd.DataFrame:
     rows = []
     for model, family, params, one, two in pairs:
         for world, sps in ((1, one), (2, two)):
-            r = record(model, params, world, sps)
-            r["config"].update(family=family, batch_per_device=8)
-            r["grad_bytes_per_step"] = params * 4
-            r["timing"].update(
-                forward_ms=1.0,
-                backward_ms=2.0,
-                optimizer_ms=0.5,
-                exposed_comm_ms=1.5 if world == 2 else 0.0,
-                comm_fraction=0.3 if world == 2 else 0.0,
+            overhead = 1.5 if world == 2 else 0.0
+            rows.append(
+                bench_record(model, params, world, sps, family=family, sync_overhead_ms=overhead)
             )
-            rows.append(r)
     return bench_table(rows)
 
 

@@ -16,7 +16,7 @@ class CalibrationError(ValueError):
 def compute_from_bench(table: pd.DataFrame, model: str) -> tuple[Compute, float, float | None]:
     """(per-device compute at N = 1, parameters, mean power in W or None) of one model."""
     single = table[
-        (table["status"] == "ok") & (table["model"] == model) & (table["world_size"] == 1)
+        (table["status"] == "ok") & (table["model"] == model) & (table["accelerators"] == 1)
     ]
     if single.empty:
         known = sorted(table.loc[table["status"] == "ok", "model"].unique())
@@ -30,8 +30,8 @@ def compute_from_bench(table: pd.DataFrame, model: str) -> tuple[Compute, float,
     if missing:
         raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
     # At N = 1 the synchronised step differs from the no-sync one only by DDP's own work
-    # (bucket copies), which every N pays: the bench calls it exposed communication.
-    overhead = row["exposed_comm_ms"]
+    # (bucket copies), which every N pays.
+    overhead = row["ddp_overhead_ms"]
     samples = row.get("nosync_step_ms_samples")
     compute = Compute(
         forward_ms=float(row["forward_ms"]),
@@ -51,8 +51,8 @@ def overlap_from_bench(
     """The share of the predicted all-reduce that backward hid in the smallest multi-device
     run of ``model``: ``(t_ar - exposed) / (t_ar - t_last_bucket)``, clamped to [0, 1]."""
     multi = table[
-        (table["status"] == "ok") & (table["model"] == model) & (table["world_size"] > 1)
-    ].sort_values("world_size")
+        (table["status"] == "ok") & (table["model"] == model) & (table["accelerators"] > 1)
+    ].sort_values("accelerators")
     if multi.empty:
         return None
     row = multi.iloc[0]
@@ -60,7 +60,7 @@ def overlap_from_bench(
         return None
     terms = allreduce_terms(
         float(row["grad_bytes_per_step"]),
-        int(row["world_size"]),
+        int(row["accelerators"]),
         link,
         bucket_bytes=bucket_mb * 1e6,
     )

@@ -1,10 +1,12 @@
 """Scaling of the user's own bench runs: speedup and efficiency per model, break-even size.
 
-For each model and configuration, against the same model's N = 1 run:
-``speedup = samples_per_s(N) / samples_per_s(1)`` (throughput, so weak and strong scaling
-read the same way) and ``efficiency = speedup / N``. The **break-even model size** at N is
-where the speedup crosses 1: log-linear interpolation in parameters between the largest
-model slower than one device and the next larger model that is not.
+For each model and configuration group (the same run at every device count), against the
+group's one-device run: ``speedup = samples_per_s(N) / samples_per_s(1)`` (throughput, so
+weak and strong scaling read the same way) and ``efficiency = speedup / N``. An efficiency
+that cannot be true (super-linear, see ``gpuscale.plausibility``) flags the row. The
+**break-even model size** at N is where the speedup crosses 1: log-linear interpolation
+in parameters between the largest model slower than one device and the next larger
+model that is not, over unflagged rows.
 """
 
 from __future__ import annotations
@@ -14,32 +16,45 @@ import math
 import numpy as np
 import pandas as pd
 
-GROUP = ["backend", "device", "scaling", "precision", "bucket_mb", "steps"]
+from gpuscale.plausibility import superlinear_flag
+from gpuscale.tables import BenchStatus
 
 
 def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     """The ``ok`` rows of a bench table with ``speedup`` and ``efficiency`` columns
-    (NaN where the model has no N = 1 run), sorted by model size and N."""
-    ok = table[table["status"] == "ok"].copy()
+    (NaN where the group has no one-device run), flags updated, sorted by model size
+    and device count."""
+    ok = table[table["status"] == BenchStatus.OK].copy()
     if ok.empty:
         return ok.assign(speedup=pd.Series(dtype=float), efficiency=pd.Series(dtype=float))
-    single = ok[ok["world_size"] == 1].drop_duplicates(["model", *GROUP], keep="last")
-    base = single.set_index(["model", *GROUP])["samples_per_s"]
-    keys = pd.MultiIndex.from_frame(ok[["model", *GROUP]])
-    ok["speedup"] = ok["samples_per_s"].to_numpy() / base.reindex(keys).to_numpy()
-    ok["efficiency"] = ok["speedup"] / ok["world_size"]
-    return ok.sort_values(["params", "world_size"]).reset_index(drop=True)
+    single = ok[ok["accelerators"] == 1].drop_duplicates("config_group", keep="last")
+    base = ok["config_group"].map(single.set_index("config_group")["samples_per_s"])
+    ok["speedup"] = ok["samples_per_s"] / base
+    ok["efficiency"] = ok["speedup"] / ok["accelerators"]
+    extra = [
+        superlinear_flag(e, int(n))
+        for e, n in zip(ok["efficiency"], ok["accelerators"], strict=True)
+    ]
+    ok["flags"] = ["; ".join(filter(None, [f, x])) for f, x in zip(ok["flags"], extra, strict=True)]
+    ok["flagged"] = ok["flags"].str.len() > 0
+    return ok.sort_values(["params", "model", "accelerators"]).reset_index(drop=True)
+
+
+def trusted(scaling: pd.DataFrame) -> pd.DataFrame:
+    """The rows without flags: what advice and findings may use."""
+    return scaling[~scaling["flagged"].astype(bool)]
 
 
 def break_even_params(
-    scaling: pd.DataFrame, world_size: int = 2, speedup: float = 1.0
+    scaling: pd.DataFrame, accelerators: int = 2, speedup: float = 1.0
 ) -> float | None:
-    """Parameters at which the speedup on ``world_size`` devices reaches ``speedup``.
+    """Parameters at which the speedup on ``accelerators`` devices reaches ``speedup``.
 
     None when no model crosses it (all faster, all slower, or no such runs). With several
-    families the smallest crossing is returned.
+    families the smallest crossing is returned. Flagged rows are left out.
     """
-    rows = scaling[scaling["world_size"] == world_size].dropna(subset=["speedup"])
+    rows = trusted(scaling)
+    rows = rows[rows["accelerators"] == accelerators].dropna(subset=["speedup"])
     crossings = []
     for _, family in rows.groupby("family"):
         ordered = family.sort_values("params")
@@ -54,46 +69,3 @@ def break_even_params(
                 crossings.append(10**log_p)
                 break
     return float(np.min(crossings)) if crossings else None
-
-
-SAMPLES_PER_RUN = 1_000_000
-
-
-def bench_as_scores(table: pd.DataFrame, samples: int = SAMPLES_PER_RUN) -> pd.DataFrame:
-    """The ``ok`` bench rows in the ``scores`` schema (``source = "bench"``), so the MLPerf
-    analysis applies: each model is a benchmark, the world size the accelerator count, and
-    ``time_to_train_min`` the minutes to process ``samples`` samples at the measured
-    throughput (speedups are then throughput ratios)."""
-    from gpuscale.schema import SCORES_COLUMNS
-
-    ok = table[table["status"] == "ok"]
-    rows = []
-    for r in ok.itertuples(index=False):
-        record = dict.fromkeys(SCORES_COLUMNS)
-        record.update(
-            source="bench",
-            round="bench",
-            org=r.hostname or "this machine",
-            submitter=r.hostname or "this machine",
-            system_id=f"{r.model}-x{r.world_size}-{r.backend}-{r.precision}",
-            system_name=f"{r.world_size} x {r.device} ({r.backend}, {r.precision})",
-            division="bench",
-            availability="",
-            accelerator_family=str(r.device),
-            accelerator_model=str(r.device),
-            nodes=r.nnodes,
-            accelerators=r.world_size,
-            benchmark=r.model,
-            workload=r.model,
-            runs=1,
-            runs_converged=1,
-            runs_required=1,
-            scaling_factor=1.0,
-            time_to_train_min=samples / r.samples_per_s / 60.0,
-            score_reason="",
-            kept_runs=1,
-            global_batch_size=r.global_batch,
-            samples_to_converge=float(samples),
-        )
-        rows.append(record)
-    return pd.DataFrame(rows, columns=list(SCORES_COLUMNS))

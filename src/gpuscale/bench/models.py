@@ -1,21 +1,61 @@
-"""The synthetic model ladder: two families from about 0.2M to 300M parameters.
+"""What ``gpuscale bench`` trains: the built-in ladder, or your own model.
 
-Plain ``torch.nn`` (no torchvision), data generated on the device. Parameter counts are
-computed from the built modules, never assumed; the names give the rough size.
+The ladder (plain ``torch.nn``, data generated on the device, parameters counted from the
+built modules) has three families whose FLOPs per parameter differ by orders of magnitude,
+as real models do:
 
-* ``mlp-*``: a multi-layer perceptron (Linear + GELU) classifying 10 classes; compute
-  per sample grows like its parameters, so it is the small-model, communication-bound end.
-* ``tf-*``: a transformer encoder language model (token embedding, ``nn.TransformerEncoder``,
-  output head) on sequences of 128 tokens; more compute per parameter.
+* ``mlp-*``: a multi-layer perceptron (Linear + GELU) on 10 classes: ~6 training FLOPs
+  per parameter per sample, the communication-bound end;
+* ``tf-*``: a transformer encoder language model on 128 tokens: ~6 x 128 per parameter;
+* ``cnn-*``: a small convolutional network on 32 x 32 images (three stages of 3x3
+  convolutions with batch norm): thousands per parameter, like ResNets.
+
+Your own model: ``--model PKG.MODULE:FACTORY``, where ``FACTORY()`` returns a
+:class:`BenchModel`, or ``(module, make_batch)`` or ``(module, make_batch, loss)``:
+``make_batch(batch_size, device)`` returns ``(inputs, targets)`` on ``device`` (inputs a
+tensor, or a tuple passed as positional arguments), and ``loss(output, targets)`` a
+scalar (default: cross-entropy, flattening a sequence dimension).
+``torchvision:NAME`` and ``timm:NAME`` build those packages' models (no weights
+downloaded) on 224 x 224 images (timm: the model's own input size), 1,000 classes.
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
+
+from gpuscale.units import parse_size
+
+Batch = tuple[Any, Any]
+MakeBatch = Callable[[int, torch.device], Batch]
+
+
+def cross_entropy(output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy over the last dimension (a sequence dimension is flattened)."""
+    if output.dim() > 2:
+        return F.cross_entropy(output.reshape(-1, output.shape[-1]), targets.reshape(-1))
+    return F.cross_entropy(output, targets)
+
+
+@dataclass
+class BenchModel:
+    """A model to time: the module, how to make a batch, and the loss."""
+
+    module: nn.Module
+    make_batch: MakeBatch
+    loss: Callable[[Any, Any], torch.Tensor] = cross_entropy
+    family: str = "custom"
+
+    def forward_loss(self, module: nn.Module, batch: Batch) -> torch.Tensor:
+        inputs, targets = batch
+        output = module(*inputs) if isinstance(inputs, tuple) else module(inputs)
+        return self.loss(output, targets)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -23,7 +63,7 @@ class ModelSpec:
     """One rung of the ladder."""
 
     name: str
-    family: str  # "mlp" or "transformer"
+    family: str  # "mlp", "transformer" or "cnn"
     width: int
     depth: int
     inputs: int = 0  # mlp: input features
@@ -39,18 +79,44 @@ class ModelSpec:
                 layers += [nn.Linear(self.width, self.width), nn.GELU()]
             layers.append(nn.Linear(self.width, 10))
             return nn.Sequential(*layers)
+        if self.family == "cnn":
+            return _cnn(self.width, self.depth)
         return _TransformerLM(self)
 
-    def batch(self, size: int, device: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def make_batch(self, size: int, device: Any) -> Batch:
         """A synthetic (inputs, targets) batch created on ``device``."""
         generator = torch.Generator(device="cpu").manual_seed(0)
         if self.family == "mlp":
             x = torch.randn(size, self.inputs, generator=generator)
             y = torch.randint(0, 10, (size,), generator=generator)
+        elif self.family == "cnn":
+            x = torch.randn(size, 3, 32, 32, generator=generator)
+            y = torch.randint(0, 10, (size,), generator=generator)
         else:
             x = torch.randint(0, self.vocab, (size, self.seq_len), generator=generator)
             y = torch.randint(0, self.vocab, (size, self.seq_len), generator=generator)
         return x.to(device), y.to(device)
+
+    def bench_model(self) -> BenchModel:
+        return BenchModel(module=self.build(), make_batch=self.make_batch, family=self.family)
+
+
+def _cnn(width: int, depth: int) -> nn.Module:
+    """Three stages (32, 16, 8 pixels) of ``depth`` 3x3 conv + BN + ReLU at ``width``,
+    2x and 4x channels, then global average pooling and 10 classes."""
+    layers: list[nn.Module] = []
+    channels = 3
+    for stage in range(3):
+        out = width * 2**stage
+        for block in range(depth):
+            stride = 2 if stage > 0 and block == 0 else 1
+            layers += [
+                nn.Conv2d(channels, out, 3, stride=stride, padding=1, bias=False),
+                nn.BatchNorm2d(out),
+                nn.ReLU(inplace=True),
+            ]
+            channels = out
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(channels, 10))
 
 
 class _TransformerLM(nn.Module):
@@ -70,73 +136,121 @@ class _TransformerLM(nn.Module):
         return self.head(self.encoder(self.embed(tokens) + self.position))
 
 
+def _tf(name: str, width: int, depth: int, heads: int, vocab: int) -> ModelSpec:
+    return ModelSpec(
+        name=name,
+        family="transformer",
+        width=width,
+        depth=depth,
+        heads=heads,
+        vocab=vocab,
+        seq_len=128,
+    )
+
+
 LADDER: tuple[ModelSpec, ...] = (
     ModelSpec(name="mlp-0.2m", family="mlp", inputs=256, width=256, depth=3),
+    ModelSpec(name="cnn-0.3m", family="cnn", width=32, depth=2),
     ModelSpec(name="mlp-1m", family="mlp", inputs=512, width=512, depth=4),
-    ModelSpec(
-        name="tf-1.5m", family="transformer", width=128, depth=2, heads=4, vocab=4096, seq_len=128
-    ),
+    ModelSpec(name="cnn-1.2m", family="cnn", width=64, depth=2),
+    _tf("tf-1.5m", 128, 2, 4, 4096),
     ModelSpec(name="mlp-4m", family="mlp", inputs=1024, width=1024, depth=4),
-    ModelSpec(
-        name="tf-7m", family="transformer", width=256, depth=6, heads=4, vocab=4096, seq_len=128
-    ),
+    ModelSpec(name="cnn-4.7m", family="cnn", width=128, depth=2),
+    _tf("tf-7m", 256, 6, 4, 4096),
     ModelSpec(name="mlp-17m", family="mlp", inputs=2048, width=2048, depth=4),
-    ModelSpec(
-        name="tf-30m", family="transformer", width=512, depth=8, heads=8, vocab=8192, seq_len=128
-    ),
+    ModelSpec(name="cnn-19m", family="cnn", width=256, depth=2),
+    _tf("tf-30m", 512, 8, 8, 8192),
     ModelSpec(name="mlp-67m", family="mlp", inputs=4096, width=4096, depth=4),
-    ModelSpec(
-        name="tf-100m", family="transformer", width=768, depth=12, heads=12, vocab=8192, seq_len=128
-    ),
-    ModelSpec(
-        name="tf-300m",
-        family="transformer",
-        width=1024,
-        depth=24,
-        heads=16,
-        vocab=8192,
-        seq_len=128,
-    ),
+    _tf("tf-100m", 768, 12, 12, 8192),
+    _tf("tf-300m", 1024, 24, 16, 8192),
 )
 BY_NAME = {spec.name: spec for spec in LADDER}
 
 
-def parameter_count(spec: ModelSpec) -> int:
-    """Parameters of the built model, counted without allocating them (meta device)."""
-    with torch.device("meta"):
-        module = spec.build()
-    return sum(p.numel() for p in module.parameters())
+class ModelError(ValueError):
+    """A model name that cannot be loaded (unknown, not importable, bad factory)."""
 
 
-def parse_size(text: str) -> int:
-    """``2M`` -> 2_000_000, ``250k`` -> 250_000, ``1.5B`` -> 1_500_000_000."""
-    units = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9}
-    raw = text.strip().lower().removesuffix("params").strip()
+def _from_factory(made: Any, name: str) -> BenchModel:
+    if isinstance(made, BenchModel):
+        return made
+    if isinstance(made, tuple) and len(made) in (2, 3) and isinstance(made[0], nn.Module):
+        return BenchModel(*made) if len(made) == 3 else BenchModel(made[0], made[1])
+    raise ModelError(
+        f"{name} returned {type(made).__name__}; expected a BenchModel or "
+        "(module, make_batch[, loss])"
+    )
+
+
+def _images(classes: int, size: tuple[int, int, int]) -> MakeBatch:
+    def make(batch: int, device: Any) -> Batch:
+        generator = torch.Generator(device="cpu").manual_seed(0)
+        x = torch.randn(batch, *size, generator=generator)
+        y = torch.randint(0, classes, (batch,), generator=generator)
+        return x.to(device), y.to(device)
+
+    return make
+
+
+def load_model(name: str) -> BenchModel:
+    """The :class:`BenchModel` a name stands for (ladder, ``torchvision:``, ``timm:`` or
+    ``PKG.MODULE:FACTORY``); :class:`ModelError` when it cannot be built."""
+    if name in BY_NAME:
+        return BY_NAME[name].bench_model()
+    source, sep, attr = name.partition(":")
+    if not sep or not attr:
+        raise ModelError(
+            f"unknown model {name!r}: a ladder name ({', '.join(BY_NAME)}), "
+            "torchvision:NAME, timm:NAME or PKG.MODULE:FACTORY"
+        )
     try:
-        value = float(raw[:-1]) * units[raw[-1]] if raw and raw[-1] in units else float(raw)
-    except ValueError:
-        raise ValueError(f"not a size: {text!r} (use e.g. 250k, 7M, 1.5B)") from None
-    if value <= 0:
-        raise ValueError(f"size must be positive: {text!r}")
-    return int(value)
+        if source == "torchvision":
+            models = importlib.import_module("torchvision.models")
+            module = models.get_model(attr, weights=None)
+            return BenchModel(module, _images(1000, (3, 224, 224)), family="torchvision")
+        if source == "timm":
+            timm = importlib.import_module("timm")
+            module = timm.create_model(attr, pretrained=False)
+            size = tuple(module.default_cfg.get("input_size", (3, 224, 224)))
+            return BenchModel(module, _images(module.num_classes, size), family="timm")
+        factory = getattr(importlib.import_module(source), attr)
+    except ImportError as exc:
+        raise ModelError(f"cannot import {source!r} for {name!r}: {exc}") from None
+    except (AttributeError, ValueError, KeyError) as exc:
+        raise ModelError(f"cannot build {name!r}: {exc}") from None
+    return _from_factory(factory(), name)
+
+
+def parameter_count(name: str) -> int:
+    """Trainable parameters of a model (ladder rungs counted on the meta device, with
+    nothing allocated; other models are built)."""
+    if name in BY_NAME:
+        with torch.device("meta"):
+            module = BY_NAME[name].build()
+    else:
+        module = load_model(name).module
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+def family_of(name: str) -> str:
+    if name in BY_NAME:
+        return BY_NAME[name].family
+    return name.partition(":")[0] if name.startswith(("torchvision:", "timm:")) else "custom"
 
 
 def select_models(
-    names: list[str] | None = None, max_params: int | None = None, min_params: int | None = None
-) -> list[tuple[ModelSpec, int]]:
-    """(spec, parameters) of the ladder rungs asked for, smallest first."""
-    if names:
-        unknown = [n for n in names if n not in BY_NAME]
-        if unknown:
-            raise ValueError(
-                f"unknown model(s) {', '.join(unknown)}; the ladder: {', '.join(BY_NAME)}"
+    names: list[str] | None = None, max_params: str | None = None, min_params: str | None = None
+) -> list[tuple[str, int]]:
+    """(name, parameters) of the models asked for (default: the ladder), smallest first,
+    within ``min_params``..``max_params`` (sizes like ``2M``)."""
+    chosen = names or list(BY_NAME)
+    for n in chosen:
+        if n not in BY_NAME and ":" not in n:
+            raise ModelError(
+                f"unknown model {n!r}; the ladder: {', '.join(BY_NAME)} (or torchvision:NAME, "
+                "timm:NAME, PKG.MODULE:FACTORY)"
             )
-        specs = [BY_NAME[n] for n in names]
-    else:
-        specs = list(LADDER)
-    sized = sorted(((s, parameter_count(s)) for s in specs), key=lambda sp: sp[1])
-    return [
-        (s, n)
-        for s, n in sized
-        if (max_params is None or n <= max_params) and (min_params is None or n >= min_params)
-    ]
+    low = parse_size(min_params) if min_params else None
+    high = parse_size(max_params) if max_params else None
+    sized = sorted(((n, parameter_count(n)) for n in chosen), key=lambda pair: pair[1])
+    return [(n, p) for n, p in sized if (high is None or p <= high) and (low is None or p >= low)]

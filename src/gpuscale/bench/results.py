@@ -1,17 +1,16 @@
-"""The bench results file: one JSON object per line, appended as each configuration ends.
+"""The bench results file: one JSON object per line, appended as each run ends.
 
-Schema ``gpuscale.bench/1`` (documented in the README): ``schema``, ``key`` (identifies
-the configuration for ``--resume``), ``status`` (``ok``, ``oom``, ``timeout``,
-``crashed``, ``error``), ``error``, ``config`` (model, family, params, world_size, nnodes,
-backend, device, scaling, batch_per_device, global_batch, precision, bucket_mb, steps,
-warmup, threads), ``timing`` (milliseconds; see ``gpuscale.bench.worker``), ``per_rank``,
-``grad_bytes_per_step``, ``allreduce_bytes_per_step``, ``memory``, ``nvml``,
-``environment`` and ``started_at``/``duration_s``. Nothing here imports torch.
+Schema ``gpuscale.bench/2`` (documented in the README). :func:`bench_table` turns the
+records into the bench table of ``gpuscale.tables`` (``BENCH_COLUMNS``), deriving DDP's own
+overhead, exposed communication and overlap from each run and the one-device run of the
+same configuration. Files of schema ``gpuscale.bench/1`` are read too. Nothing here
+imports torch.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,55 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-SCHEMA = "gpuscale.bench/1"
-STATUSES = ("ok", "oom", "timeout", "crashed", "error")
+from gpuscale.plausibility import run_flags
+from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus
 
-# Flat columns of ``bench_table`` (``source`` tells bench rows from MLPerf rows).
-# The config and timing fields copied into the flat table, defined once.
-CONFIG_FIELDS = (
-    "model",
-    "family",
-    "params",
-    "world_size",
-    "nnodes",
-    "backend",
-    "device",
-    "scaling",
-    "batch_per_device",
-    "global_batch",
-    "precision",
-    "bucket_mb",
-    "steps",
-)
-TIMING_FIELDS = (
-    "step_ms_mean",
-    "step_ms_p50",
-    "step_ms_p95",
-    "samples_per_s",
-    "forward_ms",
-    "backward_ms",
-    "optimizer_ms",
-    "exposed_comm_ms",
-    "nosync_step_ms_mean",
-    "comm_fraction",
-)
-BENCH_COLUMNS: tuple[str, ...] = (
-    "source",
-    "key",
-    "status",
-    *CONFIG_FIELDS,
-    *TIMING_FIELDS,
-    "grad_bytes_per_step",
-    "allreduce_bytes_per_step",
-    "peak_memory_bytes",
-    "gpu_util_pct_mean",
-    "power_w_mean",
-    "hostname",
-    "error",
-    "nosync_step_ms_samples",
-)
+SCHEMA = "gpuscale.bench/2"
+OLD_SCHEMA = "gpuscale.bench/1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,82 +46,191 @@ class StepStats:
         )
 
 
-# What identifies a configuration: its fields less those that follow from the model.
-_KEY_FIELDS = tuple(f for f in CONFIG_FIELDS if f not in ("family", "params"))
+class ResultsError(ValueError):
+    """A results file that cannot be used (missing, unreadable, not writable)."""
 
 
-def config_key(config: dict[str, Any]) -> str:
-    """A stable identifier of a configuration (what ``--resume`` compares)."""
-    return "|".join(f"{p}={config.get(p)}" for p in _KEY_FIELDS)
+def check_writable(path: Path) -> None:
+    """Raise :class:`ResultsError` now if rows could not be appended to ``path`` later
+    (a folder there, no permission, a read-only disk), before anything is measured."""
+    if path.is_dir():
+        raise ResultsError(f"{path} is a folder; give a file for the results")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise ResultsError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def append_result(path: Path, record: dict[str, Any]) -> None:
-    """Append one record and flush it to disk, so a crash later loses nothing."""
+    """Append one record and flush it to disk, so a crash later loses nothing. A last
+    line cut short (no newline) is closed first, so the new row stays whole; readers
+    report the broken line."""
     record = {"schema": SCHEMA, **record}
     line = json.dumps(record, sort_keys=True, default=str)
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(line + "\n")
+    with path.open("a+b") as handle:
+        handle.seek(0, os.SEEK_END)
+        if handle.tell():
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                handle.write(b"\n")
+        handle.write(line.encode("utf-8") + b"\n")
         handle.flush()
         os.fsync(handle.fileno())
 
 
-class ResultsError(ValueError):
-    """A results file that cannot be used (missing, empty, no valid line)."""
+def _problem(record: Any) -> str | None:
+    """Why a parsed line is not a usable record, or None."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    if record.get("schema") not in (SCHEMA, OLD_SCHEMA):
+        return f"not a {SCHEMA} record"
+    if not isinstance(record.get("key"), str):
+        return "no key"
+    if not isinstance(record.get("config"), dict):
+        return "config is not an object"
+    if record.get("status") not in {s.value for s in BenchStatus}:
+        return f"unknown status {record.get('status')!r}"
+    for name in ("timing", "per_rank", "memory", "environment", "flops", "noise", "host"):
+        if record.get(name) is not None and not isinstance(record[name], dict):
+            return f"{name} is not an object"
+    return None
 
 
 def read_results(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """All records of a results file and a message per line that could not be read."""
-    if not path.exists():
-        raise ResultsError(f"{path}: no such results file")
+    """All usable records of a results file and a message per line that was skipped."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such results file") from None
+    except OSError as exc:
+        raise ResultsError(f"cannot read {path}: {exc.strerror}") from None
     records, problems = [], []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            problems.append(f"{path}:{number}: not UTF-8 text; skipped")
+            continue
         except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{number}: not JSON ({exc.msg})")
+            problems.append(f"{path}:{number}: not JSON ({exc.msg}; a cut line?); skipped")
             continue
-        if not isinstance(record, dict) or record.get("schema") != SCHEMA:
-            problems.append(f"{path}:{number}: not a {SCHEMA} record")
+        problem = _problem(record)
+        if problem:
+            problems.append(f"{path}:{number}: {problem}; skipped")
             continue
-        records.append(record)
+        records.append(_upgraded(record))
     return records, problems
 
 
-def done_keys(path: Path, *, include_failed: bool = True) -> set[str]:
-    """Keys already in the file (``--resume`` skips them); failures too unless asked."""
+def _upgraded(record: dict[str, Any]) -> dict[str, Any]:
+    """A ``gpuscale.bench/1`` record in the current shape (names only; the old runs
+    measured one thread count per world size, which their flags say)."""
+    if record.get("schema") != OLD_SCHEMA:
+        return record
+    config = {**record["config"], "accelerators": record["config"].get("world_size")}
+    timing = dict(record.get("timing") or {})
+    if "exposed_comm_ms" in timing:
+        timing["sync_overhead_ms"] = timing.pop("exposed_comm_ms")
+    flags = ["measured by gpuscale.bench/1: threads per process differed between world sizes"]
+    return {**record, "config": config, "timing": timing, "flags": flags}
+
+
+def done_keys(path: Path) -> set[str]:
+    """Keys already in the file (``--resume`` skips them, failures included)."""
     if not path.exists():
         return set()
-    records, _ = read_results(path)
-    return {r["key"] for r in records if include_failed or r.get("status") == "ok"}
+    try:
+        records, _ = read_results(path)
+    except ResultsError:
+        return set()
+    return {r["key"] for r in records}
 
 
-def bench_table(records: list[dict[str, Any]]) -> pd.DataFrame:
-    """One flat row per record (columns: ``BENCH_COLUMNS``)."""
-    rows = []
-    for r in records:
-        config = r.get("config", {})
-        timing = r.get("timing") or {}
-        nvml = r.get("nvml") or {}
-        rows.append(
-            {
-                "source": "bench",
-                "key": r.get("key"),
-                "status": r.get("status"),
-                **{c: config.get(c) for c in CONFIG_FIELDS},
-                **{c: timing.get(c) for c in TIMING_FIELDS},
-                "grad_bytes_per_step": r.get("grad_bytes_per_step"),
-                "allreduce_bytes_per_step": r.get("allreduce_bytes_per_step"),
-                "peak_memory_bytes": (r.get("memory") or {}).get("peak_bytes"),
-                "gpu_util_pct_mean": nvml.get("gpu_util_pct_mean"),
-                "power_w_mean": nvml.get("power_w_mean"),
-                "hostname": (r.get("environment") or {}).get("hostname"),
-                "error": r.get("error", ""),
-                # rank 0's per-step compute times: the jitter behind the straggler term
-                "nosync_step_ms_samples": tuple(
-                    ((r.get("per_rank") or {}).get("nosync_step_ms") or [[]])[0]
-                ),
-            }
+def _number(value: Any) -> float:
+    return (
+        float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+    )
+
+
+def _row(r: dict[str, Any]) -> dict[str, Any]:
+    config, timing = r["config"], r.get("timing") or {}
+    nvml, flops = r.get("nvml") or {}, r.get("flops") or {}
+    noise, host = r.get("noise") or {}, r.get("host") or {}
+    flags = list(r.get("flags") or [])
+    if r.get("status") == BenchStatus.OK:
+        flags += [f for f in run_flags(timing, host) if f not in flags]
+    buckets = (r.get("comm") or {}).get("bucket_bytes") or []
+    row = {c: config.get(c) for c in BENCH_COLUMNS if c in config}
+    row.update({c: _number(timing.get(c)) for c in BENCH_COLUMNS if c in timing})
+    row.update(
+        source="bench",
+        key=r["key"],
+        status=r.get("status"),
+        device_name=(r.get("environment") or {}).get("device_name", config.get("device")),
+        buckets=len(buckets) or None,
+        largest_bucket_bytes=max(buckets) if buckets else None,
+        flops_per_sample=_number(flops.get("per_sample")),
+        achieved_tflops_per_device=_number(flops.get("achieved_tflops_per_device")),
+        peak_tflops=_number(flops.get("peak_tflops")),
+        mfu=_number(flops.get("mfu")),
+        grad_bytes_per_step=r.get("grad_bytes_per_step"),
+        allreduce_bytes_per_step=r.get("allreduce_bytes_per_step"),
+        peak_memory_bytes=(r.get("memory") or {}).get("peak_bytes"),
+        gpu_util_pct_mean=_number(nvml.get("gpu_util_pct_mean")),
+        power_w_mean=_number(nvml.get("power_w_mean")),
+        energy_j_per_step=_number(nvml.get("energy_j_per_step")),
+        other_load_share=_number(host.get("other_load_share")),
+        steal_share=_number(host.get("steal_share")),
+        hostname=(r.get("environment") or {}).get("hostname"),
+        error=r.get("error") or "",
+        flags="; ".join(flags),
+        # rank 0's per-step no-sync times: the jitter behind the straggler term
+        nosync_step_ms_samples=tuple(((r.get("per_rank") or {}).get("nosync_step_ms") or [[]])[0]),
+        noise_batch_small=noise.get("batch_small"),
+        noise_batch_big=noise.get("batch_big"),
+        noise_local_sq=tuple(noise.get("local_sq") or ()),
+        noise_global_sq=tuple(noise.get("global_sq") or ()),
+    )
+    return row
+
+
+def bench_table(records: list[dict[str, Any]]) -> Any:
+    """One row per record (columns: ``gpuscale.tables.BENCH_COLUMNS``).
+
+    Derived per configuration group (the same run at every world size): at N = 1
+    ``ddp_overhead_ms`` is the synchronised minus no-sync step (DDP's bucket copies, no
+    communication) and ``exposed_comm_ms`` 0; at N > 1 ``exposed_comm_ms`` is the sync
+    overhead less the group's N = 1 DDP overhead, ``overlap = 1 - exposed / comm``
+    (within [0, 1]) and ``comm_fraction = exposed / step``.
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame([_row(r) for r in records], columns=list(BENCH_COLUMNS))
+    if frame.empty:
+        return frame
+    frame["config_group"] = [
+        "|".join(map(str, row)) for row in frame[list(BENCH_GROUP_COLUMNS)].itertuples(index=False)
+    ]
+    ok = frame["status"] == BenchStatus.OK
+    single = frame[ok & (frame["accelerators"] == 1)].drop_duplicates("config_group", keep="last")
+    ddp = frame["config_group"].map(single.set_index("config_group")["sync_overhead_ms"])
+    multi = frame["accelerators"] > 1
+    frame["ddp_overhead_ms"] = ddp.where(multi, frame["sync_overhead_ms"]).clip(lower=0)
+    exposed = (frame["sync_overhead_ms"] - frame["ddp_overhead_ms"].fillna(0)).clip(lower=0)
+    frame["exposed_comm_ms"] = exposed.where(multi, 0.0)
+    frame.loc[~ok, ["ddp_overhead_ms", "exposed_comm_ms"]] = math.nan
+    unknown = ok & multi & ddp.isna()
+    frame.loc[unknown, "flags"] = frame.loc[unknown, "flags"].map(
+        lambda f: "; ".join(
+            filter(None, [f, "no N = 1 run: exposed communication includes DDP's own overhead"])
         )
-    return pd.DataFrame(rows, columns=list(BENCH_COLUMNS))
+    )
+    comm = frame["comm_ms"]
+    frame["overlap"] = (1 - frame["exposed_comm_ms"] / comm).clip(0, 1).where(multi & (comm > 0))
+    frame["comm_fraction"] = frame["exposed_comm_ms"] / frame["step_ms_mean"]
+    frame["flagged"] = frame["flags"].astype(str).str.len() > 0
+    return frame[list(BENCH_COLUMNS)]

@@ -1,15 +1,24 @@
 """The sweep: for each world size, launch torchrun with the worker; nothing is ever lost.
 
-The worker appends a row as each model finishes. The runner watches the worker's progress
-file: a model that started and did not finish in ``timeout_s`` is killed and recorded as
-``timeout``; a launch that dies mid-model gets a ``crashed`` row (with the end of its
-output); the remaining models continue in a fresh launch. Ctrl-C stops the launch and
-keeps every row already written.
+The worker appends a row as each model finishes. The runner watches the node's progress
+file: a model that started and did not finish in ``timeout_s`` is stopped and recorded
+as ``timeout``; a launch that dies mid-model gets one row for that model, with the
+cause the failing rank wrote (``oom`` when any rank ran out of memory); models that never
+started are never recorded, they run in a fresh launch. Ctrl-C stops the launch and keeps
+every row already written.
+
+Several nodes: run the same ``gpuscale bench`` on every node with ``--nnodes``,
+``--node-rank`` and ``--rdzv-endpoint`` (torchrun's c10d rendezvous); ``--nproc`` is then
+the processes per node. Global rank 0 appends the rows (keep the results file on a shared
+filesystem); the runner of node 0 records failures.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,27 +29,24 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gpuscale.bench.results import append_result, config_key, done_keys, read_results
+from gpuscale.bench.config import BenchConfig, model_of_key, run_key
+from gpuscale.bench.results import append_result, check_writable, done_keys, read_results
+from gpuscale.tables import BenchStatus
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SweepConfig:
-    """What to run. ``nproc``: world sizes on this machine (processes per node)."""
+    """What to run: ``models`` at each of ``nproc`` processes per node, on ``nnodes``
+    nodes, every run configured by ``bench``."""
 
     models: tuple[str, ...]
     nproc: tuple[int, ...]
     out: Path
-    backend: str = "auto"
-    steps: int = 20
-    warmup: int = 3
-    batch: int | None = None  # per device; default 32 on GPU, 8 on CPU
-    scaling: str = "weak"
-    global_batch: int = 64
-    precision: str = "fp32"
-    bucket_mb: float = 25.0
-    timeout_s: float = 600.0
+    bench: BenchConfig = field(default_factory=BenchConfig)
     resume: bool = False
-    threads: int = 0
+    nnodes: int = 1
+    node_rank: int = 0
+    rdzv_endpoint: str | None = None
     worker: str = "gpuscale.bench.worker"  # the module torchrun runs (tests inject faults)
 
     def __post_init__(self) -> None:
@@ -48,12 +54,10 @@ class SweepConfig:
             raise ValueError("no model selected (check --models / --max-params)")
         if not self.nproc or min(self.nproc) < 1:
             raise ValueError("--nproc needs positive world sizes, e.g. 1,2")
-        if self.steps < 1 or self.warmup < 0:
-            raise ValueError("--steps must be >= 1 and --warmup >= 0")
-        if self.timeout_s <= 0:
-            raise ValueError("--timeout must be positive")
-        if self.scaling not in ("weak", "strong"):
-            raise ValueError("--scaling is weak or strong")
+        if self.nnodes < 1 or not 0 <= self.node_rank < self.nnodes:
+            raise ValueError("--node-rank must be in 0 .. --nnodes - 1")
+        if self.nnodes > 1 and not self.rdzv_endpoint:
+            raise ValueError("several nodes need --rdzv-endpoint HOST:PORT (node 0's address)")
 
 
 @dataclass
@@ -69,7 +73,7 @@ class SweepReport:
 Progress = Callable[[str], None]
 
 
-def _device_kind(backend: str) -> str:
+def device_kind(backend: str) -> str:
     if backend == "gloo":
         return "cpu"
     try:
@@ -80,76 +84,36 @@ def _device_kind(backend: str) -> str:
         return "cpu"
 
 
-def expected_key(model: str, world: int, cfg: SweepConfig, device: str) -> str:
-    """The key the worker will give this configuration (for --resume and failure rows)."""
-    batch = cfg.batch or (32 if device == "cuda" else 8)
-    per_device = cfg.global_batch // world if cfg.scaling == "strong" else batch
-    backend = "nccl" if device == "cuda" and cfg.backend in ("auto", "nccl") else "gloo"
-    return config_key(
-        {
-            "model": model,
-            "world_size": world,
-            "nnodes": 1,
-            "backend": backend,
-            "device": device,
-            "scaling": cfg.scaling,
-            "batch_per_device": per_device,
-            "global_batch": per_device * world,
-            "precision": cfg.precision,
-            "bucket_mb": cfg.bucket_mb,
-            "steps": cfg.steps,
-        }
-    )
-
-
-def torchrun_command(world: int, module: str) -> list[str]:
-    """``python -m torch.distributed.run --standalone --nproc-per-node=N -m MODULE`` (one
-    node; the caller appends the module's own arguments)."""
+def torchrun_command(
+    world: int,
+    module: str,
+    *,
+    nnodes: int = 1,
+    node_rank: int = 0,
+    rdzv_endpoint: str | None = None,
+    rdzv_id: str = "gpuscale",
+) -> list[str]:
+    """``python -m torch.distributed.run ... -m MODULE``: ``--standalone`` on one node,
+    torchrun's c10d rendezvous on several (the caller appends the module's arguments)."""
+    if nnodes == 1:
+        launch = ["--standalone"]
+    else:
+        launch = [
+            f"--nnodes={nnodes}",
+            f"--node-rank={node_rank}",
+            "--rdzv-backend=c10d",
+            f"--rdzv-endpoint={rdzv_endpoint}",
+            f"--rdzv-id={rdzv_id}",
+            f"--rdzv-conf=is_host={'true' if node_rank == 0 else 'false'}",
+        ]
     return [
         sys.executable,
         "-m",
         "torch.distributed.run",
-        "--standalone",
+        *launch,
         f"--nproc-per-node={world}",
         "-m",
         module,
-    ]
-
-
-def _command(
-    cfg: SweepConfig, world: int, models: list[str], progress: Path, skip: set[str], device: str
-) -> list[str]:
-    batch = cfg.batch or (32 if device == "cuda" else 8)
-    return [
-        *torchrun_command(world, cfg.worker),
-        "--models",
-        ",".join(models),
-        "--jsonl",
-        str(cfg.out),
-        "--progress",
-        str(progress),
-        "--backend",
-        cfg.backend,
-        "--steps",
-        str(cfg.steps),
-        "--warmup",
-        str(cfg.warmup),
-        "--batch",
-        str(batch),
-        "--scaling",
-        cfg.scaling,
-        "--global-batch",
-        str(cfg.global_batch),
-        "--precision",
-        cfg.precision,
-        "--bucket-mb",
-        str(cfg.bucket_mb),
-        "--threads",
-        str(cfg.threads),
-        "--collective-timeout",
-        str(cfg.timeout_s),
-        "--skip-keys",
-        ";".join(sorted(skip)),
     ]
 
 
@@ -169,15 +133,48 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)
     except (ProcessLookupError, subprocess.TimeoutExpired):
-        os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+_NOISE = re.compile(r"^\s*([=\-*]{5,}|\[?W\d|warnings\.warn|\*{3,}|.*OMP_NUM_THREADS).*$")
+
+
+def cause(folder: Path, log_tail: str, status: str) -> tuple[str, str]:
+    """(row status, error message) of a failed launch: the failing ranks' own records
+    (``oom`` if any ran out of memory), else the last meaningful line torchrun printed."""
+    errors = []
+    for path in sorted(folder.glob("error-*.json")):
+        try:
+            errors.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    if status == "timeout":
+        return BenchStatus.TIMEOUT, "timeout: the model ran past --timeout and was stopped"
+    oom = [e for e in errors if e.get("oom")]
+    if oom or errors:
+        first = (oom or errors)[0]
+        text = f"rank {first.get('rank')}: {first.get('type')}: {first.get('message')}"
+        return (BenchStatus.OOM if oom else BenchStatus.ERROR), text
+    code = re.findall(r"exitcode\s*:\s*(-?\d+)", log_tail)
+    signals = re.findall(r"Signal (\d+) \((\w+)\)", log_tail)
+    if signals:
+        number, name = signals[-1]
+        detail = f"a worker was killed by signal {number} ({name}): out of host memory, or killed"
+    elif code:
+        detail = f"a worker exited with code {code[-1]}"
+    else:
+        lines = [x for x in log_tail.splitlines() if x.strip() and not _NOISE.match(x)]
+        detail = lines[-1].strip() if lines else "the launch ended without a message"
+    return BenchStatus.CRASHED, f"{status}: {detail}"
 
 
 def _failure_row(key: str, config: dict[str, object], status: str, error: str) -> dict:
     return {
         "key": key,
-        "status": status,
-        "error": error,
+        "status": str(status),
+        "error": error[-500:],
         "config": config,
         "started_at": datetime.now(timezone.utc).isoformat(),
         "duration_s": None,
@@ -191,80 +188,112 @@ def run_sweep(
     """Run every (model, world size) not yet in ``cfg.out`` (when resuming).
 
     ``sizes`` maps each model to its parameter count. ``on_event`` gets one line per
-    event (started, done, failed), for a progress display.
+    event (started, done, failed), for a progress display. Raises ``ResultsError`` when
+    the results file cannot be written, before anything runs.
     """
+    check_writable(cfg.out)
     report = SweepReport()
-    device = _device_kind(cfg.backend)
+    device = device_kind(cfg.bench.backend)
+    threads = cfg.bench.resolved_threads(max(cfg.nproc)) if device == "cpu" else 0
     notify = on_event or (lambda _msg: None)
     already = done_keys(cfg.out) if cfg.resume else set()
-    for world in cfg.nproc:
-        keys = {m: expected_key(m, world, cfg, device) for m in cfg.models}
+    for per_node in cfg.nproc:
+        world = per_node * cfg.nnodes
+        keys = {
+            m: run_key(
+                cfg.bench,
+                model=m,
+                accelerators=world,
+                nnodes=cfg.nnodes,
+                device=device,
+                threads=threads,
+            )
+            for m in cfg.models
+        }
         todo = [m for m in cfg.models if keys[m] not in already]
         report.skipped += len(cfg.models) - len(todo)
         while todo:
             before = done_keys(cfg.out)
             with tempfile.TemporaryDirectory() as tmp:
-                progress = Path(tmp) / "progress"
-                log = Path(tmp) / "log"
-                status, current = _launch(cfg, world, todo, progress, log, device, notify)
-                tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
-            after = done_keys(cfg.out)
-            finished = {m for m in todo if keys[m] in after - before}
-            report.appended += len(after - before)
-            if after - before:  # failure rows the worker wrote itself (oom, error, ...)
-                report.failures += [
-                    f"{r['config'].get('model')} on {world}: {r['status']}"
-                    for r in read_results(cfg.out)[0]
-                    if r["key"] in after - before and r.get("status") != "ok"
-                ]
-            if status == "interrupted":
-                report.interrupted = True
-                return report
-            if status == "ok" and not set(todo) - finished:
-                todo = []
-                continue
-            # The launch ended early: the model it was on failed (if it wrote no row).
-            failed = current if current in todo and current not in finished else None
-            if failed is None:
-                failed = next((m for m in todo if m not in finished), None)
-            if failed is not None and keys[failed] not in after:
+                folder = Path(tmp)
+                status, started = _launch(cfg, per_node, todo, folder, threads, notify)
+                tail = _tail(folder / "log")
+                after = done_keys(cfg.out)
+                new = after - before
+                report.appended += len(new)
+                for record in read_results(cfg.out)[0] if new else []:
+                    if record["key"] in new:
+                        notify(_done_line(record))
+                if status == "interrupted":
+                    report.interrupted = True
+                    return report
+                finished = {m for m in todo if keys[m] in after}
+                if status == "ok" and not set(todo) - finished:
+                    break
+                # Only a model that started and left no row failed; the rest never ran.
+                failed = next((model_of_key(k) for k in reversed(started) if k not in after), None)
+                if failed is None:
+                    report.failures.append(f"launch on {world} failed before any model started")
+                    notify(f"launch on {world} failed: {cause(folder, tail, status)[1]}")
+                    break
+                row_status, message = cause(folder, tail, status)
+            if cfg.node_rank == 0:
                 config = {
                     "model": failed,
-                    "params": sizes[failed],
-                    "world_size": world,
+                    "params": sizes.get(failed),
+                    "accelerators": world,
+                    "nnodes": cfg.nnodes,
                     "device": device,
-                    "scaling": cfg.scaling,
+                    "threads": threads,
+                    **json.loads(cfg.bench.to_json()),
                 }
-                last_line = tail.strip().splitlines()[-1] if tail.strip() else ""
-                # The schema's statuses: a launch that ended badly is "crashed", its exit
-                # code goes into the message.
-                row_status = "timeout" if status == "timeout" else "crashed"
-                message = f"{status}: {last_line}" if last_line else status
-                append_result(
-                    cfg.out,
-                    _failure_row(keys[failed], config, row_status, message[-500:]),
-                )
+                append_result(cfg.out, _failure_row(keys[failed], config, row_status, message))
                 report.appended += 1
-            if failed is not None:
-                report.failures.append(f"{failed} on {world}: {status}")
-                notify(f"failed {failed} x{world}: {status}")
+            report.failures.append(f"{failed} on {world}: {row_status}: {message}")
+            notify(f"failed {failed} x{world}: {row_status}: {message}")
             todo = [m for m in todo if m not in finished and m != failed]
     return report
 
 
+def _tail(log: Path) -> str:
+    return log.read_text(errors="replace")[-4000:] if log.exists() else ""
+
+
+def _done_line(record: dict) -> str:
+    config, timing = record["config"], record.get("timing") or {}
+    text = f"done {config.get('model')} x{config.get('accelerators')}: {record['status']}"
+    if timing.get("step_ms_mean"):
+        text += f", {timing['step_ms_mean']:.3g} ms/step, {timing['samples_per_s']:.4g} samples/s"
+    return text
+
+
 def _launch(
     cfg: SweepConfig,
-    world: int,
+    per_node: int,
     models: list[str],
-    progress: Path,
-    log: Path,
-    device: str,
+    folder: Path,
+    threads: int,
     notify: Progress,
-) -> tuple[str, str | None]:
-    """Run one torchrun launch; return (status, model in progress when it ended)."""
-    skip = done_keys(cfg.out) if cfg.out.exists() else set()
-    command = _command(cfg, world, models, progress, skip, device)
+) -> tuple[str, list[str]]:
+    """Run one torchrun launch; return (status, keys started on this node)."""
+    progress, log = folder / "progress", folder / "log"
+    world = per_node * cfg.nnodes
+    command = [
+        *torchrun_command(
+            per_node,
+            cfg.worker,
+            nnodes=cfg.nnodes,
+            node_rank=cfg.node_rank,
+            rdzv_endpoint=cfg.rdzv_endpoint,
+            rdzv_id=f"gpuscale-{world}-{len(models)}",
+        ),
+        *("--models", ",".join(models), "--jsonl", str(cfg.out)),
+        *("--config", cfg.bench.to_json(), "--threads", str(threads)),
+        *("--progress", str(progress), "--skip-keys", ";".join(sorted(done_keys(cfg.out)))),
+    ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if threads:  # CPU runs: the same threads per rank at every world size
+        env["OMP_NUM_THREADS"] = str(threads)
     with log.open("wb") as sink:
         proc = subprocess.Popen(
             command, stdout=sink, stderr=subprocess.STDOUT, env=env, start_new_session=True
@@ -276,19 +305,15 @@ def _launch(
                 started = _started(progress)
                 if len(started) > len(seen):
                     for key in started[len(seen) :]:
-                        notify(f"started {key.split('|')[0].split('=')[1]} x{world}")
+                        notify(f"started {model_of_key(key)} x{world}")
                     seen, since = started, time.monotonic()
                 # Before the first model starts, allow a minute for torchrun to come up.
-                if time.monotonic() - since > cfg.timeout_s + (0 if seen else 60):
+                if time.monotonic() - since > cfg.bench.timeout_s + (0 if seen else 60):
                     _kill(proc)
-                    return "timeout", _model_of(seen)
+                    return "timeout", _started(progress)
                 time.sleep(0.2)
         except KeyboardInterrupt:
             _kill(proc)
-            return "interrupted", _model_of(seen)
-    seen = _started(progress)
-    return ("ok" if proc.returncode == 0 else f"crashed (exit {proc.returncode})", _model_of(seen))
-
-
-def _model_of(started: list[str]) -> str | None:
-    return started[-1].split("|")[0].split("=", 1)[1] if started else None
+            return "interrupted", _started(progress)
+    status = "ok" if proc.returncode == 0 else f"exit {proc.returncode}"
+    return status, _started(progress)

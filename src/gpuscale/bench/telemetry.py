@@ -1,60 +1,203 @@
-"""What a bench worker records about its machine: software versions and settings, and
-the GPU's utilisation and power sampled through NVML while a model runs."""
+"""What a bench worker records about its machine: versions and settings, the GPU's power
+and energy through NVML, and how busy the host was with other work.
+
+NVML is opened on the GPU this process actually uses, found by its UUID (or PCI bus id)
+from torch: NVML numbers devices by PCI order and ignores ``CUDA_VISIBLE_DEVICES``, so
+under Slurm or Kubernetes "device 0" of torch is often not NVML's device 0. Energy comes
+from the board's energy counter (``nvmlDeviceGetTotalEnergyConsumption``, mJ, Volta and
+newer) read at the start and end of the timed phase; where the counter is missing, power
+is sampled every 50 ms instead (``nvmlDeviceGetPowerUsage`` is itself a ~1 s average on
+recent GPUs, so samples are a coarse fallback).
+"""
 
 from __future__ import annotations
 
 import os
 import socket
 import sys
+import time
+from dataclasses import dataclass
 from typing import Any
-
-import torch
 
 from gpuscale.bench.background import Background
 
 
-def machine_environment(device: torch.device) -> dict[str, Any]:
+def machine_environment(device: Any) -> dict[str, Any]:
     """Versions, host, threads, NCCL settings and (on GPUs) the device and its links."""
+    import torch
+
     env: dict[str, Any] = {
         "hostname": socket.gethostname(),
         "torch": torch.__version__,
         "python": sys.version.split()[0],
         "cuda": torch.version.cuda,
         "threads": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
         "nccl_env": {k: v for k, v in os.environ.items() if k.startswith("NCCL_")},
+        "device_name": "cpu",
     }
     if device.type == "cuda":
         env["nccl"] = ".".join(map(str, torch.cuda.nccl.version()))
         env["device_name"] = torch.cuda.get_device_name(device)
+        env["tf32_matmul"] = torch.backends.cuda.matmul.allow_tf32
+        env["tf32_cudnn"] = torch.backends.cudnn.allow_tf32
         from gpuscale.bench.topology import nvml_topology
 
         env["topology"] = nvml_topology()
     return env
 
 
-class NvmlSampler(Background):
-    """GPU utilisation (%) and power (W) of one device, sampled every 50 ms in a thread."""
+def device_identity(device: Any) -> tuple[str | None, str | None]:
+    """(UUID, PCI bus id) of the CUDA device torch uses, as NVML names them."""
+    import torch
 
-    def __init__(self, index: int) -> None:
-        import pynvml
+    props = torch.cuda.get_device_properties(device)
+    uuid = getattr(props, "uuid", None)
+    uuid_text = None if uuid is None else str(uuid)
+    if uuid_text and not uuid_text.startswith(("GPU-", "MIG-")):
+        uuid_text = f"GPU-{uuid_text}"
+    bus = None
+    if getattr(props, "pci_bus_id", None) is not None:
+        bus = (
+            f"{getattr(props, 'pci_domain_id', 0):08x}:{props.pci_bus_id:02x}:"
+            f"{getattr(props, 'pci_device_id', 0):02x}.0"
+        )
+    return uuid_text, bus
 
+
+def nvml_handle(nvml: Any, uuid: str | None, bus_id: str | None) -> Any:
+    """The NVML handle of the device with this UUID, else this PCI bus id."""
+    if uuid:
+        try:
+            return nvml.nvmlDeviceGetHandleByUUID(uuid)
+        except nvml.NVMLError:
+            pass
+    if bus_id:
+        return nvml.nvmlDeviceGetHandleByPciBusId(bus_id)
+    raise LookupError("no UUID or PCI bus id to find the device in NVML")
+
+
+class GpuMeter(Background):
+    """Energy (counter) or sampled power, and utilisation, of one GPU over a phase."""
+
+    def __init__(self, nvml: Any, handle: Any) -> None:
         super().__init__()
-        pynvml.nvmlInit()
-        self._nvml = pynvml
-        self._handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        self.nvml, self.handle = nvml, handle
         self._util: list[float] = []
         self._power: list[float] = []
+        self._energy_start: float | None = None
+        self._energy_end: float | None = None
+        self._start = self._end = 0.0
+
+    def _energy_mj(self) -> float | None:
+        try:
+            return float(self.nvml.nvmlDeviceGetTotalEnergyConsumption(self.handle))
+        except self.nvml.NVMLError:
+            return None
+
+    def __enter__(self) -> GpuMeter:
+        self._energy_start = self._energy_mj()
+        self._start = time.perf_counter()
+        return super().__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
+        self._end = time.perf_counter()
+        self._energy_end = self._energy_mj()
 
     def run(self) -> None:
         while not self.stopping.is_set():
-            self._util.append(self._nvml.nvmlDeviceGetUtilizationRates(self._handle).gpu)
-            self._power.append(self._nvml.nvmlDeviceGetPowerUsage(self._handle) / 1000.0)
+            try:
+                self._util.append(self.nvml.nvmlDeviceGetUtilizationRates(self.handle).gpu)
+                if self._energy_start is None:
+                    self._power.append(self.nvml.nvmlDeviceGetPowerUsage(self.handle) / 1000.0)
+            except self.nvml.NVMLError:
+                return
             self.stopping.wait(0.05)
 
-    def summary(self) -> dict[str, float | int]:
-        n = len(self._power)
+    def summary(self) -> dict[str, Any]:
+        """Mean utilisation (%), mean power (W), energy (J) of the phase and its source."""
+        seconds = max(self._end - self._start, 1e-9)
+        util = sum(self._util) / len(self._util) if self._util else None
+        if self._energy_start is not None and self._energy_end is not None:
+            joules = (self._energy_end - self._energy_start) / 1000.0
+            return {
+                "gpu_util_pct_mean": util,
+                "power_w_mean": joules / seconds,
+                "energy_j": joules,
+                "power_source": "energy counter",
+            }
+        if not self._power:
+            return {"gpu_util_pct_mean": util, "power_w_mean": None, "energy_j": None}
+        mean = sum(self._power) / len(self._power)
         return {
-            "gpu_util_pct_mean": sum(self._util) / max(n, 1),
-            "power_w_mean": sum(self._power) / max(n, 1),
-            "samples": n,
+            "gpu_util_pct_mean": util,
+            "power_w_mean": mean,
+            "energy_j": mean * seconds,
+            "power_source": "sampled power",
         }
+
+
+def open_gpu_meter(device: Any) -> GpuMeter | None:
+    """A meter for the GPU this process uses, or None without NVML."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        uuid, bus = device_identity(device)
+        return GpuMeter(pynvml, nvml_handle(pynvml, uuid, bus))
+    except Exception:  # no driver, no pynvml, no match: power is optional
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class HostSample:
+    """CPU time of the whole host and of this process at one moment (seconds)."""
+
+    busy_s: float
+    total_s: float
+    steal_s: float
+    own_s: float
+
+    @staticmethod
+    def now() -> HostSample | None:
+        """From ``/proc/stat`` and ``os.times``; None where there is no /proc."""
+        try:
+            with open("/proc/stat", encoding="ascii") as f:
+                fields = f.readline().split()[1:]
+        except OSError:
+            return None
+        ticks = [float(x) for x in fields]
+        hz = os.sysconf("SC_CLK_TCK")
+        idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0.0)  # idle + iowait
+        steal = ticks[7] if len(ticks) > 7 else 0.0
+        times = os.times()
+        return HostSample(
+            busy_s=(sum(ticks[:8]) - idle) / hz,
+            total_s=sum(ticks[:8]) / hz,
+            steal_s=steal / hz,
+            own_s=times.user + times.system,
+        )
+
+
+def host_busy(starts: list[Any], ends: list[Any], hosts: list[str]) -> dict[str, float] | None:
+    """Per phase: the share of the host's CPU time used by other work (busy time less
+    every rank's own) and stolen by the hypervisor, from each rank's samples; hosts
+    counted once each (the first rank on a host reads its /proc/stat for all)."""
+    other = total = steal = 0.0
+    seen: dict[str, tuple[float, float, float]] = {}
+    for start, end, host in zip(starts, ends, hosts, strict=True):
+        if start is None or end is None:
+            return None
+        own = end.own_s - start.own_s
+        if host not in seen:
+            seen[host] = (end.busy_s - start.busy_s, end.total_s - start.total_s, 0.0)
+            steal += end.steal_s - start.steal_s
+        busy, tot, used = seen[host]
+        seen[host] = (busy, tot, used + own)
+    for busy, tot, used in seen.values():
+        other += max(0.0, busy - used)
+        total += tot
+    if total <= 0:
+        return None
+    return {"other_load_share": other / total, "steal_share": steal / total}

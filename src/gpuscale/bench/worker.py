@@ -1,129 +1,237 @@
-"""The torchrun worker: DDP training steps of ladder models, timed, one JSONL row per model.
+"""The torchrun worker: training steps of each model, timed; one JSONL row per model.
 
-Run under torchrun (one process per device), e.g. on two nodes::
+``gpuscale bench`` launches it (one process per device, on one node or many); run by
+hand it is::
 
-    torchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint HOST:29500 \\
-        -m gpuscale.bench.worker --models tf-30m,tf-100m --jsonl results.jsonl
+    torchrun --nproc-per-node 2 -m gpuscale.bench.worker --models mlp-1m \\
+        --jsonl results.jsonl --config '{"steps": 30}'
 
-How a step is measured. A barrier starts the timed phase on every rank together; there is
-no barrier inside it, because one per step would align the ranks and hide the straggler
-wait that real training pays inside the all-reduce (``benchmarks/bench_overhead.py``
-measured that bias at -8% on a 6 ms step). The clock is CUDA events on GPUs (read after
-``synchronize``) and ``perf_counter`` on CPUs.
-Each timed step is run twice with the same data, interleaved (order alternating):
-normally (DDP all-reduces gradients in buckets, overlapped with backward) and inside
-``ddp.no_sync()`` (no communication at all). The forward, backward and optimizer times
-come from the no-sync steps (pure compute); **exposed communication** = mean synchronised
-step - mean no-sync step: the part of the all-reduce that backward could not hide.
-Warm-up steps are dropped. Per-rank raw times are kept; the reported time of a step is
-the slowest rank's.
+How a step is measured: see ``gpuscale.bench.steps``. Every rank runs the same
+configuration (threads per rank, DDP wrapper, warm-up) at every world size, and the
+reported time of a step is its slowest rank's. Only global rank 0 appends rows. A model
+that fails on any rank makes that rank write its exception to ``error-<rank>.json``
+beside the progress file and exit; torchrun then stops the others and the runner records
+the failure (``oom`` when any rank ran out of memory) from those files.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import resource
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
-from torch.nn.parallel import DistributedDataParallel as DDP
 
-from gpuscale.bench.models import BY_NAME, ModelSpec, parameter_count
-from gpuscale.bench.results import StepStats, append_result, config_key
-from gpuscale.bench.telemetry import NvmlSampler, machine_environment
+from gpuscale.bench.config import BenchConfig, run_key
+from gpuscale.bench.models import family_of, load_model
+from gpuscale.bench.peaks import mfu, peak_for
+from gpuscale.bench.results import SCHEMA, StepStats, append_result
+from gpuscale.bench.steps import CommMeter, Job, count_flops, ddp, gradient_norms, timed_steps
+from gpuscale.bench.telemetry import HostSample, host_busy, machine_environment, open_gpu_meter
+from gpuscale.plausibility import run_flags
 
-Clock = Callable[[], Any]
+
+def pick_device(backend: str) -> torch.device:
+    """This rank's device: with every GPU visible, the one at ``LOCAL_RANK``; with one
+    visible per process (Slurm, Kubernetes), that one."""
+    if backend == "gloo" or not torch.cuda.is_available():
+        return torch.device("cpu")
+    count, local = torch.cuda.device_count(), int(os.environ.get("LOCAL_RANK", "0"))
+    if count == 1:
+        index = 0
+    elif local < count:
+        index = local
+    else:
+        raise RuntimeError(f"LOCAL_RANK {local} but only {count} GPUs are visible")
+    torch.cuda.set_device(index)
+    return torch.device("cuda", index)
 
 
-def _clock(device: torch.device) -> tuple[Clock, Callable[[Any, Any], float]]:
-    """(mark, elapsed_ms): CUDA events on GPU, perf_counter on CPU."""
+@contextlib.contextmanager
+def process_group(backend: str, timeout_s: float) -> Iterator[torch.device]:
+    device = pick_device(backend)
+    name = "nccl" if device.type == "cuda" else "gloo"
+    dist.init_process_group(name, timeout=timedelta(seconds=timeout_s))
+    try:
+        yield device
+    finally:
+        dist.destroy_process_group()
+
+
+def _wrap(job_module: torch.nn.Module, cfg: BenchConfig, device: torch.device, world: int):
+    """The module wrapped for data parallelism, and the comm meter (DDP, N > 1)."""
+    if cfg.strategy == "fsdp":
+        from torch.distributed.fsdp import fully_shard
+
+        for child in job_module.children():
+            if any(p.requires_grad for p in child.parameters()):
+                fully_shard(child)
+        return fully_shard(job_module), None
+    wrapped = ddp(job_module, device, cfg.bucket_mb)
+    if world == 1:
+        return wrapped, None
+    meter = CommMeter(device, compress=cfg.grad_comm == "bf16")
+    wrapped.register_comm_hook(dist.group.WORLD, meter.hook)
+    return wrapped, meter
+
+
+def _slowest(per_rank: list[list[float]]) -> list[float]:
+    return [max(step) for step in zip(*per_rank, strict=True)]
+
+
+def run_model(name: str, cfg: BenchConfig, device: torch.device) -> dict[str, Any]:
+    """Measure one model at this world size; the record's measured fields (every rank
+    returns the same)."""
+    world = dist.get_world_size()
+    micro = cfg.per_device_batch(world, device.type)
+    torch.manual_seed(0)
+    bench = load_model(name)
+    bench.module.to(device)
+    batch = bench.make_batch(micro, device)
+    flops = count_flops(bench, batch, micro)
+    wrapped, comm = _wrap(bench.module, cfg, device, world)
+    autocast = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[cfg.precision]
+    job = Job(
+        bench=bench,
+        wrapped=wrapped,
+        optimizer=torch.optim.AdamW(wrapped.parameters(), lr=1e-4),
+        batch=batch,
+        device=device,
+        accum=cfg.accum,
+        autocast=autocast,
+        scaler=torch.amp.GradScaler(device.type) if cfg.precision == "fp16" else None,
+        fsdp=cfg.strategy == "fsdp",
+        comm=comm,
+    )
     if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    meter = open_gpu_meter(device) if device.type == "cuda" and cfg.nvml else None
+    samples: dict[str, Any] = {}
 
-        def mark() -> Any:
-            event = torch.cuda.Event(enable_timing=True)
-            event.record()
-            return event
+    def on_start() -> None:
+        samples["host_start"] = HostSample.now()
+        if meter is not None:
+            meter.__enter__()
 
-        return mark, lambda a, b: a.elapsed_time(b)
-    return time.perf_counter, lambda a, b: (b - a) * 1e3
-
-
-def _loss(spec: ModelSpec, out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    if spec.family == "mlp":
-        return F.cross_entropy(out, target)
-    return F.cross_entropy(out.reshape(-1, out.shape[-1]), target.reshape(-1))
-
-
-def _one_step(
-    ddp: DDP,
-    spec: ModelSpec,
-    optimizer: torch.optim.Optimizer,
-    batch: tuple,
-    sync: bool,
-    mark: Clock,
-    autocast: torch.dtype | None,
-    device: torch.device,
-) -> tuple[Any, Any, Any, Any]:
-    x, y = batch
-    context = contextlib.nullcontext() if sync else ddp.no_sync()
-    with context:
-        t0 = mark()
-        with torch.autocast(device.type, dtype=autocast, enabled=autocast is not None):
-            loss = _loss(spec, ddp(x), y)
-        t1 = mark()
-        loss.backward()
-        t2 = mark()
-    optimizer.step()
-    optimizer.zero_grad(set_to_none=True)
-    t3 = mark()
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    return t0, t1, t2, t3
+    try:
+        timings = timed_steps(job, steps=cfg.steps, warmup=cfg.warmup, on_start=on_start)
+    finally:
+        if meter is not None and "host_start" in samples:
+            meter.__exit__(None, None, None)
+    host_end = HostSample.now()
+    local_sq, global_sq = gradient_norms(job, cfg.steps)
+    grad_bytes = sum(p.numel() * p.element_size() for p in bench.module.parameters())
+    peak = (
+        torch.cuda.max_memory_allocated(device)
+        if device.type == "cuda"
+        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    )
+    gathered = _gather(
+        {
+            "kinds": timings.kinds,
+            "comm_ms": timings.comm_ms,
+            "peak": peak,
+            "meter": meter.summary() if meter is not None else None,
+            "host": (samples.get("host_start"), host_end, os.uname().nodename),
+            "local_sq": local_sq,
+        }
+    )
+    return _measured(cfg, device.type, world, micro, flops, grad_bytes, comm, gathered, global_sq)
 
 
-def timed_steps(
-    ddp: DDP,
-    spec: ModelSpec,
-    optimizer: torch.optim.Optimizer,
-    batch: tuple,
-    *,
-    steps: int,
-    warmup: int,
-    device: torch.device,
-    autocast: torch.dtype | None,
-) -> dict[str, dict[str, list[float]]]:
-    """Warm-up, then ``steps`` synchronised and ``steps`` no-sync steps, interleaved (the
-    order alternating) so both kinds see the same machine state; per-step ms of forward,
-    backward, optimizer and the whole step for each kind."""
-    mark, elapsed = _clock(device)
-    times = {
-        kind: {"forward": [], "backward": [], "optimizer": [], "step": []}
-        for kind in ("synced", "nosync")
+def _measured(
+    cfg: BenchConfig,
+    device_type: str,
+    world: int,
+    micro: int,
+    flops: float | None,
+    grad_bytes: int,
+    comm: CommMeter | None,
+    gathered: list[dict[str, Any]],
+    global_sq: list[float],
+) -> dict[str, Any]:
+    """The record's measured fields from every rank's raw measurements."""
+    synced = [g["kinds"]["synced"] for g in gathered]
+    nosync = [g["kinds"]["nosync"] for g in gathered]
+    step = StepStats.from_values(_slowest([k["step"] for k in synced]))
+    plain = StepStats.from_values(_slowest([k["step"] for k in nosync]))
+    samples_per_s = micro * cfg.accum * world / (step.mean / 1e3)
+    comm_steps = [g["comm_ms"] for g in gathered if g["comm_ms"]]
+    comm_ms = StepStats.from_values(_slowest(comm_steps)).mean if comm_steps and comm else None
+    achieved = flops * samples_per_s / world / 1e12 if flops else None
+    meters = [g["meter"] for g in gathered if g["meter"]]
+    steps_timed = 2 * cfg.steps  # synced and no-sync steps ran in the metered phase
+    host = host_busy(*(list(x) for x in zip(*(g["host"] for g in gathered), strict=True)))
+    return {
+        "timing": {
+            "step_ms_mean": step.mean,
+            "step_ms_p50": step.p50,
+            "step_ms_p95": step.p95,
+            "nosync_step_ms_mean": plain.mean,
+            "nosync_step_ms_p50": plain.p50,
+            "nosync_step_ms_p95": plain.p95,
+            "samples_per_s": samples_per_s,
+            "forward_ms": _phase(nosync, "forward"),
+            "backward_ms": _phase(nosync, "backward"),
+            "optimizer_ms": _phase(nosync, "optimizer"),
+            "sync_overhead_ms": step.mean - plain.mean,
+            "comm_ms": comm_ms,
+        },
+        "comm": {"bucket_bytes": comm.bucket_bytes if comm else []},
+        "flops": {
+            "per_sample": flops,
+            "achieved_tflops_per_device": achieved,
+        },
+        "noise": {
+            "batch_small": micro * cfg.accum,
+            "batch_big": micro * cfg.accum * world,
+            "local_sq": [
+                sum(g["local_sq"][i] for g in gathered) / world for i in range(len(global_sq))
+            ],
+            "global_sq": global_sq,
+        },
+        "per_rank": {
+            "step_ms": [k["step"] for k in synced],
+            "nosync_step_ms": [k["step"] for k in nosync],
+        },
+        "grad_bytes_per_step": grad_bytes,
+        "allreduce_bytes_per_step": grad_bytes if world > 1 else 0,
+        "memory": {
+            "peak_bytes": max(g["peak"] for g in gathered),
+            "kind": "cuda_max_allocated" if device_type == "cuda" else "max_rss",
+        },
+        "nvml": (
+            {
+                "gpu_util_pct_mean": _mean([m["gpu_util_pct_mean"] for m in meters]),
+                "power_w_mean": _mean([m["power_w_mean"] for m in meters]),
+                "power_w_total": sum(m["power_w_mean"] or 0.0 for m in meters),
+                "energy_j_per_step": sum(m["energy_j"] or 0.0 for m in meters) / steps_timed,
+                "power_source": meters[0].get("power_source"),
+            }
+            if meters
+            else None
+        ),
+        "host": host,
     }
-    for i in range(warmup + steps):
-        if i == warmup:
-            dist.barrier()  # the timed phase starts together on every rank
-        order = (True, False) if i % 2 == 0 else (False, True)
-        for sync in order:
-            t0, t1, t2, t3 = _one_step(ddp, spec, optimizer, batch, sync, mark, autocast, device)
-            if i < warmup:
-                continue
-            kind = times["synced" if sync else "nosync"]
-            kind["forward"].append(elapsed(t0, t1))
-            kind["backward"].append(elapsed(t1, t2))
-            kind["optimizer"].append(elapsed(t2, t3))
-            kind["step"].append(elapsed(t0, t3))
-    return times
+
+
+def _phase(kinds: list[dict[str, list[float]]], name: str) -> float:
+    return StepStats.from_values(_slowest([k[name] for k in kinds])).mean
+
+
+def _mean(values: list[float | None]) -> float | None:
+    kept = [v for v in values if v is not None]
+    return sum(kept) / len(kept) if kept else None
 
 
 def _gather(values: Any) -> list[Any]:
@@ -132,233 +240,118 @@ def _gather(values: Any) -> list[Any]:
     return out
 
 
-def _slowest_rank(per_rank: list[list[float]]) -> list[float]:
-    return [max(step) for step in zip(*per_rank, strict=True)]
-
-
-def run_model(spec: ModelSpec, args: argparse.Namespace, device: torch.device) -> dict[str, Any]:
-    """Measure one model at this world size; return the record (same on every rank)."""
+def _config_fields(name: str, cfg: BenchConfig, device: torch.device, threads: int) -> dict:
     world = dist.get_world_size()
-    if args.scaling == "strong":
-        if args.global_batch % world:
-            raise ValueError(f"global batch {args.global_batch} not divisible by {world}")
-        per_device = args.global_batch // world
-    else:
-        per_device = args.batch
-    autocast = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[args.precision]
-    torch.manual_seed(0)
-    model = spec.build().to(device)
-    ddp = DDP(
-        model,
-        device_ids=[device.index] if device.type == "cuda" else None,
-        bucket_cap_mb=args.bucket_mb,
-    )
-    optimizer = torch.optim.AdamW(ddp.parameters(), lr=1e-4)
-    batch = spec.batch(per_device, device)
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-    sampler: Any = contextlib.nullcontext()
-    if device.type == "cuda" and not args.no_nvml:
-        with contextlib.suppress(Exception):
-            sampler = NvmlSampler(device.index)
-    with sampler:
-        measured = timed_steps(
-            ddp,
-            spec,
-            optimizer,
-            batch,
-            steps=args.steps,
-            warmup=args.warmup,
-            device=device,
-            autocast=autocast,
-        )
-    synced, nosync = measured["synced"], measured["nosync"]
-    grad_bytes = sum(p.numel() * p.element_size() for p in model.parameters() if p.requires_grad)
-    peak = (
-        torch.cuda.max_memory_allocated(device)
-        if device.type == "cuda"
-        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    )
-    gathered = _gather(
-        {
-            "synced": synced,
-            "nosync": nosync,
-            "peak": peak,
-            "nvml": sampler.summary() if isinstance(sampler, NvmlSampler) else None,
-        }
-    )
-    step = StepStats.from_values(_slowest_rank([g["synced"]["step"] for g in gathered]))
-    plain = StepStats.from_values(_slowest_rank([g["nosync"]["step"] for g in gathered]))
+    micro = cfg.per_device_batch(world, device.type)
+    from gpuscale.bench.models import parameter_count
 
-    def phase(name: str) -> float:
-        return StepStats.from_values(_slowest_rank([g["nosync"][name] for g in gathered])).mean
-
-    exposed = max(0.0, step.mean - plain.mean)
-    nvml = [g["nvml"] for g in gathered if g["nvml"]]
     return {
-        "timing": {
-            "step_ms_mean": step.mean,
-            "step_ms_p50": step.p50,
-            "step_ms_p95": step.p95,
-            "samples_per_s": per_device * world / (step.mean / 1e3),
-            "forward_ms": phase("forward"),
-            "backward_ms": phase("backward"),
-            "optimizer_ms": phase("optimizer"),
-            "exposed_comm_ms": exposed,
-            "nosync_step_ms_mean": plain.mean,
-            "comm_fraction": exposed / step.mean if step.mean > 0 else 0.0,
-        },
-        "per_rank": {
-            "step_ms": [g["synced"]["step"] for g in gathered],
-            "nosync_step_ms": [g["nosync"]["step"] for g in gathered],
-        },
-        "grad_bytes_per_step": grad_bytes,
-        "allreduce_bytes_per_step": grad_bytes if world > 1 else 0,
-        "memory": {
-            "peak_bytes": max(g["peak"] for g in gathered),
-            "kind": "cuda_max_allocated" if device.type == "cuda" else "cpu_max_rss",
-        },
-        "nvml": (
-            {
-                "gpu_util_pct_mean": sum(n["gpu_util_pct_mean"] for n in nvml) / len(nvml),
-                "power_w_mean": sum(n["power_w_mean"] for n in nvml) / len(nvml),
-                "power_w_total": sum(n["power_w_mean"] for n in nvml),
-            }
-            if nvml
-            else None
-        ),
-        "batch_per_device": per_device,
-    }
-
-
-def _config(spec: ModelSpec, args: argparse.Namespace, device: torch.device) -> dict[str, Any]:
-    world = dist.get_world_size()
-    per_device = args.global_batch // world if args.scaling == "strong" else args.batch
-    return {
-        "model": spec.name,
-        "family": spec.family,
-        "params": parameter_count(spec),
-        "world_size": world,
+        "model": name,
+        "family": family_of(name),
+        "params": parameter_count(name),
+        "accelerators": world,
         "nnodes": int(os.environ.get("GROUP_WORLD_SIZE", "1")),
         "backend": dist.get_backend(),
         "device": device.type,
-        "scaling": args.scaling,
-        "batch_per_device": per_device,
-        "global_batch": per_device * world,
-        "precision": args.precision,
-        "bucket_mb": args.bucket_mb,
-        "steps": args.steps,
-        "warmup": args.warmup,
-        "threads": torch.get_num_threads(),
-        "seq_len": spec.seq_len or None,
+        "batch_per_device": micro,
+        "global_batch": micro * world * cfg.accum,
+        "threads": threads,
+        **json.loads(cfg.to_json()),
     }
 
 
-def _device(backend: str) -> torch.device:
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    if backend == "nccl" or (backend == "auto" and torch.cuda.is_available()):
-        torch.cuda.set_device(local_rank)
-        return torch.device("cuda", local_rank)
-    return torch.device("cpu")
-
-
-@contextlib.contextmanager
-def process_group(backend: str, timeout_s: float) -> Iterator[torch.device]:
-    device = _device(backend)
-    name = "nccl" if device.type == "cuda" and backend in ("auto", "nccl") else "gloo"
-    dist.init_process_group(name, timeout=timedelta(seconds=timeout_s))
-    try:
-        yield device
-    finally:
-        dist.destroy_process_group()
-
-
-_PEER_SIGNS = (
-    "connection reset",
-    "connection closed",
-    "broken pipe",
-    "timed out",
-    "timeout",
-    "peer",
-    "socket",
-)
-
-
-def _peer_failure(exc: BaseException) -> bool:
-    """Whether an exception means another rank died or stopped answering."""
-    dist_error = getattr(dist, "DistError", ())
-    return isinstance(exc, dist_error) or any(s in str(exc).lower() for s in _PEER_SIGNS)
+def _write_error(folder: Path | None, rank: int, key: str, exc: BaseException) -> None:
+    """This rank's failure, for the runner: type, message, the traceback's last lines."""
+    if folder is None:
+        return
+    oom = isinstance(exc, torch.OutOfMemoryError) or "out of memory" in str(exc).lower()
+    record = {
+        "key": key,
+        "rank": rank,
+        "type": type(exc).__name__,
+        "message": str(exc).strip().splitlines()[0][:300] if str(exc).strip() else "",
+        "oom": oom,
+        "traceback": "".join(traceback.format_exception(exc))[-2000:],
+    }
+    (folder / f"error-{rank}.json").write_text(json.dumps(record), encoding="utf-8")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m gpuscale.bench.worker",
-        description="gpuscale DDP scaling worker (run under torchrun)",
+        description="gpuscale scaling worker (run under torchrun)",
     )
-    parser.add_argument("--models", required=True, help="comma-separated ladder names")
+    parser.add_argument("--models", required=True, help="comma-separated model names")
     parser.add_argument("--jsonl", required=True, type=Path, help="results file to append to")
-    parser.add_argument("--progress", type=Path, help="file where rank 0 notes each start")
-    parser.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--batch", type=int, default=32, help="per-device batch (weak)")
-    parser.add_argument("--scaling", default="weak", choices=["weak", "strong"])
-    parser.add_argument("--global-batch", type=int, default=64, help="global batch (strong)")
-    parser.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"])
-    parser.add_argument("--bucket-mb", type=float, default=25.0)
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=0,
-        help="CPU threads per process (default: cores / local processes)",
-    )
-    parser.add_argument("--skip-keys", default="", help="configuration keys already done")
-    parser.add_argument("--collective-timeout", type=float, default=600.0)
-    parser.add_argument("--no-nvml", action="store_true")
+    parser.add_argument("--config", default="{}", help="BenchConfig as JSON")
+    parser.add_argument("--threads", type=int, default=0, help="CPU threads per process")
+    parser.add_argument("--progress", type=Path, help="file where each node notes its starts")
+    parser.add_argument("--skip-keys", default="", help="keys already done, ';'-separated")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    local = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-    torch.set_num_threads(args.threads or max(1, (os.cpu_count() or 1) // local))
+    cfg = BenchConfig.from_json(args.config)
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    threads = args.threads or cfg.resolved_threads(local_world)
+    torch.set_num_threads(threads)
     skip = set(filter(None, args.skip_keys.split(";")))
-    with process_group(args.backend, args.collective_timeout) as device:
-        rank = dist.get_rank()
+    errors = args.progress.parent if args.progress else None
+    with process_group(cfg.backend, cfg.timeout_s) as device:
+        if device.type == "cuda":
+            torch.backends.cuda.matmul.allow_tf32 = cfg.tf32
+            torch.backends.cudnn.allow_tf32 = cfg.tf32
+        rank, local_rank = dist.get_rank(), int(os.environ.get("LOCAL_RANK", "0"))
         environment = machine_environment(device) if rank == 0 else {}
         for name in args.models.split(","):
-            spec = BY_NAME[name]
-            config = _config(spec, args, device)
-            key = config_key(config)
+            config = _config_fields(name, cfg, device, threads)
+            key = run_key(
+                cfg,
+                model=name,
+                accelerators=config["accelerators"],
+                nnodes=config["nnodes"],
+                device=device.type,
+                threads=threads,
+            )
             if key in skip:
                 continue
-            if rank == 0 and args.progress:
+            if local_rank == 0 and args.progress:
                 with args.progress.open("a") as handle:
                     handle.write(f"started\t{key}\n")
             started = time.time()
-            record: dict[str, Any] = {
-                "key": key,
-                "config": config,
-                "environment": environment,
-                "started_at": datetime.now(timezone.utc).isoformat(),
-            }
             try:
-                measured = run_model(spec, args, device)
-            except torch.cuda.OutOfMemoryError as exc:
-                record.update(status="oom", error=str(exc).splitlines()[0])
-            except Exception as exc:  # recorded, then this launch ends
-                status = "crashed" if _peer_failure(exc) else "error"
-                record.update(status=status, error=f"{type(exc).__name__}: {exc}"[:500])
-                traceback.print_exc()
-            else:
-                config["batch_per_device"] = measured.pop("batch_per_device")
-                record.update(status="ok", **measured)
-            record["duration_s"] = time.time() - started
+                measured = run_model(name, cfg, device)
+            except BaseException as exc:
+                _write_error(errors, rank, key, exc)
+                raise
             if rank == 0:
+                record = {
+                    "schema": SCHEMA,
+                    "key": key,
+                    "status": "ok",
+                    "config": config,
+                    "environment": environment,
+                    "started_at": datetime.fromtimestamp(started, timezone.utc).isoformat(),
+                    **measured,
+                    "flags": run_flags(measured["timing"], measured["host"]),
+                    "duration_s": time.time() - started,
+                }
+                record["flops"].update(_mfu(record, environment.get("device_name")))
                 append_result(args.jsonl, record)
-            if record["status"] != "ok":
-                return 1
     return 0
+
+
+def _mfu(record: dict[str, Any], device_name: str | None) -> dict[str, Any]:
+    achieved = record["flops"]["achieved_tflops_per_device"]
+    cfg = record["config"]
+    peak = peak_for(device_name) if cfg["device"] == "cuda" else None
+    return {
+        "peak_tflops": peak.tflops(cfg["precision"], cfg["tf32"]) if peak else None,
+        "mfu": mfu(achieved, device_name, cfg["precision"], cfg["tf32"])
+        if achieved is not None and peak
+        else None,
+    }
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The ``gpuscale`` command line: parse options, call the library, print. Nothing else.
 
-``common`` holds the app and what the commands share; ``rounds`` (MLPerf), ``hardware``
-(bench, collectives, topo) and ``advice`` register their commands on import.
+``common`` holds the app and what the commands share; ``rounds`` (MLPerf), ``bench``,
+``hardware`` (collectives, topo) and ``advice`` register their commands on import.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import sys
 # Import order is registration order, the order --help lists the commands in.
 # isort: off
 from gpuscale.cli import rounds  # noqa: F401
+from gpuscale.cli import bench  # noqa: F401
 from gpuscale.cli import hardware  # noqa: F401
 from gpuscale.cli import advice  # noqa: F401
 

@@ -104,7 +104,7 @@ def advise(
         measured_power = None
         if bench_file:
             table = read_bench(bench_file)
-            ok1 = table[(table["status"] == "ok") & (table["world_size"] == 1)]
+            ok1 = table[(table["status"] == "ok") & (table["accelerators"] == 1)]
             chosen = model or (ok1.sort_values("params")["model"].iloc[-1] if len(ok1) else "")
             compute, n_params, measured_power = compute_from_bench(table, chosen)
             calibrated_overlap = overlap_or_default(table, chosen, link)

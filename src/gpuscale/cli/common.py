@@ -158,44 +158,61 @@ def bench_json(table) -> dict:
     from gpuscale.cli_output import jsonable
 
     scaling = bench_scaling(table)
-    worlds = sorted(set(scaling["world_size"]) - {1}) if len(scaling) else []
+    worlds = sorted(set(scaling["accelerators"]) - {1}) if len(scaling) else []
     return jsonable(
         {
             "source": "bench",
             "runs": scaling.to_dict("records"),
             "failed": table[table["status"] != "ok"][
-                ["model", "world_size", "status", "error"]
+                ["model", "accelerators", "status", "error"]
             ].to_dict("records"),
             "break_even_params": {str(w): break_even_params(scaling, w) for w in worlds},
         }
     )
 
 
+BENCH_SHOWN = [
+    "model",
+    "params",
+    "accelerators",
+    "step_ms_mean",
+    "samples_per_s",
+    "ddp_overhead_ms",
+    "exposed_comm_ms",
+    "comm_ms",
+    "overlap",
+    "achieved_tflops_per_device",
+    "mfu",
+    "speedup",
+    "efficiency",
+    "flagged",
+]
+
+
 def print_bench(table, fmt: Format = Format.table) -> None:
+    """The bench table (ok runs) with speedups; flagged rows' reasons and failed runs
+    listed below it."""
     from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
 
     scaling = bench_scaling(table)
+    failed = table[table["status"] != "ok"]
     if scaling.empty:
         err.print("no successful bench run to analyse")
-        return
-    columns = [
-        "model",
-        "params",
-        "world_size",
-        "step_ms_mean",
-        "samples_per_s",
-        "forward_ms",
-        "backward_ms",
-        "exposed_comm_ms",
-        "optimizer_ms",
-        "comm_fraction",
-        "speedup",
-        "efficiency",
-    ]
-    print_frame(out, scaling[columns], fmt, title="bench results (ok runs)")
+    else:
+        print_frame(out, scaling[BENCH_SHOWN], fmt, title="bench results (ok runs)")
     if fmt is not Format.table:
         return
-    for world in sorted(set(scaling["world_size"]) - {1}):
+    for row in scaling[scaling["flagged"]].itertuples(index=False):
+        out.print(
+            f"flagged {row.model} on {row.accelerators}: {row.flags}", markup=False, highlight=False
+        )
+    for row in failed.itertuples(index=False):
+        out.print(
+            f"{row.status} {row.model} on {row.accelerators}: {row.error}",
+            markup=False,
+            highlight=False,
+        )
+    for world in sorted(set(scaling["accelerators"]) - {1}):
         size = break_even_params(scaling, world)
         text = f"{size / 1e6:.2f}M parameters" if size else "not crossed by the models run"
         out.print(f"break-even on {world} devices: {text}", markup=False, highlight=False)

@@ -18,6 +18,7 @@ from gpuscale.report.style import (
 PHASES = (
     ("forward_ms", "forward"),
     ("backward_ms", "backward"),
+    ("ddp_overhead_ms", "DDP's own overhead"),
     ("exposed_comm_ms", "exposed communication"),
     ("optimizer_ms", "optimizer"),
 )
@@ -25,7 +26,7 @@ PHASES = (
 
 def _bar_labels(frame: pd.DataFrame) -> list[str]:
     return [
-        f"{r.model} ({r.params / 1e6:.2g}M params) on {r.world_size}: "
+        f"{r.model} ({r.params / 1e6:.2g}M params) on {r.accelerators}: "
         f"{r.step_ms_mean:.3g} ms/step, communication {100 * r.comm_fraction:.0f}%"
         for r in frame.itertuples(index=False)
     ]
@@ -35,21 +36,23 @@ def _bar_labels(frame: pd.DataFrame) -> list[str]:
 def step_breakdown(scaling: pd.DataFrame) -> Chart:
     """Stacked bars: the share of a step spent in forward, backward, exposed communication
     and optimizer, per model (by size), on 1 device and on the largest world size."""
-    largest = int(scaling["world_size"].max())
-    frame = scaling[scaling["world_size"].isin({1, largest})].sort_values(["params", "world_size"])
+    largest = int(scaling["accelerators"].max())
+    frame = scaling[scaling["accelerators"].isin({1, largest})].sort_values(
+        ["params", "accelerators"]
+    )
     models = list(dict.fromkeys(frame["model"]))
     width = 0.38
     fig, ax = new_axes((max(5.6, 0.75 * len(models) + 2.5), 3.6))
     labels: dict[str, list[str]] = {}
-    for k, world in enumerate(sorted(frame["world_size"].unique())):
+    for k, world in enumerate(sorted(frame["accelerators"].unique())):
         part = (
-            frame[frame["world_size"] == world]
+            frame[frame["accelerators"] == world]
             .set_index("model")
             .reindex(models)
             .dropna(subset=["step_ms_mean"])
         )
         x = np.array([models.index(m) for m in part.index]) + (k - 0.5) * width
-        phases = np.column_stack([part[c].to_numpy(float) for c, _ in PHASES])
+        phases = np.nan_to_num(np.column_stack([part[c].to_numpy(float) for c, _ in PHASES]))
         shares = phases / phases.sum(axis=1, keepdims=True)
         bottom = np.zeros(len(part))
         for j, (_, name) in enumerate(PHASES):
@@ -85,7 +88,9 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
     break-even: below it, more devices train slower than one."""
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
-    for k, (world, group) in enumerate(scaling[scaling["world_size"] > 1].groupby("world_size")):
+    for k, (world, group) in enumerate(
+        scaling[scaling["accelerators"] > 1].groupby("accelerators")
+    ):
         group = group.sort_values("params")
         points = ax.scatter(
             group["params"],
@@ -143,7 +148,7 @@ def predicted_scaling(predicted: pd.DataFrame, measured: pd.DataFrame | None, ti
     labels: dict[str, list[str]] = {}
     if measured is not None and len(measured):
         points = ax.scatter(
-            measured["world_size"],
+            measured["accelerators"],
             measured["speedup"],
             color=OKABE_ITO[3],
             marker="D",

@@ -16,7 +16,7 @@ from gpuscale.report.svg import save_chart
 COLUMNS = {
     "model": "Model",
     "params": "Parameters",
-    "world_size": "Devices",
+    "accelerators": "Devices",
     "step_ms_mean": "Step (ms)",
     "samples_per_s": "Samples/s",
     "exposed_comm_ms": "Exposed comm. (ms)",
@@ -41,11 +41,11 @@ def bench_findings(scaling: pd.DataFrame) -> list[str]:
     out.append(
         f"{scaling['model'].nunique()} models from {scaling['params'].min() / 1e6:.2g}M "
         f"to {scaling['params'].max() / 1e6:.3g}M parameters on "
-        f"{', '.join(map(str, sorted(scaling['world_size'].unique())))} devices "
+        f"{', '.join(map(str, sorted(scaling['accelerators'].unique())))} devices "
         f"({hosts}, {', '.join(sorted(scaling['backend'].unique()))})."
     )
-    for world in sorted(set(scaling["world_size"]) - {1}):
-        at = scaling[(scaling["world_size"] == world) & scaling["speedup"].notna()]
+    for world in sorted(set(scaling["accelerators"]) - {1}):
+        at = scaling[(scaling["accelerators"] == world) & scaling["speedup"].notna()]
         if at.empty:
             continue
         size = break_even_params(scaling, world)
@@ -82,7 +82,7 @@ def advice_figure(
     from gpuscale.advise.calibrate import compute_from_bench, overlap_or_default
     from gpuscale.advise.recommend import TDP_W, AdviceInputs, advise
 
-    single = scaling[scaling["world_size"] == 1]
+    single = scaling[scaling["accelerators"] == 1]
     if single.empty:
         return None
     model = single.sort_values("params")["model"].iloc[-1]
@@ -124,7 +124,7 @@ def build_bench_section(
         (step_breakdown, "bench_step_breakdown", "Where step time goes, by model size"),
         (speedup_by_size, "bench_speedup_by_size", "Speedup over one device by model size"),
     ):
-        if make is speedup_by_size and scaling["world_size"].max() == 1:
+        if make is speedup_by_size and scaling["accelerators"].max() == 1:
             continue
         svg, files = save_chart(make(scaling), out_dir, stem)
         figures.append((title, svg, [f.name for f in files]))

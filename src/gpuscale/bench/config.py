@@ -1,0 +1,169 @@
+"""One bench configuration: what every run of a sweep does, written once.
+
+The CLI builds a :class:`BenchConfig` (its options' defaults and help come from here),
+the runner hands it to every worker as JSON, and the results key of a run (what
+``--resume`` compares) is computed from it by :func:`run_key`, in one place. Nothing
+here imports torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+STRATEGIES = ("ddp", "fsdp")
+PRECISIONS = ("fp32", "bf16", "fp16")
+GRAD_COMMS = ("fp32", "bf16")
+SCALINGS = ("weak", "strong")
+BACKENDS = ("auto", "nccl", "gloo")
+
+# Per-field documentation: the CLI's help text and the README's table.
+HELP: dict[str, str] = {
+    "steps": "Timed steps of each kind (synchronised and no-sync), after the warm-up.",
+    "warmup": "Untimed steps first (the same for every world size).",
+    "batch": "Per-device batch (weak scaling); default 32 on GPU, 8 on CPU.",
+    "scaling": "weak (fixed per-device batch) or strong (fixed global batch split).",
+    "global_batch": "Global batch for strong scaling.",
+    "accum": "Gradient accumulation: micro-batches per optimizer step (one sync each).",
+    "precision": "fp32, bf16 or fp16 (autocast; fp16 with a GradScaler).",
+    "tf32": "Allow TF32 tensor cores for fp32 matmuls and convolutions (GPU).",
+    "strategy": "ddp (DistributedDataParallel) or fsdp (FSDP2 fully_shard).",
+    "bucket_mb": "DDP bucket size in MiB (DDP's bucket_cap_mb; its first bucket is 1 MiB).",
+    "grad_comm": "Gradient communication dtype under DDP: fp32, or bf16 (compression hook).",
+    "threads": "CPU threads per process, the same at every world size "
+    "(0: cores / the largest local world size of the sweep).",
+    "backend": "auto, nccl (GPUs) or gloo (CPU).",
+    "timeout_s": "Seconds a model may run before it is stopped and recorded as timeout.",
+    "nvml": "Sample GPU power and utilisation through NVML.",
+}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BenchConfig:
+    """How every (model, world size) of a sweep is run; see ``HELP`` for each field."""
+
+    steps: int = 20
+    warmup: int = 5
+    batch: int | None = None
+    scaling: str = "weak"
+    global_batch: int = 64
+    accum: int = 1
+    precision: str = "fp32"
+    tf32: bool = False
+    strategy: str = "ddp"
+    bucket_mb: float = 25.0
+    grad_comm: str = "fp32"
+    threads: int = 0
+    backend: str = "auto"
+    timeout_s: float = 600.0
+    nvml: bool = True
+
+    def __post_init__(self) -> None:
+        checks = {
+            "steps": self.steps >= 1,
+            "warmup": self.warmup >= 0,
+            "batch": self.batch is None or self.batch >= 1,
+            "global_batch": self.global_batch >= 1,
+            "accum": self.accum >= 1,
+            "bucket_mb": self.bucket_mb > 0,
+            "threads": self.threads >= 0,
+            "timeout_s": self.timeout_s > 0,
+        }
+        bad = [name for name, ok in checks.items() if not ok]
+        if bad:
+            raise ValueError(f"invalid {', '.join(bad)}: {HELP[bad[0]]}")
+        for name, allowed in (
+            ("scaling", SCALINGS),
+            ("precision", PRECISIONS),
+            ("strategy", STRATEGIES),
+            ("grad_comm", GRAD_COMMS),
+            ("backend", BACKENDS),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ValueError(
+                    f"{name} is one of {', '.join(allowed)}, not {getattr(self, name)!r}"
+                )
+        if self.strategy == "fsdp" and self.grad_comm != "fp32":
+            raise ValueError("grad_comm applies to DDP; FSDP communicates in its own dtype")
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> BenchConfig:
+        """The config a runner sent; unknown fields are an error (versions must match)."""
+        data = json.loads(text)
+        names = {f.name for f in fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise ValueError(f"unknown bench config field(s): {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+    def per_device_batch(self, accelerators: int, device: str) -> int:
+        """The micro-batch each device runs: ``batch`` (weak) or the global batch split
+        over devices and accumulation steps (strong)."""
+        if self.scaling == "strong":
+            micro = self.global_batch // (accelerators * self.accum)
+            if micro < 1 or self.global_batch % (accelerators * self.accum):
+                raise ValueError(
+                    f"global batch {self.global_batch} does not split into {accelerators} "
+                    f"devices x {self.accum} accumulation steps"
+                )
+            return micro
+        return self.batch or (32 if device == "cuda" else 8)
+
+    def resolved_threads(self, largest_local_world: int) -> int:
+        """Threads per process: as given, else the cores shared by the largest number of
+        processes this sweep puts on one node, so that every world size computes with
+        the same threads per rank (like with like)."""
+        if self.threads:
+            return self.threads
+        return max(1, (os.cpu_count() or 1) // max(1, largest_local_world))
+
+    def resolved_backend(self, device: str) -> str:
+        return "nccl" if device == "cuda" and self.backend in ("auto", "nccl") else "gloo"
+
+
+# What identifies a run besides the model: fields that change what is measured.
+_KEY_FIELDS = (
+    "scaling",
+    "precision",
+    "tf32",
+    "strategy",
+    "accum",
+    "bucket_mb",
+    "grad_comm",
+    "steps",
+)
+
+
+def run_key(
+    config: BenchConfig,
+    *,
+    model: str,
+    accelerators: int,
+    nnodes: int,
+    device: str,
+    threads: int,
+) -> str:
+    """The key of one run in the results file (``--resume`` skips keys it finds)."""
+    batch = config.per_device_batch(accelerators, device)
+    parts: dict[str, Any] = {
+        "model": model,
+        "accelerators": accelerators,
+        "nnodes": nnodes,
+        "backend": config.resolved_backend(device),
+        "device": device,
+        "batch_per_device": batch,
+        "global_batch": batch * accelerators * config.accum,
+        "threads": threads if device == "cpu" else 0,
+        **{name: getattr(config, name) for name in _KEY_FIELDS},
+    }
+    return "|".join(f"{k}={v}" for k, v in parts.items())
+
+
+def model_of_key(key: str) -> str:
+    """The model a key names (its first field)."""
+    return key.split("|", 1)[0].split("=", 1)[1]

@@ -1,0 +1,80 @@
+"""Peak dense tensor throughput per device and precision, for MFU.
+
+MFU = achieved FLOP/s per device / peak FLOP/s of that device at the run's precision,
+with achieved = training FLOPs per sample (forward + backward, counted by
+``torch.utils.flop_counter``: matrix multiplications, convolutions and attention; not
+element-wise work) x samples per second per device. Peaks are the vendors' **dense**
+figures (half the "with sparsity" numbers the datasheets headline); ``fp32`` means
+plain FP32 (CUDA cores) unless TF32 is allowed, then the TF32 tensor-core figure.
+
+Sources (TFLOP/s; retrieved 2026):
+* H100 SXM5 / H200 SXM: NVIDIA H100 Tensor Core GPU datasheet and H200 datasheet:
+  FP32 67, TF32 494.7, BF16/FP16 989.4.
+* H100 PCIe: same datasheet: FP32 51, TF32 378, BF16/FP16 756.
+* H100 NVL: same datasheet (per GPU): FP32 60, TF32 417.5, BF16/FP16 835.5.
+* A100 (SXM4 and PCIe, 40/80 GB): NVIDIA A100 datasheet: FP32 19.5, TF32 156,
+  BF16/FP16 312.
+* B200: NVIDIA HGX B200 datasheet (eight GPUs, per GPU one eighth): FP32 75,
+  TF32 1,100, BF16/FP16 2,250.
+* L40S: NVIDIA L40S datasheet: FP32 91.6, TF32 183, BF16/FP16 362.
+* RTX 4090: NVIDIA Ada Lovelace architecture whitepaper (FP32 accumulate): FP32 82.6,
+  TF32 82.6, BF16/FP16 165.2.
+* RTX A5000: NVIDIA RTX A5000 datasheet: FP32 27.8, TF32 55.6, BF16/FP16 111.1.
+* MI300X: AMD Instinct MI300X data sheet: FP32 163.4, TF32 653.7, BF16/FP16 1,307.4.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Peak:
+    """Dense peak TFLOP/s of one device kind."""
+
+    device: str
+    fp32: float
+    tf32: float
+    bf16: float
+
+    def tflops(self, precision: str, tf32: bool = False) -> float:
+        if precision in ("bf16", "fp16"):
+            return self.bf16
+        return self.tf32 if tf32 else self.fp32
+
+
+# (pattern on the lower-cased device name, peak). First match wins.
+PEAKS: tuple[tuple[str, Peak], ...] = (
+    (r"h100.*nvl", Peak("H100 NVL", 60.0, 417.5, 835.5)),
+    (r"h100.*pcie", Peak("H100 PCIe", 51.0, 378.0, 756.0)),
+    (r"h100|h200|gh200", Peak("H100/H200 SXM", 67.0, 494.7, 989.4)),
+    (r"a100", Peak("A100", 19.5, 156.0, 312.0)),
+    (r"b200", Peak("B200", 75.0, 1100.0, 2250.0)),
+    (r"l40s", Peak("L40S", 91.6, 183.0, 362.0)),
+    (r"rtx 4090", Peak("RTX 4090", 82.6, 82.6, 165.2)),
+    (r"rtx a5000", Peak("RTX A5000", 27.8, 55.6, 111.1)),
+    (r"mi300x", Peak("MI300X", 163.4, 653.7, 1307.4)),
+)
+
+
+def peak_for(device_name: str | None) -> Peak | None:
+    """The peak of a device by its name (``torch.cuda.get_device_name``), None when the
+    table does not know it (CPUs included: no MFU is claimed there)."""
+    if not device_name:
+        return None
+    lowered = device_name.lower()
+    for pattern, peak in PEAKS:
+        if re.search(pattern, lowered):
+            return peak
+    return None
+
+
+def mfu(
+    achieved_tflops: float, device_name: str | None, precision: str, tf32: bool
+) -> float | None:
+    """Model FLOP utilisation (see the module docstring), None without a known peak."""
+    peak = peak_for(device_name)
+    if peak is None or not achieved_tflops >= 0:
+        return None
+    return achieved_tflops / peak.tflops(precision, tf32)

@@ -1,0 +1,262 @@
+"""Timing training steps: synchronised and no-sync steps, interleaved, and the gradient
+communication itself, measured by a DDP communication hook.
+
+Every timed step runs twice with the same data, the order alternating: normally
+(gradients synchronised: DDP all-reduces buckets overlapped with backward; FSDP
+reduce-scatters) and without gradient synchronisation (DDP ``no_sync``; FSDP
+``set_requires_gradient_sync(False)``, which still all-gathers parameters). Their
+difference is what synchronisation costs a step. The clock is CUDA events on GPUs (read
+after ``synchronize``) and ``perf_counter`` on CPUs; one barrier starts the timed phase
+and none is placed inside it, so the straggler wait real training pays is measured.
+
+Under DDP the all-reduce of every bucket goes through :class:`CommMeter`, a comm hook
+that marks when the bucket was handed to the collective and when the collective
+completed; the union of those intervals is the step's **communication time** (in flight,
+queueing behind an earlier bucket included). With ``measure_norms`` it also records the
+squared gradient norms before (this rank's micro-batch) and after the all-reduce (the
+global batch), from which the gradient noise scale is estimated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+from gpuscale.bench.models import Batch, BenchModel
+
+Mark = Callable[[], Any]
+
+
+def clock(device: torch.device) -> tuple[Mark, Callable[[Any, Any], float]]:
+    """(mark, elapsed_ms): CUDA events on GPU, perf_counter on CPU."""
+    if device.type == "cuda":
+
+        def mark() -> Any:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            return event
+
+        return mark, lambda a, b: a.elapsed_time(b)
+    return time.perf_counter, lambda a, b: (b - a) * 1e3
+
+
+def merged_ms(spans: list[tuple[float, float]]) -> float:
+    """Total length of the union of intervals (ms): time with a collective in flight."""
+    total, end = 0.0, float("-inf")
+    for start, stop in sorted(spans):
+        if stop <= end:
+            continue
+        total += stop - max(start, end)
+        end = stop
+    return total
+
+
+class CommMeter:
+    """A DDP communication hook: the usual bucket all-reduce (fp32, or bf16-compressed),
+    timed. After each synchronised step :meth:`take` returns the step's communication
+    time, the buckets' sizes and (with ``measure_norms``) the squared gradient norms."""
+
+    def __init__(self, device: torch.device, compress: bool) -> None:
+        self.mark, self.elapsed = clock(device)
+        self.compress = compress
+        self.measure_norms = False
+        self._marks: list[tuple[Any, Any]] = []
+        self._local_sq: list[torch.Tensor] = []
+        self._global_sq: list[torch.Tensor] = []
+        self._sizes: list[int] = []
+        self.bucket_bytes: list[int] = []  # the buckets of the latest synchronised step
+
+    # No annotations on the hook: DDP checks them at run time, and this module's
+    # postponed annotations would be strings. (state: process group, bucket: GradBucket.)
+    def hook(self, state, bucket):  # type: ignore[no-untyped-def]
+        buffer = bucket.buffer()
+        self._sizes.append(buffer.numel() * buffer.element_size())
+        if self.measure_norms:
+            self._local_sq.append(buffer.detach().float().pow(2).sum())
+        start = self.mark()
+        send = default_hooks.bf16_compress_hook if self.compress else default_hooks.allreduce_hook
+        future = send(state, bucket)
+
+        def done(fut: torch.futures.Future[torch.Tensor]) -> torch.Tensor:
+            reduced = fut.value()
+            self._marks.append((start, self.mark()))
+            if self.measure_norms:
+                self._global_sq.append(reduced.detach().float().pow(2).sum())
+            return reduced
+
+        return future.then(done)
+
+    def take(self) -> tuple[float, float, float]:
+        """(communication ms, local |g|^2, global |g|^2) of the step just finished (the
+        device synchronised first); clears the step's marks."""
+        if self._marks:
+            origin = self._marks[0][0]
+            spans = [(self.elapsed(origin, a), self.elapsed(origin, b)) for a, b in self._marks]
+        else:
+            spans = []
+        local = float(sum(t.item() for t in self._local_sq)) if self._local_sq else float("nan")
+        glob = float(sum(t.item() for t in self._global_sq)) if self._global_sq else float("nan")
+        self.bucket_bytes = self._sizes or self.bucket_bytes
+        self._marks, self._local_sq, self._global_sq, self._sizes = [], [], [], []
+        return merged_ms(spans), local, glob
+
+
+def ddp(module: torch.nn.Module, device: torch.device, bucket_mb: float = 25.0) -> Any:
+    """``module`` in DistributedDataParallel without buffer syncing in forward: buffers
+    (batch norm) would be sent every forward, no-sync steps included, and blur what
+    synchronising gradients costs."""
+    import inspect
+
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    quiet = (
+        {"forward_sync_buffers": False}
+        if "forward_sync_buffers" in inspect.signature(DDP).parameters
+        else {"broadcast_buffers": False}
+    )
+    return DDP(
+        module,
+        device_ids=[device.index] if device.type == "cuda" else None,
+        bucket_cap_mb=bucket_mb,
+        **quiet,
+    )
+
+
+@dataclass
+class Job:
+    """Everything one timed step needs."""
+
+    bench: BenchModel
+    wrapped: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    batch: Batch
+    device: torch.device
+    accum: int = 1
+    autocast: torch.dtype | None = None
+    scaler: Any = None
+    fsdp: bool = False
+    comm: CommMeter | None = None
+
+    @contextlib.contextmanager
+    def no_sync(self) -> Iterator[None]:
+        if self.fsdp:
+            self.wrapped.set_requires_gradient_sync(False)
+            try:
+                yield
+            finally:
+                self.wrapped.set_requires_gradient_sync(True)
+        else:
+            with self.wrapped.no_sync():
+                yield
+
+
+def one_step(job: Job, sync: bool, mark: Mark) -> tuple[list[Any], Any, Any]:
+    """One optimizer step of ``job.accum`` micro-batches (gradients synchronised on the
+    last one when ``sync``). Returns the (forward start, forward end, backward end) marks
+    of every micro-batch, the step's first mark and its end mark."""
+    marks = []
+    begin = mark()
+    for i in range(job.accum):
+        quiet = not sync or i < job.accum - 1
+        with job.no_sync() if quiet else contextlib.nullcontext():
+            t0 = mark()
+            with torch.autocast(
+                job.device.type, dtype=job.autocast, enabled=job.autocast is not None
+            ):
+                loss = job.bench.forward_loss(job.wrapped, job.batch) / job.accum
+            t1 = mark()
+            (job.scaler.scale(loss) if job.scaler is not None else loss).backward()
+            t2 = mark()
+        marks.append((t0, t1, t2))
+    if job.scaler is not None:
+        job.scaler.step(job.optimizer)
+        job.scaler.update()
+    else:
+        job.optimizer.step()
+    job.optimizer.zero_grad(set_to_none=True)
+    end = mark()
+    if job.device.type == "cuda":
+        torch.cuda.synchronize(job.device)
+    return marks, begin, end
+
+
+@dataclass
+class Timings:
+    """Per-step milliseconds of one rank, by kind (``synced``/``nosync``) and phase
+    (``forward``, ``backward``, ``optimizer``, ``step``), and per synchronised step the
+    communication time."""
+
+    kinds: dict[str, dict[str, list[float]]] = field(
+        default_factory=lambda: {
+            kind: {"forward": [], "backward": [], "optimizer": [], "step": []}
+            for kind in ("synced", "nosync")
+        }
+    )
+    comm_ms: list[float] = field(default_factory=list)
+
+
+def timed_steps(job: Job, *, steps: int, warmup: int, on_start: Callable[[], None]) -> Timings:
+    """Warm-up, then ``steps`` synchronised and ``steps`` no-sync steps interleaved (the
+    order alternating) so both kinds see the same machine state. ``on_start`` runs when
+    the timed phase begins (after the barrier)."""
+    mark, elapsed = clock(job.device)
+    out = Timings()
+    for i in range(warmup + steps):
+        if i == warmup:
+            dist.barrier()  # the timed phase starts together on every rank
+            on_start()
+        for sync in (True, False) if i % 2 == 0 else (False, True):
+            marks, begin, end = one_step(job, sync, mark)
+            comm = job.comm.take()[0] if job.comm is not None and sync else None
+            if i < warmup:
+                continue
+            kind = out.kinds["synced" if sync else "nosync"]
+            kind["forward"].append(sum(elapsed(a, b) for a, b, _ in marks))
+            kind["backward"].append(sum(elapsed(b, c) for _, b, c in marks))
+            kind["optimizer"].append(elapsed(marks[-1][2], end))
+            kind["step"].append(elapsed(begin, end))
+            if comm is not None:
+                out.comm_ms.append(comm)
+    return out
+
+
+def gradient_norms(job: Job, steps: int) -> tuple[list[float], list[float]]:
+    """Squared gradient norms over ``steps`` extra synchronised steps (untimed): this
+    rank's (its micro-batches) and the all-reduced global gradient's."""
+    if job.comm is None:
+        return [], []
+    mark, _ = clock(job.device)
+    job.comm.measure_norms = True
+    local, glob = [], []
+    try:
+        for _ in range(steps):
+            one_step(job, True, mark)
+            _, small, big = job.comm.take()
+            local.append(small)
+            glob.append(big)
+    finally:
+        job.comm.measure_norms = False
+    return local, glob
+
+
+def count_flops(bench: BenchModel, batch: Batch, batch_size: int) -> float | None:
+    """Training FLOPs per sample (forward + backward) by ``torch.utils.flop_counter``, on
+    the bare module before it is wrapped; None if the counter cannot run the model."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    try:
+        with FlopCounterMode(display=False) as counter:
+            bench.forward_loss(bench.module, batch).backward()
+        flops = counter.get_total_flops()
+    except Exception:  # an operator the counter cannot trace: no FLOPs, no MFU
+        return None
+    finally:
+        bench.module.zero_grad(set_to_none=True)
+    return float(flops) / batch_size

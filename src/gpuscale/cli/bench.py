@@ -1,0 +1,168 @@
+"""The bench command: measure training-step scaling on this machine (or several)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpuscale.bench.config import HELP, BenchConfig
+from gpuscale.cli.common import app, err, fail, out, print_bench
+from gpuscale.cli_output import Format, print_frame
+
+D = BenchConfig()  # the defaults, written once in gpuscale.bench.config
+
+
+def world_sizes(text: str | None) -> tuple[int, ...]:
+    """``1,2,4`` -> (1, 2, 4); default: 1, 2, 4, ... up to every device (GPUs, else two
+    CPU processes)."""
+    if text:
+        try:
+            sizes = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+        except ValueError:
+            fail(f"--nproc takes whole numbers like 1,2,4, not {text!r}")
+        if not sizes or min(sizes) < 1:
+            fail(f"--nproc takes positive whole numbers like 1,2,4, not {text!r}")
+        return sizes
+    import os
+
+    try:
+        import torch
+
+        devices = torch.cuda.device_count() or min(2, os.cpu_count() or 1)
+    except ImportError:
+        devices = 1
+    sizes, n = [], 1
+    while n < devices:
+        sizes.append(n)
+        n *= 2
+    return (*sizes, devices)
+
+
+@app.command()
+def bench(
+    out_file: Annotated[Path, typer.Option("--out", help="Results file (JSONL, appended).")] = Path(
+        "results.jsonl"
+    ),
+    models: Annotated[
+        str | None,
+        typer.Option(
+            "--models",
+            help="Comma-separated models: ladder names (see --list), torchvision:NAME, "
+            "timm:NAME or PKG.MODULE:FACTORY; default: the ladder.",
+        ),
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", help="One more model (repeatable), e.g. mypkg.models:make."),
+    ] = None,
+    max_params: Annotated[str | None, typer.Option(help="Largest model, e.g. 2M.")] = None,
+    min_params: Annotated[str | None, typer.Option(help="Smallest model, e.g. 1M.")] = None,
+    nproc: Annotated[
+        str | None,
+        typer.Option(help="Processes per node, e.g. 1,2,4 (default: 1, 2, 4, ... all devices)."),
+    ] = None,
+    backend: Annotated[str, typer.Option(help=HELP["backend"])] = D.backend,
+    steps: Annotated[int, typer.Option(help=HELP["steps"])] = D.steps,
+    warmup: Annotated[int, typer.Option(help=HELP["warmup"])] = D.warmup,
+    batch: Annotated[int | None, typer.Option(help=HELP["batch"])] = D.batch,
+    strong: Annotated[
+        bool, typer.Option("--strong", help="Strong scaling: --global-batch split over devices.")
+    ] = False,
+    global_batch: Annotated[int, typer.Option(help=HELP["global_batch"])] = D.global_batch,
+    accum: Annotated[int, typer.Option(help=HELP["accum"])] = D.accum,
+    precision: Annotated[str, typer.Option(help=HELP["precision"])] = D.precision,
+    tf32: Annotated[bool, typer.Option("--tf32", help=HELP["tf32"])] = D.tf32,
+    strategy: Annotated[str, typer.Option(help=HELP["strategy"])] = D.strategy,
+    bucket_mb: Annotated[float, typer.Option(help=HELP["bucket_mb"])] = D.bucket_mb,
+    grad_comm: Annotated[str, typer.Option(help=HELP["grad_comm"])] = D.grad_comm,
+    threads: Annotated[int, typer.Option(help=HELP["threads"])] = D.threads,
+    timeout: Annotated[float, typer.Option(help=HELP["timeout_s"])] = D.timeout_s,
+    no_nvml: Annotated[bool, typer.Option("--no-nvml", help="Do not read NVML.")] = False,
+    resume: Annotated[bool, typer.Option(help="Skip configurations already in --out.")] = False,
+    nnodes: Annotated[int, typer.Option(help="Nodes (run this command on each).")] = 1,
+    node_rank: Annotated[int, typer.Option(help="This node's rank, 0 .. nnodes - 1.")] = 0,
+    rdzv_endpoint: Annotated[
+        str | None, typer.Option(help="HOST:PORT of node 0 (torchrun c10d rendezvous).")
+    ] = None,
+    list_models: Annotated[bool, typer.Option("--list", help="List the models and stop.")] = False,
+) -> None:
+    """Measure training-step scaling on this machine (torchrun, one process per device)."""
+    try:
+        from gpuscale.bench.models import ModelError, select_models
+    except ImportError:
+        fail("the benchmark needs PyTorch: pip install 'gpuscale[bench]'")
+    from gpuscale.bench.results import ResultsError, bench_table, read_results
+    from gpuscale.bench.runner import SweepConfig, run_sweep
+
+    names = [*(models.split(",") if models else []), *(model or [])]
+    try:
+        chosen = select_models(names or None, max_params, min_params)
+    except (ModelError, ValueError) as exc:
+        fail(str(exc))
+    if list_models:
+        import pandas as pd
+
+        from gpuscale.bench.models import family_of
+
+        rows = [{"model": n, "family": family_of(n), "params": p} for n, p in chosen]
+        print_frame(out, pd.DataFrame(rows), Format.table, title="models")
+        return
+    try:
+        cfg = SweepConfig(
+            models=tuple(n for n, _ in chosen),
+            nproc=world_sizes(nproc),
+            out=out_file,
+            bench=BenchConfig(
+                steps=steps,
+                warmup=warmup,
+                batch=batch,
+                scaling="strong" if strong else "weak",
+                global_batch=global_batch,
+                accum=accum,
+                precision=precision,
+                tf32=tf32,
+                strategy=strategy,
+                bucket_mb=bucket_mb,
+                grad_comm=grad_comm,
+                threads=threads,
+                backend=backend,
+                timeout_s=timeout,
+                nvml=not no_nvml,
+            ),
+            resume=resume,
+            nnodes=nnodes,
+            node_rank=node_rank,
+            rdzv_endpoint=rdzv_endpoint,
+        )
+    except ValueError as exc:
+        fail(str(exc))
+    total = len(cfg.models) * len(cfg.nproc)
+    err.print(
+        f"{total} configurations: {len(cfg.models)} model(s) x {len(cfg.nproc)} world size(s)",
+        markup=False,
+        highlight=False,
+    )
+
+    def on_event(message: str) -> None:
+        err.print(f"  {message}", markup=False, highlight=False)
+
+    try:
+        report = run_sweep(cfg, dict(chosen), on_event=on_event)
+    except ResultsError as exc:
+        fail(str(exc))
+    records, problems = read_results(out_file) if out_file.exists() else ([], [])
+    for problem in problems:
+        err.print(problem, markup=False, highlight=False)
+    if records:
+        print_bench(bench_table(records))
+    err.print(
+        f"{report.appended} rows appended to {out_file}, {report.skipped} skipped "
+        f"(--resume), {len(report.failures)} failed",
+        markup=False,
+        highlight=False,
+    )
+    if report.interrupted:
+        err.print("interrupted: the rows above are saved")
+        raise typer.Exit(130)

@@ -1,0 +1,67 @@
+"""Which measured numbers cannot be trusted, and why: the rules, in one place.
+
+A number that cannot be true is flagged where it is made, with a reason people can act
+on, and flagged rows are kept out of advice and findings unless asked for. Used by the
+bench worker (what one run can tell about itself) and the bench analysis (what needs the
+one-device run too). Pure functions; thresholds documented here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+# Efficiency above this is super-linear scaling: on one machine, a measurement error
+# (different threads, a busy core, a cold cache), not a finding.
+SUPERLINEAR_EFFICIENCY = 1.1
+# Step times whose 95th percentile exceeds the median by this factor are too noisy.
+NOISY_P95_OVER_P50 = 1.5
+# Share of the host's CPU time other processes used during the timed phase.
+BUSY_OTHER_SHARE = 0.10
+# Share of the host's CPU time the hypervisor stole.
+STEAL_SHARE = 0.05
+# A no-sync step this much slower than a synchronised one is noise, not a measurement.
+NEGATIVE_SYNC_SHARE = 0.10
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+def run_flags(timing: Mapping[str, Any], host: Mapping[str, Any] | None) -> list[str]:
+    """Reasons to distrust one run, from its own timing and host samples."""
+    flags = []
+    for kind, label in (("step_ms", "synchronised"), ("nosync_step_ms", "no-sync")):
+        p50, p95 = timing.get(f"{kind}_p50"), timing.get(f"{kind}_p95")
+        if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > NOISY_P95_OVER_P50:
+            flags.append(
+                f"noisy {label} steps: p95 {p95:.3g} ms is {p95 / p50:.1f}x the median "
+                f"(> {NOISY_P95_OVER_P50}x); run more --steps on a quieter machine"
+            )
+    step, overhead = timing.get("step_ms_mean"), timing.get("sync_overhead_ms")
+    if _finite(step) and _finite(overhead) and step > 0 and -overhead / step > NEGATIVE_SYNC_SHARE:
+        flags.append(
+            f"no-sync steps {-overhead:.3g} ms slower than synchronised ones: noise larger "
+            "than what synchronisation costs"
+        )
+    if host:
+        other, steal = host.get("other_load_share"), host.get("steal_share")
+        if _finite(other) and other > BUSY_OTHER_SHARE:
+            flags.append(
+                f"machine busy: other processes used {other:.0%} of its CPU time during the "
+                "timed steps"
+            )
+        if _finite(steal) and steal > STEAL_SHARE:
+            flags.append(f"CPU steal: the hypervisor took {steal:.0%} of the CPU time")
+    return flags
+
+
+def superlinear_flag(efficiency: float, accelerators: int) -> str | None:
+    """The flag for an efficiency that cannot be true, else None."""
+    if _finite(efficiency) and accelerators > 1 and efficiency > SUPERLINEAR_EFFICIENCY:
+        return (
+            f"super-linear: efficiency {efficiency:.2f} on {accelerators} devices "
+            f"(> {SUPERLINEAR_EFFICIENCY}); the runs are not comparable"
+        )
+    return None

@@ -1,0 +1,64 @@
+"""Sizes people type: parameter counts (decimal) and byte sizes (binary, as nccl-tests).
+
+No heavy imports: the CLI parses these before deciding whether torch is needed.
+"""
+
+from __future__ import annotations
+
+import re
+
+_COUNT_UNITS = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+# nccl-tests reads K, M, G as powers of two; KiB/MiB/GiB say so explicitly; KB/MB/GB
+# (with the B) are the SI powers of ten.
+_BYTE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 2**10,
+    "m": 2**20,
+    "g": 2**30,
+    "t": 2**40,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+}
+
+
+def parse_size(text: str) -> int:
+    """A parameter count: ``2M`` -> 2,000,000, ``250k`` -> 250,000, ``1.5B`` ->
+    1,500,000,000 (decimal; ``params`` may follow). ``ValueError`` if not a size."""
+    match = re.fullmatch(
+        r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmbgt]?)\s*(?:params)?\s*", text.lower()
+    )
+    if not match:
+        raise ValueError(f"not a size: {text!r} (use e.g. 250k, 7M, 1.5B)")
+    value = float(match.group(1)) * _COUNT_UNITS[match.group(2)]
+    if not 0 < value < 1e16:
+        raise ValueError(f"size must be positive and finite: {text!r}")
+    return int(value)
+
+
+def parse_bytes(text: str) -> int:
+    """A byte size as nccl-tests reads it: ``64M`` and ``64MiB`` are 64 x 2^20 bytes,
+    ``1G`` and ``1GiB`` 2^30; ``64MB`` and ``1GB`` are SI (64 x 10^6, 10^9). A plain
+    number is bytes. ``ValueError`` if not a size."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]*)\s*", text.lower())
+    if not match or match.group(2) not in _BYTE_UNITS:
+        raise ValueError(f"not a byte size: {text!r} (use e.g. 8, 64K, 64M, 1G, 1GiB, 1GB)")
+    value = float(match.group(1)) * _BYTE_UNITS[match.group(2)]
+    if not 1 <= value < 2**50:
+        raise ValueError(f"byte size must be at least 1 B and below 1 PiB: {text!r}")
+    return int(value)
+
+
+def format_bytes(size: float) -> str:
+    """Bytes in binary units as nccl-tests prints them: ``1 GiB``, ``64 MiB``, ``8 B``."""
+    for unit, factor in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= factor:
+            value = size / factor
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.3g} {unit}"
+    return f"{size:.0f} B"

@@ -1,0 +1,83 @@
+"""One bench configuration: validated once, sent as JSON, keyed once."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuscale.bench.config import BenchConfig, model_of_key, run_key
+from gpuscale.units import parse_bytes, parse_size
+
+
+def test_json_roundtrip_and_unknown_fields() -> None:
+    cfg = BenchConfig(steps=7, accum=2, strategy="fsdp", precision="bf16")
+    assert BenchConfig.from_json(cfg.to_json()) == cfg
+    with pytest.raises(ValueError, match="unknown bench config field"):
+        BenchConfig.from_json('{"stpes": 3}')
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"steps": 0},
+        {"accum": 0},
+        {"strategy": "zero3"},
+        {"precision": "fp8"},
+        {"strategy": "fsdp", "grad_comm": "bf16"},
+        {"bucket_mb": 0},
+    ],
+)
+def test_invalid_configs_are_refused(kwargs) -> None:
+    with pytest.raises(ValueError):
+        BenchConfig(**kwargs)
+
+
+def test_batches_and_keys() -> None:
+    weak, strong = BenchConfig(), BenchConfig(scaling="strong", global_batch=64, accum=2)
+    assert weak.per_device_batch(4, "cpu") == 8 and weak.per_device_batch(4, "cuda") == 32
+    assert strong.per_device_batch(4, "cpu") == 8
+    with pytest.raises(ValueError, match="does not split"):
+        strong.per_device_batch(3, "cpu")
+    key = run_key(weak, model="mlp-1m", accelerators=2, nnodes=1, device="cpu", threads=1)
+    assert model_of_key(key) == "mlp-1m"
+    assert key != run_key(weak, model="mlp-1m", accelerators=2, nnodes=1, device="cpu", threads=2)
+    assert "threads=0" in run_key(
+        weak, model="m", accelerators=2, nnodes=1, device="cuda", threads=5
+    )
+    assert weak.resolved_threads(2) == max(1, __import__("os").cpu_count() // 2)
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [("2M", 2_000_000), ("250k", 250_000), ("1.5B", 1_500_000_000), ("7mparams", 7_000_000)],
+)
+def test_parse_size(text: str, value: int) -> None:
+    assert parse_size(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "lots", "-3M", "0"])
+def test_parse_size_rejects(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_size(text)
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("8", 8),
+        ("64K", 65536),
+        ("64M", 64 << 20),
+        ("1G", 1 << 30),
+        ("1GiB", 1 << 30),
+        ("64MiB", 64 << 20),
+        ("1GB", 10**9),
+        ("64MB", 64 * 10**6),
+    ],
+)
+def test_parse_bytes_reads_binary_units_as_nccl_tests(text: str, value: int) -> None:
+    assert parse_bytes(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "1X", "0", "-1M", "big"])
+def test_parse_bytes_rejects(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_bytes(text)

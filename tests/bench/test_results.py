@@ -1,0 +1,154 @@
+"""The results file and the bench table: nothing lost, nothing false."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
+from gpuscale.bench.results import (
+    ResultsError,
+    append_result,
+    bench_table,
+    check_writable,
+    done_keys,
+    read_results,
+)
+from gpuscale.tables import BENCH_COLUMNS
+
+from ..builders import bench_record
+
+
+def test_roundtrip_and_every_bad_line_reported(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    append_result(path, bench_record("a", 10, 1, 100.0))
+    bad = [
+        b"{broken",
+        json.dumps({"schema": "other"}).encode(),
+        b"\xff\xfe not utf-8",
+        json.dumps({**bench_record("a", 10, 2, 1.0), "key": None}).encode(),
+        json.dumps({**bench_record("a", 10, 2, 1.0), "config": [1, 2]}).encode(),
+        json.dumps({**bench_record("a", 10, 2, 1.0), "status": "great"}).encode(),
+        json.dumps([1, 2]).encode(),
+    ]
+    with path.open("ab") as handle:
+        handle.write(b"\n".join(bad) + b"\n")
+    append_result(path, bench_record("a", 10, 2, 150.0, status="timeout"))
+    records, problems = read_results(path)
+    assert [r["status"] for r in records] == ["ok", "timeout"]
+    assert len(problems) == len(bad)
+    assert any("not UTF-8" in p for p in problems) and any("no key" in p for p in problems)
+    assert len(done_keys(path)) == 2
+    assert tuple(bench_table(records).columns) == BENCH_COLUMNS
+    with pytest.raises(ResultsError):
+        read_results(tmp_path / "missing.jsonl")
+
+
+def test_a_cut_last_line_never_swallows_the_next_row(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    append_result(path, bench_record("a", 10, 1, 100.0))
+    whole = json.dumps(bench_record("b", 10, 1, 100.0))
+    with path.open("a") as handle:
+        handle.write(whole[: len(whole) // 2])  # a crash mid-write: no newline
+    append_result(path, bench_record("c", 10, 1, 100.0))
+    records, problems = read_results(path)
+    assert [r["config"]["model"] for r in records] == ["a", "c"]
+    assert len(problems) == 1 and "cut line" in problems[0]
+
+
+def test_unwritable_output_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    with pytest.raises(ResultsError, match="is a folder"):
+        check_writable(tmp_path)
+    if Path("/proc/self").exists():  # not writable, even for root
+        with pytest.raises(ResultsError, match="cannot write"):
+            check_writable(Path("/proc/gpuscale/r.jsonl"))
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if (locked / "probe").exists() or _can_write(locked):
+            pytest.skip("running as a user that ignores permissions")
+        with pytest.raises(ResultsError, match="cannot write"):
+            check_writable(locked / "r.jsonl")
+    finally:
+        locked.chmod(0o700)
+
+
+def _can_write(folder: Path) -> bool:
+    try:
+        (folder / "probe").write_text("x")
+    except OSError:
+        return False
+    (folder / "probe").unlink()
+    return True
+
+
+def test_ddp_overhead_exposed_communication_and_overlap() -> None:
+    records = [
+        bench_record("m", 1000, 1, 100.0, sync_overhead_ms=0.5),
+        bench_record("m", 1000, 2, 150.0, sync_overhead_ms=2.5, comm_ms=8.0),
+        bench_record("n", 1000, 2, 150.0, sync_overhead_ms=2.5, comm_ms=8.0),  # no N = 1
+    ]
+    table = bench_table(records).set_index(["model", "accelerators"])
+    one, two = table.loc[("m", 1)], table.loc[("m", 2)]
+    assert (one["ddp_overhead_ms"], one["exposed_comm_ms"]) == (0.5, 0.0)
+    assert two["ddp_overhead_ms"] == 0.5 and two["exposed_comm_ms"] == pytest.approx(2.0)
+    assert two["overlap"] == pytest.approx(1 - 2.0 / 8.0)
+    assert math.isnan(one["overlap"]) and one["flags"] == ""
+    alone = table.loc[("n", 2)]
+    assert alone["exposed_comm_ms"] == pytest.approx(2.5) and "no N = 1 run" in alone["flags"]
+
+
+def test_speedup_break_even_and_the_superlinear_flag() -> None:
+    rows = [
+        bench_record("s", 100_000, 1, 100.0),
+        bench_record("s", 100_000, 2, 50.0),
+        bench_record("m", 1_000_000, 1, 100.0),
+        bench_record("m", 1_000_000, 2, 100.0),
+        bench_record("l", 10_000_000, 1, 100.0),
+        bench_record("l", 10_000_000, 2, 180.0),
+        bench_record("x", 20_000_000, 1, 100.0),
+        bench_record("x", 20_000_000, 2, 260.0),  # efficiency 1.3: cannot be true
+    ]
+    scaling = bench_scaling(bench_table(rows))
+    m2 = scaling[(scaling.model == "m") & (scaling.accelerators == 2)].iloc[0]
+    assert (m2["speedup"], m2["efficiency"]) == (1.0, 0.5)
+    x2 = scaling[(scaling.model == "x") & (scaling.accelerators == 2)].iloc[0]
+    assert x2["flagged"] and "super-linear" in x2["flags"]
+    assert not scaling[scaling.model != "x"]["flagged"].any()
+    # crosses 1 between s (0.5) and m (1.0) exactly at m
+    assert break_even_params(scaling, 2) == pytest.approx(1_000_000)
+    # 1.4 is crossed between m (1.0) and l (1.8): half way in log10 -> 10^6.5
+    assert break_even_params(scaling, 2, speedup=1.4) == pytest.approx(10**6.5)
+    # the flagged x row (2.6x) is not used: nothing crosses 2.0
+    assert break_even_params(scaling, 2, speedup=2.0) is None
+    assert break_even_params(scaling, 4) is None
+    assert bench_scaling(bench_table([])).empty
+    assert pd.isna(bench_scaling(bench_table([bench_record("y", 5, 2, 1.0)]))["speedup"]).all()
+
+
+def test_noisy_and_busy_runs_are_flagged() -> None:
+    noisy = bench_record("a", 10, 1, 100.0)
+    noisy["timing"]["step_ms_p95"] = 3 * noisy["timing"]["step_ms_p50"]
+    busy = bench_record("b", 10, 1, 100.0)
+    busy["host"] = {"other_load_share": 0.4, "steal_share": 0.2}
+    flags = bench_table([noisy, busy]).set_index("model")["flags"]
+    assert "noisy synchronised steps" in flags["a"]
+    assert "machine busy" in flags["b"] and "CPU steal" in flags["b"]
+
+
+def test_old_schema_files_are_read_and_flagged(tmp_path: Path) -> None:
+    old = bench_record("a", 10, 2, 100.0)
+    old["schema"] = "gpuscale.bench/1"
+    old["config"] = {**old["config"], "world_size": 2}
+    del old["config"]["accelerators"]
+    old["timing"]["exposed_comm_ms"] = old["timing"].pop("sync_overhead_ms")
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps(old) + "\n")
+    records, problems = read_results(path)
+    row = bench_table(records).iloc[0]
+    assert problems == [] and row["accelerators"] == 2 and "bench/1" in row["flags"]

@@ -1,0 +1,114 @@
+"""Small inputs the tests build: bench records and collectives sweeps (MLPerf result trees
+are built by ``tests.mlperf.logbuilder``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gpuscale.bench.config import BenchConfig, run_key
+from gpuscale.bench.results import SCHEMA
+
+
+def bench_record(
+    model: str,
+    params: int,
+    accelerators: int,
+    samples_per_s: float,
+    *,
+    status: str = "ok",
+    family: str = "mlp",
+    batch: int = 8,
+    forward_ms: float = 1.0,
+    backward_ms: float = 2.0,
+    optimizer_ms: float = 0.5,
+    sync_overhead_ms: float = 0.0,
+    comm_ms: float | None = None,
+    flops_per_sample: float | None = None,
+    power_w: float | None = None,
+    steps: list[float] | None = None,
+    config: BenchConfig | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """One ``gpuscale.bench/2`` record of a CPU run (gloo), with the fields given."""
+    cfg = config or BenchConfig(steps=20, batch=batch)
+    nosync = forward_ms + backward_ms + optimizer_ms
+    step = nosync + sync_overhead_ms
+    key = run_key(cfg, model=model, accelerators=accelerators, nnodes=1, device="cpu", threads=1)
+    config_fields = {
+        "model": model,
+        "family": family,
+        "params": params,
+        "accelerators": accelerators,
+        "nnodes": 1,
+        "backend": "gloo",
+        "device": "cpu",
+        "batch_per_device": batch,
+        "global_batch": batch * accelerators,
+        "threads": 1,
+        **json.loads(cfg.to_json()),
+    }
+    record: dict[str, Any] = {
+        "schema": SCHEMA,
+        "key": key,
+        "status": status,
+        "config": config_fields,
+        "environment": {"hostname": "testhost", "device_name": "cpu"},
+        "flags": [],
+    }
+    if status == "ok":
+        record.update(
+            timing={
+                "step_ms_mean": step,
+                "step_ms_p50": step,
+                "step_ms_p95": step,
+                "nosync_step_ms_mean": nosync,
+                "nosync_step_ms_p50": nosync,
+                "nosync_step_ms_p95": nosync,
+                "samples_per_s": samples_per_s,
+                "forward_ms": forward_ms,
+                "backward_ms": backward_ms,
+                "optimizer_ms": optimizer_ms,
+                "sync_overhead_ms": sync_overhead_ms,
+                "comm_ms": comm_ms,
+            },
+            flops={"per_sample": flops_per_sample, "achieved_tflops_per_device": None},
+            per_rank={"step_ms": [steps or [step] * 4], "nosync_step_ms": [steps or [nosync] * 4]},
+            grad_bytes_per_step=4 * params,
+            allreduce_bytes_per_step=4 * params if accelerators > 1 else 0,
+            memory={"peak_bytes": 1 << 20, "kind": "max_rss"},
+            nvml={"power_w_mean": power_w} if power_w is not None else None,
+            host={"other_load_share": 0.0, "steal_share": 0.0},
+        )
+    else:
+        record["error"] = extra.pop("error", f"{status} in a test")
+    record.update(extra)
+    return record
+
+
+def sweep_rows(busbw_gbs: float, latency_us: float, ranks: int = 2) -> list[dict[str, Any]]:
+    """An all-reduce sweep that follows the ring model exactly, 8 B to 128 MiB."""
+    rows = []
+    for power in range(3, 28):
+        size = 2**power
+        time_s = 2 * (ranks - 1) * latency_us * 1e-6 + 2 * (ranks - 1) / ranks * size / (
+            busbw_gbs * 1e9
+        )
+        rows.append(
+            {
+                "op": "all_reduce",
+                "status": "ok",
+                "bytes": size,
+                "ranks": ranks,
+                "time_us": time_s * 1e6,
+            }
+        )
+    return rows
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]], extra_lines: tuple[str, ...] = ()) -> Path:
+    path.write_text(
+        "".join(json.dumps(r) + "\n" for r in rows) + "".join(x + "\n" for x in extra_lines)
+    )
+    return path

@@ -1,8 +1,12 @@
-"""The README's two set-up commands exist and CI runs the test one."""
+"""The README's two set-up commands: CI runs the test one, and the main one makes the
+report a user expects (run here, minus its ``pip install``)."""
 
 from __future__ import annotations
 
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -15,10 +19,26 @@ def command_after(marker: str) -> str:
     return match.group(1)
 
 
-def test_main_command_runs_the_report() -> None:
-    assert "gpuscale report" in command_after("main-command")
+def test_main_command_writes_the_study_report(tmp_path: Path) -> None:
+    command = command_after("main-command")
+    assert command.startswith("pip install . && ")
+    argv = shlex.split(command.split(" && ", 1)[1])
+    assert argv[0] == "gpuscale"
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuscale.cli", *argv[1:]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "gpuscale-report" / "index.html").read_text()
+    for heading in ("BERT (v4.1)", "Llama2 70B LoRA (v4.1)", "RetinaNet (v4.1)"):
+        assert heading in html
+    assert "Stable Diffusion (v4.1)" in html and "<svg" in html
 
 
 def test_ci_runs_the_readme_test_command() -> None:
-    assert "pytest" in command_after("test-command")
+    command = command_after("test-command")
+    assert "pytest" in command and "torch==" in command  # the CPU wheel, pinned
     assert "test-command" in (ROOT / ".ci" / "run").read_text()

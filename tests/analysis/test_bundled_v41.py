@@ -5,16 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpuscale import load_round
-from gpuscale.analysis import AnalysisOptions, analyze, as_json
+from gpuscale.analysis import AnalysisOptions, as_json
 from gpuscale.analysis.equilibrium import pareto_mask
 from gpuscale.tables import STUDY_WORKLOADS
 
 
-@pytest.fixture(scope="module", params=["study", "family"])
-def results(request):
+@pytest.fixture(params=["study", "family"])
+def results(request, study_analysis):
     options = AnalysisOptions(reference=request.param, n_boot=300)
-    return options, analyze(load_round("v4.1"), list(STUDY_WORKLOADS), options)
+    return options, study_analysis[request.param]
 
 
 def test_all_four_workloads(results) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from gpuscale.bench.background import Background
 
@@ -27,4 +28,5 @@ def test_runs_during_the_block_and_stops_after_it() -> None:
     assert not counter._thread.is_alive()
     assert counter.loops >= 1
     loops = counter.loops
-    assert counter.loops == loops  # nothing runs once the block is left
+    time.sleep(0.05)  # the thread would loop ~50 times meanwhile if it were still running
+    assert counter.loops == loops

@@ -92,7 +92,7 @@ def test_a_failed_model_is_recorded_once_with_its_cause(
 
 def test_timeout_is_recorded_and_the_sweep_goes_on(tmp_path: Path, faulty) -> None:
     out = tmp_path / "results.jsonl"
-    run_sweep(config(out, nproc=(2,), timeout_s=6.0, worker=faulty("mlp-0.2m:hang")), SIZES)
+    run_sweep(config(out, nproc=(2,), timeout_s=20.0, worker=faulty("mlp-0.2m:hang")), SIZES)
     records, _ = read_results(out)
     status = {r["config"]["model"]: r["status"] for r in records}
     assert status == {"mlp-0.2m": "timeout", "mlp-1m": "ok"}

@@ -141,9 +141,20 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 _NOISE = re.compile(r"^\s*([=\-*]{5,}|\[?W\d|warnings\.warn|\*{3,}|.*OMP_NUM_THREADS).*$")
 
 
+_PEER = re.compile(r"connection (reset|closed)|broken pipe|timed out|peer|socket", re.I)
+
+
+def _is_peer_failure(error: dict) -> bool:
+    """A rank's error that only says another rank went away."""
+    kind = str(error.get("type", ""))
+    return kind.startswith("Dist") or bool(_PEER.search(str(error.get("message", ""))))
+
+
 def cause(folder: Path, log_tail: str, status: str) -> tuple[str, str]:
-    """(row status, error message) of a failed launch: the failing ranks' own records
-    (``oom`` if any ran out of memory), else the last meaningful line torchrun printed."""
+    """(row status, error message) of a failed launch. Out of memory on any rank is
+    ``oom``; an exception of the model's own is ``error`` with its type and message; a rank
+    killed by a signal is ``crashed`` (the others then only report a lost peer);
+    otherwise the last meaningful line torchrun printed (never a separator line)."""
     errors = []
     for path in sorted(folder.glob("error-*.json")):
         try:
@@ -152,17 +163,27 @@ def cause(folder: Path, log_tail: str, status: str) -> tuple[str, str]:
             continue
     if status == "timeout":
         return BenchStatus.TIMEOUT, "timeout: the model ran past --timeout and was stopped"
+
+    def said(e: dict) -> str:
+        return f"rank {e.get('rank')}: {e.get('type')}: {e.get('message')}"
+
     oom = [e for e in errors if e.get("oom")]
-    if oom or errors:
-        first = (oom or errors)[0]
-        text = f"rank {first.get('rank')}: {first.get('type')}: {first.get('message')}"
-        return (BenchStatus.OOM if oom else BenchStatus.ERROR), text
-    code = re.findall(r"exitcode\s*:\s*(-?\d+)", log_tail)
-    signals = re.findall(r"Signal (\d+) \((\w+)\)", log_tail)
+    if oom:
+        return BenchStatus.OOM, said(oom[0])
+    own = [e for e in errors if not _is_peer_failure(e)]
+    if own:
+        return BenchStatus.ERROR, said(own[0])
+    signals = re.findall(r"Signal (\d+) \((\w+)\) received", log_tail)
     if signals:
         number, name = signals[-1]
-        detail = f"a worker was killed by signal {number} ({name}): out of host memory, or killed"
-    elif code:
+        return BenchStatus.CRASHED, (
+            f"{status}: a worker was killed by signal {number} ({name}): out of host memory, "
+            "or killed"
+        )
+    if errors:
+        return BenchStatus.CRASHED, f"{status}: a rank lost its peers: {said(errors[0])}"
+    code = re.findall(r"exitcode\s*:\s*(-?\d+)", log_tail)
+    if code:
         detail = f"a worker exited with code {code[-1]}"
     else:
         lines = [x for x in log_tail.splitlines() if x.strip() and not _NOISE.match(x)]

@@ -86,8 +86,8 @@ def advise(
     from gpuscale.advise.model import Compute, Link
     from gpuscale.advise.recommend import DEFAULT_OVERLAP, TDP_W, AdviceInputs
     from gpuscale.advise.recommend import advise as run_advice
-    from gpuscale.bench.models import parse_size
     from gpuscale.links import get_preset
+    from gpuscale.units import parse_size
 
     try:
         if collectives_file:

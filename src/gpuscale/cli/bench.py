@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from gpuscale.bench.config import HELP, BenchConfig
-from gpuscale.cli.common import app, err, fail, out, print_bench
+from gpuscale.cli.common import app, err, fail, out, print_bench, require_torch
 from gpuscale.cli_output import Format, print_frame
 
 D = BenchConfig()  # the defaults, written once in gpuscale.bench.config
@@ -89,10 +89,8 @@ def bench(
     list_models: Annotated[bool, typer.Option("--list", help="List the models and stop.")] = False,
 ) -> None:
     """Measure training-step scaling on this machine (torchrun, one process per device)."""
-    try:
-        from gpuscale.bench.models import ModelError, select_models
-    except ImportError:
-        fail("the benchmark needs PyTorch: pip install 'gpuscale[bench]'")
+    require_torch("the benchmark")
+    from gpuscale.bench.models import ModelError, select_models
     from gpuscale.bench.results import ResultsError, bench_table, read_results
     from gpuscale.bench.runner import SweepConfig, run_sweep
 

@@ -39,6 +39,18 @@ Benchmarks = Annotated[
 ]
 
 
+def require_torch(what: str) -> None:
+    """End the command with what to install when PyTorch is missing."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        fail(f"{what} needs PyTorch: pip install 'gpuscale[bench]'")
+
+
 def cores() -> int:
     """The processes a command may use: every core (the library's default is one)."""
     import os
@@ -47,8 +59,11 @@ def cores() -> int:
 
 
 def fail(message: str, code: int = 2) -> None:
-    """Print a one-line error (no traceback) and exit."""
-    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    """Print a one-line error (no traceback) and exit. The message is plain text: paths
+    and names in it are never read as rich markup."""
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
     raise typer.Exit(code)
 
 

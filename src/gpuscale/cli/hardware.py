@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from gpuscale.cli.bench import world_sizes
-from gpuscale.cli.common import app, err, fail, out
+from gpuscale.cli.common import app, err, fail, out, require_torch
 from gpuscale.cli_output import Format, print_frame
 
 
@@ -49,16 +48,16 @@ def collectives(
     """All-reduce / all-gather / reduce-scatter sweep, 8 B to --max-bytes, nccl-tests style."""
     import subprocess
 
+    require_torch("the collectives sweep")
     from gpuscale.bench.collectives import judge_busbw, load_collectives
-    from gpuscale.bench.models import parse_size
     from gpuscale.bench.runner import torchrun_command
+    from gpuscale.units import parse_bytes
 
     world = max(world_sizes(nproc))
     try:
-        size = int(parse_size(re.sub(r"(?i)i?b$", "", max_bytes.strip()) or max_bytes))
+        size = parse_bytes(max_bytes)
     except ValueError as exc:
         fail(str(exc))
-    size = 1 << (size.bit_length() - 1) if size & (size - 1) else size
     command = [
         *torchrun_command(world, "gpuscale.bench.collectives"),
         "--out",

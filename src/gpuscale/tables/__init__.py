@@ -1,0 +1,91 @@
+"""The data model: every table gpuscale produces, its columns, statuses and codes.
+
+Producers (``gpuscale.mlperf`` reading rounds, ``gpuscale.bench`` measuring) write these
+tables; consumers (``gpuscale.analysis``, ``gpuscale.advise``, ``gpuscale.report``) read
+them and never import a producer. Nothing here reads or writes files.
+
+Column names are a stable, documented schema (README, "Output schema"); units are in the
+names (``_min``, ``_ms``, ``_s``, ``_kj``, ``_gbs``). The device count is ``accelerators``
+in every table: MLPerf's accelerators, and for ``gpuscale bench`` the processes of a run,
+one per device (GPUs, or CPU processes under gloo).
+"""
+
+from gpuscale.tables.analysis import (
+    CI_COLUMNS,
+    CLUSTER_COLUMN,
+    CLUSTER_FEATURES,
+    DECOMPOSITION_COLUMNS,
+    PARETO_COLUMN,
+    SCALING_COLUMNS,
+    TREND_COLUMNS,
+    Criterion,
+)
+from gpuscale.tables.bench import (
+    BENCH_COLUMNS,
+    BENCH_CONFIG_COLUMNS,
+    BENCH_GROUP_COLUMNS,
+    BENCH_TIMING_COLUMNS,
+    BenchStatus,
+)
+from gpuscale.tables.codes import Code
+from gpuscale.tables.rounds import (
+    PROBLEMS_COLUMNS,
+    RUNS_COLUMNS,
+    SCORES_COLUMNS,
+    SCORES_SYSTEM_COLUMNS,
+    SYSTEMS_COLUMNS,
+    ProblemKind,
+    RoundTables,
+    RunStatus,
+)
+from gpuscale.tables.workloads import (
+    FOLDER_ALIASES,
+    RENAMED,
+    STUDY_WORKLOADS,
+    WORKLOADS,
+    Unit,
+    Workload,
+    benchmark_of_folder,
+    counts_samples,
+    display_name,
+    round_key,
+    workload_facts,
+    workload_of,
+)
+
+__all__ = [
+    "BENCH_COLUMNS",
+    "BENCH_CONFIG_COLUMNS",
+    "BENCH_GROUP_COLUMNS",
+    "BENCH_TIMING_COLUMNS",
+    "CI_COLUMNS",
+    "CLUSTER_COLUMN",
+    "CLUSTER_FEATURES",
+    "DECOMPOSITION_COLUMNS",
+    "FOLDER_ALIASES",
+    "PARETO_COLUMN",
+    "PROBLEMS_COLUMNS",
+    "RENAMED",
+    "RUNS_COLUMNS",
+    "SCALING_COLUMNS",
+    "SCORES_COLUMNS",
+    "SCORES_SYSTEM_COLUMNS",
+    "STUDY_WORKLOADS",
+    "SYSTEMS_COLUMNS",
+    "TREND_COLUMNS",
+    "WORKLOADS",
+    "BenchStatus",
+    "Code",
+    "Criterion",
+    "ProblemKind",
+    "RoundTables",
+    "RunStatus",
+    "Unit",
+    "Workload",
+    "benchmark_of_folder",
+    "counts_samples",
+    "display_name",
+    "round_key",
+    "workload_facts",
+    "workload_of",
+]

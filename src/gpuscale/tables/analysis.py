@@ -1,0 +1,93 @@
+"""The columns of the analysis' outputs (scaling tables, intervals, decomposition, trends)
+and the equilibrium criteria."""
+
+from __future__ import annotations
+
+from gpuscale.tables.codes import Code
+
+# One row per scored system of a benchmark (``gpuscale.analysis.scaling_table``).
+SCALING_COLUMNS: tuple[str, ...] = (
+    "round",
+    "benchmark",
+    "workload",
+    "org",
+    "submitter",
+    "system_id",
+    "system_name",
+    "division",
+    "availability",
+    "accelerator_family",
+    "nodes",
+    "accelerators",
+    "time_to_train_min",
+    "runs_converged",
+    "scaling_factor",
+    "global_batch_size",
+    "samples_to_converge",
+    "reference_rule",
+    "reference_org",
+    "reference_submitter",
+    "reference_system_id",
+    "reference_accelerators",
+    "reference_time_to_train_min",
+    "speedup",
+    "efficiency",
+    "normalized_efficiency",
+    "gpu_hours",
+    "samples_per_s_per_accelerator",
+)
+
+# Columns ``analyze`` adds to a scaling table.
+CLUSTER_COLUMN = "cluster"
+PARETO_COLUMN = "pareto"
+CI_COLUMNS: tuple[str, ...] = (
+    "time_to_train_min_ci_low",
+    "time_to_train_min_ci_high",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "normalized_efficiency_ci_low",
+    "normalized_efficiency_ci_high",
+)
+DECOMPOSITION_COLUMNS: tuple[str, ...] = (
+    "throughput_samples_per_s",
+    "throughput_factor",
+    "convergence_factor",
+    "throughput_efficiency",
+)
+# The K-means features (each standardised), in the order clustering uses them.
+CLUSTER_FEATURES: tuple[str, ...] = (
+    "log10_accelerators",
+    "log10_time_to_train_min",
+    "normalized_efficiency",
+)
+
+
+# One row per (workload, accelerator family, round) (``gpuscale.analysis.trends``).
+TREND_COLUMNS = (
+    "workload",
+    "accelerator_family",
+    "round",
+    "benchmark_folder",
+    "systems",
+    "common_accelerators",
+    "best_time_at_common_min",
+    "largest_accelerators",
+    "best_time_at_largest_min",
+    "normalized_efficiency_at_largest",
+    "equilibrium_accelerators",
+    "note",
+)
+
+
+class Criterion(Code):
+    """An equilibrium criterion (``gpuscale.analysis.equilibrium``)."""
+
+    KNEE = "knee"
+    SPEED_X_EFFICIENCY = "speed x efficiency"
+    EFFICIENCY_THRESHOLD = "efficiency threshold"
+
+    def label(self, threshold: float) -> str:
+        """How people read it: ``E' >= 0.8 x best`` for the threshold criterion."""
+        if self is Criterion.EFFICIENCY_THRESHOLD:
+            return f"E' >= {threshold:g} x best"
+        return self.value

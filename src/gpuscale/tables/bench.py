@@ -1,0 +1,103 @@
+"""The bench table: one row per run of ``gpuscale bench`` (columns, statuses)."""
+
+from __future__ import annotations
+
+from gpuscale.tables.codes import Code
+
+
+class BenchStatus(Code):
+    """The ``status`` of a bench row."""
+
+    OK = "ok"
+    OOM = "oom"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+    ERROR = "error"
+
+
+# How a bench run was configured (``gpuscale.bench.config.BenchConfig`` and the launch).
+BENCH_CONFIG_COLUMNS: tuple[str, ...] = (
+    "model",
+    "family",
+    "params",
+    "accelerators",
+    "nnodes",
+    "backend",
+    "device",
+    "device_name",
+    "scaling",
+    "batch_per_device",
+    "global_batch",
+    "accum",
+    "precision",
+    "tf32",
+    "strategy",
+    "bucket_mb",
+    "grad_comm",
+    "steps",
+    "threads",
+)
+# Runs that differ only in the device count (one group per model and configuration):
+# speedup and DDP's own overhead are read within a group.
+BENCH_GROUP_COLUMNS: tuple[str, ...] = (
+    "model",
+    "backend",
+    "device",
+    "scaling",
+    "accum",
+    "precision",
+    "tf32",
+    "strategy",
+    "bucket_mb",
+    "grad_comm",
+    "steps",
+    "threads",
+)
+# Milliseconds per optimizer step (the slowest rank's), and throughput.
+BENCH_TIMING_COLUMNS: tuple[str, ...] = (
+    "step_ms_mean",
+    "step_ms_p50",
+    "step_ms_p95",
+    "nosync_step_ms_mean",
+    "samples_per_s",
+    "forward_ms",
+    "backward_ms",
+    "optimizer_ms",
+    "sync_overhead_ms",  # synchronised minus no-sync step
+    "comm_ms",  # communication in flight per step (DDP comm hook), N > 1
+    "ddp_overhead_ms",  # the group's N = 1 sync overhead: DDP's own work, no communication
+    "exposed_comm_ms",  # sync overhead less DDP's own: communication backward did not hide
+    "overlap",  # 1 - exposed / comm
+    "comm_fraction",  # exposed / step
+)
+BENCH_COLUMNS: tuple[str, ...] = (
+    "source",
+    "key",
+    "status",
+    *BENCH_CONFIG_COLUMNS,
+    *BENCH_TIMING_COLUMNS,
+    "buckets",
+    "largest_bucket_bytes",
+    "flops_per_sample",  # forward + backward, torch.utils.flop_counter
+    "achieved_tflops_per_device",
+    "peak_tflops",
+    "mfu",
+    "grad_bytes_per_step",
+    "allreduce_bytes_per_step",
+    "peak_memory_bytes",
+    "gpu_util_pct_mean",
+    "power_w_mean",
+    "energy_j_per_step",
+    "other_load_share",
+    "steal_share",
+    "hostname",
+    "error",
+    "flags",  # why a number cannot be trusted ("; "-separated), empty when none
+    "flagged",
+    "config_group",
+    "nosync_step_ms_samples",
+    "noise_batch_small",
+    "noise_batch_big",
+    "noise_local_sq",
+    "noise_global_sq",
+)

@@ -1,0 +1,149 @@
+"""Facts about each MLPerf Training workload that hold across rounds (names, convergence
+units), and round names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuscale.tables.codes import Code
+
+
+class Unit(Code):
+    """What a benchmark's convergence is counted in (the RCP checker's unit)."""
+
+    SAMPLES = "samples"
+    EPOCHS = "epochs"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Workload:
+    """What stays true of a benchmark across rounds.
+
+    ``name`` is the cross-round workload name (``retinanet`` for the ``ssd`` folder of
+    v4.x); ``convergence_unit`` what samples to converge count; ``progress_key`` the
+    evaluation metadata member the RCP checker reads the progress from
+    (``mlperf_logging.rcp_checker.read_submission_file``: ``samples_count`` for the LLM
+    benchmarks, else ``epoch_num``, which BERT fills with samples; Stable Diffusion reads
+    the step of the first passing FID/CLIP pair).
+    """
+
+    name: str
+    display_name: str
+    convergence_unit: Unit = Unit.EPOCHS
+    progress_key: str = "epoch_num"
+
+
+WORKLOADS: dict[str, Workload] = {
+    w.name: w
+    for w in (
+        Workload(name="bert", display_name="BERT", convergence_unit=Unit.SAMPLES),
+        Workload(
+            name="llama2_70b_lora",
+            display_name="Llama2 70B LoRA",
+            convergence_unit=Unit.SAMPLES,
+            progress_key="samples_count",
+        ),
+        Workload(name="retinanet", display_name="RetinaNet"),
+        Workload(
+            name="stable_diffusion",
+            display_name="Stable Diffusion",
+            convergence_unit=Unit.SAMPLES,
+            progress_key="samples_count",
+        ),
+        Workload(name="dlrm_dcnv2", display_name="DLRM DCNv2"),
+        Workload(name="dlrm", display_name="DLRM"),
+        Workload(name="rgat", display_name="R-GAT"),
+        Workload(name="gpt3", display_name="GPT-3 175B"),
+        Workload(
+            name="llama31_405b",
+            display_name="Llama 3.1 405B",
+            convergence_unit=Unit.SAMPLES,
+            progress_key="samples_count",
+        ),
+        Workload(
+            name="llama31_8b",
+            display_name="Llama 3.1 8B",
+            convergence_unit=Unit.SAMPLES,
+            progress_key="samples_count",
+        ),
+        Workload(
+            name="flux1",
+            display_name="Flux.1",
+            convergence_unit=Unit.SAMPLES,
+            progress_key="samples_count",
+        ),
+        Workload(
+            name="gpt_oss_20b",
+            display_name="GPT-OSS 20B",
+            convergence_unit=Unit.SAMPLES,
+            progress_key="samples_count",
+        ),
+        Workload(
+            name="deepseekv3_671b",
+            display_name="DeepSeek-V3 671B",
+            convergence_unit=Unit.SAMPLES,
+            progress_key="samples_count",
+        ),
+        Workload(
+            name="qwen35_397b_grpo",
+            display_name="Qwen3.5 397B GRPO",
+            convergence_unit=Unit.SAMPLES,
+            progress_key="samples_count",
+        ),
+        Workload(
+            name="dlrmv4",
+            display_name="DLRMv4",
+            convergence_unit=Unit.SAMPLES,
+            progress_key="samples_count",
+        ),
+        Workload(name="resnet", display_name="ResNet-50"),
+        Workload(name="unet3d", display_name="3D U-Net"),
+        Workload(name="maskrcnn", display_name="Mask R-CNN"),
+        Workload(name="rnnt", display_name="RNN-T"),
+        Workload(name="minigo", display_name="MiniGo"),
+        Workload(name="gnmt", display_name="GNMT"),
+        Workload(name="transformer", display_name="Transformer"),
+        Workload(name="ncf", display_name="NCF"),
+    )
+}
+
+# Result folders renamed between rounds: the old name is the same workload.
+RENAMED: dict[str, str] = {"ssd": "retinanet", "gnn": "rgat"}
+# Folder names the official summarizer reads as another benchmark's name.
+FOLDER_ALIASES: dict[str, str] = {"mask": "maskrcnn"}
+
+# The study's four workloads (arXiv 2509.03263).
+STUDY_WORKLOADS: tuple[str, ...] = ("bert", "llama2_70b_lora", "retinanet", "stable_diffusion")
+
+
+def benchmark_of_folder(folder: str) -> str:
+    """The benchmark name the official summarizer uses for a results folder name."""
+    return FOLDER_ALIASES.get(folder, folder)
+
+
+def workload_of(benchmark: str) -> str:
+    """The cross-round workload name of a benchmark folder (``ssd`` -> ``retinanet``)."""
+    name = benchmark_of_folder(benchmark)
+    return RENAMED.get(name, name)
+
+
+def workload_facts(benchmark: str) -> Workload | None:
+    """The facts of a benchmark folder's workload, None for one gpuscale does not know."""
+    return WORKLOADS.get(workload_of(benchmark))
+
+
+def counts_samples(benchmark: str) -> bool:
+    """Whether the benchmark's convergence is counted in samples (not epochs)."""
+    facts = workload_facts(benchmark)
+    return facts is not None and facts.convergence_unit is Unit.SAMPLES
+
+
+def display_name(workload: str) -> str:
+    """A readable name for a workload (``llama2_70b_lora`` -> ``Llama2 70B LoRA``)."""
+    facts = workload_facts(workload)
+    return facts.display_name if facts else workload
+
+
+def round_key(name: str) -> tuple[int, ...]:
+    """Sort key of a round name: ``v4.1`` -> (4, 1), so v10.0 sorts after v9.1."""
+    return tuple(int(x) for x in name.lstrip("v").split(".") if x.isdigit())

@@ -1,0 +1,40 @@
+"""Known answers: the study's Table I (arXiv 2509.03263), from the bundled v4.1 scores.
+
+The study lists, per workload, the reference system (fewest accelerators, and among those
+the slowest) with its accelerators and official time to train, printed to two decimals
+by truncation: BERT 2 x 366.18 min, Llama2 70B LoRA 4 x 61.87, RetinaNet 2 x 172.83,
+Stable Diffusion 4 x 60.52. gpuscale reads 60.56 for Stable Diffusion (the official
+summarizer's olympic average of that system's runs, which the parity tests pin); the
+tolerance is the study's rounding plus that 0.04 min. The study counted 28 BERT systems;
+the current official summarizer scores 29 (all counted here).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuscale.analysis import scaling_table
+
+TABLE_I = {
+    # workload: (reference submitter, accelerator family, accelerators, minutes)
+    "bert": ("Krai", "RTX A5000", 2, 366.18),
+    "llama2_70b_lora": ("Dell", "H100-SXM5-80GB", 4, 61.87),
+    "retinanet": ("Dell", "H100-NVL-94GB", 2, 172.83),
+    "stable_diffusion": ("Dell", "H100-SXM5-80GB", 4, 60.52),
+}
+
+
+@pytest.mark.parametrize("workload", sorted(TABLE_I))
+def test_reference_systems_of_table_i(v41, workload: str) -> None:
+    submitter, family, n, minutes = TABLE_I[workload]
+    table = scaling_table(v41.scores, workload, reference="study")
+    ref = table[(table.system_id == table.reference_system_id) & (table.org == table.reference_org)]
+    assert len(ref) == 1
+    row = ref.iloc[0]
+    assert (row.submitter, row.accelerator_family, row.accelerators) == (submitter, family, n)
+    assert row.time_to_train_min == pytest.approx(minutes, abs=0.05)
+    assert table["accelerators"].min() == n
+
+
+def test_bert_system_count(v41) -> None:
+    assert len(scaling_table(v41.scores, "bert")) == 29  # the study counted 28

@@ -1,0 +1,55 @@
+"""Shared fixtures: the bundled rounds and their analyses, computed once per session, and
+where the raw rounds lie (``../shared/mlperf``, optional)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuscale.analysis import AnalysisOptions, WorkloadAnalysis, analyze
+from gpuscale.mlperf import load_round
+from gpuscale.tables import STUDY_WORKLOADS, RoundTables
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "mlperf"
+
+
+@pytest.fixture(scope="session")
+def v41() -> RoundTables:
+    """The bundled v4.1 round (the study's)."""
+    return load_round("v4.1")
+
+
+@pytest.fixture(scope="session")
+def v50() -> RoundTables:
+    return load_round("v5.0")
+
+
+@pytest.fixture(scope="session")
+def bundled() -> RoundTables:
+    """Every bundled round."""
+    return load_round()
+
+
+@pytest.fixture(scope="session")
+def study_analysis(v41: RoundTables) -> dict[str, list[WorkloadAnalysis]]:
+    """The analysis of the study's four workloads of v4.1 under both reference rules
+    (300 bootstrap resamples: intervals are not what these tests check)."""
+    return {
+        rule: analyze(v41, list(STUDY_WORKLOADS), AnalysisOptions(reference=rule, n_boot=300))
+        for rule in ("study", "family")
+    }
+
+
+@pytest.fixture(scope="session")
+def shared_archive():
+    """``shared_archive("v4.1")``: the raw round's archive, or skip without ../shared."""
+
+    def find(round_name: str) -> Path:
+        path = SHARED / f"training_results_{round_name}.tar.xz"
+        if not path.exists():
+            pytest.skip(f"{path} not present (raw MLPerf rounds live beside the checkout)")
+        return path
+
+    return find

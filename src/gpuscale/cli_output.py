@@ -50,10 +50,12 @@ def print_frame(console: Console, frame: pd.DataFrame, fmt: Format, *, title: st
         records = [jsonable(r) for r in frame.to_dict("records")]
         console.file.write(json.dumps(records, indent=2) + "\n")
         return
-    table = Table(title=title or None, show_lines=False, header_style="bold")
+    table = Table(title=_escape(title) or None, show_lines=False, header_style="bold")
     for column in frame.columns:
         numeric = is_numeric_dtype(frame[column])
-        table.add_column(str(column), justify="right" if numeric else "left", overflow="fold")
+        table.add_column(
+            _escape(str(column)), justify="right" if numeric else "left", overflow="fold"
+        )
     for row in frame.itertuples(index=False):
         # rich markup in untrusted names must not be interpreted
         table.add_row(*(_escape(number(v, digits=4)) for v in row))

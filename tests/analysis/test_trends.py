@@ -52,4 +52,18 @@ def test_bundled_rounds_in_order() -> None:
     out = trends(load_round().scores, ["bert"])
     rounds = out[out.accelerator_family == "H100-SXM5-80GB"]["round"].tolist()
     assert rounds == sorted(rounds, key=lambda r: tuple(map(int, r[1:].split("."))))
-    assert (out["best_time_at_largest_min"] <= out["best_time_at_common_min"]).all()
+    # Each figure is the fastest scored system at that count (more accelerators are not
+    # always faster: v3.0's 4 x 4 A100 nodes trained slower than one 8 x A100 node).
+    scores = load_round().scores
+    for row in out.itertuples():
+        mine = scores[
+            (scores["round"] == row.round)
+            & (scores["workload"] == "bert")
+            & (scores["accelerator_family"] == row.accelerator_family)
+        ]
+        at_largest = mine[mine["accelerators"] == row.largest_accelerators]
+        assert row.best_time_at_largest_min == at_largest["time_to_train_min"].min()
+        assert (
+            row.largest_accelerators
+            == mine.dropna(subset=["time_to_train_min"])["accelerators"].max()
+        )

@@ -1,6 +1,6 @@
 """Parity with MLCommons' official result summarizer on the real rounds in ../shared.
 
-For every (system, benchmark) of rounds v4.0, v4.1 and v5.0 the official tool scores,
+For every (system, benchmark) of rounds v3.0, v4.0, v4.1 and v5.0 the official tool scores,
 gpuscale's score must agree within 1e-9 relative, and gpuscale must score exactly the
 same set of results. Skipped where ../shared/mlperf or mlperf-logging is absent.
 """
@@ -16,7 +16,7 @@ from gpuscale.mlperf.ingest import read_round
 from gpuscale.tables import benchmark_of_folder
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "mlperf"
-ROUNDS = ["v4.0", "v4.1", "v5.0"]
+ROUNDS = ["v3.0", "v4.0", "v4.1", "v5.0"]
 
 pytestmark = [pytest.mark.shared, pytest.mark.slow]
 

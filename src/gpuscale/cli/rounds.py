@@ -78,12 +78,51 @@ def ingest(
     if round_name and len(paths) > 1:
         fail("--round-name applies to one path at a time")
     tables = read_paths(paths, round_name)
+    if tables.systems.empty and tables.runs.empty:
+        fail(
+            f"no MLPerf results in {', '.join(map(str, paths))}: expected "
+            "<org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
+        )
     try:
         written = write_tables(tables, out_dir)
     except OutputError as exc:
         fail(str(exc))
     _summary(tables)
-    err.print(f"wrote {len(written)} files to {out_dir}/")
+    err.print(f"wrote {len(written)} files to {out_dir}/", markup=False, highlight=False)
+
+
+@app.command()
+def dataset(
+    paths: RoundPaths = None,
+    round_names: RoundNames = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the dataset.")] = Path(
+        "gpuscale-dataset"
+    ),
+) -> None:
+    """Every bundled round's results and runs as one tidy dataset (CSV and Parquet)."""
+    from gpuscale._io import OutputError, write_atomically
+    from gpuscale.analysis.dataset import dataset as build
+
+    tables = load_tables(paths, round_names)
+    results, runs = build(tables)
+
+    def write(folder: Path) -> None:
+        for name, frame in (("results", results), ("runs", runs)):
+            frame.to_parquet(folder / f"{name}.parquet", index=False, compression="zstd")
+            frame.to_csv(folder / f"{name}.csv", index=False)
+
+    try:
+        write_atomically(out_dir, write)
+    except OutputError as exc:
+        fail(str(exc))
+    rounds = ", ".join(sorted(results["round"].unique()))
+    err.print(
+        f"{len(results):,} results ({int(results['time_to_train_min'].notna().sum()):,} scored) "
+        f"and {len(runs):,} runs of {rounds} written to {out_dir}/ (results and runs, "
+        "CSV and Parquet)",
+        markup=False,
+        highlight=False,
+    )
 
 
 @app.command()

@@ -73,7 +73,10 @@ def rebuild(source_dir: Path, out_dir: Path = DATA_DIR) -> RoundTables:
     if not archives:
         raise FileNotFoundError(f"no training_results_v*.tar* archives in {source_dir}")
     tables = read_rounds(archives, workers=os.cpu_count() or 1)
-    write_tables(tables, out_dir, csv=False)
+    for name in TABLES:  # the package's own folder: plain files, no manifest
+        getattr(tables, name).to_parquet(
+            out_dir / f"{name}.parquet", index=False, compression="zstd"
+        )
     return tables
 
 

@@ -1,11 +1,15 @@
-"""The structural rules of the official compliance checker that decide whether a run counts.
+"""Whether a run counts: the official compliance checker's verdict, from its own rules.
 
 The official summarizer drops a run whose log fails ``mlperf_logging``'s compliance
-checker. gpuscale emulates the checks of ``training_X.Y.0/common.yaml`` (ordering of
-``init_start`` / ``init_stop`` / ``run_start`` / ``run_stop``, required keys, the
-compile-time limit) and the per-benchmark quality target (see ``benchmarks.py``). The
-hyper-parameter rules of the per-benchmark files are not emulated; on the published
-rounds v4.0-v5.0 they change no score (the parity tests say so).
+checker. gpuscale applies the round's rules as ``gpuscale.mlperf.rules`` reads them
+from the package: every key's occurrence rule (``REQ``), every stateless ``CHECK`` and
+``FIRST_CHECK`` on each line, the quality target (``ATLEAST_ONE_CHECK``, with Stable
+Diffusion's aggregated FID/CLIP lines built as the config's ``BEGIN`` block builds them),
+and whether the declared benchmark is allowed in the declared division. The stateful
+checks of ``common.yaml`` (the order of ``init_start`` / ``init_stop`` / ``run_start`` /
+``run_stop`` and the compile-time limit) are emulated here from the line indices, which
+gives the checker's verdict without a Python step per line (logs repeat ``init_start`` on
+every rank). Stateful hyper-parameter checks of benchmark configs are not emulated.
 """
 
 from __future__ import annotations
@@ -14,35 +18,12 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from enum import Enum
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from gpuscale.mlperf.benchmarks import ALLOWED_IN_LOG, get_benchmark
-from gpuscale.mlperf.mllog import ByKey, metadata_of, value_of
+import msgspec
 
-if TYPE_CHECKING:
-    from gpuscale.mlperf.runlog import EvalPoint
-
-# key -> occurrence rule, as in common.yaml ("one": EXACTLY_ONE, "some": AT_LEAST_ONE).
-_REQUIRED: dict[str, str] = {
-    "submission_org": "one",
-    "submission_platform": "one",
-    "submission_division": "one",
-    "cache_clear": "some",
-    "init_start": "some",
-    "init_stop": "one",
-    "run_start": "one",
-    "run_stop": "one",
-    "eval_accuracy": "some",
-    "train_samples": "one",
-    "eval_samples": "one",
-}
-_ALTERNATIVES = (
-    ("block_start", "epoch_start"),
-    ("block_stop", "epoch_stop"),
-    ("eval_start", "block_start"),
-    ("eval_stop", "block_stop"),
-)
-CHECKED_KEYS = frozenset(_REQUIRED) | {k for pair in _ALTERNATIVES for k in pair}
+from gpuscale.mlperf.mllog import ByKey, Record, metadata_of, time_of, value_of
+from gpuscale.mlperf.rules import Expression, KeyRule, Rules, rules_for
 
 
 class ViolationKind(Enum):
@@ -60,49 +41,37 @@ class Violation:
     message: str
 
 
-def check_common_rules(by_key: ByKey, n_lines: int) -> list[str]:
-    """Violations of the common.yaml rules (empty when compliant).
+# The keys the stateful checks below read.
+ORDER_KEYS = frozenset({"submission_division", "init_start", "init_stop", "run_start", "run_stop"})
 
-    ``by_key`` maps each key (at least those in ``CHECKED_KEYS``) to its (MLLOG line
-    index, record) pairs in file order; ``n_lines`` is the log's number of MLLOG lines.
 
-    The checker walks lines in order with state flags (``init_started``, ``run_started``
-    ...); here each rule is evaluated from the line indices, which gives the same verdict
-    without a Python step per line (logs repeat ``init_start`` on every rank).
-    """
+def check_order(by_key: ByKey, n_lines: int) -> list[str]:
+    """Violations of common.yaml's stateful rules: init and run ordering, the
+    initialisation time limit (30 min closed, 240 open) and run_stop's status."""
     never = n_lines + 1
 
     def first(key: str) -> int:
         return by_key[key][0][0] if key in by_key else never
 
     violations: list[str] = []
-    division_lines = by_key.get("submission_division", [])
     compile_minutes, division_at = 0, never
+    division_lines = by_key.get("submission_division", [])
     if division_lines:
         division_at, rec = division_lines[0]
-        division = value_of(rec)
-        if division in ("closed", "open"):
-            compile_minutes = 240 if division == "open" else 30
-        else:
-            violations.append(f"submission_division {division!r} is not closed/open")
-    for key in ("submission_org", "submission_platform"):
-        if key in by_key and value_of(by_key[key][0][1]) == "":
-            violations.append(f"{key} is empty")
-    for key in ("train_samples", "eval_samples"):
-        if any(value_of(r) == "" for _, r in by_key.get(key, [])):
-            violations.append(f"{key} is empty")
+        if value_of(rec) in ("closed", "open"):
+            compile_minutes = 240 if value_of(rec) == "open" else 30
     init_starts = by_key.get("init_start", [])
     if init_starts and init_starts[-1][0] > min(first("init_stop"), first("run_start")):
         violations.append("init_start after init_stop or run_start")
     start_idx = [i for i, _ in init_starts]
-    running_min = list(accumulate((float(r.time_ms) for _, r in init_starts), min))
+    running_min = list(accumulate((time_of(r) for _, r in init_starts), min))
     for idx, rec in by_key.get("init_stop", []):
         seen = bisect_left(start_idx, idx)
         if not seen or first("run_start") < idx:
             violations.append("init_stop before init_start or after run_start")
             continue
         limit = (compile_minutes if division_at < idx else 0) * 60 * 1e3
-        if not float(rec.time_ms) - running_min[seen - 1] < limit:
+        if not time_of(rec) - running_min[seen - 1] < limit:
             violations.append(f"initialisation took longer than {compile_minutes} min")
     if any(idx < first("init_stop") for idx, _ in by_key.get("run_start", [])):
         violations.append("run_start before init_stop")
@@ -112,82 +81,166 @@ def check_common_rules(by_key: ByKey, n_lines: int) -> list[str]:
         meta = metadata_of(rec)
         if not isinstance(meta, dict) or "status" not in meta:
             violations.append("run_stop has no status")
-    for key, rule in _REQUIRED.items():
-        lines = by_key.get(key, [])
-        if rule == "some" and not lines:
-            violations.append(f"no {key} line")
-        elif rule == "one" and len(lines) != 1:
-            # The official checker only warns when repeated lines all carry one value.
-            values = [value_of(r) for _, r in lines]
-            if not values or any(v != values[0] for v in values):
-                violations.append(f"{len(lines)} {key} lines, exactly one required")
-    for pair in _ALTERNATIVES:
-        if not any(k in by_key for k in pair):
-            violations.append(f"no {pair[0]} or {pair[1]} line")
     return violations
+
+
+def _line(rec: Record) -> dict[str, Any]:
+    return {"value": value_of(rec), "metadata": metadata_of(rec)}
+
+
+class _Lines:
+    """Lines of one log as the checker's ``v``, decoded once; stateless checks memoised
+    by the line's raw JSON (thousands of identical ``init_start`` lines cost one)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[str, bytes, bytes], bool] = {}
+
+    def passes(self, check: Expression, rec: Record) -> bool:
+        if not (isinstance(rec.value, msgspec.Raw) and isinstance(rec.metadata, msgspec.Raw)):
+            return check(_line(rec))  # a line the slow path parsed: no raw bytes to key
+        raw = (check.text, bytes(rec.value), bytes(rec.metadata))
+        found = self._memo.get(raw)
+        if found is None:
+            found = self._memo[raw] = check(_line(rec))
+        return found
+
+
+def aggregated_lines(by_key: ByKey, group: str) -> list[dict[str, Any]]:
+    """Stable Diffusion's virtual lines, as its config's BEGIN block builds them: the
+    values of the ``eval_accuracy`` lines that name a ``metric``, merged per value of the
+    metadata member ``group`` (``samples_count``; ``step_num`` in ruleset 3.1)."""
+    merged: dict[Any, dict[str, Any]] = {}
+    for _, rec in by_key.get("eval_accuracy", []):
+        meta = metadata_of(rec)
+        if not isinstance(meta, dict) or "metric" not in meta or group not in meta:
+            continue
+        step = meta[group]
+        merged.setdefault(repr(step), {group: step})[str(meta["metric"])] = value_of(rec)
+    return [{"value": value, "metadata": {}} for value in merged.values()]
+
+
+def _quality(rule: KeyRule, rules: Rules, by_key: ByKey) -> str | None:
+    """The ATLEAST_ONE_CHECK verdict: None when a line passes or no line has the key."""
+    check = rule.at_least_one
+    assert check is not None
+    if rules.aggregate and rule.name == rules.aggregate[0]:
+        lines = aggregated_lines(by_key, rules.aggregate[1])
+        state = _state_after(rules, by_key, None)
+        passed = any(check(line, state) for line in lines)
+    else:
+        lines = by_key.get(rule.name, [])
+        passed = False
+        for index, rec in lines:
+            state = _state_after(rules, by_key, index) if check.stateful else None
+            if check(_line(rec), state):
+                passed = True
+                break
+    if not lines or passed:
+        return None
+    return f"quality target not reached ({rule.name}: {check.text})"
+
+
+def _state_after(rules: Rules, by_key: ByKey, index: int | None) -> dict[str, Any]:
+    """The checker's state ``s`` before line ``index`` (None: after every line), from the
+    configs' BEGIN literal and the POST assignments of the lines before it."""
+    state = dict(rules.state)
+    posts = sorted(
+        (i, rule, rec)
+        for rule in rules.keys.values()
+        if rule.post
+        for i, rec in by_key.get(rule.name, [])
+        if index is None or i < index
+    )
+    for _, rule, rec in posts:
+        line = _line(rec)
+        for name, value in rule.post:
+            try:
+                state[name] = eval(value.code, {"__builtins__": {}}, {"v": line, "s": state})
+            except Exception:
+                continue
+    return state
+
+
+def _occurrences(rule: KeyRule, lines: list[tuple[int, Record]]) -> str | None:
+    count = len(lines)
+    if rule.req == "EXACTLY_ONE" and count != 1:
+        # The checker only warns when repeated lines all carry one value.
+        values = [value_of(r) for _, r in lines]
+        if not values or any(v != values[0] for v in values):
+            return f"{count} {rule.name} lines, exactly one required"
+    if rule.at_least and count < rule.at_least:
+        return f"{count} {rule.name} lines, at least {rule.at_least} required"
+    return None
+
+
+def _failed_check(
+    rule: KeyRule, found: list[tuple[int, Record]], lines: _Lines
+) -> Expression | None:
+    """The first stateless CHECK a line fails (``submission_*`` keys: their first line
+    only, as the checker runs them once), else the first failed FIRST_CHECK."""
+    checked = found[:1] if rule.name.startswith("submission_") else found
+    for check in rule.checks:
+        if not check.stateful and any(not lines.passes(check, r) for _, r in checked):
+            return check
+    for check in rule.first_checks:
+        if found and not check.stateful and not lines.passes(check, found[0][1]):
+            return check
+    return None
 
 
 def run_violations(
     *,
-    round_name: str,
+    ruleset: str,
     benchmark: str | None,
     division: str | None,
-    common: list[str],
-    evals: list[EvalPoint],
+    by_key: ByKey,
+    n_lines: int,
 ) -> list[Violation]:
-    """All reasons the official checker would reject a run.
-
-    ``common`` are the structural violations (``check_common_rules``); ``benchmark`` and
-    ``division`` the values the log itself declares; ``evals`` its evaluation lines.
-    """
-    reasons = [Violation(ViolationKind.STRUCTURE, m) for m in common]
-    if division not in ("closed", "open"):
-        return reasons
-    allowed = ALLOWED_IN_LOG.get((round_name, division))
-    if benchmark is None:
-        reasons.append(Violation(ViolationKind.BENCHMARK, "no submission_benchmark line"))
-        return reasons
-    if allowed is not None and benchmark not in allowed:
-        reasons.append(
+    """Every reason the official checker would reject a run of ``ruleset`` whose log
+    declares ``benchmark`` and ``division``; ``by_key`` its records by key (at least the
+    ruleset's keys, ``rules.keys_of_ruleset``) with their MLLOG line indices."""
+    rules = rules_for(ruleset, division, benchmark)
+    out = [Violation(ViolationKind.STRUCTURE, m) for m in check_order(by_key, n_lines)]
+    if division in ("closed", "open") and benchmark and rules.missing:
+        out.append(
             Violation(
                 ViolationKind.BENCHMARK,
-                f"benchmark {benchmark!r} is not allowed in the {division} division "
-                f"of {round_name}",
+                f"benchmark {benchmark!r} has no {division} rules in ruleset {ruleset}",
             )
         )
-        return reasons
-    bench = get_benchmark(benchmark)
-    if bench is None:
-        return reasons
-    if bench.quality_key == "aggregated_eval_accuracy":
-        quality: list[Any] = list(aggregate_fid_clip(evals).values())
-        if len(quality) < 2:
-            reasons.append(
+    lines = _Lines()
+    alternatives: set[tuple[str, ...]] = set()
+    for rule in rules.keys.values():
+        kind = (
+            ViolationKind.BENCHMARK
+            if rule.name == "submission_benchmark"
+            else ViolationKind.STRUCTURE
+        )
+        found = by_key.get(rule.name, [])
+        if rules.aggregate and rule.name == rules.aggregate[0]:
+            virtual = aggregated_lines(by_key, rules.aggregate[1])
+            found = [(-1, Record(0, rule.name, v["value"], {})) for v in virtual]  # type: ignore[arg-type]
+        message = _occurrences(rule, found)
+        if message:
+            out.append(Violation(kind, message))
+        if rule.alternatives:
+            alternatives.add(tuple(sorted({rule.name, *rule.alternatives})))
+        failed = _failed_check(rule, found, lines)
+        if failed is not None and rule.name == "submission_benchmark":
+            out.append(
                 Violation(
-                    ViolationKind.STRUCTURE,
-                    f"{len(quality)} aggregated evaluations, at least 2 required",
+                    kind,
+                    f"benchmark {benchmark!r} is not allowed in the {division} division of "
+                    f"ruleset {ruleset}",
                 )
             )
-        if any("FID" not in q or "CLIP" not in q for q in quality):
-            reasons.append(Violation(ViolationKind.STRUCTURE, "an evaluation lacks FID or CLIP"))
-    else:
-        quality = [e.value for e in evals if e.key == bench.quality_key]
-    if not any(bench.passes_quality(v, division) for v in quality):
-        reasons.append(
-            Violation(
-                ViolationKind.QUALITY_TARGET, f"quality target not reached ({bench.quality_key})"
-            )
-        )
-    return reasons
-
-
-def aggregate_fid_clip(evals: list[EvalPoint]) -> dict[float, dict[str, Any]]:
-    """Stable Diffusion's virtual ``aggregated_eval_accuracy`` lines: the FID and CLIP
-    values logged at one ``samples_count`` merged into one dict, as the checker does."""
-    merged: dict[float, dict[str, Any]] = {}
-    for e in evals:
-        if e.key == "eval_accuracy" and e.metric is not None and e.samples_count is not None:
-            merged.setdefault(e.samples_count, {"samples_count": e.samples_count})[e.metric] = (
-                e.value
-            )
-    return merged
+        elif failed is not None:
+            out.append(Violation(kind, f"{rule.name} fails {failed.text}"))
+        if rule.at_least_one is not None:
+            quality = _quality(rule, rules, by_key)
+            if quality:
+                out.append(Violation(ViolationKind.QUALITY_TARGET, quality))
+    for group in sorted(alternatives):
+        if not any(by_key.get(k) for k in group):
+            out.append(Violation(ViolationKind.STRUCTURE, f"no {' or '.join(group)} line"))
+    return out

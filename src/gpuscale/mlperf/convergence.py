@@ -10,12 +10,25 @@ not stop with ``success`` has no value (the checker uses 1e9 and drops it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gpuscale.mlperf.runlog import RunLog
 from gpuscale.tables import workload_facts
 
 
-def run_samples_to_converge(log: RunLog) -> float | None:
-    """The run's samples (or epochs) to converge, or None when it did not converge."""
+def _fid_clip(values: dict[str, float]) -> bool:
+    return values.get("FID", 1e9) <= 90.0 and values.get("CLIP", -1.0) >= 0.15
+
+
+def run_samples_to_converge(
+    log: RunLog, group: str = "samples_count", passes: Callable[[dict], bool] = _fid_clip
+) -> float | None:
+    """The run's samples (or epochs) to converge, or None when it did not converge.
+
+    Stable Diffusion's evaluations are grouped by the metadata member ``group`` (the
+    ruleset's: ``step_num`` in 3.1, else ``samples_count``) and ``passes`` says whether a
+    group's FID and CLIP reach the target (default: the RCP checker's FID <= 90 and
+    CLIP >= 0.15)."""
     bench = log.benchmark
     facts = workload_facts(bench or "")
     by_samples = facts is not None and facts.progress_key == "samples_count"
@@ -30,11 +43,7 @@ def run_samples_to_converge(log: RunLog) -> float | None:
         while next_stop is not None and (upto is None or next_stop[0] < upto):
             if next_stop[1] == "success":
                 if bench == "stable_diffusion":
-                    passing = [
-                        step
-                        for step, m in sd_evals.items()
-                        if m.get("FID", 1e9) <= 90.0 and m.get("CLIP", -1.0) >= 0.15
-                    ]
+                    passing = [step for step, m in sd_evals.items() if passes(m)]
                     result = min(passing) if passing else None
                 else:
                     result = conv
@@ -45,12 +54,9 @@ def run_samples_to_converge(log: RunLog) -> float | None:
     for ev in log.evals:
         settle(ev.index)
         if bench == "stable_diffusion":
-            if (
-                ev.samples_count is not None
-                and ev.metric is not None
-                and isinstance(ev.value, int | float)
-            ):
-                sd_evals.setdefault(ev.samples_count, {})[ev.metric] = float(ev.value)
+            step = ev.step_num if group == "step_num" else ev.samples_count
+            if step is not None and ev.metric is not None and isinstance(ev.value, int | float):
+                sd_evals.setdefault(step, {})[ev.metric] = float(ev.value)
         elif by_samples:
             conv = ev.samples_count
         elif ev.epoch_num is not None:

@@ -33,6 +33,7 @@ from gpuscale.mlperf.power import PowerLog
 from gpuscale.mlperf.scores import build_scores
 from gpuscale.mlperf.systems import SystemDescriptionError, parse_system
 from gpuscale.tables import (
+    COUNT_COLUMNS,
     PROBLEMS_COLUMNS,
     RUNS_COLUMNS,
     SYSTEMS_COLUMNS,
@@ -310,12 +311,28 @@ def _tables(col: _Collector) -> RoundTables:
         r["kept"] = kept
     col.problems.extend(scored.problems)
     runs_frame = pd.DataFrame(runs, columns=list(RUNS_COLUMNS))
-    for name in ("compute_energy_kj", "interconnect_energy_kj", "energy_kj"):
+    for name in (
+        "run_start_ms",
+        "run_stop_ms",
+        "time_to_train_min",
+        "global_batch_size",
+        "samples_to_converge",
+        "mean_logged_throughput",
+        "compute_energy_kj",
+        "interconnect_energy_kj",
+        "energy_kj",
+    ):
         runs_frame[name] = runs_frame[name].astype(float)
+    systems = pd.DataFrame(col.systems, columns=list(SYSTEMS_COLUMNS))
+    scores = scored.scores
+    # Counts stay whole numbers where some are missing (a CPU-only system, a bad field).
+    for frame, names in ((systems, COUNT_COLUMNS), (scores, ("nodes", "accelerators"))):
+        for name in names:
+            frame[name] = frame[name].astype("Int64")
     return RoundTables(
-        systems=pd.DataFrame(col.systems, columns=list(SYSTEMS_COLUMNS)),
+        systems=systems,
         runs=runs_frame,
-        scores=scored.scores,
+        scores=scores,
         problems=pd.DataFrame(col.problems, columns=list(PROBLEMS_COLUMNS)),
     )
 

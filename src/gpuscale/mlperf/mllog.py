@@ -38,7 +38,6 @@ TOKEN = b":::MLLOG "
 _TOKEN_STR = TOKEN.decode()
 # The regex engine finds the literal prefix much faster than a bytes.find loop.
 _PAYLOAD_RE = re.compile(rb":::MLLOG (.*)")  # "." is any byte but \n
-_NUMBER_TYPES = (int, float)
 SCANNER = "C" if _payloads_c is not None else "Python"
 
 
@@ -55,6 +54,9 @@ class Record(msgspec.Struct, gc=False):
     metadata: msgspec.Raw
 
 
+# What msgspec raises on bad input: invalid JSON, invalid UTF-8 in a string it decodes,
+# nesting deeper than it recurses.
+_DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError, ValueError)
 _decode_lines = msgspec.json.Decoder(Record).decode_lines
 _decode_record = msgspec.json.Decoder(Record).decode
 _decode_any = msgspec.json.decode
@@ -65,7 +67,7 @@ def _decoded(field: Any) -> Any:
         return field  # a line the fallback parsed: already Python objects
     try:
         return _decode_any(field)
-    except msgspec.DecodeError:
+    except _DECODE_ERRORS:
         # Not UTF-8 inside (msgspec skips strings it only stores raw): read as the
         # official parser reads every file, latin-1.
         try:
@@ -88,7 +90,7 @@ def fields_of(field: Any, struct: type[_S]) -> _S:
             decode = _struct_decoders[struct] = msgspec.json.Decoder(struct).decode
         try:
             return decode(field)
-        except msgspec.DecodeError:  # not an object, or not UTF-8: the general way
+        except _DECODE_ERRORS:  # not an object, or not UTF-8: the general way
             field = _decoded(field)
     if isinstance(field, dict):
         return struct(**{name: field.get(name) for name in struct.__struct_fields__})
@@ -103,17 +105,6 @@ def value_of(record: Record) -> Any:
 def metadata_of(record: Record) -> Any:
     """The record's ``metadata`` as Python objects (usually a dict)."""
     return _decoded(record.metadata)
-
-
-@dataclass(frozen=True, slots=True)
-class LogEvent:
-    """One parsed MLLOG line. ``index`` counts MLLOG lines from 0 in file order."""
-
-    index: int
-    time_ms: float
-    key: str
-    value: Any
-    metadata: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,11 +155,6 @@ def find_payloads(data: bytes) -> Payloads:
     return Payloads(*payloads_python(data))
 
 
-def mllog_payloads(data: bytes) -> list[bytes]:
-    """The text after the last ``:::MLLOG `` token of every line that has one."""
-    return find_payloads(data).lines()
-
-
 def _strict_loads(payload: bytes) -> Any:
     """The official ``json.loads(line.strip()[len(TOKEN):])`` on one payload."""
     text = (_TOKEN_STR + payload.decode("latin-1")).strip()
@@ -201,7 +187,7 @@ def _parse_one(payload: bytes) -> Record | Exception | Any:
     not a usable record, or the exception it raises)."""
     try:
         return _decode_record(payload)
-    except msgspec.DecodeError:
+    except _DECODE_ERRORS:
         pass
     try:
         obj = _strict_loads(payload)
@@ -224,7 +210,7 @@ def parse_records(payloads: Payloads) -> tuple[list[Any], bool]:
         records = _decode_lines(payloads.joined)
         if len(records) == payloads.count:
             return records, True
-    except msgspec.DecodeError:
+    except _DECODE_ERRORS:
         pass
     return [_parse_one(p) for p in payloads.lines()], False
 
@@ -291,23 +277,14 @@ def select_records(
     return _group(chosen, None), failures
 
 
-def scan_mllog(data: bytes) -> tuple[list[LogEvent], list[ParseFailure]]:
-    """All MLLOG events of a log and the lines that failed, in file order."""
-    by_key, failures = select_records(find_payloads(data))
-    selected = sorted((pair for group in by_key.values() for pair in group), key=lambda p: p[0])
-    events = []
-    for i, r in selected:
-        metadata = metadata_of(r)
-        events.append(
-            LogEvent(
-                index=i,
-                time_ms=float(r.time_ms),
-                key=r.key,
-                value=value_of(r),
-                metadata=metadata if isinstance(metadata, dict) else {},
-            )
-        )
-    return events, failures
+def time_of(record: Record) -> float:
+    """A record's ``time_ms`` as a float: NaN when it is not a finite number (a numeric
+    string or an integer too large for a float included), so that no caller raises."""
+    try:
+        value = float(record.time_ms)
+    except (OverflowError, ValueError, TypeError):
+        return math.nan
+    return value if math.isfinite(value) else math.nan
 
 
 def finite_or_none(value: Any) -> float | None:

@@ -8,14 +8,15 @@ input.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from gpuscale._io import Entry
 from gpuscale._io.sources import read_file
-from gpuscale.mlperf.benchmarks import get_benchmark
-from gpuscale.mlperf.compliance import ViolationKind, run_violations
+from gpuscale.mlperf.compliance import Violation, ViolationKind, run_violations
 from gpuscale.mlperf.convergence import run_samples_to_converge
 from gpuscale.mlperf.power import PowerLog, read_power_log
+from gpuscale.mlperf.rules import keys_of_ruleset, rules_for, ruleset_for
 from gpuscale.mlperf.runlog import read_run_log
 from gpuscale.tables import RunStatus
 
@@ -26,16 +27,27 @@ def _looks_binary(data: bytes) -> bool:
 
 def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
     """One ``runs`` row (without the path columns) from a result file's bytes."""
-    log = read_run_log(data)
+    ruleset, why = ruleset_for(round_name)
+    log = read_run_log(data, keys_of_ruleset(ruleset) if ruleset else frozenset())
     ttt_ms = log.time_to_train_ms
-    violations = run_violations(
-        round_name=round_name,
-        benchmark=log.benchmark,
-        division=log.division,
-        common=log.violations,
-        evals=log.evals,
-    )
+    if ruleset is None:
+        violations = [Violation(ViolationKind.BENCHMARK, why)]
+    else:
+        violations = run_violations(
+            ruleset=ruleset,
+            benchmark=log.benchmark,
+            division=log.division,
+            by_key=log.by_key,
+            n_lines=log.mllog_lines,
+        )
     reasons = [v.message for v in violations]
+    impossible = ttt_ms is not None and not (math.isfinite(ttt_ms) and ttt_ms > 0)
+    if impossible:
+        reasons.insert(
+            0,
+            f"time to train {ttt_ms!r} ms is not positive and finite (run_start "
+            f"{log.run_start_ms!r}, run_stop {log.run_stop_ms!r}); not counted",
+        )
     if log.parse_failures:
         reasons.insert(
             0, f"{log.parse_failures} MLLOG line(s) do not parse; first: {log.first_parse_failure}"
@@ -50,6 +62,8 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
         ]
     elif log.parse_failures:
         status = RunStatus.PARSE_ERROR
+    elif impossible:
+        status = RunStatus.IMPOSSIBLE_VALUE
     elif log.run_start_ms is None:
         status = RunStatus.MISSING_RUN_START
     elif log.run_stop_ms is None:
@@ -62,22 +76,21 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
         status = RunStatus.NONCOMPLIANT
     else:
         status = RunStatus.SUCCESS
-    bench = get_benchmark(log.benchmark or "")
-    quality = [
-        e.value for e in log.evals if bench and e.key in (bench.quality_key, "eval_accuracy")
-    ]
+    target = rules_for(ruleset, log.division, log.benchmark).quality if ruleset else None
+    quality_keys = {target.name, "eval_accuracy"} if target else set()
+    quality = [e.value for e in log.evals if e.key in quality_keys]
     seed = log.first.get("seed")
     return {
         "run_start_ms": log.run_start_ms,
         "run_stop_ms": log.run_stop_ms,
-        "time_to_train_min": ttt_ms / 60 / 1000 if ttt_ms is not None else None,
+        "time_to_train_min": ttt_ms / 60 / 1000 if ttt_ms is not None and not impossible else None,
         "status": str(status),
         "counted": not reasons and ttt_ms is not None,
         "problem": "; ".join(reasons),
         "log_benchmark": log.benchmark,
         "log_division": log.division,
         "global_batch_size": log.global_batch_size,
-        "samples_to_converge": run_samples_to_converge(log),
+        "samples_to_converge": run_samples_to_converge(log, *_sd_rule(target, ruleset)),
         "mean_logged_throughput": log.mean_throughput,
         "final_quality": str(quality[-1]) if quality else None,
         "seed": str(seed) if seed is not None else None,
@@ -124,6 +137,18 @@ def task_for(entry: Entry, round_name: str) -> Task | None:
     else:
         return None
     return (kind, entry.path, entry.file if entry.file else entry.read(), round_name)
+
+
+def _sd_rule(target: Any, ruleset: str | None) -> tuple[Any, ...]:
+    """Stable Diffusion's grouping member and FID/CLIP test from the ruleset's own
+    aggregated quality rule, where it has one."""
+    if target is None or ruleset is None:
+        return ()
+    rules = rules_for(ruleset, "closed", "stable_diffusion")
+    if not rules.aggregate or target.name != rules.aggregate[0]:
+        return ()
+    check = target.at_least_one
+    return rules.aggregate[1], lambda values: check({"value": values, "metadata": {}})
 
 
 def parse_entry(entry: Entry, round_name: str) -> Parsed | None:

@@ -23,12 +23,40 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuscale.mlperf.mllog import Record, find_payloads, finite_or_none, select_records, value_of
+from gpuscale.mlperf.mllog import (
+    Record,
+    find_payloads,
+    finite_or_none,
+    select_records,
+    time_of,
+    value_of,
+)
 
 _NODE_KEYS = frozenset(
     {"power_measurement_start", "power_measurement_stop", "power_reading", "conversion_eff"}
 )
 _SW_KEYS = frozenset({"conversion_eff", "interconnect_power_est"})
+# Physical range of a reading: a node (up to a rack-scale NVL72 tray shelf) or a switch
+# draws between 0 and this many watts; outside it a reading is an error, not a finding.
+MAX_POWER_W = 200_000.0
+
+
+def _reading(rec: Record, what: str) -> float:
+    """A power value (W) within the physical range, else ValueError naming it."""
+    value = finite_or_none(value_of(rec))
+    if value is None or not 0.0 <= value <= MAX_POWER_W:
+        raise ValueError(
+            f"{what} {value_of(rec)!r} W is outside the physical range 0-{MAX_POWER_W:,.0f} W"
+            "; no energy computed"
+        )
+    return value
+
+
+def _efficiency(rec: Record) -> float:
+    value = finite_or_none(value_of(rec))
+    if value is None or not 0.0 < value <= 1.0:
+        raise ValueError(f"conversion_eff {value_of(rec)!r} is not in (0, 1]; no energy computed")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,28 +72,42 @@ def _mean_node_power(
     records: list[tuple[int, Record]], *, ignore_stop: bool
 ) -> tuple[float, float]:
     """(conversion_eff * sum(value * dt), window ms) by the official walk."""
-    ordered = sorted(records, key=lambda pair: float(pair[1].time_ms))  # stable, as sorted()
+    ordered = sorted(records, key=lambda pair: time_of(pair[1]))  # stable, as sorted()
     start = stop = prev = last = 0.0
     started = stopped = False
     total = 0.0
     efficiency = 1.0
     for _, rec in ordered:
-        key, ts = rec.key, float(rec.time_ms)
+        key, ts = rec.key, time_of(rec)
+        if ts != ts:
+            raise ValueError(f"{key} at time_ms {rec.time_ms!r}, not a finite number")
         if key == "power_measurement_start":
             start, prev, started = ts, ts, True
         if key == "power_reading" and not stopped and started:
-            value = finite_or_none(value_of(rec)) or 0.0
-            total += value * (ts - prev)
+            total += _reading(rec, "power_reading") * (ts - prev)
             prev, last = ts, max(last, ts)
         if key == "power_measurement_stop" and not ignore_stop:
             stop, stopped = ts, True
         if key == "conversion_eff":
-            efficiency = finite_or_none(value_of(rec)) or 1.0
+            efficiency = _efficiency(rec)
     if not started:
         raise ValueError("no power_measurement_start")
     if not stopped:
         stop = last
     return efficiency * total, stop - start
+
+
+def _switch(records: list[tuple[int, Record]], note: str) -> PowerLog:
+    efficiency, estimate = 1.0, None
+    for _, rec in records:  # the official loop stops at the first estimate
+        if rec.key == "conversion_eff":
+            efficiency = _efficiency(rec)
+        elif rec.key == "interconnect_power_est":
+            estimate = _reading(rec, "interconnect_power_est")
+            break
+    if estimate is None:
+        return PowerLog("switch", None, note + "no interconnect_power_est")
+    return PowerLog("switch", efficiency * estimate, note.rstrip("; "))
 
 
 def read_power_log(data: bytes, kind: str) -> PowerLog:
@@ -75,18 +117,9 @@ def read_power_log(data: bytes, kind: str) -> PowerLog:
     )
     records = sorted((pair for group in by_key.values() for pair in group), key=lambda p: p[0])
     note = f"{len(failures)} unreadable lines; " if failures else ""
-    if kind == "switch":
-        efficiency, estimate = 1.0, None
-        for _, rec in records:  # the official loop stops at the first estimate
-            if rec.key == "conversion_eff":
-                efficiency = finite_or_none(value_of(rec)) or 1.0
-            elif rec.key == "interconnect_power_est":
-                estimate = finite_or_none(value_of(rec))
-                break
-        if estimate is None:
-            return PowerLog(kind, None, note + "no interconnect_power_est")
-        return PowerLog(kind, efficiency * estimate, note.rstrip("; "))
     try:
+        if kind == "switch":
+            return _switch(records, note)
         energy, window = _mean_node_power(records, ignore_stop=False)
         if window <= 0:
             energy, window = _mean_node_power(records, ignore_stop=True)

@@ -13,14 +13,16 @@ from typing import Any
 
 import msgspec
 
-from gpuscale.mlperf.compliance import CHECKED_KEYS, check_common_rules
+from gpuscale.mlperf.compliance import ORDER_KEYS
 from gpuscale.mlperf.mllog import (
+    ByKey,
     Record,
     fields_of,
     find_payloads,
     finite_or_none,
     metadata_of,
     select_records,
+    time_of,
     value_of,
 )
 
@@ -67,7 +69,7 @@ class RunLog:
     run_stop_ms: float | None = None
     run_stop_status: str | None = None
     run_stop_has_status: bool = False
-    violations: list[str] = field(default_factory=list)
+    by_key: ByKey = field(default_factory=dict)  # the selected records, for compliance
     run_stops: list[tuple[int, Any]] = field(default_factory=list)
     first: dict[str, Any] = field(default_factory=dict)
     global_batch_size: float | None = None
@@ -99,8 +101,8 @@ class RunLog:
 _WANTED = frozenset(
     {"run_start", "run_stop", "tracked_stats", "global_batch_size"} | _EVAL_KEYS | _FIRST_KEYS
 )
-# What one pass over a log must pick out: this module's keys and the compliance rules'.
-_SELECT = _WANTED | CHECKED_KEYS
+# What one pass over a log must pick out besides the round's rule keys.
+SELECT = _WANTED | ORDER_KEYS
 
 
 class _EvalMetadata(msgspec.Struct):
@@ -144,7 +146,7 @@ def _eval_point(index: int, rec: Record) -> EvalPoint:
         index=index,
         key=rec.key,
         value=value_of(rec),
-        time_ms=float(rec.time_ms),
+        time_ms=time_of(rec),
         epoch_num=finite_or_none(meta.epoch_num),
         samples_count=finite_or_none(meta.samples_count),
         step_num=finite_or_none(meta.step_num),
@@ -152,15 +154,12 @@ def _eval_point(index: int, rec: Record) -> EvalPoint:
     )
 
 
-def read_run_log(data: bytes) -> RunLog:
-    """Distil one MLLOG result file. Never raises: bad lines are counted, not fatal."""
+def read_run_log(data: bytes, keys: frozenset[str] = frozenset()) -> RunLog:
+    """Distil one MLLOG result file, keeping the records of ``keys`` too (the round's
+    rule keys). Never raises: bad lines are counted, not fatal."""
     payloads = find_payloads(data)
-    by_key, failures = select_records(payloads, _SELECT)
-    log = RunLog(
-        mllog_lines=payloads.count,
-        parse_failures=len(failures),
-        violations=check_common_rules(by_key, payloads.count),
-    )
+    by_key, failures = select_records(payloads, SELECT | keys)
+    log = RunLog(mllog_lines=payloads.count, parse_failures=len(failures), by_key=by_key)
     if failures:
         f = failures[0]
         log.first_parse_failure = f"MLLOG line {f.index + 1}: {f.message}: {f.line[:120]}"
@@ -180,9 +179,9 @@ def read_run_log(data: bytes) -> RunLog:
     log.run_stops = [(i, _meta(r).get("status")) for i, r in stops]
     start, stop = _official_pair(by_key.get("run_start", []), stops)
     if start is not None:
-        log.run_start_ms = float(start.time_ms)
+        log.run_start_ms = time_of(start)
     if stop is not None:
-        log.run_stop_ms = float(stop.time_ms)
+        log.run_stop_ms = time_of(stop)
         meta = _meta(stop)
         log.run_stop_has_status = "status" in meta
         status = meta.get("status")

@@ -7,10 +7,21 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.mlperf.benchmarks import get_benchmark
 from gpuscale.mlperf.convergence import olympic_samples
+from gpuscale.mlperf.rules import (
+    MAX_DROPPED_RUNS,
+    benchmarks_of,
+    result_file_counts,
+    ruleset_for,
+)
 from gpuscale.mlperf.scoring import OlympicResult, olympic_score
-from gpuscale.tables import SCORES_COLUMNS, SCORES_SYSTEM_COLUMNS, ProblemKind, workload_of
+from gpuscale.tables import (
+    SCORES_COLUMNS,
+    SCORES_SYSTEM_COLUMNS,
+    ProblemKind,
+    benchmark_of_folder,
+    workload_of,
+)
 
 
 def _common_value(values: list[float | None]) -> float | None:
@@ -64,9 +75,14 @@ def build_scores(
     kept = [False] * len(run_rows)
     problems: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
+    ruleset, _ = ruleset_for(round_name)
+    allowed = set(benchmarks_of(ruleset)) if ruleset else set()
+    counts = result_file_counts()
     for org, system_id, folder in sorted(bench_dirs):
-        bench = get_benchmark(folder)
-        group_pos = positions.get((org, system_id, bench.name if bench else folder), [])
+        name = benchmark_of_folder(folder)
+        required = counts.get(name)
+        dropped = MAX_DROPPED_RUNS.get(name, 1)
+        group_pos = positions.get((org, system_id, name), [])
         group = [run_rows[p] for p in group_pos]
         where = f"{org}/results/{system_id}/{folder}"
         counted = [p for p, r in zip(group_pos, group, strict=True) if r["counted"]]
@@ -74,16 +90,16 @@ def build_scores(
         result = olympic_score(
             [run_rows[p]["time_to_train_min"] for p in counted],
             len(group) - len(counted),
-            max_dropped_runs=bench.max_dropped_runs if bench else 1,
+            max_dropped_runs=dropped,
             scaling_factor=factor,
         )
         reason = result.reason if group else "no result files"
         if factor != factor:
             result, reason = _unscored(result), "scaling.json has no usable scaling_factor"
-        elif damaged and bench is not None and 0 < len(group) < bench.result_files:
+        elif damaged and required is not None and 0 < len(group) < required:
             result = _unscored(result)
             reason = (
-                f"only {len(group)} of the {bench.result_files} result files the rules "
+                f"only {len(group)} of the {required} result files the rules "
                 "require were read: the archive is damaged, so the others may be lost"
             )
         for i in result.kept:
@@ -106,14 +122,15 @@ def build_scores(
                     f"results without {org}/systems/{system_id}.json",
                 )
             )
-        if bench is None:
+        if name not in allowed:
             problems.append(
                 _problem(
                     round_name,
                     where,
                     ProblemKind.UNKNOWN_BENCHMARK,
-                    f"benchmark folder {folder!r} is not an MLPerf Training benchmark gpuscale "
-                    "knows; scored with the default olympic rule",
+                    f"{folder!r} is not a benchmark of MLPerf Training ruleset {ruleset} "
+                    f"(mlperf-logging allows: {', '.join(sorted(allowed)) or 'none'}); its "
+                    "runs are checked against no benchmark rules",
                 )
             )
         if not group:
@@ -141,7 +158,7 @@ def build_scores(
             {
                 "runs": len(group),
                 "runs_converged": len(counted),
-                "runs_required": bench.result_files if bench else None,
+                "runs_required": required,
                 "scaling_factor": factor,
                 "time_to_train_min": result.time_to_train_min if system is not None else None,
                 "score_reason": reason,
@@ -150,11 +167,19 @@ def build_scores(
                 "energy_kj": energy,
                 "samples_to_converge": olympic_samples(
                     [r["samples_to_converge"] for r in group],
-                    max_failed=bench.max_dropped_runs if bench else 1,
+                    max_failed=dropped,
                 ),
             }
         )
         rows.append(row)
     scores = pd.DataFrame(rows, columns=list(SCORES_COLUMNS))
-    scores["time_to_train_min"] = scores["time_to_train_min"].astype(float)
+    # Numbers stay numbers when a round has none of them (no power logs, no convergence).
+    for name in (
+        "time_to_train_min",
+        "scaling_factor",
+        "global_batch_size",
+        "samples_to_converge",
+        "energy_kj",
+    ):
+        scores[name] = scores[name].astype(float)
     return ScoredRound(scores=scores, kept=kept, problems=problems)

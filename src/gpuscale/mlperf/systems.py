@@ -74,6 +74,11 @@ OFFICIAL_REQUIRED = (
 )
 
 
+# Counts beyond these are typing errors, not systems (v5.0's largest has 11,616 GPUs).
+MAX_NODES = 100_000
+MAX_PER_NODE = 4_096
+
+
 class SystemDescriptionError(ValueError):
     """A system description that cannot be used at all (not JSON, not an object)."""
 
@@ -107,6 +112,8 @@ def _count(value: Any) -> int | None:
         return int(value) if math.isfinite(value) and value.is_integer() else None
     if isinstance(value, str):
         text = value.strip()
+        if re.fullmatch(r"\d{16,}", text):
+            return 10**16  # far beyond any count (and beyond int()'s digit limit)
         if re.fullmatch(r"\d+", text):
             return int(text)
         if re.fullmatch(r"\d+\.0*", text):
@@ -131,12 +138,15 @@ def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> S
     try:
         desc = orjson.loads(data)
     except orjson.JSONDecodeError:
-        try:
-            import json
+        # Not UTF-8, or not JSON orjson takes: read as the official tool reads it.
+        import json
 
-            desc = json.loads(data.decode("utf-8", errors="replace"))
+        try:
+            desc = json.loads(data.decode("latin-1"))
+        except RecursionError:
+            raise SystemDescriptionError("JSON nested too deeply to read") from None
         except ValueError as exc:
-            raise SystemDescriptionError(f"not valid JSON ({exc})") from exc
+            raise SystemDescriptionError(f"not valid JSON ({exc})") from None
     if not isinstance(desc, dict):
         raise SystemDescriptionError(f"JSON is a {type(desc).__name__}, not an object")
     problems: list[tuple[str, str]] = []
@@ -152,9 +162,24 @@ def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> S
         )
     nodes = _count(desc.get("number_of_nodes"))
     per_node = _count(desc.get("accelerators_per_node"))
-    for name, value in (("number_of_nodes", nodes), ("accelerators_per_node", per_node)):
+    for name, value, most in (
+        ("number_of_nodes", nodes, MAX_NODES),
+        ("accelerators_per_node", per_node, MAX_PER_NODE),
+    ):
+        shown = repr(desc.get(name))[:40]
         if value is None and name in desc:
-            problems.append(("bad field", f"{name} is {desc.get(name)!r}, not a whole number"))
+            problems.append(("bad field", f"{name} is {shown}, not a whole number"))
+        elif value is not None and not 1 <= value <= most:
+            problems.append(
+                (
+                    "impossible value",
+                    f"{name} is {shown}, not between 1 and {most:,}: the system has no "
+                    "accelerator count and is left out of the scaling analysis (its "
+                    "official score stands)",
+                )
+            )
+    nodes = nodes if nodes is not None and 1 <= nodes <= MAX_NODES else None
+    per_node = per_node if per_node is not None and 1 <= per_node <= MAX_PER_NODE else None
     model = _text(desc.get("accelerator_model_name"))
     row: dict[str, Any] = {
         "round": round_name,

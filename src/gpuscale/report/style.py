@@ -33,6 +33,9 @@ STYLE: dict[str, Any] = {
     "axes.spines.top": False,
     "axes.spines.right": False,
     "figure.dpi": 100,
+    # Text is text: a system name from a log containing "$...$" must never reach
+    # matplotlib's mathtext (it would be drawn as math, or fail to parse).
+    "text.parse_math": False,
 }
 
 

@@ -14,6 +14,8 @@ from gpuscale.tables.analysis import (
     CI_COLUMNS,
     CLUSTER_COLUMN,
     CLUSTER_FEATURES,
+    DATASET_COLUMNS,
+    DATASET_RUNS_COLUMNS,
     DECOMPOSITION_COLUMNS,
     PARETO_COLUMN,
     SCALING_COLUMNS,
@@ -29,6 +31,7 @@ from gpuscale.tables.bench import (
 )
 from gpuscale.tables.codes import Code
 from gpuscale.tables.rounds import (
+    COUNT_COLUMNS,
     PROBLEMS_COLUMNS,
     RUNS_COLUMNS,
     SCORES_COLUMNS,
@@ -61,6 +64,9 @@ __all__ = [
     "CI_COLUMNS",
     "CLUSTER_COLUMN",
     "CLUSTER_FEATURES",
+    "COUNT_COLUMNS",
+    "DATASET_COLUMNS",
+    "DATASET_RUNS_COLUMNS",
     "DECOMPOSITION_COLUMNS",
     "FOLDER_ALIASES",
     "PARETO_COLUMN",

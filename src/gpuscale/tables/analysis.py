@@ -91,3 +91,58 @@ class Criterion(Code):
         if self is Criterion.EFFICIENCY_THRESHOLD:
             return f"E' >= {threshold:g} x best"
         return self.value
+
+
+# The cross-round dataset (``gpuscale dataset``): one row per result (system x benchmark
+# x round), the official score beside the system's facts ...
+DATASET_COLUMNS: tuple[str, ...] = (
+    "round",
+    "division",
+    "availability",
+    "org",
+    "submitter",
+    "system_id",
+    "system_name",
+    "accelerator_family",
+    "accelerator_model",
+    "nodes",
+    "accelerators_per_node",
+    "accelerators",
+    "framework",
+    "accelerator_interconnect",
+    "host_networking",
+    "host_processor_model",
+    "benchmark",
+    "workload",
+    "workload_name",
+    "time_to_train_min",
+    "score_reason",
+    "runs",
+    "runs_converged",
+    "runs_required",
+    "kept_runs",
+    "scaling_factor",
+    "global_batch_size",
+    "samples_to_converge",
+    "convergence_unit",
+    "energy_kj",
+)
+# ... and one row per run of those results.
+DATASET_RUNS_COLUMNS: tuple[str, ...] = (
+    "round",
+    "org",
+    "system_id",
+    "benchmark",
+    "workload",
+    "run_file",
+    "status",
+    "counted",
+    "kept",
+    "time_to_train_min",
+    "global_batch_size",
+    "samples_to_converge",
+    "final_quality",
+    "seed",
+    "energy_kj",
+    "problem",
+)

@@ -36,6 +36,9 @@ SYSTEMS_COLUMNS: tuple[str, ...] = (
     "official_row",
 )
 
+# Whole-number columns of ``systems`` (pandas ``Int64``: empty where unknown).
+COUNT_COLUMNS: tuple[str, ...] = ("nodes", "accelerators_per_node", "accelerators")
+
 RUNS_COLUMNS: tuple[str, ...] = (
     "round",
     "org",
@@ -120,6 +123,7 @@ class RunStatus(Code):
     NONCOMPLIANT = "noncompliant"
     NOT_TEXT = "not text"
     UNREADABLE = "unreadable"
+    IMPOSSIBLE_VALUE = "impossible value"
 
 
 class ProblemKind(Code):

@@ -1,0 +1,53 @@
+"""The cross-round dataset: every result and run of the rounds given, in two tidy tables.
+
+One row per result (system x benchmark x round; columns ``DATASET_COLUMNS``): the official
+score and why there is none, the system's hardware and software, the runs counted and
+kept, the RCP scaling factor, the global batch, samples to converge (in the benchmark's
+``convergence_unit``) and energy; and one row per run (``DATASET_RUNS_COLUMNS``).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.tables import (
+    DATASET_COLUMNS,
+    DATASET_RUNS_COLUMNS,
+    RoundTables,
+    display_name,
+    round_key,
+    workload_facts,
+)
+
+
+def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(results, runs) of every round in ``tables``, sorted by round, benchmark, system."""
+    system_facts = tables.systems[
+        [
+            "round",
+            "org",
+            "system_id",
+            "accelerators_per_node",
+            "framework",
+            "accelerator_interconnect",
+            "host_networking",
+            "host_processor_model",
+        ]
+    ]
+    results = tables.scores.merge(system_facts, on=["round", "org", "system_id"], how="left")
+    results["workload_name"] = results["workload"].map(display_name)
+    results["convergence_unit"] = results["benchmark"].map(
+        lambda b: str(facts.convergence_unit) if (facts := workload_facts(b)) else None
+    )
+    order = {r: i for i, r in enumerate(sorted(results["round"].unique(), key=round_key))}
+    results = results.sort_values(
+        ["round", "benchmark", "org", "system_id"],
+        key=lambda c: c.map(order) if c.name == "round" else c,
+        ignore_index=True,
+    )
+    runs = tables.runs.sort_values(
+        ["round", "benchmark", "org", "system_id", "run_file"],
+        key=lambda c: c.map(order) if c.name == "round" else c,
+        ignore_index=True,
+    )
+    return results[list(DATASET_COLUMNS)], runs[list(DATASET_RUNS_COLUMNS)]

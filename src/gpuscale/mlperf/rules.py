@@ -1,0 +1,402 @@
+"""The rules of every MLPerf Training round, read at run time from ``mlperf-logging``.
+
+MLCommons' package ships each ruleset's compliance configs
+(``mlperf_logging/compliance_checker/training_X.Y.Z/{common,<division>_common,
+<division>_<benchmark>}.yaml``) and the benchmark list and result counts
+(``mlperf_logging.benchmark_meta``). gpuscale reads them as the checker does (PyYAML's
+``BaseLoader``; a key defined again by a later config replaces the earlier rule) and
+turns every ``CHECK``, ``FIRST_CHECK`` and ``ATLEAST_ONE_CHECK`` expression into a
+function, after checking that it only compares, indexes and calls a few pure functions
+(the expressions are data: they are never handed to ``eval`` unchecked). Expressions that
+read the checker's state (``s[...]``, ``ll``) are stateful: those of ``common.yaml``
+(the init/run ordering and the compile-time limit) are emulated in
+``gpuscale.mlperf.compliance``; a quality check's state is set from the config's
+``BEGIN`` literal and ``POST`` assignments; other stateful hyper-parameter checks are not
+emulated (on v3.0-v5.0 they change no score: the parity tests say so).
+
+What the package does not hold, kept here with its source: the olympic rule's drop count
+(4 for unet3d, ``result_summarizer._compute_strong_score_standalone``).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# What the checker's expressions may name besides ``v`` (and ``s``/``ll`` when stateful).
+_FUNCTIONS: dict[str, Any] = {
+    "is_integer": lambda value: abs(round(value) - value) < 0.00001,  # mlp_compliance's
+    "len": len,
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "int": int,
+    "float": float,
+    "str": str,
+    "isinstance": isinstance,
+    "round": round,
+    "math": math,
+    "True": True,
+    "False": False,
+    "None": None,
+}
+_NODES = (
+    ast.Expression,
+    ast.BoolOp,
+    ast.And,
+    ast.Or,
+    ast.BinOp,
+    ast.BitOr,
+    ast.BitAnd,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.Pow,
+    ast.UnaryOp,
+    ast.Not,
+    ast.USub,
+    ast.UAdd,
+    ast.Compare,
+    ast.Eq,
+    ast.NotEq,
+    ast.Lt,
+    ast.LtE,
+    ast.Gt,
+    ast.GtE,
+    ast.In,
+    ast.NotIn,
+    ast.Is,
+    ast.IsNot,
+    ast.IfExp,
+    ast.Subscript,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Dict,
+    ast.Call,
+    ast.Attribute,
+)
+# Olympic drop count per benchmark where it is not 1 (the package has it in code only).
+MAX_DROPPED_RUNS = {"unet3d": 4}
+
+
+class RuleError(ValueError):
+    """An expression gpuscale will not evaluate (it does more than compare and index)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Expression:
+    """One checker expression, compiled once; ``stateful`` when it reads ``s`` or ``ll``."""
+
+    text: str
+    code: Any
+    stateful: bool
+    state_keys: frozenset[str]
+
+    def __call__(self, v: Any, s: dict[str, Any] | None = None, ll: Any = None) -> bool:
+        """The expression's truth on one line (``v``: its value and metadata), as the
+        checker sees it: an exception is a failed check."""
+        try:
+            scope = {"__builtins__": {}, **_FUNCTIONS}
+            return bool(eval(self.code, scope, {"v": v, "s": s or {}, "ll": ll}))
+        except Exception:
+            return False
+
+
+def _validate(tree: ast.AST, text: str) -> tuple[bool, set[str]]:
+    names, keys = set(), set()
+    for node in ast.walk(tree):
+        if not isinstance(node, _NODES):
+            raise RuleError(f"{type(node).__name__} in {text!r}")
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        if isinstance(node, ast.Attribute):
+            owner = node.value
+            allowed = isinstance(owner, ast.Name) and (
+                (owner.id == "math" and not node.attr.startswith("_"))
+                or (owner.id == "ll" and node.attr in ("timestamp", "key", "value"))
+            )
+            if not allowed:
+                raise RuleError(f"attribute .{node.attr} in {text!r}")
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "s"
+            and isinstance(node.slice, ast.Constant)
+        ):
+            keys.add(str(node.slice.value))
+    unknown = names - set(_FUNCTIONS) - {"v", "s", "ll"}
+    if unknown:
+        raise RuleError(f"unknown name(s) {', '.join(sorted(unknown))} in {text!r}")
+    return bool(names & {"s", "ll"}), keys
+
+
+@functools.lru_cache(maxsize=4096)
+def expression(text: str) -> Expression:
+    """The compiled form of one checker expression; :class:`RuleError` if refused."""
+    text = text.strip()
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise RuleError(f"not an expression: {text!r} ({exc.msg})") from None
+    stateful, keys = _validate(tree, text)
+    return Expression(text, compile(tree, "<mlperf rule>", "eval"), stateful, frozenset(keys))
+
+
+def _assignments(code: str) -> list[tuple[str, Expression]]:
+    """The ``s['key'] = <expression>`` statements of a POST block (others ignored)."""
+    out = []
+    for statement in re.split(r";|\n", code):
+        match = re.fullmatch(r"\s*s\[['\"](\w+)['\"]\]\s*=\s*(.+?)\s*", statement)
+        if match:
+            try:
+                out.append((match.group(1), expression(match.group(2))))
+            except RuleError:
+                continue
+    return out
+
+
+def _checks(raw: Any) -> tuple[Expression, ...]:
+    texts = raw if isinstance(raw, list) else [raw] if raw else []
+    out = []
+    for text in texts:
+        try:
+            out.append(expression(text))
+        except RuleError:
+            continue  # not emulated: said in the module docstring
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRule:
+    """The rule for one MLLOG key: how often it must appear and what each line must pass."""
+
+    name: str
+    req: str = ""  # EXACTLY_ONE, AT_LEAST_ONE, AT_LEAST(n), AT_LEAST_ONE_OR(a, b), OPTIONAL
+    checks: tuple[Expression, ...] = ()
+    first_checks: tuple[Expression, ...] = ()
+    at_least_one: Expression | None = None
+    post: tuple[tuple[str, Expression], ...] = ()
+
+    @property
+    def at_least(self) -> int:
+        match = re.fullmatch(r"AT_LEAST\((\d+)\)", self.req)
+        return int(match.group(1)) if match else (1 if self.req == "AT_LEAST_ONE" else 0)
+
+    @property
+    def alternatives(self) -> tuple[str, ...]:
+        match = re.fullmatch(r"AT_LEAST_ONE_OR\((.*)\)", self.req)
+        return tuple(x.strip() for x in match.group(1).split(",")) if match else ()
+
+
+def _key_rule(record: dict[str, Any]) -> KeyRule:
+    post = record.get("POST") or ""
+    return KeyRule(
+        name=str(record.get("NAME", "")).strip(),
+        req=str(record.get("REQ", "")).strip(),
+        checks=_checks(record.get("CHECK")),
+        first_checks=_checks(record.get("FIRST_CHECK")),
+        at_least_one=(_checks(record.get("ATLEAST_ONE_CHECK")) or (None,))[0],
+        post=tuple(_assignments(post)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """One yaml file: its key rules, the state its BEGIN sets, and (Stable Diffusion's)
+    virtual aggregated key: (its name, the metadata member it groups evaluations by)."""
+
+    keys: dict[str, KeyRule]
+    begin_state: dict[str, Any] = field(default_factory=dict)
+    aggregate: tuple[str, str] | None = None
+
+
+def _begin(code: str) -> tuple[dict[str, Any], tuple[str, str] | None]:
+    state: dict[str, Any] = {}
+    for match in re.finditer(r"s\.update\((\{.*?\})\)", code, re.S):
+        try:
+            literal = ast.literal_eval(match.group(1))
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(literal, dict):
+            state.update(literal)
+    aggregate = None
+    virtual = re.search(r"new_line\.key\s*=\s*['\"](\w+)['\"]", code)
+    group = re.search(r"line\.value\['metadata'\]\['(\w+)'\]", code)
+    if virtual and group:
+        aggregate = (virtual.group(1), group.group(1))
+    return state, aggregate
+
+
+@functools.lru_cache(maxsize=256)
+def _config(path: str) -> Config | None:
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            records = yaml.load(f, Loader=yaml.BaseLoader) or []
+    except (OSError, yaml.YAMLError):
+        return None
+    keys: dict[str, KeyRule] = {}
+    state: dict[str, Any] = {}
+    aggregate = None
+    for record in records:
+        if not isinstance(record, dict) or not record:
+            continue
+        kind, body = next(iter(record.items()))
+        if kind == "KEY" and isinstance(body, dict):
+            rule = _key_rule(body)
+            keys[rule.name] = rule
+        elif kind == "BEGIN" and isinstance(body, dict):
+            state, aggregate = _begin(str(body.get("CODE", "")))
+    return Config(keys, state, aggregate)
+
+
+def _package_dir() -> Path | None:
+    try:
+        import mlperf_logging.compliance_checker as checker
+    except ImportError:
+        return None
+    return Path(checker.__file__).parent
+
+
+def ruleset_of(round_name: str) -> str | None:
+    """The ruleset (``4.1.0``) of a round name (``v4.1``) if mlperf-logging has it."""
+    folder = _package_dir()
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", round_name.strip())
+    if folder is None or not match:
+        return None
+    version = f"{match.group(1)}.{match.group(2)}.0"
+    return version if (folder / f"training_{version}" / "common.yaml").is_file() else None
+
+
+def known_rulesets() -> list[str]:
+    folder = _package_dir()
+    if folder is None:
+        return []
+    found = [p.name.split("_", 1)[1] for p in folder.glob("training_*.*.*") if p.is_dir()]
+    return sorted((r for r in found if re.fullmatch(r"\d+\.\d+\.\d+", r)), key=_version)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split("."))
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """The merged rules a log of one benchmark and division is checked against."""
+
+    ruleset: str
+    keys: dict[str, KeyRule]
+    state: dict[str, Any]
+    aggregate: tuple[str, str] | None
+    files: tuple[str, ...]  # the configs merged, in order; a missing one is a violation
+    missing: tuple[str, ...] = ()
+
+    @property
+    def quality(self) -> KeyRule | None:
+        """The key whose ATLEAST_ONE_CHECK is the quality target."""
+        found = [r for r in self.keys.values() if r.at_least_one is not None]
+        return found[-1] if found else None
+
+
+@functools.lru_cache(maxsize=512)
+def rules_for(ruleset: str, division: str | None, benchmark: str | None) -> Rules:
+    """common.yaml, then ``<division>_common.yaml`` (a valid division), then
+    ``<division>_<benchmark>.yaml``: a key defined again replaces the earlier rule."""
+    folder = _package_dir()
+    base = folder / f"training_{ruleset}" if folder else None
+    names = ["common.yaml"]
+    if division in ("closed", "open"):
+        names.append(f"{division}_common.yaml")
+        if benchmark:
+            names.append(f"{division}_{benchmark}.yaml")
+    keys: dict[str, KeyRule] = {}
+    state: dict[str, Any] = {}
+    aggregate = None
+    missing = []
+    for name in names:
+        config = _config(str(base / name)) if base is not None else None
+        if config is None:
+            missing.append(name)
+            continue
+        keys.update(config.keys)
+        state.update(config.begin_state)
+        aggregate = config.aggregate or aggregate
+    return Rules(ruleset, keys, state, aggregate, tuple(names), tuple(missing))
+
+
+@functools.lru_cache(maxsize=64)
+def keys_of_ruleset(ruleset: str) -> frozenset[str]:
+    """Every key any config of the ruleset names (what a log reader must pick out)."""
+    folder = _package_dir()
+    if folder is None:
+        return frozenset()
+    found: set[str] = set()
+    for path in (folder / f"training_{ruleset}").glob("*.yaml"):
+        config = _config(str(path))
+        if config is not None:
+            found |= set(config.keys)
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=1)
+def result_file_counts() -> dict[str, int]:
+    """Result files each benchmark submits (``mlperf_logging.benchmark_meta``)."""
+    try:
+        from mlperf_logging.benchmark_meta import get_result_file_counts
+
+        return dict(get_result_file_counts("training"))
+    except (ImportError, ValueError):
+        return {}
+
+
+def benchmarks_of(ruleset: str) -> list[str]:
+    """The benchmarks the ruleset allows (``benchmark_meta``)."""
+    try:
+        from mlperf_logging.benchmark_meta import get_allowed_benchmarks
+
+        return list(dict.fromkeys(get_allowed_benchmarks("training", ruleset)))
+    except (ImportError, ValueError):
+        return []
+
+
+Check = Callable[[Any], bool]
+
+
+@functools.lru_cache(maxsize=64)
+def ruleset_for(round_name: str) -> tuple[str | None, str]:
+    """(ruleset, note) for a round: its own ruleset where mlperf-logging has it; else the
+    newest one before the round, and a note saying so; (None, why) when there is none."""
+    own = ruleset_of(round_name)
+    if own:
+        return own, ""
+    known = known_rulesets()
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", round_name.strip())
+    if not known:
+        return None, "mlperf-logging is not installed: no rules to check runs against"
+    if not match:
+        return None, f"{round_name!r} is not a round name like v4.1: no rules apply"
+    wanted = (int(match.group(1)), int(match.group(2)), 0)
+    earlier = [r for r in known if _version(r) <= wanted]
+    if not earlier:
+        return None, (
+            f"mlperf-logging has no training rules for {round_name} or before "
+            f"(oldest: {known[0]}); its runs cannot be checked"
+        )
+    return earlier[-1], (
+        f"mlperf-logging has no training rules for {round_name}; the newest earlier "
+        f"ruleset, {earlier[-1]}, was used (scores may differ from the official ones)"
+    )

@@ -1,0 +1,256 @@
+"""Hostile and broken input, class by class: never a traceback, never a lost round, every
+impossible value a problem row naming the file and the field, never a score from it."""
+
+from __future__ import annotations
+
+import io
+import json
+import lzma
+import math
+import os
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpuscale.mlperf.ingest import read_round
+
+from .logbuilder import RoundBuilder, line, result_log, system_json
+
+
+def base() -> RoundBuilder:
+    """A healthy system the damage must not touch."""
+    rb = RoundBuilder()
+    rb.system("Good", "box8").runs("Good", "box8", "bert", [10, 12, 11, 13, 9, 10, 11, 12, 10, 11])
+    return rb
+
+
+def scored(tables, org: str = "Good", system_id: str = "box8", bench: str = "bert") -> float:
+    row = tables.scores[
+        (tables.scores.org == org)
+        & (tables.scores.system_id == system_id)
+        & (tables.scores.benchmark == bench)
+    ]
+    assert len(row) == 1
+    return float(row.iloc[0]["time_to_train_min"])
+
+
+def problems(tables, kind: str | None = None) -> list[str]:
+    rows = tables.problems if kind is None else tables.problems[tables.problems.kind == kind]
+    return [f"{r.path}: {r.message}" for r in rows.itertuples()]
+
+
+def read(rb: RoundBuilder, tmp_path: Path):
+    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    assert scored(tables) == pytest.approx(10.875)  # the healthy system is untouched
+    return tables
+
+
+def bad_runs(rb: RoundBuilder, logs: list[str], bench: str = "bert") -> RoundBuilder:
+    rb.system("Bad", "b1")
+    for i, text in enumerate(logs):
+        rb.raw(f"Bad/results/b1/{bench}/result_{i}.txt", text)
+    return rb
+
+
+def test_latin1_bytes_in_a_log_are_read_as_the_official_parser_reads_them(tmp_path) -> None:
+    logs = [result_log(minutes=m, seed=i) for i, m in enumerate([10, 11, 12, 13, 14])]
+    text = logs[0].replace('"submission_platform", "box"', '"submission_platform", "caf\xe9"')
+    raw = [t.encode("utf-8") for t in logs]
+    raw[0] = text.encode("latin-1")  # not UTF-8
+    raw[1] = logs[1].encode().replace(b'"train.py"', b'"tr\xffin.py"')  # \xff inside a string
+    rb = base().system("Bad", "b1")
+    for i, data in enumerate(raw):
+        rb.raw(f"Bad/results/b1/bert/result_{i}.txt", data)
+    tables = read(rb, tmp_path)
+    runs = tables.runs[tables.runs.org == "Bad"]
+    assert runs["counted"].all(), runs["problem"].tolist()
+
+
+def test_deep_nesting_is_a_problem_not_a_crash(tmp_path) -> None:
+    deep = "[" * 5000 + "]" * 5000
+    logs = [result_log(minutes=m, seed=i) for i, m in enumerate([10, 11, 12, 13, 14])]
+    logs[0] += ":::MLLOG " + json.dumps({"time_ms": 1, "key": "x", "metadata": {}})[:-1]
+    logs[0] += ', "value": ' + deep + "}\n"
+    rb = bad_runs(base(), logs)
+    rb.raw("Bad/systems/deep.json", '{"system_name": ' + deep + "}")
+    tables = read(rb, tmp_path)
+    assert any("deep.json" in p and "nested" in p for p in problems(tables))
+    assert any("result_0.txt" in p for p in problems(tables))
+
+
+def test_run_stop_before_run_start_is_not_counted(tmp_path) -> None:
+    logs = [result_log(minutes=m, seed=i) for i, m in enumerate([10, 11, 12, 13, 14])]
+    # the same lines, but run_stop stamped an hour before run_start
+    logs[0] = _with_time(logs[0], "run_stop", "-3600000")
+    tables = read(bad_runs(base(), logs), tmp_path)
+    runs = tables.runs[tables.runs.org == "Bad"].set_index("run_file")
+    assert not runs.loc["result_0.txt", "counted"]
+    assert runs.loc["result_0.txt", "status"] == "impossible value"
+    assert "not positive and finite" in runs.loc["result_0.txt", "problem"]
+    assert (tables.runs["time_to_train_min"].dropna() > 0).all()
+
+
+def _with_time(text: str, key: str, raw_time: str) -> str:
+    out = []
+    for row in text.splitlines():
+        if f'"key": "{key}"' in row:
+            payload = json.loads(row.split(":::MLLOG ", 1)[1])
+            encoded = json.dumps(payload).replace(
+                f'"time_ms": {json.dumps(payload["time_ms"])}', f'"time_ms": {raw_time}'
+            )
+            row = row.split(":::MLLOG ", 1)[0] + ":::MLLOG " + encoded
+        out.append(row)
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("raw_time", ["Infinity", "-Infinity", "NaN", "1" + "0" * 400, '"1e999"'])
+def test_non_finite_run_times_never_score(tmp_path, raw_time: str) -> None:
+    logs = [result_log(minutes=m, seed=i) for i, m in enumerate([10, 11, 12, 13, 14])]
+    logs = [_with_time(t, "run_stop", raw_time) for t in logs]
+    tables = read(bad_runs(base(), logs), tmp_path)
+    bad = tables.scores[tables.scores.org == "Bad"]
+    assert bad["time_to_train_min"].isna().all()
+    assert tables.runs["time_to_train_min"].dropna().map(math.isfinite).all()
+    assert any("Bad/results" in p for p in problems(tables))
+
+
+@pytest.mark.parametrize("factor", ["0", "-1", "1e999", '"x"', "null"])
+def test_bad_scaling_factor_gives_no_score(tmp_path, factor: str) -> None:
+    rb = base().system("Bad", "b1").runs("Bad", "b1", "bert", [10, 11, 12, 13, 14])
+    rb.raw("Bad/results/b1/bert/scaling.json", '{"scaling_factor": ' + factor + "}")
+    tables = read(rb, tmp_path)
+    assert math.isnan(scored(tables, "Bad", "b1"))
+    assert any("scaling.json" in p for p in problems(tables))
+
+
+@pytest.mark.parametrize(
+    "nodes, per_node",
+    [("0", "8"), ("1" + "0" * 25, "8"), ("1", "0"), ("-2", "8"), ("9" * 5000, "8")],
+)
+def test_impossible_system_counts_are_problems(tmp_path, nodes: str, per_node: str) -> None:
+    rb = base().system("Bad", "b1", nodes=nodes, per_node=per_node)
+    rb.runs("Bad", "b1", "bert", [10, 11, 12, 13, 14])
+    tables = read(rb, tmp_path)
+    system = tables.systems[tables.systems.org == "Bad"].iloc[0]
+    assert pd.isna(system["accelerators"])
+    assert any("b1.json" in p for p in problems(tables)), problems(tables)
+
+
+@pytest.mark.parametrize("reading", [-5, 1e308, "NaN"])
+def test_impossible_power_readings_give_no_energy(tmp_path, reading) -> None:
+    rb = base().system("Bad", "b1").runs("Bad", "b1", "bert", [10, 11, 12, 13, 14])
+    for i in range(5):
+        power = "\n".join(
+            [
+                line("power_measurement_start", None, 0),
+                line("power_reading", 500.0, 1000),
+                line("power_reading", reading, 2000),
+                line("power_measurement_stop", None, 3000),
+            ]
+        )
+        rb.raw(f"Bad/results/b1/bert/power/result_{i}/node_0.txt", power)
+    tables = read(rb, tmp_path)
+    energy = tables.runs["energy_kj"].dropna()
+    assert energy.map(math.isfinite).all() and (energy >= 0).all()
+    assert any("physical range" in p or "power" in p for p in problems(tables, "power log"))
+
+
+def test_math_text_in_a_system_name_is_drawn_as_text(tmp_path) -> None:
+    from gpuscale.report.figures import systems_by_accelerator  # noqa: F401
+
+    rb = base().system("Bad", "b1", model="GPU $\\frac{1}{0}$ ^_^ $", system_name="$x^2$")
+    rb.runs("Bad", "b1", "bert", [10, 11, 12, 13, 14])
+    tables = read(rb, tmp_path)
+    from gpuscale.analysis import AnalysisOptions
+    from gpuscale.report.html import build_report
+
+    out = build_report(tables, ["bert"], tmp_path / "report", AnalysisOptions(n_boot=100))
+    assert "frac" in out.read_text()
+
+
+def test_unreadable_files_and_folders_are_problems(tmp_path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads every file")
+    rb = base().system("Bad", "b1").runs("Bad", "b1", "bert", [10, 11, 12, 13, 14])
+    root = rb.write_dir(tmp_path)
+    (root / "Bad/systems/b1.json").chmod(0)
+    (root / "Bad/results/b1/bert").chmod(0)
+    try:
+        tables = read_round(root, workers=1)
+    finally:
+        (root / "Bad/systems/b1.json").chmod(0o644)
+        (root / "Bad/results/b1/bert").chmod(0o755)
+    assert scored(tables) == pytest.approx(10.875)
+    assert len(problems(tables, "unreadable")) >= 2
+
+
+def test_results_that_are_a_file_are_reported(tmp_path) -> None:
+    rb = base().raw("Bad/results", "not a folder").raw("Bad/systems/b1.json", "{}")
+    tables = read(rb, tmp_path)
+    assert any(p.startswith("Bad/results:") for p in problems(tables, "not a file"))
+
+
+def test_a_name_that_is_not_utf8_is_read_under_an_escaped_name(tmp_path) -> None:
+    rb = base()
+    root = rb.write_dir(tmp_path)
+    folder = os.path.join(os.fsencode(root), b"Bad\xff", b"results", b"b1", b"bert")
+    os.makedirs(folder)
+    for i, m in enumerate([10, 11, 12, 13, 14]):
+        with open(os.path.join(folder, b"result_%d.txt" % i), "w") as f:
+            f.write(result_log(minutes=m, seed=i))
+    tables = read_round(root, workers=1)
+    assert "Bad\\xff" in set(tables.runs.org)
+    assert any("not UTF-8" in p for p in problems(tables))
+    tables.runs.to_csv(tmp_path / "runs.csv")  # the escaped names write anywhere
+
+
+def test_zip_members_encrypted_or_unsupported_are_problems(tmp_path) -> None:
+    rb = base()
+    path = rb.write_zip(tmp_path)
+    with zipfile.ZipFile(path, "a") as zf:
+        zf.writestr(f"{rb.name}/Bad/systems/b1.json", json.dumps(system_json()))
+        zf.writestr(f"{rb.name}/Bad/results/b1/bert/result_0.txt", result_log())
+    blob = bytearray(path.read_bytes())
+    local = blob.rfind(b"PK\x03\x04")  # the last member's local header: mark it encrypted
+    blob[local + 6] |= 0x1
+    central = blob.rfind(b"PK\x01\x02")
+    blob[central + 8] |= 0x1
+    path.write_bytes(bytes(blob))
+    tables = read_round(path, workers=1)
+    assert scored(tables) == pytest.approx(10.875)
+    assert any("result_0.txt" in p for p in problems(tables, "corrupt archive"))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_a_damaged_archive_never_scores_from_too_few_runs(tmp_path, damage: str) -> None:
+    rb = RoundBuilder()
+    for n in range(6):
+        rb.system("Acme", f"s{n}").runs("Acme", f"s{n}", "bert", [10 + n] * 10)
+        # incompressible bytes beside each system's logs: the damage lands among them
+        rb.raw(f"Acme/results/s{n}/bert/result_5.bin", os.urandom(40_000))
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in sorted(rb.files.items()):
+            info = tarfile.TarInfo(f"{rb.name}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    packed = lzma.compress(buf.getvalue())
+    if damage == "truncate":
+        packed = packed[: len(packed) // 2]
+    else:
+        blob = bytearray(packed)
+        blob[len(blob) // 2] ^= 0xFF
+        packed = bytes(blob)
+    path = tmp_path / f"{rb.name}.tar.xz"
+    path.write_bytes(packed)
+    tables = read_round(path, workers=1)
+    assert problems(tables, "corrupt archive")
+    runs = tables.runs.groupby(["org", "system_id"]).size()
+    for row in tables.scores.itertuples():
+        if not math.isnan(row.time_to_train_min):
+            assert runs[(row.org, row.system_id)] >= 10  # never from fewer than the rules
+        else:
+            assert row.score_reason

@@ -74,3 +74,31 @@ def test_report_escapes_system_names(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     html = (tmp_path / "rep" / "index.html").read_text()
     assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+@pytest.mark.parametrize("command", ["ingest", "report", "dataset"])
+@pytest.mark.parametrize("where", ["file", "proc", "markup"])
+def test_bad_out_is_one_clear_message(tmp_path: Path, command: str, where: str) -> None:
+    rb = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
+    root = rb.write_dir(tmp_path)
+    target = {
+        "file": tmp_path / "exists.txt",
+        "proc": Path("/proc/gpuscale-out"),
+        "markup": tmp_path / "odd [/] name [bold]x",
+    }[where]
+    if where == "file":
+        target.write_text("keep me")
+    result = runner.invoke(app, [command, str(root), "--out", str(target)])
+    assert (
+        "Traceback" not in result.output
+        and result.exception is None
+        or isinstance(result.exception, SystemExit)
+    )
+    if where == "markup":  # a legal folder name: it works, and is printed as written
+        assert result.exit_code == 0, result.output
+        assert target.is_dir()
+    else:
+        assert result.exit_code == 2 and "error:" in result.output
+        assert "exists and is not a folder" in result.output or "cannot write" in result.output
+    if where == "file":
+        assert target.read_text() == "keep me"

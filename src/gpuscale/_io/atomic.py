@@ -67,34 +67,39 @@ def write_atomically(out_dir: Path, write: Callable[[Path], object]) -> list[Pat
     return [out_dir / name for name in names]
 
 
+_RACE = (errno.EEXIST, errno.ENOTEMPTY, errno.ENOENT)
+
+
 def _move_into_place(tmp: Path, out_dir: Path, names: list[str]) -> None:
-    for _ in range(20):  # another writer may swap its folder in between two renames
-        previous = _manifest(out_dir) if out_dir.is_dir() else None
-        if not out_dir.exists():
-            try:
-                tmp.rename(out_dir)
+    for _ in range(100):  # another writer may swap its folder in between two renames
+        try:
+            if _swap(tmp, out_dir, names):
                 return
-            except OSError as exc:
-                if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
-                    raise
-                continue
-        if previous is not None and set(os.listdir(out_dir)) <= previous | {MANIFEST}:
-            # Our own earlier output: swap the whole folder, stale files and all.
-            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
-            old.rmdir()
-            try:
-                out_dir.rename(old)
-            except FileNotFoundError:
-                continue
-            try:
-                tmp.rename(out_dir)
-            finally:
-                shutil.rmtree(old, ignore_errors=True)
-            return
-        # A folder holding other things: file by file, and only our stale files removed.
-        for name in [*names, MANIFEST]:
-            os.replace(tmp / name, out_dir / name)
-        for stale in (previous or set()) - set(names):
-            (out_dir / stale).unlink(missing_ok=True)
-        return
+        except OSError as exc:
+            if exc.errno not in _RACE:
+                raise
     raise OSError(errno.EBUSY, "other writers kept replacing the folder")
+
+
+def _swap(tmp: Path, out_dir: Path, names: list[str]) -> bool:
+    """One attempt: True when the output is in place (a race raises or returns False)."""
+    if not out_dir.exists():
+        tmp.rename(out_dir)
+        return True
+    previous = _manifest(out_dir)
+    if previous is not None and set(os.listdir(out_dir)) <= previous | {MANIFEST}:
+        # Our own earlier output: swap the whole folder, stale files and all.
+        old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+        old.rmdir()
+        out_dir.rename(old)
+        try:
+            tmp.rename(out_dir)
+        finally:
+            shutil.rmtree(old, ignore_errors=True)
+        return True
+    # A folder holding other things: file by file, and only our stale files removed.
+    for name in [*names, MANIFEST]:
+        os.replace(tmp / name, out_dir / name)
+    for stale in (previous or set()) - set(names):
+        (out_dir / stale).unlink(missing_ok=True)
+    return True

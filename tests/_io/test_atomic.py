@@ -1,0 +1,83 @@
+"""Output folders are written whole or not at all, never mixed, never over the user's files."""
+
+from __future__ import annotations
+
+import errno
+import threading
+from pathlib import Path
+
+import pytest
+
+from gpuscale._io import OutputError, write_atomically
+
+
+def files(folder: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in folder.iterdir() if not p.name.startswith(".")}
+
+
+def writer(tag: str, names: tuple[str, ...] = ("a.txt", "b.txt")):
+    def write(folder: Path) -> None:
+        for name in names:
+            (folder / name).write_text(tag)
+
+    return write
+
+
+def test_new_folder_and_replacement_leave_no_stale_files(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    write_atomically(out, writer("one", ("a.txt", "old.png")))
+    write_atomically(out, writer("two", ("a.txt", "b.txt")))
+    assert files(out) == {"a.txt": "two", "b.txt": "two"}  # old.png was ours: gone
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".report")]
+
+
+def test_a_users_folder_keeps_its_own_files(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    write_atomically(tmp_path, writer("one", ("a.txt", "stale.png")))
+    write_atomically(tmp_path, writer("two", ("a.txt",)))
+    assert files(tmp_path) == {"notes.txt": "mine", "a.txt": "two"}
+
+
+def test_a_failed_write_changes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    write_atomically(out, writer("one"))
+
+    def broken(folder: Path) -> None:
+        (folder / "a.txt").write_text("half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(OutputError, match="no space left"):
+        write_atomically(out, broken)
+    assert files(out) == {"a.txt": "one", "b.txt": "one"}
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".report")]
+
+
+def test_bad_targets_are_one_clear_error(tmp_path: Path) -> None:
+    existing = tmp_path / "file"
+    existing.write_text("x")
+    with pytest.raises(OutputError, match="exists and is not a folder"):
+        write_atomically(existing, writer("one"))
+    with pytest.raises(OutputError, match="cannot write"):
+        write_atomically(Path("/proc/gpuscale-report"), writer("one"))
+
+
+def test_concurrent_writers_never_mix(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    names = tuple(f"f{i}.txt" for i in range(30))
+    errors: list[BaseException] = []
+
+    def run(tag: str) -> None:
+        try:
+            for _ in range(15):
+                write_atomically(out, writer(tag, names))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(t,)) for t in ("x", "y", "z")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    contents = set(files(out).values())
+    assert len(contents) == 1 and set(files(out)) == set(names)

@@ -90,8 +90,8 @@ def test_bad_out_is_one_clear_message(tmp_path: Path, command: str, where: str) 
         target.write_text("keep me")
     result = runner.invoke(app, [command, str(root), "--out", str(target)])
     assert (
-        "Traceback" not in result.output
-        and result.exception is None
+        ("Traceback" not in result.output
+        and result.exception is None)
         or isinstance(result.exception, SystemExit)
     )
     if where == "markup":  # a legal folder name: it works, and is printed as written

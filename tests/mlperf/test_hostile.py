@@ -171,20 +171,35 @@ def test_math_text_in_a_system_name_is_drawn_as_text(tmp_path) -> None:
     assert "frac" in out.read_text()
 
 
-def test_unreadable_files_and_folders_are_problems(tmp_path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root reads every file")
+def test_unreadable_files_and_folders_are_problems(tmp_path, monkeypatch) -> None:
+    # Permissions do not stop root: the reads themselves are made to fail.
+    import gpuscale._io.sources as sources
+    import gpuscale.mlperf.parse as parse
+
     rb = base().system("Bad", "b1").runs("Bad", "b1", "bert", [10, 11, 12, 13, 14])
+    rb.system("Bad", "b2").runs("Bad", "b2", "bert", [10, 11, 12, 13, 14])
     root = rb.write_dir(tmp_path)
-    (root / "Bad/systems/b1.json").chmod(0)
-    (root / "Bad/results/b1/bert").chmod(0)
-    try:
-        tables = read_round(root, workers=1)
-    finally:
-        (root / "Bad/systems/b1.json").chmod(0o644)
-        (root / "Bad/results/b1/bert").chmod(0o755)
+    real_scandir, real_read = os.scandir, sources.read_file
+
+    def scandir(path):
+        if str(path).endswith("Bad/results/b2"):
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)
+
+    def read_file(path):
+        if str(path).endswith(("b1.json", "b1/bert/result_0.txt")):
+            raise PermissionError(13, "Permission denied")
+        return real_read(path)
+
+    monkeypatch.setattr(sources.os, "scandir", scandir)
+    monkeypatch.setattr(sources, "read_file", read_file)
+    monkeypatch.setattr(parse, "read_file", read_file)
+    tables = read_round(root, workers=1)
     assert scored(tables) == pytest.approx(10.875)
-    assert len(problems(tables, "unreadable")) >= 2
+    unreadable = problems(tables, "unreadable")
+    assert any(p.startswith("Bad/results/b2:") for p in unreadable), unreadable
+    assert any("b1.json" in p for p in unreadable)
+    assert any("result_0.txt" in p for p in unreadable)
 
 
 def test_results_that_are_a_file_are_reported(tmp_path) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from gpuscale.mlperf.mllog import ByKey, Record, metadata_of, time_of, value_of
+from gpuscale.mlperf.mllog import ByKey, Record, _decoded, metadata_of, time_of, value_of
 from gpuscale.mlperf.rules import Expression, KeyRule, Rules, rules_for
 
 
@@ -88,21 +88,25 @@ def _line(rec: Record) -> dict[str, Any]:
     return {"value": value_of(rec), "metadata": metadata_of(rec)}
 
 
-class _Lines:
-    """Lines of one log as the checker's ``v``, decoded once; stateless checks memoised
-    by the line's raw JSON (thousands of identical ``init_start`` lines cost one)."""
+def _decoded_many(fields: list[Any]) -> list[Any]:
+    """Many raw JSON fields decoded in one call (a slow path per field where one is not
+    valid on its own, e.g. not UTF-8)."""
+    if all(isinstance(f, msgspec.Raw) for f in fields):
+        try:
+            return msgspec.json.decode(b"[" + b",".join(map(bytes, fields)) + b"]")
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError, ValueError):
+            pass
+    return [_decoded(f) for f in fields]
 
-    def __init__(self) -> None:
-        self._memo: dict[tuple[str, bytes, bytes], bool] = {}
 
-    def passes(self, check: Expression, rec: Record) -> bool:
-        if not (isinstance(rec.value, msgspec.Raw) and isinstance(rec.metadata, msgspec.Raw)):
-            return check(_line(rec))  # a line the slow path parsed: no raw bytes to key
-        raw = (check.text, bytes(rec.value), bytes(rec.metadata))
-        found = self._memo.get(raw)
-        if found is None:
-            found = self._memo[raw] = check(_line(rec))
-        return found
+def lines_of(
+    found: list[tuple[int, Record]], parts: frozenset[str] = frozenset({"value", "metadata"})
+) -> list[dict[str, Any]]:
+    """The checker's ``v`` of each line: its value and metadata (only the ``parts`` the
+    checks read are decoded; the others are left out)."""
+    records = [r for _, r in found]
+    decoded = {part: _decoded_many([getattr(r, part) for r in records]) for part in sorted(parts)}
+    return [{part: values[i] for part, values in decoded.items()} for i in range(len(records))]
 
 
 def aggregated_lines(by_key: ByKey, group: str) -> list[dict[str, Any]]:
@@ -173,18 +177,55 @@ def _occurrences(rule: KeyRule, lines: list[tuple[int, Record]]) -> str | None:
     return None
 
 
-def _failed_check(
-    rule: KeyRule, found: list[tuple[int, Record]], lines: _Lines
-) -> Expression | None:
-    """The first stateless CHECK a line fails (``submission_*`` keys: their first line
-    only, as the checker runs them once), else the first failed FIRST_CHECK."""
-    checked = found[:1] if rule.name.startswith("submission_") else found
-    for check in rule.checks:
-        if not check.stateful and any(not lines.passes(check, r) for _, r in checked):
-            return check
-    for check in rule.first_checks:
-        if found and not check.stateful and not lines.passes(check, found[0][1]):
-            return check
+# Verdicts of a key's stateless checks on a line, by the raw JSON of the parts they read:
+# the runs of one system repeat the same lines, so most are decided once per process.
+_VERDICTS: dict[tuple[str, tuple[str, ...]], dict[bytes, int]] = {}
+_VERDICTS_MAX = 200_000
+
+
+def _raw_keys(found: list[tuple[int, Record]], reads: tuple[str, ...]) -> list[bytes] | None:
+    """The raw JSON of the parts read, one bytes per line; None if a line has no raw
+    form (parsed by the slow path)."""
+    try:
+        if len(reads) == 1:
+            return [bytes(getattr(r, reads[0])) for _, r in found]
+        return [b"\x00".join(bytes(getattr(r, p)) for p in reads) for _, r in found]
+    except TypeError:
+        return None
+
+
+def _verdicts(rule: KeyRule, found: list[tuple[int, Record]]) -> list[int]:
+    """For each line, the index of the first stateless CHECK it fails, or -1."""
+    checks, _, reads = rule.stateless
+    keys = _raw_keys(found, reads)
+    memo = _VERDICTS.setdefault((rule.name, reads), {})
+    out = [memo.get(k, -2) for k in keys] if keys is not None else [-2] * len(found)
+    todo = [i for i, v in enumerate(out) if v == -2]
+    if todo:
+        lines = lines_of([found[i] for i in todo], frozenset(reads))
+        if len(memo) > _VERDICTS_MAX:
+            memo.clear()
+        for i, line in zip(todo, lines, strict=True):
+            out[i] = next((n for n, c in enumerate(checks) if not c(line)), -1)
+            if keys is not None:
+                memo[keys[i]] = out[i]
+    return out
+
+
+def _failed_check(rule: KeyRule, found: list[tuple[int, Record]]) -> Expression | None:
+    """A stateless CHECK some line fails (``submission_*`` keys: their first line only,
+    as the checker runs them once), else a failed FIRST_CHECK."""
+    checks, first, reads = rule.stateless
+    if not found or not (checks or first):
+        return None
+    if checks:
+        checked = found[:1] if rule.name.startswith("submission_") else found
+        failed = [v for v in _verdicts(rule, checked) if v >= 0]
+        if failed:
+            return checks[min(failed)]
+    if first:
+        line = lines_of(found[:1], frozenset(reads))[0]
+        return next((c for c in first if not c(line)), None)
     return None
 
 
@@ -208,39 +249,43 @@ def run_violations(
                 f"benchmark {benchmark!r} has no {division} rules in ruleset {ruleset}",
             )
         )
-    lines = _Lines()
-    alternatives: set[tuple[str, ...]] = set()
+    virtual = rules.aggregate[0] if rules.aggregate else None
     for rule in rules.keys.values():
-        kind = (
-            ViolationKind.BENCHMARK
-            if rule.name == "submission_benchmark"
-            else ViolationKind.STRUCTURE
-        )
-        found = by_key.get(rule.name, [])
-        if rules.aggregate and rule.name == rules.aggregate[0]:
-            virtual = aggregated_lines(by_key, rules.aggregate[1])
-            found = [(-1, Record(0, rule.name, v["value"], {})) for v in virtual]  # type: ignore[arg-type]
-        message = _occurrences(rule, found)
-        if message:
-            out.append(Violation(kind, message))
-        if rule.alternatives:
-            alternatives.add(tuple(sorted({rule.name, *rule.alternatives})))
-        failed = _failed_check(rule, found, lines)
-        if failed is not None and rule.name == "submission_benchmark":
-            out.append(
-                Violation(
-                    kind,
-                    f"benchmark {benchmark!r} is not allowed in the {division} division of "
-                    f"ruleset {ruleset}",
-                )
-            )
-        elif failed is not None:
-            out.append(Violation(kind, f"{rule.name} fails {failed.text}"))
+        found = by_key.get(rule.name, ())
+        if rule.name == virtual:
+            lines = aggregated_lines(by_key, rules.aggregate[1])  # type: ignore[index]
+            found = [(-1, Record(0, rule.name, v["value"], {})) for v in lines]  # type: ignore[arg-type]
+        if len(found) != 1 or rule.at_least > 1:  # one line satisfies every REQ but AT_LEAST(n)
+            message = _occurrences(rule, found)
+            if message:
+                out.append(Violation(_kind(rule), message))
+        if (found and rule.stateless[0]) or rule.stateless[1]:
+            failed = _failed_check(rule, found)
+            if failed is not None:
+                out.append(_check_failure(rule, failed, ruleset, benchmark, division))
         if rule.at_least_one is not None:
             quality = _quality(rule, rules, by_key)
             if quality:
                 out.append(Violation(ViolationKind.QUALITY_TARGET, quality))
-    for group in sorted(alternatives):
+    for group in rules.alternatives:
         if not any(by_key.get(k) for k in group):
             out.append(Violation(ViolationKind.STRUCTURE, f"no {' or '.join(group)} line"))
     return out
+
+
+def _kind(rule: KeyRule) -> ViolationKind:
+    return (
+        ViolationKind.BENCHMARK if rule.name == "submission_benchmark" else ViolationKind.STRUCTURE
+    )
+
+
+def _check_failure(
+    rule: KeyRule, failed: Expression, ruleset: str, benchmark: str | None, division: str | None
+) -> Violation:
+    if rule.name == "submission_benchmark":
+        return Violation(
+            ViolationKind.BENCHMARK,
+            f"benchmark {benchmark!r} is not allowed in the {division} division of "
+            f"ruleset {ruleset}",
+        )
+    return Violation(_kind(rule), f"{rule.name} fails {failed.text}")

@@ -96,21 +96,25 @@ class RuleError(ValueError):
     """An expression gpuscale will not evaluate (it does more than compare and index)."""
 
 
+_SCOPE: dict[str, Any] = {"__builtins__": {}, **_FUNCTIONS}
+
+
 @dataclass(frozen=True, slots=True)
 class Expression:
-    """One checker expression, compiled once; ``stateful`` when it reads ``s`` or ``ll``."""
+    """One checker expression, compiled once into a function of ``(v, s, ll)``;
+    ``stateful`` when it reads ``s`` or ``ll``."""
 
     text: str
-    code: Any
+    fn: Callable[[Any, Any, Any], Any]
     stateful: bool
     state_keys: frozenset[str]
+    reads: frozenset[str] = frozenset({"value", "metadata"})  # the parts of ``v`` it reads
 
     def __call__(self, v: Any, s: dict[str, Any] | None = None, ll: Any = None) -> bool:
         """The expression's truth on one line (``v``: its value and metadata), as the
         checker sees it: an exception is a failed check."""
         try:
-            scope = {"__builtins__": {}, **_FUNCTIONS}
-            return bool(eval(self.code, scope, {"v": v, "s": s or {}, "ll": ll}))
+            return bool(self.fn(v, s if s is not None else {}, ll))
         except Exception:
             return False
 
@@ -152,7 +156,22 @@ def expression(text: str) -> Expression:
     except SyntaxError as exc:
         raise RuleError(f"not an expression: {text!r} ({exc.msg})") from None
     stateful, keys = _validate(tree, text)
-    return Expression(text, compile(tree, "<mlperf rule>", "eval"), stateful, frozenset(keys))
+    arguments = ast.arguments(
+        posonlyargs=[],
+        args=[ast.arg("v"), ast.arg("s"), ast.arg("ll")],
+        kwonlyargs=[],
+        kw_defaults=[],
+        defaults=[],
+    )
+    function = ast.fix_missing_locations(
+        ast.Expression(body=ast.Lambda(args=arguments, body=tree.body))
+    )
+    # Validated above: only comparisons, indexing and the pure functions of _FUNCTIONS.
+    fn = eval(compile(function, "<mlperf rule>", "eval"), _SCOPE)
+    reads = frozenset(p for p in ("value", "metadata") if p in text) or frozenset({"value"})
+    if re.search(r"\bv\b(?!\s*\[)", text):  # v itself (e.g. 'value' in v): both parts
+        reads = frozenset({"value", "metadata"})
+    return Expression(text, fn, stateful, frozenset(keys), reads)
 
 
 def _assignments(code: str) -> list[tuple[str, Expression]]:
@@ -179,7 +198,7 @@ def _checks(raw: Any) -> tuple[Expression, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class KeyRule:
     """The rule for one MLLOG key: how often it must appear and what each line must pass."""
 
@@ -189,23 +208,28 @@ class KeyRule:
     first_checks: tuple[Expression, ...] = ()
     at_least_one: Expression | None = None
     post: tuple[tuple[str, Expression], ...] = ()
+    at_least: int = 0  # lines required (from REQ)
+    alternatives: tuple[str, ...] = ()  # keys any of which may appear instead (from REQ)
 
-    @property
-    def at_least(self) -> int:
-        match = re.fullmatch(r"AT_LEAST\((\d+)\)", self.req)
-        return int(match.group(1)) if match else (1 if self.req == "AT_LEAST_ONE" else 0)
-
-    @property
-    def alternatives(self) -> tuple[str, ...]:
-        match = re.fullmatch(r"AT_LEAST_ONE_OR\((.*)\)", self.req)
-        return tuple(x.strip() for x in match.group(1).split(",")) if match else ()
+    @functools.cached_property
+    def stateless(self) -> tuple[tuple[Expression, ...], tuple[Expression, ...], tuple[str, ...]]:
+        """(CHECKs, FIRST_CHECKs) that read only the line, and the parts of it they read."""
+        checks = tuple(c for c in self.checks if not c.stateful)
+        first = tuple(c for c in self.first_checks if not c.stateful)
+        reads = sorted(frozenset().union(*(c.reads for c in (*checks, *first))))
+        return checks, first, tuple(reads)
 
 
 def _key_rule(record: dict[str, Any]) -> KeyRule:
     post = record.get("POST") or ""
+    req = str(record.get("REQ", "")).strip()
+    least = re.fullmatch(r"AT_LEAST\((\d+)\)", req)
+    either = re.fullmatch(r"AT_LEAST_ONE_OR\((.*)\)", req)
     return KeyRule(
         name=str(record.get("NAME", "")).strip(),
-        req=str(record.get("REQ", "")).strip(),
+        req=req,
+        at_least=int(least.group(1)) if least else (1 if req == "AT_LEAST_ONE" else 0),
+        alternatives=tuple(x.strip() for x in either.group(1).split(",")) if either else (),
         checks=_checks(record.get("CHECK")),
         first_checks=_checks(record.get("FIRST_CHECK")),
         at_least_one=(_checks(record.get("ATLEAST_ONE_CHECK")) or (None,))[0],
@@ -294,7 +318,7 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.split("."))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Rules:
     """The merged rules a log of one benchmark and division is checked against."""
 
@@ -304,6 +328,14 @@ class Rules:
     aggregate: tuple[str, str] | None
     files: tuple[str, ...]  # the configs merged, in order; a missing one is a violation
     missing: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def alternatives(self) -> tuple[tuple[str, ...], ...]:
+        """Groups of keys (AT_LEAST_ONE_OR) of which one must appear."""
+        groups = {
+            tuple(sorted({r.name, *r.alternatives})) for r in self.keys.values() if r.alternatives
+        }
+        return tuple(sorted(groups))
 
     @property
     def quality(self) -> KeyRule | None:

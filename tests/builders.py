@@ -97,9 +97,11 @@ def sweep_rows(busbw_gbs: float, latency_us: float, ranks: int = 2) -> list[dict
         )
         rows.append(
             {
+                "kind": "result",
                 "op": "all_reduce",
+                "placement": "in-place",
                 "status": "ok",
-                "bytes": size,
+                "size_bytes": size,
                 "ranks": ranks,
                 "time_us": time_s * 1e6,
             }

@@ -18,31 +18,18 @@ from gpuscale.advise.calibrate import (
 from gpuscale.advise.model import Compute, Link, allreduce_terms, predict_step
 from gpuscale.bench.results import bench_table
 
-from ..builders import bench_record
+from ..builders import bench_record, sweep_rows
 
 
 def sweep_file(tmp_path: Path, busbw_gbs: float, latency_us: float, ranks: int = 2) -> Path:
     """An all-reduce sweep that follows the ring model exactly, 8 B to 128 MiB."""
+    rows = [
+        {"kind": "sweep", "sweep_id": "s1", "device": "cpu"},
+        *sweep_rows(busbw_gbs, latency_us, ranks),
+    ]
     path = tmp_path / "coll.jsonl"
-    lines = [json.dumps({"op": "topology", "topology": {}})]
-    for power in range(3, 28):
-        size = 2**power
-        time_s = 2 * (ranks - 1) * latency_us * 1e-6 + 2 * (ranks - 1) / ranks * size / (
-            busbw_gbs * 1e9
-        )
-        lines.append(
-            json.dumps(
-                {
-                    "op": "all_reduce",
-                    "status": "ok",
-                    "bytes": size,
-                    "ranks": ranks,
-                    "time_us": time_s * 1e6,
-                }
-            )
-        )
-    lines.append("not json")
-    path.write_text("\n".join(lines) + "\n")
+    lines = [json.dumps({"schema": "gpuscale.collectives/2", "sweep_id": "s1", **r}) for r in rows]
+    path.write_text("\n".join([*lines, "not json"]) + "\n")
     return path
 
 
@@ -57,7 +44,9 @@ def test_link_recovers_the_ring_model(tmp_path: Path, busbw, latency, ranks) -> 
 def test_link_says_when_it_was_measured_under_load(tmp_path: Path, load: bool) -> None:
     path = sweep_file(tmp_path, 0.5, 700.0)
     rows = [json.loads(line) for line in path.read_text().splitlines()[:-1]]
-    path.write_text("".join(json.dumps({**r, "load": load}) + "\n" for r in rows))
+    path.write_text(
+        "".join(json.dumps({**r, "load": load} if "op" in r else r) + "\n" for r in rows)
+    )
     link = link_from_collectives(path)
     assert ("under compute load" in link.name) is load
     assert link.busbw_gbs == pytest.approx(0.5, rel=1e-6)
@@ -69,7 +58,7 @@ def test_link_is_not_pulled_by_small_message_noise(tmp_path: Path) -> None:
     noisy = []
     for line in lines:
         row = json.loads(line) if line.startswith("{") else None
-        if row and row.get("op") == "all_reduce" and row["bytes"] <= 2**14:
+        if row and row.get("op") == "all_reduce" and row["size_bytes"] <= 2**14:
             row["time_us"] *= 3.0  # jittery small messages
         noisy.append(json.dumps(row) if row else line)
     path.write_text("\n".join(noisy) + "\n")
@@ -78,7 +67,15 @@ def test_link_is_not_pulled_by_small_message_noise(tmp_path: Path) -> None:
 
 def test_link_needs_a_sweep(tmp_path: Path) -> None:
     path = tmp_path / "coll.jsonl"
-    path.write_text(json.dumps({"op": "all_gather", "status": "ok", "bytes": 8}) + "\n")
+    record = {
+        "schema": "gpuscale.collectives/2",
+        "kind": "result",
+        "sweep_id": "s",
+        "op": "all_gather",
+        "status": "ok",
+        "size_bytes": 8,
+    }
+    path.write_text(json.dumps(record) + "\n")
     with pytest.raises(CalibrationError, match="all_reduce"):
         link_from_collectives(path)
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from gpuscale.advise.model import Compute, Link, allreduce_terms, exposed_comm_s, predict_step
 from gpuscale.advise.recommend import AdviceInputs, advise, predictions
-from gpuscale.links import PRESETS, get_preset
+from gpuscale.interconnect.reference import PRESETS, get_preset
 
 LINK = Link(busbw_gbs=10.0, latency_us=20.0, name="test")
 COMPUTE = Compute(forward_ms=10.0, backward_ms=20.0, optimizer_ms=2.0, batch=32)

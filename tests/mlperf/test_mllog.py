@@ -232,3 +232,18 @@ def test_without_the_c_scanner_a_log_reads_the_same(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(mllog, "_payloads_c", None)
     assert mllog.find_payloads(data) == Payloads(*payloads_python(data))
     assert read_run_log(data) == with_c
+
+
+def test_a_line_is_judged_by_each_rulesets_own_checks() -> None:
+    # v3.0's block_start wants epoch_count, v4.1's epoch_count or samples_count: the
+    # memoised verdicts of one ruleset must not leak into the other.
+    from gpuscale.mlperf import compliance
+
+    data = result_log().encode()
+    compliance._VERDICTS.clear()
+    fresh = {r: read_result_file(data, r)["problem"] for r in ("v3.0", "v4.1")}
+    for order in (("v4.1", "v3.0"), ("v3.0", "v4.1")):
+        compliance._VERDICTS.clear()
+        for round_name in order:
+            assert read_result_file(data, round_name)["problem"] == fresh[round_name]
+    assert "block_start" in fresh["v3.0"] and "block_start" not in fresh["v4.1"]

@@ -101,17 +101,17 @@ def link_from_collectives(path: Path, *, max_bytes: float | None = None) -> Link
     """
     import numpy as np
 
-    from gpuscale.bench.collectives import load_collectives
+    from gpuscale.interconnect.records import read_sweeps
 
-    table, _ = load_collectives(path)
+    table = read_sweeps(path).results
     rows = table[(table["op"] == "all_reduce") & (table["status"] == "ok")] if len(table) else table
     if rows.empty:
         raise CalibrationError(f"{path}: no successful all_reduce measurement")
     ranks = int(rows["ranks"].max())
     rows = rows[rows["ranks"] == ranks]
     if max_bytes is not None:
-        rows = rows[rows["bytes"] <= max_bytes]
-    curve = rows.groupby("bytes")["time_us"].median()
+        rows = rows[rows["size_bytes"] <= max_bytes]
+    curve = rows.groupby("size_bytes")["time_us"].median()
     if ranks < 2 or len(curve) < 4:
         raise CalibrationError(
             f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks"
@@ -124,7 +124,7 @@ def link_from_collectives(path: Path, *, max_bytes: float | None = None) -> Link
     slope = max(float(np.polyfit(size[large], time_s[large], 1)[0]), 1e-15)
     small = np.arange(len(size)) < max(1, len(size) // 4)
     fixed_s = max(float(np.median(time_s[small] - slope * size[small])), 0.0)
-    loaded = "load" in rows and bool(rows["load"].fillna(False).astype(bool).all())
+    loaded = "load" in rows and bool(rows["load"].eq(True).all())
     return Link(
         busbw_gbs=float(2 * (ranks - 1) / ranks / slope / 1e9),
         latency_us=fixed_s / (2 * (ranks - 1)) * 1e6,

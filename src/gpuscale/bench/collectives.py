@@ -1,14 +1,21 @@
-"""Collectives sweep (all-reduce, all-gather, reduce-scatter), reported as nccl-tests does.
+"""The collectives sweep, as nccl-tests runs it: the torchrun worker behind ``gpuscale
+collectives``.
 
-For a message of ``size`` bytes (nccl-tests: the per-rank input for all-reduce, the total
-output for all-gather and the total input for reduce-scatter) taking ``t`` seconds on
-``n`` ranks: ``algbw = size / t`` and ``busbw = algbw * factor`` with factor ``2(n-1)/n``
-for all-reduce and ``(n-1)/n`` for all-gather and reduce-scatter, so busbw compares with
-the link's bandwidth whatever ``n`` is. The time of a size is the slowest rank's mean
-over the timed iterations (after warm-up), each iteration started after a barrier.
+For each collective and size: buffers allocated on every rank (an out-of-memory anywhere
+stops every rank with an ``oom`` row), ``--warmup`` calls, then ``--iters`` calls back to
+back, each marked (CUDA events on GPU, ``perf_counter`` on CPU), then one more call on
+fresh inputs checked element by element (``wrong``: nccl-tests' ``#wrong``). Reported per
+size, as nccl-tests does: the time averaged over ranks (``time_us``; the slowest rank's in
+``time_us_max``), the 50th and 99th percentile of the per-call time of the slowest rank
+(``time_us_p50``/``_p99``), ``algbw = size / time`` and ``busbw = algbw x factor`` with
+nccl-tests' factors (its ``doc/PERFORMANCE.md``): all-reduce ``2(n-1)/n``, all-gather,
+reduce-scatter and all-to-all ``(n-1)/n``, broadcast and send/recv 1. ``size`` follows
+nccl-tests too: the buffer for all-reduce and broadcast, the whole output for all-gather,
+the whole input for reduce-scatter and all-to-all, what each rank sends for send/recv.
+Out-of-place and in-place where torch has both (all-gather, reduce-scatter); all-reduce
+and broadcast are in-place in torch, all-to-all and send/recv out-of-place.
 
-Run under torchrun: ``torchrun --nproc-per-node N -m gpuscale.bench.collectives --out F``;
-``gpuscale collectives`` does that for you and judges the result.
+Run under torchrun: ``torchrun --nproc-per-node N -m gpuscale.bench.collectives --out F``.
 """
 
 from __future__ import annotations
@@ -19,17 +26,30 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from gpuscale.bench.background import Background
 
-BUS_FACTOR = {
+SCHEMA = "gpuscale.collectives/2"
+BUS_FACTOR: dict[str, Callable[[int], float]] = {
     "all_reduce": lambda n: 2 * (n - 1) / n,
     "all_gather": lambda n: (n - 1) / n,
     "reduce_scatter": lambda n: (n - 1) / n,
+    "all_to_all": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "send_recv": lambda n: 1.0,
 }
-SCHEMA = "gpuscale.collectives/1"
+OPS = tuple(BUS_FACTOR)
+PLACEMENTS = {
+    "all_reduce": ("in-place",),
+    "broadcast": ("in-place",),
+    "all_gather": ("out-of-place", "in-place"),
+    "reduce_scatter": ("out-of-place", "in-place"),
+    "all_to_all": ("out-of-place",),
+    "send_recv": ("out-of-place",),
+}
 
 
 def bus_bandwidth(op: str, size_bytes: float, seconds: float, ranks: int) -> tuple[float, float]:
@@ -40,66 +60,15 @@ def bus_bandwidth(op: str, size_bytes: float, seconds: float, ranks: int) -> tup
     return algbw, algbw * BUS_FACTOR[op](ranks)
 
 
-def load_collectives(path: Path) -> tuple[Any, dict[str, Any] | None]:
-    """The ``ok`` rows of a collectives file as a DataFrame, and the last topology seen."""
-    import pandas as pd
-
-    rows, topology = [], None
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if record.get("op") == "topology":
-            topology = record.get("topology")
-        elif record.get("status") == "ok":
-            rows.append(record)
-    return pd.DataFrame(rows), topology
-
-
-def judge_busbw(peak_busbw_gbs: float, preset_name: str | None) -> tuple[float | None, str]:
-    """(measured / expected, a sentence) for the peak bus bandwidth against a link preset.
-
-    Below half the expected figure is flagged: it usually means P2P is off, traffic goes
-    through the host, or the NCCL transport fell back to sockets.
-    """
-    from gpuscale.links import PRESETS
-
-    if preset_name is None or preset_name not in PRESETS:
-        return None, (
-            f"peak bus bandwidth {peak_busbw_gbs:.3g} GB/s; no reference figure for "
-            "this link (CPU processes, or the link was not detected: pass "
-            "--interconnect)"
-        )
-    preset = PRESETS[preset_name]
-    ratio = peak_busbw_gbs / preset.busbw_gbs
-    verdict = (
-        "as expected"
-        if ratio >= 0.8
-        else "somewhat below expectations"
-        if ratio >= 0.5
-        else "FAR BELOW expectations: check that P2P is enabled "
-        "(NCCL_P2P_DISABLE, PCIe ACS, IOMMU) and which NCCL transport is used "
-        "(NCCL_DEBUG=INFO)"
-    )
-    return ratio, (
-        f"peak bus bandwidth {peak_busbw_gbs:.3g} GB/s is {ratio:.0%} of the "
-        f"{preset.busbw_gbs:g} GB/s expected for {preset.name} "
-        f"({preset.description}): {verdict}"
-    )
-
-
-def message_sizes(max_bytes: int, min_bytes: int = 8) -> list[int]:
-    """8 B, 16 B, ... doubling up to ``max_bytes``."""
+def message_sizes(max_bytes: int, min_bytes: int = 8, factor: int = 2) -> list[int]:
+    """``min_bytes`` times ``factor`` repeatedly up to ``max_bytes``, which is always the
+    last size (nccl-tests ``-b``/``-e``/``-f``)."""
     sizes, size = [], min_bytes
-    while size <= max_bytes:
+    while size < max_bytes:
         sizes.append(size)
-        size *= 2
+        size *= factor
+    sizes.append(max_bytes)
     return sizes
-
-
-def _iterations(size: int) -> int:
-    return 50 if size < 1 << 20 else 20 if size < 1 << 26 else 5
 
 
 def _compute(device: Any, keep_going: Callable[[], bool]) -> None:
@@ -121,9 +90,9 @@ def _busy(ms: float, device: Any) -> None:
 
 
 class _Load(Background):
-    """A thread that computes until stopped: with ``--load`` it runs on every rank
-    during the timed calls, as backward does while DDP's all-reduce runs. On a CPU
-    "device" both then share the rank's core, which is what the step sees."""
+    """A thread that computes until stopped: with ``--load`` it runs on every rank during
+    the timed calls, as backward does while DDP's all-reduce runs. On a CPU "device" both
+    then share the rank's core, which is what the step sees."""
 
     def __init__(self, device: Any) -> None:
         super().__init__()
@@ -133,121 +102,275 @@ class _Load(Background):
         _compute(self._device, lambda: not self.stopping.is_set())
 
 
-def _time_op(op: str, size: int, n: int, device: Any, gap_ms: float) -> dict[str, Any]:
-    """One row: the slowest rank's mean time of ``op`` on ``size`` bytes (nccl-tests'
-    size convention), after 3 warm-up calls; or an ``unsupported`` row."""
+class Buffers:
+    """One collective's tensors for one size and placement, filled so the result is
+    known: rank r sends r + 1 everywhere."""
+
+    def __init__(self, op: str, size: int, placement: str, n: int, rank: int, device: Any):
+        import torch
+
+        self.op, self.n, self.rank = op, n, rank
+        per = size // 4 if op in ("all_reduce", "broadcast", "send_recv") else size // 4 // n
+        self.elements = max(1, per)
+        whole = self.elements * (1 if op in ("all_reduce", "broadcast", "send_recv") else n)
+        self.size_bytes = whole * 4
+        dtype = torch.float32
+        if op in ("all_reduce", "broadcast"):
+            self.send = self.recv = torch.empty(whole, dtype=dtype, device=device)
+        elif op == "all_gather":
+            self.recv = torch.empty(whole, dtype=dtype, device=device)
+            self.send = (
+                self.recv.narrow(0, rank * self.elements, self.elements)
+                if placement == "in-place"
+                else torch.empty(self.elements, dtype=dtype, device=device)
+            )
+        elif op == "reduce_scatter":
+            self.send = torch.empty(whole, dtype=dtype, device=device)
+            self.recv = (
+                self.send.narrow(0, rank * self.elements, self.elements)
+                if placement == "in-place"
+                else torch.empty(self.elements, dtype=dtype, device=device)
+            )
+        else:  # all_to_all, send_recv
+            self.send = torch.empty(whole, dtype=dtype, device=device)
+            self.recv = torch.empty(whole, dtype=dtype, device=device)
+
+    def fill(self) -> None:
+        self.send.fill_(float(self.rank + 1))
+
+    def run(self) -> None:
+        import torch.distributed as dist
+
+        n, rank = self.n, self.rank
+        if self.op == "all_reduce":
+            dist.all_reduce(self.send)
+        elif self.op == "broadcast":
+            dist.broadcast(self.send, src=0)
+        elif self.op == "all_gather":
+            dist.all_gather_into_tensor(self.recv, self.send)
+        elif self.op == "reduce_scatter":
+            dist.reduce_scatter_tensor(self.recv, self.send)
+        elif self.op == "all_to_all":
+            dist.all_to_all_single(self.recv, self.send)
+        else:
+            ops = [
+                dist.P2POp(dist.isend, self.send, (rank + 1) % n),
+                dist.P2POp(dist.irecv, self.recv, (rank - 1) % n),
+            ]
+            for work in dist.batch_isend_irecv(ops):
+                work.wait()
+
+    def wrong(self) -> int:
+        """Elements that differ from the known result (nccl-tests' #wrong)."""
+        import torch
+
+        n, rank = self.n, self.rank
+        out = self.recv
+        if self.op in ("all_reduce", "reduce_scatter"):
+            expected = torch.full_like(out, n * (n + 1) / 2)
+        elif self.op == "broadcast":
+            expected = torch.ones_like(out)
+        elif self.op in ("all_gather", "all_to_all"):
+            expected = torch.arange(1, n + 1, dtype=out.dtype, device=out.device).repeat_interleave(
+                self.elements
+            )
+        else:
+            expected = torch.full_like(out, float((rank - 1) % n + 1))
+        return int((out != expected).sum().item())
+
+
+def _clock(device: Any) -> tuple[Callable[[], Any], Callable[[Any, Any], float]]:
+    import torch
+
+    if device.type == "cuda":
+
+        def mark() -> Any:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            return event
+
+        return mark, lambda a, b: a.elapsed_time(b) / 1e3
+    return time.perf_counter, lambda a, b: b - a
+
+
+def _time_size(buffers: Buffers, device: Any, args: argparse.Namespace) -> tuple[list[float], int]:
+    """Per-call seconds of ``args.iters`` back-to-back calls after warm-up, and the wrong
+    elements of one checked call."""
+    import torch
+
+    mark, elapsed = _clock(device)
+    buffers.fill()
+    for _ in range(args.warmup):
+        buffers.run()
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    marks = [mark()]
+    for _ in range(args.iters):
+        if args.gap_ms > 0:
+            _busy(args.gap_ms, device)
+            marks.append(mark())  # the compute gap is not the call's time
+        buffers.run()
+        marks.append(mark())
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    step = 2 if args.gap_ms > 0 else 1
+    times = [elapsed(marks[i + step - 1], marks[i + step]) for i in range(0, len(marks) - 1, step)]
+    wrong = 0
+    if args.check:
+        buffers.fill()
+        buffers.run()
+        wrong = buffers.wrong()
+    return times, wrong
+
+
+def _all_ok(ok: bool, device: Any) -> bool:
+    """Whether every rank could do its part (a MIN over ranks)."""
     import torch
     import torch.distributed as dist
 
-    elements = max(1, size // 4)
-    per_rank = elements if op == "all_reduce" else max(1, elements // n)
-    x = torch.ones(per_rank, dtype=torch.float32, device=device)
-    out = torch.empty(
-        per_rank * n if op == "all_gather" else per_rank, dtype=torch.float32, device=device
-    )
-    big = torch.ones(per_rank * n, dtype=torch.float32, device=device)
+    flag = torch.tensor([1 if ok else 0], dtype=torch.int32, device=device)
+    dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+    return bool(flag.item())
 
-    def once() -> None:
-        if op == "all_reduce":
-            dist.all_reduce(x)
-        elif op == "all_gather":
-            dist.all_gather_into_tensor(out, x)
-        else:
-            dist.reduce_scatter_tensor(out, big)
 
-    try:
-        for _ in range(3):
-            once()
-        times = []
-        for _ in range(_iterations(size)):
-            dist.barrier()
-            if gap_ms > 0:
-                _busy(gap_ms, device)
-            start = time.perf_counter()
-            once()
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            times.append(time.perf_counter() - start)
-    except (RuntimeError, NotImplementedError) as exc:
-        return {"op": op, "status": "unsupported", "error": str(exc).splitlines()[0]}
-    mean = torch.tensor([sum(times) / len(times)], dtype=torch.float64, device=device)
-    dist.all_reduce(mean, op=dist.ReduceOp.MAX)  # the slowest rank's mean
-    slowest = float(mean.item())
-    nbytes = per_rank * 4 * (1 if op == "all_reduce" else n)
-    algbw, busbw = bus_bandwidth(op, nbytes, slowest, n)
+def _summary(op: str, times: list[list[float]], size: int, n: int) -> dict[str, Any]:
+    """nccl-tests' figures from every rank's per-call seconds."""
+    import numpy as np
+
+    per_rank = np.asarray(times, dtype=float)  # ranks x iterations
+    slowest = per_rank.max(axis=0)
+    mean = float(per_rank.mean(axis=1).mean())
+    algbw, busbw = bus_bandwidth(op, size, mean, n)
     return {
-        "op": op,
-        "status": "ok",
-        "bytes": nbytes,
-        "ranks": n,
-        "time_us": slowest * 1e6,
+        "time_us": mean * 1e6,
+        "time_us_max": float(per_rank.mean(axis=1).max()) * 1e6,
+        "time_us_p50": float(np.percentile(slowest, 50)) * 1e6,
+        "time_us_p99": float(np.percentile(slowest, 99)) * 1e6,
         "algbw_gbs": algbw,
         "busbw_gbs": busbw,
-        "backend": dist.get_backend(),
-        "device": device.type,
-        "gap_ms": gap_ms,
     }
 
 
-def _run(args: argparse.Namespace) -> list[dict[str, Any]]:
-    import contextlib
-
+def sweep(args: argparse.Namespace, device: Any) -> list[dict[str, Any]]:
+    """Every op, size and placement; rows as rank 0 writes them (other ranks: [])."""
     import torch
     import torch.distributed as dist
 
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    use_cuda = args.backend in ("auto", "nccl") and torch.cuda.is_available()
-    if use_cuda:
-        torch.cuda.set_device(local_rank)
-    device = torch.device("cuda", local_rank) if use_cuda else torch.device("cpu")
-    dist.init_process_group("nccl" if use_cuda else "gloo")
     n, rank = dist.get_world_size(), dist.get_rank()
-    rows = []
-    # GPU kernels do not share a core with the all-reduce: the load is for CPU devices.
-    load = _Load(device) if args.load and not use_cuda else contextlib.nullcontext()
-    try:
-        with load:
-            for op in args.ops.split(","):
-                for size in message_sizes(args.max_bytes):
-                    row = _time_op(op, size, n, device, args.gap_ms)
-                    rows.append({**row, "load": not use_cuda and args.load})
-                    if row["status"] != "ok":
-                        break
-    finally:
-        dist.destroy_process_group()
+    rows: list[dict[str, Any]] = []
+    base = {"kind": "result", "sweep_id": args.sweep_id, "ranks": n, "dtype": "float32"}
+    for op in args.ops.split(","):
+        stop = False
+        for size in message_sizes(args.max_bytes, args.min_bytes):
+            for placement in PLACEMENTS[op]:
+                row = {**base, "op": op, "placement": placement, "redop": "sum"}
+                try:
+                    buffers = Buffers(op, size, placement, n, rank, device)
+                    ok = True
+                except (torch.OutOfMemoryError, MemoryError, RuntimeError):
+                    ok, buffers = False, None
+                if not _all_ok(ok, device):
+                    rows.append({**row, "status": "oom", "size_bytes": size})
+                    stop = True
+                    break
+                try:
+                    times, wrong = _time_size(buffers, device, args)
+                except (RuntimeError, NotImplementedError, ValueError) as exc:
+                    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+                    rows.append({**row, "status": "unsupported", "error": reason[:300]})
+                    stop = True
+                    break
+                gathered: list[Any] = [None] * n
+                dist.all_gather_object(gathered, (times, wrong))
+                figures = _summary(op, [g[0] for g in gathered], buffers.size_bytes, n)
+                rows.append(
+                    {
+                        **row,
+                        "status": "ok",
+                        "size_bytes": buffers.size_bytes,
+                        "count": buffers.size_bytes // 4,
+                        "root": 0 if op == "broadcast" else -1,
+                        **figures,
+                        "wrong": sum(g[1] for g in gathered),
+                        "load": args.load and device.type == "cpu",
+                        "gap_ms": args.gap_ms,
+                    }
+                )
+            if stop:
+                break
     return rows if rank == 0 else []
 
 
+def _header(args: argparse.Namespace, device: Any) -> dict[str, Any]:
+    import torch
+    import torch.distributed as dist
+
+    from gpuscale.bench.telemetry import machine_environment
+
+    env = machine_environment(device)
+    return {
+        "schema": SCHEMA,
+        "kind": "sweep",
+        "sweep_id": args.sweep_id,
+        "started_at": datetime.now(timezone.utc).isoformat(),
+        "ranks": dist.get_world_size(),
+        "nodes": int(os.environ.get("GROUP_WORLD_SIZE", "1")),
+        "backend": dist.get_backend(),
+        "device": device.type,
+        "device_name": env.get("device_name"),
+        "versions": {
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+            "nccl": env.get("nccl"),
+        },
+        "nccl_env": env.get("nccl_env", {}),
+        "topology": env.get("topology"),
+        "settings": {
+            "iters": args.iters,
+            "warmup": args.warmup,
+            "check": args.check,
+            "load": args.load,
+            "gap_ms": args.gap_ms,
+        },
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
+    import contextlib
+
+    import torch.distributed as dist
+
+    from gpuscale.bench.worker import pick_device
+
     parser = argparse.ArgumentParser(prog="python -m gpuscale.bench.collectives")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
-    parser.add_argument("--ops", default="all_reduce,all_gather,reduce_scatter")
+    parser.add_argument("--ops", default=",".join(OPS))
+    parser.add_argument("--min-bytes", type=int, default=8)
     parser.add_argument("--max-bytes", type=int, default=1 << 30)
-    parser.add_argument(
-        "--gap-ms",
-        type=float,
-        default=0.0,
-        help="compute this long between timed calls (0: back to back, as nccl-tests)",
-    )
-    parser.add_argument(
-        "--load",
-        action="store_true",
-        help="CPU devices: keep a compute thread busy on every rank during the timed calls "
-        "(as backward does while DDP all-reduces); ignored on GPUs",
-    )
+    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--no-check", dest="check", action="store_false")
+    parser.add_argument("--sweep-id", default=datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S"))
+    parser.add_argument("--gap-ms", type=float, default=0.0)
+    parser.add_argument("--load", action="store_true")
     args = parser.parse_args(argv)
-    rows = _run(args)
-    if rows:
-        from gpuscale.bench.topology import nvml_topology
-
+    unknown = set(args.ops.split(",")) - set(OPS)
+    if unknown:
+        parser.error(f"unknown collective(s) {', '.join(sorted(unknown))}; known: {', '.join(OPS)}")
+    device = pick_device(args.backend)
+    dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+    try:
+        header = _header(args, device) if dist.get_rank() == 0 else None
+        load = _Load(device) if args.load and device.type == "cpu" else contextlib.nullcontext()
+        with load:
+            rows = sweep(args, device)
+    finally:
+        dist.destroy_process_group()
+    if header is not None:
         with args.out.open("a", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps({"schema": SCHEMA, **row}) + "\n")
-            topology = nvml_topology()
-            handle.write(
-                json.dumps({"schema": SCHEMA, "op": "topology", "topology": topology}) + "\n"
-            )
+            for record in (header, *rows):
+                handle.write(json.dumps({"schema": SCHEMA, **record}, default=str) + "\n")
     return 0
 
 

@@ -41,9 +41,12 @@ def machine_environment(device: Any) -> dict[str, Any]:
         env["device_name"] = torch.cuda.get_device_name(device)
         env["tf32_matmul"] = torch.backends.cuda.matmul.allow_tf32
         env["tf32_cudnn"] = torch.backends.cudnn.allow_tf32
-        from gpuscale.bench.topology import nvml_topology
+        from gpuscale.interconnect.nvml import TopologyError, nvml_topology, visible_uuids
 
-        env["topology"] = nvml_topology()
+        try:
+            env["topology"] = nvml_topology(visible_uuids=visible_uuids()).to_dict()
+        except TopologyError as exc:
+            env["topology"] = {"error": str(exc)}
     return env
 
 

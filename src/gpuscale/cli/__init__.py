@@ -1,7 +1,7 @@
 """The ``gpuscale`` command line: parse options, call the library, print. Nothing else.
 
 ``common`` holds the app and what the commands share; ``rounds`` (MLPerf), ``bench``,
-``hardware`` (collectives, topo) and ``advice`` register their commands on import.
+``interconnect`` (collectives, topo) and ``advice`` register their commands on import.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 # isort: off
 from gpuscale.cli import rounds  # noqa: F401
 from gpuscale.cli import bench  # noqa: F401
-from gpuscale.cli import hardware  # noqa: F401
+from gpuscale.cli import interconnect  # noqa: F401
 from gpuscale.cli import advice  # noqa: F401
 
 # isort: on

@@ -39,7 +39,9 @@ def advise(
     batch: Annotated[int, typer.Option(help="Per-device batch of that step.")] = 32,
     interconnect: Annotated[
         str | None,
-        typer.Option(help="Link preset (see gpuscale/links.py), e.g. pcie-phb, nvlink4."),
+        typer.Option(
+            help="Link preset (see gpuscale/interconnect/reference.py), e.g. pcie-phb, nvlink4."
+        ),
     ] = None,
     busbw_gbs: Annotated[float | None, typer.Option(help="Bus bandwidth, GB/s.")] = None,
     latency_us: Annotated[float | None, typer.Option(help="Per-step latency, us.")] = None,
@@ -86,7 +88,7 @@ def advise(
     from gpuscale.advise.model import Compute, Link
     from gpuscale.advise.recommend import DEFAULT_OVERLAP, TDP_W, AdviceInputs
     from gpuscale.advise.recommend import advise as run_advice
-    from gpuscale.links import get_preset
+    from gpuscale.interconnect.reference import get_preset
     from gpuscale.units import parse_size
 
     try:

@@ -144,7 +144,7 @@ def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> l
 def preset_link(name: str):
     """The advice model's link for a preset name; a clean error for an unknown one."""
     from gpuscale.advise.model import Link
-    from gpuscale.links import get_preset
+    from gpuscale.interconnect.reference import get_preset
 
     try:
         preset = get_preset(name)

@@ -179,7 +179,7 @@ def _occurrences(rule: KeyRule, lines: list[tuple[int, Record]]) -> str | None:
 
 # Verdicts of a key's stateless checks on a line, by the raw JSON of the parts they read:
 # the runs of one system repeat the same lines, so most are decided once per process.
-_VERDICTS: dict[tuple[str, tuple[str, ...]], dict[bytes, int]] = {}
+_VERDICTS: dict[tuple[tuple[str, ...], tuple[str, ...]], dict[bytes, int]] = {}
 _VERDICTS_MAX = 200_000
 
 
@@ -198,7 +198,8 @@ def _verdicts(rule: KeyRule, found: list[tuple[int, Record]]) -> list[int]:
     """For each line, the index of the first stateless CHECK it fails, or -1."""
     checks, _, reads = rule.stateless
     keys = _raw_keys(found, reads)
-    memo = _VERDICTS.setdefault((rule.name, reads), {})
+    # By the checks themselves: one key name has other checks in other rulesets.
+    memo = _VERDICTS.setdefault((tuple(c.text for c in checks), reads), {})
     out = [memo.get(k, -2) for k in keys] if keys is not None else [-2] * len(found)
     todo = [i for i, v in enumerate(out) if v == -2]
     if todo:

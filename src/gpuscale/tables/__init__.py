@@ -27,6 +27,7 @@ from gpuscale.tables.bench import (
     BENCH_CONFIG_COLUMNS,
     BENCH_GROUP_COLUMNS,
     BENCH_TIMING_COLUMNS,
+    COLLECTIVES_COLUMNS,
     BenchStatus,
 )
 from gpuscale.tables.codes import Code
@@ -64,6 +65,7 @@ __all__ = [
     "CI_COLUMNS",
     "CLUSTER_COLUMN",
     "CLUSTER_FEATURES",
+    "COLLECTIVES_COLUMNS",
     "COUNT_COLUMNS",
     "DATASET_COLUMNS",
     "DATASET_RUNS_COLUMNS",

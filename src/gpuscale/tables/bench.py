@@ -101,3 +101,29 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "noise_local_sq",
     "noise_global_sq",
 )
+
+
+# One row per collective, size and placement of a ``gpuscale collectives`` sweep; the
+# names an nccl-tests user knows, units in the names.
+COLLECTIVES_COLUMNS: tuple[str, ...] = (
+    "sweep_id",
+    "op",
+    "placement",
+    "status",
+    "size_bytes",
+    "count",
+    "dtype",
+    "redop",
+    "root",
+    "ranks",
+    "time_us",
+    "time_us_max",
+    "time_us_p50",
+    "time_us_p99",
+    "algbw_gbs",
+    "busbw_gbs",
+    "wrong",
+    "load",
+    "gap_ms",
+    "error",
+)

@@ -1,0 +1,81 @@
+"""Collectives sweeps as records: reading a ``gpuscale collectives`` results file.
+
+Each sweep is a ``sweep`` header row (id, time, ranks, backend, device, versions, NCCL
+environment, topology, what NCCL said it chose) followed by its ``result`` rows (one per
+collective, size and placement). Files of the earlier ``gpuscale.collectives/1`` format
+(results without a sweep) are read as one sweep each run of rows. Lines that are not
+records are skipped and reported.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuscale.tables import COLLECTIVES_COLUMNS
+
+SCHEMAS = ("gpuscale.collectives/1", "gpuscale.collectives/2")
+
+
+@dataclass
+class Sweeps:
+    """Every sweep of a file, oldest first: headers by id, and the results table."""
+
+    headers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    results: Any = None  # pandas DataFrame (COLLECTIVES_COLUMNS)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def latest(self) -> str | None:
+        return next(reversed(self.headers), None)
+
+    def of(self, sweep_id: str | None) -> Any:
+        """The results of one sweep (the latest when None)."""
+        sweep_id = sweep_id or self.latest
+        return self.results[self.results["sweep_id"] == sweep_id]
+
+
+def read_sweeps(path: Path) -> Sweeps:
+    """The sweeps of a collectives file; ``OSError`` when it cannot be read."""
+    import pandas as pd
+
+    out = Sweeps()
+    rows: list[dict[str, Any]] = []
+    legacy = 0
+    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            out.problems.append(f"{path}:{number}: not a JSON record; skipped")
+            continue
+        if not isinstance(record, dict) or record.get("schema") not in SCHEMAS:
+            out.problems.append(f"{path}:{number}: not a gpuscale collectives record; skipped")
+            continue
+        kind = record.get("kind")
+        if kind == "sweep":
+            out.headers[str(record.get("sweep_id"))] = record
+        elif kind == "nccl":
+            out.headers.setdefault(str(record.get("sweep_id")), {})["nccl"] = record.get("nccl")
+        elif kind == "result":
+            rows.append(record)
+        elif record.get("op") == "topology":  # version 1: ends a sweep
+            legacy += 1
+            out.headers[f"legacy-{legacy}"] = {"topology": record.get("topology")}
+        elif "op" in record:  # version 1 result
+            rows.append(
+                {
+                    **record,
+                    "kind": "result",
+                    "sweep_id": f"legacy-{legacy + 1}",
+                    "size_bytes": record.get("bytes"),
+                    "placement": "in-place" if record.get("op") == "all_reduce" else "out-of-place",
+                }
+            )
+    if any(r["sweep_id"] == f"legacy-{legacy + 1}" for r in rows):
+        out.headers.setdefault(f"legacy-{legacy + 1}", {})
+    out.results = pd.DataFrame(rows).reindex(columns=list(COLLECTIVES_COLUMNS))
+    return out

@@ -1,0 +1,233 @@
+"""GPU topology as ``nvidia-smi topo -m`` means it, and what its slowest link should give.
+
+Link codes: ``X`` self, ``NV#`` # bonded NVLinks, ``PIX`` one PCIe switch, ``PXB``
+several PCIe switches, ``PHB`` a PCIe host bridge (through the CPU), ``NODE`` across host
+bridges within a NUMA node, ``SYS`` across NUMA nodes (sockets); ``SOC`` is older drivers'
+``SYS``. A :class:`Topology` comes from NVML (``gpuscale.interconnect.nvml``) or from saved
+``nvidia-smi topo -m`` text (:func:`parse_topo_matrix`, NIC rows and affinity columns
+included), and tells the link class of its slowest GPU pair (a preset of
+``gpuscale.interconnect.reference``) and the bus bandwidth that link should give.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from gpuscale.interconnect.reference import (
+    NVLINK,
+    PRESETS,
+    SHM_TYPICAL_GBS,
+    nvlink_for_gpu,
+    pcie_busbw_gbs,
+)
+
+# Slowest first: the worst link between two GPUs bounds a ring all-reduce.
+LINK_ORDER = ("SYS", "NODE", "PHB", "PXB", "PIX", "NV")
+_CODE = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Gpu:
+    """One GPU: its name in the matrix, model, identity, PCIe link and NUMA placement."""
+
+    name: str
+    model: str = ""
+    uuid: str = ""
+    bus_id: str = ""
+    pcie_gen: int | None = None
+    pcie_width: int | None = None
+    pcie_max_gen: int | None = None
+    pcie_max_width: int | None = None
+    cpu_affinity: str = ""
+    numa_node: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Nic:
+    """A network interface as ``topo -m`` lists it (``NIC0: mlx5_0``), its rate where the
+    system says, and its link code to each GPU."""
+
+    name: str
+    device: str = ""
+    rate_gbit: float | None = None
+    numa_node: str = ""
+    to_gpus: tuple[str, ...] = ()
+
+
+def link_class(code: str) -> str:
+    if code.startswith("NV"):
+        return "NV"
+    return "SYS" if code == "SOC" else code
+
+
+@dataclass(frozen=True)
+class Topology:
+    """GPUs, the link code of every ordered pair (``links[(i, j)]``), NICs, and what is
+    known of NVLink: whether GPUs meet through NVSwitch and the generation."""
+
+    gpus: list[Gpu]
+    links: dict[tuple[int, int], str] = field(default_factory=dict)
+    nics: list[Nic] = field(default_factory=list)
+    nvswitch: bool = False
+    nvlink_generation: str | None = None
+    p2p: dict[tuple[int, int], str] = field(default_factory=dict)
+    source: str = "nvidia-smi topo -m"
+
+    def matrix(self) -> list[list[str]]:
+        n = len(self.gpus)
+        return [
+            ["X" if i == j else self.links.get((i, j), "?") for j in range(n)] for i in range(n)
+        ]
+
+    def slowest_link(self) -> str | None:
+        """The slowest link class between any two GPUs (``NV`` for NVLink), or None."""
+        classes = {link_class(code) for code in self.links.values()}
+        return next((link for link in LINK_ORDER if link in classes), None)
+
+    def nvlinks_per_gpu(self) -> int | None:
+        """NVLinks a GPU uses for the others: the bundle to the switches on NVSwitch
+        systems, the sum over its peers on a direct mesh (the smallest over GPUs)."""
+        if not self.gpus or self.slowest_link() != "NV":
+            return None
+        counts = []
+        for i in range(len(self.gpus)):
+            bundles = [
+                int(code[2:])
+                for (a, _), code in self.links.items()
+                if a == i and code.startswith("NV")
+            ]
+            counts.append(max(bundles) if self.nvswitch else sum(bundles))
+        return min(counts) if counts else None
+
+    def preset(self) -> str | None:
+        """The link class of the slowest pair, as a preset name of the reference table."""
+        slowest = self.slowest_link()
+        if slowest == "NV":
+            return self.nvlink_generation
+        if slowest in ("PIX", "PXB"):
+            gen = min((g.pcie_gen for g in self.gpus if g.pcie_gen), default=4)
+            return f"pcie{gen}-x16" if f"pcie{gen}-x16" in PRESETS else "pcie4-x16"
+        if slowest in ("PHB", "NODE"):
+            return "pcie-phb"
+        return "pcie-sys" if slowest == "SYS" else None
+
+    def expected_busbw_gbs(self) -> float | None:
+        """The all-reduce bus bandwidth the slowest link should give (NCCL's model of it;
+        see ``gpuscale.interconnect.reference``), None when the link is not known."""
+        slowest = self.slowest_link()
+        if slowest == "NV":
+            links = self.nvlinks_per_gpu()
+            generation = NVLINK.get(self.nvlink_generation or "")
+            return links * generation.nccl_gbs if links and generation else None
+        if slowest in ("PIX", "PXB"):
+            known = [(g.pcie_gen, g.pcie_width or 16) for g in self.gpus if g.pcie_gen]
+            gen, width = min(known) if known else (4, 16)
+            return pcie_busbw_gbs(gen, width)
+        if slowest in ("PHB", "NODE"):
+            return SHM_TYPICAL_GBS
+        return PRESETS["pcie-sys"].busbw_gbs if slowest == "SYS" else None
+
+    def downtrained(self) -> list[str]:
+        """GPUs whose PCIe link runs below its generation or width (NVML's current vs
+        max): a common cause of low bandwidth."""
+        out = []
+        for g in self.gpus:
+            if g.pcie_gen and g.pcie_max_gen and g.pcie_gen < g.pcie_max_gen:
+                out.append(f"{g.name} PCIe Gen{g.pcie_gen} of Gen{g.pcie_max_gen}")
+            if g.pcie_width and g.pcie_max_width and g.pcie_width < g.pcie_max_width:
+                out.append(f"{g.name} PCIe x{g.pcie_width} of x{g.pcie_max_width}")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "gpus": [asdict(g) for g in self.gpus],
+            "matrix": self.matrix(),
+            "nics": [asdict(n) for n in self.nics],
+            "nvswitch": self.nvswitch,
+            "nvlink_generation": self.nvlink_generation,
+            "nvlinks_per_gpu": self.nvlinks_per_gpu(),
+            "p2p": {f"{i}-{j}": status for (i, j), status in sorted(self.p2p.items())},
+            "slowest_link": self.slowest_link(),
+            "preset": self.preset(),
+            "expected_busbw_gbs": self.expected_busbw_gbs(),
+            "downtrained": self.downtrained(),
+        }
+
+
+def infer_nvlink(
+    links: dict[tuple[int, int], str], n_gpus: int, gpu_name: str | None
+) -> tuple[str | None, bool]:
+    """(NVLink generation, behind NVSwitch) from the bundles and a GPU name if given.
+
+    Without a name the bundle size tells the generation where only one fits: NV18 is
+    Hopper's NVLink 4, NV12 Ampere's NVLink 3, NV4 between two GPUs a GA102 bridge.
+    GPUs meet through NVSwitch when every pair shows the same bundle and the GPU could not
+    have that many links to each peer directly."""
+    bundles = [int(code[2:]) for code in links.values() if code.startswith("NV")]
+    generation = nvlink_for_gpu(gpu_name)
+    if generation is None and bundles:
+        largest = max(bundles)
+        generation = {18: "nvlink4", 12: "nvlink3"}.get(largest)
+        if generation is None and largest == 4 and n_gpus == 2:
+            generation = "nvlink3-bridge"
+    switched = False
+    if bundles and len(bundles) == n_gpus * (n_gpus - 1) and len(set(bundles)) == 1:
+        per_gpu = NVLINK[generation].links_per_gpu if generation else max(bundles)
+        switched = n_gpus > 2 and bundles[0] * (n_gpus - 1) > per_gpu
+    return generation, switched
+
+
+def _affinity(cells: list[str], start: int) -> tuple[str, str]:
+    rest = cells[start:]
+    cpu = rest[0] if rest else ""
+    numa = rest[1] if len(rest) > 1 else ""
+    return cpu, numa
+
+
+def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:
+    """Parse ``nvidia-smi topo -m`` output: the GPU matrix, NIC rows and columns, the CPU
+    and NUMA affinity columns and the NIC legend. ``gpu_name`` (``--gpu``) tells the NVLink
+    generation where the bundles do not. ``ValueError`` when there is no GPU matrix."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)  # colour codes of newer drivers
+    rows = [line.split() for line in text.splitlines() if line.split()]
+    header = next((r for r in rows if r[0] == "GPU0" and (len(r) < 2 or r[1] != "X")), None)
+    if header is None:
+        raise ValueError("no GPU header row (GPU0 GPU1 ...) in the topology text")
+    names = [h for h in header if re.fullmatch(r"(GPU|NIC)\d+", h)]
+    gpu_names = [h for h in names if h.startswith("GPU")]
+    legend = dict(re.findall(r"^\s*(NIC\d+)\s*:\s*(\S+)", text, re.M))
+    links: dict[tuple[int, int], str] = {}
+    gpus: list[Gpu] = []
+    nic_links: dict[str, list[str]] = {}
+    for cells in rows:
+        label = cells[0]
+        if cells is header or label not in names:
+            continue
+        codes = cells[1 : 1 + len(names)]
+        if label.startswith("GPU"):
+            i = gpu_names.index(label)
+            for j, other in enumerate(gpu_names):
+                value = codes[names.index(other)] if names.index(other) < len(codes) else ""
+                if i != j and _CODE.match(value):
+                    links[(i, j)] = value
+            cpu, numa = _affinity(cells, 1 + len(names))
+            gpus.append(Gpu(name=label, model=gpu_name or "", cpu_affinity=cpu, numa_node=numa))
+        else:
+            nic_links[label] = [
+                codes[names.index(g)] for g in gpu_names if names.index(g) < len(codes)
+            ]
+    if not gpus:
+        raise ValueError("no GPU rows in the topology text")
+    gpus.sort(key=lambda g: gpu_names.index(g.name))
+    generation, switched = infer_nvlink(links, len(gpus), gpu_name)
+    nics = [
+        Nic(name=n, device=legend.get(n, ""), to_gpus=tuple(nic_links.get(n, ())))
+        for n in names
+        if n.startswith("NIC")
+    ]
+    return Topology(
+        gpus=gpus, links=links, nics=nics, nvswitch=switched, nvlink_generation=generation
+    )

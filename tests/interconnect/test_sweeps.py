@@ -1,0 +1,188 @@
+"""Sweeps as records: verdicts against the reference, NVLS, drops between sweeps,
+NCCL settings and logs, units; and a real sweep on two gloo processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gpuscale.bench.collectives import BUS_FACTOR, bus_bandwidth, message_sizes
+from gpuscale.interconnect.nccl import check_env, parse_debug_log
+from gpuscale.interconnect.nvml import nvml_topology
+from gpuscale.interconnect.records import read_sweeps
+from gpuscale.interconnect.verdict import judge
+
+from ..fake_nvml import FakeNvml, hgx_h100
+
+SCHEMA = "gpuscale.collectives/2"
+
+
+def write(path: Path, sweeps: dict[str, list[tuple[int, float]]], op="all_reduce", n=8) -> Path:
+    lines = []
+    for sweep_id, points in sweeps.items():
+        lines.append({"schema": SCHEMA, "kind": "sweep", "sweep_id": sweep_id, "device": "cuda"})
+        for size, busbw in points:
+            lines.append(
+                {
+                    "schema": SCHEMA,
+                    "kind": "result",
+                    "sweep_id": sweep_id,
+                    "op": op,
+                    "placement": "in-place",
+                    "status": "ok",
+                    "size_bytes": size,
+                    "ranks": n,
+                    "busbw_gbs": busbw,
+                    "time_us": 1.0,
+                }
+            )
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines) + "garbage\n")
+    return path
+
+
+def test_nvls_above_the_ring_figure_is_normal_on_nvswitch_hopper(tmp_path: Path) -> None:
+    topo = nvml_topology(FakeNvml(hgx_h100()))
+    sweeps = read_sweeps(write(tmp_path / "c.jsonl", {"a": [(1 << 28, 300.0), (1 << 30, 478.0)]}))
+    (v,) = judge(sweeps, topology=topo)
+    assert v.verdict == "normal" and v.peak_size_bytes == 1 << 30 and "NVLS" in v.sentence()
+    assert sweeps.problems and "not a JSON record" in sweeps.problems[0]
+
+
+def test_the_latest_sweep_is_judged_and_a_drop_reported(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.jsonl", {"old": [(1 << 30, 360.0)], "new": [(1 << 30, 200.0)]})
+    topo = nvml_topology(FakeNvml(hgx_h100()))
+    (v,) = judge(read_sweeps(path), topology=topo)
+    assert v.peak_busbw_gbs == 200.0 and v.verdict == "low"
+    assert "DROPPED 44% since sweep old" in v.sentence()
+
+
+def test_cpu_sweeps_have_no_reference(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text(
+        json.dumps({"schema": SCHEMA, "kind": "sweep", "sweep_id": "s", "device": "cpu"})
+        + "\n"
+        + json.dumps(
+            {
+                "schema": SCHEMA,
+                "kind": "result",
+                "sweep_id": "s",
+                "op": "all_reduce",
+                "status": "ok",
+                "size_bytes": 8,
+                "ranks": 2,
+                "busbw_gbs": 0.1,
+            }
+        )
+        + "\n"
+    )
+    (v,) = judge(read_sweeps(path))
+    assert v.ratio is None and "no reference figure applies" in v.sentence()
+
+
+def test_version_1_files_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "old.jsonl"
+    rows = [
+        {
+            "schema": "gpuscale.collectives/1",
+            "op": "all_reduce",
+            "status": "ok",
+            "bytes": 1024,
+            "ranks": 2,
+            "time_us": 10.0,
+            "busbw_gbs": 0.1,
+        }
+    ]
+    rows.append({"schema": "gpuscale.collectives/1", "op": "topology", "topology": None})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    sweeps = read_sweeps(path)
+    assert list(sweeps.results["size_bytes"]) == [1024] and sweeps.latest == "legacy-1"
+
+
+@pytest.mark.parametrize(
+    "op, n, factor",
+    [
+        ("all_reduce", 8, 1.75),
+        ("all_gather", 4, 0.75),
+        ("reduce_scatter", 8, 0.875),
+        ("all_to_all", 8, 0.875),
+        ("broadcast", 8, 1.0),
+        ("send_recv", 2, 1.0),
+    ],
+)
+def test_busbw_factors_are_nccl_tests(op: str, n: int, factor: float) -> None:
+    algbw, busbw = bus_bandwidth(op, 2e9, 0.5, n)  # 2 GB in 0.5 s
+    assert algbw == pytest.approx(4.0) and busbw == pytest.approx(4.0 * factor)
+    assert set(BUS_FACTOR) == {
+        "all_reduce",
+        "all_gather",
+        "reduce_scatter",
+        "all_to_all",
+        "broadcast",
+        "send_recv",
+    }
+
+
+def test_sizes_reach_the_maximum_asked() -> None:
+    assert message_sizes(1 << 30)[-1] == 1 << 30 and len(message_sizes(1 << 30)) == 28
+    assert message_sizes(100 << 20)[-2:] == [64 << 20, 100 << 20]
+
+
+def test_nccl_settings_against_the_documentation() -> None:
+    found = {
+        c.variable: c.message
+        for c in check_env(
+            {
+                "NCCL_NTHREADS": "16",
+                "NCCL_BUFFSIZE": "32MB",
+                "NCCL_P2P_DISABLE": "1",
+                "NCCL_ALGO": "Ring,Tree",
+                "NCCL_PROTO": "^LL128",
+                "NCCL_DEBUG": "INFO",
+            },
+            nvlink=True,
+        )
+    }
+    assert "64, 128, 256 or 512" in found["NCCL_NTHREADS"]
+    assert "integer number of bytes" in found["NCCL_BUFFSIZE"]
+    assert "NVLink" in found["NCCL_P2P_DISABLE"]
+    assert "NCCL_ALGO" not in found and "NCCL_PROTO" not in found and "NCCL_DEBUG" not in found
+
+
+def test_what_nccl_chose_is_read_from_its_log() -> None:
+    text = """
+node:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4
+node:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read
+node:1:1 [0] NCCL INFO Channel 01/0 : 1[1] -> 0[0] via SHM/direct/direct
+node:1:1 [0] NCCL INFO Using network IB
+node:1:1 [0] NCCL INFO NVLS multicast support is available on dev 0
+node:1:1 [0] NCCL INFO AllReduce: opCount 0 count 256 [nranks=8] algo NVLS proto Simple
+"""
+    log = parse_debug_log(text)
+    assert log.version == "2.21.5+cuda12.4" and log.network == "IB" and log.nvls is True
+    assert log.transports == {"P2P/CUMEM": 1, "SHM/direct": 1}
+    assert log.algorithms == {"NVLS/Simple": 1}
+
+
+@pytest.mark.slow
+def test_a_real_sweep_on_two_gloo_processes(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from gpuscale.bench.runner import torchrun_command
+
+    out = tmp_path / "coll.jsonl"
+    command = [
+        *torchrun_command(2, "gpuscale.bench.collectives"),
+        *("--out", str(out), "--backend", "gloo", "--max-bytes", "4096", "--iters", "5"),
+        *("--ops", "all_reduce,all_gather,broadcast,send_recv", "--sweep-id", "t1"),
+    ]
+    subprocess.run(command, check=True, capture_output=True, timeout=180)
+    sweeps = read_sweeps(out)
+    assert sweeps.latest == "t1" and sweeps.headers["t1"]["backend"] == "gloo"
+    ok = sweeps.results[sweeps.results["status"] == "ok"]
+    assert set(ok["op"]) == {"all_reduce", "all_gather", "broadcast", "send_recv"}
+    assert (ok["wrong"] == 0).all() and (ok["busbw_gbs"] > 0).all()
+    assert {"in-place", "out-of-place"} <= set(ok[ok.op == "all_gather"]["placement"])
+    assert sorted(ok[ok.op == "all_reduce"]["size_bytes"]) == message_sizes(4096)
+    assert (ok["time_us_p99"] >= ok["time_us_p50"]).all()

@@ -1,0 +1,100 @@
+"""Saved ``nvidia-smi topo -m`` texts: the matrix, NIC rows, affinity columns, NVLink
+generation from the bundles or the GPU's name, and the expected bandwidth."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuscale.interconnect.topology import parse_topo_matrix
+
+PHB_PAIR = """\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID
+GPU0\t X \tPHB\t0-15\t0\t\tN/A
+GPU1\tPHB\t X \t0-15\t0\t\tN/A
+
+Legend:
+
+  X    = Self
+  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)
+"""
+
+H100_8 = (
+    "\t"
+    + "\t".join(f"GPU{i}" for i in range(8))
+    + "\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\n"
+    + "".join(
+        f"GPU{i}\t"
+        + "\t".join(" X " if i == j else "NV18" for j in range(8))
+        + ("\tPIX\tSYS" if i < 4 else "\tSYS\tPIX")
+        + ("\t0-55,112-167\t0\n" if i < 4 else "\t56-111,168-223\t1\n")
+        for i in range(8)
+    )
+    + "NIC0\t"
+    + "\t".join(["PIX"] * 4 + ["SYS"] * 4)
+    + "\t X \tSYS\n"
+    + "NIC1\t"
+    + "\t".join(["SYS"] * 4 + ["PIX"] * 4)
+    + "\tSYS\t X \n"
+    + "\nNIC Legend:\n\n  NIC0: mlx5_0\n  NIC1: mlx5_1\n"
+)
+
+A100_8 = (
+    "\t"
+    + "\t".join(f"GPU{i}" for i in range(8))
+    + "\tCPU Affinity\n"
+    + "".join(
+        f"GPU{i}\t" + "\t".join(" X " if i == j else "NV12" for j in range(8)) + "\t0-63\n"
+        for i in range(8)
+    )
+)
+
+DUAL_SOCKET = """\x1b[4m\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\x1b[0m
+GPU0\t X \tPIX\tSYS\tSYS\t0-23
+GPU1\tPIX\t X \tSYS\tSYS\t0-23
+GPU2\tSYS\tSYS\t X \tPIX\t24-47
+GPU3\tSYS\tSYS\tPIX\t X \t24-47
+"""
+
+BRIDGE = """\tGPU0\tGPU1\tCPU Affinity
+GPU0\t X \tNV4\t0-31
+GPU1\tNV4\t X \t0-31
+"""
+
+
+@pytest.mark.parametrize(
+    "text, gpu, n, slowest, preset, expected",
+    [
+        (PHB_PAIR, None, 2, "PHB", "pcie-phb", 10.0),
+        (H100_8, None, 8, "NV", "nvlink4", 18 * 20.6),
+        (A100_8, None, 8, "NV", "nvlink3", 12 * 20.0),
+        (DUAL_SOCKET, None, 4, "SYS", "pcie-sys", 10.0),
+        (BRIDGE, None, 2, "NV", "nvlink3-bridge", 4 * 12.0),
+        (BRIDGE, "NVIDIA GeForce RTX 3090", 2, "NV", "nvlink3-bridge", 48.0),
+    ],
+)
+def test_saved_texts(text, gpu, n, slowest, preset, expected) -> None:
+    topo = parse_topo_matrix(text, gpu)
+    assert len(topo.gpus) == n and topo.slowest_link() == slowest
+    assert topo.preset() == preset
+    assert topo.expected_busbw_gbs() == pytest.approx(expected)
+    assert all(topo.matrix()[i][i] == "X" for i in range(n))
+
+
+def test_nic_rows_legend_and_affinity_are_kept() -> None:
+    topo = parse_topo_matrix(H100_8)
+    assert topo.nvswitch and topo.nvlinks_per_gpu() == 18
+    assert [(n.name, n.device) for n in topo.nics] == [("NIC0", "mlx5_0"), ("NIC1", "mlx5_1")]
+    assert topo.nics[0].to_gpus == ("PIX",) * 4 + ("SYS",) * 4
+    assert topo.gpus[5].cpu_affinity == "56-111,168-223" and topo.gpus[5].numa_node == "1"
+    info = topo.to_dict()
+    assert info["preset"] == "nvlink4" and info["expected_busbw_gbs"] == pytest.approx(370.8)
+
+
+def test_an_unknown_bundle_asks_for_the_gpu() -> None:
+    odd = BRIDGE.replace("NV4", "NV2")
+    assert parse_topo_matrix(odd).expected_busbw_gbs() is None
+    assert parse_topo_matrix(odd, "Tesla V100-SXM2").expected_busbw_gbs() == 2 * 20.0
+
+
+def test_topology_rejects_other_text() -> None:
+    with pytest.raises(ValueError):
+        parse_topo_matrix("No devices were found")

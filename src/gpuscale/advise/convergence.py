@@ -1,0 +1,154 @@
+"""Samples to converge as a function of the global batch, and the gradient noise scale.
+
+McCandlish, Kaplan, Amodei et al., "An Empirical Model of Large-Batch Training" (2018):
+the samples needed to reach a target grow with the global batch ``B`` as
+
+    ``E(B) = E_min * (1 + B / B_noise)``   (equivalently steps ``S = S_min (1 + B_noise / B)``)
+
+so doubling the batch beyond ``B_noise`` (the critical batch) buys less than halving the
+steps. Fitted per MLPerf workload from the reference convergence points that
+``mlperf-logging`` ships (``rcp_checker/training_X.Y.0/rcps_<benchmark>.json``: each a
+batch size and the samples, or epochs, its reference runs needed) by least squares on the
+logarithm (relative error). For a model of one's own, ``B_noise`` is estimated by
+``B_simple`` from gradient norms at two batch sizes (the paper's appendix A.1), which
+``gpuscale bench`` records: with ``|G_b|^2`` the squared norm of one rank's gradient (its
+``b`` samples) and ``|G_B|^2`` that of the all-reduced gradient (``B = b N`` samples),
+
+    ``|G|^2 ~ (B |G_B|^2 - b |G_b|^2) / (B - b)``,  ``S ~ (|G_b|^2 - |G_B|^2) / (1/b - 1/B)``,
+    ``B_simple = S / |G|^2``  (ratios of means over steps; a bootstrap over steps gives
+    the interval).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class ConvergenceModel:
+    """``E(B) = e_min (1 + B / b_noise)`` samples (or epochs) to converge at global batch B."""
+
+    e_min: float
+    b_noise: float
+    source: str = ""
+
+    def samples(self, batch: float) -> float:
+        return self.e_min * (1 + batch / self.b_noise)
+
+    def steps(self, batch: float) -> float:
+        return self.samples(batch) / batch
+
+
+def fit(batches: list[float], samples: list[float], source: str = "") -> ConvergenceModel | None:
+    """Least squares of ``log E(B)`` over the points; None with fewer than two batch sizes
+    or when the fit has no finite, positive answer."""
+    from scipy.optimize import least_squares
+
+    b = np.asarray(batches, float)
+    e = np.asarray(samples, float)
+    keep = (b > 0) & (e > 0) & np.isfinite(b) & np.isfinite(e)
+    b, e = b[keep], e[keep]
+    if len(np.unique(b)) < 2:
+        return None
+
+    def residual(p: np.ndarray) -> np.ndarray:
+        e_min, log_noise = p
+        return np.log(e_min * (1 + b / np.exp(log_noise))) - np.log(e)
+
+    start = np.array([float(e.min()) * 0.8, math.log(float(np.median(b)))])
+    lower = [float(e.min()) * 1e-3, math.log(float(b.min())) - 10]
+    upper = [float(e.max()) * 1.5, math.log(float(b.max())) + 12]
+    solution = least_squares(residual, start, bounds=(lower, upper))
+    e_min, b_noise = float(solution.x[0]), float(math.exp(solution.x[1]))
+    if not (math.isfinite(e_min) and math.isfinite(b_noise) and e_min > 0 and b_noise > 0):
+        return None
+    return ConvergenceModel(e_min, b_noise, source)
+
+
+def _rcp_dir() -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("mlperf_logging")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "rcp_checker"
+
+
+@functools.lru_cache(maxsize=256)
+def rcp_points(ruleset: str, benchmark: str) -> tuple[tuple[float, float], ...]:
+    """(global batch, mean samples or epochs to converge) of each reference convergence
+    point of a benchmark in a ruleset (``4.1.0``); empty when the package has none."""
+    folder = _rcp_dir()
+    path = folder / f"training_{ruleset}" / f"rcps_{benchmark}.json" if folder else None
+    if path is None or not path.is_file():
+        return ()
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ()
+    points: dict[float, list[float]] = {}
+    for entry in entries.values() if isinstance(entries, dict) else ():
+        runs = entry.get("Epochs to converge") or entry.get("samples to converge") or []
+        values = [float(v) for v in runs if isinstance(v, int | float) and v > 0]
+        if values and isinstance(entry.get("BS"), int | float):
+            points.setdefault(float(entry["BS"]), []).extend(values)
+    return tuple(sorted((bs, float(np.mean(v))) for bs, v in points.items()))
+
+
+def rcp_model(ruleset: str, benchmark: str) -> ConvergenceModel | None:
+    """E(B) fitted to a benchmark's reference convergence points."""
+    points = rcp_points(ruleset, benchmark)
+    if not points:
+        return None
+    batches, samples = zip(*points, strict=True)
+    return fit(list(batches), list(samples), f"RCPs of {benchmark}, ruleset {ruleset}")
+
+
+@dataclass(frozen=True, slots=True)
+class NoiseScale:
+    """``B_simple`` (samples) and its 95% bootstrap interval, from ``steps`` steps."""
+
+    b_simple: float
+    low: float
+    high: float
+    steps: int
+
+
+def noise_scale(
+    local_sq: list[float],
+    global_sq: list[float],
+    batch_small: float,
+    batch_big: float,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> NoiseScale | None:
+    """``B_simple`` from per-step squared gradient norms (see the module docstring);
+    None without two batch sizes, steps, or a positive true-gradient estimate."""
+    g_small = np.asarray(local_sq, float)
+    g_big = np.asarray(global_sq, float)
+    keep = np.isfinite(g_small) & np.isfinite(g_big)
+    g_small, g_big = g_small[keep], g_big[keep]
+    if len(g_small) < 2 or not batch_big > batch_small > 0:
+        return None
+
+    def estimate(gs: np.ndarray, gb: np.ndarray) -> float:
+        true_sq = (batch_big * gb.mean() - batch_small * gs.mean()) / (batch_big - batch_small)
+        trace = (gs.mean() - gb.mean()) / (1 / batch_small - 1 / batch_big)
+        return float(trace / true_sq) if true_sq > 0 else math.nan
+
+    value = estimate(g_small, g_big)
+    if not (math.isfinite(value) and value > 0):
+        return None
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(g_small), size=(n_boot, len(g_small)))
+    draws = np.array([estimate(g_small[p], g_big[p]) for p in picks])
+    draws = draws[np.isfinite(draws) & (draws > 0)]
+    low, high = (np.quantile(draws, [0.025, 0.975]) if len(draws) else (math.nan, math.nan))
+    return NoiseScale(value, float(low), float(high), len(g_small))

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuscale.advise.model import Link
+from gpuscale.advice.model import Link
 
 
 def _sweep(models: list[str], steps: int, results: Path) -> pd.DataFrame:
@@ -54,7 +54,7 @@ def _sweep(models: list[str], steps: int, results: Path) -> pd.DataFrame:
 
 def _link(coll: Path, gap_ms: float, load: bool):
     """A link fitted to one all-reduce sweep (8 B to 128 MB) on 2 gloo processes."""
-    from gpuscale.advise.calibrate import link_from_collectives
+    from gpuscale.advice.calibrate import link_from_collectives
     from gpuscale.bench.runner import torchrun_command
 
     subprocess.run(
@@ -72,8 +72,8 @@ def _link(coll: Path, gap_ms: float, load: bool):
 
 def _predict(table: pd.DataFrame, model: str, link, overlap: float) -> dict | None:
     """One sweep's N = 2 prediction (from its N = 1 run) beside its N = 2 measurement."""
-    from gpuscale.advise.calibrate import compute_from_bench
-    from gpuscale.advise.model import predict_step
+    from gpuscale.advice.calibrate import compute_from_bench
+    from gpuscale.advice.model import predict_step
 
     measured = table[(table.model == model) & (table.accelerators == 2) & (table.status == "ok")]
     if measured.empty:
@@ -96,7 +96,7 @@ def _predict(table: pd.DataFrame, model: str, link, overlap: float) -> dict | No
 
 
 def part_a(models: list[str], steps: int, repeat: int, gap_ms: float, load: bool) -> float:
-    from gpuscale.advise.recommend import default_overlap
+    from gpuscale.advice.recommend import default_overlap
 
     overlap = default_overlap("cpu")
     links, tables = [], []

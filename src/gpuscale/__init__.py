@@ -6,6 +6,8 @@ A notebook needs three calls::
     scores = load_round("v4.1").scores
     table = scaling_table(scores, "bert", reference="family")
     equilibrium(table)
+
+and one for advice: ``gpuscale.advise(params=7e6, step_ms=20, batch=64, link="pcie-phb")``.
 """
 
 from typing import Any
@@ -18,6 +20,10 @@ def __getattr__(name: str) -> Any:
         from gpuscale import mlperf
 
         return getattr(mlperf, name)
+    if name == "advise":
+        from gpuscale.advice.api import advise
+
+        return advise
     if name in ("analyze", "equilibrium", "scaling_table"):
         from gpuscale import analysis
 
@@ -27,6 +33,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "RoundTables",
+    "advise",
     "analyze",
     "equilibrium",
     "load_round",

@@ -62,3 +62,28 @@ def format_bytes(size: float) -> str:
             value = size / factor
             return f"{value:.0f} {unit}" if value == int(value) else f"{value:.3g} {unit}"
     return f"{size:.0f} B"
+
+
+def format_count(value: float) -> str:
+    """A count people read at a glance: ``7.2M``, ``1.5B``, ``350k``, ``12``."""
+    for unit, factor in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g}{unit}"
+    return f"{value:.3g}"
+
+
+def format_hours(hours: float) -> str:
+    """A duration in the unit that reads best: ``42 s``, ``17 min``, ``3.2 h``, ``5.1 d``."""
+    seconds = hours * 3600
+    if seconds < 90:
+        return f"{seconds:.3g} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.3g} min"
+    if hours < 72:
+        return f"{hours:.3g} h"
+    return f"{hours / 24:.3g} d"
+
+
+def format_ms(ms: float) -> str:
+    """Milliseconds, as seconds from 1,000 ms: ``0.42 ms``, ``38.1 ms``, ``3.88 s``."""
+    return f"{ms / 1e3:.3g} s" if abs(ms) >= 1e3 else f"{ms:.3g} ms"

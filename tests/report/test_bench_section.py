@@ -46,11 +46,22 @@ def test_all_slower_and_files(tmp_path: Path) -> None:
 
 
 def test_advice_adds_predictions(tmp_path: Path) -> None:
-    from gpuscale.advise.model import Link
-
     bench = table([("a", "mlp", 10**5, 100, 50), ("b", "mlp", 10**6, 100, 60)])
-    section = build_bench_section(
-        bench, tmp_path, advice_link=Link(busbw_gbs=10.0, latency_us=20.0), max_devices=4
-    )
+    section = build_bench_section(bench, tmp_path, advice={"link": "pcie-phb", "max_devices": 4})
     assert any(f.startswith("Advice for b:") for f in section.findings)
     assert (tmp_path / "advice_predicted_scaling.svg").exists()
+
+
+def test_flagged_runs_are_shown_with_their_reason_and_left_out(tmp_path: Path) -> None:
+    rows = [
+        bench_record("a", 10**5, 1, 100.0),
+        bench_record("a", 10**5, 2, 150.0, sync_overhead_ms=1.0),
+        bench_record("b", 10**6, 1, 100.0),
+        {**bench_record("b", 10**6, 2, 190.0), "flags": ["noisy steps: p95 2x the median"]},
+    ]
+    section = build_bench_section(bench_table(rows), tmp_path)
+    text = " ".join(section.findings)
+    assert "Left out of these findings and the advice, as not trustworthy: b on 2" in text
+    assert "Best scaling on 2: a" in text  # not b's untrustworthy 1.9x
+    reasons = [r["Not trusted because"] for r in section.rows]
+    assert any("noisy steps" in r for r in reasons)

@@ -8,6 +8,13 @@ from the board's energy counter (``nvmlDeviceGetTotalEnergyConsumption``, mJ, Vo
 newer) read at the start and end of the timed phase; where the counter is missing, power
 is sampled every 50 ms instead (``nvmlDeviceGetPowerUsage`` is itself a ~1 s average on
 recent GPUs, so samples are a coarse fallback).
+
+On a CPU device the host's package energy comes from Linux RAPL
+(``/sys/class/powercap/intel-rapl:N/energy_uj``, the ``package-N`` domains; AMD Zen
+exposes the same files), read by the first rank of each host: the counters cover the
+whole package, so that rank reports the host's energy and, as the device's power, the
+package power shared among the host's ranks. Where the files are unreadable (most
+virtual machines, or root-only since the PLATYPUS fix) nothing is claimed.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import socket
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from gpuscale.bench.background import Background
@@ -151,6 +159,58 @@ def open_gpu_meter(device: Any) -> GpuMeter | None:
         return GpuMeter(pynvml, nvml_handle(pynvml, uuid, bus))
     except Exception:  # no driver, no pynvml, no match: power is optional
         return None
+
+
+class CpuMeter:
+    """Package energy of this host over a phase, from RAPL counters (see the module
+    docstring); the same ``summary`` as ``GpuMeter``."""
+
+    def __init__(self, domains: list[tuple[Path, float]], ranks_on_host: int) -> None:
+        self.domains = domains  # (energy_uj file, wrap-around range in uJ)
+        self.ranks_on_host = max(1, ranks_on_host)
+        self._start: list[float] = []
+        self._end: list[float] = []
+        self._t0 = self._t1 = 0.0
+
+    def _read(self) -> list[float]:
+        return [float(path.read_text()) for path, _ in self.domains]
+
+    def __enter__(self) -> CpuMeter:
+        self._start, self._t0 = self._read(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._end, self._t1 = self._read(), time.perf_counter()
+
+    def summary(self) -> dict[str, Any]:
+        seconds = max(self._t1 - self._t0, 1e-9)
+        joules = 0.0
+        for (_, wrap), start, end in zip(self.domains, self._start, self._end, strict=True):
+            joules += ((end - start) % wrap if wrap > 0 else end - start) / 1e6
+        return {
+            "gpu_util_pct_mean": None,
+            "power_w_mean": joules / seconds / self.ranks_on_host,
+            "energy_j": joules,
+            "power_source": "RAPL package energy",
+        }
+
+
+def open_cpu_meter(ranks_on_host: int, root: Path = Path("/sys/class/powercap")) -> CpuMeter | None:
+    """A RAPL meter over the host's package domains, or None where none is readable."""
+    domains = []
+    for folder in sorted(root.glob("intel-rapl:*")):
+        if folder.name.count(":") != 1:
+            continue  # sub-domains (core, uncore, dram) are inside the package's count
+        try:
+            if not (folder / "name").read_text().startswith("package"):
+                continue
+            (folder / "energy_uj").read_text()
+            wrap_file = folder / "max_energy_range_uj"
+            wrap = float(wrap_file.read_text()) if wrap_file.exists() else 0.0
+        except (OSError, ValueError):
+            continue
+        domains.append((folder / "energy_uj", wrap))
+    return CpuMeter(domains, ranks_on_host) if domains else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,13 @@ from gpuscale.bench.models import family_of, load_model
 from gpuscale.bench.peaks import mfu, peak_for
 from gpuscale.bench.results import SCHEMA, StepStats, append_result
 from gpuscale.bench.steps import CommMeter, Job, count_flops, ddp, gradient_norms, timed_steps
-from gpuscale.bench.telemetry import HostSample, host_busy, machine_environment, open_gpu_meter
+from gpuscale.bench.telemetry import (
+    HostSample,
+    host_busy,
+    machine_environment,
+    open_cpu_meter,
+    open_gpu_meter,
+)
 from gpuscale.plausibility import run_flags
 
 
@@ -115,7 +121,11 @@ def run_model(name: str, cfg: BenchConfig, device: torch.device) -> dict[str, An
     )
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    meter = open_gpu_meter(device) if device.type == "cuda" and cfg.nvml else None
+    meter: Any = None
+    if device.type == "cuda" and cfg.nvml:
+        meter = open_gpu_meter(device)
+    elif device.type == "cpu" and int(os.environ.get("LOCAL_RANK", "0")) == 0:
+        meter = open_cpu_meter(int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
     samples: dict[str, Any] = {}
 
     def on_start() -> None:
@@ -214,7 +224,8 @@ def _measured(
             {
                 "gpu_util_pct_mean": _mean([m["gpu_util_pct_mean"] for m in meters]),
                 "power_w_mean": _mean([m["power_w_mean"] for m in meters]),
-                "power_w_total": sum(m["power_w_mean"] or 0.0 for m in meters),
+                # per-device power x devices: CPU meters report one host's share per rank
+                "power_w_total": (_mean([m["power_w_mean"] for m in meters]) or 0.0) * world,
                 "energy_j_per_step": sum(m["energy_j"] or 0.0 for m in meters) / steps_timed,
                 "power_source": meters[0].get("power_source"),
             }

@@ -1,4 +1,4 @@
-"""The advise command: predicted scaling and a recommendation."""
+"""The advise command: how many devices, with what batch, and why."""
 
 from __future__ import annotations
 
@@ -7,28 +7,45 @@ from typing import Annotated
 
 import typer
 
-from gpuscale.cli.common import (
-    app,
-    fail,
-    out,
-    read_bench,
-)
+from gpuscale.cli.common import app, fail, out, read_bench
 from gpuscale.cli_output import Format, print_frame
+
+# The prediction columns a terminal shows (JSON and CSV carry them all).
+TABLE_COLUMNS = [
+    "devices",
+    "batch_per_device",
+    "accum",
+    "global_batch",
+    "step_ms",
+    "compute_ms",
+    "exposed_comm_ms",
+    "samples_per_s",
+    "time_to_train_h",
+    "speedup",
+    "efficiency",
+    "throughput_efficiency",
+    "convergence_factor",
+    "device_hours",
+    "cost",
+    "energy_kwh",
+]
+
+
+def _topology(topo_file: Path | None):
+    from gpuscale.cli.interconnect import detect_topology
+
+    return detect_topology(topo_file, None)
 
 
 @app.command()
 def advise(
     bench_file: Annotated[
         Path | None,
-        typer.Option(
-            "--bench", help="Calibrate from `gpuscale bench` results (compute at N = 1, overlap)."
-        ),
+        typer.Option("--bench", help="Calibrate from `gpuscale bench` results (JSONL)."),
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option(
-            help="Model of --bench to advise on (default: the largest with an N = 1 run)."
-        ),
+        typer.Option(help="Model of --bench to advise on (default: the largest with N = 1)."),
     ] = None,
     params: Annotated[
         str | None, typer.Option(help="Parameters, e.g. 7M (without --bench).")
@@ -36,153 +53,158 @@ def advise(
     step_ms: Annotated[
         float | None, typer.Option(help="Measured single-device step time, ms (without --bench).")
     ] = None,
-    batch: Annotated[int, typer.Option(help="Per-device batch of that step.")] = 32,
+    batch: Annotated[
+        int | None, typer.Option(help="Largest per-device batch (default: measured, else 32).")
+    ] = None,
+    flops_per_sample: Annotated[
+        str | None,
+        typer.Option(help="Forward + backward FLOPs per sample (default 6 x params), e.g. 4G."),
+    ] = None,
     interconnect: Annotated[
         str | None,
-        typer.Option(
-            help="Link preset (see gpuscale/interconnect/reference.py), e.g. pcie-phb, nvlink4."
-        ),
+        typer.Option(help="Link preset, e.g. pcie-phb, nvlink4 (default: detected topology)."),
     ] = None,
-    busbw_gbs: Annotated[float | None, typer.Option(help="Bus bandwidth, GB/s.")] = None,
-    latency_us: Annotated[float | None, typer.Option(help="Per-step latency, us.")] = None,
+    topo_file: Annotated[
+        Path | None, typer.Option("--topo", help="Saved `nvidia-smi topo -m` to choose the link.")
+    ] = None,
+    busbw_gbs: Annotated[
+        float | None, typer.Option(help="Custom link: bus bandwidth, GB/s.")
+    ] = None,
+    latency_us: Annotated[float, typer.Option(help="Custom link: per-step latency, us.")] = 10.0,
     collectives_file: Annotated[
         Path | None,
-        typer.Option(
-            "--collectives", help="Calibrate the link from `gpuscale collectives` results."
-        ),
+        typer.Option("--collectives", help="Measured curves from `gpuscale collectives`."),
     ] = None,
-    nodes: Annotated[int, typer.Option(help="Nodes (two-level network when > 1).")] = 1,
-    gpus_per_node: Annotated[int, typer.Option(help="Devices per node.")] = 8,
-    inter_node: Annotated[str, typer.Option(help="Link preset between nodes.")] = "ib-ndr400",
+    nodes: Annotated[int, typer.Option(min=1, help="Nodes (NICs between them when > 1).")] = 1,
+    gpus_per_node: Annotated[int, typer.Option(min=1, help="Devices per node.")] = 8,
+    inter_node: Annotated[str, typer.Option(help="NIC preset between nodes.")] = "ib-ndr400",
+    nics_per_node: Annotated[
+        int | None, typer.Option(min=1, help="NICs per node (default: one per device).")
+    ] = None,
     max_devices: Annotated[
         int | None,
-        typer.Option(help="Largest device count to predict (default: nodes x gpus-per-node)."),
+        typer.Option(min=1, help="Largest device count (default: nodes x gpus-per-node)."),
     ] = None,
     overlap: Annotated[
         float | None,
-        typer.Option(help="Share of the all-reduce backward hides (default: measured, else 0.5)."),
+        typer.Option(min=0, max=1, help="Share of communication hidden (default: measured)."),
     ] = None,
     precision_bytes: Annotated[
         int, typer.Option("--grad-bytes", help="Bytes per gradient element (4 fp32, 2 bf16).")
     ] = 4,
-    target_efficiency: Annotated[float, typer.Option(help="Efficiency to keep.")] = 0.7,
+    bucket_mb: Annotated[float, typer.Option(help="DDP bucket_cap_mb (MiB).")] = 25.0,
+    strategy: Annotated[str, typer.Option(help="ddp or fsdp.")] = "ddp",
+    noise_scale: Annotated[
+        str | None, typer.Option(help="Critical batch B_noise, samples (default: measured).")
+    ] = None,
+    workload: Annotated[
+        str | None, typer.Option(help="Convergence of an MLPerf workload (its RCPs), e.g. bert.")
+    ] = None,
+    ruleset: Annotated[str, typer.Option(help="MLPerf ruleset of --workload's RCPs.")] = "5.0.0",
+    samples: Annotated[
+        str, typer.Option(help="Samples to train at the measured batch, e.g. 10M.")
+    ] = "10M",
+    global_batch: Annotated[
+        int | None, typer.Option(min=1, help="Keep this global batch at every N (strong scaling).")
+    ] = None,
+    target_efficiency: Annotated[
+        float, typer.Option(min=0.01, max=1, help="Efficiency to keep.")
+    ] = 0.7,
     price: Annotated[
-        float | None, typer.Option(help="Price per device-hour (without it, no cost column).")
+        float | None, typer.Option(help="Price per device-hour (without it, no cost).")
     ] = None,
     power_w: Annotated[
         float | None,
-        typer.Option(help="Device power, W (default: NVML from --bench, else the TDP table)."),
+        typer.Option(help="Device power, W (default: measured, else the board table)."),
     ] = None,
-    samples: Annotated[float, typer.Option(help="Samples to train (time, cost, energy).")] = 1e7,
+    device_name: Annotated[
+        str | None, typer.Option(help="Device for the power table (without --bench).")
+    ] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
 ) -> None:
-    """Predict step time on 1..N devices and recommend how many to use, and why."""
+    """Recommend how many devices to train on, with what batch, and why: time, cost and
+    energy to a trained model from your measurements (or numbers) and a convergence model."""
     import json
 
-    from gpuscale.advise.calibrate import (
-        CalibrationError,
-        compute_from_bench,
-        link_from_collectives,
-        overlap_or_default,
-    )
-    from gpuscale.advise.model import Compute, Link
-    from gpuscale.advise.recommend import DEFAULT_OVERLAP, TDP_W, AdviceInputs
-    from gpuscale.advise.recommend import advise as run_advice
-    from gpuscale.interconnect.reference import get_preset
+    from gpuscale.advice.api import advise as run_advice
+    from gpuscale.advice.model import Link
     from gpuscale.units import parse_size
 
     try:
-        if collectives_file:
-            link = link_from_collectives(collectives_file)
-        elif busbw_gbs is not None:
-            link = Link(busbw_gbs=busbw_gbs, latency_us=latency_us or 10.0, name="custom")
-        else:
-            preset = get_preset(interconnect or "pcie-phb")
-            link = Link(
-                busbw_gbs=preset.busbw_gbs,
-                latency_us=latency_us or preset.latency_us,
-                name=preset.name,
-            )
-        measured_power = None
-        if bench_file:
-            table = read_bench(bench_file)
-            ok1 = table[(table["status"] == "ok") & (table["accelerators"] == 1)]
-            chosen = model or (ok1.sort_values("params")["model"].iloc[-1] if len(ok1) else "")
-            compute, n_params, measured_power = compute_from_bench(table, chosen)
-            calibrated_overlap = overlap_or_default(table, chosen, link)
-        else:
-            if params is None or step_ms is None:
-                fail("give --bench results.jsonl, or --params and --step-ms (and --batch)")
-            n_params = parse_size(params)
-            # Without a breakdown: backward ~ 2/3 of a step (2x the forward), optimizer small.
-            compute = Compute(
-                forward_ms=step_ms * 0.3,
-                backward_ms=step_ms * 0.6,
-                optimizer_ms=step_ms * 0.1,
-                batch=batch,
-            )
-            calibrated_overlap = DEFAULT_OVERLAP
-        inter = get_preset(inter_node) if nodes > 1 else None
-        inputs = AdviceInputs(
-            params=n_params,
-            compute=compute,
+        link: str | Link | None = interconnect
+        if busbw_gbs is not None:
+            link = Link(busbw_gbs=busbw_gbs, latency_us=latency_us, name="custom")
+        topology = _topology(topo_file) if link is None and collectives_file is None else None
+        result = run_advice(
+            bench=read_bench(bench_file) if bench_file else None,
+            model=model,
+            params=parse_size(params) if params else None,
+            step_ms=step_ms,
+            batch=batch,
+            flops_per_sample=parse_size(flops_per_sample) if flops_per_sample else None,
             link=link,
-            max_devices=max_devices or nodes * gpus_per_node,
-            per_node=gpus_per_node if nodes > 1 else None,
-            inter=Link(busbw_gbs=inter.busbw_gbs, latency_us=inter.latency_us, name=inter.name)
-            if inter
-            else None,
-            bytes_per_grad=precision_bytes,
-            overlap=overlap if overlap is not None else calibrated_overlap,
+            collectives=collectives_file,
+            topology=topology,
+            nodes=nodes,
+            gpus_per_node=gpus_per_node,
+            inter_node=inter_node,
+            nics_per_node=nics_per_node,
+            max_devices=max_devices,
+            overlap=overlap,
+            grad_bytes=precision_bytes,
+            bucket_mb=bucket_mb,
+            strategy=strategy,
+            noise_scale=parse_size(noise_scale) if noise_scale else None,
+            workload=workload,
+            ruleset=ruleset,
+            samples=parse_size(samples),
+            global_batch=global_batch,
             target_efficiency=target_efficiency,
-            price_per_device_hour=price,
-            power_w=power_w or measured_power or TDP_W["H100"],
-            samples=samples,
+            price=price,
+            power_w=power_w,
+            device_name=device_name,
         )
-        result = run_advice(inputs)
-    except (ValueError, KeyError, CalibrationError) as exc:
+    except (ValueError, KeyError, OSError) as exc:
         fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
+    frame = result.predictions
     if fmt is Format.json:
         from gpuscale.cli_output import jsonable
 
         doc = {
-            "inputs": {
-                "params": n_params,
-                "link": link.name,
-                "busbw_gbs": link.busbw_gbs,
-                "latency_us": link.latency_us,
-                "overlap": inputs.overlap,
-                "grad_bytes": inputs.grad_bytes,
-                "power_w": inputs.power_w,
-            },
             "recommendation": {
+                "devices": result.recommended,
                 "fastest": result.fastest,
                 "efficient": result.efficient,
+                "cheapest": result.cheapest,
                 "equilibrium": result.equilibrium,
+                "break_even_compute_ms_per_grad_mb": result.break_even_ms_per_mb,
                 "break_even_params": result.break_even_params,
                 "target_efficiency_params": result.target_params,
                 "dominant_term": result.dominant_term,
+                "speedup_capped_by": result.cap,
             },
             "explanation": result.explanation,
-            "predictions": result.predictions.to_dict("records"),
+            "predictions": frame.to_dict("records"),
         }
         out.file.write(json.dumps(jsonable(doc), indent=2) + "\n")
         return
+    inputs = result.inputs
+    assert inputs is not None
+    shown = frame if fmt is not Format.table else frame[TABLE_COLUMNS]
     print_frame(
         out,
-        result.predictions,
+        shown,
         fmt,
-        title=f"predicted DDP scaling, {n_params / 1e6:.3g}M parameters on {link.name} "
-        f"(overlap {inputs.overlap:.2f})",
+        title=f"predicted training, {inputs.model.params / 1e6:.3g}M parameters on "
+        f"{inputs.network.name}",
     )
     if fmt is Format.table:
         for line in result.explanation:
             out.print(f"- {line}", markup=False, highlight=False)
         eq = {k: "none" if v is None else v for k, v in result.equilibrium.items()}
-        knee = "none (no bend in the curve)" if eq["knee"] == "none" else eq["knee"]
         out.print(
-            f"- Equilibrium: knee {knee}, speed x "
-            f"efficiency {eq['max_speed_x_efficiency']}, E' >= 0.8 x best "
+            f"- Equilibrium: knee {eq['knee']}, speed x efficiency "
+            f"{eq['max_speed_x_efficiency']}, efficiency >= 0.8 x best "
             f"{eq['efficiency_threshold']}.",
             markup=False,
             highlight=False,

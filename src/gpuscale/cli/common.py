@@ -141,18 +141,6 @@ def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> l
     raise AssertionError("unreachable")
 
 
-def preset_link(name: str):
-    """The advice model's link for a preset name; a clean error for an unknown one."""
-    from gpuscale.advise.model import Link
-    from gpuscale.interconnect.reference import get_preset
-
-    try:
-        preset = get_preset(name)
-    except KeyError as exc:
-        fail(str(exc.args[0]))
-    return Link(busbw_gbs=preset.busbw_gbs, latency_us=preset.latency_us, name=preset.name)
-
-
 def read_bench(path: Path):
     """The bench table of a results file; a clean error when it cannot be used."""
     from gpuscale.bench.results import ResultsError, bench_table, read_results

@@ -16,7 +16,7 @@ from gpuscale.cli_output import Format, print_frame
 OPS_HELP = "all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv"
 
 
-def _topology(topo_file: Path | None, gpu: str | None):
+def detect_topology(topo_file: Path | None, gpu: str | None):
     """The topology from a saved ``nvidia-smi topo -m``, else NVML, else None."""
     from gpuscale.interconnect.nvml import TopologyError, nvml_topology, visible_uuids
     from gpuscale.interconnect.topology import parse_topo_matrix
@@ -134,7 +134,7 @@ def collectives(
     if latest.empty:
         fail(f"no measurement of sweep {sweep_id} in {out_file}")
     _print_sweep(latest)
-    topology = _topology(topo_file, gpu) if device == "cuda" or topo_file else None
+    topology = detect_topology(topo_file, gpu) if device == "cuda" or topo_file else None
     for finding in check_env(env, nvlink=bool(topology and topology.slowest_link() == "NV")):
         out.print(f"NCCL setting: {finding.message}", markup=False, highlight=False)
     for verdict in judge(sweeps, topology=topology, preset=interconnect, env=env):
@@ -188,7 +188,7 @@ def topo(
 
     from gpuscale.interconnect.nccl import check_env
 
-    topology = _topology(saved, gpu)
+    topology = detect_topology(saved, gpu)
     if topology is None:
         fail(
             "no NVML here (no NVIDIA driver or GPU, or nvidia-ml-py missing); pass --file "

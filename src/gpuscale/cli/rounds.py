@@ -18,7 +18,6 @@ from gpuscale.cli.common import (
     fail,
     load_tables,
     out,
-    preset_link,
     print_bench,
     read_bench,
     read_paths,
@@ -380,7 +379,10 @@ def report(
     with_advice: Annotated[
         bool, typer.Option("--advise", help="With --bench: add predicted scaling (advise).")
     ] = False,
-    interconnect: Annotated[str, typer.Option(help="Link preset for --advise.")] = "pcie-phb",
+    interconnect: Annotated[
+        str | None,
+        typer.Option(help="Link preset for --advise (default: the detected topology)."),
+    ] = None,
     max_devices: Annotated[int, typer.Option(help="Largest device count for --advise.")] = 8,
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
@@ -388,6 +390,13 @@ def report(
     from gpuscale.analysis.metrics import ReferenceNotFoundError
     from gpuscale.report.pool import analysis_executor
 
+    if with_advice and interconnect is not None:
+        from gpuscale.advice.model import Link
+
+        try:
+            Link.from_preset(interconnect)
+        except ValueError as exc:
+            fail(str(exc))
     # Forked once pandas is in (both need it): the worker imports scikit-learn and kneed
     # while this process imports matplotlib and loads the data.
     with analysis_executor() as analysis:
@@ -403,8 +412,7 @@ def report(
                 out_dir,
                 AnalysisOptions(reference=reference),
                 bench=read_bench(bench_file) if bench_file else None,
-                advice_link=preset_link(interconnect) if with_advice else None,
-                max_devices=max_devices,
+                advice={"link": interconnect, "max_devices": max_devices} if with_advice else None,
                 analysis=analysis,
                 workers=cores(),
             )

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from gpuscale.advise.model import Link
-from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
+from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params, trusted
 from gpuscale.formatting import number
 from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
 from gpuscale.report.svg import save_chart
@@ -23,6 +23,7 @@ COLUMNS = {
     "comm_fraction": "Comm. share",
     "speedup": "Speedup",
     "efficiency": "Efficiency",
+    "flags": "Not trusted because",
 }
 
 
@@ -34,9 +35,14 @@ class BenchSection:
     rows: list[dict[str, str]]
 
 
-def bench_findings(scaling: pd.DataFrame) -> list[str]:
-    """Sentences: break-even size, best and worst scaling, communication share."""
+def bench_findings(all_rows: pd.DataFrame) -> list[str]:
+    """Sentences: break-even size, best and worst scaling, communication share; from the
+    runs without plausibility flags (the flagged ones are named and left out)."""
     out = []
+    scaling = trusted(all_rows)
+    flagged = all_rows[all_rows["flagged"].astype(bool)]
+    if scaling.empty:
+        return [f"All {len(all_rows)} runs are flagged as untrustworthy (see the table)."]
     hosts = ", ".join(sorted({str(h) for h in scaling["hostname"].dropna()})) or "this machine"
     out.append(
         f"{scaling['model'].nunique()} models from {scaling['params'].min() / 1e6:.2g}M "
@@ -44,6 +50,12 @@ def bench_findings(scaling: pd.DataFrame) -> list[str]:
         f"{', '.join(map(str, sorted(scaling['accelerators'].unique())))} devices "
         f"({hosts}, {', '.join(sorted(scaling['backend'].unique()))})."
     )
+    if len(flagged):
+        names = ", ".join(f"{r.model} on {r.accelerators}" for r in flagged.itertuples())
+        out.append(
+            f"Left out of these findings and the advice, as not trustworthy: {names} "
+            "(reasons in the table)."
+        )
     for world in sorted(set(scaling["accelerators"]) - {1}):
         at = scaling[(scaling["accelerators"] == world) & scaling["speedup"].notna()]
         if at.empty:
@@ -76,46 +88,43 @@ def bench_findings(scaling: pd.DataFrame) -> list[str]:
 
 
 def advice_figure(
-    table: pd.DataFrame, scaling: pd.DataFrame, out_dir: Path, advice_link: Link, max_devices: int
+    table: pd.DataFrame, scaling: pd.DataFrame, out_dir: Path, options: dict[str, Any]
 ) -> tuple[list[str], tuple] | None:
-    """Advice for the largest model with an N = 1 run: explanation and the figure."""
-    from gpuscale.advise.calibrate import compute_from_bench, overlap_or_default
-    from gpuscale.advise.recommend import TDP_W, AdviceInputs, advise
+    """``gpuscale advise`` for the largest model with a trustworthy N = 1 run: its
+    explanation and the predicted scaling against the measured points."""
+    from gpuscale.advice.api import advise
+    from gpuscale.advice.calibrate import CalibrationError
 
-    single = scaling[scaling["accelerators"] == 1]
-    if single.empty:
-        return None
-    model = single.sort_values("params")["model"].iloc[-1]
-    compute, params, power = compute_from_bench(table, model)
-    overlap = overlap_or_default(table, model, advice_link)
-    result = advise(
-        AdviceInputs(
-            params=params,
-            compute=compute,
-            link=advice_link,
-            max_devices=max_devices,
-            power_w=power or TDP_W["H100"],
-            overlap=overlap,
-        )
+    try:
+        result = advise(bench=table, **options)
+    except (CalibrationError, ValueError) as exc:
+        return [f"No advice: {exc}"], None
+    inputs = result.inputs
+    assert inputs is not None
+    predicted = result.predictions.assign(
+        # what the bench measures: throughput over one device's
+        speedup=lambda f: f["throughput_efficiency"] * f["devices"],
+        efficiency=lambda f: f["throughput_efficiency"],
     )
+    model = inputs.name
     chart = predicted_scaling(
-        result.predictions,
-        scaling[scaling["model"] == model],
-        f"Advice: {model} on {advice_link.name}",
+        predicted,
+        trusted(scaling[scaling["model"] == model]),
+        f"Advice: {model} on {inputs.network.name}",
     )
     svg, files = save_chart(chart, out_dir, "advice_predicted_scaling")
     return [f"Advice for {model}: {line}" for line in result.explanation], (
-        "Predicted speedup and efficiency by device count (measured points overlaid)",
+        "Predicted throughput speedup and efficiency by device count (measured points overlaid)",
         svg,
         [f.name for f in files],
     )
 
 
 def build_bench_section(
-    table: pd.DataFrame, out_dir: Path, *, advice_link: Link | None = None, max_devices: int = 8
+    table: pd.DataFrame, out_dir: Path, *, advice: dict[str, Any] | None = None
 ) -> BenchSection | None:
     """Findings, figures (written beside the report) and the table; None without ok runs.
-    With ``advice_link`` the predicted scaling of ``gpuscale advise`` is added."""
+    With ``advice`` (keyword arguments of ``gpuscale.advise``) its advice is added."""
     scaling = bench_scaling(table)
     if scaling.empty:
         return None
@@ -129,11 +138,12 @@ def build_bench_section(
         svg, files = save_chart(make(scaling), out_dir, stem)
         figures.append((title, svg, [f.name for f in files]))
     findings = bench_findings(scaling)
-    if advice_link is not None:
-        extra = advice_figure(table, scaling, out_dir, advice_link, max_devices)
+    if advice is not None:
+        extra = advice_figure(table, scaling, out_dir, advice)
         if extra is not None:
             findings += extra[0]
-            figures.append(extra[1])
+            if extra[1] is not None:
+                figures.append(extra[1])
     rows = [
         {label: number(r[col]) for col, label in COLUMNS.items()}
         for r in scaling.to_dict("records")

@@ -13,12 +13,12 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from gpuscale._io import write_atomically
-from gpuscale.advise.model import Link
 from gpuscale.analysis.analyze import (
     AnalysisOptions,
     WorkloadAnalysis,
@@ -123,8 +123,7 @@ def build_report(
     *,
     workers: int = 1,
     bench: pd.DataFrame | None = None,
-    advice_link: Link | None = None,
-    max_devices: int = 8,
+    advice: dict[str, Any] | None = None,
     analysis: Executor | None = None,
 ) -> Path:
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
@@ -133,7 +132,7 @@ def build_report(
     ``OutputError``); figures of an earlier report there are replaced, not left stale.
 
     ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section;
-    ``advice_link`` adds the predicted scaling of ``gpuscale advise`` to it. Drawing is
+    ``advice`` (keyword arguments of ``gpuscale.advise``) adds its advice to it. Drawing is
     most of a report's time: with ``workers`` > 1 it runs in that many forked processes
     and starts as soon as each figure's data exists (the CLI uses every core).
     ``analysis`` runs the second half of each workload's analysis (clusters,
@@ -151,7 +150,7 @@ def build_report(
     def bench_section(folder: Path) -> BenchSection | None:
         if bench is None:
             return None
-        return build_bench_section(bench, folder, advice_link=advice_link, max_devices=max_devices)
+        return build_bench_section(bench, folder, advice=advice)
 
     write_atomically(out_dir, write)
     return out_dir / "index.html"

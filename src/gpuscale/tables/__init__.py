@@ -1,7 +1,7 @@
 """The data model: every table gpuscale produces, its columns, statuses and codes.
 
 Producers (``gpuscale.mlperf`` reading rounds, ``gpuscale.bench`` measuring) write these
-tables; consumers (``gpuscale.analysis``, ``gpuscale.advise``, ``gpuscale.report``) read
+tables; consumers (``gpuscale.analysis``, ``gpuscale.advice``, ``gpuscale.report``) read
 them and never import a producer. Nothing here reads or writes files.
 
 Column names are a stable, documented schema (README, "Output schema"); units are in the

@@ -110,6 +110,19 @@ def rcp_model(ruleset: str, benchmark: str) -> ConvergenceModel | None:
     return fit(list(batches), list(samples), f"RCPs of {benchmark}, ruleset {ruleset}")
 
 
+def rcp_model_for(workload: str, ruleset: str) -> ConvergenceModel | None:
+    """E(B) of a workload (cross-round name, or a benchmark folder's) in a ruleset, found
+    under any of the names its RCP file has had (``ssd`` for ``retinanet``)."""
+    from gpuscale.tables.workloads import RENAMED, workload_of
+
+    name = workload_of(workload)
+    for candidate in (name, *[old for old, new in RENAMED.items() if new == name]):
+        fitted = rcp_model(ruleset, candidate)
+        if fitted is not None:
+            return fitted
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class NoiseScale:
     """``B_simple`` (samples) and its 95% bootstrap interval, from ``steps`` steps."""
@@ -150,5 +163,5 @@ def noise_scale(
     picks = rng.integers(0, len(g_small), size=(n_boot, len(g_small)))
     draws = np.array([estimate(g_small[p], g_big[p]) for p in picks])
     draws = draws[np.isfinite(draws) & (draws > 0)]
-    low, high = (np.quantile(draws, [0.025, 0.975]) if len(draws) else (math.nan, math.nan))
+    low, high = np.quantile(draws, [0.025, 0.975]) if len(draws) else (math.nan, math.nan)
     return NoiseScale(value, float(low), float(high), len(g_small))

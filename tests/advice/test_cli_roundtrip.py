@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from gpuscale.bench.results import append_result
@@ -17,7 +18,7 @@ runner = CliRunner()
 
 def bench_file(tmp_path: Path) -> Path:
     path = tmp_path / "results.jsonl"
-    for world, sps, overhead in ((1, 1000.0, 0.0), (2, 1500.0, 3.0)):
+    for world, sps, overhead, comm in ((1, 1000.0, 0.0, None), (2, 1500.0, 3.0, 4.0)):
         r = bench_record(
             "tf-7m",
             6_870_000,
@@ -27,6 +28,7 @@ def bench_file(tmp_path: Path) -> Path:
             backward_ms=4.0,
             optimizer_ms=1.0,
             sync_overhead_ms=overhead,
+            comm_ms=comm,
         )
         append_result(path, r)
     return path
@@ -49,10 +51,14 @@ def test_bench_to_recommendation(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["inputs"]["params"] == 6_870_000
-    assert 0 <= doc["inputs"]["overlap"] <= 1
     assert doc["recommendation"]["fastest"] in (1, 2, 4, 8)
     assert [p["devices"] for p in doc["predictions"]] == [1, 2, 4, 8]
+    # the N = 2 run is the calibration point: predicted as measured (7 ms + 3 of 4 ms exposed)
+    two = doc["predictions"][1]
+    assert two["step_ms"] == pytest.approx(10.0)
+    text = " ".join(doc["explanation"])
+    assert "Calibrated on tf-7m" in text and "preset pcie4-x16" in text
+    assert "Power: unknown" in text  # a CPU bench without RAPL: no H100 watts
 
 
 def test_presets_alone() -> None:
@@ -83,6 +89,10 @@ def test_bad_input_is_a_clean_error(tmp_path: Path) -> None:
         ["--params", "3M", "--step-ms", "20", "--interconnect", "warp"],
         ["--bench", str(empty)],
         ["--step-ms", "20"],
+        ["--params", "7M", "--step-ms", "20", "--workload", "no-such-benchmark"],
+        ["--params", "7M", "--step-ms", "20", "--strategy", "zero3"],
+        ["--params", "7M", "--step-ms", "0"],
+        ["--params", "7M", "--step-ms", "20", "--samples", "lots"],
     ):
         result = runner.invoke(app, ["advise", *args])
         assert result.exit_code == 2 and "Traceback" not in result.output, args

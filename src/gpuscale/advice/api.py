@@ -1,0 +1,255 @@
+"""One call from what a user has to the advice: ``gpuscale.advise(...)``.
+
+From numbers::
+
+    gpuscale.advise(params=7e6, step_ms=20, batch=64, link="pcie-phb")
+
+or from measurements (``gpuscale bench`` results, optionally a ``gpuscale collectives``
+sweep and the detected topology)::
+
+    gpuscale.advise(bench="results.jsonl", collectives="collectives.jsonl")
+
+Returns an :class:`~gpuscale.advice.recommend.Advice`: the recommendation, a DataFrame of
+predictions per device count (``.predictions``) and the explanation. The CLI and the
+report call this same function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpuscale.advice.calibrate import (
+    calibrate,
+    default_model,
+    network_from_collectives,
+    with_comm_scale,
+)
+from gpuscale.advice.convergence import ConvergenceModel, rcp_model_for
+from gpuscale.advice.energy import device_power
+from gpuscale.advice.model import DEFAULT_BUCKET_MB, Compute, Link, ModelSpec, Network
+from gpuscale.advice.recommend import Advice, AdviceInputs
+from gpuscale.advice.recommend import advise as recommend
+from gpuscale.units import format_count, format_ms
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from gpuscale.interconnect.topology import Topology
+
+DEFAULT_LINK = "pcie-phb"
+
+
+def choose_link(link: str | Link | None, topology: Topology | None) -> tuple[Link, str]:
+    """The intra-node link and a sentence saying where it came from: given, else the
+    detected topology's slowest pair (its expected bus bandwidth), else ``pcie-phb``."""
+    if isinstance(link, Link):
+        return link, f"Link: {link.name} as given ({link.busbw_gbs:.3g} GB/s bus bandwidth)."
+    if link is not None:
+        chosen = Link.from_preset(link)
+        return chosen, f"Link: preset {chosen.name} ({chosen.busbw_gbs:.3g} GB/s) as given."
+    preset = topology.preset() if topology is not None else None
+    if topology is not None and preset is not None:
+        chosen = Link.from_preset(preset)
+        expected = topology.expected_busbw_gbs()
+        if expected:
+            chosen = replace(chosen, busbw_gbs=expected, name=f"{preset} (detected)")
+        return chosen, (
+            f"Link: {chosen.name}, the slowest GPU pair of the detected topology "
+            f"({topology.slowest_link()}), expected {chosen.busbw_gbs:.3g} GB/s."
+        )
+    chosen = Link.from_preset(DEFAULT_LINK)
+    return chosen, (
+        f"Link: no link given and none detected; assumed {DEFAULT_LINK} "
+        f"({chosen.busbw_gbs:.3g} GB/s): give --interconnect or --collectives."
+    )
+
+
+def convergence_for(
+    *,
+    noise_scale: float | None,
+    workload: str | None,
+    ruleset: str,
+    samples: float,
+    reference_batch: float,
+    measured: Any = None,
+) -> tuple[ConvergenceModel | None, str | None]:
+    """The convergence model: a given noise scale, an MLPerf workload's RCP fit, or the
+    noise scale the bench measured; ``E_min`` so that ``samples`` are needed at the
+    reference batch. Returns (model, note)."""
+    if workload is not None:
+        from gpuscale.tables.workloads import counts_samples
+
+        fitted = rcp_model_for(workload, ruleset)
+        if fitted is None:
+            raise ValueError(
+                f"no reference convergence points for {workload!r} in ruleset {ruleset} "
+                "(mlperf-logging's rcp_checker)"
+            )
+        if counts_samples(workload):
+            return fitted, f"{fitted.e_min:.3g} samples at the smallest batch (RCPs)"
+        # RCPs in epochs: the shape (B_noise) from them, the scale from ``samples``
+        e_min = samples / (1 + reference_batch / fitted.b_noise)
+        return ConvergenceModel(e_min, fitted.b_noise, fitted.source + ", scaled"), None
+    if noise_scale is not None:
+        if not noise_scale > 0:
+            raise ValueError(f"noise scale must be positive, got {noise_scale}")
+        b_noise, source = noise_scale, "noise scale as given"
+    elif measured is not None:
+        b_noise = measured.b_simple
+        source = (
+            f"B_simple {measured.b_simple:.3g} measured by the bench over {measured.steps} "
+            f"steps, 95% interval {measured.low:.3g}-{measured.high:.3g}; early in training "
+            "it is a lower bound"
+        )
+    else:
+        return None, None
+    e_min = samples / (1 + reference_batch / b_noise)
+    return ConvergenceModel(e_min, b_noise, source), None
+
+
+def advise(
+    *,
+    bench: str | Path | pd.DataFrame | None = None,
+    model: str | None = None,
+    params: float | None = None,
+    step_ms: float | None = None,
+    batch: int | None = None,
+    flops_per_sample: float | None = None,
+    link: str | Link | None = None,
+    collectives: str | Path | None = None,
+    topology: Topology | None = None,
+    nodes: int = 1,
+    gpus_per_node: int = 8,
+    inter_node: str = "ib-ndr400",
+    nics_per_node: int | None = None,
+    max_devices: int | None = None,
+    overlap: float | None = None,
+    grad_bytes: int = 4,
+    bucket_mb: float = DEFAULT_BUCKET_MB,
+    strategy: str = "ddp",
+    noise_scale: float | None = None,
+    workload: str | None = None,
+    ruleset: str = "5.0.0",
+    samples: float = 1e7,
+    global_batch: int | None = None,
+    target_efficiency: float = 0.7,
+    price: float | None = None,
+    power_w: float | None = None,
+    device_name: str | None = None,
+) -> Advice:
+    """The advice for one model (see the module docstring). Raises ``ValueError`` (and
+    its subclass ``CalibrationError``) with a message for the user on bad input."""
+    intra, link_note = choose_link(link, topology)
+    network = Network(
+        intra=intra,
+        per_node=gpus_per_node if nodes > 1 else None,
+        inter=Link.from_preset(inter_node) if nodes > 1 else None,
+        nics_per_node=nics_per_node,
+    )
+    sources = [link_note]
+    if collectives is not None:
+        network = network_from_collectives(Path(collectives), network)
+        ranks = sorted({c.ranks for c in network.curves})
+        sources[0] = (
+            f"Link: the curves measured in {Path(collectives).name} on "
+            f"{', '.join(map(str, ranks))} ranks; other counts from {network.intra.busbw_gbs:.3g} "
+            f"GB/s bus bandwidth, {network.intra.latency_us:.3g} us latency read off them."
+        )
+    if nodes > 1:
+        sources.append(
+            f"Between nodes: {network.inter.name} x {nics_per_node or gpus_per_node} NICs per "
+            "node, NCCL's ring over all ranks through the slowest level."
+        )
+    if bench is not None:
+        table = _bench_table(bench)
+        chosen = model or default_model(table)
+        cal = calibrate(table, chosen, network)
+        network = with_comm_scale(network, cal)
+        spec = replace(cal.model, grad_bytes_per_param=grad_bytes)
+        name = cal.name
+        compute, per_device = cal.compute, batch or cal.batch
+        measured_overlap = cal.overlap if overlap is None else overlap
+        if measured_overlap is None and cal.device == "cpu":
+            measured_overlap = 0.0  # gloo reduces on the cores backward uses
+        power = device_power(cal.device, cal.device_name, measured_w=cal.power_w, given_w=power_w)
+        sources += _bench_sources(cal, measured_overlap)
+        noise = cal.noise
+        min_batch = max(1, per_device // 8)  # the fitted fixed cost prices small batches
+    else:
+        if params is None or step_ms is None:
+            raise ValueError("give bench results, or params and step_ms (and batch)")
+        per_device = batch or 32
+        spec = ModelSpec(
+            params=float(params), flops_per_sample=flops_per_sample, grad_bytes_per_param=grad_bytes
+        )
+        if not step_ms > 0:
+            raise ValueError(f"step time must be positive, got {step_ms} ms")
+        # the whole measured step taken as work at the rate it implies
+        tflops = per_device * spec.flops / (step_ms / 1e3) / 1e12
+        compute = Compute(tflops=tflops)
+        min_batch = per_device  # no fixed cost known: smaller batches would look free
+        measured_overlap = overlap
+        power = device_power(None, device_name, given_w=power_w)
+        sources.append(
+            f"Compute: {format_ms(step_ms)} per step of {per_device:,} samples "
+            f"-> {tflops:.3g} TFLOP/s at "
+            + ("the FLOPs given." if flops_per_sample else "6 x parameters FLOPs per sample.")
+        )
+        noise = None
+        name = f"a {format_count(spec.params)}-parameter model"
+    convergence, _ = convergence_for(
+        noise_scale=noise_scale,
+        workload=workload,
+        ruleset=ruleset,
+        samples=samples,
+        reference_batch=per_device,
+        measured=noise,
+    )
+    inputs = AdviceInputs(
+        model=spec,
+        compute=compute,
+        network=network,
+        batch=per_device,
+        name=name,
+        max_devices=max_devices or (nodes * gpus_per_node if nodes > 1 else gpus_per_node),
+        overlap=measured_overlap,
+        bucket_mb=bucket_mb,
+        strategy=strategy,
+        convergence=convergence,
+        samples=samples,
+        global_batch=global_batch,
+        min_batch=min_batch,
+        target_efficiency=target_efficiency,
+        price_per_device_hour=price,
+        power=power,
+        sources=tuple(sources),
+    )
+    return recommend(inputs)
+
+
+def _bench_table(bench: str | Path | pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
+    if isinstance(bench, pd.DataFrame):
+        return bench
+    from gpuscale.bench.results import bench_table, read_records
+
+    return bench_table(read_records(Path(bench)))
+
+
+def _bench_sources(cal: Any, overlap: float | None) -> list[str]:
+    lines = [f"Calibrated on {cal.name}: " + "; ".join(cal.notes) + "."]
+    if cal.overlap is not None:
+        lines.append(f"Overlap {cal.overlap:.2f} measured by the bench (1 - exposed / comm).")
+    elif overlap is not None:
+        lines.append(f"Overlap {overlap:.2f}: not measured (no multi-device run).")
+    else:
+        lines.append("Overlap not measured: half the communication, never the last bucket.")
+    if cal.comm_scale is not None:
+        lines.append(
+            f"Communication inside DDP measured at {cal.comm_scale:.3g}x the network's "
+            "prediction; applied to every prediction."
+        )
+    return lines

@@ -1,0 +1,347 @@
+"""Calibrating the step model from measurements: ``gpuscale bench`` results and a
+``gpuscale collectives`` sweep.
+
+* Compute: per model family, least squares (non-negative) of the N = 1 forward + backward
+  time on the work per step, ``t_fb = t_fixed + (b F) / R`` (``b F``: samples x FLOPs per
+  sample, from ``torch.utils.flop_counter``), and of the optimizer time on the
+  parameters. The model advised on keeps the family's rate ``R`` and its own measured step
+  (the fixed term absorbs the difference), so its calibration point is reproduced exactly.
+* DDP's own cost: the N = 1 synchronised minus no-sync step, per parameter.
+* Overlap: ``1 - exposed / comm`` of the model's smallest multi-device run (the bench
+  measures both), else the median over the other models of the same configuration.
+* Communication scale: the communication DDP measured over what the network (sweep or
+  link) predicts for the same buckets, median over the model's own multi-device runs, else
+  over the configuration's (on CPU it is above 1: the all-reduce shares the cores with
+  backward).
+
+Only rows of the configuration advised on (device, backend, precision, TF32, threads)
+and without plausibility flags are used; what was left out is said in ``notes``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.advice.convergence import NoiseScale, noise_scale
+from gpuscale.advice.model import (
+    CommCurve,
+    Compute,
+    Link,
+    ModelSpec,
+    Network,
+    comm_times_s,
+    ring_factor,
+)
+
+# Runs that share a machine setting: their compute and communication are comparable.
+HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
+
+
+class CalibrationError(ValueError):
+    """The measurements cannot calibrate the model (no N = 1 run of that model, ...)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Calibration:
+    """What the bench measured about one model, ready for the step model."""
+
+    name: str
+    model: ModelSpec
+    compute: Compute
+    batch: int
+    strategy: str = "ddp"
+    bucket_mb: float = 25.0
+    device: str | None = None
+    device_name: str | None = None
+    overlap: float | None = None  # measured share hidden; None: not measured
+    comm_scale: float | None = None  # measured / predicted communication; None: unknown
+    power_w: float | None = None  # measured mean device power
+    noise: NoiseScale | None = None
+    measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)  # N, step_ms
+    notes: tuple[str, ...] = ()
+
+
+def _usable(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    ok = table[table["status"] == "ok"]
+    flagged = ok[ok["flagged"].fillna(False).astype(bool)]
+    notes = [
+        f"left out {r.model} on {r.accelerators} device(s): {r.flags}" for r in flagged.itertuples()
+    ]
+    return ok[~ok.index.isin(flagged.index)], notes
+
+
+def _same_hardware(rows: pd.DataFrame, like: pd.Series) -> pd.DataFrame:
+    keep = np.ones(len(rows), bool)
+    for column in HARDWARE_COLUMNS:
+        value = like[column]
+        same = rows[column].isna() if pd.isna(value) else rows[column] == value
+        keep &= same.to_numpy()
+    return rows[keep]
+
+
+def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:
+    from scipy.optimize import nnls
+
+    return nnls(np.column_stack(columns), y)[0]
+
+
+def fit_compute(single: pd.DataFrame) -> tuple[float, float, float] | None:
+    """(fixed ms, achieved TFLOP/s, optimizer ms per million parameters) fitted over N = 1
+    rows of one family and configuration; None without two distinct work sizes."""
+    rows = single.dropna(subset=["forward_ms", "backward_ms", "flops_per_sample", "params"])
+    work_gflop = (rows["batch_per_device"] * rows["flops_per_sample"]).to_numpy(float) / 1e9
+    if len(np.unique(work_gflop)) < 2:
+        return None
+    fb = (rows["forward_ms"] + rows["backward_ms"]).to_numpy(float)
+    fixed, ms_per_gflop = _nnls([np.ones_like(work_gflop), work_gflop], fb)
+    if ms_per_gflop <= 0:
+        return None
+    mparams = rows["params"].to_numpy(float) / 1e6
+    opt = _nnls([mparams], rows["optimizer_ms"].fillna(0).to_numpy(float))[0]
+    return float(fixed), float(1 / ms_per_gflop), float(opt)
+
+
+def _single_row(rows: pd.DataFrame, model: str) -> pd.Series:
+    single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
+    if single.empty:
+        known = sorted(rows.loc[rows["accelerators"] == 1, "model"].unique())
+        raise CalibrationError(
+            f"no trustworthy N = 1 run of {model!r} in the bench results "
+            f"(models with one: {', '.join(known) or 'none'})"
+        )
+    row = single.iloc[-1]
+    missing = [
+        c
+        for c in ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
+        if pd.isna(row[c])
+    ]
+    if missing:
+        raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
+    return row
+
+
+def _compute(row: pd.Series, hardware: pd.DataFrame, notes: list[str]) -> tuple[Compute, ModelSpec]:
+    flops = row["flops_per_sample"]
+    params = float(row["params"])
+    if pd.isna(flops) or flops <= 0:
+        notes.append(f"{row['model']}: FLOPs not counted; assumed 6 x parameters per sample")
+        flops = 6.0 * params
+    model = ModelSpec(params=params, flops_per_sample=float(flops))
+    fb = float(row["forward_ms"] + row["backward_ms"])
+    work_ms_per_tflop = float(row["batch_per_device"]) * model.flops / 1e12 * 1e3
+    single = hardware[hardware["accelerators"] == 1]
+    family = single[single["family"] == row["family"]]
+    fitted = fit_compute(family) or fit_compute(single)
+    if fitted is not None:
+        fixed, tflops, _ = fitted
+        fixed = fb - work_ms_per_tflop / tflops
+        if fixed < 0:  # faster than the family: all of the step is work at its own rate
+            fixed, tflops = 0.0, work_ms_per_tflop / fb
+        notes.append(
+            f"compute: {tflops:.3g} TFLOP/s achieved by the {row['family']} family, "
+            f"{fixed:.3g} ms fixed per step for {row['model']}"
+        )
+    else:
+        fixed, tflops = 0.0, work_ms_per_tflop / max(fb, 1e-9)
+        notes.append("compute: one model measured, its whole step taken as work at its own rate")
+    mparams = params / 1e6
+    overhead = row.get("ddp_overhead_ms")
+    backward_share = float(row["backward_ms"]) / fb if fb > 0 else 2 / 3
+    samples = row.get("nosync_step_ms_samples")
+    samples = tuple(float(v) for v in samples) if isinstance(samples, tuple | list) else ()
+    compute = Compute(
+        tflops=tflops,
+        fixed_ms=fixed,
+        opt_ms_per_mparam=float(row["optimizer_ms"]) / mparams,
+        ddp_ms_per_mparam=float(overhead) / mparams if pd.notna(overhead) else 0.0,
+        backward_share=min(1.0, max(0.0, backward_share)),
+        jitter_ms=samples,
+        jitter_ref_ms=float(np.mean(samples)) if samples else 0.0,
+    )
+    return compute, model
+
+
+def _comm_scale(multi: pd.DataFrame, network: Network) -> float | None:
+    """Median of measured DDP communication over the network's prediction."""
+    ratios = []
+    for r in multi.dropna(subset=["comm_ms", "grad_bytes_per_step"]).itertuples():
+        strategy = "fsdp" if r.strategy == "fsdp" else "ddp"
+        predicted, _ = comm_times_s(
+            network,
+            float(r.grad_bytes_per_step),
+            int(r.accelerators),
+            bucket_mb=float(r.bucket_mb) if pd.notna(r.bucket_mb) else 25.0,
+            strategy=strategy,
+        )
+        if predicted > 0 and r.comm_ms > 0:
+            ratios.append(r.comm_ms / (predicted * 1e3))
+    return float(np.median(ratios)) if ratios else None
+
+
+def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, float], ...]:
+    """(N, median no-sync step at N over the same configuration's at N = 1)."""
+    if multi.empty or single.empty:
+        return ()
+    base = single.drop_duplicates("config_group", keep="last").set_index("config_group")
+    reference = multi["config_group"].map(base["nosync_step_ms_mean"]).astype(float)
+    ratio = multi["nosync_step_ms_mean"].astype(float) / reference
+    found = ratio.groupby(multi["accelerators"]).median().dropna()
+    return tuple((int(n), float(f)) for n, f in found.items() if f > 0)
+
+
+def _noise(rows: pd.DataFrame) -> NoiseScale | None:
+    best = None
+    for r in rows.itertuples():
+        local, glob = r.noise_local_sq, r.noise_global_sq
+        if not (isinstance(local, tuple) and len(local) >= 2 and pd.notna(r.noise_batch_big)):
+            continue
+        estimate = noise_scale(
+            list(local), list(glob), float(r.noise_batch_small), float(r.noise_batch_big)
+        )
+        if estimate is not None and (best is None or estimate.steps > best.steps):
+            best = estimate
+    return best
+
+
+def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
+    """Everything the bench measured about ``model`` (see the module docstring)."""
+    rows, notes = _usable(table)
+    row = _single_row(rows, model)
+    hardware = _same_hardware(rows, row)
+    other = len(rows) - len(hardware)
+    if other:
+        notes.append(f"left out {other} run(s) of another device, backend, precision or threads")
+    compute, spec = _compute(row, hardware, notes)
+    multi = hardware[hardware["accelerators"] > 1]
+    own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
+    single = hardware[hardware["accelerators"] == 1]
+    measured_slowdown = dict(_slowdown(multi, single))
+    measured_slowdown.update(_slowdown(own, single))  # its own runs first
+    compute = replace(compute, slowdown=tuple(sorted(measured_slowdown.items())))
+    overlap = None
+    if own["overlap"].notna().any():
+        overlap = float(own["overlap"].dropna().iloc[0])
+    elif multi["overlap"].notna().any():
+        overlap = float(multi["overlap"].median())
+        notes.append(f"overlap: no multi-device run of {model}; median of the other models")
+    measured = rows[rows["model"] == model][["accelerators", "step_ms_mean", "samples_per_s"]]
+    power = rows.loc[rows["model"] == model, "power_w_mean"].dropna()
+    return Calibration(
+        name=model,
+        model=spec,
+        compute=compute,
+        batch=int(row["batch_per_device"]),
+        strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
+        bucket_mb=float(row["bucket_mb"]) if pd.notna(row["bucket_mb"]) else 25.0,
+        device=None if pd.isna(row["device"]) else str(row["device"]),
+        device_name=None if pd.isna(row["device_name"]) else str(row["device_name"]),
+        overlap=overlap,
+        # its own runs reproduce its calibration point; the others' for a model without
+        comm_scale=_comm_scale(own, network) or _comm_scale(multi, network),
+        power_w=float(power.mean()) if len(power) else None,
+        noise=_noise(own),
+        measured_steps=measured.reset_index(drop=True),
+        notes=tuple(notes),
+    )
+
+
+def default_model(table: pd.DataFrame) -> str:
+    """The largest model with a trustworthy N = 1 run (``CalibrationError`` when none)."""
+    rows, _ = _usable(table)
+    single = rows[rows["accelerators"] == 1]
+    if single.empty:
+        raise CalibrationError("the bench results hold no trustworthy N = 1 run")
+    return str(single.sort_values("params")["model"].iloc[-1])
+
+
+def fit_link(curve: CommCurve, name: str) -> Link:
+    """An alpha-beta link read off a curve where each constant decides: the bus bandwidth
+    from the slope through the large sizes (the largest sixteenth of the range, three
+    sizes at least), the latency from the small sizes' median time less their bandwidth
+    term. (One line through 8 B to 128 MB lets the many small sizes pull the slope: on
+    gloo it overstated the bandwidth by 40%.)"""
+    size, time_s = np.asarray(curve.sizes), np.asarray(curve.times_s)
+    large = size >= size.max() / 16
+    if large.sum() < 3:
+        large = np.arange(len(size)) >= len(size) - 3
+    # a noisy sweep can give a slope near zero: never more than 4x the best bus
+    # bandwidth the sweep actually reached
+    observed = float(np.max(ring_factor(curve.ranks) * size / time_s))
+    slope = max(
+        float(np.polyfit(size[large], time_s[large], 1)[0]),
+        ring_factor(curve.ranks) / (4 * observed),
+    )
+    small = np.arange(len(size)) < max(1, len(size) // 4)
+    fixed_s = max(float(np.median(time_s[small] - slope * size[small])), 0.0)
+    return Link(
+        busbw_gbs=ring_factor(curve.ranks) / slope / 1e9,
+        latency_us=fixed_s / (2 * (curve.ranks - 1)) * 1e6,
+        name=name,
+    )
+
+
+def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, Any]]:
+    """The measured curves of a ``gpuscale collectives`` file (latest sweep of each rank
+    count, in-place where both were run, median per size) and the latest header."""
+    from gpuscale.interconnect.records import read_sweeps
+
+    sweeps = read_sweeps(path)
+    table = sweeps.results
+    if table is None or table.empty:
+        raise CalibrationError(f"{path}: no collectives measurement")
+    table = table[table["status"] == "ok"]
+    curves: list[CommCurve] = []
+    for (op, ranks), rows in table.groupby(["op", "ranks"]):
+        if op not in ("all_reduce", "all_gather", "reduce_scatter") or ranks < 2:
+            continue
+        rows = rows[rows["sweep_id"] == rows["sweep_id"].iloc[-1]]
+        if (rows["placement"] == "in-place").any():
+            rows = rows[rows["placement"] == "in-place"]
+        curve = rows.groupby("size_bytes")["time_us"].median()
+        if len(curve) >= 4:
+            curves.append(
+                CommCurve(
+                    str(op),
+                    int(ranks),
+                    tuple(curve.index.astype(float)),
+                    tuple(curve.to_numpy(float) / 1e6),
+                )
+            )
+    if not any(c.op == "all_reduce" for c in curves):
+        raise CalibrationError(
+            f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks"
+        )
+    header = sweeps.headers.get(sweeps.latest, {}) if sweeps.latest else {}
+    return curves, header
+
+
+def network_from_collectives(path: Path, base: Network) -> Network:
+    """``base`` with the measured curves; the intra-node link is read off the largest
+    single-node all-reduce (for device counts the sweep did not cover)."""
+    curves, header = curves_from_collectives(path)
+    nodes = int(header.get("nodes") or 1)
+    per_node = base.per_node
+    if nodes > 1 and not per_node:
+        per_node = int(header.get("ranks", 0)) // nodes or None
+    network = replace(base, per_node=per_node, curves=tuple(curves))
+    inside = [c for c in curves if c.op == "all_reduce" and not network.spans_nodes(c.ranks)]
+    if inside:
+        widest = max(inside, key=lambda c: c.ranks)
+        loaded = ", under compute load" if header.get("settings", {}).get("load") else ""
+        intra = fit_link(widest, f"measured ({path.name}, {widest.ranks} ranks{loaded})")
+        network = replace(network, intra=intra)
+    return network
+
+
+def with_comm_scale(network: Network, calibration: Calibration) -> Network:
+    """The network scaled by the communication DDP measured (unchanged when unknown)."""
+    scale = calibration.comm_scale
+    if scale is None or not math.isfinite(scale) or scale <= 0:
+        return network
+    return replace(network, comm_scale=scale)

@@ -1,0 +1,367 @@
+"""From the step model and the convergence model to a recommendation: how many devices,
+with what per-device batch and gradient accumulation, the break-even, time, cost and
+energy to a trained model.
+
+For each device count N the search tries per-device batches ``b`` (the measured one and
+its halves) and accumulation ``k`` (powers of two): the global batch is ``B = N b k``,
+the samples to train ``E(B)`` (``gpuscale.advice.convergence``), the throughput ``X`` the
+step model's, and the time to train ``T = E(B) / X``; the fastest (b, k) wins. Hence
+
+    ``speedup(N) = T(1) / T(N) = [X(N) / X(1)] * [E(B_1) / E(B_N)]``
+                                   throughput          convergence factor
+
+exactly as ``analyze --decompose`` splits MLPerf's speedups. Without a convergence model
+the samples do not depend on the batch (optimistic past the critical batch) and the
+measured per-device batch is kept (k = 1): the search would otherwise always accumulate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import pandas as pd
+
+from gpuscale.advice.convergence import ConvergenceModel
+from gpuscale.advice.energy import Power
+from gpuscale.advice.model import (
+    DEFAULT_BUCKET_MB,
+    Compute,
+    ModelSpec,
+    Network,
+    Step,
+    bucket_plan,
+    predict_step,
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdviceInputs:
+    """What the advice needs. ``batch`` is the largest per-device batch (memory);
+    ``samples`` the samples to train at batch ``batch`` on one device when there is no
+    convergence model (else ``convergence`` gives them at every batch)."""
+
+    model: ModelSpec
+    compute: Compute
+    network: Network
+    batch: int
+    name: str = "the model"
+    max_devices: int = 8
+    overlap: float | None = None  # measured share hidden; None: the default
+    bucket_mb: float = DEFAULT_BUCKET_MB
+    strategy: str = "ddp"
+    convergence: ConvergenceModel | None = None
+    samples: float = 1e7
+    global_batch: int | None = None  # keep this global batch at every N (strong scaling)
+    max_accum: int = 64
+    min_batch: int = 1  # smallest per-device batch tried
+    target_efficiency: float = 0.7
+    price_per_device_hour: float | None = None
+    power: Power = field(default_factory=lambda: Power(None, "unknown"))
+    threshold: float = 0.8  # equilibrium: E >= threshold x best
+    sources: tuple[str, ...] = ()  # where each input came from, for the explanation
+
+    def __post_init__(self) -> None:
+        if self.max_devices < 1 or self.batch < 1 or self.max_accum < 1:
+            raise ValueError("max devices, batch and max accumulation must be >= 1")
+        if not 0 < self.target_efficiency <= 1:
+            raise ValueError("target efficiency must be in (0, 1]")
+        if self.price_per_device_hour is not None and not self.price_per_device_hour >= 0:
+            raise ValueError("price must be >= 0")
+        if not (self.samples > 0 and math.isfinite(self.samples)):
+            raise ValueError("samples to train must be positive")
+        if self.global_batch is not None and self.global_batch < 1:
+            raise ValueError("global batch must be >= 1")
+
+    def device_counts(self) -> list[int]:
+        """1, 2, 4, ... and the maximum; across nodes only whole nodes."""
+        counts, n = [], 1
+        while n < self.max_devices:
+            counts.append(n)
+            n *= 2
+        counts.append(self.max_devices)
+        per_node = self.network.per_node
+        if self.network.inter is not None and per_node:
+            counts = [c for c in counts if c <= per_node or c % per_node == 0]
+        return counts
+
+    def samples_at(self, global_batch: float) -> float:
+        """Samples to train at a global batch."""
+        if self.convergence is None:
+            return self.samples
+        return self.convergence.samples(global_batch)
+
+    def step(self, n: int, batch: float, accum: int = 1, model: ModelSpec | None = None) -> Step:
+        return predict_step(
+            model or self.model,
+            self.compute,
+            self.network,
+            n,
+            batch=batch,
+            accum=accum,
+            overlap=self.overlap,
+            bucket_mb=self.bucket_mb,
+            strategy=self.strategy,
+        )
+
+
+def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
+    """(per-device batch, accumulation) pairs tried at ``n`` devices."""
+    if inputs.global_batch is not None:
+        per_device = inputs.global_batch / n
+        if per_device < 1:
+            return []
+        accum = max(1, math.ceil(per_device / inputs.batch))
+        batch = per_device / accum
+        return [(batch, accum)] if batch == int(batch) else []
+    if inputs.convergence is None:
+        return [(inputs.batch, 1)]
+    batches, b = [], inputs.batch
+    while b >= max(1, inputs.min_batch):
+        batches.append(b)
+        b //= 2
+    accums, k = [], 1
+    while k <= inputs.max_accum:
+        accums.append(k)
+        k *= 2
+    return [(b, k) for b in batches for k in accums]
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    """The recommendation, the predictions behind it, and the explanation."""
+
+    predictions: pd.DataFrame  # one row per device count (see ``predictions``)
+    recommended: int | None  # fastest to a trained model with efficiency >= target
+    fastest: int
+    efficient: int | None
+    cheapest: int | None
+    equilibrium: dict[str, int | None]
+    break_even_ms_per_mb: float | None  # step compute per MB of gradients
+    break_even_params: float | None
+    target_params: float | None
+    dominant_term: str
+    cap: str  # what loses more at the largest count: "convergence", "communication", "none"
+    explanation: list[str] = field(default_factory=list)
+    inputs: AdviceInputs | None = None
+
+
+def _best(inputs: AdviceInputs, n: int) -> tuple[Step, float] | None:
+    best = None
+    for batch, accum in _candidates(inputs, n):
+        step = inputs.step(n, batch, accum)
+        time_s = inputs.samples_at(step.global_batch) / step.samples_per_s
+        if best is None or time_s < best[1]:
+            best = (step, time_s)
+    return best
+
+
+def predictions(inputs: AdviceInputs) -> pd.DataFrame:
+    """One row per device count: the best (batch, accumulation), the step and its parts
+    (ms), throughput, samples and time to train, speedup and efficiency (to a trained
+    model, and split into throughput efficiency x convergence factor), device-hours, cost
+    and energy per trained model, and plausibility flags."""
+    rows = []
+    for n in inputs.device_counts():
+        found = _best(inputs, n)
+        if found is None:
+            continue
+        step, time_s = found
+        buckets = sum(c for _, c in bucket_plan(inputs.model.grad_bytes, inputs.bucket_mb))
+        latency_ms = buckets * inputs.network.time_s(1.0, n) * 1e3 if n > 1 else 0.0
+        rows.append(
+            {
+                "devices": n,
+                "batch_per_device": step.batch_per_device,
+                "accum": step.accum,
+                "global_batch": step.global_batch,
+                "step_ms": step.step_ms,
+                "compute_ms": step.compute_ms,
+                "ddp_ms": step.ddp_ms,
+                "wait_ms": step.wait_ms,
+                "comm_ms": step.comm_ms,
+                "latency_ms": min(latency_ms, step.comm_ms),
+                "exposed_comm_ms": step.exposed_ms,
+                "samples_per_s": step.samples_per_s,
+                "samples_to_train": inputs.samples_at(step.global_batch),
+                "time_to_train_h": time_s / 3600,
+            }
+        )
+    frame = pd.DataFrame(rows)
+    first = frame.iloc[0]
+    frame["speedup"] = first["time_to_train_h"] / frame["time_to_train_h"]
+    frame["efficiency"] = frame["speedup"] / frame["devices"]
+    frame["throughput_efficiency"] = (
+        frame["samples_per_s"] / first["samples_per_s"] / (frame["devices"] / first["devices"])
+    )
+    frame["convergence_factor"] = first["samples_to_train"] / frame["samples_to_train"]
+    frame["device_hours"] = frame["devices"] * frame["time_to_train_h"]
+    price = inputs.price_per_device_hour
+    frame["cost"] = frame["device_hours"] * (math.nan if price is None else price)
+    watts = inputs.power.watts
+    frame["energy_kwh"] = frame["device_hours"] * (math.nan if watts is None else watts) / 1e3
+    frame["flags"] = [_flags(r, first) for r in frame.itertuples()]
+    return frame
+
+
+def _flags(row: tuple, first: pd.Series) -> str:
+    """Why a predicted row cannot be true (super-linear, non-positive time)."""
+    flags = []
+    if not row.time_to_train_h > 0 or not math.isfinite(row.time_to_train_h):
+        flags.append("time to train not positive and finite")
+    if row.speedup > row.devices / first["devices"] * (1 + 1e-9):
+        flags.append(f"speedup {row.speedup:.3g} above {row.devices} devices")
+    return "; ".join(flags)
+
+
+def _equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
+    from gpuscale.analysis.equilibrium import knee_pick
+
+    table = pd.DataFrame(
+        {
+            "accelerators": frame["devices"],
+            "time_to_train_min": frame["time_to_train_h"] * 60,
+            "system_id": frame["devices"].astype(str),
+        }
+    )
+    knee = knee_pick(table)
+    score = frame["speedup"] * frame["efficiency"]
+    good = frame[frame["efficiency"] >= threshold * frame["efficiency"].max()]
+    return {
+        "knee": int(knee["accelerators"]) if knee is not None else None,
+        "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "devices"]),
+        "efficiency_threshold": int(good["devices"].max()) if len(good) else None,
+    }
+
+
+def _bisect_log(f, low: float, high: float, target: float) -> float | None:
+    """Smallest x in [low, high] with f(x) >= target, f increasing (None if f(high) <
+    target, ``low`` if f(low) already reaches it)."""
+    if f(high) < target:
+        return None
+    if f(low) >= target:
+        return low
+    for _ in range(60):
+        mid = math.sqrt(low * high)
+        low, high = (mid, high) if f(mid) < target else (low, mid)
+    return high
+
+
+def _pair_speedup(inputs: AdviceInputs, model: ModelSpec, compute: Compute) -> float:
+    def step(n: int) -> Step:
+        return predict_step(
+            model,
+            compute,
+            inputs.network,
+            n,
+            batch=inputs.batch,
+            overlap=inputs.overlap,
+            bucket_mb=inputs.bucket_mb,
+            strategy=inputs.strategy,
+        )
+
+    return step(2).samples_per_s / step(1).samples_per_s
+
+
+def break_even(inputs: AdviceInputs) -> tuple[float | None, float | None, float | None]:
+    """(compute ms per gradient MB, parameters, parameters for the target efficiency)
+    from which 2 devices train faster than 1 (throughput, same per-device batch).
+
+    The first scales this model's whole step compute (fixed, per-sample and optimizer
+    terms alike) at fixed gradient bytes: the compute a step must do per byte it
+    all-reduces, a property of the link and overlap. The second resizes the model within
+    its family (FLOPs per sample per parameter kept, fixed cost kept)."""
+    model, compute = inputs.model, inputs.compute
+
+    def by_compute(scale: float) -> float:
+        scaled = replace(
+            compute,
+            tflops=compute.tflops / scale,
+            fixed_ms=compute.fixed_ms * scale,
+            opt_ms_per_mparam=compute.opt_ms_per_mparam * scale,
+        )
+        return _pair_speedup(inputs, model, scaled)
+
+    scale = _bisect_log(by_compute, 1e-9, 1e9, 1.0)
+    ms_per_mb = None
+    if scale is not None:
+        ms_per_mb = scale * compute.compute_ms(model, inputs.batch) / (model.grad_bytes / 1e6)
+
+    def by_size(params: float) -> float:
+        return _pair_speedup(inputs, model.resized(params), compute)
+
+    params = _bisect_log(by_size, 1e3, 1e13, 1.0)
+    target = _bisect_log(by_size, 1e3, 1e13, 2 * inputs.target_efficiency)
+    return ms_per_mb, params, target
+
+
+def dominant_term(row: pd.Series, inputs: AdviceInputs) -> str:
+    """The largest overhead of a multi-device step: ``wait`` (slowest device), ``ddp``
+    (bucket copies), ``bandwidth`` or ``latency`` (the exposed communication split in
+    their proportion); ``compute`` when the throughput efficiency reaches the target."""
+    if row["devices"] < 2 or row["throughput_efficiency"] >= inputs.target_efficiency:
+        return "compute"
+    exposed = row["exposed_comm_ms"]
+    latency_share = row["latency_ms"] / row["comm_ms"] if row["comm_ms"] > 0 else 0.0
+    overheads = {
+        "wait": row["wait_ms"],
+        "ddp": row["ddp_ms"],
+        "bandwidth": exposed * (1 - latency_share),
+        "latency": exposed * latency_share,
+    }
+    return max(overheads, key=overheads.get)
+
+
+def _cap(row: pd.Series) -> str:
+    """Which of the two factors loses more at a device count (log scale)."""
+    losses = {
+        "communication": math.log(min(1.0, row["throughput_efficiency"])),
+        "convergence": math.log(min(1.0, row["convergence_factor"])),
+    }
+    worst = min(losses, key=losses.get)
+    return worst if losses[worst] < math.log(0.95) else "none"
+
+
+def advise(inputs: AdviceInputs) -> Advice:
+    """Predictions, recommendation and explanation for one model on one network."""
+    from gpuscale.advice.explain import explain
+
+    frame = predictions(inputs)
+    trusted = frame[frame["flags"] == ""]
+    if trusted.empty:
+        raise ValueError(
+            "every prediction failed its plausibility checks: " + frame["flags"].iloc[0]
+        )
+    fastest = int(trusted.loc[trusted["time_to_train_h"].idxmin(), "devices"])
+    ok = trusted[trusted["efficiency"] >= inputs.target_efficiency]
+    efficient = int(ok["devices"].max()) if len(ok) else None
+    recommended = int(ok.loc[ok["time_to_train_h"].idxmin(), "devices"]) if len(ok) else None
+    cheapest = None
+    if trusted["device_hours"].notna().any():
+        cheapest = int(trusted.loc[trusted["device_hours"].idxmin(), "devices"])
+    multi = inputs.max_devices >= 2 and inputs.global_batch is None
+    ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
+    # the step's weak spot where more devices stop paying (N = 2 when none ever does),
+    # the cap of the speedup at the largest count
+    focus_n = fastest if fastest > 1 else min(2, int(trusted["devices"].max()))
+    focus = trusted[trusted["devices"] == focus_n].iloc[0]
+    largest = trusted.iloc[-1]
+    advice = Advice(
+        predictions=frame,
+        recommended=recommended,
+        fastest=fastest,
+        efficient=efficient,
+        cheapest=cheapest,
+        equilibrium=_equilibrium(trusted, inputs.threshold),
+        break_even_ms_per_mb=ms_per_mb,
+        break_even_params=params,
+        target_params=target,
+        dominant_term=dominant_term(focus, inputs),
+        cap=_cap(largest) if largest["devices"] > 1 else "none",
+        inputs=inputs,
+    )
+    return Advice(**{**_fields(advice), "explanation": explain(advice)})
+
+
+def _fields(advice: Advice) -> dict:
+    return {name: getattr(advice, name) for name in Advice.__dataclass_fields__}

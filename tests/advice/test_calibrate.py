@@ -1,0 +1,196 @@
+"""Calibration from measurements: collectives sweep -> curves and link, bench -> compute,
+DDP overhead, overlap and communication, each counted once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpuscale.advice.calibrate import (
+    CalibrationError,
+    calibrate,
+    curves_from_collectives,
+    fit_compute,
+    fit_link,
+    network_from_collectives,
+    with_comm_scale,
+)
+from gpuscale.advice.model import Link, Network, predict_step
+from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.results import bench_table
+
+from ..builders import bench_record, sweep_rows
+
+PHB = Network(intra=Link(busbw_gbs=10.0, latency_us=20.0, name="phb"))
+
+
+def sweep_file(tmp_path: Path, busbw_gbs: float, latency_us: float, ranks: int = 2) -> Path:
+    """An all-reduce sweep that follows the ring model exactly, 8 B to 128 MiB."""
+    rows = [
+        {"kind": "sweep", "sweep_id": "s1", "device": "cpu", "ranks": ranks, "nodes": 1},
+        *sweep_rows(busbw_gbs, latency_us, ranks),
+    ]
+    path = tmp_path / "coll.jsonl"
+    lines = [json.dumps({"schema": "gpuscale.collectives/2", "sweep_id": "s1", **r}) for r in rows]
+    path.write_text("\n".join([*lines, "not json"]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("busbw, latency, ranks", [(0.86, 250.0, 2), (180.0, 8.0, 8)])
+def test_link_read_off_a_sweep_recovers_the_ring_model(tmp_path, busbw, latency, ranks) -> None:
+    curves, header = curves_from_collectives(sweep_file(tmp_path, busbw, latency, ranks))
+    assert [(c.op, c.ranks, len(c.sizes)) for c in curves] == [("all_reduce", ranks, 25)]
+    link = fit_link(curves[0], "measured")
+    assert link.busbw_gbs == pytest.approx(busbw, rel=1e-6)
+    assert link.latency_us == pytest.approx(latency, rel=1e-6)
+    assert header["ranks"] == ranks
+
+
+def test_the_curve_is_used_where_measured(tmp_path: Path) -> None:
+    network = network_from_collectives(sweep_file(tmp_path, 2.0, 100.0), PHB)
+    ring = 2 * 100e-6 + 1.0 * 5e6 / 2e9  # the sweep's own model at 5 MB, 2 ranks
+    assert network.time_s(5e6, 2) == pytest.approx(ring, rel=0.02)  # log-log interpolation
+    assert network.intra.busbw_gbs == pytest.approx(2.0, rel=1e-6)
+
+
+def test_link_is_not_pulled_by_small_message_noise(tmp_path: Path) -> None:
+    path = sweep_file(tmp_path, 1.0, 300.0)
+    rows = []
+    for line in path.read_text().splitlines():
+        row = json.loads(line) if line.startswith("{") else None
+        if row and row.get("op") == "all_reduce" and row["size_bytes"] <= 2**14:
+            row["time_us"] *= 3.0  # jittery small messages
+        rows.append(json.dumps(row) if row else line)
+    path.write_text("\n".join(rows) + "\n")
+    curves, _ = curves_from_collectives(path)
+    assert fit_link(curves[0], "m").busbw_gbs == pytest.approx(1.0, rel=1e-6)
+
+
+def test_calibration_needs_an_all_reduce_sweep(tmp_path: Path) -> None:
+    path = tmp_path / "coll.jsonl"
+    record = {
+        "schema": "gpuscale.collectives/2",
+        "kind": "result",
+        "sweep_id": "s",
+        "op": "all_gather",
+        "status": "ok",
+        "size_bytes": 8,
+    }
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(CalibrationError, match="all_reduce"):
+        curves_from_collectives(path)
+
+
+def synthetic_bench(**n2) -> pd.DataFrame:
+    """N = 1: forward 10, backward 20, optimizer 2 ms, DDP's own copies 3 ms; N = 2: the
+    same compute, 10 ms of communication of which 60% hidden (exposed 4 ms)."""
+    one = bench_record(
+        "tf-7m",
+        7_000_000,
+        1,
+        250.0,
+        family="transformer",
+        forward_ms=10.0,
+        backward_ms=20.0,
+        optimizer_ms=2.0,
+        sync_overhead_ms=3.0,
+        flops_per_sample=4.2e8,
+    )
+    two = bench_record(
+        "tf-7m",
+        7_000_000,
+        2,
+        410.0,
+        family="transformer",
+        forward_ms=10.0,
+        backward_ms=20.0,
+        optimizer_ms=2.0,
+        sync_overhead_ms=3.0 + 4.0,
+        comm_ms=10.0,
+        flops_per_sample=4.2e8,
+        **n2,
+    )
+    return bench_table([one, two])
+
+
+def test_calibration_recovers_overlap_and_overhead_and_its_own_point() -> None:
+    table = synthetic_bench()
+    cal = calibrate(table, "tf-7m", PHB)
+    assert cal.overlap == pytest.approx(0.6)
+    assert cal.compute.ddp_ms_per_mparam * 7 == pytest.approx(3.0)
+    network = with_comm_scale(PHB, cal)
+    step = predict_step(cal.model, cal.compute, network, 2, batch=cal.batch, overlap=cal.overlap)
+    assert step.comm_ms == pytest.approx(10.0)
+    assert step.exposed_ms == pytest.approx(4.0)
+    measured = table.loc[table["accelerators"] == 2, "step_ms_mean"].iloc[0]
+    assert step.step_ms == pytest.approx(measured)  # 32 + 3 + 4 = 39 ms, not 42
+    one = predict_step(cal.model, cal.compute, network, 1, batch=cal.batch)
+    assert one.step_ms == pytest.approx(32.0)  # one device runs without DDP
+
+
+def ladder(family: str, fixed: float, tflops: float, **config) -> list[dict]:
+    """N = 1 rows whose forward + backward is exactly fixed + b F / R."""
+    rows = []
+    for params, flops in ((1e6, 6e6), (4e6, 2.4e7), (16e6, 9.6e7)):
+        work_ms = 8 * flops / (tflops * 1e12) * 1e3
+        rows.append(
+            bench_record(
+                f"{family}-{params / 1e6:g}m",
+                int(params),
+                1,
+                100.0,
+                family=family,
+                forward_ms=(fixed + work_ms) / 3,
+                backward_ms=2 * (fixed + work_ms) / 3,
+                optimizer_ms=0.1 * params / 1e6,
+                flops_per_sample=flops,
+                **config,
+            )
+        )
+    return rows
+
+
+def test_compute_fit_recovers_floor_and_rate_per_family() -> None:
+    table = bench_table(ladder("mlp", 0.5, 0.05) + ladder("cnn", 3.0, 0.2))
+    for family, fixed, tflops in (("mlp", 0.5, 0.05), ("cnn", 3.0, 0.2)):
+        found = fit_compute(table[table["family"] == family])
+        assert found == pytest.approx((fixed, tflops, 0.1), rel=1e-6)
+    cal = calibrate(table, "cnn-4m", PHB)
+    assert cal.compute.tflops == pytest.approx(0.2, rel=1e-6)
+    assert cal.compute.fixed_ms == pytest.approx(3.0, abs=1e-9)
+
+
+def test_rows_of_another_configuration_or_flagged_are_left_out() -> None:
+    bf16 = BenchConfig(steps=20, batch=8, precision="bf16")
+    records = ladder("mlp", 0.5, 0.05) + ladder("mlp", 0.1, 5.0, config=bf16)
+    flagged = bench_record("mlp-4m", 4_000_000, 2, 1.0, comm_ms=50.0, sync_overhead_ms=80.0)
+    flagged["flags"] = ["noisy no-sync steps"]
+    table = bench_table([*records, flagged])
+    cal = calibrate(table, "mlp-4m", PHB)
+    # the model's latest N = 1 run is bf16: only the bf16 ladder calibrates it
+    assert cal.compute.tflops == pytest.approx(5.0, rel=1e-6)
+    assert cal.compute.fixed_ms == pytest.approx(0.1, rel=1e-6)
+    assert cal.overlap is None and cal.comm_scale is None  # the flagged run taught nothing
+    assert any("noisy no-sync steps" in note for note in cal.notes)
+    assert any("another device, backend, precision" in note for note in cal.notes)
+
+
+def test_no_single_device_run_is_a_clear_error() -> None:
+    table = synthetic_bench()
+    with pytest.raises(CalibrationError, match=r"no trustworthy N = 1 run of 'mlp-9m'.*tf-7m"):
+        calibrate(table, "mlp-9m", PHB)
+
+
+def test_noise_scale_comes_from_the_gradient_norms() -> None:
+    rng = np.random.default_rng(1)
+    # |G|^2 = 1, tr(Sigma) = 64: B_simple = 64; E|G_b|^2 = 1 + 64 / b
+    local = list(1 + 64 / 8 + rng.normal(0, 0.05, 40))
+    glob = list(1 + 64 / 16 + rng.normal(0, 0.05, 40))
+    noise = {"batch_small": 8, "batch_big": 16, "local_sq": local, "global_sq": glob}
+    table = synthetic_bench(noise=noise)
+    cal = calibrate(table, "tf-7m", PHB)
+    assert cal.noise is not None and cal.noise.b_simple == pytest.approx(64, rel=0.05)

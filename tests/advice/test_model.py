@@ -1,0 +1,173 @@
+"""The step model against hand-computed cases, and the properties it must keep."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuscale.advice.model import (
+    MIB,
+    CommCurve,
+    Compute,
+    Link,
+    ModelSpec,
+    Network,
+    comm_times_s,
+    ddp_buckets,
+    predict_step,
+)
+
+PHB = Link(busbw_gbs=10.0, latency_us=20.0, name="phb")
+
+
+def test_ring_time_by_hand() -> None:
+    # 2(n-1)/n * 100 MB / 10 GB/s + 2(n-1) * 20 us, n = 4
+    assert PHB.time_s(100e6, 4) == pytest.approx(1.5 * 0.01 + 6 * 20e-6)
+    assert PHB.time_s(100e6, 1) == 0.0
+    # all-gather and reduce-scatter move half an all-reduce's bytes each
+    assert PHB.time_s(100e6, 4, "all_gather") == pytest.approx(PHB.time_s(100e6, 4) / 2)
+
+
+def test_ddp_buckets_are_mib_with_a_1_mib_first_bucket() -> None:
+    buckets = ddp_buckets(100 * MIB, 25.0)
+    assert buckets == [MIB, 25 * MIB, 25 * MIB, 25 * MIB, 24 * MIB]
+    assert sum(buckets) == 100 * MIB
+    assert ddp_buckets(0.5 * MIB) == [0.5 * MIB]
+    assert ddp_buckets(0) == []
+
+
+def test_curve_interpolates_in_log_log_and_extends_at_its_bandwidth() -> None:
+    curve = CommCurve("all_reduce", 2, (1e3, 1e6), (1e-4, 1e-3))
+    assert curve.time_s(1e3) == pytest.approx(1e-4)
+    # halfway in log size is halfway in log time
+    assert curve.time_s(math.sqrt(1e9)) == pytest.approx(math.sqrt(1e-7))
+    assert curve.time_s(10.0) == pytest.approx(1e-4)  # below: the smallest size's time
+    assert curve.time_s(4e6) == pytest.approx(4e-3)  # above: at the largest's bandwidth
+
+
+def test_network_uses_the_curve_at_its_rank_count_and_converts_to_others() -> None:
+    curve = CommCurve("all_reduce", 2, (1e3, 1e8), (1e-4, 1e-2))
+    net = Network(intra=PHB, curves=(curve,))
+    assert net.time_s(1e8, 2) == pytest.approx(1e-2)
+    # 4 ranks: the ring moves 2(4-1)/4 / (2(2-1)/2) = 1.5x the bytes per rank
+    assert net.time_s(1e8, 4) == pytest.approx(1.5e-2)
+    assert Network(intra=PHB, curves=(curve,), comm_scale=2.0).time_s(1e8, 2) == pytest.approx(2e-2)
+
+
+def test_multi_node_is_one_ring_through_the_slowest_level() -> None:
+    nvlink = Link(busbw_gbs=370.8, latency_us=10.0)
+    nic = Link(busbw_gbs=48.0, latency_us=6.0)
+    net = Network(intra=nvlink, per_node=8, inter=nic)
+    size, n = 1e9, 32
+    # bottleneck min(370.8, 8 NICs x 48 = 384) = 370.8 GB/s, one ring over 32 ranks;
+    # latency: tree 2 (log2(4) x 6 + 7 x 10) = 164 us beats ring 2 (3 x 6 + 28 x 10)
+    expected = 2 * 31 / 32 * size / 370.8e9 + 164e-6
+    assert net.time_s(size, n) == pytest.approx(expected)
+    serial = 2 * 7 / 8 * size / 370.8e9 + 2 * 3 / 4 * (size / 8) / 48e9
+    assert net.time_s(size, n) < serial  # the two levels are not added
+    # with one NIC per node the NIC is the bottleneck
+    one_nic = Network(intra=nvlink, per_node=8, inter=nic, nics_per_node=1)
+    assert one_nic.time_s(size, n) == pytest.approx(2 * 31 / 32 * size / 48e9 + 164e-6)
+    assert net.time_s(size, 8) == pytest.approx(nvlink.time_s(size, 8))  # inside a node
+
+
+def test_fsdp_gathers_twice_and_scatters_once() -> None:
+    link = Link(busbw_gbs=10.0, latency_us=0.0)
+    net = Network(intra=link)
+    total, last = comm_times_s(net, 1e8, 2, bucket_mb=25.0, strategy="fsdp")
+    assert total == pytest.approx(1.5 * link.time_s(1e8, 2))
+    assert last == pytest.approx(link.time_s(1e8, 2, "reduce_scatter"))
+    with pytest.raises(ValueError, match="ddp or fsdp"):
+        comm_times_s(net, 1e8, 2, bucket_mb=25.0, strategy="zero3")
+
+
+MODEL = ModelSpec(params=25e6, flops_per_sample=1e9)  # 100 MB of fp32 gradients
+COMPUTE = Compute(tflops=1.0, fixed_ms=2.0, opt_ms_per_mparam=0.2, ddp_ms_per_mparam=0.04)
+
+
+def test_compute_by_hand() -> None:
+    # k (fixed + b F / R) + opt P: 2 (2 + 8 x 1e9 / 1e12 s = 8 ms) + 0.2 x 25
+    assert COMPUTE.compute_ms(MODEL, 8, accum=2) == pytest.approx(2 * (2 + 8) + 5)
+    assert MODEL.grad_bytes == 100e6
+    assert ModelSpec(params=1e6).flops == 6e6  # 2 forward + 4 backward per parameter
+
+
+def test_step_counts_overlap_and_ddp_overhead_once() -> None:
+    net = Network(intra=PHB)
+    step = predict_step(MODEL, COMPUTE, net, 2, batch=8, overlap=0.6)
+    comm_ms = sum(PHB.time_s(b, 2) for b in ddp_buckets(100e6)) * 1e3
+    assert step.comm_ms == pytest.approx(comm_ms)
+    assert step.exposed_ms == pytest.approx(0.4 * comm_ms)  # 0.6 hidden behind backward
+    assert step.ddp_ms == pytest.approx(1.0)  # 0.04 ms per million parameters
+    assert step.step_ms == pytest.approx(step.compute_ms + 1.0 + 0.4 * comm_ms)
+    one = predict_step(MODEL, COMPUTE, net, 1, batch=8)
+    assert one.step_ms == one.compute_ms  # no DDP on one device
+
+
+def test_hiding_is_capped_by_backward_and_the_default_spares_the_last_bucket() -> None:
+    net = Network(intra=Link(busbw_gbs=0.5, latency_us=0.0))  # slow: comm >> backward
+    step = predict_step(MODEL, COMPUTE, net, 2, batch=8, overlap=1.0)
+    backward = COMPUTE.backward_share * (2 + 8)
+    assert step.exposed_ms == pytest.approx(step.comm_ms - backward)
+    fast = Network(intra=Link(busbw_gbs=1000.0, latency_us=0.0))
+    default = predict_step(MODEL, COMPUTE, fast, 2, batch=8)
+    assert default.exposed_ms >= default.last_bucket_ms - 1e-12
+
+
+def test_wait_is_expected_max_minus_mean_or_the_measured_slowdown() -> None:
+    jittery = Compute(tflops=1.0, jitter_ms=(1.0, 3.0), jitter_ref_ms=2.0)
+    # max of two draws of {1, 3}: 3 unless both are 1 (1/4): 2.5; mean 2
+    assert jittery.wait_ms(2, 2.0) == pytest.approx(0.5)
+    assert jittery.wait_ms(2, 4.0) == pytest.approx(1.0)  # scaled with the compute
+    measured = Compute(tflops=1.0, jitter_ms=(1.0, 3.0), jitter_ref_ms=2.0, slowdown=((2, 1.3),))
+    assert measured.wait_ms(2, 10.0) == pytest.approx(3.0)
+    assert measured.wait_ms(4, 2.0) > 0  # unmeasured N: the jitter model
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    bw=st.floats(0.1, 1000.0),
+    factor=st.floats(1.0, 100.0),
+    n=st.sampled_from([2, 3, 4, 8, 64]),
+    overlap=st.floats(0.0, 1.0),
+)
+def test_more_bandwidth_never_predicts_a_slower_step(bw, factor, n, overlap) -> None:
+    slow = Network(intra=Link(busbw_gbs=bw, latency_us=10.0))
+    fast = Network(intra=Link(busbw_gbs=bw * factor, latency_us=10.0))
+    a = predict_step(MODEL, COMPUTE, slow, n, batch=8, overlap=overlap)
+    b = predict_step(MODEL, COMPUTE, fast, n, batch=8, overlap=overlap)
+    assert b.step_ms <= a.step_ms + 1e-9
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 256), batch=st.integers(1, 512), overlap=st.floats(0.0, 1.0))
+def test_step_is_positive_and_never_faster_than_its_compute(n, batch, overlap) -> None:
+    step = predict_step(MODEL, COMPUTE, Network(intra=PHB), n, batch=batch, overlap=overlap)
+    assert math.isfinite(step.step_ms) and step.step_ms >= step.compute_ms > 0
+    assert step.exposed_ms <= step.comm_ms + 1e-9
+    one = predict_step(MODEL, COMPUTE, Network(intra=PHB), 1, batch=batch)
+    # throughput never super-linear
+    assert step.samples_per_s <= n * one.samples_per_s * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Link(busbw_gbs=0.0, latency_us=1.0),
+        lambda: Link(busbw_gbs=float("inf"), latency_us=1.0),
+        lambda: Link(busbw_gbs=1.0, latency_us=-1.0),
+        lambda: ModelSpec(params=0),
+        lambda: ModelSpec(params=1e6, grad_bytes_per_param=3),
+        lambda: Compute(tflops=0.0),
+        lambda: Compute(tflops=1.0, fixed_ms=-1.0),
+        lambda: Network(intra=PHB, comm_scale=0.0),
+        lambda: predict_step(MODEL, COMPUTE, Network(intra=PHB), 2, batch=8, overlap=1.5),
+        lambda: Link.from_preset("warp-drive"),
+    ],
+)
+def test_bad_inputs_are_value_errors(make) -> None:
+    with pytest.raises(ValueError):
+        make()

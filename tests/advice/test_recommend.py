@@ -1,0 +1,169 @@
+"""The recommendation: time to a trained model, convergence against communication, the
+break-even, energy and cost, and the one-call API."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gpuscale
+from gpuscale.advice.convergence import ConvergenceModel
+from gpuscale.advice.energy import Power, device_power
+from gpuscale.advice.model import Compute, Link, ModelSpec, Network
+from gpuscale.advice.recommend import AdviceInputs, advise, predictions
+from gpuscale.interconnect.topology import parse_topo_matrix
+
+NVLINK = Network(intra=Link(busbw_gbs=370.8, latency_us=10.0, name="nvlink4"))
+MODEL = ModelSpec(params=100e6)  # 400 MB of fp32 gradients, 6e8 FLOPs per sample
+
+
+def inputs(**kw) -> AdviceInputs:
+    base = dict(
+        model=MODEL,
+        compute=Compute(tflops=100.0, fixed_ms=1.0, opt_ms_per_mparam=0.01),
+        network=NVLINK,
+        batch=64,
+        max_devices=64,
+        overlap=0.8,
+    )
+    return AdviceInputs(**{**base, **kw})
+
+
+def test_without_convergence_time_follows_throughput() -> None:
+    frame = predictions(inputs())
+    assert (frame["convergence_factor"] == 1).all()
+    assert (frame["accum"] == 1).all() and (frame["batch_per_device"] == 64).all()
+    assert frame["speedup"].to_numpy() == pytest.approx(
+        (frame["throughput_efficiency"] * frame["devices"]).to_numpy()
+    )
+
+
+def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
+    small_noise = ConvergenceModel(1e7, 256.0, "test")
+    slow_compute = Compute(tflops=1.0, fixed_ms=1.0)  # 38 ms per step: communication is small
+    advice = advise(inputs(convergence=small_noise, compute=slow_compute))
+    largest = advice.predictions.iloc[-1]
+    assert advice.cap == "convergence"
+    assert largest["convergence_factor"] < largest["throughput_efficiency"]
+    assert "convergence, not communication" in " ".join(advice.explanation)
+    # the same model without the convergence model is told to use more devices
+    naive = advise(inputs(compute=slow_compute))
+    assert (advice.recommended or 1) < (naive.recommended or 1)
+    # speedup = throughput factor x convergence factor, exactly
+    f = advice.predictions
+    assert f["efficiency"].to_numpy() == pytest.approx(
+        (f["throughput_efficiency"] * f["convergence_factor"]).to_numpy()
+    )
+
+
+def test_search_lowers_the_per_device_batch_when_the_batch_costs_samples() -> None:
+    advice = advise(
+        inputs(convergence=ConvergenceModel(1e7, 512.0, "test"), compute=Compute(tflops=1.0))
+    )
+    at64 = advice.predictions.set_index("devices").loc[64]
+    assert at64["global_batch"] < 64 * 64  # not simply the measured batch everywhere
+
+
+def test_break_even_compute_per_byte_is_set_by_the_link_not_the_step_time() -> None:
+    """The issue's finding: 3 to 200 ms calibration steps gave break-evens 12.5M to 2k."""
+    found = []
+    for step_ms in (3, 5, 10, 50, 200):
+        result = gpuscale.advise(params=10e6, step_ms=step_ms, batch=32, link="pcie-phb")
+        found.append(result.break_even_ms_per_mb)
+    assert max(found) == pytest.approx(min(found), rel=0.01)
+    slow = gpuscale.advise(params=10e6, step_ms=10, batch=32, link="eth25")
+    # eth25 has 3 GB/s against 10: a step must compute ~3x more per byte
+    assert slow.break_even_ms_per_mb == pytest.approx(found[0] * 10 / 3, rel=0.2)
+
+
+def test_break_even_params_depend_on_flops_per_parameter() -> None:
+    """An MLP (~6 FLOPs per parameter per sample) needs a far larger model than a CNN
+    (~1,000) to pay for the same gradient bytes."""
+    compute = Compute(tflops=50.0, fixed_ms=2.0)
+    mlp = advise(
+        inputs(
+            model=ModelSpec(params=10e6),
+            compute=compute,
+            overlap=0.0,
+            network=Network(intra=Link(busbw_gbs=10.0, latency_us=20.0)),
+        )
+    )
+    cnn = advise(
+        inputs(
+            model=ModelSpec(params=10e6, flops_per_sample=1e10),
+            compute=compute,
+            overlap=0.0,
+            network=Network(intra=Link(busbw_gbs=10.0, latency_us=20.0)),
+        )
+    )
+    assert cnn.break_even_params is not None
+    assert mlp.break_even_params is None or mlp.break_even_params > 10 * cnn.break_even_params
+
+
+def test_energy_and_cost_per_trained_model() -> None:
+    advice = advise(inputs(power=Power(700.0, "test"), price_per_device_hour=2.0))
+    f = advice.predictions
+    assert f["energy_kwh"].to_numpy() == pytest.approx((f["device_hours"] * 0.7).to_numpy())
+    assert f["cost"].to_numpy() == pytest.approx((f["device_hours"] * 2.0).to_numpy())
+    unknown = predictions(inputs())
+    assert unknown["energy_kwh"].isna().all() and unknown["cost"].isna().all()
+
+
+def test_power_is_never_an_h100_for_a_cpu() -> None:
+    assert device_power("cpu", "cpu").watts is None
+    assert device_power("cpu", "cpu", measured_w=95.0) == Power(
+        95.0, "measured (RAPL package share)"
+    )
+    assert device_power("cuda", "NVIDIA H100 80GB HBM3").watts == 700.0
+    assert device_power("cuda", "NVIDIA H100 PCIe").watts == 350.0
+    assert device_power("cuda", "NVIDIA A100-SXM4-80GB").watts == 400.0
+    assert device_power("cuda", "Some Future GPU").watts is None
+    assert device_power("cuda", "NVIDIA H100", measured_w=612.0).watts == 612.0
+    assert device_power("cpu", "cpu", given_w=120.0).watts == 120.0
+
+
+def test_the_detected_topology_chooses_the_link_and_says_so() -> None:
+    topo = parse_topo_matrix(
+        "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tPHB\t0-15\nGPU1\tPHB\t X \t0-15\n"
+    )
+    result = gpuscale.advise(params=7e6, step_ms=20, batch=64, topology=topo)
+    assert any("detected topology" in line and "PHB" in line for line in result.explanation)
+    bare = gpuscale.advise(params=7e6, step_ms=20, batch=64)
+    assert any("none detected; assumed pcie-phb" in line for line in bare.explanation)
+
+
+def test_one_call_api_returns_a_dataclass_and_a_frame() -> None:
+    result = gpuscale.advise(params=7e6, step_ms=20, batch=64, link="pcie-phb", max_devices=4)
+    assert list(result.predictions["devices"]) == [1, 2, 4]
+    assert result.fastest in (1, 2, 4)
+    assert result.explanation and all(isinstance(x, str) for x in result.explanation)
+    with pytest.raises(ValueError, match="params and step_ms"):
+        gpuscale.advise(step_ms=20)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    params=st.floats(1e5, 1e10),
+    tflops=st.floats(0.01, 500.0),
+    busbw=st.floats(1.0, 500.0),
+    overlap=st.floats(0.0, 1.0),
+    b_noise=st.one_of(st.none(), st.floats(16.0, 1e5)),
+)
+def test_predictions_are_plausible(params, tflops, busbw, overlap, b_noise) -> None:
+    conv = ConvergenceModel(1e7, b_noise, "t") if b_noise else None
+    frame = predictions(
+        inputs(
+            model=ModelSpec(params=params),
+            compute=Compute(tflops=tflops, fixed_ms=0.5),
+            network=Network(intra=Link(busbw_gbs=busbw, latency_us=10.0)),
+            overlap=overlap,
+            convergence=conv,
+            max_devices=16,
+        )
+    )
+    assert (frame["flags"] == "").all(), frame["flags"].tolist()
+    assert (frame["speedup"] <= frame["devices"] * (1 + 1e-9)).all()
+    assert all(math.isfinite(t) and t > 0 for t in frame["time_to_train_h"])

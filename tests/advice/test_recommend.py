@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gpuscale
-from gpuscale.advice.convergence import ConvergenceModel
+from gpuscale.analysis.convergence import ConvergenceModel
 from gpuscale.advice.energy import Power, device_power
 from gpuscale.advice.model import Compute, Link, ModelSpec, Network
 from gpuscale.advice.recommend import AdviceInputs, advise, predictions

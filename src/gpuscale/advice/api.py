@@ -26,7 +26,7 @@ from gpuscale.advice.calibrate import (
     network_from_collectives,
     with_comm_scale,
 )
-from gpuscale.advice.convergence import ConvergenceModel, rcp_model_for
+from gpuscale.analysis.convergence import ConvergenceModel, rcp_model_for
 from gpuscale.advice.energy import device_power
 from gpuscale.advice.model import DEFAULT_BUCKET_MB, Compute, Link, ModelSpec, Network
 from gpuscale.advice.recommend import Advice, AdviceInputs

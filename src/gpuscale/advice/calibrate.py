@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.convergence import NoiseScale, noise_scale
+from gpuscale.analysis.convergence import NoiseScale, noise_scale
 from gpuscale.advice.model import (
     CommCurve,
     Compute,

@@ -4,7 +4,7 @@ energy to a trained model.
 
 For each device count N the search tries per-device batches ``b`` (the measured one and
 its halves) and accumulation ``k`` (powers of two): the global batch is ``B = N b k``,
-the samples to train ``E(B)`` (``gpuscale.advice.convergence``), the throughput ``X`` the
+the samples to train ``E(B)`` (``gpuscale.analysis.convergence``), the throughput ``X`` the
 step model's, and the time to train ``T = E(B) / X``; the fastest (b, k) wins. Hence
 
     ``speedup(N) = T(1) / T(N) = [X(N) / X(1)] * [E(B_1) / E(B_N)]``
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from gpuscale.advice.convergence import ConvergenceModel
+from gpuscale.analysis.convergence import ConvergenceModel
 from gpuscale.advice.energy import Power
 from gpuscale.advice.model import (
     DEFAULT_BUCKET_MB,

@@ -16,12 +16,23 @@ convergence factor falls below 1 when the larger global batch of a larger system
 more samples to reach the quality target. ``samples`` is the RCP checker's count (samples
 for BERT, the LLMs and Stable Diffusion, epochs for the others: the factors are ratios,
 so the unit cancels). Rows without a count (e.g. open division) get NaN.
+
+Beside the measured count, ``expected_samples_to_converge`` is what the round's
+reference convergence points predict at the system's global batch, ``E(B) = E_min (1 +
+B / B_noise)`` fitted to ``mlperf-logging``'s RCPs of the round's ruleset
+(``gpuscale.analysis.convergence``), and ``samples_vs_expected`` their ratio: about 1
+when a system converges as the references do, below 1 when its hyperparameters beat
+them.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
+
+from gpuscale.analysis.convergence import ConvergenceModel, rcp_model_for
 
 
 def decompose(table: pd.DataFrame) -> pd.DataFrame:
@@ -37,7 +48,31 @@ def decompose(table: pd.DataFrame) -> pd.DataFrame:
     out["throughput_efficiency"] = (
         out["throughput_factor"] * out["reference_accelerators"] / out["accelerators"]
     )
+    out["expected_samples_to_converge"] = [
+        expected_samples(str(r), str(b), g)
+        for r, b, g in zip(out["round"], out["benchmark"], out["global_batch_size"], strict=True)
+    ]
+    out["samples_vs_expected"] = (
+        out["samples_to_converge"].astype(float) / out["expected_samples_to_converge"]
+    )
     return out
+
+
+def expected_samples(round_name: str, benchmark: str, global_batch: float) -> float:
+    """Samples (or epochs) the round's reference convergence points predict at a global
+    batch; NaN without RCPs for it (or a batch)."""
+    model = round_rcp_model(round_name, benchmark)
+    if model is None or not global_batch > 0:
+        return float("nan")
+    return model.samples(float(global_batch))
+
+
+@functools.lru_cache(maxsize=128)
+def round_rcp_model(round_name: str, benchmark: str) -> ConvergenceModel | None:
+    from gpuscale.mlperf.rules import ruleset_for
+
+    ruleset, _ = ruleset_for(round_name)
+    return rcp_model_for(benchmark, ruleset) if ruleset else None
 
 
 def dominant_loss(row: pd.Series) -> tuple[str, float]:

@@ -153,6 +153,8 @@ DECOMPOSE_COLUMNS = [
     "throughput_factor",
     "convergence_factor",
     "throughput_efficiency",
+    "samples_to_converge",
+    "expected_samples_to_converge",
 ]
 ANALYZE_COLUMNS = [
     "submitter",

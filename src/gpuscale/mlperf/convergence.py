@@ -6,11 +6,18 @@ benchmarks, ``epoch_num`` rounded to 3 places for the others, where BERT logs sa
 as ``epoch_num``), and at a successful ``run_stop`` it becomes the run's value. Stable
 Diffusion uses the first evaluation step whose FID <= 90 and CLIP >= 0.15. A run that did
 not stop with ``success`` has no value (the checker uses 1e9 and drops it).
+
+``rcp_points`` reads the reference convergence points the checker compares against
+(``rcp_checker/training_X.Y.0/rcps_<benchmark>.json``): per global batch, the samples
+(or epochs) the reference runs needed.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable
+from pathlib import Path
 
 from gpuscale.mlperf.runlog import RunLog
 from gpuscale.tables import workload_facts
@@ -82,3 +89,33 @@ def olympic_samples(values: list[float | None], max_failed: int = 1) -> float | 
         return None
     kept = converged[1 : len(converged) - max(0, 1 - failed)]
     return float(sum(kept) / len(kept)) if kept else None
+
+
+def _rcp_dir() -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("mlperf_logging")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "rcp_checker"
+
+
+@functools.lru_cache(maxsize=256)
+def rcp_points(ruleset: str, benchmark: str) -> tuple[tuple[float, float], ...]:
+    """(global batch, mean samples or epochs to converge) of each reference convergence
+    point of a benchmark in a ruleset (``4.1.0``); empty when the package has none."""
+    folder = _rcp_dir()
+    path = folder / f"training_{ruleset}" / f"rcps_{benchmark}.json" if folder else None
+    if path is None or not path.is_file():
+        return ()
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ()
+    points: dict[float, list[float]] = {}
+    for entry in entries.values() if isinstance(entries, dict) else ():
+        runs = entry.get("Epochs to converge") or entry.get("samples to converge") or []
+        values = [float(v) for v in runs if isinstance(v, int | float) and v > 0]
+        if values and isinstance(entry.get("BS"), int | float):
+            points.setdefault(float(entry["BS"]), []).extend(values)
+    return tuple(sorted((bs, float(sum(v) / len(v))) for bs, v in points.items()))

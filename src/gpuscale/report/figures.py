@@ -36,6 +36,7 @@ from gpuscale.report.style import (
     styled,
 )
 from gpuscale.tables import Criterion, display_name
+from gpuscale.units import format_count
 
 PICK_STYLE = {
     Criterion.KNEE: ("#000000", "D"),
@@ -366,6 +367,71 @@ def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     return finish(fig, ax, labels)
 
 
+@styled
+def convergence(result: WorkloadTable | WorkloadAnalysis) -> Chart:
+    """Samples to converge against the global batch: each system as measured, and what the
+    round's reference convergence points (RCPs) predict, E(B) = E_min (1 + B / B_noise)."""
+    from gpuscale.analysis.decompose import round_rcp_model
+    from gpuscale.mlperf.convergence import rcp_points
+    from gpuscale.mlperf.rules import ruleset_for
+
+    table = result.table.dropna(subset=["samples_to_converge", "global_batch_size"])
+    fig, ax = new_axes()
+    labels: dict[str, list[str]] = {}
+    sc = ax.scatter(
+        table["global_batch_size"],
+        table["samples_to_converge"],
+        color=OKABE_ITO[0],
+        s=22,
+        alpha=0.85,
+        edgecolors="white",
+        linewidths=0.4,
+        label="systems",
+    )
+    sc.set_gid("points-0")
+    labels["points-0"] = [
+        f"{text}, batch {number(b)}"
+        for text, b in zip(
+            point_labels(table, ("samples_to_converge", "{:,.4g} to converge")),
+            table["global_batch_size"],
+            strict=True,
+        )
+    ]
+    benchmark = str(table["benchmark"].iloc[0]) if len(table) else result.workload
+    model = round_rcp_model(result.round, benchmark)
+    ruleset, _ = ruleset_for(result.round)
+    points = rcp_points(ruleset, benchmark) if ruleset else ()
+    if model is not None:
+        batches = [b for b, _ in points] + table["global_batch_size"].tolist()
+        grid = np.geomspace(min(batches) / 1.5, max(batches) * 1.5, 100)
+        ax.plot(
+            grid,
+            [model.samples(b) for b in grid],
+            color=OKABE_ITO[1],
+            linewidth=1.3,
+            label=f"E(B) of RCPs,\nB_noise {number(model.b_noise)}",
+        )
+    if points:
+        ax.scatter(
+            [b for b, _ in points],
+            [e for _, e in points],
+            facecolors="none",
+            edgecolors=OKABE_ITO[2],
+            marker="s",
+            s=28,
+            label="RCP means",
+        )
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
+    ax.set_xlabel("global batch (log scale)")
+    ax.set_yscale("log")
+    plain_log(ax.yaxis)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: format_count(v)))
+    ax.set_ylabel("samples (or epochs) to converge")
+    ax.set_title(_title(result, "convergence vs batch"))
+    return finish(fig, ax, labels)
+
+
 FIGURES = {
     "systems": systems_by_accelerator,
     "efficiency": normalized_efficiency,
@@ -373,4 +439,5 @@ FIGURES = {
     "speedup": speedup,
     "time_vs_cost": time_vs_cost,
     "decomposition": decomposition,
+    "convergence": convergence,
 }

@@ -45,6 +45,8 @@ FIGURE_TITLES = {
     "time_vs_cost": "Time to train against accelerator-hours, Pareto front and equilibrium",
     "decomposition": "Why E' falls: throughput efficiency x convergence factor (larger global "
     "batches needing more samples)",
+    "convergence": "Samples to converge against the global batch: measured per system and "
+    "expected from the round's reference convergence points",
 }
 TABLE_COLUMNS = {
     "submitter": "Submitter",
@@ -96,7 +98,7 @@ def _rows(table: pd.DataFrame) -> list[dict[str, object]]:
 
 # Drawn from the first half of the analysis (the table alone), while the second half
 # (clusters, equilibrium: scikit-learn and kneed, ~1.7 s of imports) still runs.
-TABLE_ONLY_FIGURES = ("efficiency_ci", "speedup", "decomposition")
+TABLE_ONLY_FIGURES = ("efficiency_ci", "speedup", "decomposition", "convergence")
 
 
 def _figure(task: tuple[WorkloadTable | WorkloadAnalysis, Path, str]) -> RenderedFigure:

@@ -53,6 +53,8 @@ DECOMPOSITION_COLUMNS: tuple[str, ...] = (
     "throughput_factor",
     "convergence_factor",
     "throughput_efficiency",
+    "expected_samples_to_converge",  # E(B) of the round's RCPs at the global batch
+    "samples_vs_expected",
 )
 # The K-means features (each standardised), in the order clustering uses them.
 CLUSTER_FEATURES: tuple[str, ...] = (

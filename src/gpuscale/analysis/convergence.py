@@ -21,11 +21,8 @@ logarithm (relative error). For a model of one's own, ``B_noise`` is estimated b
 
 from __future__ import annotations
 
-import functools
-import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -71,38 +68,10 @@ def fit(batches: list[float], samples: list[float], source: str = "") -> Converg
     return ConvergenceModel(e_min, b_noise, source)
 
 
-def _rcp_dir() -> Path | None:
-    import importlib.util
-
-    spec = importlib.util.find_spec("mlperf_logging")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations))) / "rcp_checker"
-
-
-@functools.lru_cache(maxsize=256)
-def rcp_points(ruleset: str, benchmark: str) -> tuple[tuple[float, float], ...]:
-    """(global batch, mean samples or epochs to converge) of each reference convergence
-    point of a benchmark in a ruleset (``4.1.0``); empty when the package has none."""
-    folder = _rcp_dir()
-    path = folder / f"training_{ruleset}" / f"rcps_{benchmark}.json" if folder else None
-    if path is None or not path.is_file():
-        return ()
-    try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return ()
-    points: dict[float, list[float]] = {}
-    for entry in entries.values() if isinstance(entries, dict) else ():
-        runs = entry.get("Epochs to converge") or entry.get("samples to converge") or []
-        values = [float(v) for v in runs if isinstance(v, int | float) and v > 0]
-        if values and isinstance(entry.get("BS"), int | float):
-            points.setdefault(float(entry["BS"]), []).extend(values)
-    return tuple(sorted((bs, float(np.mean(v))) for bs, v in points.items()))
-
-
 def rcp_model(ruleset: str, benchmark: str) -> ConvergenceModel | None:
     """E(B) fitted to a benchmark's reference convergence points."""
+    from gpuscale.mlperf.convergence import rcp_points
+
     points = rcp_points(ruleset, benchmark)
     if not points:
         return None

@@ -1,30 +1,40 @@
-"""How well does the advice model predict? Measured on this machine and on MLPerf.
+"""How well does the advice predict? Measured on this machine and on MLPerf, beside baselines.
 
 Usage::
 
-    python benchmarks/advise_accuracy.py [--models mlp-0.2m,...] [--steps 30] [--repeat 5]
+    python benchmarks/advise_accuracy.py [--steps 20] [--repeat 2] [--skip-a]
 
-(a) CPU/gloo, 2 processes: ``gpuscale bench`` runs every model on 1 and 2 processes
-    (one thread each, so a process is a "device" with its own core) and ``gpuscale
-    collectives --load`` sweeps all-reduce while a compute thread runs on every rank
-    (on a CPU device DDP's all-reduce shares the core with backward; an idle sweep
-    underestimates it 1.5-2x). Sweeps and bench runs alternate, ``--repeat`` times. The
-    step model is calibrated on N = 1 (compute breakdown and DDP's own overhead) and
-    the median of the sweeps' link fits (latency from the small messages, bus bandwidth
-    from the large ones), with the documented default overlap for the device (0 on
-    CPU), then predicts each model's N = 2 step time, which is compared with the
-    measured one. Nothing measured at N = 2 by the bench enters the prediction; the
-    N = 2 no-sync compute and exposed communication are printed beside it to show which
-    term the error comes from. (b) MLPerf: per workload and accelerator family of
-    the bundled rounds, leave-one-out predictions of time to train from Amdahl and the
-    Universal Scalability Law against ideal linear scaling as the baseline.
+(a) CPU/gloo, 2 processes: ``gpuscale bench`` runs every model on 1 and 2 processes and
+    ``gpuscale collectives`` sweeps all-reduce (alternating, ``--repeat`` times: this
+    machine's speed drifts). For each model, everything measured **except its own N = 2
+    run** calibrates the model: its N = 1 run (compute, DDP's own overhead, jitter), the
+    sweep (curve), and the other models' N = 2 runs (overlap, communication inside DDP
+    over the curve, no-sync slowdown). Its N = 2 step is then predicted and compared with
+    the measurement, per term (compute + wait: the no-sync step; exposed communication;
+    the step), against three baselines: **ideal** (the N = 1 step), **no communication**
+    (N = 1 compute plus DDP's own overhead) and **preset only** (the same step model on
+    the ``pcie-phb`` preset with the CPU's default overlap, no measured curve or scale).
+    The protocol (which terms, which medians) was chosen on the models of ``PROTOCOL``;
+    ``HELD_OUT`` were never used to choose it and are scored separately.
+(b) Convergence: leave-one-batch-size-out error of E(B) = E_min (1 + B / B_noise) on the
+    reference convergence points of every workload and ruleset mlperf-logging ships,
+    against a constant (samples independent of the batch) and log-log interpolation
+    between the neighbouring batches; then the error of ``expected_samples_to_converge``
+    against the measured samples of every system in each bundled round.
+(c) MLPerf time to train: per round, workload and accelerator family (fastest system per
+    accelerator count, four counts or more), each larger system predicted from all
+    smaller ones: **throughput x convergence** (minutes per sample scaled ideally from
+    the next smaller system, or Amdahl or USL fitted over the smaller ones, times the
+    samples E(B) predicts at the larger system's global batch, scaled by the smaller
+    systems' measured / expected samples) against the same three on the times alone.
 
-The last line reads ``median absolute percentage error: X%`` for part (a).
+The last line reads ``median absolute percentage error: X%`` for part (a)'s model.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import subprocess
 import tempfile
 from pathlib import Path
@@ -32,163 +42,279 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.model import Link
+PROTOCOL = ("mlp-0.2m", "mlp-1m", "tf-1.5m", "mlp-4m", "mlp-17m")
+HELD_OUT = ("cnn-0.3m", "cnn-1.2m", "tf-7m")
 
 
-def _sweep(models: list[str], steps: int, results: Path) -> pd.DataFrame:
-    """One bench sweep (N = 1 then 2 for every model), as a table."""
+def _bench(models: tuple[str, ...], steps: int, results: Path) -> pd.DataFrame:
     from gpuscale.bench.config import BenchConfig
     from gpuscale.bench.models import select_models
     from gpuscale.bench.results import bench_table, read_results
     from gpuscale.bench.runner import SweepConfig, run_sweep
 
     config = SweepConfig(
-        models=tuple(models),
+        models=models,
         nproc=(1, 2),
         out=results,
         bench=BenchConfig(backend="gloo", steps=steps, warmup=3, threads=1),
     )
-    run_sweep(config, dict(select_models(models)))
+    run_sweep(config, dict(select_models(list(models))))
     return bench_table(read_results(results)[0])
 
 
-def _link(coll: Path, gap_ms: float, load: bool):
-    """A link fitted to one all-reduce sweep (8 B to 128 MB) on 2 gloo processes."""
-    from gpuscale.advice.calibrate import link_from_collectives
+def _sweep(path: Path) -> Path:
     from gpuscale.bench.runner import torchrun_command
 
     subprocess.run(
         [
             *torchrun_command(2, "gpuscale.bench.collectives"),
-            *("--out", str(coll), "--backend", "gloo", "--ops", "all_reduce"),
-            *("--max-bytes", str(1 << 27), "--gap-ms", str(gap_ms)),
-            *(["--load"] if load else []),
+            *("--out", str(path), "--backend", "gloo", "--ops", "all_reduce"),
+            *("--max-bytes", str(1 << 27)),
         ],
         check=True,
         capture_output=True,
     )
-    return link_from_collectives(coll)
+    return path
 
 
-def _predict(table: pd.DataFrame, model: str, link, overlap: float) -> dict | None:
-    """One sweep's N = 2 prediction (from its N = 1 run) beside its N = 2 measurement."""
-    from gpuscale.advice.calibrate import compute_from_bench
-    from gpuscale.advice.model import predict_step
+def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
+    """The model's N = 2 step predicted without its own N = 2 run, and the baselines."""
+    from gpuscale.advice.calibrate import calibrate, network_from_collectives, with_comm_scale
+    from gpuscale.advice.model import Link, Network, predict_step
 
-    measured = table[(table.model == model) & (table.accelerators == 2) & (table.status == "ok")]
-    if measured.empty:
+    ok = table[(table["status"] == "ok") & ~table["flagged"].astype(bool)]
+    own = ok[ok["model"] == model].set_index("accelerators")
+    if not {1, 2} <= set(own.index):
         return None
-    compute, params, _ = compute_from_bench(table, model)
-    grad_bytes = float(measured["grad_bytes_per_step"].iloc[0])
-    predicted = predict_step(compute, grad_bytes, 2, link, overlap=overlap)
+    without = ok[~((ok["model"] == model) & (ok["accelerators"] == 2))]
+    base = Network(intra=Link.from_preset("pcie-phb"))
+    network = network_from_collectives(sweep, base)
+    cal = calibrate(without, model, network)
+    step = predict_step(
+        cal.model,
+        cal.compute,
+        with_comm_scale(network, cal),
+        2,
+        batch=cal.batch,
+        overlap=cal.overlap if cal.overlap is not None else 0.0,
+    )
+    preset = predict_step(
+        cal.model,
+        cal.compute,
+        base,
+        2,
+        batch=cal.batch,
+        overlap=0.0,  # CPU default
+    )
+    one, two = own.loc[1], own.loc[2]
     return {
         "model": model,
-        "params": int(params),
-        "n1_step_ms": compute.total_ms,
-        "n1_ddp_ms": compute.ddp_overhead_ms,
-        "n2_wait_pred_ms": predicted.straggler_s * 1e3,
-        "n2_comm_pred_ms": predicted.exposed_s * 1e3,
-        "n2_nosync_ms": float(measured["nosync_step_ms_mean"].iloc[0]),
-        "n2_exposed_ms": float(measured["exposed_comm_ms"].iloc[0]),
-        "n2_measured_ms": float(measured["step_ms_mean"].iloc[0]),
-        "n2_predicted_ms": predicted.step_s * 1e3,
+        "measured_ms": two["step_ms_mean"],
+        "model_ms": step.step_ms,
+        "ideal_ms": one["step_ms_mean"],
+        "no_comm_ms": one["nosync_step_ms_mean"] + one["ddp_overhead_ms"],
+        "preset_ms": preset.step_ms,
+        "compute_measured_ms": two["nosync_step_ms_mean"],
+        "compute_model_ms": step.compute_ms + step.wait_ms,
+        "exposed_measured_ms": two["exposed_comm_ms"],
+        "exposed_model_ms": step.exposed_ms,
     }
 
 
-def part_a(models: list[str], steps: int, repeat: int, gap_ms: float, load: bool) -> float:
-    from gpuscale.advice.recommend import default_overlap
+def _ape(predicted: pd.Series, measured: pd.Series) -> pd.Series:
+    return 100 * (predicted / measured - 1).abs()
 
-    overlap = default_overlap("cpu")
-    links, tables = [], []
+
+def part_a(steps: int, repeat: int) -> float:
+    rows = []
+    models = PROTOCOL + HELD_OUT
     with tempfile.TemporaryDirectory() as tmp:
         for index in range(repeat):
-            # Sweeps and bench runs alternate: this machine's speed drifts over minutes.
-            links.append(_link(Path(tmp) / f"coll-{index}.jsonl", gap_ms, load))
-            tables.append(_sweep(models, steps, Path(tmp) / f"bench-{index}.jsonl"))
-    # One sweep is noisy (the bus bandwidth of a loaded sweep varies 2x between runs):
-    # the link is the median of the sweeps' fits, the compute each repeat's own N = 1 run.
-    link = Link(
-        busbw_gbs=float(np.median([x.busbw_gbs for x in links])),
-        latency_us=float(np.median([x.latency_us for x in links])),
-        name="median of the sweeps",
-    )
-    rows = [row for t in tables for m in models if (row := _predict(t, m, link, overlap))]
+            sweep = _sweep(Path(tmp) / f"coll-{index}.jsonl")
+            table = _bench(models, steps, Path(tmp) / f"bench-{index}.jsonl")
+            rows += [r | {"repeat": index} for m in models if (r := _predict(table, m, sweep))]
+    frame = pd.DataFrame(rows)
+    for name in ("model", "ideal", "no_comm", "preset"):
+        frame[f"{name}_ape"] = _ape(frame[f"{name}_ms"], frame["measured_ms"])
+    frame["compute_ape"] = _ape(frame["compute_model_ms"], frame["compute_measured_ms"])
+    frame["exposed_err_ms"] = frame["exposed_model_ms"] - frame["exposed_measured_ms"]
+    frame["held_out"] = frame["model"].isin(HELD_OUT)
     print(
-        f"(a) {repeat} repeats, each: an all-reduce sweep on 2 gloo processes "
-        f"({'a compute thread busy on every rank' if load else 'no other load'}; "
-        f"{gap_ms:g} ms of compute between calls), then a bench sweep whose N = 1 runs "
-        "calibrate the compute. Link fitted to each sweep (bus bandwidth, latency per "
-        f"ring step): {'; '.join(f'{x.busbw_gbs:.3g} GB/s, {x.latency_us:.0f} us' for x in links)}"
-        f"; used: their medians, {link.busbw_gbs:.3g} GB/s and {link.latency_us:.0f} us. "
-        f"Overlap {overlap} (CPU default). Medians over the repeats:"
+        f"(a) CPU/gloo, 2 processes, {repeat} repeat(s) of an all-reduce sweep then a bench "
+        f"sweep ({steps} steps). Each model's N = 2 step predicted without its own N = 2 run. "
+        f"Protocol chosen on {', '.join(PROTOCOL)}; held out: {', '.join(HELD_OUT)}."
     )
-    frame = pd.DataFrame(rows).groupby("model", sort=False).median()
-    frame["error_pct"] = 100 * (frame["n2_predicted_ms"] / frame["n2_measured_ms"] - 1)
-    print(frame.to_string(float_format=lambda v: f"{v:.3g}"))
-    return float(frame["error_pct"].abs().median())
+    shown = frame.groupby("model", sort=False).median(numeric_only=True)
+    print(shown.drop(columns=["repeat", "held_out"]).to_string(float_format=lambda v: f"{v:.3g}"))
+    for label, part in (
+        ("protocol", frame[~frame["held_out"]]),
+        ("held out", frame[frame["held_out"]]),
+    ):
+        print(
+            f"    MAPE of the step, {label} models: "
+            + ", ".join(
+                f"{name} {part[f'{name}_ape'].median():.1f}%"
+                for name in ("model", "ideal", "no_comm", "preset")
+            )
+            + f"; compute term {part['compute_ape'].median():.1f}%, exposed communication "
+            f"off by {part['exposed_err_ms'].abs().median():.3g} ms (median)"
+        )
+    best = min(frame[f"{b}_ape"].median() for b in ("ideal", "no_comm", "preset"))
+    mape = float(frame["model_ape"].median())
+    verdict = "beats" if mape < best else "does NOT beat"
+    print(f"    the model {verdict} the best baseline ({best:.1f}%)")
+    return mape
+
+
+def _neighbour(points: list[tuple[float, float]], b: float) -> float:
+    """Log-log interpolation (or extrapolation) from the two nearest batches."""
+    near = sorted(points, key=lambda p: abs(math.log(p[0] / b)))[:2]
+    (b1, e1), (b2, e2) = sorted(near)
+    slope = math.log(e2 / e1) / math.log(b2 / b1)
+    return e1 * (b / b1) ** slope
 
 
 def part_b() -> None:
+    import mlperf_logging
+
+    from gpuscale import load_round
+    from gpuscale.analysis.convergence import fit
+    from gpuscale.analysis.decompose import expected_samples
+    from gpuscale.mlperf.convergence import rcp_points
+
+    root = Path(mlperf_logging.__file__).parent / "rcp_checker"
+    rows = []
+    for path in sorted(root.glob("training_*/rcps_*.json")):
+        ruleset = path.parent.name.removeprefix("training_")
+        benchmark = path.stem.removeprefix("rcps_")
+        points = list(rcp_points(ruleset, benchmark))
+        if len(points) < 3:
+            continue
+        errors = {"E(B)": [], "constant": [], "neighbours": []}
+        for i, (b, e) in enumerate(points):
+            rest = points[:i] + points[i + 1 :]
+            model = fit([p[0] for p in rest], [p[1] for p in rest])
+            if model is None:
+                continue
+            errors["E(B)"].append(abs(model.samples(b) / e - 1))
+            errors["constant"].append(abs(np.median([p[1] for p in rest]) / e - 1))
+            errors["neighbours"].append(abs(_neighbour(rest, b) / e - 1))
+        rows.append(
+            {"ruleset": ruleset, "benchmark": benchmark, "points": len(points)}
+            | {k: 100 * float(np.median(v)) for k, v in errors.items()}
+        )
+    frame = pd.DataFrame(rows)
+    print("(b) Leave-one-batch-size-out on the RCPs, median absolute % error of the samples:")
+    print(frame.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    print(
+        "    over all: "
+        + ", ".join(f"{c} {frame[c].median():.1f}%" for c in ("E(B)", "constant", "neighbours"))
+    )
+    scores = load_round().scores
+    rows = []
+    for (round_name, benchmark), group in scores.groupby(["round", "benchmark"]):
+        group = group.dropna(subset=["samples_to_converge", "global_batch_size"])
+        expected = [expected_samples(round_name, benchmark, b) for b in group["global_batch_size"]]
+        ratio = group["samples_to_converge"].to_numpy(float) / np.asarray(expected)
+        ratio = ratio[np.isfinite(ratio)]
+        if len(ratio):
+            rows.append(
+                {
+                    "round": round_name,
+                    "benchmark": benchmark,
+                    "systems": len(ratio),
+                    "median_measured_over_expected": float(np.median(ratio)),
+                    "median_abs_error_pct": 100 * float(np.median(np.abs(ratio - 1))),
+                }
+            )
+    frame = pd.DataFrame(rows)
+    print("    expected_samples_to_converge against the measured samples, bundled rounds:")
+    print(frame.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+
+
+def _forward(frontier: pd.DataFrame, round_name: str, benchmark: str) -> list[dict]:
+    from gpuscale.analysis.decompose import expected_samples
+    from gpuscale.analysis.scaling_laws import fit_law
+
+    n = frontier["accelerators"].to_numpy(float)
+    t = frontier["time_to_train_min"].to_numpy(float)
+    s = frontier["samples_to_converge"].to_numpy(float)
+    b = frontier["global_batch_size"].to_numpy(float)
+    e = np.array([expected_samples(round_name, benchmark, x) for x in b])
+    rows = []
+    for i in range(3, len(n)):
+        small = slice(0, i)
+        row = {"ideal": t[i - 1] * n[i - 1] / n[i]}
+        for law in ("amdahl", "usl"):
+            try:
+                row[law] = float(fit_law(law, n[small], t[small], n[0])([n[i]])[0])
+            except (RuntimeError, ValueError):
+                row[law] = math.nan
+        # minutes per sample over the smaller systems, times the samples E(B) predicts at
+        # the larger system's batch (scaled by the smaller ones' measured / expected)
+        per_sample = t[small] / s[small]
+        samples = e[i] * np.nanmedian(s[small] / e[small])
+        usable = np.all(np.isfinite(per_sample)) and np.isfinite(samples)
+        row["ideal_x_convergence"] = (
+            per_sample[-1] * n[i - 1] / n[i] * samples if usable else math.nan
+        )
+        for law in ("amdahl", "usl"):
+            try:
+                tau = float(fit_law(law, n[small], per_sample, n[0])([n[i]])[0])
+                row[f"{law}_x_convergence"] = tau * samples if usable else math.nan
+            except (RuntimeError, ValueError):
+                row[f"{law}_x_convergence"] = math.nan
+        rows.append({k: 100 * abs(v / t[i] - 1) for k, v in row.items()})
+    return rows
+
+
+def part_c() -> None:
     from gpuscale import load_round
     from gpuscale.analysis.equilibrium import fastest_per_count
     from gpuscale.analysis.metrics import scaling_table
-    from gpuscale.analysis.scaling_laws import leave_one_out
 
-    tables = load_round()
+    scores = load_round().scores
     rows = []
-    for round_name in sorted(tables.scores["round"].unique()):
-        scores = tables.scores[tables.scores["round"] == round_name]
-        for workload in sorted(scores["workload"].unique()):
-            table = scaling_table(scores, workload)
+    for round_name in sorted(scores["round"].unique()):
+        in_round = scores[scores["round"] == round_name]
+        for workload in sorted(in_round["workload"].unique()):
+            table = scaling_table(in_round, workload)
             for family, group in table.groupby("accelerator_family"):
                 frontier = fastest_per_count(group)
                 if len(frontier) < 4:
                     continue
-                errors = leave_one_out(frontier)
-                rows.append(
-                    {
-                        "round": round_name,
-                        "workload": workload,
-                        "family": family,
-                        "configs": len(frontier),
-                        **errors[["ideal", "amdahl", "usl"]].median().to_dict(),
-                    }
-                )
+                benchmark = str(frontier["benchmark"].iloc[0])
+                for r in _forward(frontier, round_name, benchmark):
+                    rows.append({"round": round_name, "workload": workload, "family": family} | r)
     frame = pd.DataFrame(rows)
+    laws = [
+        "ideal_x_convergence",
+        "amdahl_x_convergence",
+        "usl_x_convergence",
+        "ideal",
+        "amdahl",
+        "usl",
+    ]
+    summary = frame.groupby(["round", "workload", "family"])[laws].median().reset_index()
+    print("(c) MLPerf, larger systems predicted from smaller ones, median absolute % error:")
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
     print(
-        "(b) MLPerf leave-one-out, median absolute % error of time to train "
-        "(fastest system per accelerator count, per family):"
-    )
-    print(frame.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    print(
-        "    over all groups: "
-        + ", ".join(f"{c} {frame[c].median():.1f}%" for c in ("ideal", "amdahl", "usl"))
+        f"    over all {len(frame)} predictions: "
+        + ", ".join(f"{c} {frame[c].median():.1f}%" for c in laws)
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", default="mlp-0.2m,mlp-1m,tf-1.5m,mlp-4m,mlp-17m")
-    parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--repeat", type=int, default=5, help="sweep + bench repeats")
-    parser.add_argument(
-        "--gap-ms",
-        type=float,
-        default=0.0,
-        help="compute between the calibration sweep's all-reduces (0: back to back, the "
-        "validated protocol; see the collectives command's --gap-ms)",
-    )
-    parser.add_argument(
-        "--no-load",
-        dest="load",
-        action="store_false",
-        help="sweep all-reduce on idle ranks (by default a compute thread runs beside it, "
-        "as backward does beside DDP's all-reduce; see the collectives command's --load)",
-    )
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=2, help="sweep + bench repeats")
+    parser.add_argument("--skip-a", action="store_true", help="only the MLPerf parts")
     args = parser.parse_args()
     part_b()
-    mape = part_a(args.models.split(","), args.steps, args.repeat, args.gap_ms, args.load)
-    print(f"median absolute percentage error: {mape:.1f}%")
+    part_c()
+    if not args.skip_a:
+        mape = part_a(args.steps, args.repeat)
+        print(f"median absolute percentage error: {mape:.1f}%")
 
 
 if __name__ == "__main__":

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gpuscale
-from gpuscale.analysis.convergence import ConvergenceModel
 from gpuscale.advice.energy import Power, device_power
 from gpuscale.advice.model import Compute, Link, ModelSpec, Network
 from gpuscale.advice.recommend import AdviceInputs, advise, predictions
+from gpuscale.analysis.convergence import ConvergenceModel
 from gpuscale.interconnect.topology import parse_topo_matrix
 
 NVLINK = Network(intra=Link(busbw_gbs=370.8, latency_us=10.0, name="nvlink4"))

@@ -26,11 +26,11 @@ from gpuscale.advice.calibrate import (
     network_from_collectives,
     with_comm_scale,
 )
-from gpuscale.analysis.convergence import ConvergenceModel, rcp_model_for
 from gpuscale.advice.energy import device_power
 from gpuscale.advice.model import DEFAULT_BUCKET_MB, Compute, Link, ModelSpec, Network
 from gpuscale.advice.recommend import Advice, AdviceInputs
 from gpuscale.advice.recommend import advise as recommend
+from gpuscale.analysis.convergence import ConvergenceModel, rcp_model_for
 from gpuscale.units import format_count, format_ms
 
 if TYPE_CHECKING:

@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.analysis.convergence import NoiseScale, noise_scale
 from gpuscale.advice.model import (
     CommCurve,
     Compute,
@@ -38,6 +37,7 @@ from gpuscale.advice.model import (
     comm_times_s,
     ring_factor,
 )
+from gpuscale.analysis.convergence import NoiseScale, noise_scale
 
 # Runs that share a machine setting: their compute and communication are comparable.
 HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from gpuscale.analysis.convergence import ConvergenceModel
 from gpuscale.advice.energy import Power
 from gpuscale.advice.model import (
     DEFAULT_BUCKET_MB,
@@ -33,6 +32,7 @@ from gpuscale.advice.model import (
     bucket_plan,
     predict_step,
 )
+from gpuscale.analysis.convergence import ConvergenceModel
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,7 +20,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
-from gpuscale.formatting import devices, number
+from gpuscale.report.convergence_figures import convergence, decomposition
+from gpuscale.report.figures_common import point_labels, title
 from gpuscale.report.style import (
     FIGSIZE,
     MARGINS,
@@ -36,34 +37,12 @@ from gpuscale.report.style import (
     styled,
 )
 from gpuscale.tables import Criterion, display_name
-from gpuscale.units import format_count
 
 PICK_STYLE = {
     Criterion.KNEE: ("#000000", "D"),
     Criterion.SPEED_X_EFFICIENCY: ("#D55E00", "*"),
     Criterion.EFFICIENCY_THRESHOLD: ("#009E73", "P"),
 }
-
-
-def point_labels(
-    table: pd.DataFrame, last: tuple[str, str] = ("normalized_efficiency", "E' {:.2f}")
-) -> list[str]:
-    """Tooltip text of each system: submitter, system name, configuration, time and the
-    ``last`` column formatted with its format string (default: E')."""
-    # Column lists, not itertuples: that builds a namedtuple class of every column per call.
-    column, template = last
-    columns = ("submitter", "system_name", "accelerators", "accelerator_family")
-    return [
-        f"{submitter} {name}: {devices(n, family)}, {number(minutes)} min, {template.format(value)}"
-        for submitter, name, n, family, minutes, value in zip(
-            *(table[c].tolist() for c in (*columns, "time_to_train_min", column)),
-            strict=True,
-        )
-    ]
-
-
-def _title(result: WorkloadTable | WorkloadAnalysis, what: str) -> str:
-    return f"{display_name(result.workload)} ({result.round}): {what}"
 
 
 def _family_styles(families: Sequence[str]) -> dict[str, tuple[str, str]]:
@@ -156,7 +135,7 @@ def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
     ax.set_yticks(range(len(families)), families)
     ax.set_ylim(-0.7, len(families) - 0.3)
     log_x(ax)
-    ax.set_title(_title(result, "systems by accelerator type and count"))
+    ax.set_title(title(result, "systems by accelerator type and count"))
     for c in sorted(grouped["cluster"].unique()):
         ax.scatter([], [], c=OKABE_ITO[c % len(OKABE_ITO)], s=30, label=f"cluster {c}")
     for n in sorted({1, int(grouped["systems"].max())}):
@@ -204,7 +183,7 @@ def normalized_efficiency(
     log_x(ax)
     ax.set_ylabel("normalised efficiency E' = S / (N / N_ref)")
     what = "E' with 95% bootstrap intervals" if intervals else "normalised efficiency"
-    ax.set_title(_title(result, what))
+    ax.set_title(title(result, what))
     return finish(fig, ax, labels)
 
 
@@ -234,7 +213,7 @@ def speedup(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     ax.set_yscale("log")
     plain_log(ax.yaxis)
     ax.set_ylabel("speedup S = T_ref / T (log scale)")
-    ax.set_title(_title(result, "speedup"))
+    ax.set_title(title(result, "speedup"))
     return finish(fig, ax, labels)
 
 
@@ -286,7 +265,7 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
     plain_log(ax.yaxis)
     ax.set_xlabel("accelerator-hours N x T / 60 (log scale)")
     ax.set_ylabel("time to train, minutes (log scale)")
-    ax.set_title(_title(result, "time vs accelerator-hours"))
+    ax.set_title(title(result, "time vs accelerator-hours"))
     return finish(fig, ax, {"points-all": point_labels(table)})
 
 
@@ -326,110 +305,6 @@ def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
     fig.suptitle("Normalised efficiency of every workload (colour: cluster)")
     fig.subplots_adjust(**{**MARGINS, "right": 0.97, "hspace": 0.35})  # no legend
     return Chart(fig, labels)
-
-
-@styled
-def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
-    """E' split into throughput efficiency x convergence factor, against accelerators."""
-    table = result.table.dropna(subset=["throughput_efficiency", "convergence_factor"])
-    fig, ax = new_axes()
-    labels: dict[str, list[str]] = {}
-    series = (
-        # Two-line labels: one line would run past the figure's right edge.
-        ("throughput_efficiency", "throughput efficiency\n(X/X_ref x N_ref/N)", "o"),
-        ("convergence_factor", "convergence factor\n(samples_ref/samples)", "s"),
-        ("normalized_efficiency", "E'\n(their product)", "D"),
-    )
-    for k, (column, name, marker) in enumerate(series):
-        sc = ax.scatter(
-            table["accelerators"],
-            table[column],
-            color=OKABE_ITO[k],
-            marker=marker,
-            s=22,
-            alpha=0.85,
-            label=name,
-            edgecolors="white",
-            linewidths=0.4,
-        )
-        sc.set_gid(f"points-{k}")
-        short = name.partition("\n")[0]
-        labels[f"points-{k}"] = [
-            f"{short} {v:.2f}: {text}"
-            for v, text in zip(table[column], point_labels(table), strict=True)
-        ]
-    ax.axhline(1.0, color="#555555", linewidth=0.9, linestyle="--")
-    log_x(ax)
-    ax.set_yscale("log")
-    plain_log(ax.yaxis)
-    ax.set_ylabel("factor (log scale)")
-    ax.set_title(_title(result, "why E' falls: throughput x convergence"))
-    return finish(fig, ax, labels)
-
-
-@styled
-def convergence(result: WorkloadTable | WorkloadAnalysis) -> Chart:
-    """Samples to converge against the global batch: each system as measured, and what the
-    round's reference convergence points (RCPs) predict, E(B) = E_min (1 + B / B_noise)."""
-    from gpuscale.analysis.decompose import round_rcp_model
-    from gpuscale.mlperf.convergence import rcp_points
-    from gpuscale.mlperf.rules import ruleset_for
-
-    table = result.table.dropna(subset=["samples_to_converge", "global_batch_size"])
-    fig, ax = new_axes()
-    labels: dict[str, list[str]] = {}
-    sc = ax.scatter(
-        table["global_batch_size"],
-        table["samples_to_converge"],
-        color=OKABE_ITO[0],
-        s=22,
-        alpha=0.85,
-        edgecolors="white",
-        linewidths=0.4,
-        label="systems",
-    )
-    sc.set_gid("points-0")
-    labels["points-0"] = [
-        f"{text}, batch {number(b)}"
-        for text, b in zip(
-            point_labels(table, ("samples_to_converge", "{:,.4g} to converge")),
-            table["global_batch_size"],
-            strict=True,
-        )
-    ]
-    benchmark = str(table["benchmark"].iloc[0]) if len(table) else result.workload
-    model = round_rcp_model(result.round, benchmark)
-    ruleset, _ = ruleset_for(result.round)
-    points = rcp_points(ruleset, benchmark) if ruleset else ()
-    if model is not None:
-        batches = [b for b, _ in points] + table["global_batch_size"].tolist()
-        grid = np.geomspace(min(batches) / 1.5, max(batches) * 1.5, 100)
-        ax.plot(
-            grid,
-            [model.samples(b) for b in grid],
-            color=OKABE_ITO[1],
-            linewidth=1.3,
-            label=f"E(B) of RCPs,\nB_noise {number(model.b_noise)}",
-        )
-    if points:
-        ax.scatter(
-            [b for b, _ in points],
-            [e for _, e in points],
-            facecolors="none",
-            edgecolors=OKABE_ITO[2],
-            marker="s",
-            s=28,
-            label="RCP means",
-        )
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
-    ax.set_xlabel("global batch (log scale)")
-    ax.set_yscale("log")
-    plain_log(ax.yaxis)
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: format_count(v)))
-    ax.set_ylabel("samples (or epochs) to converge")
-    ax.set_title(_title(result, "convergence vs batch"))
-    return finish(fig, ax, labels)
 
 
 FIGURES = {

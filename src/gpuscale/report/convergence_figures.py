@@ -1,0 +1,120 @@
+"""Why E' falls, drawn: the decomposition into throughput efficiency x convergence factor,
+and samples to converge against the global batch beside what the reference convergence
+points predict."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.ticker import FuncFormatter
+
+from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
+from gpuscale.formatting import number
+from gpuscale.report.figures_common import point_labels, title
+from gpuscale.report.style import OKABE_ITO, Chart, finish, log_x, new_axes, plain_log, styled
+from gpuscale.units import format_count
+
+
+@styled
+def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
+    """E' split into throughput efficiency x convergence factor, against accelerators."""
+    table = result.table.dropna(subset=["throughput_efficiency", "convergence_factor"])
+    fig, ax = new_axes()
+    labels: dict[str, list[str]] = {}
+    series = (
+        # Two-line labels: one line would run past the figure's right edge.
+        ("throughput_efficiency", "throughput efficiency\n(X/X_ref x N_ref/N)", "o"),
+        ("convergence_factor", "convergence factor\n(samples_ref/samples)", "s"),
+        ("normalized_efficiency", "E'\n(their product)", "D"),
+    )
+    for k, (column, name, marker) in enumerate(series):
+        sc = ax.scatter(
+            table["accelerators"],
+            table[column],
+            color=OKABE_ITO[k],
+            marker=marker,
+            s=22,
+            alpha=0.85,
+            label=name,
+            edgecolors="white",
+            linewidths=0.4,
+        )
+        sc.set_gid(f"points-{k}")
+        short = name.partition("\n")[0]
+        labels[f"points-{k}"] = [
+            f"{short} {v:.2f}: {text}"
+            for v, text in zip(table[column], point_labels(table), strict=True)
+        ]
+    ax.axhline(1.0, color="#555555", linewidth=0.9, linestyle="--")
+    log_x(ax)
+    ax.set_yscale("log")
+    plain_log(ax.yaxis)
+    ax.set_ylabel("factor (log scale)")
+    ax.set_title(title(result, "why E' falls: throughput x convergence"))
+    return finish(fig, ax, labels)
+
+
+@styled
+def convergence(result: WorkloadTable | WorkloadAnalysis) -> Chart:
+    """Samples to converge against the global batch: each system as measured, and what the
+    round's reference convergence points (RCPs) predict, E(B) = E_min (1 + B / B_noise)."""
+    from gpuscale.analysis.decompose import round_rcp_model
+    from gpuscale.mlperf.convergence import rcp_points
+    from gpuscale.mlperf.rules import ruleset_for
+
+    table = result.table.dropna(subset=["samples_to_converge", "global_batch_size"])
+    fig, ax = new_axes()
+    labels: dict[str, list[str]] = {}
+    sc = ax.scatter(
+        table["global_batch_size"],
+        table["samples_to_converge"],
+        color=OKABE_ITO[0],
+        s=22,
+        alpha=0.85,
+        edgecolors="white",
+        linewidths=0.4,
+        label="systems",
+    )
+    sc.set_gid("points-0")
+    labels["points-0"] = [
+        f"{text}, batch {number(b)}"
+        for text, b in zip(
+            point_labels(table, ("samples_to_converge", "{:,.4g} to converge")),
+            table["global_batch_size"],
+            strict=True,
+        )
+    ]
+    benchmark = str(table["benchmark"].iloc[0]) if len(table) else result.workload
+    model = round_rcp_model(result.round, benchmark)
+    ruleset, _ = ruleset_for(result.round)
+    points = rcp_points(ruleset, benchmark) if ruleset else ()
+    if model is not None:
+        batches = [b for b, _ in points] + table["global_batch_size"].tolist()
+        grid = np.geomspace(min(batches) / 1.5, max(batches) * 1.5, 100)
+        ax.plot(
+            grid,
+            [model.samples(b) for b in grid],
+            color=OKABE_ITO[1],
+            linewidth=1.3,
+            label=f"E(B) of RCPs,\nB_noise {number(model.b_noise)}",
+        )
+    if points:
+        ax.scatter(
+            [b for b, _ in points],
+            [e for _, e in points],
+            facecolors="none",
+            edgecolors=OKABE_ITO[2],
+            marker="s",
+            s=28,
+            label="RCP means",
+        )
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
+    ax.set_xlabel("global batch (log scale)")
+    ax.set_yscale("log")
+    plain_log(ax.yaxis)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: format_count(v)))
+    ax.set_ylabel("samples (or epochs) to converge")
+    ax.set_title(title(result, "convergence vs batch"))
+    return finish(fig, ax, labels)
+
+

@@ -1,0 +1,32 @@
+"""What every workload figure shares: the tooltip text of a system and the title."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
+from gpuscale.formatting import devices, number
+from gpuscale.tables import display_name
+
+
+def point_labels(
+    table: pd.DataFrame, last: tuple[str, str] = ("normalized_efficiency", "E' {:.2f}")
+) -> list[str]:
+    """Tooltip text of each system: submitter, system name, configuration, time and the
+    ``last`` column formatted with its format string (default: E')."""
+    # Column lists, not itertuples: that builds a namedtuple class of every column per call.
+    column, template = last
+    columns = ("submitter", "system_name", "accelerators", "accelerator_family")
+    return [
+        f"{submitter} {name}: {devices(n, family)}, {number(minutes)} min, {template.format(value)}"
+        for submitter, name, n, family, minutes, value in zip(
+            *(table[c].tolist() for c in (*columns, "time_to_train_min", column)),
+            strict=True,
+        )
+    ]
+
+
+def title(result: WorkloadTable | WorkloadAnalysis, what: str) -> str:
+    return f"{display_name(result.workload)} ({result.round}): {what}"
+
+

@@ -42,3 +42,25 @@ def test_ci_runs_the_readme_test_command() -> None:
     command = command_after("test-command")
     assert "pytest" in command and "torch==" in command  # the CPU wheel, pinned
     assert "test-command" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_sentences_are_the_tools_own() -> None:
+    """Every number the README's v4.1 worked examples state comes from the computation
+    the report and ``analyze`` use: the sentences are regenerated and must appear
+    verbatim."""
+    from gpuscale import load_round
+    from gpuscale.analysis import AnalysisOptions, analyze
+    from gpuscale.analysis.answers import answer_sentence, answers
+    from gpuscale.report.findings import why_efficiency_falls
+    from gpuscale.tables import STUDY_WORKLOADS
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    results = analyze(load_round("v4.1"), list(STUDY_WORKLOADS), AnalysisOptions(n_boot=100))
+    assert len(results) == 4
+    for result in results:
+        sentence = why_efficiency_falls(result.table, "H100-SXM5-80GB")
+        assert sentence and sentence in readme, sentence
+        frame = answers(result)
+        for scope in frame["scope"].unique():
+            text = answer_sentence(frame, scope)
+            assert text in readme, text

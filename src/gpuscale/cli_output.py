@@ -50,16 +50,57 @@ def print_frame(console: Console, frame: pd.DataFrame, fmt: Format, *, title: st
         records = [jsonable(r) for r in frame.to_dict("records")]
         console.file.write(json.dumps(records, indent=2) + "\n")
         return
+    numeric = [is_numeric_dtype(frame[c]) for c in frame.columns]
+    headers = [str(c).replace("_", " ") for c in frame.columns]  # wraps at the spaces
+    rows = [[number(v, digits=4) for v in row] for row in frame.itertuples(index=False)]
+    widths = [
+        _least_width(headers[i], [r[i] for r in rows], numeric[i]) for i in range(len(headers))
+    ]
+    if sum(w + 3 for w in widths) + 1 > console.width and len(headers) > 2:
+        _print_vertical(console, headers, rows, title)
+        return
     table = Table(title=_escape(title) or None, show_lines=False, header_style="bold")
-    for column in frame.columns:
-        numeric = is_numeric_dtype(frame[column])
+    for header, is_number, least in zip(headers, numeric, widths, strict=True):
         table.add_column(
-            _escape(str(column)), justify="right" if numeric else "left", overflow="fold"
+            _escape(header),
+            justify="right" if is_number else "left",
+            # numbers are never split across lines; text wraps at its spaces
+            no_wrap=is_number,
+            overflow="ellipsis" if is_number else "fold",
+            min_width=least,
         )
-    for row in frame.itertuples(index=False):
+    for row in rows:
         # rich markup in untrusted names must not be interpreted
-        table.add_row(*(_escape(number(v, digits=4)) for v in row))
+        table.add_row(*(_escape(v) for v in row))
     console.print(table)
+
+
+def _least_width(header: str, cells: list[str], is_number: bool) -> int:
+    """The narrowest a column may be: its longest number whole, else its longest word
+    (capped: long names wrap), and the header's longest word."""
+    words = [len(w) for w in header.split()]
+    if is_number:
+        return max([*words, *(len(c) for c in cells), 1])
+    longest = max((len(w) for c in cells for w in c.split()), default=1)
+    return max([*words, min(longest, 16), 1])
+
+
+def _print_vertical(
+    console: Console, headers: list[str], rows: list[list[str]], title: str
+) -> None:
+    """One block per row, ``column  value`` lines: for tables wider than the terminal."""
+    if title:
+        console.print(_escape(title), style="bold", highlight=False)
+    key_width = max(len(h) for h in headers)
+    for index, row in enumerate(rows):
+        if index:
+            console.print()
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold", no_wrap=True, min_width=key_width)
+        grid.add_column(overflow="fold")
+        for header, value in zip(headers, row, strict=True):
+            grid.add_row(_escape(header), _escape(value))
+        console.print(grid)
 
 
 def _escape(text: str) -> str:

@@ -81,14 +81,34 @@ def test_points_have_tooltips(browser, page) -> None:
     assert any("x H100-SXM5-80GB" in t for t in titles)
 
 
-def test_tables_sort_on_click(browser, page) -> None:
-    script = (
-        "const t = document.querySelector('table.sortable');"
-        "return Array.from(t.tBodies[0].rows).map(r => r.cells[3].textContent);"
-    )
-    header = browser.find_elements("css selector", "table.sortable th")[3]  # N
-    header.click()
-    ascending = [float(v.replace(",", "")) for v in browser.execute_script(script)]
-    header.click()
-    descending = [float(v.replace(",", "")) for v in browser.execute_script(script)]
-    assert ascending == sorted(ascending) and descending == sorted(descending, reverse=True)
+SORTED = """
+const [index, col, sign] = arguments;
+const table = document.querySelectorAll('table.sortable')[index];
+const cells = Array.from(table.tBodies[0].rows).map(r => r.cells[col].textContent.trim());
+const key = v => parseFloat(v.replace(/,/g, ''));
+for (let i = 1; i < cells.length; i++) {
+  const a = cells[i - 1], b = cells[i];
+  const cmp = (!isNaN(key(a)) && !isNaN(key(b))) ? key(a) - key(b) : a.localeCompare(b);
+  if (sign * cmp > 0) return [false, cells];
+}
+return [true, cells];
+"""
+
+
+def test_every_table_sorts_on_click(browser, page) -> None:
+    """A header in every table (each workload's, the hardware's, the problems') sorts its
+    own table: the script once numbered headers across the page, so only the first did."""
+    tables = browser.find_elements("css selector", "table.sortable")
+    assert len(tables) >= 3  # two workloads and the problems at least
+    for index, table in enumerate(tables):
+        headers = table.find_elements("css selector", "thead th")
+        col = min(3, len(headers) - 1)
+        headers[col].click()
+        ok, cells = browser.execute_script(SORTED, index, col, 1)
+        assert ok, (index, cells[:10])
+        assert headers[col].get_attribute("aria-sort") == "ascending"
+        headers[col].click()
+        ok, cells = browser.execute_script(SORTED, index, col, -1)
+        assert ok, (index, cells[:10])
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []

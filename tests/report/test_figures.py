@@ -85,3 +85,64 @@ def test_decomposition_figure_plots_the_three_factors(result) -> None:
     # Tooltips name the factor on one line (the legend's label wraps)
     assert all(label.startswith("E' ") for label in chart.labels["points-2"])
     assert all(label.startswith("throughput efficiency ") for label in chart.labels["points-0"])
+
+
+def test_nothing_is_cut_off(study_analysis, v50) -> None:
+    """Every workload figure of the study's v4.1 analysis, the systems figure of every
+    v5.0 workload (few families: a short figure whose axis label once fell off), and the
+    overview of one workload (its title once overflowed) keep every text inside."""
+    from gpuscale.report.style import clipped_texts
+
+    results = study_analysis["study"]
+    charts = [make(r) for r in results for make in FIGURES.values()]
+    v50_results = analyze(v50, sorted(v50.scores["workload"].unique()), AnalysisOptions(n_boot=100))
+    charts += [FIGURES["systems"](r) for r in v50_results]
+    charts += [overview(results[:1]), overview(results)]
+    clipped = {
+        chart.figure.axes[0].get_title(): found
+        for chart in charts
+        if (found := clipped_texts(chart.figure))
+    }
+    assert clipped == {}
+
+
+def test_clipping_check_can_fail() -> None:
+    from matplotlib.figure import Figure
+
+    from gpuscale.report.style import clipped_texts
+
+    figure = Figure(figsize=(2, 1))
+    ax = figure.subplots()
+    ax.set_xlabel("a label far too long for a figure two inches wide, surely")
+    assert clipped_texts(figure)
+
+
+def test_families_keep_one_colour_and_never_share_one_in_a_figure() -> None:
+    from gpuscale.report.style import FAMILY_ORDER, family_styles
+
+    every = family_styles(FAMILY_ORDER[:16])
+    assert len({c for c, _ in every.values()}) == 16
+    pair = family_styles(["A100-PCIe-80GB", "RTX 4090", "B200", "RTX A5000"])
+    assert len({c for c, _ in pair.values()}) == 4  # these pairs once shared a colour
+    assert pair["B200"] == every["B200"]  # the same colour in every figure
+
+
+def test_trend_lines_join_only_the_same_accelerator_count() -> None:
+    import pandas as pd
+
+    from gpuscale.report.rounds_figures import trend_chart
+
+    rows = pd.DataFrame(
+        {
+            "round": ["v4.0", "v4.1", "v5.0"],
+            "accelerator_family": ["H100-SXM5-80GB"] * 3,
+            "common_accelerators": [8, 8, 64],
+            "best_time_at_common_min": [5.3, 5.1, 0.9],
+            "largest_accelerators": [3072, 3472, 4096],
+            "best_time_at_largest_min": [0.12, 0.12, 0.1],
+            "normalized_efficiency_at_largest": [0.1, 0.1, 0.1],
+        }
+    )
+    chart = trend_chart(rows, "bert")
+    lines = [line for line in chart.figure.axes[0].lines if len(line.get_xdata()) == 2]
+    assert [list(line.get_xdata()) for line in lines] == [[0, 1]]  # not v4.1 -> v5.0

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -47,7 +48,7 @@ def write_atomically(out_dir: Path, write: Callable[[Path], object]) -> list[Pat
     into ``out_dir``; return the final paths. Raises :class:`OutputError` with one clear
     sentence when ``out_dir`` cannot be written; nothing is left behind then."""
     out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
+    if _is_other_than_folder(out_dir):
         raise OutputError(f"{out_dir} exists and is not a folder; choose another --out")
     parent = out_dir.absolute().parent
     try:
@@ -65,6 +66,17 @@ def write_atomically(out_dir: Path, write: Callable[[Path], object]) -> list[Pat
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return [out_dir / name for name in names]
+
+
+def _is_other_than_folder(path: Path) -> bool:
+    """One stat: ``exists() and not is_dir()`` would see another writer's folder vanish
+    between the two calls and call it a file."""
+    try:
+        return not stat.S_ISDIR(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
 
 
 _RACE = (errno.EEXIST, errno.ENOTEMPTY, errno.ENOENT)

@@ -58,6 +58,21 @@ def decompose(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def family_decomposition(table: pd.DataFrame, family: str) -> pd.Series | None:
+    """The family's largest system (the fastest at its largest accelerator count),
+    decomposed against the family's own reference (the study's rule within the family):
+    the row ``analyze --reference family --decompose`` prints for it, whatever reference
+    ``table`` was computed with. None when the family has one accelerator count."""
+    from gpuscale.analysis.equilibrium import fastest_per_count
+    from gpuscale.analysis.metrics import study_reference, with_reference
+
+    group = table[table["accelerator_family"] == family]
+    if group["accelerators"].nunique() < 2:
+        return None
+    own = decompose(with_reference(group, study_reference(group)))
+    return fastest_per_count(own).iloc[-1]
+
+
 def expected_samples(round_name: str, benchmark: str, global_batch: float) -> float:
     """Samples (or epochs) the round's reference convergence points predict at a global
     batch; NaN without RCPs for it (or a batch)."""

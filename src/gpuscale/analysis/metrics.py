@@ -97,7 +97,8 @@ def find_reference(frame: pd.DataFrame, rule: str) -> pd.Series:
     return match.iloc[0]
 
 
-def _metrics(frame: pd.DataFrame, ref: pd.Series) -> pd.DataFrame:
+def with_reference(frame: pd.DataFrame, ref: pd.Series) -> pd.DataFrame:
+    """``frame`` with speedup, efficiency and E' against the reference row ``ref``."""
     out = frame.copy()
     t_ref, n_ref = float(ref["time_to_train_min"]), float(ref["accelerators"])
     n = out["accelerators"].astype(float)
@@ -133,12 +134,12 @@ def scaling_table(
         return pd.DataFrame(columns=list(SCALING_COLUMNS))
     if reference == "family":
         parts = [
-            _metrics(group, study_reference(group))
+            with_reference(group, study_reference(group))
             for _, group in frame.groupby("accelerator_family", sort=True)
         ]
         out = pd.concat(parts)
     else:
-        out = _metrics(frame, find_reference(frame, reference))
+        out = with_reference(frame, find_reference(frame, reference))
     n = out["accelerators"].astype(float)
     out["gpu_hours"] = n * out["time_to_train_min"] / 60.0
     per_s = out["samples_to_converge"] / (out["time_to_train_min"] * 60.0) / n

@@ -3,6 +3,7 @@ errors, reading rounds and bench files."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -12,12 +13,55 @@ from rich.console import Console
 
 from gpuscale.cli_output import Format, print_frame
 
+
+def _hide_flag_types() -> None:
+    """Help without ``<bool>`` after flags (``--decompose``, ``--help``): a flag takes no
+    value, so Typer's type column only misleads there."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "_gpuscale", False):
+        return
+
+    def display_type_rich(self, ctx):  # type: ignore[no-untyped-def]
+        return None if self.is_flag and self.metavar is None else shown(self, ctx)
+
+    display_type_rich._gpuscale = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_hide_flag_types()
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     help="How training scales with the number of accelerators, and how many to use.",
 )
-out = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 240)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from gpuscale import __version__
+
+        print(f"gpuscale {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """How training scales with the number of accelerators, and how many to use."""
+
+
+# Piped output is as wide as COLUMNS says (rich reads it), else 240 columns: a file
+# or a pager has no width of its own.
+out = Console(
+    soft_wrap=False,
+    width=None if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit() else 240,
+)
 err = Console(stderr=True)
 
 # Arguments several commands share, declared once.
@@ -29,7 +73,11 @@ RoundPaths = Annotated[
     ),
 ]
 RoundNames = Annotated[
-    list[str] | None, typer.Option("--round", help="Bundled round(s), e.g. v4.1 (repeatable).")
+    list[str] | None,
+    typer.Option(
+        "--round",
+        help="Bundled round(s), e.g. v4.1 (repeatable); with paths, the paths' round names.",
+    ),
 ]
 Benchmarks = Annotated[
     list[str] | None,
@@ -91,29 +139,40 @@ def _progress_reader():
     return update, progress
 
 
-def read_paths(paths: list[Path], round_name: str | None = None):
-    """Read raw rounds with a progress bar; a path that is no round ends the command."""
+def read_paths(paths: list[Path], round_names: list[str] | None = None):
+    """Read raw rounds with a progress bar; a path that is no round ends the command.
+    ``round_names`` name the paths' rounds (one for all, or one each)."""
     from gpuscale._io import SourceError
     from gpuscale.mlperf.ingest import read_round
     from gpuscale.tables import RoundTables
 
+    names = list(round_names or [])
+    if names and len(names) not in (1, len(paths)):
+        fail(
+            f"{len(names)} --round names for {len(paths)} paths: give one per path, one for "
+            "all, or none (the round is then read from each path's name)"
+        )
+    if len(names) == 1:
+        names = names * len(paths)
     update, context = _progress_reader()
     parts = []
     with context:
-        for path in paths:
+        for k, path in enumerate(paths):
+            name = names[k] if names else None
             try:
-                parts.append(read_round(path, round_name, workers=cores(), progress=update))
+                parts.append(read_round(path, name, workers=cores(), progress=update))
             except (SourceError, ValueError) as exc:
                 fail(str(exc))
     return RoundTables.concat(parts)
 
 
 def load_tables(paths: list[Path] | None, round_names: list[str] | None):
-    """Tables from raw paths (read now) or from the bundled rounds."""
+    """Tables from raw paths (read now; ``--round`` then names their rounds) or from the
+    bundled rounds."""
     from gpuscale.mlperf.bundled import load_round
 
     if paths:
-        return read_paths(paths)
+        return read_paths(paths, round_names)
     try:
         return load_round(*(round_names or []))
     except (KeyError, ValueError) as exc:
@@ -139,6 +198,26 @@ def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> l
     except UnknownNameError as exc:
         fail(str(exc))
     raise AssertionError("unreachable")
+
+
+def choices_of(values: list[str] | None, valid: list[str], what: str) -> list[str] | None:
+    """Each value resolved to one of ``valid`` (case and punctuation ignored, unambiguous
+    prefixes allowed); an unknown one ends the command with the list and the closest."""
+    from gpuscale.names import UnknownNameError, resolve_choice
+
+    if not values:
+        return None
+    try:
+        return [resolve_choice(v, valid, what) for v in values]
+    except UnknownNameError as exc:
+        fail(str(exc))
+    raise AssertionError("unreachable")
+
+
+def families_of(tables, family: list[str] | None) -> list[str] | None:
+    """``--family`` resolved against the accelerator families in these tables."""
+    valid = tables.scores["accelerator_family"].dropna().astype(str).unique().tolist()
+    return choices_of(family, valid, "accelerator family")
 
 
 def read_bench(path: Path):

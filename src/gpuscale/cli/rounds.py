@@ -13,9 +13,11 @@ from gpuscale.cli.common import (
     RoundPaths,
     app,
     bench_json,
+    choices_of,
     cores,
     err,
     fail,
+    families_of,
     load_tables,
     out,
     print_bench,
@@ -67,7 +69,9 @@ def ingest(
     ),
     round_name: Annotated[
         str | None,
-        typer.Option("--round-name", help="Round name when the path does not say it (e.g. v4.1)."),
+        typer.Option(
+            "--round-name", "--round", help="Round name when the path does not say it (e.g. v4.1)."
+        ),
     ] = None,
 ) -> None:
     """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
@@ -76,7 +80,7 @@ def ingest(
 
     if round_name and len(paths) > 1:
         fail("--round-name applies to one path at a time")
-    tables = read_paths(paths, round_name)
+    tables = read_paths(paths, [round_name] if round_name else None)
     if tables.systems.empty and tables.runs.empty:
         fail(
             f"no MLPerf results in {', '.join(map(str, paths))}: expected "
@@ -223,44 +227,65 @@ def analyze(
     """Speedup, efficiency, E', clusters, equilibrium and 95% intervals per benchmark."""
     import json
 
+    both = bench_file is not None and bool(paths or round_names)
+    if both and fmt is Format.csv:
+        fail("-f csv writes one table: analyse --bench and the rounds in two commands")
+    bench_doc = None
     if bench_file is not None:
         table = read_bench(bench_file)
         if fmt is Format.json:
-            out.file.write(json.dumps(bench_json(table), indent=2) + "\n")
+            bench_doc = bench_json(table)
+            if not both:
+                out.file.write(json.dumps(bench_doc, indent=2) + "\n")
+                return
         else:
             print_bench(table, fmt)
-        if not (paths or round_names):
+        if not both:
             return
 
     from gpuscale.analysis import AnalysisOptions, as_json
     from gpuscale.analysis import analyze as run_analysis
     from gpuscale.analysis.metrics import ReferenceNotFoundError
 
+    tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
+    workloads = workloads_of(tables, benchmark)
+    families = families_of(tables, family)
+    divisions = choices_of([division] if division else None, ["closed", "open"], "division")
     try:
         options = AnalysisOptions(
             reference=reference,
             threshold=threshold,
-            division=division,
+            division=divisions[0] if divisions else None,
             availability=availability,
-            families=tuple(family) if family else None,
+            families=tuple(families) if families else None,
             k=k,
             n_boot=n_boot,
             seed=seed,
         )
     except ValueError as exc:
         fail(str(exc))
-    tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
-    workloads = workloads_of(tables, benchmark)
     try:
         results = run_analysis(tables, workloads, options)
     except ReferenceNotFoundError as exc:
         fail(str(exc))
     if not results:
         fail("no scored system matches these options")
+    for result in results:
+        found = result.table["cluster"].nunique() if "cluster" in result.table else k
+        if k and found < k:
+            err.print(
+                f"note: {result.round} {result.workload}: -k {k} lowered to {found} "
+                f"(only {len(result.table)} systems, {found} distinct enough to cluster)",
+                markup=False,
+                highlight=False,
+            )
     if fmt is Format.json:
         from gpuscale.cli_output import jsonable
 
-        out.file.write(json.dumps(jsonable(as_json(results, options)), indent=2) + "\n")
+        doc = jsonable(as_json(results, options))
+        if bench_doc is not None:  # one document: {"bench": ..., "rounds": ...}
+            doc = {"bench": bench_doc, "rounds": doc}
+        out.file.write(json.dumps(doc, indent=2) + "\n")
         return
     if fmt is Format.csv:
         import pandas as pd
@@ -322,16 +347,20 @@ def energy(
 
     tables = load_tables(paths, round_names)
     workloads = workloads_of(tables, benchmark)
-    frame = energy_table(tables)
-    if len(frame):
-        frame = frame[frame["workload"].isin(workloads)]
+    every = energy_table(tables)
+    frame = every[every["workload"].isin(workloads)] if len(every) else every
     if frame.empty:
         rounds = ", ".join(sorted(tables.scores["round"].unique()))
-        err.print(
-            f"no power logs in {rounds}: these rounds have no energy results",
-            markup=False,
-            highlight=False,
-        )
+        if len(every):
+            having = ", ".join(sorted(every["workload"].unique()))
+            why = f"no power logs for {', '.join(workloads)} in {rounds} (power results: {having})"
+        else:
+            why = f"no power logs in {rounds}: these rounds have no energy results"
+        err.print(why, markup=False, highlight=False)
+        if fmt is not Format.table:  # still one valid document: [] or a header line
+            import pandas as pd
+
+            print_frame(out, pd.DataFrame(columns=ENERGY_COLUMNS), fmt)
         return
     print_frame(out, frame[ENERGY_COLUMNS], fmt, title="energy to train (official rule)")
 
@@ -353,8 +382,9 @@ def trends(
 
     tables = load_tables(paths, round_names)
     frame = run_trends(tables.scores, workloads_of(tables, benchmark) if benchmark else None)
-    if family:
-        frame = frame[frame["accelerator_family"].isin(family)]
+    families = families_of(tables, family)
+    if families:
+        frame = frame[frame["accelerator_family"].isin(families)]
     if frame.empty:
         fail("no scored results for these options")
     print_frame(out, frame[list(TREND_COLUMNS)], fmt, title="trends across rounds")

@@ -116,5 +116,3 @@ def convergence(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     ax.set_ylabel("samples (or epochs) to converge")
     ax.set_title(title(result, "convergence vs batch"))
     return finish(fig, ax, labels)
-
-

@@ -24,11 +24,10 @@ from gpuscale.report.convergence_figures import convergence, decomposition
 from gpuscale.report.figures_common import point_labels, title
 from gpuscale.report.style import (
     FIGSIZE,
-    MARGINS,
-    MARKERS,
-    OKABE_ITO,
     Chart,
+    cluster_colour,
     count_label,
+    family_styles,
     finish,
     legend_outside,
     log_x,
@@ -43,13 +42,6 @@ PICK_STYLE = {
     Criterion.SPEED_X_EFFICIENCY: ("#D55E00", "*"),
     Criterion.EFFICIENCY_THRESHOLD: ("#009E73", "P"),
 }
-
-
-def _family_styles(families: Sequence[str]) -> dict[str, tuple[str, str]]:
-    return {
-        f: (OKABE_ITO[i % len(OKABE_ITO)], MARKERS[i % len(MARKERS)])
-        for i, f in enumerate(sorted(families))
-    }
 
 
 def _family_points(
@@ -107,7 +99,8 @@ def _pick_value(pick: Pick, column: str) -> float:
 @styled
 def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
     """The study's figure (a): accelerator family against accelerator count; marker size
-    = systems sharing that configuration; colour = K-means cluster."""
+    = systems sharing that configuration; colour = K-means cluster (cividis, its own
+    scale: family colours are for families)."""
     table = result.table
     grouped = (
         table.groupby(["accelerator_family", "accelerators"])
@@ -120,8 +113,9 @@ def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
     )
     families = sorted(grouped["accelerator_family"].unique())
     y = grouped["accelerator_family"].map({f: i for i, f in enumerate(families)})
-    fig, ax = new_axes((FIGSIZE[0], max(2.4, 0.9 + 0.32 * len(families))))
-    colours = [OKABE_ITO[c % len(OKABE_ITO)] for c in grouped["cluster"]]
+    height = max(2.6, 1.2 + 0.32 * len(families))
+    fig, ax = new_axes((FIGSIZE[0], height))
+    colours = [cluster_colour(c) for c in grouped["cluster"]]
     sc = ax.scatter(
         grouped["accelerators"],
         y,
@@ -137,12 +131,13 @@ def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
     log_x(ax)
     ax.set_title(title(result, "systems by accelerator type and count"))
     for c in sorted(grouped["cluster"].unique()):
-        ax.scatter([], [], c=OKABE_ITO[c % len(OKABE_ITO)], s=30, label=f"cluster {c}")
+        ax.scatter([], [], c=cluster_colour(c), s=30, label=f"cluster {c}")
     for n in sorted({1, int(grouped["systems"].max())}):
         ax.scatter([], [], c="#999999", s=30 + 45 * (n - 1), label=f"{n} system{'s' * (n > 1)}")
     legend_outside(ax)
     ax.grid(axis="x", alpha=0.25)
-    fig.subplots_adjust(**{**MARGINS, "left": 0.25, "right": 0.78})
+    # margins in inches (tick labels and the axis label need ~0.6 in whatever the height)
+    fig.subplots_adjust(left=0.25, right=0.78, bottom=0.62 / height, top=1 - 0.42 / height)
     tips = [
         f"{r.accelerator_family}, {r.accelerators} accelerators: {r.systems} system(s): {r.names}"
         for r in grouped.itertuples(index=False)
@@ -159,7 +154,7 @@ def normalized_efficiency(
     (then the table alone is enough)."""
     table = result.table
     fig, ax = new_axes()
-    styles = _family_styles(table["accelerator_family"].unique())
+    styles = family_styles(table["accelerator_family"].unique())
     labels: dict[str, list[str]] = {}
     for i, (family, group) in enumerate(table.groupby("accelerator_family", sort=True)):
         colour = styles[family][0]
@@ -192,7 +187,7 @@ def speedup(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     """Speedup against accelerators per family, with the ideal line ``S = N / N_ref``."""
     table = result.table
     fig, ax = new_axes()
-    styles = _family_styles(table["accelerator_family"].unique())
+    styles = family_styles(table["accelerator_family"].unique())
     labels: dict[str, list[str]] = {}
     for i, (family, group) in enumerate(table.groupby("accelerator_family", sort=True)):
         _family_points(ax, group, "speedup", f"points-{i}", family, styles, labels)
@@ -232,7 +227,7 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
         linewidth=0.9,
         label="Pareto front",
     )
-    colours = [OKABE_ITO[c % len(OKABE_ITO)] for c in table["cluster"]]
+    colours = [cluster_colour(c) for c in table["cluster"]]
     sc = ax.scatter(
         table["gpu_hours"],
         table["time_to_train_min"],
@@ -258,7 +253,7 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
             label=f"{pick.label}: {pick.accelerators}",
         )
     for c in sorted(table["cluster"].unique()):
-        ax.scatter([], [], c=OKABE_ITO[c % len(OKABE_ITO)], s=24, label=f"cluster {c}")
+        ax.scatter([], [], c=cluster_colour(c), s=24, label=f"cluster {c}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     plain_log(ax.xaxis)
@@ -275,12 +270,13 @@ def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
     n = len(results)
     cols = min(n, 2)
     rows = int(np.ceil(n / cols))
-    fig = Figure(figsize=(3.4 * cols, 2.5 * rows))
+    width, height = max(3.4 * cols, 6.0), 2.5 * rows + 0.5  # the title needs 6 in
+    fig = Figure(figsize=(width, height))
     axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False)
     labels: dict[str, list[str]] = {}
     for k, (ax, result) in enumerate(zip(axes.flat, results, strict=False)):
         table = result.table
-        colours = [OKABE_ITO[c % len(OKABE_ITO)] for c in table["cluster"]]
+        colours = [cluster_colour(c) for c in table["cluster"]]
         sc = ax.scatter(
             table["accelerators"], table["normalized_efficiency"], c=colours, s=14, alpha=0.9
         )
@@ -302,8 +298,15 @@ def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
         ax.set_xlabel("accelerators")
     for ax in axes[:, 0]:
         ax.set_ylabel("E' (log scale)")
-    fig.suptitle("Normalised efficiency of every workload (colour: cluster)")
-    fig.subplots_adjust(**{**MARGINS, "right": 0.97, "hspace": 0.35})  # no legend
+    fig.suptitle("Normalised efficiency of every workload (shade: cluster)")
+    # no legend; margins in inches: the suptitle and the panel titles never overlap
+    fig.subplots_adjust(
+        left=0.75 / width,
+        right=0.97,
+        bottom=0.55 / height,
+        top=1 - 0.75 / height,
+        hspace=0.45,
+    )
     return Chart(fig, labels)
 
 

@@ -28,5 +28,3 @@ def point_labels(
 
 def title(result: WorkloadTable | WorkloadAnalysis, what: str) -> str:
     return f"{display_name(result.workload)} ({result.round}): {what}"
-
-

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis
-from gpuscale.analysis.decompose import decompose, dominant_loss
+from gpuscale.analysis.decompose import dominant_loss, family_decomposition
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.formatting import devices, number
 
@@ -28,33 +28,25 @@ def family_scaling(table: pd.DataFrame, family: str) -> tuple[int, float, int, f
     return int(small["accelerators"]), 1.0, int(large["accelerators"]), float(ratio)
 
 
-def _why_efficiency_falls(table: pd.DataFrame, family: str) -> str | None:
-    """The decomposition of the family's largest system against the family's fastest
-    smallest one, whatever the reference rule (so generations are never mixed)."""
-    frontier = fastest_per_count(
-        table[table["accelerator_family"] == family].dropna(subset=["samples_to_converge"])
-    )
-    if len(frontier) < 2:
+def why_efficiency_falls(table: pd.DataFrame, family: str) -> str | None:
+    """The family's largest system decomposed against the family's own reference (the
+    numbers ``analyze --reference family --decompose`` prints for it), in words."""
+    row = family_decomposition(table, family)
+    if row is None or pd.isna(row["convergence_factor"]):
         return None
-    small, large = frontier.iloc[0], frontier.iloc[-1]
-    pair = pd.DataFrame([small, large]).assign(
-        reference_org=small["org"],
-        reference_system_id=small["system_id"],
-        reference_submitter=small["submitter"],
-        reference_accelerators=small["accelerators"],
-        speedup=lambda f: small["time_to_train_min"] / f["time_to_train_min"],
-    )
-    pair["normalized_efficiency"] = pair["speedup"] * small["accelerators"] / pair["accelerators"]
-    row = decompose(pair).iloc[1]
     factor, share = dominant_loss(row)
     if factor == "none":
         return None
+    ref = table[
+        (table["org"] == row["reference_org"]) & (table["system_id"] == row["reference_system_id"])
+    ].iloc[0]
     return (
-        f"Why efficiency falls from {number(int(small['accelerators']))} to "
-        f"{devices(large['accelerators'], family)}: E' {row['normalized_efficiency']:.2f} = "
-        f"throughput efficiency {row['throughput_efficiency']:.2f} x convergence factor "
-        f"{row['convergence_factor']:.2f} (global batch {small['global_batch_size']:,.0f} -> "
-        f"{large['global_batch_size']:,.0f}); {factor} accounts for {share:.0%} of the loss."
+        f"Why efficiency falls within {family} (against its own reference, "
+        f"{devices(ref['accelerators'], family)}): at {number(int(row['accelerators']))} "
+        f"accelerators E' {row['normalized_efficiency']:.2f} = throughput efficiency "
+        f"{row['throughput_efficiency']:.2f} x convergence factor "
+        f"{row['convergence_factor']:.2f} (global batch {ref['global_batch_size']:,.0f} -> "
+        f"{row['global_batch_size']:,.0f}); {factor} accounts for {share:.0%} of the loss."
     )
 
 
@@ -78,7 +70,7 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
         f"Fastest: {fastest['submitter']} {fastest['system_name']} "
         f"({devices(fastest['accelerators'], fastest['accelerator_family'])}) trains in "
         f"{_fmt_minutes(fastest['time_to_train_min'])}, {number(fastest['speedup'])}x the "
-        f"reference, at normalised efficiency E' {fastest['normalized_efficiency']:.2f}."
+        f"reference, at E' {fastest['normalized_efficiency']:.2f} against that reference."
     )
     big_family = table["accelerator_family"].value_counts().index[0]
     foreign = [r for r in result.references if r.accelerator_family != big_family]
@@ -99,7 +91,7 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
             f"{number(n_large)} accelerators keeps {ratio:.0%} of the per-accelerator "
             f"efficiency of the fastest at {number(n_small)}."
         )
-    sentence = _why_efficiency_falls(table, big_family)
+    sentence = why_efficiency_falls(table, big_family)
     if sentence:
         out.append(sentence)
     eq = result.equilibrium

@@ -38,7 +38,7 @@ from gpuscale.tables import RoundTables, display_name
 
 FIGURE_TITLES = {
     "systems": "Systems by accelerator type and count (size: systems sharing a "
-    "configuration; colour: cluster)",
+    "configuration; shade: cluster)",
     "efficiency": "Normalised efficiency E' against accelerators, equilibrium picks marked",
     "efficiency_ci": "E' with 95% bootstrap intervals",
     "speedup": "Speedup against accelerators, with the ideal line",
@@ -210,7 +210,34 @@ def _draw(
             )
         overview_figure = overview_future.result() if overview_future else None
         extra_sections = [e for f in extras if (e := f.result()) is not None]
-    return render_html(tables, sections, overview_figure, options, bench, extra_sections)
+    return render_html(
+        tables, sections, overview_figure, options, bench, extra_sections, answer_rows(results)
+    )
+
+
+ANSWER_HEADERS = ("Workload", "Within", "Fastest", "Knee", "Speed x efficiency", "E' threshold")
+
+
+def answer_rows(results: list[WorkloadAnalysis]) -> list[dict[str, str]]:
+    """The report's first table: per workload and scope, the count each criterion picks
+    (``gpuscale.analysis.answers``), with the system on hover."""
+    from gpuscale.analysis.answers import answers
+
+    rows = []
+    for result in results:
+        frame = answers(result)
+        for scope, part in frame.groupby("scope", sort=False):
+            row = {"Workload": f"{display_name(result.workload)} ({result.round})"}
+            row["Within"] = str(scope)
+            for header, pick in zip(ANSWER_HEADERS[2:], part.itertuples(), strict=True):
+                row[header] = (
+                    "none"
+                    if pd.isna(pick.accelerators)
+                    else f"{int(pick.accelerators):,} ({pick.submitter} {pick.system_name}, "
+                    f"{number(pick.time_to_train_min)} min)"
+                )
+            rows.append(row)
+    return rows
 
 
 def render_html(
@@ -220,6 +247,7 @@ def render_html(
     options: AnalysisOptions,
     bench: BenchSection | None = None,
     extras: list[ExtraSection] | None = None,
+    answers: list[dict[str, str]] | None = None,
 ) -> str:
     """The report page (autoescaped: text from the logs can never become markup)."""
     env = Environment(
@@ -239,6 +267,8 @@ def render_html(
         overview=overview_figure,
         bench=bench,
         extras=extras or [],
+        answers=answers or [],
+        answer_headers=ANSWER_HEADERS,
         columns=[c for c in TABLE_COLUMNS.values()],
         options=options,
         problems=problems,

@@ -12,6 +12,7 @@ from gpuscale.report.style import (
     MARKERS,
     OKABE_ITO,
     Chart,
+    family_styles,
     finish,
     log_x,
     new_axes,
@@ -74,33 +75,61 @@ def energy_chart(energy: pd.DataFrame) -> Chart:
 
 @styled
 def trend_chart(rows: pd.DataFrame, workload: str) -> Chart:
-    """Best time to train at the common and the largest accelerator count, by round, one
-    line per accelerator family (rounds in order)."""
+    """Best time to train at each family's most common accelerator count (circles, the
+    count written beside) and at its largest (triangles), by round. A line joins two
+    rounds only where the common count is the same: 8 GPUs in one round and 64 in the
+    next are not a trend."""
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
     rounds = sorted(rows["round"].unique(), key=lambda r: tuple(int(x) for x in r[1:].split(".")))
+    styles = family_styles(rows["accelerator_family"].astype(str))
     for k, (family, group) in enumerate(rows.groupby("accelerator_family", sort=True)):
-        x = [rounds.index(r) for r in group["round"]]
-        colour = OKABE_ITO[k % len(OKABE_ITO)]
-        ax.plot(
-            x,
+        group = group.assign(x=[rounds.index(r) for r in group["round"]]).sort_values("x")
+        colour, marker = styles[str(family)]
+        ax.scatter(
+            group["x"],
             group["best_time_at_common_min"],
             color=colour,
-            marker="o",
-            markersize=4,
+            marker=marker,
+            s=22,
             label=family,
         )
-        sc = ax.scatter(x, group["best_time_at_largest_min"], color=colour, marker="^", s=30)
+        for (_, a), (_, b) in zip(group.iterrows(), group.iloc[1:].iterrows(), strict=False):
+            if a["common_accelerators"] == b["common_accelerators"] and b["x"] == a["x"] + 1:
+                ax.plot(
+                    [a["x"], b["x"]],
+                    [a["best_time_at_common_min"], b["best_time_at_common_min"]],
+                    color=colour,
+                    linewidth=1.1,
+                )
+        for r in group.itertuples(index=False):
+            ax.annotate(
+                f"{int(r.common_accelerators):,}",
+                (r.x, r.best_time_at_common_min),
+                xytext=(4, 2),
+                textcoords="offset points",
+                fontsize=6,
+                color=colour,
+            )
+        sc = ax.scatter(
+            group["x"],
+            group["best_time_at_largest_min"],
+            color=colour,
+            marker="^",
+            s=30,
+            facecolors="none",
+        )
         sc.set_gid(f"largest-{k}")
         labels[f"largest-{k}"] = [
-            f"{family} {r.round}: {r.largest_accelerators} accelerators, "
+            f"{family} {r.round}: {r.largest_accelerators:,} accelerators, "
             f"{number(r.best_time_at_largest_min)} min, E' {r.normalized_efficiency_at_largest:.2f}"
             for r in group.itertuples(index=False)
         ]
     ax.set_xticks(range(len(rounds)), rounds)
+    ax.set_xlim(-0.4, len(rounds) - 0.4)
     ax.set_yscale("log")
     plain_log(ax.yaxis)
     ax.set_ylabel("best time to train, min (log scale)")
-    ax.set_xlabel("round (lines: most common N; triangles: largest system)")
+    ax.set_xlabel("round (filled: most common N, written; open triangles: largest)")
     ax.set_title(f"{display_name(workload)} across rounds")
     return finish(fig, ax, labels)

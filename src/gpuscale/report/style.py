@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,48 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+# Accelerator families: one colour each, the same in every figure. Okabe-Ito (less black)
+# then Paul Tol's "muted" scheme: 16 hues safe for colour-blind readers, assigned in the
+# order of FAMILY_ORDER (the families most submitted first); a family past the 16th shares
+# a hue with one at least 16 places earlier but never its marker.
+TOL_MUTED = (
+    "#332288",
+    "#88CCEE",
+    "#44AA99",
+    "#117733",
+    "#999933",
+    "#DDCC77",
+    "#CC6677",
+    "#882255",
+    "#AA4499",
+)
+FAMILY_PALETTE = OKABE_ITO[:7] + TOL_MUTED
+FAMILY_ORDER = (
+    "H100-SXM5-80GB",
+    "H200-SXM5-141GB",
+    "B200",
+    "GB200",
+    "A100-PCIe-80GB",
+    "H100-PCIe-80GB",
+    "A100-SXM4-80GB",
+    "A100-SXM4-40GB",
+    "L40S",
+    "NVIDIA A30-PCIE-24GB",
+    "Gaudi2",
+    "TPU-v5p",
+    "NVIDIA L40",
+    "NVIDIA A30",
+    "MI300X",
+    "RTX A5000",
+    "NVIDIA A40",
+    "TPU-Trillium",
+    "H200-NVL-141GB",
+    "NVIDIA L4",
+    "RTX 4090",
+    "MI325X",
+    "RX 7900 XTX",
+    "H100-NVL-94GB",
+)
 FIGSIZE = (5.6, 3.6)
 # Fixed margins (a legend outside on the right); cheaper than tight_layout's extra draw.
 MARGINS = {"left": 0.13, "right": 0.66, "bottom": 0.14, "top": 0.9}
@@ -97,3 +139,78 @@ def finish(fig: Figure, ax: Axes, labels: dict[str, list[str]]) -> Chart:
     ax.grid(alpha=0.25)
     fig.subplots_adjust(**MARGINS)
     return Chart(fig, labels)
+
+
+def clipped_texts(figure: Figure) -> list[str]:
+    """What reaches past the figure's edge, as ``'what' (sides)``: each axes with all it
+    draws (title, labels, tick labels, legend) and the figure's own texts and legends.
+    A figure with any is cut off when saved (figures are saved at a fixed size)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)  # figures are built without pyplot, so without one
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    bounds = figure.bbox
+    parts = [
+        (ax.get_title() or ax.get_xlabel() or "axes", ax.get_tightbbox(renderer))
+        for ax in figure.axes
+        if ax.get_visible()
+    ]
+    parts += [
+        (t.get_text(), t.get_window_extent(renderer))
+        for t in figure.texts
+        if t.get_visible() and t.get_text().strip()
+    ]
+    parts += [("legend", legend.get_window_extent(renderer)) for legend in figure.legends]
+    out = []
+    for what, box in parts:
+        if box is None:
+            continue
+        sides = [
+            side
+            for side, past in (
+                ("left", box.x0 < bounds.x0 - 1),
+                ("right", box.x1 > bounds.x1 + 1),
+                ("bottom", box.y0 < bounds.y0 - 1),
+                ("top", box.y1 > bounds.y1 + 1),
+            )
+            if past
+        ]
+        if sides:
+            out.append(f"{what!r} ({', '.join(sides)})")
+    return out
+
+
+def family_styles(families: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """(colour, marker) of each family of one figure. The 16 families of FAMILY_ORDER
+    that come first keep their own colour in every figure; the others take the first
+    colour no family of this figure has, so no two families of a figure share one while
+    there are 16 or fewer (then colours repeat with another marker)."""
+    chosen: dict[str, tuple[str, str]] = {}
+    rest = []
+    for family in sorted(set(families), key=_family_rank):
+        index = _family_rank(family)[0]
+        if index < len(FAMILY_PALETTE):
+            chosen[family] = (FAMILY_PALETTE[index], MARKERS[index % len(MARKERS)])
+        else:
+            rest.append(family)
+    used = {c for c, _ in chosen.values()}
+    free = [c for c in FAMILY_PALETTE if c not in used]
+    for k, family in enumerate(rest):
+        colour = free[k] if k < len(free) else FAMILY_PALETTE[k % len(FAMILY_PALETTE)]
+        chosen[family] = (colour, MARKERS[(k + 3) % len(MARKERS)])
+    return chosen
+
+
+def _family_rank(family: str) -> tuple[int, str]:
+    if family in FAMILY_ORDER:
+        return FAMILY_ORDER.index(family), family
+    return len(FAMILY_ORDER), family
+
+
+def cluster_colour(cluster: int) -> str:
+    """K-means clusters on their own scale (cividis, dark to light), so a colour never
+    means a family in one figure and a cluster in the next."""
+    from matplotlib import colormaps
+
+    return matplotlib.colors.to_hex(colormaps["cividis"](min(cluster, 5) / 5 * 0.9))

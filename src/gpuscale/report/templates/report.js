@@ -1,18 +1,23 @@
 // Sort a table by the clicked column (numbers numerically), toggling the direction.
-document.querySelectorAll("table.sortable th").forEach(function (th, col) {
-  th.addEventListener("click", function () {
-    var table = th.closest("table");
-    var body = table.tBodies[0];
-    var asc = th.getAttribute("aria-sort") !== "ascending";
-    table.querySelectorAll("th").forEach(function (h) { h.removeAttribute("aria-sort"); });
-    th.setAttribute("aria-sort", asc ? "ascending" : "descending");
-    var rows = Array.prototype.slice.call(body.rows);
-    rows.sort(function (a, b) {
-      var x = a.cells[col].textContent.trim(), y = b.cells[col].textContent.trim();
-      var nx = parseFloat(x.replace(/,/g, "")), ny = parseFloat(y.replace(/,/g, ""));
-      var cmp = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
-      return asc ? cmp : -cmp;
+// Each header sorts its own table by its own column index (cellIndex): numbering the
+// headers across the page broke every table after the first.
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  table.querySelectorAll("thead th").forEach(function (th) {
+    th.addEventListener("click", function () {
+      var col = th.cellIndex;
+      var body = table.tBodies[0];
+      var asc = th.getAttribute("aria-sort") !== "ascending";
+      table.querySelectorAll("thead th").forEach(function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+      var rows = Array.prototype.slice.call(body.rows);
+      rows.sort(function (a, b) {
+        var x = a.cells[col] ? a.cells[col].textContent.trim() : "";
+        var y = b.cells[col] ? b.cells[col].textContent.trim() : "";
+        var nx = parseFloat(x.replace(/,/g, "")), ny = parseFloat(y.replace(/,/g, ""));
+        var cmp = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+        return asc ? cmp : -cmp;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
     });
-    rows.forEach(function (r) { body.appendChild(r); });
   });
 });

@@ -1,0 +1,92 @@
+"""The answer first: per workload, the accelerator count each criterion recommends, within
+the most submitted accelerator family and over all systems.
+
+Criteria: **fastest** (the shortest time to train), **knee** (Kneedle's bend of log T
+against log N over the fastest system per count), **speed x efficiency** (the largest
+``S x E``) and **E' threshold** (the largest count keeping E' >= threshold x the best).
+Within a family the picks do not depend on the reference rule (E' changes by one factor
+for all systems of the family), so the report, ``analyze`` and the README agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict
+
+import pandas as pd
+
+from gpuscale.analysis.analyze import WorkloadAnalysis
+from gpuscale.analysis.equilibrium import Pick
+
+ANSWER_COLUMNS: tuple[str, ...] = (
+    "round",
+    "workload",
+    "scope",
+    "criterion",
+    "accelerators",
+    "submitter",
+    "system_name",
+    "accelerator_family",
+    "time_to_train_min",
+)
+
+
+def _row(result: WorkloadAnalysis, scope: str, criterion: str, pick: Mapping | None) -> dict:
+    row = {"round": result.round, "workload": result.workload, "scope": scope}
+    row["criterion"] = criterion
+    if pick is None:
+        return row | {"accelerators": None}
+    return row | {c: pick[c] for c in ANSWER_COLUMNS[4:]}
+
+
+def _picked(pick: Pick | None) -> Mapping | None:
+    return asdict(pick) if pick is not None else None
+
+
+def _fastest(table: pd.DataFrame) -> Mapping | None:
+    return None if table.empty else table.loc[table["time_to_train_min"].idxmin()]
+
+
+def most_submitted_family(table: pd.DataFrame) -> str:
+    """The family with the most scored systems (ties: the alphabetically first)."""
+    counts = table["accelerator_family"].value_counts()
+    return str(sorted(counts[counts == counts.max()].index)[0])
+
+
+def answers(result: WorkloadAnalysis) -> pd.DataFrame:
+    """One row per (scope, criterion): the count it picks and the system (columns:
+    ``ANSWER_COLUMNS``; ``accelerators`` empty where a criterion picks nothing, e.g. no
+    knee)."""
+    table = result.table
+    family = most_submitted_family(table)
+    own = next((e for e in result.by_family if e.scope == family), None)
+    scopes = [
+        (f"{family} (most submitted)", own, table[table["accelerator_family"] == family]),
+        ("all systems", result.equilibrium, table),
+    ]
+    rows = []
+    for scope, eq, part in scopes:
+        if eq is None:
+            continue
+        rows.append(_row(result, scope, "fastest", _fastest(part)))
+        rows.append(_row(result, scope, "knee", _picked(eq.knee)))
+        speed = _picked(eq.max_speed_x_efficiency)
+        rows.append(_row(result, scope, "speed x efficiency", speed))
+        threshold = _picked(eq.efficiency_threshold)
+        rows.append(_row(result, scope, f"E' >= {eq.threshold:g} x best", threshold))
+    return pd.DataFrame(rows, columns=list(ANSWER_COLUMNS))
+
+
+def answer_sentence(frame: pd.DataFrame, scope: str) -> str:
+    """One sentence of a workload's answers in one scope, e.g. ``BERT (v4.1), within
+    H100-SXM5-80GB: fastest 3,472, knee 4, speed x efficiency 64, E' >= 0.8 x best 8.``"""
+    from gpuscale.tables import display_name
+
+    part = frame[frame["scope"] == scope]
+    first = part.iloc[0]
+    picks = ", ".join(
+        f"{r.criterion} {'none' if pd.isna(r.accelerators) else f'{int(r.accelerators):,}'}"
+        for r in part.itertuples()
+    )
+    where = "over all systems" if scope == "all systems" else f"within {scope.split(' (')[0]}"
+    return f"{display_name(first['workload'])} ({first['round']}), {where}: {picks}."

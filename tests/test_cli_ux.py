@@ -1,0 +1,136 @@
+"""The CLI as a demanding user meets it: names resolved or refused with the valid ones,
+tables that fit the terminal without splitting numbers, one document per machine format,
+nothing changed silently, --version, help without value types on flags."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+from gpuscale.names import UnknownNameError, resolve_choice, resolve_workloads
+
+runner = CliRunner()
+V41 = ["bert", "llama2_70b_lora", "ssd", "stable_diffusion", "dlrm_dcnv2", "gnn", "gpt3"]
+
+
+@pytest.mark.parametrize(
+    "typed, expected",
+    [
+        ("Llama2 70B LoRA", "llama2_70b_lora"),  # the report's own heading
+        ("llama2", "llama2_70b_lora"),  # an unambiguous prefix
+        ("llama2_70b", "llama2_70b_lora"),
+        ("RetinaNet", "retinanet"),  # the workload name of the ssd folder
+        ("BERT", "bert"),
+    ],
+)
+def test_benchmark_names_people_type(typed: str, expected: str) -> None:
+    assert resolve_workloads([typed], V41) == [expected]
+
+
+def test_unknown_benchmark_lists_the_valid_ones_and_the_closest() -> None:
+    with pytest.raises(UnknownNameError, match=r"'bertt' \(did you mean 'bert'\?\).*valid:"):
+        resolve_workloads(["bertt"], V41)
+
+
+@pytest.mark.parametrize("command", ["scores", "energy", "report", "analyze", "trends"])
+def test_every_command_refuses_a_mistyped_benchmark(command: str, tmp_path) -> None:
+    args = [command, "-b", "bertt"] + (
+        ["--out", str(tmp_path / "r")] if command == "report" else []
+    )
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "did you mean 'bert'" in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_families_and_divisions_are_resolved_or_refused() -> None:
+    assert resolve_choice("Closed", ["closed", "open"], "division") == "closed"
+    result = runner.invoke(app, ["analyze", "-b", "bert", "--division", "closd"])
+    assert result.exit_code == 2 and "closed" in result.output
+    result = runner.invoke(app, ["analyze", "-b", "bert", "--family", "H10"])
+    assert result.exit_code == 2
+    assert "H100-SXM5-80GB" in result.output  # the valid families are listed
+    ok = runner.invoke(app, ["analyze", "-b", "bert", "--family", "h100-sxm5-80gb", "-f", "json"])
+    assert ok.exit_code == 0, ok.output
+
+
+def test_clusters_asked_beyond_the_data_are_reported() -> None:
+    result = runner.invoke(app, ["analyze", "-b", "llama2", "-k", "50", "-f", "json"])
+    assert result.exit_code == 0
+    assert re.search(r"-k 50 lowered to \d+", result.stderr)
+    json.loads(result.stdout)  # the note went to stderr: stdout is still one document
+
+
+def test_numbers_are_never_split_in_a_narrow_terminal(monkeypatch) -> None:
+    import io
+
+    import pandas as pd
+    from rich.console import Console
+
+    from gpuscale.formatting import number
+
+    csv = runner.invoke(app, ["scores", "-b", "bert", "-f", "csv"]).stdout
+    frame = pd.read_csv(io.StringIO(csv))
+    expected = {
+        number(v, digits=4) for c in ("time_to_train_min", "accelerators") for v in frame[c]
+    }
+    for width in (80, 100, 160):
+        console = Console(width=width, soft_wrap=False, file=io.StringIO())
+        monkeypatch.setattr("gpuscale.cli.rounds.out", console)
+        result = runner.invoke(app, ["scores", "-b", "bert"])
+        assert result.exit_code == 0
+        text = console.file.getvalue()
+        assert max(len(line) for line in text.splitlines()) <= width
+        lines = text.splitlines()
+        missing = [n for n in expected if not any(n in line for line in lines)]
+        assert missing == [], (width, missing[:5])  # each number whole on one line
+
+
+def test_piped_output_honours_columns() -> None:
+    import subprocess
+    import sys
+
+    code = "from gpuscale.cli.common import out; print(out.width)"
+    env = {"COLUMNS": "97", "PATH": "/usr/bin:/bin"}
+    found = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert found.stdout.strip() == "97"
+
+
+def test_analyze_bench_and_rounds_is_one_json_document(tmp_path) -> None:
+    from gpuscale.bench.results import append_result
+
+    from .builders import bench_record
+
+    path = tmp_path / "r.jsonl"
+    for world, sps in ((1, 100.0), (2, 180.0)):
+        append_result(path, bench_record("mlp-1m", 10**6, world, sps))
+    result = runner.invoke(
+        app, ["analyze", "--bench", str(path), "--round", "v4.1", "-b", "bert", "-f", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert set(doc) == {"bench", "rounds"}
+    csv = runner.invoke(app, ["analyze", "--bench", str(path), "--round", "v4.1", "-f", "csv"])
+    assert csv.exit_code == 2 and "one table" in csv.output
+
+
+def test_empty_energy_is_still_one_document() -> None:
+    result = runner.invoke(app, ["energy", "--round", "v3.0", "-b", "resnet", "-f", "json"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == []
+    assert "no power logs" in result.stderr
+
+
+def test_version_and_flags_without_types() -> None:
+    from gpuscale import __version__
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.strip() == f"gpuscale {__version__}"
+    for command in ("analyze", "report", "bench"):
+        assert "<bool>" not in runner.invoke(app, [command, "--help"]).stdout

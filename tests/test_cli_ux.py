@@ -134,3 +134,22 @@ def test_version_and_flags_without_types() -> None:
     assert result.exit_code == 0 and result.stdout.strip() == f"gpuscale {__version__}"
     for command in ("analyze", "report", "bench"):
         assert "<bool>" not in runner.invoke(app, [command, "--help"]).stdout
+
+
+def test_systems_alike_but_for_their_id_are_told_apart() -> None:
+    """Dell submitted the same 64-GPU system twice in v4.1 Llama2 (with and without power
+    measurement): the analyze table shows the ids, else two rows read the same."""
+    result = runner.invoke(app, ["analyze", "-b", "llama2", "-f", "csv"])
+    assert result.exit_code == 0
+    table = runner.invoke(app, ["analyze", "-b", "llama2"], env={"COLUMNS": "400"})
+    assert "8xXE9680x8H100-SXM-80GB-POWER" in table.stdout
+
+
+def test_a_collectives_file_given_as_bench_results_is_named(tmp_path) -> None:
+    path = tmp_path / "coll.jsonl"
+    line = json.dumps({"schema": "gpuscale.collectives/2", "kind": "sweep", "sweep_id": "s"})
+    path.write_text((line + "\n") * 70)
+    result = runner.invoke(app, ["advise", "--bench", str(path)])
+    assert result.exit_code == 2
+    assert "give it as --collectives" in result.output
+    assert result.output.count("skipped") <= 1  # not 70 lines of it first

@@ -40,3 +40,17 @@ def test_never_an_exponent_and_the_value_survives(value: float) -> None:
 def test_devices_separates_thousands() -> None:
     assert devices(3472, "H100-SXM5-80GB") == "3,472 x H100-SXM5-80GB"
     assert devices(8.0, "B200") == "8 x B200"
+
+
+def test_thousands_are_separated_below_the_digits_too() -> None:
+    # 1843 beside 12,130 read as two kinds of number
+    assert number(1843.2, 4) == "1,843" and number(1843.25, 5) == "1,843.2"
+    assert number(12130.0, 4) == "12,130"
+
+
+def test_units_never_print_exponents() -> None:
+    from gpuscale.units import format_count, format_hours, format_ms
+
+    assert format_ms(3210.0) == "3.21 s" and format_ms(0.42) == "0.42 ms"
+    assert format_count(7.2e6) == "7.2M" and format_count(1.5e9) == "1.5B"
+    assert format_hours(200.0) == "8.33 d" and "e" not in format_hours(1e-6)

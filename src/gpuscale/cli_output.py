@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from gpuscale.formatting import number
 
@@ -53,25 +54,30 @@ def print_frame(console: Console, frame: pd.DataFrame, fmt: Format, *, title: st
     numeric = [is_numeric_dtype(frame[c]) for c in frame.columns]
     headers = [str(c).replace("_", " ") for c in frame.columns]  # wraps at the spaces
     rows = [[number(v, digits=4) for v in row] for row in frame.itertuples(index=False)]
-    widths = [
+    least = [
         _least_width(headers[i], [r[i] for r in rows], numeric[i]) for i in range(len(headers))
     ]
-    if sum(w + 3 for w in widths) + 1 > console.width and len(headers) > 2:
+    widths = _fit(headers, rows, least, console.width - 3 * len(headers) - 1)
+    if widths is None and len(headers) > 2:
         _print_vertical(console, headers, rows, title)
         return
     table = Table(title=_escape(title) or None, show_lines=False, header_style="bold")
-    for header, is_number, least in zip(headers, numeric, widths, strict=True):
+    for k, (header, is_number) in enumerate(zip(headers, numeric, strict=True)):
         table.add_column(
-            _escape(header),
+            Text(header, overflow="fold"),  # headers wrap at their spaces
             justify="right" if is_number else "left",
-            # numbers are never split across lines; text wraps at its spaces
-            no_wrap=is_number,
-            overflow="ellipsis" if is_number else "fold",
-            min_width=least,
+            overflow="fold",
+            width=widths[k] if widths else None,
         )
     for row in rows:
-        # rich markup in untrusted names must not be interpreted
-        table.add_row(*(_escape(v) for v in row))
+        # numbers are never split across lines (a cell of its own that cannot wrap);
+        # Text is not markup: rich markup in untrusted names is shown as typed
+        table.add_row(
+            *(
+                Text(v, no_wrap=True) if is_number else Text(v)
+                for v, is_number in zip(row, numeric, strict=True)
+            )
+        )
     console.print(table)
 
 
@@ -83,6 +89,25 @@ def _least_width(header: str, cells: list[str], is_number: bool) -> int:
         return max([*words, *(len(c) for c in cells), 1])
     longest = max((len(w) for c in cells for w in c.split()), default=1)
     return max([*words, min(longest, 16), 1])
+
+
+def _fit(
+    headers: list[str], rows: list[list[str]], least: list[int], budget: int
+) -> list[int] | None:
+    """Column widths within ``budget`` characters: each column's natural width, the
+    widest shrunk first, none below its least width; None when even that is too wide."""
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+    if sum(widths) <= budget:
+        return widths
+    if sum(least) > budget:
+        return None
+    excess = sum(widths) - budget
+    while excess > 0:
+        k = max(range(len(widths)), key=lambda i: widths[i] - least[i])
+        step = min(excess, widths[k] - least[k], max(1, (widths[k] - least[k]) // 2))
+        widths[k] -= step
+        excess -= step
+    return widths
 
 
 def _print_vertical(

@@ -32,7 +32,12 @@ def number(value: object, digits: int = 3) -> str:
     # Rounded first: 999.96 is "1,000", never "1e+03".
     text = np.format_float_positional(value, precision=digits, fractional=False, trim="-")
     rounded = float(text)
-    return f"{rounded:,.0f}" if abs(rounded) >= 10**digits else text
+    if abs(rounded) >= 10**digits:
+        return f"{rounded:,.0f}"
+    if abs(rounded) >= 1000:  # 1,843 beside 12,130, never 1843
+        whole, _, fraction = text.partition(".")
+        return f"{int(whole):,}" + (f".{fraction}" if fraction else "")
+    return text
 
 
 def devices(count: float, family: str) -> str:

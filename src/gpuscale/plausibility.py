@@ -12,6 +12,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from gpuscale.formatting import number
+
 # Efficiency above this is super-linear scaling: on one machine, a measurement error
 # (different threads, a busy core, a cold cache), not a finding.
 SUPERLINEAR_EFFICIENCY = 1.1
@@ -36,13 +38,13 @@ def run_flags(timing: Mapping[str, Any], host: Mapping[str, Any] | None) -> list
         p50, p95 = timing.get(f"{kind}_p50"), timing.get(f"{kind}_p95")
         if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > NOISY_P95_OVER_P50:
             flags.append(
-                f"noisy {label} steps: p95 {p95:.3g} ms is {p95 / p50:.1f}x the median "
+                f"noisy {label} steps: p95 {number(p95)} ms is {p95 / p50:.1f}x the median "
                 f"(> {NOISY_P95_OVER_P50}x); run more --steps on a quieter machine"
             )
     step, overhead = timing.get("step_ms_mean"), timing.get("sync_overhead_ms")
     if _finite(step) and _finite(overhead) and step > 0 and -overhead / step > NEGATIVE_SYNC_SHARE:
         flags.append(
-            f"no-sync steps {-overhead:.3g} ms slower than synchronised ones: noise larger "
+            f"no-sync steps {number(-overhead)} ms slower than synchronised ones: noise larger "
             "than what synchronisation costs"
         )
     if host:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from gpuscale.formatting import number
+
 _COUNT_UNITS = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 # nccl-tests reads K, M, G as powers of two; KiB/MiB/GiB say so explicitly; KB/MB/GB
 # (with the B) are the SI powers of ten.
@@ -60,7 +62,7 @@ def format_bytes(size: float) -> str:
     for unit, factor in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if size >= factor:
             value = size / factor
-            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.3g} {unit}"
+            return f"{value:.0f} {unit}" if value == int(value) else f"{number(value)} {unit}"
     return f"{size:.0f} B"
 
 
@@ -68,22 +70,22 @@ def format_count(value: float) -> str:
     """A count people read at a glance: ``7.2M``, ``1.5B``, ``350k``, ``12``."""
     for unit, factor in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(value) >= factor:
-            return f"{value / factor:.3g}{unit}"
-    return f"{value:.3g}"
+            return f"{number(value / factor)}{unit}"
+    return f"{number(value)}"
 
 
 def format_hours(hours: float) -> str:
     """A duration in the unit that reads best: ``42 s``, ``17 min``, ``3.2 h``, ``5.1 d``."""
     seconds = hours * 3600
     if seconds < 90:
-        return f"{seconds:.3g} s"
+        return f"{number(seconds)} s"
     if seconds < 5400:
-        return f"{seconds / 60:.3g} min"
+        return f"{number(seconds / 60)} min"
     if hours < 72:
-        return f"{hours:.3g} h"
-    return f"{hours / 24:.3g} d"
+        return f"{number(hours)} h"
+    return f"{number(hours / 24)} d"
 
 
 def format_ms(ms: float) -> str:
     """Milliseconds, as seconds from 1,000 ms: ``0.42 ms``, ``38.1 ms``, ``3.88 s``."""
-    return f"{ms / 1e3:.3g} s" if abs(ms) >= 1e3 else f"{ms:.3g} ms"
+    return f"{number(ms / 1e3)} s" if abs(ms) >= 1e3 else f"{number(ms)} ms"

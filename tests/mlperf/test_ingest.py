@@ -203,3 +203,17 @@ def test_tar_member_that_is_a_link_is_not_read(tmp_path: Path) -> None:
         tar.addfile(info, io.BytesIO(data))
     tables = read_round(path, workers=1)
     assert "not a file" in set(tables.problems.kind)
+
+
+@pytest.mark.parametrize("kind, unit", [("dir", "result files"), ("tar.gz", "files")])
+def test_progress_names_what_it_counts(tmp_path: Path, kind: str, unit: str) -> None:
+    rb = good_round()
+    path = rb.write_dir(tmp_path) if kind == "dir" else rb.write_tar(tmp_path, "gz")
+    calls: list[tuple[int, int, str]] = []
+    read_round(path, workers=1, progress=lambda d, t, u: calls.append((d, t, u)))
+    assert calls and {u for _, _, u in calls} == {unit}
+    done, total, _ = calls[-1]
+    if kind == "dir":
+        assert (done, total) == (15, 15)  # 10 + 5 result files
+    else:
+        assert total == 0 and done >= 15  # every member read, the total not known ahead

@@ -54,9 +54,11 @@ def test_structure(report) -> None:
     parser = Collector()
     parser.feed(html)
     assert parser.tags.count("svg") == 2 * len(FIGURES) + 1  # per workload + overview
-    assert parser.tags.count("table") == 3  # two workloads + problems
+    assert parser.tags.count("table") == 4  # the answer, two workloads, problems
     assert parser.scripts == 1
     assert "Summary of findings" in html and "Reference rule" in html
+    # the answer first (counts per criterion), then the evidence
+    assert html.index('id="answer"') < html.index('id="summary"') < html.index("<svg")
     for stem in ("v4.1_bert_efficiency", "v4.1_stable_diffusion_time_vs_cost"):
         assert (out / f"{stem}.png").stat().st_size > 10_000
         assert (out / f"{stem}.svg").exists()

@@ -219,9 +219,22 @@ def iter_archive(path: Path, layout: Layout, skipped: list[Skipped]) -> Iterator
         except ARCHIVE_ERRORS as exc:
             skipped.append(damaged(path.name, getattr(stream.raw, "error", None) or exc, last))
             return
-        error = getattr(stream.raw, "error", None)
-        if error is not None:  # the damage fell where tarfile saw a clean end
+        # tarfile takes an unreadable member header past the first for the archive's end:
+        # only zero padding may follow it, and reading the rest lets the codec check its
+        # own CRC (a flipped byte can decompress to garbage long before that check)
+        error = getattr(stream.raw, "error", None) or _rest_is_not_padding(stream)
+        if error is not None:
             skipped.append(damaged(path.name, error, last))
+
+
+def _rest_is_not_padding(stream: Any) -> BaseException | None:
+    try:
+        while chunk := stream.read(1 << 20):
+            if chunk.strip(b"\0"):
+                return tarfile.ReadError("unreadable member header, data after it")
+    except ARCHIVE_ERRORS as exc:
+        return exc
+    return getattr(stream.raw, "error", None)
 
 
 def damaged(name: str, exc: BaseException, last: str) -> Skipped:

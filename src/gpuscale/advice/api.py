@@ -31,6 +31,7 @@ from gpuscale.advice.model import DEFAULT_BUCKET_MB, Compute, Link, ModelSpec, N
 from gpuscale.advice.recommend import Advice, AdviceInputs
 from gpuscale.advice.recommend import advise as recommend
 from gpuscale.analysis.convergence import ConvergenceModel, rcp_model_for
+from gpuscale.formatting import number
 from gpuscale.units import format_count, format_ms
 
 if TYPE_CHECKING:
@@ -45,10 +46,10 @@ def choose_link(link: str | Link | None, topology: Topology | None) -> tuple[Lin
     """The intra-node link and a sentence saying where it came from: given, else the
     detected topology's slowest pair (its expected bus bandwidth), else ``pcie-phb``."""
     if isinstance(link, Link):
-        return link, f"Link: {link.name} as given ({link.busbw_gbs:.3g} GB/s bus bandwidth)."
+        return link, f"Link: {link.name} as given ({number(link.busbw_gbs)} GB/s bus bandwidth)."
     if link is not None:
         chosen = Link.from_preset(link)
-        return chosen, f"Link: preset {chosen.name} ({chosen.busbw_gbs:.3g} GB/s) as given."
+        return chosen, f"Link: preset {chosen.name} ({number(chosen.busbw_gbs)} GB/s) as given."
     preset = topology.preset() if topology is not None else None
     if topology is not None and preset is not None:
         chosen = Link.from_preset(preset)
@@ -57,12 +58,12 @@ def choose_link(link: str | Link | None, topology: Topology | None) -> tuple[Lin
             chosen = replace(chosen, busbw_gbs=expected, name=f"{preset} (detected)")
         return chosen, (
             f"Link: {chosen.name}, the slowest GPU pair of the detected topology "
-            f"({topology.slowest_link()}), expected {chosen.busbw_gbs:.3g} GB/s."
+            f"({topology.slowest_link()}), expected {number(chosen.busbw_gbs)} GB/s."
         )
     chosen = Link.from_preset(DEFAULT_LINK)
     return chosen, (
         f"Link: no link given and none detected; assumed {DEFAULT_LINK} "
-        f"({chosen.busbw_gbs:.3g} GB/s): give --interconnect or --collectives."
+        f"({number(chosen.busbw_gbs)} GB/s): give --interconnect or --collectives."
     )
 
 
@@ -88,7 +89,7 @@ def convergence_for(
                 "(mlperf-logging's rcp_checker)"
             )
         if counts_samples(workload):
-            return fitted, f"{fitted.e_min:.3g} samples at the smallest batch (RCPs)"
+            return fitted, f"{number(fitted.e_min)} samples at the smallest batch (RCPs)"
         # RCPs in epochs: the shape (B_noise) from them, the scale from ``samples``
         e_min = samples / (1 + reference_batch / fitted.b_noise)
         return ConvergenceModel(e_min, fitted.b_noise, fitted.source + ", scaled"), None
@@ -99,9 +100,9 @@ def convergence_for(
     elif measured is not None:
         b_noise = measured.b_simple
         source = (
-            f"B_simple {measured.b_simple:.3g} measured by the bench over {measured.steps} "
-            f"steps, 95% interval {measured.low:.3g}-{measured.high:.3g}; early in training "
-            "it is a lower bound"
+            f"B_simple {number(measured.b_simple)} measured by the bench over "
+            f"{measured.steps} steps, 95% interval {number(measured.low)}-"
+            f"{number(measured.high)}; early in training it is a lower bound"
         )
     else:
         return None, None
@@ -154,8 +155,9 @@ def advise(
         ranks = sorted({c.ranks for c in network.curves})
         sources[0] = (
             f"Link: the curves measured in {Path(collectives).name} on "
-            f"{', '.join(map(str, ranks))} ranks; other counts from {network.intra.busbw_gbs:.3g} "
-            f"GB/s bus bandwidth, {network.intra.latency_us:.3g} us latency read off them."
+            f"{', '.join(map(str, ranks))} ranks; other counts from "
+            f"{number(network.intra.busbw_gbs)} GB/s bus bandwidth, "
+            f"{number(network.intra.latency_us)} us latency read off them."
         )
     if nodes > 1:
         sources.append(
@@ -194,7 +196,7 @@ def advise(
         power = device_power(None, device_name, given_w=power_w)
         sources.append(
             f"Compute: {format_ms(step_ms)} per step of {per_device:,} samples "
-            f"-> {tflops:.3g} TFLOP/s at "
+            f"-> {number(tflops)} TFLOP/s at "
             + ("the FLOPs given." if flops_per_sample else "6 x parameters FLOPs per sample.")
         )
         noise = None
@@ -249,7 +251,7 @@ def _bench_sources(cal: Any, overlap: float | None) -> list[str]:
         lines.append("Overlap not measured: half the communication, never the last bucket.")
     if cal.comm_scale is not None:
         lines.append(
-            f"Communication inside DDP measured at {cal.comm_scale:.3g}x the network's "
+            f"Communication inside DDP measured at {number(cal.comm_scale)}x the network's "
             "prediction; applied to every prediction."
         )
     return lines

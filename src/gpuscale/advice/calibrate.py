@@ -38,6 +38,7 @@ from gpuscale.advice.model import (
     ring_factor,
 )
 from gpuscale.analysis.convergence import NoiseScale, noise_scale
+from gpuscale.formatting import number
 
 # Runs that share a machine setting: their compute and communication are comparable.
 HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
@@ -144,8 +145,8 @@ def _compute(row: pd.Series, hardware: pd.DataFrame, notes: list[str]) -> tuple[
         if fixed < 0:  # faster than the family: all of the step is work at its own rate
             fixed, tflops = 0.0, work_ms_per_tflop / fb
         notes.append(
-            f"compute: {tflops:.3g} TFLOP/s achieved by the {row['family']} family, "
-            f"{fixed:.3g} ms fixed per step for {row['model']}"
+            f"compute: {number(tflops)} TFLOP/s achieved by the {row['family']} family, "
+            f"{number(fixed)} ms fixed per step for {row['model']}"
         )
     else:
         fixed, tflops = 0.0, work_ms_per_tflop / max(fb, 1e-9)

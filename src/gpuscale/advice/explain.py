@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from gpuscale.formatting import number
 from gpuscale.units import format_count, format_hours, format_ms
 
 if TYPE_CHECKING:
@@ -82,14 +83,14 @@ def _break_even(advice: Advice) -> list[str]:
             f"Break-even on {name}: 2 devices beat 1 once a step computes "
             f"{format_ms(advice.break_even_ms_per_mb)} per MB of gradients "
             f"({format_count(flops_per_byte)} FLOPs per gradient byte at the "
-            f"{inputs.compute.tflops:.3g} TFLOP/s achieved); this model computes "
+            f"{number(inputs.compute.tflops)} TFLOP/s achieved); this model computes "
             f"{format_ms(this)} per MB."
         )
     per_param = inputs.model.flops / inputs.model.params
     size = advice.break_even_params
     target = advice.target_params
     lines.append(
-        f"For this model's family ({per_param:.3g} FLOPs per parameter per sample, "
+        f"For this model's family ({number(per_param)} FLOPs per parameter per sample, "
         f"per-device batch {format_count(inputs.batch)}) that is "
         + ("no size up to 10T parameters" if size is None else f"{format_count(size)} parameters")
         + f"; 2-device efficiency reaches {inputs.target_efficiency:.0%} from "
@@ -119,7 +120,7 @@ def _step(advice: Advice) -> list[str]:
         lines.append(
             f"At {int(largest['devices'])} devices convergence, not communication, caps the "
             f"speedup: the global batch {format_count(largest['global_batch'])} needs "
-            f"{1 / largest['convergence_factor']:.3g}x the samples (convergence factor "
+            f"{number(1 / largest['convergence_factor'])}x the samples (convergence factor "
             f"{largest['convergence_factor']:.0%} against throughput efficiency "
             f"{largest['throughput_efficiency']:.0%})."
         )

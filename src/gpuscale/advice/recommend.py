@@ -33,6 +33,7 @@ from gpuscale.advice.model import (
     predict_step,
 )
 from gpuscale.analysis.convergence import ConvergenceModel
+from gpuscale.formatting import number
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -210,7 +211,7 @@ def _flags(row: tuple, first: pd.Series) -> str:
     if not row.time_to_train_h > 0 or not math.isfinite(row.time_to_train_h):
         flags.append("time to train not positive and finite")
     if row.speedup > row.devices / first["devices"] * (1 + 1e-9):
-        flags.append(f"speedup {row.speedup:.3g} above {row.devices} devices")
+        flags.append(f"speedup {number(row.speedup)} above {row.devices} devices")
     return "; ".join(flags)
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from gpuscale.bench.config import BenchConfig, model_of_key, run_key
 from gpuscale.bench.results import append_result, check_writable, done_keys, read_results
+from gpuscale.formatting import number
 from gpuscale.tables import BenchStatus
 
 
@@ -284,7 +285,8 @@ def _done_line(record: dict) -> str:
     config, timing = record["config"], record.get("timing") or {}
     text = f"done {config.get('model')} x{config.get('accelerators')}: {record['status']}"
     if timing.get("step_ms_mean"):
-        text += f", {timing['step_ms_mean']:.3g} ms/step, {timing['samples_per_s']:.4g} samples/s"
+        step, rate = number(timing["step_ms_mean"]), number(timing["samples_per_s"], 4)
+        text += f", {step} ms/step, {rate} samples/s"
     return text
 
 

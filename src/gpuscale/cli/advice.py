@@ -9,6 +9,7 @@ import typer
 
 from gpuscale.cli.common import app, fail, out, read_bench
 from gpuscale.cli_output import Format, print_frame
+from gpuscale.formatting import number
 
 # The prediction columns a terminal shows (JSON and CSV carry them all).
 TABLE_COLUMNS = [
@@ -195,7 +196,7 @@ def advise(
         out,
         shown,
         fmt,
-        title=f"predicted training, {inputs.model.params / 1e6:.3g}M parameters on "
+        title=f"predicted training, {number(inputs.model.params / 1e6)}M parameters on "
         f"{inputs.network.name}",
     )
     if fmt is Format.table:

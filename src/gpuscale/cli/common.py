@@ -116,25 +116,28 @@ def fail(message: str, code: int = 2) -> None:
 
 
 def _progress_reader():
-    """A (progress callback, context manager) pair: a rich bar on a terminal, else silent."""
+    """A (progress callback, context manager) pair: a rich bar on a terminal, else silent.
+    The count names its unit (``1,204/3,310 result files``, ``12/40 xz blocks``,
+    ``3,100 files`` while a streamed archive's total is unknown)."""
     from contextlib import nullcontext
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     if not err.is_terminal:
         return None, nullcontext()
     progress = Progress(
         "[progress.description]{task.description}",
         BarColumn(),
-        MofNCompleteColumn(),
+        TextColumn("{task.fields[count]}"),
         TimeElapsedColumn(),
         console=err,
         transient=True,
     )
-    task = progress.add_task("reading", total=None)
+    task = progress.add_task("reading", total=None, count="")
 
-    def update(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total or None)
+    def update(done: int, total: int, unit: str = "files") -> None:
+        count = f"{done:,}/{total:,} {unit}" if total else f"{done:,} {unit}"
+        progress.update(task, completed=done, total=total or None, count=count)
 
     return update, progress
 
@@ -228,10 +231,17 @@ def read_bench(path: Path):
         records, problems = read_results(path)
     except ResultsError as exc:
         fail(str(exc))
-    for problem in problems:
-        err.print(f"skipped: {problem}", markup=False, highlight=False)
     if not records:
-        fail(f"{path}: no gpuscale bench results in it")
+        if b'"gpuscale.collectives' in path.read_bytes()[:4096]:
+            fail(
+                f"{path} holds `gpuscale collectives` sweeps, not bench results: give it as --collectives"
+            )
+        example = f" (e.g. {problems[0]})" if problems else ""
+        fail(f"{path}: no gpuscale bench results in it; {len(problems)} line(s) skipped{example}")
+    for problem in problems[:5]:
+        err.print(f"skipped: {problem}", markup=False, highlight=False)
+    if len(problems) > 5:
+        err.print(f"skipped {len(problems) - 5} more lines", markup=False, highlight=False)
     return bench_table(records)
 
 

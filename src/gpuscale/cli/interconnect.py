@@ -12,6 +12,7 @@ import typer
 from gpuscale.cli.bench import world_sizes
 from gpuscale.cli.common import app, err, fail, out, require_torch
 from gpuscale.cli_output import Format, print_frame
+from gpuscale.formatting import number
 
 OPS_HELP = "all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv"
 
@@ -223,7 +224,7 @@ def topo(
             else ""
         )
         + f" -> preset {info['preset']}; expected all-reduce bus bandwidth "
-        + (f"{expected:.4g} GB/s" if expected else "unknown (pass --gpu to name the GPU)"),
+        + (f"{number(expected, 4)} GB/s" if expected else "unknown (pass --gpu to name the GPU)"),
         markup=False,
         highlight=False,
     )

@@ -298,9 +298,12 @@ def analyze(
             f"{r.accelerator_family}, {r.time_to_train_min:.2f} min)"
             for r in result.references
         )
+        columns = ANALYZE_COLUMNS + (DECOMPOSE_COLUMNS if decompose_columns else [])
+        if result.table.duplicated(["submitter", "system_name", "accelerators"]).any():
+            columns = [*columns[:2], "system_id", *columns[2:]]  # else two rows look alike
         print_frame(
             out,
-            result.table[ANALYZE_COLUMNS + (DECOMPOSE_COLUMNS if decompose_columns else [])],
+            result.table[columns],
             fmt,
             title=f"{result.round} {result.workload}: reference ({reference}) {refs}",
         )

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuscale.formatting import number
 from gpuscale.interconnect.reference import PRESETS
 from gpuscale.interconnect.topology import Topology
 
@@ -174,7 +175,7 @@ def _change(ok: Any, op: str, latest: str, ranks: int, peak: float) -> str:
     best_id, best = peaks.idxmax(), float(peaks.max())
     if peak < (1 - DROP_SHARE) * best:
         return (
-            f"DROPPED {1 - peak / best:.0%} since sweep {best_id} ({best:.3g} -> "
-            f"{peak:.3g} GB/s): something changed (driver, P2P, a link, NCCL settings)"
+            f"DROPPED {1 - peak / best:.0%} since sweep {best_id} ({number(best)} -> "
+            f"{number(peak)} GB/s): something changed (driver, P2P, a link, NCCL settings)"
         )
-    return f"within {DROP_SHARE:.0%} of the best earlier sweep ({best_id}: {best:.3g} GB/s)"
+    return f"within {DROP_SHARE:.0%} of the best earlier sweep ({best_id}: {number(best)} GB/s)"

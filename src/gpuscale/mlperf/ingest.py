@@ -44,7 +44,7 @@ from gpuscale.tables import (
     workload_of,
 )
 
-Progress = Callable[[int, int], None]
+Progress = Callable[[int, int, str], None]  # (done, total or 0, what is counted)
 
 
 @dataclass
@@ -185,10 +185,11 @@ def read_round(
     ``round_name`` defaults to the version in the path's name (``training_results_v4.1``
     -> ``v4.1``). ``workers`` processes parse the result logs (this one included; more
     than one forks, so pass it from a script or the CLI, not from a threaded program).
-    ``progress(done, total)`` is called as the work advances: result files parsed, or
-    xz blocks read for a multi-block ``.tar.xz`` (``total`` is 0 while a streamed
-    archive's file count is unknown). A worker process that dies costs nothing: its
-    files are read again by this process and a ``worker`` problem row says so. Raises
+    ``progress(done, total, unit)`` is called as the work advances, ``unit`` saying what
+    is counted: ``result files`` parsed, or ``xz blocks`` read for a multi-block
+    ``.tar.xz``, or ``files`` of a streamed archive (``total`` 0: not known in advance).
+    A worker process that dies costs nothing: its files are read again by this process
+    and a ``worker`` problem row says so. Raises
     :class:`SourceError` only when the path itself is unusable; everything inside is
     reported in ``problems``.
     """
@@ -218,7 +219,8 @@ def _read_listed(
     for entry in entries:
         col.note(entry)
     tasks = [t for t in (task_for(e, col.round_name) for e in entries) if t is not None]
-    results, notes = parallel_map(parse_task, tasks, workers, progress)
+    counted = (lambda d, t: progress(d, t, "result files")) if progress else None
+    results, notes = parallel_map(parse_task, tasks, workers, counted)
     for parsed in results:
         col.add_parsed(parsed)
     for note in notes:
@@ -235,7 +237,8 @@ def _read_in_blocks(
     """A multi-block .tar.xz read by all workers at once, one xz block per task; False
     (nothing read) where that does not apply or the blocks do not chain up."""
     fn = partial(parse_entry, round_name=col.round_name)
-    read = read_tar_xz_blocks(path, MLPERF_LAYOUT, fn, workers, progress)
+    counted = (lambda d, t: progress(d, t, "xz blocks")) if progress else None
+    read = read_tar_xz_blocks(path, MLPERF_LAYOUT, fn, workers, counted)
     if read is None:
         return False
     blocks, notes = read
@@ -266,7 +269,7 @@ def _read_streamed(
             col.bench_dirs.add(tuple(entry.path.split("/")[i] for i in (0, 2, 3)))
             col.add_parsed(parsed)
         if progress:
-            progress(done, 0)
+            progress(done, 0, "files")
 
 
 def _add_energy(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from gpuscale.formatting import number
 from gpuscale.report.style import (
     MARGINS,
     OKABE_ITO,
@@ -26,8 +27,8 @@ PHASES = (
 
 def _bar_labels(frame: pd.DataFrame) -> list[str]:
     return [
-        f"{r.model} ({r.params / 1e6:.2g}M params) on {r.accelerators}: "
-        f"{r.step_ms_mean:.3g} ms/step, communication {100 * r.comm_fraction:.0f}%"
+        f"{r.model} ({number(r.params / 1e6, 2)}M params) on {r.accelerators}: "
+        f"{number(r.step_ms_mean)} ms/step, communication {100 * r.comm_fraction:.0f}%"
         for r in frame.itertuples(index=False)
     ]
 

@@ -45,8 +45,8 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
         return [f"All {len(all_rows)} runs are flagged as untrustworthy (see the table)."]
     hosts = ", ".join(sorted({str(h) for h in scaling["hostname"].dropna()})) or "this machine"
     out.append(
-        f"{scaling['model'].nunique()} models from {scaling['params'].min() / 1e6:.2g}M "
-        f"to {scaling['params'].max() / 1e6:.3g}M parameters on "
+        f"{scaling['model'].nunique()} models from {number(scaling['params'].min() / 1e6, 2)}M "
+        f"to {number(scaling['params'].max() / 1e6)}M parameters on "
         f"{', '.join(map(str, sorted(scaling['accelerators'].unique())))} devices "
         f"({hosts}, {', '.join(sorted(scaling['backend'].unique()))})."
     )
@@ -64,7 +64,7 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
         slower = at[at["speedup"] < 1]
         if size:
             text = (
-                f"On {world} devices the break-even model size is {size / 1e6:.3g}M "
+                f"On {world} devices the break-even model size is {number(size / 1e6)}M "
                 "parameters: smaller models train slower than on one device."
             )
         elif len(slower) == len(at):

@@ -84,7 +84,7 @@ def _mark_picks(ax: Axes, eq: Equilibrium, y_of: str) -> None:
             edgecolors=colour,
             marker=marker,
             linewidths=1.4,
-            label=f"{pick.label}: {pick.accelerators}",
+            label=f"{pick.label}: {pick.accelerators:,}",
             zorder=5,
         )
 
@@ -250,7 +250,7 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
             edgecolors=colour,
             marker=marker,
             linewidths=1.4,
-            label=f"{pick.label}: {pick.accelerators}",
+            label=f"{pick.label}: {pick.accelerators:,}",
         )
     for c in sorted(table["cluster"].unique()):
         ax.scatter([], [], c=cluster_colour(c), s=24, label=f"cluster {c}")

@@ -84,9 +84,11 @@ class Section:
 
 def _rows(table: pd.DataFrame) -> list[dict[str, object]]:
     rows = []
-    for r in table.to_dict("records"):
+    # systems that share a name and a size are told apart by their id
+    alike = table.duplicated(["submitter", "system_name", "accelerators"], keep=False)
+    for r, same in zip(table.to_dict("records"), alike, strict=True):
         row = {label: number(r[col]) for col, label in TABLE_COLUMNS.items() if col != "ci"}
-        row["System"] = r["system_name"]
+        row["System"] = f"{r['system_name']} ({r['system_id']})" if same else r["system_name"]
         row["Submitter"] = r["submitter"]
         row["Accelerator"] = r["accelerator_family"]
         low, high = r["time_to_train_min_ci_low"], r["time_to_train_min_ci_high"]

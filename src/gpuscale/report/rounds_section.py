@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gpuscale.analysis.energy import energy_table
 from gpuscale.analysis.trends import trends
-from gpuscale.formatting import devices
+from gpuscale.formatting import devices, number
 from gpuscale.report.rounds_figures import energy_chart, trend_chart
 from gpuscale.report.svg import save_chart
 from gpuscale.tables import RoundTables, display_name
@@ -38,7 +38,7 @@ def energy_section(tables: RoundTables, workloads: list[str], out_dir: Path) -> 
         findings.append(
             f"{display_name(row.workload)} ({row.round}): {row.submitter} {row.system_name}, "
             f"{devices(row.accelerators, row.accelerator_family)}: {row.energy_kj:,.0f} kJ "
-            f"({row.energy_kj / 3600:,.1f} kWh) in {row.time_to_train_min:.3g} min, "
+            f"({row.energy_kj / 3600:,.1f} kWh) in {number(row.time_to_train_min)} min, "
             f"{row.energy_per_accelerator_hour_kj / 3.6:,.0f} W per accelerator including the "
             "host."
         )

@@ -234,7 +234,8 @@ def read_bench(path: Path):
     if not records:
         if b'"gpuscale.collectives' in path.read_bytes()[:4096]:
             fail(
-                f"{path} holds `gpuscale collectives` sweeps, not bench results: give it as --collectives"
+                f"{path} holds `gpuscale collectives` sweeps, not bench results: "
+                "give it as --collectives"
             )
         example = f" (e.g. {problems[0]})" if problems else ""
         fail(f"{path}: no gpuscale bench results in it; {len(problems)} line(s) skipped{example}")

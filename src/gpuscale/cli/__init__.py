@@ -1,6 +1,7 @@
 """The ``gpuscale`` command line: parse options, call the library, print. Nothing else.
 
-``common`` holds the app and what the commands share; ``rounds`` (MLPerf), ``bench``,
+``common`` holds the app and what the commands share; ``rounds`` (MLPerf), ``history``
+(energy, trends), ``bench``,
 ``interconnect`` (collectives, topo) and ``advice`` register their commands on import.
 """
 
@@ -12,6 +13,7 @@ import sys
 # Import order is registration order, the order --help lists the commands in.
 # isort: off
 from gpuscale.cli import rounds  # noqa: F401
+from gpuscale.cli import history  # noqa: F401
 from gpuscale.cli import bench  # noqa: F401
 from gpuscale.cli import interconnect  # noqa: F401
 from gpuscale.cli import advice  # noqa: F401

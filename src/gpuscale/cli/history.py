@@ -1,0 +1,90 @@
+"""Commands across rounds: energy to train from the power logs, trends between rounds."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from gpuscale.cli.common import (
+    Benchmarks,
+    RoundNames,
+    RoundPaths,
+    app,
+    err,
+    fail,
+    families_of,
+    load_tables,
+    out,
+    workloads_of,
+)
+from gpuscale.cli_output import Format, print_frame
+
+ENERGY_COLUMNS = [
+    "round",
+    "benchmark",
+    "submitter",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "time_to_train_min",
+    "energy_kj",
+    "energy_per_sample_j",
+    "energy_per_accelerator_hour_kj",
+    "compute_share",
+]
+
+
+@app.command()
+def energy(
+    paths: RoundPaths = None,
+    round_names: RoundNames = None,
+    benchmark: Benchmarks = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """Energy to train from MLPerf power logs (official rule), per sample and accelerator-hour."""
+    from gpuscale.analysis.energy import energy_table
+
+    tables = load_tables(paths, round_names)
+    workloads = workloads_of(tables, benchmark)
+    every = energy_table(tables)
+    frame = every[every["workload"].isin(workloads)] if len(every) else every
+    if frame.empty:
+        rounds = ", ".join(sorted(tables.scores["round"].unique()))
+        if len(every):
+            having = ", ".join(sorted(every["workload"].unique()))
+            why = f"no power logs for {', '.join(workloads)} in {rounds} (power results: {having})"
+        else:
+            why = f"no power logs in {rounds}: these rounds have no energy results"
+        err.print(why, markup=False, highlight=False)
+        if fmt is not Format.table:  # still one valid document: [] or a header line
+            import pandas as pd
+
+            print_frame(out, pd.DataFrame(columns=ENERGY_COLUMNS), fmt)
+        return
+    print_frame(out, frame[ENERGY_COLUMNS], fmt, title="energy to train (official rule)")
+
+
+@app.command()
+def trends(
+    paths: RoundPaths = None,
+    round_names: RoundNames = None,
+    benchmark: Benchmarks = None,
+    family: Annotated[
+        list[str] | None,
+        typer.Option("--family", help="Only these accelerator families (repeatable)."),
+    ] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """How each benchmark moved across rounds: best times, E' at scale, equilibrium."""
+    from gpuscale.analysis.trends import trends as run_trends
+    from gpuscale.tables import TREND_COLUMNS
+
+    tables = load_tables(paths, round_names)
+    frame = run_trends(tables.scores, workloads_of(tables, benchmark) if benchmark else None)
+    families = families_of(tables, family)
+    if families:
+        frame = frame[frame["accelerator_family"].isin(families)]
+    if frame.empty:
+        fail("no scored results for these options")
+    print_frame(out, frame[list(TREND_COLUMNS)], fmt, title="trends across rounds")

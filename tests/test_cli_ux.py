@@ -153,3 +153,12 @@ def test_a_collectives_file_given_as_bench_results_is_named(tmp_path) -> None:
     assert result.exit_code == 2
     assert "give it as --collectives" in result.output
     assert result.output.count("skipped") <= 1  # not 70 lines of it first
+
+
+def test_analyze_prints_each_familys_equilibrium() -> None:
+    """The README's per-family equilibrium, not only in the JSON: Llama2 LoRA's H100
+    picks (E' threshold 32, speed x efficiency 128) are printed with the table."""
+    result = runner.invoke(app, ["analyze", "-b", "llama2"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0
+    line = next(x for x in result.stdout.splitlines() if "within H100-SXM5-80GB:" in x)
+    assert "32" in line and "128" in line

@@ -317,10 +317,15 @@ def analyze(
                 highlight=False,
             )
         out.print(
-            f"  agreement: {eq.agreement}; Pareto front: {len(eq.pareto)} systems\n",
+            f"  agreement: {eq.agreement}; Pareto front: {len(eq.pareto)} systems",
             markup=False,
             highlight=False,
         )
+        for family in result.by_family:  # like with like: each family's own picks
+            picks = ", ".join(f"{p.label} {p.accelerators:,}" for p in family.picks)
+            if picks:
+                out.print(f"  within {family.scope}: {picks}", markup=False, highlight=False)
+        out.print()
 
 
 @app.command()
@@ -348,7 +353,7 @@ def report(
         str | None,
         typer.Option(help="Link preset for --advise (default: the detected topology)."),
     ] = None,
-    max_devices: Annotated[int, typer.Option(help="Largest device count for --advise.")] = 8,
+    max_devices: Annotated[int, typer.Option(min=1, help="Largest device count for --advise.")] = 8,
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
     from gpuscale.analysis import AnalysisOptions

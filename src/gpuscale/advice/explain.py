@@ -10,6 +10,8 @@ import pandas as pd
 from gpuscale.formatting import number
 from gpuscale.units import format_count, format_hours, format_ms
 
+SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
+
 if TYPE_CHECKING:
     from gpuscale.advice.recommend import Advice
 
@@ -89,13 +91,19 @@ def _break_even(advice: Advice) -> list[str]:
     per_param = inputs.model.flops / inputs.model.params
     size = advice.break_even_params
     target = advice.target_params
+
+    def from_size(value: float | None) -> str:
+        if value is None:
+            return "at no size up to 10T parameters"
+        if value <= SMALLEST_SEARCHED:
+            return f"at every size searched ({format_count(SMALLEST_SEARCHED)} parameters up)"
+        return f"from {format_count(value)} parameters"
+
     lines.append(
         f"For this model's family ({number(per_param)} FLOPs per parameter per sample, "
-        f"per-device batch {format_count(inputs.batch)}) that is "
-        + ("no size up to 10T parameters" if size is None else f"{format_count(size)} parameters")
-        + f"; 2-device efficiency reaches {inputs.target_efficiency:.0%} from "
-        + ("no size up to 10T" if target is None else f"{format_count(target)} parameters")
-        + f" (this model: {format_count(inputs.model.params)})."
+        f"per-device batch {format_count(inputs.batch)}), 2 devices beat 1 "
+        f"{from_size(size)} and reach {inputs.target_efficiency:.0%} efficiency "
+        f"{from_size(target)} (this model: {format_count(inputs.model.params)})."
     )
     return lines
 

@@ -167,3 +167,16 @@ def test_predictions_are_plausible(params, tflops, busbw, overlap, b_noise) -> N
     assert (frame["flags"] == "").all(), frame["flags"].tolist()
     assert (frame["speedup"] <= frame["devices"] * (1 + 1e-9)).all()
     assert all(math.isfinite(t) and t > 0 for t in frame["time_to_train_h"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(global_batch=st.integers(1, 5000), batch=st.integers(1, 64), devices=st.integers(1, 64))
+def test_strong_scaling_splits_whole_batches_or_says_why(global_batch, batch, devices) -> None:
+    try:
+        frame = predictions(inputs(global_batch=global_batch, batch=batch, max_devices=devices))
+    except ValueError as exc:
+        assert "cannot be split" in str(exc)
+        return
+    assert frame["devices"].iloc[0] == 1
+    assert (frame["global_batch"] == global_batch).all()
+    assert (frame["batch_per_device"] <= batch).all()

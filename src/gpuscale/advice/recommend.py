@@ -109,12 +109,16 @@ class AdviceInputs:
 def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
     """(per-device batch, accumulation) pairs tried at ``n`` devices."""
     if inputs.global_batch is not None:
+        # the fewest micro-steps that split the global batch into whole per-device
+        # batches no larger than the one that fits
         per_device = inputs.global_batch / n
-        if per_device < 1:
-            return []
-        accum = max(1, math.ceil(per_device / inputs.batch))
-        batch = per_device / accum
-        return [(batch, accum)] if batch == int(batch) else []
+        for accum in range(1, inputs.max_accum + 1):
+            batch = per_device / accum
+            if batch < 1:
+                break
+            if batch == int(batch) and batch <= inputs.batch:
+                return [(int(batch), accum)]
+        return []
     if inputs.convergence is None:
         return [(inputs.batch, 1)]
     batches, b = [], inputs.batch
@@ -189,6 +193,12 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
             }
         )
     frame = pd.DataFrame(rows)
+    if frame.empty or frame["devices"].iloc[0] != 1:
+        raise ValueError(
+            f"global batch {inputs.global_batch} cannot be split on one device into whole "
+            f"per-device batches of at most {inputs.batch} with at most {inputs.max_accum} "
+            "accumulation steps"
+        )
     first = frame.iloc[0]
     frame["speedup"] = first["time_to_train_h"] / frame["time_to_train_h"]
     frame["efficiency"] = frame["speedup"] / frame["devices"]

@@ -64,3 +64,48 @@ def test_readme_sentences_are_the_tools_own() -> None:
         for scope in frame["scope"].unique():
             text = answer_sentence(frame, scope)
             assert text in readme, text
+
+
+# (workload, accelerator counts) whose family-reference E' range the README quotes
+QUOTED_RANGES = {
+    "bert": [(4,), (8,), (16,), (48, 64), (3472,)],
+    "llama2_70b_lora": [(4, 8), (16,), (32,), (1024,)],
+    "retinanet": [(4, 8), (32, 64), (2528,)],
+    "stable_diffusion": [(8,), (16,), (32, 64), (512,), (1024,)],
+}
+
+
+def test_readme_efficiency_ranges_are_the_tools() -> None:
+    from gpuscale import load_round
+    from gpuscale.analysis import AnalysisOptions, analyze
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    results = analyze(
+        load_round("v4.1"), list(QUOTED_RANGES), AnalysisOptions(reference="family", n_boot=100)
+    )
+    for result in results:
+        table = result.table[result.table["accelerator_family"] == "H100-SXM5-80GB"]
+        for counts in QUOTED_RANGES[result.workload]:
+            values = table.loc[table["accelerators"].isin(counts), "normalized_efficiency"]
+            low, high = f"{values.min():.2f}", f"{values.max():.2f}"
+            where = (
+                "-".join(f"{n:,}" for n in (counts[0], counts[-1]) if n)
+                if len(counts) > 1
+                else f"{counts[0]:,}"
+            )
+            quoted = f"{low if low == high else f'{low}-{high}'} at {where}"
+            assert quoted in readme, (result.workload, quoted)
+    # and the trends paragraph's two examples
+    from gpuscale.analysis.trends import trends
+
+    rows = trends(load_round().scores).set_index(["workload", "accelerator_family", "round"])
+    b200 = rows.loc[("bert", "B200")]
+    sd = rows.loc[("stable_diffusion", "H100-SXM5-80GB")]
+    example = (
+        f"BERT on 8 B200s went from {b200.loc['v4.1', 'best_time_at_common_min']:.2f} min "
+        f"(v4.1, one system) to {b200.loc['v5.0', 'best_time_at_common_min']:.2f} min (v5.0, "
+        f"{b200.loc['v5.0', 'systems']} systems), and Stable Diffusion on 8 H100s from "
+        f"{sd.loc['v4.0', 'best_time_at_common_min']:.1f} min (v4.0) to "
+        f"{sd.loc['v4.1', 'best_time_at_common_min']:.1f} min (v4.1)"
+    )
+    assert example in readme, example

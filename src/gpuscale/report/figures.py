@@ -10,7 +10,7 @@ never hide data.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -70,14 +70,14 @@ def _family_points(
     labels[gid] = point_labels(group)
 
 
-def _mark_picks(ax: Axes, eq: Equilibrium, y_of: str) -> None:
-    """Equilibrium picks as large hollow markers, one legend entry per criterion."""
+def _mark_picks(ax: Axes, eq: Equilibrium, where: Callable[[Pick], tuple[float, float]]) -> None:
+    """Equilibrium picks as large hollow markers at ``where(pick)`` (x, y), one legend
+    entry per criterion."""
     for pick in eq.picks:
-        kind = pick.criterion
-        colour, marker = PICK_STYLE[kind]
-        y = _pick_value(pick, y_of)
+        colour, marker = PICK_STYLE[pick.criterion]
+        x, y = where(pick)
         ax.scatter(
-            [pick.accelerators],
+            [x],
             [y],
             s=160,
             facecolors="none",
@@ -87,13 +87,6 @@ def _mark_picks(ax: Axes, eq: Equilibrium, y_of: str) -> None:
             label=f"{pick.label}: {pick.accelerators:,}",
             zorder=5,
         )
-
-
-def _pick_value(pick: Pick, column: str) -> float:
-    return {
-        "normalized_efficiency": pick.normalized_efficiency,
-        "time_to_train_min": pick.time_to_train_min,
-    }[column]
 
 
 @styled
@@ -174,7 +167,7 @@ def normalized_efficiency(
         _family_points(ax, group, "normalized_efficiency", f"points-{i}", family, styles, labels)
     ax.axhline(1.0, color="#555555", linewidth=0.9, linestyle="--", label="E' = 1")
     if not intervals and isinstance(result, WorkloadAnalysis):
-        _mark_picks(ax, result.equilibrium, "normalized_efficiency")
+        _mark_picks(ax, result.equilibrium, lambda p: (p.accelerators, p.normalized_efficiency))
     log_x(ax)
     ax.set_ylabel("normalised efficiency E' = S / (N / N_ref)")
     what = "E' with 95% bootstrap intervals" if intervals else "normalised efficiency"
@@ -238,20 +231,11 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
         alpha=0.9,
     )
     sc.set_gid("points-all")
-    for pick in result.equilibrium.picks:
-        kind = pick.criterion
-        colour, marker = PICK_STYLE[kind]
-        hours = pick.accelerators * pick.time_to_train_min / 60
-        ax.scatter(
-            [hours],
-            [pick.time_to_train_min],
-            s=160,
-            facecolors="none",
-            edgecolors=colour,
-            marker=marker,
-            linewidths=1.4,
-            label=f"{pick.label}: {pick.accelerators:,}",
-        )
+    _mark_picks(
+        ax,
+        result.equilibrium,
+        lambda p: (p.accelerators * p.time_to_train_min / 60, p.time_to_train_min),
+    )
     for c in sorted(table["cluster"].unique()):
         ax.scatter([], [], c=cluster_colour(c), s=24, label=f"cluster {c}")
     ax.set_xscale("log")

@@ -152,3 +152,15 @@ def test_old_schema_files_are_read_and_flagged(tmp_path: Path) -> None:
     records, problems = read_results(path)
     row = bench_table(records).iloc[0]
     assert problems == [] and row["accelerators"] == 2 and "bench/1" in row["flags"]
+
+
+def test_exposed_communication_beyond_what_was_in_flight_is_flagged() -> None:
+    rows = [
+        bench_record("mlp-1m", 10**6, 1, 100.0, sync_overhead_ms=1.0),
+        bench_record("mlp-1m", 10**6, 2, 150.0, sync_overhead_ms=1.0 + 9.0, comm_ms=4.0),
+        bench_record("mlp-4m", 4 * 10**6, 1, 100.0, sync_overhead_ms=1.0),
+        bench_record("mlp-4m", 4 * 10**6, 2, 150.0, sync_overhead_ms=1.0 + 4.2, comm_ms=4.0),
+    ]
+    table = bench_table(rows).set_index(["model", "accelerators"])
+    assert "exceeds the communication in flight" in table.loc[("mlp-1m", 2), "flags"]
+    assert table.loc[("mlp-4m", 2), "flags"] == ""  # 4.2 of 4.0 ms: within the jitter margin

@@ -198,6 +198,13 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _flag(frame: Any, rows: Any, reason: str) -> None:
+    """Add ``reason`` to the ``flags`` of ``rows`` (a boolean mask)."""
+    frame.loc[rows, "flags"] = frame.loc[rows, "flags"].map(
+        lambda f: "; ".join(filter(None, [f, reason]))
+    )
+
+
 def bench_table(records: list[dict[str, Any]]) -> Any:
     """One row per record (columns: ``gpuscale.tables.BENCH_COLUMNS``).
 
@@ -223,13 +230,19 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     exposed = (frame["sync_overhead_ms"] - frame["ddp_overhead_ms"].fillna(0)).clip(lower=0)
     frame["exposed_comm_ms"] = exposed.where(multi, 0.0)
     frame.loc[~ok, ["ddp_overhead_ms", "exposed_comm_ms"]] = math.nan
-    unknown = ok & multi & ddp.isna()
-    frame.loc[unknown, "flags"] = frame.loc[unknown, "flags"].map(
-        lambda f: "; ".join(
-            filter(None, [f, "no N = 1 run: exposed communication includes DDP's own overhead"])
-        )
+    _flag(
+        frame,
+        ok & multi & ddp.isna(),
+        "no N = 1 run: exposed communication includes DDP's own overhead",
     )
     comm = frame["comm_ms"]
+    # communication backward did not hide cannot exceed the communication there was:
+    # beyond a margin for jitter the rest is waiting or noise, not communication
+    _flag(
+        frame,
+        ok & multi & (comm > 0) & (frame["exposed_comm_ms"] > 1.25 * comm + 0.5),
+        "exposed communication exceeds the communication in flight (waiting or noise)",
+    )
     frame["overlap"] = (1 - frame["exposed_comm_ms"] / comm).clip(0, 1).where(multi & (comm > 0))
     frame["comm_fraction"] = frame["exposed_comm_ms"] / frame["step_ms_mean"]
     frame["flagged"] = frame["flags"].astype(str).str.len() > 0

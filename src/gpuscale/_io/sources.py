@@ -5,14 +5,12 @@ way to read its bytes) for the members a :class:`Layout` wants, and folders it m
 Archives are never unpacked to disk. Nothing here raises on what is inside the source:
 unsafe member names (absolute, ``..``), links, unreadable folders or members, names that
 are not UTF-8 and damaged archives become :class:`Skipped` notes, and the rest is read.
-Only a path that is not a source at all raises :class:`SourceError`.
+Only a path that is not a source at all raises :class:`SourceError`. Archives are read
+by ``gpuscale._io.archives``.
 """
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import io
 import lzma
 import os
 import queue
@@ -24,7 +22,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from gpuscale.tables import ProblemKind
@@ -96,7 +94,7 @@ def printable(name: str) -> str:
         return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _named(rel: str, skipped: list[Skipped]) -> str:
+def clean_name(rel: str, skipped: list[Skipped]) -> str:
     clean = printable(rel)
     if clean != rel:
         skipped.append(
@@ -114,6 +112,8 @@ def iter_source(path: Path, layout: Layout, skipped: list[Skipped]) -> Iterator[
     if path.is_dir():
         return iter_directory(path, layout, skipped)
     if path.is_file() and is_archive(path):
+        from gpuscale._io.archives import iter_archive  # archives build on this module
+
         return iter_archive(path, layout, skipped)
     if not path.exists():
         raise SourceError(f"{path}: no such file or directory")
@@ -150,7 +150,7 @@ def _scan(folder: str, rel_dir: str, layout: Layout, skipped: list[Skipped]) -> 
             )
         return
     if rel_dir and layout.marked(rel_dir):
-        yield Entry(path=_named(rel_dir, skipped), size=0, read=bytes, is_dir=True)
+        yield Entry(path=clean_name(rel_dir, skipped), size=0, read=bytes, is_dir=True)
     folders = []
     for item in found:
         rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
@@ -176,7 +176,7 @@ def _scan(folder: str, rel_dir: str, layout: Layout, skipped: list[Skipped]) -> 
                 )
                 continue
             yield Entry(
-                path=_named(rel, skipped),
+                path=clean_name(rel, skipped),
                 size=0,
                 read=partial(read_file, item.path),
                 file=item.path,
@@ -190,201 +190,6 @@ def _scan(folder: str, rel_dir: str, layout: Layout, skipped: list[Skipped]) -> 
 def read_file(path: str) -> bytes:
     with open(path, "rb") as f:
         return f.read()
-
-
-def iter_archive(path: Path, layout: Layout, skipped: list[Skipped]) -> Iterator[Entry]:
-    """The wanted members of a tar or zip archive, in archive order, read in memory.
-
-    Tar archives are streamed (``r|*``): each member's bytes must be read before the
-    next entry is requested, which the ingest does. A damaged archive ends the walk with
-    a ``corrupt archive`` note naming the last member read.
-    """
-    if path.name.lower().endswith(".zip"):
-        yield from _iter_zip(path, layout, skipped)
-        return
-    stream = _decompressed(path)
-    try:
-        tar = tarfile.open(fileobj=stream, mode="r|")  # noqa: SIM115
-    except ARCHIVE_ERRORS as exc:
-        cause = getattr(stream.raw, "error", None) or exc
-        raise SourceError(f"{path}: not a readable tar archive ({cause})") from exc
-    last = ""
-    with tar:
-        try:
-            for member in tar:
-                entry = tar_entry(tar, member, layout, skipped)
-                if entry is not None:
-                    last = entry.path
-                    yield entry
-        except ARCHIVE_ERRORS as exc:
-            skipped.append(damaged(path.name, getattr(stream.raw, "error", None) or exc, last))
-            return
-        # tarfile takes an unreadable member header past the first for the archive's end:
-        # only zero padding may follow it, and reading the rest lets the codec check its
-        # own CRC (a flipped byte can decompress to garbage long before that check)
-        error = getattr(stream.raw, "error", None) or _rest_is_not_padding(stream)
-        if error is not None:
-            skipped.append(damaged(path.name, error, last))
-
-
-def _rest_is_not_padding(stream: Any) -> BaseException | None:
-    try:
-        while chunk := stream.read(1 << 20):
-            if chunk.strip(b"\0"):
-                return tarfile.ReadError("unreadable member header, data after it")
-    except ARCHIVE_ERRORS as exc:
-        return exc
-    return getattr(stream.raw, "error", None)
-
-
-def damaged(name: str, exc: BaseException, last: str) -> Skipped:
-    """The note for an archive that could not be read to its end."""
-    after = f" after {last}" if last else " before its first wanted member"
-    return Skipped(
-        name,
-        ProblemKind.CORRUPT_ARCHIVE,
-        f"archive ends early or is damaged{after} ({type(exc).__name__}: {exc}); "
-        "what came before was read, nothing after it",
-    )
-
-
-def tar_entry(
-    tar: tarfile.TarFile, member: tarfile.TarInfo, layout: Layout, skipped: list[Skipped]
-) -> Entry | None:
-    """The entry for a tar member the layout wants (its bytes read now), else None."""
-    rel = member_rel(member.name, layout, skipped)
-    if rel is None:
-        return None
-    problem = layout.misplaced(rel, member.isdir())
-    if problem:
-        skipped.append(Skipped(rel, ProblemKind.NOT_A_FILE, problem))
-        return None
-    if member.isdir():
-        return Entry(path=rel, size=0, read=bytes, is_dir=True) if layout.marked(rel) else None
-    if not layout.wanted(rel):
-        return None
-    if not member.isfile():
-        skipped.append(
-            Skipped(
-                rel, ProblemKind.NOT_A_FILE, "archive member is a link or special file; not read"
-            )
-        )
-        return None
-    if member.isreg() and not member.sparse:
-        # A plain file's bytes lie in one run: one read, not tarfile's 8 KiB pieces.
-        tar.fileobj.seek(member.offset_data)
-        data = tar.fileobj.read(member.size)
-        if len(data) != member.size:
-            raise tarfile.ReadError("unexpected end of data")
-    else:
-        handle = tar.extractfile(member)
-        data = handle.read() if handle is not None else b""
-    return Entry(path=rel, size=member.size, read=partial(bytes, data))
-
-
-class _UntilDamage(io.RawIOBase):
-    """A decompressing stream that ends where its data is damaged, instead of raising:
-    what came before the damage stays readable (a buffered reader would lose the part
-    of its buffer it had filled), and ``error`` says what stopped it."""
-
-    def __init__(self, raw: Any) -> None:
-        self._raw = raw
-        self.error: BaseException | None = None
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        if self.error is not None:
-            return 0
-        try:
-            # read1: one decompression step, so data decoded before the damage is kept
-            data = self._raw.read1(len(buffer))
-        except ARCHIVE_ERRORS as exc:
-            self.error = exc
-            return 0
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        self._raw.close()
-        super().close()
-
-
-def _decompressed(path: Path) -> io.BufferedReader:
-    """A large-buffered, decompressed stream of a tar archive that ends at damage.
-
-    Decompressing through ``lzma``/``gzip``/``bz2`` file objects with a 1 MiB buffer is
-    about 15% faster than tarfile's own ``r|xz`` stream, which reads 10 KiB at a time.
-    """
-    with path.open("rb") as probe:
-        magic = probe.read(6)
-    opener: Any
-    if magic.startswith(b"\xfd7zXZ"):
-        opener = lzma.LZMAFile
-    elif magic.startswith(b"\x1f\x8b"):
-        opener = gzip.GzipFile
-    elif magic.startswith(b"BZh"):
-        opener = bz2.BZ2File
-    else:
-        return io.BufferedReader(io.FileIO(path), buffer_size=1 << 20)
-    return io.BufferedReader(_UntilDamage(opener(path)), buffer_size=1 << 20)
-
-
-def _unsafe(name: str) -> str | None:
-    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:[\\/]", name):
-        return "absolute path"
-    if ".." in PurePosixPath(name.replace("\\", "/")).parts:
-        return "path escapes the archive ('..')"
-    return None
-
-
-def member_rel(name: str, layout: Layout, skipped: list[Skipped]) -> str | None:
-    """An archive member's path below the top folder, None when unsafe or the top itself."""
-    reason = _unsafe(name)
-    if reason:
-        skipped.append(
-            Skipped(printable(name), ProblemKind.UNSAFE_PATH, f"{reason}; member skipped")
-        )
-        return None
-    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
-    if parts and layout.top is not None and layout.top.match(parts[0]):
-        parts = parts[1:]
-    return _named("/".join(parts), skipped) if parts else None
-
-
-def _iter_zip(path: Path, layout: Layout, skipped: list[Skipped]) -> Iterator[Entry]:
-    try:
-        archive = zipfile.ZipFile(path)
-    except ARCHIVE_ERRORS as exc:
-        raise SourceError(f"{path}: not a readable zip archive ({exc})") from exc
-    with archive:
-        for info in archive.infolist():
-            rel = member_rel(info.filename, layout, skipped)
-            if rel is None:
-                continue
-            problem = layout.misplaced(rel, info.is_dir())
-            if problem:
-                skipped.append(Skipped(rel, ProblemKind.NOT_A_FILE, problem))
-                continue
-            if info.is_dir():
-                if layout.marked(rel):
-                    yield Entry(path=rel, size=0, read=bytes, is_dir=True)
-                continue
-            if not layout.wanted(rel):
-                continue
-            try:
-                data = archive.read(info)
-            except ARCHIVE_ERRORS as exc:
-                skipped.append(
-                    Skipped(
-                        rel,
-                        ProblemKind.CORRUPT_ARCHIVE,
-                        f"member unreadable ({type(exc).__name__}: {exc}); not read",
-                    )
-                )
-                continue
-            yield Entry(path=rel, size=info.file_size, read=partial(bytes, data))
 
 
 def read_ahead(entries: Iterator[Entry], depth: int = 16) -> Iterator[Entry]:

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuscale._io.archives import tar_entry
 from gpuscale._io.parallel import parallel_map
-from gpuscale._io.sources import ARCHIVE_ERRORS, Entry, Layout, Skipped, tar_entry
+from gpuscale._io.sources import ARCHIVE_ERRORS, Entry, Layout, Skipped
 from gpuscale._io.xz import BlockReader, XzIndex, read_index
 
 BLOCKSIZE = tarfile.BLOCKSIZE  # tar headers start at multiples of 512 bytes

@@ -22,8 +22,9 @@ from typing import Any
 
 import msgspec
 
+from gpuscale.mlperf.expressions import Expression
 from gpuscale.mlperf.mllog import ByKey, Record, _decoded, metadata_of, time_of, value_of
-from gpuscale.mlperf.rules import Expression, KeyRule, Rules, rules_for
+from gpuscale.mlperf.rules import KeyRule, Rules, rules_for
 
 
 class ViolationKind(Enum):

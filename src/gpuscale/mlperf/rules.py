@@ -6,8 +6,8 @@ MLCommons' package ships each ruleset's compliance configs
 (``mlperf_logging.benchmark_meta``). gpuscale reads them as the checker does (PyYAML's
 ``BaseLoader``; a key defined again by a later config replaces the earlier rule) and
 turns every ``CHECK``, ``FIRST_CHECK`` and ``ATLEAST_ONE_CHECK`` expression into a
-function, after checking that it only compares, indexes and calls a few pure functions
-(the expressions are data: they are never handed to ``eval`` unchecked). Expressions that
+function (``gpuscale.mlperf.expressions``: checked to only compare, index and call a few
+pure functions; the expressions are data, never handed to ``eval`` unchecked). Expressions that
 read the checker's state (``s[...]``, ``ll``) are stateful: those of ``common.yaml``
 (the init/run ordering and the compile-time limit) are emulated in
 ``gpuscale.mlperf.compliance``; a quality check's state is set from the config's
@@ -22,156 +22,16 @@ from __future__ import annotations
 
 import ast
 import functools
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# What the checker's expressions may name besides ``v`` (and ``s``/``ll`` when stateful).
-_FUNCTIONS: dict[str, Any] = {
-    "is_integer": lambda value: abs(round(value) - value) < 0.00001,  # mlp_compliance's
-    "len": len,
-    "abs": abs,
-    "min": min,
-    "max": max,
-    "int": int,
-    "float": float,
-    "str": str,
-    "isinstance": isinstance,
-    "round": round,
-    "math": math,
-    "True": True,
-    "False": False,
-    "None": None,
-}
-_NODES = (
-    ast.Expression,
-    ast.BoolOp,
-    ast.And,
-    ast.Or,
-    ast.BinOp,
-    ast.BitOr,
-    ast.BitAnd,
-    ast.Add,
-    ast.Sub,
-    ast.Mult,
-    ast.Div,
-    ast.FloorDiv,
-    ast.Mod,
-    ast.Pow,
-    ast.UnaryOp,
-    ast.Not,
-    ast.USub,
-    ast.UAdd,
-    ast.Compare,
-    ast.Eq,
-    ast.NotEq,
-    ast.Lt,
-    ast.LtE,
-    ast.Gt,
-    ast.GtE,
-    ast.In,
-    ast.NotIn,
-    ast.Is,
-    ast.IsNot,
-    ast.IfExp,
-    ast.Subscript,
-    ast.Name,
-    ast.Load,
-    ast.Constant,
-    ast.List,
-    ast.Tuple,
-    ast.Set,
-    ast.Dict,
-    ast.Call,
-    ast.Attribute,
-)
+from gpuscale.mlperf.expressions import Expression, RuleError, expression
+
 # Olympic drop count per benchmark where it is not 1 (the package has it in code only).
 MAX_DROPPED_RUNS = {"unet3d": 4}
-
-
-class RuleError(ValueError):
-    """An expression gpuscale will not evaluate (it does more than compare and index)."""
-
-
-_SCOPE: dict[str, Any] = {"__builtins__": {}, **_FUNCTIONS}
-
-
-@dataclass(frozen=True, slots=True)
-class Expression:
-    """One checker expression, compiled once into a function of ``(v, s, ll)``;
-    ``stateful`` when it reads ``s`` or ``ll``."""
-
-    text: str
-    fn: Callable[[Any, Any, Any], Any]
-    stateful: bool
-    state_keys: frozenset[str]
-    reads: frozenset[str] = frozenset({"value", "metadata"})  # the parts of ``v`` it reads
-
-    def __call__(self, v: Any, s: dict[str, Any] | None = None, ll: Any = None) -> bool:
-        """The expression's truth on one line (``v``: its value and metadata), as the
-        checker sees it: an exception is a failed check."""
-        try:
-            return bool(self.fn(v, s if s is not None else {}, ll))
-        except Exception:
-            return False
-
-
-def _validate(tree: ast.AST, text: str) -> tuple[bool, set[str]]:
-    names, keys = set(), set()
-    for node in ast.walk(tree):
-        if not isinstance(node, _NODES):
-            raise RuleError(f"{type(node).__name__} in {text!r}")
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        if isinstance(node, ast.Attribute):
-            owner = node.value
-            allowed = isinstance(owner, ast.Name) and (
-                (owner.id == "math" and not node.attr.startswith("_"))
-                or (owner.id == "ll" and node.attr in ("timestamp", "key", "value"))
-            )
-            if not allowed:
-                raise RuleError(f"attribute .{node.attr} in {text!r}")
-        if (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "s"
-            and isinstance(node.slice, ast.Constant)
-        ):
-            keys.add(str(node.slice.value))
-    unknown = names - set(_FUNCTIONS) - {"v", "s", "ll"}
-    if unknown:
-        raise RuleError(f"unknown name(s) {', '.join(sorted(unknown))} in {text!r}")
-    return bool(names & {"s", "ll"}), keys
-
-
-@functools.lru_cache(maxsize=4096)
-def expression(text: str) -> Expression:
-    """The compiled form of one checker expression; :class:`RuleError` if refused."""
-    text = text.strip()
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError as exc:
-        raise RuleError(f"not an expression: {text!r} ({exc.msg})") from None
-    stateful, keys = _validate(tree, text)
-    arguments = ast.arguments(
-        posonlyargs=[],
-        args=[ast.arg("v"), ast.arg("s"), ast.arg("ll")],
-        kwonlyargs=[],
-        kw_defaults=[],
-        defaults=[],
-    )
-    function = ast.fix_missing_locations(
-        ast.Expression(body=ast.Lambda(args=arguments, body=tree.body))
-    )
-    # Validated above: only comparisons, indexing and the pure functions of _FUNCTIONS.
-    fn = eval(compile(function, "<mlperf rule>", "eval"), _SCOPE)
-    reads = frozenset(p for p in ("value", "metadata") if p in text) or frozenset({"value"})
-    if re.search(r"\bv\b(?!\s*\[)", text):  # v itself (e.g. 'value' in v): both parts
-        reads = frozenset({"value", "metadata"})
-    return Expression(text, fn, stateful, frozenset(keys), reads)
 
 
 def _assignments(code: str) -> list[tuple[str, Expression]]:

@@ -1,0 +1,159 @@
+"""The MLPerf compliance checker's expressions as checked, compiled functions.
+
+Every ``CHECK``, ``FIRST_CHECK``, ``ATLEAST_ONE_CHECK`` and ``POST`` expression of
+mlperf-logging's configs is parsed with :mod:`ast`, refused unless it only compares,
+indexes and calls a few pure functions (the expressions are data, never handed to
+``eval`` unchecked), and compiled once into a function of ``(v, s, ll)``.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+# What the checker's expressions may name besides ``v`` (and ``s``/``ll`` when stateful).
+_FUNCTIONS: dict[str, Any] = {
+    "is_integer": lambda value: abs(round(value) - value) < 0.00001,  # mlp_compliance's
+    "len": len,
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "int": int,
+    "float": float,
+    "str": str,
+    "isinstance": isinstance,
+    "round": round,
+    "math": math,
+    "True": True,
+    "False": False,
+    "None": None,
+}
+_NODES = (
+    ast.Expression,
+    ast.BoolOp,
+    ast.And,
+    ast.Or,
+    ast.BinOp,
+    ast.BitOr,
+    ast.BitAnd,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.Pow,
+    ast.UnaryOp,
+    ast.Not,
+    ast.USub,
+    ast.UAdd,
+    ast.Compare,
+    ast.Eq,
+    ast.NotEq,
+    ast.Lt,
+    ast.LtE,
+    ast.Gt,
+    ast.GtE,
+    ast.In,
+    ast.NotIn,
+    ast.Is,
+    ast.IsNot,
+    ast.IfExp,
+    ast.Subscript,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Dict,
+    ast.Call,
+    ast.Attribute,
+)
+
+
+class RuleError(ValueError):
+    """An expression gpuscale will not evaluate (it does more than compare and index)."""
+
+
+_SCOPE: dict[str, Any] = {"__builtins__": {}, **_FUNCTIONS}
+
+
+@dataclass(frozen=True, slots=True)
+class Expression:
+    """One checker expression, compiled once into a function of ``(v, s, ll)``;
+    ``stateful`` when it reads ``s`` or ``ll``."""
+
+    text: str
+    fn: Callable[[Any, Any, Any], Any]
+    stateful: bool
+    state_keys: frozenset[str]
+    reads: frozenset[str] = frozenset({"value", "metadata"})  # the parts of ``v`` it reads
+
+    def __call__(self, v: Any, s: dict[str, Any] | None = None, ll: Any = None) -> bool:
+        """The expression's truth on one line (``v``: its value and metadata), as the
+        checker sees it: an exception is a failed check."""
+        try:
+            return bool(self.fn(v, s if s is not None else {}, ll))
+        except Exception:
+            return False
+
+
+def _validate(tree: ast.AST, text: str) -> tuple[bool, set[str]]:
+    names, keys = set(), set()
+    for node in ast.walk(tree):
+        if not isinstance(node, _NODES):
+            raise RuleError(f"{type(node).__name__} in {text!r}")
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        if isinstance(node, ast.Attribute):
+            owner = node.value
+            allowed = isinstance(owner, ast.Name) and (
+                (owner.id == "math" and not node.attr.startswith("_"))
+                or (owner.id == "ll" and node.attr in ("timestamp", "key", "value"))
+            )
+            if not allowed:
+                raise RuleError(f"attribute .{node.attr} in {text!r}")
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "s"
+            and isinstance(node.slice, ast.Constant)
+        ):
+            keys.add(str(node.slice.value))
+    unknown = names - set(_FUNCTIONS) - {"v", "s", "ll"}
+    if unknown:
+        raise RuleError(f"unknown name(s) {', '.join(sorted(unknown))} in {text!r}")
+    return bool(names & {"s", "ll"}), keys
+
+
+@functools.lru_cache(maxsize=4096)
+def expression(text: str) -> Expression:
+    """The compiled form of one checker expression; :class:`RuleError` if refused."""
+    text = text.strip()
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise RuleError(f"not an expression: {text!r} ({exc.msg})") from None
+    stateful, keys = _validate(tree, text)
+    arguments = ast.arguments(
+        posonlyargs=[],
+        args=[ast.arg("v"), ast.arg("s"), ast.arg("ll")],
+        kwonlyargs=[],
+        kw_defaults=[],
+        defaults=[],
+    )
+    function = ast.fix_missing_locations(
+        ast.Expression(body=ast.Lambda(args=arguments, body=tree.body))
+    )
+    # Validated above: only comparisons, indexing and the pure functions of _FUNCTIONS.
+    fn = eval(compile(function, "<mlperf rule>", "eval"), _SCOPE)
+    reads = frozenset(p for p in ("value", "metadata") if p in text) or frozenset({"value"})
+    if re.search(r"\bv\b(?!\s*\[)", text):  # v itself (e.g. 'value' in v): both parts
+        reads = frozenset({"value", "metadata"})
+    return Expression(text, fn, stateful, frozenset(keys), reads)

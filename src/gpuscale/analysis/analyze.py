@@ -24,6 +24,7 @@ from gpuscale.analysis.equilibrium import (
 from gpuscale.analysis.metrics import Reference, references, scaling_table
 from gpuscale.analysis.uncertainty import bootstrap_intervals
 from gpuscale.tables import (
+    CI_COLUMNS,
     CLUSTER_COLUMN,
     CLUSTER_FEATURES,
     DECOMPOSITION_COLUMNS,
@@ -178,14 +179,9 @@ _SYSTEM_FIELDS = (
     "samples_per_s_per_accelerator",
     "global_batch_size",
     "samples_to_converge",
-    "cluster",
-    "pareto",
-    "time_to_train_min_ci_low",
-    "time_to_train_min_ci_high",
-    "speedup_ci_low",
-    "speedup_ci_high",
-    "normalized_efficiency_ci_low",
-    "normalized_efficiency_ci_high",
+    CLUSTER_COLUMN,
+    PARETO_COLUMN,
+    *CI_COLUMNS,
     "reference_system_id",
     *DECOMPOSITION_COLUMNS,
 )

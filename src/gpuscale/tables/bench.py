@@ -38,20 +38,22 @@ BENCH_CONFIG_COLUMNS: tuple[str, ...] = (
     "threads",
 )
 # Runs that differ only in the device count (one group per model and configuration):
-# speedup and DDP's own overhead are read within a group.
-BENCH_GROUP_COLUMNS: tuple[str, ...] = (
-    "model",
-    "backend",
-    "device",
-    "scaling",
-    "accum",
-    "precision",
-    "tf32",
-    "strategy",
-    "bucket_mb",
-    "grad_comm",
-    "steps",
-    "threads",
+# speedup and DDP's own overhead are read within a group. The configuration less what
+# follows from the model (family, params), the device count, the device's name and the
+# batch (which strong scaling splits over the devices).
+BENCH_GROUP_COLUMNS: tuple[str, ...] = tuple(
+    c
+    for c in BENCH_CONFIG_COLUMNS
+    if c
+    not in (
+        "family",
+        "params",
+        "accelerators",
+        "nnodes",
+        "device_name",
+        "batch_per_device",
+        "global_batch",
+    )
 )
 # Milliseconds per optimizer step (the slowest rank's), and throughput.
 BENCH_TIMING_COLUMNS: tuple[str, ...] = (

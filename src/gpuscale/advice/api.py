@@ -75,10 +75,10 @@ def convergence_for(
     samples: float,
     reference_batch: float,
     measured: Any = None,
-) -> tuple[ConvergenceModel | None, str | None]:
-    """The convergence model: a given noise scale, an MLPerf workload's RCP fit, or the
-    noise scale the bench measured; ``E_min`` so that ``samples`` are needed at the
-    reference batch. Returns (model, note)."""
+) -> ConvergenceModel | None:
+    """The convergence model: an MLPerf workload's RCP fit (its own samples where it
+    counts samples), else a given noise scale, else the one the bench measured, with
+    ``E_min`` such that ``samples`` are needed at the reference batch; None without any."""
     if workload is not None:
         from gpuscale.tables.workloads import counts_samples
 
@@ -89,10 +89,10 @@ def convergence_for(
                 "(mlperf-logging's rcp_checker)"
             )
         if counts_samples(workload):
-            return fitted, f"{number(fitted.e_min)} samples at the smallest batch (RCPs)"
+            return fitted
         # RCPs in epochs: the shape (B_noise) from them, the scale from ``samples``
         e_min = samples / (1 + reference_batch / fitted.b_noise)
-        return ConvergenceModel(e_min, fitted.b_noise, fitted.source + ", scaled"), None
+        return ConvergenceModel(e_min, fitted.b_noise, fitted.source + ", scaled")
     if noise_scale is not None:
         if not noise_scale > 0:
             raise ValueError(f"noise scale must be positive, got {noise_scale}")
@@ -105,9 +105,9 @@ def convergence_for(
             f"{number(measured.high)}; early in training it is a lower bound"
         )
     else:
-        return None, None
+        return None
     e_min = samples / (1 + reference_batch / b_noise)
-    return ConvergenceModel(e_min, b_noise, source), None
+    return ConvergenceModel(e_min, b_noise, source)
 
 
 def advise(
@@ -201,7 +201,7 @@ def advise(
         )
         noise = None
         name = f"a {format_count(spec.params)}-parameter model"
-    convergence, _ = convergence_for(
+    convergence = convergence_for(
         noise_scale=noise_scale,
         workload=workload,
         ruleset=ruleset,

@@ -371,8 +371,4 @@ def advise(inputs: AdviceInputs) -> Advice:
         cap=_cap(largest) if largest["devices"] > 1 else "none",
         inputs=inputs,
     )
-    return Advice(**{**_fields(advice), "explanation": explain(advice)})
-
-
-def _fields(advice: Advice) -> dict:
-    return {name: getattr(advice, name) for name in Advice.__dataclass_fields__}
+    return replace(advice, explanation=explain(advice))

@@ -32,12 +32,6 @@ TABLE_COLUMNS = [
 ]
 
 
-def _topology(topo_file: Path | None):
-    from gpuscale.cli.interconnect import detect_topology
-
-    return detect_topology(topo_file, None)
-
-
 @app.command()
 def advise(
     bench_file: Annotated[
@@ -135,7 +129,11 @@ def advise(
         link: str | Link | None = interconnect
         if busbw_gbs is not None:
             link = Link(busbw_gbs=busbw_gbs, latency_us=latency_us, name="custom")
-        topology = _topology(topo_file) if link is None and collectives_file is None else None
+        topology = None
+        if link is None and collectives_file is None:
+            from gpuscale.cli.interconnect import detect_topology
+
+            topology = detect_topology(topo_file, None)
         result = run_advice(
             bench=read_bench(bench_file) if bench_file else None,
             model=model,

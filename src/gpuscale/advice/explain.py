@@ -109,8 +109,10 @@ def _break_even(advice: Advice) -> list[str]:
 
 
 def _step(advice: Advice) -> list[str]:
-    frame = advice.predictions
-    n = advice.fastest if advice.fastest > 1 else min(2, int(frame["devices"].max()))
+    from gpuscale.advice.recommend import focus_count
+
+    frame = advice.predictions[advice.predictions["flags"] == ""]
+    n = focus_count(frame, advice.fastest)
     if n < 2:
         return []
     row = _row(frame, n)

@@ -306,6 +306,12 @@ def break_even(inputs: AdviceInputs) -> tuple[float | None, float | None, float 
     return ms_per_mb, params, target
 
 
+def focus_count(frame: pd.DataFrame, fastest: int) -> int:
+    """The device count whose step the explanation takes apart: where more devices stop
+    paying, or 2 when none ever does (1 when only one is predicted)."""
+    return fastest if fastest > 1 else min(2, int(frame["devices"].max()))
+
+
 def dominant_term(row: pd.Series, inputs: AdviceInputs) -> str:
     """The largest overhead of a multi-device step: ``wait`` (slowest device), ``ddp``
     (bucket copies), ``bandwidth`` or ``latency`` (the exposed communication split in
@@ -352,11 +358,8 @@ def advise(inputs: AdviceInputs) -> Advice:
         cheapest = int(trusted.loc[trusted["device_hours"].idxmin(), "devices"])
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
     ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
-    # the step's weak spot where more devices stop paying (N = 2 when none ever does),
-    # the cap of the speedup at the largest count
-    focus_n = fastest if fastest > 1 else min(2, int(trusted["devices"].max()))
-    focus = trusted[trusted["devices"] == focus_n].iloc[0]
-    largest = trusted.iloc[-1]
+    focus = trusted[trusted["devices"] == focus_count(trusted, fastest)].iloc[0]
+    largest = trusted.iloc[-1]  # where the speedup's cap is read
     advice = Advice(
         predictions=frame,
         recommended=recommended,

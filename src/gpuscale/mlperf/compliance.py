@@ -5,15 +5,21 @@ checker. gpuscale applies the round's rules as ``gpuscale.mlperf.rules`` reads t
 from the package: every key's occurrence rule (``REQ``), every stateless ``CHECK`` and
 ``FIRST_CHECK`` on each line, the quality target (``ATLEAST_ONE_CHECK``, with Stable
 Diffusion's aggregated FID/CLIP lines built as the config's ``BEGIN`` block builds them),
-and whether the declared benchmark is allowed in the declared division. The stateful
-checks of ``common.yaml`` (the order of ``init_start`` / ``init_stop`` / ``run_start`` /
-``run_stop`` and the compile-time limit) are emulated here from the line indices, which
-gives the checker's verdict without a Python step per line (logs repeat ``init_start`` on
-every rank). Stateful hyper-parameter checks of benchmark configs are not emulated.
+whether the declared benchmark is allowed in the declared division, and every stateful
+rule (``PRE``/``POST`` state, stateful checks, ``END`` blocks: ``gpuscale.mlperf.stateful``).
+The stateful checks of ``common.yaml`` on the order of ``init_start`` / ``init_stop`` /
+``run_start`` / ``run_stop`` are emulated here from the line indices, which gives the
+checker's verdict without a Python step per line (logs repeat ``init_start`` on every
+rank); the initialisation time limit is the ruleset's own ``init_stop`` check, evaluated
+(a fixed 30 min in 1.1.0, ``compile_time_mins`` set by the division's POST from 2.0.0). A
+rule the engine refuses to evaluate is a violation naming the rule (the run is not counted:
+its compliance is unknown), never a silent skip.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 from bisect import bisect_left
 from dataclasses import dataclass
 from enum import Enum
@@ -25,6 +31,9 @@ import msgspec
 from gpuscale.mlperf.expressions import Expression
 from gpuscale.mlperf.mllog import ByKey, Record, _decoded, metadata_of, time_of, value_of
 from gpuscale.mlperf.rules import KeyRule, Rules, rules_for
+from gpuscale.mlperf.stateful import ORDER_KEYS, config_failures, line_of, unsupported
+
+__all__ = ["ORDER_KEYS", "Violation", "ViolationKind", "check_order", "run_violations"]
 
 
 class ViolationKind(Enum):
@@ -34,6 +43,7 @@ class ViolationKind(Enum):
     STRUCTURE = "structure"
     BENCHMARK = "benchmark"
     QUALITY_TARGET = "quality target"
+    UNCHECKED = "rule not evaluated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,25 +52,38 @@ class Violation:
     message: str
 
 
-# The keys the stateful checks below read.
-ORDER_KEYS = frozenset({"submission_division", "init_start", "init_stop", "run_start", "run_stop"})
+def _init_limit(rules: Rules | None) -> tuple[Expression | None, dict[str, Any], Any]:
+    """common.yaml's initialisation-limit check (the stateful init_stop CHECK that reads
+    ``first_init_start``), its BEGIN state, and the division POST that may change it."""
+    common = next((c for c in (rules.configs if rules else ()) if c.name == "common.yaml"), None)
+    if common is None or "init_stop" not in common.keys:
+        return None, {}, None
+    limit = next(
+        (c for c in common.keys["init_stop"].checks if "first_init_start" in c.state_keys),
+        None,
+    )
+    division = common.keys.get("submission_division")
+    return limit, common.begin_state, division.post if division else None
 
 
-def check_order(by_key: ByKey, n_lines: int) -> list[str]:
-    """Violations of common.yaml's stateful rules: init and run ordering, the
-    initialisation time limit (30 min closed, 240 open) and run_stop's status."""
+def check_order(by_key: ByKey, n_lines: int, rules: Rules | None = None) -> list[str]:
+    """Violations of common.yaml's stateful rules: init and run ordering, the ruleset's
+    initialisation time limit (its own init_stop check) and run_stop's status."""
     never = n_lines + 1
 
     def first(key: str) -> int:
         return by_key[key][0][0] if key in by_key else never
 
     violations: list[str] = []
-    compile_minutes, division_at = 0, never
+    limit, begin, division_post = _init_limit(rules)
+    after_division = copy.deepcopy(begin)
+    division_at = never
     division_lines = by_key.get("submission_division", [])
     if division_lines:
         division_at, rec = division_lines[0]
-        if value_of(rec) in ("closed", "open"):
-            compile_minutes = 240 if value_of(rec) == "open" else 30
+        if division_post is not None:
+            with contextlib.suppress(Exception):  # a failing POST is the checker's too
+                division_post(_line(rec), after_division, line_of(rec))
     init_starts = by_key.get("init_start", [])
     if init_starts and init_starts[-1][0] > min(first("init_stop"), first("run_start")):
         violations.append("init_start after init_stop or run_start")
@@ -71,9 +94,15 @@ def check_order(by_key: ByKey, n_lines: int) -> list[str]:
         if not seen or first("run_start") < idx:
             violations.append("init_stop before init_start or after run_start")
             continue
-        limit = (compile_minutes if division_at < idx else 0) * 60 * 1e3
-        if not time_of(rec) - running_min[seen - 1] < limit:
-            violations.append(f"initialisation took longer than {compile_minutes} min")
+        if limit is None:
+            continue
+        state = copy.deepcopy(after_division if division_at < idx else begin)
+        state.update(first_init_start=running_min[seen - 1], init_started=True)
+        if not limit({}, state, line_of(rec)):
+            took = (time_of(rec) - running_min[seen - 1]) / 60e3
+            violations.append(
+                f"initialisation took {took:.1f} min, beyond the ruleset's limit ({limit.text})"
+            )
     if any(idx < first("init_stop") for idx, _ in by_key.get("run_start", [])):
         violations.append("run_start before init_stop")
     for idx, rec in by_key.get("run_stop", []):
@@ -125,45 +154,24 @@ def aggregated_lines(by_key: ByKey, group: str) -> list[dict[str, Any]]:
 
 
 def _quality(rule: KeyRule, rules: Rules, by_key: ByKey) -> str | None:
-    """The ATLEAST_ONE_CHECK verdict: None when a line passes or no line has the key."""
+    """The stateless ATLEAST_ONE_CHECK verdict: None when a line passes or no line has the
+    key (a stateful one is judged with its config's state: ``stateful.config_failures``)."""
     check = rule.at_least_one
     assert check is not None
     if rules.aggregate and rule.name == rules.aggregate[0]:
         lines = aggregated_lines(by_key, rules.aggregate[1])
-        state = _state_after(rules, by_key, None)
-        passed = any(check(line, state) for line in lines)
+        passed = any(check(line, copy.deepcopy(rules.state)) for line in lines)
     else:
         lines = by_key.get(rule.name, [])
-        passed = False
-        for index, rec in lines:
-            state = _state_after(rules, by_key, index) if check.stateful else None
-            if check(_line(rec), state):
-                passed = True
-                break
+        passed = any(check(_line(rec)) for _, rec in lines)
     if not lines or passed:
         return None
-    return f"quality target not reached ({rule.name}: {check.text})"
+    return _missed(rule)
 
 
-def _state_after(rules: Rules, by_key: ByKey, index: int | None) -> dict[str, Any]:
-    """The checker's state ``s`` before line ``index`` (None: after every line), from the
-    configs' BEGIN literal and the POST assignments of the lines before it."""
-    state = dict(rules.state)
-    posts = sorted(
-        (i, rule, rec)
-        for rule in rules.keys.values()
-        if rule.post
-        for i, rec in by_key.get(rule.name, [])
-        if index is None or i < index
-    )
-    for _, rule, rec in posts:
-        line = _line(rec)
-        for name, value in rule.post:
-            try:
-                state[name] = eval(value.code, {"__builtins__": {}}, {"v": line, "s": state})
-            except Exception:
-                continue
-    return state
+def _missed(rule: KeyRule) -> str:
+    assert rule.at_least_one is not None
+    return f"quality target not reached ({rule.name}: {rule.at_least_one.text})"
 
 
 def _occurrences(rule: KeyRule, lines: list[tuple[int, Record]]) -> str | None:
@@ -243,7 +251,7 @@ def run_violations(
     declares ``benchmark`` and ``division``; ``by_key`` its records by key (at least the
     ruleset's keys, ``rules.keys_of_ruleset``) with their MLLOG line indices."""
     rules = rules_for(ruleset, division, benchmark)
-    out = [Violation(ViolationKind.STRUCTURE, m) for m in check_order(by_key, n_lines)]
+    out = [Violation(ViolationKind.STRUCTURE, m) for m in check_order(by_key, n_lines, rules)]
     if division in ("closed", "open") and benchmark and rules.missing:
         out.append(
             Violation(
@@ -265,13 +273,22 @@ def run_violations(
             failed = _failed_check(rule, found)
             if failed is not None:
                 out.append(_check_failure(rule, failed, ruleset, benchmark, division))
-        if rule.at_least_one is not None:
+        if rule.at_least_one is not None and not rule.at_least_one.stateful:
             quality = _quality(rule, rules, by_key)
             if quality:
                 out.append(Violation(ViolationKind.QUALITY_TARGET, quality))
     for group in rules.alternatives:
         if not any(by_key.get(k) for k in group):
             out.append(Violation(ViolationKind.STRUCTURE, f"no {' or '.join(group)} line"))
+    for config in rules.configs:
+        out += [Violation(ViolationKind.UNCHECKED, m) for m in unsupported(config, by_key)]
+        failures, quality_passed, _ = config_failures(config, rules, by_key)
+        out += [Violation(ViolationKind.STRUCTURE, m) for m in failures]
+        out += [
+            Violation(ViolationKind.QUALITY_TARGET, _missed(config.keys[name]))
+            for name, passed in quality_passed.items()
+            if not passed
+        ]
     return out
 
 

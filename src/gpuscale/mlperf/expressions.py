@@ -1,9 +1,12 @@
-"""The MLPerf compliance checker's expressions as checked, compiled functions.
+"""The MLPerf compliance checker's expressions and statements as checked, compiled functions.
 
-Every ``CHECK``, ``FIRST_CHECK``, ``ATLEAST_ONE_CHECK`` and ``POST`` expression of
+Every ``CHECK``, ``FIRST_CHECK``, ``ATLEAST_ONE_CHECK`` and ``END`` expression of
 mlperf-logging's configs is parsed with :mod:`ast`, refused unless it only compares,
 indexes and calls a few pure functions (the expressions are data, never handed to
-``eval`` unchecked), and compiled once into a function of ``(v, s, ll)``.
+``eval`` unchecked), and compiled once into a function of ``(v, s, ll)``. ``PRE`` and
+``POST`` code (:func:`program`) may only assign to, add to, or append to the checker's
+state ``s`` (``if`` blocks allowed); ``enqueue_config(...)`` and ``print(...)`` calls are
+dropped (the configs a division and benchmark enqueue are merged by ``rules.rules_for``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,14 @@ _FUNCTIONS: dict[str, Any] = {
     "float": float,
     "str": str,
     "isinstance": isinstance,
+    "sorted": sorted,
+    "bool": bool,
+    "list": list,
+    "set": set,
+    "sum": sum,
+    "any": any,
+    "all": all,
+    "type": lambda value: type(value),  # one argument only: never builds a class
     "round": round,
     "math": math,
     "True": True,
@@ -67,6 +78,7 @@ _NODES = (
     ast.Subscript,
     ast.Name,
     ast.Load,
+    ast.Store,
     ast.Constant,
     ast.List,
     ast.Tuple,
@@ -104,6 +116,15 @@ class Expression:
             return False
 
 
+def _is_state_item(node: ast.AST) -> bool:
+    """``s[...]``: an item of the checker's state."""
+    return (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "s"
+    )
+
+
 def _validate(tree: ast.AST, text: str) -> tuple[bool, set[str]]:
     names, keys = set(), set()
     for node in ast.walk(tree):
@@ -113,10 +134,14 @@ def _validate(tree: ast.AST, text: str) -> tuple[bool, set[str]]:
             names.add(node.id)
         if isinstance(node, ast.Attribute):
             owner = node.value
-            allowed = isinstance(owner, ast.Name) and (
-                (owner.id == "math" and not node.attr.startswith("_"))
-                or (owner.id == "ll" and node.attr in ("timestamp", "key", "value"))
-            )
+            allowed = (
+                isinstance(owner, ast.Name)
+                and (
+                    (owner.id == "math" and not node.attr.startswith("_"))
+                    or (owner.id == "ll" and node.attr in ("timestamp", "key", "value"))
+                    or (owner.id == "s" and node.attr == "get")
+                )
+            ) or (_is_state_item(owner) and node.attr == "append")
             if not allowed:
                 raise RuleError(f"attribute .{node.attr} in {text!r}")
         if (
@@ -157,3 +182,70 @@ def expression(text: str) -> Expression:
     if re.search(r"\bv\b(?!\s*\[)", text):  # v itself (e.g. 'value' in v): both parts
         reads = frozenset({"value", "metadata"})
     return Expression(text, fn, stateful, frozenset(keys), reads)
+
+
+_DROPPED_CALLS = frozenset({"enqueue_config", "print"})
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """``PRE``/``POST`` code compiled into a function of ``(v, s, ll)`` that updates ``s``
+    (it raises as the checker's ``exec`` would: the caller reports that)."""
+
+    text: str
+    fn: Callable[[Any, Any, Any], None]
+
+    def __call__(self, v: Any, s: dict[str, Any], ll: Any = None) -> None:
+        self.fn(v, s, ll)
+
+
+def _kept(statement: ast.stmt, text: str) -> ast.stmt | None:
+    """The statement if it only updates ``s`` (None for a dropped call); else RuleError."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        called = statement.value.func
+        if isinstance(called, ast.Name) and called.id in _DROPPED_CALLS:
+            return None
+        if isinstance(called, ast.Attribute) and called.attr == "append":
+            _validate(ast.Expression(statement.value), text)
+            return statement
+    if isinstance(statement, ast.Assign) and all(_is_state_item(t) for t in statement.targets):
+        for target in statement.targets:
+            _validate(ast.Expression(target), text)
+        _validate(ast.Expression(statement.value), text)
+        return statement
+    if isinstance(statement, ast.AugAssign) and _is_state_item(statement.target):
+        _validate(ast.Expression(statement.target), text)
+        _validate(ast.Expression(statement.value), text)
+        return statement
+    if isinstance(statement, ast.If):
+        _validate(ast.Expression(statement.test), text)
+        statement.body = [k for s in statement.body if (k := _kept(s, text))] or [ast.Pass()]
+        statement.orelse = [k for s in statement.orelse if (k := _kept(s, text))]
+        return statement
+    raise RuleError(f"{type(statement).__name__} statement in {text!r}")
+
+
+@functools.lru_cache(maxsize=1024)
+def program(text: str) -> Program:
+    """The compiled form of one PRE/POST block; :class:`RuleError` if refused."""
+    text = text.strip()
+    try:
+        tree = ast.parse(text, mode="exec")
+    except SyntaxError as exc:
+        raise RuleError(f"not code: {text!r} ({exc.msg})") from None
+    body = [k for statement in tree.body if (k := _kept(statement, text))] or [ast.Pass()]
+    arguments = ast.arguments(
+        posonlyargs=[],
+        args=[ast.arg("v"), ast.arg("s"), ast.arg("ll")],
+        kwonlyargs=[],
+        kw_defaults=[],
+        defaults=[],
+    )
+    function = ast.FunctionDef(
+        name="_post", args=arguments, body=body, decorator_list=[], returns=None, type_params=[]
+    )
+    module = ast.fix_missing_locations(ast.Module(body=[function], type_ignores=[]))
+    scope = dict(_SCOPE)
+    # Validated above: only updates of s by comparisons, indexing and pure functions.
+    exec(compile(module, "<mlperf rule>", "exec"), scope)
+    return Program(text, scope["_post"])

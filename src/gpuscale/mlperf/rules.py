@@ -5,14 +5,14 @@ MLCommons' package ships each ruleset's compliance configs
 <division>_<benchmark>}.yaml``) and the benchmark list and result counts
 (``mlperf_logging.benchmark_meta``). gpuscale reads them as the checker does (PyYAML's
 ``BaseLoader``; a key defined again by a later config replaces the earlier rule) and
-turns every ``CHECK``, ``FIRST_CHECK`` and ``ATLEAST_ONE_CHECK`` expression into a
-function (``gpuscale.mlperf.expressions``: checked to only compare, index and call a few
-pure functions; the expressions are data, never handed to ``eval`` unchecked). Expressions that
-read the checker's state (``s[...]``, ``ll``) are stateful: those of ``common.yaml``
-(the init/run ordering and the compile-time limit) are emulated in
-``gpuscale.mlperf.compliance``; a quality check's state is set from the config's
-``BEGIN`` literal and ``POST`` assignments; other stateful hyper-parameter checks are not
-emulated (on v3.0-v5.0 they change no score: the parity tests say so).
+turns every record of the rule language into functions (``gpuscale.mlperf.expressions``:
+checked to only compare, index and call a few pure functions, and ``PRE``/``POST`` code
+to only update the state; the rules are data, never handed to ``eval`` unchecked):
+``KEY`` (``REQ``, ``CHECK``, ``FIRST_CHECK``, ``ATLEAST_ONE_CHECK``, ``PRE``, ``POST``),
+``BEGIN`` (a state literal, or Stable Diffusion's aggregation of evaluation lines) and
+``END`` (checks on the final state). Each config keeps its own state, as the checker's
+``configured_checks`` does. Whatever the engine refuses is kept (``unsupported``) and
+reported by ``gpuscale.mlperf.compliance`` as a problem naming the rule, never skipped.
 
 What the package does not hold, kept here with its source: the olympic rule's drop count
 (4 for unet3d, ``result_summarizer._compute_strong_score_standalone``).
@@ -28,33 +28,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuscale.mlperf.expressions import Expression, RuleError, expression
+from gpuscale.mlperf.expressions import Expression, Program, RuleError, expression, program
 
 # Olympic drop count per benchmark where it is not 1 (the package has it in code only).
 MAX_DROPPED_RUNS = {"unet3d": 4}
 
 
-def _assignments(code: str) -> list[tuple[str, Expression]]:
-    """The ``s['key'] = <expression>`` statements of a POST block (others ignored)."""
-    out = []
-    for statement in re.split(r";|\n", code):
-        match = re.fullmatch(r"\s*s\[['\"](\w+)['\"]\]\s*=\s*(.+?)\s*", statement)
-        if match:
-            try:
-                out.append((match.group(1), expression(match.group(2))))
-            except RuleError:
-                continue
-    return out
+def _program(code: Any, where: str, unsupported: list[str]) -> Program | None:
+    """A PRE/POST block compiled, or None (and a note in ``unsupported``) if refused."""
+    if not code or not str(code).strip():
+        return None
+    try:
+        return program(str(code))
+    except RuleError as exc:
+        unsupported.append(f"{where}: {exc}")
+        return None
 
 
-def _checks(raw: Any) -> tuple[Expression, ...]:
+def _checks(raw: Any, where: str, unsupported: list[str]) -> tuple[Expression, ...]:
     texts = raw if isinstance(raw, list) else [raw] if raw else []
     out = []
     for text in texts:
         try:
-            out.append(expression(text))
-        except RuleError:
-            continue  # not emulated: said in the module docstring
+            out.append(expression(str(text)))
+        except RuleError as exc:
+            unsupported.append(f"{where}: {exc}")
     return tuple(out)
 
 
@@ -67,9 +65,11 @@ class KeyRule:
     checks: tuple[Expression, ...] = ()
     first_checks: tuple[Expression, ...] = ()
     at_least_one: Expression | None = None
-    post: tuple[tuple[str, Expression], ...] = ()
+    pre: Program | None = None
+    post: Program | None = None
     at_least: int = 0  # lines required (from REQ)
     alternatives: tuple[str, ...] = ()  # keys any of which may appear instead (from REQ)
+    unsupported: tuple[str, ...] = ()  # parts the engine refused to evaluate, and why
 
     @functools.cached_property
     def stateless(self) -> tuple[tuple[Expression, ...], tuple[Expression, ...], tuple[str, ...]]:
@@ -79,32 +79,53 @@ class KeyRule:
         reads = sorted(frozenset().union(*(c.reads for c in (*checks, *first))))
         return checks, first, tuple(reads)
 
+    @property
+    def stateful(self) -> bool:
+        """Whether a line of this key reads or changes the checker's state."""
+        return bool(
+            self.pre
+            or self.post
+            or any(c.stateful for c in (*self.checks, *self.first_checks))
+            or (self.at_least_one is not None and self.at_least_one.stateful)
+        )
+
 
 def _key_rule(record: dict[str, Any]) -> KeyRule:
-    post = record.get("POST") or ""
     req = str(record.get("REQ", "")).strip()
+    name = str(record.get("NAME", "")).strip()
     least = re.fullmatch(r"AT_LEAST\((\d+)\)", req)
     either = re.fullmatch(r"AT_LEAST_ONE_OR\((.*)\)", req)
+    refused: list[str] = []
     return KeyRule(
-        name=str(record.get("NAME", "")).strip(),
+        name=name,
         req=req,
         at_least=int(least.group(1)) if least else (1 if req == "AT_LEAST_ONE" else 0),
         alternatives=tuple(x.strip() for x in either.group(1).split(",")) if either else (),
-        checks=_checks(record.get("CHECK")),
-        first_checks=_checks(record.get("FIRST_CHECK")),
-        at_least_one=(_checks(record.get("ATLEAST_ONE_CHECK")) or (None,))[0],
-        post=tuple(_assignments(post)),
+        checks=_checks(record.get("CHECK"), f"{name} CHECK", refused),
+        first_checks=_checks(record.get("FIRST_CHECK"), f"{name} FIRST_CHECK", refused),
+        at_least_one=(
+            _checks(record.get("ATLEAST_ONE_CHECK"), f"{name} ATLEAST_ONE_CHECK", refused)
+            or (None,)
+        )[0],
+        pre=_program(record.get("PRE"), f"{name} PRE", refused),
+        post=_program(record.get("POST"), f"{name} POST", refused),
+        unsupported=tuple(refused),
     )
 
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """One yaml file: its key rules, the state its BEGIN sets, and (Stable Diffusion's)
-    virtual aggregated key: (its name, the metadata member it groups evaluations by)."""
+    """One yaml file: its key rules, the state its BEGIN sets, (Stable Diffusion's)
+    virtual aggregated key: (its name, the metadata member it groups evaluations by), its
+    END block (checks on the final state, after its PRE), and what the engine refused."""
 
     keys: dict[str, KeyRule]
     begin_state: dict[str, Any] = field(default_factory=dict)
     aggregate: tuple[str, str] | None = None
+    end_checks: tuple[Expression, ...] = ()
+    end_pre: Program | None = None
+    unsupported: tuple[str, ...] = ()
+    name: str = ""
 
 
 def _begin(code: str) -> tuple[dict[str, Any], tuple[str, str] | None]:
@@ -136,6 +157,9 @@ def _config(path: str) -> Config | None:
     keys: dict[str, KeyRule] = {}
     state: dict[str, Any] = {}
     aggregate = None
+    end_checks: tuple[Expression, ...] = ()
+    end_pre = None
+    refused: list[str] = []
     for record in records:
         if not isinstance(record, dict) or not record:
             continue
@@ -144,8 +168,16 @@ def _config(path: str) -> Config | None:
             rule = _key_rule(body)
             keys[rule.name] = rule
         elif kind == "BEGIN" and isinstance(body, dict):
-            state, aggregate = _begin(str(body.get("CODE", "")))
-    return Config(keys, state, aggregate)
+            code = str(body.get("CODE", ""))
+            state, aggregate = _begin(code)
+            if code.strip() and not state and aggregate is None:
+                refused.append(f"BEGIN: not a state literal nor an aggregation: {code[:80]!r}")
+        elif kind == "END" and isinstance(body, dict):
+            end_checks = _checks(body.get("CHECK"), "END CHECK", refused)
+            end_pre = _program(body.get("PRE"), "END PRE", refused)
+        else:
+            refused.append(f"{kind}: not a record kind of the rule language")
+    return Config(keys, state, aggregate, end_checks, end_pre, tuple(refused), Path(path).name)
 
 
 def _package_dir() -> Path | None:
@@ -188,6 +220,7 @@ class Rules:
     aggregate: tuple[str, str] | None
     files: tuple[str, ...]  # the configs merged, in order; a missing one is a violation
     missing: tuple[str, ...] = ()
+    configs: tuple[Config, ...] = ()  # the configs found, in order (each has its own state)
 
     @functools.cached_property
     def alternatives(self) -> tuple[tuple[str, ...], ...]:
@@ -219,15 +252,17 @@ def rules_for(ruleset: str, division: str | None, benchmark: str | None) -> Rule
     state: dict[str, Any] = {}
     aggregate = None
     missing = []
+    found = []
     for name in names:
         config = _config(str(base / name)) if base is not None else None
         if config is None:
             missing.append(name)
             continue
+        found.append(config)
         keys.update(config.keys)
         state.update(config.begin_state)
         aggregate = config.aggregate or aggregate
-    return Rules(ruleset, keys, state, aggregate, tuple(names), tuple(missing))
+    return Rules(ruleset, keys, state, aggregate, tuple(names), tuple(missing), tuple(found))
 
 
 @functools.lru_cache(maxsize=64)

@@ -188,7 +188,7 @@ def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> l
     or the study's four where present); an unknown name ends the command with the list."""
     from gpuscale.names import UnknownNameError, resolve_workloads
 
-    available = tables.scores["benchmark"].dropna().unique().tolist()
+    available = tables.scores["workload"].dropna().unique().tolist()  # what each folder held
     try:
         if benchmark:
             return resolve_workloads(benchmark, available)

@@ -27,6 +27,7 @@ from gpuscale._io import (
     read_ahead,
     read_tar_xz_blocks,
 )
+from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path
 from gpuscale.mlperf.parse import Parsed, parse_entry, parse_task, task_for
 from gpuscale.mlperf.power import PowerLog
@@ -41,7 +42,6 @@ from gpuscale.tables import (
     RoundTables,
     RunStatus,
     benchmark_of_folder,
-    workload_of,
 )
 
 Progress = Callable[[int, int, str], None]  # (done, total or 0, what is counted)
@@ -135,7 +135,7 @@ class _Collector:
             "submitter": None,
             "system_id": system_id,
             "benchmark": benchmark_of_folder(bench),
-            "workload": workload_of(bench),
+            "workload": workload_in_round(bench, self.round_name),
             "run_file": run_file,
             **row,
         }

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.convergence import olympic_samples
 from gpuscale.mlperf.rules import (
     MAX_DROPPED_RUNS,
@@ -20,7 +21,6 @@ from gpuscale.tables import (
     SCORES_SYSTEM_COLUMNS,
     ProblemKind,
     benchmark_of_folder,
-    workload_of,
 )
 
 
@@ -150,7 +150,7 @@ def build_scores(
             "org": org,
             "system_id": system_id,
             "benchmark": folder,
-            "workload": workload_of(folder),
+            "workload": workload_in_round(folder, round_name),
         }
         for name in SCORES_SYSTEM_COLUMNS:
             row[name] = system[name] if system is not None else None

@@ -44,6 +44,7 @@ WORKLOADS: dict[str, Workload] = {
             progress_key="samples_count",
         ),
         Workload(name="retinanet", display_name="RetinaNet"),
+        Workload(name="ssd_resnet34", display_name="SSD-ResNet34"),
         Workload(
             name="stable_diffusion",
             display_name="Stable Diffusion",
@@ -109,6 +110,12 @@ WORKLOADS: dict[str, Workload] = {
 
 # Result folders renamed between rounds: the old name is the same workload.
 RENAMED: dict[str, str] = {"ssd": "retinanet", "gnn": "rgat"}
+# Benchmark names that held different workloads in different rulesets, told apart by the
+# closed quality target (``gpuscale.mlperf.benchmarks``): ``ssd`` was SSD-ResNet34 (COCO
+# mAP 0.23, rulesets <= 1.1.0) before it was RetinaNet (mAP 0.34, 2.0.0 on).
+TARGETS: dict[str, tuple[tuple[str, float], ...]] = {
+    "ssd": (("ssd_resnet34", 0.23), ("retinanet", 0.34)),
+}
 # Folder names the official summarizer reads as another benchmark's name.
 FOLDER_ALIASES: dict[str, str] = {"mask": "maskrcnn"}
 

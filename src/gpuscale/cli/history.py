@@ -74,14 +74,35 @@ def trends(
         list[str] | None,
         typer.Option("--family", help="Only these accelerator families (repeatable)."),
     ] = None,
+    republished: Annotated[
+        bool,
+        typer.Option(
+            "--republished",
+            help="Also count results republished in a later round (same runs) there.",
+        ),
+    ] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
 ) -> None:
     """How each benchmark moved across rounds: best times, E' at scale, equilibrium."""
     from gpuscale.analysis.trends import trends as run_trends
+    from gpuscale.mlperf.benchmarks import first_rounds
     from gpuscale.tables import TREND_COLUMNS
 
     tables = load_tables(paths, round_names)
-    frame = run_trends(tables.scores, workloads_of(tables, benchmark) if benchmark else None)
+    frame = run_trends(
+        tables.scores,
+        workloads_of(tables, benchmark) if benchmark else None,
+        republished=republished,
+        first_rounds=first_rounds(),
+    )
+    left_out = frame.attrs.get("republished_left_out", 0)
+    if left_out:
+        err.print(
+            f"note: {left_out} result(s) republished in a later round (same runs) are counted "
+            "once, in the first round showing them; --republished counts them in every round",
+            markup=False,
+            highlight=False,
+        )
     families = families_of(tables, family)
     if families:
         frame = frame[frame["accelerator_family"].isin(families)]

@@ -4,7 +4,9 @@ A folder name does not say which benchmark it held: ``ssd`` is SSD-ResNet34 (COC
 target 0.23) up to ruleset 1.1.0 and RetinaNet (mAP 0.34) from 2.0.0 on. The workload is
 decided by the quality target the ruleset's closed config sets for the folder's
 benchmark (``ATLEAST_ONE_CHECK``), matched against ``gpuscale.tables.workloads.TARGETS``;
-a folder without such a distinction keeps the cross-round name ``workload_of`` gives.
+a folder without such a distinction keeps the cross-round name ``workload_of`` gives. A
+ruleset without a target for the benchmark (0.6.0, or a folder its rules no longer name)
+takes the target of the nearest ruleset that has one.
 """
 
 from __future__ import annotations
@@ -12,7 +14,14 @@ from __future__ import annotations
 import ast
 import functools
 
-from gpuscale.mlperf.rules import rules_for, ruleset_for
+from gpuscale.mlperf.rules import (
+    _config,
+    _package_dir,
+    benchmarks_of,
+    known_rulesets,
+    rules_for,
+    ruleset_for,
+)
 from gpuscale.tables import benchmark_of_folder, workload_of
 from gpuscale.tables.workloads import TARGETS
 
@@ -22,8 +31,15 @@ def quality_target(ruleset: str, benchmark: str) -> float | None:
     """The number the closed quality check compares the metric with (``v['value'] >=
     0.23`` -> 0.23); None when the ruleset has no such check for the benchmark."""
     rules = rules_for(ruleset, "closed", benchmark)
-    quality = rules.quality
-    if rules.missing or quality is None or quality.at_least_one is None:
+    quality = rules.quality if not rules.missing else None
+    if quality is None:  # 0.6.0: one config per benchmark, no division
+        folder = _package_dir()
+        config = (
+            _config(str(folder / f"training_{ruleset}" / f"{benchmark}.yaml")) if folder else None
+        )
+        found = [r for r in config.keys.values() if r.at_least_one] if config else []
+        quality = found[-1] if found else None
+    if quality is None or quality.at_least_one is None:
         return None
     tree = ast.parse(quality.at_least_one.text, mode="eval")
     for node in ast.walk(tree):
@@ -43,6 +59,27 @@ def workload_in_round(folder: str, round_name: str) -> str:
     if not candidates or ruleset is None:
         return workload_of(folder)
     target = quality_target(ruleset, benchmark)
-    if target is None:
-        return workload_of(folder)
+    if target is None:  # no target in this ruleset: the nearest ruleset's that has one
+        known = [(r, t) for r in known_rulesets() if (t := quality_target(r, benchmark))]
+        if not known:
+            return workload_of(folder)
+        nearest = min(known, key=lambda rt: abs(_number(rt[0]) - _number(ruleset)))
+        target = nearest[1]
     return min(candidates, key=lambda c: abs(c[1] - target))[0]
+
+
+def _number(ruleset: str) -> float:
+    major, minor, *_ = (int(x) for x in ruleset.split("."))
+    return major + minor / 100
+
+
+@functools.lru_cache(maxsize=1)
+def first_rounds() -> dict[str, str]:
+    """{workload: the first round whose ruleset has it} over mlperf-logging's rulesets
+    (``benchmark_meta``): e.g. ``stable_diffusion`` -> ``v3.1``."""
+    out: dict[str, str] = {}
+    for ruleset in known_rulesets():
+        round_name = "v" + ruleset.rsplit(".", 1)[0]
+        for folder in benchmarks_of(ruleset):
+            out.setdefault(workload_in_round(folder, round_name), round_name)
+    return out

@@ -16,8 +16,9 @@ import pandas as pd
 
 from gpuscale._io import write_atomically
 from gpuscale.mlperf.ingest import read_rounds
-from gpuscale.mlperf.layout import normalise_round
+from gpuscale.mlperf.layout import normalise_round, round_name_from_path
 from gpuscale.tables import RoundTables, round_key
+from gpuscale.tables.republished import mark_republished
 
 TABLES = RoundTables.NAMES
 DATA_DIR = Path(str(resources.files("gpuscale") / "data"))
@@ -50,6 +51,8 @@ def load_round(*rounds: str) -> RoundTables:
     for name in TABLES:
         table = pd.read_parquet(DATA_DIR / f"{name}.parquet")
         frames[name] = table[table["round"].isin(wanted)].reset_index(drop=True)
+    # Republished results are marked over the rounds loaded, not over every bundled one.
+    frames["scores"] = mark_republished(frames["scores"], frames["runs"])
     return RoundTables(**frames)
 
 
@@ -67,9 +70,18 @@ def write_tables(tables: RoundTables, out_dir: Path, *, csv: bool = True) -> lis
     return [p for p in write_atomically(out_dir, write) if p.suffix in (".parquet", ".csv")]
 
 
+# The rounds shipped: those the study's workloads span (v1.1 and older are read from raw).
+BUNDLED_ROUNDS = ("v3.0", "v3.1", "v4.0", "v4.1", "v5.0")
+
+
 def rebuild(source_dir: Path, out_dir: Path = DATA_DIR) -> RoundTables:
-    """Re-distil every ``training_results_v*`` archive of ``source_dir`` into ``out_dir``."""
-    archives = sorted(source_dir.glob("training_results_v*.tar*"))
+    """Re-distil the ``training_results_v*`` archives of ``BUNDLED_ROUNDS`` in
+    ``source_dir`` into ``out_dir``."""
+    archives = [
+        p
+        for p in sorted(source_dir.glob("training_results_v*.tar*"))
+        if round_name_from_path(p) in BUNDLED_ROUNDS
+    ]
     if not archives:
         raise FileNotFoundError(f"no training_results_v*.tar* archives in {source_dir}")
     tables = read_rounds(archives, workers=os.cpu_count() or 1)

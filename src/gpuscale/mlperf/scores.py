@@ -169,6 +169,8 @@ def build_scores(
                     [r["samples_to_converge"] for r in group],
                     max_failed=dropped,
                 ),
+                "first_round": round_name,  # across rounds: tables.republished
+                "republished_in": "",
             }
         )
         rows.append(row)

@@ -128,6 +128,8 @@ DATASET_COLUMNS: tuple[str, ...] = (
     "samples_to_converge",
     "convergence_unit",
     "energy_kj",
+    "first_round",
+    "republished_in",
 )
 # ... and one row per run of those results.
 DATASET_RUNS_COLUMNS: tuple[str, ...] = (

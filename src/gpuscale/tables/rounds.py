@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuscale.tables.codes import Code
+from gpuscale.tables.republished import mark_republished
 
 if TYPE_CHECKING:  # pandas only when tables are built: the CLI starts without it
     import pandas as pd
@@ -105,6 +106,8 @@ SCORES_COLUMNS: tuple[str, ...] = (
     "samples_to_converge",
     "source",
     "energy_kj",
+    "first_round",
+    "republished_in",
 )
 
 PROBLEMS_COLUMNS: tuple[str, ...] = ("round", "path", "kind", "message")
@@ -165,12 +168,11 @@ class RoundTables:
         parts = list(parts)
         if not parts:
             return RoundTables.empty()
-        return RoundTables(
-            *(
-                pd.concat([getattr(p, name) for p in parts], ignore_index=True)
-                for name in RoundTables.NAMES
-            )
+        systems, runs, scores, problems = (
+            pd.concat([getattr(p, name) for p in parts], ignore_index=True)
+            for name in RoundTables.NAMES
         )
+        return RoundTables(systems, runs, mark_republished(scores, runs), problems)
 
     @staticmethod
     def empty() -> RoundTables:

@@ -1,4 +1,5 @@
-"""Trends across rounds: renamed benchmarks joined, new and retired ones flagged."""
+"""Trends across rounds: renamed benchmarks joined, new and retired ones flagged, each
+result counted once."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pandas as pd
 import pytest
 
 from gpuscale.analysis.trends import TREND_COLUMNS, trends
+from gpuscale.tables.republished import is_republished, mark_republished
 
 from .tables import scores
 
@@ -53,8 +55,10 @@ def test_bundled_rounds_in_order() -> None:
     rounds = out[out.accelerator_family == "H100-SXM5-80GB"]["round"].tolist()
     assert rounds == sorted(rounds, key=lambda r: tuple(map(int, r[1:].split("."))))
     # Each figure is the fastest scored system at that count (more accelerators are not
-    # always faster: v3.0's 4 x 4 A100 nodes trained slower than one 8 x A100 node).
+    # always faster: v3.0's 4 x 4 A100 nodes trained slower than one 8 x A100 node),
+    # among the results first published in that round.
     scores = load_round().scores
+    scores = scores[~is_republished(scores)]
     for row in out.itertuples():
         mine = scores[
             (scores["round"] == row.round)
@@ -67,3 +71,84 @@ def test_bundled_rounds_in_order() -> None:
             row.largest_accelerators
             == mine.dropna(subset=["time_to_train_min"])["accelerators"].max()
         )
+
+
+def _runs(frame: pd.DataFrame, start_ms: dict[str, float]) -> pd.DataFrame:
+    """Five runs per result, starting at ``start_ms[system_id]`` (same start: same runs)."""
+    rows = []
+    for r in frame.itertuples():
+        for k in range(5):
+            begin = start_ms[r.system_id] + k * 1e6
+            rows.append(
+                {
+                    "round": r.round,
+                    "org": r.org,
+                    "system_id": r.system_id,
+                    "benchmark": r.benchmark,
+                    "run_start_ms": begin,
+                    "run_stop_ms": begin + r.time_to_train_min * 60e3,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_a_republished_result_counts_once() -> None:
+    frame = pd.concat(
+        [
+            round_scores("v3.1", "bert", "bert", [("big", "H100", 3472, 0.12)]),
+            round_scores("v4.0", "bert", "bert", [("big", "H100", 3472, 0.12)]),
+            round_scores("v4.0", "bert", "bert", [("new", "H100", 8, 5.0)]),
+            round_scores("v4.1", "bert", "bert", [("big", "H100", 3472, 0.12)]),
+            round_scores("v4.1", "bert", "bert", [("new", "H100", 16, 3.0)]),
+        ],
+        ignore_index=True,
+    )
+    marked = mark_republished(frame, _runs(frame, {"big": 1.7e12, "new": 1.8e12}))
+    big = marked[marked.system_id == "big"]
+    assert big["first_round"].tolist() == ["v3.1"] * 3
+    assert big["republished_in"].tolist() == ["v4.0, v4.1"] * 3
+    assert marked[marked.system_id == "new"]["republished_in"].tolist() == ["", ""]
+    out = trends(marked).set_index("round")
+    assert out.loc["v3.1", "largest_accelerators"] == 3472
+    assert out.loc["v4.0", "largest_accelerators"] == 8  # the copy is left out
+    assert out.loc["v4.1", "largest_accelerators"] == 16
+    assert "left out 1 republished result" in out.loc["v4.0", "note"]
+    assert trends(marked).attrs["republished_left_out"] == 2
+    every = trends(marked, republished=True).set_index("round")
+    assert every.loc["v4.0", "largest_accelerators"] == 3472
+    assert "1 republished result included" in every.loc["v4.0", "note"]
+
+
+def test_same_times_on_another_accelerator_count_is_another_result() -> None:
+    frame = pd.concat(
+        [
+            round_scores("v4.0", "bert", "bert", [("a", "H100", 8, 5.0)]),
+            round_scores("v4.1", "bert", "bert", [("a", "H100", 16, 5.0)]),
+        ],
+        ignore_index=True,
+    )
+    marked = mark_republished(frame, _runs(frame, {"a": 1.7e12}))
+    assert not is_republished(marked).any()
+
+
+def test_first_in_the_loaded_rounds() -> None:
+    frame = pd.concat(
+        [
+            round_scores("v4.0", "bert", "bert", [("a", "H100", 8, 5.0)]),
+            round_scores("v4.0", "sd", "stable_diffusion", [("s", "H100", 8, 40.0)]),
+            round_scores("v4.1", "sd", "stable_diffusion", [("s", "H100", 8, 30.0)]),
+            round_scores("v4.1", "lora", "llama2_70b_lora", [("l", "H100", 8, 30.0)]),
+        ],
+        ignore_index=True,
+    )
+    firsts = {"stable_diffusion": "v3.1", "llama2_70b_lora": "v4.0", "bert": "v0.7"}
+    out = trends(frame, first_rounds=firsts).set_index(["workload", "round"])
+    assert out.loc[("stable_diffusion", "v4.0"), "note"] == (
+        "first in the loaded rounds (in MLPerf since v3.1)"
+    )
+    # llama2_70b_lora began in v4.0 but is absent from the loaded v4.0: seen from v4.1 on.
+    assert (
+        "first in the loaded rounds (in MLPerf since v4.0)"
+        in out.loc[("llama2_70b_lora", "v4.1"), "note"]
+    )
+    assert "new in" not in " ".join(out["note"])

@@ -1,8 +1,9 @@
 """System description JSON files -> one normalised row each.
 
 Submitters write the same hardware many ways (``NVIDIA H100-SXM5-80GB``,
-``NVIDIA H100 80GB HBM3``, ``H100 NVL Tensor Core GPU (PCIe)``); ``accelerator_family``
-maps them onto one short name per product so systems can be grouped by hardware.
+``NVIDIA H100 80GB HBM3``, ``H100 NVL Tensor Core GPU (PCIe)``);
+``gpuscale.mlperf.accelerators`` maps them onto vendor, product, variant and one family
+key per part so systems can be grouped by hardware; a name it does not know is a problem.
 """
 
 from __future__ import annotations
@@ -14,35 +15,9 @@ from typing import Any
 
 import orjson
 
-# (pattern on the lower-cased model name, family). First match wins.
-_FAMILY_RULES: tuple[tuple[str, str], ...] = (
-    (r"gb300", "GB300"),
-    (r"gb200", "GB200"),
-    (r"b300", "B300"),
-    (r"b200", "B200"),
-    (r"h200.*nvl", "H200-NVL-141GB"),
-    (r"h200", "H200-SXM5-141GB"),
-    (r"h100.*nvl", "H100-NVL-94GB"),
-    (r"h100.*pcie", "H100-PCIe-80GB"),
-    (r"gh200", "GH200"),
-    (r"h100", "H100-SXM5-80GB"),
-    (r"a100.*pcie", "A100-PCIe-80GB"),
-    (r"a100.*40", "A100-SXM4-40GB"),
-    (r"a100", "A100-SXM4-80GB"),
-    (r"l40s", "L40S"),
-    (r"rtx\s*a5000", "RTX A5000"),
-    (r"rtx\s*4090", "RTX 4090"),
-    (r"7900\s*xtx", "RX 7900 XTX"),
-    (r"mi355", "MI355X"),
-    (r"mi325", "MI325X"),
-    (r"mi300", "MI300X"),
-    (r"gaudi\(?r?\)?\s*3", "Gaudi3"),
-    (r"gaudi\(?r?\)?\s*2", "Gaudi2"),
-    (r"tpu[-\s]*v5p", "TPU-v5p"),
-    (r"tpu[-\s]*v5e", "TPU-v5e"),
-    (r"trillium|tpu[-\s]*v6", "TPU-Trillium"),
-    (r"tpu[-\s]*v4", "TPU-v4"),
-)
+from gpuscale.mlperf.accelerators import accelerator_family, normalise_accelerator
+
+__all__ = ["SystemDescriptionError", "SystemRecord", "accelerator_family", "parse_system"]
 
 # Columns of the ``systems`` table that come straight from the JSON (text as written).
 _TEXT_FIELDS: dict[str, str] = {
@@ -89,17 +64,6 @@ class SystemRecord:
 
     row: dict[str, Any]
     problems: list[tuple[str, str]]  # (kind, message)
-
-
-def accelerator_family(model: str | None) -> str:
-    """Normalised accelerator family of a model name; the name itself when unknown."""
-    if not model:
-        return "unknown"
-    lowered = model.lower()
-    for pattern, family in _FAMILY_RULES:
-        if re.search(pattern, lowered):
-            return family
-    return model.strip()
 
 
 def _count(value: Any) -> int | None:
@@ -181,6 +145,16 @@ def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> S
     nodes = nodes if nodes is not None and 1 <= nodes <= MAX_NODES else None
     per_node = per_node if per_node is not None and 1 <= per_node <= MAX_PER_NODE else None
     model = _text(desc.get("accelerator_model_name"))
+    part = normalise_accelerator(model)
+    if not part.known:
+        problems.append(
+            (
+                "unknown accelerator",
+                f"accelerator_model_name {model[:80]!r} is not in gpuscale's accelerator "
+                f"catalogue: its family is its own name ({part.family!r}), not merged "
+                "with any other",
+            )
+        )
     row: dict[str, Any] = {
         "round": round_name,
         "org": org,
@@ -193,7 +167,11 @@ def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> S
         "accelerators_per_node": per_node,
         "accelerators": nodes * per_node if nodes is not None and per_node is not None else None,
         "accelerator_model": model,
-        "accelerator_family": accelerator_family(model),
+        "accelerator_family": part.family,
+        "accelerator_vendor": part.vendor,
+        "accelerator_product": part.product,
+        "accelerator_form_factor": part.form_factor,
+        "accelerator_memory_gb": part.memory_gb,
         "official_row": not missing
         and nodes is not None
         and per_node is not None

@@ -26,6 +26,10 @@ SYSTEMS_COLUMNS: tuple[str, ...] = (
     "accelerators",
     "accelerator_model",
     "accelerator_family",
+    "accelerator_vendor",
+    "accelerator_product",
+    "accelerator_form_factor",
+    "accelerator_memory_gb",
     "accelerator_host_interconnect",
     "accelerator_interconnect",
     "accelerator_interconnect_topology",
@@ -38,7 +42,12 @@ SYSTEMS_COLUMNS: tuple[str, ...] = (
 )
 
 # Whole-number columns of ``systems`` (pandas ``Int64``: empty where unknown).
-COUNT_COLUMNS: tuple[str, ...] = ("nodes", "accelerators_per_node", "accelerators")
+COUNT_COLUMNS: tuple[str, ...] = (
+    "nodes",
+    "accelerators_per_node",
+    "accelerators",
+    "accelerator_memory_gb",
+)
 
 RUNS_COLUMNS: tuple[str, ...] = (
     "round",
@@ -148,6 +157,7 @@ class ProblemKind(Code):
     POWER_LOG = "power log"
     WORKER = "worker"
     IMPOSSIBLE_VALUE = "impossible value"
+    UNKNOWN_ACCELERATOR = "unknown accelerator"
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,3 +56,20 @@ def test_olympic_samples(values, max_failed, expected) -> None:
     from gpuscale.mlperf.convergence import olympic_samples
 
     assert olympic_samples(values, max_failed) == expected
+
+
+def test_a_score_from_fewer_files_than_required_says_so(tmp_path) -> None:
+    """Four of BERT's ten result files: scored as the official tool scores it, with the
+    counts and a reason in the row (the official tool is silent)."""
+    from gpuscale.mlperf.ingest import read_round
+
+    from .logbuilder import RoundBuilder
+
+    rb = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [10, 11, 12, 13])
+    rb.system("Acme", "full").runs("Acme", "full", "bert", [10, 11, 12, 13, 14] * 2)
+    scores = read_round(rb.write_dir(tmp_path), workers=1).scores.set_index("system_id")
+    short = scores.loc["box"]
+    assert short["time_to_train_min"] == short["time_to_train_min"]  # scored
+    assert (short["runs"], short["runs_required"]) == (4, 10)
+    assert "scored from 4 of the 10 result files" in short["score_reason"]
+    assert not scores.loc["full", "score_reason"]

@@ -37,8 +37,10 @@ SCORE_COLUMNS = [
     "accelerators",
     "runs",
     "runs_converged",
+    "runs_required",
     "scaling_factor",
     "time_to_train_min",
+    "score_reason",
 ]
 
 

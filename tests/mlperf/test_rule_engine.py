@@ -237,3 +237,21 @@ def test_programs_update_state_only() -> None:
         " s['m'] = 240 if v['value'] == 'open' else 30"
     )({"value": "open"}, state)
     assert state == {"n": 3, "xs": ["open"], "m": 240}
+
+
+def test_every_config_of_every_ruleset_compiles_whole() -> None:
+    """Nothing in mlperf-logging's training configs is left unevaluated."""
+    from gpuscale.mlperf.rules import _package_dir, known_rulesets
+
+    rulesets = known_rulesets()
+    assert "1.1.0" in rulesets and "5.0.0" in rulesets
+    refused = []
+    for ruleset in rulesets:
+        for path in sorted((_package_dir() / f"training_{ruleset}").glob("*.yaml")):
+            config = _config(str(path))
+            assert config is not None, path
+            refused += [f"{ruleset}/{path.name}: {m}" for m in config.unsupported]
+            refused += [
+                f"{ruleset}/{path.name}: {m}" for r in config.keys.values() for m in r.unsupported
+            ]
+    assert refused == []

@@ -157,6 +157,17 @@ def _validate(tree: ast.AST, text: str) -> tuple[bool, set[str]]:
     return bool(names & {"s", "ll"}), keys
 
 
+def _arguments() -> ast.arguments:
+    """The parameters ``(v, s, ll)`` of a compiled rule."""
+    return ast.arguments(
+        posonlyargs=[],
+        args=[ast.arg("v"), ast.arg("s"), ast.arg("ll")],
+        kwonlyargs=[],
+        kw_defaults=[],
+        defaults=[],
+    )
+
+
 @functools.lru_cache(maxsize=4096)
 def expression(text: str) -> Expression:
     """The compiled form of one checker expression; :class:`RuleError` if refused."""
@@ -166,13 +177,7 @@ def expression(text: str) -> Expression:
     except SyntaxError as exc:
         raise RuleError(f"not an expression: {text!r} ({exc.msg})") from None
     stateful, keys = _validate(tree, text)
-    arguments = ast.arguments(
-        posonlyargs=[],
-        args=[ast.arg("v"), ast.arg("s"), ast.arg("ll")],
-        kwonlyargs=[],
-        kw_defaults=[],
-        defaults=[],
-    )
+    arguments = _arguments()
     function = ast.fix_missing_locations(
         ast.Expression(body=ast.Lambda(args=arguments, body=tree.body))
     )
@@ -234,13 +239,7 @@ def program(text: str) -> Program:
     except SyntaxError as exc:
         raise RuleError(f"not code: {text!r} ({exc.msg})") from None
     body = [k for statement in tree.body if (k := _kept(statement, text))] or [ast.Pass()]
-    arguments = ast.arguments(
-        posonlyargs=[],
-        args=[ast.arg("v"), ast.arg("s"), ast.arg("ll")],
-        kwonlyargs=[],
-        kw_defaults=[],
-        defaults=[],
-    )
+    arguments = _arguments()
     function = ast.FunctionDef(
         name="_post", args=arguments, body=body, decorator_list=[], returns=None, type_params=[]
     )

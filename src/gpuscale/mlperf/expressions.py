@@ -199,9 +199,39 @@ class Program:
 
     text: str
     fn: Callable[[Any, Any, Any], None]
+    # The state keys it writes and reads (None: some key is computed, so any).
+    writes: frozenset[str] | None = None
+    reads: frozenset[str] | None = None
 
     def __call__(self, v: Any, s: dict[str, Any], ll: Any = None) -> None:
         self.fn(v, s, ll)
+
+
+def _state_keys(body: list[ast.stmt]) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """(written, read) state keys of validated statements; None where a key is computed."""
+    written: set[str] | None = set()
+    read: set[str] | None = set()
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if not _is_state_item(node):
+            continue
+        assert isinstance(node, ast.Subscript)
+        key = node.slice.value if isinstance(node.slice, ast.Constant) else None
+        storing = isinstance(node.ctx, ast.Store)
+        if storing:
+            written = None if key is None or written is None else written | {str(key)}
+        if not storing or _augmented(body, node):
+            read = None if key is None or read is None else read | {str(key)}
+    return (
+        frozenset(written) if written is not None else None,
+        frozenset(read) if read is not None else None,
+    )
+
+
+def _augmented(body: list[ast.stmt], target: ast.AST) -> bool:
+    return any(
+        isinstance(n, ast.AugAssign) and n.target is target
+        for n in ast.walk(ast.Module(body=body, type_ignores=[]))
+    )
 
 
 def _kept(statement: ast.stmt, text: str) -> ast.stmt | None:
@@ -239,6 +269,7 @@ def program(text: str) -> Program:
     except SyntaxError as exc:
         raise RuleError(f"not code: {text!r} ({exc.msg})") from None
     body = [k for statement in tree.body if (k := _kept(statement, text))] or [ast.Pass()]
+    writes, reads = _state_keys(body)
     arguments = _arguments()
     function = ast.FunctionDef(
         name="_post", args=arguments, body=body, decorator_list=[], returns=None, type_params=[]
@@ -247,4 +278,4 @@ def program(text: str) -> Program:
     scope = dict(_SCOPE)
     # Validated above: only updates of s by comparisons, indexing and pure functions.
     exec(compile(module, "<mlperf rule>", "exec"), scope)
-    return Program(text, scope["_post"])
+    return Program(text, scope["_post"], writes, reads)

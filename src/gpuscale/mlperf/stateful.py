@@ -56,12 +56,49 @@ def _skipped(config: Config, name: str) -> bool:
     return config.name == "common.yaml" and name in ORDER_KEYS
 
 
+def _needed(config: Config) -> frozenset[str] | None:
+    """The state keys some rule of the config evaluated here reads (None: any)."""
+    needed: set[str] = set()
+    for check in config.end_checks:
+        needed |= check.state_keys
+    if config.end_pre is not None:
+        if config.end_pre.reads is None:
+            return None
+        needed |= config.end_pre.reads
+    for name, rule in config.keys.items():
+        if _skipped(config, name):
+            continue
+        for check in (*rule.checks, *rule.first_checks, rule.at_least_one):
+            if check is not None and check.stateful:
+                needed |= check.state_keys
+        for code in (rule.pre, rule.post):
+            if code is not None:
+                if code.reads is None:
+                    return None
+                needed |= code.reads
+    return frozenset(needed)
+
+
+def _runs(config: Config, name: str, rule: KeyRule, needed: frozenset[str] | None) -> bool:
+    """Whether the engine walks this key's lines: not for an emulated ordering key whose
+    PRE/POST write nothing another rule reads (``init_start`` repeats on every rank)."""
+    if not _skipped(config, name):
+        return rule.stateful
+    if needed is None:
+        return True
+    for code in (rule.pre, rule.post):
+        if code is not None and (code.writes is None or code.writes & needed):
+            return True
+    return False
+
+
 def config_failures(
     config: Config, rules: Rules, by_key: ByKey
 ) -> tuple[list[str], dict[str, bool], dict[str, Any]]:
     """(failure messages, {key: whether a line passed its stateful ATLEAST_ONE_CHECK},
     final state) of one config's stateful rules on a log."""
-    names = [n for n, r in config.keys.items() if r.stateful]
+    needed = _needed(config)
+    names = [n for n, r in config.keys.items() if _runs(config, n, r, needed)]
     lines = sorted((i, n, rec) for n in names for i, rec in by_key.get(n, []))
     state: dict[str, Any] = copy.deepcopy(config.begin_state)  # POSTs mutate its lists
     failures: list[str] = []

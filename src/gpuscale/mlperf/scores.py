@@ -102,12 +102,6 @@ def build_scores(
                 f"only {len(group)} of the {required} result files the rules "
                 "require were read: the archive is damaged, so the others may be lost"
             )
-        elif required is not None and 0 < len(group) < required and not reason:
-            # The official summarizer scores it silently; the score stands, said so.
-            reason = (
-                f"scored from {len(group)} of the {required} result files the rules require "
-                f"({len(counted)} counted): less certain than a full result"
-            )
         for i in result.kept:
             kept[counted[i]] = True
         energies = [run_rows[counted[i]].get("energy_kj") for i in result.kept]
@@ -127,6 +121,13 @@ def build_scores(
                     ProblemKind.MISSING_SYSTEM,
                     f"results without {org}/systems/{system_id}.json",
                 )
+            )
+        short = required is not None and 0 < len(group) < required
+        if short and not reason and system is not None:
+            # The official summarizer scores it silently; the score stands, said so.
+            reason = (
+                f"scored from {len(group)} of the {required} result files the rules require "
+                f"({len(counted)} counted): less certain than a full result"
             )
         if name not in allowed:
             problems.append(

@@ -194,3 +194,21 @@ def test_noise_scale_comes_from_the_gradient_norms() -> None:
     table = synthetic_bench(noise=noise)
     cal = calibrate(table, "tf-7m", PHB)
     assert cal.noise is not None and cal.noise.b_simple == pytest.approx(64, rel=0.05)
+
+
+def test_advise_takes_a_results_file_as_documented(tmp_path) -> None:
+    """``gpuscale.advise(bench="results.jsonl")`` (the README's call) raised ImportError;
+    a path and the DataFrame of the same records give the same advice, and skipped
+    lines are named in the sources."""
+    import gpuscale
+
+    from ..builders import write_jsonl
+
+    records = ladder("mlp", 0.5, 0.05)
+    path = write_jsonl(tmp_path / "results.jsonl", records, extra_lines=("not json",))
+    from_file = gpuscale.advise(bench=str(path), link="pcie-phb")
+    from_frame = gpuscale.advise(bench=bench_table(records), link="pcie-phb")
+    assert from_file.recommended == from_frame.recommended
+    assert any("1 line(s) of results.jsonl skipped" in s for s in from_file.inputs.sources)
+    with pytest.raises(ValueError, match="no gpuscale bench results"):
+        gpuscale.advise(bench=write_jsonl(tmp_path / "empty.jsonl", [], extra_lines=("{}",)))

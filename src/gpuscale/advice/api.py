@@ -165,7 +165,8 @@ def advise(
             "node, NCCL's ring over all ranks through the slowest level."
         )
     if bench is not None:
-        table = _bench_table(bench)
+        table, skipped = _bench_table(bench)
+        sources += skipped
         chosen = model or default_model(table)
         cal = calibrate(table, chosen, network)
         network = with_comm_scale(network, cal)
@@ -231,14 +232,24 @@ def advise(
     return recommend(inputs)
 
 
-def _bench_table(bench: str | Path | pd.DataFrame) -> pd.DataFrame:
+def _bench_table(bench: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The bench table of a DataFrame or a results file (JSONL), and a note on the lines
+    of the file that were skipped (:class:`ValueError` when none is usable)."""
     import pandas as pd
 
     if isinstance(bench, pd.DataFrame):
-        return bench
-    from gpuscale.bench.results import bench_table, read_records
+        return bench, []
+    from gpuscale.bench.results import bench_table, read_results
 
-    return bench_table(read_records(Path(bench)))
+    path = Path(bench)
+    records, problems = read_results(path)  # ResultsError (a ValueError): unreadable
+    example = f", e.g. {problems[0]}" if problems else ""
+    if not records:
+        raise ValueError(
+            f"{path}: no gpuscale bench results in it ({len(problems)} line(s) skipped{example})"
+        )
+    notes = [f"{len(problems)} line(s) of {path.name} skipped{example}."] if problems else []
+    return bench_table(records), notes
 
 
 def _bench_sources(cal: Any, overlap: float | None) -> list[str]:

@@ -177,6 +177,7 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
         achieved_tflops_per_device=_number(flops.get("achieved_tflops_per_device")),
         peak_tflops=_number(flops.get("peak_tflops")),
         mfu=_number(flops.get("mfu")),
+        flops_uncounted_ops="; ".join(flops.get("uncounted_ops") or ()),
         grad_bytes_per_step=r.get("grad_bytes_per_step"),
         allreduce_bytes_per_step=r.get("allreduce_bytes_per_step"),
         peak_memory_bytes=(r.get("memory") or {}).get("peak_bytes"),

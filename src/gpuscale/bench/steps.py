@@ -246,17 +246,18 @@ def gradient_norms(job: Job, steps: int) -> tuple[list[float], list[float]]:
     return local, glob
 
 
-def count_flops(bench: BenchModel, batch: Batch, batch_size: int) -> float | None:
-    """Training FLOPs per sample (forward + backward) by ``torch.utils.flop_counter``, on
-    the bare module before it is wrapped; None if the counter cannot run the model."""
-    from torch.utils.flop_counter import FlopCounterMode
+def count_flops(
+    bench: BenchModel, batch: Batch, batch_size: int
+) -> tuple[float | None, tuple[str, ...]]:
+    """(training FLOPs per sample (forward + backward), dense ops that ran uncounted),
+    by ``torch.utils.flop_counter`` with :mod:`gpuscale.bench.flops`'s formulas, on the
+    bare module before it is wrapped; FLOPs None if the counter cannot run the model."""
+    from gpuscale.bench.flops import count
 
     try:
-        with FlopCounterMode(display=False) as counter:
-            bench.forward_loss(bench.module, batch).backward()
-        flops = counter.get_total_flops()
+        counted = count(lambda: bench.forward_loss(bench.module, batch).backward())
     except Exception:  # an operator the counter cannot trace: no FLOPs, no MFU
-        return None
+        return None, ()
     finally:
         bench.module.zero_grad(set_to_none=True)
-    return float(flops) / batch_size
+    return counted.total / batch_size, counted.uncounted_ops

@@ -104,7 +104,7 @@ def run_model(name: str, cfg: BenchConfig, device: torch.device) -> dict[str, An
     bench = load_model(name)
     bench.module.to(device)
     batch = bench.make_batch(micro, device)
-    flops = count_flops(bench, batch, micro)
+    flops, uncounted_ops = count_flops(bench, batch, micro)
     wrapped, comm = _wrap(bench.module, cfg, device, world)
     autocast = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[cfg.precision]
     job = Job(
@@ -156,7 +156,11 @@ def run_model(name: str, cfg: BenchConfig, device: torch.device) -> dict[str, An
             "local_sq": local_sq,
         }
     )
-    return _measured(cfg, device.type, world, micro, flops, grad_bytes, comm, gathered, global_sq)
+    measured = _measured(
+        cfg, device.type, world, micro, flops, grad_bytes, comm, gathered, global_sq
+    )
+    measured["flops"]["uncounted_ops"] = list(uncounted_ops)  # dense work left out of per_sample
+    return measured
 
 
 def _measured(

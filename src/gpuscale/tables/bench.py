@@ -84,6 +84,7 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "achieved_tflops_per_device",
     "peak_tflops",
     "mfu",
+    "flops_uncounted_ops",  # dense ops that ran without a FLOP formula ("; "), not in the count
     "grad_bytes_per_step",
     "allreduce_bytes_per_step",
     "peak_memory_bytes",

@@ -1,0 +1,279 @@
+"""Every shell and Python block of README.md and docs/*.md, run as a user would.
+
+Blocks are found by markdown-it (fenced code, info ``bash``/``sh``/``shell``/``console``
+or ``python``), so a block added to a page is covered without touching this file. An
+HTML comment right before a block says how it is checked, ``;``-separated:
+
+* ``<!-- example: gpu -->`` (needs a GPU), ``<!-- example: nodes -->`` (several nodes),
+  ``<!-- example: no-run REASON -->`` (e.g. rewrites the bundled data, runs the suite):
+  checked only: syntax (``bash -n`` / ``compile``) and every ``gpuscale`` option name
+  against the Typer app;
+* ``<!-- example: replace "OLD" "NEW" -->`` (repeatable): the stand-in arguments a
+  long block runs with here (a tiny bench instead of a full one);
+* ``<!-- main-command -->`` and ``<!-- test-command -->``: run by ``test_readme.py``.
+
+Every other block runs: shell blocks under ``bash -e`` with ``gpuscale`` and ``python``
+the code under test and ``pip`` a no-op, Python blocks as a script, each in its own
+temporary directory. ``results.jsonl``/``collectives.jsonl`` read (not written) by a
+block come from one tiny CPU bench and sweep made per session. Blocks naming
+``../shared`` run against the raw rounds beside the checkout (marked ``shared``; skipped
+without them). Option names are checked in every block, run or not.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+SHELL, PYTHON = {"bash", "sh", "shell", "console"}, {"python", "py"}
+CHECK_ONLY = {"gpu", "nodes", "no-run"}
+SEEDS = {
+    "results.jsonl": "bench --backend gloo --nproc 1,2 --models mlp-0.2m --steps 2 --warmup 1 "
+    "--out results.jsonl",
+    "collectives.jsonl": "collectives --max-bytes 64K --out collectives.jsonl",
+}
+
+
+@dataclass
+class Block:
+    page: str
+    line: int
+    lang: str
+    code: str
+    markers: list[str] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return f"{self.page}:{self.line}"
+
+    @property
+    def check_only(self) -> str | None:
+        for marker in self.markers:
+            word = marker.split()[0] if marker.split() else ""
+            if word in CHECK_ONLY:
+                return marker
+        return None
+
+    def runnable_code(self) -> str:
+        code = self.code
+        for marker in self.markers:
+            if marker.startswith("replace "):
+                old, new = shlex.split(marker)[1:3]
+                assert old in code, f"{self.id}: stand-in {old!r} not in the block"
+                code = code.replace(old, new)
+        return code.replace("../shared/", f"{SHARED}/")
+
+
+def blocks() -> list[Block]:
+    found = []
+    for page in PAGES:
+        tokens = MarkdownIt().parse(page.read_text())
+        for i, token in enumerate(tokens):
+            lang = token.info.strip().split()[0] if token.type == "fence" and token.info else ""
+            if lang not in SHELL | PYTHON:
+                continue
+            before = tokens[i - 1] if i else None
+            comments = (
+                re.findall(r"<!--(.*?)-->", before.content, re.S)
+                if before and before.type == "html_block"
+                else []
+            )
+            markers = [
+                m.strip().removeprefix("example:").strip()
+                for c in comments
+                for m in c.split(";")
+                if m.strip()
+            ]
+            found.append(Block(page.name, token.map[0] + 1, lang, token.content, markers))
+    return found
+
+
+BLOCKS = blocks()
+
+
+def _params(block: Block) -> list[object]:
+    marks = [pytest.mark.shared] if "../shared" in block.code else []
+    return [pytest.param(block, id=block.id, marks=marks)]
+
+
+ALL = [p for b in BLOCKS for p in _params(b)]
+
+
+def _commands(code: str) -> list[list[str]]:
+    """Every ``gpuscale ...`` argument list in a shell block, also inside quoted
+    ``bash -c '...'`` strings."""
+    found = []
+
+    def scan(text: str) -> None:
+        for line in text.replace("\\\n", " ").splitlines():
+            try:
+                words = shlex.split(line, comments=True)
+            except ValueError:
+                words = []
+            for k, word in enumerate(words):
+                if word == "gpuscale":
+                    found.append(words[k + 1 :])
+                elif "gpuscale " in word:
+                    scan(word)
+
+    scan(code)
+    return found
+
+
+def unknown_options(code: str) -> list[str]:
+    """``gpuscale COMMAND --option`` uses in a shell block that the Typer app lacks."""
+    import typer.main
+
+    from gpuscale.cli import app
+
+    group = typer.main.get_command(app)
+    problems = []
+    for argv in _commands(code):
+        if not argv or argv[0].startswith("-"):
+            continue
+        command = group.commands.get(argv[0])  # type: ignore[attr-defined]
+        if command is None:
+            problems.append(f"no command `gpuscale {argv[0]}`")
+            continue
+        names = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
+        problems += [
+            f"`gpuscale {argv[0]}` has no option {word}"
+            for word in argv[1:]
+            if word.startswith("-")
+            and not re.fullmatch(r"-?\d[\d.]*", word)
+            and word.split("=")[0] not in names
+        ]
+    return problems
+
+
+def test_a_renamed_option_or_command_is_caught() -> None:
+    code = (
+        "gpuscale bench --stepz 2 --out r.jsonl \\\n  --nproc 1\nsrun bash -c 'gpuscale benchx --x'"
+    )
+    assert unknown_options(code) == [
+        "`gpuscale bench` has no option --stepz",
+        "no command `gpuscale benchx`",
+    ]
+    assert unknown_options("gpuscale bench --steps 2 --nproc=1,2 --no-resume  # --comment") == []
+
+
+@pytest.mark.parametrize("block", [b for b in ALL if b.values[0].lang in SHELL])
+def test_shell_block_syntax_and_options(block: Block) -> None:
+    syntax = subprocess.run(["bash", "-n"], input=block.code, capture_output=True, text=True)
+    assert syntax.returncode == 0, f"{block.id}: {syntax.stderr}"
+    assert unknown_options(block.code) == [], block.id
+
+
+@pytest.mark.parametrize("block", [b for b in ALL if b.values[0].lang in PYTHON])
+def test_python_block_compiles(block: Block) -> None:
+    compile(block.code, block.id, "exec")
+
+
+@dataclass
+class Outputs:
+    """The session's shared results/sweep files and the run of each block making them."""
+
+    folder: Path
+    runs: dict[str, subprocess.CompletedProcess[str]] = field(default_factory=dict)
+
+
+def _writes(block: Block, name: str) -> bool:
+    return bool(re.search(rf"--out\s+{re.escape(name)}", block.code))
+
+
+def _runnable(block: Block) -> bool:
+    return (
+        block.check_only is None
+        and not {"main-command", "test-command"} & set(block.markers)
+        and ("../shared" not in block.code or SHARED.is_dir())
+    )
+
+
+@pytest.fixture(scope="session")
+def outputs(tmp_path_factory: pytest.TempPathFactory) -> Outputs:
+    """The files blocks read: made by the first runnable block that writes each (the
+    README's own CPU bench), else by a tiny CPU run; made once per session."""
+    made = Outputs(tmp_path_factory.mktemp("outputs"))
+    for name, args in SEEDS.items():
+        if (made.folder / name).exists():
+            continue
+        producer = next((b for b in BLOCKS if _runnable(b) and _writes(b, name)), None)
+        if producer is not None:
+            made.runs[producer.id] = _run_block(producer, made.folder)
+        else:
+            done = _run(["bash", "-ec", f"gpuscale {args}"], made.folder)
+            assert done.returncode == 0, done.stdout + done.stderr
+    return made
+
+
+def _run_block(block: Block, cwd: Path) -> subprocess.CompletedProcess[str]:
+    code = block.runnable_code()
+    if block.lang in SHELL:
+        return _run(["bash", "-e", "-o", "pipefail", "-c", code], cwd)
+    (cwd / "example.py").write_text(code)
+    return _run([sys.executable, "example.py"], cwd)
+
+
+def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    shims = cwd / ".shims"
+    shims.mkdir(exist_ok=True)
+    for name, body in {
+        "gpuscale": f'exec "{sys.executable}" -m gpuscale.cli "$@"',
+        "python": f'exec "{sys.executable}" "$@"',
+        "pip": 'echo "(pip $* : not run in the tests)"',
+    }.items():
+        (shims / name).write_text(f"#!/bin/sh\n{body}\n")
+        (shims / name).chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{shims}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])
+        ),
+        "COLUMNS": "120",
+    }
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+# What a busy host makes of the advice examples: every bench row flagged, and advise
+# refuses (issue 23, item 7: an --allow-flagged way on is another change).
+BUSY = "no trustworthy N = 1 run"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("block", ALL)
+def test_block_runs(block: Block, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    if block.check_only is not None:
+        pytest.skip(f"checked only ({block.check_only}): syntax and option names")
+    if {"main-command", "test-command"} & set(block.markers):
+        pytest.skip("run by test_readme.py")
+    if "../shared" in block.code and not SHARED.is_dir():
+        pytest.skip("needs the raw rounds in ../shared")
+    code = block.code
+    if any(name in code for name in SEEDS):
+        made: Outputs = request.getfixturevalue("outputs")
+        for name in SEEDS:
+            if name in code and not _writes(block, name):
+                shutil.copy(made.folder / name, tmp_path / name)
+        done = made.runs.get(block.id) or _run_block(block, tmp_path)
+    else:
+        done = _run_block(block, tmp_path)
+    if done.returncode != 0 and BUSY in done.stderr:
+        pytest.xfail(f"{block.id}: the host was busy, every bench row flagged: {BUSY}")
+    assert done.returncode == 0, (
+        f"{block.id} failed:\n{block.runnable_code()}\n--- stdout\n{done.stdout[-3000:]}"
+        f"\n--- stderr\n{done.stderr[-3000:]}"
+    )
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]

@@ -140,14 +140,15 @@ def _upgraded(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def done_keys(path: Path) -> set[str]:
-    """Keys already in the file (``--resume`` skips them, failures included)."""
+    """Keys of the runs already measured in the file (``ok`` rows): ``--resume`` skips
+    them; a failure is tried again."""
     if not path.exists():
         return set()
     try:
         records, _ = read_results(path)
     except ResultsError:
         return set()
-    return {r["key"] for r in records}
+    return {r["key"] for r in records if r.get("status") == BenchStatus.OK}
 
 
 def _number(value: Any) -> float:

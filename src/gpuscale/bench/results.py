@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuscale.bench.config import fields_of_key
 from gpuscale.plausibility import run_flags
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus
 
@@ -157,8 +158,24 @@ def _number(value: Any) -> float:
     )
 
 
+# What the key says the run used: it wins over the row's config (rows written before
+# the config recorded resolved values said ``threads`` 0 and the option's global batch).
+_KEY_NUMBERS = ("threads", "batch_per_device", "global_batch")
+
+
+def _config(r: dict[str, Any]) -> dict[str, Any]:
+    config = dict(r["config"])
+    named = fields_of_key(r["key"])
+    for name in _KEY_NUMBERS:
+        if named.get(name, "").isdigit():
+            config[name] = int(named[name])
+    if named.get("backend") in ("gloo", "nccl"):
+        config["backend"] = named["backend"]
+    return config
+
+
 def _row(r: dict[str, Any]) -> dict[str, Any]:
-    config, timing = r["config"], r.get("timing") or {}
+    config, timing = _config(r), r.get("timing") or {}
     nvml, flops = r.get("nvml") or {}, r.get("flops") or {}
     noise, host = r.get("noise") or {}, r.get("host") or {}
     flags = list(r.get("flags") or [])
@@ -183,6 +200,7 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
         peak_memory_bytes=(r.get("memory") or {}).get("peak_bytes"),
         gpu_util_pct_mean=_number(nvml.get("gpu_util_pct_mean")),
         power_w_mean=_number(nvml.get("power_w_mean")),
+        power_w_total=_number(nvml.get("power_w_total")),
         energy_j_per_step=_number(nvml.get("energy_j_per_step")),
         other_load_share=_number(host.get("other_load_share")),
         steal_share=_number(host.get("steal_share")),
@@ -223,6 +241,10 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     frame["config_group"] = [
         "|".join(map(str, row)) for row in frame[list(BENCH_GROUP_COLUMNS)].itertuples(index=False)
     ]
+    # like with like: the batch that stays fixed across N (per device when weak scaling,
+    # global when strong) is part of the configuration
+    fixed = frame["global_batch"].where(frame["scaling"] == "strong", frame["batch_per_device"])
+    frame["config_group"] += "|batch=" + fixed.astype(str)
     ok = frame["status"] == BenchStatus.OK
     single = frame[ok & (frame["accelerators"] == 1)].drop_duplicates("config_group", keep="last")
     ddp = frame["config_group"].map(single.set_index("config_group")["sync_overhead_ms"])
@@ -248,3 +270,23 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     frame["comm_fraction"] = frame["exposed_comm_ms"] / frame["step_ms_mean"]
     frame["flagged"] = frame["flags"].astype(str).str.len() > 0
     return frame[list(BENCH_COLUMNS)]
+
+
+def flag_summary(table: Any) -> list[tuple[str, int, str]]:
+    """Why the ``ok`` runs of a bench table are flagged: (kind, runs, an example reason)
+    per kind of flag (the text before a reason's first colon), most frequent first."""
+    counts: dict[str, list[Any]] = {}
+    ok = table[(table["status"] == BenchStatus.OK) & table["flagged"].fillna(False).astype(bool)]
+    for flags in ok["flags"]:
+        kinds = {}
+        reasons: list[str] = []
+        for part in filter(None, (f.strip() for f in str(flags).split("; "))):
+            if reasons and part.startswith("run "):  # a reason's own advice, after "; "
+                reasons[-1] += f"; {part}"
+            else:
+                reasons.append(part)
+        for reason in reasons:
+            kinds.setdefault(reason.split(":", 1)[0], reason)
+        for kind, reason in kinds.items():
+            counts.setdefault(kind, [0, reason])[0] += 1
+    return sorted(((k, n, r) for k, (n, r) in counts.items()), key=lambda x: -x[1])

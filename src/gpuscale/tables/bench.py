@@ -61,6 +61,7 @@ BENCH_TIMING_COLUMNS: tuple[str, ...] = (
     "step_ms_p50",
     "step_ms_p95",
     "nosync_step_ms_mean",
+    "plain_step_ms_mean",  # N = 1: the bare module's step, no DDP wrapper
     "samples_per_s",
     "forward_ms",
     "backward_ms",
@@ -88,7 +89,8 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "allreduce_bytes_per_step",
     "peak_memory_bytes",
     "gpu_util_pct_mean",
-    "power_w_mean",
+    "power_w_mean",  # per device: power_w_total / accelerators
+    "power_w_total",  # measured at this N: every device, every host's package once
     "energy_j_per_step",
     "other_load_share",
     "steal_share",

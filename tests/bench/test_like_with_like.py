@@ -106,3 +106,16 @@ def test_power_at_n_counts_each_package_once() -> None:
     assert _power_total([{"power_w_mean": 20.0, "ranks_on_host": 2}]) == 40.0
     # GPUs: one meter per device
     assert _power_total([{"power_w_mean": 300.0}, {"power_w_mean": 310.0}]) == 610.0
+
+
+def test_a_rerun_is_read_against_its_own_one_device_run() -> None:
+    # two sweeps into one file, the host twice as busy during the second
+    rows = [
+        {**bench_record("m", 10**6, 1, 100.0), "sweep_id": "a"},
+        {**bench_record("m", 10**6, 2, 180.0), "sweep_id": "a"},
+        {**bench_record("m", 10**6, 1, 50.0), "sweep_id": "b"},
+        {**bench_record("m", 10**6, 2, 90.0), "sweep_id": "b"},
+    ]
+    scaling = bench_scaling(bench_table(rows))
+    at_two = scaling[scaling["accelerators"] == 2]
+    assert list(at_two["speedup"]) == pytest.approx([1.8, 1.8])  # not 3.6 and 1.8

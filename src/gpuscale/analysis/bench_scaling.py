@@ -1,7 +1,8 @@
 """Scaling of the user's own bench runs: speedup and efficiency per model, break-even size.
 
 For each model and configuration group (the same run at every device count: same
-threads per rank, batch, precision, backend, ...), against the group's one-device run:
+threads per rank, batch, precision, backend, ...), against the group's one-device run
+(of the same sweep where the file holds several, see ``bench.results.one_device``):
 ``speedup = samples_per_s(N) / samples_per_s(1)`` (throughput, so weak and strong
 scaling read the same way) and ``efficiency = speedup / N``. The one-device throughput is
 the **plain** step's (the bare module, no DDP wrapper: what a user pays on one device)
@@ -22,6 +23,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from gpuscale.bench.results import one_device
 from gpuscale.plausibility import superlinear_flag
 from gpuscale.tables import BenchStatus
 
@@ -41,12 +43,11 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
             speedup_ddp=pd.Series(dtype=float),
             baseline=pd.Series(dtype=str),
         )
-    single = ok[ok["accelerators"] == 1].drop_duplicates("config_group", keep="last")
-    single = single.set_index("config_group")
-    samples = single["batch_per_device"].astype(float) * single["accum"].astype(float)
-    plain_rate = samples / (single["plain_step_ms_mean"].astype(float) / 1e3)
-    ddp = ok["config_group"].map(single["samples_per_s"])
-    plain = ok["config_group"].map(plain_rate)
+    samples = ok["batch_per_device"].astype(float) * ok["accum"].astype(float)
+    ok["plain_samples_per_s"] = samples / (ok["plain_step_ms_mean"].astype(float) / 1e3)
+    ddp = one_device(ok, "samples_per_s")
+    plain = one_device(ok, "plain_samples_per_s")
+    ok = ok.drop(columns="plain_samples_per_s")
     base = plain.where(plain > 0, ddp)
     ok["speedup"] = ok["samples_per_s"] / base
     ok["efficiency"] = ok["speedup"] / ok["accelerators"]

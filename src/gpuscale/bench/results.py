@@ -187,6 +187,7 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
     row.update(
         source="bench",
         key=r["key"],
+        sweep_id=r.get("sweep_id"),
         status=r.get("status"),
         device_name=(r.get("environment") or {}).get("device_name", config.get("device")),
         buckets=len(buckets) or None,
@@ -224,6 +225,24 @@ def _flag(frame: Any, rows: Any, reason: str) -> None:
     )
 
 
+def one_device(frame: Any, column: str) -> Any:
+    """Per row, ``column`` of the N = 1 ``ok`` run it is read against: of the same
+    configuration group and the same sweep (measured in the same ``gpuscale bench``
+    call), else the group's latest. A re-run into the same file is thus compared with
+    itself, never with another sweep's one-device run on a differently loaded host."""
+    import pandas as pd
+
+    single = frame[(frame["status"] == BenchStatus.OK) & (frame["accelerators"] == 1)]
+    latest = single.drop_duplicates("config_group", keep="last").set_index("config_group")
+    fallback = frame["config_group"].map(latest[column])
+    same = single.dropna(subset=["sweep_id"]).drop_duplicates(
+        ["config_group", "sweep_id"], keep="last"
+    )
+    paired = pd.MultiIndex.from_frame(frame[["config_group", "sweep_id"]])
+    found = same.set_index(["config_group", "sweep_id"])[column].reindex(paired)
+    return pd.Series(found.to_numpy(), index=frame.index).fillna(fallback)
+
+
 def bench_table(records: list[dict[str, Any]]) -> Any:
     """One row per record (columns: ``gpuscale.tables.BENCH_COLUMNS``).
 
@@ -246,8 +265,7 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     fixed = frame["global_batch"].where(frame["scaling"] == "strong", frame["batch_per_device"])
     frame["config_group"] += "|batch=" + fixed.astype(str)
     ok = frame["status"] == BenchStatus.OK
-    single = frame[ok & (frame["accelerators"] == 1)].drop_duplicates("config_group", keep="last")
-    ddp = frame["config_group"].map(single.set_index("config_group")["sync_overhead_ms"])
+    ddp = one_device(frame, "sync_overhead_ms")
     multi = frame["accelerators"] > 1
     frame["ddp_overhead_ms"] = ddp.where(multi, frame["sync_overhead_ms"]).clip(lower=0)
     exposed = (frame["sync_overhead_ms"] - frame["ddp_overhead_ms"].fillna(0)).clip(lower=0)

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -270,13 +271,14 @@ def run_sweep(
         report.appended += cfg.node_rank == 0
         notify(f"failed {line}")
     skip = done_keys(cfg.out) if cfg.resume else set()
+    sweep_id = uuid.uuid4().hex[:12]
     for per_node in cfg.nproc:
         world = per_node * cfg.nnodes
         todo = list(cfg.models)
         while todo:
             with tempfile.TemporaryDirectory() as tmp:
                 folder = Path(tmp)
-                status = _launch(cfg, per_node, todo, folder, skip, notify)
+                status = _launch(cfg, per_node, todo, folder, skip, notify, sweep_id)
                 tail = _tail(folder / "log")
                 events = _events(folder / "progress")
                 row_status, message = cause(folder, tail, status)
@@ -309,7 +311,8 @@ def run_sweep(
             model = model_of_key(failed)
             if cfg.node_rank == 0:
                 config = json.loads(started[failed]) if started[failed] else {"model": model}
-                append_result(cfg.out, _failure_row(failed, config, row_status, message))
+                row = _failure_row(failed, config, row_status, message)
+                append_result(cfg.out, {**row, "sweep_id": sweep_id})
                 report.appended += 1
             report.failures.append(f"{model} on {world}: {row_status}: {message}")
             notify(f"failed {model} x{world}: {row_status}: {message}")
@@ -337,6 +340,7 @@ def _launch(
     folder: Path,
     skip: set[str],
     notify: Progress,
+    sweep_id: str = "",
 ) -> str:
     """Run one torchrun launch; return its status (``ok``, ``exit N``, ``timeout``,
     ``interrupted``); the worker notes its events in ``folder / "progress"``."""
@@ -354,7 +358,7 @@ def _launch(
         ),
         *("--models", ",".join(models), "--jsonl", str(cfg.out)),
         *("--config", cfg.bench.to_json(), "--threads", str(cfg.bench.threads)),
-        *("--largest-local", str(largest)),
+        *("--largest-local", str(largest), "--sweep-id", sweep_id),
         *("--progress", str(progress), "--skip-keys", ";".join(sorted(skip))),
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -355,6 +355,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=0,
         help="the sweep's largest processes per node (threads: cores / (it x nodes on host))",
     )
+    parser.add_argument("--sweep-id", default="", help="the runner's id of this sweep")
     parser.add_argument("--progress", type=Path, help="file where each node notes its starts")
     parser.add_argument("--skip-keys", default="", help="keys already done, ';'-separated")
     return parser.parse_args(argv)
@@ -402,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
                 record = {
                     "schema": SCHEMA,
                     "key": key,
+                    "sweep_id": args.sweep_id or None,
                     "status": "ok",
                     "config": config,
                     "environment": environment,

@@ -76,6 +76,7 @@ BENCH_TIMING_COLUMNS: tuple[str, ...] = (
 BENCH_COLUMNS: tuple[str, ...] = (
     "source",
     "key",
+    "sweep_id",  # one `gpuscale bench` invocation: N > 1 is read against its own N = 1
     "status",
     *BENCH_CONFIG_COLUMNS,
     *BENCH_TIMING_COLUMNS,

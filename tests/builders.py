@@ -29,14 +29,20 @@ def bench_record(
     power_w: float | None = None,
     steps: list[float] | None = None,
     config: BenchConfig | None = None,
+    threads: int = 1,
+    plain_step_ms: float | None = None,
+    power_w_total: float | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """One ``gpuscale.bench/2`` record of a CPU run (gloo), with the fields given."""
     cfg = config or BenchConfig(steps=20, batch=batch)
     nosync = forward_ms + backward_ms + optimizer_ms
     step = nosync + sync_overhead_ms
-    key = run_key(cfg, model=model, accelerators=accelerators, nnodes=1, device="cpu", threads=1)
+    key = run_key(
+        cfg, model=model, accelerators=accelerators, nnodes=1, device="cpu", threads=threads
+    )
     config_fields = {
+        **json.loads(cfg.to_json()),
         "model": model,
         "family": family,
         "params": params,
@@ -44,10 +50,10 @@ def bench_record(
         "nnodes": 1,
         "backend": "gloo",
         "device": "cpu",
+        "batch": batch,
         "batch_per_device": batch,
         "global_batch": batch * accelerators,
-        "threads": 1,
-        **json.loads(cfg.to_json()),
+        "threads": threads,
     }
     record: dict[str, Any] = {
         "schema": SCHEMA,
@@ -72,13 +78,18 @@ def bench_record(
                 "optimizer_ms": optimizer_ms,
                 "sync_overhead_ms": sync_overhead_ms,
                 "comm_ms": comm_ms,
+                "plain_step_ms_mean": plain_step_ms,
             },
             flops={"per_sample": flops_per_sample, "achieved_tflops_per_device": None},
             per_rank={"step_ms": [steps or [step] * 4], "nosync_step_ms": [steps or [nosync] * 4]},
             grad_bytes_per_step=4 * params,
             allreduce_bytes_per_step=4 * params if accelerators > 1 else 0,
             memory={"peak_bytes": 1 << 20, "kind": "max_rss"},
-            nvml={"power_w_mean": power_w} if power_w is not None else None,
+            nvml=(
+                {"power_w_mean": power_w, "power_w_total": power_w_total}
+                if power_w is not None
+                else None
+            ),
             host={"other_load_share": 0.0, "steal_share": 0.0},
         )
     else:

@@ -19,7 +19,7 @@ from gpuscale.bench import worker
 _original = worker.run_model
 
 
-def _faulty(name, cfg, device):
+def _faulty(name, cfg, device, *rest):
     target, _, kind = os.environ.get("GPUSCALE_TEST_FAULT", ":").partition(":")
     rank = int(os.environ.get("RANK", "0"))
     if name == target:
@@ -31,7 +31,7 @@ def _faulty(name, cfg, device):
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
         if kind == "error" and rank == 0:
             raise ValueError("shapes (8, 3) and (4, 4) do not match")
-    return _original(name, cfg, device)
+    return _original(name, cfg, device, *rest)
 
 
 worker.run_model = _faulty

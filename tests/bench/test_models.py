@@ -17,6 +17,7 @@ from gpuscale.bench.models import (  # noqa: E402
     load_model,
     parameter_count,
     select_models,
+    sort_models,
 )
 from gpuscale.bench.steps import count_flops  # noqa: E402
 
@@ -72,6 +73,28 @@ def test_a_user_model_from_a_factory(monkeypatch: pytest.MonkeyPatch) -> None:
         load_model("usermodels:bad")
     with pytest.raises(ModelError, match="cannot import"):
         load_model("no_such_package_here:make")
+
+
+def _raises():
+    raise RuntimeError("checkpoint /nope not found")
+
+
+def test_a_broken_user_factory_is_reported_and_the_others_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    package = types.ModuleType("usermodels")
+    package.make, package.broken, package.wrong = _tiny_factory, _raises, lambda: 42
+    monkeypatch.setitem(sys.modules, "usermodels", package)
+    names = ["usermodels:make", "usermodels:broken", "usermodels:wrong", "nopkg_here:make"]
+    chosen, broken = sort_models(names)
+    assert chosen == [("usermodels:make", 15)]
+    why = dict(broken)
+    assert why["usermodels:broken"] == (
+        "usermodels:broken raised RuntimeError: checkpoint /nope not found"
+    )
+    assert "returned int" in why["usermodels:wrong"] and "cannot import" in why["nopkg_here:make"]
+    with pytest.raises(ModelError, match="raised RuntimeError"):
+        select_models(["usermodels:broken"])
 
 
 def test_torchvision_only_where_installed() -> None:

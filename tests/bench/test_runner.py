@@ -3,6 +3,7 @@ that never started never recorded, two nodes through torchrun's c10d rendezvous.
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from pathlib import Path
@@ -35,6 +36,9 @@ def test_sweep_rows_are_complete_and_resume_skips(tmp_path: Path) -> None:
     assert problems == [] and len(records) == 4
     threads = {r["config"]["threads"] for r in records}
     assert len(threads) == 1  # the same threads per rank at every world size
+    # what ran, not the options' placeholders (threads 0, global batch 64)
+    assert threads == {max(1, (os.cpu_count() or 1) // 2)}
+    assert all(r["config"]["global_batch"] == 8 * r["config"]["accelerators"] for r in records)
     for r in records:
         n = r["config"]["accelerators"]
         assert r["schema"] == SCHEMA and r["status"] == "ok"
@@ -45,17 +49,26 @@ def test_sweep_rows_are_complete_and_resume_skips(tmp_path: Path) -> None:
         assert (r["timing"]["comm_ms"] is None) == (n == 1)
         assert r["allreduce_bytes_per_step"] == (r["grad_bytes_per_step"] if n > 1 else 0)
         assert len(r["noise"]["global_sq"]) == (3 if n > 1 else 0)
+        # each rank its own data: the local gradient is not the global one
+        noise = r["noise"]
+        assert all(a != b for a, b in zip(noise["local_sq"], noise["global_sq"], strict=True))
+        assert (r["timing"]["plain_step_ms_mean"] is not None) == (n == 1)
     scaling = bench_scaling(bench_table(records))
     assert scaling["speedup"].notna().all()
     assert (scaling.loc[scaling.accelerators == 1, "exposed_comm_ms"] == 0).all()
     assert (scaling.loc[scaling.accelerators == 2, "comm_ms"] > 0).all()
     again = run_sweep(config(out, resume=True), SIZES)
-    assert (again.appended, again.skipped) == (0, 4)
+    assert (again.appended, again.measured, again.skipped) == (0, 0, 4)
+    # without --resume a re-run measures again and appends
+    rerun = run_sweep(config(out, models=("mlp-0.2m",), nproc=(1,)), SIZES)
+    assert (rerun.appended, rerun.measured, rerun.skipped) == (1, 1, 0)
+    assert len(read_results(out)[0]) == 5
 
 
 @pytest.fixture
 def faulty(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    # the repository first (tests.bench.faulty_worker), then this checkout's src
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(ROOT / "src")]))
 
     def inject(fault: str) -> str:
         monkeypatch.setenv("GPUSCALE_TEST_FAULT", fault)
@@ -140,3 +153,44 @@ def test_two_nodes_on_localhost_through_c10d(tmp_path: Path) -> None:
     assert [(r["config"]["accelerators"], r["config"]["nnodes"]) for r in records] == [(2, 2)]
     assert records[0]["status"] == "ok"
     assert reports[0].failures == [] and reports[1].failures == []
+    # two nodes on one host share its cores: threads per rank over both nodes' ranks
+    assert records[0]["config"]["threads"] == max(1, (os.cpu_count() or 1) // 2)
+    # only the writer says it appended
+    assert sorted(r.appended for r in reports.values()) == [0, 1]
+
+
+USER_MODELS = """
+import torch
+
+def make():
+    module = torch.nn.Linear(4, 3)
+    return module, lambda n, d: (torch.randn(n, 4), torch.randint(0, 3, (n,)))
+
+def broken():
+    raise RuntimeError("checkpoint /nope")
+"""
+
+
+def test_a_broken_factory_is_one_error_row_and_the_others_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    (tmp_path / "usermods.py").write_text(USER_MODELS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(ROOT / "src")]))
+    out = tmp_path / "r.jsonl"
+    args = ["bench", "--backend", "gloo", "--nproc", "1", "--steps", "2", "--warmup", "1"]
+    args += ["--models", "usermods:make,usermods:broken", "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    assert "1 measured, 2 rows appended" in result.output and "1 failed" in result.output
+    records, _ = read_results(out)
+    status = {r["config"]["model"]: (r["status"], r.get("error")) for r in records}
+    assert status == {
+        "usermods:make": ("ok", None),
+        "usermods:broken": ("error", "usermods:broken raised RuntimeError: checkpoint /nope"),
+    }

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuscale.advice.calibrate import (
+    CalibrationError,
     calibrate,
     default_model,
     network_from_collectives,
@@ -139,9 +140,13 @@ def advise(
     price: float | None = None,
     power_w: float | None = None,
     device_name: str | None = None,
+    allow_flagged: bool = False,
 ) -> Advice:
-    """The advice for one model (see the module docstring). Raises ``ValueError`` (and
-    its subclass ``CalibrationError``) with a message for the user on bad input."""
+    """The advice for one model (see the module docstring). ``bench``: a results file
+    (path) or its bench table (DataFrame). Flagged bench runs (a busy host, noisy steps)
+    are left out unless ``allow_flagged``, which uses them and says so in the sources.
+    Raises ``ValueError`` (and its subclass ``CalibrationError``, which lists the flags
+    when flagged runs were left out) with a message for the user on bad input."""
     intra, link_note = choose_link(link, topology)
     network = Network(
         intra=intra,
@@ -165,10 +170,16 @@ def advise(
             "node, NCCL's ring over all ranks through the slowest level."
         )
     if bench is not None:
-        table, skipped = _bench_table(bench)
+        bench_frame, skipped = _bench_table(bench)
         sources += skipped
-        chosen = model or default_model(table)
-        cal = calibrate(table, chosen, network)
+        table, warning = _with_flagged(bench_frame, allow_flagged)
+        try:
+            chosen = model or default_model(table)
+            cal = calibrate(table, chosen, network)
+        except CalibrationError as exc:
+            raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
+        if warning:
+            sources.append(warning)
         network = with_comm_scale(network, cal)
         spec = replace(cal.model, grad_bytes_per_param=grad_bytes)
         name = cal.name
@@ -177,6 +188,8 @@ def advise(
         if measured_overlap is None and cal.device == "cpu":
             measured_overlap = 0.0  # gloo reduces on the cores backward uses
         power = device_power(cal.device, cal.device_name, measured_w=cal.power_w, given_w=power_w)
+        if power_w is None and cal.power_w_at:  # the job's power measured at each N
+            power = replace(power, total_w_at=cal.power_w_at)
         sources += _bench_sources(cal, measured_overlap)
         noise = cal.noise
         min_batch = max(1, per_device // 8)  # the fitted fixed cost prices small batches
@@ -239,17 +252,46 @@ def _bench_table(bench: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, list[s
 
     if isinstance(bench, pd.DataFrame):
         return bench, []
-    from gpuscale.bench.results import bench_table, read_results
+    from gpuscale.bench.results import ResultsError, bench_table, read_results
 
     path = Path(bench)
     records, problems = read_results(path)  # ResultsError (a ValueError): unreadable
     example = f", e.g. {problems[0]}" if problems else ""
     if not records:
-        raise ValueError(
+        raise ResultsError(
             f"{path}: no gpuscale bench results in it ({len(problems)} line(s) skipped{example})"
         )
     notes = [f"{len(problems)} line(s) of {path.name} skipped{example}."] if problems else []
     return bench_table(records), notes
+
+
+def _flag_lines(table: pd.DataFrame) -> str:
+    from gpuscale.bench.results import flag_summary
+
+    return "; ".join(f"{kind} ({n} run(s), e.g. {why})" for kind, n, why in flag_summary(table))
+
+
+def _with_flagged(table: pd.DataFrame, allow: bool) -> tuple[pd.DataFrame, str | None]:
+    """The table, with flagged runs made usable when ``allow`` (and the warning)."""
+    flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
+    if not allow or not flagged.any():
+        return table, None
+    warning = (
+        f"WARNING: {int(flagged.sum())} flagged run(s) used (--allow-flagged): "
+        f"{_flag_lines(table)}. The figures they give are less certain."
+    )
+    return table.assign(flagged=False), warning
+
+
+def _flagged_help(table: pd.DataFrame) -> str:
+    flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
+    if not flagged.any():
+        return ""
+    return (
+        f". {int(flagged.sum())} run(s) were left out as flagged: {_flag_lines(table)}. "
+        "Re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median), or "
+        "pass --allow-flagged to use them with a warning"
+    )
 
 
 def _bench_sources(cal: Any, overlap: float | None) -> list[str]:

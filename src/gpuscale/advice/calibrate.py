@@ -62,7 +62,8 @@ class Calibration:
     device_name: str | None = None
     overlap: float | None = None  # measured share hidden; None: not measured
     comm_scale: float | None = None  # measured / predicted communication; None: unknown
-    power_w: float | None = None  # measured mean device power
+    power_w: float | None = None  # measured device power at N = 1
+    power_w_at: tuple[tuple[int, float], ...] = ()  # (N, W of the whole job measured at N)
     noise: NoiseScale | None = None
     measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)  # N, step_ms
     notes: tuple[str, ...] = ()
@@ -232,7 +233,13 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         overlap = float(multi["overlap"].median())
         notes.append(f"overlap: no multi-device run of {model}; median of the other models")
     measured = rows[rows["model"] == model][["accelerators", "step_ms_mean", "samples_per_s"]]
-    power = rows.loc[rows["model"] == model, "power_w_mean"].dropna()
+    own_single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
+    # power per device at N = 1; the whole job's power as measured at each N
+    power = own_single["power_w_mean"].dropna() if "power_w_mean" in own_single else []
+    power_at = pd.Series(dtype=float)
+    if "power_w_total" in rows:
+        totals = rows[rows["model"] == model].dropna(subset=["power_w_total"])
+        power_at = totals.groupby("accelerators")["power_w_total"].median()
     return Calibration(
         name=model,
         model=spec,
@@ -245,7 +252,8 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         overlap=overlap,
         # its own runs reproduce its calibration point; the others' for a model without
         comm_scale=_comm_scale(own, network) or _comm_scale(multi, network),
-        power_w=float(power.mean()) if len(power) else None,
+        power_w=float(power.iloc[-1]) if len(power) else None,
+        power_w_at=tuple((int(n), float(w)) for n, w in power_at.items()),
         noise=_noise(own),
         measured_steps=measured.reset_index(drop=True),
         notes=tuple(notes),

@@ -44,6 +44,16 @@ class Power:
 
     watts: float | None
     source: str
+    # (N, W of the whole job) measured at N by the bench (every device, each CPU package
+    # once): energy at a measured N uses it instead of watts x N
+    total_w_at: tuple[tuple[int, float], ...] = ()
+
+    def total_w(self, devices: int) -> float | None:
+        """Watts of ``devices`` devices: measured at that count, else ``watts`` x N."""
+        measured = dict(self.total_w_at)
+        if devices in measured:
+            return measured[devices]
+        return None if self.watts is None else self.watts * devices
 
 
 def device_power(

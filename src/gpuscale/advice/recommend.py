@@ -209,8 +209,11 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     frame["device_hours"] = frame["devices"] * frame["time_to_train_h"]
     price = inputs.price_per_device_hour
     frame["cost"] = frame["device_hours"] * (math.nan if price is None else price)
-    watts = inputs.power.watts
-    frame["energy_kwh"] = frame["device_hours"] * (math.nan if watts is None else watts) / 1e3
+    total_w = [inputs.power.total_w(int(n)) for n in frame["devices"]]
+    frame["energy_kwh"] = [
+        h * (math.nan if w is None else w) / 1e3
+        for h, w in zip(frame["time_to_train_h"], total_w, strict=True)
+    ]
     frame["flags"] = [_flags(r, first) for r in frame.itertuples()]
     return frame
 

@@ -1,12 +1,19 @@
 """Scaling of the user's own bench runs: speedup and efficiency per model, break-even size.
 
-For each model and configuration group (the same run at every device count), against the
-group's one-device run: ``speedup = samples_per_s(N) / samples_per_s(1)`` (throughput, so
-weak and strong scaling read the same way) and ``efficiency = speedup / N``. An efficiency
-that cannot be true (super-linear, see ``gpuscale.plausibility``) flags the row. The
-**break-even model size** at N is where the speedup crosses 1: log-linear interpolation
-in parameters between the largest model slower than one device and the next larger
-model that is not, over unflagged rows.
+For each model and configuration group (the same run at every device count: same
+threads per rank, batch, precision, backend, ...), against the group's one-device run
+(of the same sweep where the file holds several, see ``bench.results.one_device``):
+``speedup = samples_per_s(N) / samples_per_s(1)`` (throughput, so weak and strong
+scaling read the same way) and ``efficiency = speedup / N``. The one-device throughput is
+the **plain** step's (the bare module, no DDP wrapper: what a user pays on one device)
+where the run timed it, else the DDP step's (``baseline`` says which);
+``speedup_ddp`` is always against DDP's one-rank step, which carries DDP's own overhead
+and so flatters N > 1. A run without a one-device run of the same configuration gets
+no speedup (it is never compared with another configuration) and a flag saying so. An
+efficiency that cannot be true (super-linear, see ``gpuscale.plausibility``) flags the
+row. The **break-even model size** at N is where the speedup crosses 1: log-linear
+interpolation in parameters between the largest model slower than one device and the
+next larger model that is not, over unflagged rows.
 """
 
 from __future__ import annotations
@@ -16,24 +23,39 @@ import math
 import numpy as np
 import pandas as pd
 
+from gpuscale.bench.results import one_device
 from gpuscale.plausibility import superlinear_flag
 from gpuscale.tables import BenchStatus
 
+NO_BASELINE = "no N = 1 run of the same configuration (threads, batch, precision...): no speedup"
+
 
 def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
-    """The ``ok`` rows of a bench table with ``speedup`` and ``efficiency`` columns
-    (NaN where the group has no one-device run), flags updated, sorted by model size
-    and device count."""
+    """The ``ok`` rows of a bench table with ``speedup`` and ``efficiency`` (against the
+    plain one-device step where measured), ``speedup_ddp`` and ``baseline`` columns
+    (NaN where the group has no one-device run), flags updated, sorted by model size and
+    device count."""
     ok = table[table["status"] == BenchStatus.OK].copy()
     if ok.empty:
-        return ok.assign(speedup=pd.Series(dtype=float), efficiency=pd.Series(dtype=float))
-    single = ok[ok["accelerators"] == 1].drop_duplicates("config_group", keep="last")
-    base = ok["config_group"].map(single.set_index("config_group")["samples_per_s"])
+        return ok.assign(
+            speedup=pd.Series(dtype=float),
+            efficiency=pd.Series(dtype=float),
+            speedup_ddp=pd.Series(dtype=float),
+            baseline=pd.Series(dtype=str),
+        )
+    samples = ok["batch_per_device"].astype(float) * ok["accum"].astype(float)
+    ok["plain_samples_per_s"] = samples / (ok["plain_step_ms_mean"].astype(float) / 1e3)
+    ddp = one_device(ok, "samples_per_s")
+    plain = one_device(ok, "plain_samples_per_s")
+    ok = ok.drop(columns="plain_samples_per_s")
+    base = plain.where(plain > 0, ddp)
     ok["speedup"] = ok["samples_per_s"] / base
     ok["efficiency"] = ok["speedup"] / ok["accelerators"]
+    ok["speedup_ddp"] = ok["samples_per_s"] / ddp
+    ok["baseline"] = np.where(plain > 0, "plain N = 1 step", np.where(ddp > 0, "DDP N = 1", ""))
     extra = [
-        superlinear_flag(e, int(n))
-        for e, n in zip(ok["efficiency"], ok["accelerators"], strict=True)
+        superlinear_flag(e, int(n)) if pd.notna(b) else NO_BASELINE
+        for e, n, b in zip(ok["efficiency"], ok["accelerators"], base, strict=True)
     ]
     ok["flags"] = ["; ".join(filter(None, [f, x])) for f, x in zip(ok["flags"], extra, strict=True)]
     ok["flagged"] = ok["flags"].str.len() > 0

@@ -33,10 +33,11 @@ HELP: dict[str, str] = {
     "bucket_mb": "DDP bucket size in MiB (DDP's bucket_cap_mb; its first bucket is 1 MiB).",
     "grad_comm": "Gradient communication dtype under DDP: fp32, or bf16 (compression hook).",
     "threads": "CPU threads per process, the same at every world size "
-    "(0: cores / the largest local world size of the sweep).",
+    "(0: the host's cores / the most ranks the sweep puts on this host, every node on it).",
     "backend": "auto, nccl (GPUs) or gloo (CPU).",
     "timeout_s": "Seconds a model may run before it is stopped and recorded as timeout.",
     "nvml": "Sample GPU power and utilisation through NVML.",
+    "repeat": "Run each configuration this many times and keep the median (spread recorded).",
 }
 
 
@@ -59,6 +60,7 @@ class BenchConfig:
     backend: str = "auto"
     timeout_s: float = 600.0
     nvml: bool = True
+    repeat: int = 1
 
     def __post_init__(self) -> None:
         checks = {
@@ -70,6 +72,7 @@ class BenchConfig:
             "bucket_mb": self.bucket_mb > 0,
             "threads": self.threads >= 0,
             "timeout_s": self.timeout_s > 0,
+            "repeat": self.repeat >= 1,
         }
         bad = [name for name, ok in checks.items() if not ok]
         if bad:
@@ -114,13 +117,16 @@ class BenchConfig:
             return micro
         return self.batch or (32 if device == "cuda" else 8)
 
-    def resolved_threads(self, largest_local_world: int) -> int:
-        """Threads per process: as given, else the cores shared by the largest number of
-        processes this sweep puts on one node, so that every world size computes with
-        the same threads per rank (like with like)."""
+    def resolved_threads(self, largest_local_world: int, nodes_on_host: int = 1) -> int:
+        """Threads per process: as given, else the host's cores shared by the most
+        processes this sweep puts on the host (the largest per-node world size times the
+        nodes running on this host), so that every world size computes with the same
+        threads per rank (like with like) and two "nodes" on one host do not
+        oversubscribe it."""
         if self.threads:
             return self.threads
-        return max(1, (os.cpu_count() or 1) // max(1, largest_local_world))
+        ranks = max(1, largest_local_world) * max(1, nodes_on_host)
+        return max(1, (os.cpu_count() or 1) // ranks)
 
     def resolved_backend(self, device: str) -> str:
         return "nccl" if device == "cuda" and self.backend in ("auto", "nccl") else "gloo"
@@ -137,6 +143,37 @@ _KEY_FIELDS = (
     "grad_comm",
     "steps",
 )
+
+
+def resolved_config(
+    config: BenchConfig,
+    *,
+    model: str,
+    family: str,
+    params: int | None,
+    accelerators: int,
+    nnodes: int,
+    device: str,
+    threads: int,
+    backend: str | None = None,
+) -> dict[str, Any]:
+    """The ``config`` of a results row: every field the value the run used (threads,
+    per-device and global batch, backend resolved), never an option's placeholder."""
+    batch = config.per_device_batch(accelerators, device)
+    return {
+        **asdict(config),
+        "model": model,
+        "family": family,
+        "params": params,
+        "accelerators": accelerators,
+        "nnodes": nnodes,
+        "backend": backend or config.resolved_backend(device),
+        "device": device,
+        "batch": batch,
+        "batch_per_device": batch,
+        "global_batch": batch * accelerators * config.accum,
+        "threads": threads if device == "cpu" else 0,
+    }
 
 
 def run_key(
@@ -161,9 +198,20 @@ def run_key(
         "threads": threads if device == "cpu" else 0,
         **{name: getattr(config, name) for name in _KEY_FIELDS},
     }
+    if config.repeat > 1:  # a median of several runs is another measurement
+        parts["repeat"] = config.repeat
     return "|".join(f"{k}={v}" for k, v in parts.items())
 
 
 def model_of_key(key: str) -> str:
     """The model a key names (its first field)."""
     return key.split("|", 1)[0].split("=", 1)[1]
+
+
+def fields_of_key(key: str) -> dict[str, str]:
+    """The fields a key names, as text (``model`` may itself hold ``=`` or ``:``)."""
+    out = {}
+    for part in key.split("|"):
+        name, _, value = part.partition("=")
+        out[name] = value
+    return out

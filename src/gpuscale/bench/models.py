@@ -84,17 +84,17 @@ class ModelSpec:
         return _TransformerLM(self)
 
     def make_batch(self, size: int, device: Any) -> Batch:
-        """A synthetic (inputs, targets) batch created on ``device``."""
-        generator = torch.Generator(device="cpu").manual_seed(0)
+        """A synthetic (inputs, targets) batch created on ``device``, drawn from torch's
+        default generator (the worker seeds it per rank: each rank its own samples)."""
         if self.family == "mlp":
-            x = torch.randn(size, self.inputs, generator=generator)
-            y = torch.randint(0, 10, (size,), generator=generator)
+            x = torch.randn(size, self.inputs)
+            y = torch.randint(0, 10, (size,))
         elif self.family == "cnn":
-            x = torch.randn(size, 3, 32, 32, generator=generator)
-            y = torch.randint(0, 10, (size,), generator=generator)
+            x = torch.randn(size, 3, 32, 32)
+            y = torch.randint(0, 10, (size,))
         else:
-            x = torch.randint(0, self.vocab, (size, self.seq_len), generator=generator)
-            y = torch.randint(0, self.vocab, (size, self.seq_len), generator=generator)
+            x = torch.randint(0, self.vocab, (size, self.seq_len))
+            y = torch.randint(0, self.vocab, (size, self.seq_len))
         return x.to(device), y.to(device)
 
     def bench_model(self) -> BenchModel:
@@ -184,9 +184,8 @@ def _from_factory(made: Any, name: str) -> BenchModel:
 
 def _images(classes: int, size: tuple[int, int, int]) -> MakeBatch:
     def make(batch: int, device: Any) -> Batch:
-        generator = torch.Generator(device="cpu").manual_seed(0)
-        x = torch.randn(batch, *size, generator=generator)
-        y = torch.randint(0, classes, (batch,), generator=generator)
+        x = torch.randn(batch, *size)  # torch's default generator, seeded per rank
+        y = torch.randint(0, classes, (batch,))
         return x.to(device), y.to(device)
 
     return make
@@ -216,9 +215,15 @@ def load_model(name: str) -> BenchModel:
         factory = getattr(importlib.import_module(source), attr)
     except ImportError as exc:
         raise ModelError(f"cannot import {source!r} for {name!r}: {exc}") from None
-    except (AttributeError, ValueError, KeyError) as exc:
+    except AttributeError as exc:
         raise ModelError(f"cannot build {name!r}: {exc}") from None
-    return _from_factory(factory(), name)
+    except Exception as exc:  # the user's module or the package failed while loading
+        raise ModelError(f"cannot build {name!r}: {type(exc).__name__}: {exc}") from None
+    try:
+        made = factory()
+    except Exception as exc:  # the user's factory raised: its cause, not a traceback
+        raise ModelError(f"{name} raised {type(exc).__name__}: {exc}") from None
+    return _from_factory(made, name)
 
 
 def parameter_count(name: str) -> int:
@@ -242,7 +247,20 @@ def select_models(
     names: list[str] | None = None, max_params: str | None = None, min_params: str | None = None
 ) -> list[tuple[str, int]]:
     """(name, parameters) of the models asked for (default: the ladder), smallest first,
-    within ``min_params``..``max_params`` (sizes like ``2M``)."""
+    within ``min_params``..``max_params`` (sizes like ``2M``); :class:`ModelError` for the
+    first one that cannot be built (see :func:`sort_models` to keep going)."""
+    chosen, broken = sort_models(names, max_params, min_params)
+    if broken:
+        raise ModelError(broken[0][1])
+    return chosen
+
+
+def sort_models(
+    names: list[str] | None = None, max_params: str | None = None, min_params: str | None = None
+) -> tuple[list[tuple[str, int]], list[tuple[str, str]]]:
+    """Like :func:`select_models`, but a model that cannot be built (import error, its
+    factory raised, a wrong return type) is returned in the second list as (name, why)
+    and the others are kept. An unknown ladder name is still a :class:`ModelError`."""
     chosen = names or list(BY_NAME)
     for n in chosen:
         if n not in BY_NAME and ":" not in n:
@@ -252,5 +270,12 @@ def select_models(
             )
     low = parse_size(min_params) if min_params else None
     high = parse_size(max_params) if max_params else None
-    sized = sorted(((n, parameter_count(n)) for n in chosen), key=lambda pair: pair[1])
-    return [(n, p) for n, p in sized if (high is None or p <= high) and (low is None or p >= low)]
+    sized, broken = [], []
+    for n in dict.fromkeys(chosen):  # each once, in the order given
+        try:
+            sized.append((n, parameter_count(n)))
+        except ModelError as exc:
+            broken.append((n, str(exc)))
+    sized.sort(key=lambda pair: pair[1])
+    kept = [(n, p) for n, p in sized if (high is None or p <= high) and (low is None or p >= low)]
+    return kept, broken

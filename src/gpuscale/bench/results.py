@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuscale.bench.config import fields_of_key
 from gpuscale.plausibility import run_flags
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus
 
@@ -140,14 +141,15 @@ def _upgraded(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def done_keys(path: Path) -> set[str]:
-    """Keys already in the file (``--resume`` skips them, failures included)."""
+    """Keys of the runs already measured in the file (``ok`` rows): ``--resume`` skips
+    them; a failure is tried again."""
     if not path.exists():
         return set()
     try:
         records, _ = read_results(path)
     except ResultsError:
         return set()
-    return {r["key"] for r in records}
+    return {r["key"] for r in records if r.get("status") == BenchStatus.OK}
 
 
 def _number(value: Any) -> float:
@@ -156,8 +158,24 @@ def _number(value: Any) -> float:
     )
 
 
+# What the key says the run used: it wins over the row's config (rows written before
+# the config recorded resolved values said ``threads`` 0 and the option's global batch).
+_KEY_NUMBERS = ("threads", "batch_per_device", "global_batch")
+
+
+def _config(r: dict[str, Any]) -> dict[str, Any]:
+    config = dict(r["config"])
+    named = fields_of_key(r["key"])
+    for name in _KEY_NUMBERS:
+        if named.get(name, "").isdigit():
+            config[name] = int(named[name])
+    if named.get("backend") in ("gloo", "nccl"):
+        config["backend"] = named["backend"]
+    return config
+
+
 def _row(r: dict[str, Any]) -> dict[str, Any]:
-    config, timing = r["config"], r.get("timing") or {}
+    config, timing = _config(r), r.get("timing") or {}
     nvml, flops = r.get("nvml") or {}, r.get("flops") or {}
     noise, host = r.get("noise") or {}, r.get("host") or {}
     flags = list(r.get("flags") or [])
@@ -169,6 +187,7 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
     row.update(
         source="bench",
         key=r["key"],
+        sweep_id=r.get("sweep_id"),
         status=r.get("status"),
         device_name=(r.get("environment") or {}).get("device_name", config.get("device")),
         buckets=len(buckets) or None,
@@ -183,6 +202,7 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
         peak_memory_bytes=(r.get("memory") or {}).get("peak_bytes"),
         gpu_util_pct_mean=_number(nvml.get("gpu_util_pct_mean")),
         power_w_mean=_number(nvml.get("power_w_mean")),
+        power_w_total=_number(nvml.get("power_w_total")),
         energy_j_per_step=_number(nvml.get("energy_j_per_step")),
         other_load_share=_number(host.get("other_load_share")),
         steal_share=_number(host.get("steal_share")),
@@ -206,6 +226,24 @@ def _flag(frame: Any, rows: Any, reason: str) -> None:
     )
 
 
+def one_device(frame: Any, column: str) -> Any:
+    """Per row, ``column`` of the N = 1 ``ok`` run it is read against: of the same
+    configuration group and the same sweep (measured in the same ``gpuscale bench``
+    call), else the group's latest. A re-run into the same file is thus compared with
+    itself, never with another sweep's one-device run on a differently loaded host."""
+    import pandas as pd
+
+    single = frame[(frame["status"] == BenchStatus.OK) & (frame["accelerators"] == 1)]
+    latest = single.drop_duplicates("config_group", keep="last").set_index("config_group")
+    fallback = frame["config_group"].map(latest[column])
+    same = single.dropna(subset=["sweep_id"]).drop_duplicates(
+        ["config_group", "sweep_id"], keep="last"
+    )
+    paired = pd.MultiIndex.from_frame(frame[["config_group", "sweep_id"]])
+    found = same.set_index(["config_group", "sweep_id"])[column].reindex(paired)
+    return pd.Series(found.to_numpy(), index=frame.index).fillna(fallback)
+
+
 def bench_table(records: list[dict[str, Any]]) -> Any:
     """One row per record (columns: ``gpuscale.tables.BENCH_COLUMNS``).
 
@@ -223,9 +261,12 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     frame["config_group"] = [
         "|".join(map(str, row)) for row in frame[list(BENCH_GROUP_COLUMNS)].itertuples(index=False)
     ]
+    # like with like: the batch that stays fixed across N (per device when weak scaling,
+    # global when strong) is part of the configuration
+    fixed = frame["global_batch"].where(frame["scaling"] == "strong", frame["batch_per_device"])
+    frame["config_group"] += "|batch=" + fixed.astype(str)
     ok = frame["status"] == BenchStatus.OK
-    single = frame[ok & (frame["accelerators"] == 1)].drop_duplicates("config_group", keep="last")
-    ddp = frame["config_group"].map(single.set_index("config_group")["sync_overhead_ms"])
+    ddp = one_device(frame, "sync_overhead_ms")
     multi = frame["accelerators"] > 1
     frame["ddp_overhead_ms"] = ddp.where(multi, frame["sync_overhead_ms"]).clip(lower=0)
     exposed = (frame["sync_overhead_ms"] - frame["ddp_overhead_ms"].fillna(0)).clip(lower=0)
@@ -248,3 +289,23 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     frame["comm_fraction"] = frame["exposed_comm_ms"] / frame["step_ms_mean"]
     frame["flagged"] = frame["flags"].astype(str).str.len() > 0
     return frame[list(BENCH_COLUMNS)]
+
+
+def flag_summary(table: Any) -> list[tuple[str, int, str]]:
+    """Why the ``ok`` runs of a bench table are flagged: (kind, runs, an example reason)
+    per kind of flag (the text before a reason's first colon), most frequent first."""
+    counts: dict[str, list[Any]] = {}
+    ok = table[(table["status"] == BenchStatus.OK) & table["flagged"].fillna(False).astype(bool)]
+    for flags in ok["flags"]:
+        kinds = {}
+        reasons: list[str] = []
+        for part in filter(None, (f.strip() for f in str(flags).split("; "))):
+            if reasons and part.startswith("run "):  # a reason's own advice, after "; "
+                reasons[-1] += f"; {part}"
+            else:
+                reasons.append(part)
+        for reason in reasons:
+            kinds.setdefault(reason.split(":", 1)[0], reason)
+        for kind, reason in kinds.items():
+            counts.setdefault(kind, [0, reason])[0] += 1
+    return sorted(((k, n, r) for k, (n, r) in counts.items()), key=lambda x: -x[1])

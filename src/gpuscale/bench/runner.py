@@ -24,12 +24,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gpuscale.bench.config import BenchConfig, model_of_key, run_key
+from gpuscale.bench.config import BenchConfig, model_of_key, resolved_config, run_key
 from gpuscale.bench.results import append_result, check_writable, done_keys, read_results
 from gpuscale.formatting import number
 from gpuscale.tables import BenchStatus
@@ -63,9 +64,11 @@ class SweepConfig:
 
 @dataclass
 class SweepReport:
-    """What happened: rows appended, configurations skipped by --resume, failures."""
+    """What happened on this node: rows it appended (``measured`` of them ``ok`` runs;
+    0 on a node that is not the writer), configurations skipped by --resume, failures."""
 
     appended: int = 0
+    measured: int = 0
     skipped: int = 0
     failures: list[str] = field(default_factory=list)
     interrupted: bool = False
@@ -118,14 +121,21 @@ def torchrun_command(
     ]
 
 
-def _started(progress: Path) -> list[str]:
+def _events(progress: Path) -> list[tuple[str, str, str]]:
+    """(event, key, extra) lines the worker wrote for this node: ``started`` (extra: the
+    row's config as JSON), ``skipped`` (``--resume``) and ``wrote`` (the writer only)."""
     if not progress.exists():
         return []
-    return [
-        line.split("\t", 1)[1]
-        for line in progress.read_text().splitlines()
-        if line.startswith("started\t")
-    ]
+    out = []
+    for line in progress.read_text().splitlines():
+        event, _, rest = line.partition("\t")
+        key, _, extra = rest.partition("\t")
+        out.append((event, key, extra))
+    return out
+
+
+def _started(progress: Path) -> list[str]:
+    return [key for event, key, _ in _events(progress) if event == "started"]
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -204,76 +214,109 @@ def _failure_row(key: str, config: dict[str, object], status: str, error: str) -
     }
 
 
-def run_sweep(
-    cfg: SweepConfig, sizes: dict[str, int], *, on_event: Progress | None = None
-) -> SweepReport:
-    """Run every (model, world size) not yet in ``cfg.out`` (when resuming).
+def record_broken(cfg: SweepConfig, broken: dict[str, str]) -> list[str]:
+    """One ``error`` row per model that could not even be built (its cause), keyed at the
+    sweep's smallest world size (``--resume`` tries it again); node 0 writes them."""
+    from gpuscale.bench.models import family_of  # torch: only with a model to name
 
-    ``sizes`` maps each model to its parameter count. ``on_event`` gets one line per
-    event (started, done, failed), for a progress display. Raises ``ResultsError`` when
-    the results file cannot be written, before anything runs.
+    device = device_kind(cfg.bench.backend)
+    threads = cfg.bench.resolved_threads(max(cfg.nproc)) if device == "cpu" else 0
+    world = min(cfg.nproc) * cfg.nnodes
+    lines = []
+    for name, why in broken.items():
+        config = resolved_config(
+            cfg.bench,
+            model=name,
+            family=family_of(name),
+            params=None,
+            accelerators=world,
+            nnodes=cfg.nnodes,
+            device=device,
+            threads=threads,
+        )
+        key = run_key(
+            cfg.bench,
+            model=name,
+            accelerators=world,
+            nnodes=cfg.nnodes,
+            device=device,
+            threads=threads,
+        )
+        if cfg.node_rank == 0:
+            append_result(cfg.out, _failure_row(key, config, BenchStatus.ERROR, why))
+        lines.append(f"{name}: error: {why}")
+    return lines
+
+
+def run_sweep(
+    cfg: SweepConfig,
+    sizes: dict[str, int],
+    *,
+    on_event: Progress | None = None,
+    broken: dict[str, str] | None = None,
+) -> SweepReport:
+    """Run every (model, world size): all of them, or with ``cfg.resume`` those not yet
+    measured (an ``ok`` row with the same key, i.e. the same configuration) in ``cfg.out``.
+
+    ``sizes`` maps each model to its parameter count; ``broken`` maps models that could
+    not be built to why (recorded once as ``error`` rows, the others run). ``on_event``
+    gets one line per event (started, done, failed), for a progress display. Raises
+    ``ResultsError`` when the results file cannot be written, before anything runs.
     """
     check_writable(cfg.out)
     report = SweepReport()
-    device = device_kind(cfg.bench.backend)
-    threads = cfg.bench.resolved_threads(max(cfg.nproc)) if device == "cpu" else 0
     notify = on_event or (lambda _msg: None)
-    already = done_keys(cfg.out) if cfg.resume else set()
+    for line in record_broken(cfg, broken or {}):
+        report.failures.append(line)
+        report.appended += cfg.node_rank == 0
+        notify(f"failed {line}")
+    skip = done_keys(cfg.out) if cfg.resume else set()
+    sweep_id = uuid.uuid4().hex[:12]
     for per_node in cfg.nproc:
         world = per_node * cfg.nnodes
-        keys = {
-            m: run_key(
-                cfg.bench,
-                model=m,
-                accelerators=world,
-                nnodes=cfg.nnodes,
-                device=device,
-                threads=threads,
-            )
-            for m in cfg.models
-        }
-        todo = [m for m in cfg.models if keys[m] not in already]
-        report.skipped += len(cfg.models) - len(todo)
+        todo = list(cfg.models)
         while todo:
-            before = done_keys(cfg.out)
             with tempfile.TemporaryDirectory() as tmp:
                 folder = Path(tmp)
-                status, started = _launch(cfg, per_node, todo, folder, threads, notify)
+                status = _launch(cfg, per_node, todo, folder, skip, notify, sweep_id)
                 tail = _tail(folder / "log")
-                after = done_keys(cfg.out)
-                new = after - before
-                report.appended += len(new)
-                for record in read_results(cfg.out)[0] if new else []:
-                    if record["key"] in new:
-                        notify(_done_line(record))
-                if status == "interrupted":
-                    report.interrupted = True
-                    return report
-                finished = {m for m in todo if keys[m] in after}
-                if status == "ok" and not set(todo) - finished:
-                    break
-                # Only a model that started and left no row failed; the rest never ran.
-                failed = next((model_of_key(k) for k in reversed(started) if k not in after), None)
-                if failed is None:
-                    report.failures.append(f"launch on {world} failed before any model started")
-                    notify(f"launch on {world} failed: {cause(folder, tail, status)[1]}")
-                    break
+                events = _events(folder / "progress")
                 row_status, message = cause(folder, tail, status)
+            wrote = [k for e, k, _ in events if e == "wrote"]
+            skipped = [k for e, k, _ in events if e == "skipped"]
+            started = {k: extra for e, k, extra in events if e == "started"}
+            report.appended += len(wrote)
+            report.measured += len(wrote)
+            report.skipped += len(skipped)
+            if wrote:
+                latest = {r["key"]: r for r in read_results(cfg.out)[0]}
+                for key in wrote:
+                    if key in latest:
+                        notify(_done_line(latest[key]))
+            if status == "interrupted":
+                report.interrupted = True
+                return report
+            # a node that did not write learns what finished from the next start
+            order = list(started)
+            done = {model_of_key(k) for k in (*skipped, *wrote)}
+            done |= {model_of_key(k) for k in order[:-1]}
+            if status == "ok":
+                break
+            # Only a model that started and did not finish failed; the rest never ran.
+            failed = next((k for k in reversed(order) if model_of_key(k) not in done), None)
+            if failed is None:
+                report.failures.append(f"launch on {world} failed before any model started")
+                notify(f"launch on {world} failed: {message}")
+                break
+            model = model_of_key(failed)
             if cfg.node_rank == 0:
-                config = {
-                    "model": failed,
-                    "params": sizes.get(failed),
-                    "accelerators": world,
-                    "nnodes": cfg.nnodes,
-                    "device": device,
-                    "threads": threads,
-                    **json.loads(cfg.bench.to_json()),
-                }
-                append_result(cfg.out, _failure_row(keys[failed], config, row_status, message))
+                config = json.loads(started[failed]) if started[failed] else {"model": model}
+                row = _failure_row(failed, config, row_status, message)
+                append_result(cfg.out, {**row, "sweep_id": sweep_id})
                 report.appended += 1
-            report.failures.append(f"{failed} on {world}: {row_status}: {message}")
-            notify(f"failed {failed} x{world}: {row_status}: {message}")
-            todo = [m for m in todo if m not in finished and m != failed]
+            report.failures.append(f"{model} on {world}: {row_status}: {message}")
+            notify(f"failed {model} x{world}: {row_status}: {message}")
+            todo = [m for m in todo if m not in done and m != model]
     return report
 
 
@@ -295,12 +338,15 @@ def _launch(
     per_node: int,
     models: list[str],
     folder: Path,
-    threads: int,
+    skip: set[str],
     notify: Progress,
-) -> tuple[str, list[str]]:
-    """Run one torchrun launch; return (status, keys started on this node)."""
+    sweep_id: str = "",
+) -> str:
+    """Run one torchrun launch; return its status (``ok``, ``exit N``, ``timeout``,
+    ``interrupted``); the worker notes its events in ``folder / "progress"``."""
     progress, log = folder / "progress", folder / "log"
     world = per_node * cfg.nnodes
+    largest = max(cfg.nproc)
     command = [
         *torchrun_command(
             per_node,
@@ -311,12 +357,13 @@ def _launch(
             rdzv_id=f"gpuscale-{world}-{len(models)}",
         ),
         *("--models", ",".join(models), "--jsonl", str(cfg.out)),
-        *("--config", cfg.bench.to_json(), "--threads", str(threads)),
-        *("--progress", str(progress), "--skip-keys", ";".join(sorted(done_keys(cfg.out)))),
+        *("--config", cfg.bench.to_json(), "--threads", str(cfg.bench.threads)),
+        *("--largest-local", str(largest), "--sweep-id", sweep_id),
+        *("--progress", str(progress), "--skip-keys", ";".join(sorted(skip))),
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    if threads:  # CPU runs: the same threads per rank at every world size
-        env["OMP_NUM_THREADS"] = str(threads)
+    if device_kind(cfg.bench.backend) == "cpu":  # the worker sets its own once it knows
+        env["OMP_NUM_THREADS"] = str(cfg.bench.resolved_threads(largest))  # the whole host
     with log.open("wb") as sink:
         proc = subprocess.Popen(
             command, stdout=sink, stderr=subprocess.STDOUT, env=env, start_new_session=True
@@ -331,12 +378,13 @@ def _launch(
                         notify(f"started {model_of_key(key)} x{world}")
                     seen, since = started, time.monotonic()
                 # Before the first model starts, allow a minute for torchrun to come up.
-                if time.monotonic() - since > cfg.bench.timeout_s + (0 if seen else 60):
+                if time.monotonic() - since > cfg.bench.timeout_s * cfg.bench.repeat + (
+                    0 if seen else 60
+                ):
                     _kill(proc)
-                    return "timeout", _started(progress)
+                    return "timeout"
                 time.sleep(0.2)
         except KeyboardInterrupt:
             _kill(proc)
-            return "interrupted", _started(progress)
-    status = "ok" if proc.returncode == 0 else f"exit {proc.returncode}"
-    return status, _started(progress)
+            return "interrupted"
+    return "ok" if proc.returncode == 0 else f"exit {proc.returncode}"

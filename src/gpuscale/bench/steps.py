@@ -152,9 +152,11 @@ class Job:
                 yield
             finally:
                 self.wrapped.set_requires_gradient_sync(True)
-        else:
+        elif hasattr(self.wrapped, "no_sync"):
             with self.wrapped.no_sync():
                 yield
+        else:  # the bare module: nothing to synchronise
+            yield
 
 
 def one_step(job: Job, sync: bool, mark: Mark) -> tuple[list[Any], Any, Any]:
@@ -202,22 +204,35 @@ class Timings:
     comm_ms: list[float] = field(default_factory=list)
 
 
-def timed_steps(job: Job, *, steps: int, warmup: int, on_start: Callable[[], None]) -> Timings:
+def timed_steps(
+    job: Job,
+    *,
+    steps: int,
+    warmup: int,
+    on_start: Callable[[], None],
+    plain: Job | None = None,
+) -> Timings:
     """Warm-up, then ``steps`` synchronised and ``steps`` no-sync steps interleaved (the
-    order alternating) so both kinds see the same machine state. ``on_start`` runs when
-    the timed phase begins (after the barrier)."""
+    order alternating) so both kinds see the same machine state; with ``plain`` (the
+    bare module, N = 1) a third kind ``plain`` in the same rotation. ``on_start`` runs
+    when the timed phase begins (after the barrier)."""
     mark, elapsed = clock(job.device)
     out = Timings()
+    runs: list[tuple[str, Job, bool]] = [("synced", job, True), ("nosync", job, False)]
+    if plain is not None:
+        out.kinds["plain"] = {"forward": [], "backward": [], "optimizer": [], "step": []}
+        runs.append(("plain", plain, True))
     for i in range(warmup + steps):
         if i == warmup:
             dist.barrier()  # the timed phase starts together on every rank
             on_start()
-        for sync in (True, False) if i % 2 == 0 else (False, True):
-            marks, begin, end = one_step(job, sync, mark)
-            comm = job.comm.take()[0] if job.comm is not None and sync else None
+        shift = i % len(runs)
+        for name, this, sync in runs[shift:] + runs[:shift]:
+            marks, begin, end = one_step(this, sync, mark)
+            comm = this.comm.take()[0] if this.comm is not None and sync else None
             if i < warmup:
                 continue
-            kind = out.kinds["synced" if sync else "nosync"]
+            kind = out.kinds[name]
             kind["forward"].append(sum(elapsed(a, b) for a, b, _ in marks))
             kind["backward"].append(sum(elapsed(b, c) for _, b, c in marks))
             kind["optimizer"].append(elapsed(marks[-1][2], end))
@@ -227,9 +242,10 @@ def timed_steps(job: Job, *, steps: int, warmup: int, on_start: Callable[[], Non
     return out
 
 
-def gradient_norms(job: Job, steps: int) -> tuple[list[float], list[float]]:
-    """Squared gradient norms over ``steps`` extra synchronised steps (untimed): this
-    rank's (its micro-batches) and the all-reduced global gradient's."""
+def gradient_norms(job: Job, steps: int, batch_size: int) -> tuple[list[float], list[float]]:
+    """Squared gradient norms over ``steps`` extra synchronised steps (untimed), each on a
+    fresh batch of ``batch_size`` drawn by the model's ``make_batch`` (from this rank's
+    seed): this rank's gradient (its micro-batches) and the all-reduced global one."""
     if job.comm is None:
         return [], []
     mark, _ = clock(job.device)
@@ -237,6 +253,7 @@ def gradient_norms(job: Job, steps: int) -> tuple[list[float], list[float]]:
     local, glob = [], []
     try:
         for _ in range(steps):
+            job.batch = job.bench.make_batch(batch_size, job.device)
             one_step(job, True, mark)
             _, small, big = job.comm.take()
             local.append(small)

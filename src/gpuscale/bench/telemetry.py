@@ -189,7 +189,8 @@ class CpuMeter:
             joules += ((end - start) % wrap if wrap > 0 else end - start) / 1e6
         return {
             "gpu_util_pct_mean": None,
-            "power_w_mean": joules / seconds / self.ranks_on_host,
+            "power_w_mean": joules / seconds / self.ranks_on_host,  # one rank's share
+            "ranks_on_host": self.ranks_on_host,
             "energy_j": joules,
             "power_source": "RAPL package energy",
         }

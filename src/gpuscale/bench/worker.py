@@ -25,6 +25,7 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -32,8 +33,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from gpuscale.bench.config import BenchConfig, run_key
-from gpuscale.bench.models import family_of, load_model
+from gpuscale.bench.config import BenchConfig, resolved_config, run_key
+from gpuscale.bench.models import family_of, load_model, parameter_count
 from gpuscale.bench.peaks import mfu, peak_for
 from gpuscale.bench.results import SCHEMA, StepStats, append_result
 from gpuscale.bench.steps import CommMeter, Job, count_flops, ddp, gradient_norms, timed_steps
@@ -95,14 +96,39 @@ def _slowest(per_rank: list[list[float]]) -> list[float]:
     return [max(step) for step in zip(*per_rank, strict=True)]
 
 
-def run_model(name: str, cfg: BenchConfig, device: torch.device) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Host:
+    """Where this rank runs: the ranks of the whole job on its host (every node there),
+    whether it is the host's first rank (which reads the host-wide RAPL counter), and
+    the nodes (launchers) on the host."""
+
+    ranks_on_host: int = 1
+    first_on_host: bool = True
+    nodes_on_host: int = 1
+
+    @staticmethod
+    def find() -> Host:
+        """From every rank's host name (one all-gather after the process group is up)."""
+        names = _gather(os.uname().nodename)
+        mine = names[dist.get_rank()]
+        ranks = sum(n == mine for n in names)
+        local = max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+        return Host(ranks, names.index(mine) == dist.get_rank(), max(1, ranks // local))
+
+
+def run_model(
+    name: str, cfg: BenchConfig, device: torch.device, host: Host | None = None
+) -> dict[str, Any]:
     """Measure one model at this world size; the record's measured fields (every rank
-    returns the same)."""
+    returns the same). Every rank builds the same model (seed 0) and then draws its own
+    data (seed 1 + rank): ranks see different samples, as in data-parallel training."""
+    host = host or Host()
     world = dist.get_world_size()
     micro = cfg.per_device_batch(world, device.type)
     torch.manual_seed(0)
     bench = load_model(name)
     bench.module.to(device)
+    torch.manual_seed(1 + dist.get_rank())
     batch = bench.make_batch(micro, device)
     flops, uncounted_ops = count_flops(bench, batch, micro)
     wrapped, comm = _wrap(bench.module, cfg, device, world)
@@ -124,8 +150,10 @@ def run_model(name: str, cfg: BenchConfig, device: torch.device) -> dict[str, An
     meter: Any = None
     if device.type == "cuda" and cfg.nvml:
         meter = open_gpu_meter(device)
-    elif device.type == "cpu" and int(os.environ.get("LOCAL_RANK", "0")) == 0:
-        meter = open_cpu_meter(int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    elif device.type == "cpu" and host.first_on_host:  # one package meter per host
+        meter = open_cpu_meter(host.ranks_on_host)
+    # N = 1: also time the bare module (no DDP wrapper): what a user pays on one device
+    plain = replace(job, wrapped=bench.module, comm=None) if world == 1 else None
     samples: dict[str, Any] = {}
 
     def on_start() -> None:
@@ -134,12 +162,14 @@ def run_model(name: str, cfg: BenchConfig, device: torch.device) -> dict[str, An
             meter.__enter__()
 
     try:
-        timings = timed_steps(job, steps=cfg.steps, warmup=cfg.warmup, on_start=on_start)
+        timings = timed_steps(
+            job, steps=cfg.steps, warmup=cfg.warmup, on_start=on_start, plain=plain
+        )
     finally:
         if meter is not None and "host_start" in samples:
             meter.__exit__(None, None, None)
     host_end = HostSample.now()
-    local_sq, global_sq = gradient_norms(job, cfg.steps)
+    local_sq, global_sq = gradient_norms(job, cfg.steps, micro)
     grad_bytes = sum(p.numel() * p.element_size() for p in bench.module.parameters())
     peak = (
         torch.cuda.max_memory_allocated(device)
@@ -179,6 +209,8 @@ def _measured(
     nosync = [g["kinds"]["nosync"] for g in gathered]
     step = StepStats.from_values(_slowest([k["step"] for k in synced]))
     plain = StepStats.from_values(_slowest([k["step"] for k in nosync]))
+    bare = [g["kinds"]["plain"]["step"] for g in gathered if g["kinds"].get("plain")]
+    bare_step = StepStats.from_values(_slowest(bare)) if bare and bare[0] else None
     samples_per_s = micro * cfg.accum * world / (step.mean / 1e3)
     comm_steps = [g["comm_ms"] for g in gathered if g["comm_ms"]]
     comm_ms = StepStats.from_values(_slowest(comm_steps)).mean if comm_steps and comm else None
@@ -200,6 +232,9 @@ def _measured(
             "optimizer_ms": _phase(nosync, "optimizer"),
             "sync_overhead_ms": step.mean - plain.mean,
             "comm_ms": comm_ms,
+            # N = 1 only: the bare module's step, no DDP wrapper (what one device costs)
+            "plain_step_ms_mean": bare_step.mean if bare_step else None,
+            "plain_step_ms_p50": bare_step.p50 if bare_step else None,
         },
         "comm": {"bucket_bytes": comm.bucket_bytes if comm else []},
         "flops": {
@@ -227,9 +262,10 @@ def _measured(
         "nvml": (
             {
                 "gpu_util_pct_mean": _mean([m["gpu_util_pct_mean"] for m in meters]),
-                "power_w_mean": _mean([m["power_w_mean"] for m in meters]),
-                # per-device power x devices: CPU meters report one host's share per rank
-                "power_w_total": (_mean([m["power_w_mean"] for m in meters]) or 0.0) * world,
+                # measured at this N: every device's power (GPU), every host's package
+                # power once (CPU: its first rank's meter); per device: the total / N
+                "power_w_mean": _power_total(meters) / world,
+                "power_w_total": _power_total(meters),
                 "energy_j_per_step": sum(m["energy_j"] or 0.0 for m in meters) / steps_timed,
                 "power_source": meters[0].get("power_source"),
             }
@@ -244,6 +280,12 @@ def _phase(kinds: list[dict[str, list[float]]], name: str) -> float:
     return StepStats.from_values(_slowest([k[name] for k in kinds])).mean
 
 
+def _power_total(meters: list[dict[str, Any]]) -> float:
+    """Watts of the whole job: each meter's mean power (a CPU meter's share) times the
+    ranks it stands for."""
+    return sum((m["power_w_mean"] or 0.0) * m.get("ranks_on_host", 1) for m in meters)
+
+
 def _mean(values: list[float | None]) -> float | None:
     kept = [v for v in values if v is not None]
     return sum(kept) / len(kept) if kept else None
@@ -256,23 +298,32 @@ def _gather(values: Any) -> list[Any]:
 
 
 def _config_fields(name: str, cfg: BenchConfig, device: torch.device, threads: int) -> dict:
-    world = dist.get_world_size()
-    micro = cfg.per_device_batch(world, device.type)
-    from gpuscale.bench.models import parameter_count
+    """The row's ``config``: the values this run uses (see ``resolved_config``)."""
+    return resolved_config(
+        cfg,
+        model=name,
+        family=family_of(name),
+        params=parameter_count(name),
+        accelerators=dist.get_world_size(),
+        nnodes=int(os.environ.get("GROUP_WORLD_SIZE", "1")),
+        device=device.type,
+        threads=threads,
+        backend=dist.get_backend(),
+    )
 
-    return {
-        "model": name,
-        "family": family_of(name),
-        "params": parameter_count(name),
-        "accelerators": world,
-        "nnodes": int(os.environ.get("GROUP_WORLD_SIZE", "1")),
-        "backend": dist.get_backend(),
-        "device": device.type,
-        "batch_per_device": micro,
-        "global_batch": micro * world * cfg.accum,
-        "threads": threads,
-        **json.loads(cfg.to_json()),
-    }
+
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Of ``--repeat`` runs of one configuration, the one with the median throughput
+    (the lower middle for an even count), with every run's throughput and the spread
+    ``(max - min) / median`` in its timing."""
+    rates = [r["timing"]["samples_per_s"] for r in runs]
+    order = sorted(range(len(runs)), key=lambda i: rates[i])
+    chosen = runs[order[(len(runs) - 1) // 2]]
+    if len(runs) > 1:
+        middle = rates[order[(len(runs) - 1) // 2]]
+        chosen["timing"]["repeat_samples_per_s"] = rates
+        chosen["timing"]["repeat_spread"] = (max(rates) - min(rates)) / middle
+    return chosen
 
 
 def _write_error(folder: Path | None, rank: int, key: str, exc: BaseException) -> None:
@@ -299,7 +350,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--models", required=True, help="comma-separated model names")
     parser.add_argument("--jsonl", required=True, type=Path, help="results file to append to")
     parser.add_argument("--config", default="{}", help="BenchConfig as JSON")
-    parser.add_argument("--threads", type=int, default=0, help="CPU threads per process")
+    parser.add_argument(
+        "--threads", type=int, default=0, help="CPU threads per process (0: see --largest-local)"
+    )
+    parser.add_argument(
+        "--largest-local",
+        type=int,
+        default=0,
+        help="the sweep's largest processes per node (threads: cores / (it x nodes on host))",
+    )
+    parser.add_argument("--sweep-id", default="", help="the runner's id of this sweep")
     parser.add_argument("--progress", type=Path, help="file where each node notes its starts")
     parser.add_argument("--skip-keys", default="", help="keys already done, ';'-separated")
     return parser.parse_args(argv)
@@ -309,11 +369,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     cfg = BenchConfig.from_json(args.config)
     local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-    threads = args.threads or cfg.resolved_threads(local_world)
-    torch.set_num_threads(threads)
     skip = set(filter(None, args.skip_keys.split(";")))
     errors = args.progress.parent if args.progress else None
     with process_group(cfg.backend, cfg.timeout_s) as device:
+        host = Host.find()
+        threads = args.threads or cfg.resolved_threads(
+            args.largest_local or local_world, host.nodes_on_host
+        )
+        torch.set_num_threads(threads)
         if device.type == "cuda":
             torch.backends.cuda.matmul.allow_tf32 = cfg.tf32
             torch.backends.cudnn.allow_tf32 = cfg.tf32
@@ -330,13 +393,13 @@ def main(argv: list[str] | None = None) -> int:
                 threads=threads,
             )
             if key in skip:
+                _note(args.progress, local_rank, "skipped", key)
                 continue
-            if local_rank == 0 and args.progress:
-                with args.progress.open("a") as handle:
-                    handle.write(f"started\t{key}\n")
+            _note(args.progress, local_rank, "started", key, json.dumps(config))
             started = time.time()
             try:
-                measured = run_model(name, cfg, device)
+                runs = [run_model(name, cfg, device, host) for _ in range(cfg.repeat)]
+                measured = median_run(runs)
             except BaseException as exc:
                 _write_error(errors, rank, key, exc)
                 raise
@@ -344,6 +407,7 @@ def main(argv: list[str] | None = None) -> int:
                 record = {
                     "schema": SCHEMA,
                     "key": key,
+                    "sweep_id": args.sweep_id or None,
                     "status": "ok",
                     "config": config,
                     "environment": environment,
@@ -354,7 +418,15 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 record["flops"].update(_mfu(record, environment.get("device_name")))
                 append_result(args.jsonl, record)
+                _note(args.progress, 0, "wrote", key)  # the writer's node only
     return 0
+
+
+def _note(progress: Path | None, local_rank: int, event: str, key: str, extra: str = "") -> None:
+    """One line for this node's runner (local rank 0 writes): ``event TAB key[ TAB extra]``."""
+    if local_rank == 0 and progress is not None:
+        with progress.open("a") as handle:
+            handle.write("\t".join(filter(None, (event, key, extra))) + "\n")
 
 
 def _mfu(record: dict[str, Any], device_name: str | None) -> dict[str, Any]:

@@ -115,6 +115,14 @@ def advise(
     device_name: Annotated[
         str | None, typer.Option(help="Device for the power table (without --bench).")
     ] = None,
+    allow_flagged: Annotated[
+        bool,
+        typer.Option(
+            "--allow-flagged",
+            help="Use --bench runs flagged as untrustworthy (busy host, noisy steps), "
+            "with a warning.",
+        ),
+    ] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
 ) -> None:
     """Recommend how many devices to train on, with what batch, and why: time, cost and
@@ -162,6 +170,7 @@ def advise(
             price=price,
             power_w=power_w,
             device_name=device_name,
+            allow_flagged=allow_flagged,
         )
     except (ValueError, KeyError, OSError) as exc:
         fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))

@@ -80,7 +80,14 @@ def bench(
     threads: Annotated[int, typer.Option(help=HELP["threads"])] = D.threads,
     timeout: Annotated[float, typer.Option(help=HELP["timeout_s"])] = D.timeout_s,
     no_nvml: Annotated[bool, typer.Option("--no-nvml", help="Do not read NVML.")] = False,
-    resume: Annotated[bool, typer.Option(help="Skip configurations already in --out.")] = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            help="Skip runs already measured in --out with the same configuration "
+            "(default: measure everything and append)."
+        ),
+    ] = False,
+    repeat: Annotated[int, typer.Option(help=HELP["repeat"])] = D.repeat,
     nnodes: Annotated[int, typer.Option(help="Nodes (run this command on each).")] = 1,
     node_rank: Annotated[int, typer.Option(help="This node's rank, 0 .. nnodes - 1.")] = 0,
     rdzv_endpoint: Annotated[
@@ -90,21 +97,24 @@ def bench(
 ) -> None:
     """Measure training-step scaling on this machine (torchrun, one process per device)."""
     require_torch("the benchmark")
-    from gpuscale.bench.models import ModelError, select_models
+    from gpuscale.bench.models import ModelError, sort_models
     from gpuscale.bench.results import ResultsError, bench_table, read_results
     from gpuscale.bench.runner import SweepConfig, run_sweep
 
     names = [*(models.split(",") if models else []), *(model or [])]
     try:
-        chosen = select_models(names or None, max_params, min_params)
+        chosen, broken = sort_models(names or None, max_params, min_params)
     except (ModelError, ValueError) as exc:
         fail(str(exc))
+    if broken and not chosen and not list_models:
+        fail("; ".join(why for _, why in broken))
     if list_models:
         import pandas as pd
 
         from gpuscale.bench.models import family_of
 
         rows = [{"model": n, "family": family_of(n), "params": p} for n, p in chosen]
+        rows += [{"model": n, "family": "cannot be built", "params": None} for n, _ in broken]
         print_frame(out, pd.DataFrame(rows), Format.table, title="models")
         return
     try:
@@ -128,6 +138,7 @@ def bench(
                 backend=backend,
                 timeout_s=timeout,
                 nvml=not no_nvml,
+                repeat=repeat,
             ),
             resume=resume,
             nnodes=nnodes,
@@ -138,7 +149,8 @@ def bench(
         fail(str(exc))
     total = len(cfg.models) * len(cfg.nproc)
     err.print(
-        f"{total} configurations: {len(cfg.models)} model(s) x {len(cfg.nproc)} world size(s)",
+        f"{total} configurations: {len(cfg.models)} model(s) x {len(cfg.nproc)} world size(s)"
+        + (f"; {len(broken)} model(s) cannot be built" if broken else ""),
         markup=False,
         highlight=False,
     )
@@ -147,7 +159,7 @@ def bench(
         err.print(f"  {message}", markup=False, highlight=False)
 
     try:
-        report = run_sweep(cfg, dict(chosen), on_event=on_event)
+        report = run_sweep(cfg, dict(chosen), on_event=on_event, broken=dict(broken))
     except ResultsError as exc:
         fail(str(exc))
     records, problems = read_results(out_file) if out_file.exists() else ([], [])
@@ -155,9 +167,12 @@ def bench(
         err.print(problem, markup=False, highlight=False)
     if records:
         print_bench(bench_table(records))
+    if report.appended or nnodes == 1:
+        summary = f"{report.measured} measured, {report.appended} rows appended to {out_file}"
+    else:  # the node holding global rank 0 writes every row
+        summary = "this node wrote no rows (the node with global rank 0 appends them)"
     err.print(
-        f"{report.appended} rows appended to {out_file}, {report.skipped} skipped "
-        f"(--resume), {len(report.failures)} failed",
+        f"{summary}, {report.skipped} skipped (--resume), {len(report.failures)} failed",
         markup=False,
         highlight=False,
     )

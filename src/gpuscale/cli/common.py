@@ -269,6 +269,7 @@ BENCH_SHOWN = [
     "params",
     "accelerators",
     "step_ms_mean",
+    "plain_step_ms_mean",
     "samples_per_s",
     "ddp_overhead_ms",
     "exposed_comm_ms",
@@ -278,6 +279,7 @@ BENCH_SHOWN = [
     "mfu",
     "speedup",
     "efficiency",
+    "speedup_ddp",
     "flagged",
 ]
 
@@ -295,6 +297,14 @@ def print_bench(table, fmt: Format = Format.table) -> None:
         print_frame(out, scaling[BENCH_SHOWN], fmt, title="bench results (ok runs)")
     if fmt is not Format.table:
         return
+    if not scaling.empty:
+        out.print(
+            "speedup and efficiency: against the plain N = 1 step (the bare module, what one "
+            "device costs) where timed, else DDP's N = 1 step; speedup_ddp: against DDP's "
+            "N = 1 step (it carries DDP's own overhead)",
+            markup=False,
+            highlight=False,
+        )
     for row in scaling[scaling["flagged"]].itertuples(index=False):
         out.print(
             f"flagged {row.model} on {row.accelerators}: {row.flags}", markup=False, highlight=False

@@ -61,6 +61,7 @@ BENCH_TIMING_COLUMNS: tuple[str, ...] = (
     "step_ms_p50",
     "step_ms_p95",
     "nosync_step_ms_mean",
+    "plain_step_ms_mean",  # N = 1: the bare module's step, no DDP wrapper
     "samples_per_s",
     "forward_ms",
     "backward_ms",
@@ -75,6 +76,7 @@ BENCH_TIMING_COLUMNS: tuple[str, ...] = (
 BENCH_COLUMNS: tuple[str, ...] = (
     "source",
     "key",
+    "sweep_id",  # one `gpuscale bench` invocation: N > 1 is read against its own N = 1
     "status",
     *BENCH_CONFIG_COLUMNS,
     *BENCH_TIMING_COLUMNS,
@@ -89,7 +91,8 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "allreduce_bytes_per_step",
     "peak_memory_bytes",
     "gpu_util_pct_mean",
-    "power_w_mean",
+    "power_w_mean",  # per device: power_w_total / accelerators
+    "power_w_total",  # measured at this N: every device, every host's package once
     "energy_j_per_step",
     "other_load_share",
     "steal_share",

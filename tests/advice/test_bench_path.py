@@ -1,0 +1,94 @@
+"""``gpuscale.advise(bench=...)`` as a user calls it: a path or a DataFrame, flagged runs
+listed (and usable with a warning), the noise scale and the power measured at each N."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import gpuscale
+from gpuscale.advice.calibrate import CalibrationError
+from gpuscale.bench.results import append_result, bench_table, read_results
+from gpuscale.cli import app
+
+from ..builders import bench_record
+
+BUSY = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
+
+
+def _results(tmp_path: Path, flags: list[str] | None = None, **extra) -> Path:
+    path = tmp_path / "results.jsonl"
+    for world, sps, overhead, comm, more in (
+        (1, 1000.0, 0.0, None, extra.get("one", {})),
+        (2, 1500.0, 3.0, 4.0, extra.get("two", {})),
+    ):
+        record = bench_record(
+            "tf-7m",
+            6_870_000,
+            world,
+            sps,
+            forward_ms=2.0,
+            backward_ms=4.0,
+            optimizer_ms=1.0,
+            sync_overhead_ms=overhead,
+            comm_ms=comm,
+            flags=flags or [],
+            **more,
+        )
+        append_result(path, record)
+    return path
+
+
+def test_advise_takes_a_path_or_a_table(tmp_path: Path) -> None:
+    path = _results(tmp_path)
+    by_path = gpuscale.advise(bench=str(path), link="pcie4-x16", max_devices=4)
+    by_table = gpuscale.advise(
+        bench=bench_table(read_results(path)[0]), link="pcie4-x16", max_devices=4
+    )
+    assert by_path.predictions.equals(by_table.predictions)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("{}\n")
+    with pytest.raises(ValueError, match="no gpuscale bench results"):
+        gpuscale.advise(bench=empty)
+
+
+def test_flagged_runs_are_listed_and_can_be_used_with_a_warning(tmp_path: Path) -> None:
+    path = _results(tmp_path, flags=BUSY)
+    with pytest.raises(CalibrationError) as refused:
+        gpuscale.advise(bench=path, link="pcie4-x16")
+    message = str(refused.value)
+    assert "machine busy (2 run(s)" in message and "--allow-flagged" in message
+    allowed = gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=True)
+    warning = [s for s in allowed.inputs.sources if s.startswith("WARNING")]
+    assert warning and "2 flagged run(s) used" in warning[0] and "machine busy" in warning[0]
+    cli = CliRunner().invoke(
+        app, ["advise", "--bench", str(path), "--interconnect", "pcie4-x16", "--allow-flagged"]
+    )
+    assert cli.exit_code == 0 and "WARNING: 2 flagged run(s) used" in cli.stdout
+
+
+def test_advise_uses_the_measured_noise_scale(tmp_path: Path) -> None:
+    local = [1.3, 1.25, 1.35, 1.3]  # |g|^2 at 8 samples
+    glob = [0.7, 0.68, 0.72, 0.7]  # at 16: G^2 = 0.1, tr(Sigma) = 9.6 -> B_simple 96
+    noise = {"batch_small": 8, "batch_big": 16, "local_sq": local, "global_sq": glob}
+    advice = gpuscale.advise(bench=_results(tmp_path, two={"noise": noise}), link="pcie4-x16")
+    assert advice.inputs.convergence is not None
+    assert advice.inputs.convergence.b_noise == pytest.approx(96, rel=0.01)
+    assert "measured by the bench" in advice.inputs.convergence.source
+
+
+def test_energy_at_a_measured_n_is_the_power_measured_there(tmp_path: Path) -> None:
+    # RAPL: the package draws 30 W with one rank and 33 W with two (16.5 W a rank)
+    path = _results(
+        tmp_path,
+        one={"power_w": 30.0, "power_w_total": 30.0},
+        two={"power_w": 16.5, "power_w_total": 33.0},
+    )
+    frame = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=4).predictions
+    frame = frame.set_index("devices")
+    for n, watts in ((1, 30.0), (2, 33.0), (4, 4 * 30.0)):
+        assert frame.loc[n, "energy_kwh"] == pytest.approx(
+            frame.loc[n, "time_to_train_h"] * watts / 1e3
+        )

@@ -40,8 +40,17 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def print_frame(console: Console, frame: pd.DataFrame, fmt: Format, *, title: str = "") -> None:
-    """Print a DataFrame as a rich table, CSV or a JSON list of records."""
+def print_frame(
+    console: Console,
+    frame: pd.DataFrame,
+    fmt: Format,
+    *,
+    title: str = "",
+    formats: dict[str, str] | None = None,
+) -> None:
+    """Print a DataFrame as a rich table, CSV or a JSON list of records. ``formats``:
+    a format spec per column for the terminal table (``{"busbw (GB/s)": ".2f"}``, as
+    nccl-tests prints it); other numbers get four significant digits."""
     from pandas.api.types import is_numeric_dtype
 
     if fmt is Format.csv:
@@ -53,7 +62,11 @@ def print_frame(console: Console, frame: pd.DataFrame, fmt: Format, *, title: st
         return
     numeric = [is_numeric_dtype(frame[c]) for c in frame.columns]
     headers = [str(c).replace("_", " ") for c in frame.columns]  # wraps at the spaces
-    rows = [[number(v, digits=4) for v in row] for row in frame.itertuples(index=False)]
+    specs = [(formats or {}).get(str(c)) for c in frame.columns]
+    rows = [
+        [_cell(v, spec) for v, spec in zip(row, specs, strict=True)]
+        for row in frame.itertuples(index=False)
+    ]
     least = [
         _least_width(headers[i], [r[i] for r in rows], numeric[i]) for i in range(len(headers))
     ]
@@ -79,6 +92,13 @@ def print_frame(console: Console, frame: pd.DataFrame, fmt: Format, *, title: st
             )
         )
     console.print(table)
+
+
+def _cell(value: Any, spec: str | None) -> str:
+    """One cell as text: the column's format spec where it has one, else ``number``."""
+    if spec is None or value is None or (isinstance(value, float) and value != value):
+        return number(value, digits=4)
+    return format(value, spec)
 
 
 def _least_width(header: str, cells: list[str], is_number: bool) -> int:

@@ -97,3 +97,20 @@ def resolve_choice(value: str, valid: Iterable[str], what: str) -> str:
     if len(found) > 1:
         raise UnknownNameError(f"{what} {value!r} is ambiguous: {', '.join(found)}")
     raise _fail(what, value, choices)
+
+
+def resolve_ruleset(value: str) -> str:
+    """An MLPerf ruleset as mlperf-logging names it (``4.1.0``) from what people type
+    (``4.1``, ``v4.1``, ``V4.1.0``, ``training_4.1.0``); checked against the rulesets the
+    installed package ships when it is installed. :class:`UnknownNameError` otherwise."""
+    from gpuscale.mlperf.rules import known_rulesets
+
+    match = re.fullmatch(r"(?:training_)?v?(\d+)\.(\d+)(?:\.(\d+))?", value.strip().lower())
+    known = known_rulesets()
+    if match is None:
+        raise _fail("ruleset", value, known or ["e.g. 4.1.0"])
+    major, minor, patch = match.group(1), match.group(2), match.group(3) or "0"
+    ruleset = f"{int(major)}.{int(minor)}.{int(patch)}"
+    if known and ruleset not in known:
+        raise _fail("ruleset", value, known)
+    return ruleset

@@ -79,6 +79,16 @@ RoundNames = Annotated[
         help="Bundled round(s), e.g. v4.1 (repeatable); with paths, the paths' round names.",
     ),
 ]
+# One rule for every machine format: the name in any case (``-f JSON``, ``-f Csv``).
+FormatOption = Annotated[
+    Format,
+    typer.Option(
+        "--format",
+        "-f",
+        case_sensitive=False,
+        help="table (the terminal), csv or json: data only on stdout, notes on stderr.",
+    ),
+]
 Benchmarks = Annotated[
     list[str] | None,
     typer.Option(

@@ -8,6 +8,7 @@ import typer
 
 from gpuscale.cli.common import (
     Benchmarks,
+    FormatOption,
     RoundNames,
     RoundPaths,
     app,
@@ -40,7 +41,7 @@ def energy(
     paths: RoundPaths = None,
     round_names: RoundNames = None,
     benchmark: Benchmarks = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    fmt: FormatOption = Format.table,
 ) -> None:
     """Energy to train from MLPerf power logs (official rule), per sample and accelerator-hour."""
     from gpuscale.analysis.energy import energy_table
@@ -55,7 +56,8 @@ def energy(
             having = ", ".join(sorted(every["workload"].unique()))
             why = f"no power logs for {', '.join(workloads)} in {rounds} (power results: {having})"
         else:
-            why = f"no power logs in {rounds}: these rounds have no energy results"
+            these = "this round has" if "," not in rounds else "these rounds have"
+            why = f"no power logs in {rounds}: {these} no energy results"
         err.print(why, markup=False, highlight=False)
         if fmt is not Format.table:  # still one valid document: [] or a header line
             import pandas as pd
@@ -74,7 +76,7 @@ def trends(
         list[str] | None,
         typer.Option("--family", help="Only these accelerator families (repeatable)."),
     ] = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    fmt: FormatOption = Format.table,
 ) -> None:
     """How each benchmark moved across rounds: best times, E' at scale, equilibrium."""
     from gpuscale.analysis.trends import trends as run_trends

@@ -9,6 +9,7 @@ import typer
 
 from gpuscale.cli.common import (
     Benchmarks,
+    FormatOption,
     RoundNames,
     RoundPaths,
     app,
@@ -48,10 +49,10 @@ def _summary(tables) -> None:
         systems = tables.systems[tables.systems["round"] == round_name]
         problems = tables.problems[tables.problems["round"] == round_name]
         err.print(
-            f"[bold]{round_name}[/]: {len(systems)} systems, {len(runs)} runs "
-            f"({int(runs['counted'].sum())} counted), "
-            f"{int(scores['time_to_train_min'].notna().sum())} of {len(scores)} "
-            f"benchmark results scored, {len(problems)} problems"
+            f"[bold]{round_name}[/]: {len(systems):,} systems, {len(runs):,} runs "
+            f"({int(runs['counted'].sum()):,} counted), "
+            f"{int(scores['time_to_train_min'].notna().sum()):,} of {len(scores):,} "
+            f"benchmark results scored, {len(problems):,} problems"
         )
     if len(tables.problems):
         counts = tables.problems.groupby(["round", "kind"]).size().reset_index(name="count")
@@ -133,7 +134,7 @@ def scores(
     paths: RoundPaths = None,
     round_names: RoundNames = None,
     benchmark: Benchmarks = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    fmt: FormatOption = Format.table,
     all_columns: Annotated[
         bool, typer.Option("--all-columns", help="Every column of the scores table.")
     ] = False,
@@ -175,6 +176,12 @@ ANALYZE_COLUMNS = [
 ]
 
 
+def analyze_document(rounds: list | None, bench: dict | None) -> dict:
+    """``analyze -f json``: one shape whatever was analysed, ``{"rounds": [one object per
+    (round, benchmark)], "bench": {...} or null}``."""
+    return {"rounds": rounds or [], "bench": bench}
+
+
 @app.command()
 def analyze(
     paths: RoundPaths = None,
@@ -206,11 +213,13 @@ def analyze(
     ] = None,
     k: Annotated[
         int | None,
-        typer.Option("-k", help="Number of K-means clusters (default: best silhouette, 2..6)."),
+        typer.Option(
+            "-k", min=1, help="Number of K-means clusters (default: best silhouette, 2..6)."
+        ),
     ] = None,
     n_boot: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of K-means and the bootstrap.")] = 0,
-    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    fmt: FormatOption = Format.table,
     decompose_columns: Annotated[
         bool,
         typer.Option("--decompose", help="Show speedup = throughput factor x convergence factor."),
@@ -236,7 +245,7 @@ def analyze(
         if fmt is Format.json:
             bench_doc = bench_json(table)
             if not both:
-                out.file.write(json.dumps(bench_doc, indent=2) + "\n")
+                out.file.write(json.dumps(analyze_document(None, bench_doc), indent=2) + "\n")
                 return
         else:
             print_bench(table, fmt)
@@ -282,9 +291,7 @@ def analyze(
     if fmt is Format.json:
         from gpuscale.cli_output import jsonable
 
-        doc = jsonable(as_json(results, options))
-        if bench_doc is not None:  # one document: {"bench": ..., "rounds": ...}
-            doc = {"bench": bench_doc, "rounds": doc}
+        doc = analyze_document(jsonable(as_json(results, options)), bench_doc)
         out.file.write(json.dumps(doc, indent=2) + "\n")
         return
     if fmt is Format.csv:

@@ -2,16 +2,67 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis
 from gpuscale.analysis.decompose import dominant_loss, family_decomposition
 from gpuscale.analysis.equilibrium import fastest_per_count
-from gpuscale.formatting import devices, number
+from gpuscale.formatting import article, devices, number
+
+# Chip -> architecture (vendors' naming): what "the same hardware generation" means.
+_ARCHITECTURE = {
+    "V100": "Volta",
+    "A100": "Ampere",
+    "A800": "Ampere",
+    "A30": "Ampere",
+    "A40": "Ampere",
+    "A10": "Ampere",
+    "A5000": "Ampere",
+    "H100": "Hopper",
+    "H200": "Hopper",
+    "H800": "Hopper",
+    "GH200": "Hopper",
+    "B100": "Blackwell",
+    "B200": "Blackwell",
+    "GB200": "Blackwell",
+    "B300": "Blackwell",
+    "GB300": "Blackwell",
+    "L4": "Ada Lovelace",
+    "L40": "Ada Lovelace",
+    "L40S": "Ada Lovelace",
+    "4090": "Ada Lovelace",
+    "MI300X": "CDNA 3",
+    "MI325X": "CDNA 3",
+}
 
 
 def _fmt_minutes(minutes: float) -> str:
     return f"{minutes * 60:.0f} s" if minutes < 1 else f"{number(minutes)} min"
+
+
+def chip_of(family: str) -> str:
+    """The chip a family's name starts with, vendor dropped (``H100-NVL-94GB`` -> ``H100``,
+    ``NVIDIA A30-PCIE-24GB`` -> ``A30``, ``RTX 4090`` -> ``4090``, ``TPU-v5p`` -> ``TPU-V5P``)."""
+    words = re.split(r"[\s-]+", family.strip().upper())
+    words = [w for w in words if w not in ("NVIDIA", "AMD", "INTEL", "GOOGLE", "RTX", "RX")]
+    if words and words[0] == "TPU" and len(words) > 1:
+        return f"TPU-{words[1]}"
+    return words[0] if words else family
+
+
+def hardware_difference(a: str, b: str) -> str:
+    """How two accelerator families differ, as what E' "mixes": ``two form factors of one
+    chip (H100), the same generation``, ``two chips of one generation (Hopper: H200,
+    H100)``, else ``hardware generations``."""
+    chip_a, chip_b = chip_of(a), chip_of(b)
+    if chip_a == chip_b:
+        return f"two form factors of one chip ({chip_a}), the same generation"
+    arch_a, arch_b = _ARCHITECTURE.get(chip_a), _ARCHITECTURE.get(chip_b)
+    if arch_a is not None and arch_a == arch_b:
+        return f"two chips of one generation ({arch_a}: {chip_a}, {chip_b})"
+    return "hardware generations"
 
 
 def family_scaling(table: pd.DataFrame, family: str) -> tuple[int, float, int, float] | None:
@@ -79,8 +130,10 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
         # Only an E' above 1 can be mistaken for super-linear scaling.
         aside = f" (E' up to {number(top)} here is not super-linear scaling)" if top > 1.05 else ""
         out.append(
-            f"Caution: the reference is a {foreign[0].accelerator_family} system while "
-            f"most systems are {big_family}, so E' mixes hardware generations{aside}; "
+            f"Caution: the reference is {article(foreign[0].accelerator_family)} "
+            f"{foreign[0].accelerator_family} system while most systems are {big_family}, "
+            f"so E' mixes {hardware_difference(foreign[0].accelerator_family, big_family)}"
+            f"{aside}; "
             "the family rule (--reference family) compares like with like."
         )
     scaling = family_scaling(table, big_family)

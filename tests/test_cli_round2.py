@@ -213,3 +213,28 @@ def test_collectives_table_as_nccl_tests_prints_it(monkeypatch) -> None:
     big = rows[-1]["busbw_gbs"]
     assert f"{big:.2f}" in last and "float32" in last and "sum" in last
     assert re.search(r"\d\.\d{3,}", last.split("float32")[1]) is None  # two decimals at most
+
+
+def test_a_path_without_results_is_refused_with_the_reason(tmp_path) -> None:
+    from .mlperf.logbuilder import RoundBuilder
+
+    rb = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
+    parent = tmp_path / "rounds"
+    one = rb.write_dir(parent)
+    (parent / "training_results_v5.0").mkdir()
+    (tmp_path / "empty").mkdir()
+    cases = [
+        ([str(parent)], "holds round folders (training_results_v4.1, training_results_v5.0)"),
+        ([str(one / "Acme"), "--round", "v4.1"], "one submitter's folder"),
+        ([str(tmp_path / "empty"), "--round", "v4.1"], "expected <org>/systems/*.json"),
+    ]
+    for command in ("scores", "trends", "ingest"):
+        for args, why in cases:
+            extra = ["--out", str(tmp_path / "o")] if command == "ingest" else ["-f", "csv"]
+            result = runner.invoke(app, [command, *args, *extra])
+            assert result.exit_code == 2, (command, args, result.output)
+            assert "no MLPerf results in" in result.stderr
+            assert why in " ".join(result.stderr.split()), result.stderr
+            assert result.stdout == ""
+    good = runner.invoke(app, ["scores", str(one), "-f", "csv"])
+    assert good.exit_code == 0 and "Acme" in good.stdout

@@ -173,10 +173,40 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
         for k, path in enumerate(paths):
             name = names[k] if names else None
             try:
-                parts.append(read_round(path, name, workers=cores(), progress=update))
+                part = read_round(path, name, workers=cores(), progress=update)
             except (SourceError, ValueError) as exc:
                 fail(str(exc))
+            if part.systems.empty and part.runs.empty:
+                fail(_no_results(path))
+            parts.append(part)
     return RoundTables.concat(parts)
+
+
+def _no_results(path: Path) -> str:
+    """Why a path gave no MLPerf results, with what to give instead: a folder of round
+    folders, one submitter's folder, or something else."""
+    expected = (
+        "expected <org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
+    )
+    if path.is_dir():
+        import re
+
+        rounds = sorted(
+            p.name for p in path.iterdir() if re.search(r"v\d+\.\d+(?:\.\d+)?$", p.name)
+        )
+        if rounds:
+            shown = " ".join(str(path / r) for r in rounds[:3])
+            return (
+                f"no MLPerf results in {path}: it holds round folders ({', '.join(rounds)}); "
+                f"give them as paths, e.g. {shown}"
+            )
+        if (path / "systems").is_dir() or (path / "results").is_dir():
+            return (
+                f"no MLPerf results in {path}: it looks like one submitter's folder "
+                f"(systems/, results/); give the round folder that holds it ({path.parent}), "
+                "with --round vX.Y if its name does not say the round"
+            )
+    return f"no MLPerf results in {path}: {expected}"
 
 
 def load_tables(paths: list[Path] | None, round_names: list[str] | None):

@@ -176,7 +176,8 @@ def test_collectives_checks_out_before_launching(tmp_path) -> None:
     for bad, why in ((tmp_path, "is a folder"), (blocker / "c.jsonl", "cannot write")):
         result = runner.invoke(app, ["collectives", "--out", str(bad), "--nproc", "2"])
         assert result.exit_code == 2
-        assert why in result.output and "error_file" not in result.output
+        said = " ".join(result.output.split())
+        assert why in said and "error_file" not in said
 
 
 def test_collectives_table_as_nccl_tests_prints_it(monkeypatch) -> None:
@@ -238,3 +239,38 @@ def test_a_path_without_results_is_refused_with_the_reason(tmp_path) -> None:
             assert result.stdout == ""
     good = runner.invoke(app, ["scores", str(one), "-f", "csv"])
     assert good.exit_code == 0 and "Acme" in good.stdout
+
+
+@pytest.mark.slow
+def test_a_round_without_the_studys_workloads_shows_its_own(tmp_path) -> None:
+    """A v5.1-like round (no BERT, Llama2 LoRA or Stable Diffusion): the report shows its own
+    workloads by default and says which of the study's it lacks; the page says so too."""
+    from .mlperf.logbuilder import RoundBuilder
+
+    rb = RoundBuilder(name="training_results_v5.1")
+    for system, n in (("box", 8), ("rack", 16)):
+        rb.system("Acme", system, accelerators=n)
+        rb.runs("Acme", system, "retinanet", [30.0 * 8 / n + k for k in range(5)])
+        rb.runs("Acme", system, "rgat", [60.0 * 8 / n + k for k in range(5)])
+    root = rb.write_dir(tmp_path)
+    out = tmp_path / "rep"
+    result = runner.invoke(app, ["report", str(root), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    said = "v5.1 has no BERT, Llama2 70B LoRA or Stable Diffusion results"
+    assert said in " ".join(result.stderr.split())
+    html = (out / "index.html").read_text()
+    assert said in html
+    for own in ("R-GAT (v5.1)", "RetinaNet (v5.1)"):  # its own workloads, each a section
+        assert f"<h2>{own}</h2>" in html
+
+
+def test_the_default_workloads_of_rounds() -> None:
+    from gpuscale.names import default_workloads, workload_notes
+
+    full = ["bert", "llama2_70b_lora", "retinanet", "stable_diffusion", "gpt3"]
+    assert default_workloads({"v4.1": full}) == full[:4]
+    lean = {"v4.1": full, "v5.1": ["flux1", "llama2_70b_lora", "llama31_8b", "retinanet"]}
+    assert default_workloads(lean) == [*full[:4], "flux1", "gpt3", "llama31_8b"]
+    notes = workload_notes(lean, default_workloads(lean), asked=False)
+    assert len(notes) == 1 and notes[0].startswith("v5.1 has no BERT or Stable Diffusion")
+    assert workload_notes(lean, ["bert"], asked=True) == ["v5.1 has no BERT results"]

@@ -185,9 +185,7 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
 def _no_results(path: Path) -> str:
     """Why a path gave no MLPerf results, with what to give instead: a folder of round
     folders, one submitter's folder, or something else."""
-    expected = (
-        "expected <org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
-    )
+    expected = "expected <org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
     if path.is_dir():
         import re
 
@@ -225,22 +223,39 @@ def load_tables(paths: list[Path] | None, round_names: list[str] | None):
 
 def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> list[str]:
     """The workloads ``--benchmark`` names in these tables (``default`` without it: all,
-    or the study's four where present); an unknown name ends the command with the list."""
-    from gpuscale.names import UnknownNameError, resolve_workloads
+    or ``names.default_workloads``: the study's four, a round's own where it lacks them);
+    a note on stderr for each round that lacks some; an unknown name ends the command
+    with the list."""
+    chosen, notes = workloads_and_notes(tables, benchmark, default)
+    for note in notes:
+        err.print(f"note: {note}", markup=False, highlight=False)
+    return chosen
+
+
+def workloads_and_notes(
+    tables, benchmark: list[str] | None, default: str = "all"
+) -> tuple[list[str], list[str]]:
+    """``workloads_of``'s workloads and its notes (the rounds lacking some), unprinted."""
+    from gpuscale.names import (
+        UnknownNameError,
+        default_workloads,
+        resolve_workloads,
+        workload_notes,
+        workloads_by_round,
+    )
 
     available = tables.scores["benchmark"].dropna().unique().tolist()
+    by_round = workloads_by_round(tables.scores)
     try:
         if benchmark:
-            return resolve_workloads(benchmark, available)
-        if default == "study":
-            try:
-                return resolve_workloads(["study"], available)
-            except UnknownNameError:
-                pass
-        return resolve_workloads(["all"], available)
+            chosen = resolve_workloads(benchmark, available)
+        elif default == "study":
+            chosen = default_workloads(by_round)
+        else:
+            return resolve_workloads(["all"], available), []
     except UnknownNameError as exc:
         fail(str(exc))
-    raise AssertionError("unreachable")
+    return chosen, workload_notes(by_round, chosen, asked=bool(benchmark))
 
 
 def choices_of(values: list[str] | None, valid: list[str], what: str) -> list[str] | None:

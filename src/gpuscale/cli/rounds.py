@@ -24,6 +24,7 @@ from gpuscale.cli.common import (
     print_bench,
     read_bench,
     read_paths,
+    workloads_and_notes,
     workloads_of,
 )
 from gpuscale.cli_output import Format, print_frame
@@ -376,7 +377,9 @@ def report(
         from gpuscale.report.html import build_report
 
         tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
-        workloads = workloads_of(tables, benchmark, default="study")
+        workloads, notes = workloads_and_notes(tables, benchmark, default="study")
+        for note in notes:
+            err.print(f"note: {note}", markup=False, highlight=False)
         try:
             path = build_report(
                 tables,
@@ -387,6 +390,7 @@ def report(
                 advice={"link": interconnect, "max_devices": max_devices} if with_advice else None,
                 analysis=analysis,
                 workers=cores(),
+                notes=notes,
             )
         except (ReferenceNotFoundError, OutputError) as exc:
             fail(str(exc))

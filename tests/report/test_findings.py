@@ -73,3 +73,26 @@ def test_hardware_differences_in_words(a: str, b: str, expected: str) -> None:
     from gpuscale.report.findings import hardware_difference
 
     assert hardware_difference(a, b).startswith(expected)
+
+
+def test_no_cross_family_pick_under_a_per_family_reference(study_analysis) -> None:
+    """Under --reference family every family's reference has E' = 1, so 'all systems'
+    picks by E' or S x E compared references, not scaling: none is made, and the rows
+    say why; fastest and knee (T and N only) stay."""
+    from gpuscale.analysis.answers import answers
+
+    result = study_analysis["family"][0]
+    frame = answers(result)
+    overall = frame[frame["scope"] == "all systems"].set_index("criterion")
+    by_e = [c for c in overall.index if c.startswith("E'") or c == "speed x efficiency"]
+    assert len(by_e) == 2
+    assert overall.loc[by_e, "accelerators"].isna().all()
+    assert overall.loc[by_e, "note"].str.contains("not across families").all()
+    assert overall.loc[["fastest", "knee"], "accelerators"].notna().all()
+    within = frame[frame["scope"] != "all systems"].set_index("criterion")
+    assert within.loc[by_e, "accelerators"].notna().all()  # the family's own picks stay
+    # the study rule (one reference) still picks across all systems
+    study = answers(study_analysis["study"][0])
+    assert study[study["scope"] == "all systems"]["accelerators"].notna().all()
+    text = " ".join(workload_findings(result, "family"))
+    assert "Equilibrium within H100-SXM5-80GB (E' is per family" in text

@@ -310,7 +310,20 @@ def analyze(
             fmt,
             title=f"{result.round} {result.workload}: reference ({reference}) {refs}",
         )
-        eq = result.equilibrium
+        from gpuscale.analysis.answers import (
+            CROSS_FAMILY,
+            overall_equilibrium,
+            per_family_reference,
+        )
+
+        eq = overall_equilibrium(result)
+        if per_family_reference(result):
+            out.print(
+                f"  over all systems: knee only; speed x efficiency and E' threshold "
+                f"{CROSS_FAMILY} (see within each family below)",
+                markup=False,
+                highlight=False,
+            )
         for pick in eq.picks:
             out.print(
                 f"  {pick.label}: {pick.submitter} {pick.system_name} "

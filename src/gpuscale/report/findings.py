@@ -7,6 +7,7 @@ import re
 import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis
+from gpuscale.analysis.answers import per_family_reference
 from gpuscale.analysis.decompose import dominant_loss, family_decomposition
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.formatting import article, devices, number
@@ -147,13 +148,16 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
     sentence = why_efficiency_falls(table, big_family)
     if sentence:
         out.append(sentence)
-    eq = result.equilibrium
-    if eq.efficiency_threshold is not None:
+    eq, within = result.equilibrium, ""
+    if per_family_reference(result):  # E' is per family: the equilibrium is a family's
+        eq = next((e for e in result.by_family if e.scope == big_family), None)
+        within = f" within {big_family} (E' is per family, so not across families)"
+    if eq is not None and eq.efficiency_threshold is not None:
         p = eq.efficiency_threshold
         out.append(
-            f"Equilibrium: the largest configuration keeping E' >= {eq.threshold:g} x "
-            f"the best is {devices(p.accelerators, p.accelerator_family)} ({p.submitter} "
-            f"{p.system_name}, {_fmt_minutes(p.time_to_train_min)}); "
+            f"Equilibrium{within}: the largest configuration keeping E' >= "
+            f"{eq.threshold:g} x the best is {devices(p.accelerators, p.accelerator_family)} "
+            f"({p.submitter} {p.system_name}, {_fmt_minutes(p.time_to_train_min)}); "
             f"{eq.agreement}."
         )
     if result.clustering.k > 1:

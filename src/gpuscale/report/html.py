@@ -243,7 +243,7 @@ def answer_rows(results: list[WorkloadAnalysis]) -> list[dict[str, str]]:
             row["Within"] = str(scope)
             for header, pick in zip(ANSWER_HEADERS[2:], part.itertuples(), strict=True):
                 row[header] = (
-                    "none"
+                    (f"n/a ({pick.note})" if pick.note else "none")
                     if pd.isna(pick.accelerators)
                     else f"{int(pick.accelerators):,} ({pick.submitter} {pick.system_name}, "
                     f"{number(pick.time_to_train_min)} min)"

@@ -60,6 +60,11 @@ def trends(
                     notes.append(f"new in {r}")
                 if r == present[-1] and r != rounds[-1]:
                     notes.append(f"retired after {r}")
+                if largest["superlinear"]:  # E' at the largest count above 1, and why
+                    notes.append(
+                        f"E' {largest['normalized_efficiency']:.2f} above 1: "
+                        f"{largest['superlinear']}"
+                    )
                 rows.append(
                     {
                         "workload": workload,

@@ -166,6 +166,7 @@ ANALYZE_COLUMNS = [
     "speedup",
     "efficiency",
     "normalized_efficiency",
+    "superlinear",
     "gpu_hours",
     "cluster",
     "pareto",

@@ -15,12 +15,17 @@ def point_labels(
     """Tooltip text of each system: submitter, system name, configuration, time and the
     ``last`` column formatted with its format string (default: E')."""
     # Column lists, not itertuples: that builds a namedtuple class of every column per call.
+    from gpuscale.analysis.superlinear import sentence
+
     column, template = last
     columns = ("submitter", "system_name", "accelerators", "accelerator_family")
+    why = table["superlinear"].tolist() if "superlinear" in table else [""] * len(table)
     return [
         f"{submitter} {name}: {devices(n, family)}, {number(minutes)} min, {template.format(value)}"
-        for submitter, name, n, family, minutes, value in zip(
+        + (f" (E' above 1: {sentence(code)})" if code else "")
+        for submitter, name, n, family, minutes, value, code in zip(
             *(table[c].tolist() for c in (*columns, "time_to_train_min", column)),
+            why,
             strict=True,
         )
     ]

@@ -102,6 +102,23 @@ def why_efficiency_falls(table: pd.DataFrame, family: str) -> str | None:
     )
 
 
+def superlinear_sentence(table: pd.DataFrame) -> str | None:
+    """E' above 1 in words, from the one place that marks it
+    (``gpuscale.analysis.superlinear``): how many, and why, per reason."""
+    from gpuscale.analysis.superlinear import REASONS
+
+    if "superlinear" not in table:
+        return None
+    counts = table["superlinear"][table["superlinear"] != ""].value_counts()
+    if counts.empty:
+        return None
+    parts = "; ".join(f"{int(counts[code])} {REASONS[code]}" for code in counts.index)
+    return (
+        f"E' above 1 for {int(counts.sum())} of {len(table)} systems (marked in the table "
+        f"and ringed in the E' figure): {parts}."
+    )
+
+
 def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
     """Sentences for the report's summary of one workload."""
     table = result.table
@@ -137,6 +154,9 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
             f"{aside}; "
             "the family rule (--reference family) compares like with like."
         )
+    sentence = superlinear_sentence(table)
+    if sentence:
+        out.append(sentence)
     scaling = family_scaling(table, big_family)
     if scaling is not None:
         n_small, _, n_large, ratio = scaling

@@ -58,6 +58,7 @@ TABLE_COLUMNS = {
     "speedup": "Speedup",
     "efficiency": "E",
     "normalized_efficiency": "E'",
+    "superlinear": "E' > 1 because",
     "gpu_hours": "Acc.-hours",
     "cluster": "Cluster",
     "pareto": "Pareto",

@@ -274,3 +274,36 @@ def test_the_default_workloads_of_rounds() -> None:
     notes = workload_notes(lean, default_workloads(lean), asked=False)
     assert len(notes) == 1 and notes[0].startswith("v5.1 has no BERT or Stable Diffusion")
     assert workload_notes(lean, ["bert"], asked=True) == ["v5.1 has no BERT results"]
+
+
+def test_wide_tables_drop_low_priority_columns_not_become_records(monkeypatch) -> None:
+    from rich.console import Console
+
+    console = Console(width=200, soft_wrap=False, file=io.StringIO())
+    monkeypatch.setattr("gpuscale.cli.rounds.out", console)
+    args = ["analyze", "-b", "bert", "-b", "llama2", "--decompose", "--bootstrap", "100"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = console.file.getvalue().splitlines()
+    assert max(len(x) for x in lines) <= 200
+    headers = [x for x in lines if x.startswith("┃") and "accelerators" in x]
+    assert len(headers) == 2  # BERT and Llama2 both tables, not one-field-per-line records
+    assert all("convergence" in " ".join(lines) for _ in headers)  # asked-for columns kept
+    notes = [x for x in lines if x.startswith("(not shown, for width: cluster")]
+    assert len(notes) == 2
+
+
+def test_columns_chooses_the_terminal_table(monkeypatch) -> None:
+    from rich.console import Console
+
+    console = Console(width=100, soft_wrap=False, file=io.StringIO())
+    monkeypatch.setattr("gpuscale.cli.rounds.out", console)
+    asked = "accelerators,normalized_efficiency,Superlinear,system_name"
+    result = runner.invoke(app, ["analyze", "-b", "bert", "--bootstrap", "100", "--columns", asked])
+    assert result.exit_code == 0, result.output
+    header = next(x for x in console.file.getvalue().splitlines() if "accelerators" in x)
+    cells = [c.strip() for c in header.strip("┃ ").split("┃")]
+    assert cells[0] == "accelerators" and cells[-1].startswith("system")
+    assert "submitter" not in console.file.getvalue()
+    bad = runner.invoke(app, ["analyze", "-b", "bert", "--columns", "acelerators"])
+    assert bad.exit_code == 2 and "did you mean 'accelerators'" in bad.output

@@ -36,6 +36,10 @@ ENERGY_COLUMNS = [
 ]
 
 
+# What a narrow terminal drops first (CSV and JSON keep every column).
+TREND_DROP_ORDER = ["benchmark_folder", "systems", "common_accelerators", "best_time_at_common_min"]
+
+
 @app.command()
 def energy(
     paths: RoundPaths = None,
@@ -64,7 +68,13 @@ def energy(
 
             print_frame(out, pd.DataFrame(columns=ENERGY_COLUMNS), fmt)
         return
-    print_frame(out, frame[ENERGY_COLUMNS], fmt, title="energy to train (official rule)")
+    print_frame(
+        out,
+        frame[ENERGY_COLUMNS],
+        fmt,
+        title="energy to train (official rule)",
+        drop_order=["compute_share", "energy_per_accelerator_hour_kj", "submitter", "round"],
+    )
 
 
 @app.command()
@@ -89,4 +99,15 @@ def trends(
         frame = frame[frame["accelerator_family"].isin(families)]
     if frame.empty:
         fail("no scored results for these options")
-    print_frame(out, frame[list(TREND_COLUMNS)], fmt, title="trends across rounds")
+    print_frame(
+        out,
+        frame[list(TREND_COLUMNS)],
+        fmt,
+        title="trends across rounds",
+        drop_order=[
+            "benchmark_folder",
+            "systems",
+            "common_accelerators",
+            "best_time_at_common_min",
+        ],
+    )

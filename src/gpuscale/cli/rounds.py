@@ -134,6 +134,7 @@ def scores(
     all_columns: Annotated[
         bool, typer.Option("--all-columns", help="Every column of the scores table.")
     ] = False,
+    columns_asked: Columns = None,
 ) -> None:
     """Official time-to-train scores (olympic average, minutes), one row per result."""
     tables = load_tables(paths, round_names)
@@ -141,14 +142,17 @@ def scores(
     if benchmark:
         frame = frame[frame["workload"].isin(workloads_of(tables, benchmark))]
     frame = frame.sort_values(["round", "benchmark", "time_to_train_min"])
+    shown = list(frame.columns) if all_columns else SCORE_COLUMNS
     print_frame(
         out,
-        frame if all_columns else frame[SCORE_COLUMNS],
+        frame[columns_of(columns_asked, shown, list(frame.columns))],
         fmt,
         title="MLPerf Training official scores (minutes)",
+        drop_order=[] if columns_asked else SCORE_DROP_ORDER,
     )
 
 
+SCORE_DROP_ORDER = ["scaling_factor", "runs_converged", "runs", "system_id", "submitter"]
 DECOMPOSE_COLUMNS = [
     "global_batch_size",
     "throughput_factor",
@@ -177,6 +181,39 @@ def analyze_document(rounds: list | None, bench: dict | None) -> dict:
     """``analyze -f json``: one shape whatever was analysed, ``{"rounds": [one object per
     (round, benchmark)], "bench": {...} or null}``."""
     return {"rounds": rounds or [], "bench": bench}
+
+
+# What a narrow terminal drops first from analyze's table (the asked-for --decompose
+# columns late); CSV and JSON always carry every column.
+ANALYZE_DROP_ORDER = [
+    "cluster",
+    "pareto",
+    "gpu_hours",
+    "efficiency",
+    "submitter",
+    "expected_samples_to_converge",
+    "samples_to_converge",
+    "global_batch_size",
+    "superlinear",
+    "speedup",
+    "system_id",
+]
+Columns = Annotated[
+    str | None,
+    typer.Option(
+        "--columns",
+        help="Comma-separated columns of the terminal table (any of -f csv's), in order.",
+    ),
+]
+
+
+def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[str]:
+    """``--columns`` resolved against the table's columns (case, prefixes), else the
+    default; an unknown name ends the command with the list."""
+    if not asked:
+        return default
+    names = [c.strip() for c in asked.split(",") if c.strip()]
+    return choices_of(names, valid, "column") or default
 
 
 @app.command()
@@ -221,6 +258,7 @@ def analyze(
         bool,
         typer.Option("--decompose", help="Show speedup = throughput factor x convergence factor."),
     ] = False,
+    columns_asked: Columns = None,
     bench_file: Annotated[
         Path | None,
         typer.Option(
@@ -305,11 +343,13 @@ def analyze(
         columns = ANALYZE_COLUMNS + (DECOMPOSE_COLUMNS if decompose_columns else [])
         if result.table.duplicated(["submitter", "system_name", "accelerators"]).any():
             columns = [*columns[:2], "system_id", *columns[2:]]  # else two rows look alike
+        columns = columns_of(columns_asked, columns, list(result.table.columns))
         print_frame(
             out,
             result.table[columns],
             fmt,
             title=f"{result.round} {result.workload}: reference ({reference}) {refs}",
+            drop_order=[] if columns_asked else ANALYZE_DROP_ORDER,
         )
         from gpuscale.analysis.answers import (
             CROSS_FAMILY,

@@ -258,6 +258,24 @@ def workloads_and_notes(
     return chosen, workload_notes(by_round, chosen, asked=bool(benchmark))
 
 
+Columns = Annotated[
+    str | None,
+    typer.Option(
+        "--columns",
+        help="Comma-separated columns of the terminal table (any of -f csv's), in order.",
+    ),
+]
+
+
+def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[str]:
+    """``--columns`` resolved against the table's columns (case, prefixes), else the
+    default; an unknown name ends the command with the list."""
+    if not asked:
+        return default
+    names = [c.strip() for c in asked.split(",") if c.strip()]
+    return choices_of(names, valid, "column") or default
+
+
 def choices_of(values: list[str] | None, valid: list[str], what: str) -> list[str] | None:
     """Each value resolved to one of ``valid`` (case and punctuation ignored, unambiguous
     prefixes allowed); an unknown one ends the command with the list and the closest."""

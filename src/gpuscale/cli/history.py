@@ -8,10 +8,12 @@ import typer
 
 from gpuscale.cli.common import (
     Benchmarks,
+    Columns,
     FormatOption,
     RoundNames,
     RoundPaths,
     app,
+    columns_of,
     err,
     fail,
     families_of,
@@ -39,6 +41,10 @@ ENERGY_COLUMNS = [
 # What a narrow terminal drops first (CSV and JSON keep every column).
 TREND_DROP_ORDER = ["benchmark_folder", "systems", "common_accelerators", "best_time_at_common_min"]
 
+# What a narrow terminal drops first (CSV and JSON keep every column).
+ENERGY_DROP_ORDER = ["compute_share", "energy_per_accelerator_hour_kj", "submitter", "round"]
+TREND_DROP_ORDER = ["benchmark_folder", "systems", "common_accelerators", "best_time_at_common_min"]
+
 
 @app.command()
 def energy(
@@ -46,6 +52,7 @@ def energy(
     round_names: RoundNames = None,
     benchmark: Benchmarks = None,
     fmt: FormatOption = Format.table,
+    columns_asked: Columns = None,
 ) -> None:
     """Energy to train from MLPerf power logs (official rule), per sample and accelerator-hour."""
     from gpuscale.analysis.energy import energy_table
@@ -70,10 +77,10 @@ def energy(
         return
     print_frame(
         out,
-        frame[ENERGY_COLUMNS],
+        frame[columns_of(columns_asked, ENERGY_COLUMNS, list(frame.columns))],
         fmt,
         title="energy to train (official rule)",
-        drop_order=["compute_share", "energy_per_accelerator_hour_kj", "submitter", "round"],
+        drop_order=[] if columns_asked else ENERGY_DROP_ORDER,
     )
 
 
@@ -87,6 +94,7 @@ def trends(
         typer.Option("--family", help="Only these accelerator families (repeatable)."),
     ] = None,
     fmt: FormatOption = Format.table,
+    columns_asked: Columns = None,
 ) -> None:
     """How each benchmark moved across rounds: best times, E' at scale, equilibrium."""
     from gpuscale.analysis.trends import trends as run_trends
@@ -99,15 +107,11 @@ def trends(
         frame = frame[frame["accelerator_family"].isin(families)]
     if frame.empty:
         fail("no scored results for these options")
+    shown = columns_of(columns_asked, list(TREND_COLUMNS), list(frame.columns))
     print_frame(
         out,
-        frame[list(TREND_COLUMNS)],
+        frame[shown],
         fmt,
         title="trends across rounds",
-        drop_order=[
-            "benchmark_folder",
-            "systems",
-            "common_accelerators",
-            "best_time_at_common_min",
-        ],
+        drop_order=[] if columns_asked else TREND_DROP_ORDER,
     )

@@ -9,12 +9,14 @@ import typer
 
 from gpuscale.cli.common import (
     Benchmarks,
+    Columns,
     FormatOption,
     RoundNames,
     RoundPaths,
     app,
     bench_json,
     choices_of,
+    columns_of,
     cores,
     err,
     fail,
@@ -198,22 +200,6 @@ ANALYZE_DROP_ORDER = [
     "speedup",
     "system_id",
 ]
-Columns = Annotated[
-    str | None,
-    typer.Option(
-        "--columns",
-        help="Comma-separated columns of the terminal table (any of -f csv's), in order.",
-    ),
-]
-
-
-def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[str]:
-    """``--columns`` resolved against the table's columns (case, prefixes), else the
-    default; an unknown name ends the command with the list."""
-    if not asked:
-        return default
-    names = [c.strip() for c in asked.split(",") if c.strip()]
-    return choices_of(names, valid, "column") or default
 
 
 @app.command()

@@ -41,8 +41,23 @@ def number(value: object, digits: int = 3) -> str:
 
 
 def devices(count: float, family: str) -> str:
-    """``3,472 x H100-SXM5-80GB``: a device count (thousands separated) and its kind."""
-    return f"{number(int(count))} x {family}"
+    """``3,472 x H100-SXM5-80GB``: a device count (thousands separated) and its kind
+    (a vendor word written twice, ``NVIDIA NVIDIA H200``, once)."""
+    return f"{number(int(count))} x {named(family)}"
+
+
+def named(*parts: object) -> str:
+    """Names joined by spaces without a word written twice where they meet or inside
+    one (``named("NVIDIA", "NVIDIA DGX H200")`` is ``NVIDIA DGX H200``; ``NVIDIA NVIDIA
+    H200`` becomes ``NVIDIA H200``); the comparison ignores case."""
+    import re
+
+    words: list[str] = []
+    for part in parts:
+        for word in re.split(r"\s+", str(part).strip()):
+            if word and not (words and words[-1].lower() == word.lower()):
+                words.append(word)
+    return " ".join(words)
 
 
 # Letters whose spoken name starts with a vowel sound: "an H100", "an RTX 4090", "an L4".

@@ -255,6 +255,8 @@ def workloads_and_notes(
             return resolve_workloads(["all"], available), []
     except UnknownNameError as exc:
         fail(str(exc))
+    if benchmark and all(b.strip().lower() == "all" for b in benchmark):
+        return chosen, []  # every workload of each round: none is lacking
     return chosen, workload_notes(by_round, chosen, asked=bool(benchmark))
 
 

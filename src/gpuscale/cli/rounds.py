@@ -342,6 +342,7 @@ def analyze(
             overall_equilibrium,
             per_family_reference,
         )
+        from gpuscale.formatting import named
 
         eq = overall_equilibrium(result)
         if per_family_reference(result):
@@ -353,7 +354,7 @@ def analyze(
             )
         for pick in eq.picks:
             out.print(
-                f"  {pick.label}: {pick.submitter} {pick.system_name} "
+                f"  {pick.label}: {named(pick.submitter, pick.system_name)} "
                 f"({pick.accelerators} x {pick.accelerator_family}, "
                 f"{pick.time_to_train_min:.2f} min, E' {pick.normalized_efficiency:.2f})",
                 markup=False,

@@ -10,7 +10,7 @@ from gpuscale.analysis.analyze import WorkloadAnalysis
 from gpuscale.analysis.answers import per_family_reference
 from gpuscale.analysis.decompose import dominant_loss, family_decomposition
 from gpuscale.analysis.equilibrium import fastest_per_count
-from gpuscale.formatting import article, devices, number
+from gpuscale.formatting import article, devices, named, number
 
 # Chip -> architecture (vendors' naming): what "the same hardware generation" means.
 _ARCHITECTURE = {
@@ -136,7 +136,7 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
     )
     fastest = table.loc[table["time_to_train_min"].idxmin()]
     out.append(
-        f"Fastest: {fastest['submitter']} {fastest['system_name']} "
+        f"Fastest: {named(fastest['submitter'], fastest['system_name'])} "
         f"({devices(fastest['accelerators'], fastest['accelerator_family'])}) trains in "
         f"{_fmt_minutes(fastest['time_to_train_min'])}, {number(fastest['speedup'])}x the "
         f"reference, at E' {fastest['normalized_efficiency']:.2f} against that reference."
@@ -177,7 +177,7 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
         out.append(
             f"Equilibrium{within}: the largest configuration keeping E' >= "
             f"{eq.threshold:g} x the best is {devices(p.accelerators, p.accelerator_family)} "
-            f"({p.submitter} {p.system_name}, {_fmt_minutes(p.time_to_train_min)}); "
+            f"({named(p.submitter, p.system_name)}, {_fmt_minutes(p.time_to_train_min)}); "
             f"{eq.agreement}."
         )
     if result.clustering.k > 1:

@@ -27,7 +27,7 @@ from gpuscale.analysis.analyze import (
     workload_pairs,
     workload_table,
 )
-from gpuscale.formatting import number
+from gpuscale.formatting import named, number
 from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.findings import workload_findings
@@ -246,7 +246,7 @@ def answer_rows(results: list[WorkloadAnalysis]) -> list[dict[str, str]]:
                 row[header] = (
                     (f"n/a ({pick.note})" if pick.note else "none")
                     if pd.isna(pick.accelerators)
-                    else f"{int(pick.accelerators):,} ({pick.submitter} {pick.system_name}, "
+                    else f"{int(pick.accelerators):,} ({named(pick.submitter, pick.system_name)}, "
                     f"{number(pick.time_to_train_min)} min)"
                 )
             rows.append(row)

@@ -307,3 +307,14 @@ def test_columns_chooses_the_terminal_table(monkeypatch) -> None:
     assert "submitter" not in console.file.getvalue()
     bad = runner.invoke(app, ["analyze", "-b", "bert", "--columns", "acelerators"])
     assert bad.exit_code == 2 and "did you mean 'accelerators'" in bad.output
+
+
+def test_analyze_json_makes_no_cross_family_pick_under_the_family_rule() -> None:
+    args = ["analyze", "-b", "bert", "-r", "family", "--bootstrap", "100", "-f", "json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)["rounds"][0]
+    overall = doc["equilibrium"]
+    assert overall["max_speed_x_efficiency"] is None and overall["efficiency_threshold"] is None
+    assert any(e["efficiency_threshold"] for e in doc["equilibrium_by_family"])
+    assert {"superlinear"} <= set(doc["systems"][0])

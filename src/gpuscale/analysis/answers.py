@@ -15,12 +15,17 @@ only) still apply.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, replace
+from dataclasses import asdict
 
 import pandas as pd
 
-from gpuscale.analysis.analyze import WorkloadAnalysis
-from gpuscale.analysis.equilibrium import Equilibrium, Pick
+from gpuscale.analysis.analyze import (
+    CROSS_FAMILY,
+    WorkloadAnalysis,
+    overall_equilibrium,
+    per_family_reference,
+)
+from gpuscale.analysis.equilibrium import Pick
 
 ANSWER_COLUMNS: tuple[str, ...] = (
     "round",
@@ -34,23 +39,6 @@ ANSWER_COLUMNS: tuple[str, ...] = (
     "time_to_train_min",
     "note",
 )
-
-CROSS_FAMILY = "not across families: each family's E' is against its own reference"
-
-
-def per_family_reference(result: WorkloadAnalysis) -> bool:
-    """Whether E' of this analysis is per family (references of several families)."""
-    return len({r.accelerator_family for r in result.references}) > 1
-
-
-def overall_equilibrium(result: WorkloadAnalysis) -> Equilibrium:
-    """The picks over all systems that mean something: every criterion under one
-    reference; under a per-family reference only the knee (T against N), as speed x
-    efficiency and the E' threshold would compare E' of different references."""
-    eq = result.equilibrium
-    if per_family_reference(result):
-        return replace(eq, max_speed_x_efficiency=None, efficiency_threshold=None)
-    return eq
 
 
 def _row(

@@ -54,3 +54,26 @@ def test_units_never_print_exponents() -> None:
     assert format_ms(3210.0) == "3.21 s" and format_ms(0.42) == "0.42 ms"
     assert format_count(7.2e6) == "7.2M" and format_count(1.5e9) == "1.5B"
     assert format_hours(200.0) == "8.33 d" and "e" not in format_hours(1e-6)
+
+
+def test_a_vendor_word_is_never_written_twice() -> None:
+    from gpuscale.formatting import devices, named
+
+    assert devices(8, "NVIDIA NVIDIA H200") == "8 x NVIDIA H200"
+    assert named("NVIDIA", "NVIDIA DGX H200") == "NVIDIA DGX H200"
+    assert named("nvidia", "NVIDIA H200") == "nvidia H200"
+    assert named("Dell", "XE9680 with 8x H200") == "Dell XE9680 with 8x H200"
+
+
+def test_articles_follow_the_spoken_name() -> None:
+    from gpuscale.formatting import article
+
+    said = {w: article(w) for w in ("RTX 4090", "H100-SXM5-80GB", "B200", "TPU-v5p", "MI300X")}
+    assert said == {
+        "RTX 4090": "an",
+        "H100-SXM5-80GB": "an",
+        "B200": "a",
+        "TPU-v5p": "a",
+        "MI300X": "an",
+    }
+    assert article("Gaudi2") == "a" and article("accelerator") == "an"

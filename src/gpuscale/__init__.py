@@ -42,3 +42,8 @@ __all__ = [
     "scaling_table",
 ]
 __version__ = "0.1.0"
+
+
+def __dir__() -> list[str]:
+    """The lazily loaded names too: ``dir(gpuscale)`` lists what ``__all__`` offers."""
+    return sorted({*globals(), *__all__})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -40,10 +41,22 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def print_frame(console: Console, frame: pd.DataFrame, fmt: Format, *, title: str = "") -> None:
-    """Print a DataFrame as a rich table, CSV or a JSON list of records."""
-    from pandas.api.types import is_numeric_dtype
+def print_frame(
+    console: Console,
+    frame: pd.DataFrame,
+    fmt: Format,
+    *,
+    title: str = "",
+    formats: dict[str, str] | None = None,
+    drop_order: Sequence[str] | None = None,
+) -> None:
+    """Print a DataFrame as a rich table, CSV or a JSON list of records. ``formats``:
+    a format spec per column for the terminal table (``{"busbw (GB/s)": ".2f"}``, as
+    nccl-tests prints it); other numbers get four significant digits.
 
+    A table wider than the terminal drops its lowest-priority columns first
+    (``drop_order``, the caller's priorities) and says which, so it stays a table; a
+    table that cannot fit even then is printed as records."""
     if fmt is Format.csv:
         console.file.write(frame.to_csv(index=False))
         return
@@ -51,34 +64,72 @@ def print_frame(console: Console, frame: pd.DataFrame, fmt: Format, *, title: st
         records = [jsonable(r) for r in frame.to_dict("records")]
         console.file.write(json.dumps(records, indent=2) + "\n")
         return
+    from pandas.api.types import is_numeric_dtype
+
+    columns = [str(c) for c in frame.columns]
     numeric = [is_numeric_dtype(frame[c]) for c in frame.columns]
-    headers = [str(c).replace("_", " ") for c in frame.columns]  # wraps at the spaces
-    rows = [[number(v, digits=4) for v in row] for row in frame.itertuples(index=False)]
+    headers = [c.replace("_", " ") for c in columns]  # wraps at the spaces
+    specs = [(formats or {}).get(c) for c in columns]
+    rows = [
+        [_cell(v, spec) for v, spec in zip(row, specs, strict=True)]
+        for row in frame.itertuples(index=False)
+    ]
     least = [
         _least_width(headers[i], [r[i] for r in rows], numeric[i]) for i in range(len(headers))
     ]
-    widths = _fit(headers, rows, least, console.width - 3 * len(headers) - 1)
-    if widths is None and len(headers) > 2:
-        _print_vertical(console, headers, rows, title)
-        return
-    table = Table(title=_escape(title) or None, show_lines=False, header_style="bold")
-    for k, (header, is_number) in enumerate(zip(headers, numeric, strict=True)):
-        table.add_column(
-            Text(header, overflow="fold"),  # headers wrap at their spaces
-            justify="right" if is_number else "left",
-            overflow="fold",
-            width=widths[k] if widths else None,
+    order = [str(c) for c in drop_order or ()]
+    keep = list(range(len(columns)))
+    dropped: list[str] = []
+    while True:
+        widths = _fit(
+            [headers[i] for i in keep],
+            [[r[i] for i in keep] for r in rows],
+            [least[i] for i in keep],
+            console.width - 3 * len(keep) - 1,
         )
-    for row in rows:
-        # numbers are never split across lines (a cell of its own that cannot wrap);
-        # Text is not markup: rich markup in untrusted names is shown as typed
-        table.add_row(
-            *(
-                Text(v, no_wrap=True) if is_number else Text(v)
-                for v, is_number in zip(row, numeric, strict=True)
+        left = [c for c in order if c in columns and columns.index(c) in keep]
+        if widths is not None or len(keep) <= 2 or not left:
+            break
+        keep.remove(columns.index(left[0]))
+        dropped.append(left[0])
+    shown_headers = [headers[i] for i in keep]
+    shown_rows = [[r[i] for i in keep] for r in rows]
+    if widths is None and len(keep) > 2:
+        _print_vertical(console, shown_headers, shown_rows, title)
+    else:
+        table = Table(title=_escape(title) or None, show_lines=False, header_style="bold")
+        for k, i in enumerate(keep):
+            table.add_column(
+                Text(headers[i], overflow="fold"),  # headers wrap at their spaces
+                justify="right" if numeric[i] else "left",
+                overflow="fold",
+                width=widths[k] if widths else None,
             )
+        for row in shown_rows:
+            # numbers are never split across lines (a cell of its own that cannot wrap);
+            # Text is not markup: rich markup in untrusted names is shown as typed
+            table.add_row(
+                *(
+                    Text(v, no_wrap=True) if numeric[i] else Text(v)
+                    for v, i in zip(row, keep, strict=True)
+                )
+            )
+        console.print(table)
+    if dropped:
+        names = ", ".join(c.replace("_", " ") for c in dropped)
+        console.print(
+            f"(not shown, for width: {names}; --columns to choose, -f csv for all)",
+            markup=False,
+            highlight=False,
+            style="dim",
         )
-    console.print(table)
+
+
+def _cell(value: Any, spec: str | None) -> str:
+    """One cell as text: the column's format spec where it has one, else ``number``."""
+    if spec is None or value is None or (isinstance(value, float) and value != value):
+        return number(value, digits=4)
+    return format(value, spec)
 
 
 def _least_width(header: str, cells: list[str], is_number: bool) -> int:

@@ -41,5 +41,37 @@ def number(value: object, digits: int = 3) -> str:
 
 
 def devices(count: float, family: str) -> str:
-    """``3,472 x H100-SXM5-80GB``: a device count (thousands separated) and its kind."""
-    return f"{number(int(count))} x {family}"
+    """``3,472 x H100-SXM5-80GB``: a device count (thousands separated) and its kind
+    (a vendor word written twice, ``NVIDIA NVIDIA H200``, once)."""
+    return f"{number(int(count))} x {named(family)}"
+
+
+def named(*parts: object) -> str:
+    """Names joined by spaces without a word written twice where they meet or inside
+    one (``named("NVIDIA", "NVIDIA DGX H200")`` is ``NVIDIA DGX H200``; ``NVIDIA NVIDIA
+    H200`` becomes ``NVIDIA H200``); the comparison ignores case."""
+    import re
+
+    words: list[str] = []
+    for part in parts:
+        for word in re.split(r"\s+", str(part).strip()):
+            if word and not (words and words[-1].lower() == word.lower()):
+                words.append(word)
+    return " ".join(words)
+
+
+# Letters whose spoken name starts with a vowel sound: "an H100", "an RTX 4090", "an L4".
+_VOWEL_SOUND_LETTERS = frozenset("AEFHILMNORSX")
+
+
+def article(word: str) -> str:
+    """``a`` or ``an`` for ``word`` as it is said: initialisms and model numbers letter by
+    letter (an H100, an RTX 4090, an MI300X, a TPU-v5p, a B200), other words by their
+    first letter (a Gaudi2, an accelerator)."""
+    text = word.strip()
+    if not text:
+        return "a"
+    spelled = len(text) == 1 or not text[1].islower()  # "RTX", "H100", "A30"; not "Gaudi2"
+    if spelled and text[0].isupper():
+        return "an" if text[0] in _VOWEL_SOUND_LETTERS else "a"
+    return "an" if text[0].lower() in "aeio" else "a"

@@ -97,3 +97,72 @@ def resolve_choice(value: str, valid: Iterable[str], what: str) -> str:
     if len(found) > 1:
         raise UnknownNameError(f"{what} {value!r} is ambiguous: {', '.join(found)}")
     raise _fail(what, value, choices)
+
+
+def resolve_ruleset(value: str) -> str:
+    """An MLPerf ruleset as mlperf-logging names it (``4.1.0``) from what people type
+    (``4.1``, ``v4.1``, ``V4.1.0``, ``training_4.1.0``); checked against the rulesets the
+    installed package ships when it is installed. :class:`UnknownNameError` otherwise."""
+    from gpuscale.mlperf.rules import known_rulesets
+
+    match = re.fullmatch(r"(?:training_)?v?(\d+)\.(\d+)(?:\.(\d+))?", value.strip().lower())
+    known = known_rulesets()
+    if match is None:
+        raise _fail("ruleset", value, known or ["e.g. 4.1.0"])
+    major, minor, patch = match.group(1), match.group(2), match.group(3) or "0"
+    ruleset = f"{int(major)}.{int(minor)}.{int(patch)}"
+    if known and ruleset not in known:
+        raise _fail("ruleset", value, known)
+    return ruleset
+
+
+def workloads_by_round(scores) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
+    """Each round's workloads (cross-round names) in a scores table, rounds in order."""
+    present = scores.dropna(subset=["workload"])
+    return {
+        str(r): sorted(set(part["workload"]))
+        for r, part in sorted(present.groupby("round"), key=lambda x: str(x[0]))
+    }
+
+
+def default_workloads(by_round: dict[str, list[str]]) -> list[str]:
+    """The workloads shown when none is asked for (the one rule of every command and the
+    report): the study's four where every round has them; where a round lacks any, the
+    study's it has and then every other workload of the rounds (a round without BERT
+    and Stable Diffusion shows its own workloads, not two)."""
+    everything = sorted({w for ws in by_round.values() for w in ws})
+    study = [w for w in STUDY_WORKLOADS if w in everything]
+    if all(set(STUDY_WORKLOADS) <= set(ws) for ws in by_round.values()):
+        return study
+    return study + [w for w in everything if w not in study]
+
+
+def lacking_workloads(by_round: dict[str, list[str]], asked: Iterable[str]) -> list[str]:
+    """One sentence per round that lacks some of the asked-for workloads (the defaults
+    count as asked for), e.g. ``v5.1 has no BERT or Stable Diffusion results``; empty
+    when every round has them all."""
+    asked = list(asked)
+    notes = []
+    for round_name, present in by_round.items():
+        missing = [display_name(w) for w in asked if w not in present]
+        if missing:
+            names = ", ".join(missing[:-1]) + (" or " if len(missing) > 1 else "") + missing[-1]
+            notes.append(f"{round_name} has no {names} results")
+    return notes
+
+
+def workload_notes(
+    by_round: dict[str, list[str]], workloads: list[str], *, asked: bool
+) -> list[str]:
+    """What to tell the reader about the workloads chosen: the rounds lacking some asked
+    for (``asked``), or, for the defaults, the rounds lacking some of the study's four
+    and that their own workloads are shown instead."""
+    if asked:
+        return lacking_workloads(by_round, workloads)
+    notes = lacking_workloads(by_round, STUDY_WORKLOADS)
+    if notes:
+        notes[-1] += (
+            "; so every workload of the round(s) is shown, not only the study's four "
+            "(--benchmark to choose)"
+        )
+    return notes

@@ -112,3 +112,35 @@ def test_every_table_sorts_on_click(browser, page) -> None:
         assert ok, (index, cells[:10])
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []
+
+
+PAGE_WIDTH = """
+const doc = document.documentElement;
+const boxes = Array.from(document.querySelectorAll('.scroll'));
+const wide = Array.from(document.body.querySelectorAll('*'))
+  .filter(e => !e.closest('.scroll') && e.getBoundingClientRect().right > doc.clientWidth + 1)
+  .map(e => e.tagName + ' ' + (e.getAttribute('class') || ''));
+return [doc.scrollWidth, doc.clientWidth, window.innerWidth,
+        boxes.filter(b => b.scrollWidth > b.clientWidth).length, boxes.length,
+        Array.from(document.querySelectorAll('table')).every(t => t.closest('.scroll')),
+        wide.slice(0, 10)];
+"""
+
+
+def test_a_phone_width_page_does_not_scroll_sideways(browser, page) -> None:
+    """At 390 CSS pixels (a phone) the page itself is no wider than the screen: the wide
+    tables scroll inside their own box, figures shrink, long names break."""
+    size = browser.get_window_size()
+    try:
+        browser.set_window_size(390, 844)
+        browser.refresh()
+        page_width, client, inner, scrolling, boxes, wrapped, wide = browser.execute_script(
+            PAGE_WIDTH
+        )
+        assert inner <= 420, inner  # the viewport really is phone-wide
+        assert page_width <= client, (page_width, client, wide)
+        assert wrapped and boxes >= 3
+        assert scrolling >= 1  # the systems tables are wider than a phone: they scroll
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+        browser.refresh()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from gpuscale.analysis import AnalysisOptions, analyze
 from gpuscale.report.findings import workload_findings
 
@@ -41,3 +43,56 @@ def test_device_counts_are_written_with_thousands_separators(study_analysis) -> 
     text = " ".join(workload_findings(result, "study"))
     assert f"{int(result.table['accelerators'].max()):,} accelerators" in text
     assert re.search(r"\b\d{4,} (x|accelerators)\b", text) is None, text
+
+
+def test_the_article_follows_how_the_family_is_said(study_analysis) -> None:
+    # v4.1 BERT's study reference is 2 x RTX A5000: "an RTX", never "a RTX"
+    text = " ".join(workload_findings(study_analysis["study"][0], "study"))
+    assert "reference is an RTX A5000 system" in text and "a RTX" not in text
+
+
+def test_another_form_factor_is_not_another_generation(v41) -> None:
+    # v4.1 RetinaNet: the study reference is an H100 NVL system, most systems H100 SXM
+    result = analyze(v41, ["retinanet"], AnalysisOptions(n_boot=100))[0]
+    assert result.references[0].accelerator_family == "H100-NVL-94GB"
+    caution = next(f for f in workload_findings(result, "study") if f.startswith("Caution"))
+    assert "hardware generations" not in caution
+    assert "two form factors of one chip (H100), the same generation" in caution
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ("H200-SXM5-141GB", "H100-SXM5-80GB", "two chips of one generation (Hopper: H200, H100)"),
+        ("NVIDIA A30-PCIE-24GB", "A100-SXM4-80GB", "two chips of one generation (Ampere"),
+        ("TPU-v5p", "TPU-Trillium", "hardware generations"),
+        ("RTX A5000", "H100-SXM5-80GB", "hardware generations"),
+    ],
+)
+def test_hardware_differences_in_words(a: str, b: str, expected: str) -> None:
+    from gpuscale.report.findings import hardware_difference
+
+    assert hardware_difference(a, b).startswith(expected)
+
+
+def test_no_cross_family_pick_under_a_per_family_reference(study_analysis) -> None:
+    """Under --reference family every family's reference has E' = 1, so 'all systems'
+    picks by E' or S x E compared references, not scaling: none is made, and the rows
+    say why; fastest and knee (T and N only) stay."""
+    from gpuscale.analysis.answers import answers
+
+    result = study_analysis["family"][0]
+    frame = answers(result)
+    overall = frame[frame["scope"] == "all systems"].set_index("criterion")
+    by_e = [c for c in overall.index if c.startswith("E'") or c == "speed x efficiency"]
+    assert len(by_e) == 2
+    assert overall.loc[by_e, "accelerators"].isna().all()
+    assert overall.loc[by_e, "note"].str.contains("not across families").all()
+    assert overall.loc[["fastest", "knee"], "accelerators"].notna().all()
+    within = frame[frame["scope"] != "all systems"].set_index("criterion")
+    assert within.loc[by_e, "accelerators"].notna().all()  # the family's own picks stay
+    # the study rule (one reference) still picks across all systems
+    study = answers(study_analysis["study"][0])
+    assert study[study["scope"] == "all systems"]["accelerators"].notna().all()
+    text = " ".join(workload_findings(result, "family"))
+    assert "Equilibrium within H100-SXM5-80GB (E' is per family" in text

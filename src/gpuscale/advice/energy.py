@@ -77,6 +77,16 @@ def device_power(
     name = (device_name or "").lower()
     for pattern, watts, label in BOARD_POWER_W:
         if name and re.search(pattern, name):
-            return Power(watts, f"board power of {label} (datasheet)")
+            assumed = "SXM" in label and not re.search(r"sxm|hgx|dgx", name)
+            return Power(
+                watts,
+                f"board power of {label} (datasheet)"
+                + (
+                    f"; {device_name!r} names no form factor, so SXM ({watts:g} W) is "
+                    "assumed: name it (e.g. 'H100 PCIe', 'H100 NVL') or give --power-w"
+                    if assumed
+                    else ""
+                ),
+            )
     what = device_name or "an unrecorded device"
     return Power(None, f"unknown: no board power for {what}; give --power-w")

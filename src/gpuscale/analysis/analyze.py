@@ -7,7 +7,7 @@ per accelerator family). ``as_json`` turns the results into the documented JSON 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -75,6 +75,24 @@ class WorkloadAnalysis:
     clustering: Clustering
     equilibrium: Equilibrium
     by_family: list[Equilibrium] = field(default_factory=list)
+
+
+CROSS_FAMILY = "not across families: each family's E' is against its own reference"
+
+
+def per_family_reference(result: WorkloadAnalysis) -> bool:
+    """Whether E' of this analysis is per family (references of several families)."""
+    return len({r.accelerator_family for r in result.references}) > 1
+
+
+def overall_equilibrium(result: WorkloadAnalysis) -> Equilibrium:
+    """The picks over all systems that mean something: every criterion under one
+    reference; under a per-family reference only the knee (T against N), as speed x
+    efficiency and the E' threshold would compare E' of different references."""
+    eq = result.equilibrium
+    if per_family_reference(result):
+        return replace(eq, max_speed_x_efficiency=None, efficiency_threshold=None)
+    return eq
 
 
 def workload_table(
@@ -175,6 +193,7 @@ _SYSTEM_FIELDS = (
     "speedup",
     "efficiency",
     "normalized_efficiency",
+    "superlinear",
     "gpu_hours",
     "samples_per_s_per_accelerator",
     "global_batch_size",
@@ -242,7 +261,8 @@ def as_json(results: list[WorkloadAnalysis], options: AnalysisOptions) -> list[d
                     "features": list(CLUSTER_FEATURES),
                 },
                 "systems": systems,
-                "equilibrium": equilibrium_json(result.equilibrium),
+                # under a per-family reference: no pick by S or E' across families
+                "equilibrium": equilibrium_json(overall_equilibrium(result)),
                 "equilibrium_by_family": [equilibrium_json(e) for e in result.by_family],
             }
         )

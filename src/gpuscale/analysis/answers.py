@@ -5,7 +5,11 @@ Criteria: **fastest** (the shortest time to train), **knee** (Kneedle's bend of 
 against log N over the fastest system per count), **speed x efficiency** (the largest
 ``S x E``) and **E' threshold** (the largest count keeping E' >= threshold x the best).
 Within a family the picks do not depend on the reference rule (E' changes by one factor
-for all systems of the family), so the report, ``analyze`` and the README agree.
+for all systems of the family), so the report, ``analyze`` and the README agree. Over all
+systems under a per-family reference (``--reference family``) each family's E' is against
+its own reference, so the criteria that use S or E' (speed x efficiency, E' threshold)
+pick nothing across families: those rows say so (``note``); fastest and knee (T and N
+only) still apply.
 """
 
 from __future__ import annotations
@@ -15,7 +19,12 @@ from dataclasses import asdict
 
 import pandas as pd
 
-from gpuscale.analysis.analyze import WorkloadAnalysis
+from gpuscale.analysis.analyze import (
+    CROSS_FAMILY,
+    WorkloadAnalysis,
+    overall_equilibrium,
+    per_family_reference,
+)
 from gpuscale.analysis.equilibrium import Pick
 
 ANSWER_COLUMNS: tuple[str, ...] = (
@@ -28,15 +37,18 @@ ANSWER_COLUMNS: tuple[str, ...] = (
     "system_name",
     "accelerator_family",
     "time_to_train_min",
+    "note",
 )
 
 
-def _row(result: WorkloadAnalysis, scope: str, criterion: str, pick: Mapping | None) -> dict:
+def _row(
+    result: WorkloadAnalysis, scope: str, criterion: str, pick: Mapping | None, note: str = ""
+) -> dict:
     row = {"round": result.round, "workload": result.workload, "scope": scope}
     row["criterion"] = criterion
     if pick is None:
-        return row | {"accelerators": None}
-    return row | {c: pick[c] for c in ANSWER_COLUMNS[4:]}
+        return row | {"accelerators": None, "note": note}
+    return row | {c: pick[c] for c in ANSWER_COLUMNS[4:-1]} | {"note": note}
 
 
 def _picked(pick: Pick | None) -> Mapping | None:
@@ -62,18 +74,19 @@ def answers(result: WorkloadAnalysis) -> pd.DataFrame:
     own = next((e for e in result.by_family if e.scope == family), None)
     scopes = [
         (f"{family} (most submitted)", own, table[table["accelerator_family"] == family]),
-        ("all systems", result.equilibrium, table),
+        ("all systems", overall_equilibrium(result), table),
     ]
     rows = []
     for scope, eq, part in scopes:
         if eq is None:
             continue
+        why = CROSS_FAMILY if scope == "all systems" and per_family_reference(result) else ""
         rows.append(_row(result, scope, "fastest", _fastest(part)))
         rows.append(_row(result, scope, "knee", _picked(eq.knee)))
         speed = _picked(eq.max_speed_x_efficiency)
-        rows.append(_row(result, scope, "speed x efficiency", speed))
+        rows.append(_row(result, scope, "speed x efficiency", speed, why))
         threshold = _picked(eq.efficiency_threshold)
-        rows.append(_row(result, scope, f"E' >= {eq.threshold:g} x best", threshold))
+        rows.append(_row(result, scope, f"E' >= {eq.threshold:g} x best", threshold, why))
     return pd.DataFrame(rows, columns=list(ANSWER_COLUMNS))
 
 
@@ -84,9 +97,12 @@ def answer_sentence(frame: pd.DataFrame, scope: str) -> str:
 
     part = frame[frame["scope"] == scope]
     first = part.iloc[0]
-    picks = ", ".join(
-        f"{r.criterion} {'none' if pd.isna(r.accelerators) else f'{int(r.accelerators):,}'}"
-        for r in part.itertuples()
-    )
+    picks = ", ".join(f"{r.criterion} {_count(r.accelerators, r.note)}" for r in part.itertuples())
     where = "over all systems" if scope == "all systems" else f"within {scope.split(' (')[0]}"
     return f"{display_name(first['workload'])} ({first['round']}), {where}: {picks}."
+
+
+def _count(accelerators: float, note: str) -> str:
+    if not pd.isna(accelerators):
+        return f"{int(accelerators):,}"
+    return "n/a (not across families)" if note else "none"

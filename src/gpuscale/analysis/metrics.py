@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from gpuscale.analysis.superlinear import superlinear
 from gpuscale.tables import SCALING_COLUMNS, counts_samples
 
 
@@ -147,6 +148,7 @@ def scaling_table(
         out["benchmark"].map(counts_samples).astype(bool), per_s, np.nan
     )
     out["reference_rule"] = reference
+    out["superlinear"] = superlinear(out)
     out = out.sort_values(["accelerators", "time_to_train_min", "system_id"])
     return out.reset_index(drop=True)[list(SCALING_COLUMNS)]
 

@@ -91,6 +91,11 @@ def trends(
                         else f"left out {copies_here} republished result{plural}"
                         " (counted in the round first showing it)"
                     )
+                if largest["superlinear"]:  # E' at the largest count above 1, and why
+                    notes.append(
+                        f"E' {largest['normalized_efficiency']:.2f} above 1: "
+                        f"{largest['superlinear']}"
+                    )
                 rows.append(
                     {
                         "workload": workload,

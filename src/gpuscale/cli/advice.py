@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from gpuscale.cli.common import app, fail, out, read_bench
+from gpuscale.cli.common import FormatOption, app, fail, out, read_bench
 from gpuscale.cli_output import Format, print_frame
 from gpuscale.formatting import number
 
@@ -123,7 +123,7 @@ def advise(
             "with a warning.",
         ),
     ] = False,
-    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    fmt: FormatOption = Format.table,
 ) -> None:
     """Recommend how many devices to train on, with what batch, and why: time, cost and
     energy to a trained model from your measurements (or numbers) and a convergence model."""
@@ -131,8 +131,15 @@ def advise(
 
     from gpuscale.advice.api import advise as run_advice
     from gpuscale.advice.model import Link
+    from gpuscale.names import UnknownNameError, resolve_ruleset, resolve_workloads
     from gpuscale.units import parse_size
 
+    try:  # the names every command resolves alike: `bret` gets "did you mean 'bert'?"
+        ruleset = resolve_ruleset(ruleset)
+        if workload is not None:
+            workload = resolve_workloads([workload])[0]
+    except UnknownNameError as exc:
+        fail(str(exc))
     try:
         link: str | Link | None = interconnect
         if busbw_gbs is not None:

@@ -79,6 +79,16 @@ RoundNames = Annotated[
         help="Bundled round(s), e.g. v4.1 (repeatable); with paths, the paths' round names.",
     ),
 ]
+# One rule for every machine format: the name in any case (``-f JSON``, ``-f Csv``).
+FormatOption = Annotated[
+    Format,
+    typer.Option(
+        "--format",
+        "-f",
+        case_sensitive=False,
+        help="table (the terminal), csv or json: data only on stdout, notes on stderr.",
+    ),
+]
 Benchmarks = Annotated[
     list[str] | None,
     typer.Option(
@@ -163,10 +173,38 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
         for k, path in enumerate(paths):
             name = names[k] if names else None
             try:
-                parts.append(read_round(path, name, workers=cores(), progress=update))
+                part = read_round(path, name, workers=cores(), progress=update)
             except (SourceError, ValueError) as exc:
                 fail(str(exc))
+            if part.systems.empty and part.runs.empty:
+                fail(_no_results(path))
+            parts.append(part)
     return RoundTables.concat(parts)
+
+
+def _no_results(path: Path) -> str:
+    """Why a path gave no MLPerf results, with what to give instead: a folder of round
+    folders, one submitter's folder, or something else."""
+    expected = "expected <org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
+    if path.is_dir():
+        import re
+
+        rounds = sorted(
+            p.name for p in path.iterdir() if re.search(r"v\d+\.\d+(?:\.\d+)?$", p.name)
+        )
+        if rounds:
+            shown = " ".join(str(path / r) for r in rounds[:3])
+            return (
+                f"no MLPerf results in {path}: it holds round folders ({', '.join(rounds)}); "
+                f"give them as paths, e.g. {shown}"
+            )
+        if (path / "systems").is_dir() or (path / "results").is_dir():
+            return (
+                f"no MLPerf results in {path}: it looks like one submitter's folder "
+                f"(systems/, results/); give the round folder that holds it ({path.parent}), "
+                "with --round vX.Y if its name does not say the round"
+            )
+    return f"no MLPerf results in {path}: {expected}"
 
 
 def load_tables(paths: list[Path] | None, round_names: list[str] | None):
@@ -185,22 +223,59 @@ def load_tables(paths: list[Path] | None, round_names: list[str] | None):
 
 def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> list[str]:
     """The workloads ``--benchmark`` names in these tables (``default`` without it: all,
-    or the study's four where present); an unknown name ends the command with the list."""
-    from gpuscale.names import UnknownNameError, resolve_workloads
+    or ``names.default_workloads``: the study's four, a round's own where it lacks them);
+    a note on stderr for each round that lacks some; an unknown name ends the command
+    with the list."""
+    chosen, notes = workloads_and_notes(tables, benchmark, default)
+    for note in notes:
+        err.print(f"note: {note}", markup=False, highlight=False)
+    return chosen
+
+
+def workloads_and_notes(
+    tables, benchmark: list[str] | None, default: str = "all"
+) -> tuple[list[str], list[str]]:
+    """``workloads_of``'s workloads and its notes (the rounds lacking some), unprinted."""
+    from gpuscale.names import (
+        UnknownNameError,
+        default_workloads,
+        resolve_workloads,
+        workload_notes,
+        workloads_by_round,
+    )
 
     available = tables.scores["workload"].dropna().unique().tolist()  # what each folder held
+    by_round = workloads_by_round(tables.scores)
     try:
         if benchmark:
-            return resolve_workloads(benchmark, available)
-        if default == "study":
-            try:
-                return resolve_workloads(["study"], available)
-            except UnknownNameError:
-                pass
-        return resolve_workloads(["all"], available)
+            chosen = resolve_workloads(benchmark, available)
+        elif default == "study":
+            chosen = default_workloads(by_round)
+        else:
+            return resolve_workloads(["all"], available), []
     except UnknownNameError as exc:
         fail(str(exc))
-    raise AssertionError("unreachable")
+    if benchmark and all(b.strip().lower() == "all" for b in benchmark):
+        return chosen, []  # every workload of each round: none is lacking
+    return chosen, workload_notes(by_round, chosen, asked=bool(benchmark))
+
+
+Columns = Annotated[
+    str | None,
+    typer.Option(
+        "--columns",
+        help="Comma-separated columns of the terminal table (any of -f csv's), in order.",
+    ),
+]
+
+
+def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[str]:
+    """``--columns`` resolved against the table's columns (case, prefixes), else the
+    default; an unknown name ends the command with the list."""
+    if not asked:
+        return default
+    names = [c.strip() for c in asked.split(",") if c.strip()]
+    return choices_of(names, valid, "column") or default
 
 
 def choices_of(values: list[str] | None, valid: list[str], what: str) -> list[str] | None:

@@ -8,9 +8,12 @@ import typer
 
 from gpuscale.cli.common import (
     Benchmarks,
+    Columns,
+    FormatOption,
     RoundNames,
     RoundPaths,
     app,
+    columns_of,
     err,
     fail,
     families_of,
@@ -35,12 +38,21 @@ ENERGY_COLUMNS = [
 ]
 
 
+# What a narrow terminal drops first (CSV and JSON keep every column).
+TREND_DROP_ORDER = ["benchmark_folder", "systems", "common_accelerators", "best_time_at_common_min"]
+
+# What a narrow terminal drops first (CSV and JSON keep every column).
+ENERGY_DROP_ORDER = ["compute_share", "energy_per_accelerator_hour_kj", "submitter", "round"]
+TREND_DROP_ORDER = ["benchmark_folder", "systems", "common_accelerators", "best_time_at_common_min"]
+
+
 @app.command()
 def energy(
     paths: RoundPaths = None,
     round_names: RoundNames = None,
     benchmark: Benchmarks = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    fmt: FormatOption = Format.table,
+    columns_asked: Columns = None,
 ) -> None:
     """Energy to train from MLPerf power logs (official rule), per sample and accelerator-hour."""
     from gpuscale.analysis.energy import energy_table
@@ -55,14 +67,21 @@ def energy(
             having = ", ".join(sorted(every["workload"].unique()))
             why = f"no power logs for {', '.join(workloads)} in {rounds} (power results: {having})"
         else:
-            why = f"no power logs in {rounds}: these rounds have no energy results"
+            these = "this round has" if "," not in rounds else "these rounds have"
+            why = f"no power logs in {rounds}: {these} no energy results"
         err.print(why, markup=False, highlight=False)
         if fmt is not Format.table:  # still one valid document: [] or a header line
             import pandas as pd
 
             print_frame(out, pd.DataFrame(columns=ENERGY_COLUMNS), fmt)
         return
-    print_frame(out, frame[ENERGY_COLUMNS], fmt, title="energy to train (official rule)")
+    print_frame(
+        out,
+        frame[columns_of(columns_asked, ENERGY_COLUMNS, list(frame.columns))],
+        fmt,
+        title="energy to train (official rule)",
+        drop_order=[] if columns_asked else ENERGY_DROP_ORDER,
+    )
 
 
 @app.command()
@@ -81,7 +100,8 @@ def trends(
             help="Also count results republished in a later round (same runs) there.",
         ),
     ] = False,
-    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    fmt: FormatOption = Format.table,
+    columns_asked: Columns = None,
 ) -> None:
     """How each benchmark moved across rounds: best times, E' at scale, equilibrium."""
     from gpuscale.analysis.trends import trends as run_trends
@@ -108,4 +128,11 @@ def trends(
         frame = frame[frame["accelerator_family"].isin(families)]
     if frame.empty:
         fail("no scored results for these options")
-    print_frame(out, frame[list(TREND_COLUMNS)], fmt, title="trends across rounds")
+    shown = columns_of(columns_asked, list(TREND_COLUMNS), list(frame.columns))
+    print_frame(
+        out,
+        frame[shown],
+        fmt,
+        title="trends across rounds",
+        drop_order=[] if columns_asked else TREND_DROP_ORDER,
+    )

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from gpuscale.cli.bench import world_sizes
-from gpuscale.cli.common import app, err, fail, out, require_torch
+from gpuscale.cli.common import FormatOption, app, err, fail, out, require_torch
 from gpuscale.cli_output import Format, print_frame
 from gpuscale.formatting import number
 
@@ -87,6 +87,7 @@ def collectives(
 
     require_torch("the collectives sweep")
     from gpuscale.bench.collectives import OPS
+    from gpuscale.bench.results import ResultsError, check_writable
     from gpuscale.bench.runner import device_kind, torchrun_command
     from gpuscale.interconnect.nccl import check_env, parse_debug_log
     from gpuscale.interconnect.records import read_sweeps
@@ -99,6 +100,10 @@ def collectives(
         fail(f"unknown collective(s) {', '.join(sorted(unknown))}; known: {OPS_HELP}")
     if interconnect and interconnect not in PRESETS:
         fail(f"unknown interconnect {interconnect!r}; known: {', '.join(PRESETS)}")
+    try:  # before torchrun starts: its own failure would only say "error_file: <N/A>"
+        check_writable(out_file)
+    except ResultsError as exc:
+        fail(str(exc))
     device = device_kind(backend)
     try:
         low = parse_bytes(min_bytes)
@@ -143,7 +148,10 @@ def collectives(
 
 
 def _print_sweep(latest) -> None:
-    """One nccl-tests style table per collective (sizes down, placements across)."""
+    """One nccl-tests style table per collective: size, count, type, redop, root, time,
+    algbw (GB/s) and busbw (GB/s) with two decimals, #wrong."""
+    import pandas as pd
+
     from gpuscale.units import format_bytes
 
     failed = latest[latest["status"] != "ok"]
@@ -152,25 +160,34 @@ def _print_sweep(latest) -> None:
         out.print(f"{row.op}: {row.status} ({reason})", markup=False, highlight=False)
     ok = latest[latest["status"] == "ok"].copy()
     for op, group in ok.groupby("op", sort=False):
-        frame = group.assign(size=group["size_bytes"].map(format_bytes))[
-            [
-                "size",
-                "size_bytes",
-                "placement",
-                "time_us",
-                "time_us_p99",
-                "algbw_gbs",
-                "busbw_gbs",
-                "wrong",
-            ]
-        ]
+        frame = pd.DataFrame(
+            {
+                "size": group["size_bytes"].map(format_bytes),
+                "size (B)": group["size_bytes"].astype("Int64"),
+                "count (elements)": group["count"].astype("Int64"),
+                "type": group["dtype"].fillna("float32"),
+                "redop": group["redop"].fillna("sum"),
+                "root": group["root"].astype("Int64"),
+                "placement": group["placement"],
+                "time (us)": group["time_us"],
+                "p99 (us)": group["time_us_p99"],
+                "algbw (GB/s)": group["algbw_gbs"],
+                "busbw (GB/s)": group["busbw_gbs"],
+                "#wrong": group["wrong"].astype("Int64"),
+            }
+        )
         ranks = int(group["ranks"].iloc[0])
         print_frame(
             out,
             frame,
             Format.table,
             title=f"{op} on {ranks} ranks (sweep {group['sweep_id'].iloc[0]})",
+            formats=dict.fromkeys(SWEEP_TWO_DECIMALS, ".2f"),
         )
+
+
+# nccl-tests prints times and bandwidths with two decimals
+SWEEP_TWO_DECIMALS = ("time (us)", "p99 (us)", "algbw (GB/s)", "busbw (GB/s)")
 
 
 @app.command()
@@ -182,7 +199,7 @@ def topo(
     gpu: Annotated[
         str | None, typer.Option(help="GPU model for --file (tells the NVLink generation).")
     ] = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    fmt: FormatOption = Format.table,
 ) -> None:
     """GPU-to-GPU links (NV#, PIX, PXB, PHB, NODE, SYS), NICs, and the expected bandwidth."""
     import json
@@ -205,28 +222,62 @@ def topo(
     import pandas as pd
 
     names = [g.name for g in topology.gpus]
-    frame = pd.DataFrame(topology.matrix(), columns=names)
-    frame.insert(0, "", names)
-    frame["CPU affinity"] = [g.cpu_affinity for g in topology.gpus]
-    frame["NUMA"] = [g.numa_node for g in topology.gpus]
-    for nic in topology.nics:
-        frame[nic.name] = list(nic.to_gpus) + [""] * (len(names) - len(nic.to_gpus))
-    print_frame(out, frame, fmt, title=f"GPU topology ({topology.source})")
-    for nic in topology.nics:
-        rate = f", {nic.rate_gbit:g} Gb/s" if nic.rate_gbit else ""
-        out.print(f"{nic.name}: {nic.device}{rate}", markup=False, highlight=False)
-    expected = info["expected_busbw_gbs"]
-    out.print(
-        f"slowest link: {info['slowest_link']}"
-        + (
-            f" ({'NVSwitch, ' if topology.nvswitch else ''}{info['nvlink_generation']})"
-            if info["slowest_link"] == "NV"
-            else ""
-        )
-        + f" -> preset {info['preset']}; expected all-reduce bus bandwidth "
-        + (f"{number(expected, 4)} GB/s" if expected else "unknown (pass --gpu to name the GPU)"),
-        markup=False,
-        highlight=False,
+    matrix = pd.DataFrame(topology.matrix(), columns=names)
+    matrix.insert(0, "gpu", names)
+    affinity = pd.DataFrame(
+        {
+            "gpu": names,
+            "cpu_affinity": [g.cpu_affinity for g in topology.gpus],
+            "numa_node": [g.numa_node for g in topology.gpus],
+        }
     )
-    for line in info.get("downtrained", []) + info.get("nccl_checks", []):
-        out.print(line, markup=False, highlight=False)
+    nics = pd.DataFrame(
+        [
+            [n.name, n.device, *n.to_gpus, *[""] * (len(names) - len(n.to_gpus))]
+            for n in topology.nics
+        ],
+        columns=["nic", "device", *names],
+    )
+    if fmt is Format.csv:  # one table, every column named: a row per GPU
+        wide = matrix.merge(affinity, on="gpu")
+        for nic in topology.nics:
+            wide[nic.name] = list(nic.to_gpus) + [""] * (len(names) - len(nic.to_gpus))
+        print_frame(out, wide, fmt)
+    else:  # the matrix as a matrix, then the NICs against the GPUs, then affinities
+        print_frame(out, matrix, fmt, title=f"GPU topology ({topology.source})")
+        if len(nics):
+            print_frame(out, nics, fmt, title="NICs to GPUs")
+        if (affinity[["cpu_affinity", "numa_node"]] != "").any().any():
+            print_frame(out, affinity, fmt, title="CPU and NUMA affinity")
+    notes = out if fmt is Format.table else err  # machine formats: data only on stdout
+    for line in [
+        _link_sentence(topology, info),
+        *info.get("downtrained", []),
+        *info.get("nccl_checks", []),
+    ]:
+        notes.print(line, markup=False, highlight=False)
+
+
+def _link_sentence(topology, info: dict) -> str:
+    """``slowest link: NV (NVSwitch, nvlink4) -> preset nvlink4; expected ...``, or why
+    there is no link to judge."""
+    if info["slowest_link"] is None:
+        return (
+            f"{len(topology.gpus)} GPU: no GPU-to-GPU link to judge"
+            if len(topology.gpus) < 2
+            else "no GPU-to-GPU link class recognised in this matrix"
+        )
+    expected = info["expected_busbw_gbs"]
+    kind = (
+        f" ({'NVSwitch, ' if topology.nvswitch else ''}{info['nvlink_generation']})"
+        if info["slowest_link"] == "NV"
+        else ""
+    )
+    preset = f"preset {info['preset']}" if info["preset"] else "no preset"
+    bandwidth = (
+        f"{number(expected, 4)} GB/s" if expected else "unknown (pass --gpu to name the GPU)"
+    )
+    return (
+        f"slowest link: {info['slowest_link']}{kind} -> {preset}; expected all-reduce "
+        f"bus bandwidth {bandwidth}"
+    )

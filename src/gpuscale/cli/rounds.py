@@ -7,13 +7,17 @@ from typing import Annotated
 
 import typer
 
+from gpuscale.cli.analysis_output import print_analysis
 from gpuscale.cli.common import (
     Benchmarks,
+    Columns,
+    FormatOption,
     RoundNames,
     RoundPaths,
     app,
     bench_json,
     choices_of,
+    columns_of,
     cores,
     err,
     fail,
@@ -23,6 +27,7 @@ from gpuscale.cli.common import (
     print_bench,
     read_bench,
     read_paths,
+    workloads_and_notes,
     workloads_of,
 )
 from gpuscale.cli_output import Format, print_frame
@@ -50,10 +55,10 @@ def _summary(tables) -> None:
         systems = tables.systems[tables.systems["round"] == round_name]
         problems = tables.problems[tables.problems["round"] == round_name]
         err.print(
-            f"[bold]{round_name}[/]: {len(systems)} systems, {len(runs)} runs "
-            f"({int(runs['counted'].sum())} counted), "
-            f"{int(scores['time_to_train_min'].notna().sum())} of {len(scores)} "
-            f"benchmark results scored, {len(problems)} problems"
+            f"[bold]{round_name}[/]: {len(systems):,} systems, {len(runs):,} runs "
+            f"({int(runs['counted'].sum()):,} counted), "
+            f"{int(scores['time_to_train_min'].notna().sum()):,} of {len(scores):,} "
+            f"benchmark results scored, {len(problems):,} problems"
         )
     if len(tables.problems):
         counts = tables.problems.groupby(["round", "kind"]).size().reset_index(name="count")
@@ -82,12 +87,7 @@ def ingest(
 
     if round_name and len(paths) > 1:
         fail("--round-name applies to one path at a time")
-    tables = read_paths(paths, [round_name] if round_name else None)
-    if tables.systems.empty and tables.runs.empty:
-        fail(
-            f"no MLPerf results in {', '.join(map(str, paths))}: expected "
-            "<org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
-        )
+    tables = read_paths(paths, [round_name] if round_name else None)  # refuses no results
     try:
         written = write_tables(tables, out_dir)
     except OutputError as exc:
@@ -135,10 +135,11 @@ def scores(
     paths: RoundPaths = None,
     round_names: RoundNames = None,
     benchmark: Benchmarks = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    fmt: FormatOption = Format.table,
     all_columns: Annotated[
         bool, typer.Option("--all-columns", help="Every column of the scores table.")
     ] = False,
+    columns_asked: Columns = None,
 ) -> None:
     """Official time-to-train scores (olympic average, minutes), one row per result."""
     tables = load_tables(paths, round_names)
@@ -146,35 +147,23 @@ def scores(
     if benchmark:
         frame = frame[frame["workload"].isin(workloads_of(tables, benchmark))]
     frame = frame.sort_values(["round", "benchmark", "time_to_train_min"])
+    shown = list(frame.columns) if all_columns else SCORE_COLUMNS
     print_frame(
         out,
-        frame if all_columns else frame[SCORE_COLUMNS],
+        frame[columns_of(columns_asked, shown, list(frame.columns))],
         fmt,
         title="MLPerf Training official scores (minutes)",
+        drop_order=[] if columns_asked else SCORE_DROP_ORDER,
     )
 
 
-DECOMPOSE_COLUMNS = [
-    "global_batch_size",
-    "throughput_factor",
-    "convergence_factor",
-    "throughput_efficiency",
-    "samples_to_converge",
-    "expected_samples_to_converge",
-]
-ANALYZE_COLUMNS = [
-    "submitter",
-    "system_name",
-    "accelerator_family",
-    "accelerators",
-    "time_to_train_min",
-    "speedup",
-    "efficiency",
-    "normalized_efficiency",
-    "gpu_hours",
-    "cluster",
-    "pareto",
-]
+SCORE_DROP_ORDER = ["scaling_factor", "runs_converged", "runs", "system_id", "submitter"]
+
+
+def analyze_document(rounds: list | None, bench: dict | None) -> dict:
+    """``analyze -f json``: one shape whatever was analysed, ``{"rounds": [one object per
+    (round, benchmark)], "bench": {...} or null}``."""
+    return {"rounds": rounds or [], "bench": bench}
 
 
 @app.command()
@@ -208,15 +197,18 @@ def analyze(
     ] = None,
     k: Annotated[
         int | None,
-        typer.Option("-k", help="Number of K-means clusters (default: best silhouette, 2..6)."),
+        typer.Option(
+            "-k", min=1, help="Number of K-means clusters (default: best silhouette, 2..6)."
+        ),
     ] = None,
     n_boot: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of K-means and the bootstrap.")] = 0,
-    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    fmt: FormatOption = Format.table,
     decompose_columns: Annotated[
         bool,
         typer.Option("--decompose", help="Show speedup = throughput factor x convergence factor."),
     ] = False,
+    columns_asked: Columns = None,
     bench_file: Annotated[
         Path | None,
         typer.Option(
@@ -238,7 +230,7 @@ def analyze(
         if fmt is Format.json:
             bench_doc = bench_json(table)
             if not both:
-                out.file.write(json.dumps(bench_doc, indent=2) + "\n")
+                out.file.write(json.dumps(analyze_document(None, bench_doc), indent=2) + "\n")
                 return
         else:
             print_bench(table, fmt)
@@ -284,9 +276,7 @@ def analyze(
     if fmt is Format.json:
         from gpuscale.cli_output import jsonable
 
-        doc = jsonable(as_json(results, options))
-        if bench_doc is not None:  # one document: {"bench": ..., "rounds": ...}
-            doc = {"bench": bench_doc, "rounds": doc}
+        doc = analyze_document(jsonable(as_json(results, options)), bench_doc)
         out.file.write(json.dumps(doc, indent=2) + "\n")
         return
     if fmt is Format.csv:
@@ -294,40 +284,7 @@ def analyze(
 
         print_frame(out, pd.concat([r.table for r in results]), fmt)
         return
-    for result in results:
-        refs = ", ".join(
-            f"{r.submitter}/{r.system_id} ({r.accelerators} x "
-            f"{r.accelerator_family}, {r.time_to_train_min:.2f} min)"
-            for r in result.references
-        )
-        columns = ANALYZE_COLUMNS + (DECOMPOSE_COLUMNS if decompose_columns else [])
-        if result.table.duplicated(["submitter", "system_name", "accelerators"]).any():
-            columns = [*columns[:2], "system_id", *columns[2:]]  # else two rows look alike
-        print_frame(
-            out,
-            result.table[columns],
-            fmt,
-            title=f"{result.round} {result.workload}: reference ({reference}) {refs}",
-        )
-        eq = result.equilibrium
-        for pick in eq.picks:
-            out.print(
-                f"  {pick.label}: {pick.submitter} {pick.system_name} "
-                f"({pick.accelerators} x {pick.accelerator_family}, "
-                f"{pick.time_to_train_min:.2f} min, E' {pick.normalized_efficiency:.2f})",
-                markup=False,
-                highlight=False,
-            )
-        out.print(
-            f"  agreement: {eq.agreement}; Pareto front: {len(eq.pareto)} systems",
-            markup=False,
-            highlight=False,
-        )
-        for family in result.by_family:  # like with like: each family's own picks
-            picks = ", ".join(f"{p.label} {p.accelerators:,}" for p in family.picks)
-            if picks:
-                out.print(f"  within {family.scope}: {picks}", markup=False, highlight=False)
-        out.print()
+    print_analysis(results, reference, decompose_columns, columns_asked)
 
 
 @app.command()
@@ -376,7 +333,9 @@ def report(
         from gpuscale.report.html import build_report
 
         tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
-        workloads = workloads_of(tables, benchmark, default="study")
+        workloads, notes = workloads_and_notes(tables, benchmark, default="study")
+        for note in notes:
+            err.print(f"note: {note}", markup=False, highlight=False)
         try:
             path = build_report(
                 tables,
@@ -387,6 +346,7 @@ def report(
                 advice={"link": interconnect, "max_devices": max_devices} if with_advice else None,
                 analysis=analysis,
                 workers=cores(),
+                notes=notes,
             )
         except (ReferenceNotFoundError, OutputError) as exc:
             fail(str(exc))

@@ -166,6 +166,17 @@ def normalized_efficiency(
             )
         _family_points(ax, group, "normalized_efficiency", f"points-{i}", family, styles, labels)
     ax.axhline(1.0, color="#555555", linewidth=0.9, linestyle="--", label="E' = 1")
+    marked = table[table["superlinear"] != ""] if "superlinear" in table else table.iloc[:0]
+    if len(marked):  # ringed: E' above 1 from comparing systems, not scaling (tooltip)
+        ax.scatter(
+            marked["accelerators"],
+            marked["normalized_efficiency"],
+            s=90,
+            facecolors="none",
+            edgecolors="#CC0000",
+            linewidths=1.0,
+            label="E' > 1: not scaling (hover)",
+        )
     if not intervals and isinstance(result, WorkloadAnalysis):
         _mark_picks(ax, result.equilibrium, lambda p: (p.accelerators, p.normalized_efficiency))
     log_x(ax)

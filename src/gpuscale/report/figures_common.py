@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
-from gpuscale.formatting import devices, number
+from gpuscale.formatting import devices, named, number
 from gpuscale.tables import display_name
 
 
@@ -15,12 +15,17 @@ def point_labels(
     """Tooltip text of each system: submitter, system name, configuration, time and the
     ``last`` column formatted with its format string (default: E')."""
     # Column lists, not itertuples: that builds a namedtuple class of every column per call.
+    from gpuscale.analysis.superlinear import sentence
+
     column, template = last
     columns = ("submitter", "system_name", "accelerators", "accelerator_family")
+    why = table["superlinear"].tolist() if "superlinear" in table else [""] * len(table)
     return [
-        f"{submitter} {name}: {devices(n, family)}, {number(minutes)} min, {template.format(value)}"
-        for submitter, name, n, family, minutes, value in zip(
+        f"{named(submitter, name)}: {devices(n, family)}, {number(minutes)} min, "
+        f"{template.format(value)}" + (f" (E' above 1: {sentence(code)})" if code else "")
+        for submitter, name, n, family, minutes, value, code in zip(
             *(table[c].tolist() for c in (*columns, "time_to_train_min", column)),
+            why,
             strict=True,
         )
     ]

@@ -2,16 +2,68 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis
+from gpuscale.analysis.answers import per_family_reference
 from gpuscale.analysis.decompose import dominant_loss, family_decomposition
 from gpuscale.analysis.equilibrium import fastest_per_count
-from gpuscale.formatting import devices, number
+from gpuscale.formatting import article, devices, named, number
+
+# Chip -> architecture (vendors' naming): what "the same hardware generation" means.
+_ARCHITECTURE = {
+    "V100": "Volta",
+    "A100": "Ampere",
+    "A800": "Ampere",
+    "A30": "Ampere",
+    "A40": "Ampere",
+    "A10": "Ampere",
+    "A5000": "Ampere",
+    "H100": "Hopper",
+    "H200": "Hopper",
+    "H800": "Hopper",
+    "GH200": "Hopper",
+    "B100": "Blackwell",
+    "B200": "Blackwell",
+    "GB200": "Blackwell",
+    "B300": "Blackwell",
+    "GB300": "Blackwell",
+    "L4": "Ada Lovelace",
+    "L40": "Ada Lovelace",
+    "L40S": "Ada Lovelace",
+    "4090": "Ada Lovelace",
+    "MI300X": "CDNA 3",
+    "MI325X": "CDNA 3",
+}
 
 
 def _fmt_minutes(minutes: float) -> str:
     return f"{minutes * 60:.0f} s" if minutes < 1 else f"{number(minutes)} min"
+
+
+def chip_of(family: str) -> str:
+    """The chip a family's name starts with, vendor dropped (``H100-NVL-94GB`` -> ``H100``,
+    ``NVIDIA A30-PCIE-24GB`` -> ``A30``, ``RTX 4090`` -> ``4090``, ``TPU-v5p`` -> ``TPU-V5P``)."""
+    words = re.split(r"[\s-]+", family.strip().upper())
+    words = [w for w in words if w not in ("NVIDIA", "AMD", "INTEL", "GOOGLE", "RTX", "RX")]
+    if words and words[0] == "TPU" and len(words) > 1:
+        return f"TPU-{words[1]}"
+    return words[0] if words else family
+
+
+def hardware_difference(a: str, b: str) -> str:
+    """How two accelerator families differ, as what E' "mixes": ``two form factors of one
+    chip (H100), the same generation``, ``two chips of one generation (Hopper: H200,
+    H100)``, else ``hardware generations``."""
+    chip_a, chip_b = chip_of(a), chip_of(b)
+    if chip_a == chip_b:
+        return f"two form factors of one chip ({chip_a}), the same generation"
+    arch_a, arch_b = _ARCHITECTURE.get(chip_a), _ARCHITECTURE.get(chip_b)
+    if arch_a is not None and arch_a == arch_b:
+        return f"two chips of one generation ({arch_a}: {chip_a}, {chip_b})"
+    return "hardware generations"
 
 
 def family_scaling(table: pd.DataFrame, family: str) -> tuple[int, float, int, float] | None:
@@ -50,6 +102,23 @@ def why_efficiency_falls(table: pd.DataFrame, family: str) -> str | None:
     )
 
 
+def superlinear_sentence(table: pd.DataFrame) -> str | None:
+    """E' above 1 in words, from the one place that marks it
+    (``gpuscale.analysis.superlinear``): how many, and why, per reason."""
+    from gpuscale.analysis.superlinear import REASONS
+
+    if "superlinear" not in table:
+        return None
+    counts = table["superlinear"][table["superlinear"] != ""].value_counts()
+    if counts.empty:
+        return None
+    parts = "; ".join(f"{int(counts[code])} {REASONS[code]}" for code in counts.index)
+    return (
+        f"E' above 1 for {int(counts.sum())} of {len(table)} systems (marked in the table "
+        f"and ringed in the E' figure): {parts}."
+    )
+
+
 def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
     """Sentences for the report's summary of one workload."""
     table = result.table
@@ -67,7 +136,7 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
     )
     fastest = table.loc[table["time_to_train_min"].idxmin()]
     out.append(
-        f"Fastest: {fastest['submitter']} {fastest['system_name']} "
+        f"Fastest: {named(fastest['submitter'], fastest['system_name'])} "
         f"({devices(fastest['accelerators'], fastest['accelerator_family'])}) trains in "
         f"{_fmt_minutes(fastest['time_to_train_min'])}, {number(fastest['speedup'])}x the "
         f"reference, at E' {fastest['normalized_efficiency']:.2f} against that reference."
@@ -79,10 +148,15 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
         # Only an E' above 1 can be mistaken for super-linear scaling.
         aside = f" (E' up to {number(top)} here is not super-linear scaling)" if top > 1.05 else ""
         out.append(
-            f"Caution: the reference is a {foreign[0].accelerator_family} system while "
-            f"most systems are {big_family}, so E' mixes hardware generations{aside}; "
+            f"Caution: the reference is {article(foreign[0].accelerator_family)} "
+            f"{foreign[0].accelerator_family} system while most systems are {big_family}, "
+            f"so E' mixes {hardware_difference(foreign[0].accelerator_family, big_family)}"
+            f"{aside}; "
             "the family rule (--reference family) compares like with like."
         )
+    sentence = superlinear_sentence(table)
+    if sentence:
+        out.append(sentence)
     scaling = family_scaling(table, big_family)
     if scaling is not None:
         n_small, _, n_large, ratio = scaling
@@ -94,13 +168,16 @@ def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str
     sentence = why_efficiency_falls(table, big_family)
     if sentence:
         out.append(sentence)
-    eq = result.equilibrium
-    if eq.efficiency_threshold is not None:
+    eq, within = result.equilibrium, ""
+    if per_family_reference(result):  # E' is per family: the equilibrium is a family's
+        eq = next((e for e in result.by_family if e.scope == big_family), None)
+        within = f" within {big_family} (E' is per family, so not across families)"
+    if eq is not None and eq.efficiency_threshold is not None:
         p = eq.efficiency_threshold
         out.append(
-            f"Equilibrium: the largest configuration keeping E' >= {eq.threshold:g} x "
-            f"the best is {devices(p.accelerators, p.accelerator_family)} ({p.submitter} "
-            f"{p.system_name}, {_fmt_minutes(p.time_to_train_min)}); "
+            f"Equilibrium{within}: the largest configuration keeping E' >= "
+            f"{eq.threshold:g} x the best is {devices(p.accelerators, p.accelerator_family)} "
+            f"({named(p.submitter, p.system_name)}, {_fmt_minutes(p.time_to_train_min)}); "
             f"{eq.agreement}."
         )
     if result.clustering.k > 1:

@@ -8,7 +8,7 @@ sortable tables and the data problems found at ingest.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -27,7 +27,7 @@ from gpuscale.analysis.analyze import (
     workload_pairs,
     workload_table,
 )
-from gpuscale.formatting import number
+from gpuscale.formatting import named, number
 from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.findings import workload_findings
@@ -58,6 +58,7 @@ TABLE_COLUMNS = {
     "speedup": "Speedup",
     "efficiency": "E",
     "normalized_efficiency": "E'",
+    "superlinear": "E' > 1 because",
     "gpu_hours": "Acc.-hours",
     "cluster": "Cluster",
     "pareto": "Pareto",
@@ -129,6 +130,7 @@ def build_report(
     bench: pd.DataFrame | None = None,
     advice: dict[str, Any] | None = None,
     analysis: Executor | None = None,
+    notes: Sequence[str] = (),
 ) -> Path:
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
 
@@ -142,13 +144,14 @@ def build_report(
     ``analysis`` runs the second half of each workload's analysis (clusters,
     equilibrium): pass
     ``gpuscale.report.pool.analysis_executor()``, started before loading the data, to
-    have its imports done meanwhile; by default it runs here.
+    have its imports done meanwhile; by default it runs here. ``notes``: sentences for the
+    top of the page (e.g. the rounds lacking a workload asked for).
     """
     options = options or AnalysisOptions()
     analysis = analysis or Inline()
 
     def write(folder: Path) -> None:
-        html = _draw(tables, workloads, folder, options, workers, analysis, bench_section)
+        html = _draw(tables, workloads, folder, options, workers, analysis, bench_section, notes)
         (folder / "index.html").write_text(html, encoding="utf-8")
 
     def bench_section(folder: Path) -> BenchSection | None:
@@ -168,6 +171,7 @@ def _draw(
     workers: int,
     analysis: Executor,
     bench_section: Callable[[Path], BenchSection | None],
+    notes: Sequence[str] = (),
 ) -> str:
     """Draw every figure into ``out_dir`` and return the page."""
     has_scores = len(tables.scores) > 0
@@ -213,7 +217,14 @@ def _draw(
         overview_figure = overview_future.result() if overview_future else None
         extra_sections = [e for f in extras if (e := f.result()) is not None]
     return render_html(
-        tables, sections, overview_figure, options, bench, extra_sections, answer_rows(results)
+        tables,
+        sections,
+        overview_figure,
+        options,
+        bench,
+        extra_sections,
+        answer_rows(results),
+        notes=notes,
     )
 
 
@@ -233,9 +244,9 @@ def answer_rows(results: list[WorkloadAnalysis]) -> list[dict[str, str]]:
             row["Within"] = str(scope)
             for header, pick in zip(ANSWER_HEADERS[2:], part.itertuples(), strict=True):
                 row[header] = (
-                    "none"
+                    (f"n/a ({pick.note})" if pick.note else "none")
                     if pd.isna(pick.accelerators)
-                    else f"{int(pick.accelerators):,} ({pick.submitter} {pick.system_name}, "
+                    else f"{int(pick.accelerators):,} ({named(pick.submitter, pick.system_name)}, "
                     f"{number(pick.time_to_train_min)} min)"
                 )
             rows.append(row)
@@ -250,6 +261,7 @@ def render_html(
     bench: BenchSection | None = None,
     extras: list[ExtraSection] | None = None,
     answers: list[dict[str, str]] | None = None,
+    notes: Sequence[str] = (),
 ) -> str:
     """The report page (autoescaped: text from the logs can never become markup)."""
     env = Environment(
@@ -274,9 +286,10 @@ def render_html(
         columns=[c for c in TABLE_COLUMNS.values()],
         options=options,
         problems=problems,
-        n_systems=len(tables.systems),
-        n_runs=len(tables.runs),
-        n_scored=int(tables.scores["time_to_train_min"].notna().sum()),
+        n_systems=f"{len(tables.systems):,}",
+        n_runs=f"{len(tables.runs):,}",
+        n_scored=f"{int(tables.scores['time_to_train_min'].notna().sum()):,}",
+        notes=list(notes),
         css=(here / "report.css").read_text(),
         script=(here / "report.js").read_text(),
     )

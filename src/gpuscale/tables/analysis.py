@@ -33,6 +33,7 @@ SCALING_COLUMNS: tuple[str, ...] = (
     "speedup",
     "efficiency",
     "normalized_efficiency",
+    "superlinear",  # why E' is above 1 ("" when not; gpuscale.analysis.superlinear)
     "gpu_hours",
     "samples_per_s_per_accelerator",
 )

@@ -1,0 +1,69 @@
+"""E' above 1, and why: the one place that marks super-linear values for the tables, the
+figures and the prose.
+
+E' = (T_ref / T) / (N / N_ref) above 1 reads as super-linear scaling, which MLPerf's
+time-to-train hardly ever shows; it is nearly always a comparison of different systems.
+Each value above ``1 + TOLERANCE`` gets one short reason (column ``superlinear``):
+
+* ``other family``: another accelerator family than the reference (faster devices);
+* ``faster at N_ref``: the same count as the reference, a faster system (E' = T_ref / T);
+* ``slow reference``: against the fastest system of its family at the reference's count,
+  E' is at most 1: the reference is slow (software, batch), not the scaling good;
+* ``above peers too``: above 1 against that faster peer as well: the systems differ in
+  more than the count (batch, samples to converge, software); check it.
+
+``TOLERANCE`` (0.5%) keeps values that print as 1.00 unmarked; run-to-run spread of the
+olympic average is larger than that.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+TOLERANCE = 0.005
+
+REASONS: dict[str, str] = {
+    "other family": "another accelerator family than the reference (faster devices), not scaling",
+    "faster at N_ref": "a faster system at the reference's own count, not scaling",
+    "slow reference": "a faster peer at the reference's count brings E' to 1 or below: "
+    "the reference is slow, not the scaling super-linear",
+    "above peers too": "above 1 against the fastest peer at the reference's count too: "
+    "the systems differ in more than the count (batch, samples to converge, software)",
+}
+
+
+def superlinear(table: pd.DataFrame) -> pd.Series:
+    """The short reason of each E' above 1 (``REASONS``' keys), "" elsewhere. ``table``:
+    a scaling table (``gpuscale.tables.SCALING_COLUMNS`` up to ``normalized_efficiency``;
+    per-family references allowed)."""
+    out = pd.Series("", index=table.index, dtype=object)
+    above = table["normalized_efficiency"] > 1 + TOLERANCE
+    if not above.any():
+        return out
+    key = table["org"].astype(str) + "/" + table["system_id"].astype(str)
+    family_of = dict(zip(key, table["accelerator_family"], strict=True))
+    for index in table.index[above]:
+        row = table.loc[index]
+        ref_family = family_of.get(f"{row['reference_org']}/{row['reference_system_id']}")
+        n_ref = float(row["reference_accelerators"])
+        if ref_family is not None and row["accelerator_family"] != ref_family:
+            out[index] = "other family"
+            continue
+        if float(row["accelerators"]) == n_ref:
+            out[index] = "faster at N_ref"
+            continue
+        peers = table[
+            (table["accelerator_family"] == row["accelerator_family"])
+            & (table["accelerators"].astype(float) == n_ref)
+        ]
+        fastest = float(peers["time_to_train_min"].min())
+        against_peer = (fastest / float(row["time_to_train_min"])) / (
+            float(row["accelerators"]) / n_ref
+        )
+        out[index] = "slow reference" if against_peer <= 1 + TOLERANCE else "above peers too"
+    return out
+
+
+def sentence(code: str) -> str:
+    """The reason in words for a tooltip or a finding ("" for "")."""
+    return REASONS.get(code, "")

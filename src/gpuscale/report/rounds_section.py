@@ -61,7 +61,9 @@ def trends_section(tables: RoundTables, workloads: list[str], out_dir: Path) -> 
     """One figure per workload across the rounds loaded; None with a single round."""
     if tables.scores["round"].nunique() < 2:
         return None
-    rows = trends(tables.scores, workloads)
+    from gpuscale.mlperf.benchmarks import first_rounds
+
+    rows = trends(tables.scores, workloads, first_rounds=first_rounds())
     figures, findings = [], []
     for workload, group in rows.groupby("workload", sort=False):
         svg, files = save_chart(trend_chart(group, workload), out_dir, f"trends_{workload}")

@@ -9,11 +9,13 @@ the result logs (default 1: the caller chooses, the CLI takes every core).
 
 from __future__ import annotations
 
+import codecs
 import math
 import os
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -90,7 +92,7 @@ class _Collector:
         system_id = name[: -len(".json")]
         try:
             record = parse_system(
-                entry.read(), round_name=self.round_name, org=org, system_id=system_id
+                _no_bom(entry.read()), round_name=self.round_name, org=org, system_id=system_id
             )
         except OSError as exc:
             self.problem(entry.path, ProblemKind.UNREADABLE, f"cannot read file ({exc.strerror})")
@@ -107,7 +109,7 @@ class _Collector:
 
         org, _, system_id, bench = entry.path.split("/")[:4]
         try:
-            factor = float(orjson.loads(entry.read())["scaling_factor"])
+            factor = float(orjson.loads(_no_bom(entry.read()))["scaling_factor"])
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             self.problem(
                 entry.path,
@@ -154,7 +156,7 @@ class _Collector:
         file: a failed run (it counts against the required runs), or no score. True when
         ``skipped`` was taken in so."""
         parts = skipped.path.split("/")
-        if not wanted(skipped.path) or len(parts) != 5 or skipped.kind is ProblemKind.UNSAFE_PATH:
+        if not wanted(skipped.path) or len(parts) != 5:
             return False
         self.bench_dirs.add((parts[0], parts[2], parts[3]))
         if parts[4] == "scaling.json":
@@ -186,6 +188,11 @@ class _Collector:
         self.bench_dirs.add((parts[0], parts[2], parts[3]))
         if parts[-1] == "scaling.json" and not entry.is_dir:
             self.add_scaling(entry)
+
+
+def _no_bom(data: bytes) -> bytes:
+    """JSON bytes without a UTF-8 byte-order mark (accepted, as in logs)."""
+    return data[3:] if data.startswith(codecs.BOM_UTF8) else data
 
 
 def _round_name(path: Path, given: str | None) -> str:
@@ -247,13 +254,55 @@ def read_round(
     skipped: list[Skipped] = []
     col = _Collector(name)
     _read_entries(path, col, progress, skipped, Budget(max_file_bytes, max_round_bytes))
-    for s in skipped:
+    names = _Names(col)
+    for raw in skipped:
+        s = replace(raw, path=names.path(raw.path))
         if col.not_read(s):
             continue
         col.problem(s.path, s.kind, s.message)
         if s.ends_read:
             col.damaged = s.message
     return _tables(col)
+
+
+class _Names:
+    """Organisation and system folder names as shown: NFKC-normalised (a fullwidth or
+    ligature letter is the letter), invisible and bidirectional control characters
+    (Unicode category Cf: zero-width space, right-to-left override) written as visible
+    ``<U+200B>``; each changed name is reported once."""
+
+    def __init__(self, col: _Collector) -> None:
+        self.col, self.done = col, {}
+
+    def name(self, raw: str, where: str) -> str:
+        if raw.isascii():
+            return raw
+        if raw not in self.done:
+            clean = "".join(
+                f"<U+{ord(c):04X}>" if unicodedata.category(c) == "Cf" else c
+                for c in unicodedata.normalize("NFKC", raw)
+            )
+            self.done[raw] = clean
+            if clean != raw:
+                hidden = "<U+" in clean
+                self.col.problem(
+                    clean,
+                    ProblemKind.BAD_FIELD,
+                    f"the {where} folder name {raw!r} is shown as {clean!r}"
+                    + (" (invisible or direction-changing characters)" if hidden else "")
+                    + " (Unicode NFKC)",
+                )
+        return self.done[raw]
+
+    def path(self, rel: str) -> str:
+        parts = rel.split("/")
+        parts[0] = self.name(parts[0], "organisation")
+        if len(parts) > 2 and parts[1] in ("results", "systems"):
+            stem, dot, ext = (
+                parts[2].rpartition(".") if parts[1] == "systems" else (parts[2], "", "")
+            )
+            parts[2] = self.name(stem, "system") + dot + ext
+        return "/".join(parts)
 
 
 def _read_entries(
@@ -266,7 +315,9 @@ def _read_entries(
     """The one read path, for directories and every archive kind: the source's entries
     (read ahead by a thread: the codecs release the GIL) parsed here one by one.
     Processes bought nothing measurable here on 2 loaded cores (benchmarks/ingest.py)."""
-    for done, entry in enumerate(read_ahead(iter_source(path, MLPERF_LAYOUT, skipped, budget)), 1):
+    names = _Names(col)
+    for done, raw in enumerate(read_ahead(iter_source(path, MLPERF_LAYOUT, skipped, budget)), 1):
+        entry = replace(raw, path=names.path(raw.path))
         parsed = parse_entry(entry, col.round_name)
         if parsed is None:
             col.note(entry)

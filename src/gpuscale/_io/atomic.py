@@ -54,6 +54,7 @@ def write_atomically(out_dir: Path, write: Callable[[Path], object]) -> list[Pat
     try:
         parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=parent))
+        tmp.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; the output follows the umask
     except OSError as exc:
         raise OutputError(f"cannot write into {parent}: {_why(exc)}") from None
     try:
@@ -66,6 +67,12 @@ def write_atomically(out_dir: Path, write: Callable[[Path], object]) -> list[Pat
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return [out_dir / name for name in names]
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _is_other_than_folder(path: Path) -> bool:

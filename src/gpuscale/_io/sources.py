@@ -212,16 +212,17 @@ def iter_directory(
     real_root = os.path.realpath(root)
     seen: dict[str, str] = {real_root: ""}
     links: list[tuple[str, str]] = []  # links to folders: followed after the real folders
-    stack = [(str(root), "")]
+    stack = [(str(root), "", real_root)]  # (folder, its path in the tree, its real path)
     while stack or links:
         if not stack:
             path, rel = links.pop(0)
-            first = seen.setdefault(os.path.realpath(path), rel)
+            real = os.path.realpath(path)
+            first = seen.setdefault(real, rel)
             if first != rel:
                 skipped.append(_read_as(rel, first))
                 continue
-            stack.append((path, rel))
-        folder, rel_dir = stack.pop()
+            stack.append((path, rel, real))
+        folder, rel_dir, real_dir = stack.pop()
         found = _listing(folder, rel_dir, skipped)
         if found is None:
             continue
@@ -240,10 +241,11 @@ def iter_directory(
                 skipped.append(Skipped(printable(rel), ProblemKind.NOT_A_FILE, problem))
             elif kind == "link-dir":
                 links.append((item.path, rel))
-            elif kind == "dir":
-                first = seen.setdefault(os.path.realpath(item.path), rel)
+            elif kind == "dir":  # not a link: its real path is its parent's and its name
+                real = f"{real_dir}/{item.name}"
+                first = seen.setdefault(real, rel)
                 if first == rel:
-                    folders.append((item.path, rel))
+                    folders.append((item.path, rel, real))
                 else:
                     skipped.append(_read_as(rel, first))
             elif kind == "file" and layout.wanted(rel):

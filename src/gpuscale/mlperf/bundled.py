@@ -64,7 +64,11 @@ def write_tables(tables: RoundTables, out_dir: Path, *, csv: bool = True) -> lis
             if csv:
                 frame.to_csv(folder / f"{name}.csv", index=False)
 
-    return [p for p in write_atomically(out_dir, write) if p.suffix in (".parquet", ".csv")]
+    return [
+        p
+        for p in write_atomically(out_dir, write, command="ingest")
+        if p.suffix in (".parquet", ".csv")
+    ]
 
 
 def rebuild(source_dir: Path, out_dir: Path = DATA_DIR) -> RoundTables:

@@ -142,6 +142,17 @@ def advise(
 ) -> Advice:
     """The advice for one model (see the module docstring). Raises ``ValueError`` (and
     its subclass ``CalibrationError``) with a message for the user on bad input."""
+    for what, value in (
+        ("batch", batch),
+        ("global_batch", global_batch),
+        ("nodes", nodes),
+        ("gpus_per_node", gpus_per_node),
+        ("max_devices", max_devices),
+    ):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise ValueError(f"{what} must be a positive whole number, not {value!r}")
     intra, link_note = choose_link(link, topology)
     network = Network(
         intra=intra,

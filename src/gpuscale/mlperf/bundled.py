@@ -37,6 +37,11 @@ def load_round(*rounds: str) -> RoundTables:
 
     Raises ``KeyError`` naming the bundled rounds when one is not bundled.
     """
+    for r in rounds:
+        if not isinstance(r, str):
+            raise TypeError(
+                f"rounds must be round names like 'v4.1', not {type(r).__name__} ({r!r})"
+            )
     available = bundled_rounds()
     wanted = [normalise_round(r) for r in rounds] or available
     missing = [r for r in wanted if r not in available]

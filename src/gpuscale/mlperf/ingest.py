@@ -3,8 +3,9 @@
 ``read_round(path)`` accepts a round directory (``training_results_v4.1/`` or its
 parent) or a ``.tar``, ``.tar.gz``, ``.tar.xz`` or ``.zip`` archive read in place.
 Nothing is printed and nothing raises on bad input: what cannot be used becomes a row
-of ``problems`` and the rest of the round is still read. ``workers`` processes parse
-the result logs (default 1: the caller chooses, the CLI takes every core).
+of ``problems`` and the rest of the round is still read. Every source kind goes one
+way: its entries (``gpuscale._io.iter_source``, within caps on expanded bytes) are
+parsed one by one here; :func:`read_rounds` keeps a result given twice once.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ from __future__ import annotations
 import codecs
 import math
 import os
-import unicodedata
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
@@ -29,6 +28,7 @@ from gpuscale._io import (
     read_ahead,
 )
 from gpuscale._io.sources import MAX_FILE_BYTES, MAX_ROUND_BYTES, Budget
+from gpuscale.mlperf.consistency import FolderNames, odd_logs_out
 from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path, wanted
 from gpuscale.mlperf.parse import Parsed, parse_entry
@@ -254,7 +254,7 @@ def read_round(
     skipped: list[Skipped] = []
     col = _Collector(name)
     _read_entries(path, col, progress, skipped, Budget(max_file_bytes, max_round_bytes))
-    names = _Names(col)
+    names = FolderNames(col.problem)
     for raw in skipped:
         s = replace(raw, path=names.path(raw.path))
         if col.not_read(s):
@@ -263,46 +263,6 @@ def read_round(
         if s.ends_read:
             col.damaged = s.message
     return _tables(col)
-
-
-class _Names:
-    """Organisation and system folder names as shown: NFKC-normalised (a fullwidth or
-    ligature letter is the letter), invisible and bidirectional control characters
-    (Unicode category Cf: zero-width space, right-to-left override) written as visible
-    ``<U+200B>``; each changed name is reported once."""
-
-    def __init__(self, col: _Collector) -> None:
-        self.col, self.done = col, {}
-
-    def name(self, raw: str, where: str) -> str:
-        if raw.isascii():
-            return raw
-        if raw not in self.done:
-            clean = "".join(
-                f"<U+{ord(c):04X}>" if unicodedata.category(c) == "Cf" else c
-                for c in unicodedata.normalize("NFKC", raw)
-            )
-            self.done[raw] = clean
-            if clean != raw:
-                hidden = "<U+" in clean
-                self.col.problem(
-                    clean,
-                    ProblemKind.BAD_FIELD,
-                    f"the {where} folder name {raw!r} is shown as {clean!r}"
-                    + (" (invisible or direction-changing characters)" if hidden else "")
-                    + " (Unicode NFKC)",
-                )
-        return self.done[raw]
-
-    def path(self, rel: str) -> str:
-        parts = rel.split("/")
-        parts[0] = self.name(parts[0], "organisation")
-        if len(parts) > 2 and parts[1] in ("results", "systems"):
-            stem, dot, ext = (
-                parts[2].rpartition(".") if parts[1] == "systems" else (parts[2], "", "")
-            )
-            parts[2] = self.name(stem, "system") + dot + ext
-        return "/".join(parts)
 
 
 def _read_entries(
@@ -315,7 +275,7 @@ def _read_entries(
     """The one read path, for directories and every archive kind: the source's entries
     (read ahead by a thread: the codecs release the GIL) parsed here one by one.
     Processes bought nothing measurable here on 2 loaded cores (benchmarks/ingest.py)."""
-    names = _Names(col)
+    names = FolderNames(col.problem)
     for done, raw in enumerate(read_ahead(iter_source(path, MLPERF_LAYOUT, skipped, budget)), 1):
         entry = replace(raw, path=names.path(raw.path))
         parsed = parse_entry(entry, col.round_name)
@@ -326,42 +286,6 @@ def _read_entries(
             col.add_parsed(parsed)
         if progress:
             progress(done, 0, "files")
-
-
-def _odd_logs_out(col: _Collector) -> None:
-    """A log that says another benchmark than its folder's, or another submitter than
-    most logs of its folder, is not counted: it belongs to another result (the official
-    checker takes each folder as one result). Where no submitter is held by more logs
-    than any other, every log of the folder is held back. Another system than most is
-    reported but counted: a published v4.0 result (JuniperNetworks llama2_70b_lora) has
-    one log saying 'A100' among 'H100's, and the official summarizer counts it."""
-    folders: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for r in col.runs:
-        folders.setdefault((r["org"], r["system_id"], r["benchmark"]), []).append(r)
-    for (_, _, benchmark), runs in folders.items():
-        odd: dict[int, str] = {}
-        for r in runs:
-            said = r.get("log_benchmark")
-            if said is not None and said != benchmark:
-                odd[id(r)] = f"the log is a {said!r} run, in the {benchmark!r} folder"
-        for name, what in (("log_org", "submitter"), ("log_platform", "system")):
-            votes = Counter(r.get(name) for r in runs if r.get(name) is not None)
-            if len(votes) < 2:
-                continue
-            (top, n), (_, m) = votes.most_common(2)
-            for r in runs:
-                if r.get(name) is None or (r[name] == top and n > m):
-                    continue
-                others = ", ".join(repr(v) for v in votes if v != r[name])
-                message = f"the log's {what} {r[name]!r} differs from its folder's ({others})"
-                if what == "system":
-                    col.problem(r["rel"], ProblemKind.BAD_FIELD, f"{message}; still counted")
-                else:
-                    odd.setdefault(id(r), message)
-        for r in runs:
-            if id(r) in odd and r.get("counted"):
-                r.update(counted=False, status=str(RunStatus.NONCOMPLIANT), problem=odd[id(r)])
-                col.problem(r["rel"], RunStatus.NONCOMPLIANT, f"{odd[id(r)]}; not counted")
 
 
 def _add_energy(
@@ -386,7 +310,7 @@ def _tables(col: _Collector) -> RoundTables:
     import pandas as pd
 
     submitters = {(s["org"], s["system_id"]): s["submitter"] for s in col.systems}
-    _odd_logs_out(col)
+    odd_logs_out(col.runs, col.problem)
     # Every column present (None where a row had no value), in the table's sort order.
     runs = sorted(
         ({name: row.get(name) for name in RUNS_COLUMNS} for row in col.runs),

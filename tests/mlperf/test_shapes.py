@@ -122,12 +122,17 @@ def test_an_archive_inside_the_round_is_reported(tmp_path) -> None:
 
 def test_folders_990_deep_are_read_without_recursion(tmp_path) -> None:
     root = base().write_dir(tmp_path)
-    deep = root / "Good/results/box8/bert/power"
-    deep.mkdir()
+    chain = [root / "Good/results/box8/bert/power"]
     for _ in range(990):  # os.makedirs recurses per level
-        deep = deep / "d"
-        deep.mkdir()
-    tables = read_round(root, workers=1)
+        chain.append(chain[-1] / "d")
+    try:
+        for folder in chain:
+            folder.mkdir()
+        tables = read_round(root, workers=1)
+    finally:  # removed here: pytest's clean-up (shutil.rmtree) recurses per level too
+        for folder in reversed(chain):
+            if folder.is_dir():
+                folder.rmdir()
     assert scored(tables) == pytest.approx(10.875)
 
 
@@ -242,9 +247,11 @@ def test_look_alike_names_are_normalised_and_invisible_characters_shown(tmp_path
     rb = base()
     rb.system("Krai\u200b", "k1").runs("Krai\u200b", "k1", "bert", TEN)
     rb.system("\uff2brai", "k2").runs("\uff2brai", "k2", "bert", TEN)  # fullwidth K
+    rb.system("Kra\u0456", "k3").runs("Kra\u0456", "k3", "bert", TEN)  # Cyrillic i
     tables = read_round(rb.write_dir(tmp_path), workers=1)
     orgs = set(tables.scores.org)
     assert "Krai" in orgs  # NFKC: the fullwidth K is a K
     assert not any("\u200b" in o for o in orgs)
     assert any("U+200B" in o for o in orgs)
     assert any("invisible" in p for p in problems(tables))
+    assert any("mixes CYRILLIC and LATIN" in p for p in problems(tables))

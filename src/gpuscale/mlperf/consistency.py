@@ -13,11 +13,18 @@ from gpuscale.tables import ProblemKind, RunStatus
 Problem = Callable[[str, str, str], None]  # (path, kind, message): adds a problems row
 
 
+def _scripts(name: str) -> set[str]:
+    """The scripts of a name's letters (``LATIN``, ``CYRILLIC``, ``GREEK``...: the first
+    word of each letter's Unicode name)."""
+    return {unicodedata.name(c, "?").split()[0] for c in name if c.isalpha()}
+
+
 class FolderNames:
     """Organisation and system folder names as shown: NFKC-normalised (a fullwidth or
     ligature letter is the letter), invisible and bidirectional control characters
     (Unicode category Cf: zero-width space, right-to-left override) written as visible
-    ``<U+200B>``; each changed name is reported once."""
+    ``<U+200B>``; each changed name is reported once, and so is a name mixing scripts
+    (a Cyrillic letter among Latin ones looks like another name)."""
 
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
@@ -32,6 +39,14 @@ class FolderNames:
                 for c in unicodedata.normalize("NFKC", raw)
             )
             self.done[raw] = clean
+            scripts = _scripts(clean)
+            if len(scripts) > 1:
+                self.problem(
+                    clean,
+                    ProblemKind.BAD_FIELD,
+                    f"the {where} folder name {clean!r} mixes {' and '.join(sorted(scripts))} "
+                    "letters: it may look like another name",
+                )
             if clean != raw:
                 hidden = "<U+" in clean
                 self.problem(

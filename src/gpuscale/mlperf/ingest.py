@@ -31,7 +31,7 @@ from gpuscale._io.sources import MAX_FILE_BYTES, MAX_ROUND_BYTES, Budget
 from gpuscale.mlperf.consistency import FolderNames, odd_logs_out
 from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path, wanted
-from gpuscale.mlperf.parse import Parsed, parse_entry
+from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
 from gpuscale.mlperf.power import PowerLog
 from gpuscale.mlperf.scores import build_scores
 from gpuscale.mlperf.systems import SystemDescriptionError, parse_system
@@ -276,7 +276,14 @@ def _read_entries(
     (read ahead by a thread: the codecs release the GIL) parsed here one by one.
     Processes bought nothing measurable here on 2 loaded cores (benchmarks/ingest.py)."""
     names = FolderNames(col.problem)
-    for done, raw in enumerate(read_ahead(iter_source(path, MLPERF_LAYOUT, skipped, budget)), 1):
+    entries: Iterable[Entry] = iter_source(path, MLPERF_LAYOUT, skipped, budget)
+    total, unit = 0, "files"  # an archive's count is not known ahead
+    if path.is_dir():  # listing is cheap (no bytes held): count the files to parse first
+        entries = list(entries)
+        total = sum(task_for(e, col.round_name) is not None for e in entries)
+        unit = "result files"
+    done = 0
+    for raw in read_ahead(iter(entries)):
         entry = replace(raw, path=names.path(raw.path))
         parsed = parse_entry(entry, col.round_name)
         if parsed is None:
@@ -284,8 +291,9 @@ def _read_entries(
         else:
             col.bench_dirs.add(tuple(entry.path.split("/")[i] for i in (0, 2, 3)))
             col.add_parsed(parsed)
-        if progress:
-            progress(done, 0, "files")
+        if progress and (parsed is not None or not total):
+            done += 1
+            progress(done, total, unit)
 
 
 def _add_energy(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import threading
 from pathlib import Path
 
@@ -81,3 +82,35 @@ def test_concurrent_writers_never_mix(tmp_path: Path) -> None:
     assert errors == []
     contents = set(files(out).values())
     assert len(contents) == 1 and set(files(out)) == set(names)
+
+
+def test_another_commands_output_is_never_replaced(tmp_path) -> None:
+    """Issue 25: `report --out d` then `ingest --out d` deleted the report."""
+    out = tmp_path / "d"
+    write_atomically(out, lambda f: (f / "index.html").write_text("report"), command="report")
+    with pytest.raises(OutputError, match="gpuscale report"):
+        write_atomically(out, lambda f: (f / "runs.csv").write_text("x"), command="ingest")
+    assert (out / "index.html").read_text() == "report"
+    assert not (out / "runs.csv").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["d"]  # no temporary folder left
+    write_atomically(out, lambda f: (f / "index.html").write_text("again"), command="report")
+    assert (out / "index.html").read_text() == "again"
+
+
+def test_a_linked_out_is_written_through_to_its_target(tmp_path) -> None:
+    target = tmp_path / "real"
+    write_atomically(target, lambda f: (f / "a.txt").write_text("1"), command="report")
+    link = tmp_path / "out"
+    link.symlink_to(target)
+    write_atomically(link, lambda f: (f / "a.txt").write_text("2"), command="report")
+    assert link.is_symlink() and (target / "a.txt").read_text() == "2"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "real"]
+
+
+def test_new_folders_follow_the_umask(tmp_path) -> None:
+    old = os.umask(0o022)
+    try:
+        write_atomically(tmp_path / "d", lambda f: (f / "a.txt").write_text("1"))
+    finally:
+        os.umask(old)
+    assert (tmp_path / "d").stat().st_mode & 0o777 == 0o755

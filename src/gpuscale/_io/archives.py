@@ -21,17 +21,21 @@ from typing import Any
 
 from gpuscale._io.sources import (
     ARCHIVE_ERRORS,
+    Budget,
     Entry,
     Layout,
     Skipped,
     SourceError,
     clean_name,
     printable,
+    shape_problem,
 )
 from gpuscale.tables import ProblemKind
 
 
-def iter_archive(path: Path, layout: Layout, skipped: list[Skipped]) -> Iterator[Entry]:
+def iter_archive(
+    path: Path, layout: Layout, skipped: list[Skipped], budget: Budget | None = None
+) -> Iterator[Entry]:
     """The wanted members of a tar or zip archive, in archive order, read in memory.
 
     Tar archives are streamed (``r|*``): each member's bytes must be read before the
@@ -39,8 +43,9 @@ def iter_archive(path: Path, layout: Layout, skipped: list[Skipped]) -> Iterator
     a ``corrupt archive`` note naming the last member read.
     """
     if path.name.lower().endswith(".zip"):
-        yield from _iter_zip(path, layout, skipped)
+        yield from _iter_zip(path, layout, skipped, budget)
         return
+    budget = budget or Budget()
     stream = _decompressed(path)
     try:
         tar = tarfile.open(fileobj=stream, mode="r|")  # noqa: SIM115
@@ -51,7 +56,7 @@ def iter_archive(path: Path, layout: Layout, skipped: list[Skipped]) -> Iterator
     with tar:
         try:
             for member in tar:
-                entry = tar_entry(tar, member, layout, skipped)
+                entry = tar_entry(tar, member, layout, skipped, budget, path.name)
                 if entry is not None:
                     last = entry.path
                     yield entry
@@ -84,31 +89,31 @@ def damaged(name: str, exc: BaseException, last: str) -> Skipped:
         ProblemKind.CORRUPT_ARCHIVE,
         f"archive ends early or is damaged{after} ({type(exc).__name__}: {exc}); "
         "what came before was read, nothing after it",
+        ends_read=True,
     )
 
 
 def tar_entry(
-    tar: tarfile.TarFile, member: tarfile.TarInfo, layout: Layout, skipped: list[Skipped]
+    tar: tarfile.TarFile,
+    member: tarfile.TarInfo,
+    layout: Layout,
+    skipped: list[Skipped],
+    budget: Budget,
+    where: str,
 ) -> Entry | None:
     """The entry for a tar member the layout wants (its bytes read now), else None."""
     rel = member_rel(member.name, layout, skipped)
     if rel is None:
         return None
-    problem = layout.misplaced(rel, member.isdir())
+    kind = "dir" if member.isdir() else "file" if member.isfile() else "other"
+    problem = layout.misplaced(rel, member.isdir()) or shape_problem(rel, kind, layout.wanted(rel))
     if problem:
         skipped.append(Skipped(rel, ProblemKind.NOT_A_FILE, problem))
         return None
     if member.isdir():
         return Entry(path=rel, size=0, read=bytes, is_dir=True) if layout.marked(rel) else None
-    if not layout.wanted(rel):
-        return None
-    if not member.isfile():
-        skipped.append(
-            Skipped(
-                rel, ProblemKind.NOT_A_FILE, "archive member is a link or special file; not read"
-            )
-        )
-        return None
+    if not budget.take(rel, member.size, skipped, where, layout.wanted(rel)):
+        return None  # a member not read is skipped by tarfile without holding it
     if member.isreg() and not member.sparse:
         # A plain file's bytes lie in one run: one read, not tarfile's 8 KiB pieces.
         tar.fileobj.seek(member.offset_data)
@@ -192,7 +197,10 @@ def member_rel(name: str, layout: Layout, skipped: list[Skipped]) -> str | None:
     return clean_name("/".join(parts), skipped) if parts else None
 
 
-def _iter_zip(path: Path, layout: Layout, skipped: list[Skipped]) -> Iterator[Entry]:
+def _iter_zip(
+    path: Path, layout: Layout, skipped: list[Skipped], budget: Budget | None
+) -> Iterator[Entry]:
+    budget = budget or Budget()
     try:
         archive = zipfile.ZipFile(path)
     except ARCHIVE_ERRORS as exc:
@@ -202,7 +210,10 @@ def _iter_zip(path: Path, layout: Layout, skipped: list[Skipped]) -> Iterator[En
             rel = member_rel(info.filename, layout, skipped)
             if rel is None:
                 continue
-            problem = layout.misplaced(rel, info.is_dir())
+            kind = "dir" if info.is_dir() else "file"
+            problem = layout.misplaced(rel, info.is_dir()) or shape_problem(
+                rel, kind, layout.wanted(rel)
+            )
             if problem:
                 skipped.append(Skipped(rel, ProblemKind.NOT_A_FILE, problem))
                 continue
@@ -210,10 +221,11 @@ def _iter_zip(path: Path, layout: Layout, skipped: list[Skipped]) -> Iterator[En
                 if layout.marked(rel):
                     yield Entry(path=rel, size=0, read=bytes, is_dir=True)
                 continue
-            if not layout.wanted(rel):
+            if not budget.take(rel, info.file_size, skipped, path.name, layout.wanted(rel)):
                 continue
             try:
-                data = archive.read(info)
+                with archive.open(info) as member:  # reads no more than file_size
+                    data = member.read(budget.file_bytes + 1)
             except ARCHIVE_ERRORS as exc:
                 skipped.append(
                     Skipped(

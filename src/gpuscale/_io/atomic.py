@@ -34,38 +34,73 @@ def _why(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def _manifest(folder: Path) -> set[str] | None:
+_HEADER = "# gpuscale "  # the manifest's first line: "# gpuscale <version> <command>"
+
+
+def _manifest(folder: Path) -> tuple[set[str], str] | None:
+    """The names a gpuscale output folder holds and the command that wrote it ("" for a
+    manifest of a version that did not record it); None for any other folder."""
     try:
         names = (folder / MANIFEST).read_text(encoding="utf-8").split("\n")
     except (OSError, UnicodeDecodeError):
         return None
+    command = names[0][len(_HEADER) :].partition(" ")[2] if names[0].startswith(_HEADER) else ""
     # Plain names only: a planted manifest must not point outside the folder.
-    return {n for n in names if n and "/" not in n and "\\" not in n and n not in (".", "..")}
+    plain = {n for n in names if n and "/" not in n and "\\" not in n and n not in (".", "..")}
+    return {n for n in plain if not n.startswith("#")}, command
 
 
-def write_atomically(out_dir: Path, write: Callable[[Path], object]) -> list[Path]:
+def _check_owner(out_dir: Path, command: str) -> None:
+    """OutputError where ``out_dir`` holds another gpuscale command's output: replacing
+    it (or removing its files as stale) would lose it."""
+    found = _manifest(out_dir)
+    if found and found[1] and command and found[1] != command:
+        raise OutputError(
+            f"{out_dir} holds the output of `gpuscale {found[1]}`, not of `gpuscale "
+            f"{command}`; nothing was written: choose another --out, or remove it first"
+        )
+
+
+def write_atomically(
+    out_dir: Path, write: Callable[[Path], object], *, command: str = ""
+) -> list[Path]:
     """Call ``write(tmp)`` to put every output file in the folder ``tmp``, then move them
     into ``out_dir``; return the final paths. Raises :class:`OutputError` with one clear
-    sentence when ``out_dir`` cannot be written; nothing is left behind then."""
+    sentence when ``out_dir`` cannot be written, or holds the output of another
+    ``command`` than this one (recorded in the manifest with the version); nothing is
+    left behind then. A link ``out_dir`` is written through, to its target."""
     out_dir = Path(out_dir)
+    if out_dir.is_symlink():
+        out_dir = Path(os.path.realpath(out_dir))
     if _is_other_than_folder(out_dir):
         raise OutputError(f"{out_dir} exists and is not a folder; choose another --out")
+    _check_owner(out_dir, command)
     parent = out_dir.absolute().parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=parent))
+        tmp.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; the output follows the umask
     except OSError as exc:
         raise OutputError(f"cannot write into {parent}: {_why(exc)}") from None
     try:
         write(tmp)
         names = sorted(p.name for p in tmp.iterdir())
-        (tmp / MANIFEST).write_text("\n".join(names) + "\n", encoding="utf-8")
-        _move_into_place(tmp, out_dir, names)
+        from gpuscale import __version__
+
+        header = f"{_HEADER}{__version__} {command}".rstrip()
+        (tmp / MANIFEST).write_text("\n".join([header, *names]) + "\n", encoding="utf-8")
+        _move_into_place(tmp, out_dir, names, command)
     except OSError as exc:
         raise OutputError(f"cannot write {out_dir}: {_why(exc)}") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return [out_dir / name for name in names]
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _is_other_than_folder(path: Path) -> bool:
@@ -82,9 +117,10 @@ def _is_other_than_folder(path: Path) -> bool:
 _RACE = (errno.EEXIST, errno.ENOTEMPTY, errno.ENOENT)
 
 
-def _move_into_place(tmp: Path, out_dir: Path, names: list[str]) -> None:
+def _move_into_place(tmp: Path, out_dir: Path, names: list[str], command: str) -> None:
     for _ in range(100):  # another writer may swap its folder in between two renames
         try:
+            _check_owner(out_dir, command)
             if _swap(tmp, out_dir, names):
                 return
         except OSError as exc:
@@ -98,7 +134,8 @@ def _swap(tmp: Path, out_dir: Path, names: list[str]) -> bool:
     if not out_dir.exists():
         tmp.rename(out_dir)
         return True
-    previous = _manifest(out_dir)
+    found = _manifest(out_dir)
+    previous = found[0] if found else None
     if previous is not None and set(os.listdir(out_dir)) <= previous | {MANIFEST}:
         # Our own earlier output: swap the whole folder, stale files and all.
         old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))

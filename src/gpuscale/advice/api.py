@@ -147,6 +147,17 @@ def advise(
     are left out unless ``allow_flagged``, which uses them and says so in the sources.
     Raises ``ValueError`` (and its subclass ``CalibrationError``, which lists the flags
     when flagged runs were left out) with a message for the user on bad input."""
+    for what, value in (
+        ("batch", batch),
+        ("global_batch", global_batch),
+        ("nodes", nodes),
+        ("gpus_per_node", gpus_per_node),
+        ("max_devices", max_devices),
+    ):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise ValueError(f"{what} must be a positive whole number, not {value!r}")
     intra, link_note = choose_link(link, topology)
     network = Network(
         intra=intra,

@@ -175,7 +175,19 @@ def analyze(
     tables: RoundTables, workloads: list[str], options: AnalysisOptions = AnalysisOptions()
 ) -> list[WorkloadAnalysis]:
     """``analyze_workload`` for every pair of ``workload_pairs``, skipping those with no
-    scored system."""
+    scored system. Raises TypeError for a ``workloads`` that is not a list of names and
+    ValueError for a name not in the tables."""
+    if isinstance(workloads, str) or not all(isinstance(w, str) for w in workloads or []):
+        raise TypeError(
+            f"workloads must be a list of workload names (e.g. [{workloads!r}]), not {workloads!r}"
+        )
+    known = set(tables.scores["workload"].dropna())
+    unknown = [w for w in workloads or [] if w not in known]
+    if unknown:
+        raise ValueError(
+            f"workloads {', '.join(map(repr, unknown))} not in these tables; choose from "
+            f"{', '.join(sorted(known)) or '(none)'}"
+        )
     results = [
         analyze_workload(tables, r, w, options) for r, w in workload_pairs(tables, workloads)
     ]

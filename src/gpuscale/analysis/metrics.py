@@ -129,6 +129,17 @@ def scaling_table(
     same rule within each accelerator family) or ``SUBMITTER/SYSTEM_ID``. Columns: see
     ``gpuscale.tables.SCALING_COLUMNS``. Empty when no system is scored.
     """
+    if not isinstance(benchmark, str):
+        raise TypeError(f"benchmark must be a str, not {type(benchmark).__name__}")
+    from gpuscale.tables.workloads import FOLDER_ALIASES, RENAMED, WORKLOADS
+
+    known = {*WORKLOADS, *RENAMED, *FOLDER_ALIASES, *FOLDER_ALIASES.values()}
+    known |= set(scores["workload"].dropna()) | set(scores["benchmark"].dropna())
+    if benchmark not in known:  # a known workload these scores lack gives an empty table
+        raise ValueError(
+            f"benchmark {benchmark!r} is not an MLPerf workload or benchmark; choose one of "
+            f"{', '.join(sorted(map(str, known)))}"
+        )
     frame = scored_systems(scores, division=division, availability=availability, families=families)
     frame = frame[(frame["workload"] == benchmark) | (frame["benchmark"] == benchmark)]
     if frame.empty:

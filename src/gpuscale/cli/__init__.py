@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import gc
+import signal
 import sys
 
 # Import order is registration order, the order --help lists the commands in.
@@ -24,13 +25,32 @@ from gpuscale.cli.common import app, err
 __all__ = ["app", "main"]
 
 
+class Stopped(BaseException):
+    """SIGINT or SIGTERM: unwinds the command (``finally`` blocks remove temporary
+    folders; Click's ``Abort`` handling does not catch it) to a one-line message."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.code = 128 + signum
+
+
+def _stop(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # one message, however often pressed
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Stopped(signum)
+
+
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: SIGINT and SIGTERM end the command with one line and
+    exit 130/143, temporary folders removed, the previous output intact."""
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
     try:
         app()
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(130)
+    except (Stopped, KeyboardInterrupt) as exc:
+        code = exc.code if isinstance(exc, Stopped) else 130
+        err.print("interrupted" if code == 130 else "terminated", highlight=False)
+        sys.exit(code)
     finally:
         # The interpreter's final garbage collection walks every object of the scientific
         # stack (~0.3 s after a report) just before the memory is handed back anyway.

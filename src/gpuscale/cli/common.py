@@ -156,8 +156,8 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
     """Read raw rounds with a progress bar; a path that is no round ends the command.
     ``round_names`` name the paths' rounds (one for all, or one each)."""
     from gpuscale._io import SourceError
+    from gpuscale.mlperf.duplicates import combine
     from gpuscale.mlperf.ingest import read_round
-    from gpuscale.tables import RoundTables
 
     names = list(round_names or [])
     if names and len(names) not in (1, len(paths)):
@@ -179,7 +179,7 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
             if part.systems.empty and part.runs.empty:
                 fail(_no_results(path))
             parts.append(part)
-    return RoundTables.concat(parts)
+    return combine(parts)
 
 
 def _no_results(path: Path) -> str:

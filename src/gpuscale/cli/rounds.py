@@ -117,7 +117,7 @@ def dataset(
             frame.to_csv(folder / f"{name}.csv", index=False)
 
     try:
-        write_atomically(out_dir, write)
+        write_atomically(out_dir, write, command="dataset")
     except OutputError as exc:
         fail(str(exc))
     rounds = ", ".join(sorted(results["round"].unique()))

@@ -38,6 +38,11 @@ def load_round(*rounds: str) -> RoundTables:
 
     Raises ``KeyError`` naming the bundled rounds when one is not bundled.
     """
+    for r in rounds:
+        if not isinstance(r, str):
+            raise TypeError(
+                f"rounds must be round names like 'v4.1', not {type(r).__name__} ({r!r})"
+            )
     available = bundled_rounds()
     wanted = [normalise_round(r) for r in rounds] or available
     missing = [r for r in wanted if r not in available]
@@ -67,7 +72,11 @@ def write_tables(tables: RoundTables, out_dir: Path, *, csv: bool = True) -> lis
             if csv:
                 frame.to_csv(folder / f"{name}.csv", index=False)
 
-    return [p for p in write_atomically(out_dir, write) if p.suffix in (".parquet", ".csv")]
+    return [
+        p
+        for p in write_atomically(out_dir, write, command="ingest")
+        if p.suffix in (".parquet", ".csv")
+    ]
 
 
 # The rounds shipped: those the study's workloads span (v1.1 and older are read from raw).

@@ -3,16 +3,18 @@
 ``read_round(path)`` accepts a round directory (``training_results_v4.1/`` or its
 parent) or a ``.tar``, ``.tar.gz``, ``.tar.xz`` or ``.zip`` archive read in place.
 Nothing is printed and nothing raises on bad input: what cannot be used becomes a row
-of ``problems`` and the rest of the round is still read. ``workers`` processes parse
-the result logs (default 1: the caller chooses, the CLI takes every core).
+of ``problems`` and the rest of the round is still read. Every source kind goes one
+way: its entries (``gpuscale._io.iter_source``, within caps on expanded bytes) are
+parsed one by one here; :func:`read_rounds` keeps a result given twice once.
 """
 
 from __future__ import annotations
 
+import codecs
+import math
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -23,13 +25,14 @@ from gpuscale._io import (
     SourceError,
     is_archive,
     iter_source,
-    parallel_map,
     read_ahead,
-    read_tar_xz_blocks,
 )
+from gpuscale._io.sources import MAX_FILE_BYTES, MAX_ROUND_BYTES, Budget
 from gpuscale.mlperf.benchmarks import workload_in_round
-from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path
-from gpuscale.mlperf.parse import Parsed, parse_entry, parse_task, task_for
+from gpuscale.mlperf.consistency import FolderNames, odd_logs_out
+from gpuscale.mlperf.duplicates import combine
+from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path, wanted
+from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
 from gpuscale.mlperf.power import PowerLog
 from gpuscale.mlperf.scores import build_scores
 from gpuscale.mlperf.systems import SystemDescriptionError, parse_system
@@ -89,7 +92,7 @@ class _Collector:
         system_id = name[: -len(".json")]
         try:
             record = parse_system(
-                entry.read(), round_name=self.round_name, org=org, system_id=system_id
+                _no_bom(entry.read()), round_name=self.round_name, org=org, system_id=system_id
             )
         except OSError as exc:
             self.problem(entry.path, ProblemKind.UNREADABLE, f"cannot read file ({exc.strerror})")
@@ -102,13 +105,11 @@ class _Collector:
         self.systems.append(record.row)
 
     def add_scaling(self, entry: Entry) -> None:
-        import math
-
         import orjson
 
         org, _, system_id, bench = entry.path.split("/")[:4]
         try:
-            factor = float(orjson.loads(entry.read())["scaling_factor"])
+            factor = float(orjson.loads(_no_bom(entry.read()))["scaling_factor"])
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             self.problem(
                 entry.path,
@@ -127,7 +128,9 @@ class _Collector:
             factor = math.nan
         self.scaling[(org, system_id, bench)] = factor
 
-    def add_run(self, rel: str, row: dict[str, Any]) -> None:
+    def add_run(self, rel: str, row: dict[str, Any], kind: str | None = None) -> None:
+        """A row of ``runs``; one that is not counted is a problem (of ``kind``, else of
+        its status)."""
         org, _, system_id, bench, run_file = rel.split("/")
         full = {
             "round": self.round_name,
@@ -137,15 +140,43 @@ class _Collector:
             "benchmark": benchmark_of_folder(bench),
             "workload": workload_in_round(bench, self.round_name),
             "run_file": run_file,
+            "rel": rel,  # not a column: where problems about the run point
             **row,
         }
         self.runs.append(full)
         if not full.get("counted"):
             self.problem(
                 rel,
-                full.get("status") or RunStatus.UNREADABLE,
+                kind or full.get("status") or RunStatus.UNREADABLE,
                 full.get("problem") or "run not counted",
             )
+
+    def not_read(self, skipped: Skipped) -> bool:
+        """A result file or scaling.json that is there but could not be read as a regular
+        file: a failed run (it counts against the required runs), or no score. True when
+        ``skipped`` was taken in so."""
+        parts = skipped.path.split("/")
+        if not wanted(skipped.path) or len(parts) != 5:
+            return False
+        self.bench_dirs.add((parts[0], parts[2], parts[3]))
+        if parts[4] == "scaling.json":
+            self.scaling[(parts[0], parts[2], parts[3])] = math.nan
+            self.problem(
+                skipped.path,
+                ProblemKind.BAD_SCALING,
+                f"{skipped.message}; the result is not scored",
+            )
+        else:
+            self.add_run(
+                skipped.path,
+                {
+                    "status": str(RunStatus.UNREADABLE),
+                    "counted": False,
+                    "problem": f"{skipped.message}; counted as a failed run",
+                },
+                skipped.kind,
+            )
+        return True
 
     def note(self, entry: Entry) -> None:
         """What an entry contributes besides its parse task: a benchmark folder, a
@@ -157,6 +188,11 @@ class _Collector:
         self.bench_dirs.add((parts[0], parts[2], parts[3]))
         if parts[-1] == "scaling.json" and not entry.is_dir:
             self.add_scaling(entry)
+
+
+def _no_bom(data: bytes) -> bytes:
+    """JSON bytes without a UTF-8 byte-order mark (accepted, as in logs)."""
+    return data[3:] if data.startswith(codecs.BOM_UTF8) else data
 
 
 def _round_name(path: Path, given: str | None) -> str:
@@ -179,20 +215,36 @@ def read_round(
     *,
     workers: int = 1,
     progress: Progress | None = None,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    max_round_bytes: int = MAX_ROUND_BYTES,
 ) -> RoundTables:
     """Read one round from a directory or archive.
 
     ``round_name`` defaults to the version in the path's name (``training_results_v4.1``
-    -> ``v4.1``). ``workers`` processes parse the result logs (this one included; more
-    than one forks, so pass it from a script or the CLI, not from a threaded program).
-    ``progress(done, total, unit)`` is called as the work advances, ``unit`` saying what
-    is counted: ``result files`` parsed, or ``xz blocks`` read for a multi-block
-    ``.tar.xz``, or ``files`` of a streamed archive (``total`` 0: not known in advance).
-    A worker process that dies costs nothing: its files are read again by this process
-    and a ``worker`` problem row says so. Raises
-    :class:`SourceError` only when the path itself is unusable; everything inside is
+    -> ``v4.1``). ``workers`` is accepted for compatibility and unused: one process
+    reads (processes bought no speed, see ``benchmarks/ingest.py``).
+    ``progress(done, total, unit)`` is called as the work advances (``files`` read,
+    ``total`` 0: not known in advance). A file larger than ``max_file_bytes`` is not
+    read (a result file: a failed run); reading stops, with a problem row, once the
+    source has expanded past ``max_round_bytes`` (defaults: 16x the largest real file
+    and round). Raises :class:`SourceError` only when the path itself is unusable,
+    TypeError/ValueError for arguments of the wrong type or value; everything inside is
     reported in ``problems``.
     """
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
+    if round_name is not None and not isinstance(round_name, str):
+        raise TypeError(
+            f"round_name must be a str like 'v4.1' or None, not {type(round_name).__name__} "
+            f"({round_name!r})"
+        )
+    for what, value in (
+        ("workers", workers),
+        ("max_file_bytes", max_file_bytes),
+        ("max_round_bytes", max_round_bytes),
+    ):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{what} must be a positive int, not {value!r}")
     path = Path(path)
     if not path.exists():
         raise SourceError(f"{path}: no such file or directory")
@@ -201,75 +253,47 @@ def read_round(
     name = _round_name(path, round_name)
     skipped: list[Skipped] = []
     col = _Collector(name)
-    if path.is_dir():
-        _read_listed(list(iter_source(path, MLPERF_LAYOUT, skipped)), col, workers, progress)
-    elif not _read_in_blocks(path, col, workers, progress, skipped):
-        _read_streamed(path, col, progress, skipped)
-    for s in skipped:
+    _read_entries(path, col, progress, skipped, Budget(max_file_bytes, max_round_bytes))
+    names = FolderNames(col.problem)
+    for raw in skipped:
+        s = replace(raw, path=names.path(raw.path))
+        if col.not_read(s):
+            continue
         col.problem(s.path, s.kind, s.message)
-        if s.kind is ProblemKind.CORRUPT_ARCHIVE and s.path == path.name:
+        if s.ends_read:
             col.damaged = s.message
     return _tables(col)
 
 
-def _read_listed(
-    entries: list[Entry], col: _Collector, workers: int, progress: Progress | None
-) -> None:
-    """Directory source: every process reads and parses files itself (no bytes copied)."""
-    for entry in entries:
-        col.note(entry)
-    tasks = [t for t in (task_for(e, col.round_name) for e in entries) if t is not None]
-    counted = (lambda d, t: progress(d, t, "result files")) if progress else None
-    results, notes = parallel_map(parse_task, tasks, workers, counted)
-    for parsed in results:
-        col.add_parsed(parsed)
-    for note in notes:
-        col.problem(".", ProblemKind.WORKER, note)
-
-
-def _read_in_blocks(
+def _read_entries(
     path: Path,
     col: _Collector,
-    workers: int,
     progress: Progress | None,
     skipped: list[Skipped],
-) -> bool:
-    """A multi-block .tar.xz read by all workers at once, one xz block per task; False
-    (nothing read) where that does not apply or the blocks do not chain up."""
-    fn = partial(parse_entry, round_name=col.round_name)
-    counted = (lambda d, t: progress(d, t, "xz blocks")) if progress else None
-    read = read_tar_xz_blocks(path, MLPERF_LAYOUT, fn, workers, counted)
-    if read is None:
-        return False
-    blocks, notes = read
-    for note in notes:
-        col.problem(path.name, ProblemKind.WORKER, note)
-    for block in blocks:
-        for entry, parsed in block.items:
-            if parsed is None:
-                col.note(entry)
-            else:
-                col.bench_dirs.add(tuple(entry.path.split("/")[i] for i in (0, 2, 3)))
-                col.add_parsed(parsed)
-        skipped.extend(block.skipped)
-    return True
-
-
-def _read_streamed(
-    path: Path, col: _Collector, progress: Progress | None, skipped: list[Skipped]
+    budget: Budget,
 ) -> None:
-    """Archive source read front to back: a thread decompresses ahead (the codecs
-    release the GIL) while this process parses. A process pool measured no faster here
-    (1.50 s against 1.46 s for v4.1 on 2 cores): decompression is the bound."""
-    for done, entry in enumerate(read_ahead(iter_source(path, MLPERF_LAYOUT, skipped)), 1):
+    """The one read path, for directories and every archive kind: the source's entries
+    (read ahead by a thread: the codecs release the GIL) parsed here one by one.
+    Processes bought nothing measurable here on 2 loaded cores (benchmarks/ingest.py)."""
+    names = FolderNames(col.problem)
+    entries: Iterable[Entry] = iter_source(path, MLPERF_LAYOUT, skipped, budget)
+    total, unit = 0, "files"  # an archive's count is not known ahead
+    if path.is_dir():  # listing is cheap (no bytes held): count the files to parse first
+        entries = list(entries)
+        total = sum(task_for(e, col.round_name) is not None for e in entries)
+        unit = "result files"
+    done = 0
+    for raw in read_ahead(iter(entries)):
+        entry = replace(raw, path=names.path(raw.path))
         parsed = parse_entry(entry, col.round_name)
         if parsed is None:
             col.note(entry)
         else:
             col.bench_dirs.add(tuple(entry.path.split("/")[i] for i in (0, 2, 3)))
             col.add_parsed(parsed)
-        if progress:
-            progress(done, 0, "files")
+        if progress and (parsed is not None or not total):
+            done += 1
+            progress(done, total, unit)
 
 
 def _add_energy(
@@ -294,6 +318,7 @@ def _tables(col: _Collector) -> RoundTables:
     import pandas as pd
 
     submitters = {(s["org"], s["system_id"]): s["submitter"] for s in col.systems}
+    odd_logs_out(col.runs, col.problem)
     # Every column present (None where a row had no value), in the table's sort order.
     runs = sorted(
         ({name: row.get(name) for name in RUNS_COLUMNS} for row in col.runs),
@@ -344,5 +369,11 @@ def read_rounds(
     workers: int = 1,
     progress: Progress | None = None,
 ) -> RoundTables:
-    """Read several rounds and stack their tables (each keeps its ``round`` column)."""
-    return RoundTables.concat(read_round(p, workers=workers, progress=progress) for p in paths)
+    """Read several rounds and stack their tables (each keeps its ``round`` column); a
+    result given twice is kept once (see :func:`combine`)."""
+    if isinstance(paths, str | bytes | os.PathLike):
+        raise TypeError(
+            f"paths must be a list of paths, not one {type(paths).__name__} "
+            f"(use read_round({str(paths)!r}) or read_rounds([{str(paths)!r}]))"
+        )
+    return combine([read_round(p, workers=workers, progress=progress) for p in paths])

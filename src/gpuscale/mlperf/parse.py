@@ -9,10 +9,10 @@ input.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from gpuscale._io import Entry
-from gpuscale._io.sources import read_file
 from gpuscale.mlperf.compliance import Violation, ViolationKind, run_violations
 from gpuscale.mlperf.convergence import run_samples_to_converge
 from gpuscale.mlperf.power import PowerLog, read_power_log
@@ -96,12 +96,19 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
         "seed": str(seed) if seed is not None else None,
         "mllog_lines": log.mllog_lines,
         "parse_errors": log.parse_failures,
+        # Not columns: compared with the folder's other logs by the ingest.
+        "log_org": _text(log.first.get("submission_org")),
+        "log_platform": _text(log.first.get("submission_platform")),
     }
 
 
-# A file for a worker: (kind "run" | "node" | "switch", round-relative path, the file on
-# disk or its bytes, round name).
-Task = tuple[str, str, str | bytes, str]
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value).strip()
+
+
+# A file to parse: (kind "run" | "node" | "switch", round-relative path, its bytes or
+# how to read them, round name).
+Task = tuple[str, str, "bytes | Callable[[], bytes]", str]
 # What a worker returns: (kind, path, runs row without path columns | PowerLog).
 Parsed = tuple[str, str, Any]
 
@@ -110,7 +117,7 @@ def parse_task(task: Task) -> Parsed:
     """Parse one result or power file; never raises."""
     kind, rel, where, round_name = task
     try:
-        data = read_file(where) if isinstance(where, str) else where
+        data = where if isinstance(where, bytes) else where()
     except OSError as exc:
         message = f"cannot read file ({exc.strerror})"
         if kind != "run":
@@ -136,7 +143,7 @@ def task_for(entry: Entry, round_name: str) -> Task | None:
         kind = "node" if parts[6].startswith("node_") else "switch"
     else:
         return None
-    return (kind, entry.path, entry.file if entry.file else entry.read(), round_name)
+    return (kind, entry.path, entry.read, round_name)
 
 
 def _sd_rule(target: Any, ruleset: str | None) -> tuple[Any, ...]:

@@ -159,7 +159,7 @@ def build_report(
             return None
         return build_bench_section(bench, folder, advice=advice)
 
-    write_atomically(out_dir, write)
+    write_atomically(out_dir, write, command="report")
     return out_dir / "index.html"
 
 

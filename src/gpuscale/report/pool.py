@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from functools import partial
 
 
 class Inline(Executor):
@@ -25,13 +28,23 @@ class Inline(Executor):
         return future
 
 
-def _forked(workers: int, initializer: object = None) -> Executor:
+def _worker_signals(then: Callable[[], None] | None = None) -> None:
+    """In a worker: Ctrl-C (sent to the whole process group) is the main process's to
+    handle, and SIGTERM ends the worker at once (no traceback from either); then
+    ``then``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if then is not None:
+        then()
+
+
+def _forked(workers: int, initializer: Callable[[], None] | None = None) -> Executor:
     if "fork" not in multiprocessing.get_all_start_methods():
         return Inline()
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("fork"),
-        initializer=initializer,  # type: ignore[arg-type]
+        initializer=partial(_worker_signals, initializer),
     )
 
 

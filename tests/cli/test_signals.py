@@ -67,3 +67,44 @@ def test_a_signal_ends_report_cleanly(tmp_path, signum) -> None:
     assert not [k for k in kids if _alive(k)], "a worker outlived the main process"
     assert not [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name or ".old-" in p.name]
     assert (out / "index.html").read_text() == "previous"
+
+
+def _running_with(text: str) -> list[int]:
+    """Live processes whose command line mentions ``text``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                cmdline = Path(f"/proc/{name}/cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if text in cmdline and _alive(int(name)):
+                found.append(int(name))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_bench_leaves_no_rank_running(tmp_path, signum) -> None:
+    """The torchrun launcher runs in its own session (so a terminal's Ctrl-C reaches the
+    CLI first): the CLI must end it and its ranks, and nothing is written afterwards."""
+    pytest.importorskip("torch")
+    out = tmp_path / "rows.jsonl"
+    env = {**os.environ, "PYTHONPATH": SRC}
+    command = [sys.executable, "-m", "gpuscale.cli", "bench", "--backend", "gloo"]
+    command += ["--nproc", "1", "--models", "mlp-0.2m", "--steps", "100000", "--out", str(out)]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    # the CLI, torchrun's launcher and the rank all name the output file
+    while time.monotonic() < deadline and len(_running_with(str(out))) < 3:
+        time.sleep(0.2)
+    assert len(_running_with(str(out))) >= 3, "the bench never started its rank"
+    time.sleep(1.0)
+    proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum, stderr.decode()
+    assert "Traceback" not in stderr.decode()
+    time.sleep(2.0)
+    assert _running_with(str(out)) == []  # launcher and ranks ended with the CLI
+    assert not out.exists() or out.read_text() == ""  # nothing appended after the exit

@@ -387,4 +387,7 @@ def _launch(
         except KeyboardInterrupt:
             _kill(proc)
             return "interrupted"
+        except BaseException:  # the CLI's SIGINT/SIGTERM (or any error): no orphan ranks
+            _kill(proc)
+            raise
     return "ok" if proc.returncode == 0 else f"exit {proc.returncode}"

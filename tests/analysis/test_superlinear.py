@@ -88,3 +88,20 @@ def app_():
     from gpuscale.cli import app
 
     return app
+
+
+def test_fewer_devices_than_an_explicit_reference_is_not_super_linear() -> None:
+    """Against a 64-device reference, a 16-device system of the same family taking 3x the
+    time has E' = (1/3) / (16/64) = 1.33: sub-linear scaling from 16 to 64 seen from
+    below, not a super-linear value."""
+    from .tables import scores as scores_of
+
+    scores = scores_of(
+        [
+            ("big", "H100-SXM5-80GB", 64, 10.0),
+            ("small", "H100-SXM5-80GB", 16, 30.0),
+        ]
+    )
+    table = scaling_table(scores, "bert", reference="Org/big").set_index("system_id")
+    assert table.loc["small", "normalized_efficiency"] == pytest.approx(4 / 3)
+    assert table.loc["small", "superlinear"] == ""

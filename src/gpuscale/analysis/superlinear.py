@@ -6,6 +6,8 @@ time-to-train hardly ever shows; it is nearly always a comparison of different s
 Each value above ``1 + TOLERANCE`` gets one short reason (column ``superlinear``):
 
 * ``other family``: another accelerator family than the reference (faster devices);
+* (unmarked) fewer devices than the reference: E' above 1 there is sub-linear scaling
+  from N up to N_ref seen from below, not a super-linear value;
 * ``faster at N_ref``: the same count as the reference, a faster system (E' = T_ref / T);
 * ``slow reference``: against the fastest system of its family at the reference's count,
   E' is at most 1: the reference is slow (software, batch), not the scaling good;
@@ -48,6 +50,10 @@ def superlinear(table: pd.DataFrame) -> pd.Series:
         n_ref = float(row["reference_accelerators"])
         if ref_family is not None and row["accelerator_family"] != ref_family:
             out[index] = "other family"
+            continue
+        if float(row["accelerators"]) < n_ref:
+            # fewer devices than the reference: E' > 1 is what sub-linear scaling from N
+            # up to N_ref looks like from below (an explicit reference at a large count)
             continue
         if float(row["accelerators"]) == n_ref:
             out[index] = "faster at N_ref"

@@ -104,3 +104,25 @@ def test_systems_sharing_submitter_and_id_across_org_folders() -> None:
         assert low <= row["time_to_train_min"] <= high  # its own runs, not its twin's
     # the slower twins (20 min, 4 min) are dominated; keys carry the org folder
     assert equilibrium(table).pareto == ["Org/box", "Org/big"]
+
+
+def test_no_cross_reference_pick_from_the_python_api() -> None:
+    """equilibrium() itself (not only the CLI) makes no speed x efficiency or E' pick over
+    systems measured against different references (``reference="family"``): a family with
+    one system has E' = 1 by construction and would win."""
+    from gpuscale.analysis.metrics import scaling_table
+
+    from .tables import scores as scores_of
+
+    scores = scores_of(
+        [
+            ("a8", "H100-SXM5-80GB", 8, 20.0),
+            ("a64", "H100-SXM5-80GB", 64, 4.0),
+            ("lone", "A100-PCIe-80GB", 32, 9.0),
+        ]
+    )
+    picks = equilibrium(scaling_table(scores, "bert", reference="family"))
+    assert picks.max_speed_x_efficiency is None and picks.efficiency_threshold is None
+    assert picks.knee is not None or len(picks.pareto) > 0
+    one_reference = equilibrium(scaling_table(scores, "bert"))
+    assert one_reference.efficiency_threshold is not None

@@ -143,6 +143,16 @@ def equilibrium(table: pd.DataFrame, *, threshold: float = 0.8, scope: str = "al
         for o, i in zip(table["org"][on_front], table["system_id"][on_front], strict=True)
     ]
     knee = knee_pick(table)
+    if _several_references(table):
+        # per-family references: E' (and S, E) of different references are not comparable,
+        # so only the knee (T against N) is picked across them
+        return Equilibrium(
+            benchmark=benchmark,
+            scope=scope,
+            threshold=threshold,
+            pareto=pareto,
+            knee=_pick(Criterion.KNEE, knee, threshold) if knee is not None else None,
+        )
     score = table["speedup"] * table["efficiency"]
     best = table.loc[score.idxmax()]
     frontier = fastest_per_count(table)
@@ -159,6 +169,14 @@ def equilibrium(table: pd.DataFrame, *, threshold: float = 0.8, scope: str = "al
         if len(good)
         else None,
     )
+
+
+def _several_references(table: pd.DataFrame) -> bool:
+    """Whether the table's S, E and E' are against more than one reference system."""
+    columns = ["reference_org", "reference_system_id"]
+    if not set(columns) <= set(table.columns):
+        return False
+    return len(table[columns].drop_duplicates()) > 1
 
 
 def equilibrium_by_family(table: pd.DataFrame, *, threshold: float = 0.8) -> list[Equilibrium]:

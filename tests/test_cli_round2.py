@@ -228,6 +228,9 @@ def test_a_path_without_results_is_refused_with_the_reason(tmp_path) -> None:
         ([str(parent)], "holds round folders (training_results_v4.1, training_results_v5.0)"),
         ([str(one / "Acme"), "--round", "v4.1"], "one submitter's folder"),
         ([str(tmp_path / "empty"), "--round", "v4.1"], "expected <org>/systems/*.json"),
+        # without --round, the reason comes first, not "cannot tell the round from the name"
+        ([str(one / "Acme")], "one submitter's folder"),
+        ([str(tmp_path / "empty")], "expected <org>/systems/*.json"),
     ]
     for command in ("scores", "trends", "ingest"):
         for args, why in cases:

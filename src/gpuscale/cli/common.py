@@ -175,11 +175,21 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
             try:
                 part = read_round(path, name, workers=cores(), progress=update)
             except (SourceError, ValueError) as exc:
+                if path.is_dir() and not _holds_submitters(path):
+                    fail(_no_results(path))  # the reason, before any word on round names
                 fail(str(exc))
             if part.systems.empty and part.runs.empty:
                 fail(_no_results(path))
             parts.append(part)
     return combine(parts)
+
+
+def _holds_submitters(path: Path) -> bool:
+    """Whether a folder holds at least one ``<org>/results`` folder (a round's shape)."""
+    try:
+        return any((child / "results").is_dir() for child in path.iterdir())
+    except OSError:
+        return False
 
 
 def _no_results(path: Path) -> str:

@@ -255,3 +255,21 @@ def test_look_alike_names_are_normalised_and_invisible_characters_shown(tmp_path
     assert any("U+200B" in o for o in orgs)
     assert any("invisible" in p for p in problems(tables))
     assert any("mixes CYRILLIC and LATIN" in p for p in problems(tables))
+
+
+def test_a_round_given_twice_says_its_problems_once(tmp_path) -> None:
+    """The problems of a path given twice are its problems, said once; the repeat itself is
+    one row (not one per result)."""
+    rb = base()
+    rb.system("Other", "box4").runs(
+        "Other", "box4", "bert", [20, 21, 22, 23, 24, 25, 26, 27, 28, 29]
+    )
+    rb.files["Good/results/box8/bert/result_10.txt"] = b"not a log"
+    path = rb.write_tar(tmp_path, "gz")
+    once = read_rounds([path])
+    twice = read_rounds([path, path])
+    own = twice.problems[twice.problems.kind != "duplicate input"]
+    assert len(once.problems) >= 1
+    assert sorted(problems(once)) == sorted(f"{r.path}: {r.message}" for r in own.itertuples())
+    repeats = problems(twice, "duplicate input")
+    assert len(repeats) == 1 and "2 results" in repeats[0] and "read once" in repeats[0]

@@ -16,6 +16,7 @@ from gpuscale.tables import RoundTables
 RESULT = ["round", "org", "system_id", "benchmark"]
 SYSTEM = ["round", "org", "system_id"]
 DUPLICATE_INPUT = "duplicate input"  # the problems' kind
+PROBLEM = ["round", "path", "kind", "message"]
 
 
 def _fingerprints(runs: Any) -> dict[tuple[str, ...], tuple[Any, ...]]:
@@ -35,6 +36,7 @@ def combine(parts: list[RoundTables]) -> RoundTables:
         return RoundTables.concat(parts)
     seen_results: dict[tuple[str, ...], tuple[Any, ...]] = {}
     seen_systems: set[tuple[str, ...]] = set()
+    seen_problems: set[tuple[str, ...]] = set()
     kept = []
     for number, part in enumerate(parts, 1):
         prints = _fingerprints(part.runs)
@@ -58,8 +60,30 @@ def combine(parts: list[RoundTables]) -> RoundTables:
                     ),
                 }
             )
+        if len(again) > 1 and again == keys:  # a whole path given again: one row says so
+            same_runs = all(prints.get(k, ()) == seen_results[k] for k in again)
+            notes = [
+                {
+                    "round": ", ".join(sorted({k[0] for k in again})),
+                    "path": f"(path {number})",
+                    "kind": DUPLICATE_INPUT,
+                    "message": f"every one of its {len(again)} results was given in an earlier "
+                    "path"
+                    + (
+                        " with the same runs; read once"
+                        if same_runs
+                        else "; the first copies are kept, these dropped"
+                    ),
+                }
+            ]
         for key in keys - again:
             seen_results[key] = prints.get(key, ())
+        # a problem of a file given twice is the same problem: said once
+        problems = part.problems
+        if not problems.empty:
+            rows = list(map(tuple, problems[PROBLEM].astype(str).itertuples(index=False)))
+            problems = problems[[row not in seen_problems for row in rows]]
+            seen_problems |= set(rows)
 
         def fresh(frame: Any, columns: list[str], drop: set[tuple[str, ...]]) -> Any:
             if frame.empty or not drop:
@@ -74,11 +98,11 @@ def combine(parts: list[RoundTables]) -> RoundTables:
                 runs=fresh(part.runs, RESULT, again),
                 scores=fresh(part.scores, RESULT, again),
                 problems=pd.concat(
-                    [part.problems, pd.DataFrame(notes, columns=part.problems.columns)],
+                    [problems, pd.DataFrame(notes, columns=part.problems.columns)],
                     ignore_index=True,
                 )
                 if notes
-                else part.problems,
+                else problems,
             )
         )
         seen_systems |= systems

@@ -321,3 +321,13 @@ def test_analyze_json_makes_no_cross_family_pick_under_the_family_rule() -> None
     assert overall["max_speed_x_efficiency"] is None and overall["efficiency_threshold"] is None
     assert any(e["efficiency_threshold"] for e in doc["equilibrium_by_family"])
     assert {"superlinear"} <= set(doc["systems"][0])
+
+
+def test_error_messages_are_not_hard_wrapped(tmp_path) -> None:
+    """A log or a pipe keeps each error whole: rich's 80-column wrapping cut paths and
+    commands mid-phrase ("`gpuscale \\ningest`")."""
+    deep = tmp_path / ("a-rather-long-folder-name-" * 4) / "training_results_v4.1"
+    result = runner.invoke(app, ["scores", str(deep)])
+    assert result.exit_code == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and str(deep) in lines[0], result.stderr

@@ -149,7 +149,8 @@ def bench(
         fail(str(exc))
     total = len(cfg.models) * len(cfg.nproc)
     err.print(
-        f"{total} configurations: {len(cfg.models)} model(s) x {len(cfg.nproc)} world size(s)"
+        f"{total} configuration{'' if total == 1 else 's'}: {len(cfg.models)} model(s) x "
+        f"{len(cfg.nproc)} world size(s)"
         + (f"; {len(broken)} model(s) cannot be built" if broken else ""),
         markup=False,
         highlight=False,

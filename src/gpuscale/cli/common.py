@@ -62,7 +62,8 @@ out = Console(
     soft_wrap=False,
     width=None if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit() else 240,
 )
-err = Console(stderr=True)
+# Messages are never hard-wrapped (a terminal wraps them itself; a log keeps each whole).
+err = Console(stderr=True, soft_wrap=True)
 
 # Arguments several commands share, declared once.
 RoundPaths = Annotated[

@@ -128,12 +128,20 @@ def plan(
 ) -> pd.DataFrame:
     """The plan table for ``request`` (or a request built from ``fields``), on ``scores``
     (default: the bundled rounds)."""
-    from gpuscale.names import resolve_workloads
-
     if request is None:
         request = PlanRequest(**fields)
     elif fields:
         raise TypeError("give a PlanRequest or its fields as keywords, not both")
+    return plan_and_model(request, scores)[0]
+
+
+def plan_and_model(
+    request: PlanRequest, scores: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, FamilyModel]:
+    """:func:`plan`'s table and the fitted model behind it (``model.predict`` draws the
+    curve at any other count without fitting again)."""
+    from gpuscale.names import resolve_workloads
+
     if scores is None:
         from gpuscale.mlperf.bundled import load_round
 
@@ -172,7 +180,7 @@ def plan(
         "sigma_log": model.sigma,
         "borrowed_from": model.borrowed_from,
     }
-    return table
+    return table, model
 
 
-__all__ = ["PlanError", "PlanRequest", "plan", "resolve_family"]
+__all__ = ["PlanError", "PlanRequest", "plan", "plan_and_model", "resolve_family"]

@@ -76,19 +76,24 @@ class FamilyModel:
         return self.systems["accelerators"].to_numpy(float)
 
     def global_batch(self, devices: np.ndarray) -> np.ndarray:
-        """The fitted ``exp(a) N^b``; at a measured count, the median batch of the newest
-        round's systems there (submitters keep their batch at a count)."""
+        """Between measured counts, log-linear between the newest round's median batch at
+        each (submitters keep their batch at a count); beyond them, the edge's batch
+        scaled by the fitted ``N^b``."""
         a, b = self.batch
         n = np.asarray(devices, float)
-        out = np.exp(a + b * np.log(n))
         rows = self.systems
-        batch = pd.to_numeric(rows["global_batch_size"], errors="coerce")
-        for j, count in enumerate(n):
-            at = rows[(rows["accelerators"] == count) & np.isfinite(batch) & (batch > 0)]
-            if len(at):
-                newest = max(at["round"].astype(str), key=round_key)
-                out[j] = float(batch[at.index][at["round"] == newest].median())
-        return out
+        batch = pd.to_numeric(rows["global_batch_size"], errors="coerce").to_numpy(float)
+        ok = np.isfinite(batch) & (batch > 0)
+        if not ok.any():
+            return np.exp(a + b * np.log(n))
+        rounds = [str(r) for r, k in zip(rows["round"], ok, strict=True) if k]
+        counts, median = m.per_count(
+            rows["accelerators"].to_numpy(float)[ok], np.log(batch[ok]), rounds, "median"
+        )
+        inside = np.interp(np.log(n), np.log(counts), median)
+        low, high = np.log(counts[0]), np.log(counts[-1])
+        beyond = np.minimum(np.log(n) - low, 0) + np.maximum(np.log(n) - high, 0)
+        return np.exp(inside + b * beyond)
 
     def expected_samples(self, batch: np.ndarray) -> np.ndarray:
         if self.rcp is None:

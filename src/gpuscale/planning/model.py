@@ -139,6 +139,32 @@ def loo_errors(law: str, devices: np.ndarray, log_tau: np.ndarray, rounds: list[
     return errors
 
 
+def per_count(
+    devices: np.ndarray, values: np.ndarray, rounds: list[str], how: str = "mean"
+) -> tuple[np.ndarray, np.ndarray]:
+    """(counts, value at each): at each measured count, the mean (or median) of the
+    newest round's systems there."""
+    devices = np.asarray(devices, float)
+    values = np.asarray(values, float)
+    counts = np.unique(devices)
+    out = np.empty(len(counts))
+    for j, count in enumerate(counts):
+        at = devices == count
+        newest = max((r for r, a in zip(rounds, at, strict=True) if a), key=round_key)
+        pick = at & np.array([r == newest for r in rounds])
+        out[j] = np.median(values[pick]) if how == "median" else np.mean(values[pick])
+    return counts, out
+
+
+def between(counts: np.ndarray, values: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Linear in log2 N between measured counts; outside them the nearest edge's value
+    times ``exp(-octaves)`` beyond it (a correction fades with distance)."""
+    x, t = np.log2(counts), np.log2(np.asarray(targets, float))
+    inside = np.interp(t, x, values)
+    beyond = np.maximum(x[0] - t, 0) + np.maximum(t - x[-1], 0)
+    return inside * np.exp(-beyond)
+
+
 def anchor(
     fitted: FittedLaw,
     devices: np.ndarray,
@@ -147,11 +173,11 @@ def anchor(
     targets: np.ndarray,
 ) -> np.ndarray:
     """The law's local correction at each target count: the mean residual (measured -
-    law, at its own round's level) of the newest round's systems at the measured count
-    nearest the target, times ``exp(-octaves)`` from that count to the target. The law
-    gives the shape between and beyond counts; the correction keeps what the nearest
-    measurements say about their own count (at a measured count the plan is their
-    mean, moved to the newest round's level)."""
+    law, at its own round's level) of the newest round's systems at each measured count,
+    interpolated in log N between measured counts and fading as ``exp(-octaves)`` beyond
+    them. The law gives the shape; the correction keeps what the measurements say about
+    their own counts (at a measured count the plan is their mean, moved to the newest
+    round's level)."""
     devices = np.asarray(devices, float)
     resid = np.array(
         [
@@ -159,14 +185,8 @@ def anchor(
             for i in range(len(devices))
         ]
     )
-    out = np.zeros(len(np.atleast_1d(targets)))
-    for j, target in enumerate(np.atleast_1d(np.asarray(targets, float))):
-        gap = np.abs(np.log2(devices / target))
-        at = np.isclose(gap, gap.min())
-        newest = max((r for r, a in zip(rounds, at, strict=True) if a), key=round_key)
-        pick = at & np.array([r == newest for r in rounds])
-        out[j] = float(resid[pick].mean()) * math.exp(-float(gap.min()))
-    return out
+    counts, mean = per_count(devices, resid, rounds)
+    return between(counts, mean, np.atleast_1d(targets))
 
 
 def loo_anchored(fitted_law: str, devices: np.ndarray, log_tau: np.ndarray, rounds: list[str]):

@@ -91,7 +91,8 @@ def _notes(model: FamilyModel, request: PlanRequest, asked: str, read_as: str) -
     if model.borrowed_from:
         notes.append(
             f"No {model.family} system ran {model.workload}: times are those of "
-            f"{model.borrowed_from}; every count is marked extrapolated and the interval widened."
+            f"{model.borrowed_from}; every count is marked extrapolated and the interval "
+            "widened. Memory is not modelled: check that the model fits this part."
         )
     notes.append(
         f"Model: time = samples to converge at the batch / throughput; the throughput law is "

@@ -23,12 +23,17 @@ class PlanError(ValueError):
 
 
 def systems_of(scores: pd.DataFrame, workload: str, family: str) -> pd.DataFrame:
-    """The family's measured systems of a workload that the model may use."""
+    """The family's measured systems of a workload that the model may use: closed
+    division, a valid time, and a result republished across the loaded rounds once (a
+    copy is dropped when the round it first appeared in is loaded too)."""
+    loaded = set(scores["round"].astype(str))
     rows = scores[(scores["workload"] == workload) & (scores["accelerator_family"] == family)]
     if "division" in rows:
         rows = rows[rows["division"] == "closed"]
-    if "first_round" in rows:
-        rows = rows[rows["first_round"].isna() | (rows["round"] == rows["first_round"])]
+    if "first_round" in rows:  # a copy whose first round is not loaded is kept (once)
+        first = rows["first_round"].astype(object)
+        copy = (rows["round"] != first) & first.isin(loaded)
+        rows = rows[~copy.to_numpy(bool)]
     time = pd.to_numeric(rows["time_to_train_min"], errors="coerce")
     n = pd.to_numeric(rows["accelerators"], errors="coerce")
     return rows[np.isfinite(time) & (time > 0) & np.isfinite(n) & (n > 0)].reset_index(drop=True)
@@ -186,7 +191,7 @@ def fit_family(
             choice = m.choose_law(n, log_tau, rounds, laws)
     errors = choice.errors
     if anchored:
-        errors = m.loo_anchored(choice.fitted.law, n, log_tau, rounds)
+        errors = m.loo_errors(choice.fitted.law, n, log_tau, rounds, anchored=True)
     return FamilyModel(
         family=family,
         workload=workload,

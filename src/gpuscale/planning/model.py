@@ -123,10 +123,17 @@ def eligible(law: str, devices: np.ndarray) -> bool:
     return len(np.unique(devices)) > PARAMS[law]
 
 
-def loo_errors(law: str, devices: np.ndarray, log_tau: np.ndarray, rounds: list[str]) -> np.ndarray:
-    """Leave-one-system-out log errors (predicted - measured) of ``law``; a system whose
-    round has no other system is predicted at the level of the newest earlier round (as
-    a new round would be). NaN where too few systems remain."""
+def loo_errors(
+    law: str,
+    devices: np.ndarray,
+    log_tau: np.ndarray,
+    rounds: list[str],
+    anchored: bool = False,
+) -> np.ndarray:
+    """Leave-one-system-out log errors (predicted - measured) of ``law`` (with its
+    :func:`anchor` when ``anchored``); a system whose round has no other system is
+    predicted at the level of the newest earlier round (as a new round would be). NaN
+    where too few systems remain."""
     devices = np.asarray(devices, float)
     errors = np.full(len(devices), math.nan)
     for i in range(len(devices)):
@@ -135,7 +142,11 @@ def loo_errors(law: str, devices: np.ndarray, log_tau: np.ndarray, rounds: list[
             continue
         kept_rounds = [r for r, k in zip(rounds, keep, strict=True) if k]
         fitted = fit_law(law, devices[keep], log_tau[keep], kept_rounds)
-        errors[i] = float(fitted.log_tau(devices[i : i + 1], rounds[i])[0]) - log_tau[i]
+        at = devices[i : i + 1]
+        predicted = float(fitted.log_tau(at, rounds[i])[0])
+        if anchored:
+            predicted += anchor(fitted, devices[keep], log_tau[keep], kept_rounds, at)[0]
+        errors[i] = predicted - log_tau[i]
     return errors
 
 
@@ -187,23 +198,6 @@ def anchor(
     )
     counts, mean = per_count(devices, resid, rounds)
     return between(counts, mean, np.atleast_1d(targets))
-
-
-def loo_anchored(fitted_law: str, devices: np.ndarray, log_tau: np.ndarray, rounds: list[str]):
-    """Leave-one-system-out log errors of ``fitted_law`` with its anchor (NaN where too
-    few systems remain)."""
-    devices = np.asarray(devices, float)
-    errors = np.full(len(devices), math.nan)
-    for i in range(len(devices)):
-        keep = np.arange(len(devices)) != i
-        if not keep.any() or not eligible(fitted_law, devices[keep]):
-            continue
-        kept_rounds = [r for r, k in zip(rounds, keep, strict=True) if k]
-        fitted = fit_law(fitted_law, devices[keep], log_tau[keep], kept_rounds)
-        at = devices[i : i + 1]
-        shift = anchor(fitted, devices[keep], log_tau[keep], kept_rounds, at)[0]
-        errors[i] = float(fitted.log_tau(at, rounds[i])[0]) + shift - log_tau[i]
-    return errors
 
 
 @dataclass(frozen=True, slots=True)

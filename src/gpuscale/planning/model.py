@@ -21,8 +21,11 @@ by the rounds, one of
 For a given ``theta`` the best levels are the per-round means of the residuals (closed
 form), so each law is fitted by a grid over its one or two parameters: numpy only, a few
 milliseconds, no ``scipy.optimize`` on the report's path. The law used is the one with the
-smallest leave-one-system-out error (mean absolute log error), not the best in-sample fit;
-its leave-one-out errors also give the interval (:func:`sigma_of`).
+smallest leave-one-system-out error (mean absolute log error), not the best in-sample fit.
+The law is then corrected by what the measurements say at their own counts
+(:func:`anchor`: the newest round's mean residual at each measured count, interpolated in
+log N between counts and fading as ``exp(-octaves)`` beyond them), and the leave-one-out
+errors of law + correction give the interval (:func:`sigma_of`, :func:`widening`).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import gpuscale
 from gpuscale.planning import PlanError, PlanRequest, parse_devices, plan
 from gpuscale.planning.model import choose_law
 
@@ -168,6 +169,7 @@ def test_devices_parsing_and_request_round_trip() -> None:
             parse_devices(bad)
     request = PlanRequest(workload="bert", accelerator="H100", devices="8-32", power_w=700.0)
     assert request.devices == (8, 16, 32)
+    assert gpuscale.plan is plan and gpuscale.PlanRequest is PlanRequest  # the public API
     assert PlanRequest.from_json(request.to_json()) == request
     with pytest.raises(ValueError, match="unknown plan request field"):
         PlanRequest.from_json('{"workload": "bert", "accelerator": "H100", "gpus": 8}')

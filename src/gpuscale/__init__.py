@@ -24,6 +24,10 @@ def __getattr__(name: str) -> Any:
         from gpuscale.advice.api import advise
 
         return advise
+    if name in ("plan", "PlanRequest"):
+        from gpuscale import planning
+
+        return getattr(planning, name)
     if name in ("analyze", "equilibrium", "scaling_table"):
         from gpuscale import analysis
 
@@ -32,11 +36,13 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "PlanRequest",
     "RoundTables",
     "advise",
     "analyze",
     "equilibrium",
     "load_round",
+    "plan",
     "read_round",
     "read_rounds",
     "scaling_table",

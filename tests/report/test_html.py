@@ -53,8 +53,9 @@ def test_structure(report) -> None:
     out, html = report
     parser = Collector()
     parser.feed(html)
-    assert parser.tags.count("svg") == 2 * len(FIGURES) + 1  # per workload + overview
-    assert parser.tags.count("table") == 4  # the answer, two workloads, problems
+    # per workload + overview + the plan section's figure per workload
+    assert parser.tags.count("svg") == 2 * len(FIGURES) + 1 + 2
+    assert parser.tags.count("table") == 4 + 2  # the answer, two workloads, problems; plans
     assert parser.scripts == 1
     assert "Summary of findings" in html and "Reference rule" in html
     # the answer first (counts per criterion), then the evidence

@@ -2,7 +2,7 @@
 
 ``common`` holds the app and what the commands share; ``rounds`` (MLPerf), ``history``
 (energy, trends), ``bench``,
-``interconnect`` (collectives, topo) and ``advice`` register their commands on import.
+``interconnect`` (collectives, topo), ``advice`` and ``plan`` register their commands on import.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from gpuscale.cli import history  # noqa: F401
 from gpuscale.cli import bench  # noqa: F401
 from gpuscale.cli import interconnect  # noqa: F401
 from gpuscale.cli import advice  # noqa: F401
+from gpuscale.cli import plan  # noqa: F401
 
 # isort: on
 from gpuscale.cli.common import app, err

@@ -31,6 +31,7 @@ from gpuscale.formatting import named, number
 from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.findings import workload_findings
+from gpuscale.report.plan_section import plan_data, plan_section
 from gpuscale.report.pool import Inline, figure_executor
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
 from gpuscale.report.svg import save_chart
@@ -190,6 +191,7 @@ def _draw(
             for name in TABLE_ONLY_FIGURES:
                 drawn[round_name, workload, name] = pool.submit(_figure, (first, out_dir, name))
         finishing = [analysis.submit(finish_workload, t, options) for t in firsts]
+        plans = analysis.submit(plan_data, tables.scores, workloads) if has_scores else None
         results = []
         for future in finishing:  # each workload's figures as soon as its analysis is done
             result = future.result()
@@ -200,6 +202,7 @@ def _draw(
                         _figure, (result, out_dir, name)
                     )
         overview_future = pool.submit(_overview, (results, out_dir)) if results else None
+        extras += [pool.submit(plan_section, plans.result(), out_dir)] if plans else []
         bench = bench_section(out_dir)
         sections = []
         for result in results:

@@ -1,0 +1,100 @@
+"""``gpuscale plan``: time to train on N devices of an accelerator, from MLPerf."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from gpuscale.cli.common import RoundNames, RoundPaths, app, err, fail, load_tables, out
+from gpuscale.cli_output import Format, print_frame
+from gpuscale.planning.request import HELP
+
+# The table format shows these; CSV and JSON every column.
+SHOWN = [
+    "devices",
+    "nodes",
+    "minutes",
+    "minutes_low",
+    "minutes_high",
+    "global_batch",
+    "throughput_efficiency",
+    "convergence_factor",
+    "extrapolated",
+    "device_hours",
+    "cost",
+    "energy_kwh",
+    "stops_paying",
+]
+
+
+def _flat(nearest: list[dict]) -> str:
+    """One ``nearest`` list as text: ``v4.1 Dell XE9680 (8 devices, 27.8 min); ...``."""
+    return "; ".join(
+        f"{n['round']} {n['submitter']} {n['system']} ({n['devices']} devices, "
+        f"{n['minutes']:.4g} min)"
+        for n in nearest
+    )
+
+
+@app.command()
+def plan(
+    paths: RoundPaths = None,
+    round_names: RoundNames = None,
+    workload: Annotated[str, typer.Option("--workload", "-w", help=HELP["workload"])] = "",
+    accelerator: Annotated[str, typer.Option("--accelerator", "-a", help=HELP["accelerator"])] = "",
+    devices: Annotated[str, typer.Option("--devices", "-n", help=HELP["devices"])] = (
+        "8,16,32,64,128,256"
+    ),
+    devices_per_node: Annotated[
+        int, typer.Option("--devices-per-node", help=HELP["devices_per_node"])
+    ] = 8,
+    interconnect: Annotated[
+        str | None, typer.Option("--interconnect", help=HELP["interconnect"])
+    ] = None,
+    price: Annotated[
+        float | None, typer.Option("--price", help=HELP["price_per_device_hour"])
+    ] = None,
+    power: Annotated[float | None, typer.Option("--power", help=HELP["power_w"])] = None,
+    threshold: Annotated[float, typer.Option("--threshold", help=HELP["threshold"])] = 0.8,
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+) -> None:
+    """Plan a run: time to train on N devices of an accelerator, with an 80% interval,
+    predicted from the MLPerf results of its family (see README, "Plan a run from MLPerf")."""
+    from gpuscale.planning import PlanRequest
+    from gpuscale.planning import plan as make_plan
+
+    if not workload or not accelerator:
+        fail("give --workload and --accelerator (e.g. --workload bert --accelerator H100)")
+    try:
+        request = PlanRequest(
+            workload=workload,
+            accelerator=accelerator,
+            devices=devices,
+            devices_per_node=devices_per_node,
+            interconnect=interconnect,
+            price_per_device_hour=price,
+            power_w=power,
+            threshold=threshold,
+        )
+    except ValueError as exc:
+        fail(str(exc))
+    tables = load_tables(paths, round_names)
+    try:
+        table = make_plan(request, scores=tables.scores)
+    except ValueError as exc:  # unknown names, nothing to plan from
+        fail(str(exc))
+    if fmt is Format.csv:
+        table = table.assign(nearest=table["nearest"].map(_flat))
+    if fmt is not Format.table:
+        print_frame(out, table, fmt)
+        return
+    facts = table.attrs["model"]
+    title = f"plan: {facts['workload']} on {facts['family']}"
+    print_frame(out, table[SHOWN], fmt, title=title)
+    for row in table.itertuples(index=False):
+        out.print(
+            f"{row.devices} devices lean on: {_flat(row.nearest)}", markup=False, highlight=False
+        )
+    for note in table.attrs["notes"]:
+        err.print(note, markup=False, highlight=False)

@@ -1,0 +1,66 @@
+"""The plan figure: predicted time to train against devices, its 80% band, and the
+measured systems the model was fitted on."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.formatting import number
+from gpuscale.report.style import OKABE_ITO, Chart, finish, log_x, new_axes, plain_log, styled
+from gpuscale.tables import display_name
+from gpuscale.tables.workloads import round_key
+
+
+@styled
+def plan_chart(
+    curve: pd.DataFrame, asked: pd.DataFrame, systems: pd.DataFrame, workload: str, family: str
+) -> Chart:
+    """``curve``: the plan on a dense grid of counts (minutes, minutes_low, minutes_high);
+    ``asked``: the plan table at the counts asked (drawn as points with error bars);
+    ``systems``: the measured systems (one colour per round)."""
+    fig, ax = new_axes()
+    labels: dict[str, list[str]] = {}
+    ax.fill_between(
+        curve["devices"],
+        curve["minutes_low"],
+        curve["minutes_high"],
+        color=OKABE_ITO[0],
+        alpha=0.15,
+        linewidth=0,
+        label="80% interval",
+    )
+    ax.plot(curve["devices"], curve["minutes"], color=OKABE_ITO[0], linewidth=1.2, label="plan")
+    rounds = sorted(systems["round"].astype(str).unique(), key=round_key)
+    for k, round_name in enumerate(rounds):
+        group = systems[systems["round"].astype(str) == round_name]
+        sc = ax.scatter(
+            group["accelerators"],
+            group["time_to_train_min"],
+            color=OKABE_ITO[(k + 1) % len(OKABE_ITO)],
+            s=16,
+            alpha=0.85,
+            label=f"measured {round_name}",
+        )
+        sc.set_gid(f"plan-measured-{k}")
+        labels[f"plan-measured-{k}"] = [
+            f"{r.submitter} {r.system_name}: {int(r.accelerators):,} devices, "
+            f"{number(r.time_to_train_min)} min ({round_name})"
+            for r in group.itertuples(index=False)
+        ]
+    ax.errorbar(
+        asked["devices"],
+        asked["minutes"],
+        yerr=[asked["minutes"] - asked["minutes_low"], asked["minutes_high"] - asked["minutes"]],
+        fmt="D",
+        color="#000000",
+        markersize=4,
+        capsize=3,
+        linewidth=0.9,
+        label="counts asked",
+    )
+    log_x(ax, "devices (log scale)")
+    ax.set_yscale("log")
+    plain_log(ax.yaxis)
+    ax.set_ylabel("time to train, min (log scale)")
+    ax.set_title(f"{display_name(workload)} on {family}: plan")
+    return finish(fig, ax, labels)

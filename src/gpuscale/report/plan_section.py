@@ -1,0 +1,112 @@
+"""The report's plan section: per study workload, ``gpuscale.plan`` for its most submitted
+accelerator family at the counts the study discussed, as a table and one figure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.formatting import number
+from gpuscale.planning import PlanError, PlanRequest
+from gpuscale.planning.api import plan_and_model
+from gpuscale.report.plan_figures import plan_chart
+from gpuscale.report.svg import save_chart
+from gpuscale.tables import STUDY_WORKLOADS, display_name
+
+COUNTS = (8, 16, 64, 256, 1024)
+SHOWN = {
+    "devices": "devices",
+    "minutes": "minutes",
+    "interval": "80% interval, min",
+    "global_batch": "global batch",
+    "throughput_efficiency": "throughput eff.",
+    "convergence_factor": "convergence factor",
+    "device_hours": "device-hours",
+    "extrapolated": "extrapolated",
+    "stops_paying": "stops paying (criteria)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSection:
+    """What the template's extras loop shows, plus the plan tables (``plan_tables.html``)."""
+
+    anchor: str
+    title: str
+    findings: list[str]
+    figures: list[tuple[str, str, list[str]]]
+    tables: list[tuple[str, list[str], list[dict[str, str]]]] = field(default_factory=list)
+
+
+def _rows(table) -> list[dict[str, str]]:
+    return [
+        {
+            SHOWN["devices"]: f"{int(r.devices):,}",
+            SHOWN["minutes"]: number(r.minutes),
+            SHOWN["interval"]: f"{number(r.minutes_low)}-{number(r.minutes_high)}",
+            SHOWN["global_batch"]: f"{r.global_batch:,.0f}",
+            SHOWN["throughput_efficiency"]: f"{r.throughput_efficiency:.2f}",
+            SHOWN["convergence_factor"]: number(r.convergence_factor),
+            SHOWN["device_hours"]: number(r.device_hours),
+            SHOWN["extrapolated"]: "yes" if r.extrapolated else "",
+            SHOWN["stops_paying"]: r.stops_paying,
+        }
+        for r in table.itertuples(index=False)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanData:
+    """One workload's plan, computed (no drawing): picklable, from the analysis worker."""
+
+    workload: str
+    family: str
+    table: pd.DataFrame  # at COUNTS
+    curve: pd.DataFrame  # on a dense grid of counts
+    systems: pd.DataFrame  # the measured systems fitted
+    notes: list[str]
+
+
+def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str]:
+    """Each study workload present planned on its most submitted family at ``COUNTS``
+    (a sentence instead where no plan is possible). Runs where ``kneed`` (the knee
+    criterion) is already imported: the report's analysis worker."""
+    out: list[PlanData | str] = []
+    for workload in [w for w in STUDY_WORKLOADS if w in workloads]:
+        counts = scores[scores["workload"] == workload]["accelerator_family"].value_counts()
+        if counts.empty:
+            continue
+        family = str(counts.index[0])
+        request = PlanRequest(workload=workload, accelerator=family, devices=COUNTS)
+        try:
+            table, model = plan_and_model(request, scores)
+        except PlanError as exc:
+            out.append(f"{display_name(workload)}: no plan ({exc}).")
+            continue
+        systems = model.systems
+        low, high = systems["accelerators"].min(), systems["accelerators"].max()
+        grid = np.unique(np.geomspace(min(low, COUNTS[0]), max(high, COUNTS[-1]), 40).round())
+        curve = model.predict(grid.astype(int))
+        out.append(PlanData(workload, family, table, curve, systems, table.attrs["notes"]))
+    return out
+
+
+def plan_section(data: list[PlanData | str], out_dir: Path) -> PlanSection | None:
+    """The section: a table, a figure and the model's sentences per planned workload."""
+    findings, figures, shown = [], [], []
+    for item in data:
+        if isinstance(item, str):
+            findings.append(item)
+            continue
+        chart = plan_chart(item.curve, item.table, item.systems, item.workload, item.family)
+        svg, files = save_chart(chart, out_dir, f"plan_{item.workload}")
+        name = f"{display_name(item.workload)} on {item.family}"
+        figures.append((f"{name}: planned time against devices", svg, [f.name for f in files]))
+        shown.append((name, list(SHOWN.values()), _rows(item.table)))
+        findings.append(f"{name}: " + " ".join(item.notes))
+    if not shown and not findings:
+        return None
+    return PlanSection("plan", "Plan a run (gpuscale plan)", findings, figures, shown)

@@ -1,0 +1,69 @@
+"""``gpuscale plan`` as a user calls it, on the bundled rounds."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+
+runner = CliRunner()
+ASK = ["plan", "--workload", "llama2_70b_lora", "--accelerator", "H100", "--devices"]
+
+
+def test_json_is_one_document_with_the_promised_fields() -> None:
+    result = runner.invoke(app, [*ASK, "8,16,64,256", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [r["devices"] for r in rows] == [8, 16, 64, 256]
+    for r in rows:
+        assert 0 < r["minutes_low"] < r["minutes"] < r["minutes_high"]
+        assert r["global_batch"] > 0 and isinstance(r["extrapolated"], bool)
+        assert r["nearest"] and {"round", "submitter", "system", "devices", "minutes"} <= set(
+            r["nearest"][0]
+        )
+    # more devices, less time; the measured 8-device H100 systems take 20-40 minutes
+    minutes = [r["minutes"] for r in rows]
+    assert minutes == sorted(minutes, reverse=True)
+    assert 15 < minutes[0] < 40
+
+
+def test_csv_is_one_table_with_nearest_flattened() -> None:
+    result = runner.invoke(app, [*ASK, "8-64", "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [int(r["devices"]) for r in rows] == [8, 16, 32, 64]
+    assert "devices, " in rows[0]["nearest"] and " min)" in rows[0]["nearest"]
+
+
+def test_table_says_how_the_accelerator_was_read_and_which_law() -> None:
+    result = runner.invoke(app, [*ASK, "8,16"])
+    assert result.exit_code == 0, result.output
+    assert "H100-SXM5-80GB" in result.output
+    assert "leave-one-system-out" in result.output and "lean on" in result.output
+
+
+def test_far_counts_are_marked_extrapolated() -> None:
+    result = runner.invoke(app, [*ASK, "2,8,100000", "-f", "json"])
+    rows = json.loads(result.stdout)
+    assert [r["extrapolated"] for r in rows] == [True, False, True]
+    widths = [r["minutes_high"] / r["minutes_low"] for r in rows]
+    assert widths[0] > widths[1] and widths[2] > widths[1]
+
+
+def test_typos_get_suggestions_without_traceback() -> None:
+    result = runner.invoke(app, ["plan", "-w", "llama2_70b_lroa", "-a", "H100"])
+    assert result.exit_code == 2 and "did you mean 'llama2_70b_lora'" in result.output
+    result = runner.invoke(app, ["plan", "-w", "bert", "-a", "Guadi2"])
+    assert result.exit_code == 2 and "did you mean 'Gaudi2'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_bad_device_counts_are_refused() -> None:
+    result = runner.invoke(app, ["plan", "-w", "bert", "-a", "H100", "-n", "8,lots"])
+    assert result.exit_code == 2 and "'lots' is not a whole number" in result.output
+    result = runner.invoke(app, ["plan", "-w", "bert"])
+    assert result.exit_code == 2 and "--accelerator" in result.output

@@ -23,6 +23,9 @@ NOISY_P95_OVER_P50 = 1.5
 BUSY_OTHER_SHARE = 0.10
 # Share of the host's CPU time the hypervisor stole.
 STEAL_SHARE = 0.05
+# DDP's one-rank step can cost more than the plain step, never less: beyond this share
+# faster, the difference is noise.
+ONE_RANK_FASTER = 0.05
 # A no-sync step this much slower than a synchronised one is noise, not a measurement.
 NEGATIVE_SYNC_SHARE = 0.10
 
@@ -60,7 +63,14 @@ def run_flags(timing: Mapping[str, Any], host: Mapping[str, Any] | None) -> list
 
 
 def superlinear_flag(efficiency: float, accelerators: int) -> str | None:
-    """The flag for an efficiency that cannot be true, else None."""
+    """The flag for an efficiency that cannot be true, else None. At N = 1 the efficiency
+    is DDP's one-rank step against the plain step: below 1 is DDP's own overhead, above
+    ``1 + ONE_RANK_FASTER`` the wrapper measured faster than the bare module (noise)."""
+    if _finite(efficiency) and accelerators == 1 and efficiency > 1 + ONE_RANK_FASTER:
+        return (
+            f"DDP's one-rank step measured {efficiency:.2f}x as fast as the plain step of the "
+            "same model: noise larger than DDP's own cost; run more --steps on a quieter machine"
+        )
     if _finite(efficiency) and accelerators > 1 and efficiency > SUPERLINEAR_EFFICIENCY:
         return (
             f"super-linear: efficiency {efficiency:.2f} on {accelerators} devices "

@@ -119,3 +119,14 @@ def test_a_rerun_is_read_against_its_own_one_device_run() -> None:
     scaling = bench_scaling(bench_table(rows))
     at_two = scaling[scaling["accelerators"] == 2]
     assert list(at_two["speedup"]) == pytest.approx([1.8, 1.8])  # not 3.6 and 1.8
+
+
+def test_one_rank_faster_than_the_plain_step_is_flagged() -> None:
+    """At N = 1, DDP's step against the plain step of the same model is DDP's own cost
+    (efficiency below 1); measured above 1 it is noise, flagged, not a finding."""
+    slow_ddp = bench_record("m", 10**6, 1, 800.0, plain_step_ms=6.55)  # 10 ms DDP step
+    fast_ddp = bench_record("m", 10**6, 1, 800.0, plain_step_ms=12.0)  # plain slower
+    for record, flagged in ((slow_ddp, False), (fast_ddp, True)):
+        row = bench_scaling(bench_table([record])).iloc[0]
+        assert ("as fast as the plain step" in row["flags"]) is flagged
+        assert bool(row["flagged"]) is flagged

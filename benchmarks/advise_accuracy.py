@@ -34,6 +34,7 @@ The last line reads ``median absolute percentage error: X%`` for part (a)'s mode
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import subprocess
 import tempfile
@@ -102,7 +103,7 @@ def dwconv():
 
     widths = (32, 64, 128, 128, 256, 256, 512)
     layers = [nn.Conv2d(3, 32, 3, 1, 1, bias=False), nn.BatchNorm2d(32), nn.ReLU()]
-    for i, (cin, cout) in enumerate(zip(widths, widths[1:], strict=False)):
+    for i, (cin, cout) in enumerate(itertools.pairwise(widths)):
         layers.append(block(cin, cout, 2 if i % 2 else 1))
     net = nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 10))
     return net, _classify(lambda b: torch.randn(b, 3, 32, 32))

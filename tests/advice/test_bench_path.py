@@ -61,7 +61,7 @@ def test_flagged_runs_are_listed_and_can_be_used_with_a_warning(tmp_path: Path) 
     message = str(refused.value)
     assert "machine busy (2 run(s)" in message and "--allow-flagged" in message
     allowed = gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=True)
-    warning = [s for s in allowed.inputs.sources if s.startswith("WARNING")]
+    warning = [s for s in allowed.decision.warnings if s.startswith("WARNING")]
     assert warning and "2 flagged run(s) used" in warning[0] and "machine busy" in warning[0]
     cli = CliRunner().invoke(
         app, ["advise", "--bench", str(path), "--interconnect", "pcie4-x16", "--allow-flagged"]

@@ -286,6 +286,121 @@ def part_a(steps: int, repeat: int) -> float:
     return mape
 
 
+def _unseen_row(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
+    """One unseen model scored under the README protocol: calibrated on the ladder's
+    N = 1 and 2 rows plus its own N = 1 row (never its N = 2 row, never the other unseen
+    models), asked for 1 or 2 devices at target efficiency 0.5 (at N = 2 that is "any
+    gain": the advice then picks 2 only when its 80% interval excludes no gain)."""
+    import gpuscale
+    from gpuscale.advice.calibrate import calibrate
+    from gpuscale.advice.model import Link, Network, predict_step
+
+    ok = table[table["status"] == "ok"]
+    own = ok[ok["model"] == model].set_index("accelerators")
+    if not {1, 2} <= set(own.index):
+        return None
+    rows = ok[
+        ok["model"].isin(LADDER_FOR_UNSEEN) | ((ok["model"] == model) & (ok["accelerators"] == 1))
+    ]
+    advice = gpuscale.advise(
+        bench=rows,
+        model=model,
+        collectives=str(sweep),
+        max_devices=2,
+        target_efficiency=0.5,
+        allow_flagged=True,
+    )
+    two = advice.predictions.set_index("devices").loc[2]
+    cal = calibrate(rows.assign(flagged=False), model, Network(intra=Link.from_preset("pcie-phb")))
+    preset = predict_step(
+        cal.model,
+        cal.compute,
+        Network(intra=Link.from_preset("pcie-phb")),
+        2,
+        batch=cal.batch,
+        overlap=0.0,
+    ).step_ms
+    one_ms, two_ms = float(own.loc[1, "step_ms_mean"]), float(own.loc[2, "step_ms_mean"])
+    # weak scaling, samples fixed: time to train ~ step / N
+    times = {1: one_ms, 2: two_ms / 2}
+    fastest = min(times.values())
+    best = {n for n, t in times.items() if t <= 1.05 * fastest}
+    baselines = {
+        "ideal": one_ms,
+        "no_comm": float(own.loc[1, "nosync_step_ms_mean"] + own.loc[1, "ddp_overhead_ms"]),
+        "preset": preset,
+    }
+    row = {
+        "model": model.partition(":")[2],
+        "measured_ms": two_ms,
+        "predicted_ms": float(two["step_ms"]),
+        "low_ms": float(two["step_ms_low"]),
+        "high_ms": float(two["step_ms_high"]),
+        "measured_speedup": one_ms / (two_ms / 2) / 1,
+        "recommended": advice.recommended,
+        "best": "/".join(map(str, sorted(best))),
+        "decisive": abs(times[1] / times[2] - 1) > 0.10,
+    }
+    row["error_pct"] = 100 * (row["predicted_ms"] / two_ms - 1)
+    row["covered"] = row["low_ms"] <= two_ms <= row["high_ms"]
+    row["right"] = advice.recommended in best
+    for name, ms in baselines.items():
+        row[f"{name}_error_pct"] = 100 * (ms / two_ms - 1)
+        row[f"{name}_right"] = (2 if one_ms / (ms / 2) > 1 else 1) in best
+    return row
+
+
+def part_d(data: list[Path], steps: int) -> None:
+    """The unseen models (``UNSEEN``), one table per run, with issue 26's three goals."""
+    frames = []
+    for index, folder in enumerate(data):
+        table, sweep = collect_unseen(folder, steps)
+        flagged = int(table["flagged"].fillna(False).astype(bool).sum())
+        rows = [r for m in UNSEEN if (r := _unseen_row(table, m, sweep))]
+        frame = pd.DataFrame(rows).assign(run=index + 1)
+        print(
+            f"(d) run {index + 1} ({folder}): unseen models under the README protocol, "
+            f"{steps} steps; {flagged} of {len(table)} bench rows flagged (busy host), "
+            "used with --allow-flagged"
+        )
+        print(frame.drop(columns="run").to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+        frames.append(frame)
+        _goals(frame, f"run {index + 1}")
+    if len(frames) > 1:
+        _goals(pd.concat(frames), "all runs")
+
+
+def _goals(frame: pd.DataFrame, label: str) -> None:
+    model = frame["error_pct"].abs().median()
+    baselines = {b: frame[f"{b}_error_pct"].abs().median() for b in ("ideal", "no_comm", "preset")}
+    coverage = frame["covered"].mean()
+    decisive = frame[frame["decisive"]]
+    right = bool(decisive["right"].all()) if len(decisive) else True
+
+    def verdict(ok: bool) -> str:
+        return "MET" if ok else "NOT met"
+
+    print(
+        f"    {label}: median |step error| {model:.1f}% (baselines "
+        + ", ".join(f"{k} {v:.1f}%" for k, v in baselines.items())
+        + ")"
+    )
+    print(
+        f"      goal 1, <= 10% and better than every baseline: "
+        f"{verdict(model <= 10 and all(model < v for v in baselines.values()))}"
+    )
+    print(
+        f"      goal 2, recommended count right where the measured difference > 10% "
+        f"({int(decisive['right'].sum())}/{len(decisive)}; baselines "
+        + ", ".join(f"{b} {int(decisive[f'{b}_right'].sum())}" for b in baselines)
+        + f"): {verdict(right)}"
+    )
+    print(
+        f"      goal 3, 80% interval coverage 70-90%: {coverage:.0%} "
+        f"({int(frame['covered'].sum())}/{len(frame)}): {verdict(0.7 <= coverage <= 0.9)}"
+    )
+
+
 def _neighbour(points: list[tuple[float, float]], b: float) -> float:
     """Log-log interpolation (or extrapolation) from the two nearest batches."""
     near = sorted(points, key=lambda p: abs(math.log(p[0] / b)))[:2]
@@ -429,7 +544,20 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=2, help="sweep + bench repeats")
     parser.add_argument("--skip-a", action="store_true", help="only the MLPerf parts")
+    parser.add_argument(
+        "--unseen-data",
+        type=Path,
+        action="append",
+        help="folder of one run of the unseen models (benched there when empty); repeat "
+        "for several runs (default: two runs in temporary folders)",
+    )
+    parser.add_argument("--only-unseen", action="store_true", help="only part (d)")
     args = parser.parse_args()
+    if args.only_unseen or args.unseen_data:
+        with tempfile.TemporaryDirectory() as tmp:
+            part_d(args.unseen_data or [Path(tmp) / "1", Path(tmp) / "2"], args.steps)
+        if args.only_unseen:
+            return
     part_b()
     part_c()
     if not args.skip_a:

@@ -256,7 +256,9 @@ REFUSED = "pass --allow-flagged"
 def _allowing_flagged(block: Block) -> Block:
     """The block with ``--allow-flagged`` on every ``advise --bench`` command (and
     ``allow_flagged=True`` on every ``gpuscale.advise(bench=...)`` call)."""
-    code = re.sub(r"(gpuscale advise\b[^\n]*--bench\b)", r"\1 --allow-flagged", block.code)
+    code = re.sub(
+        r"gpuscale advise(?=[^\n]*--bench)", "gpuscale advise --allow-flagged", block.code
+    )
     code = code.replace("gpuscale.advise(bench=", "gpuscale.advise(allow_flagged=True, bench=")
     assert code != block.code, f"{block.id}: refused, but has no advise --bench to allow"
     return Block(block.page, block.line, block.lang, code, block.markers)
@@ -286,7 +288,8 @@ def test_block_runs(block: Block, tmp_path: Path, request: pytest.FixtureRequest
                 shutil.copy(request.getfixturevalue("outputs").folder / name, tmp_path / name)
         done = _run_block(_allowing_flagged(block), tmp_path)
         if block.lang in SHELL:
-            assert "flagged run(s) used (--allow-flagged)" in done.stdout, done.stdout[-3000:]
+            printed = " ".join(done.stdout.split())  # the terminal wraps long lines
+            assert "flagged run(s) used (--allow-flagged)" in printed, done.stdout[-3000:]
     assert done.returncode == 0, (
         f"{block.id} failed:\n{block.runnable_code()}\n--- stdout\n{done.stdout[-3000:]}"
         f"\n--- stderr\n{done.stderr[-3000:]}"

@@ -4,7 +4,7 @@ speedup, what would change it, and where every input came from."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
@@ -15,7 +15,19 @@ SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.bre
 
 if TYPE_CHECKING:
     from gpuscale.advice.decision import Decision
-    from gpuscale.advice.recommend import Advice
+
+
+class Advice(Protocol):
+    """What the sentences read (``recommend.Advice``; not imported: no circle)."""
+
+    predictions: pd.DataFrame
+    decision: Decision
+    cheapest: int | None
+    break_even_ms_per_mb: float | None
+    break_even_params: float | None
+    target_params: float | None
+    inputs: Any
+
 
 REMEDIES = {
     "compute": "little in the step itself: its overheads are under 5%; the target "

@@ -24,6 +24,7 @@ import pandas as pd
 
 from gpuscale.advice.decision import Decision, decide
 from gpuscale.advice.energy import Power
+from gpuscale.advice.explain import explain
 from gpuscale.advice.model import (
     DEFAULT_BUCKET_MB,
     Compute,
@@ -358,8 +359,6 @@ def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
 
 def advise(inputs: AdviceInputs) -> Advice:
     """Predictions, the Decision and the explanation for one model on one network."""
-    from gpuscale.advice.explain import explain
-
     frame = predictions(inputs)
     warnings = (*inputs.warnings, *_below_mlperf(frame, inputs))
     decision = decide(frame, inputs.target_efficiency, warnings)

@@ -34,7 +34,8 @@ REMEDIES = {
     "efficiency decides",
     "convergence": "a larger critical batch (B_noise) or a smaller per-device batch at more "
     "devices; a faster link would not help",
-    "devices": "more devices pay off: allow more (--max-devices, --nodes)",
+    "devices": "more devices pay off: allow more (--max-devices, --nodes) where the "
+    "machine has them",
     "uncertain": "a measured run at the larger count (gpuscale bench) would narrow the interval",
     "wait": "steadier step times (equal work per device, pinned processes, no other jobs on "
     "the devices) would help most",

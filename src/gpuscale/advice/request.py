@@ -123,7 +123,8 @@ class AdviceRequest:
         bad = [name for name, ok in checks.items() if not ok]
         if bad:
             value = getattr(self, bad[0])
-            raise ValueError(f"invalid {bad[0]} ({value!r}): {HELP[bad[0]]}")
+            option = OPTION_NAMES.get(bad[0], "--" + bad[0].replace("_", "-"))
+            raise ValueError(f"invalid {bad[0]} ({option} {value!r}): {HELP[bad[0]]}")
         if self.bench is None and (self.params is None or self.step_ms is None):
             raise ValueError("give bench results, or params and step_ms (and batch)")
 

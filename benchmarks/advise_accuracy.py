@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/advise_accuracy.py [--steps 20] [--repeat 2] [--skip-a]
+    python benchmarks/advise_accuracy.py [--steps 20] [--repeat 2] [--skip-a] [--only-unseen]
 
 (a) CPU/gloo, 2 processes: ``gpuscale bench`` runs every model on 1 and 2 processes and
     ``gpuscale collectives`` sweeps all-reduce (alternating, ``--repeat`` times: this
@@ -28,6 +28,18 @@ Usage::
     samples E(B) predicts at the larger system's global batch, scaled by the smaller
     systems' measured / expected samples) against the same three on the times alone.
 
+(d) Unseen kinds (issue 26), fixed before any result was looked at: a GRU, a
+    depthwise-separable CNN, an embedding-heavy model and a gated mixture of experts
+    (``UNSEEN`` in ``advise_unseen.py``), benched beside four ladder models at N = 1 and 2, two
+    runs. Each is advised under the README protocol (ladder rows plus its own N = 1 row)
+    and scored per model: N = 2 step error, whether the recommended count is a measured
+    best one (time to train within 5% of the fastest), whether the 80% interval covered
+    the measurement; baselines ideal, no communication, preset alpha-beta. The three
+    goals (median |error| <= 10% and below every baseline; the count right wherever the
+    measured difference exceeds 10%; coverage 70-90%) are printed MET or NOT met.
+    ``--only-unseen`` runs only this part, ``--unseen-data DIR`` (repeatable) keeps or
+    reuses a run's files.
+
 The last line reads ``median absolute percentage error: X%`` for part (a)'s model.
 """
 
@@ -35,46 +47,16 @@ from __future__ import annotations
 
 import argparse
 import math
-import subprocess
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from advise_unseen import bench_models, part_d, sweep_all_reduce
+
 PROTOCOL = ("mlp-0.2m", "mlp-1m", "tf-1.5m", "mlp-4m", "mlp-17m")
 HELD_OUT = ("cnn-0.3m", "cnn-1.2m", "tf-7m")
-
-
-def _bench(models: tuple[str, ...], steps: int, results: Path) -> pd.DataFrame:
-    from gpuscale.bench.config import BenchConfig
-    from gpuscale.bench.models import select_models
-    from gpuscale.bench.results import bench_table, read_results
-    from gpuscale.bench.runner import SweepConfig, run_sweep
-
-    config = SweepConfig(
-        models=models,
-        nproc=(1, 2),
-        out=results,
-        bench=BenchConfig(backend="gloo", steps=steps, warmup=3, threads=1),
-    )
-    run_sweep(config, dict(select_models(list(models))))
-    return bench_table(read_results(results)[0])
-
-
-def _sweep(path: Path) -> Path:
-    from gpuscale.bench.runner import torchrun_command
-
-    subprocess.run(
-        [
-            *torchrun_command(2, "gpuscale.bench.collectives"),
-            *("--out", str(path), "--backend", "gloo", "--ops", "all_reduce"),
-            *("--max-bytes", str(1 << 27)),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return path
 
 
 def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
@@ -130,8 +112,8 @@ def part_a(steps: int, repeat: int) -> float:
     models = PROTOCOL + HELD_OUT
     with tempfile.TemporaryDirectory() as tmp:
         for index in range(repeat):
-            sweep = _sweep(Path(tmp) / f"coll-{index}.jsonl")
-            table = _bench(models, steps, Path(tmp) / f"bench-{index}.jsonl")
+            sweep = sweep_all_reduce(Path(tmp) / f"coll-{index}.jsonl")
+            table = bench_models(models, steps, Path(tmp) / f"bench-{index}.jsonl")
             rows += [r | {"repeat": index} for m in models if (r := _predict(table, m, sweep))]
     frame = pd.DataFrame(rows)
     for name in ("model", "ideal", "no_comm", "preset"):
@@ -309,7 +291,21 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=2, help="sweep + bench repeats")
     parser.add_argument("--skip-a", action="store_true", help="only the MLPerf parts")
+    parser.add_argument(
+        "--unseen-data",
+        type=Path,
+        action="append",
+        help="folder of one run of the unseen models (benched there when empty); repeat "
+        "for several runs (default: two runs in temporary folders)",
+    )
+    parser.add_argument("--only-unseen", action="store_true", help="only part (d)")
+    parser.add_argument("--skip-unseen", action="store_true", help="no part (d)")
     args = parser.parse_args()
+    if not args.skip_unseen:
+        with tempfile.TemporaryDirectory() as tmp:
+            part_d(args.unseen_data or [Path(tmp) / "1", Path(tmp) / "2"], args.steps)
+        if args.only_unseen:
+            return
     part_b()
     part_c()
     if not args.skip_a:

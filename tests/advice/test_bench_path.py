@@ -61,7 +61,7 @@ def test_flagged_runs_are_listed_and_can_be_used_with_a_warning(tmp_path: Path) 
     message = str(refused.value)
     assert "machine busy (2 run(s)" in message and "--allow-flagged" in message
     allowed = gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=True)
-    warning = [s for s in allowed.inputs.sources if s.startswith("WARNING")]
+    warning = [s for s in allowed.decision.warnings if s.startswith("WARNING")]
     assert warning and "2 flagged run(s) used" in warning[0] and "machine busy" in warning[0]
     cli = CliRunner().invoke(
         app, ["advise", "--bench", str(path), "--interconnect", "pcie4-x16", "--allow-flagged"]
@@ -92,3 +92,48 @@ def test_energy_at_a_measured_n_is_the_power_measured_there(tmp_path: Path) -> N
         assert frame.loc[n, "energy_kwh"] == pytest.approx(
             frame.loc[n, "time_to_train_h"] * watts / 1e3
         )
+    # and each row says which power it was charged
+    assert frame.loc[2, "energy_source"] == "measured at 2 device(s) (whole job)"
+    assert (
+        frame.loc[4, "energy_source"].startswith("measured (RAPL")
+        and "x 4" in frame.loc[4, "energy_source"]
+    )
+
+
+def test_contention_comes_from_the_most_specific_rows_that_measured_it(tmp_path: Path) -> None:
+    """An mlp at N = 2 slowed 1.5x, a transformer 1.1x: a transformer without its own N = 2
+    run takes its family's figure, not the other family's, and says so."""
+    path = tmp_path / "results.jsonl"
+    for name, family, params, world, nosync in (
+        ("mlp-1m", "mlp", 1_000_000, 1, 10.0),
+        ("mlp-1m", "mlp", 1_000_000, 2, 15.0),
+        ("tf-1.5m", "transformer", 1_500_000, 1, 20.0),
+        ("tf-1.5m", "transformer", 1_500_000, 2, 22.0),
+        ("tf-7m", "transformer", 6_870_000, 1, 40.0),
+    ):
+        record = bench_record(
+            name,
+            params,
+            world,
+            1000.0,
+            forward_ms=nosync / 3,
+            backward_ms=nosync * 2 / 3,
+            optimizer_ms=0.0,
+            family=family,
+        )
+        append_result(path, record)
+    advice = gpuscale.advise(bench=path, model="tf-7m", link="pcie4-x16", max_devices=2)
+    assert dict(advice.inputs.compute.slowdown)[2] == pytest.approx(1.1)
+    assert any(
+        "from the transformer family (no-sync step x1.1 at N = 2)" in s for s in advice.explanation
+    )
+    only_one = tmp_path / "one.jsonl"
+    append_result(
+        only_one,
+        bench_record(
+            "tf-7m", 6_870_000, 1, 1000.0, forward_ms=1.0, backward_ms=2.0, optimizer_ms=0.0
+        ),
+    )
+    alone = gpuscale.advise(bench=only_one, link="pcie4-x16", max_devices=2)
+    text = " ".join(alone.explanation)
+    assert "the N > 1 figures are extrapolated" in text and "+/-35% assumed" in text

@@ -8,6 +8,7 @@ or from measurements (``gpuscale bench`` results, optionally a ``gpuscale collec
 sweep and the detected topology)::
 
     gpuscale.advise(bench="results.jsonl", collectives="collectives.jsonl")
+    gpuscale.advise(AdviceRequest(params=7e6, step_ms=20, batch=64, interconnect="nvlink4"))
 
 Returns an :class:`~gpuscale.advice.recommend.Advice`: the recommendation, a DataFrame of
 predictions per device count (``.predictions``) and the explanation. The CLI and the
@@ -28,9 +29,17 @@ from gpuscale.advice.calibrate import (
     with_comm_scale,
 )
 from gpuscale.advice.energy import device_power
-from gpuscale.advice.model import DEFAULT_BUCKET_MB, Compute, Link, ModelSpec, Network
+from gpuscale.advice.model import Compute, Link, ModelSpec, Network
+from gpuscale.advice.plausible import (
+    implied_device,
+    mlperf_floor,
+    rate_warnings,
+    topology_cap,
+)
 from gpuscale.advice.recommend import Advice, AdviceInputs
 from gpuscale.advice.recommend import advise as recommend
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.uncertainty import StepError, leave_one_out
 from gpuscale.analysis.convergence import ConvergenceModel, rcp_model_for
 from gpuscale.formatting import number
 from gpuscale.units import format_count, format_ms
@@ -112,125 +121,136 @@ def convergence_for(
 
 
 def advise(
+    request: AdviceRequest | None = None,
+    /,
     *,
     bench: str | Path | pd.DataFrame | None = None,
-    model: str | None = None,
-    params: float | None = None,
-    step_ms: float | None = None,
-    batch: int | None = None,
-    flops_per_sample: float | None = None,
     link: str | Link | None = None,
-    collectives: str | Path | None = None,
     topology: Topology | None = None,
-    nodes: int = 1,
-    gpus_per_node: int = 8,
-    inter_node: str = "ib-ndr400",
-    nics_per_node: int | None = None,
-    max_devices: int | None = None,
-    overlap: float | None = None,
-    grad_bytes: int = 4,
-    bucket_mb: float = DEFAULT_BUCKET_MB,
-    strategy: str = "ddp",
-    noise_scale: float | None = None,
-    workload: str | None = None,
-    ruleset: str = "5.0.0",
-    samples: float = 1e7,
-    global_batch: int | None = None,
-    target_efficiency: float = 0.7,
-    price: float | None = None,
-    power_w: float | None = None,
-    device_name: str | None = None,
-    allow_flagged: bool = False,
+    **keywords: Any,
 ) -> Advice:
-    """The advice for one model (see the module docstring). ``bench``: a results file
-    (path) or its bench table (DataFrame). Flagged bench runs (a busy host, noisy steps)
-    are left out unless ``allow_flagged``, which uses them and says so in the sources.
-    Raises ``ValueError`` (and its subclass ``CalibrationError``, which lists the flags
-    when flagged runs were left out) with a message for the user on bad input."""
-    for what, value in (
-        ("batch", batch),
-        ("global_batch", global_batch),
-        ("nodes", nodes),
-        ("gpus_per_node", gpus_per_node),
-        ("max_devices", max_devices),
-    ):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 1
-        ):
-            raise ValueError(f"{what} must be a positive whole number, not {value!r}")
-    intra, link_note = choose_link(link, topology)
+    """The advice for one model (see the module docstring): an :class:`AdviceRequest`
+    or its fields as keywords. ``bench``: a results file (path) or its bench table
+    (DataFrame); ``link``: a preset name or a :class:`Link`; ``topology``: a detected or
+    parsed topology (else ``request.topo`` is read). Flagged bench runs are left out unless
+    ``allow_flagged``. Raises ``ValueError`` (and its subclass ``CalibrationError``, which
+    lists the flags when flagged runs were left out) with a message for the user."""
+    import pandas as pd
+
+    frame = bench if isinstance(bench, pd.DataFrame) else None
+    if bench is not None and frame is None:
+        keywords["bench"] = str(bench)
+    elif frame is not None:
+        keywords["bench"] = "(table)"
+    if isinstance(link, str):
+        keywords["interconnect"] = link
+    req = AdviceRequest.of(request, **keywords)
+    if isinstance(link, Link):
+        given: str | Link | None = link
+    elif req.busbw_gbs is not None:
+        given = Link(busbw_gbs=req.busbw_gbs, latency_us=req.latency_us, name="custom")
+    else:
+        given = req.interconnect
+    if topology is None and req.topo is not None:
+        from gpuscale.interconnect.topology import parse_topo_matrix
+
+        path = Path(req.topo)
+        try:
+            topology = parse_topo_matrix(path.read_text(errors="replace"), req.device_name)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{path}: {exc}") from None
+    return _advise(req, frame, given, topology)
+
+
+def _advise(
+    req: AdviceRequest, frame: pd.DataFrame | None, given: str | Link | None, topology: Any
+) -> Advice:
+    intra, link_note = choose_link(given, topology)
+    nodes = req.nodes
     network = Network(
         intra=intra,
-        per_node=gpus_per_node if nodes > 1 else None,
-        inter=Link.from_preset(inter_node) if nodes > 1 else None,
-        nics_per_node=nics_per_node,
+        per_node=req.gpus_per_node if nodes > 1 else None,
+        inter=Link.from_preset(req.inter_node) if nodes > 1 else None,
+        nics_per_node=req.nics_per_node,
     )
-    sources = [link_note]
-    if collectives is not None:
-        network = network_from_collectives(Path(collectives), network)
+    sources, warnings = [link_note], []
+    max_devices = req.max_devices or (req.gpus_per_node * nodes)
+    cap, note = topology_cap(topology, nodes, max_devices)
+    if note:
+        sources.append(note)
+    max_devices = cap
+    if req.collectives is not None:
+        network = network_from_collectives(Path(req.collectives), network)
         ranks = sorted({c.ranks for c in network.curves})
         sources[0] = (
-            f"Link: the curves measured in {Path(collectives).name} on "
+            f"Link: the curves measured in {Path(req.collectives).name} on "
             f"{', '.join(map(str, ranks))} ranks; other counts from "
             f"{number(network.intra.busbw_gbs)} GB/s bus bandwidth, "
             f"{number(network.intra.latency_us)} us latency read off them."
         )
     if nodes > 1:
         sources.append(
-            f"Between nodes: {network.inter.name} x {nics_per_node or gpus_per_node} NICs per "
-            "node, NCCL's ring over all ranks through the slowest level."
+            f"Between nodes: {network.inter.name} x {req.nics_per_node or req.gpus_per_node} "
+            "NICs per node, NCCL's ring over all ranks through the slowest level."
         )
-    if bench is not None:
-        bench_frame, skipped = _bench_table(bench)
+    error = StepError()
+    if req.bench is not None:
+        bench_frame, skipped = _bench_table(frame if frame is not None else req.bench)
         sources += skipped
-        table, warning = _with_flagged(bench_frame, allow_flagged)
+        table, warning = _with_flagged(bench_frame, req.allow_flagged)
         try:
-            chosen = model or default_model(table)
+            chosen = req.model or default_model(table)
             cal = calibrate(table, chosen, network)
         except CalibrationError as exc:
             raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
         if warning:
-            sources.append(warning)
+            warnings.append(warning)
+        error = step_error(table, network, cal)
         network = with_comm_scale(network, cal)
-        spec = replace(cal.model, grad_bytes_per_param=grad_bytes)
+        spec = replace(cal.model, grad_bytes_per_param=req.grad_bytes)
         name = cal.name
-        compute, per_device = cal.compute, batch or cal.batch
-        measured_overlap = cal.overlap if overlap is None else overlap
+        compute, per_device = cal.compute, req.batch or cal.batch
+        measured_overlap = cal.overlap if req.overlap is None else req.overlap
         if measured_overlap is None and cal.device == "cpu":
             measured_overlap = 0.0  # gloo reduces on the cores backward uses
-        power = device_power(cal.device, cal.device_name, measured_w=cal.power_w, given_w=power_w)
-        if power_w is None and cal.power_w_at:  # the job's power measured at each N
+        power = device_power(
+            cal.device, cal.device_name, measured_w=cal.power_w, given_w=req.power_w
+        )
+        if req.power_w is None and cal.power_w_at:  # the job's power measured at each N
             power = replace(power, total_w_at=cal.power_w_at)
         sources += _bench_sources(cal, measured_overlap)
         noise = cal.noise
         min_batch = max(1, per_device // 8)  # the fitted fixed cost prices small batches
-    else:
-        if params is None or step_ms is None:
-            raise ValueError("give bench results, or params and step_ms (and batch)")
-        per_device = batch or 32
-        spec = ModelSpec(
-            params=float(params), flops_per_sample=flops_per_sample, grad_bytes_per_param=grad_bytes
+        warnings += rate_warnings(
+            compute.tflops, cal.device_name, "bf16" if req.grad_bytes == 2 else "fp32"
         )
-        if not step_ms > 0:
-            raise ValueError(f"step time must be positive, got {step_ms} ms")
+    else:
+        per_device = req.batch or 32
+        spec = ModelSpec(
+            params=float(req.params),
+            flops_per_sample=req.flops_per_sample,
+            grad_bytes_per_param=req.grad_bytes,
+        )
         # the whole measured step taken as work at the rate it implies
-        tflops = per_device * spec.flops / (step_ms / 1e3) / 1e12
+        tflops = per_device * spec.flops / (req.step_ms / 1e3) / 1e12
         compute = Compute(tflops=tflops)
         min_batch = per_device  # no fixed cost known: smaller batches would look free
-        measured_overlap = overlap
-        power = device_power(None, device_name, given_w=power_w)
+        measured_overlap = req.overlap
+        device = req.device_name or implied_device(intra.name)
+        power = device_power(None, req.device_name, given_w=req.power_w)
         sources.append(
-            f"Compute: {format_ms(step_ms)} per step of {per_device:,} samples "
+            f"Compute: {format_ms(req.step_ms)} per step of {per_device:,} samples "
             f"-> {number(tflops)} TFLOP/s at "
-            + ("the FLOPs given." if flops_per_sample else "6 x parameters FLOPs per sample.")
+            + ("the FLOPs given." if req.flops_per_sample else "6 x parameters FLOPs per sample.")
         )
+        warnings += rate_warnings(tflops, device, "bf16" if req.grad_bytes == 2 else "fp32")
         noise = None
         name = f"a {format_count(spec.params)}-parameter model"
     convergence = convergence_for(
-        noise_scale=noise_scale,
-        workload=workload,
-        ruleset=ruleset,
-        samples=samples,
+        noise_scale=req.noise_scale,
+        workload=req.workload,
+        ruleset=req.ruleset,
+        samples=req.samples,
         reference_batch=per_device,
         measured=noise,
     )
@@ -240,20 +260,53 @@ def advise(
         network=network,
         batch=per_device,
         name=name,
-        max_devices=max_devices or (nodes * gpus_per_node if nodes > 1 else gpus_per_node),
+        max_devices=max_devices,
         overlap=measured_overlap,
-        bucket_mb=bucket_mb,
-        strategy=strategy,
+        bucket_mb=req.bucket_mb,
+        strategy=req.strategy,
         convergence=convergence,
-        samples=samples,
-        global_batch=global_batch,
+        samples=req.samples,
+        global_batch=req.global_batch,
         min_batch=min_batch,
-        target_efficiency=target_efficiency,
-        price_per_device_hour=price,
+        target_efficiency=req.target_efficiency,
+        price_per_device_hour=req.price,
         power=power,
         sources=tuple(sources),
+        error=error,
+        warnings=tuple(warnings),
+        mlperf_floor=mlperf_floor(req.workload, max_devices) if req.workload else (),
     )
     return recommend(inputs)
+
+
+def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
+    """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
+    N > 1 rows of the configuration advised on (see ``uncertainty``)."""
+    from gpuscale.advice.model import predict_step
+
+    def predict(rest: pd.DataFrame, model: str, n: int) -> float | None:
+        try:
+            other = calibrate(rest, model, network)
+        except (CalibrationError, ValueError):
+            return None
+        if other.device != cal.device or other.device_name != cal.device_name:
+            return None
+        overlap = other.overlap
+        if overlap is None and other.device == "cpu":
+            overlap = 0.0  # as the advice itself does
+        step = predict_step(
+            other.model,
+            other.compute,
+            with_comm_scale(network, other),
+            n,
+            batch=other.batch,
+            overlap=overlap,
+            bucket_mb=other.bucket_mb,
+            strategy=other.strategy,
+        )
+        return step.step_ms
+
+    return leave_one_out(table, network, predict)
 
 
 def _bench_table(bench: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:

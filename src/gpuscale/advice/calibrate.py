@@ -197,6 +197,10 @@ def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, flo
     return tuple((int(n), float(f)) for n, f in found.items() if f > 0)
 
 
+def _contention_text(slowdown: dict[int, float]) -> str:
+    return ", ".join(f"no-sync step x{number(f)} at N = {n}" for n, f in sorted(slowdown.items()))
+
+
 def _noise(rows: pd.DataFrame) -> NoiseScale | None:
     best = None
     for r in rows.itertuples():
@@ -223,8 +227,22 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     multi = hardware[hardware["accelerators"] > 1]
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]
-    measured_slowdown = dict(_slowdown(multi, single))
-    measured_slowdown.update(_slowdown(own, single))  # its own runs first
+    # contention at N (no-sync slowdown, communication scale): the most specific rows
+    # that measured it win: the model's own, else its family's, else the configuration's
+    family = multi[multi["family"] == row["family"]]
+    measured_slowdown: dict[int, float] = {}
+    comm_scale, contention = None, "no N > 1 run: the N > 1 figures are extrapolated"
+    for rows_at, label in (
+        (multi, "every model of this configuration"),
+        (family, f"the {row['family']} family"),
+        (own, "its own runs"),
+    ):
+        found = dict(_slowdown(rows_at, single))
+        if found:
+            measured_slowdown.update(found)
+            contention = f"{label} ({_contention_text(found)})"
+        comm_scale = _comm_scale(rows_at, network) or comm_scale
+    notes.append(f"contention at N > 1 from {contention}")
     compute = replace(compute, slowdown=tuple(sorted(measured_slowdown.items())))
     overlap = None
     if own["overlap"].notna().any():
@@ -250,8 +268,8 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         device=None if pd.isna(row["device"]) else str(row["device"]),
         device_name=None if pd.isna(row["device_name"]) else str(row["device_name"]),
         overlap=overlap,
-        # its own runs reproduce its calibration point; the others' for a model without
-        comm_scale=_comm_scale(own, network) or _comm_scale(multi, network),
+        # its own runs reproduce its calibration point; its family's, else all, without
+        comm_scale=comm_scale,
         power_w=float(power.iloc[-1]) if len(power) else None,
         power_w_at=tuple((int(n), float(w)) for n, w in power_at.items()),
         noise=_noise(own),

@@ -55,6 +55,14 @@ class Power:
             return measured[devices]
         return None if self.watts is None else self.watts * devices
 
+    def source_at(self, devices: int) -> str:
+        """Where the power charged at ``devices`` comes from."""
+        if devices in dict(self.total_w_at):
+            return f"measured at {devices} device(s) (whole job)"
+        if self.watts is None:
+            return "unknown"
+        return self.source if devices == 1 else f"{self.source} x {devices}"
+
 
 def device_power(
     device: str | None,

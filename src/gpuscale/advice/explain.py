@@ -1,9 +1,10 @@
-"""The advice in sentences: what to do, which term decides, what would change it, and
-where every input came from."""
+"""The advice in sentences, rendered from its one :class:`Decision` (and the predictions
+table it was read from): what to do and how sure, which term decides, what caps the
+speedup, what would change it, and where every input came from."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
@@ -13,10 +14,29 @@ from gpuscale.units import format_count, format_hours, format_ms
 SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
 
 if TYPE_CHECKING:
-    from gpuscale.advice.recommend import Advice
+    from gpuscale.advice.decision import Decision
+
+
+class Advice(Protocol):
+    """What the sentences read (``recommend.Advice``; not imported: no circle)."""
+
+    predictions: pd.DataFrame
+    decision: Decision
+    cheapest: int | None
+    break_even_ms_per_mb: float | None
+    break_even_params: float | None
+    target_params: float | None
+    inputs: Any
+
 
 REMEDIES = {
-    "compute": "more devices pay off: communication and waiting are small against compute",
+    "compute": "little in the step itself: its overheads are under 5%; the target "
+    "efficiency decides",
+    "convergence": "a larger critical batch (B_noise) or a smaller per-device batch at more "
+    "devices; a faster link would not help",
+    "devices": "more devices pay off: allow more (--max-devices, --nodes) where the "
+    "machine has them",
+    "uncertain": "a measured run at the larger count (gpuscale bench) would narrow the interval",
     "wait": "steadier step times (equal work per device, pinned processes, no other jobs on "
     "the devices) would help most",
     "ddp": "DDP's own copies dominate: gradient_as_bucket_view=True, fewer parameters "
@@ -26,6 +46,11 @@ REMEDIES = {
     "latency": "larger DDP buckets (fewer messages), a larger batch or gradient "
     "accumulation would help most; a faster link would barely matter",
 }
+
+
+def interval(low: float, high: float) -> str:
+    """``1.3-1.6x, 80% interval``."""
+    return f"{number(low)}-{number(high)}x, 80% interval"
 
 
 def _config(row: pd.Series) -> str:
@@ -41,30 +66,41 @@ def _row(frame: pd.DataFrame, n: int) -> pd.Series:
 
 
 def _recommendation(advice: Advice) -> list[str]:
-    inputs = advice.inputs
-    assert inputs is not None
+    d: Decision = advice.decision
     frame = advice.predictions
-    lines = []
-    if advice.recommended is not None:
-        row = _row(frame, advice.recommended)
+    row = _row(frame, d.devices)
+    lines = list(d.warnings)
+    if d.devices > 1:
         lines.append(
-            f"Use {_config(row)}: {format_hours(row['time_to_train_h'])} to a trained model, "
-            f"efficiency {row['efficiency']:.0%} = throughput efficiency "
-            f"{row['throughput_efficiency']:.0%} x convergence factor "
-            f"{row['convergence_factor']:.0%}."
+            f"Use {_config(row)}: {format_hours(d.time_to_train_h)} to a trained model, "
+            f"speedup {number(d.speedup)} ({interval(d.speedup_low, d.speedup_high)}), "
+            f"efficiency {d.efficiency:.0%} = throughput efficiency "
+            f"{d.throughput_efficiency:.0%} x convergence factor {d.convergence_factor:.0%}."
         )
     else:
-        lines.append(
-            f"No device count keeps efficiency >= {inputs.target_efficiency:.0%}: stay on one "
-            "device unless time matters more than device-hours."
-        )
-    fastest = _row(frame, advice.fastest)
-    if advice.fastest != advice.recommended:
+        lines.append(f"Use {_config(row)}: {format_hours(d.time_to_train_h)} to a trained model.")
+        if d.held_back is not None:
+            held = _row(frame, d.held_back)
+            lines.append(
+                f"{d.held_back} devices would reach {held['efficiency']:.0%} efficiency, but "
+                f"their speedup ({interval(held['speedup_low'], held['speedup_high'])}) "
+                "includes no gain: not recommended until a measurement at that count shows it."
+            )
+        elif d.largest > 1:
+            lines.append(
+                f"No larger count keeps efficiency >= {d.target_efficiency:.0%} "
+                f"({d.focus} devices: {_row(frame, d.focus)['efficiency']:.0%})."
+            )
+        else:
+            lines.append("Only one device is available: there is nothing to compare.")
+    if d.fastest != d.devices:
+        fastest = _row(frame, d.fastest)
         lines.append(
             f"Fastest: {_config(fastest)}, {format_hours(fastest['time_to_train_h'])} at "
-            f"efficiency {fastest['efficiency']:.0%}."
+            f"efficiency {fastest['efficiency']:.0%} (speedup "
+            f"{interval(fastest['speedup_low'], fastest['speedup_high'])})."
         )
-    if advice.cheapest is not None and advice.cheapest not in (advice.recommended, 1):
+    if advice.cheapest is not None and advice.cheapest not in (d.devices, 1):
         lines.append(f"Fewest device-hours: {advice.cheapest} device(s).")
     return lines
 
@@ -109,37 +145,42 @@ def _break_even(advice: Advice) -> list[str]:
 
 
 def _step(advice: Advice) -> list[str]:
-    from gpuscale.advice.recommend import focus_count
-
-    frame = advice.predictions[advice.predictions["flags"] == ""]
-    n = focus_count(frame, advice.fastest)
-    if n < 2:
+    d = advice.decision
+    if d.focus < 2:
         return []
-    row = _row(frame, n)
+    o = d.overheads_ms
     lines = [
-        f"On {n} devices a step takes {format_ms(row['step_ms'])}: compute "
-        f"{format_ms(row['compute_ms'])}, DDP's own copies {format_ms(row['ddp_ms'])}, waiting "
-        f"for the slowest device {format_ms(row['wait_ms'])}, communication "
-        f"{format_ms(row['comm_ms'])} of which {format_ms(row['exposed_comm_ms'])} is not "
-        "hidden by backward. "
-        f"The {advice.dominant_term} term decides.",
-        f"What would change it: {REMEDIES[advice.dominant_term]}.",
+        f"On {d.focus} devices a step takes {format_ms(d.focus_step_ms)}: compute "
+        f"{format_ms(d.focus_compute_ms)}, DDP's own copies {format_ms(o['ddp'])}, waiting "
+        f"for the slowest device {format_ms(o['wait'])}, communication not hidden by "
+        f"backward {format_ms(o['bandwidth'] + o['latency'])} (bandwidth "
+        f"{format_ms(o['bandwidth'])}, latency {format_ms(o['latency'])}); speedup "
+        f"{number(d.focus_speedup)} ({interval(d.focus_speedup_low, d.focus_speedup_high)}). "
+        f"The {d.dominant_term} term decides.",
     ]
-    largest = frame.iloc[-1]
-    if advice.cap == "convergence":
+    numbers = (
+        f"throughput efficiency {d.focus_throughput_efficiency:.0%}, convergence factor "
+        f"{d.focus_convergence_factor:.0%}"
+    )
+    if d.cap == "convergence":
         lines.append(
-            f"At {int(largest['devices'])} devices convergence, not communication, caps the "
-            f"speedup: the global batch {format_count(largest['global_batch'])} needs "
-            f"{number(1 / largest['convergence_factor'])}x the samples (convergence factor "
-            f"{largest['convergence_factor']:.0%} against throughput efficiency "
-            f"{largest['throughput_efficiency']:.0%})."
+            f"At {d.focus} devices convergence, not communication, caps the speedup: the "
+            f"larger global batch needs {number(1 / d.focus_convergence_factor)}x the "
+            f"samples ({numbers})."
         )
-    elif advice.cap == "communication":
+    elif d.cap == "communication":
         lines.append(
-            f"At {int(largest['devices'])} devices communication and overheads cap the "
-            f"speedup (throughput efficiency {largest['throughput_efficiency']:.0%}, "
-            f"convergence factor {largest['convergence_factor']:.0%})."
+            f"At {d.focus} devices communication and overheads cap the speedup ({numbers}); "
+            f"the largest overhead is {d.dominant_term}."
         )
+    elif d.cap == "devices":
+        lines.append(
+            f"{d.focus} devices is the most allowed and still pays ({numbers}): the count "
+            "allowed caps the speedup."
+        )
+    else:
+        lines.append(f"At {d.focus} devices neither factor loses more than 5% ({numbers}).")
+    lines.append(f"What would change it: {REMEDIES[d.change]}.")
     return lines
 
 
@@ -159,6 +200,7 @@ def _sources(advice: Advice) -> list[str]:
             f"{format_count(inputs.convergence.b_noise)}) samples ({inputs.convergence.source})."
         )
     lines.append(f"Power: {inputs.power.source}.")
+    lines.append(f"Step interval: {inputs.error.source}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():
         lines.append(f"Left out {row.devices} device(s): {row.flags}.")

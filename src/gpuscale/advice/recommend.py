@@ -22,7 +22,9 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
+from gpuscale.advice.decision import Decision, decide
 from gpuscale.advice.energy import Power
+from gpuscale.advice.explain import explain
 from gpuscale.advice.model import (
     DEFAULT_BUCKET_MB,
     Compute,
@@ -32,6 +34,7 @@ from gpuscale.advice.model import (
     bucket_plan,
     predict_step,
 )
+from gpuscale.advice.uncertainty import StepError
 from gpuscale.analysis.convergence import ConvergenceModel
 from gpuscale.formatting import number
 
@@ -61,6 +64,10 @@ class AdviceInputs:
     power: Power = field(default_factory=lambda: Power(None, "unknown"))
     threshold: float = 0.8  # equilibrium: E >= threshold x best
     sources: tuple[str, ...] = ()  # where each input came from, for the explanation
+    error: StepError = field(default_factory=StepError)  # the step's 80% interval at N > 1
+    warnings: tuple[str, ...] = ()  # inputs that cannot be true, said where they were found
+    # (devices, minutes, system) of the fastest MLPerf system per count for the workload
+    mlperf_floor: tuple[tuple[int, float, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.max_devices < 1 or self.batch < 1 or self.max_accum < 1:
@@ -134,21 +141,35 @@ def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
 
 @dataclass(frozen=True, slots=True)
 class Advice:
-    """The recommendation, the predictions behind it, and the explanation."""
+    """The predictions, the one :class:`Decision` read off them, and the explanation
+    rendered from that Decision."""
 
     predictions: pd.DataFrame  # one row per device count (see ``predictions``)
-    recommended: int | None  # fastest to a trained model with efficiency >= target
-    fastest: int
-    efficient: int | None
+    decision: Decision
+    efficient: int | None  # largest count with efficiency >= target
     cheapest: int | None
     equilibrium: dict[str, int | None]
     break_even_ms_per_mb: float | None  # step compute per MB of gradients
     break_even_params: float | None
     target_params: float | None
-    dominant_term: str
-    cap: str  # what loses more at the largest count: "convergence", "communication", "none"
     explanation: list[str] = field(default_factory=list)
     inputs: AdviceInputs | None = None
+
+    @property
+    def recommended(self) -> int:
+        return self.decision.devices
+
+    @property
+    def fastest(self) -> int:
+        return self.decision.fastest
+
+    @property
+    def dominant_term(self) -> str:
+        return self.decision.dominant_term
+
+    @property
+    def cap(self) -> str:
+        return self.decision.cap
 
 
 def _best(inputs: AdviceInputs, n: int) -> tuple[Step, float] | None:
@@ -214,6 +235,14 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
         h * (math.nan if w is None else w) / 1e3
         for h, w in zip(frame["time_to_train_h"], total_w, strict=True)
     ]
+    width = [inputs.error.width_at(int(n)) for n in frame["devices"]]
+    frame["step_ms_low"] = frame["step_ms"] * [math.exp(-w) for w in width]
+    frame["step_ms_high"] = frame["step_ms"] * [math.exp(w) for w in width]
+    frame["speedup_low"] = frame["speedup"] * [math.exp(-w) for w in width]
+    # never above linear: the interval's upper end is capped at N (ideal)
+    high = frame["speedup"] * [math.exp(w) for w in width]
+    frame["speedup_high"] = high.clip(upper=frame["devices"] / first["devices"])
+    frame["energy_source"] = [inputs.power.source_at(int(n)) for n in frame["devices"]]
     frame["flags"] = [_flags(r, first) for r in frame.itertuples()]
     return frame
 
@@ -309,72 +338,47 @@ def break_even(inputs: AdviceInputs) -> tuple[float | None, float | None, float 
     return ms_per_mb, params, target
 
 
-def focus_count(frame: pd.DataFrame, fastest: int) -> int:
-    """The device count whose step the explanation takes apart: where more devices stop
-    paying, or 2 when none ever does (1 when only one is predicted)."""
-    return fastest if fastest > 1 else min(2, int(frame["devices"].max()))
-
-
-def dominant_term(row: pd.Series, inputs: AdviceInputs) -> str:
-    """The largest overhead of a multi-device step: ``wait`` (slowest device), ``ddp``
-    (bucket copies), ``bandwidth`` or ``latency`` (the exposed communication split in
-    their proportion); ``compute`` when the throughput efficiency reaches the target."""
-    if row["devices"] < 2 or row["throughput_efficiency"] >= inputs.target_efficiency:
-        return "compute"
-    exposed = row["exposed_comm_ms"]
-    latency_share = row["latency_ms"] / row["comm_ms"] if row["comm_ms"] > 0 else 0.0
-    overheads = {
-        "wait": row["wait_ms"],
-        "ddp": row["ddp_ms"],
-        "bandwidth": exposed * (1 - latency_share),
-        "latency": exposed * latency_share,
-    }
-    return max(overheads, key=overheads.get)
-
-
-def _cap(row: pd.Series) -> str:
-    """Which of the two factors loses more at a device count (log scale)."""
-    losses = {
-        "communication": math.log(min(1.0, row["throughput_efficiency"])),
-        "convergence": math.log(min(1.0, row["convergence_factor"])),
-    }
-    worst = min(losses, key=losses.get)
-    return worst if losses[worst] < math.log(0.95) else "none"
+def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
+    """Counts whose predicted time to train beats the fastest MLPerf system of the same
+    accelerator count on the workload: the inputs cannot be true."""
+    floor = {n: (minutes, system) for n, minutes, system in inputs.mlperf_floor}
+    frame = frame[frame["flags"] == ""]
+    found = []
+    for row in frame.itertuples():
+        if row.devices in floor and row.time_to_train_h * 60 < floor[row.devices][0]:
+            minutes, system = floor[row.devices]
+            found.append(
+                f"IMPLAUSIBLE: {row.devices} device(s) predicted to train in "
+                f"{number(row.time_to_train_h * 60)} min, under the {number(minutes)} min "
+                f"the fastest MLPerf result allows for {row.devices} accelerators on this "
+                f"workload ({system}; scaled ideally to {row.devices}, halved): check the "
+                "step time, batch and samples"
+            )
+    return found[:1] + ([f"(and {len(found) - 1} more count(s))"] if len(found) > 1 else [])
 
 
 def advise(inputs: AdviceInputs) -> Advice:
-    """Predictions, recommendation and explanation for one model on one network."""
-    from gpuscale.advice.explain import explain
-
+    """Predictions, the Decision and the explanation for one model on one network."""
     frame = predictions(inputs)
+    warnings = (*inputs.warnings, *_below_mlperf(frame, inputs))
+    decision = decide(frame, inputs.target_efficiency, warnings)
     trusted = frame[frame["flags"] == ""]
-    if trusted.empty:
-        raise ValueError(
-            "every prediction failed its plausibility checks: " + frame["flags"].iloc[0]
-        )
-    fastest = int(trusted.loc[trusted["time_to_train_h"].idxmin(), "devices"])
     ok = trusted[trusted["efficiency"] >= inputs.target_efficiency]
     efficient = int(ok["devices"].max()) if len(ok) else None
-    recommended = int(ok.loc[ok["time_to_train_h"].idxmin(), "devices"]) if len(ok) else None
     cheapest = None
     if trusted["device_hours"].notna().any():
         cheapest = int(trusted.loc[trusted["device_hours"].idxmin(), "devices"])
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
     ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
-    focus = trusted[trusted["devices"] == focus_count(trusted, fastest)].iloc[0]
-    largest = trusted.iloc[-1]  # where the speedup's cap is read
     advice = Advice(
         predictions=frame,
-        recommended=recommended,
-        fastest=fastest,
+        decision=decision,
         efficient=efficient,
         cheapest=cheapest,
         equilibrium=_equilibrium(trusted, inputs.threshold),
         break_even_ms_per_mb=ms_per_mb,
         break_even_params=params,
         target_params=target,
-        dominant_term=dominant_term(focus, inputs),
-        cap=_cap(largest) if largest["devices"] > 1 else "none",
         inputs=inputs,
     )
     return replace(advice, explanation=explain(advice))

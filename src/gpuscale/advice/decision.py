@@ -1,0 +1,169 @@
+"""The recommendation as one structured :class:`Decision`, read off the predictions.
+
+Everything the advice says (its sentences, its JSON) is rendered from the Decision, and
+the Decision from the predictions table, so they cannot contradict each other:
+
+* ``devices``: the fastest count to a trained model whose efficiency reaches the target
+  **and** whose 80% interval of the speedup lies above 1 (a count whose interval includes
+  "no gain" is not recommended; ``held_back`` says which count was and why).
+* ``focus``: where the next step would go: the smallest count above ``devices`` (the
+  largest predicted when there is none). The dominant term, what caps the speedup and
+  what would change it are all read at this one count.
+* ``dominant_term``: the largest overhead of the step at ``focus`` (waiting, DDP's
+  copies, bandwidth, latency), or ``compute`` when the throughput efficiency there is
+  >= 95% (overheads are small).
+* ``cap``: which factor of the speedup loses more at ``focus`` (log scale):
+  ``communication`` (the step's overheads: then ``dominant_term`` is one of them),
+  ``convergence`` (the samples needed grow with the global batch), ``none`` (both
+  within 5%), or ``devices`` (the largest count allowed was reached while still paying).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+# the step's overheads, as the prediction columns that hold them
+OVERHEADS = ("wait", "ddp", "bandwidth", "latency")
+NEGLIGIBLE = 0.95  # a factor above this loses under 5%
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Decision:
+    """The recommendation and the numbers behind each part of it."""
+
+    devices: int  # recommended (1 when no larger count qualifies)
+    batch_per_device: float
+    accum: int
+    global_batch: float
+    time_to_train_h: float
+    speedup: float
+    speedup_low: float  # the 80% interval
+    speedup_high: float
+    efficiency: float
+    throughput_efficiency: float
+    convergence_factor: float
+    target_efficiency: float
+    reaches_target: bool  # efficiency >= target at ``devices`` (always for 1)
+    held_back: int | None  # a count that reached the target but whose interval includes 1x
+    held_back_low: float | None  # its speedup interval's lower end
+    fastest: int  # fastest trusted count on the point predictions
+    largest: int  # largest count predicted
+    focus: int  # where the dominant term and the cap are read
+    dominant_term: str
+    overheads_ms: dict[str, float]  # at ``focus``: wait, ddp, bandwidth, latency
+    focus_step_ms: float
+    focus_compute_ms: float
+    focus_throughput_efficiency: float
+    focus_convergence_factor: float
+    focus_speedup: float
+    focus_speedup_low: float
+    focus_speedup_high: float
+    cap: str  # "communication", "convergence", "none" or "devices"
+    change: str  # what would change it: a key of explain.REMEDIES
+    warnings: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields (the numbers behind each word)."""
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+def overheads(row: pd.Series) -> dict[str, float]:
+    """The step's overheads (ms): waiting, DDP's copies, and the exposed communication
+    split into bandwidth and latency in their proportion of the whole."""
+    exposed = float(row["exposed_comm_ms"])
+    share = float(row["latency_ms"] / row["comm_ms"]) if row["comm_ms"] > 0 else 0.0
+    return {
+        "wait": float(row["wait_ms"]),
+        "ddp": float(row["ddp_ms"]),
+        "bandwidth": exposed * (1 - share),
+        "latency": exposed * share,
+    }
+
+
+def dominant_term(row: pd.Series) -> str:
+    """The largest overhead, or ``compute`` at >= 95% throughput efficiency (or N = 1)."""
+    if row["devices"] < 2 or row["throughput_efficiency"] >= NEGLIGIBLE:
+        return "compute"
+    parts = overheads(row)
+    return max(parts, key=parts.get)
+
+
+def cap_at(row: pd.Series) -> str:
+    """Which factor of the speedup loses more at a count (log scale); ``none`` when both
+    lose under 5%."""
+    losses = {
+        "communication": math.log(min(1.0, row["throughput_efficiency"])),
+        "convergence": math.log(min(1.0, row["convergence_factor"])),
+    }
+    worst = min(losses, key=losses.get)
+    return worst if losses[worst] < math.log(NEGLIGIBLE) else "none"
+
+
+def decide(
+    frame: pd.DataFrame, target_efficiency: float, warnings: tuple[str, ...] = ()
+) -> Decision:
+    """The Decision of a predictions table (rows with ``flags`` left out; the frame has the
+    interval columns ``speedup_low`` / ``speedup_high``)."""
+    trusted = frame[frame["flags"] == ""].reset_index(drop=True)
+    if trusted.empty:
+        raise ValueError(
+            "every prediction failed its plausibility checks: " + frame["flags"].iloc[0]
+        )
+    fastest = int(trusted.loc[trusted["time_to_train_h"].idxmin(), "devices"])
+    reaching = trusted[(trusted["efficiency"] >= target_efficiency) | (trusted["devices"] == 1)]
+    sure = reaching[(reaching["devices"] == 1) | (reaching["speedup_low"] > 1)]
+    chosen = sure.loc[sure["time_to_train_h"].idxmin()]
+    best_reaching = reaching.loc[reaching["time_to_train_h"].idxmin()]
+    held_back = None
+    if (
+        int(best_reaching["devices"]) != int(chosen["devices"])
+        and best_reaching["speedup_low"] <= 1
+    ):
+        held_back = best_reaching
+    larger = trusted[trusted["devices"] > chosen["devices"]]
+    focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
+    term = dominant_term(focus)
+    if len(larger) == 0 and int(chosen["devices"]) > 1:
+        cap = "devices"  # still paying at the largest count allowed
+    else:
+        cap = cap_at(focus) if focus["devices"] > 1 else "none"
+    change = {"convergence": "convergence", "devices": "devices"}.get(cap, term)
+    if cap == "none" and len(larger):
+        change = "uncertain" if held_back is not None else term
+    return Decision(
+        devices=int(chosen["devices"]),
+        batch_per_device=float(chosen["batch_per_device"]),
+        accum=int(chosen["accum"]),
+        global_batch=float(chosen["global_batch"]),
+        time_to_train_h=float(chosen["time_to_train_h"]),
+        speedup=float(chosen["speedup"]),
+        speedup_low=float(chosen["speedup_low"]),
+        speedup_high=float(chosen["speedup_high"]),
+        efficiency=float(chosen["efficiency"]),
+        throughput_efficiency=float(chosen["throughput_efficiency"]),
+        convergence_factor=float(chosen["convergence_factor"]),
+        target_efficiency=target_efficiency,
+        reaches_target=bool(chosen["efficiency"] >= target_efficiency or chosen["devices"] == 1),
+        held_back=None if held_back is None else int(held_back["devices"]),
+        held_back_low=None if held_back is None else float(held_back["speedup_low"]),
+        fastest=fastest,
+        largest=int(trusted["devices"].iloc[-1]),
+        focus=int(focus["devices"]),
+        dominant_term=term,
+        overheads_ms=overheads(focus) if focus["devices"] > 1 else dict.fromkeys(OVERHEADS, 0.0),
+        focus_step_ms=float(focus["step_ms"]),
+        focus_compute_ms=float(focus["compute_ms"]),
+        focus_throughput_efficiency=float(focus["throughput_efficiency"]),
+        focus_convergence_factor=float(focus["convergence_factor"]),
+        focus_speedup=float(focus["speedup"]),
+        focus_speedup_low=float(focus["speedup_low"]),
+        focus_speedup_high=float(focus["speedup_high"]),
+        cap=cap,
+        change=change,
+        warnings=warnings,
+    )

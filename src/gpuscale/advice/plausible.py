@@ -1,0 +1,91 @@
+"""Inputs that cannot be true, named where they are found: an achieved rate under 1% of
+the device's peak or above it (``bench/peaks.py``), a predicted time to train below the
+fastest MLPerf system with at least as many accelerators on the workload (the bundled
+scores, ``gpuscale.load_round()``), and a device count above the GPUs of the topology.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuscale.formatting import number
+
+MIN_MFU = 0.01
+MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch
+
+# the GPU an NVLink preset implies when no device is named (interconnect/reference.py)
+_LINK_DEVICE = {"nvlink4": "H100 SXM", "nvlink5": "B200", "nvlink3": "A100 SXM4"}
+
+
+def implied_device(link_name: str) -> str | None:
+    """The device a link preset's name implies (``nvlink4`` -> H100 SXM), else None."""
+    for prefix, device in _LINK_DEVICE.items():
+        if link_name.startswith(prefix):
+            return device
+    return None
+
+
+def rate_warnings(tflops: float, device: str | None, precision: str) -> list[str]:
+    """A warning when the achieved TFLOP/s per device is under 1% of the device's peak
+    at ``precision`` or above its highest (bf16) peak; none for an unknown device."""
+    from gpuscale.bench.peaks import peak_for
+
+    peak = peak_for(device)
+    if peak is None:
+        return []
+    at = peak.tflops(precision)
+    if tflops > peak.bf16:
+        return [
+            f"IMPLAUSIBLE: {number(tflops)} TFLOP/s per device is above the {peak.device} "
+            f"peak ({number(peak.bf16)} TFLOP/s bf16): check the step time, batch and FLOPs"
+        ]
+    if tflops < MIN_MFU * at:
+        return [
+            f"IMPLAUSIBLE: the inputs imply {number(tflops)} TFLOP/s per device, "
+            f"{tflops / at:.2%} of the {peak.device} {precision} peak ({number(at)} TFLOP/s; "
+            f"under {MIN_MFU:.0%}): check the step time, batch and FLOPs per sample"
+        ]
+    return []
+
+
+def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, str], ...]:
+    """(N, minutes, why) for N = 1..``largest``: the least time to train N accelerators
+    could need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N
+    accelerators, scaled to N ideally and then halved (``T_M M / N / 2``: a margin for a
+    smaller global batch converging in fewer samples). Below it the inputs cannot be true."""
+    from gpuscale import load_round
+
+    scores = load_round().scores
+    rows = scores[scores["workload"] == workload].dropna(subset=["time_to_train_min"])
+    if rows.empty:
+        return ()
+    fastest = rows.loc[rows.groupby("accelerators")["time_to_train_min"].idxmin()]
+    out = []
+    for n in range(1, largest + 1):
+        above = fastest[fastest["accelerators"] >= n]
+        if above.empty:
+            break
+        bound = above["time_to_train_min"] * above["accelerators"] / n / MARGIN
+        best = above.loc[bound.idxmin()]
+        out.append(
+            (
+                n,
+                float(bound.min()),
+                f"MLPerf {best['round']}: {best['submitter']}, {int(best['accelerators'])} x "
+                f"{best['accelerator_model']}, {number(best['time_to_train_min'])} min",
+            )
+        )
+    return tuple(out)
+
+
+def topology_cap(topology: Any, nodes: int, max_devices: int) -> tuple[int, str | None]:
+    """The largest device count the topology allows on one node, and a sentence when it
+    caps ``max_devices`` (a one-GPU topology: nothing to compare)."""
+    if topology is None or nodes > 1:
+        return max_devices, None
+    gpus = len(topology.gpus)
+    if gpus <= 1:
+        return 1, "The topology has one GPU: there is nothing to compare; 1 device only."
+    if max_devices > gpus:
+        return gpus, f"Device count capped at the topology's {gpus} GPUs (asked: {max_devices})."
+    return max_devices, None

@@ -25,14 +25,9 @@ def world_sizes(text: str | None) -> tuple[int, ...]:
         if not sizes or min(sizes) < 1:
             fail(f"--nproc takes positive whole numbers like 1,2,4, not {text!r}")
         return sizes
-    import os
+    from gpuscale.bench.runner import local_devices
 
-    try:
-        import torch
-
-        devices = torch.cuda.device_count() or min(2, os.cpu_count() or 1)
-    except ImportError:
-        devices = 1
+    devices = local_devices()
     sizes, n = [], 1
     while n < devices:
         sizes.append(n)

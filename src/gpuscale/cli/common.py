@@ -40,7 +40,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from gpuscale import __version__
+        from gpuscale.version import __version__
 
         print(f"gpuscale {__version__}")
         raise typer.Exit()
@@ -155,9 +155,9 @@ def _progress_reader():
 def read_paths(paths: list[Path], round_names: list[str] | None = None):
     """Read raw rounds with a progress bar; a path that is no round ends the command.
     ``round_names`` name the paths' rounds (one for all, or one each)."""
-    from gpuscale._io import SourceError
     from gpuscale.mlperf.duplicates import combine
     from gpuscale.mlperf.ingest import read_round
+    from gpuscale.sources import SourceError
 
     names = list(round_names or [])
     if names and len(names) not in (1, len(paths)):

@@ -18,19 +18,15 @@ OPS_HELP = "all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_
 
 
 def detect_topology(topo_file: Path | None, gpu: str | None):
-    """The topology from a saved ``nvidia-smi topo -m``, else NVML, else None."""
-    from gpuscale.interconnect.nvml import TopologyError, nvml_topology, visible_uuids
-    from gpuscale.interconnect.topology import parse_topo_matrix
+    """The topology from a saved ``nvidia-smi topo -m``, else NVML (the GPUs torch sees),
+    else None; a file that cannot be read ends the command with its reason."""
+    from gpuscale.bench.telemetry import visible_uuids  # torch: only when NVML is asked
+    from gpuscale.interconnect.nvml import detect_topology as detect
 
-    if topo_file is not None:
-        try:
-            return parse_topo_matrix(topo_file.read_text(errors="replace"), gpu)
-        except (OSError, ValueError) as exc:
-            fail(f"{topo_file}: {exc}")
     try:
-        return nvml_topology(visible_uuids=visible_uuids())
-    except TopologyError:
-        return None
+        return detect(topo_file, gpu, None if topo_file else visible_uuids())
+    except ValueError as exc:
+        fail(str(exc))
 
 
 @app.command()

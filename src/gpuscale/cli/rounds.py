@@ -82,8 +82,8 @@ def ingest(
     ] = None,
 ) -> None:
     """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
-    from gpuscale._io import OutputError
     from gpuscale.mlperf.bundled import write_tables
+    from gpuscale.sources import OutputError
 
     if round_name and len(paths) > 1:
         fail("--round-name applies to one path at a time")
@@ -105,8 +105,8 @@ def dataset(
     ),
 ) -> None:
     """Every bundled round's results and runs as one tidy dataset (CSV and Parquet)."""
-    from gpuscale._io import OutputError, write_atomically
     from gpuscale.analysis.dataset import dataset as build
+    from gpuscale.sources import OutputError, write_atomically
 
     tables = load_tables(paths, round_names)
     results, runs = build(tables)
@@ -329,8 +329,8 @@ def report(
     # Forked once pandas is in (both need it): the worker imports scikit-learn and kneed
     # while this process imports matplotlib and loads the data.
     with analysis_executor() as analysis:
-        from gpuscale._io import OutputError
         from gpuscale.report.html import build_report
+        from gpuscale.sources import OutputError
 
         tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
         workloads, notes = workloads_and_notes(tables, benchmark, default="study")

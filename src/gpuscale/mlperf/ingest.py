@@ -4,7 +4,7 @@
 parent) or a ``.tar``, ``.tar.gz``, ``.tar.xz`` or ``.zip`` archive read in place.
 Nothing is printed and nothing raises on bad input: what cannot be used becomes a row
 of ``problems`` and the rest of the round is still read. Every source kind goes one
-way: its entries (``gpuscale._io.iter_source``, within caps on expanded bytes) are
+way: its entries (``gpuscale.sources.iter_source``, within caps on expanded bytes) are
 parsed one by one here; :func:`read_rounds` keeps a result given twice once.
 """
 
@@ -19,15 +19,6 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from gpuscale._io import (
-    Entry,
-    Skipped,
-    SourceError,
-    is_archive,
-    iter_source,
-    read_ahead,
-)
-from gpuscale._io.sources import MAX_FILE_BYTES, MAX_ROUND_BYTES, Budget
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.consistency import FolderNames, odd_logs_out
 from gpuscale.mlperf.duplicates import combine
@@ -36,6 +27,17 @@ from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
 from gpuscale.mlperf.power import PowerLog
 from gpuscale.mlperf.scores import build_scores
 from gpuscale.mlperf.systems import SystemDescriptionError, parse_system
+from gpuscale.sources import (
+    MAX_FILE_BYTES,
+    MAX_ROUND_BYTES,
+    Budget,
+    Entry,
+    Skipped,
+    SourceError,
+    is_archive,
+    iter_source,
+    read_ahead,
+)
 from gpuscale.tables import (
     COUNT_COLUMNS,
     PROBLEMS_COLUMNS,

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from gpuscale.cli.common import FormatOption, app, fail, out, read_bench
-from gpuscale.cli_output import Format, print_frame
+from gpuscale.cli.output import Format, print_frame
 from gpuscale.formatting import number
 
 # The prediction columns a terminal shows (JSON and CSV carry them all).
@@ -183,7 +183,7 @@ def advise(
         fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
     frame = result.predictions
     if fmt is Format.json:
-        from gpuscale.cli_output import jsonable
+        from gpuscale.cli.output import jsonable
 
         doc = {
             "recommendation": {

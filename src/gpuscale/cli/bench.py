@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from gpuscale.bench.config import HELP, BenchConfig
-from gpuscale.cli.common import app, err, fail, out, print_bench, require_torch
-from gpuscale.cli_output import Format, print_frame
+from gpuscale.cli.bench_output import print_bench
+from gpuscale.cli.common import app, err, fail, out, require_torch
+from gpuscale.cli.output import Format, print_frame
 
 D = BenchConfig()  # the defaults, written once in gpuscale.bench.config
 

@@ -11,7 +11,7 @@ import typer
 
 from gpuscale.cli.bench import world_sizes
 from gpuscale.cli.common import FormatOption, app, err, fail, out, require_torch
-from gpuscale.cli_output import Format, print_frame
+from gpuscale.cli.output import Format, print_frame
 from gpuscale.formatting import number
 
 OPS_HELP = "all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv"

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from gpuscale.cli.analysis_output import print_analysis
+from gpuscale.cli.bench_output import bench_json, print_bench
 from gpuscale.cli.common import (
     Benchmarks,
     Columns,
@@ -15,7 +16,6 @@ from gpuscale.cli.common import (
     RoundNames,
     RoundPaths,
     app,
-    bench_json,
     choices_of,
     columns_of,
     cores,
@@ -24,13 +24,12 @@ from gpuscale.cli.common import (
     families_of,
     load_tables,
     out,
-    print_bench,
     read_bench,
     read_paths,
     workloads_and_notes,
     workloads_of,
 )
-from gpuscale.cli_output import Format, print_frame
+from gpuscale.cli.output import Format, print_frame
 
 SCORE_COLUMNS = [
     "round",
@@ -274,7 +273,7 @@ def analyze(
                 highlight=False,
             )
     if fmt is Format.json:
-        from gpuscale.cli_output import jsonable
+        from gpuscale.cli.output import jsonable
 
         doc = analyze_document(jsonable(as_json(results, options)), bench_doc)
         out.file.write(json.dumps(doc, indent=2) + "\n")

@@ -31,10 +31,12 @@ from gpuscale.mlperf.rules import (
     ruleset_for,
 )
 from gpuscale.tables import (
-    SCORES_COLUMNS,
+    SCORES_SCHEMA,
     SCORES_SYSTEM_COLUMNS,
     ProblemKind,
     benchmark_of_folder,
+    frame_of,
+    problem_row,
 )
 
 
@@ -103,10 +105,6 @@ class ScoredRound:
     problems: list[dict[str, Any]]
 
 
-def _problem(round_name: str, where: str, kind: str, message: str) -> dict[str, Any]:
-    return {"round": round_name, "path": where, "kind": str(kind), "message": message}
-
-
 def build_scores(
     round_name: str,
     systems: list[dict[str, Any]],
@@ -171,7 +169,7 @@ def build_scores(
         if system is None:
             reason = reason or f"no system description ({org}/systems/{system_id}.json)"
             problems.append(
-                _problem(
+                problem_row(
                     round_name,
                     where,
                     ProblemKind.MISSING_SYSTEM,
@@ -187,7 +185,7 @@ def build_scores(
             )
         if name not in allowed:
             problems.append(
-                _problem(
+                problem_row(
                     round_name,
                     where,
                     ProblemKind.UNKNOWN_BENCHMARK,
@@ -198,7 +196,7 @@ def build_scores(
             )
         if not group:
             problems.append(
-                _problem(
+                problem_row(
                     round_name,
                     where,
                     ProblemKind.EMPTY_BENCHMARK,
@@ -206,7 +204,7 @@ def build_scores(
                 )
             )
         elif reason:
-            problems.append(_problem(round_name, where, ProblemKind.NO_SCORE, reason))
+            problems.append(problem_row(round_name, where, ProblemKind.NO_SCORE, reason))
         row: dict[str, Any] = {
             "source": "mlperf",
             "round": round_name,
@@ -237,14 +235,5 @@ def build_scores(
             }
         )
         rows.append(row)
-    scores = pd.DataFrame(rows, columns=list(SCORES_COLUMNS))
-    # Numbers stay numbers when a round has none of them (no power logs, no convergence).
-    for name in (
-        "time_to_train_min",
-        "scaling_factor",
-        "global_batch_size",
-        "samples_to_converge",
-        "energy_kj",
-    ):
-        scores[name] = scores[name].astype(float)
+    scores = frame_of(SCORES_SCHEMA, rows)  # numbers stay numbers in a round without any
     return ScoredRound(scores=scores, kept=kept, problems=problems)

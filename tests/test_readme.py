@@ -9,7 +9,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
+
+from gpuscale.tables import display_name
+
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pages_text() -> str:
+    """The README and every docs page, where the worked examples now live."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return "\n".join(page.read_text() for page in pages)
 
 
 def command_after(marker: str) -> str:
@@ -50,11 +60,11 @@ def test_readme_sentences_are_the_tools_own() -> None:
     verbatim."""
     from gpuscale import load_round
     from gpuscale.analysis import AnalysisOptions, analyze
-    from gpuscale.analysis.answers import answer_sentence, answers
+    from gpuscale.analysis.answers import answers
     from gpuscale.report.findings import why_efficiency_falls
     from gpuscale.tables import STUDY_WORKLOADS
 
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join(pages_text().split())
     results = analyze(load_round("v4.1"), list(STUDY_WORKLOADS), AnalysisOptions(n_boot=100))
     assert len(results) == 4
     for result in results:
@@ -79,7 +89,7 @@ def test_readme_efficiency_ranges_are_the_tools() -> None:
     from gpuscale import load_round
     from gpuscale.analysis import AnalysisOptions, analyze
 
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join(pages_text().split())
     results = analyze(
         load_round("v4.1"), list(QUOTED_RANGES), AnalysisOptions(reference="family", n_boot=100)
     )
@@ -109,3 +119,19 @@ def test_readme_efficiency_ranges_are_the_tools() -> None:
         f"{sd.loc['v4.1', 'best_time_at_common_min']:.1f} min (v4.1)"
     )
     assert example in readme, example
+
+
+def answer_sentence(frame: pd.DataFrame, scope: str) -> str:
+    """One sentence of a workload's answers in one scope, e.g. ``BERT (v4.1), within
+    H100-SXM5-80GB: fastest 3,472, knee 4, speed x efficiency 64, E' >= 0.8 x best 8.``"""
+    part = frame[frame["scope"] == scope]
+    first = part.iloc[0]
+    picks = ", ".join(f"{r.criterion} {_count(r.accelerators, r.note)}" for r in part.itertuples())
+    where = "over all systems" if scope == "all systems" else f"within {scope.split(' (')[0]}"
+    return f"{display_name(first['workload'])} ({first['round']}), {where}: {picks}."
+
+
+def _count(accelerators: float, note: str) -> str:
+    if not pd.isna(accelerators):
+        return f"{int(accelerators):,}"
+    return "n/a (not across families)" if note else "none"

@@ -47,7 +47,7 @@ __all__ = [
     "read_rounds",
     "scaling_table",
 ]
-__version__ = "0.1.0"
+from gpuscale.version import __version__ as __version__  # noqa: E402
 
 
 def __dir__() -> list[str]:

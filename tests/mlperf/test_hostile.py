@@ -173,7 +173,7 @@ def test_math_text_in_a_system_name_is_drawn_as_text(tmp_path) -> None:
 
 def test_unreadable_files_and_folders_are_problems(tmp_path, monkeypatch) -> None:
     # Permissions do not stop root: the reads themselves are made to fail.
-    import gpuscale._io.sources as sources
+    import gpuscale.sources.directories as sources
 
     rb = base().system("Bad", "b1").runs("Bad", "b1", "bert", [10, 11, 12, 13, 14])
     rb.system("Bad", "b2").runs("Bad", "b2", "bert", [10, 11, 12, 13, 14])

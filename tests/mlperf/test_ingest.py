@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gpuscale._io import SourceError
 from gpuscale.mlperf.ingest import read_round
 from gpuscale.mlperf.layout import round_name_from_path
+from gpuscale.sources import SourceError
 from gpuscale.tables import PROBLEMS_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, SYSTEMS_COLUMNS
 
 from .logbuilder import RoundBuilder, result_log

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuscale.mlperf.scoring import olympic_score, run_minutes
+from gpuscale.mlperf.scores import olympic_score
 
 
 @pytest.mark.parametrize(
@@ -35,10 +35,6 @@ def test_olympic(times, dropped, max_dropped, factor, expected, kept) -> None:
         assert result.reason == ""
     if kept is not None:
         assert result.kept == kept
-
-
-def test_run_minutes() -> None:
-    assert run_minutes(1_000.0, 61_000.0) == 1.0
 
 
 @pytest.mark.parametrize(

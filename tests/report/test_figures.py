@@ -11,6 +11,7 @@ from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.svg import chart_svg
 
 from ..analysis.tables import runs_for, scores
+from .figure_checks import clipped_texts
 
 EVIL = "<script>alert(1)</script>"
 
@@ -91,8 +92,6 @@ def test_nothing_is_cut_off(study_analysis, v50) -> None:
     """Every workload figure of the study's v4.1 analysis, the systems figure of every
     v5.0 workload (few families: a short figure whose axis label once fell off), and the
     overview of one workload (its title once overflowed) keep every text inside."""
-    from gpuscale.report.style import clipped_texts
-
     results = study_analysis["study"]
     charts = [make(r) for r in results for make in FIGURES.values()]
     v50_results = analyze(v50, sorted(v50.scores["workload"].unique()), AnalysisOptions(n_boot=100))
@@ -108,8 +107,6 @@ def test_nothing_is_cut_off(study_analysis, v50) -> None:
 
 def test_clipping_check_can_fail() -> None:
     from matplotlib.figure import Figure
-
-    from gpuscale.report.style import clipped_texts
 
     figure = Figure(figsize=(2, 1))
     ax = figure.subplots()

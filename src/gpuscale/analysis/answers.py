@@ -88,21 +88,3 @@ def answers(result: WorkloadAnalysis) -> pd.DataFrame:
         threshold = _picked(eq.efficiency_threshold)
         rows.append(_row(result, scope, f"E' >= {eq.threshold:g} x best", threshold, why))
     return pd.DataFrame(rows, columns=list(ANSWER_COLUMNS))
-
-
-def answer_sentence(frame: pd.DataFrame, scope: str) -> str:
-    """One sentence of a workload's answers in one scope, e.g. ``BERT (v4.1), within
-    H100-SXM5-80GB: fastest 3,472, knee 4, speed x efficiency 64, E' >= 0.8 x best 8.``"""
-    from gpuscale.tables import display_name
-
-    part = frame[frame["scope"] == scope]
-    first = part.iloc[0]
-    picks = ", ".join(f"{r.criterion} {_count(r.accelerators, r.note)}" for r in part.itertuples())
-    where = "over all systems" if scope == "all systems" else f"within {scope.split(' (')[0]}"
-    return f"{display_name(first['workload'])} ({first['round']}), {where}: {picks}."
-
-
-def _count(accelerators: float, note: str) -> str:
-    if not pd.isna(accelerators):
-        return f"{int(accelerators):,}"
-    return "n/a (not across families)" if note else "none"

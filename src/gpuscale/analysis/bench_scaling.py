@@ -2,7 +2,7 @@
 
 For each model and configuration group (the same run at every device count: same
 threads per rank, batch, precision, backend, ...), against the group's one-device run
-(of the same sweep where the file holds several, see ``bench.results.one_device``):
+(of the same sweep where the file holds several, see ``tables.bench.one_device``):
 ``speedup = samples_per_s(N) / samples_per_s(1)`` (throughput, so weak and strong
 scaling read the same way) and ``efficiency = speedup / N``. The one-device throughput is
 the **plain** step's (the bare module, no DDP wrapper: what a user pays on one device)
@@ -23,9 +23,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from gpuscale.bench.results import one_device
 from gpuscale.plausibility import superlinear_flag
 from gpuscale.tables import BenchStatus
+from gpuscale.tables.bench import one_device
 
 NO_BASELINE = "no N = 1 run of the same configuration (threads, batch, precision...): no speedup"
 

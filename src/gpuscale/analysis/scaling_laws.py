@@ -19,7 +19,6 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
-import pandas as pd
 from scipy.optimize import OptimizeWarning, curve_fit
 
 
@@ -52,29 +51,3 @@ def fit_law(
         warnings.simplefilter("ignore", OptimizeWarning)  # exact fits: no covariance, fine
         params, _ = curve_fit(log_model, r, np.log(t), p0=guess, bounds=bounds, maxfev=20000)
     return lambda n_new: fn(np.asarray(n_new, float) / n0, *params)
-
-
-def leave_one_out(frontier: pd.DataFrame) -> pd.DataFrame:
-    """For each configuration but the smallest, predict its time from the others by each
-    law and by ideal scaling from the next smaller one; absolute percentage errors."""
-    n = frontier["accelerators"].to_numpy(float)
-    t = frontier["time_to_train_min"].to_numpy(float)
-    rows = []
-    for i in range(1, len(n)):
-        keep = np.arange(len(n)) != i
-        row = {
-            "accelerators": int(n[i]),
-            "time_to_train_min": t[i],
-            "ideal": abs(t[i - 1] * n[i - 1] / n[i] - t[i]) / t[i] * 100,
-        }
-        for law, (_, guess, _) in LAWS.items():
-            if keep.sum() < len(guess):  # fewer points than parameters
-                row[law] = np.nan
-                continue
-            try:
-                predict = fit_law(law, n[keep], t[keep], n[0])
-                row[law] = abs(float(predict([n[i]])[0]) - t[i]) / t[i] * 100
-            except (RuntimeError, ValueError):
-                row[law] = np.nan
-        rows.append(row)
-    return pd.DataFrame(rows)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscale.bench.background import Background
+from gpuscale.bench.collectives_config import CollectivesConfig
 
 SCHEMA = "gpuscale.collectives/2"
 BUS_FACTOR: dict[str, Callable[[int], float]] = {
@@ -41,7 +42,6 @@ BUS_FACTOR: dict[str, Callable[[int], float]] = {
     "broadcast": lambda n: 1.0,
     "send_recv": lambda n: 1.0,
 }
-OPS = tuple(BUS_FACTOR)
 PLACEMENTS = {
     "all_reduce": ("in-place",),
     "broadcast": ("in-place",),
@@ -193,30 +193,30 @@ def _clock(device: Any) -> tuple[Callable[[], Any], Callable[[Any, Any], float]]
     return time.perf_counter, lambda a, b: b - a
 
 
-def _time_size(buffers: Buffers, device: Any, args: argparse.Namespace) -> tuple[list[float], int]:
-    """Per-call seconds of ``args.iters`` back-to-back calls after warm-up, and the wrong
+def _time_size(buffers: Buffers, device: Any, config: CollectivesConfig) -> tuple[list[float], int]:
+    """Per-call seconds of ``config.iters`` back-to-back calls after warm-up, and the wrong
     elements of one checked call."""
     import torch
 
     mark, elapsed = _clock(device)
     buffers.fill()
-    for _ in range(args.warmup):
+    for _ in range(config.warmup):
         buffers.run()
     if device.type == "cuda":
         torch.cuda.synchronize()
     marks = [mark()]
-    for _ in range(args.iters):
-        if args.gap_ms > 0:
-            _busy(args.gap_ms, device)
+    for _ in range(config.iters):
+        if config.gap_ms > 0:
+            _busy(config.gap_ms, device)
             marks.append(mark())  # the compute gap is not the call's time
         buffers.run()
         marks.append(mark())
     if device.type == "cuda":
         torch.cuda.synchronize()
-    step = 2 if args.gap_ms > 0 else 1
+    step = 2 if config.gap_ms > 0 else 1
     times = [elapsed(marks[i + step - 1], marks[i + step]) for i in range(0, len(marks) - 1, step)]
     wrong = 0
-    if args.check:
+    if config.check:
         buffers.fill()
         buffers.run()
         wrong = buffers.wrong()
@@ -251,17 +251,17 @@ def _summary(op: str, times: list[list[float]], size: int, n: int) -> dict[str, 
     }
 
 
-def sweep(args: argparse.Namespace, device: Any) -> list[dict[str, Any]]:
+def sweep(config: CollectivesConfig, sweep_id: str, device: Any) -> list[dict[str, Any]]:
     """Every op, size and placement; rows as rank 0 writes them (other ranks: [])."""
     import torch
     import torch.distributed as dist
 
     n, rank = dist.get_world_size(), dist.get_rank()
     rows: list[dict[str, Any]] = []
-    base = {"kind": "result", "sweep_id": args.sweep_id, "ranks": n, "dtype": "float32"}
-    for op in args.ops.split(","):
+    base = {"kind": "result", "sweep_id": sweep_id, "ranks": n, "dtype": "float32"}
+    for op in config.ops:
         stop = False
-        for size in message_sizes(args.max_bytes, args.min_bytes):
+        for size in message_sizes(config.largest(device.type), config.min_bytes):
             for placement in PLACEMENTS[op]:
                 row = {**base, "op": op, "placement": placement, "redop": "sum"}
                 try:
@@ -274,7 +274,7 @@ def sweep(args: argparse.Namespace, device: Any) -> list[dict[str, Any]]:
                     stop = True
                     break
                 try:
-                    times, wrong = _time_size(buffers, device, args)
+                    times, wrong = _time_size(buffers, device, config)
                 except (RuntimeError, NotImplementedError, ValueError) as exc:
                     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
                     rows.append({**row, "status": "unsupported", "error": reason[:300]})
@@ -292,8 +292,8 @@ def sweep(args: argparse.Namespace, device: Any) -> list[dict[str, Any]]:
                         "root": 0 if op == "broadcast" else -1,
                         **figures,
                         "wrong": sum(g[1] for g in gathered),
-                        "load": args.load and device.type == "cpu",
-                        "gap_ms": args.gap_ms,
+                        "load": config.load and device.type == "cpu",
+                        "gap_ms": config.gap_ms,
                     }
                 )
             if stop:
@@ -301,7 +301,7 @@ def sweep(args: argparse.Namespace, device: Any) -> list[dict[str, Any]]:
     return rows if rank == 0 else []
 
 
-def _header(args: argparse.Namespace, device: Any) -> dict[str, Any]:
+def _header(config: CollectivesConfig, sweep_id: str, device: Any) -> dict[str, Any]:
     import torch
     import torch.distributed as dist
 
@@ -311,7 +311,7 @@ def _header(args: argparse.Namespace, device: Any) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "kind": "sweep",
-        "sweep_id": args.sweep_id,
+        "sweep_id": sweep_id,
         "started_at": datetime.now(timezone.utc).isoformat(),
         "ranks": dist.get_world_size(),
         "nodes": int(os.environ.get("GROUP_WORLD_SIZE", "1")),
@@ -326,11 +326,11 @@ def _header(args: argparse.Namespace, device: Any) -> dict[str, Any]:
         "nccl_env": env.get("nccl_env", {}),
         "topology": env.get("topology"),
         "settings": {
-            "iters": args.iters,
-            "warmup": args.warmup,
-            "check": args.check,
-            "load": args.load,
-            "gap_ms": args.gap_ms,
+            "iters": config.iters,
+            "warmup": config.warmup,
+            "check": config.check,
+            "load": config.load,
+            "gap_ms": config.gap_ms,
         },
     }
 
@@ -342,29 +342,35 @@ def main(argv: list[str] | None = None) -> int:
 
     from gpuscale.bench.worker import pick_device
 
+    d = CollectivesConfig()  # the defaults, the same as `gpuscale collectives`
     parser = argparse.ArgumentParser(prog="python -m gpuscale.bench.collectives")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--backend", default="auto", choices=["auto", "nccl", "gloo"])
-    parser.add_argument("--ops", default=",".join(OPS))
-    parser.add_argument("--min-bytes", type=int, default=8)
-    parser.add_argument("--max-bytes", type=int, default=1 << 30)
-    parser.add_argument("--iters", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--backend", default=d.backend)
+    parser.add_argument("--ops", default=",".join(d.ops))
+    parser.add_argument("--min-bytes", type=int, default=d.min_bytes)
+    parser.add_argument("--max-bytes", type=int, default=d.max_bytes)  # None: by device
+    parser.add_argument("--iters", type=int, default=d.iters)
+    parser.add_argument("--warmup", type=int, default=d.warmup)
     parser.add_argument("--no-check", dest="check", action="store_false")
     parser.add_argument("--sweep-id", default=datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S"))
-    parser.add_argument("--gap-ms", type=float, default=0.0)
+    parser.add_argument("--gap-ms", type=float, default=d.gap_ms)
     parser.add_argument("--load", action="store_true")
     args = parser.parse_args(argv)
-    unknown = set(args.ops.split(",")) - set(OPS)
-    if unknown:
-        parser.error(f"unknown collective(s) {', '.join(sorted(unknown))}; known: {', '.join(OPS)}")
-    device = pick_device(args.backend)
+    try:
+        config = CollectivesConfig(
+            ops=tuple(args.ops.split(",")),
+            **{k: getattr(args, k) for k in ("min_bytes", "max_bytes", "iters", "warmup")},
+            **{k: getattr(args, k) for k in ("check", "gap_ms", "load", "backend")},
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
+    device = pick_device(config.backend)
     dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
     try:
-        header = _header(args, device) if dist.get_rank() == 0 else None
-        load = _Load(device) if args.load and device.type == "cpu" else contextlib.nullcontext()
+        header = _header(config, args.sweep_id, device) if dist.get_rank() == 0 else None
+        load = _Load(device) if config.load and device.type == "cpu" else contextlib.nullcontext()
         with load:
-            rows = sweep(args, device)
+            rows = sweep(config, args.sweep_id, device)
     finally:
         dist.destroy_process_group()
     if header is not None:

@@ -22,6 +22,7 @@ import numpy as np
 from gpuscale.bench.config import fields_of_key
 from gpuscale.plausibility import run_flags
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus
+from gpuscale.tables.bench import one_device
 
 SCHEMA = "gpuscale.bench/2"
 OLD_SCHEMA = "gpuscale.bench/1"
@@ -224,24 +225,6 @@ def _flag(frame: Any, rows: Any, reason: str) -> None:
     frame.loc[rows, "flags"] = frame.loc[rows, "flags"].map(
         lambda f: "; ".join(filter(None, [f, reason]))
     )
-
-
-def one_device(frame: Any, column: str) -> Any:
-    """Per row, ``column`` of the N = 1 ``ok`` run it is read against: of the same
-    configuration group and the same sweep (measured in the same ``gpuscale bench``
-    call), else the group's latest. A re-run into the same file is thus compared with
-    itself, never with another sweep's one-device run on a differently loaded host."""
-    import pandas as pd
-
-    single = frame[(frame["status"] == BenchStatus.OK) & (frame["accelerators"] == 1)]
-    latest = single.drop_duplicates("config_group", keep="last").set_index("config_group")
-    fallback = frame["config_group"].map(latest[column])
-    same = single.dropna(subset=["sweep_id"]).drop_duplicates(
-        ["config_group", "sweep_id"], keep="last"
-    )
-    paired = pd.MultiIndex.from_frame(frame[["config_group", "sweep_id"]])
-    found = same.set_index(["config_group", "sweep_id"])[column].reindex(paired)
-    return pd.Series(found.to_numpy(), index=frame.index).fillna(fallback)
 
 
 def bench_table(records: list[dict[str, Any]]) -> Any:

@@ -78,14 +78,25 @@ Progress = Callable[[str], None]
 
 
 def device_kind(backend: str) -> str:
+    """``cuda`` where torch sees a GPU (and the backend is not gloo), else ``cpu``."""
     if backend == "gloo":
         return "cpu"
     try:
-        import torch
+        import torch  # torch: only for a command that runs devices
 
         return "cuda" if torch.cuda.is_available() else "cpu"
     except ImportError:
         return "cpu"
+
+
+def local_devices() -> int:
+    """The processes one node runs by default: its GPUs, else up to two CPU processes
+    (one without torch)."""
+    try:
+        import torch  # torch: only for a command that runs devices
+    except ImportError:
+        return 1
+    return torch.cuda.device_count() or min(2, os.cpu_count() or 1)
 
 
 def torchrun_command(

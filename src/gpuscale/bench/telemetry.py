@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscale.bench.background import Background
+from gpuscale.interconnect.nvml import TopologyError, nvml_topology
 
 
 def machine_environment(device: Any) -> dict[str, Any]:
@@ -49,8 +50,6 @@ def machine_environment(device: Any) -> dict[str, Any]:
         env["device_name"] = torch.cuda.get_device_name(device)
         env["tf32_matmul"] = torch.backends.cuda.matmul.allow_tf32
         env["tf32_cudnn"] = torch.backends.cudnn.allow_tf32
-        from gpuscale.interconnect.nvml import TopologyError, nvml_topology, visible_uuids
-
         try:
             env["topology"] = nvml_topology(visible_uuids=visible_uuids()).to_dict()
         except TopologyError as exc:
@@ -74,6 +73,20 @@ def device_identity(device: Any) -> tuple[str | None, str | None]:
             f"{getattr(props, 'pci_device_id', 0):02x}.0"
         )
     return uuid_text, bus
+
+
+def visible_uuids() -> list[str] | None:
+    """The UUIDs of the GPUs this process may use, from torch (which honours
+    ``CUDA_VISIBLE_DEVICES``), or None without torch or GPUs (then every GPU is shown)."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return None
+        found = [device_identity(i)[0] for i in range(torch.cuda.device_count())]
+        return [u for u in found if u] or None
+    except Exception:  # torch without CUDA, an old torch: show every GPU
+        return None
 
 
 def nvml_handle(nvml: Any, uuid: str | None, bus_id: str | None) -> Any:

@@ -1,6 +1,7 @@
 """The ``gpuscale`` command line: parse options, call the library, print. Nothing else.
 
-``common`` holds the app and what the commands share; ``rounds`` (MLPerf), ``history``
+``common`` holds the app and what the commands share, ``output`` prints tables
+(``analysis_output``, ``bench_output``: per table kind); ``rounds`` (MLPerf), ``energy_trends``
 (energy, trends), ``bench``,
 ``interconnect`` (collectives, topo), ``advice`` and ``plan`` register their commands on import.
 """
@@ -14,7 +15,7 @@ import sys
 # Import order is registration order, the order --help lists the commands in.
 # isort: off
 from gpuscale.cli import rounds  # noqa: F401
-from gpuscale.cli import history  # noqa: F401
+from gpuscale.cli import energy_trends  # noqa: F401
 from gpuscale.cli import bench  # noqa: F401
 from gpuscale.cli import interconnect  # noqa: F401
 from gpuscale.cli import advice  # noqa: F401

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuscale.cli.common import FormatOption, app, fail, out, read_bench
-from gpuscale.cli_output import Format, print_frame
+from gpuscale.cli.output import Format, print_frame
 from gpuscale.formatting import number
 from gpuscale.units import format_count
 
@@ -122,7 +122,7 @@ def render(result: Any, fmt: Format) -> None:
 
     frame = result.predictions
     if fmt is Format.json:
-        from gpuscale.cli_output import jsonable
+        from gpuscale.cli.output import jsonable
 
         d = result.decision
         doc = {

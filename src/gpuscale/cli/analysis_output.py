@@ -4,7 +4,7 @@ its equilibrium picks and each family's."""
 from __future__ import annotations
 
 from gpuscale.cli.common import columns_of, out
-from gpuscale.cli_output import Format, print_frame
+from gpuscale.cli.output import Format, print_frame
 
 DECOMPOSE_COLUMNS = [
     "global_batch_size",

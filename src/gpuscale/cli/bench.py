@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 
 from gpuscale.bench.config import HELP, BenchConfig
-from gpuscale.cli.common import app, err, fail, out, print_bench, require_torch
-from gpuscale.cli_output import Format, print_frame
+from gpuscale.cli.bench_output import print_bench
+from gpuscale.cli.common import app, err, fail, out, require_torch
+from gpuscale.cli.output import Format, print_frame
 
 D = BenchConfig()  # the defaults, written once in gpuscale.bench.config
 
@@ -25,14 +26,9 @@ def world_sizes(text: str | None) -> tuple[int, ...]:
         if not sizes or min(sizes) < 1:
             fail(f"--nproc takes positive whole numbers like 1,2,4, not {text!r}")
         return sizes
-    import os
+    from gpuscale.bench.runner import local_devices
 
-    try:
-        import torch
-
-        devices = torch.cuda.device_count() or min(2, os.cpu_count() or 1)
-    except ImportError:
-        devices = 1
+    devices = local_devices()
     sizes, n = [], 1
     while n < devices:
         sizes.append(n)

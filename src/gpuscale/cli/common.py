@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from gpuscale.cli_output import Format, print_frame
+from gpuscale.cli.output import Format
 
 
 def _hide_flag_types() -> None:
@@ -40,7 +40,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from gpuscale import __version__
+        from gpuscale.version import __version__
 
         print(f"gpuscale {__version__}")
         raise typer.Exit()
@@ -156,9 +156,9 @@ def _progress_reader():
 def read_paths(paths: list[Path], round_names: list[str] | None = None):
     """Read raw rounds with a progress bar; a path that is no round ends the command.
     ``round_names`` name the paths' rounds (one for all, or one each)."""
-    from gpuscale._io import SourceError
     from gpuscale.mlperf.duplicates import combine
     from gpuscale.mlperf.ingest import read_round
+    from gpuscale.sources import SourceError
 
     names = list(round_names or [])
     if names and len(names) not in (1, len(paths)):
@@ -330,78 +330,3 @@ def read_bench(path: Path):
     if len(problems) > 5:
         err.print(f"skipped {len(problems) - 5} more lines", markup=False, highlight=False)
     return bench_table(records)
-
-
-def bench_json(table) -> dict:
-    from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
-    from gpuscale.cli_output import jsonable
-
-    scaling = bench_scaling(table)
-    worlds = sorted(set(scaling["accelerators"]) - {1}) if len(scaling) else []
-    return jsonable(
-        {
-            "source": "bench",
-            "runs": scaling.to_dict("records"),
-            "failed": table[table["status"] != "ok"][
-                ["model", "accelerators", "status", "error"]
-            ].to_dict("records"),
-            "break_even_params": {str(w): break_even_params(scaling, w) for w in worlds},
-        }
-    )
-
-
-BENCH_SHOWN = [
-    "model",
-    "params",
-    "accelerators",
-    "step_ms_mean",
-    "plain_step_ms_mean",
-    "samples_per_s",
-    "ddp_overhead_ms",
-    "exposed_comm_ms",
-    "comm_ms",
-    "overlap",
-    "achieved_tflops_per_device",
-    "mfu",
-    "speedup",
-    "efficiency",
-    "speedup_ddp",
-    "flagged",
-]
-
-
-def print_bench(table, fmt: Format = Format.table) -> None:
-    """The bench table (ok runs) with speedups; flagged rows' reasons and failed runs
-    listed below it."""
-    from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
-
-    scaling = bench_scaling(table)
-    failed = table[table["status"] != "ok"]
-    if scaling.empty:
-        err.print("no successful bench run to analyse")
-    else:
-        print_frame(out, scaling[BENCH_SHOWN], fmt, title="bench results (ok runs)")
-    if fmt is not Format.table:
-        return
-    if not scaling.empty:
-        out.print(
-            "speedup and efficiency: against the plain N = 1 step (the bare module, what one "
-            "device costs) where timed, else DDP's N = 1 step; speedup_ddp: against DDP's "
-            "N = 1 step (it carries DDP's own overhead)",
-            markup=False,
-            highlight=False,
-        )
-    for row in scaling[scaling["flagged"]].itertuples(index=False):
-        out.print(
-            f"flagged {row.model} on {row.accelerators}: {row.flags}", markup=False, highlight=False
-        )
-    for row in failed.itertuples(index=False):
-        out.print(
-            f"{row.status} {row.model} on {row.accelerators}: {row.error}",
-            markup=False,
-            highlight=False,
-        )
-    for world in sorted(set(scaling["accelerators"]) - {1}):
-        size = break_even_params(scaling, world)
-        text = f"{size / 1e6:.2f}M parameters" if size else "not crossed by the models run"
-        out.print(f"break-even on {world} devices: {text}", markup=False, highlight=False)

@@ -9,28 +9,27 @@ from typing import Annotated
 
 import typer
 
+from gpuscale.bench.collectives_config import HELP, CollectivesConfig
 from gpuscale.cli.bench import world_sizes
 from gpuscale.cli.common import FormatOption, app, err, fail, out, require_torch
-from gpuscale.cli_output import Format, print_frame
+from gpuscale.cli.output import Format, print_frame
 from gpuscale.formatting import number
-
-OPS_HELP = "all_reduce, all_gather, reduce_scatter, broadcast, all_to_all, send_recv"
+from gpuscale.units import format_bytes, parse_bytes
 
 
 def detect_topology(topo_file: Path | None, gpu: str | None):
-    """The topology from a saved ``nvidia-smi topo -m``, else NVML, else None."""
-    from gpuscale.interconnect.nvml import TopologyError, nvml_topology, visible_uuids
-    from gpuscale.interconnect.topology import parse_topo_matrix
+    """The topology from a saved ``nvidia-smi topo -m``, else NVML (the GPUs torch sees),
+    else None; a file that cannot be read ends the command with its reason."""
+    from gpuscale.bench.telemetry import visible_uuids  # torch: only when NVML is asked
+    from gpuscale.interconnect.nvml import detect_topology as detect
 
-    if topo_file is not None:
-        try:
-            return parse_topo_matrix(topo_file.read_text(errors="replace"), gpu)
-        except (OSError, ValueError) as exc:
-            fail(f"{topo_file}: {exc}")
     try:
-        return nvml_topology(visible_uuids=visible_uuids())
-    except TopologyError:
-        return None
+        return detect(topo_file, gpu, None if topo_file else visible_uuids())
+    except ValueError as exc:
+        fail(str(exc))
+
+
+C = CollectivesConfig()  # the defaults, written once in gpuscale.bench.collectives_config
 
 
 @app.command()
@@ -39,21 +38,13 @@ def collectives(
         "collectives.jsonl"
     ),
     nproc: Annotated[str | None, typer.Option(help="Processes (one per device).")] = None,
-    backend: Annotated[str, typer.Option(help="auto, nccl or gloo.")] = "auto",
-    min_bytes: Annotated[str, typer.Option(help="Smallest message (nccl-tests -b).")] = "8",
-    max_bytes: Annotated[
-        str | None,
-        typer.Option(
-            help="Largest message (nccl-tests -e): K, M, G are binary (1G = 2^30 B, as "
-            "nccl-tests), KiB/MiB/GiB too, KB/MB/GB decimal; default 1G on GPUs, 64M on CPU."
-        ),
-    ] = None,
-    ops: Annotated[str, typer.Option(help=f"Comma-separated: {OPS_HELP}.")] = "all_reduce",
-    iters: Annotated[int, typer.Option(min=1, help="Timed calls per size (nccl-tests -n).")] = 20,
-    warmup: Annotated[int, typer.Option(min=0, help="Warm-up calls (nccl-tests -w).")] = 5,
-    check: Annotated[
-        bool, typer.Option("--check/--no-check", help="Check every result (nccl-tests -c).")
-    ] = True,
+    backend: Annotated[str, typer.Option(help=HELP["backend"])] = C.backend,
+    min_bytes: Annotated[str, typer.Option(help=HELP["min_bytes"])] = str(C.min_bytes),
+    max_bytes: Annotated[str | None, typer.Option(help=HELP["max_bytes"])] = None,
+    ops: Annotated[str, typer.Option(help=HELP["ops"])] = ",".join(C.ops),
+    iters: Annotated[int, typer.Option(min=1, help=HELP["iters"])] = C.iters,
+    warmup: Annotated[int, typer.Option(min=0, help=HELP["warmup"])] = C.warmup,
+    check: Annotated[bool, typer.Option("--check/--no-check", help=HELP["check"])] = C.check,
     interconnect: Annotated[
         str | None,
         typer.Option(help="Link preset to judge against (default: from the detected topology)."),
@@ -62,88 +53,44 @@ def collectives(
         Path | None, typer.Option(help="A saved `nvidia-smi topo -m` to judge against.")
     ] = None,
     gpu: Annotated[str | None, typer.Option(help="GPU model, e.g. A100 (for --topo-file).")] = None,
-    gap_ms: Annotated[
-        float,
-        typer.Option(
-            min=0.0,
-            help="Compute this many ms between timed calls, as training does between "
-            "all-reduces (0: back to back, as nccl-tests).",
-        ),
-    ] = 0.0,
-    load: Annotated[
-        bool,
-        typer.Option(
-            "--load",
-            help="CPU processes: keep a compute thread busy on every rank while the calls "
-            "are timed, as backward does beside DDP's all-reduce (calibrates advice for "
-            "CPU devices); ignored on GPUs.",
-        ),
-    ] = False,
+    gap_ms: Annotated[float, typer.Option(min=0.0, help=HELP["gap_ms"])] = C.gap_ms,
+    load: Annotated[bool, typer.Option("--load", help=HELP["load"])] = C.load,
 ) -> None:
     """Collectives sweep as nccl-tests runs it, and whether the interconnect is healthy."""
-    import json
-    import subprocess
-    from datetime import datetime, timezone
-
     require_torch("the collectives sweep")
-    from gpuscale.bench.collectives import OPS
-    from gpuscale.bench.results import ResultsError, check_writable
-    from gpuscale.bench.runner import device_kind, torchrun_command
-    from gpuscale.interconnect.nccl import check_env, parse_debug_log
-    from gpuscale.interconnect.records import read_sweeps
+    from gpuscale.bench.collectives_sweep import SweepError, run_collectives
+    from gpuscale.interconnect.nccl import check_env
     from gpuscale.interconnect.reference import PRESETS
     from gpuscale.interconnect.verdict import judge
-    from gpuscale.units import format_bytes, parse_bytes
 
-    unknown = set(ops.split(",")) - set(OPS)
-    if unknown:
-        fail(f"unknown collective(s) {', '.join(sorted(unknown))}; known: {OPS_HELP}")
     if interconnect and interconnect not in PRESETS:
         fail(f"unknown interconnect {interconnect!r}; known: {', '.join(PRESETS)}")
-    try:  # before torchrun starts: its own failure would only say "error_file: <N/A>"
-        check_writable(out_file)
-    except ResultsError as exc:
-        fail(str(exc))
-    device = device_kind(backend)
     try:
-        low = parse_bytes(min_bytes)
-        high = parse_bytes(max_bytes or ("1G" if device == "cuda" else "64M"))
+        config = CollectivesConfig(
+            ops=tuple(ops.split(",")),
+            min_bytes=parse_bytes(min_bytes),
+            max_bytes=parse_bytes(max_bytes) if max_bytes else None,
+            iters=iters,
+            warmup=warmup,
+            check=check,
+            gap_ms=gap_ms,
+            load=load,
+            backend=backend,
+        )
     except ValueError as exc:
         fail(str(exc))
-    if low > high:
-        fail(f"--min-bytes {format_bytes(low)} is above --max-bytes {format_bytes(high)}")
     world = max(world_sizes(nproc))
-    sweep_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-    command = [
-        *torchrun_command(world, "gpuscale.bench.collectives"),
-        *("--out", str(out_file), "--backend", backend, "--ops", ops),
-        *("--min-bytes", str(low), "--max-bytes", str(high), "--sweep-id", sweep_id),
-        *("--iters", str(iters), "--warmup", str(warmup), "--gap-ms", str(gap_ms)),
-        *([] if check else ["--no-check"]),
-        *(["--load"] if load else []),
-    ]
-    env = {**os.environ}
-    if device == "cuda" and "NCCL_DEBUG" not in env:
-        env["NCCL_DEBUG"] = "INFO"  # what NCCL chose goes into the sweep's record
-    with err.status(f"{ops} on {world} processes, {format_bytes(low)} to {format_bytes(high)}"):
-        done = subprocess.run(command, capture_output=True, text=True, env=env)
-    if done.returncode != 0:
-        tail = [x for x in (done.stderr or done.stdout).strip().splitlines() if x.strip()][-3:]
-        fail("the collectives run failed: " + " | ".join(tail))
-    nccl = parse_debug_log(done.stdout + done.stderr)
-    if nccl.version or nccl.transports:
-        with out_file.open("a", encoding="utf-8") as handle:
-            record = {"schema": "gpuscale.collectives/2", "kind": "nccl", "sweep_id": sweep_id}
-            handle.write(json.dumps({**record, "nccl": nccl.to_dict()}) + "\n")
-    sweeps = read_sweeps(out_file)
-    latest = sweeps.of(sweep_id)
-    if latest.empty:
-        fail(f"no measurement of sweep {sweep_id} in {out_file}")
-    _print_sweep(latest)
-    topology = detect_topology(topo_file, gpu) if device == "cuda" or topo_file else None
-    for finding in check_env(env, nvlink=bool(topology and topology.slowest_link() == "NV")):
+    try:
+        with err.status(f"{ops} on {world} processes"):
+            done = run_collectives(config, out_file, world)
+    except SweepError as exc:
+        fail(str(exc))
+    _print_sweep(done.latest)
+    cuda = done.device == "cuda"
+    topology = detect_topology(topo_file, gpu) if cuda or topo_file else None
+    for finding in check_env(done.env, nvlink=bool(topology and topology.slowest_link() == "NV")):
         out.print(f"NCCL setting: {finding.message}", markup=False, highlight=False)
-    for verdict in judge(sweeps, topology=topology, preset=interconnect, env=env):
+    for verdict in judge(done.sweeps, topology=topology, preset=interconnect, env=done.env):
         out.print(verdict.sentence(), markup=False, highlight=False)
 
 
@@ -151,8 +98,6 @@ def _print_sweep(latest) -> None:
     """One nccl-tests style table per collective: size, count, type, redop, root, time,
     algbw (GB/s) and busbw (GB/s) with two decimals, #wrong."""
     import pandas as pd
-
-    from gpuscale.units import format_bytes
 
     failed = latest[latest["status"] != "ok"]
     for row in failed.itertuples(index=False):

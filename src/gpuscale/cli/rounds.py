@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from gpuscale.cli.analysis_output import print_analysis
+from gpuscale.cli.bench_output import bench_json, print_bench
 from gpuscale.cli.common import (
     Benchmarks,
     Columns,
@@ -15,7 +16,6 @@ from gpuscale.cli.common import (
     RoundNames,
     RoundPaths,
     app,
-    bench_json,
     choices_of,
     columns_of,
     cores,
@@ -24,13 +24,12 @@ from gpuscale.cli.common import (
     families_of,
     load_tables,
     out,
-    print_bench,
     read_bench,
     read_paths,
     workloads_and_notes,
     workloads_of,
 )
-from gpuscale.cli_output import Format, print_frame
+from gpuscale.cli.output import Format, print_frame
 
 SCORE_COLUMNS = [
     "round",
@@ -82,8 +81,8 @@ def ingest(
     ] = None,
 ) -> None:
     """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
-    from gpuscale._io import OutputError
     from gpuscale.mlperf.bundled import write_tables
+    from gpuscale.sources import OutputError
 
     if round_name and len(paths) > 1:
         fail("--round-name applies to one path at a time")
@@ -105,8 +104,8 @@ def dataset(
     ),
 ) -> None:
     """Every bundled round's results and runs as one tidy dataset (CSV and Parquet)."""
-    from gpuscale._io import OutputError, write_atomically
     from gpuscale.analysis.dataset import dataset as build
+    from gpuscale.sources import OutputError, write_atomically
 
     tables = load_tables(paths, round_names)
     results, runs = build(tables)
@@ -274,7 +273,7 @@ def analyze(
                 highlight=False,
             )
     if fmt is Format.json:
-        from gpuscale.cli_output import jsonable
+        from gpuscale.cli.output import jsonable
 
         doc = analyze_document(jsonable(as_json(results, options)), bench_doc)
         out.file.write(json.dumps(doc, indent=2) + "\n")
@@ -329,8 +328,8 @@ def report(
     # Forked once pandas is in (both need it): the worker imports scikit-learn and kneed
     # while this process imports matplotlib and loads the data.
     with analysis_executor() as analysis:
-        from gpuscale._io import OutputError
         from gpuscale.report.html import build_report
+        from gpuscale.sources import OutputError
 
         tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
         workloads, notes = workloads_and_notes(tables, benchmark, default="study")

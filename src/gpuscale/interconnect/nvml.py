@@ -1,6 +1,7 @@
 """The topology of the GPUs this job sees, from NVML (nvidia-ml-py), as ``topo -m`` means it.
 
-Only the visible GPUs (given by UUID, as torch reports them; else every GPU) are listed.
+Only the visible GPUs (given by UUID, as torch reports them: ``bench.telemetry.visible_uuids``;
+else every GPU) are listed.
 NVLink: each enabled link's remote end is asked for its type, so links into an NVSwitch
 (DGX/HGX systems, where ``nvmlDeviceGetNvLinkRemotePciInfo`` names the switch, not a GPU)
 are counted as the GPU's switch bundle: two GPUs that both reach the switches meet over
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscale.interconnect.reference import NVML_ARCH_NVLINK, nvlink_for_gpu
-from gpuscale.interconnect.topology import Gpu, Nic, Topology
+from gpuscale.interconnect.topology import Gpu, Nic, Topology, parse_topo_matrix
 
 _LEVELS = {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
 
@@ -183,17 +184,19 @@ def _build(nvml: Any, handles: list[Any], gpus: list[Gpu]) -> Topology:
     )
 
 
-def visible_uuids() -> list[str] | None:
-    """The UUIDs of the GPUs this process may use, from torch (which honours
-    ``CUDA_VISIBLE_DEVICES``), or None without torch or GPUs (then every GPU is shown)."""
+def detect_topology(
+    topo_file: Path | None, gpu: str | None, visible_uuids: list[str] | None = None
+) -> Topology | None:
+    """The topology from a saved ``nvidia-smi topo -m`` (``gpu`` names the model), else
+    NVML's for the GPUs in ``visible_uuids`` (all when None), else None (no NVML here).
+
+    Raises ValueError naming ``topo_file`` when it cannot be read or parsed."""
+    if topo_file is not None:
+        try:
+            return parse_topo_matrix(topo_file.read_text(errors="replace"), gpu)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{topo_file}: {exc}") from None
     try:
-        import torch
-
-        if not torch.cuda.is_available():
-            return None
-        from gpuscale.bench.telemetry import device_identity
-
-        found = [device_identity(i)[0] for i in range(torch.cuda.device_count())]
-        return [u for u in found if u] or None
-    except Exception:  # torch without CUDA, an old torch: show every GPU
+        return nvml_topology(visible_uuids=visible_uuids)
+    except TopologyError:
         return None

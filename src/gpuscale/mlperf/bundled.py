@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpuscale._io import write_atomically
 from gpuscale.mlperf.ingest import read_rounds
 from gpuscale.mlperf.layout import normalise_round, round_name_from_path
+from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, round_key
 from gpuscale.tables.republished import mark_republished
 
@@ -63,7 +63,7 @@ def load_round(*rounds: str) -> RoundTables:
 
 def write_tables(tables: RoundTables, out_dir: Path, *, csv: bool = True) -> list[Path]:
     """Write the four tables as Parquet (and CSV) files into ``out_dir``, all at once
-    (``gpuscale._io.write_atomically``: never half-written). Raises ``OutputError``."""
+    (``gpuscale.sources.write_atomically``: never half-written). Raises ``OutputError``."""
 
     def write(folder: Path) -> None:
         for name in TABLES:

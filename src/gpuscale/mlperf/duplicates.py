@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuscale.tables import RoundTables
+from gpuscale.tables import RoundTables, problem_row
 
 RESULT = ["round", "org", "system_id", "benchmark"]
 SYSTEM = ["round", "org", "system_id"]
@@ -46,19 +46,17 @@ def combine(parts: list[RoundTables]) -> RoundTables:
         for key in sorted(again):
             same = prints.get(key, ()) == seen_results[key]
             notes.append(
-                {
-                    "round": key[0],
-                    "path": f"{key[1]}/results/{key[2]}/{key[3]}",
-                    "kind": DUPLICATE_INPUT,
-                    "message": (
-                        f"given again in path {number}"
-                        + (
-                            " with the same runs; read once"
-                            if same
-                            else " with other runs; the first copy is kept, this one dropped"
-                        )
+                problem_row(
+                    key[0],
+                    f"{key[1]}/results/{key[2]}/{key[3]}",
+                    DUPLICATE_INPUT,
+                    f"given again in path {number}"
+                    + (
+                        " with the same runs; read once"
+                        if same
+                        else " with other runs; the first copy is kept, this one dropped"
                     ),
-                }
+                )
             )
         if len(again) > 1 and again == keys:  # a whole path given again: one row says so
             same_runs = all(prints.get(k, ()) == seen_results[k] for k in again)

@@ -4,7 +4,7 @@
 parent) or a ``.tar``, ``.tar.gz``, ``.tar.xz`` or ``.zip`` archive read in place.
 Nothing is printed and nothing raises on bad input: what cannot be used becomes a row
 of ``problems`` and the rest of the round is still read. Every source kind goes one
-way: its entries (``gpuscale._io.iter_source``, within caps on expanded bytes) are
+way: its entries (``gpuscale.sources.iter_source``, within caps on expanded bytes) are
 parsed one by one here; :func:`read_rounds` keeps a result given twice once.
 """
 
@@ -19,15 +19,6 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from gpuscale._io import (
-    Entry,
-    Skipped,
-    SourceError,
-    is_archive,
-    iter_source,
-    read_ahead,
-)
-from gpuscale._io.sources import MAX_FILE_BYTES, MAX_ROUND_BYTES, Budget
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.consistency import FolderNames, odd_logs_out
 from gpuscale.mlperf.duplicates import combine
@@ -36,15 +27,28 @@ from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
 from gpuscale.mlperf.power import PowerLog
 from gpuscale.mlperf.scores import build_scores
 from gpuscale.mlperf.systems import SystemDescriptionError, parse_system
+from gpuscale.sources import (
+    MAX_FILE_BYTES,
+    MAX_ROUND_BYTES,
+    Budget,
+    Entry,
+    Skipped,
+    SourceError,
+    is_archive,
+    iter_source,
+    read_ahead,
+)
 from gpuscale.tables import (
-    COUNT_COLUMNS,
-    PROBLEMS_COLUMNS,
+    PROBLEMS_SCHEMA,
     RUNS_COLUMNS,
-    SYSTEMS_COLUMNS,
+    RUNS_SCHEMA,
+    SYSTEMS_SCHEMA,
     ProblemKind,
     RoundTables,
     RunStatus,
     benchmark_of_folder,
+    frame_of,
+    problem_row,
 )
 
 Progress = Callable[[int, int, str], None]  # (done, total or 0, what is counted)
@@ -83,9 +87,7 @@ class _Collector:
             )
 
     def problem(self, path: str, kind: str, message: str) -> None:
-        self.problems.append(
-            {"round": self.round_name, "path": path, "kind": str(kind), "message": message}
-        )
+        self.problems.append(problem_row(self.round_name, path, kind, message))
 
     def add_system(self, entry: Entry) -> None:
         org, _, name = entry.path.split("/")
@@ -315,7 +317,6 @@ def _add_energy(
 
 
 def _tables(col: _Collector) -> RoundTables:
-    import pandas as pd
 
     submitters = {(s["org"], s["system_id"]): s["submitter"] for s in col.systems}
     odd_logs_out(col.runs, col.problem)
@@ -336,30 +337,14 @@ def _tables(col: _Collector) -> RoundTables:
     for r, kept in zip(runs, scored.kept, strict=True):
         r["kept"] = kept
     col.problems.extend(scored.problems)
-    runs_frame = pd.DataFrame(runs, columns=list(RUNS_COLUMNS))
-    for name in (
-        "run_start_ms",
-        "run_stop_ms",
-        "time_to_train_min",
-        "global_batch_size",
-        "samples_to_converge",
-        "mean_logged_throughput",
-        "compute_energy_kj",
-        "interconnect_energy_kj",
-        "energy_kj",
-    ):
-        runs_frame[name] = runs_frame[name].astype(float)
-    systems = pd.DataFrame(col.systems, columns=list(SYSTEMS_COLUMNS))
+    runs_frame = frame_of(RUNS_SCHEMA, runs)
+    systems = frame_of(SYSTEMS_SCHEMA, col.systems)
     scores = scored.scores
-    # Counts stay whole numbers where some are missing (a CPU-only system, a bad field).
-    for frame, names in ((systems, COUNT_COLUMNS), (scores, ("nodes", "accelerators"))):
-        for name in names:
-            frame[name] = frame[name].astype("Int64")
     return RoundTables(
         systems=systems,
         runs=runs_frame,
         scores=scores,
-        problems=pd.DataFrame(col.problems, columns=list(PROBLEMS_COLUMNS)),
+        problems=frame_of(PROBLEMS_SCHEMA, col.problems),
     )
 
 

@@ -13,8 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from gpuscale._io import Layout
-from gpuscale._io.sources import ARCHIVE_SUFFIXES
+from gpuscale.sources import ARCHIVE_SUFFIXES, Layout
 
 _ROUND_RE = re.compile(r"v?(\d+\.\d+)")
 TOP = re.compile(r"^training_results_v?\d+\.\d+$")

@@ -12,12 +12,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from gpuscale._io import Entry
 from gpuscale.mlperf.compliance import Violation, ViolationKind, run_violations
 from gpuscale.mlperf.convergence import run_samples_to_converge
 from gpuscale.mlperf.power import PowerLog, read_power_log
 from gpuscale.mlperf.rules import keys_of_ruleset, rules_for, ruleset_for
 from gpuscale.mlperf.runlog import read_run_log
+from gpuscale.sources import Entry
 from gpuscale.tables import RunStatus
 
 

@@ -1,4 +1,19 @@
-"""The ``scores`` table: one official score per (system, benchmark folder)."""
+"""The ``scores`` table: one official score per (system, benchmark folder).
+
+Official MLPerf Training scoring is the olympic average of the runs' times to train.
+
+Mirrors ``mlperf_logging.result_summarizer`` (``_compute_strong_score_standalone`` and
+``_compute_olympic_average``):
+
+* a run's time to train is ``(run_stop - run_start) / 60 / 1000`` minutes;
+* a run whose log fails compliance (parse error, quality target missed, missing
+  ``run_stop`` ...) is *dropped*, and counts as one of the runs the olympic rule drops
+  at the slow end;
+* with ``d`` runs dropped and ``k`` the olympic drop count (1; 4 for unet3d), the
+  score is the mean of the sorted counted times ``t[k : n - (k - d)]``; more than ``k``
+  dropped runs give no score;
+* the mean is multiplied by the RCP ``scaling_factor`` of ``scaling.json`` (1 if absent).
+"""
 
 from __future__ import annotations
 
@@ -15,13 +30,56 @@ from gpuscale.mlperf.rules import (
     result_file_counts,
     ruleset_for,
 )
-from gpuscale.mlperf.scoring import OlympicResult, olympic_score
 from gpuscale.tables import (
-    SCORES_COLUMNS,
+    SCORES_SCHEMA,
     SCORES_SYSTEM_COLUMNS,
     ProblemKind,
     benchmark_of_folder,
+    frame_of,
+    problem_row,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class OlympicResult:
+    """A benchmark score and which runs it used.
+
+    ``kept`` holds the positions (into the input list of times) of the runs the olympic
+    rule averaged, in ascending time order; ``reason`` says why there is no score.
+    """
+
+    time_to_train_min: float | None
+    kept: tuple[int, ...]
+    reason: str
+
+
+def olympic_score(
+    times_min: list[float],
+    dropped_runs: int,
+    *,
+    max_dropped_runs: int = 1,
+    scaling_factor: float = 1.0,
+) -> OlympicResult:
+    """The official score of one (system, benchmark) from its counted runs' times.
+
+    ``times_min`` are the counted runs (any order); ``dropped_runs`` the runs that did not
+    count. Returns the score (already multiplied by ``scaling_factor``) or a reason.
+    """
+    if dropped_runs > max_dropped_runs:
+        return OlympicResult(
+            None,
+            (),
+            f"{dropped_runs} runs failed or did not converge; at most {max_dropped_runs} may",
+        )
+    order = sorted(range(len(times_min)), key=lambda i: times_min[i])
+    kept = order[max_dropped_runs : len(order) - (max_dropped_runs - dropped_runs)]
+    if not kept:
+        return OlympicResult(
+            None, (), f"too few counted runs ({len(times_min)}) for the olympic average"
+        )
+    countable = [times_min[i] for i in kept]
+    score = sum(countable) * 1.0 / len(countable)
+    return OlympicResult(score * scaling_factor, tuple(kept), "")
 
 
 def _common_value(values: list[float | None]) -> float | None:
@@ -47,10 +105,6 @@ class ScoredRound:
     problems: list[dict[str, Any]]
 
 
-def _problem(round_name: str, where: str, kind: str, message: str) -> dict[str, Any]:
-    return {"round": round_name, "path": where, "kind": str(kind), "message": message}
-
-
 def build_scores(
     round_name: str,
     systems: list[dict[str, Any]],
@@ -60,7 +114,7 @@ def build_scores(
     *,
     damaged: str = "",
 ) -> ScoredRound:
-    """Score every benchmark folder of a round (see ``scoring.olympic_score``).
+    """Score every benchmark folder of a round (see :func:`olympic_score`).
 
     ``systems`` and ``run_rows`` are the rows of the systems and runs tables (a run's
     missing values as None); ``kept`` is aligned with ``run_rows``. A NaN scaling factor
@@ -115,7 +169,7 @@ def build_scores(
         if system is None:
             reason = reason or f"no system description ({org}/systems/{system_id}.json)"
             problems.append(
-                _problem(
+                problem_row(
                     round_name,
                     where,
                     ProblemKind.MISSING_SYSTEM,
@@ -131,7 +185,7 @@ def build_scores(
             )
         if name not in allowed:
             problems.append(
-                _problem(
+                problem_row(
                     round_name,
                     where,
                     ProblemKind.UNKNOWN_BENCHMARK,
@@ -142,7 +196,7 @@ def build_scores(
             )
         if not group:
             problems.append(
-                _problem(
+                problem_row(
                     round_name,
                     where,
                     ProblemKind.EMPTY_BENCHMARK,
@@ -150,7 +204,7 @@ def build_scores(
                 )
             )
         elif reason:
-            problems.append(_problem(round_name, where, ProblemKind.NO_SCORE, reason))
+            problems.append(problem_row(round_name, where, ProblemKind.NO_SCORE, reason))
         row: dict[str, Any] = {
             "source": "mlperf",
             "round": round_name,
@@ -181,14 +235,5 @@ def build_scores(
             }
         )
         rows.append(row)
-    scores = pd.DataFrame(rows, columns=list(SCORES_COLUMNS))
-    # Numbers stay numbers when a round has none of them (no power logs, no convergence).
-    for name in (
-        "time_to_train_min",
-        "scaling_factor",
-        "global_batch_size",
-        "samples_to_converge",
-        "energy_kj",
-    ):
-        scores[name] = scores[name].astype(float)
+    scores = frame_of(SCORES_SCHEMA, rows)  # numbers stay numbers in a round without any
     return ScoredRound(scores=scores, kept=kept, problems=problems)

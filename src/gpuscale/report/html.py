@@ -18,7 +18,6 @@ from typing import Any
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from gpuscale._io import write_atomically
 from gpuscale.analysis.analyze import (
     AnalysisOptions,
     WorkloadAnalysis,
@@ -35,6 +34,7 @@ from gpuscale.report.plan_section import plan_data, plan_section
 from gpuscale.report.pool import Inline, figure_executor
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
 from gpuscale.report.svg import save_chart
+from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, display_name
 
 FIGURE_TITLES = {
@@ -135,7 +135,7 @@ def build_report(
 ) -> Path:
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
 
-    The folder is written whole or not at all (``gpuscale._io.write_atomically``; raises
+    The folder is written whole or not at all (``gpuscale.sources.write_atomically``; raises
     ``OutputError``); figures of an earlier report there are replaced, not left stale.
 
     ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section;

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpuscale.tables.codes import Code
+
+if TYPE_CHECKING:  # pandas only when tables are built: the CLI starts without it
+    import pandas as pd
 
 
 class BenchStatus(Code):
@@ -133,3 +138,21 @@ COLLECTIVES_COLUMNS: tuple[str, ...] = (
     "gap_ms",
     "error",
 )
+
+
+def one_device(frame: pd.DataFrame, column: str) -> pd.Series:
+    """Per row, ``column`` of the N = 1 ``ok`` run it is read against: of the same
+    configuration group and the same sweep (measured in the same ``gpuscale bench``
+    call), else the group's latest. A re-run into the same file is thus compared with
+    itself, never with another sweep's one-device run on a differently loaded host."""
+    import pandas as pd  # the CLI starts without pandas
+
+    single = frame[(frame["status"] == BenchStatus.OK) & (frame["accelerators"] == 1)]
+    latest = single.drop_duplicates("config_group", keep="last").set_index("config_group")
+    fallback = frame["config_group"].map(latest[column])
+    same = single.dropna(subset=["sweep_id"]).drop_duplicates(
+        ["config_group", "sweep_id"], keep="last"
+    )
+    paired = pd.MultiIndex.from_frame(frame[["config_group", "sweep_id"]])
+    found = same.set_index(["config_group", "sweep_id"])[column].reindex(paired)
+    return pd.Series(found.to_numpy(), index=frame.index).fillna(fallback)

@@ -13,70 +13,71 @@ if TYPE_CHECKING:  # pandas only when tables are built: the CLI starts without i
     import pandas as pd
 
 
-SYSTEMS_COLUMNS: tuple[str, ...] = (
-    "round",
-    "org",
-    "submitter",
-    "system_id",
-    "system_name",
-    "division",
-    "availability",
-    "nodes",
-    "accelerators_per_node",
-    "accelerators",
-    "accelerator_model",
-    "accelerator_family",
-    "accelerator_vendor",
-    "accelerator_product",
-    "accelerator_form_factor",
-    "accelerator_memory_gb",
-    "accelerator_host_interconnect",
-    "accelerator_interconnect",
-    "accelerator_interconnect_topology",
-    "host_networking",
-    "host_networking_topology",
-    "host_processor_model",
-    "framework",
-    "cooling",
-    "official_row",
-)
+# Each table's columns in order, with the dtype its frame holds (pandas names: ``str``
+# text, ``Int64`` whole numbers that may be missing, ``int64`` whole numbers that never
+# are, ``float64`` measurements (NaN where missing), ``bool``). :func:`frame_of` builds a
+# frame from rows with these columns and casts the numbers once.
+SYSTEMS_SCHEMA: dict[str, str] = {
+    "round": "str",
+    "org": "str",
+    "submitter": "str",
+    "system_id": "str",
+    "system_name": "str",
+    "division": "str",
+    "availability": "str",
+    "nodes": "Int64",
+    "accelerators_per_node": "Int64",
+    "accelerators": "Int64",
+    "accelerator_model": "str",
+    "accelerator_family": "str",
+    "accelerator_vendor": "str",
+    "accelerator_product": "str",
+    "accelerator_form_factor": "str",
+    "accelerator_memory_gb": "Int64",
+    "accelerator_host_interconnect": "str",
+    "accelerator_interconnect": "str",
+    "accelerator_interconnect_topology": "str",
+    "host_networking": "str",
+    "host_networking_topology": "str",
+    "host_processor_model": "str",
+    "framework": "str",
+    "cooling": "str",
+    "official_row": "bool",
+}
+SYSTEMS_COLUMNS: tuple[str, ...] = tuple(SYSTEMS_SCHEMA)
 
 # Whole-number columns of ``systems`` (pandas ``Int64``: empty where unknown).
-COUNT_COLUMNS: tuple[str, ...] = (
-    "nodes",
-    "accelerators_per_node",
-    "accelerators",
-    "accelerator_memory_gb",
-)
+COUNT_COLUMNS: tuple[str, ...] = tuple(c for c, d in SYSTEMS_SCHEMA.items() if d == "Int64")
 
-RUNS_COLUMNS: tuple[str, ...] = (
-    "round",
-    "org",
-    "submitter",
-    "system_id",
-    "benchmark",
-    "workload",
-    "run_file",
-    "run_start_ms",
-    "run_stop_ms",
-    "time_to_train_min",
-    "status",
-    "counted",
-    "kept",
-    "problem",
-    "log_benchmark",
-    "log_division",
-    "global_batch_size",
-    "samples_to_converge",
-    "mean_logged_throughput",
-    "final_quality",
-    "seed",
-    "mllog_lines",
-    "parse_errors",
-    "compute_energy_kj",
-    "interconnect_energy_kj",
-    "energy_kj",
-)
+RUNS_SCHEMA: dict[str, str] = {
+    "round": "str",
+    "org": "str",
+    "submitter": "str",
+    "system_id": "str",
+    "benchmark": "str",
+    "workload": "str",
+    "run_file": "str",
+    "run_start_ms": "float64",
+    "run_stop_ms": "float64",
+    "time_to_train_min": "float64",
+    "status": "str",
+    "counted": "bool",
+    "kept": "bool",
+    "problem": "str",
+    "log_benchmark": "str",
+    "log_division": "str",
+    "global_batch_size": "float64",
+    "samples_to_converge": "float64",
+    "mean_logged_throughput": "float64",
+    "final_quality": "str",
+    "seed": "str",
+    "mllog_lines": "int64",
+    "parse_errors": "int64",
+    "compute_energy_kj": "float64",
+    "interconnect_energy_kj": "float64",
+    "energy_kj": "float64",
+}
+RUNS_COLUMNS: tuple[str, ...] = tuple(RUNS_SCHEMA)
 
 # The columns of ``scores`` that are copied from the system's row of ``systems``.
 SCORES_SYSTEM_COLUMNS: tuple[str, ...] = (
@@ -90,36 +91,60 @@ SCORES_SYSTEM_COLUMNS: tuple[str, ...] = (
     "accelerators",
 )
 
-SCORES_COLUMNS: tuple[str, ...] = (
-    "round",
-    "org",
-    "submitter",
-    "system_id",
-    "system_name",
-    "division",
-    "availability",
-    "accelerator_family",
-    "accelerator_model",
-    "nodes",
-    "accelerators",
-    "benchmark",
-    "workload",
-    "runs",
-    "runs_converged",
-    "runs_required",
-    "scaling_factor",
-    "time_to_train_min",
-    "score_reason",
-    "kept_runs",
-    "global_batch_size",
-    "samples_to_converge",
-    "source",
-    "energy_kj",
-    "first_round",
-    "republished_in",
-)
+SCORES_SCHEMA: dict[str, str] = {
+    "round": "str",
+    "org": "str",
+    "submitter": "str",
+    "system_id": "str",
+    "system_name": "str",
+    "division": "str",
+    "availability": "str",
+    "accelerator_family": "str",
+    "accelerator_model": "str",
+    "nodes": "Int64",
+    "accelerators": "Int64",
+    "benchmark": "str",
+    "workload": "str",
+    "runs": "int64",
+    "runs_converged": "int64",
+    "runs_required": "int64",
+    "scaling_factor": "float64",
+    "time_to_train_min": "float64",
+    "score_reason": "str",
+    "kept_runs": "int64",
+    "global_batch_size": "float64",
+    "samples_to_converge": "float64",
+    "source": "str",
+    "energy_kj": "float64",
+    "first_round": "str",
+    "republished_in": "str",
+}
+SCORES_COLUMNS: tuple[str, ...] = tuple(SCORES_SCHEMA)
 
-PROBLEMS_COLUMNS: tuple[str, ...] = ("round", "path", "kind", "message")
+PROBLEMS_SCHEMA: dict[str, str] = {"round": "str", "path": "str", "kind": "str", "message": "str"}
+PROBLEMS_COLUMNS: tuple[str, ...] = tuple(PROBLEMS_SCHEMA)
+
+
+# What :func:`frame_of` casts: numbers that may be missing in a row (None -> NaN / <NA>).
+CAST_DTYPES = ("float64", "Int64")
+
+
+def frame_of(schema: dict[str, str], rows: Iterable[dict] = ()) -> pd.DataFrame:
+    """A frame of ``rows`` (dicts) with exactly the ``schema``'s columns, in order (None
+    where a row lacks one), its number columns cast to their dtypes: a table kind whose
+    numbers stay numbers even when a round has none of them."""
+    import pandas as pd
+
+    frame = pd.DataFrame(list(rows), columns=list(schema))
+    for name, dtype in schema.items():
+        if dtype in CAST_DTYPES:
+            frame[name] = frame[name].astype(dtype)
+    return frame
+
+
+def problem_row(round_name: str, path: str, kind: str, message: str) -> dict[str, str]:
+    """One row of ``problems``: where (``path`` inside the round), what kind, and why."""
+    return {"round": round_name, "path": path, "kind": str(kind), "message": message}
 
 
 class RunStatus(Code):
@@ -186,11 +211,9 @@ class RoundTables:
 
     @staticmethod
     def empty() -> RoundTables:
-        import pandas as pd
-
         return RoundTables(
             *(
-                pd.DataFrame(columns=list(columns))
-                for columns in (SYSTEMS_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, PROBLEMS_COLUMNS)
+                frame_of(schema)
+                for schema in (SYSTEMS_SCHEMA, RUNS_SCHEMA, SCORES_SCHEMA, PROBLEMS_SCHEMA)
             )
         )

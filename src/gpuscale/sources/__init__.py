@@ -1,24 +1,31 @@
-"""Reading fast: trees and archives in place, and work spread over processes.
+"""Reading fast: trees and archives in place, and outputs written atomically.
 
 The one interface the rest of gpuscale uses: :func:`iter_source` (a directory or archive
 as :class:`Entry` objects chosen by a :class:`Layout`, within a :class:`Budget` of
 expanded bytes) and :func:`write_atomically`. Nothing here knows about MLPerf.
+Modules, lowest first: ``entries`` (the types), ``directories`` and ``archives`` (the two
+kinds of source), ``tree`` (either), ``atomic`` (outputs).
 """
 
-from gpuscale._io.atomic import OutputError, write_atomically
-from gpuscale._io.sources import (
+from gpuscale.sources.atomic import OutputError, write_atomically
+from gpuscale.sources.entries import (
+    ARCHIVE_SUFFIXES,
+    MAX_FILE_BYTES,
+    MAX_ROUND_BYTES,
     Budget,
     Entry,
     Layout,
     Skipped,
     SourceError,
     is_archive,
-    iter_source,
     printable,
-    read_ahead,
 )
+from gpuscale.sources.tree import iter_source, read_ahead
 
 __all__ = [
+    "ARCHIVE_SUFFIXES",
+    "MAX_FILE_BYTES",
+    "MAX_ROUND_BYTES",
     "Budget",
     "Entry",
     "Layout",

@@ -19,6 +19,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from gpuscale.version import __version__
+
 MANIFEST = ".gpuscale-manifest"
 
 
@@ -85,8 +87,6 @@ def write_atomically(
     try:
         write(tmp)
         names = sorted(p.name for p in tmp.iterdir())
-        from gpuscale import __version__
-
         header = f"{_HEADER}{__version__} {command}".rstrip()
         (tmp / MANIFEST).write_text("\n".join([header, *names]) + "\n", encoding="utf-8")
         _move_into_place(tmp, out_dir, names, command)

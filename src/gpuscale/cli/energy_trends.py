@@ -21,7 +21,7 @@ from gpuscale.cli.common import (
     out,
     workloads_of,
 )
-from gpuscale.cli_output import Format, print_frame
+from gpuscale.cli.output import Format, print_frame
 
 ENERGY_COLUMNS = [
     "round",

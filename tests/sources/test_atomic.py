@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuscale._io import OutputError, write_atomically
+from gpuscale.sources import OutputError, write_atomically
 
 
 def files(folder: Path) -> dict[str, str]:

@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gpuscale._io.sources import (
+from gpuscale.sources.entries import (
     ARCHIVE_ERRORS,
     Budget,
     Entry,

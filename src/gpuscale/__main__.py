@@ -1,0 +1,5 @@
+"""``python -m gpuscale``: the command line."""
+
+from gpuscale.cli import main
+
+main()

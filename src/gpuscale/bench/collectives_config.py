@@ -1,0 +1,88 @@
+"""One collectives sweep's settings, written once: the ``gpuscale collectives`` options
+take their defaults and help from :class:`CollectivesConfig`, and the torchrun worker
+(``gpuscale.bench.collectives``) takes the same defaults for its flags. Nothing here
+imports torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The collectives nccl-tests times (gpuscale.bench.collectives.BUS_FACTOR has their factors).
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
+BACKENDS = ("auto", "nccl", "gloo")
+GPU_MAX_BYTES = 1 << 30  # nccl-tests' usual -e 1G
+CPU_MAX_BYTES = 64 << 20  # gloo on CPU: larger messages only take longer
+
+HELP: dict[str, str] = {
+    "ops": f"Comma-separated: {', '.join(OPS)}.",
+    "min_bytes": "Smallest message (nccl-tests -b).",
+    "max_bytes": "Largest message (nccl-tests -e): K, M, G are binary (1G = 2^30 B, as "
+    "nccl-tests), KiB/MiB/GiB too, KB/MB/GB decimal; default 1G on GPUs, 64M on CPU.",
+    "iters": "Timed calls per size (nccl-tests -n).",
+    "warmup": "Warm-up calls (nccl-tests -w).",
+    "check": "Check every result (nccl-tests -c).",
+    "gap_ms": "Compute this many ms between timed calls, as training does between "
+    "all-reduces (0: back to back, as nccl-tests).",
+    "load": "CPU processes: keep a compute thread busy on every rank while the calls are "
+    "timed, as backward does beside DDP's all-reduce (calibrates advice for CPU devices); "
+    "ignored on GPUs.",
+    "backend": "auto, nccl or gloo.",
+}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CollectivesConfig:
+    """What every rank of a collectives sweep runs; see ``HELP`` for each field.
+    ``max_bytes`` None: :data:`GPU_MAX_BYTES` on GPUs, :data:`CPU_MAX_BYTES` on CPU."""
+
+    ops: tuple[str, ...] = ("all_reduce",)
+    min_bytes: int = 8
+    max_bytes: int | None = None
+    iters: int = 20
+    warmup: int = 5
+    check: bool = True
+    gap_ms: float = 0.0
+    load: bool = False
+    backend: str = "auto"
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.ops) - set(OPS))
+        if unknown or not self.ops:
+            raise ValueError(
+                f"unknown collective(s) {', '.join(unknown) or '(none given)'}; "
+                f"known: {', '.join(OPS)}"
+            )
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend is one of {', '.join(BACKENDS)}, not {self.backend!r}")
+        checks = {
+            "min_bytes": self.min_bytes >= 1,
+            "max_bytes": self.max_bytes is None or self.max_bytes >= 1,
+            "iters": self.iters >= 1,
+            "warmup": self.warmup >= 0,
+            "gap_ms": self.gap_ms >= 0,
+        }
+        bad = [name for name, ok in checks.items() if not ok]
+        if bad:
+            raise ValueError(f"invalid {', '.join(bad)}: {HELP[bad[0]]}")
+        if self.max_bytes is not None and self.min_bytes > self.max_bytes:
+            raise ValueError(
+                f"the smallest message ({self.min_bytes:,} B) is above the largest "
+                f"({self.max_bytes:,} B)"
+            )
+
+    def largest(self, device: str) -> int:
+        """The largest message in bytes on ``device`` (``cuda`` or ``cpu``)."""
+        if self.max_bytes is not None:
+            return self.max_bytes
+        return GPU_MAX_BYTES if device == "cuda" else CPU_MAX_BYTES
+
+    def worker_args(self, device: str, sweep_id: str) -> list[str]:
+        """The flags of ``python -m gpuscale.bench.collectives`` that run this sweep."""
+        return [
+            *("--backend", self.backend, "--ops", ",".join(self.ops)),
+            *("--min-bytes", str(self.min_bytes), "--max-bytes", str(self.largest(device))),
+            *("--iters", str(self.iters), "--warmup", str(self.warmup)),
+            *("--gap-ms", str(self.gap_ms), "--sweep-id", sweep_id),
+            *([] if self.check else ["--no-check"]),
+            *(["--load"] if self.load else []),
+        ]

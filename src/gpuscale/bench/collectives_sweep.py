@@ -1,0 +1,74 @@
+"""Running a collectives sweep from the command line's side: the torchrun command, the
+run, what NCCL said it chose (its ``NCCL_DEBUG=INFO`` log, appended as a record), and the
+sweep read back. The timing itself is ``gpuscale.bench.collectives`` (the worker)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from gpuscale.bench.collectives import SCHEMA
+from gpuscale.bench.collectives_config import CollectivesConfig
+from gpuscale.bench.results import ResultsError, check_writable
+from gpuscale.bench.runner import device_kind, torchrun_command
+from gpuscale.interconnect.nccl import parse_debug_log
+from gpuscale.interconnect.records import Sweeps, read_sweeps
+
+
+class SweepError(Exception):
+    """A sweep that could not run or left no measurement (the message says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SweepRun:
+    """A finished sweep: its id, every sweep of the file (for the verdict), this one's
+    rows, the device kind (``cuda``/``cpu``) and the environment it ran with."""
+
+    sweep_id: str
+    sweeps: Sweeps
+    latest: Any
+    device: str
+    env: dict[str, str]
+
+
+def run_collectives(config: CollectivesConfig, out_file: Path, world: int) -> SweepRun:
+    """Run ``config`` on ``world`` local processes under torchrun, appending to
+    ``out_file`` (JSONL). Raises :class:`SweepError` before starting when the file cannot
+    be written or the sizes are inverted, and after when the run failed."""
+    try:  # before torchrun starts: its own failure would only say "error_file: <N/A>"
+        check_writable(out_file)
+    except ResultsError as exc:
+        raise SweepError(str(exc)) from None
+    device = device_kind(config.backend)
+    if config.min_bytes > config.largest(device):
+        raise SweepError(
+            f"the smallest message ({config.min_bytes} B) is above the largest "
+            f"({config.largest(device)} B)"
+        )
+    sweep_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    command = [
+        *torchrun_command(world, "gpuscale.bench.collectives"),
+        *("--out", str(out_file), *config.worker_args(device, sweep_id)),
+    ]
+    env = {**os.environ}
+    if device == "cuda" and "NCCL_DEBUG" not in env:
+        env["NCCL_DEBUG"] = "INFO"  # what NCCL chose goes into the sweep's record
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        tail = [x for x in (done.stderr or done.stdout).strip().splitlines() if x.strip()][-3:]
+        raise SweepError("the collectives run failed: " + " | ".join(tail))
+    nccl = parse_debug_log(done.stdout + done.stderr)
+    if nccl.version or nccl.transports:
+        record = {"schema": SCHEMA, "kind": "nccl", "sweep_id": sweep_id, "nccl": nccl.to_dict()}
+        with out_file.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+    sweeps = read_sweeps(out_file)
+    latest = sweeps.of(sweep_id)
+    if latest.empty:
+        raise SweepError(f"no measurement of sweep {sweep_id} in {out_file}")
+    return SweepRun(sweep_id, sweeps, latest, device, env)

@@ -1,0 +1,155 @@
+"""A directory tree read folder by folder, as :class:`~gpuscale.sources.entries.Entry`
+objects (links followed once, unreadable folders and members become notes)."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+from gpuscale.sources.entries import (
+    MAX_FILE_BYTES,
+    Budget,
+    Entry,
+    Layout,
+    Skipped,
+    clean_name,
+    printable,
+    shape_problem,
+)
+from gpuscale.tables import ProblemKind
+
+
+def iter_directory(
+    root: Path, layout: Layout, skipped: list[Skipped], budget: Budget | None = None
+) -> Iterator[Entry]:
+    """The wanted files below ``root`` (or below its one child matching ``layout.top``),
+    folder by folder (a folder's files, sorted, then its sub-folders), without recursion
+    (any depth). A link that stays inside the tree is followed once (each real folder and
+    file is read once, which also breaks loops); one that leaves the tree or leads
+    nowhere is reported. What is not a regular file where a file is wanted (a folder, a
+    FIFO, a socket, a dangling link) and archives inside the tree are reported."""
+    if layout.top is not None:
+        try:
+            tops = [c for c in root.iterdir() if c.is_dir() and layout.top.match(c.name)]
+        except OSError:
+            tops = []
+        if len(tops) == 1:
+            root = tops[0]
+    budget = budget or Budget()
+    real_root = os.path.realpath(root)
+    seen: dict[str, str] = {real_root: ""}
+    links: list[tuple[str, str]] = []  # links to folders: followed after the real folders
+    stack = [(str(root), "", real_root)]  # (folder, its path in the tree, its real path)
+    while stack or links:
+        if not stack:
+            path, rel = links.pop(0)
+            real = os.path.realpath(path)
+            first = seen.setdefault(real, rel)
+            if first != rel:
+                skipped.append(_read_as(rel, first))
+                continue
+            stack.append((path, rel, real))
+        folder, rel_dir, real_dir = stack.pop()
+        found = _listing(folder, rel_dir, skipped)
+        if found is None:
+            continue
+        if rel_dir and layout.marked(rel_dir):
+            yield Entry(path=clean_name(rel_dir, skipped), size=0, read=bytes, is_dir=True)
+        folders = []
+        for item in found:
+            rel = f"{rel_dir}/{item.name}" if rel_dir else item.name
+            kind = _kind_of(item, rel, real_root, skipped)
+            if kind is None:
+                continue
+            problem = layout.misplaced(rel, kind != "file" and kind != "other") or shape_problem(
+                rel, "dir" if kind == "link-dir" else kind, layout.wanted(rel)
+            )
+            if problem:
+                skipped.append(Skipped(printable(rel), ProblemKind.NOT_A_FILE, problem))
+            elif kind == "link-dir":
+                links.append((item.path, rel))
+            elif kind == "dir":  # not a link: its real path is its parent's and its name
+                real = f"{real_dir}/{item.name}"
+                first = seen.setdefault(real, rel)
+                if first == rel:
+                    folders.append((item.path, rel, real))
+                else:
+                    skipped.append(_read_as(rel, first))
+            elif kind == "file" and layout.wanted(rel):
+                try:
+                    size = os.stat(item.path).st_size
+                except OSError:
+                    size = 0  # reading it will say why
+                if budget.take(rel, size, skipped, root.name):
+                    yield Entry(
+                        path=clean_name(rel, skipped),
+                        size=size,
+                        read=partial(read_file, item.path, budget.file_bytes),
+                        file=item.path,
+                    )
+        stack.extend(reversed(folders))
+
+
+def _read_as(rel: str, first: str) -> Skipped:
+    return Skipped(
+        printable(rel),
+        ProblemKind.NOT_A_FILE,
+        f"the same folder as {printable(first) or 'the top'} (a link), read once under "
+        "that name; not read again",
+    )
+
+
+def _listing(folder: str, rel_dir: str, skipped: list[Skipped]) -> list[os.DirEntry] | None:
+    try:
+        with os.scandir(folder) as listing:
+            return sorted(listing, key=lambda e: e.name)
+    except OSError as exc:
+        if rel_dir:
+            skipped.append(
+                Skipped(
+                    printable(rel_dir),
+                    ProblemKind.UNREADABLE,
+                    f"cannot list folder ({exc.strerror}); its files were not read",
+                )
+            )
+        return None
+
+
+def _kind_of(item: os.DirEntry, rel: str, real_root: str, skipped: list[Skipped]) -> str | None:
+    """``file``, ``dir``, ``link-dir`` (a link to a folder in the tree) or ``other`` for
+    a listed item, a link to a file in the tree being a ``file``; None (reported) for a
+    link leaving the tree. ``os.scandir`` tells plain kinds apart without a stat call."""
+    try:
+        if not item.is_symlink():
+            if item.is_dir(follow_symlinks=False):
+                return "dir"
+            return "file" if item.is_file(follow_symlinks=False) else "other"
+        target = os.path.realpath(item.path)
+        is_dir = os.path.isdir(target)
+        is_file = os.path.isfile(target)
+    except OSError:
+        return "other"
+    if not (is_dir or is_file):
+        return "other"  # a link to nothing (or to a FIFO...): reported where it is wanted
+    if os.path.commonpath([real_root, target]) != real_root:
+        skipped.append(
+            Skipped(
+                printable(rel),
+                ProblemKind.UNSAFE_PATH,
+                "a link leading outside the round; not followed",
+            )
+        )
+        return None
+    return "link-dir" if is_dir else "file"
+
+
+def read_file(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """A file's bytes; OSError (EFBIG) where it has grown past ``limit`` bytes."""
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"more than the cap of {limit:,} bytes per file")
+    return data

@@ -1,0 +1,167 @@
+"""What a source is made of: :class:`Entry` (a member and how to read it), the
+:class:`Layout` that picks members, :class:`Skipped` notes, the :class:`Budget` of expanded
+bytes, and the name checks directories and archives share. Nothing here raises on what is
+inside a source; only a path that is not a source at all raises :class:`SourceError`.
+"""
+
+from __future__ import annotations
+
+import lzma
+import os
+import re
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gpuscale.tables import ProblemKind
+
+ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".zip")
+# What reading a damaged archive member or stream can raise.
+ARCHIVE_ERRORS = (
+    tarfile.TarError,
+    zipfile.BadZipFile,
+    OSError,
+    EOFError,
+    ValueError,
+    lzma.LZMAError,
+    zlib.error,
+    RuntimeError,  # zipfile: an encrypted member
+    NotImplementedError,  # zipfile: an unsupported compression method
+)
+
+
+class SourceError(Exception):
+    """A path that cannot be read as a tree at all (missing, not a directory or archive)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Which members a reader wants: ``wanted(rel)`` for files, ``marked(rel)`` for
+    folders to report even when empty, ``misplaced(rel, is_dir)`` a message for a member
+    of the wrong kind (a file where a folder belongs), and ``top`` a leading folder name
+    pattern to strip (``training_results_v4.1``). Functions must be module-level (they
+    may travel to worker processes)."""
+
+    wanted: Callable[[str], bool]
+    marked: Callable[[str], bool]
+    misplaced: Callable[[str, bool], str | None]
+    top: re.Pattern[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A member: ``path`` is relative to the tree's top folder, '/'-separated."""
+
+    path: str
+    size: int  # bytes, where known (0 for directory sources: not worth a stat call)
+    read: Callable[[], bytes]
+    file: str | None = None  # the file on disk, for directory sources
+    is_dir: bool = False  # a folder the layout marks (may be empty)
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A member that was not read (or read under an escaped name), and why;
+    ``ends_read``: nothing after it was read (a damaged archive, a bomb)."""
+
+    path: str
+    kind: ProblemKind
+    message: str
+    ends_read: bool = False
+
+
+# Caps on what one source may expand to: 16x the largest real result file (3.8 MB,
+# v1.1) and 16x the largest real round (608 MB unpacked, v4.0).
+MAX_FILE_BYTES = 64 << 20
+MAX_ROUND_BYTES = 10 << 30
+
+
+@dataclass(slots=True)
+class Budget:
+    """The bytes a source may expand to: ``file_bytes`` per member, ``round_bytes`` in
+    all (members too large to read count too: a bomb is still decompressed to be
+    skipped)."""
+
+    file_bytes: int = MAX_FILE_BYTES
+    round_bytes: int = MAX_ROUND_BYTES
+    spent: int = 0
+
+    def take(
+        self, rel: str, size: int, skipped: list[Skipped], where: str, wanted: bool = True
+    ) -> bool:
+        """Whether a wanted member of ``size`` bytes may be read; else why not, in
+        ``skipped`` (an unwanted one: False, silently).
+        Raises :class:`BudgetSpent` when the source as a whole is past its cap."""
+        self.spent += size
+        if self.spent > self.round_bytes:
+            raise BudgetSpent(
+                Skipped(
+                    where,
+                    ProblemKind.UNREADABLE,
+                    f"expands past the cap of {self.round_bytes:,} bytes at {printable(rel)} "
+                    "(a bomb?); what came before was read, nothing after it "
+                    "(raise max_round_bytes for a larger round)",
+                    ends_read=True,
+                )
+            )
+        if not wanted:
+            return False
+        if size > self.file_bytes:
+            skipped.append(
+                Skipped(
+                    printable(rel),
+                    ProblemKind.UNREADABLE,
+                    f"{size:,} bytes, more than the cap of {self.file_bytes:,} per file; not "
+                    "read (raise max_file_bytes for a larger file)",
+                )
+            )
+            return False
+        return True
+
+
+class BudgetSpent(Exception):
+    """A source expanded past its cap: the walk ends with this note."""
+
+    def __init__(self, note: Skipped) -> None:
+        super().__init__(note.message)
+        self.note = note
+
+
+def is_archive(path: str | os.PathLike[str]) -> bool:
+    return str(path).lower().endswith(ARCHIVE_SUFFIXES)
+
+
+def printable(name: str) -> str:
+    """A path as text that any table or file can hold: bytes that were not UTF-8 (kept
+    as surrogates by ``os`` and ``tarfile``) become ``\\xNN`` escapes."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def clean_name(rel: str, skipped: list[Skipped]) -> str:
+    clean = printable(rel)
+    if clean != rel:
+        skipped.append(
+            Skipped(
+                clean,
+                ProblemKind.BAD_FIELD,
+                "file name is not UTF-8; read under this escaped name",
+            )
+        )
+    return clean
+
+
+def shape_problem(rel: str, kind: str, wanted: bool) -> str | None:
+    """Why a member of this kind (``file``, ``dir`` or ``other``) is not read, or None."""
+    if wanted and kind == "dir":
+        return "a folder where a file belongs; not read"
+    if wanted and kind == "other":
+        return "not a regular file (a FIFO, socket, device or link); not read"
+    if kind == "file" and is_archive(rel):
+        return "an archive inside the round; not read (give it as a path of its own)"
+    return None

@@ -1,0 +1,85 @@
+"""One set of defaults for ``gpuscale collectives`` and its torchrun worker."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.bench.collectives import BUS_FACTOR
+from gpuscale.bench.collectives_config import OPS, CollectivesConfig
+from gpuscale.cli import app
+
+
+def test_the_worker_and_the_cli_run_the_same_default_operations(monkeypatch) -> None:
+    """The worker's argparse defaults build the same config as the CLI's (they once
+    disagreed: every collective in the worker, all-reduce in the CLI)."""
+    import gpuscale.bench.collectives as worker
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_pick(backend):  # stop right after the flags are read
+        raise Stop
+
+    monkeypatch.setattr("gpuscale.bench.worker.pick_device", fake_pick)
+    original = worker.CollectivesConfig
+
+    def record(**kwargs):
+        seen["config"] = original(**kwargs)
+        return seen["config"]
+
+    monkeypatch.setattr(worker, "CollectivesConfig", record)
+    pytest.importorskip("torch")
+    with pytest.raises(Stop):
+        worker.main(["--out", "x.jsonl"])
+    assert seen["config"] == CollectivesConfig()
+    assert seen["config"].ops == ("all_reduce",)
+
+
+def test_a_sweep_as_worker_flags() -> None:
+    config = CollectivesConfig(ops=("all_reduce", "broadcast"), max_bytes=None, check=False)
+    args = config.worker_args("cpu", "s1")
+    flags = dict(zip(args[::2], args[1::2], strict=False))
+    assert flags["--ops"] == "all_reduce,broadcast"
+    assert flags["--max-bytes"] == str(64 << 20)  # CPU default: 64 MiB
+    assert "--no-check" in args and "--load" not in args
+    assert config.largest("cuda") == 1 << 30  # nccl-tests' -e 1G
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"ops": ("all_reduce", "allreduce")}, "unknown collective(s) allreduce"),
+        ({"min_bytes": 4096, "max_bytes": 1024}, "is above the largest"),
+        ({"iters": 0}, "invalid iters"),
+        ({"backend": "mpi"}, "backend is one of"),
+    ],
+)
+def test_bad_settings_are_named(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        CollectivesConfig(**kwargs)
+
+
+def test_every_collective_has_its_bus_factor() -> None:
+    assert tuple(BUS_FACTOR) == OPS
+
+
+def test_cli_names_a_bad_setting_before_launching(tmp_path) -> None:
+    pytest.importorskip("torch")
+    result = CliRunner().invoke(
+        app,
+        [
+            "collectives",
+            "--out",
+            str(tmp_path / "c.jsonl"),
+            "--min-bytes",
+            "1M",
+            "--max-bytes",
+            "1K",
+        ],
+    )
+    assert result.exit_code == 2
+    assert "is above the largest" in result.output
+    assert not (tmp_path / "c.jsonl").exists()

@@ -53,7 +53,7 @@ def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, 
     could need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N
     accelerators, scaled to N ideally and then halved (``T_M M / N / 2``: a margin for a
     smaller global batch converging in fewer samples). Below it the inputs cannot be true."""
-    from gpuscale import load_round
+    from gpuscale.mlperf.bundled import load_round
 
     scores = load_round().scores
     rows = scores[scores["workload"] == workload].dropna(subset=["time_to_train_min"])

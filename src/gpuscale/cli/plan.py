@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from gpuscale.cli.common import RoundNames, RoundPaths, app, err, fail, load_tables, out
-from gpuscale.cli_output import Format, print_frame
+from gpuscale.cli.output import Format, print_frame
 from gpuscale.planning.request import HELP
 
 # The table format shows these; CSV and JSON every column.

@@ -63,7 +63,11 @@ def test_each_pick_exists(results) -> None:
     _, res = results
     for r in res:
         keys = set(r.table["org"] + "/" + r.table["system_id"])
-        assert r.equilibrium.max_speed_x_efficiency is not None
+        # under per-family references no speed x efficiency pick is made across them
+        several = r.table[["reference_org", "reference_system_id"]].drop_duplicates()
+        assert (r.equilibrium.max_speed_x_efficiency is None) == (len(several) > 1)
+        for family in r.by_family:
+            assert family.max_speed_x_efficiency is not None
         for pick in r.equilibrium.picks:
             assert pick.key in keys
 

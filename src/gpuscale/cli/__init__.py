@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import signal
 import sys
 
@@ -42,6 +43,22 @@ def _stop(signum: int, frame: object) -> None:
     raise Stopped(signum)
 
 
+def _exit_now(code: int) -> None:
+    """Leave at once after a signal: the command has unwound (its ``finally`` blocks removed
+    temporary folders), so end the worker processes and skip the interpreter's shutdown,
+    where a process pool's manager thread, stopped mid-task, could abort the interpreter
+    (seen once under load: SIGABRT instead of exit 130)."""
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        child.kill()
+    for child in multiprocessing.active_children():
+        child.join(timeout=5)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def main() -> None:
     """Console-script entry point: SIGINT and SIGTERM end the command with one line and
     exit 130/143, temporary folders removed, the previous output intact."""
@@ -52,7 +69,7 @@ def main() -> None:
     except (Stopped, KeyboardInterrupt) as exc:
         code = exc.code if isinstance(exc, Stopped) else 130
         err.print("interrupted" if code == 130 else "terminated", highlight=False)
-        sys.exit(code)
+        _exit_now(code)
     finally:
         # The interpreter's final garbage collection walks every object of the scientific
         # stack (~0.3 s after a report) just before the memory is handed back anyway.

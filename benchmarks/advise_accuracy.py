@@ -160,9 +160,9 @@ def part_b() -> None:
     import mlperf_logging
 
     from gpuscale import load_round
-    from gpuscale.analysis.convergence import fit
+    from gpuscale.analysis.critical_batch import fit
     from gpuscale.analysis.decompose import expected_samples
-    from gpuscale.mlperf.convergence import rcp_points
+    from gpuscale.mlperf.rcp import rcp_points
 
     root = Path(mlperf_logging.__file__).parent / "rcp_checker"
     rows = []

@@ -71,7 +71,7 @@ def test_numbers_are_never_split_in_a_narrow_terminal(monkeypatch) -> None:
     import pandas as pd
     from rich.console import Console
 
-    from gpuscale.formatting import number
+    from gpuscale.quantities import number
 
     csv = runner.invoke(app, ["scores", "-b", "bert", "-f", "csv"]).stdout
     frame = pd.read_csv(io.StringIO(csv))

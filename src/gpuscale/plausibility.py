@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from gpuscale.formatting import number
+from gpuscale.quantities import number
 
 # Efficiency above this is super-linear scaling: on one machine, a measurement error
 # (different threads, a busy core, a cold cache), not a finding.

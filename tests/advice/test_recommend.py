@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gpuscale
-from gpuscale.advice.energy import Power, device_power
+from gpuscale.advice.device_power import Power, device_power
 from gpuscale.advice.model import Compute, Link, ModelSpec, Network
-from gpuscale.advice.recommend import AdviceInputs, advise, predictions
-from gpuscale.analysis.convergence import ConvergenceModel
+from gpuscale.advice.recommend import AdviceInputs, predictions, recommend
+from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.interconnect.topology import parse_topo_matrix
 
 NVLINK = Network(intra=Link(busbw_gbs=370.8, latency_us=10.0, name="nvlink4"))
@@ -44,7 +44,7 @@ def test_without_convergence_time_follows_throughput() -> None:
 def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
     small_noise = ConvergenceModel(1e7, 256.0, "test")
     slow_compute = Compute(tflops=1.0, fixed_ms=1.0)  # 38 ms per step: communication is small
-    advice = advise(inputs(convergence=small_noise, compute=slow_compute))
+    advice = recommend(inputs(convergence=small_noise, compute=slow_compute))
     largest = advice.predictions.iloc[-1]
     assert largest["convergence_factor"] < largest["throughput_efficiency"]
     # the cap is read where the next step would go (the count above the recommended
@@ -58,7 +58,7 @@ def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
     )[0]
     assert advice.cap == worse
     # the same model without the convergence model is told to use more devices
-    naive = advise(inputs(compute=slow_compute))
+    naive = recommend(inputs(compute=slow_compute))
     assert (advice.recommended or 1) < (naive.recommended or 1)
     # speedup = throughput factor x convergence factor, exactly
     f = advice.predictions
@@ -68,7 +68,7 @@ def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
 
 
 def test_search_lowers_the_per_device_batch_when_the_batch_costs_samples() -> None:
-    advice = advise(
+    advice = recommend(
         inputs(convergence=ConvergenceModel(1e7, 512.0, "test"), compute=Compute(tflops=1.0))
     )
     at64 = advice.predictions.set_index("devices").loc[64]
@@ -91,7 +91,7 @@ def test_break_even_params_depend_on_flops_per_parameter() -> None:
     """An MLP (~6 FLOPs per parameter per sample) needs a far larger model than a CNN
     (~1,000) to pay for the same gradient bytes."""
     compute = Compute(tflops=50.0, fixed_ms=2.0)
-    mlp = advise(
+    mlp = recommend(
         inputs(
             model=ModelSpec(params=10e6),
             compute=compute,
@@ -99,7 +99,7 @@ def test_break_even_params_depend_on_flops_per_parameter() -> None:
             network=Network(intra=Link(busbw_gbs=10.0, latency_us=20.0)),
         )
     )
-    cnn = advise(
+    cnn = recommend(
         inputs(
             model=ModelSpec(params=10e6, flops_per_sample=1e10),
             compute=compute,
@@ -112,7 +112,7 @@ def test_break_even_params_depend_on_flops_per_parameter() -> None:
 
 
 def test_energy_and_cost_per_trained_model() -> None:
-    advice = advise(inputs(power=Power(700.0, "test"), price_per_device_hour=2.0))
+    advice = recommend(inputs(power=Power(700.0, "test"), price_per_device_hour=2.0))
     f = advice.predictions
     assert f["energy_kwh"].to_numpy() == pytest.approx((f["device_hours"] * 0.7).to_numpy())
     assert f["cost"].to_numpy() == pytest.approx((f["device_hours"] * 2.0).to_numpy())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpuscale.bench.config import BenchConfig, model_of_key, run_key
-from gpuscale.units import parse_bytes, parse_size
+from gpuscale.quantities import parse_bytes, parse_size
 
 
 def test_json_roundtrip_and_unknown_fields() -> None:

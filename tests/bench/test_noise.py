@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from gpuscale.analysis.convergence import noise_scale  # noqa: E402
+from gpuscale.analysis.critical_batch import noise_scale  # noqa: E402
 
 from .linreg import b_simple  # noqa: E402
 

@@ -49,7 +49,7 @@ def test_olympic(times, dropped, max_dropped, factor, expected, kept) -> None:
     ],
 )
 def test_olympic_samples(values, max_failed, expected) -> None:
-    from gpuscale.mlperf.convergence import olympic_samples
+    from gpuscale.mlperf.rcp import olympic_samples
 
     assert olympic_samples(values, max_failed) == expected
 

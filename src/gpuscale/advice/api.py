@@ -28,7 +28,7 @@ from gpuscale.advice.calibrate import (
     network_from_collectives,
     with_comm_scale,
 )
-from gpuscale.advice.energy import device_power
+from gpuscale.advice.device_power import device_power
 from gpuscale.advice.model import Compute, Link, ModelSpec, Network
 from gpuscale.advice.plausible import (
     implied_device,
@@ -36,13 +36,11 @@ from gpuscale.advice.plausible import (
     rate_warnings,
     topology_cap,
 )
-from gpuscale.advice.recommend import Advice, AdviceInputs
-from gpuscale.advice.recommend import advise as recommend
+from gpuscale.advice.recommend import Advice, AdviceInputs, recommend
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.uncertainty import StepError, leave_one_out
-from gpuscale.analysis.convergence import ConvergenceModel, rcp_model_for
-from gpuscale.formatting import number
-from gpuscale.units import format_count, format_ms
+from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
+from gpuscale.quantities import format_count, format_ms, number
 
 if TYPE_CHECKING:
     import pandas as pd

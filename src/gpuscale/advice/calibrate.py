@@ -37,8 +37,8 @@ from gpuscale.advice.model import (
     comm_times_s,
     ring_factor,
 )
-from gpuscale.analysis.convergence import NoiseScale, noise_scale
-from gpuscale.formatting import number
+from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
+from gpuscale.quantities import number
 
 # Runs that share a machine setting: their compute and communication are comparable.
 HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")

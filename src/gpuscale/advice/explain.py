@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
-from gpuscale.formatting import number
-from gpuscale.units import format_count, format_hours, format_ms
+from gpuscale.quantities import format_count, format_hours, format_ms, number
 
 SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
 

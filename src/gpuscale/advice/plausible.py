@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuscale.formatting import number
+from gpuscale.quantities import number
 
 MIN_MFU = 0.01
 MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch

@@ -4,7 +4,7 @@ energy to a trained model.
 
 For each device count N the search tries per-device batches ``b`` (the measured one and
 its halves) and accumulation ``k`` (powers of two): the global batch is ``B = N b k``,
-the samples to train ``E(B)`` (``gpuscale.analysis.convergence``), the throughput ``X`` the
+the samples to train ``E(B)`` (``gpuscale.analysis.critical_batch``), the throughput ``X`` the
 step model's, and the time to train ``T = E(B) / X``; the fastest (b, k) wins. Hence
 
     ``speedup(N) = T(1) / T(N) = [X(N) / X(1)] * [E(B_1) / E(B_N)]``
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from gpuscale.advice.decision import Decision, decide
-from gpuscale.advice.energy import Power
+from gpuscale.advice.device_power import Power
 from gpuscale.advice.explain import explain
 from gpuscale.advice.model import (
     DEFAULT_BUCKET_MB,
@@ -35,8 +35,8 @@ from gpuscale.advice.model import (
     predict_step,
 )
 from gpuscale.advice.uncertainty import StepError
-from gpuscale.analysis.convergence import ConvergenceModel
-from gpuscale.formatting import number
+from gpuscale.analysis.critical_batch import ConvergenceModel
+from gpuscale.quantities import number
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -357,7 +357,7 @@ def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
     return found[:1] + ([f"(and {len(found) - 1} more count(s))"] if len(found) > 1 else [])
 
 
-def advise(inputs: AdviceInputs) -> Advice:
+def recommend(inputs: AdviceInputs) -> Advice:
     """Predictions, the Decision and the explanation for one model on one network."""
     frame = predictions(inputs)
     warnings = (*inputs.warnings, *_below_mlperf(frame, inputs))

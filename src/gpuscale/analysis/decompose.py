@@ -20,7 +20,7 @@ so the unit cancels). Rows without a count (e.g. open division) get NaN.
 Beside the measured count, ``expected_samples_to_converge`` is what the round's
 reference convergence points predict at the system's global batch, ``E(B) = E_min (1 +
 B / B_noise)`` fitted to ``mlperf-logging``'s RCPs of the round's ruleset
-(``gpuscale.analysis.convergence``), and ``samples_vs_expected`` their ratio: about 1
+(``gpuscale.analysis.critical_batch``), and ``samples_vs_expected`` their ratio: about 1
 when a system converges as the references do, below 1 when its hyperparameters beat
 them.
 """
@@ -32,7 +32,7 @@ import functools
 import numpy as np
 import pandas as pd
 
-from gpuscale.analysis.convergence import ConvergenceModel, rcp_model_for
+from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
 
 
 def decompose(table: pd.DataFrame) -> pd.DataFrame:

@@ -30,7 +30,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from gpuscale.units import parse_size
+from gpuscale.quantities import parse_size
 
 Batch = tuple[Any, Any]
 MakeBatch = Callable[[int, torch.device], Batch]

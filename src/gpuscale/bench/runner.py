@@ -32,7 +32,7 @@ from pathlib import Path
 
 from gpuscale.bench.config import BenchConfig, model_of_key, resolved_config, run_key
 from gpuscale.bench.results import append_result, check_writable, done_keys, read_results
-from gpuscale.formatting import number
+from gpuscale.quantities import number
 from gpuscale.tables import BenchStatus
 
 

@@ -12,8 +12,7 @@ import typer
 
 from gpuscale.cli.common import FormatOption, app, fail, out, read_bench
 from gpuscale.cli.output import Format, print_frame
-from gpuscale.formatting import number
-from gpuscale.units import format_count
+from gpuscale.quantities import format_count, number
 
 # The prediction columns a terminal shows (JSON and CSV carry them all).
 TABLE_COLUMNS = [
@@ -74,13 +73,13 @@ def _options() -> list[inspect.Parameter]:
     return params
 
 
-def advise(**options: Any) -> None:
+def advise_command(**options: Any) -> None:
     """Recommend how many devices to train on, with what batch, and why: time, cost and
     energy to a trained model from your measurements (or numbers) and a convergence model."""
-    from gpuscale.advice.api import advise as run_advice
+    from gpuscale.advice.api import advise
     from gpuscale.advice.request import PATHS, SIZES, AdviceRequest
     from gpuscale.names import UnknownNameError, resolve_ruleset, resolve_workloads
-    from gpuscale.units import parse_size
+    from gpuscale.quantities import parse_size
 
     fmt = options.pop("fmt")
     try:  # the names every command resolves alike: `bret` gets "did you mean 'bert'?"
@@ -106,14 +105,14 @@ def advise(**options: Any) -> None:
 
             topology = detect_topology(None, None)
         bench = read_bench(Path(request.bench)) if request.bench else None
-        result = run_advice(request, bench=bench, topology=topology)
+        result = advise(request, bench=bench, topology=topology)
     except (ValueError, KeyError, OSError) as exc:
         fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
     render(result, fmt)
 
 
-advise.__signature__ = inspect.Signature(_options())  # type: ignore[attr-defined]
-app.command()(advise)
+advise_command.__signature__ = inspect.Signature(_options())  # type: ignore[attr-defined]
+app.command("advise")(advise_command)
 
 
 def render(result: Any, fmt: Format) -> None:

@@ -52,7 +52,7 @@ def print_analysis(
 ) -> None:
     """Print each ``WorkloadAnalysis`` as a table with its picks (the terminal format)."""
     from gpuscale.analysis.answers import CROSS_FAMILY, overall_equilibrium, per_family_reference
-    from gpuscale.formatting import named
+    from gpuscale.quantities import named
 
     fmt = Format.table
     for result in results:

@@ -55,7 +55,7 @@ def energy(
     columns_asked: Columns = None,
 ) -> None:
     """Energy to train from MLPerf power logs (official rule), per sample and accelerator-hour."""
-    from gpuscale.analysis.energy import energy_table
+    from gpuscale.analysis.energy_per_result import energy_table
 
     tables = load_tables(paths, round_names)
     workloads = workloads_of(tables, benchmark)

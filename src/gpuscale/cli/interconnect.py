@@ -13,8 +13,7 @@ from gpuscale.bench.collectives_config import HELP, CollectivesConfig
 from gpuscale.cli.bench import world_sizes
 from gpuscale.cli.common import FormatOption, app, err, fail, out, require_torch
 from gpuscale.cli.output import Format, print_frame
-from gpuscale.formatting import number
-from gpuscale.units import format_bytes, parse_bytes
+from gpuscale.quantities import format_bytes, number, parse_bytes
 
 
 def detect_topology(topo_file: Path | None, gpu: str | None):

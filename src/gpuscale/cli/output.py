@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from gpuscale.formatting import number
+from gpuscale.quantities import number
 
 if TYPE_CHECKING:  # pandas is imported when a table is printed: the CLI starts faster
     import pandas as pd

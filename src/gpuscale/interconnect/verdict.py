@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuscale.formatting import number
 from gpuscale.interconnect.reference import PRESETS
 from gpuscale.interconnect.topology import Topology
+from gpuscale.quantities import number
 
 NORMAL, LOW, SUSPICIOUS, NO_REFERENCE = "normal", "low", "suspicious", "no reference"
 DROP_SHARE = 0.15
@@ -38,8 +38,7 @@ class OpVerdict:
     change: str = ""
 
     def sentence(self) -> str:
-        from gpuscale.formatting import number
-        from gpuscale.units import format_bytes
+        from gpuscale.quantities import format_bytes, number
 
         text = (
             f"{self.op}: peak bus bandwidth {number(self.peak_busbw_gbs)} GB/s "

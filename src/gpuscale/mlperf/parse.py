@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuscale.mlperf.compliance import Violation, ViolationKind, run_violations
-from gpuscale.mlperf.convergence import run_samples_to_converge
 from gpuscale.mlperf.power import PowerLog, read_power_log
+from gpuscale.mlperf.rcp import run_samples_to_converge
 from gpuscale.mlperf.rules import keys_of_ruleset, rules_for, ruleset_for
 from gpuscale.mlperf.runlog import read_run_log
 from gpuscale.sources import Entry

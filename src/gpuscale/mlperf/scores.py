@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.mlperf.benchmarks import workload_in_round
-from gpuscale.mlperf.convergence import olympic_samples
+from gpuscale.mlperf.rcp import olympic_samples
 from gpuscale.mlperf.rules import (
     MAX_DROPPED_RUNS,
     benchmarks_of,

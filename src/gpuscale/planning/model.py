@@ -3,7 +3,7 @@
 For one accelerator family and workload, each measured system ``i`` (``N_i`` devices,
 global batch ``B_i``, time ``T_i`` minutes, round ``R_i``) gives the minutes per expected
 sample ``tau_i = T_i / E_R(B_i)``, with ``E_R(B) = E_min (1 + B / B_noise)`` fitted to the
-RCPs of round ``R``'s ruleset (``gpuscale.analysis.convergence``; ``E = 1`` when the
+RCPs of round ``R``'s ruleset (``gpuscale.analysis.critical_batch``; ``E = 1`` when the
 workload has no RCPs: then convergence is not modelled). The throughput law is fitted on
 the logarithm,
 

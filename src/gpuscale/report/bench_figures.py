@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from gpuscale.formatting import number
+from gpuscale.quantities import number
 from gpuscale.report.style import (
     MARGINS,
     OKABE_ITO,

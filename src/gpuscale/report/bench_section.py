@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params, trusted
-from gpuscale.formatting import number
+from gpuscale.quantities import number
 from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
 from gpuscale.report.svg import save_chart
 

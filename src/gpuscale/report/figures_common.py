@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
-from gpuscale.formatting import devices, named, number
+from gpuscale.quantities import devices, named, number
 from gpuscale.tables import display_name
 
 

@@ -10,7 +10,7 @@ from gpuscale.analysis.analyze import WorkloadAnalysis
 from gpuscale.analysis.answers import per_family_reference
 from gpuscale.analysis.decompose import dominant_loss, family_decomposition
 from gpuscale.analysis.equilibrium import fastest_per_count
-from gpuscale.formatting import article, devices, named, number
+from gpuscale.quantities import article, devices, named, number
 
 # Chip -> architecture (vendors' naming): what "the same hardware generation" means.
 _ARCHITECTURE = {

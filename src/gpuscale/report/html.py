@@ -26,7 +26,7 @@ from gpuscale.analysis.analyze import (
     workload_pairs,
     workload_table,
 )
-from gpuscale.formatting import named, number
+from gpuscale.quantities import named, number
 from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.findings import workload_findings

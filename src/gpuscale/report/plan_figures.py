@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.formatting import number
+from gpuscale.quantities import number
 from gpuscale.report.style import OKABE_ITO, Chart, finish, log_x, new_axes, plain_log, styled
 from gpuscale.tables import display_name
 from gpuscale.tables.workloads import round_key

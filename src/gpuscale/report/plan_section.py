@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuscale.formatting import number
 from gpuscale.planning import PlanError, PlanRequest
 from gpuscale.planning.api import plan_and_model
+from gpuscale.quantities import number
 from gpuscale.report.plan_figures import plan_chart
 from gpuscale.report.svg import save_chart
 from gpuscale.tables import STUDY_WORKLOADS, display_name

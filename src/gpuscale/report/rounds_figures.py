@@ -6,7 +6,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from gpuscale.analysis.equilibrium import pareto_mask
-from gpuscale.formatting import number
+from gpuscale.quantities import number
 from gpuscale.report.figures import point_labels
 from gpuscale.report.style import (
     MARKERS,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuscale.analysis.energy import energy_table
+from gpuscale.analysis.energy_per_result import energy_table
 from gpuscale.analysis.trends import trends
-from gpuscale.formatting import devices, number
+from gpuscale.quantities import devices, number
 from gpuscale.report.rounds_figures import energy_chart, trend_chart
 from gpuscale.report.svg import save_chart
 from gpuscale.tables import RoundTables, display_name

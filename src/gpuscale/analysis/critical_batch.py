@@ -78,7 +78,7 @@ def fit(batches: list[float], samples: list[float], source: str = "") -> Converg
 
 def rcp_model(ruleset: str, benchmark: str) -> ConvergenceModel | None:
     """E(B) fitted to a benchmark's reference convergence points."""
-    from gpuscale.mlperf.convergence import rcp_points
+    from gpuscale.mlperf.rcp import rcp_points
 
     points = rcp_points(ruleset, benchmark)
     if not points:

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuscale.formatting import devices, number
+from gpuscale.quantities import devices, number
 
 
 def test_examples() -> None:
@@ -49,7 +49,7 @@ def test_thousands_are_separated_below_the_digits_too() -> None:
 
 
 def test_units_never_print_exponents() -> None:
-    from gpuscale.units import format_count, format_hours, format_ms
+    from gpuscale.quantities import format_count, format_hours, format_ms
 
     assert format_ms(3210.0) == "3.21 s" and format_ms(0.42) == "0.42 ms"
     assert format_count(7.2e6) == "7.2M" and format_count(1.5e9) == "1.5B"
@@ -57,7 +57,7 @@ def test_units_never_print_exponents() -> None:
 
 
 def test_a_vendor_word_is_never_written_twice() -> None:
-    from gpuscale.formatting import devices, named
+    from gpuscale.quantities import devices, named
 
     assert devices(8, "NVIDIA NVIDIA H200") == "8 x NVIDIA H200"
     assert named("NVIDIA", "NVIDIA DGX H200") == "NVIDIA DGX H200"
@@ -66,7 +66,7 @@ def test_a_vendor_word_is_never_written_twice() -> None:
 
 
 def test_articles_follow_the_spoken_name() -> None:
-    from gpuscale.formatting import article
+    from gpuscale.quantities import article
 
     said = {w: article(w) for w in ("RTX 4090", "H100-SXM5-80GB", "B200", "TPU-v5p", "MI300X")}
     assert said == {

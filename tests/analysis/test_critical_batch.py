@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuscale.analysis.convergence import (
+from gpuscale.analysis.critical_batch import (
     ConvergenceModel,
     fit,
     noise_scale,
     rcp_model_for,
 )
-from gpuscale.mlperf.convergence import rcp_points
+from gpuscale.mlperf.rcp import rcp_points
 
 
 def test_fit_recovers_exact_points() -> None:

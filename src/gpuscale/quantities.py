@@ -1,0 +1,163 @@
+"""Quantities for people: how gpuscale writes a number (report tables, tooltips, findings,
+the CLI's tables; never in exponent notation, which readers stumble on) and how it reads
+the sizes people type (parameter counts, decimal; byte sizes, binary as nccl-tests).
+
+No heavy imports: the CLI parses sizes before deciding whether torch is needed.
+"""
+
+from __future__ import annotations
+
+import numbers
+import re
+
+
+def number(value: object, digits: int = 3) -> str:
+    """``digits`` significant digits below ``10**digits`` (0.176, 32.8, 222, 0.0000123),
+    whole numbers with thousands separators from there (3,070, not 3.07e+03); integers
+    in full (2,528); None and NaN as ""; True as "yes", False as ""; anything else as
+    ``str``. Only magnitudes below 1e-6 keep an exponent (a row of zeros says less).
+    numpy scalars count as the Python numbers they stand for."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    import numpy as np  # here, not at the top: the CLI starts without numpy
+
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else ""
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}"
+    if not isinstance(value, numbers.Real):
+        return str(value)
+    value = float(value)
+    if value != value:
+        return ""
+    if value in (float("inf"), float("-inf")):
+        return str(value)
+    if value != 0 and abs(value) < 1e-6:
+        return f"{value:.{digits}g}"
+    # Rounded first: 999.96 is "1,000", never "1e+03".
+    text = np.format_float_positional(value, precision=digits, fractional=False, trim="-")
+    rounded = float(text)
+    if abs(rounded) >= 10**digits:
+        return f"{rounded:,.0f}"
+    if abs(rounded) >= 1000:  # 1,843 beside 12,130, never 1843
+        whole, _, fraction = text.partition(".")
+        return f"{int(whole):,}" + (f".{fraction}" if fraction else "")
+    return text
+
+
+def devices(count: float, family: str) -> str:
+    """``3,472 x H100-SXM5-80GB``: a device count (thousands separated) and its kind
+    (a vendor word written twice, ``NVIDIA NVIDIA H200``, once)."""
+    return f"{number(int(count))} x {named(family)}"
+
+
+def named(*parts: object) -> str:
+    """Names joined by spaces without a word written twice where they meet or inside
+    one (``named("NVIDIA", "NVIDIA DGX H200")`` is ``NVIDIA DGX H200``; ``NVIDIA NVIDIA
+    H200`` becomes ``NVIDIA H200``); the comparison ignores case."""
+
+    words: list[str] = []
+    for part in parts:
+        for word in re.split(r"\s+", str(part).strip()):
+            if word and not (words and words[-1].lower() == word.lower()):
+                words.append(word)
+    return " ".join(words)
+
+
+# Letters whose spoken name starts with a vowel sound: "an H100", "an RTX 4090", "an L4".
+_VOWEL_SOUND_LETTERS = frozenset("AEFHILMNORSX")
+
+
+def article(word: str) -> str:
+    """``a`` or ``an`` for ``word`` as it is said: initialisms and model numbers letter by
+    letter (an H100, an RTX 4090, an MI300X, a TPU-v5p, a B200), other words by their
+    first letter (a Gaudi2, an accelerator)."""
+    text = word.strip()
+    if not text:
+        return "a"
+    spelled = len(text) == 1 or not text[1].islower()  # "RTX", "H100", "A30"; not "Gaudi2"
+    if spelled and text[0].isupper():
+        return "an" if text[0] in _VOWEL_SOUND_LETTERS else "a"
+    return "an" if text[0].lower() in "aeio" else "a"
+
+
+_COUNT_UNITS = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+# nccl-tests reads K, M, G as powers of two; KiB/MiB/GiB say so explicitly; KB/MB/GB
+# (with the B) are the SI powers of ten.
+_BYTE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 2**10,
+    "m": 2**20,
+    "g": 2**30,
+    "t": 2**40,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+}
+
+
+def parse_size(text: str) -> int:
+    """A parameter count: ``2M`` -> 2,000,000, ``250k`` -> 250,000, ``1.5B`` ->
+    1,500,000,000 (decimal; ``params`` may follow). ``ValueError`` if not a size."""
+    match = re.fullmatch(
+        r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmbgt]?)\s*(?:params)?\s*", text.lower()
+    )
+    if not match:
+        raise ValueError(f"not a size: {text!r} (use e.g. 250k, 7M, 1.5B)")
+    value = float(match.group(1)) * _COUNT_UNITS[match.group(2)]
+    if not 0 < value < 1e16:
+        raise ValueError(f"size must be positive and finite: {text!r}")
+    return int(value)
+
+
+def parse_bytes(text: str) -> int:
+    """A byte size as nccl-tests reads it: ``64M`` and ``64MiB`` are 64 x 2^20 bytes,
+    ``1G`` and ``1GiB`` 2^30; ``64MB`` and ``1GB`` are SI (64 x 10^6, 10^9). A plain
+    number is bytes. ``ValueError`` if not a size."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]*)\s*", text.lower())
+    if not match or match.group(2) not in _BYTE_UNITS:
+        raise ValueError(f"not a byte size: {text!r} (use e.g. 8, 64K, 64M, 1G, 1GiB, 1GB)")
+    value = float(match.group(1)) * _BYTE_UNITS[match.group(2)]
+    if not 1 <= value < 2**50:
+        raise ValueError(f"byte size must be at least 1 B and below 1 PiB: {text!r}")
+    return int(value)
+
+
+def format_bytes(size: float) -> str:
+    """Bytes in binary units as nccl-tests prints them: ``1 GiB``, ``64 MiB``, ``8 B``."""
+    for unit, factor in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= factor:
+            value = size / factor
+            return f"{value:.0f} {unit}" if value == int(value) else f"{number(value)} {unit}"
+    return f"{size:.0f} B"
+
+
+def format_count(value: float) -> str:
+    """A count people read at a glance: ``7.2M``, ``1.5B``, ``350k``, ``12``."""
+    for unit, factor in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= factor:
+            return f"{number(value / factor)}{unit}"
+    return f"{number(value)}"
+
+
+def format_hours(hours: float) -> str:
+    """A duration in the unit that reads best: ``42 s``, ``17 min``, ``3.2 h``, ``5.1 d``."""
+    seconds = hours * 3600
+    if seconds < 90:
+        return f"{number(seconds)} s"
+    if seconds < 5400:
+        return f"{number(seconds / 60)} min"
+    if hours < 72:
+        return f"{number(hours)} h"
+    return f"{number(hours / 24)} d"
+
+
+def format_ms(ms: float) -> str:
+    """Milliseconds, as seconds from 1,000 ms: ``0.42 ms``, ``38.1 ms``, ``3.88 s``."""
+    return f"{number(ms / 1e3)} s" if abs(ms) >= 1e3 else f"{number(ms)} ms"

@@ -96,3 +96,16 @@ def test_no_cross_family_pick_under_a_per_family_reference(study_analysis) -> No
     assert study[study["scope"] == "all systems"]["accelerators"].notna().all()
     text = " ".join(workload_findings(result, "family"))
     assert "Equilibrium within H100-SXM5-80GB (E' is per family" in text
+
+
+def test_answers_hold_the_typed_answer_schema(study_analysis) -> None:
+    """The answers are a frame of ``tables.ANSWER_SCHEMA``: counts stay whole numbers
+    (``Int64``, empty where no pick) beside picks that are missing, not floats like 8.0."""
+    from gpuscale.analysis.answers import answers
+    from gpuscale.tables import ANSWER_SCHEMA
+
+    frame = answers(study_analysis["family"][0])
+    assert frame["accelerators"].isna().any()  # the cross-family rows pick nothing
+    assert list(frame.columns) == list(ANSWER_SCHEMA)
+    assert str(frame["accelerators"].dtype) == "Int64"
+    assert str(frame["time_to_train_min"].dtype) == "float64"

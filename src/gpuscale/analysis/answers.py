@@ -26,19 +26,7 @@ from gpuscale.analysis.analyze import (
     per_family_reference,
 )
 from gpuscale.analysis.equilibrium import Pick
-
-ANSWER_COLUMNS: tuple[str, ...] = (
-    "round",
-    "workload",
-    "scope",
-    "criterion",
-    "accelerators",
-    "submitter",
-    "system_name",
-    "accelerator_family",
-    "time_to_train_min",
-    "note",
-)
+from gpuscale.tables import ANSWER_PICK_COLUMNS, ANSWER_SCHEMA, frame_of
 
 
 def _row(
@@ -48,7 +36,7 @@ def _row(
     row["criterion"] = criterion
     if pick is None:
         return row | {"accelerators": None, "note": note}
-    return row | {c: pick[c] for c in ANSWER_COLUMNS[4:-1]} | {"note": note}
+    return row | {c: pick[c] for c in ANSWER_PICK_COLUMNS} | {"note": note}
 
 
 def _picked(pick: Pick | None) -> Mapping | None:
@@ -66,9 +54,9 @@ def most_submitted_family(table: pd.DataFrame) -> str:
 
 
 def answers(result: WorkloadAnalysis) -> pd.DataFrame:
-    """One row per (scope, criterion): the count it picks and the system (columns:
-    ``ANSWER_COLUMNS``; ``accelerators`` empty where a criterion picks nothing, e.g. no
-    knee)."""
+    """One row per (scope, criterion): the count it picks and the system (a frame of
+    ``gpuscale.tables.ANSWER_SCHEMA``; ``accelerators`` empty where a criterion picks
+    nothing, e.g. no knee)."""
     table = result.table
     family = most_submitted_family(table)
     own = next((e for e in result.by_family if e.scope == family), None)
@@ -87,4 +75,4 @@ def answers(result: WorkloadAnalysis) -> pd.DataFrame:
         rows.append(_row(result, scope, "speed x efficiency", speed, why))
         threshold = _picked(eq.efficiency_threshold)
         rows.append(_row(result, scope, f"E' >= {eq.threshold:g} x best", threshold, why))
-    return pd.DataFrame(rows, columns=list(ANSWER_COLUMNS))
+    return frame_of(ANSWER_SCHEMA, rows)

@@ -43,6 +43,7 @@ def cluster_systems(
     table: pd.DataFrame, k: int | None = None, *, k_max: int = 6, seed: int = 0
 ) -> Clustering:
     """K-means labels of a scaling table's systems (see the module docstring)."""
+    # lazy: scikit-learn (about 2 s to import), only when clusters are fitted
     from sklearn.cluster import KMeans
     from sklearn.metrics import silhouette_score
 

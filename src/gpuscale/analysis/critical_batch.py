@@ -26,6 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpuscale.mlperf.rcp import rcp_points
+from gpuscale.tables.workloads import RENAMED, workload_of
+
 
 @dataclass(frozen=True, slots=True)
 class ConvergenceModel:
@@ -78,8 +81,6 @@ def fit(batches: list[float], samples: list[float], source: str = "") -> Converg
 
 def rcp_model(ruleset: str, benchmark: str) -> ConvergenceModel | None:
     """E(B) fitted to a benchmark's reference convergence points."""
-    from gpuscale.mlperf.rcp import rcp_points
-
     points = rcp_points(ruleset, benchmark)
     if not points:
         return None
@@ -90,8 +91,6 @@ def rcp_model(ruleset: str, benchmark: str) -> ConvergenceModel | None:
 def rcp_model_for(workload: str, ruleset: str) -> ConvergenceModel | None:
     """E(B) of a workload (cross-round name, or a benchmark folder's) in a ruleset, found
     under any of the names its RCP file has had (``ssd`` for ``retinanet``)."""
-    from gpuscale.tables.workloads import RENAMED, workload_of
-
     name = workload_of(workload)
     for candidate in (name, *[old for old, new in RENAMED.items() if new == name]):
         fitted = rcp_model(ruleset, candidate)

@@ -33,6 +33,9 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
+from gpuscale.analysis.equilibrium import fastest_per_count
+from gpuscale.analysis.metrics import study_reference, with_reference
+from gpuscale.mlperf.rules import ruleset_for
 
 
 def decompose(table: pd.DataFrame) -> pd.DataFrame:
@@ -63,9 +66,6 @@ def family_decomposition(table: pd.DataFrame, family: str) -> pd.Series | None:
     decomposed against the family's own reference (the study's rule within the family):
     the row ``analyze --reference family --decompose`` prints for it, whatever reference
     ``table`` was computed with. None when the family has one accelerator count."""
-    from gpuscale.analysis.equilibrium import fastest_per_count
-    from gpuscale.analysis.metrics import study_reference, with_reference
-
     group = table[table["accelerator_family"] == family]
     if group["accelerators"].nunique() < 2:
         return None
@@ -84,8 +84,6 @@ def expected_samples(round_name: str, benchmark: str, global_batch: float) -> fl
 
 @functools.lru_cache(maxsize=128)
 def round_rcp_model(round_name: str, benchmark: str) -> ConvergenceModel | None:
-    from gpuscale.mlperf.rules import ruleset_for
-
     ruleset, _ = ruleset_for(round_name)
     return rcp_model_for(benchmark, ruleset) if ruleset else None
 

@@ -115,6 +115,7 @@ def fastest_per_count(table: pd.DataFrame) -> pd.DataFrame:
 
 def knee_pick(table: pd.DataFrame) -> pd.Series | None:
     """Kneedle's knee of log10(T) against log10(N) over the fastest system per N."""
+    # lazy: kneed (about 2 s to import: it loads scipy), only when a knee is sought
     from kneed import KneeLocator
 
     frontier = fastest_per_count(table)

@@ -20,6 +20,7 @@ import pandas as pd
 
 from gpuscale.analysis.superlinear import superlinear
 from gpuscale.tables import SCALING_COLUMNS, counts_samples
+from gpuscale.tables.workloads import FOLDER_ALIASES, RENAMED, WORKLOADS
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +132,6 @@ def scaling_table(
     """
     if not isinstance(benchmark, str):
         raise TypeError(f"benchmark must be a str, not {type(benchmark).__name__}")
-    from gpuscale.tables.workloads import FOLDER_ALIASES, RENAMED, WORKLOADS
-
     known = {*WORKLOADS, *RENAMED, *FOLDER_ALIASES, *FOLDER_ALIASES.values()}
     known |= set(scores["workload"].dropna()) | set(scores["benchmark"].dropna())
     if benchmark not in known:  # a known workload these scores lack gives an empty table

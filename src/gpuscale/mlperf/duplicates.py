@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 from gpuscale.tables import RoundTables, problem_row
 
 RESULT = ["round", "org", "system_id", "benchmark"]
@@ -30,8 +32,6 @@ def _fingerprints(runs: Any) -> dict[tuple[str, ...], tuple[Any, ...]]:
 def combine(parts: list[RoundTables]) -> RoundTables:
     """``parts`` stacked in order, each result and system description kept from the
     first part that has it (see the module docstring)."""
-    import pandas as pd
-
     if len(parts) < 2:
         return RoundTables.concat(parts)
     seen_results: dict[tuple[str, ...], tuple[Any, ...]] = {}

@@ -19,6 +19,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.consistency import FolderNames, odd_logs_out
 from gpuscale.mlperf.duplicates import combine
@@ -107,8 +109,6 @@ class _Collector:
         self.systems.append(record.row)
 
     def add_scaling(self, entry: Entry) -> None:
-        import orjson
-
         org, _, system_id, bench = entry.path.split("/")[:4]
         try:
             factor = float(orjson.loads(_no_bom(entry.read()))["scaling_factor"])

@@ -15,6 +15,7 @@ not stop with ``success`` has no value (the checker uses 1e9 and drops it).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -92,8 +93,6 @@ def olympic_samples(values: list[float | None], max_failed: int = 1) -> float | 
 
 
 def _rcp_dir() -> Path | None:
-    import importlib.util
-
     spec = importlib.util.find_spec("mlperf_logging")
     if spec is None or not spec.submodule_search_locations:
         return None

@@ -28,6 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+try:  # a declared dependency; without it (a broken install) the rules read as absent
+    import mlperf_logging.compliance_checker as checker
+    from mlperf_logging import benchmark_meta
+except ImportError:
+    checker = benchmark_meta = None
+
 from gpuscale.mlperf.expressions import Expression, Program, RuleError, expression, program
 
 # Olympic drop count per benchmark where it is not 1 (the package has it in code only).
@@ -147,8 +155,6 @@ def _begin(code: str) -> tuple[dict[str, Any], tuple[str, str] | None]:
 
 @functools.lru_cache(maxsize=256)
 def _config(path: str) -> Config | None:
-    import yaml
-
     try:
         with open(path, encoding="utf-8") as f:
             records = yaml.load(f, Loader=yaml.BaseLoader) or []
@@ -181,11 +187,7 @@ def _config(path: str) -> Config | None:
 
 
 def _package_dir() -> Path | None:
-    try:
-        import mlperf_logging.compliance_checker as checker
-    except ImportError:
-        return None
-    return Path(checker.__file__).parent
+    return Path(checker.__file__).parent if checker is not None else None
 
 
 def ruleset_of(round_name: str) -> str | None:
@@ -283,20 +285,16 @@ def keys_of_ruleset(ruleset: str) -> frozenset[str]:
 def result_file_counts() -> dict[str, int]:
     """Result files each benchmark submits (``mlperf_logging.benchmark_meta``)."""
     try:
-        from mlperf_logging.benchmark_meta import get_result_file_counts
-
-        return dict(get_result_file_counts("training"))
-    except (ImportError, ValueError):
+        return dict(benchmark_meta.get_result_file_counts("training"))
+    except (AttributeError, ValueError):
         return {}
 
 
 def benchmarks_of(ruleset: str) -> list[str]:
     """The benchmarks the ruleset allows (``benchmark_meta``)."""
     try:
-        from mlperf_logging.benchmark_meta import get_allowed_benchmarks
-
-        return list(dict.fromkeys(get_allowed_benchmarks("training", ruleset)))
-    except (ImportError, ValueError):
+        return list(dict.fromkeys(benchmark_meta.get_allowed_benchmarks("training", ruleset)))
+    except (AttributeError, ValueError):
         return []
 
 

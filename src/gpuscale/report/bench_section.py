@@ -8,6 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice.api import advise
+from gpuscale.advice.calibrate import CalibrationError
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params, trusted
 from gpuscale.quantities import number
 from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
@@ -92,9 +94,6 @@ def advice_figure(
 ) -> tuple[list[str], tuple] | None:
     """``gpuscale advise`` for the largest model with a trustworthy N = 1 run: its
     explanation and the predicted scaling against the measured points."""
-    from gpuscale.advice.api import advise
-    from gpuscale.advice.calibrate import CalibrationError
-
     try:
         result = advise(bench=table, **options)
     except (CalibrationError, ValueError) as exc:

@@ -8,6 +8,9 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
+from gpuscale.analysis.decompose import round_rcp_model
+from gpuscale.mlperf.rcp import rcp_points
+from gpuscale.mlperf.rules import ruleset_for
 from gpuscale.quantities import format_count, number
 from gpuscale.report.figures_common import point_labels, title
 from gpuscale.report.style import OKABE_ITO, Chart, finish, log_x, new_axes, plain_log, styled
@@ -56,10 +59,6 @@ def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
 def convergence(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     """Samples to converge against the global batch: each system as measured, and what the
     round's reference convergence points (RCPs) predict, E(B) = E_min (1 + B / B_noise)."""
-    from gpuscale.analysis.decompose import round_rcp_model
-    from gpuscale.mlperf.rcp import rcp_points
-    from gpuscale.mlperf.rules import ruleset_for
-
     table = result.table.dropna(subset=["samples_to_converge", "global_batch_size"])
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}

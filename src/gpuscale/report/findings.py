@@ -10,6 +10,7 @@ from gpuscale.analysis.analyze import WorkloadAnalysis
 from gpuscale.analysis.answers import per_family_reference
 from gpuscale.analysis.decompose import dominant_loss, family_decomposition
 from gpuscale.analysis.equilibrium import fastest_per_count
+from gpuscale.analysis.superlinear import REASONS
 from gpuscale.quantities import article, devices, named, number
 
 # Chip -> architecture (vendors' naming): what "the same hardware generation" means.
@@ -105,8 +106,6 @@ def why_efficiency_falls(table: pd.DataFrame, family: str) -> str | None:
 def superlinear_sentence(table: pd.DataFrame) -> str | None:
     """E' above 1 in words, from the one place that marks it
     (``gpuscale.analysis.superlinear``): how many, and why, per reason."""
-    from gpuscale.analysis.superlinear import REASONS
-
     if "superlinear" not in table:
         return None
     counts = table["superlinear"][table["superlinear"] != ""].value_counts()

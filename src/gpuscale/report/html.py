@@ -26,6 +26,7 @@ from gpuscale.analysis.analyze import (
     workload_pairs,
     workload_table,
 )
+from gpuscale.analysis.answers import answers
 from gpuscale.quantities import named, number
 from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.figures import FIGURES, overview
@@ -237,8 +238,6 @@ ANSWER_HEADERS = ("Workload", "Within", "Fastest", "Knee", "Speed x efficiency",
 def answer_rows(results: list[WorkloadAnalysis]) -> list[dict[str, str]]:
     """The report's first table: per workload and scope, the count each criterion picks
     (``gpuscale.analysis.answers``), with the system on hover."""
-    from gpuscale.analysis.answers import answers
-
     rows = []
     for result in results:
         frame = answers(result)

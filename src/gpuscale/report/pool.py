@@ -15,6 +15,8 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from functools import partial
 
+from threadpoolctl import threadpool_limits
+
 
 class Inline(Executor):
     """Runs each task at once, in this process (one worker, or no ``fork``)."""
@@ -55,12 +57,12 @@ def figure_executor(workers: int) -> Executor:
 
 
 def _analysis_worker_init() -> None:
+    # lazy: the slow imports (kneed, scikit-learn) a forked analysis worker loads once, here
     import kneed
     import sklearn.cluster
     import sklearn.metrics
-    from threadpoolctl import threadpool_limits
 
-    import gpuscale.analysis.analyze
+    import gpuscale.analysis.analyze  # loaded once per worker too, beside those
 
     del kneed, sklearn, gpuscale  # imported for their side effect: loaded in this process
     # One thread for OpenMP and BLAS: a forked child must not use the OpenMP thread pool

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
+from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
@@ -179,6 +180,4 @@ def _family_rank(family: str) -> tuple[int, str]:
 def cluster_colour(cluster: int) -> str:
     """K-means clusters on their own scale (cividis, dark to light), so a colour never
     means a family in one figure and a cluster in the next."""
-    from matplotlib import colormaps
-
     return matplotlib.colors.to_hex(colormaps["cividis"](min(cluster, 5) / 5 * 0.9))

@@ -11,6 +11,9 @@ one per device (GPUs, or CPU processes under gloo).
 """
 
 from gpuscale.tables.analysis import (
+    ANSWER_COLUMNS,
+    ANSWER_PICK_COLUMNS,
+    ANSWER_SCHEMA,
     CI_COLUMNS,
     CLUSTER_COLUMN,
     CLUSTER_FEATURES,
@@ -64,6 +67,9 @@ from gpuscale.tables.workloads import (
 )
 
 __all__ = [
+    "ANSWER_COLUMNS",
+    "ANSWER_PICK_COLUMNS",
+    "ANSWER_SCHEMA",
     "BENCH_COLUMNS",
     "BENCH_CONFIG_COLUMNS",
     "BENCH_GROUP_COLUMNS",

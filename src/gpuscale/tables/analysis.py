@@ -38,6 +38,25 @@ SCALING_COLUMNS: tuple[str, ...] = (
     "samples_per_s_per_accelerator",
 )
 
+# The answer first: per workload and scope, the count each equilibrium criterion picks and
+# the system it picks (``gpuscale.analysis.answers``); ``accelerators`` empty where a
+# criterion picks nothing, ``note`` why.
+ANSWER_SCHEMA: dict[str, str] = {
+    "round": "str",
+    "workload": "str",
+    "scope": "str",  # "<family> (most submitted)" or "all systems"
+    "criterion": "str",
+    "accelerators": "Int64",
+    "submitter": "str",
+    "system_name": "str",
+    "accelerator_family": "str",
+    "time_to_train_min": "float64",
+    "note": "str",
+}
+ANSWER_COLUMNS: tuple[str, ...] = tuple(ANSWER_SCHEMA)
+# The columns an answer row takes from the picked system.
+ANSWER_PICK_COLUMNS: tuple[str, ...] = ANSWER_COLUMNS[4:-1]
+
 # Columns ``analyze`` adds to a scaling table.
 CLUSTER_COLUMN = "cluster"
 PARETO_COLUMN = "pareto"

@@ -133,7 +133,7 @@ def frame_of(schema: dict[str, str], rows: Iterable[dict] = ()) -> pd.DataFrame:
     """A frame of ``rows`` (dicts) with exactly the ``schema``'s columns, in order (None
     where a row lacks one), its number columns cast to their dtypes: a table kind whose
     numbers stay numbers even when a round has none of them."""
-    import pandas as pd
+    import pandas as pd  # lazy: pandas, the tables package loads without it (the CLI imports it)
 
     frame = pd.DataFrame(list(rows), columns=list(schema))
     for name, dtype in schema.items():
@@ -198,7 +198,7 @@ class RoundTables:
 
     @staticmethod
     def concat(parts: Iterable[RoundTables]) -> RoundTables:
-        import pandas as pd
+        import pandas as pd  # lazy: pandas, as in frame_of
 
         parts = list(parts)
         if not parts:

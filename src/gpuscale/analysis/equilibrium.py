@@ -16,7 +16,7 @@ efficiency". gpuscale reports four criteria side by side on a scaling table:
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -144,27 +144,24 @@ def equilibrium(table: pd.DataFrame, *, threshold: float = 0.8, scope: str = "al
         for o, i in zip(table["org"][on_front], table["system_id"][on_front], strict=True)
     ]
     knee = knee_pick(table)
-    if _several_references(table):
-        # per-family references: E' (and S, E) of different references are not comparable,
-        # so only the knee (T against N) is picked across them
-        return Equilibrium(
-            benchmark=benchmark,
-            scope=scope,
-            threshold=threshold,
-            pareto=pareto,
-            knee=_pick(Criterion.KNEE, knee, threshold) if knee is not None else None,
-        )
-    score = table["speedup"] * table["efficiency"]
-    best = table.loc[score.idxmax()]
-    frontier = fastest_per_count(table)
-    floor = threshold * table["normalized_efficiency"].max()
-    good = frontier[frontier["normalized_efficiency"] >= floor]
-    return Equilibrium(
+    by_time = Equilibrium(
         benchmark=benchmark,
         scope=scope,
         threshold=threshold,
         pareto=pareto,
         knee=_pick(Criterion.KNEE, knee, threshold) if knee is not None else None,
+    )
+    if _several_references(table):
+        # per-family references: E' (and S, E) of different references are not comparable,
+        # so only the knee (T against N) is picked across them
+        return by_time
+    score = table["speedup"] * table["efficiency"]
+    best = table.loc[score.idxmax()]
+    frontier = fastest_per_count(table)
+    floor = threshold * table["normalized_efficiency"].max()
+    good = frontier[frontier["normalized_efficiency"] >= floor]
+    return replace(
+        by_time,
         max_speed_x_efficiency=_pick(Criterion.SPEED_X_EFFICIENCY, best, threshold),
         efficiency_threshold=_pick(Criterion.EFFICIENCY_THRESHOLD, good.iloc[-1], threshold)
         if len(good)

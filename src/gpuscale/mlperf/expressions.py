@@ -168,14 +168,20 @@ def _arguments() -> ast.arguments:
     )
 
 
+def _parsed(text: str, mode: str, refusal: str) -> Any:
+    """``text`` parsed in ``mode`` (``eval``, ``exec``); :class:`RuleError` saying
+    ``refusal`` when it is not Python."""
+    try:
+        return ast.parse(text, mode=mode)
+    except SyntaxError as exc:
+        raise RuleError(f"{refusal}: {text!r} ({exc.msg})") from None
+
+
 @functools.lru_cache(maxsize=4096)
 def expression(text: str) -> Expression:
     """The compiled form of one checker expression; :class:`RuleError` if refused."""
     text = text.strip()
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError as exc:
-        raise RuleError(f"not an expression: {text!r} ({exc.msg})") from None
+    tree = _parsed(text, "eval", "not an expression")
     stateful, keys = _validate(tree, text)
     arguments = _arguments()
     function = ast.fix_missing_locations(
@@ -264,10 +270,7 @@ def _kept(statement: ast.stmt, text: str) -> ast.stmt | None:
 def program(text: str) -> Program:
     """The compiled form of one PRE/POST block; :class:`RuleError` if refused."""
     text = text.strip()
-    try:
-        tree = ast.parse(text, mode="exec")
-    except SyntaxError as exc:
-        raise RuleError(f"not code: {text!r} ({exc.msg})") from None
+    tree = _parsed(text, "exec", "not code")
     body = [k for statement in tree.body if (k := _kept(statement, text))] or [ast.Pass()]
     writes, reads = _state_keys(body)
     arguments = _arguments()

@@ -105,6 +105,89 @@ class ScoredRound:
     problems: list[dict[str, Any]]
 
 
+@dataclass(frozen=True)
+class _RoundRules:
+    """What the rules of a round say about its results (``mlperf_logging``)."""
+
+    round_name: str
+    ruleset: str | None
+    allowed: set[str]  # the benchmarks the ruleset allows
+    counts: dict[str, int]  # the result files each benchmark requires
+    damaged: str  # why the source could not be read to its end ("" when it was)
+
+    @staticmethod
+    def of(round_name: str, damaged: str) -> _RoundRules:
+        ruleset, _ = ruleset_for(round_name)
+        allowed = set(benchmarks_of(ruleset)) if ruleset else set()
+        return _RoundRules(round_name, ruleset, allowed, result_file_counts(), damaged)
+
+
+def _olympic(
+    rules: _RoundRules, name: str, group: list[dict], counted: list[dict], factor: float
+) -> tuple[OlympicResult, str]:
+    """The olympic score of one result (runs ``group``, of which ``counted`` converged)
+    and why it has none: no runs, an unusable scaling factor, or a damaged source that may
+    have lost some of the result files the rules require."""
+    required = rules.counts.get(name)
+    result = olympic_score(
+        [r["time_to_train_min"] for r in counted],
+        len(group) - len(counted),
+        max_dropped_runs=MAX_DROPPED_RUNS.get(name, 1),
+        scaling_factor=factor,
+    )
+    reason = result.reason if group else "no result files"
+    if factor != factor:
+        result, reason = _unscored(result), "scaling.json has no usable scaling_factor"
+    elif rules.damaged and required is not None and 0 < len(group) < required:
+        result = _unscored(result)
+        reason = (
+            f"only {len(group)} of the {required} result files the rules "
+            "require were read: the archive is damaged, so the others may be lost"
+        )
+    return result, reason
+
+
+def _official_energy(kept_runs: list[dict], factor: float) -> float | None:
+    """Official energy score (kJ): the mean over the runs the time score kept, scaled;
+    None unless every kept run has an energy."""
+    energies = [r.get("energy_kj") for r in kept_runs]
+    if energies and all(e is not None and e == e for e in energies):
+        return sum(energies) / len(energies) * factor
+    return None
+
+
+def _folder_problems(
+    rules: _RoundRules, where: str, folder: str, runs: int, reason: str
+) -> list[dict[str, Any]]:
+    """The problems of one benchmark folder: not a benchmark of the ruleset, no result
+    files, or no score (``reason``)."""
+    problems = []
+    if benchmark_of_folder(folder) not in rules.allowed:
+        allowed = ", ".join(sorted(rules.allowed)) or "none"
+        problems.append(
+            problem_row(
+                rules.round_name,
+                where,
+                ProblemKind.UNKNOWN_BENCHMARK,
+                f"{folder!r} is not a benchmark of MLPerf Training ruleset {rules.ruleset} "
+                f"(mlperf-logging allows: {allowed}); its runs are checked against no "
+                "benchmark rules",
+            )
+        )
+    if not runs:
+        problems.append(
+            problem_row(
+                rules.round_name,
+                where,
+                ProblemKind.EMPTY_BENCHMARK,
+                "benchmark folder holds no result_*.txt file",
+            )
+        )
+    elif reason:
+        problems.append(problem_row(rules.round_name, where, ProblemKind.NO_SCORE, reason))
+    return problems
+
+
 def build_scores(
     round_name: str,
     systems: list[dict[str, Any]],
@@ -129,111 +212,81 @@ def build_scores(
     kept = [False] * len(run_rows)
     problems: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
-    ruleset, _ = ruleset_for(round_name)
-    allowed = set(benchmarks_of(ruleset)) if ruleset else set()
-    counts = result_file_counts()
+    rules = _RoundRules.of(round_name, damaged)
     for org, system_id, folder in sorted(bench_dirs):
-        name = benchmark_of_folder(folder)
-        required = counts.get(name)
-        dropped = MAX_DROPPED_RUNS.get(name, 1)
-        group_pos = positions.get((org, system_id, name), [])
-        group = [run_rows[p] for p in group_pos]
-        where = f"{org}/results/{system_id}/{folder}"
-        counted = [p for p, r in zip(group_pos, group, strict=True) if r["counted"]]
+        at = positions.get((org, system_id, benchmark_of_folder(folder)), [])
+        counted = [p for p in at if run_rows[p]["counted"]]
         factor = scaling.get((org, system_id, folder), 1.0)
-        result = olympic_score(
-            [run_rows[p]["time_to_train_min"] for p in counted],
-            len(group) - len(counted),
-            max_dropped_runs=dropped,
-            scaling_factor=factor,
+        folder_runs = _FolderRuns([run_rows[p] for p in at], [run_rows[p] for p in counted])
+        row, found, kept_of_counted = _score_folder(
+            rules, (org, system_id, folder), sys_index.get((org, system_id)), folder_runs, factor
         )
-        reason = result.reason if group else "no result files"
-        if factor != factor:
-            result, reason = _unscored(result), "scaling.json has no usable scaling_factor"
-        elif damaged and required is not None and 0 < len(group) < required:
-            result = _unscored(result)
-            reason = (
-                f"only {len(group)} of the {required} result files the rules "
-                "require were read: the archive is damaged, so the others may be lost"
-            )
-        for i in result.kept:
+        for i in kept_of_counted:
             kept[counted[i]] = True
-        energies = [run_rows[counted[i]].get("energy_kj") for i in result.kept]
-        # Official energy score: the mean over the runs the time score kept, scaled.
-        energy = (
-            sum(energies) / len(energies) * factor
-            if energies and all(e is not None and e == e for e in energies)
-            else None
-        )
-        system = sys_index.get((org, system_id))
-        if system is None:
-            reason = reason or f"no system description ({org}/systems/{system_id}.json)"
-            problems.append(
-                problem_row(
-                    round_name,
-                    where,
-                    ProblemKind.MISSING_SYSTEM,
-                    f"results without {org}/systems/{system_id}.json",
-                )
-            )
-        short = required is not None and 0 < len(group) < required
-        if short and not reason and system is not None:
-            # The official summarizer scores it silently; the score stands, said so.
-            reason = (
-                f"scored from {len(group)} of the {required} result files the rules require "
-                f"({len(counted)} counted): less certain than a full result"
-            )
-        if name not in allowed:
-            problems.append(
-                problem_row(
-                    round_name,
-                    where,
-                    ProblemKind.UNKNOWN_BENCHMARK,
-                    f"{folder!r} is not a benchmark of MLPerf Training ruleset {ruleset} "
-                    f"(mlperf-logging allows: {', '.join(sorted(allowed)) or 'none'}); its "
-                    "runs are checked against no benchmark rules",
-                )
-            )
-        if not group:
-            problems.append(
-                problem_row(
-                    round_name,
-                    where,
-                    ProblemKind.EMPTY_BENCHMARK,
-                    "benchmark folder holds no result_*.txt file",
-                )
-            )
-        elif reason:
-            problems.append(problem_row(round_name, where, ProblemKind.NO_SCORE, reason))
-        row: dict[str, Any] = {
-            "source": "mlperf",
-            "round": round_name,
-            "org": org,
-            "system_id": system_id,
-            "benchmark": folder,
-            "workload": workload_in_round(folder, round_name),
-        }
-        for name in SCORES_SYSTEM_COLUMNS:
-            row[name] = system[name] if system is not None else None
-        row.update(
-            {
-                "runs": len(group),
-                "runs_converged": len(counted),
-                "runs_required": required,
-                "scaling_factor": factor,
-                "time_to_train_min": result.time_to_train_min if system is not None else None,
-                "score_reason": reason,
-                "kept_runs": len(result.kept),
-                "global_batch_size": _common_value([r["global_batch_size"] for r in group]),
-                "energy_kj": energy,
-                "samples_to_converge": olympic_samples(
-                    [r["samples_to_converge"] for r in group],
-                    max_failed=dropped,
-                ),
-                "first_round": round_name,  # across rounds: tables.republished
-                "republished_in": "",
-            }
-        )
+        problems += found
         rows.append(row)
     scores = frame_of(SCORES_SCHEMA, rows)  # numbers stay numbers in a round without any
     return ScoredRound(scores=scores, kept=kept, problems=problems)
+
+
+@dataclass(frozen=True)
+class _FolderRuns:
+    """The runs of one benchmark folder, and those of them that converged."""
+
+    runs: list[dict[str, Any]]
+    counted: list[dict[str, Any]]
+
+
+def _score_folder(
+    rules: _RoundRules,
+    key: tuple[str, str, str],
+    system: dict[str, Any] | None,
+    folder_runs: _FolderRuns,
+    factor: float,
+) -> tuple[dict[str, Any], list[dict[str, Any]], tuple[int, ...]]:
+    """One row of ``scores`` for the benchmark folder ``key`` (org, system id, folder),
+    its problems, and which of the counted runs the olympic rule kept."""
+    org, system_id, folder = key
+    group, counted = folder_runs.runs, folder_runs.counted
+    name = benchmark_of_folder(folder)
+    required = rules.counts.get(name)
+    where = f"{org}/results/{system_id}/{folder}"
+    result, reason = _olympic(rules, name, group, counted, factor)
+    problems = []
+    if system is None:
+        reason = reason or f"no system description ({org}/systems/{system_id}.json)"
+        message = f"results without {org}/systems/{system_id}.json"
+        problems.append(problem_row(rules.round_name, where, ProblemKind.MISSING_SYSTEM, message))
+    elif not reason and required is not None and 0 < len(group) < required:
+        # The official summarizer scores it silently; the score stands, said so.
+        reason = (
+            f"scored from {len(group)} of the {required} result files the rules require "
+            f"({len(counted)} counted): less certain than a full result"
+        )
+    problems += _folder_problems(rules, where, folder, len(group), reason)
+    row: dict[str, Any] = {
+        "source": "mlperf",
+        "round": rules.round_name,
+        "org": org,
+        "system_id": system_id,
+        "benchmark": folder,
+        "workload": workload_in_round(folder, rules.round_name),
+    }
+    row |= {c: system[c] if system is not None else None for c in SCORES_SYSTEM_COLUMNS}
+    row |= {
+        "runs": len(group),
+        "runs_converged": len(counted),
+        "runs_required": required,
+        "scaling_factor": factor,
+        "time_to_train_min": result.time_to_train_min if system is not None else None,
+        "score_reason": reason,
+        "kept_runs": len(result.kept),
+        "global_batch_size": _common_value([r["global_batch_size"] for r in group]),
+        "energy_kj": _official_energy([counted[i] for i in result.kept], factor),
+        "samples_to_converge": olympic_samples(
+            [r["samples_to_converge"] for r in group], max_failed=MAX_DROPPED_RUNS.get(name, 1)
+        ),
+        "first_round": rules.round_name,  # across rounds: tables.republished
+        "republished_in": "",
+    }
+    return row, problems, result.kept

@@ -9,6 +9,7 @@ from gpuscale.quantities import number
 from gpuscale.report.style import (
     MARGINS,
     OKABE_ITO,
+    REFERENCE_LINE,
     Chart,
     legend_outside,
     new_axes,
@@ -104,7 +105,7 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
         ax.plot(group["params"], group["speedup"], color=OKABE_ITO[k], linewidth=0.8)
         points.set_gid(f"points-{world}")
         labels[f"points-{world}"] = _bar_labels(group)
-    ax.axhline(1.0, color="#555555", linestyle="--", linewidth=0.9, label="break-even (1 device)")
+    ax.axhline(1.0, **REFERENCE_LINE, label="break-even (1 device)")
     ax.set_xscale("log")
     plain_log(ax.xaxis)
     ax.set_xlabel("model parameters (log scale)")
@@ -130,9 +131,7 @@ def predicted_scaling(predicted: pd.DataFrame, measured: pd.DataFrame | None, ti
     ax.plot(
         predicted["devices"],
         predicted["devices"],
-        color="#555555",
-        linestyle="--",
-        linewidth=0.9,
+        **REFERENCE_LINE,
         label="ideal",
     )
     twin = ax.twinx()

@@ -13,7 +13,17 @@ from gpuscale.mlperf.rcp import rcp_points
 from gpuscale.mlperf.rules import ruleset_for
 from gpuscale.quantities import format_count, number
 from gpuscale.report.figures_common import point_labels, title
-from gpuscale.report.style import OKABE_ITO, Chart, finish, log_x, new_axes, plain_log, styled
+from gpuscale.report.style import (
+    OKABE_ITO,
+    REFERENCE_LINE,
+    Chart,
+    finish,
+    log_x,
+    log_y,
+    new_axes,
+    plain_log,
+    styled,
+)
 
 
 @styled
@@ -46,11 +56,9 @@ def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
             f"{short} {v:.2f}: {text}"
             for v, text in zip(table[column], point_labels(table), strict=True)
         ]
-    ax.axhline(1.0, color="#555555", linewidth=0.9, linestyle="--")
+    ax.axhline(1.0, **REFERENCE_LINE)
     log_x(ax)
-    ax.set_yscale("log")
-    plain_log(ax.yaxis)
-    ax.set_ylabel("factor (log scale)")
+    log_y(ax, "factor (log scale)")
     ax.set_title(title(result, "why E' falls: throughput x convergence"))
     return finish(fig, ax, labels)
 

@@ -24,6 +24,7 @@ from gpuscale.report.convergence_figures import convergence, decomposition
 from gpuscale.report.figures_common import point_labels, title
 from gpuscale.report.style import (
     FIGSIZE,
+    REFERENCE_LINE,
     Chart,
     cluster_colour,
     count_label,
@@ -31,6 +32,7 @@ from gpuscale.report.style import (
     finish,
     legend_outside,
     log_x,
+    log_y,
     new_axes,
     plain_log,
     styled,
@@ -165,7 +167,7 @@ def normalized_efficiency(
                 alpha=0.8,
             )
         _family_points(ax, group, "normalized_efficiency", f"points-{i}", family, styles, labels)
-    ax.axhline(1.0, color="#555555", linewidth=0.9, linestyle="--", label="E' = 1")
+    ax.axhline(1.0, **REFERENCE_LINE, label="E' = 1")
     marked = table[table["superlinear"] != ""] if "superlinear" in table else table.iloc[:0]
     if len(marked):  # ringed: E' above 1 from comparing systems, not scaling (tooltip)
         ax.scatter(
@@ -201,17 +203,13 @@ def speedup(result: WorkloadTable | WorkloadAnalysis) -> Chart:
         ax.plot(
             xs,
             xs / n_ref,
-            color="#555555",
-            linewidth=0.9,
-            linestyle="--",
+            **REFERENCE_LINE,
             label="ideal (S = N / N_ref)"
             if ref_id == table["reference_system_id"].iloc[0]
             else None,
         )
     log_x(ax)
-    ax.set_yscale("log")
-    plain_log(ax.yaxis)
-    ax.set_ylabel("speedup S = T_ref / T (log scale)")
+    log_y(ax, "speedup S = T_ref / T (log scale)")
     ax.set_title(title(result, "speedup"))
     return finish(fig, ax, labels)
 

@@ -6,7 +6,15 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.quantities import number
-from gpuscale.report.style import OKABE_ITO, Chart, finish, log_x, new_axes, plain_log, styled
+from gpuscale.report.style import (
+    OKABE_ITO,
+    Chart,
+    finish,
+    log_x,
+    log_y,
+    new_axes,
+    styled,
+)
 from gpuscale.tables import display_name
 from gpuscale.tables.workloads import round_key
 
@@ -59,8 +67,6 @@ def plan_chart(
         label="counts asked",
     )
     log_x(ax, "devices (log scale)")
-    ax.set_yscale("log")
-    plain_log(ax.yaxis)
-    ax.set_ylabel("time to train, min (log scale)")
+    log_y(ax, "time to train, min (log scale)")
     ax.set_title(f"{display_name(workload)} on {family}: plan")
     return finish(fig, ax, labels)

@@ -15,6 +15,7 @@ from gpuscale.report.style import (
     family_styles,
     finish,
     log_x,
+    log_y,
     new_axes,
     plain_log,
     styled,
@@ -58,9 +59,7 @@ def energy_chart(energy: pd.DataFrame) -> Chart:
             linewidth=0.8,
         )
     log_x(left)
-    left.set_yscale("log")
-    plain_log(left.yaxis)
-    left.set_ylabel("energy to train, kJ (log scale)")
+    log_y(left, "energy to train, kJ (log scale)")
     left.set_title("Energy to train against accelerators")
     for axis in (right.xaxis, right.yaxis):
         axis.axes.set_xscale("log") if axis is right.xaxis else axis.axes.set_yscale("log")
@@ -127,9 +126,7 @@ def trend_chart(rows: pd.DataFrame, workload: str) -> Chart:
         ]
     ax.set_xticks(range(len(rounds)), rounds)
     ax.set_xlim(-0.4, len(rounds) - 0.4)
-    ax.set_yscale("log")
-    plain_log(ax.yaxis)
-    ax.set_ylabel("best time to train, min (log scale)")
+    log_y(ax, "best time to train, min (log scale)")
     ax.set_xlabel("round (filled: most common N, written; open triangles: largest)")
     ax.set_title(f"{display_name(workload)} across rounds")
     return finish(fig, ax, labels)

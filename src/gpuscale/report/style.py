@@ -137,6 +137,17 @@ def plain_log(axis: Any) -> None:
     axis.set_minor_locator(NullLocator())
 
 
+# A line that is a reference, not data (ideal scaling, break-even, E' = 1): grey, dashed.
+REFERENCE_LINE: dict[str, Any] = {"color": "#555555", "linewidth": 0.9, "linestyle": "--"}
+
+
+def log_y(ax: Axes, label: str) -> None:
+    """A log y axis with plain-number ticks (:func:`plain_log`), labelled."""
+    ax.set_yscale("log")
+    plain_log(ax.yaxis)
+    ax.set_ylabel(label)
+
+
 def legend_outside(ax: Axes) -> None:
     """The legend to the right of the axes (inside ``MARGINS``' free space): never on data."""
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)

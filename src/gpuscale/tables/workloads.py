@@ -33,70 +33,35 @@ class Workload:
     progress_key: str = "epoch_num"
 
 
+def _counted_in_samples(name: str, display_name: str) -> Workload:
+    """A workload whose convergence counts samples (``samples_count``): the LLM ones."""
+    return Workload(
+        name=name,
+        display_name=display_name,
+        convergence_unit=Unit.SAMPLES,
+        progress_key="samples_count",
+    )
+
+
 WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
         Workload(name="bert", display_name="BERT", convergence_unit=Unit.SAMPLES),
-        Workload(
-            name="llama2_70b_lora",
-            display_name="Llama2 70B LoRA",
-            convergence_unit=Unit.SAMPLES,
-            progress_key="samples_count",
-        ),
+        _counted_in_samples("llama2_70b_lora", "Llama2 70B LoRA"),
         Workload(name="retinanet", display_name="RetinaNet"),
         Workload(name="ssd_resnet34", display_name="SSD-ResNet34"),
-        Workload(
-            name="stable_diffusion",
-            display_name="Stable Diffusion",
-            convergence_unit=Unit.SAMPLES,
-            progress_key="samples_count",
-        ),
+        _counted_in_samples("stable_diffusion", "Stable Diffusion"),
         Workload(name="dlrm_dcnv2", display_name="DLRM DCNv2"),
         Workload(name="dlrm", display_name="DLRM"),
         Workload(name="rgat", display_name="R-GAT"),
         Workload(name="gpt3", display_name="GPT-3 175B"),
-        Workload(
-            name="llama31_405b",
-            display_name="Llama 3.1 405B",
-            convergence_unit=Unit.SAMPLES,
-            progress_key="samples_count",
-        ),
-        Workload(
-            name="llama31_8b",
-            display_name="Llama 3.1 8B",
-            convergence_unit=Unit.SAMPLES,
-            progress_key="samples_count",
-        ),
-        Workload(
-            name="flux1",
-            display_name="Flux.1",
-            convergence_unit=Unit.SAMPLES,
-            progress_key="samples_count",
-        ),
-        Workload(
-            name="gpt_oss_20b",
-            display_name="GPT-OSS 20B",
-            convergence_unit=Unit.SAMPLES,
-            progress_key="samples_count",
-        ),
-        Workload(
-            name="deepseekv3_671b",
-            display_name="DeepSeek-V3 671B",
-            convergence_unit=Unit.SAMPLES,
-            progress_key="samples_count",
-        ),
-        Workload(
-            name="qwen35_397b_grpo",
-            display_name="Qwen3.5 397B GRPO",
-            convergence_unit=Unit.SAMPLES,
-            progress_key="samples_count",
-        ),
-        Workload(
-            name="dlrmv4",
-            display_name="DLRMv4",
-            convergence_unit=Unit.SAMPLES,
-            progress_key="samples_count",
-        ),
+        _counted_in_samples("llama31_405b", "Llama 3.1 405B"),
+        _counted_in_samples("llama31_8b", "Llama 3.1 8B"),
+        _counted_in_samples("flux1", "Flux.1"),
+        _counted_in_samples("gpt_oss_20b", "GPT-OSS 20B"),
+        _counted_in_samples("deepseekv3_671b", "DeepSeek-V3 671B"),
+        _counted_in_samples("qwen35_397b_grpo", "Qwen3.5 397B GRPO"),
+        _counted_in_samples("dlrmv4", "DLRMv4"),
         Workload(name="resnet", display_name="ResNet-50"),
         Workload(name="unet3d", display_name="3D U-Net"),
         Workload(name="maskrcnn", display_name="Mask R-CNN"),

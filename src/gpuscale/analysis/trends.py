@@ -16,12 +16,89 @@ and the note says how many were (``republished=True`` keeps them).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import scaling_table
 from gpuscale.tables import TREND_COLUMNS, round_key
 from gpuscale.tables.republished import is_republished
+
+
+@dataclass(frozen=True)
+class _Span:
+    """The rounds loaded, those in which a workload has scores, and its folders in each."""
+
+    workload: str
+    loaded: list[str]
+    present: list[str]
+    folders: dict[str, list[str]]
+    first: str | None  # the workload's first MLPerf round, where known
+
+    def notes(self, round_name: str) -> list[str]:
+        """Renamed, new, first in the loaded rounds, retired: what the round is to it."""
+        r, present, notes = round_name, self.present, []
+        previous = [p for p in present if round_key(p) < round_key(r)]
+        if previous and self.folders[previous[-1]] != self.folders[r]:
+            notes.append(f"renamed from {', '.join(self.folders[previous[-1]])}")
+        earlier = self.first is not None and round_key(self.first) < round_key(r)
+        if r == present[0] and earlier:
+            notes.append(f"first in the loaded rounds (in MLPerf since {self.first})")
+        elif r == present[0] and r != self.loaded[0]:
+            notes.append(f"new in {r}")
+        if r == present[-1] and r != self.loaded[-1]:
+            notes.append(f"retired after {r}")
+        return notes
+
+
+def _span(scores: pd.DataFrame, rounds: list[str], workload: str, first: str | None) -> _Span:
+    """The rounds (of ``rounds``) in which ``workload`` has a score, and its folders."""
+    mine = scores[scores["workload"] == workload]
+    scored = set(mine.loc[mine["time_to_train_min"].notna(), "round"])
+    present = [r for r in rounds if r in scored]
+    folders = {r: sorted(mine.loc[mine["round"] == r, "benchmark"].unique()) for r in present}
+    return _Span(workload, rounds, present, folders, first)
+
+
+def _republished_note(count: int, republished: bool) -> str:
+    """How many republished results of a row were kept or left out ("" for none)."""
+    if not count:
+        return ""
+    plural = "s" if count > 1 else ""
+    if republished:
+        return f"{count} republished result{plural} included"
+    return f"left out {count} republished result{plural} (counted in the round first showing it)"
+
+
+def _trend_row(
+    span: _Span, round_name: str, family: str, group: pd.DataFrame, threshold: float
+) -> tuple[dict, pd.Series]:
+    """One trend row of a family's scaling table ``group`` in a round (its note left for
+    the caller), and the family's largest system."""
+    common = int(group["accelerators"].value_counts().index[0])
+    largest = group.loc[group["accelerators"].idxmax()]
+    eq = equilibrium(group, threshold=threshold)
+
+    def best_at(count: float) -> float:
+        return float(group.loc[group["accelerators"] == count, "time_to_train_min"].min())
+
+    row = {
+        "workload": span.workload,
+        "accelerator_family": family,
+        "round": round_name,
+        "benchmark_folder": ", ".join(span.folders[round_name]),
+        "systems": len(group),
+        "common_accelerators": common,
+        "best_time_at_common_min": best_at(common),
+        "largest_accelerators": int(largest["accelerators"]),
+        "best_time_at_largest_min": best_at(largest["accelerators"]),
+        "normalized_efficiency_at_largest": float(largest["normalized_efficiency"]),
+        "equilibrium_accelerators": eq.efficiency_threshold.accelerators
+        if eq.efficiency_threshold
+        else None,
+    }
+    return row, largest
 
 
 def trends(
@@ -44,83 +121,20 @@ def trends(
     names = workloads or sorted(scores["workload"].unique())
     rows = []
     for workload in names:
-        present = [
-            r
-            for r in rounds
-            if (
-                (scores["round"] == r)
-                & (scores["workload"] == workload)
-                & scores["time_to_train_min"].notna()
-            ).any()
-        ]
-        if not present:
-            continue
-        folders = {
-            r: sorted(
-                scores.loc[
-                    (scores["round"] == r) & (scores["workload"] == workload), "benchmark"
-                ].unique()
-            )
-            for r in present
-        }
-        for r in present:
+        span = _span(scores, rounds, workload, first_rounds.get(workload))
+        for r in span.present:
             table = scaling_table(scores[scores["round"] == r], workload, reference="family")
             for family, group in table.groupby("accelerator_family"):
-                counts = group["accelerators"].value_counts()
-                common = int(counts.index[0])
-                largest = group.loc[group["accelerators"].idxmax()]
-                eq = equilibrium(group, threshold=threshold)
-                notes = []
-                previous = [p for p in present if round_key(p) < round_key(r)]
-                if previous and folders[previous[-1]] != folders[r]:
-                    notes.append(f"renamed from {', '.join(folders[previous[-1]])}")
-                first = first_rounds.get(workload)
-                earlier = first is not None and round_key(first) < round_key(r)
-                if r == present[0] and earlier:
-                    notes.append(f"first in the loaded rounds (in MLPerf since {first})")
-                elif r == present[0] and r != rounds[0]:
-                    notes.append(f"new in {r}")
-                if r == present[-1] and r != rounds[-1]:
-                    notes.append(f"retired after {r}")
-                copies_here = int(left_out.get((workload, family, r), 0))
-                if copies_here:
-                    plural = "s" if copies_here > 1 else ""
-                    notes.append(
-                        f"{copies_here} republished result{plural} included"
-                        if republished
-                        else f"left out {copies_here} republished result{plural}"
-                        " (counted in the round first showing it)"
-                    )
+                row, largest = _trend_row(span, r, str(family), group, threshold)
+                notes = span.notes(r)
+                count = int(left_out.get((workload, family, r), 0))
+                notes += [note] if (note := _republished_note(count, republished)) else []
                 if largest["superlinear"]:  # E' at the largest count above 1, and why
                     notes.append(
                         f"E' {largest['normalized_efficiency']:.2f} above 1: "
                         f"{largest['superlinear']}"
                     )
-                rows.append(
-                    {
-                        "workload": workload,
-                        "accelerator_family": family,
-                        "round": r,
-                        "benchmark_folder": ", ".join(folders[r]),
-                        "systems": len(group),
-                        "common_accelerators": common,
-                        "best_time_at_common_min": float(
-                            group.loc[group["accelerators"] == common, "time_to_train_min"].min()
-                        ),
-                        "largest_accelerators": int(largest["accelerators"]),
-                        "best_time_at_largest_min": float(
-                            group.loc[
-                                group["accelerators"] == largest["accelerators"],
-                                "time_to_train_min",
-                            ].min()
-                        ),
-                        "normalized_efficiency_at_largest": float(largest["normalized_efficiency"]),
-                        "equilibrium_accelerators": eq.efficiency_threshold.accelerators
-                        if eq.efficiency_threshold
-                        else None,
-                        "note": "; ".join(notes),
-                    }
-                )
+                rows.append(row | {"note": "; ".join(notes)})
     out = pd.DataFrame(rows, columns=list(TREND_COLUMNS))
     wanted = left_out[left_out.index.get_level_values("workload").isin(names)]
     # How many republished results were left out (0 with republished=True), for a summary.

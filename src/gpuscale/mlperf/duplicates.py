@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.tables import RoundTables, problem_row
+from gpuscale.tables import PROBLEMS_SCHEMA, RoundTables, frame_of, problem_row
 
 RESULT = ["round", "org", "system_id", "benchmark"]
 SYSTEM = ["round", "org", "system_id"]
@@ -29,6 +29,62 @@ def _fingerprints(runs: Any) -> dict[tuple[str, ...], tuple[Any, ...]]:
     return {key: tuple(sorted(map(str, v))) for key, v in found.items()}
 
 
+def _duplicate_notes(
+    number: int,
+    keys: set[tuple[str, ...]],
+    again: set[tuple[str, ...]],
+    prints: dict[tuple[str, ...], tuple[Any, ...]],
+    seen: dict[tuple[str, ...], tuple[Any, ...]],
+) -> list[dict[str, str]]:
+    """The ``duplicate input`` problems of path ``number``: one per result given ``again``
+    (whether with the runs ``seen`` first), or one row when the whole path was."""
+    if len(again) > 1 and again == keys:  # a whole path given again: one row says so
+        same_runs = all(prints.get(k, ()) == seen[k] for k in again)
+        message = f"every one of its {len(again)} results was given in an earlier path" + (
+            " with the same runs; read once"
+            if same_runs
+            else "; the first copies are kept, these dropped"
+        )
+        rounds = ", ".join(sorted({k[0] for k in again}))
+        return [problem_row(rounds, f"(path {number})", DUPLICATE_INPUT, message)]
+    notes = []
+    for key in sorted(again):
+        same = prints.get(key, ()) == seen[key]
+        notes.append(
+            problem_row(
+                key[0],
+                f"{key[1]}/results/{key[2]}/{key[3]}",
+                DUPLICATE_INPUT,
+                f"given again in path {number}"
+                + (
+                    " with the same runs; read once"
+                    if same
+                    else " with other runs; the first copy is kept, this one dropped"
+                ),
+            )
+        )
+    return notes
+
+
+def _fresh(frame: Any, columns: list[str], drop: set[tuple[str, ...]]) -> Any:
+    """``frame`` without the rows whose ``columns`` hold a key of ``drop``."""
+    if frame.empty or not drop:
+        return frame
+    index = pd.MultiIndex.from_frame(frame[columns].astype(object))
+    return frame[~index.isin(list(drop))]
+
+
+def _unseen_problems(problems: Any, seen: set[tuple[str, ...]]) -> Any:
+    """``problems`` less those already ``seen`` (a problem of a file given twice is the
+    same problem: said once); ``seen`` grows by them."""
+    if problems.empty:
+        return problems
+    rows = list(map(tuple, problems[PROBLEM].astype(str).itertuples(index=False)))
+    unseen = problems[[row not in seen for row in rows]]
+    seen |= set(rows)
+    return unseen
+
+
 def combine(parts: list[RoundTables]) -> RoundTables:
     """``parts`` stacked in order, each result and system description kept from the
     first part that has it (see the module docstring)."""
@@ -42,65 +98,19 @@ def combine(parts: list[RoundTables]) -> RoundTables:
         prints = _fingerprints(part.runs)
         keys = set(prints) | set(map(tuple, part.scores[RESULT].itertuples(index=False)))
         again = {k for k in keys if k in seen_results}
-        notes = []
-        for key in sorted(again):
-            same = prints.get(key, ()) == seen_results[key]
-            notes.append(
-                problem_row(
-                    key[0],
-                    f"{key[1]}/results/{key[2]}/{key[3]}",
-                    DUPLICATE_INPUT,
-                    f"given again in path {number}"
-                    + (
-                        " with the same runs; read once"
-                        if same
-                        else " with other runs; the first copy is kept, this one dropped"
-                    ),
-                )
-            )
-        if len(again) > 1 and again == keys:  # a whole path given again: one row says so
-            same_runs = all(prints.get(k, ()) == seen_results[k] for k in again)
-            notes = [
-                {
-                    "round": ", ".join(sorted({k[0] for k in again})),
-                    "path": f"(path {number})",
-                    "kind": DUPLICATE_INPUT,
-                    "message": f"every one of its {len(again)} results was given in an earlier "
-                    "path"
-                    + (
-                        " with the same runs; read once"
-                        if same_runs
-                        else "; the first copies are kept, these dropped"
-                    ),
-                }
-            ]
+        notes = _duplicate_notes(number, keys, again, prints, seen_results)
         for key in keys - again:
             seen_results[key] = prints.get(key, ())
-        # a problem of a file given twice is the same problem: said once
-        problems = part.problems
-        if not problems.empty:
-            rows = list(map(tuple, problems[PROBLEM].astype(str).itertuples(index=False)))
-            problems = problems[[row not in seen_problems for row in rows]]
-            seen_problems |= set(rows)
-
-        def fresh(frame: Any, columns: list[str], drop: set[tuple[str, ...]]) -> Any:
-            if frame.empty or not drop:
-                return frame
-            index = pd.MultiIndex.from_frame(frame[columns].astype(object))
-            return frame[~index.isin(list(drop))]
-
+        problems = _unseen_problems(part.problems, seen_problems)
+        if notes:
+            problems = pd.concat([problems, frame_of(PROBLEMS_SCHEMA, notes)], ignore_index=True)
         systems = set(map(tuple, part.systems[SYSTEM].itertuples(index=False)))
         kept.append(
             RoundTables(
-                systems=fresh(part.systems, SYSTEM, systems & seen_systems),
-                runs=fresh(part.runs, RESULT, again),
-                scores=fresh(part.scores, RESULT, again),
-                problems=pd.concat(
-                    [problems, pd.DataFrame(notes, columns=part.problems.columns)],
-                    ignore_index=True,
-                )
-                if notes
-                else problems,
+                systems=_fresh(part.systems, SYSTEM, systems & seen_systems),
+                runs=_fresh(part.runs, RESULT, again),
+                scores=_fresh(part.scores, RESULT, again),
+                problems=problems,
             )
         )
         seen_systems |= systems

@@ -16,7 +16,7 @@ from gpuscale.mlperf.compliance import Violation, ViolationKind, run_violations
 from gpuscale.mlperf.power import PowerLog, read_power_log
 from gpuscale.mlperf.rcp import run_samples_to_converge
 from gpuscale.mlperf.rules import keys_of_ruleset, rules_for, ruleset_for
-from gpuscale.mlperf.runlog import read_run_log
+from gpuscale.mlperf.runlog import RunLog, read_run_log
 from gpuscale.sources import Entry
 from gpuscale.tables import RunStatus
 
@@ -25,21 +25,50 @@ def _looks_binary(data: bytes) -> bool:
     return b"\x00" in data[:8192]
 
 
+def _violations(log: RunLog, ruleset: str | None, why: str) -> list[Violation]:
+    """What the official checker's rules of ``ruleset`` reject in a run (with no ruleset
+    for the round: that, ``why``)."""
+    if ruleset is None:
+        return [Violation(ViolationKind.BENCHMARK, why)]
+    return run_violations(
+        ruleset=ruleset,
+        benchmark=log.benchmark,
+        division=log.division,
+        by_key=log.by_key,
+        n_lines=log.mllog_lines,
+    )
+
+
+def _status(
+    data: bytes, log: RunLog, violations: list[Violation], reasons: list[str], impossible: bool
+) -> tuple[str, list[str]]:
+    """A run's ``status``, most specific first (see :class:`RunStatus`), and the reasons it
+    is not counted (replaced by one for a file without MLLOG lines)."""
+    if log.mllog_lines == 0:
+        if _looks_binary(data):
+            return RunStatus.NOT_TEXT, ["binary data, not a text log"]
+        return RunStatus.MISSING_RUN_START, ["no MLLOG lines in the file"]
+    if log.parse_failures:
+        return RunStatus.PARSE_ERROR, reasons
+    if impossible:
+        return RunStatus.IMPOSSIBLE_VALUE, reasons
+    if log.run_start_ms is None:
+        return RunStatus.MISSING_RUN_START, reasons
+    if log.run_stop_ms is None:
+        return RunStatus.MISSING_RUN_STOP, reasons
+    if log.run_stop_status not in (None, "success"):
+        return str(log.run_stop_status), reasons
+    if any(v.kind is ViolationKind.QUALITY_TARGET for v in violations):
+        return RunStatus.NOT_CONVERGED, reasons
+    return (RunStatus.NONCOMPLIANT if reasons else RunStatus.SUCCESS), reasons
+
+
 def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
     """One ``runs`` row (without the path columns) from a result file's bytes."""
     ruleset, why = ruleset_for(round_name)
     log = read_run_log(data, keys_of_ruleset(ruleset) if ruleset else frozenset())
     ttt_ms = log.time_to_train_ms
-    if ruleset is None:
-        violations = [Violation(ViolationKind.BENCHMARK, why)]
-    else:
-        violations = run_violations(
-            ruleset=ruleset,
-            benchmark=log.benchmark,
-            division=log.division,
-            by_key=log.by_key,
-            n_lines=log.mllog_lines,
-        )
+    violations = _violations(log, ruleset, why)
     reasons = [v.message for v in violations]
     impossible = ttt_ms is not None and not (math.isfinite(ttt_ms) and ttt_ms > 0)
     if impossible:
@@ -52,30 +81,7 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
         reasons.insert(
             0, f"{log.parse_failures} MLLOG line(s) do not parse; first: {log.first_parse_failure}"
         )
-    status: str
-    if log.mllog_lines == 0:
-        status = RunStatus.NOT_TEXT if _looks_binary(data) else RunStatus.MISSING_RUN_START
-        reasons = [
-            "binary data, not a text log"
-            if status is RunStatus.NOT_TEXT
-            else "no MLLOG lines in the file"
-        ]
-    elif log.parse_failures:
-        status = RunStatus.PARSE_ERROR
-    elif impossible:
-        status = RunStatus.IMPOSSIBLE_VALUE
-    elif log.run_start_ms is None:
-        status = RunStatus.MISSING_RUN_START
-    elif log.run_stop_ms is None:
-        status = RunStatus.MISSING_RUN_STOP
-    elif log.run_stop_status not in (None, "success"):
-        status = str(log.run_stop_status)
-    elif any(v.kind is ViolationKind.QUALITY_TARGET for v in violations):
-        status = RunStatus.NOT_CONVERGED
-    elif reasons:
-        status = RunStatus.NONCOMPLIANT
-    else:
-        status = RunStatus.SUCCESS
+    status, reasons = _status(data, log, violations, reasons, impossible)
     target = rules_for(ruleset, log.division, log.benchmark).quality if ruleset else None
     quality_keys = {target.name, "eval_accuracy"} if target else set()
     quality = [e.value for e in log.evals if e.key in quality_keys]

@@ -8,6 +8,7 @@ key per part so systems can be grouped by hardware; a name it does not know is a
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -93,18 +94,13 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> SystemRecord:
-    """Normalise one ``systems/<system_id>.json``.
-
-    Raises :class:`SystemDescriptionError` when the bytes are not a JSON object; missing or
-    non-numeric fields become empty cells and a problem each.
-    """
+def _description(data: bytes) -> dict[str, Any]:
+    """The JSON object of a system description; :class:`SystemDescriptionError` if the
+    bytes are not one."""
     try:
         desc = orjson.loads(data)
     except orjson.JSONDecodeError:
         # Not UTF-8, or not JSON orjson takes: read as the official tool reads it.
-        import json
-
         try:
             desc = json.loads(data.decode("latin-1"))
         except RecursionError:
@@ -113,17 +109,14 @@ def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> S
             raise SystemDescriptionError(f"not valid JSON ({exc})") from None
     if not isinstance(desc, dict):
         raise SystemDescriptionError(f"JSON is a {type(desc).__name__}, not an object")
-    problems: list[tuple[str, str]] = []
-    missing = [f for f in OFFICIAL_REQUIRED if f not in desc]
-    if missing:
-        problems.append(
-            (
-                "missing field",
-                "system description lacks "
-                + ", ".join(missing)
-                + " (the official summarizer crashes on this file)",
-            )
-        )
+    return desc
+
+
+def _node_counts(
+    desc: dict[str, Any], problems: list[tuple[str, str]]
+) -> tuple[int | None, int | None]:
+    """(nodes, accelerators per node), each None unless a whole number in its plausible
+    range; a problem appended for each field that is present but not usable."""
     nodes = _count(desc.get("number_of_nodes"))
     per_node = _count(desc.get("accelerators_per_node"))
     for name, value, most in (
@@ -144,6 +137,28 @@ def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> S
             )
     nodes = nodes if nodes is not None and 1 <= nodes <= MAX_NODES else None
     per_node = per_node if per_node is not None and 1 <= per_node <= MAX_PER_NODE else None
+    return nodes, per_node
+
+
+def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> SystemRecord:
+    """Normalise one ``systems/<system_id>.json``.
+
+    Raises :class:`SystemDescriptionError` when the bytes are not a JSON object; missing or
+    non-numeric fields become empty cells and a problem each.
+    """
+    desc = _description(data)
+    problems: list[tuple[str, str]] = []
+    missing = [f for f in OFFICIAL_REQUIRED if f not in desc]
+    if missing:
+        problems.append(
+            (
+                "missing field",
+                "system description lacks "
+                + ", ".join(missing)
+                + " (the official summarizer crashes on this file)",
+            )
+        )
+    nodes, per_node = _node_counts(desc, problems)
     model = _text(desc.get("accelerator_model_name"))
     part = normalise_accelerator(model)
     if not part.known:

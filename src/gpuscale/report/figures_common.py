@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
+from gpuscale.analysis.superlinear import sentence
 from gpuscale.quantities import devices, named, number
 from gpuscale.tables import display_name
 
@@ -15,8 +16,6 @@ def point_labels(
     """Tooltip text of each system: submitter, system name, configuration, time and the
     ``last`` column formatted with its format string (default: E')."""
     # Column lists, not itertuples: that builds a namedtuple class of every column per call.
-    from gpuscale.analysis.superlinear import sentence
-
     column, template = last
     columns = ("submitter", "system_name", "accelerators", "accelerator_family")
     why = table["superlinear"].tolist() if "superlinear" in table else [""] * len(table)

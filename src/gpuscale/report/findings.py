@@ -118,74 +118,95 @@ def superlinear_sentence(table: pd.DataFrame) -> str | None:
     )
 
 
-def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
-    """Sentences for the report's summary of one workload."""
+def _overview(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
+    """Who submitted, at what counts, against which reference, and the fastest system."""
     table = result.table
-    out = []
     refs = "; ".join(
         f"{r.submitter} {r.system_id} ({devices(r.accelerators, r.accelerator_family)}, "
         f"{_fmt_minutes(r.time_to_train_min)})"
         for r in result.references
     )
-    out.append(
+    fastest = table.loc[table["time_to_train_min"].idxmin()]
+    return [
         f"{len(table)} systems from {table['submitter'].nunique()} submitters, "
         f"{number(int(table['accelerators'].min()))} to "
         f"{number(int(table['accelerators'].max()))} "
-        f"accelerators. Reference ({reference_rule} rule): {refs}."
-    )
-    fastest = table.loc[table["time_to_train_min"].idxmin()]
-    out.append(
+        f"accelerators. Reference ({reference_rule} rule): {refs}.",
         f"Fastest: {named(fastest['submitter'], fastest['system_name'])} "
         f"({devices(fastest['accelerators'], fastest['accelerator_family'])}) trains in "
         f"{_fmt_minutes(fastest['time_to_train_min'])}, {number(fastest['speedup'])}x the "
-        f"reference, at E' {fastest['normalized_efficiency']:.2f} against that reference."
-    )
-    big_family = table["accelerator_family"].value_counts().index[0]
+        f"reference, at E' {fastest['normalized_efficiency']:.2f} against that reference.",
+    ]
+
+
+def _reference_caution(
+    result: WorkloadAnalysis, reference_rule: str, big_family: str
+) -> str | None:
+    """A warning when the study's one reference is of another family than most systems."""
+    table = result.table
     foreign = [r for r in result.references if r.accelerator_family != big_family]
-    if reference_rule == "study" and len(result.references) == 1 and foreign:
-        top = float(table["normalized_efficiency"].max())
-        # Only an E' above 1 can be mistaken for super-linear scaling.
-        aside = f" (E' up to {number(top)} here is not super-linear scaling)" if top > 1.05 else ""
-        out.append(
-            f"Caution: the reference is {article(foreign[0].accelerator_family)} "
-            f"{foreign[0].accelerator_family} system while most systems are {big_family}, "
-            f"so E' mixes {hardware_difference(foreign[0].accelerator_family, big_family)}"
-            f"{aside}; "
-            "the family rule (--reference family) compares like with like."
-        )
-    sentence = superlinear_sentence(table)
-    if sentence:
-        out.append(sentence)
+    if reference_rule != "study" or len(result.references) != 1 or not foreign:
+        return None
+    top = float(table["normalized_efficiency"].max())
+    # Only an E' above 1 can be mistaken for super-linear scaling.
+    aside = f" (E' up to {number(top)} here is not super-linear scaling)" if top > 1.05 else ""
+    return (
+        f"Caution: the reference is {article(foreign[0].accelerator_family)} "
+        f"{foreign[0].accelerator_family} system while most systems are {big_family}, "
+        f"so E' mixes {hardware_difference(foreign[0].accelerator_family, big_family)}"
+        f"{aside}; "
+        "the family rule (--reference family) compares like with like."
+    )
+
+
+def _family_scaling_sentence(table: pd.DataFrame, big_family: str) -> str | None:
     scaling = family_scaling(table, big_family)
-    if scaling is not None:
-        n_small, _, n_large, ratio = scaling
-        out.append(
-            f"Within {big_family} (the most submitted family), the fastest system at "
-            f"{number(n_large)} accelerators keeps {ratio:.0%} of the per-accelerator "
-            f"efficiency of the fastest at {number(n_small)}."
-        )
-    sentence = why_efficiency_falls(table, big_family)
-    if sentence:
-        out.append(sentence)
+    if scaling is None:
+        return None
+    n_small, _, n_large, ratio = scaling
+    return (
+        f"Within {big_family} (the most submitted family), the fastest system at "
+        f"{number(n_large)} accelerators keeps {ratio:.0%} of the per-accelerator "
+        f"efficiency of the fastest at {number(n_small)}."
+    )
+
+
+def _equilibrium_sentence(result: WorkloadAnalysis, big_family: str) -> str | None:
+    """The E' threshold's pick (within the biggest family under per-family references)."""
     eq, within = result.equilibrium, ""
     if per_family_reference(result):  # E' is per family: the equilibrium is a family's
         eq = next((e for e in result.by_family if e.scope == big_family), None)
         within = f" within {big_family} (E' is per family, so not across families)"
-    if eq is not None and eq.efficiency_threshold is not None:
-        p = eq.efficiency_threshold
-        out.append(
-            f"Equilibrium{within}: the largest configuration keeping E' >= "
-            f"{eq.threshold:g} x the best is {devices(p.accelerators, p.accelerator_family)} "
-            f"({named(p.submitter, p.system_name)}, {_fmt_minutes(p.time_to_train_min)}); "
-            f"{eq.agreement}."
-        )
-    if result.clustering.k > 1:
-        out.append(
-            f"K-means finds {result.clustering.k} clusters of behaviour"
-            + (
-                f" (silhouette {result.clustering.silhouette:.2f})."
-                if result.clustering.silhouette == result.clustering.silhouette
-                else "."
-            )
-        )
-    return out
+    if eq is None or eq.efficiency_threshold is None:
+        return None
+    p = eq.efficiency_threshold
+    return (
+        f"Equilibrium{within}: the largest configuration keeping E' >= "
+        f"{eq.threshold:g} x the best is {devices(p.accelerators, p.accelerator_family)} "
+        f"({named(p.submitter, p.system_name)}, {_fmt_minutes(p.time_to_train_min)}); "
+        f"{eq.agreement}."
+    )
+
+
+def _cluster_sentence(result: WorkloadAnalysis) -> str | None:
+    clustering = result.clustering
+    if clustering.k <= 1:
+        return None
+    silhouette = clustering.silhouette
+    shown = f" (silhouette {silhouette:.2f})." if silhouette == silhouette else "."
+    return f"K-means finds {clustering.k} clusters of behaviour{shown}"
+
+
+def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
+    """Sentences for the report's summary of one workload."""
+    table = result.table
+    big_family = table["accelerator_family"].value_counts().index[0]
+    found = [
+        _reference_caution(result, reference_rule, big_family),
+        superlinear_sentence(table),
+        _family_scaling_sentence(table, big_family),
+        why_efficiency_falls(table, big_family),
+        _equilibrium_sentence(result, big_family),
+        _cluster_sentence(result),
+    ]
+    return _overview(result, reference_rule) + [s for s in found if s]

@@ -9,7 +9,7 @@ sortable tables and the data problems found at ingest.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -205,19 +205,7 @@ def _draw(
         overview_future = pool.submit(_overview, (results, out_dir)) if results else None
         extras += [pool.submit(plan_section, plans.result(), out_dir)] if plans else []
         bench = bench_section(out_dir)
-        sections = []
-        for result in results:
-            sections.append(
-                Section(
-                    anchor=f"{result.round}-{result.workload}",
-                    title=f"{display_name(result.workload)} ({result.round})",
-                    findings=workload_findings(result, options.reference),
-                    figures=[
-                        drawn[result.round, result.workload, name].result() for name in FIGURES
-                    ],
-                    rows=_rows(result.table),
-                )
-            )
+        sections = [_section(result, drawn, options) for result in results]
         overview_figure = overview_future.result() if overview_future else None
         extra_sections = [e for f in extras if (e := f.result()) is not None]
     return render_html(
@@ -229,6 +217,19 @@ def _draw(
         extra_sections,
         answer_rows(results),
         notes=notes,
+    )
+
+
+def _section(
+    result: WorkloadAnalysis, drawn: dict[tuple[str, str, str], Future], options: AnalysisOptions
+) -> Section:
+    """A workload's section of the page, once its figures (``drawn``) are done."""
+    return Section(
+        anchor=f"{result.round}-{result.workload}",
+        title=f"{display_name(result.workload)} ({result.round})",
+        findings=workload_findings(result, options.reference),
+        figures=[drawn[result.round, result.workload, name].result() for name in FIGURES],
+        rows=_rows(result.table),
     )
 
 

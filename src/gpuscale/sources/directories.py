@@ -31,13 +31,7 @@ def iter_directory(
     file is read once, which also breaks loops); one that leaves the tree or leads
     nowhere is reported. What is not a regular file where a file is wanted (a folder, a
     FIFO, a socket, a dangling link) and archives inside the tree are reported."""
-    if layout.top is not None:
-        try:
-            tops = [c for c in root.iterdir() if c.is_dir() and layout.top.match(c.name)]
-        except OSError:
-            tops = []
-        if len(tops) == 1:
-            root = tops[0]
+    root = _top(root, layout)
     budget = budget or Budget()
     real_root = os.path.realpath(root)
     seen: dict[str, str] = {real_root: ""}
@@ -79,18 +73,39 @@ def iter_directory(
                 else:
                     skipped.append(_read_as(rel, first))
             elif kind == "file" and layout.wanted(rel):
-                try:
-                    size = os.stat(item.path).st_size
-                except OSError:
-                    size = 0  # reading it will say why
-                if budget.take(rel, size, skipped, root.name):
-                    yield Entry(
-                        path=clean_name(rel, skipped),
-                        size=size,
-                        read=partial(read_file, item.path, budget.file_bytes),
-                        file=item.path,
-                    )
+                entry = _file_entry(item.path, rel, budget, root.name, skipped)
+                if entry is not None:
+                    yield entry
         stack.extend(reversed(folders))
+
+
+def _top(root: Path, layout: Layout) -> Path:
+    """``root``'s one child matching ``layout.top`` when it has exactly one, else ``root``."""
+    if layout.top is None:
+        return root
+    try:
+        tops = [c for c in root.iterdir() if c.is_dir() and layout.top.match(c.name)]
+    except OSError:
+        tops = []
+    return tops[0] if len(tops) == 1 else root
+
+
+def _file_entry(
+    path: str, rel: str, budget: Budget, source: str, skipped: list[Skipped]
+) -> Entry | None:
+    """The entry of a wanted file, None when the ``budget`` has no room for it."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # reading it will say why
+    if not budget.take(rel, size, skipped, source):
+        return None
+    return Entry(
+        path=clean_name(rel, skipped),
+        size=size,
+        read=partial(read_file, path, budget.file_bytes),
+        file=path,
+    )
 
 
 def _read_as(rel: str, first: str) -> Skipped:

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuscale.mlperf.rcp import rcp_points
 from gpuscale.tables.workloads import RENAMED, workload_of
 
 
@@ -81,6 +80,9 @@ def fit(batches: list[float], samples: list[float], source: str = "") -> Converg
 
 def rcp_model(ruleset: str, benchmark: str) -> ConvergenceModel | None:
     """E(B) fitted to a benchmark's reference convergence points."""
+    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
+    from gpuscale.mlperf.rcp import rcp_points
+
     points = rcp_points(ruleset, benchmark)
     if not points:
         return None

@@ -35,7 +35,6 @@ import pandas as pd
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.metrics import study_reference, with_reference
-from gpuscale.mlperf.rules import ruleset_for
 
 
 def decompose(table: pd.DataFrame) -> pd.DataFrame:
@@ -84,6 +83,9 @@ def expected_samples(round_name: str, benchmark: str, global_batch: float) -> fl
 
 @functools.lru_cache(maxsize=128)
 def round_rcp_model(round_name: str, benchmark: str) -> ConvergenceModel | None:
+    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
+    from gpuscale.mlperf.rules import ruleset_for
+
     ruleset, _ = ruleset_for(round_name)
     return rcp_model_for(benchmark, ruleset) if ruleset else None
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.tables import Criterion
+from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, Criterion
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +131,9 @@ def knee_pick(table: pd.DataFrame) -> pd.Series | None:
     return frontier.iloc[int(np.argmin(np.abs(x - knee)))]
 
 
-def equilibrium(table: pd.DataFrame, *, threshold: float = 0.8, scope: str = "all") -> Equilibrium:
+def equilibrium(
+    table: pd.DataFrame, *, threshold: float = DEFAULT_EFFICIENCY_THRESHOLD, scope: str = "all"
+) -> Equilibrium:
     """The four criteria on one benchmark's scaling table (see the module docstring)."""
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
@@ -177,7 +179,9 @@ def _several_references(table: pd.DataFrame) -> bool:
     return len(table[columns].drop_duplicates()) > 1
 
 
-def equilibrium_by_family(table: pd.DataFrame, *, threshold: float = 0.8) -> list[Equilibrium]:
+def equilibrium_by_family(
+    table: pd.DataFrame, *, threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
+) -> list[Equilibrium]:
     """The criteria within each accelerator family that has at least two systems."""
     return [
         equilibrium(group, threshold=threshold, scope=str(family))

@@ -22,7 +22,7 @@ import pandas as pd
 
 from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import scaling_table
-from gpuscale.tables import TREND_COLUMNS, round_key
+from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, TREND_COLUMNS, round_key
 from gpuscale.tables.republished import is_republished
 
 
@@ -104,7 +104,7 @@ def _trend_row(
 def trends(
     scores: pd.DataFrame,
     workloads: list[str] | None = None,
-    threshold: float = 0.8,
+    threshold: float = DEFAULT_EFFICIENCY_THRESHOLD,
     *,
     republished: bool = False,
     first_rounds: dict[str, str] | None = None,

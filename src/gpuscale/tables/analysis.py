@@ -101,6 +101,10 @@ TREND_COLUMNS = (
 )
 
 
+# The threshold criterion's default: the largest count keeping E' >= 0.8 x the best E'.
+DEFAULT_EFFICIENCY_THRESHOLD: float = 0.8
+
+
 class Criterion(Code):
     """An equilibrium criterion (``gpuscale.analysis.equilibrium``)."""
 

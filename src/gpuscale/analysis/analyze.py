@@ -231,7 +231,8 @@ def analyze(
     return [r for r in results if r is not None]
 
 
-_SYSTEM_FIELDS = (
+# Each system's fields in ``as_json``.
+SYSTEM_FIELDS: tuple[str, ...] = (
     "submitter",
     "system_id",
     "system_name",
@@ -253,6 +254,11 @@ _SYSTEM_FIELDS = (
     "reference_system_id",
     *DECOMPOSITION_COLUMNS,
 )
+# What ``analyze`` shows of each system on a terminal: its fields but the details (ids,
+# rates, batch sizes, intervals, the decomposition): who, how many, how fast, how well.
+_DETAILS = {"system_id", "nodes", "samples_per_s_per_accelerator", "reference_system_id"}
+_DETAILS |= {"global_batch_size", "samples_to_converge", *CI_COLUMNS, *DECOMPOSITION_COLUMNS}
+SUMMARY_FIELDS: tuple[str, ...] = tuple(c for c in SYSTEM_FIELDS if c not in _DETAILS)
 
 
 def _pick_json(pick: Pick | None) -> dict[str, Any] | None:
@@ -297,7 +303,7 @@ def as_json(results: list[WorkloadAnalysis], options: AnalysisOptions) -> list[d
     """The documented JSON shape: one object per (round, benchmark)."""
     out = []
     for result in results:
-        systems = result.table[list(_SYSTEM_FIELDS)].to_dict("records")
+        systems = result.table[list(SYSTEM_FIELDS)].to_dict("records")
         out.append(
             {
                 "round": result.round,

@@ -14,21 +14,6 @@ DECOMPOSE_COLUMNS = [
     "samples_to_converge",
     "expected_samples_to_converge",
 ]
-ANALYZE_COLUMNS = [
-    "submitter",
-    "system_name",
-    "accelerator_family",
-    "accelerators",
-    "time_to_train_min",
-    "speedup",
-    "efficiency",
-    "normalized_efficiency",
-    "superlinear",
-    "gpu_hours",
-    "cluster",
-    "pareto",
-]
-
 
 # What a narrow terminal drops first from analyze's table (the asked-for --decompose
 # columns late); CSV and JSON always carry every column.
@@ -52,10 +37,10 @@ def print_analysis(
 ) -> None:
     """Print each ``WorkloadAnalysis`` as a table with its picks (the terminal format)."""
     # lazy: pandas and scikit-learn (the analysis stack), not needed for --help
-    from gpuscale.analysis.analyze import equilibrium_sentences, references_text
+    from gpuscale.analysis.analyze import SUMMARY_FIELDS, equilibrium_sentences, references_text
 
     for result in results:
-        columns = ANALYZE_COLUMNS + (DECOMPOSE_COLUMNS if decompose_columns else [])
+        columns = [*SUMMARY_FIELDS, *(DECOMPOSE_COLUMNS if decompose_columns else [])]
         if result.table.duplicated(["submitter", "system_name", "accelerators"]).any():
             columns = [*columns[:2], "system_id", *columns[2:]]  # else two rows look alike
         columns = columns_of(columns_asked, columns, list(result.table.columns))

@@ -145,15 +145,7 @@ def bench(
     with fail_on(ResultsError):
         report = run_sweep(cfg, dict(chosen), on_event=_on_event, broken=dict(broken))
     _print_results(out_file)
-    if report.appended or nnodes == 1:
-        summary = f"{report.measured} measured, {report.appended} rows appended to {out_file}"
-    else:  # the node holding global rank 0 writes every row
-        summary = "this node wrote no rows (the node with global rank 0 appends them)"
-    err.print(
-        f"{summary}, {report.skipped} skipped (--resume), {len(report.failures)} failed",
-        markup=False,
-        highlight=False,
-    )
+    _say_done(report, out_file, nnodes)
     if report.interrupted:
         err.print("interrupted: the rows above are saved")
         raise typer.Exit(130)
@@ -187,3 +179,17 @@ def _print_results(out_file: Path) -> None:
         err.print(problem, markup=False, highlight=False)
     if records:
         print_bench(bench_table(records))
+
+
+def _say_done(report, out_file: Path, nnodes: int) -> None:
+    """What the sweep did: runs measured, rows appended (on a multi-node run only the
+    node holding global rank 0 writes), skipped and failed."""
+    if report.appended or nnodes == 1:
+        summary = f"{report.measured} measured, {report.appended} rows appended to {out_file}"
+    else:  # the node holding global rank 0 writes every row
+        summary = "this node wrote no rows (the node with global rank 0 appends them)"
+    err.print(
+        f"{summary}, {report.skipped} skipped (--resume), {len(report.failures)} failed",
+        markup=False,
+        highlight=False,
+    )

@@ -17,19 +17,19 @@ def __getattr__(name: str) -> Any:
     # Loaded when first asked for: the reading side pulls in pandas, the analysis
     # scikit-learn and kneed, and the command line wants to start before either.
     if name in ("RoundTables", "load_round", "read_round", "read_rounds"):
-        from gpuscale import mlperf
+        from gpuscale import mlperf  # lazy: pandas (the MLPerf readers)
 
         return getattr(mlperf, name)
     if name == "advise":
-        from gpuscale.advice.api import advise
+        from gpuscale.advice.api import advise  # lazy: pandas and numpy (the advice model)
 
         return advise
     if name in ("plan", "PlanRequest"):
-        from gpuscale import planning
+        from gpuscale import planning  # lazy: pandas (the plan model)
 
         return getattr(planning, name)
     if name in ("analyze", "equilibrium", "scaling_table"):
-        from gpuscale import analysis
+        from gpuscale import analysis  # lazy: pandas, scikit-learn and kneed
 
         return getattr(analysis, name)
     raise AttributeError(f"module 'gpuscale' has no attribute {name!r}")

@@ -23,6 +23,7 @@ from gpuscale.analysis.equilibrium import (
 )
 from gpuscale.analysis.metrics import Reference, references, scaling_table
 from gpuscale.analysis.uncertainty import bootstrap_intervals
+from gpuscale.quantities import named
 from gpuscale.tables import (
     CI_COLUMNS,
     CLUSTER_COLUMN,
@@ -93,6 +94,42 @@ def overall_equilibrium(result: WorkloadAnalysis) -> Equilibrium:
     if per_family_reference(result):
         return replace(eq, max_speed_x_efficiency=None, efficiency_threshold=None)
     return eq
+
+
+def references_text(result: WorkloadAnalysis) -> str:
+    """The reference system(s) of an analysis in words: ``ORG/ID (N x FAMILY, T min)``,
+    comma-separated (one per family under a per-family reference)."""
+    return ", ".join(
+        f"{r.submitter}/{r.system_id} ({r.accelerators} x "
+        f"{r.accelerator_family}, {r.time_to_train_min:.2f} min)"
+        for r in result.references
+    )
+
+
+def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
+    """The equilibrium of an analysis in plain sentences, as ``analyze`` prints them under
+    the table: each overall pick (under a per-family reference, first why only the knee
+    picks across families), the criteria's agreement with the Pareto front's size, then
+    each family's picks (``within FAMILY: knee 8, ...``)."""
+    eq = overall_equilibrium(result)
+    lines = []
+    if per_family_reference(result):
+        lines.append(
+            f"over all systems: knee only; speed x efficiency and E' threshold "
+            f"{CROSS_FAMILY} (see within each family below)"
+        )
+    lines += [
+        f"{pick.label}: {named(pick.submitter, pick.system_name)} "
+        f"({pick.accelerators} x {pick.accelerator_family}, "
+        f"{pick.time_to_train_min:.2f} min, E' {pick.normalized_efficiency:.2f})"
+        for pick in eq.picks
+    ]
+    lines.append(f"agreement: {eq.agreement}; Pareto front: {len(eq.pareto)} systems")
+    for family in result.by_family:  # like with like: each family's own picks
+        picks = ", ".join(f"{p.label} {p.accelerators:,}" for p in family.picks)
+        if picks:
+            lines.append(f"within {family.scope}: {picks}")
+    return lines
 
 
 def workload_table(
@@ -194,7 +231,8 @@ def analyze(
     return [r for r in results if r is not None]
 
 
-_SYSTEM_FIELDS = (
+# Each system's fields in ``as_json``.
+SYSTEM_FIELDS: tuple[str, ...] = (
     "submitter",
     "system_id",
     "system_name",
@@ -216,6 +254,11 @@ _SYSTEM_FIELDS = (
     "reference_system_id",
     *DECOMPOSITION_COLUMNS,
 )
+# What ``analyze`` shows of each system on a terminal: its fields but the details (ids,
+# rates, batch sizes, intervals, the decomposition): who, how many, how fast, how well.
+_DETAILS = {"system_id", "nodes", "samples_per_s_per_accelerator", "reference_system_id"}
+_DETAILS |= {"global_batch_size", "samples_to_converge", *CI_COLUMNS, *DECOMPOSITION_COLUMNS}
+SUMMARY_FIELDS: tuple[str, ...] = tuple(c for c in SYSTEM_FIELDS if c not in _DETAILS)
 
 
 def _pick_json(pick: Pick | None) -> dict[str, Any] | None:
@@ -260,7 +303,7 @@ def as_json(results: list[WorkloadAnalysis], options: AnalysisOptions) -> list[d
     """The documented JSON shape: one object per (round, benchmark)."""
     out = []
     for result in results:
-        systems = result.table[list(_SYSTEM_FIELDS)].to_dict("records")
+        systems = result.table[list(SYSTEM_FIELDS)].to_dict("records")
         out.append(
             {
                 "round": result.round,

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import gc
+import multiprocessing
 import os
 import signal
 import sys
@@ -48,8 +49,6 @@ def _exit_now(code: int) -> None:
     temporary folders), so end the worker processes and skip the interpreter's shutdown,
     where a process pool's manager thread, stopped mid-task, could abort the interpreter
     (seen once under load: SIGABRT instead of exit 130)."""
-    import multiprocessing
-
     for child in multiprocessing.active_children():
         child.kill()
     for child in multiprocessing.active_children():

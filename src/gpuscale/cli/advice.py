@@ -10,9 +10,12 @@ from typing import Annotated, Any
 
 import typer
 
+from gpuscale.advice.request import HELP, OPTION_NAMES, PATHS, SIZES, AdviceRequest
 from gpuscale.cli.common import FormatOption, app, fail, out, read_bench
-from gpuscale.cli.output import Format, print_frame
-from gpuscale.quantities import format_count, number
+from gpuscale.cli.interconnect import detect_topology
+from gpuscale.cli.output import Format, jsonable, print_frame, print_json
+from gpuscale.names import UnknownNameError, resolve_ruleset, resolve_workloads
+from gpuscale.quantities import format_count, number, parse_size
 
 # The prediction columns a terminal shows (JSON and CSV carry them all).
 TABLE_COLUMNS = [
@@ -40,8 +43,6 @@ TABLE_COLUMNS = [
 def _options() -> list[inspect.Parameter]:
     """One Typer option per field of :class:`AdviceRequest` (its default and help), and
     ``--format``: the options are never written a second time."""
-    from gpuscale.advice.request import HELP, OPTION_NAMES, PATHS, SIZES, AdviceRequest
-
     params = []
     hints = typing.get_type_hints(AdviceRequest)
     for f in dataclasses.fields(AdviceRequest):
@@ -76,10 +77,7 @@ def _options() -> list[inspect.Parameter]:
 def advise_command(**options: Any) -> None:
     """Recommend how many devices to train on, with what batch, and why: time, cost and
     energy to a trained model from your measurements (or numbers) and a convergence model."""
-    from gpuscale.advice.api import advise
-    from gpuscale.advice.request import PATHS, SIZES, AdviceRequest
-    from gpuscale.names import UnknownNameError, resolve_ruleset, resolve_workloads
-    from gpuscale.quantities import parse_size
+    from gpuscale.advice.api import advise  # lazy: pandas (the advice model), not for --help
 
     fmt = options.pop("fmt")
     try:  # the names every command resolves alike: `bret` gets "did you mean 'bert'?"
@@ -101,8 +99,6 @@ def advise_command(**options: Any) -> None:
         topology = None
         given = (request.interconnect, request.busbw_gbs, request.topo, request.collectives)
         if all(value is None for value in given):
-            from gpuscale.cli.interconnect import detect_topology
-
             topology = detect_topology(None, None)
         bench = read_bench(Path(request.bench)) if request.bench else None
         result = advise(request, bench=bench, topology=topology)
@@ -117,12 +113,8 @@ app.command("advise")(advise_command)
 
 def render(result: Any, fmt: Format) -> None:
     """The table and the sentences, or JSON (the Decision's fields), or CSV."""
-    import json
-
     frame = result.predictions
     if fmt is Format.json:
-        from gpuscale.cli.output import jsonable
-
         d = result.decision
         doc = {
             "recommendation": {
@@ -142,7 +134,7 @@ def render(result: Any, fmt: Format) -> None:
             "explanation": result.explanation,
             "predictions": frame.to_dict("records"),
         }
-        out.file.write(json.dumps(jsonable(doc), indent=2) + "\n")
+        print_json(out, jsonable(doc))
         return
     inputs = result.inputs
     assert inputs is not None

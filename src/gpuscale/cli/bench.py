@@ -9,7 +9,7 @@ import typer
 
 from gpuscale.bench.config import HELP, BenchConfig
 from gpuscale.cli.bench_output import print_bench
-from gpuscale.cli.common import app, err, fail, out, require_torch
+from gpuscale.cli.common import app, err, fail, fail_on, out, require_torch
 from gpuscale.cli.output import Format, print_frame
 
 D = BenchConfig()  # the defaults, written once in gpuscale.bench.config
@@ -26,7 +26,7 @@ def world_sizes(text: str | None) -> tuple[int, ...]:
         if not sizes or min(sizes) < 1:
             fail(f"--nproc takes positive whole numbers like 1,2,4, not {text!r}")
         return sizes
-    from gpuscale.bench.runner import local_devices
+    from gpuscale.bench.runner import local_devices  # lazy: numpy, not needed for --help
 
     devices = local_devices()
     sizes, n = [], 1
@@ -93,27 +93,20 @@ def bench(
 ) -> None:
     """Measure training-step scaling on this machine (torchrun, one process per device)."""
     require_torch("the benchmark")
+    # lazy: torch (the model ladder) and numpy (the runner), only the bench needs them
     from gpuscale.bench.models import ModelError, sort_models
-    from gpuscale.bench.results import ResultsError, bench_table, read_results
+    from gpuscale.bench.results import ResultsError
     from gpuscale.bench.runner import SweepConfig, run_sweep
 
     names = [*(models.split(",") if models else []), *(model or [])]
-    try:
+    with fail_on(ModelError, ValueError):
         chosen, broken = sort_models(names or None, max_params, min_params)
-    except (ModelError, ValueError) as exc:
-        fail(str(exc))
     if broken and not chosen and not list_models:
         fail("; ".join(why for _, why in broken))
     if list_models:
-        import pandas as pd
-
-        from gpuscale.bench.models import family_of
-
-        rows = [{"model": n, "family": family_of(n), "params": p} for n, p in chosen]
-        rows += [{"model": n, "family": "cannot be built", "params": None} for n, _ in broken]
-        print_frame(out, pd.DataFrame(rows), Format.table, title="models")
+        _print_models(chosen, broken)
         return
-    try:
+    with fail_on(ValueError):
         cfg = SweepConfig(
             models=tuple(n for n, _ in chosen),
             nproc=world_sizes(nproc),
@@ -141,8 +134,6 @@ def bench(
             node_rank=node_rank,
             rdzv_endpoint=rdzv_endpoint,
         )
-    except ValueError as exc:
-        fail(str(exc))
     total = len(cfg.models) * len(cfg.nproc)
     err.print(
         f"{total} configuration{'' if total == 1 else 's'}: {len(cfg.models)} model(s) x "
@@ -151,19 +142,48 @@ def bench(
         markup=False,
         highlight=False,
     )
+    with fail_on(ResultsError):
+        report = run_sweep(cfg, dict(chosen), on_event=_on_event, broken=dict(broken))
+    _print_results(out_file)
+    _say_done(report, out_file, nnodes)
+    if report.interrupted:
+        err.print("interrupted: the rows above are saved")
+        raise typer.Exit(130)
 
-    def on_event(message: str) -> None:
-        err.print(f"  {message}", markup=False, highlight=False)
 
-    try:
-        report = run_sweep(cfg, dict(chosen), on_event=on_event, broken=dict(broken))
-    except ResultsError as exc:
-        fail(str(exc))
+def _on_event(message: str) -> None:
+    """A sweep's progress line (a run started, done, failed) on stderr."""
+    err.print(f"  {message}", markup=False, highlight=False)
+
+
+def _print_models(chosen: list[tuple[str, int]], broken: list[tuple[str, str]]) -> None:
+    """``bench --list``: each model with its family and size, those that cannot be built
+    last."""
+    import pandas as pd  # lazy: pandas, only --list needs it
+
+    from gpuscale.bench.models import family_of  # lazy: torch (the model ladder)
+
+    rows = [{"model": n, "family": family_of(n), "params": p} for n, p in chosen]
+    rows += [{"model": n, "family": "cannot be built", "params": None} for n, _ in broken]
+    print_frame(out, pd.DataFrame(rows), Format.table, title="models")
+
+
+def _print_results(out_file: Path) -> None:
+    """Every run the results file holds so far (this sweep's and earlier ones), with
+    its unreadable lines said first."""
+    # lazy: numpy (the results reader), only the bench needs it
+    from gpuscale.bench.results import bench_table, read_results
+
     records, problems = read_results(out_file) if out_file.exists() else ([], [])
     for problem in problems:
         err.print(problem, markup=False, highlight=False)
     if records:
         print_bench(bench_table(records))
+
+
+def _say_done(report, out_file: Path, nnodes: int) -> None:
+    """What the sweep did: runs measured, rows appended (on a multi-node run only the
+    node holding global rank 0 writes), skipped and failed."""
     if report.appended or nnodes == 1:
         summary = f"{report.measured} measured, {report.appended} rows appended to {out_file}"
     else:  # the node holding global rank 0 writes every row
@@ -173,6 +193,3 @@ def bench(
         markup=False,
         highlight=False,
     )
-    if report.interrupted:
-        err.print("interrupted: the rows above are saved")
-        raise typer.Exit(130)

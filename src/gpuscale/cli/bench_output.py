@@ -3,13 +3,15 @@ failed runs below, and the JSON document of ``--format json``."""
 
 from __future__ import annotations
 
-from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
 from gpuscale.cli.common import err, out
 from gpuscale.cli.output import Format, jsonable, print_frame
 
 
 def bench_json(table) -> dict:
     """The bench table's scaling, failed runs and break-even sizes, JSON-ready."""
+    # lazy: pandas (the bench analysis), not needed for --help
+    from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
+
     scaling = bench_scaling(table)
     worlds = sorted(set(scaling["accelerators"]) - {1}) if len(scaling) else []
     return jsonable(
@@ -47,6 +49,9 @@ BENCH_SHOWN = [
 def print_bench(table, fmt: Format = Format.table) -> None:
     """The bench table (ok runs) with speedups; flagged rows' reasons and failed runs
     listed below it."""
+    # lazy: pandas (the bench analysis), not needed for --help
+    from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
+
     scaling = bench_scaling(table)
     failed = table[table["status"] != "ok"]
     if scaling.empty:

@@ -3,22 +3,37 @@ errors, reading rounds and bench files."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from typer.core import TyperOption
 
 from gpuscale.cli.output import Format
+from gpuscale.names import (
+    UnknownNameError,
+    default_workloads,
+    resolve_choice,
+    resolve_workloads,
+    workload_notes,
+    workloads_by_round,
+)
+from gpuscale.sources import SourceError
+from gpuscale.version import __version__
 
 
 def _hide_flag_types() -> None:
     """Help without ``<bool>`` after flags (``--decompose``, ``--help``): a flag takes no
     value, so Typer's type column only misleads there."""
-    from typer.core import TyperOption
-
     shown = getattr(TyperOption, "display_type_rich", None)
     if shown is None or getattr(shown, "_gpuscale", False):
         return
@@ -40,8 +55,6 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from gpuscale.version import __version__
-
         print(f"gpuscale {__version__}")
         raise typer.Exit()
 
@@ -97,11 +110,28 @@ Benchmarks = Annotated[
     ),
 ]
 
+Reference = Annotated[
+    str,
+    typer.Option(
+        "--reference",
+        "-r",
+        help="study (fewest accelerators, slowest among them), family (the same rule within "
+        "each accelerator family) or SUBMITTER/SYSTEM_ID.",
+    ),
+]
+Families = Annotated[
+    list[str] | None,
+    typer.Option("--family", help="Keep only these accelerator families (repeatable)."),
+]
+
+
+def note(text: str) -> None:
+    """A ``note: ...`` line on stderr, plain text (names in it are never markup)."""
+    err.print(f"note: {text}", markup=False, highlight=False)
+
 
 def require_torch(what: str) -> None:
     """End the command with what to install when PyTorch is missing."""
-    import importlib.util
-
     try:
         found = importlib.util.find_spec("torch") is not None
     except (ImportError, ValueError):
@@ -112,28 +142,30 @@ def require_torch(what: str) -> None:
 
 def cores() -> int:
     """The processes a command may use: every core (the library's default is one)."""
-    import os
-
     return os.cpu_count() or 1
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     """Print a one-line error (no traceback) and exit. The message is plain text: paths
     and names in it are never read as rich markup."""
-    from rich.markup import escape
-
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
     raise typer.Exit(code)
+
+
+@contextmanager
+def fail_on(*errors: type[Exception]) -> Iterator[None]:
+    """End the command with the message of any of ``errors`` raised inside the block (a
+    request the library refuses: a bad option value, a name it does not know)."""
+    try:
+        yield
+    except errors as exc:
+        fail(str(exc))
 
 
 def _progress_reader():
     """A (progress callback, context manager) pair: a rich bar on a terminal, else silent.
     The count names its unit (``1,204/3,310 result files``, ``12/40 xz blocks``,
     ``3,100 files`` while a streamed archive's total is unknown)."""
-    from contextlib import nullcontext
-
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     if not err.is_terminal:
         return None, nullcontext()
     progress = Progress(
@@ -156,9 +188,9 @@ def _progress_reader():
 def read_paths(paths: list[Path], round_names: list[str] | None = None):
     """Read raw rounds with a progress bar; a path that is no round ends the command.
     ``round_names`` name the paths' rounds (one for all, or one each)."""
+    # lazy: the MLPerf readers pull in pandas, not needed for --help
     from gpuscale.mlperf.duplicates import combine
     from gpuscale.mlperf.ingest import read_round
-    from gpuscale.sources import SourceError
 
     names = list(round_names or [])
     if names and len(names) not in (1, len(paths)):
@@ -198,8 +230,6 @@ def _no_results(path: Path) -> str:
     folders, one submitter's folder, or something else."""
     expected = "expected <org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
     if path.is_dir():
-        import re
-
         rounds = sorted(
             p.name for p in path.iterdir() if re.search(r"v\d+\.\d+(?:\.\d+)?$", p.name)
         )
@@ -221,7 +251,7 @@ def _no_results(path: Path) -> str:
 def load_tables(paths: list[Path] | None, round_names: list[str] | None):
     """Tables from raw paths (read now; ``--round`` then names their rounds) or from the
     bundled rounds."""
-    from gpuscale.mlperf.bundled import load_round
+    from gpuscale.mlperf.bundled import load_round  # lazy: pandas, not needed for --help
 
     if paths:
         return read_paths(paths, round_names)
@@ -229,7 +259,6 @@ def load_tables(paths: list[Path] | None, round_names: list[str] | None):
         return load_round(*(round_names or []))
     except (KeyError, ValueError) as exc:
         fail(str(exc).strip("'\""))
-    raise AssertionError("unreachable")
 
 
 def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> list[str]:
@@ -238,8 +267,8 @@ def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> l
     a note on stderr for each round that lacks some; an unknown name ends the command
     with the list."""
     chosen, notes = workloads_and_notes(tables, benchmark, default)
-    for note in notes:
-        err.print(f"note: {note}", markup=False, highlight=False)
+    for line in notes:
+        note(line)
     return chosen
 
 
@@ -247,14 +276,6 @@ def workloads_and_notes(
     tables, benchmark: list[str] | None, default: str = "all"
 ) -> tuple[list[str], list[str]]:
     """``workloads_of``'s workloads and its notes (the rounds lacking some), unprinted."""
-    from gpuscale.names import (
-        UnknownNameError,
-        default_workloads,
-        resolve_workloads,
-        workload_notes,
-        workloads_by_round,
-    )
-
     available = tables.scores["workload"].dropna().unique().tolist()  # what each folder held
     by_round = workloads_by_round(tables.scores)
     try:
@@ -292,15 +313,10 @@ def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[
 def choices_of(values: list[str] | None, valid: list[str], what: str) -> list[str] | None:
     """Each value resolved to one of ``valid`` (case and punctuation ignored, unambiguous
     prefixes allowed); an unknown one ends the command with the list and the closest."""
-    from gpuscale.names import UnknownNameError, resolve_choice
-
     if not values:
         return None
-    try:
+    with fail_on(UnknownNameError):
         return [resolve_choice(v, valid, what) for v in values]
-    except UnknownNameError as exc:
-        fail(str(exc))
-    raise AssertionError("unreachable")
 
 
 def families_of(tables, family: list[str] | None) -> list[str] | None:
@@ -311,12 +327,11 @@ def families_of(tables, family: list[str] | None) -> list[str] | None:
 
 def read_bench(path: Path):
     """The bench table of a results file; a clean error when it cannot be used."""
+    # lazy: numpy and the bench results reader, not needed for --help
     from gpuscale.bench.results import ResultsError, bench_table, read_results
 
-    try:
+    with fail_on(ResultsError):
         records, problems = read_results(path)
-    except ResultsError as exc:
-        fail(str(exc))
     if not records:
         if b'"gpuscale.collectives' in path.read_bytes()[:4096]:
             fail(

@@ -9,6 +9,7 @@ import typer
 from gpuscale.cli.common import (
     Benchmarks,
     Columns,
+    Families,
     FormatOption,
     RoundNames,
     RoundPaths,
@@ -18,10 +19,12 @@ from gpuscale.cli.common import (
     fail,
     families_of,
     load_tables,
+    note,
     out,
     workloads_of,
 )
 from gpuscale.cli.output import Format, print_frame
+from gpuscale.tables import TREND_COLUMNS
 
 ENERGY_COLUMNS = [
     "round",
@@ -37,10 +40,6 @@ ENERGY_COLUMNS = [
     "compute_share",
 ]
 
-
-# What a narrow terminal drops first (CSV and JSON keep every column).
-TREND_DROP_ORDER = ["benchmark_folder", "systems", "common_accelerators", "best_time_at_common_min"]
-
 # What a narrow terminal drops first (CSV and JSON keep every column).
 ENERGY_DROP_ORDER = ["compute_share", "energy_per_accelerator_hour_kj", "submitter", "round"]
 TREND_DROP_ORDER = ["benchmark_folder", "systems", "common_accelerators", "best_time_at_common_min"]
@@ -55,6 +54,7 @@ def energy(
     columns_asked: Columns = None,
 ) -> None:
     """Energy to train from MLPerf power logs (official rule), per sample and accelerator-hour."""
+    # lazy: pandas, not needed for --help
     from gpuscale.analysis.energy_per_result import energy_table
 
     tables = load_tables(paths, round_names)
@@ -71,7 +71,7 @@ def energy(
             why = f"no power logs in {rounds}: {these} no energy results"
         err.print(why, markup=False, highlight=False)
         if fmt is not Format.table:  # still one valid document: [] or a header line
-            import pandas as pd
+            import pandas as pd  # lazy: pandas, not needed for --help
 
             print_frame(out, pd.DataFrame(columns=ENERGY_COLUMNS), fmt)
         return
@@ -89,10 +89,7 @@ def trends(
     paths: RoundPaths = None,
     round_names: RoundNames = None,
     benchmark: Benchmarks = None,
-    family: Annotated[
-        list[str] | None,
-        typer.Option("--family", help="Only these accelerator families (repeatable)."),
-    ] = None,
+    family: Families = None,
     republished: Annotated[
         bool,
         typer.Option(
@@ -104,9 +101,9 @@ def trends(
     columns_asked: Columns = None,
 ) -> None:
     """How each benchmark moved across rounds: best times, E' at scale, equilibrium."""
+    # lazy: pandas (the analysis and MLPerf stacks), not needed for --help
     from gpuscale.analysis.trends import trends as run_trends
     from gpuscale.mlperf.benchmarks import first_rounds
-    from gpuscale.tables import TREND_COLUMNS
 
     tables = load_tables(paths, round_names)
     frame = run_trends(
@@ -117,11 +114,9 @@ def trends(
     )
     left_out = frame.attrs.get("republished_left_out", 0)
     if left_out:
-        err.print(
-            f"note: {left_out} result(s) republished in a later round (same runs) are counted "
-            "once, in the first round showing them; --republished counts them in every round",
-            markup=False,
-            highlight=False,
+        note(
+            f"{left_out} result(s) republished in a later round (same runs) are counted "
+            "once, in the first round showing them; --republished counts them in every round"
         )
     families = families_of(tables, family)
     if families:

@@ -10,22 +10,22 @@ from typing import Annotated
 import typer
 
 from gpuscale.bench.collectives_config import HELP, CollectivesConfig
+from gpuscale.bench.telemetry import visible_uuids
 from gpuscale.cli.bench import world_sizes
-from gpuscale.cli.common import FormatOption, app, err, fail, out, require_torch
-from gpuscale.cli.output import Format, print_frame
+from gpuscale.cli.common import FormatOption, app, err, fail, fail_on, out, require_torch
+from gpuscale.cli.output import Format, print_frame, print_json
+from gpuscale.interconnect.nccl import check_env
+from gpuscale.interconnect.nvml import detect_topology as detect
+from gpuscale.interconnect.reference import PRESETS
+from gpuscale.interconnect.verdict import judge
 from gpuscale.quantities import format_bytes, number, parse_bytes
 
 
 def detect_topology(topo_file: Path | None, gpu: str | None):
     """The topology from a saved ``nvidia-smi topo -m``, else NVML (the GPUs torch sees),
     else None; a file that cannot be read ends the command with its reason."""
-    from gpuscale.bench.telemetry import visible_uuids  # torch: only when NVML is asked
-    from gpuscale.interconnect.nvml import detect_topology as detect
-
-    try:
+    with fail_on(ValueError):
         return detect(topo_file, gpu, None if topo_file else visible_uuids())
-    except ValueError as exc:
-        fail(str(exc))
 
 
 C = CollectivesConfig()  # the defaults, written once in gpuscale.bench.collectives_config
@@ -57,14 +57,12 @@ def collectives(
 ) -> None:
     """Collectives sweep as nccl-tests runs it, and whether the interconnect is healthy."""
     require_torch("the collectives sweep")
+    # lazy: numpy and the torchrun sweep, only the measuring commands need them
     from gpuscale.bench.collectives_sweep import SweepError, run_collectives
-    from gpuscale.interconnect.nccl import check_env
-    from gpuscale.interconnect.reference import PRESETS
-    from gpuscale.interconnect.verdict import judge
 
     if interconnect and interconnect not in PRESETS:
         fail(f"unknown interconnect {interconnect!r}; known: {', '.join(PRESETS)}")
-    try:
+    with fail_on(ValueError):
         config = CollectivesConfig(
             ops=tuple(ops.split(",")),
             min_bytes=parse_bytes(min_bytes),
@@ -76,14 +74,9 @@ def collectives(
             load=load,
             backend=backend,
         )
-    except ValueError as exc:
-        fail(str(exc))
     world = max(world_sizes(nproc))
-    try:
-        with err.status(f"{ops} on {world} processes"):
-            done = run_collectives(config, out_file, world)
-    except SweepError as exc:
-        fail(str(exc))
+    with fail_on(SweepError), err.status(f"{ops} on {world} processes"):
+        done = run_collectives(config, out_file, world)
     _print_sweep(done.latest)
     cuda = done.device == "cuda"
     topology = detect_topology(topo_file, gpu) if cuda or topo_file else None
@@ -96,7 +89,7 @@ def collectives(
 def _print_sweep(latest) -> None:
     """One nccl-tests style table per collective: size, count, type, redop, root, time,
     algbw (GB/s) and busbw (GB/s) with two decimals, #wrong."""
-    import pandas as pd
+    import pandas as pd  # lazy: pandas, not needed for --help
 
     failed = latest[latest["status"] != "ok"]
     for row in failed.itertuples(index=False):
@@ -146,10 +139,6 @@ def topo(
     fmt: FormatOption = Format.table,
 ) -> None:
     """GPU-to-GPU links (NV#, PIX, PXB, PHB, NODE, SYS), NICs, and the expected bandwidth."""
-    import json
-
-    from gpuscale.interconnect.nccl import check_env
-
     topology = detect_topology(saved, gpu)
     if topology is None:
         fail(
@@ -161,9 +150,22 @@ def topo(
         info["nccl_env"] = {k: v for k, v in os.environ.items() if k.startswith("NCCL_")}
         info["nccl_checks"] = [c.message for c in check_env(info["nccl_env"])]
     if fmt is Format.json:
-        out.file.write(json.dumps(info, indent=2) + "\n")
+        print_json(out, info)
         return
-    import pandas as pd
+    _print_topology(topology, fmt)
+    notes = out if fmt is Format.table else err  # machine formats: data only on stdout
+    for line in [
+        _link_sentence(topology, info),
+        *info.get("downtrained", []),
+        *info.get("nccl_checks", []),
+    ]:
+        notes.print(line, markup=False, highlight=False)
+
+
+def _print_topology(topology, fmt: Format) -> None:
+    """The GPU matrix, the NICs against the GPUs and the CPU/NUMA affinities as three
+    tables (the terminal), or one CSV table with a row per GPU and every column named."""
+    import pandas as pd  # lazy: pandas, not needed for --help
 
     names = [g.name for g in topology.gpus]
     matrix = pd.DataFrame(topology.matrix(), columns=names)
@@ -175,6 +177,12 @@ def topo(
             "numa_node": [g.numa_node for g in topology.gpus],
         }
     )
+    if fmt is Format.csv:  # one table, every column named: a row per GPU
+        wide = matrix.merge(affinity, on="gpu")
+        for nic in topology.nics:
+            wide[nic.name] = list(nic.to_gpus) + [""] * (len(names) - len(nic.to_gpus))
+        print_frame(out, wide, fmt)
+        return
     nics = pd.DataFrame(
         [
             [n.name, n.device, *n.to_gpus, *[""] * (len(names) - len(n.to_gpus))]
@@ -182,24 +190,12 @@ def topo(
         ],
         columns=["nic", "device", *names],
     )
-    if fmt is Format.csv:  # one table, every column named: a row per GPU
-        wide = matrix.merge(affinity, on="gpu")
-        for nic in topology.nics:
-            wide[nic.name] = list(nic.to_gpus) + [""] * (len(names) - len(nic.to_gpus))
-        print_frame(out, wide, fmt)
-    else:  # the matrix as a matrix, then the NICs against the GPUs, then affinities
-        print_frame(out, matrix, fmt, title=f"GPU topology ({topology.source})")
-        if len(nics):
-            print_frame(out, nics, fmt, title="NICs to GPUs")
-        if (affinity[["cpu_affinity", "numa_node"]] != "").any().any():
-            print_frame(out, affinity, fmt, title="CPU and NUMA affinity")
-    notes = out if fmt is Format.table else err  # machine formats: data only on stdout
-    for line in [
-        _link_sentence(topology, info),
-        *info.get("downtrained", []),
-        *info.get("nccl_checks", []),
-    ]:
-        notes.print(line, markup=False, highlight=False)
+    # the matrix as a matrix, then the NICs against the GPUs, then affinities
+    print_frame(out, matrix, fmt, title=f"GPU topology ({topology.source})")
+    if len(nics):
+        print_frame(out, nics, fmt, title="NICs to GPUs")
+    if (affinity[["cpu_affinity", "numa_node"]] != "").any().any():
+        print_frame(out, affinity, fmt, title="CPU and NUMA affinity")
 
 
 def _link_sentence(topology, info: dict) -> str:

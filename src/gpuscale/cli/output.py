@@ -9,6 +9,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -34,11 +35,17 @@ def jsonable(value: Any) -> Any:
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
-    import pandas as pd
+    import pandas as pd  # lazy: pandas, not needed for --help
 
     if value is pd.NA or value is pd.NaT:
         return None
     return value
+
+
+def print_json(console: Console, document: Any) -> None:
+    """A JSON document (two-space indent) on the console's file, as is: no markup, no
+    wrapping."""
+    console.file.write(json.dumps(document, indent=2) + "\n")
 
 
 def print_frame(
@@ -61,10 +68,9 @@ def print_frame(
         console.file.write(frame.to_csv(index=False))
         return
     if fmt is Format.json:
-        records = [jsonable(r) for r in frame.to_dict("records")]
-        console.file.write(json.dumps(records, indent=2) + "\n")
+        print_json(console, [jsonable(r) for r in frame.to_dict("records")])
         return
-    from pandas.api.types import is_numeric_dtype
+    from pandas.api.types import is_numeric_dtype  # lazy: pandas, not needed for --help
 
     columns = [str(c) for c in frame.columns]
     numeric = [is_numeric_dtype(frame[c]) for c in frame.columns]
@@ -74,6 +80,36 @@ def print_frame(
         [_cell(v, spec) for v, spec in zip(row, specs, strict=True)]
         for row in frame.itertuples(index=False)
     ]
+    keep, widths, dropped = _columns_that_fit(
+        console.width, columns, headers, rows, numeric, drop_order
+    )
+    shown_headers = [headers[i] for i in keep]
+    shown_rows = [[r[i] for i in keep] for r in rows]
+    if widths is None and len(keep) > 2:
+        _print_vertical(console, shown_headers, shown_rows, title)
+    else:
+        _print_table(console, title, shown_headers, shown_rows, [numeric[i] for i in keep], widths)
+    if dropped:
+        names = ", ".join(c.replace("_", " ") for c in dropped)
+        console.print(
+            f"(not shown, for width: {names}; --columns to choose, -f csv for all)",
+            markup=False,
+            highlight=False,
+            style="dim",
+        )
+
+
+def _columns_that_fit(
+    width: int,
+    columns: list[str],
+    headers: list[str],
+    rows: list[list[str]],
+    numeric: list[bool],
+    drop_order: Sequence[str] | None,
+) -> tuple[list[int], list[int] | None, list[str]]:
+    """The columns kept (indices), their widths (None when even their least widths are too
+    wide) and the names dropped: the lowest-priority columns of ``drop_order`` go first,
+    one at a time, until the table fits ``width`` (or two columns are left)."""
     least = [
         _least_width(headers[i], [r[i] for r in rows], numeric[i]) for i in range(len(headers))
     ]
@@ -85,44 +121,38 @@ def print_frame(
             [headers[i] for i in keep],
             [[r[i] for i in keep] for r in rows],
             [least[i] for i in keep],
-            console.width - 3 * len(keep) - 1,
+            width - 3 * len(keep) - 1,
         )
         left = [c for c in order if c in columns and columns.index(c) in keep]
         if widths is not None or len(keep) <= 2 or not left:
-            break
+            return keep, widths, dropped
         keep.remove(columns.index(left[0]))
         dropped.append(left[0])
-    shown_headers = [headers[i] for i in keep]
-    shown_rows = [[r[i] for i in keep] for r in rows]
-    if widths is None and len(keep) > 2:
-        _print_vertical(console, shown_headers, shown_rows, title)
-    else:
-        table = Table(title=_escape(title) or None, show_lines=False, header_style="bold")
-        for k, i in enumerate(keep):
-            table.add_column(
-                Text(headers[i], overflow="fold"),  # headers wrap at their spaces
-                justify="right" if numeric[i] else "left",
-                overflow="fold",
-                width=widths[k] if widths else None,
-            )
-        for row in shown_rows:
-            # numbers are never split across lines (a cell of its own that cannot wrap);
-            # Text is not markup: rich markup in untrusted names is shown as typed
-            table.add_row(
-                *(
-                    Text(v, no_wrap=True) if numeric[i] else Text(v)
-                    for v, i in zip(row, keep, strict=True)
-                )
-            )
-        console.print(table)
-    if dropped:
-        names = ", ".join(c.replace("_", " ") for c in dropped)
-        console.print(
-            f"(not shown, for width: {names}; --columns to choose, -f csv for all)",
-            markup=False,
-            highlight=False,
-            style="dim",
+
+
+def _print_table(
+    console: Console,
+    title: str,
+    headers: list[str],
+    rows: list[list[str]],
+    numeric: list[bool],
+    widths: list[int] | None,
+) -> None:
+    """A rich table: numbers right-aligned and never split across lines, text folded;
+    cells are Text, not markup, so rich markup in untrusted names is shown as typed."""
+    table = Table(title=escape(title) or None, show_lines=False, header_style="bold")
+    for k, header in enumerate(headers):
+        table.add_column(
+            Text(header, overflow="fold"),  # headers wrap at their spaces
+            justify="right" if numeric[k] else "left",
+            overflow="fold",
+            width=widths[k] if widths else None,
         )
+    for row in rows:
+        table.add_row(
+            *(Text(v, no_wrap=True) if n else Text(v) for v, n in zip(row, numeric, strict=True))
+        )
+    console.print(table)
 
 
 def _cell(value: Any, spec: str | None) -> str:
@@ -166,7 +196,7 @@ def _print_vertical(
 ) -> None:
     """One block per row, ``column  value`` lines: for tables wider than the terminal."""
     if title:
-        console.print(_escape(title), style="bold", highlight=False)
+        console.print(escape(title), style="bold", highlight=False)
     key_width = max(len(h) for h in headers)
     for index, row in enumerate(rows):
         if index:
@@ -175,11 +205,5 @@ def _print_vertical(
         grid.add_column(style="bold", no_wrap=True, min_width=key_width)
         grid.add_column(overflow="fold")
         for header, value in zip(headers, row, strict=True):
-            grid.add_row(_escape(header), _escape(value))
+            grid.add_row(escape(header), escape(value))
         console.print(grid)
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)

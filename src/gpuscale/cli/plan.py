@@ -6,26 +6,13 @@ from typing import Annotated
 
 import typer
 
-from gpuscale.cli.common import RoundNames, RoundPaths, app, err, fail, load_tables, out
+from gpuscale.cli.common import RoundNames, RoundPaths, app, err, fail, fail_on, load_tables, out
 from gpuscale.cli.output import Format, print_frame
-from gpuscale.planning.request import HELP
+from gpuscale.planning.request import HELP, PlanRequest
+from gpuscale.tables.plan import PLAN_COLUMNS
 
 # The table format shows these; CSV and JSON every column.
-SHOWN = [
-    "devices",
-    "nodes",
-    "minutes",
-    "minutes_low",
-    "minutes_high",
-    "global_batch",
-    "throughput_efficiency",
-    "convergence_factor",
-    "extrapolated",
-    "device_hours",
-    "cost",
-    "energy_kwh",
-    "stops_paying",
-]
+SHOWN = [c for c in PLAN_COLUMNS if c not in ("expected_samples", "nearest", "pareto")]
 
 
 def _flat(nearest: list[dict]) -> str:
@@ -61,12 +48,11 @@ def plan(
 ) -> None:
     """Plan a run: time to train on N devices of an accelerator, with an 80% interval,
     predicted from the MLPerf results of its family (see README, "Plan a run from MLPerf")."""
-    from gpuscale.planning import PlanRequest
-    from gpuscale.planning import plan as make_plan
+    from gpuscale.planning import plan as make_plan  # lazy: pandas, not needed for --help
 
     if not workload or not accelerator:
         fail("give --workload and --accelerator (e.g. --workload bert --accelerator H100)")
-    try:
+    with fail_on(ValueError):
         request = PlanRequest(
             workload=workload,
             accelerator=accelerator,
@@ -77,13 +63,9 @@ def plan(
             power_w=power,
             threshold=threshold,
         )
-    except ValueError as exc:
-        fail(str(exc))
     tables = load_tables(paths, round_names)
-    try:
+    with fail_on(ValueError):  # unknown names, nothing to plan from
         table = make_plan(request, scores=tables.scores)
-    except ValueError as exc:  # unknown names, nothing to plan from
-        fail(str(exc))
     if fmt is Format.csv:
         table = table.assign(nearest=table["nearest"].map(_flat))
     if fmt is not Format.table:

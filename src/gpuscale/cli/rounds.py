@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import webbrowser
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +13,9 @@ from gpuscale.cli.bench_output import bench_json, print_bench
 from gpuscale.cli.common import (
     Benchmarks,
     Columns,
+    Families,
     FormatOption,
+    Reference,
     RoundNames,
     RoundPaths,
     app,
@@ -21,15 +24,19 @@ from gpuscale.cli.common import (
     cores,
     err,
     fail,
+    fail_on,
     families_of,
     load_tables,
+    note,
     out,
     read_bench,
     read_paths,
     workloads_and_notes,
     workloads_of,
 )
-from gpuscale.cli.output import Format, print_frame
+from gpuscale.cli.output import Format, jsonable, print_frame, print_json
+from gpuscale.report.pool import analysis_executor
+from gpuscale.sources import OutputError, write_atomically
 
 SCORE_COLUMNS = [
     "round",
@@ -81,16 +88,13 @@ def ingest(
     ] = None,
 ) -> None:
     """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
-    from gpuscale.mlperf.bundled import write_tables
-    from gpuscale.sources import OutputError
+    from gpuscale.mlperf.bundled import write_tables  # lazy: pandas, not needed for --help
 
     if round_name and len(paths) > 1:
         fail("--round-name applies to one path at a time")
     tables = read_paths(paths, [round_name] if round_name else None)  # refuses no results
-    try:
+    with fail_on(OutputError):
         written = write_tables(tables, out_dir)
-    except OutputError as exc:
-        fail(str(exc))
     _summary(tables)
     err.print(f"wrote {len(written)} files to {out_dir}/", markup=False, highlight=False)
 
@@ -104,8 +108,7 @@ def dataset(
     ),
 ) -> None:
     """Every bundled round's results and runs as one tidy dataset (CSV and Parquet)."""
-    from gpuscale.analysis.dataset import dataset as build
-    from gpuscale.sources import OutputError, write_atomically
+    from gpuscale.analysis.dataset import dataset as build  # lazy: pandas, not needed for --help
 
     tables = load_tables(paths, round_names)
     results, runs = build(tables)
@@ -115,10 +118,8 @@ def dataset(
             frame.to_parquet(folder / f"{name}.parquet", index=False, compression="zstd")
             frame.to_csv(folder / f"{name}.csv", index=False)
 
-    try:
+    with fail_on(OutputError):
         write_atomically(out_dir, write, command="dataset")
-    except OutputError as exc:
-        fail(str(exc))
     rounds = ", ".join(sorted(results["round"].unique()))
     err.print(
         f"{len(results):,} results ({int(results['time_to_train_min'].notna().sum()):,} scored) "
@@ -170,15 +171,7 @@ def analyze(
     paths: RoundPaths = None,
     round_names: RoundNames = None,
     benchmark: Benchmarks = None,
-    reference: Annotated[
-        str,
-        typer.Option(
-            "--reference",
-            "-r",
-            help="study (fewest accelerators, slowest among them), family (the same rule within "
-            "each accelerator family) or SUBMITTER/SYSTEM_ID.",
-        ),
-    ] = "study",
+    reference: Reference = "study",
     threshold: Annotated[
         float,
         typer.Option(
@@ -190,10 +183,7 @@ def analyze(
         str | None,
         typer.Option(help="Keep systems whose availability contains this text (e.g. cloud)."),
     ] = None,
-    family: Annotated[
-        list[str] | None,
-        typer.Option("--family", help="Keep only these accelerator families (repeatable)."),
-    ] = None,
+    family: Families = None,
     k: Annotated[
         int | None,
         typer.Option(
@@ -218,24 +208,15 @@ def analyze(
     ] = None,
 ) -> None:
     """Speedup, efficiency, E', clusters, equilibrium and 95% intervals per benchmark."""
-    import json
-
     both = bench_file is not None and bool(paths or round_names)
     if both and fmt is Format.csv:
         fail("-f csv writes one table: analyse --bench and the rounds in two commands")
     bench_doc = None
     if bench_file is not None:
-        table = read_bench(bench_file)
-        if fmt is Format.json:
-            bench_doc = bench_json(table)
-            if not both:
-                out.file.write(json.dumps(analyze_document(None, bench_doc), indent=2) + "\n")
-                return
-        else:
-            print_bench(table, fmt)
+        bench_doc = _analyze_bench(bench_file, fmt, alone=not both)
         if not both:
             return
-
+    # lazy: pandas, scikit-learn and kneed (the analysis stack), not needed for --help
     from gpuscale.analysis import AnalysisOptions, as_json
     from gpuscale.analysis import analyze as run_analysis
     from gpuscale.analysis.metrics import ReferenceNotFoundError
@@ -244,7 +225,7 @@ def analyze(
     workloads = workloads_of(tables, benchmark)
     families = families_of(tables, family)
     divisions = choices_of([division] if division else None, ["closed", "open"], "division")
-    try:
+    with fail_on(ValueError):
         options = AnalysisOptions(
             reference=reference,
             threshold=threshold,
@@ -255,35 +236,43 @@ def analyze(
             n_boot=n_boot,
             seed=seed,
         )
-    except ValueError as exc:
-        fail(str(exc))
-    try:
+    with fail_on(ReferenceNotFoundError):
         results = run_analysis(tables, workloads, options)
-    except ReferenceNotFoundError as exc:
-        fail(str(exc))
     if not results:
         fail("no scored system matches these options")
+    _note_fewer_clusters(results, k)
+    if fmt is Format.json:
+        print_json(out, analyze_document(jsonable(as_json(results, options)), bench_doc))
+    elif fmt is Format.csv:
+        import pandas as pd  # lazy: pandas, not needed for --help
+
+        print_frame(out, pd.concat([r.table for r in results]), fmt)
+    else:
+        print_analysis(results, reference, decompose_columns, columns_asked)
+
+
+def _analyze_bench(bench_file: Path, fmt: Format, *, alone: bool) -> dict | None:
+    """``analyze --bench``: the bench table printed (alone, or before the rounds'), or with
+    ``-f json`` its part of the document (written now when alone, else returned)."""
+    table = read_bench(bench_file)
+    if fmt is not Format.json:
+        print_bench(table, fmt)
+        return None
+    doc = bench_json(table)
+    if alone:
+        print_json(out, analyze_document(None, doc))
+    return doc
+
+
+def _note_fewer_clusters(results: list, k: int | None) -> None:
+    """Say where ``-k`` was lowered: fewer systems, or fewer distinct ones, than clusters."""
     for result in results:
         found = result.table["cluster"].nunique() if "cluster" in result.table else k
         if k and found < k:
-            err.print(
-                f"note: {result.round} {result.workload}: -k {k} lowered to {found} "
-                f"(only {len(result.table)} systems, {found} distinct enough to cluster)",
-                markup=False,
-                highlight=False,
+            note(
+                f"{result.round} {result.workload}: -k {k} lowered to {found} "
+                f"(only {len(result.table)} systems, {found} distinct enough to cluster)"
             )
-    if fmt is Format.json:
-        from gpuscale.cli.output import jsonable
-
-        doc = analyze_document(jsonable(as_json(results, options)), bench_doc)
-        out.file.write(json.dumps(doc, indent=2) + "\n")
-        return
-    if fmt is Format.csv:
-        import pandas as pd
-
-        print_frame(out, pd.concat([r.table for r in results]), fmt)
-        return
-    print_analysis(results, reference, decompose_columns, columns_asked)
 
 
 @app.command()
@@ -291,9 +280,7 @@ def report(
     paths: RoundPaths = None,
     round_names: RoundNames = None,
     benchmark: Benchmarks = None,
-    reference: Annotated[
-        str, typer.Option("--reference", "-r", help="study, family or SUBMITTER/SYSTEM_ID.")
-    ] = "study",
+    reference: Reference = "study",
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path(
         "gpuscale-report"
     ),
@@ -314,28 +301,22 @@ def report(
     max_devices: Annotated[int, typer.Option(min=1, help="Largest device count for --advise.")] = 8,
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
+    # lazy: pandas (the analysis stack), not needed for --help
     from gpuscale.analysis import AnalysisOptions
     from gpuscale.analysis.metrics import ReferenceNotFoundError
-    from gpuscale.report.pool import analysis_executor
 
     if with_advice and interconnect is not None:
-        from gpuscale.advice.model import Link
-
-        try:
-            Link.from_preset(interconnect)
-        except ValueError as exc:
-            fail(str(exc))
+        _check_preset(interconnect)
     # Forked once pandas is in (both need it): the worker imports scikit-learn and kneed
     # while this process imports matplotlib and loads the data.
     with analysis_executor() as analysis:
-        from gpuscale.report.html import build_report
-        from gpuscale.sources import OutputError
+        from gpuscale.report.html import build_report  # lazy: matplotlib, after the fork
 
         tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
         workloads, notes = workloads_and_notes(tables, benchmark, default="study")
-        for note in notes:
-            err.print(f"note: {note}", markup=False, highlight=False)
-        try:
+        for line in notes:
+            note(line)
+        with fail_on(ReferenceNotFoundError, OutputError):
             path = build_report(
                 tables,
                 workloads,
@@ -347,10 +328,14 @@ def report(
                 workers=cores(),
                 notes=notes,
             )
-        except (ReferenceNotFoundError, OutputError) as exc:
-            fail(str(exc))
     out.print(f"report written to {path}", markup=False, highlight=False)
     if open_browser:
-        import webbrowser
-
         webbrowser.open(path.resolve().as_uri())
+
+
+def _check_preset(interconnect: str) -> None:
+    """End the command before any work when ``--interconnect`` names no link preset."""
+    from gpuscale.advice.model import Link  # lazy: numpy (the advice model), not for --help
+
+    with fail_on(ValueError):
+        Link.from_preset(interconnect)

@@ -1,0 +1,57 @@
+"""The command line starts light: ``import gpuscale.cli`` and ``--help`` (of the app and of
+the commands) load neither torch nor pandas; each command imports what it needs when it
+runs (the lazy imports in ``gpuscale.cli`` say why they wait)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+HEAVY = ("torch", "pandas")
+
+PROBE = """
+import json, sys
+sys.argv = ["gpuscale", *sys.argv[1:]]
+if len(sys.argv) > 1:
+    from gpuscale.cli import main
+    try:
+        main()
+    except SystemExit:
+        pass
+else:
+    import gpuscale.cli
+print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)), file=sys.stderr)
+"""
+
+
+def heavy_modules_loaded(*argv: str) -> list[str]:
+    """The heavy modules in ``sys.modules`` after the import (no ``argv``) or the command."""
+    env = {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "120"}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [(), ("--help",), ("analyze", "--help"), ("plan", "--help"), ("bench", "--help")],
+    ids=["import", "help", "analyze-help", "plan-help", "bench-help"],
+)
+def test_the_cli_starts_without_torch_or_pandas(argv: tuple[str, ...]) -> None:
+    assert heavy_modules_loaded(*argv) == []
+
+
+def test_the_probe_sees_a_command_that_loads_pandas() -> None:
+    """The check can fail: a command that reads a round does load pandas."""
+    assert "pandas" in heavy_modules_loaded("scores", "--round", "v4.1", "-b", "bert", "-f", "csv")

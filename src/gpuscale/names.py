@@ -14,7 +14,6 @@ import difflib
 import re
 from collections.abc import Iterable
 
-from gpuscale.mlperf.rules import known_rulesets
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
 
 # Names the study and people use that are no prefix of a workload's own names.
@@ -104,6 +103,9 @@ def resolve_ruleset(value: str) -> str:
     """An MLPerf ruleset as mlperf-logging names it (``4.1.0``) from what people type
     (``4.1``, ``v4.1``, ``V4.1.0``, ``training_4.1.0``); checked against the rulesets the
     installed package ships when it is installed. :class:`UnknownNameError` otherwise."""
+    # lazy: gpuscale.mlperf loads the round reader (pandas), which the CLI's start does not need
+    from gpuscale.mlperf.rules import known_rulesets
+
     match = re.fullmatch(r"(?:training_)?v?(\d+)\.(\d+)(?:\.(\d+))?", value.strip().lower())
     known = known_rulesets()
     if match is None:

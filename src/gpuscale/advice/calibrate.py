@@ -38,6 +38,7 @@ from gpuscale.advice.model import (
     ring_factor,
 )
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
+from gpuscale.interconnect.records import read_sweeps
 from gpuscale.quantities import number
 
 # Runs that share a machine setting: their compute and communication are comparable.
@@ -88,6 +89,7 @@ def _same_hardware(rows: pd.DataFrame, like: pd.Series) -> pd.DataFrame:
 
 
 def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:
+    # lazy: scipy, only when a bench file is fitted (advise from numbers never needs it)
     from scipy.optimize import nnls
 
     return nnls(np.column_stack(columns), y)[0]
@@ -316,8 +318,6 @@ def fit_link(curve: CommCurve, name: str) -> Link:
 def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, Any]]:
     """The measured curves of a ``gpuscale collectives`` file (latest sweep of each rank
     count, in-place where both were run, median per size) and the latest header."""
-    from gpuscale.interconnect.records import read_sweeps
-
     sweeps = read_sweeps(path)
     table = sweeps.results
     if table is None or table.empty:

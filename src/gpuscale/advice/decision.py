@@ -21,7 +21,7 @@ the Decision from the predictions table, so they cannot contradict each other:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
@@ -67,8 +67,6 @@ class Decision:
 
     def to_dict(self) -> dict:
         """JSON-ready fields (the numbers behind each word)."""
-        from dataclasses import asdict
-
         return asdict(self)
 
 

@@ -36,6 +36,7 @@ from gpuscale.advice.model import (
 )
 from gpuscale.advice.uncertainty import StepError
 from gpuscale.analysis.critical_batch import ConvergenceModel
+from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.quantities import number
 
 
@@ -258,8 +259,6 @@ def _flags(row: tuple, first: pd.Series) -> str:
 
 
 def _equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
-    from gpuscale.analysis.equilibrium import knee_pick
-
     table = pd.DataFrame(
         {
             "accelerators": frame["devices"],

@@ -78,6 +78,7 @@ def process_group(backend: str, timeout_s: float) -> Iterator[torch.device]:
 def _wrap(job_module: torch.nn.Module, cfg: BenchConfig, device: torch.device, world: int):
     """The module wrapped for data parallelism, and the comm meter (DDP, N > 1)."""
     if cfg.strategy == "fsdp":
+        # lazy: FSDP2's fully_shard is in torch >= 2.6 only; DDP runs on the older torch we allow
         from torch.distributed.fsdp import fully_shard
 
         for child in job_module.children():

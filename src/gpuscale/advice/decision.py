@@ -144,26 +144,9 @@ def decide(
 
 
 # the columns of the predictions a Decision keeps for the chosen count and for the focus
-_CHOSEN = (
-    "batch_per_device",
-    "global_batch",
-    "time_to_train_h",
-    "speedup",
-    "speedup_low",
-    "speedup_high",
-    "efficiency",
-    "throughput_efficiency",
-    "convergence_factor",
-)
-_FOCUS = (
-    "step_ms",
-    "compute_ms",
-    "throughput_efficiency",
-    "convergence_factor",
-    "speedup",
-    "speedup_low",
-    "speedup_high",
-)
+_SPEEDUP = ("speedup", "speedup_low", "speedup_high", "throughput_efficiency", "convergence_factor")
+_CHOSEN = ("batch_per_device", "global_batch", "time_to_train_h", "efficiency", *_SPEEDUP)
+_FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
 
 
 def _chosen(trusted: pd.DataFrame, target: float) -> tuple[pd.Series, pd.Series | None]:

@@ -1,7 +1,8 @@
 """One collectives sweep's settings, written once: the ``gpuscale collectives`` options
 take their defaults and help from :class:`CollectivesConfig`, and the torchrun worker
-(``gpuscale.bench.collectives``) takes the same defaults for its flags. Nothing here
-imports torch."""
+(``gpuscale.bench.collectives``) takes the same defaults for its flags. Also the
+record schema and nccl-tests' arithmetic (bus factors, message sizes), which the CLI, the
+worker and the tests share. Nothing here imports torch."""
 
 from __future__ import annotations
 

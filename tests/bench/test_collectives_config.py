@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from gpuscale.bench.collectives import BUS_FACTOR
-from gpuscale.bench.collectives_config import OPS, CollectivesConfig
+from gpuscale.bench.collectives_config import BUS_FACTOR, OPS, CollectivesConfig
 from gpuscale.cli import app
 
 
 def test_the_worker_and_the_cli_run_the_same_default_operations(monkeypatch) -> None:
     """The worker's argparse defaults build the same config as the CLI's (they once
     disagreed: every collective in the worker, all-reduce in the CLI)."""
+    pytest.importorskip("torch")
     import gpuscale.bench.collectives as worker
 
     seen = {}
@@ -23,7 +23,7 @@ def test_the_worker_and_the_cli_run_the_same_default_operations(monkeypatch) -> 
     def fake_pick(backend):  # stop right after the flags are read
         raise Stop
 
-    monkeypatch.setattr("gpuscale.bench.worker.pick_device", fake_pick)
+    monkeypatch.setattr(worker, "pick_device", fake_pick)
     original = worker.CollectivesConfig
 
     def record(**kwargs):
@@ -31,7 +31,6 @@ def test_the_worker_and_the_cli_run_the_same_default_operations(monkeypatch) -> 
         return seen["config"]
 
     monkeypatch.setattr(worker, "CollectivesConfig", record)
-    pytest.importorskip("torch")
     with pytest.raises(Stop):
         worker.main(["--out", "x.jsonl"])
     assert seen["config"] == CollectivesConfig()

@@ -9,6 +9,7 @@ import pytest
 from gpuscale.analysis.bench_scaling import NO_BASELINE, bench_scaling
 from gpuscale.bench.config import BenchConfig, resolved_config
 from gpuscale.bench.results import bench_table, flag_summary
+from gpuscale.bench.summary import median_run, power_total
 
 from ..builders import bench_record
 
@@ -88,9 +89,6 @@ def test_flags_are_counted_by_kind() -> None:
 
 
 def test_repeats_keep_the_median_run_and_its_spread() -> None:
-    pytest.importorskip("torch")
-    from gpuscale.bench.worker import median_run
-
     runs = [{"timing": {"samples_per_s": rate}, "id": i} for i, rate in enumerate([30, 10, 20])]
     chosen = median_run(runs)
     assert chosen["id"] == 2
@@ -99,13 +97,10 @@ def test_repeats_keep_the_median_run_and_its_spread() -> None:
 
 
 def test_power_at_n_counts_each_package_once() -> None:
-    pytest.importorskip("torch")
-    from gpuscale.bench.worker import _power_total
-
     # one host, two ranks: its first rank's meter reports a share of 20 W of 40 W
-    assert _power_total([{"power_w_mean": 20.0, "ranks_on_host": 2}]) == 40.0
+    assert power_total([{"power_w_mean": 20.0, "ranks_on_host": 2}]) == 40.0
     # GPUs: one meter per device
-    assert _power_total([{"power_w_mean": 300.0}, {"power_w_mean": 310.0}]) == 610.0
+    assert power_total([{"power_w_mean": 300.0}, {"power_w_mean": 310.0}]) == 610.0
 
 
 def test_a_rerun_is_read_against_its_own_one_device_run() -> None:

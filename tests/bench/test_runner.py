@@ -14,8 +14,9 @@ pytest.importorskip("torch")
 
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.launch_events import cause
 from gpuscale.bench.results import SCHEMA, bench_table, read_results
-from gpuscale.bench.runner import SweepConfig, cause, run_sweep
+from gpuscale.bench.runner import SweepConfig, run_sweep
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuscale.bench.collectives import BUS_FACTOR, bus_bandwidth, message_sizes
+from gpuscale.bench.collectives_config import BUS_FACTOR, bus_bandwidth, message_sizes
 from gpuscale.interconnect.nccl import check_env, parse_debug_log
 from gpuscale.interconnect.nvml import nvml_topology
 from gpuscale.interconnect.records import read_sweeps

@@ -17,9 +17,11 @@ report call this same function.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import pandas as pd
 
 from gpuscale.advice.calibrate import (
     CalibrationError,
@@ -28,8 +30,8 @@ from gpuscale.advice.calibrate import (
     network_from_collectives,
     with_comm_scale,
 )
-from gpuscale.advice.device_power import device_power
-from gpuscale.advice.model import Compute, Link, ModelSpec, Network
+from gpuscale.advice.device_power import Power, device_power
+from gpuscale.advice.model import Compute, Link, ModelSpec, Network, predict_step
 from gpuscale.advice.plausible import (
     implied_device,
     mlperf_floor,
@@ -40,12 +42,10 @@ from gpuscale.advice.recommend import Advice, AdviceInputs, recommend
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.uncertainty import StepError, leave_one_out
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
+from gpuscale.bench.results import ResultsError, bench_table, flag_summary, read_results
+from gpuscale.interconnect.topology import Topology, parse_topo_matrix
 from gpuscale.quantities import format_count, format_ms, number
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from gpuscale.interconnect.topology import Topology
+from gpuscale.tables.workloads import counts_samples
 
 DEFAULT_LINK = "pcie-phb"
 
@@ -88,8 +88,6 @@ def convergence_for(
     counts samples), else a given noise scale, else the one the bench measured, with
     ``E_min`` such that ``samples`` are needed at the reference batch; None without any."""
     if workload is not None:
-        from gpuscale.tables.workloads import counts_samples
-
         fitted = rcp_model_for(workload, ruleset)
         if fitted is None:
             raise ValueError(
@@ -133,8 +131,6 @@ def advise(
     parsed topology (else ``request.topo`` is read). Flagged bench runs are left out unless
     ``allow_flagged``. Raises ``ValueError`` (and its subclass ``CalibrationError``, which
     lists the flags when flagged runs were left out) with a message for the user."""
-    import pandas as pd
-
     frame = bench if isinstance(bench, pd.DataFrame) else None
     if bench is not None and frame is None:
         keywords["bench"] = str(bench)
@@ -150,8 +146,6 @@ def advise(
     else:
         given = req.interconnect
     if topology is None and req.topo is not None:
-        from gpuscale.interconnect.topology import parse_topo_matrix
-
         path = Path(req.topo)
         try:
             topology = parse_topo_matrix(path.read_text(errors="replace"), req.device_name)
@@ -160,9 +154,70 @@ def advise(
     return _advise(req, frame, given, topology)
 
 
+@dataclass
+class _Basis:
+    """What the advice rests on: the network, the model and its rate per device, and
+    where each came from (``sources``, ``warnings``)."""
+
+    network: Network
+    max_devices: int
+    sources: list[str]
+    warnings: list[str] = field(default_factory=list)
+    spec: ModelSpec | None = None
+    compute: Compute | None = None
+    per_device: int = 0
+    min_batch: int = 1
+    overlap: float | None = None
+    power: Power | None = None
+    noise: Any = None
+    name: str = ""
+    error: StepError = field(default_factory=StepError)
+
+
 def _advise(
     req: AdviceRequest, frame: pd.DataFrame | None, given: str | Link | None, topology: Any
 ) -> Advice:
+    basis = _network(req, given, topology)
+    if req.bench is not None:
+        _from_bench(basis, req, frame)
+    else:
+        _from_numbers(basis, req)
+    convergence = convergence_for(
+        noise_scale=req.noise_scale,
+        workload=req.workload,
+        ruleset=req.ruleset,
+        samples=req.samples,
+        reference_batch=basis.per_device,
+        measured=basis.noise,
+    )
+    inputs = AdviceInputs(
+        model=basis.spec,
+        compute=basis.compute,
+        network=basis.network,
+        batch=basis.per_device,
+        name=basis.name,
+        max_devices=basis.max_devices,
+        overlap=basis.overlap,
+        bucket_mb=req.bucket_mb,
+        strategy=req.strategy,
+        convergence=convergence,
+        samples=req.samples,
+        global_batch=req.global_batch,
+        min_batch=basis.min_batch,
+        target_efficiency=req.target_efficiency,
+        price_per_device_hour=req.price,
+        power=basis.power,
+        sources=tuple(basis.sources),
+        error=basis.error,
+        warnings=tuple(basis.warnings),
+        mlperf_floor=mlperf_floor(req.workload, basis.max_devices) if req.workload else (),
+    )
+    return recommend(inputs)
+
+
+def _network(req: AdviceRequest, given: str | Link | None, topology: Any) -> _Basis:
+    """The network (links inside and between nodes, measured curves) and the device
+    count it allows, with a sentence on where each came from."""
     intra, link_note = choose_link(given, topology)
     nodes = req.nodes
     network = Network(
@@ -171,12 +226,12 @@ def _advise(
         inter=Link.from_preset(req.inter_node) if nodes > 1 else None,
         nics_per_node=req.nics_per_node,
     )
-    sources, warnings = [link_note], []
-    max_devices = req.max_devices or (req.gpus_per_node * nodes)
-    cap, note = topology_cap(topology, nodes, max_devices)
+    sources = [link_note]
+    max_devices, note = topology_cap(
+        topology, nodes, req.max_devices or (req.gpus_per_node * nodes)
+    )
     if note:
         sources.append(note)
-    max_devices = cap
     if req.collectives is not None:
         network = network_from_collectives(Path(req.collectives), network)
         ranks = sorted({c.ranks for c in network.curves})
@@ -191,96 +246,69 @@ def _advise(
             f"Between nodes: {network.inter.name} x {req.nics_per_node or req.gpus_per_node} "
             "NICs per node, NCCL's ring over all ranks through the slowest level."
         )
-    error = StepError()
-    if req.bench is not None:
-        bench_frame, skipped = _bench_table(frame if frame is not None else req.bench)
-        sources += skipped
-        table, warning = _with_flagged(bench_frame, req.allow_flagged)
-        try:
-            chosen = req.model or default_model(table)
-            cal = calibrate(table, chosen, network)
-        except CalibrationError as exc:
-            raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
-        if warning:
-            warnings.append(warning)
-        error = step_error(table, network, cal)
-        network = with_comm_scale(network, cal)
-        spec = replace(cal.model, grad_bytes_per_param=req.grad_bytes)
-        name = cal.name
-        compute, per_device = cal.compute, req.batch or cal.batch
-        measured_overlap = cal.overlap if req.overlap is None else req.overlap
-        if measured_overlap is None and cal.device == "cpu":
-            measured_overlap = 0.0  # gloo reduces on the cores backward uses
-        power = device_power(
-            cal.device, cal.device_name, measured_w=cal.power_w, given_w=req.power_w
-        )
-        if req.power_w is None and cal.power_w_at:  # the job's power measured at each N
-            power = replace(power, total_w_at=cal.power_w_at)
-        sources += _bench_sources(cal, measured_overlap)
-        noise = cal.noise
-        min_batch = max(1, per_device // 8)  # the fitted fixed cost prices small batches
-        warnings += rate_warnings(
-            compute.tflops, cal.device_name, "bf16" if req.grad_bytes == 2 else "fp32"
-        )
-    else:
-        per_device = req.batch or 32
-        spec = ModelSpec(
-            params=float(req.params),
-            flops_per_sample=req.flops_per_sample,
-            grad_bytes_per_param=req.grad_bytes,
-        )
-        # the whole measured step taken as work at the rate it implies
-        tflops = per_device * spec.flops / (req.step_ms / 1e3) / 1e12
-        compute = Compute(tflops=tflops)
-        min_batch = per_device  # no fixed cost known: smaller batches would look free
-        measured_overlap = req.overlap
-        device = req.device_name or implied_device(intra.name)
-        power = device_power(None, req.device_name, given_w=req.power_w)
-        sources.append(
-            f"Compute: {format_ms(req.step_ms)} per step of {per_device:,} samples "
-            f"-> {number(tflops)} TFLOP/s at "
-            + ("the FLOPs given." if req.flops_per_sample else "6 x parameters FLOPs per sample.")
-        )
-        warnings += rate_warnings(tflops, device, "bf16" if req.grad_bytes == 2 else "fp32")
-        noise = None
-        name = f"a {format_count(spec.params)}-parameter model"
-    convergence = convergence_for(
-        noise_scale=req.noise_scale,
-        workload=req.workload,
-        ruleset=req.ruleset,
-        samples=req.samples,
-        reference_batch=per_device,
-        measured=noise,
+    return _Basis(network=network, max_devices=max_devices, sources=sources)
+
+
+def _from_bench(basis: _Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> None:
+    """Fill ``basis`` from the bench: the model calibrated on its runs, its measured
+    overlap, power and noise scale, and the step's interval from leave-one-out."""
+    bench_frame, skipped = _bench_table(frame if frame is not None else req.bench)
+    basis.sources += skipped
+    table, warning = _with_flagged(bench_frame, req.allow_flagged)
+    try:
+        cal = calibrate(table, req.model or default_model(table), basis.network)
+    except CalibrationError as exc:
+        raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
+    if warning:
+        basis.warnings.append(warning)
+    basis.error = step_error(table, basis.network, cal)
+    basis.network = with_comm_scale(basis.network, cal)
+    basis.spec = replace(cal.model, grad_bytes_per_param=req.grad_bytes)
+    basis.name = cal.name
+    basis.compute, basis.per_device = cal.compute, req.batch or cal.batch
+    overlap = cal.overlap if req.overlap is None else req.overlap
+    if overlap is None and cal.device == "cpu":
+        overlap = 0.0  # gloo reduces on the cores backward uses
+    basis.overlap = overlap
+    power = device_power(cal.device, cal.device_name, measured_w=cal.power_w, given_w=req.power_w)
+    if req.power_w is None and cal.power_w_at:  # the job's power measured at each N
+        power = replace(power, total_w_at=cal.power_w_at)
+    basis.power = power
+    basis.sources += _bench_sources(cal, overlap)
+    basis.noise = cal.noise
+    basis.min_batch = max(1, basis.per_device // 8)  # the fitted fixed cost prices small batches
+    basis.warnings += rate_warnings(
+        cal.compute.tflops, cal.device_name, "bf16" if req.grad_bytes == 2 else "fp32"
     )
-    inputs = AdviceInputs(
-        model=spec,
-        compute=compute,
-        network=network,
-        batch=per_device,
-        name=name,
-        max_devices=max_devices,
-        overlap=measured_overlap,
-        bucket_mb=req.bucket_mb,
-        strategy=req.strategy,
-        convergence=convergence,
-        samples=req.samples,
-        global_batch=req.global_batch,
-        min_batch=min_batch,
-        target_efficiency=req.target_efficiency,
-        price_per_device_hour=req.price,
-        power=power,
-        sources=tuple(sources),
-        error=error,
-        warnings=tuple(warnings),
-        mlperf_floor=mlperf_floor(req.workload, max_devices) if req.workload else (),
+
+
+def _from_numbers(basis: _Basis, req: AdviceRequest) -> None:
+    """Fill ``basis`` from the numbers given: the whole measured step taken as work at
+    the rate it implies (``batch x FLOPs per sample / step``)."""
+    per_device = req.batch or 32
+    spec = ModelSpec(
+        params=float(req.params),
+        flops_per_sample=req.flops_per_sample,
+        grad_bytes_per_param=req.grad_bytes,
     )
-    return recommend(inputs)
+    tflops = per_device * spec.flops / (req.step_ms / 1e3) / 1e12
+    basis.spec, basis.compute, basis.per_device = spec, Compute(tflops=tflops), per_device
+    basis.min_batch = per_device  # no fixed cost known: smaller batches would look free
+    basis.overlap = req.overlap
+    device = req.device_name or implied_device(basis.network.intra.name)
+    basis.power = device_power(None, req.device_name, given_w=req.power_w)
+    basis.sources.append(
+        f"Compute: {format_ms(req.step_ms)} per step of {per_device:,} samples "
+        f"-> {number(tflops)} TFLOP/s at "
+        + ("the FLOPs given." if req.flops_per_sample else "6 x parameters FLOPs per sample.")
+    )
+    basis.warnings += rate_warnings(tflops, device, "bf16" if req.grad_bytes == 2 else "fp32")
+    basis.name = f"a {format_count(spec.params)}-parameter model"
 
 
 def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
     """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
     N > 1 rows of the configuration advised on (see ``uncertainty``)."""
-    from gpuscale.advice.model import predict_step
 
     def predict(rest: pd.DataFrame, model: str, n: int) -> float | None:
         try:
@@ -310,12 +338,8 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
 def _bench_table(bench: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """The bench table of a DataFrame or a results file (JSONL), and a note on the lines
     of the file that were skipped (:class:`ValueError` when none is usable)."""
-    import pandas as pd
-
     if isinstance(bench, pd.DataFrame):
         return bench, []
-    from gpuscale.bench.results import ResultsError, bench_table, read_results
-
     path = Path(bench)
     records, problems = read_results(path)  # ResultsError (a ValueError): unreadable
     example = f", e.g. {problems[0]}" if problems else ""
@@ -328,8 +352,6 @@ def _bench_table(bench: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, list[s
 
 
 def _flag_lines(table: pd.DataFrame) -> str:
-    from gpuscale.bench.results import flag_summary
-
     return "; ".join(f"{kind} ({n} run(s), e.g. {why})" for kind, n, why in flag_summary(table))
 
 

@@ -38,6 +38,7 @@ from gpuscale.advice.model import (
     ring_factor,
 )
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
+from gpuscale.interconnect.records import read_sweeps
 from gpuscale.quantities import number
 
 # Runs that share a machine setting: their compute and communication are comparable.
@@ -88,6 +89,7 @@ def _same_hardware(rows: pd.DataFrame, like: pd.Series) -> pd.DataFrame:
 
 
 def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:
+    # lazy: scipy, only when a bench file is fitted (advise from numbers never needs it)
     from scipy.optimize import nnls
 
     return nnls(np.column_stack(columns), y)[0]
@@ -227,23 +229,12 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     multi = hardware[hardware["accelerators"] > 1]
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]
-    # contention at N (no-sync slowdown, communication scale): the most specific rows
-    # that measured it win: the model's own, else its family's, else the configuration's
     family = multi[multi["family"] == row["family"]]
-    measured_slowdown: dict[int, float] = {}
-    comm_scale, contention = None, "no N > 1 run: the N > 1 figures are extrapolated"
-    for rows_at, label in (
-        (multi, "every model of this configuration"),
-        (family, f"the {row['family']} family"),
-        (own, "its own runs"),
-    ):
-        found = dict(_slowdown(rows_at, single))
-        if found:
-            measured_slowdown.update(found)
-            contention = f"{label} ({_contention_text(found)})"
-        comm_scale = _comm_scale(rows_at, network) or comm_scale
+    slowdown, comm_scale, contention = _contention(
+        single, (multi, family, own), row["family"], network
+    )
     notes.append(f"contention at N > 1 from {contention}")
-    compute = replace(compute, slowdown=tuple(sorted(measured_slowdown.items())))
+    compute = replace(compute, slowdown=tuple(sorted(slowdown.items())))
     overlap = None
     if own["overlap"].notna().any():
         overlap = float(own["overlap"].dropna().iloc[0])
@@ -251,13 +242,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         overlap = float(multi["overlap"].median())
         notes.append(f"overlap: no multi-device run of {model}; median of the other models")
     measured = rows[rows["model"] == model][["accelerators", "step_ms_mean", "samples_per_s"]]
-    own_single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
-    # power per device at N = 1; the whole job's power as measured at each N
-    power = own_single["power_w_mean"].dropna() if "power_w_mean" in own_single else []
-    power_at = pd.Series(dtype=float)
-    if "power_w_total" in rows:
-        totals = rows[rows["model"] == model].dropna(subset=["power_w_total"])
-        power_at = totals.groupby("accelerators")["power_w_total"].median()
+    power, power_at = _power(rows, model)
     return Calibration(
         name=model,
         model=spec,
@@ -270,11 +255,44 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         overlap=overlap,
         # its own runs reproduce its calibration point; its family's, else all, without
         comm_scale=comm_scale,
-        power_w=float(power.iloc[-1]) if len(power) else None,
-        power_w_at=tuple((int(n), float(w)) for n, w in power_at.items()),
+        power_w=power,
+        power_w_at=power_at,
         noise=_noise(own),
         measured_steps=measured.reset_index(drop=True),
         notes=tuple(notes),
+    )
+
+
+def _contention(
+    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str, network: Network
+) -> tuple[dict[int, float], float | None, str]:
+    """Contention at N (no-sync slowdown per N, communication scale) and where it was
+    read: the most specific ``levels`` (every model of the configuration, the family,
+    the model's own runs) that measured it win."""
+    labels = ("every model of this configuration", f"the {family} family", "its own runs")
+    slowdown: dict[int, float] = {}
+    comm_scale, contention = None, "no N > 1 run: the N > 1 figures are extrapolated"
+    for rows_at, label in zip(levels, labels, strict=True):
+        found = dict(_slowdown(rows_at, single))
+        if found:
+            slowdown.update(found)
+            contention = f"{label} ({_contention_text(found)})"
+        comm_scale = _comm_scale(rows_at, network) or comm_scale
+    return slowdown, comm_scale, contention
+
+
+def _power(rows: pd.DataFrame, model: str) -> tuple[float | None, tuple[tuple[int, float], ...]]:
+    """Watts per device at N = 1 (the latest run), and the whole job's power as measured
+    at each N (median per N)."""
+    own_single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
+    power = own_single["power_w_mean"].dropna() if "power_w_mean" in own_single else []
+    power_at = pd.Series(dtype=float)
+    if "power_w_total" in rows:
+        totals = rows[rows["model"] == model].dropna(subset=["power_w_total"])
+        power_at = totals.groupby("accelerators")["power_w_total"].median()
+    return (
+        float(power.iloc[-1]) if len(power) else None,
+        tuple((int(n), float(w)) for n, w in power_at.items()),
     )
 
 
@@ -316,8 +334,6 @@ def fit_link(curve: CommCurve, name: str) -> Link:
 def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, Any]]:
     """The measured curves of a ``gpuscale collectives`` file (latest sweep of each rank
     count, in-place where both were run, median per size) and the latest header."""
-    from gpuscale.interconnect.records import read_sweeps
-
     sweeps = read_sweeps(path)
     table = sweeps.results
     if table is None or table.empty:

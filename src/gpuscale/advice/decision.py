@@ -21,7 +21,7 @@ the Decision from the predictions table, so they cannot contradict each other:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
@@ -67,8 +67,6 @@ class Decision:
 
     def to_dict(self) -> dict:
         """JSON-ready fields (the numbers behind each word)."""
-        from dataclasses import asdict
-
         return asdict(self)
 
 
@@ -114,17 +112,7 @@ def decide(
         raise ValueError(
             "every prediction failed its plausibility checks: " + frame["flags"].iloc[0]
         )
-    fastest = int(trusted.loc[trusted["time_to_train_h"].idxmin(), "devices"])
-    reaching = trusted[(trusted["efficiency"] >= target_efficiency) | (trusted["devices"] == 1)]
-    sure = reaching[(reaching["devices"] == 1) | (reaching["speedup_low"] > 1)]
-    chosen = sure.loc[sure["time_to_train_h"].idxmin()]
-    best_reaching = reaching.loc[reaching["time_to_train_h"].idxmin()]
-    held_back = None
-    if (
-        int(best_reaching["devices"]) != int(chosen["devices"])
-        and best_reaching["speedup_low"] <= 1
-    ):
-        held_back = best_reaching
+    chosen, held_back = _chosen(trusted, target_efficiency)
     larger = trusted[trusted["devices"] > chosen["devices"]]
     focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
     term = dominant_term(focus)
@@ -137,33 +125,38 @@ def decide(
         change = "uncertain" if held_back is not None else term
     return Decision(
         devices=int(chosen["devices"]),
-        batch_per_device=float(chosen["batch_per_device"]),
         accum=int(chosen["accum"]),
-        global_batch=float(chosen["global_batch"]),
-        time_to_train_h=float(chosen["time_to_train_h"]),
-        speedup=float(chosen["speedup"]),
-        speedup_low=float(chosen["speedup_low"]),
-        speedup_high=float(chosen["speedup_high"]),
-        efficiency=float(chosen["efficiency"]),
-        throughput_efficiency=float(chosen["throughput_efficiency"]),
-        convergence_factor=float(chosen["convergence_factor"]),
+        **{name: float(chosen[name]) for name in _CHOSEN},
         target_efficiency=target_efficiency,
         reaches_target=bool(chosen["efficiency"] >= target_efficiency or chosen["devices"] == 1),
         held_back=None if held_back is None else int(held_back["devices"]),
         held_back_low=None if held_back is None else float(held_back["speedup_low"]),
-        fastest=fastest,
+        fastest=int(trusted.loc[trusted["time_to_train_h"].idxmin(), "devices"]),
         largest=int(trusted["devices"].iloc[-1]),
         focus=int(focus["devices"]),
         dominant_term=term,
         overheads_ms=overheads(focus) if focus["devices"] > 1 else dict.fromkeys(OVERHEADS, 0.0),
-        focus_step_ms=float(focus["step_ms"]),
-        focus_compute_ms=float(focus["compute_ms"]),
-        focus_throughput_efficiency=float(focus["throughput_efficiency"]),
-        focus_convergence_factor=float(focus["convergence_factor"]),
-        focus_speedup=float(focus["speedup"]),
-        focus_speedup_low=float(focus["speedup_low"]),
-        focus_speedup_high=float(focus["speedup_high"]),
+        **{f"focus_{name}": float(focus[name]) for name in _FOCUS},
         cap=cap,
         change=change,
         warnings=warnings,
     )
+
+
+# the columns of the predictions a Decision keeps for the chosen count and for the focus
+_SPEEDUP = ("speedup", "speedup_low", "speedup_high", "throughput_efficiency", "convergence_factor")
+_CHOSEN = ("batch_per_device", "global_batch", "time_to_train_h", "efficiency", *_SPEEDUP)
+_FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
+
+
+def _chosen(trusted: pd.DataFrame, target: float) -> tuple[pd.Series, pd.Series | None]:
+    """The fastest count that reaches ``target`` efficiency with a speedup surely above 1
+    (its interval's low end), and the faster count held back because its speedup is not
+    sure (None when there is none)."""
+    reaching = trusted[(trusted["efficiency"] >= target) | (trusted["devices"] == 1)]
+    sure = reaching[(reaching["devices"] == 1) | (reaching["speedup_low"] > 1)]
+    chosen = sure.loc[sure["time_to_train_h"].idxmin()]
+    best = reaching.loc[reaching["time_to_train_h"].idxmin()]
+    if int(best["devices"]) != int(chosen["devices"]) and best["speedup_low"] <= 1:
+        return chosen, best
+    return chosen, None

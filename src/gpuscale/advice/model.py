@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpuscale.interconnect.reference import get_preset
+
 MIB = 2**20
 FIRST_BUCKET_BYTES = 1 * MIB  # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
 DEFAULT_BUCKET_MB = 25.0  # DistributedDataParallel(bucket_cap_mb=25): MiB
@@ -75,8 +77,6 @@ class Link:
     @classmethod
     def from_preset(cls, name: str) -> Link:
         """A preset of ``gpuscale.interconnect.reference`` (``ValueError`` lists them)."""
-        from gpuscale.interconnect.reference import get_preset
-
         try:
             preset = get_preset(name)
         except KeyError as exc:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuscale.bench.peaks import peak_for
+from gpuscale.mlperf.bundled import load_round
 from gpuscale.quantities import number
 
 MIN_MFU = 0.01
@@ -28,8 +30,6 @@ def implied_device(link_name: str) -> str | None:
 def rate_warnings(tflops: float, device: str | None, precision: str) -> list[str]:
     """A warning when the achieved TFLOP/s per device is under 1% of the device's peak
     at ``precision`` or above its highest (bf16) peak; none for an unknown device."""
-    from gpuscale.bench.peaks import peak_for
-
     peak = peak_for(device)
     if peak is None:
         return []
@@ -53,8 +53,6 @@ def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, 
     could need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N
     accelerators, scaled to N ideally and then halved (``T_M M / N / 2``: a margin for a
     smaller global batch converging in fewer samples). Below it the inputs cannot be true."""
-    from gpuscale.mlperf.bundled import load_round
-
     scores = load_round().scores
     rows = scores[scores["workload"] == workload].dropna(subset=["time_to_train_min"])
     if rows.empty:

@@ -36,6 +36,7 @@ from gpuscale.advice.model import (
 )
 from gpuscale.advice.uncertainty import StepError
 from gpuscale.analysis.critical_batch import ConvergenceModel
+from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.quantities import number
 
 
@@ -187,33 +188,8 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     (ms), throughput, samples and time to train, speedup and efficiency (to a trained
     model, and split into throughput efficiency x convergence factor), device-hours, cost
     and energy per trained model, and plausibility flags."""
-    rows = []
-    for n in inputs.device_counts():
-        found = _best(inputs, n)
-        if found is None:
-            continue
-        step, time_s = found
-        buckets = sum(c for _, c in bucket_plan(inputs.model.grad_bytes, inputs.bucket_mb))
-        latency_ms = buckets * inputs.network.time_s(1.0, n) * 1e3 if n > 1 else 0.0
-        rows.append(
-            {
-                "devices": n,
-                "batch_per_device": step.batch_per_device,
-                "accum": step.accum,
-                "global_batch": step.global_batch,
-                "step_ms": step.step_ms,
-                "compute_ms": step.compute_ms,
-                "ddp_ms": step.ddp_ms,
-                "wait_ms": step.wait_ms,
-                "comm_ms": step.comm_ms,
-                "latency_ms": min(latency_ms, step.comm_ms),
-                "exposed_comm_ms": step.exposed_ms,
-                "samples_per_s": step.samples_per_s,
-                "samples_to_train": inputs.samples_at(step.global_batch),
-                "time_to_train_h": time_s / 3600,
-            }
-        )
-    frame = pd.DataFrame(rows)
+    rows = [_predicted(inputs, n) for n in inputs.device_counts()]
+    frame = pd.DataFrame([r for r in rows if r is not None])
     if frame.empty or frame["devices"].iloc[0] != 1:
         raise ValueError(
             f"global batch {inputs.global_batch} cannot be split on one device into whole "
@@ -235,16 +211,48 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
         h * (math.nan if w is None else w) / 1e3
         for h, w in zip(frame["time_to_train_h"], total_w, strict=True)
     ]
-    width = [inputs.error.width_at(int(n)) for n in frame["devices"]]
-    frame["step_ms_low"] = frame["step_ms"] * [math.exp(-w) for w in width]
-    frame["step_ms_high"] = frame["step_ms"] * [math.exp(w) for w in width]
-    frame["speedup_low"] = frame["speedup"] * [math.exp(-w) for w in width]
-    # never above linear: the interval's upper end is capped at N (ideal)
-    high = frame["speedup"] * [math.exp(w) for w in width]
-    frame["speedup_high"] = high.clip(upper=frame["devices"] / first["devices"])
+    _add_intervals(frame, inputs.error, ideal=frame["devices"] / first["devices"])
     frame["energy_source"] = [inputs.power.source_at(int(n)) for n in frame["devices"]]
     frame["flags"] = [_flags(r, first) for r in frame.itertuples()]
     return frame
+
+
+def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
+    """The row of ``n`` devices at its best (batch, accumulation); None when no batch
+    fits. ``latency_ms``: one latency per bucket, at most the communication."""
+    found = _best(inputs, n)
+    if found is None:
+        return None
+    step, time_s = found
+    buckets = sum(c for _, c in bucket_plan(inputs.model.grad_bytes, inputs.bucket_mb))
+    latency_ms = buckets * inputs.network.time_s(1.0, n) * 1e3 if n > 1 else 0.0
+    return {
+        "devices": n,
+        "batch_per_device": step.batch_per_device,
+        "accum": step.accum,
+        "global_batch": step.global_batch,
+        "step_ms": step.step_ms,
+        "compute_ms": step.compute_ms,
+        "ddp_ms": step.ddp_ms,
+        "wait_ms": step.wait_ms,
+        "comm_ms": step.comm_ms,
+        "latency_ms": min(latency_ms, step.comm_ms),
+        "exposed_comm_ms": step.exposed_ms,
+        "samples_per_s": step.samples_per_s,
+        "samples_to_train": inputs.samples_at(step.global_batch),
+        "time_to_train_h": time_s / 3600,
+    }
+
+
+def _add_intervals(frame: pd.DataFrame, error: StepError, ideal: pd.Series) -> None:
+    """The 80% intervals of the step and the speedup: ``x exp(-/+ width at N)``, the
+    speedup's upper end never above ``ideal`` (linear)."""
+    width = [error.width_at(int(n)) for n in frame["devices"]]
+    frame["step_ms_low"] = frame["step_ms"] * [math.exp(-w) for w in width]
+    frame["step_ms_high"] = frame["step_ms"] * [math.exp(w) for w in width]
+    frame["speedup_low"] = frame["speedup"] * [math.exp(-w) for w in width]
+    high = frame["speedup"] * [math.exp(w) for w in width]
+    frame["speedup_high"] = high.clip(upper=ideal)
 
 
 def _flags(row: tuple, first: pd.Series) -> str:
@@ -258,8 +266,6 @@ def _flags(row: tuple, first: pd.Series) -> str:
 
 
 def _equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
-    from gpuscale.analysis.equilibrium import knee_pick
-
     table = pd.DataFrame(
         {
             "accelerators": frame["devices"],

@@ -8,10 +8,11 @@ the report reads it back. Sizes (``params``, ``flops_per_sample``, ``noise_scale
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import asdict, dataclass, fields
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+from gpuscale.tables.requests import JsonRequest
 
 STRATEGIES = ("ddp", "fsdp")
 
@@ -60,9 +61,10 @@ OPTION_NAMES = {"grad_bytes": "--grad-bytes", "allow_flagged": "--allow-flagged"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class AdviceRequest:
+class AdviceRequest(JsonRequest):
     """What to advise on and under which assumptions; see ``HELP`` for each field."""
 
+    json_name: ClassVar[str] = "advice request"
     bench: str | None = None
     model: str | None = None
     params: float | None = None
@@ -138,19 +140,6 @@ class AdviceRequest:
             )
         if self.bench is None and (self.params is None or self.step_ms is None):
             raise ValueError("give bench results, or params and step_ms (and batch)")
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> AdviceRequest:
-        """A request written by :meth:`to_json`; unknown fields are an error."""
-        data = json.loads(text)
-        names = {f.name for f in fields(cls)}
-        unknown = set(data) - names
-        if unknown:
-            raise ValueError(f"unknown advice request field(s): {', '.join(sorted(unknown))}")
-        return cls(**data)
 
     @classmethod
     def of(cls, request: AdviceRequest | None = None, **keywords: Any) -> AdviceRequest:

@@ -21,6 +21,7 @@ Run under torchrun: ``torchrun --nproc-per-node N -m gpuscale.bench.collectives 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -30,51 +31,24 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import torch
+import torch.distributed as dist
+
 from gpuscale.bench.background import Background
-from gpuscale.bench.collectives_config import CollectivesConfig
-
-SCHEMA = "gpuscale.collectives/2"
-BUS_FACTOR: dict[str, Callable[[int], float]] = {
-    "all_reduce": lambda n: 2 * (n - 1) / n,
-    "all_gather": lambda n: (n - 1) / n,
-    "reduce_scatter": lambda n: (n - 1) / n,
-    "all_to_all": lambda n: (n - 1) / n,
-    "broadcast": lambda n: 1.0,
-    "send_recv": lambda n: 1.0,
-}
-PLACEMENTS = {
-    "all_reduce": ("in-place",),
-    "broadcast": ("in-place",),
-    "all_gather": ("out-of-place", "in-place"),
-    "reduce_scatter": ("out-of-place", "in-place"),
-    "all_to_all": ("out-of-place",),
-    "send_recv": ("out-of-place",),
-}
-
-
-def bus_bandwidth(op: str, size_bytes: float, seconds: float, ranks: int) -> tuple[float, float]:
-    """(algbw, busbw) in GB/s (1e9 bytes per second), the nccl-tests conventions."""
-    if seconds <= 0 or ranks < 1:
-        raise ValueError("time and ranks must be positive")
-    algbw = size_bytes / seconds / 1e9
-    return algbw, algbw * BUS_FACTOR[op](ranks)
-
-
-def message_sizes(max_bytes: int, min_bytes: int = 8, factor: int = 2) -> list[int]:
-    """``min_bytes`` times ``factor`` repeatedly up to ``max_bytes``, which is always the
-    last size (nccl-tests ``-b``/``-e``/``-f``)."""
-    sizes, size = [], min_bytes
-    while size < max_bytes:
-        sizes.append(size)
-        size *= factor
-    sizes.append(max_bytes)
-    return sizes
+from gpuscale.bench.collectives_config import (
+    PLACEMENTS,
+    SCHEMA,
+    CollectivesConfig,
+    bus_bandwidth,
+    message_sizes,
+)
+from gpuscale.bench.telemetry import machine_environment
+from gpuscale.bench.worker import pick_device
 
 
 def _compute(device: Any, keep_going: Callable[[], bool]) -> None:
     """Small matmuls on ``device`` while ``keep_going()``: a training step's compute."""
-    import torch
-
     x = torch.ones(64, 64, device=device)
     while keep_going():
         x = torch.tanh(x @ x)
@@ -107,8 +81,6 @@ class Buffers:
     known: rank r sends r + 1 everywhere."""
 
     def __init__(self, op: str, size: int, placement: str, n: int, rank: int, device: Any):
-        import torch
-
         self.op, self.n, self.rank = op, n, rank
         per = size // 4 if op in ("all_reduce", "broadcast", "send_recv") else size // 4 // n
         self.elements = max(1, per)
@@ -117,20 +89,14 @@ class Buffers:
         dtype = torch.float32
         if op in ("all_reduce", "broadcast"):
             self.send = self.recv = torch.empty(whole, dtype=dtype, device=device)
-        elif op == "all_gather":
-            self.recv = torch.empty(whole, dtype=dtype, device=device)
-            self.send = (
-                self.recv.narrow(0, rank * self.elements, self.elements)
+        elif op in ("all_gather", "reduce_scatter"):  # one whole buffer, one rank's part
+            full = torch.empty(whole, dtype=dtype, device=device)
+            part = (
+                full.narrow(0, rank * self.elements, self.elements)
                 if placement == "in-place"
                 else torch.empty(self.elements, dtype=dtype, device=device)
             )
-        elif op == "reduce_scatter":
-            self.send = torch.empty(whole, dtype=dtype, device=device)
-            self.recv = (
-                self.send.narrow(0, rank * self.elements, self.elements)
-                if placement == "in-place"
-                else torch.empty(self.elements, dtype=dtype, device=device)
-            )
+            self.send, self.recv = (part, full) if op == "all_gather" else (full, part)
         else:  # all_to_all, send_recv
             self.send = torch.empty(whole, dtype=dtype, device=device)
             self.recv = torch.empty(whole, dtype=dtype, device=device)
@@ -139,8 +105,6 @@ class Buffers:
         self.send.fill_(float(self.rank + 1))
 
     def run(self) -> None:
-        import torch.distributed as dist
-
         n, rank = self.n, self.rank
         if self.op == "all_reduce":
             dist.all_reduce(self.send)
@@ -162,8 +126,6 @@ class Buffers:
 
     def wrong(self) -> int:
         """Elements that differ from the known result (nccl-tests' #wrong)."""
-        import torch
-
         n, rank = self.n, self.rank
         out = self.recv
         if self.op in ("all_reduce", "reduce_scatter"):
@@ -180,8 +142,6 @@ class Buffers:
 
 
 def _clock(device: Any) -> tuple[Callable[[], Any], Callable[[Any, Any], float]]:
-    import torch
-
     if device.type == "cuda":
 
         def mark() -> Any:
@@ -196,8 +156,6 @@ def _clock(device: Any) -> tuple[Callable[[], Any], Callable[[Any, Any], float]]
 def _time_size(buffers: Buffers, device: Any, config: CollectivesConfig) -> tuple[list[float], int]:
     """Per-call seconds of ``config.iters`` back-to-back calls after warm-up, and the wrong
     elements of one checked call."""
-    import torch
-
     mark, elapsed = _clock(device)
     buffers.fill()
     for _ in range(config.warmup):
@@ -225,9 +183,6 @@ def _time_size(buffers: Buffers, device: Any, config: CollectivesConfig) -> tupl
 
 def _all_ok(ok: bool, device: Any) -> bool:
     """Whether every rank could do its part (a MIN over ranks)."""
-    import torch
-    import torch.distributed as dist
-
     flag = torch.tensor([1 if ok else 0], dtype=torch.int32, device=device)
     dist.all_reduce(flag, op=dist.ReduceOp.MIN)
     return bool(flag.item())
@@ -235,8 +190,6 @@ def _all_ok(ok: bool, device: Any) -> bool:
 
 def _summary(op: str, times: list[list[float]], size: int, n: int) -> dict[str, Any]:
     """nccl-tests' figures from every rank's per-call seconds."""
-    import numpy as np
-
     per_rank = np.asarray(times, dtype=float)  # ranks x iterations
     slowest = per_rank.max(axis=0)
     mean = float(per_rank.mean(axis=1).mean())
@@ -253,9 +206,6 @@ def _summary(op: str, times: list[list[float]], size: int, n: int) -> dict[str, 
 
 def sweep(config: CollectivesConfig, sweep_id: str, device: Any) -> list[dict[str, Any]]:
     """Every op, size and placement; rows as rank 0 writes them (other ranks: [])."""
-    import torch
-    import torch.distributed as dist
-
     n, rank = dist.get_world_size(), dist.get_rank()
     rows: list[dict[str, Any]] = []
     base = {"kind": "result", "sweep_id": sweep_id, "ranks": n, "dtype": "float32"}
@@ -302,11 +252,6 @@ def sweep(config: CollectivesConfig, sweep_id: str, device: Any) -> list[dict[st
 
 
 def _header(config: CollectivesConfig, sweep_id: str, device: Any) -> dict[str, Any]:
-    import torch
-    import torch.distributed as dist
-
-    from gpuscale.bench.telemetry import machine_environment
-
     env = machine_environment(device)
     return {
         "schema": SCHEMA,
@@ -336,12 +281,6 @@ def _header(config: CollectivesConfig, sweep_id: str, device: Any) -> dict[str, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    import contextlib
-
-    import torch.distributed as dist
-
-    from gpuscale.bench.worker import pick_device
-
     d = CollectivesConfig()  # the defaults, the same as `gpuscale collectives`
     parser = argparse.ArgumentParser(prog="python -m gpuscale.bench.collectives")
     parser.add_argument("--out", type=Path, required=True)

@@ -1,13 +1,15 @@
 """One collectives sweep's settings, written once: the ``gpuscale collectives`` options
 take their defaults and help from :class:`CollectivesConfig`, and the torchrun worker
-(``gpuscale.bench.collectives``) takes the same defaults for its flags. Nothing here
-imports torch."""
+(``gpuscale.bench.collectives``) takes the same defaults for its flags. Also the
+record schema and nccl-tests' arithmetic (bus factors, message sizes), which the CLI, the
+worker and the tests share. Nothing here imports torch."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-# The collectives nccl-tests times (gpuscale.bench.collectives.BUS_FACTOR has their factors).
+# The collectives nccl-tests times (BUS_FACTOR below has their factors).
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
 BACKENDS = ("auto", "nccl", "gloo")
 GPU_MAX_BYTES = 1 << 30  # nccl-tests' usual -e 1G
@@ -86,3 +88,41 @@ class CollectivesConfig:
             *([] if self.check else ["--no-check"]),
             *(["--load"] if self.load else []),
         ]
+
+
+SCHEMA = "gpuscale.collectives/2"
+BUS_FACTOR: dict[str, Callable[[int], float]] = {
+    "all_reduce": lambda n: 2 * (n - 1) / n,
+    "all_gather": lambda n: (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "all_to_all": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "send_recv": lambda n: 1.0,
+}
+PLACEMENTS = {
+    "all_reduce": ("in-place",),
+    "broadcast": ("in-place",),
+    "all_gather": ("out-of-place", "in-place"),
+    "reduce_scatter": ("out-of-place", "in-place"),
+    "all_to_all": ("out-of-place",),
+    "send_recv": ("out-of-place",),
+}
+
+
+def bus_bandwidth(op: str, size_bytes: float, seconds: float, ranks: int) -> tuple[float, float]:
+    """(algbw, busbw) in GB/s (1e9 bytes per second), the nccl-tests conventions."""
+    if seconds <= 0 or ranks < 1:
+        raise ValueError("time and ranks must be positive")
+    algbw = size_bytes / seconds / 1e9
+    return algbw, algbw * BUS_FACTOR[op](ranks)
+
+
+def message_sizes(max_bytes: int, min_bytes: int = 8, factor: int = 2) -> list[int]:
+    """``min_bytes`` times ``factor`` repeatedly up to ``max_bytes``, which is always the
+    last size (nccl-tests ``-b``/``-e``/``-f``)."""
+    sizes, size = [], min_bytes
+    while size < max_bytes:
+        sizes.append(size)
+        size *= factor
+    sizes.append(max_bytes)
+    return sizes

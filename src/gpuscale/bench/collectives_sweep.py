@@ -12,8 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from gpuscale.bench.collectives import SCHEMA
-from gpuscale.bench.collectives_config import CollectivesConfig
+from gpuscale.bench.collectives_config import SCHEMA, CollectivesConfig
 from gpuscale.bench.results import ResultsError, check_writable
 from gpuscale.bench.runner import device_kind, torchrun_command
 from gpuscale.interconnect.nccl import parse_debug_log

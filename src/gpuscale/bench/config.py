@@ -8,10 +8,11 @@ here imports torch.
 
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import asdict, dataclass, fields
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+from gpuscale.tables.requests import JsonRequest
 
 STRATEGIES = ("ddp", "fsdp")
 PRECISIONS = ("fp32", "bf16", "fp16")
@@ -42,9 +43,11 @@ HELP: dict[str, str] = {
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class BenchConfig:
-    """How every (model, world size) of a sweep is run; see ``HELP`` for each field."""
+class BenchConfig(JsonRequest):
+    """How every (model, world size) of a sweep is run; see ``HELP`` for each field.
+    Sent to the workers as JSON; unknown fields are an error (versions must match)."""
 
+    json_name: ClassVar[str] = "bench config"
     steps: int = 20
     warmup: int = 5
     batch: int | None = None
@@ -90,19 +93,6 @@ class BenchConfig:
                 )
         if self.strategy == "fsdp" and self.grad_comm != "fp32":
             raise ValueError("grad_comm applies to DDP; FSDP communicates in its own dtype")
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> BenchConfig:
-        """The config a runner sent; unknown fields are an error (versions must match)."""
-        data = json.loads(text)
-        names = {f.name for f in fields(cls)}
-        unknown = set(data) - names
-        if unknown:
-            raise ValueError(f"unknown bench config field(s): {', '.join(sorted(unknown))}")
-        return cls(**data)
 
     def per_device_batch(self, accelerators: int, device: str) -> int:
         """The micro-batch each device runs: ``batch`` (weak) or the global batch split

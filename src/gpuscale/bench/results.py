@@ -236,6 +236,7 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     overhead less the group's N = 1 DDP overhead, ``overlap = 1 - exposed / comm``
     (within [0, 1]) and ``comm_fraction = exposed / step``.
     """
+    # lazy: pandas, kept off the torchrun workers (they import this module to append rows)
     import pandas as pd
 
     frame = pd.DataFrame([_row(r) for r in records], columns=list(BENCH_COLUMNS))

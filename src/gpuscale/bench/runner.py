@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -27,10 +26,16 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 from gpuscale.bench.config import BenchConfig, model_of_key, resolved_config, run_key
+from gpuscale.bench.launch_events import (
+    cause,
+    events,
+    failure_row,
+    log_tail,
+    started_keys,
+)
 from gpuscale.bench.results import append_result, check_writable, done_keys, read_results
 from gpuscale.quantities import number
 from gpuscale.tables import BenchStatus
@@ -132,23 +137,6 @@ def torchrun_command(
     ]
 
 
-def _events(progress: Path) -> list[tuple[str, str, str]]:
-    """(event, key, extra) lines the worker wrote for this node: ``started`` (extra: the
-    row's config as JSON), ``skipped`` (``--resume``) and ``wrote`` (the writer only)."""
-    if not progress.exists():
-        return []
-    out = []
-    for line in progress.read_text().splitlines():
-        event, _, rest = line.partition("\t")
-        key, _, extra = rest.partition("\t")
-        out.append((event, key, extra))
-    return out
-
-
-def _started(progress: Path) -> list[str]:
-    return [key for event, key, _ in _events(progress) if event == "started"]
-
-
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     """End the launcher and its workers (they share its process group)."""
     try:
@@ -158,71 +146,6 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-
-
-_NOISE = re.compile(r"^\s*([=\-*]{5,}|\[?W\d|warnings\.warn|\*{3,}|.*OMP_NUM_THREADS).*$")
-
-
-_PEER = re.compile(r"connection (reset|closed)|broken pipe|timed out|peer|socket", re.I)
-
-
-def _is_peer_failure(error: dict) -> bool:
-    """A rank's error that only says another rank went away."""
-    kind = str(error.get("type", ""))
-    return kind.startswith("Dist") or bool(_PEER.search(str(error.get("message", ""))))
-
-
-def cause(folder: Path, log_tail: str, status: str) -> tuple[str, str]:
-    """(row status, error message) of a failed launch. Out of memory on any rank is
-    ``oom``; an exception of the model's own is ``error`` with its type and message; a rank
-    killed by a signal is ``crashed`` (the others then only report a lost peer);
-    otherwise the last meaningful line torchrun printed (never a separator line)."""
-    errors = []
-    for path in sorted(folder.glob("error-*.json")):
-        try:
-            errors.append(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            continue
-    if status == "timeout":
-        return BenchStatus.TIMEOUT, "timeout: the model ran past --timeout and was stopped"
-
-    def said(e: dict) -> str:
-        return f"rank {e.get('rank')}: {e.get('type')}: {e.get('message')}"
-
-    oom = [e for e in errors if e.get("oom")]
-    if oom:
-        return BenchStatus.OOM, said(oom[0])
-    own = [e for e in errors if not _is_peer_failure(e)]
-    if own:
-        return BenchStatus.ERROR, said(own[0])
-    signals = re.findall(r"Signal (\d+) \((\w+)\) received", log_tail)
-    if signals:
-        number, name = signals[-1]
-        return BenchStatus.CRASHED, (
-            f"{status}: a worker was killed by signal {number} ({name}): out of host memory, "
-            "or killed"
-        )
-    if errors:
-        return BenchStatus.CRASHED, f"{status}: a rank lost its peers: {said(errors[0])}"
-    code = re.findall(r"exitcode\s*:\s*(-?\d+)", log_tail)
-    if code:
-        detail = f"a worker exited with code {code[-1]}"
-    else:
-        lines = [x for x in log_tail.splitlines() if x.strip() and not _NOISE.match(x)]
-        detail = lines[-1].strip() if lines else "the launch ended without a message"
-    return BenchStatus.CRASHED, f"{status}: {detail}"
-
-
-def _failure_row(key: str, config: dict[str, object], status: str, error: str) -> dict:
-    return {
-        "key": key,
-        "status": str(status),
-        "error": error[-500:],
-        "config": config,
-        "started_at": datetime.now(timezone.utc).isoformat(),
-        "duration_s": None,
-        "environment": {},
-    }
 
 
 def record_broken(cfg: SweepConfig, broken: dict[str, str]) -> list[str]:
@@ -254,7 +177,7 @@ def record_broken(cfg: SweepConfig, broken: dict[str, str]) -> list[str]:
             threads=threads,
         )
         if cfg.node_rank == 0:
-            append_result(cfg.out, _failure_row(key, config, BenchStatus.ERROR, why))
+            append_result(cfg.out, failure_row(key, config, BenchStatus.ERROR, why))
         lines.append(f"{name}: error: {why}")
     return lines
 
@@ -284,55 +207,67 @@ def run_sweep(
     skip = done_keys(cfg.out) if cfg.resume else set()
     sweep_id = uuid.uuid4().hex[:12]
     for per_node in cfg.nproc:
-        world = per_node * cfg.nnodes
-        todo = list(cfg.models)
+        todo: list[str] | None = list(cfg.models)
         while todo:
-            with tempfile.TemporaryDirectory() as tmp:
-                folder = Path(tmp)
-                status = _launch(cfg, per_node, todo, folder, skip, notify, sweep_id)
-                tail = _tail(folder / "log")
-                events = _events(folder / "progress")
-                row_status, message = cause(folder, tail, status)
-            wrote = [k for e, k, _ in events if e == "wrote"]
-            skipped = [k for e, k, _ in events if e == "skipped"]
-            started = {k: extra for e, k, extra in events if e == "started"}
-            report.appended += len(wrote)
-            report.measured += len(wrote)
-            report.skipped += len(skipped)
-            if wrote:
-                latest = {r["key"]: r for r in read_results(cfg.out)[0]}
-                for key in wrote:
-                    if key in latest:
-                        notify(_done_line(latest[key]))
-            if status == "interrupted":
+            todo = _launch_and_record(cfg, per_node, todo, skip, notify, sweep_id, report)
+            if todo is None:
                 report.interrupted = True
                 return report
-            # a node that did not write learns what finished from the next start
-            order = list(started)
-            done = {model_of_key(k) for k in (*skipped, *wrote)}
-            done |= {model_of_key(k) for k in order[:-1]}
-            if status == "ok":
-                break
-            # Only a model that started and did not finish failed; the rest never ran.
-            failed = next((k for k in reversed(order) if model_of_key(k) not in done), None)
-            if failed is None:
-                report.failures.append(f"launch on {world} failed before any model started")
-                notify(f"launch on {world} failed: {message}")
-                break
-            model = model_of_key(failed)
-            if cfg.node_rank == 0:
-                config = json.loads(started[failed]) if started[failed] else {"model": model}
-                row = _failure_row(failed, config, row_status, message)
-                append_result(cfg.out, {**row, "sweep_id": sweep_id})
-                report.appended += 1
-            report.failures.append(f"{model} on {world}: {row_status}: {message}")
-            notify(f"failed {model} x{world}: {row_status}: {message}")
-            todo = [m for m in todo if m not in done and m != model]
     return report
 
 
-def _tail(log: Path) -> str:
-    return log.read_text(errors="replace")[-4000:] if log.exists() else ""
+def _launch_and_record(
+    cfg: SweepConfig,
+    per_node: int,
+    todo: list[str],
+    skip: set[str],
+    notify: Progress,
+    sweep_id: str,
+    report: SweepReport,
+) -> list[str] | None:
+    """One launch of ``todo`` at ``per_node`` processes per node, counted into
+    ``report``, with the row of the model that failed; the models still to run (the
+    launch stopped at the failure), or None when interrupted."""
+    world = per_node * cfg.nnodes
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        status = _launch(cfg, per_node, todo, folder, skip, notify, sweep_id)
+        found = events(folder / "progress")
+        row_status, message = cause(folder, log_tail(folder / "log"), status)
+    wrote = [k for e, k, _ in found if e == "wrote"]
+    skipped = [k for e, k, _ in found if e == "skipped"]
+    started = {k: extra for e, k, extra in found if e == "started"}
+    report.appended += len(wrote)
+    report.measured += len(wrote)
+    report.skipped += len(skipped)
+    if wrote:
+        latest = {r["key"]: r for r in read_results(cfg.out)[0]}
+        for key in wrote:
+            if key in latest:
+                notify(_done_line(latest[key]))
+    if status == "interrupted":
+        return None
+    # a node that did not write learns what finished from the next start
+    order = list(started)
+    done = {model_of_key(k) for k in (*skipped, *wrote)}
+    done |= {model_of_key(k) for k in order[:-1]}
+    if status == "ok":
+        return []
+    # Only a model that started and did not finish failed; the rest never ran.
+    failed = next((k for k in reversed(order) if model_of_key(k) not in done), None)
+    if failed is None:
+        report.failures.append(f"launch on {world} failed before any model started")
+        notify(f"launch on {world} failed: {message}")
+        return []
+    model = model_of_key(failed)
+    if cfg.node_rank == 0:
+        config = json.loads(started[failed]) if started[failed] else {"model": model}
+        row = failure_row(failed, config, row_status, message)
+        append_result(cfg.out, {**row, "sweep_id": sweep_id})
+        report.appended += 1
+    report.failures.append(f"{model} on {world}: {row_status}: {message}")
+    notify(f"failed {model} x{world}: {row_status}: {message}")
+    return [m for m in todo if m not in done and m != model]
 
 
 def _done_line(record: dict) -> str:
@@ -383,7 +318,7 @@ def _launch(
         since = time.monotonic()
         try:
             while proc.poll() is None:
-                started = _started(progress)
+                started = started_keys(progress)
                 if len(started) > len(seen):
                     for key in started[len(seen) :]:
                         notify(f"started {model_of_key(key)} x{world}")

@@ -20,6 +20,7 @@ global batch), from which the gradient noise scale is estimated.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -28,7 +29,9 @@ from typing import Any
 import torch
 import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+from torch.nn.parallel import DistributedDataParallel as DDP
 
+from gpuscale.bench.flops import count
 from gpuscale.bench.models import Batch, BenchModel
 
 Mark = Callable[[], Any]
@@ -112,10 +115,6 @@ def ddp(module: torch.nn.Module, device: torch.device, bucket_mb: float = 25.0) 
     """``module`` in DistributedDataParallel without buffer syncing in forward: buffers
     (batch norm) would be sent every forward, no-sync steps included, and blur what
     synchronising gradients costs."""
-    import inspect
-
-    from torch.nn.parallel import DistributedDataParallel as DDP
-
     quiet = (
         {"forward_sync_buffers": False}
         if "forward_sync_buffers" in inspect.signature(DDP).parameters
@@ -269,8 +268,6 @@ def count_flops(
     """(training FLOPs per sample (forward + backward), dense ops that ran uncounted),
     by ``torch.utils.flop_counter`` with :mod:`gpuscale.bench.flops`'s formulas, on the
     bare module before it is wrapped; FLOPs None if the counter cannot run the model."""
-    from gpuscale.bench.flops import count
-
     try:
         counted = count(lambda: bench.forward_loss(bench.module, batch).backward())
     except Exception:  # an operator the counter cannot trace: no FLOPs, no MFU

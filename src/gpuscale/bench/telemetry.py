@@ -33,6 +33,7 @@ from gpuscale.interconnect.nvml import TopologyError, nvml_topology
 
 def machine_environment(device: Any) -> dict[str, Any]:
     """Versions, host, threads, NCCL settings and (on GPUs) the device and its links."""
+    # lazy: torch, the CLI imports this module without it (visible_uuids)
     import torch
 
     env: dict[str, Any] = {
@@ -59,6 +60,7 @@ def machine_environment(device: Any) -> dict[str, Any]:
 
 def device_identity(device: Any) -> tuple[str | None, str | None]:
     """(UUID, PCI bus id) of the CUDA device torch uses, as NVML names them."""
+    # lazy: torch, the CLI imports this module without it (visible_uuids)
     import torch
 
     props = torch.cuda.get_device_properties(device)
@@ -79,6 +81,7 @@ def visible_uuids() -> list[str] | None:
     """The UUIDs of the GPUs this process may use, from torch (which honours
     ``CUDA_VISIBLE_DEVICES``), or None without torch or GPUs (then every GPU is shown)."""
     try:
+        # lazy and optional: torch, absent from a base install that asks NVML for the topology
         import torch
 
         if not torch.cuda.is_available():
@@ -165,7 +168,7 @@ class GpuMeter(Background):
 def open_gpu_meter(device: Any) -> GpuMeter | None:
     """A meter for the GPU this process uses, or None without NVML."""
     try:
-        import pynvml
+        import pynvml  # optional: nvidia-ml-py (the bench extra); without it no power
 
         pynvml.nvmlInit()
         uuid, bus = device_identity(device)

@@ -35,12 +35,11 @@ import torch.distributed as dist
 
 from gpuscale.bench.config import BenchConfig, resolved_config, run_key
 from gpuscale.bench.models import family_of, load_model, parameter_count
-from gpuscale.bench.peaks import mfu, peak_for
-from gpuscale.bench.results import SCHEMA, StepStats, append_result
+from gpuscale.bench.results import SCHEMA, append_result
 from gpuscale.bench.steps import CommMeter, Job, count_flops, ddp, gradient_norms, timed_steps
+from gpuscale.bench.summary import measured_fields, median_run, mfu_fields
 from gpuscale.bench.telemetry import (
     HostSample,
-    host_busy,
     machine_environment,
     open_cpu_meter,
     open_gpu_meter,
@@ -78,6 +77,7 @@ def process_group(backend: str, timeout_s: float) -> Iterator[torch.device]:
 def _wrap(job_module: torch.nn.Module, cfg: BenchConfig, device: torch.device, world: int):
     """The module wrapped for data parallelism, and the comm meter (DDP, N > 1)."""
     if cfg.strategy == "fsdp":
+        # lazy: FSDP2's fully_shard is in torch >= 2.6 only; DDP runs on the older torch we allow
         from torch.distributed.fsdp import fully_shard
 
         for child in job_module.children():
@@ -90,10 +90,6 @@ def _wrap(job_module: torch.nn.Module, cfg: BenchConfig, device: torch.device, w
     meter = CommMeter(device, compress=cfg.grad_comm == "bf16")
     wrapped.register_comm_hook(dist.group.WORLD, meter.hook)
     return wrapped, meter
-
-
-def _slowest(per_rank: list[list[float]]) -> list[float]:
-    return [max(step) for step in zip(*per_rank, strict=True)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +121,61 @@ def run_model(
     host = host or Host()
     world = dist.get_world_size()
     micro = cfg.per_device_batch(world, device.type)
+    job, flops, uncounted_ops = _job(name, cfg, device, world, micro)
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    meter: Any = None
+    if device.type == "cuda" and cfg.nvml:
+        meter = open_gpu_meter(device)
+    elif device.type == "cpu" and host.first_on_host:  # one package meter per host
+        meter = open_cpu_meter(host.ranks_on_host)
+    # N = 1: also time the bare module (no DDP wrapper): what a user pays on one device
+    plain = replace(job, wrapped=job.bench.module, comm=None) if world == 1 else None
+    samples: dict[str, Any] = {}
+
+    def on_start() -> None:
+        samples["host_start"] = HostSample.now()
+        if meter is not None:
+            meter.__enter__()
+
+    try:
+        timings = timed_steps(
+            job, steps=cfg.steps, warmup=cfg.warmup, on_start=on_start, plain=plain
+        )
+    finally:
+        if meter is not None and "host_start" in samples:
+            meter.__exit__(None, None, None)
+    host_end = HostSample.now()
+    local_sq, global_sq = gradient_norms(job, cfg.steps, micro)
+    grad_bytes = sum(p.numel() * p.element_size() for p in job.bench.module.parameters())
+    peak = (
+        torch.cuda.max_memory_allocated(device)
+        if device.type == "cuda"
+        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    )
+    gathered = _gather(
+        {
+            "kinds": timings.kinds,
+            "comm_ms": timings.comm_ms,
+            "peak": peak,
+            "meter": meter.summary() if meter is not None else None,
+            "host": (samples.get("host_start"), host_end, os.uname().nodename),
+            "local_sq": local_sq,
+        }
+    )
+    buckets = job.comm.bucket_bytes if job.comm is not None else None
+    measured = measured_fields(
+        cfg, device.type, world, micro, flops, grad_bytes, buckets, gathered, global_sq
+    )
+    measured["flops"]["uncounted_ops"] = list(uncounted_ops)  # dense work left out of per_sample
+    return measured
+
+
+def _job(
+    name: str, cfg: BenchConfig, device: torch.device, world: int, micro: int
+) -> tuple[Job, float | None, tuple[str, ...]]:
+    """The model ``name`` on ``device``, wrapped, with its optimizer and this rank's
+    batch; and its FLOPs per sample (counted on the bare module) and uncounted ops."""
     torch.manual_seed(0)
     bench = load_model(name)
     bench.module.to(device)
@@ -145,150 +196,7 @@ def run_model(
         fsdp=cfg.strategy == "fsdp",
         comm=comm,
     )
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-    meter: Any = None
-    if device.type == "cuda" and cfg.nvml:
-        meter = open_gpu_meter(device)
-    elif device.type == "cpu" and host.first_on_host:  # one package meter per host
-        meter = open_cpu_meter(host.ranks_on_host)
-    # N = 1: also time the bare module (no DDP wrapper): what a user pays on one device
-    plain = replace(job, wrapped=bench.module, comm=None) if world == 1 else None
-    samples: dict[str, Any] = {}
-
-    def on_start() -> None:
-        samples["host_start"] = HostSample.now()
-        if meter is not None:
-            meter.__enter__()
-
-    try:
-        timings = timed_steps(
-            job, steps=cfg.steps, warmup=cfg.warmup, on_start=on_start, plain=plain
-        )
-    finally:
-        if meter is not None and "host_start" in samples:
-            meter.__exit__(None, None, None)
-    host_end = HostSample.now()
-    local_sq, global_sq = gradient_norms(job, cfg.steps, micro)
-    grad_bytes = sum(p.numel() * p.element_size() for p in bench.module.parameters())
-    peak = (
-        torch.cuda.max_memory_allocated(device)
-        if device.type == "cuda"
-        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    )
-    gathered = _gather(
-        {
-            "kinds": timings.kinds,
-            "comm_ms": timings.comm_ms,
-            "peak": peak,
-            "meter": meter.summary() if meter is not None else None,
-            "host": (samples.get("host_start"), host_end, os.uname().nodename),
-            "local_sq": local_sq,
-        }
-    )
-    measured = _measured(
-        cfg, device.type, world, micro, flops, grad_bytes, comm, gathered, global_sq
-    )
-    measured["flops"]["uncounted_ops"] = list(uncounted_ops)  # dense work left out of per_sample
-    return measured
-
-
-def _measured(
-    cfg: BenchConfig,
-    device_type: str,
-    world: int,
-    micro: int,
-    flops: float | None,
-    grad_bytes: int,
-    comm: CommMeter | None,
-    gathered: list[dict[str, Any]],
-    global_sq: list[float],
-) -> dict[str, Any]:
-    """The record's measured fields from every rank's raw measurements."""
-    synced = [g["kinds"]["synced"] for g in gathered]
-    nosync = [g["kinds"]["nosync"] for g in gathered]
-    step = StepStats.from_values(_slowest([k["step"] for k in synced]))
-    plain = StepStats.from_values(_slowest([k["step"] for k in nosync]))
-    bare = [g["kinds"]["plain"]["step"] for g in gathered if g["kinds"].get("plain")]
-    bare_step = StepStats.from_values(_slowest(bare)) if bare and bare[0] else None
-    samples_per_s = micro * cfg.accum * world / (step.mean / 1e3)
-    comm_steps = [g["comm_ms"] for g in gathered if g["comm_ms"]]
-    comm_ms = StepStats.from_values(_slowest(comm_steps)).mean if comm_steps and comm else None
-    achieved = flops * samples_per_s / world / 1e12 if flops else None
-    meters = [g["meter"] for g in gathered if g["meter"]]
-    steps_timed = 2 * cfg.steps  # synced and no-sync steps ran in the metered phase
-    host = host_busy(*(list(x) for x in zip(*(g["host"] for g in gathered), strict=True)))
-    return {
-        "timing": {
-            "step_ms_mean": step.mean,
-            "step_ms_p50": step.p50,
-            "step_ms_p95": step.p95,
-            "nosync_step_ms_mean": plain.mean,
-            "nosync_step_ms_p50": plain.p50,
-            "nosync_step_ms_p95": plain.p95,
-            "samples_per_s": samples_per_s,
-            "forward_ms": _phase(nosync, "forward"),
-            "backward_ms": _phase(nosync, "backward"),
-            "optimizer_ms": _phase(nosync, "optimizer"),
-            "sync_overhead_ms": step.mean - plain.mean,
-            "comm_ms": comm_ms,
-            # N = 1 only: the bare module's step, no DDP wrapper (what one device costs)
-            "plain_step_ms_mean": bare_step.mean if bare_step else None,
-            "plain_step_ms_p50": bare_step.p50 if bare_step else None,
-        },
-        "comm": {"bucket_bytes": comm.bucket_bytes if comm else []},
-        "flops": {
-            "per_sample": flops,
-            "achieved_tflops_per_device": achieved,
-        },
-        "noise": {
-            "batch_small": micro * cfg.accum,
-            "batch_big": micro * cfg.accum * world,
-            "local_sq": [
-                sum(g["local_sq"][i] for g in gathered) / world for i in range(len(global_sq))
-            ],
-            "global_sq": global_sq,
-        },
-        "per_rank": {
-            "step_ms": [k["step"] for k in synced],
-            "nosync_step_ms": [k["step"] for k in nosync],
-        },
-        "grad_bytes_per_step": grad_bytes,
-        "allreduce_bytes_per_step": grad_bytes if world > 1 else 0,
-        "memory": {
-            "peak_bytes": max(g["peak"] for g in gathered),
-            "kind": "cuda_max_allocated" if device_type == "cuda" else "max_rss",
-        },
-        "nvml": (
-            {
-                "gpu_util_pct_mean": _mean([m["gpu_util_pct_mean"] for m in meters]),
-                # measured at this N: every device's power (GPU), every host's package
-                # power once (CPU: its first rank's meter); per device: the total / N
-                "power_w_mean": _power_total(meters) / world,
-                "power_w_total": _power_total(meters),
-                "energy_j_per_step": sum(m["energy_j"] or 0.0 for m in meters) / steps_timed,
-                "power_source": meters[0].get("power_source"),
-            }
-            if meters
-            else None
-        ),
-        "host": host,
-    }
-
-
-def _phase(kinds: list[dict[str, list[float]]], name: str) -> float:
-    return StepStats.from_values(_slowest([k[name] for k in kinds])).mean
-
-
-def _power_total(meters: list[dict[str, Any]]) -> float:
-    """Watts of the whole job: each meter's mean power (a CPU meter's share) times the
-    ranks it stands for."""
-    return sum((m["power_w_mean"] or 0.0) * m.get("ranks_on_host", 1) for m in meters)
-
-
-def _mean(values: list[float | None]) -> float | None:
-    kept = [v for v in values if v is not None]
-    return sum(kept) / len(kept) if kept else None
+    return job, flops, uncounted_ops
 
 
 def _gather(values: Any) -> list[Any]:
@@ -310,20 +218,6 @@ def _config_fields(name: str, cfg: BenchConfig, device: torch.device, threads: i
         threads=threads,
         backend=dist.get_backend(),
     )
-
-
-def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Of ``--repeat`` runs of one configuration, the one with the median throughput
-    (the lower middle for an even count), with every run's throughput and the spread
-    ``(max - min) / median`` in its timing."""
-    rates = [r["timing"]["samples_per_s"] for r in runs]
-    order = sorted(range(len(runs)), key=lambda i: rates[i])
-    chosen = runs[order[(len(runs) - 1) // 2]]
-    if len(runs) > 1:
-        middle = rates[order[(len(runs) - 1) // 2]]
-        chosen["timing"]["repeat_samples_per_s"] = rates
-        chosen["timing"]["repeat_spread"] = (max(rates) - min(rates)) / middle
-    return chosen
 
 
 def _write_error(folder: Path | None, rank: int, key: str, exc: BaseException) -> None:
@@ -416,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
                     "flags": run_flags(measured["timing"], measured["host"]),
                     "duration_s": time.time() - started,
                 }
-                record["flops"].update(_mfu(record, environment.get("device_name")))
+                record["flops"].update(mfu_fields(record, environment.get("device_name")))
                 append_result(args.jsonl, record)
                 _note(args.progress, 0, "wrote", key)  # the writer's node only
     return 0
@@ -427,18 +321,6 @@ def _note(progress: Path | None, local_rank: int, event: str, key: str, extra: s
     if local_rank == 0 and progress is not None:
         with progress.open("a") as handle:
             handle.write("\t".join(filter(None, (event, key, extra))) + "\n")
-
-
-def _mfu(record: dict[str, Any], device_name: str | None) -> dict[str, Any]:
-    achieved = record["flops"]["achieved_tflops_per_device"]
-    cfg = record["config"]
-    peak = peak_for(device_name) if cfg["device"] == "cuda" else None
-    return {
-        "peak_tflops": peak.tflops(cfg["precision"], cfg["tf32"]) if peak else None,
-        "mfu": mfu(achieved, device_name, cfg["precision"], cfg["tf32"])
-        if achieved is not None and peak
-        else None,
-    }
 
 
 if __name__ == "__main__":

@@ -123,7 +123,7 @@ def nvml_topology(nvml: Any = None, visible_uuids: list[str] | None = None) -> T
     ``nvml`` is the pynvml module (a fake in tests). Raises :class:`TopologyError`."""
     if nvml is None:
         try:
-            import pynvml as nvml
+            import pynvml as nvml  # optional: nvidia-ml-py (the bench extra)
         except ImportError:
             raise TopologyError(
                 "nvidia-ml-py is not installed (pip install 'gpuscale[bench]')"

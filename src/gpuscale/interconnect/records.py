@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from gpuscale.tables import COLLECTIVES_COLUMNS
 
 SCHEMAS = ("gpuscale.collectives/1", "gpuscale.collectives/2")
@@ -39,8 +41,6 @@ class Sweeps:
 
 def read_sweeps(path: Path) -> Sweeps:
     """The sweeps of a collectives file; ``OSError`` when it cannot be read."""
-    import pandas as pd
-
     out = Sweeps()
     rows: list[dict[str, Any]] = []
     legacy = 0

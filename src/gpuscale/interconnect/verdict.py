@@ -19,7 +19,7 @@ from typing import Any
 
 from gpuscale.interconnect.reference import PRESETS
 from gpuscale.interconnect.topology import Topology
-from gpuscale.quantities import number
+from gpuscale.quantities import format_bytes, number
 
 NORMAL, LOW, SUSPICIOUS, NO_REFERENCE = "normal", "low", "suspicious", "no reference"
 DROP_SHARE = 0.15
@@ -38,8 +38,6 @@ class OpVerdict:
     change: str = ""
 
     def sentence(self) -> str:
-        from gpuscale.quantities import format_bytes, number
-
         text = (
             f"{self.op}: peak bus bandwidth {number(self.peak_busbw_gbs)} GB/s "
             f"(at {format_bytes(self.peak_size_bytes)})"

@@ -12,10 +12,12 @@ __all__ = ["PlanError", "PlanRequest", "parse_devices", "plan", "resolve_family"
 
 
 def __getattr__(name: str) -> Any:
-    """The plan model's names, loaded when first asked for: ``gpuscale --help`` reads the
-    request's option help (``planning.request``) without pandas."""
+    """``plan``, ``PlanError`` and ``resolve_family`` from :mod:`gpuscale.planning.api`,
+    imported on first use (PEP 562)."""
     if name in ("PlanError", "plan", "resolve_family"):
-        from gpuscale.planning import api  # lazy: pandas (the plan model), not for --help
+        # lazy: pandas and the MLPerf data, kept off `gpuscale --help` (the CLI imports
+        # planning.request at start, which runs this package first)
+        from gpuscale.planning import api
 
         return getattr(api, name)
-    raise AttributeError(f"module 'gpuscale.planning' has no attribute {name!r}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

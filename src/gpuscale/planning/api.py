@@ -15,6 +15,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscale.analysis.equilibrium import equilibrium
+from gpuscale.mlperf.accelerators import normalise_accelerator
+from gpuscale.mlperf.bundled import load_round
+from gpuscale.names import _key, resolve_choice, resolve_workloads
 from gpuscale.planning.family import FamilyModel, PlanError, borrow, fit_family
 from gpuscale.planning.request import PlanRequest
 from gpuscale.tables.plan import PLAN_COLUMNS
@@ -26,9 +30,6 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
     (``H100`` -> ``H100-SXM5-80GB``: the catalogue's default form factor and memory).
     Exact family names, then the accelerator catalogue, then unambiguous prefixes;
     ``UnknownNameError`` (with the closest name) otherwise."""
-    from gpuscale.mlperf.accelerators import normalise_accelerator
-    from gpuscale.names import _key, resolve_choice
-
     exact = [v for v in valid if _key(v) == _key(name)]
     if exact:
         return exact[0], ""
@@ -46,8 +47,6 @@ def _model_for(scores: pd.DataFrame, workload: str, family: str) -> FamilyModel:
 
 def _equilibrium_marks(table: pd.DataFrame, family: str, workload: str, threshold: float):
     """(Pareto mask, criteria picking each count) of the predicted counts."""
-    from gpuscale.analysis.equilibrium import equilibrium
-
     n = table["devices"].to_numpy(float)
     t = table["minutes"].to_numpy(float)
     speedup = t[0] / t
@@ -141,11 +140,7 @@ def plan_and_model(
 ) -> tuple[pd.DataFrame, FamilyModel]:
     """:func:`plan`'s table and the fitted model behind it (``model.predict`` draws the
     curve at any other count without fitting again)."""
-    from gpuscale.names import resolve_workloads
-
     if scores is None:
-        from gpuscale.mlperf.bundled import load_round
-
         scores = load_round().scores
     if scores.empty:
         raise PlanError("no MLPerf results in the data given")

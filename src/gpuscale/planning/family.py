@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from gpuscale.analysis.decompose import expected_samples, round_rcp_model
 from gpuscale.planning import model as m
 from gpuscale.tables.workloads import round_key
 
@@ -41,8 +42,6 @@ def systems_of(scores: pd.DataFrame, workload: str, family: str) -> pd.DataFrame
 
 def _expected(rows: pd.DataFrame) -> np.ndarray | None:
     """E(B) of each row from its round's RCPs; None when any row has none."""
-    from gpuscale.analysis.decompose import expected_samples
-
     values = np.array(
         [
             expected_samples(str(r), str(b), float(g))
@@ -176,8 +175,6 @@ def fit_family(
     e = _expected(rows)
     rcp = None
     if e is not None:
-        from gpuscale.analysis.decompose import round_rcp_model
-
         rcp = round_rcp_model(latest, benchmark)
     if rcp is None:
         e = None

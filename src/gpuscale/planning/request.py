@@ -7,10 +7,12 @@ with the same message.
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
+from typing import ClassVar
+
+from gpuscale.tables.requests import JsonRequest
 
 HELP: dict[str, str] = {
     "workload": "MLPerf benchmark or the study's name (e.g. llama2_70b_lora, bert, sd).",
@@ -62,10 +64,11 @@ def parse_devices(text: str) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class PlanRequest:
+class PlanRequest(JsonRequest):
     """What to plan; see ``HELP`` for each field. ``devices`` may be given as a string
     (``"8,16,64"``, ``"8-256"``) or a sequence of counts."""
 
+    json_name: ClassVar[str] = "plan request"
     workload: str
     accelerator: str
     devices: tuple[int, ...] = (8, 16, 32, 64, 128, 256)
@@ -97,17 +100,3 @@ class PlanRequest:
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
         if not 0 < self.threshold <= 1:
             raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
-
-    def to_json(self) -> str:
-        data = asdict(self)
-        data["devices"] = list(self.devices)
-        return json.dumps(data, sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> PlanRequest:
-        """A request written by :meth:`to_json`; unknown fields are an error."""
-        data = json.loads(text)
-        unknown = set(data) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown plan request field(s): {', '.join(sorted(unknown))}")
-        return cls(**data)

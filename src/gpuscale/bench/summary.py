@@ -1,0 +1,153 @@
+"""A bench record's measured fields from every rank's raw measurements: the step of the
+slowest rank (a synchronised step waits for it), the phases, throughput, memory, power,
+the gradient norms for the noise scale, and of ``--repeat`` runs the median one. Pure
+Python over what the ranks gathered; no torch, so it is tested without a process group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.peaks import mfu, peak_for
+from gpuscale.bench.results import StepStats
+from gpuscale.bench.telemetry import host_busy
+
+
+def measured_fields(
+    cfg: BenchConfig,
+    device_type: str,
+    world: int,
+    micro: int,
+    flops: float | None,
+    grad_bytes: int,
+    bucket_bytes: list[int] | None,
+    gathered: list[dict[str, Any]],
+    global_sq: list[float],
+) -> dict[str, Any]:
+    """The record's measured fields (``gathered``: one dict per rank with its step times
+    by kind, communication times, peak memory, meter summary, host samples and local
+    gradient norms; ``bucket_bytes`` None without a communication meter).
+    ``samples_per_s = micro x accum x N / step``; achieved TFLOP/s per device
+    ``= FLOPs per sample x samples_per_s / N``."""
+    timing = _timing(gathered, micro * cfg.accum * world, bucket_bytes is not None)
+    samples_per_s = timing["samples_per_s"]
+    achieved = flops * samples_per_s / world / 1e12 if flops else None
+    meters = [g["meter"] for g in gathered if g["meter"]]
+    host = host_busy(*(list(x) for x in zip(*(g["host"] for g in gathered), strict=True)))
+    return {
+        "timing": timing,
+        "comm": {"bucket_bytes": bucket_bytes or []},
+        "flops": {"per_sample": flops, "achieved_tflops_per_device": achieved},
+        "noise": {
+            "batch_small": micro * cfg.accum,
+            "batch_big": micro * cfg.accum * world,
+            "local_sq": [
+                sum(g["local_sq"][i] for g in gathered) / world for i in range(len(global_sq))
+            ],
+            "global_sq": global_sq,
+        },
+        "per_rank": {
+            "step_ms": [g["kinds"]["synced"]["step"] for g in gathered],
+            "nosync_step_ms": [g["kinds"]["nosync"]["step"] for g in gathered],
+        },
+        "grad_bytes_per_step": grad_bytes,
+        "allreduce_bytes_per_step": grad_bytes if world > 1 else 0,
+        "memory": {
+            "peak_bytes": max(g["peak"] for g in gathered),
+            "kind": "cuda_max_allocated" if device_type == "cuda" else "max_rss",
+        },
+        # synced and no-sync steps ran in the metered phase
+        "nvml": _power(meters, world, steps_timed=2 * cfg.steps) if meters else None,
+        "host": host,
+    }
+
+
+def _timing(gathered: list[dict[str, Any]], samples: int, metered: bool) -> dict[str, Any]:
+    """Step times (mean, p50, p95) synchronised and without sync, the phases, the
+    communication inside the step, and at N = 1 the bare module's step; ``samples`` per
+    step over all ranks."""
+    synced = [g["kinds"]["synced"] for g in gathered]
+    nosync = [g["kinds"]["nosync"] for g in gathered]
+    step = StepStats.from_values(_slowest([k["step"] for k in synced]))
+    plain = StepStats.from_values(_slowest([k["step"] for k in nosync]))
+    bare = [g["kinds"]["plain"]["step"] for g in gathered if g["kinds"].get("plain")]
+    bare_step = StepStats.from_values(_slowest(bare)) if bare and bare[0] else None
+    comm_steps = [g["comm_ms"] for g in gathered if g["comm_ms"]]
+    comm_ms = StepStats.from_values(_slowest(comm_steps)).mean if comm_steps and metered else None
+    return {
+        "step_ms_mean": step.mean,
+        "step_ms_p50": step.p50,
+        "step_ms_p95": step.p95,
+        "nosync_step_ms_mean": plain.mean,
+        "nosync_step_ms_p50": plain.p50,
+        "nosync_step_ms_p95": plain.p95,
+        "samples_per_s": samples / (step.mean / 1e3),
+        "forward_ms": _phase(nosync, "forward"),
+        "backward_ms": _phase(nosync, "backward"),
+        "optimizer_ms": _phase(nosync, "optimizer"),
+        "sync_overhead_ms": step.mean - plain.mean,
+        "comm_ms": comm_ms,
+        # N = 1 only: the bare module's step, no DDP wrapper (what one device costs)
+        "plain_step_ms_mean": bare_step.mean if bare_step else None,
+        "plain_step_ms_p50": bare_step.p50 if bare_step else None,
+    }
+
+
+def _power(meters: list[dict[str, Any]], world: int, steps_timed: int) -> dict[str, Any]:
+    """Measured at this N: every device's power (GPU), every host's package power once
+    (CPU: its first rank's meter); per device: the total / N."""
+    return {
+        "gpu_util_pct_mean": _mean([m["gpu_util_pct_mean"] for m in meters]),
+        "power_w_mean": power_total(meters) / world,
+        "power_w_total": power_total(meters),
+        "energy_j_per_step": sum(m["energy_j"] or 0.0 for m in meters) / steps_timed,
+        "power_source": meters[0].get("power_source"),
+    }
+
+
+def _slowest(per_rank: list[list[float]]) -> list[float]:
+    """Each step's time on its slowest rank."""
+    return [max(step) for step in zip(*per_rank, strict=True)]
+
+
+def _phase(kinds: list[dict[str, list[float]]], name: str) -> float:
+    return StepStats.from_values(_slowest([k[name] for k in kinds])).mean
+
+
+def power_total(meters: list[dict[str, Any]]) -> float:
+    """Watts of the whole job: each meter's mean power (a CPU meter's share) times the
+    ranks it stands for."""
+    return sum((m["power_w_mean"] or 0.0) * m.get("ranks_on_host", 1) for m in meters)
+
+
+def _mean(values: list[float | None]) -> float | None:
+    kept = [v for v in values if v is not None]
+    return sum(kept) / len(kept) if kept else None
+
+
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Of ``--repeat`` runs of one configuration, the one with the median throughput
+    (the lower middle for an even count), with every run's throughput and the spread
+    ``(max - min) / median`` in its timing."""
+    rates = [r["timing"]["samples_per_s"] for r in runs]
+    order = sorted(range(len(runs)), key=lambda i: rates[i])
+    chosen = runs[order[(len(runs) - 1) // 2]]
+    if len(runs) > 1:
+        middle = rates[order[(len(runs) - 1) // 2]]
+        chosen["timing"]["repeat_samples_per_s"] = rates
+        chosen["timing"]["repeat_spread"] = (max(rates) - min(rates)) / middle
+    return chosen
+
+
+def mfu_fields(record: dict[str, Any], device_name: str | None) -> dict[str, Any]:
+    """Peak TFLOP/s and MFU of a record on ``device_name`` (None off GPUs or unknown)."""
+    achieved = record["flops"]["achieved_tflops_per_device"]
+    cfg = record["config"]
+    peak = peak_for(device_name) if cfg["device"] == "cuda" else None
+    return {
+        "peak_tflops": peak.tflops(cfg["precision"], cfg["tf32"]) if peak else None,
+        "mfu": mfu(achieved, device_name, cfg["precision"], cfg["tf32"])
+        if achieved is not None and peak
+        else None,
+    }

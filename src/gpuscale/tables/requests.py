@@ -1,0 +1,33 @@
+"""JSON for the frozen request dataclasses (``AdviceRequest``, ``BenchConfig``,
+``PlanRequest``): written with sorted keys, read back with unknown fields an error (a
+runner and a worker of different versions must not silently drop a setting). Pure
+Python: the CLI imports the requests at start."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, fields
+from typing import Any, ClassVar, TypeVar
+
+Request = TypeVar("Request", bound="JsonRequest")
+
+
+class JsonRequest:
+    """Mixin of a dataclass: :meth:`to_json` and :meth:`from_json`; ``json_name`` names
+    the kind in the error message (``"bench config"``)."""
+
+    __slots__ = ()
+    json_name: ClassVar[str] = "request"
+
+    def to_json(self) -> str:
+        """The fields as a JSON object (tuples as lists), keys sorted."""
+        return json.dumps(asdict(self), sort_keys=True)  # type: ignore[call-overload]
+
+    @classmethod
+    def from_json(cls: type[Request], text: str) -> Request:
+        """The object :meth:`to_json` wrote; unknown fields are a ``ValueError``."""
+        data: dict[str, Any] = json.loads(text)
+        unknown = set(data) - {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        if unknown:
+            raise ValueError(f"unknown {cls.json_name} field(s): {', '.join(sorted(unknown))}")
+        return cls(**data)

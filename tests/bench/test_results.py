@@ -165,3 +165,17 @@ def test_exposed_communication_beyond_what_was_in_flight_is_flagged() -> None:
     table = bench_table(rows).set_index(["model", "accelerators"])
     assert "exceeds the communication in flight" in table.loc[("mlp-1m", 2), "flags"]
     assert table.loc[("mlp-4m", 2), "flags"] == ""  # 4.2 of 4.0 ms: within the jitter margin
+
+
+def test_number_columns_stay_numbers_when_no_run_measured_them() -> None:
+    """A file whose every run failed (or no run at all) still gives number columns
+    (NaN), not columns of None that arithmetic and comparisons reject."""
+    failed = [
+        bench_record("m", 10**6, n, 0.0, status="oom", error="CUDA out of memory") for n in (1, 2)
+    ]
+    for records in (failed, []):
+        table = bench_table(records)
+        for column in ("step_ms_mean", "samples_per_s", "power_w_mean", "exposed_comm_ms"):
+            assert table[column].dtype == "float64", (column, len(records))
+            assert table[column].isna().all(), column
+        assert not (table["step_ms_mean"] > 0).any()

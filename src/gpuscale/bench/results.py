@@ -21,8 +21,8 @@ import numpy as np
 
 from gpuscale.bench.config import fields_of_key
 from gpuscale.plausibility import run_flags
-from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus
-from gpuscale.tables.bench import one_device
+from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
+from gpuscale.tables.bench import BENCH_SCHEMA, one_device
 
 SCHEMA = "gpuscale.bench/2"
 OLD_SCHEMA = "gpuscale.bench/1"
@@ -236,10 +236,8 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     overhead less the group's N = 1 DDP overhead, ``overlap = 1 - exposed / comm``
     (within [0, 1]) and ``comm_fraction = exposed / step``.
     """
-    # lazy: pandas, kept off the torchrun workers (they import this module to append rows)
-    import pandas as pd
-
-    frame = pd.DataFrame([_row(r) for r in records], columns=list(BENCH_COLUMNS))
+    # frame_of loads pandas on first use: the torchrun workers import this module without it
+    frame = frame_of(BENCH_SCHEMA, (_row(r) for r in records))
     if frame.empty:
         return frame
     frame["config_group"] = [

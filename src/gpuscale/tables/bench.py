@@ -114,6 +114,56 @@ BENCH_COLUMNS: tuple[str, ...] = (
 )
 
 
+# The bench table's dtypes (pandas names, as the round tables': ``float64`` measurements,
+# NaN where a run did not measure them, cast; ``int`` whole numbers as recorded, not cast:
+# int64, or float64 with NaN where a row failed before its batch was known (pandas'
+# nullable Int64 would carry <NA> into speedup and efficiency); ``str`` text; ``object``
+# tuples or values as recorded). ``bench_table`` builds its frame through ``frame_of``, which casts
+# the numbers once, so a column stays a number even when no run measured it.
+_BENCH_INTEGERS = {
+    "params",
+    "accelerators",
+    "nnodes",
+    "batch_per_device",
+    "global_batch",
+    "accum",
+    "steps",
+    "threads",
+    "buckets",
+    "largest_bucket_bytes",
+    "grad_bytes_per_step",
+    "allreduce_bytes_per_step",
+    "peak_memory_bytes",
+    "noise_batch_small",
+    "noise_batch_big",
+}
+_BENCH_FLOATS = {
+    *BENCH_TIMING_COLUMNS,
+    "bucket_mb",
+    "flops_per_sample",
+    "achieved_tflops_per_device",
+    "peak_tflops",
+    "mfu",
+    "gpu_util_pct_mean",
+    "power_w_mean",
+    "power_w_total",
+    "energy_j_per_step",
+    "other_load_share",
+    "steal_share",
+}
+_BENCH_OBJECTS = {"tf32", "flagged", "nosync_step_ms_samples", "noise_local_sq", "noise_global_sq"}
+BENCH_SCHEMA: dict[str, str] = {
+    c: "int"
+    if c in _BENCH_INTEGERS
+    else "float64"
+    if c in _BENCH_FLOATS
+    else "object"
+    if c in _BENCH_OBJECTS
+    else "str"
+    for c in BENCH_COLUMNS
+}
+
+
 # One row per collective, size and placement of a ``gpuscale collectives`` sweep; the
 # names an nccl-tests user knows, units in the names.
 COLLECTIVES_COLUMNS: tuple[str, ...] = (

@@ -38,6 +38,7 @@ from gpuscale.advice.uncertainty import StepError
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.quantities import number
+from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,7 +64,7 @@ class AdviceInputs:
     target_efficiency: float = 0.7
     price_per_device_hour: float | None = None
     power: Power = field(default_factory=lambda: Power(None, "unknown"))
-    threshold: float = 0.8  # equilibrium: E >= threshold x best
+    threshold: float = DEFAULT_EFFICIENCY_THRESHOLD  # equilibrium: E >= threshold x best
     sources: tuple[str, ...] = ()  # where each input came from, for the explanation
     error: StepError = field(default_factory=StepError)  # the step's 80% interval at N > 1
     warnings: tuple[str, ...] = ()  # inputs that cannot be true, said where they were found

@@ -29,6 +29,7 @@ from gpuscale.tables import (
     CLUSTER_COLUMN,
     CLUSTER_FEATURES,
     DECOMPOSITION_COLUMNS,
+    DEFAULT_EFFICIENCY_THRESHOLD,
     PARETO_COLUMN,
     SCALING_COLUMNS,
     RoundTables,
@@ -40,7 +41,7 @@ class AnalysisOptions:
     """How to analyse. ``reference``: study, family or SUBMITTER/SYSTEM_ID."""
 
     reference: str = "study"
-    threshold: float = 0.8
+    threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
     division: str | None = None
     availability: str | None = None
     families: tuple[str, ...] | None = None

@@ -16,6 +16,7 @@ from gpuscale.cli.interconnect import detect_topology
 from gpuscale.cli.output import Format, jsonable, print_frame, print_json
 from gpuscale.names import UnknownNameError, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import format_count, number, parse_size
+from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
 # The prediction columns a terminal shows (JSON and CSV carry them all).
 TABLE_COLUMNS = [
@@ -150,9 +151,10 @@ def render(result: Any, fmt: Format) -> None:
         for line in result.explanation:
             out.print(f"- {line}", markup=False, highlight=False)
         eq = {k: "none" if v is None else v for k, v in result.equilibrium.items()}
+        threshold = result.inputs.threshold if result.inputs else DEFAULT_EFFICIENCY_THRESHOLD
         out.print(
             f"- Equilibrium: knee {eq['knee']}, speed x efficiency "
-            f"{eq['max_speed_x_efficiency']}, efficiency >= 0.8 x best "
+            f"{eq['max_speed_x_efficiency']}, efficiency >= {threshold:g} x best "
             f"{eq['efficiency_threshold']}.",
             markup=False,
             highlight=False,

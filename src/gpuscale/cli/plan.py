@@ -9,6 +9,7 @@ import typer
 from gpuscale.cli.common import RoundNames, RoundPaths, app, err, fail, fail_on, load_tables, out
 from gpuscale.cli.output import Format, print_frame
 from gpuscale.planning.request import HELP, PlanRequest
+from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.plan import PLAN_COLUMNS
 
 # The table format shows these; CSV and JSON every column.
@@ -43,7 +44,9 @@ def plan(
         float | None, typer.Option("--price", help=HELP["price_per_device_hour"])
     ] = None,
     power: Annotated[float | None, typer.Option("--power", help=HELP["power_w"])] = None,
-    threshold: Annotated[float, typer.Option("--threshold", help=HELP["threshold"])] = 0.8,
+    threshold: Annotated[
+        float, typer.Option("--threshold", help=HELP["threshold"])
+    ] = DEFAULT_EFFICIENCY_THRESHOLD,
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
 ) -> None:
     """Plan a run: time to train on N devices of an accelerator, with an 80% interval,

@@ -37,6 +37,7 @@ from gpuscale.cli.common import (
 from gpuscale.cli.output import Format, jsonable, print_frame, print_json
 from gpuscale.report.pool import analysis_executor
 from gpuscale.sources import OutputError, write_atomically
+from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
 SCORE_COLUMNS = [
     "round",
@@ -177,7 +178,7 @@ def analyze(
         typer.Option(
             help="E' threshold of the equilibrium criterion, as a fraction of the best E'."
         ),
-    ] = 0.8,
+    ] = DEFAULT_EFFICIENCY_THRESHOLD,
     division: Annotated[str | None, typer.Option(help="closed or open.")] = None,
     availability: Annotated[
         str | None,

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
+from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.requests import JsonRequest
 
 HELP: dict[str, str] = {
@@ -76,7 +77,7 @@ class PlanRequest(JsonRequest):
     interconnect: str | None = None
     price_per_device_hour: float | None = None
     power_w: float | None = None
-    threshold: float = 0.8
+    threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
 
     def __post_init__(self) -> None:
         devices = self.devices

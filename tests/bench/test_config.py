@@ -81,3 +81,12 @@ def test_parse_bytes_reads_binary_units_as_nccl_tests(text: str, value: int) -> 
 def test_parse_bytes_rejects(text: str) -> None:
     with pytest.raises(ValueError):
         parse_bytes(text)
+
+
+def test_a_bad_value_says_what_it_must_be() -> None:
+    with pytest.raises(ValueError, match=r"invalid steps 0: must be at least 1\. Timed steps"):
+        BenchConfig(steps=0)
+    with pytest.raises(
+        ValueError, match=r"invalid batch -3: must be at least 1.*; invalid repeat 0"
+    ):
+        BenchConfig(batch=-3, repeat=0)

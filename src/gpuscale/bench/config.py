@@ -66,20 +66,25 @@ class BenchConfig(JsonRequest):
     repeat: int = 1
 
     def __post_init__(self) -> None:
-        checks = {
-            "steps": self.steps >= 1,
-            "warmup": self.warmup >= 0,
-            "batch": self.batch is None or self.batch >= 1,
-            "global_batch": self.global_batch >= 1,
-            "accum": self.accum >= 1,
-            "bucket_mb": self.bucket_mb > 0,
-            "threads": self.threads >= 0,
-            "timeout_s": self.timeout_s > 0,
-            "repeat": self.repeat >= 1,
+        rules = {  # the field, whether its value is allowed, and what is
+            "steps": (self.steps >= 1, "at least 1"),
+            "warmup": (self.warmup >= 0, "0 or more"),
+            "batch": (self.batch is None or self.batch >= 1, "at least 1"),
+            "global_batch": (self.global_batch >= 1, "at least 1"),
+            "accum": (self.accum >= 1, "at least 1"),
+            "bucket_mb": (self.bucket_mb > 0, "above 0"),
+            "threads": (self.threads >= 0, "0 (automatic) or more"),
+            "timeout_s": (self.timeout_s > 0, "above 0"),
+            "repeat": (self.repeat >= 1, "at least 1"),
         }
-        bad = [name for name, ok in checks.items() if not ok]
+        bad = [(name, rule) for name, (ok, rule) in rules.items() if not ok]
         if bad:
-            raise ValueError(f"invalid {', '.join(bad)}: {HELP[bad[0]]}")
+            raise ValueError(
+                "; ".join(
+                    f"invalid {name} {getattr(self, name)}: must be {rule}. {HELP[name]}"
+                    for name, rule in bad
+                )
+            )
         for name, allowed in (
             ("scaling", SCALINGS),
             ("precision", PRECISIONS),

@@ -1,5 +1,5 @@
 """The command line starts light: ``import gpuscale.cli`` and ``--help`` (of the app and of
-the commands) load neither torch nor pandas; each command imports what it needs when it
+the commands) load none of torch, pandas and numpy; each command imports what it needs when it
 runs (the lazy imports in ``gpuscale.cli`` say why they wait)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
-HEAVY = ("torch", "pandas")
+HEAVY = ("torch", "pandas", "numpy")
 
 PROBE = """
 import json, sys
@@ -45,10 +45,17 @@ def heavy_modules_loaded(*argv: str) -> list[str]:
 
 @pytest.mark.parametrize(
     "argv",
-    [(), ("--help",), ("analyze", "--help"), ("plan", "--help"), ("bench", "--help")],
-    ids=["import", "help", "analyze-help", "plan-help", "bench-help"],
+    [
+        (),
+        ("--help",),
+        ("analyze", "--help"),
+        ("plan", "--help"),
+        ("bench", "--help"),
+        ("advise", "--help"),
+    ],
+    ids=["import", "help", "analyze-help", "plan-help", "bench-help", "advise-help"],
 )
-def test_the_cli_starts_without_torch_or_pandas(argv: tuple[str, ...]) -> None:
+def test_the_cli_starts_without_torch_pandas_or_numpy(argv: tuple[str, ...]) -> None:
     assert heavy_modules_loaded(*argv) == []
 
 

@@ -162,3 +162,20 @@ def test_analyze_prints_each_familys_equilibrium() -> None:
     assert result.exit_code == 0
     line = next(x for x in result.stdout.splitlines() if "within H100-SXM5-80GB:" in x)
     assert "32" in line and "128" in line
+
+
+def test_user_text_is_printed_as_written(tmp_path) -> None:
+    """An error a user's factory raised is their text: ":smile:" stays ":smile:" (rich
+    would draw a face) and square brackets stay brackets."""
+    from tests.builders import bench_record
+
+    error = "make raised RuntimeError: :smile: [bold]x[/bold]"
+    rows = [
+        bench_record("m", 10**6, 1, 1000.0),
+        bench_record("boom", 10**6, 1, 0.0, status="error", error=error),
+    ]
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result = CliRunner().invoke(app, ["analyze", "--bench", str(path)])
+    assert result.exit_code == 0, result.output
+    assert error in result.output

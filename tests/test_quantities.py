@@ -77,3 +77,10 @@ def test_articles_follow_the_spoken_name() -> None:
         "MI300X": "an",
     }
     assert article("Gaudi2") == "a" and article("accelerator") == "an"
+
+
+def test_a_count_in_a_float_column_is_written_in_full() -> None:
+    # params beside an error row's NaN are floats: 199,946, never rounded to 199,900
+    assert number(199946.0, 4) == "199,946"
+    assert number(np.float64(7_077_888.0)) == "7,077,888"
+    assert number(199946.4, 4) == "199,900"  # a measurement keeps its digits

@@ -15,7 +15,8 @@ from decimal import Decimal
 def number(value: object, digits: int = 3) -> str:
     """``digits`` significant digits below ``10**digits`` (0.176, 32.8, 222, 0.0000123),
     whole numbers with thousands separators from there (3,070, not 3.07e+03); integers
-    in full (2,528); None and NaN as ""; True as "yes", False as ""; anything else as
+    in full (2,528), and whole floats too (199946.0 is 199,946: a count beside a NaN);
+    None and NaN as ""; True as "yes", False as ""; anything else as
     ``str``. Only magnitudes below 1e-6 keep an exponent (a row of zeros says less).
     numpy scalars count as the Python numbers they stand for."""
     if value is None or isinstance(value, str):
@@ -34,6 +35,9 @@ def number(value: object, digits: int = 3) -> str:
         return str(value)
     if value != 0 and abs(value) < 1e-6:
         return f"{value:.{digits}g}"
+    if value.is_integer() and abs(value) < 2**53:
+        # a count that went through a float column (NaN beside it) is written in full
+        return f"{int(value):,}"
     # Rounded first: 999.96 is "1,000", never "1e+03"; Decimal writes it positionally
     text = format(Decimal(f"{value:.{digits}g}"), "f")
     rounded = float(text)

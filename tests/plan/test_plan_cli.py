@@ -67,3 +67,19 @@ def test_bad_device_counts_are_refused() -> None:
     assert result.exit_code == 2 and "'lots' is not a whole number" in result.output
     result = runner.invoke(app, ["plan", "-w", "bert"])
     assert result.exit_code == 2 and "--accelerator" in result.output
+
+
+def test_one_measured_system_says_no_law_was_tested_and_batches_are_whole() -> None:
+    result = runner.invoke(app, ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64"])
+    assert result.exit_code == 0, result.output
+    assert "inf%" not in result.output
+    assert "no law can be tested by leaving a system out" in result.output
+    data = runner.invoke(app, ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64", "-f", "json"])
+    rows = json.loads(data.stdout)
+    assert [row["global_batch"] for row in rows] == [1024, 8192]
+
+
+def test_unknown_is_not_offered_as_an_accelerator_family() -> None:
+    result = runner.invoke(app, ["plan", "-w", "bert", "-a", "FooBar9000"])
+    assert result.exit_code == 2
+    assert "valid: " in result.output and "unknown" not in result.output.split("valid: ")[1]

@@ -71,12 +71,14 @@ def _main(
 
 # Piped output is as wide as COLUMNS says (rich reads it), else 240 columns: a file
 # or a pager has no width of its own.
+# emoji=False: names and errors are the user's text, never ":smile:" turned into a face
 out = Console(
     soft_wrap=False,
+    emoji=False,
     width=None if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit() else 240,
 )
 # Messages are never hard-wrapped (a terminal wraps them itself; a log keeps each whole).
-err = Console(stderr=True, soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True, emoji=False)
 
 # Arguments several commands share, declared once.
 RoundPaths = Annotated[

@@ -105,11 +105,14 @@ def _unknown(name: str) -> Accelerator:
     return Accelerator(vendor, None, None, None, f"{vendor} {rest}" if vendor else rest, False)
 
 
+UNKNOWN_FAMILY = "unknown"  # the family of a system that names no accelerator
+
+
 def normalise_accelerator(name: str | None) -> Accelerator:
     """The vendor, product, variant and family of an ``accelerator_model_name``."""
     text = " ".join(str(name or "").split())
     if not text or text.lower() in ("n/a", "none", "null", "-"):
-        return Accelerator(None, None, None, None, "unknown", False)
+        return Accelerator(None, None, None, None, UNKNOWN_FAMILY, False)
     lowered = text.lower()
     product = next((p for p in _PRODUCTS if re.search(p.pattern, lowered)), None)
     if product is None:

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.equilibrium import equilibrium
-from gpuscale.mlperf.accelerators import normalise_accelerator
+from gpuscale.mlperf.accelerators import UNKNOWN_FAMILY, normalise_accelerator
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.names import _key, resolve_choice, resolve_workloads
 from gpuscale.planning.family import FamilyModel, PlanError, borrow, fit_family
@@ -84,7 +84,14 @@ def _notes(model: FamilyModel, request: PlanRequest, asked: str, read_as: str) -
         if len(fitted.params) == 2
         else "",
     }[fitted.law]
-    scores = ", ".join(f"{law} {100 * v:.1f}%" for law, v in model.choice.scores.items())
+    tested = {law: v for law, v in model.choice.scores.items() if np.isfinite(v)}
+    chosen = (
+        "chosen by leave-one-system-out error ("
+        + ", ".join(f"{law} {100 * v:.1f}%" for law, v in tested.items())
+        + ")"
+        if tested
+        else "taken as the default: no law can be tested by leaving a system out"
+    )
     rounds = sorted(set(model.systems["round"].astype(str)), key=round_key)
     notes = [read_as] if read_as else []
     if model.borrowed_from:
@@ -95,7 +102,7 @@ def _notes(model: FamilyModel, request: PlanRequest, asked: str, read_as: str) -
         )
     notes.append(
         f"Model: time = samples to converge at the batch / throughput; the throughput law is "
-        f"{fitted.law}{params}, chosen by leave-one-system-out error ({scores}) over "
+        f"{fitted.law}{params}, {chosen}, over "
         f"{len(model.systems)} measured system(s) of rounds {', '.join(rounds)} (republished "
         f"results counted once), each round at its own level; the plan uses the newest, "
         f"{model.latest_round}."
@@ -145,7 +152,8 @@ def plan_and_model(
     if scores.empty:
         raise PlanError("no MLPerf results in the data given")
     workload = resolve_workloads([request.workload], scores["workload"].dropna().unique())[0]
-    families = sorted(scores["accelerator_family"].dropna().astype(str).unique())
+    # a system that names no accelerator is in no family one could plan for
+    families = sorted(set(scores["accelerator_family"].dropna().astype(str)) - {UNKNOWN_FAMILY})
     family, read_as = resolve_family(request.accelerator, families)
     model = _model_for(scores, workload, family)
     table = model.predict(list(request.devices))

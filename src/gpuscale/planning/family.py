@@ -129,7 +129,7 @@ class FamilyModel:
                 "minutes": minutes,
                 "minutes_low": minutes * np.exp(-half),
                 "minutes_high": minutes * np.exp(half),
-                "global_batch": batch,
+                "global_batch": np.round(batch),  # whole samples; E(B) used the fit
                 "expected_samples": e,
                 "log_tau": log_tau,
                 "extrapolated": extrapolated,

@@ -49,8 +49,9 @@ def plan(
     ] = DEFAULT_EFFICIENCY_THRESHOLD,
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
 ) -> None:
-    """Plan a run: time to train on N devices of an accelerator, with an 80% interval,
-    predicted from the MLPerf results of its family (see README, "Plan a run from MLPerf")."""
+    """Time to train on N devices of an accelerator, with an 80% interval, from MLPerf.
+
+    Predicted from the MLPerf results of the accelerator's family (method: docs/plan.md)."""
     from gpuscale.planning import plan as make_plan  # lazy: pandas, not needed for --help
 
     if not workload or not accelerator:

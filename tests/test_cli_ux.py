@@ -179,3 +179,11 @@ def test_user_text_is_printed_as_written(tmp_path) -> None:
     result = CliRunner().invoke(app, ["analyze", "--bench", str(path)])
     assert result.exit_code == 0, result.output
     assert error in result.output
+
+
+def test_a_benchmark_typed_where_a_path_goes_is_pointed_to_b() -> None:
+    result = CliRunner().invoke(app, ["analyze", "brt"])
+    assert result.exit_code == 2
+    assert "brt: no such file or directory (a benchmark? give it with -b brt)" in result.output
+    result = CliRunner().invoke(app, ["analyze", "nowhere/v4.1.tar"])
+    assert result.exit_code == 2 and "-b" not in result.output

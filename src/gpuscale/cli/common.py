@@ -212,6 +212,9 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
             except (SourceError, ValueError) as exc:
                 if path.is_dir() and not _holds_submitters(path):
                     fail(_no_results(path))  # the reason, before any word on round names
+                if not path.exists() and len(path.parts) == 1 and not path.suffix:
+                    # `gpuscale analyze brt`: a benchmark typed where a path goes
+                    fail(f"{exc} (a benchmark? give it with -b {path})")
                 fail(str(exc))
             if part.systems.empty and part.runs.empty:
                 fail(_no_results(path))

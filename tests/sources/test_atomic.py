@@ -39,6 +39,17 @@ def test_a_users_folder_keeps_its_own_files(tmp_path: Path) -> None:
     assert files(tmp_path) == {"notes.txt": "mine", "a.txt": "two"}
 
 
+def test_a_users_file_with_one_of_our_names_is_never_replaced(tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text("my own page")
+    with pytest.raises(OutputError, match=r"already holds index\.html, which gpuscale did not"):
+        write_atomically(tmp_path, writer("one", ("index.html", "a.png")))
+    assert files(tmp_path) == {"index.html": "my own page"}
+    # once gpuscale wrote a name there, a second run replaces it
+    write_atomically(tmp_path / "out", writer("one", ("index.html",)))
+    write_atomically(tmp_path / "out", writer("two", ("index.html",)))
+    assert files(tmp_path / "out") == {"index.html": "two"}
+
+
 def test_a_failed_write_changes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "report"
     write_atomically(out, writer("one"))

@@ -6,7 +6,7 @@ the old output or the new one, never a mix. A folder gpuscale wrote before (it h
 manifest ``.gpuscale-manifest``) is replaced whole, stale files included; into any other
 existing folder (``--out .``) the files are moved one by one, each atomically, and the
 files the previous manifest listed that this output lacks are removed: nothing of the
-user's is ever deleted.
+user's is ever deleted, nor replaced (a file of theirs with one of our names is an error).
 """
 
 from __future__ import annotations
@@ -146,7 +146,15 @@ def _swap(tmp: Path, out_dir: Path, names: list[str]) -> bool:
         finally:
             shutil.rmtree(old, ignore_errors=True)
         return True
-    # A folder holding other things: file by file, and only our stale files removed.
+    # A folder holding other things: file by file, and only our stale files removed;
+    # a file of the user's with one of our names is theirs: refuse rather than replace it
+    theirs = [n for n in names if n not in (previous or set()) and os.path.lexists(out_dir / n)]
+    if theirs:
+        shown = ", ".join(theirs[:3]) + (f" and {len(theirs) - 3} more" if len(theirs) > 3 else "")
+        raise OutputError(
+            f"{out_dir} already holds {shown}, which gpuscale did not write; nothing was "
+            "written: choose another --out, or move them first"
+        )
     for name in [*names, MANIFEST]:
         os.replace(tmp / name, out_dir / name)
     for stale in (previous or set()) - set(names):

@@ -46,7 +46,7 @@ def bench(
         typer.Option(
             "--models",
             help="Comma-separated models: ladder names (see --list), torchvision:NAME, "
-            "timm:NAME or PKG.MODULE:FACTORY; default: the ladder.",
+            "timm:NAME, PKG.MODULE:FACTORY or FILE.py:FACTORY; default: the ladder.",
         ),
     ] = None,
     model: Annotated[

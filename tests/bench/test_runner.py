@@ -195,3 +195,27 @@ def test_a_broken_factory_is_one_error_row_and_the_others_run(
         "usermods:make": ("ok", None),
         "usermods:broken": ("error", "usermods:broken raised RuntimeError: checkpoint /nope"),
     }
+
+
+def test_a_broken_model_alone_is_still_an_error_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a model whose factory raises: its ``error`` row is written (as beside a ladder
+    model), and the command exits 2 saying nothing could be built."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    (tmp_path / "usermods.py").write_text(USER_MODELS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "r.jsonl"
+    args = ["bench", "--backend", "gloo", "--nproc", "1,2", "--steps", "2"]
+    result = CliRunner().invoke(app, [*args, "--model", "usermods:broken", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "no model could be built: usermods:broken raised RuntimeError" in result.output
+    records, _ = read_results(out)
+    assert [(r["config"]["model"], r["config"]["accelerators"], r["status"]) for r in records] == [
+        ("usermods:broken", 1, "error")
+    ]
+    assert records[0]["error"] == "usermods:broken raised RuntimeError: checkpoint /nope"

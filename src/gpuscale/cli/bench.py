@@ -101,8 +101,6 @@ def bench(
     names = [*(models.split(",") if models else []), *(model or [])]
     with fail_on(ModelError, ValueError):
         chosen, broken = sort_models(names or None, max_params, min_params)
-    if broken and not chosen and not list_models:
-        fail("; ".join(why for _, why in broken))
     if list_models:
         _print_models(chosen, broken)
         return
@@ -135,6 +133,8 @@ def bench(
             rdzv_endpoint=rdzv_endpoint,
         )
     total = len(cfg.models) * len(cfg.nproc)
+    if not (cfg.models or broken):  # the size options left nothing
+        fail("no model selected (check --models / --max-params)")
     err.print(
         f"{total} configuration{'' if total == 1 else 's'}: {len(cfg.models)} model(s) x "
         f"{len(cfg.nproc)} world size(s)"
@@ -142,10 +142,12 @@ def bench(
         markup=False,
         highlight=False,
     )
-    with fail_on(ResultsError):
+    with fail_on(ResultsError, ValueError):
         report = run_sweep(cfg, dict(chosen), on_event=_on_event, broken=dict(broken))
     _print_results(out_file)
     _say_done(report, out_file, nnodes)
+    if not chosen:  # every model asked for failed to build: their error rows are written
+        fail("no model could be built: " + "; ".join(why for _, why in broken))
     if report.interrupted:
         err.print("interrupted: the rows above are saved")
         raise typer.Exit(130)

@@ -112,6 +112,14 @@ def test_timeout_is_recorded_and_the_sweep_goes_on(tmp_path: Path, faulty) -> No
     assert status == {"mlp-0.2m": "timeout", "mlp-1m": "ok"}
 
 
+def test_a_timeout_says_the_word_once(tmp_path: Path) -> None:
+    """The failure line is ``STATUS: MESSAGE``: the message does not repeat the status."""
+    status, text = cause(tmp_path, "", "timeout")
+    line = f"{status}: {text}"
+    assert status == "timeout" and not text.startswith("timeout")
+    assert line.startswith("timeout: the model ran past --timeout")
+
+
 def test_cause_reads_rank_records_and_never_a_separator(tmp_path: Path) -> None:
     (tmp_path / "error-1.json").write_text(
         '{"rank": 1, "type": "OutOfMemoryError", "message": "CUDA out of memory", "oom": true}'

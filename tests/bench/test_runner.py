@@ -222,6 +222,7 @@ def test_a_broken_model_alone_is_still_an_error_row(
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     assert "no model could be built: usermods:broken raised RuntimeError" in result.output
+    assert "0 measured, 1 row appended" in result.output
     records, _ = read_results(out)
     assert [(r["config"]["model"], r["config"]["accelerators"], r["status"]) for r in records] == [
         ("usermods:broken", 1, "error")

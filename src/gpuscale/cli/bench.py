@@ -187,7 +187,8 @@ def _say_done(report, out_file: Path, nnodes: int) -> None:
     """What the sweep did: runs measured, rows appended (on a multi-node run only the
     node holding global rank 0 writes), skipped and failed."""
     if report.appended or nnodes == 1:
-        summary = f"{report.measured} measured, {report.appended} rows appended to {out_file}"
+        rows = f"{report.appended} row{'' if report.appended == 1 else 's'}"
+        summary = f"{report.measured} measured, {rows} appended to {out_file}"
     else:  # the node holding global rank 0 writes every row
         summary = "this node wrote no rows (the node with global rank 0 appends them)"
     err.print(

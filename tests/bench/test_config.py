@@ -90,3 +90,26 @@ def test_a_bad_value_says_what_it_must_be() -> None:
         ValueError, match=r"invalid batch -3: must be at least 1.*; invalid repeat 0"
     ):
         BenchConfig(batch=-3, repeat=0)
+
+
+def test_nccl_without_a_cuda_device_is_refused_before_anything_runs(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--backend nccl`` on a host where torch sees no CUDA device: a clear error and
+    exit 2, no file written (it used to run gloo and record backend=gloo); ``auto`` still
+    picks gloo there."""
+    torch = pytest.importorskip("torch")
+    from typer.testing import CliRunner
+
+    from gpuscale.bench.runner import SweepConfig
+    from gpuscale.cli import app
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    out = tmp_path / "r.jsonl"
+    args = ["bench", "--backend", "nccl", "--nproc", "1", "--models", "mlp-0.2m"]
+    result = CliRunner().invoke(app, [*args, "--steps", "2", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "--backend nccl needs CUDA devices; none is visible" in result.output
+    assert "Traceback" not in result.output and not out.exists()
+    auto = SweepConfig(models=("mlp-0.2m",), nproc=(1,), out=out, bench=BenchConfig())
+    assert auto.bench.resolved_backend("cpu") == "gloo"

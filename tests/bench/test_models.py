@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -73,6 +74,37 @@ def test_a_user_model_from_a_factory(monkeypatch: pytest.MonkeyPatch) -> None:
         load_model("usermodels:bad")
     with pytest.raises(ModelError, match="cannot import"):
         load_model("no_such_package_here:make")
+
+
+TINY_FILE = """
+import torch
+
+def make():
+    module = torch.nn.Sequential(torch.nn.Linear(4, 3))
+    return module, lambda n, d: (torch.randn(n, 4), torch.randint(0, 3, (n,)))
+"""
+
+
+def test_a_user_model_from_the_current_directory_or_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As with ``python -m``: a module in the current directory imports though the
+    directory is not on sys.path (the console script's); a FILE.py path, relative or
+    absolute, loads that file."""
+    (tmp_path / "gpuscale_test_cwd_model.py").write_text(TINY_FILE)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "tiny.py").write_text(TINY_FILE)
+    monkeypatch.chdir(tmp_path)
+    here = {"", ".", str(tmp_path)}
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in here])
+    try:
+        assert parameter_count("gpuscale_test_cwd_model:make") == 15
+        assert parameter_count("sub/tiny.py:make") == 15
+        assert parameter_count(f"{tmp_path}/sub/tiny.py:make") == 15
+    finally:
+        sys.modules.pop("gpuscale_test_cwd_model", None)
+    with pytest.raises(ModelError, match=r"cannot import 'sub/none\.py'.*no file"):
+        load_model("sub/none.py:make")
 
 
 def _raises():

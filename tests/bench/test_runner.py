@@ -112,6 +112,14 @@ def test_timeout_is_recorded_and_the_sweep_goes_on(tmp_path: Path, faulty) -> No
     assert status == {"mlp-0.2m": "timeout", "mlp-1m": "ok"}
 
 
+def test_a_timeout_says_the_word_once(tmp_path: Path) -> None:
+    """The failure line is ``STATUS: MESSAGE``: the message does not repeat the status."""
+    status, text = cause(tmp_path, "", "timeout")
+    line = f"{status}: {text}"
+    assert status == "timeout" and not text.startswith("timeout")
+    assert line.startswith("timeout: the model ran past --timeout")
+
+
 def test_cause_reads_rank_records_and_never_a_separator(tmp_path: Path) -> None:
     (tmp_path / "error-1.json").write_text(
         '{"rank": 1, "type": "OutOfMemoryError", "message": "CUDA out of memory", "oom": true}'
@@ -195,3 +203,28 @@ def test_a_broken_factory_is_one_error_row_and_the_others_run(
         "usermods:make": ("ok", None),
         "usermods:broken": ("error", "usermods:broken raised RuntimeError: checkpoint /nope"),
     }
+
+
+def test_a_broken_model_alone_is_still_an_error_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a model whose factory raises: its ``error`` row is written (as beside a ladder
+    model), and the command exits 2 saying nothing could be built."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    (tmp_path / "usermods.py").write_text(USER_MODELS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "r.jsonl"
+    args = ["bench", "--backend", "gloo", "--nproc", "1,2", "--steps", "2"]
+    result = CliRunner().invoke(app, [*args, "--model", "usermods:broken", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "no model could be built: usermods:broken raised RuntimeError" in result.output
+    assert "0 measured, 1 row appended" in result.output
+    records, _ = read_results(out)
+    assert [(r["config"]["model"], r["config"]["accelerators"], r["status"]) for r in records] == [
+        ("usermods:broken", 1, "error")
+    ]
+    assert records[0]["error"] == "usermods:broken raised RuntimeError: checkpoint /nope"

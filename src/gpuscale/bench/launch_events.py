@@ -59,7 +59,7 @@ def cause(folder: Path, log_tail: str, status: str) -> tuple[str, str]:
         except (OSError, ValueError):
             continue
     if status == "timeout":
-        return BenchStatus.TIMEOUT, "timeout: the model ran past --timeout and was stopped"
+        return BenchStatus.TIMEOUT, "the model ran past --timeout and was stopped"
 
     def said(e: dict) -> str:
         return f"rank {e.get('rank')}: {e.get('type')}: {e.get('message')}"

@@ -10,7 +10,8 @@ as real models do:
 * ``cnn-*``: a small convolutional network on 32 x 32 images (three stages of 3x3
   convolutions with batch norm): thousands per parameter, like ResNets.
 
-Your own model: ``--model PKG.MODULE:FACTORY``, where ``FACTORY()`` returns a
+Your own model: ``--model PKG.MODULE:FACTORY`` (the current directory is importable, as
+with ``python -m``) or ``--model path/to/file.py:FACTORY``, where ``FACTORY()`` returns a
 :class:`BenchModel`, or ``(module, make_batch)`` or ``(module, make_batch, loss)``:
 ``make_batch(batch_size, device)`` returns ``(inputs, targets)`` on ``device`` (inputs a
 tensor, or a tuple passed as positional arguments), and ``loss(output, targets)`` a
@@ -22,6 +23,9 @@ downloaded) on 224 x 224 images (timm: the model's own input size), 1,000 classe
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -191,16 +195,40 @@ def _images(classes: int, size: tuple[int, int, int]) -> MakeBatch:
     return make
 
 
+def _user_module(source: str) -> Any:
+    """The module ``source`` names: ``path/to/file.py`` (relative to the current
+    directory, its folder importable as for ``python file.py``) or ``PKG.MODULE`` with the
+    current directory importable (after the installed packages), as for ``python -m``."""
+    if source.endswith(".py"):
+        path = os.path.abspath(source)
+        if not os.path.isfile(path):
+            raise ImportError(f"no file {path}")
+        if (folder := os.path.dirname(path)) not in sys.path:
+            sys.path.append(folder)
+        unique = "gpuscale_user_" + "".join(c if c.isalnum() else "_" for c in path)
+        spec = importlib.util.spec_from_file_location(unique, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path} as a module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[unique] = module  # dataclasses and pickling look it up there
+        spec.loader.exec_module(module)
+        return module
+    if (here := os.getcwd()) not in sys.path:  # torchrun workers and the console script
+        sys.path.append(here)
+    return importlib.import_module(source)
+
+
 def load_model(name: str) -> BenchModel:
-    """The :class:`BenchModel` a name stands for (ladder, ``torchvision:``, ``timm:`` or
-    ``PKG.MODULE:FACTORY``); :class:`ModelError` when it cannot be built."""
+    """The :class:`BenchModel` a name stands for (ladder, ``torchvision:``, ``timm:``,
+    ``PKG.MODULE:FACTORY`` or ``path/to/file.py:FACTORY``); :class:`ModelError` when it
+    cannot be built."""
     if name in BY_NAME:
         return BY_NAME[name].bench_model()
     source, sep, attr = name.partition(":")
     if not sep or not attr:
         raise ModelError(
             f"unknown model {name!r}: a ladder name ({', '.join(BY_NAME)}), "
-            "torchvision:NAME, timm:NAME or PKG.MODULE:FACTORY"
+            "torchvision:NAME, timm:NAME, PKG.MODULE:FACTORY or FILE.py:FACTORY"
         )
     try:
         if source == "torchvision":
@@ -212,7 +240,7 @@ def load_model(name: str) -> BenchModel:
             module = timm.create_model(attr, pretrained=False)
             size = tuple(module.default_cfg.get("input_size", (3, 224, 224)))
             return BenchModel(module, _images(module.num_classes, size), family="timm")
-        factory = getattr(importlib.import_module(source), attr)
+        factory = getattr(_user_module(source), attr)
     except ImportError as exc:
         raise ModelError(f"cannot import {source!r} for {name!r}: {exc}") from None
     except AttributeError as exc:
@@ -266,7 +294,7 @@ def sort_models(
         if n not in BY_NAME and ":" not in n:
             raise ModelError(
                 f"unknown model {n!r}; the ladder: {', '.join(BY_NAME)} (or torchvision:NAME, "
-                "timm:NAME, PKG.MODULE:FACTORY)"
+                "timm:NAME, PKG.MODULE:FACTORY, FILE.py:FACTORY)"
             )
     low = parse_size(min_params) if min_params else None
     high = parse_size(max_params) if max_params else None

@@ -57,14 +57,16 @@ class SweepConfig:
     worker: str = "gpuscale.bench.worker"  # the module torchrun runs (tests inject faults)
 
     def __post_init__(self) -> None:
-        if not self.models:
-            raise ValueError("no model selected (check --models / --max-params)")
         if not self.nproc or min(self.nproc) < 1:
             raise ValueError("--nproc needs positive world sizes, e.g. 1,2")
         if self.nnodes < 1 or not 0 <= self.node_rank < self.nnodes:
             raise ValueError("--node-rank must be in 0 .. --nnodes - 1")
         if self.nnodes > 1 and not self.rdzv_endpoint:
             raise ValueError("several nodes need --rdzv-endpoint HOST:PORT (node 0's address)")
+        if self.bench.backend == "nccl" and device_kind("nccl") != "cuda":
+            raise ValueError(
+                "--backend nccl needs CUDA devices; none is visible: use --backend gloo or auto"
+            )
 
 
 @dataclass
@@ -193,10 +195,13 @@ def run_sweep(
     measured (an ``ok`` row with the same key, i.e. the same configuration) in ``cfg.out``.
 
     ``sizes`` maps each model to its parameter count; ``broken`` maps models that could
-    not be built to why (recorded once as ``error`` rows, the others run). ``on_event``
-    gets one line per event (started, done, failed), for a progress display. Raises
-    ``ResultsError`` when the results file cannot be written, before anything runs.
+    not be built to why (recorded once as ``error`` rows, the others run; ``cfg.models``
+    may then be empty). ``on_event`` gets one line per event (started, done, failed), for
+    a progress display. Raises ``ResultsError`` when the results file cannot be written
+    and ``ValueError`` when there is nothing to run or record, before anything runs.
     """
+    if not cfg.models and not broken:
+        raise ValueError("no model selected (check --models / --max-params)")
     check_writable(cfg.out)
     report = SweepReport()
     notify = on_event or (lambda _msg: None)

@@ -46,7 +46,7 @@ def bench(
         typer.Option(
             "--models",
             help="Comma-separated models: ladder names (see --list), torchvision:NAME, "
-            "timm:NAME or PKG.MODULE:FACTORY; default: the ladder.",
+            "timm:NAME, PKG.MODULE:FACTORY or FILE.py:FACTORY; default: the ladder.",
         ),
     ] = None,
     model: Annotated[
@@ -101,8 +101,6 @@ def bench(
     names = [*(models.split(",") if models else []), *(model or [])]
     with fail_on(ModelError, ValueError):
         chosen, broken = sort_models(names or None, max_params, min_params)
-    if broken and not chosen and not list_models:
-        fail("; ".join(why for _, why in broken))
     if list_models:
         _print_models(chosen, broken)
         return
@@ -135,6 +133,8 @@ def bench(
             rdzv_endpoint=rdzv_endpoint,
         )
     total = len(cfg.models) * len(cfg.nproc)
+    if not (cfg.models or broken):  # the size options left nothing
+        fail("no model selected (check --models / --max-params)")
     err.print(
         f"{total} configuration{'' if total == 1 else 's'}: {len(cfg.models)} model(s) x "
         f"{len(cfg.nproc)} world size(s)"
@@ -142,10 +142,12 @@ def bench(
         markup=False,
         highlight=False,
     )
-    with fail_on(ResultsError):
+    with fail_on(ResultsError, ValueError):
         report = run_sweep(cfg, dict(chosen), on_event=_on_event, broken=dict(broken))
     _print_results(out_file)
     _say_done(report, out_file, nnodes)
+    if not chosen:  # every model asked for failed to build: their error rows are written
+        fail("no model could be built: " + "; ".join(why for _, why in broken))
     if report.interrupted:
         err.print("interrupted: the rows above are saved")
         raise typer.Exit(130)
@@ -185,7 +187,8 @@ def _say_done(report, out_file: Path, nnodes: int) -> None:
     """What the sweep did: runs measured, rows appended (on a multi-node run only the
     node holding global rank 0 writes), skipped and failed."""
     if report.appended or nnodes == 1:
-        summary = f"{report.measured} measured, {report.appended} rows appended to {out_file}"
+        rows = f"{report.appended} row{'' if report.appended == 1 else 's'}"
+        summary = f"{report.measured} measured, {rows} appended to {out_file}"
     else:  # the node holding global rank 0 writes every row
         summary = "this node wrote no rows (the node with global rank 0 appends them)"
     err.print(

@@ -36,8 +36,9 @@ def _bar_labels(frame: pd.DataFrame) -> list[str]:
 
 @styled
 def step_breakdown(scaling: pd.DataFrame) -> Chart:
-    """Stacked bars: the share of a step spent in forward, backward, exposed communication
-    and optimizer, per model (by size), on 1 device and on the largest world size."""
+    """Stacked bars: the share of DDP's step spent in forward, backward, DDP's own
+    overhead, exposed communication and optimizer, per model (by size), on 1 device
+    (solid) and on the largest world size (hatched)."""
     largest = int(scaling["accelerators"].max())
     frame = scaling[scaling["accelerators"].isin({1, largest})].sort_values(
         ["params", "accelerators"]
@@ -78,7 +79,7 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
     ax.set_xticks(range(len(models)), models, rotation=30, ha="right")
     ax.set_ylabel("share of the step time")
     ax.set_ylim(0, 1)
-    ax.set_title(f"Where step time goes: 1 device (plain) vs {largest} (hatched)")
+    ax.set_title(f"Where DDP's step time goes: 1 device (solid) vs {largest} (hatched)")
     legend_outside(ax)
     fig.subplots_adjust(**{**MARGINS, "bottom": 0.2})
     return Chart(fig, labels)

@@ -137,3 +137,26 @@ def test_contention_comes_from_the_most_specific_rows_that_measured_it(tmp_path:
     alone = gpuscale.advise(bench=only_one, link="pcie4-x16", max_devices=2)
     text = " ".join(alone.explanation)
     assert "the N > 1 figures are extrapolated" in text and "+/-35% assumed" in text
+
+
+def test_cpu_devices_are_processes_of_this_host(tmp_path: Path, monkeypatch) -> None:
+    """CPU (gloo) rows: the count is capped at cores / threads per process, the link
+    named as unknown; the same rows as GPU rows keep 8 devices on pcie-phb."""
+    path = tmp_path / "cpu.jsonl"
+    append_result(path, bench_record("mlp-1m", 1_000_000, 1, 1000.0, threads=3))
+    monkeypatch.setattr("gpuscale.advice.api.os.cpu_count", lambda: 7)
+    cpu = gpuscale.advise(bench=path)
+    assert list(cpu.predictions["devices"]) == [1, 2]  # 7 cores // 3 threads
+    text = " ".join(cpu.explanation)
+    assert "capped at 2" in text and "7 core(s) / 3 thread(s)" in text
+    assert cpu.inputs.network.name == "CPU processes" and "unknown" in text
+    assert "assumed pcie-phb (10 GB/s)" not in text
+    assert gpuscale.advise(bench=path, max_devices=1).predictions["devices"].max() == 1
+    asked = gpuscale.advise(bench=path, max_devices=4)  # asked for: kept, and said
+    assert asked.predictions["devices"].max() == 4 and "at most 2" in " ".join(asked.explanation)
+    given = gpuscale.advise(bench=path, link="pcie4-x16")
+    assert given.inputs.network.name == "pcie4-x16"
+    gpu = bench_table(read_results(path)[0]).assign(device="cuda", device_name="NVIDIA H100")
+    on_gpu = gpuscale.advise(bench=gpu)
+    assert on_gpu.predictions["devices"].max() == 8
+    assert on_gpu.inputs.network.name == "pcie-phb"

@@ -411,7 +411,7 @@ def _flagged_help(table: pd.DataFrame) -> str:
     return (
         f". {int(flagged.sum())} run(s) were left out as flagged: {_flag_lines(table)}. "
         "Re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median), or "
-        "pass --allow-flagged to use them with a warning"
+        "allow flagged runs (--allow-flagged, or allow_flagged=True) to use them with a warning"
     )
 
 

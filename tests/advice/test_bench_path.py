@@ -160,3 +160,25 @@ def test_cpu_devices_are_processes_of_this_host(tmp_path: Path, monkeypatch) -> 
     on_gpu = gpuscale.advise(bench=gpu)
     assert on_gpu.predictions["devices"].max() == 8
     assert on_gpu.inputs.network.name == "pcie-phb"
+
+
+def test_contended_backward_still_hides_the_communication_it_measured(tmp_path: Path) -> None:
+    """N = 2 three times slower (shared cores) with 4 ms of communication fully hidden
+    (exposed 0): the N = 1 backward (2 ms) must not cap what the slower one hid."""
+    path = tmp_path / "contended.jsonl"
+    for world, scale, comm in ((1, 1.0, None), (2, 3.0, 4.0)):
+        record = bench_record(
+            "m",
+            1_000_000,
+            world,
+            100.0,
+            forward_ms=1.0 * scale,
+            backward_ms=2.0 * scale,
+            optimizer_ms=0.5 * scale,
+            comm_ms=comm,
+        )
+        append_result(path, record)
+    advice = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=2)
+    two = advice.predictions.set_index("devices").loc[2]
+    assert two["exposed_comm_ms"] == pytest.approx(0.0, abs=1e-9)
+    assert two["step_ms"] == pytest.approx(10.5)  # its own measured step

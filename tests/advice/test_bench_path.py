@@ -137,3 +137,48 @@ def test_contention_comes_from_the_most_specific_rows_that_measured_it(tmp_path:
     alone = gpuscale.advise(bench=only_one, link="pcie4-x16", max_devices=2)
     text = " ".join(alone.explanation)
     assert "the N > 1 figures are extrapolated" in text and "+/-35% assumed" in text
+
+
+def test_cpu_devices_are_processes_of_this_host(tmp_path: Path, monkeypatch) -> None:
+    """CPU (gloo) rows: the count is capped at cores / threads per process, the link
+    named as unknown; the same rows as GPU rows keep 8 devices on pcie-phb."""
+    path = tmp_path / "cpu.jsonl"
+    append_result(path, bench_record("mlp-1m", 1_000_000, 1, 1000.0, threads=3))
+    monkeypatch.setattr("gpuscale.advice.api.os.cpu_count", lambda: 7)
+    cpu = gpuscale.advise(bench=path)
+    assert list(cpu.predictions["devices"]) == [1, 2]  # 7 cores // 3 threads
+    text = " ".join(cpu.explanation)
+    assert "capped at 2" in text and "7 core(s) / 3 thread(s)" in text
+    assert cpu.inputs.network.name == "CPU processes" and "unknown" in text
+    assert "assumed pcie-phb (10 GB/s)" not in text
+    assert gpuscale.advise(bench=path, max_devices=1).predictions["devices"].max() == 1
+    asked = gpuscale.advise(bench=path, max_devices=4)  # asked for: kept, and said
+    assert asked.predictions["devices"].max() == 4 and "at most 2" in " ".join(asked.explanation)
+    given = gpuscale.advise(bench=path, link="pcie4-x16")
+    assert given.inputs.network.name == "pcie4-x16"
+    gpu = bench_table(read_results(path)[0]).assign(device="cuda", device_name="NVIDIA H100")
+    on_gpu = gpuscale.advise(bench=gpu)
+    assert on_gpu.predictions["devices"].max() == 8
+    assert on_gpu.inputs.network.name == "pcie-phb"
+
+
+def test_contended_backward_still_hides_the_communication_it_measured(tmp_path: Path) -> None:
+    """N = 2 three times slower (shared cores) with 4 ms of communication fully hidden
+    (exposed 0): the N = 1 backward (2 ms) must not cap what the slower one hid."""
+    path = tmp_path / "contended.jsonl"
+    for world, scale, comm in ((1, 1.0, None), (2, 3.0, 4.0)):
+        record = bench_record(
+            "m",
+            1_000_000,
+            world,
+            100.0,
+            forward_ms=1.0 * scale,
+            backward_ms=2.0 * scale,
+            optimizer_ms=0.5 * scale,
+            comm_ms=comm,
+        )
+        append_result(path, record)
+    advice = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=2)
+    two = advice.predictions.set_index("devices").loc[2]
+    assert two["exposed_comm_ms"] == pytest.approx(0.0, abs=1e-9)
+    assert two["step_ms"] == pytest.approx(10.5)  # its own measured step

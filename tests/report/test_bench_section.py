@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
+from typer.testing import CliRunner
 
 from gpuscale.analysis.bench_scaling import bench_scaling
-from gpuscale.bench.results import bench_table
+from gpuscale.bench.results import bench_table, read_results
+from gpuscale.cli import app
 from gpuscale.report.bench_section import bench_findings, build_bench_section
 
 from ..builders import bench_record
+from ..mlperf.logbuilder import RoundBuilder
 
 
 def table(pairs: list[tuple[str, str, int, float, float]]) -> pd.DataFrame:
@@ -65,3 +69,42 @@ def test_flagged_runs_are_shown_with_their_reason_and_left_out(tmp_path: Path) -
     assert "Best scaling on 2: a" in text  # not b's untrustworthy 1.9x
     reasons = [r["Not trusted because"] for r in section.rows]
     assert any("noisy steps" in r for r in reasons)
+
+
+EVIL = "[bold]x[/bold] <script>alert(1)</script>"
+
+
+def _with_failed_and_flagged(path: Path) -> None:
+    busy = ["machine busy: other processes used 60% of its CPU time"]
+    rows = [
+        {**bench_record("a", 10**5, 1, 100.0), "flags": busy},
+        {**bench_record("a", 10**5, 2, 150.0, sync_overhead_ms=1.0), "flags": busy},
+        bench_record("evil:make", 10**5, 2, 0.0, status="error", error=f"{EVIL}\nTraceback"),
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_runs_that_did_not_measure_are_listed(tmp_path: Path) -> None:
+    path = tmp_path / "b.jsonl"
+    _with_failed_and_flagged(path)
+    section = build_bench_section(bench_table(read_results(path)[0]), tmp_path)
+    assert section.failed == [f"evil:make on 2 device(s): error: {EVIL}"]  # first line only
+    only_failed = bench_table(read_results(path)[0]).query("status != 'ok'")
+    assert build_bench_section(only_failed, tmp_path).failed == section.failed
+
+
+def test_report_lists_failed_runs_escaped_and_takes_allow_flagged(tmp_path: Path) -> None:
+    root = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
+    bench = tmp_path / "b.jsonl"
+    _with_failed_and_flagged(bench)
+    args = ["report", str(root.write_dir(tmp_path)), "--bench", str(bench), "--advise"]
+    refused = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "r1")])
+    assert refused.exit_code == 0, refused.output
+    html = (tmp_path / "r1" / "index.html").read_text()
+    assert "No advice:" in html and "allow_flagged=True" in html
+    assert "evil:make on 2 device(s): error:" in html
+    assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    allowed = CliRunner().invoke(app, [*args, "--allow-flagged", "--out", str(tmp_path / "r2")])
+    assert allowed.exit_code == 0, allowed.output
+    html = (tmp_path / "r2" / "index.html").read_text()
+    assert "No advice:" not in html and "flagged run(s) used" in html

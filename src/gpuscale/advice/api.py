@@ -17,6 +17,7 @@ report call this same function.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -172,6 +173,7 @@ class _Basis:
     noise: Any = None
     name: str = ""
     error: StepError = field(default_factory=StepError)
+    link_assumed: bool = False  # no link given, detected or measured: DEFAULT_LINK
 
 
 def _advise(
@@ -246,7 +248,9 @@ def _network(req: AdviceRequest, given: str | Link | None, topology: Any) -> _Ba
             f"Between nodes: {network.inter.name} x {req.nics_per_node or req.gpus_per_node} "
             "NICs per node, NCCL's ring over all ranks through the slowest level."
         )
-    return _Basis(network=network, max_devices=max_devices, sources=sources)
+    assumed = given is None and req.collectives is None
+    assumed = assumed and (topology is None or topology.preset() is None)
+    return _Basis(network=network, max_devices=max_devices, sources=sources, link_assumed=assumed)
 
 
 def _from_bench(basis: _Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> None:
@@ -263,6 +267,8 @@ def _from_bench(basis: _Basis, req: AdviceRequest, frame: pd.DataFrame | None) -
         basis.warnings.append(warning)
     basis.error = step_error(table, basis.network, cal)
     basis.network = with_comm_scale(basis.network, cal)
+    if cal.device == "cpu":
+        _cpu_processes(basis, req, cal.threads)
     basis.spec = replace(cal.model, grad_bytes_per_param=req.grad_bytes)
     basis.name = cal.name
     basis.compute, basis.per_device = cal.compute, req.batch or cal.batch
@@ -280,6 +286,37 @@ def _from_bench(basis: _Basis, req: AdviceRequest, frame: pd.DataFrame | None) -
     basis.warnings += rate_warnings(
         cal.compute.tflops, cal.device_name, "bf16" if req.grad_bytes == 2 else "fp32"
     )
+
+
+def _cpu_processes(basis: _Basis, req: AdviceRequest, threads: int | None) -> None:
+    """On CPU (gloo) the devices are processes of one host: their count is capped at
+    ``os.cpu_count() // threads per process`` (at least 1; on one node), and their link is
+    no GPU preset: an assumed one is named and said as such."""
+    if basis.link_assumed:
+        intra = basis.network.intra
+        basis.network = replace(basis.network, intra=replace(intra, name="CPU processes"))
+        basis.sources[0] = (
+            "Link: CPU processes on one host (gloo); no preset describes their link, so it "
+            f"is unknown: assumed {DEFAULT_LINK}'s host-memory figures "
+            f"({number(intra.busbw_gbs)} GB/s, {number(intra.latency_us)} us): measure it "
+            "with `gpuscale collectives` on gloo and give --collectives, or give --busbw-gbs."
+        )
+    if req.nodes > 1:
+        return
+    cores, per_process = os.cpu_count() or 1, max(1, threads or 1)
+    host = max(1, cores // per_process)
+    why = (
+        f"on CPU each device is a process of this host: {cores} core(s) / {per_process} "
+        "thread(s) per process as benched"
+    )
+    if req.max_devices is None and host < basis.max_devices:
+        basis.sources.append(f"Device count capped at {host}: {why} (--max-devices to change).")
+        basis.max_devices = host
+    elif host < basis.max_devices:
+        basis.sources.append(
+            f"This host runs at most {host} such process(es) ({why}); counts above it, "
+            "asked with --max-devices, are for a larger host."
+        )
 
 
 def _from_numbers(basis: _Basis, req: AdviceRequest) -> None:
@@ -374,7 +411,7 @@ def _flagged_help(table: pd.DataFrame) -> str:
     return (
         f". {int(flagged.sum())} run(s) were left out as flagged: {_flag_lines(table)}. "
         "Re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median), or "
-        "pass --allow-flagged to use them with a warning"
+        "allow flagged runs (--allow-flagged, or allow_flagged=True) to use them with a warning"
     )
 
 

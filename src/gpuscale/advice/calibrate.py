@@ -61,6 +61,7 @@ class Calibration:
     bucket_mb: float = 25.0
     device: str | None = None
     device_name: str | None = None
+    threads: int | None = None  # threads per process of the N = 1 run (CPU); None: not recorded
     overlap: float | None = None  # measured share hidden; None: not measured
     comm_scale: float | None = None  # measured / predicted communication; None: unknown
     power_w: float | None = None  # measured device power at N = 1
@@ -252,6 +253,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         bucket_mb=float(row["bucket_mb"]) if pd.notna(row["bucket_mb"]) else 25.0,
         device=None if pd.isna(row["device"]) else str(row["device"]),
         device_name=None if pd.isna(row["device_name"]) else str(row["device_name"]),
+        threads=None if pd.isna(row.get("threads")) else int(row["threads"]),
         overlap=overlap,
         # its own runs reproduce its calibration point; its family's, else all, without
         comm_scale=comm_scale,

@@ -360,6 +360,8 @@ def predict_step(
         network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy
     )
     backward_ms = compute.backward_share * (compute.fixed_ms + compute.sample_work_ms(model, batch))
+    # contention measured at n stretches backward too: it hides the communication longer
+    backward_ms *= max(1.0, dict(compute.slowdown).get(n, 1.0))
     if overlap is None:
         hidden_ms = min(DEFAULT_OVERLAP * comm_s, comm_s - last_s) * 1e3
     elif 0 <= overlap <= 1:

@@ -299,7 +299,21 @@ def report(
         str | None,
         typer.Option(help="Link preset for --advise (default: the detected topology)."),
     ] = None,
-    max_devices: Annotated[int, typer.Option(min=1, help="Largest device count for --advise.")] = 8,
+    max_devices: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Largest device count for --advise (default: 8 GPUs; on CPU bench rows, "
+            "the processes this host can run).",
+        ),
+    ] = None,
+    allow_flagged: Annotated[
+        bool,
+        typer.Option(
+            "--allow-flagged",
+            help="With --advise: use bench runs flagged as untrustworthy, with a warning.",
+        ),
+    ] = False,
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
     # lazy: pandas (the analysis stack), not needed for --help
@@ -324,7 +338,13 @@ def report(
                 out_dir,
                 AnalysisOptions(reference=reference),
                 bench=read_bench(bench_file) if bench_file else None,
-                advice={"link": interconnect, "max_devices": max_devices} if with_advice else None,
+                advice={
+                    "link": interconnect,
+                    "max_devices": max_devices,
+                    "allow_flagged": allow_flagged,
+                }
+                if with_advice
+                else None,
                 analysis=analysis,
                 workers=cores(),
                 notes=notes,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,20 @@ class BenchSection:
     figures: list[tuple[str, str, list[str]]]  # (title, inline svg, file names)
     columns: list[str]
     rows: list[dict[str, str]]
+    failed: list[str] = field(default_factory=list)  # runs that did not measure, one line each
+
+
+def failed_runs(table: pd.DataFrame) -> list[str]:
+    """One line per run that did not measure: model, devices, status, the error's first
+    line (user text: the report escapes it)."""
+    lines = []
+    for r in table[table["status"] != "ok"].to_dict("records"):
+        error = str(r.get("error") or "").strip().splitlines()
+        lines.append(
+            f"{r['model']} on {r['accelerators']} device(s): {r['status']}"
+            + (f": {error[0]}" if error else "")
+        )
+    return lines
 
 
 def bench_findings(all_rows: pd.DataFrame) -> list[str]:
@@ -122,11 +136,16 @@ def advice_figure(
 def build_bench_section(
     table: pd.DataFrame, out_dir: Path, *, advice: dict[str, Any] | None = None
 ) -> BenchSection | None:
-    """Findings, figures (written beside the report) and the table; None without ok runs.
+    """Findings, figures (written beside the report), the table and the runs that did not
+    measure; None without any run.
     With ``advice`` (keyword arguments of ``gpuscale.advise``) its advice is added."""
     scaling = bench_scaling(table)
+    failed = failed_runs(table)
     if scaling.empty:
-        return None
+        if not failed:
+            return None
+        labels = list(COLUMNS.values())
+        return BenchSection(["No run measured (see below)."], [], labels, [], failed)
     figures = []
     for make, stem, title in (
         (step_breakdown, "bench_step_breakdown", "Where step time goes, by model size"),
@@ -147,4 +166,4 @@ def build_bench_section(
         {label: number(r[col]) for col, label in COLUMNS.items()}
         for r in scaling.to_dict("records")
     ]
-    return BenchSection(findings, figures, list(COLUMNS.values()), rows)
+    return BenchSection(findings, figures, list(COLUMNS.values()), rows, failed)

@@ -250,7 +250,7 @@ def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 # What a busy host makes of the advice examples: every bench row flagged, and advise
 # refuses, listing the flags and suggesting --allow-flagged. The test then does what the
 # user is told: the same block with --allow-flagged, which must succeed and warn.
-REFUSED = "pass --allow-flagged"
+REFUSED = "allow flagged runs (--allow-flagged"
 
 
 def _allowing_flagged(block: Block) -> Block:

@@ -14,6 +14,7 @@ from gpuscale.bench.results import append_result, bench_table, read_results
 from gpuscale.cli import app
 
 from ..builders import bench_record
+from ..test_readme_examples import REFUSED
 
 BUSY = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
 
@@ -60,6 +61,8 @@ def test_flagged_runs_are_listed_and_can_be_used_with_a_warning(tmp_path: Path) 
         gpuscale.advise(bench=path, link="pcie4-x16")
     message = str(refused.value)
     assert "machine busy (2 run(s)" in message and "--allow-flagged" in message
+    # the phrase the docs' examples test recognises a busy host's refusal by
+    assert REFUSED in " ".join(message.split())
     allowed = gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=True)
     warning = [s for s in allowed.decision.warnings if s.startswith("WARNING")]
     assert warning and "2 flagged run(s) used" in warning[0] and "machine busy" in warning[0]

@@ -108,3 +108,22 @@ def test_report_lists_failed_runs_escaped_and_takes_allow_flagged(tmp_path: Path
     assert allowed.exit_code == 0, allowed.output
     html = (tmp_path / "r2" / "index.html").read_text()
     assert "No advice:" not in html and "flagged run(s) used" in html
+
+
+def test_the_summary_counts_models_and_devices_in_words() -> None:
+    from gpuscale.analysis.bench_scaling import bench_scaling
+    from gpuscale.bench.results import bench_table
+    from gpuscale.report.bench_section import bench_findings
+
+    from ..builders import bench_record
+
+    one = bench_findings(bench_scaling(bench_table([bench_record("m", 2 * 10**5, 1, 1000.0)])))
+    assert one[0].startswith("1 model of 0.2M parameters on 1 device (")
+    rows = [
+        bench_record("m", 2 * 10**5, 1, 1000.0),
+        bench_record("m", 2 * 10**5, 2, 1900.0),
+        bench_record("k", 10**6, 1, 900.0),
+        bench_record("k", 10**6, 2, 1700.0),
+    ]
+    two = bench_findings(bench_scaling(bench_table(rows)))
+    assert two[0].startswith("2 models from 0.2M to 1M parameters on 1, 2 devices (")

@@ -60,10 +60,12 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     if scaling.empty:
         return [f"All {len(all_rows)} runs are flagged as untrustworthy (see the table)."]
     hosts = ", ".join(sorted({str(h) for h in scaling["hostname"].dropna()})) or "this machine"
+    models, counts = scaling["model"].nunique(), sorted(scaling["accelerators"].unique())
+    low, high = number(scaling["params"].min() / 1e6, 2), number(scaling["params"].max() / 1e6)
+    sizes = f"of {low}M parameters" if models == 1 else f"from {low}M to {high}M parameters"
     out.append(
-        f"{scaling['model'].nunique()} models from {number(scaling['params'].min() / 1e6, 2)}M "
-        f"to {number(scaling['params'].max() / 1e6)}M parameters on "
-        f"{', '.join(map(str, sorted(scaling['accelerators'].unique())))} devices "
+        f"{models} model{'s' if models != 1 else ''} {sizes} on "
+        f"{', '.join(map(str, counts))} device{'s' if counts != [1] else ''} "
         f"({hosts}, {', '.join(sorted(scaling['backend'].unique()))})."
     )
     if len(flagged):

@@ -125,3 +125,17 @@ def test_new_folders_follow_the_umask(tmp_path) -> None:
     finally:
         os.umask(old)
     assert (tmp_path / "d").stat().st_mode & 0o777 == 0o755
+
+
+def test_the_folder_the_user_stands_in_is_written_file_by_file(tmp_path: Path, monkeypatch) -> None:
+    """`gpuscale report --out .` twice, and --out naming the working directory: the folder
+    is never swapped away from under the user's shell."""
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    inode = os.stat(".").st_ino
+    write_atomically(Path("."), writer("one", ("a.txt", "old.png")))
+    write_atomically(Path("."), writer("two", ("a.txt", "b.txt")))
+    write_atomically(here, writer("three", ("a.txt", "b.txt")))
+    assert os.stat(".").st_ino == inode  # still the same folder, not a replaced one
+    assert files(Path(".")) == {"a.txt": "three", "b.txt": "three"}  # old.png was ours: gone

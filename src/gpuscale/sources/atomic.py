@@ -71,7 +71,7 @@ def write_atomically(
     sentence when ``out_dir`` cannot be written, or holds the output of another
     ``command`` than this one (recorded in the manifest with the version); nothing is
     left behind then. A link ``out_dir`` is written through, to its target."""
-    out_dir = Path(out_dir)
+    out_dir = Path(os.path.abspath(out_dir))  # `--out .` has a parent to write beside
     if out_dir.is_symlink():
         out_dir = Path(os.path.realpath(out_dir))
     if _is_other_than_folder(out_dir):
@@ -129,6 +129,18 @@ def _move_into_place(tmp: Path, out_dir: Path, names: list[str], command: str) -
     raise OSError(errno.EBUSY, "other writers kept replacing the folder")
 
 
+def _holds_cwd(folder: Path) -> bool:
+    """Whether the working directory is ``folder`` or inside it: swapping that folder
+    away would leave the user's shell in a deleted directory, so its files are replaced
+    one by one instead."""
+    try:
+        cwd = Path.cwd().resolve()
+    except OSError:  # the working directory itself is gone
+        return False
+    here = folder.resolve()
+    return cwd == here or here in cwd.parents
+
+
 def _swap(tmp: Path, out_dir: Path, names: list[str]) -> bool:
     """One attempt: True when the output is in place (a race raises or returns False)."""
     if not out_dir.exists():
@@ -136,7 +148,11 @@ def _swap(tmp: Path, out_dir: Path, names: list[str]) -> bool:
         return True
     found = _manifest(out_dir)
     previous = found[0] if found else None
-    if previous is not None and set(os.listdir(out_dir)) <= previous | {MANIFEST}:
+    if (
+        previous is not None
+        and set(os.listdir(out_dir)) <= previous | {MANIFEST}
+        and not _holds_cwd(out_dir)
+    ):
         # Our own earlier output: swap the whole folder, stale files and all.
         old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
         old.rmdir()

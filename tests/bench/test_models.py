@@ -105,6 +105,11 @@ def test_a_user_model_from_the_current_directory_or_a_file(
         sys.modules.pop("gpuscale_test_cwd_model", None)
     with pytest.raises(ModelError, match=r"cannot import 'sub/none\.py'.*no file"):
         load_model("sub/none.py:make")
+    # a mistyped factory names the file as typed and what it offers, never the internal
+    # module name the file was loaded under
+    with pytest.raises(ModelError, match=r"sub/tiny\.py has no 'mkae'; it has .*make") as typo:
+        load_model("sub/tiny.py:mkae")
+    assert "gpuscale_user" not in str(typo.value)
 
 
 def _raises():

@@ -65,7 +65,7 @@ def test_flagged_runs_are_shown_with_their_reason_and_left_out(tmp_path: Path) -
     ]
     section = build_bench_section(bench_table(rows), tmp_path)
     text = " ".join(section.findings)
-    assert "Left out of these findings and the advice, as not trustworthy: b on 2" in text
+    assert "Left out of these findings as not trustworthy: b on 2" in text
     assert "Best scaling on 2: a" in text  # not b's untrustworthy 1.9x
     reasons = [r["Not trusted because"] for r in section.rows]
     assert any("noisy steps" in r for r in reasons)
@@ -127,3 +127,12 @@ def test_the_summary_counts_models_and_devices_in_words() -> None:
     ]
     two = bench_findings(bench_scaling(bench_table(rows)))
     assert two[0].startswith("2 models from 0.2M to 1M parameters on 1, 2 devices (")
+
+
+def test_a_share_range_that_rounds_alike_is_one_share() -> None:
+    import pandas as pd
+
+    from gpuscale.report.bench_section import _share_range
+
+    assert _share_range(pd.Series([0.471, 0.468])) == "47%"
+    assert _share_range(pd.Series([0.12, 0.47])) == "12%-47%"

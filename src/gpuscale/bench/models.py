@@ -240,7 +240,18 @@ def load_model(name: str) -> BenchModel:
             module = timm.create_model(attr, pretrained=False)
             size = tuple(module.default_cfg.get("input_size", (3, 224, 224)))
             return BenchModel(module, _images(module.num_classes, size), family="timm")
-        factory = getattr(_user_module(source), attr)
+        module = _user_module(source)
+        if not hasattr(module, attr):
+            callables = sorted(
+                n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
+            )
+            raise ModelError(
+                f"cannot build {name!r}: {source} has no {attr!r}"
+                + (f"; it has {', '.join(callables[:8])}" if callables else "")
+            )
+        factory = getattr(module, attr)
+    except ModelError:
+        raise
     except ImportError as exc:
         raise ModelError(f"cannot import {source!r} for {name!r}: {exc}") from None
     except AttributeError as exc:

@@ -76,8 +76,10 @@ def _options() -> list[inspect.Parameter]:
 
 
 def advise_command(**options: Any) -> None:
-    """Recommend how many devices to train on, with what batch, and why: time, cost and
-    energy to a trained model from your measurements (or numbers) and a convergence model."""
+    """How many devices to train on, with what batch, and why.
+
+    Time, cost and energy to a trained model from your measurements (or numbers) and a
+    convergence model (method: docs/advice.md)."""
     from gpuscale.advice.api import advise  # lazy: pandas (the advice model), not for --help
 
     fmt = options.pop("fmt")

@@ -51,6 +51,12 @@ def failed_runs(table: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _share_range(shares: pd.Series) -> str:
+    """``12%-47%``, or one share when they round alike (never ``47%-47%``)."""
+    low, high = f"{shares.min():.0%}", f"{shares.max():.0%}"
+    return low if low == high else f"{low}-{high}"
+
+
 def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     """Sentences: break-even size, best and worst scaling, communication share; from the
     runs without plausibility flags (the flagged ones are named and left out)."""
@@ -71,8 +77,8 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     if len(flagged):
         names = ", ".join(f"{r.model} on {r.accelerators}" for r in flagged.itertuples())
         out.append(
-            f"Left out of these findings and the advice, as not trustworthy: {names} "
-            "(reasons in the table)."
+            f"Left out of these findings as not trustworthy: {names} (reasons in the "
+            "table); the advice leaves them out too unless it says it used them."
         )
     for world in sorted(set(scaling["accelerators"]) - {1}):
         at = scaling[(scaling["accelerators"] == world) & scaling["speedup"].notna()]
@@ -100,7 +106,7 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
         out.append(
             f"Best scaling on {world}: {best['model']} at {best['speedup']:.2f}x "
             f"(efficiency {best['efficiency']:.0%}); exposed communication is "
-            f"{at['comm_fraction'].min():.0%}-{at['comm_fraction'].max():.0%} of the step."
+            f"{_share_range(at['comm_fraction'])} of the step."
         )
     return out
 

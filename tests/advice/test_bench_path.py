@@ -185,3 +185,19 @@ def test_contended_backward_still_hides_the_communication_it_measured(tmp_path: 
     two = advice.predictions.set_index("devices").loc[2]
     assert two["exposed_comm_ms"] == pytest.approx(0.0, abs=1e-9)
     assert two["step_ms"] == pytest.approx(10.5)  # its own measured step
+
+
+def test_a_refusal_says_what_would_help(tmp_path: Path) -> None:
+    """No N = 1 run: bench with one (allowing flagged runs cannot help, so it is not
+    offered); nothing measured: why the runs failed."""
+    only_three = tmp_path / "three.jsonl"
+    append_result(only_three, bench_record("m", 10**6, 3, 1000.0, flags=BUSY))
+    with pytest.raises(CalibrationError) as refused:
+        gpuscale.advise(bench=only_three)
+    assert "no N = 1 run" in str(refused.value) and "--nproc 1," in str(refused.value)
+    assert "allow" not in str(refused.value)
+    failed = tmp_path / "failed.jsonl"
+    error = "m:make raised ValueError: nope"
+    append_result(failed, bench_record("m", 10**6, 1, 0.0, status="error", error=error))
+    with pytest.raises(CalibrationError, match=r"measured anything: m on 1: error \(m:make raised"):
+        gpuscale.advise(bench=failed)

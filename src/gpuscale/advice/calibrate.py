@@ -303,6 +303,21 @@ def default_model(table: pd.DataFrame) -> str:
     rows, _ = _usable(table)
     single = rows[rows["accelerators"] == 1]
     if single.empty:
+        ok = table[table["status"] == "ok"]
+        if ok.empty:  # nothing measured: say why the runs failed, not what is missing
+            first = table.iloc[0] if len(table) else None
+            why = (
+                f": {first['model']} on {first['accelerators']}: {first['status']}"
+                + (f" ({str(first['error']).splitlines()[0]})" if first["error"] else "")
+                if first is not None
+                else ""
+            )
+            raise CalibrationError(f"no run in the bench results measured anything{why}")
+        if not (ok["accelerators"] == 1).any():
+            raise CalibrationError(
+                "the bench results hold no N = 1 run, the baseline every speedup is read "
+                "against: bench with --nproc 1,... (e.g. --nproc 1,2)"
+            )
         raise CalibrationError("the bench results hold no trustworthy N = 1 run")
     return str(single.sort_values("params")["model"].iloc[-1])
 

@@ -141,6 +141,12 @@ def _holds_cwd(folder: Path) -> bool:
     return cwd == here or here in cwd.parents
 
 
+def _settled(out_dir: Path, found: tuple[set[str], str] | None) -> bool:
+    """Whether ``out_dir`` still reads as it did (its manifest, or none) on a few looks:
+    a concurrent writer's swap shows as the folder gone or its manifest changed."""
+    return all(os.path.isdir(out_dir) and _manifest(out_dir) == found for _ in range(3))
+
+
 def _swap(tmp: Path, out_dir: Path, names: list[str]) -> bool:
     """One attempt: True when the output is in place (a race raises or returns False)."""
     if not out_dir.exists():
@@ -165,6 +171,8 @@ def _swap(tmp: Path, out_dir: Path, names: list[str]) -> bool:
     # A folder holding other things: file by file, and only our stale files removed;
     # a file of the user's with one of our names is theirs: refuse rather than replace it
     theirs = [n for n in names if n not in (previous or set()) and os.path.lexists(out_dir / n)]
+    if theirs and not _settled(out_dir, found):
+        return False  # another gpuscale writer swapped its folder in meanwhile: look again
     if theirs:
         shown = ", ".join(theirs[:3]) + (f" and {len(theirs) - 3} more" if len(theirs) > 3 else "")
         raise OutputError(

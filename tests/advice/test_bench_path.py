@@ -181,7 +181,7 @@ def test_contended_backward_still_hides_the_communication_it_measured(tmp_path: 
             comm_ms=comm,
         )
         append_result(path, record)
-    advice = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=2)
+    advice = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=2, scaling="weak")
     two = advice.predictions.set_index("devices").loc[2]
     assert two["exposed_comm_ms"] == pytest.approx(0.0, abs=1e-9)
     assert two["step_ms"] == pytest.approx(10.5)  # its own measured step

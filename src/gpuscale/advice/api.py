@@ -17,13 +17,16 @@ report call this same function.
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice import assumptions
+from gpuscale.advice.basis import Basis, from_numbers
 from gpuscale.advice.calibrate import (
     CalibrationError,
     calibrate,
@@ -31,21 +34,16 @@ from gpuscale.advice.calibrate import (
     network_from_collectives,
     with_comm_scale,
 )
-from gpuscale.advice.device_power import Power, device_power
-from gpuscale.advice.model import Compute, Link, ModelSpec, Network, predict_step
-from gpuscale.advice.plausible import (
-    implied_device,
-    mlperf_floor,
-    rate_warnings,
-    topology_cap,
-)
+from gpuscale.advice.device_power import device_power
+from gpuscale.advice.model import Link, Network, predict_step
+from gpuscale.advice.plausible import mlperf_floor, rate_warnings, topology_cap
 from gpuscale.advice.recommend import Advice, AdviceInputs, recommend
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.uncertainty import StepError, leave_one_out
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
 from gpuscale.bench.results import ResultsError, bench_table, flag_summary, read_results
 from gpuscale.interconnect.topology import Topology, parse_topo_matrix
-from gpuscale.quantities import format_count, format_ms, number
+from gpuscale.quantities import number
 from gpuscale.tables.workloads import counts_samples
 
 DEFAULT_LINK = "pcie-phb"
@@ -109,7 +107,12 @@ def convergence_for(
         source = (
             f"B_simple {number(measured.b_simple)} measured by the bench over "
             f"{measured.steps} steps, 95% interval {number(measured.low)}-"
-            f"{number(measured.high)}; early in training it is a lower bound"
+            + (
+                f"{number(measured.high)}"
+                if math.isfinite(measured.high)
+                else "unbounded (too few steps to bound it above)"
+            )
+            + "; early in training it is a lower bound"
         )
     else:
         return None
@@ -155,27 +158,6 @@ def advise(
     return _advise(req, frame, given, topology)
 
 
-@dataclass
-class _Basis:
-    """What the advice rests on: the network, the model and its rate per device, and
-    where each came from (``sources``, ``warnings``)."""
-
-    network: Network
-    max_devices: int
-    sources: list[str]
-    warnings: list[str] = field(default_factory=list)
-    spec: ModelSpec | None = None
-    compute: Compute | None = None
-    per_device: int = 0
-    min_batch: int = 1
-    overlap: float | None = None
-    power: Power | None = None
-    noise: Any = None
-    name: str = ""
-    error: StepError = field(default_factory=StepError)
-    link_assumed: bool = False  # no link given, detected or measured: DEFAULT_LINK
-
-
 def _advise(
     req: AdviceRequest, frame: pd.DataFrame | None, given: str | Link | None, topology: Any
 ) -> Advice:
@@ -183,7 +165,7 @@ def _advise(
     if req.bench is not None:
         _from_bench(basis, req, frame)
     else:
-        _from_numbers(basis, req)
+        from_numbers(basis, req)
     convergence = convergence_for(
         noise_scale=req.noise_scale,
         workload=req.workload,
@@ -192,6 +174,11 @@ def _advise(
         reference_batch=basis.per_device,
         measured=basis.noise,
     )
+    bench_model = basis.name if req.bench is not None else None
+    basis.assumed += [
+        assumptions.convergence(convergence.source if convergence else None, model=bench_model),
+        assumptions.input_pipeline(),
+    ]
     inputs = AdviceInputs(
         model=basis.spec,
         compute=basis.compute,
@@ -205,6 +192,9 @@ def _advise(
         convergence=convergence,
         samples=req.samples,
         global_batch=req.global_batch,
+        scaling="weak" if req.scaling == "weak" else "strong",
+        fixed=basis.fixed,
+        assumptions=tuple(basis.assumed),
         min_batch=basis.min_batch,
         target_efficiency=req.target_efficiency,
         price_per_device_hour=req.price,
@@ -217,7 +207,7 @@ def _advise(
     return recommend(inputs)
 
 
-def _network(req: AdviceRequest, given: str | Link | None, topology: Any) -> _Basis:
+def _network(req: AdviceRequest, given: str | Link | None, topology: Any) -> Basis:
     """The network (links inside and between nodes, measured curves) and the device
     count it allows, with a sentence on where each came from."""
     intra, link_note = choose_link(given, topology)
@@ -250,10 +240,10 @@ def _network(req: AdviceRequest, given: str | Link | None, topology: Any) -> _Ba
         )
     assumed = given is None and req.collectives is None
     assumed = assumed and (topology is None or topology.preset() is None)
-    return _Basis(network=network, max_devices=max_devices, sources=sources, link_assumed=assumed)
+    return Basis(network=network, max_devices=max_devices, sources=sources, link_assumed=assumed)
 
 
-def _from_bench(basis: _Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> None:
+def _from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> None:
     """Fill ``basis`` from the bench: the model calibrated on its runs, its measured
     overlap, power and noise scale, and the step's interval from leave-one-out."""
     bench_frame, skipped = _bench_table(frame if frame is not None else req.bench)
@@ -283,12 +273,41 @@ def _from_bench(basis: _Basis, req: AdviceRequest, frame: pd.DataFrame | None) -
     basis.sources += _bench_sources(cal, overlap)
     basis.noise = cal.noise
     basis.min_batch = max(1, basis.per_device // 8)  # the fitted fixed cost prices small batches
+    basis.fixed = cal.fixed
+    basis.assumed += _bench_assumed(cal, req, overlap)
+    # a rate the bench measured is a finding however low; above the peak it cannot be true
     basis.warnings += rate_warnings(
-        cal.compute.tflops, cal.device_name, "bf16" if req.grad_bytes == 2 else "fp32"
+        cal.compute.tflops, cal.device_name, "bf16" if req.grad_bytes == 2 else "fp32", low=False
     )
 
 
-def _cpu_processes(basis: _Basis, req: AdviceRequest, threads: int | None) -> None:
+def _bench_assumed(cal: Any, req: AdviceRequest, overlap: float | None) -> list:
+    """The step's terms as the bench measured them, or said as assumed."""
+    fixed = cal.fixed
+    span = f" ({fixed.low_ms:.3g}-{fixed.high_ms:.3g} ms)" if fixed.uncertain else ""
+    compute = cal.compute
+    return [
+        assumptions.Assumption(
+            term="Fixed per-step cost",
+            value=f"{fixed.ms:.3g} ms{span}",
+            source=fixed.source,
+            basis=fixed.basis,
+            measure="" if fixed.source == "measured" else fixed.measure,
+        ),
+        assumptions.overlap(
+            overlap,
+            measured=cal.overlap is not None and req.overlap is None,
+            given=req.overlap is not None,
+            model=cal.name,
+        ),
+        assumptions.ddp_overhead(
+            compute.ddp_ms_per_mparam, cal.model.params, measured=True, model=cal.name
+        ),
+        assumptions.wait(dict(compute.slowdown), bool(compute.jitter_ms), model=cal.name),
+    ]
+
+
+def _cpu_processes(basis: Basis, req: AdviceRequest, threads: int | None) -> None:
     """On CPU (gloo) the devices are processes of one host: their count is capped at
     ``os.cpu_count() // threads per process`` (at least 1; on one node), and their link is
     no GPU preset: an assumed one is named and said as such."""
@@ -317,30 +336,6 @@ def _cpu_processes(basis: _Basis, req: AdviceRequest, threads: int | None) -> No
             f"This host runs at most {host} such process(es) ({why}); counts above it, "
             "asked with --max-devices, are for a larger host."
         )
-
-
-def _from_numbers(basis: _Basis, req: AdviceRequest) -> None:
-    """Fill ``basis`` from the numbers given: the whole measured step taken as work at
-    the rate it implies (``batch x FLOPs per sample / step``)."""
-    per_device = req.batch or 32
-    spec = ModelSpec(
-        params=float(req.params),
-        flops_per_sample=req.flops_per_sample,
-        grad_bytes_per_param=req.grad_bytes,
-    )
-    tflops = per_device * spec.flops / (req.step_ms / 1e3) / 1e12
-    basis.spec, basis.compute, basis.per_device = spec, Compute(tflops=tflops), per_device
-    basis.min_batch = per_device  # no fixed cost known: smaller batches would look free
-    basis.overlap = req.overlap
-    device = req.device_name or implied_device(basis.network.intra.name)
-    basis.power = device_power(None, req.device_name, given_w=req.power_w)
-    basis.sources.append(
-        f"Compute: {format_ms(req.step_ms)} per step of {per_device:,} samples "
-        f"-> {number(tflops)} TFLOP/s at "
-        + ("the FLOPs given." if req.flops_per_sample else "6 x parameters FLOPs per sample.")
-    )
-    basis.warnings += rate_warnings(tflops, device, "bf16" if req.grad_bytes == 2 else "fp32")
-    basis.name = f"a {format_count(spec.params)}-parameter model"
 
 
 def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:

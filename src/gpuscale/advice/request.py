@@ -15,14 +15,20 @@ from typing import Any, ClassVar
 from gpuscale.tables.requests import JsonRequest
 
 STRATEGIES = ("ddp", "fsdp")
+SCALINGS = ("auto", "strong", "weak")
 
 # Per-field documentation: the CLI's help text.
 HELP: dict[str, str] = {
     "bench": "Calibrate from `gpuscale bench` results (JSONL).",
     "model": "Model of --bench to advise on (default: the largest with N = 1).",
     "params": "Parameters, e.g. 7M (without --bench).",
-    "step_ms": "Measured single-device step time, ms (without --bench).",
-    "batch": "Largest per-device batch (default: measured, else 32).",
+    "step_ms": "Measured single-device step time, ms (without --bench); give it again with "
+    "another --batch to measure the fixed per-step cost (the first pair is the one advised on).",
+    "batch": "Per-device batch of --step-ms, one per --step-ms (default: measured, else 32).",
+    "fixed_ms": "Fixed per-step cost, ms: the part of a one-device step that does not shrink "
+    "with the batch (default: from two --step-ms, else measured, else a device prior).",
+    "scaling": "auto (the global batch kept unless a convergence model prices larger ones), "
+    "strong (global batch kept) or weak (per-device batch kept, samples assumed unchanged).",
     "flops_per_sample": "Forward + backward FLOPs per sample (default 6 x params), e.g. 4G.",
     "device_name": "Device, e.g. 'H100 SXM' (power table, peak FLOP/s check; without --bench).",
     "interconnect": "Link preset, e.g. pcie-phb, nvlink4 (default: detected topology).",
@@ -68,8 +74,10 @@ class AdviceRequest(JsonRequest):
     bench: str | None = None
     model: str | None = None
     params: float | None = None
-    step_ms: float | None = None
-    batch: int | None = None
+    step_ms: float | tuple[float, ...] | None = None
+    batch: int | tuple[int, ...] | None = None
+    fixed_ms: float | None = None
+    scaling: str = "auto"
     flops_per_sample: float | None = None
     device_name: str | None = None
     interconnect: str | None = None
@@ -97,15 +105,31 @@ class AdviceRequest(JsonRequest):
     allow_flagged: bool = False
 
     def __post_init__(self) -> None:
+        for name in ("step_ms", "batch"):  # given several times: a tuple; once: the value
+            value = getattr(self, name)
+            if isinstance(value, list | tuple):
+                object.__setattr__(self, name, tuple(value) if len(value) > 1 else value[0])
+        self._check_values()
+        self._check_pairs()
+
+    def _check_values(self) -> None:
         def positive(value: float | None) -> bool:
             return value is None or (value > 0 and math.isfinite(value))
+
+        def each(value: Any, ok: Any) -> bool:
+            return all(ok(v) for v in value) if isinstance(value, tuple) else ok(value)
 
         pos, whole = "must be a positive number", "must be a positive whole number"
         at_least_0 = "must be 0 or more"
         checks = {
             "params": (positive(self.params), pos),
-            "step_ms": (positive(self.step_ms), pos),
-            "batch": (self.batch is None or self.batch >= 1, whole),
+            "step_ms": (each(self.step_ms, positive), pos),
+            "batch": (each(self.batch, lambda b: b is None or b >= 1), whole),
+            "fixed_ms": (
+                self.fixed_ms is None or (self.fixed_ms >= 0 and math.isfinite(self.fixed_ms)),
+                at_least_0,
+            ),
+            "scaling": (self.scaling in SCALINGS, f"must be one of {', '.join(SCALINGS)}"),
             "flops_per_sample": (positive(self.flops_per_sample), pos),
             "busbw_gbs": (positive(self.busbw_gbs), pos),
             "latency_us": (self.latency_us >= 0, at_least_0),
@@ -140,6 +164,33 @@ class AdviceRequest(JsonRequest):
             )
         if self.bench is None and (self.params is None or self.step_ms is None):
             raise ValueError("give bench results, or params and step_ms (and batch)")
+
+    def _check_pairs(self) -> None:
+        """Step times at several batches come in (step, batch) pairs of distinct batches."""
+        steps, batches = self.step_ms, self.batch
+        if isinstance(batches, tuple) and self.bench is not None:
+            raise ValueError("--batch is given once with --bench (the per-device batch to use)")
+        if isinstance(steps, tuple) or isinstance(batches, tuple):
+            count = len(steps) if isinstance(steps, tuple) else 1
+            if not isinstance(batches, tuple) or len(batches) != count:
+                raise ValueError(
+                    f"{count} --step-ms value(s) need as many --batch values, one per step "
+                    f"time (got --batch {batches!r})"
+                )
+            if len(set(batches)) != len(batches):
+                raise ValueError(f"the --batch values of the step times must differ: {batches}")
+            if self.fixed_ms is not None:
+                raise ValueError("give --fixed-ms or step times at two batches, not both")
+
+    @property
+    def step_points(self) -> tuple[tuple[int, float], ...]:
+        """(per-device batch, step ms) of every step time given; the first is the
+        configuration advised on (batch 32 when none was given)."""
+        if self.step_ms is None:
+            return ()
+        if isinstance(self.step_ms, tuple):
+            return tuple(zip(self.batch, self.step_ms, strict=True))  # type: ignore[arg-type]
+        return ((self.batch or 32, self.step_ms),)  # type: ignore[list-item]
 
     @classmethod
     def of(cls, request: AdviceRequest | None = None, **keywords: Any) -> AdviceRequest:

@@ -181,7 +181,7 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
     noise, host = r.get("noise") or {}, r.get("host") or {}
     flags = list(r.get("flags") or [])
     if r.get("status") == BenchStatus.OK:
-        flags += [f for f in run_flags(timing, host) if f not in flags]
+        flags += [f for f in run_flags(timing, host, noise) if f not in flags]
     buckets = (r.get("comm") or {}).get("bucket_bytes") or []
     row = {c: config.get(c) for c in BENCH_COLUMNS if c in config}
     row.update({c: _number(timing.get(c)) for c in BENCH_COLUMNS if c in timing})

@@ -129,8 +129,15 @@ def run_model(
         meter = open_gpu_meter(device)
     elif device.type == "cpu" and host.first_on_host:  # one package meter per host
         meter = open_cpu_meter(host.ranks_on_host)
-    # N = 1: also time the bare module (no DDP wrapper): what a user pays on one device
+    # N = 1: also time the bare module (no DDP wrapper): what a user pays on one device,
+    # and at a quarter of the batch: the two give the fixed per-step cost
     plain = replace(job, wrapped=job.bench.module, comm=None) if world == 1 else None
+    small = small_batch(micro)
+    plain_small = (
+        replace(plain, batch=job.bench.make_batch(small, device))
+        if plain is not None and small
+        else None
+    )
     samples: dict[str, Any] = {}
 
     def on_start() -> None:
@@ -140,7 +147,12 @@ def run_model(
 
     try:
         timings = timed_steps(
-            job, steps=cfg.steps, warmup=cfg.warmup, on_start=on_start, plain=plain
+            job,
+            steps=cfg.steps,
+            warmup=cfg.warmup,
+            on_start=on_start,
+            plain=plain,
+            plain_small=plain_small,
         )
     finally:
         if meter is not None and "host_start" in samples:
@@ -165,10 +177,17 @@ def run_model(
     )
     buckets = job.comm.bucket_bytes if job.comm is not None else None
     measured = measured_fields(
-        cfg, device.type, world, micro, flops, grad_bytes, buckets, gathered, global_sq
+        cfg, device.type, world, micro, flops, grad_bytes, buckets, gathered, global_sq, small
     )
     measured["flops"]["uncounted_ops"] = list(uncounted_ops)  # dense work left out of per_sample
     return measured
+
+
+def small_batch(micro: int) -> int | None:
+    """The second batch timed at N = 1: a quarter of the batch (half below 4), None at
+    batch 1 (a larger batch might not fit in memory)."""
+    small = micro // 4 if micro >= 4 else micro // 2
+    return small if 1 <= small < micro else None
 
 
 def _job(
@@ -307,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
                     "environment": environment,
                     "started_at": datetime.fromtimestamp(started, timezone.utc).isoformat(),
                     **measured,
-                    "flags": run_flags(measured["timing"], measured["host"]),
+                    "flags": run_flags(measured["timing"], measured["host"], measured["noise"]),
                     "duration_s": time.time() - started,
                 }
                 record["flops"].update(mfu_fields(record, environment.get("device_name")))

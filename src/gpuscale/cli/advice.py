@@ -18,6 +18,9 @@ from gpuscale.names import UnknownNameError, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import format_count, number, parse_size
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
+# Options given once or several times (a step time at each of several batches).
+REPEATED = {"step_ms": float, "batch": int}
+
 # The prediction columns a terminal shows (JSON and CSV carry them all).
 TABLE_COLUMNS = [
     "devices",
@@ -48,7 +51,9 @@ def _options() -> list[inspect.Parameter]:
     hints = typing.get_type_hints(AdviceRequest)
     for f in dataclasses.fields(AdviceRequest):
         hint = hints[f.name]
-        if f.name in SIZES:
+        if f.name in REPEATED:  # a value, or several (step times at several batches)
+            hint = list[REPEATED[f.name]] | None  # type: ignore[valid-type]
+        elif f.name in SIZES:
             hint = str | None
         elif f.name in PATHS:
             hint = Path | None
@@ -95,6 +100,8 @@ def advise_command(**options: Any) -> None:
             if name in SIZES and value is not None
             else str(value)
             if name in PATHS and value is not None
+            else (tuple(value) or None)
+            if name in REPEATED and value is not None
             else value
             for name, value in options.items()
         }

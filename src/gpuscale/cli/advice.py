@@ -121,6 +121,26 @@ advise_command.__signature__ = inspect.Signature(_options())  # type: ignore[att
 app.command("advise")(advise_command)
 
 
+def _scaling(inputs: Any) -> dict[str, Any]:
+    """How the counts were compared, and the fixed per-step cost behind it."""
+    fixed = inputs.fixed
+    kept = inputs.kept_global_batch
+    return {
+        "kind": "strong" if kept is not None else "weak" if inputs.convergence is None else "search",
+        "global_batch_kept": kept,
+        "fixed_cost": None
+        if fixed is None
+        else {
+            "ms": fixed.ms,
+            "low_ms": fixed.low_ms,
+            "high_ms": fixed.high_ms,
+            "source": fixed.source,
+            "basis": fixed.basis,
+            "measure": fixed.measure,
+        },
+    }
+
+
 def render(result: Any, fmt: Format) -> None:
     """The table and the sentences, or JSON (the Decision's fields), or CSV."""
     frame = result.predictions
@@ -139,10 +159,16 @@ def render(result: Any, fmt: Format) -> None:
                 "dominant_term": d.dominant_term,
                 "speedup_capped_by": d.cap,
                 "warnings": list(d.warnings),
+                "measure_first": d.settle,
             },
             "decision": d.to_dict(),
+            "scaling": _scaling(result.inputs),
+            "assumptions": [a.to_dict() for a in result.inputs.assumptions],
             "explanation": result.explanation,
             "predictions": frame.to_dict("records"),
+            "weak_scaling": None
+            if result.alternative is None
+            else result.alternative.to_dict("records"),
         }
         print_json(out, jsonable(doc))
         return

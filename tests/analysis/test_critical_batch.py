@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuscale.advice.api import convergence_for
 from gpuscale.analysis.critical_batch import (
     ConvergenceModel,
     fit,
     noise_scale,
     rcp_model_for,
 )
-from gpuscale.advice.api import convergence_for
 from gpuscale.mlperf.rcp import rcp_points
 
 

@@ -126,7 +126,9 @@ def _scaling(inputs: Any) -> dict[str, Any]:
     fixed = inputs.fixed
     kept = inputs.kept_global_batch
     return {
-        "kind": "strong" if kept is not None else "weak" if inputs.convergence is None else "search",
+        "kind": "strong"
+        if kept is not None
+        else ("weak" if inputs.convergence is None else "search"),
         "global_batch_kept": kept,
         "fixed_cost": None
         if fixed is None

@@ -192,7 +192,7 @@ def _advise(
         convergence=convergence,
         samples=req.samples,
         global_batch=req.global_batch,
-        scaling="weak" if req.scaling == "weak" else "strong",
+        scaling=_scaling(req.scaling, convergence),
         fixed=basis.fixed,
         assumptions=tuple(basis.assumed),
         min_batch=basis.min_batch,
@@ -205,6 +205,14 @@ def _advise(
         mlperf_floor=mlperf_floor(req.workload, basis.max_devices) if req.workload else (),
     )
     return recommend(inputs)
+
+
+def _scaling(asked: str, convergence: ConvergenceModel | None) -> str:
+    """The request's scaling as the search takes it: ``auto`` keeps the global batch
+    unless a convergence model prices larger ones (then the search decides)."""
+    if asked == "auto":
+        return "search" if convergence is not None else "strong"
+    return asked
 
 
 def _network(req: AdviceRequest, given: str | Link | None, topology: Any) -> Basis:

@@ -32,7 +32,7 @@ class Assumption:
         return asdict(self)
 
     def sentence(self) -> str:
-        """``Overlap 0.50 (assumed: ...; measure: ...).``"""
+        """``Overlap: 0.50 (assumed: ...; to measure: ...).``"""
         how = f"; to measure: {self.measure}" if self.measure else ""
         return f"{self.term}: {self.value} ({self.source}: {self.basis}{how})."
 
@@ -69,7 +69,9 @@ def overlap(value: float | None, *, measured: bool, given: bool, model: str | No
     )
 
 
-def ddp_overhead(ms_per_mparam: float, params: float, *, measured: bool, model: str | None):
+def ddp_overhead(
+    ms_per_mparam: float, params: float, *, measured: bool, model: str | None
+) -> Assumption:
     """DDP's own work per step (bucket copies), from the N = 1 synchronised step."""
     value = f"{ms_per_mparam * params / 1e6:.3g} ms per step"
     if measured:

@@ -22,7 +22,9 @@ class Pair(Protocol):
     bucket_mb: float
     strategy: str
     target_efficiency: float
-    scaling: str
+
+    @property
+    def kept_global_batch(self) -> int | None: ...
 
 
 def _bisect_log(f, low: float, high: float, target: float) -> float | None:
@@ -41,7 +43,7 @@ def _bisect_log(f, low: float, high: float, target: float) -> float | None:
 def _pair_speedup(inputs: Pair, model: ModelSpec, compute: Compute) -> float:
     """Throughput of 2 devices over 1: the same per-device batch (weak scaling), or the
     batch split over the two (strong scaling: the global batch kept)."""
-    split = 2 if inputs.scaling == "strong" else 1
+    split = 2 if inputs.kept_global_batch is not None else 1
 
     def step(n: int) -> Step:
         return predict_step(

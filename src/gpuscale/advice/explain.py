@@ -144,9 +144,14 @@ def _break_even(advice: Advice) -> list[str]:
             return f"at every size searched ({format_count(SMALLEST_SEARCHED)} parameters up)"
         return f"from {format_count(value)} parameters"
 
+    batch = (
+        f"global batch {format_count(inputs.batch)} split over the two"
+        if inputs.kept_global_batch is not None
+        else f"per-device batch {format_count(inputs.batch)}"
+    )
     lines.append(
         f"For this model's family ({number(per_param)} FLOPs per parameter per sample, "
-        f"per-device batch {format_count(inputs.batch)}), 2 devices beat 1 "
+        f"{batch}), 2 devices beat 1 "
         f"{from_size(size)} and reach {inputs.target_efficiency:.0%} efficiency "
         f"{from_size(target)} (this model: {format_count(inputs.model.params)})."
     )
@@ -199,22 +204,20 @@ def _sources(advice: Advice) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     lines = list(inputs.sources)
-    if inputs.convergence is None:
+    said = {a.term for a in inputs.assumptions}
+    if inputs.convergence is not None:
+        lines.append(
+            f"Convergence: E(B) = {format_count(inputs.convergence.e_min)} x (1 + B / "
+            f"{format_count(inputs.convergence.b_noise)}) samples ({inputs.convergence.source})."
+        )
+    elif not any(t.startswith("Samples to converge") for t in said):
         lines.append(
             f"No convergence model: {format_count(inputs.samples)} samples at any batch "
             "(optimistic past the critical batch; give --noise-scale, --workload or bench "
             "results with gradient norms)."
         )
-    else:
-        lines.append(
-            f"Convergence: E(B) = {format_count(inputs.convergence.e_min)} x (1 + B / "
-            f"{format_count(inputs.convergence.b_noise)}) samples ({inputs.convergence.source})."
-        )
-    lines += [  # the fixed cost has its own sentence (``_scaling``)
-        f"Assumed {a.sentence()}" if a.source == "assumed" else a.sentence()
-        for a in inputs.assumptions
-        if a.term != "Fixed per-step cost"
-    ]
+    # the fixed cost has its own sentence (``_scaling``)
+    lines += [a.sentence() for a in inputs.assumptions if a.term != "Fixed per-step cost"]
     lines.append(f"Power: {inputs.power.source}.")
     lines.append(f"Step interval: {inputs.error.source}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
@@ -233,18 +236,23 @@ def _scaling(advice: Advice) -> list[str]:
     kept = inputs.kept_global_batch
     if kept is not None:
         why = (
-            "as asked (--global-batch)"
-            if inputs.global_batch is not None
+            "as asked"
+            if inputs.global_batch is not None or inputs.convergence is not None
             else "no convergence model prices a larger global batch"
         )
         lines.append(
             f"Strong scaling: the global batch {format_count(kept)} is kept at every count "
             f"({why}); each device computes its share, and the fixed cost does not shrink."
         )
-    elif inputs.convergence is None:
+    elif inputs.convergence is None or inputs.scaling == "weak":
+        samples = (
+            "assumed unchanged"
+            if inputs.convergence is None
+            else "from the convergence model below"
+        )
         lines.append(
             f"Weak scaling: the per-device batch {format_count(inputs.batch)} is kept; the "
-            "global batch grows with the count, its samples to converge assumed unchanged."
+            f"global batch grows with the count, its samples to converge {samples}."
         )
     lines += _weak_alternative(advice)
     if d.settle:

@@ -44,6 +44,8 @@ from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.quantities import number
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
+SCALINGS = ("search", "weak", "strong")
+
 
 @dataclass(frozen=True, kw_only=True)
 class AdviceInputs:
@@ -63,9 +65,10 @@ class AdviceInputs:
     convergence: ConvergenceModel | None = None
     samples: float = 1e7
     global_batch: int | None = None  # keep this global batch at every N (strong scaling)
-    # without a convergence model: keep the per-device batch (weak) or the global batch
-    # ``batch`` (strong); with one, the search over batch and accumulation decides
-    scaling: str = "weak"
+    # "search": with a convergence model the search over batch and accumulation decides,
+    # without one the per-device batch is kept; "weak": the per-device batch is kept;
+    # "strong": the global batch (``global_batch``, else ``batch``) is kept
+    scaling: str = "search"
     fixed: FixedCost | None = None  # the fixed per-step cost, its range and source
     assumptions: tuple[Assumption, ...] = ()  # every term not measured, said
     max_accum: int = 64
@@ -91,15 +94,15 @@ class AdviceInputs:
             raise ValueError("samples to train must be positive")
         if self.global_batch is not None and self.global_batch < 1:
             raise ValueError("global batch must be >= 1")
-        if self.scaling not in ("weak", "strong"):
-            raise ValueError(f"scaling is weak or strong, not {self.scaling!r}")
+        if self.scaling not in SCALINGS:
+            raise ValueError(f"scaling is one of {', '.join(SCALINGS)}, not {self.scaling!r}")
 
     @property
     def kept_global_batch(self) -> int | None:
         """The global batch every count keeps (strong scaling), None when it may change."""
         if self.global_batch is not None:
             return self.global_batch
-        if self.convergence is None and self.scaling == "strong":
+        if self.scaling == "strong":
             return self.batch
         return None
 
@@ -149,7 +152,7 @@ def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
             if batch == int(batch) and batch <= inputs.batch:
                 return [(int(batch), accum)]
         return []
-    if inputs.convergence is None:
+    if inputs.convergence is None or inputs.scaling == "weak":
         return [(inputs.batch, 1)]
     batches, b = [], inputs.batch
     while b >= max(1, inputs.min_batch):
@@ -382,7 +385,7 @@ def recommend(inputs: AdviceInputs) -> Advice:
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
     ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
     alternative = None
-    if multi and inputs.kept_global_batch is not None:
+    if multi and inputs.kept_global_batch is not None and inputs.convergence is None:
         alternative = predictions(replace(inputs, scaling="weak"))
     advice = Advice(
         predictions=frame,

@@ -27,8 +27,9 @@ HELP: dict[str, str] = {
     "batch": "Per-device batch of --step-ms, one per --step-ms (default: measured, else 32).",
     "fixed_ms": "Fixed per-step cost, ms: the part of a one-device step that does not shrink "
     "with the batch (default: from two --step-ms, else measured, else a device prior).",
-    "scaling": "auto (the global batch kept unless a convergence model prices larger ones), "
-    "strong (global batch kept) or weak (per-device batch kept, samples assumed unchanged).",
+    "scaling": "auto (the global batch kept, unless a convergence model prices larger ones: "
+    "then batch and accumulation are searched), strong (the global batch kept: --global-batch "
+    "or the batch) or weak (the per-device batch kept).",
     "flops_per_sample": "Forward + backward FLOPs per sample (default 6 x params), e.g. 4G.",
     "device_name": "Device, e.g. 'H100 SXM' (power table, peak FLOP/s check; without --bench).",
     "interconnect": "Link preset, e.g. pcie-phb, nvlink4 (default: detected topology).",

@@ -128,7 +128,7 @@ def _scaling(inputs: Any) -> dict[str, Any]:
     return {
         "kind": "strong"
         if kept is not None
-        else ("weak" if inputs.convergence is None else "search"),
+        else ("weak" if inputs.convergence is None or inputs.scaling == "weak" else "search"),
         "global_batch_kept": kept,
         "fixed_cost": None
         if fixed is None

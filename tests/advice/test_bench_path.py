@@ -16,6 +16,7 @@ from gpuscale.cli import app
 from ..builders import bench_record
 from ..test_readme_examples import REFUSED
 
+runner = CliRunner()
 BUSY = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
 
 
@@ -201,3 +202,26 @@ def test_a_refusal_says_what_would_help(tmp_path: Path) -> None:
     append_result(failed, bench_record("m", 10**6, 1, 0.0, status="error", error=error))
     with pytest.raises(CalibrationError, match=r"measured anything: m on 1: error \(m:make raised"):
         gpuscale.advise(bench=failed)
+
+
+def test_a_fixed_cost_entered_with_bench_results_replaces_the_measured_split(
+    tmp_path: Path,
+) -> None:
+    """--fixed-ms with --bench: 5 of the bench's 6 ms forward + backward at batch 8 does not
+    shrink with the batch, so 2 devices splitting the batch compute 5 + 1/2 ms and the
+    optimizer's 1 ms; the measured one-device step is kept. Above the step: refused."""
+    path = _results(tmp_path)
+    entered = gpuscale.advise(bench=str(path), fixed_ms=5, link="pcie4-x16", max_devices=2)
+    plain = gpuscale.advise(bench=str(path), link="pcie4-x16", max_devices=2)
+    fixed = entered.inputs.fixed
+    assert (fixed.source, fixed.ms, fixed.basis) == ("entered", 5, "--fixed-ms")
+    one, two = (entered.predictions.set_index("devices").loc[n] for n in (1, 2))
+    assert one["compute_ms"] == pytest.approx(plain.predictions["compute_ms"].iloc[0])
+    assert (two["batch_per_device"], two["compute_ms"]) == (4, pytest.approx(5 + 0.5 + 1))
+    said = {a.term: a for a in entered.inputs.assumptions}["Fixed per-step cost"]
+    assert (said.value, said.source) == ("5 ms", "entered")
+    with pytest.raises(ValueError, match="--fixed-ms 7 is not below the forward"):
+        gpuscale.advise(bench=str(path), fixed_ms=7, link="pcie4-x16")
+    typed = runner.invoke(app, ["advise", "--bench", str(path), "--fixed-ms", "7"])
+    assert typed.exit_code != 0 and "not below the forward + backward" in typed.output
+    assert "Traceback" not in typed.output

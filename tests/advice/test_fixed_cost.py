@@ -132,3 +132,29 @@ def test_the_cli_takes_step_times_at_two_batches() -> None:
     odd = runner.invoke(app, [*typed, "--step-ms", "30.5"])
     assert odd.exit_code != 0 and "need as many --batch" in odd.output
     assert "Traceback" not in odd.output
+
+
+def test_a_fixed_cost_not_below_the_step_is_refused_not_capped() -> None:
+    """--fixed-ms 30 for an 18.6 ms step cannot be true: said, never silently taken as
+    the whole step."""
+    with pytest.raises(ValueError, match="--fixed-ms 30 is not below --step-ms 18.6"):
+        AdviceRequest(params=6.9e6, step_ms=18.6, batch=8, fixed_ms=30)
+    typed = ["advise", "--params", "6.9M", "--step-ms", "18.6", "--batch", "8"]
+    result = runner.invoke(app, [*typed, "--fixed-ms", "30"])
+    assert result.exit_code != 0 and "not below --step-ms 18.6" in result.output
+    assert "Traceback" not in result.output
+    assert runner.invoke(app, [*typed, "--fixed-ms", "18"]).exit_code == 0
+
+
+def test_the_break_even_quotes_the_rate_of_the_whole_step() -> None:
+    """1M parameters, 20 ms at batch 64, 15 ms of it fixed: the step does 64 x 6M FLOPs
+    in 20 ms, 0.0192 TFLOP/s, and 20 ms per 4 MB of gradients; the per-sample work's own
+    rate (0.0768 TFLOP/s, unbounded as the fixed cost nears the step) is not the one the
+    break-even's ms per MB are read at."""
+    advice = gpuscale.advise(params=1e6, step_ms=20, batch=64, fixed_ms=15, max_devices=2)
+    line = next(s for s in advice.explanation if s.startswith("Break-even"))
+    assert "at the 0.0192 TFLOP/s of the whole step" in line
+    assert line.endswith("this model computes 5 ms per MB.")
+    nearly_all = gpuscale.advise(params=1e6, step_ms=20, batch=64, fixed_ms=19.99, max_devices=2)
+    line = next(s for s in nearly_all.explanation if s.startswith("Break-even"))
+    assert "at the 0.0192 TFLOP/s of the whole step" in line

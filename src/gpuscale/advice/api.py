@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice import assumptions
+from gpuscale.advice import assumptions, fixed_cost
 from gpuscale.advice.basis import Basis, from_numbers
 from gpuscale.advice.calibrate import (
     CalibrationError,
@@ -43,7 +43,7 @@ from gpuscale.advice.uncertainty import StepError, leave_one_out
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
 from gpuscale.bench.results import ResultsError, bench_table, flag_summary, read_results
 from gpuscale.interconnect.topology import Topology, parse_topo_matrix
-from gpuscale.quantities import number
+from gpuscale.quantities import format_ms, number
 from gpuscale.tables.workloads import counts_samples
 
 DEFAULT_LINK = "pcie-phb"
@@ -281,11 +281,32 @@ def _from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) ->
     basis.sources += _bench_sources(cal, overlap)
     basis.noise = cal.noise
     basis.min_batch = max(1, basis.per_device // 8)  # the fitted fixed cost prices small batches
+    if req.fixed_ms is not None:  # entered: replaces what the bench measured or fitted
+        cal = _with_fixed(cal, req.fixed_ms)
+        basis.compute = cal.compute
     basis.fixed = cal.fixed
     basis.assumed += _bench_assumed(cal, req, overlap)
     # a rate the bench measured is a finding however low; above the peak it cannot be true
     basis.warnings += rate_warnings(
         cal.compute.tflops, cal.device_name, "bf16" if req.grad_bytes == 2 else "fp32", low=False
+    )
+
+
+def _with_fixed(cal: Any, fixed_ms: float) -> Any:
+    """``cal`` with the fixed cost entered (``--fixed-ms``): the measured forward +
+    backward at the bench's batch kept, only its split into fixed cost and per-sample
+    work changed (``fixed_cost.resplit``)."""
+    micro = cal.compute.micro_ms(cal.model, cal.batch)
+    if fixed_ms >= micro:
+        raise ValueError(
+            f"--fixed-ms {fixed_ms:g} is not below the forward + backward step the bench "
+            f"measured for {cal.name} at batch {cal.batch} ({format_ms(micro)}): the fixed "
+            "per-step cost is the part of it that does not shrink with the batch"
+        )
+    return replace(
+        cal,
+        compute=fixed_cost.resplit(cal.compute, cal.model, cal.batch, fixed_ms),
+        fixed=fixed_cost.given(fixed_ms, cal.batch),
     )
 
 

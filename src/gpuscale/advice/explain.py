@@ -122,16 +122,18 @@ def _break_even(advice: Advice) -> list[str]:
         return []
     lines = []
     if advice.break_even_ms_per_mb is not None:
-        flops_per_byte = advice.break_even_ms_per_mb / 1e3 * inputs.compute.tflops * 1e12 / 1e6
-        this = inputs.compute.compute_ms(inputs.model, inputs.batch) / (
-            inputs.model.grad_bytes / 1e6
-        )
+        # the threshold scales the whole step (fixed cost included): FLOPs at the rate
+        # of the whole step, never the per-sample work's (unbounded where the step is
+        # nearly all fixed cost)
+        step_ms = inputs.compute.compute_ms(inputs.model, inputs.batch)
+        whole_tflops = inputs.batch * inputs.model.flops / (step_ms / 1e3) / 1e12
+        flops_per_byte = advice.break_even_ms_per_mb / 1e3 * whole_tflops * 1e12 / 1e6
         lines.append(
             f"Break-even on {name}: 2 devices beat 1 once a step computes "
             f"{format_ms(advice.break_even_ms_per_mb)} per MB of gradients "
             f"({format_count(flops_per_byte)} FLOPs per gradient byte at the "
-            f"{number(inputs.compute.tflops)} TFLOP/s achieved); this model computes "
-            f"{format_ms(this)} per MB."
+            f"{number(whole_tflops)} TFLOP/s of the whole step); this model computes "
+            f"{format_ms(step_ms / (inputs.model.grad_bytes / 1e6))} per MB."
         )
     per_param = inputs.model.flops / inputs.model.params
     size = advice.break_even_params

@@ -167,7 +167,8 @@ class AdviceRequest(JsonRequest):
             raise ValueError("give bench results, or params and step_ms (and batch)")
 
     def _check_pairs(self) -> None:
-        """Step times at several batches come in (step, batch) pairs of distinct batches."""
+        """Step times at several batches come in (step, batch) pairs of distinct batches;
+        a fixed cost is part of the one step time given, so below it."""
         steps, batches = self.step_ms, self.batch
         if isinstance(batches, tuple) and self.bench is not None:
             raise ValueError("--batch is given once with --bench (the per-device batch to use)")
@@ -182,6 +183,11 @@ class AdviceRequest(JsonRequest):
                 raise ValueError(f"the --batch values of the step times must differ: {batches}")
             if self.fixed_ms is not None:
                 raise ValueError("give --fixed-ms or step times at two batches, not both")
+        elif self.fixed_ms is not None and steps is not None and self.fixed_ms >= steps:
+            raise ValueError(
+                f"--fixed-ms {self.fixed_ms:g} is not below --step-ms {steps:g}: the fixed "
+                "per-step cost is the part of that step that does not shrink with the batch"
+            )
 
     @property
     def step_points(self) -> tuple[tuple[int, float], ...]:

@@ -137,7 +137,7 @@ def test_the_cli_takes_step_times_at_two_batches() -> None:
 def test_a_fixed_cost_not_below_the_step_is_refused_not_capped() -> None:
     """--fixed-ms 30 for an 18.6 ms step cannot be true: said, never silently taken as
     the whole step."""
-    with pytest.raises(ValueError, match="--fixed-ms 30 is not below --step-ms 18.6"):
+    with pytest.raises(ValueError, match=r"--fixed-ms 30 is not below --step-ms 18\.6"):
         AdviceRequest(params=6.9e6, step_ms=18.6, batch=8, fixed_ms=30)
     typed = ["advise", "--params", "6.9M", "--step-ms", "18.6", "--batch", "8"]
     result = runner.invoke(app, [*typed, "--fixed-ms", "30"])

@@ -12,6 +12,7 @@ import gpuscale
 from gpuscale.advice.calibrate import CalibrationError
 from gpuscale.bench.results import append_result, bench_table, read_results
 from gpuscale.cli import app
+from gpuscale.plausibility import SAME_SAMPLES
 
 from ..builders import bench_record
 from ..test_readme_examples import REFUSED
@@ -36,8 +37,7 @@ def _results(tmp_path: Path, flags: list[str] | None = None, **extra) -> Path:
             optimizer_ms=1.0,
             sync_overhead_ms=overhead,
             comm_ms=comm,
-            flags=flags or [],
-            **more,
+            **{"flags": flags or [], **more},  # a run's own flags in ``more``
         )
         append_result(path, record)
     return path
@@ -225,3 +225,22 @@ def test_a_fixed_cost_entered_with_bench_results_replaces_the_measured_split(
     typed = runner.invoke(app, ["advise", "--bench", str(path), "--fixed-ms", "7"])
     assert typed.exit_code != 0 and "not below the forward + backward" in typed.output
     assert "Traceback" not in typed.output
+
+
+def test_same_sample_ranks_are_named_where_the_noise_scale_is_missing(tmp_path: Path) -> None:
+    """A bench whose N = 2 run was flagged for ranks that saw the same samples: the
+    advice does not ask for the bench the user just ran (--nproc 1,2) as the measure of
+    convergence; it says why there is no noise scale and what to change first."""
+    path = _results(tmp_path, two={"flags": [SAME_SAMPLES]})
+    for allow in (False, True):
+        advice = gpuscale.advise(bench=str(path), link="pcie4-x16", allow_flagged=allow)
+        said = {a.term: a for a in advice.inputs.assumptions}
+        converge = said["Samples to converge at a larger global batch"]
+        assert "saw the same samples on every rank" in converge.basis
+        assert converge.measure.startswith("draw each rank's batch from torch's default")
+    (tmp_path / "clean").mkdir()
+    clean = gpuscale.advise(bench=str(_results(tmp_path / "clean")), link="pcie4-x16")
+    converge = {a.term: a for a in clean.inputs.assumptions}[
+        "Samples to converge at a larger global batch"
+    ]
+    assert "same samples" not in converge.basis and "--noise-scale" in converge.measure

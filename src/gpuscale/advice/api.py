@@ -43,6 +43,7 @@ from gpuscale.advice.uncertainty import StepError, leave_one_out
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
 from gpuscale.bench.results import ResultsError, bench_table, flag_summary, read_results
 from gpuscale.interconnect.topology import Topology, parse_topo_matrix
+from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import format_ms, number
 from gpuscale.tables.workloads import counts_samples
 
@@ -176,7 +177,11 @@ def _advise(
     )
     bench_model = basis.name if req.bench is not None else None
     basis.assumed += [
-        assumptions.convergence(convergence.source if convergence else None, model=bench_model),
+        assumptions.convergence(
+            convergence.source if convergence else None,
+            model=bench_model,
+            same_samples=basis.same_samples,
+        ),
         assumptions.input_pipeline(),
     ]
     inputs = AdviceInputs(
@@ -280,6 +285,7 @@ def _from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) ->
     basis.power = power
     basis.sources += _bench_sources(cal, overlap)
     basis.noise = cal.noise
+    basis.same_samples = _same_samples(bench_frame, cal.name)
     basis.min_batch = max(1, basis.per_device // 8)  # the fitted fixed cost prices small batches
     if req.fixed_ms is not None:  # entered: replaces what the bench measured or fitted
         cal = _with_fixed(cal, req.fixed_ms)
@@ -410,6 +416,13 @@ def _bench_table(bench: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, list[s
         )
     notes = [f"{len(problems)} line(s) of {path.name} skipped{example}."] if problems else []
     return bench_table(records), notes
+
+
+def _same_samples(table: pd.DataFrame, model: str) -> bool:
+    """Whether a run of ``model`` at N > 1 was flagged for ranks that saw the same
+    samples (flagged or allowed, its gradient norms measure no noise scale)."""
+    rows = table[(table["model"] == model) & (table["accelerators"] > 1)]
+    return bool(rows["flags"].astype(str).str.contains(SAME_SAMPLES, regex=False).any())
 
 
 def _flag_lines(table: pd.DataFrame) -> str:

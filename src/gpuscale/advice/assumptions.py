@@ -117,17 +117,28 @@ def wait(slowdown: dict[int, float], jitter: bool, *, model: str | None) -> Assu
     )
 
 
-def convergence(source: str | None, *, model: str | None) -> Assumption:
-    """The samples to converge at a larger global batch."""
+def convergence(source: str | None, *, model: str | None, same_samples: bool = False) -> Assumption:
+    """The samples to converge at a larger global batch (``same_samples``: the bench's
+    N > 1 runs of ``model`` saw the same samples on every rank, so their gradient norms
+    measure no noise scale)."""
     if source is None:
+        why = "no noise scale, workload or gradient norms"
+        if same_samples:
+            why = (
+                "no noise scale: the bench's N > 1 runs of this model saw the same samples on "
+                "every rank, so their gradient norms measure none"
+            )
+        rerun = bench_command(model, "1,2")
         return Assumption(
             term="Samples to converge at a larger global batch",
             value="the same as at the batch given",
             source="assumed",
-            basis="no noise scale, workload or gradient norms (optimistic past the critical "
-            "batch: at a batch far above it, doubling the batch doubles the samples)",
-            measure=f"--noise-scale, --workload, or {bench_command(model, '1,2')} "
-            "(B_simple from the gradient norms)",
+            basis=f"{why} (optimistic past the critical batch: at a batch far above it, "
+            "doubling the batch doubles the samples)",
+            measure=f"draw each rank's batch from torch's default generator (gpuscale seeds it "
+            f"per rank), then {rerun}"
+            if same_samples
+            else f"--noise-scale, --workload, or {rerun} (B_simple from the gradient norms)",
         )
     kind = "entered" if "as given" in source or "RCPs" in source else "measured"
     return Assumption(

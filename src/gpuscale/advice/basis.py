@@ -46,6 +46,7 @@ class Basis:
     link_assumed: bool = False  # no link given, detected or measured: the default link
     fixed: FixedCost | None = None
     assumed: list[Assumption] = field(default_factory=list)
+    same_samples: bool = False  # the bench's N > 1 runs saw the same samples per rank
 
 
 # What measures the fixed cost of a model given by numbers.

@@ -12,7 +12,7 @@ from gpuscale.analysis.decompose import round_rcp_model
 from gpuscale.mlperf.rcp import rcp_points
 from gpuscale.mlperf.rules import ruleset_for
 from gpuscale.quantities import format_count, number
-from gpuscale.report.figures_common import point_labels, title
+from gpuscale.report.figures_common import NothingToDraw, point_labels, title
 from gpuscale.report.style import (
     OKABE_ITO,
     REFERENCE_LINE,
@@ -26,10 +26,21 @@ from gpuscale.report.style import (
 )
 
 
+def missing_convergence(table) -> str:  # type: ignore[no-untyped-def]
+    """Why no system of ``table`` has a samples-to-converge count beside a global batch."""
+    if table["global_batch_size"].isna().all():
+        return "the logs give no global batch"
+    if table["samples_to_converge"].isna().all():
+        return "no system has a samples-to-converge count"
+    return "no system has both a global batch and a samples-to-converge count"
+
+
 @styled
 def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     """E' split into throughput efficiency x convergence factor, against accelerators."""
     table = result.table.dropna(subset=["throughput_efficiency", "convergence_factor"])
+    if table.empty:
+        raise NothingToDraw(f"no system has both factors: {missing_convergence(result.table)}")
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
     series = (
@@ -68,6 +79,8 @@ def convergence(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     """Samples to converge against the global batch: each system as measured, and what the
     round's reference convergence points (RCPs) predict, E(B) = E_min (1 + B / B_noise)."""
     table = result.table.dropna(subset=["samples_to_converge", "global_batch_size"])
+    if table.empty:
+        raise NothingToDraw(missing_convergence(result.table))
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
     sc = ax.scatter(

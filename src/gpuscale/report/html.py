@@ -30,6 +30,7 @@ from gpuscale.analysis.answers import answers
 from gpuscale.quantities import named, number
 from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.figures import FIGURES, overview
+from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.findings import workload_findings
 from gpuscale.report.plan_section import plan_data, plan_section
 from gpuscale.report.pool import Inline, figure_executor
@@ -73,6 +74,7 @@ class RenderedFigure:
     title: str
     svg: str
     files: list[str]
+    note: str = ""  # why it is not drawn (then no svg, no files)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +110,10 @@ TABLE_ONLY_FIGURES = ("efficiency_ci", "speedup", "decomposition", "convergence"
 
 def _figure(task: tuple[WorkloadTable | WorkloadAnalysis, Path, str]) -> RenderedFigure:
     result, out_dir, name = task
-    chart = FIGURES[name](result)
+    try:
+        chart = FIGURES[name](result)
+    except NothingToDraw as why:
+        return RenderedFigure(name, FIGURE_TITLES[name], "", [], note=str(why))
     svg, files = save_chart(chart, out_dir, f"{result.round}_{result.workload}_{name}")
     return RenderedFigure(name, FIGURE_TITLES[name], svg, [f.name for f in files])
 

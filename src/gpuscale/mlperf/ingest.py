@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from gpuscale.mlperf.benchmarks import workload_in_round
-from gpuscale.mlperf.consistency import FolderNames, odd_logs_out
+from gpuscale.mlperf.consistency import FolderNames, odd_logs_reported
 from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path, wanted
 from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
@@ -319,7 +319,8 @@ def _add_energy(
 def _tables(col: _Collector) -> RoundTables:
 
     submitters = {(s["org"], s["system_id"]): s["submitter"] for s in col.systems}
-    odd_logs_out(col.runs, col.problem)
+    divisions = {(s["org"], s["system_id"]): s["division"] for s in col.systems}
+    odd_logs_reported(col.runs, divisions, col.problem)
     # Every column present (None where a row had no value), in the table's sort order.
     runs = sorted(
         ({name: row.get(name) for name in RUNS_COLUMNS} for row in col.runs),

@@ -183,6 +183,7 @@ class ProblemKind(Code):
     WORKER = "worker"
     IMPOSSIBLE_VALUE = "impossible value"
     UNKNOWN_ACCELERATOR = "unknown accelerator"
+    INCONSISTENT_LOG = "inconsistent log"  # reported, still counted (the official tool does)
 
 
 @dataclass(frozen=True, slots=True)

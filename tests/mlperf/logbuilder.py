@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import tarfile
@@ -9,6 +10,9 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from gpuscale.mlperf.rcp import rcp_points
+from gpuscale.mlperf.rules import known_rulesets
 
 from .rulesolver import Solver
 
@@ -23,6 +27,23 @@ def line(key: str, value: Any = None, time_ms: float = 0, prefix: str = "", **me
         "metadata": {"file": "train.py", "lineno": 1, **metadata},
     }
     return f"{prefix}:::MLLOG {json.dumps(payload)}"
+
+
+@functools.lru_cache(maxsize=512)
+def convergence_point(ruleset: str, benchmark: str) -> tuple[int, float]:
+    """(global batch, samples or epochs to converge) of the benchmark's smallest RCP in
+    its ruleset or the nearest ruleset with RCPs for it; (256, 1000) without any."""
+    rulesets = sorted(known_rulesets(), key=lambda r: abs(_number(r) - _number(ruleset)))
+    for other in rulesets:
+        points = rcp_points(other, benchmark)
+        if points:
+            return int(points[0][0]), points[0][1]
+    return 256, 1000.0
+
+
+def _number(ruleset: str) -> float:
+    major, minor, _ = (int(x) for x in ruleset.split("."))
+    return major + minor / 100
 
 
 def _v(value: Any = None, **metadata: Any) -> dict[str, Any]:
@@ -135,7 +156,7 @@ def result_log(
     noise: bool = True,
     run_stop: bool = True,
     seed: int = 1,
-    samples: float = 1000.0,
+    samples: float | None = None,
     org: str = "Acme",
     platform: str = "box",
 ) -> str:

@@ -10,13 +10,11 @@ published rounds.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-from gpuscale.mlperf.rcp import rcp_points
-from gpuscale.mlperf.rules import benchmarks_of, known_rulesets, result_file_counts
+from gpuscale.mlperf.rules import benchmarks_of, result_file_counts
 
-from .logbuilder import RoundBuilder
+from .logbuilder import RoundBuilder, convergence_point
 
 # Per ruleset: (system id, accelerator_model_name) of the main family and of another,
 # as the rounds of that time wrote them (v0.7's TPU v4 is "TPU", its family from the id).
@@ -43,23 +41,6 @@ NODES = (1, 2, 4)
 def round_of(ruleset: str) -> str:
     """``6.1.0`` -> ``v6.1``."""
     return "v" + ruleset.rsplit(".", 1)[0]
-
-
-@functools.lru_cache(maxsize=512)
-def convergence_point(ruleset: str, benchmark: str) -> tuple[int | None, float]:
-    """(global batch, samples or epochs to converge) of the benchmark's smallest RCP in
-    its ruleset or the nearest ruleset with RCPs for it; (256, 1000) without any."""
-    rulesets = sorted(known_rulesets(), key=lambda r: abs(_number(r) - _number(ruleset)))
-    for other in rulesets:
-        points = rcp_points(other, benchmark)
-        if points:
-            return int(points[0][0]), points[0][1]
-    return 256, 1000.0
-
-
-def _number(ruleset: str) -> float:
-    major, minor, _ = (int(x) for x in ruleset.split("."))
-    return major + minor / 100
 
 
 def ruleset_round(ruleset: str, benchmarks: list[str] | None = None) -> RoundBuilder:

@@ -249,6 +249,8 @@ SYSTEM_FIELDS: tuple[str, ...] = (
     "samples_per_s_per_accelerator",
     "global_batch_size",
     "samples_to_converge",
+    "convergence_unit",
+    "samples_to_converge_flag",
     CLUSTER_COLUMN,
     PARETO_COLUMN,
     *CI_COLUMNS,
@@ -258,7 +260,8 @@ SYSTEM_FIELDS: tuple[str, ...] = (
 # What ``analyze`` shows of each system on a terminal: its fields but the details (ids,
 # rates, batch sizes, intervals, the decomposition): who, how many, how fast, how well.
 _DETAILS = {"system_id", "nodes", "samples_per_s_per_accelerator", "reference_system_id"}
-_DETAILS |= {"global_batch_size", "samples_to_converge", *CI_COLUMNS, *DECOMPOSITION_COLUMNS}
+_DETAILS |= {"global_batch_size", "samples_to_converge", "convergence_unit"}
+_DETAILS |= {"samples_to_converge_flag", *CI_COLUMNS, *DECOMPOSITION_COLUMNS}
 SUMMARY_FIELDS: tuple[str, ...] = tuple(c for c in SYSTEM_FIELDS if c not in _DETAILS)
 
 

@@ -211,6 +211,15 @@ def _round_name(path: Path, given: str | None) -> str:
     raise SourceError(f"{path}: cannot tell the round from the name; pass it (e.g. --round v4.1)")
 
 
+def round_name_of(path: str | os.PathLike[str]) -> str | None:
+    """The round a path's name (or its one ``training_results_vX.Y`` folder) says; None
+    when it says none."""
+    try:
+        return _round_name(Path(path), None)
+    except (SourceError, OSError):
+        return None
+
+
 def read_round(
     path: str | os.PathLike[str],
     round_name: str | None = None,

@@ -38,3 +38,24 @@ def test_report_on_a_round_of_every_ruleset(tmp_path: Path, ruleset: str) -> Non
         assert f"<h2>{title}</h2>" in html, title
     if "minigo" in benchmarks_of(ruleset):
         assert "not drawn, the logs give no global batch" in html
+
+
+def test_a_workload_of_cpu_only_systems_is_said_not_silently_missing(tmp_path: Path) -> None:
+    """v0.7 MiniGo on Intel CPUs (0 accelerators a node): no section, and the page and
+    `analyze` say why instead of nothing."""
+    from ..mlperf.logbuilder import RoundBuilder, result_log
+
+    rb = RoundBuilder(name="training_results_v0.7")
+    rb.system("Intel", "cpx", nodes="1", per_node="0", model="N/A")
+    for i in range(10):
+        log = result_log(benchmark="minigo", ruleset="0.7.0", gbs=None, minutes=300 + i, seed=i)
+        rb.raw(f"Intel/results/cpx/minigo/result_{i}.txt", log)
+    root = rb.write_dir(tmp_path)
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["report", str(root), "-b", "minigo", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    said = "MiniGo (v0.7) has no section: its 1 scored system(s) have no accelerator count"
+    assert said in (out / "index.html").read_text()
+    analysed = runner.invoke(app, ["analyze", str(root), "-b", "minigo"])
+    assert analysed.exit_code == 2
+    assert "have no accelerator count (CPU-only" in " ".join(analysed.stderr.split())

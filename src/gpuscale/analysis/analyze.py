@@ -161,6 +161,26 @@ def workload_table(
     return WorkloadTable(round_name, workload, decompose(table))
 
 
+def not_analysed(tables: RoundTables, round_name: str, workload: str) -> str | None:
+    """Why a workload the round has gets no analysis (``workload_table`` is None), in
+    words; None when the round has no result of it at all (nothing to say)."""
+    scores = tables.scores[
+        (tables.scores["round"] == round_name) & (tables.scores["workload"] == workload)
+    ]
+    if scores.empty:
+        return None
+    scored = scores[scores["time_to_train_min"].notna()]
+    if scored.empty:
+        return f"none of its {len(scores)} result(s) has an official score"
+    counted = scored[scored["accelerators"].fillna(0) > 0]
+    if counted.empty:
+        return (
+            f"its {len(scored)} scored system(s) have no accelerator count (CPU-only, or a "
+            "system description without one; see the data problems)"
+        )
+    return "no scored system matches the options"
+
+
 def finish_workload(
     first: WorkloadTable, options: AnalysisOptions = AnalysisOptions()
 ) -> WorkloadAnalysis:

@@ -23,6 +23,7 @@ from gpuscale.analysis.analyze import (
     WorkloadAnalysis,
     WorkloadTable,
     finish_workload,
+    not_analysed,
     workload_pairs,
     workload_table,
 )
@@ -188,10 +189,13 @@ def _draw(
         # as soon as its table exists: the second core is busy from the start.
         extras = [pool.submit(energy_section, tables, workloads, out_dir)] if has_scores else []
         extras += [pool.submit(trends_section, tables, workloads, out_dir)] if has_scores else []
-        firsts, drawn = [], {}
+        firsts, drawn, skipped = [], {}, []
         for round_name, workload in pairs:
             first = workload_table(tables, round_name, workload, options)
             if first is None:
+                why = not_analysed(tables, round_name, workload)
+                if why:
+                    skipped.append(f"{display_name(workload)} ({round_name}) has no section: {why}")
                 continue
             firsts.append(first)
             for name in TABLE_ONLY_FIGURES:
@@ -221,7 +225,7 @@ def _draw(
         bench,
         extra_sections,
         answer_rows(results),
-        notes=notes,
+        notes=[*notes, *skipped],
     )
 
 

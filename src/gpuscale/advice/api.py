@@ -18,36 +18,24 @@ report call this same function.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice import assumptions, fixed_cost
-from gpuscale.advice.basis import Basis, from_numbers
-from gpuscale.advice.calibrate import (
-    CalibrationError,
-    calibrate,
-    default_model,
-    network_from_collectives,
-    with_comm_scale,
-)
-from gpuscale.advice.device_power import device_power
-from gpuscale.advice.model import Link, Network, predict_step
-from gpuscale.advice.plausible import mlperf_floor, rate_warnings, topology_cap
+from gpuscale.advice import assumptions
+from gpuscale.advice.basis import DEFAULT_LINK, Basis, from_numbers
+from gpuscale.advice.calibrate import network_from_collectives
+from gpuscale.advice.from_bench import from_bench
+from gpuscale.advice.model import Link, Network
+from gpuscale.advice.plausible import mlperf_floor, topology_cap
 from gpuscale.advice.recommend import Advice, AdviceInputs, recommend
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.uncertainty import StepError, leave_one_out
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
-from gpuscale.bench.results import ResultsError, bench_table, flag_summary, read_results
 from gpuscale.interconnect.topology import Topology, parse_topo_matrix
-from gpuscale.plausibility import SAME_SAMPLES
-from gpuscale.quantities import format_ms, number
+from gpuscale.quantities import number
 from gpuscale.tables.workloads import Unit, convergence_unit
-
-DEFAULT_LINK = "pcie-phb"
 
 
 def choose_link(link: str | Link | None, topology: Topology | None) -> tuple[Link, str]:
@@ -164,7 +152,7 @@ def _advise(
 ) -> Advice:
     basis = _network(req, given, topology)
     if req.bench is not None:
-        _from_bench(basis, req, frame)
+        from_bench(basis, req, frame)
     else:
         from_numbers(basis, req)
     convergence = convergence_for(
@@ -254,215 +242,3 @@ def _network(req: AdviceRequest, given: str | Link | None, topology: Any) -> Bas
     assumed = given is None and req.collectives is None
     assumed = assumed and (topology is None or topology.preset() is None)
     return Basis(network=network, max_devices=max_devices, sources=sources, link_assumed=assumed)
-
-
-def _from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> None:
-    """Fill ``basis`` from the bench: the model calibrated on its runs, its measured
-    overlap, power and noise scale, and the step's interval from leave-one-out."""
-    bench_frame, skipped = _bench_table(frame if frame is not None else req.bench)
-    basis.sources += skipped
-    table, warning = _with_flagged(bench_frame, req.allow_flagged)
-    try:
-        cal = calibrate(table, req.model or default_model(table), basis.network)
-    except CalibrationError as exc:
-        raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
-    if warning:
-        basis.warnings.append(warning)
-    basis.error = step_error(table, basis.network, cal)
-    basis.network = with_comm_scale(basis.network, cal)
-    if cal.device == "cpu":
-        _cpu_processes(basis, req, cal.threads)
-    basis.spec = replace(cal.model, grad_bytes_per_param=req.grad_bytes)
-    basis.name = cal.name
-    basis.compute, basis.per_device = cal.compute, req.batch or cal.batch
-    overlap = cal.overlap if req.overlap is None else req.overlap
-    if overlap is None and cal.device == "cpu":
-        overlap = 0.0  # gloo reduces on the cores backward uses
-    basis.overlap = overlap
-    power = device_power(cal.device, cal.device_name, measured_w=cal.power_w, given_w=req.power_w)
-    if req.power_w is None and cal.power_w_at:  # the job's power measured at each N
-        power = replace(power, total_w_at=cal.power_w_at)
-    basis.power = power
-    basis.sources += _bench_sources(cal, overlap)
-    basis.noise = cal.noise
-    basis.same_samples = _same_samples(bench_frame, cal.name)
-    basis.min_batch = max(1, basis.per_device // 8)  # the fitted fixed cost prices small batches
-    if req.fixed_ms is not None:  # entered: replaces what the bench measured or fitted
-        cal = _with_fixed(cal, req.fixed_ms)
-        basis.compute = cal.compute
-    basis.fixed = cal.fixed
-    basis.assumed += _bench_assumed(cal, req, overlap)
-    # a rate the bench measured is a finding however low; above the peak it cannot be true
-    basis.warnings += rate_warnings(
-        cal.compute.tflops, cal.device_name, "bf16" if req.grad_bytes == 2 else "fp32", low=False
-    )
-
-
-def _with_fixed(cal: Any, fixed_ms: float) -> Any:
-    """``cal`` with the fixed cost entered (``--fixed-ms``): the measured forward +
-    backward at the bench's batch kept, only its split into fixed cost and per-sample
-    work changed (``fixed_cost.resplit``)."""
-    micro = cal.compute.micro_ms(cal.model, cal.batch)
-    if fixed_ms >= micro:
-        raise ValueError(
-            f"--fixed-ms {fixed_ms:g} is not below the forward + backward step the bench "
-            f"measured for {cal.name} at batch {cal.batch} ({format_ms(micro)}): the fixed "
-            "per-step cost is the part of it that does not shrink with the batch"
-        )
-    return replace(
-        cal,
-        compute=fixed_cost.resplit(cal.compute, cal.model, cal.batch, fixed_ms),
-        fixed=fixed_cost.given(fixed_ms, cal.batch),
-    )
-
-
-def _bench_assumed(cal: Any, req: AdviceRequest, overlap: float | None) -> list:
-    """The step's terms as the bench measured them, or said as assumed."""
-    fixed = cal.fixed
-    span = f" ({fixed.low_ms:.3g}-{fixed.high_ms:.3g} ms)" if fixed.uncertain else ""
-    compute = cal.compute
-    return [
-        assumptions.Assumption(
-            term="Fixed per-step cost",
-            value=f"{fixed.ms:.3g} ms{span}",
-            source=fixed.source,
-            basis=fixed.basis,
-            measure="" if fixed.source == "measured" else fixed.measure,
-        ),
-        assumptions.overlap(
-            overlap,
-            measured=cal.overlap is not None and req.overlap is None,
-            given=req.overlap is not None,
-            model=cal.name,
-        ),
-        assumptions.ddp_overhead(
-            compute.ddp_ms_per_mparam, cal.model.params, measured=True, model=cal.name
-        ),
-        assumptions.wait(dict(compute.slowdown), bool(compute.jitter_ms), model=cal.name),
-    ]
-
-
-def _cpu_processes(basis: Basis, req: AdviceRequest, threads: int | None) -> None:
-    """On CPU (gloo) the devices are processes of one host: their count is capped at
-    ``os.cpu_count() // threads per process`` (at least 1; on one node), and their link is
-    no GPU preset: an assumed one is named and said as such."""
-    if basis.link_assumed:
-        intra = basis.network.intra
-        basis.network = replace(basis.network, intra=replace(intra, name="CPU processes"))
-        basis.sources[0] = (
-            "Link: CPU processes on one host (gloo); no preset describes their link, so it "
-            f"is unknown: assumed {DEFAULT_LINK}'s host-memory figures "
-            f"({number(intra.busbw_gbs)} GB/s, {number(intra.latency_us)} us): measure it "
-            "with `gpuscale collectives` on gloo and give --collectives, or give --busbw-gbs."
-        )
-    if req.nodes > 1:
-        return
-    cores, per_process = os.cpu_count() or 1, max(1, threads or 1)
-    host = max(1, cores // per_process)
-    why = (
-        f"on CPU each device is a process of this host: {cores} core(s) / {per_process} "
-        "thread(s) per process as benched"
-    )
-    if req.max_devices is None and host < basis.max_devices:
-        basis.sources.append(f"Device count capped at {host}: {why} (--max-devices to change).")
-        basis.max_devices = host
-    elif host < basis.max_devices:
-        basis.sources.append(
-            f"This host runs at most {host} such process(es) ({why}); counts above it, "
-            "asked with --max-devices, are for a larger host."
-        )
-
-
-def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
-    """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
-    N > 1 rows of the configuration advised on (see ``uncertainty``)."""
-
-    def predict(rest: pd.DataFrame, model: str, n: int) -> float | None:
-        try:
-            other = calibrate(rest, model, network)
-        except (CalibrationError, ValueError):
-            return None
-        if other.device != cal.device or other.device_name != cal.device_name:
-            return None
-        overlap = other.overlap
-        if overlap is None and other.device == "cpu":
-            overlap = 0.0  # as the advice itself does
-        step = predict_step(
-            other.model,
-            other.compute,
-            with_comm_scale(network, other),
-            n,
-            batch=other.batch,
-            overlap=overlap,
-            bucket_mb=other.bucket_mb,
-            strategy=other.strategy,
-        )
-        return step.step_ms
-
-    return leave_one_out(table, network, predict)
-
-
-def _bench_table(bench: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """The bench table of a DataFrame or a results file (JSONL), and a note on the lines
-    of the file that were skipped (:class:`ValueError` when none is usable)."""
-    if isinstance(bench, pd.DataFrame):
-        return bench, []
-    path = Path(bench)
-    records, problems = read_results(path)  # ResultsError (a ValueError): unreadable
-    example = f", e.g. {problems[0]}" if problems else ""
-    if not records:
-        raise ResultsError(
-            f"{path}: no gpuscale bench results in it ({len(problems)} line(s) skipped{example})"
-        )
-    notes = [f"{len(problems)} line(s) of {path.name} skipped{example}."] if problems else []
-    return bench_table(records), notes
-
-
-def _same_samples(table: pd.DataFrame, model: str) -> bool:
-    """Whether a run of ``model`` at N > 1 was flagged for ranks that saw the same
-    samples (flagged or allowed, its gradient norms measure no noise scale)."""
-    rows = table[(table["model"] == model) & (table["accelerators"] > 1)]
-    return bool(rows["flags"].astype(str).str.contains(SAME_SAMPLES, regex=False).any())
-
-
-def _flag_lines(table: pd.DataFrame) -> str:
-    return "; ".join(f"{kind} ({n} run(s), e.g. {why})" for kind, n, why in flag_summary(table))
-
-
-def _with_flagged(table: pd.DataFrame, allow: bool) -> tuple[pd.DataFrame, str | None]:
-    """The table, with flagged runs made usable when ``allow`` (and the warning)."""
-    flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
-    if not allow or not flagged.any():
-        return table, None
-    warning = (
-        f"WARNING: {int(flagged.sum())} flagged run(s) used (--allow-flagged): "
-        f"{_flag_lines(table)}. The figures they give are less certain."
-    )
-    return table.assign(flagged=False), warning
-
-
-def _flagged_help(table: pd.DataFrame) -> str:
-    flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
-    if not (flagged & (table["accelerators"] == 1)).any():
-        return ""  # allowing flagged runs would not give the N = 1 run that is missing
-    return (
-        f". {int(flagged.sum())} run(s) were left out as flagged: {_flag_lines(table)}. "
-        "Re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median), or "
-        "allow flagged runs (--allow-flagged, or allow_flagged=True) to use them with a warning"
-    )
-
-
-def _bench_sources(cal: Any, overlap: float | None) -> list[str]:
-    lines = [f"Calibrated on {cal.name}: " + "; ".join(cal.notes) + "."]
-    if cal.overlap is not None:
-        lines.append(f"Overlap {cal.overlap:.2f} measured by the bench (1 - exposed / comm).")
-    elif overlap is not None:
-        lines.append(f"Overlap {overlap:.2f}: not measured (no multi-device run).")
-    else:
-        lines.append("Overlap not measured: half the communication, never the last bucket.")
-    if cal.comm_scale is not None:
-        lines.append(
-            f"Communication inside DDP measured at {number(cal.comm_scale)}x the network's "
-            "prediction; applied to every prediction."
-        )
-    return lines

@@ -12,6 +12,7 @@ models' measurements) or ``assumed`` (a default, a prior).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 # the command a user without a bench runs to measure a term of their own model
@@ -160,3 +161,40 @@ def input_pipeline() -> Assumption:
         measure="time your data loader alone (samples/s per process) and compare it with "
         "the samples/s per device predicted here",
     )
+
+
+# The terms whose measurement settles a held-back count, most decisive first.
+_SETTLES = (
+    "Fixed per-step cost",
+    "Wait for the slowest device",
+    "Overlap",
+    "DDP's own work",
+    "Samples to converge at a larger global batch",
+)
+
+
+def settle(
+    assumed: Sequence[Assumption],
+    *,
+    strong: bool,
+    held_back: int | None,
+    warnings: Sequence[str],
+) -> str | None:
+    """The one measurement that settles a recommendation held back (``held_back``: a
+    faster count whose interval includes no gain) or refused (an IMPLAUSIBLE input among
+    ``warnings``): the most decisive term of ``assumed`` not measured, and the command or
+    option that measures it. Under ``strong`` scaling (the global batch kept) the samples
+    to converge do not enter."""
+    refused = any(w.startswith("IMPLAUSIBLE") for w in warnings)
+    if held_back is None and not refused:
+        return None
+    by_term = {a.term: a for a in assumed if a.source != "measured" and a.measure}
+    if strong:
+        by_term.pop("Samples to converge at a larger global batch", None)
+    term = next((t for t in _SETTLES if t in by_term), None)
+    why = "an input is flagged IMPLAUSIBLE (above); " if refused else ""
+    if term is None:
+        return f"{why}a measured run at the larger count: `gpuscale bench ... --nproc 1,2`"
+    found = by_term[term]
+    named = term if term.startswith("DDP") else term[0].lower() + term[1:]
+    return f"{why}the {named} is {found.source}; measure it: {found.measure}"

@@ -24,6 +24,9 @@ from gpuscale.advice.uncertainty import StepError
 from gpuscale.bench.peaks import peak_for
 from gpuscale.quantities import format_count, format_ms, number
 
+# The link assumed where none is given, detected or measured.
+DEFAULT_LINK = "pcie-phb"
+
 
 @dataclass
 class Basis:

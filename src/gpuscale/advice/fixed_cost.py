@@ -35,11 +35,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.quantities import format_ms
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MIN_MFU = 0.01  # the plausibility floor of advice/plausible.py: a step's work runs faster
 
@@ -191,3 +195,15 @@ def resplit(compute: Compute, model: ModelSpec, batch: float, fixed_ms: float) -
     fixed = min(max(fixed_ms, 0.0), micro * (1 - 1e-6))
     work_ms = micro - fixed
     return replace(compute, fixed_ms=fixed, tflops=batch * model.flops / (work_ms / 1e3) / 1e12)
+
+
+def excess_ms(frame: pd.DataFrame) -> pd.Series:
+    """The ``fixed`` term of a predictions table (``fixed_excess_ms``): the compute a step
+    spends above its share of one device's (first row), in ms, ``compute_N - compute_1 x
+    samples_N / samples_1`` (samples per device and step), at least 0. Under strong
+    scaling it is the fixed per-step cost not spread over fewer samples per device; 0
+    where every device keeps one device's samples per step (weak scaling)."""
+    first = frame.iloc[0]
+    samples = frame["batch_per_device"] * frame["accum"]
+    share = first["compute_ms"] * samples / (first["batch_per_device"] * first["accum"])
+    return (frame["compute_ms"] - share).clip(lower=0.0)

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.assumptions import Assumption, settle
 from gpuscale.advice.break_even import break_even
 from gpuscale.advice.decision import Decision, decide
 from gpuscale.advice.device_power import Power
 from gpuscale.advice.explain import explain
-from gpuscale.advice.fixed_cost import FixedCost, resplit
+from gpuscale.advice.fixed_cost import FixedCost, excess_ms, resplit
 from gpuscale.advice.model import (
     DEFAULT_BUCKET_MB,
     Compute,
@@ -239,7 +239,7 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
         h * (math.nan if w is None else w) / 1e3
         for h, w in zip(frame["time_to_train_h"], total_w, strict=True)
     ]
-    frame["fixed_excess_ms"] = _fixed_excess(frame)
+    frame["fixed_excess_ms"] = excess_ms(frame)
     _add_intervals(frame, inputs, ideal=frame["devices"] / first["devices"])
     frame["energy_source"] = [inputs.power.source_at(int(n)) for n in frame["devices"]]
     frame["flags"] = [_flags(r, first) for r in frame.itertuples()]
@@ -271,16 +271,6 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
         "samples_to_train": inputs.samples_at(step.global_batch),
         "time_to_train_h": time_s / 3600,
     }
-
-
-def _fixed_excess(frame: pd.DataFrame) -> pd.Series:
-    """The compute a step spends above its share of one device's (ms): the fixed
-    per-step cost not spread over fewer samples per device (strong scaling), 0 where
-    every device keeps one device's samples per step (weak scaling)."""
-    first = frame.iloc[0]
-    samples = frame["batch_per_device"] * frame["accum"]
-    share = first["compute_ms"] * samples / (first["batch_per_device"] * first["accum"])
-    return (frame["compute_ms"] - share).clip(lower=0.0)
 
 
 def _across_fixed(inputs: AdviceInputs, frame: pd.DataFrame) -> list[tuple[np.ndarray, ...]]:
@@ -375,7 +365,13 @@ def recommend(inputs: AdviceInputs) -> Advice:
     frame = predictions(inputs)
     warnings = (*inputs.warnings, *_below_mlperf(frame, inputs))
     decision = decide(frame, inputs.target_efficiency, warnings)
-    decision = replace(decision, settle=settle(inputs, decision))
+    measure_first = settle(
+        inputs.assumptions,
+        strong=inputs.kept_global_batch is not None,
+        held_back=decision.held_back,
+        warnings=decision.warnings,
+    )
+    decision = replace(decision, settle=measure_first)
     trusted = frame[frame["flags"] == ""]
     ok = trusted[trusted["efficiency"] >= inputs.target_efficiency]
     efficient = int(ok["devices"].max()) if len(ok) else None
@@ -400,32 +396,3 @@ def recommend(inputs: AdviceInputs) -> Advice:
         alternative=alternative,
     )
     return replace(advice, explanation=explain(advice))
-
-
-# The terms whose measurement settles a held-back count, most decisive first.
-_SETTLES = (
-    "Fixed per-step cost",
-    "Wait for the slowest device",
-    "Overlap",
-    "DDP's own work",
-    "Samples to converge at a larger global batch",
-)
-
-
-def settle(inputs: AdviceInputs, decision: Decision) -> str | None:
-    """The one measurement that settles a recommendation held back (a faster count whose
-    interval includes no gain) or refused (inputs that cannot all be true): the most
-    decisive term not measured, and the command or option that measures it."""
-    refused = any(w.startswith("IMPLAUSIBLE") for w in decision.warnings)
-    if decision.held_back is None and not refused:
-        return None
-    by_term = {a.term: a for a in inputs.assumptions if a.source != "measured" and a.measure}
-    if inputs.kept_global_batch is not None:  # convergence does not enter strong scaling
-        by_term.pop("Samples to converge at a larger global batch", None)
-    term = next((t for t in _SETTLES if t in by_term), None)
-    why = "an input is flagged IMPLAUSIBLE (above); " if refused else ""
-    if term is None:
-        return f"{why}a measured run at the larger count: `gpuscale bench ... --nproc 1,2`"
-    found = by_term[term]
-    named = term if term.startswith("DDP") else term[0].lower() + term[1:]
-    return f"{why}the {named} is {found.source}; measure it: {found.measure}"

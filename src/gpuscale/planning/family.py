@@ -16,6 +16,7 @@ import pandas as pd
 
 from gpuscale.analysis.decompose import expected_samples, round_rcp_model
 from gpuscale.planning import model as m
+from gpuscale.tables.republished import counted_once
 from gpuscale.tables.workloads import round_key
 
 
@@ -28,7 +29,8 @@ def systems_of(scores: pd.DataFrame, workload: str, family: str) -> pd.DataFrame
     division, a valid time, and a result republished across the loaded rounds once (a
     copy is dropped when the round it first appeared in is loaded too)."""
     loaded = set(scores["round"].astype(str))
-    rows = scores[(scores["workload"] == workload) & (scores["accelerator_family"] == family)]
+    rows = counted_once(scores)  # one result under two system names in a round: once
+    rows = rows[(rows["workload"] == workload) & (rows["accelerator_family"] == family)]
     if "division" in rows:
         rows = rows[rows["division"] == "closed"]
     if "first_round" in rows:  # a copy whose first round is not loaded is kept (once)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuscale.tables.codes import Code
-from gpuscale.tables.republished import mark_republished
+from gpuscale.tables.republished import mark_copies
 
 if TYPE_CHECKING:  # pandas only when tables are built: the CLI starts without it
     import pandas as pd
@@ -118,6 +118,7 @@ SCORES_SCHEMA: dict[str, str] = {
     "energy_kj": "float64",
     "first_round": "str",
     "republished_in": "str",
+    "same_runs_as": "str",
 }
 SCORES_COLUMNS: tuple[str, ...] = tuple(SCORES_SCHEMA)
 
@@ -183,6 +184,7 @@ class ProblemKind(Code):
     WORKER = "worker"
     IMPOSSIBLE_VALUE = "impossible value"
     UNKNOWN_ACCELERATOR = "unknown accelerator"
+    SAME_RUNS = "same runs"  # one result under two system names in a round
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +209,7 @@ class RoundTables:
             pd.concat([getattr(p, name) for p in parts], ignore_index=True)
             for name in RoundTables.NAMES
         )
-        return RoundTables(systems, runs, mark_republished(scores, runs), problems)
+        return RoundTables(systems, runs, mark_copies(scores, runs), problems)
 
     @staticmethod
     def empty() -> RoundTables:

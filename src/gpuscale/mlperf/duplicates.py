@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.quantities import number
+from gpuscale.quantities import number as written
 from gpuscale.tables import PROBLEMS_SCHEMA, ProblemKind, RoundTables, frame_of, problem_row
 
 RESULT = ["round", "org", "system_id", "benchmark"]
@@ -143,8 +143,8 @@ def same_runs_problems(scores: Any) -> list[dict[str, str]]:
         energy = kept.get((row.round, row.same_runs_as, row.benchmark))
         if energy == energy and row.energy_kj == row.energy_kj and energy != row.energy_kj:
             message += (
-                f"; its energy ({number(row.energy_kj)} kJ) differs from the one kept "
-                f"({number(energy)} kJ): the same runs measured another way"
+                f"; its energy ({written(row.energy_kj)} kJ) differs from the one kept "
+                f"({written(energy)} kJ): the same runs measured another way"
             )
         where = f"{row.org}/results/{row.system_id}/{row.benchmark}"
         rows.append(problem_row(str(row.round), where, ProblemKind.SAME_RUNS, message))

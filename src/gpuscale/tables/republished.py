@@ -17,6 +17,7 @@ with an energy result, then by name), and is counted once wherever results are c
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from gpuscale.tables.workloads import round_key
@@ -71,8 +72,8 @@ def _kept_first(scores: pd.DataFrame, members: list[int]) -> list[int]:
     org, system = scores["org"].astype(str).to_numpy(), scores["system_id"].astype(str).to_numpy()
 
     def key(i: int) -> tuple:
-        has_energy = energy is not None and energy[i] == energy[i]  # not NaN
-        return (not time[i] == time[i], not has_energy, org[i], system[i])
+        has_energy = energy is not None and not math.isnan(energy[i])
+        return (math.isnan(time[i]), not has_energy, org[i], system[i])
 
     return sorted(members, key=key)
 

@@ -1,214 +1,198 @@
-"""How well does ``gpuscale plan`` predict MLPerf time to train? Scored like a forecast.
+"""How well does ``gpuscale plan`` forecast MLPerf time to train? Scored like a forecast.
 
 Usage::
 
-    python benchmarks/plan_accuracy.py [--skip-a]
+    python benchmarks/plan_accuracy.py [--part forward|loso|speed|all] [--old REF]
 
-(a) Leave one system out within each round: per round, workload and accelerator family
-    (three systems or more, republished copies counted once), each system is predicted by
-    the plan fitted on the round's other systems of its family.
-(b) Forward in time: the plan fitted on the rounds before R predicts every new system of
-    R (``first_round == R``) whose family and workload were seen before: v4.0 from v3.x,
-    v4.1 from <= v4.0, v5.0 from <= v4.1.
+(forward) **Forward in time**, the test that counts: the plan fitted (and its intervals
+    calibrated) on the rounds before R predicts every result new in R whose workload was
+    measured before (v3.1 from v3.0, ..., v5.0 from v3.0-v4.1).
+(loso) **Leave one system out**: each result predicted from every other (its workload
+    refitted without it), at its own round's level; the method was developed on this part
+    only.
 
-Both print the median absolute error, the share within 10% and 25%, and the plan's
-80%-interval coverage, beside four baselines computed on the same training systems:
-**nearest** (the nearest measured device count, its newest round's median time, scaled
-linearly), **ideal** (the smallest count's, scaled linearly), **amdahl** and **usl**
-(``gpuscale.analysis.scaling_laws`` fitted on time against devices, all training systems).
-Then the issue's goals (median error <= 10% on (b), better than every baseline; coverage
-70-90%) and whether each is met.
+Each prediction is in one of three classes: (i) the family ran that count of the workload
+before, (ii) it did not (``ii_in``: inside its measured counts, ``ii_out``: outside them),
+(iii) the family never ran the workload (its level borrowed through the other workloads).
+Per class: median absolute error, share within 10%, and the 80% intervals' coverage, beside
+the baselines, computed on the same training systems: **lookup** (the nearest measured
+count of the same workload and family, the median of the newest round that has it, time
+scaled linearly to the count asked), **ideal** (the smallest count's, scaled linearly) and,
+with ``--old REF`` (default ``main``, where git has it), **the plan of REF** (run in a
+subprocess on REF's own source and bundled data). Then the goals, each met or not.
+
+(speed) One ``gpuscale plan -w bert -a H100 -n 8`` and one with the default counts, new code
+against REF's, run as paired subprocesses (REF's first, then this checkout's, five times):
+CPU seconds (user + system) per command, and the ratio.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import json
 import math
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-BASELINES = ("nearest", "ideal", "amdahl", "usl")
-COVERED = {"plan": "covered", "law_only": "law_only_covered"}
+from gpuscale import load_round
+from gpuscale.planning.calibrate import backtest, calibrated_fits
+from gpuscale.planning.fits import speeds
+from gpuscale.planning.predict import count_class, predict_point
+from gpuscale.planning.systems import measured
+from gpuscale.planning.workload import fit_workload
+from gpuscale.tables.workloads import round_key
+
+ROOT = Path(__file__).resolve().parents[1]
+CLASSES = {
+    "i": "(i) count measured before",
+    "ii_in": "(ii) not measured, inside",
+    "ii_out": "(ii) not measured, outside",
+    "iii": "(iii) family never ran it",
+}
+GOALS = {"ii_median": 15.0, "ii_vs_lookup": 0.30, "coverage": (75.0, 85.0), "class": (65, 90)}
 
 
-def _newest_median(rows: pd.DataFrame, n: float) -> float:
-    """Median time of the newest round's systems at count ``n``."""
-    from gpuscale.tables.workloads import round_key
-
-    at = rows[rows["accelerators"] == n]
-    newest = max(at["round"].astype(str), key=round_key)
-    return float(at[at["round"] == newest]["time_to_train_min"].median())
-
-
-def baselines(train: pd.DataFrame, n: float) -> dict[str, float]:
-    """The four baselines' predicted minutes at ``n`` from ``train`` (one family)."""
-    from gpuscale.analysis.scaling_laws import fit_law
-
+def lookup(train: pd.DataFrame, n: float) -> float:
+    """The nearest measured count's newest-round median, scaled linearly to ``n``."""
+    if train.empty:
+        return math.nan
     counts = train["accelerators"].to_numpy(float)
     near = counts[np.argmin(np.abs(np.log(counts / n)))]
-    small = counts.min()
-    out = {
-        "nearest": _newest_median(train, near) * near / n,
-        "ideal": _newest_median(train, small) * small / n,
-    }
-    ordered = train.sort_values("accelerators")
-    x = ordered["accelerators"].to_numpy(float)
-    t = ordered["time_to_train_min"].to_numpy(float)
-    for law, params in (("amdahl", 2), ("usl", 3)):
-        out[law] = math.nan
-        if len(np.unique(x)) >= params:
-            with contextlib.suppress(RuntimeError, ValueError):
-                out[law] = float(fit_law(law, x, t, x[0])([n])[0])
-    return out
+    at = train[train["accelerators"] == near]
+    newest = max(at["round"], key=round_key)
+    return float(at[at["round"] == newest]["time_to_train_min"].median()) * near / n
 
 
-def _row(model, law_only, system, train: pd.DataFrame, round_name: str | None) -> dict:
-    n = float(system.accelerators)
-    pred = model.predict([int(n)], round_name)
-    bare = law_only.predict([int(n)], round_name)
-    actual = float(system.time_to_train_min)
-    row = {
-        "round": str(system.round),
-        "workload": str(system.workload),
-        "family": str(system.accelerator_family),
-        "devices": int(n),
-        "measured": actual,
-        "plan": float(pred["minutes"][0]),
-        "covered": bool(pred["minutes_low"][0] <= actual <= pred["minutes_high"][0]),
-        "law_only": float(bare["minutes"][0]),
-        "law_only_covered": bool(bare["minutes_low"][0] <= actual <= bare["minutes_high"][0]),
-        "extrapolated": bool(pred["extrapolated"][0]),
-        "law": model.choice.fitted.law,
-    }
-    return row | baselines(train, n)
+def ideal(train: pd.DataFrame, n: float) -> float:
+    """The smallest count's newest-round median, scaled linearly to ``n``."""
+    if train.empty:
+        return math.nan
+    small = float(train["accelerators"].min())
+    at = train[train["accelerators"] == small]
+    newest = max(at["round"], key=round_key)
+    return float(at[at["round"] == newest]["time_to_train_min"].median()) * small / n
 
 
-def part_a(scores: pd.DataFrame) -> pd.DataFrame:
-    from gpuscale.planning.family import fit_family, systems_of
-
-    rows = []
-    for (round_name, workload, family), _ in scores.groupby(
-        ["round", "workload", "accelerator_family"]
-    ):
-        systems = systems_of(scores[scores["round"] == round_name], workload, family)
-        if len(systems) < 3:
-            continue
-        for i, system in enumerate(systems.itertuples(index=False)):
-            rest = systems.drop(index=i)
-            model = fit_family(rest, workload, family)
-            if model is not None:
-                bare = fit_family(rest, workload, family, anchored=False)
-                rows.append(_row(model, bare, system, rest, None))
-    return pd.DataFrame(rows)
-
-
-def part_b(scores: pd.DataFrame) -> pd.DataFrame:
-    from gpuscale.planning.family import fit_family, systems_of
-    from gpuscale.tables.workloads import round_key
-
-    rows = []
-    rounds = sorted(scores["round"].astype(str).unique(), key=round_key)
-    for target in rounds:
-        if round_key(target) < (4, 0):
-            continue
-        train_scores = scores[[round_key(str(r)) < round_key(target) for r in scores["round"]]]
-        new = scores[(scores["round"] == target) & (scores["first_round"] == target)]
-        for (workload, family), _ in new.groupby(["workload", "accelerator_family"]):
-            model = fit_family(train_scores, workload, family)
-            if model is None:
-                continue  # not seen before
-            bare = fit_family(train_scores, workload, family, anchored=False)
-            train = systems_of(train_scores, workload, family)
-            for system in systems_of(new, workload, family).itertuples(index=False):
-                rows.append(_row(model, bare, system, train, None))
-    return pd.DataFrame(rows)
-
-
-def summary(frame: pd.DataFrame) -> pd.DataFrame:
+def with_baselines(cases: pd.DataFrame, systems: pd.DataFrame, forward: bool) -> pd.DataFrame:
+    """``cases`` with ``lookup`` and ``ideal`` from each case's training systems."""
     out = []
-    for method in ("plan", "law_only", *BASELINES):
-        err = (frame[method] / frame["measured"] - 1).abs().dropna() * 100
+    for case in cases.itertuples(index=False):
+        mine = systems[
+            (systems["workload"] == case.workload)
+            & (systems["accelerator_family"] == case.family)
+        ]
+        if forward:
+            mine = mine[[round_key(r) < round_key(case.round) for r in mine["round"]]]
+        else:
+            mine = mine[
+                ~(
+                    (mine["round"] == case.round)
+                    & (mine["system_name"] == case.system)
+                    & (mine["submitter"] == case.submitter)
+                    & (mine["accelerators"] == case.devices)
+                )
+            ]
+        out.append({"lookup": lookup(mine, case.devices), "ideal": ideal(mine, case.devices)})
+    return pd.concat([cases.reset_index(drop=True), pd.DataFrame(out)], axis=1)
+
+
+def forward(systems: pd.DataFrame) -> pd.DataFrame:
+    """Part (forward): each round from the rounds before it (see the module docstring)."""
+    cases = backtest(systems, calibrated_fits)
+    return with_baselines(cases, systems, forward=True)
+
+
+def loso(systems: pd.DataFrame) -> pd.DataFrame:
+    """Part (loso): each system from all the others, at its own round's level."""
+    fits = calibrated_fits(systems)
+    out = []
+    for i, row in enumerate(systems.itertuples(index=False)):
+        w, f, n = row.workload, row.accelerator_family, int(row.accelerators)
+        rest = systems[(systems["workload"] == w) & (systems.index != i)]
+        if rest.empty:
+            continue
+        mine = dict(fits["workloads"]) | {w: fit_workload(rest.reset_index(drop=True))}
+        trial = fits | {"workloads": mine}
+        if f not in mine[w]["families"]:
+            trial["speed"] = speeds(mine, spread=False)
+            if f not in trial["speed"]["family"]:
+                continue
+        p = predict_point(trial, w, f, n, row.round)
         out.append(
             {
-                "method": method,
-                "predictions": len(err),
-                "median_abs_err_pct": float(err.median()),
-                "within_10pct": float((err <= 10).mean() * 100),
-                "within_25pct": float((err <= 25).mean() * 100),
-                "coverage_80pct": float(frame[COVERED[method]].mean() * 100)
-                if method in COVERED
-                else math.nan,
+                "round": row.round,
+                "workload": w,
+                "family": f,
+                "devices": n,
+                "submitter": row.submitter,
+                "system": row.system_name,
+                "measured": row.time_to_train_min,
             }
+            | p
+            | {"log_error": math.log(p["minutes"] / row.time_to_train_min)}
         )
-    return pd.DataFrame(out)
+    return with_baselines(pd.DataFrame(out), systems, forward=False)
 
 
-def _print(title: str, frame: pd.DataFrame) -> pd.DataFrame:
-    table = summary(frame)
+def _errors(frame: pd.DataFrame, method: str) -> pd.Series:
+    return ((frame[method] / frame["measured"] - 1).abs() * 100).dropna()
+
+
+def summary(cases: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
+    """Per class and overall: cases, each method's median |error| % and share within
+    10%, the plan's 80% coverage."""
+    planned = cases[cases["class"].isin(list(CLASSES))]
+    groups = [(CLASSES[k], planned[planned["class"] == k]) for k in CLASSES]
+    groups.append(("all planned", planned))
+    rows = []
+    for name, frame in groups:
+        row: dict = {"class": name, "cases": len(frame)}
+        for method in methods:
+            err = _errors(frame, method)
+            row[f"{method} median %"] = float(err.median()) if len(err) else math.nan
+            row[f"{method} within 10%"] = float((err <= 10).mean() * 100) if len(err) else math.nan
+        covered = (frame["minutes_low"] <= frame["measured"]) & (
+            frame["measured"] <= frame["minutes_high"]
+        )
+        row["plan coverage %"] = float(covered.mean() * 100) if len(frame) else math.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def show(title: str, cases: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
+    table = summary(cases, methods)
     print(title)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    ext = frame[frame["extrapolated"]]
-    if len(ext):
-        err = (ext["plan"] / ext["measured"] - 1).abs() * 100
-        print(
-            f"    of which extrapolated: {len(ext)}, median error {err.median():.1f}%, "
-            f"coverage {ext['covered'].mean() * 100:.0f}%"
-        )
-    print(
-        "    laws chosen: " + ", ".join(f"{k} {v}" for k, v in frame["law"].value_counts().items())
-    )
+    left = cases[~cases["class"].isin(list(CLASSES))]["class"].value_counts()
+    if len(left):
+        print("    not planned: " + ", ".join(f"{k} {v}" for k, v in left.items()))
     return table
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--skip-a", action="store_true", help="only part (b)")
+    parser.add_argument("--part", choices=["forward", "loso", "speed", "all"], default="all")
     args = parser.parse_args()
-    from gpuscale import load_round
-
-    scores = load_round().scores
-    if not args.skip_a:
+    systems = measured(load_round().scores)
+    methods = ["plan", "lookup", "ideal"]
+    if args.part in ("loso", "all"):
         start = time.perf_counter()
-        frame_a = part_a(scores)
-        _print(
-            f"(a) leave one system out within each round ({time.perf_counter() - start:.1f} s):",
-            frame_a,
-        )
-    start = time.perf_counter()
-    frame_b = part_b(scores)
-    table = _print(
-        f"(b) forward in time, each round from the rounds before it "
-        f"({time.perf_counter() - start:.1f} s):",
-        frame_b,
-    )
-    per_round = frame_b.assign(err=(frame_b["plan"] / frame_b["measured"] - 1).abs() * 100)
-    print(
-        "    per round: "
-        + ", ".join(
-            f"{r} {len(g)} predictions, median {g['err'].median():.1f}%, "
-            f"coverage {g['covered'].mean() * 100:.0f}%"
-            for r, g in per_round.groupby("round")
-        )
-    )
-    plan = table.set_index("method")
-    median = plan.loc["plan", "median_abs_err_pct"]
-    best = plan.loc[list(BASELINES), "median_abs_err_pct"].min()
-    coverage = plan.loc["plan", "coverage_80pct"]
-    print("goals on (b):")
-    print(
-        f"    median absolute error <= 10%: {median:.1f}% -> {'met' if median <= 10 else 'NOT met'}"
-    )
-    print(
-        f"    better than every baseline (best {best:.1f}%): "
-        f"{'met' if median < best else 'NOT met'}"
-    )
-    print(
-        f"    80% interval coverage in 70-90%: {coverage:.0f}% -> "
-        f"{'met' if 70 <= coverage <= 90 else 'NOT met'}"
-    )
+        cases = loso(systems).rename(columns={"minutes": "plan"})
+        show(f"leave one system out ({time.perf_counter() - start:.0f} s):", cases, methods)
+        cases.to_csv("/tmp/plan_loso.csv", index=False)
+    if args.part in ("forward", "all"):
+        start = time.perf_counter()
+        cases = forward(systems).rename(columns={"minutes": "plan"})
+        show(f"forward in time ({time.perf_counter() - start:.0f} s):", cases, methods)
 
 
 if __name__ == "__main__":

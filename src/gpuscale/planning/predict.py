@@ -4,11 +4,13 @@
 For family ``f`` of workload ``w`` at ``N`` devices, at the level of round ``R`` (default:
 the workload's newest), with ``x = log2 N``:
 
-* the global batch ``B``: the family's own newest choice at ``N`` where it ran ``N``;
-  between its counts, interpolated in ``log2``; beyond them, its edge choice moved as the
-  workload's typical batch moves (``batch_curve``: the median over families at each
-  count, extended by its end slope, clipped to [0, 1]); a family that never ran ``w``
-  takes the workload's typical batch;
+* the global batch ``B``: the workload's typical batch at ``N`` (``batch_curve``: the median
+  over families of each one's newest choice at each count, extended beyond the counts by
+  its end slope, clipped to [0, 1]) times the family's own ratio to it, interpolated in
+  ``log2`` between the counts the family ran and held beyond them: at a count it ran, its
+  own newest choice; between two far-apart counts, the workload's steps (Llama2 keeps 8
+  up to 64 devices), not a straight line; a family that never ran ``w`` takes the
+  typical batch;
 * ``log y = a_f + d_{f,R} + s(x) + u_f(x) + c log2(B / N) + anchor_f(N)``
   (``gpuscale.planning.pooled``; the anchor is the newest round's mean residual of the
   family's systems at exactly ``N``); a family that never ran ``w`` takes
@@ -75,18 +77,19 @@ def interpolate(xs: list[float], ys: list[float], x: float, *, extend: bool) -> 
 
 
 def log2_batch(workload: dict[str, Any], family: dict[str, Any] | None, x: float) -> float:
-    """``log2`` of the global batch assumed at ``x = log2 N`` (see the module docstring)."""
+    """``log2`` of the global batch assumed at ``x = log2 N``: the workload's typical
+    batch there plus the family's offset from it, interpolated between the counts the
+    family ran and held beyond them (see the module docstring)."""
     curve = workload["batch_curve"]
-    typical = interpolate(curve["log2_n"], curve["log2_b"], x, extend=True)
+
+    def typical(at: float) -> float:
+        return interpolate(curve["log2_n"], curve["log2_b"], at, extend=True)
+
     if family is None:
-        return typical
-    own = family["batch"]
-    xs, ys = own["log2_n"], own["log2_b"]
-    if xs[0] <= x <= xs[-1]:
-        return interpolate(xs, ys, x, extend=False)
-    edge = 0 if x < xs[0] else -1
-    moved = typical - interpolate(curve["log2_n"], curve["log2_b"], xs[edge], extend=True)
-    return ys[edge] + moved
+        return typical(x)
+    xs, ys = family["batch"]["log2_n"], family["batch"]["log2_b"]
+    offsets = [y - typical(at) for at, y in zip(xs, ys, strict=True)]
+    return typical(x) + interpolate(xs, offsets, x, extend=False)
 
 
 def count_class(family: dict[str, Any] | None, n: int) -> tuple[str, float]:

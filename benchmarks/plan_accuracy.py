@@ -46,7 +46,7 @@ import pandas as pd
 from gpuscale import load_round
 from gpuscale.planning.calibrate import backtest, calibrated_fits
 from gpuscale.planning.fits import speeds
-from gpuscale.planning.predict import count_class, predict_point
+from gpuscale.planning.predict import predict_point
 from gpuscale.planning.systems import measured
 from gpuscale.planning.workload import fit_workload
 from gpuscale.tables.workloads import round_key
@@ -87,8 +87,7 @@ def with_baselines(cases: pd.DataFrame, systems: pd.DataFrame, forward: bool) ->
     out = []
     for case in cases.itertuples(index=False):
         mine = systems[
-            (systems["workload"] == case.workload)
-            & (systems["accelerator_family"] == case.family)
+            (systems["workload"] == case.workload) & (systems["accelerator_family"] == case.family)
         ]
         if forward:
             mine = mine[[round_key(r) < round_key(case.round) for r in mine["round"]]]
@@ -150,12 +149,12 @@ def _errors(frame: pd.DataFrame, method: str) -> pd.Series:
 def summary(cases: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
     """Per class and overall: cases, each method's median |error| % and share within
     10%, the plan's 80% coverage."""
-    planned = cases[cases["class"].isin(list(CLASSES))]
-    groups = [(CLASSES[k], planned[planned["class"] == k]) for k in CLASSES]
+    planned = cases[cases["count_class"].isin(list(CLASSES))]
+    groups = [(CLASSES[k], planned[planned["count_class"] == k]) for k in CLASSES]
     groups.append(("all planned", planned))
     rows = []
     for name, frame in groups:
-        row: dict = {"class": name, "cases": len(frame)}
+        row: dict = {"count class": name, "cases": len(frame)}
         for method in methods:
             err = _errors(frame, method)
             row[f"{method} median %"] = float(err.median()) if len(err) else math.nan
@@ -168,31 +167,189 @@ def summary(cases: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# Run on REF's own source and bundled data, in a subprocess: each case planned by REF's
+# plan fitted on the rounds before the case's round (its API until this change).
+OLD_PLAN = """
+import json, sys
+from gpuscale import load_round
+from gpuscale.planning.api import _model_for
+from gpuscale.tables.workloads import round_key
+scores = load_round().scores
+out = []
+for case in json.loads(sys.stdin.read()):
+    train = scores[[round_key(r) < round_key(case["round"]) for r in scores["round"]]]
+    try:
+        model = _model_for(train, case["workload"], case["family"])
+        row = model.predict([case["devices"]]).iloc[0]
+        out.append([float(row.minutes), float(row.minutes_low), float(row.minutes_high)])
+    except Exception:
+        out.append(None)
+print(json.dumps(out))
+"""
+
+
+def checkout(ref: str, into: Path) -> Path | None:
+    """REF's ``src`` extracted into ``into`` (``git archive``); None where git cannot."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "src/gpuscale"], capture_output=True
+    )
+    if archive.returncode:
+        print(f"    ({ref} not run: {archive.stderr.decode().strip()[:200]})")
+        return None
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into / "src"
+
+
+def old_plan(cases: pd.DataFrame, source: Path) -> pd.DataFrame:
+    """``cases`` with ``old`` (REF's minutes) and ``old_covered`` (its 80% interval)."""
+    wanted = cases[["round", "workload", "family", "devices"]].to_dict("records")
+    done = subprocess.run(
+        [sys.executable, "-c", OLD_PLAN],
+        input=json.dumps(wanted, default=int),
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": str(source)},
+    )
+    if done.returncode:
+        print(f"    (the old plan did not run: {done.stderr.strip()[-300:]})")
+        return cases
+    found = json.loads(done.stdout)
+    old = [f[0] if f else math.nan for f in found]
+    covered = [bool(f and f[1] <= m <= f[2]) for f, m in zip(found, cases["measured"], strict=True)]
+    return cases.assign(old=old, old_covered=covered)
+
+
+def cpu_of(command: list[str], source: Path) -> float:
+    """CPU seconds (user + system) of one command run with ``source`` first on the path."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(
+        command,
+        env=os.environ | {"PYTHONPATH": str(source)},
+        capture_output=True,
+        check=True,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def speed(old_source: Path | None, repeat: int = 5) -> None:
+    """One ``gpuscale plan`` command's CPU time, REF's then this checkout's, paired."""
+    commands = {
+        "-w bert -a H100 -n 8": ["-w", "bert", "-a", "H100", "-n", "8"],
+        "-w llama2_70b_lora -a H100 (6 counts)": ["-w", "llama2_70b_lora", "-a", "H100"],
+    }
+    new_source = ROOT / "src"
+    print(f"one `gpuscale plan` command, CPU seconds (user + system), median of {repeat}:")
+    for name, args in commands.items():
+        command = [sys.executable, "-m", "gpuscale", "plan", *args, "-f", "csv"]
+        new, old = [], []
+        for _ in range(repeat):
+            if old_source is not None:
+                old.append(cpu_of(command, old_source))
+            new.append(cpu_of(command, new_source))
+        line = f"    {name}: {statistics.median(new):.2f} s"
+        if old:
+            ratio = statistics.median(o / n for o, n in zip(old, new, strict=True))
+            line += f" (old {statistics.median(old):.2f} s; {ratio:.1f}x less CPU)"
+        print(
+            line + f" -> under 1 s: {'met' if max(new) < 1 else 'NOT met'} (worst {max(new):.2f} s)"
+        )
+
+
 def show(title: str, cases: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
     table = summary(cases, methods)
     print(title)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    left = cases[~cases["class"].isin(list(CLASSES))]["class"].value_counts()
+    left = cases[~cases["count_class"].isin(list(CLASSES))]["count_class"].value_counts()
     if len(left):
-        print("    not planned: " + ", ".join(f"{k} {v}" for k, v in left.items()))
+        print(
+            "    not planned: "
+            + ", ".join(
+                f"{v} {'(family never seen)' if k == 'none' else k}" for k, v in left.items()
+            )
+        )
     return table
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def goals(cases: pd.DataFrame, table: pd.DataFrame) -> None:
+    """The issue's goals on the forward-in-time cases, each met or not."""
+    rows = table.set_index("count class")
+    two = cases[cases["count_class"].isin(["ii_in", "ii_out"])]
+    plan_ii, lookup_ii = _errors(two, "plan").median(), _errors(two, "lookup").median()
+    lower = 1 - plan_ii / lookup_ii
+    one = cases[cases["count_class"] == "i"]
+    plan_i, lookup_i = _errors(one, "plan"), _errors(one, "lookup")
+    better = float((plan_i < lookup_i).mean() * 100)
+    coverage = rows.loc["all planned", "plan coverage %"]
+    print("goals, forward in time:")
+    print(
+        f"    (ii) median error <= 15%: {plan_ii:.1f}% ({len(two)} cases) -> "
+        f"{verdict(plan_ii <= GOALS['ii_median'])}"
+    )
+    print(
+        f"    (ii) >= 30% lower than the lookup's {lookup_ii:.1f}%: {100 * lower:.0f}% lower -> "
+        f"{verdict(lower >= GOALS['ii_vs_lookup'])}"
+    )
+    print(
+        f"    (i) no worse than the lookup: median {plan_i.median():.2f}% vs "
+        f"{lookup_i.median():.2f}%, within 10% {(plan_i <= 10).mean() * 100:.1f}% vs "
+        f"{(lookup_i <= 10).mean() * 100:.1f}%, plan closer in {better:.0f}% of cases -> "
+        f"{verdict(plan_i.median() <= lookup_i.median())} (median)"
+    )
+    low, high = GOALS["coverage"]
+    met = verdict(low <= coverage <= high)
+    print(f"    80% intervals cover 75-85% overall: {coverage:.1f}% -> {met}")
+    low, high = GOALS["class"]
+    for name in CLASSES.values():
+        value = rows.loc[name, "plan coverage %"]
+        print(f"    coverage 65-90% in {name}: {value:.1f}% -> {verdict(low <= value <= high)}")
+    three = cases[cases["count_class"] == "iii"]
+    covered = rows.loc[CLASSES["iii"], "plan coverage %"]
+    print(
+        f"    (iii) measured and stated: {len(three)} cases, median error "
+        f"{_errors(three, 'plan').median():.1f}%, coverage {covered:.0f}%"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--part", choices=["forward", "loso", "speed", "all"], default="all")
+    parser.add_argument("--old", default="main", help="git ref of the plan to compare with")
     args = parser.parse_args()
     systems = measured(load_round().scores)
-    methods = ["plan", "lookup", "ideal"]
-    if args.part in ("loso", "all"):
-        start = time.perf_counter()
-        cases = loso(systems).rename(columns={"minutes": "plan"})
-        show(f"leave one system out ({time.perf_counter() - start:.0f} s):", cases, methods)
-        cases.to_csv("/tmp/plan_loso.csv", index=False)
-    if args.part in ("forward", "all"):
-        start = time.perf_counter()
-        cases = forward(systems).rename(columns={"minutes": "plan"})
-        show(f"forward in time ({time.perf_counter() - start:.0f} s):", cases, methods)
+    with tempfile.TemporaryDirectory() as folder:
+        old_source = checkout(args.old, Path(folder)) if args.old else None
+        if args.part in ("forward", "all"):
+            start = time.perf_counter()
+            cases = forward(systems).rename(columns={"minutes": "plan"})
+            methods = ["plan", "lookup", "ideal"]
+            if old_source is not None:
+                cases = old_plan(cases, old_source)
+                methods += ["old"] if "old" in cases else []
+            table = show(
+                f"forward in time, each round from the rounds before it "
+                f"({time.perf_counter() - start:.0f} s):",
+                cases,
+                methods,
+            )
+            if "old_covered" in cases:
+                planned = cases[cases["count_class"].isin(list(CLASSES))]
+                print(f"    old plan's 80% coverage: {planned['old_covered'].mean() * 100:.1f}%")
+            goals(cases, table)
+        if args.part in ("loso", "all"):
+            start = time.perf_counter()
+            cases = loso(systems).rename(columns={"minutes": "plan"})
+            show(
+                f"leave one system out ({time.perf_counter() - start:.0f} s):",
+                cases,
+                ["plan", "lookup", "ideal"],
+            )
+        if args.part in ("speed", "all"):
+            speed(old_source)
 
 
 if __name__ == "__main__":

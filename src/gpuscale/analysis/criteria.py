@@ -12,6 +12,7 @@ compares them), without ``kneed``'s 2 s import of scipy and matplotlib.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 
 def pareto_mask(time_min: Sequence[float], cost: Sequence[float]) -> list[bool]:
@@ -19,7 +20,9 @@ def pareto_mask(time_min: Sequence[float], cost: Sequence[float]) -> list[bool]:
     points = list(zip(time_min, cost, strict=True))
     return [
         not any(
-            t2 <= t and c2 <= c and (t2 < t or c2 < c) for j, (t2, c2) in enumerate(points) if j != i
+            t2 <= t and c2 <= c and (t2 < t or c2 < c)
+            for j, (t2, c2) in enumerate(points)
+            if j != i
         )
         for i, (t, c) in enumerate(points)
     ]
@@ -59,7 +62,7 @@ def kneedle(x: Sequence[float], y: Sequence[float], sensitivity: float = 1.0) ->
     minima = set(_extrema(diff, lambda a, b: a <= b))
     if not maxima:
         return None
-    spacing = abs(sum(b - a for a, b in zip(xn, xn[1:])) / (len(xn) - 1))
+    spacing = abs(sum(b - a for a, b in pairwise(xn)) / (len(xn) - 1))
     thresholds = {i: diff[i] - sensitivity * spacing for i in maxima}
     threshold, at, active = 0.0, maxima[0], True
     for i in range(maxima[0], len(diff) - 1):

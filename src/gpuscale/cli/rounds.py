@@ -241,7 +241,7 @@ def analyze(
         bench_doc = _analyze_bench(bench_file, fmt, alone=not both)
         if not both:
             return
-    # lazy: pandas, scikit-learn and kneed (the analysis stack), not needed for --help
+    # lazy: pandas and scikit-learn (the analysis stack), not needed for --help
     from gpuscale.analysis import AnalysisOptions, as_json
     from gpuscale.analysis import analyze as run_analysis
     from gpuscale.analysis.metrics import ReferenceNotFoundError
@@ -346,7 +346,7 @@ def report(
 
     if with_advice and interconnect is not None:
         _check_preset(interconnect)
-    # Forked once pandas is in (both need it): the worker imports scikit-learn and kneed
+    # Forked once pandas is in (both need it): the worker imports scikit-learn
     # while this process imports matplotlib and loads the data.
     with analysis_executor() as analysis:
         from gpuscale.report.html import build_report  # lazy: matplotlib, after the fork

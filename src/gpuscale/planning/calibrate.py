@@ -34,9 +34,7 @@ def _plannable(fits: dict[str, Any], workload: str, family: str) -> bool:
     return fit is not None and (family in fit["families"] or family in fits["speed"]["family"])
 
 
-def backtest(
-    systems: pd.DataFrame, fit: Callable[[pd.DataFrame], dict[str, Any]]
-) -> pd.DataFrame:
+def backtest(systems: pd.DataFrame, fit: Callable[[pd.DataFrame], dict[str, Any]]) -> pd.DataFrame:
     """One row per system new in a round after the first (``gpuscale.planning.systems``
     rows), predicted by ``fit`` of the rounds before it: ``round``, ``workload``,
     ``family``, ``devices``, ``measured``, ``minutes``, ``minutes_low``, ``minutes_high``,
@@ -60,10 +58,10 @@ def backtest(
                 "measured": row.time_to_train_min,
             }
             if w not in fits["workloads"]:
-                out.append(base | {"class": "new workload"})
+                out.append(base | {"count_class": "new workload"})
                 continue
             if not _plannable(fits, w, f):
-                out.append(base | {"class": "none"})
+                out.append(base | {"count_class": "none"})
                 continue
             p = predict_point(fits, w, f, n)
             log_error = math.log(p["minutes"] / row.time_to_train_min)
@@ -76,7 +74,7 @@ def intervals(cases: pd.DataFrame, widen: float = DEFAULT_INTERVALS["widen"]) ->
     cases each rests on (``cases_<class>``)."""
     out: dict[str, float] = {"widen": widen}
     for kind in CLASSES:
-        mine = cases[cases["class"] == kind] if len(cases) else cases
+        mine = cases[cases["count_class"] == kind] if len(cases) else cases
         errors = (
             np.abs(mine["log_error"].to_numpy(float)) / (1 + widen * mine["octaves_outside"])
             if len(mine)
@@ -97,5 +95,5 @@ def calibrated_fits(systems: pd.DataFrame) -> dict[str, Any]:
     first, from the rounds before it)."""
     fits = fit_all(systems)
     inner = backtest(systems, fit_all) if systems["round"].nunique() > 1 else pd.DataFrame()
-    planned = inner[inner["class"].isin(CLASSES)] if len(inner) else inner
+    planned = inner[inner["count_class"].isin(CLASSES)] if len(inner) else inner
     return fits | {"intervals": intervals(planned)}

@@ -5,8 +5,9 @@ everything a plan needs, as one plain ``dict`` (JSON-able, cached per data versi
 ``level8_{f,w} = speed_f + speed_w`` fitted (robust least squares, each pair weighted by
 its systems, at most 5) on the pairs that ran: ``level8`` is a family's ``log`` device-
 minutes per expected sample at 8 devices at the workload's newest round, less the batch
-term and the era's level (``gpuscale.planning.pooled``). ``pair_scale`` is the robust spread of the pairs'
-leave-one-pair-out errors.
+term and the era's level (``gpuscale.planning.pooled``). ``pair_scale`` is the robust
+spread of the pairs' leave-one-pair-out errors; ``component`` the connected groups
+(:func:`components`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.planning.pooled import HUBER, PIN, Penalties, hat_values, robust_scale
+from gpuscale.planning.pooled import DEFAULT, HUBER, Penalties, robust_scale
 from gpuscale.planning.predict import at_round
+from gpuscale.planning.shape import MODEL_VERSION, PIN, hat_values
 from gpuscale.planning.workload import fit_workload
 
-MODEL_VERSION = "2"  # bump when the fit changes: cached fits of another version are refitted
 PAIR_WEIGHT_CAP = 5.0
 
 
@@ -64,7 +65,7 @@ def speeds(workloads: dict[str, dict[str, Any]], *, spread: bool = True) -> dict
         for f in fit["families"]
     ]
     if not pairs:
-        return {"family": {}, "workload": {}, "pair_scale": float("nan")}
+        return {"family": {}, "workload": {}, "pair_scale": float("nan"), "component": {}}
     speed_f, speed_w, _ = _additive(pairs)
     errors = []
     for i, (f, w, value, _) in enumerate(pairs if spread else []):
@@ -76,10 +77,28 @@ def speeds(workloads: dict[str, dict[str, Any]], *, spread: bool = True) -> dict
         "family": speed_f,
         "workload": speed_w,
         "pair_scale": robust_scale(np.array(errors)) if errors else float("nan"),
+        "component": components(pairs),
     }
 
 
-def fit_all(systems: pd.DataFrame, pen: Penalties = Penalties()) -> dict[str, Any]:
+def components(pairs: list[tuple[str, str, float, float]]) -> dict[str, int]:
+    """The connected groups of the family-workload graph (an edge: a family ran the
+    workload): ``{family: k, "workload:" + name: k}``. A family's speed on a workload it
+    never ran is defined only within one group (no family links two groups' scales)."""
+    parent: dict[str, str] = {}
+
+    def root(node: str) -> str:
+        while parent.setdefault(node, node) != node:
+            node = parent[node]
+        return node
+
+    for f, w, _, _ in pairs:
+        parent[root(f)] = root(f"workload:{w}")
+    roots = sorted({root(n) for n in list(parent)})
+    return {n: roots.index(root(n)) for n in sorted(parent)}
+
+
+def fit_all(systems: pd.DataFrame, pen: Penalties = DEFAULT) -> dict[str, Any]:
     """The fits of every workload in ``systems`` (``gpuscale.planning.systems.measured``)
     and the families' speeds; ``intervals`` is left to the caller (calibration)."""
     workloads = {

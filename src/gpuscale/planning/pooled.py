@@ -36,16 +36,14 @@ in ``gpuscale.planning.predict``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from gpuscale.planning.shape import KNOTS, PIN
 from gpuscale.tables.workloads import round_key
 
-KNOTS = 14  # log2 N = 0 .. 13: 1 to 8,192 devices
-PIN = 3  # s(log2 8) = 0: the family level is the level at 8 devices
 HUBER = 1.5  # robust standard deviations before a residual is down-weighted
 MAD_SCALE = 1.4826  # median absolute deviation -> standard deviation (normal)
 
@@ -63,9 +61,13 @@ class Penalties:
     pin: float = 1e6  # s(8) = 0, d of a family's first round = 0
 
 
+DEFAULT = Penalties()
+
+
 def hats(x: np.ndarray) -> np.ndarray:
     """Piecewise-linear basis in ``x = log2 N`` (n x KNOTS): linear interpolation between
-    integer knots, continued linearly beyond the first and last."""
+    integer knots, continued linearly beyond the first and last (``shape.hat_values`` is
+    its one-point twin in plain Python)."""
     x = np.asarray(x, float)
     low = np.clip(np.floor(x), 0, KNOTS - 2).astype(int)
     frac = x - low
@@ -74,14 +76,6 @@ def hats(x: np.ndarray) -> np.ndarray:
     out[rows, low] = 1 - frac
     out[rows, low + 1] = frac
     return out
-
-
-def hat_values(values: list[float] | np.ndarray, x: float) -> float:
-    """The piecewise-linear function with ``values`` at the knots, at ``x`` (pure Python
-    twin of :func:`hats` for one point)."""
-    low = min(max(math.floor(x), 0), KNOTS - 2)
-    frac = x - low
-    return (1 - frac) * values[low] + frac * values[low + 1]
 
 
 def _second_differences(size: int) -> np.ndarray:
@@ -201,7 +195,7 @@ def solve(
     log_b: np.ndarray,
     y: np.ndarray,
     era: np.ndarray,
-    pen: Penalties = Penalties(),
+    pen: Penalties = DEFAULT,
 ) -> tuple[_Layout, np.ndarray, np.ndarray, np.ndarray]:
     """(layout, parameters, residuals, weights) of the robust penalised fit."""
     lay = _layout(family, rounds, x, int(np.max(era)) + 1)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from gpuscale.planning.pooled import PIN, hat_values
+from gpuscale.planning.shape import PIN, hat_values
 from gpuscale.tables.workloads import round_key
 
 CLASSES = ("i", "ii_in", "ii_out", "iii")
@@ -126,8 +126,8 @@ def predict_point(
     round_name: str | None = None,
 ) -> dict[str, Any]:
     """The plan of ``n`` devices (a dict: ``minutes``, ``minutes_low``, ``minutes_high``,
-    ``global_batch``, ``expected_samples``, ``per_device_batch``, ``class``,
-    ``octaves_outside``, ``log_throughput_per_device``)."""
+    ``global_batch``, ``expected_samples``, ``per_device_batch``, ``count_class``,
+    ``octaves_outside``, ``half_width`` (log), ``convergence`` (``C(B)``), ``log_y``)."""
     workload = fits["workloads"][workload_name]
     family = workload["families"].get(family_name)
     x = math.log2(n)
@@ -144,6 +144,7 @@ def predict_point(
     minutes = math.exp(log_y) * convergence(workload, batch, r) / n
     intervals = fits.get("intervals") or DEFAULT_INTERVALS
     half = intervals[kind] * (1 + intervals["widen"] * octaves)
+    factor = convergence(workload, batch, r)
     return {
         "devices": n,
         "minutes": minutes,
@@ -152,8 +153,10 @@ def predict_point(
         "global_batch": batch,
         "expected_samples": expected,
         "per_device_batch": batch / n,
-        "class": kind,
+        "count_class": kind,
         "octaves_outside": octaves,
-        # samples per device-minute, for the throughput efficiency (E cancels)
-        "log_throughput_per_device": -log_y,
+        "half_width": half,
+        "convergence": factor,
+        # log device-minutes per (reference-batch) sample: throughput per device is exp(-y)
+        "log_y": log_y,
     }

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.decompose import round_rcp_model
-from gpuscale.planning.pooled import Penalties, levels, robust_scale, solve
+from gpuscale.planning.pooled import DEFAULT, Penalties, levels, robust_scale, solve
 from gpuscale.tables.workloads import round_key
 
 ANCHOR_PRIOR = 1.0  # an anchor of k systems is shrunk by k / (k + this)
@@ -101,7 +101,7 @@ def _family_facts(rows: dict[str, Any], index: np.ndarray) -> dict[str, Any]:
     }
 
 
-def fit_workload(frame: pd.DataFrame, pen: Penalties = Penalties()) -> dict[str, Any]:
+def fit_workload(frame: pd.DataFrame, pen: Penalties = DEFAULT) -> dict[str, Any]:
     """The fit of one workload's measured systems (see the module docstring)."""
     rows: dict[str, Any] = {
         "family": frame["accelerator_family"].tolist(),
@@ -134,6 +134,7 @@ def fit_workload(frame: pd.DataFrame, pen: Penalties = Penalties()) -> dict[str,
     return fitted | {
         "workload": str(frame["workload"].iloc[0]),
         "benchmark": benchmark,
+        "benchmarks": sorted(set(frame["benchmark"].astype(str))),
         "round": newest,
         "era": {r: int(e) for r, e in zip(frame["round"], era, strict=True)},
         "reference_batch": float(frame["reference_batch"].iloc[0]),

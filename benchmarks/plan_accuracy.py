@@ -309,9 +309,16 @@ def goals(cases: pd.DataFrame, table: pd.DataFrame) -> None:
         print(f"    coverage 65-90% in {name}: {value:.1f}% -> {verdict(low <= value <= high)}")
     three = cases[cases["count_class"] == "iii"]
     covered = rows.loc[CLASSES["iii"], "plan coverage %"]
+    inside = (three["minutes_low"] <= three["measured"]) & (
+        three["measured"] <= three["minutes_high"]
+    )
+    by_round = ", ".join(
+        f"{r} {int(g.sum())} of {len(g)}" for r, g in inside.groupby(three["round"])
+    )
     print(
         f"    (iii) measured and stated: {len(three)} cases, median error "
-        f"{_errors(three, 'plan').median():.1f}%, coverage {covered:.0f}%"
+        f"{_errors(three, 'plan').median():.1f}%, coverage {covered:.0f}% (covered per "
+        f"round: {by_round})"
     )
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuscale.analysis.criteria import (
+from gpuscale.criteria import (
     best_speed_x_efficiency,
     kneedle,
     last_above_threshold,

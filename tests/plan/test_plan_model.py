@@ -72,6 +72,14 @@ def test_a_family_measured_at_two_counts_takes_the_shared_shape_beyond_them() ->
     assert width[2] > width[1] > width[0]  # wider the further beyond the counts it ran
 
 
+def test_a_workload_run_at_one_count_scales_ideally_beyond_it() -> None:
+    """Nothing measures the shape: ideal scaling (time halves per doubling), finite."""
+    scores = _scores([(OLD, "bert", "X1", 8, 40.0, 256)])
+    table = plan(workload="bert", accelerator="X1", devices=[8, 16, 64], scores=scores)
+    assert table["minutes"].tolist() == pytest.approx([40.0, 20.0, 5.0], rel=0.01)
+    assert list(table["count_class"]) == ["i", "ii_out", "ii_out"]
+
+
 def test_between_two_counts_is_class_ii_inside() -> None:
     scores = two_families()
     scores = scores[~((scores.accelerator_family == "X1") & (scores.accelerators == 32))]

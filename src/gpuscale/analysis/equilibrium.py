@@ -6,7 +6,7 @@ efficiency". gpuscale reports four criteria side by side on a scaling table:
 (a) **Pareto front** of time to train vs accelerator-hours: systems no other system beats
     on both (lower or equal on both, lower on one).
 (b) **Knee** of time to train vs accelerators (Kneedle, Satopää et al. 2011, as the
-    ``kneed`` package computes it: ``gpuscale.analysis.criteria``) on log10 axes, over the
+    ``kneed`` package computes it: ``gpuscale.criteria``) on log10 axes, over the
     fastest system at each accelerator count: the point after which adding accelerators
     buys markedly less.
 (c) **Speed x efficiency**: the system maximising ``S * E`` (= S^2 / N).
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.analysis import criteria
+from gpuscale import criteria
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, Criterion
 
 

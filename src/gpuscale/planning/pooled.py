@@ -21,13 +21,14 @@ critical_batch``): what ideal scaling keeps constant. The model, in ``log`` unit
 * ``s``: the shape of the scaling law, **shared by every family** of the workload (its
   communication and convergence behaviour carry over between accelerators), piecewise
   linear in ``log2 N`` with a knot at every power of two, smooth (second differences
-  penalised) and 0 at 8 devices;
+  penalised), 0 at 8 devices, and drawn faintly towards 0 (ideal scaling), which decides
+  only where no result measures it (a workload run at one count);
 * ``u_f``: the family's own departure from that shape, shrunk towards none (a family
   measured at many counts keeps its shape; one measured at one count takes the shared);
 * ``c log2(B / N)``: the per-device batch: more samples per device and step amortise the
   gradient exchange (``c < 0`` when they do).
 
-Fitted by penalised least squares (one linear solve, milliseconds) reweighted four times
+Fitted by penalised least squares (one linear solve, milliseconds) reweighted five times
 with Huber weights at 1.5 robust standard deviations (1.4826 x the median absolute
 residual), so one odd submission (a DeepSpeed Llama2 at 4x the others' time) does not
 move the law. :func:`fit_workload` returns plain data (``WorkloadFit``); the prediction is
@@ -55,6 +56,7 @@ class Penalties:
 
     round_step: float = 2.0  # a round's step of level vs "no change"
     shape_smooth: float = 1.0  # second differences of the shared shape s
+    shape_ridge: float = 1e-6  # s towards 0 (ideal scaling) where nothing measures it
     family_shape: float = 2.0  # ridge on the family's departure u_f
     family_smooth: float = 4.0  # second differences of u_f
     batch: float = 1.0  # ridge on c
@@ -166,6 +168,9 @@ def _penalty(lay: _Layout, pen: Penalties) -> np.ndarray:
     block = np.zeros((KNOTS - 2, lay.size))
     block[:, lay.shape_at : lay.shape_at + KNOTS] = smooth
     parts.append((pen.shape_smooth, block))
+    ridge = np.zeros((KNOTS, lay.size))
+    ridge[np.arange(KNOTS), lay.shape_at + np.arange(KNOTS)] = 1
+    parts.append((pen.shape_ridge, ridge))
     rows(pen.pin, [(lay.shape_at + PIN, 1.0)])
     for f in lay.shaped:
         start = lay.own_shape_at(f)

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from gpuscale.analysis import criteria
+from gpuscale import criteria
 from gpuscale.mlperf.accelerators import UNKNOWN_FAMILY, normalise_accelerator
 from gpuscale.names import _key, resolve_choice, resolve_workloads
 from gpuscale.planning.cache import default_fits, fits_of
@@ -153,6 +153,12 @@ def plan_result(request: PlanRequest, fits: dict[str, Any]) -> PlanResult:
     _plannable(fits, workload, family)
     fit = fits["workloads"][workload]
     points = [predict_point(fits, workload, family, n) for n in request.devices]
+    odd = [p["devices"] for p in points if not 0 < p["minutes"] < math.inf]
+    if odd:  # a number that cannot be true is a bug, never a plan
+        raise PlanError(
+            f"the model gives no finite positive time at {', '.join(map(str, odd))} devices "
+            f"for {family} on {workload}: please report it"
+        )
     rows = _rows(points, request, fit, family)
     own = fit["families"].get(family)
     systems = [_system(e, family) for e in own["systems"]] if own else []

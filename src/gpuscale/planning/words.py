@@ -100,6 +100,8 @@ def class_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) ->
             text += f" ({family} ran {_counts(ran)})"
         if kind in ("ii_out", "iii"):
             text += "; " + _shape_support(fit, family, counts)
+        if kind == "iii" or "extrapolated" in text:
+            text += "; memory is not modelled: check that the model fits in these devices"
         out.append(text + ".")
     return out
 
@@ -162,11 +164,16 @@ def interval_notes(intervals: dict[str, Any], rows: list[dict[str, Any]]) -> lis
     widths = ", ".join(
         f"{math.exp(intervals[k]):.2f} {words}" for k, words in SHORT.items() if k in intervals
     )
+    how = (
+        f"calibrated by forecasting each past round from the rounds before it "
+        f"({plural(cases, 'forecast')})"
+        if cases
+        else "no earlier round in these data to forecast from, so the prior factors"
+    )
     out = [
-        f"80% intervals: the plan times or divided by a factor calibrated by forecasting each "
-        f"past round from the rounds before it ({plural(cases, 'forecast')}): {widths}; "
-        f"beyond the family's counts the factor's log grows "
-        f"{100 * intervals.get('widen', 0):.0f}% per octave."
+        f"80% intervals: the plan times or divided by a factor, {how}: {widths}; beyond the "
+        f"family's counts the factor's log grows {100 * intervals.get('widen', 0):.0f}% per "
+        "octave."
     ]
     for r in rows:
         if r["half_width"] <= WIDE:

@@ -14,6 +14,7 @@ from gpuscale.quantities import number
 ASKED = [
     ("bert", "H100", "8-256"),
     ("llama2_70b_lora", "H200", "8,16,32,512,2048"),
+    ("llama2_70b_lora", "H100", "8,16,64,256,1024"),
     ("bert", "TPU-v5p", "8,64"),
 ]
 
@@ -51,10 +52,11 @@ def test_the_throughput_sentence_is_the_tables(planned) -> None:
     if rises:
         a, b = planned.iloc[rises[0] - 1], planned.iloc[rises[0]]
         assert f"it rises from {a.devices:,} to {b.devices:,}" in sentence
-        assert (
+        said_batch = (
             f"per-device batch goes {number(a.per_device_batch)} -> "
             f"{number(b.per_device_batch)}" in sentence
         )
+        assert said_batch == bool(b.per_device_batch > a.per_device_batch * 1.01)
     else:
         assert "it rises" not in sentence
 

@@ -151,10 +151,18 @@ def efficiency_note(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         a, b = rises[0]
         text += (
             f"; it rises from {int(a['devices']):,} to {int(b['devices']):,} "
-            f"({a['throughput_efficiency']:.2f} -> {b['throughput_efficiency']:.2f}) as the "
-            f"per-device batch goes {number(a['per_device_batch'])} -> "
-            f"{number(b['per_device_batch'])}"
+            f"({a['throughput_efficiency']:.2f} -> {b['throughput_efficiency']:.2f}) "
         )
+        if b["per_device_batch"] > a["per_device_batch"] * 1.01:
+            text += (
+                f"as the per-device batch goes {number(a['per_device_batch'])} -> "
+                f"{number(b['per_device_batch'])}"
+            )
+        else:
+            text += (
+                "with no larger per-device batch: the family's own results at these counts "
+                "ran faster than the shared shape alone says"
+            )
     return text + "."
 
 

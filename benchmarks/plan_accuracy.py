@@ -44,9 +44,10 @@ import numpy as np
 import pandas as pd
 
 from gpuscale import load_round
-from gpuscale.planning.calibrate import backtest, calibrated_fits
+from gpuscale.planning.calibrate import backtest, calibrated_fits, case_of
 from gpuscale.planning.fits import speeds
 from gpuscale.planning.predict import predict_point
+from gpuscale.planning.result import plannable
 from gpuscale.planning.systems import measured
 from gpuscale.planning.workload import fit_workload
 from gpuscale.tables.workloads import round_key
@@ -123,22 +124,11 @@ def loso(systems: pd.DataFrame) -> pd.DataFrame:
         trial = fits | {"workloads": mine}
         if f not in mine[w]["families"]:
             trial["speed"] = speeds(mine, spread=False)
-            if f not in trial["speed"]["family"]:
+            if not plannable(trial, w, f):
                 continue
         p = predict_point(trial, w, f, n, row.round)
-        out.append(
-            {
-                "round": row.round,
-                "workload": w,
-                "family": f,
-                "devices": n,
-                "submitter": row.submitter,
-                "system": row.system_name,
-                "measured": row.time_to_train_min,
-            }
-            | p
-            | {"log_error": math.log(p["minutes"] / row.time_to_train_min)}
-        )
+        log_error = math.log(p["minutes"] / row.time_to_train_min)
+        out.append(case_of(row) | p | {"log_error": log_error})
     return with_baselines(pd.DataFrame(out), systems, forward=False)
 
 

@@ -23,15 +23,25 @@ import pandas as pd
 
 from gpuscale.planning.fits import fit_all
 from gpuscale.planning.predict import CLASSES, DEFAULT_INTERVALS, predict_point
+from gpuscale.planning.result import plannable
 from gpuscale.tables.workloads import round_key
 
 PRIOR_CASES = 5.0
 COVERAGE = 0.8
 
 
-def _plannable(fits: dict[str, Any], workload: str, family: str) -> bool:
-    fit = fits["workloads"].get(workload)
-    return fit is not None and (family in fit["families"] or family in fits["speed"]["family"])
+def case_of(row: Any) -> dict[str, Any]:
+    """The facts of one measured system (a ``gpuscale.planning.systems`` row) a forecast
+    of it is scored against."""
+    return {
+        "round": row.round,
+        "workload": row.workload,
+        "family": row.accelerator_family,
+        "devices": int(row.accelerators),
+        "submitter": row.submitter,
+        "system": row.system_name,
+        "measured": row.time_to_train_min,
+    }
 
 
 def backtest(systems: pd.DataFrame, fit: Callable[[pd.DataFrame], dict[str, Any]]) -> pd.DataFrame:
@@ -47,20 +57,12 @@ def backtest(systems: pd.DataFrame, fit: Callable[[pd.DataFrame], dict[str, Any]
         train = systems[[round_key(r) < round_key(target) for r in systems["round"]]]
         fits = fit(train.reset_index(drop=True))
         for row in systems[systems["round"] == target].itertuples(index=False):
-            w, f, n = row.workload, row.accelerator_family, int(row.accelerators)
-            base = {
-                "round": target,
-                "workload": w,
-                "family": f,
-                "devices": n,
-                "submitter": row.submitter,
-                "system": row.system_name,
-                "measured": row.time_to_train_min,
-            }
+            base = case_of(row)
+            w, f, n = base["workload"], base["family"], base["devices"]
             if w not in fits["workloads"]:
                 out.append(base | {"count_class": "new workload"})
                 continue
-            if not _plannable(fits, w, f):
+            if not plannable(fits, w, f):
                 out.append(base | {"count_class": "none"})
                 continue
             p = predict_point(fits, w, f, n)

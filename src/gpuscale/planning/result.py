@@ -94,12 +94,20 @@ def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list
     return front, [", ".join(picks.get(i, [])) for i in range(len(n))]
 
 
-def _plannable(fits: dict[str, Any], workload: str, family: str) -> None:
-    """PlanError when ``family`` has no level on ``workload`` (see ``fits.components``)."""
+def plannable(fits: dict[str, Any], workload: str, family: str) -> bool:
+    """Whether ``family`` has a level on ``workload``: it ran it, or its speed is linked to
+    the workload's through families that ran both (``fits.components``)."""
+    if workload not in fits["workloads"]:
+        return False
     if family in fits["workloads"][workload]["families"]:
-        return
+        return True
     groups = fits["speed"]["component"]
-    if family not in groups or groups[family] != groups.get(f"workload:{workload}"):
+    return family in groups and groups[family] == groups.get(f"workload:{workload}")
+
+
+def _plannable(fits: dict[str, Any], workload: str, family: str) -> None:
+    """PlanError when ``family`` has no level on ``workload``."""
+    if not plannable(fits, workload, family):
         raise PlanError(
             f"no {family} system ran {workload}, and no family that ran it shares another "
             f"workload with {family}: nothing supports a plan"

@@ -46,8 +46,7 @@ import pandas as pd
 from gpuscale import load_round
 from gpuscale.planning.calibrate import backtest, calibrated_fits, case_of
 from gpuscale.planning.fits import speeds
-from gpuscale.planning.predict import predict_point
-from gpuscale.planning.result import plannable
+from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.systems import measured
 from gpuscale.planning.workload import fit_workload
 from gpuscale.tables.workloads import round_key

@@ -22,8 +22,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.planning.fits import fit_all
-from gpuscale.planning.predict import CLASSES, DEFAULT_INTERVALS, predict_point
-from gpuscale.planning.result import plannable
+from gpuscale.planning.predict import CLASSES, DEFAULT_INTERVALS, plannable, predict_point
 from gpuscale.tables.workloads import round_key
 
 PRIOR_CASES = 5.0

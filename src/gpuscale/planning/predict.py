@@ -105,6 +105,17 @@ def count_class(family: dict[str, Any] | None, n: int) -> tuple[str, float]:
     return "ii_out", abs(math.log2(n / edge))
 
 
+def plannable(fits: dict[str, Any], workload: str, family: str) -> bool:
+    """Whether ``family`` has a level on ``workload``: it ran it, or its speed is linked to
+    the workload's through families that ran both (``fits.components``)."""
+    if workload not in fits["workloads"]:
+        return False
+    if family in fits["workloads"][workload]["families"]:
+        return True
+    groups = fits["speed"]["component"]
+    return family in groups and groups[family] == groups.get(f"workload:{workload}")
+
+
 def _log_y(fits: dict[str, Any], workload: dict[str, Any], family_name: str, x: float, r):
     """(log y without the batch term, whether the family's own level was used)."""
     family = workload["families"].get(family_name)

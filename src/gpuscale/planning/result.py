@@ -11,7 +11,7 @@ from gpuscale import criteria
 from gpuscale.mlperf.accelerators import UNKNOWN_FAMILY, normalise_accelerator
 from gpuscale.names import _key, resolve_choice, resolve_workloads
 from gpuscale.planning.cache import default_fits, fits_of
-from gpuscale.planning.predict import predict_point
+from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion
@@ -92,17 +92,6 @@ def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list
             picks.setdefault(index, []).append(criterion.label(threshold))
     front = criteria.pareto_mask(minutes, hours)
     return front, [", ".join(picks.get(i, [])) for i in range(len(n))]
-
-
-def plannable(fits: dict[str, Any], workload: str, family: str) -> bool:
-    """Whether ``family`` has a level on ``workload``: it ran it, or its speed is linked to
-    the workload's through families that ran both (``fits.components``)."""
-    if workload not in fits["workloads"]:
-        return False
-    if family in fits["workloads"][workload]["families"]:
-        return True
-    groups = fits["speed"]["component"]
-    return family in groups and groups[family] == groups.get(f"workload:{workload}")
 
 
 def _plannable(fits: dict[str, Any], workload: str, family: str) -> None:

@@ -161,6 +161,19 @@ def test_copies_count_once() -> None:
     assert planned["minutes"].iloc[0] == pytest.approx(100.0, rel=0.02)
 
 
+def test_a_system_without_an_accelerator_count_is_left_out() -> None:
+    """The scores' nullable count (``Int64``; a CPU-only system has none) is read, the
+    system without one left out: it was a ValueError on the bundled rounds."""
+    table = two_families()
+    cpu = table.iloc[:1].assign(system_id="cpu", accelerator_family="CPU only")
+    scores = pd.concat([table, cpu], ignore_index=True)
+    scores["accelerators"] = scores["accelerators"].astype("Int64")
+    scores.loc[len(table), "accelerators"] = pd.NA
+    planned = plan(workload="bert", accelerator="X1", devices=[8], scores=scores)
+    assert planned.attrs["model"]["systems"] == 18
+    assert planned["minutes"].iloc[0] == pytest.approx(100.0, rel=0.02)
+
+
 def test_cost_energy_and_equilibrium_columns() -> None:
     table = plan(
         workload="bert",

@@ -53,9 +53,10 @@ def measured(scores: pd.DataFrame) -> pd.DataFrame:
         rows = rows[~((rows["round"] != first) & first.isin(loaded)).to_numpy(bool)]
     rows = rows[rows["accelerator_family"].notna()]
     rows = rows[rows["accelerator_family"].astype(str) != UNKNOWN_FAMILY]
-    time = pd.to_numeric(rows["time_to_train_min"], errors="coerce")
-    n = pd.to_numeric(rows["accelerators"], errors="coerce")
-    batch = pd.to_numeric(rows["global_batch_size"], errors="coerce")
+    # as floats: a nullable count (Int64, <NA> for a CPU-only system) cannot mask rows
+    time = pd.to_numeric(rows["time_to_train_min"], errors="coerce").astype(float)
+    n = pd.to_numeric(rows["accelerators"], errors="coerce").astype(float)
+    batch = pd.to_numeric(rows["global_batch_size"], errors="coerce").astype(float)
     ok = np.isfinite(time) & (time > 0) & np.isfinite(n) & (n > 0) & np.isfinite(batch)
     rows = rows[(ok & (batch > 0)).to_numpy(bool)][COLUMNS].copy()
     rows["accelerators"] = rows["accelerators"].astype(float)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from gpuscale.analysis.trends import TREND_COLUMNS, trends
-from gpuscale.tables.republished import is_republished, mark_republished
+from gpuscale.tables.republished import is_republished, mark_copies
 
 from .tables import scores
 
@@ -97,7 +97,7 @@ def test_a_republished_result_counts_once() -> None:
         ],
         ignore_index=True,
     )
-    marked = mark_republished(frame, _runs(frame, {"big": 1.7e12, "new": 1.8e12}))
+    marked = mark_copies(frame, _runs(frame, {"big": 1.7e12, "new": 1.8e12}))
     big = marked[marked.system_id == "big"]
     assert big["first_round"].tolist() == ["v3.1"] * 3
     assert big["republished_in"].tolist() == ["v4.0, v4.1"] * 3
@@ -121,7 +121,7 @@ def test_same_times_on_another_accelerator_count_is_another_result() -> None:
         ],
         ignore_index=True,
     )
-    marked = mark_republished(frame, _runs(frame, {"a": 1.7e12}))
+    marked = mark_copies(frame, _runs(frame, {"a": 1.7e12}))
     assert not is_republished(marked).any()
 
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from gpuscale.report.plan_section import COUNTS, PlanData, plan_data, plan_section
 
-from .test_plan_model import amdahl_table
+from .test_plan_model import two_families
 
 
 def test_section_has_a_table_and_a_figure_per_planned_workload(tmp_path: Path) -> None:
-    scores = amdahl_table(0.05)
+    scores = two_families(0.05)
     scores.loc[0, "system_name"] = "<script>alert(1)</script>"
     data = plan_data(scores, ["bert", "resnet"])
     assert [type(d) for d in data] == [PlanData]  # resnet is no study workload here
@@ -22,12 +22,12 @@ def test_section_has_a_table_and_a_figure_per_planned_workload(tmp_path: Path) -
     assert {p.name for p in tmp_path.iterdir()} == {"plan_bert.svg", "plan_bert.png"}
     svg = section.figures[0][1]
     assert "<script>alert" not in svg and "&lt;script&gt;" in svg  # tooltip escaped
-    assert any("amdahl" in f for f in section.findings)
+    assert any("measured before (class i)" in f for f in section.findings)
 
 
 def test_a_workload_that_cannot_be_planned_is_said_so(tmp_path: Path) -> None:
-    scores = amdahl_table(0.05).assign(division="open")  # the plan uses the closed division
+    scores = two_families(0.05).assign(division="open")  # the plan uses the closed division
     data = plan_data(scores, ["bert"])
     section = plan_section(data, tmp_path)
     assert section is not None and not section.tables and not section.figures
-    assert section.findings[0].startswith("BERT: no plan (no X1 system ran bert")
+    assert section.findings[0].startswith("BERT: no plan (no closed-division MLPerf result")

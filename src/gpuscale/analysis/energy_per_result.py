@@ -13,11 +13,13 @@ import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
 from gpuscale.tables import RoundTables, Unit
+from gpuscale.tables.republished import counted_once
 
 
 def energy_table(tables: RoundTables) -> pd.DataFrame:
-    """Scores with an energy result and the derived energy columns."""
-    scores = tables.scores.dropna(subset=["energy_kj"]).copy()
+    """Scores with an energy result and the derived energy columns (a result repeated
+    under a second system name in its round once: ``tables.republished``)."""
+    scores = counted_once(tables.scores).dropna(subset=["energy_kj"]).copy()
     if scores.empty:
         return scores
     kept = tables.runs[tables.runs["kept"].astype(bool)]

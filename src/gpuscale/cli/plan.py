@@ -7,17 +7,22 @@ from typing import Annotated
 import typer
 
 from gpuscale.cli.common import RoundNames, RoundPaths, app, err, fail, fail_on, load_tables, out
-from gpuscale.cli.output import Format, print_frame
+from gpuscale.cli.output import Format, print_records
 from gpuscale.planning.request import HELP, PlanRequest
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.plan import PLAN_COLUMNS
 
 # The table format shows these; CSV and JSON every column.
-SHOWN = [c for c in PLAN_COLUMNS if c not in ("expected_samples", "nearest", "pareto")]
+SHOWN = [
+    c
+    for c in PLAN_COLUMNS
+    if c not in ("expected_samples", "per_device_batch", "nearest", "pareto", "extrapolated")
+]
 
 
 def _flat(nearest: list[dict]) -> str:
-    """One ``nearest`` list as text: ``v4.1 Dell XE9680 (8 devices, 27.8 min); ...``."""
+    """One ``nearest`` list as text: ``v4.1 Dell XE9680 (8 devices, 27.8 min); ...``
+    (the family named when it is not the one planned)."""
     return "; ".join(
         f"{n['round']} {n['submitter']} {n['system']} ({n['devices']} devices, "
         f"{n['minutes']:.4g} min)"
@@ -51,8 +56,9 @@ def plan(
 ) -> None:
     """Time to train on N devices of an accelerator, with an 80% interval, from MLPerf.
 
-    Predicted from the MLPerf results of the accelerator's family (method: docs/plan.md)."""
-    from gpuscale.planning import plan as make_plan  # lazy: pandas, not needed for --help
+    Predicted from the MLPerf results of every family, the accelerator's own level
+    (method: docs/plan.md)."""
+    from gpuscale.planning import plan_for  # lazy: the fits, not needed for --help
 
     if not workload or not accelerator:
         fail("give --workload and --accelerator (e.g. --workload bert --accelerator H100)")
@@ -67,20 +73,23 @@ def plan(
             power_w=power,
             threshold=threshold,
         )
-    tables = load_tables(paths, round_names)
+    # the bundled rounds' fits ship with gpuscale: no tables (and no pandas) to load
+    scores = load_tables(paths, round_names).scores if paths or round_names else None
     with fail_on(ValueError):  # unknown names, nothing to plan from
-        table = make_plan(request, scores=tables.scores)
+        result = plan_for(request, scores)
+    rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
     if fmt is Format.csv:
-        table = table.assign(nearest=table["nearest"].map(_flat))
+        rows = [row | {"nearest": _flat(row["nearest"])} for row in rows]
     if fmt is not Format.table:
-        print_frame(out, table, fmt)
+        print_records(out, rows, fmt)
         return
-    facts = table.attrs["model"]
-    title = f"plan: {facts['workload']} on {facts['family']}"
-    print_frame(out, table[SHOWN], fmt, title=title)
-    for row in table.itertuples(index=False):
+    title = f"plan: {result.model['workload']} on {result.model['family']}"
+    print_records(out, [{c: row[c] for c in SHOWN} for row in rows], fmt, title=title)
+    for row in rows:
         out.print(
-            f"{row.devices} devices lean on: {_flat(row.nearest)}", markup=False, highlight=False
+            f"{row['devices']} devices lean on: {_flat(row['nearest'])}",
+            markup=False,
+            highlight=False,
         )
-    for note in table.attrs["notes"]:
+    for note in result.notes:
         err.print(note, markup=False, highlight=False)

@@ -122,10 +122,17 @@ def dataset(
     with fail_on(OutputError):
         write_atomically(out_dir, write, command="dataset")
     rounds = ", ".join(sorted(results["round"].unique()))
+    twins = results.attrs.get("same_runs_left_out", 0)
     err.print(
         f"{len(results):,} results ({int(results['time_to_train_min'].notna().sum()):,} scored) "
         f"and {len(runs):,} runs of {rounds} written to {out_dir}/ (results and runs, "
-        "CSV and Parquet)",
+        "CSV and Parquet)"
+        + (
+            f"; {twins} result(s) repeating the runs of another under a second system name "
+            "in the same round counted once (the problems table names them)"
+            if twins
+            else ""
+        ),
         markup=False,
         highlight=False,
     )
@@ -141,12 +148,29 @@ def scores(
         bool, typer.Option("--all-columns", help="Every column of the scores table.")
     ] = False,
     columns_asked: Columns = None,
+    duplicates: Annotated[
+        bool,
+        typer.Option(
+            "--duplicates",
+            help="Also list a result under its second system name in a round (the same "
+            "runs, e.g. a -POWER twin); shown once by default.",
+        ),
+    ] = False,
 ) -> None:
     """Official time-to-train scores (olympic average, minutes), one row per result."""
+    from gpuscale.tables.republished import is_same_runs_copy  # lazy: pandas, not for --help
+
     tables = load_tables(paths, round_names)
     frame = tables.scores
     if benchmark:
         frame = frame[frame["workload"].isin(workloads_of(tables, benchmark))]
+    twins = is_same_runs_copy(frame).to_numpy(bool)
+    if twins.any() and not duplicates:
+        frame = frame[~twins]
+        note(
+            f"{int(twins.sum())} result(s) listed once: the same runs under a second system "
+            "name in the same round (--duplicates lists both; the problems table names them)"
+        )
     frame = frame.sort_values(["round", "benchmark", "time_to_train_min"])
     shown = list(frame.columns) if all_columns else SCORE_COLUMNS
     print_frame(
@@ -217,7 +241,7 @@ def analyze(
         bench_doc = _analyze_bench(bench_file, fmt, alone=not both)
         if not both:
             return
-    # lazy: pandas, scikit-learn and kneed (the analysis stack), not needed for --help
+    # lazy: pandas and scikit-learn (the analysis stack), not needed for --help
     from gpuscale.analysis import AnalysisOptions, as_json
     from gpuscale.analysis import analyze as run_analysis
     from gpuscale.analysis.analyze import workload_pairs
@@ -330,7 +354,7 @@ def report(
 
     if with_advice and interconnect is not None:
         _check_preset(interconnect)
-    # Forked once pandas is in (both need it): the worker imports scikit-learn and kneed
+    # Forked once pandas is in (both need it): the worker imports scikit-learn
     # while this process imports matplotlib and loads the data.
     with analysis_executor() as analysis:
         from gpuscale.report.html import build_report  # lazy: matplotlib, after the fork

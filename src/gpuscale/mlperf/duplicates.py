@@ -5,6 +5,11 @@ The same result can reach gpuscale twice: a round given twice, one organisation 
 the first path that holds it is kept, a later copy is dropped with a ``duplicate
 input`` problem row (saying whether its runs were the same: same run files and run
 times). So ``systems``, ``runs`` and ``scores`` never hold a key twice.
+
+One result can also sit in one round under two system names (the same runs to the
+millisecond; ``gpuscale.tables.republished``): both rows stay in ``scores`` (the official
+tables list both), the second is marked ``same_runs_as`` and :func:`same_runs_problems`
+says so in ``problems``.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.tables import PROBLEMS_SCHEMA, RoundTables, frame_of, problem_row
+from gpuscale.quantities import number as written
+from gpuscale.tables import PROBLEMS_SCHEMA, ProblemKind, RoundTables, frame_of, problem_row
 
 RESULT = ["round", "org", "system_id", "benchmark"]
 SYSTEM = ["round", "org", "system_id"]
@@ -115,3 +121,31 @@ def combine(parts: list[RoundTables]) -> RoundTables:
         )
         seen_systems |= systems
     return RoundTables.concat(kept)
+
+
+def same_runs_problems(scores: Any) -> list[dict[str, str]]:
+    """A ``same runs`` problem row for each result marked ``same_runs_as`` (it repeats the
+    runs of another result of its round under another system name: counted once)."""
+    if "same_runs_as" not in scores:
+        return []
+    twins = scores[scores["same_runs_as"].fillna("").astype(str) != ""]
+    kept = {
+        (r, f"{o}/{s}", b): e
+        for r, o, s, b, e in scores[[*RESULT, "energy_kj"]].itertuples(index=False)
+    }
+    rows = []
+    for row in twins.itertuples(index=False):
+        message = (
+            f"the same {row.runs} runs (start and stop to the millisecond) as "
+            f"{row.same_runs_as}: one result under two system names, counted once (as "
+            f"{row.same_runs_as})"
+        )
+        energy = kept.get((row.round, row.same_runs_as, row.benchmark))
+        if energy == energy and row.energy_kj == row.energy_kj and energy != row.energy_kj:
+            message += (
+                f"; its energy ({written(row.energy_kj)} kJ) differs from the one kept "
+                f"({written(energy)} kJ): the same runs measured another way"
+            )
+        where = f"{row.org}/results/{row.system_id}/{row.benchmark}"
+        rows.append(problem_row(str(row.round), where, ProblemKind.SAME_RUNS, message))
+    return rows

@@ -23,7 +23,7 @@ import orjson
 
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.consistency import FolderNames, odd_logs_reported
-from gpuscale.mlperf.duplicates import combine
+from gpuscale.mlperf.duplicates import combine, same_runs_problems
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path, wanted
 from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
 from gpuscale.mlperf.power import PowerLog
@@ -52,6 +52,7 @@ from gpuscale.tables import (
     frame_of,
     problem_row,
 )
+from gpuscale.tables.republished import mark_copies
 
 Progress = Callable[[int, int, str], None]  # (done, total or 0, what is counted)
 
@@ -349,7 +350,8 @@ def _tables(col: _Collector) -> RoundTables:
     col.problems.extend(scored.problems)
     runs_frame = frame_of(RUNS_SCHEMA, runs)
     systems = frame_of(SYSTEMS_SCHEMA, col.systems)
-    scores = scored.scores
+    scores = mark_copies(scored.scores, runs_frame)  # one result under two names: once
+    col.problems.extend(same_runs_problems(scores))
     return RoundTables(
         systems=systems,
         runs=runs_frame,

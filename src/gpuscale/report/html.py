@@ -105,7 +105,7 @@ def _rows(table: pd.DataFrame) -> list[dict[str, object]]:
 
 
 # Drawn from the first half of the analysis (the table alone), while the second half
-# (clusters, equilibrium: scikit-learn and kneed, ~1.7 s of imports) still runs.
+# (clusters, equilibrium: scikit-learn, ~1 s of imports) still runs.
 TABLE_ONLY_FIGURES = ("efficiency_ci", "speedup", "decomposition", "convergence")
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpuscale.planning import PlanError, PlanRequest
-from gpuscale.planning.api import plan_and_model
+from gpuscale.planning import PlanRequest
+from gpuscale.planning.api import as_frame
+from gpuscale.planning.result import PlanError, plan_for
 from gpuscale.quantities import number
 from gpuscale.report.plan_figures import plan_chart
 from gpuscale.report.svg import save_chart
@@ -72,8 +73,8 @@ class PlanData:
 
 def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str]:
     """Each study workload present planned on its most submitted family at ``COUNTS``
-    (a sentence instead where no plan is possible). Runs where ``kneed`` (the knee
-    criterion) is already imported: the report's analysis worker."""
+    (a sentence instead where no plan is possible); the fits of ``scores`` are computed
+    once (``gpuscale.planning.cache``) for every workload and the dense curve."""
     out: list[PlanData | str] = []
     for workload in [w for w in STUDY_WORKLOADS if w in workloads]:
         counts = scores[scores["workload"] == workload]["accelerator_family"].value_counts()
@@ -82,15 +83,20 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
         family = str(counts.index[0])
         request = PlanRequest(workload=workload, accelerator=family, devices=COUNTS)
         try:
-            table, model = plan_and_model(request, scores)
+            result = plan_for(request, scores)
         except PlanError as exc:
             out.append(f"{display_name(workload)}: no plan ({exc}).")
             continue
-        systems = model.systems
+        systems = pd.DataFrame(result.systems).rename(
+            columns={"devices": "accelerators", "minutes": "time_to_train_min"}
+        )
+        systems = systems.rename(columns={"system": "system_name"})
         low, high = systems["accelerators"].min(), systems["accelerators"].max()
         grid = np.unique(np.geomspace(min(low, COUNTS[0]), max(high, COUNTS[-1]), 40).round())
-        curve = model.predict(grid.astype(int))
-        out.append(PlanData(workload, family, table, curve, systems, table.attrs["notes"]))
+        dense = PlanRequest(workload=workload, accelerator=family, devices=grid.astype(int))
+        curve = as_frame(plan_for(dense, scores))
+        table = as_frame(result)
+        out.append(PlanData(workload, family, table, curve, systems, list(result.notes)))
     return out
 
 

@@ -1,9 +1,9 @@
 """The processes a report runs in: figure workers, and one analysis worker started early.
 
 Importing this module is cheap (no pandas, matplotlib or scikit-learn), so a caller can
-start :func:`analysis_executor` before its own heavy imports: the worker imports pandas,
-scikit-learn and kneed (~1.5 s; the clusters and knee criteria) on the second core while
-the caller imports pandas and matplotlib and loads its data on the first.
+start :func:`analysis_executor` before its own heavy imports: the worker imports pandas
+and scikit-learn (the clusters) on the second core while the caller imports pandas and
+matplotlib and loads its data on the first.
 """
 
 from __future__ import annotations
@@ -57,14 +57,13 @@ def figure_executor(workers: int) -> Executor:
 
 
 def _analysis_worker_init() -> None:
-    # lazy: the slow imports (kneed, scikit-learn) a forked analysis worker loads once, here
-    import kneed
+    # lazy: the slow import (scikit-learn) a forked analysis worker loads once, here
     import sklearn.cluster
     import sklearn.metrics
 
     import gpuscale.analysis.analyze  # loaded once per worker too, beside those
 
-    del kneed, sklearn, gpuscale  # imported for their side effect: loaded in this process
+    del sklearn, gpuscale  # imported for their side effect: loaded in this process
     # One thread for OpenMP and BLAS: a forked child must not use the OpenMP thread pool
     # of a parent that already ran K-means (GNU libgomp then waits forever on threads
     # that were not forked), and a few dozen points need no threads anyway.

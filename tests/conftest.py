@@ -53,3 +53,19 @@ def shared_archive():
         return path
 
     return find
+
+
+H100 = ROOT.parent / "shared" / "gpu" / "h100"
+
+
+@pytest.fixture(scope="session")
+def h100():
+    """``h100("sweep.jsonl")``: a file of the real H100 bench rows, or skip without them."""
+
+    def find(name: str) -> Path:
+        path = H100 / name
+        if not path.exists():
+            pytest.skip(f"{path} not present (the H100 rows live beside the checkout)")
+        return path
+
+    return find

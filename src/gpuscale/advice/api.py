@@ -189,6 +189,7 @@ def _advise(
         fixed=basis.fixed,
         assumptions=tuple(basis.assumed),
         min_batch=basis.min_batch,
+        max_batch=basis.max_batch,
         target_efficiency=req.target_efficiency,
         price_per_device_hour=req.price,
         power=basis.power,

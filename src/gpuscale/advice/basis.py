@@ -41,6 +41,7 @@ class Basis:
     compute: Compute | None = None
     per_device: int = 0
     min_batch: int = 1
+    max_batch: int | None = None  # the largest per-device batch that fits (None: per_device)
     overlap: float | None = None
     power: Power | None = None
     noise: Any = None

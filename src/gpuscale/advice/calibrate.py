@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice import step_shape
 from gpuscale.advice.fixed_cost import FixedCost
 from gpuscale.advice.model import (
     CommCurve,
@@ -41,6 +42,7 @@ from gpuscale.advice.model import (
     comm_times_s,
     ring_factor,
 )
+from gpuscale.advice.step_shape import Shape
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.interconnect.records import read_sweeps
 from gpuscale.quantities import number
@@ -72,6 +74,9 @@ class Calibration:
     power_w_at: tuple[tuple[int, float], ...] = ()  # (N, W of the whole job measured at N)
     noise: NoiseScale | None = None
     fixed: FixedCost | None = None  # the fixed per-step cost and where it came from
+    shape: Shape | None = None  # the step against the batch, fitted to measured batches
+    max_batch: int | None = None  # the largest per-device batch the memory allows
+    memory_note: str = ""  # how max_batch was found
     measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)  # N, step_ms
     notes: tuple[str, ...] = ()
 
@@ -276,6 +281,12 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     if other:
         notes.append(f"left out {other} run(s) of another device, backend, precision or threads")
     compute, spec, fixed = _compute(row, hardware, notes)
+    compute, shape = step_shape.calibrated(hardware, row, compute, spec)
+    if shape is not None:  # the model's own batches replace the family's line
+        fixed = step_shape.shape_fixed(shape, float(row["batch_per_device"]))
+        notes[:] = [n for n in notes if not n.startswith("compute:")]
+        notes.append(f"compute: its own forward + backward at {len(shape.points)} batches")
+    cap = step_shape.memory_cap(hardware, row)
     multi = hardware[hardware["accelerators"] > 1]
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]
@@ -310,6 +321,9 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         power_w_at=power_at,
         noise=_noise(own),
         fixed=fixed,
+        shape=shape,
+        max_batch=cap[0] if cap else None,
+        memory_note=cap[1] if cap else "",
         measured_steps=measured.reset_index(drop=True),
         notes=tuple(notes),
     )

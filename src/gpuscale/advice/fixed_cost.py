@@ -25,9 +25,10 @@ Where ``t_fixed`` comes from (``FixedCost.source``):
 * ``assumed``: the device-level prior ``GPU_PRIOR``, narrowed by what the step itself
   allows (``prior``); its whole range enters the advice's interval.
 
-The line is ``Compute.micro_ms`` (``advice/model.py``): a launch-bound floor (flat until
-the device fills, then linear, as measured on an H100) would replace it there, fitted
-to the same points, and keep this module's sources and intervals.
+The line is part of ``Compute.micro_ms`` (``advice/model.py``): where the bench measured
+a model at two or more batches, a launch-bound floor (flat until the device fills, then
+linear, as measured on an H100) is fitted to them (``advice/step_shape.py``) and its
+floor is the fixed cost said.
 """
 
 from __future__ import annotations
@@ -190,11 +191,13 @@ def prior(
 def resplit(compute: Compute, model: ModelSpec, batch: float, fixed_ms: float) -> Compute:
     """``compute`` with ``fixed_ms`` as its fixed cost and the per-sample rate set so that
     the micro-step at ``batch`` is unchanged: the calibration point is kept, only how it
-    splits between the fixed cost and the per-sample work changes."""
+    splits between the fixed cost and the per-sample work changes (a measured floor gives
+    way to the line through it; batches measured stay as measured)."""
     micro = compute.micro_ms(model, batch)
     fixed = min(max(fixed_ms, 0.0), micro * (1 - 1e-6))
     work_ms = micro - fixed
-    return replace(compute, fixed_ms=fixed, tflops=batch * model.flops / (work_ms / 1e3) / 1e12)
+    tflops = batch * model.flops / (work_ms / 1e3) / 1e12
+    return replace(compute, fixed_ms=fixed, floor_ms=0.0, tflops=tflops)
 
 
 def excess_ms(frame: pd.DataFrame) -> pd.Series:

@@ -46,6 +46,8 @@ def from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> 
     basis.spec = replace(cal.model, grad_bytes_per_param=req.grad_bytes)
     basis.name = cal.name
     basis.compute, basis.per_device = cal.compute, req.batch or cal.batch
+    if cal.max_batch is not None and req.batch is None:  # the memory measured decides
+        basis.max_batch = max(cal.max_batch, basis.per_device)
     overlap = cal.overlap if req.overlap is None else req.overlap
     if overlap is None and cal.device == "cpu":
         overlap = 0.0  # gloo reduces on the cores backward uses
@@ -225,6 +227,15 @@ def _flagged_help(table: pd.DataFrame) -> str:
 
 def _bench_sources(cal: Any, overlap: float | None) -> list[str]:
     lines = [f"Calibrated on {cal.name}: " + "; ".join(cal.notes) + "."]
+    if cal.shape is not None:
+        lines.append(cal.shape.sentence())
+    else:
+        lines.append(
+            f"Step against the batch: measured at per-device batch {cal.batch} only; other "
+            "batches are modelled from its fixed cost and rate."
+        )
+    if cal.memory_note:
+        lines.append(cal.memory_note)
     if cal.overlap is not None:
         lines.append(f"Overlap {cal.overlap:.2f} measured by the bench (1 - exposed / comm).")
     elif overlap is not None:

@@ -5,7 +5,11 @@ counted once.
 Compute (one device, per-device batch ``b``, accumulation ``k``, ``P`` parameters, ``F``
 forward + backward FLOPs per sample, achieved rate ``R``)::
 
-    t_compute = k (t_fixed + b F / R) + t_opt P      (t_opt: optimizer, per parameter)
+    t_compute = k max(t_floor, t_fixed + b F / R) + t_opt P
+
+(``t_opt``: optimizer, per parameter; ``t_floor`` a launch-bound floor fitted where the
+bench measured the model at several batches, and at a measured batch the measurement
+itself: ``advice/step_shape.py``).
 
 Communication: DDP all-reduces gradients in buckets, the first of 1 MiB
 (``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``), the others ``bucket_mb`` MiB; each
@@ -247,11 +251,15 @@ class ModelSpec:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Compute:
-    """One device's step: ``k (fixed_ms + b F / R) + opt_ms_per_mparam P / 1e6``, plus
-    DDP's own ``ddp_ms_per_mparam`` on N > 1 (see the module docstring)."""
+    """One device's step: ``k micro(b) + opt_ms_per_mparam P / 1e6``, plus DDP's own
+    ``ddp_ms_per_mparam`` on N > 1 (see the module docstring), where the micro-step is
+    ``max(floor_ms, fixed_ms + b F / R)`` (``advice/step_shape.py``), or the forward +
+    backward measured at ``b`` where ``measured_ms`` holds that batch."""
 
     tflops: float  # achieved R on the per-sample work, TFLOP/s
     fixed_ms: float = 0.0
+    floor_ms: float = 0.0  # launch-bound floor of the micro-step (0: a line in the batch)
+    measured_ms: tuple[tuple[float, float], ...] = ()  # (batch, forward + backward ms)
     opt_ms_per_mparam: float = 0.0
     ddp_ms_per_mparam: float = 0.0
     backward_share: float = 2 / 3  # of the per-sample work: backward is ~2x forward
@@ -263,7 +271,7 @@ class Compute:
     def __post_init__(self) -> None:
         if not (self.tflops > 0 and math.isfinite(self.tflops)):
             raise ValueError(f"achieved rate must be positive, got {self.tflops} TFLOP/s")
-        if min(self.fixed_ms, self.opt_ms_per_mparam, self.ddp_ms_per_mparam) < 0:
+        if min(self.fixed_ms, self.floor_ms, self.opt_ms_per_mparam, self.ddp_ms_per_mparam) < 0:
             raise ValueError("compute times must be >= 0")
         if not 0 <= self.backward_share <= 1:
             raise ValueError("the backward share must be in [0, 1]")
@@ -272,10 +280,18 @@ class Compute:
         return batch * model.flops / (self.tflops * 1e12) * 1e3
 
     def micro_ms(self, model: ModelSpec, batch: float) -> float:
-        """One micro-step's forward + backward at per-device ``batch``: the fixed
-        per-step cost plus the per-sample work (``advice/fixed_cost.py``). The one place
-        the step meets the batch: a launch-bound floor (flat, then linear) goes here."""
-        return self.fixed_ms + self.sample_work_ms(model, batch)
+        """One micro-step's forward + backward at per-device ``batch``: as measured at a
+        batch the bench timed, else a launch-bound floor, then the fixed per-step cost
+        plus the per-sample work (``advice/step_shape.py``, ``advice/fixed_cost.py``). The
+        one place the step meets the batch."""
+        for measured_batch, ms in self.measured_ms:
+            if abs(measured_batch - batch) < 1e-9:
+                return ms
+        return max(self.floor_ms, self.fixed_ms + self.sample_work_ms(model, batch))
+
+    def is_measured(self, batch: float) -> bool:
+        """Whether the micro-step at ``batch`` is a measurement (not the model)."""
+        return any(abs(b - batch) < 1e-9 for b, _ in self.measured_ms)
 
     def compute_ms(self, model: ModelSpec, batch: float, accum: int = 1) -> float:
         return accum * self.micro_ms(model, batch) + self.opt_ms_per_mparam * model.params / 1e6

@@ -73,6 +73,7 @@ class AdviceInputs:
     assumptions: tuple[Assumption, ...] = ()  # every term not measured, said
     max_accum: int = 64
     min_batch: int = 1  # smallest per-device batch tried
+    max_batch: int | None = None  # largest per-device batch that fits (None: ``batch``)
     target_efficiency: float = 0.7
     price_per_device_hour: float | None = None
     power: Power = field(default_factory=lambda: Power(None, "unknown"))
@@ -86,6 +87,8 @@ class AdviceInputs:
     def __post_init__(self) -> None:
         if self.max_devices < 1 or self.batch < 1 or self.max_accum < 1:
             raise ValueError("max devices, batch and max accumulation must be >= 1")
+        if self.max_batch is not None and self.max_batch < self.batch:
+            raise ValueError("the largest per-device batch is at least the batch")
         if not 0 < self.target_efficiency <= 1:
             raise ValueError("target efficiency must be in (0, 1]")
         if self.price_per_device_hour is not None and not self.price_per_device_hour >= 0:
@@ -96,6 +99,11 @@ class AdviceInputs:
             raise ValueError("global batch must be >= 1")
         if self.scaling not in SCALINGS:
             raise ValueError(f"scaling is one of {', '.join(SCALINGS)}, not {self.scaling!r}")
+
+    @property
+    def largest_batch(self) -> int:
+        """The largest per-device batch a device holds (memory), ``batch`` when unknown."""
+        return self.max_batch if self.max_batch is not None else self.batch
 
     @property
     def kept_global_batch(self) -> int | None:
@@ -149,7 +157,7 @@ def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
             batch = per_device / accum
             if batch < 1:
                 break
-            if batch == int(batch) and batch <= inputs.batch:
+            if batch == int(batch) and batch <= inputs.largest_batch:
                 return [(int(batch), accum)]
         return []
     if inputs.convergence is None or inputs.scaling == "weak":
@@ -221,7 +229,7 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     if frame.empty or frame["devices"].iloc[0] != 1:
         raise ValueError(
             f"global batch {inputs.global_batch} cannot be split on one device into whole "
-            f"per-device batches of at most {inputs.batch} with at most {inputs.max_accum} "
+            f"per-device batches of at most {inputs.largest_batch} with at most {inputs.max_accum} "
             "accumulation steps"
         )
     first = frame.iloc[0]
@@ -242,6 +250,11 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     frame["fixed_excess_ms"] = excess_ms(frame)
     _add_intervals(frame, inputs, ideal=frame["devices"] / first["devices"])
     frame["energy_source"] = [inputs.power.source_at(int(n)) for n in frame["devices"]]
+    # whether one device's forward + backward at this per-device batch was measured
+    frame["compute_source"] = [
+        "measured" if inputs.compute.is_measured(float(b)) else "modelled"
+        for b in frame["batch_per_device"]
+    ]
     frame["flags"] = [_flags(r, first) for r in frame.itertuples()]
     return frame
 

@@ -201,6 +201,7 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
         grad_bytes_per_step=r.get("grad_bytes_per_step"),
         allreduce_bytes_per_step=r.get("allreduce_bytes_per_step"),
         peak_memory_bytes=(r.get("memory") or {}).get("peak_bytes"),
+        device_memory_bytes=(r.get("environment") or {}).get("device_memory_bytes"),
         gpu_util_pct_mean=_number(nvml.get("gpu_util_pct_mean")),
         power_w_mean=_number(nvml.get("power_w_mean")),
         power_w_total=_number(nvml.get("power_w_total")),

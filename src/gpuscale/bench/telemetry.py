@@ -49,6 +49,7 @@ def machine_environment(device: Any) -> dict[str, Any]:
     if device.type == "cuda":
         env["nccl"] = ".".join(map(str, torch.cuda.nccl.version()))
         env["device_name"] = torch.cuda.get_device_name(device)
+        env["device_memory_bytes"] = int(torch.cuda.get_device_properties(device).total_memory)
         env["tf32_matmul"] = torch.backends.cuda.matmul.allow_tf32
         env["tf32_cudnn"] = torch.backends.cudnn.allow_tf32
         try:

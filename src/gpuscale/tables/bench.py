@@ -100,6 +100,7 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "grad_bytes_per_step",
     "allreduce_bytes_per_step",
     "peak_memory_bytes",
+    "device_memory_bytes",  # the device's whole memory (torch's total_memory); GPUs only
     "gpu_util_pct_mean",
     "power_w_mean",  # per device: power_w_total / accelerators
     "power_w_total",  # measured at this N: every device, every host's package once
@@ -139,6 +140,7 @@ _BENCH_INTEGERS = {
     "grad_bytes_per_step",
     "allreduce_bytes_per_step",
     "peak_memory_bytes",
+    "device_memory_bytes",
     "noise_batch_small",
     "noise_batch_big",
 }

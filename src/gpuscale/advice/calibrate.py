@@ -439,7 +439,9 @@ def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, Any]
             )
     if not any(c.op == "all_reduce" for c in curves):
         raise CalibrationError(
-            f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks"
+            f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks (a "
+            "one-device host measures none: leave out --collectives and give the link as "
+            "--interconnect PRESET)"
         )
     header = sweeps.headers.get(sweeps.latest, {}) if sweeps.latest else {}
     return curves, header

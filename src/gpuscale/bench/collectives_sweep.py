@@ -14,7 +14,7 @@ from typing import Any
 
 from gpuscale.bench.collectives_config import SCHEMA, CollectivesConfig
 from gpuscale.bench.results import ResultsError, check_writable
-from gpuscale.bench.runner import device_kind, torchrun_command
+from gpuscale.bench.runner import cuda_devices, device_kind, torchrun_command
 from gpuscale.interconnect.nccl import parse_debug_log
 from gpuscale.interconnect.records import Sweeps, read_sweeps
 
@@ -35,10 +35,29 @@ class SweepRun:
     env: dict[str, str]
 
 
+def _check_world(world: int, device: str) -> None:
+    """A collective needs two or more ranks, each on its own device on a GPU host."""
+    visible = cuda_devices() if device == "cuda" else None
+    if world < 2:
+        shown = f"{visible} CUDA device(s) visible" if visible is not None else "1 process"
+        raise SweepError(
+            f"a collective needs two or more devices ({shown}, --nproc {world}): nothing "
+            "measured, no sweep written. Run it where 2 or more GPUs are visible, or time "
+            "CPU processes with --backend gloo --nproc 2; `gpuscale advise` without "
+            "--collectives takes the link from --interconnect (a preset) instead"
+        )
+    if visible is not None and world > visible:
+        raise SweepError(
+            f"{visible} CUDA device(s) visible; --nproc {world} needs {world} (one per "
+            f"process): give --nproc up to {visible}, or time CPU processes with --backend gloo"
+        )
+
+
 def run_collectives(config: CollectivesConfig, out_file: Path, world: int) -> SweepRun:
     """Run ``config`` on ``world`` local processes under torchrun, appending to
     ``out_file`` (JSONL). Raises :class:`SweepError` before starting when the file cannot
     be written or the sizes are inverted, and after when the run failed."""
+    _check_world(world, device_kind(config.backend))  # before the file is touched
     try:  # before torchrun starts: its own failure would only say "error_file: <N/A>"
         check_writable(out_file)
     except ResultsError as exc:

@@ -16,6 +16,7 @@ filesystem); the runner of node 0 records failures.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import signal
@@ -63,9 +64,17 @@ class SweepConfig:
             raise ValueError("--node-rank must be in 0 .. --nnodes - 1")
         if self.nnodes > 1 and not self.rdzv_endpoint:
             raise ValueError("several nodes need --rdzv-endpoint HOST:PORT (node 0's address)")
-        if self.bench.backend == "nccl" and device_kind("nccl") != "cuda":
+        device = device_kind(self.bench.backend)
+        if self.bench.backend == "nccl" and device != "cuda":
             raise ValueError(
                 "--backend nccl needs CUDA devices; none is visible: use --backend gloo or auto"
+            )
+        visible = cuda_devices() if device == "cuda" else 0
+        if device == "cuda" and max(self.nproc) > visible:
+            raise ValueError(
+                f"{visible} CUDA device(s) visible; --nproc {max(self.nproc)} needs "
+                f"{max(self.nproc)} (one per process on each node): give --nproc up to "
+                f"{visible}, or time CPU processes with --backend gloo"
             )
 
 
@@ -96,14 +105,21 @@ def device_kind(backend: str) -> str:
         return "cpu"
 
 
-def local_devices() -> int:
-    """The processes one node runs by default: its GPUs, else up to two CPU processes
-    (one without torch)."""
+def cuda_devices() -> int:
+    """The CUDA devices this process sees (``CUDA_VISIBLE_DEVICES`` counts); 0 without torch."""
     try:
         import torch  # torch: only for a command that runs devices
     except ImportError:
+        return 0
+    return torch.cuda.device_count()
+
+
+def local_devices() -> int:
+    """The processes one node runs by default: its GPUs, else up to two CPU processes
+    (one without torch)."""
+    if importlib.util.find_spec("torch") is None:
         return 1
-    return torch.cuda.device_count() or min(2, os.cpu_count() or 1)
+    return cuda_devices() or min(2, os.cpu_count() or 1)
 
 
 def torchrun_command(

@@ -151,6 +151,8 @@ def bench(
     if report.interrupted:
         err.print("interrupted: the rows above are saved")
         raise typer.Exit(130)
+    if report.failures:
+        raise typer.Exit(1)
 
 
 def _on_event(message: str) -> None:

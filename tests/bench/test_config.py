@@ -113,3 +113,18 @@ def test_nccl_without_a_cuda_device_is_refused_before_anything_runs(
     assert "Traceback" not in result.output and not out.exists()
     auto = SweepConfig(models=("mlp-0.2m",), nproc=(1,), out=out, bench=BenchConfig())
     assert auto.bench.resolved_backend("cpu") == "gloo"
+
+
+def test_fp32_is_pytorchs_default_unless_told() -> None:
+    """Issue 41: fp32 as PyTorch runs it (cuDNN's convolutions in TF32, matmuls not),
+    --tf32 and --no-tf32 both explicit, and rows written before read as they ran."""
+    from gpuscale.bench.config import tf32_flags, tf32_mode
+
+    assert BenchConfig().tf32 == "default"
+    assert tf32_flags(BenchConfig().tf32) == (False, True)
+    assert tf32_flags(BenchConfig(tf32="on").tf32) == (True, True)
+    assert tf32_flags(BenchConfig(tf32="off").tf32) == (False, False)
+    assert (tf32_mode(True), tf32_mode(False), tf32_mode(None)) == ("on", "off", "default")
+    assert BenchConfig.from_json(BenchConfig(tf32=False).to_json()).tf32 == "off"
+    with pytest.raises(ValueError, match="tf32"):
+        BenchConfig(tf32="sometimes")

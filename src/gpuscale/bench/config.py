@@ -19,6 +19,25 @@ PRECISIONS = ("fp32", "bf16", "fp16")
 GRAD_COMMS = ("fp32", "bf16")
 SCALINGS = ("weak", "strong")
 BACKENDS = ("auto", "nccl", "gloo")
+# TF32 for fp32 on a GPU: ``default`` as PyTorch leaves it (cuDNN convolutions on
+# ``torch.backends.cudnn.allow_tf32 = True``, matmuls off), ``on`` both, ``off`` neither.
+TF32_MODES = ("default", "on", "off")
+
+
+def tf32_flags(mode: str) -> tuple[bool, bool]:
+    """(matmul, cuDNN) TF32 of a mode of ``TF32_MODES``."""
+    return mode == "on", mode != "off"
+
+
+def tf32_mode(value: object) -> str:
+    """A mode of ``TF32_MODES`` from a row or option: rows written before the modes said
+    ``true`` (both on) or ``false`` (both off); None is PyTorch's default."""
+    if value is None:
+        return "default"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
 
 # Per-field documentation: the CLI's help text and the README's table.
 HELP: dict[str, str] = {
@@ -29,7 +48,8 @@ HELP: dict[str, str] = {
     "global_batch": "Global batch for strong scaling.",
     "accum": "Gradient accumulation: micro-batches per optimizer step (one sync each).",
     "precision": "fp32, bf16 or fp16 (autocast; fp16 with a GradScaler).",
-    "tf32": "Allow TF32 tensor cores for fp32 matmuls and convolutions (GPU).",
+    "tf32": "TF32 tensor cores for fp32 on a GPU: --tf32 for matmuls and convolutions, "
+    "--no-tf32 for neither; default as PyTorch runs it (convolutions on, matmuls off).",
     "strategy": "ddp (DistributedDataParallel) or fsdp (FSDP2 fully_shard).",
     "bucket_mb": "DDP bucket size in MiB (DDP's bucket_cap_mb; its first bucket is 1 MiB).",
     "grad_comm": "Gradient communication dtype under DDP: fp32, or bf16 (compression hook).",
@@ -55,7 +75,7 @@ class BenchConfig(JsonRequest):
     global_batch: int = 64
     accum: int = 1
     precision: str = "fp32"
-    tf32: bool = False
+    tf32: str = "default"  # TF32_MODES (true / false from older rows: on / off)
     strategy: str = "ddp"
     bucket_mb: float = 25.0
     grad_comm: str = "fp32"
@@ -66,6 +86,9 @@ class BenchConfig(JsonRequest):
     repeat: int = 1
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "tf32", tf32_mode(self.tf32))
+        if self.tf32 not in TF32_MODES:
+            raise ValueError(f"invalid tf32: {self.tf32!r} is not one of {', '.join(TF32_MODES)}")
         rules = {  # the field, whether its value is allowed, and what is
             "steps": (self.steps >= 1, "at least 1"),
             "warmup": (self.warmup >= 0, "0 or more"),

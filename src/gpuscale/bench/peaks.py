@@ -5,7 +5,10 @@ with achieved = training FLOPs per sample (forward + backward, counted by
 ``torch.utils.flop_counter``: matrix multiplications, convolutions and attention; not
 element-wise work) x samples per second per device. Peaks are the vendors' **dense**
 figures (half the "with sparsity" numbers the datasheets headline); ``fp32`` means
-plain FP32 (CUDA cores) unless TF32 is allowed, then the TF32 tensor-core figure.
+plain FP32 (CUDA cores) where TF32 is off, the TF32 tensor-core figure where it is on,
+and under PyTorch's default (TF32 for cuDNN's convolutions, not for matmuls) the two
+mixed by the convolutions' share ``s`` of the FLOPs: the time-weighted peak
+``1 / (s / TF32 + (1 - s) / FP32)``.
 
 Sources (TFLOP/s; retrieved 2026):
 * H100 SXM5 / H200 SXM: NVIDIA H100 Tensor Core GPU datasheet and H200 datasheet:
@@ -42,10 +45,17 @@ class Peak:
     tf32: float
     bf16: float
 
-    def tflops(self, precision: str, tf32: bool = False) -> float:
+    def tflops(self, precision: str, tf32: bool | str = False, conv_share: float = 0.0) -> float:
+        """The peak a run's FLOPs meet: ``tf32`` a bool (on / off for every op) or a
+        mode (``default``: convolutions, ``conv_share`` of the FLOPs, under TF32)."""
         if precision in ("bf16", "fp16"):
             return self.bf16
-        return self.tf32 if tf32 else self.fp32
+        if tf32 in (True, "on"):
+            return self.tf32
+        if tf32 == "default" and conv_share > 0:
+            share = min(conv_share, 1.0)
+            return 1 / (share / self.tf32 + (1 - share) / self.fp32)
+        return self.fp32
 
 
 # (pattern on the lower-cased device name, peak). First match wins.
@@ -76,10 +86,14 @@ def peak_for(device_name: str | None) -> Peak | None:
 
 
 def mfu(
-    achieved_tflops: float, device_name: str | None, precision: str, tf32: bool
+    achieved_tflops: float,
+    device_name: str | None,
+    precision: str,
+    tf32: bool | str,
+    conv_share: float = 0.0,
 ) -> float | None:
     """Model FLOP utilisation (see the module docstring), None without a known peak."""
     peak = peak_for(device_name)
     if peak is None or not achieved_tflops >= 0:
         return None
-    return achieved_tflops / peak.tflops(precision, tf32)
+    return achieved_tflops / peak.tflops(precision, tf32, conv_share)

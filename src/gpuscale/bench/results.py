@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuscale.bench.config import fields_of_key
+from gpuscale.bench.config import fields_of_key, tf32_mode
 from gpuscale.plausibility import run_flags
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
 from gpuscale.tables.bench import BENCH_SCHEMA, one_device
@@ -172,6 +172,7 @@ def _config(r: dict[str, Any]) -> dict[str, Any]:
             config[name] = int(named[name])
     if named.get("backend") in ("gloo", "nccl"):
         config["backend"] = named["backend"]
+    config["tf32"] = tf32_mode(config.get("tf32"))  # older rows: true / false
     return config
 
 

@@ -268,14 +268,16 @@ def gradient_norms(job: Job, steps: int, batch_size: int) -> tuple[list[float], 
 
 def count_flops(
     bench: BenchModel, batch: Batch, batch_size: int
-) -> tuple[float | None, tuple[str, ...]]:
-    """(training FLOPs per sample (forward + backward), dense ops that ran uncounted),
-    by ``torch.utils.flop_counter`` with :mod:`gpuscale.bench.flops`'s formulas, on the
-    bare module before it is wrapped; FLOPs None if the counter cannot run the model."""
+) -> tuple[float | None, tuple[str, ...], float | None]:
+    """(training FLOPs per sample (forward + backward), dense ops that ran uncounted, of
+    the FLOPs per sample those of convolutions), by ``torch.utils.flop_counter`` with
+    :mod:`gpuscale.bench.flops`'s formulas, on the bare module before it is wrapped; FLOPs
+    None if the counter cannot run the model."""
     try:
         counted = count(lambda: bench.forward_loss(bench.module, batch).backward())
     except Exception:  # an operator the counter cannot trace: no FLOPs, no MFU
-        return None, ()
+        return None, (), None
     finally:
         bench.module.zero_grad(set_to_none=True)
-    return counted.total / batch_size, counted.uncounted_ops
+    conv = sum(n for op, n in counted.by_op.items() if "conv" in op)
+    return counted.total / batch_size, counted.uncounted_ops, conv / batch_size

@@ -200,9 +200,11 @@ def mfu_fields(record: dict[str, Any], device_name: str | None) -> dict[str, Any
     achieved = record["flops"]["achieved_tflops_per_device"]
     cfg = record["config"]
     peak = peak_for(device_name) if cfg["device"] == "cuda" else None
+    total, conv = record["flops"].get("per_sample"), record["flops"].get("conv_per_sample")
+    share = conv / total if total and conv else 0.0  # convolutions: TF32 by default
     return {
-        "peak_tflops": peak.tflops(cfg["precision"], cfg["tf32"]) if peak else None,
-        "mfu": mfu(achieved, device_name, cfg["precision"], cfg["tf32"])
+        "peak_tflops": peak.tflops(cfg["precision"], cfg["tf32"], share) if peak else None,
+        "mfu": mfu(achieved, device_name, cfg["precision"], cfg["tf32"], share)
         if achieved is not None and peak
         else None,
     }

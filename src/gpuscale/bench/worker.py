@@ -33,7 +33,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from gpuscale.bench.config import BenchConfig, resolved_config, run_key
+from gpuscale.bench.config import BenchConfig, resolved_config, run_key, tf32_flags
 from gpuscale.bench.models import family_of, load_model, parameter_count
 from gpuscale.bench.results import SCHEMA, append_result
 from gpuscale.bench.steps import CommMeter, Job, count_flops, ddp, gradient_norms, timed_steps
@@ -121,7 +121,7 @@ def run_model(
     host = host or Host()
     world = dist.get_world_size()
     micro = cfg.per_device_batch(world, device.type)
-    job, flops, uncounted_ops = _job(name, cfg, device, world, micro)
+    job, (flops, conv), uncounted_ops = _job(name, cfg, device, world, micro)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     meter: Any = None
@@ -180,6 +180,7 @@ def run_model(
         cfg, device.type, world, micro, flops, grad_bytes, buckets, gathered, global_sq, small
     )
     measured["flops"]["uncounted_ops"] = list(uncounted_ops)  # dense work left out of per_sample
+    measured["flops"]["conv_per_sample"] = conv  # of per_sample: cuDNN's (TF32 by default)
     return measured
 
 
@@ -192,7 +193,7 @@ def small_batch(micro: int) -> int | None:
 
 def _job(
     name: str, cfg: BenchConfig, device: torch.device, world: int, micro: int
-) -> tuple[Job, float | None, tuple[str, ...]]:
+) -> tuple[Job, tuple[float | None, float | None], tuple[str, ...]]:
     """The model ``name`` on ``device``, wrapped, with its optimizer and this rank's
     batch; and its FLOPs per sample (counted on the bare module) and uncounted ops."""
     torch.manual_seed(0)
@@ -200,7 +201,7 @@ def _job(
     bench.module.to(device)
     torch.manual_seed(1 + dist.get_rank())
     batch = bench.make_batch(micro, device)
-    flops, uncounted_ops = count_flops(bench, batch, micro)
+    flops, uncounted_ops, conv = count_flops(bench, batch, micro)
     wrapped, comm = _wrap(bench.module, cfg, device, world)
     autocast = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[cfg.precision]
     job = Job(
@@ -215,7 +216,7 @@ def _job(
         fsdp=cfg.strategy == "fsdp",
         comm=comm,
     )
-    return job, flops, uncounted_ops
+    return job, (flops, conv), uncounted_ops
 
 
 def _gather(values: Any) -> list[Any]:
@@ -291,8 +292,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         torch.set_num_threads(threads)
         if device.type == "cuda":
-            torch.backends.cuda.matmul.allow_tf32 = cfg.tf32
-            torch.backends.cudnn.allow_tf32 = cfg.tf32
+            matmul, cudnn = tf32_flags(cfg.tf32)
+            torch.backends.cuda.matmul.allow_tf32 = matmul
+            torch.backends.cudnn.allow_tf32 = cudnn
         rank, local_rank = dist.get_rank(), int(os.environ.get("LOCAL_RANK", "0"))
         environment = machine_environment(device) if rank == 0 else {}
         for name in args.models.split(","):

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from gpuscale.bench.config import HELP, BenchConfig
+from gpuscale.bench.config import HELP, BenchConfig, tf32_mode
 from gpuscale.cli.bench_output import print_bench
 from gpuscale.cli.common import app, err, fail, fail_on, out, require_torch
 from gpuscale.cli.output import Format, print_frame
@@ -69,7 +69,7 @@ def bench(
     global_batch: Annotated[int, typer.Option(help=HELP["global_batch"])] = D.global_batch,
     accum: Annotated[int, typer.Option(help=HELP["accum"])] = D.accum,
     precision: Annotated[str, typer.Option(help=HELP["precision"])] = D.precision,
-    tf32: Annotated[bool, typer.Option("--tf32", help=HELP["tf32"])] = D.tf32,
+    tf32: Annotated[bool | None, typer.Option("--tf32/--no-tf32", help=HELP["tf32"])] = None,
     strategy: Annotated[str, typer.Option(help=HELP["strategy"])] = D.strategy,
     bucket_mb: Annotated[float, typer.Option(help=HELP["bucket_mb"])] = D.bucket_mb,
     grad_comm: Annotated[str, typer.Option(help=HELP["grad_comm"])] = D.grad_comm,
@@ -117,7 +117,7 @@ def bench(
                 global_batch=global_batch,
                 accum=accum,
                 precision=precision,
-                tf32=tf32,
+                tf32=tf32_mode(tf32),
                 strategy=strategy,
                 bucket_mb=bucket_mb,
                 grad_comm=grad_comm,

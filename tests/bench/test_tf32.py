@@ -1,0 +1,62 @@
+"""fp32 as PyTorch runs it by default (issue 41): the MFU peak to match each mode, the
+options that say it, and the H100 rows read as they ran."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.bench.peaks import mfu, peak_for
+from gpuscale.bench.results import bench_table, read_results
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def test_the_peak_matches_the_tf32_mode() -> None:
+    peak = peak_for(H100)
+    assert peak is not None
+    assert peak.tflops("fp32", "off", conv_share=1.0) == peak.fp32
+    assert peak.tflops("fp32", "on") == peak.tf32
+    # by default convolutions run in TF32 and matmuls do not
+    assert peak.tflops("fp32", "default", conv_share=1.0) == pytest.approx(peak.tf32)
+    assert peak.tflops("fp32", "default", conv_share=0.0) == peak.fp32
+    half = peak.tflops("fp32", "default", conv_share=0.5)
+    assert peak.fp32 < half < peak.tf32
+    # half the FLOPs at each peak: the time is the sum of the two halves' times
+    assert 1 / half == pytest.approx(0.5 / peak.tf32 + 0.5 / peak.fp32)
+    assert mfu(peak.tf32 / 2, H100, "fp32", "default", 1.0) == pytest.approx(0.5)
+    assert peak.tflops("bf16", "default", conv_share=1.0) == peak.bf16
+
+
+def test_the_options_reach_the_sweep(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from gpuscale.bench import runner
+    from gpuscale.bench.runner import SweepReport
+    from gpuscale.cli import app
+
+    seen = []
+
+    def sweep(cfg, sizes, **_) -> SweepReport:
+        seen.append(cfg.bench.tf32)
+        return SweepReport()
+
+    monkeypatch.setattr(runner, "run_sweep", sweep)
+    base = ["bench", "--models", "mlp-0.2m", "--nproc", "1", "--backend", "gloo"]
+    for extra in ([], ["--tf32"], ["--no-tf32"]):
+        result = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "r.jsonl"), *extra])
+        assert result.exit_code == 0, result.output
+    assert seen == ["default", "on", "off"]
+
+
+@pytest.mark.shared
+def test_the_h100_rows_say_what_they_ran(h100) -> None:
+    """Written before the modes: ``false`` turned cuDNN's TF32 off (the row's environment
+    says so), so it reads as ``off``, and cnn-19m's --tf32 as ``on``."""
+    records, _ = read_results(h100("paths.jsonl"))
+    table = bench_table(records)
+    cnn = table[table["model"] == "cnn-19m"]
+    assert list(cnn["tf32"]) == ["on"]
+    ladder = bench_table(read_results(h100("ladder.jsonl"))[0])
+    assert set(ladder["tf32"]) == {"off"}

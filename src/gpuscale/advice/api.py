@@ -163,7 +163,8 @@ def _advise(
         reference_batch=basis.per_device,
         measured=basis.noise,
     )
-    bench_model = basis.name if req.bench is not None else None
+    # the bench model whose runs measure a term (none for a model given by its numbers)
+    bench_model = basis.name if req.bench is not None and req.params is None else None
     basis.assumed += [
         assumptions.convergence(
             convergence.source if convergence else None,

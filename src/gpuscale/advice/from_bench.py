@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice import assumptions, fixed_cost
+from gpuscale.advice import assumptions, by_numbers, fixed_cost
 from gpuscale.advice.basis import DEFAULT_LINK, Basis
 from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
 from gpuscale.advice.device_power import device_power
@@ -33,8 +33,13 @@ def from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> 
     bench_frame, skipped = _bench_table(frame if frame is not None else req.bench)
     basis.sources += skipped
     table, warning = _with_flagged(bench_frame, req.allow_flagged)
+    by_numbers.check(req)
     try:
-        cal = calibrate(table, req.model or default_model(table), basis.network)
+        if req.params is not None:  # a model the bench did not measure: its family's rate
+            model, family, how = by_numbers.representative(table, req)
+            cal = by_numbers.adopt(calibrate(table, model, basis.network), req, family, how)
+        else:
+            cal = calibrate(table, req.model or default_model(table), basis.network)
     except CalibrationError as exc:
         raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
     if warning:
@@ -64,7 +69,7 @@ def from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> 
         cal = _with_fixed(cal, req.fixed_ms)
         basis.compute = cal.compute
     basis.fixed = cal.fixed
-    basis.assumed += _bench_assumed(cal, req, overlap)
+    basis.assumed += _bench_assumed(cal, req, overlap, None if req.params else cal.name)
     # a rate the bench measured is a finding however low; above the peak it cannot be true
     basis.warnings += rate_warnings(
         cal.compute.tflops, cal.device_name, "bf16" if req.grad_bytes == 2 else "fp32", low=False
@@ -89,8 +94,9 @@ def _with_fixed(cal: Any, fixed_ms: float) -> Any:
     )
 
 
-def _bench_assumed(cal: Any, req: AdviceRequest, overlap: float | None) -> list:
-    """The step's terms as the bench measured them, or said as assumed."""
+def _bench_assumed(cal: Any, req: AdviceRequest, overlap: float | None, model: str | None) -> list:
+    """The step's terms as the bench measured them, or said as assumed (``model``: the
+    bench model that measures them; None for a model given by its numbers)."""
     fixed = cal.fixed
     span = f" ({fixed.low_ms:.3g}-{fixed.high_ms:.3g} ms)" if fixed.uncertain else ""
     compute = cal.compute
@@ -106,12 +112,12 @@ def _bench_assumed(cal: Any, req: AdviceRequest, overlap: float | None) -> list:
             overlap,
             measured=cal.overlap is not None and req.overlap is None,
             given=req.overlap is not None,
-            model=cal.name,
+            model=model,
         ),
         assumptions.ddp_overhead(
-            compute.ddp_ms_per_mparam, cal.model.params, measured=True, model=cal.name
+            compute.ddp_ms_per_mparam, cal.model.params, measured=True, model=model
         ),
-        assumptions.wait(dict(compute.slowdown), bool(compute.jitter_ms), model=cal.name),
+        assumptions.wait(dict(compute.slowdown), bool(compute.jitter_ms), model=model),
     ]
 
 
@@ -229,6 +235,8 @@ def _bench_sources(cal: Any, overlap: float | None) -> list[str]:
     lines = [f"Calibrated on {cal.name}: " + "; ".join(cal.notes) + "."]
     if cal.shape is not None:
         lines.append(cal.shape.sentence())
+    elif cal.measured_steps.empty:
+        lines.append("Step against the batch: no batch of this model measured; all modelled.")
     else:
         lines.append(
             f"Step against the batch: measured at per-device batch {cal.batch} only; other "

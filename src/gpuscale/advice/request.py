@@ -21,7 +21,10 @@ SCALINGS = ("auto", "strong", "weak")
 HELP: dict[str, str] = {
     "bench": "Calibrate from `gpuscale bench` results (JSONL).",
     "model": "Model of --bench to advise on (default: the largest with N = 1).",
-    "params": "Parameters, e.g. 7M (without --bench).",
+    "params": "Parameters, e.g. 7M (with --bench: a model it did not measure, advised from its "
+    "family's calibration).",
+    "family": "Family of a --params model with --bench (e.g. cnn, mlp, transformer): whose "
+    "measured rate it takes (default: inferred from --flops-per-sample).",
     "step_ms": "Measured single-device step time, ms (without --bench); give it again with "
     "another --batch to measure the fixed per-step cost (the first pair is the one advised on).",
     "batch": "Per-device batch of --step-ms, one per --step-ms (default: measured, else 32).",
@@ -75,6 +78,7 @@ class AdviceRequest(JsonRequest):
     bench: str | None = None
     model: str | None = None
     params: float | None = None
+    family: str | None = None
     step_ms: float | tuple[float, ...] | None = None
     batch: int | tuple[int, ...] | None = None
     fixed_ms: float | None = None

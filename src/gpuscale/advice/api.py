@@ -188,6 +188,7 @@ def _advise(
         global_batch=req.global_batch,
         scaling=_scaling(req.scaling, convergence),
         fixed=basis.fixed,
+        prior_range=basis.prior_range,
         assumptions=tuple(basis.assumed),
         min_batch=basis.min_batch,
         max_batch=basis.max_batch,

@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpuscale.advice.priors import SharePrior
 
 # the command a user without a bench runs to measure a term of their own model
 BENCH = "gpuscale bench --model FILE.py:FACTORY --batch B"
@@ -118,6 +122,36 @@ def wait(slowdown: dict[int, float], jitter: bool, *, model: str | None) -> Assu
     )
 
 
+def _share(value: float, what: str) -> str:
+    return f"{value:.3g}" if what.startswith("ms") else f"{value:.1%}"
+
+
+def prior(found: SharePrior, what: str, measure: str) -> Assumption:
+    """A term set from a published or measured prior (``advice/priors.py``): its most
+    likely value and range, and the source; the range enters the interval."""
+    return Assumption(
+        term=found.term,
+        value=f"{_share(found.point, what)} {what} ({_share(found.low, what)}-"
+        f"{_share(found.high, what)}, its range in the interval)",
+        source="assumed",
+        basis=f"prior: {found.source}",
+        measure=measure,
+    )
+
+
+def input_pipeline(rate: str | None = None) -> Assumption:
+    """The data loader: never modelled; ``rate`` says what it must deliver."""
+    return Assumption(
+        term="Input pipeline",
+        value="never the bottleneck" + (f" while it delivers {rate}" if rate else ""),
+        source="assumed",
+        basis="gpuscale's bench makes its data on the device; loading, decoding and "
+        "augmenting are not in any step it times",
+        measure="time your data loader alone (samples/s per process) and compare it with "
+        "the samples/s per device predicted here",
+    )
+
+
 def convergence(source: str | None, *, model: str | None, same_samples: bool = False) -> Assumption:
     """The samples to converge at a larger global batch (``same_samples``: the bench's
     N > 1 runs of ``model`` saw the same samples on every rank, so their gradient norms
@@ -147,19 +181,6 @@ def convergence(source: str | None, *, model: str | None, same_samples: bool = F
         value="E(B) = E_min (1 + B / B_noise)",
         source=kind,
         basis=source,
-    )
-
-
-def input_pipeline() -> Assumption:
-    """The data loader: never modelled."""
-    return Assumption(
-        term="Input pipeline",
-        value="never the bottleneck",
-        source="assumed",
-        basis="gpuscale's bench makes its data on the device; loading, decoding and "
-        "augmenting are not in any step it times",
-        measure="time your data loader alone (samples/s per process) and compare it with "
-        "the samples/s per device predicted here",
     )
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuscale.advice import assumptions, fixed_cost
-from gpuscale.advice.assumptions import BENCH, Assumption
+from gpuscale.advice import assumptions, fixed_cost, priors
+from gpuscale.advice.assumptions import BENCH, Assumption, bench_command
 from gpuscale.advice.device_power import Power, device_power
 from gpuscale.advice.fixed_cost import FixedCost
 from gpuscale.advice.model import Compute, ModelSpec, Network
@@ -49,6 +49,7 @@ class Basis:
     error: StepError = field(default_factory=StepError)
     link_assumed: bool = False  # no link given, detected or measured: the default link
     fixed: FixedCost | None = None
+    prior_range: tuple[Compute, ...] = ()  # the compute at the priors' low and high ends
     assumed: list[Assumption] = field(default_factory=list)
     same_samples: bool = False  # the bench's N > 1 runs saw the same samples per rank
 
@@ -75,7 +76,14 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> None:
     whole = per_device * spec.flops / (step_ms / 1e3) / 1e12  # TFLOP/s of the whole step
     fixed = _fixed(req, points, spec, device, precision)
     basis.spec, basis.per_device, basis.fixed = spec, per_device, fixed
-    basis.compute = fixed_cost.resplit(Compute(tflops=whole), spec, per_device, fixed.ms)
+    compute = fixed_cost.resplit(Compute(tflops=whole), spec, per_device, fixed.ms)
+    # DDP's own work and the slowest device's wait: priors (advice/priors.py), their
+    # range carried into the interval in place of the unmeasured +/-35%
+    basis.compute = priors.with_priors(compute, spec, per_device, "point")
+    basis.prior_range = tuple(
+        priors.with_priors(compute, spec, per_device, end) for end in ("low", "high")
+    )
+    basis.error = priors.ERROR
     basis.min_batch = max(1, per_device // 8)  # the fixed cost prices smaller batches
     basis.overlap = req.overlap
     basis.power = device_power(None, req.device_name, given_w=req.power_w)
@@ -129,6 +137,8 @@ def _assumed(req: AdviceRequest, fixed: FixedCost, spec: ModelSpec) -> list[Assu
             measure=fixed.measure,
         ),
         assumptions.overlap(req.overlap, measured=False, given=req.overlap is not None, model=None),
-        assumptions.ddp_overhead(0.0, spec.params, measured=False, model=None),
-        assumptions.wait({}, jitter=False, model=None),
+        assumptions.prior(priors.DDP_WORK, "ms per million parameters", bench_command(None, "1")),
+        assumptions.prior(
+            priors.STEP_SPREAD, "coefficient of variation of the step", bench_command(None, "1,2")
+        ),
     ]

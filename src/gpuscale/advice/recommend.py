@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.assumptions import Assumption, settle
+from gpuscale.advice.assumptions import Assumption, input_pipeline, settle
 from gpuscale.advice.break_even import break_even
 from gpuscale.advice.decision import Decision, decide
 from gpuscale.advice.device_power import Power
@@ -38,6 +38,7 @@ from gpuscale.advice.model import (
     bucket_plan,
     predict_step,
 )
+from gpuscale.advice.priors import input_rate
 from gpuscale.advice.uncertainty import StepError
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.analysis.equilibrium import knee_pick
@@ -70,6 +71,7 @@ class AdviceInputs:
     # "strong": the global batch (``global_batch``, else ``batch``) is kept
     scaling: str = "search"
     fixed: FixedCost | None = None  # the fixed per-step cost, its range and source
+    prior_range: tuple[Compute, ...] = ()  # the compute at the ends of the priors' ranges
     assumptions: tuple[Assumption, ...] = ()  # every term not measured, said
     max_accum: int = 64
     min_batch: int = 1  # smallest per-device batch tried
@@ -289,15 +291,17 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
 def _across_fixed(inputs: AdviceInputs, frame: pd.DataFrame) -> list[tuple[np.ndarray, ...]]:
     """(steps, speedups) of every row at its (batch, accumulation) with the fixed cost
     at its point, and at the ends of its range where that is uncertain (the measured step
-    kept: ``fixed_cost.resplit``)."""
+    kept: ``fixed_cost.resplit``) and of the priors' ranges (``advice/priors.py``)."""
     found = [(frame["step_ms"].to_numpy(float), frame["speedup"].to_numpy(float))]
     fixed = inputs.fixed
-    if fixed is None or not fixed.uncertain:
-        return found
-    for value in (fixed.low_ms, fixed.high_ms):
-        other = replace(
-            inputs, compute=resplit(inputs.compute, inputs.model, fixed.at_batch, value)
-        )
+    computes = list(inputs.prior_range)
+    if fixed is not None and fixed.uncertain:
+        computes += [
+            resplit(inputs.compute, inputs.model, fixed.at_batch, value)
+            for value in (fixed.low_ms, fixed.high_ms)
+        ]
+    for compute in computes:
+        other = replace(inputs, compute=compute)
         steps = np.array(
             [
                 other.step(int(r.devices), r.batch_per_device, int(r.accum)).step_ms
@@ -373,9 +377,21 @@ def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
     return found[:1] + ([f"(and {len(found) - 1} more count(s))"] if len(found) > 1 else [])
 
 
+def _with_input_rate(inputs: AdviceInputs, frame: pd.DataFrame) -> AdviceInputs:
+    """The input pipeline's assumption with the samples per second the largest count
+    needs (``priors.input_rate``)."""
+    last = frame.iloc[-1]
+    rate = input_rate(float(last["samples_per_s"]), int(last["devices"]))
+    said = tuple(
+        input_pipeline(rate) if a.term == "Input pipeline" else a for a in inputs.assumptions
+    )
+    return replace(inputs, assumptions=said)
+
+
 def recommend(inputs: AdviceInputs) -> Advice:
     """Predictions, the Decision and the explanation for one model on one network."""
     frame = predictions(inputs)
+    inputs = _with_input_rate(inputs, frame)
     warnings = (*inputs.warnings, *_below_mlperf(frame, inputs))
     decision = decide(frame, inputs.target_efficiency, warnings)
     measure_first = settle(

@@ -1,0 +1,52 @@
+"""Eight GPUs by numbers (issue 41 item 8): DDP's own work and the slowest device's wait
+enter as priors with their sources, their range in the interval, and the input pipeline's
+rate is said."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import gpuscale
+from gpuscale.advice.recommend import recommend
+from gpuscale.advice.uncertainty import StepError
+
+
+def _resnet50_on_a_dgx():
+    # one A100's published 938 img/s at batch 256, typed as numbers
+    return gpuscale.advise(
+        params=25.6e6,
+        flops_per_sample=12.3e9,
+        step_ms=256 / 938 * 1e3,
+        batch=256,
+        link="nvlink3",
+        device_name="A100 SXM4",
+        max_devices=8,
+        scaling="weak",
+    )
+
+
+def test_each_prior_is_named_with_its_source() -> None:
+    advice = _resnet50_on_a_dgx()
+    said = {a.term: a for a in advice.inputs.assumptions}
+    ddp, wait = said["DDP's own work"], said["Wait for the slowest device"]
+    assert "PyTorch DDP paper" in ddp.basis and "one-H100" in ddp.basis
+    assert "Chen et al. 2016" in wait.basis and "Horovod" in wait.basis
+    assert "its range in the interval" in ddp.value and "its range in the interval" in wait.value
+    eight = advice.predictions.set_index("devices").loc[8]
+    assert eight["ddp_ms"] > 0 and eight["wait_ms"] > 0
+    # the input pipeline: the rate the largest count needs, read off its row
+    pipeline = said["Input pipeline"].value
+    assert f"{eight['samples_per_s']:,.0f} samples/s in all at 8 device(s)" in pipeline
+    assert f"{eight['samples_per_s'] / 8:,.0f} per process" in pipeline
+
+
+def test_the_priors_narrow_the_interval_around_their_point() -> None:
+    advice = _resnet50_on_a_dgx()
+    inputs = advice.inputs
+    bare = replace(inputs.compute, ddp_ms_per_mparam=0.0, jitter_ms=(), jitter_ref_ms=0.0)
+    before = recommend(replace(inputs, compute=bare, prior_range=(), error=StepError()))
+    now = advice.predictions.set_index("devices").loc[8]
+    then = before.predictions.set_index("devices").loc[8]
+    assert now["speedup"] < then["speedup"]  # what the numbers set to zero now costs
+    assert now["speedup_low"] <= now["speedup"] <= now["speedup_high"]
+    assert now["speedup_high"] - now["speedup_low"] < then["speedup_high"] - then["speedup_low"]

@@ -21,7 +21,7 @@ import numpy as np
 
 from gpuscale.bench.config import fields_of_key, tf32_mode
 from gpuscale.plausibility import run_flags
-from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
+from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of, json_depth
 from gpuscale.tables.bench import BENCH_SCHEMA, one_device
 
 SCHEMA = "gpuscale.bench/2"
@@ -113,12 +113,15 @@ def read_results(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line.decode("utf-8"))
+            record = json_depth.loads(line.decode("utf-8"))
         except UnicodeDecodeError:
             problems.append(f"{path}:{number}: not UTF-8 text; skipped")
             continue
         except json.JSONDecodeError as exc:
             problems.append(f"{path}:{number}: not JSON ({exc.msg}; a cut line?); skipped")
+            continue
+        except json_depth.TooDeep as exc:
+            problems.append(f"{path}:{number}: {exc}; skipped")
             continue
         problem = _problem(record)
         if problem:

@@ -6,14 +6,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperOption
@@ -69,14 +68,33 @@ def _main(
     """How training scales with the number of accelerators, and how many to use."""
 
 
-# Piped output is as wide as COLUMNS says (rich reads it), else 240 columns: a file
-# or a pager has no width of its own.
+PIPED_WIDTH = 240  # a file or a pager has no width of its own
+
+
+class _Out(Console):
+    """stdout as wide as ``COLUMNS`` says when it is printed to (not when gpuscale was
+    imported: rich 13 and 15 read it at different times), else the terminal's, else
+    ``PIPED_WIDTH``; sentences are never hard-wrapped (``soft_wrap``), so what a line says
+    does not depend on the width or on how wide the numbers before it came out."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        columns = os.environ.get("COLUMNS", "")
+        if columns.isdigit() and int(columns) > 0:
+            width = int(columns)
+        elif self.is_terminal:
+            return super().size
+        else:
+            width = PIPED_WIDTH
+        return ConsoleDimensions(width, super().size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+
 # emoji=False: names and errors are the user's text, never ":smile:" turned into a face
-out = Console(
-    soft_wrap=False,
-    emoji=False,
-    width=None if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit() else 240,
-)
+out = _Out(soft_wrap=True, emoji=False)
 # Messages are never hard-wrapped (a terminal wraps them itself; a log keeps each whole).
 err = Console(stderr=True, soft_wrap=True, emoji=False)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.tables import COLLECTIVES_COLUMNS
+from gpuscale.tables import COLLECTIVES_COLUMNS, json_depth
 
 SCHEMAS = ("gpuscale.collectives/1", "gpuscale.collectives/2")
 
@@ -48,8 +48,8 @@ def read_sweeps(path: Path) -> Sweeps:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
+            record = json_depth.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, json_depth.TooDeep):
             out.problems.append(f"{path}:{number}: not a JSON record; skipped")
             continue
         if not isinstance(record, dict) or record.get("schema") not in SCHEMAS:

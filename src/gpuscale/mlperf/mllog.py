@@ -20,7 +20,6 @@ It never raises on any input: whatever cannot be read becomes a :class:`ParseFai
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -28,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import msgspec
+
+from gpuscale.tables import json_depth
 
 try:
     from gpuscale.mlperf._scan import payloads as _payloads_c
@@ -71,7 +72,7 @@ def _decoded(field: Any) -> Any:
         # Not UTF-8 inside (msgspec skips strings it only stores raw): read as the
         # official parser reads every file, latin-1.
         try:
-            return json.loads(bytes(field).decode("latin-1"))
+            return json_depth.loads(bytes(field).decode("latin-1"))
         except (ValueError, RecursionError):
             return None
 
@@ -160,7 +161,7 @@ def _strict_loads(payload: bytes) -> Any:
     text = (_TOKEN_STR + payload.decode("latin-1")).strip()
     if not text.startswith(_TOKEN_STR):
         raise ValueError("does not match regex")
-    return json.loads(text[len(_TOKEN_STR) :])
+    return json_depth.loads(text[len(_TOKEN_STR) :])
 
 
 def _check_record(obj: Any) -> str | None:

@@ -8,7 +8,6 @@ key per part so systems can be grouped by hardware; a name it does not know is a
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from gpuscale.mlperf.accelerators import (
     no_accelerator,
     normalise_accelerator,
 )
+from gpuscale.tables import json_depth
 
 __all__ = ["SystemDescriptionError", "SystemRecord", "accelerator_family", "parse_system"]
 
@@ -108,8 +108,8 @@ def _description(data: bytes) -> dict[str, Any]:
     except orjson.JSONDecodeError:
         # Not UTF-8, or not JSON orjson takes: read as the official tool reads it.
         try:
-            desc = json.loads(data.decode("latin-1"))
-        except RecursionError:
+            desc = json_depth.loads(data.decode("latin-1"))
+        except (RecursionError, json_depth.TooDeep):
             raise SystemDescriptionError("JSON nested too deeply to read") from None
         except ValueError as exc:
             raise SystemDescriptionError(f"not valid JSON ({exc})") from None

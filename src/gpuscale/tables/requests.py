@@ -9,6 +9,8 @@ import json
 from dataclasses import asdict, fields
 from typing import Any, ClassVar, TypeVar
 
+from gpuscale.tables import json_depth
+
 Request = TypeVar("Request", bound="JsonRequest")
 
 
@@ -26,7 +28,7 @@ class JsonRequest:
     @classmethod
     def from_json(cls: type[Request], text: str) -> Request:
         """The object :meth:`to_json` wrote; unknown fields are a ``ValueError``."""
-        data: dict[str, Any] = json.loads(text)
+        data: dict[str, Any] = json_depth.loads(text)
         unknown = set(data) - {f.name for f in fields(cls)}  # type: ignore[arg-type]
         if unknown:
             raise ValueError(f"unknown {cls.json_name} field(s): {', '.join(sorted(unknown))}")

@@ -25,7 +25,7 @@ import pandas as pd
 
 from gpuscale.plausibility import superlinear_flag
 from gpuscale.tables import BenchStatus
-from gpuscale.tables.bench import one_device
+from gpuscale.tables.bench import configuration_labels, one_device
 
 NO_BASELINE = "no N = 1 run of the same configuration (threads, batch, precision...): no speedup"
 
@@ -42,6 +42,7 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
             efficiency=pd.Series(dtype=float),
             speedup_ddp=pd.Series(dtype=float),
             baseline=pd.Series(dtype=str),
+            configuration=pd.Series(dtype=str),
         )
     samples = ok["batch_per_device"].astype(float) * ok["accum"].astype(float)
     ok["plain_samples_per_s"] = samples / (ok["plain_step_ms_mean"].astype(float) / 1e3)
@@ -59,7 +60,8 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     ]
     ok["flags"] = ["; ".join(filter(None, [f, x])) for f, x in zip(ok["flags"], extra, strict=True)]
     ok["flagged"] = ok["flags"].str.len() > 0
-    return ok.sort_values(["params", "model", "accelerators"]).reset_index(drop=True)
+    ok["configuration"] = configuration_labels(ok)  # two precisions of a model: two labels
+    return ok.sort_values(["params", "configuration", "accelerators"]).reset_index(drop=True)
 
 
 def trusted(scaling: pd.DataFrame) -> pd.DataFrame:

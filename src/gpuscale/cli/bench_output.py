@@ -27,7 +27,7 @@ def bench_json(table) -> dict:
 
 
 BENCH_SHOWN = [
-    "model",
+    "configuration",
     "params",
     "accelerators",
     "step_ms_mean",

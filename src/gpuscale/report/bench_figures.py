@@ -28,7 +28,7 @@ PHASES = (
 
 def _bar_labels(frame: pd.DataFrame) -> list[str]:
     return [
-        f"{r.model} ({number(r.params / 1e6, 2)}M params) on {r.accelerators}: "
+        f"{r.configuration} ({number(r.params / 1e6, 2)}M params) on {r.accelerators}: "
         f"{number(r.step_ms_mean)} ms/step, communication {100 * r.comm_fraction:.0f}%"
         for r in frame.itertuples(index=False)
     ]
@@ -37,20 +37,20 @@ def _bar_labels(frame: pd.DataFrame) -> list[str]:
 @styled
 def step_breakdown(scaling: pd.DataFrame) -> Chart:
     """Stacked bars: the share of DDP's step spent in forward, backward, DDP's own
-    overhead, exposed communication and optimizer, per model (by size), on 1 device
+    overhead, exposed communication and optimizer, per configuration (by size), on 1 device
     (solid) and on the largest world size (hatched)."""
     largest = int(scaling["accelerators"].max())
     frame = scaling[scaling["accelerators"].isin({1, largest})].sort_values(
         ["params", "accelerators"]
     )
-    models = list(dict.fromkeys(frame["model"]))
+    models = list(dict.fromkeys(frame["configuration"]))  # a model's configurations apart
     width = 0.38
     fig, ax = new_axes((max(5.6, 0.75 * len(models) + 2.5), 3.6))
     labels: dict[str, list[str]] = {}
     for k, world in enumerate(sorted(frame["accelerators"].unique())):
         part = (
             frame[frame["accelerators"] == world]
-            .set_index("model")
+            .set_index("configuration")
             .reindex(models)
             .dropna(subset=["step_ms_mean"])
         )

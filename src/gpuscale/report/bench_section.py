@@ -16,7 +16,7 @@ from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, st
 from gpuscale.report.svg import save_chart
 
 COLUMNS = {
-    "model": "Model",
+    "configuration": "Model",  # with its configuration where the file holds several
     "params": "Parameters",
     "accelerators": "Devices",
     "step_ms_mean": "Step (ms)",
@@ -67,15 +67,17 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
         return [f"All {len(all_rows)} runs are flagged as untrustworthy (see the table)."]
     hosts = ", ".join(sorted({str(h) for h in scaling["hostname"].dropna()})) or "this machine"
     models, counts = scaling["model"].nunique(), sorted(scaling["accelerators"].unique())
+    configurations = scaling["configuration"].nunique()
     low, high = number(scaling["params"].min() / 1e6, 2), number(scaling["params"].max() / 1e6)
     sizes = f"of {low}M parameters" if models == 1 else f"from {low}M to {high}M parameters"
+    in_configs = f" in {configurations} configurations" if configurations > models else ""
     out.append(
-        f"{models} model{'s' if models != 1 else ''} {sizes} on "
+        f"{models} model{'s' if models != 1 else ''} {sizes}{in_configs} on "
         f"{', '.join(map(str, counts))} device{'s' if counts != [1] else ''} "
         f"({hosts}, {', '.join(sorted(scaling['backend'].unique()))})."
     )
     if len(flagged):
-        names = ", ".join(f"{r.model} on {r.accelerators}" for r in flagged.itertuples())
+        names = ", ".join(f"{r.configuration} on {r.accelerators}" for r in flagged.itertuples())
         out.append(
             f"Left out of these findings as not trustworthy: {names} (reasons in the "
             "table); the advice leaves them out too unless it says it used them."
@@ -97,14 +99,14 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
             text = f"On {world} devices every model trains faster than on one device."
         else:
             text = (
-                f"On {world} devices {', '.join(slower['model'])} train slower than on "
-                f"one device and {', '.join(at[at['speedup'] >= 1]['model'])} faster "
+                f"On {world} devices {', '.join(slower['configuration'])} train slower than on "
+                f"one device and {', '.join(at[at['speedup'] >= 1]['configuration'])} faster "
                 "(no crossing within one model family to interpolate a break-even size)."
             )
         out.append(text)
         best = at.loc[at["speedup"].idxmax()]
         out.append(
-            f"Best scaling on {world}: {best['model']} at {best['speedup']:.2f}x "
+            f"Best scaling on {world}: {best['configuration']} at {best['speedup']:.2f}x "
             f"(efficiency {best['efficiency']:.0%}); exposed communication is "
             f"{_share_range(at['comm_fraction'])} of the step."
         )

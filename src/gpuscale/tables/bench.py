@@ -213,3 +213,48 @@ def one_device(frame: pd.DataFrame, column: str) -> pd.Series:
     paired = pd.MultiIndex.from_frame(frame[["config_group", "sweep_id"]])
     found = same.set_index(["config_group", "sweep_id"])[column].reindex(paired)
     return pd.Series(found.to_numpy(), index=frame.index).fillna(fallback)
+
+
+# How a configuration field reads in a label (``tf-30m (bf16)``, ``tf-7m (accum 4)``).
+_LABEL = {
+    "precision": "{}",
+    "tf32": "TF32 {}",
+    "strategy": "{}",
+    "accum": "accum {}",
+    "scaling": "{} scaling",
+    "grad_comm": "{} gradients",
+    "bucket_mb": "buckets {} MiB",
+    "backend": "{}",
+    "device": "{}",
+    "threads": "{} threads",
+    "steps": "{} steps",
+    "batch": "batch {}",
+}
+
+
+def configuration_labels(frame: pd.DataFrame) -> pd.Series:
+    """One label per row that tells configurations apart: the model, and where the
+    frame holds it in several configurations the fields that differ (``tf-30m (bf16)``
+    and ``tf-30m (fp32)``), and where one configuration ran more than once at the same
+    device count (two sweeps) the run (``tf-7m (run 2)``), so no table or figure puts two
+    runs on one label."""
+    import pandas as pd  # lazy: pandas, only where a bench table is built
+
+    if frame.empty:
+        return pd.Series([], index=frame.index, dtype=str)
+    groups = frame["config_group"].astype(str)
+    fields = pd.DataFrame(
+        {name: groups.str.split("|").str[i] for i, name in enumerate(BENCH_GROUP_COLUMNS)},
+        index=frame.index,
+    )
+    fields["batch"] = groups.str.rsplit("|batch=", n=1).str[-1]
+    labels = frame["model"].astype(str).copy()
+    for model, rows in fields.groupby(frame["model"], sort=False):
+        differ = [c for c in fields.columns if c != "model" and rows[c].nunique() > 1]
+        for index, row in rows.iterrows():
+            said = [_LABEL.get(c, c + " {}").format(row[c]) for c in differ]
+            if said:
+                labels[index] = f"{model} ({', '.join(said)})"
+    run = labels.groupby([labels, frame["accelerators"]]).cumcount() + 1
+    repeated = labels.groupby([labels, frame["accelerators"]]).transform("size") > 1
+    return labels.where(~repeated, labels + " (run " + run.astype(str) + ")")

@@ -1,0 +1,65 @@
+"""One model in two configurations (precisions, batches, strategies) or run twice is two
+rows and two labels in every bench table and figure (issue 41 item 5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.results import bench_table
+from gpuscale.report.bench_section import build_bench_section
+
+from ..builders import bench_record
+
+
+def _record(model: str, world: int, sps: float, sweep: str, **config) -> dict:
+    record = bench_record(model, 30_000_000, world, sps, config=BenchConfig(steps=20, **config))
+    record["sweep_id"] = sweep
+    return record
+
+
+def test_two_precisions_and_two_runs_are_told_apart(tmp_path: Path) -> None:
+    records = [
+        _record("tf-30m", 1, 100.0, "s1", precision="fp32", batch=8),
+        _record("tf-30m", 2, 150.0, "s1", precision="fp32", batch=8),
+        _record("tf-30m", 1, 300.0, "s2", precision="bf16", batch=8),
+        _record("tf-30m", 2, 450.0, "s2", precision="bf16", batch=8),
+        _record("mlp-4m", 1, 900.0, "s1", batch=8),
+        _record("mlp-4m", 1, 950.0, "s3", batch=8),  # the same configuration again
+    ]
+    scaling = bench_scaling(bench_table(records))
+    labels = set(scaling["configuration"])
+    assert {"tf-30m (fp32)", "tf-30m (bf16)"} <= labels
+    assert {"mlp-4m (run 1)", "mlp-4m (run 2)"} <= labels
+    assert not scaling.duplicated(["configuration", "accelerators"]).any()
+    section = build_bench_section(bench_table(records), tmp_path)  # crashed on duplicates
+    assert section is not None
+    shown = [row["Model"] for row in section.rows]
+    assert shown.count("tf-30m (fp32)") == 2 and shown.count("tf-30m (bf16)") == 2
+    assert (tmp_path / "bench_step_breakdown.svg").exists()
+    assert "1 model" not in " ".join(section.findings)
+
+
+def test_two_batches_of_one_model_say_their_batch() -> None:
+    records = [
+        _record("tf-7m", 1, 100.0, "s1", batch=8),
+        _record("tf-7m", 1, 400.0, "s1", batch=64),
+    ]
+    labels = set(bench_scaling(bench_table(records))["configuration"])
+    assert labels == {"tf-7m (batch 8)", "tf-7m (batch 64)"}
+
+
+@pytest.mark.shared
+def test_the_h100_ladder_report_renders(h100, tmp_path: Path) -> None:
+    """tf-30m in fp32 and bf16 (``ladder.jsonl``): 'cannot reindex on an axis with
+    duplicate labels' before."""
+    from gpuscale.bench.results import read_results
+
+    records, _ = read_results(h100("ladder.jsonl"))
+    section = build_bench_section(bench_table(records), tmp_path)
+    assert section is not None
+    shown = {row["Model"] for row in section.rows}
+    assert {"tf-30m (fp32)", "tf-30m (bf16)"} <= shown

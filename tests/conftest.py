@@ -69,3 +69,19 @@ def h100():
         return path
 
     return find
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``gpu`` skip without a CUDA device (torch loaded only if one is)."""
+    marked = [item for item in items if item.get_closest_marker("gpu")]
+    if not marked:
+        return
+    try:
+        import torch  # lazy: torch, only when a gpu-marked test was collected
+
+        cuda = torch.cuda.is_available()
+    except ImportError:
+        cuda = False
+    if not cuda:
+        for item in marked:
+            item.add_marker(pytest.mark.skip(reason="needs a CUDA device"))

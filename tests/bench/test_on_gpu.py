@@ -1,0 +1,109 @@
+"""On a GPU (marked ``gpu``, skipped without CUDA; issue 41 item 6): the bench's plain
+step against an independent loop of the same module, its memory, NVML and MFU fields,
+and the refusals of a host with fewer GPUs than asked. The refusals also run everywhere
+with a faked device count (``test_device_refusals.py``)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+torch = pytest.importorskip("torch")
+
+from gpuscale.bench.config import BenchConfig  # noqa: E402
+from gpuscale.bench.models import load_model, parameter_count  # noqa: E402
+from gpuscale.bench.results import read_results  # noqa: E402
+from gpuscale.bench.runner import SweepConfig, run_sweep  # noqa: E402
+from gpuscale.cli import app  # noqa: E402
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.slow,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+]
+MODELS = ("mlp-4m", "cnn-4.7m", "tf-7m")  # the three kinds; a CNN runs cuDNN (TF32)
+BATCH = 32
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    out = tmp_path_factory.mktemp("gpu") / "results.jsonl"
+    config = SweepConfig(
+        models=MODELS,
+        nproc=(1,),
+        out=out,
+        bench=BenchConfig(steps=20, warmup=5, batch=BATCH),
+    )
+    report = run_sweep(config, {m: parameter_count(m) for m in MODELS})
+    assert report.failures == [], report.failures
+    records, problems = read_results(out)
+    assert problems == []
+    return {r["config"]["model"]: r for r in records}
+
+
+def _plain_loop_ms(name: str, steps: int = 50, warmup: int = 10) -> float:
+    """The same module, AdamW, one batch made on the device, PyTorch's defaults (TF32
+    for cuDNN, not matmuls): ms per step, synchronised around the timed steps."""
+    device = torch.device("cuda")
+    torch.manual_seed(0)
+    bench = load_model(name)
+    bench.module.to(device)
+    optimizer = torch.optim.AdamW(bench.module.parameters(), lr=1e-4)
+    batch = bench.make_batch(BATCH, device)
+
+    def step() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        bench.forward_loss(bench.module, batch).backward()
+        optimizer.step()
+
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / steps * 1e3
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_the_plain_step_is_a_plain_loop(rows: dict[str, dict], name: str) -> None:
+    row = rows[name]
+    assert row["config"]["tf32"] == "default"
+    assert row["environment"]["tf32_cudnn"] is True
+    assert row["environment"]["tf32_matmul"] is False
+    loop = _plain_loop_ms(name)
+    bench = row["timing"]["plain_step_ms_mean"]
+    assert abs(bench / loop - 1) < 0.10, (name, bench, loop)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_memory_nvml_and_mfu_are_recorded_and_possible(rows: dict[str, dict], name: str) -> None:
+    row = rows[name]
+    device = row["environment"]["device_memory_bytes"]
+    assert device == torch.cuda.get_device_properties(0).total_memory
+    assert row["memory"]["kind"] == "cuda_max_allocated"
+    assert 0 < row["memory"]["peak_bytes"] < device
+    nvml = row["nvml"]
+    assert nvml is not None, "NVML not read (nvidia-ml-py installed?)"
+    assert nvml["power_w_mean"] > 0 and nvml["energy_j_per_step"] > 0
+    assert 0 < row["flops"]["mfu"] <= 1
+    assert row["flops"]["peak_tflops"] > 0
+
+
+def test_more_processes_than_gpus_is_refused(tmp_path: Path) -> None:
+    count = torch.cuda.device_count()
+    out = tmp_path / "r.jsonl"
+    runner = CliRunner()
+    args = ["bench", "--models", "mlp-0.2m", "--nproc", f"1,{count + 1}", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert f"{count} CUDA device(s) visible; --nproc {count + 1} needs {count + 1}" in result.output
+    assert not out.exists()
+    sweep = tmp_path / "collectives.jsonl"
+    result = runner.invoke(app, ["collectives", "--nproc", "1", "--out", str(sweep)])
+    assert result.exit_code == 2 and "two or more devices" in result.output
+    assert not sweep.exists()

@@ -14,10 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gpuscale.advice.priors import SharePrior
 
 # the command a user without a bench runs to measure a term of their own model
 BENCH = "gpuscale bench --model FILE.py:FACTORY --batch B"
@@ -119,23 +115,6 @@ def wait(slowdown: dict[int, float], jitter: bool, *, model: str | None) -> Assu
         source="assumed",
         basis="nothing measured the steps' spread",
         measure=bench_command(model, "1,2"),
-    )
-
-
-def _share(value: float, what: str) -> str:
-    return f"{value:.3g}" if what.startswith("ms") else f"{value:.1%}"
-
-
-def prior(found: SharePrior, what: str, measure: str) -> Assumption:
-    """A term set from a published or measured prior (``advice/priors.py``): its most
-    likely value and range, and the source; the range enters the interval."""
-    return Assumption(
-        term=found.term,
-        value=f"{_share(found.point, what)} {what} ({_share(found.low, what)}-"
-        f"{_share(found.high, what)}, its range in the interval)",
-        source="assumed",
-        basis=f"prior: {found.source}",
-        measure=measure,
     )
 
 

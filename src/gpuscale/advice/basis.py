@@ -137,8 +137,8 @@ def _assumed(req: AdviceRequest, fixed: FixedCost, spec: ModelSpec) -> list[Assu
             measure=fixed.measure,
         ),
         assumptions.overlap(req.overlap, measured=False, given=req.overlap is not None, model=None),
-        assumptions.prior(priors.DDP_WORK, "ms per million parameters", bench_command(None, "1")),
-        assumptions.prior(
+        priors.assumption(priors.DDP_WORK, "ms per million parameters", bench_command(None, "1")),
+        priors.assumption(
             priors.STEP_SPREAD, "coefficient of variation of the step", bench_command(None, "1,2")
         ),
     ]

@@ -276,6 +276,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     """Everything the bench measured about ``model`` (see the module docstring)."""
     rows, notes = _usable(table)
     row = _single_row(rows, model)
+    notes += _which_configuration(rows, row)
     hardware = _same_hardware(rows, row)
     other = len(rows) - len(hardware)
     if other:
@@ -327,6 +328,19 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         measured_steps=measured.reset_index(drop=True),
         notes=tuple(notes),
     )
+
+
+def _which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[str]:
+    """Where the model ran in several precisions or strategies, which one the advice is
+    on (the latest N = 1 run's), said."""
+    own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
+    kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
+    if len(kinds) < 2:
+        return []
+    return [
+        f"{row['model']} ran in {len(kinds)} configurations; this advice is on its "
+        f"{row['precision']} {row['strategy']} runs (TF32 {row['tf32']}), the latest"
+    ]
 
 
 def _contention(

@@ -5,11 +5,9 @@ counted once.
 Compute (one device, per-device batch ``b``, accumulation ``k``, ``P`` parameters, ``F``
 forward + backward FLOPs per sample, achieved rate ``R``)::
 
-    t_compute = k max(t_floor, t_fixed + b F / R) + t_opt P
+    t_compute = k max(t_floor, t_fixed + b F / R) + t_opt P   (at a measured b: measured)
 
-(``t_opt``: optimizer, per parameter; ``t_floor`` a launch-bound floor fitted where the
-bench measured the model at several batches, and at a measured batch the measurement
-itself: ``advice/step_shape.py``).
+(``t_opt``: optimizer, per parameter; ``t_floor``: ``advice/step_shape.py``).
 
 Communication: DDP all-reduces gradients in buckets, the first of 1 MiB
 (``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``), the others ``bucket_mb`` MiB; each
@@ -252,9 +250,7 @@ class ModelSpec:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Compute:
     """One device's step: ``k micro(b) + opt_ms_per_mparam P / 1e6``, plus DDP's own
-    ``ddp_ms_per_mparam`` on N > 1 (see the module docstring), where the micro-step is
-    ``max(floor_ms, fixed_ms + b F / R)`` (``advice/step_shape.py``), or the forward +
-    backward measured at ``b`` where ``measured_ms`` holds that batch."""
+    ``ddp_ms_per_mparam`` on N > 1 (see the module docstring)."""
 
     tflops: float  # achieved R on the per-sample work, TFLOP/s
     fixed_ms: float = 0.0
@@ -281,16 +277,14 @@ class Compute:
 
     def micro_ms(self, model: ModelSpec, batch: float) -> float:
         """One micro-step's forward + backward at per-device ``batch``: as measured at a
-        batch the bench timed, else a launch-bound floor, then the fixed per-step cost
-        plus the per-sample work (``advice/step_shape.py``, ``advice/fixed_cost.py``). The
-        one place the step meets the batch."""
-        for measured_batch, ms in self.measured_ms:
-            if abs(measured_batch - batch) < 1e-9:
-                return ms
+        batch the bench timed, else ``max(floor, fixed + per-sample work)``
+        (``advice/step_shape.py``): the one place the step meets the batch."""
+        measured = [ms for b, ms in self.measured_ms if abs(b - batch) < 1e-9]
+        if measured:
+            return measured[0]
         return max(self.floor_ms, self.fixed_ms + self.sample_work_ms(model, batch))
 
-    def is_measured(self, batch: float) -> bool:
-        """Whether the micro-step at ``batch`` is a measurement (not the model)."""
+    def is_measured(self, batch: float) -> bool:  # the micro-step at ``batch``
         return any(abs(b - batch) < 1e-9 for b, _ in self.measured_ms)
 
     def compute_ms(self, model: ModelSpec, batch: float, accum: int = 1) -> float:

@@ -19,7 +19,7 @@ gives it (``advice/model.py``), with a low, a most likely and a high value (10th
   communication together left there.
 
 The input pipeline has no prior here: the advice says at what samples per second it
-would cap the throughput (``input_rate``). NVIDIA's DeepLearningExamples performance
+would cap the throughput (``with_input_rate``). NVIDIA's DeepLearningExamples performance
 tables check these priors (``benchmarks/eight_gpus_by_numbers.py``); nothing is fitted
 to them.
 """
@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from gpuscale.advice.assumptions import Assumption, input_pipeline
 from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.uncertainty import StepError
 
@@ -116,10 +117,31 @@ def with_priors(compute: Compute, model: ModelSpec, batch: float, which: str) ->
     )
 
 
-def input_rate(samples_per_s: float, devices: int) -> str:
-    """The sentence on the input pipeline at the largest count."""
-    return (
-        f"{samples_per_s:,.0f} samples/s in all at {devices} device(s), "
+def with_input_rate(
+    assumed: tuple[Assumption, ...], samples_per_s: float, devices: int
+) -> tuple[Assumption, ...]:
+    """``assumed`` with the input pipeline's term saying the samples per second the
+    largest count (``devices``) consumes, in all and per process."""
+    rate = (
+        f"{samples_per_s:,.0f} samples/s in all at {int(devices)} device(s), "
         f"{samples_per_s / devices:,.0f} per process: a data loader slower than that caps "
         "the throughput there"
+    )
+    return tuple(input_pipeline(rate) if a.term == "Input pipeline" else a for a in assumed)
+
+
+def _share(value: float, what: str) -> str:
+    return f"{value:.3g}" if what.startswith("ms") else f"{value:.1%}"
+
+
+def assumption(found: SharePrior, what: str, measure: str) -> Assumption:
+    """A term set from a published or measured prior (``advice/priors.py``): its most
+    likely value and range, and the source; the range enters the interval."""
+    return Assumption(
+        term=found.term,
+        value=f"{_share(found.point, what)} {what} ({_share(found.low, what)}-"
+        f"{_share(found.high, what)}, its range in the interval)",
+        source="assumed",
+        basis=f"prior: {found.source}",
+        measure=measure,
     )

@@ -20,15 +20,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-import numpy as np
 import pandas as pd
 
-from gpuscale.advice.assumptions import Assumption, input_pipeline, settle
+from gpuscale.advice.assumptions import Assumption, settle
 from gpuscale.advice.break_even import break_even
 from gpuscale.advice.decision import Decision, decide
 from gpuscale.advice.device_power import Power
 from gpuscale.advice.explain import explain
-from gpuscale.advice.fixed_cost import FixedCost, excess_ms, resplit
+from gpuscale.advice.fixed_cost import FixedCost, excess_ms
+from gpuscale.advice.intervals import add_intervals
 from gpuscale.advice.model import (
     DEFAULT_BUCKET_MB,
     Compute,
@@ -38,7 +38,7 @@ from gpuscale.advice.model import (
     bucket_plan,
     predict_step,
 )
-from gpuscale.advice.priors import input_rate
+from gpuscale.advice.priors import with_input_rate
 from gpuscale.advice.uncertainty import StepError
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.analysis.equilibrium import knee_pick
@@ -250,7 +250,7 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
         for h, w in zip(frame["time_to_train_h"], total_w, strict=True)
     ]
     frame["fixed_excess_ms"] = excess_ms(frame)
-    _add_intervals(frame, inputs, ideal=frame["devices"] / first["devices"])
+    add_intervals(frame, inputs, ideal=frame["devices"] / first["devices"])
     frame["energy_source"] = [inputs.power.source_at(int(n)) for n in frame["devices"]]
     # whether one device's forward + backward at this per-device batch was measured
     frame["compute_source"] = [
@@ -286,48 +286,6 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
         "samples_to_train": inputs.samples_at(step.global_batch),
         "time_to_train_h": time_s / 3600,
     }
-
-
-def _across_fixed(inputs: AdviceInputs, frame: pd.DataFrame) -> list[tuple[np.ndarray, ...]]:
-    """(steps, speedups) of every row at its (batch, accumulation) with the fixed cost
-    at its point, and at the ends of its range where that is uncertain (the measured step
-    kept: ``fixed_cost.resplit``) and of the priors' ranges (``advice/priors.py``)."""
-    found = [(frame["step_ms"].to_numpy(float), frame["speedup"].to_numpy(float))]
-    fixed = inputs.fixed
-    computes = list(inputs.prior_range)
-    if fixed is not None and fixed.uncertain:
-        computes += [
-            resplit(inputs.compute, inputs.model, fixed.at_batch, value)
-            for value in (fixed.low_ms, fixed.high_ms)
-        ]
-    for compute in computes:
-        other = replace(inputs, compute=compute)
-        steps = np.array(
-            [
-                other.step(int(r.devices), r.batch_per_device, int(r.accum)).step_ms
-                for r in frame.itertuples()
-            ]
-        )
-        time = (
-            frame["samples_to_train"].to_numpy(float)
-            * steps
-            / frame["global_batch"].to_numpy(float)
-        )
-        found.append((steps, time[0] / time))
-    return found
-
-
-def _add_intervals(frame: pd.DataFrame, inputs: AdviceInputs, ideal: pd.Series) -> None:
-    """The 80% intervals of the step and the speedup: over the fixed cost's range, then
-    ``x exp(-/+ width at N)`` of the step's error; the speedup's upper end never above
-    ``ideal`` (linear)."""
-    width = np.array([inputs.error.width_at(int(n)) for n in frame["devices"]])
-    steps, speedups = zip(*_across_fixed(inputs, frame), strict=True)
-    frame["step_ms_low"] = np.min(steps, axis=0) * np.exp(-width)
-    frame["step_ms_high"] = np.max(steps, axis=0) * np.exp(width)
-    frame["speedup_low"] = np.min(speedups, axis=0) * np.exp(-width)
-    high = pd.Series(np.max(speedups, axis=0) * np.exp(width), index=frame.index)
-    frame["speedup_high"] = high.clip(upper=ideal)
 
 
 def _flags(row: tuple, first: pd.Series) -> str:
@@ -377,21 +335,13 @@ def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
     return found[:1] + ([f"(and {len(found) - 1} more count(s))"] if len(found) > 1 else [])
 
 
-def _with_input_rate(inputs: AdviceInputs, frame: pd.DataFrame) -> AdviceInputs:
-    """The input pipeline's assumption with the samples per second the largest count
-    needs (``priors.input_rate``)."""
-    last = frame.iloc[-1]
-    rate = input_rate(float(last["samples_per_s"]), int(last["devices"]))
-    said = tuple(
-        input_pipeline(rate) if a.term == "Input pipeline" else a for a in inputs.assumptions
-    )
-    return replace(inputs, assumptions=said)
-
-
 def recommend(inputs: AdviceInputs) -> Advice:
     """Predictions, the Decision and the explanation for one model on one network."""
     frame = predictions(inputs)
-    inputs = _with_input_rate(inputs, frame)
+    last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
+    inputs = replace(
+        inputs, assumptions=with_input_rate(inputs.assumptions, last.samples_per_s, last.devices)
+    )
     warnings = (*inputs.warnings, *_below_mlperf(frame, inputs))
     decision = decide(frame, inputs.target_efficiency, warnings)
     measure_first = settle(

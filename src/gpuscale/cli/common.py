@@ -47,7 +47,7 @@ def _hide_flag_types() -> None:
 
 _hide_flag_types()
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,  # --install-completion and --show-completion (bash, zsh, fish, pwsh)
     no_args_is_help=True,
     help="How training scales with the number of accelerators, and how many to use.",
 )

@@ -201,3 +201,21 @@ def test_a_refusal_says_what_would_help(tmp_path: Path) -> None:
     append_result(failed, bench_record("m", 10**6, 1, 0.0, status="error", error=error))
     with pytest.raises(CalibrationError, match=r"measured anything: m on 1: error \(m:make raised"):
         gpuscale.advise(bench=failed)
+
+
+@pytest.mark.parametrize("flags", [None, BUSY], ids=["trusted", "flagged"])
+def test_a_model_name_not_in_the_file_is_said_with_the_names_it_holds(
+    tmp_path: Path, flags: list[str] | None
+) -> None:
+    path = _results(tmp_path, flags=flags)
+    with pytest.raises(CalibrationError) as wrong:
+        gpuscale.advise(bench=path, model="make", link="pcie4-x16")
+    message = str(wrong.value)
+    assert "'make' is not in results.jsonl" in message and "tf-7m" in message
+    assert "quieter" not in message and "--allow-flagged" not in message
+    with pytest.raises(CalibrationError, match="did you mean 'tf-7m'"):
+        gpuscale.advise(bench=path, model="tf-7n", link="pcie4-x16")
+    cli = CliRunner().invoke(app, ["advise", "--bench", str(path), "--model", "tf7m"])
+    assert cli.exit_code != 0
+    said = " ".join(cli.output.split())
+    assert "did you mean 'tf-7m'" in said and "quieter" not in said

@@ -45,6 +45,7 @@ from gpuscale.advice.uncertainty import StepError, leave_one_out
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
 from gpuscale.bench.results import ResultsError, bench_table, flag_summary, read_results
 from gpuscale.interconnect.topology import Topology, parse_topo_matrix
+from gpuscale.names import did_you_mean
 from gpuscale.quantities import format_count, format_ms, number
 from gpuscale.tables.workloads import Unit, convergence_unit
 
@@ -258,6 +259,8 @@ def _from_bench(basis: _Basis, req: AdviceRequest, frame: pd.DataFrame | None) -
     overlap, power and noise scale, and the step's interval from leave-one-out."""
     bench_frame, skipped = _bench_table(frame if frame is not None else req.bench)
     basis.sources += skipped
+    if req.model is not None:
+        _known_model(bench_frame, req.model, req.bench)
     table, warning = _with_flagged(bench_frame, req.allow_flagged)
     try:
         cal = calibrate(table, req.model or default_model(table), basis.network)
@@ -386,6 +389,19 @@ def _bench_table(bench: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, list[s
         )
     notes = [f"{len(problems)} line(s) of {path.name} skipped{example}."] if problems else []
     return bench_table(records), notes
+
+
+def _known_model(table: pd.DataFrame, model: str, source: str | None) -> None:
+    """:class:`CalibrationError` when no row of the bench results is of ``model`` (a
+    typo, another file): the models there and the closest one, not advice to re-run."""
+    names = sorted({str(m) for m in table["model"].dropna()})
+    if model in names:
+        return
+    where = "the bench results" if source in (None, "(table)") else Path(source).name
+    raise CalibrationError(
+        f"model {model!r} is not in {where}{did_you_mean(model, names)}; "
+        f"it holds {len(names)} model(s): {', '.join(names) or 'none'} (give one with --model)"
+    )
 
 
 def _flag_lines(table: pd.DataFrame) -> str:

@@ -145,3 +145,11 @@ def test_select_models() -> None:
     assert set(BY_NAME) >= {n for n, _ in chosen}
     with pytest.raises(ModelError, match="unknown model"):
         select_models(["resnet-9000"])
+
+
+@pytest.mark.parametrize("typo", ["mlp-02m", "MLP-0.2m", "mlp0.2m"])
+def test_a_ladder_typo_gets_the_closest_name(typo: str) -> None:
+    with pytest.raises(ModelError, match=r"did you mean 'mlp-0\.2m'"):
+        sort_models([typo])
+    with pytest.raises(ModelError, match=r"did you mean 'mlp-0\.2m'"):
+        load_model(typo)

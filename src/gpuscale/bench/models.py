@@ -34,6 +34,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from gpuscale.names import did_you_mean
 from gpuscale.quantities import parse_size
 
 Batch = tuple[Any, Any]
@@ -227,7 +228,8 @@ def load_model(name: str) -> BenchModel:
     source, sep, attr = name.partition(":")
     if not sep or not attr:
         raise ModelError(
-            f"unknown model {name!r}: a ladder name ({', '.join(BY_NAME)}), "
+            f"unknown model {name!r}{did_you_mean(name, BY_NAME)}: a ladder name "
+            f"({', '.join(BY_NAME)}), "
             "torchvision:NAME, timm:NAME, PKG.MODULE:FACTORY or FILE.py:FACTORY"
         )
     try:
@@ -304,7 +306,8 @@ def sort_models(
     for n in chosen:
         if n not in BY_NAME and ":" not in n:
             raise ModelError(
-                f"unknown model {n!r}; the ladder: {', '.join(BY_NAME)} (or torchvision:NAME, "
+                f"unknown model {n!r}{did_you_mean(n, BY_NAME)}; the ladder: "
+                f"{', '.join(BY_NAME)} (or torchvision:NAME, "
                 "timm:NAME, PKG.MODULE:FACTORY, FILE.py:FACTORY)"
             )
     low = parse_size(min_params) if min_params else None

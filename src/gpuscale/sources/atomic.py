@@ -28,7 +28,13 @@ class OutputError(Exception):
     """An output folder that cannot be written (a file is there, no permission, disk full)."""
 
 
-def _why(exc: OSError) -> str:
+def _why(exc: OSError, folder: Path | None = None) -> str:
+    if exc.errno == errno.ENOENT and folder is not None and folder.is_dir():
+        # it is there, yet a new entry "does not exist": /proc, /sys and the like
+        return (
+            "it is a folder that takes no new files (a virtual file system such as /proc "
+            "or /sys); choose another --out"
+        )
     if exc.errno == errno.ENOSPC:
         return "no space left on the device"
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
@@ -83,7 +89,7 @@ def write_atomically(
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=parent))
         tmp.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; the output follows the umask
     except OSError as exc:
-        raise OutputError(f"cannot write into {parent}: {_why(exc)}") from None
+        raise OutputError(f"cannot write into {parent}: {_why(exc, parent)}") from None
     try:
         write(tmp)
         names = sorted(p.name for p in tmp.iterdir())

@@ -17,7 +17,7 @@ ASK = ["plan", "--workload", "llama2_70b_lora", "--accelerator", "H100", "--devi
 def test_json_is_one_document_with_the_promised_fields() -> None:
     result = runner.invoke(app, [*ASK, "8,16,64,256", "-f", "json"])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.stdout)
+    rows = json.loads(result.stdout)["rows"]
     assert [r["devices"] for r in rows] == [8, 16, 64, 256]
     for r in rows:
         assert 0 < r["minutes_low"] < r["minutes"] < r["minutes_high"]
@@ -48,7 +48,7 @@ def test_table_says_how_the_accelerator_was_read_and_which_law() -> None:
 
 def test_far_counts_are_marked_extrapolated() -> None:
     result = runner.invoke(app, [*ASK, "2,8,100000", "-f", "json"])
-    rows = json.loads(result.stdout)
+    rows = json.loads(result.stdout)["rows"]
     assert [r["extrapolated"] for r in rows] == [True, False, True]
     widths = [r["minutes_high"] / r["minutes_low"] for r in rows]
     assert widths[0] > widths[1] and widths[2] > widths[1]
@@ -75,7 +75,7 @@ def test_one_measured_system_says_no_law_was_tested_and_batches_are_whole() -> N
     assert "inf%" not in result.output
     assert "no law can be tested by leaving a system out" in result.output
     data = runner.invoke(app, ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64", "-f", "json"])
-    rows = json.loads(data.stdout)
+    rows = json.loads(data.stdout)["rows"]
     assert [row["global_batch"] for row in rows] == [1024, 8192]
 
 
@@ -83,3 +83,17 @@ def test_unknown_is_not_offered_as_an_accelerator_family() -> None:
     result = runner.invoke(app, ["plan", "-w", "bert", "-a", "FooBar9000"])
     assert result.exit_code == 2
     assert "valid: " in result.output and "unknown" not in result.output.split("valid: ")[1]
+
+
+def test_json_and_csv_keep_the_notes_the_table_says() -> None:
+    """The law, the rounds and the extrapolation qualify every format's numbers."""
+    asked = ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64"]
+    table = runner.invoke(app, asked)
+    notes = [line for line in table.stderr.splitlines() if line.strip()]
+    assert any("extrapolated" in n for n in notes) and any("law" in n for n in notes)
+    document = json.loads(runner.invoke(app, [*asked, "-f", "json"]).stdout)
+    assert document["notes"] == notes
+    assert document["model"]["law"] == "ideal" and document["model"]["workload"] == "bert"
+    as_csv = runner.invoke(app, [*asked, "-f", "csv"])
+    assert [n for n in as_csv.stderr.splitlines() if n.strip()] == notes
+    assert [int(r["devices"]) for r in csv.DictReader(io.StringIO(as_csv.stdout))] == [8, 64]

@@ -56,6 +56,7 @@ def print_frame(
     title: str = "",
     formats: dict[str, str] | None = None,
     drop_order: Sequence[str] | None = None,
+    every: str = "",
 ) -> None:
     """Print a DataFrame as a rich table, CSV or a JSON list of records. ``formats``:
     a format spec per column for the terminal table (``{"busbw (GB/s)": ".2f"}``, as
@@ -63,7 +64,8 @@ def print_frame(
 
     A table wider than the terminal drops its lowest-priority columns first
     (``drop_order``, the caller's priorities) and says which, so it stays a table; a
-    table that cannot fit even then is printed as records."""
+    table that cannot fit even then is printed as records. ``every``: how to get the
+    columns the caller left out of ``frame`` (said with the dropped ones)."""
     if fmt is Format.csv:
         console.file.write(frame.to_csv(index=False))
         return
@@ -92,7 +94,8 @@ def print_frame(
     if dropped:
         names = ", ".join(c.replace("_", " ") for c in dropped)
         console.print(
-            f"(not shown, for width: {names}; --columns to choose, -f csv for all)",
+            f"(not shown, for width: {names}; --columns to choose, -f csv prints these "
+            f"{len(columns)} columns{'; ' + every if every else ''})",
             markup=False,
             highlight=False,
             style="dim",

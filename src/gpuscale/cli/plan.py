@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from gpuscale.cli.common import RoundNames, RoundPaths, app, err, fail, fail_on, load_tables, out
-from gpuscale.cli.output import Format, print_frame
+from gpuscale.cli.output import Format, jsonable, print_frame, print_json
 from gpuscale.planning.request import HELP, PlanRequest
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.plan import PLAN_COLUMNS
@@ -70,10 +70,13 @@ def plan(
     tables = load_tables(paths, round_names)
     with fail_on(ValueError):  # unknown names, nothing to plan from
         table = make_plan(request, scores=tables.scores)
-    if fmt is Format.csv:
-        table = table.assign(nearest=table["nearest"].map(_flat))
-    if fmt is not Format.table:
-        print_frame(out, table, fmt)
+    if fmt is Format.json:  # the rows with the notes and the model they came from
+        rows = [jsonable(r) for r in table.to_dict("records")]
+        print_json(out, jsonable({**table.attrs, "rows": rows}))
+        return
+    if fmt is Format.csv:  # one table on stdout; the notes that qualify it on stderr
+        print_frame(out, table.assign(nearest=table["nearest"].map(_flat)), fmt)
+        _say(table.attrs["notes"])
         return
     facts = table.attrs["model"]
     title = f"plan: {facts['workload']} on {facts['family']}"
@@ -82,5 +85,10 @@ def plan(
         out.print(
             f"{row.devices} devices lean on: {_flat(row.nearest)}", markup=False, highlight=False
         )
-    for note in table.attrs["notes"]:
+    _say(table.attrs["notes"])
+
+
+def _say(notes: list[str]) -> None:
+    """The plan's notes (law, family borrowed, extrapolation) on stderr."""
+    for note in notes:
         err.print(note, markup=False, highlight=False)

@@ -155,6 +155,7 @@ def scores(
         fmt,
         title="MLPerf Training official scores (minutes)",
         drop_order=[] if columns_asked else SCORE_DROP_ORDER,
+        every="" if all_columns else f"--all-columns for all {len(frame.columns)}",
     )
 
 

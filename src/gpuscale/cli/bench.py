@@ -13,6 +13,14 @@ from gpuscale.cli.common import app, err, fail, fail_on, out, require_torch
 from gpuscale.cli.output import Format, print_frame
 
 D = BenchConfig()  # the defaults, written once in gpuscale.bench.config
+# Which node's command appends a multi-node sweep's rows (docs/interconnect.md says the same):
+# torch.distributed.elastic's dynamic rendezvous gives ranks in the order of
+# sorted(participants), each a _NodeDesc(addr, pid, local_id); --node-rank is not read.
+WRITER = (
+    "the node holding global rank 0 appends them, and torchrun's c10d rendezvous numbers "
+    "the nodes by host address and launcher process id, not by --node-rank (on one host "
+    "either command may be it)"
+)
 
 
 def world_sizes(text: str | None) -> tuple[int, ...]:
@@ -185,12 +193,13 @@ def _print_results(out_file: Path) -> None:
 
 def _say_done(report, out_file: Path, nnodes: int) -> None:
     """What the sweep did: runs measured, rows appended (on a multi-node run only the
-    node holding global rank 0 writes), skipped and failed."""
+    node holding global rank 0 writes its rows, and the --node-rank 0 command failures),
+    skipped and failed."""
     if report.appended or nnodes == 1:
         rows = f"{report.appended} row{'' if report.appended == 1 else 's'}"
         summary = f"{report.measured} measured, {rows} appended to {out_file}"
     else:  # the node holding global rank 0 writes every row
-        summary = "this node wrote no rows (the node with global rank 0 appends them)"
+        summary = f"this node wrote no rows: {WRITER}"
     err.print(
         f"{summary}, {report.skipped} skipped (--resume), {len(report.failures)} failed",
         markup=False,

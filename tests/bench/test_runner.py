@@ -228,3 +228,18 @@ def test_a_broken_model_alone_is_still_an_error_row(
         ("usermods:broken", 1, "error")
     ]
     assert records[0]["error"] == "usermods:broken raised RuntimeError: checkpoint /nope"
+
+
+def test_progress_says_each_model_done_before_the_next_starts(tmp_path: Path) -> None:
+    """The models of a launch run one after another: each is said done (with its row's
+    step) as soon as its row is written, before the next is said started."""
+    said: list[str] = []
+    report = run_sweep(config(tmp_path / "r.jsonl", nproc=(1,)), SIZES, on_event=said.append)
+    assert report.appended == 2
+    assert [line.split(":")[0] for line in said] == [
+        "started mlp-0.2m x1",
+        "done mlp-0.2m x1",
+        "started mlp-1m x1",
+        "done mlp-1m x1",
+    ]
+    assert all("ms/step" in line for line in said if line.startswith("done"))

@@ -245,11 +245,6 @@ def _launch_and_record(
     report.appended += len(wrote)
     report.measured += len(wrote)
     report.skipped += len(skipped)
-    if wrote:
-        latest = {r["key"]: r for r in read_results(cfg.out)[0]}
-        for key in wrote:
-            if key in latest:
-                notify(_done_line(latest[key]))
     if status == "interrupted":
         return None
     # a node that did not write learns what finished from the next start
@@ -273,6 +268,20 @@ def _launch_and_record(
     report.failures.append(f"{model} on {world}: {row_status}: {message}")
     notify(f"failed {model} x{world}: {row_status}: {message}")
     return [m for m in todo if m not in done and m != model]
+
+
+def _say_events(out: Path, new: list[tuple[str, str, str]], world: int, notify: Progress) -> bool:
+    """Say each new event in the order the worker noted it: a model ``started``, its row
+    ``done`` as soon as the writer appended it (the models of a launch run one after
+    another); True when a model started (its timeout starts then)."""
+    wrote = {key for event, key, _ in new if event == "wrote"}
+    latest = {r["key"]: r for r in read_results(out)[0] if r["key"] in wrote} if wrote else {}
+    for event, key, _ in new:
+        if event == "started":
+            notify(f"started {model_of_key(key)} x{world}")
+        elif event == "wrote" and key in latest:
+            notify(_done_line(latest[key]))
+    return any(event == "started" for event, _, _ in new)
 
 
 def _done_line(record: dict) -> str:
@@ -319,22 +328,22 @@ def _launch(
         proc = subprocess.Popen(
             command, stdout=sink, stderr=subprocess.STDOUT, env=env, start_new_session=True
         )
-        seen: list[str] = []
+        seen = 0  # events said so far
         since = time.monotonic()
         try:
             while proc.poll() is None:
-                started = started_keys(progress)
-                if len(started) > len(seen):
-                    for key in started[len(seen) :]:
-                        notify(f"started {model_of_key(key)} x{world}")
-                    seen, since = started, time.monotonic()
+                found = events(progress)
+                if _say_events(cfg.out, found[seen:], world, notify):
+                    since = time.monotonic()
                 # Before the first model starts, allow a minute for torchrun to come up.
                 if time.monotonic() - since > cfg.bench.timeout_s * cfg.bench.repeat + (
-                    0 if seen else 60
+                    0 if started_keys(progress) else 60
                 ):
                     _kill(proc)
                     return "timeout"
+                seen = len(found)
                 time.sleep(0.2)
+            _say_events(cfg.out, events(progress)[seen:], world, notify)
         except KeyboardInterrupt:
             _kill(proc)
             return "interrupted"

@@ -2,13 +2,13 @@
 
 From numbers::
 
-    gpuscale.advise(params=7e6, step_ms=20, batch=64, link="pcie-phb")
+    gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
 
 or from measurements (``gpuscale bench`` results, optionally a ``gpuscale collectives``
 sweep and the detected topology)::
 
     gpuscale.advise(bench="results.jsonl", collectives="collectives.jsonl")
-    gpuscale.advise(AdviceRequest(params=7e6, step_ms=20, batch=64, interconnect="nvlink4"))
+    gpuscale.advise(AdviceRequest(params=7e6, step_ms=2, batch=64, interconnect="nvlink4"))
 
 Returns an :class:`~gpuscale.advice.recommend.Advice`: the recommendation, a DataFrame of
 predictions per device count (``.predictions``) and the explanation. The CLI and the

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from gpuscale.quantities import span
+
 Z80 = 1.2816  # two-sided 80%: the 10th and 90th percentiles of a normal
 EXTRAPOLATED = math.log(1.35)  # half-width (log) when nothing at N > 1 was measured
 
@@ -55,10 +57,16 @@ def from_residuals(residuals: list[float], measured_n: int, what: str) -> StepEr
         measured_n=measured_n,
         source=(
             f"80% interval +/-{math.exp(width) - 1:.0%} from {len(r)} leave-one-out "
-            f"prediction(s) of {what} (errors {low:+.0%} to {high:+.0%})"
+            f"prediction(s) of {what} ({_errors(low, high)})"
         ),
         residuals=tuple(float(v) for v in r),
     )
+
+
+def _errors(low: float, high: float) -> str:
+    """``errors -12% to +30%``, or ``error +35%`` where they read alike (one residual)."""
+    text = span(f"{low:+.0%}", f"{high:+.0%}", " to ")
+    return f"error {text}" if " to " not in text else f"errors {text}"
 
 
 def leave_one_out(table: pd.DataFrame, network, predict) -> StepError:

@@ -302,6 +302,7 @@ def equilibrium_json(eq: Equilibrium) -> dict[str, Any]:
         "max_speed_x_efficiency": _pick_json(eq.max_speed_x_efficiency),
         "efficiency_threshold": _pick_json(eq.efficiency_threshold),
         "agreement": eq.agreement,
+        "unpicked": eq.unpicked,
     }
 
 

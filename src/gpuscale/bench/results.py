@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from gpuscale.bench.config import fields_of_key
+from gpuscale.bench.evidence import grade
 from gpuscale.plausibility import run_flags
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
 from gpuscale.tables.bench import BENCH_SCHEMA, one_device
@@ -270,6 +271,7 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     frame["overlap"] = (1 - frame["exposed_comm_ms"] / comm).clip(0, 1).where(multi & (comm > 0))
     frame["comm_fraction"] = frame["exposed_comm_ms"] / frame["step_ms_mean"]
     frame["flagged"] = frame["flags"].astype(str).str.len() > 0
+    frame["evidence"], frame["evidence_notes"] = grade(frame.to_dict("records"))
     return frame[list(BENCH_COLUMNS)]
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice import caveats
 from gpuscale.advice.calibrate import (
     CalibrationError,
     calibrate,
@@ -175,6 +176,7 @@ class _Basis:
     name: str = ""
     error: StepError = field(default_factory=StepError)
     link_assumed: bool = False  # no link given, detected or measured: DEFAULT_LINK
+    measured: list[caveats.Measured] = field(default_factory=list)  # the model's N > 1 runs
 
 
 def _advise(
@@ -215,7 +217,9 @@ def _advise(
         warnings=tuple(basis.warnings),
         mlperf_floor=mlperf_floor(req.workload, basis.max_devices) if req.workload else (),
     )
-    return recommend(inputs)
+    return caveats.qualify(
+        recommend(inputs), req, noise=basis.noise, error=basis.error, measured=basis.measured
+    )
 
 
 def _network(req: AdviceRequest, given: str | Link | None, topology: Any) -> _Basis:
@@ -268,6 +272,7 @@ def _from_bench(basis: _Basis, req: AdviceRequest, frame: pd.DataFrame | None) -
         raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
     if warning:
         basis.warnings.append(warning)
+    basis.measured = caveats.measured_runs(bench_frame, table, cal.name)
     basis.error = step_error(table, basis.network, cal)
     basis.network = with_comm_scale(basis.network, cal)
     if cal.device == "cpu":
@@ -283,7 +288,8 @@ def _from_bench(basis: _Basis, req: AdviceRequest, frame: pd.DataFrame | None) -
     if req.power_w is None and cal.power_w_at:  # the job's power measured at each N
         power = replace(power, total_w_at=cal.power_w_at)
     basis.power = power
-    basis.sources += _bench_sources(cal, overlap)
+    flagged = [m for m in basis.measured if m.flagged]
+    basis.sources += _bench_sources(cal, overlap, flagged[0].devices if flagged else None)
     basis.noise = cal.noise
     basis.min_batch = max(1, basis.per_device // 8)  # the fitted fixed cost prices small batches
     basis.warnings += rate_warnings(
@@ -431,10 +437,15 @@ def _flagged_help(table: pd.DataFrame) -> str:
     )
 
 
-def _bench_sources(cal: Any, overlap: float | None) -> list[str]:
+def _bench_sources(cal: Any, overlap: float | None, flagged_n: int | None = None) -> list[str]:
     lines = [f"Calibrated on {cal.name}: " + "; ".join(cal.notes) + "."]
     if cal.overlap is not None:
         lines.append(f"Overlap {cal.overlap:.2f} measured by the bench (1 - exposed / comm).")
+    elif overlap is not None and flagged_n is not None:
+        lines.append(
+            f"Overlap {overlap:.2f}: not measured; the run on {flagged_n} devices exists but "
+            "is flagged (reasons in the bench table), so it was not used."
+        )
     elif overlap is not None:
         lines.append(f"Overlap {overlap:.2f}: not measured (no multi-device run).")
     else:

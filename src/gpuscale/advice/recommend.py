@@ -156,6 +156,9 @@ class Advice:
     target_params: float | None
     explanation: list[str] = field(default_factory=list)
     inputs: AdviceInputs | None = None
+    # what makes the headline less firm, and measurements beside the prediction
+    # (``advice.caveats``); also the explanation's first lines
+    caveats: tuple[str, ...] = ()
 
     @property
     def recommended(self) -> int:

@@ -132,6 +132,7 @@ def render(result: Any, fmt: Format) -> None:
                 "dominant_term": d.dominant_term,
                 "speedup_capped_by": d.cap,
                 "warnings": list(d.warnings),
+                "caveats": list(result.caveats),
             },
             "decision": d.to_dict(),
             "explanation": result.explanation,

@@ -54,6 +54,10 @@ def test_a_flagged_multi_device_run_is_said_to_exist(tmp_path: Path) -> None:
     assert "not measured (no multi-device run)" not in text
     assert "the run on 2 devices exists but is flagged" in text
     assert any("flagged (not trusted)" in c for c in advice.caveats)
+    allowed = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=4, allow_flagged=True)
+    said = " ".join(allowed.caveats)
+    assert "flagged (not trusted)" not in said and "used with --allow-flagged" in said
+    assert "exists but is flagged" not in " ".join(allowed.explanation)
 
 
 def test_defaults_never_given_qualify_the_first_line() -> None:

@@ -272,7 +272,7 @@ def _from_bench(basis: _Basis, req: AdviceRequest, frame: pd.DataFrame | None) -
         raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
     if warning:
         basis.warnings.append(warning)
-    basis.measured = caveats.measured_runs(bench_frame, table, cal.name)
+    basis.measured = caveats.measured_runs(bench_frame, cal.name, req.allow_flagged)
     basis.error = step_error(table, basis.network, cal)
     basis.network = with_comm_scale(basis.network, cal)
     if cal.device == "cpu":
@@ -288,8 +288,7 @@ def _from_bench(basis: _Basis, req: AdviceRequest, frame: pd.DataFrame | None) -
     if req.power_w is None and cal.power_w_at:  # the job's power measured at each N
         power = replace(power, total_w_at=cal.power_w_at)
     basis.power = power
-    flagged = [m for m in basis.measured if m.flagged]
-    basis.sources += _bench_sources(cal, overlap, flagged[0].devices if flagged else None)
+    basis.sources += _bench_sources(cal, overlap, basis.measured)
     basis.noise = cal.noise
     basis.min_batch = max(1, basis.per_device // 8)  # the fitted fixed cost prices small batches
     basis.warnings += rate_warnings(
@@ -437,14 +436,19 @@ def _flagged_help(table: pd.DataFrame) -> str:
     )
 
 
-def _bench_sources(cal: Any, overlap: float | None, flagged_n: int | None = None) -> list[str]:
+def _bench_sources(cal: Any, overlap: float | None, measured: list) -> list[str]:
     lines = [f"Calibrated on {cal.name}: " + "; ".join(cal.notes) + "."]
+    left_out = [m.devices for m in measured if m.flagged and not m.allowed]
     if cal.overlap is not None:
         lines.append(f"Overlap {cal.overlap:.2f} measured by the bench (1 - exposed / comm).")
-    elif overlap is not None and flagged_n is not None:
+    elif overlap is not None and left_out:
         lines.append(
-            f"Overlap {overlap:.2f}: not measured; the run on {flagged_n} devices exists but "
+            f"Overlap {overlap:.2f}: not measured; the run on {left_out[0]} devices exists but "
             "is flagged (reasons in the bench table), so it was not used."
+        )
+    elif overlap is not None and measured:
+        lines.append(
+            f"Overlap {overlap:.2f}: not measured (the multi-device run timed no communication)."
         )
     elif overlap is not None:
         lines.append(f"Overlap {overlap:.2f}: not measured (no multi-device run).")

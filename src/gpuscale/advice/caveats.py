@@ -35,6 +35,7 @@ class Measured:
     speedup: float
     flagged: bool
     batch_per_device: int
+    allowed: bool = False  # flagged, yet used (--allow-flagged)
 
 
 def headline(
@@ -88,7 +89,7 @@ def against_measured(predictions: pd.DataFrame, measured: list[Measured]) -> lis
         predicted = float(row["throughput_efficiency"]) * m.devices
         scale = predicted / float(row["speedup"]) if row["speedup"] > 0 else 1.0
         low, high = float(row["speedup_low"]) * scale, float(row["speedup_high"]) * scale
-        if m.flagged:
+        if m.flagged and not m.allowed:
             lines.append(
                 f"Measured on {m.devices} devices: throughput speedup {number(m.speedup)}, "
                 "flagged (not trusted), so the prediction stands alone there."
@@ -98,23 +99,24 @@ def against_measured(predictions: pd.DataFrame, measured: list[Measured]) -> lis
                 f"Measured on {m.devices} devices: throughput speedup {number(m.speedup)}, "
                 f"outside the predicted {number(low)}-{number(high)}x: the measurement is "
                 f"what this machine did; trust it over the prediction at {m.devices} devices "
-                "(the model missed something it measured)."
+                "(the model missed something it measured)"
+                + (" - though it is flagged, used with --allow-flagged." if m.allowed else ".")
             )
     return lines
 
 
-def measured_runs(given: pd.DataFrame, used: pd.DataFrame, model: str) -> list[Measured]:
-    """The model's N > 1 throughput speedups from the bench table the advice used
-    (``used``), flagged as the bench flags them (``given``: before --allow-flagged)."""
-    flagged = bench_scaling(given).set_index("key")["flagged"]
-    rows = bench_scaling(used)
+def measured_runs(table: pd.DataFrame, model: str, allow_flagged: bool) -> list[Measured]:
+    """The model's N > 1 throughput speedups in the bench table, flagged as the bench
+    flags them (``allowed`` where ``--allow-flagged`` let the advice use them)."""
+    rows = bench_scaling(table)
     rows = rows[(rows["model"] == model) & (rows["accelerators"] > 1)].dropna(subset=["speedup"])
     return [
         Measured(
             devices=int(r.accelerators),
             speedup=float(r.speedup),
-            flagged=bool(r.flagged) or bool(flagged.get(r.key, False)),
+            flagged=bool(r.flagged),
             batch_per_device=int(r.batch_per_device),
+            allowed=bool(r.flagged) and allow_flagged,
         )
         for r in rows.itertuples()
     ]

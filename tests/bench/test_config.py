@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from gpuscale.bench.config import BenchConfig, model_of_key, run_key
@@ -84,12 +86,31 @@ def test_parse_bytes_rejects(text: str) -> None:
 
 
 def test_a_bad_value_says_what_it_must_be() -> None:
-    with pytest.raises(ValueError, match=r"invalid steps 0: must be at least 1\. Timed steps"):
+    with pytest.raises(
+        ValueError, match=r"invalid steps 0: must be a whole number from 1 to 10,000,000\. Timed"
+    ):
         BenchConfig(steps=0)
     with pytest.raises(
-        ValueError, match=r"invalid batch -3: must be at least 1.*; invalid repeat 0"
+        ValueError, match=r"invalid batch -3: must be a whole number from 1 .*; invalid repeat 0"
     ):
         BenchConfig(batch=-3, repeat=0)
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("timeout_s", math.inf),  # used to pass, then overflow in the ranks' timedelta
+        ("timeout_s", math.nan),
+        ("bucket_mb", 1e-310),
+        ("bucket_mb", math.inf),
+        ("batch", 99999999999999999999999),
+        ("steps", 10**12),
+        ("memory_limit_bytes", 1000),
+    ],
+)
+def test_a_number_out_of_range_is_refused_where_it_is_parsed(field: str, value: float) -> None:
+    with pytest.raises(ValueError, match=rf"invalid {field} {value!r}: must be"):
+        BenchConfig(**{field: value})
 
 
 def test_nccl_without_a_cuda_device_is_refused_before_anything_runs(

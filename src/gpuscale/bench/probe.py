@@ -37,7 +37,7 @@ def count_parameters(name: str, *, timeout_s: float, memory_bytes: int | None) -
     """Trainable parameters of model ``name``, counted in a guarded child (see the module
     docstring); :class:`ModelError` (with its ``status``) when that fails."""
     limit = memory_bytes or PROBE_MEMORY_BYTES
-    with run_folder("gpuscale-probe-") as folder:
+    with run_folder("probe") as folder:
         result, log = folder / "result.json", folder / "log"
         command = [sys.executable, "-m", "gpuscale.bench.probe", name, str(result), str(limit)]
         with log.open("wb") as sink:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +21,17 @@ from typing import Any
 import numpy as np
 
 from gpuscale.bench.config import fields_of_key
+from gpuscale.bench.record import record_problem
 from gpuscale.plausibility import run_flags
+from gpuscale.quantities import format_bytes
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
 from gpuscale.tables.bench import BENCH_SCHEMA, one_device
 
 SCHEMA = "gpuscale.bench/2"
 OLD_SCHEMA = "gpuscale.bench/1"
+# The most a results file may hold: ~10,000 runs (a row is 3-6 kB), read into well under
+# 1 GB of memory.
+MAX_RESULTS_BYTES = 64 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,49 +89,66 @@ def append_result(path: Path, record: dict[str, Any]) -> None:
 
 
 def _problem(record: Any) -> str | None:
-    """Why a parsed line is not a usable record, or None."""
-    if not isinstance(record, dict):
-        return "not a JSON object"
-    if record.get("schema") not in (SCHEMA, OLD_SCHEMA):
+    """Why a parsed line is not a usable record (the field named), or None."""
+    if isinstance(record, dict) and record.get("schema") not in (SCHEMA, OLD_SCHEMA):
         return f"not a {SCHEMA} record"
-    if not isinstance(record.get("key"), str):
-        return "no key"
-    if not isinstance(record.get("config"), dict):
-        return "config is not an object"
-    if record.get("status") not in {s.value for s in BenchStatus}:
+    problem = record_problem(record)
+    if problem is None and record.get("status") not in {s.value for s in BenchStatus}:
         return f"unknown status {record.get('status')!r}"
-    for name in ("timing", "per_rank", "memory", "environment", "flops", "noise", "host"):
-        if record.get(name) is not None and not isinstance(record[name], dict):
-            return f"{name} is not an object"
-    return None
+    return problem
 
 
-def read_results(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """All usable records of a results file and a message per line that was skipped."""
+def read_results(
+    path: Path, limit_bytes: int = MAX_RESULTS_BYTES
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """All usable records of a results file and a message per line that was skipped,
+    read line by line. :class:`ResultsError` when it cannot be read, or when it holds
+    more than ``limit_bytes`` (the rows read until then are counted in the message: a
+    results file of that size is no sweep's, and would take several times as much
+    memory; a device such as ``/dev/zero`` ends there too)."""
     try:
-        raw = path.read_bytes()
+        handle = path.open("rb")
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such results file") from None
     except OSError as exc:
         raise ResultsError(f"cannot read {path}: {exc.strerror}") from None
     records, problems = [], []
-    for number, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError:
-            problems.append(f"{path}:{number}: not UTF-8 text; skipped")
-            continue
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{number}: not JSON ({exc.msg}; a cut line?); skipped")
-            continue
-        problem = _problem(record)
-        if problem:
-            problems.append(f"{path}:{number}: {problem}; skipped")
-            continue
-        records.append(_upgraded(record))
+    total, number = 0, 0
+    with handle:
+        while line := _next_line(handle, path, limit_bytes - total + 1):
+            total += len(line)
+            number += 1
+            if total > limit_bytes:
+                raise ResultsError(
+                    f"{path} holds more than {format_bytes(limit_bytes)} of results (read "
+                    f"{len(records):,} rows in its first {number - 1:,} lines before stopping); "
+                    f"gpuscale reads results files up to {format_bytes(limit_bytes)}: split "
+                    "it, or keep the rows you need (e.g. one sweep's, by sweep_id)"
+                )
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line.decode("utf-8"))
+            except UnicodeDecodeError:
+                problems.append(f"{path}:{number}: not UTF-8 text; skipped")
+                continue
+            except (json.JSONDecodeError, RecursionError) as exc:
+                why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep"
+                problems.append(f"{path}:{number}: not JSON ({why}; a cut line?); skipped")
+                continue
+            problem = _problem(record)
+            if problem:
+                problems.append(f"{path}:{number}: {problem}; skipped")
+                continue
+            records.append(_upgraded(record))
     return records, problems
+
+
+def _next_line(handle: Any, path: Path, most: int) -> bytes:
+    try:
+        return handle.readline(max(1, most))
+    except OSError as exc:
+        raise ResultsError(f"cannot read {path}: {exc.strerror}") from None
 
 
 def _upgraded(record: dict[str, Any]) -> dict[str, Any]:
@@ -168,7 +191,7 @@ def _config(r: dict[str, Any]) -> dict[str, Any]:
     config = dict(r["config"])
     named = fields_of_key(r["key"])
     for name in _KEY_NUMBERS:
-        if named.get(name, "").isdigit():
+        if re.fullmatch(r"[0-9]{1,15}", named.get(name, "")):
             config[name] = int(named[name])
     if named.get("backend") in ("gloo", "nccl"):
         config["backend"] = named["backend"]

@@ -31,7 +31,7 @@ from gpuscale.bench.launch import Events, launcher_env, row_of, start, torchrun_
 from gpuscale.bench.launch_events import cause, failure_row, log_tail
 from gpuscale.bench.results import append_result, check_writable, done_keys
 from gpuscale.quantities import number
-from gpuscale.sources.processes import run_folder
+from gpuscale.sources.processes import remove_stale_runs, run_folder
 from gpuscale.tables import BenchStatus
 
 __all__ = [
@@ -178,6 +178,7 @@ def run_sweep(
     if not cfg.models and not broken:
         raise ValueError("no model selected (check --models / --max-params)")
     check_writable(cfg.out)
+    remove_stale_runs()  # what a killed earlier sweep left
     report = SweepReport()
     notify = on_event or (lambda _msg: None)
     for line in record_broken(cfg, broken or {}):
@@ -211,7 +212,7 @@ class _Launch:
         """One launch of ``todo`` at ``per_node`` processes per node, recorded; the
         models still to run (the launch stopped at a failure), or None when interrupted."""
         world = per_node * self.cfg.nnodes
-        with run_folder("gpuscale-bench-") as folder:
+        with run_folder("bench") as folder:
             events = Events(folder / "progress")
             status = self._launch(per_node, todo, folder, events)
             found = events.seen

@@ -7,7 +7,9 @@ folders that a killed run's successor removes.
   elsewhere a thread that watches the parent's pid and ends the child when it changes.
 * :func:`run_folder`: a fresh folder that its process holds locked (``flock``) while it
   lives and removes when it is done; :func:`remove_stale` removes the folders of a
-  pattern that no live process holds (their owner was killed before it could).
+  pattern that no live process holds (their owner was killed before it could), and
+  :func:`remove_stale_runs` the run folders so left.
+* :func:`limit_memory`: a cap on the memory a process running a user's code allocates.
 """
 
 from __future__ import annotations
@@ -123,10 +125,11 @@ def hold(folder: Path) -> int:
     return fd
 
 
-def remove_stale(parent: Path, pattern: str) -> list[Path]:
-    """Remove the folders of ``parent`` matching ``pattern`` that no live process holds
-    (:func:`hold`) and that are older than a moment; return them. Another user's, or
-    one that cannot be removed, is left as it is."""
+def remove_stale(parent: Path, pattern: str, marker: str | None = None) -> list[Path]:
+    """Remove the folders of ``parent`` matching ``pattern`` (and holding the file
+    ``marker``, where given) that no live process holds (:func:`hold`) and that are older
+    than a moment; return them. Another user's, or one that cannot be removed, is left
+    as it is."""
     removed = []
     try:
         candidates = list(parent.glob(pattern))
@@ -140,6 +143,8 @@ def remove_stale(parent: Path, pattern: str) -> list[Path]:
             continue
         if not folder.is_dir() or folder.is_symlink() or info.st_uid != os.getuid():
             continue
+        if marker is not None and not (folder / marker).is_file():
+            continue  # not one of ours, whatever its name
         if now - info.st_mtime < _GRACE_S and now - info.st_ctime < _GRACE_S:
             continue
         fd = _locked(folder)
@@ -154,16 +159,29 @@ def remove_stale(parent: Path, pattern: str) -> list[Path]:
     return removed
 
 
-@contextlib.contextmanager
-def run_folder(prefix: str, parent: Path | None = None) -> Iterator[Path]:
-    """A fresh folder ``parent/prefix*`` (default: the temporary directory) for one run,
-    locked while the run lives and removed after it; folders of earlier runs with the
-    same prefix whose process died without removing them are removed first."""
+RUN_PREFIX = "gpuscale-run-"
+_RUN_MARKER = ".gpuscale-run"
+
+
+def remove_stale_runs(parent: Path | None = None) -> list[Path]:
+    """Remove the run folders (:func:`run_folder`) that processes killed before they
+    could clean up left in ``parent`` (default: the temporary directory)."""
     base = Path(parent or tempfile.gettempdir())
-    remove_stale(base, f"{prefix}*")
-    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+    return remove_stale(base, f"{RUN_PREFIX}*", marker=_RUN_MARKER)
+
+
+@contextlib.contextmanager
+def run_folder(kind: str, parent: Path | None = None) -> Iterator[Path]:
+    """A fresh folder ``parent/gpuscale-run-KIND-*`` (default: the temporary directory)
+    for one run (a bench launch, a parameter count), locked while the run lives and
+    removed after it; run folders of earlier runs whose process died without removing
+    them (SIGKILL) are removed first."""
+    base = Path(parent or tempfile.gettempdir())
+    remove_stale_runs(base)
+    folder = Path(tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{kind}-", dir=base))
     fd = hold(folder)
     try:
+        (folder / _RUN_MARKER).touch()
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)

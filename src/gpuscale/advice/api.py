@@ -44,7 +44,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.uncertainty import StepError, leave_one_out
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
 from gpuscale.bench.results import ResultsError, bench_table, flag_summary, read_results
-from gpuscale.interconnect.topology import Topology, parse_topo_matrix
+from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import format_count, format_ms, number
 from gpuscale.tables.workloads import counts_samples
 
@@ -147,11 +147,7 @@ def advise(
     else:
         given = req.interconnect
     if topology is None and req.topo is not None:
-        path = Path(req.topo)
-        try:
-            topology = parse_topo_matrix(path.read_text(errors="replace"), req.device_name)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{path}: {exc}") from None
+        topology = read_topo_file(Path(req.topo), req.device_name)
     return _advise(req, frame, given, topology)
 
 
@@ -347,27 +343,30 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
     """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
     N > 1 rows of the configuration advised on (see ``uncertainty``)."""
 
-    def predict(rest: pd.DataFrame, model: str, n: int) -> float | None:
+    def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
         try:
             other = calibrate(rest, model, network)
         except (CalibrationError, ValueError):
-            return None
+            return [None] * len(ns)
         if other.device != cal.device or other.device_name != cal.device_name:
-            return None
+            return [None] * len(ns)
         overlap = other.overlap
         if overlap is None and other.device == "cpu":
             overlap = 0.0  # as the advice itself does
-        step = predict_step(
-            other.model,
-            other.compute,
-            with_comm_scale(network, other),
-            n,
-            batch=other.batch,
-            overlap=overlap,
-            bucket_mb=other.bucket_mb,
-            strategy=other.strategy,
-        )
-        return step.step_ms
+        scaled = with_comm_scale(network, other)
+        return [
+            predict_step(
+                other.model,
+                other.compute,
+                scaled,
+                n,
+                batch=other.batch,
+                overlap=overlap,
+                bucket_mb=other.bucket_mb,
+                strategy=other.strategy,
+            ).step_ms
+            for n in ns
+        ]
 
     return leave_one_out(table, network, predict)
 

@@ -9,6 +9,8 @@ imports torch.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import math
 import os
@@ -24,6 +26,7 @@ from gpuscale.bench.config import fields_of_key
 from gpuscale.bench.record import record_problem
 from gpuscale.plausibility import run_flags
 from gpuscale.quantities import format_bytes
+from gpuscale.sources.bounded import TooLarge, lines_at_most
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
 from gpuscale.tables.bench import BENCH_SCHEMA, one_device
 
@@ -58,34 +61,60 @@ class ResultsError(ValueError):
     """A results file that cannot be used (missing, unreadable, not writable)."""
 
 
+def _why(exc: OSError) -> str:
+    if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        return "no space left for it (disk full, quota or file size limit)"
+    return exc.strerror or str(exc)
+
+
 def check_writable(path: Path) -> None:
     """Raise :class:`ResultsError` now if rows could not be appended to ``path`` later
-    (a folder there, no permission, a read-only disk), before anything is measured."""
+    (a folder or a device there, no permission, a read-only disk), before anything is
+    measured."""
     if path.is_dir():
         raise ResultsError(f"{path} is a folder; give a file for the results")
+    if path.exists() and not path.is_file():  # /dev/null, /dev/full, a pipe
+        raise ResultsError(
+            f"{path} is not a regular file (a device or a pipe): results are appended to a "
+            "file and read back from it; give a file"
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8"):
             pass
     except OSError as exc:
-        raise ResultsError(f"cannot write {path}: {exc.strerror}") from None
+        raise ResultsError(f"cannot write {path}: {_why(exc)}") from None
 
 
 def append_result(path: Path, record: dict[str, Any]) -> None:
     """Append one record and flush it to disk, so a crash later loses nothing. A last
     line cut short (no newline) is closed first, so the new row stays whole; readers
-    report the broken line."""
+    report the broken line. A row that cannot be written whole (the disk fills) is
+    taken back: the file is left as it was, and :class:`ResultsError` says why."""
     record = {"schema": SCHEMA, **record}
-    line = json.dumps(record, sort_keys=True, default=str)
-    with path.open("a+b") as handle:
-        handle.seek(0, os.SEEK_END)
-        if handle.tell():
-            handle.seek(-1, os.SEEK_END)
-            if handle.read(1) != b"\n":
-                handle.write(b"\n")
-        handle.write(line.encode("utf-8") + b"\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+    line = json.dumps(record, sort_keys=True, default=str).encode("utf-8") + b"\n"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise ResultsError(f"cannot write {path}: {_why(exc)}") from None
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)  # no cut row left behind
+            raise ResultsError(
+                f"cannot append to {path}: {_why(exc)}; that row was not written, the rows "
+                "before it are kept"
+            ) from None
+    finally:
+        os.close(fd)
 
 
 def _problem(record: Any) -> str | None:
@@ -106,25 +135,9 @@ def read_results(
     more than ``limit_bytes`` (the rows read until then are counted in the message: a
     results file of that size is no sweep's, and would take several times as much
     memory; a device such as ``/dev/zero`` ends there too)."""
-    try:
-        handle = path.open("rb")
-    except FileNotFoundError:
-        raise ResultsError(f"{path}: no such results file") from None
-    except OSError as exc:
-        raise ResultsError(f"cannot read {path}: {exc.strerror}") from None
     records, problems = [], []
-    total, number = 0, 0
-    with handle:
-        while line := _next_line(handle, path, limit_bytes - total + 1):
-            total += len(line)
-            number += 1
-            if total > limit_bytes:
-                raise ResultsError(
-                    f"{path} holds more than {format_bytes(limit_bytes)} of results (read "
-                    f"{len(records):,} rows in its first {number - 1:,} lines before stopping); "
-                    f"gpuscale reads results files up to {format_bytes(limit_bytes)}: split "
-                    "it, or keep the rows you need (e.g. one sweep's, by sweep_id)"
-                )
+    try:
+        for number, line in lines_at_most(path, limit_bytes):
             if not line.strip():
                 continue
             try:
@@ -141,14 +154,18 @@ def read_results(
                 problems.append(f"{path}:{number}: {problem}; skipped")
                 continue
             records.append(_upgraded(record))
-    return records, problems
-
-
-def _next_line(handle: Any, path: Path, most: int) -> bytes:
-    try:
-        return handle.readline(max(1, most))
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such results file") from None
     except OSError as exc:
-        raise ResultsError(f"cannot read {path}: {exc.strerror}") from None
+        raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except TooLarge as exc:
+        raise ResultsError(
+            f"{path} holds more than {format_bytes(limit_bytes)} of results (read "
+            f"{len(records):,} rows in its first {exc.lines:,} lines before stopping); "
+            f"gpuscale reads results files up to {format_bytes(limit_bytes)}: split it, or "
+            "keep the rows you need (e.g. one sweep's, by sweep_id)"
+        ) from None
+    return records, problems
 
 
 def _upgraded(record: dict[str, Any]) -> dict[str, Any]:

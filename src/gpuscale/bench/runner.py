@@ -29,7 +29,7 @@ from pathlib import Path
 from gpuscale.bench.config import BenchConfig, model_of_key, resolved_config, run_key
 from gpuscale.bench.launch import Events, launcher_env, row_of, start, torchrun_command, watch
 from gpuscale.bench.launch_events import cause, failure_row, log_tail
-from gpuscale.bench.results import append_result, check_writable, done_keys
+from gpuscale.bench.results import ResultsError, append_result, check_writable, done_keys
 from gpuscale.quantities import number
 from gpuscale.sources.processes import remove_stale_runs, run_folder
 from gpuscale.tables import BenchStatus
@@ -255,7 +255,13 @@ class _Launch:
             if event == "started":
                 self.notify(f"started {model_of_key(key)} x{world}")
             elif event == "row" and (record := row_of(extra)) is not None:
-                append_result(self.cfg.out, record)  # this process writes every row
+                try:  # this process writes every row
+                    append_result(self.cfg.out, record)
+                except ResultsError as exc:  # the launch stops; what was written stays
+                    raise ResultsError(
+                        f"{exc} ({self.report.appended} appended by this sweep); the sweep "
+                        "was stopped"
+                    ) from None
                 self.report.appended += 1
                 self.report.measured += 1
                 self.notify(_done_line(record))

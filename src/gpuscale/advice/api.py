@@ -46,6 +46,7 @@ from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
 from gpuscale.bench.results import ResultsError, bench_table, flag_summary, read_results
 from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import format_count, format_ms, number
+from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.workloads import counts_samples
 
 DEFAULT_LINK = "pcie-phb"
@@ -132,6 +133,8 @@ def advise(
     parsed topology (else ``request.topo`` is read). Flagged bench runs are left out unless
     ``allow_flagged``. Raises ``ValueError`` (and its subclass ``CalibrationError``, which
     lists the flags when flagged runs were left out) with a message for the user."""
+    if bench is not None and not isinstance(bench, str | os.PathLike | pd.DataFrame):
+        raise TypeError(f"bench must be a results file's path or a bench table, not {bench!r}")
     frame = bench if isinstance(bench, pd.DataFrame) else None
     if bench is not None and frame is None:
         keywords["bench"] = str(bench)
@@ -375,6 +378,15 @@ def _bench_table(bench: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, list[s
     """The bench table of a DataFrame or a results file (JSONL), and a note on the lines
     of the file that were skipped (:class:`ValueError` when none is usable)."""
     if isinstance(bench, pd.DataFrame):
+        missing = [c for c in BENCH_COLUMNS if c not in bench.columns]
+        if missing:
+            shown = ", ".join(missing[:4]) + (
+                f" and {len(missing) - 4} more" if len(missing) > 4 else ""
+            )
+            raise ValueError(
+                f"the bench table lacks the column(s) {shown}: give a table made by "
+                "gpuscale.bench.results.bench_table, or the results file's path"
+            )
         return bench, []
     path = Path(bench)
     records, problems = read_results(path)  # ResultsError (a ValueError): unreadable

@@ -120,10 +120,11 @@ def append_result(path: Path, record: dict[str, Any]) -> None:
 def _problem(record: Any) -> str | None:
     """Why a parsed line is not a usable record (the field named), or None."""
     if isinstance(record, dict) and record.get("schema") not in (SCHEMA, OLD_SCHEMA):
-        return f"not a {SCHEMA} record"
+        return f"schema is {str(record.get('schema'))[:40]!r}, not {SCHEMA}: not a bench record"
     problem = record_problem(record)
-    if problem is None and record.get("status") not in {s.value for s in BenchStatus}:
-        return f"unknown status {record.get('status')!r}"
+    statuses = [s.value for s in BenchStatus]
+    if problem is None and record.get("status") not in statuses:
+        return f"status is {str(record.get('status'))[:40]!r}, not one of {', '.join(statuses)}"
     return problem
 
 

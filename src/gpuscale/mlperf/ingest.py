@@ -39,6 +39,7 @@ from gpuscale.sources import (
     is_archive,
     iter_source,
     read_ahead,
+    top_folder,
 )
 from gpuscale.tables import (
     PROBLEMS_SCHEMA,
@@ -203,6 +204,11 @@ def _round_name(path: Path, given: str | None) -> str:
     found = round_name_from_path(path)
     if found:
         return found
+    if is_archive(path):  # a renamed download: the round is in its top folder's name
+        top = top_folder(path)
+        found = round_name_from_path(top) if top else None
+        if found:
+            return found
     if path.is_dir():
         for child in path.iterdir():
             found = round_name_from_path(child)

@@ -23,7 +23,7 @@ import orjson
 
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.consistency import FolderNames, odd_logs_out
-from gpuscale.mlperf.duplicates import combine
+from gpuscale.mlperf.duplicates import case_duplicates, combine
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path, wanted
 from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
 from gpuscale.mlperf.power import PowerLog
@@ -270,7 +270,7 @@ def read_round(
         col.problem(s.path, s.kind, s.message)
         if s.ends_read:
             col.damaged = s.message
-    return _tables(col)
+    return case_duplicates(_tables(col))
 
 
 def _read_entries(

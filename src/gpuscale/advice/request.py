@@ -9,7 +9,7 @@ the report reads it back. Sizes (``params``, ``flops_per_sample``, ``noise_scale
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
 from gpuscale.quantities import number
@@ -161,7 +161,10 @@ class AdviceRequest(JsonRequest):
     allow_flagged: bool = False
 
     def __post_init__(self) -> None:
+        optional = {f.name for f in fields(self) if f.default is None}
         for name, value in self._numbers():
+            if value is None and name not in optional:
+                raise TypeError(f"{name} must be a number, not None ({HELP[name]})")
             _check_type(name, value, _RANGES[name][2])
         bad = [name for name, value in self._numbers() if not _in_range(name, value)]
         if bad:

@@ -134,3 +134,29 @@ def test_nccl_without_a_cuda_device_is_refused_before_anything_runs(
     assert "Traceback" not in result.output and not out.exists()
     auto = SweepConfig(models=("mlp-0.2m",), nproc=(1,), out=out, bench=BenchConfig())
     assert auto.bench.resolved_backend("cpu") == "gloo"
+
+
+@pytest.mark.slow  # a parameter count in a child (torch import) before the refusal
+def test_more_cpu_processes_than_cores_are_refused_unless_asked(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38: ``bench --nproc 16`` on 2 cores launched 16 ranks (past 4 GB) with no
+    word; now refused before anything runs, unless ``--oversubscribe``."""
+    torch = pytest.importorskip("torch")
+    from typer.testing import CliRunner
+
+    from gpuscale.bench.runner import SweepConfig
+    from gpuscale.cli import app
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(ValueError, match="runs 4 processes on this host's 2 core"):
+        SweepConfig(models=("mlp-0.2m",), nproc=(1, 4), out=out)
+    SweepConfig(models=("mlp-0.2m",), nproc=(1, 2), out=out)  # as many as the cores
+    SweepConfig(models=("mlp-0.2m",), nproc=(1, 4), out=out, oversubscribe=True)
+    args = ["bench", "--nproc", "1,16", "--models", "mlp-0.2m", "--steps", "2", "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "add --oversubscribe to run them anyway" in result.output
+    assert "Traceback" not in result.output and not out.exists()

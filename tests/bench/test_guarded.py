@@ -49,6 +49,19 @@ def test_a_hostile_factory_is_counted_in_a_guarded_child(
     assert count_parameters(f"{HOSTILE}:rank_only", timeout_s=60, memory_bytes=None) == 15
 
 
+def test_the_timeout_counts_from_the_model_s_code_not_the_child_s_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child that takes longer to start than ``--timeout`` (PyTorch's import on a busy
+    host; here a ``sitecustomize`` that sleeps 4 s) still counts a quick factory: the
+    timeout is the model's, as a launch's ranks get to come up first (it used to be a
+    ``timeout`` row)."""
+    (tmp_path / "sitecustomize.py").write_text("import time\ntime.sleep(4)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(ROOT / "src")]))
+    monkeypatch.chdir(ROOT)
+    assert count_parameters(f"{HOSTILE}:rank_only", timeout_s=2, memory_bytes=None) == 15
+
+
 def _pss(pid: int) -> int:
     try:
         rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()

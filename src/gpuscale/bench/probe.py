@@ -5,7 +5,9 @@ is not on the ladder (``FILE.py:FACTORY``, ``PKG.MODULE:FACTORY``, ``torchvision
 The child (``python -m gpuscale.bench.probe``) ends with its parent, caps its memory
 (``--memory-limit``), builds the model on PyTorch's meta device (no parameter memory;
 for real where the factory cannot build there) and writes the count, or what went
-wrong, to a file. The parent gives it ``--timeout`` seconds and reads how it ended: a
+wrong, to a file. The parent gives the model's code ``--timeout`` seconds, counted from
+when the child has started (Python and PyTorch loaded: up to ``STARTUP_S`` more, as a
+launch's ranks get to come up), and reads how it ended: a
 factory that hangs, exits (``sys.exit``, ``os._exit``), allocates past the cap, raises
 (``KeyboardInterrupt`` too) or is killed is a :class:`ModelError` whose ``status``
 (``timeout``, ``oom``, ``error``, ``crashed``) and message become its row. Importing
@@ -20,6 +22,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from gpuscale.bench.config import ModelError
@@ -31,6 +34,9 @@ from gpuscale.tables import BenchStatus
 # The parameter count's memory cap when none is given: PyTorch's import (~250 MB) and a
 # model's construction on the meta device, where its parameters take no memory.
 PROBE_MEMORY_BYTES = 1 << 30
+# The child's own start (Python, PyTorch's import: seconds, a minute on a loaded host),
+# before the model's code runs: not the model's time, as torchrun's start in a launch.
+STARTUP_S = 60.0
 
 
 def count_parameters(name: str, *, timeout_s: float, memory_bytes: int | None) -> int:
@@ -40,6 +46,7 @@ def count_parameters(name: str, *, timeout_s: float, memory_bytes: int | None) -
     with run_folder("probe") as folder:
         result, log = folder / "result.json", folder / "log"
         command = [sys.executable, "-m", "gpuscale.bench.probe", name, str(result), str(limit)]
+        started = result.with_suffix(".started")  # the child touches it before the model
         with log.open("wb") as sink:
             proc = subprocess.Popen(
                 command,
@@ -51,17 +58,40 @@ def count_parameters(name: str, *, timeout_s: float, memory_bytes: int | None) -
                 start_new_session=True,  # a terminal's Ctrl-C is the CLI's to handle
             )
             try:
-                proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                _end(proc)
-                raise ModelError(
-                    f"{name}: building the model ran past --timeout ({timeout_s:g} s) and was "
-                    "stopped",
-                    status=BenchStatus.TIMEOUT,
-                ) from None
+                ended = _ended_in_time(proc, started, timeout_s)
             finally:
                 _end(proc)
+            if not ended:
+                raise ModelError(
+                    _late(name, timeout_s, started.exists()), status=BenchStatus.TIMEOUT
+                )
         return _outcome(name, result, log, proc.returncode, limit)
+
+
+def _ended_in_time(proc: subprocess.Popen[bytes], started: Path, timeout_s: float) -> bool:
+    """Whether the child ended within ``timeout_s`` of the model's code starting (the
+    ``started`` file), with ``STARTUP_S`` allowed before it starts."""
+    deadline = time.monotonic() + STARTUP_S + timeout_s
+    seen = False
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            proc.wait(timeout=min(left, 0.1))
+            return True
+        except subprocess.TimeoutExpired:
+            pass
+        if not seen and started.exists():
+            seen = True
+            deadline = min(deadline, time.monotonic() + timeout_s)
+    return False
+
+
+def _late(name: str, timeout_s: float, began: bool) -> str:
+    if began:
+        return f"{name}: building the model ran past --timeout ({timeout_s:g} s) and was stopped"
+    return (
+        f"{name}: the process to build the model did not start within {STARTUP_S:g} s + "
+        f"--timeout ({timeout_s:g} s) and was stopped (the host is busy?)"
+    )
 
 
 def _end(proc: subprocess.Popen[bytes]) -> None:
@@ -109,12 +139,16 @@ def _last_line(log: Path) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def _count(name: str, limit: int) -> dict[str, object]:
-    """What the child writes: ``{"params": N}`` or ``{"status": ..., "error": ...}``."""
+def _count(name: str, limit: int, started: Path) -> dict[str, object]:
+    """What the child writes: ``{"params": N}`` or ``{"status": ..., "error": ...}``;
+    ``started`` is touched once PyTorch is loaded, when the model's code (and its
+    ``--timeout``) begins."""
     # lazy: torch, in the child only (the CLI never imports the user's code)
     import torch
 
     from gpuscale.bench.models import load_model  # lazy: torch, as above
+
+    started.touch()
 
     def counted(module: torch.nn.Module) -> dict[str, object]:
         return {"params": sum(p.numel() for p in module.parameters() if p.requires_grad)}
@@ -150,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     name, result, limit = argv if argv is not None else sys.argv[1:]
     die_with_parent()
     limit_memory(int(limit))
-    outcome = _count(name, int(limit))
+    outcome = _count(name, int(limit), Path(result).with_suffix(".started"))
     Path(result).write_text(json.dumps(outcome), encoding="utf-8")
     sys.stdout.flush()
     sys.stderr.flush()

@@ -15,7 +15,9 @@ The throughput efficiency is what the hardware and communication deliver per dev
 convergence factor falls below 1 when the larger global batch of a larger system needs
 more samples to reach the quality target. ``samples`` is the RCP checker's count (samples
 for BERT, the LLMs and Stable Diffusion, epochs for the others: the factors are ratios,
-so the unit cancels). Rows without a count (e.g. open division) get NaN.
+so the unit cancels; ``throughput_per_s`` is in that unit per second, ``convergence_unit``
+says which). Rows without a count (e.g. open division), or with a count flagged as
+impossible (``samples_to_converge_flag``), get NaN.
 
 Beside the measured count, ``expected_samples_to_converge`` is what the round's
 reference convergence points predict at the system's global batch, ``E(B) = E_min (1 +
@@ -34,19 +36,20 @@ import pandas as pd
 
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
 from gpuscale.analysis.equilibrium import fastest_per_count
-from gpuscale.analysis.metrics import study_reference, with_reference
+from gpuscale.analysis.metrics import plausible_samples, study_reference, with_reference
 
 
 def decompose(table: pd.DataFrame) -> pd.DataFrame:
     """A scaling table with the decomposition columns added (see the module docstring)."""
     out = table.copy()
-    out["throughput_samples_per_s"] = out["samples_to_converge"] / (out["time_to_train_min"] * 60.0)
-    ref = out.set_index(["org", "system_id"])  # stems repeat across org folders
+    samples = plausible_samples(out)  # a flagged count is in no factor
+    out["throughput_per_s"] = samples / (out["time_to_train_min"] * 60.0)
+    ref = out.assign(_samples=samples).set_index(["org", "system_id"])  # stems repeat
     ref_keys = pd.MultiIndex.from_arrays([out["reference_org"], out["reference_system_id"]])
-    ref_x = ref["throughput_samples_per_s"].reindex(ref_keys).to_numpy(float)
-    ref_samples = ref["samples_to_converge"].reindex(ref_keys).to_numpy(float)
-    out["throughput_factor"] = out["throughput_samples_per_s"].to_numpy(float) / ref_x
-    out["convergence_factor"] = ref_samples / out["samples_to_converge"].to_numpy(float)
+    ref_x = ref["throughput_per_s"].reindex(ref_keys).to_numpy(float)
+    ref_samples = ref["_samples"].reindex(ref_keys).to_numpy(float)
+    out["throughput_factor"] = out["throughput_per_s"].to_numpy(float) / ref_x
+    out["convergence_factor"] = ref_samples / samples.to_numpy(float)
     out["throughput_efficiency"] = (
         out["throughput_factor"] * out["reference_accelerators"] / out["accelerators"]
     )
@@ -54,9 +57,7 @@ def decompose(table: pd.DataFrame) -> pd.DataFrame:
         expected_samples(str(r), str(b), g)
         for r, b, g in zip(out["round"], out["benchmark"], out["global_batch_size"], strict=True)
     ]
-    out["samples_vs_expected"] = (
-        out["samples_to_converge"].astype(float) / out["expected_samples_to_converge"]
-    )
+    out["samples_vs_expected"] = samples / out["expected_samples_to_converge"]
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gpuscale.cli.common import columns_of, out
 from gpuscale.cli.output import Format, print_frame
+from gpuscale.quantities import named
 
 DECOMPOSE_COLUMNS = [
     "global_batch_size",
@@ -13,6 +14,7 @@ DECOMPOSE_COLUMNS = [
     "throughput_efficiency",
     "samples_to_converge",
     "expected_samples_to_converge",
+    "convergence_unit",
 ]
 
 # What a narrow terminal drops first from analyze's table (the asked-for --decompose
@@ -52,6 +54,18 @@ def print_analysis(
             f"{references_text(result)}",
             drop_order=[] if columns_asked else ANALYZE_DROP_ORDER,
         )
-        for line in equilibrium_sentences(result):
+        for line in [*equilibrium_sentences(result), *flagged_sentences(result.table)]:
             out.print(f"  {line}", markup=False, highlight=False)
         out.print()
+
+
+def flagged_sentences(table) -> list[str]:  # type: ignore[no-untyped-def]
+    """One line per system whose samples to converge is flagged as impossible."""
+    if "samples_to_converge_flag" not in table:
+        return []
+    flagged = table[table["samples_to_converge_flag"].fillna("") != ""]
+    return [
+        f"samples to converge of {named(r.submitter, r.system_name)} not used: "
+        f"{r.samples_to_converge_flag}"
+        for r in flagged.itertuples(index=False)
+    ]

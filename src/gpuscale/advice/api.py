@@ -18,6 +18,7 @@ report call this same function.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from gpuscale.advice.plausible import mlperf_floor, topology_cap
 from gpuscale.advice.recommend import Advice, AdviceInputs, recommend
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
-from gpuscale.interconnect.topology import Topology, parse_topo_matrix
+from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import number
 from gpuscale.tables.workloads import Unit, convergence_unit
 
@@ -124,6 +125,8 @@ def advise(
     parsed topology (else ``request.topo`` is read). Flagged bench runs are left out unless
     ``allow_flagged``. Raises ``ValueError`` (and its subclass ``CalibrationError``, which
     lists the flags when flagged runs were left out) with a message for the user."""
+    if bench is not None and not isinstance(bench, str | os.PathLike | pd.DataFrame):
+        raise TypeError(f"bench must be a results file's path or a bench table, not {bench!r}")
     frame = bench if isinstance(bench, pd.DataFrame) else None
     if bench is not None and frame is None:
         keywords["bench"] = str(bench)
@@ -139,11 +142,7 @@ def advise(
     else:
         given = req.interconnect
     if topology is None and req.topo is not None:
-        path = Path(req.topo)
-        try:
-            topology = parse_topo_matrix(path.read_text(errors="replace"), req.device_name)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{path}: {exc}") from None
+        topology = read_topo_file(Path(req.topo), req.device_name)
     return _advise(req, frame, given, topology)
 
 

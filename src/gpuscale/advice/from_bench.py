@@ -25,6 +25,7 @@ from gpuscale.advice.uncertainty import StepError, leave_one_out
 from gpuscale.bench.results import ResultsError, bench_table, flag_summary, read_results
 from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import format_ms, number
+from gpuscale.tables import BENCH_COLUMNS
 
 
 def from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> None:
@@ -148,27 +149,30 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
     """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
     N > 1 rows of the configuration advised on (see ``uncertainty``)."""
 
-    def predict(rest: pd.DataFrame, model: str, n: int) -> float | None:
+    def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
         try:
             other = calibrate(rest, model, network)
         except (CalibrationError, ValueError):
-            return None
+            return [None] * len(ns)
         if other.device != cal.device or other.device_name != cal.device_name:
-            return None
+            return [None] * len(ns)
         overlap = other.overlap
         if overlap is None and other.device == "cpu":
             overlap = 0.0  # as the advice itself does
-        step = predict_step(
-            other.model,
-            other.compute,
-            with_comm_scale(network, other),
-            n,
-            batch=other.batch,
-            overlap=overlap,
-            bucket_mb=other.bucket_mb,
-            strategy=other.strategy,
-        )
-        return step.step_ms
+        scaled = with_comm_scale(network, other)
+        return [
+            predict_step(
+                other.model,
+                other.compute,
+                scaled,
+                n,
+                batch=other.batch,
+                overlap=overlap,
+                bucket_mb=other.bucket_mb,
+                strategy=other.strategy,
+            ).step_ms
+            for n in ns
+        ]
 
     return leave_one_out(table, network, predict)
 
@@ -177,6 +181,15 @@ def _bench_table(bench: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, list[s
     """The bench table of a DataFrame or a results file (JSONL), and a note on the lines
     of the file that were skipped (:class:`ValueError` when none is usable)."""
     if isinstance(bench, pd.DataFrame):
+        missing = [c for c in BENCH_COLUMNS if c not in bench.columns]
+        if missing:
+            shown = ", ".join(missing[:4]) + (
+                f" and {len(missing) - 4} more" if len(missing) > 4 else ""
+            )
+            raise ValueError(
+                f"the bench table lacks the column(s) {shown}: give a table made by "
+                "gpuscale.bench.results.bench_table, or the results file's path"
+            )
         return bench, []
     path = Path(bench)
     records, problems = read_results(path)  # ResultsError (a ValueError): unreadable

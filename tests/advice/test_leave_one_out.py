@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-import gpuscale.advice.api as api
+import gpuscale.advice.from_bench as from_bench
 from gpuscale.advice.uncertainty import MAX_LEFT_OUT
 
 from ..builders import bench_record, write_jsonl
@@ -42,13 +42,13 @@ def test_the_interval_calibrates_a_bounded_number_of_times(
 ) -> None:
     path = _many_models(tmp_path, 60)
     calls: list[str] = []
-    original = api.calibrate
+    original = from_bench.calibrate
 
     def counted(table, model, network):
         calls.append(model)
         return original(table, model, network)
 
-    monkeypatch.setattr(api, "calibrate", counted)
+    monkeypatch.setattr(from_bench, "calibrate", counted)
     advice = gpuscale.advise(bench=path, interconnect="pcie-phb")
     assert len(calls) <= MAX_LEFT_OUT + 1  # the model advised on, and those left out
     left_out = calls[1:]

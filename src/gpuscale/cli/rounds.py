@@ -13,6 +13,7 @@ from gpuscale.cli.bench_output import bench_json, print_bench
 from gpuscale.cli.common import (
     Benchmarks,
     Columns,
+    ConvergenceBasis,
     Families,
     FormatOption,
     Reference,
@@ -198,6 +199,7 @@ def analyze(
         bool,
         typer.Option("--decompose", help="Show speedup = throughput factor x convergence factor."),
     ] = False,
+    convergence_basis: ConvergenceBasis = "expected",
     columns_asked: Columns = None,
     bench_file: Annotated[
         Path | None,
@@ -236,6 +238,7 @@ def analyze(
             k=k,
             n_boot=n_boot,
             seed=seed,
+            convergence_basis=convergence_basis,
         )
     with fail_on(ReferenceNotFoundError):
         results = run_analysis(tables, workloads, options)
@@ -314,6 +317,7 @@ def report(
             help="With --advise: use bench runs flagged as untrustworthy, with a warning.",
         ),
     ] = False,
+    convergence_basis: ConvergenceBasis = "expected",
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
     # lazy: pandas (the analysis stack), not needed for --help
@@ -322,6 +326,8 @@ def report(
 
     if with_advice and interconnect is not None:
         _check_preset(interconnect)
+    with fail_on(ValueError):
+        options = AnalysisOptions(reference=reference, convergence_basis=convergence_basis)
     # Forked once pandas is in (both need it): the worker imports scikit-learn and kneed
     # while this process imports matplotlib and loads the data.
     with analysis_executor() as analysis:
@@ -336,7 +342,7 @@ def report(
                 tables,
                 workloads,
                 out_dir,
-                AnalysisOptions(reference=reference),
+                options,
                 bench=read_bench(bench_file) if bench_file else None,
                 advice={
                     "link": interconnect,

@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
+from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
 from gpuscale.report.convergence_figures import convergence, decomposition
 from gpuscale.report.figures_common import point_labels, title
@@ -72,9 +73,17 @@ def _family_points(
     labels[gid] = point_labels(group)
 
 
+def lead_equilibrium(result: WorkloadAnalysis) -> Equilibrium:
+    """The picks a figure marks: like with like, those within the most submitted family
+    (the answer the summary leads with), else those over all systems."""
+    family = most_submitted_family(result.table)
+    return next((e for e in result.by_family if e.scope == family), result.equilibrium)
+
+
 def _mark_picks(ax: Axes, eq: Equilibrium, where: Callable[[Pick], tuple[float, float]]) -> None:
     """Equilibrium picks as large hollow markers at ``where(pick)`` (x, y), one legend
-    entry per criterion."""
+    entry per criterion (saying the family when the picks are a family's)."""
+    within = f" ({eq.scope})" if eq.scope != "all" else ""
     for pick in eq.picks:
         colour, marker = PICK_STYLE[pick.criterion]
         x, y = where(pick)
@@ -86,7 +95,7 @@ def _mark_picks(ax: Axes, eq: Equilibrium, where: Callable[[Pick], tuple[float, 
             edgecolors=colour,
             marker=marker,
             linewidths=1.4,
-            label=f"{pick.label}: {pick.accelerators:,}",
+            label=f"{pick.label}: {pick.accelerators:,}{within}",
             zorder=5,
         )
 
@@ -180,7 +189,9 @@ def normalized_efficiency(
             label="E' > 1: not scaling (hover)",
         )
     if not intervals and isinstance(result, WorkloadAnalysis):
-        _mark_picks(ax, result.equilibrium, lambda p: (p.accelerators, p.normalized_efficiency))
+        _mark_picks(
+            ax, lead_equilibrium(result), lambda p: (p.accelerators, p.normalized_efficiency)
+        )
     log_x(ax)
     ax.set_ylabel("normalised efficiency E' = S / (N / N_ref)")
     what = "E' with 95% bootstrap intervals" if intervals else "normalised efficiency"
@@ -242,7 +253,7 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
     sc.set_gid("points-all")
     _mark_picks(
         ax,
-        result.equilibrium,
+        lead_equilibrium(result),
         lambda p: (p.accelerators * p.time_to_train_min / 60, p.time_to_train_min),
     )
     for c in sorted(table["cluster"].unique()):

@@ -45,8 +45,9 @@ FIGURE_TITLES = {
     "efficiency_ci": "E' with 95% bootstrap intervals",
     "speedup": "Speedup against accelerators, with the ideal line",
     "time_vs_cost": "Time to train against accelerator-hours, Pareto front and equilibrium",
-    "decomposition": "Why E' falls: throughput efficiency x convergence factor (larger global "
-    "batches needing more samples)",
+    "decomposition": "Why E' falls within the most submitted family, against its own reference "
+    "(as the summary's sentence): throughput efficiency (evaluation, per-device batch, "
+    "software, communication) x convergence factor (larger global batches needing more samples)",
     "convergence": "Samples to converge against the global batch: measured per system and "
     "expected from the round's reference convergence points",
 }
@@ -227,7 +228,7 @@ def _section(
     return Section(
         anchor=f"{result.round}-{result.workload}",
         title=f"{display_name(result.workload)} ({result.round})",
-        findings=workload_findings(result, options.reference),
+        findings=workload_findings(result, options.reference, options.convergence_basis),
         figures=[drawn[result.round, result.workload, name].result() for name in FIGURES],
         rows=_rows(result.table),
     )
@@ -246,14 +247,21 @@ def answer_rows(results: list[WorkloadAnalysis]) -> list[dict[str, str]]:
             row = {"Workload": f"{display_name(result.workload)} ({result.round})"}
             row["Within"] = str(scope)
             for header, pick in zip(ANSWER_HEADERS[2:], part.itertuples(), strict=True):
-                row[header] = (
-                    (f"n/a ({pick.note})" if pick.note else "none")
-                    if pd.isna(pick.accelerators)
-                    else f"{int(pick.accelerators):,} ({named(pick.submitter, pick.system_name)}, "
-                    f"{number(pick.time_to_train_min)} min)"
-                )
+                row[header] = _answer_cell(pick)
             rows.append(row)
     return rows
+
+
+def _answer_cell(pick: Any) -> str:
+    """One criterion's answer: the count and the system, or why there is none; a pick that
+    compares hardware rather than scaling says so in the same cell."""
+    if pd.isna(pick.accelerators):
+        return f"n/a ({pick.note})" if pick.note else "none"
+    text = (
+        f"{int(pick.accelerators):,} ({named(pick.submitter, pick.system_name)}, "
+        f"{number(pick.time_to_train_min)} min)"
+    )
+    return f"{text}; caution: {pick.note}" if pick.note else text
 
 
 def render_html(

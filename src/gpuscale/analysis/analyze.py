@@ -23,6 +23,7 @@ from gpuscale.analysis.equilibrium import (
     pareto_mask,
 )
 from gpuscale.analysis.metrics import Reference, references, scaling_table
+from gpuscale.analysis.study import StudyStatement, compare_with_study
 from gpuscale.analysis.uncertainty import bootstrap_intervals
 from gpuscale.quantities import named
 from gpuscale.tables import (
@@ -250,6 +251,18 @@ def analyze(
     return [r for r in results if r is not None]
 
 
+def study_statements(
+    results: list[WorkloadAnalysis], options: AnalysisOptions = AnalysisOptions()
+) -> list[StudyStatement]:
+    """The study's findings against the data, per round analysed
+    (``gpuscale.analysis.study``; none for rounds without the study's workloads)."""
+    out = []
+    for round_name in sorted({r.round for r in results}):
+        tables = {r.workload: r.table for r in results if r.round == round_name}
+        out += compare_with_study(tables, options.convergence_basis)
+    return out
+
+
 # Each system's fields in ``as_json``.
 SYSTEM_FIELDS: tuple[str, ...] = (
     "submitter",
@@ -320,6 +333,7 @@ def _reference_json(result: WorkloadAnalysis, rule: str) -> dict[str, Any]:
 
 def as_json(results: list[WorkloadAnalysis], options: AnalysisOptions) -> list[dict[str, Any]]:
     """The documented JSON shape: one object per (round, benchmark)."""
+    study = study_statements(results, options)
     out = []
     for result in results:
         systems = result.table[list(SYSTEM_FIELDS)].to_dict("records")
@@ -338,6 +352,11 @@ def as_json(results: list[WorkloadAnalysis], options: AnalysisOptions) -> list[d
                 # under a per-family reference: no pick by S or E' across families
                 "equilibrium": equilibrium_json(overall_equilibrium(result)),
                 "equilibrium_by_family": [equilibrium_json(e) for e in result.by_family],
+                "study": [
+                    {"finding": st.finding, "verdict": st.verdict, "text": st.text}
+                    for st in study
+                    if (st.round, st.workload) == (result.round, result.workload)
+                ],
             }
         )
     return out

@@ -252,7 +252,7 @@ def analyze(
 
         print_frame(out, pd.concat([r.table for r in results]), fmt)
     else:
-        print_analysis(results, reference, decompose_columns, columns_asked)
+        print_analysis(results, reference, decompose_columns, columns_asked, options, tables.scores)
 
 
 def _analyze_bench(bench_file: Path, fmt: Format, *, alone: bool) -> dict | None:

@@ -28,6 +28,8 @@ from gpuscale.report.style import (
     REFERENCE_LINE,
     Chart,
     cluster_colour,
+    cluster_legend,
+    cluster_marker,
     count_label,
     family_styles,
     finish,
@@ -36,6 +38,7 @@ from gpuscale.report.style import (
     log_y,
     new_axes,
     plain_log,
+    set_markers,
     styled,
 )
 from gpuscale.tables import Criterion, display_name
@@ -103,8 +106,8 @@ def _mark_picks(ax: Axes, eq: Equilibrium, where: Callable[[Pick], tuple[float, 
 @styled
 def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
     """The study's figure (a): accelerator family against accelerator count; marker size
-    = systems sharing that configuration; colour = K-means cluster (cividis, its own
-    scale: family colours are for families)."""
+    = systems sharing that configuration; colour and marker shape = K-means cluster (its
+    own palette: family colours are for families)."""
     table = result.table
     grouped = (
         table.groupby(["accelerator_family", "accelerators"])
@@ -130,12 +133,12 @@ def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
         linewidths=0.6,
     )
     sc.set_gid("points-grouped")
+    set_markers(sc, [cluster_marker(c) for c in grouped["cluster"]])
     ax.set_yticks(range(len(families)), families)
     ax.set_ylim(-0.7, len(families) - 0.3)
     log_x(ax)
     ax.set_title(title(result, "systems by accelerator type and count"))
-    for c in sorted(grouped["cluster"].unique()):
-        ax.scatter([], [], c=cluster_colour(c), s=30, label=f"cluster {c}")
+    cluster_legend(ax, grouped["cluster"], size=30)
     for n in sorted({1, int(grouped["systems"].max())}):
         ax.scatter([], [], c="#999999", s=30 + 45 * (n - 1), label=f"{n} system{'s' * (n > 1)}")
     legend_outside(ax)
@@ -251,13 +254,13 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
         alpha=0.9,
     )
     sc.set_gid("points-all")
+    set_markers(sc, [cluster_marker(c) for c in table["cluster"]])
     _mark_picks(
         ax,
         lead_equilibrium(result),
         lambda p: (p.accelerators * p.time_to_train_min / 60, p.time_to_train_min),
     )
-    for c in sorted(table["cluster"].unique()):
-        ax.scatter([], [], c=cluster_colour(c), s=24, label=f"cluster {c}")
+    cluster_legend(ax, table["cluster"])
     ax.set_xscale("log")
     ax.set_yscale("log")
     plain_log(ax.xaxis)
@@ -285,6 +288,7 @@ def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
             table["accelerators"], table["normalized_efficiency"], c=colours, s=14, alpha=0.9
         )
         sc.set_gid(f"points-{k}")
+        set_markers(sc, [cluster_marker(c) for c in table["cluster"]])
         labels[f"points-{k}"] = point_labels(table)
         ax.axhline(1.0, color="#555555", linewidth=0.8, linestyle="--")
         ax.set_xscale("log", base=2)
@@ -302,7 +306,7 @@ def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
         ax.set_xlabel("accelerators")
     for ax in axes[:, 0]:
         ax.set_ylabel("E' (log scale)")
-    fig.suptitle("Normalised efficiency of every workload (shade: cluster)")
+    fig.suptitle("Normalised efficiency of every workload (colour and shape: cluster)")
     # no legend; margins in inches: the suptitle and the panel titles never overlap
     fig.subplots_adjust(
         left=0.75 / width,

@@ -34,13 +34,14 @@ from gpuscale.report.findings import workload_findings
 from gpuscale.report.plan_section import plan_data, plan_section
 from gpuscale.report.pool import Inline, figure_executor
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
+from gpuscale.report.study_section import study_section
 from gpuscale.report.svg import save_chart
 from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, display_name
 
 FIGURE_TITLES = {
     "systems": "Systems by accelerator type and count (size: systems sharing a "
-    "configuration; shade: cluster)",
+    "configuration; colour and shape: cluster)",
     "efficiency": "Normalised efficiency E' against accelerators, equilibrium picks marked",
     "efficiency_ci": "E' with 95% bootstrap intervals",
     "speedup": "Speedup against accelerators, with the ideal line",
@@ -207,8 +208,9 @@ def _draw(
         extras += [pool.submit(plan_section, plans.result(), out_dir)] if plans else []
         bench = bench_section(out_dir)
         sections = [_section(result, drawn, options) for result in results]
+        study = study_section(tables, results, options) if results else None
         overview_figure = overview_future.result() if overview_future else None
-        extra_sections = [e for f in extras if (e := f.result()) is not None]
+        extra_sections = [*([study] if study else []), *(e for f in extras if (e := f.result()))]
     return render_html(
         tables,
         sections,

@@ -86,15 +86,33 @@ def test_one_epoch_count_every_time_is_not_a_near_zero_interval() -> None:
 
 
 def test_a_result_noisier_than_its_pool_keeps_its_own_spread() -> None:
+    """Its log-time variance is 4.8 times the pool's (F(4, 24) at 95%: 2.78)."""
     noisy = [(30.0, 3.0), (40.0, 4.0), (40.1, 4.0), (30.1, 3.0), (40.2, 4.0)]
     steady = [(40.0 + 0.01 * j, 4.0) for j in range(5)]
-    frame = scores([("noisy", "H100", 8, 36.7), ("a", "H100", 16, 40.0), ("b", "H100", 32, 40.0)])
+    others = ("x1", "x2", "x3", "x4")
+    frame = scores([("noisy", "H100", 8, 36.7)] + [(name, "H100", 16, 40.0) for name in others])
     table = scaling_table(frame, "bert")
-    pooled = bootstrap_intervals(table, runs_of({"noisy": noisy, "a": steady, "b": steady}))
-    alone = bootstrap_intervals(table, runs_of({"noisy": noisy}))
+    pooled = bootstrap_intervals(table, runs_of({"noisy": noisy} | dict.fromkeys(others, steady)))
+    unpooled = [(minutes, float("nan")) for minutes, _ in noisy]  # no counts: no pool
+    alone = bootstrap_intervals(table, runs_of({"noisy": unpooled}))
     pd.testing.assert_series_equal(
         pooled["time_to_train_min_ci_high"].iloc[:1], alone["time_to_train_min_ci_high"].iloc[:1]
     )
+
+
+def test_a_result_not_significantly_noisier_than_its_pool_is_pooled() -> None:
+    """Its log-time variance is 2.8 times the pool's, under F(4, 14) at 95% (3.11): five
+    runs cannot tell that from the pool's spread, so it gets the pool's (narrower) spread
+    rather than the wider of the two, which made the intervals over-cover."""
+    noisy = [(30.0, 3.0), (40.0, 4.0), (40.1, 4.0), (30.1, 3.0), (40.2, 4.0)]
+    steady = [(40.0 + 0.01 * j, 4.0) for j in range(5)]
+    frame = scores([("noisy", "H100", 8, 36.7), ("x1", "H100", 16, 40.0), ("x2", "H100", 32, 40.0)])
+    table = scaling_table(frame, "bert")
+    pooled = bootstrap_intervals(table, runs_of({"noisy": noisy, "x1": steady, "x2": steady}))
+    unpooled = [(minutes, float("nan")) for minutes, _ in noisy]
+    alone = bootstrap_intervals(table, runs_of({"noisy": unpooled}))
+    high = "time_to_train_min_ci_high"
+    assert pooled[high].iloc[0] < alone[high].iloc[0] - 1.0
 
 
 def test_failed_runs_are_resampled_too() -> None:
@@ -115,8 +133,12 @@ def test_the_reference_chosen_as_slowest_of_several_lowers_every_e() -> None:
     interval sits lower than against the same system named as the reference."""
     noise = [0.96, 0.98, 1.0, 1.02, 1.04]
     frame = scores(
-        [("r1", "H100", 4, 100.0), ("r2", "H100", 4, 100.5), ("r3", "H100", 4, 101.0)]
-        + [("big", "H100", 32, 14.0)]
+        [
+            ("r1", "H100", 4, 100.0),
+            ("r2", "H100", 4, 100.5),
+            ("r3", "H100", 4, 101.0),
+            ("big", "H100", 32, 14.0),
+        ]
     )
     runs = runs_of(
         {

@@ -6,7 +6,8 @@ allowed failures): ``gpuscale.analysis.resampling``. Where runs are few their sp
 pooled: each run's convergence is drawn from the convergence deviations of every result
 of the workload at that global batch and of the round's reference convergence points
 (RCPs) at it (within a factor of 2 of the batch where nothing else ran at it); a result
-keeps its own runs' spread where that is wider.
+keeps its own runs' spread where they vary significantly more than the pool (a
+one-sided F test at 5%).
 
 Intervals are basic bootstrap intervals on the log scale, ``T x exp(-q)`` for the
 quantiles ``q`` of the replicates' log errors, the bootstrap world's true scores being

@@ -86,7 +86,8 @@ def lead_equilibrium(result: WorkloadAnalysis) -> Equilibrium:
 def _mark_picks(ax: Axes, eq: Equilibrium, where: Callable[[Pick], tuple[float, float]]) -> None:
     """Equilibrium picks as large hollow markers at ``where(pick)`` (x, y), one legend
     entry per criterion (saying the family when the picks are a family's)."""
-    within = f" ({eq.scope})" if eq.scope != "all" else ""
+    if eq.scope != "all" and eq.picks:  # a legend line naming the family, then the picks
+        ax.plot([], [], " ", label=f"picks within\n{eq.scope}:")
     for pick in eq.picks:
         colour, marker = PICK_STYLE[pick.criterion]
         x, y = where(pick)
@@ -98,7 +99,7 @@ def _mark_picks(ax: Axes, eq: Equilibrium, where: Callable[[Pick], tuple[float, 
             edgecolors=colour,
             marker=marker,
             linewidths=1.4,
-            label=f"{pick.label}: {pick.accelerators:,}{within}",
+            label=f"{pick.label}: {pick.accelerators:,}",
             zorder=5,
         )
 

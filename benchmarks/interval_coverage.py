@@ -2,10 +2,10 @@
 
 Usage::
 
-    python benchmarks/interval_coverage.py [--trials 400] [--boot 1000] [--draws 10]
+    python benchmarks/interval_coverage.py [--trials 400] [--boot 1000] [--draws 3]
                                            [--seed 0] [--skip-real] [--quick]
 
-``--quick`` is 100 trials, 500 resamples and 3 draws (about a quarter of the time; its
+``--quick`` is 100 trials, 500 resamples and 1 draw (about a quarter of the time; its
 coverage figures carry about twice the Monte Carlo error).
 
 (a) Simulation with known truth. Each trial is a workload at one global batch, the way
@@ -328,13 +328,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=400)
     parser.add_argument("--boot", type=int, default=1000)
-    parser.add_argument("--draws", type=int, default=10)
+    parser.add_argument("--draws", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-real", action="store_true")
-    parser.add_argument("--quick", action="store_true", help="100 trials, 500 resamples, 3 draws")
+    parser.add_argument("--quick", action="store_true", help="100 trials, 500 resamples, 1 draw")
     args = parser.parse_args()
     if args.quick:
-        args.trials, args.boot, args.draws = 100, 500, 3
+        args.trials, args.boot, args.draws = 100, 500, 1
     rng = np.random.default_rng(args.seed)
     print(f"(a) simulation: {args.trials} trials x {len(SYSTEMS)} systems per case, "
           f"{args.boot} resamples; nominal 95%, goal 92-97%")  # fmt: skip

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.tables import RUNS_COLUMNS, SCORES_COLUMNS
+from gpuscale.tables import RUNS_COLUMNS, SCORES_COLUMNS, convergence_unit
 
 
 def scores(rows: list[tuple[str, str, int, float]], workload: str = "bert") -> pd.DataFrame:
@@ -31,6 +31,8 @@ def scores(rows: list[tuple[str, str, int, float]], workload: str = "bert") -> p
             scaling_factor=1.0,
             time_to_train_min=t,
             samples_to_converge=1000.0,
+            convergence_unit=str(convergence_unit(workload, "v9.9")),
+            samples_to_converge_flag="",
         )
         records.append(record)
     return pd.DataFrame(records, columns=list(SCORES_COLUMNS))

@@ -1,5 +1,5 @@
-"""Trends across rounds: renamed benchmarks joined, new and retired ones flagged, each
-result counted once."""
+"""Trends across rounds: renamed benchmarks joined, new ones flagged, retired ones only
+where the rules retired them, each result counted once."""
 
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ def test_renamed_new_and_retired() -> None:
     assert retina.loc["v4.0", "best_time_at_common_min"] == 30.0
     assert retina.loc["v4.0", "largest_accelerators"] == 64
     assert retina.loc["v4.0", "normalized_efficiency_at_largest"] == pytest.approx(30 / 6 / 8)
-    assert "retired after v4.0" in out[out.workload == "gpt3"]["note"].iloc[0]
+    # gpt3 ran until v4.1: absent from the loaded v5.0, but not retired after v4.0
+    assert out[out.workload == "gpt3"]["note"].iloc[0] == "not in the loaded rounds after v4.0"
     assert "new in v5.0" in out[out.workload == "rgat"]["note"].iloc[0]
 
 
@@ -145,3 +146,32 @@ def test_first_in_the_loaded_rounds() -> None:
         in out.loc[("llama2_70b_lora", "v4.1"), "note"]
     )
     assert "new in" not in " ".join(out["note"])
+
+
+def test_retired_only_where_the_rules_retired_it() -> None:
+    """BERT's last round is v5.0 (ruleset 5.1.0 has none): in v2.0 + v5.1 it is "not in
+    the loaded rounds after v2.0", never "retired after v2.0"; in v5.0 + v5.1 it is
+    retired after v5.0. A workload the rules still hold is never called retired."""
+    from gpuscale.mlperf.benchmarks import last_rounds
+
+    lasts = last_rounds()
+    assert lasts["bert"] == "v5.0" and "llama2_70b_lora" not in lasts
+    assert lasts["llama31_405b"] == lasts["dlrm_dcnv2"] == "v6.0"  # dropped in 6.1.0
+    for loaded, said in (
+        ("v2.0", "not in the loaded rounds after v2.0 (in MLPerf until v5.0)"),
+        ("v5.0", "retired after v5.0"),
+    ):
+        frame = pd.concat(
+            [
+                round_scores(loaded, "bert", "bert", [("a", "A100", 8, 20.0)]),
+                round_scores(loaded, "lora", "llama2_70b_lora", [("l", "H100", 8, 30.0)]),
+                round_scores("v5.1", "lora", "llama2_70b_lora", [("l", "B200", 8, 20.0)]),
+                round_scores("v6.1", "x", "llama31_8b", [("q", "B200", 8, 20.0)]),
+            ],
+            ignore_index=True,
+        )
+        out = trends(frame, last_rounds=lasts).set_index(["workload", "round"])
+        assert out.loc[("bert", loaded), "note"] == said
+        assert "retired" not in out.loc[("llama2_70b_lora", "v5.1"), "note"]
+        lora_2 = out.loc[("llama2_70b_lora", "v5.1"), "note"]
+        assert lora_2 == "not in the loaded rounds after v5.1"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import ast
+import functools
 import io
 import json
 import tarfile
@@ -11,16 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuscale.mlperf.rules import KeyRule, rules_for
+from gpuscale.mlperf.rcp import rcp_points
+from gpuscale.mlperf.rules import known_rulesets
 
-QUALITY = {
-    "bert": 0.725,
-    "ssd": 0.35,
-    "retinanet": 0.35,
-    "llama2_70b_lora": 0.92,
-    "gnn": 0.73,
-    "dlrm_dcnv2": 0.81,
-}
+from .rulesolver import Solver
 
 
 def line(key: str, value: Any = None, time_ms: float = 0, prefix: str = "", **metadata: Any) -> str:
@@ -35,42 +29,29 @@ def line(key: str, value: Any = None, time_ms: float = 0, prefix: str = "", **me
     return f"{prefix}:::MLLOG {json.dumps(payload)}"
 
 
-def _candidates(rule: KeyRule) -> list[Any]:
-    """Values to try for a key: the constants its checks compare with, and neighbours."""
-    found: list[Any] = []
-    for check in rule.checks:
-        for node in ast.walk(ast.parse(check.text, mode="eval")):
-            if isinstance(node, ast.Constant) and node.value not in ("value", "metadata"):
-                value = node.value
-                found.append(value)
-                if isinstance(value, int | float) and not isinstance(value, bool):
-                    found += [value * 2, value + 1, value / 2]
-    return [*found, 1, 8, 0, 0.5, True, "x"]
+@functools.lru_cache(maxsize=512)
+def convergence_point(ruleset: str, benchmark: str) -> tuple[int, float]:
+    """(global batch, samples or epochs to converge) of the benchmark's smallest RCP in
+    its ruleset or the nearest ruleset with RCPs for it; (256, 1000) without any."""
+    rulesets = sorted(known_rulesets(), key=lambda r: abs(_number(r) - _number(ruleset)))
+    for other in rulesets:
+        points = rcp_points(other, benchmark)
+        if points:
+            return int(points[0][0]), points[0][1]
+    return 256, 1000.0
 
 
-def _solve(rule: KeyRule) -> Any:
-    """A value that passes every stateless check of the key (the real rules)."""
-    stateless = [c for c in rule.checks if not c.stateful]
-    for value in _candidates(rule):
-        if all(c({"value": value, "metadata": {}}) for c in stateless):
-            return value
-    return 1
+def _number(ruleset: str) -> float:
+    major, minor, _ = (int(x) for x in ruleset.split("."))
+    return major + minor / 100
 
 
-def hyperparameter_lines(ruleset: str, division: str, benchmark: str, time_ms: float) -> list[str]:
-    """One passing line for every key the benchmark's real rules require that the builder
-    writes no line for (optimizer settings and the like)."""
-    rules = rules_for(ruleset, division, benchmark)
-    return [
-        line(rule.name, _solve(rule), time_ms)
-        for rule in rules.keys.values()
-        if rule.name not in _WRITTEN
-        and rule.req in ("EXACTLY_ONE", "AT_LEAST_ONE")
-        and rule.at_least_one is None
-        and not (rules.aggregate and rule.name == rules.aggregate[0])
-    ]
+def _v(value: Any = None, **metadata: Any) -> dict[str, Any]:
+    """A line's ``v``: its value and metadata."""
+    return {"value": value, "metadata": metadata}
 
 
+# Keys result_log writes itself; every other key the rules require gets a solved line.
 _WRITTEN = frozenset(
     {
         "submission_org",
@@ -94,8 +75,71 @@ _WRITTEN = frozenset(
         "eval_start",
         "eval_stop",
         "eval_accuracy",
+        "weights_initialization",
+        "tracked_stats",
     }
 )
+
+
+@dataclass
+class _Lines:
+    """The lines of one log being written, each one fed to the solver's state."""
+
+    solver: Solver
+    out: list[str] = field(default_factory=list)
+
+    def put(self, key: str, v: dict[str, Any], time_ms: float, prefix: str = "") -> None:
+        self.out.append(line(key, v["value"], time_ms, prefix, **v["metadata"]))
+        self.solver.written(key, v)
+
+    def solved(self, key: str, time_ms: float, wanted: Any = None) -> None:
+        self.put(key, self.solver.solve(key, wanted=wanted), time_ms)
+
+
+def _header(
+    lines: _Lines, names: tuple[str, str, str, str, str], t: float, solve: dict[str, Any]
+) -> None:
+    """The submission lines, then the hyperparameters (``solve``: wanted values)."""
+    for key, value in zip(
+        (
+            "submission_org",
+            "submission_platform",
+            "submission_division",
+            "submission_benchmark",
+            "submission_status",
+        ),
+        names,
+        strict=True,
+    ):
+        lines.put(key, _v(value), t - 3000)
+    lines.put("cache_clear", _v(True), t - 2500)
+    for key, wanted in solve.items():
+        if wanted is not None or key in lines.solver.rules.keys:
+            lines.solved(key, t - 2100, wanted)
+    for key in lines.solver.required(_WRITTEN):
+        lines.solved(key, t - 2100)
+
+
+def _evals(lines: _Lines, stop_ms: float, samples: float, converged: bool) -> None:
+    """The evaluation lines: one passing (or, not converged, failing) quality line, or
+    for an aggregated quality (Stable Diffusion's FID and CLIP) two groups of evals."""
+    sol = lines.solver
+    rules = sol.rules
+    lines.put("eval_start", _v(epoch_num=samples), stop_ms - 2000)
+    lines.put("eval_stop", _v(epoch_num=samples), stop_ms - 1500)
+    if rules.aggregate:
+        group = rules.aggregate[1]
+        for k, (fid, clip) in enumerate(((120.0, 0.1), (80.0, 0.2) if converged else (95, 0.1))):
+            at = samples * (k + 1) / 2
+            for metric, value in (("FID", fid), ("CLIP", clip)):
+                meta = {"epoch_num": at, "samples_count": at, group: at, "metric": metric}
+                lines.put("eval_accuracy", {"value": value, "metadata": meta}, stop_ms - 1000)
+        return
+    base = {"value": None, "metadata": {"epoch_num": samples}}
+    v = sol.solve("eval_accuracy", ("metadata", "samples_count"), base=base, wanted=samples)
+    quality_key = rules.quality.name if rules.quality else "eval_accuracy"
+    v = sol.solve(quality_key, ("value",), base=v, quality=converged)
+    lines.put(quality_key, v, stop_ms - 1000)
 
 
 def result_log(
@@ -107,54 +151,45 @@ def result_log(
     start_ms: float = 1_000_000,
     status: str = "success",
     converged: bool = True,
-    gbs: int = 256,
+    gbs: int | None = 256,
     ranks: int = 1,
     noise: bool = True,
     run_stop: bool = True,
     seed: int = 1,
-    samples: float = 1000.0,
+    samples: float | None = None,
+    org: str = "Acme",
+    platform: str = "box",
 ) -> str:
-    """A compliant result log (unless asked otherwise) taking ``minutes`` to train."""
+    """A log that passes the ruleset's own rules for the benchmark (unless asked
+    otherwise) and takes ``minutes`` to train. ``gbs`` None writes no global batch (as
+    MiniGo's logs); a value the rules refuse is replaced by one they take. The values the
+    rules fix or constrain are solved from the rules (``rulesolver``); ``samples`` is
+    the evaluation's progress where the rules leave it free."""
     stop_ms = start_ms + minutes * 60_000
-    header = [
-        line("submission_org", "Acme", start_ms - 3000),
-        line("submission_platform", "box", start_ms - 3000),
-        line("submission_division", division, start_ms - 3000),
-        line("submission_benchmark", benchmark, start_ms - 3000),
-        line("submission_status", "onprem", start_ms - 3000),
-        line("cache_clear", True, start_ms - 2500),
-        line("seed", seed, start_ms - 2100),
-        line("global_batch_size", gbs, start_ms - 2100),
-        line("train_samples", 1000, start_ms - 2100),
-        line("eval_samples", 100, start_ms - 2100),
-        *hyperparameter_lines(ruleset, division, benchmark, start_ms - 2100),
-    ]
-    body: list[str] = []
-    for rank in range(ranks):
-        prefix = f"{rank}: " if ranks > 1 else ""
-        body.append(line("init_start", None, start_ms - 2000, prefix))
-    body.append(line("init_stop", None, start_ms - 10))
-    for rank in range(ranks):
-        body.append(line("run_start", None, start_ms, f"{rank}: " if ranks > 1 else ""))
-    body.append(line("block_start", None, start_ms + 1, samples_count=0))
-    body.append(line("eval_start", None, stop_ms - 2000, epoch_num=samples))
-    body.append(line("eval_stop", None, stop_ms - 1500, epoch_num=samples))
-    quality = QUALITY.get(benchmark, 0.9)
-    value = quality if converged else quality / 2
-    body.append(
-        line("eval_accuracy", value, stop_ms - 1000, epoch_num=samples, samples_count=samples)
-    )
-    body.append(line("tracked_stats", {"throughput": 123.0}, stop_ms - 900, step=1))
-    body.append(line("block_stop", None, stop_ms - 500, first_epoch_num=0))
-    if run_stop:
-        for rank in range(ranks):
-            body.append(
-                line("run_stop", None, stop_ms, f"{rank}: " if ranks > 1 else "", status=status)
-            )
-    lines = header + body
+    lines = _Lines(Solver.of(ruleset, division, benchmark))
+    names = (org, platform, division, benchmark, "onprem")
+    solve = {"seed": seed, "global_batch_size": gbs, "train_samples": 1000, "eval_samples": 100}
+    if gbs is None:
+        del solve["global_batch_size"]
+    _header(lines, names, start_ms, solve)
+    prefixes = [f"{rank}: " if ranks > 1 else "" for rank in range(ranks)]
+    for prefix in prefixes:
+        lines.put("init_start", _v(), start_ms - 2000, prefix)
+    for tensor in lines.solver.tensors():
+        lines.put("weights_initialization", _v(tensor=tensor), start_ms - 1000)
+    lines.put("init_stop", _v(), start_ms - 10)
+    for prefix in prefixes:
+        lines.put("run_start", _v(), start_ms, prefix)
+    lines.put("block_start", _v(samples_count=0, first_epoch_num=0, epoch_count=1), start_ms + 1)
+    _evals(lines, stop_ms, samples, converged)
+    lines.put("tracked_stats", _v({"throughput": 123.0}, step=1), stop_ms - 900)
+    lines.put("block_stop", _v(first_epoch_num=0), stop_ms - 500)
+    for prefix in prefixes if run_stop else []:
+        lines.put("run_stop", _v(status=status), stop_ms, prefix)
+    out = lines.out
     if noise:
-        lines = ["+ echo 'Beginning trial'", "Some stdout noise", *lines, "ENDING TIMING RUN"]
-    return "\n".join(lines) + "\n"
+        out = ["+ echo 'Beginning trial'", "Some stdout noise", *out, "ENDING TIMING RUN"]
+    return "\n".join(out) + "\n"
 
 
 def system_json(

@@ -239,7 +239,8 @@ def test_a_line_is_judged_by_each_rulesets_own_checks() -> None:
     # memoised verdicts of one ruleset must not leak into the other.
     from gpuscale.mlperf import compliance
 
-    data = result_log().encode()
+    # A block_start with samples_count and no epoch_count (the builder writes both).
+    data = result_log().replace(', "epoch_count": 1', "").encode()
     compliance._VERDICTS.clear()
     fresh = {r: read_result_file(data, r)["problem"] for r in ("v3.0", "v4.1")}
     for order in (("v4.1", "v3.0"), ("v3.0", "v4.1")):

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from gpuscale.analysis import AnalysisOptions, analyze
+from gpuscale.analysis.decompose import decompose
 from gpuscale.mlperf import RoundTables
 from gpuscale.report.figures import FIGURES, overview
+from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import chart_svg
 
 from ..analysis.tables import runs_for, scores
@@ -65,10 +69,26 @@ def test_systems_figure_sizes_count_shared_configurations(result) -> None:
 
 
 def test_every_figure_has_axis_labels(result) -> None:
-    for make in FIGURES.values():
+    for name, make in FIGURES.items():
+        if name == "convergence":  # the fixture's systems log no global batch
+            with pytest.raises(NothingToDraw, match="no global batch"):
+                make(result)
+            continue
         ax = make(result).figure.axes[0]
         assert ax.get_xlabel() and ax.get_title()
     assert overview([result]).figure.axes[0].get_title()
+
+
+def test_a_figure_of_flagged_counts_only_is_not_drawn_and_says_why(result) -> None:
+    """Samples to converge flagged as impossible (v2.0 BERT: 1.0) are in no figure: the
+    decomposition and the convergence figure say why instead of drawing nothing."""
+    table = result.table.assign(
+        global_batch_size=256.0, samples_to_converge_flag="1 samples is more than 10x ..."
+    )
+    flagged = dataclasses.replace(result, table=decompose(table))
+    for name in ("decomposition", "convergence"):
+        with pytest.raises(NothingToDraw, match="flagged as impossible"):
+            FIGURES[name](flagged)
 
 
 def test_svg_tooltips_escape_untrusted_names(result) -> None:

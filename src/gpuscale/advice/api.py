@@ -46,7 +46,7 @@ from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
 from gpuscale.bench.results import ResultsError, bench_table, flag_summary, read_results
 from gpuscale.interconnect.topology import Topology, parse_topo_matrix
 from gpuscale.quantities import format_count, format_ms, number
-from gpuscale.tables.workloads import counts_samples
+from gpuscale.tables.workloads import Unit, convergence_unit
 
 DEFAULT_LINK = "pcie-phb"
 
@@ -95,7 +95,7 @@ def convergence_for(
                 f"no reference convergence points for {workload!r} in ruleset {ruleset} "
                 "(mlperf-logging's rcp_checker)"
             )
-        if counts_samples(workload):
+        if convergence_unit(workload, "v" + ruleset.rsplit(".", 1)[0]) is Unit.SAMPLES:
             return fitted
         # RCPs in epochs: the shape (B_noise) from them, the scale from ``samples``
         e_min = samples / (1 + reference_batch / fitted.b_noise)

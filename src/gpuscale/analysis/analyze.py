@@ -180,6 +180,26 @@ def workload_table(
     return WorkloadTable(round_name, workload, decompose(table, options.convergence_basis))
 
 
+def not_analysed(tables: RoundTables, round_name: str, workload: str) -> str | None:
+    """Why a workload the round has gets no analysis (``workload_table`` is None), in
+    words; None when the round has no result of it at all (nothing to say)."""
+    scores = tables.scores[
+        (tables.scores["round"] == round_name) & (tables.scores["workload"] == workload)
+    ]
+    if scores.empty:
+        return None
+    scored = scores[scores["time_to_train_min"].notna()]
+    if scored.empty:
+        return f"none of its {len(scores)} result(s) has an official score"
+    counted = scored[scored["accelerators"].fillna(0) > 0]
+    if counted.empty:
+        return (
+            f"its {len(scored)} scored system(s) have no accelerator count (CPU-only, or a "
+            "system description without one; see the data problems)"
+        )
+    return "no scored system matches the options"
+
+
 def finish_workload(
     first: WorkloadTable, options: AnalysisOptions = AnalysisOptions()
 ) -> WorkloadAnalysis:
@@ -280,6 +300,8 @@ SYSTEM_FIELDS: tuple[str, ...] = (
     "samples_per_s_per_accelerator",
     "global_batch_size",
     "samples_to_converge",
+    "convergence_unit",
+    "samples_to_converge_flag",
     CLUSTER_COLUMN,
     PARETO_COLUMN,
     *CI_COLUMNS,
@@ -289,7 +311,8 @@ SYSTEM_FIELDS: tuple[str, ...] = (
 # What ``analyze`` shows of each system on a terminal: its fields but the details (ids,
 # rates, batch sizes, intervals, the decomposition): who, how many, how fast, how well.
 _DETAILS = {"system_id", "nodes", "samples_per_s_per_accelerator", "reference_system_id"}
-_DETAILS |= {"global_batch_size", "samples_to_converge", *CI_COLUMNS, *DECOMPOSITION_COLUMNS}
+_DETAILS |= {"global_batch_size", "samples_to_converge", "convergence_unit"}
+_DETAILS |= {"samples_to_converge_flag", *CI_COLUMNS, *DECOMPOSITION_COLUMNS}
 SUMMARY_FIELDS: tuple[str, ...] = tuple(c for c in SYSTEM_FIELDS if c not in _DETAILS)
 
 

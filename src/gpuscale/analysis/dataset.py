@@ -16,7 +16,6 @@ from gpuscale.tables import (
     RoundTables,
     display_name,
     round_key,
-    workload_facts,
 )
 
 
@@ -36,9 +35,6 @@ def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
     ]
     results = tables.scores.merge(system_facts, on=["round", "org", "system_id"], how="left")
     results["workload_name"] = results["workload"].map(display_name)
-    results["convergence_unit"] = results["benchmark"].map(
-        lambda b: str(facts.convergence_unit) if (facts := workload_facts(b)) else None
-    )
     order = {r: i for i, r in enumerate(sorted(results["round"].unique(), key=round_key))}
     results = results.sort_values(
         ["round", "benchmark", "org", "system_id"],

@@ -27,9 +27,12 @@ between measured and expected samples is then in the throughput factor. **measur
 RCP checker's count of the result (samples for BERT, the LLMs and Stable Diffusion,
 epochs for the others: the factors are ratios, so the unit cancels). A row whose batch (or
 its reference's) has no expected count falls back to the measured one, and
-``convergence_basis`` says which basis each row used; rows without either get NaN.
-``samples_vs_expected`` is the measured over the expected count: about 1 when a system
-converges as the references do, below 1 when its hyperparameters beat them.
+``convergence_basis`` says which basis each row used; rows without either get NaN. A
+count flagged as impossible (``samples_to_converge_flag``) is in no factor (nor in
+``samples_vs_expected``). ``throughput_per_s`` is the measured count per second, in its
+unit (``convergence_unit`` says which). ``samples_vs_expected`` is the measured over the
+expected count: about 1 when a system converges as the references do, below 1 when its
+hyperparameters beat them.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ import pandas as pd
 
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
 from gpuscale.analysis.equilibrium import fastest_per_count
-from gpuscale.analysis.metrics import study_reference, with_reference
+from gpuscale.analysis.metrics import plausible_samples, study_reference, with_reference
 
 BASES = ("expected", "measured")
 
@@ -51,24 +54,24 @@ def decompose(table: pd.DataFrame, basis: str = "expected") -> pd.DataFrame:
     if basis not in BASES:
         raise ValueError(f"basis must be one of {', '.join(BASES)}, not {basis!r}")
     out = table.copy()
-    out["throughput_samples_per_s"] = out["samples_to_converge"] / (out["time_to_train_min"] * 60.0)
+    samples = plausible_samples(out)  # a flagged count is in no factor
+    out["throughput_per_s"] = samples / (out["time_to_train_min"] * 60.0)
     out["expected_samples_to_converge"] = [
         expected_samples(str(r), str(b), g)
         for r, b, g in zip(out["round"], out["benchmark"], out["global_batch_size"], strict=True)
     ]
-    out["samples_vs_expected"] = (
-        out["samples_to_converge"].astype(float) / out["expected_samples_to_converge"]
-    )
-    ref = out.set_index(["org", "system_id"])  # stems repeat across org folders
+    out["samples_vs_expected"] = samples / out["expected_samples_to_converge"]
+    counts = out.assign(plausible_samples=samples)
+    ref = counts.set_index(["org", "system_id"])  # stems repeat across org folders
     ref_keys = pd.MultiIndex.from_arrays([out["reference_org"], out["reference_system_id"]])
 
     def ratio(column: str) -> np.ndarray:  # reference's count over the row's
-        own = out[column].to_numpy(float)
+        own = counts[column].to_numpy(float)
         return ref[column].reindex(ref_keys).to_numpy(float) / own
 
     expected = ratio("expected_samples_to_converge")
     use = np.isfinite(expected) if basis == "expected" else np.zeros(len(out), bool)
-    out["convergence_factor"] = np.where(use, expected, ratio("samples_to_converge"))
+    out["convergence_factor"] = np.where(use, expected, ratio("plausible_samples"))
     out["throughput_factor"] = out["speedup"].to_numpy(float) / out["convergence_factor"]
     out["throughput_efficiency"] = (
         out["throughput_factor"] * out["reference_accelerators"] / out["accelerators"]

@@ -3,14 +3,16 @@
 From the ``scores`` energy (the official rule over the kept runs, kJ) and the ``runs``
 split into compute (nodes) and interconnect (switches):
 ``energy_per_sample_j = 1000 * energy_kj / samples_to_converge`` (where the convergence
-count is in samples), ``energy_per_accelerator_hour_kj = energy_kj / (N * T / 60)``.
+count is in samples and not flagged as impossible),
+``energy_per_accelerator_hour_kj = energy_kj / (N * T / 60)``.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.tables import RoundTables, counts_samples, display_name
+from gpuscale.analysis.metrics import plausible_samples
+from gpuscale.tables import RoundTables, Unit, display_name
 
 
 def energy_table(tables: RoundTables) -> pd.DataFrame:
@@ -28,9 +30,9 @@ def energy_table(tables: RoundTables) -> pd.DataFrame:
     scores["compute_share"] = compute / total
     hours = scores["accelerators"] * scores["time_to_train_min"] / 60.0
     scores["energy_per_accelerator_hour_kj"] = scores["energy_kj"] / hours
-    per_sample = 1000.0 * scores["energy_kj"] / scores["samples_to_converge"]
+    per_sample = 1000.0 * scores["energy_kj"] / plausible_samples(scores)
     scores["energy_per_sample_j"] = per_sample.where(
-        scores["benchmark"].map(counts_samples).astype(bool)
+        scores["convergence_unit"] == str(Unit.SAMPLES)
     )
     return scores.sort_values(["round", "benchmark", "accelerators"]).reset_index(drop=True)
 

@@ -7,8 +7,8 @@ With ``T`` a system's official time to train (minutes), ``N`` its accelerators a
 * efficiency ``E = S / N`` (the study's definition; ideal 1 only when N_ref = 1)
 * normalised efficiency ``E' = S / (N / N_ref)`` (1 = perfect scaling from the reference)
 * accelerator-hours ``N * T / 60`` (column ``gpu_hours``; TPUs and others count the same)
-* throughput per accelerator ``samples / (T * 60) / N`` for benchmarks that count
-  convergence in samples.
+* throughput per accelerator ``samples / (T * 60) / N`` for results whose convergence
+  counts samples (``convergence_unit``) and is not flagged as impossible.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.superlinear import superlinear
-from gpuscale.tables import SCALING_COLUMNS, counts_samples
+from gpuscale.tables import SCALING_COLUMNS, Unit, convergence_unit
 from gpuscale.tables.workloads import FOLDER_ALIASES, RENAMED, WORKLOADS
 
 
@@ -58,6 +58,29 @@ def scored_systems(
     if families:
         keep &= scores["accelerator_family"].isin(families)
     return scores[keep]
+
+
+def _with_units(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with ``convergence_unit`` and ``samples_to_converge_flag`` (a scores
+    table from before they existed: the unit of its workload and round, nothing flagged)."""
+    if "convergence_unit" in frame and "samples_to_converge_flag" in frame:
+        return frame
+    out = frame.copy()
+    if "convergence_unit" not in out:
+        units = [convergence_unit(w, r) for w, r in zip(out["workload"], out["round"], strict=True)]
+        out["convergence_unit"] = [str(u) if u is not None else "" for u in units]
+    if "samples_to_converge_flag" not in out:
+        out["samples_to_converge_flag"] = ""
+    return out
+
+
+def plausible_samples(frame: pd.DataFrame) -> pd.Series:
+    """``samples_to_converge`` where it is not flagged as impossible (NaN where it is:
+    ``samples_to_converge_flag`` gives why), for every computation built on it."""
+    flags = frame.get("samples_to_converge_flag")
+    if flags is None:
+        return frame["samples_to_converge"].astype(float)
+    return frame["samples_to_converge"].astype(float).where(flags.fillna("") == "")
 
 
 def study_reference(frame: pd.DataFrame) -> pd.Series:
@@ -139,7 +162,9 @@ def scaling_table(
             f"benchmark {benchmark!r} is not an MLPerf workload or benchmark; choose one of "
             f"{', '.join(sorted(map(str, known)))}"
         )
-    frame = scored_systems(scores, division=division, availability=availability, families=families)
+    frame = _with_units(
+        scored_systems(scores, division=division, availability=availability, families=families)
+    )
     frame = frame[(frame["workload"] == benchmark) | (frame["benchmark"] == benchmark)]
     if frame.empty:
         return pd.DataFrame(columns=list(SCALING_COLUMNS))
@@ -153,9 +178,9 @@ def scaling_table(
         out = with_reference(frame, find_reference(frame, reference))
     n = out["accelerators"].astype(float)
     out["gpu_hours"] = n * out["time_to_train_min"] / 60.0
-    per_s = out["samples_to_converge"] / (out["time_to_train_min"] * 60.0) / n
+    per_s = plausible_samples(out) / (out["time_to_train_min"] * 60.0) / n
     out["samples_per_s_per_accelerator"] = np.where(
-        out["benchmark"].map(counts_samples).astype(bool), per_s, np.nan
+        out["convergence_unit"] == str(Unit.SAMPLES), per_s, np.nan
     )
     out["reference_rule"] = reference
     out["superlinear"] = superlinear(out)

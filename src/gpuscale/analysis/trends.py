@@ -8,10 +8,12 @@ has one accelerator count in the round (one system, or peers at one count: E' wo
 against itself or a peer, not scaling), the note saying so. Benchmarks renamed between
 rounds are joined by workload (``ssd`` -> ``retinanet``, ``gnn`` -> ``rgat``; a folder's
 workload is what its round's ruleset says it was, so v1.1's ``ssd`` is ``ssd_resnet34``)
-and said so; a workload missing from later rounds is flagged as retired, one missing from
-earlier rounds as new, and where the first loaded round is not the workload's first round
-in MLPerf (``first_rounds``, from ``gpuscale.mlperf.benchmarks.first_rounds``) the note
-says "first in the loaded rounds". Each result counts once: a result republished in a
+and said so; a workload missing from later loaded rounds is "retired" only where the rules
+retired it then (``last_rounds``, from ``gpuscale.mlperf.benchmarks.last_rounds``), else
+"not in the loaded rounds after" the round; one missing from earlier rounds is new, and
+where the first loaded round is not the workload's first round in MLPerf
+(``first_rounds``, from ``gpuscale.mlperf.benchmarks.first_rounds``) the note says "first
+in the loaded rounds". Each result counts once: a result republished in a
 later round (same runs, ``gpuscale.tables.republished``) is left out of the later rounds
 and the note says how many were (``republished=True`` keeps them).
 """
@@ -37,6 +39,7 @@ class _Span:
     present: list[str]
     folders: dict[str, list[str]]
     first: str | None  # the workload's first MLPerf round, where known
+    last: str | None = None  # its last MLPerf round, where the rules retired it
 
     def notes(self, round_name: str) -> list[str]:
         """Renamed, new, first in the loaded rounds, retired: what the round is to it."""
@@ -50,17 +53,33 @@ class _Span:
         elif r == present[0] and r != self.loaded[0]:
             notes.append(f"new in {r}")
         if r == present[-1] and r != self.loaded[-1]:
-            notes.append(f"retired after {r}")
+            notes.append(self._gone_after(r))
         return notes
 
+    def _gone_after(self, r: str) -> str:
+        """Why the workload has no scores in the loaded rounds after ``r``: retired by the
+        rules right after it, or simply not in the rounds loaded."""
+        if self.last == r:
+            return f"retired after {r}"
+        note = f"not in the loaded rounds after {r}"
+        if self.last is not None and round_key(self.last) > round_key(r):
+            note += f" (in MLPerf until {self.last})"
+        return note
 
-def _span(scores: pd.DataFrame, rounds: list[str], workload: str, first: str | None) -> _Span:
+
+def _span(
+    scores: pd.DataFrame,
+    rounds: list[str],
+    workload: str,
+    first: str | None,
+    last: str | None = None,
+) -> _Span:
     """The rounds (of ``rounds``) in which ``workload`` has a score, and its folders."""
     mine = scores[scores["workload"] == workload]
     scored = set(mine.loc[mine["time_to_train_min"].notna(), "round"])
     present = [r for r in rounds if r in scored]
     folders = {r: sorted(mine.loc[mine["round"] == r, "benchmark"].unique()) for r in present}
-    return _Span(workload, rounds, present, folders, first)
+    return _Span(workload, rounds, present, folders, first, last)
 
 
 def _republished_note(count: int, republished: bool) -> str:
@@ -122,6 +141,7 @@ def trends(
     *,
     republished: bool = False,
     first_rounds: dict[str, str] | None = None,
+    last_rounds: dict[str, str] | None = None,
 ) -> pd.DataFrame:
     """The trend rows (columns: ``TREND_COLUMNS``), ordered by workload, family, round."""
     rounds = sorted(scores["round"].unique(), key=round_key)
@@ -131,11 +151,13 @@ def trends(
     left_out = scores[copies].groupby(["workload", "accelerator_family", "round"]).size()
     if not republished:
         scores = scores[~copies]
-    first_rounds = first_rounds or {}
+    first_rounds, last_rounds = first_rounds or {}, last_rounds or {}
     names = workloads or sorted(scores["workload"].unique())
     rows = []
     for workload in names:
-        span = _span(scores, rounds, workload, first_rounds.get(workload))
+        span = _span(
+            scores, rounds, workload, first_rounds.get(workload), last_rounds.get(workload)
+        )
         for r in span.present:
             table = scaling_table(scores[scores["round"] == r], workload, reference="family")
             for family, group in table.groupby("accelerator_family"):

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from gpuscale.cli.common import columns_of, out
 from gpuscale.cli.output import Format, print_frame
+from gpuscale.quantities import named
 from gpuscale.tables import display_name
 
 if TYPE_CHECKING:  # pandas and the analysis stack only when analyzing
@@ -21,6 +22,7 @@ DECOMPOSE_COLUMNS = [
     "throughput_efficiency",
     "samples_to_converge",
     "expected_samples_to_converge",
+    "convergence_unit",
 ]
 
 # What a narrow terminal drops first from analyze's table (the asked-for --decompose
@@ -73,7 +75,7 @@ def print_analysis(
             f"{references_text(result)}",
             drop_order=[] if columns_asked else ANALYZE_DROP_ORDER,
         )
-        for line in equilibrium_sentences(result):
+        for line in [*equilibrium_sentences(result), *flagged_sentences(result.table)]:
             out.print(f"  {line}", markup=False, highlight=False)
         out.print()
     statements = study_statements(results, options) if options else study_statements(results)
@@ -85,3 +87,15 @@ def print_analysis(
         for line in table_i_statements(scores) if scores is not None else []:
             if any(line.startswith(display_name(w)) for w in analysed):
                 out.print(f"  Table I, {line}", markup=False, highlight=False)
+
+
+def flagged_sentences(table: pd.DataFrame) -> list[str]:
+    """One line per system whose samples to converge is flagged as impossible."""
+    if "samples_to_converge_flag" not in table:
+        return []
+    flagged = table[table["samples_to_converge_flag"].fillna("") != ""]
+    return [
+        f"samples to converge of {named(r.submitter, r.system_name)} not used: "
+        f"{r.samples_to_converge_flag}"
+        for r in flagged.itertuples(index=False)
+    ]

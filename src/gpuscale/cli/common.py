@@ -92,7 +92,8 @@ RoundNames = Annotated[
     list[str] | None,
     typer.Option(
         "--round",
-        help="Bundled round(s), e.g. v4.1 (repeatable); with paths, the paths' round names.",
+        help="Bundled round(s), e.g. v4.1 (repeatable); with paths, added beside them (a "
+        "path whose name says no round takes the first --round as its name).",
     ),
 ]
 # One rule for every machine format: the name in any case (``-f JSON``, ``-f Csv``).
@@ -263,16 +264,49 @@ def _no_results(path: Path) -> str:
 
 
 def load_tables(paths: list[Path] | None, round_names: list[str] | None):
-    """Tables from raw paths (read now; ``--round`` then names their rounds) or from the
-    bundled rounds."""
+    """Tables from raw paths (read now) and bundled rounds: ``--round`` names bundled
+    rounds, added beside the paths; a path whose name says no round takes the first
+    names as its round (one for all such paths, or one each), as before."""
+    if not paths:
+        return _bundled(round_names or [])
+    own, bundled = _split_round_names(paths, list(round_names or []))
+    tables = read_paths(paths, own)
+    if not bundled:
+        return tables
+    from gpuscale.mlperf.duplicates import combine  # lazy: pandas, not needed for --help
+
+    return combine([tables, _bundled(bundled)])
+
+
+def _bundled(round_names: list[str]):
     from gpuscale.mlperf.bundled import load_round  # lazy: pandas, not needed for --help
 
-    if paths:
-        return read_paths(paths, round_names)
     try:
-        return load_round(*(round_names or []))
+        return load_round(*round_names)
     except (KeyError, ValueError) as exc:
         fail(str(exc).strip("'\""))
+
+
+def _split_round_names(paths: list[Path], names: list[str]) -> tuple[list[str], list[str]]:
+    """(the names of the paths' rounds, the bundled rounds to add). Paths whose names say
+    their round need none: every ``--round`` is then a bundled round."""
+    from gpuscale.mlperf.ingest import round_name_of  # lazy: the MLPerf reader, pandas
+
+    unnamed = [p for p in paths if round_name_of(p) is None]
+    if not unnamed or not names:
+        return [], names
+    if len(unnamed) < len(paths):  # some paths say their round: name the others only
+        if len(names) < len(unnamed):
+            fail(
+                f"{len(unnamed)} path(s) do not say their round in their name "
+                f"({', '.join(str(p) for p in unnamed)}): give one --round each"
+            )
+        given = iter(names[: len(unnamed)])
+        own = [next(given) if p in unnamed else round_name_of(p) for p in paths]
+        return [str(n) for n in own], names[len(unnamed) :]
+    if len(names) == 1:
+        return names, []
+    return names[: len(paths)], names[len(paths) :]
 
 
 def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> list[str]:

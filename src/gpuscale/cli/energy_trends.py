@@ -106,7 +106,7 @@ def trends(
     """How each benchmark moved across rounds: best times, E' at scale, equilibrium."""
     # lazy: pandas (the analysis and MLPerf stacks), not needed for --help
     from gpuscale.analysis.trends import trends as run_trends
-    from gpuscale.mlperf.benchmarks import first_rounds
+    from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 
     tables = load_tables(paths, round_names)
     frame = run_trends(
@@ -114,6 +114,7 @@ def trends(
         workloads_of(tables, benchmark) if benchmark else None,
         republished=republished,
         first_rounds=first_rounds(),
+        last_rounds=last_rounds(),
     )
     left_out = frame.attrs.get("republished_left_out", 0)
     if left_out:

@@ -222,6 +222,7 @@ def analyze(
     # lazy: pandas, scikit-learn and kneed (the analysis stack), not needed for --help
     from gpuscale.analysis import AnalysisOptions, as_json
     from gpuscale.analysis import analyze as run_analysis
+    from gpuscale.analysis.analyze import workload_pairs
     from gpuscale.analysis.metrics import ReferenceNotFoundError
 
     tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
@@ -243,7 +244,14 @@ def analyze(
     with fail_on(ReferenceNotFoundError):
         results = run_analysis(tables, workloads, options)
     if not results:
-        fail("no scored system matches these options")
+        from gpuscale.analysis.analyze import not_analysed  # lazy: with the analysis above
+
+        reasons = [
+            f"{r} {w}: {why}"
+            for r, w in workload_pairs(tables, workloads)
+            if (why := not_analysed(tables, r, w))
+        ]
+        fail("no scored system matches these options" + "".join(f"; {x}" for x in reasons))
     _note_fewer_clusters(results, k)
     if fmt is Format.json:
         print_json(out, analyze_document(jsonable(as_json(results, options)), bench_doc))

@@ -8,6 +8,12 @@ are grouped by: the product, plus the variant where it changes the part (A100, H
 H200 come in SXM, PCIe and NVL parts and A100 in two memory sizes; B200 does not). A name
 the catalogue does not recognise is not guessed: its family is its own name (the vendor
 written once), and ``known`` is False so the reader reports it.
+
+The catalogue covers every accelerator of MLPerf Training v0.5 to v6.x: V100 in its forms
+(SXM2, SXM3, PCIe, V100S: one family, the variant kept), TPU v2 to v7, Gaudi 1-3, the
+Graphcore IPUs, Ascend 910, the A100/H100/H200 variants and the 2025-2026 parts. Old
+spellings fold into one family: v0.7 and v1.0 name TPU v4 just ``TPU`` (the version is in
+the system id, ``tpu-v4-128-TF``), read from the ``hint`` the caller passes.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ _VENDORS = {
     "habana": "Intel",  # Habana Labs, an Intel company
     "google": "Google",
     "graphcore": "Graphcore",
+    "huawei": "Huawei",
+    "tesla": "NVIDIA",  # "Tesla V100" (v0.7)
 }
 
 
@@ -35,10 +43,12 @@ class Product:
     form_factor: str | None = None  # the default when the name gives none
     memory_gb: int | None = None
     keyed_by_variant: bool = False  # family = product-form-memory (A100-SXM4-80GB)
+    family: str | None = None  # the family where it is not the product (V100S -> V100)
 
 
 # First match wins: longer product names before their prefixes (L40S before L40).
 _PRODUCTS: tuple[Product, ...] = (
+    Product(r"\bvr200|\brubin", "NVIDIA", "Rubin"),
     Product(r"gb300", "NVIDIA", "GB300"),
     Product(r"gb200", "NVIDIA", "GB200"),
     Product(r"gh200", "NVIDIA", "GH200"),
@@ -46,34 +56,64 @@ _PRODUCTS: tuple[Product, ...] = (
     Product(r"\bb200", "NVIDIA", "B200"),
     Product(r"h200", "NVIDIA", "H200", "SXM5", 141, keyed_by_variant=True),
     Product(r"h100", "NVIDIA", "H100", "SXM5", 80, keyed_by_variant=True),
+    Product(r"\bh800", "NVIDIA", "H800"),
+    Product(r"\bh20\b", "NVIDIA", "H20"),
     Product(r"a100", "NVIDIA", "A100", "SXM4", 80, keyed_by_variant=True),
+    Product(r"\ba800", "NVIDIA", "A800"),
     Product(r"\ba10g\b", "NVIDIA", "A10G"),
+    Product(r"\ba10\b", "NVIDIA", "A10"),
     Product(r"\ba30\b", "NVIDIA", "A30"),
     Product(r"\ba40\b", "NVIDIA", "A40"),
     Product(r"\bl40s\b", "NVIDIA", "L40S"),
     Product(r"\bl40\b", "NVIDIA", "L40"),
     Product(r"\bl4\b", "NVIDIA", "L4"),
+    Product(r"v100s", "NVIDIA", "V100S", "PCIe", 32, family="V100"),
+    Product(r"v100", "NVIDIA", "V100"),
+    Product(r"\bp100\b", "NVIDIA", "P100"),
+    Product(r"\bt4\b", "NVIDIA", "T4"),
     Product(r"rtx\s*pro\s*6000", "NVIDIA", "RTX Pro 6000"),
+    Product(r"rtx\s*a6000", "NVIDIA", "RTX A6000"),
     Product(r"rtx\s*a5000", "NVIDIA", "RTX A5000"),
     Product(r"rtx\s*4090", "NVIDIA", "RTX 4090"),
     Product(r"7900\s*xtx", "AMD", "RX 7900 XTX"),
+    Product(r"mi450", "AMD", "MI450X", "OAM"),
     Product(r"mi355", "AMD", "MI355X", "OAM"),
     Product(r"mi350", "AMD", "MI350X", "OAM"),
     Product(r"mi325", "AMD", "MI325X", "OAM"),
     Product(r"mi300x", "AMD", "MI300X", "OAM"),
+    Product(r"mi250", "AMD", "MI250X", "OAM"),
+    Product(r"mi210", "AMD", "MI210", "PCIe"),
     Product(r"gaudi\(?r?\)?\s*3", "Intel", "Gaudi3"),
     Product(r"gaudi\(?r?\)?\s*2", "Intel", "Gaudi2"),
     Product(r"gaudi", "Intel", "Gaudi"),
-    Product(r"tpu[-\s]*v5p", "Google", "TPU-v5p"),
-    Product(r"tpu[-\s]*v5e", "Google", "TPU-v5e"),
-    Product(r"trillium|tpu[-\s]*v6", "Google", "TPU-Trillium"),
-    Product(r"tpu[-\s]*v4", "Google", "TPU-v4"),
-    Product(r"ipu\s*gc200|gc200", "Graphcore", "IPU-GC200"),
+    Product(r"tpu[-\s_]*v?7|ironwood", "Google", "TPU-Ironwood"),
+    Product(r"tpu[-\s_]*v5p", "Google", "TPU-v5p"),
+    Product(r"tpu[-\s_]*v5\s*lite|tpu[-\s_]*v5e", "Google", "TPU-v5e"),
+    Product(r"trillium|tpu[-\s_]*v6", "Google", "TPU-Trillium"),
+    Product(r"tpu[-\s_]*v4", "Google", "TPU-v4"),
+    Product(r"tpu[-\s_]*v3", "Google", "TPU-v3"),
+    Product(r"tpu[-\s_]*v2", "Google", "TPU-v2"),
+    Product(r"\bbow\b", "Graphcore", "IPU-Bow"),
+    Product(r"ipu\s*gc200|gc200|\bm2000\b", "Graphcore", "IPU-GC200"),
+    Product(r"ascend\s*910", "Huawei", "Ascend910"),
 )
+# A name that says only "TPU": the version is in the system id or name (v0.7, v1.0).
+_BARE_TPU = re.compile(r"(google\s*)?(cloud\s*)?tpu")
+_TPU_IN_HINT = re.compile(r"tpu[-_\s]*(v\d+[a-z]*|trillium|ironwood)")
+# A system with no accelerator (Intel's CPU-only submissions: "N/A", 0 per node).
+CPU_ONLY_FAMILY = "CPU only"
 
 # Form factors as written -> as keyed (SXM on an H100/H200 is SXM5, on an A100 SXM4).
-_FORMS = (("nvl", "NVL"), ("pcie", "PCIe"), ("sxm5", "SXM5"), ("sxm4", "SXM4"), ("sxm", "SXM"))
-_SXM_GENERATION = {"A100": "SXM4", "H100": "SXM5", "H200": "SXM5"}
+_FORMS = (
+    ("nvl", "NVL"),
+    ("pcie", "PCIe"),
+    ("sxm5", "SXM5"),
+    ("sxm4", "SXM4"),
+    ("sxm3", "SXM3"),
+    ("sxm2", "SXM2"),
+    ("sxm", "SXM"),
+)
+_SXM_GENERATION = {"A100": "SXM4", "H100": "SXM5", "H200": "SXM5", "V100": "SXM2"}
 _NVL_MEMORY = {"H100": 94, "H200": 141}  # an NVL part without a size written
 
 
@@ -108,12 +148,24 @@ def _unknown(name: str) -> Accelerator:
 UNKNOWN_FAMILY = "unknown"  # the family of a system that names no accelerator
 
 
-def normalise_accelerator(name: str | None) -> Accelerator:
-    """The vendor, product, variant and family of an ``accelerator_model_name``."""
+def no_accelerator(name: str | None) -> bool:
+    """Whether an ``accelerator_model_name`` names none (empty, ``N/A``)."""
+    text = " ".join(str(name or "").split()).lower()
+    return text in ("", "n/a", "na", "none", "null", "-")
+
+
+def normalise_accelerator(name: str | None, hint: str = "") -> Accelerator:
+    """The vendor, product, variant and family of an ``accelerator_model_name``;
+    ``hint`` (the system id and name) gives the version a bare ``TPU`` leaves out."""
     text = " ".join(str(name or "").split())
-    if not text or text.lower() in ("n/a", "none", "null", "-"):
+    if no_accelerator(text):
         return Accelerator(None, None, None, None, UNKNOWN_FAMILY, False)
     lowered = text.lower()
+    if _BARE_TPU.fullmatch(lowered):
+        version = _TPU_IN_HINT.search(hint.lower())
+        if version is None:
+            return _unknown(text)
+        return normalise_accelerator(f"TPU-{version.group(1)}")
     product = next((p for p in _PRODUCTS if re.search(p.pattern, lowered)), None)
     if product is None:
         return _unknown(text)
@@ -125,7 +177,7 @@ def normalise_accelerator(name: str | None) -> Accelerator:
     memory = sizes[0] if sizes else product.memory_gb
     if not sizes and form == "NVL":
         memory = _NVL_MEMORY.get(product.product, memory)
-    family = product.product
+    family = product.family or product.product
     if product.keyed_by_variant:
         family = f"{product.product}-{form}-{memory}GB"
     return Accelerator(product.vendor, product.product, form, memory, family, True)

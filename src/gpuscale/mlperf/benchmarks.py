@@ -83,3 +83,18 @@ def first_rounds() -> dict[str, str]:
         for folder in benchmarks_of(ruleset):
             out.setdefault(workload_in_round(folder, round_name), round_name)
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def last_rounds() -> dict[str, str]:
+    """{workload: the last round whose ruleset has it} for the workloads the newest
+    ruleset in mlperf-logging no longer has (retired): e.g. ``bert`` -> ``v5.0``,
+    ``llama31_405b`` -> ``v6.0``. A workload still in the newest rules is not in it."""
+    out: dict[str, str] = {}
+    rulesets = known_rulesets()
+    for ruleset in rulesets:
+        round_name = "v" + ruleset.rsplit(".", 1)[0]
+        for folder in benchmarks_of(ruleset):
+            out[workload_in_round(folder, round_name)] = round_name
+    newest = "v" + rulesets[-1].rsplit(".", 1)[0] if rulesets else None
+    return {w: r for w, r in out.items() if r != newest}

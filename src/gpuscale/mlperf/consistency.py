@@ -1,5 +1,5 @@
-"""Checks across a round's files: a log that belongs to another result, and folder
-names that look alike."""
+"""Checks across a round's files: a log that says it belongs to another result (reported,
+counted as the official summarizer counts it), and folder names that look alike."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from gpuscale.tables import ProblemKind, RunStatus
+from gpuscale.tables import ProblemKind
 
 Problem = Callable[[str, str, str], None]  # (path, kind, message): adds a problems row
 
@@ -69,37 +69,58 @@ class FolderNames:
         return "/".join(parts)
 
 
-def odd_logs_out(rows: list[dict[str, Any]], problem: Problem) -> None:
-    """A log that says another benchmark than its folder's, or another submitter than
-    most logs of its folder, is not counted: it belongs to another result (the official
-    checker takes each folder as one result). Where no submitter is held by more logs
-    than any other, every log of the folder is held back. Another system than most is
-    reported but counted: a published v4.0 result (JuniperNetworks llama2_70b_lora) has
-    one log saying 'A100' among 'H100's, and the official summarizer counts it."""
+def odd_logs_reported(
+    rows: list[dict[str, Any]], divisions: dict[tuple[str, str], str], problem: Problem
+) -> None:
+    """Report a log that names another benchmark than its folder, another submitter or
+    system than most logs of its folder, or another division than its system description;
+    count it as the official summarizer does. The official tool checks each file against
+    the rules of the benchmark and division the file itself names and never compares a
+    log with its folder, so a rule dropping such a file would change an official score
+    (v2.0 H3C ``R5300G5x4A100-SXM-80GB`` unet3d: 2 of 40 logs name the submitter
+    'nvidia', left from the reference code; MLCommons counts all 40, 51.070 min).
+    ``divisions``: (org, system id) -> the system description's division."""
     folders: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in rows:
         folders.setdefault((r["org"], r["system_id"], r["benchmark"]), []).append(r)
-    for (_, _, benchmark), runs in folders.items():
-        odd: dict[int, str] = {}
+    for (org, system_id, benchmark), runs in folders.items():
+        found: dict[int, list[str]] = {}
+        declared = divisions.get((org, system_id)) or None
         for r in runs:
-            said = r.get("log_benchmark")
+            said, division = r.get("log_benchmark"), r.get("log_division")
             if said is not None and said != benchmark:
-                odd[id(r)] = f"the log is a {said!r} run, in the {benchmark!r} folder"
+                found.setdefault(id(r), []).append(
+                    f"the log is a {said!r} run, in the {benchmark!r} folder"
+                )
+            if declared and division is not None and str(division).lower() != declared:
+                found.setdefault(id(r), []).append(
+                    f"the log's division {division!r} differs from its system "
+                    f"description's ({declared!r})"
+                )
         for name, what in (("log_org", "submitter"), ("log_platform", "system")):
-            votes = Counter(r.get(name) for r in runs if r.get(name) is not None)
-            if len(votes) < 2:
-                continue
-            (top, n), (_, m) = votes.most_common(2)
-            for r in runs:
-                if r.get(name) is None or (r[name] == top and n > m):
-                    continue
-                others = ", ".join(repr(v) for v in votes if v != r[name])
-                message = f"the log's {what} {r[name]!r} differs from its folder's ({others})"
-                if what == "system":
-                    problem(r["rel"], ProblemKind.BAD_FIELD, f"{message}; still counted")
-                else:
-                    odd.setdefault(id(r), message)
+            _minority(runs, name, what, found)
         for r in runs:
-            if id(r) in odd and r.get("counted"):
-                r.update(counted=False, status=str(RunStatus.NONCOMPLIANT), problem=odd[id(r)])
-                problem(r["rel"], RunStatus.NONCOMPLIANT, f"{odd[id(r)]}; not counted")
+            for message in found.get(id(r), []):
+                problem(
+                    r["rel"],
+                    ProblemKind.INCONSISTENT_LOG,
+                    f"{message}; counted, as the official summarizer counts it",
+                )
+
+
+def _minority(
+    runs: list[dict[str, Any]], name: str, what: str, found: dict[int, list[str]]
+) -> None:
+    """Add to ``found`` the logs of a folder whose ``name`` (the log's submitter or
+    system) is not the one most of its logs give (every log's, when no value leads)."""
+    votes = Counter(r.get(name) for r in runs if r.get(name) is not None)
+    if len(votes) < 2:
+        return
+    (top, n), (_, m) = votes.most_common(2)
+    for r in runs:
+        if r.get(name) is None or (r[name] == top and n > m):
+            continue
+        others = ", ".join(repr(v) for v in votes if v != r[name])
+        found.setdefault(id(r), []).append(
+            f"the log's {what} {r[name]!r} differs from its folder's ({others})"
+        )

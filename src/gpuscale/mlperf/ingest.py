@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from gpuscale.mlperf.benchmarks import workload_in_round
-from gpuscale.mlperf.consistency import FolderNames, odd_logs_out
+from gpuscale.mlperf.consistency import FolderNames, odd_logs_reported
 from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path, wanted
 from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
@@ -211,6 +211,15 @@ def _round_name(path: Path, given: str | None) -> str:
     raise SourceError(f"{path}: cannot tell the round from the name; pass it (e.g. --round v4.1)")
 
 
+def round_name_of(path: str | os.PathLike[str]) -> str | None:
+    """The round a path's name (or its one ``training_results_vX.Y`` folder) says; None
+    when it says none."""
+    try:
+        return _round_name(Path(path), None)
+    except (SourceError, OSError):
+        return None
+
+
 def read_round(
     path: str | os.PathLike[str],
     round_name: str | None = None,
@@ -319,7 +328,8 @@ def _add_energy(
 def _tables(col: _Collector) -> RoundTables:
 
     submitters = {(s["org"], s["system_id"]): s["submitter"] for s in col.systems}
-    odd_logs_out(col.runs, col.problem)
+    divisions = {(s["org"], s["system_id"]): s["division"] for s in col.systems}
+    odd_logs_reported(col.runs, divisions, col.problem)
     # Every column present (None where a row had no value), in the table's sort order.
     runs = sorted(
         ({name: row.get(name) for name in RUNS_COLUMNS} for row in col.runs),

@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.mlperf.benchmarks import workload_in_round
+from gpuscale.mlperf.convergence_check import flag_samples
 from gpuscale.mlperf.rcp import olympic_samples
 from gpuscale.mlperf.rules import (
     MAX_DROPPED_RUNS,
@@ -225,6 +226,7 @@ def build_scores(
             kept[counted[i]] = True
         problems += found
         rows.append(row)
+    problems += flag_samples(round_name, rows)
     scores = frame_of(SCORES_SCHEMA, rows)  # numbers stay numbers in a round without any
     return ScoredRound(scores=scores, kept=kept, problems=problems)
 

@@ -16,7 +16,13 @@ from typing import Any
 
 import orjson
 
-from gpuscale.mlperf.accelerators import accelerator_family, normalise_accelerator
+from gpuscale.mlperf.accelerators import (
+    CPU_ONLY_FAMILY,
+    Accelerator,
+    accelerator_family,
+    no_accelerator,
+    normalise_accelerator,
+)
 
 __all__ = ["SystemDescriptionError", "SystemRecord", "accelerator_family", "parse_system"]
 
@@ -112,6 +118,13 @@ def _description(data: bytes) -> dict[str, Any]:
     return desc
 
 
+def _cpu_only(desc: dict[str, Any]) -> bool:
+    """A system with no accelerator: none named and 0 per node (Intel's CPU submissions)."""
+    return no_accelerator(_text(desc.get("accelerator_model_name"))) and (
+        _count(desc.get("accelerators_per_node")) == 0
+    )
+
+
 def _node_counts(
     desc: dict[str, Any], problems: list[tuple[str, str]]
 ) -> tuple[int | None, int | None]:
@@ -119,6 +132,16 @@ def _node_counts(
     range; a problem appended for each field that is present but not usable."""
     nodes = _count(desc.get("number_of_nodes"))
     per_node = _count(desc.get("accelerators_per_node"))
+    if _cpu_only(desc):
+        problems.append(
+            (
+                "bad field",
+                "a CPU-only system (accelerators_per_node 0, no accelerator_model_name): "
+                "left out of the scaling analysis, which counts accelerators (its "
+                "official score stands)",
+            )
+        )
+        per_node = None
     for name, value, most in (
         ("number_of_nodes", nodes, MAX_NODES),
         ("accelerators_per_node", per_node, MAX_PER_NODE),
@@ -160,7 +183,10 @@ def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> S
         )
     nodes, per_node = _node_counts(desc, problems)
     model = _text(desc.get("accelerator_model_name"))
-    part = normalise_accelerator(model)
+    hint = f"{system_id} {_text(desc.get('system_name'))}"
+    part = normalise_accelerator(model, hint)
+    if _cpu_only(desc):
+        part = Accelerator(None, None, None, None, CPU_ONLY_FAMILY, True)
     if not part.known:
         problems.append(
             (

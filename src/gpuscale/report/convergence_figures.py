@@ -10,10 +10,11 @@ from matplotlib.ticker import FuncFormatter
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.answers import most_submitted_family
 from gpuscale.analysis.decompose import round_rcp_model, table_basis, within_family
+from gpuscale.analysis.metrics import plausible_samples
 from gpuscale.mlperf.rcp import rcp_points
 from gpuscale.mlperf.rules import ruleset_for
 from gpuscale.quantities import format_count, number
-from gpuscale.report.figures_common import point_labels, title
+from gpuscale.report.figures_common import NothingToDraw, point_labels, title
 from gpuscale.report.style import (
     OKABE_ITO,
     REFERENCE_LINE,
@@ -27,6 +28,27 @@ from gpuscale.report.style import (
 )
 
 
+def missing_convergence(table) -> str:  # type: ignore[no-untyped-def]
+    """Why no system of ``table`` has a usable samples-to-converge count beside a global
+    batch (none logged, or every one flagged as impossible)."""
+    if table["global_batch_size"].isna().all():
+        return "the logs give no global batch"
+    if table["samples_to_converge"].isna().all():
+        return "no system has a samples-to-converge count"
+    if plausible_samples(table).isna().all():
+        return (
+            "every system's samples to converge is flagged as impossible (see the data "
+            "problems: another unit, or a logging error)"
+        )
+    return "no system has both a global batch and a usable samples-to-converge count"
+
+
+def unit_of(table) -> str:  # type: ignore[no-untyped-def]
+    """What the table's samples to converge count (samples, epochs or steps)."""
+    units = [u for u in table.get("convergence_unit", []) if isinstance(u, str) and u]
+    return units[0] if units else "samples (or epochs)"
+
+
 @styled
 def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     """E' split into throughput efficiency x convergence factor, against accelerators,
@@ -35,12 +57,17 @@ def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     family = most_submitted_family(result.table)
     table = within_family(result.table, family, table_basis(result.table))
     table = table.dropna(subset=["throughput_efficiency", "convergence_factor"])
+    if table.empty:
+        raise NothingToDraw(
+            f"no system of {family} has both factors: {missing_convergence(result.table)}"
+        )
+    unit = unit_of(table)
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
     series = (
         # Two-line labels: one line would run past the figure's right edge.
         ("throughput_efficiency", "throughput efficiency\n(X/X_ref x N_ref/N)", "o"),
-        ("convergence_factor", "convergence factor\n(samples_ref/samples)", "s"),
+        ("convergence_factor", f"convergence factor\n({unit}_ref/{unit})", "s"),
         ("normalized_efficiency", "E'\n(their product)", "D"),
     )
     for k, (column, name, marker) in enumerate(series):
@@ -72,7 +99,11 @@ def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
 def convergence(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     """Samples to converge against the global batch: each system as measured, and what the
     round's reference convergence points (RCPs) predict, E(B) = E_min (1 + B / B_noise)."""
-    table = result.table.dropna(subset=["samples_to_converge", "global_batch_size"])
+    table = result.table.assign(samples_to_converge=plausible_samples(result.table))
+    table = table.dropna(subset=["samples_to_converge", "global_batch_size"])
+    if table.empty:
+        raise NothingToDraw(missing_convergence(result.table))
+    unit = unit_of(table)
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
     sc = ax.scatter(
@@ -89,7 +120,7 @@ def convergence(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     labels["points-0"] = [
         f"{text}, batch {number(b)}"
         for text, b in zip(
-            point_labels(table, ("samples_to_converge", "{:,.4g} to converge")),
+            point_labels(table, ("samples_to_converge", f"{{:,.4g}} {unit} to converge")),
             table["global_batch_size"],
             strict=True,
         )
@@ -124,6 +155,6 @@ def convergence(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     ax.set_yscale("log")
     plain_log(ax.yaxis)
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: format_count(v)))
-    ax.set_ylabel("samples (or epochs) to converge")
+    ax.set_ylabel(f"{unit} to converge")
     ax.set_title(title(result, "convergence vs batch"))
     return finish(fig, ax, labels)

@@ -10,6 +10,11 @@ from gpuscale.quantities import devices, named, number
 from gpuscale.tables import display_name
 
 
+class NothingToDraw(Exception):
+    """A figure with no point to draw (the logs give no global batch; every samples-to-
+    converge count flagged): the report says why in its place."""
+
+
 def point_labels(
     table: pd.DataFrame, last: tuple[str, str] = ("normalized_efficiency", "E' {:.2f}")
 ) -> list[str]:

@@ -63,7 +63,9 @@ def why_efficiency_falls(table: pd.DataFrame, family: str, basis: str = "expecte
         if expected
         else ref["samples_to_converge"]
     )
-    unit = "samples" if counts_samples(str(row["benchmark"])) else "epochs"
+    unit = row.get("convergence_unit")  # samples, epochs or steps (the ruleset's)
+    if not isinstance(unit, str) or not unit:
+        unit = "samples" if counts_samples(str(row["benchmark"])) else "epochs"
     source = f"{unit} to converge the RCPs predict" if expected else f"measured {unit}"
     per_device = f"{ref['global_batch_size'] / ref['accelerators']:,.3g} -> " + (
         f"{row['global_batch_size'] / row['accelerators']:,.3g}"

@@ -23,6 +23,7 @@ from gpuscale.analysis.analyze import (
     WorkloadAnalysis,
     WorkloadTable,
     finish_workload,
+    not_analysed,
     workload_pairs,
     workload_table,
 )
@@ -30,6 +31,7 @@ from gpuscale.analysis.answers import answers
 from gpuscale.quantities import named, number
 from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.figures import FIGURES, overview
+from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.findings import workload_findings
 from gpuscale.report.plan_section import plan_data, plan_section
 from gpuscale.report.pool import Inline, figure_executor
@@ -75,6 +77,7 @@ class RenderedFigure:
     title: str
     svg: str
     files: list[str]
+    note: str = ""  # why it is not drawn (then no svg, no files)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +113,10 @@ TABLE_ONLY_FIGURES = ("efficiency_ci", "speedup", "decomposition", "convergence"
 
 def _figure(task: tuple[WorkloadTable | WorkloadAnalysis, Path, str]) -> RenderedFigure:
     result, out_dir, name = task
-    chart = FIGURES[name](result)
+    try:
+        chart = FIGURES[name](result)
+    except NothingToDraw as why:
+        return RenderedFigure(name, FIGURE_TITLES[name], "", [], note=str(why))
     svg, files = save_chart(chart, out_dir, f"{result.round}_{result.workload}_{name}")
     return RenderedFigure(name, FIGURE_TITLES[name], svg, [f.name for f in files])
 
@@ -185,10 +191,13 @@ def _draw(
         # as soon as its table exists: the second core is busy from the start.
         extras = [pool.submit(energy_section, tables, workloads, out_dir)] if has_scores else []
         extras += [pool.submit(trends_section, tables, workloads, out_dir)] if has_scores else []
-        firsts, drawn = [], {}
+        firsts, drawn, skipped = [], {}, []
         for round_name, workload in pairs:
             first = workload_table(tables, round_name, workload, options)
             if first is None:
+                why = not_analysed(tables, round_name, workload)
+                if why:
+                    skipped.append(f"{display_name(workload)} ({round_name}) has no section: {why}")
                 continue
             firsts.append(first)
             for name in TABLE_ONLY_FIGURES:
@@ -219,7 +228,7 @@ def _draw(
         bench,
         extra_sections,
         answer_rows(results),
-        notes=notes,
+        notes=[*notes, *skipped],
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gpuscale.analysis.energy_per_result import energy_scale_sentences, energy_table
 from gpuscale.analysis.trends import trends
-from gpuscale.mlperf.benchmarks import first_rounds
+from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 from gpuscale.quantities import devices, number
 from gpuscale.report.rounds_figures import energy_chart, trend_chart
 from gpuscale.report.svg import save_chart
@@ -62,7 +62,7 @@ def trends_section(tables: RoundTables, workloads: list[str], out_dir: Path) -> 
     """One figure per workload across the rounds loaded; None with a single round."""
     if tables.scores["round"].nunique() < 2:
         return None
-    rows = trends(tables.scores, workloads, first_rounds=first_rounds())
+    rows = trends(tables.scores, workloads, first_rounds=first_rounds(), last_rounds=last_rounds())
     figures, findings = [], []
     for workload, group in rows.groupby("workload", sort=False):
         svg, files = save_chart(trend_chart(group, workload), out_dir, f"trends_{workload}")

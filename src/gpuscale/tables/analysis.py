@@ -24,6 +24,8 @@ SCALING_COLUMNS: tuple[str, ...] = (
     "scaling_factor",
     "global_batch_size",
     "samples_to_converge",
+    "convergence_unit",  # what samples_to_converge counts: samples, epochs or steps
+    "samples_to_converge_flag",  # why it cannot be true ("": plausible); flagged: unused
     "reference_rule",
     "reference_org",
     "reference_submitter",
@@ -69,7 +71,7 @@ CI_COLUMNS: tuple[str, ...] = (
     "normalized_efficiency_ci_high",
 )
 DECOMPOSITION_COLUMNS: tuple[str, ...] = (
-    "throughput_samples_per_s",
+    "throughput_per_s",  # samples_to_converge / (60 T), in convergence_unit per second
     "throughput_factor",
     "convergence_factor",
     "throughput_efficiency",
@@ -152,6 +154,7 @@ DATASET_COLUMNS: tuple[str, ...] = (
     "global_batch_size",
     "samples_to_converge",
     "convergence_unit",
+    "samples_to_converge_flag",
     "energy_kj",
     "first_round",
     "republished_in",

@@ -114,6 +114,8 @@ SCORES_SCHEMA: dict[str, str] = {
     "kept_runs": "int64",
     "global_batch_size": "float64",
     "samples_to_converge": "float64",
+    "convergence_unit": "str",  # samples, epochs or steps (the ruleset's RCP unit)
+    "samples_to_converge_flag": "str",  # why it cannot be true ("" when plausible)
     "source": "str",
     "energy_kj": "float64",
     "first_round": "str",
@@ -183,6 +185,7 @@ class ProblemKind(Code):
     WORKER = "worker"
     IMPOSSIBLE_VALUE = "impossible value"
     UNKNOWN_ACCELERATOR = "unknown accelerator"
+    INCONSISTENT_LOG = "inconsistent log"  # reported, still counted (the official tool does)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ class Unit(Code):
 
     SAMPLES = "samples"
     EPOCHS = "epochs"
+    STEPS = "steps"  # Stable Diffusion in ruleset 3.1.0 (the RCP checker reads step_num)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -24,22 +25,28 @@ class Workload:
     evaluation metadata member the RCP checker reads the progress from
     (``mlperf_logging.rcp_checker.read_submission_file``: ``samples_count`` for the LLM
     benchmarks, else ``epoch_num``, which BERT fills with samples; Stable Diffusion reads
-    the step of the first passing FID/CLIP pair).
+    the step of the first passing FID/CLIP pair). ``unit_changes``: (first round, unit)
+    where a ruleset changed the unit (the RCP files of the rulesets: 3D U-Net counts
+    epochs up to 3.0.0 and samples from 3.1.0; Stable Diffusion steps in 3.1.0 only).
     """
 
     name: str
     display_name: str
     convergence_unit: Unit = Unit.EPOCHS
     progress_key: str = "epoch_num"
+    unit_changes: tuple[tuple[str, Unit], ...] = ()
 
 
-def _counted_in_samples(name: str, display_name: str) -> Workload:
+def _counted_in_samples(
+    name: str, display_name: str, changes: tuple[tuple[str, Unit], ...] = ()
+) -> Workload:
     """A workload whose convergence counts samples (``samples_count``): the LLM ones."""
     return Workload(
         name=name,
         display_name=display_name,
         convergence_unit=Unit.SAMPLES,
         progress_key="samples_count",
+        unit_changes=changes,
     )
 
 
@@ -50,7 +57,9 @@ WORKLOADS: dict[str, Workload] = {
         _counted_in_samples("llama2_70b_lora", "Llama2 70B LoRA"),
         Workload(name="retinanet", display_name="RetinaNet"),
         Workload(name="ssd_resnet34", display_name="SSD-ResNet34"),
-        _counted_in_samples("stable_diffusion", "Stable Diffusion"),
+        _counted_in_samples(
+            "stable_diffusion", "Stable Diffusion", (("v3.1", Unit.STEPS), ("v4.0", Unit.SAMPLES))
+        ),
         Workload(name="dlrm_dcnv2", display_name="DLRM DCNv2"),
         Workload(name="dlrm", display_name="DLRM"),
         Workload(name="rgat", display_name="R-GAT"),
@@ -63,7 +72,7 @@ WORKLOADS: dict[str, Workload] = {
         _counted_in_samples("qwen35_397b_grpo", "Qwen3.5 397B GRPO"),
         _counted_in_samples("dlrmv4", "DLRMv4"),
         Workload(name="resnet", display_name="ResNet-50"),
-        Workload(name="unet3d", display_name="3D U-Net"),
+        Workload(name="unet3d", display_name="3D U-Net", unit_changes=(("v3.1", Unit.SAMPLES),)),
         Workload(name="maskrcnn", display_name="Mask R-CNN"),
         Workload(name="rnnt", display_name="RNN-T"),
         Workload(name="minigo", display_name="MiniGo"),
@@ -105,9 +114,23 @@ def workload_facts(benchmark: str) -> Workload | None:
 
 
 def counts_samples(benchmark: str) -> bool:
-    """Whether the benchmark's convergence is counted in samples (not epochs)."""
+    """Whether the benchmark's convergence is counted in samples (not epochs) in the
+    current rulesets (see :func:`convergence_unit` for a given round)."""
     facts = workload_facts(benchmark)
     return facts is not None and facts.convergence_unit is Unit.SAMPLES
+
+
+def convergence_unit(benchmark: str, round_name: str) -> Unit | None:
+    """What a round's samples to converge of a benchmark count: samples, epochs or steps
+    (the unit of its ruleset's RCPs); None for a workload gpuscale does not know."""
+    facts = workload_facts(benchmark)
+    if facts is None:
+        return None
+    unit = facts.convergence_unit
+    for first, changed in facts.unit_changes:
+        if round_key(round_name) >= round_key(first):
+            unit = changed
+    return unit
 
 
 def display_name(workload: str) -> str:

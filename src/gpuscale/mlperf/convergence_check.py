@@ -1,0 +1,122 @@
+"""Samples to converge that cannot be true, flagged where the scores are made.
+
+A result's samples (or epochs, or steps) to converge is compared with what the workload's
+reference convergence points (RCPs) needed in the round's ruleset, or, where that ruleset
+has none (v0.7 has no RCPs), in the nearest ruleset whose RCPs count the same workload in
+the same unit; and with the median of the round's other submitters. Published cases: v2.0
+BERT, Baidu and Samsung log 1.0 (every other submitter ~2.5M samples); v0.7 BERT mixes
+units across submitters (1 to 11,718); v3.1 3D U-Net, some submitters log epochs (~2,000)
+where the ruleset's RCPs count samples (~400,000). A flagged value stays in the scores
+table beside its reason (``samples_to_converge_flag``) and a problem row; the analysis
+keeps it out of the decomposition, the findings and the per-sample rates.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from typing import Any
+
+from gpuscale.mlperf.benchmarks import workload_in_round
+from gpuscale.mlperf.rcp import rcp_points
+from gpuscale.mlperf.rules import known_rulesets, ruleset_for
+from gpuscale.plausibility import samples_to_converge_flag
+from gpuscale.tables import (
+    RENAMED,
+    ProblemKind,
+    benchmark_of_folder,
+    convergence_unit,
+    problem_row,
+    workload_of,
+)
+
+
+def _version(ruleset: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in ruleset.split("."))
+
+
+def _distance(a: str, b: str) -> int:
+    """How far apart two rulesets are, in minor versions (0.7.0 is nearer 1.0.0 than 1.1.0)."""
+    (ma, na, _), (mb, nb, _) = _version(a), _version(b)
+    return abs((ma * 100 + na) - (mb * 100 + nb))
+
+
+@functools.lru_cache(maxsize=256)
+def reference_range(round_name: str, folder: str) -> tuple[float, float, str] | None:
+    """(least, most) mean samples to converge over the RCPs of the benchmark folder's
+    workload, and their ruleset: the round's own, else the nearest ruleset whose RCPs
+    count the same workload in the same unit; None without any."""
+    ruleset, _ = ruleset_for(round_name)
+    workload = workload_in_round(folder, round_name)
+    unit = convergence_unit(workload, round_name)
+    if ruleset is None or unit is None:
+        return None
+    name = benchmark_of_folder(folder)
+    names = [name, *(old for old, new in RENAMED.items() if new == workload_of(name)), workload]
+    for other in sorted(known_rulesets(), key=lambda r: _distance(r, ruleset)):
+        other_round = "v" + other.rsplit(".", 1)[0]
+        if workload_in_round(folder, other_round) != workload:
+            continue
+        if convergence_unit(workload, other_round) is not unit:
+            continue
+        for candidate in dict.fromkeys(names):
+            points = rcp_points(other, candidate)
+            if points:
+                means = [mean for _, mean in points]
+                return min(means), max(means), other
+    return None
+
+
+def flag_samples(round_name: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Set each score row's ``convergence_unit`` and ``samples_to_converge_flag`` (its
+    reason, "" when plausible); return a problem row for each flagged value."""
+    by_workload: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        unit = convergence_unit(row["workload"], round_name)
+        row["convergence_unit"] = str(unit) if unit is not None else ""
+        row["samples_to_converge_flag"] = ""
+        if row.get("samples_to_converge") is not None:
+            by_workload[row["workload"]].append(row)
+    problems = []
+    for group in by_workload.values():
+        reasons = _reasons(round_name, group)
+        for row, reason in zip(group, reasons, strict=True):
+            if not reason:
+                continue
+            row["samples_to_converge_flag"] = reason
+            where = f"{row['org']}/results/{row['system_id']}/{row['benchmark']}"
+            problems.append(
+                problem_row(
+                    round_name,
+                    where,
+                    ProblemKind.IMPOSSIBLE_VALUE,
+                    f"samples_to_converge: {reason}; kept out of the decomposition, the "
+                    "findings and the per-sample rates (the official score stands)",
+                )
+            )
+    return problems
+
+
+def _reasons(round_name: str, group: list[dict[str, Any]]) -> list[str]:
+    """The flag of each row of one workload: against the RCPs first, then against the
+    other submitters' values that the RCPs do not flag (one per submitter, its median)."""
+    against_rcps = []
+    for row in group:
+        references = reference_range(round_name, row["benchmark"])
+        unit = row["convergence_unit"] or "(unknown unit)"
+        against_rcps.append(
+            samples_to_converge_flag(float(row["samples_to_converge"]), unit, references, [])
+        )
+    by_org: dict[str, list[float]] = defaultdict(list)
+    for row, reason in zip(group, against_rcps, strict=True):
+        if not reason:
+            by_org[row["org"]].append(float(row["samples_to_converge"]))
+    medians = {org: sorted(v)[len(v) // 2] for org, v in by_org.items()}
+    out = []
+    for row, reason in zip(group, against_rcps, strict=True):
+        if not reason:
+            peers = [m for org, m in medians.items() if org != row["org"]]
+            unit = row["convergence_unit"] or "(unknown unit)"
+            reason = samples_to_converge_flag(float(row["samples_to_converge"]), unit, None, peers)
+        out.append(reason)
+    return out

@@ -1,0 +1,52 @@
+"""``--round`` beside raw paths adds bundled rounds ("the bundled rounds plus my new
+folder"); a path whose name says no round takes the first ``--round`` as its name."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+
+from ..mlperf.logbuilder import RoundBuilder
+
+runner = CliRunner()
+
+
+def _rounds_of(output: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for line in output.splitlines()[1:]:
+        counts[line.split(",")[0]] = counts.get(line.split(",")[0], 0) + 1
+    return counts
+
+
+def _new_round(tmp_path: Path) -> Path:
+    rb = RoundBuilder(name="training_results_v5.1")
+    rb.system("Acme", "box").runs("Acme", "box", "retinanet", [30, 31, 32, 33, 34])
+    return rb.write_dir(tmp_path)
+
+
+def test_round_names_add_bundled_rounds_beside_a_path(tmp_path: Path) -> None:
+    path = _new_round(tmp_path)
+    result = runner.invoke(app, ["scores", str(path), "--round", "v4.1", "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    rounds = _rounds_of(result.stdout)
+    assert rounds["v5.1"] == 1 and rounds["v4.1"] > 100  # the folder and bundled v4.1
+    two = runner.invoke(app, ["trends", str(path), "--round", "v4.1", "--round", "v5.0"])
+    assert two.exit_code == 0, two.output
+    assert "v4.1" in two.stdout and "v5.0" in two.stdout and "v5.1" in two.stdout
+
+
+def test_a_path_without_a_round_in_its_name_takes_the_first_round(tmp_path: Path) -> None:
+    plain = tmp_path / "my-results"
+    shutil.move(str(_new_round(tmp_path)), plain)
+    result = runner.invoke(
+        app, ["scores", str(plain), "--round", "v5.1", "--round", "v4.1", "-f", "csv"]
+    )
+    assert result.exit_code == 0, result.output
+    rounds = _rounds_of(result.stdout)
+    assert rounds["v5.1"] == 1 and rounds["v4.1"] > 100
+    alone = runner.invoke(app, ["scores", str(plain), "-f", "csv"])
+    assert alone.exit_code == 2 and "cannot tell the round" in alone.output

@@ -1,0 +1,61 @@
+"""`gpuscale report` on a synthetic round of every MLPerf Training ruleset (0.7.0 to 6.1.0):
+every benchmark of the ruleset scored and given a section, a figure with nothing to draw
+(MiniGo logs no global batch) said in words instead of a crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+from gpuscale.mlperf.benchmarks import workload_in_round
+from gpuscale.mlperf.ingest import read_round
+from gpuscale.mlperf.rules import benchmarks_of
+from gpuscale.tables import display_name
+
+from ..mlperf.synthetic_rounds import HARDWARE, round_of, ruleset_round
+
+pytest.importorskip("mlperf_logging")
+runner = CliRunner()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ruleset", sorted(HARDWARE))
+def test_report_on_a_round_of_every_ruleset(tmp_path: Path, ruleset: str) -> None:
+    root = ruleset_round(ruleset).write_dir(tmp_path)
+    tables = read_round(root)
+    unscored = tables.scores[tables.scores["time_to_train_min"].isna()]
+    assert unscored.empty, unscored[["benchmark", "system_id", "score_reason"]]
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["report", str(root), "-b", "all", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    html = (out / "index.html").read_text()
+    name = round_of(ruleset)
+    for folder in dict.fromkeys(benchmarks_of(ruleset)):
+        title = f"{display_name(workload_in_round(folder, name))} ({name})"
+        assert f"<h2>{title}</h2>" in html, title
+    if "minigo" in benchmarks_of(ruleset):
+        assert "not drawn, the logs give no global batch" in html
+
+
+def test_a_workload_of_cpu_only_systems_is_said_not_silently_missing(tmp_path: Path) -> None:
+    """v0.7 MiniGo on Intel CPUs (0 accelerators a node): no section, and the page and
+    `analyze` say why instead of nothing."""
+    from ..mlperf.logbuilder import RoundBuilder, result_log
+
+    rb = RoundBuilder(name="training_results_v0.7")
+    rb.system("Intel", "cpx", nodes="1", per_node="0", model="N/A")
+    for i in range(10):
+        log = result_log(benchmark="minigo", ruleset="0.7.0", gbs=None, minutes=300 + i, seed=i)
+        rb.raw(f"Intel/results/cpx/minigo/result_{i}.txt", log)
+    root = rb.write_dir(tmp_path)
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["report", str(root), "-b", "minigo", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    said = "MiniGo (v0.7) has no section: its 1 scored system(s) have no accelerator count"
+    assert said in (out / "index.html").read_text()
+    analysed = runner.invoke(app, ["analyze", str(root), "-b", "minigo"])
+    assert analysed.exit_code == 2
+    assert "have no accelerator count (CPU-only" in " ".join(analysed.stderr.split())

@@ -59,7 +59,11 @@ def print_analysis(
         references_text,
         study_statements,
     )
+
+    # lazy: the analysis stack (pandas, scikit-learn), not needed for --help
     from gpuscale.analysis.study import CITATION
+
+    # lazy: the analysis stack (pandas, scikit-learn), not needed for --help
     from gpuscale.analysis.study_table import table_i_statements
 
     for result in results:

@@ -99,10 +99,16 @@ def test_svg_tooltips_escape_untrusted_names(result) -> None:
 
 
 def test_decomposition_figure_plots_the_three_factors(result) -> None:
+    """Within the most submitted family (H100: 4 systems) against its own reference, the
+    slowest at its fewest accelerators (8), as the section's sentence: E' = (T_8 / T) / (N / 8)."""
     chart = FIGURES["decomposition"](result)
     assert len(chart.labels) == 3
     plotted = offsets(chart.figure, "points-2")[:, 1]
-    assert sorted(plotted) == pytest.approx(sorted(result.table["normalized_efficiency"]))
+    h100 = result.table[result.table["accelerator_family"] == "H100"]
+    t8 = float(h100.loc[h100["accelerators"] == 8, "time_to_train_min"].max())
+    expected = t8 / h100["time_to_train_min"] / (h100["accelerators"] / 8)
+    assert sorted(plotted) == pytest.approx(sorted(expected))
+    assert "within H100" in chart.figure.axes[0].get_title()
     # Tooltips name the factor on one line (the legend's label wraps)
     assert all(label.startswith("E' ") for label in chart.labels["points-2"])
     assert all(label.startswith("throughput efficiency ") for label in chart.labels["points-0"])

@@ -123,6 +123,15 @@ Reference = Annotated[
         "each accelerator family) or SUBMITTER/SYSTEM_ID.",
     ),
 ]
+ConvergenceBasis = Annotated[
+    str,
+    typer.Option(
+        "--convergence-basis",
+        help="Samples the decomposition splits E' by: expected (what the round's reference "
+        "convergence points predict at each global batch; steadier) or measured (each "
+        "result's own count).",
+    ),
+]
 Families = Annotated[
     list[str] | None,
     typer.Option("--family", help="Keep only these accelerator families (repeatable)."),

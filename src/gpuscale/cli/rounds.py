@@ -13,6 +13,7 @@ from gpuscale.cli.bench_output import bench_json, print_bench
 from gpuscale.cli.common import (
     Benchmarks,
     Columns,
+    ConvergenceBasis,
     Families,
     FormatOption,
     Reference,
@@ -222,6 +223,7 @@ def analyze(
         bool,
         typer.Option("--decompose", help="Show speedup = throughput factor x convergence factor."),
     ] = False,
+    convergence_basis: ConvergenceBasis = "expected",
     columns_asked: Columns = None,
     bench_file: Annotated[
         Path | None,
@@ -261,6 +263,7 @@ def analyze(
             k=k,
             n_boot=n_boot,
             seed=seed,
+            convergence_basis=convergence_basis,
         )
     with fail_on(ReferenceNotFoundError):
         results = run_analysis(tables, workloads, options)
@@ -281,7 +284,7 @@ def analyze(
 
         print_frame(out, pd.concat([r.table for r in results]), fmt)
     else:
-        print_analysis(results, reference, decompose_columns, columns_asked)
+        print_analysis(results, reference, decompose_columns, columns_asked, options, tables.scores)
 
 
 def _analyze_bench(bench_file: Path, fmt: Format, *, alone: bool) -> dict | None:
@@ -346,6 +349,7 @@ def report(
             help="With --advise: use bench runs flagged as untrustworthy, with a warning.",
         ),
     ] = False,
+    convergence_basis: ConvergenceBasis = "expected",
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
     # lazy: pandas (the analysis stack), not needed for --help
@@ -354,6 +358,8 @@ def report(
 
     if with_advice and interconnect is not None:
         _check_preset(interconnect)
+    with fail_on(ValueError):
+        options = AnalysisOptions(reference=reference, convergence_basis=convergence_basis)
     # Forked once pandas is in (both need it): the worker imports scikit-learn
     # while this process imports matplotlib and loads the data.
     with analysis_executor() as analysis:
@@ -368,7 +374,7 @@ def report(
                 tables,
                 workloads,
                 out_dir,
-                AnalysisOptions(reference=reference),
+                options,
                 bench=read_bench(bench_file) if bench_file else None,
                 advice={
                     "link": interconnect,

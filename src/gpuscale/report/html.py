@@ -36,19 +36,21 @@ from gpuscale.report.findings import workload_findings
 from gpuscale.report.plan_section import plan_data, plan_section
 from gpuscale.report.pool import Inline, figure_executor
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
+from gpuscale.report.study_section import study_section
 from gpuscale.report.svg import save_chart
 from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, display_name
 
 FIGURE_TITLES = {
     "systems": "Systems by accelerator type and count (size: systems sharing a "
-    "configuration; shade: cluster)",
+    "configuration; colour and shape: cluster)",
     "efficiency": "Normalised efficiency E' against accelerators, equilibrium picks marked",
     "efficiency_ci": "E' with 95% bootstrap intervals",
     "speedup": "Speedup against accelerators, with the ideal line",
     "time_vs_cost": "Time to train against accelerator-hours, Pareto front and equilibrium",
-    "decomposition": "Why E' falls: throughput efficiency x convergence factor (larger global "
-    "batches needing more samples)",
+    "decomposition": "Why E' falls within the most submitted family, against its own reference "
+    "(as the summary's sentence): throughput efficiency (evaluation, per-device batch, "
+    "software, communication) x convergence factor (larger global batches needing more samples)",
     "convergence": "Samples to converge against the global batch: measured per system and "
     "expected from the round's reference convergence points",
 }
@@ -215,8 +217,9 @@ def _draw(
         extras += [pool.submit(plan_section, plans.result(), out_dir)] if plans else []
         bench = bench_section(out_dir)
         sections = [_section(result, drawn, options) for result in results]
+        study = study_section(tables, results, options) if results else None
         overview_figure = overview_future.result() if overview_future else None
-        extra_sections = [e for f in extras if (e := f.result()) is not None]
+        extra_sections = [*([study] if study else []), *(e for f in extras if (e := f.result()))]
     return render_html(
         tables,
         sections,
@@ -236,7 +239,7 @@ def _section(
     return Section(
         anchor=f"{result.round}-{result.workload}",
         title=f"{display_name(result.workload)} ({result.round})",
-        findings=workload_findings(result, options.reference),
+        findings=workload_findings(result, options.reference, options.convergence_basis),
         figures=[drawn[result.round, result.workload, name].result() for name in FIGURES],
         rows=_rows(result.table),
     )
@@ -255,14 +258,21 @@ def answer_rows(results: list[WorkloadAnalysis]) -> list[dict[str, str]]:
             row = {"Workload": f"{display_name(result.workload)} ({result.round})"}
             row["Within"] = str(scope)
             for header, pick in zip(ANSWER_HEADERS[2:], part.itertuples(), strict=True):
-                row[header] = (
-                    (f"n/a ({pick.note})" if pick.note else "none")
-                    if pd.isna(pick.accelerators)
-                    else f"{int(pick.accelerators):,} ({named(pick.submitter, pick.system_name)}, "
-                    f"{number(pick.time_to_train_min)} min)"
-                )
+                row[header] = _answer_cell(pick)
             rows.append(row)
     return rows
+
+
+def _answer_cell(pick: Any) -> str:
+    """One criterion's answer: the count and the system, or why there is none; a pick that
+    compares hardware rather than scaling says so in the same cell."""
+    if pd.isna(pick.accelerators):
+        return f"n/a ({pick.note})" if pick.note else "none"
+    text = (
+        f"{int(pick.accelerators):,} ({named(pick.submitter, pick.system_name)}, "
+        f"{number(pick.time_to_train_min)} min)"
+    )
+    return f"{text}; caution: {pick.note}" if pick.note else text
 
 
 def render_html(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuscale.analysis.energy_per_result import energy_table
+from gpuscale.analysis.energy_per_result import energy_scale_sentences, energy_table
 from gpuscale.analysis.trends import trends
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 from gpuscale.quantities import devices, number
@@ -34,7 +34,7 @@ def energy_section(tables: RoundTables, workloads: list[str], out_dir: Path) -> 
             [f"No power logs for these workloads in {rounds}: no energy results (none guessed)."],
             [],
         )
-    findings = []
+    findings = energy_scale_sentences(energy)
     for row in energy.itertuples(index=False):
         findings.append(
             f"{display_name(row.workload)} ({row.round}): {row.submitter} {row.system_name}, "

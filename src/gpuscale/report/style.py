@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
-from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.markers import MarkerStyle
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
@@ -188,7 +188,40 @@ def _family_rank(family: str) -> tuple[int, str]:
     return len(FAMILY_ORDER), family
 
 
+# K-means clusters: six colours from Paul Tol's schemes and IBM's colour-blind-safe
+# palette, none of the family palette's first seven, chosen (greedily, in this order) to
+# keep the smallest CIELAB distance between any two at least 25 for normal vision and
+# under simulated protanopia, deuteranopia and tritanopia (Machado et al. 2009; checked in
+# tests/report/test_colours.py), and a marker shape each, so clusters are told apart
+# without colour too. Figures colour either by family or by cluster, never both.
+CLUSTER_PALETTE = ("#228833", "#AA4499", "#785EF0", "#FFB000", "#88CCEE", "#DDCC77")
+CLUSTER_MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
 def cluster_colour(cluster: int) -> str:
-    """K-means clusters on their own scale (cividis, dark to light), so a colour never
-    means a family in one figure and a cluster in the next."""
-    return matplotlib.colors.to_hex(colormaps["cividis"](min(cluster, 5) / 5 * 0.9))
+    """The colour of a K-means cluster (``CLUSTER_PALETTE``; clusters past the sixth repeat
+    colours, never with the same marker)."""
+    return CLUSTER_PALETTE[int(cluster) % len(CLUSTER_PALETTE)]
+
+
+def cluster_marker(cluster: int) -> str:
+    """The marker shape of a K-means cluster (``CLUSTER_MARKERS``)."""
+    return CLUSTER_MARKERS[int(cluster) % len(CLUSTER_MARKERS)]
+
+
+def set_markers(collection: Any, markers: Iterable[str]) -> None:
+    """One marker shape per point of a scatter ``collection`` (matplotlib draws one shape
+    per call), keeping the points' order (their tooltips follow it)."""
+    paths = []
+    for marker in markers:
+        style = MarkerStyle(marker)
+        paths.append(style.get_path().transformed(style.get_transform()))
+    collection.set_paths(paths)
+
+
+def cluster_legend(ax: Axes, clusters: Iterable[int], size: float = 24) -> None:
+    """A legend entry per cluster: its colour and its marker."""
+    for c in sorted(set(int(c) for c in clusters)):
+        ax.scatter(
+            [], [], c=cluster_colour(c), marker=cluster_marker(c), s=size, label=f"cluster {c}"
+        )

@@ -78,6 +78,19 @@ def test_the_api_says_which_argument_is_wrong(call, kind: type, words: str) -> N
         call()
 
 
+def test_numbers_read_from_a_table_are_numbers() -> None:
+    """A count or size taken from a pandas/numpy table (numpy int64/float64) is a number,
+    not a type error (the report plans the counts of a table)."""
+    import numpy as np
+
+    request = PlanRequest(workload="bert", accelerator="H100", devices=[np.int64(8), 16])
+    assert request.devices == (8, 16)
+    advice = AdviceRequest(params=np.float64(7e6), step_ms=np.float64(2.0), batch=np.int64(64))
+    assert advice.batch == 64
+    with pytest.raises(ValueError, match="8.5"):
+        PlanRequest(workload="bert", accelerator="H100", devices=[np.float64(8.5)])
+
+
 def _measured(command: list[str], cwd: Path) -> tuple[int, str, int]:
     """Exit code, stderr and peak resident memory (bytes) of ``gpuscale COMMAND``."""
     env = {**os.environ, "PYTHONPATH": SRC}

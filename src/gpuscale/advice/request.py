@@ -9,6 +9,7 @@ the report reads it back. Sizes (``params``, ``flops_per_sample``, ``noise_scale
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
@@ -101,12 +102,16 @@ def _check_type(name: str, value: object, whole: bool) -> None:
     where a count goes), naming the field."""
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    # numbers.Real: numpy's integers and floats too (a value read from a table)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         hint = ""
         if isinstance(value, str) and name in SIZES:
             hint = " (a size as text, such as '7M', is for the command line: give 7e6)"
         raise TypeError(f"{name} must be a number, not {type(value).__name__} {value!r}{hint}")
-    if whole and not (isinstance(value, int) or (math.isfinite(value) and value.is_integer())):
+    if whole and not (
+        isinstance(value, numbers.Integral)
+        or (math.isfinite(float(value)) and float(value).is_integer())
+    ):
         raise TypeError(f"{name} must be a whole number, not {value!r}")
 
 

@@ -8,6 +8,7 @@ with the same message.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from typing import ClassVar
@@ -94,9 +95,12 @@ def _whole_counts(devices: object) -> tuple[int, ...]:
         raise ValueError(f"{len(counts):,} device counts: a plan predicts at most {MAX_COUNTS:,}")
     out = []
     for d in counts:
-        if isinstance(d, bool) or not isinstance(d, int | float):
+        # numbers.Real: numpy's integers and floats too (a count read from a table)
+        if isinstance(d, bool) or not isinstance(d, numbers.Real):
             raise TypeError(f"devices must be whole numbers, not {d!r}")
-        if isinstance(d, float) and not (math.isfinite(d) and d.is_integer()):
+        if not isinstance(d, numbers.Integral) and not (
+            math.isfinite(float(d)) and float(d).is_integer()
+        ):
             raise ValueError(f"devices must be whole numbers: {d!r} is not")
         out.append(int(d))
     return tuple(sorted(set(out)))

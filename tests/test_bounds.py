@@ -87,7 +87,7 @@ def test_numbers_read_from_a_table_are_numbers() -> None:
     assert request.devices == (8, 16)
     advice = AdviceRequest(params=np.float64(7e6), step_ms=np.float64(2.0), batch=np.int64(64))
     assert advice.batch == 64
-    with pytest.raises(ValueError, match="8.5"):
+    with pytest.raises(ValueError, match=r"8\.5"):
         PlanRequest(workload="bert", accelerator="H100", devices=[np.float64(8.5)])
 
 

@@ -45,7 +45,7 @@ MORE_SYSTEMS = (
 )
 FEWER_SYSTEMS = (
     "gpuscale counts once a result published under two system names with identical runs "
-    "(the study counted both)"
+    "({twins}), the study counted both"
 )
 OTHER_TIME = (
     "gpuscale's time is the summarizer's olympic average of the system's runs, "
@@ -92,6 +92,16 @@ def table_i_statements(scores: pd.DataFrame) -> list[str]:
             count = len(table)
             text += f". Systems: the study {row.systems}, gpuscale {count}"
             if count != row.systems:
-                text += f" ({MORE_SYSTEMS if count > row.systems else FEWER_SYSTEMS})"
+                why = MORE_SYSTEMS if count > row.systems else _fewer(mine, workload)
+                text += f" ({why})"
         out.append(text + ".")
     return out
+
+
+def _fewer(scores: pd.DataFrame, workload: str) -> str:
+    """Why gpuscale counts fewer systems: the results it counts once, named from the
+    ``same_runs_as`` column (``system_id`` as ``same_runs_as`` of the kept one)."""
+    rows = scores[scores["benchmark"] == workload]
+    twins = rows[rows["same_runs_as"].fillna("").astype(str) != ""]
+    named = "; ".join(f"{r.org}/{r.system_id} as {r.same_runs_as}" for r in twins.itertuples())
+    return FEWER_SYSTEMS.format(twins=named or "none named")

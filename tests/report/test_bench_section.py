@@ -136,3 +136,24 @@ def test_a_share_range_that_rounds_alike_is_one_share() -> None:
 
     assert _share_range(pd.Series([0.471, 0.468])) == "47%"
     assert _share_range(pd.Series([0.12, 0.47])) == "12%-47%"
+
+
+def test_report_of_a_file_with_one_model_run_twice(tmp_path: Path) -> None:
+    """The README's bench line then docs/measure.md's into one file: the same model twice.
+    `report --bench` wrote nothing (ValueError); now every run has its own, distinct row."""
+    root = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
+    bench = tmp_path / "b.jsonl"
+    records = [
+        bench_record("m", 10**6, n, rate, sweep_id=sweep)
+        for sweep, rates in (("s1", (100.0, 150.0)), ("s2", (110.0, 90.0)))
+        for n, rate in zip((1, 2), rates, strict=True)
+    ]
+    bench.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "r"
+    args = ["report", str(root.write_dir(tmp_path)), "--bench", str(bench), "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    section = build_bench_section(bench_table(read_results(bench)[0]), tmp_path)
+    assert section is not None
+    rows = {(r["Model"], r["Devices"]) for r in section.rows}
+    assert rows == {(f"m (run {k})", n) for k in (1, 2) for n in ("1", "2")}

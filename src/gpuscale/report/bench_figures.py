@@ -26,11 +26,29 @@ PHASES = (
 )
 
 
+def run_labels(scaling: pd.DataFrame) -> pd.Series:
+    """Per row, the run it belongs to as people read it: the model's name, with
+    ``(run k)`` where the file holds the model more than once (another sweep, or another
+    configuration: threads, batch...), k counted in file order. A bench file may hold the
+    same model twice (a second ``gpuscale bench`` appends), so a model is no row key."""
+    columns = ("model", "config_group", "sweep_id")
+    keys = list(zip(*(scaling[c].astype(str) for c in columns), strict=True))
+    runs: dict[str, list[tuple[str, ...]]] = {}
+    for key in keys:
+        if key not in runs.setdefault(key[0], []):
+            runs[key[0]].append(key)
+    return pd.Series(
+        [k[0] if len(runs[k[0]]) == 1 else f"{k[0]} (run {runs[k[0]].index(k) + 1})" for k in keys],
+        index=scaling.index,
+        dtype=object,
+    )
+
+
 def _bar_labels(frame: pd.DataFrame) -> list[str]:
     return [
-        f"{r.model} ({number(r.params / 1e6, 2)}M params) on {r.accelerators}: "
+        f"{run} ({number(r.params / 1e6, 2)}M params) on {r.accelerators}: "
         f"{number(r.step_ms_mean)} ms/step, communication {100 * r.comm_fraction:.0f}%"
-        for r in frame.itertuples(index=False)
+        for run, r in zip(run_labels(frame), frame.itertuples(index=False), strict=True)
     ]
 
 
@@ -40,17 +58,21 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
     overhead, exposed communication and optimizer, per model (by size), on 1 device
     (solid) and on the largest world size (hatched)."""
     largest = int(scaling["accelerators"].max())
-    frame = scaling[scaling["accelerators"].isin({1, largest})].sort_values(
-        ["params", "accelerators"]
+    # One bar pair per run (labelled before the rows are cut: a run is a model's sweep).
+    frame = (
+        scaling.assign(run=run_labels(scaling))
+        .loc[lambda f: f["accelerators"].isin({1, largest})]
+        .sort_values(["params", "accelerators"], kind="stable")
     )
-    models = list(dict.fromkeys(frame["model"]))
+    models = list(dict.fromkeys(frame["run"]))
     width = 0.38
     fig, ax = new_axes((max(5.6, 0.75 * len(models) + 2.5), 3.6))
     labels: dict[str, list[str]] = {}
     for k, world in enumerate(sorted(frame["accelerators"].unique())):
         part = (
             frame[frame["accelerators"] == world]
-            .set_index("model")
+            .drop_duplicates("run", keep="last")  # a run's N is measured once
+            .set_index("run")
             .reindex(models)
             .dropna(subset=["step_ms_mean"])
         )

@@ -12,7 +12,12 @@ from gpuscale.advice.api import advise
 from gpuscale.advice.calibrate import CalibrationError
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params, trusted
 from gpuscale.quantities import number
-from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
+from gpuscale.report.bench_figures import (
+    predicted_scaling,
+    run_labels,
+    speedup_by_size,
+    step_breakdown,
+)
 from gpuscale.report.svg import save_chart
 
 COLUMNS = {
@@ -80,6 +85,7 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
             f"Left out of these findings as not trustworthy: {names} (reasons in the "
             "table); the advice leaves them out too unless it says it used them."
         )
+    runs = run_labels(scaling)
     for world in sorted(set(scaling["accelerators"]) - {1}):
         at = scaling[(scaling["accelerators"] == world) & scaling["speedup"].notna()]
         if at.empty:
@@ -97,14 +103,14 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
             text = f"On {world} devices every model trains faster than on one device."
         else:
             text = (
-                f"On {world} devices {', '.join(slower['model'])} train slower than on "
-                f"one device and {', '.join(at[at['speedup'] >= 1]['model'])} faster "
+                f"On {world} devices {', '.join(runs[slower.index])} train slower than on "
+                f"one device and {', '.join(runs[at[at['speedup'] >= 1].index])} faster "
                 "(no crossing within one model family to interpolate a break-even size)."
             )
         out.append(text)
         best = at.loc[at["speedup"].idxmax()]
         out.append(
-            f"Best scaling on {world}: {best['model']} at {best['speedup']:.2f}x "
+            f"Best scaling on {world}: {runs[best.name]} at {best['speedup']:.2f}x "
             f"(efficiency {best['efficiency']:.0%}); exposed communication is "
             f"{_share_range(at['comm_fraction'])} of the step."
         )
@@ -171,7 +177,7 @@ def build_bench_section(
             if extra[1] is not None:
                 figures.append(extra[1])
     rows = [
-        {label: number(r[col]) for col, label in COLUMNS.items()}
-        for r in scaling.to_dict("records")
+        {label: number(r[col]) for col, label in COLUMNS.items()} | {"Model": run}
+        for run, r in zip(run_labels(scaling), scaling.to_dict("records"), strict=True)
     ]
     return BenchSection(findings, figures, list(COLUMNS.values()), rows, failed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuscale.report.plan_section import COUNTS, PlanData, plan_data, plan_section
+from gpuscale.report.svg import FigureFiles
 
 from .test_plan_model import amdahl_table
 
@@ -14,7 +15,7 @@ def test_section_has_a_table_and_a_figure_per_planned_workload(tmp_path: Path) -
     scores.loc[0, "system_name"] = "<script>alert(1)</script>"
     data = plan_data(scores, ["bert", "resnet"])
     assert [type(d) for d in data] == [PlanData]  # resnet is no study workload here
-    section = plan_section(data, tmp_path)
+    section = plan_section(data, FigureFiles(tmp_path, png=True))
     assert section is not None and section.anchor == "plan"
     caption, _columns, rows = section.tables[0]
     assert caption == "BERT on X1" and len(rows) == len(COUNTS)
@@ -28,6 +29,6 @@ def test_section_has_a_table_and_a_figure_per_planned_workload(tmp_path: Path) -
 def test_a_workload_that_cannot_be_planned_is_said_so(tmp_path: Path) -> None:
     scores = amdahl_table(0.05).assign(division="open")  # the plan uses the closed division
     data = plan_data(scores, ["bert"])
-    section = plan_section(data, tmp_path)
+    section = plan_section(data, FigureFiles(tmp_path))
     assert section is not None and not section.tables and not section.figures
     assert section.findings[0].startswith("BERT: no plan (no X1 system ran bert")

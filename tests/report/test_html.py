@@ -44,7 +44,7 @@ def report(tmp_path_factory):
     tables = evil_tables()
     out = tmp_path_factory.mktemp("report")
     path = build_report(
-        tables, ["bert", "stable_diffusion"], out, AnalysisOptions(n_boot=200), workers=1
+        tables, ["bert", "stable_diffusion"], out, AnalysisOptions(n_boot=200), workers=1, png=True
     )
     return out, path.read_text()
 
@@ -95,7 +95,12 @@ def test_worker_processes_draw_the_same_report(report, tmp_path) -> None:
     out, html = report
     tables = evil_tables()
     path = build_report(
-        tables, ["bert", "stable_diffusion"], tmp_path, AnalysisOptions(n_boot=200), workers=2
+        tables,
+        ["bert", "stable_diffusion"],
+        tmp_path,
+        AnalysisOptions(n_boot=200),
+        workers=2,
+        png=True,
     )
 
     def undated(text: str) -> str:

@@ -4,7 +4,6 @@ accelerator family at the counts the study discussed, as a table and one figure.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,7 +12,7 @@ from gpuscale.planning import PlanError, PlanRequest
 from gpuscale.planning.api import plan_and_model
 from gpuscale.quantities import number
 from gpuscale.report.plan_figures import plan_chart
-from gpuscale.report.svg import save_chart
+from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import STUDY_WORKLOADS, display_name
 
 COUNTS = (8, 16, 64, 256, 1024)
@@ -94,17 +93,24 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
     return out
 
 
-def plan_section(data: list[PlanData | str], out_dir: Path) -> PlanSection | None:
-    """The section: a table, a figure and the model's sentences per planned workload."""
+def plan_section(
+    data: list[PlanData | str], out: FigureFiles, basis: object = None
+) -> PlanSection | None:
+    """The section: a table, a figure and the model's sentences per planned workload.
+    ``basis``: what ``data`` was made from (picklable), to reuse earlier drawings of the
+    same (``FigureFiles.save``); none: drawn afresh."""
     findings, figures, shown = [], [], []
     for item in data:
         if isinstance(item, str):
             findings.append(item)
             continue
-        chart = plan_chart(item.curve, item.table, item.systems, item.workload, item.family)
-        svg, files = save_chart(chart, out_dir, f"plan_{item.workload}")
+        svg, files = out.save(
+            lambda i=item: plan_chart(i.curve, i.table, i.systems, i.workload, i.family),
+            f"plan_{item.workload}",
+            *((basis,) if basis is not None else ()),
+        )
         name = f"{display_name(item.workload)} on {item.family}"
-        figures.append((f"{name}: planned time against devices", svg, [f.name for f in files]))
+        figures.append((f"{name}: planned time against devices", svg, files))
         shown.append((name, list(SHOWN.values()), _rows(item.table)))
         findings.append(f"{name}: " + " ".join(item.notes))
     if not shown and not findings:

@@ -10,8 +10,8 @@ alternation within each repeat (the order rotating), so a busy period hits every
 
 * ``baseline``: the code of ``--baseline`` (a git revision, default ``fc7273b``: main
   before issue 37), exported with ``git archive`` into a temporary folder;
-* ``now, first run``: this checkout's code with an empty cache folder (what a new user
-  meets: every figure drawn, every analysis run);
+* ``now, first run``: this checkout's code (copied at the start) with an empty cache
+  folder (what a new user meets: every figure drawn, every analysis run);
 * ``now, cached``: this checkout's code with the cache an earlier report of the same
   data and code left (``~/.cache/gpuscale/report``; a second ``gpuscale report``).
 
@@ -83,7 +83,10 @@ def main() -> None:
         tmp = Path(tmp_name)
         (tmp / "old").mkdir()
         old_src = export_baseline(args.baseline, tmp / "old")
-        new_src = ROOT / "src"
+        # A copy: the code timed stays the same while the benchmark runs (an edit would
+        # also change the cache's code fingerprint: every cached figure a miss).
+        new_src = tmp / "new" / "src"
+        shutil.copytree(ROOT / "src", new_src, ignore=shutil.ignore_patterns("__pycache__"))
         warm_home = tmp / "warm-cache"
         timed_report(new_src, warm_home, tmp / "warm-up")  # fills the cached case's cache
 

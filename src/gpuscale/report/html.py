@@ -132,7 +132,30 @@ def _overview(task: tuple[list[WorkloadAnalysis], FigureFiles, list[Basis]]) -> 
     results, out, bases = task
     stem = f"{'_'.join(sorted({r.round for r in results}))}_overview_efficiency"
     svg, files = out.save(lambda: overview(results), stem, bases)
-    return RenderedFigure("overview", "Normalised efficiency of every workload", svg, files)
+    title = "Normalised efficiency of every workload" + overview_caution(results)
+    return RenderedFigure("overview", title, svg, files)
+
+
+def overview_caution(results: list[WorkloadAnalysis]) -> str:
+    """The overview's caption caution, in the same sentence as the figure it cautions:
+    the workloads whose panel sets systems of other accelerator families against one
+    reference (E' there mixes hardware generations), each with its reference's family;
+    empty when every panel compares like with like."""
+    mixed = []
+    for result in results:
+        if len(result.references) != 1:
+            continue  # per family: each system against its own family's reference
+        family = result.references[0].accelerator_family
+        others = set(result.table["accelerator_family"]) - {family}
+        if others:
+            mixed.append(f"{display_name(result.workload)} against a {family} reference")
+    if not mixed:
+        return ""
+    return (
+        f"; caution: {'; '.join(mixed)}: E' of the other accelerator families there compares "
+        "hardware generations, not scaling (like with like: the answer's family rows, or "
+        "--reference family)"
+    )
 
 
 def build_report(
@@ -236,7 +259,10 @@ def _draw(
         bases = [(first, options) for first in firsts]
         overview_future = pool.submit(_overview, (results, out, bases)) if results else None
         plan_basis = (tables.scores, workloads)
-        extras += [pool.submit(plan_section, plans.result(), out, plan_basis)] if plans else []
+        rounds = sorted(tables.scores["round"].unique())
+        extras += (
+            [pool.submit(plan_section, plans.result(), out, plan_basis, rounds)] if plans else []
+        )
         bench = bench_section(out)
         sections = [_section(result, drawn, options) for result in results]
         overview_figure = overview_future.result() if overview_future else None

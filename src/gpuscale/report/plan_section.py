@@ -93,13 +93,32 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
     return out
 
 
+def data_sentence(rounds: list[str], item: PlanData) -> str:
+    """Which results the section plans from, and the ``gpuscale plan`` command that plans
+    from the same (without ``--round`` it plans from every bundled round: other minutes)."""
+    flags = " ".join(f"--round {r}" for r in rounds)
+    return (
+        f"Planned from the results of {', '.join(rounds)} loaded in this report, as "
+        f"`gpuscale plan {flags} -w {item.workload} -a '{item.family}' "
+        f"-n {','.join(map(str, COUNTS))}` does; `gpuscale plan` without --round plans "
+        "from every bundled round, so its minutes can differ."
+    )
+
+
 def plan_section(
-    data: list[PlanData | str], out: FigureFiles, basis: object = None
+    data: list[PlanData | str],
+    out: FigureFiles,
+    basis: object = None,
+    rounds: list[str] | None = None,
 ) -> PlanSection | None:
     """The section: a table, a figure and the model's sentences per planned workload.
     ``basis``: what ``data`` was made from (picklable), to reuse earlier drawings of the
-    same (``FigureFiles.save``); none: drawn afresh."""
+    same (``FigureFiles.save``); none: drawn afresh. ``rounds``: the rounds ``data`` was
+    planned from, said once (:func:`data_sentence`)."""
     findings, figures, shown = [], [], []
+    planned = [item for item in data if not isinstance(item, str)]
+    if rounds and planned:
+        findings.append(data_sentence(rounds, planned[0]))
     for item in data:
         if isinstance(item, str):
             findings.append(item)

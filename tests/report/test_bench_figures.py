@@ -45,3 +45,19 @@ def test_every_bench_figure_draws_a_model_run_twice() -> None:
     assert len(bars) == 2 * 5  # both runs' N = 2 bars, five phases each
     speedups = speedup_by_size(scaling).labels["points-2"]
     assert len(speedups) == 2 and speedups[0] != speedups[1]
+
+
+def test_a_parameter_axis_writes_every_tick_one_way() -> None:
+    """Models of 0.1M to 30M parameters: the x ticks read 100k, 1M, 10M, never 100000
+    beside 1e+06 (the class: every plain log axis, style.plain_log)."""
+    records = [
+        bench_record(f"m{k}", params, n, 100.0 * (n if k else 0.5))
+        for k, params in enumerate((10**5, 10**6, 3 * 10**7))
+        for n in (1, 2)
+    ]
+    chart = speedup_by_size(bench_scaling(bench_table(records)))
+    ax = chart.figure.axes[0]
+    chart.figure.canvas.draw()
+    ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert {"100k", "1M", "10M"} <= set(ticks), ticks
+    assert not [t for t in ticks if "e+" in t or (t.isdigit() and len(t) > 4)], ticks

@@ -177,7 +177,7 @@ def normalized_efficiency(
             facecolors="none",
             edgecolors="#CC0000",
             linewidths=1.0,
-            label="E' > 1: not scaling (hover)",
+            label="E' > 1: not scaling",
         )
     if not intervals and isinstance(result, WorkloadAnalysis):
         _mark_picks(ax, result.equilibrium, lambda p: (p.accelerators, p.normalized_efficiency))

@@ -236,3 +236,14 @@ def test_report_puts_your_hardware_first(tmp_path: Path) -> None:
     assert positions == sorted(positions)
     top = html[positions[0] : positions[1]]
     assert "measured speedup over one device: m 1.50x on 2" in top and "Advice for m" in top
+
+
+def test_the_top_gives_the_decision_not_the_flagged_warning(tmp_path: Path) -> None:
+    advice = {"link": "pcie-phb", "max_devices": 4, "allow_flagged": True}
+    section = build_bench_section(
+        _advised_with_a_flagged_rerun(), FigureFiles(tmp_path), advice=advice
+    )
+    top = section.answer[1]
+    assert top.startswith("Advice for b (from flagged runs, --allow-flagged: less certain): Use ")
+    assert "WARNING" not in top
+    assert any("flagged, used by the advice (--allow-flagged)" in line for line in section.answer)

@@ -186,7 +186,10 @@ def advice_figure(
         measured,
         title,
     )
-    decision = [f"Advice for {model}: {result.explanation[0]}"] if result.explanation else []
+    # The decision, not the warning before it (said in the section; named here).
+    said = [line for line in result.explanation if not line.startswith("WARNING")]
+    warned = " (from flagged runs, --allow-flagged: less certain)" if allowed else ""
+    decision = [f"Advice for {model}{warned}: {said[0]}"] if said else []
     return (
         [f"Advice for {model}: {line}" for line in result.explanation] + checks,
         (

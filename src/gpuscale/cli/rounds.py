@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import webbrowser
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -36,6 +37,7 @@ from gpuscale.cli.common import (
     workloads_of,
 )
 from gpuscale.cli.output import Format, jsonable, print_frame, print_json
+from gpuscale.report.cache import default_folder, remember_request, request_seen
 from gpuscale.report.pool import analysis_executor
 from gpuscale.sources import OutputError, write_atomically
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
@@ -350,6 +352,17 @@ def report(
         ),
     ] = False,
     convergence_basis: ConvergenceBasis = "expected",
+    png: Annotated[
+        bool, typer.Option("--png", help="Write each figure as PNG (150 dpi) too, beside the SVG.")
+    ] = False,
+    use_cache: Annotated[
+        bool,
+        typer.Option(
+            "--cache/--no-cache",
+            help="Reuse figures and analyses of an earlier report of the same data and code "
+            "(kept in ~/.cache/gpuscale/report).",
+        ),
+    ] = True,
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
     # lazy: pandas (the analysis stack), not needed for --help
@@ -360,9 +373,13 @@ def report(
         _check_preset(interconnect)
     with fail_on(ValueError):
         options = AnalysisOptions(reference=reference, convergence_basis=convergence_basis)
-    # Forked once pandas is in (both need it): the worker imports scikit-learn
-    # while this process imports matplotlib and loads the data.
-    with analysis_executor() as analysis:
+    cache = default_folder() if use_cache else None
+    # Forked once pandas is in (both need it): the worker imports scikit-learn while this
+    # process imports matplotlib and loads the data. Not where an earlier report of the
+    # same request left its analyses in the cache: no clustering to do.
+    request = (paths, round_names, benchmark, reference, convergence_basis, bench_file, png)
+    warm = cache is not None and request_seen(cache, request)
+    with nullcontext(None) if warm else analysis_executor() as analysis:
         from gpuscale.report.html import build_report  # lazy: matplotlib, after the fork
 
         tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
@@ -386,7 +403,11 @@ def report(
                 analysis=analysis,
                 workers=cores(),
                 notes=notes,
+                png=png,
+                cache=cache,
             )
+        if cache is not None:
+            remember_request(cache, request)
     out.print(f"report written to {path}", markup=False, highlight=False)
     if open_browser:
         webbrowser.open(path.resolve().as_uri())

@@ -190,7 +190,7 @@ def normalized_efficiency(
             facecolors="none",
             edgecolors="#CC0000",
             linewidths=1.0,
-            label="E' > 1: not scaling (hover)",
+            label="E' > 1: not scaling",
         )
     if not intervals and isinstance(result, WorkloadAnalysis):
         _mark_picks(
@@ -303,8 +303,10 @@ def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
         ax.grid(alpha=0.25)
     for ax in axes.flat[n:]:
         ax.set_visible(False)
-    for ax in axes[-1]:
-        ax.set_xlabel("accelerators")
+    for col in range(cols):  # the lowest drawn panel of each column carries the x axis
+        lowest = axes[max(r for r in range(rows) if r * cols + col < n), col]
+        lowest.xaxis.set_tick_params(labelbottom=True)
+        lowest.set_xlabel("accelerators")
     for ax in axes[:, 0]:
         ax.set_ylabel("E' (log scale)")
     fig.suptitle("Normalised efficiency of every workload (colour and shape: cluster)")

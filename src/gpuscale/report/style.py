@@ -130,10 +130,19 @@ def log_x(ax: Axes, label: str = "accelerators (log scale)") -> None:
     ax.set_xlabel(label)
 
 
+def tick_label(value: float, _pos: int = 0) -> str:
+    """A tick as people write it, one form on every axis: 0.1, 20, 5000, 100k, 1M, 2G
+    (``{:g}`` alone wrote 100000 beside 1e+06)."""
+    for above, size, unit in ((1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k")):
+        if abs(value) >= above:  # 5000 stays 5000; 10k from ten thousand on
+            return f"{value / size:g}{unit}"
+    return f"{value:g}"
+
+
 def plain_log(axis: Any) -> None:
-    """Log-axis tick labels as plain numbers (0.1, 10, 1000), not powers of ten."""
+    """Log-axis tick labels as plain numbers (0.1, 10, 1000, 100k, 1M), not powers of ten."""
     axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
-    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    axis.set_major_formatter(FuncFormatter(tick_label))
     axis.set_minor_locator(NullLocator())
 
 

@@ -26,8 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpuscale.advice.api import advise, step_error
+from gpuscale.advice.api import advise
 from gpuscale.advice.calibrate import calibrate, default_model, with_comm_scale
+from gpuscale.advice.from_bench import step_error
 from gpuscale.advice.model import Link, Network, predict_step
 from gpuscale.advice.uncertainty import from_residuals
 from gpuscale.bench.config import BenchConfig, run_key

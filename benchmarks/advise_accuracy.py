@@ -30,8 +30,11 @@ Usage::
 
 (d) Unseen kinds (issue 26), fixed before any result was looked at: a GRU, a
     depthwise-separable CNN, an embedding-heavy model and a gated mixture of experts
-    (``UNSEEN`` in ``advise_unseen.py``), benched beside four ladder models at N = 1 and 2, two
-    runs. Each is advised under the README protocol (ladder rows plus its own N = 1 row)
+    (``UNSEEN`` in ``advise_unseen.py``), and (issue 35, also fixed before any result) two
+    small overhead-bound models at per-device batch 2, the published study's medium MLP
+    and LeNet-5 (``SMALL_UNSEEN``), benched beside four ladder models at N = 1 and 2, two
+    runs (``--bench-repeat 3``: each configuration the median of three). Each is
+    advised under the README protocol (ladder rows plus its own N = 1 row)
     and scored per model: N = 2 step error, whether the recommended count is a measured
     best one (time to train within 5% of the fastest), whether the 80% interval covered
     the measurement; baselines ideal, no communication, preset alpha-beta. The three
@@ -299,11 +302,21 @@ def main() -> None:
         "for several runs (default: two runs in temporary folders)",
     )
     parser.add_argument("--only-unseen", action="store_true", help="only part (d)")
+    parser.add_argument(
+        "--bench-repeat",
+        type=int,
+        default=1,
+        help="part (d): each bench configuration run this many times, the median kept",
+    )
     parser.add_argument("--skip-unseen", action="store_true", help="no part (d)")
     args = parser.parse_args()
     if not args.skip_unseen:
         with tempfile.TemporaryDirectory() as tmp:
-            part_d(args.unseen_data or [Path(tmp) / "1", Path(tmp) / "2"], args.steps)
+            part_d(
+                args.unseen_data or [Path(tmp) / "1", Path(tmp) / "2"],
+                args.steps,
+                args.bench_repeat,
+            )
         if args.only_unseen:
             return
     part_b()

@@ -1,214 +1,351 @@
-"""How well does ``gpuscale plan`` predict MLPerf time to train? Scored like a forecast.
+"""How well does ``gpuscale plan`` forecast MLPerf time to train? Scored like a forecast.
 
 Usage::
 
-    python benchmarks/plan_accuracy.py [--skip-a]
+    python benchmarks/plan_accuracy.py [--part forward|loso|speed|all] [--old REF]
 
-(a) Leave one system out within each round: per round, workload and accelerator family
-    (three systems or more, republished copies counted once), each system is predicted by
-    the plan fitted on the round's other systems of its family.
-(b) Forward in time: the plan fitted on the rounds before R predicts every new system of
-    R (``first_round == R``) whose family and workload were seen before: v4.0 from v3.x,
-    v4.1 from <= v4.0, v5.0 from <= v4.1.
+(forward) **Forward in time**, the test that counts: the plan fitted (and its intervals
+    calibrated) on the rounds before R predicts every result new in R whose workload was
+    measured before (v3.1 from v3.0, ..., v5.0 from v3.0-v4.1).
+(loso) **Leave one system out**: each result predicted from every other (its workload
+    refitted without it), at its own round's level; the method was developed on this part
+    only.
 
-Both print the median absolute error, the share within 10% and 25%, and the plan's
-80%-interval coverage, beside four baselines computed on the same training systems:
-**nearest** (the nearest measured device count, its newest round's median time, scaled
-linearly), **ideal** (the smallest count's, scaled linearly), **amdahl** and **usl**
-(``gpuscale.analysis.scaling_laws`` fitted on time against devices, all training systems).
-Then the issue's goals (median error <= 10% on (b), better than every baseline; coverage
-70-90%) and whether each is met.
+Each prediction is in one of three classes: (i) the family ran that count of the workload
+before, (ii) it did not (``ii_in``: inside its measured counts, ``ii_out``: outside them),
+(iii) the family never ran the workload (its level borrowed through the other workloads).
+Per class: median absolute error, share within 10%, and the 80% intervals' coverage, beside
+the baselines, computed on the same training systems: **lookup** (the nearest measured
+count of the same workload and family, the median of the newest round that has it, time
+scaled linearly to the count asked), **ideal** (the smallest count's, scaled linearly) and,
+with ``--old REF`` (default ``main``, where git has it), **the plan of REF** (run in a
+subprocess on REF's own source and bundled data). Then the goals, each met or not.
+
+(speed) One ``gpuscale plan -w bert -a H100 -n 8`` and one with the default counts, new code
+against REF's, run as paired subprocesses (REF's first, then this checkout's, five times):
+CPU seconds (user + system) per command, and the ratio.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import json
 import math
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-BASELINES = ("nearest", "ideal", "amdahl", "usl")
-COVERED = {"plan": "covered", "law_only": "law_only_covered"}
+from gpuscale import load_round
+from gpuscale.planning.calibrate import backtest, calibrated_fits, case_of
+from gpuscale.planning.fits import speeds
+from gpuscale.planning.predict import plannable, predict_point
+from gpuscale.planning.systems import measured
+from gpuscale.planning.workload import fit_workload
+from gpuscale.tables.workloads import round_key
+
+ROOT = Path(__file__).resolve().parents[1]
+CLASSES = {
+    "i": "(i) count measured before",
+    "ii_in": "(ii) not measured, inside",
+    "ii_out": "(ii) not measured, outside",
+    "iii": "(iii) family never ran it",
+}
+GOALS = {"ii_median": 15.0, "ii_vs_lookup": 0.30, "coverage": (75.0, 85.0), "class": (65, 90)}
 
 
-def _newest_median(rows: pd.DataFrame, n: float) -> float:
-    """Median time of the newest round's systems at count ``n``."""
-    from gpuscale.tables.workloads import round_key
-
-    at = rows[rows["accelerators"] == n]
-    newest = max(at["round"].astype(str), key=round_key)
-    return float(at[at["round"] == newest]["time_to_train_min"].median())
-
-
-def baselines(train: pd.DataFrame, n: float) -> dict[str, float]:
-    """The four baselines' predicted minutes at ``n`` from ``train`` (one family)."""
-    from gpuscale.analysis.scaling_laws import fit_law
-
+def lookup(train: pd.DataFrame, n: float) -> float:
+    """The nearest measured count's newest-round median, scaled linearly to ``n``."""
+    if train.empty:
+        return math.nan
     counts = train["accelerators"].to_numpy(float)
     near = counts[np.argmin(np.abs(np.log(counts / n)))]
-    small = counts.min()
-    out = {
-        "nearest": _newest_median(train, near) * near / n,
-        "ideal": _newest_median(train, small) * small / n,
-    }
-    ordered = train.sort_values("accelerators")
-    x = ordered["accelerators"].to_numpy(float)
-    t = ordered["time_to_train_min"].to_numpy(float)
-    for law, params in (("amdahl", 2), ("usl", 3)):
-        out[law] = math.nan
-        if len(np.unique(x)) >= params:
-            with contextlib.suppress(RuntimeError, ValueError):
-                out[law] = float(fit_law(law, x, t, x[0])([n])[0])
-    return out
+    at = train[train["accelerators"] == near]
+    newest = max(at["round"], key=round_key)
+    return float(at[at["round"] == newest]["time_to_train_min"].median()) * near / n
 
 
-def _row(model, law_only, system, train: pd.DataFrame, round_name: str | None) -> dict:
-    n = float(system.accelerators)
-    pred = model.predict([int(n)], round_name)
-    bare = law_only.predict([int(n)], round_name)
-    actual = float(system.time_to_train_min)
-    row = {
-        "round": str(system.round),
-        "workload": str(system.workload),
-        "family": str(system.accelerator_family),
-        "devices": int(n),
-        "measured": actual,
-        "plan": float(pred["minutes"][0]),
-        "covered": bool(pred["minutes_low"][0] <= actual <= pred["minutes_high"][0]),
-        "law_only": float(bare["minutes"][0]),
-        "law_only_covered": bool(bare["minutes_low"][0] <= actual <= bare["minutes_high"][0]),
-        "extrapolated": bool(pred["extrapolated"][0]),
-        "law": model.choice.fitted.law,
-    }
-    return row | baselines(train, n)
+def ideal(train: pd.DataFrame, n: float) -> float:
+    """The smallest count's newest-round median, scaled linearly to ``n``."""
+    if train.empty:
+        return math.nan
+    small = float(train["accelerators"].min())
+    at = train[train["accelerators"] == small]
+    newest = max(at["round"], key=round_key)
+    return float(at[at["round"] == newest]["time_to_train_min"].median()) * small / n
 
 
-def part_a(scores: pd.DataFrame) -> pd.DataFrame:
-    from gpuscale.planning.family import fit_family, systems_of
-
-    rows = []
-    for (round_name, workload, family), _ in scores.groupby(
-        ["round", "workload", "accelerator_family"]
-    ):
-        systems = systems_of(scores[scores["round"] == round_name], workload, family)
-        if len(systems) < 3:
-            continue
-        for i, system in enumerate(systems.itertuples(index=False)):
-            rest = systems.drop(index=i)
-            model = fit_family(rest, workload, family)
-            if model is not None:
-                bare = fit_family(rest, workload, family, anchored=False)
-                rows.append(_row(model, bare, system, rest, None))
-    return pd.DataFrame(rows)
-
-
-def part_b(scores: pd.DataFrame) -> pd.DataFrame:
-    from gpuscale.planning.family import fit_family, systems_of
-    from gpuscale.tables.workloads import round_key
-
-    rows = []
-    rounds = sorted(scores["round"].astype(str).unique(), key=round_key)
-    for target in rounds:
-        if round_key(target) < (4, 0):
-            continue
-        train_scores = scores[[round_key(str(r)) < round_key(target) for r in scores["round"]]]
-        new = scores[(scores["round"] == target) & (scores["first_round"] == target)]
-        for (workload, family), _ in new.groupby(["workload", "accelerator_family"]):
-            model = fit_family(train_scores, workload, family)
-            if model is None:
-                continue  # not seen before
-            bare = fit_family(train_scores, workload, family, anchored=False)
-            train = systems_of(train_scores, workload, family)
-            for system in systems_of(new, workload, family).itertuples(index=False):
-                rows.append(_row(model, bare, system, train, None))
-    return pd.DataFrame(rows)
-
-
-def summary(frame: pd.DataFrame) -> pd.DataFrame:
+def with_baselines(cases: pd.DataFrame, systems: pd.DataFrame, forward: bool) -> pd.DataFrame:
+    """``cases`` with ``lookup`` and ``ideal`` from each case's training systems."""
     out = []
-    for method in ("plan", "law_only", *BASELINES):
-        err = (frame[method] / frame["measured"] - 1).abs().dropna() * 100
-        out.append(
-            {
-                "method": method,
-                "predictions": len(err),
-                "median_abs_err_pct": float(err.median()),
-                "within_10pct": float((err <= 10).mean() * 100),
-                "within_25pct": float((err <= 25).mean() * 100),
-                "coverage_80pct": float(frame[COVERED[method]].mean() * 100)
-                if method in COVERED
-                else math.nan,
-            }
+    for case in cases.itertuples(index=False):
+        mine = systems[
+            (systems["workload"] == case.workload) & (systems["accelerator_family"] == case.family)
+        ]
+        if forward:
+            mine = mine[[round_key(r) < round_key(case.round) for r in mine["round"]]]
+        else:
+            mine = mine[
+                ~(
+                    (mine["round"] == case.round)
+                    & (mine["system_name"] == case.system)
+                    & (mine["submitter"] == case.submitter)
+                    & (mine["accelerators"] == case.devices)
+                )
+            ]
+        out.append({"lookup": lookup(mine, case.devices), "ideal": ideal(mine, case.devices)})
+    return pd.concat([cases.reset_index(drop=True), pd.DataFrame(out)], axis=1)
+
+
+def forward(systems: pd.DataFrame) -> pd.DataFrame:
+    """Part (forward): each round from the rounds before it (see the module docstring)."""
+    cases = backtest(systems, calibrated_fits)
+    return with_baselines(cases, systems, forward=True)
+
+
+def loso(systems: pd.DataFrame) -> pd.DataFrame:
+    """Part (loso): each system from all the others, at its own round's level."""
+    fits = calibrated_fits(systems)
+    out = []
+    for i, row in enumerate(systems.itertuples(index=False)):
+        w, f, n = row.workload, row.accelerator_family, int(row.accelerators)
+        rest = systems[(systems["workload"] == w) & (systems.index != i)]
+        if rest.empty:
+            continue
+        mine = dict(fits["workloads"]) | {w: fit_workload(rest.reset_index(drop=True))}
+        trial = fits | {"workloads": mine}
+        if f not in mine[w]["families"]:
+            trial["speed"] = speeds(mine, spread=False)
+            if not plannable(trial, w, f):
+                continue
+        p = predict_point(trial, w, f, n, row.round)
+        log_error = math.log(p["minutes"] / row.time_to_train_min)
+        out.append(case_of(row) | p | {"log_error": log_error})
+    return with_baselines(pd.DataFrame(out), systems, forward=False)
+
+
+def _errors(frame: pd.DataFrame, method: str) -> pd.Series:
+    return ((frame[method] / frame["measured"] - 1).abs() * 100).dropna()
+
+
+def summary(cases: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
+    """Per class and overall: cases, each method's median |error| % and share within
+    10%, the plan's 80% coverage."""
+    planned = cases[cases["count_class"].isin(list(CLASSES))]
+    groups = [(CLASSES[k], planned[planned["count_class"] == k]) for k in CLASSES]
+    groups.append(("all planned", planned))
+    rows = []
+    for name, frame in groups:
+        row: dict = {"count class": name, "cases": len(frame)}
+        for method in methods:
+            err = _errors(frame, method)
+            row[f"{method} median %"] = float(err.median()) if len(err) else math.nan
+            row[f"{method} within 10%"] = float((err <= 10).mean() * 100) if len(err) else math.nan
+        covered = (frame["minutes_low"] <= frame["measured"]) & (
+            frame["measured"] <= frame["minutes_high"]
         )
-    return pd.DataFrame(out)
+        row["plan coverage %"] = float(covered.mean() * 100) if len(frame) else math.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
-def _print(title: str, frame: pd.DataFrame) -> pd.DataFrame:
-    table = summary(frame)
+# Run on REF's own source and bundled data, in a subprocess: each case planned by REF's
+# plan fitted on the rounds before the case's round (its API until this change).
+OLD_PLAN = """
+import json, sys
+from gpuscale import load_round
+from gpuscale.planning.api import _model_for
+from gpuscale.tables.workloads import round_key
+scores = load_round().scores
+out = []
+for case in json.loads(sys.stdin.read()):
+    train = scores[[round_key(r) < round_key(case["round"]) for r in scores["round"]]]
+    try:
+        model = _model_for(train, case["workload"], case["family"])
+        row = model.predict([case["devices"]]).iloc[0]
+        out.append([float(row.minutes), float(row.minutes_low), float(row.minutes_high)])
+    except Exception:
+        out.append(None)
+print(json.dumps(out))
+"""
+
+
+def checkout(ref: str, into: Path) -> Path | None:
+    """REF's ``src`` extracted into ``into`` (``git archive``); None where git cannot."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "src/gpuscale"], capture_output=True
+    )
+    if archive.returncode:
+        print(f"    ({ref} not run: {archive.stderr.decode().strip()[:200]})")
+        return None
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into / "src"
+
+
+def old_plan(cases: pd.DataFrame, source: Path) -> pd.DataFrame:
+    """``cases`` with ``old`` (REF's minutes) and ``old_covered`` (its 80% interval)."""
+    wanted = cases[["round", "workload", "family", "devices"]].to_dict("records")
+    done = subprocess.run(
+        [sys.executable, "-c", OLD_PLAN],
+        input=json.dumps(wanted, default=int),
+        capture_output=True,
+        text=True,
+        env=os.environ | {"PYTHONPATH": str(source)},
+    )
+    if done.returncode:
+        print(f"    (the old plan did not run: {done.stderr.strip()[-300:]})")
+        return cases
+    found = json.loads(done.stdout)
+    old = [f[0] if f else math.nan for f in found]
+    covered = [bool(f and f[1] <= m <= f[2]) for f, m in zip(found, cases["measured"], strict=True)]
+    return cases.assign(old=old, old_covered=covered)
+
+
+def cpu_of(command: list[str], source: Path) -> float:
+    """CPU seconds (user + system) of one command run with ``source`` first on the path."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(
+        command,
+        env=os.environ | {"PYTHONPATH": str(source)},
+        capture_output=True,
+        check=True,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def speed(old_source: Path | None, repeat: int = 5) -> None:
+    """One ``gpuscale plan`` command's CPU time, REF's then this checkout's, paired."""
+    commands = {
+        "-w bert -a H100 -n 8": ["-w", "bert", "-a", "H100", "-n", "8"],
+        "-w llama2_70b_lora -a H100 (6 counts)": ["-w", "llama2_70b_lora", "-a", "H100"],
+    }
+    new_source = ROOT / "src"
+    print(f"one `gpuscale plan` command, CPU seconds (user + system), median of {repeat}:")
+    for name, args in commands.items():
+        command = [sys.executable, "-m", "gpuscale", "plan", *args, "-f", "csv"]
+        new, old = [], []
+        for _ in range(repeat):
+            if old_source is not None:
+                old.append(cpu_of(command, old_source))
+            new.append(cpu_of(command, new_source))
+        line = f"    {name}: {statistics.median(new):.2f} s"
+        if old:
+            ratio = statistics.median(o / n for o, n in zip(old, new, strict=True))
+            line += f" (old {statistics.median(old):.2f} s; {ratio:.1f}x less CPU)"
+        print(
+            line + f" -> under 1 s: {'met' if max(new) < 1 else 'NOT met'} (worst {max(new):.2f} s)"
+        )
+
+
+def show(title: str, cases: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
+    table = summary(cases, methods)
     print(title)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
-    ext = frame[frame["extrapolated"]]
-    if len(ext):
-        err = (ext["plan"] / ext["measured"] - 1).abs() * 100
+    left = cases[~cases["count_class"].isin(list(CLASSES))]["count_class"].value_counts()
+    if len(left):
         print(
-            f"    of which extrapolated: {len(ext)}, median error {err.median():.1f}%, "
-            f"coverage {ext['covered'].mean() * 100:.0f}%"
+            "    not planned: "
+            + ", ".join(
+                f"{v} {'(family never seen)' if k == 'none' else k}" for k, v in left.items()
+            )
         )
-    print(
-        "    laws chosen: " + ", ".join(f"{k} {v}" for k, v in frame["law"].value_counts().items())
-    )
     return table
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def goals(cases: pd.DataFrame, table: pd.DataFrame) -> None:
+    """The issue's goals on the forward-in-time cases, each met or not."""
+    rows = table.set_index("count class")
+    two = cases[cases["count_class"].isin(["ii_in", "ii_out"])]
+    plan_ii, lookup_ii = _errors(two, "plan").median(), _errors(two, "lookup").median()
+    lower = 1 - plan_ii / lookup_ii
+    one = cases[cases["count_class"] == "i"]
+    plan_i, lookup_i = _errors(one, "plan"), _errors(one, "lookup")
+    better = float((plan_i < lookup_i).mean() * 100)
+    coverage = rows.loc["all planned", "plan coverage %"]
+    print("goals, forward in time:")
+    print(
+        f"    (ii) median error <= 15%: {plan_ii:.1f}% ({len(two)} cases) -> "
+        f"{verdict(plan_ii <= GOALS['ii_median'])}"
+    )
+    print(
+        f"    (ii) >= 30% lower than the lookup's {lookup_ii:.1f}%: {100 * lower:.0f}% lower -> "
+        f"{verdict(lower >= GOALS['ii_vs_lookup'])}"
+    )
+    print(
+        f"    (i) no worse than the lookup: median {plan_i.median():.2f}% vs "
+        f"{lookup_i.median():.2f}%, within 10% {(plan_i <= 10).mean() * 100:.1f}% vs "
+        f"{(lookup_i <= 10).mean() * 100:.1f}%, plan closer in {better:.0f}% of cases -> "
+        f"{verdict(plan_i.median() <= lookup_i.median())} (median)"
+    )
+    low, high = GOALS["coverage"]
+    met = verdict(low <= coverage <= high)
+    print(f"    80% intervals cover 75-85% overall: {coverage:.1f}% -> {met}")
+    low, high = GOALS["class"]
+    for name in CLASSES.values():
+        value = rows.loc[name, "plan coverage %"]
+        print(f"    coverage 65-90% in {name}: {value:.1f}% -> {verdict(low <= value <= high)}")
+    three = cases[cases["count_class"] == "iii"]
+    covered = rows.loc[CLASSES["iii"], "plan coverage %"]
+    inside = (three["minutes_low"] <= three["measured"]) & (
+        three["measured"] <= three["minutes_high"]
+    )
+    by_round = ", ".join(
+        f"{r} {int(g.sum())} of {len(g)}" for r, g in inside.groupby(three["round"])
+    )
+    print(
+        f"    (iii) measured and stated: {len(three)} cases, median error "
+        f"{_errors(three, 'plan').median():.1f}%, coverage {covered:.0f}% (covered per "
+        f"round: {by_round})"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--skip-a", action="store_true", help="only part (b)")
+    parser.add_argument("--part", choices=["forward", "loso", "speed", "all"], default="all")
+    parser.add_argument("--old", default="main", help="git ref of the plan to compare with")
     args = parser.parse_args()
-    from gpuscale import load_round
-
-    scores = load_round().scores
-    if not args.skip_a:
-        start = time.perf_counter()
-        frame_a = part_a(scores)
-        _print(
-            f"(a) leave one system out within each round ({time.perf_counter() - start:.1f} s):",
-            frame_a,
-        )
-    start = time.perf_counter()
-    frame_b = part_b(scores)
-    table = _print(
-        f"(b) forward in time, each round from the rounds before it "
-        f"({time.perf_counter() - start:.1f} s):",
-        frame_b,
-    )
-    per_round = frame_b.assign(err=(frame_b["plan"] / frame_b["measured"] - 1).abs() * 100)
-    print(
-        "    per round: "
-        + ", ".join(
-            f"{r} {len(g)} predictions, median {g['err'].median():.1f}%, "
-            f"coverage {g['covered'].mean() * 100:.0f}%"
-            for r, g in per_round.groupby("round")
-        )
-    )
-    plan = table.set_index("method")
-    median = plan.loc["plan", "median_abs_err_pct"]
-    best = plan.loc[list(BASELINES), "median_abs_err_pct"].min()
-    coverage = plan.loc["plan", "coverage_80pct"]
-    print("goals on (b):")
-    print(
-        f"    median absolute error <= 10%: {median:.1f}% -> {'met' if median <= 10 else 'NOT met'}"
-    )
-    print(
-        f"    better than every baseline (best {best:.1f}%): "
-        f"{'met' if median < best else 'NOT met'}"
-    )
-    print(
-        f"    80% interval coverage in 70-90%: {coverage:.0f}% -> "
-        f"{'met' if 70 <= coverage <= 90 else 'NOT met'}"
-    )
+    systems = measured(load_round().scores)
+    with tempfile.TemporaryDirectory() as folder:
+        old_source = checkout(args.old, Path(folder)) if args.old else None
+        if args.part in ("forward", "all"):
+            start = time.perf_counter()
+            cases = forward(systems).rename(columns={"minutes": "plan"})
+            methods = ["plan", "lookup", "ideal"]
+            if old_source is not None:
+                cases = old_plan(cases, old_source)
+                methods += ["old"] if "old" in cases else []
+            table = show(
+                f"forward in time, each round from the rounds before it "
+                f"({time.perf_counter() - start:.0f} s):",
+                cases,
+                methods,
+            )
+            if "old_covered" in cases:
+                planned = cases[cases["count_class"].isin(list(CLASSES))]
+                print(f"    old plan's 80% coverage: {planned['old_covered'].mean() * 100:.1f}%")
+            goals(cases, table)
+        if args.part in ("loso", "all"):
+            start = time.perf_counter()
+            cases = loso(systems).rename(columns={"minutes": "plan"})
+            show(
+                f"leave one system out ({time.perf_counter() - start:.0f} s):",
+                cases,
+                ["plan", "lookup", "ideal"],
+            )
+        if args.part in ("speed", "all"):
+            speed(old_source)
 
 
 if __name__ == "__main__":

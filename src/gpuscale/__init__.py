@@ -15,7 +15,7 @@ from typing import Any
 
 def __getattr__(name: str) -> Any:
     # Loaded when first asked for: the reading side pulls in pandas, the analysis
-    # scikit-learn and kneed, and the command line wants to start before either.
+    # scikit-learn, and the command line wants to start before either.
     if name in ("RoundTables", "load_round", "read_round", "read_rounds"):
         from gpuscale import mlperf  # lazy: pandas (the MLPerf readers)
 
@@ -25,11 +25,11 @@ def __getattr__(name: str) -> Any:
 
         return advise
     if name in ("plan", "PlanRequest"):
-        from gpuscale import planning  # lazy: pandas (the plan model)
+        from gpuscale import planning  # lazy: the plan (pandas for its DataFrame)
 
         return getattr(planning, name)
     if name in ("analyze", "equilibrium", "scaling_table"):
-        from gpuscale import analysis  # lazy: pandas, scikit-learn and kneed
+        from gpuscale import analysis  # lazy: pandas and scikit-learn
 
         return getattr(analysis, name)
     raise AttributeError(f"module 'gpuscale' has no attribute {name!r}")

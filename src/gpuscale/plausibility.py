@@ -34,9 +34,37 @@ def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
 
 
-def run_flags(timing: Mapping[str, Any], host: Mapping[str, Any] | None) -> list[str]:
-    """Reasons to distrust one run, from its own timing and host samples."""
-    flags = []
+# Relative difference under which two squared gradient norms are the same number.
+SAME_NORM = 1e-6
+
+
+def same_samples(local_sq: list[list[float]], global_sq: list[float]) -> bool:
+    """Whether every rank computed the same gradient at every measured step: each rank's
+    squared norm equal to every other's and to the all-reduced one's (within
+    ``SAME_NORM``). Ranks drawing their own samples never agree to six digits; ranks
+    whose batch function seeds its own generator alike always do."""
+    steps = list(zip(*local_sq, global_sq, strict=True)) if global_sq else []
+    finite = [s for s in steps if all(math.isfinite(v) for v in s)]
+    if not finite:
+        return False
+    return all(max(s) - min(s) <= SAME_NORM * max(abs(v) for v in s) for s in finite)
+
+
+# Why a run whose ranks computed identical gradients is flagged, and what to do.
+SAME_SAMPLES = (
+    "the ranks saw the same samples (identical gradients on every rank): draw per-rank data, "
+    "e.g. from torch's default generator, which gpuscale seeds per rank (the noise scale is "
+    "not reported)"
+)
+
+
+def run_flags(
+    timing: Mapping[str, Any],
+    host: Mapping[str, Any] | None,
+    noise: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """Reasons to distrust one run, from its own timing, host samples and gradient norms."""
+    flags = [SAME_SAMPLES] if noise and _duplicated(noise) else []
     for kind, label in (("step_ms", "synchronised"), ("nosync_step_ms", "no-sync")):
         p50, p95 = timing.get(f"{kind}_p50"), timing.get(f"{kind}_p95")
         if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > NOISY_P95_OVER_P50:
@@ -60,6 +88,17 @@ def run_flags(timing: Mapping[str, Any], host: Mapping[str, Any] | None) -> list
         if _finite(steal) and steal > STEAL_SHARE:
             flags.append(f"CPU steal: the hypervisor took {steal:.0%} of the CPU time")
     return flags
+
+
+def _duplicated(noise: Mapping[str, Any]) -> bool:
+    """A record's gradient norms say its ranks saw the same samples: marked so by the
+    worker, or (results written before it checked) every step's rank-mean local norm
+    equal to the all-reduced one at N > 1."""
+    if noise.get("duplicated"):
+        return True
+    small, big = noise.get("batch_small") or 0, noise.get("batch_big") or 0
+    local, glob = list(noise.get("local_sq") or []), list(noise.get("global_sq") or [])
+    return big > small and len(local) == len(glob) and same_samples([local], glob)
 
 
 def superlinear_flag(efficiency: float, accelerators: int) -> str | None:

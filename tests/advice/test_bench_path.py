@@ -12,10 +12,12 @@ import gpuscale
 from gpuscale.advice.calibrate import CalibrationError
 from gpuscale.bench.results import append_result, bench_table, read_results
 from gpuscale.cli import app
+from gpuscale.plausibility import SAME_SAMPLES
 
 from ..builders import bench_record
 from ..test_readme_examples import REFUSED
 
+runner = CliRunner()
 BUSY = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
 
 
@@ -35,8 +37,7 @@ def _results(tmp_path: Path, flags: list[str] | None = None, **extra) -> Path:
             optimizer_ms=1.0,
             sync_overhead_ms=overhead,
             comm_ms=comm,
-            flags=flags or [],
-            **more,
+            **{"flags": flags or [], **more},  # a run's own flags in ``more``
         )
         append_result(path, record)
     return path
@@ -147,7 +148,7 @@ def test_cpu_devices_are_processes_of_this_host(tmp_path: Path, monkeypatch) -> 
     named as unknown; the same rows as GPU rows keep 8 devices on pcie-phb."""
     path = tmp_path / "cpu.jsonl"
     append_result(path, bench_record("mlp-1m", 1_000_000, 1, 1000.0, threads=3))
-    monkeypatch.setattr("gpuscale.advice.api.os.cpu_count", lambda: 7)
+    monkeypatch.setattr("gpuscale.advice.from_bench.os.cpu_count", lambda: 7)
     cpu = gpuscale.advise(bench=path)
     assert list(cpu.predictions["devices"]) == [1, 2]  # 7 cores // 3 threads
     text = " ".join(cpu.explanation)
@@ -181,7 +182,7 @@ def test_contended_backward_still_hides_the_communication_it_measured(tmp_path: 
             comm_ms=comm,
         )
         append_result(path, record)
-    advice = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=2)
+    advice = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=2, scaling="weak")
     two = advice.predictions.set_index("devices").loc[2]
     assert two["exposed_comm_ms"] == pytest.approx(0.0, abs=1e-9)
     assert two["step_ms"] == pytest.approx(10.5)  # its own measured step
@@ -219,3 +220,45 @@ def test_a_model_name_not_in_the_file_is_said_with_the_names_it_holds(
     assert cli.exit_code != 0
     said = " ".join(cli.output.split())
     assert "did you mean 'tf-7m'" in said and "quieter" not in said
+
+
+def test_a_fixed_cost_entered_with_bench_results_replaces_the_measured_split(
+    tmp_path: Path,
+) -> None:
+    """--fixed-ms with --bench: 5 of the bench's 6 ms forward + backward at batch 8 does not
+    shrink with the batch, so 2 devices splitting the batch compute 5 + 1/2 ms and the
+    optimizer's 1 ms; the measured one-device step is kept. Above the step: refused."""
+    path = _results(tmp_path)
+    entered = gpuscale.advise(bench=str(path), fixed_ms=5, link="pcie4-x16", max_devices=2)
+    plain = gpuscale.advise(bench=str(path), link="pcie4-x16", max_devices=2)
+    fixed = entered.inputs.fixed
+    assert (fixed.source, fixed.ms, fixed.basis) == ("entered", 5, "--fixed-ms")
+    one, two = (entered.predictions.set_index("devices").loc[n] for n in (1, 2))
+    assert one["compute_ms"] == pytest.approx(plain.predictions["compute_ms"].iloc[0])
+    assert (two["batch_per_device"], two["compute_ms"]) == (4, pytest.approx(5 + 0.5 + 1))
+    said = {a.term: a for a in entered.inputs.assumptions}["Fixed per-step cost"]
+    assert (said.value, said.source) == ("5 ms", "entered")
+    with pytest.raises(ValueError, match="--fixed-ms 7 is not below the forward"):
+        gpuscale.advise(bench=str(path), fixed_ms=7, link="pcie4-x16")
+    typed = runner.invoke(app, ["advise", "--bench", str(path), "--fixed-ms", "7"])
+    assert typed.exit_code != 0 and "not below the forward + backward" in typed.output
+    assert "Traceback" not in typed.output
+
+
+def test_same_sample_ranks_are_named_where_the_noise_scale_is_missing(tmp_path: Path) -> None:
+    """A bench whose N = 2 run was flagged for ranks that saw the same samples: the
+    advice does not ask for the bench the user just ran (--nproc 1,2) as the measure of
+    convergence; it says why there is no noise scale and what to change first."""
+    path = _results(tmp_path, two={"flags": [SAME_SAMPLES]})
+    for allow in (False, True):
+        advice = gpuscale.advise(bench=str(path), link="pcie4-x16", allow_flagged=allow)
+        said = {a.term: a for a in advice.inputs.assumptions}
+        converge = said["Samples to converge at a larger global batch"]
+        assert "saw the same samples on every rank" in converge.basis
+        assert converge.measure.startswith("draw each rank's batch from torch's default")
+    (tmp_path / "clean").mkdir()
+    clean = gpuscale.advise(bench=str(_results(tmp_path / "clean")), link="pcie4-x16")
+    converge = {a.term: a for a in clean.inputs.assumptions}[
+        "Samples to converge at a larger global batch"
+    ]
+    assert "same samples" not in converge.basis and "--noise-scale" in converge.measure

@@ -45,6 +45,8 @@ def test_bench_to_recommendation(tmp_path: Path) -> None:
             "pcie4-x16",
             "--max-devices",
             "8",
+            "--scaling",
+            "weak",  # the per-device batch the bench ran at N = 2
             "-f",
             "json",
         ],

@@ -79,10 +79,12 @@ def test_break_even_compute_per_byte_is_set_by_the_link_not_the_step_time() -> N
     """The issue's finding: 3 to 200 ms calibration steps gave break-evens 12.5M to 2k."""
     found = []
     for step_ms in (3, 5, 10, 50, 200):
-        result = gpuscale.advise(params=10e6, step_ms=step_ms, batch=32, link="pcie-phb")
+        result = gpuscale.advise(
+            params=10e6, step_ms=step_ms, batch=32, link="pcie-phb", scaling="weak"
+        )
         found.append(result.break_even_ms_per_mb)
     assert max(found) == pytest.approx(min(found), rel=0.01)
-    slow = gpuscale.advise(params=10e6, step_ms=10, batch=32, link="eth25")
+    slow = gpuscale.advise(params=10e6, step_ms=10, batch=32, link="eth25", scaling="weak")
     # eth25 has 3 GB/s against 10: a step must compute ~3x more per byte
     assert slow.break_even_ms_per_mb == pytest.approx(found[0] * 10 / 3, rel=0.2)
 

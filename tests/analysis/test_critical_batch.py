@@ -3,11 +3,14 @@ the gradient noise scale estimator (McCandlish et al. 2018, appendix A.1)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpuscale.advice.api import convergence_for
 from gpuscale.analysis.critical_batch import (
     ConvergenceModel,
     fit,
@@ -98,3 +101,22 @@ def test_noise_scale_needs_two_batches_and_signal() -> None:
     assert noise_scale([1.0], [0.5], 8, 16) is None  # one step
     # global norm above the local one: no positive true-gradient estimate... or noise
     assert noise_scale([1.0, 1.0], [2.0, 2.0], 8, 16) is None
+
+
+def test_the_noise_scale_interval_is_not_clipped_at_its_point() -> None:
+    """Three steps whose global norm is barely below the local one: resamples that find
+    no signal have an unbounded B_simple; dropping them (as before) put the interval's
+    upper end on the point estimate itself (134, "95% interval 5-134")."""
+    found = noise_scale([1.47, 2.20, 2.18], [1.05, 1.09, 0.87], 4, 8)
+    assert found is not None
+    assert found.low < found.b_simple < found.high
+    assert found.high == math.inf
+    source = convergence_for(
+        noise_scale=None,
+        workload=None,
+        ruleset="5.0.0",
+        samples=1e6,
+        reference_batch=4,
+        measured=found,
+    ).source
+    assert "unbounded" in source  # never "5-134" with 134 the point

@@ -125,7 +125,8 @@ def test_a_broken_user_factory_is_reported_and_the_others_kept(
     names = ["usermodels:make", "usermodels:broken", "usermodels:wrong", "nopkg_here:make"]
     chosen, broken = sort_models(names)
     assert chosen == [("usermodels:make", 15)]
-    why = dict(broken)
+    why = {name: str(error) for name, error in broken}  # ModelErrors: status and message
+    assert {error.status for _, error in broken} == {"error"}
     assert why["usermodels:broken"] == (
         "usermodels:broken raised RuntimeError: checkpoint /nope not found"
     )

@@ -39,11 +39,13 @@ def test_csv_is_one_table_with_nearest_flattened() -> None:
     assert "devices, " in rows[0]["nearest"] and " min)" in rows[0]["nearest"]
 
 
-def test_table_says_how_the_accelerator_was_read_and_which_law() -> None:
-    result = runner.invoke(app, [*ASK, "8,16"])
+def test_table_says_how_the_accelerator_was_read_the_classes_and_what_it_leans_on() -> None:
+    result = runner.invoke(app, [*ASK, "8,16,24"])
     assert result.exit_code == 0, result.output
-    assert "H100-SXM5-80GB" in result.output
-    assert "leave-one-system-out" in result.output and "lean on" in result.output
+    assert "'H100' read as the accelerator family H100-SXM5-80GB" in result.output
+    assert "2 counts measured before (class i): 8, 16." in result.output
+    assert "1 count not measured, between the family's counts (class ii): 24" in result.output
+    assert "24 devices lean on: " in result.output
 
 
 def test_far_counts_are_marked_extrapolated() -> None:
@@ -69,14 +71,18 @@ def test_bad_device_counts_are_refused() -> None:
     assert result.exit_code == 2 and "--accelerator" in result.output
 
 
-def test_one_measured_system_says_no_law_was_tested_and_batches_are_whole() -> None:
+def test_one_measured_system_says_why_beyond_it_is_wide_and_batches_are_whole() -> None:
+    """MI300X ran BERT once, on 8 devices (batch 1,024): 64 is three octaves beyond it,
+    its batch the workload's typical one at 64 times MI300X's ratio to it at 8."""
     result = runner.invoke(app, ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64"])
     assert result.exit_code == 0, result.output
     assert "inf%" not in result.output
-    assert "no law can be tested by leaving a system out" in result.output
+    assert "The interval at 64 is wide" in result.output
+    assert "3.0 octaves beyond the counts the family ran" in result.output
     data = runner.invoke(app, ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64", "-f", "json"])
     rows = json.loads(data.stdout)["rows"]
-    assert [row["global_batch"] for row in rows] == [1024, 8192]
+    assert rows[0]["global_batch"] == 1024 and isinstance(rows[1]["global_batch"], int)
+    assert rows[1]["global_batch"] > 1024 and rows[1]["count_class"] == "ii_out"
 
 
 def test_unknown_is_not_offered_as_an_accelerator_family() -> None:

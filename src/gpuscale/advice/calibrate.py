@@ -1,11 +1,14 @@
 """Calibrating the step model from measurements: ``gpuscale bench`` results and a
 ``gpuscale collectives`` sweep.
 
-* Compute: per model family, least squares (non-negative) of the N = 1 forward + backward
-  time on the work per step, ``t_fb = t_fixed + (b F) / R`` (``b F``: samples x FLOPs per
-  sample, from ``torch.utils.flop_counter``), and of the optimizer time on the
-  parameters. The model advised on keeps the family's rate ``R`` and its own measured step
-  (the fixed term absorbs the difference), so its calibration point is reproduced exactly.
+* Compute: the model's own fixed per-step cost where the bench timed it at two batches
+  (``fixed_ms``: the intercept of its plain step against the batch, less the optimizer),
+  the per-sample rate then from the rest of its step. Else per model family, least
+  squares (non-negative) of the N = 1 forward + backward time on the work per step,
+  ``t_fb = t_fixed + (b F) / R`` (``b F``: samples x FLOPs per sample, from
+  ``torch.utils.flop_counter``), and of the optimizer time on the parameters; the model
+  advised on keeps the family's rate ``R`` and its own measured step (the fixed term
+  absorbs the difference). Either way its calibration point is reproduced exactly.
 * DDP's own cost: the N = 1 synchronised minus no-sync step, per parameter.
 * Overlap: ``1 - exposed / comm`` of the model's smallest multi-device run (the bench
   measures both), else the median over the other models of the same configuration.
@@ -28,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.fixed_cost import FixedCost
 from gpuscale.advice.model import (
     CommCurve,
     Compute,
@@ -67,6 +71,7 @@ class Calibration:
     power_w: float | None = None  # measured device power at N = 1
     power_w_at: tuple[tuple[int, float], ...] = ()  # (N, W of the whole job measured at N)
     noise: NoiseScale | None = None
+    fixed: FixedCost | None = None  # the fixed per-step cost and where it came from
     measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)  # N, step_ms
     notes: tuple[str, ...] = ()
 
@@ -131,7 +136,9 @@ def _single_row(rows: pd.DataFrame, model: str) -> pd.Series:
     return row
 
 
-def _compute(row: pd.Series, hardware: pd.DataFrame, notes: list[str]) -> tuple[Compute, ModelSpec]:
+def _compute(
+    row: pd.Series, hardware: pd.DataFrame, notes: list[str]
+) -> tuple[Compute, ModelSpec, FixedCost]:
     flops = row["flops_per_sample"]
     params = float(row["params"])
     if pd.isna(flops) or flops <= 0:
@@ -143,7 +150,12 @@ def _compute(row: pd.Series, hardware: pd.DataFrame, notes: list[str]) -> tuple[
     single = hardware[hardware["accelerators"] == 1]
     family = single[single["family"] == row["family"]]
     fitted = fit_compute(family) or fit_compute(single)
-    if fitted is not None:
+    own = _own_fixed(row, fb)
+    if own is not None:
+        fixed = own.ms
+        tflops = work_ms_per_tflop / max(fb - fixed, 1e-9)
+        notes.append(f"compute: {number(fixed)} ms fixed per step measured for {row['model']}")
+    elif fitted is not None:
         fixed, tflops, _ = fitted
         fixed = fb - work_ms_per_tflop / tflops
         if fixed < 0:  # faster than the family: all of the step is work at its own rate
@@ -169,24 +181,77 @@ def _compute(row: pd.Series, hardware: pd.DataFrame, notes: list[str]) -> tuple[
         jitter_ms=samples,
         jitter_ref_ms=float(np.mean(samples)) if samples else 0.0,
     )
-    return compute, model
-
-
-def _comm_scale(multi: pd.DataFrame, network: Network) -> float | None:
-    """Median of measured DDP communication over the network's prediction."""
-    ratios = []
-    for r in multi.dropna(subset=["comm_ms", "grad_bytes_per_step"]).itertuples():
-        strategy = "fsdp" if r.strategy == "fsdp" else "ddp"
-        predicted, _ = comm_times_s(
-            network,
-            float(r.grad_bytes_per_step),
-            int(r.accelerators),
-            bucket_mb=float(r.bucket_mb) if pd.notna(r.bucket_mb) else 25.0,
-            strategy=strategy,
+    if own is None:
+        own = FixedCost(
+            ms=fixed,
+            low_ms=fixed,
+            high_ms=fixed,
+            source="fitted" if fitted is not None else "assumed",
+            basis=f"the {row['family']} family's rate over its N = 1 runs"
+            if fitted is not None
+            else "none: the whole step taken as per-sample work",
+            at_batch=float(row["batch_per_device"]),
+            measure="a bench of this gpuscale version (it times a second batch at N = 1)",
         )
-        if predicted > 0 and r.comm_ms > 0:
-            ratios.append(r.comm_ms / (predicted * 1e3))
-    return float(np.median(ratios)) if ratios else None
+    return compute, model, own
+
+
+def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
+    """The fixed cost the bench measured for this row (two batches at N = 1), less the
+    optimizer's time (in the plain step, not in forward + backward); None without it."""
+    point = row.get("fixed_ms")
+    if point is None or pd.isna(point):
+        return None
+    opt = float(row["optimizer_ms"])
+
+    def ms(value: float) -> float:
+        return min(max(float(value) - opt, 0.0), fb_ms * (1 - 1e-6))
+
+    low, high = row.get("fixed_ms_low"), row.get("fixed_ms_high")
+    low = ms(low) if pd.notna(low) else ms(point)
+    high = ms(high) if pd.notna(high) else ms(point)
+    return FixedCost(
+        ms=min(max(ms(point), low), high),
+        low_ms=low,
+        high_ms=high,
+        source="measured",
+        basis=f"the bench's plain steps at batch {int(row['small_batch_per_device'])} and "
+        f"{int(row['batch_per_device'])} (intercept, less the optimizer)",
+        at_batch=float(row["batch_per_device"]),
+    )
+
+
+def _comm_ratios(multi: pd.DataFrame, network: Network) -> pd.Series:
+    """Per N > 1 row: measured DDP communication over the network's prediction (NaN where
+    it was not measured); one prediction per distinct gradient size, N, bucket and
+    strategy."""
+    rows = multi.dropna(subset=["comm_ms", "grad_bytes_per_step"])
+    ratios = pd.Series(np.nan, index=multi.index, dtype=float)
+    predicted: dict[tuple, float] = {}
+    columns = zip(
+        rows.index,
+        rows["grad_bytes_per_step"].to_numpy(float),
+        rows["accelerators"].to_numpy(int),
+        rows["bucket_mb"].to_numpy(float),
+        (rows["strategy"] == "fsdp").to_numpy(bool),
+        rows["comm_ms"].to_numpy(float),
+        strict=True,
+    )
+    for index, grad, n, bucket, fsdp, comm in columns:
+        key = (grad, n, 25.0 if np.isnan(bucket) else bucket, fsdp)
+        if key not in predicted:
+            predicted[key], _ = comm_times_s(
+                network, grad, n, bucket_mb=key[2], strategy="fsdp" if fsdp else "ddp"
+            )
+        if predicted[key] > 0 and comm > 0:
+            ratios[index] = comm / (predicted[key] * 1e3)
+    return ratios
+
+
+def _comm_scale(ratios: pd.Series) -> float | None:
+    """Median of measured DDP communication over the network's prediction."""
+    found = ratios.dropna()
+    return float(found.median()) if len(found) else None
 
 
 def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, float], ...]:
@@ -226,7 +291,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     other = len(rows) - len(hardware)
     if other:
         notes.append(f"left out {other} run(s) of another device, backend, precision or threads")
-    compute, spec = _compute(row, hardware, notes)
+    compute, spec, fixed = _compute(row, hardware, notes)
     multi = hardware[hardware["accelerators"] > 1]
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]
@@ -260,6 +325,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         power_w=power,
         power_w_at=power_at,
         noise=_noise(own),
+        fixed=fixed,
         measured_steps=measured.reset_index(drop=True),
         notes=tuple(notes),
     )
@@ -274,12 +340,13 @@ def _contention(
     labels = ("every model of this configuration", f"the {family} family", "its own runs")
     slowdown: dict[int, float] = {}
     comm_scale, contention = None, "no N > 1 run: the N > 1 figures are extrapolated"
+    ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
     for rows_at, label in zip(levels, labels, strict=True):
         found = dict(_slowdown(rows_at, single))
         if found:
             slowdown.update(found)
             contention = f"{label} ({_contention_text(found)})"
-        comm_scale = _comm_scale(rows_at, network) or comm_scale
+        comm_scale = _comm_scale(ratios.loc[rows_at.index]) or comm_scale
     return slowdown, comm_scale, contention
 
 

@@ -5,13 +5,16 @@ the Decision from the predictions table, so they cannot contradict each other:
 
 * ``devices``: the fastest count to a trained model whose efficiency reaches the target
   **and** whose 80% interval of the speedup lies above 1 (a count whose interval includes
-  "no gain" is not recommended; ``held_back`` says which count was and why).
+  "no gain" is not recommended; ``held_back`` says which count was and why); one device
+  whenever an input cannot be true (an ``IMPLAUSIBLE`` warning): then nothing can be
+  sure of a gain, and ``settle`` names the measurement that would.
 * ``focus``: where the next step would go: the smallest count above ``devices`` (the
   largest predicted when there is none). The dominant term, what caps the speedup and
   what would change it are all read at this one count.
-* ``dominant_term``: the largest overhead of the step at ``focus`` (waiting, DDP's
-  copies, bandwidth, latency), or ``compute`` when the throughput efficiency there is
-  >= 95% (overheads are small).
+* ``dominant_term``: the largest overhead of the step at ``focus`` (the fixed per-step
+  cost not spread over fewer samples per device, waiting, DDP's copies, bandwidth,
+  latency), or ``compute`` when the throughput efficiency there is >= 95% (overheads are
+  small).
 * ``cap``: which factor of the speedup loses more at ``focus`` (log scale):
   ``communication`` (the step's overheads: then ``dominant_term`` is one of them),
   ``convergence`` (the samples needed grow with the global batch), ``none`` (both
@@ -26,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 import pandas as pd
 
 # the step's overheads, as the prediction columns that hold them
-OVERHEADS = ("wait", "ddp", "bandwidth", "latency")
+OVERHEADS = ("fixed", "wait", "ddp", "bandwidth", "latency")
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
 
 
@@ -53,7 +56,7 @@ class Decision:
     largest: int  # largest count predicted
     focus: int  # where the dominant term and the cap are read
     dominant_term: str
-    overheads_ms: dict[str, float]  # at ``focus``: wait, ddp, bandwidth, latency
+    overheads_ms: dict[str, float]  # at ``focus``: fixed, wait, ddp, bandwidth, latency
     focus_step_ms: float
     focus_compute_ms: float
     focus_throughput_efficiency: float
@@ -64,6 +67,7 @@ class Decision:
     cap: str  # "communication", "convergence", "none" or "devices"
     change: str  # what would change it: a key of explain.REMEDIES
     warnings: tuple[str, ...] = field(default=())
+    settle: str | None = None  # the measurement that would settle a held-back count
 
     def to_dict(self) -> dict:
         """JSON-ready fields (the numbers behind each word)."""
@@ -71,11 +75,13 @@ class Decision:
 
 
 def overheads(row: pd.Series) -> dict[str, float]:
-    """The step's overheads (ms): waiting, DDP's copies, and the exposed communication
-    split into bandwidth and latency in their proportion of the whole."""
+    """The step's overheads (ms): the fixed cost not spread (``fixed_excess_ms``),
+    waiting, DDP's copies, and the exposed communication split into bandwidth and
+    latency in their proportion of the whole."""
     exposed = float(row["exposed_comm_ms"])
     share = float(row["latency_ms"] / row["comm_ms"]) if row["comm_ms"] > 0 else 0.0
     return {
+        "fixed": float(row.get("fixed_excess_ms", 0.0)),
         "wait": float(row["wait_ms"]),
         "ddp": float(row["ddp_ms"]),
         "bandwidth": exposed * (1 - share),
@@ -112,7 +118,8 @@ def decide(
         raise ValueError(
             "every prediction failed its plausibility checks: " + frame["flags"].iloc[0]
         )
-    chosen, held_back = _chosen(trusted, target_efficiency)
+    refused = any(w.startswith("IMPLAUSIBLE") for w in warnings)
+    chosen, held_back = _chosen(trusted, target_efficiency, refused)
     larger = trusted[trusted["devices"] > chosen["devices"]]
     focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
     term = dominant_term(focus)
@@ -149,14 +156,16 @@ _CHOSEN = ("batch_per_device", "global_batch", "time_to_train_h", "efficiency", 
 _FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
 
 
-def _chosen(trusted: pd.DataFrame, target: float) -> tuple[pd.Series, pd.Series | None]:
+def _chosen(
+    trusted: pd.DataFrame, target: float, refused: bool = False
+) -> tuple[pd.Series, pd.Series | None]:
     """The fastest count that reaches ``target`` efficiency with a speedup surely above 1
-    (its interval's low end), and the faster count held back because its speedup is not
-    sure (None when there is none)."""
+    (its interval's low end; never above 1 when ``refused``: an input cannot be true), and
+    the faster count held back because its speedup is not sure (None when there is none)."""
     reaching = trusted[(trusted["efficiency"] >= target) | (trusted["devices"] == 1)]
-    sure = reaching[(reaching["devices"] == 1) | (reaching["speedup_low"] > 1)]
+    sure = reaching[(reaching["devices"] == 1) | ((reaching["speedup_low"] > 1) & (not refused))]
     chosen = sure.loc[sure["time_to_train_h"].idxmin()]
     best = reaching.loc[reaching["time_to_train_h"].idxmin()]
-    if int(best["devices"]) != int(chosen["devices"]) and best["speedup_low"] <= 1:
+    if int(best["devices"]) != int(chosen["devices"]) and (refused or best["speedup_low"] <= 1):
         return chosen, best
     return chosen, None

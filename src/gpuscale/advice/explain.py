@@ -26,6 +26,7 @@ class Advice(Protocol):
     break_even_params: float | None
     target_params: float | None
     inputs: Any
+    alternative: pd.DataFrame | None
 
 
 REMEDIES = {
@@ -36,6 +37,10 @@ REMEDIES = {
     "devices": "more devices pay off: allow more (--max-devices, --nodes) where the "
     "machine has them",
     "uncertain": "a measured run at the larger count (gpuscale bench) would narrow the interval",
+    "fixed": "a fixed per-step cost dominates: the step hardly shrinks with the per-device "
+    "batch, so splitting it saves little; a larger global batch (more samples per device, "
+    "if convergence allows: measure the noise scale), fewer kernel launches (CUDA graphs, "
+    "torch.compile) or fewer, larger layers would help most",
     "wait": "steadier step times (equal work per device, pinned processes, no other jobs on "
     "the devices) would help most",
     "ddp": "DDP's own copies dominate: gradient_as_bucket_view=True, fewer parameters "
@@ -80,10 +85,15 @@ def _recommendation(advice: Advice) -> list[str]:
         lines.append(f"Use {_config(row)}: {format_hours(d.time_to_train_h)} to a trained model.")
         if d.held_back is not None:
             held = _row(frame, d.held_back)
+            why = (
+                "includes no gain"
+                if held["speedup_low"] <= 1
+                else "rests on inputs that cannot all be true (IMPLAUSIBLE above)"
+            )
             lines.append(
                 f"{d.held_back} devices would reach {held['efficiency']:.0%} efficiency, but "
                 f"their speedup ({interval(held['speedup_low'], held['speedup_high'])}) "
-                "includes no gain: not recommended until a measurement at that count shows it."
+                f"{why}: not recommended until a measurement at that count shows it."
             )
         elif d.largest > 1:
             lines.append(
@@ -112,16 +122,18 @@ def _break_even(advice: Advice) -> list[str]:
         return []
     lines = []
     if advice.break_even_ms_per_mb is not None:
-        flops_per_byte = advice.break_even_ms_per_mb / 1e3 * inputs.compute.tflops * 1e12 / 1e6
-        this = inputs.compute.compute_ms(inputs.model, inputs.batch) / (
-            inputs.model.grad_bytes / 1e6
-        )
+        # the threshold scales the whole step (fixed cost included): FLOPs at the rate
+        # of the whole step, never the per-sample work's (unbounded where the step is
+        # nearly all fixed cost)
+        step_ms = inputs.compute.compute_ms(inputs.model, inputs.batch)
+        whole_tflops = inputs.batch * inputs.model.flops / (step_ms / 1e3) / 1e12
+        flops_per_byte = advice.break_even_ms_per_mb / 1e3 * whole_tflops * 1e12 / 1e6
         lines.append(
             f"Break-even on {name}: 2 devices beat 1 once a step computes "
             f"{format_ms(advice.break_even_ms_per_mb)} per MB of gradients "
             f"({format_count(flops_per_byte)} FLOPs per gradient byte at the "
-            f"{number(inputs.compute.tflops)} TFLOP/s achieved); this model computes "
-            f"{format_ms(this)} per MB."
+            f"{number(whole_tflops)} TFLOP/s of the whole step); this model computes "
+            f"{format_ms(step_ms / (inputs.model.grad_bytes / 1e6))} per MB."
         )
     per_param = inputs.model.flops / inputs.model.params
     size = advice.break_even_params
@@ -134,9 +146,14 @@ def _break_even(advice: Advice) -> list[str]:
             return f"at every size searched ({format_count(SMALLEST_SEARCHED)} parameters up)"
         return f"from {format_count(value)} parameters"
 
+    batch = (
+        f"global batch {format_count(inputs.batch)} split over the two"
+        if inputs.kept_global_batch is not None
+        else f"per-device batch {format_count(inputs.batch)}"
+    )
     lines.append(
         f"For this model's family ({number(per_param)} FLOPs per parameter per sample, "
-        f"per-device batch {format_count(inputs.batch)}), 2 devices beat 1 "
+        f"{batch}), 2 devices beat 1 "
         f"{from_size(size)} and reach {inputs.target_efficiency:.0%} efficiency "
         f"{from_size(target)} (this model: {format_count(inputs.model.params)})."
     )
@@ -150,7 +167,9 @@ def _step(advice: Advice) -> list[str]:
     o = d.overheads_ms
     lines = [
         f"On {d.focus} devices a step takes {format_ms(d.focus_step_ms)}: compute "
-        f"{format_ms(d.focus_compute_ms)}, DDP's own copies {format_ms(o['ddp'])}, waiting "
+        f"{format_ms(d.focus_compute_ms)} (of it {format_ms(o['fixed'])} fixed cost not "
+        "spread over the devices' smaller batches), DDP's own copies "
+        f"{format_ms(o['ddp'])}, waiting "
         f"for the slowest device {format_ms(o['wait'])}, communication not hidden by "
         f"backward {format_ms(o['bandwidth'] + o['latency'])} (bandwidth "
         f"{format_ms(o['bandwidth'])}, latency {format_ms(o['latency'])}); speedup "
@@ -187,17 +206,20 @@ def _sources(advice: Advice) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     lines = list(inputs.sources)
-    if inputs.convergence is None:
+    said = {a.term for a in inputs.assumptions}
+    if inputs.convergence is not None:
+        lines.append(
+            f"Convergence: E(B) = {format_count(inputs.convergence.e_min)} x (1 + B / "
+            f"{format_count(inputs.convergence.b_noise)}) samples ({inputs.convergence.source})."
+        )
+    elif not any(t.startswith("Samples to converge") for t in said):
         lines.append(
             f"No convergence model: {format_count(inputs.samples)} samples at any batch "
             "(optimistic past the critical batch; give --noise-scale, --workload or bench "
             "results with gradient norms)."
         )
-    else:
-        lines.append(
-            f"Convergence: E(B) = {format_count(inputs.convergence.e_min)} x (1 + B / "
-            f"{format_count(inputs.convergence.b_noise)}) samples ({inputs.convergence.source})."
-        )
+    # the fixed cost has its own sentence (``_scaling``)
+    lines += [a.sentence() for a in inputs.assumptions if a.term != "Fixed per-step cost"]
     lines.append(f"Power: {inputs.power.source}.")
     lines.append(f"Step interval: {inputs.error.source}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
@@ -206,7 +228,67 @@ def _sources(advice: Advice) -> list[str]:
     return lines
 
 
+def _scaling(advice: Advice) -> list[str]:
+    """How the counts were compared (global or per-device batch kept), the fixed cost,
+    the other scaling where it was not the one decided on, and what would settle it."""
+    inputs, d = advice.inputs, advice.decision
+    lines = []
+    if inputs.fixed is not None:
+        lines.append(f"Fixed per-step cost: {inputs.fixed.sentence()}.")
+    kept = inputs.kept_global_batch
+    if kept is not None:
+        why = (
+            "as asked"
+            if inputs.global_batch is not None or inputs.convergence is not None
+            else "no convergence model prices a larger global batch"
+        )
+        lines.append(
+            f"Strong scaling: the global batch {format_count(kept)} is kept at every count "
+            f"({why}); each device computes its share, and the fixed cost does not shrink."
+        )
+    elif inputs.convergence is None or inputs.scaling == "weak":
+        samples = (
+            "assumed unchanged"
+            if inputs.convergence is None
+            else "from the convergence model below"
+        )
+        lines.append(
+            f"Weak scaling: the per-device batch {format_count(inputs.batch)} is kept; the "
+            f"global batch grows with the count, its samples to converge {samples}."
+        )
+    lines += _weak_alternative(advice)
+    if d.settle:
+        lines.append(f"Measure first: {d.settle}.")
+    return lines
+
+
+def _weak_alternative(advice: Advice) -> list[str]:
+    """Under strong scaling, what keeping the per-device batch would give at the focus
+    count, and why the advice does not count on it."""
+    alt, d = advice.alternative, advice.decision
+    if alt is None or d.focus < 2 or d.focus not in set(alt["devices"]):
+        return []
+    row, one = _row(alt, d.focus), _row(alt, 1)
+    return [
+        f"Weak scaling instead (per-device batch {format_count(row['batch_per_device'])} kept, "
+        f"global batch {format_count(row['global_batch'])} on {d.focus} devices): "
+        f"{number(row['speedup'])}x the throughput "
+        f"({interval(row['speedup_low'], row['speedup_high'])}); it trains faster only if "
+        f"batch {format_count(row['global_batch'])} needs under {number(row['speedup'])}x the "
+        f"samples of batch {format_count(one['global_batch'])}, which nothing here measured "
+        "(give --noise-scale or --workload, or bench with --nproc 1,2: it measures the noise "
+        "scale; --scaling weak assumes the samples unchanged)."
+    ]
+
+
 def explain(advice: Advice) -> list[str]:
-    """Sentences: the recommendation, the break-even, the step's parts and what decides
-    them, what caps the speedup, and the sources."""
-    return _recommendation(advice) + _break_even(advice) + _step(advice) + _sources(advice)
+    """Sentences: the recommendation, how counts are compared and the fixed cost, the
+    break-even, the step's parts and what decides them, what caps the speedup, and the
+    sources and assumptions."""
+    return (
+        _recommendation(advice)
+        + _scaling(advice)
+        + _break_even(advice)
+        + _step(advice)
+        + _sources(advice)
+    )

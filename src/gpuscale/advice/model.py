@@ -271,9 +271,14 @@ class Compute:
     def sample_work_ms(self, model: ModelSpec, batch: float) -> float:
         return batch * model.flops / (self.tflops * 1e12) * 1e3
 
+    def micro_ms(self, model: ModelSpec, batch: float) -> float:
+        """One micro-step's forward + backward at per-device ``batch``: the fixed
+        per-step cost plus the per-sample work (``advice/fixed_cost.py``). The one place
+        the step meets the batch: a launch-bound floor (flat, then linear) goes here."""
+        return self.fixed_ms + self.sample_work_ms(model, batch)
+
     def compute_ms(self, model: ModelSpec, batch: float, accum: int = 1) -> float:
-        work = self.fixed_ms + self.sample_work_ms(model, batch)
-        return accum * work + self.opt_ms_per_mparam * model.params / 1e6
+        return accum * self.micro_ms(model, batch) + self.opt_ms_per_mparam * model.params / 1e6
 
     def wait_ms(self, n: int, compute_ms: float) -> float:
         """Expected wait for the slowest of ``n`` devices: measured where the bench ran
@@ -359,7 +364,7 @@ def predict_step(
     comm_s, last_s = comm_times_s(
         network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy
     )
-    backward_ms = compute.backward_share * (compute.fixed_ms + compute.sample_work_ms(model, batch))
+    backward_ms = compute.backward_share * compute.micro_ms(model, batch)
     # contention measured at n stretches backward too: it hides the communication longer
     backward_ms *= max(1.0, dict(compute.slowdown).get(n, 1.0))
     if overlap is None:

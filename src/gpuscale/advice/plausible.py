@@ -27,9 +27,12 @@ def implied_device(link_name: str) -> str | None:
     return None
 
 
-def rate_warnings(tflops: float, device: str | None, precision: str) -> list[str]:
-    """A warning when the achieved TFLOP/s per device is under 1% of the device's peak
-    at ``precision`` or above its highest (bf16) peak; none for an unknown device."""
+def rate_warnings(
+    tflops: float, device: str | None, precision: str, *, low: bool = True, low_note: str = ""
+) -> list[str]:
+    """A warning when the achieved TFLOP/s per device is above the device's highest
+    (bf16) peak or (with ``low``) under 1% of its peak at ``precision`` (``low_note``: the
+    other reading of a low rate); none for an unknown device."""
     peak = peak_for(device)
     if peak is None:
         return []
@@ -39,11 +42,12 @@ def rate_warnings(tflops: float, device: str | None, precision: str) -> list[str
             f"IMPLAUSIBLE: {number(tflops)} TFLOP/s per device is above the {peak.device} "
             f"peak ({number(peak.bf16)} TFLOP/s bf16): check the step time, batch and FLOPs"
         ]
-    if tflops < MIN_MFU * at:
+    if low and tflops < MIN_MFU * at:
         return [
             f"IMPLAUSIBLE: the inputs imply {number(tflops)} TFLOP/s per device, "
             f"{tflops / at:.2%} of the {peak.device} {precision} peak ({number(at)} TFLOP/s; "
             f"under {MIN_MFU:.0%}): check the step time, batch and FLOPs per sample"
+            + (f", {low_note}" if low_note else "")
         ]
     return []
 

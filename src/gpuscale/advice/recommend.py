@@ -20,11 +20,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pandas as pd
 
+from gpuscale.advice.assumptions import Assumption, settle
+from gpuscale.advice.break_even import break_even
 from gpuscale.advice.decision import Decision, decide
 from gpuscale.advice.device_power import Power
 from gpuscale.advice.explain import explain
+from gpuscale.advice.fixed_cost import FixedCost, excess_ms, resplit
 from gpuscale.advice.model import (
     DEFAULT_BUCKET_MB,
     Compute,
@@ -39,6 +43,8 @@ from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.quantities import number
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
+
+SCALINGS = ("search", "weak", "strong")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +65,12 @@ class AdviceInputs:
     convergence: ConvergenceModel | None = None
     samples: float = 1e7
     global_batch: int | None = None  # keep this global batch at every N (strong scaling)
+    # "search": with a convergence model the search over batch and accumulation decides,
+    # without one the per-device batch is kept; "weak": the per-device batch is kept;
+    # "strong": the global batch (``global_batch``, else ``batch``) is kept
+    scaling: str = "search"
+    fixed: FixedCost | None = None  # the fixed per-step cost, its range and source
+    assumptions: tuple[Assumption, ...] = ()  # every term not measured, said
     max_accum: int = 64
     min_batch: int = 1  # smallest per-device batch tried
     target_efficiency: float = 0.7
@@ -82,6 +94,17 @@ class AdviceInputs:
             raise ValueError("samples to train must be positive")
         if self.global_batch is not None and self.global_batch < 1:
             raise ValueError("global batch must be >= 1")
+        if self.scaling not in SCALINGS:
+            raise ValueError(f"scaling is one of {', '.join(SCALINGS)}, not {self.scaling!r}")
+
+    @property
+    def kept_global_batch(self) -> int | None:
+        """The global batch every count keeps (strong scaling), None when it may change."""
+        if self.global_batch is not None:
+            return self.global_batch
+        if self.scaling == "strong":
+            return self.batch
+        return None
 
     def device_counts(self) -> list[int]:
         """1, 2, 4, ... and the maximum; across nodes only whole nodes."""
@@ -117,10 +140,11 @@ class AdviceInputs:
 
 def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
     """(per-device batch, accumulation) pairs tried at ``n`` devices."""
-    if inputs.global_batch is not None:
+    kept = inputs.kept_global_batch
+    if kept is not None:
         # the fewest micro-steps that split the global batch into whole per-device
         # batches no larger than the one that fits
-        per_device = inputs.global_batch / n
+        per_device = kept / n
         for accum in range(1, inputs.max_accum + 1):
             batch = per_device / accum
             if batch < 1:
@@ -128,7 +152,7 @@ def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
             if batch == int(batch) and batch <= inputs.batch:
                 return [(int(batch), accum)]
         return []
-    if inputs.convergence is None:
+    if inputs.convergence is None or inputs.scaling == "weak":
         return [(inputs.batch, 1)]
     batches, b = [], inputs.batch
     while b >= max(1, inputs.min_batch):
@@ -156,6 +180,9 @@ class Advice:
     target_params: float | None
     explanation: list[str] = field(default_factory=list)
     inputs: AdviceInputs | None = None
+    # strong scaling decided: the same counts keeping the per-device batch (weak), whose
+    # gain rests on the samples a larger global batch needs
+    alternative: pd.DataFrame | None = None
     # what makes the headline less firm, and measurements beside the prediction
     # (``advice.caveats``); also the explanation's first lines
     caveats: tuple[str, ...] = ()
@@ -215,7 +242,8 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
         h * (math.nan if w is None else w) / 1e3
         for h, w in zip(frame["time_to_train_h"], total_w, strict=True)
     ]
-    _add_intervals(frame, inputs.error, ideal=frame["devices"] / first["devices"])
+    frame["fixed_excess_ms"] = excess_ms(frame)
+    _add_intervals(frame, inputs, ideal=frame["devices"] / first["devices"])
     frame["energy_source"] = [inputs.power.source_at(int(n)) for n in frame["devices"]]
     frame["flags"] = [_flags(r, first) for r in frame.itertuples()]
     return frame
@@ -248,14 +276,43 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
     }
 
 
-def _add_intervals(frame: pd.DataFrame, error: StepError, ideal: pd.Series) -> None:
-    """The 80% intervals of the step and the speedup: ``x exp(-/+ width at N)``, the
-    speedup's upper end never above ``ideal`` (linear)."""
-    width = [error.width_at(int(n)) for n in frame["devices"]]
-    frame["step_ms_low"] = frame["step_ms"] * [math.exp(-w) for w in width]
-    frame["step_ms_high"] = frame["step_ms"] * [math.exp(w) for w in width]
-    frame["speedup_low"] = frame["speedup"] * [math.exp(-w) for w in width]
-    high = frame["speedup"] * [math.exp(w) for w in width]
+def _across_fixed(inputs: AdviceInputs, frame: pd.DataFrame) -> list[tuple[np.ndarray, ...]]:
+    """(steps, speedups) of every row at its (batch, accumulation) with the fixed cost
+    at its point, and at the ends of its range where that is uncertain (the measured step
+    kept: ``fixed_cost.resplit``)."""
+    found = [(frame["step_ms"].to_numpy(float), frame["speedup"].to_numpy(float))]
+    fixed = inputs.fixed
+    if fixed is None or not fixed.uncertain:
+        return found
+    for value in (fixed.low_ms, fixed.high_ms):
+        other = replace(
+            inputs, compute=resplit(inputs.compute, inputs.model, fixed.at_batch, value)
+        )
+        steps = np.array(
+            [
+                other.step(int(r.devices), r.batch_per_device, int(r.accum)).step_ms
+                for r in frame.itertuples()
+            ]
+        )
+        time = (
+            frame["samples_to_train"].to_numpy(float)
+            * steps
+            / frame["global_batch"].to_numpy(float)
+        )
+        found.append((steps, time[0] / time))
+    return found
+
+
+def _add_intervals(frame: pd.DataFrame, inputs: AdviceInputs, ideal: pd.Series) -> None:
+    """The 80% intervals of the step and the speedup: over the fixed cost's range, then
+    ``x exp(-/+ width at N)`` of the step's error; the speedup's upper end never above
+    ``ideal`` (linear)."""
+    width = np.array([inputs.error.width_at(int(n)) for n in frame["devices"]])
+    steps, speedups = zip(*_across_fixed(inputs, frame), strict=True)
+    frame["step_ms_low"] = np.min(steps, axis=0) * np.exp(-width)
+    frame["step_ms_high"] = np.max(steps, axis=0) * np.exp(width)
+    frame["speedup_low"] = np.min(speedups, axis=0) * np.exp(-width)
+    high = pd.Series(np.max(speedups, axis=0) * np.exp(width), index=frame.index)
     frame["speedup_high"] = high.clip(upper=ideal)
 
 
@@ -287,67 +344,6 @@ def _equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]
     }
 
 
-def _bisect_log(f, low: float, high: float, target: float) -> float | None:
-    """Smallest x in [low, high] with f(x) >= target, f increasing (None if f(high) <
-    target, ``low`` if f(low) already reaches it)."""
-    if f(high) < target:
-        return None
-    if f(low) >= target:
-        return low
-    for _ in range(60):
-        mid = math.sqrt(low * high)
-        low, high = (mid, high) if f(mid) < target else (low, mid)
-    return high
-
-
-def _pair_speedup(inputs: AdviceInputs, model: ModelSpec, compute: Compute) -> float:
-    def step(n: int) -> Step:
-        return predict_step(
-            model,
-            compute,
-            inputs.network,
-            n,
-            batch=inputs.batch,
-            overlap=inputs.overlap,
-            bucket_mb=inputs.bucket_mb,
-            strategy=inputs.strategy,
-        )
-
-    return step(2).samples_per_s / step(1).samples_per_s
-
-
-def break_even(inputs: AdviceInputs) -> tuple[float | None, float | None, float | None]:
-    """(compute ms per gradient MB, parameters, parameters for the target efficiency)
-    from which 2 devices train faster than 1 (throughput, same per-device batch).
-
-    The first scales this model's whole step compute (fixed, per-sample and optimizer
-    terms alike) at fixed gradient bytes: the compute a step must do per byte it
-    all-reduces, a property of the link and overlap. The second resizes the model within
-    its family (FLOPs per sample per parameter kept, fixed cost kept)."""
-    model, compute = inputs.model, inputs.compute
-
-    def by_compute(scale: float) -> float:
-        scaled = replace(
-            compute,
-            tflops=compute.tflops / scale,
-            fixed_ms=compute.fixed_ms * scale,
-            opt_ms_per_mparam=compute.opt_ms_per_mparam * scale,
-        )
-        return _pair_speedup(inputs, model, scaled)
-
-    scale = _bisect_log(by_compute, 1e-9, 1e9, 1.0)
-    ms_per_mb = None
-    if scale is not None:
-        ms_per_mb = scale * compute.compute_ms(model, inputs.batch) / (model.grad_bytes / 1e6)
-
-    def by_size(params: float) -> float:
-        return _pair_speedup(inputs, model.resized(params), compute)
-
-    params = _bisect_log(by_size, 1e3, 1e13, 1.0)
-    target = _bisect_log(by_size, 1e3, 1e13, 2 * inputs.target_efficiency)
-    return ms_per_mb, params, target
-
-
 def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
     """Counts whose predicted time to train beats the fastest MLPerf system of the same
     accelerator count on the workload: the inputs cannot be true."""
@@ -372,6 +368,13 @@ def recommend(inputs: AdviceInputs) -> Advice:
     frame = predictions(inputs)
     warnings = (*inputs.warnings, *_below_mlperf(frame, inputs))
     decision = decide(frame, inputs.target_efficiency, warnings)
+    measure_first = settle(
+        inputs.assumptions,
+        strong=inputs.kept_global_batch is not None,
+        held_back=decision.held_back,
+        warnings=decision.warnings,
+    )
+    decision = replace(decision, settle=measure_first)
     trusted = frame[frame["flags"] == ""]
     ok = trusted[trusted["efficiency"] >= inputs.target_efficiency]
     efficient = int(ok["devices"].max()) if len(ok) else None
@@ -380,6 +383,9 @@ def recommend(inputs: AdviceInputs) -> Advice:
         cheapest = int(trusted.loc[trusted["device_hours"].idxmin(), "devices"])
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
     ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
+    alternative = None
+    if multi and inputs.kept_global_batch is not None and inputs.convergence is None:
+        alternative = predictions(replace(inputs, scaling="weak"))
     advice = Advice(
         predictions=frame,
         decision=decision,
@@ -390,5 +396,6 @@ def recommend(inputs: AdviceInputs) -> Advice:
         break_even_params=params,
         target_params=target,
         inputs=inputs,
+        alternative=alternative,
     )
     return replace(advice, explanation=explain(advice))

@@ -103,7 +103,8 @@ def rcp_model_for(workload: str, ruleset: str) -> ConvergenceModel | None:
 
 @dataclass(frozen=True, slots=True)
 class NoiseScale:
-    """``B_simple`` (samples) and its 95% bootstrap interval, from ``steps`` steps."""
+    """``B_simple`` (samples) and its 95% bootstrap interval, from ``steps`` steps; ``high``
+    is infinite where too many resamples measured no signal to bound it above."""
 
     b_simple: float
     low: float
@@ -132,14 +133,18 @@ def noise_scale(
     def estimate(gs: np.ndarray, gb: np.ndarray) -> float:
         true_sq = (batch_big * gb.mean() - batch_small * gs.mean()) / (batch_big - batch_small)
         trace = (gs.mean() - gb.mean()) / (1 / batch_small - 1 / batch_big)
-        return float(trace / true_sq) if true_sq > 0 else math.nan
+        if not trace > 0:
+            return 0.0  # no measurable noise in this resample
+        return float(trace / true_sq) if true_sq > 0 else math.inf  # no measurable signal
 
     value = estimate(g_small, g_big)
     if not (math.isfinite(value) and value > 0):
         return None
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(g_small), size=(n_boot, len(g_small)))
-    draws = np.array([estimate(g_small[p], g_big[p]) for p in picks])
-    draws = draws[np.isfinite(draws) & (draws > 0)]
-    low, high = np.quantile(draws, [0.025, 0.975]) if len(draws) else (math.nan, math.nan)
+    # every resample counts, unbounded ones too: dropping them pulled the upper end down
+    # to the point estimate itself
+    draws = np.sort([estimate(g_small[p], g_big[p]) for p in picks])
+    low = draws[math.floor(0.025 * (len(draws) - 1))]
+    high = draws[math.ceil(0.975 * (len(draws) - 1))]
     return NoiseScale(value, float(low), float(high), len(g_small))

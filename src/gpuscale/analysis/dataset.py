@@ -17,10 +17,14 @@ from gpuscale.tables import (
     display_name,
     round_key,
 )
+from gpuscale.tables.republished import counted_once, is_same_runs_copy
 
 
 def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(results, runs) of every round in ``tables``, sorted by round, benchmark, system."""
+    """(results, runs) of every round in ``tables``, sorted by round, benchmark, system;
+    a result repeated under a second system name in its round (the same runs:
+    ``same_runs_as``) once, its runs once (``attrs["same_runs_left_out"]``: how many were
+    left out; the ``problems`` table names them)."""
     system_facts = tables.systems[
         [
             "round",
@@ -33,7 +37,9 @@ def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
             "host_processor_model",
         ]
     ]
-    results = tables.scores.merge(system_facts, on=["round", "org", "system_id"], how="left")
+    scores = counted_once(tables.scores)
+    twins = tables.scores[is_same_runs_copy(tables.scores).to_numpy(bool)]
+    results = scores.merge(system_facts, on=["round", "org", "system_id"], how="left")
     results["workload_name"] = results["workload"].map(display_name)
     order = {r: i for i, r in enumerate(sorted(results["round"].unique(), key=round_key))}
     results = results.sort_values(
@@ -41,9 +47,15 @@ def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
         key=lambda c: c.map(order) if c.name == "round" else c,
         ignore_index=True,
     )
-    runs = tables.runs.sort_values(
+    key = ["round", "org", "system_id", "benchmark"]
+    repeated = pd.MultiIndex.from_frame(tables.runs[key].astype(object)).isin(
+        pd.MultiIndex.from_frame(twins[key].astype(object))
+    )
+    runs = tables.runs[~repeated].sort_values(
         ["round", "benchmark", "org", "system_id", "run_file"],
         key=lambda c: c.map(order) if c.name == "round" else c,
         ignore_index=True,
     )
-    return results[list(DATASET_COLUMNS)], runs[list(DATASET_RUNS_COLUMNS)]
+    results = results[list(DATASET_COLUMNS)]
+    results.attrs["same_runs_left_out"] = len(twins)
+    return results, runs[list(DATASET_RUNS_COLUMNS)]

@@ -5,9 +5,10 @@ efficiency". gpuscale reports four criteria side by side on a scaling table:
 
 (a) **Pareto front** of time to train vs accelerator-hours: systems no other system beats
     on both (lower or equal on both, lower on one).
-(b) **Knee** of time to train vs accelerators (Kneedle, Satopää et al. 2011, via the
-    ``kneed`` package) on log10 axes, over the fastest system at each accelerator count:
-    the point after which adding accelerators buys markedly less.
+(b) **Knee** of time to train vs accelerators (Kneedle, Satopää et al. 2011, as the
+    ``kneed`` package computes it: ``gpuscale.criteria``) on log10 axes, over the
+    fastest system at each accelerator count: the point after which adding accelerators
+    buys markedly less.
 (c) **Speed x efficiency**: the system maximising ``S * E`` (= S^2 / N).
 (d) **Efficiency threshold**: the largest accelerator count whose fastest system keeps
     ``E' >= threshold * max(E')`` (default threshold 0.8).
@@ -15,12 +16,12 @@ efficiency". gpuscale reports four criteria side by side on a scaling table:
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
+from gpuscale import criteria
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, Criterion
 
 
@@ -103,10 +104,7 @@ def _pick(criterion: Criterion, row: pd.Series, threshold: float) -> Pick:
 
 def pareto_mask(time_min: np.ndarray, cost: np.ndarray) -> np.ndarray:
     """True where no other point is <= on both and < on one (minimising both)."""
-    time_min, cost = np.asarray(time_min, float), np.asarray(cost, float)
-    le = (time_min[None, :] <= time_min[:, None]) & (cost[None, :] <= cost[:, None])
-    lt = (time_min[None, :] < time_min[:, None]) | (cost[None, :] < cost[:, None])
-    return ~(le & lt).any(axis=1)
+    return np.array(criteria.pareto_mask(list(map(float, time_min)), list(map(float, cost))))
 
 
 def fastest_per_count(table: pd.DataFrame) -> pd.DataFrame:
@@ -117,20 +115,13 @@ def fastest_per_count(table: pd.DataFrame) -> pd.DataFrame:
 
 def knee_pick(table: pd.DataFrame) -> pd.Series | None:
     """Kneedle's knee of log10(T) against log10(N) over the fastest system per N."""
-    # lazy: kneed (about 2 s to import: it loads scipy), only when a knee is sought
-    from kneed import KneeLocator
-
     frontier = fastest_per_count(table)
     if len(frontier) < 3:
         return None
     x = np.log10(frontier["accelerators"].to_numpy(float))
     y = np.log10(frontier["time_to_train_min"].to_numpy(float))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # kneed warns when it finds no knee
-        knee = KneeLocator(x, y, curve="convex", direction="decreasing").knee
-    if knee is None:
-        return None
-    return frontier.iloc[int(np.argmin(np.abs(x - knee)))]
+    knee = criteria.kneedle(x.tolist(), y.tolist())
+    return None if knee is None else frontier.iloc[knee]
 
 
 def equilibrium(

@@ -20,6 +20,7 @@ import pandas as pd
 
 from gpuscale.analysis.superlinear import superlinear
 from gpuscale.tables import SCALING_COLUMNS, Unit, convergence_unit
+from gpuscale.tables.republished import is_same_runs_copy
 from gpuscale.tables.workloads import FOLDER_ALIASES, RENAMED, WORKLOADS
 
 
@@ -46,11 +47,15 @@ def scored_systems(
     division: str | None = None,
     availability: str | None = None,
     families: list[str] | None = None,
+    duplicates: bool = False,
 ) -> pd.DataFrame:
     """Rows of ``scores`` that have an official score and a known accelerator count,
     optionally filtered by division, availability (substring, case-insensitive) and
-    accelerator family."""
+    accelerator family; a result repeated under a second system name in its round
+    (``same_runs_as``) once, unless ``duplicates``."""
     keep = scores["time_to_train_min"].notna() & (scores["accelerators"].fillna(0) > 0)
+    if not duplicates:
+        keep &= ~is_same_runs_copy(scores)
     if division:
         keep &= scores["division"].str.lower() == division.lower()
     if availability:
@@ -146,12 +151,15 @@ def scaling_table(
     division: str | None = None,
     availability: str | None = None,
     families: list[str] | None = None,
+    duplicates: bool = False,
 ) -> pd.DataFrame:
     """Speedup, efficiency and E' of every scored system of one benchmark (or workload).
 
     ``reference``: ``study`` (fewest accelerators, slowest among them), ``family`` (the
     same rule within each accelerator family) or ``SUBMITTER/SYSTEM_ID``. Columns: see
-    ``gpuscale.tables.SCALING_COLUMNS``. Empty when no system is scored.
+    ``gpuscale.tables.SCALING_COLUMNS``. Empty when no system is scored. A result
+    repeated under a second system name in its round counts once; ``duplicates=True``
+    counts both names, as the study's Table I did (29 Llama2 70B LoRA systems in v4.1).
     """
     if not isinstance(benchmark, str):
         raise TypeError(f"benchmark must be a str, not {type(benchmark).__name__}")
@@ -163,7 +171,13 @@ def scaling_table(
             f"{', '.join(sorted(map(str, known)))}"
         )
     frame = _with_units(
-        scored_systems(scores, division=division, availability=availability, families=families)
+        scored_systems(
+            scores,
+            division=division,
+            availability=availability,
+            families=families,
+            duplicates=duplicates,
+        )
     )
     frame = frame[(frame["workload"] == benchmark) | (frame["benchmark"] == benchmark)]
     if frame.empty:

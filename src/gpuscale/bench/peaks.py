@@ -19,6 +19,10 @@ Sources (TFLOP/s; retrieved 2026):
 * L40S: NVIDIA L40S datasheet: FP32 91.6, TF32 183, BF16/FP16 362.
 * RTX 4090: NVIDIA Ada Lovelace architecture whitepaper (FP32 accumulate): FP32 82.6,
   TF32 82.6, BF16/FP16 165.2.
+* RTX 4070 Ti SUPER: NVIDIA's GeForce RTX 4070 family specifications (8,448 CUDA cores,
+  2.61 GHz boost: FP32 = 8,448 x 2 x 2.61 GHz = 44.1), tensor figures at the RTX 4090's
+  ratios in the Ada whitepaper (TF32 = FP32, BF16/FP16 with FP32 accumulate = 2 x FP32):
+  FP32 44.1, TF32 44.1, BF16/FP16 88.2. The GPUs of the published single- vs dual-GPU study.
 * RTX A5000: NVIDIA RTX A5000 datasheet: FP32 27.8, TF32 55.6, BF16/FP16 111.1.
 * MI300X: AMD Instinct MI300X data sheet: FP32 163.4, TF32 653.7, BF16/FP16 1,307.4.
 """
@@ -53,6 +57,7 @@ PEAKS: tuple[tuple[str, Peak], ...] = (
     (r"b200", Peak("B200", 75.0, 1100.0, 2250.0)),
     (r"l40s", Peak("L40S", 91.6, 183.0, 362.0)),
     (r"rtx 4090", Peak("RTX 4090", 82.6, 82.6, 165.2)),
+    (r"rtx 4070 ti super", Peak("RTX 4070 Ti SUPER", 44.1, 44.1, 88.2)),
     (r"rtx a5000", Peak("RTX A5000", 27.8, 55.6, 111.1)),
     (r"mi300x", Peak("MI300X", 163.4, 653.7, 1307.4)),
 )

@@ -210,17 +210,21 @@ def timed_steps(
     warmup: int,
     on_start: Callable[[], None],
     plain: Job | None = None,
+    plain_small: Job | None = None,
 ) -> Timings:
     """Warm-up, then ``steps`` synchronised and ``steps`` no-sync steps interleaved (the
     order alternating) so both kinds see the same machine state; with ``plain`` (the
-    bare module, N = 1) a third kind ``plain`` in the same rotation. ``on_start`` runs
-    when the timed phase begins (after the barrier)."""
+    bare module, N = 1) a third kind ``plain`` in the same rotation, and with
+    ``plain_small`` (the bare module at a smaller batch) a fourth, ``plain_small``: two
+    batches timed alike give the fixed per-step cost. ``on_start`` runs when the timed
+    phase begins (after the barrier)."""
     mark, elapsed = clock(job.device)
     out = Timings()
     runs: list[tuple[str, Job, bool]] = [("synced", job, True), ("nosync", job, False)]
-    if plain is not None:
-        out.kinds["plain"] = {"forward": [], "backward": [], "optimizer": [], "step": []}
-        runs.append(("plain", plain, True))
+    for name, extra in (("plain", plain), ("plain_small", plain_small)):
+        if extra is not None:
+            out.kinds[name] = {"forward": [], "backward": [], "optimizer": [], "step": []}
+            runs.append((name, extra, True))
     for i in range(warmup + steps):
         if i == warmup:
             dist.barrier()  # the timed phase starts together on every rank

@@ -6,12 +6,15 @@ Python over what the ranks gathered; no torch, so it is tested without a process
 
 from __future__ import annotations
 
+import math
+import statistics
 from typing import Any
 
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.peaks import mfu, peak_for
 from gpuscale.bench.results import StepStats
 from gpuscale.bench.telemetry import host_busy
+from gpuscale.plausibility import same_samples
 
 
 def measured_fields(
@@ -24,13 +27,17 @@ def measured_fields(
     bucket_bytes: list[int] | None,
     gathered: list[dict[str, Any]],
     global_sq: list[float],
+    small_batch: int | None = None,
 ) -> dict[str, Any]:
     """The record's measured fields (``gathered``: one dict per rank with its step times
     by kind, communication times, peak memory, meter summary, host samples and local
     gradient norms; ``bucket_bytes`` None without a communication meter).
     ``samples_per_s = micro x accum x N / step``; achieved TFLOP/s per device
-    ``= FLOPs per sample x samples_per_s / N``."""
+    ``= FLOPs per sample x samples_per_s / N``. At N = 1 with ``small_batch`` the bare
+    module was also timed at that batch: the fixed per-step cost (``fixed_cost``)."""
     timing = _timing(gathered, micro * cfg.accum * world, bucket_bytes is not None)
+    timing.update(fixed_cost(gathered, small_batch, micro))
+    duplicated = world > 1 and same_samples([g["local_sq"] for g in gathered], global_sq)
     samples_per_s = timing["samples_per_s"]
     achieved = flops * samples_per_s / world / 1e12 if flops else None
     meters = [g["meter"] for g in gathered if g["meter"]]
@@ -42,10 +49,12 @@ def measured_fields(
         "noise": {
             "batch_small": micro * cfg.accum,
             "batch_big": micro * cfg.accum * world,
-            "local_sq": [
-                sum(g["local_sq"][i] for g in gathered) / world for i in range(len(global_sq))
-            ],
-            "global_sq": global_sq,
+            # ranks that saw the same samples measure no noise: nothing is reported
+            "local_sq": []
+            if duplicated
+            else [sum(g["local_sq"][i] for g in gathered) / world for i in range(len(global_sq))],
+            "global_sq": [] if duplicated else global_sq,
+            "duplicated": duplicated,
         },
         "per_rank": {
             "step_ms": [g["kinds"]["synced"]["step"] for g in gathered],
@@ -92,6 +101,52 @@ def _timing(gathered: list[dict[str, Any]], samples: int, metered: bool) -> dict
         "plain_step_ms_mean": bare_step.mean if bare_step else None,
         "plain_step_ms_p50": bare_step.p50 if bare_step else None,
     }
+
+
+def fixed_cost(
+    gathered: list[dict[str, Any]], small_batch: int | None, batch: int
+) -> dict[str, float | None]:
+    """The fixed per-step cost of the bare module at N = 1, from its plain steps at
+    ``small_batch`` (b1) and ``batch`` (b2), timed interleaved: the intercept
+    ``(b2 t1 - b1 t2) / (b2 - b1)`` of the line through them, and its 80% range from the
+    steps' standard errors (``z_0.9 sqrt((b2 e1)^2 + (b1 e2)^2) / (b2 - b1)``), clipped to
+    [0, the small batch's step]. None where only one batch was timed."""
+    none = dict.fromkeys(
+        (
+            "small_batch_per_device",
+            "small_batch_step_ms_mean",
+            "fixed_ms",
+            "fixed_ms_low",
+            "fixed_ms_high",
+        )
+    )
+    kinds = [g["kinds"] for g in gathered if g["kinds"].get("plain_small")]
+    if not small_batch or len(kinds) != 1 or len(kinds[0]["plain_small"]["step"]) < 2:
+        return none
+    small, large = kinds[0]["plain_small"]["step"], kinds[0]["plain"]["step"]
+    (t1, e1), (t2, e2) = (_mean_error(small), _mean_error(large))
+    b1, b2 = float(small_batch), float(batch)
+    fixed = (b2 * t1 - b1 * t2) / (b2 - b1)
+    error = math.sqrt((b2 * e1) ** 2 + (b1 * e2) ** 2) / (b2 - b1)
+
+    def clip(value: float) -> float:
+        return min(max(value, 0.0), t1)
+
+    return {
+        "small_batch_per_device": b1,
+        "small_batch_step_ms_mean": t1,
+        "fixed_ms": clip(fixed),
+        "fixed_ms_low": clip(fixed - Z80 * error),
+        "fixed_ms_high": clip(fixed + Z80 * error),
+    }
+
+
+Z80 = 1.2816  # two-sided 80%: the 90th percentile of a normal
+
+
+def _mean_error(values: list[float]) -> tuple[float, float]:
+    """(mean, standard error of the mean)."""
+    return statistics.fmean(values), statistics.stdev(values) / math.sqrt(len(values))
 
 
 def _power(meters: list[dict[str, Any]], world: int, steps_timed: int) -> dict[str, Any]:

@@ -18,6 +18,9 @@ from gpuscale.names import UnknownNameError, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import format_count, number, parse_size
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
+# Options given once or several times (a step time at each of several batches).
+REPEATED = {"step_ms": float, "batch": int}
+
 # The prediction columns a terminal shows (JSON and CSV carry them all).
 TABLE_COLUMNS = [
     "devices",
@@ -48,7 +51,9 @@ def _options() -> list[inspect.Parameter]:
     hints = typing.get_type_hints(AdviceRequest)
     for f in dataclasses.fields(AdviceRequest):
         hint = hints[f.name]
-        if f.name in SIZES:
+        if f.name in REPEATED:  # a value, or several (step times at several batches)
+            hint = list[REPEATED[f.name]] | None  # type: ignore[valid-type]
+        elif f.name in SIZES:
             hint = str | None
         elif f.name in PATHS:
             hint = Path | None
@@ -95,6 +100,8 @@ def advise_command(**options: Any) -> None:
             if name in SIZES and value is not None
             else str(value)
             if name in PATHS and value is not None
+            else (tuple(value) or None)
+            if name in REPEATED and value is not None
             else value
             for name, value in options.items()
         }
@@ -112,6 +119,28 @@ def advise_command(**options: Any) -> None:
 
 advise_command.__signature__ = inspect.Signature(_options())  # type: ignore[attr-defined]
 app.command("advise")(advise_command)
+
+
+def _scaling(inputs: Any) -> dict[str, Any]:
+    """How the counts were compared, and the fixed per-step cost behind it."""
+    fixed = inputs.fixed
+    kept = inputs.kept_global_batch
+    return {
+        "kind": "strong"
+        if kept is not None
+        else ("weak" if inputs.convergence is None or inputs.scaling == "weak" else "search"),
+        "global_batch_kept": kept,
+        "fixed_cost": None
+        if fixed is None
+        else {
+            "ms": fixed.ms,
+            "low_ms": fixed.low_ms,
+            "high_ms": fixed.high_ms,
+            "source": fixed.source,
+            "basis": fixed.basis,
+            "measure": fixed.measure,
+        },
+    }
 
 
 def render(result: Any, fmt: Format) -> None:
@@ -132,11 +161,17 @@ def render(result: Any, fmt: Format) -> None:
                 "dominant_term": d.dominant_term,
                 "speedup_capped_by": d.cap,
                 "warnings": list(d.warnings),
+                "measure_first": d.settle,
                 "caveats": list(result.caveats),
             },
             "decision": d.to_dict(),
+            "scaling": _scaling(result.inputs),
+            "assumptions": [a.to_dict() for a in result.inputs.assumptions],
             "explanation": result.explanation,
             "predictions": frame.to_dict("records"),
+            "weak_scaling": None
+            if result.alternative is None
+            else result.alternative.to_dict("records"),
         }
         print_json(out, jsonable(doc))
         return

@@ -28,6 +28,7 @@ from gpuscale.names import (
     workloads_by_round,
 )
 from gpuscale.sources import SourceError
+from gpuscale.sources.bounded import head
 from gpuscale.version import __version__
 
 
@@ -120,6 +121,15 @@ Reference = Annotated[
         "-r",
         help="study (fewest accelerators, slowest among them), family (the same rule within "
         "each accelerator family) or SUBMITTER/SYSTEM_ID.",
+    ),
+]
+ConvergenceBasis = Annotated[
+    str,
+    typer.Option(
+        "--convergence-basis",
+        help="Samples the decomposition splits E' by: expected (what the round's reference "
+        "convergence points predict at each global batch; steadier) or measured (each "
+        "result's own count).",
     ),
 ]
 Families = Annotated[
@@ -372,7 +382,7 @@ def read_bench(path: Path):
     with fail_on(ResultsError):
         records, problems = read_results(path)
     if not records:
-        if b'"gpuscale.collectives' in path.read_bytes()[:4096]:
+        if b'"gpuscale.collectives' in head(path, 4096):
             fail(
                 f"{path} holds `gpuscale collectives` sweeps, not bench results: "
                 "give it as --collectives"

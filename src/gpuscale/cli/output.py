@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
+import sys
 from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -35,9 +37,8 @@ def jsonable(value: Any) -> Any:
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
-    import pandas as pd  # lazy: pandas, not needed for --help
-
-    if value is pd.NA or value is pd.NaT:
+    pd = sys.modules.get("pandas")  # never imported: no pandas value can be here
+    if pd is not None and (value is pd.NA or value is pd.NaT):
         return None
     return value
 
@@ -74,14 +75,56 @@ def print_frame(
         return
     from pandas.api.types import is_numeric_dtype  # lazy: pandas, not needed for --help
 
-    columns = [str(c) for c in frame.columns]
     numeric = [is_numeric_dtype(frame[c]) for c in frame.columns]
+    values = [list(row) for row in frame.itertuples(index=False)]
+    columns = [str(c) for c in frame.columns]
+    _print_cells(console, columns, numeric, values, title, formats, drop_order, every)
+
+
+def print_records(
+    console: Console,
+    records: list[dict[str, Any]],
+    fmt: Format,
+    *,
+    title: str = "",
+    formats: dict[str, str] | None = None,
+    drop_order: Sequence[str] | None = None,
+) -> None:
+    """:func:`print_frame` for plain records (dicts with the same keys, in column order),
+    without pandas: CSV (NaN and None empty, as pandas writes them), JSON records, or the
+    rich table (a column is numeric when every value is a number, not a flag)."""
+    columns = list(records[0]) if records else []
+    if fmt is Format.csv:
+        writer = csv.writer(console.file, lineterminator="\n")
+        writer.writerow(columns)
+        for record in records:
+            writer.writerow(["" if jsonable(record[c]) is None else record[c] for c in columns])
+        return
+    if fmt is Format.json:
+        print_json(console, [jsonable(r) for r in records])
+        return
+    numeric = [
+        all(isinstance(r[c], int | float) and not isinstance(r[c], bool) for r in records)
+        for c in columns
+    ]
+    values = [[r[c] for c in columns] for r in records]
+    _print_cells(console, columns, numeric, values, title, formats, drop_order)
+
+
+def _print_cells(
+    console: Console,
+    columns: list[str],
+    numeric: list[bool],
+    values: list[list[Any]],
+    title: str,
+    formats: dict[str, str] | None,
+    drop_order: Sequence[str] | None,
+    every: str = "",
+) -> None:
+    """The terminal table of :func:`print_frame` and :func:`print_records`."""
     headers = [c.replace("_", " ") for c in columns]  # wraps at the spaces
     specs = [(formats or {}).get(c) for c in columns]
-    rows = [
-        [_cell(v, spec) for v, spec in zip(row, specs, strict=True)]
-        for row in frame.itertuples(index=False)
-    ]
+    rows = [[_cell(v, spec) for v, spec in zip(row, specs, strict=True)] for row in values]
     keep, widths, dropped = _columns_that_fit(
         console.width, columns, headers, rows, numeric, drop_order
     )

@@ -7,17 +7,22 @@ from typing import Annotated
 import typer
 
 from gpuscale.cli.common import RoundNames, RoundPaths, app, err, fail, fail_on, load_tables, out
-from gpuscale.cli.output import Format, jsonable, print_frame, print_json
+from gpuscale.cli.output import Format, jsonable, print_json, print_records
 from gpuscale.planning.request import HELP, PlanRequest
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.plan import PLAN_COLUMNS
 
 # The table format shows these; CSV and JSON every column.
-SHOWN = [c for c in PLAN_COLUMNS if c not in ("expected_samples", "nearest", "pareto")]
+SHOWN = [
+    c
+    for c in PLAN_COLUMNS
+    if c not in ("expected_samples", "per_device_batch", "nearest", "pareto", "extrapolated")
+]
 
 
 def _flat(nearest: list[dict]) -> str:
-    """One ``nearest`` list as text: ``v4.1 Dell XE9680 (8 devices, 27.8 min); ...``."""
+    """One ``nearest`` list as text: ``v4.1 Dell XE9680 (8 devices, 27.8 min); ...``
+    (the family named when it is not the one planned)."""
     return "; ".join(
         f"{n['round']} {n['submitter']} {n['system']} ({n['devices']} devices, "
         f"{n['minutes']:.4g} min)"
@@ -51,8 +56,9 @@ def plan(
 ) -> None:
     """Time to train on N devices of an accelerator, with an 80% interval, from MLPerf.
 
-    Predicted from the MLPerf results of the accelerator's family (method: docs/plan.md)."""
-    from gpuscale.planning import plan as make_plan  # lazy: pandas, not needed for --help
+    Predicted from the MLPerf results of every family, the accelerator's own level
+    (method: docs/plan.md)."""
+    from gpuscale.planning import plan_for  # lazy: the fits, not needed for --help
 
     if not workload or not accelerator:
         fail("give --workload and --accelerator (e.g. --workload bert --accelerator H100)")
@@ -67,25 +73,29 @@ def plan(
             power_w=power,
             threshold=threshold,
         )
-    tables = load_tables(paths, round_names)
+    # the bundled rounds' fits ship with gpuscale: no tables (and no pandas) to load
+    scores = load_tables(paths, round_names).scores if paths or round_names else None
     with fail_on(ValueError):  # unknown names, nothing to plan from
-        table = make_plan(request, scores=tables.scores)
+        result = plan_for(request, scores)
+    rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
     if fmt is Format.json:  # the rows with the notes and the model they came from
-        rows = [jsonable(r) for r in table.to_dict("records")]
-        print_json(out, jsonable({**table.attrs, "rows": rows}))
+        doc = {"notes": result.notes, "model": result.model, "rows": rows}
+        print_json(out, jsonable(doc))
         return
     if fmt is Format.csv:  # one table on stdout; the notes that qualify it on stderr
-        print_frame(out, table.assign(nearest=table["nearest"].map(_flat)), fmt)
-        _say(table.attrs["notes"])
+        rows = [row | {"nearest": _flat(row["nearest"])} for row in rows]
+        print_records(out, rows, fmt)
+        _say(result.notes)
         return
-    facts = table.attrs["model"]
-    title = f"plan: {facts['workload']} on {facts['family']}"
-    print_frame(out, table[SHOWN], fmt, title=title)
-    for row in table.itertuples(index=False):
+    title = f"plan: {result.model['workload']} on {result.model['family']}"
+    print_records(out, [{c: row[c] for c in SHOWN} for row in rows], fmt, title=title)
+    for row in rows:
         out.print(
-            f"{row.devices} devices lean on: {_flat(row.nearest)}", markup=False, highlight=False
+            f"{row['devices']} devices lean on: {_flat(row['nearest'])}",
+            markup=False,
+            highlight=False,
         )
-    _say(table.attrs["notes"])
+    _say(result.notes)
 
 
 def _say(notes: list[str]) -> None:

@@ -1,8 +1,27 @@
 """MLPerf Training rules and reading rounds: MLLOG records, system descriptions, official
 scoring; the tables are defined in ``gpuscale.tables``."""
 
-from gpuscale.mlperf.bundled import bundled_rounds, load_round
-from gpuscale.mlperf.ingest import read_round, read_rounds
-from gpuscale.tables import RoundTables
+from typing import Any
 
 __all__ = ["RoundTables", "bundled_rounds", "load_round", "read_round", "read_rounds"]
+
+
+def __getattr__(name: str) -> Any:
+    """The readers, imported on first use (PEP 562): ``gpuscale.mlperf.accelerators``
+    (the catalogue ``gpuscale plan`` resolves names with) loads without pandas."""
+    if name in ("bundled_rounds", "load_round"):
+        # lazy: pandas and pyarrow, not needed by the catalogue
+        from gpuscale.mlperf import bundled
+
+        return getattr(bundled, name)
+    if name in ("read_round", "read_rounds"):
+        # lazy: the round reader, not needed by the catalogue
+        from gpuscale.mlperf import ingest
+
+        return getattr(ingest, name)
+    if name == "RoundTables":
+        # lazy: kept with the readers it belongs to (the tables package itself is light)
+        from gpuscale.tables import RoundTables
+
+        return RoundTables
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,7 @@ from gpuscale.mlperf.ingest import read_rounds
 from gpuscale.mlperf.layout import normalise_round, round_name_from_path
 from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, round_key
-from gpuscale.tables.republished import mark_republished
+from gpuscale.tables.republished import mark_copies
 
 TABLES = RoundTables.NAMES
 DATA_DIR = Path(str(resources.files("gpuscale") / "data"))
@@ -56,8 +56,9 @@ def load_round(*rounds: str) -> RoundTables:
     for name in TABLES:
         table = pd.read_parquet(DATA_DIR / f"{name}.parquet")
         frames[name] = table[table["round"].isin(wanted)].reset_index(drop=True)
-    # Republished results are marked over the rounds loaded, not over every bundled one.
-    frames["scores"] = mark_republished(frames["scores"], frames["runs"])
+    # Republished results are marked over the rounds loaded, not over every bundled one
+    # (results under two names within a round are marked too: same_runs_as).
+    frames["scores"] = mark_copies(frames["scores"], frames["runs"])
     return RoundTables(**frames)
 
 

@@ -5,6 +5,17 @@ The same result can reach gpuscale twice: a round given twice, one organisation 
 the first path that holds it is kept, a later copy is dropped with a ``duplicate
 input`` problem row (saying whether its runs were the same: same run files and run
 times). So ``systems``, ``runs`` and ``scores`` never hold a key twice.
+
+One result can also sit in one round under two system names (the same runs to the
+millisecond; ``gpuscale.tables.republished``): both rows stay in ``scores`` (the official
+tables list both), the second is marked ``same_runs_as`` and :func:`same_runs_problems`
+says so in ``problems``.
+
+Within one round, folders whose names differ only in case (``Acme/results/box8`` and
+``Acme/results/Box8``, ``Acme/`` and ``acme/``) are one system copied: on a
+case-insensitive filesystem they would be one folder, and MLCommons' ids never differ
+only in case. :func:`case_duplicates` keeps the one whose name sorts first and drops the
+other with a ``duplicate input`` problem row.
 """
 
 from __future__ import annotations
@@ -13,7 +24,8 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.tables import PROBLEMS_SCHEMA, RoundTables, frame_of, problem_row
+from gpuscale.quantities import number as written
+from gpuscale.tables import PROBLEMS_SCHEMA, ProblemKind, RoundTables, frame_of, problem_row
 
 RESULT = ["round", "org", "system_id", "benchmark"]
 SYSTEM = ["round", "org", "system_id"]
@@ -115,3 +127,74 @@ def combine(parts: list[RoundTables]) -> RoundTables:
         )
         seen_systems |= systems
     return RoundTables.concat(kept)
+
+
+def same_runs_problems(scores: Any) -> list[dict[str, str]]:
+    """A ``same runs`` problem row for each result marked ``same_runs_as`` (it repeats the
+    runs of another result of its round under another system name: counted once)."""
+    if "same_runs_as" not in scores:
+        return []
+    twins = scores[scores["same_runs_as"].fillna("").astype(str) != ""]
+    kept = {
+        (r, f"{o}/{s}", b): e
+        for r, o, s, b, e in scores[[*RESULT, "energy_kj"]].itertuples(index=False)
+    }
+    rows = []
+    for row in twins.itertuples(index=False):
+        message = (
+            f"the same {row.runs} runs (start and stop to the millisecond) as "
+            f"{row.same_runs_as}: one result under two system names, counted once (as "
+            f"{row.same_runs_as})"
+        )
+        energy = kept.get((row.round, row.same_runs_as, row.benchmark))
+        if energy == energy and row.energy_kj == row.energy_kj and energy != row.energy_kj:
+            message += (
+                f"; its energy ({written(row.energy_kj)} kJ) differs from the one kept "
+                f"({written(energy)} kJ): the same runs measured another way"
+            )
+        where = f"{row.org}/results/{row.system_id}/{row.benchmark}"
+        rows.append(problem_row(str(row.round), where, ProblemKind.SAME_RUNS, message))
+    return rows
+
+
+def _folded(key: tuple[str, ...]) -> tuple[str, ...]:
+    return (key[0], *(part.casefold() for part in key[1:]))
+
+
+def case_duplicates(tables: RoundTables) -> RoundTables:
+    """``tables`` with each result whose org and system folders differ from another's only
+    in case dropped (the first in sorted order kept), with a problem row saying so."""
+    prints = _fingerprints(tables.runs)
+    keys = sorted(set(prints) | set(map(tuple, tables.scores[RESULT].itertuples(index=False))))
+    first: dict[tuple[str, ...], tuple[str, ...]] = {}
+    again: set[tuple[str, ...]] = set()
+    notes = []
+    for key in keys:
+        kept = first.setdefault(_folded(key), key)
+        if kept == key:
+            continue
+        again.add(key)
+        same = prints.get(key, ()) == prints.get(kept, ())
+        notes.append(
+            problem_row(
+                key[0],
+                f"{key[1]}/results/{key[2]}/{key[3]}",
+                DUPLICATE_INPUT,
+                f"differs from {kept[1]}/results/{kept[2]}/{kept[3]} only in case (one system "
+                + (
+                    "copied, with the same runs; read once)"
+                    if same
+                    else "copied; its runs differ: the first is kept, this one dropped)"
+                ),
+            )
+        )
+    if not again:
+        return tables
+    systems = {(k[0], k[1], k[2]) for k in again} - {(k[0], k[1], k[2]) for k in first.values()}
+    problems = pd.concat([tables.problems, frame_of(PROBLEMS_SCHEMA, notes)], ignore_index=True)
+    return RoundTables(
+        systems=_fresh(tables.systems, SYSTEM, systems),
+        runs=_fresh(tables.runs, RESULT, again),
+        scores=_fresh(tables.scores, RESULT, again),
+        problems=problems,
+    )

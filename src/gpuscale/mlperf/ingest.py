@@ -23,7 +23,7 @@ import orjson
 
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.consistency import FolderNames, odd_logs_reported
-from gpuscale.mlperf.duplicates import combine
+from gpuscale.mlperf.duplicates import case_duplicates, combine, same_runs_problems
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path, wanted
 from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
 from gpuscale.mlperf.power import PowerLog
@@ -39,6 +39,7 @@ from gpuscale.sources import (
     is_archive,
     iter_source,
     read_ahead,
+    top_folder,
 )
 from gpuscale.tables import (
     PROBLEMS_SCHEMA,
@@ -52,6 +53,7 @@ from gpuscale.tables import (
     frame_of,
     problem_row,
 )
+from gpuscale.tables.republished import mark_copies
 
 Progress = Callable[[int, int, str], None]  # (done, total or 0, what is counted)
 
@@ -203,6 +205,11 @@ def _round_name(path: Path, given: str | None) -> str:
     found = round_name_from_path(path)
     if found:
         return found
+    if is_archive(path):  # a renamed download: the round is in its top folder's name
+        top = top_folder(path)
+        found = round_name_from_path(top) if top else None
+        if found:
+            return found
     if path.is_dir():
         for child in path.iterdir():
             found = round_name_from_path(child)
@@ -273,7 +280,7 @@ def read_round(
         col.problem(s.path, s.kind, s.message)
         if s.ends_read:
             col.damaged = s.message
-    return _tables(col)
+    return case_duplicates(_tables(col))
 
 
 def _read_entries(
@@ -349,7 +356,8 @@ def _tables(col: _Collector) -> RoundTables:
     col.problems.extend(scored.problems)
     runs_frame = frame_of(RUNS_SCHEMA, runs)
     systems = frame_of(SYSTEMS_SCHEMA, col.systems)
-    scores = scored.scores
+    scores = mark_copies(scored.scores, runs_frame)  # one result under two names: once
+    col.problems.extend(same_runs_problems(scores))
     return RoundTables(
         systems=systems,
         runs=runs_frame,

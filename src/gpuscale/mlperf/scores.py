@@ -290,5 +290,6 @@ def _score_folder(
         ),
         "first_round": rules.round_name,  # across rounds: tables.republished
         "republished_in": "",
+        "same_runs_as": "",  # within a round: tables.republished
     }
     return row, problems, result.kept

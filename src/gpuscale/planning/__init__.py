@@ -1,23 +1,29 @@
 """Plan a training run from MLPerf: time to train on N devices, with an interval.
 
-``plan(PlanRequest(...))`` (or ``plan(workload=..., accelerator=..., devices=...)``); the
-model is in ``gpuscale.planning.model``, the family fit in ``gpuscale.planning.family``.
+``plan(PlanRequest(...))`` (or ``plan(workload=..., accelerator=..., devices=...)``): a
+DataFrame; ``plan_for`` the same plan as plain data (no pandas: what ``gpuscale plan``
+prints). The model is in ``gpuscale.planning.pooled`` (fit) and ``predict``, its intervals
+in ``calibrate``, the fits cached per data version in ``cache``.
 """
 
 from typing import Any
 
 from gpuscale.planning.request import PlanRequest, parse_devices
 
-__all__ = ["PlanError", "PlanRequest", "parse_devices", "plan", "resolve_family"]
+__all__ = ["PlanError", "PlanRequest", "parse_devices", "plan", "plan_for", "resolve_family"]
 
 
 def __getattr__(name: str) -> Any:
-    """``plan``, ``PlanError`` and ``resolve_family`` from :mod:`gpuscale.planning.api`,
-    imported on first use (PEP 562)."""
-    if name in ("PlanError", "plan", "resolve_family"):
-        # lazy: pandas and the MLPerf data, kept off `gpuscale --help` (the CLI imports
-        # planning.request at start, which runs this package first)
+    """``plan`` (pandas) from :mod:`gpuscale.planning.api`; ``PlanError``, ``plan_for`` and
+    ``resolve_family`` from :mod:`gpuscale.planning.result`, imported on first use (PEP 562)."""
+    if name == "plan":
+        # lazy: pandas, kept off `gpuscale --help` and off `gpuscale plan`'s fast path
         from gpuscale.planning import api
 
-        return getattr(api, name)
+        return api.plan
+    if name in ("PlanError", "plan_for", "resolve_family"):
+        # lazy: the accelerator catalogue and the fits, not needed for --help
+        from gpuscale.planning import result
+
+        return getattr(result, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,16 +4,16 @@ accelerator family at the counts the study discussed, as a table and one figure.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from gpuscale.planning import PlanError, PlanRequest
-from gpuscale.planning.api import plan_and_model
+from gpuscale.planning import PlanRequest
+from gpuscale.planning.api import as_frame
+from gpuscale.planning.result import PlanError, plan_for
 from gpuscale.quantities import number
 from gpuscale.report.plan_figures import plan_chart
-from gpuscale.report.svg import save_chart
+from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import STUDY_WORKLOADS, display_name
 
 COUNTS = (8, 16, 64, 256, 1024)
@@ -72,8 +72,8 @@ class PlanData:
 
 def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str]:
     """Each study workload present planned on its most submitted family at ``COUNTS``
-    (a sentence instead where no plan is possible). Runs where ``kneed`` (the knee
-    criterion) is already imported: the report's analysis worker."""
+    (a sentence instead where no plan is possible); the fits of ``scores`` are computed
+    once (``gpuscale.planning.cache``) for every workload and the dense curve."""
     out: list[PlanData | str] = []
     for workload in [w for w in STUDY_WORKLOADS if w in workloads]:
         counts = scores[scores["workload"] == workload]["accelerator_family"].value_counts()
@@ -82,29 +82,60 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
         family = str(counts.index[0])
         request = PlanRequest(workload=workload, accelerator=family, devices=COUNTS)
         try:
-            table, model = plan_and_model(request, scores)
+            result = plan_for(request, scores)
         except PlanError as exc:
             out.append(f"{display_name(workload)}: no plan ({exc}).")
             continue
-        systems = model.systems
+        systems = pd.DataFrame(result.systems).rename(
+            columns={"devices": "accelerators", "minutes": "time_to_train_min"}
+        )
+        systems = systems.rename(columns={"system": "system_name"})
         low, high = systems["accelerators"].min(), systems["accelerators"].max()
         grid = np.unique(np.geomspace(min(low, COUNTS[0]), max(high, COUNTS[-1]), 40).round())
-        curve = model.predict(grid.astype(int))
-        out.append(PlanData(workload, family, table, curve, systems, table.attrs["notes"]))
+        dense = PlanRequest(workload=workload, accelerator=family, devices=grid.astype(int))
+        curve = as_frame(plan_for(dense, scores))
+        table = as_frame(result)
+        out.append(PlanData(workload, family, table, curve, systems, list(result.notes)))
     return out
 
 
-def plan_section(data: list[PlanData | str], out_dir: Path) -> PlanSection | None:
-    """The section: a table, a figure and the model's sentences per planned workload."""
+def data_sentence(rounds: list[str], item: PlanData) -> str:
+    """Which results the section plans from, and the ``gpuscale plan`` command that plans
+    from the same (without ``--round`` it plans from every bundled round: other minutes)."""
+    flags = " ".join(f"--round {r}" for r in rounds)
+    return (
+        f"Planned from the results of {', '.join(rounds)} loaded in this report, as "
+        f"`gpuscale plan {flags} -w {item.workload} -a '{item.family}' "
+        f"-n {','.join(map(str, COUNTS))}` does; `gpuscale plan` without --round plans "
+        "from every bundled round, so its minutes can differ."
+    )
+
+
+def plan_section(
+    data: list[PlanData | str],
+    out: FigureFiles,
+    basis: object = None,
+    rounds: list[str] | None = None,
+) -> PlanSection | None:
+    """The section: a table, a figure and the model's sentences per planned workload.
+    ``basis``: what ``data`` was made from (picklable), to reuse earlier drawings of the
+    same (``FigureFiles.save``); none: drawn afresh. ``rounds``: the rounds ``data`` was
+    planned from, said once (:func:`data_sentence`)."""
     findings, figures, shown = [], [], []
+    planned = [item for item in data if not isinstance(item, str)]
+    if rounds and planned:
+        findings.append(data_sentence(rounds, planned[0]))
     for item in data:
         if isinstance(item, str):
             findings.append(item)
             continue
-        chart = plan_chart(item.curve, item.table, item.systems, item.workload, item.family)
-        svg, files = save_chart(chart, out_dir, f"plan_{item.workload}")
+        svg, files = out.save(
+            lambda i=item: plan_chart(i.curve, i.table, i.systems, i.workload, i.family),
+            f"plan_{item.workload}",
+            *((basis,) if basis is not None else ()),
+        )
         name = f"{display_name(item.workload)} on {item.family}"
-        figures.append((f"{name}: planned time against devices", svg, [f.name for f in files]))
+        figures.append((f"{name}: planned time against devices", svg, files))
         shown.append((name, list(SHOWN.values()), _rows(item.table)))
         findings.append(f"{name}: " + " ".join(item.notes))
     if not shown and not findings:

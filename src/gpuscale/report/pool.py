@@ -1,9 +1,9 @@
 """The processes a report runs in: figure workers, and one analysis worker started early.
 
 Importing this module is cheap (no pandas, matplotlib or scikit-learn), so a caller can
-start :func:`analysis_executor` before its own heavy imports: the worker imports pandas,
-scikit-learn and kneed (~1.5 s; the clusters and knee criteria) on the second core while
-the caller imports pandas and matplotlib and loads its data on the first.
+start :func:`analysis_executor` before its own heavy imports: the worker imports pandas
+and scikit-learn (the clusters) on the second core while the caller imports pandas and
+matplotlib and loads its data on the first.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from functools import partial
 
 from threadpoolctl import threadpool_limits
+
+from gpuscale.sources.processes import die_with_parent
 
 
 class Inline(Executor):
@@ -31,9 +33,11 @@ class Inline(Executor):
 
 
 def _worker_signals(then: Callable[[], None] | None = None) -> None:
-    """In a worker: Ctrl-C (sent to the whole process group) is the main process's to
-    handle, and SIGTERM ends the worker at once (no traceback from either); then
-    ``then``."""
+    """In a worker: it ends with the main process however that ends (SIGKILL included:
+    a pool worker would otherwise wait on its task pipe forever); Ctrl-C (sent to the
+    whole process group) is the main process's to handle, and SIGTERM ends the worker at
+    once (no traceback from either); then ``then``."""
+    die_with_parent(watch=True, interval_s=0.5)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if then is not None:
@@ -57,14 +61,13 @@ def figure_executor(workers: int) -> Executor:
 
 
 def _analysis_worker_init() -> None:
-    # lazy: the slow imports (kneed, scikit-learn) a forked analysis worker loads once, here
-    import kneed
+    # lazy: the slow import (scikit-learn) a forked analysis worker loads once, here
     import sklearn.cluster
     import sklearn.metrics
 
     import gpuscale.analysis.analyze  # loaded once per worker too, beside those
 
-    del kneed, sklearn, gpuscale  # imported for their side effect: loaded in this process
+    del sklearn, gpuscale  # imported for their side effect: loaded in this process
     # One thread for OpenMP and BLAS: a forked child must not use the OpenMP thread pool
     # of a parent that already ran K-means (GNU libgomp then waits forever on threads
     # that were not forked), and a few dozen points need no threads anyway.

@@ -7,11 +7,14 @@ manifest ``.gpuscale-manifest``) is replaced whole, stale files included; into a
 existing folder (``--out .``) the files are moved one by one, each atomically, and the
 files the previous manifest listed that this output lacks are removed: nothing of the
 user's is ever deleted, nor replaced (a file of theirs with one of our names is an error).
+The temporary folder is held locked while its writer lives; one that a killed writer
+left beside the target is removed by the next write there.
 """
 
 from __future__ import annotations
 
 import errno
+import glob
 import os
 import shutil
 import stat
@@ -19,6 +22,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from gpuscale.sources.processes import hold, remove_stale
 from gpuscale.version import __version__
 
 MANIFEST = ".gpuscale-manifest"
@@ -84,9 +88,13 @@ def write_atomically(
         raise OutputError(f"{out_dir} exists and is not a folder; choose another --out")
     _check_owner(out_dir, command)
     parent = out_dir.absolute().parent
+    # a run killed before it could clean up (SIGKILL) left its folders: no live one holds them
+    for leftover in ("tmp", "old"):
+        remove_stale(parent, f".{glob.escape(out_dir.name)}.{leftover}-*")
     try:
         parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=parent))
+        lock = hold(tmp)  # while this process lives, another run leaves it alone
         tmp.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; the output follows the umask
     except OSError as exc:
         raise OutputError(f"cannot write into {parent}: {_why(exc, parent)}") from None
@@ -100,6 +108,7 @@ def write_atomically(
         raise OutputError(f"cannot write {out_dir}: {_why(exc)}") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        os.close(lock)
     return [out_dir / name for name in names]
 
 

@@ -67,6 +67,11 @@ BENCH_TIMING_COLUMNS: tuple[str, ...] = (
     "step_ms_p95",
     "nosync_step_ms_mean",
     "plain_step_ms_mean",  # N = 1: the bare module's step, no DDP wrapper
+    "small_batch_per_device",  # N = 1: the second batch the bare module was timed at
+    "small_batch_step_ms_mean",  # its plain step
+    "fixed_ms",  # N = 1: intercept of the plain step against the batch (fixed per-step cost)
+    "fixed_ms_low",  # its 80% range, from the steps' standard errors
+    "fixed_ms_high",
     "samples_per_s",
     "forward_ms",
     "backward_ms",

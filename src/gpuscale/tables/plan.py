@@ -5,17 +5,22 @@ Columns (units in the names):
 * ``devices``: accelerators of the planned run; ``nodes``: ``ceil(devices /
   devices_per_node)``;
 * ``minutes``, ``minutes_low``, ``minutes_high``: predicted time to train and its 80%
-  interval (from the model's out-of-sample log errors; wider when extrapolating);
-* ``global_batch``: the global batch the prediction assumes (fitted on the family's own
-  submissions, ``log B = a + b log N``);
+  interval (calibrated per count class by forecasting each past round from the rounds
+  before it; wider per octave beyond the family's counts);
+* ``count_class``: ``i`` (the family ran this count of the workload before), ``ii_in`` /
+  ``ii_out`` (it did not: between / beyond the counts it ran), ``iii`` (the family never
+  ran the workload: its level borrowed through its other workloads);
+* ``global_batch``: the global batch the prediction assumes (the family's own at a count
+  it ran, else the workload's typical batch times the family's ratio to it);
+  ``per_device_batch``: ``global_batch / devices`` (unrounded);
 * ``expected_samples``: samples (epochs for the epoch-counted workloads) to converge at
   that batch, ``E(B) = E_min (1 + B / B_noise)`` fitted to the RCPs; NaN without RCPs;
 * ``throughput_efficiency``: throughput per device relative to the smallest count asked
   (``X(N) N_0 / (X(N_0) N)``); ``convergence_factor``: ``E(B(N_0)) / E(B(N))``;
-* ``extrapolated``: outside the device counts the family measured on this workload (or
-  borrowed from another workload);
+* ``extrapolated``: ``count_class`` ``ii_out`` or ``iii``;
 * ``nearest``: the measured systems the prediction leans on, a list of
-  ``{round, submitter, system, devices, minutes}`` (a ``; ``-joined string in CSV);
+  ``{round, submitter, system, devices, minutes, family}`` (a ``; ``-joined string in
+  CSV): the family's at the count nearest, or (class ``iii``) any family's;
 * ``device_hours`` (``devices * minutes / 60``), ``cost`` (``device_hours *`` the price
   per device-hour; NaN without a price), ``energy_kwh`` (``device_hours *`` watts / 1000;
   NaN without a power);
@@ -32,7 +37,9 @@ PLAN_COLUMNS: tuple[str, ...] = (
     "minutes",
     "minutes_low",
     "minutes_high",
+    "count_class",
     "global_batch",
+    "per_device_batch",
     "expected_samples",
     "throughput_efficiency",
     "convergence_factor",
@@ -46,4 +53,4 @@ PLAN_COLUMNS: tuple[str, ...] = (
 )
 
 # The keys of each ``nearest`` entry.
-NEAREST_KEYS: tuple[str, ...] = ("round", "submitter", "system", "devices", "minutes")
+NEAREST_KEYS: tuple[str, ...] = ("round", "submitter", "system", "devices", "minutes", "family")

@@ -6,10 +6,18 @@ on the same accelerator count, and the same set of (``run_start_ms``, ``run_stop
 pairs, to the millisecond. ``first_round`` is the earliest loaded round holding it, and
 ``republished_in`` the later loaded rounds that hold it again (comma-separated, empty when
 none); a row is a republished copy when its ``round`` is not its ``first_round``.
+
+Within one round a result can also appear under two system names (Dell's v4.1 Llama2
+``8xXE9680x8H100-SXM-80GB`` and ``...-POWER``: the same 10 runs; Sustainable Metal Cloud's
+v4.0 ``smc-ac-power`` and ``smc-dc-power`` folders). The same test finds them: such a row
+gets ``same_runs_as``, the ``org/system_id`` of the one kept (a valid time first, then one
+with an energy result, then by name), and is counted once wherever results are counted
+(:func:`counted_once`); the ingest adds a ``same runs`` row to ``problems``.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from gpuscale.tables.workloads import round_key
@@ -31,19 +39,65 @@ def _fingerprints(runs: pd.DataFrame) -> dict[tuple, tuple]:
     return out
 
 
-def mark_republished(scores: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """``scores`` with ``first_round`` and ``republished_in`` set over the rounds loaded."""
-    scores = scores.copy()
-    scores["first_round"] = scores["round"].astype(object)
-    scores["republished_in"] = ""
-    if scores.empty or runs.empty:
-        return scores
+def _same_runs(scores: pd.DataFrame, runs: pd.DataFrame) -> dict[tuple, list[int]]:
+    """Rows of ``scores`` (positions) grouped by (workload, accelerators, their runs)."""
     prints = _fingerprints(runs)
     groups: dict[tuple, list[int]] = {}
     for i, row in enumerate(scores[[*KEY, "workload", "accelerators"]].itertuples(index=False)):
         found = prints.get(tuple(row[:4]))
         if found:
             groups.setdefault((row.workload, row.accelerators, found), []).append(i)
+    return groups
+
+
+def mark_copies(scores: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """``scores`` with ``first_round``, ``republished_in`` (across the rounds loaded) and
+    ``same_runs_as`` (within a round) set."""
+    scores = scores.copy()
+    scores["first_round"] = scores["round"].astype(object)
+    scores["republished_in"] = ""
+    scores["same_runs_as"] = ""
+    if scores.empty or runs.empty:
+        return scores
+    groups = _same_runs(scores, runs)
+    _mark_republished(scores, groups)
+    _mark_twins(scores, groups)
+    return scores
+
+
+def _kept_first(scores: pd.DataFrame, members: list[int]) -> list[int]:
+    """``members`` in the order one is kept: a valid time, an energy result, then name."""
+    time = scores["time_to_train_min"].to_numpy(float)
+    energy = scores["energy_kj"].to_numpy(float) if "energy_kj" in scores else None
+    org, system = scores["org"].astype(str).to_numpy(), scores["system_id"].astype(str).to_numpy()
+
+    def key(i: int) -> tuple:
+        has_energy = energy is not None and not math.isnan(energy[i])
+        return (math.isnan(time[i]), not has_energy, org[i], system[i])
+
+    return sorted(members, key=key)
+
+
+def _mark_twins(scores: pd.DataFrame, groups: dict[tuple, list[int]]) -> None:
+    """``same_runs_as`` of every row but the kept one of each round's identical results."""
+    twin = scores["same_runs_as"].to_numpy(copy=True)
+    rounds = scores["round"].astype(str).to_numpy()
+    org, system = scores["org"].astype(str).to_numpy(), scores["system_id"].astype(str).to_numpy()
+    for members in groups.values():
+        by_round: dict[str, list[int]] = {}
+        for i in members:
+            by_round.setdefault(rounds[i], []).append(i)
+        for same in by_round.values():
+            if len(same) < 2:
+                continue
+            kept, *others = _kept_first(scores, same)
+            for i in others:
+                twin[i] = f"{org[kept]}/{system[kept]}"
+    scores["same_runs_as"] = twin
+
+
+def _mark_republished(scores: pd.DataFrame, groups: dict[tuple, list[int]]) -> None:
+    """``first_round`` and ``republished_in`` of the results found in several rounds."""
     first = scores["first_round"].to_numpy(copy=True)
     later = scores["republished_in"].to_numpy(copy=True)
     rounds = scores["round"].to_numpy()
@@ -56,9 +110,21 @@ def mark_republished(scores: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
             later[i] = ", ".join(ordered[1:])
     scores["first_round"] = first
     scores["republished_in"] = later
-    return scores
 
 
 def is_republished(scores: pd.DataFrame) -> pd.Series:
     """Whether each row is a republished copy (its round is not its first)."""
     return scores["first_round"].notna() & (scores["first_round"] != scores["round"])
+
+
+def is_same_runs_copy(scores: pd.DataFrame) -> pd.Series:
+    """Whether each row repeats the runs of another result of its round (a second name)."""
+    if "same_runs_as" not in scores:
+        return scores["round"].isna() & False
+    twin = scores["same_runs_as"]
+    return twin.notna() & (twin.astype(str) != "")
+
+
+def counted_once(scores: pd.DataFrame) -> pd.DataFrame:
+    """``scores`` without the rows that repeat another result of their round."""
+    return scores[~is_same_runs_copy(scores).to_numpy(bool)]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuscale.tables.codes import Code
-from gpuscale.tables.republished import mark_republished
+from gpuscale.tables.republished import mark_copies
 
 if TYPE_CHECKING:  # pandas only when tables are built: the CLI starts without it
     import pandas as pd
@@ -120,6 +120,7 @@ SCORES_SCHEMA: dict[str, str] = {
     "energy_kj": "float64",
     "first_round": "str",
     "republished_in": "str",
+    "same_runs_as": "str",
 }
 SCORES_COLUMNS: tuple[str, ...] = tuple(SCORES_SCHEMA)
 
@@ -186,6 +187,7 @@ class ProblemKind(Code):
     WORKER = "worker"
     IMPOSSIBLE_VALUE = "impossible value"
     UNKNOWN_ACCELERATOR = "unknown accelerator"
+    SAME_RUNS = "same runs"  # one result under two system names in a round
     INCONSISTENT_LOG = "inconsistent log"  # reported, still counted (the official tool does)
 
 
@@ -211,7 +213,7 @@ class RoundTables:
             pd.concat([getattr(p, name) for p in parts], ignore_index=True)
             for name in RoundTables.NAMES
         )
-        return RoundTables(systems, runs, mark_republished(scores, runs), problems)
+        return RoundTables(systems, runs, mark_copies(scores, runs), problems)
 
     @staticmethod
     def empty() -> RoundTables:

@@ -1,0 +1,208 @@
+"""What the advice assumed, said: every term of the step and of convergence it did not
+measure, with the value it used, where that came from and the one command or option that
+would measure it.
+
+The terms: the fixed per-step cost (``advice/fixed_cost.py``), the share of
+communication backward hides (overlap), DDP's own work per step, the wait for the slowest
+device, the samples to converge at a larger global batch, and the input pipeline (never
+modelled: the bench makes its data on the device). ``source`` is ``measured`` (by the
+bench, from these results), ``entered`` (given as an option), ``fitted`` (from other
+models' measurements) or ``assumed`` (a default, a prior).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+# the command a user without a bench runs to measure a term of their own model
+BENCH = "gpuscale bench --model FILE.py:FACTORY --batch B"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Assumption:
+    """One term: its value as used, where it came from, how to measure it."""
+
+    term: str
+    value: str
+    source: str  # measured, entered, fitted or assumed
+    basis: str
+    measure: str = ""  # the one command or option that would measure it; "" if measured
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+    def sentence(self) -> str:
+        """``Overlap: 0.50 (assumed: ...; to measure: ...).``"""
+        how = f"; to measure: {self.measure}" if self.measure else ""
+        return f"{self.term}: {self.value} ({self.source}: {self.basis}{how})."
+
+
+def bench_command(model: str | None, nproc: str) -> str:
+    """The bench command that measures a term of ``model`` (a file placeholder when the
+    advice was given numbers)."""
+    if model is None:
+        return f"`{BENCH} --nproc {nproc}`"
+    option = "--models" if ":" not in model else "--model"
+    return f"`gpuscale bench {option} {model} --nproc {nproc}`"
+
+
+def overlap(
+    value: float | None,
+    *,
+    measured: bool,
+    given: bool,
+    model: str | None,
+    unmeasured: str = "nothing measured it",
+) -> Assumption:
+    """The share of communication backward hides (``unmeasured``: why nothing measured
+    it, e.g. the bench's multi-device run is flagged)."""
+    if given:
+        source, basis = "entered", "--overlap"
+    elif measured:
+        source, basis = "measured", "1 - exposed / comm of the bench's multi-device runs"
+    else:
+        source = "assumed"
+        basis = (
+            unmeasured
+            if value is not None
+            else "half the communication, never the last bucket (ready only when backward ends)"
+        )
+    shown = f"{value:.2f}" if value is not None else "0.5, all but the last bucket"
+    return Assumption(
+        term="Overlap",
+        value=shown,
+        source=source,
+        basis=basis,
+        measure="" if measured or given else bench_command(model, "1,2"),
+    )
+
+
+def ddp_overhead(
+    ms_per_mparam: float, params: float, *, measured: bool, model: str | None
+) -> Assumption:
+    """DDP's own work per step (bucket copies), from the N = 1 synchronised step."""
+    value = f"{ms_per_mparam * params / 1e6:.3g} ms per step"
+    if measured:
+        return Assumption(
+            term="DDP's own work",
+            value=value,
+            source="measured",
+            basis="synchronised minus no-sync step at N = 1",
+        )
+    return Assumption(
+        term="DDP's own work",
+        value="0 ms",
+        source="assumed",
+        basis="nothing measured it (on a GPU typically under a millisecond per step)",
+        measure=bench_command(model, "1"),
+    )
+
+
+def wait(slowdown: dict[int, float], jitter: bool, *, model: str | None) -> Assumption:
+    """The wait for the slowest device (and contention) at N > 1."""
+    if slowdown:
+        shown = ", ".join(f"x{f:.2f} at N = {n}" for n, f in sorted(slowdown.items()))
+        return Assumption(
+            term="Wait for the slowest device",
+            value=f"no-sync step {shown}",
+            source="measured",
+            basis="the bench's no-sync steps at N > 1 over N = 1",
+        )
+    if jitter:
+        return Assumption(
+            term="Wait for the slowest device",
+            value="E[max of N] - mean of the N = 1 step times",
+            source="fitted",
+            basis="the spread of the bench's N = 1 steps (Chen et al. 2016)",
+            measure=bench_command(model, "1,2"),
+        )
+    return Assumption(
+        term="Wait for the slowest device",
+        value="0 ms",
+        source="assumed",
+        basis="nothing measured the steps' spread",
+        measure=bench_command(model, "1,2"),
+    )
+
+
+def convergence(source: str | None, *, model: str | None, same_samples: bool = False) -> Assumption:
+    """The samples to converge at a larger global batch (``same_samples``: the bench's
+    N > 1 runs of ``model`` saw the same samples on every rank, so their gradient norms
+    measure no noise scale)."""
+    if source is None:
+        why = "no noise scale, workload or gradient norms"
+        if same_samples:
+            why = (
+                "no noise scale: the bench's N > 1 runs of this model saw the same samples on "
+                "every rank, so their gradient norms measure none"
+            )
+        rerun = bench_command(model, "1,2")
+        return Assumption(
+            term="Samples to converge at a larger global batch",
+            value="the same as at the batch given",
+            source="assumed",
+            basis=f"{why} (optimistic past the critical batch: at a batch far above it, "
+            "doubling the batch doubles the samples)",
+            measure=f"draw each rank's batch from torch's default generator (gpuscale seeds it "
+            f"per rank), then {rerun}"
+            if same_samples
+            else f"--noise-scale, --workload, or {rerun} (B_simple from the gradient norms)",
+        )
+    kind = "entered" if "as given" in source or "RCPs" in source else "measured"
+    return Assumption(
+        term="Samples to converge at a larger global batch",
+        value="E(B) = E_min (1 + B / B_noise)",
+        source=kind,
+        basis=source,
+    )
+
+
+def input_pipeline() -> Assumption:
+    """The data loader: never modelled."""
+    return Assumption(
+        term="Input pipeline",
+        value="never the bottleneck",
+        source="assumed",
+        basis="gpuscale's bench makes its data on the device; loading, decoding and "
+        "augmenting are not in any step it times",
+        measure="time your data loader alone (samples/s per process) and compare it with "
+        "the samples/s per device predicted here",
+    )
+
+
+# The terms whose measurement settles a held-back count, most decisive first.
+_SETTLES = (
+    "Fixed per-step cost",
+    "Wait for the slowest device",
+    "Overlap",
+    "DDP's own work",
+    "Samples to converge at a larger global batch",
+)
+
+
+def settle(
+    assumed: Sequence[Assumption],
+    *,
+    strong: bool,
+    held_back: int | None,
+    warnings: Sequence[str],
+) -> str | None:
+    """The one measurement that settles a recommendation held back (``held_back``: a
+    faster count whose interval includes no gain) or refused (an IMPLAUSIBLE input among
+    ``warnings``): the most decisive term of ``assumed`` not measured, and the command or
+    option that measures it. Under ``strong`` scaling (the global batch kept) the samples
+    to converge do not enter."""
+    refused = any(w.startswith("IMPLAUSIBLE") for w in warnings)
+    if held_back is None and not refused:
+        return None
+    by_term = {a.term: a for a in assumed if a.source != "measured" and a.measure}
+    if strong:
+        by_term.pop("Samples to converge at a larger global batch", None)
+    term = next((t for t in _SETTLES if t in by_term), None)
+    why = "an input is flagged IMPLAUSIBLE (above); " if refused else ""
+    if term is None:
+        return f"{why}a measured run at the larger count: `gpuscale bench ... --nproc 1,2`"
+    found = by_term[term]
+    named = term if term.startswith("DDP") else term[0].lower() + term[1:]
+    return f"{why}the {named} is {found.source}; measure it: {found.measure}"

@@ -1,0 +1,134 @@
+"""What the advice rests on (:class:`Basis`), and the advice from numbers: a model given
+by its parameters and one device's step time at one batch or more (``from_numbers``).
+
+From numbers, the step is split into a fixed per-step cost and per-sample work
+(``advice/fixed_cost.py``): entered (``--step-ms`` at two batches, or ``--fixed-ms``),
+else the device-level prior narrowed by the step itself. Everything the numbers do not
+say (overlap, DDP's own work, the wait for the slowest device) is assumed and said, with
+the command that would measure it (``advice/assumptions.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuscale.advice import assumptions, caveats, fixed_cost
+from gpuscale.advice.assumptions import BENCH, Assumption
+from gpuscale.advice.device_power import Power, device_power
+from gpuscale.advice.fixed_cost import FixedCost
+from gpuscale.advice.model import Compute, ModelSpec, Network
+from gpuscale.advice.plausible import implied_device, rate_warnings
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.uncertainty import StepError
+from gpuscale.bench.peaks import peak_for
+from gpuscale.quantities import format_count, format_ms, number
+
+# The link assumed where none is given, detected or measured.
+DEFAULT_LINK = "pcie-phb"
+
+
+@dataclass
+class Basis:
+    """What the advice rests on: the network, the model and its rate per device, and
+    where each came from (``sources``, ``warnings``, ``assumed``)."""
+
+    network: Network
+    max_devices: int
+    sources: list[str]
+    warnings: list[str] = field(default_factory=list)
+    spec: ModelSpec | None = None
+    compute: Compute | None = None
+    per_device: int = 0
+    min_batch: int = 1
+    overlap: float | None = None
+    power: Power | None = None
+    noise: Any = None
+    name: str = ""
+    error: StepError = field(default_factory=StepError)
+    link_assumed: bool = False  # no link given, detected or measured: the default link
+    fixed: FixedCost | None = None
+    assumed: list[Assumption] = field(default_factory=list)
+    same_samples: bool = False  # the bench's N > 1 runs saw the same samples per rank
+    measured: list[caveats.Measured] = field(default_factory=list)  # the model's N > 1 runs
+
+
+# What measures the fixed cost of a model given by numbers.
+MEASURE_FIXED = (
+    "the step at a second batch (`--step-ms T --batch B` again, e.g. at half the batch), "
+    f"or `{BENCH} --nproc 1` (times two batches at N = 1)"
+)
+
+
+def from_numbers(basis: Basis, req: AdviceRequest) -> None:
+    """Fill ``basis`` from the numbers given: the first (batch, step) pair is the
+    configuration advised on, split into fixed cost and per-sample work."""
+    points = req.step_points
+    per_device, step_ms = points[0]
+    spec = ModelSpec(
+        params=float(req.params),
+        flops_per_sample=req.flops_per_sample,
+        grad_bytes_per_param=req.grad_bytes,
+    )
+    device = req.device_name or implied_device(basis.network.intra.name)
+    precision = "bf16" if req.grad_bytes == 2 else "fp32"
+    whole = per_device * spec.flops / (step_ms / 1e3) / 1e12  # TFLOP/s of the whole step
+    fixed = _fixed(req, points, spec, device, precision)
+    basis.spec, basis.per_device, basis.fixed = spec, per_device, fixed
+    basis.compute = fixed_cost.resplit(Compute(tflops=whole), spec, per_device, fixed.ms)
+    basis.min_batch = max(1, per_device // 8)  # the fixed cost prices smaller batches
+    basis.overlap = req.overlap
+    basis.power = device_power(None, req.device_name, given_w=req.power_w)
+    flops = "the FLOPs given" if req.flops_per_sample else "6 x parameters FLOPs per sample"
+    basis.sources.append(
+        f"Compute: {format_ms(step_ms)} per step of {per_device:,} samples -> "
+        f"{number(whole)} TFLOP/s over the whole step at {flops}; of it "
+        f"{format_ms(fixed.ms)} fixed per step ({fixed.source}) and "
+        f"{format_ms(step_ms - basis.compute.fixed_ms)} of per-sample work."
+    )
+    if fixed.source == "assumed":  # one step time: the whole step's rate is all we know
+        low = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
+        basis.warnings += rate_warnings(whole, device, precision, low_note=low)
+    basis.name = f"a {format_count(spec.params)}-parameter model"
+    basis.assumed += _assumed(req, fixed, spec)
+
+
+def _fixed(
+    req: AdviceRequest,
+    points: tuple[tuple[int, float], ...],
+    spec: ModelSpec,
+    device: str | None,
+    precision: str,
+) -> FixedCost:
+    """The fixed cost: entered as such, from two step times, else the prior narrowed by
+    the step (the device's peak bounds the per-sample work from below and, at 1% of it,
+    from above)."""
+    per_device, step_ms = points[0]
+    if req.fixed_ms is not None:
+        return fixed_cost.given(min(req.fixed_ms, step_ms), per_device)
+    if len(points) > 1:
+        return fixed_cost.entered(points)
+    peak = peak_for(device)
+    at_peak = per_device * spec.flops / (peak.tflops(precision) * 1e12) * 1e3 if peak else None
+    return fixed_cost.prior(step_ms, per_device, work_at_peak_ms=at_peak, measure=MEASURE_FIXED)
+
+
+def _assumed(req: AdviceRequest, fixed: FixedCost, spec: ModelSpec) -> list[Assumption]:
+    """What numbers leave unmeasured: every N > 1 term."""
+    return [
+        Assumption(
+            term="Fixed per-step cost",
+            value=format_ms(fixed.ms)
+            + (
+                f" ({format_ms(fixed.low_ms)}-{format_ms(fixed.high_ms)})"
+                if fixed.uncertain
+                else ""
+            ),
+            source=fixed.source,
+            basis=fixed.basis,
+            measure=fixed.measure,
+        ),
+        assumptions.overlap(req.overlap, measured=False, given=req.overlap is not None, model=None),
+        assumptions.ddp_overhead(0.0, spec.params, measured=False, model=None),
+        assumptions.wait({}, jitter=False, model=None),
+    ]

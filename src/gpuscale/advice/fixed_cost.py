@@ -1,0 +1,209 @@
+"""The fixed per-step cost: what a step costs whatever its per-device batch.
+
+One device's micro-step at per-device batch ``b`` is a line in the batch::
+
+    t(b) = t_fixed + b c        (c = F / R: FLOPs per sample over the achieved rate)
+
+``t_fixed`` holds what does not shrink with the batch: kernel launches (each costs
+microseconds of host time whatever its size), the framework's own work per step,
+optimizer kernels over every parameter tensor. **Strong scaling** (the global batch
+kept, split over N devices) saves only ``b c (1 - 1/N)`` of a step: a step that is mostly
+fixed cost barely shrinks, and any overhead of N devices then makes them slower (the
+small models of the measured single- vs dual-GPU study). **Weak scaling** (the
+per-device batch kept) pays the fixed cost once per device and step and gains
+throughput, at a larger global batch that may need more samples to converge.
+
+Where ``t_fixed`` comes from (``FixedCost.source``):
+
+* ``measured``: ``gpuscale bench`` times the bare module at N = 1 at its batch and at a
+  quarter of it, interleaved; the intercept of the line through the two
+  (``gpuscale.bench.summary.fixed_cost``).
+* ``entered``: step times at two or more batches (``--step-ms`` given twice, each with
+  its ``--batch``), least squares through them (``line``); or ``--fixed-ms``.
+* ``fitted``: the bench's per-family fit over its N = 1 runs (results written before the
+  bench timed a second batch).
+* ``assumed``: the device-level prior ``GPU_PRIOR``, narrowed by what the step itself
+  allows (``prior``); its whole range enters the advice's interval.
+
+The line is ``Compute.micro_ms`` (``advice/model.py``): a launch-bound floor (flat until
+the device fills, then linear, as measured on an H100) would replace it there, fitted
+to the same points, and keep this module's sources and intervals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gpuscale.advice.model import Compute, ModelSpec
+from gpuscale.quantities import format_ms
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+MIN_MFU = 0.01  # the plausibility floor of advice/plausible.py: a step's work runs faster
+
+
+@dataclass(frozen=True, slots=True)
+class Prior:
+    """A fixed cost nothing measured: its range and most likely value (ms), and why."""
+
+    low_ms: float
+    ms: float
+    high_ms: float
+    why: str
+
+
+# A GPU step's fixed cost when nothing measured it: 1-20 ms, 4 ms most likely.
+# * gpuscale's own H100 rows (../shared/gpu/h100/sweep.jsonl; PyTorch 2.11 eager, fp32):
+#   the plain step at per-device batch 1 takes 1.5 ms (mlp-4m), 3.1 ms (cnn-4.7m) and
+#   11.8 ms (tf-7m), and barely more at batch 8 to 64;
+# * the published single- vs dual-GPU study (TensorFlow 2.19, RTX 4070 Ti SUPER; the
+#   throughput tables of its technical appendix): intercepts 6.3 ms (its 258K-parameter
+#   MLP) and 16.9 ms (its 6.9M-parameter MLP) over batches 8 to 64;
+# * a kernel launch costs microseconds of host time (NVIDIA's CUDA Graph best-practice
+#   guide; Modal's GPU glossary, "CUDA Graph"), and an eager training step launches
+#   hundreds to thousands of kernels.
+# The point is the geometric middle of gpuscale's own floors (1.5 and 11.8 ms).
+GPU_PRIOR = Prior(
+    1.0,
+    4.0,
+    20.0,
+    "a GPU step's fixed cost, 1-20 ms (PyTorch on an H100: 1.5-11.8 ms at batch 1, "
+    "gpuscale's own rows; TensorFlow on an RTX 4070 Ti SUPER: 6.3 and 16.9 ms, the "
+    "published single- vs dual-GPU study)",
+)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FixedCost:
+    """The fixed per-step cost (ms) at one device, its range, where it came from
+    (``measured``, ``entered``, ``fitted`` or ``assumed``), the batch whose measured step
+    it splits (``at_batch``) and the one command or option that would measure it."""
+
+    ms: float
+    low_ms: float
+    high_ms: float
+    source: str
+    basis: str
+    at_batch: float
+    measure: str = ""
+
+    def __post_init__(self) -> None:
+        values = (self.low_ms, self.ms, self.high_ms)
+        if not all(math.isfinite(v) and v >= 0 for v in values):
+            raise ValueError(f"a fixed cost is a finite number of ms >= 0, not {values}")
+        if not self.low_ms <= self.ms <= self.high_ms:
+            raise ValueError(f"fixed cost {self.ms} ms outside its range {values}")
+
+    @property
+    def uncertain(self) -> bool:
+        return self.high_ms > self.low_ms
+
+    def sentence(self) -> str:
+        """``Fixed per-step cost 16.9 ms (entered: ...)``."""
+        span = (
+            f" (range {format_ms(self.low_ms)}-{format_ms(self.high_ms)})" if self.uncertain else ""
+        )
+        return f"{format_ms(self.ms)}{span}, {self.source}: {self.basis}"
+
+
+def line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """(fixed ms, ms per sample) of ``t(b) = fixed + b c`` through (batch, step ms) points,
+    least squares, both >= 0: a step that does not grow with the batch is all fixed
+    cost; a negative intercept (noise) puts the line through the origin."""
+    batch = np.asarray([p[0] for p in points], float)
+    step = np.asarray([p[1] for p in points], float)
+    if len(np.unique(batch)) < 2:
+        raise ValueError("the fixed cost needs step times at two different batches")
+    slope, intercept = np.polyfit(batch, step, 1)
+    if slope <= 0:
+        return float(step.mean()), 0.0
+    if intercept < 0:
+        return 0.0, float(batch @ step / (batch @ batch))
+    return float(intercept), float(slope)
+
+
+def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
+    """The fixed cost of step times entered at two or more batches (the first pair is the
+    configuration advised on)."""
+    fixed, per_sample = line(points)
+    shown = ", ".join(f"{format_ms(ms)} at batch {b:g}" for b, ms in points)
+    return FixedCost(
+        ms=fixed,
+        low_ms=fixed,
+        high_ms=fixed,
+        source="entered",
+        basis=f"intercept of the steps given ({shown}; {format_ms(per_sample)} per sample)",
+        at_batch=points[0][0],
+    )
+
+
+def given(ms: float, at_batch: float) -> FixedCost:
+    """A fixed cost entered as such (``--fixed-ms``)."""
+    return FixedCost(
+        ms=ms, low_ms=ms, high_ms=ms, source="entered", basis="--fixed-ms", at_batch=at_batch
+    )
+
+
+def prior(
+    step_ms: float,
+    batch: float,
+    *,
+    work_at_peak_ms: float | None,
+    measure: str,
+    base: Prior = GPU_PRIOR,
+) -> FixedCost:
+    """The device-level prior of ``base``, narrowed by the step of ``step_ms`` at
+    ``batch``: never more than the step less its per-sample work at the device's peak
+    (``work_at_peak_ms``: batch x FLOPs per sample / peak), and at least the step less
+    that work at ``MIN_MFU`` of the peak (a step doing under 1% of the peak's FLOPs is
+    launch- or framework-bound: its work would take at most that share)."""
+    # above the peak (an IMPLAUSIBLE input, said elsewhere) nothing is left for it
+    cap = max(min(step_ms - (work_at_peak_ms or 0.0), step_ms * (1 - 1e-3)), 0.0)
+    floor = step_ms - work_at_peak_ms / MIN_MFU if work_at_peak_ms is not None else 0.0
+    low = min(max(base.low_ms, floor, 0.0), cap)
+    high = min(max(base.high_ms, low), cap)
+    point = min(max(base.ms, low), high)
+    basis = base.why
+    if floor > base.low_ms:
+        basis += (
+            f"; at least {format_ms(floor)} of this {format_ms(step_ms)} step, whose per-sample "
+            f"work at >= {MIN_MFU:.0%} of the device's peak would take at most "
+            f"{format_ms(step_ms - floor)}"
+        )
+    return FixedCost(
+        ms=point,
+        low_ms=low,
+        high_ms=high,
+        source="assumed",
+        basis=basis,
+        at_batch=batch,
+        measure=measure,
+    )
+
+
+def resplit(compute: Compute, model: ModelSpec, batch: float, fixed_ms: float) -> Compute:
+    """``compute`` with ``fixed_ms`` as its fixed cost and the per-sample rate set so that
+    the micro-step at ``batch`` is unchanged: the calibration point is kept, only how it
+    splits between the fixed cost and the per-sample work changes."""
+    micro = compute.micro_ms(model, batch)
+    fixed = min(max(fixed_ms, 0.0), micro * (1 - 1e-6))
+    work_ms = micro - fixed
+    return replace(compute, fixed_ms=fixed, tflops=batch * model.flops / (work_ms / 1e3) / 1e12)
+
+
+def excess_ms(frame: pd.DataFrame) -> pd.Series:
+    """The ``fixed`` term of a predictions table (``fixed_excess_ms``): the compute a step
+    spends above its share of one device's (first row), in ms, ``compute_N - compute_1 x
+    samples_N / samples_1`` (samples per device and step), at least 0. Under strong
+    scaling it is the fixed per-step cost not spread over fewer samples per device; 0
+    where every device keeps one device's samples per step (weak scaling)."""
+    first = frame.iloc[0]
+    samples = frame["batch_per_device"] * frame["accum"]
+    share = first["compute_ms"] * samples / (first["batch_per_device"] * first["accum"])
+    return (frame["compute_ms"] - share).clip(lower=0.0)

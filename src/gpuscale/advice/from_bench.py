@@ -1,0 +1,288 @@
+"""The advice from ``gpuscale bench`` results (``from_bench``): the model calibrated on
+the runs of one model, its measured overlap, DDP overhead, wait, fixed per-step cost,
+power and noise scale, the step's interval from leave-one-out, and every term the runs
+did not measure said as assumed (``advice/assumptions.py``). Flagged runs are left out
+unless allowed; ``--fixed-ms`` replaces the measured split of the step
+(``fixed_cost.resplit``). The advice from numbers is ``basis.from_numbers``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.advice import assumptions, caveats, fixed_cost
+from gpuscale.advice.basis import DEFAULT_LINK, Basis
+from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
+from gpuscale.advice.device_power import device_power
+from gpuscale.advice.model import Network, predict_step
+from gpuscale.advice.plausible import rate_warnings
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.uncertainty import StepError, leave_one_out
+from gpuscale.bench.results import ResultsError, bench_table, flag_summary, read_results
+from gpuscale.names import did_you_mean
+from gpuscale.plausibility import SAME_SAMPLES
+from gpuscale.quantities import format_ms, number
+from gpuscale.tables import BENCH_COLUMNS
+
+
+def from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> None:
+    """Fill ``basis`` from the bench: the model calibrated on its runs, its measured
+    overlap, power and noise scale, and the step's interval from leave-one-out."""
+    bench_frame, skipped = _bench_table(frame if frame is not None else req.bench)
+    basis.sources += skipped
+    if req.model is not None:
+        _known_model(bench_frame, req.model, req.bench)
+    table, warning = _with_flagged(bench_frame, req.allow_flagged)
+    try:
+        cal = calibrate(table, req.model or default_model(table), basis.network)
+    except CalibrationError as exc:
+        raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
+    if warning:
+        basis.warnings.append(warning)
+    basis.measured = caveats.measured_runs(bench_frame, cal.name, req.allow_flagged)
+    basis.error = step_error(table, basis.network, cal)
+    basis.network = with_comm_scale(basis.network, cal)
+    if cal.device == "cpu":
+        _cpu_processes(basis, req, cal.threads)
+    basis.spec = replace(cal.model, grad_bytes_per_param=req.grad_bytes)
+    basis.name = cal.name
+    basis.compute, basis.per_device = cal.compute, req.batch or cal.batch
+    overlap = cal.overlap if req.overlap is None else req.overlap
+    if overlap is None and cal.device == "cpu":
+        overlap = 0.0  # gloo reduces on the cores backward uses
+    basis.overlap = overlap
+    power = device_power(cal.device, cal.device_name, measured_w=cal.power_w, given_w=req.power_w)
+    if req.power_w is None and cal.power_w_at:  # the job's power measured at each N
+        power = replace(power, total_w_at=cal.power_w_at)
+    basis.power = power
+    basis.sources += _bench_sources(cal, overlap, basis.measured)
+    basis.noise = cal.noise
+    basis.same_samples = _same_samples(bench_frame, cal.name)
+    basis.min_batch = max(1, basis.per_device // 8)  # the fitted fixed cost prices small batches
+    if req.fixed_ms is not None:  # entered: replaces what the bench measured or fitted
+        cal = _with_fixed(cal, req.fixed_ms)
+        basis.compute = cal.compute
+    basis.fixed = cal.fixed
+    basis.assumed += _bench_assumed(cal, req, overlap, basis.measured)
+    # a rate the bench measured is a finding however low; above the peak it cannot be true
+    basis.warnings += rate_warnings(
+        cal.compute.tflops, cal.device_name, "bf16" if req.grad_bytes == 2 else "fp32", low=False
+    )
+
+
+def _with_fixed(cal: Any, fixed_ms: float) -> Any:
+    """``cal`` with the fixed cost entered (``--fixed-ms``): the measured forward +
+    backward at the bench's batch kept, only its split into fixed cost and per-sample
+    work changed (``fixed_cost.resplit``)."""
+    micro = cal.compute.micro_ms(cal.model, cal.batch)
+    if fixed_ms >= micro:
+        raise ValueError(
+            f"--fixed-ms {fixed_ms:g} is not below the forward + backward step the bench "
+            f"measured for {cal.name} at batch {cal.batch} ({format_ms(micro)}): the fixed "
+            "per-step cost is the part of it that does not shrink with the batch"
+        )
+    return replace(
+        cal,
+        compute=fixed_cost.resplit(cal.compute, cal.model, cal.batch, fixed_ms),
+        fixed=fixed_cost.given(fixed_ms, cal.batch),
+    )
+
+
+def _bench_assumed(
+    cal: Any, req: AdviceRequest, overlap: float | None, measured: list[caveats.Measured]
+) -> list:
+    """The step's terms as the bench measured them, or said as assumed."""
+    fixed = cal.fixed
+    span = f" ({fixed.low_ms:.3g}-{fixed.high_ms:.3g} ms)" if fixed.uncertain else ""
+    compute = cal.compute
+    return [
+        assumptions.Assumption(
+            term="Fixed per-step cost",
+            value=f"{fixed.ms:.3g} ms{span}",
+            source=fixed.source,
+            basis=fixed.basis,
+            measure="" if fixed.source == "measured" else fixed.measure,
+        ),
+        assumptions.overlap(
+            overlap,
+            measured=cal.overlap is not None and req.overlap is None,
+            given=req.overlap is not None,
+            model=cal.name,
+            unmeasured=_overlap_unmeasured(measured),
+        ),
+        assumptions.ddp_overhead(
+            compute.ddp_ms_per_mparam, cal.model.params, measured=True, model=cal.name
+        ),
+        assumptions.wait(dict(compute.slowdown), bool(compute.jitter_ms), model=cal.name),
+    ]
+
+
+def _cpu_processes(basis: Basis, req: AdviceRequest, threads: int | None) -> None:
+    """On CPU (gloo) the devices are processes of one host: their count is capped at
+    ``os.cpu_count() // threads per process`` (at least 1; on one node), and their link is
+    no GPU preset: an assumed one is named and said as such."""
+    if basis.link_assumed:
+        intra = basis.network.intra
+        basis.network = replace(basis.network, intra=replace(intra, name="CPU processes"))
+        basis.sources[0] = (
+            "Link: CPU processes on one host (gloo); no preset describes their link, so it "
+            f"is unknown: assumed {DEFAULT_LINK}'s host-memory figures "
+            f"({number(intra.busbw_gbs)} GB/s, {number(intra.latency_us)} us): measure it "
+            "with `gpuscale collectives` on gloo and give --collectives, or give --busbw-gbs."
+        )
+    if req.nodes > 1:
+        return
+    cores, per_process = os.cpu_count() or 1, max(1, threads or 1)
+    host = max(1, cores // per_process)
+    why = (
+        f"on CPU each device is a process of this host: {cores} core(s) / {per_process} "
+        "thread(s) per process as benched"
+    )
+    if req.max_devices is None and host < basis.max_devices:
+        basis.sources.append(f"Device count capped at {host}: {why} (--max-devices to change).")
+        basis.max_devices = host
+    elif host < basis.max_devices:
+        basis.sources.append(
+            f"This host runs at most {host} such process(es) ({why}); counts above it, "
+            "asked with --max-devices, are for a larger host."
+        )
+
+
+def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
+    """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
+    N > 1 rows of the configuration advised on (see ``uncertainty``)."""
+
+    def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
+        try:
+            other = calibrate(rest, model, network)
+        except (CalibrationError, ValueError):
+            return [None] * len(ns)
+        if other.device != cal.device or other.device_name != cal.device_name:
+            return [None] * len(ns)
+        overlap = other.overlap
+        if overlap is None and other.device == "cpu":
+            overlap = 0.0  # as the advice itself does
+        scaled = with_comm_scale(network, other)
+        return [
+            predict_step(
+                other.model,
+                other.compute,
+                scaled,
+                n,
+                batch=other.batch,
+                overlap=overlap,
+                bucket_mb=other.bucket_mb,
+                strategy=other.strategy,
+            ).step_ms
+            for n in ns
+        ]
+
+    return leave_one_out(table, network, predict)
+
+
+def _bench_table(bench: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The bench table of a DataFrame or a results file (JSONL), and a note on the lines
+    of the file that were skipped (:class:`ValueError` when none is usable)."""
+    if isinstance(bench, pd.DataFrame):
+        missing = [c for c in BENCH_COLUMNS if c not in bench.columns]
+        if missing:
+            shown = ", ".join(missing[:4]) + (
+                f" and {len(missing) - 4} more" if len(missing) > 4 else ""
+            )
+            raise ValueError(
+                f"the bench table lacks the column(s) {shown}: give a table made by "
+                "gpuscale.bench.results.bench_table, or the results file's path"
+            )
+        return bench, []
+    path = Path(bench)
+    records, problems = read_results(path)  # ResultsError (a ValueError): unreadable
+    example = f", e.g. {problems[0]}" if problems else ""
+    if not records:
+        raise ResultsError(
+            f"{path}: no gpuscale bench results in it ({len(problems)} line(s) skipped{example})"
+        )
+    notes = [f"{len(problems)} line(s) of {path.name} skipped{example}."] if problems else []
+    return bench_table(records), notes
+
+
+def _same_samples(table: pd.DataFrame, model: str) -> bool:
+    """Whether a run of ``model`` at N > 1 was flagged for ranks that saw the same
+    samples (flagged or allowed, its gradient norms measure no noise scale)."""
+    rows = table[(table["model"] == model) & (table["accelerators"] > 1)]
+    return bool(rows["flags"].astype(str).str.contains(SAME_SAMPLES, regex=False).any())
+
+
+def _known_model(table: pd.DataFrame, model: str, source: Any) -> None:
+    """:class:`CalibrationError` when no row of the bench results is of ``model`` (a
+    typo, another file): the models there and the closest one, not advice to re-run."""
+    names = sorted({str(m) for m in table["model"].dropna()})
+    if model in names:
+        return
+    where = "the bench results" if source in (None, "(table)") else Path(source).name
+    raise CalibrationError(
+        f"model {model!r} is not in {where}{did_you_mean(model, names)}; "
+        f"it holds {len(names)} model(s): {', '.join(names) or 'none'} (give one with --model)"
+    )
+
+
+def _flag_lines(table: pd.DataFrame) -> str:
+    return "; ".join(f"{kind} ({n} run(s), e.g. {why})" for kind, n, why in flag_summary(table))
+
+
+def _with_flagged(table: pd.DataFrame, allow: bool) -> tuple[pd.DataFrame, str | None]:
+    """The table, with flagged runs made usable when ``allow`` (and the warning)."""
+    flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
+    if not allow or not flagged.any():
+        return table, None
+    warning = (
+        f"WARNING: {int(flagged.sum())} flagged run(s) used (--allow-flagged): "
+        f"{_flag_lines(table)}. The figures they give are less certain."
+    )
+    return table.assign(flagged=False), warning
+
+
+def _flagged_help(table: pd.DataFrame) -> str:
+    flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
+    if not (flagged & (table["accelerators"] == 1)).any():
+        return ""  # allowing flagged runs would not give the N = 1 run that is missing
+    return (
+        f". {int(flagged.sum())} run(s) were left out as flagged: {_flag_lines(table)}. "
+        "Re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median), or "
+        "allow flagged runs (--allow-flagged, or allow_flagged=True) to use them with a warning"
+    )
+
+
+def _overlap_unmeasured(measured: list[caveats.Measured]) -> str:
+    """Why the bench did not measure the overlap: its multi-device run of the model is
+    flagged (left out), timed no communication, or there is none."""
+    left_out = [m.devices for m in measured if m.flagged and not m.allowed]
+    if left_out:
+        return (
+            f"the run on {left_out[0]} devices exists but is flagged (reasons in the bench "
+            "table), so it was not used"
+        )
+    if measured:
+        return "the multi-device run timed no communication"
+    return "no multi-device run"
+
+
+def _bench_sources(cal: Any, overlap: float | None, measured: list[caveats.Measured]) -> list[str]:
+    lines = [f"Calibrated on {cal.name}: " + "; ".join(cal.notes) + "."]
+    if cal.overlap is not None:
+        lines.append(f"Overlap {cal.overlap:.2f} measured by the bench (1 - exposed / comm).")
+    elif overlap is not None and measured and any(m.flagged and not m.allowed for m in measured):
+        lines.append(f"Overlap {overlap:.2f}: not measured; {_overlap_unmeasured(measured)}.")
+    elif overlap is not None:
+        lines.append(f"Overlap {overlap:.2f}: not measured ({_overlap_unmeasured(measured)}).")
+    else:
+        lines.append("Overlap not measured: half the communication, never the last bucket.")
+    if cal.comm_scale is not None:
+        lines.append(
+            f"Communication inside DDP measured at {number(cal.comm_scale)}x the network's "
+            "prediction; applied to every prediction."
+        )
+    return lines

@@ -1,0 +1,100 @@
+"""The plan's intervals, calibrated by forecasting the past: each round from the rounds
+before it, on the data the plan is fitted on.
+
+:func:`backtest` fits on the rounds before each round ``R`` and predicts every system new
+in ``R`` whose workload was measured before; each prediction is labelled with its class
+(``gpuscale.planning.predict.count_class``: the count measured before for the family,
+not measured inside or outside its counts, or the family never ran the workload).
+:func:`intervals` turns the log errors into one half-width per class: the 80% quantile of
+``|log error| / (1 + widen x octaves outside)`` (a quantile, not a standard deviation:
+the errors have heavy tails, and the top 20% do not move it), pooled with a prior worth
+``PRIOR_CASES`` errors so that a class with few cases is not given a narrow interval by
+chance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.planning.fits import fit_all
+from gpuscale.planning.predict import CLASSES, DEFAULT_INTERVALS, plannable, predict_point
+from gpuscale.tables.workloads import round_key
+
+PRIOR_CASES = 5.0
+COVERAGE = 0.8
+
+
+def case_of(row: Any) -> dict[str, Any]:
+    """The facts of one measured system (a ``gpuscale.planning.systems`` row) a forecast
+    of it is scored against."""
+    return {
+        "round": row.round,
+        "workload": row.workload,
+        "family": row.accelerator_family,
+        "devices": int(row.accelerators),
+        "submitter": row.submitter,
+        "system": row.system_name,
+        "measured": row.time_to_train_min,
+    }
+
+
+def backtest(systems: pd.DataFrame, fit: Callable[[pd.DataFrame], dict[str, Any]]) -> pd.DataFrame:
+    """One row per system new in a round after the first (``gpuscale.planning.systems``
+    rows), predicted by ``fit`` of the rounds before it: ``round``, ``workload``,
+    ``family``, ``devices``, ``measured``, ``minutes``, ``minutes_low``, ``minutes_high``,
+    ``class``, ``octaves_outside``, ``log_error`` (predicted - measured); a system whose
+    family and workload cannot be planned from the rounds before has ``class``
+    ``"none"`` and no prediction."""
+    rounds = sorted(systems["round"].unique(), key=round_key)
+    out = []
+    for target in rounds[1:]:
+        train = systems[[round_key(r) < round_key(target) for r in systems["round"]]]
+        fits = fit(train.reset_index(drop=True))
+        for row in systems[systems["round"] == target].itertuples(index=False):
+            base = case_of(row)
+            w, f, n = base["workload"], base["family"], base["devices"]
+            if w not in fits["workloads"]:
+                out.append(base | {"count_class": "new workload"})
+                continue
+            if not plannable(fits, w, f):
+                out.append(base | {"count_class": "none"})
+                continue
+            p = predict_point(fits, w, f, n)
+            log_error = math.log(p["minutes"] / row.time_to_train_min)
+            out.append(base | p | {"log_error": log_error})
+    return pd.DataFrame(out)
+
+
+def intervals(cases: pd.DataFrame, widen: float = DEFAULT_INTERVALS["widen"]) -> dict:
+    """Per class, the calibrated half-width (see the module docstring), and how many
+    cases each rests on (``cases_<class>``)."""
+    out: dict[str, float] = {"widen": widen}
+    for kind in CLASSES:
+        mine = cases[cases["count_class"] == kind] if len(cases) else cases
+        errors = (
+            np.abs(mine["log_error"].to_numpy(float)) / (1 + widen * mine["octaves_outside"])
+            if len(mine)
+            else np.array([])
+        )
+        errors = errors[np.isfinite(errors)]
+        k = len(errors)
+        prior = DEFAULT_INTERVALS[kind]
+        found = float(np.quantile(errors, COVERAGE)) if k else prior
+        out[kind] = math.sqrt((k * found**2 + PRIOR_CASES * prior**2) / (k + PRIOR_CASES))
+        out[f"cases_{kind}"] = k
+    return out
+
+
+def calibrated_fits(systems: pd.DataFrame) -> dict[str, Any]:
+    """:func:`gpuscale.planning.fits.fit_all` of ``systems`` with its intervals
+    calibrated by :func:`backtest` on the same systems (each of their rounds after the
+    first, from the rounds before it)."""
+    fits = fit_all(systems)
+    inner = backtest(systems, fit_all) if systems["round"].nunique() > 1 else pd.DataFrame()
+    planned = inner[inner["count_class"].isin(CLASSES)] if len(inner) else inner
+    return fits | {"intervals": intervals(planned)}

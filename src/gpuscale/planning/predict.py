@@ -1,0 +1,173 @@
+"""A plan at one count from the fits, in plain Python (no numpy, no pandas: one
+``gpuscale plan`` stays under a second of CPU).
+
+For family ``f`` of workload ``w`` at ``N`` devices, at the level of round ``R`` (default:
+the workload's newest), with ``x = log2 N``:
+
+* the global batch ``B``: the workload's typical batch at ``N`` (``batch_curve``: the median
+  over families of each one's newest choice at each count, extended beyond the counts by
+  its end slope, clipped to [0, 1]) times the family's own ratio to it, interpolated in
+  ``log2`` between the counts the family ran and held beyond them: at a count it ran, its
+  own newest choice; between two far-apart counts, the workload's steps (Llama2 keeps 8
+  up to 64 devices), not a straight line; a family that never ran ``w`` takes the
+  typical batch;
+* ``log y = a_f + d_{f,R} + s(x) + u_f(x) + c log2(B / N) + anchor_f(N)``
+  (``gpuscale.planning.pooled``; the anchor is the newest round's mean residual of the
+  family's systems at exactly ``N``); a family that never ran ``w`` takes
+  ``a_f + u_f(3) = speed_f + speed_w`` from the other workloads (``gpuscale.planning.fits``)
+  and the shared shape;
+* minutes ``T = exp(log y + e_R) C(B) / N`` with ``C(B) = E(B) / E(B_ref)``,
+  ``E(B) = e_min (1 + B / b_noise)`` (the round's RCPs) and ``e_R`` its era's level;
+* the class of the count: ``i`` (measured before for this family and workload), ``ii_in``
+  / ``ii_out`` (not measured: inside / outside the family's measured counts), ``iii``
+  (the family never ran the workload), and the 80% interval
+  ``T exp(+-q_class (1 + widen x octaves outside))`` with ``q_class`` the calibrated
+  80% quantile of the absolute log error of that class (``gpuscale.planning.calibrate``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gpuscale.planning.shape import PIN, hat_values
+from gpuscale.tables.workloads import round_key
+
+CLASSES = ("i", "ii_in", "ii_out", "iii")
+DEFAULT_INTERVALS = {"i": 0.08, "ii_in": 0.12, "ii_out": 0.18, "iii": 0.35, "widen": 0.25}
+
+
+def at_round(values: dict[str, Any], round_name: str | None, default: Any = 0.0) -> Any:
+    """The value of ``round_name``, else of the newest round before it, else of the
+    newest of all (a random walk carries the last level forward)."""
+    if not values:
+        return default
+    ordered = sorted(values, key=round_key)
+    if round_name is None:
+        return values[ordered[-1]]
+    before = [r for r in ordered if round_key(r) <= round_key(round_name)]
+    return values[before[-1]] if before else values[ordered[0]]
+
+
+def convergence(workload: dict[str, Any], batch: float, round_name: str | None) -> float:
+    """``E_R(B) / E_R(B_ref)`` by the RCPs of ``round_name`` (default: the newest); 1 when
+    convergence is not modelled."""
+    rcp = at_round(workload["rcp"] or {}, round_name, None)
+    if rcp is None:
+        return 1.0
+    return (1 + batch / rcp["b_noise"]) / (1 + workload["reference_batch"] / rcp["b_noise"])
+
+
+def interpolate(xs: list[float], ys: list[float], x: float, *, extend: bool) -> float:
+    """Linear in ``x`` between the points; beyond them flat, or (``extend``) continued by
+    the end segment's slope clipped to [0, 1] (a batch grows at most as fast as N)."""
+    if len(xs) == 1:
+        return ys[0]
+    if x <= xs[0] or x >= xs[-1]:
+        edge, other = (0, 1) if x <= xs[0] else (-1, -2)
+        if not extend:
+            return ys[edge]
+        slope = (ys[edge] - ys[other]) / (xs[edge] - xs[other])
+        return ys[edge] + min(max(slope, 0.0), 1.0) * (x - xs[edge])
+    for k in range(1, len(xs)):
+        if x <= xs[k]:
+            t = (x - xs[k - 1]) / (xs[k] - xs[k - 1])
+            return ys[k - 1] + t * (ys[k] - ys[k - 1])
+    return ys[-1]
+
+
+def log2_batch(workload: dict[str, Any], family: dict[str, Any] | None, x: float) -> float:
+    """``log2`` of the global batch assumed at ``x = log2 N``: the workload's typical
+    batch there plus the family's offset from it, interpolated between the counts the
+    family ran and held beyond them (see the module docstring)."""
+    curve = workload["batch_curve"]
+
+    def typical(at: float) -> float:
+        return interpolate(curve["log2_n"], curve["log2_b"], at, extend=True)
+
+    if family is None:
+        return typical(x)
+    xs, ys = family["batch"]["log2_n"], family["batch"]["log2_b"]
+    offsets = [y - typical(at) for at, y in zip(xs, ys, strict=True)]
+    return typical(x) + interpolate(xs, offsets, x, extend=False)
+
+
+def count_class(family: dict[str, Any] | None, n: int) -> tuple[str, float]:
+    """(class, octaves outside the family's measured counts) of ``n``."""
+    if family is None:
+        return "iii", 0.0
+    counts = sorted(int(c) for c in family["counts"])
+    if str(n) in family["counts"]:
+        return "i", 0.0
+    if counts[0] < n < counts[-1]:
+        return "ii_in", 0.0
+    edge = counts[0] if n < counts[0] else counts[-1]
+    return "ii_out", abs(math.log2(n / edge))
+
+
+def plannable(fits: dict[str, Any], workload: str, family: str) -> bool:
+    """Whether ``family`` has a level on ``workload``: it ran it, or its speed is linked to
+    the workload's through families that ran both (``fits.components``)."""
+    if workload not in fits["workloads"]:
+        return False
+    if family in fits["workloads"][workload]["families"]:
+        return True
+    groups = fits["speed"]["component"]
+    return family in groups and groups[family] == groups.get(f"workload:{workload}")
+
+
+def _log_y(fits: dict[str, Any], workload: dict[str, Any], family_name: str, x: float, r):
+    """(log y without the batch term, whether the family's own level was used)."""
+    family = workload["families"].get(family_name)
+    shape = hat_values(workload["shape"], x)
+    if family is None:
+        speed = fits["speed"]
+        level = speed["family"][family_name] + speed["workload"][workload["workload"]]
+        return level + shape - hat_values(workload["shape"], PIN), False
+    own = hat_values(family["shape"], x) if family["shape"] else 0.0
+    level = family["level"] + at_round(family["round_level"], r)
+    return level + shape + own, True
+
+
+def predict_point(
+    fits: dict[str, Any],
+    workload_name: str,
+    family_name: str,
+    n: int,
+    round_name: str | None = None,
+) -> dict[str, Any]:
+    """The plan of ``n`` devices (a dict: ``minutes``, ``minutes_low``, ``minutes_high``,
+    ``global_batch``, ``expected_samples``, ``per_device_batch``, ``count_class``,
+    ``octaves_outside``, ``half_width`` (log), ``convergence`` (``C(B)``), ``log_y``)."""
+    workload = fits["workloads"][workload_name]
+    family = workload["families"].get(family_name)
+    x = math.log2(n)
+    batch = 2.0 ** log2_batch(workload, family, x)
+    log_y, _ = _log_y(fits, workload, family_name, x, round_name)
+    log_y += workload["batch_slope"] * math.log2(batch / n)
+    kind, octaves = count_class(family, n)
+    if kind == "i":
+        log_y += family["counts"][str(n)]["anchor"]
+    r = round_name or workload["round"]
+    log_y += workload["era_level"][at_round(workload["era"], r)]
+    rcp = at_round(workload["rcp"] or {}, r, None)
+    expected = rcp["e_min"] * (1 + batch / rcp["b_noise"]) if rcp else math.nan
+    minutes = math.exp(log_y) * convergence(workload, batch, r) / n
+    intervals = fits.get("intervals") or DEFAULT_INTERVALS
+    half = intervals[kind] * (1 + intervals["widen"] * octaves)
+    factor = convergence(workload, batch, r)
+    return {
+        "devices": n,
+        "minutes": minutes,
+        "minutes_low": minutes * math.exp(-half),
+        "minutes_high": minutes * math.exp(half),
+        "global_batch": batch,
+        "expected_samples": expected,
+        "per_device_batch": batch / n,
+        "count_class": kind,
+        "octaves_outside": octaves,
+        "half_width": half,
+        "convergence": factor,
+        # log device-minutes per (reference-batch) sample: throughput per device is exp(-y)
+        "log_y": log_y,
+    }

@@ -1,0 +1,186 @@
+"""A plan from the fits, in plain Python: what ``gpuscale plan`` prints and
+``gpuscale.plan`` turns into a DataFrame (``gpuscale.tables.plan.PLAN_COLUMNS``)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from gpuscale import criteria
+from gpuscale.mlperf.accelerators import UNKNOWN_FAMILY, normalise_accelerator
+from gpuscale.names import _key, resolve_choice, resolve_workloads
+from gpuscale.planning.cache import default_fits, fits_of
+from gpuscale.planning.predict import plannable, predict_point
+from gpuscale.planning.request import PlanRequest
+from gpuscale.planning.words import notes
+from gpuscale.tables import Criterion
+from gpuscale.tables.plan import NEAREST_KEYS
+from gpuscale.tables.workloads import round_key
+
+
+class PlanError(ValueError):
+    """Nothing in the data supports an answer; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlanResult:
+    """The plan: ``rows`` (one dict per count, ``PLAN_COLUMNS``), ``notes`` (sentences),
+    ``model`` (facts: workload, family, classes, intervals) and ``systems`` (the family's
+    measured systems of the workload, dicts with ``NEAREST_KEYS``)."""
+
+    rows: list[dict[str, Any]]
+    notes: list[str]
+    model: dict[str, Any]
+    systems: list[dict[str, Any]]
+
+
+def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
+    """The accelerator family ``name`` means among ``valid``, and a note when it was read
+    (``H100`` -> ``H100-SXM5-80GB``: the catalogue's default form factor and memory).
+    Exact family names, then the accelerator catalogue, then unambiguous prefixes;
+    ``UnknownNameError`` (with the closest name) otherwise."""
+    exact = [v for v in valid if _key(v) == _key(name)]
+    if exact:
+        return exact[0], ""
+    known = normalise_accelerator(name)
+    if known.known and known.family in valid:
+        return known.family, f"{name!r} read as the accelerator family {known.family}"
+    found = resolve_choice(name, valid, "accelerator family")
+    return found, f"{name!r} read as the accelerator family {found}"
+
+
+def _system(entry: list[Any], family: str) -> dict[str, Any]:
+    round_name, submitter, system, devices, minutes, _ = entry
+    values = (round_name, submitter, system, int(devices), round(float(minutes), 3), family)
+    return dict(zip(NEAREST_KEYS, values, strict=True))
+
+
+def leaned_on(workload: dict[str, Any], family: str, n: int, k: int = 3) -> list[dict]:
+    """The measured systems a count leans on: the family's at the count nearest ``n`` (in
+    log), newest round first, fastest first; a family that never ran the workload, the
+    workload's systems (any family) at the count nearest ``n``."""
+    own = workload["families"].get(family)
+    pool = (
+        [(e, family) for e in own["systems"]]
+        if own
+        else [(e, f) for f, fit in workload["families"].items() for e in fit["systems"]]
+    )
+    gap = min(abs(math.log(e[3] / n)) for e, _ in pool)
+    near = [(e, f) for e, f in pool if math.isclose(abs(math.log(e[3] / n)), gap)]
+    near.sort(key=lambda p: (tuple(-v for v in round_key(p[0][0])), p[0][4]))
+    return [_system(e, f) for e, f in near[:k]]
+
+
+def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list, list]:
+    """(on the Pareto front, the criteria picking each count) over the counts asked."""
+    speedup = [minutes[0] / t for t in minutes]
+    efficiency = [s / x for s, x in zip(speedup, n, strict=True)]
+    normalised = [s * n[0] / x for s, x in zip(speedup, n, strict=True)]
+    hours = [x * t / 60 for x, t in zip(n, minutes, strict=True)]
+    picks: dict[int, list[str]] = {}
+    knee = None
+    if len(n) >= 3:
+        knee = criteria.kneedle([math.log10(x) for x in n], [math.log10(t) for t in minutes])
+    chosen = [
+        (Criterion.KNEE, knee),
+        (Criterion.SPEED_X_EFFICIENCY, criteria.best_speed_x_efficiency(speedup, efficiency)),
+        (Criterion.EFFICIENCY_THRESHOLD, criteria.last_above_threshold(normalised, threshold)),
+    ]
+    for criterion, index in chosen:
+        if index is not None:
+            picks.setdefault(index, []).append(criterion.label(threshold))
+    front = criteria.pareto_mask(minutes, hours)
+    return front, [", ".join(picks.get(i, [])) for i in range(len(n))]
+
+
+def _plannable(fits: dict[str, Any], workload: str, family: str) -> None:
+    """PlanError when ``family`` has no level on ``workload``."""
+    if not plannable(fits, workload, family):
+        raise PlanError(
+            f"no {family} system ran {workload}, and no family that ran it shares another "
+            f"workload with {family}: nothing supports a plan"
+        )
+
+
+def _rows(points: list[dict], request: PlanRequest, fit: dict, family: str) -> list[dict]:
+    n = [float(p["devices"]) for p in points]
+    minutes = [p["minutes"] for p in points]
+    front, stops = _marks(n, minutes, request.threshold)
+    price, power = request.price_per_device_hour, request.power_w
+    rows = []
+    for k, p in enumerate(points):
+        hours = n[k] * p["minutes"] / 60
+        rows.append(
+            p
+            | {
+                "nodes": math.ceil(n[k] / request.devices_per_node),
+                "global_batch": round(p["global_batch"]),  # whole samples; E(B) used the fit
+                "throughput_efficiency": math.exp(
+                    points[0]["log_y"] - p["log_y"]
+                ),  # per device, relative to the smallest count asked
+                "convergence_factor": points[0]["convergence"] / p["convergence"],
+                "extrapolated": p["count_class"] in ("ii_out", "iii"),
+                "nearest": leaned_on(fit, family, int(n[k])),
+                "device_hours": hours,
+                "cost": hours * price if price is not None else math.nan,
+                "energy_kwh": hours * power / 1000 if power is not None else math.nan,
+                "pareto": front[k],
+                "stops_paying": stops[k],
+            }
+        )
+    return rows
+
+
+def plan_result(request: PlanRequest, fits: dict[str, Any]) -> PlanResult:
+    """The plan of ``request`` from ``fits`` (``gpuscale.planning.cache``)."""
+    if not fits["workloads"]:
+        raise PlanError(
+            "no closed-division MLPerf result with a time in the data given (the plan is "
+            "fitted on the closed division)"
+        )
+    folders = [b for fit in fits["workloads"].values() for b in fit["benchmarks"]]
+    workload = resolve_workloads([request.workload], folders)[0]
+    if workload not in fits["workloads"]:
+        raise PlanError(f"no measured system of {workload} in the data given")
+    families = sorted(
+        {f for fit in fits["workloads"].values() for f in fit["families"]} - {UNKNOWN_FAMILY}
+    )
+    family, read_as = resolve_family(request.accelerator, families)
+    _plannable(fits, workload, family)
+    fit = fits["workloads"][workload]
+    points = [predict_point(fits, workload, family, n) for n in request.devices]
+    odd = [p["devices"] for p in points if not 0 < p["minutes"] < math.inf]
+    if odd:  # a number that cannot be true is a bug, never a plan
+        raise PlanError(
+            f"the model gives no finite positive time at {', '.join(map(str, odd))} devices "
+            f"for {family} on {workload}: please report it"
+        )
+    rows = _rows(points, request, fit, family)
+    own = fit["families"].get(family)
+    systems = [_system(e, family) for e in own["systems"]] if own else []
+    model = {
+        "workload": workload,
+        "family": family,
+        "round": fit["round"],
+        "systems": len(systems),
+        "workload_systems": fit["systems"],
+        "workload_families": len(fit["families"]),
+        "batch_slope": fit["batch_slope"],
+        "intervals": fits.get("intervals", {}),
+        "classes": [r["count_class"] for r in rows],
+        "borrowed": own is None,
+    }
+    said = notes(fits, workload, family, rows, request)
+    return PlanResult(rows, ([read_as] if read_as else []) + said, model, systems)
+
+
+def plan_for(request: PlanRequest, scores: Any = None) -> PlanResult:
+    """The plan of ``request`` on ``scores`` (a scores DataFrame; default: the bundled
+    rounds, whose fits ship with the package: no pandas is imported)."""
+    if scores is not None and len(scores) == 0:
+        raise PlanError("no MLPerf results in the data given")
+    return plan_result(request, default_fits() if scores is None else fits_of(scores))
+
+
+__all__ = ["PlanError", "PlanResult", "plan_for", "plan_result", "resolve_family"]

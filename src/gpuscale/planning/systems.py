@@ -1,0 +1,107 @@
+"""What the plan is fitted on: the measured systems of the scores table, once each.
+
+:func:`measured` keeps the closed division, a valid time and device count, a named
+accelerator, each result once (a copy republished in a later loaded round, or repeated
+under a second system name in its round, is left out: ``gpuscale.tables.republished``),
+and adds what the model reads:
+
+* ``expected_samples``: ``E_R(B)`` from the round's RCPs (NaN where the workload has none:
+  then convergence is not modelled, ``convergence`` is 1);
+* ``convergence``: ``E_R(B) / E_R(B_ref)``, samples to converge relative to those at the
+  workload's reference batch ``B_ref`` (the median global batch of its systems): RCPs
+  change units between rounds (UNet3D counted epochs in v3.0 and samples from v3.1), the
+  ratio does not;
+* ``era``: 0, 1, ... the workload's rules as its RCPs say: a new era starts in a round whose
+  ``E_R(B_ref)`` differs by more than 10% from the round before (Stable Diffusion v4.0,
+  GPT-3 v4.1: a new benchmark or target, not new software);
+* ``log_y``: the device-minutes per expected sample, ``log(T N / convergence)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.analysis.decompose import expected_samples
+from gpuscale.mlperf.accelerators import UNKNOWN_FAMILY
+from gpuscale.tables.republished import counted_once
+from gpuscale.tables.workloads import round_key
+
+COLUMNS = [
+    "round",
+    "workload",
+    "benchmark",
+    "accelerator_family",
+    "submitter",
+    "system_name",
+    "accelerators",
+    "global_batch_size",
+    "time_to_train_min",
+]
+
+
+def measured(scores: pd.DataFrame) -> pd.DataFrame:
+    """The systems the plan may use (see the module docstring), one row each."""
+    rows = counted_once(scores)
+    if "division" in rows:
+        rows = rows[rows["division"] == "closed"]
+    if "first_round" in rows:  # a copy whose first round is not loaded is kept (once)
+        loaded = set(rows["round"].astype(str))
+        first = rows["first_round"].astype(object)
+        rows = rows[~((rows["round"] != first) & first.isin(loaded)).to_numpy(bool)]
+    rows = rows[rows["accelerator_family"].notna()]
+    rows = rows[rows["accelerator_family"].astype(str) != UNKNOWN_FAMILY]
+    # as floats: a nullable count (Int64, <NA> for a CPU-only system) cannot mask rows
+    time = pd.to_numeric(rows["time_to_train_min"], errors="coerce").astype(float)
+    n = pd.to_numeric(rows["accelerators"], errors="coerce").astype(float)
+    batch = pd.to_numeric(rows["global_batch_size"], errors="coerce").astype(float)
+    ok = np.isfinite(time) & (time > 0) & np.isfinite(n) & (n > 0) & np.isfinite(batch)
+    rows = rows[(ok & (batch > 0)).to_numpy(bool)][COLUMNS].copy()
+    rows["accelerators"] = rows["accelerators"].astype(float)
+    rows["global_batch_size"] = rows["global_batch_size"].astype(float)
+    rows["time_to_train_min"] = rows["time_to_train_min"].astype(float)
+    for column in ("round", "workload", "benchmark", "accelerator_family"):
+        rows[column] = rows[column].astype(str)
+    rows = rows.reset_index(drop=True)
+    parts = [_convergence(mine) for _, mine in rows.groupby("workload", sort=False)]
+    rows = pd.concat(parts).sort_index() if parts else rows.assign(**dict.fromkeys(ADDED))
+    rows["log_y"] = np.log(rows["time_to_train_min"] * rows["accelerators"] / rows["convergence"])
+    return rows
+
+
+ADDED = ("expected_samples", "reference_batch", "convergence", "era")
+ERA_STEP = 0.1  # |log| change of E_R(B_ref) between rounds that starts a new era
+
+
+def _convergence(rows: pd.DataFrame) -> pd.DataFrame:
+    """One workload's rows with ``ADDED`` (see the module docstring)."""
+    b_ref = float(rows["global_batch_size"].median())
+    expected = np.array(
+        [
+            expected_samples(r, b, g)
+            for r, b, g in zip(
+                rows["round"], rows["benchmark"], rows["global_batch_size"], strict=True
+            )
+        ],
+        float,
+    )
+    at_ref = {
+        r: expected_samples(r, b, b_ref)
+        for r, b in zip(rows["round"], rows["benchmark"], strict=True)
+    }
+    modelled = bool(np.all(np.isfinite(expected) & (expected > 0)))
+    era, eras, last = {}, 0, None
+    for r in sorted(at_ref, key=round_key):
+        value = at_ref[r] if modelled else 1.0
+        if last is not None and abs(math.log(value / last)) > ERA_STEP:
+            eras += 1
+        era[r], last = eras, value
+    ratio = expected / np.array([at_ref[r] for r in rows["round"]]) if modelled else 1.0
+    return rows.assign(
+        expected_samples=expected if modelled else math.nan,
+        reference_batch=b_ref,
+        convergence=ratio,
+        era=rows["round"].map(era).astype(int),
+    )

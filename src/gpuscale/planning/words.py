@@ -1,0 +1,212 @@
+"""The plan said in words, each sentence computed from the plan's rows and the fits:
+which systems it rests on, which class each count is in, why throughput per device moves
+as it does (the per-device batch), and why an interval is wide."""
+
+from __future__ import annotations
+
+import math
+from itertools import pairwise
+from typing import Any
+
+from gpuscale.quantities import number
+from gpuscale.tables.workloads import round_key
+
+WIDE = math.log(1.25)  # an interval wider than +-25% is explained
+CLASS_WORDS = {
+    "i": "measured before (class i)",
+    "ii_in": "not measured, between the family's counts (class ii)",
+    "ii_out": "not measured, beyond the family's counts (class ii)",
+    "iii": "on a workload the family never ran (class iii)",
+}
+SHORT = {
+    "i": "at counts measured before",
+    "ii_in": "between them",
+    "ii_out": "beyond them",
+    "iii": "for a family that never ran the workload",
+}
+
+
+def plural(count: int, word: str, many: str = "") -> str:
+    """``1 result``, ``2 results`` (``many``: the plural when not ``word + "s"``)."""
+    return f"{count:,} {word if count == 1 else many or word + 's'}"
+
+
+def _counts(values: list[int]) -> str:
+    return ", ".join(f"{v:,}" for v in values)
+
+
+def _rounds(systems: list[list[Any]]) -> str:
+    rounds = sorted({s[0] for s in systems}, key=round_key)
+    return rounds[0] if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]}"
+
+
+def model_note(fit: dict[str, Any], family: str, speed_from: list[str]) -> str:
+    """How the model was fitted and on what."""
+    every = [s for f in fit["families"].values() for s in f["systems"]]
+    families = plural(len(fit["families"]), "family", "families")
+    base = (
+        f"Model: time = samples to converge at the batch / throughput, fitted on "
+        f"{plural(len(every), 'result')} of {families} on "
+        f"{fit['workload']} (rounds {_rounds(every)}, each result once): the shape of "
+        "scaling shared by the families"
+    )
+    own = fit["families"].get(family)
+    if own is None:
+        return (
+            f"{base}; no {family} system ran {fit['workload']}, so its level is borrowed "
+            f"from its speed on {', '.join(speed_from) or 'other workloads'} against the "
+            f"families that ran those too (class iii), at {fit['round']}'s level."
+        )
+    newest = max((s[0] for s in own["systems"]), key=round_key)
+    return (
+        f"{base}, {family}'s own level from its {plural(len(own['systems']), 'result')} "
+        f"(rounds {_rounds(own['systems'])}; each round's step shrunk towards no step by "
+        f"how many results support it), at {max(fit['round'], newest, key=round_key)}'s "
+        "level."
+    )
+
+
+def batch_note(fit: dict[str, Any], family: str) -> str:
+    """Where the global batch and samples to converge come from."""
+    own = fit["families"].get(family)
+    ran = sorted(round(2**x) for x in own["batch"]["log2_n"]) if own else []
+    where = (
+        f"the submissions' own at the counts {family} ran ({_counts(ran)}), elsewhere the "
+        f"workload's typical batch times {family}'s ratio to it"
+        if own
+        else "the workload's typical batch (the median of the families' choices)"
+    )
+    rcp = fit["rcp"] or {}
+    newest = rcp.get(fit["round"]) if rcp else None
+    converge = (
+        f"samples to converge E(B) from the {newest['source']}"
+        if newest
+        else "no reference convergence points: the batch's effect on convergence is not modelled"
+    )
+    return f"Global batch: {where}; {converge}."
+
+
+def class_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> list[str]:
+    """Which counts are in which class, and what a count beyond the family's rests on."""
+    out = []
+    own = fit["families"].get(family)
+    for kind, words in CLASS_WORDS.items():
+        counts = [int(r["devices"]) for r in rows if r["count_class"] == kind]
+        if not counts:
+            continue
+        text = f"{plural(len(counts), 'count')} {words}: {_counts(counts)}"
+        if kind in ("ii_in", "ii_out") and own:
+            ran = sorted(int(c) for c in own["counts"])
+            text += f" ({family} ran {_counts(ran)})"
+        if kind in ("ii_out", "iii"):
+            text += "; " + _shape_support(fit, family, counts)
+        if kind == "iii" or "extrapolated" in text:
+            text += "; memory is not modelled: check that the model fits in these devices"
+        out.append(text + ".")
+    return out
+
+
+def _shape_support(fit: dict[str, Any], family: str, counts: list[int]) -> str:
+    """Which other families' results the shape at ``counts`` rests on."""
+    low, high = min(counts), max(counts)
+    near = {
+        f: sum(n["all_systems"] for c, n in fam["counts"].items() if low / 2 <= int(c) <= high * 2)
+        for f, fam in fit["families"].items()
+        if f != family
+    }
+    near = {f: k for f, k in near.items() if k}
+    if not near:
+        return "no family of the workload ran counts near these: the shape is extrapolated"
+    most = sorted(near, key=lambda f: (-near[f], f))[:3]
+    named = ", ".join(f"{f} {plural(near[f], 'result')}" for f in most)
+    others = f" and {plural(len(near) - len(most), 'other')}" if len(near) > len(most) else ""
+    return f"the shape there rests on the results within an octave of {named}{others}"
+
+
+def efficiency_note(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """Why throughput per device moves as it does: the per-device batch."""
+    if len(rows) < 2:
+        return ""
+    first, last = rows[0], rows[-1]
+    c = fit["batch_slope"]
+    text = (
+        f"Throughput per device at {int(last['devices']):,} is "
+        f"{last['throughput_efficiency']:.2f} of {int(first['devices']):,}'s: the global "
+        f"batch assumed goes {number(first['global_batch'])} -> "
+        f"{number(last['global_batch'])} ({number(first['per_device_batch'])} -> "
+        f"{number(last['per_device_batch'])} per device)"
+    )
+    if c < 0:
+        text += (
+            f", and each halving of the per-device batch costs "
+            f"{100 * (1 - math.exp(c)):.0f}% of throughput per device (the gradient "
+            "exchange is shared by fewer samples)"
+        )
+    rises = [
+        (a, b)
+        for a, b in pairwise(rows)
+        if b["throughput_efficiency"] > a["throughput_efficiency"] * 1.01
+    ]
+    if rises:
+        a, b = rises[0]
+        text += (
+            f"; it rises from {int(a['devices']):,} to {int(b['devices']):,} "
+            f"({a['throughput_efficiency']:.2f} -> {b['throughput_efficiency']:.2f}) "
+        )
+        if b["per_device_batch"] > a["per_device_batch"] * 1.01:
+            text += (
+                f"as the per-device batch goes {number(a['per_device_batch'])} -> "
+                f"{number(b['per_device_batch'])}"
+            )
+        else:
+            text += (
+                "with no larger per-device batch: the family's own results at these counts "
+                "ran faster than the shared shape alone says"
+            )
+    return text + "."
+
+
+def interval_notes(intervals: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+    """The intervals' calibration, and why each wide one is wide."""
+    cases = sum(int(intervals.get(f"cases_{k}", 0)) for k in CLASS_WORDS)
+    widths = ", ".join(
+        f"{math.exp(intervals[k]):.2f} {words}" for k, words in SHORT.items() if k in intervals
+    )
+    how = (
+        f"calibrated by forecasting each past round from the rounds before it "
+        f"({plural(cases, 'forecast')})"
+        if cases
+        else "no earlier round in these data to forecast from, so the prior factors"
+    )
+    out = [
+        f"80% intervals: the plan times or divided by a factor, {how}: {widths}; beyond the "
+        f"family's counts the factor's log grows {100 * intervals.get('widen', 0):.0f}% per "
+        "octave."
+    ]
+    for r in rows:
+        if r["half_width"] <= WIDE:
+            continue
+        why = {
+            "i": "the past forecasts of measured counts erred this much",
+            "ii_in": "no system of the family ran this count",
+            "ii_out": f"{r['octaves_outside']:.1f} octaves beyond the counts the family ran",
+            "iii": "the family never ran the workload: its level is borrowed",
+        }[r["count_class"]]
+        out.append(
+            f"The interval at {int(r['devices']):,} is wide "
+            f"({number(r['minutes_low'])}-{number(r['minutes_high'])} min): {why}."
+        )
+    return out
+
+
+def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> list[str]:
+    """Every sentence of a plan, in order."""
+    fit = fits["workloads"][workload]
+    speed_from = sorted(w for w, other in fits["workloads"].items() if family in other["families"])
+    out = [model_note(fit, family, speed_from), batch_note(fit, family)]
+    out += class_notes(fit, family, rows)
+    out += [s for s in (efficiency_note(fit, rows),) if s]
+    out += interval_notes(fits.get("intervals") or {}, rows)
+    if request.interconnect:
+        out.append(f"Interconnect {request.interconnect!r} noted, not modelled.")
+    return out

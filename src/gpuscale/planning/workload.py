@@ -1,0 +1,145 @@
+"""One workload's fit as plain data (JSON-able): what a plan at any count needs.
+
+:func:`fit_workload` takes the workload's measured systems (``gpuscale.planning.systems``)
+and returns a ``dict``:
+
+* ``shape`` (the shared ``s`` at the knots), ``era_level`` (``e``), ``era`` (each round's),
+  ``batch_slope`` (``c``), ``scale`` (the robust standard deviation of the residuals),
+  ``round`` (the newest round: plans are at its level), ``rcp`` (per round: ``e_min``,
+  ``b_noise``, ``source`` of its RCPs; None when convergence is not modelled),
+  ``reference_batch`` (``B_ref``), ``batch_curve`` (the workload's global batch at each
+  measured count: the median over families of each family's newest choice, ``log2``);
+* per family: ``level`` (``a_f``), ``round_level`` (``d_{f,R}``), ``shape`` (``u_f`` or
+  None), ``batch`` (its own newest median global batch at each count it ran, ``log2``),
+  ``counts`` (per count: ``anchor``, the newest round's mean residual there, its round and
+  how many systems), ``systems`` (round, submitter, system, devices, minutes, batch).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.analysis.decompose import round_rcp_model
+from gpuscale.planning.pooled import DEFAULT, Penalties, levels, robust_scale, solve
+from gpuscale.tables.workloads import round_key
+
+ANCHOR_PRIOR = 1.0  # an anchor of k systems is shrunk by k / (k + this)
+
+
+def _newest_at(rounds: list[str], counts: np.ndarray) -> dict[float, np.ndarray]:
+    """Per device count: the positions of the newest round's systems there."""
+    out = {}
+    for n in np.unique(counts):
+        at = np.flatnonzero(counts == n)
+        newest = max((rounds[i] for i in at), key=round_key)
+        out[float(n)] = np.array([i for i in at if rounds[i] == newest])
+    return out
+
+
+def _batch_curve(family: list[str], rounds: list[str], n: np.ndarray, log2_b: np.ndarray):
+    """The workload's typical global batch per count: each family's newest median
+    there, then the median over families (``log2``)."""
+    per_count: dict[float, list[float]] = {}
+    for f in sorted(set(family)):
+        mine = np.array([g == f for g in family])
+        index = np.flatnonzero(mine)
+        newest = _newest_at([rounds[i] for i in index], n[mine])
+        for count, pick in newest.items():
+            per_count.setdefault(count, []).append(float(np.median(log2_b[index[pick]])))
+    counts = sorted(per_count)
+    return {
+        "log2_n": [math.log2(c) for c in counts],
+        "log2_b": [float(np.median(per_count[c])) for c in counts],
+    }
+
+
+def _rcp(round_name: str, benchmark: str) -> dict[str, Any] | None:
+    model = round_rcp_model(round_name, benchmark)
+    if model is None:
+        return None
+    return {"e_min": model.e_min, "b_noise": model.b_noise, "source": model.source}
+
+
+def _family_facts(rows: dict[str, Any], index: np.ndarray) -> dict[str, Any]:
+    """A family's batch per count, anchors per count and its systems (``index``: its
+    positions in ``rows``)."""
+    rounds = [rows["round"][i] for i in index]
+    n = rows["n"][index]
+    newest = _newest_at(rounds, n)
+    batch, counts = {}, {}
+    for count, pick in newest.items():
+        at = index[pick]
+        weight = rows["weight"][at]
+        mean = float(np.sum(weight * rows["residual"][at]) / np.sum(weight))
+        batch[count] = float(np.median(rows["log2_b"][at]))
+        counts[str(int(count))] = {
+            "anchor": mean * len(at) / (len(at) + ANCHOR_PRIOR),
+            "round": rounds[pick[0]],
+            "systems": len(at),
+            "all_systems": int(np.sum(n == count)),
+        }
+    ordered = sorted(batch)
+    systems = [
+        [
+            rows["round"][i],
+            rows["submitter"][i],
+            rows["system_name"][i],
+            int(rows["n"][i]),
+            float(rows["minutes"][i]),
+            float(2 ** rows["log2_b"][i]),
+        ]
+        for i in index
+    ]
+    return {
+        "batch": {"log2_n": [math.log2(c) for c in ordered], "log2_b": [batch[c] for c in ordered]},
+        "counts": counts,
+        "systems": systems,
+    }
+
+
+def fit_workload(frame: pd.DataFrame, pen: Penalties = DEFAULT) -> dict[str, Any]:
+    """The fit of one workload's measured systems (see the module docstring)."""
+    rows: dict[str, Any] = {
+        "family": frame["accelerator_family"].tolist(),
+        "round": frame["round"].tolist(),
+        "submitter": frame["submitter"].astype(str).tolist(),
+        "system_name": frame["system_name"].astype(str).tolist(),
+        "n": frame["accelerators"].to_numpy(float),
+        "minutes": frame["time_to_train_min"].to_numpy(float),
+        "log2_b": np.log2(frame["global_batch_size"].to_numpy(float)),
+    }
+    x = np.log2(rows["n"])
+    era = frame["era"].to_numpy(int)
+    lay, theta, rows["residual"], rows["weight"] = solve(
+        rows["family"],
+        rows["round"],
+        x,
+        rows["log2_b"] - x,
+        frame["log_y"].to_numpy(float),
+        era,
+        pen,
+    )
+    newest = max(rows["round"], key=round_key)
+    benchmark = str(frame["benchmark"].iloc[rows["round"].index(newest)])
+    fitted = levels(lay, theta)
+    family = np.array(rows["family"], dtype=object)
+    for f in fitted["families"]:
+        fitted["families"][f] |= _family_facts(rows, np.flatnonzero(family == f))
+    modelled = bool(frame["expected_samples"].notna().all())
+    by_round = dict(zip(frame["round"], frame["benchmark"], strict=True))
+    return fitted | {
+        "workload": str(frame["workload"].iloc[0]),
+        "benchmark": benchmark,
+        "benchmarks": sorted(set(frame["benchmark"].astype(str))),
+        "round": newest,
+        "era": {r: int(e) for r, e in zip(frame["round"], era, strict=True)},
+        "reference_batch": float(frame["reference_batch"].iloc[0]),
+        "rcp": {r: _rcp(r, b) for r, b in by_round.items()} if modelled else None,
+        "batch_curve": _batch_curve(rows["family"], rows["round"], rows["n"], rows["log2_b"]),
+        "scale": robust_scale(rows["residual"]),
+        "systems": len(family),
+    }

@@ -1,0 +1,81 @@
+"""The plan's sentences hold against the plan's own table: the classes, the throughput per
+device and the per-device batch behind it, and which intervals are called wide."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpuscale.planning import plan
+from gpuscale.planning.words import CLASS_WORDS
+from gpuscale.quantities import number
+
+ASKED = [
+    ("bert", "H100", "8-256"),
+    ("llama2_70b_lora", "H200", "8,16,32,512,2048"),
+    ("llama2_70b_lora", "H100", "8,16,64,256,1024"),
+    ("bert", "TPU-v5p", "8,64"),
+]
+
+
+@pytest.fixture(scope="module", params=ASKED, ids=lambda a: f"{a[0]}-{a[1]}")
+def planned(request: pytest.FixtureRequest):
+    workload, accelerator, devices = request.param
+    return plan(workload=workload, accelerator=accelerator, devices=devices)
+
+
+def test_each_class_sentence_lists_the_tables_counts_of_that_class(planned) -> None:
+    said = " ".join(planned.attrs["notes"])
+    for kind, words in CLASS_WORDS.items():
+        counts = planned[planned["count_class"] == kind]["devices"].tolist()
+        if counts:
+            listed = ", ".join(f"{n:,}" for n in counts)
+            assert f"{words}: {listed}" in said
+        else:
+            assert f"{words}:" not in said
+
+
+def test_the_throughput_sentence_is_the_tables(planned) -> None:
+    first, last = planned.iloc[0], planned.iloc[-1]
+    sentence = next(n for n in planned.attrs["notes"] if n.startswith("Throughput per device"))
+    assert (
+        f"at {last.devices:,} is {last.throughput_efficiency:.2f} of {first.devices:,}'s"
+        in sentence
+    )
+    assert (
+        f"({number(first.per_device_batch)} -> {number(last.per_device_batch)} per device)"
+        in sentence
+    )
+    efficiency = planned["throughput_efficiency"].tolist()
+    rises = [k for k in range(1, len(efficiency)) if efficiency[k] > efficiency[k - 1] * 1.01]
+    if rises:
+        a, b = planned.iloc[rises[0] - 1], planned.iloc[rises[0]]
+        assert f"it rises from {a.devices:,} to {b.devices:,}" in sentence
+        said_batch = (
+            f"per-device batch goes {number(a.per_device_batch)} -> "
+            f"{number(b.per_device_batch)}" in sentence
+        )
+        assert said_batch == bool(b.per_device_batch > a.per_device_batch * 1.01)
+    else:
+        assert "it rises" not in sentence
+
+
+def test_wide_intervals_are_said_and_only_those(planned) -> None:
+    said = " ".join(planned.attrs["notes"])
+    for row in planned.itertuples(index=False):
+        wide = math.log(row.minutes_high / row.minutes) > math.log(1.25)
+        assert (f"The interval at {row.devices:,} is wide" in said) is wide
+
+
+def test_the_bert_h100_plan_at_8_is_inside_what_was_submitted(bundled) -> None:
+    """Every 8 x H100 BERT result ever submitted took 5.31-5.79 min; the plan is inside."""
+    scores = bundled.scores
+    submitted = scores[
+        (scores["workload"] == "bert")
+        & (scores["accelerator_family"] == "H100-SXM5-80GB")
+        & (scores["accelerators"] == 8)
+        & (scores["division"] == "closed")
+    ]["time_to_train_min"]
+    minutes = plan(workload="bert", accelerator="H100", devices=[8])["minutes"].iloc[0]
+    assert submitted.min() <= minutes <= submitted.max()

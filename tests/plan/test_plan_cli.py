@@ -92,14 +92,16 @@ def test_unknown_is_not_offered_as_an_accelerator_family() -> None:
 
 
 def test_json_and_csv_keep_the_notes_the_table_says() -> None:
-    """The law, the rounds and the extrapolation qualify every format's numbers."""
+    """The model, its rounds and the class of each count qualify every format's numbers."""
     asked = ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64"]
     table = runner.invoke(app, asked)
     notes = [line for line in table.stderr.splitlines() if line.strip()]
-    assert any("extrapolated" in n for n in notes) and any("law" in n for n in notes)
+    assert notes[0].startswith("Model: ") and any("beyond the family's counts" in n for n in notes)
     document = json.loads(runner.invoke(app, [*asked, "-f", "json"]).stdout)
     assert document["notes"] == notes
-    assert document["model"]["law"] == "ideal" and document["model"]["workload"] == "bert"
+    model = document["model"]
+    assert (model["workload"], model["family"]) == ("bert", "MI300X")
+    assert model["classes"] == [row["count_class"] for row in document["rows"]] == ["i", "ii_out"]
     as_csv = runner.invoke(app, [*asked, "-f", "csv"])
     assert [n for n in as_csv.stderr.splitlines() if n.strip()] == notes
     assert [int(r["devices"]) for r in csv.DictReader(io.StringIO(as_csv.stdout))] == [8, 64]

@@ -53,7 +53,7 @@ def test_the_section_says_its_data_and_the_command_that_agrees(v41, tmp_path: Pa
     assert command[:3] == ["gpuscale", "plan", "--round"]
     result = CliRunner().invoke(app, [*command[1:], "-f", "csv"])
     assert result.exit_code == 0, result.output
-    lines = result.output.strip().splitlines()
+    lines = result.stdout.strip().splitlines()  # the plan's notes go to stderr
     header = lines[0].split(",")
     minutes = [float(line.split(",")[header.index("minutes")]) for line in lines[1:]]
     _caption, _columns, rows = section.tables[0]

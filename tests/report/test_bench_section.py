@@ -247,3 +247,5 @@ def test_the_top_gives_the_decision_not_the_flagged_warning(tmp_path: Path) -> N
     assert top.startswith("Advice for b (from flagged runs, --allow-flagged: less certain): Use ")
     assert "WARNING" not in top
     assert any("flagged, used by the advice (--allow-flagged)" in line for line in section.answer)
+    # what qualifies the decision (Advice.caveats) follows it, never replaces it
+    assert section.answer[2].startswith("Advice for b: Provisional: ")

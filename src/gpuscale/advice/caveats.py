@@ -74,17 +74,38 @@ def headline(
     return lines
 
 
-def against_measured(predictions: pd.DataFrame, measured: list[Measured]) -> list[str]:
-    """For each measured count the advice predicts at the same per-device batch: where an
-    unflagged measured speedup lies outside the predicted throughput interval, the
-    measurement beside the prediction; a flagged one is said as flagged."""
-    lines = []
-    by_devices = predictions.set_index("devices")
-    for m in measured:
-        if m.devices not in by_devices.index:
+def _predicted_like(
+    frames: list[pd.DataFrame | None], devices: int, batch_per_device: int
+) -> pd.Series | None:
+    """The first prediction at ``devices`` with the per-device batch measured (no
+    accumulation) among ``frames`` (the advice's, then its weak-scaling alternative)."""
+    for frame in frames:
+        if frame is None:
             continue
-        row = by_devices.loc[m.devices]
-        if int(row["batch_per_device"]) != m.batch_per_device or int(row["accum"]) != 1:
+        rows = frame[
+            (frame["devices"] == devices)
+            & (frame["batch_per_device"] == batch_per_device)
+            & (frame["accum"] == 1)
+        ]
+        if len(rows):
+            return rows.iloc[0]
+    return None
+
+
+def against_measured(
+    predictions: pd.DataFrame,
+    measured: list[Measured],
+    alternative: pd.DataFrame | None = None,
+) -> list[str]:
+    """For each measured count the advice predicts at the same per-device batch (in its
+    predictions or, where those keep the global batch, in the weak-scaling
+    ``alternative``): where an unflagged measured speedup lies outside the predicted
+    throughput interval, the measurement beside the prediction; a flagged one is said as
+    flagged."""
+    lines = []
+    for m in measured:
+        row = _predicted_like([predictions, alternative], m.devices, m.batch_per_device)
+        if row is None:
             continue
         predicted = float(row["throughput_efficiency"]) * m.devices
         scale = predicted / float(row["speedup"]) if row["speedup"] > 0 else 1.0
@@ -142,5 +163,5 @@ def qualify(
         step_width_log=error.width_log,
         devices=advice.decision.devices,
     )
-    lines += against_measured(advice.predictions, measured)
+    lines += against_measured(advice.predictions, measured, advice.alternative)
     return replace(advice, caveats=tuple(lines), explanation=[*lines, *advice.explanation])

@@ -186,10 +186,17 @@ def advice_figure(
         measured,
         title,
     )
-    # The decision, not the warning before it (said in the section; named here).
-    said = [line for line in result.explanation if not line.startswith("WARNING")]
+    # The decision, not the warning before it (said in the section; named here), then
+    # what qualifies it (``Advice.caveats``, first in the explanation).
+    caveats = list(result.caveats)
+    said = [
+        line
+        for line in result.explanation
+        if not line.startswith("WARNING") and line not in caveats
+    ]
     warned = " (from flagged runs, --allow-flagged: less certain)" if allowed else ""
     decision = [f"Advice for {model}{warned}: {said[0]}"] if said else []
+    decision += [f"Advice for {model}: {line}" for line in caveats]
     return (
         [f"Advice for {model}: {line}" for line in result.explanation] + checks,
         (

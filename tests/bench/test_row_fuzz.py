@@ -103,8 +103,12 @@ def test_a_mutated_field_is_named_or_read(tmp_path: Path, which: int, field: tup
     table = bench_table(records)
     if not table.empty:
         bench_scaling(table)
-        bench_output.out = Console(file=io.StringIO(), width=200)
-        bench_output.print_bench(table)
+        # swapped back after: the module's console is every later command's output
+        saved, bench_output.out = bench_output.out, Console(file=io.StringIO(), width=200)
+        try:
+            bench_output.print_bench(table)
+        finally:
+            bench_output.out = saved
 
 
 @pytest.mark.slow

@@ -1,5 +1,6 @@
 """MkDocs hook: the CLI reference page, generated at build time from the Typer app
-(``typer``'s own Markdown writer, as ``typer gpuscale.cli utils docs`` prints it)."""
+(``typer``'s own Markdown writer, as ``typer gpuscale.cli utils docs`` prints it) in
+place of the stub ``docs/reference/cli.md`` the repository holds."""
 
 from __future__ import annotations
 
@@ -27,8 +28,7 @@ def cli_markdown() -> str:
     return f"{title}\n\n{intro}{rest.strip()}\n"
 
 
-def on_files(files: Any, config: Any) -> Any:
-    from mkdocs.structure.files import File
-
-    files.append(File.generated(config, CLI_PAGE, content=cli_markdown()))
-    return files
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    """The CLI page's text, generated (the repository holds a stub, so links to it
+    work there too)."""
+    return cli_markdown() if page.file.src_uri == CLI_PAGE else markdown

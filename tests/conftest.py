@@ -15,6 +15,15 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "mlperf"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cache_home(tmp_path_factory: pytest.TempPathFactory):
+    """Reports cache their figures under ``$XDG_CACHE_HOME``: a folder of this session's,
+    never the home of whoever runs the tests (subprocesses inherit it)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache-home")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def v41() -> RoundTables:
     """The bundled v4.1 round (the study's)."""

@@ -33,3 +33,19 @@ def test_mkdocs_builds_strict(tmp_path: Path) -> None:
     assert "gpuscale collectives" in cli and "--max-bytes" in cli
     api = (tmp_path / "reference" / "api" / "index.html").read_text()
     assert "read_round" in api and "frame_of" in api
+
+
+def test_every_relative_link_resolves_in_the_repository() -> None:
+    """A page read on GitHub or in a checkout (not the built site) finds what it links:
+    every relative link of the README and docs/*.md names a file that is there."""
+    import re
+
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+    missing = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s#]+)(?:#[^)]*)?\)", page.read_text()):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            if not (page.parent / target).exists():
+                missing.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert missing == []

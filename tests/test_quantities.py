@@ -84,3 +84,18 @@ def test_a_count_in_a_float_column_is_written_in_full() -> None:
     assert number(199946.0, 4) == "199,946"
     assert number(np.float64(7_077_888.0)) == "7,077,888"
     assert number(199946.4, 4) == "199,900"  # a measurement keeps its digits
+
+
+def test_a_range_whose_ends_read_alike_is_one_value() -> None:
+    """The class of 'errors +35% to +35%': every range written by gpuscale's sentences."""
+    import math as m
+
+    from gpuscale.advice.explain import interval
+    from gpuscale.advice.uncertainty import from_residuals
+
+    one = from_residuals([m.log(1.35)], 2, "the measured N > 1 steps").source
+    assert "(error +35%)" in one and "to +35%" not in one
+    two = from_residuals([m.log(0.9), m.log(1.2)], 2, "the measured N > 1 steps").source
+    assert "(errors -10% to +20%)" in two
+    assert interval(1.0, 1.0) == "1x, 80% interval"
+    assert interval(1.3, 1.6) == "1.3-1.6x, 80% interval"

@@ -7,7 +7,7 @@ A notebook needs three calls::
     table = scaling_table(scores, "bert", reference="family")
     equilibrium(table)
 
-and one for advice: ``gpuscale.advise(params=7e6, step_ms=20, batch=64, link="pcie-phb")``.
+and one for advice: ``gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")``.
 """
 
 from typing import Any

@@ -42,9 +42,15 @@ def _labels(workload: str, folders: Iterable[str]) -> set[str]:
     return {_key(label) for label in labels}
 
 
+def did_you_mean(name: str, valid: Iterable[str]) -> str:
+    """`` (did you mean 'mlp-0.2m'?)`` for the closest of ``valid`` (difflib's ratio at
+    least 0.5), else ""."""
+    close = difflib.get_close_matches(name, list(valid), n=1, cutoff=0.5)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _fail(what: str, name: str, valid: list[str]) -> UnknownNameError:
-    close = difflib.get_close_matches(name, valid, n=1, cutoff=0.5)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    hint = did_you_mean(name, valid)
     return UnknownNameError(f"unknown {what} {name!r}{hint}; valid: {', '.join(valid)}")
 
 

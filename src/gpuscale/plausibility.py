@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from gpuscale.quantities import number
+from gpuscale.quantities import number, span
 
 # Efficiency above this is super-linear scaling: on one machine, a measurement error
 # (different threads, a busy core, a cold cache), not a finding.
@@ -147,7 +147,7 @@ def samples_to_converge_flag(
         if not low / factor <= value <= high * factor:
             return (
                 f"{shown} is more than {factor:g}x outside what the reference convergence "
-                f"points of ruleset {ruleset} needed ({number(low)}-{number(high)} {unit}): "
+                f"points of ruleset {ruleset} needed ({span(number(low), number(high))} {unit}): "
                 "another unit, or a logging error"
             )
     if len(peers) >= 2:

@@ -165,3 +165,9 @@ def format_hours(hours: float) -> str:
 def format_ms(ms: float) -> str:
     """Milliseconds, as seconds from 1,000 ms: ``0.42 ms``, ``38.1 ms``, ``3.88 s``."""
     return f"{number(ms / 1e3)} s" if abs(ms) >= 1e3 else f"{number(ms)} ms"
+
+
+def span(low: str, high: str, joiner: str = "-") -> str:
+    """A range as written: ``1.3-1.6``, or one value where both ends read alike (never
+    ``+35% to +35%``); ``joiner`` between them (``-``, `` to ``)."""
+    return low if low == high else f"{low}{joiner}{high}"

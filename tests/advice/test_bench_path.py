@@ -204,6 +204,24 @@ def test_a_refusal_says_what_would_help(tmp_path: Path) -> None:
         gpuscale.advise(bench=failed)
 
 
+@pytest.mark.parametrize("flags", [None, BUSY], ids=["trusted", "flagged"])
+def test_a_model_name_not_in_the_file_is_said_with_the_names_it_holds(
+    tmp_path: Path, flags: list[str] | None
+) -> None:
+    path = _results(tmp_path, flags=flags)
+    with pytest.raises(CalibrationError) as wrong:
+        gpuscale.advise(bench=path, model="make", link="pcie4-x16")
+    message = str(wrong.value)
+    assert "'make' is not in results.jsonl" in message and "tf-7m" in message
+    assert "quieter" not in message and "--allow-flagged" not in message
+    with pytest.raises(CalibrationError, match="did you mean 'tf-7m'"):
+        gpuscale.advise(bench=path, model="tf-7n", link="pcie4-x16")
+    cli = CliRunner().invoke(app, ["advise", "--bench", str(path), "--model", "tf7m"])
+    assert cli.exit_code != 0
+    said = " ".join(cli.output.split())
+    assert "did you mean 'tf-7m'" in said and "quieter" not in said
+
+
 def test_a_fixed_cost_entered_with_bench_results_replaces_the_measured_split(
     tmp_path: Path,
 ) -> None:

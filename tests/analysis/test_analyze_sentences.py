@@ -1,19 +1,24 @@
 """``equilibrium_sentences`` and ``references_text``: the words ``analyze`` prints under a
 workload's table, made by the library as plain strings (the CLI only prints them).
-Hand-built analyses with sentences written out by hand."""
+Hand-built analyses with sentences written out by hand; like with like first, and a pick
+over all systems that compares hardware carries its caution in the same line."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from gpuscale.analysis.analyze import (
+    AnalysisOptions,
     WorkloadAnalysis,
+    analyze,
     equilibrium_sentences,
     references_text,
 )
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
 from gpuscale.analysis.metrics import Reference
-from gpuscale.tables import Criterion
+from gpuscale.tables import Criterion, RoundTables
+
+from .tables import runs_for, scores
 
 
 def pick(criterion: Criterion, n: int, minutes: float, e: float, family: str = "H100") -> Pick:
@@ -37,7 +42,18 @@ def analysis(families: list[str], overall: Equilibrium, by_family: list[Equilibr
         round="v4.1",
         workload="bert",
         references=refs,
-        table=pd.DataFrame(),
+        table=pd.DataFrame(
+            {
+                "org": "Acme",
+                "system_id": ["acme_64", "acme_1024"],
+                "accelerator_family": families[0],
+                "accelerators": [64, 1024],
+                "time_to_train_min": [5.25, 0.5],
+                "normalized_efficiency": [0.912, 0.504],
+                "reference_org": "Acme",
+                "reference_system_id": f"ref_{families[0]}",
+            }
+        ),
         clustering=None,  # type: ignore[arg-type]  # not read by the sentences
         equilibrium=overall,
         by_family=by_family,
@@ -49,17 +65,18 @@ SPEED = pick(Criterion.SPEED_X_EFFICIENCY, 1024, 0.5, 0.504)
 THRESHOLD = pick(Criterion.EFFICIENCY_THRESHOLD, 64, 5.25, 0.912)
 
 
-def test_one_reference_states_every_pick_then_each_family() -> None:
+def test_each_family_first_then_every_pick_over_all_systems() -> None:
     overall = Equilibrium("bert", "all", 0.8, ["Acme/acme_64"], KNEE, SPEED, THRESHOLD)
     family = Equilibrium("bert", "H100", 0.8, [], KNEE, SPEED, None)
     lines = equilibrium_sentences(analysis(["H100"], overall, [family]))
-    assert lines[:3] == [
-        "knee: Acme Box64 (64 x H100, 5.25 min, E' 0.91)",
-        "speed x efficiency: Acme Box1024 (1024 x H100, 0.50 min, E' 0.50)",
-        "E' >= 0.8 x best: Acme Box64 (64 x H100, 5.25 min, E' 0.91)",
+    assert lines[0] == "within H100 (most submitted): knee 64, speed x efficiency 1,024"
+    assert lines[1:4] == [
+        "over all systems, knee: Acme Box64 (64 x H100, 5.25 min, E' 0.91)",
+        "over all systems, speed x efficiency: Acme Box1024 (1024 x H100, 0.50 min, E' 0.50)",
+        "over all systems, E' >= 0.8 x best: Acme Box64 (64 x H100, 5.25 min, E' 0.91)",
     ]
-    assert lines[3].startswith("agreement: ") and lines[3].endswith("; Pareto front: 1 systems")
-    assert lines[4:] == ["within H100: knee 64, speed x efficiency 1,024"]
+    assert lines[4].startswith("agreement over all systems: ")
+    assert lines[4].endswith("; Pareto front: 1 systems")
 
 
 def test_a_per_family_reference_picks_only_the_knee_across_families() -> None:
@@ -67,9 +84,34 @@ def test_a_per_family_reference_picks_only_the_knee_across_families() -> None:
     empty = Equilibrium("bert", "MI300X", 0.8)  # a family with no pick says nothing
     lines = equilibrium_sentences(analysis(["H100", "MI300X"], overall, [empty]))
     assert lines[0].startswith("over all systems: knee only; speed x efficiency and E' ")
-    assert lines[1] == "knee: Acme Box64 (64 x H100, 5.25 min, E' 0.91)"
-    assert [x for x in lines if x.startswith(("speed", "E'", "within"))] == []
-    assert lines[-1].startswith("agreement: ")
+    assert lines[1] == "over all systems, knee: Acme Box64 (64 x H100, 5.25 min, E' 0.91)"
+    assert [x for x in lines if x.startswith(("within", "over all systems, speed"))] == []
+    assert lines[-1].startswith("agreement over all systems: ")
+
+
+def test_a_pick_across_families_carries_its_caution() -> None:
+    # H100 at 4..64 (reference: the slowest at 4) and one faster B200 at 8: over all
+    # systems the E' threshold can only name the B200, a faster chip, not scaling
+    frame = scores(
+        [
+            ("h4a", "H100", 4, 100.0),
+            ("h4b", "H100", 4, 98.0),
+            ("h8", "H100", 8, 52.0),
+            ("h16", "H100", 16, 28.0),
+            ("h64", "H100", 64, 9.0),
+            ("b8", "B200", 8, 20.0),
+        ]
+    )
+    tables = RoundTables(frame.iloc[:0], runs_for(frame), frame, frame.iloc[:0])
+    result = analyze(tables, ["bert"], AnalysisOptions(n_boot=100))[0]
+    lines = equilibrium_sentences(result)
+    assert lines[0].startswith("within H100 (most submitted): ")
+    threshold = next(x for x in lines if x.startswith("over all systems, E' >= 0.8 x best"))
+    assert "(8 x B200" in threshold
+    assert threshold.endswith(
+        "; caution: a B200 system against an H100 reference: E' there measures hardware "
+        "generations, not scaling"
+    )
 
 
 def test_references_text_names_each_familys_reference() -> None:

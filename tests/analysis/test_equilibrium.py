@@ -126,3 +126,22 @@ def test_no_cross_reference_pick_from_the_python_api() -> None:
     assert picks.knee is not None or len(picks.pareto) > 0
     one_reference = equilibrium(scaling_table(scores, "bert"))
     assert one_reference.efficiency_threshold is not None
+
+
+def test_a_criterion_that_picked_nothing_says_why() -> None:
+    """The library result carries the reason the CLI prints: several references, too few
+    counts for a knee; a criterion that picked says nothing there."""
+    from .tables import scores as scores_of
+
+    rows = [
+        ("a8", "H100-SXM5-80GB", 8, 20.0),
+        ("a64", "H100-SXM5-80GB", 64, 4.0),
+        ("lone", "A100-PCIe-80GB", 32, 9.0),
+    ]
+    per_family = equilibrium(scaling_table(scores_of(rows), "bert", reference="family"))
+    for criterion in ("speed x efficiency", "E' >= 0.8 x best"):
+        assert "several references" in per_family.unpicked[criterion]
+    two = equilibrium(scaling_table(scores([("a", "X", 1, 10.0), ("b", "X", 2, 6.0)]), "bert"))
+    assert two.unpicked == {"knee": "a knee needs 3 or more accelerator counts; the table has 2"}
+    full = equilibrium(scaling_table(scores(ladder()), "bert"))
+    assert full.unpicked == {} and len(full.picks) == 3

@@ -46,3 +46,13 @@ def test_bert_system_count(v41) -> None:
 def test_llama2_system_count_counts_the_dell_twin_once(v41) -> None:
     assert len(scaling_table(v41.scores, "llama2_70b_lora")) == 28
     assert len(scaling_table(v41.scores, "llama2_70b_lora", duplicates=True)) == 29  # study
+
+
+def test_table_i_says_which_result_it_counts_once(v41) -> None:
+    from gpuscale.analysis.study_table import table_i_statements
+
+    llama = next(s for s in table_i_statements(v41.scores) if s.startswith("Llama2"))
+    assert "the study 29, gpuscale 28" in llama
+    twin = v41.scores[v41.scores["same_runs_as"].fillna("") != ""]
+    twin = twin[twin["benchmark"] == "llama2_70b_lora"].iloc[0]
+    assert f"{twin.org}/{twin.system_id} as {twin.same_runs_as}" in llama

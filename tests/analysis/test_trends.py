@@ -44,8 +44,12 @@ def test_renamed_new_and_retired() -> None:
     assert retina.loc["v4.0", "best_time_at_common_min"] == 30.0
     assert retina.loc["v4.0", "largest_accelerators"] == 64
     assert retina.loc["v4.0", "normalized_efficiency_at_largest"] == pytest.approx(30 / 6 / 8)
-    # gpt3 ran until v4.1: absent from the loaded v5.0, but not retired after v4.0
-    assert out[out.workload == "gpt3"]["note"].iloc[0] == "not in the loaded rounds after v4.0"
+    # gpt3 ran until v4.1: absent from the loaded v5.0, but not retired after v4.0; its one
+    # system has no E' (against itself)
+    assert (
+        out[out.workload == "gpt3"]["note"].iloc[0]
+        == "not in the loaded rounds after v4.0; one system: no E'"
+    )
     assert "new in v5.0" in out[out.workload == "rgat"]["note"].iloc[0]
 
 
@@ -138,7 +142,7 @@ def test_first_in_the_loaded_rounds() -> None:
     firsts = {"stable_diffusion": "v3.1", "llama2_70b_lora": "v4.0", "bert": "v0.7"}
     out = trends(frame, first_rounds=firsts).set_index(["workload", "round"])
     assert out.loc[("stable_diffusion", "v4.0"), "note"] == (
-        "first in the loaded rounds (in MLPerf since v3.1)"
+        "first in the loaded rounds (in MLPerf since v3.1); one system: no E'"
     )
     # llama2_70b_lora began in v4.0 but is absent from the loaded v4.0: seen from v4.1 on.
     assert (
@@ -159,7 +163,7 @@ def test_retired_only_where_the_rules_retired_it() -> None:
     assert lasts["llama31_405b"] == lasts["dlrm_dcnv2"] == "v6.0"  # dropped in 6.1.0
     for loaded, said in (
         ("v2.0", "not in the loaded rounds after v2.0 (in MLPerf until v5.0)"),
-        ("v5.0", "retired after v5.0"),
+        ("v5.0", "retired after v5.0"),  # each with its one system, which has no E'
     ):
         frame = pd.concat(
             [
@@ -171,7 +175,7 @@ def test_retired_only_where_the_rules_retired_it() -> None:
             ignore_index=True,
         )
         out = trends(frame, last_rounds=lasts).set_index(["workload", "round"])
-        assert out.loc[("bert", loaded), "note"] == said
+        assert out.loc[("bert", loaded), "note"] == f"{said}; one system: no E'"
         assert "retired" not in out.loc[("llama2_70b_lora", "v5.1"), "note"]
         lora_2 = out.loc[("llama2_70b_lora", "v5.1"), "note"]
-        assert lora_2 == "not in the loaded rounds after v5.1"
+        assert lora_2 == "not in the loaded rounds after v5.1; one system: no E'"

@@ -2,7 +2,8 @@
 
 ``GPUSCALE_TEST_FAULT=model:kind`` when that model starts: ``kill`` kills rank 1
 (SIGKILL), ``hang`` makes every rank sleep, ``oom`` makes rank 1 run out of memory,
-``error`` makes rank 0 raise. Test-only: the package never reads this variable.
+``error`` makes rank 0 raise; ``*:early`` makes every rank fail after the process group
+is up, before any model starts. Test-only: the package never reads this variable.
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ def _faulty(name, cfg, device, *rest):
 
 
 worker.run_model = _faulty
+
+if os.environ.get("GPUSCALE_TEST_FAULT") == "*:early":
+
+    def _refused() -> worker.Host:
+        raise RuntimeError("the hosts could not be listed (a fault the test injects)")
+
+    worker.Host.find = staticmethod(_refused)  # type: ignore[method-assign]
 
 if __name__ == "__main__":
     sys.exit(worker.main())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from gpuscale.bench.config import BenchConfig, model_of_key, run_key
@@ -84,12 +86,31 @@ def test_parse_bytes_rejects(text: str) -> None:
 
 
 def test_a_bad_value_says_what_it_must_be() -> None:
-    with pytest.raises(ValueError, match=r"invalid steps 0: must be at least 1\. Timed steps"):
+    with pytest.raises(
+        ValueError, match=r"invalid steps 0: must be a whole number from 1 to 10,000,000\. Timed"
+    ):
         BenchConfig(steps=0)
     with pytest.raises(
-        ValueError, match=r"invalid batch -3: must be at least 1.*; invalid repeat 0"
+        ValueError, match=r"invalid batch -3: must be a whole number from 1 .*; invalid repeat 0"
     ):
         BenchConfig(batch=-3, repeat=0)
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("timeout_s", math.inf),  # used to pass, then overflow in the ranks' timedelta
+        ("timeout_s", math.nan),
+        ("bucket_mb", 1e-310),
+        ("bucket_mb", math.inf),
+        ("batch", 99999999999999999999999),
+        ("steps", 10**12),
+        ("memory_limit_bytes", 1000),
+    ],
+)
+def test_a_number_out_of_range_is_refused_where_it_is_parsed(field: str, value: float) -> None:
+    with pytest.raises(ValueError, match=rf"invalid {field} {value!r}: must be"):
+        BenchConfig(**{field: value})
 
 
 def test_nccl_without_a_cuda_device_is_refused_before_anything_runs(
@@ -128,3 +149,29 @@ def test_fp32_is_pytorchs_default_unless_told() -> None:
     assert BenchConfig.from_json(BenchConfig(tf32=False).to_json()).tf32 == "off"
     with pytest.raises(ValueError, match="tf32"):
         BenchConfig(tf32="sometimes")
+
+
+@pytest.mark.slow  # a parameter count in a child (torch import) before the refusal
+def test_more_cpu_processes_than_cores_are_refused_unless_asked(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38: ``bench --nproc 16`` on 2 cores launched 16 ranks (past 4 GB) with no
+    word; now refused before anything runs, unless ``--oversubscribe``."""
+    torch = pytest.importorskip("torch")
+    from typer.testing import CliRunner
+
+    from gpuscale.bench.runner import SweepConfig
+    from gpuscale.cli import app
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(ValueError, match="runs 4 processes on this host's 2 core"):
+        SweepConfig(models=("mlp-0.2m",), nproc=(1, 4), out=out)
+    SweepConfig(models=("mlp-0.2m",), nproc=(1, 2), out=out)  # as many as the cores
+    SweepConfig(models=("mlp-0.2m",), nproc=(1, 4), out=out, oversubscribe=True)
+    args = ["bench", "--nproc", "1,16", "--models", "mlp-0.2m", "--steps", "2", "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "add --oversubscribe to run them anyway" in result.output
+    assert "Traceback" not in result.output and not out.exists()

@@ -130,7 +130,8 @@ def test_a_broken_user_factory_is_reported_and_the_others_kept(
     names = ["usermodels:make", "usermodels:broken", "usermodels:wrong", "nopkg_here:make"]
     chosen, broken = sort_models(names)
     assert chosen == [("usermodels:make", 15)]
-    why = dict(broken)
+    why = {name: str(error) for name, error in broken}  # ModelErrors: status and message
+    assert {error.status for _, error in broken} == {"error"}
     assert why["usermodels:broken"] == (
         "usermodels:broken raised RuntimeError: checkpoint /nope not found"
     )
@@ -150,3 +151,11 @@ def test_select_models() -> None:
     assert set(BY_NAME) >= {n for n, _ in chosen}
     with pytest.raises(ModelError, match="unknown model"):
         select_models(["resnet-9000"])
+
+
+@pytest.mark.parametrize("typo", ["mlp-02m", "MLP-0.2m", "mlp0.2m"])
+def test_a_ladder_typo_gets_the_closest_name(typo: str) -> None:
+    with pytest.raises(ModelError, match=r"did you mean 'mlp-0\.2m'"):
+        sort_models([typo])
+    with pytest.raises(ModelError, match=r"did you mean 'mlp-0\.2m'"):
+        load_model(typo)

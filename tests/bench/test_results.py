@@ -79,6 +79,55 @@ def test_unwritable_output_is_refused_before_anything_runs(tmp_path: Path) -> No
         locked.chmod(0o700)
 
 
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/full"])
+def test_a_device_is_refused_as_the_results_file(device: str) -> None:
+    """Issue 38: ``--out /dev/null`` ran the sweep and failed at the first row (EINVAL on
+    fsync), ``/dev/full`` with ENOSPC."""
+    if not Path(device).exists():
+        pytest.skip(f"no {device}")
+    with pytest.raises(ResultsError, match="not a regular file"):
+        check_writable(Path(device))
+
+
+# Appends a row to a file whose size is capped just past what it holds: the write is cut
+# mid-row (as on a disk that fills), as the kernel cuts it (EFBIG; Python ignores SIGXFSZ).
+CAPPED = """
+import json, resource, sys
+from pathlib import Path
+from gpuscale.bench.results import ResultsError, append_result
+path = Path(sys.argv[1])
+size = path.stat().st_size
+resource.setrlimit(resource.RLIMIT_FSIZE, (size + 100, resource.RLIM_INFINITY))
+try:
+    append_result(path, json.loads(sys.argv[2]))
+except ResultsError as exc:
+    print(exc)
+"""
+
+
+def test_a_row_cut_by_a_full_disk_is_taken_back(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "r.jsonl"
+    append_result(path, bench_record("a", 10, 1, 100.0))
+    before = path.read_bytes()
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    done = subprocess.run(
+        [sys.executable, "-c", CAPPED, str(path), json.dumps(bench_record("b", 10, 1, 100.0))],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert "no space left for it" in done.stdout, done.stdout + done.stderr
+    assert "the rows before it are kept" in done.stdout
+    assert path.read_bytes() == before  # no cut row
+    append_result(path, bench_record("c", 10, 1, 100.0))
+    records, problems = read_results(path)
+    assert [r["config"]["model"] for r in records] == ["a", "c"] and problems == []
+
+
 def _can_write(folder: Path) -> bool:
     try:
         (folder / "probe").write_text("x")

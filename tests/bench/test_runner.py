@@ -104,6 +104,57 @@ def test_a_failed_model_is_recorded_once_with_its_cause(
     assert len(report.failures) == 1 and "mlp-1m" in report.failures[0]
 
 
+def test_a_launch_that_fails_before_its_first_model_is_a_row_per_model(
+    tmp_path: Path, faulty
+) -> None:
+    """Issue 38: it wrote no row ("launch failed before any model started") and said only
+    that a worker exited with code 1."""
+    out = tmp_path / "results.jsonl"
+    report = run_sweep(config(out, nproc=(1,), worker=faulty("*:early")), SIZES)
+    records, _ = read_results(out)
+    assert [(r["config"]["model"], r["status"]) for r in records] == [
+        ("mlp-0.2m", "error"),
+        ("mlp-1m", "error"),
+    ]
+    assert all("the hosts could not be listed" in r["error"] for r in records)
+    assert all(r["config"]["params"] == SIZES[r["config"]["model"]] for r in records)
+    assert len(report.failures) == 2
+
+
+def test_the_root_cause_is_the_first_rank_that_failed(tmp_path: Path) -> None:
+    """torchrun lists the ranks it stopped (SIGTERM) beside the one that failed first: the
+    row names the first, not a signal the others got."""
+    log = """
+[W] some warning
+============================================================
+gpuscale.bench.worker FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-11-23_10:00:00
+  host      : vm
+  rank      : 0 (local_rank: 0)
+  exitcode  : -15 (pid: 1234)
+  error_file: <N/A>
+  traceback : Signal 15 (SIGTERM) received by PID 1234
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-23_10:00:00
+  host      : vm
+  rank      : 1 (local_rank: 1)
+  exitcode  : 7 (pid: 1235)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+    status, text = cause(tmp_path, log, "exit 1")
+    assert status == "crashed"
+    assert text.startswith("rank 1 exited with code 7 without raising an exception")
+    killed = log.replace("exitcode  : 7 (pid: 1235)", "exitcode  : -9 (pid: 1235)")
+    assert cause(tmp_path, killed, "exit 1")[1].startswith("rank 1 was killed by signal 9")
+
+
 def test_timeout_is_recorded_and_the_sweep_goes_on(tmp_path: Path, faulty) -> None:
     out = tmp_path / "results.jsonl"
     run_sweep(config(out, nproc=(2,), timeout_s=20.0, worker=faulty("mlp-0.2m:hang")), SIZES)
@@ -216,6 +267,8 @@ def test_a_broken_model_alone_is_still_an_error_row(
 
     (tmp_path / "usermods.py").write_text(USER_MODELS)
     monkeypatch.syspath_prepend(str(tmp_path))
+    # the parameter count's child imports it as the ranks do: from the environment
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), str(ROOT / "src")]))
     out = tmp_path / "r.jsonl"
     args = ["bench", "--backend", "gloo", "--nproc", "1,2", "--steps", "2"]
     result = CliRunner().invoke(app, [*args, "--model", "usermods:broken", "--out", str(out)])
@@ -228,3 +281,18 @@ def test_a_broken_model_alone_is_still_an_error_row(
         ("usermods:broken", 1, "error")
     ]
     assert records[0]["error"] == "usermods:broken raised RuntimeError: checkpoint /nope"
+
+
+def test_progress_says_each_model_done_before_the_next_starts(tmp_path: Path) -> None:
+    """The models of a launch run one after another: each is said done (with its row's
+    step) as soon as its row is written, before the next is said started."""
+    said: list[str] = []
+    report = run_sweep(config(tmp_path / "r.jsonl", nproc=(1,)), SIZES, on_event=said.append)
+    assert report.appended == 2
+    assert [line.split(":")[0] for line in said] == [
+        "started mlp-0.2m x1",
+        "done mlp-0.2m x1",
+        "started mlp-1m x1",
+        "done mlp-1m x1",
+    ]
+    assert all("ms/step" in line for line in said if line.startswith("done"))

@@ -1,110 +1,225 @@
-"""Issue 25: SIGTERM and SIGINT end a command with one line and 143/130, no worker
-outlives the main process, no temporary folder is left, the previous output is intact."""
+"""Issues 25 and 38: one process tree, one fate. Whatever ends `gpuscale report` or
+`gpuscale bench` (SIGINT, SIGTERM, SIGHUP, SIGKILL), no pool worker, torchrun launcher or
+rank outlives it, nothing is appended to the results after it, and no temporary folder is
+left (the one a SIGKILL leaves is removed by the next run); a caught signal ends the
+command with one line and 128 + the signal's number, the previous output intact."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
+SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL]
+SAID = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc"),
+]
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
 
 
 def _children(pid: int) -> set[int]:
     """Processes whose parent is ``pid`` (from /proc)."""
     found = set()
     for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                stat = Path(f"/proc/{name}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.add(int(name))
+        if name.isdigit() and (stat := _stat(int(name))) and int(stat[1]) == pid:
+            found.add(int(name))
+    return found
+
+
+def _descendants(pid: int) -> set[int]:
+    found, todo = set(), [pid]
+    while todo:
+        kids = _children(todo.pop()) - found
+        found |= kids
+        todo += kids
     return found
 
 
 def _alive(pid: int) -> bool:
+    stat = _stat(pid)
+    return stat is not None and stat[0] != "Z"
+
+
+def _cmdline(pid: int) -> str:
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
     except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_ends_report_cleanly(tmp_path, signum) -> None:
-    out = tmp_path / "rep"
-    out.mkdir()
-    (out / "index.html").write_text("previous")
-    env = {**os.environ, "PYTHONPATH": SRC}
-    command = [sys.executable, "-m", "gpuscale.cli", "report", "--out", str(out)]
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    kids: set[int] = set()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and len(kids) < 1:  # the report's workers started
-        kids |= _children(proc.pid)
-        time.sleep(0.05)
-    time.sleep(0.5)
-    kids |= _children(proc.pid)
-    proc.send_signal(signum)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + signum, stderr
-    text = stderr.decode()
-    assert "Traceback" not in text
-    assert text.strip().splitlines()[-1] in ("terminated", "interrupted")
-    for _ in range(100):
-        if not any(_alive(k) for k in kids):
-            break
-        time.sleep(0.1)
-    assert not [k for k in kids if _alive(k)], "a worker outlived the main process"
-    assert not [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name or ".old-" in p.name]
-    assert (out / "index.html").read_text() == "previous"
+        return ""
 
 
 def _running_with(text: str) -> list[int]:
     """Live processes whose command line mentions ``text``."""
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit() and int(name) != os.getpid():
-            try:
-                cmdline = Path(f"/proc/{name}/cmdline").read_bytes().decode(errors="replace")
-            except OSError:
-                continue
-            if text in cmdline and _alive(int(name)):
-                found.append(int(name))
-    return found
+    return [
+        int(name)
+        for name in os.listdir("/proc")
+        if name.isdigit()
+        and int(name) != os.getpid()
+        and text in _cmdline(int(name))
+        and _alive(int(name))
+    ]
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_during_bench_leaves_no_rank_running(tmp_path, signum) -> None:
+def _wait_for(check, seconds: float, what: str):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"{what} within {seconds} s")
+
+
+def _all_gone(pids: set[int], seconds: float = 15) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    return [p for p in pids if _alive(p)]
+
+
+class Command:
+    """A running ``gpuscale`` command whose stderr is read as it comes (by a thread), and
+    that is killed with everything it started when the test ends, passed or not."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], mark: Path) -> None:
+        self.mark = str(mark)  # in the command line of every process it starts
+        self.proc = subprocess.Popen(
+            argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.tree: set[int] = set()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line.decode(errors="replace"))
+
+    def said(self, text: str) -> bool:
+        return any(text in line for line in self.lines)
+
+    def ended(self, signum: int) -> str:
+        """Its stderr once it ended, checked for the code and the one line."""
+        self.proc.wait(timeout=90)
+        self.reader.join(timeout=10)
+        text = "".join(self.lines)
+        if signum == signal.SIGKILL:
+            assert self.proc.returncode == -signal.SIGKILL
+            return text
+        assert self.proc.returncode == 128 + signum, text
+        assert "Traceback" not in text
+        assert text.strip().splitlines()[-1] == SAID[signum]
+        return text
+
+    def cleanup(self) -> None:
+        """Kill what is left of it (a test that failed): its processes, found by the
+        mark in their command line (a pid of the tree may since belong to another)."""
+        for pid in {*self.tree, *_descendants(self.proc.pid), *_running_with(self.mark)}:
+            if pid != self.proc.pid and self.mark in _cmdline(pid):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=30)
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    tmp.mkdir(exist_ok=True)
+    return {**os.environ, "PYTHONPATH": SRC, "TMPDIR": str(tmp)}
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_a_signal_ends_report_and_its_workers(tmp_path: Path, signum: int) -> None:
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "index.html").write_text("previous")  # an earlier report's
+    (out / ".gpuscale-manifest").write_text("# gpuscale 0 report\nindex.html\n")
+    env = _env(tmp_path / "tmp")
+    command = [sys.executable, "-m", "gpuscale.cli", "report", "--out", str(out)]
+    run = Command(command, env, tmp_path)
+    try:
+        _report_signalled(run, tmp_path, signum)
+    finally:
+        run.cleanup()
+    out_dir = tmp_path / "rep"
+    if signum == signal.SIGKILL:  # nothing could clean up: the next run does
+        assert (out_dir / "index.html").read_text() == "previous"
+        again = subprocess.run(
+            [*command, "--round", "v4.1", "-b", "bert"], env=env, capture_output=True, timeout=120
+        )
+        assert again.returncode == 0, again.stderr.decode()
+        assert (out_dir / "index.html").read_text() != "previous"
+    else:
+        assert (out_dir / "index.html").read_text() == "previous"
+    assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name or ".old-" in p.name] == []
+
+
+def _report_signalled(run: Command, tmp_path: Path, signum: int) -> None:
+    def writing() -> bool:  # mid-write: its workers draw into the temporary folder
+        folders = [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+        return bool(folders and _children(run.proc.pid))
+
+    _wait_for(writing, 60, "the report never started writing")
+    time.sleep(0.3)
+    run.tree = _descendants(run.proc.pid)
+    assert run.tree, "the report started no worker"
+    run.proc.send_signal(signum)
+    run.ended(signum)
+    assert not _all_gone(run.tree), "a report worker outlived the main process"
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_a_signal_ends_bench_with_its_launch(tmp_path: Path, signum: int) -> None:
     """The torchrun launcher runs in its own session (so a terminal's Ctrl-C reaches the
-    CLI first): the CLI must end it and its ranks, and nothing is written afterwards."""
+    CLI first), and its ranks in theirs: however the CLI ends, they end with it, and no
+    row is appended once it has ended (three models: orphans would go on to the next)."""
     pytest.importorskip("torch")
     out = tmp_path / "rows.jsonl"
-    env = {**os.environ, "PYTHONPATH": SRC}
-    command = [sys.executable, "-m", "gpuscale.cli", "bench", "--backend", "gloo"]
-    command += ["--nproc", "1", "--models", "mlp-0.2m", "--steps", "100000", "--out", str(out)]
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    # the CLI, torchrun's launcher and the rank all name the output file
-    while time.monotonic() < deadline and len(_running_with(str(out))) < 3:
-        time.sleep(0.2)
-    assert len(_running_with(str(out))) >= 3, "the bench never started its rank"
-    time.sleep(1.0)
-    proc.send_signal(signum)
-    _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + signum, stderr.decode()
-    assert "Traceback" not in stderr.decode()
-    time.sleep(2.0)
-    assert _running_with(str(out)) == []  # launcher and ranks ended with the CLI
-    assert not out.exists() or out.read_text() == ""  # nothing appended after the exit
+    tmp = tmp_path / "tmp"
+    env = _env(tmp)
+    command = [sys.executable, "-m", "gpuscale.cli", "bench", "--backend", "gloo", "--nproc", "1"]
+    command += ["--warmup", "0", "--out", str(out)]
+    models = ["--models", "mlp-0.2m,cnn-0.3m,mlp-1m", "--steps", "20"]
+    run = Command([*command, *models], env, tmp_path)
+    try:
+        _wait_for(lambda: run.said("started mlp-0.2m"), 120, "the bench never started a model")
+        time.sleep(0.3)
+        run.tree = _descendants(run.proc.pid)
+        assert len(run.tree) >= 2, "no launcher and rank under the CLI"
+        run.proc.send_signal(signum)
+        run.ended(signum)
+        written = out.read_bytes() if out.exists() else b""
+        assert not _all_gone(run.tree), "the launcher or a rank outlived the CLI"
+        assert _running_with(str(tmp)) == []
+        time.sleep(3.0)
+        assert (out.read_bytes() if out.exists() else b"") == written  # nothing after the end
+    finally:
+        run.cleanup()
+    if signum == signal.SIGKILL:  # its run folder is left: the next run removes it
+        assert list(tmp.iterdir())
+        again = subprocess.run(
+            [*command, "--models", "mlp-0.2m", "--steps", "1"],
+            env=env,
+            capture_output=True,
+            timeout=180,
+        )
+        assert again.returncode == 0, again.stderr.decode()
+    # torchelastic's folders lived in the run's own folder, removed with it
+    assert sorted(p.name for p in tmp.iterdir()) == []

@@ -217,3 +217,23 @@ def test_progress_names_what_it_counts(tmp_path: Path, kind: str, unit: str) -> 
         assert (done, total) == (15, 15)  # 10 + 5 result files
     else:
         assert total == 0 and done >= 15  # every member read, the total not known ahead
+
+
+@pytest.mark.parametrize("same_runs", [True, False])
+def test_a_system_folder_copied_under_another_case_is_a_duplicate(
+    tmp_path: Path, same_runs: bool
+) -> None:
+    """Issue 38: ``box8`` copied as ``Box8`` was scored twice, with no problem row."""
+    rb = good_round()
+    for rel, data in list(rb.files.items()):
+        if "/box8" in rel:
+            rb.files[rel.replace("/box8", "/Box8")] = data
+    if not same_runs:
+        rb.runs("Acme", "Box8", "bert", [20, 22, 21, 23, 19, 20, 21, 22, 20, 21])
+    tables = read_round(rb.write_dir(tmp_path))
+    assert sorted(tables.scores["system_id"]) == ["Box8", "box16"]  # the first by name kept
+    duplicate = tables.problems[tables.problems["kind"] == "duplicate input"]
+    assert list(duplicate["path"]) == ["Acme/results/box8/bert"]
+    message = duplicate["message"].iloc[0]
+    assert "differs from Acme/results/Box8/bert only in case" in message
+    assert ("same runs" in message) == same_runs

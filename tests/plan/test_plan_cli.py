@@ -17,7 +17,7 @@ ASK = ["plan", "--workload", "llama2_70b_lora", "--accelerator", "H100", "--devi
 def test_json_is_one_document_with_the_promised_fields() -> None:
     result = runner.invoke(app, [*ASK, "8,16,64,256", "-f", "json"])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.stdout)
+    rows = json.loads(result.stdout)["rows"]
     assert [r["devices"] for r in rows] == [8, 16, 64, 256]
     for r in rows:
         assert 0 < r["minutes_low"] < r["minutes"] < r["minutes_high"]
@@ -50,7 +50,7 @@ def test_table_says_how_the_accelerator_was_read_the_classes_and_what_it_leans_o
 
 def test_far_counts_are_marked_extrapolated() -> None:
     result = runner.invoke(app, [*ASK, "2,8,100000", "-f", "json"])
-    rows = json.loads(result.stdout)
+    rows = json.loads(result.stdout)["rows"]
     assert [r["extrapolated"] for r in rows] == [True, False, True]
     widths = [r["minutes_high"] / r["minutes_low"] for r in rows]
     assert widths[0] > widths[1] and widths[2] > widths[1]
@@ -80,7 +80,7 @@ def test_one_measured_system_says_why_beyond_it_is_wide_and_batches_are_whole() 
     assert "The interval at 64 is wide" in result.output
     assert "3.0 octaves beyond the counts the family ran" in result.output
     data = runner.invoke(app, ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64", "-f", "json"])
-    rows = json.loads(data.stdout)
+    rows = json.loads(data.stdout)["rows"]
     assert rows[0]["global_batch"] == 1024 and isinstance(rows[1]["global_batch"], int)
     assert rows[1]["global_batch"] > 1024 and rows[1]["count_class"] == "ii_out"
 
@@ -89,3 +89,19 @@ def test_unknown_is_not_offered_as_an_accelerator_family() -> None:
     result = runner.invoke(app, ["plan", "-w", "bert", "-a", "FooBar9000"])
     assert result.exit_code == 2
     assert "valid: " in result.output and "unknown" not in result.output.split("valid: ")[1]
+
+
+def test_json_and_csv_keep_the_notes_the_table_says() -> None:
+    """The model, its rounds and the class of each count qualify every format's numbers."""
+    asked = ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64"]
+    table = runner.invoke(app, asked)
+    notes = [line for line in table.stderr.splitlines() if line.strip()]
+    assert notes[0].startswith("Model: ") and any("beyond the family's counts" in n for n in notes)
+    document = json.loads(runner.invoke(app, [*asked, "-f", "json"]).stdout)
+    assert document["notes"] == notes
+    model = document["model"]
+    assert (model["workload"], model["family"]) == ("bert", "MI300X")
+    assert model["classes"] == [row["count_class"] for row in document["rows"]] == ["i", "ii_out"]
+    as_csv = runner.invoke(app, [*asked, "-f", "csv"])
+    assert [n for n in as_csv.stderr.splitlines() if n.strip()] == notes
+    assert [int(r["devices"]) for r in csv.DictReader(io.StringIO(as_csv.stdout))] == [8, 64]

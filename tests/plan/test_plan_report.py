@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuscale.quantities import number
 from gpuscale.report.plan_section import COUNTS, PlanData, plan_data, plan_section
+from gpuscale.report.svg import FigureFiles
 
 from .test_plan_model import two_families
 
@@ -14,7 +16,7 @@ def test_section_has_a_table_and_a_figure_per_planned_workload(tmp_path: Path) -
     scores.loc[0, "system_name"] = "<script>alert(1)</script>"
     data = plan_data(scores, ["bert", "resnet"])
     assert [type(d) for d in data] == [PlanData]  # resnet is no study workload here
-    section = plan_section(data, tmp_path)
+    section = plan_section(data, FigureFiles(tmp_path, png=True))
     assert section is not None and section.anchor == "plan"
     caption, _columns, rows = section.tables[0]
     assert caption == "BERT on X1" and len(rows) == len(COUNTS)
@@ -28,6 +30,31 @@ def test_section_has_a_table_and_a_figure_per_planned_workload(tmp_path: Path) -
 def test_a_workload_that_cannot_be_planned_is_said_so(tmp_path: Path) -> None:
     scores = two_families(0.05).assign(division="open")  # the plan uses the closed division
     data = plan_data(scores, ["bert"])
-    section = plan_section(data, tmp_path)
+    section = plan_section(data, FigureFiles(tmp_path))
     assert section is not None and not section.tables and not section.figures
     assert section.findings[0].startswith("BERT: no plan (no closed-division MLPerf result")
+
+
+def test_the_section_says_its_data_and_the_command_that_agrees(v41, tmp_path: Path) -> None:
+    """The report plans from the rounds it loaded; the command it names plans from the same
+    and gives the same minutes (bare `gpuscale plan` uses every bundled round)."""
+    import shlex
+
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    data = plan_data(v41.scores, ["llama2_70b_lora"])
+    section = plan_section(data, FigureFiles(tmp_path), rounds=["v4.1"])
+    assert section is not None
+    said = section.findings[0]
+    assert said.startswith("Planned from the results of v4.1 loaded in this report")
+    command = shlex.split(said.split("`")[1])
+    assert command[:3] == ["gpuscale", "plan", "--round"]
+    result = CliRunner().invoke(app, [*command[1:], "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()  # the plan's notes go to stderr
+    header = lines[0].split(",")
+    minutes = [float(line.split(",")[header.index("minutes")]) for line in lines[1:]]
+    _caption, _columns, rows = section.tables[0]
+    assert [r["minutes"] for r in rows] == [number(m) for m in minutes]

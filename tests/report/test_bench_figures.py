@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.results import bench_table
-from gpuscale.report.bench_figures import step_breakdown
+from gpuscale.report.bench_figures import speedup_by_size, step_breakdown
 
 from ..builders import bench_record
 
@@ -22,3 +22,42 @@ def test_step_breakdown_title_does_not_call_the_ddp_bar_plain() -> None:
     assert overhead_on_one and not overhead_on_one[0].startswith("DDP's own overhead 0%")
     assert "plain" not in title
     assert "1 device (solid) vs 2 (hatched)" in title and "DDP" in title
+
+
+def _two_runs_of_one_model() -> list[dict]:
+    """What the README's bench line then docs/measure.md's into the same file give: the
+    same model measured twice (two sweeps), both rows kept."""
+    return [
+        bench_record("m", 10**6, n, rate, sweep_id=sweep, plain_step_ms=3.0)
+        for sweep, rates in (("s1", (100.0, 150.0)), ("s2", (110.0, 90.0)))
+        for n, rate in zip((1, 2), rates, strict=True)
+    ]
+
+
+def test_every_bench_figure_draws_a_model_run_twice() -> None:
+    """Each bench figure draws a file holding the same model twice (it raised ValueError,
+    duplicate labels), one bar per run, the runs told apart in their labels."""
+    scaling = bench_scaling(bench_table(_two_runs_of_one_model()))
+    chart = step_breakdown(scaling)
+    ticks = [t.get_text() for t in chart.figure.axes[0].get_xticklabels()]
+    assert len(ticks) == 2 and len(set(ticks)) == 2 and all(t.startswith("m") for t in ticks)
+    bars = [key for key in chart.labels if key.startswith("bar-2-")]
+    assert len(bars) == 2 * 5  # both runs' N = 2 bars, five phases each
+    speedups = speedup_by_size(scaling).labels["points-2"]
+    assert len(speedups) == 2 and speedups[0] != speedups[1]
+
+
+def test_a_parameter_axis_writes_every_tick_one_way() -> None:
+    """Models of 0.1M to 30M parameters: the x ticks read 100k, 1M, 10M, never 100000
+    beside 1e+06 (the class: every plain log axis, style.plain_log)."""
+    records = [
+        bench_record(f"m{k}", params, n, 100.0 * (n if k else 0.5))
+        for k, params in enumerate((10**5, 10**6, 3 * 10**7))
+        for n in (1, 2)
+    ]
+    chart = speedup_by_size(bench_scaling(bench_table(records)))
+    ax = chart.figure.axes[0]
+    chart.figure.canvas.draw()
+    ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert {"100k", "1M", "10M"} <= set(ticks), ticks
+    assert not [t for t in ticks if "e+" in t or (t.isdigit() and len(t) > 4)], ticks

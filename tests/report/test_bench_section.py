@@ -11,7 +11,9 @@ from typer.testing import CliRunner
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.results import bench_table, read_results
 from gpuscale.cli import app
-from gpuscale.report.bench_section import bench_findings, build_bench_section
+from gpuscale.report.bench_figures import speedup_by_size
+from gpuscale.report.bench_section import bench_findings, build_bench_section, measured_answer
+from gpuscale.report.svg import FigureFiles
 
 from ..builders import bench_record
 from ..mlperf.logbuilder import RoundBuilder
@@ -42,16 +44,19 @@ def test_mixed_without_crossing() -> None:
 
 def test_all_slower_and_files(tmp_path: Path) -> None:
     bench = table([("a", "mlp", 10**5, 100, 50), ("b", "mlp", 10**6, 100, 60)])
-    section = build_bench_section(bench, tmp_path)
+    section = build_bench_section(bench, FigureFiles(tmp_path, png=True))
     assert section is not None
     assert "every model trains slower" in " ".join(section.findings)
     assert (tmp_path / "bench_step_breakdown.png").exists()
+    assert (tmp_path / "bench_step_breakdown.svg").exists()
     assert len(section.rows) == 4 and section.rows[0]["Model"] == "a"
 
 
 def test_advice_adds_predictions(tmp_path: Path) -> None:
     bench = table([("a", "mlp", 10**5, 100, 50), ("b", "mlp", 10**6, 100, 60)])
-    section = build_bench_section(bench, tmp_path, advice={"link": "pcie-phb", "max_devices": 4})
+    section = build_bench_section(
+        bench, FigureFiles(tmp_path), advice={"link": "pcie-phb", "max_devices": 4}
+    )
     assert any(f.startswith("Advice for b:") for f in section.findings)
     assert (tmp_path / "advice_predicted_scaling.svg").exists()
 
@@ -63,7 +68,7 @@ def test_flagged_runs_are_shown_with_their_reason_and_left_out(tmp_path: Path) -
         bench_record("b", 10**6, 1, 100.0),
         {**bench_record("b", 10**6, 2, 190.0), "flags": ["noisy steps: p95 2x the median"]},
     ]
-    section = build_bench_section(bench_table(rows), tmp_path)
+    section = build_bench_section(bench_table(rows), FigureFiles(tmp_path))
     text = " ".join(section.findings)
     assert "Left out of these findings as not trustworthy: b on 2" in text
     assert "Best scaling on 2: a" in text  # not b's untrustworthy 1.9x
@@ -87,10 +92,10 @@ def _with_failed_and_flagged(path: Path) -> None:
 def test_runs_that_did_not_measure_are_listed(tmp_path: Path) -> None:
     path = tmp_path / "b.jsonl"
     _with_failed_and_flagged(path)
-    section = build_bench_section(bench_table(read_results(path)[0]), tmp_path)
+    section = build_bench_section(bench_table(read_results(path)[0]), FigureFiles(tmp_path))
     assert section.failed == [f"evil:make on 2 device(s): error: {EVIL}"]  # first line only
     only_failed = bench_table(read_results(path)[0]).query("status != 'ok'")
-    assert build_bench_section(only_failed, tmp_path).failed == section.failed
+    assert build_bench_section(only_failed, FigureFiles(tmp_path)).failed == section.failed
 
 
 def test_report_lists_failed_runs_escaped_and_takes_allow_flagged(tmp_path: Path) -> None:
@@ -136,3 +141,111 @@ def test_a_share_range_that_rounds_alike_is_one_share() -> None:
 
     assert _share_range(pd.Series([0.471, 0.468])) == "47%"
     assert _share_range(pd.Series([0.12, 0.47])) == "12%-47%"
+
+
+def test_report_of_a_file_with_one_model_run_twice(tmp_path: Path) -> None:
+    """The README's bench line then docs/measure.md's into one file: the same model twice.
+    `report --bench` wrote nothing (ValueError); now every run has its own, distinct row."""
+    root = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
+    bench = tmp_path / "b.jsonl"
+    records = [
+        bench_record("m", 10**6, n, rate, sweep_id=sweep)
+        for sweep, rates in (("s1", (100.0, 150.0)), ("s2", (110.0, 90.0)))
+        for n, rate in zip((1, 2), rates, strict=True)
+    ]
+    bench.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "r"
+    args = ["report", str(root.write_dir(tmp_path)), "--bench", str(bench), "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    section = build_bench_section(bench_table(read_results(bench)[0]), FigureFiles(tmp_path))
+    assert section is not None
+    rows = {(r["Model"], r["Devices"]) for r in section.rows}
+    assert rows == {(f"m (run {k})", n) for k in (1, 2) for n in ("1", "2")}
+
+
+def _advised_with_a_flagged_rerun() -> pd.DataFrame:
+    """b measured twice: a trusted 1.2x at N = 2, then a flagged 0.1x (a busy machine)."""
+    busy = ["machine busy: other processes used 90% of its CPU time"]
+    rows = [
+        bench_record("a", 10**5, 1, 100.0, sweep_id="s1"),
+        bench_record("a", 10**5, 2, 150.0, sync_overhead_ms=1.0, comm_ms=2.0, sweep_id="s1"),
+        bench_record("b", 10**6, 1, 100.0, sweep_id="s1"),
+        bench_record("b", 10**6, 2, 120.0, sync_overhead_ms=1.0, comm_ms=4.0, sweep_id="s1"),
+        bench_record("b", 10**6, 1, 100.0, sweep_id="s2"),
+        {**bench_record("b", 10**6, 2, 10.0, comm_ms=4.0, sweep_id="s2"), "flags": busy},
+    ]
+    return bench_table(rows)
+
+
+def test_the_advice_is_checked_against_each_measured_run(tmp_path: Path) -> None:
+    """Every measured N = 2 run of the advised model is set against the advice's 80%
+    interval in words, flagged ones said flagged; the top lines carry the decision and
+    those checks, and a result only from trusted runs."""
+    bench = _advised_with_a_flagged_rerun()
+    section = build_bench_section(
+        bench, FigureFiles(tmp_path), advice={"link": "pcie-phb", "max_devices": 4}
+    )
+    checks = [f for f in section.findings if f.startswith("Measured b")]
+    assert len(checks) == 2, section.findings
+    flagged = [c for c in checks if "flagged, left out of the advice" in c]
+    assert len(flagged) == 1 and "0.10x" in flagged[0]
+    assert "OUTSIDE the advice's 80% interval" in flagged[0]  # 0.1x: far below any advice
+    assert section.answer[0].startswith("Your hardware, measured speedup over one device")
+    assert "0.10" not in section.answer[0]  # the flagged run is no measured answer
+    assert section.answer[1].startswith("Advice for b: ") and checks[0] in section.answer
+
+
+def test_only_flagged_multi_device_runs_give_no_measured_answer() -> None:
+    busy = ["machine busy: other processes used 90% of its CPU time"]
+    rows = [
+        bench_record("a", 10**5, 1, 100.0),
+        {**bench_record("a", 10**5, 2, 150.0), "flags": busy},
+    ]
+    answer = measured_answer(bench_scaling(bench_table(rows)))
+    assert "no trustworthy multi-device run (1 flagged" in answer and "1.5" not in answer
+
+
+def test_flagged_points_are_drawn_hollow_and_labelled() -> None:
+    scaling = bench_scaling(_advised_with_a_flagged_rerun())
+    chart = speedup_by_size(scaling)
+    ax = chart.figure.axes[0]
+    assert "flagged (not used)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert len(chart.labels["points-flagged"]) == 1
+    assert "flagged: machine busy" in chart.labels["points-flagged"][0]
+    assert len(chart.labels["points-2"]) == 2  # a and b's trusted run only
+    hollow = next(c for c in ax.collections if c.get_gid() == "points-flagged")
+    assert hollow.get_facecolor().size == 0 or hollow.get_facecolor()[0][3] == 0
+
+
+def test_report_puts_your_hardware_first(tmp_path: Path) -> None:
+    root = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
+    bench = tmp_path / "b.jsonl"
+    records = [
+        bench_record("m", 10**6, n, rate, comm_ms=2.0, sync_overhead_ms=1.0 * (n > 1))
+        for n, rate in ((1, 100.0), (2, 150.0))
+    ]
+    bench.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "r"
+    args = ["report", str(root.write_dir(tmp_path)), "--bench", str(bench), "--out", str(out)]
+    result = CliRunner().invoke(app, [*args, "--advise", "--interconnect", "pcie-phb"])
+    assert result.exit_code == 0, result.output
+    html = (out / "index.html").read_text()
+    order = ['id="own-answer"', 'id="answer"', 'id="bench"', 'id="summary"', 'id="v4.1-bert"']
+    positions = [html.index(marker) for marker in order]
+    assert positions == sorted(positions)
+    top = html[positions[0] : positions[1]]
+    assert "measured speedup over one device: m 1.50x on 2" in top and "Advice for m" in top
+
+
+def test_the_top_gives_the_decision_not_the_flagged_warning(tmp_path: Path) -> None:
+    advice = {"link": "pcie-phb", "max_devices": 4, "allow_flagged": True}
+    section = build_bench_section(
+        _advised_with_a_flagged_rerun(), FigureFiles(tmp_path), advice=advice
+    )
+    top = section.answer[1]
+    assert top.startswith("Advice for b (from flagged runs, --allow-flagged: less certain): Use ")
+    assert "WARNING" not in top
+    assert any("flagged, used by the advice (--allow-flagged)" in line for line in section.answer)
+    # what qualifies the decision (Advice.caveats) follows it, never replaces it
+    assert section.answer[2].startswith("Advice for b: Provisional: ")

@@ -144,3 +144,28 @@ def test_a_phone_width_page_does_not_scroll_sideways(browser, page) -> None:
     finally:
         browser.set_window_size(size["width"], size["height"])
         browser.refresh()
+
+
+def test_on_a_phone_figure_text_stays_readable_and_wide_tables_say_so(browser, page) -> None:
+    """At 390 px a figure keeps its text at 7 px or more (it scrolls in its own box; it
+    was ~5 px), and a table wider than the screen says that it scrolls; at full width none
+    of the answer tables is marked."""
+    size = browser.get_window_size()
+    try:
+        browser.set_window_size(390, 844)
+        browser.refresh()
+        smallest, marked, hint = browser.execute_script(
+            "var s = document.querySelector('svg.figure');"
+            "var ratio = s.getBoundingClientRect().width / s.viewBox.baseVal.width;"
+            "var sizes = Array.from(s.querySelectorAll('text')).map(t =>"
+            "  parseFloat(getComputedStyle(t).fontSize) * ratio);"
+            "var box = document.querySelector('.scroll.overflowing');"
+            "return [Math.min.apply(null, sizes),"
+            "  document.querySelectorAll('.scroll.overflowing').length,"
+            "  box ? getComputedStyle(box, '::before').content : ''];"
+        )
+        assert smallest >= 7, smallest
+        assert marked >= 1 and "scroll sideways" in hint
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+        browser.refresh()

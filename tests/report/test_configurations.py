@@ -11,6 +11,7 @@ from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 from gpuscale.report.bench_section import build_bench_section
+from gpuscale.report.svg import FigureFiles
 
 from ..builders import bench_record
 
@@ -35,7 +36,9 @@ def test_two_precisions_and_two_runs_are_told_apart(tmp_path: Path) -> None:
     assert {"tf-30m (fp32)", "tf-30m (bf16)"} <= labels
     assert {"mlp-4m (run 1)", "mlp-4m (run 2)"} <= labels
     assert not scaling.duplicated(["configuration", "accelerators"]).any()
-    section = build_bench_section(bench_table(records), tmp_path)  # crashed on duplicates
+    section = build_bench_section(
+        bench_table(records), FigureFiles(tmp_path)
+    )  # crashed on duplicates
     assert section is not None
     shown = [row["Model"] for row in section.rows]
     assert shown.count("tf-30m (fp32)") == 2 and shown.count("tf-30m (bf16)") == 2
@@ -59,7 +62,7 @@ def test_the_h100_ladder_report_renders(h100, tmp_path: Path) -> None:
     from gpuscale.bench.results import read_results
 
     records, _ = read_results(h100("ladder.jsonl"))
-    section = build_bench_section(bench_table(records), tmp_path)
+    section = build_bench_section(bench_table(records), FigureFiles(tmp_path))
     assert section is not None
     shown = {row["Model"] for row in section.rows}
     assert {"tf-30m (fp32)", "tf-30m (bf16)"} <= shown

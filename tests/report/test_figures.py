@@ -99,10 +99,16 @@ def test_svg_tooltips_escape_untrusted_names(result) -> None:
 
 
 def test_decomposition_figure_plots_the_three_factors(result) -> None:
+    """Within the most submitted family (H100: 4 systems) against its own reference, the
+    slowest at its fewest accelerators (8), as the section's sentence: E' = (T_8 / T) / (N / 8)."""
     chart = FIGURES["decomposition"](result)
     assert len(chart.labels) == 3
     plotted = offsets(chart.figure, "points-2")[:, 1]
-    assert sorted(plotted) == pytest.approx(sorted(result.table["normalized_efficiency"]))
+    h100 = result.table[result.table["accelerator_family"] == "H100"]
+    t8 = float(h100.loc[h100["accelerators"] == 8, "time_to_train_min"].max())
+    expected = t8 / h100["time_to_train_min"] / (h100["accelerators"] / 8)
+    assert sorted(plotted) == pytest.approx(sorted(expected))
+    assert "within H100" in chart.figure.axes[0].get_title()
     # Tooltips name the factor on one line (the legend's label wraps)
     assert all(label.startswith("E' ") for label in chart.labels["points-2"])
     assert all(label.startswith("throughput efficiency ") for label in chart.labels["points-0"])
@@ -163,3 +169,17 @@ def test_trend_lines_join_only_the_same_accelerator_count() -> None:
     chart = trend_chart(rows, "bert")
     lines = [line for line in chart.figure.axes[0].lines if len(line.get_xdata()) == 2]
     assert [list(line.get_xdata()) for line in lines] == [[0, 1]]  # not v4.1 -> v5.0
+
+
+def test_an_odd_overview_labels_the_x_axis_above_its_empty_panel(study_analysis) -> None:
+    """Three workloads on a 2 x 2 grid: the panel above the empty corner carries its x
+    tick labels and label (sharex had hidden them: a panel without an x axis)."""
+    from gpuscale.report.figures import overview
+
+    chart = overview(study_analysis["study"][:3])
+    chart.figure.canvas.draw()
+    shown = [ax for ax in chart.figure.axes if ax.get_visible()]
+    assert len(shown) == 3
+    for ax in shown[1:]:  # the right column's only panel and the bottom-left one
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
+        assert labels and ax.get_xlabel() == "accelerators", (ax.get_title(), labels)

@@ -44,7 +44,7 @@ def report(tmp_path_factory):
     tables = evil_tables()
     out = tmp_path_factory.mktemp("report")
     path = build_report(
-        tables, ["bert", "stable_diffusion"], out, AnalysisOptions(n_boot=200), workers=1
+        tables, ["bert", "stable_diffusion"], out, AnalysisOptions(n_boot=200), workers=1, png=True
     )
     return out, path.read_text()
 
@@ -95,7 +95,12 @@ def test_worker_processes_draw_the_same_report(report, tmp_path) -> None:
     out, html = report
     tables = evil_tables()
     path = build_report(
-        tables, ["bert", "stable_diffusion"], tmp_path, AnalysisOptions(n_boot=200), workers=2
+        tables,
+        ["bert", "stable_diffusion"],
+        tmp_path,
+        AnalysisOptions(n_boot=200),
+        workers=2,
+        png=True,
     )
 
     def undated(text: str) -> str:
@@ -110,3 +115,17 @@ def test_table_counts_are_written_in_full(report) -> None:
     cells = [c.strip() for c in re.findall(r"<td[^>]*>([^<]*)</td>", html)]
     assert "1,024" in cells  # Stable Diffusion's 1024-accelerator systems
     assert not [c for c in cells if re.search(r"\de[+-]\d", c)]  # no 1.02e+03
+
+
+def test_the_headline_figure_cautions_a_mixed_generation_reference(study_analysis) -> None:
+    """The study's rule sets v4.1's BERT systems (H100, B200...) against an older, smaller
+    reference: the overview's caption says so beside the figure; per family it need not."""
+    from gpuscale.report.html import overview_caution
+
+    study = overview_caution(study_analysis["study"])
+    bert = next(r for r in study_analysis["study"] if r.workload == "bert")
+    family = bert.references[0].accelerator_family
+    assert family != "H100-SXM5-80GB"  # the premise: BERT's study reference is no H100
+    assert study.startswith("; caution: ") and f"BERT against a {family} reference" in study
+    assert "not scaling" in study
+    assert overview_caution(study_analysis["family"]) == ""

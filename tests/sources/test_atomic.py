@@ -139,3 +139,12 @@ def test_the_folder_the_user_stands_in_is_written_file_by_file(tmp_path: Path, m
     write_atomically(here, writer("three", ("a.txt", "b.txt")))
     assert os.stat(".").st_ino == inode  # still the same folder, not a replaced one
     assert files(Path(".")) == {"a.txt": "three", "b.txt": "three"}  # old.png was ours: gone
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
+def test_a_virtual_file_system_is_said_not_no_such_file() -> None:
+    with pytest.raises(OutputError) as refused:
+        write_atomically(Path("/proc/gpuscale-out"), lambda tmp: (tmp / "a").write_text("a"))
+    message = str(refused.value)
+    assert "No such file or directory" not in message
+    assert "takes no new files" in message and "choose another --out" in message

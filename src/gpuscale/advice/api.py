@@ -2,13 +2,13 @@
 
 From numbers::
 
-    gpuscale.advise(params=7e6, step_ms=20, batch=64, link="pcie-phb")
+    gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
 
 or from measurements (``gpuscale bench`` results, optionally a ``gpuscale collectives``
 sweep and the detected topology)::
 
     gpuscale.advise(bench="results.jsonl", collectives="collectives.jsonl")
-    gpuscale.advise(AdviceRequest(params=7e6, step_ms=20, batch=64, interconnect="nvlink4"))
+    gpuscale.advise(AdviceRequest(params=7e6, step_ms=2, batch=64, interconnect="nvlink4"))
 
 Returns an :class:`~gpuscale.advice.recommend.Advice`: the recommendation, a DataFrame of
 predictions per device count (``.predictions``) and the explanation. The CLI and the
@@ -18,13 +18,14 @@ report call this same function.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice import assumptions
+from gpuscale.advice import assumptions, caveats
 from gpuscale.advice.basis import DEFAULT_LINK, Basis, from_numbers
 from gpuscale.advice.calibrate import network_from_collectives
 from gpuscale.advice.from_bench import from_bench
@@ -33,7 +34,7 @@ from gpuscale.advice.plausible import mlperf_floor, topology_cap
 from gpuscale.advice.recommend import Advice, AdviceInputs, recommend
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
-from gpuscale.interconnect.topology import Topology, parse_topo_matrix
+from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import number
 from gpuscale.tables.workloads import Unit, convergence_unit
 
@@ -124,6 +125,8 @@ def advise(
     parsed topology (else ``request.topo`` is read). Flagged bench runs are left out unless
     ``allow_flagged``. Raises ``ValueError`` (and its subclass ``CalibrationError``, which
     lists the flags when flagged runs were left out) with a message for the user."""
+    if bench is not None and not isinstance(bench, str | os.PathLike | pd.DataFrame):
+        raise TypeError(f"bench must be a results file's path or a bench table, not {bench!r}")
     frame = bench if isinstance(bench, pd.DataFrame) else None
     if bench is not None and frame is None:
         keywords["bench"] = str(bench)
@@ -139,11 +142,7 @@ def advise(
     else:
         given = req.interconnect
     if topology is None and req.topo is not None:
-        path = Path(req.topo)
-        try:
-            topology = parse_topo_matrix(path.read_text(errors="replace"), req.device_name)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{path}: {exc}") from None
+        topology = read_topo_file(Path(req.topo), req.device_name)
     return _advise(req, frame, given, topology)
 
 
@@ -200,7 +199,9 @@ def _advise(
         warnings=tuple(basis.warnings),
         mlperf_floor=mlperf_floor(req.workload, basis.max_devices) if req.workload else (),
     )
-    return recommend(inputs)
+    return caveats.qualify(
+        recommend(inputs), req, noise=basis.noise, error=basis.error, measured=basis.measured
+    )
 
 
 def _scaling(asked: str, convergence: ConvergenceModel | None) -> str:

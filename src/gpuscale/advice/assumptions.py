@@ -47,8 +47,16 @@ def bench_command(model: str | None, nproc: str) -> str:
     return f"`gpuscale bench {option} {model} --nproc {nproc}`"
 
 
-def overlap(value: float | None, *, measured: bool, given: bool, model: str | None) -> Assumption:
-    """The share of communication backward hides."""
+def overlap(
+    value: float | None,
+    *,
+    measured: bool,
+    given: bool,
+    model: str | None,
+    unmeasured: str = "nothing measured it",
+) -> Assumption:
+    """The share of communication backward hides (``unmeasured``: why nothing measured
+    it, e.g. the bench's multi-device run is flagged)."""
     if given:
         source, basis = "entered", "--overlap"
     elif measured:
@@ -56,7 +64,7 @@ def overlap(value: float | None, *, measured: bool, given: bool, model: str | No
     else:
         source = "assumed"
         basis = (
-            "nothing measured it"
+            unmeasured
             if value is not None
             else "half the communication, never the last bucket (ready only when backward ends)"
         )

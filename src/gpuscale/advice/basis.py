@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuscale.advice import assumptions, fixed_cost, priors
+from gpuscale.advice import assumptions, caveats, fixed_cost, priors
 from gpuscale.advice.assumptions import BENCH, Assumption, bench_command
 from gpuscale.advice.device_power import Power, device_power
 from gpuscale.advice.fixed_cost import FixedCost
@@ -52,6 +52,7 @@ class Basis:
     prior_range: tuple[Compute, ...] = ()  # the compute at the priors' low and high ends
     assumed: list[Assumption] = field(default_factory=list)
     same_samples: bool = False  # the bench's N > 1 runs saw the same samples per rank
+    measured: list[caveats.Measured] = field(default_factory=list)  # the model's N > 1 runs
 
 
 # What measures the fixed cost of a model given by numbers.

@@ -226,21 +226,37 @@ def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
     )
 
 
-def _comm_scale(multi: pd.DataFrame, network: Network) -> float | None:
+def _comm_ratios(multi: pd.DataFrame, network: Network) -> pd.Series:
+    """Per N > 1 row: measured DDP communication over the network's prediction (NaN where
+    it was not measured); one prediction per distinct gradient size, N, bucket and
+    strategy."""
+    rows = multi.dropna(subset=["comm_ms", "grad_bytes_per_step"])
+    ratios = pd.Series(np.nan, index=multi.index, dtype=float)
+    predicted: dict[tuple, float] = {}
+    columns = zip(
+        rows.index,
+        rows["grad_bytes_per_step"].to_numpy(float),
+        rows["accelerators"].to_numpy(int),
+        rows["bucket_mb"].to_numpy(float),
+        (rows["strategy"] == "fsdp").to_numpy(bool),
+        rows["comm_ms"].to_numpy(float),
+        strict=True,
+    )
+    for index, grad, n, bucket, fsdp, comm in columns:
+        key = (grad, n, 25.0 if np.isnan(bucket) else bucket, fsdp)
+        if key not in predicted:
+            predicted[key], _ = comm_times_s(
+                network, grad, n, bucket_mb=key[2], strategy="fsdp" if fsdp else "ddp"
+            )
+        if predicted[key] > 0 and comm > 0:
+            ratios[index] = comm / (predicted[key] * 1e3)
+    return ratios
+
+
+def _comm_scale(ratios: pd.Series) -> float | None:
     """Median of measured DDP communication over the network's prediction."""
-    ratios = []
-    for r in multi.dropna(subset=["comm_ms", "grad_bytes_per_step"]).itertuples():
-        strategy = "fsdp" if r.strategy == "fsdp" else "ddp"
-        predicted, _ = comm_times_s(
-            network,
-            float(r.grad_bytes_per_step),
-            int(r.accelerators),
-            bucket_mb=float(r.bucket_mb) if pd.notna(r.bucket_mb) else 25.0,
-            strategy=strategy,
-        )
-        if predicted > 0 and r.comm_ms > 0:
-            ratios.append(r.comm_ms / (predicted * 1e3))
-    return float(np.median(ratios)) if ratios else None
+    found = ratios.dropna()
+    return float(found.median()) if len(found) else None
 
 
 def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, float], ...]:
@@ -352,12 +368,13 @@ def _contention(
     labels = ("every model of this configuration", f"the {family} family", "its own runs")
     slowdown: dict[int, float] = {}
     comm_scale, contention = None, "no N > 1 run: the N > 1 figures are extrapolated"
+    ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
     for rows_at, label in zip(levels, labels, strict=True):
         found = dict(_slowdown(rows_at, single))
         if found:
             slowdown.update(found)
             contention = f"{label} ({_contention_text(found)})"
-        comm_scale = _comm_scale(rows_at, network) or comm_scale
+        comm_scale = _comm_scale(ratios.loc[rows_at.index]) or comm_scale
     return slowdown, comm_scale, contention
 
 

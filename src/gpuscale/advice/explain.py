@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
-from gpuscale.quantities import format_count, format_hours, format_ms, number
+from gpuscale.quantities import format_count, format_hours, format_ms, number, span
 
 SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
 
@@ -54,7 +54,7 @@ REMEDIES = {
 
 def interval(low: float, high: float) -> str:
     """``1.3-1.6x, 80% interval``."""
-    return f"{number(low)}-{number(high)}x, 80% interval"
+    return f"{span(number(low), number(high))}x, 80% interval"
 
 
 def _config(row: pd.Series) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice import assumptions, by_numbers, fixed_cost
+from gpuscale.advice import assumptions, by_numbers, caveats, fixed_cost
 from gpuscale.advice.basis import DEFAULT_LINK, Basis
 from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
 from gpuscale.advice.device_power import device_power
@@ -23,8 +23,10 @@ from gpuscale.advice.plausible import rate_warnings
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.uncertainty import StepError, leave_one_out
 from gpuscale.bench.results import ResultsError, bench_table, flag_summary, read_results
+from gpuscale.names import did_you_mean
 from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import format_ms, number
+from gpuscale.tables import BENCH_COLUMNS
 
 
 def from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> None:
@@ -32,8 +34,10 @@ def from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> 
     overlap, power and noise scale, and the step's interval from leave-one-out."""
     bench_frame, skipped = _bench_table(frame if frame is not None else req.bench)
     basis.sources += skipped
-    table, warning = _with_flagged(bench_frame, req.allow_flagged)
     by_numbers.check(req)
+    if req.model is not None:
+        _known_model(bench_frame, req.model, req.bench)
+    table, warning = _with_flagged(bench_frame, req.allow_flagged)
     try:
         if req.params is not None:  # a model the bench did not measure: its family's rate
             model, family, how = by_numbers.representative(table, req)
@@ -44,6 +48,7 @@ def from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> 
         raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
     if warning:
         basis.warnings.append(warning)
+    basis.measured = caveats.measured_runs(bench_frame, cal.name, req.allow_flagged)
     basis.error = step_error(table, basis.network, cal)
     basis.network = with_comm_scale(basis.network, cal)
     if cal.device == "cpu":
@@ -61,7 +66,7 @@ def from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> 
     if req.power_w is None and cal.power_w_at:  # the job's power measured at each N
         power = replace(power, total_w_at=cal.power_w_at)
     basis.power = power
-    basis.sources += _bench_sources(cal, overlap)
+    basis.sources += _bench_sources(cal, overlap, basis.measured)
     basis.noise = cal.noise
     basis.same_samples = _same_samples(bench_frame, cal.name)
     basis.min_batch = max(1, basis.per_device // 8)  # the fitted fixed cost prices small batches
@@ -69,7 +74,8 @@ def from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> 
         cal = _with_fixed(cal, req.fixed_ms)
         basis.compute = cal.compute
     basis.fixed = cal.fixed
-    basis.assumed += _bench_assumed(cal, req, overlap, None if req.params else cal.name)
+    bench_model = None if req.params else cal.name  # the model a bench run would measure
+    basis.assumed += _bench_assumed(cal, req, overlap, bench_model, basis.measured)
     # a rate the bench measured is a finding however low; above the peak it cannot be true
     basis.warnings += rate_warnings(
         cal.compute.tflops, cal.device_name, "bf16" if req.grad_bytes == 2 else "fp32", low=False
@@ -94,7 +100,13 @@ def _with_fixed(cal: Any, fixed_ms: float) -> Any:
     )
 
 
-def _bench_assumed(cal: Any, req: AdviceRequest, overlap: float | None, model: str | None) -> list:
+def _bench_assumed(
+    cal: Any,
+    req: AdviceRequest,
+    overlap: float | None,
+    model: str | None,
+    measured: list[caveats.Measured],
+) -> list:
     """The step's terms as the bench measured them, or said as assumed (``model``: the
     bench model that measures them; None for a model given by its numbers)."""
     fixed = cal.fixed
@@ -113,6 +125,7 @@ def _bench_assumed(cal: Any, req: AdviceRequest, overlap: float | None, model: s
             measured=cal.overlap is not None and req.overlap is None,
             given=req.overlap is not None,
             model=model,
+            unmeasured=_overlap_unmeasured(measured),
         ),
         assumptions.ddp_overhead(
             compute.ddp_ms_per_mparam, cal.model.params, measured=True, model=model
@@ -156,27 +169,30 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
     """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
     N > 1 rows of the configuration advised on (see ``uncertainty``)."""
 
-    def predict(rest: pd.DataFrame, model: str, n: int) -> float | None:
+    def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
         try:
             other = calibrate(rest, model, network)
         except (CalibrationError, ValueError):
-            return None
+            return [None] * len(ns)
         if other.device != cal.device or other.device_name != cal.device_name:
-            return None
+            return [None] * len(ns)
         overlap = other.overlap
         if overlap is None and other.device == "cpu":
             overlap = 0.0  # as the advice itself does
-        step = predict_step(
-            other.model,
-            other.compute,
-            with_comm_scale(network, other),
-            n,
-            batch=other.batch,
-            overlap=overlap,
-            bucket_mb=other.bucket_mb,
-            strategy=other.strategy,
-        )
-        return step.step_ms
+        scaled = with_comm_scale(network, other)
+        return [
+            predict_step(
+                other.model,
+                other.compute,
+                scaled,
+                n,
+                batch=other.batch,
+                overlap=overlap,
+                bucket_mb=other.bucket_mb,
+                strategy=other.strategy,
+            ).step_ms
+            for n in ns
+        ]
 
     return leave_one_out(table, network, predict)
 
@@ -185,6 +201,15 @@ def _bench_table(bench: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, list[s
     """The bench table of a DataFrame or a results file (JSONL), and a note on the lines
     of the file that were skipped (:class:`ValueError` when none is usable)."""
     if isinstance(bench, pd.DataFrame):
+        missing = [c for c in BENCH_COLUMNS if c not in bench.columns]
+        if missing:
+            shown = ", ".join(missing[:4]) + (
+                f" and {len(missing) - 4} more" if len(missing) > 4 else ""
+            )
+            raise ValueError(
+                f"the bench table lacks the column(s) {shown}: give a table made by "
+                "gpuscale.bench.results.bench_table, or the results file's path"
+            )
         return bench, []
     path = Path(bench)
     records, problems = read_results(path)  # ResultsError (a ValueError): unreadable
@@ -202,6 +227,19 @@ def _same_samples(table: pd.DataFrame, model: str) -> bool:
     samples (flagged or allowed, its gradient norms measure no noise scale)."""
     rows = table[(table["model"] == model) & (table["accelerators"] > 1)]
     return bool(rows["flags"].astype(str).str.contains(SAME_SAMPLES, regex=False).any())
+
+
+def _known_model(table: pd.DataFrame, model: str, source: Any) -> None:
+    """:class:`CalibrationError` when no row of the bench results is of ``model`` (a
+    typo, another file): the models there and the closest one, not advice to re-run."""
+    names = sorted({str(m) for m in table["model"].dropna()})
+    if model in names:
+        return
+    where = "the bench results" if source in (None, "(table)") else Path(source).name
+    raise CalibrationError(
+        f"model {model!r} is not in {where}{did_you_mean(model, names)}; "
+        f"it holds {len(names)} model(s): {', '.join(names) or 'none'} (give one with --model)"
+    )
 
 
 def _flag_lines(table: pd.DataFrame) -> str:
@@ -231,7 +269,21 @@ def _flagged_help(table: pd.DataFrame) -> str:
     )
 
 
-def _bench_sources(cal: Any, overlap: float | None) -> list[str]:
+def _overlap_unmeasured(measured: list[caveats.Measured]) -> str:
+    """Why the bench did not measure the overlap: its multi-device run of the model is
+    flagged (left out), timed no communication, or there is none."""
+    left_out = [m.devices for m in measured if m.flagged and not m.allowed]
+    if left_out:
+        return (
+            f"the run on {left_out[0]} devices exists but is flagged (reasons in the bench "
+            "table), so it was not used"
+        )
+    if measured:
+        return "the multi-device run timed no communication"
+    return "no multi-device run"
+
+
+def _bench_sources(cal: Any, overlap: float | None, measured: list[caveats.Measured]) -> list[str]:
     lines = [f"Calibrated on {cal.name}: " + "; ".join(cal.notes) + "."]
     if cal.shape is not None:
         lines.append(cal.shape.sentence())
@@ -246,8 +298,10 @@ def _bench_sources(cal: Any, overlap: float | None) -> list[str]:
         lines.append(cal.memory_note)
     if cal.overlap is not None:
         lines.append(f"Overlap {cal.overlap:.2f} measured by the bench (1 - exposed / comm).")
+    elif overlap is not None and measured and any(m.flagged and not m.allowed for m in measured):
+        lines.append(f"Overlap {overlap:.2f}: not measured; {_overlap_unmeasured(measured)}.")
     elif overlap is not None:
-        lines.append(f"Overlap {overlap:.2f}: not measured (no multi-device run).")
+        lines.append(f"Overlap {overlap:.2f}: not measured ({_overlap_unmeasured(measured)}).")
     else:
         lines.append("Overlap not measured: half the communication, never the last bucket.")
     if cal.comm_scale is not None:

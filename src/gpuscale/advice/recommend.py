@@ -193,6 +193,9 @@ class Advice:
     # strong scaling decided: the same counts keeping the per-device batch (weak), whose
     # gain rests on the samples a larger global batch needs
     alternative: pd.DataFrame | None = None
+    # what makes the headline less firm, and measurements beside the prediction
+    # (``advice.caveats``); also the explanation's first lines
+    caveats: tuple[str, ...] = ()
 
     @property
     def recommended(self) -> int:

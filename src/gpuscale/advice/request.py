@@ -9,9 +9,11 @@ the report reads it back. Sizes (``params``, ``flops_per_sample``, ``noise_scale
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+import numbers
+from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
+from gpuscale.quantities import number
 from gpuscale.tables.requests import JsonRequest
 
 STRATEGIES = ("ddp", "fsdp")
@@ -70,6 +72,74 @@ PATHS = frozenset({"bench", "topo", "collectives"})
 OPTION_NAMES = {"grad_bytes": "--grad-bytes", "allow_flagged": "--allow-flagged"}
 
 
+MAX_DEVICES = 1_000_000
+# Each number's range: (lowest, highest, whole?, lowest excluded?). Past these a value
+# is a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), never a
+# request to carry into the model: refused where it is given.
+_RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    "params": (0, 1e14, False, True),
+    "step_ms": (1e-3, 1e8, False, False),  # 1 us .. 28 h per step
+    "fixed_ms": (0, 1e8, False, False),
+    "batch": (1, 2**24, True, False),
+    "flops_per_sample": (0, 1e20, False, True),
+    "busbw_gbs": (1e-3, 1e5, False, False),  # 1 MB/s .. 100 TB/s
+    "latency_us": (0, 1e7, False, False),
+    "nodes": (1, 100_000, True, False),
+    "gpus_per_node": (1, 4096, True, False),
+    "nics_per_node": (1, 4096, True, False),
+    "max_devices": (1, MAX_DEVICES, True, False),
+    "overlap": (0, 1, False, False),
+    "grad_bytes": (1, 8, True, False),
+    "bucket_mb": (1 / 1024, 2**20, False, False),  # 1 KiB .. 1 TiB
+    "noise_scale": (0, 1e15, False, True),
+    "samples": (0, 1e16, False, True),
+    "global_batch": (1, 2**31 - 1, True, False),
+    "target_efficiency": (0, 1, False, True),
+    "price": (0, 1e9, False, False),
+    "power_w": (0, 1e5, False, False),
+}
+
+
+def _check_type(name: str, value: object, whole: bool) -> None:
+    """TypeError for a value of the wrong type (text where a number goes, a fraction
+    where a count goes), naming the field."""
+    if value is None:
+        return
+    # numbers.Real: numpy's integers and floats too (a value read from a table)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        hint = ""
+        if isinstance(value, str) and name in SIZES:
+            hint = " (a size as text, such as '7M', is for the command line: give 7e6)"
+        raise TypeError(f"{name} must be a number, not {type(value).__name__} {value!r}{hint}")
+    if whole and not (
+        isinstance(value, numbers.Integral)
+        or (math.isfinite(float(value)) and float(value).is_integer())
+    ):
+        raise TypeError(f"{name} must be a whole number, not {value!r}")
+
+
+def _in_range(name: str, value: object) -> bool:
+    if value is None:
+        return True
+    low, high, _, open_low = _RANGES[name]
+    number = float(value)  # type: ignore[arg-type]
+    return (
+        math.isfinite(number) and (number > low if open_low else number >= low) and number <= high
+    )
+
+
+def _rule(name: str) -> str:
+    low, high, whole, open_low = _RANGES[name]
+    if name == "grad_bytes":
+        return "must be 1, 2, 4 or 8"
+    if name == "bucket_mb":
+        return "must be a number of MiB from 1/1024 (1 KiB) to 1,048,576 (1 TiB)"
+    if low == 1 and whole:
+        return f"must be a positive whole number, at most {number(high)}"
+    start = f"above {number(low)}" if open_low else f"at least {number(low)}"
+    return f"must be a {'whole number' if whole else 'number'} {start} and at most {number(high)}"
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AdviceRequest(JsonRequest):
     """What to advise on and under which assumptions; see ``HELP`` for each field."""
@@ -114,61 +184,41 @@ class AdviceRequest(JsonRequest):
             value = getattr(self, name)
             if isinstance(value, list | tuple):
                 object.__setattr__(self, name, tuple(value) if len(value) > 1 else value[0])
-        self._check_values()
-        self._check_pairs()
-
-    def _check_values(self) -> None:
-        def positive(value: float | None) -> bool:
-            return value is None or (value > 0 and math.isfinite(value))
-
-        def each(value: Any, ok: Any) -> bool:
-            return all(ok(v) for v in value) if isinstance(value, tuple) else ok(value)
-
-        pos, whole = "must be a positive number", "must be a positive whole number"
-        at_least_0 = "must be 0 or more"
-        checks = {
-            "params": (positive(self.params), pos),
-            "step_ms": (each(self.step_ms, positive), pos),
-            "batch": (each(self.batch, lambda b: b is None or b >= 1), whole),
-            "fixed_ms": (
-                self.fixed_ms is None or (self.fixed_ms >= 0 and math.isfinite(self.fixed_ms)),
-                at_least_0,
-            ),
-            "scaling": (self.scaling in SCALINGS, f"must be one of {', '.join(SCALINGS)}"),
-            "flops_per_sample": (positive(self.flops_per_sample), pos),
-            "busbw_gbs": (positive(self.busbw_gbs), pos),
-            "latency_us": (self.latency_us >= 0, at_least_0),
-            "nodes": (self.nodes >= 1, whole),
-            "gpus_per_node": (self.gpus_per_node >= 1, whole),
-            "nics_per_node": (self.nics_per_node is None or self.nics_per_node >= 1, whole),
-            "max_devices": (self.max_devices is None or self.max_devices >= 1, whole),
-            "overlap": (self.overlap is None or 0 <= self.overlap <= 1, "must be in [0, 1]"),
-            "grad_bytes": (self.grad_bytes in (1, 2, 4, 8), "must be 1, 2, 4 or 8"),
-            "bucket_mb": (positive(self.bucket_mb), pos),
-            "strategy": (self.strategy in STRATEGIES, f"must be one of {', '.join(STRATEGIES)}"),
-            "noise_scale": (positive(self.noise_scale), pos),
-            "samples": (positive(self.samples), pos),
-            "global_batch": (self.global_batch is None or self.global_batch >= 1, whole),
-            "target_efficiency": (0 < self.target_efficiency <= 1, "must be in (0, 1]"),
-            "price": (
-                self.price is None or (self.price >= 0 and math.isfinite(self.price)),
-                at_least_0,
-            ),
-            "power_w": (
-                self.power_w is None or (self.power_w >= 0 and math.isfinite(self.power_w)),
-                at_least_0,
-            ),
-        }
-        bad = [name for name, (ok, _) in checks.items() if not ok]
+        optional = {f.name for f in fields(self) if f.default is None}
+        for name, value in self._numbers():
+            if value is None and name not in optional:
+                raise TypeError(f"{name} must be a number, not None ({HELP[name]})")
+            _check_type(name, value, _RANGES[name][2])
+        bad = [name for name, value in self._numbers() if not _in_range(name, value)]
         if bad:
-            value = getattr(self, bad[0])
-            option = OPTION_NAMES.get(bad[0], "--" + bad[0].replace("_", "-"))
+            name = bad[0]
+            value = getattr(self, name)
+            option = OPTION_NAMES.get(name, "--" + name.replace("_", "-"))
             raise ValueError(
-                f"invalid {bad[0]} ({option} {value!r}): {bad[0]} {checks[bad[0]][1]}; "
-                f"{HELP[bad[0]]}"
+                f"invalid {name} ({option} {value!r}): {name} {_rule(name)}; {HELP[name]}"
+            )
+        if self.nodes * self.gpus_per_node > MAX_DEVICES:
+            raise ValueError(
+                f"nodes x gpus_per_node is {self.nodes * self.gpus_per_node:,}: at most "
+                f"{MAX_DEVICES:,} devices are advised on"
+            )
+        if self.strategy not in STRATEGIES:
+            raise ValueError(
+                f"invalid strategy (--strategy {self.strategy!r}): strategy must be one of "
+                f"{', '.join(STRATEGIES)}; {HELP['strategy']}"
+            )
+        for name in ("bench", "model", "device_name", "interconnect", "topo", "collectives"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name} must be text (a name or a path), not {value!r}")
+        if self.scaling not in SCALINGS:
+            raise ValueError(
+                f"invalid scaling (--scaling {self.scaling!r}): scaling must be one of "
+                f"{', '.join(SCALINGS)}; {HELP['scaling']}"
             )
         if self.bench is None and (self.params is None or self.step_ms is None):
             raise ValueError("give bench results, or params and step_ms (and batch)")
+        self._check_pairs()
 
     def _check_pairs(self) -> None:
         """Step times at several batches come in (step, batch) pairs of distinct batches;
@@ -202,6 +252,14 @@ class AdviceRequest(JsonRequest):
         if isinstance(self.step_ms, tuple):
             return tuple(zip(self.batch, self.step_ms, strict=True))  # type: ignore[arg-type]
         return ((self.batch or 32, self.step_ms),)  # type: ignore[list-item]
+
+    def _numbers(self) -> list[tuple[str, object]]:
+        """Every number given, each value of a field given several times (a tuple)."""
+        out: list[tuple[str, object]] = []
+        for name in _RANGES:
+            value = getattr(self, name)
+            out += [(name, v) for v in value] if isinstance(value, tuple) else [(name, value)]
+        return out
 
     @classmethod
     def of(cls, request: AdviceRequest | None = None, **keywords: Any) -> AdviceRequest:

@@ -2,7 +2,8 @@
 own errors.
 
 With bench rows at N > 1, each model that has one is left out in turn (its N > 1 rows
-removed), calibrated on the rest and its measured N > 1 steps predicted; the log errors
+removed; at most ``MAX_LEFT_OUT`` models, spread over their sizes, so the cost does not
+grow with the rows), calibrated on the rest and its measured N > 1 steps predicted; the log errors
 ``r = ln(measured / predicted)`` give the interval's half-width ``z_0.9 sqrt(mean r^2)
 sqrt(1 + 1/k)`` (k errors; bias and spread together). Without them (numbers only, or
 N = 1 rows only) the N > 1 figures are extrapolated and the width is ``EXTRAPOLATED``:
@@ -13,10 +14,13 @@ Counts above the largest measured one widen by ``sqrt(log2 N)``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from gpuscale.quantities import span
 
 Z80 = 1.2816  # two-sided 80%: the 10th and 90th percentiles of a normal
 EXTRAPOLATED = math.log(1.35)  # half-width (log) when nothing at N > 1 was measured
@@ -55,23 +59,59 @@ def from_residuals(residuals: list[float], measured_n: int, what: str) -> StepEr
         measured_n=measured_n,
         source=(
             f"80% interval +/-{math.exp(width) - 1:.0%} from {len(r)} leave-one-out "
-            f"prediction(s) of {what} (errors {low:+.0%} to {high:+.0%})"
+            f"prediction(s) of {what} ({_errors(low, high)})"
         ),
         residuals=tuple(float(v) for v in r),
     )
 
 
-def leave_one_out(table: pd.DataFrame, network, predict) -> StepError:
-    """Each model with N > 1 rows in ``table`` predicted without them: ``predict(rest,
-    model, n)`` gives the predicted step (ms) or None."""
+def _errors(low: float, high: float) -> str:
+    """``errors -12% to +30%``, or ``error +35%`` where they read alike (one residual)."""
+    text = span(f"{low:+.0%}", f"{high:+.0%}", " to ")
+    return f"error {text}" if " to " not in text else f"errors {text}"
+
+
+# The most models left out in turn: each costs one calibration on the whole table, so the
+# interval's cost is capped (~10 calibrations) however many models a results file holds.
+MAX_LEFT_OUT = 10
+
+
+def _spread(models: list[str], sizes: dict[str, float], most: int) -> list[str]:
+    """``most`` of ``models`` spread evenly over their sizes (all when there are fewer):
+    the smallest, the largest and those between, the same choice on every run."""
+    ordered = sorted(models, key=lambda m: (sizes.get(m, 0.0), m))
+    if len(ordered) <= most:
+        return ordered
+    picks = {round(i * (len(ordered) - 1) / (most - 1)) for i in range(most)}
+    return [ordered[i] for i in sorted(picks)]
+
+
+def leave_one_out(
+    table: pd.DataFrame,
+    network,
+    predict: Callable[[pd.DataFrame, str, list[int]], list[float | None]],
+    most: int = MAX_LEFT_OUT,
+) -> StepError:
+    """Each model with N > 1 rows in ``table`` predicted without them (at most ``most``
+    models, spread over their sizes: one calibration each): ``predict(rest, model, ns)``
+    gives the predicted step (ms, or None) at each N of ``ns``."""
     ok = table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
     multi = ok[ok["accelerators"] > 1].dropna(subset=["step_ms_mean"])
+    sizes = multi.groupby("model")["params"].max().astype(float).to_dict()
+    models = [str(m) for m in multi["model"].unique()]
+    chosen = _spread(models, sizes, most)
     residuals, largest = [], 1
-    for model, rows in multi.groupby("model"):
+    for model in chosen:
+        rows = multi[multi["model"] == model]
         rest = ok[~((ok["model"] == model) & (ok["accelerators"] > 1))]
-        for r in rows.itertuples():
-            predicted = predict(rest, str(model), int(r.accelerators))
+        ns = [int(n) for n in rows["accelerators"]]
+        for n, measured, predicted in zip(
+            ns, rows["step_ms_mean"].astype(float), predict(rest, model, ns), strict=True
+        ):
             if predicted and predicted > 0:
-                residuals.append(math.log(float(r.step_ms_mean) / predicted))
-                largest = max(largest, int(r.accelerators))
-    return from_residuals(residuals, largest, "the measured N > 1 steps")
+                residuals.append(math.log(measured / predicted))
+                largest = max(largest, n)
+    what = "the measured N > 1 steps"
+    if len(chosen) < len(models):
+        what += f" of {len(chosen)} of the {len(models)} models (spread over their sizes)"
+    return from_residuals(residuals, largest, what)

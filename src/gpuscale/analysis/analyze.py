@@ -13,7 +13,8 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.analysis.clusters import Clustering, cluster_systems
-from gpuscale.analysis.decompose import decompose
+from gpuscale.analysis.crossing import most_submitted_family, pick_crossing
+from gpuscale.analysis.decompose import BASES, decompose
 from gpuscale.analysis.equilibrium import (
     Equilibrium,
     Pick,
@@ -22,6 +23,7 @@ from gpuscale.analysis.equilibrium import (
     pareto_mask,
 )
 from gpuscale.analysis.metrics import Reference, references, scaling_table
+from gpuscale.analysis.study import StudyStatement, compare_with_study
 from gpuscale.analysis.uncertainty import bootstrap_intervals
 from gpuscale.quantities import named
 from gpuscale.tables import (
@@ -38,7 +40,9 @@ from gpuscale.tables import (
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AnalysisOptions:
-    """How to analyse. ``reference``: study, family or SUBMITTER/SYSTEM_ID."""
+    """How to analyse. ``reference``: study, family or SUBMITTER/SYSTEM_ID;
+    ``convergence_basis``: the samples the decomposition uses, ``expected`` (the RCPs' at
+    each global batch) or ``measured`` (see ``gpuscale.analysis.decompose``)."""
 
     reference: str = "study"
     threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
@@ -48,8 +52,14 @@ class AnalysisOptions:
     k: int | None = None
     n_boot: int = 2000
     seed: int = 0
+    convergence_basis: str = "expected"
 
     def __post_init__(self) -> None:
+        if self.convergence_basis not in BASES:
+            raise ValueError(
+                f"convergence basis must be one of {', '.join(BASES)}, "
+                f"got {self.convergence_basis!r}"
+            )
         if not 0 < self.threshold <= 1:
             raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
         if self.n_boot < 100:
@@ -109,27 +119,36 @@ def references_text(result: WorkloadAnalysis) -> str:
 
 def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
     """The equilibrium of an analysis in plain sentences, as ``analyze`` prints them under
-    the table: each overall pick (under a per-family reference, first why only the knee
-    picks across families), the criteria's agreement with the Pareto front's size, then
-    each family's picks (``within FAMILY: knee 8, ...``)."""
+    the table, like with like first: each family's picks (``within FAMILY: knee 8, ...``,
+    the most submitted family first), then each pick over all systems (under a per-family
+    reference, first why only the knee picks across families), a pick that compares
+    hardware rather than scaling with its caution in the same line, and the criteria's
+    agreement with the Pareto front's size."""
     eq = overall_equilibrium(result)
+    first = most_submitted_family(result.table)
     lines = []
+    for family in sorted(result.by_family, key=lambda e: e.scope != first):
+        picks = ", ".join(f"{p.label} {p.accelerators:,}" for p in family.picks)
+        if picks:
+            lines.append(
+                f"within {family.scope}{' (most submitted)' * (family.scope == first)}: {picks}"
+            )
     if per_family_reference(result):
         lines.append(
             f"over all systems: knee only; speed x efficiency and E' threshold "
-            f"{CROSS_FAMILY} (see within each family below)"
+            f"{CROSS_FAMILY} (see within each family above)"
         )
-    lines += [
-        f"{pick.label}: {named(pick.submitter, pick.system_name)} "
-        f"({pick.accelerators} x {pick.accelerator_family}, "
-        f"{pick.time_to_train_min:.2f} min, E' {pick.normalized_efficiency:.2f})"
-        for pick in eq.picks
-    ]
-    lines.append(f"agreement: {eq.agreement}; Pareto front: {len(eq.pareto)} systems")
-    for family in result.by_family:  # like with like: each family's own picks
-        picks = ", ".join(f"{p.label} {p.accelerators:,}" for p in family.picks)
-        if picks:
-            lines.append(f"within {family.scope}: {picks}")
+    for pick in eq.picks:
+        caution = pick_crossing(pick, result.table)
+        lines.append(
+            f"over all systems, {pick.label}: {named(pick.submitter, pick.system_name)} "
+            f"({pick.accelerators} x {pick.accelerator_family}, "
+            f"{pick.time_to_train_min:.2f} min, E' {pick.normalized_efficiency:.2f})"
+            + (f"; caution: {caution}" if caution else "")
+        )
+    lines.append(
+        f"agreement over all systems: {eq.agreement}; Pareto front: {len(eq.pareto)} systems"
+    )
     return lines
 
 
@@ -158,7 +177,7 @@ def workload_table(
         [table, bootstrap_intervals(table, tables.runs, n_boot=options.n_boot, seed=options.seed)],
         axis=1,
     )
-    return WorkloadTable(round_name, workload, decompose(table))
+    return WorkloadTable(round_name, workload, decompose(table, options.convergence_basis))
 
 
 def not_analysed(tables: RoundTables, round_name: str, workload: str) -> str | None:
@@ -252,6 +271,18 @@ def analyze(
     return [r for r in results if r is not None]
 
 
+def study_statements(
+    results: list[WorkloadAnalysis], options: AnalysisOptions = AnalysisOptions()
+) -> list[StudyStatement]:
+    """The study's findings against the data, per round analysed
+    (``gpuscale.analysis.study``; none for rounds without the study's workloads)."""
+    out = []
+    for round_name in sorted({r.round for r in results}):
+        tables = {r.workload: r.table for r in results if r.round == round_name}
+        out += compare_with_study(tables, options.convergence_basis)
+    return out
+
+
 # Each system's fields in ``as_json``.
 SYSTEM_FIELDS: tuple[str, ...] = (
     "submitter",
@@ -302,6 +333,7 @@ def equilibrium_json(eq: Equilibrium) -> dict[str, Any]:
         "max_speed_x_efficiency": _pick_json(eq.max_speed_x_efficiency),
         "efficiency_threshold": _pick_json(eq.efficiency_threshold),
         "agreement": eq.agreement,
+        "unpicked": eq.unpicked,
     }
 
 
@@ -325,6 +357,7 @@ def _reference_json(result: WorkloadAnalysis, rule: str) -> dict[str, Any]:
 
 def as_json(results: list[WorkloadAnalysis], options: AnalysisOptions) -> list[dict[str, Any]]:
     """The documented JSON shape: one object per (round, benchmark)."""
+    study = study_statements(results, options)
     out = []
     for result in results:
         systems = result.table[list(SYSTEM_FIELDS)].to_dict("records")
@@ -343,6 +376,11 @@ def as_json(results: list[WorkloadAnalysis], options: AnalysisOptions) -> list[d
                 # under a per-family reference: no pick by S or E' across families
                 "equilibrium": equilibrium_json(overall_equilibrium(result)),
                 "equilibrium_by_family": [equilibrium_json(e) for e in result.by_family],
+                "study": [
+                    {"finding": st.finding, "verdict": st.verdict, "text": st.text}
+                    for st in study
+                    if (st.round, st.workload) == (result.round, result.workload)
+                ],
             }
         )
     return out

@@ -9,7 +9,9 @@ for all systems of the family), so the report, ``analyze`` and the README agree.
 systems under a per-family reference (``--reference family``) each family's E' is against
 its own reference, so the criteria that use S or E' (speed x efficiency, E' threshold)
 pick nothing across families: those rows say so (``note``); fastest and knee (T and N
-only) still apply.
+only) still apply. Over all systems, a pick that compares hardware rather than scaling
+(``gpuscale.analysis.crossing``: another family than its reference, or a knee where the
+hardware changes) carries that caution in ``note``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from gpuscale.analysis.analyze import (
     overall_equilibrium,
     per_family_reference,
 )
+from gpuscale.analysis.crossing import most_submitted_family, pick_crossing
 from gpuscale.analysis.equilibrium import Pick
 from gpuscale.tables import ANSWER_PICK_COLUMNS, ANSWER_SCHEMA, frame_of
 
@@ -47,12 +50,6 @@ def _fastest(table: pd.DataFrame) -> Mapping | None:
     return None if table.empty else table.loc[table["time_to_train_min"].idxmin()]
 
 
-def most_submitted_family(table: pd.DataFrame) -> str:
-    """The family with the most scored systems (ties: the alphabetically first)."""
-    counts = table["accelerator_family"].value_counts()
-    return str(sorted(counts[counts == counts.max()].index)[0])
-
-
 def answers(result: WorkloadAnalysis) -> pd.DataFrame:
     """One row per (scope, criterion): the count it picks and the system (a frame of
     ``gpuscale.tables.ANSWER_SCHEMA``; ``accelerators`` empty where a criterion picks
@@ -68,11 +65,20 @@ def answers(result: WorkloadAnalysis) -> pd.DataFrame:
     for scope, eq, part in scopes:
         if eq is None:
             continue
-        why = CROSS_FAMILY if scope == "all systems" and per_family_reference(result) else ""
+        overall = scope == "all systems"
+        why = CROSS_FAMILY if overall and per_family_reference(result) else ""
+
+        def caution(pick: Pick | None, overall: bool = overall) -> str:
+            # a pick over all systems that compares hardware says so (like with like)
+            return pick_crossing(pick, table) if overall and pick is not None else ""
+
         rows.append(_row(result, scope, "fastest", _fastest(part)))
-        rows.append(_row(result, scope, "knee", _picked(eq.knee)))
-        speed = _picked(eq.max_speed_x_efficiency)
-        rows.append(_row(result, scope, "speed x efficiency", speed, why))
-        threshold = _picked(eq.efficiency_threshold)
-        rows.append(_row(result, scope, f"E' >= {eq.threshold:g} x best", threshold, why))
+        rows.append(_row(result, scope, "knee", _picked(eq.knee), caution(eq.knee)))
+        speed = eq.max_speed_x_efficiency
+        rows.append(
+            _row(result, scope, "speed x efficiency", _picked(speed), caution(speed) or why)
+        )
+        threshold = eq.efficiency_threshold
+        label = f"E' >= {eq.threshold:g} x best"
+        rows.append(_row(result, scope, label, _picked(threshold), caution(threshold) or why))
     return frame_of(ANSWER_SCHEMA, rows)

@@ -93,3 +93,38 @@ def break_even_params(
                 crossings.append(10**log_p)
                 break
     return float(np.min(crossings)) if crossings else None
+
+
+def break_even_sentence(scaling: pd.DataFrame, accelerators: int) -> str:
+    """What the runs say about the break-even on ``accelerators`` devices, from the rows
+    :func:`break_even_params` uses (unflagged, with a speedup) and never from the rows it
+    leaves out: the size, that no model crossed, or that no trusted row was there; weak
+    evidence (``bench.evidence``) said."""
+    at = scaling[scaling["accelerators"] == accelerators]
+    rows = trusted(at).dropna(subset=["speedup"])
+    head = f"break-even on {accelerators} devices"
+    if rows.empty:
+        left = len(at) - len(rows)
+        return f"{head}: not stated, no trusted run there ({left} flagged or without a speedup)"
+    size = break_even_params(scaling, accelerators)
+    text = f"{size / 1e6:.2f}M parameters" if size else "not crossed by the models run"
+    weak = int((rows.get("evidence", pd.Series(dtype=str)) == "weak").sum())
+    if weak:
+        text += f" (weak evidence: {weak} of its {len(rows)} run(s), see evidence_notes)"
+    return f"{head}: {text}"
+
+
+def baseline_sentence(scaling: pd.DataFrame) -> str | None:
+    """On CPU, what the N = 1 baseline is and what a speedup over it does not answer
+    (None without CPU rows)."""
+    cpu = scaling[scaling["device"] == "cpu"]
+    if cpu.empty:
+        return None
+    threads = ", ".join(str(int(t)) for t in sorted(cpu["threads"].dropna().unique()))
+    largest = int(cpu["accelerators"].max())
+    return (
+        f"CPU baseline: the N = 1 run is one process with {threads} thread(s), as many as "
+        f"each of the N processes had; a speedup over it does not answer whether {largest} "
+        "processes beat this machine used by one process with all its cores: bench "
+        "--nproc 1 --threads CORES measures that one"
+    )

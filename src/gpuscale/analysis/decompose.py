@@ -11,20 +11,28 @@ and for normalised efficiency ``E' = S * N_ref / N``:
     ``E' = [(X / X_ref) * N_ref / N] * (samples_ref / samples)``
             throughput efficiency       convergence factor
 
-The throughput efficiency is what the hardware and communication deliver per device; the
+The throughput efficiency holds everything but the samples: the hardware and the
+communication, and also evaluation inside the timed region, the per-device batch (a
+reference running more samples per device is faster per device) and the software. The
 convergence factor falls below 1 when the larger global batch of a larger system needs
-more samples to reach the quality target. ``samples`` is the RCP checker's count (samples
-for BERT, the LLMs and Stable Diffusion, epochs for the others: the factors are ratios,
-so the unit cancels; ``throughput_per_s`` is in that unit per second, ``convergence_unit``
-says which). Rows without a count (e.g. open division), or with a count flagged as
-impossible (``samples_to_converge_flag``), get NaN.
+more samples to reach the quality target.
 
-Beside the measured count, ``expected_samples_to_converge`` is what the round's
-reference convergence points predict at the system's global batch, ``E(B) = E_min (1 +
-B / B_noise)`` fitted to ``mlperf-logging``'s RCPs of the round's ruleset
-(``gpuscale.analysis.critical_batch``), and ``samples_vs_expected`` their ratio: about 1
-when a system converges as the references do, below 1 when its hyperparameters beat
-them.
+Samples come on one of two bases (``basis``). **expected** (the default): what the
+round's reference convergence points predict at each system's global batch,
+``E(B) = E_min (1 + B / B_noise)`` fitted to ``mlperf-logging``'s RCPs of the round's
+ruleset (``gpuscale.analysis.critical_batch``), so the convergence factor
+``E(B_ref) / E(B)`` is the batch's effect alone and one run's convergence luck (the
+reference's above all, which would enter every row) stays out of it; the difference
+between measured and expected samples is then in the throughput factor. **measured**: the
+RCP checker's count of the result (samples for BERT, the LLMs and Stable Diffusion,
+epochs for the others: the factors are ratios, so the unit cancels). A row whose batch (or
+its reference's) has no expected count falls back to the measured one, and
+``convergence_basis`` says which basis each row used; rows without either get NaN. A
+count flagged as impossible (``samples_to_converge_flag``) is in no factor (nor in
+``samples_vs_expected``). ``throughput_per_s`` is the measured count per second, in its
+unit (``convergence_unit`` says which). ``samples_vs_expected`` is the measured over the
+expected count: about 1 when a system converges as the references do, below 1 when its
+hyperparameters beat them.
 """
 
 from __future__ import annotations
@@ -38,39 +46,69 @@ from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.metrics import plausible_samples, study_reference, with_reference
 
+BASES = ("expected", "measured")
 
-def decompose(table: pd.DataFrame) -> pd.DataFrame:
+
+def decompose(table: pd.DataFrame, basis: str = "expected") -> pd.DataFrame:
     """A scaling table with the decomposition columns added (see the module docstring)."""
+    if basis not in BASES:
+        raise ValueError(f"basis must be one of {', '.join(BASES)}, not {basis!r}")
     out = table.copy()
     samples = plausible_samples(out)  # a flagged count is in no factor
     out["throughput_per_s"] = samples / (out["time_to_train_min"] * 60.0)
-    ref = out.assign(_samples=samples).set_index(["org", "system_id"])  # stems repeat
-    ref_keys = pd.MultiIndex.from_arrays([out["reference_org"], out["reference_system_id"]])
-    ref_x = ref["throughput_per_s"].reindex(ref_keys).to_numpy(float)
-    ref_samples = ref["_samples"].reindex(ref_keys).to_numpy(float)
-    out["throughput_factor"] = out["throughput_per_s"].to_numpy(float) / ref_x
-    out["convergence_factor"] = ref_samples / samples.to_numpy(float)
-    out["throughput_efficiency"] = (
-        out["throughput_factor"] * out["reference_accelerators"] / out["accelerators"]
-    )
     out["expected_samples_to_converge"] = [
         expected_samples(str(r), str(b), g)
         for r, b, g in zip(out["round"], out["benchmark"], out["global_batch_size"], strict=True)
     ]
     out["samples_vs_expected"] = samples / out["expected_samples_to_converge"]
+    counts = out.assign(plausible_samples=samples)
+    ref = counts.set_index(["org", "system_id"])  # stems repeat across org folders
+    ref_keys = pd.MultiIndex.from_arrays([out["reference_org"], out["reference_system_id"]])
+
+    def ratio(column: str) -> np.ndarray:  # reference's count over the row's
+        own = counts[column].to_numpy(float)
+        return ref[column].reindex(ref_keys).to_numpy(float) / own
+
+    expected = ratio("expected_samples_to_converge")
+    use = np.isfinite(expected) if basis == "expected" else np.zeros(len(out), bool)
+    out["convergence_factor"] = np.where(use, expected, ratio("plausible_samples"))
+    out["throughput_factor"] = out["speedup"].to_numpy(float) / out["convergence_factor"]
+    out["throughput_efficiency"] = (
+        out["throughput_factor"] * out["reference_accelerators"] / out["accelerators"]
+    )
+    known = np.isfinite(out["convergence_factor"].to_numpy(float))
+    out["convergence_basis"] = np.where(use, "expected", np.where(known, "measured", ""))
     return out
 
 
-def family_decomposition(table: pd.DataFrame, family: str) -> pd.Series | None:
+def family_decomposition(
+    table: pd.DataFrame, family: str, basis: str = "expected"
+) -> pd.Series | None:
     """The family's largest system (the fastest at its largest accelerator count),
     decomposed against the family's own reference (the study's rule within the family):
     the row ``analyze --reference family --decompose`` prints for it, whatever reference
     ``table`` was computed with. None when the family has one accelerator count."""
-    group = table[table["accelerator_family"] == family]
-    if group["accelerators"].nunique() < 2:
+    own = within_family(table, family, basis)
+    if own["accelerators"].nunique() < 2:
         return None
-    own = decompose(with_reference(group, study_reference(group)))
     return fastest_per_count(own).iloc[-1]
+
+
+def table_basis(table: pd.DataFrame) -> str:
+    """The basis a decomposed table was asked for: ``expected`` when any row used it (a
+    row falls back to measured only where its batch has no expected count)."""
+    used = table["convergence_basis"] if "convergence_basis" in table else pd.Series([], dtype=str)
+    return "expected" if (used == "expected").any() or used.empty else "measured"
+
+
+def within_family(table: pd.DataFrame, family: str, basis: str = "expected") -> pd.DataFrame:
+    """The family's systems decomposed against the family's own reference (the study's
+    rule within the family): what the report's decomposition figure draws, beside the
+    sentence of ``family_decomposition``. Empty when the family has no system."""
+    group = table[table["accelerator_family"] == family]
+    if group.empty:
+        return group
+    return decompose(with_reference(group, study_reference(group)), basis)
 
 
 def expected_samples(round_name: str, benchmark: str, global_batch: float) -> float:

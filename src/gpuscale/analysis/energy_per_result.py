@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
-from gpuscale.tables import RoundTables, Unit
+from gpuscale.tables import RoundTables, Unit, display_name
 from gpuscale.tables.republished import counted_once
 
 
@@ -37,3 +37,104 @@ def energy_table(tables: RoundTables) -> pd.DataFrame:
         scores["convergence_unit"] == str(Unit.SAMPLES)
     )
     return scores.sort_values(["round", "benchmark", "accelerators"]).reset_index(drop=True)
+
+
+def energy_against_scale(energy: pd.DataFrame) -> pd.DataFrame:
+    """How energy to train changes with the accelerator count, where one submitter has
+    power results of a workload at several counts on one accelerator family (one row per
+    larger count, against the smallest). Energy to train is ``N x T x P`` (``P`` the
+    average power per accelerator, host included), so between two counts
+
+        ``energy ratio = (N2 T2) / (N1 T1) x P2 / P1 = 1 / E'(2 vs 1) x power ratio``
+
+    (``E'`` of the larger against the smaller). Columns: round, workload, org, submitter,
+    accelerator_family, accelerators_from, accelerators_to, energy_from_kj, energy_to_kj,
+    energy_ratio, inverse_efficiency (``1 / E'``), power_ratio, energy_per_sample_from_j,
+    energy_per_sample_to_j (NaN where convergence is not counted in samples)."""
+    rows = []
+    keys = ["round", "workload", "org", "accelerator_family"]
+    for key, group in energy.groupby(keys, sort=True):
+        # the fastest result at each count (two systems at one count: the faster one)
+        best = group.sort_values("time_to_train_min").drop_duplicates("accelerators")
+        best = best.sort_values("accelerators")
+        if len(best) < 2:
+            continue
+        small = best.iloc[0]
+        for large in best.iloc[1:].itertuples(index=False):
+            gpu_time = large.accelerators * large.time_to_train_min
+            inverse = gpu_time / (small["accelerators"] * small["time_to_train_min"])
+            ratio = large.energy_kj / small["energy_kj"]
+            rows.append(
+                dict(zip(keys, key, strict=True))
+                | {
+                    "submitter": small["submitter"],
+                    "accelerators_from": int(small["accelerators"]),
+                    "accelerators_to": int(large.accelerators),
+                    "energy_from_kj": float(small["energy_kj"]),
+                    "energy_to_kj": float(large.energy_kj),
+                    "energy_ratio": float(ratio),
+                    "inverse_efficiency": float(inverse),
+                    "power_ratio": float(ratio / inverse),
+                    "energy_per_sample_from_j": float(small["energy_per_sample_j"]),
+                    "energy_per_sample_to_j": float(large.energy_per_sample_j),
+                }
+            )
+    return pd.DataFrame(rows, columns=list(ENERGY_SCALE_COLUMNS))
+
+
+ENERGY_SCALE_COLUMNS: tuple[str, ...] = (
+    "round",
+    "workload",
+    "org",
+    "accelerator_family",
+    "submitter",
+    "accelerators_from",
+    "accelerators_to",
+    "energy_from_kj",
+    "energy_to_kj",
+    "energy_ratio",
+    "inverse_efficiency",
+    "power_ratio",
+    "energy_per_sample_from_j",
+    "energy_per_sample_to_j",
+)
+
+
+def _who(row: pd.Series) -> str:
+    """The submitter, and its folder where that differs (one submitter, two folders)."""
+    return (
+        row["submitter"] if row["org"] == row["submitter"] else f"{row['submitter']} ({row['org']})"
+    )
+
+
+def energy_scale_sentences(energy: pd.DataFrame) -> list[str]:
+    """Energy to train against the accelerator count in words, where a submitter has power
+    results of a workload at several counts (``energy_against_scale``)."""
+    scale = energy_against_scale(energy)
+    out = []
+    for key, group in scale.groupby(["round", "workload", "org", "accelerator_family"], sort=False):
+        first = group.iloc[0]
+        steps = ", ".join(
+            f"{r.energy_to_kj:,.0f} kJ at {r.accelerators_to:,}" for r in group.itertuples()
+        )
+        last = group.iloc[-1]
+        per_sample = ""
+        if last["energy_per_sample_to_j"] == last["energy_per_sample_to_j"]:
+            per_sample = (
+                f"; per sample {first['energy_per_sample_from_j'] / 1000:.1f} kJ -> "
+                f"{last['energy_per_sample_to_j'] / 1000:.1f} kJ"
+            )
+        out.append(
+            f"{display_name(key[1])} ({key[0]}), {_who(first)} on {key[3]}: energy to "
+            f"train {first['energy_from_kj']:,.0f} kJ at {first['accelerators_from']:,} "
+            f"accelerators, {steps}{per_sample}. From {first['accelerators_from']:,} to "
+            f"{last['accelerators_to']:,} it takes {last['energy_ratio']:.2f}x the energy: "
+            f"1/E' {last['inverse_efficiency']:.2f} (accelerator-time against the smaller) x "
+            f"{last['power_ratio']:.2f} (power per accelerator, host included)"
+            + (
+                ", so the energy grows as the efficiency falls."
+                if last["energy_ratio"] > 1
+                else "."
+            )
+        )
+    return out

@@ -56,6 +56,8 @@ class Equilibrium:
     knee: Pick | None = None
     max_speed_x_efficiency: Pick | None = None
     efficiency_threshold: Pick | None = None
+    # why a criterion picked nothing (None above), by its label; empty when all picked
+    unpicked: dict[str, str] = field(default_factory=dict)
 
     @property
     def picks(self) -> list[Pick]:
@@ -137,29 +139,54 @@ def equilibrium(
         for o, i in zip(table["org"][on_front], table["system_id"][on_front], strict=True)
     ]
     knee = knee_pick(table)
+    unpicked = {} if knee is not None else {Criterion.KNEE.label(threshold): _no_knee(table)}
     by_time = Equilibrium(
         benchmark=benchmark,
         scope=scope,
         threshold=threshold,
         pareto=pareto,
         knee=_pick(Criterion.KNEE, knee, threshold) if knee is not None else None,
+        unpicked=unpicked,
     )
+    by_e = (Criterion.SPEED_X_EFFICIENCY, Criterion.EFFICIENCY_THRESHOLD)
     if _several_references(table):
         # per-family references: E' (and S, E) of different references are not comparable,
         # so only the knee (T against N) is picked across them
-        return by_time
+        why = {c.label(threshold): SEVERAL_REFERENCES for c in by_e}
+        return replace(by_time, unpicked={**unpicked, **why})
     score = table["speedup"] * table["efficiency"]
     best = table.loc[score.idxmax()]
     frontier = fastest_per_count(table)
     floor = threshold * table["normalized_efficiency"].max()
     good = frontier[frontier["normalized_efficiency"] >= floor]
+    if good.empty:
+        unpicked = {
+            **unpicked,
+            by_e[1].label(threshold): f"no count's fastest system keeps E' >= {floor:.3g}",
+        }
     return replace(
         by_time,
         max_speed_x_efficiency=_pick(Criterion.SPEED_X_EFFICIENCY, best, threshold),
         efficiency_threshold=_pick(Criterion.EFFICIENCY_THRESHOLD, good.iloc[-1], threshold)
         if len(good)
         else None,
+        unpicked=unpicked,
     )
+
+
+# Why speed x efficiency and the E' threshold pick nothing over systems of several references.
+SEVERAL_REFERENCES = (
+    "the systems' speedups and E' are against several references (one per accelerator "
+    "family), which are not comparable: this criterion picks within each family "
+    "(equilibrium_by_family), not across them"
+)
+
+
+def _no_knee(table: pd.DataFrame) -> str:
+    counts = table["accelerators"].nunique()
+    if counts < 3:
+        return f"a knee needs 3 or more accelerator counts; the table has {counts}"
+    return "time to train against accelerators has no knee (Kneedle found none)"
 
 
 def _several_references(table: pd.DataFrame) -> bool:

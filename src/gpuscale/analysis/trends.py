@@ -3,7 +3,9 @@
 Rows are (workload, accelerator family, round) for every family with scored systems:
 the best time to train at the family's most common accelerator count and at the largest
 count submitted, the family-reference E' of that largest system, and the equilibrium
-count (largest N keeping E' >= 0.8 x best, as ``analyze``). Benchmarks renamed between
+count (largest N keeping E' >= 0.8 x best, as ``analyze``); both empty where the family
+has one accelerator count in the round (one system, or peers at one count: E' would be
+against itself or a peer, not scaling), the note saying so. Benchmarks renamed between
 rounds are joined by workload (``ssd`` -> ``retinanet``, ``gnn`` -> ``rgat``; a folder's
 workload is what its round's ruleset says it was, so v1.1's ``ssd`` is ``ssd_resnet34``)
 and said so; a workload missing from later loaded rounds is "retired" only where the rules
@@ -117,7 +119,19 @@ def _trend_row(
         if eq.efficiency_threshold
         else None,
     }
+    if group["accelerators"].nunique() < 2:  # E' against itself or a peer: not scaling
+        row |= {"normalized_efficiency_at_largest": None, "equilibrium_accelerators": None}
     return row, largest
+
+
+def scale_note(group: pd.DataFrame) -> str:
+    """Why a family's row has no E' in a round: one system, or one accelerator count
+    (its E' would be against itself or a peer at the same count); "" otherwise."""
+    if len(group) == 1:
+        return "one system: no E'"
+    if group["accelerators"].nunique() == 1:
+        return f"one accelerator count ({int(group['accelerators'].iloc[0]):,}): no E'"
+    return ""
 
 
 def trends(
@@ -151,7 +165,8 @@ def trends(
                 notes = span.notes(r)
                 count = int(left_out.get((workload, family, r), 0))
                 notes += [note] if (note := _republished_note(count, republished)) else []
-                if largest["superlinear"]:  # E' at the largest count above 1, and why
+                notes += [note] if (note := scale_note(group)) else []
+                if largest["superlinear"] and not note:  # E' at the largest above 1, and why
                     notes.append(
                         f"E' {largest['normalized_efficiency']:.2f} above 1: "
                         f"{largest['superlinear']}"

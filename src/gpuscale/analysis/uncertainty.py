@@ -1,27 +1,110 @@
-"""95% bootstrap intervals for time to train, speedup and E'.
+"""95% bootstrap intervals for time to train, speedup and E' that cover.
 
-MLPerf logs 3-10 runs per system and the score averages those the olympic rule keeps.
-For each system, the kept runs' times are resampled with replacement ``n_boot`` times and
-each resample's mean (times the RCP scaling factor) is one bootstrap score. Speedup and E'
-intervals divide the reference system's bootstrap scores by the system's (independent
-draws; a system compared with itself stays exactly 1). Percentile intervals; seeded, so
-the same seed gives the same intervals.
+Each result's runs, failed ones included, are resampled and every replicate is scored by
+the round's own rule (olympic trim, failed runs dropped first, no score past the
+allowed failures): ``gpuscale.analysis.resampling``. Where runs are few their spread is
+pooled: each run's convergence is drawn from the convergence deviations of every result
+of the workload at that global batch and of the round's reference convergence points
+(RCPs) at it (within a factor of 2 of the batch where nothing else ran at it); a result
+keeps its own runs' spread where they vary significantly more than the pool (a
+one-sided F test at 5%).
+
+Intervals are basic bootstrap intervals on the log scale, ``T x exp(-q)`` for the
+quantiles ``q`` of the replicates' log errors, the bootstrap world's true scores being
+the official ones. The speedup ``S = T_ref / T`` accounts for how the reference was
+chosen: under the study's rule (and per family) it is the slowest of the systems at the
+fewest accelerators, so each replicate takes the slowest of those candidates' replicate
+scores, and its error is measured against the slowest official score: the upward bias
+of a maximum of noisy scores is corrected, not inherited. Seeded. Coverage, measured where
+the truth is known: ``benchmarks/interval_coverage.py``.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
+from gpuscale.analysis.resampling import ResultRuns, basic_interval, result_ratios
 from gpuscale.tables import CI_COLUMNS
 
+_Key = tuple[str, str, str, str]  # round, org, system_id, benchmark
 
-def _kept_times(runs: pd.DataFrame) -> dict[tuple[str, str, str, str], np.ndarray]:
-    kept = runs[runs["kept"].astype(bool)]
-    return {
-        key: group["time_to_train_min"].to_numpy(float)
-        for key, group in kept.groupby(["round", "org", "system_id", "benchmark"])
-    }
+
+def result_runs(runs: pd.DataFrame) -> dict[_Key, tuple[ResultRuns, float]]:
+    """Every result of ``runs`` as its ``ResultRuns`` and its global batch (NaN unknown)."""
+    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
+    from gpuscale.mlperf.rules import MAX_DROPPED_RUNS
+
+    out = {}
+    for key, group in runs.groupby(["round", "org", "system_id", "benchmark"], sort=False):
+        counted = group[group["counted"].astype(bool)]
+        batch = pd.to_numeric(group["global_batch_size"], errors="coerce").dropna()
+        out[key] = (
+            ResultRuns(
+                times_min=counted["time_to_train_min"].to_numpy(float),
+                samples=pd.to_numeric(counted["samples_to_converge"], errors="coerce").to_numpy(
+                    float
+                ),
+                failed=len(group) - len(counted),
+                max_dropped=MAX_DROPPED_RUNS.get(str(key[3]), 1),
+            ),
+            float(batch.iloc[0]) if len(batch) else float("nan"),
+        )
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _rcp_groups(round_name: str, benchmark: str) -> tuple[tuple[float, np.ndarray], ...]:
+    """(batch, centred log samples) of each RCP batch of the round's ruleset."""
+    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
+    from gpuscale.analysis.resampling import centred
+    from gpuscale.mlperf.rcp import rcp_runs
+    from gpuscale.mlperf.rules import ruleset_for
+
+    ruleset, _ = ruleset_for(round_name)
+    runs = rcp_runs(ruleset, benchmark) if ruleset else ()
+    return tuple((batch, centred(np.log(values))) for batch, values in runs)
+
+
+def convergence_pool(
+    results: dict[_Key, tuple[ResultRuns, float]], key: _Key, batch: float
+) -> np.ndarray | None:
+    """The convergence deviations pooled for a result at ``batch``: every result of the
+    same round and benchmark at that batch and the RCPs at it; where none but the result
+    itself, those within a factor of 2 of the batch. None without a batch."""
+    if not batch > 0:
+        return None
+    round_name, _, _, benchmark = key
+    groups = [
+        (b, r.convergence_deviations())
+        for (rnd, _, _, bench), (r, b) in results.items()
+        if rnd == round_name and bench == benchmark
+    ]
+    groups += list(_rcp_groups(round_name, benchmark))
+    groups = [(b, d) for b, d in groups if d is not None and b > 0]
+    same = [d for b, d in groups if b == batch]
+    if len(same) < 2:  # only the result itself ran at this batch
+        same = [d for b, d in groups if batch / 2 <= b <= batch * 2]
+    return np.concatenate(same) if same else None
+
+
+def _candidates(table: pd.DataFrame) -> list[list[int]]:
+    """For each row, the positions of the systems its reference was chosen among: those
+    at the reference's accelerator count under the same reference (the study's rule or
+    per family: the slowest of them is the reference); the reference alone when named."""
+    ref = (table["reference_org"] + "/" + table["reference_system_id"]).to_numpy()
+    own = (table["org"] + "/" + table["system_id"]).to_numpy()
+    count = table["accelerators"].to_numpy(float)
+    ref_count = table["reference_accelerators"].to_numpy(float)
+    chosen = table["reference_rule"].isin(["study", "family"]).to_numpy()
+    out = []
+    for pos in range(len(table)):
+        same = ref == ref[pos]
+        same &= count == ref_count[pos] if chosen[pos] else own == ref[pos]
+        out.append(list(np.flatnonzero(same)))
+    return out
 
 
 def bootstrap_intervals(
@@ -32,31 +115,55 @@ def bootstrap_intervals(
     level: float = 0.95,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """CI columns (``gpuscale.tables.CI_COLUMNS``) for every row of a scaling table.
-
-    NaN where a system has fewer than two kept runs (or its reference has).
-    """
+    """CI columns (``gpuscale.tables.CI_COLUMNS``) for every row of a scaling table (see
+    the module docstring). NaN where a result has too few runs to score a replicate (or
+    its reference has)."""
     rng = np.random.default_rng(seed)
-    times = _kept_times(runs)
-    draws: dict[tuple[str, str], np.ndarray] = {}
-    for row in table.itertuples(index=False):
-        kept = times.get((row.round, row.org, row.system_id, row.benchmark))
-        if kept is None or len(kept) < 2:
-            continue
-        sample = kept[rng.integers(0, len(kept), size=(n_boot, len(kept)))].mean(axis=1)
-        draws[(row.org, row.system_id)] = sample * float(row.scaling_factor)
-    alpha = (1 - level) / 2
-    out = np.full((len(table), len(CI_COLUMNS)), np.nan)
+    results = result_runs(runs)
+    ratios = np.full((len(table), n_boot), np.nan)
     for pos, row in enumerate(table.itertuples(index=False)):
-        own = draws.get((row.org, row.system_id))
-        if own is None:
+        key = (row.round, row.org, row.system_id, row.benchmark)
+        if key in results:
+            result, batch = results[key]
+            pool = convergence_pool(results, key, batch)
+            ratios[pos] = result_ratios(result, pool, n_boot, rng)
+    times = table["time_to_train_min"].to_numpy(float)
+    out = np.full((len(table), len(CI_COLUMNS)), np.nan)
+    for pos, among in enumerate(_candidates(table)):
+        out[pos, 0:2] = basic_interval(times[pos], np.log(ratios[pos]))
+        if not among:
             continue
-        out[pos, 0:2] = np.quantile(own, [alpha, 1 - alpha])
-        ref = draws.get((row.reference_org, row.reference_system_id))
-        if ref is None:
+        row = table.iloc[pos]
+        if np.isnan(ratios[among[int(np.argmax(times[among]))]]).all():
+            continue  # the reference itself cannot be resampled
+        if row["org"] == row["reference_org"] and row["system_id"] == row["reference_system_id"]:
+            out[pos, 2:6] = 1.0  # the reference against itself
             continue
-        speedup = ref / own
-        out[pos, 2:4] = np.quantile(speedup, [alpha, 1 - alpha])
-        norm = speedup * row.reference_accelerators / row.accelerators
-        out[pos, 4:6] = np.quantile(norm, [alpha, 1 - alpha])
+        errors = _speedup_errors(times, ratios, among, pos)
+        out[pos, 2:4] = basic_interval(float(row["speedup"]), errors)
+        scale = float(row["reference_accelerators"]) / float(row["accelerators"])
+        out[pos, 4:6] = out[pos, 2:4] * scale
     return pd.DataFrame(out, index=table.index, columns=list(CI_COLUMNS))
+
+
+def _speedup_errors(
+    times: np.ndarray, ratios: np.ndarray, among: list[int], pos: int
+) -> np.ndarray:
+    """Log errors of the speedup of row ``pos`` in each replicate. The reference is the
+    slowest of the candidates ``among``, so its error is that of the slowest candidate of
+    the replicate (against that candidate's own true, official, score): upward on
+    average, and less spread than one system's. For a row that is itself a candidate the
+    slowest-of-several is not smooth in its own score, so the reference keeps its own
+    replicate errors, shifted by that selection bias (the mean excess of the slowest
+    candidate's error over the reference's; 0 when the reference is alone at its count).
+    A candidate with too few runs to resample stays at its official score."""
+    fixed = np.isnan(ratios[among]).all(axis=1, keepdims=True)
+    errors = np.log(np.where(fixed, 1.0, ratios[among]))  # each candidate's log error
+    drawn = np.log(times[among])[:, None] + errors
+    chosen = np.argmax(np.where(np.isnan(drawn), -np.inf, drawn), axis=0)
+    slowest = errors[chosen, np.arange(errors.shape[1])]
+    if pos not in among:
+        return slowest - np.log(ratios[pos])
+    reference = int(np.argmax(times[among]))
+    bias = np.nanmean(slowest) - np.nanmean(errors[reference])
+    return errors[reference] - np.log(ratios[pos]) + bias

@@ -8,6 +8,7 @@ here imports torch.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
@@ -39,6 +40,16 @@ def tf32_mode(value: object) -> str:
     return str(value)
 
 
+class ModelError(ValueError):
+    """A model that cannot be run: unknown, not importable, a bad factory, or one whose
+    code failed in the guarded child that counts its parameters; ``status`` is the
+    row's (``error``, ``timeout``, ``oom``, ``crashed``)."""
+
+    def __init__(self, message: str, *, status: str = "error") -> None:
+        super().__init__(message)
+        self.status = str(status)
+
+
 # Per-field documentation: the CLI's help text and the README's table.
 HELP: dict[str, str] = {
     "steps": "Timed steps of each kind (synchronised and no-sync), after the warm-up.",
@@ -59,7 +70,25 @@ HELP: dict[str, str] = {
     "timeout_s": "Seconds a model may run before it is stopped and recorded as timeout.",
     "nvml": "Sample GPU power and utilisation through NVML.",
     "repeat": "Run each configuration this many times and keep the median (spread recorded).",
+    "memory_limit_bytes": "Host memory each process running a model's code may allocate, e.g. "
+    "8G (the parameter count's child; each rank): past it the run is recorded as oom. "
+    "Default: 1 GiB for the parameter count (on PyTorch's meta device), and for each rank on "
+    "CPU the host's memory / the sweep's most ranks per node (ranks on GPUs: no cap).",
 }
+
+# The largest value each whole-number field takes (a typo such as 10 digits too many is
+# refused where it is parsed, not carried into a launch).
+_MOST = {
+    "steps": 10**7,
+    "warmup": 10**7,
+    "batch": 2**31 - 1,
+    "global_batch": 2**31 - 1,
+    "accum": 2**20,
+    "threads": 4096,
+    "repeat": 1000,
+}
+MAX_TIMEOUT_S = 30 * 86400.0  # 30 days
+MIN_MEMORY_BYTES = 64 << 20
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -84,21 +113,43 @@ class BenchConfig(JsonRequest):
     timeout_s: float = 600.0
     nvml: bool = True
     repeat: int = 1
+    memory_limit_bytes: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tf32", tf32_mode(self.tf32))
         if self.tf32 not in TF32_MODES:
             raise ValueError(f"invalid tf32: {self.tf32!r} is not one of {', '.join(TF32_MODES)}")
+
+        def whole(name: str, low: int) -> tuple[bool, str]:
+            value, high = getattr(self, name), _MOST[name]
+            ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+            return ok, f"a whole number from {low} to {high:,}"
+
+        def real(value: object, low: float, high: float) -> bool:
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            return number and math.isfinite(value) and low <= value <= high  # type: ignore[operator]
+
         rules = {  # the field, whether its value is allowed, and what is
-            "steps": (self.steps >= 1, "at least 1"),
-            "warmup": (self.warmup >= 0, "0 or more"),
-            "batch": (self.batch is None or self.batch >= 1, "at least 1"),
-            "global_batch": (self.global_batch >= 1, "at least 1"),
-            "accum": (self.accum >= 1, "at least 1"),
-            "bucket_mb": (self.bucket_mb > 0, "above 0"),
-            "threads": (self.threads >= 0, "0 (automatic) or more"),
-            "timeout_s": (self.timeout_s > 0, "above 0"),
-            "repeat": (self.repeat >= 1, "at least 1"),
+            "steps": whole("steps", 1),
+            "warmup": whole("warmup", 0),
+            "batch": (True, "") if self.batch is None else whole("batch", 1),
+            "global_batch": whole("global_batch", 1),
+            "accum": whole("accum", 1),
+            "bucket_mb": (
+                real(self.bucket_mb, 1 / 1024, 2**20),
+                "a number of MiB from 1/1024 (1 KiB) to 1,048,576 (1 TiB)",
+            ),
+            "threads": whole("threads", 0),
+            "timeout_s": (
+                real(self.timeout_s, 1e-3, MAX_TIMEOUT_S) and self.timeout_s > 0,
+                f"a number of seconds above 0 and at most {MAX_TIMEOUT_S:,.0f} (30 days)",
+            ),
+            "repeat": whole("repeat", 1),
+            "memory_limit_bytes": (
+                self.memory_limit_bytes is None
+                or real(self.memory_limit_bytes, MIN_MEMORY_BYTES, 2**60),
+                "at least 64 MiB",
+            ),
         }
         bad = [(name, rule) for name, (ok, rule) in rules.items() if not ok]
         if bad:

@@ -1,33 +1,33 @@
-"""What a torchrun launch of the bench worker leaves behind, read by the runner: the
-worker's progress events per node (``started``, ``skipped``, ``wrote``), the log's tail,
-and the cause of a failure (``oom``, ``error``, ``crashed``, ``timeout``) as the row that
-records it."""
+"""What a torchrun launch of the bench worker leaves behind, read by the runner: the log's
+tail, the ranks' error files, and from them the cause of a failure (``oom``, ``error``,
+``crashed``, ``timeout``) as the row that records it. (The worker's progress events per
+node, ``started``, ``skipped``, ``row``, are read as they come: ``gpuscale.bench.launch``.)"""
 
 from __future__ import annotations
 
 import json
 import re
+import signal
 from datetime import datetime, timezone
 from pathlib import Path
 
 from gpuscale.tables import BenchStatus
 
 
-def events(progress: Path) -> list[tuple[str, str, str]]:
-    """(event, key, extra) lines the worker wrote for this node: ``started`` (extra: the
-    row's config as JSON), ``skipped`` (``--resume``) and ``wrote`` (the writer only)."""
-    if not progress.exists():
-        return []
-    out = []
-    for line in progress.read_text().splitlines():
-        event, _, rest = line.partition("\t")
-        key, _, extra = rest.partition("\t")
-        out.append((event, key, extra))
-    return out
-
-
-def started_keys(progress: Path) -> list[str]:
-    return [key for event, key, _ in events(progress) if event == "started"]
+def is_out_of_memory(exc: BaseException | None) -> bool:
+    """Whether an exception, or one it was raised from, says memory ran out: a device's
+    (PyTorch's ``OutOfMemoryError``, "CUDA out of memory") or the host's (``MemoryError``,
+    PyTorch's "can't allocate memory" under a memory limit)."""
+    for _ in range(8):  # the chain of causes, never a loop
+        if exc is None:
+            return False
+        text = str(exc).lower()
+        if type(exc).__name__ in ("OutOfMemoryError", "MemoryError"):
+            return True
+        if "out of memory" in text or "can't allocate memory" in text:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def log_tail(log: Path) -> str:
@@ -47,11 +47,39 @@ def _is_peer_failure(error: dict) -> bool:
     return kind.startswith("Dist") or bool(_PEER.search(str(error.get("message", ""))))
 
 
-def cause(folder: Path, log_tail: str, status: str) -> tuple[str, str]:
+_ROOT_CAUSE = re.compile(
+    r"Root Cause.*?rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+)", re.DOTALL | re.IGNORECASE
+)
+
+
+def _exit_cause(log_tail: str, status: str) -> tuple[str, str] | None:
+    """The failing rank and how it ended, from torchrun's summary (its root cause: the
+    first rank that failed, not the ranks torchrun then stopped)."""
+    found = _ROOT_CAUSE.search(log_tail)
+    if found is None:
+        codes = re.findall(r"exitcode\s*:\s*(-?\d+)", log_tail)
+        if not codes:
+            return None
+        rank, code = "?", int(codes[0])
+    else:
+        rank, code = found.group(1), int(found.group(2))
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else "?"
+        why = " (out of host memory, or killed)" if -code == signal.SIGKILL else ""
+        return BenchStatus.CRASHED, f"rank {rank} was killed by signal {-code} ({name}){why}"
+    return BenchStatus.CRASHED, (
+        f"rank {rank} exited with code {code} without raising an exception (os._exit in "
+        "the model's code, or a crash)"
+    )
+
+
+def cause(folder: Path, log_tail: str, status: str, started: bool = True) -> tuple[str, str]:
     """(row status, error message) of a failed launch. Out of memory on any rank is
     ``oom``; an exception of the model's own is ``error`` with its type and message; a rank
-    killed by a signal is ``crashed`` (the others then only report a lost peer);
-    otherwise the last meaningful line torchrun printed (never a separator line)."""
+    killed by a signal or ending without an exception is ``crashed`` (the others then only
+    report a lost peer), with the rank and its exit code or signal; otherwise the last
+    meaningful line torchrun printed (never a separator line). ``started``: whether a
+    model had started (a timeout before that is the launch's own)."""
     errors = []
     for path in sorted(folder.glob("error-*.json")):
         try:
@@ -59,10 +87,18 @@ def cause(folder: Path, log_tail: str, status: str) -> tuple[str, str]:
         except (OSError, ValueError):
             continue
     if status == "timeout":
+        if not started:
+            return BenchStatus.TIMEOUT, (
+                "the launch did not start its first model within --timeout + 60 s (torchrun's "
+                "rendezvous or the process group hung) and was stopped"
+            )
         return BenchStatus.TIMEOUT, "the model ran past --timeout and was stopped"
 
     def said(e: dict) -> str:
-        return f"rank {e.get('rank')}: {e.get('type')}: {e.get('message')}"
+        kind = "" if e.get("type") == "ModelError" else f"{e.get('type')}: "
+        limit = e.get("memory_limit")
+        cap = f" (past its memory limit, {limit}: --memory-limit)" if e.get("host_oom") else ""
+        return f"rank {e.get('rank')}: {kind}{e.get('message')}{cap}".rstrip(": ")
 
     oom = [e for e in errors if e.get("oom")]
     if oom:
@@ -70,21 +106,13 @@ def cause(folder: Path, log_tail: str, status: str) -> tuple[str, str]:
     own = [e for e in errors if not _is_peer_failure(e)]
     if own:
         return BenchStatus.ERROR, said(own[0])
-    signals = re.findall(r"Signal (\d+) \((\w+)\) received", log_tail)
-    if signals:
-        number, name = signals[-1]
-        return BenchStatus.CRASHED, (
-            f"{status}: a worker was killed by signal {number} ({name}): out of host memory, "
-            "or killed"
-        )
+    ended = _exit_cause(log_tail, status)
+    if ended is not None:
+        return ended
     if errors:
         return BenchStatus.CRASHED, f"{status}: a rank lost its peers: {said(errors[0])}"
-    code = re.findall(r"exitcode\s*:\s*(-?\d+)", log_tail)
-    if code:
-        detail = f"a worker exited with code {code[-1]}"
-    else:
-        lines = [x for x in log_tail.splitlines() if x.strip() and not _NOISE.match(x)]
-        detail = lines[-1].strip() if lines else "the launch ended without a message"
+    lines = [x for x in log_tail.splitlines() if x.strip() and not _NOISE.match(x)]
+    detail = lines[-1].strip() if lines else "the launch ended without a message"
     return BenchStatus.CRASHED, f"{status}: {detail}"
 
 

@@ -34,6 +34,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from gpuscale.bench.config import ModelError
+from gpuscale.names import did_you_mean
 from gpuscale.quantities import parse_size
 
 Batch = tuple[Any, Any]
@@ -171,10 +173,6 @@ LADDER: tuple[ModelSpec, ...] = (
 BY_NAME = {spec.name: spec for spec in LADDER}
 
 
-class ModelError(ValueError):
-    """A model name that cannot be loaded (unknown, not importable, bad factory)."""
-
-
 def _from_factory(made: Any, name: str) -> BenchModel:
     if isinstance(made, BenchModel):
         return made
@@ -227,7 +225,8 @@ def load_model(name: str) -> BenchModel:
     source, sep, attr = name.partition(":")
     if not sep or not attr:
         raise ModelError(
-            f"unknown model {name!r}: a ladder name ({', '.join(BY_NAME)}), "
+            f"unknown model {name!r}{did_you_mean(name, BY_NAME)}: a ladder name "
+            f"({', '.join(BY_NAME)}), "
             "torchvision:NAME, timm:NAME, PKG.MODULE:FACTORY or FILE.py:FACTORY"
         )
     try:
@@ -261,7 +260,8 @@ def load_model(name: str) -> BenchModel:
     try:
         made = factory()
     except Exception as exc:  # the user's factory raised: its cause, not a traceback
-        raise ModelError(f"{name} raised {type(exc).__name__}: {exc}") from None
+        said = f": {exc}" if str(exc) else ""
+        raise ModelError(f"{name} raised {type(exc).__name__}{said}") from exc
     return _from_factory(made, name)
 
 
@@ -290,21 +290,28 @@ def select_models(
     first one that cannot be built (see :func:`sort_models` to keep going)."""
     chosen, broken = sort_models(names, max_params, min_params)
     if broken:
-        raise ModelError(broken[0][1])
+        raise broken[0][1]
     return chosen
 
 
 def sort_models(
-    names: list[str] | None = None, max_params: str | None = None, min_params: str | None = None
-) -> tuple[list[tuple[str, int]], list[tuple[str, str]]]:
+    names: list[str] | None = None,
+    max_params: str | None = None,
+    min_params: str | None = None,
+    count: Callable[[str], int] | None = None,
+) -> tuple[list[tuple[str, int]], list[tuple[str, ModelError]]]:
     """Like :func:`select_models`, but a model that cannot be built (import error, its
-    factory raised, a wrong return type) is returned in the second list as (name, why)
-    and the others are kept. An unknown ladder name is still a :class:`ModelError`."""
+    factory raised, a wrong return type) is returned in the second list as (name, the
+    :class:`ModelError`) and the others are kept. An unknown ladder name is still a
+    :class:`ModelError`. ``count`` counts the parameters of a model off the ladder
+    (default :func:`parameter_count`, in this process; the CLI counts them in a guarded
+    child: ``gpuscale.bench.probe``)."""
     chosen = names or list(BY_NAME)
     for n in chosen:
         if n not in BY_NAME and ":" not in n:
             raise ModelError(
-                f"unknown model {n!r}; the ladder: {', '.join(BY_NAME)} (or torchvision:NAME, "
+                f"unknown model {n!r}{did_you_mean(n, BY_NAME)}; the ladder: "
+                f"{', '.join(BY_NAME)} (or torchvision:NAME, "
                 "timm:NAME, PKG.MODULE:FACTORY, FILE.py:FACTORY)"
             )
     low = parse_size(min_params) if min_params else None
@@ -312,9 +319,9 @@ def sort_models(
     sized, broken = [], []
     for n in dict.fromkeys(chosen):  # each once, in the order given
         try:
-            sized.append((n, parameter_count(n)))
+            sized.append((n, parameter_count(n) if n in BY_NAME or count is None else count(n)))
         except ModelError as exc:
-            broken.append((n, str(exc)))
+            broken.append((n, exc))
     sized.sort(key=lambda pair: pair[1])
     kept = [(n, p) for n, p in sized if (high is None or p <= high) and (low is None or p >= low)]
     return kept, broken

@@ -9,9 +9,12 @@ imports torch.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import math
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +23,19 @@ from typing import Any
 import numpy as np
 
 from gpuscale.bench.config import fields_of_key, tf32_mode
+from gpuscale.bench.evidence import grade
+from gpuscale.bench.record import record_problem
 from gpuscale.plausibility import run_flags
+from gpuscale.quantities import format_bytes
+from gpuscale.sources.bounded import TooLarge, lines_at_most
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of, json_depth
 from gpuscale.tables.bench import BENCH_SCHEMA, one_device
 
 SCHEMA = "gpuscale.bench/2"
 OLD_SCHEMA = "gpuscale.bench/1"
+# The most a results file may hold: ~10,000 runs (a row is 3-6 kB), read into well under
+# 1 GB of memory.
+MAX_RESULTS_BYTES = 64 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,82 +62,113 @@ class ResultsError(ValueError):
     """A results file that cannot be used (missing, unreadable, not writable)."""
 
 
+def _why(exc: OSError) -> str:
+    if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        return "no space left for it (disk full, quota or file size limit)"
+    return exc.strerror or str(exc)
+
+
 def check_writable(path: Path) -> None:
     """Raise :class:`ResultsError` now if rows could not be appended to ``path`` later
-    (a folder there, no permission, a read-only disk), before anything is measured."""
+    (a folder or a device there, no permission, a read-only disk), before anything is
+    measured."""
     if path.is_dir():
         raise ResultsError(f"{path} is a folder; give a file for the results")
+    if path.exists() and not path.is_file():  # /dev/null, /dev/full, a pipe
+        raise ResultsError(
+            f"{path} is not a regular file (a device or a pipe): results are appended to a "
+            "file and read back from it; give a file"
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8"):
             pass
     except OSError as exc:
-        raise ResultsError(f"cannot write {path}: {exc.strerror}") from None
+        raise ResultsError(f"cannot write {path}: {_why(exc)}") from None
 
 
 def append_result(path: Path, record: dict[str, Any]) -> None:
     """Append one record and flush it to disk, so a crash later loses nothing. A last
     line cut short (no newline) is closed first, so the new row stays whole; readers
-    report the broken line."""
+    report the broken line. A row that cannot be written whole (the disk fills) is
+    taken back: the file is left as it was, and :class:`ResultsError` says why."""
     record = {"schema": SCHEMA, **record}
-    line = json.dumps(record, sort_keys=True, default=str)
-    with path.open("a+b") as handle:
-        handle.seek(0, os.SEEK_END)
-        if handle.tell():
-            handle.seek(-1, os.SEEK_END)
-            if handle.read(1) != b"\n":
-                handle.write(b"\n")
-        handle.write(line.encode("utf-8") + b"\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+    line = json.dumps(record, sort_keys=True, default=str).encode("utf-8") + b"\n"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise ResultsError(f"cannot write {path}: {_why(exc)}") from None
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)  # no cut row left behind
+            raise ResultsError(
+                f"cannot append to {path}: {_why(exc)}; that row was not written, the rows "
+                "before it are kept"
+            ) from None
+    finally:
+        os.close(fd)
 
 
 def _problem(record: Any) -> str | None:
-    """Why a parsed line is not a usable record, or None."""
-    if not isinstance(record, dict):
-        return "not a JSON object"
-    if record.get("schema") not in (SCHEMA, OLD_SCHEMA):
-        return f"not a {SCHEMA} record"
-    if not isinstance(record.get("key"), str):
-        return "no key"
-    if not isinstance(record.get("config"), dict):
-        return "config is not an object"
-    if record.get("status") not in {s.value for s in BenchStatus}:
-        return f"unknown status {record.get('status')!r}"
-    for name in ("timing", "per_rank", "memory", "environment", "flops", "noise", "host"):
-        if record.get(name) is not None and not isinstance(record[name], dict):
-            return f"{name} is not an object"
-    return None
+    """Why a parsed line is not a usable record (the field named), or None."""
+    if isinstance(record, dict) and record.get("schema") not in (SCHEMA, OLD_SCHEMA):
+        return f"schema is {str(record.get('schema'))[:40]!r}, not {SCHEMA}: not a bench record"
+    problem = record_problem(record)
+    statuses = [s.value for s in BenchStatus]
+    if problem is None and record.get("status") not in statuses:
+        return f"status is {str(record.get('status'))[:40]!r}, not one of {', '.join(statuses)}"
+    return problem
 
 
-def read_results(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """All usable records of a results file and a message per line that was skipped."""
+def read_results(
+    path: Path, limit_bytes: int = MAX_RESULTS_BYTES
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """All usable records of a results file and a message per line that was skipped,
+    read line by line. :class:`ResultsError` when it cannot be read, or when it holds
+    more than ``limit_bytes`` (the rows read until then are counted in the message: a
+    results file of that size is no sweep's, and would take several times as much
+    memory; a device such as ``/dev/zero`` ends there too)."""
+    records, problems = [], []
     try:
-        raw = path.read_bytes()
+        for number, line in lines_at_most(path, limit_bytes):
+            if not line.strip():
+                continue
+            try:
+                record = json_depth.loads(line.decode("utf-8"))
+            except UnicodeDecodeError:
+                problems.append(f"{path}:{number}: not UTF-8 text; skipped")
+                continue
+            except json.JSONDecodeError as exc:
+                problems.append(f"{path}:{number}: not JSON ({exc.msg}; a cut line?); skipped")
+                continue
+            except json_depth.TooDeep as exc:
+                problems.append(f"{path}:{number}: {exc}; skipped")
+                continue
+            problem = _problem(record)
+            if problem:
+                problems.append(f"{path}:{number}: {problem}; skipped")
+                continue
+            records.append(_upgraded(record))
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such results file") from None
     except OSError as exc:
-        raise ResultsError(f"cannot read {path}: {exc.strerror}") from None
-    records, problems = [], []
-    for number, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json_depth.loads(line.decode("utf-8"))
-        except UnicodeDecodeError:
-            problems.append(f"{path}:{number}: not UTF-8 text; skipped")
-            continue
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{number}: not JSON ({exc.msg}; a cut line?); skipped")
-            continue
-        except json_depth.TooDeep as exc:
-            problems.append(f"{path}:{number}: {exc}; skipped")
-            continue
-        problem = _problem(record)
-        if problem:
-            problems.append(f"{path}:{number}: {problem}; skipped")
-            continue
-        records.append(_upgraded(record))
+        raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except TooLarge as exc:
+        raise ResultsError(
+            f"{path} holds more than {format_bytes(limit_bytes)} of results (read "
+            f"{len(records):,} rows in its first {exc.lines:,} lines before stopping); "
+            f"gpuscale reads results files up to {format_bytes(limit_bytes)}: split it, or "
+            "keep the rows you need (e.g. one sweep's, by sweep_id)"
+        ) from None
     return records, problems
 
 
@@ -171,7 +212,7 @@ def _config(r: dict[str, Any]) -> dict[str, Any]:
     config = dict(r["config"])
     named = fields_of_key(r["key"])
     for name in _KEY_NUMBERS:
-        if named.get(name, "").isdigit():
+        if re.fullmatch(r"[0-9]{1,15}", named.get(name, "")):
             config[name] = int(named[name])
     if named.get("backend") in ("gloo", "nccl"):
         config["backend"] = named["backend"]
@@ -275,6 +316,7 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     frame["overlap"] = (1 - frame["exposed_comm_ms"] / comm).clip(0, 1).where(multi & (comm > 0))
     frame["comm_fraction"] = frame["exposed_comm_ms"] / frame["step_ms_mean"]
     frame["flagged"] = frame["flags"].astype(str).str.len() > 0
+    frame["evidence"], frame["evidence_notes"] = grade(frame.to_dict("records"))
     return frame[list(BENCH_COLUMNS)]
 
 

@@ -1,51 +1,57 @@
 """The sweep: for each world size, launch torchrun with the worker; nothing is ever lost.
 
-The worker appends a row as each model finishes. The runner watches the node's progress
-file: a model that started and did not finish in ``timeout_s`` is stopped and recorded
-as ``timeout``; a launch that dies mid-model gets one row for that model, with the
-cause the failing rank wrote (``oom`` when any rank ran out of memory); models that never
-started are never recorded, they run in a fresh launch. Ctrl-C stops the launch and keeps
-every row already written.
+Each launch runs in a private folder (``gpuscale.sources.processes.run_folder``); the
+worker notes there each model it starts and each row it measured, and this process
+appends the rows to the results file as they come (it is the only writer: nothing is
+appended once it has ended, however it ended). A model that started and did not finish
+in ``timeout_s`` is stopped and recorded as ``timeout``; a launch that dies mid-model
+gets one row for that model, with the cause the failing rank raised (``oom`` when any
+rank ran out of memory); a launch that fails before its first model starts gets a row
+for each model it was to run, with the launch's cause. Models that never started after
+a failure run in a fresh launch. Ctrl-C stops the launch and keeps every row already
+written.
 
 Several nodes: run the same ``gpuscale bench`` on every node with ``--nnodes``,
 ``--node-rank`` and ``--rdzv-endpoint`` (torchrun's c10d rendezvous); ``--nproc`` is then
-the processes per node. Global rank 0 appends the rows (keep the results file on a shared
-filesystem); the runner of node 0 records failures.
+the processes per node. The node holding global rank 0 appends the rows (keep the results
+file on a shared filesystem); the runner of node 0 records failures.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
-import signal
-import subprocess
-import sys
-import tempfile
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuscale.bench.config import BenchConfig, model_of_key, resolved_config, run_key
-from gpuscale.bench.launch_events import (
-    cause,
-    events,
-    failure_row,
-    log_tail,
-    started_keys,
-)
-from gpuscale.bench.results import append_result, check_writable, done_keys, read_results
+from gpuscale.bench.launch import Events, launcher_env, row_of, start, torchrun_command, watch
+from gpuscale.bench.launch_events import cause, failure_row, log_tail
+from gpuscale.bench.results import ResultsError, append_result, check_writable, done_keys
 from gpuscale.quantities import number
+from gpuscale.sources.processes import remove_stale_runs, run_folder
 from gpuscale.tables import BenchStatus
+
+__all__ = [
+    "SweepConfig",
+    "SweepReport",
+    "device_kind",
+    "local_devices",
+    "run_sweep",
+    "torchrun_command",
+]
+
+MAX_NPROC = 4096  # processes per node
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SweepConfig:
     """What to run: ``models`` at each of ``nproc`` processes per node, on ``nnodes``
-    nodes, every run configured by ``bench``."""
+    nodes, every run configured by ``bench``; ``oversubscribe`` allows more CPU
+    processes than the host has cores."""
 
     models: tuple[str, ...]
     nproc: tuple[int, ...]
@@ -55,15 +61,23 @@ class SweepConfig:
     nnodes: int = 1
     node_rank: int = 0
     rdzv_endpoint: str | None = None
+    oversubscribe: bool = False
     worker: str = "gpuscale.bench.worker"  # the module torchrun runs (tests inject faults)
 
     def __post_init__(self) -> None:
-        if not self.nproc or min(self.nproc) < 1:
-            raise ValueError("--nproc needs positive world sizes, e.g. 1,2")
-        if self.nnodes < 1 or not 0 <= self.node_rank < self.nnodes:
+        if not self.nproc or min(self.nproc) < 1 or max(self.nproc) > MAX_NPROC:
+            raise ValueError(f"--nproc needs world sizes from 1 to {MAX_NPROC:,}, e.g. 1,2")
+        if not 1 <= self.nnodes <= 100_000 or not 0 <= self.node_rank < self.nnodes:
             raise ValueError("--node-rank must be in 0 .. --nnodes - 1")
         if self.nnodes > 1 and not self.rdzv_endpoint:
             raise ValueError("several nodes need --rdzv-endpoint HOST:PORT (node 0's address)")
+        for per_node in self.nproc:  # strong scaling: the global batch splits everywhere
+            try:
+                self.bench.per_device_batch(per_node * self.nnodes, "cpu")
+            except ValueError as exc:
+                raise ValueError(
+                    f"{exc}: give --global-batch a multiple of every world size x --accum"
+                ) from None
         device = device_kind(self.bench.backend)
         if self.bench.backend == "nccl" and device != "cuda":
             raise ValueError(
@@ -75,6 +89,14 @@ class SweepConfig:
                 f"{visible} CUDA device(s) visible; --nproc {max(self.nproc)} needs "
                 f"{max(self.nproc)} (one per process on each node): give --nproc up to "
                 f"{visible}, or time CPU processes with --backend gloo"
+            )
+        cores = os.cpu_count() or 1
+        if device == "cpu" and max(self.nproc) > cores and not self.oversubscribe:
+            raise ValueError(
+                f"--nproc {max(self.nproc)} runs {max(self.nproc)} processes on this host's "
+                f"{cores} core(s): each process is a device, so they would share cores and "
+                "measure the contention, not the scaling (and each holds its own copy of the "
+                f"model); give at most {cores}, or add --oversubscribe to run them anyway"
             )
 
 
@@ -122,81 +144,31 @@ def local_devices() -> int:
     return cuda_devices() or min(2, os.cpu_count() or 1)
 
 
-def torchrun_command(
-    world: int,
-    module: str,
-    *,
-    nnodes: int = 1,
-    node_rank: int = 0,
-    rdzv_endpoint: str | None = None,
-    rdzv_id: str = "gpuscale",
-) -> list[str]:
-    """``python -m torch.distributed.run ... -m MODULE``: ``--standalone`` on one node,
-    torchrun's c10d rendezvous on several (the caller appends the module's arguments)."""
-    if nnodes == 1:
-        launch = ["--standalone"]
-    else:
-        launch = [
-            f"--nnodes={nnodes}",
-            f"--node-rank={node_rank}",
-            "--rdzv-backend=c10d",
-            f"--rdzv-endpoint={rdzv_endpoint}",
-            f"--rdzv-id={rdzv_id}",
-            f"--rdzv-conf=is_host={'true' if node_rank == 0 else 'false'}",
-        ]
-    return [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        *launch,
-        f"--nproc-per-node={world}",
-        "-m",
-        module,
-    ]
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """End the launcher and its workers (they share its process group)."""
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-
-
-def record_broken(cfg: SweepConfig, broken: dict[str, str]) -> list[str]:
-    """One ``error`` row per model that could not even be built (its cause), keyed at the
-    sweep's smallest world size (``--resume`` tries it again); node 0 writes them."""
-    from gpuscale.bench.models import family_of  # torch: only with a model to name
+def _failure_key(cfg: SweepConfig, model: str, world: int, params: int | None) -> tuple:
+    """The key and row config of ``model`` at ``world`` devices as this node would run
+    it, for a row written here (a model that could not be built or launched)."""
+    from gpuscale.bench.models import family_of  # lazy: torch, only with a model to name
 
     device = device_kind(cfg.bench.backend)
     threads = cfg.bench.resolved_threads(max(cfg.nproc)) if device == "cpu" else 0
-    world = min(cfg.nproc) * cfg.nnodes
+    common = {"accelerators": world, "nnodes": cfg.nnodes, "device": device, "threads": threads}
+    config = resolved_config(
+        cfg.bench, model=model, family=family_of(model), params=params, **common
+    )
+    return run_key(cfg.bench, model=model, **common), config
+
+
+def record_broken(cfg: SweepConfig, broken: dict[str, object]) -> list[str]:
+    """One row per model that could not even be built, with its status (a
+    :class:`~gpuscale.bench.config.ModelError`'s, else ``error``) and cause, keyed at the
+    sweep's smallest world size (``--resume`` tries it again); node 0 writes them."""
     lines = []
     for name, why in broken.items():
-        config = resolved_config(
-            cfg.bench,
-            model=name,
-            family=family_of(name),
-            params=None,
-            accelerators=world,
-            nnodes=cfg.nnodes,
-            device=device,
-            threads=threads,
-        )
-        key = run_key(
-            cfg.bench,
-            model=name,
-            accelerators=world,
-            nnodes=cfg.nnodes,
-            device=device,
-            threads=threads,
-        )
+        status = str(getattr(why, "status", BenchStatus.ERROR))
+        key, config = _failure_key(cfg, name, min(cfg.nproc) * cfg.nnodes, None)
         if cfg.node_rank == 0:
-            append_result(cfg.out, failure_row(key, config, BenchStatus.ERROR, why))
-        lines.append(f"{name}: error: {why}")
+            append_result(cfg.out, failure_row(key, config, status, str(why)))
+        lines.append(f"{name}: {status}: {why}")
     return lines
 
 
@@ -205,20 +177,23 @@ def run_sweep(
     sizes: dict[str, int],
     *,
     on_event: Progress | None = None,
-    broken: dict[str, str] | None = None,
+    broken: dict[str, object] | None = None,
 ) -> SweepReport:
     """Run every (model, world size): all of them, or with ``cfg.resume`` those not yet
     measured (an ``ok`` row with the same key, i.e. the same configuration) in ``cfg.out``.
 
     ``sizes`` maps each model to its parameter count; ``broken`` maps models that could
-    not be built to why (recorded once as ``error`` rows, the others run; ``cfg.models``
-    may then be empty). ``on_event`` gets one line per event (started, done, failed), for
-    a progress display. Raises ``ResultsError`` when the results file cannot be written
-    and ``ValueError`` when there is nothing to run or record, before anything runs.
+    not be built to why (a message or a ``ModelError``; recorded once as rows, the others
+    run; ``cfg.models`` may then be empty). ``on_event`` gets one line per event
+    (started, done, failed), for a progress display. Raises ``ResultsError`` when the
+    results file cannot be written (before anything runs, or when a row cannot be
+    appended: the launch is stopped, the rows before it kept) and ``ValueError`` when
+    there is nothing to run or record.
     """
     if not cfg.models and not broken:
         raise ValueError("no model selected (check --models / --max-params)")
     check_writable(cfg.out)
+    remove_stale_runs()  # what a killed earlier sweep left
     report = SweepReport()
     notify = on_event or (lambda _msg: None)
     for line in record_broken(cfg, broken or {}):
@@ -226,135 +201,126 @@ def run_sweep(
         report.appended += cfg.node_rank == 0
         notify(f"failed {line}")
     skip = done_keys(cfg.out) if cfg.resume else set()
-    sweep_id = uuid.uuid4().hex[:12]
+    launch = _Launch(cfg, sizes, skip, notify, uuid.uuid4().hex[:12], report)
     for per_node in cfg.nproc:
         todo: list[str] | None = list(cfg.models)
         while todo:
-            todo = _launch_and_record(cfg, per_node, todo, skip, notify, sweep_id, report)
+            todo = launch.run(per_node, todo)
             if todo is None:
                 report.interrupted = True
                 return report
     return report
 
 
-def _launch_and_record(
-    cfg: SweepConfig,
-    per_node: int,
-    todo: list[str],
-    skip: set[str],
-    notify: Progress,
-    sweep_id: str,
-    report: SweepReport,
-) -> list[str] | None:
-    """One launch of ``todo`` at ``per_node`` processes per node, counted into
-    ``report``, with the row of the model that failed; the models still to run (the
-    launch stopped at the failure), or None when interrupted."""
-    world = per_node * cfg.nnodes
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        status = _launch(cfg, per_node, todo, folder, skip, notify, sweep_id)
-        found = events(folder / "progress")
-        row_status, message = cause(folder, log_tail(folder / "log"), status)
-    wrote = [k for e, k, _ in found if e == "wrote"]
-    skipped = [k for e, k, _ in found if e == "skipped"]
-    started = {k: extra for e, k, extra in found if e == "started"}
-    report.appended += len(wrote)
-    report.measured += len(wrote)
-    report.skipped += len(skipped)
-    if wrote:
-        latest = {r["key"]: r for r in read_results(cfg.out)[0]}
-        for key in wrote:
-            if key in latest:
-                notify(_done_line(latest[key]))
-    if status == "interrupted":
-        return None
-    # a node that did not write learns what finished from the next start
-    order = list(started)
-    done = {model_of_key(k) for k in (*skipped, *wrote)}
-    done |= {model_of_key(k) for k in order[:-1]}
-    if status == "ok":
-        return []
-    # Only a model that started and did not finish failed; the rest never ran.
-    failed = next((k for k in reversed(order) if model_of_key(k) not in done), None)
-    if failed is None:
-        report.failures.append(f"launch on {world} failed before any model started")
-        notify(f"launch on {world} failed: {message}")
-        return []
-    model = model_of_key(failed)
-    if cfg.node_rank == 0:
+@dataclass
+class _Launch:
+    """Launches of one sweep, each recorded into ``report``."""
+
+    cfg: SweepConfig
+    sizes: dict[str, int]
+    skip: set[str]
+    notify: Progress
+    sweep_id: str
+    report: SweepReport
+
+    def run(self, per_node: int, todo: list[str]) -> list[str] | None:
+        """One launch of ``todo`` at ``per_node`` processes per node, recorded; the
+        models still to run (the launch stopped at a failure), or None when interrupted."""
+        world = per_node * self.cfg.nnodes
+        with run_folder("bench") as folder:
+            events = Events(folder / "progress")
+            status = self._launch(per_node, todo, folder, events)
+            found = events.seen
+            started_any = any(e == "started" for e, _, _ in found)
+            row_status, message = cause(folder, log_tail(folder / "log"), status, started_any)
+        wrote = [k for e, k, _ in found if e == "row"]
+        skipped = [k for e, k, _ in found if e == "skipped"]
+        started = {k: extra for e, k, extra in found if e == "started"}
+        self.report.skipped += len(skipped)
+        if status == "interrupted":
+            return None
+        # a node that did not write learns what finished from the next start
+        order = list(started)
+        done = {model_of_key(k) for k in (*skipped, *wrote, *order[:-1])}
+        if status == "ok":
+            return []
+        # Only a model that started and did not finish failed; the rest never ran.
+        failed = next((k for k in reversed(order) if model_of_key(k) not in done), None)
+        if failed is None:  # before its first model: each model it was to run, this cause
+            pending = [m for m in todo if m not in done]
+            for model in pending:
+                key, config = _failure_key(self.cfg, model, world, self.sizes.get(model))
+                self._failed(key, config, model, world, row_status, message)
+            return []
+        model = model_of_key(failed)
         config = json.loads(started[failed]) if started[failed] else {"model": model}
-        row = failure_row(failed, config, row_status, message)
-        append_result(cfg.out, {**row, "sweep_id": sweep_id})
-        report.appended += 1
-    report.failures.append(f"{model} on {world}: {row_status}: {message}")
-    notify(f"failed {model} x{world}: {row_status}: {message}")
-    return [m for m in todo if m not in done and m != model]
+        self._failed(failed, config, model, world, row_status, message)
+        return [m for m in todo if m not in done and m != model]
+
+    def _failed(self, key: str, config: dict, model: str, world: int, status: str, why: str):
+        if self.cfg.node_rank == 0:
+            row = failure_row(key, config, status, why)
+            append_result(self.cfg.out, {**row, "sweep_id": self.sweep_id})
+            self.report.appended += 1
+        self.report.failures.append(f"{model} on {world}: {status}: {why}")
+        self.notify(f"failed {model} x{world}: {status}: {why}")
+
+    def _on_event(self, world: int) -> Callable[[str, str, str], None]:
+        def on_event(event: str, key: str, extra: str) -> None:
+            if event == "started":
+                self.notify(f"started {model_of_key(key)} x{world}")
+            elif event == "row" and (record := row_of(extra)) is not None:
+                try:  # this process writes every row
+                    append_result(self.cfg.out, record)
+                except ResultsError as exc:  # the launch stops; what was written stays
+                    raise ResultsError(
+                        f"{exc} ({self.report.appended} appended by this sweep); the sweep "
+                        "was stopped"
+                    ) from None
+                self.report.appended += 1
+                self.report.measured += 1
+                self.notify(_done_line(record))
+
+        return on_event
+
+    def _launch(self, per_node: int, models: list[str], folder: Path, events: Events) -> str:
+        """Run one torchrun launch; return its status (``ok``, ``exit N``, ``timeout``,
+        ``interrupted``)."""
+        cfg = self.cfg
+        world = per_node * cfg.nnodes
+        largest = max(cfg.nproc)
+        params = {m: self.sizes[m] for m in models if m in self.sizes}
+        command = [
+            *torchrun_command(
+                per_node,
+                cfg.worker,
+                nnodes=cfg.nnodes,
+                node_rank=cfg.node_rank,
+                rdzv_endpoint=cfg.rdzv_endpoint,
+                rdzv_id=f"gpuscale-{world}-{len(models)}",
+            ),
+            *("--models", ",".join(models), "--params", json.dumps(params)),
+            *("--config", cfg.bench.to_json(), "--threads", str(cfg.bench.threads)),
+            *("--largest-local", str(largest), "--sweep-id", self.sweep_id),
+            *("--progress", str(events.path), "--skip-keys", ";".join(sorted(self.skip))),
+        ]
+        extra = {}
+        if device_kind(cfg.bench.backend) == "cpu":  # the worker sets its own once it knows
+            extra["OMP_NUM_THREADS"] = str(cfg.bench.resolved_threads(largest))  # the host
+        proc = start(command, folder / "log", launcher_env(folder, extra))
+        timeout = cfg.bench.timeout_s * cfg.bench.repeat
+
+        def limit_s(started: bool) -> float:
+            # Before the first model starts, allow a minute for torchrun to come up.
+            return timeout if started else timeout + 60
+
+        return watch(proc, events, self._on_event(world), limit_s)
 
 
 def _done_line(record: dict) -> str:
-    config, timing = record["config"], record.get("timing") or {}
-    text = f"done {config.get('model')} x{config.get('accelerators')}: {record['status']}"
+    config, timing = record.get("config") or {}, record.get("timing") or {}
+    text = f"done {config.get('model')} x{config.get('accelerators')}: {record.get('status')}"
     if timing.get("step_ms_mean"):
         step, rate = number(timing["step_ms_mean"]), number(timing["samples_per_s"], 4)
         text += f", {step} ms/step, {rate} samples/s"
     return text
-
-
-def _launch(
-    cfg: SweepConfig,
-    per_node: int,
-    models: list[str],
-    folder: Path,
-    skip: set[str],
-    notify: Progress,
-    sweep_id: str = "",
-) -> str:
-    """Run one torchrun launch; return its status (``ok``, ``exit N``, ``timeout``,
-    ``interrupted``); the worker notes its events in ``folder / "progress"``."""
-    progress, log = folder / "progress", folder / "log"
-    world = per_node * cfg.nnodes
-    largest = max(cfg.nproc)
-    command = [
-        *torchrun_command(
-            per_node,
-            cfg.worker,
-            nnodes=cfg.nnodes,
-            node_rank=cfg.node_rank,
-            rdzv_endpoint=cfg.rdzv_endpoint,
-            rdzv_id=f"gpuscale-{world}-{len(models)}",
-        ),
-        *("--models", ",".join(models), "--jsonl", str(cfg.out)),
-        *("--config", cfg.bench.to_json(), "--threads", str(cfg.bench.threads)),
-        *("--largest-local", str(largest), "--sweep-id", sweep_id),
-        *("--progress", str(progress), "--skip-keys", ";".join(sorted(skip))),
-    ]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    if device_kind(cfg.bench.backend) == "cpu":  # the worker sets its own once it knows
-        env["OMP_NUM_THREADS"] = str(cfg.bench.resolved_threads(largest))  # the whole host
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            command, stdout=sink, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
-        seen: list[str] = []
-        since = time.monotonic()
-        try:
-            while proc.poll() is None:
-                started = started_keys(progress)
-                if len(started) > len(seen):
-                    for key in started[len(seen) :]:
-                        notify(f"started {model_of_key(key)} x{world}")
-                    seen, since = started, time.monotonic()
-                # Before the first model starts, allow a minute for torchrun to come up.
-                if time.monotonic() - since > cfg.bench.timeout_s * cfg.bench.repeat + (
-                    0 if seen else 60
-                ):
-                    _kill(proc)
-                    return "timeout"
-                time.sleep(0.2)
-        except KeyboardInterrupt:
-            _kill(proc)
-            return "interrupted"
-        except BaseException:  # the CLI's SIGINT/SIGTERM (or any error): no orphan ranks
-            _kill(proc)
-            raise
-    return "ok" if proc.returncode == 0 else f"exit {proc.returncode}"

@@ -8,10 +8,14 @@ hand it is::
 
 How a step is measured: see ``gpuscale.bench.steps``. Every rank runs the same
 configuration (threads per rank, DDP wrapper, warm-up) at every world size, and the
-reported time of a step is its slowest rank's. Only global rank 0 appends rows. A model
-that fails on any rank makes that rank write its exception to ``error-<rank>.json``
-beside the progress file and exit; torchrun then stops the others and the runner records
-the failure (``oom`` when any rank ran out of memory) from those files.
+reported time of a step is its slowest rank's. Only global rank 0 writes rows: to
+``--jsonl`` when run by hand, else into ``--progress`` for the runner to append (the runner
+is then the only writer of the results file). Each rank ends with its launcher (and, where
+the kernel cannot do that for the launcher, with the runner), and caps its memory on CPU.
+A failure on any rank, before or after a model's ``started`` event, makes that rank write
+its exception to ``error-<rank>.json`` beside the progress file and exit; torchrun then
+stops the others and the runner records the failure (``oom`` when any rank ran out of
+memory) from those files.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import torch
 import torch.distributed as dist
 
 from gpuscale.bench.config import BenchConfig, resolved_config, run_key, tf32_flags
+from gpuscale.bench.launch_events import is_out_of_memory
 from gpuscale.bench.models import family_of, load_model, parameter_count
 from gpuscale.bench.results import SCHEMA, append_result
 from gpuscale.bench.steps import CommMeter, Job, count_flops, ddp, gradient_norms, timed_steps
@@ -45,6 +50,8 @@ from gpuscale.bench.telemetry import (
     open_gpu_meter,
 )
 from gpuscale.plausibility import run_flags
+from gpuscale.quantities import format_bytes
+from gpuscale.sources.processes import die_with_parent, limit_memory, physical_memory
 
 
 def pick_device(backend: str) -> torch.device:
@@ -225,13 +232,15 @@ def _gather(values: Any) -> list[Any]:
     return out
 
 
-def _config_fields(name: str, cfg: BenchConfig, device: torch.device, threads: int) -> dict:
+def _config_fields(
+    name: str, cfg: BenchConfig, device: torch.device, threads: int, params: int | None
+) -> dict:
     """The row's ``config``: the values this run uses (see ``resolved_config``)."""
     return resolved_config(
         cfg,
         model=name,
         family=family_of(name),
-        params=parameter_count(name),
+        params=params,
         accelerators=dist.get_world_size(),
         nnodes=int(os.environ.get("GROUP_WORLD_SIZE", "1")),
         device=device.type,
@@ -240,20 +249,39 @@ def _config_fields(name: str, cfg: BenchConfig, device: torch.device, threads: i
     )
 
 
-def _write_error(folder: Path | None, rank: int, key: str, exc: BaseException) -> None:
-    """This rank's failure, for the runner: type, message, the traceback's last lines."""
-    if folder is None:
+def _write_error(
+    folder: Path | None, rank: int, key: str, exc: BaseException, cap: int | None = None
+) -> None:
+    """This rank's failure, for the runner: type, message, the traceback's last lines
+    (the first failure of this rank only: the one that caused the rest); ``cap`` the
+    rank's memory limit, named when host memory ran out."""
+    path = folder / f"error-{rank}.json" if folder is not None else None
+    if path is None or path.exists():
         return
-    oom = isinstance(exc, torch.OutOfMemoryError) or "out of memory" in str(exc).lower()
+    text = str(exc).strip()
+    if isinstance(exc, SystemExit):
+        text = f"the model's code called sys.exit({exc.code!r})"
     record = {
         "key": key,
         "rank": rank,
         "type": type(exc).__name__,
-        "message": str(exc).strip().splitlines()[0][:300] if str(exc).strip() else "",
-        "oom": oom,
+        "message": text.splitlines()[0][:300] if text else "",
+        "oom": is_out_of_memory(exc),
+        "host_oom": is_out_of_memory(exc) and cap is not None and "cuda" not in text.lower(),
+        "memory_limit": format_bytes(cap) if cap else None,
         "traceback": "".join(traceback.format_exception(exc))[-2000:],
     }
-    (folder / f"error-{rank}.json").write_text(json.dumps(record), encoding="utf-8")
+    path.write_text(json.dumps(record), encoding="utf-8")
+
+
+def _memory_cap(cfg: BenchConfig, local_ranks: int) -> int | None:
+    """This rank's memory cap: as given; on CPU the host's memory over its ranks; none
+    for a rank on a GPU (its device memory is not the host's)."""
+    if cfg.memory_limit_bytes:
+        return cfg.memory_limit_bytes
+    on_cpu = cfg.backend == "gloo" or not torch.cuda.is_available()
+    host = physical_memory()
+    return host // max(1, local_ranks) if on_cpu and host else None
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -262,7 +290,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         description="gpuscale scaling worker (run under torchrun)",
     )
     parser.add_argument("--models", required=True, help="comma-separated model names")
-    parser.add_argument("--jsonl", required=True, type=Path, help="results file to append to")
+    parser.add_argument("--jsonl", type=Path, help="results file to append to (without --progress)")
+    parser.add_argument(
+        "--params", default="{}", help="parameters of each model as JSON (counted if absent)"
+    )
     parser.add_argument("--config", default="{}", help="BenchConfig as JSON")
     parser.add_argument(
         "--threads", type=int, default=0, help="CPU threads per process (0: see --largest-local)"
@@ -274,74 +305,111 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="the sweep's largest processes per node (threads: cores / (it x nodes on host))",
     )
     parser.add_argument("--sweep-id", default="", help="the runner's id of this sweep")
-    parser.add_argument("--progress", type=Path, help="file where each node notes its starts")
+    parser.add_argument(
+        "--progress", type=Path, help="file where each node notes its starts (and rank 0 rows)"
+    )
     parser.add_argument("--skip-keys", default="", help="keys already done, ';'-separated")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.jsonl is None and args.progress is None:
+        parser.error("give --jsonl (the results file), or --progress (the runner's)")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    runner = os.environ.get("GPUSCALE_RUNNER_PID", "")
+    die_with_parent(also=int(runner) if runner.isdigit() else None)
     cfg = BenchConfig.from_json(args.config)
     local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
-    skip = set(filter(None, args.skip_keys.split(";")))
+    cap = _memory_cap(cfg, max(local_world, args.largest_local))
+    limit_memory(cap)
     errors = args.progress.parent if args.progress else None
-    with process_group(cfg.backend, cfg.timeout_s) as device:
-        host = Host.find()
-        threads = args.threads or cfg.resolved_threads(
-            args.largest_local or local_world, host.nodes_on_host
-        )
-        torch.set_num_threads(threads)
-        if device.type == "cuda":
-            matmul, cudnn = tf32_flags(cfg.tf32)
-            torch.backends.cuda.matmul.allow_tf32 = matmul
-            torch.backends.cudnn.allow_tf32 = cudnn
-        rank, local_rank = dist.get_rank(), int(os.environ.get("LOCAL_RANK", "0"))
-        environment = machine_environment(device) if rank == 0 else {}
-        for name in args.models.split(","):
-            config = _config_fields(name, cfg, device, threads)
-            key = run_key(
-                cfg,
-                model=name,
-                accelerators=config["accelerators"],
-                nnodes=config["nnodes"],
-                device=device.type,
-                threads=threads,
-            )
-            if key in skip:
-                _note(args.progress, local_rank, "skipped", key)
-                continue
-            _note(args.progress, local_rank, "started", key, json.dumps(config))
-            started = time.time()
-            try:
-                runs = [run_model(name, cfg, device, host) for _ in range(cfg.repeat)]
-                measured = median_run(runs)
-            except BaseException as exc:
-                _write_error(errors, rank, key, exc)
-                raise
-            if rank == 0:
-                record = {
-                    "schema": SCHEMA,
-                    "key": key,
-                    "sweep_id": args.sweep_id or None,
-                    "status": "ok",
-                    "config": config,
-                    "environment": environment,
-                    "started_at": datetime.fromtimestamp(started, timezone.utc).isoformat(),
-                    **measured,
-                    "flags": run_flags(measured["timing"], measured["host"], measured["noise"]),
-                    "duration_s": time.time() - started,
-                }
-                record["flops"].update(mfu_fields(record, environment.get("device_name")))
-                append_result(args.jsonl, record)
-                _note(args.progress, 0, "wrote", key)  # the writer's node only
+    rank = int(os.environ.get("RANK", "0"))
+    try:
+        with process_group(cfg.backend, cfg.timeout_s) as device:
+            _run_models(args, cfg, device, errors, cap)
+    except BaseException as exc:  # before any model, or after: the runner reads the cause
+        _write_error(errors, rank, "", exc, cap)
+        raise
     return 0
 
 
+def _run_models(
+    args: argparse.Namespace,
+    cfg: BenchConfig,
+    device: torch.device,
+    errors: Path | None,
+    cap: int | None,
+) -> None:
+    """Each model of ``--models`` measured in turn, its row written by global rank 0."""
+    host = Host.find()
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    threads = args.threads or cfg.resolved_threads(
+        args.largest_local or local_world, host.nodes_on_host
+    )
+    torch.set_num_threads(threads)
+    if device.type == "cuda":
+        matmul, cudnn = tf32_flags(cfg.tf32)
+        torch.backends.cuda.matmul.allow_tf32 = matmul
+        torch.backends.cudnn.allow_tf32 = cudnn
+    rank, local_rank = dist.get_rank(), int(os.environ.get("LOCAL_RANK", "0"))
+    environment = machine_environment(device) if rank == 0 else {}
+    skip = set(filter(None, args.skip_keys.split(";")))
+    params = json.loads(args.params)
+    for name in args.models.split(","):
+        config = _config_fields(name, cfg, device, threads, params.get(name))
+        key = run_key(
+            cfg,
+            model=name,
+            accelerators=config["accelerators"],
+            nnodes=config["nnodes"],
+            device=device.type,
+            threads=threads,
+        )
+        if key in skip:
+            _note(args.progress, local_rank, "skipped", key)
+            continue
+        # noted before the model's own code runs: a failure from here on is this model's
+        _note(args.progress, local_rank, "started", key, json.dumps(config))
+        started = time.time()
+        try:
+            if config["params"] is None:  # run by hand: counted here
+                config["params"] = parameter_count(name)
+            runs = [run_model(name, cfg, device, host) for _ in range(cfg.repeat)]
+            measured = median_run(runs)
+        except BaseException as exc:
+            _write_error(errors, rank, key, exc, cap)
+            raise
+        if rank == 0:
+            record = {
+                "schema": SCHEMA,
+                "key": key,
+                "sweep_id": args.sweep_id or None,
+                "status": "ok",
+                "config": config,
+                "environment": environment,
+                "started_at": datetime.fromtimestamp(started, timezone.utc).isoformat(),
+                **measured,
+                "flags": run_flags(measured["timing"], measured["host"], measured["noise"]),
+                "duration_s": time.time() - started,
+            }
+            record["flops"].update(mfu_fields(record, environment.get("device_name")))
+            if args.progress is not None:  # the runner appends it
+                _note(args.progress, 0, "row", key, json.dumps(record, default=str))
+            else:
+                append_result(args.jsonl, record)
+
+
 def _note(progress: Path | None, local_rank: int, event: str, key: str, extra: str = "") -> None:
-    """One line for this node's runner (local rank 0 writes): ``event TAB key[ TAB extra]``."""
+    """One line for this node's runner (local rank 0 writes): ``event TAB key TAB extra``,
+    written at once (a line is whole, or not there)."""
     if local_rank == 0 and progress is not None:
-        with progress.open("a") as handle:
-            handle.write("\t".join(filter(None, (event, key, extra))) + "\n")
+        line = f"{event}\t{key}\t{extra}\n".encode()
+        fd = os.open(progress, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import os
@@ -29,8 +30,14 @@ from gpuscale.cli.common import app, err
 __all__ = ["app", "main"]
 
 
+# The signals that end a command cleanly, and what it then says.
+_SIGNALS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+if hasattr(signal, "SIGHUP"):  # the terminal closed, the ssh session dropped
+    _SIGNALS[signal.SIGHUP] = "hung up"
+
+
 class Stopped(BaseException):
-    """SIGINT or SIGTERM: unwinds the command (``finally`` blocks remove temporary
+    """SIGINT, SIGTERM or SIGHUP: unwinds the command (``finally`` blocks remove temporary
     folders; Click's ``Abort`` handling does not catch it) to a one-line message."""
 
     def __init__(self, signum: int) -> None:
@@ -39,8 +46,8 @@ class Stopped(BaseException):
 
 
 def _stop(signum: int, frame: object) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # one message, however often pressed
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for each in _SIGNALS:  # one message, however often pressed
+        signal.signal(each, signal.SIG_IGN)
     raise Stopped(signum)
 
 
@@ -53,21 +60,25 @@ def _exit_now(code: int) -> None:
         child.kill()
     for child in multiprocessing.active_children():
         child.join(timeout=5)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    with contextlib.suppress(OSError):
+        sys.stdout.flush()
+        sys.stderr.flush()
     os._exit(code)
 
 
 def main() -> None:
-    """Console-script entry point: SIGINT and SIGTERM end the command with one line and
-    exit 130/143, temporary folders removed, the previous output intact."""
-    signal.signal(signal.SIGINT, _stop)
-    signal.signal(signal.SIGTERM, _stop)
+    """Console-script entry point: SIGINT, SIGTERM and SIGHUP end the command with one
+    line and exit 130/143/129, temporary folders removed, the previous output intact.
+    (SIGKILL cannot be caught: the children end with this process all the same, and the
+    next run removes the temporary folders; see ``gpuscale.sources.processes``.)"""
+    for signum in _SIGNALS:
+        signal.signal(signum, _stop)
     try:
         app()
     except (Stopped, KeyboardInterrupt) as exc:
         code = exc.code if isinstance(exc, Stopped) else 130
-        err.print("interrupted" if code == 130 else "terminated", highlight=False)
+        with contextlib.suppress(OSError):  # a hung-up terminal takes no message
+            err.print(_SIGNALS.get(code - 128, "terminated"), highlight=False)
         _exit_now(code)
     finally:
         # The interpreter's final garbage collection walks every object of the scientific

@@ -162,6 +162,7 @@ def render(result: Any, fmt: Format) -> None:
                 "speedup_capped_by": d.cap,
                 "warnings": list(d.warnings),
                 "measure_first": d.settle,
+                "caveats": list(result.caveats),
             },
             "decision": d.to_dict(),
             "scaling": _scaling(result.inputs),

@@ -3,9 +3,17 @@ its equilibrium picks and each family's."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpuscale.cli.common import columns_of, out
 from gpuscale.cli.output import Format, print_frame
 from gpuscale.quantities import named
+from gpuscale.tables import display_name
+
+if TYPE_CHECKING:  # pandas and the analysis stack only when analyzing
+    import pandas as pd
+
+    from gpuscale.analysis import AnalysisOptions
 
 DECOMPOSE_COLUMNS = [
     "global_batch_size",
@@ -35,11 +43,28 @@ ANALYZE_DROP_ORDER = [
 
 
 def print_analysis(
-    results: list, reference: str, decompose_columns: bool, columns_asked: str | None
+    results: list,
+    reference: str,
+    decompose_columns: bool,
+    columns_asked: str | None,
+    options: AnalysisOptions | None = None,
+    scores: pd.DataFrame | None = None,
 ) -> None:
-    """Print each ``WorkloadAnalysis`` as a table with its picks (the terminal format)."""
+    """Print each ``WorkloadAnalysis`` as a table with its picks (the terminal format),
+    then the study's findings against the data and, for v4.1 ``scores``, its Table I."""
     # lazy: pandas and scikit-learn (the analysis stack), not needed for --help
-    from gpuscale.analysis.analyze import SUMMARY_FIELDS, equilibrium_sentences, references_text
+    from gpuscale.analysis.analyze import (
+        SUMMARY_FIELDS,
+        equilibrium_sentences,
+        references_text,
+        study_statements,
+    )
+
+    # lazy: the analysis stack (pandas, scikit-learn), not needed for --help
+    from gpuscale.analysis.study import CITATION
+
+    # lazy: the analysis stack (pandas, scikit-learn), not needed for --help
+    from gpuscale.analysis.study_table import table_i_statements
 
     for result in results:
         columns = [*SUMMARY_FIELDS, *(DECOMPOSE_COLUMNS if decompose_columns else [])]
@@ -57,9 +82,18 @@ def print_analysis(
         for line in [*equilibrium_sentences(result), *flagged_sentences(result.table)]:
             out.print(f"  {line}", markup=False, highlight=False)
         out.print()
+    statements = study_statements(results, options) if options else study_statements(results)
+    if statements:
+        out.print(f"Compared with the study ({CITATION}):", markup=False, highlight=False)
+        for st in statements:
+            out.print(f"  {st.workload}, {st.verdict}: {st.text}", markup=False, highlight=False)
+        analysed = {r.workload for r in results}
+        for line in table_i_statements(scores) if scores is not None else []:
+            if any(line.startswith(display_name(w)) for w in analysed):
+                out.print(f"  Table I, {line}", markup=False, highlight=False)
 
 
-def flagged_sentences(table) -> list[str]:  # type: ignore[no-untyped-def]
+def flagged_sentences(table: pd.DataFrame) -> list[str]:
     """One line per system whose samples to converge is flagged as impossible."""
     if "samples_to_converge_flag" not in table:
         return []

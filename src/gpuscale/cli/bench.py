@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -11,18 +12,27 @@ from gpuscale.bench.config import HELP, BenchConfig, tf32_mode
 from gpuscale.cli.bench_output import print_bench
 from gpuscale.cli.common import app, err, fail, fail_on, out, require_torch
 from gpuscale.cli.output import Format, print_frame
+from gpuscale.quantities import parse_bytes
 
 D = BenchConfig()  # the defaults, written once in gpuscale.bench.config
+# Which node's command appends a multi-node sweep's rows (docs/interconnect.md says the same):
+# torch.distributed.elastic's dynamic rendezvous gives ranks in the order of
+# sorted(participants), each a _NodeDesc(addr, pid, local_id); --node-rank is not read.
+WRITER = (
+    "the node holding global rank 0 appends them, and torchrun's c10d rendezvous numbers "
+    "the nodes by host address and launcher process id, not by --node-rank (on one host "
+    "either command may be it)"
+)
 
 
 def world_sizes(text: str | None) -> tuple[int, ...]:
     """``1,2,4`` -> (1, 2, 4); default: 1, 2, 4, ... up to every device (GPUs, else two
     CPU processes)."""
     if text:
-        try:
-            sizes = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
-        except ValueError:
+        parts = [part.strip() for part in text.split(",") if part.strip()]
+        if not all(re.fullmatch(r"[0-9]{1,9}", part) for part in parts):
             fail(f"--nproc takes whole numbers like 1,2,4, not {text!r}")
+        sizes = tuple(sorted({int(part) for part in parts}))
         if not sizes or min(sizes) < 1:
             fail(f"--nproc takes positive whole numbers like 1,2,4, not {text!r}")
         return sizes
@@ -84,6 +94,15 @@ def bench(
         ),
     ] = False,
     repeat: Annotated[int, typer.Option(help=HELP["repeat"])] = D.repeat,
+    memory_limit: Annotated[
+        str | None, typer.Option("--memory-limit", help=HELP["memory_limit_bytes"])
+    ] = None,
+    oversubscribe: Annotated[
+        bool,
+        typer.Option(
+            "--oversubscribe", help="Allow more CPU processes per node than the host has cores."
+        ),
+    ] = False,
     nnodes: Annotated[int, typer.Option(help="Nodes (run this command on each).")] = 1,
     node_rank: Annotated[int, typer.Option(help="This node's rank, 0 .. nnodes - 1.")] = 0,
     rdzv_endpoint: Annotated[
@@ -91,16 +110,46 @@ def bench(
     ] = None,
     list_models: Annotated[bool, typer.Option("--list", help="List the models and stop.")] = False,
 ) -> None:
-    """Measure training-step scaling on this machine (torchrun, one process per device)."""
+    """Measure training-step scaling on this machine (torchrun, one process per device).
+
+    Exit status: 0 every run measured; 1 a run failed (its row says why); 2 nothing ran
+    (bad options, no model could be built, the results file cannot be written); 130, 143
+    and 129 interrupted, terminated or hung up (the rows written so far are kept)."""
     require_torch("the benchmark")
     # lazy: torch (the model ladder) and numpy (the runner), only the bench needs them
     from gpuscale.bench.models import ModelError, sort_models
+    from gpuscale.bench.probe import count_parameters
     from gpuscale.bench.results import ResultsError
     from gpuscale.bench.runner import SweepConfig, run_sweep
 
+    with fail_on(ValueError):
+        limit = parse_bytes(memory_limit) if memory_limit else None
+        bench = BenchConfig(
+            steps=steps,
+            warmup=warmup,
+            batch=batch,
+            scaling="strong" if strong else "weak",
+            global_batch=global_batch,
+            accum=accum,
+            precision=precision,
+            tf32=tf32_mode(tf32),
+            strategy=strategy,
+            bucket_mb=bucket_mb,
+            grad_comm=grad_comm,
+            threads=threads,
+            backend=backend,
+            timeout_s=timeout,
+            nvml=not no_nvml,
+            repeat=repeat,
+            memory_limit_bytes=limit,
+        )
+
+    def count(name: str) -> int:  # a model's own code runs in a guarded child
+        return count_parameters(name, timeout_s=bench.timeout_s, memory_bytes=limit)
+
     names = [*(models.split(",") if models else []), *(model or [])]
     with fail_on(ModelError, ValueError):
-        chosen, broken = sort_models(names or None, max_params, min_params)
+        chosen, broken = sort_models(names or None, max_params, min_params, count=count)
     if list_models:
         _print_models(chosen, broken)
         return
@@ -109,28 +158,12 @@ def bench(
             models=tuple(n for n, _ in chosen),
             nproc=world_sizes(nproc),
             out=out_file,
-            bench=BenchConfig(
-                steps=steps,
-                warmup=warmup,
-                batch=batch,
-                scaling="strong" if strong else "weak",
-                global_batch=global_batch,
-                accum=accum,
-                precision=precision,
-                tf32=tf32_mode(tf32),
-                strategy=strategy,
-                bucket_mb=bucket_mb,
-                grad_comm=grad_comm,
-                threads=threads,
-                backend=backend,
-                timeout_s=timeout,
-                nvml=not no_nvml,
-                repeat=repeat,
-            ),
+            bench=bench,
             resume=resume,
             nnodes=nnodes,
             node_rank=node_rank,
             rdzv_endpoint=rdzv_endpoint,
+            oversubscribe=oversubscribe,
         )
     total = len(cfg.models) * len(cfg.nproc)
     if not (cfg.models or broken):  # the size options left nothing
@@ -147,7 +180,7 @@ def bench(
     _print_results(out_file)
     _say_done(report, out_file, nnodes)
     if not chosen:  # every model asked for failed to build: their error rows are written
-        fail("no model could be built: " + "; ".join(why for _, why in broken))
+        fail("no model could be built: " + "; ".join(str(why) for _, why in broken))
     if report.interrupted:
         err.print("interrupted: the rows above are saved")
         raise typer.Exit(130)
@@ -160,7 +193,7 @@ def _on_event(message: str) -> None:
     err.print(f"  {message}", markup=False, highlight=False)
 
 
-def _print_models(chosen: list[tuple[str, int]], broken: list[tuple[str, str]]) -> None:
+def _print_models(chosen: list[tuple[str, int]], broken: list[tuple[str, object]]) -> None:
     """``bench --list``: each model with its family and size, those that cannot be built
     last."""
     import pandas as pd  # lazy: pandas, only --list needs it
@@ -174,25 +207,32 @@ def _print_models(chosen: list[tuple[str, int]], broken: list[tuple[str, str]]) 
 
 def _print_results(out_file: Path) -> None:
     """Every run the results file holds so far (this sweep's and earlier ones), with
-    its unreadable lines said first."""
+    its unreadable lines said first (a file too large to show: a note)."""
     # lazy: numpy (the results reader), only the bench needs it
-    from gpuscale.bench.results import bench_table, read_results
+    from gpuscale.bench.results import ResultsError, bench_table, read_results
 
-    records, problems = read_results(out_file) if out_file.exists() else ([], [])
-    for problem in problems:
+    try:
+        records, problems = read_results(out_file) if out_file.exists() else ([], [])
+    except ResultsError as exc:
+        err.print(f"note: the results are not shown: {exc}", markup=False, highlight=False)
+        return
+    for problem in problems[:5]:
         err.print(problem, markup=False, highlight=False)
+    if len(problems) > 5:
+        err.print(f"{len(problems) - 5} more lines skipped", markup=False, highlight=False)
     if records:
         print_bench(bench_table(records))
 
 
 def _say_done(report, out_file: Path, nnodes: int) -> None:
     """What the sweep did: runs measured, rows appended (on a multi-node run only the
-    node holding global rank 0 writes), skipped and failed."""
+    node holding global rank 0 writes its rows, and the --node-rank 0 command failures),
+    skipped and failed."""
     if report.appended or nnodes == 1:
         rows = f"{report.appended} row{'' if report.appended == 1 else 's'}"
         summary = f"{report.measured} measured, {rows} appended to {out_file}"
     else:  # the node holding global rank 0 writes every row
-        summary = "this node wrote no rows (the node with global rank 0 appends them)"
+        summary = f"this node wrote no rows: {WRITER}"
     err.print(
         f"{summary}, {report.skipped} skipped (--resume), {len(report.failures)} failed",
         markup=False,

@@ -10,7 +10,12 @@ from gpuscale.cli.output import Format, jsonable, print_frame
 def bench_json(table) -> dict:
     """The bench table's scaling, failed runs and break-even sizes, JSON-ready."""
     # lazy: pandas (the bench analysis), not needed for --help
-    from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
+    from gpuscale.analysis.bench_scaling import (
+        baseline_sentence,
+        bench_scaling,
+        break_even_params,
+        break_even_sentence,
+    )
 
     scaling = bench_scaling(table)
     worlds = sorted(set(scaling["accelerators"]) - {1}) if len(scaling) else []
@@ -22,6 +27,8 @@ def bench_json(table) -> dict:
                 ["model", "accelerators", "status", "error"]
             ].to_dict("records"),
             "break_even_params": {str(w): break_even_params(scaling, w) for w in worlds},
+            "break_even": {str(w): break_even_sentence(scaling, w) for w in worlds},
+            "baseline": baseline_sentence(scaling),
         }
     )
 
@@ -43,6 +50,7 @@ BENCH_SHOWN = [
     "efficiency",
     "speedup_ddp",
     "flagged",
+    "evidence",
 ]
 
 
@@ -50,7 +58,11 @@ def print_bench(table, fmt: Format = Format.table) -> None:
     """The bench table (ok runs) with speedups; flagged rows' reasons and failed runs
     listed below it."""
     # lazy: pandas (the bench analysis), not needed for --help
-    from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
+    from gpuscale.analysis.bench_scaling import (
+        baseline_sentence,
+        bench_scaling,
+        break_even_sentence,
+    )
 
     scaling = bench_scaling(table)
     failed = table[table["status"] != "ok"]
@@ -78,7 +90,14 @@ def print_bench(table, fmt: Format = Format.table) -> None:
             markup=False,
             highlight=False,
         )
+    for row in scaling[~scaling["flagged"] & (scaling["evidence"] == "weak")].itertuples():
+        out.print(
+            f"weak evidence {row.model} on {row.accelerators}: {row.evidence_notes}",
+            markup=False,
+            highlight=False,
+        )
     for world in sorted(set(scaling["accelerators"]) - {1}):
-        size = break_even_params(scaling, world)
-        text = f"{size / 1e6:.2f}M parameters" if size else "not crossed by the models run"
-        out.print(f"break-even on {world} devices: {text}", markup=False, highlight=False)
+        out.print(break_even_sentence(scaling, world), markup=False, highlight=False)
+    baseline = baseline_sentence(scaling)
+    if baseline:
+        out.print(baseline, markup=False, highlight=False)

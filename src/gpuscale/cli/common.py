@@ -27,6 +27,7 @@ from gpuscale.names import (
     workloads_by_round,
 )
 from gpuscale.sources import SourceError
+from gpuscale.sources.bounded import head
 from gpuscale.version import __version__
 
 
@@ -46,7 +47,7 @@ def _hide_flag_types() -> None:
 
 _hide_flag_types()
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,  # --install-completion and --show-completion (bash, zsh, fish, pwsh)
     no_args_is_help=True,
     help="How training scales with the number of accelerators, and how many to use.",
 )
@@ -138,6 +139,15 @@ Reference = Annotated[
         "-r",
         help="study (fewest accelerators, slowest among them), family (the same rule within "
         "each accelerator family) or SUBMITTER/SYSTEM_ID.",
+    ),
+]
+ConvergenceBasis = Annotated[
+    str,
+    typer.Option(
+        "--convergence-basis",
+        help="Samples the decomposition splits E' by: expected (what the round's reference "
+        "convergence points predict at each global batch; steadier) or measured (each "
+        "result's own count).",
     ),
 ]
 Families = Annotated[
@@ -390,7 +400,7 @@ def read_bench(path: Path):
     with fail_on(ResultsError):
         records, problems = read_results(path)
     if not records:
-        if b'"gpuscale.collectives' in path.read_bytes()[:4096]:
+        if b'"gpuscale.collectives' in head(path, 4096):
             fail(
                 f"{path} holds `gpuscale collectives` sweeps, not bench results: "
                 "give it as --collectives"

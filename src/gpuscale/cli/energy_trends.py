@@ -55,7 +55,7 @@ def energy(
 ) -> None:
     """Energy to train from MLPerf power logs (official rule), per sample and accelerator-hour."""
     # lazy: pandas, not needed for --help
-    from gpuscale.analysis.energy_per_result import energy_table
+    from gpuscale.analysis.energy_per_result import energy_scale_sentences, energy_table
 
     tables = load_tables(paths, round_names)
     workloads = workloads_of(tables, benchmark)
@@ -82,6 +82,9 @@ def energy(
         title="energy to train (official rule)",
         drop_order=[] if columns_asked else ENERGY_DROP_ORDER,
     )
+    if fmt is Format.table:  # energy against scale in words, where counts differ
+        for line in energy_scale_sentences(frame):
+            out.print(line, markup=False, highlight=False)
 
 
 @app.command()

@@ -57,6 +57,7 @@ def print_frame(
     title: str = "",
     formats: dict[str, str] | None = None,
     drop_order: Sequence[str] | None = None,
+    every: str = "",
 ) -> None:
     """Print a DataFrame as a rich table, CSV or a JSON list of records. ``formats``:
     a format spec per column for the terminal table (``{"busbw (GB/s)": ".2f"}``, as
@@ -64,7 +65,8 @@ def print_frame(
 
     A table wider than the terminal drops its lowest-priority columns first
     (``drop_order``, the caller's priorities) and says which, so it stays a table; a
-    table that cannot fit even then is printed as records."""
+    table that cannot fit even then is printed as records. ``every``: how to get the
+    columns the caller left out of ``frame`` (said with the dropped ones)."""
     if fmt is Format.csv:
         console.file.write(frame.to_csv(index=False))
         return
@@ -75,9 +77,8 @@ def print_frame(
 
     numeric = [is_numeric_dtype(frame[c]) for c in frame.columns]
     values = [list(row) for row in frame.itertuples(index=False)]
-    _print_cells(
-        console, [str(c) for c in frame.columns], numeric, values, title, formats, drop_order
-    )
+    columns = [str(c) for c in frame.columns]
+    _print_cells(console, columns, numeric, values, title, formats, drop_order, every)
 
 
 def print_records(
@@ -118,6 +119,7 @@ def _print_cells(
     title: str,
     formats: dict[str, str] | None,
     drop_order: Sequence[str] | None,
+    every: str = "",
 ) -> None:
     """The terminal table of :func:`print_frame` and :func:`print_records`."""
     headers = [c.replace("_", " ") for c in columns]  # wraps at the spaces
@@ -135,7 +137,8 @@ def _print_cells(
     if dropped:
         names = ", ".join(c.replace("_", " ") for c in dropped)
         console.print(
-            f"(not shown, for width: {names}; --columns to choose, -f csv for all)",
+            f"(not shown, for width: {names}; --columns to choose, -f csv prints these "
+            f"{len(columns)} columns{'; ' + every if every else ''})",
             markup=False,
             highlight=False,
             style="dim",

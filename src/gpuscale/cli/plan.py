@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from gpuscale.cli.common import RoundNames, RoundPaths, app, err, fail, fail_on, load_tables, out
-from gpuscale.cli.output import Format, print_records
+from gpuscale.cli.output import Format, jsonable, print_json, print_records
 from gpuscale.planning.request import HELP, PlanRequest
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.plan import PLAN_COLUMNS
@@ -78,10 +78,14 @@ def plan(
     with fail_on(ValueError):  # unknown names, nothing to plan from
         result = plan_for(request, scores)
     rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
-    if fmt is Format.csv:
+    if fmt is Format.json:  # the rows with the notes and the model they came from
+        doc = {"notes": result.notes, "model": result.model, "rows": rows}
+        print_json(out, jsonable(doc))
+        return
+    if fmt is Format.csv:  # one table on stdout; the notes that qualify it on stderr
         rows = [row | {"nearest": _flat(row["nearest"])} for row in rows]
-    if fmt is not Format.table:
         print_records(out, rows, fmt)
+        _say(result.notes)
         return
     title = f"plan: {result.model['workload']} on {result.model['family']}"
     print_records(out, [{c: row[c] for c in SHOWN} for row in rows], fmt, title=title)
@@ -91,5 +95,10 @@ def plan(
             markup=False,
             highlight=False,
         )
-    for note in result.notes:
+    _say(result.notes)
+
+
+def _say(notes: list[str]) -> None:
+    """The plan's notes (law, family borrowed, extrapolation) on stderr."""
+    for note in notes:
         err.print(note, markup=False, highlight=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import webbrowser
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +14,7 @@ from gpuscale.cli.bench_output import bench_json, print_bench
 from gpuscale.cli.common import (
     Benchmarks,
     Columns,
+    ConvergenceBasis,
     Families,
     FormatOption,
     Reference,
@@ -35,6 +37,7 @@ from gpuscale.cli.common import (
     workloads_of,
 )
 from gpuscale.cli.output import Format, jsonable, print_frame, print_json
+from gpuscale.report.cache import default_folder, remember_request, request_seen
 from gpuscale.report.pool import analysis_executor
 from gpuscale.sources import OutputError, write_atomically
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
@@ -179,6 +182,7 @@ def scores(
         fmt,
         title="MLPerf Training official scores (minutes)",
         drop_order=[] if columns_asked else SCORE_DROP_ORDER,
+        every="" if all_columns else f"--all-columns for all {len(frame.columns)}",
     )
 
 
@@ -222,6 +226,7 @@ def analyze(
         bool,
         typer.Option("--decompose", help="Show speedup = throughput factor x convergence factor."),
     ] = False,
+    convergence_basis: ConvergenceBasis = "expected",
     columns_asked: Columns = None,
     bench_file: Annotated[
         Path | None,
@@ -261,6 +266,7 @@ def analyze(
             k=k,
             n_boot=n_boot,
             seed=seed,
+            convergence_basis=convergence_basis,
         )
     with fail_on(ReferenceNotFoundError):
         results = run_analysis(tables, workloads, options)
@@ -281,7 +287,7 @@ def analyze(
 
         print_frame(out, pd.concat([r.table for r in results]), fmt)
     else:
-        print_analysis(results, reference, decompose_columns, columns_asked)
+        print_analysis(results, reference, decompose_columns, columns_asked, options, tables.scores)
 
 
 def _analyze_bench(bench_file: Path, fmt: Format, *, alone: bool) -> dict | None:
@@ -346,6 +352,18 @@ def report(
             help="With --advise: use bench runs flagged as untrustworthy, with a warning.",
         ),
     ] = False,
+    convergence_basis: ConvergenceBasis = "expected",
+    png: Annotated[
+        bool, typer.Option("--png", help="Write each figure as PNG (150 dpi) too, beside the SVG.")
+    ] = False,
+    use_cache: Annotated[
+        bool,
+        typer.Option(
+            "--cache/--no-cache",
+            help="Reuse figures and analyses of an earlier report of the same data and code "
+            "(kept in ~/.cache/gpuscale/report).",
+        ),
+    ] = True,
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
     # lazy: pandas (the analysis stack), not needed for --help
@@ -354,9 +372,15 @@ def report(
 
     if with_advice and interconnect is not None:
         _check_preset(interconnect)
-    # Forked once pandas is in (both need it): the worker imports scikit-learn
-    # while this process imports matplotlib and loads the data.
-    with analysis_executor() as analysis:
+    with fail_on(ValueError):
+        options = AnalysisOptions(reference=reference, convergence_basis=convergence_basis)
+    cache = default_folder() if use_cache else None
+    # Forked once pandas is in (both need it): the worker imports scikit-learn while this
+    # process imports matplotlib and loads the data. Not where an earlier report of the
+    # same request left its analyses in the cache: no clustering to do.
+    request = (paths, round_names, benchmark, reference, convergence_basis, bench_file, png)
+    warm = cache is not None and request_seen(cache, request)
+    with nullcontext(None) if warm else analysis_executor() as analysis:
         from gpuscale.report.html import build_report  # lazy: matplotlib, after the fork
 
         tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
@@ -368,7 +392,7 @@ def report(
                 tables,
                 workloads,
                 out_dir,
-                AnalysisOptions(reference=reference),
+                options,
                 bench=read_bench(bench_file) if bench_file else None,
                 advice={
                     "link": interconnect,
@@ -380,7 +404,11 @@ def report(
                 analysis=analysis,
                 workers=cores(),
                 notes=notes,
+                png=png,
+                cache=cache,
             )
+        if cache is not None:
+            remember_request(cache, request)
     out.print(f"report written to {path}", markup=False, highlight=False)
     if open_browser:
         webbrowser.open(path.resolve().as_uri())

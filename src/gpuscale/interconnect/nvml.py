@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscale.interconnect.reference import NVML_ARCH_NVLINK, nvlink_for_gpu
-from gpuscale.interconnect.topology import Gpu, Nic, Topology, parse_topo_matrix
+from gpuscale.interconnect.topology import Gpu, Nic, Topology, read_topo_file
 
 _LEVELS = {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
 
@@ -192,10 +192,7 @@ def detect_topology(
 
     Raises ValueError naming ``topo_file`` when it cannot be read or parsed."""
     if topo_file is not None:
-        try:
-            return parse_topo_matrix(topo_file.read_text(errors="replace"), gpu)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{topo_file}: {exc}") from None
+        return read_topo_file(topo_file, gpu)
     try:
         return nvml_topology(visible_uuids=visible_uuids)
     except TopologyError:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from gpuscale.sources.bounded import TooLarge, lines_at_most
 from gpuscale.tables import COLLECTIVES_COLUMNS, json_depth
 
 SCHEMAS = ("gpuscale.collectives/1", "gpuscale.collectives/2")
@@ -39,12 +40,24 @@ class Sweeps:
         return self.results[self.results["sweep_id"] == sweep_id]
 
 
+# The most a collectives file may hold: thousands of sweeps (a sweep is ~100 kB).
+MAX_SWEEPS_BYTES = 64 << 20
+
+
 def read_sweeps(path: Path) -> Sweeps:
-    """The sweeps of a collectives file; ``OSError`` when it cannot be read."""
+    """The sweeps of a collectives file, read line by line; ``OSError`` when it cannot be
+    read, ``ValueError`` past 64 MiB (a device such as ``/dev/zero`` ends there too)."""
     out = Sweeps()
     rows: list[dict[str, Any]] = []
     legacy = 0
-    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
+    try:
+        lines = list(lines_at_most(path, MAX_SWEEPS_BYTES))
+    except TooLarge as exc:
+        raise ValueError(
+            f"{exc} (read {exc.lines:,} lines before stopping): collectives files are read "
+            f"up to {MAX_SWEEPS_BYTES >> 20} MiB; keep the sweeps you need"
+        ) from None
+    for number, raw in lines:
         if not raw.strip():
             continue
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gpuscale.interconnect.reference import (
@@ -22,6 +23,7 @@ from gpuscale.interconnect.reference import (
     nvlink_for_gpu,
     pcie_busbw_gbs,
 )
+from gpuscale.sources.bounded import TooLarge, read_at_most
 
 # Slowest first: the worst link between two GPUs bounds a ring all-reduce.
 LINK_ORDER = ("SYS", "NODE", "PHB", "PXB", "PIX", "NV")
@@ -185,6 +187,23 @@ def _affinity(cells: list[str], start: int) -> tuple[str, str]:
     cpu = rest[0] if rest else ""
     numa = rest[1] if len(rest) > 1 else ""
     return cpu, numa
+
+
+# The most a saved `nvidia-smi topo -m` may hold (a 64-GPU host's is ~50 kB).
+MAX_TOPO_BYTES = 1 << 20
+
+
+def read_topo_file(path: Path, gpu_name: str | None = None) -> Topology:
+    """The topology a saved ``nvidia-smi topo -m`` holds; ``ValueError`` naming the file
+    when it cannot be read, is larger than 1 MiB (``/dev/zero`` included) or holds no GPU
+    matrix."""
+    try:
+        data = read_at_most(path, MAX_TOPO_BYTES, "a saved `nvidia-smi topo -m`")
+        return parse_topo_matrix(data.decode("utf-8", errors="replace"), gpu_name)
+    except TooLarge as exc:
+        raise ValueError(str(exc)) from None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
 
 
 def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:

@@ -10,6 +10,12 @@ One result can also sit in one round under two system names (the same runs to th
 millisecond; ``gpuscale.tables.republished``): both rows stay in ``scores`` (the official
 tables list both), the second is marked ``same_runs_as`` and :func:`same_runs_problems`
 says so in ``problems``.
+
+Within one round, folders whose names differ only in case (``Acme/results/box8`` and
+``Acme/results/Box8``, ``Acme/`` and ``acme/``) are one system copied: on a
+case-insensitive filesystem they would be one folder, and MLCommons' ids never differ
+only in case. :func:`case_duplicates` keeps the one whose name sorts first and drops the
+other with a ``duplicate input`` problem row.
 """
 
 from __future__ import annotations
@@ -149,3 +155,46 @@ def same_runs_problems(scores: Any) -> list[dict[str, str]]:
         where = f"{row.org}/results/{row.system_id}/{row.benchmark}"
         rows.append(problem_row(str(row.round), where, ProblemKind.SAME_RUNS, message))
     return rows
+
+
+def _folded(key: tuple[str, ...]) -> tuple[str, ...]:
+    return (key[0], *(part.casefold() for part in key[1:]))
+
+
+def case_duplicates(tables: RoundTables) -> RoundTables:
+    """``tables`` with each result whose org and system folders differ from another's only
+    in case dropped (the first in sorted order kept), with a problem row saying so."""
+    prints = _fingerprints(tables.runs)
+    keys = sorted(set(prints) | set(map(tuple, tables.scores[RESULT].itertuples(index=False))))
+    first: dict[tuple[str, ...], tuple[str, ...]] = {}
+    again: set[tuple[str, ...]] = set()
+    notes = []
+    for key in keys:
+        kept = first.setdefault(_folded(key), key)
+        if kept == key:
+            continue
+        again.add(key)
+        same = prints.get(key, ()) == prints.get(kept, ())
+        notes.append(
+            problem_row(
+                key[0],
+                f"{key[1]}/results/{key[2]}/{key[3]}",
+                DUPLICATE_INPUT,
+                f"differs from {kept[1]}/results/{kept[2]}/{kept[3]} only in case (one system "
+                + (
+                    "copied, with the same runs; read once)"
+                    if same
+                    else "copied; its runs differ: the first is kept, this one dropped)"
+                ),
+            )
+        )
+    if not again:
+        return tables
+    systems = {(k[0], k[1], k[2]) for k in again} - {(k[0], k[1], k[2]) for k in first.values()}
+    problems = pd.concat([tables.problems, frame_of(PROBLEMS_SCHEMA, notes)], ignore_index=True)
+    return RoundTables(
+        systems=_fresh(tables.systems, SYSTEM, systems),
+        runs=_fresh(tables.runs, RESULT, again),
+        scores=_fresh(tables.scores, RESULT, again),
+        problems=problems,
+    )

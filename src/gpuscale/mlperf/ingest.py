@@ -23,7 +23,7 @@ import orjson
 
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.consistency import FolderNames, odd_logs_reported
-from gpuscale.mlperf.duplicates import combine, same_runs_problems
+from gpuscale.mlperf.duplicates import case_duplicates, combine, same_runs_problems
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path, wanted
 from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
 from gpuscale.mlperf.power import PowerLog
@@ -39,6 +39,7 @@ from gpuscale.sources import (
     is_archive,
     iter_source,
     read_ahead,
+    top_folder,
 )
 from gpuscale.tables import (
     PROBLEMS_SCHEMA,
@@ -204,6 +205,11 @@ def _round_name(path: Path, given: str | None) -> str:
     found = round_name_from_path(path)
     if found:
         return found
+    if is_archive(path):  # a renamed download: the round is in its top folder's name
+        top = top_folder(path)
+        found = round_name_from_path(top) if top else None
+        if found:
+            return found
     if path.is_dir():
         for child in path.iterdir():
             found = round_name_from_path(child)
@@ -274,7 +280,7 @@ def read_round(
         col.problem(s.path, s.kind, s.message)
         if s.ends_read:
             col.damaged = s.message
-    return _tables(col)
+    return case_duplicates(_tables(col))
 
 
 def _read_entries(

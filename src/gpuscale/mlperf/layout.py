@@ -16,7 +16,9 @@ from pathlib import Path
 from gpuscale.sources import ARCHIVE_SUFFIXES, Layout
 
 _ROUND_RE = re.compile(r"v?(\d+\.\d+)")
-TOP = re.compile(r"^training_results_v?\d+\.\d+$")
+# The top folder: ``training_results_v5.1``, or as GitHub's "Download ZIP" names it after
+# the branch or tag (``training_results_v5.1-main``, ``-master``)
+TOP = re.compile(r"^training_results_v?\d+\.\d+(?:-[A-Za-z0-9._]+)?$")
 
 
 def wanted(rel: str) -> bool:
@@ -51,13 +53,16 @@ MLPERF_LAYOUT = Layout(wanted=wanted, marked=is_benchmark_dir, misplaced=misplac
 
 
 def round_name_from_path(path: str | os.PathLike[str]) -> str | None:
-    """``.../training_results_v4.1.tar.xz`` -> ``v4.1``; None when the name has no version."""
+    """``.../training_results_v4.1.tar.xz`` -> ``v4.1``, and GitHub's download names
+    (``training_results_v5.1-main.zip``: the branch after the version) -> ``v5.1``;
+    None when the name has no version."""
     name = Path(path).name
     for suffix in ARCHIVE_SUFFIXES:
-        if name.endswith(suffix):
+        if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
             break
-    match = re.search(r"(?:^|[_\-])v(\d+\.\d+)$", name) or re.fullmatch(r"v(\d+\.\d+)", name)
+    match = re.search(r"(?:^|[_\-])v(\d+\.\d+)(?:-[A-Za-z][A-Za-z0-9._]*)?$", name)
+    match = match or re.fullmatch(r"v(\d+\.\d+)", name)
     return f"v{match.group(1)}" if match else None
 
 

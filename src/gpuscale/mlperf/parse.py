@@ -57,7 +57,8 @@ def _status(
     if log.run_stop_ms is None:
         return RunStatus.MISSING_RUN_STOP, reasons
     if log.run_stop_status not in (None, "success"):
-        return str(log.run_stop_status), reasons
+        # one vocabulary: logs say aborted, abort, fail...; the logged word is in the reasons
+        return RunStatus.ABORTED, reasons
     if any(v.kind is ViolationKind.QUALITY_TARGET for v in violations):
         return RunStatus.NOT_CONVERGED, reasons
     return (RunStatus.NONCOMPLIANT if reasons else RunStatus.SUCCESS), reasons
@@ -82,6 +83,9 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
             0, f"{log.parse_failures} MLLOG line(s) do not parse; first: {log.first_parse_failure}"
         )
     status, reasons = _status(data, log, violations, reasons, impossible)
+    counted = not reasons and ttt_ms is not None
+    if status == RunStatus.ABORTED and log.run_stop_status != RunStatus.ABORTED:
+        reasons = [*reasons, f"run_stop status {log.run_stop_status!r} (read as aborted)"]
     target = rules_for(ruleset, log.division, log.benchmark).quality if ruleset else None
     quality_keys = {target.name, "eval_accuracy"} if target else set()
     quality = [e.value for e in log.evals if e.key in quality_keys]
@@ -91,7 +95,7 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
         "run_stop_ms": log.run_stop_ms,
         "time_to_train_min": ttt_ms / 60 / 1000 if ttt_ms is not None and not impossible else None,
         "status": str(status),
-        "counted": not reasons and ttt_ms is not None,
+        "counted": counted,
         "problem": "; ".join(reasons),
         "log_benchmark": log.benchmark,
         "log_division": log.division,

@@ -100,9 +100,10 @@ def _rcp_dir() -> Path | None:
 
 
 @functools.lru_cache(maxsize=256)
-def rcp_points(ruleset: str, benchmark: str) -> tuple[tuple[float, float], ...]:
-    """(global batch, mean samples or epochs to converge) of each reference convergence
-    point of a benchmark in a ruleset (``4.1.0``); empty when the package has none."""
+def rcp_runs(ruleset: str, benchmark: str) -> tuple[tuple[float, tuple[float, ...]], ...]:
+    """(global batch, every reference run's samples or epochs to converge) of each
+    reference convergence point of a benchmark in a ruleset (``4.1.0``), by increasing
+    batch; empty when the package has none."""
     folder = _rcp_dir()
     path = folder / f"training_{ruleset}" / f"rcps_{benchmark}.json" if folder else None
     if path is None or not path.is_file():
@@ -117,4 +118,10 @@ def rcp_points(ruleset: str, benchmark: str) -> tuple[tuple[float, float], ...]:
         values = [float(v) for v in runs if isinstance(v, int | float) and v > 0]
         if values and isinstance(entry.get("BS"), int | float):
             points.setdefault(float(entry["BS"]), []).extend(values)
-    return tuple(sorted((bs, float(sum(v) / len(v))) for bs, v in points.items()))
+    return tuple(sorted((bs, tuple(v)) for bs, v in points.items()))
+
+
+def rcp_points(ruleset: str, benchmark: str) -> tuple[tuple[float, float], ...]:
+    """(global batch, mean samples or epochs to converge) of each reference convergence
+    point (``rcp_runs`` averaged per batch)."""
+    return tuple((bs, float(sum(v) / len(v))) for bs, v in rcp_runs(ruleset, benchmark))

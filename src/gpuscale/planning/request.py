@@ -8,6 +8,7 @@ with the same message.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from typing import ClassVar
@@ -28,39 +29,80 @@ HELP: dict[str, str] = {
 }
 
 MAX_DEVICES = 1_000_000
+# Each count is predicted with its interval (a few ms): a plan is of at most this many.
+MAX_COUNTS = 1_000
+MAX_PRICE = 1e9  # per device-hour, any currency
+MAX_POWER_W = 1e5  # per device
+
+
+def _range_counts(part: str, low: int, high: int, step: int | None) -> list[int]:
+    """The counts of one range, bounded before any list is built."""
+    if low < 1 or high < low:
+        raise ValueError(f"device range {part!r}: need 1 <= low <= high")
+    if high > MAX_DEVICES:
+        raise ValueError(f"device range {part!r}: counts go up to {MAX_DEVICES:,}")
+    if step is None:  # powers of two from low
+        return [low << k for k in range(64) if low << k <= high]
+    if step < 1:
+        raise ValueError(f"device range {part!r}: the step must be >= 1")
+    if (high - low) // step + 1 > MAX_COUNTS:
+        raise ValueError(
+            f"device range {part!r} holds {(high - low) // step + 1:,} counts: a plan predicts "
+            f"at most {MAX_COUNTS:,}; use a larger step (e.g. {low}-{high}:"
+            f"{max(step, -(-(high - low) // (MAX_COUNTS - 1)))}) or powers of two ({low}-{high})"
+        )
+    return list(range(low, high + 1, step))
 
 
 def parse_devices(text: str) -> tuple[int, ...]:
     """``8,16,64`` -> (8, 16, 64); ``8-256`` -> powers of two from 8 to 256; ``8-64:8``
-    -> 8, 16, ..., 64. ValueError on anything else."""
+    -> 8, 16, ..., 64. ValueError on anything else, and past ``MAX_DEVICES`` or
+    ``MAX_COUNTS`` counts (checked before any list is built)."""
     out: list[int] = []
-    for part in (p.strip() for p in str(text).split(",")):
-        if not part:
-            continue
-        match = re.fullmatch(r"(\d+)\s*-\s*(\d+)(?:\s*:\s*(\d+))?", part)
+    parts = [p.strip() for p in str(text).split(",") if p.strip()]
+    if len(parts) > MAX_COUNTS:
+        raise ValueError(f"{len(parts):,} device counts: a plan predicts at most {MAX_COUNTS:,}")
+    for part in parts:
+        # ASCII digits only: str.isdigit() takes '²', which int() then refuses
+        match = re.fullmatch(r"([0-9]{1,9})\s*-\s*([0-9]{1,9})(?:\s*:\s*([0-9]{1,9}))?", part)
         if match:
             low, high = int(match.group(1)), int(match.group(2))
-            if low < 1 or high < low:
-                raise ValueError(f"device range {part!r}: need 1 <= low <= high")
-            if match.group(3):
-                step = int(match.group(3))
-                if step < 1:
-                    raise ValueError(f"device range {part!r}: the step must be >= 1")
-                out.extend(range(low, high + 1, step))
-            else:
-                n = low
-                while n <= high:
-                    out.append(n)
-                    n *= 2
-        elif part.isdigit():
+            step = int(match.group(3)) if match.group(3) else None
+            out.extend(_range_counts(part, low, high, step))
+        elif re.fullmatch(r"[0-9]{1,9}", part):
             out.append(int(part))
         else:
             raise ValueError(
                 f"device count {part!r} is not a whole number or a range "
                 "(e.g. 8,16,64 or 8-256 or 8-64:8)"
             )
+        if len(out) > MAX_COUNTS:
+            raise ValueError(
+                f"more than {MAX_COUNTS:,} device counts: a plan predicts at most that"
+            )
     if not out:
         raise ValueError("no device count given (e.g. --devices 8,16,64)")
+    return tuple(sorted(set(out)))
+
+
+def _whole_counts(devices: object) -> tuple[int, ...]:
+    """Device counts given as numbers: whole and finite, or ValueError/TypeError saying
+    which is not."""
+    if isinstance(devices, str | bytes) or not hasattr(devices, "__iter__"):
+        raise TypeError(f"devices must be counts (e.g. [8, 16, 64]) or text, not {devices!r}")
+    counts = list(devices)  # type: ignore[call-overload]
+    if len(counts) > MAX_COUNTS:
+        raise ValueError(f"{len(counts):,} device counts: a plan predicts at most {MAX_COUNTS:,}")
+    out = []
+    for d in counts:
+        # numbers.Real: numpy's integers and floats too (a count read from a table)
+        if isinstance(d, bool) or not isinstance(d, numbers.Real):
+            raise TypeError(f"devices must be whole numbers, not {d!r}")
+        if not isinstance(d, numbers.Integral) and not (
+            math.isfinite(float(d)) and float(d).is_integer()
+        ):
+            raise ValueError(f"devices must be whole numbers: {d!r} is not")
+        out.append(int(d))
     return tuple(sorted(set(out)))
 
 
@@ -80,24 +122,36 @@ class PlanRequest(JsonRequest):
     threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
 
     def __post_init__(self) -> None:
+        for name in ("workload", "accelerator"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be text (a name), not {value!r}")
+            if not value.strip():
+                raise ValueError(f"{name} is required: {HELP[name]}")
+        if self.interconnect is not None and not isinstance(self.interconnect, str):
+            raise TypeError(f"interconnect must be text, not {self.interconnect!r}")
         devices = self.devices
-        if isinstance(devices, str):
-            devices = parse_devices(devices)
-        try:
-            devices = tuple(sorted({int(d) for d in devices}))
-        except (TypeError, ValueError):
-            raise ValueError(f"devices must be whole numbers, got {self.devices!r}") from None
+        devices = parse_devices(devices) if isinstance(devices, str) else _whole_counts(devices)
         object.__setattr__(self, "devices", devices)
         if not devices or devices[0] < 1 or devices[-1] > MAX_DEVICES:
             raise ValueError(f"device counts must be between 1 and {MAX_DEVICES:,}")
-        for name in ("workload", "accelerator"):
-            if not str(getattr(self, name) or "").strip():
-                raise ValueError(f"{name} is required: {HELP[name]}")
-        if self.devices_per_node < 1:
-            raise ValueError(f"devices_per_node must be >= 1: {HELP['devices_per_node']}")
-        for name in ("price_per_device_hour", "power_w"):
+        per_node = self.devices_per_node
+        if isinstance(per_node, bool) or not isinstance(per_node, int):
+            raise TypeError(f"devices_per_node must be a whole number, not {per_node!r}")
+        if not 1 <= per_node <= 4096:
+            raise ValueError(
+                f"devices_per_node must be from 1 to 4,096: {HELP['devices_per_node']}"
+            )
+        for name, most in (("price_per_device_hour", MAX_PRICE), ("power_w", MAX_POWER_W)):
             value = getattr(self, name)
-            if value is not None and not (math.isfinite(value) and value >= 0):
-                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-        if not 0 < self.threshold <= 1:
-            raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise TypeError(f"{name} must be a number, not {value!r}")
+            if not (math.isfinite(value) and 0 <= value <= most):
+                raise ValueError(f"{name} must be a number from 0 to {most:,.0f}, got {value!r}")
+        threshold = self.threshold
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+            raise TypeError(f"threshold must be a number, not {threshold!r}")
+        if not 0 < threshold <= 1:
+            raise ValueError(f"threshold must be in (0, 1], got {threshold}")

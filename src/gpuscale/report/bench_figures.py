@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from gpuscale.quantities import number
 from gpuscale.report.style import (
@@ -11,6 +13,7 @@ from gpuscale.report.style import (
     OKABE_ITO,
     REFERENCE_LINE,
     Chart,
+    count_label,
     legend_outside,
     new_axes,
     plain_log,
@@ -40,8 +43,10 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
     overhead, exposed communication and optimizer, per configuration (by size), on 1 device
     (solid) and on the largest world size (hatched)."""
     largest = int(scaling["accelerators"].max())
+    # One bar pair per configuration (``bench_scaling``'s label: a model's precisions,
+    # batches and runs apart, one row each at every device count).
     frame = scaling[scaling["accelerators"].isin({1, largest})].sort_values(
-        ["params", "accelerators"]
+        ["params", "accelerators"], kind="stable"
     )
     models = list(dict.fromkeys(frame["configuration"]))  # a model's configurations apart
     width = 0.38
@@ -85,15 +90,33 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
     return Chart(fig, labels)
 
 
+FLAGGED_POINT: dict = {"facecolors": "none", "edgecolors": "#888888", "linewidths": 1.0}
+
+
+def _flagged_points(ax: Axes, x: pd.Series, y: pd.Series, rows: pd.DataFrame, gid: str) -> dict:
+    """Flagged runs as hollow grey points labelled so (left out of findings and advice),
+    never drawn like a measurement; their tooltips say why."""
+    if rows.empty:
+        return {}
+    points = ax.scatter(x, y, s=30, zorder=3, label="flagged (not used)", **FLAGGED_POINT)
+    points.set_gid(gid)
+    reasons = [f" [flagged: {why}]" for why in rows["flags"]]
+    return {gid: [t + r for t, r in zip(_bar_labels(rows), reasons, strict=True)]}
+
+
+def _flagged(scaling: pd.DataFrame) -> pd.Series:
+    return scaling["flagged"].fillna(False).astype(bool)
+
+
 @styled
 def speedup_by_size(scaling: pd.DataFrame) -> Chart:
     """Speedup against model parameters (log x) per world size, the line at 1 marking
-    break-even: below it, more devices train slower than one."""
+    break-even: below it, more devices train slower than one. Flagged runs are hollow
+    grey points (see ``FLAGGED_POINT``), off the lines."""
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
-    for k, (world, group) in enumerate(
-        scaling[scaling["accelerators"] > 1].groupby("accelerators")
-    ):
+    multi = scaling[scaling["accelerators"] > 1]
+    for k, (world, group) in enumerate(multi[~_flagged(multi)].groupby("accelerators")):
         group = group.sort_values("params")
         points = ax.scatter(
             group["params"],
@@ -106,6 +129,8 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
         ax.plot(group["params"], group["speedup"], color=OKABE_ITO[k], linewidth=0.8)
         points.set_gid(f"points-{world}")
         labels[f"points-{world}"] = _bar_labels(group)
+    flagged = multi[_flagged(multi)]
+    labels |= _flagged_points(ax, flagged["params"], flagged["speedup"], flagged, "points-flagged")
     ax.axhline(1.0, **REFERENCE_LINE, label="break-even (1 device)")
     ax.set_xscale("log")
     plain_log(ax.xaxis)
@@ -119,8 +144,21 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
 
 @styled
 def predicted_scaling(predicted: pd.DataFrame, measured: pd.DataFrame | None, title: str) -> Chart:
-    """Predicted speedup and efficiency against devices (log x), measured points over it."""
+    """Predicted throughput speedup against devices (log x) with its 80% interval (a band;
+    columns ``speedup``, ``speedup_low``, ``speedup_high``), the ideal line, and the
+    measured runs at N > 1 over it: filled where trusted, hollow grey where flagged. One
+    y axis (efficiency = speedup / N is in the tooltips); no N = 1 point: it is 1 by
+    definition (the bench's one-device speedup compares DDP with the plain step)."""
     fig, ax = new_axes()
+    ax.fill_between(
+        predicted["devices"],
+        predicted["speedup_low"],
+        predicted["speedup_high"],
+        color=OKABE_ITO[0],
+        alpha=0.18,
+        linewidth=0,
+        label="80% interval",
+    )
     ax.plot(
         predicted["devices"],
         predicted["speedup"],
@@ -129,49 +167,35 @@ def predicted_scaling(predicted: pd.DataFrame, measured: pd.DataFrame | None, ti
         markersize=3,
         label="predicted speedup",
     )
-    ax.plot(
-        predicted["devices"],
-        predicted["devices"],
-        **REFERENCE_LINE,
-        label="ideal",
-    )
-    twin = ax.twinx()
-    twin.plot(
-        predicted["devices"],
-        predicted["efficiency"],
-        color=OKABE_ITO[1],
-        marker="s",
-        markersize=3,
-        label="predicted efficiency",
-    )
-    twin.set_ylim(0, 1.05)
-    twin.set_ylabel("efficiency = speedup / N")
+    ax.plot(predicted["devices"], predicted["devices"], **REFERENCE_LINE, label="ideal")
     labels: dict[str, list[str]] = {}
     if measured is not None and len(measured):
-        points = ax.scatter(
-            measured["accelerators"],
-            measured["speedup"],
-            color=OKABE_ITO[3],
-            marker="D",
-            s=30,
-            zorder=4,
-            label="measured speedup",
+        multi = measured[measured["accelerators"] > 1]
+        kept = multi[~_flagged(multi)]
+        if len(kept):
+            points = ax.scatter(
+                kept["accelerators"],
+                kept["speedup"],
+                color=OKABE_ITO[3],
+                marker="D",
+                s=30,
+                zorder=4,
+                label="measured speedup",
+            )
+            points.set_gid("points-measured")
+            labels["points-measured"] = _bar_labels(kept)
+        flagged = multi[_flagged(multi)]
+        labels |= _flagged_points(
+            ax, flagged["accelerators"], flagged["speedup"], flagged, "points-flagged"
         )
-        points.set_gid("points-measured")
-        labels["points-measured"] = _bar_labels(measured)
     ax.set_xscale("log", base=2)
-    plain_log(ax.xaxis)
+    ax.xaxis.set_major_locator(FixedLocator(sorted(predicted["devices"].unique())))
+    ax.xaxis.set_major_formatter(FuncFormatter(count_label))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_ylim(bottom=0)
     ax.set_xlabel("devices (log scale)")
-    ax.set_ylabel("speedup over 1 device")
+    ax.set_ylabel("throughput speedup over 1 device")
     ax.set_title(title)
-    handles = ax.get_legend_handles_labels()
-    twin_handles = twin.get_legend_handles_labels()
-    ax.legend(
-        handles[0] + twin_handles[0],
-        handles[1] + twin_handles[1],
-        loc="upper left",
-        bbox_to_anchor=(1.2, 1.0),
-        frameon=False,
-    )
-    fig.subplots_adjust(**{**MARGINS, "right": 0.56})
+    legend_outside(ax)
+    fig.subplots_adjust(**MARGINS)
     return Chart(fig, labels)

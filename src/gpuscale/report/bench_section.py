@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -13,7 +12,7 @@ from gpuscale.advice.calibrate import CalibrationError
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params, trusted
 from gpuscale.quantities import number
 from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
-from gpuscale.report.svg import save_chart
+from gpuscale.report.svg import FigureFiles
 
 COLUMNS = {
     "configuration": "Model",  # with its configuration where the file holds several
@@ -36,6 +35,7 @@ class BenchSection:
     columns: list[str]
     rows: list[dict[str, str]]
     failed: list[str] = field(default_factory=list)  # runs that did not measure, one line each
+    answer: list[str] = field(default_factory=list)  # for the top of the report
 
 
 def failed_runs(table: pd.DataFrame) -> list[str]:
@@ -113,38 +113,118 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     return out
 
 
+def throughput_speedup(predictions: pd.DataFrame) -> pd.DataFrame:
+    """The advice's predictions as the bench measures them: throughput over one device's
+    (``speedup`` and its 80% interval without the convergence factor:
+    ``throughput_efficiency x N``, the interval scaled alike)."""
+    scale = predictions["throughput_efficiency"] * predictions["devices"] / predictions["speedup"]
+    return predictions.assign(
+        speedup=predictions["speedup"] * scale,
+        speedup_low=predictions["speedup_low"] * scale,
+        speedup_high=predictions["speedup_high"] * scale,
+        efficiency=predictions["throughput_efficiency"],
+    )
+
+
+def against_measured(
+    predicted: pd.DataFrame, measured: pd.DataFrame, runs: pd.Series, *, allowed: bool = False
+) -> list[str]:
+    """One sentence per measured run (``runs``: their labels) at N > 1 of the advised
+    model: its throughput speedup and whether it lies in the advice's 80% interval at that
+    N (``predicted``: :func:`throughput_speedup`'s columns); flagged runs are said so
+    (``allowed``: the advice used them, ``--allow-flagged``)."""
+    by_n = predicted.set_index("devices")
+    lines = []
+    for run, r in zip(runs, measured.to_dict("records"), strict=True):
+        n = int(r["accelerators"])
+        if n == 1 or n not in by_n.index or pd.isna(r["speedup"]):
+            continue
+        low, high = float(by_n.at[n, "speedup_low"]), float(by_n.at[n, "speedup_high"])
+        use = "used by the advice (--allow-flagged)" if allowed else "left out of the advice"
+        state = f"flagged, {use}: {r['flags']}" if r["flagged"] else "trusted"
+        inside = low <= r["speedup"] <= high
+        lines.append(
+            f"Measured {run} on {n} devices: {r['speedup']:.2f}x ({state}), "
+            + (
+                f"inside the advice's 80% interval ({number(low)}-{number(high)}x)."
+                if inside
+                else f"OUTSIDE the advice's 80% interval ({number(low)}-{number(high)}x): "
+                "the advice does not match this measurement"
+                + ("; re-measure (more --steps, a quieter machine)." if r["flagged"] else ".")
+            )
+        )
+    return lines
+
+
 def advice_figure(
-    table: pd.DataFrame, scaling: pd.DataFrame, out_dir: Path, options: dict[str, Any]
-) -> tuple[list[str], tuple] | None:
+    table: pd.DataFrame, scaling: pd.DataFrame, out: FigureFiles, options: dict[str, Any]
+) -> tuple[list[str], tuple | None, list[str]]:
     """``gpuscale advise`` for the largest model with a trustworthy N = 1 run: its
-    explanation and the predicted scaling against the measured points."""
+    explanation, the predicted scaling against the measured points, and the lines for
+    the top of the report (the advice's decision, each measured N > 1 against it)."""
     try:
         result = advise(bench=table, **options)
     except (CalibrationError, ValueError) as exc:
-        return [f"No advice: {exc}"], None
+        return [f"No advice: {exc}"], None, [f"No advice: {exc}"]
     inputs = result.inputs
     assert inputs is not None
-    predicted = result.predictions.assign(
-        # what the bench measures: throughput over one device's
-        speedup=lambda f: f["throughput_efficiency"] * f["devices"],
-        efficiency=lambda f: f["throughput_efficiency"],
-    )
+    predicted = throughput_speedup(result.predictions)
     model = inputs.name
-    chart = predicted_scaling(
+    of_model = scaling["model"] == model
+    measured = scaling[of_model]
+    allowed = bool(options.get("allow_flagged"))
+    checks = against_measured(predicted, measured, measured["configuration"], allowed=allowed)
+    title = f"Advice: {model} on {inputs.network.name}"
+    svg, files = out.save(
+        lambda: predicted_scaling(predicted, measured, title),
+        "advice_predicted_scaling",
         predicted,
-        trusted(scaling[scaling["model"] == model]),
-        f"Advice: {model} on {inputs.network.name}",
+        measured,
+        title,
     )
-    svg, files = save_chart(chart, out_dir, "advice_predicted_scaling")
-    return [f"Advice for {model}: {line}" for line in result.explanation], (
-        "Predicted throughput speedup and efficiency by device count (measured points overlaid)",
-        svg,
-        [f.name for f in files],
+    # The decision, not the warning before it (said in the section; named here), then
+    # what qualifies it (``Advice.caveats``, first in the explanation).
+    caveats = list(result.caveats)
+    said = [
+        line
+        for line in result.explanation
+        if not line.startswith("WARNING") and line not in caveats
+    ]
+    warned = " (from flagged runs, --allow-flagged: less certain)" if allowed else ""
+    decision = [f"Advice for {model}{warned}: {said[0]}"] if said else []
+    decision += [f"Advice for {model}: {line}" for line in caveats]
+    return (
+        [f"Advice for {model}: {line}" for line in result.explanation] + checks,
+        (
+            "Predicted throughput speedup by device count with its 80% interval, measured "
+            "runs at N > 1 overlaid (hollow grey: flagged, not used)",
+            svg,
+            files,
+        ),
+        decision + checks,
     )
+
+
+def measured_answer(scaling: pd.DataFrame) -> str:
+    """The top of the report's line on what the bench measured at N > 1: each trusted
+    run's speedup, or that none is trustworthy (never a result from flagged runs)."""
+    multi = scaling[(scaling["accelerators"] > 1) & scaling["speedup"].notna()]
+    kept = multi[~multi["flagged"].astype(bool)]
+    if multi.empty:
+        return "Your hardware: no multi-device run measured (run gpuscale bench --nproc 1,2)."
+    if kept.empty:
+        return (
+            f"Your hardware: no trustworthy multi-device run ({len(multi)} flagged, see "
+            "'Your hardware'): no measured answer."
+        )
+    said = ", ".join(
+        f"{r.configuration} {r.speedup:.2f}x on {r.accelerators}" for r in kept.itertuples()
+    )
+    return f"Your hardware, measured speedup over one device: {said}."
 
 
 def build_bench_section(
-    table: pd.DataFrame, out_dir: Path, *, advice: dict[str, Any] | None = None
+    table: pd.DataFrame, out: FigureFiles, *, advice: dict[str, Any] | None = None
 ) -> BenchSection | None:
     """Findings, figures (written beside the report), the table and the runs that did not
     measure; None without any run.
@@ -163,17 +243,17 @@ def build_bench_section(
     ):
         if make is speedup_by_size and scaling["accelerators"].max() == 1:
             continue
-        svg, files = save_chart(make(scaling), out_dir, stem)
-        figures.append((title, svg, [f.name for f in files]))
+        svg, files = out.save(lambda m=make: m(scaling), stem, scaling)
+        figures.append((title, svg, files))
     findings = bench_findings(scaling)
+    answer = [measured_answer(scaling)]
     if advice is not None:
-        extra = advice_figure(table, scaling, out_dir, advice)
-        if extra is not None:
-            findings += extra[0]
-            if extra[1] is not None:
-                figures.append(extra[1])
+        lines, figure, top = advice_figure(table, scaling, out, advice)
+        findings += lines
+        answer += top
+        figures += [figure] if figure is not None else []
     rows = [
         {label: number(r[col]) for col, label in COLUMNS.items()}
         for r in scaling.to_dict("records")
     ]
-    return BenchSection(findings, figures, list(COLUMNS.values()), rows, failed)
+    return BenchSection(findings, figures, list(COLUMNS.values()), rows, failed, answer)

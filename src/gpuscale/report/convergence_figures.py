@@ -8,7 +8,8 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
-from gpuscale.analysis.decompose import round_rcp_model
+from gpuscale.analysis.answers import most_submitted_family
+from gpuscale.analysis.decompose import round_rcp_model, table_basis, within_family
 from gpuscale.analysis.metrics import plausible_samples
 from gpuscale.mlperf.rcp import rcp_points
 from gpuscale.mlperf.rules import ruleset_for
@@ -50,10 +51,16 @@ def unit_of(table) -> str:  # type: ignore[no-untyped-def]
 
 @styled
 def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
-    """E' split into throughput efficiency x convergence factor, against accelerators."""
-    table = result.table.dropna(subset=["throughput_efficiency", "convergence_factor"])
+    """E' split into throughput efficiency x convergence factor, against accelerators,
+    within the most submitted family against its own reference: the systems and the
+    reference of the section's sentence on why efficiency falls."""
+    family = most_submitted_family(result.table)
+    table = within_family(result.table, family, table_basis(result.table))
+    table = table.dropna(subset=["throughput_efficiency", "convergence_factor"])
     if table.empty:
-        raise NothingToDraw(f"no system has both factors: {missing_convergence(result.table)}")
+        raise NothingToDraw(
+            f"no system of {family} has both factors: {missing_convergence(result.table)}"
+        )
     unit = unit_of(table)
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
@@ -84,7 +91,7 @@ def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
     ax.axhline(1.0, **REFERENCE_LINE)
     log_x(ax)
     log_y(ax, "factor (log scale)")
-    ax.set_title(title(result, "why E' falls: throughput x convergence"))
+    ax.set_title(title(result, f"why E' falls within {family}"))
     return finish(fig, ax, labels)
 
 

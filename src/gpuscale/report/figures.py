@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
+from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
 from gpuscale.report.convergence_figures import convergence, decomposition
 from gpuscale.report.figures_common import point_labels, title
@@ -27,6 +28,8 @@ from gpuscale.report.style import (
     REFERENCE_LINE,
     Chart,
     cluster_colour,
+    cluster_legend,
+    cluster_marker,
     count_label,
     family_styles,
     finish,
@@ -35,6 +38,7 @@ from gpuscale.report.style import (
     log_y,
     new_axes,
     plain_log,
+    set_markers,
     styled,
 )
 from gpuscale.tables import Criterion, display_name
@@ -72,9 +76,18 @@ def _family_points(
     labels[gid] = point_labels(group)
 
 
+def lead_equilibrium(result: WorkloadAnalysis) -> Equilibrium:
+    """The picks a figure marks: like with like, those within the most submitted family
+    (the answer the summary leads with), else those over all systems."""
+    family = most_submitted_family(result.table)
+    return next((e for e in result.by_family if e.scope == family), result.equilibrium)
+
+
 def _mark_picks(ax: Axes, eq: Equilibrium, where: Callable[[Pick], tuple[float, float]]) -> None:
     """Equilibrium picks as large hollow markers at ``where(pick)`` (x, y), one legend
-    entry per criterion."""
+    entry per criterion (saying the family when the picks are a family's)."""
+    if eq.scope != "all" and eq.picks:  # a legend line naming the family, then the picks
+        ax.plot([], [], " ", label=f"picks within\n{eq.scope}:")
     for pick in eq.picks:
         colour, marker = PICK_STYLE[pick.criterion]
         x, y = where(pick)
@@ -94,8 +107,8 @@ def _mark_picks(ax: Axes, eq: Equilibrium, where: Callable[[Pick], tuple[float, 
 @styled
 def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
     """The study's figure (a): accelerator family against accelerator count; marker size
-    = systems sharing that configuration; colour = K-means cluster (cividis, its own
-    scale: family colours are for families)."""
+    = systems sharing that configuration; colour and marker shape = K-means cluster (its
+    own palette: family colours are for families)."""
     table = result.table
     grouped = (
         table.groupby(["accelerator_family", "accelerators"])
@@ -121,12 +134,12 @@ def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
         linewidths=0.6,
     )
     sc.set_gid("points-grouped")
+    set_markers(sc, [cluster_marker(c) for c in grouped["cluster"]])
     ax.set_yticks(range(len(families)), families)
     ax.set_ylim(-0.7, len(families) - 0.3)
     log_x(ax)
     ax.set_title(title(result, "systems by accelerator type and count"))
-    for c in sorted(grouped["cluster"].unique()):
-        ax.scatter([], [], c=cluster_colour(c), s=30, label=f"cluster {c}")
+    cluster_legend(ax, grouped["cluster"], size=30)
     for n in sorted({1, int(grouped["systems"].max())}):
         ax.scatter([], [], c="#999999", s=30 + 45 * (n - 1), label=f"{n} system{'s' * (n > 1)}")
     legend_outside(ax)
@@ -177,10 +190,12 @@ def normalized_efficiency(
             facecolors="none",
             edgecolors="#CC0000",
             linewidths=1.0,
-            label="E' > 1: not scaling (hover)",
+            label="E' > 1: not scaling",
         )
     if not intervals and isinstance(result, WorkloadAnalysis):
-        _mark_picks(ax, result.equilibrium, lambda p: (p.accelerators, p.normalized_efficiency))
+        _mark_picks(
+            ax, lead_equilibrium(result), lambda p: (p.accelerators, p.normalized_efficiency)
+        )
     log_x(ax)
     ax.set_ylabel("normalised efficiency E' = S / (N / N_ref)")
     what = "E' with 95% bootstrap intervals" if intervals else "normalised efficiency"
@@ -240,13 +255,13 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
         alpha=0.9,
     )
     sc.set_gid("points-all")
+    set_markers(sc, [cluster_marker(c) for c in table["cluster"]])
     _mark_picks(
         ax,
-        result.equilibrium,
+        lead_equilibrium(result),
         lambda p: (p.accelerators * p.time_to_train_min / 60, p.time_to_train_min),
     )
-    for c in sorted(table["cluster"].unique()):
-        ax.scatter([], [], c=cluster_colour(c), s=24, label=f"cluster {c}")
+    cluster_legend(ax, table["cluster"])
     ax.set_xscale("log")
     ax.set_yscale("log")
     plain_log(ax.xaxis)
@@ -274,6 +289,7 @@ def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
             table["accelerators"], table["normalized_efficiency"], c=colours, s=14, alpha=0.9
         )
         sc.set_gid(f"points-{k}")
+        set_markers(sc, [cluster_marker(c) for c in table["cluster"]])
         labels[f"points-{k}"] = point_labels(table)
         ax.axhline(1.0, color="#555555", linewidth=0.8, linestyle="--")
         ax.set_xscale("log", base=2)
@@ -287,11 +303,13 @@ def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
         ax.grid(alpha=0.25)
     for ax in axes.flat[n:]:
         ax.set_visible(False)
-    for ax in axes[-1]:
-        ax.set_xlabel("accelerators")
+    for col in range(cols):  # the lowest drawn panel of each column carries the x axis
+        lowest = axes[max(r for r in range(rows) if r * cols + col < n), col]
+        lowest.xaxis.set_tick_params(labelbottom=True)
+        lowest.set_xlabel("accelerators")
     for ax in axes[:, 0]:
         ax.set_ylabel("E' (log scale)")
-    fig.suptitle("Normalised efficiency of every workload (shade: cluster)")
+    fig.suptitle("Normalised efficiency of every workload (colour and shape: cluster)")
     # no legend; margins in inches: the suptitle and the panel titles never overlap
     fig.subplots_adjust(
         left=0.75 / width,

@@ -2,69 +2,31 @@
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis
 from gpuscale.analysis.answers import per_family_reference
-from gpuscale.analysis.decompose import dominant_loss, family_decomposition
+from gpuscale.analysis.crossing import (
+    against_reference,
+    hardware_difference,
+    most_submitted_family,
+    pick_crossing,
+    reference_family,
+)
+from gpuscale.analysis.decompose import dominant_loss, expected_samples, family_decomposition
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.superlinear import REASONS
 from gpuscale.quantities import article, devices, named, number
+from gpuscale.tables import counts_samples
 
-# Chip -> architecture (vendors' naming): what "the same hardware generation" means.
-_ARCHITECTURE = {
-    "V100": "Volta",
-    "A100": "Ampere",
-    "A800": "Ampere",
-    "A30": "Ampere",
-    "A40": "Ampere",
-    "A10": "Ampere",
-    "A5000": "Ampere",
-    "H100": "Hopper",
-    "H200": "Hopper",
-    "H800": "Hopper",
-    "GH200": "Hopper",
-    "B100": "Blackwell",
-    "B200": "Blackwell",
-    "GB200": "Blackwell",
-    "B300": "Blackwell",
-    "GB300": "Blackwell",
-    "L4": "Ada Lovelace",
-    "L40": "Ada Lovelace",
-    "L40S": "Ada Lovelace",
-    "4090": "Ada Lovelace",
-    "MI300X": "CDNA 3",
-    "MI325X": "CDNA 3",
-}
+
+def _count(value: float) -> str:
+    """Samples as 3,461, epochs as 4.2."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
 def _fmt_minutes(minutes: float) -> str:
     return f"{minutes * 60:.0f} s" if minutes < 1 else f"{number(minutes)} min"
-
-
-def chip_of(family: str) -> str:
-    """The chip a family's name starts with, vendor dropped (``H100-NVL-94GB`` -> ``H100``,
-    ``NVIDIA A30-PCIE-24GB`` -> ``A30``, ``RTX 4090`` -> ``4090``, ``TPU-v5p`` -> ``TPU-V5P``)."""
-    words = re.split(r"[\s-]+", family.strip().upper())
-    words = [w for w in words if w not in ("NVIDIA", "AMD", "INTEL", "GOOGLE", "RTX", "RX")]
-    if words and words[0] == "TPU" and len(words) > 1:
-        return f"TPU-{words[1]}"
-    return words[0] if words else family
-
-
-def hardware_difference(a: str, b: str) -> str:
-    """How two accelerator families differ, as what E' "mixes": ``two form factors of one
-    chip (H100), the same generation``, ``two chips of one generation (Hopper: H200,
-    H100)``, else ``hardware generations``."""
-    chip_a, chip_b = chip_of(a), chip_of(b)
-    if chip_a == chip_b:
-        return f"two form factors of one chip ({chip_a}), the same generation"
-    arch_a, arch_b = _ARCHITECTURE.get(chip_a), _ARCHITECTURE.get(chip_b)
-    if arch_a is not None and arch_a == arch_b:
-        return f"two chips of one generation ({arch_a}: {chip_a}, {chip_b})"
-    return "hardware generations"
 
 
 def family_scaling(table: pd.DataFrame, family: str) -> tuple[int, float, int, float] | None:
@@ -81,10 +43,11 @@ def family_scaling(table: pd.DataFrame, family: str) -> tuple[int, float, int, f
     return int(small["accelerators"]), 1.0, int(large["accelerators"]), float(ratio)
 
 
-def why_efficiency_falls(table: pd.DataFrame, family: str) -> str | None:
+def why_efficiency_falls(table: pd.DataFrame, family: str, basis: str = "expected") -> str | None:
     """The family's largest system decomposed against the family's own reference (the
-    numbers ``analyze --reference family --decompose`` prints for it), in words."""
-    row = family_decomposition(table, family)
+    numbers ``analyze --reference family --decompose`` prints for it), in words that say
+    what the throughput factor holds."""
+    row = family_decomposition(table, family, basis)
     if row is None or pd.isna(row["convergence_factor"]):
         return None
     factor, share = dominant_loss(row)
@@ -93,13 +56,31 @@ def why_efficiency_falls(table: pd.DataFrame, family: str) -> str | None:
     ref = table[
         (table["org"] == row["reference_org"]) & (table["system_id"] == row["reference_system_id"])
     ].iloc[0]
+    expected = row["convergence_basis"] == "expected"
+    column = "expected_samples_to_converge" if expected else "samples_to_converge"
+    reference_samples = (
+        expected_samples(str(ref["round"]), str(ref["benchmark"]), ref["global_batch_size"])
+        if expected
+        else ref["samples_to_converge"]
+    )
+    unit = row.get("convergence_unit")  # samples, epochs or steps (the ruleset's)
+    if not isinstance(unit, str) or not unit:
+        unit = "samples" if counts_samples(str(row["benchmark"])) else "epochs"
+    source = f"{unit} to converge the RCPs predict" if expected else f"measured {unit}"
+    per_device = f"{ref['global_batch_size'] / ref['accelerators']:,.3g} -> " + (
+        f"{row['global_batch_size'] / row['accelerators']:,.3g}"
+    )
     return (
         f"Why efficiency falls within {family} (against its own reference, "
         f"{devices(ref['accelerators'], family)}): at {number(int(row['accelerators']))} "
         f"accelerators E' {row['normalized_efficiency']:.2f} = throughput efficiency "
         f"{row['throughput_efficiency']:.2f} x convergence factor "
         f"{row['convergence_factor']:.2f} (global batch {ref['global_batch_size']:,.0f} -> "
-        f"{row['global_batch_size']:,.0f}); {factor} accounts for {share:.0%} of the loss."
+        f"{row['global_batch_size']:,.0f}, per device {per_device}; {source} "
+        f"{_count(reference_samples)} -> {_count(row[column])}); {factor} "
+        f"accounts for {share:.0%} of the loss. The throughput efficiency holds more than "
+        "the hardware: evaluation inside the timed region, the per-device batch, the "
+        "software and the communication."
     )
 
 
@@ -127,6 +108,9 @@ def _overview(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
         for r in result.references
     )
     fastest = table.loc[table["time_to_train_min"].idxmin()]
+    ref_family = reference_family(table, fastest)
+    caution = against_reference(str(fastest["accelerator_family"]), ref_family or "")
+    caution = caution if ref_family else ""
     return [
         f"{len(table)} systems from {table['submitter'].nunique()} submitters, "
         f"{number(int(table['accelerators'].min()))} to "
@@ -135,7 +119,8 @@ def _overview(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
         f"Fastest: {named(fastest['submitter'], fastest['system_name'])} "
         f"({devices(fastest['accelerators'], fastest['accelerator_family'])}) trains in "
         f"{_fmt_minutes(fastest['time_to_train_min'])}, {number(fastest['speedup'])}x the "
-        f"reference, at E' {fastest['normalized_efficiency']:.2f} against that reference.",
+        f"reference, at E' {fastest['normalized_efficiency']:.2f} against that reference"
+        + (f"; caution: {caution}." if caution else "."),
     ]
 
 
@@ -171,20 +156,41 @@ def _family_scaling_sentence(table: pd.DataFrame, big_family: str) -> str | None
     )
 
 
-def _equilibrium_sentence(result: WorkloadAnalysis, big_family: str) -> str | None:
-    """The E' threshold's pick (within the biggest family under per-family references)."""
-    eq, within = result.equilibrium, ""
-    if per_family_reference(result):  # E' is per family: the equilibrium is a family's
-        eq = next((e for e in result.by_family if e.scope == big_family), None)
-        within = f" within {big_family} (E' is per family, so not across families)"
-    if eq is None or eq.efficiency_threshold is None:
+def _within_family_answer(result: WorkloadAnalysis, big_family: str) -> str | None:
+    """The answer like with like, first: each criterion's pick within the most submitted
+    family (the same whatever the reference rule: E' there changes by one factor)."""
+    eq = next((e for e in result.by_family if e.scope == big_family), None)
+    if eq is None or not eq.picks:
+        return None
+    group = result.table[result.table["accelerator_family"] == big_family]
+    fastest = group.loc[group["time_to_train_min"].idxmin()]
+    picks = "; ".join(
+        f"{p.label} {number(p.accelerators)} ({named(p.submitter, p.system_name)}, "
+        f"{_fmt_minutes(p.time_to_train_min)})"
+        for p in eq.picks
+    )
+    return (
+        f"Like with like, within {big_family} (the most submitted family, {len(group)} "
+        f"systems): fastest {number(int(fastest['accelerators']))} accelerators "
+        f"({_fmt_minutes(fastest['time_to_train_min'])}); {picks}."
+    )
+
+
+def _overall_equilibrium_sentence(result: WorkloadAnalysis) -> str | None:
+    """The E' threshold's pick over all systems (under one reference), with its caution
+    in the same sentence where it compares hardware rather than scaling."""
+    if per_family_reference(result):  # E' is per family: no threshold across families
+        return None
+    eq = result.equilibrium
+    if eq.efficiency_threshold is None:
         return None
     p = eq.efficiency_threshold
+    caution = pick_crossing(p, result.table)
     return (
-        f"Equilibrium{within}: the largest configuration keeping E' >= "
-        f"{eq.threshold:g} x the best is {devices(p.accelerators, p.accelerator_family)} "
-        f"({named(p.submitter, p.system_name)}, {_fmt_minutes(p.time_to_train_min)}); "
-        f"{eq.agreement}."
+        f"Over all systems, the largest configuration keeping E' >= {eq.threshold:g} x the "
+        f"best is {devices(p.accelerators, p.accelerator_family)} "
+        f"({named(p.submitter, p.system_name)}, {_fmt_minutes(p.time_to_train_min)})"
+        + (f"; caution: {caution}." if caution else ".")
     )
 
 
@@ -197,16 +203,20 @@ def _cluster_sentence(result: WorkloadAnalysis) -> str | None:
     return f"K-means finds {clustering.k} clusters of behaviour{shown}"
 
 
-def workload_findings(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
-    """Sentences for the report's summary of one workload."""
+def workload_findings(
+    result: WorkloadAnalysis, reference_rule: str, basis: str = "expected"
+) -> list[str]:
+    """Sentences for the report's summary of one workload, the answer like with like
+    first (within the most submitted family)."""
     table = result.table
-    big_family = table["accelerator_family"].value_counts().index[0]
+    big_family = most_submitted_family(table)
     found = [
         _reference_caution(result, reference_rule, big_family),
         superlinear_sentence(table),
         _family_scaling_sentence(table, big_family),
-        why_efficiency_falls(table, big_family),
-        _equilibrium_sentence(result, big_family),
+        why_efficiency_falls(table, big_family, basis),
+        _overall_equilibrium_sentence(result),
         _cluster_sentence(result),
     ]
-    return _overview(result, reference_rule) + [s for s in found if s]
+    lead = _within_family_answer(result, big_family)
+    return [lead] * bool(lead) + _overview(result, reference_rule) + [s for s in found if s]

@@ -1,7 +1,7 @@
 """The self-contained HTML report: one file, no external resources, every log string escaped.
 
-``build_report`` runs the analysis, draws the figures (also written as PNG and SVG beside
-the HTML, named ``<round>_<benchmark>_<figure>``), writes the findings in words and
+``build_report`` runs the analysis, draws the figures (also written as SVG, and PNG on
+request, beside the HTML, named ``<round>_<benchmark>_<figure>``), writes the findings in words and
 renders ``index.html`` with the figures inline (hover a point for the system's name),
 sortable tables and the data problems found at ingest.
 """
@@ -30,25 +30,28 @@ from gpuscale.analysis.analyze import (
 from gpuscale.analysis.answers import answers
 from gpuscale.quantities import named, number
 from gpuscale.report.bench_section import BenchSection, build_bench_section
+from gpuscale.report.cache import Cache
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.findings import workload_findings
 from gpuscale.report.plan_section import plan_data, plan_section
 from gpuscale.report.pool import Inline, figure_executor
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
-from gpuscale.report.svg import save_chart
+from gpuscale.report.study_section import study_section
+from gpuscale.report.svg import FigureFiles
 from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, display_name
 
 FIGURE_TITLES = {
     "systems": "Systems by accelerator type and count (size: systems sharing a "
-    "configuration; shade: cluster)",
+    "configuration; colour and shape: cluster)",
     "efficiency": "Normalised efficiency E' against accelerators, equilibrium picks marked",
     "efficiency_ci": "E' with 95% bootstrap intervals",
     "speedup": "Speedup against accelerators, with the ideal line",
     "time_vs_cost": "Time to train against accelerator-hours, Pareto front and equilibrium",
-    "decomposition": "Why E' falls: throughput efficiency x convergence factor (larger global "
-    "batches needing more samples)",
+    "decomposition": "Why E' falls within the most submitted family, against its own reference "
+    "(as the summary's sentence): throughput efficiency (evaluation, per-device batch, "
+    "software, communication) x convergence factor (larger global batches needing more samples)",
     "convergence": "Samples to converge against the global batch: measured per system and "
     "expected from the round's reference convergence points",
 }
@@ -109,22 +112,51 @@ def _rows(table: pd.DataFrame) -> list[dict[str, object]]:
 TABLE_ONLY_FIGURES = ("efficiency_ci", "speedup", "decomposition", "convergence")
 
 
-def _figure(task: tuple[WorkloadTable | WorkloadAnalysis, Path, str]) -> RenderedFigure:
-    result, out_dir, name = task
+# A figure's cache key is what its data was made from (the workload's first analysis
+# half, fresh from the tables, and the options), never the data itself: a result read
+# back from the cache pickles to other bytes than the one computed.
+Basis = tuple[WorkloadTable, AnalysisOptions]
+
+
+def _figure(
+    task: tuple[WorkloadTable | WorkloadAnalysis, FigureFiles, str, Basis],
+) -> RenderedFigure:
+    result, out, name, basis = task
+    stem = f"{result.round}_{result.workload}_{name}"
     try:
-        chart = FIGURES[name](result)
+        svg, files = out.save(lambda: FIGURES[name](result), stem, name, basis)
     except NothingToDraw as why:
         return RenderedFigure(name, FIGURE_TITLES[name], "", [], note=str(why))
-    svg, files = save_chart(chart, out_dir, f"{result.round}_{result.workload}_{name}")
-    return RenderedFigure(name, FIGURE_TITLES[name], svg, [f.name for f in files])
+    return RenderedFigure(name, FIGURE_TITLES[name], svg, files)
 
 
-def _overview(task: tuple[list[WorkloadAnalysis], Path]) -> RenderedFigure:
-    results, out_dir = task
+def _overview(task: tuple[list[WorkloadAnalysis], FigureFiles, list[Basis]]) -> RenderedFigure:
+    results, out, bases = task
     stem = f"{'_'.join(sorted({r.round for r in results}))}_overview_efficiency"
-    svg, files = save_chart(overview(results), out_dir, stem)
-    return RenderedFigure(
-        "overview", "Normalised efficiency of every workload", svg, [f.name for f in files]
+    svg, files = out.save(lambda: overview(results), stem, bases)
+    title = "Normalised efficiency of every workload" + overview_caution(results)
+    return RenderedFigure("overview", title, svg, files)
+
+
+def overview_caution(results: list[WorkloadAnalysis]) -> str:
+    """The overview's caption caution, in the same sentence as the figure it cautions:
+    the workloads whose panel sets systems of other accelerator families against one
+    reference (E' there mixes hardware generations), each with its reference's family;
+    empty when every panel compares like with like."""
+    mixed = []
+    for result in results:
+        if len(result.references) != 1:
+            continue  # per family: each system against its own family's reference
+        family = result.references[0].accelerator_family
+        others = set(result.table["accelerator_family"]) - {family}
+        if others:
+            mixed.append(f"{display_name(result.workload)} against a {family} reference")
+    if not mixed:
+        return ""
+    return (
+        f"; caution: {'; '.join(mixed)}: E' of the other accelerator families there compares "
+        "hardware generations, not scaling (like with like: the answer's family rows, or "
+        "--reference family)"
     )
 
 
@@ -139,6 +171,8 @@ def build_report(
     advice: dict[str, Any] | None = None,
     analysis: Executor | None = None,
     notes: Sequence[str] = (),
+    png: bool = False,
+    cache: Path | None = None,
 ) -> Path:
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
 
@@ -153,19 +187,23 @@ def build_report(
     equilibrium): pass
     ``gpuscale.report.pool.analysis_executor()``, started before loading the data, to
     have its imports done meanwhile; by default it runs here. ``notes``: sentences for the
-    top of the page (e.g. the rounds lacking a workload asked for).
+    top of the page (e.g. the rounds lacking a workload asked for). ``png``: write each
+    figure as PNG too (SVG only by default: a PNG costs more than the SVG to draw).
+    ``cache``: a folder where drawn figures and finished analyses are kept for the next
+    report made from the same data and code (``gpuscale.report.cache``); none by default.
     """
     options = options or AnalysisOptions()
     analysis = analysis or Inline()
 
     def write(folder: Path) -> None:
-        html = _draw(tables, workloads, folder, options, workers, analysis, bench_section, notes)
+        out = FigureFiles(folder, png=png, cache=Cache(cache))
+        html = _draw(tables, workloads, out, options, workers, analysis, bench_section, notes)
         (folder / "index.html").write_text(html, encoding="utf-8")
 
-    def bench_section(folder: Path) -> BenchSection | None:
+    def bench_section(out: FigureFiles) -> BenchSection | None:
         if bench is None:
             return None
-        return build_bench_section(bench, folder, advice=advice)
+        return build_bench_section(bench, out, advice=advice)
 
     write_atomically(out_dir, write, command="report")
     return out_dir / "index.html"
@@ -174,21 +212,21 @@ def build_report(
 def _draw(
     tables: RoundTables,
     workloads: list[str],
-    out_dir: Path,
+    out: FigureFiles,
     options: AnalysisOptions,
     workers: int,
     analysis: Executor,
-    bench_section: Callable[[Path], BenchSection | None],
+    bench_section: Callable[[FigureFiles], BenchSection | None],
     notes: Sequence[str] = (),
 ) -> str:
-    """Draw every figure into ``out_dir`` and return the page."""
+    """Draw every figure into ``out.out_dir`` and return the page."""
     has_scores = len(tables.scores) > 0
     pairs = workload_pairs(tables, workloads) if has_scores else []
     with figure_executor(workers) as pool:
         # Work for the workers at once (forking them), then each workload's first figures
         # as soon as its table exists: the second core is busy from the start.
-        extras = [pool.submit(energy_section, tables, workloads, out_dir)] if has_scores else []
-        extras += [pool.submit(trends_section, tables, workloads, out_dir)] if has_scores else []
+        extras = [pool.submit(energy_section, tables, workloads, out)] if has_scores else []
+        extras += [pool.submit(trends_section, tables, workloads, out)] if has_scores else []
         firsts, drawn, skipped = [], {}, []
         for round_name, workload in pairs:
             first = workload_table(tables, round_name, workload, options)
@@ -199,24 +237,39 @@ def _draw(
                 continue
             firsts.append(first)
             for name in TABLE_ONLY_FIGURES:
-                drawn[round_name, workload, name] = pool.submit(_figure, (first, out_dir, name))
-        finishing = [analysis.submit(finish_workload, t, options) for t in firsts]
-        plans = analysis.submit(plan_data, tables.scores, workloads) if has_scores else None
+                drawn[round_name, workload, name] = pool.submit(
+                    _figure, (first, out, name, (first, options))
+                )
+        cache = out.cache
+        finishing = [
+            _cached(cache, analysis, "finish", finish_workload, t, options) for t in firsts
+        ]
+        plans = (
+            _cached(cache, analysis, "plans", plan_data, tables.scores, workloads)
+            if has_scores
+            else None
+        )
         results = []
-        for future in finishing:  # each workload's figures as soon as its analysis is done
+        for first, future in zip(firsts, finishing, strict=True):  # figures once analysed
             result = future.result()
             results.append(result)
             for name in FIGURES:
                 if name not in TABLE_ONLY_FIGURES:
                     drawn[result.round, result.workload, name] = pool.submit(
-                        _figure, (result, out_dir, name)
+                        _figure, (result, out, name, (first, options))
                     )
-        overview_future = pool.submit(_overview, (results, out_dir)) if results else None
-        extras += [pool.submit(plan_section, plans.result(), out_dir)] if plans else []
-        bench = bench_section(out_dir)
+        bases = [(first, options) for first in firsts]
+        overview_future = pool.submit(_overview, (results, out, bases)) if results else None
+        plan_basis = (tables.scores, workloads)
+        rounds = sorted(tables.scores["round"].unique())
+        extras += (
+            [pool.submit(plan_section, plans.result(), out, plan_basis, rounds)] if plans else []
+        )
+        bench = bench_section(out)
         sections = [_section(result, drawn, options) for result in results]
+        study = study_section(tables, results, options) if results else None
         overview_figure = overview_future.result() if overview_future else None
-        extra_sections = [e for f in extras if (e := f.result()) is not None]
+        extra_sections = [*([study] if study else []), *(e for f in extras if (e := f.result()))]
     return render_html(
         tables,
         sections,
@@ -229,6 +282,24 @@ def _draw(
     )
 
 
+def _cached(
+    cache: Cache, executor: Executor, what: str, fn: Callable[..., Any], *args: Any
+) -> Future:
+    """``fn(*args)`` (``what``) as a future: from ``cache`` where an earlier report stored
+    it (then ``executor`` is not used: no clustering imports), else run by ``executor``
+    and stored when done."""
+    key = cache.key(what, *args) if cache.folder else ""
+    hit = cache.get(key) if key else None
+    if hit is not None:
+        future: Future = Future()
+        future.set_result(hit)
+        return future
+    future = executor.submit(fn, *args)
+    if key:
+        future.add_done_callback(lambda f: f.exception() or cache.put(key, f.result()))
+    return future
+
+
 def _section(
     result: WorkloadAnalysis, drawn: dict[tuple[str, str, str], Future], options: AnalysisOptions
 ) -> Section:
@@ -236,7 +307,7 @@ def _section(
     return Section(
         anchor=f"{result.round}-{result.workload}",
         title=f"{display_name(result.workload)} ({result.round})",
-        findings=workload_findings(result, options.reference),
+        findings=workload_findings(result, options.reference, options.convergence_basis),
         figures=[drawn[result.round, result.workload, name].result() for name in FIGURES],
         rows=_rows(result.table),
     )
@@ -255,14 +326,21 @@ def answer_rows(results: list[WorkloadAnalysis]) -> list[dict[str, str]]:
             row = {"Workload": f"{display_name(result.workload)} ({result.round})"}
             row["Within"] = str(scope)
             for header, pick in zip(ANSWER_HEADERS[2:], part.itertuples(), strict=True):
-                row[header] = (
-                    (f"n/a ({pick.note})" if pick.note else "none")
-                    if pd.isna(pick.accelerators)
-                    else f"{int(pick.accelerators):,} ({named(pick.submitter, pick.system_name)}, "
-                    f"{number(pick.time_to_train_min)} min)"
-                )
+                row[header] = _answer_cell(pick)
             rows.append(row)
     return rows
+
+
+def _answer_cell(pick: Any) -> str:
+    """One criterion's answer: the count and the system, or why there is none; a pick that
+    compares hardware rather than scaling says so in the same cell."""
+    if pd.isna(pick.accelerators):
+        return f"n/a ({pick.note})" if pick.note else "none"
+    text = (
+        f"{int(pick.accelerators):,} ({named(pick.submitter, pick.system_name)}, "
+        f"{number(pick.time_to_train_min)} min)"
+    )
+    return f"{text}; caution: {pick.note}" if pick.note else text
 
 
 def render_html(

@@ -4,7 +4,6 @@ accelerator family at the counts the study discussed, as a table and one figure.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,7 +13,7 @@ from gpuscale.planning.api import as_frame
 from gpuscale.planning.result import PlanError, plan_for
 from gpuscale.quantities import number
 from gpuscale.report.plan_figures import plan_chart
-from gpuscale.report.svg import save_chart
+from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import STUDY_WORKLOADS, display_name
 
 COUNTS = (8, 16, 64, 256, 1024)
@@ -100,17 +99,43 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
     return out
 
 
-def plan_section(data: list[PlanData | str], out_dir: Path) -> PlanSection | None:
-    """The section: a table, a figure and the model's sentences per planned workload."""
+def data_sentence(rounds: list[str], item: PlanData) -> str:
+    """Which results the section plans from, and the ``gpuscale plan`` command that plans
+    from the same (without ``--round`` it plans from every bundled round: other minutes)."""
+    flags = " ".join(f"--round {r}" for r in rounds)
+    return (
+        f"Planned from the results of {', '.join(rounds)} loaded in this report, as "
+        f"`gpuscale plan {flags} -w {item.workload} -a '{item.family}' "
+        f"-n {','.join(map(str, COUNTS))}` does; `gpuscale plan` without --round plans "
+        "from every bundled round, so its minutes can differ."
+    )
+
+
+def plan_section(
+    data: list[PlanData | str],
+    out: FigureFiles,
+    basis: object = None,
+    rounds: list[str] | None = None,
+) -> PlanSection | None:
+    """The section: a table, a figure and the model's sentences per planned workload.
+    ``basis``: what ``data`` was made from (picklable), to reuse earlier drawings of the
+    same (``FigureFiles.save``); none: drawn afresh. ``rounds``: the rounds ``data`` was
+    planned from, said once (:func:`data_sentence`)."""
     findings, figures, shown = [], [], []
+    planned = [item for item in data if not isinstance(item, str)]
+    if rounds and planned:
+        findings.append(data_sentence(rounds, planned[0]))
     for item in data:
         if isinstance(item, str):
             findings.append(item)
             continue
-        chart = plan_chart(item.curve, item.table, item.systems, item.workload, item.family)
-        svg, files = save_chart(chart, out_dir, f"plan_{item.workload}")
+        svg, files = out.save(
+            lambda i=item: plan_chart(i.curve, i.table, i.systems, i.workload, i.family),
+            f"plan_{item.workload}",
+            *((basis,) if basis is not None else ()),
+        )
         name = f"{display_name(item.workload)} on {item.family}"
-        figures.append((f"{name}: planned time against devices", svg, [f.name for f in files]))
+        figures.append((f"{name}: planned time against devices", svg, files))
         shown.append((name, list(SHOWN.values()), _rows(item.table)))
         findings.append(f"{name}: " + " ".join(item.notes))
     if not shown and not findings:

@@ -17,6 +17,8 @@ from functools import partial
 
 from threadpoolctl import threadpool_limits
 
+from gpuscale.sources.processes import die_with_parent
+
 
 class Inline(Executor):
     """Runs each task at once, in this process (one worker, or no ``fork``)."""
@@ -31,9 +33,11 @@ class Inline(Executor):
 
 
 def _worker_signals(then: Callable[[], None] | None = None) -> None:
-    """In a worker: Ctrl-C (sent to the whole process group) is the main process's to
-    handle, and SIGTERM ends the worker at once (no traceback from either); then
-    ``then``."""
+    """In a worker: it ends with the main process however that ends (SIGKILL included:
+    a pool worker would otherwise wait on its task pipe forever); Ctrl-C (sent to the
+    whole process group) is the main process's to handle, and SIGTERM ends the worker at
+    once (no traceback from either); then ``then``."""
+    die_with_parent(watch=True, interval_s=0.5)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if then is not None:

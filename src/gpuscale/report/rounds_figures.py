@@ -121,7 +121,12 @@ def trend_chart(rows: pd.DataFrame, workload: str) -> Chart:
         sc.set_gid(f"largest-{k}")
         labels[f"largest-{k}"] = [
             f"{family} {r.round}: {r.largest_accelerators:,} accelerators, "
-            f"{number(r.best_time_at_largest_min)} min, E' {r.normalized_efficiency_at_largest:.2f}"
+            f"{number(r.best_time_at_largest_min)} min, "
+            + (
+                f"E' {r.normalized_efficiency_at_largest:.2f}"
+                if r.normalized_efficiency_at_largest == r.normalized_efficiency_at_largest
+                else "one accelerator count: no E'"
+            )
             for r in group.itertuples(index=False)
         ]
     ax.set_xticks(range(len(rounds)), rounds)

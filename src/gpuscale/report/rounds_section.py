@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-from gpuscale.analysis.energy_per_result import energy_table
+from gpuscale.analysis.energy_per_result import energy_scale_sentences, energy_table
 from gpuscale.analysis.trends import trends
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 from gpuscale.quantities import devices, number
 from gpuscale.report.rounds_figures import energy_chart, trend_chart
-from gpuscale.report.svg import save_chart
+from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import RoundTables, display_name
 
 
@@ -22,7 +21,7 @@ class ExtraSection:
     figures: list[tuple[str, str, list[str]]]  # (caption, inline svg, files)
 
 
-def energy_section(tables: RoundTables, workloads: list[str], out_dir: Path) -> ExtraSection:
+def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) -> ExtraSection:
     """Energy results of the workloads, or a sentence saying the rounds have none."""
     energy = energy_table(tables)
     energy = energy[energy["workload"].isin(workloads)] if len(energy) else energy
@@ -34,7 +33,7 @@ def energy_section(tables: RoundTables, workloads: list[str], out_dir: Path) -> 
             [f"No power logs for these workloads in {rounds}: no energy results (none guessed)."],
             [],
         )
-    findings = []
+    findings = energy_scale_sentences(energy)
     for row in energy.itertuples(index=False):
         findings.append(
             f"{display_name(row.workload)} ({row.round}): {row.submitter} {row.system_name}, "
@@ -43,7 +42,9 @@ def energy_section(tables: RoundTables, workloads: list[str], out_dir: Path) -> 
             f"{row.energy_per_accelerator_hour_kj / 3.6:,.0f} W per accelerator including the "
             "host."
         )
-    svg, files = save_chart(energy_chart(energy), out_dir, f"{rounds.replace(', ', '_')}_energy")
+    svg, files = out.save(
+        lambda: energy_chart(energy), f"{rounds.replace(', ', '_')}_energy", energy
+    )
     return ExtraSection(
         "energy",
         "Energy to train (official rule, power submissions)",
@@ -52,23 +53,25 @@ def energy_section(tables: RoundTables, workloads: list[str], out_dir: Path) -> 
             (
                 "Energy against accelerators; time against energy with the Pareto front",
                 svg,
-                [f.name for f in files],
+                files,
             )
         ],
     )
 
 
-def trends_section(tables: RoundTables, workloads: list[str], out_dir: Path) -> ExtraSection | None:
+def trends_section(
+    tables: RoundTables, workloads: list[str], out: FigureFiles
+) -> ExtraSection | None:
     """One figure per workload across the rounds loaded; None with a single round."""
     if tables.scores["round"].nunique() < 2:
         return None
     rows = trends(tables.scores, workloads, first_rounds=first_rounds(), last_rounds=last_rounds())
     figures, findings = [], []
     for workload, group in rows.groupby("workload", sort=False):
-        svg, files = save_chart(trend_chart(group, workload), out_dir, f"trends_{workload}")
-        figures.append(
-            (f"{display_name(workload)}: best time by round", svg, [f.name for f in files])
+        svg, files = out.save(
+            lambda g=group, w=workload: trend_chart(g, w), f"trends_{workload}", group
         )
+        figures.append((f"{display_name(workload)}: best time by round", svg, files))
         notes = [n for n in group["note"] if n]
         if notes:
             findings.append(f"{display_name(workload)}: {'; '.join(sorted(set(notes)))}.")

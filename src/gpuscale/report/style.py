@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
-from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.markers import MarkerStyle
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
@@ -130,10 +130,19 @@ def log_x(ax: Axes, label: str = "accelerators (log scale)") -> None:
     ax.set_xlabel(label)
 
 
+def tick_label(value: float, _pos: int = 0) -> str:
+    """A tick as people write it, one form on every axis: 0.1, 20, 5000, 100k, 1M, 2G
+    (``{:g}`` alone wrote 100000 beside 1e+06)."""
+    for above, size, unit in ((1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k")):
+        if abs(value) >= above:  # 5000 stays 5000; 10k from ten thousand on
+            return f"{value / size:g}{unit}"
+    return f"{value:g}"
+
+
 def plain_log(axis: Any) -> None:
-    """Log-axis tick labels as plain numbers (0.1, 10, 1000), not powers of ten."""
+    """Log-axis tick labels as plain numbers (0.1, 10, 1000, 100k, 1M), not powers of ten."""
     axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
-    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    axis.set_major_formatter(FuncFormatter(tick_label))
     axis.set_minor_locator(NullLocator())
 
 
@@ -188,7 +197,40 @@ def _family_rank(family: str) -> tuple[int, str]:
     return len(FAMILY_ORDER), family
 
 
+# K-means clusters: six colours from Paul Tol's schemes and IBM's colour-blind-safe
+# palette, none of the family palette's first seven, chosen (greedily, in this order) to
+# keep the smallest CIELAB distance between any two at least 25 for normal vision and
+# under simulated protanopia, deuteranopia and tritanopia (Machado et al. 2009; checked in
+# tests/report/test_colours.py), and a marker shape each, so clusters are told apart
+# without colour too. Figures colour either by family or by cluster, never both.
+CLUSTER_PALETTE = ("#228833", "#AA4499", "#785EF0", "#FFB000", "#88CCEE", "#DDCC77")
+CLUSTER_MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
 def cluster_colour(cluster: int) -> str:
-    """K-means clusters on their own scale (cividis, dark to light), so a colour never
-    means a family in one figure and a cluster in the next."""
-    return matplotlib.colors.to_hex(colormaps["cividis"](min(cluster, 5) / 5 * 0.9))
+    """The colour of a K-means cluster (``CLUSTER_PALETTE``; clusters past the sixth repeat
+    colours, never with the same marker)."""
+    return CLUSTER_PALETTE[int(cluster) % len(CLUSTER_PALETTE)]
+
+
+def cluster_marker(cluster: int) -> str:
+    """The marker shape of a K-means cluster (``CLUSTER_MARKERS``)."""
+    return CLUSTER_MARKERS[int(cluster) % len(CLUSTER_MARKERS)]
+
+
+def set_markers(collection: Any, markers: Iterable[str]) -> None:
+    """One marker shape per point of a scatter ``collection`` (matplotlib draws one shape
+    per call), keeping the points' order (their tooltips follow it)."""
+    paths = []
+    for marker in markers:
+        style = MarkerStyle(marker)
+        paths.append(style.get_path().transformed(style.get_transform()))
+    collection.set_paths(paths)
+
+
+def cluster_legend(ax: Axes, clusters: Iterable[int], size: float = 24) -> None:
+    """A legend entry per cluster: its colour and its marker."""
+    for c in sorted(set(int(c) for c in clusters)):
+        ax.scatter(
+            [], [], c=cluster_colour(c), marker=cluster_marker(c), s=size, label=f"cluster {c}"
+        )

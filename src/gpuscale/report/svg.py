@@ -1,13 +1,24 @@
-"""Figures to files and to inline SVG with a hover tooltip on every data point."""
+"""Figures to files and to inline SVG with a hover tooltip on every data point.
+
+A report draws each figure once, as SVG (inline in the page and written beside it); the
+PNG (150 dpi) is drawn only when asked for (``gpuscale report --png``): it is the most
+expensive of the three. :class:`FigureFiles` reuses a figure drawn by an earlier report
+from the same inputs and code (:mod:`gpuscale.report.cache`).
+"""
 
 from __future__ import annotations
 
 import io
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
+from gpuscale.report.cache import Cache
+from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.style import STYLE, Chart
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -38,21 +49,82 @@ def chart_svg(chart: Chart, salt: str) -> str:
     return ET.tostring(root, encoding="unicode")
 
 
-def save_chart(chart: Chart, out_dir: Path, stem: str, *, dpi: int = 150) -> tuple[str, list[Path]]:
-    """Write ``<stem>.png`` (``dpi``) and ``<stem>.svg`` (with the point tooltips); return
-    the inline SVG and the files' paths. The SVG is rendered once for both uses."""
+@dataclass(frozen=True, slots=True)
+class Drawn:
+    """A figure drawn: its inline SVG (with tooltips) and, when asked for, its PNG bytes."""
+
+    svg: str
+    png: bytes | None = None
+
+
+def draw(chart: Chart, stem: str, *, png: bool = False, dpi: int = 150) -> Drawn:
+    """Draw ``chart`` as SVG (ids salted with ``stem``) and, with ``png``, as PNG."""
     svg = chart_svg(chart, stem)
-    png = out_dir / f"{stem}.png"
+    if not png:
+        return Drawn(svg)
+    buffer = io.BytesIO()
     with matplotlib.rc_context(STYLE):
         # zlib level 1: a fifth of the encoding time for a file ~5% larger.
         chart.figure.savefig(
-            png, dpi=dpi, metadata={"Software": "gpuscale"}, pil_kwargs={"compress_level": 1}
+            buffer,
+            format="png",
+            dpi=dpi,
+            metadata={"Software": "gpuscale"},
+            pil_kwargs={"compress_level": 1},
         )
+    return Drawn(svg, buffer.getvalue())
+
+
+def write_drawn(drawn: Drawn, out_dir: Path, stem: str) -> list[Path]:
+    """Write ``<stem>.svg`` (and ``<stem>.png`` when drawn) into ``out_dir``."""
     svg_file = out_dir / f"{stem}.svg"
     svg_file.write_text(
-        f'<?xml version="1.0" encoding="utf-8"?>\n{_standalone(svg)}', encoding="utf-8"
+        f'<?xml version="1.0" encoding="utf-8"?>\n{_standalone(drawn.svg)}', encoding="utf-8"
     )
-    return svg, [png, svg_file]
+    if drawn.png is None:
+        return [svg_file]
+    png_file = out_dir / f"{stem}.png"
+    png_file.write_bytes(drawn.png)
+    return [png_file, svg_file]
+
+
+def save_chart(
+    chart: Chart, out_dir: Path, stem: str, *, png: bool = False, dpi: int = 150
+) -> tuple[str, list[Path]]:
+    """Write ``<stem>.svg`` (with the point tooltips) and, with ``png``, ``<stem>.png``
+    (``dpi``); return the inline SVG and the files' paths."""
+    drawn = draw(chart, stem, png=png, dpi=dpi)
+    return drawn.svg, write_drawn(drawn, out_dir, stem)
+
+
+@dataclass(frozen=True, slots=True)
+class FigureFiles:
+    """Where a report's figures go and how: the folder, PNG beside the SVG or not, and
+    the cache of earlier drawings (none by default)."""
+
+    out_dir: Path
+    png: bool = False
+    cache: Cache = field(default_factory=Cache)
+
+    def save(self, make: Callable[[], Chart], stem: str, *inputs: Any) -> tuple[str, list[str]]:
+        """The inline SVG and file names of the figure ``make()`` draws from ``inputs``
+        (picklable: they key the cache; none: never cached), drawn now or taken from the
+        cache."""
+        cached = self.cache.folder is not None and len(inputs) > 0
+        key = self.cache.key("figure", stem, self.png, *inputs) if cached else ""
+        drawn = self.cache.get(key) if key else None
+        if isinstance(drawn, NothingToDraw):  # why it was not drawn, kept as well
+            raise drawn
+        if not isinstance(drawn, Drawn):
+            try:
+                drawn = draw(make(), stem, png=self.png)
+            except NothingToDraw as why:
+                if key:
+                    self.cache.put(key, why)
+                raise
+            if key:
+                self.cache.put(key, drawn)
+        return drawn.svg, [f.name for f in write_drawn(drawn, self.out_dir, stem)]
 
 
 def _standalone(svg: str) -> str:

@@ -7,6 +7,7 @@ Modules, lowest first: ``entries`` (the types), ``directories`` and ``archives``
 kinds of source), ``tree`` (either), ``atomic`` (outputs).
 """
 
+from gpuscale.sources.archives import top_folder
 from gpuscale.sources.atomic import OutputError, write_atomically
 from gpuscale.sources.entries import (
     ARCHIVE_SUFFIXES,
@@ -36,5 +37,6 @@ __all__ = [
     "iter_source",
     "printable",
     "read_ahead",
+    "top_folder",
     "write_atomically",
 ]

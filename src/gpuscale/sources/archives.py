@@ -71,6 +71,28 @@ def iter_archive(
             skipped.append(damaged(path.name, error, last))
 
 
+def top_folder(path: Path) -> str | None:
+    """The folder an archive's first member lies in, or is (``training_results_v5.1-main``
+    of a GitHub "Download ZIP"), read from the first member only; None when it has none
+    or cannot be read."""
+    try:
+        if path.name.lower().endswith(".zip"):
+            with zipfile.ZipFile(path) as archive:
+                infos = archive.infolist()[:1]
+                first = [(i.filename, i.is_dir()) for i in infos]
+        else:
+            with _decompressed(path) as stream, tarfile.open(fileobj=stream, mode="r|") as tar:
+                member = tar.next()
+                first = [(member.name, member.isdir())] if member is not None else []
+    except (*ARCHIVE_ERRORS, OSError):
+        return None
+    if not first:
+        return None
+    name, is_dir = first[0]
+    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
+    return parts[0] if len(parts) > 1 or (parts and is_dir) else None
+
+
 def _rest_is_not_padding(stream: Any) -> BaseException | None:
     try:
         while chunk := stream.read(1 << 20):

@@ -7,11 +7,14 @@ manifest ``.gpuscale-manifest``) is replaced whole, stale files included; into a
 existing folder (``--out .``) the files are moved one by one, each atomically, and the
 files the previous manifest listed that this output lacks are removed: nothing of the
 user's is ever deleted, nor replaced (a file of theirs with one of our names is an error).
+The temporary folder is held locked while its writer lives; one that a killed writer
+left beside the target is removed by the next write there.
 """
 
 from __future__ import annotations
 
 import errno
+import glob
 import os
 import shutil
 import stat
@@ -19,6 +22,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from gpuscale.sources.processes import hold, remove_stale
 from gpuscale.version import __version__
 
 MANIFEST = ".gpuscale-manifest"
@@ -28,7 +32,13 @@ class OutputError(Exception):
     """An output folder that cannot be written (a file is there, no permission, disk full)."""
 
 
-def _why(exc: OSError) -> str:
+def _why(exc: OSError, folder: Path | None = None) -> str:
+    if exc.errno == errno.ENOENT and folder is not None and folder.is_dir():
+        # it is there, yet a new entry "does not exist": /proc, /sys and the like
+        return (
+            "it is a folder that takes no new files (a virtual file system such as /proc "
+            "or /sys); choose another --out"
+        )
     if exc.errno == errno.ENOSPC:
         return "no space left on the device"
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
@@ -78,12 +88,16 @@ def write_atomically(
         raise OutputError(f"{out_dir} exists and is not a folder; choose another --out")
     _check_owner(out_dir, command)
     parent = out_dir.absolute().parent
+    # a run killed before it could clean up (SIGKILL) left its folders: no live one holds them
+    for leftover in ("tmp", "old"):
+        remove_stale(parent, f".{glob.escape(out_dir.name)}.{leftover}-*")
     try:
         parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=parent))
+        lock = hold(tmp)  # while this process lives, another run leaves it alone
         tmp.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; the output follows the umask
     except OSError as exc:
-        raise OutputError(f"cannot write into {parent}: {_why(exc)}") from None
+        raise OutputError(f"cannot write into {parent}: {_why(exc, parent)}") from None
     try:
         write(tmp)
         names = sorted(p.name for p in tmp.iterdir())
@@ -94,6 +108,7 @@ def write_atomically(
         raise OutputError(f"cannot write {out_dir}: {_why(exc)}") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        os.close(lock)
     return [out_dir / name for name in names]
 
 

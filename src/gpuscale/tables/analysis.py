@@ -77,6 +77,7 @@ DECOMPOSITION_COLUMNS: tuple[str, ...] = (
     "throughput_efficiency",
     "expected_samples_to_converge",  # E(B) of the round's RCPs at the global batch
     "samples_vs_expected",
+    "convergence_basis",  # "expected" or "measured": the samples the factors used
 )
 # The K-means features (each standardised), in the order clustering uses them.
 CLUSTER_FEATURES: tuple[str, ...] = (

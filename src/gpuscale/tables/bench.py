@@ -111,6 +111,8 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "error",
     "flags",  # why a number cannot be trusted ("; "-separated), empty when none
     "flagged",
+    "evidence",  # ok rows: "strong" or "weak" (bench.evidence: steps, spread, busy window)
+    "evidence_notes",  # why weak ("; "-separated), empty when strong
     "config_group",
     "nosync_step_ms_samples",
     "noise_batch_small",
@@ -235,9 +237,11 @@ _LABEL = {
 def configuration_labels(frame: pd.DataFrame) -> pd.Series:
     """One label per row that tells configurations apart: the model, and where the
     frame holds it in several configurations the fields that differ (``tf-30m (bf16)``
-    and ``tf-30m (fp32)``), and where one configuration ran more than once at the same
-    device count (two sweeps) the run (``tf-7m (run 2)``), so no table or figure puts two
-    runs on one label."""
+    and ``tf-30m (fp32)``), and where one configuration ran in more than one sweep (a
+    second ``gpuscale bench`` into the same file) the run, ``tf-7m (run 2)``, k counted
+    in file order and the same at every device count of that sweep. A configuration
+    measured twice at one device count within a sweep (rows without a sweep id) is
+    another run too, so no table or figure puts two rows on one label."""
     import pandas as pd  # lazy: pandas, only where a bench table is built
 
     if frame.empty:
@@ -255,6 +259,10 @@ def configuration_labels(frame: pd.DataFrame) -> pd.Series:
             said = [_LABEL.get(c, c + " {}").format(row[c]) for c in differ]
             if said:
                 labels[index] = f"{model} ({', '.join(said)})"
-    run = labels.groupby([labels, frame["accelerators"]]).cumcount() + 1
-    repeated = labels.groupby([labels, frame["accelerators"]]).transform("size") > 1
-    return labels.where(~repeated, labels + " (run " + run.astype(str) + ")")
+    # A run: the sweep, and the how-manieth time within it the row's device count recurs.
+    sweep = frame["sweep_id"].astype(str) if "sweep_id" in frame else pd.Series("", frame.index)
+    again = frame.groupby([labels, sweep, frame["accelerators"]], sort=False).cumcount()
+    run_id = sweep + "#" + again.astype(str)
+    first_seen = run_id.groupby(labels, sort=False).transform(lambda ids: ids.factorize()[0])
+    runs = run_id.groupby(labels, sort=False).transform("nunique")
+    return labels.where(runs == 1, labels + " (run " + (first_seen + 1).astype(str) + ")")

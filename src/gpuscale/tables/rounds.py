@@ -151,8 +151,9 @@ def problem_row(round_name: str, path: str, kind: str, message: str) -> dict[str
 
 
 class RunStatus(Code):
-    """The ``status`` of a row of ``runs``, most specific first (a run that stopped with
-    another logged status, e.g. ``aborted``, keeps that word)."""
+    """The ``status`` of a row of ``runs``, most specific first (a run whose ``run_stop``
+    logged any status but ``success`` (``aborted``, ``abort``, ``fail``...) is ``aborted``,
+    the logged word in its problem's message)."""
 
     SUCCESS = "success"
     ABORTED = "aborted"

@@ -21,3 +21,13 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
     });
   });
 });
+
+// A table wider than its box hides columns: mark the box so the page says so
+// (report.css), again whenever the window changes size.
+function markOverflowing() {
+  document.querySelectorAll(".scroll").forEach(function (box) {
+    box.classList.toggle("overflowing", box.scrollWidth > box.clientWidth + 1);
+  });
+}
+markOverflowing();
+window.addEventListener("resize", markOverflowing);

@@ -1,0 +1,167 @@
+"""What makes an advice's headline less firm than it reads, said before it: inputs the
+user never gave (the default samples to train, a noise scale from a few steps of random
+data), a step interval too wide to decide on, and a measured speedup at a count the
+advice predicts that falls outside the predicted interval (the measurement is what this
+machine did: the advice says so beside its prediction, never silently contradicts it).
+
+Pure functions over the request's facts, the predictions and the bench's measured
+speedups; the advice carries the sentences (``Advice.caveats``) and puts them first.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.advice.recommend import Advice
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.uncertainty import StepError
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.quantities import format_count, number
+
+DEFAULT_SAMPLES = 1e7  # AdviceRequest.samples' default
+FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
+WIDE_STEP_INTERVAL = math.log(1.5)  # a step interval wider than +/-50% cannot decide a count
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """A bench run's throughput speedup at ``devices`` (against its one-device run)."""
+
+    devices: int
+    speedup: float
+    flagged: bool
+    batch_per_device: int
+    allowed: bool = False  # flagged, yet used (--allow-flagged)
+
+
+def headline(
+    *,
+    samples: float,
+    samples_used: bool,
+    noise_steps: int | None,
+    step_width_log: float,
+    devices: int,
+) -> list[str]:
+    """The sentences that qualify the recommendation (empty when nothing does):
+    ``samples_used``: the time to train rests on ``samples`` (not on a workload's RCPs);
+    ``noise_steps``: the steps the bench's noise scale was measured over, when used."""
+    rests = []
+    if samples == DEFAULT_SAMPLES and samples_used:
+        rests.append(
+            f"--samples {format_count(samples)}, the default, not your model's samples to "
+            "train (give --samples)"
+        )
+    if noise_steps is not None and noise_steps < FEW_NOISE_STEPS:
+        rests.append(
+            f"a noise scale measured over {noise_steps} step(s) of the bench's random data "
+            "(give --noise-scale or --workload, or bench more --steps on your data)"
+        )
+    lines = []
+    if rests:
+        lines.append(
+            "Provisional: the times to a trained model below rest on " + "; ".join(rests) + "."
+        )
+    if devices > 1 and step_width_log > WIDE_STEP_INTERVAL:
+        lines.append(
+            f"Not a firm choice: the step's 80% interval is +/-{math.exp(step_width_log) - 1:.0%}"
+            f"; measure {devices} devices first (gpuscale bench --nproc 1,{devices} "
+            "--steps 30) and advise again on those rows."
+        )
+    return lines
+
+
+def _predicted_like(
+    frames: list[pd.DataFrame | None], devices: int, batch_per_device: int
+) -> pd.Series | None:
+    """The first prediction at ``devices`` with the per-device batch measured (no
+    accumulation) among ``frames`` (the advice's, then its weak-scaling alternative)."""
+    for frame in frames:
+        if frame is None:
+            continue
+        rows = frame[
+            (frame["devices"] == devices)
+            & (frame["batch_per_device"] == batch_per_device)
+            & (frame["accum"] == 1)
+        ]
+        if len(rows):
+            return rows.iloc[0]
+    return None
+
+
+def against_measured(
+    predictions: pd.DataFrame,
+    measured: list[Measured],
+    alternative: pd.DataFrame | None = None,
+) -> list[str]:
+    """For each measured count the advice predicts at the same per-device batch (in its
+    predictions or, where those keep the global batch, in the weak-scaling
+    ``alternative``): where an unflagged measured speedup lies outside the predicted
+    throughput interval, the measurement beside the prediction; a flagged one is said as
+    flagged."""
+    lines = []
+    for m in measured:
+        row = _predicted_like([predictions, alternative], m.devices, m.batch_per_device)
+        if row is None:
+            continue
+        predicted = float(row["throughput_efficiency"]) * m.devices
+        scale = predicted / float(row["speedup"]) if row["speedup"] > 0 else 1.0
+        low, high = float(row["speedup_low"]) * scale, float(row["speedup_high"]) * scale
+        if m.flagged and not m.allowed:
+            lines.append(
+                f"Measured on {m.devices} devices: throughput speedup {number(m.speedup)}, "
+                "flagged (not trusted), so the prediction stands alone there."
+            )
+        elif not low <= m.speedup <= high:
+            lines.append(
+                f"Measured on {m.devices} devices: throughput speedup {number(m.speedup)}, "
+                f"outside the predicted {number(low)}-{number(high)}x: the measurement is "
+                f"what this machine did; trust it over the prediction at {m.devices} devices "
+                "(the model missed something it measured)"
+                + (" - though it is flagged, used with --allow-flagged." if m.allowed else ".")
+            )
+    return lines
+
+
+def measured_runs(table: pd.DataFrame, model: str, allow_flagged: bool) -> list[Measured]:
+    """The model's N > 1 throughput speedups in the bench table, flagged as the bench
+    flags them (``allowed`` where ``--allow-flagged`` let the advice use them)."""
+    rows = bench_scaling(table)
+    rows = rows[(rows["model"] == model) & (rows["accelerators"] > 1)].dropna(subset=["speedup"])
+    return [
+        Measured(
+            devices=int(r.accelerators),
+            speedup=float(r.speedup),
+            flagged=bool(r.flagged),
+            batch_per_device=int(r.batch_per_device),
+            allowed=bool(r.flagged) and allow_flagged,
+        )
+        for r in rows.itertuples()
+    ]
+
+
+def qualify(
+    advice: Advice,
+    request: AdviceRequest,
+    *,
+    noise: Any,
+    error: StepError,
+    measured: list[Measured],
+) -> Advice:
+    """The advice with what qualifies its headline said first (``caveats``, and the
+    explanation's first lines). ``noise``: the bench's noise scale (None: not measured)."""
+    convergence = advice.inputs.convergence if advice.inputs else None
+    from_rcps = request.workload is not None and convergence is not None
+    measured_noise = noise is not None and request.noise_scale is None and not request.workload
+    lines = headline(
+        samples=request.samples,
+        samples_used=not (from_rcps and not convergence.source.endswith(", scaled")),
+        noise_steps=noise.steps if measured_noise else None,
+        step_width_log=error.width_log,
+        devices=advice.decision.devices,
+    )
+    lines += against_measured(advice.predictions, measured, advice.alternative)
+    return replace(advice, caveats=tuple(lines), explanation=[*lines, *advice.explanation])

@@ -1,0 +1,121 @@
+"""Like with like: whether a pick compares hardware rather than scaling, and in what words.
+
+A criterion's pick *crosses* when the comparison behind it mixes accelerator families
+(which includes form factors of one chip: H100-SXM and H100-NVL are two families): an
+E'-based pick (speed x efficiency, E' threshold) whose family is not its reference's,
+or a knee over a fastest-per-count frontier made of several families up to the pick (the
+bend of T against N is then where the hardware changes). Such a pick is said so in the
+same sentence wherever it is offered (``analyze``, the report's answer and summaries).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from gpuscale.analysis.equilibrium import Pick, fastest_per_count
+from gpuscale.quantities import article
+from gpuscale.tables import Criterion
+
+# Chip -> architecture (vendors' naming): what "the same hardware generation" means.
+_ARCHITECTURE = {
+    "V100": "Volta",
+    "A100": "Ampere",
+    "A800": "Ampere",
+    "A30": "Ampere",
+    "A40": "Ampere",
+    "A10": "Ampere",
+    "A5000": "Ampere",
+    "H100": "Hopper",
+    "H200": "Hopper",
+    "H800": "Hopper",
+    "GH200": "Hopper",
+    "B100": "Blackwell",
+    "B200": "Blackwell",
+    "GB200": "Blackwell",
+    "B300": "Blackwell",
+    "GB300": "Blackwell",
+    "L4": "Ada Lovelace",
+    "L40": "Ada Lovelace",
+    "L40S": "Ada Lovelace",
+    "4090": "Ada Lovelace",
+    "MI300X": "CDNA 3",
+    "MI325X": "CDNA 3",
+}
+
+
+def chip_of(family: str) -> str:
+    """The chip a family's name starts with, vendor dropped (``H100-NVL-94GB`` -> ``H100``,
+    ``NVIDIA A30-PCIE-24GB`` -> ``A30``, ``RTX 4090`` -> ``4090``, ``TPU-v5p`` -> ``TPU-V5P``)."""
+    words = re.split(r"[\s-]+", family.strip().upper())
+    words = [w for w in words if w not in ("NVIDIA", "AMD", "INTEL", "GOOGLE", "RTX", "RX")]
+    if words and words[0] == "TPU" and len(words) > 1:
+        return f"TPU-{words[1]}"
+    return words[0] if words else family
+
+
+def hardware_difference(a: str, b: str) -> str:
+    """How two accelerator families differ, as what E' "mixes": ``two form factors of one
+    chip (H100), the same generation``, ``two chips of one generation (Hopper: H200,
+    H100)``, else ``hardware generations``."""
+    chip_a, chip_b = chip_of(a), chip_of(b)
+    if chip_a == chip_b:
+        return f"two form factors of one chip ({chip_a}), the same generation"
+    arch_a, arch_b = _ARCHITECTURE.get(chip_a), _ARCHITECTURE.get(chip_b)
+    if arch_a is not None and arch_a == arch_b:
+        return f"two chips of one generation ({arch_a}: {chip_a}, {chip_b})"
+    return "hardware generations"
+
+
+def most_submitted_family(table: pd.DataFrame) -> str:
+    """The family with the most scored systems (ties: the alphabetically first)."""
+    counts = table["accelerator_family"].value_counts()
+    return str(sorted(counts[counts == counts.max()].index)[0])
+
+
+def pick_crossing(pick: Pick, table: pd.DataFrame) -> str:
+    """Why ``pick`` (a pick over ``table``) compares hardware rather than scaling, in
+    words; "" when it compares like with like."""
+    if pick.criterion is Criterion.KNEE:
+        frontier = fastest_per_count(table)
+        upto = frontier[frontier["accelerators"] <= pick.accelerators]
+        families = list(dict.fromkeys(upto["accelerator_family"]))
+        if len(families) < 2:
+            return ""
+        return (
+            f"the fastest systems up to {pick.accelerators:,} accelerators mix "
+            f"{' and '.join(families)}, so this bend is where the hardware changes"
+        )
+    mine = table[(table["org"] == pick.org) & (table["system_id"] == pick.system_id)]
+    if mine.empty:
+        return ""
+    family = reference_family(table, mine.iloc[0])
+    if family is None:
+        return ""
+    if family != pick.accelerator_family:
+        return against_reference(pick.accelerator_family, family)
+    best = table.loc[table["normalized_efficiency"].idxmax()]
+    best_family = str(best["accelerator_family"])
+    if pick.criterion is Criterion.EFFICIENCY_THRESHOLD and best_family != family:
+        return f"its floor is set by the best E', that of {against_reference(best_family, family)}"
+    return ""
+
+
+def reference_family(table: pd.DataFrame, row: pd.Series) -> str | None:
+    """The accelerator family of a row's reference system (None when not in ``table``)."""
+    ref = table[
+        (table["org"] == row["reference_org"]) & (table["system_id"] == row["reference_system_id"])
+    ]
+    return None if ref.empty else str(ref["accelerator_family"].iloc[0])
+
+
+def against_reference(family: str, reference: str) -> str:
+    """``a B200 system against an RTX A5000 reference: E' there measures hardware
+    generations, not scaling``; "" for one family."""
+    if family == reference:
+        return ""
+    return (
+        f"{article(family)} {family} system against {article(reference)} {reference} "
+        f"reference: E' there measures {hardware_difference(family, reference)}, not scaling"
+    )

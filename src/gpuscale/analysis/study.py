@@ -1,0 +1,300 @@
+"""The study compared in words: where the data agrees with Cortés, Juiz and Bermejo's
+findings and where it does not, each statement computed from the scaling tables.
+
+The study (``CITATION``) analysed MLPerf Training v4.1 for four workloads and found, in
+words: per-accelerator efficiency falls as accelerators are added (which it attributes to
+communication and synchronisation between nodes); BERT is most efficient around 8
+accelerators and drops past 16; Llama2 70B LoRA has E' above 1 at 4-8 accelerators and
+falls fast from 16 on; RetinaNet scales the most linearly; Stable Diffusion loses
+efficiency sharply past 8; massive systems are the fastest but the least efficient.
+
+Each finding is tested like with like: within the workload's most submitted accelerator
+family, against that family's own reference (the study's rule within the family), on
+the fastest system at each count. The words the tests use are fixed here: "falls" is a
+negative rank correlation of E' with the count and a lower E' at the largest count than
+at the smallest; "fast" and "sharply" more than 10% of E' lost per doubling of the
+count; "around 8" an E' at 8 within 5% of the family's best; "most linearly" the highest
+median E' at 32-64 accelerators of the four workloads in their common family. A finding
+whose counts the data lacks is "not testable", never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.analysis.crossing import most_submitted_family
+from gpuscale.analysis.decompose import dominant_loss, family_decomposition
+from gpuscale.analysis.equilibrium import fastest_per_count
+from gpuscale.analysis.metrics import study_reference, with_reference
+from gpuscale.tables import display_name
+
+CITATION = (
+    'Cortés, Juiz and Bermejo, "Estudio de la eficiencia en la escalabilidad de GPUs para '
+    'el entrenamiento de Inteligencia Artificial", arXiv 2509.03263 (2025)'
+)
+# A drop "fast" or "sharp": more than this share of E' lost per doubling of the count.
+FAST_LOSS_PER_DOUBLING = 0.10
+AROUND = 0.05  # "most efficient around N": E' at N within 5% of the best
+WINDOW = (32, 64)  # where "most linearly" is compared (counts every workload has)
+
+
+@dataclass(frozen=True, slots=True)
+class StudyStatement:
+    """One finding of the study set against the data: ``verdict`` is ``agrees``,
+    ``partly``, ``disagrees`` or ``not testable``; ``text`` says it with the numbers."""
+
+    round: str
+    workload: str
+    finding: str
+    verdict: str
+    text: str
+
+
+def within_family(table: pd.DataFrame, family: str) -> pd.DataFrame:
+    """The family's systems against the family's own reference (the study's rule)."""
+    group = table[table["accelerator_family"] == family]
+    return group if group.empty else with_reference(group, study_reference(group))
+
+
+def _at(frontier: pd.DataFrame, count: int) -> float:
+    match = frontier.loc[frontier["accelerators"] == count, "normalized_efficiency"]
+    return float(match.iloc[0]) if len(match) else float("nan")
+
+
+def _span(values: pd.Series) -> str:
+    """``0.77-0.94`` (or ``0.80`` when all equal)."""
+    low, high = float(values.min()), float(values.max())
+    return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}-{high:.2f}"
+
+
+def _per_doubling_loss(e_from: float, e_to: float, n_from: int, n_to: int) -> float:
+    """Share of E' lost per doubling of the count between two counts."""
+    return 1.0 - (e_to / e_from) ** (1.0 / np.log2(n_to / n_from))
+
+
+def _statement(table: pd.DataFrame, finding: str, verdict: str, text: str) -> StudyStatement:
+    return StudyStatement(
+        str(table["round"].iloc[0]), str(table["workload"].iloc[0]), finding, verdict, text
+    )
+
+
+def _falls(table: pd.DataFrame, family: str) -> StudyStatement:
+    """Per-accelerator efficiency falls as accelerators are added."""
+    own = within_family(table, family)
+    frontier = fastest_per_count(own)
+    finding = "efficiency falls as accelerators are added"
+    if len(frontier) < 3:
+        return _statement(table, finding, "not testable", f"{finding}: fewer than 3 counts")
+    rho = frontier["accelerators"].rank().corr(frontier["normalized_efficiency"].rank())
+    first, last = frontier.iloc[0], frontier.iloc[-1]
+    holds = rho < 0 and last["normalized_efficiency"] < first["normalized_efficiency"]
+    verdict = "agrees" if holds else "disagrees"
+    return _statement(
+        table,
+        finding,
+        verdict,
+        f"The study finds per-accelerator efficiency falling as accelerators are added. "
+        f"Within {family} (against its own {int(first['reference_accelerators'])}-accelerator "
+        f"reference), the fastest system per count goes from E' "
+        f"{first['normalized_efficiency']:.2f} at {int(first['accelerators']):,} to "
+        f"{last['normalized_efficiency']:.2f} at {int(last['accelerators']):,} accelerators "
+        f"(rank correlation with the count {rho:.2f}): {verdict}.",
+    )
+
+
+def _massive(table: pd.DataFrame, family: str) -> StudyStatement:
+    """Massive systems are the fastest but the least efficient."""
+    own = within_family(table, family)
+    finding = "massive systems are the fastest but the least efficient"
+    largest = own[own["accelerators"] == own["accelerators"].max()]
+    best = largest.loc[largest["time_to_train_min"].idxmin()]
+    fastest = bool(best["time_to_train_min"] <= own["time_to_train_min"].min())
+    least = bool(largest["normalized_efficiency"].max() <= own["normalized_efficiency"].min())
+    verdict = {2: "agrees", 1: "partly", 0: "disagrees"}[fastest + least]
+    return _statement(
+        table,
+        finding,
+        verdict,
+        f"The study finds massive systems the fastest but the least efficient. Within "
+        f"{family}, the largest ({int(best['accelerators']):,} accelerators) "
+        f"{'is' if fastest else 'is not'} the fastest "
+        f"({best['time_to_train_min']:.3g} min) and {'has' if least else 'does not have'} "
+        f"the lowest E' ({best['normalized_efficiency']:.2f}; the family's range "
+        f"{_span(own['normalized_efficiency'])}): {verdict}.",
+    )
+
+
+def _why(table: pd.DataFrame, family: str, basis: str) -> StudyStatement:
+    """The study attributes the fall to communication and synchronisation."""
+    finding = "the fall is communication and synchronisation"
+    row = family_decomposition(table, family, basis)
+    if row is None or pd.isna(row["convergence_factor"]):
+        return _statement(table, finding, "not testable", f"{finding}: no samples to converge")
+    factor, share = dominant_loss(row)
+    n = int(row["accelerators"])
+    head = (
+        "The study attributes the loss of efficiency to communication and synchronisation "
+        f"between nodes. Within {family} at {n:,} accelerators, E' "
+        f"{row['normalized_efficiency']:.2f} = throughput efficiency "
+        f"{row['throughput_efficiency']:.2f} x convergence factor "
+        f"{row['convergence_factor']:.2f}"
+    )
+    if factor == "convergence":
+        text = (
+            f"{head}: the convergence factor accounts for {share:.0%} of the loss (the global "
+            f"batch grew to {row['global_batch_size']:,.0f}, needing more samples), so it is "
+            "mostly convergence, not communication: disagrees."
+        )
+        return _statement(table, finding, "disagrees", text)
+    text = (
+        f"{head}: the throughput factor accounts for {share:.0%} of the loss; it holds "
+        "communication but also evaluation, the per-device batch and the software, which "
+        "MLPerf's logs do not separate: partly."
+    )
+    return _statement(table, finding, "partly" if factor == "throughput" else "agrees", text)
+
+
+def _bert(table: pd.DataFrame, family: str) -> StudyStatement:
+    """BERT: most efficient around 8 accelerators, dropping past 16."""
+    frontier = fastest_per_count(within_family(table, family))
+    finding = "most efficient around 8 accelerators, dropping past 16"
+    e8, e16 = _at(frontier, 8), _at(frontier, 16)
+    beyond = frontier[frontier["accelerators"] > 16]["normalized_efficiency"]
+    if np.isnan(e8) or np.isnan(e16) or beyond.empty:
+        return _statement(
+            table, finding, "not testable", f"{finding}: no system at 8, 16 or beyond"
+        )
+    peak = frontier.loc[frontier["normalized_efficiency"].idxmax()]
+    around = e8 >= (1 - AROUND) * float(peak["normalized_efficiency"])
+    drops = e16 < e8 and bool((beyond < e16).all())
+    verdict = {2: "agrees", 1: "partly", 0: "disagrees"}[around + drops]
+    return _statement(
+        table,
+        finding,
+        verdict,
+        f"The study finds BERT most efficient around 8 accelerators and dropping past 16. "
+        f"Within {family}, the best E' is {peak['normalized_efficiency']:.2f} at "
+        f"{int(peak['accelerators']):,}; the fastest system at 8 keeps {e8:.2f} "
+        f"({'within' if around else 'more than'} {AROUND:.0%} "
+        f"{'of' if around else 'below'} the best), at 16 {e16:.2f} and beyond "
+        f"{_span(beyond)}: {verdict}.",
+    )
+
+
+def _llama(table: pd.DataFrame, family: str) -> StudyStatement:
+    """Llama2 70B LoRA: E' above 1 at 4-8, falling fast from 16 on."""
+    own = within_family(table, family)
+    frontier = fastest_per_count(own)
+    finding = "E' above 1 at 4-8 accelerators, falling fast from 16 on"
+    small = own[own["accelerators"].between(4, 8)]["normalized_efficiency"]
+    later = frontier[frontier["accelerators"].between(16, 64)]
+    if small.empty or len(later) < 2:
+        return _statement(table, finding, "not testable", f"{finding}: no systems at 4-8 or 16-64")
+    above = bool(small.max() > 1)
+    first, last = later.iloc[0], later.iloc[-1]
+    loss = _per_doubling_loss(
+        first["normalized_efficiency"],
+        last["normalized_efficiency"],
+        int(first["accelerators"]),
+        int(last["accelerators"]),
+    )
+    fast = loss > FAST_LOSS_PER_DOUBLING
+    verdict = {2: "agrees", 1: "partly", 0: "disagrees"}[above + fast]
+    reach = own[own["accelerators"].between(16, 64)]["normalized_efficiency"]
+    return _statement(
+        table,
+        finding,
+        verdict,
+        f"The study finds Llama2 70B LoRA with E' above 1 at 4-8 accelerators, falling fast "
+        f"from 16 on. Within {family}, E' at 4-8 is {_span(small)} "
+        + (
+            "(above 1: systems faster than the reference at its count, not super-linear scaling)"
+            if above
+            else "(not above 1)"
+        )
+        + f"; from 16 to 64 it is {_span(reach)}, "
+        f"{loss:.0%} lost per doubling ({'more' if fast else 'less'} than "
+        f"{FAST_LOSS_PER_DOUBLING:.0%}): {verdict}.",
+    )
+
+
+def _stable_diffusion(table: pd.DataFrame, family: str) -> StudyStatement:
+    """Stable Diffusion: loses efficiency sharply past 8."""
+    frontier = fastest_per_count(within_family(table, family))
+    finding = "loses efficiency sharply past 8 accelerators"
+    e8, e16 = _at(frontier, 8), _at(frontier, 16)
+    if np.isnan(e8) or np.isnan(e16):
+        return _statement(table, finding, "not testable", f"{finding}: no system at 8 or 16")
+    loss = 1 - e16 / e8
+    verdict = "agrees" if loss > FAST_LOSS_PER_DOUBLING else "disagrees"
+    return _statement(
+        table,
+        finding,
+        verdict,
+        f"The study finds Stable Diffusion losing efficiency sharply past 8 accelerators. "
+        f"Within {family}, the fastest system's E' goes from {e8:.2f} at 8 to {e16:.2f} at "
+        f"16, {loss:.0%} lost in one doubling (sharp: more than "
+        f"{FAST_LOSS_PER_DOUBLING:.0%}): {verdict}.",
+    )
+
+
+def _most_linear(tables: Mapping[str, pd.DataFrame], family: str) -> StudyStatement | None:
+    """RetinaNet scales the most linearly of the four (compared at 32-64 accelerators)."""
+    if "retinanet" not in tables:
+        return None
+    finding = "RetinaNet scales the most linearly of the four"
+    spans = {}
+    for workload, table in tables.items():
+        own = within_family(table, family)
+        window = own[own["accelerators"].between(*WINDOW)]["normalized_efficiency"]
+        if len(window):
+            spans[workload] = window
+    retina = tables["retinanet"]
+    if "retinanet" not in spans or len(spans) < 2:
+        return _statement(retina, finding, "not testable", f"{finding}: too few workloads at 32-64")
+    ranked = sorted(spans, key=lambda w: -float(spans[w].median()))
+    verdict = "agrees" if ranked[0] == "retinanet" else "disagrees"
+    listed = ", ".join(f"{display_name(w)} {_span(spans[w])}" for w in ranked)
+    most = display_name(ranked[0])
+    return _statement(
+        retina,
+        finding,
+        verdict,
+        f"The study finds RetinaNet scaling the most linearly of the four. Within {family} "
+        f"at {WINDOW[0]}-{WINDOW[1]} accelerators (each workload against its own family "
+        f"reference), E' is {listed}: {verdict}"
+        + ("." if verdict == "agrees" else f", {most} keeps the most."),
+    )
+
+
+SPECIFIC = {"bert": _bert, "llama2_70b_lora": _llama, "stable_diffusion": _stable_diffusion}
+
+
+def compare_with_study(
+    tables: Mapping[str, pd.DataFrame], basis: str = "expected"
+) -> list[StudyStatement]:
+    """Every testable finding of the study against ``tables`` (workload -> its scaling
+    table, one round, any reference rule): per workload of the study's four, efficiency
+    falling, its own finding, massive systems, and why; then RetinaNet's linearity
+    against the others, in their common most submitted family."""
+    out = []
+    for workload, table in tables.items():
+        if workload not in (*SPECIFIC, "retinanet") or table.empty:
+            continue
+        family = most_submitted_family(table)
+        out.append(_falls(table, family))
+        if workload in SPECIFIC:
+            out.append(SPECIFIC[workload](table, family))
+        out += [_massive(table, family), _why(table, family, basis)]
+    common = [t for w, t in tables.items() if w in (*SPECIFIC, "retinanet") and not t.empty]
+    if common:
+        family = most_submitted_family(pd.concat(common))
+        linear = _most_linear(
+            {w: tables[w] for w in tables if w in (*SPECIFIC, "retinanet")}, family
+        )
+        out += [linear] if linear else []
+    return out

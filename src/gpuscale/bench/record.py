@@ -1,0 +1,174 @@
+"""What one row of a results file may hold, field by field (schema ``gpuscale.bench/2``;
+``/1`` rows too, whose ``config`` names the device count ``world_size``).
+
+:func:`record_problem` checks a parsed row against :data:`RECORD_FIELDS` and says, naming
+the field, why it is not usable (``timing.step_ms_mean is "12", not a number``), so a
+reader skips that row with the reason and keeps the others: a value of the wrong type
+never reaches the tables (where it would be a traceback, or a number read wrongly).
+Fields not listed are allowed (newer writers) and left alone. Numbers are finite; times,
+sizes, power and counts are not negative (a value that cannot be true is refused here,
+not carried into speedups)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+# A field's kind: "text", "bool", "int" (whole, >= 0), "count" (whole, >= 1), "real"
+# (finite, >= 0), "signed" (finite, any sign), "texts" / "reals" / "ints" (lists of those),
+# "rows" (a list of lists of reals, one per rank), "object" (any JSON object).
+RECORD_FIELDS: dict[str, str] = {
+    "schema": "text",
+    "key": "text",
+    "status": "text",
+    "sweep_id": "text",
+    "started_at": "text",
+    "duration_s": "real",
+    "error": "text",
+    "flags": "texts",
+    "environment": "object",
+    "grad_bytes_per_step": "int",
+    "allreduce_bytes_per_step": "int",
+}
+CONFIG_FIELDS: dict[str, str] = {
+    "model": "text",
+    "family": "text",
+    "params": "int",
+    "accelerators": "count",
+    "world_size": "count",
+    "nnodes": "count",
+    "backend": "text",
+    "device": "text",
+    "batch": "count",
+    "batch_per_device": "count",
+    "global_batch": "count",
+    "accum": "count",
+    "precision": "text",
+    "tf32": "bool",
+    "strategy": "text",
+    "bucket_mb": "real",
+    "grad_comm": "text",
+    "steps": "count",
+    "warmup": "int",
+    "threads": "int",
+    "scaling": "text",
+    "timeout_s": "real",
+    "nvml": "bool",
+    "repeat": "count",
+    "memory_limit_bytes": "int",
+}
+# The objects inside a row and their fields.
+SECTIONS: dict[str, dict[str, str]] = {
+    "config": CONFIG_FIELDS,
+    "timing": {
+        "step_ms_mean": "real",
+        "step_ms_p50": "real",
+        "step_ms_p95": "real",
+        "nosync_step_ms_mean": "real",
+        "nosync_step_ms_p50": "real",
+        "nosync_step_ms_p95": "real",
+        "plain_step_ms_mean": "real",
+        "plain_step_ms_p50": "real",
+        "samples_per_s": "real",
+        "forward_ms": "real",
+        "backward_ms": "real",
+        "optimizer_ms": "real",
+        "sync_overhead_ms": "signed",  # a difference of two steps: jitter makes it negative
+        "exposed_comm_ms": "signed",  # gpuscale.bench/1's name for it
+        "comm_ms": "real",
+        "repeat_samples_per_s": "reals",
+        "repeat_spread": "real",
+    },
+    "per_rank": {"step_ms": "rows", "nosync_step_ms": "rows"},
+    "memory": {"peak_bytes": "int", "kind": "text"},
+    "flops": {
+        "per_sample": "real",
+        "achieved_tflops_per_device": "real",
+        "peak_tflops": "real",
+        "mfu": "real",
+        "uncounted_ops": "texts",
+    },
+    "noise": {
+        "batch_small": "count",
+        "batch_big": "count",
+        "local_sq": "reals",
+        "global_sq": "reals",
+    },
+    "nvml": {
+        "gpu_util_pct_mean": "real",
+        "power_w_mean": "real",
+        "power_w_total": "real",
+        "energy_j_per_step": "real",
+        "power_source": "text",
+    },
+    "host": {"other_load_share": "real", "steal_share": "real"},
+    "comm": {"bucket_bytes": "ints"},
+}
+# The largest whole number a row may hold (2^53: a float64 holds it exactly).
+_MOST = 2**53
+
+
+def _is_int(value: Any, low: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= _MOST
+
+
+def _is_real(value: Any, signed: bool = False) -> bool:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return number and math.isfinite(value) and (signed or value >= 0) and abs(value) <= 1e300
+
+
+def _each(check) -> Any:  # type: ignore[no-untyped-def]
+    return lambda v: isinstance(v, list) and all(check(x) for x in v)
+
+
+_CHECKS = {
+    "text": (lambda v: isinstance(v, str), "text"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "int": (lambda v: _is_int(v, 0), "a whole number >= 0"),
+    "count": (lambda v: _is_int(v, 1), "a whole number >= 1"),
+    "real": (_is_real, "a finite number >= 0"),
+    "signed": (lambda v: _is_real(v, signed=True), "a finite number"),
+    "texts": (_each(lambda x: isinstance(x, str)), "a list of text"),
+    "reals": (_each(_is_real), "a list of numbers"),
+    "ints": (_each(lambda x: _is_int(x, 0)), "a list of sizes"),
+    "rows": (_each(_each(_is_real)), "a list of lists of numbers (one per rank)"),
+    "object": (lambda v: isinstance(v, dict), "an object"),
+}
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _field_problem(name: str, value: Any, kind: str) -> str | None:
+    if value is None:
+        return None
+    ok, expected = _CHECKS[kind]
+    return None if ok(value) else f"{name} is {_shown(value)}, not {expected}"
+
+
+def record_problem(record: Any) -> str | None:
+    """Why a parsed row is not usable, naming the field; None when it is."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    for name, kind in RECORD_FIELDS.items():
+        if problem := _field_problem(name, record.get(name), kind):
+            return problem
+    if not record.get("key"):
+        return "no key"
+    for section, fields in SECTIONS.items():
+        value = record.get(section)
+        if value is None and section != "config":
+            continue
+        if not isinstance(value, dict):
+            return f"{section} is {_shown(value)}, not an object"
+        for name, kind in fields.items():
+            if problem := _field_problem(f"{section}.{name}", value.get(name), kind):
+                return problem
+    config = record["config"]
+    if not isinstance(config.get("model"), str) or not config["model"]:
+        return "config.model is missing"
+    if config.get("accelerators", config.get("world_size")) is None:
+        return "config.accelerators is missing"
+    return None

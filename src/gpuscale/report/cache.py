@@ -1,0 +1,138 @@
+"""The report's cache on disk: what a figure drew and what a workload's slow analysis
+half found, keyed by what they were made from and by the code that made them.
+
+A key is the SHA-256 of the code's fingerprint (every source file of the installed
+``gpuscale`` and the versions of the libraries that draw and analyse) and of the pickled
+inputs (the same tables pickle to the same bytes), so a changed log, option or line of
+code is a miss, never a stale figure. Entries are pickles written atomically; an entry
+that cannot be read is a miss, and a cache that cannot be written is no cache (the
+report is written all the same). At most :data:`MAX_ENTRIES` are kept, the least
+recently written dropped first.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+import os
+import pickle
+import tempfile
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import gpuscale
+
+log = logging.getLogger(__name__)
+
+MAX_ENTRIES = 2000  # ~100 reports' figures, ~60 KB each
+LIBRARIES = ("numpy", "pandas", "matplotlib", "scikit-learn", "kneed", "scipy", "jinja2")
+SOURCES = (".py", ".c", ".html", ".css", ".js")  # the inputs are hashed themselves
+
+
+def default_folder() -> Path:
+    """``$XDG_CACHE_HOME/gpuscale/report``, else ``~/.cache/gpuscale/report``."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "gpuscale" / "report"
+
+
+@functools.cache
+def code_fingerprint() -> bytes:
+    """SHA-256 of every source and data file of the ``gpuscale`` package (~5 ms) and of
+    the versions of the libraries it draws and analyses with."""
+    digest = hashlib.sha256()
+    root = Path(gpuscale.__file__).parent
+    for path in sorted(p for p in root.rglob("*") if p.suffix in SOURCES):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    for name in LIBRARIES:
+        try:
+            digest.update(f"{name}={version(name)}".encode())
+        except PackageNotFoundError:
+            digest.update(f"{name}=none".encode())
+    return digest.digest()
+
+
+@dataclass(frozen=True, slots=True)
+class Cache:
+    """A cache folder, or ``None`` for none (every ``get`` a miss, ``put`` a no-op)."""
+
+    folder: Path | None = None
+
+    def key(self, *inputs: Any) -> str:
+        """The key of a result made from ``inputs`` (picklable) by this code."""
+        digest = hashlib.sha256(code_fingerprint())
+        digest.update(pickle.dumps(inputs, protocol=5))
+        return digest.hexdigest()
+
+    def get(self, key: str) -> Any | None:
+        """The value stored under ``key``, or None."""
+        if self.folder is None:
+            return None
+        try:
+            return pickle.loads((self.folder / f"{key}.pickle").read_bytes())
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # a damaged entry is a miss, rewritten after the work
+            log.info("cache entry %s unreadable (%s): recomputed", key, exc)
+            return None
+
+    def put(self, key: str, value: Any) -> None:
+        """Store ``value`` under ``key`` (atomically; a folder that refuses it is no cache)."""
+        if self.folder is None:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=self.folder, suffix=".tmp", delete=False) as f:
+                f.write(pickle.dumps(value, protocol=5))
+            os.replace(f.name, self.folder / f"{key}.pickle")
+            self._trim()
+        except OSError as exc:
+            log.info("report cache %s not written (%s)", self.folder, exc)
+
+    def _trim(self) -> None:
+        assert self.folder is not None
+        entries = list(self.folder.glob("*.pickle"))
+        if len(entries) <= MAX_ENTRIES:
+            return
+        entries.sort(key=lambda p: p.stat().st_mtime)
+        for old in entries[: len(entries) - MAX_ENTRIES * 3 // 4]:
+            old.unlink(missing_ok=True)
+
+
+def _request_marker(folder: Path, request: tuple[Any, ...]) -> Path:
+    """The marker file of a report request: its arguments, each path's size and time of
+    change (a changed round or bench file is another request), and this code."""
+
+    def stamp(item: Any) -> Any:
+        if isinstance(item, Path):
+            try:
+                info = item.stat()
+            except OSError:
+                return str(item)
+            return str(item.resolve()), info.st_size, info.st_mtime_ns
+        if isinstance(item, list | tuple):
+            return tuple(stamp(i) for i in item)
+        return item
+
+    digest = hashlib.sha256(code_fingerprint())
+    digest.update(repr(stamp(request)).encode())
+    return folder / f"request-{digest.hexdigest()}"
+
+
+def request_seen(folder: Path, request: tuple[Any, ...]) -> bool:
+    """Whether a report of ``request`` (the command's arguments) was written with this code
+    and ``folder`` as its cache: its analyses are then most likely there."""
+    return _request_marker(folder, request).exists()
+
+
+def remember_request(folder: Path, request: tuple[Any, ...]) -> None:
+    """Mark ``request`` as written (see :func:`request_seen`); quietly not where the folder
+    cannot be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        _request_marker(folder, request).touch()
+    except OSError as exc:
+        log.info("report cache %s not written (%s)", folder, exc)

@@ -1,0 +1,52 @@
+"""Reading a user's file within a stated size: a results file, a saved topology, a sweep.
+
+A path may name anything: a file of any size, a pipe, ``/dev/zero``. These readers stop at
+the stated limit and say so (:class:`TooLarge`, a ``ValueError``), so memory and time are
+bounded by the limit, never by the input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+
+class TooLarge(ValueError):
+    """A file past its stated limit; ``lines`` complete lines were read before it."""
+
+    def __init__(self, message: str, lines: int = 0) -> None:
+        super().__init__(message)
+        self.lines = lines
+
+
+def read_at_most(path: Path, limit_bytes: int, what: str) -> bytes:
+    """The bytes of ``path``; :class:`TooLarge` when it holds more than ``limit_bytes``
+    (``what`` names it in the message); ``OSError`` when it cannot be read."""
+    with path.open("rb") as handle:
+        data = handle.read(limit_bytes + 1)
+    if len(data) > limit_bytes:
+        raise TooLarge(f"{path} holds more than {limit_bytes:,} bytes: not {what}")
+    return data
+
+
+def head(path: Path, size: int) -> bytes:
+    """At most the first ``size`` bytes of ``path`` (empty when it cannot be read)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return b""
+
+
+def lines_at_most(path: Path, limit_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of ``path``, read one at a time; :class:`TooLarge` once more
+    than ``limit_bytes`` were read (a line longer than that included); ``OSError`` when
+    it cannot be read."""
+    total = number = 0
+    with path.open("rb") as handle:
+        while line := handle.readline(limit_bytes - total + 1):
+            total += len(line)
+            if total > limit_bytes:
+                raise TooLarge(f"{path} holds more than {limit_bytes:,} bytes", number)
+            number += 1
+            yield number, line

@@ -1,0 +1,62 @@
+"""Issue 38: the leave-one-out interval costs a bounded number of calibrations however many
+rows a results file holds (it was one per row: 2,000 rows took 116 s); the models left out
+are spread over the sizes, and the interval says how many of how many."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import gpuscale
+import gpuscale.advice.from_bench as from_bench
+from gpuscale.advice.uncertainty import MAX_LEFT_OUT
+
+from ..builders import bench_record, write_jsonl
+
+
+def _many_models(tmp_path: Path, models: int) -> Path:
+    rows = []
+    for k in range(models):
+        params = 100_000 * (k + 1)
+        fb = 1.0 + params / 1e6
+        for world, overhead, comm in ((1, 0.0, None), (2, 0.8 + params / 2e6, 1.0 + params / 1e6)):
+            rows.append(
+                bench_record(
+                    f"m{k:03d}",
+                    params,
+                    world,
+                    8 * world / (fb + overhead) * 1e3,
+                    forward_ms=fb / 3,
+                    backward_ms=2 * fb / 3,
+                    optimizer_ms=0.2,
+                    sync_overhead_ms=overhead,
+                    comm_ms=comm,
+                )
+            )
+    return write_jsonl(tmp_path / "many.jsonl", rows)
+
+
+def test_the_interval_calibrates_a_bounded_number_of_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _many_models(tmp_path, 60)
+    calls: list[str] = []
+    original = from_bench.calibrate
+
+    def counted(table, model, network):
+        calls.append(model)
+        return original(table, model, network)
+
+    monkeypatch.setattr(from_bench, "calibrate", counted)
+    advice = gpuscale.advise(bench=path, interconnect="pcie-phb")
+    assert len(calls) <= MAX_LEFT_OUT + 1  # the model advised on, and those left out
+    left_out = calls[1:]
+    assert "m000" in left_out and "m059" in left_out  # the smallest and the largest
+    assert f"of {MAX_LEFT_OUT} of the 60 models" in advice.inputs.error.source
+
+
+def test_a_few_models_are_all_left_out(tmp_path: Path) -> None:
+    advice = gpuscale.advise(bench=_many_models(tmp_path, 3), interconnect="pcie-phb")
+    source = advice.inputs.error.source
+    assert "from 3 leave-one-out prediction(s)" in source and "of the 3 models" not in source

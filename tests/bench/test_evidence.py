@@ -1,0 +1,77 @@
+"""Bench evidence graded: a row says how strong it is (steps timed, spread, a busy share
+read over a long enough phase), and the summary never states a result from rows it left
+out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.analysis.bench_scaling import bench_scaling, break_even_sentence
+from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.evidence import MIN_BUSY_WINDOW_S, timed_window_s
+from gpuscale.bench.results import append_result, bench_table
+from gpuscale.cli import app
+
+from ..builders import bench_record
+
+BUSY = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
+
+
+def _pair(steps: int, flags: list[str] | None = None, step_ms: float = 3.5) -> list[dict]:
+    cfg = BenchConfig(steps=steps, batch=8)
+    return [
+        bench_record("mlp-1m", 1_000_000, n, rate, config=cfg, flags=flags or [], forward_ms=f)
+        for n, rate, f in ((1, 1000.0, step_ms / 3.5), (2, 1500.0, step_ms / 3.5))
+    ]
+
+
+def test_a_two_step_row_is_weak_and_says_why() -> None:
+    table = bench_table(_pair(steps=2))
+    assert set(table["evidence"]) == {"weak"}
+    notes = table["evidence_notes"].iloc[1]
+    assert "only 2 step(s) timed" in notes and "busy share not measured" in notes
+
+
+def test_a_long_enough_run_is_strong() -> None:
+    # 100 steps of ~70 ms synced + no-sync: 14 s timed, well over the busy share's window
+    table = bench_table(_pair(steps=100, step_ms=70.0))
+    assert timed_window_s(table.iloc[1].to_dict()) > MIN_BUSY_WINDOW_S
+    assert list(table["evidence"]) == ["strong", "strong"]
+    assert list(table["evidence_notes"]) == ["", ""]
+
+
+def test_failed_rows_are_not_graded() -> None:
+    table = bench_table([bench_record("mlp-1m", 1_000_000, 2, 0.0, status="oom")])
+    assert table["evidence"].tolist() == [""]
+
+
+def test_break_even_is_not_stated_from_excluded_rows() -> None:
+    scaling = bench_scaling(bench_table(_pair(steps=100, flags=BUSY, step_ms=70.0)))
+    said = break_even_sentence(scaling, 2)
+    assert "not crossed" not in said and "no trusted run" in said
+
+
+def test_the_cli_says_weak_rows_no_trusted_break_even_and_the_cpu_baseline(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "results.jsonl"
+    for record in _pair(steps=2, flags=BUSY):
+        append_result(path, record)
+    said = " ".join(CliRunner().invoke(app, ["analyze", "--bench", str(path)]).output.split())
+    assert "break-even on 2 devices: not crossed" not in said
+    assert "break-even on 2 devices: not stated, no trusted run there" in said
+    assert "CPU baseline: the N = 1 run is one process with 1 thread(s)" in said
+    good = tmp_path / "two-steps.jsonl"
+    for record in _pair(steps=2):
+        append_result(good, record)
+    said = " ".join(CliRunner().invoke(app, ["analyze", "--bench", str(good)]).output.split())
+    assert "weak evidence mlp-1m on 2: only 2 step(s) timed" in said
+
+
+@pytest.mark.parametrize("steps", [2, 9])
+def test_few_steps_are_weak_whatever_the_window(steps: int) -> None:
+    table = bench_table(_pair(steps=steps, step_ms=5000.0))
+    assert all("step(s) timed" in n for n in table["evidence_notes"])

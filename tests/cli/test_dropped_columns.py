@@ -1,0 +1,33 @@
+"""What a narrow table says about its dropped columns is true: ``-f csv`` prints the number
+of columns it says, and ``--all-columns`` the number it says."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+RUN = "import sys; sys.argv = ['gpuscale', *sys.argv[1:]]; from gpuscale.cli import main; main()"
+ASK = ("scores", "--round", "v4.1", "-b", "bert")
+
+
+def _gpuscale(*argv: str) -> str:
+    env = {**os.environ, "PYTHONPATH": SRC, "COLUMNS": "100"}
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, *argv], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_scores_says_how_many_columns_csv_and_all_columns_give() -> None:
+    said = " ".join(_gpuscale(*ASK).split())
+    found = re.search(r"-f csv prints these (\d+) columns; --all-columns for all (\d+)", said)
+    assert found, said[-300:]
+    these, every = (int(n) for n in found.groups())
+    assert len(_gpuscale(*ASK, "-f", "csv").splitlines()[0].split(",")) == these
+    assert len(_gpuscale(*ASK, "-f", "csv", "--all-columns").splitlines()[0].split(",")) == every
+    assert every > these

@@ -1,0 +1,50 @@
+"""One vocabulary for what went wrong with a run: the logged ``run_stop`` statuses
+(``abort``, ``fail``...) read as the documented ``aborted``, and every status and problem
+kind gpuscale writes is named in docs/schemas.md."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gpuscale.mlperf.duplicates import DUPLICATE_INPUT
+from gpuscale.mlperf.ingest import read_round
+from gpuscale.tables import ProblemKind, RunStatus
+
+from .logbuilder import RoundBuilder, result_log
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas.md"
+
+
+@pytest.mark.parametrize("logged", ["abort", "fail", "aborted"])
+def test_a_logged_stop_status_is_read_as_aborted_with_the_word_kept(
+    tmp_path: Path, logged: str
+) -> None:
+    rb = RoundBuilder().system("Acme", "box", per_node="8")
+    rb.runs("Acme", "box", "bert", [10, 11, 12, 13, 14, 15, 16, 17, 18])
+    rb.raw(
+        "Acme/results/box/bert/result_9.txt", result_log(minutes=1, status=logged, converged=False)
+    )
+    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    run = tables.runs[tables.runs.run_file == "result_9.txt"].iloc[0]
+    assert run["status"] == "aborted" and not run["counted"]
+    problem = tables.problems[tables.problems["path"].str.endswith("result_9.txt")].iloc[0]
+    assert problem["kind"] == "aborted"
+    if logged != "aborted":
+        assert f"run_stop status {logged!r}" in problem["message"]
+    assert set(tables.problems["kind"]) <= documented_kinds()
+
+
+def documented_kinds() -> set[str]:
+    """The words in backticks of the runs' status and the problems' kinds in the docs."""
+    text = SCHEMAS.read_text()
+    runs = text[text.index("**runs**") : text.index("**scores**")]
+    problems = text[text.index("**problems**") :].split("\n\n")[0]
+    return set(re.findall(r"`([^`]+)`", runs + problems))
+
+
+def test_every_status_and_problem_kind_written_is_documented() -> None:
+    written = {str(k) for k in (*RunStatus, *ProblemKind)} | {DUPLICATE_INPUT}
+    assert written - documented_kinds() == set()

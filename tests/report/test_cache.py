@@ -1,0 +1,102 @@
+"""The report draws SVG only unless PNG is asked for, and reuses what an earlier report of
+the same data and code drew and found, never what another's did."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import gpuscale.report.html as html_module
+from gpuscale.analysis import AnalysisOptions
+from gpuscale.cli import app
+from gpuscale.mlperf.ingest import read_round
+from gpuscale.report.cache import Cache
+from gpuscale.report.html import build_report
+
+from ..mlperf.logbuilder import RoundBuilder
+
+
+def _round(tmp_path: Path, slow_minutes: float = 40.0) -> Path:
+    builder = RoundBuilder()
+    for k, (n, minutes) in enumerate(((8, slow_minutes), (16, 22.0), (32, 13.0), (64, 8.0))):
+        builder.system("Acme", f"box{k}", per_node=str(n)).runs(
+            "Acme", f"box{k}", "bert", [minutes * f for f in (1.0, 1.02, 0.98, 1.01, 0.99)]
+        )
+    return builder.write_dir(tmp_path / f"round-{slow_minutes}")
+
+
+def _page(path: Path) -> str:
+    return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "", path.read_text())
+
+
+def _report(tables, out: Path, cache: Path | None, png: bool = False) -> Path:
+    options = AnalysisOptions(n_boot=100)
+    return build_report(tables, ["bert"], out, options, workers=1, cache=cache, png=png)
+
+
+def test_svg_only_by_default_png_on_request(tmp_path: Path) -> None:
+    tables = read_round(_round(tmp_path))
+    plain = _report(tables, tmp_path / "plain", None).parent
+    assert list(plain.glob("*.svg")) and not list(plain.glob("*.png"))
+    with_png = _report(tables, tmp_path / "png", None, png=True).parent
+    assert {p.stem for p in with_png.glob("*.png")} == {p.stem for p in plain.glob("*.svg")}
+
+
+def test_a_second_report_reuses_the_drawings_and_analyses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tables = read_round(_round(tmp_path))
+    cache = tmp_path / "cache"
+    first = _report(tables, tmp_path / "one", cache)
+    assert len(list(cache.glob("*.pickle"))) > 5
+
+    def never(*_args, **_kwargs):
+        raise AssertionError("drawn or analysed again although cached")
+
+    monkeypatch.setattr(html_module, "finish_workload", never)
+    monkeypatch.setattr(html_module, "FIGURES", dict.fromkeys(html_module.FIGURES, never))
+    monkeypatch.setattr(html_module, "overview", never)
+    second = _report(tables, tmp_path / "two", cache)
+    assert _page(second) == _page(first)
+    assert sorted(p.name for p in second.parent.iterdir()) == sorted(
+        p.name for p in first.parent.iterdir()
+    )
+
+
+def test_other_data_is_never_served_from_the_cache(tmp_path: Path) -> None:
+    """A changed time to train (and so every figure and number) misses the cache: the
+    page is the one drawn without any cache."""
+    cache = tmp_path / "cache"
+    _report(read_round(_round(tmp_path)), tmp_path / "one", cache)
+    changed = read_round(_round(tmp_path, slow_minutes=60.0))
+    cached = _report(changed, tmp_path / "two", cache)
+    fresh = _report(changed, tmp_path / "three", None)
+    assert _page(cached) == _page(fresh)
+    assert _page(cached) != _page(tmp_path / "one" / "index.html")
+
+
+def test_a_damaged_or_unwritable_cache_is_no_cache(tmp_path: Path) -> None:
+    tables = read_round(_round(tmp_path))
+    cache = tmp_path / "cache"
+    fresh = _report(tables, tmp_path / "fresh", None)
+    _report(tables, tmp_path / "one", cache)
+    for entry in cache.glob("*.pickle"):
+        entry.write_bytes(b"not a pickle")
+    assert _page(_report(tables, tmp_path / "two", cache)) == _page(fresh)
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the cache folder would be")
+    assert _page(_report(tables, tmp_path / "three", blocked)) == _page(fresh)
+    assert Cache(blocked).get(Cache(blocked).key("x")) is None
+
+
+def test_cli_report_caches_and_takes_no_cache_and_png(tmp_path: Path) -> None:
+    root = _round(tmp_path)
+    runner = CliRunner()
+    for args in ([], [], ["--no-cache", "--png"]):
+        out = tmp_path / f"r{len(args)}"
+        result = runner.invoke(app, ["report", str(root), "--out", str(out), *args])
+        assert result.exit_code == 0, result.output
+    assert list((tmp_path / "r2").glob("*.png")) and not list((tmp_path / "r0").glob("*.png"))

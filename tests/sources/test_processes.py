@@ -1,0 +1,120 @@
+"""Issue 38: children end with their parent however it ends, and the run folders a killed
+process leaves are removed by the next run (never one a live run holds, never a folder
+that is not gpuscale's)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gpuscale.sources.processes import (
+    RUN_PREFIX,
+    remove_stale,
+    remove_stale_runs,
+    run_folder,
+)
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _old(folder: Path) -> Path:
+    past = time.time() - 60
+    os.utime(folder, (past, past))
+    return folder
+
+
+# A parent that starts a grandchild (which arms its lifeline, or is started with one),
+# prints the grandchild's pid, and waits to be killed.
+PARENT = """
+import subprocess, sys, time
+from gpuscale.sources.processes import lifeline
+child = [sys.executable, "-c", sys.argv[2]]
+kwargs = {"preexec_fn": lifeline()} if sys.argv[1] == "preexec" else {}
+proc = subprocess.Popen(child, start_new_session=True, **kwargs)
+print(proc.pid, flush=True)
+time.sleep(600)
+"""
+LIFELINE = "from gpuscale.sources.processes import die_with_parent; import time; "
+ARMED = LIFELINE + "die_with_parent(); time.sleep(600)"
+WATCHED = LIFELINE + "die_with_parent(watch=True, interval_s=0.1); time.sleep(600)"
+PLAIN = "import time; time.sleep(600)"
+
+
+@pytest.mark.parametrize(
+    "how, child",
+    [("preexec", PLAIN), ("self", ARMED), ("self", WATCHED)],
+    ids=["lifeline", "armed", "watched"],
+)
+def test_a_child_ends_when_its_parent_is_killed(how: str, child: str) -> None:
+    env = {**os.environ, "PYTHONPATH": SRC}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, how, child], env=env, stdout=subprocess.PIPE, text=True
+    )
+    assert parent.stdout is not None
+    grandchild = int(parent.stdout.readline())
+    try:
+        time.sleep(1.0)  # the grandchild is up and armed
+        assert _alive(grandchild)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while _alive(grandchild) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(grandchild), "the grandchild outlived its killed parent"
+    finally:
+        if _alive(grandchild):
+            os.kill(grandchild, signal.SIGKILL)
+
+
+def test_a_stale_run_folder_is_removed_and_a_held_one_kept(tmp_path: Path) -> None:
+    with run_folder("bench", tmp_path) as live:
+        _old(live)
+        stale = tmp_path / f"{RUN_PREFIX}bench-stale"  # its process was killed
+        stale.mkdir()
+        (stale / ".gpuscale-run").touch()
+        _old(stale)
+        theirs = tmp_path / f"{RUN_PREFIX}report"  # a user's folder of a like name
+        theirs.mkdir()
+        _old(theirs)
+        young = tmp_path / f"{RUN_PREFIX}young"
+        young.mkdir()
+        (young / ".gpuscale-run").touch()  # its owner may not have locked it yet
+        assert remove_stale_runs(tmp_path) == [stale]
+        assert live.is_dir() and theirs.is_dir() and young.is_dir()
+    assert not live.exists()
+
+
+def test_a_folder_held_by_another_live_process_is_kept(tmp_path: Path) -> None:
+    folder = tmp_path / ".out.tmp-abc"
+    folder.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from gpuscale.sources.processes import hold; "
+         "hold(__import__('pathlib').Path(sys.argv[1])); print(1, flush=True); time.sleep(600)",
+         str(folder)],
+        env={**os.environ, "PYTHONPATH": SRC}, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "1"
+        _old(folder)
+        assert remove_stale(tmp_path, ".out.tmp-*") == []
+        holder.kill()
+        holder.wait(timeout=30)
+        assert remove_stale(tmp_path, ".out.tmp-*") == [folder]  # its holder is gone
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)

@@ -60,3 +60,29 @@ def test_the_h100_rows_say_what_they_ran(h100) -> None:
     assert list(cnn["tf32"]) == ["on"]
     ladder = bench_table(read_results(h100("ladder.jsonl"))[0])
     assert set(ladder["tf32"]) == {"off"}
+
+
+def test_a_row_of_every_mode_is_read_and_a_bad_mode_is_said(tmp_path: Path) -> None:
+    """The row check of issue 38 took ``config.tf32`` as true or false only, so every row
+    the bench writes now (``"default"``) was skipped; a mode it does not know is still
+    refused, naming the field."""
+    import json
+
+    from gpuscale.bench.config import BenchConfig
+
+    from ..builders import bench_record
+
+    rows = [
+        bench_record("m", 10**6, 1, 100.0, config=BenchConfig(steps=20, tf32=mode))
+        for mode in ("default", "on", "off")
+    ]
+    old = bench_record("m", 10**6, 2, 150.0)
+    old["config"]["tf32"] = False  # written before the modes
+    bad = bench_record("m", 10**6, 4, 200.0)
+    bad["config"]["tf32"] = "sometimes"
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*rows, old, bad]))
+    records, problems = read_results(path)
+    assert [r["config"]["tf32"] for r in records] == ["default", "on", "off", False]
+    assert set(bench_table(records)["tf32"]) == {"default", "on", "off"}
+    assert len(problems) == 1 and "config.tf32 is 'sometimes', not one of" in problems[0]

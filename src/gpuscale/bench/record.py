@@ -14,9 +14,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from gpuscale.bench.config import TF32_MODES
+
 # A field's kind: "text", "bool", "int" (whole, >= 0), "count" (whole, >= 1), "real"
 # (finite, >= 0), "signed" (finite, any sign), "texts" / "reals" / "ints" (lists of those),
-# "rows" (a list of lists of reals, one per rank), "object" (any JSON object).
+# "rows" (a list of lists of reals, one per rank), "object" (any JSON object), "tf32" (a
+# mode of ``TF32_MODES``, or true / false as rows written before the modes said).
 RECORD_FIELDS: dict[str, str] = {
     "schema": "text",
     "key": "text",
@@ -44,7 +47,7 @@ CONFIG_FIELDS: dict[str, str] = {
     "global_batch": "count",
     "accum": "count",
     "precision": "text",
-    "tf32": "bool",
+    "tf32": "tf32",
     "strategy": "text",
     "bucket_mb": "real",
     "grad_comm": "text",
@@ -87,6 +90,7 @@ SECTIONS: dict[str, dict[str, str]] = {
         "peak_tflops": "real",
         "mfu": "real",
         "uncounted_ops": "texts",
+        "conv_per_sample": "real",
     },
     "noise": {
         "batch_small": "count",
@@ -133,6 +137,10 @@ _CHECKS = {
     "ints": (_each(lambda x: _is_int(x, 0)), "a list of sizes"),
     "rows": (_each(_each(_is_real)), "a list of lists of numbers (one per rank)"),
     "object": (lambda v: isinstance(v, dict), "an object"),
+    "tf32": (
+        lambda v: isinstance(v, bool) or v in TF32_MODES,
+        f"one of {', '.join(TF32_MODES)} (or true / false)",
+    ),
 }
 
 

@@ -260,7 +260,8 @@ def configuration_labels(frame: pd.DataFrame) -> pd.Series:
             if said:
                 labels[index] = f"{model} ({', '.join(said)})"
     # A run: the sweep, and the how-manieth time within it the row's device count recurs.
-    sweep = frame["sweep_id"].astype(str) if "sweep_id" in frame else pd.Series("", frame.index)
+    sweep = frame.get("sweep_id", pd.Series(None, frame.index, dtype=object))
+    sweep = sweep.astype(object).where(sweep.notna(), "").astype(str)  # no id: one sweep
     again = frame.groupby([labels, sweep, frame["accelerators"]], sort=False).cumcount()
     run_id = sweep + "#" + again.astype(str)
     first_seen = run_id.groupby(labels, sort=False).transform(lambda ids: ids.factorize()[0])

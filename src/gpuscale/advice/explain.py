@@ -256,10 +256,45 @@ def _scaling(advice: Advice) -> list[str]:
             f"Weak scaling: the per-device batch {format_count(inputs.batch)} is kept; the "
             f"global batch grows with the count, its samples to converge {samples}."
         )
+    else:
+        lines.append(_searched(advice))
     lines += _weak_alternative(advice)
     if d.settle:
         lines.append(f"Measure first: {d.settle}.")
     return lines
+
+
+def _searched(advice: Advice) -> str:
+    """With a convergence model and no batch kept: what each count's search chose (its
+    global batch, read from the predictions), what the larger batch's samples cost at the
+    focus count, and how to keep one batch instead."""
+    frame, focus = advice.predictions, advice.decision.focus
+    chosen = ", ".join(
+        f"{format_count(r.batch_per_device)}"
+        + (f" x {r.accum}" if r.accum > 1 else "")
+        + f" (global batch {format_count(r.global_batch)}) on {r.devices} "
+        + ("device" if r.devices == 1 else "devices")
+        for r in frame.itertuples()
+    )
+    text = (
+        "Batch searched: no global batch was given and the convergence model (below) prices "
+        "larger ones, so each count takes the per-device batch and accumulation that train "
+        f"fastest: {chosen}"
+    )
+    if frame["global_batch"].nunique() > 1:
+        text += "; the global batch grows with the count"
+        if focus in set(frame["devices"]) and focus > 1:
+            factor = _row(frame, focus)["convergence_factor"]
+            text += (
+                f", and on {focus} devices the samples it needs leave a convergence factor "
+                f"of {factor:.0%} in the speedup"
+            )
+    one = format_count(frame.iloc[0]["global_batch"])
+    return (
+        f"{text}. To compare the counts at one global batch, give --global-batch {one}; to "
+        f"keep the per-device batch {format_count(advice.inputs.batch)} without "
+        "accumulation, --scaling weak."
+    )
 
 
 def _weak_alternative(advice: Advice) -> list[str]:

@@ -349,9 +349,8 @@ def _run_models(
     )
     torch.set_num_threads(threads)
     if device.type == "cuda":
-        matmul, cudnn = tf32_flags(cfg.tf32)
-        torch.backends.cuda.matmul.allow_tf32 = matmul
-        torch.backends.cudnn.allow_tf32 = cudnn
+        cuda, cudnn = torch.backends.cuda, torch.backends.cudnn
+        cuda.matmul.allow_tf32, cudnn.allow_tf32 = tf32_flags(cfg.tf32)
     rank, local_rank = dist.get_rank(), int(os.environ.get("LOCAL_RANK", "0"))
     environment = machine_environment(device) if rank == 0 else {}
     skip = set(filter(None, args.skip_keys.split(";")))

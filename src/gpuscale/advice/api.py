@@ -171,7 +171,7 @@ def _advise(
         noise_scale=req.noise_scale,
         workload=req.workload,
         ruleset=req.ruleset,
-        samples=req.samples,
+        samples=req.samples_to_train,
         reference_batch=basis.per_device,
         measured=basis.noise,
     )
@@ -195,7 +195,7 @@ def _advise(
         bucket_mb=req.bucket_mb,
         strategy=req.strategy,
         convergence=convergence,
-        samples=req.samples,
+        samples=req.samples_to_train,
         global_batch=req.global_batch,
         scaling=_scaling(req.scaling, convergence),
         fixed=basis.fixed,
@@ -210,7 +210,12 @@ def _advise(
         mlperf_floor=mlperf_floor(req.workload, basis.max_devices) if req.workload else (),
     )
     return caveats.qualify(
-        recommend(inputs), req, noise=basis.noise, error=basis.error, measured=basis.measured
+        recommend(inputs),
+        req,
+        noise=basis.noise,
+        error=basis.error,
+        measured=basis.measured,
+        link_assumed=basis.link_assumed,
     )
 
 

@@ -41,6 +41,7 @@ class BenchSection:
     rows: list[dict[str, str]]
     failed: list[str] = field(default_factory=list)  # runs that did not measure, one line each
     answer: list[str] = field(default_factory=list)  # for the top of the report
+    advice_refused: str | None = None  # why the advice asked for was not given
 
 
 def failed_runs(table: pd.DataFrame) -> list[str]:
@@ -162,14 +163,15 @@ def against_measured(
 
 def advice_figure(
     table: pd.DataFrame, scaling: pd.DataFrame, out: FigureFiles, options: dict[str, Any]
-) -> tuple[list[str], tuple | None, list[str]]:
+) -> tuple[list[str], tuple | None, list[str], str | None]:
     """``gpuscale advise`` for the largest model with a trustworthy N = 1 run: its
-    explanation, the predicted scaling against the measured points, and the lines for
-    the top of the report (the advice's decision, each measured N > 1 against it)."""
+    explanation, the predicted scaling against the measured points, the lines for the
+    top of the report (the advice's decision, each measured N > 1 against it), and why
+    no advice was given (None when it was: what ``gpuscale advise --bench`` says)."""
     try:
         result = advise(bench=table, **options)
     except (CalibrationError, ValueError) as exc:
-        return [f"No advice: {exc}"], None, [f"No advice: {exc}"]
+        return [f"No advice: {exc}"], None, [f"No advice: {exc}"], str(exc)
     inputs = result.inputs
     assert inputs is not None
     predicted = throughput_speedup(result.predictions)
@@ -206,6 +208,7 @@ def advice_figure(
             files,
         ),
         decision + checks,
+        None,
     )
 
 
@@ -241,7 +244,10 @@ def build_bench_section(
         if not failed:
             return None
         labels = list(COLUMNS.values())
-        return BenchSection(["No run measured (see below)."], [], labels, [], failed)
+        refused = "no run of the results measured (every one failed)" if advice else None
+        return BenchSection(
+            ["No run measured (see below)."], [], labels, [], failed, advice_refused=refused
+        )
     figures = []
     for make, stem, title in (
         (step_breakdown, "bench_step_breakdown", "Where step time goes, by model size"),
@@ -253,8 +259,9 @@ def build_bench_section(
         figures.append((title, svg, files))
     findings = bench_findings(scaling)
     answer = [measured_answer(scaling)]
+    refused = None
     if advice is not None:
-        lines, figure, top = advice_figure(table, scaling, out, advice)
+        lines, figure, top, refused = advice_figure(table, scaling, out, advice)
         findings += lines
         answer += top
         figures += [figure] if figure is not None else []
@@ -262,4 +269,6 @@ def build_bench_section(
         {label: number(r[col]) for col, label in COLUMNS.items()} | {"Model": run}
         for run, r in zip(run_labels(scaling), scaling.to_dict("records"), strict=True)
     ]
-    return BenchSection(findings, figures, list(COLUMNS.values()), rows, failed, answer)
+    return BenchSection(
+        findings, figures, list(COLUMNS.values()), rows, failed, answer, advice_refused=refused
+    )

@@ -79,16 +79,45 @@ def resolve_workloads(names: Iterable[str], available: Iterable[str] | None = No
         elif key == "all":
             found = valid
         else:
-            exact = [w for w, ls in labels.items() if key in ls]
-            found = exact or [w for w, ls in labels.items() if any(s.startswith(key) for s in ls)]
+            found = _matches(key, labels)
             if len(found) != 1 or not key:
                 if len(found) > 1:
                     raise UnknownNameError(
                         f"{raw!r} is ambiguous: {', '.join(sorted(found))}; be more specific"
                     )
-                raise _fail("benchmark", raw, valid)
+                raise (
+                    _absent(raw, valid) if available is not None else _fail("benchmark", raw, valid)
+                )
         out.extend(w for w in found if w not in out)
     return out
+
+
+def _matches(key: str, labels: dict[str, set[str]]) -> list[str]:
+    """The workloads a typed key names: exactly, else by an unambiguous prefix."""
+    exact = [w for w, ls in labels.items() if key in ls]
+    return exact or [w for w, ls in labels.items() if any(s.startswith(key) for s in ls)]
+
+
+def _absent(raw: str, valid: list[str]) -> UnknownNameError:
+    """The error for a name the data at hand lacks: a workload gpuscale knows is named,
+    with the bundled rounds that hold it; any other name is unknown (the closest said)."""
+    known = _matches(_key(raw), {w: _labels(w, ()) for w in WORKLOADS}) if _key(raw) else []
+    if len(known) != 1:
+        return _fail("benchmark", raw, valid)
+    workload = known[0]
+    # lazy: the bundled tables (pandas), read only to say where a missing workload is
+    from gpuscale.mlperf.bundled import bundled_workloads
+
+    rounds = [r for r, held in bundled_workloads().items() if workload in held]
+    where = (
+        f"it is in the bundled round(s) {', '.join(rounds)} (--round {rounds[-1]})"
+        if rounds
+        else "no bundled round has it (read a round that does: gpuscale ingest PATH)"
+    )
+    return UnknownNameError(
+        f"{display_name(workload)} ({raw!r}) is not in the rounds loaded; {where}; "
+        f"valid here: {', '.join(valid)}"
+    )
 
 
 def resolve_choice(value: str, valid: Iterable[str], what: str) -> str:

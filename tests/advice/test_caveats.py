@@ -70,14 +70,34 @@ def test_defaults_never_given_qualify_the_first_line() -> None:
     assert not any(line.startswith("Provisional") for line in given.explanation)
 
 
+def test_every_default_the_time_rests_on_is_said_and_a_value_given_never_is() -> None:
+    """The samples, the batch of a lone step time and the link: each said where the user
+    gave none, never where they gave one, even one equal to the default."""
+    bare = gpuscale.advise(params=7e6, step_ms=2)
+    first = bare.explanation[0]
+    assert first.startswith("Provisional")
+    assert "--samples 10M" in first
+    assert "--step-ms taken at batch 32" in first
+    assert "an assumed link, pcie-phb" in first
+    everything = gpuscale.advise(params=7e6, step_ms=2, batch=32, link="pcie-phb", samples=1e7)
+    assert not any(line.startswith("Provisional") for line in everything.explanation)
+    assert everything.decision.devices == bare.decision.devices  # the same numbers, given
+
+
+def test_the_csv_path_says_what_its_numbers_rest_on_on_stderr(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    result = CliRunner().invoke(app, ["advise", "--params", "7M", "--step-ms", "2", "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    assert "note: Provisional:" in result.stderr and "--samples 10M" in result.stderr
+    assert "Provisional" not in result.stdout  # data only on stdout
+
+
 def test_a_wide_step_interval_softens_a_multi_device_choice() -> None:
-    lines = headline(
-        samples=5e6, samples_used=True, noise_steps=2, step_width_log=math.log(3.84), devices=8
-    )
+    lines = headline(defaults=[], noise_steps=2, step_width_log=math.log(3.84), devices=8)
     assert any("noise scale measured over 2 step(s)" in line for line in lines)
     firm = [line for line in lines if line.startswith("Not a firm choice")]
     assert firm and "+/-284%" in firm[0] and "--nproc 1,8" in firm[0]
-    assert (
-        headline(samples=5e6, samples_used=True, noise_steps=None, step_width_log=0.1, devices=8)
-        == []
-    )
+    assert headline(defaults=[], noise_steps=None, step_width_log=0.1, devices=8) == []

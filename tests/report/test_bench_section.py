@@ -98,13 +98,30 @@ def test_runs_that_did_not_measure_are_listed(tmp_path: Path) -> None:
     assert build_bench_section(only_failed, FigureFiles(tmp_path)).failed == section.failed
 
 
+def test_advice_asked_of_runs_that_all_failed_is_refused_with_why(tmp_path: Path) -> None:
+    path = tmp_path / "b.jsonl"
+    _with_failed_and_flagged(path)
+    failed = bench_table(read_results(path)[0]).query("status != 'ok'")
+    section = build_bench_section(failed, FigureFiles(tmp_path), advice={"link": "pcie-phb"})
+    assert section.advice_refused == "no run of the results measured (every one failed)"
+    assert build_bench_section(failed, FigureFiles(tmp_path)).advice_refused is None
+
+
 def test_report_lists_failed_runs_escaped_and_takes_allow_flagged(tmp_path: Path) -> None:
     root = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
     bench = tmp_path / "b.jsonl"
     _with_failed_and_flagged(bench)
     args = ["report", str(root.write_dir(tmp_path)), "--bench", str(bench), "--advise"]
     refused = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "r1")])
-    assert refused.exit_code == 0, refused.output
+    # written, without the advice asked for: said on stderr with advise's own reason, and
+    # a non-zero status as `advise --bench` gives on the same file (2: nothing advised)
+    advise = CliRunner().invoke(app, ["advise", "--bench", str(bench)])
+    assert advise.exit_code == 2 and "no trustworthy N = 1 run" in advise.stderr
+    assert refused.exit_code == 1, refused.output
+    reason = " ".join(advise.stderr.removeprefix("error: ").split())
+    assert "warning: the report has no advice on your hardware: " in refused.stderr
+    assert reason in " ".join(refused.stderr.split())
+    assert "report written to" in refused.stdout
     html = (tmp_path / "r1" / "index.html").read_text()
     assert "No advice:" in html and "allow_flagged=True" in html
     assert "evil:make on 2 device(s): error:" in html

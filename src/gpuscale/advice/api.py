@@ -33,10 +33,10 @@ from gpuscale.advice.model import Link, Network
 from gpuscale.advice.plausible import mlperf_floor, topology_cap
 from gpuscale.advice.recommend import Advice, AdviceInputs, recommend
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
+from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for, rcp_rulesets_for
 from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import number
-from gpuscale.tables.workloads import Unit, convergence_unit
+from gpuscale.tables.workloads import Unit, convergence_unit, display_name
 
 
 def choose_link(link: str | Link | None, topology: Topology | None) -> tuple[Link, str]:
@@ -79,10 +79,7 @@ def convergence_for(
     if workload is not None:
         fitted = rcp_model_for(workload, ruleset)
         if fitted is None:
-            raise ValueError(
-                f"no reference convergence points for {workload!r} in ruleset {ruleset} "
-                "(mlperf-logging's rcp_checker)"
-            )
+            raise ValueError(no_rcps(workload, ruleset))
         if convergence_unit(workload, "v" + ruleset.rsplit(".", 1)[0]) is Unit.SAMPLES:
             return fitted
         # RCPs in epochs: the shape (B_noise) from them, the scale from ``samples``
@@ -108,6 +105,22 @@ def convergence_for(
         return None
     e_min = samples / (1 + reference_batch / b_noise)
     return ConvergenceModel(e_min, b_noise, source)
+
+
+def no_rcps(workload: str, ruleset: str) -> str:
+    """Why a workload has no convergence model in ``ruleset``, and the rulesets that
+    have its reference convergence points (the newest to give instead)."""
+    others = rcp_rulesets_for(workload)
+    where = (
+        f"{display_name(workload)} has them in ruleset(s) {', '.join(others)}: give "
+        f"--ruleset {others[-1]}"
+        if others
+        else "no ruleset of the installed mlperf-logging has them"
+    )
+    return (
+        f"no reference convergence points for {display_name(workload)} ({workload!r}) in "
+        f"ruleset {ruleset} (mlperf-logging's rcp_checker); {where}"
+    )
 
 
 def advise(
@@ -158,7 +171,7 @@ def _advise(
         noise_scale=req.noise_scale,
         workload=req.workload,
         ruleset=req.ruleset,
-        samples=req.samples,
+        samples=req.samples_to_train,
         reference_batch=basis.per_device,
         measured=basis.noise,
     )
@@ -183,7 +196,7 @@ def _advise(
         bucket_mb=req.bucket_mb,
         strategy=req.strategy,
         convergence=convergence,
-        samples=req.samples,
+        samples=req.samples_to_train,
         global_batch=req.global_batch,
         scaling=_scaling(req.scaling, convergence),
         fixed=basis.fixed,
@@ -200,7 +213,12 @@ def _advise(
         mlperf_floor=mlperf_floor(req.workload, basis.max_devices) if req.workload else (),
     )
     return caveats.qualify(
-        recommend(inputs), req, noise=basis.noise, error=basis.error, measured=basis.measured
+        recommend(inputs),
+        req,
+        noise=basis.noise,
+        error=basis.error,
+        measured=basis.measured,
+        link_assumed=basis.link_assumed,
     )
 
 

@@ -17,12 +17,11 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.advice.recommend import Advice
-from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
 from gpuscale.advice.uncertainty import StepError
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.quantities import format_count, number
 
-DEFAULT_SAMPLES = 1e7  # AdviceRequest.samples' default
 FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 WIDE_STEP_INTERVAL = math.log(1.5)  # a step interval wider than +/-50% cannot decide a count
 
@@ -38,23 +37,43 @@ class Measured:
     allowed: bool = False  # flagged, yet used (--allow-flagged)
 
 
+def defaults_used(
+    request: AdviceRequest, *, samples_used: bool, link_assumed: bool, link: str
+) -> list[str]:
+    """The inputs the user never gave that the times to a trained model rest on, each
+    with what to give instead: the samples to train (``samples_used``: the time rests on
+    them, not on a workload's RCPs), the batch of a step time given alone, and a link
+    neither given, detected nor measured (``link``: the one assumed)."""
+    said = []
+    if request.samples is None and samples_used:
+        said.append(
+            f"--samples {format_count(DEFAULT_SAMPLES)}, the default, not your model's samples "
+            "to train (give --samples)"
+        )
+    if request.bench is None and request.step_ms is not None and request.batch is None:
+        said.append(
+            f"--step-ms taken at batch {DEFAULT_BATCH}, the default (give --batch: the "
+            "per-device batch of that step)"
+        )
+    if link_assumed:
+        said.append(
+            f"an assumed link, {link} (none given, detected or measured: give --interconnect "
+            "or --collectives)"
+        )
+    return said
+
+
 def headline(
     *,
-    samples: float,
-    samples_used: bool,
+    defaults: list[str],
     noise_steps: int | None,
     step_width_log: float,
     devices: int,
 ) -> list[str]:
     """The sentences that qualify the recommendation (empty when nothing does):
-    ``samples_used``: the time to train rests on ``samples`` (not on a workload's RCPs);
-    ``noise_steps``: the steps the bench's noise scale was measured over, when used."""
-    rests = []
-    if samples == DEFAULT_SAMPLES and samples_used:
-        rests.append(
-            f"--samples {format_count(samples)}, the default, not your model's samples to "
-            "train (give --samples)"
-        )
+    ``defaults``: what :func:`defaults_used` found; ``noise_steps``: the steps the bench's
+    noise scale was measured over, when used."""
+    rests = list(defaults)
     if noise_steps is not None and noise_steps < FEW_NOISE_STEPS:
         rests.append(
             f"a noise scale measured over {noise_steps} step(s) of the bench's random data "
@@ -63,7 +82,9 @@ def headline(
     lines = []
     if rests:
         lines.append(
-            "Provisional: the times to a trained model below rest on " + "; ".join(rests) + "."
+            "Provisional: the times to a trained model here rest on what you did not give: "
+            + "; ".join(rests)
+            + "."
         )
     if devices > 1 and step_width_log > WIDE_STEP_INTERVAL:
         lines.append(
@@ -150,15 +171,23 @@ def qualify(
     noise: Any,
     error: StepError,
     measured: list[Measured],
+    link_assumed: bool = False,
 ) -> Advice:
     """The advice with what qualifies its headline said first (``caveats``, and the
-    explanation's first lines). ``noise``: the bench's noise scale (None: not measured)."""
-    convergence = advice.inputs.convergence if advice.inputs else None
+    explanation's first lines). ``noise``: the bench's noise scale (None: not measured);
+    ``link_assumed``: the link is the default, neither given, detected nor measured."""
+    inputs = advice.inputs
+    convergence = inputs.convergence if inputs else None
     from_rcps = request.workload is not None and convergence is not None
     measured_noise = noise is not None and request.noise_scale is None and not request.workload
-    lines = headline(
-        samples=request.samples,
+    defaults = defaults_used(
+        request,
         samples_used=not (from_rcps and not convergence.source.endswith(", scaled")),
+        link_assumed=link_assumed,
+        link=inputs.network.intra.name if inputs else "",
+    )
+    lines = headline(
+        defaults=defaults,
         noise_steps=noise.steps if measured_noise else None,
         step_width_log=error.width_log,
         devices=advice.decision.devices,

@@ -29,7 +29,7 @@ HELP: dict[str, str] = {
     "measured rate it takes (default: inferred from --flops-per-sample).",
     "step_ms": "Measured single-device step time, ms (without --bench); give it again with "
     "another --batch to measure the fixed per-step cost (the first pair is the one advised on).",
-    "batch": "Per-device batch of --step-ms, one per --step-ms (default: measured, else 32).",
+    "batch": "Per-device batch of --step-ms, one per --step-ms (default: measured, else 32, said).",
     "fixed_ms": "Fixed per-step cost, ms: the part of a one-device step that does not shrink "
     "with the batch (default: from two --step-ms, else measured, else a device prior).",
     "scaling": "auto (the global batch kept, unless a convergence model prices larger ones: "
@@ -55,7 +55,8 @@ HELP: dict[str, str] = {
     "workload": "Convergence of an MLPerf workload (its RCPs), e.g. bert; also checks the "
     "predicted time against MLPerf's fastest systems.",
     "ruleset": "MLPerf ruleset of --workload's RCPs.",
-    "samples": "Samples to train at the measured batch, e.g. 10M.",
+    "samples": "Samples to train at the measured batch, e.g. 10M (default: 10M, and the "
+    "advice says its times rest on it).",
     "global_batch": "Keep this global batch at every N (strong scaling).",
     "target_efficiency": "Efficiency to keep (0-1].",
     "price": "Price per device-hour (without it, no cost).",
@@ -73,6 +74,8 @@ OPTION_NAMES = {"grad_bytes": "--grad-bytes", "allow_flagged": "--allow-flagged"
 
 
 MAX_DEVICES = 1_000_000
+DEFAULT_SAMPLES = 1e7  # samples to train when none are given (said in the advice)
+DEFAULT_BATCH = 32  # the per-device batch of a step time given without one (said)
 # Each number's range: (lowest, highest, whole?, lowest excluded?). Past these a value
 # is a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), never a
 # request to carry into the model: refused where it is given.
@@ -172,7 +175,7 @@ class AdviceRequest(JsonRequest):
     noise_scale: float | None = None
     workload: str | None = None
     ruleset: str = "5.0.0"
-    samples: float = 1e7
+    samples: float | None = None  # None: DEFAULT_SAMPLES, said as the default
     global_batch: int | None = None
     target_efficiency: float = 0.7
     price: float | None = None
@@ -251,7 +254,12 @@ class AdviceRequest(JsonRequest):
             return ()
         if isinstance(self.step_ms, tuple):
             return tuple(zip(self.batch, self.step_ms, strict=True))  # type: ignore[arg-type]
-        return ((self.batch or 32, self.step_ms),)  # type: ignore[list-item]
+        return ((self.batch or DEFAULT_BATCH, self.step_ms),)  # type: ignore[list-item]
+
+    @property
+    def samples_to_train(self) -> float:
+        """The samples given, else :data:`DEFAULT_SAMPLES` (the advice then says so)."""
+        return DEFAULT_SAMPLES if self.samples is None else float(self.samples)
 
     def _numbers(self) -> list[tuple[str, object]]:
         """Every number given, each value of a field given several times (a tuple)."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuscale.tables.workloads import RENAMED, workload_of
+from gpuscale.tables.workloads import RENAMED, TARGETS, workload_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,15 +90,42 @@ def rcp_model(ruleset: str, benchmark: str) -> ConvergenceModel | None:
     return fit(list(batches), list(samples), f"RCPs of {benchmark}, ruleset {ruleset}")
 
 
+def rcp_names(workload: str, ruleset: str) -> list[str]:
+    """The RCP file names (``rcps_<name>.json``) that hold a workload's points in a
+    ruleset: its name then and the names it had, where that ruleset's benchmark of that
+    name is this workload (``ssd`` is SSD-ResNet34 up to ruleset 1.1.0 and RetinaNet from
+    2.0.0: RetinaNet has no RCPs in 1.1.0). ``workload``: a cross-round name, or a
+    benchmark folder's (read as the ruleset's round reads it)."""
+    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
+    from gpuscale.mlperf.benchmarks import workload_in_round
+
+    round_name = "v" + ruleset.rsplit(".", 1)[0]
+    name = workload_in_round(workload, round_name)
+    names = {name, *(old for old, new in RENAMED.items() if new == name)}
+    names |= {folder for folder, held in TARGETS.items() if any(w == name for w, _ in held)}
+    return sorted(n for n in names if workload_in_round(n, round_name) == name)
+
+
 def rcp_model_for(workload: str, ruleset: str) -> ConvergenceModel | None:
     """E(B) of a workload (cross-round name, or a benchmark folder's) in a ruleset, found
-    under any of the names its RCP file has had (``ssd`` for ``retinanet``)."""
-    name = workload_of(workload)
-    for candidate in (name, *[old for old, new in RENAMED.items() if new == name]):
+    under any of the names its RCP file has had there (:func:`rcp_names`)."""
+    for candidate in rcp_names(workload, ruleset):
         fitted = rcp_model(ruleset, candidate)
         if fitted is not None:
             return fitted
     return None
+
+
+def rcp_rulesets_for(workload: str) -> list[str]:
+    """The rulesets with reference convergence points for a workload (under any of the
+    names its RCP file had there, :func:`rcp_names`), oldest first."""
+    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
+    from gpuscale.mlperf.rcp import rcp_rulesets
+
+    held = {n: set(rcp_rulesets(n)) for n in {workload_of(workload), *TARGETS, *RENAMED}}
+    every = {r for rulesets in held.values() for r in rulesets}
+    found = [r for r in every if any(r in held.get(n, ()) for n in rcp_names(workload, r))]
+    return sorted(found, key=lambda r: tuple(int(x) for x in r.split(".")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,8 +103,10 @@ class SweepConfig:
 @dataclass
 class SweepReport:
     """What happened on this node: rows it appended (``measured`` of them ``ok`` runs;
-    0 on a node that is not the writer), configurations skipped by --resume, failures."""
+    0 on a node that is not the writer), configurations skipped by --resume, failures;
+    ``sweep_id``: the id every row of this sweep carries (its summary reads those)."""
 
+    sweep_id: str = ""
     appended: int = 0
     measured: int = 0
     skipped: int = 0
@@ -158,16 +160,18 @@ def _failure_key(cfg: SweepConfig, model: str, world: int, params: int | None) -
     return run_key(cfg.bench, model=model, **common), config
 
 
-def record_broken(cfg: SweepConfig, broken: dict[str, object]) -> list[str]:
+def record_broken(cfg: SweepConfig, broken: dict[str, object], sweep_id: str = "") -> list[str]:
     """One row per model that could not even be built, with its status (a
     :class:`~gpuscale.bench.config.ModelError`'s, else ``error``) and cause, keyed at the
-    sweep's smallest world size (``--resume`` tries it again); node 0 writes them."""
+    sweep's smallest world size (``--resume`` tries it again) and marked with
+    ``sweep_id``; node 0 writes them."""
     lines = []
     for name, why in broken.items():
         status = str(getattr(why, "status", BenchStatus.ERROR))
         key, config = _failure_key(cfg, name, min(cfg.nproc) * cfg.nnodes, None)
         if cfg.node_rank == 0:
-            append_result(cfg.out, failure_row(key, config, status, str(why)))
+            row = failure_row(key, config, status, str(why))
+            append_result(cfg.out, {**row, "sweep_id": sweep_id} if sweep_id else row)
         lines.append(f"{name}: {status}: {why}")
     return lines
 
@@ -194,14 +198,14 @@ def run_sweep(
         raise ValueError("no model selected (check --models / --max-params)")
     check_writable(cfg.out)
     remove_stale_runs()  # what a killed earlier sweep left
-    report = SweepReport()
+    report = SweepReport(sweep_id=uuid.uuid4().hex[:12])
     notify = on_event or (lambda _msg: None)
-    for line in record_broken(cfg, broken or {}):
+    for line in record_broken(cfg, broken or {}, report.sweep_id):
         report.failures.append(line)
         report.appended += cfg.node_rank == 0
         notify(f"failed {line}")
     skip = done_keys(cfg.out) if cfg.resume else set()
-    launch = _Launch(cfg, sizes, skip, notify, uuid.uuid4().hex[:12], report)
+    launch = _Launch(cfg, sizes, skip, notify, report.sweep_id, report)
     for per_node in cfg.nproc:
         todo: list[str] | None = list(cfg.models)
         while todo:

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuscale.advice.request import HELP, OPTION_NAMES, PATHS, SIZES, AdviceRequest
-from gpuscale.cli.common import FormatOption, app, fail, out, read_bench
+from gpuscale.cli.common import FormatOption, app, fail, note, out, read_bench
 from gpuscale.cli.interconnect import detect_topology
 from gpuscale.cli.output import Format, jsonable, print_frame, print_json
 from gpuscale.names import UnknownNameError, resolve_ruleset, resolve_workloads
@@ -185,6 +185,9 @@ def render(result: Any, fmt: Format) -> None:
         title=f"predicted training, {number(inputs.model.params / 1e6)}M parameters on "
         f"{inputs.network.name}",
     )
+    if fmt is Format.csv:  # data only on stdout: what qualifies the numbers, on stderr
+        for line in result.caveats:
+            note(line)
     if fmt is Format.table:
         for line in result.explanation:
             out.print(f"- {line}", markup=False, highlight=False)

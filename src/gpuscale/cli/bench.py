@@ -177,7 +177,7 @@ def bench(
     )
     with fail_on(ResultsError, ValueError):
         report = run_sweep(cfg, dict(chosen), on_event=_on_event, broken=dict(broken))
-    _print_results(out_file)
+    _print_results(out_file, report.sweep_id)
     _say_done(report, out_file, nnodes)
     if not chosen:  # every model asked for failed to build: their error rows are written
         fail("no model could be built: " + "; ".join(str(why) for _, why in broken))
@@ -205,9 +205,10 @@ def _print_models(chosen: list[tuple[str, int]], broken: list[tuple[str, object]
     print_frame(out, pd.DataFrame(rows), Format.table, title="models")
 
 
-def _print_results(out_file: Path) -> None:
-    """Every run the results file holds so far (this sweep's and earlier ones), with
-    its unreadable lines said first (a file too large to show: a note)."""
+def _print_results(out_file: Path, sweep_id: str) -> None:
+    """This sweep's runs (rows marked ``sweep_id``), read against the whole results file;
+    the file's earlier rows and unreadable lines counted, said as earlier (a file too
+    large to show: a note)."""
     # lazy: numpy (the results reader), only the bench needs it
     from gpuscale.bench.results import ResultsError, bench_table, read_results
 
@@ -216,12 +217,15 @@ def _print_results(out_file: Path) -> None:
     except ResultsError as exc:
         err.print(f"note: the results are not shown: {exc}", markup=False, highlight=False)
         return
-    for problem in problems[:5]:
-        err.print(problem, markup=False, highlight=False)
-    if len(problems) > 5:
-        err.print(f"{len(problems) - 5} more lines skipped", markup=False, highlight=False)
+    if problems:  # this sweep appends whole rows (a row cut short is taken back)
+        err.print(
+            f"note: {len(problems)} unreadable line(s) in {out_file}, written before this "
+            f"sweep, skipped (gpuscale analyze --bench {out_file} lists them)",
+            markup=False,
+            highlight=False,
+        )
     if records:
-        print_bench(bench_table(records))
+        print_bench(bench_table(records), sweep=sweep_id, path=out_file)
 
 
 def _say_done(report, out_file: Path, nnodes: int) -> None:

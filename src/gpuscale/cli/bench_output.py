@@ -3,6 +3,8 @@ failed runs below, and the JSON document of ``--format json``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gpuscale.cli.common import err, out
 from gpuscale.cli.output import Format, jsonable, print_frame
 
@@ -54,24 +56,56 @@ BENCH_SHOWN = [
 ]
 
 
-def print_bench(table, fmt: Format = Format.table) -> None:
+def print_bench(
+    table, fmt: Format = Format.table, *, sweep: str | None = None, path: Path | None = None
+) -> None:
     """The bench table (ok runs) with speedups; flagged rows' reasons and failed runs
-    listed below it."""
+    listed below it. With ``sweep`` (the id of the ``gpuscale bench`` call that just ran,
+    its rows in the results file ``path``): that sweep's rows only, read against the
+    whole file (an N = 1 run that ``--resume`` skipped is still their baseline), and the
+    file's earlier rows counted in one line, never listed as this run's."""
     # lazy: pandas (the bench analysis), not needed for --help
-    from gpuscale.analysis.bench_scaling import (
-        baseline_sentence,
-        bench_scaling,
-        break_even_sentence,
-    )
+    from gpuscale.analysis.bench_scaling import bench_scaling
 
     scaling = bench_scaling(table)
     failed = table[table["status"] != "ok"]
+    earlier = None
+    if sweep is not None:
+        mine, theirs = scaling["sweep_id"] == sweep, failed["sweep_id"] == sweep
+        earlier = earlier_rows(scaling[~mine], failed[~theirs], path)
+        scaling, failed = scaling[mine], failed[theirs]
     if scaling.empty:
-        err.print("no successful bench run to analyse")
+        err.print(f"no successful bench run {'in this sweep ' if sweep else ''}to analyse")
     else:
-        print_frame(out, scaling[BENCH_SHOWN], fmt, title="bench results (ok runs)")
+        title = "this sweep's results (ok runs)" if sweep else "bench results (ok runs)"
+        print_frame(out, scaling[BENCH_SHOWN], fmt, title=title)
     if fmt is not Format.table:
         return
+    _print_notes(scaling, failed)
+    if earlier:
+        out.print(earlier, markup=False, highlight=False)
+
+
+def earlier_rows(scaling, failed, path) -> str | None:
+    """One line counting a results file's rows of earlier sweeps (None without any)."""
+    rows = len(scaling) + len(failed)
+    if not rows:
+        return None
+    flagged = int(scaling["flagged"].sum())
+    parts = [f"{len(scaling) - flagged} ok", f"{flagged} flagged", f"{len(failed)} failed"]
+    return (
+        f"earlier runs: {path} also holds {rows} row{'' if rows == 1 else 's'} of earlier "
+        f"sweeps ({', '.join(parts)}), not summarised here: gpuscale analyze --bench {path} "
+        "reads them all"
+    )
+
+
+def _print_notes(scaling, failed) -> None:
+    """Below the table: flagged rows' reasons, failed runs, weak evidence, break-even
+    sizes and what the CPU baseline is."""
+    # lazy: pandas (the bench analysis), not needed for --help
+    from gpuscale.analysis.bench_scaling import baseline_sentence, break_even_sentence
+
     if not scaling.empty:
         out.print(
             "speedup and efficiency: against the plain N = 1 step (the bare module, what one "

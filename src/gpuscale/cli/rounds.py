@@ -365,7 +365,11 @@ def report(
         ),
     ] = True,
 ) -> None:
-    """Write the HTML report and figures (default: bundled v4.1, the study's four workloads)."""
+    """Write the HTML report and figures (default: bundled v4.1, the study's four workloads).
+
+    Exit status: 0 written with all that was asked; 1 written, but without the advice that
+    --advise asked for (stderr says why, as `gpuscale advise --bench` does, which exits 2
+    on the same file: nothing to advise); 2 nothing written."""
     # lazy: pandas (the analysis stack), not needed for --help
     from gpuscale.analysis import AnalysisOptions
     from gpuscale.analysis.metrics import ReferenceNotFoundError
@@ -379,6 +383,7 @@ def report(
     # process imports matplotlib and loads the data. Not where an earlier report of the
     # same request left its analyses in the cache: no clustering to do.
     request = (paths, round_names, benchmark, reference, convergence_basis, bench_file, png)
+    missing: list[str] = []  # what was asked for and could not be given
     warm = cache is not None and request_seen(cache, request)
     with nullcontext(None) if warm else analysis_executor() as analysis:
         from gpuscale.report.html import build_report  # lazy: matplotlib, after the fork
@@ -406,12 +411,17 @@ def report(
                 notes=notes,
                 png=png,
                 cache=cache,
+                on_missing=missing.append,
             )
         if cache is not None:
             remember_request(cache, request)
     out.print(f"report written to {path}", markup=False, highlight=False)
+    for line in missing:
+        err.print(f"warning: {line}", markup=False, highlight=False)
     if open_browser:
         webbrowser.open(path.resolve().as_uri())
+    if missing:
+        raise typer.Exit(1)
 
 
 def _check_preset(interconnect: str) -> None:

@@ -33,6 +33,16 @@ def bundled_rounds() -> list[str]:
     return sorted(rounds, key=round_key)
 
 
+def bundled_workloads() -> dict[str, list[str]]:
+    """Each bundled round's workloads (cross-round names), rounds oldest first."""
+    path = DATA_DIR / "scores.parquet"
+    if not path.exists():
+        return {}
+    frame = pd.read_parquet(path, columns=["round", "workload"]).dropna()
+    held = frame.groupby("round")["workload"].agg(lambda w: sorted(set(w))).to_dict()
+    return {r: held[r] for r in sorted(held, key=round_key)}
+
+
 def load_round(*rounds: str) -> RoundTables:
     """The bundled tables of the given rounds (all bundled rounds when none given).
 

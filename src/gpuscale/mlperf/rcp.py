@@ -121,6 +121,20 @@ def rcp_runs(ruleset: str, benchmark: str) -> tuple[tuple[float, tuple[float, ..
     return tuple(sorted((bs, tuple(v)) for bs, v in points.items()))
 
 
+def rcp_rulesets(benchmark: str) -> list[str]:
+    """The training rulesets (``4.0.0``) whose reference convergence points include
+    ``benchmark`` (an RCP file's name), oldest first; empty without mlperf-logging."""
+    folder = _rcp_dir()
+    if folder is None or not folder.is_dir():
+        return []
+    found = [
+        p.name.removeprefix("training_")
+        for p in folder.glob("training_*")
+        if (p / f"rcps_{benchmark}.json").is_file()
+    ]
+    return sorted(found, key=lambda r: tuple(int(x) for x in r.split(".") if x.isdigit()))
+
+
 def rcp_points(ruleset: str, benchmark: str) -> tuple[tuple[float, float], ...]:
     """(global batch, mean samples or epochs to converge) of each reference convergence
     point (``rcp_runs`` averaged per batch)."""

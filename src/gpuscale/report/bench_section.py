@@ -36,6 +36,7 @@ class BenchSection:
     rows: list[dict[str, str]]
     failed: list[str] = field(default_factory=list)  # runs that did not measure, one line each
     answer: list[str] = field(default_factory=list)  # for the top of the report
+    advice_refused: str | None = None  # why the advice asked for was not given
 
 
 def failed_runs(table: pd.DataFrame) -> list[str]:
@@ -158,14 +159,15 @@ def against_measured(
 
 def advice_figure(
     table: pd.DataFrame, scaling: pd.DataFrame, out: FigureFiles, options: dict[str, Any]
-) -> tuple[list[str], tuple | None, list[str]]:
+) -> tuple[list[str], tuple | None, list[str], str | None]:
     """``gpuscale advise`` for the largest model with a trustworthy N = 1 run: its
-    explanation, the predicted scaling against the measured points, and the lines for
-    the top of the report (the advice's decision, each measured N > 1 against it)."""
+    explanation, the predicted scaling against the measured points, the lines for the
+    top of the report (the advice's decision, each measured N > 1 against it), and why
+    no advice was given (None when it was: what ``gpuscale advise --bench`` says)."""
     try:
         result = advise(bench=table, **options)
     except (CalibrationError, ValueError) as exc:
-        return [f"No advice: {exc}"], None, [f"No advice: {exc}"]
+        return [f"No advice: {exc}"], None, [f"No advice: {exc}"], str(exc)
     inputs = result.inputs
     assert inputs is not None
     predicted = throughput_speedup(result.predictions)
@@ -202,6 +204,7 @@ def advice_figure(
             files,
         ),
         decision + checks,
+        None,
     )
 
 
@@ -235,7 +238,10 @@ def build_bench_section(
         if not failed:
             return None
         labels = list(COLUMNS.values())
-        return BenchSection(["No run measured (see below)."], [], labels, [], failed)
+        refused = "no run of the results measured (every one failed)" if advice else None
+        return BenchSection(
+            ["No run measured (see below)."], [], labels, [], failed, advice_refused=refused
+        )
     figures = []
     for make, stem, title in (
         (step_breakdown, "bench_step_breakdown", "Where step time goes, by model size"),
@@ -247,8 +253,9 @@ def build_bench_section(
         figures.append((title, svg, files))
     findings = bench_findings(scaling)
     answer = [measured_answer(scaling)]
+    refused = None
     if advice is not None:
-        lines, figure, top = advice_figure(table, scaling, out, advice)
+        lines, figure, top, refused = advice_figure(table, scaling, out, advice)
         findings += lines
         answer += top
         figures += [figure] if figure is not None else []
@@ -256,4 +263,6 @@ def build_bench_section(
         {label: number(r[col]) for col, label in COLUMNS.items()}
         for r in scaling.to_dict("records")
     ]
-    return BenchSection(findings, figures, list(COLUMNS.values()), rows, failed, answer)
+    return BenchSection(
+        findings, figures, list(COLUMNS.values()), rows, failed, answer, advice_refused=refused
+    )

@@ -173,6 +173,7 @@ def build_report(
     notes: Sequence[str] = (),
     png: bool = False,
     cache: Path | None = None,
+    on_missing: Callable[[str], None] | None = None,
 ) -> Path:
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
 
@@ -191,6 +192,8 @@ def build_report(
     figure as PNG too (SVG only by default: a PNG costs more than the SVG to draw).
     ``cache``: a folder where drawn figures and finished analyses are kept for the next
     report made from the same data and code (``gpuscale.report.cache``); none by default.
+    ``on_missing`` is called with a sentence for each part asked for that the report
+    could not give (the advice, with why: what ``gpuscale advise --bench`` says).
     """
     options = options or AnalysisOptions()
     analysis = analysis or Inline()
@@ -203,7 +206,10 @@ def build_report(
     def bench_section(out: FigureFiles) -> BenchSection | None:
         if bench is None:
             return None
-        return build_bench_section(bench, out, advice=advice)
+        section = build_bench_section(bench, out, advice=advice)
+        if section is not None and section.advice_refused and on_missing is not None:
+            on_missing(f"the report has no advice on your hardware: {section.advice_refused}")
+        return section
 
     write_atomically(out_dir, write, command="report")
     return out_dir / "index.html"

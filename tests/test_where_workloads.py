@@ -1,0 +1,63 @@
+"""A workload asked of data (a round, a ruleset) that lacks it is named as a workload, with
+where it is, never called unknown ('resnet' in v5.0 is not a typo of 'retinanet'); a
+ruleset's RCP file of an old name holds that ruleset's workload, not a later one's."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuscale.mlperf.bundled import load_round
+from gpuscale.names import UnknownNameError, resolve_workloads, workloads_by_round
+
+pytest.importorskip("mlperf_logging")
+
+
+def test_a_workload_missing_from_the_rounds_loaded_says_which_rounds_hold_it() -> None:
+    everything = workloads_by_round(load_round().scores)
+    holding = [r for r, held in everything.items() if "resnet" in held]
+    assert holding and "v5.0" not in holding
+    with pytest.raises(UnknownNameError) as raised:
+        resolve_workloads(["resnet"], everything["v5.0"])
+    said = str(raised.value)
+    assert "did you mean" not in said  # not a typo of retinanet
+    assert "ResNet-50 ('resnet') is not in the rounds loaded" in said
+    assert f"bundled round(s) {', '.join(holding)} (--round {holding[-1]})" in said
+
+
+def test_a_name_no_round_knows_is_still_unknown_with_the_closest() -> None:
+    with pytest.raises(UnknownNameError, match=r"unknown benchmark 'bret' \(did you mean 'bert'"):
+        resolve_workloads(["bret"], ["bert", "retinanet"])
+
+
+def test_advise_on_a_ruleset_without_the_workloads_rcps_names_those_that_have_them() -> None:
+    from gpuscale.advice.api import advise
+    from gpuscale.mlperf.rcp import rcp_points
+
+    with pytest.raises(ValueError) as raised:
+        advise(params=25e6, step_ms=100, workload="resnet", ruleset="5.0.0")
+    said = str(raised.value)
+    assert "in ruleset 5.0.0" in said
+    assert "has them in ruleset(s) " in said
+    from gpuscale.analysis.critical_batch import rcp_rulesets_for
+
+    with_rcps = rcp_rulesets_for("resnet")
+    assert with_rcps and all(rcp_points(r, "resnet") for r in with_rcps)
+    assert not rcp_points("5.0.0", "resnet")
+    assert f"has them in ruleset(s) {', '.join(with_rcps)}" in said
+    assert f"--ruleset {with_rcps[-1]}" in said
+
+
+def test_retinanet_is_never_fitted_to_ssd_resnet34s_points() -> None:
+    """``rcps_ssd.json`` of rulesets up to 1.1.0 holds SSD-ResNet34 (quality target mAP
+    0.23), from 2.0.0 RetinaNet (0.34): RetinaNet in 1.1.0 has no RCPs."""
+    from gpuscale.analysis.critical_batch import rcp_model_for
+
+    assert rcp_model_for("retinanet", "1.1.0") is None
+    assert rcp_model_for("ssd_resnet34", "1.1.0") is not None
+    assert rcp_model_for("ssd", "1.1.0") is not None  # v1.1's ssd folder: SSD-ResNet34
+    assert rcp_model_for("retinanet", "4.1.0") is not None  # its old name, ssd, there
+    from gpuscale.analysis.critical_batch import rcp_rulesets_for
+
+    assert "1.1.0" not in rcp_rulesets_for("retinanet")
+    assert "1.1.0" in rcp_rulesets_for("ssd_resnet34")
+    assert "2.0.0" not in rcp_rulesets_for("ssd_resnet34")

@@ -219,7 +219,7 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
         for k, path in enumerate(paths):
             name = names[k] if names else None
             try:
-                part = read_round(path, name, workers=cores(), progress=update)
+                part = read_round(path, name, progress=update)
             except (SourceError, ValueError) as exc:
                 if path.is_dir() and not _holds_submitters(path):
                     fail(_no_results(path))  # the reason, before any word on round names

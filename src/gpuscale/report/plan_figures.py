@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.quantities import number
+from gpuscale.report.bands import interval_band
 from gpuscale.report.style import (
     OKABE_ITO,
     Chart,
@@ -28,15 +29,7 @@ def plan_chart(
     ``systems``: the measured systems (one colour per round)."""
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
-    ax.fill_between(
-        curve["devices"],
-        curve["minutes_low"],
-        curve["minutes_high"],
-        color=OKABE_ITO[0],
-        alpha=0.15,
-        linewidth=0,
-        label="80% interval",
-    )
+    interval_band(ax, curve, "devices", "minutes", alpha=0.15)
     ax.plot(curve["devices"], curve["minutes"], color=OKABE_ITO[0], linewidth=1.2, label="plan")
     rounds = sorted(systems["round"].astype(str).unique(), key=round_key)
     for k, round_name in enumerate(rounds):

@@ -14,7 +14,7 @@ from gpuscale.planning.cache import default_fits, fits_of
 from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
-from gpuscale.tables import Criterion
+from gpuscale.tables import Criterion, measures
 from gpuscale.tables.plan import NEAREST_KEYS
 from gpuscale.tables.workloads import round_key
 
@@ -74,17 +74,19 @@ def leaned_on(workload: dict[str, Any], family: str, n: int, k: int = 3) -> list
 
 def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list, list]:
     """(on the Pareto front, the criteria picking each count) over the counts asked."""
-    speedup = [minutes[0] / t for t in minutes]
-    efficiency = [s / x for s, x in zip(speedup, n, strict=True)]
-    normalised = [s * n[0] / x for s, x in zip(speedup, n, strict=True)]
-    hours = [x * t / 60 for x, t in zip(n, minutes, strict=True)]
+    speedups = [measures.speedup(minutes[0], t) for t in minutes]
+    efficiencies = [measures.efficiency(s, x) for s, x in zip(speedups, n, strict=True)]
+    normalised = [
+        measures.normalized_efficiency(s, x, n[0]) for s, x in zip(speedups, n, strict=True)
+    ]
+    hours = [measures.accelerator_hours(x, t) for x, t in zip(n, minutes, strict=True)]
     picks: dict[int, list[str]] = {}
     knee = None
     if len(n) >= 3:
         knee = criteria.kneedle([math.log10(x) for x in n], [math.log10(t) for t in minutes])
     chosen = [
         (Criterion.KNEE, knee),
-        (Criterion.SPEED_X_EFFICIENCY, criteria.best_speed_x_efficiency(speedup, efficiency)),
+        (Criterion.SPEED_X_EFFICIENCY, criteria.best_speed_x_efficiency(speedups, efficiencies)),
         (Criterion.EFFICIENCY_THRESHOLD, criteria.last_above_threshold(normalised, threshold)),
     ]
     for criterion, index in chosen:
@@ -110,7 +112,7 @@ def _rows(points: list[dict], request: PlanRequest, fit: dict, family: str) -> l
     price, power = request.price_per_device_hour, request.power_w
     rows = []
     for k, p in enumerate(points):
-        hours = n[k] * p["minutes"] / 60
+        hours = measures.accelerator_hours(n[k], p["minutes"])
         rows.append(
             p
             | {
@@ -123,8 +125,8 @@ def _rows(points: list[dict], request: PlanRequest, fit: dict, family: str) -> l
                 "extrapolated": p["count_class"] in ("ii_out", "iii"),
                 "nearest": leaned_on(fit, family, int(n[k])),
                 "device_hours": hours,
-                "cost": hours * price if price is not None else math.nan,
-                "energy_kwh": hours * power / 1000 if power is not None else math.nan,
+                "cost": measures.cost(hours, price),
+                "energy_kwh": measures.energy_kwh(hours, power),
                 "pareto": front[k],
                 "stops_paying": stops[k],
             }

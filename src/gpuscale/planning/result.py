@@ -106,13 +106,13 @@ def _plannable(fits: dict[str, Any], workload: str, family: str) -> None:
 
 
 def _rows(points: list[dict], request: PlanRequest, fit: dict, family: str) -> list[dict]:
-    n = [float(p["devices"]) for p in points]
-    minutes = [p["minutes"] for p in points]
+    n = [float(p["accelerators"]) for p in points]
+    minutes = [p["time_to_train_min"] for p in points]
     front, stops = _marks(n, minutes, request.threshold)
     price, power = request.price_per_device_hour, request.power_w
     rows = []
     for k, p in enumerate(points):
-        hours = measures.accelerator_hours(n[k], p["minutes"])
+        hours = measures.accelerator_hours(n[k], p["time_to_train_min"])
         rows.append(
             p
             | {
@@ -124,7 +124,7 @@ def _rows(points: list[dict], request: PlanRequest, fit: dict, family: str) -> l
                 "convergence_factor": points[0]["convergence"] / p["convergence"],
                 "extrapolated": p["count_class"] in ("ii_out", "iii"),
                 "nearest": leaned_on(fit, family, int(n[k])),
-                "device_hours": hours,
+                "accelerator_hours": hours,
                 "cost": measures.cost(hours, price),
                 "energy_kwh": measures.energy_kwh(hours, power),
                 "pareto": front[k],
@@ -152,7 +152,7 @@ def plan_result(request: PlanRequest, fits: dict[str, Any]) -> PlanResult:
     _plannable(fits, workload, family)
     fit = fits["workloads"][workload]
     points = [predict_point(fits, workload, family, n) for n in request.devices]
-    odd = [p["devices"] for p in points if not 0 < p["minutes"] < math.inf]
+    odd = [p["accelerators"] for p in points if not 0 < p["time_to_train_min"] < math.inf]
     if odd:  # a number that cannot be true is a bug, never a plan
         raise PlanError(
             f"the model gives no finite positive time at {', '.join(map(str, odd))} devices "

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuscale import criteria
-from gpuscale.mlperf.accelerators import UNKNOWN_FAMILY, normalise_accelerator
-from gpuscale.names import _key, resolve_choice, resolve_workloads
+from gpuscale.names import resolve_family, resolve_workloads
 from gpuscale.planning.cache import default_fits, fits_of
 from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion, measures
 from gpuscale.tables.plan import NEAREST_KEYS
+from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import round_key
 
 
@@ -33,21 +33,6 @@ class PlanResult:
     notes: list[str]
     model: dict[str, Any]
     systems: list[dict[str, Any]]
-
-
-def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
-    """The accelerator family ``name`` means among ``valid``, and a note when it was read
-    (``H100`` -> ``H100-SXM5-80GB``: the catalogue's default form factor and memory).
-    Exact family names, then the accelerator catalogue, then unambiguous prefixes;
-    ``UnknownNameError`` (with the closest name) otherwise."""
-    exact = [v for v in valid if _key(v) == _key(name)]
-    if exact:
-        return exact[0], ""
-    known = normalise_accelerator(name)
-    if known.known and known.family in valid:
-        return known.family, f"{name!r} read as the accelerator family {known.family}"
-    found = resolve_choice(name, valid, "accelerator family")
-    return found, f"{name!r} read as the accelerator family {found}"
 
 
 def _system(entry: list[Any], family: str) -> dict[str, Any]:

@@ -43,7 +43,7 @@ def test_a_folder_without_results_is_no_results(tmp_path: Path) -> None:
 
 def test_a_benchmark_typed_as_a_path_is_said(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SourceError, match="a benchmark. give it with -b brt"):
+    with pytest.raises(SourceError, match=r"a benchmark\? give it with -b brt"):
         read_paths([Path("brt")])
 
 

@@ -207,14 +207,17 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
         return read(paths, round_names, progress=update)
 
 
-def load_tables(paths: list[Path] | None, round_names: list[str] | None):
+def load_tables(
+    paths: list[Path] | None, round_names: list[str] | None, default: list[str] | None = None
+):
     """Tables from raw paths (read now, with a progress bar) and bundled rounds
-    (``gpuscale.mlperf.load.load_rounds``); a request it refuses ends the command."""
+    (``gpuscale.mlperf.load.load_rounds``; the ``default`` rounds when given neither); a
+    request it refuses ends the command."""
     from gpuscale.mlperf.load import load_rounds  # lazy: the MLPerf readers, pandas
 
     update, context = _progress_reader() if paths else (None, nullcontext())
     with context, fail_on(SourceError, ValueError):
-        return load_rounds(paths, round_names, progress=update)
+        return load_rounds(paths, round_names, default=default, progress=update)
 
 
 def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> list[str]:

@@ -98,13 +98,15 @@ def load_rounds(
     paths: Sequence[Path] | None,
     round_names: Sequence[str] | None,
     *,
+    default: Sequence[str] | None = None,
     progress: Progress | None = None,
 ) -> RoundTables:
     """Tables from raw paths (read now) and bundled rounds: ``round_names`` names bundled
     rounds, added beside the paths; a path whose name says no round takes the first
-    names as its round (one for all such paths, or one each)."""
+    names as its round (one for all such paths, or one each). Given neither, the
+    ``default`` bundled rounds (none: every bundled round)."""
     if not paths:
-        return _bundled(list(round_names or []))
+        return _bundled(list(round_names or default or []))
     own, bundled = _split_round_names(list(paths), list(round_names or []))
     tables = read_paths(paths, own, progress=progress)
     return combine([tables, _bundled(bundled)]) if bundled else tables

@@ -231,13 +231,9 @@ def analyze(
         if not both:
             return
     # lazy: pandas and scikit-learn (the analysis stack), not needed for --help
-    from gpuscale.analysis import AnalysisOptions, as_json
-    from gpuscale.analysis.analyze import (
-        NothingAnalysedError,
-        analyze_or_explain,
-        clusters_lowered,
-    )
-    from gpuscale.analysis.document import analyze_document
+    from gpuscale.analysis import AnalysisOptions
+    from gpuscale.analysis.analyze import NothingAnalysedError, analyze_or_explain, clusters_lowered
+    from gpuscale.analysis.document import analyze_document, as_json
     from gpuscale.analysis.metrics import ReferenceNotFoundError
 
     tables = load_tables(paths, round_names, default=[STUDY_ROUND])

@@ -73,7 +73,7 @@ def copy_with(tmp_path: Path, module: str, line: str) -> Path:
         ),
         # the analysis reading RCPs outside its one seam (critical_batch)
         (
-            "gpuscale/analysis/uncertainty.py",
+            "gpuscale/analysis/score_intervals.py",
             "def f():\n    from gpuscale.mlperf.rcp import rcp_runs",
             "analysis and planning read the tables",
         ),

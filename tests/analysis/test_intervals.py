@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from gpuscale.analysis.metrics import scaling_table
 from gpuscale.analysis.resampling import olympic_rows
-from gpuscale.analysis.uncertainty import bootstrap_intervals
+from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.mlperf.rcp import rcp_points, rcp_runs
 from gpuscale.mlperf.scores import olympic_score
 from gpuscale.tables import RUNS_COLUMNS

@@ -22,8 +22,8 @@ from gpuscale.analysis.equilibrium import (
     pareto_mask,
 )
 from gpuscale.analysis.metrics import Reference, references, scaling_table
+from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.analysis.study import StudyStatement, compare_with_study
-from gpuscale.analysis.uncertainty import bootstrap_intervals
 from gpuscale.quantities import named
 from gpuscale.tables import (
     CLUSTER_COLUMN,

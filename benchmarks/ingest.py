@@ -24,7 +24,6 @@ command <= 1.5 s beyond interpreter start-up.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -37,8 +36,6 @@ from pathlib import Path
 
 from gpuscale.mlperf import mllog
 from gpuscale.mlperf.ingest import read_round
-
-CORES = os.cpu_count() or 1
 
 DEFAULT_ARCHIVE = Path(__file__).resolve().parents[2] / "shared/mlperf/training_results_v4.1.tar.xz"
 
@@ -109,18 +106,16 @@ def main() -> None:
         size_mb = sum(Path(f).stat().st_size for f in files) / 1e6
         print(f"round: {root.name}, {len(files)} files, {size_mb:.0f} MB unpacked")
         print(f"MLLOG scanner in use: {mllog.SCANNER}")
-        tables = read_round(root, workers=CORES)  # warm the page cache and the imports
+        tables = read_round(root)  # warm the page cache and the imports
         # Each round times every contender back to back, so a ratio compares runs made
         # under the same load (the machine drifts by 15-25% within minutes).
         contenders: dict[str, Callable[[], object]] = {}
         if grep:
             contenders["grep -c MLLOG (dir)"] = _command(grep, "-rc", ":::MLLOG", str(root))
-        contenders["gpuscale read_round (dir)"] = lambda: read_round(root, workers=CORES)
+        contenders["gpuscale read_round (dir)"] = lambda: read_round(root)
         if xz:
             contenders["xz -dc (archive)"] = _command(xz, "-dc", str(args.archive))
-        contenders["gpuscale read_round (archive)"] = lambda: read_round(
-            args.archive, workers=CORES
-        )
+        contenders["gpuscale read_round (archive)"] = lambda: read_round(args.archive)
         contenders["python -c pass"] = _command(sys.executable, "-c", "pass")
         contenders["gpuscale scores DIR -f csv"] = _command(
             sys.executable, "-m", "gpuscale.cli", "scores", str(root), "-f", "csv"

@@ -49,7 +49,7 @@ import pandas as pd
 from gpuscale import load_round
 from gpuscale.analysis.metrics import scaling_table
 from gpuscale.analysis.resampling import ResultRuns, official_score, olympic_rows
-from gpuscale.analysis.uncertainty import bootstrap_intervals
+from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.tables import RUNS_COLUMNS, SCORES_COLUMNS
 
 BENCH = "simulated"  # a name with no RCP file: the trial's own RCP runs are the only ones

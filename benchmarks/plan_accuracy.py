@@ -97,10 +97,11 @@ def with_baselines(cases: pd.DataFrame, systems: pd.DataFrame, forward: bool) ->
                     (mine["round"] == case.round)
                     & (mine["system_name"] == case.system)
                     & (mine["submitter"] == case.submitter)
-                    & (mine["accelerators"] == case.devices)
+                    & (mine["accelerators"] == case.accelerators)
                 )
             ]
-        out.append({"lookup": lookup(mine, case.devices), "ideal": ideal(mine, case.devices)})
+        n = case.accelerators
+        out.append({"lookup": lookup(mine, n), "ideal": ideal(mine, n)})
     return pd.concat([cases.reset_index(drop=True), pd.DataFrame(out)], axis=1)
 
 
@@ -126,7 +127,7 @@ def loso(systems: pd.DataFrame) -> pd.DataFrame:
             if not plannable(trial, w, f):
                 continue
         p = predict_point(trial, w, f, n, row.round)
-        log_error = math.log(p["minutes"] / row.time_to_train_min)
+        log_error = math.log(p["time_to_train_min"] / row.time_to_train_min)
         out.append(case_of(row) | p | {"log_error": log_error})
     return with_baselines(pd.DataFrame(out), systems, forward=False)
 
@@ -148,8 +149,8 @@ def summary(cases: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
             err = _errors(frame, method)
             row[f"{method} median %"] = float(err.median()) if len(err) else math.nan
             row[f"{method} within 10%"] = float((err <= 10).mean() * 100) if len(err) else math.nan
-        covered = (frame["minutes_low"] <= frame["measured"]) & (
-            frame["measured"] <= frame["minutes_high"]
+        covered = (frame["time_to_train_min_low"] <= frame["measured"]) & (
+            frame["measured"] <= frame["time_to_train_min_high"]
         )
         row["plan coverage %"] = float(covered.mean() * 100) if len(frame) else math.nan
         rows.append(row)
@@ -191,7 +192,12 @@ def checkout(ref: str, into: Path) -> Path | None:
 
 def old_plan(cases: pd.DataFrame, source: Path) -> pd.DataFrame:
     """``cases`` with ``old`` (REF's minutes) and ``old_covered`` (its 80% interval)."""
-    wanted = cases[["round", "workload", "family", "devices"]].to_dict("records")
+    # REF's script takes the count as ``devices`` (its plan's name for it)
+    wanted = (
+        cases[["round", "workload", "family", "accelerators"]]
+        .rename(columns={"accelerators": "devices"})
+        .to_dict("records")
+    )
     done = subprocess.run(
         [sys.executable, "-c", OLD_PLAN],
         input=json.dumps(wanted, default=int),
@@ -298,8 +304,8 @@ def goals(cases: pd.DataFrame, table: pd.DataFrame) -> None:
         print(f"    coverage 65-90% in {name}: {value:.1f}% -> {verdict(low <= value <= high)}")
     three = cases[cases["count_class"] == "iii"]
     covered = rows.loc[CLASSES["iii"], "plan coverage %"]
-    inside = (three["minutes_low"] <= three["measured"]) & (
-        three["measured"] <= three["minutes_high"]
+    inside = (three["time_to_train_min_low"] <= three["measured"]) & (
+        three["measured"] <= three["time_to_train_min_high"]
     )
     by_round = ", ".join(
         f"{r} {int(g.sum())} of {len(g)}" for r, g in inside.groupby(three["round"])
@@ -321,7 +327,7 @@ def main() -> None:
         old_source = checkout(args.old, Path(folder)) if args.old else None
         if args.part in ("forward", "all"):
             start = time.perf_counter()
-            cases = forward(systems).rename(columns={"minutes": "plan"})
+            cases = forward(systems).rename(columns={"time_to_train_min": "plan"})
             methods = ["plan", "lookup", "ideal"]
             if old_source is not None:
                 cases = old_plan(cases, old_source)
@@ -338,7 +344,7 @@ def main() -> None:
             goals(cases, table)
         if args.part in ("loso", "all"):
             start = time.perf_counter()
-            cases = loso(systems).rename(columns={"minutes": "plan"})
+            cases = loso(systems).rename(columns={"time_to_train_min": "plan"})
             show(
                 f"leave one system out ({time.perf_counter() - start:.0f} s):",
                 cases,

@@ -65,6 +65,18 @@ def copy_with(tmp_path: Path, module: str, line: str) -> Path:
         ("gpuscale/sources/entries.py", "import gpuscale.sources.tree", "No cycles"),
         # torch outside bench, even lazily
         ("gpuscale/interconnect/topology.py", "def f():\n    import torch", "torch"),
+        # the plan reaching past the tables into the round reader's catalogue
+        (
+            "gpuscale/planning/systems.py",
+            "from gpuscale.mlperf.accelerators import normalise_accelerator",
+            "analysis and planning read the tables",
+        ),
+        # the analysis reading RCPs outside its one seam (critical_batch)
+        (
+            "gpuscale/analysis/score_intervals.py",
+            "def f():\n    from gpuscale.mlperf.rcp import rcp_runs",
+            "analysis and planning read the tables",
+        ),
     ],
 )
 def test_a_back_import_breaks_the_contract(

@@ -1,4 +1,5 @@
-"""What people type for a benchmark, family or division, resolved to the names in the data.
+"""What people type for a benchmark, accelerator family, ruleset or division, resolved to
+the names in the data.
 
 One resolver for every command: a benchmark is found by its workload name, any of its
 folder names, its display name (the report's headings), the study's names, or an
@@ -132,6 +133,24 @@ def resolve_choice(value: str, valid: Iterable[str], what: str) -> str:
     if len(found) > 1:
         raise UnknownNameError(f"{what} {value!r} is ambiguous: {', '.join(found)}")
     raise _fail(what, value, choices)
+
+
+def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
+    """The accelerator family ``name`` means among ``valid``, and a note when it was read
+    (``H100`` -> ``H100-SXM5-80GB``: the catalogue's default form factor and memory).
+    Exact family names, then the accelerator catalogue, then unambiguous prefixes;
+    ``UnknownNameError`` (with the closest name) otherwise."""
+    # lazy: the accelerator catalogue, only when a family is typed (not at the CLI's start)
+    from gpuscale.mlperf.accelerators import normalise_accelerator
+
+    exact = [v for v in valid if _key(v) == _key(name)]
+    if exact:
+        return exact[0], ""
+    known = normalise_accelerator(name)
+    if known.known and known.family in valid:
+        return known.family, f"{name!r} read as the accelerator family {known.family}"
+    found = resolve_choice(name, valid, "accelerator family")
+    return found, f"{name!r} read as the accelerator family {found}"
 
 
 def resolve_ruleset(value: str) -> str:

@@ -38,24 +38,34 @@ def scores(rows: list[tuple[str, str, int, float]], workload: str = "bert") -> p
     return pd.DataFrame(records, columns=list(SCORES_COLUMNS))
 
 
+def run_record(system_id: str, j: int, minutes: float, ok: bool = True, **fields) -> dict:
+    """One run of a system (its ``j``-th result file): a success, counted and kept, or a
+    failure (``ok`` False: aborted); ``fields`` set other columns (a v9.9 BERT by
+    default)."""
+    record = dict.fromkeys(RUNS_COLUMNS)
+    record.update(round="v9.9", org="Org", submitter="Org", benchmark="bert", workload="bert")
+    record.update(
+        system_id=system_id,
+        run_file=f"result_{j}.txt",
+        time_to_train_min=minutes,
+        counted=ok,
+        kept=ok,
+        status="success" if ok else "aborted",
+    )
+    record.update(fields)
+    return record
+
+
 def runs_for(table: pd.DataFrame, spread: float = 0.1) -> pd.DataFrame:
     """Five kept runs per system, symmetric around its score (mean = score)."""
-    records = []
-    for row in table.itertuples(index=False):
-        for j, d in enumerate((-2, -1, 0, 1, 2)):
-            record = dict.fromkeys(RUNS_COLUMNS)
-            record.update(
-                round=row.round,
-                org=row.org,
-                submitter=row.submitter,
-                system_id=row.system_id,
-                benchmark=row.benchmark,
-                workload=row.workload,
-                run_file=f"result_{j}.txt",
-                time_to_train_min=row.time_to_train_min * (1 + d * spread / 2),
-                counted=True,
-                kept=True,
-                status="success",
-            )
-            records.append(record)
+    records = [
+        run_record(
+            row.system_id,
+            j,
+            row.time_to_train_min * (1 + d * spread / 2),
+            **{c: getattr(row, c) for c in ("round", "org", "submitter", "benchmark", "workload")},
+        )
+        for row in table.itertuples(index=False)
+        for j, d in enumerate((-2, -1, 0, 1, 2))
+    ]
     return pd.DataFrame(records, columns=list(RUNS_COLUMNS))

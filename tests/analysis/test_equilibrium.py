@@ -9,7 +9,7 @@ import pytest
 from gpuscale.analysis.clusters import cluster_systems
 from gpuscale.analysis.equilibrium import equilibrium, pareto_mask
 from gpuscale.analysis.metrics import scaling_table
-from gpuscale.analysis.uncertainty import bootstrap_intervals
+from gpuscale.analysis.score_intervals import bootstrap_intervals
 
 from .tables import runs_for, scores
 

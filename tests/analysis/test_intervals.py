@@ -12,38 +12,29 @@ from hypothesis import strategies as st
 
 from gpuscale.analysis.metrics import scaling_table
 from gpuscale.analysis.resampling import olympic_rows
-from gpuscale.analysis.uncertainty import bootstrap_intervals
+from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.mlperf.rcp import rcp_points, rcp_runs
 from gpuscale.mlperf.scores import olympic_score
 from gpuscale.tables import RUNS_COLUMNS
 
-from .tables import scores
+from .tables import run_record, scores
 
 
 def runs_of(results: dict[str, list[tuple[float, float]]], batch: float = 256.0) -> pd.DataFrame:
     """Runs of hand-made results: per system, (minutes, epochs) per run; NaN minutes = a
     failed run."""
-    rows = []
-    for system_id, runs in results.items():
-        for j, (minutes, epochs) in enumerate(runs):
-            ok = minutes == minutes
-            row = dict.fromkeys(RUNS_COLUMNS)
-            row.update(
-                round="v9.9",
-                org="Org",
-                submitter="Org",
-                system_id=system_id,
-                benchmark="bert",
-                workload="bert",
-                run_file=f"result_{j}.txt",
-                time_to_train_min=minutes,
-                counted=ok,
-                kept=ok,
-                status="success" if ok else "aborted",
-                global_batch_size=batch,
-                samples_to_converge=epochs if ok else np.nan,
-            )
-            rows.append(row)
+    rows = [
+        run_record(
+            system_id,
+            j,
+            minutes,
+            minutes == minutes,
+            global_batch_size=batch,
+            samples_to_converge=epochs if minutes == minutes else np.nan,
+        )
+        for system_id, runs in results.items()
+        for j, (minutes, epochs) in enumerate(runs)
+    ]
     return pd.DataFrame(rows, columns=list(RUNS_COLUMNS))
 
 

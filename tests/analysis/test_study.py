@@ -85,9 +85,9 @@ def test_each_statement_ends_with_its_verdict(statements) -> None:
         assert s.text.rstrip(".").split(": ")[-1].startswith(s.verdict), s.text
 
 
-def synthetic(times: dict[int, float], workload: str) -> pd.DataFrame:
+def synthetic(times: dict[int, float], workload: str, **columns: object) -> pd.DataFrame:
     rows = [(f"s{n}", "H100", n, t) for n, t in times.items()]
-    return scaling_table(scores(rows, workload=workload), workload)
+    return scaling_table(scores(rows, workload=workload).assign(**columns), workload)
 
 
 def test_verdicts_turn_with_the_data() -> None:
@@ -109,6 +109,23 @@ def test_verdicts_turn_with_the_data() -> None:
         if s.finding == "RetinaNet scales the most linearly of the four"
     ]
     assert linear_verdict == ["agrees"]
+
+
+def test_a_two_part_finding_agrees_when_both_parts_hold() -> None:
+    """Llama2 above 1 at 8 (4 x 100 / (8 x 45) = 1.11) and losing 29% per doubling from
+    16 to 64: both parts hold, so it agrees (numpy's True + True is True, which once read
+    as one part of two: "partly" under a text saying both held)."""
+    llama, batch = "llama2_70b_lora", {"global_batch_size": 8.0}
+    both = synthetic({4: 100.0, 8: 45.0, 16: 30.0, 32: 20.0, 64: 15.0}, llama, **batch)
+    one = synthetic({4: 100.0, 8: 45.0, 16: 22.0, 32: 11.5, 64: 6.0}, llama, **batch)
+    finding = "E' above 1 at 4-8 accelerators, falling fast from 16 on"
+
+    def verdict(table: pd.DataFrame) -> str:
+        found = compare_with_study({"llama2_70b_lora": table})
+        return next(s.verdict for s in found if s.finding == finding)
+
+    assert verdict(both) == "agrees"
+    assert verdict(one) == "partly"  # above 1, but 4% lost per doubling: not fast
 
 
 def test_the_paper_is_cited_in_the_report_section(study_analysis, v41) -> None:

@@ -41,8 +41,8 @@ def test_v1_1_ssd_never_joins_retinanet(tmp_path) -> None:
     old.system("Acme", "box").runs("Acme", "box", "ssd", [10, 11, 12, 13, 14])
     new = RoundBuilder(name="training_results_v4.1")
     new.system("Acme", "box").runs("Acme", "box", "ssd", [10, 11, 12, 13, 14])
-    v11 = read_round(old.write_dir(tmp_path / "a"), workers=1)
-    v41 = read_round(new.write_dir(tmp_path / "b"), workers=1)
+    v11 = read_round(old.write_dir(tmp_path / "a"))
+    v41 = read_round(new.write_dir(tmp_path / "b"))
     assert set(v11.runs["workload"]) == set(v11.scores["workload"]) == {"ssd_resnet34"}
     assert set(v41.scores["workload"]) == {"retinanet"}
     # Asked for RetinaNet, a user never gets the SSD-ResNet34 results.

@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.shared, pytest.mark.slow]
 
 @pytest.mark.parametrize("round_name", bundled_rounds())
 def test_bundled_equals_a_fresh_ingest(round_name: str, shared_archive) -> None:
-    fresh = read_round(shared_archive(round_name), workers=2)
+    fresh = read_round(shared_archive(round_name))
     shipped = load_round(round_name)
     for name in RoundTables.NAMES:
         pd.testing.assert_frame_equal(

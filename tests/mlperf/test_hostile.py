@@ -43,7 +43,7 @@ def problems(tables, kind: str | None = None) -> list[str]:
 
 
 def read(rb: RoundBuilder, tmp_path: Path):
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     assert scored(tables) == pytest.approx(10.875)  # the healthy system is untouched
     return tables
 
@@ -192,7 +192,7 @@ def test_unreadable_files_and_folders_are_problems(tmp_path, monkeypatch) -> Non
 
     monkeypatch.setattr(sources.os, "scandir", scandir)
     monkeypatch.setattr(sources, "read_file", read_file)
-    tables = read_round(root, workers=1)
+    tables = read_round(root)
     assert scored(tables) == pytest.approx(10.875)
     unreadable = problems(tables, "unreadable")
     assert any(p.startswith("Bad/results/b2:") for p in unreadable), unreadable
@@ -214,7 +214,7 @@ def test_a_name_that_is_not_utf8_is_read_under_an_escaped_name(tmp_path) -> None
     for i, m in enumerate([10, 11, 12, 13, 14]):
         with open(os.path.join(folder, b"result_%d.txt" % i), "w") as f:
             f.write(result_log(minutes=m, seed=i))
-    tables = read_round(root, workers=1)
+    tables = read_round(root)
     assert "Bad\\xff" in set(tables.runs.org)
     assert any("not UTF-8" in p for p in problems(tables))
     tables.runs.to_csv(tmp_path / "runs.csv")  # the escaped names write anywhere
@@ -232,7 +232,7 @@ def test_zip_members_encrypted_or_unsupported_are_problems(tmp_path) -> None:
     central = blob.rfind(b"PK\x01\x02")
     blob[central + 8] |= 0x1
     path.write_bytes(bytes(blob))
-    tables = read_round(path, workers=1)
+    tables = read_round(path)
     assert scored(tables) == pytest.approx(10.875)
     assert any("result_0.txt" in p for p in problems(tables, "corrupt archive"))
 
@@ -266,7 +266,7 @@ def test_a_damaged_archive_never_scores_from_too_few_runs(tmp_path, damage: str)
         packed = bytes(blob)
     path = tmp_path / f"{rb.name}.tar.xz"
     path.write_bytes(packed)
-    tables = read_round(path, workers=1)
+    tables = read_round(path)
     assert problems(tables, "corrupt archive")
     runs = tables.runs.groupby(["org", "system_id"]).size()
     for row in tables.scores.itertuples():

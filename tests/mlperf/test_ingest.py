@@ -32,7 +32,7 @@ def score_of(tables, system_id: str, bench: str) -> float:
 
 
 def test_schema_columns(tmp_path: Path) -> None:
-    tables = read_round(good_round().write_dir(tmp_path), workers=1)
+    tables = read_round(good_round().write_dir(tmp_path))
     assert tuple(tables.systems.columns) == SYSTEMS_COLUMNS
     assert tuple(tables.runs.columns) == RUNS_COLUMNS
     assert tuple(tables.scores.columns) == SCORES_COLUMNS
@@ -40,7 +40,7 @@ def test_schema_columns(tmp_path: Path) -> None:
 
 
 def test_scores_are_olympic_means(tmp_path: Path) -> None:
-    tables = read_round(good_round().write_dir(tmp_path), workers=1)
+    tables = read_round(good_round().write_dir(tmp_path))
     bert = sorted([10, 12, 11, 13, 9, 10, 11, 12, 10, 11])[1:-1]
     assert score_of(tables, "box8", "bert") == pytest.approx(sum(bert) / len(bert))
     assert score_of(tables, "box16", "ssd") == pytest.approx(6.0)
@@ -60,8 +60,8 @@ def test_every_source_gives_the_same_tables(tmp_path: Path, kind: str) -> None:
         "tar.xz": lambda: rb.write_tar(tmp_path, "xz"),
         "zip": lambda: rb.write_zip(tmp_path),
     }[kind]()
-    reference = read_round(rb.write_dir(tmp_path / "ref"), workers=1)
-    tables = read_round(path, workers=2)
+    reference = read_round(rb.write_dir(tmp_path / "ref"))
+    tables = read_round(path)
     assert tables.scores["round"].unique().tolist() == ["v4.1"]
     pd.testing.assert_frame_equal(tables.scores, reference.scores)
     pd.testing.assert_frame_equal(tables.runs, reference.runs)
@@ -80,7 +80,7 @@ def test_bad_runs_are_dropped_with_reasons(tmp_path: Path) -> None:
         "Acme/results/box/bert/result_9.txt",
         result_log(minutes=1, status="aborted", converged=False),
     )
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     run = tables.runs[tables.runs.run_file == "result_9.txt"].iloc[0]
     assert run["status"] == "aborted" and not run["counted"]
     # the failed run replaces the slowest dropped run: mean of sorted[1:]
@@ -101,7 +101,7 @@ def test_malformed_logs_become_problems(tmp_path: Path) -> None:
     rb = RoundBuilder().system("Acme", "box")
     for name, content in BAD_LOGS.items():
         rb.raw(f"Acme/results/box/bert/{name}", content)
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     status = dict(zip(tables.runs.run_file, tables.runs.status, strict=True))
     assert status == {
         "result_0.txt": "missing run_stop",
@@ -122,9 +122,9 @@ def test_structure_problems(tmp_path: Path) -> None:
     rb.system("Acme", "odd", nodes="", per_node="N/A")  # empty numeric fields
     rb.raw("Acme/systems/broken.json", b"{not json")
     rb.raw("Acme/results/box8/gnn/scaling.json", b'{"factor": 2}')
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     (tmp_path / "training_results_v4.1/Acme/results/box8/dlrm_dcnv2").mkdir()
-    tables_empty = read_round(tmp_path / "training_results_v4.1", workers=1)
+    tables_empty = read_round(tmp_path / "training_results_v4.1")
     kinds = set(tables.problems.kind)
     assert {
         "missing system",
@@ -146,7 +146,7 @@ def test_scaling_factor_multiplies(tmp_path: Path) -> None:
     rb = good_round().raw(
         "Acme/results/box16/ssd/scaling.json", json.dumps({"scaling_factor": 1.25})
     )
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     assert score_of(tables, "box16", "ssd") == pytest.approx(7.5)
 
 
@@ -157,7 +157,7 @@ def test_unsafe_archive_members_are_skipped(tmp_path: Path) -> None:
         "training_results_v4.1/Acme/results/box8/bert/../../../../../x.txt": b"x",
     }
     path = good_round().write_tar(tmp_path, "gz", extra_members=evil)
-    tables = read_round(path, workers=1)
+    tables = read_round(path)
     unsafe = tables.problems[tables.problems.kind == "unsafe path"]
     assert len(unsafe) == 3
     assert score_of(tables, "box16", "ssd") == pytest.approx(6.0)
@@ -169,7 +169,7 @@ def test_truncated_archive_keeps_what_was_read(tmp_path: Path) -> None:
     data = path.read_bytes()
     cut = tmp_path / "training_results_v4.1_cut.tar"
     cut.write_bytes(data[: int(len(data) * 0.7)])
-    tables = read_round(cut, round_name="v4.1", workers=1)
+    tables = read_round(cut, round_name="v4.1")
     assert "corrupt archive" in set(tables.problems.kind)
     assert len(tables.runs) > 0
 
@@ -183,13 +183,6 @@ def test_not_an_archive(tmp_path: Path) -> None:
         read_round(tmp_path / "missing_v1.0")
 
 
-def test_parallel_equals_serial(tmp_path: Path) -> None:
-    root = good_round().write_dir(tmp_path)
-    pd.testing.assert_frame_equal(
-        read_round(root, workers=1).runs, read_round(root, workers=2).runs
-    )
-
-
 def test_tar_member_that_is_a_link_is_not_read(tmp_path: Path) -> None:
     path = tmp_path / "training_results_v4.1.tar"
     with tarfile.open(path, "w") as tar:
@@ -201,7 +194,7 @@ def test_tar_member_that_is_a_link_is_not_read(tmp_path: Path) -> None:
         info = tarfile.TarInfo("training_results_v4.1/Acme/systems/box.json")
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
-    tables = read_round(path, workers=1)
+    tables = read_round(path)
     assert "not a file" in set(tables.problems.kind)
 
 
@@ -210,7 +203,7 @@ def test_progress_names_what_it_counts(tmp_path: Path, kind: str, unit: str) -> 
     rb = good_round()
     path = rb.write_dir(tmp_path) if kind == "dir" else rb.write_tar(tmp_path, "gz")
     calls: list[tuple[int, int, str]] = []
-    read_round(path, workers=1, progress=lambda d, t, u: calls.append((d, t, u)))
+    read_round(path, progress=lambda d, t, u: calls.append((d, t, u)))
     assert calls and {u for _, _, u in calls} == {unit}
     done, total, _ = calls[-1]
     if kind == "dir":

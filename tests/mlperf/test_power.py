@@ -59,7 +59,7 @@ def test_run_and_score_energy(tmp_path: Path) -> None:
         stem = f"Acme/results/box/bert/power/result_{i}"
         rb.raw(f"{stem}/node_0.txt", node_log([(1000, 1000.0)], 0, 1000))  # 1 kW
         rb.raw(f"{stem}/sw_0.txt", line("interconnect_power_est", 100.0, 0))
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     runs = tables.runs.set_index("run_file")
     # run 2 takes 3 minutes: 1 kW * 180 s = 180 kJ; switch 100 W * 180 s = 18 kJ
     assert runs.loc["result_2.txt", "compute_energy_kj"] == pytest.approx(180.0)
@@ -70,6 +70,6 @@ def test_run_and_score_energy(tmp_path: Path) -> None:
 
 def test_round_without_power_logs(tmp_path: Path) -> None:
     rb = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [1, 2, 3])
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     assert tables.runs["energy_kj"].isna().all()
     assert pd.isna(tables.scores.iloc[0]["energy_kj"])

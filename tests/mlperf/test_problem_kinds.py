@@ -27,7 +27,7 @@ def test_a_logged_stop_status_is_read_as_aborted_with_the_word_kept(
     rb.raw(
         "Acme/results/box/bert/result_9.txt", result_log(minutes=1, status=logged, converged=False)
     )
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     run = tables.runs[tables.runs.run_file == "result_9.txt"].iloc[0]
     assert run["status"] == "aborted" and not run["counted"]
     problem = tables.problems[tables.problems["path"].str.endswith("result_9.txt")].iloc[0]

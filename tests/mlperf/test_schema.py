@@ -55,7 +55,7 @@ def test_bundled_tables_hold_the_declared_dtypes(round_name: str) -> None:
 def test_a_round_without_power_logs_keeps_number_columns_numeric(tmp_path: Path) -> None:
     rb = RoundBuilder()
     rb.system("Acme", "box8").runs("Acme", "box8", "bert", [10, 12, 11, 13, 9, 10, 11, 12, 10, 11])
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     for frame, column in [
         (tables.runs, "energy_kj"),
         (tables.runs, "compute_energy_kj"),

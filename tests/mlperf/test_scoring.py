@@ -63,7 +63,7 @@ def test_a_score_from_fewer_files_than_required_says_so(tmp_path) -> None:
 
     rb = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [10, 11, 12, 13])
     rb.system("Acme", "full").runs("Acme", "full", "bert", [10, 11, 12, 13, 14] * 2)
-    scores = read_round(rb.write_dir(tmp_path), workers=1).scores.set_index("system_id")
+    scores = read_round(rb.write_dir(tmp_path)).scores.set_index("system_id")
     short = scores.loc["box"]
     assert short["time_to_train_min"] == short["time_to_train_min"]  # scored
     assert (short["runs"], short["runs_required"]) == (4, 10)

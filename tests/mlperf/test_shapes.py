@@ -41,7 +41,7 @@ def test_result_paths_that_are_not_regular_files_are_failed_runs(tmp_path, shape
             path.symlink_to(tmp_path / "nowhere.txt")
         else:  # a link to a folder inside the round: still not a result file
             path.symlink_to(root / "Good/results/box8")
-    tables = read_round(root, workers=1)
+    tables = read_round(root)
     assert scored(tables) == pytest.approx(10.875)
     bad = tables.runs[tables.runs.org == "Bad"]
     assert len(bad) == 10 and int((~bad.counted.astype(bool)).sum()) == 4
@@ -64,7 +64,7 @@ def test_scaling_json_that_is_not_a_regular_file_gives_no_score(tmp_path, shape)
         path.symlink_to(outside)
     else:
         path.symlink_to(tmp_path / "gone.json")
-    tables = read_round(root, workers=1)
+    tables = read_round(root)
     row = _score_row(tables)
     assert row.time_to_train_min != row.time_to_train_min
     assert row.score_reason
@@ -88,7 +88,7 @@ def test_links_inside_the_round_are_followed_once_and_links_outside_refused(tmp_
     # An organisation outside the round.
     outside = _bad_system(RoundBuilder(name="x")).write_dir(tmp_path / "elsewhere")
     (root / "Outside").symlink_to(outside / "Bad")
-    tables = read_round(root, workers=1)
+    tables = read_round(root)
     assert scored(tables) == pytest.approx(10.875)
     assert scored(tables, "Good", "box9") == pytest.approx(10.875)
     assert set(tables.runs.org) == {"Good"}
@@ -108,7 +108,7 @@ def test_a_folder_named_like_a_file_is_reported(tmp_path, rel) -> None:
     root = base().write_dir(tmp_path)
     (root / rel).mkdir()
     (root / rel / "inner.txt").write_text("x")
-    tables = read_round(root, workers=1)
+    tables = read_round(root)
     assert any(p.startswith(rel) for p in problems(tables))
 
 
@@ -116,7 +116,7 @@ def test_an_archive_inside_the_round_is_reported(tmp_path) -> None:
     root = base().write_dir(tmp_path)
     inner = _bad_system(RoundBuilder()).write_zip(tmp_path)
     (root / "Bad.zip").write_bytes(inner.read_bytes())
-    tables = read_round(root, workers=1)
+    tables = read_round(root)
     assert any(p.startswith("Bad.zip") and "archive" in p for p in problems(tables))
 
 
@@ -128,7 +128,7 @@ def test_folders_990_deep_are_read_without_recursion(tmp_path) -> None:
     try:
         for folder in chain:
             folder.mkdir()
-        tables = read_round(root, workers=1)
+        tables = read_round(root)
     finally:  # removed here: pytest's clean-up (shutil.rmtree) recurses per level too
         for folder in reversed(chain):
             if folder.is_dir():
@@ -150,7 +150,7 @@ def test_a_log_of_another_benchmark_is_reported_and_counted(tmp_path) -> None:
     rb.system("Bad", "b1")
     for i, m in enumerate(TEN):
         rb.raw(f"Bad/results/b1/ssd/result_{i}.txt", result_log(benchmark="bert", minutes=m))
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     bad = tables.runs[tables.runs.org == "Bad"]
     assert bad.counted.astype(bool).all()
     said = problems(tables, "inconsistent log")
@@ -163,7 +163,7 @@ def test_logs_of_another_submitter_mixed_in_are_reported_and_counted(tmp_path) -
     for i in range(5):
         text = result_log(minutes=2, seed=50 + i).replace('"Acme"', '"Intruder"')
         rb.raw(f"Bad/results/b1/bert/result_{10 + i}.txt", text)
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     bad = tables.runs[tables.runs.org == "Bad"]
     assert bad.counted.astype(bool).sum() == 15
     said = problems(tables, "inconsistent log")
@@ -186,7 +186,7 @@ def test_the_h3c_unet3d_case_scores_as_the_official_tool(tmp_path) -> None:
         if i in (5, 21):
             text = text.replace('"H3C"', '"nvidia"')
         rb.raw(f"{folder}/result_{i}.txt", text)
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     assert tables.runs.counted.astype(bool).all()
     said = problems(tables, "inconsistent log")
     assert len(said) == 2 and all("submitter 'nvidia' differs" in p for p in said)
@@ -202,7 +202,7 @@ def test_a_log_of_another_division_is_reported_and_counted(tmp_path) -> None:
     rb.system("Bad", "b1")  # described as closed
     for i, m in enumerate(TEN):
         rb.raw(f"Bad/results/b1/bert/result_{i}.txt", result_log(division="open", minutes=m))
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     assert tables.runs[tables.runs.org == "Bad"].counted.astype(bool).all()
     said = problems(tables, "inconsistent log")
     assert len(said) == 10 and all("division 'open' differs" in p for p in said)
@@ -212,7 +212,7 @@ def test_a_log_of_another_division_is_reported_and_counted(tmp_path) -> None:
 def test_a_bom_in_a_system_json_is_accepted(tmp_path) -> None:
     rb = _bad_system(base())
     rb.files["Bad/systems/b1.json"] = b"\xef\xbb\xbf" + rb.files["Bad/systems/b1.json"]
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     assert "b1" in set(tables.systems.system_id)
     assert scored(tables, "Bad", "b1") == pytest.approx(10.875)
 
@@ -243,10 +243,10 @@ def test_a_bomb_is_stopped_and_the_rest_of_the_round_kept(tmp_path) -> None:
         info.size = 48 << 20  # 48 MiB of zeros, ~50 KB compressed
         out.addfile(info, _Zeros(info.size))
     assert tar.stat().st_size < 1 << 20
-    tables = read_round(tar, workers=1, max_file_bytes=8 << 20, max_round_bytes=24 << 20)
+    tables = read_round(tar, max_file_bytes=8 << 20, max_round_bytes=24 << 20)
     assert scored(tables) == pytest.approx(10.875)
     assert any("expands past the cap" in p for p in problems(tables))
-    tables = read_round(tar, workers=1, max_file_bytes=8 << 20)
+    tables = read_round(tar, max_file_bytes=8 << 20)
     bomb = tables.runs[tables.runs.org == "Bomb"]
     assert len(bomb) == 1 and not bool(bomb.counted.iloc[0])
     assert "cap" in bomb.problem.iloc[0]
@@ -259,7 +259,7 @@ def test_a_zip_bomb_member_is_not_read_whole(tmp_path) -> None:
     with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as zf, zf.open(member, "w") as f:
         for _ in range(16):
             f.write(bytes(1 << 20))
-    tables = read_round(path, workers=1, max_file_bytes=4 << 20)
+    tables = read_round(path, max_file_bytes=4 << 20)
     assert scored(tables) == pytest.approx(10.875)
     assert any("more than the cap" in p for p in problems(tables))
 
@@ -288,6 +288,9 @@ def test_api_arguments_are_checked(tmp_path) -> None:
         read_rounds(str(root))
     with pytest.raises(ValueError, match="max_file_bytes"):
         read_round(root, max_file_bytes=0)
+    # one process reads: asking for workers is refused, not silently ignored
+    with pytest.raises(TypeError, match="workers"):
+        read_round(root, workers=4)  # type: ignore[call-arg]
 
 
 def test_look_alike_names_are_normalised_and_invisible_characters_shown(tmp_path) -> None:
@@ -295,7 +298,7 @@ def test_look_alike_names_are_normalised_and_invisible_characters_shown(tmp_path
     rb.system("Krai\u200b", "k1").runs("Krai\u200b", "k1", "bert", TEN)
     rb.system("\uff2brai", "k2").runs("\uff2brai", "k2", "bert", TEN)  # fullwidth K
     rb.system("Kra\u0456", "k3").runs("Kra\u0456", "k3", "bert", TEN)  # Cyrillic i
-    tables = read_round(rb.write_dir(tmp_path), workers=1)
+    tables = read_round(rb.write_dir(tmp_path))
     orgs = set(tables.scores.org)
     assert "Krai" in orgs  # NFKC: the fullwidth K is a K
     assert not any("\u200b" in o for o in orgs)

@@ -61,4 +61,6 @@ def test_a_plan_of_the_bundled_rounds_loads_neither_pandas_nor_numpy() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
-    assert json.loads("\n".join(done.stdout.strip().splitlines()[:-1]))["rows"][0]["devices"] == 8
+    assert (
+        json.loads("\n".join(done.stdout.strip().splitlines()[:-1]))["rows"][0]["accelerators"] == 8
+    )

@@ -18,15 +18,19 @@ def test_json_is_one_document_with_the_promised_fields() -> None:
     result = runner.invoke(app, [*ASK, "8,16,64,256", "-f", "json"])
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)["rows"]
-    assert [r["devices"] for r in rows] == [8, 16, 64, 256]
+    assert [r["accelerators"] for r in rows] == [8, 16, 64, 256]
     for r in rows:
-        assert 0 < r["minutes_low"] < r["minutes"] < r["minutes_high"]
+        assert 0 < r["time_to_train_min_low"] < r["time_to_train_min"] < r["time_to_train_min_high"]
         assert r["global_batch"] > 0 and isinstance(r["extrapolated"], bool)
-        assert r["nearest"] and {"round", "submitter", "system", "devices", "minutes"} <= set(
-            r["nearest"][0]
-        )
+        assert r["nearest"] and {
+            "round",
+            "submitter",
+            "system",
+            "accelerators",
+            "time_to_train_min",
+        } <= set(r["nearest"][0])
     # more devices, less time; the measured 8-device H100 systems take 20-40 minutes
-    minutes = [r["minutes"] for r in rows]
+    minutes = [r["time_to_train_min"] for r in rows]
     assert minutes == sorted(minutes, reverse=True)
     assert 15 < minutes[0] < 40
 
@@ -35,7 +39,7 @@ def test_csv_is_one_table_with_nearest_flattened() -> None:
     result = runner.invoke(app, [*ASK, "8-64", "-f", "csv"])
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
-    assert [int(r["devices"]) for r in rows] == [8, 16, 32, 64]
+    assert [int(r["accelerators"]) for r in rows] == [8, 16, 32, 64]
     assert "devices, " in rows[0]["nearest"] and " min)" in rows[0]["nearest"]
 
 
@@ -52,7 +56,7 @@ def test_far_counts_are_marked_extrapolated() -> None:
     result = runner.invoke(app, [*ASK, "2,8,100000", "-f", "json"])
     rows = json.loads(result.stdout)["rows"]
     assert [r["extrapolated"] for r in rows] == [True, False, True]
-    widths = [r["minutes_high"] / r["minutes_low"] for r in rows]
+    widths = [r["time_to_train_min_high"] / r["time_to_train_min_low"] for r in rows]
     assert widths[0] > widths[1] and widths[2] > widths[1]
 
 
@@ -104,4 +108,4 @@ def test_json_and_csv_keep_the_notes_the_table_says() -> None:
     assert model["classes"] == [row["count_class"] for row in document["rows"]] == ["i", "ii_out"]
     as_csv = runner.invoke(app, [*asked, "-f", "csv"])
     assert [n for n in as_csv.stderr.splitlines() if n.strip()] == notes
-    assert [int(r["devices"]) for r in csv.DictReader(io.StringIO(as_csv.stdout))] == [8, 64]
+    assert [int(r["accelerators"]) for r in csv.DictReader(io.StringIO(as_csv.stdout))] == [8, 64]

@@ -10,6 +10,8 @@ import pytest
 
 import gpuscale
 from gpuscale.planning import PlanError, PlanRequest, parse_devices, plan
+from gpuscale.tables import SCORES_COLUMNS
+from gpuscale.tables.plan import NEAREST_KEYS, PLAN_SCHEMA
 
 # Rounds no ruleset knows: no RCPs, so time itself is modelled (convergence 1).
 OLD, NEW = "v9.0", "v9.1"
@@ -64,11 +66,11 @@ def test_a_family_measured_at_two_counts_takes_the_shared_shape_beyond_them() ->
     smoothed (its second differences are penalised), hence a few percent."""
     table = plan(workload="bert", accelerator="Y2", devices=[8, 64, 256], scores=two_families())
     truth = np.array([0.5 * amdahl_minutes(n, 0.05) for n in (8, 64, 256)])
-    error = np.abs(table["minutes"].to_numpy() / truth - 1)
+    error = np.abs(table["time_to_train_min"].to_numpy() / truth - 1)
     assert error.max() < 0.05, error
     assert list(table["count_class"]) == ["i", "ii_out", "ii_out"]
     assert list(table["extrapolated"]) == [False, True, True]
-    width = (table["minutes_high"] / table["minutes_low"]).to_numpy()
+    width = (table["time_to_train_min_high"] / table["time_to_train_min_low"]).to_numpy()
     assert width[2] > width[1] > width[0]  # wider the further beyond the counts it ran
 
 
@@ -76,7 +78,7 @@ def test_a_workload_run_at_one_count_scales_ideally_beyond_it() -> None:
     """Nothing measures the shape: ideal scaling (time halves per doubling), finite."""
     scores = _scores([(OLD, "bert", "X1", 8, 40.0, 256)])
     table = plan(workload="bert", accelerator="X1", devices=[8, 16, 64], scores=scores)
-    assert table["minutes"].tolist() == pytest.approx([40.0, 20.0, 5.0], rel=0.01)
+    assert table["time_to_train_min"].tolist() == pytest.approx([40.0, 20.0, 5.0], rel=0.01)
     assert list(table["count_class"]) == ["i", "ii_out", "ii_out"]
 
 
@@ -85,7 +87,7 @@ def test_between_two_counts_is_class_ii_inside() -> None:
     scores = scores[~((scores.accelerator_family == "X1") & (scores.accelerators == 32))]
     table = plan(workload="bert", accelerator="X1", devices=[16, 32, 64], scores=scores)
     assert list(table["count_class"]) == ["i", "ii_in", "i"]
-    assert table["minutes"].iloc[1] == pytest.approx(amdahl_minutes(32, 0.05), rel=0.03)
+    assert table["time_to_train_min"].iloc[1] == pytest.approx(amdahl_minutes(32, 0.05), rel=0.03)
 
 
 def test_one_newer_result_moves_the_level_less_than_half_its_way() -> None:
@@ -96,7 +98,7 @@ def test_one_newer_result_moves_the_level_less_than_half_its_way() -> None:
     rows = [(OLD, "bert", "X1", n, amdahl_minutes(n, 0.05), 32 * n) for n in (8, 8, 8, 16, 64)]
     rows.append((NEW, "bert", "X1", 64, 0.91 * amdahl_minutes(64, 0.05), 32 * 64))
     table = plan(workload="bert", accelerator="X1", devices=[8], scores=_scores(rows))
-    moved = table["minutes"].iloc[0] / 100.0 - 1
+    moved = table["time_to_train_min"].iloc[0] / 100.0 - 1
     assert -0.045 < moved < -0.005, moved
 
 
@@ -106,8 +108,12 @@ def test_an_outlier_does_not_move_the_other_counts() -> None:
     odd = _scores([(OLD, "bert", "X1", 16, 4 * amdahl_minutes(16, 0.05), 512)])
     with_odd = pd.concat([clean, odd], ignore_index=True)
     counts = [8, 32, 64, 256]
-    base = plan(workload="bert", accelerator="X1", devices=counts, scores=clean)["minutes"]
-    moved = plan(workload="bert", accelerator="X1", devices=counts, scores=with_odd)["minutes"]
+    base = plan(workload="bert", accelerator="X1", devices=counts, scores=clean)[
+        "time_to_train_min"
+    ]
+    moved = plan(workload="bert", accelerator="X1", devices=counts, scores=with_odd)[
+        "time_to_train_min"
+    ]
     assert np.abs(moved.to_numpy() / base.to_numpy() - 1).max() < 0.01
 
 
@@ -119,7 +125,7 @@ def test_the_batch_follows_the_workloads_steps_between_far_apart_counts() -> Non
     rows += [(OLD, "llama", "Y2", n, 400.0 / n, max(8, n // 8)) for n in (8, 512)]
     table = plan(workload="llama", accelerator="Y2", devices=[16, 32, 512], scores=_scores(rows))
     assert list(table["global_batch"]) == [8, 8, 64]
-    assert table["per_device_batch"].tolist() == pytest.approx([0.5, 0.25, 0.125])
+    assert table["batch_per_accelerator"].tolist() == pytest.approx([0.5, 0.25, 0.125])
 
 
 def test_a_family_that_never_ran_the_workload_borrows_its_speed_elsewhere() -> None:
@@ -134,10 +140,12 @@ def test_a_family_that_never_ran_the_workload_borrows_its_speed_elsewhere() -> N
     scores = _scores(rows)
     own = plan(workload="bert", accelerator="X1", devices=[16], scores=scores)
     borrowed = plan(workload="bert", accelerator="Y2", devices=[16], scores=scores)
-    assert borrowed["minutes"].iloc[0] == pytest.approx(1.5 * own["minutes"].iloc[0], rel=0.02)
+    assert borrowed["time_to_train_min"].iloc[0] == pytest.approx(
+        1.5 * own["time_to_train_min"].iloc[0], rel=0.02
+    )
     assert borrowed["count_class"].iloc[0] == "iii" and bool(borrowed["extrapolated"].iloc[0])
-    ratio = borrowed["minutes_high"] / borrowed["minutes_low"]
-    assert ratio.iloc[0] > (own["minutes_high"] / own["minutes_low"]).iloc[0]
+    ratio = borrowed["time_to_train_min_high"] / borrowed["time_to_train_min_low"]
+    assert ratio.iloc[0] > (own["time_to_train_min_high"] / own["time_to_train_min_low"]).iloc[0]
     assert any("no Y2 system ran bert" in note for note in borrowed.attrs["notes"])
 
 
@@ -158,7 +166,7 @@ def test_copies_count_once() -> None:
         workload="bert", accelerator="X1", devices=[8], scores=pd.concat([table, copy, twin])
     )
     assert planned.attrs["model"]["systems"] == 18
-    assert planned["minutes"].iloc[0] == pytest.approx(100.0, rel=0.02)
+    assert planned["time_to_train_min"].iloc[0] == pytest.approx(100.0, rel=0.02)
 
 
 def test_a_system_without_an_accelerator_count_is_left_out() -> None:
@@ -171,7 +179,7 @@ def test_a_system_without_an_accelerator_count_is_left_out() -> None:
     scores.loc[len(table), "accelerators"] = pd.NA
     planned = plan(workload="bert", accelerator="X1", devices=[8], scores=scores)
     assert planned.attrs["model"]["systems"] == 18
-    assert planned["minutes"].iloc[0] == pytest.approx(100.0, rel=0.02)
+    assert planned["time_to_train_min"].iloc[0] == pytest.approx(100.0, rel=0.02)
 
 
 def test_cost_energy_and_equilibrium_columns() -> None:
@@ -183,8 +191,8 @@ def test_cost_energy_and_equilibrium_columns() -> None:
         power_w=500,
         scores=two_families(serial=0.1),
     )
-    assert table["cost"].to_numpy() == pytest.approx(2.0 * table["device_hours"].to_numpy())
-    assert table["energy_kwh"].to_numpy() == pytest.approx(0.5 * table["device_hours"])
+    assert table["cost"].to_numpy() == pytest.approx(2.0 * table["accelerator_hours"].to_numpy())
+    assert table["energy_kwh"].to_numpy() == pytest.approx(0.5 * table["accelerator_hours"])
     # device-hours grow with N under Amdahl: every count is on the Pareto front, and the
     # speed x efficiency and threshold criteria each pick one count
     assert table["pareto"].all()
@@ -211,3 +219,13 @@ def test_devices_parsing_and_request_round_trip() -> None:
         PlanRequest(workload="bert", accelerator="H100", price_per_device_hour=-1.0)
     with pytest.raises(ValueError, match="device counts"):
         PlanRequest(workload="bert", accelerator="H100", devices=[0, 8])
+
+
+def test_the_table_is_its_schema_and_names_facts_as_the_scores_do() -> None:
+    """Columns and dtypes as ``PLAN_SCHEMA`` says; the count and the time carry the names
+    (and units) of the scores table, so a plan lines up with the measured results."""
+    table = plan(workload="bert", accelerator="X1", devices=[8, 64], scores=two_families(0.1))
+    assert {c: str(d) for c, d in table.dtypes.items()} == PLAN_SCHEMA
+    shared = set(PLAN_SCHEMA) & set(SCORES_COLUMNS)
+    assert {"accelerators", "time_to_train_min"} <= shared
+    assert set(NEAREST_KEYS) & set(SCORES_COLUMNS) >= {"accelerators", "time_to_train_min"}

@@ -55,6 +55,6 @@ def test_the_section_says_its_data_and_the_command_that_agrees(v41, tmp_path: Pa
     assert result.exit_code == 0, result.output
     lines = result.stdout.strip().splitlines()  # the plan's notes go to stderr
     header = lines[0].split(",")
-    minutes = [float(line.split(",")[header.index("minutes")]) for line in lines[1:]]
+    minutes = [float(line.split(",")[header.index("time_to_train_min")]) for line in lines[1:]]
     _caption, _columns, rows = section.tables[0]
     assert [r["minutes"] for r in rows] == [number(m) for m in minutes]

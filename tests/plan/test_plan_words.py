@@ -28,7 +28,7 @@ def planned(request: pytest.FixtureRequest):
 def test_each_class_sentence_lists_the_tables_counts_of_that_class(planned) -> None:
     said = " ".join(planned.attrs["notes"])
     for kind, words in CLASS_WORDS.items():
-        counts = planned[planned["count_class"] == kind]["devices"].tolist()
+        counts = planned[planned["count_class"] == kind]["accelerators"].tolist()
         if counts:
             listed = ", ".join(f"{n:,}" for n in counts)
             assert f"{words}: {listed}" in said
@@ -40,23 +40,23 @@ def test_the_throughput_sentence_is_the_tables(planned) -> None:
     first, last = planned.iloc[0], planned.iloc[-1]
     sentence = next(n for n in planned.attrs["notes"] if n.startswith("Throughput per device"))
     assert (
-        f"at {last.devices:,} is {last.throughput_efficiency:.2f} of {first.devices:,}'s"
+        f"at {last.accelerators:,} is {last.throughput_efficiency:.2f} of {first.accelerators:,}'s"
         in sentence
     )
     assert (
-        f"({number(first.per_device_batch)} -> {number(last.per_device_batch)} per device)"
-        in sentence
+        f"({number(first.batch_per_accelerator)} -> "
+        f"{number(last.batch_per_accelerator)} per device)" in sentence
     )
     efficiency = planned["throughput_efficiency"].tolist()
     rises = [k for k in range(1, len(efficiency)) if efficiency[k] > efficiency[k - 1] * 1.01]
     if rises:
         a, b = planned.iloc[rises[0] - 1], planned.iloc[rises[0]]
-        assert f"it rises from {a.devices:,} to {b.devices:,}" in sentence
+        assert f"it rises from {a.accelerators:,} to {b.accelerators:,}" in sentence
         said_batch = (
-            f"per-device batch goes {number(a.per_device_batch)} -> "
-            f"{number(b.per_device_batch)}" in sentence
+            f"per-device batch goes {number(a.batch_per_accelerator)} -> "
+            f"{number(b.batch_per_accelerator)}" in sentence
         )
-        assert said_batch == bool(b.per_device_batch > a.per_device_batch * 1.01)
+        assert said_batch == bool(b.batch_per_accelerator > a.batch_per_accelerator * 1.01)
     else:
         assert "it rises" not in sentence
 
@@ -64,8 +64,8 @@ def test_the_throughput_sentence_is_the_tables(planned) -> None:
 def test_wide_intervals_are_said_and_only_those(planned) -> None:
     said = " ".join(planned.attrs["notes"])
     for row in planned.itertuples(index=False):
-        wide = math.log(row.minutes_high / row.minutes) > math.log(1.25)
-        assert (f"The interval at {row.devices:,} is wide" in said) is wide
+        wide = math.log(row.time_to_train_min_high / row.time_to_train_min) > math.log(1.25)
+        assert (f"The interval at {row.accelerators:,} is wide" in said) is wide
 
 
 def test_the_bert_h100_plan_at_8_is_inside_what_was_submitted(bundled) -> None:
@@ -77,5 +77,5 @@ def test_the_bert_h100_plan_at_8_is_inside_what_was_submitted(bundled) -> None:
         & (scores["accelerators"] == 8)
         & (scores["division"] == "closed")
     ]["time_to_train_min"]
-    minutes = plan(workload="bert", accelerator="H100", devices=[8])["minutes"].iloc[0]
+    minutes = plan(workload="bert", accelerator="H100", devices=[8])["time_to_train_min"].iloc[0]
     assert submitted.min() <= minutes <= submitted.max()

@@ -1,11 +1,12 @@
 """Pure functions over the scores tables: metrics, references, clusters, equilibrium,
-uncertainty."""
+bootstrap intervals of the scores."""
 
-from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis, analyze, as_json
+from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis, analyze
 from gpuscale.analysis.clusters import cluster_systems
+from gpuscale.analysis.document import as_json
 from gpuscale.analysis.equilibrium import Equilibrium, equilibrium, equilibrium_by_family
 from gpuscale.analysis.metrics import scaling_table
-from gpuscale.analysis.uncertainty import bootstrap_intervals
+from gpuscale.analysis.score_intervals import bootstrap_intervals
 
 __all__ = [
     "AnalysisOptions",

@@ -2,13 +2,13 @@
 
 For each (round, workload): the scaling table against the chosen reference, K-means
 clusters, the Pareto flag, bootstrap intervals and the equilibrium criteria (overall and
-per accelerator family). ``as_json`` turns the results into the documented JSON shape.
+per accelerator family). ``gpuscale.analysis.document`` turns the results into the
+documented JSON shape.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
@@ -17,20 +17,16 @@ from gpuscale.analysis.crossing import most_submitted_family, pick_crossing
 from gpuscale.analysis.decompose import BASES, decompose
 from gpuscale.analysis.equilibrium import (
     Equilibrium,
-    Pick,
     equilibrium,
     equilibrium_by_family,
     pareto_mask,
 )
 from gpuscale.analysis.metrics import Reference, references, scaling_table
+from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.analysis.study import StudyStatement, compare_with_study
-from gpuscale.analysis.uncertainty import bootstrap_intervals
 from gpuscale.quantities import named
 from gpuscale.tables import (
-    CI_COLUMNS,
     CLUSTER_COLUMN,
-    CLUSTER_FEATURES,
-    DECOMPOSITION_COLUMNS,
     DEFAULT_EFFICIENCY_THRESHOLD,
     PARETO_COLUMN,
     SCALING_COLUMNS,
@@ -271,6 +267,40 @@ def analyze(
     return [r for r in results if r is not None]
 
 
+class NothingAnalysedError(ValueError):
+    """No scored system of the workloads asked matches the options; the message says why,
+    per (round, workload)."""
+
+
+def analyze_or_explain(
+    tables: RoundTables, workloads: list[str], options: AnalysisOptions = AnalysisOptions()
+) -> list[WorkloadAnalysis]:
+    """:func:`analyze`, raising :class:`NothingAnalysedError` with each (round, workload)'s
+    reason (:func:`not_analysed`) where it analyses nothing."""
+    results = analyze(tables, workloads, options)
+    if not results:
+        pairs = workload_pairs(tables, workloads)
+        why = [f"{r} {w}: {x}" for r, w in pairs if (x := not_analysed(tables, r, w))]
+        raise NothingAnalysedError(
+            "no scored system matches these options" + "".join(f"; {x}" for x in why)
+        )
+    return results
+
+
+def clusters_lowered(results: list[WorkloadAnalysis], k: int | None) -> list[str]:
+    """Where an asked ``-k`` was lowered, in words: fewer systems, or fewer distinct ones,
+    than clusters."""
+    out = []
+    for result in results:
+        found = result.table["cluster"].nunique() if "cluster" in result.table else k
+        if k and found < k:
+            out.append(
+                f"{result.round} {result.workload}: -k {k} lowered to {found} "
+                f"(only {len(result.table)} systems, {found} distinct enough to cluster)"
+            )
+    return out
+
+
 def study_statements(
     results: list[WorkloadAnalysis], options: AnalysisOptions = AnalysisOptions()
 ) -> list[StudyStatement]:
@@ -280,107 +310,4 @@ def study_statements(
     for round_name in sorted({r.round for r in results}):
         tables = {r.workload: r.table for r in results if r.round == round_name}
         out += compare_with_study(tables, options.convergence_basis)
-    return out
-
-
-# Each system's fields in ``as_json``.
-SYSTEM_FIELDS: tuple[str, ...] = (
-    "submitter",
-    "system_id",
-    "system_name",
-    "accelerator_family",
-    "accelerators",
-    "nodes",
-    "time_to_train_min",
-    "speedup",
-    "efficiency",
-    "normalized_efficiency",
-    "superlinear",
-    "gpu_hours",
-    "samples_per_s_per_accelerator",
-    "global_batch_size",
-    "samples_to_converge",
-    "convergence_unit",
-    "samples_to_converge_flag",
-    CLUSTER_COLUMN,
-    PARETO_COLUMN,
-    *CI_COLUMNS,
-    "reference_system_id",
-    *DECOMPOSITION_COLUMNS,
-)
-# What ``analyze`` shows of each system on a terminal: its fields but the details (ids,
-# rates, batch sizes, intervals, the decomposition): who, how many, how fast, how well.
-_DETAILS = {"system_id", "nodes", "samples_per_s_per_accelerator", "reference_system_id"}
-_DETAILS |= {"global_batch_size", "samples_to_converge", "convergence_unit"}
-_DETAILS |= {"samples_to_converge_flag", *CI_COLUMNS, *DECOMPOSITION_COLUMNS}
-SUMMARY_FIELDS: tuple[str, ...] = tuple(c for c in SYSTEM_FIELDS if c not in _DETAILS)
-
-
-def _pick_json(pick: Pick | None) -> dict[str, Any] | None:
-    if pick is None:
-        return None
-    fields = asdict(pick)
-    fields["criterion"] = fields.pop("label")  # the JSON names the criterion as people read it
-    return fields
-
-
-def equilibrium_json(eq: Equilibrium) -> dict[str, Any]:
-    return {
-        "scope": eq.scope,
-        "threshold": eq.threshold,
-        "pareto": eq.pareto,
-        "knee": _pick_json(eq.knee),
-        "max_speed_x_efficiency": _pick_json(eq.max_speed_x_efficiency),
-        "efficiency_threshold": _pick_json(eq.efficiency_threshold),
-        "agreement": eq.agreement,
-        "unpicked": eq.unpicked,
-    }
-
-
-def _reference_json(result: WorkloadAnalysis, rule: str) -> dict[str, Any]:
-    def one(ref: Reference) -> dict[str, Any]:
-        return {
-            "submitter": ref.submitter,
-            "system_id": ref.system_id,
-            "accelerator_family": ref.accelerator_family,
-            "accelerators": ref.accelerators,
-            "time_to_train_min": ref.time_to_train_min,
-        }
-
-    if rule == "family":
-        return {
-            "rule": rule,
-            "by_family": {r.accelerator_family: one(r) for r in result.references},
-        }
-    return {"rule": rule, **one(result.references[0])}
-
-
-def as_json(results: list[WorkloadAnalysis], options: AnalysisOptions) -> list[dict[str, Any]]:
-    """The documented JSON shape: one object per (round, benchmark)."""
-    study = study_statements(results, options)
-    out = []
-    for result in results:
-        systems = result.table[list(SYSTEM_FIELDS)].to_dict("records")
-        out.append(
-            {
-                "round": result.round,
-                "benchmark": result.workload,
-                "benchmark_folders": sorted(result.table["benchmark"].unique()),
-                "reference": _reference_json(result, options.reference),
-                "clusters": {
-                    "k": result.clustering.k,
-                    "silhouette": result.clustering.silhouette,
-                    "features": list(CLUSTER_FEATURES),
-                },
-                "systems": systems,
-                # under a per-family reference: no pick by S or E' across families
-                "equilibrium": equilibrium_json(overall_equilibrium(result)),
-                "equilibrium_by_family": [equilibrium_json(e) for e in result.by_family],
-                "study": [
-                    {"finding": st.finding, "verdict": st.verdict, "text": st.text}
-                    for st in study
-                    if (st.round, st.workload) == (result.round, result.workload)
-                ],
-            }
-        )
     return out

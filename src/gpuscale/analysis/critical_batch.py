@@ -21,6 +21,7 @@ logarithm (relative error). For a model of one's own, ``B_noise`` is estimated b
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -126,6 +127,31 @@ def rcp_rulesets_for(workload: str) -> list[str]:
     every = {r for rulesets in held.values() for r in rulesets}
     found = [r for r in every if any(r in held.get(n, ()) for n in rcp_names(workload, r))]
     return sorted(found, key=lambda r: tuple(int(x) for x in r.split(".")))
+
+
+def _ruleset(round_name: str) -> str | None:
+    """The ruleset (``4.1.0``) a round's results are checked against, None without one."""
+    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
+    from gpuscale.mlperf.rules import ruleset_for
+
+    return ruleset_for(round_name)[0]
+
+
+@functools.lru_cache(maxsize=128)
+def round_rcp_model(round_name: str, benchmark: str) -> ConvergenceModel | None:
+    """E(B) of a benchmark in a round's ruleset; None without RCPs for it."""
+    ruleset = _ruleset(round_name)
+    return rcp_model_for(benchmark, ruleset) if ruleset else None
+
+
+def round_rcp_runs(round_name: str, benchmark: str) -> tuple[tuple[float, tuple[float, ...]], ...]:
+    """(global batch, each reference run's samples or epochs to converge) of the RCPs of a
+    benchmark in a round's ruleset, by increasing batch; empty without."""
+    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
+    from gpuscale.mlperf.rcp import rcp_runs
+
+    ruleset = _ruleset(round_name)
+    return rcp_runs(ruleset, benchmark) if ruleset else ()
 
 
 @dataclass(frozen=True, slots=True)

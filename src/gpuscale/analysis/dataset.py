@@ -20,6 +20,24 @@ from gpuscale.tables import (
 from gpuscale.tables.republished import counted_once, is_same_runs_copy
 
 
+def written_sentence(results: pd.DataFrame, runs: pd.DataFrame, folder: object) -> str:
+    """What ``gpuscale dataset`` wrote into ``folder``, from the two tables: results (how
+    many scored), runs, rounds, and the repeated results counted once."""
+    rounds = ", ".join(sorted(results["round"].unique()))
+    twins = results.attrs.get("same_runs_left_out", 0)
+    text = (
+        f"{len(results):,} results ({int(results['time_to_train_min'].notna().sum()):,} scored) "
+        f"and {len(runs):,} runs of {rounds} written to {folder}/ (results and runs, "
+        "CSV and Parquet)"
+    )
+    if twins:
+        text += (
+            f"; {twins} result(s) repeating the runs of another under a second system name "
+            "in the same round counted once (the problems table names them)"
+        )
+    return text
+
+
 def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(results, runs) of every round in ``tables``, sorted by round, benchmark, system;
     a result repeated under a second system name in its round (the same runs:

@@ -37,12 +37,10 @@ hyperparameters beat them.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
-from gpuscale.analysis.critical_batch import ConvergenceModel, rcp_model_for
+from gpuscale.analysis.critical_batch import round_rcp_model
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.metrics import plausible_samples, study_reference, with_reference
 
@@ -118,15 +116,6 @@ def expected_samples(round_name: str, benchmark: str, global_batch: float) -> fl
     if model is None or not global_batch > 0:
         return float("nan")
     return model.samples(float(global_batch))
-
-
-@functools.lru_cache(maxsize=128)
-def round_rcp_model(round_name: str, benchmark: str) -> ConvergenceModel | None:
-    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
-    from gpuscale.mlperf.rules import ruleset_for
-
-    ruleset, _ = ruleset_for(round_name)
-    return rcp_model_for(benchmark, ruleset) if ruleset else None
 
 
 def dominant_loss(row: pd.Series) -> tuple[str, float]:

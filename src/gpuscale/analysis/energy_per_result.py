@@ -13,6 +13,7 @@ import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
 from gpuscale.tables import RoundTables, Unit, display_name
+from gpuscale.tables.measures import accelerator_hours
 from gpuscale.tables.republished import counted_once
 
 
@@ -30,7 +31,7 @@ def energy_table(tables: RoundTables) -> pd.DataFrame:
     compute = parts["compute_energy_kj"].reindex(keys).to_numpy()
     total = compute + parts["interconnect_energy_kj"].reindex(keys).to_numpy()
     scores["compute_share"] = compute / total
-    hours = scores["accelerators"] * scores["time_to_train_min"] / 60.0
+    hours = accelerator_hours(scores["accelerators"], scores["time_to_train_min"])
     scores["energy_per_accelerator_hour_kj"] = scores["energy_kj"] / hours
     per_sample = 1000.0 * scores["energy_kj"] / plausible_samples(scores)
     scores["energy_per_sample_j"] = per_sample.where(

@@ -20,6 +20,12 @@ import pandas as pd
 
 from gpuscale.analysis.superlinear import superlinear
 from gpuscale.tables import SCALING_COLUMNS, Unit, convergence_unit
+from gpuscale.tables.measures import (
+    accelerator_hours,
+    efficiency,
+    normalized_efficiency,
+    speedup,
+)
 from gpuscale.tables.republished import is_same_runs_copy
 from gpuscale.tables.workloads import FOLDER_ALIASES, RENAMED, WORKLOADS
 
@@ -137,9 +143,9 @@ def with_reference(frame: pd.DataFrame, ref: pd.Series) -> pd.DataFrame:
     out["reference_system_id"] = ref["system_id"]
     out["reference_accelerators"] = int(n_ref)
     out["reference_time_to_train_min"] = t_ref
-    out["speedup"] = t_ref / out["time_to_train_min"]
-    out["efficiency"] = out["speedup"] / n
-    out["normalized_efficiency"] = out["speedup"] / (n / n_ref)
+    out["speedup"] = speedup(t_ref, out["time_to_train_min"])
+    out["efficiency"] = efficiency(out["speedup"], n)
+    out["normalized_efficiency"] = normalized_efficiency(out["speedup"], n, n_ref)
     return out
 
 
@@ -191,7 +197,7 @@ def scaling_table(
     else:
         out = with_reference(frame, find_reference(frame, reference))
     n = out["accelerators"].astype(float)
-    out["gpu_hours"] = n * out["time_to_train_min"] / 60.0
+    out["gpu_hours"] = accelerator_hours(n, out["time_to_train_min"])
     per_s = plausible_samples(out) / (out["time_to_train_min"] * 60.0) / n
     out["samples_per_s_per_accelerator"] = np.where(
         out["convergence_unit"] == str(Unit.SAMPLES), per_s, np.nan

@@ -15,7 +15,7 @@ given the spread its batch shows.
 Deviations from a mean of ``m`` values are scaled by ``sqrt(m / (m - 1))``, so their
 spread estimates the population's rather than understating it (the usual ``m - 1``).
 Replicate scores are returned relative to their mean, so that the bootstrap world's true
-score is the official one (see ``gpuscale.analysis.uncertainty`` for the intervals).
+score is the official one (see ``gpuscale.analysis.score_intervals`` for the intervals).
 """
 
 from __future__ import annotations

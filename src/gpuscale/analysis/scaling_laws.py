@@ -10,7 +10,9 @@ With ``r = N / N0`` (``N0`` the smallest count fitted) and ``T0`` its time:
   smaller measured configuration.
 
 Fits use the fastest system at each accelerator count of one accelerator family and
-minimise relative error (log time).
+minimise relative error (log time). The package's one fitter of these laws: the plan's
+model (``gpuscale.planning.pooled``) replaced the laws it once fitted itself, and
+``benchmarks/advise_accuracy.py`` scores the advice against these as baselines.
 """
 
 from __future__ import annotations

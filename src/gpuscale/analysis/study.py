@@ -82,6 +82,16 @@ def _statement(table: pd.DataFrame, finding: str, verdict: str, text: str) -> St
     )
 
 
+def _judged(
+    table: pd.DataFrame, finding: str, parts: tuple[bool, ...], text: str
+) -> StudyStatement:
+    """The verdict on a finding made of ``parts``: ``agrees`` when every part holds,
+    ``disagrees`` when none does, ``partly`` between; ``text`` ends with it."""
+    held = sum(bool(part) for part in parts)
+    verdict = "agrees" if held == len(parts) else "disagrees" if held == 0 else "partly"
+    return _statement(table, finding, verdict, f"{text}: {verdict}.")
+
+
 def _falls(table: pd.DataFrame, family: str) -> StudyStatement:
     """Per-accelerator efficiency falls as accelerators are added."""
     own = within_family(table, family)
@@ -92,17 +102,16 @@ def _falls(table: pd.DataFrame, family: str) -> StudyStatement:
     rho = frontier["accelerators"].rank().corr(frontier["normalized_efficiency"].rank())
     first, last = frontier.iloc[0], frontier.iloc[-1]
     holds = rho < 0 and last["normalized_efficiency"] < first["normalized_efficiency"]
-    verdict = "agrees" if holds else "disagrees"
-    return _statement(
+    return _judged(
         table,
         finding,
-        verdict,
+        (holds,),
         f"The study finds per-accelerator efficiency falling as accelerators are added. "
         f"Within {family} (against its own {int(first['reference_accelerators'])}-accelerator "
         f"reference), the fastest system per count goes from E' "
         f"{first['normalized_efficiency']:.2f} at {int(first['accelerators']):,} to "
         f"{last['normalized_efficiency']:.2f} at {int(last['accelerators']):,} accelerators "
-        f"(rank correlation with the count {rho:.2f}): {verdict}.",
+        f"(rank correlation with the count {rho:.2f})",
     )
 
 
@@ -114,17 +123,16 @@ def _massive(table: pd.DataFrame, family: str) -> StudyStatement:
     best = largest.loc[largest["time_to_train_min"].idxmin()]
     fastest = bool(best["time_to_train_min"] <= own["time_to_train_min"].min())
     least = bool(largest["normalized_efficiency"].max() <= own["normalized_efficiency"].min())
-    verdict = {2: "agrees", 1: "partly", 0: "disagrees"}[fastest + least]
-    return _statement(
+    return _judged(
         table,
         finding,
-        verdict,
+        (fastest, least),
         f"The study finds massive systems the fastest but the least efficient. Within "
         f"{family}, the largest ({int(best['accelerators']):,} accelerators) "
         f"{'is' if fastest else 'is not'} the fastest "
         f"({best['time_to_train_min']:.3g} min) and {'has' if least else 'does not have'} "
         f"the lowest E' ({best['normalized_efficiency']:.2f}; the family's range "
-        f"{_span(own['normalized_efficiency'])}): {verdict}.",
+        f"{_span(own['normalized_efficiency'])})",
     )
 
 
@@ -171,17 +179,16 @@ def _bert(table: pd.DataFrame, family: str) -> StudyStatement:
     peak = frontier.loc[frontier["normalized_efficiency"].idxmax()]
     around = e8 >= (1 - AROUND) * float(peak["normalized_efficiency"])
     drops = e16 < e8 and bool((beyond < e16).all())
-    verdict = {2: "agrees", 1: "partly", 0: "disagrees"}[around + drops]
-    return _statement(
+    return _judged(
         table,
         finding,
-        verdict,
+        (around, drops),
         f"The study finds BERT most efficient around 8 accelerators and dropping past 16. "
         f"Within {family}, the best E' is {peak['normalized_efficiency']:.2f} at "
         f"{int(peak['accelerators']):,}; the fastest system at 8 keeps {e8:.2f} "
         f"({'within' if around else 'more than'} {AROUND:.0%} "
         f"{'of' if around else 'below'} the best), at 16 {e16:.2f} and beyond "
-        f"{_span(beyond)}: {verdict}.",
+        f"{_span(beyond)}",
     )
 
 
@@ -203,12 +210,11 @@ def _llama(table: pd.DataFrame, family: str) -> StudyStatement:
         int(last["accelerators"]),
     )
     fast = loss > FAST_LOSS_PER_DOUBLING
-    verdict = {2: "agrees", 1: "partly", 0: "disagrees"}[above + fast]
     reach = own[own["accelerators"].between(16, 64)]["normalized_efficiency"]
-    return _statement(
+    return _judged(
         table,
         finding,
-        verdict,
+        (above, fast),
         f"The study finds Llama2 70B LoRA with E' above 1 at 4-8 accelerators, falling fast "
         f"from 16 on. Within {family}, E' at 4-8 is {_span(small)} "
         + (
@@ -218,7 +224,7 @@ def _llama(table: pd.DataFrame, family: str) -> StudyStatement:
         )
         + f"; from 16 to 64 it is {_span(reach)}, "
         f"{loss:.0%} lost per doubling ({'more' if fast else 'less'} than "
-        f"{FAST_LOSS_PER_DOUBLING:.0%}): {verdict}.",
+        f"{FAST_LOSS_PER_DOUBLING:.0%})",
     )
 
 
@@ -230,15 +236,14 @@ def _stable_diffusion(table: pd.DataFrame, family: str) -> StudyStatement:
     if np.isnan(e8) or np.isnan(e16):
         return _statement(table, finding, "not testable", f"{finding}: no system at 8 or 16")
     loss = 1 - e16 / e8
-    verdict = "agrees" if loss > FAST_LOSS_PER_DOUBLING else "disagrees"
-    return _statement(
+    return _judged(
         table,
         finding,
-        verdict,
+        (loss > FAST_LOSS_PER_DOUBLING,),
         f"The study finds Stable Diffusion losing efficiency sharply past 8 accelerators. "
         f"Within {family}, the fastest system's E' goes from {e8:.2f} at 8 to {e16:.2f} at "
         f"16, {loss:.0%} lost in one doubling (sharp: more than "
-        f"{FAST_LOSS_PER_DOUBLING:.0%}): {verdict}.",
+        f"{FAST_LOSS_PER_DOUBLING:.0%})",
     )
 
 

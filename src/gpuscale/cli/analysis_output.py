@@ -54,11 +54,13 @@ def print_analysis(
     then the study's findings against the data and, for v4.1 ``scores``, its Table I."""
     # lazy: pandas and scikit-learn (the analysis stack), not needed for --help
     from gpuscale.analysis.analyze import (
-        SUMMARY_FIELDS,
         equilibrium_sentences,
         references_text,
         study_statements,
     )
+
+    # lazy: the analysis stack (pandas, scikit-learn), not needed for --help
+    from gpuscale.analysis.document import SUMMARY_FIELDS
 
     # lazy: the analysis stack (pandas, scikit-learn), not needed for --help
     from gpuscale.analysis.study import CITATION

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -217,115 +218,26 @@ def _progress_reader():
 
 
 def read_paths(paths: list[Path], round_names: list[str] | None = None):
-    """Read raw rounds with a progress bar; a path that is no round ends the command.
-    ``round_names`` name the paths' rounds (one for all, or one each)."""
-    # lazy: the MLPerf readers pull in pandas, not needed for --help
-    from gpuscale.mlperf.duplicates import combine
-    from gpuscale.mlperf.ingest import read_round
+    """Raw rounds read with a progress bar (``gpuscale.mlperf.load.read_paths``); a path
+    that is no round ends the command with why."""
+    from gpuscale.mlperf.load import read_paths as read  # lazy: the MLPerf readers, pandas
 
-    names = list(round_names or [])
-    if names and len(names) not in (1, len(paths)):
-        fail(
-            f"{len(names)} --round names for {len(paths)} paths: give one per path, one for "
-            "all, or none (the round is then read from each path's name)"
-        )
-    if len(names) == 1:
-        names = names * len(paths)
     update, context = _progress_reader()
-    parts = []
-    with context:
-        for k, path in enumerate(paths):
-            name = names[k] if names else None
-            try:
-                part = read_round(path, name, workers=cores(), progress=update)
-            except (SourceError, ValueError) as exc:
-                if path.is_dir() and not _holds_submitters(path):
-                    fail(_no_results(path))  # the reason, before any word on round names
-                if not path.exists() and len(path.parts) == 1 and not path.suffix:
-                    # `gpuscale analyze brt`: a benchmark typed where a path goes
-                    fail(f"{exc} (a benchmark? give it with -b {path})")
-                fail(str(exc))
-            if part.systems.empty and part.runs.empty:
-                fail(_no_results(path))
-            parts.append(part)
-    return combine(parts)
+    with context, fail_on(SourceError, ValueError):
+        return read(paths, round_names, progress=update)
 
 
-def _holds_submitters(path: Path) -> bool:
-    """Whether a folder holds at least one ``<org>/results`` folder (a round's shape)."""
-    try:
-        return any((child / "results").is_dir() for child in path.iterdir())
-    except OSError:
-        return False
+def load_tables(
+    paths: list[Path] | None, round_names: list[str] | None, default: list[str] | None = None
+):
+    """Tables from raw paths (read now, with a progress bar) and bundled rounds
+    (``gpuscale.mlperf.load.load_rounds``; the ``default`` rounds when given neither); a
+    request it refuses ends the command."""
+    from gpuscale.mlperf.load import load_rounds  # lazy: the MLPerf readers, pandas
 
-
-def _no_results(path: Path) -> str:
-    """Why a path gave no MLPerf results, with what to give instead: a folder of round
-    folders, one submitter's folder, or something else."""
-    expected = "expected <org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
-    if path.is_dir():
-        rounds = sorted(
-            p.name for p in path.iterdir() if re.search(r"v\d+\.\d+(?:\.\d+)?$", p.name)
-        )
-        if rounds:
-            shown = " ".join(str(path / r) for r in rounds[:3])
-            return (
-                f"no MLPerf results in {path}: it holds round folders ({', '.join(rounds)}); "
-                f"give them as paths, e.g. {shown}"
-            )
-        if (path / "systems").is_dir() or (path / "results").is_dir():
-            return (
-                f"no MLPerf results in {path}: it looks like one submitter's folder "
-                f"(systems/, results/); give the round folder that holds it ({path.parent}), "
-                "with --round vX.Y if its name does not say the round"
-            )
-    return f"no MLPerf results in {path}: {expected}"
-
-
-def load_tables(paths: list[Path] | None, round_names: list[str] | None):
-    """Tables from raw paths (read now) and bundled rounds: ``--round`` names bundled
-    rounds, added beside the paths; a path whose name says no round takes the first
-    names as its round (one for all such paths, or one each), as before."""
-    if not paths:
-        return _bundled(round_names or [])
-    own, bundled = _split_round_names(paths, list(round_names or []))
-    tables = read_paths(paths, own)
-    if not bundled:
-        return tables
-    from gpuscale.mlperf.duplicates import combine  # lazy: pandas, not needed for --help
-
-    return combine([tables, _bundled(bundled)])
-
-
-def _bundled(round_names: list[str]):
-    from gpuscale.mlperf.bundled import load_round  # lazy: pandas, not needed for --help
-
-    try:
-        return load_round(*round_names)
-    except (KeyError, ValueError) as exc:
-        fail(str(exc).strip("'\""))
-
-
-def _split_round_names(paths: list[Path], names: list[str]) -> tuple[list[str], list[str]]:
-    """(the names of the paths' rounds, the bundled rounds to add). Paths whose names say
-    their round need none: every ``--round`` is then a bundled round."""
-    from gpuscale.mlperf.ingest import round_name_of  # lazy: the MLPerf reader, pandas
-
-    unnamed = [p for p in paths if round_name_of(p) is None]
-    if not unnamed or not names:
-        return [], names
-    if len(unnamed) < len(paths):  # some paths say their round: name the others only
-        if len(names) < len(unnamed):
-            fail(
-                f"{len(unnamed)} path(s) do not say their round in their name "
-                f"({', '.join(str(p) for p in unnamed)}): give one --round each"
-            )
-        given = iter(names[: len(unnamed)])
-        own = [next(given) if p in unnamed else round_name_of(p) for p in paths]
-        return [str(n) for n in own], names[len(unnamed) :]
-    if len(names) == 1:
-        return names, []
-    return names[: len(paths)], names[len(paths) :]
+    update, context = _progress_reader() if paths else (None, nullcontext())
+    with context, fail_on(SourceError, ValueError):
+        return load_rounds(paths, round_names, default=default, progress=update)
 
 
 def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> list[str]:

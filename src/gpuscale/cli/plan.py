@@ -16,7 +16,7 @@ from gpuscale.tables.plan import PLAN_COLUMNS
 SHOWN = [
     c
     for c in PLAN_COLUMNS
-    if c not in ("expected_samples", "per_device_batch", "nearest", "pareto", "extrapolated")
+    if c not in ("expected_samples", "batch_per_accelerator", "nearest", "pareto", "extrapolated")
 ]
 
 
@@ -24,8 +24,8 @@ def _flat(nearest: list[dict]) -> str:
     """One ``nearest`` list as text: ``v4.1 Dell XE9680 (8 devices, 27.8 min); ...``
     (the family named when it is not the one planned)."""
     return "; ".join(
-        f"{n['round']} {n['submitter']} {n['system']} ({n['devices']} devices, "
-        f"{n['minutes']:.4g} min)"
+        f"{n['round']} {n['submitter']} {n['system']} ({n['accelerators']} devices, "
+        f"{n['time_to_train_min']:.4g} min)"
         for n in nearest
     )
 
@@ -91,7 +91,7 @@ def plan(
     print_records(out, [{c: row[c] for c in SHOWN} for row in rows], fmt, title=title)
     for row in rows:
         out.print(
-            f"{row['devices']} devices lean on: {_flat(row['nearest'])}",
+            f"{row['accelerators']} devices lean on: {_flat(row['nearest'])}",
             markup=False,
             highlight=False,
         )

@@ -41,6 +41,7 @@ from gpuscale.report.cache import default_folder, remember_request, request_seen
 from gpuscale.report.pool import analysis_executor
 from gpuscale.sources import OutputError, write_atomically
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
+from gpuscale.tables.workloads import STUDY_ROUND
 
 SCORE_COLUMNS = [
     "round",
@@ -112,7 +113,9 @@ def dataset(
     ),
 ) -> None:
     """Every bundled round's results and runs as one tidy dataset (CSV and Parquet)."""
-    from gpuscale.analysis.dataset import dataset as build  # lazy: pandas, not needed for --help
+    # lazy: pandas, not needed for --help
+    from gpuscale.analysis.dataset import dataset as build
+    from gpuscale.analysis.dataset import written_sentence
 
     tables = load_tables(paths, round_names)
     results, runs = build(tables)
@@ -124,21 +127,7 @@ def dataset(
 
     with fail_on(OutputError):
         write_atomically(out_dir, write, command="dataset")
-    rounds = ", ".join(sorted(results["round"].unique()))
-    twins = results.attrs.get("same_runs_left_out", 0)
-    err.print(
-        f"{len(results):,} results ({int(results['time_to_train_min'].notna().sum()):,} scored) "
-        f"and {len(runs):,} runs of {rounds} written to {out_dir}/ (results and runs, "
-        "CSV and Parquet)"
-        + (
-            f"; {twins} result(s) repeating the runs of another under a second system name "
-            "in the same round counted once (the problems table names them)"
-            if twins
-            else ""
-        ),
-        markup=False,
-        highlight=False,
-    )
+    err.print(written_sentence(results, runs, out_dir), markup=False, highlight=False)
 
 
 @app.command()
@@ -161,19 +150,20 @@ def scores(
     ] = False,
 ) -> None:
     """Official time-to-train scores (olympic average, minutes), one row per result."""
-    from gpuscale.tables.republished import is_same_runs_copy  # lazy: pandas, not for --help
+    from gpuscale.tables.republished import counted_once  # lazy: pandas, not for --help
 
     tables = load_tables(paths, round_names)
     frame = tables.scores
     if benchmark:
         frame = frame[frame["workload"].isin(workloads_of(tables, benchmark))]
-    twins = is_same_runs_copy(frame).to_numpy(bool)
-    if twins.any() and not duplicates:
-        frame = frame[~twins]
+    once = frame if duplicates else counted_once(frame)
+    if len(once) < len(frame):
         note(
-            f"{int(twins.sum())} result(s) listed once: the same runs under a second system "
-            "name in the same round (--duplicates lists both; the problems table names them)"
+            f"{len(frame) - len(once)} result(s) listed once: the same runs under a second "
+            "system name in the same round (--duplicates lists both; the problems table "
+            "names them)"
         )
+    frame = once
     frame = frame.sort_values(["round", "benchmark", "time_to_train_min"])
     shown = list(frame.columns) if all_columns else SCORE_COLUMNS
     print_frame(
@@ -187,12 +177,6 @@ def scores(
 
 
 SCORE_DROP_ORDER = ["scaling_factor", "runs_converged", "runs", "system_id", "submitter"]
-
-
-def analyze_document(rounds: list | None, bench: dict | None) -> dict:
-    """``analyze -f json``: one shape whatever was analysed, ``{"rounds": [one object per
-    (round, benchmark)], "bench": {...} or null}``."""
-    return {"rounds": rounds or [], "bench": bench}
 
 
 @app.command()
@@ -247,12 +231,12 @@ def analyze(
         if not both:
             return
     # lazy: pandas and scikit-learn (the analysis stack), not needed for --help
-    from gpuscale.analysis import AnalysisOptions, as_json
-    from gpuscale.analysis import analyze as run_analysis
-    from gpuscale.analysis.analyze import workload_pairs
+    from gpuscale.analysis import AnalysisOptions
+    from gpuscale.analysis.analyze import NothingAnalysedError, analyze_or_explain, clusters_lowered
+    from gpuscale.analysis.document import analyze_document, as_json
     from gpuscale.analysis.metrics import ReferenceNotFoundError
 
-    tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
+    tables = load_tables(paths, round_names, default=[STUDY_ROUND])
     workloads = workloads_of(tables, benchmark)
     families = families_of(tables, family)
     divisions = choices_of([division] if division else None, ["closed", "open"], "division")
@@ -268,18 +252,10 @@ def analyze(
             seed=seed,
             convergence_basis=convergence_basis,
         )
-    with fail_on(ReferenceNotFoundError):
-        results = run_analysis(tables, workloads, options)
-    if not results:
-        from gpuscale.analysis.analyze import not_analysed  # lazy: with the analysis above
-
-        reasons = [
-            f"{r} {w}: {why}"
-            for r, w in workload_pairs(tables, workloads)
-            if (why := not_analysed(tables, r, w))
-        ]
-        fail("no scored system matches these options" + "".join(f"; {x}" for x in reasons))
-    _note_fewer_clusters(results, k)
+    with fail_on(ReferenceNotFoundError, NothingAnalysedError):
+        results = analyze_or_explain(tables, workloads, options)
+    for line in clusters_lowered(results, k):
+        note(line)
     if fmt is Format.json:
         print_json(out, analyze_document(jsonable(as_json(results, options)), bench_doc))
     elif fmt is Format.csv:
@@ -299,19 +275,10 @@ def _analyze_bench(bench_file: Path, fmt: Format, *, alone: bool) -> dict | None
         return None
     doc = bench_json(table)
     if alone:
+        from gpuscale.analysis.document import analyze_document  # lazy: the analysis stack
+
         print_json(out, analyze_document(None, doc))
     return doc
-
-
-def _note_fewer_clusters(results: list, k: int | None) -> None:
-    """Say where ``-k`` was lowered: fewer systems, or fewer distinct ones, than clusters."""
-    for result in results:
-        found = result.table["cluster"].nunique() if "cluster" in result.table else k
-        if k and found < k:
-            note(
-                f"{result.round} {result.workload}: -k {k} lowered to {found} "
-                f"(only {len(result.table)} systems, {found} distinct enough to cluster)"
-            )
 
 
 @app.command()
@@ -388,7 +355,7 @@ def report(
     with nullcontext(None) if warm else analysis_executor() as analysis:
         from gpuscale.report.html import build_report  # lazy: matplotlib, after the fork
 
-        tables = load_tables(paths, round_names or (None if paths else ["v4.1"]))
+        tables = load_tables(paths, round_names, default=[STUDY_ROUND])
         workloads, notes = workloads_and_notes(tables, benchmark, default="study")
         for line in notes:
             note(line)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpuscale.tables.rounds import UNKNOWN_FAMILY
+
 _VENDORS = {
     "nvidia": "NVIDIA",
     "amd": "AMD",
@@ -143,9 +145,6 @@ def _unknown(name: str) -> Accelerator:
         words = words[1:]
     rest = " ".join(words)
     return Accelerator(vendor, None, None, None, f"{vendor} {rest}" if vendor else rest, False)
-
-
-UNKNOWN_FAMILY = "unknown"  # the family of a system that names no accelerator
 
 
 def no_accelerator(name: str | None) -> bool:

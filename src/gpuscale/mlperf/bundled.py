@@ -7,7 +7,6 @@ logs needed). ``python -m gpuscale.mlperf.bundled DIR`` rebuilds them from the
 
 from __future__ import annotations
 
-import os
 import sys
 from importlib import resources
 from pathlib import Path
@@ -104,7 +103,7 @@ def rebuild(source_dir: Path, out_dir: Path = DATA_DIR) -> RoundTables:
     ]
     if not archives:
         raise FileNotFoundError(f"no training_results_v*.tar* archives in {source_dir}")
-    tables = read_rounds(archives, workers=os.cpu_count() or 1)
+    tables = read_rounds(archives)
     for name in TABLES:  # the package's own folder: plain files, no manifest
         getattr(tables, name).to_parquet(
             out_dir / f"{name}.parquet", index=False, compression="zstd"

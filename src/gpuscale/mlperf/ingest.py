@@ -231,7 +231,6 @@ def read_round(
     path: str | os.PathLike[str],
     round_name: str | None = None,
     *,
-    workers: int = 1,
     progress: Progress | None = None,
     max_file_bytes: int = MAX_FILE_BYTES,
     max_round_bytes: int = MAX_ROUND_BYTES,
@@ -239,8 +238,8 @@ def read_round(
     """Read one round from a directory or archive.
 
     ``round_name`` defaults to the version in the path's name (``training_results_v4.1``
-    -> ``v4.1``). ``workers`` is accepted for compatibility and unused: one process
-    reads (processes bought no speed, see ``benchmarks/ingest.py``).
+    -> ``v4.1``). One process reads (processes bought no speed, see
+    ``benchmarks/ingest.py``).
     ``progress(done, total, unit)`` is called as the work advances (``files`` read,
     ``total`` 0: not known in advance). A file larger than ``max_file_bytes`` is not
     read (a result file: a failed run); reading stops, with a problem row, once the
@@ -257,7 +256,6 @@ def read_round(
             f"({round_name!r})"
         )
     for what, value in (
-        ("workers", workers),
         ("max_file_bytes", max_file_bytes),
         ("max_round_bytes", max_round_bytes),
     ):
@@ -369,7 +367,6 @@ def _tables(col: _Collector) -> RoundTables:
 def read_rounds(
     paths: Iterable[str | os.PathLike[str]],
     *,
-    workers: int = 1,
     progress: Progress | None = None,
 ) -> RoundTables:
     """Read several rounds and stack their tables (each keeps its ``round`` column); a
@@ -379,4 +376,4 @@ def read_rounds(
             f"paths must be a list of paths, not one {type(paths).__name__} "
             f"(use read_round({str(paths)!r}) or read_rounds([{str(paths)!r}]))"
         )
-    return combine([read_round(p, workers=workers, progress=progress) for p in paths])
+    return combine([read_round(p, progress=progress) for p in paths])

@@ -38,9 +38,6 @@ except ImportError:
 
 from gpuscale.mlperf.expressions import Expression, Program, RuleError, expression, program
 
-# Olympic drop count per benchmark where it is not 1 (the package has it in code only).
-MAX_DROPPED_RUNS = {"unet3d": 4}
-
 
 def _program(code: Any, where: str, unsupported: list[str]) -> Program | None:
     """A PRE/POST block compiled, or None (and a note in ``unsupported``) if refused."""

@@ -25,12 +25,7 @@ import pandas as pd
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.convergence_check import flag_samples
 from gpuscale.mlperf.rcp import olympic_samples
-from gpuscale.mlperf.rules import (
-    MAX_DROPPED_RUNS,
-    benchmarks_of,
-    result_file_counts,
-    ruleset_for,
-)
+from gpuscale.mlperf.rules import benchmarks_of, result_file_counts, ruleset_for
 from gpuscale.tables import (
     SCORES_SCHEMA,
     SCORES_SYSTEM_COLUMNS,
@@ -39,6 +34,7 @@ from gpuscale.tables import (
     frame_of,
     problem_row,
 )
+from gpuscale.tables.workloads import MAX_DROPPED_RUNS
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """``gpuscale.planning``: time to train on N devices of an accelerator, from MLPerf.
 
-Returns the plan table (``gpuscale.tables.plan.PLAN_COLUMNS``, one row per device count)
+Returns the plan table (``gpuscale.tables.plan.PLAN_SCHEMA``, one row per accelerator count)
 with ``attrs["notes"]`` (the sentences: which systems, which class each count is in, why
 throughput per device moves, why an interval is wide) and ``attrs["model"]`` (the fitted
 model's facts). Prints nothing; bad input raises ``ValueError`` (``UnknownNameError``,
@@ -15,12 +15,13 @@ import pandas as pd
 
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.result import PlanError, PlanResult, plan_for, resolve_family
-from gpuscale.tables.plan import PLAN_COLUMNS
+from gpuscale.tables import frame_of
+from gpuscale.tables.plan import PLAN_SCHEMA
 
 
 def as_frame(result: PlanResult) -> pd.DataFrame:
     """The plan table of a :class:`PlanResult` (``attrs``: ``notes``, ``model``)."""
-    table = pd.DataFrame(result.rows, columns=list(PLAN_COLUMNS))
+    table = frame_of(PLAN_SCHEMA, result.rows)
     table.attrs["notes"] = list(result.notes)
     table.attrs["model"] = dict(result.model)
     return table

@@ -36,7 +36,7 @@ def case_of(row: Any) -> dict[str, Any]:
         "round": row.round,
         "workload": row.workload,
         "family": row.accelerator_family,
-        "devices": int(row.accelerators),
+        "accelerators": int(row.accelerators),
         "submitter": row.submitter,
         "system": row.system_name,
         "measured": row.time_to_train_min,
@@ -46,10 +46,10 @@ def case_of(row: Any) -> dict[str, Any]:
 def backtest(systems: pd.DataFrame, fit: Callable[[pd.DataFrame], dict[str, Any]]) -> pd.DataFrame:
     """One row per system new in a round after the first (``gpuscale.planning.systems``
     rows), predicted by ``fit`` of the rounds before it: ``round``, ``workload``,
-    ``family``, ``devices``, ``measured``, ``minutes``, ``minutes_low``, ``minutes_high``,
-    ``class``, ``octaves_outside``, ``log_error`` (predicted - measured); a system whose
-    family and workload cannot be planned from the rounds before has ``class``
-    ``"none"`` and no prediction."""
+    ``family``, ``accelerators``, ``measured``, ``time_to_train_min`` (its ``_low`` and
+    ``_high``), ``class``, ``octaves_outside``, ``log_error`` (predicted - measured); a
+    system whose family and workload cannot be planned from the rounds before has
+    ``class`` ``"none"`` and no prediction."""
     rounds = sorted(systems["round"].unique(), key=round_key)
     out = []
     for target in rounds[1:]:
@@ -57,7 +57,7 @@ def backtest(systems: pd.DataFrame, fit: Callable[[pd.DataFrame], dict[str, Any]
         fits = fit(train.reset_index(drop=True))
         for row in systems[systems["round"] == target].itertuples(index=False):
             base = case_of(row)
-            w, f, n = base["workload"], base["family"], base["devices"]
+            w, f, n = base["workload"], base["family"], base["accelerators"]
             if w not in fits["workloads"]:
                 out.append(base | {"count_class": "new workload"})
                 continue
@@ -65,7 +65,7 @@ def backtest(systems: pd.DataFrame, fit: Callable[[pd.DataFrame], dict[str, Any]
                 out.append(base | {"count_class": "none"})
                 continue
             p = predict_point(fits, w, f, n)
-            log_error = math.log(p["minutes"] / row.time_to_train_min)
+            log_error = math.log(p["time_to_train_min"] / row.time_to_train_min)
             out.append(base | p | {"log_error": log_error})
     return pd.DataFrame(out)
 

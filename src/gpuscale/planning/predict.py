@@ -136,8 +136,9 @@ def predict_point(
     n: int,
     round_name: str | None = None,
 ) -> dict[str, Any]:
-    """The plan of ``n`` devices (a dict: ``minutes``, ``minutes_low``, ``minutes_high``,
-    ``global_batch``, ``expected_samples``, ``per_device_batch``, ``count_class``,
+    """The plan of ``n`` devices (a dict: ``accelerators``, ``time_to_train_min``,
+    ``time_to_train_min_low``, ``time_to_train_min_high``, ``global_batch``,
+    ``expected_samples``, ``batch_per_accelerator``, ``count_class``,
     ``octaves_outside``, ``half_width`` (log), ``convergence`` (``C(B)``), ``log_y``)."""
     workload = fits["workloads"][workload_name]
     family = workload["families"].get(family_name)
@@ -157,13 +158,13 @@ def predict_point(
     half = intervals[kind] * (1 + intervals["widen"] * octaves)
     factor = convergence(workload, batch, r)
     return {
-        "devices": n,
-        "minutes": minutes,
-        "minutes_low": minutes * math.exp(-half),
-        "minutes_high": minutes * math.exp(half),
+        "accelerators": n,
+        "time_to_train_min": minutes,
+        "time_to_train_min_low": minutes * math.exp(-half),
+        "time_to_train_min_high": minutes * math.exp(half),
         "global_batch": batch,
         "expected_samples": expected,
-        "per_device_batch": batch / n,
+        "batch_per_accelerator": batch / n,
         "count_class": kind,
         "octaves_outside": octaves,
         "half_width": half,

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuscale import criteria
-from gpuscale.mlperf.accelerators import UNKNOWN_FAMILY, normalise_accelerator
-from gpuscale.names import _key, resolve_choice, resolve_workloads
+from gpuscale.names import resolve_family, resolve_workloads
 from gpuscale.planning.cache import default_fits, fits_of
 from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
-from gpuscale.tables import Criterion
+from gpuscale.tables import Criterion, measures
 from gpuscale.tables.plan import NEAREST_KEYS
+from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import round_key
 
 
@@ -33,21 +33,6 @@ class PlanResult:
     notes: list[str]
     model: dict[str, Any]
     systems: list[dict[str, Any]]
-
-
-def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
-    """The accelerator family ``name`` means among ``valid``, and a note when it was read
-    (``H100`` -> ``H100-SXM5-80GB``: the catalogue's default form factor and memory).
-    Exact family names, then the accelerator catalogue, then unambiguous prefixes;
-    ``UnknownNameError`` (with the closest name) otherwise."""
-    exact = [v for v in valid if _key(v) == _key(name)]
-    if exact:
-        return exact[0], ""
-    known = normalise_accelerator(name)
-    if known.known and known.family in valid:
-        return known.family, f"{name!r} read as the accelerator family {known.family}"
-    found = resolve_choice(name, valid, "accelerator family")
-    return found, f"{name!r} read as the accelerator family {found}"
 
 
 def _system(entry: list[Any], family: str) -> dict[str, Any]:
@@ -74,17 +59,19 @@ def leaned_on(workload: dict[str, Any], family: str, n: int, k: int = 3) -> list
 
 def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list, list]:
     """(on the Pareto front, the criteria picking each count) over the counts asked."""
-    speedup = [minutes[0] / t for t in minutes]
-    efficiency = [s / x for s, x in zip(speedup, n, strict=True)]
-    normalised = [s * n[0] / x for s, x in zip(speedup, n, strict=True)]
-    hours = [x * t / 60 for x, t in zip(n, minutes, strict=True)]
+    speedups = [measures.speedup(minutes[0], t) for t in minutes]
+    efficiencies = [measures.efficiency(s, x) for s, x in zip(speedups, n, strict=True)]
+    normalised = [
+        measures.normalized_efficiency(s, x, n[0]) for s, x in zip(speedups, n, strict=True)
+    ]
+    hours = [measures.accelerator_hours(x, t) for x, t in zip(n, minutes, strict=True)]
     picks: dict[int, list[str]] = {}
     knee = None
     if len(n) >= 3:
         knee = criteria.kneedle([math.log10(x) for x in n], [math.log10(t) for t in minutes])
     chosen = [
         (Criterion.KNEE, knee),
-        (Criterion.SPEED_X_EFFICIENCY, criteria.best_speed_x_efficiency(speedup, efficiency)),
+        (Criterion.SPEED_X_EFFICIENCY, criteria.best_speed_x_efficiency(speedups, efficiencies)),
         (Criterion.EFFICIENCY_THRESHOLD, criteria.last_above_threshold(normalised, threshold)),
     ]
     for criterion, index in chosen:
@@ -104,13 +91,13 @@ def _plannable(fits: dict[str, Any], workload: str, family: str) -> None:
 
 
 def _rows(points: list[dict], request: PlanRequest, fit: dict, family: str) -> list[dict]:
-    n = [float(p["devices"]) for p in points]
-    minutes = [p["minutes"] for p in points]
+    n = [float(p["accelerators"]) for p in points]
+    minutes = [p["time_to_train_min"] for p in points]
     front, stops = _marks(n, minutes, request.threshold)
     price, power = request.price_per_device_hour, request.power_w
     rows = []
     for k, p in enumerate(points):
-        hours = n[k] * p["minutes"] / 60
+        hours = measures.accelerator_hours(n[k], p["time_to_train_min"])
         rows.append(
             p
             | {
@@ -122,9 +109,9 @@ def _rows(points: list[dict], request: PlanRequest, fit: dict, family: str) -> l
                 "convergence_factor": points[0]["convergence"] / p["convergence"],
                 "extrapolated": p["count_class"] in ("ii_out", "iii"),
                 "nearest": leaned_on(fit, family, int(n[k])),
-                "device_hours": hours,
-                "cost": hours * price if price is not None else math.nan,
-                "energy_kwh": hours * power / 1000 if power is not None else math.nan,
+                "accelerator_hours": hours,
+                "cost": measures.cost(hours, price),
+                "energy_kwh": measures.energy_kwh(hours, power),
                 "pareto": front[k],
                 "stops_paying": stops[k],
             }
@@ -150,7 +137,7 @@ def plan_result(request: PlanRequest, fits: dict[str, Any]) -> PlanResult:
     _plannable(fits, workload, family)
     fit = fits["workloads"][workload]
     points = [predict_point(fits, workload, family, n) for n in request.devices]
-    odd = [p["devices"] for p in points if not 0 < p["minutes"] < math.inf]
+    odd = [p["accelerators"] for p in points if not 0 < p["time_to_train_min"] < math.inf]
     if odd:  # a number that cannot be true is a bug, never a plan
         raise PlanError(
             f"the model gives no finite positive time at {', '.join(map(str, odd))} devices "

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.decompose import expected_samples
-from gpuscale.mlperf.accelerators import UNKNOWN_FAMILY
 from gpuscale.tables.republished import counted_once
+from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import round_key
 
 COLUMNS = [

@@ -91,7 +91,7 @@ def class_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) ->
     out = []
     own = fit["families"].get(family)
     for kind, words in CLASS_WORDS.items():
-        counts = [int(r["devices"]) for r in rows if r["count_class"] == kind]
+        counts = [int(r["accelerators"]) for r in rows if r["count_class"] == kind]
         if not counts:
             continue
         text = f"{plural(len(counts), 'count')} {words}: {_counts(counts)}"
@@ -130,11 +130,11 @@ def efficiency_note(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     first, last = rows[0], rows[-1]
     c = fit["batch_slope"]
     text = (
-        f"Throughput per device at {int(last['devices']):,} is "
-        f"{last['throughput_efficiency']:.2f} of {int(first['devices']):,}'s: the global "
+        f"Throughput per device at {int(last['accelerators']):,} is "
+        f"{last['throughput_efficiency']:.2f} of {int(first['accelerators']):,}'s: the global "
         f"batch assumed goes {number(first['global_batch'])} -> "
-        f"{number(last['global_batch'])} ({number(first['per_device_batch'])} -> "
-        f"{number(last['per_device_batch'])} per device)"
+        f"{number(last['global_batch'])} ({number(first['batch_per_accelerator'])} -> "
+        f"{number(last['batch_per_accelerator'])} per device)"
     )
     if c < 0:
         text += (
@@ -150,13 +150,13 @@ def efficiency_note(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     if rises:
         a, b = rises[0]
         text += (
-            f"; it rises from {int(a['devices']):,} to {int(b['devices']):,} "
+            f"; it rises from {int(a['accelerators']):,} to {int(b['accelerators']):,} "
             f"({a['throughput_efficiency']:.2f} -> {b['throughput_efficiency']:.2f}) "
         )
-        if b["per_device_batch"] > a["per_device_batch"] * 1.01:
+        if b["batch_per_accelerator"] > a["batch_per_accelerator"] * 1.01:
             text += (
-                f"as the per-device batch goes {number(a['per_device_batch'])} -> "
-                f"{number(b['per_device_batch'])}"
+                f"as the per-device batch goes {number(a['batch_per_accelerator'])} -> "
+                f"{number(b['batch_per_accelerator'])}"
             )
         else:
             text += (
@@ -193,8 +193,9 @@ def interval_notes(intervals: dict[str, Any], rows: list[dict[str, Any]]) -> lis
             "iii": "the family never ran the workload: its level is borrowed",
         }[r["count_class"]]
         out.append(
-            f"The interval at {int(r['devices']):,} is wide "
-            f"({number(r['minutes_low'])}-{number(r['minutes_high'])} min): {why}."
+            f"The interval at {int(r['accelerators']):,} is wide "
+            f"({number(r['time_to_train_min_low'])}-"
+            f"{number(r['time_to_train_min_high'])} min): {why}."
         )
     return out
 

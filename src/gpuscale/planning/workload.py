@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.analysis.decompose import round_rcp_model
+from gpuscale.analysis.critical_batch import round_rcp_model
 from gpuscale.planning.pooled import DEFAULT, Penalties, levels, robust_scale, solve
 from gpuscale.tables.workloads import round_key
 

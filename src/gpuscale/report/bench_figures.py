@@ -8,6 +8,7 @@ from matplotlib.axes import Axes
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from gpuscale.quantities import number
+from gpuscale.report.bands import interval_band
 from gpuscale.report.style import (
     MARGINS,
     OKABE_ITO,
@@ -150,15 +151,7 @@ def predicted_scaling(predicted: pd.DataFrame, measured: pd.DataFrame | None, ti
     y axis (efficiency = speedup / N is in the tooltips); no N = 1 point: it is 1 by
     definition (the bench's one-device speedup compares DDP with the plain step)."""
     fig, ax = new_axes()
-    ax.fill_between(
-        predicted["devices"],
-        predicted["speedup_low"],
-        predicted["speedup_high"],
-        color=OKABE_ITO[0],
-        alpha=0.18,
-        linewidth=0,
-        label="80% interval",
-    )
+    interval_band(ax, predicted, "devices", "speedup", alpha=0.18)
     ax.plot(
         predicted["devices"],
         predicted["speedup"],

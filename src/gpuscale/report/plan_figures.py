@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.quantities import number
+from gpuscale.report.bands import interval_band
 from gpuscale.report.style import (
     OKABE_ITO,
     Chart,
@@ -23,21 +24,19 @@ from gpuscale.tables.workloads import round_key
 def plan_chart(
     curve: pd.DataFrame, asked: pd.DataFrame, systems: pd.DataFrame, workload: str, family: str
 ) -> Chart:
-    """``curve``: the plan on a dense grid of counts (minutes, minutes_low, minutes_high);
-    ``asked``: the plan table at the counts asked (drawn as points with error bars);
+    """``curve``: the plan on a dense grid of counts (``time_to_train_min``, ``_low``,
+    ``_high``); ``asked``: the plan table at the counts asked (drawn as points with error bars);
     ``systems``: the measured systems (one colour per round)."""
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
-    ax.fill_between(
-        curve["devices"],
-        curve["minutes_low"],
-        curve["minutes_high"],
+    interval_band(ax, curve, "accelerators", "time_to_train_min", alpha=0.15)
+    ax.plot(
+        curve["accelerators"],
+        curve["time_to_train_min"],
         color=OKABE_ITO[0],
-        alpha=0.15,
-        linewidth=0,
-        label="80% interval",
+        linewidth=1.2,
+        label="plan",
     )
-    ax.plot(curve["devices"], curve["minutes"], color=OKABE_ITO[0], linewidth=1.2, label="plan")
     rounds = sorted(systems["round"].astype(str).unique(), key=round_key)
     for k, round_name in enumerate(rounds):
         group = systems[systems["round"].astype(str) == round_name]
@@ -56,9 +55,12 @@ def plan_chart(
             for r in group.itertuples(index=False)
         ]
     ax.errorbar(
-        asked["devices"],
-        asked["minutes"],
-        yerr=[asked["minutes"] - asked["minutes_low"], asked["minutes_high"] - asked["minutes"]],
+        asked["accelerators"],
+        asked["time_to_train_min"],
+        yerr=[
+            asked["time_to_train_min"] - asked["time_to_train_min_low"],
+            asked["time_to_train_min_high"] - asked["time_to_train_min"],
+        ],
         fmt="D",
         color="#000000",
         markersize=4,

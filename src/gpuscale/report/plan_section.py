@@ -18,13 +18,13 @@ from gpuscale.tables import STUDY_WORKLOADS, display_name
 
 COUNTS = (8, 16, 64, 256, 1024)
 SHOWN = {
-    "devices": "devices",
-    "minutes": "minutes",
+    "accelerators": "devices",
+    "time_to_train_min": "minutes",
     "interval": "80% interval, min",
     "global_batch": "global batch",
     "throughput_efficiency": "throughput eff.",
     "convergence_factor": "convergence factor",
-    "device_hours": "device-hours",
+    "accelerator_hours": "device-hours",
     "extrapolated": "extrapolated",
     "stops_paying": "stops paying (criteria)",
 }
@@ -44,13 +44,15 @@ class PlanSection:
 def _rows(table) -> list[dict[str, str]]:
     return [
         {
-            SHOWN["devices"]: f"{int(r.devices):,}",
-            SHOWN["minutes"]: number(r.minutes),
-            SHOWN["interval"]: f"{number(r.minutes_low)}-{number(r.minutes_high)}",
+            SHOWN["accelerators"]: f"{int(r.accelerators):,}",
+            SHOWN["time_to_train_min"]: number(r.time_to_train_min),
+            SHOWN["interval"]: (
+                f"{number(r.time_to_train_min_low)}-{number(r.time_to_train_min_high)}"
+            ),
             SHOWN["global_batch"]: f"{r.global_batch:,.0f}",
             SHOWN["throughput_efficiency"]: f"{r.throughput_efficiency:.2f}",
             SHOWN["convergence_factor"]: number(r.convergence_factor),
-            SHOWN["device_hours"]: number(r.device_hours),
+            SHOWN["accelerator_hours"]: number(r.accelerator_hours),
             SHOWN["extrapolated"]: "yes" if r.extrapolated else "",
             SHOWN["stops_paying"]: r.stops_paying,
         }
@@ -86,10 +88,7 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
         except PlanError as exc:
             out.append(f"{display_name(workload)}: no plan ({exc}).")
             continue
-        systems = pd.DataFrame(result.systems).rename(
-            columns={"devices": "accelerators", "minutes": "time_to_train_min"}
-        )
-        systems = systems.rename(columns={"system": "system_name"})
+        systems = pd.DataFrame(result.systems).rename(columns={"system": "system_name"})
         low, high = systems["accelerators"].min(), systems["accelerators"].max()
         grid = np.unique(np.geomspace(min(low, COUNTS[0]), max(high, COUNTS[-1]), 40).round())
         dense = PlanRequest(workload=workload, accelerator=family, devices=grid.astype(int))

@@ -1,8 +1,13 @@
 """The data model: every table gpuscale produces, its columns, statuses and codes.
 
 Producers (``gpuscale.mlperf`` reading rounds, ``gpuscale.bench`` measuring) write these
-tables; consumers (``gpuscale.analysis``, ``gpuscale.advice``, ``gpuscale.report``) read
-them and never import a producer. Nothing here reads or writes files.
+tables; consumers read them. ``gpuscale.analysis`` and ``gpuscale.planning`` import no
+producer module but at two seams: ``analysis.critical_batch`` (the reference convergence
+points mlperf-logging ships, and a round's ruleset) and ``planning.cache`` (the bundled
+rounds, when the shipped fits are stale); the ``consumers-read-tables`` contract in
+``pyproject.toml`` holds them to it. ``gpuscale.advice`` and ``gpuscale.report`` are not
+held to it yet: they import the bench reader and peaks, the bundled rounds, the RCPs and
+the MLPerf benchmark catalogue. Nothing here reads or writes files.
 
 Column names are a stable, documented schema (README, "Output schema"); units are in the
 names (``_min``, ``_ms``, ``_s``, ``_kj``, ``_gbs``). The device count is ``accelerators``

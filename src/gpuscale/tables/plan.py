@@ -1,56 +1,69 @@
-"""The plan table (``gpuscale plan``, ``gpuscale.planning``): one row per device count asked.
+"""The plan table (``gpuscale plan``, ``gpuscale.planning``): one row per accelerator count
+asked.
 
-Columns (units in the names):
+Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
 
-* ``devices``: accelerators of the planned run; ``nodes``: ``ceil(devices /
+* ``accelerators``: accelerators of the planned run; ``nodes``: ``ceil(accelerators /
   devices_per_node)``;
-* ``minutes``, ``minutes_low``, ``minutes_high``: predicted time to train and its 80%
-  interval (calibrated per count class by forecasting each past round from the rounds
-  before it; wider per octave beyond the family's counts);
+* ``time_to_train_min``, ``time_to_train_min_low``, ``time_to_train_min_high``: predicted
+  time to train (minutes) and its 80% interval (calibrated per count class by forecasting
+  each past round from the rounds before it; wider per octave beyond the family's counts);
 * ``count_class``: ``i`` (the family ran this count of the workload before), ``ii_in`` /
   ``ii_out`` (it did not: between / beyond the counts it ran), ``iii`` (the family never
   ran the workload: its level borrowed through its other workloads);
 * ``global_batch``: the global batch the prediction assumes (the family's own at a count
   it ran, else the workload's typical batch times the family's ratio to it);
-  ``per_device_batch``: ``global_batch / devices`` (unrounded);
+  ``batch_per_accelerator``: ``global_batch / accelerators`` (unrounded);
 * ``expected_samples``: samples (epochs for the epoch-counted workloads) to converge at
   that batch, ``E(B) = E_min (1 + B / B_noise)`` fitted to the RCPs; NaN without RCPs;
-* ``throughput_efficiency``: throughput per device relative to the smallest count asked
-  (``X(N) N_0 / (X(N_0) N)``); ``convergence_factor``: ``E(B(N_0)) / E(B(N))``;
+* ``throughput_efficiency``: throughput per accelerator relative to the smallest count
+  asked (``X(N) N_0 / (X(N_0) N)``); ``convergence_factor``: ``E(B(N_0)) / E(B(N))``;
 * ``extrapolated``: ``count_class`` ``ii_out`` or ``iii``;
 * ``nearest``: the measured systems the prediction leans on, a list of
-  ``{round, submitter, system, devices, minutes, family}`` (a ``; ``-joined string in
-  CSV): the family's at the count nearest, or (class ``iii``) any family's;
-* ``device_hours`` (``devices * minutes / 60``), ``cost`` (``device_hours *`` the price
-  per device-hour; NaN without a price), ``energy_kwh`` (``device_hours *`` watts / 1000;
-  NaN without a power);
-* ``pareto``: on the time / device-hours Pareto front of the counts asked;
+  ``{round, submitter, system, accelerators, time_to_train_min, family}``
+  (:data:`NEAREST_KEYS`; a ``; ``-joined string in CSV): the family's at the count
+  nearest, or (class ``iii``) any family's;
+* ``accelerator_hours`` (``accelerators * time_to_train_min / 60``), ``cost``
+  (``accelerator_hours *`` the price per accelerator-hour; NaN without a price),
+  ``energy_kwh`` (``accelerator_hours *`` watts / 1000; NaN without a power), as
+  ``gpuscale.tables.measures`` computes them;
+* ``pareto``: on the time / accelerator-hours Pareto front of the counts asked;
   ``stops_paying``: the equilibrium criteria (``gpuscale.analysis.equilibrium``) that pick
-  this count as the point past which more devices stop paying, comma-separated.
+  this count as the point past which more accelerators stop paying, comma-separated.
 """
 
 from __future__ import annotations
 
-PLAN_COLUMNS: tuple[str, ...] = (
-    "devices",
-    "nodes",
-    "minutes",
-    "minutes_low",
-    "minutes_high",
-    "count_class",
-    "global_batch",
-    "per_device_batch",
-    "expected_samples",
-    "throughput_efficiency",
-    "convergence_factor",
-    "extrapolated",
-    "nearest",
-    "device_hours",
-    "cost",
-    "energy_kwh",
-    "pareto",
-    "stops_paying",
-)
+# Each column in order with the dtype its frame holds (see ``tables.rounds``; ``object``:
+# the ``nearest`` lists).
+PLAN_SCHEMA: dict[str, str] = {
+    "accelerators": "int64",
+    "nodes": "int64",
+    "time_to_train_min": "float64",
+    "time_to_train_min_low": "float64",
+    "time_to_train_min_high": "float64",
+    "count_class": "str",
+    "global_batch": "int64",
+    "batch_per_accelerator": "float64",
+    "expected_samples": "float64",
+    "throughput_efficiency": "float64",
+    "convergence_factor": "float64",
+    "extrapolated": "bool",
+    "nearest": "object",
+    "accelerator_hours": "float64",
+    "cost": "float64",
+    "energy_kwh": "float64",
+    "pareto": "bool",
+    "stops_paying": "str",
+}
+PLAN_COLUMNS: tuple[str, ...] = tuple(PLAN_SCHEMA)
 
 # The keys of each ``nearest`` entry.
-NEAREST_KEYS: tuple[str, ...] = ("round", "submitter", "system", "devices", "minutes", "family")
+NEAREST_KEYS: tuple[str, ...] = (
+    "round",
+    "submitter",
+    "system",
+    "accelerators",
+    "time_to_train_min",
+    "family",
+)

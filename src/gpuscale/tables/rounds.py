@@ -45,6 +45,7 @@ SYSTEMS_SCHEMA: dict[str, str] = {
     "official_row": "bool",
 }
 SYSTEMS_COLUMNS: tuple[str, ...] = tuple(SYSTEMS_SCHEMA)
+UNKNOWN_FAMILY = "unknown"  # the accelerator_family of a system that names no accelerator
 
 # Whole-number columns of ``systems`` (pandas ``Int64``: empty where unknown).
 COUNT_COLUMNS: tuple[str, ...] = tuple(c for c, d in SYSTEMS_SCHEMA.items() if d == "Int64")

@@ -95,6 +95,11 @@ FOLDER_ALIASES: dict[str, str] = {"mask": "maskrcnn"}
 
 # The study's four workloads (arXiv 2509.03263).
 STUDY_WORKLOADS: tuple[str, ...] = ("bert", "llama2_70b_lora", "retinanet", "stable_diffusion")
+STUDY_ROUND = "v4.1"  # the round the study analysed: analyze and report read it by default
+
+# Olympic drop count per benchmark where it is not 1: the runs the official score leaves
+# out at each end of a result's sorted times (mlperf-logging has it in code only).
+MAX_DROPPED_RUNS: dict[str, int] = {"unet3d": 4}
 
 
 def benchmark_of_folder(folder: str) -> str:

@@ -26,17 +26,16 @@ import functools
 import numpy as np
 import pandas as pd
 
-from gpuscale.analysis.resampling import ResultRuns, basic_interval, result_ratios
+from gpuscale.analysis.critical_batch import round_rcp_runs
+from gpuscale.analysis.resampling import ResultRuns, basic_interval, centred, result_ratios
 from gpuscale.tables import CI_COLUMNS
+from gpuscale.tables.workloads import MAX_DROPPED_RUNS
 
 _Key = tuple[str, str, str, str]  # round, org, system_id, benchmark
 
 
 def result_runs(runs: pd.DataFrame) -> dict[_Key, tuple[ResultRuns, float]]:
     """Every result of ``runs`` as its ``ResultRuns`` and its global batch (NaN unknown)."""
-    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
-    from gpuscale.mlperf.rules import MAX_DROPPED_RUNS
-
     out = {}
     for key, group in runs.groupby(["round", "org", "system_id", "benchmark"], sort=False):
         counted = group[group["counted"].astype(bool)]
@@ -58,13 +57,7 @@ def result_runs(runs: pd.DataFrame) -> dict[_Key, tuple[ResultRuns, float]]:
 @functools.lru_cache(maxsize=64)
 def _rcp_groups(round_name: str, benchmark: str) -> tuple[tuple[float, np.ndarray], ...]:
     """(batch, centred log samples) of each RCP batch of the round's ruleset."""
-    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
-    from gpuscale.analysis.resampling import centred
-    from gpuscale.mlperf.rcp import rcp_runs
-    from gpuscale.mlperf.rules import ruleset_for
-
-    ruleset, _ = ruleset_for(round_name)
-    runs = rcp_runs(ruleset, benchmark) if ruleset else ()
+    runs = round_rcp_runs(round_name, benchmark)
     return tuple((batch, centred(np.log(values))) for batch, values in runs)
 
 

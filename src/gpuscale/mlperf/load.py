@@ -1,0 +1,139 @@
+"""The rounds a command asked for, as one set of tables: raw paths read now (a folder that
+holds no results says why, and what to give instead) beside bundled rounds.
+
+Prints nothing; a request that cannot be served raises :class:`NoResultsError` (a path
+with no MLPerf results), :class:`RoundNamesError` (round names that do not fit the paths,
+or a round that is not bundled) or ``SourceError`` (a path that cannot be read at all),
+each with a message for people.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from gpuscale.mlperf.bundled import load_round
+from gpuscale.mlperf.duplicates import combine
+from gpuscale.mlperf.ingest import Progress, read_round, round_name_of
+from gpuscale.sources import SourceError
+from gpuscale.tables import RoundTables
+
+EXPECTED = "expected <org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
+
+
+class NoResultsError(SourceError):
+    """A path that holds no MLPerf results; the message says why and what to give."""
+
+
+class RoundNamesError(ValueError):
+    """Round names that do not fit the paths given, or a round that is not bundled."""
+
+
+def read_paths(
+    paths: Sequence[Path],
+    round_names: Sequence[str | None] | None = None,
+    *,
+    progress: Progress | None = None,
+) -> RoundTables:
+    """Raw rounds read and stacked; ``round_names`` name the paths' rounds (one for all, or
+    one each; none: read from each path's name). A path that is no round raises."""
+    names = list(round_names or [])
+    if names and len(names) not in (1, len(paths)):
+        raise RoundNamesError(
+            f"{len(names)} --round names for {len(paths)} paths: give one per path, one for "
+            "all, or none (the round is then read from each path's name)"
+        )
+    if len(names) == 1:
+        names = names * len(paths)
+    parts = []
+    for k, path in enumerate(paths):
+        try:
+            part = read_round(path, names[k] if names else None, progress=progress)
+        except (SourceError, ValueError) as exc:
+            if path.is_dir() and not _holds_submitters(path):
+                # the reason, before any word on round names
+                raise NoResultsError(no_results(path)) from exc
+            if not path.exists() and len(path.parts) == 1 and not path.suffix:
+                # `gpuscale analyze brt`: a benchmark typed where a path goes
+                raise SourceError(f"{exc} (a benchmark? give it with -b {path})") from exc
+            raise
+        if part.systems.empty and part.runs.empty:
+            raise NoResultsError(no_results(path))
+        parts.append(part)
+    return combine(parts)
+
+
+def _holds_submitters(path: Path) -> bool:
+    """Whether a folder holds at least one ``<org>/results`` folder (a round's shape)."""
+    try:
+        return any((child / "results").is_dir() for child in path.iterdir())
+    except OSError:
+        return False
+
+
+def no_results(path: Path) -> str:
+    """Why a path gave no MLPerf results, with what to give instead: a folder of round
+    folders, one submitter's folder, or something else."""
+    if path.is_dir():
+        rounds = sorted(
+            p.name for p in path.iterdir() if re.search(r"v\d+\.\d+(?:\.\d+)?$", p.name)
+        )
+        if rounds:
+            shown = " ".join(str(path / r) for r in rounds[:3])
+            return (
+                f"no MLPerf results in {path}: it holds round folders ({', '.join(rounds)}); "
+                f"give them as paths, e.g. {shown}"
+            )
+        if (path / "systems").is_dir() or (path / "results").is_dir():
+            return (
+                f"no MLPerf results in {path}: it looks like one submitter's folder "
+                f"(systems/, results/); give the round folder that holds it ({path.parent}), "
+                "with --round vX.Y if its name does not say the round"
+            )
+    return f"no MLPerf results in {path}: {EXPECTED}"
+
+
+def load_rounds(
+    paths: Sequence[Path] | None,
+    round_names: Sequence[str] | None,
+    *,
+    default: Sequence[str] | None = None,
+    progress: Progress | None = None,
+) -> RoundTables:
+    """Tables from raw paths (read now) and bundled rounds: ``round_names`` names bundled
+    rounds, added beside the paths; a path whose name says no round takes the first
+    names as its round (one for all such paths, or one each). Given neither, the
+    ``default`` bundled rounds (none: every bundled round)."""
+    if not paths:
+        return _bundled(list(round_names or default or []))
+    own, bundled = _split_round_names(list(paths), list(round_names or []))
+    tables = read_paths(paths, own, progress=progress)
+    return combine([tables, _bundled(bundled)]) if bundled else tables
+
+
+def _bundled(round_names: list[str]) -> RoundTables:
+    try:
+        return load_round(*round_names)
+    except (KeyError, ValueError) as exc:
+        raise RoundNamesError(str(exc).strip("'\"")) from exc
+
+
+def _split_round_names(paths: list[Path], names: list[str]) -> tuple[list[str], list[str]]:
+    """(the names of the paths' rounds, the bundled rounds to add). Paths whose names say
+    their round need none: every ``--round`` is then a bundled round."""
+    unnamed = [p for p in paths if round_name_of(p) is None]
+    if not unnamed or not names:
+        return [], names
+    if len(unnamed) < len(paths):  # some paths say their round: name the others only
+        if len(names) < len(unnamed):
+            raise RoundNamesError(
+                f"{len(unnamed)} path(s) do not say their round in their name "
+                f"({', '.join(str(p) for p in unnamed)}): give one --round each"
+            )
+        given = iter(names[: len(unnamed)])
+        own = [next(given) if p in unnamed else round_name_of(p) for p in paths]
+        return [str(n) for n in own], names[len(unnamed) :]
+    if len(names) == 1:
+        return names, []
+    return names[: len(paths)], names[len(paths) :]

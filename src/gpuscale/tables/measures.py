@@ -1,0 +1,54 @@
+"""The derived columns of a scaling table, each computed here once: speedup, efficiency,
+E', accelerator-hours, and what those hours cost in money and energy.
+
+Plain arithmetic, so one function serves a number (the plan's pandas-free path), a numpy
+array or a pandas Series alike, elementwise. With ``T`` a time to train (minutes), ``N``
+accelerators and ``T_ref``, ``N_ref`` those of the reference:
+
+* speedup ``S = T_ref / T`` (a throughput ratio ``X / X_ref`` is the same number);
+* efficiency ``E = S / N`` (the study's definition; ideal 1 only when ``N_ref = 1``);
+* normalised efficiency ``E' = S / (N / N_ref)`` (1 = perfect scaling from the reference);
+* accelerator-hours ``N T / 60``; cost ``hours x price per accelerator-hour``; energy
+  ``hours x watts / 1000`` (kWh); NaN without a price or a power.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+# A float, a numpy array or a pandas Series: every function here is arithmetic on them.
+Values = Any
+
+
+def speedup(reference_minutes: Values, minutes: Values) -> Values:
+    """``S = T_ref / T``."""
+    return reference_minutes / minutes
+
+
+def efficiency(speedup: Values, accelerators: Values) -> Values:
+    """``E = S / N``."""
+    return speedup / accelerators
+
+
+def normalized_efficiency(
+    speedup: Values, accelerators: Values, reference_accelerators: Values
+) -> Values:
+    """``E' = S / (N / N_ref)``."""
+    return speedup / (accelerators / reference_accelerators)
+
+
+def accelerator_hours(accelerators: Values, minutes: Values) -> Values:
+    """``N T / 60``: the accelerators held for the time to train, in hours."""
+    return accelerators * minutes / 60.0
+
+
+def cost(hours: Values, price_per_hour: float | None) -> Values:
+    """``hours x price`` (the price of one accelerator-hour); NaN without a price."""
+    return hours * (math.nan if price_per_hour is None else price_per_hour)
+
+
+def energy_kwh(hours: Values, power_w: float | None) -> Values:
+    """``hours x watts / 1000``, the energy of ``hours`` accelerator-hours at ``power_w``
+    watts each, in kWh; NaN without a power."""
+    return hours * (math.nan if power_w is None else power_w) / 1000

@@ -1,0 +1,63 @@
+"""What ``gpuscale analyze`` and ``gpuscale dataset`` ask of the library besides the numbers:
+why nothing was analysed (a typed error), where ``-k`` was lowered, and what was written,
+each said from the tables."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpuscale.analysis.analyze import (
+    AnalysisOptions,
+    NothingAnalysedError,
+    analyze_or_explain,
+    clusters_lowered,
+)
+from gpuscale.analysis.dataset import written_sentence
+from gpuscale.tables import RoundTables
+
+from .tables import runs_for, scores
+
+ROWS = [("a4", "H100", 4, 100.0), ("a8", "H100", 8, 52.0), ("a16", "H100", 16, 28.0)]
+
+
+def tables_of(rows: list[tuple[str, str, int, float]]) -> RoundTables:
+    frame = scores(rows)
+    return RoundTables(frame.iloc[:0], runs_for(frame), frame, frame.iloc[:0])
+
+
+def test_nothing_analysed_says_why_per_round_and_workload() -> None:
+    unscored = tables_of([(s, f, n, math.nan) for s, f, n, _ in ROWS])
+    with pytest.raises(NothingAnalysedError, match=r"v9\.9 bert: none of its 3 result"):
+        analyze_or_explain(unscored, ["bert"], AnalysisOptions(n_boot=100))
+    scored = tables_of(ROWS)
+    with pytest.raises(NothingAnalysedError, match=r"v9\.9 bert: no scored system matches"):
+        analyze_or_explain(scored, ["bert"], AnalysisOptions(n_boot=100, division="open"))
+    found = analyze_or_explain(scored, ["bert"], AnalysisOptions(n_boot=100))
+    assert [(r.round, r.workload) for r in found] == [("v9.9", "bert")]
+
+
+def test_a_lowered_k_is_said_with_the_count_found() -> None:
+    results = analyze_or_explain(tables_of(ROWS), ["bert"], AnalysisOptions(n_boot=100, k=3))
+    found = results[0].table["cluster"].nunique()
+    said = clusters_lowered(results, 5)
+    assert said == [
+        f"v9.9 bert: -k 5 lowered to {found} (only 3 systems, {found} distinct enough to cluster)"
+    ]
+    assert clusters_lowered(results, found) == [] and clusters_lowered(results, None) == []
+
+
+def test_what_the_dataset_wrote_is_counted_from_its_tables() -> None:
+    results = scores([*ROWS[:2], ("b8", "B200", 8, math.nan)])
+    runs = runs_for(results.iloc[:1])
+    sentence = written_sentence(results, runs, "out")
+    assert sentence == (
+        "3 results (2 scored) and 5 runs of v9.9 written to out/ (results and runs, CSV and "
+        "Parquet)"
+    )
+    results.attrs["same_runs_left_out"] = 1
+    assert written_sentence(results, runs, "out").endswith(
+        "; 1 result(s) repeating the runs of another under a second system name in the same "
+        "round counted once (the problems table names them)"
+    )

@@ -1,0 +1,61 @@
+"""The rounds a command asked for (``gpuscale.mlperf.load``): typed errors that say why a
+path gave no results and what to give instead; raw paths beside bundled rounds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuscale.mlperf.load import NoResultsError, RoundNamesError, load_rounds, read_paths
+from gpuscale.sources import SourceError
+
+from .logbuilder import RoundBuilder
+
+TEN = [10, 12, 11, 13, 9, 10, 11, 12, 10, 11]
+
+
+def a_round(parent: Path, name: str = "training_results_v4.1") -> Path:
+    rb = RoundBuilder(name=name)
+    rb.system("Acme", "box8").runs("Acme", "box8", "bert", TEN)
+    return rb.write_dir(parent)
+
+
+def test_a_folder_of_rounds_names_them(tmp_path: Path) -> None:
+    a_round(tmp_path / "all", "training_results_v4.0")
+    a_round(tmp_path / "all", "training_results_v4.1")
+    with pytest.raises(NoResultsError, match=r"holds round folders .*v4\.0, .*v4\.1"):
+        read_paths([tmp_path / "all"])
+
+
+def test_a_submitters_folder_asks_for_the_round_around_it(tmp_path: Path) -> None:
+    root = a_round(tmp_path)
+    with pytest.raises(NoResultsError, match="one submitter's folder") as caught:
+        read_paths([root / "Acme"])
+    assert str(root) in str(caught.value)  # the folder to give instead
+
+
+def test_a_folder_without_results_is_no_results(tmp_path: Path) -> None:
+    (tmp_path / "empty_v4.1").mkdir()
+    with pytest.raises(NoResultsError, match="expected <org>/systems"):
+        read_paths([tmp_path / "empty_v4.1"])
+
+
+def test_a_benchmark_typed_as_a_path_is_said(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SourceError, match=r"a benchmark\? give it with -b brt"):
+        read_paths([Path("brt")])
+
+
+def test_round_names_that_do_not_fit_the_paths(tmp_path: Path) -> None:
+    paths = [a_round(tmp_path / "a"), a_round(tmp_path / "b")]
+    with pytest.raises(RoundNamesError, match="3 --round names for 2 paths"):
+        read_paths(paths, ["v4.1", "v4.0", "v3.1"])
+    with pytest.raises(RoundNamesError, match="not bundled"):
+        load_rounds(None, ["v0.1"])
+
+
+def test_a_path_beside_a_bundled_round(tmp_path: Path) -> None:
+    tables = load_rounds([a_round(tmp_path)], ["v4.0"])
+    assert set(tables.scores["round"]) == {"v4.1", "v4.0"}
+    assert "Acme" in set(tables.scores[tables.scores["round"] == "v4.1"]["org"])

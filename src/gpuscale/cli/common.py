@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path

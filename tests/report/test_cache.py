@@ -33,8 +33,11 @@ def _page(path: Path) -> str:
 
 
 def _report(tables, out: Path, cache: Path | None, png: bool = False) -> Path:
+    """Every figure (``all_figures``): each one is cached."""
     options = AnalysisOptions(n_boot=100)
-    return build_report(tables, ["bert"], out, options, workers=1, cache=cache, png=png)
+    return build_report(
+        tables, ["bert"], out, options, workers=1, cache=cache, png=png, all_figures=True
+    )
 
 
 def test_svg_only_by_default_png_on_request(tmp_path: Path) -> None:

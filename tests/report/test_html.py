@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html import unescape
 from html.parser import HTMLParser
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from gpuscale import load_round
 from gpuscale.analysis import AnalysisOptions
 from gpuscale.report.figures import FIGURES
-from gpuscale.report.html import build_report
+from gpuscale.report.html import FIGURE_NAMES, FIRST_FIGURES, build_report
 
 EVIL = "<script>alert(1)</script>"
 
@@ -44,7 +45,13 @@ def report(tmp_path_factory):
     tables = evil_tables()
     out = tmp_path_factory.mktemp("report")
     path = build_report(
-        tables, ["bert", "stable_diffusion"], out, AnalysisOptions(n_boot=200), workers=1, png=True
+        tables,
+        ["bert", "stable_diffusion"],
+        out,
+        AnalysisOptions(n_boot=200),
+        workers=1,
+        png=True,
+        all_figures=True,
     )
     return out, path.read_text()
 
@@ -63,6 +70,37 @@ def test_structure(report) -> None:
     for stem in ("v4.1_bert_efficiency", "v4.1_stable_diffusion_time_vs_cost"):
         assert (out / f"{stem}.png").stat().st_size > 10_000
         assert (out / f"{stem}.svg").exists()
+
+
+def test_by_default_the_overview_and_each_workloads_e_prime_are_drawn(tmp_path) -> None:
+    """A first report draws what a reader needs first (issue 37: 68 figures took most of
+    its 15 CPU-s); every other figure is named where it would be, with the option that
+    draws it, and drawn with that option."""
+    tables = load_round("v4.1")
+    options = AnalysisOptions(n_boot=100)
+    chosen = ["bert", "llama2_70b_lora"]  # Llama2 LoRA: v4.1's one energy result
+    html = build_report(tables, chosen, tmp_path / "a", options).read_text()
+    files = sorted(p.name for p in (tmp_path / "a").glob("*.svg"))
+    assert files == [
+        "v4.1_bert_efficiency.svg",
+        "v4.1_llama2_70b_lora_efficiency.svg",
+        "v4.1_overview_efficiency.svg",
+    ]
+    assert html.count("<svg") == len(files)
+    left_out = [FIGURE_NAMES[n] for n in FIGURES if n not in FIRST_FIGURES]
+    for section in ("v4.1-bert", "v4.1-llama2_70b_lora"):
+        part = html[html.index(f'<section id="{section}">') :]
+        said = unescape(part[: part.index("</section>")])
+        for name in left_out:
+            assert name in said, (section, name)
+        assert "gpuscale report --all-figures" in said
+    for section, figure in (("plan", "each plan's figure"), ("energy", "its figure")):
+        part = html[html.index(f'<section id="{section}">') :]
+        assert f"Not drawn in this report: {figure}" in unescape(part[: part.index("</section>")])
+    every = build_report(tables, chosen, tmp_path / "b", options, all_figures=True)
+    drawn = {p.stem for p in (tmp_path / "b").glob("*.svg")}
+    assert {f"v4.1_bert_{name}" for name in FIGURES} | {"plan_bert", "v4.1_energy"} <= drawn
+    assert "--all-figures" not in every.read_text()
 
 
 def test_untrusted_text_is_escaped(report) -> None:
@@ -101,6 +139,7 @@ def test_worker_processes_draw_the_same_report(report, tmp_path) -> None:
         AnalysisOptions(n_boot=200),
         workers=2,
         png=True,
+        all_figures=True,
     )
 
     def undated(text: str) -> str:

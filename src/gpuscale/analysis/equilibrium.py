@@ -109,8 +109,15 @@ def pareto_mask(time_min: np.ndarray, cost: np.ndarray) -> np.ndarray:
 
 def fastest_per_count(table: pd.DataFrame) -> pd.DataFrame:
     """The fastest system at each accelerator count, by increasing count."""
-    ordered = table.sort_values(["accelerators", "time_to_train_min", "system_id"])
-    return ordered.drop_duplicates("accelerators", keep="first").reset_index(drop=True)
+    # the positions sorted, then one take: sorting the frame copies every column
+    ids = table["system_id"].astype(str).to_numpy()
+    order = np.lexsort(
+        (ids, table["time_to_train_min"].to_numpy(float), table["accelerators"].to_numpy(float))
+    )
+    counts = table["accelerators"].to_numpy(float)[order]
+    first = np.ones(len(order), bool)
+    first[1:] = counts[1:] != counts[:-1]
+    return table.iloc[order[first]].reset_index(drop=True)
 
 
 def knee_pick(table: pd.DataFrame) -> pd.Series | None:
@@ -130,6 +137,8 @@ def equilibrium(
     """The four criteria on one benchmark's scaling table (see the module docstring)."""
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+    # only the columns read here: every sort and filter below copies each column kept
+    table = table[[c for c in table.columns if c in _READ]]
     benchmark = str(table["workload"].iloc[0]) if len(table) else ""
     if table.empty:
         return Equilibrium(benchmark=benchmark, scope=scope, threshold=threshold)
@@ -174,6 +183,15 @@ def equilibrium(
     )
 
 
+_READ = {
+    *Pick.__dataclass_fields__,
+    "workload",
+    "gpu_hours",
+    "speedup",
+    "efficiency",
+    "reference_org",
+    "reference_system_id",
+}
 # Why speed x efficiency and the E' threshold pick nothing over systems of several references.
 SEVERAL_REFERENCES = (
     "the systems' speedups and E' are against several references (one per accelerator "

@@ -97,11 +97,20 @@ def plausible_samples(frame: pd.DataFrame) -> pd.Series:
 def study_reference(frame: pd.DataFrame) -> pd.Series:
     """The study's rule: the fewest accelerators, and among those the slowest system
     (ties broken by submitter and system id, so the choice is deterministic)."""
-    fewest = frame[frame["accelerators"] == frame["accelerators"].min()]
-    ordered = fewest.sort_values(
-        ["time_to_train_min", "submitter", "system_id"], ascending=[False, True, True]
-    )
-    return ordered.iloc[0]
+    counts = frame["accelerators"].to_numpy(float)
+    times = frame["time_to_train_min"].to_numpy(float)
+    fewest = np.flatnonzero(counts == np.nanmin(counts))
+
+    def order(pos: int) -> tuple:  # slowest first, then by name; NaN last (as pandas sorts)
+        names = (frame["submitter"].iat[pos], frame["system_id"].iat[pos])
+        return (
+            np.isnan(times[pos]),
+            -times[pos],
+            *((pd.isna(name), "" if pd.isna(name) else str(name)) for name in names),
+        )
+
+    # a sort of positions, not of the frame: a sort copies every column
+    return frame.iloc[min(fewest, key=order)]
 
 
 def _as_reference(row: pd.Series) -> Reference:

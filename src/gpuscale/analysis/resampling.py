@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import f as f_distribution
+
+from gpuscale.analysis.f_distribution import f_quantile
 
 # The smoothed bootstrap's kernel: each drawn run's log time gets Gaussian noise of this
 # share of its deviations' spread, so that quantised convergence (whole epochs,
@@ -145,7 +146,7 @@ def _noisier_than_pool(result: ResultRuns, pool: np.ndarray) -> bool:
     expected = float(np.var(pool, ddof=1) + np.var(pace, ddof=1))
     if expected <= 0:
         return own > 0
-    return own / expected > float(f_distribution.ppf(0.95, len(log_t) - 1, len(pool) - 1))
+    return own / expected > f_quantile(0.95, len(log_t) - 1, len(pool) - 1)
 
 
 def basic_interval(

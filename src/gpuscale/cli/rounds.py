@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import webbrowser
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -37,8 +36,7 @@ from gpuscale.cli.common import (
     workloads_of,
 )
 from gpuscale.cli.output import Format, jsonable, print_frame, print_json
-from gpuscale.report.cache import default_folder, remember_request, request_seen
-from gpuscale.report.pool import analysis_executor
+from gpuscale.report.cache import default_folder
 from gpuscale.sources import OutputError, write_atomically
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.workloads import STUDY_ROUND
@@ -323,6 +321,14 @@ def report(
     png: Annotated[
         bool, typer.Option("--png", help="Write each figure as PNG (150 dpi) too, beside the SVG.")
     ] = False,
+    all_figures: Annotated[
+        bool,
+        typer.Option(
+            "--all-figures",
+            help="Draw every figure (default: the overview and each workload's E'; each "
+            "section names the figures it leaves out).",
+        ),
+    ] = False,
     use_cache: Annotated[
         bool,
         typer.Option(
@@ -346,42 +352,34 @@ def report(
     with fail_on(ValueError):
         options = AnalysisOptions(reference=reference, convergence_basis=convergence_basis)
     cache = default_folder() if use_cache else None
-    # Forked once pandas is in (both need it): the worker imports scikit-learn while this
-    # process imports matplotlib and loads the data. Not where an earlier report of the
-    # same request left its analyses in the cache: no clustering to do.
-    request = (paths, round_names, benchmark, reference, convergence_basis, bench_file, png)
-    missing: list[str] = []  # what was asked for and could not be given
-    warm = cache is not None and request_seen(cache, request)
-    with nullcontext(None) if warm else analysis_executor() as analysis:
-        from gpuscale.report.html import build_report  # lazy: matplotlib, after the fork
+    from gpuscale.report.html import build_report  # lazy: matplotlib, only for a report
 
-        tables = load_tables(paths, round_names, default=[STUDY_ROUND])
-        workloads, notes = workloads_and_notes(tables, benchmark, default="study")
-        for line in notes:
-            note(line)
-        with fail_on(ReferenceNotFoundError, OutputError):
-            path = build_report(
-                tables,
-                workloads,
-                out_dir,
-                options,
-                bench=read_bench(bench_file) if bench_file else None,
-                advice={
-                    "link": interconnect,
-                    "max_devices": max_devices,
-                    "allow_flagged": allow_flagged,
-                }
-                if with_advice
-                else None,
-                analysis=analysis,
-                workers=cores(),
-                notes=notes,
-                png=png,
-                cache=cache,
-                on_missing=missing.append,
-            )
-        if cache is not None:
-            remember_request(cache, request)
+    missing: list[str] = []  # what was asked for and could not be given
+    tables = load_tables(paths, round_names, default=[STUDY_ROUND])
+    workloads, notes = workloads_and_notes(tables, benchmark, default="study")
+    for line in notes:
+        note(line)
+    with fail_on(ReferenceNotFoundError, OutputError):
+        path = build_report(
+            tables,
+            workloads,
+            out_dir,
+            options,
+            bench=read_bench(bench_file) if bench_file else None,
+            advice={
+                "link": interconnect,
+                "max_devices": max_devices,
+                "allow_flagged": allow_flagged,
+            }
+            if with_advice
+            else None,
+            workers=cores(),
+            notes=notes,
+            png=png,
+            cache=cache,
+            all_figures=all_figures,
+            on_missing=missing.append,
+        )
     out.print(f"report written to {path}", markup=False, highlight=False)
     for line in missing:
         err.print(f"warning: {line}", markup=False, highlight=False)

@@ -100,39 +100,3 @@ class Cache:
         entries.sort(key=lambda p: p.stat().st_mtime)
         for old in entries[: len(entries) - MAX_ENTRIES * 3 // 4]:
             old.unlink(missing_ok=True)
-
-
-def _request_marker(folder: Path, request: tuple[Any, ...]) -> Path:
-    """The marker file of a report request: its arguments, each path's size and time of
-    change (a changed round or bench file is another request), and this code."""
-
-    def stamp(item: Any) -> Any:
-        if isinstance(item, Path):
-            try:
-                info = item.stat()
-            except OSError:
-                return str(item)
-            return str(item.resolve()), info.st_size, info.st_mtime_ns
-        if isinstance(item, list | tuple):
-            return tuple(stamp(i) for i in item)
-        return item
-
-    digest = hashlib.sha256(code_fingerprint())
-    digest.update(repr(stamp(request)).encode())
-    return folder / f"request-{digest.hexdigest()}"
-
-
-def request_seen(folder: Path, request: tuple[Any, ...]) -> bool:
-    """Whether a report of ``request`` (the command's arguments) was written with this code
-    and ``folder`` as its cache: its analyses are then most likely there."""
-    return _request_marker(folder, request).exists()
-
-
-def remember_request(folder: Path, request: tuple[Any, ...]) -> None:
-    """Mark ``request`` as written (see :func:`request_seen`); quietly not where the folder
-    cannot be written."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        _request_marker(folder, request).touch()
-    except OSError as exc:
-        log.info("report cache %s not written (%s)", folder, exc)

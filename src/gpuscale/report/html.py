@@ -3,17 +3,19 @@
 ``build_report`` runs the analysis, draws the figures (also written as SVG, and PNG on
 request, beside the HTML, named ``<round>_<benchmark>_<figure>``), writes the findings in words and
 renders ``index.html`` with the figures inline (hover a point for the system's name),
-sortable tables and the data problems found at ingest.
+sortable tables and the data problems found at ingest. By default it draws the figures
+that carry the answer (:data:`FIRST_FIGURES` per workload and the overview); the others,
+~0.15 CPU-s each, with ``all_figures`` (each section names those it leaves out).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -29,18 +31,20 @@ from gpuscale.analysis.analyze import (
 )
 from gpuscale.analysis.answers import answers
 from gpuscale.quantities import named, number
-from gpuscale.report.bench_section import BenchSection, build_bench_section
 from gpuscale.report.cache import Cache
 from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.findings import workload_findings
-from gpuscale.report.plan_section import plan_data, plan_section
-from gpuscale.report.pool import Inline, figure_executor
+from gpuscale.report.plan_section import PlanSection, plan_data, plan_section
+from gpuscale.report.pool import figure_executor
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
 from gpuscale.report.study_section import study_section
 from gpuscale.report.svg import FigureFiles
 from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, display_name
+
+if TYPE_CHECKING:
+    from gpuscale.report.bench_section import BenchSection
 
 FIGURE_TITLES = {
     "systems": "Systems by accelerator type and count (size: systems sharing a "
@@ -55,6 +59,19 @@ FIGURE_TITLES = {
     "convergence": "Samples to converge against the global batch: measured per system and "
     "expected from the round's reference convergence points",
 }
+# What a section's sentence calls each figure it leaves out.
+FIGURE_NAMES = {
+    "systems": "systems by accelerator type and count",
+    "efficiency": "E' against accelerators",
+    "efficiency_ci": "E' with 95% bootstrap intervals",
+    "speedup": "speedup against accelerators",
+    "time_vs_cost": "time to train against accelerator-hours (Pareto front)",
+    "decomposition": "why E' falls (throughput efficiency x convergence factor)",
+    "convergence": "samples to converge against the global batch",
+}
+# Drawn by default: the study's figure (b) with the equilibrium picks, the answer's
+# evidence; with the overview, what a reader needs first.
+FIRST_FIGURES = ("efficiency",)
 TABLE_COLUMNS = {
     "submitter": "Submitter",
     "system_name": "System",
@@ -89,6 +106,7 @@ class Section:
     figures: list[RenderedFigure]
     rows: list[dict[str, object]]
     reference_ids: set[str] = field(default_factory=set)
+    not_drawn: list[str] = field(default_factory=list)  # FIGURE_NAMES of those left out
 
 
 def _rows(table: pd.DataFrame) -> list[dict[str, object]]:
@@ -169,11 +187,11 @@ def build_report(
     workers: int = 1,
     bench: pd.DataFrame | None = None,
     advice: dict[str, Any] | None = None,
-    analysis: Executor | None = None,
     notes: Sequence[str] = (),
     png: bool = False,
     cache: Path | None = None,
     on_missing: Callable[[str], None] | None = None,
+    all_figures: bool = False,
 ) -> Path:
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
 
@@ -181,31 +199,32 @@ def build_report(
     ``OutputError``); figures of an earlier report there are replaced, not left stale.
 
     ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section;
-    ``advice`` (keyword arguments of ``gpuscale.advise``) adds its advice to it. Drawing is
-    most of a report's time: with ``workers`` > 1 it runs in that many forked processes
-    and starts as soon as each figure's data exists (the CLI uses every core).
-    ``analysis`` runs the second half of each workload's analysis (clusters,
-    equilibrium): pass
-    ``gpuscale.report.pool.analysis_executor()``, started before loading the data, to
-    have its imports done meanwhile; by default it runs here. ``notes``: sentences for the
+    ``advice`` (keyword arguments of ``gpuscale.advise``) adds its advice to it.
+    ``workers``: processes in all; with more than one, ``workers - 1`` forked processes
+    draw the figures (and the energy, trends and plan sections) while this one analyses,
+    each figure as soon as its data exists (the CLI uses every core). ``notes``: sentences for the
     top of the page (e.g. the rounds lacking a workload asked for). ``png``: write each
     figure as PNG too (SVG only by default: a PNG costs more than the SVG to draw).
     ``cache``: a folder where drawn figures and finished analyses are kept for the next
     report made from the same data and code (``gpuscale.report.cache``); none by default.
     ``on_missing`` is called with a sentence for each part asked for that the report
     could not give (the advice, with why: what ``gpuscale advise --bench`` says).
+    ``all_figures``: every figure of every section; by default each workload's
+    :data:`FIRST_FIGURES` and the overview (each section says which it leaves out).
     """
     options = options or AnalysisOptions()
-    analysis = analysis or Inline()
 
     def write(folder: Path) -> None:
-        out = FigureFiles(folder, png=png, cache=Cache(cache))
-        html = _draw(tables, workloads, out, options, workers, analysis, bench_section, notes)
+        out = FigureFiles(folder, png=png, cache=Cache(cache), every=all_figures)
+        html = _draw(tables, workloads, out, options, workers, bench_section, notes)
         (folder / "index.html").write_text(html, encoding="utf-8")
 
     def bench_section(out: FigureFiles) -> BenchSection | None:
         if bench is None:
             return None
+        # lazy: the bench section loads the advice model (~0.3 s), only for --bench
+        from gpuscale.report.bench_section import build_bench_section
+
         section = build_bench_section(bench, out, advice=advice)
         if section is not None and section.advice_refused and on_missing is not None:
             on_missing(f"the report has no advice on your hardware: {section.advice_refused}")
@@ -221,18 +240,21 @@ def _draw(
     out: FigureFiles,
     options: AnalysisOptions,
     workers: int,
-    analysis: Executor,
     bench_section: Callable[[FigureFiles], BenchSection | None],
     notes: Sequence[str] = (),
 ) -> str:
-    """Draw every figure into ``out.out_dir`` and return the page."""
+    """Draw the figures into ``out.out_dir`` (every one with ``out.every``) and return
+    the page."""
     has_scores = len(tables.scores) > 0
+    names = list(FIGURES) if out.every else list(FIRST_FIGURES)
     pairs = workload_pairs(tables, workloads) if has_scores else []
+    rounds = sorted(tables.scores["round"].unique())
     with figure_executor(workers) as pool:
-        # Work for the workers at once (forking them), then each workload's first figures
-        # as soon as its table exists: the second core is busy from the start.
+        # Work for the worker at once (forking it: it inherits the tables), then each
+        # workload's figures as soon as its analysis is done: both cores busy from here.
         extras = [pool.submit(energy_section, tables, workloads, out)] if has_scores else []
         extras += [pool.submit(trends_section, tables, workloads, out)] if has_scores else []
+        extras += [pool.submit(_plans, tables.scores, workloads, out, rounds)] if has_scores else []
         firsts, drawn, skipped = [], {}, []
         for round_name, workload in pairs:
             first = workload_table(tables, round_name, workload, options)
@@ -242,37 +264,23 @@ def _draw(
                     skipped.append(f"{display_name(workload)} ({round_name}) has no section: {why}")
                 continue
             firsts.append(first)
-            for name in TABLE_ONLY_FIGURES:
+            for name in [n for n in names if n in TABLE_ONLY_FIGURES]:
                 drawn[round_name, workload, name] = pool.submit(
                     _figure, (first, out, name, (first, options))
                 )
-        cache = out.cache
-        finishing = [
-            _cached(cache, analysis, "finish", finish_workload, t, options) for t in firsts
-        ]
-        plans = (
-            _cached(cache, analysis, "plans", plan_data, tables.scores, workloads)
-            if has_scores
-            else None
-        )
         results = []
-        for first, future in zip(firsts, finishing, strict=True):  # figures once analysed
-            result = future.result()
+        for first in firsts:  # each workload's figures as soon as it is analysed
+            result = _cached(out.cache, "finish", finish_workload, first, options)
             results.append(result)
-            for name in FIGURES:
+            for name in names:
                 if name not in TABLE_ONLY_FIGURES:
                     drawn[result.round, result.workload, name] = pool.submit(
                         _figure, (result, out, name, (first, options))
                     )
         bases = [(first, options) for first in firsts]
         overview_future = pool.submit(_overview, (results, out, bases)) if results else None
-        plan_basis = (tables.scores, workloads)
-        rounds = sorted(tables.scores["round"].unique())
-        extras += (
-            [pool.submit(plan_section, plans.result(), out, plan_basis, rounds)] if plans else []
-        )
         bench = bench_section(out)
-        sections = [_section(result, drawn, options) for result in results]
+        sections = [_section(result, drawn, options, names) for result in results]
         study = study_section(tables, results, options) if results else None
         overview_figure = overview_future.result() if overview_future else None
         extra_sections = [*([study] if study else []), *(e for f in extras if (e := f.result()))]
@@ -285,37 +293,45 @@ def _draw(
         extra_sections,
         answer_rows(results),
         notes=[*notes, *skipped],
+        all_figures=out.every,
     )
 
 
-def _cached(
-    cache: Cache, executor: Executor, what: str, fn: Callable[..., Any], *args: Any
-) -> Future:
-    """``fn(*args)`` (``what``) as a future: from ``cache`` where an earlier report stored
-    it (then ``executor`` is not used: no clustering imports), else run by ``executor``
-    and stored when done."""
+def _plans(
+    scores: pd.DataFrame, workloads: list[str], out: FigureFiles, rounds: list[str]
+) -> PlanSection | None:
+    """The plan section (``plan_data`` from the cache where an earlier report left it)."""
+    basis = (scores, workloads)
+    return plan_section(_cached(out.cache, "plans", plan_data, *basis), out, basis, rounds)
+
+
+def _cached(cache: Cache, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` (``what``): from ``cache`` where an earlier report stored it, else
+    computed now and stored."""
     key = cache.key(what, *args) if cache.folder else ""
     hit = cache.get(key) if key else None
     if hit is not None:
-        future: Future = Future()
-        future.set_result(hit)
-        return future
-    future = executor.submit(fn, *args)
+        return hit
+    value = fn(*args)
     if key:
-        future.add_done_callback(lambda f: f.exception() or cache.put(key, f.result()))
-    return future
+        cache.put(key, value)
+    return value
 
 
 def _section(
-    result: WorkloadAnalysis, drawn: dict[tuple[str, str, str], Future], options: AnalysisOptions
+    result: WorkloadAnalysis,
+    drawn: dict[tuple[str, str, str], Future],
+    options: AnalysisOptions,
+    names: list[str],
 ) -> Section:
-    """A workload's section of the page, once its figures (``drawn``) are done."""
+    """A workload's section of the page, once its figures ``names`` (``drawn``) are done."""
     return Section(
         anchor=f"{result.round}-{result.workload}",
         title=f"{display_name(result.workload)} ({result.round})",
         findings=workload_findings(result, options.reference, options.convergence_basis),
-        figures=[drawn[result.round, result.workload, name].result() for name in FIGURES],
+        figures=[drawn[result.round, result.workload, name].result() for name in names],
         rows=_rows(result.table),
+        not_drawn=[FIGURE_NAMES[name] for name in FIGURES if name not in names],
     )
 
 
@@ -358,8 +374,10 @@ def render_html(
     extras: list[ExtraSection] | None = None,
     answers: list[dict[str, str]] | None = None,
     notes: Sequence[str] = (),
+    all_figures: bool = True,
 ) -> str:
-    """The report page (autoescaped: text from the logs can never become markup)."""
+    """The report page (autoescaped: text from the logs can never become markup).
+    ``all_figures``: whether every figure was drawn (else the page says how to)."""
     env = Environment(
         loader=PackageLoader("gpuscale", "report/templates"),
         autoescape=select_autoescape(default=True),
@@ -386,6 +404,7 @@ def render_html(
         n_runs=f"{len(tables.runs):,}",
         n_scored=f"{int(tables.scores['time_to_train_min'].notna().sum()):,}",
         notes=list(notes),
+        all_figures=all_figures,
         css=(here / "report.css").read_text(),
         script=(here / "report.js").read_text(),
     )

@@ -10,9 +10,11 @@ import pandas as pd
 
 from gpuscale.planning import PlanRequest
 from gpuscale.planning.api import as_frame
-from gpuscale.planning.result import PlanError, plan_for
+from gpuscale.planning.cache import fits_of
+from gpuscale.planning.result import PlanError, plan_result
 from gpuscale.quantities import number
 from gpuscale.report.plan_figures import plan_chart
+from gpuscale.report.rounds_section import HOW, NOT_DRAWN
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import STUDY_WORKLOADS, display_name
 
@@ -77,6 +79,7 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
     (a sentence instead where no plan is possible); the fits of ``scores`` are computed
     once (``gpuscale.planning.cache``) for every workload and the dense curve."""
     out: list[PlanData | str] = []
+    fits = fits_of(scores) if len(scores) else None
     for workload in [w for w in STUDY_WORKLOADS if w in workloads]:
         counts = scores[scores["workload"] == workload]["accelerator_family"].value_counts()
         if counts.empty:
@@ -84,7 +87,9 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
         family = str(counts.index[0])
         request = PlanRequest(workload=workload, accelerator=family, devices=COUNTS)
         try:
-            result = plan_for(request, scores)
+            if fits is None:
+                raise PlanError("no MLPerf results in the data given")
+            result = plan_result(request, fits)
         except PlanError as exc:
             out.append(f"{display_name(workload)}: no plan ({exc}).")
             continue
@@ -92,7 +97,7 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
         low, high = systems["accelerators"].min(), systems["accelerators"].max()
         grid = np.unique(np.geomspace(min(low, COUNTS[0]), max(high, COUNTS[-1]), 40).round())
         dense = PlanRequest(workload=workload, accelerator=family, devices=grid.astype(int))
-        curve = as_frame(plan_for(dense, scores))
+        curve = as_frame(plan_result(dense, fits))
         table = as_frame(result)
         out.append(PlanData(workload, family, table, curve, systems, list(result.notes)))
     return out
@@ -116,7 +121,8 @@ def plan_section(
     basis: object = None,
     rounds: list[str] | None = None,
 ) -> PlanSection | None:
-    """The section: a table, a figure and the model's sentences per planned workload.
+    """The section: a table, a figure (with ``out.every``) and the model's sentences per
+    planned workload.
     ``basis``: what ``data`` was made from (picklable), to reuse earlier drawings of the
     same (``FigureFiles.save``); none: drawn afresh. ``rounds``: the rounds ``data`` was
     planned from, said once (:func:`data_sentence`)."""
@@ -124,19 +130,26 @@ def plan_section(
     planned = [item for item in data if not isinstance(item, str)]
     if rounds and planned:
         findings.append(data_sentence(rounds, planned[0]))
+    if planned and not out.every:
+        findings.append(
+            f"{NOT_DRAWN}: each plan's figure (planned time against devices, its 80% band and "
+            f"the systems it was fitted on); {HOW}."
+        )
     for item in data:
         if isinstance(item, str):
             findings.append(item)
+            continue
+        name = f"{display_name(item.workload)} on {item.family}"
+        shown.append((name, list(SHOWN.values()), _rows(item.table)))
+        findings.append(f"{name}: " + " ".join(item.notes))
+        if not out.every:
             continue
         svg, files = out.save(
             lambda i=item: plan_chart(i.curve, i.table, i.systems, i.workload, i.family),
             f"plan_{item.workload}",
             *((basis,) if basis is not None else ()),
         )
-        name = f"{display_name(item.workload)} on {item.family}"
         figures.append((f"{name}: planned time against devices", svg, files))
-        shown.append((name, list(SHOWN.values()), _rows(item.table)))
-        findings.append(f"{name}: " + " ".join(item.notes))
     if not shown and not findings:
         return None
     return PlanSection("plan", "Plan a run (gpuscale plan)", findings, figures, shown)

@@ -1,21 +1,17 @@
-"""The processes a report runs in: figure workers, and one analysis worker started early.
+"""The processes a report runs in: this one (the analysis) and forked figure workers.
 
-Importing this module is cheap (no pandas, matplotlib or scikit-learn), so a caller can
-start :func:`analysis_executor` before its own heavy imports: the worker imports pandas
-and scikit-learn (the clusters) on the second core while the caller imports pandas and
-matplotlib and loads its data on the first.
+An analysis worker forked before the data was loaded once imported scikit-learn
+meanwhile; with the clusters in numpy (``gpuscale.analysis.clusters``) it had nothing
+slow left to import and cost more CPU than it saved, and was removed (issue 37).
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import os
 import signal
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from functools import partial
-
-from threadpoolctl import threadpool_limits
 
 from gpuscale.sources.processes import die_with_parent
 
@@ -55,30 +51,7 @@ def _forked(workers: int, initializer: Callable[[], None] | None = None) -> Exec
 
 
 def figure_executor(workers: int) -> Executor:
-    """``workers`` processes forked from this one (they inherit its imports and data)
-    to draw figures, or the inline executor for one worker or no ``fork``."""
-    return _forked(workers) if workers > 1 else Inline()
-
-
-def _analysis_worker_init() -> None:
-    # lazy: the slow import (scikit-learn) a forked analysis worker loads once, here
-    import sklearn.cluster
-    import sklearn.metrics
-
-    import gpuscale.analysis.analyze  # loaded once per worker too, beside those
-
-    del sklearn, gpuscale  # imported for their side effect: loaded in this process
-    # One thread for OpenMP and BLAS: a forked child must not use the OpenMP thread pool
-    # of a parent that already ran K-means (GNU libgomp then waits forever on threads
-    # that were not forked), and a few dozen points need no threads anyway.
-    threadpool_limits(1)
-
-
-def analysis_executor() -> Executor:
-    """One forked process that imports the analysis' heavy libraries now, for
-    ``build_report(analysis=...)``; inline where there is one core or no ``fork``."""
-    if (os.cpu_count() or 1) < 2:
-        return Inline()
-    pool = _forked(1, _analysis_worker_init)
-    pool.submit(int)  # start the process (and its imports) now, not at the first task
-    return pool
+    """``workers - 1`` processes forked from this one (they inherit its imports and
+    data) to draw figures while this one analyses, or the inline executor for one
+    worker or no ``fork``."""
+    return _forked(workers - 1) if workers > 1 else Inline()

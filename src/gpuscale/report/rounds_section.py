@@ -12,6 +12,10 @@ from gpuscale.report.rounds_figures import energy_chart, trend_chart
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import RoundTables, display_name
 
+# A section's sentence for the figures a report leaves out by default (FigureFiles.every).
+NOT_DRAWN = "Not drawn in this report"
+HOW = "`gpuscale report --all-figures` draws it"
+
 
 @dataclass(frozen=True, slots=True)
 class ExtraSection:
@@ -42,21 +46,15 @@ def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) 
             f"{row.energy_per_accelerator_hour_kj / 3.6:,.0f} W per accelerator including the "
             "host."
         )
+    title = "Energy to train (official rule, power submissions)"
+    caption = "Energy against accelerators; time against energy with the Pareto front"
+    if not out.every:
+        findings.append(f"{NOT_DRAWN}: its figure ({caption.lower()}); {HOW}.")
+        return ExtraSection("energy", title, findings, [])
     svg, files = out.save(
         lambda: energy_chart(energy), f"{rounds.replace(', ', '_')}_energy", energy
     )
-    return ExtraSection(
-        "energy",
-        "Energy to train (official rule, power submissions)",
-        findings,
-        [
-            (
-                "Energy against accelerators; time against energy with the Pareto front",
-                svg,
-                files,
-            )
-        ],
-    )
+    return ExtraSection("energy", title, findings, [(caption, svg, files)])
 
 
 def trends_section(
@@ -67,11 +65,14 @@ def trends_section(
         return None
     rows = trends(tables.scores, workloads, first_rounds=first_rounds(), last_rounds=last_rounds())
     figures, findings = [], []
+    if not out.every:
+        findings.append(f"{NOT_DRAWN}: each workload's best time by round; {HOW}.")
     for workload, group in rows.groupby("workload", sort=False):
-        svg, files = out.save(
-            lambda g=group, w=workload: trend_chart(g, w), f"trends_{workload}", group
-        )
-        figures.append((f"{display_name(workload)}: best time by round", svg, files))
+        if out.every:
+            svg, files = out.save(
+                lambda g=group, w=workload: trend_chart(g, w), f"trends_{workload}", group
+            )
+            figures.append((f"{display_name(workload)}: best time by round", svg, files))
         notes = [n for n in group["note"] if n]
         if notes:
             findings.append(f"{display_name(workload)}: {'; '.join(sorted(set(notes)))}.")

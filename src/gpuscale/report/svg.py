@@ -99,12 +99,14 @@ def save_chart(
 
 @dataclass(frozen=True, slots=True)
 class FigureFiles:
-    """Where a report's figures go and how: the folder, PNG beside the SVG or not, and
-    the cache of earlier drawings (none by default)."""
+    """Where a report's figures go and how: the folder, PNG beside the SVG or not, the
+    cache of earlier drawings (none by default), and whether every figure is drawn or
+    only those a reader needs first (each section says which it leaves out)."""
 
     out_dir: Path
     png: bool = False
     cache: Cache = field(default_factory=Cache)
+    every: bool = True
 
     def save(self, make: Callable[[], Chart], stem: str, *inputs: Any) -> tuple[str, list[str]]:
         """The inline SVG and file names of the figure ``make()`` draws from ``inputs``

@@ -78,26 +78,52 @@ def test_report_escapes_system_names(tmp_path: Path) -> None:
     assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
+# Outputs that cannot be written, with the cause each must be said by (never the bare
+# system word: "No such file or directory" for /proc/x/y says nothing of why).
+BAD_OUT = {
+    "file": (lambda tmp: tmp / "exists.txt", "exists and is not a folder"),
+    "proc": (lambda tmp: Path("/proc/gpuscale-out"), "/proc is a folder that takes no new"),
+    "proc-nested": (lambda tmp: Path("/proc/gpuscale-out/x"), "/proc is a folder that takes no"),
+    "under-a-file": (lambda tmp: tmp / "exists.txt" / "x", "exists.txt is a file, not a folder"),
+    "too-long": (lambda tmp: tmp / ("a" * 300), "the name is too long (300 bytes in one name"),
+    "markup": (lambda tmp: tmp / "odd [/] name [bold]x", None),
+}
+SYSTEM_WORDS = ("No such file", "Not a directory", "File exists", "Errno", "Traceback")
+
+
 @pytest.mark.parametrize("command", ["ingest", "report", "dataset"])
-@pytest.mark.parametrize("where", ["file", "proc", "markup"])
+@pytest.mark.parametrize("where", list(BAD_OUT))
 def test_bad_out_is_one_clear_message(tmp_path: Path, command: str, where: str) -> None:
     rb = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
     root = rb.write_dir(tmp_path)
-    target = {
-        "file": tmp_path / "exists.txt",
-        "proc": Path("/proc/gpuscale-out"),
-        "markup": tmp_path / "odd [/] name [bold]x",
-    }[where]
-    if where == "file":
-        target.write_text("keep me")
+    make, why = BAD_OUT[where]
+    target = make(tmp_path)
+    if where in ("file", "under-a-file"):
+        (tmp_path / "exists.txt").write_text("keep me")
     result = runner.invoke(app, [command, str(root), "--out", str(target)])
-    assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
-    if where == "markup":  # a legal folder name: it works, and is printed as written
+    if why is None:  # a legal folder name: it works, and is printed as written
         assert result.exit_code == 0, result.output
         assert target.is_dir()
     else:
-        assert result.exit_code == 2 and "error:" in result.output
-        assert "exists and is not a folder" in result.output or "cannot write" in result.output
-    if where == "file":
-        assert target.read_text() == "keep me"
+        said = " ".join(result.output.split())
+        assert result.exit_code == 2 and "error:" in said
+        assert why in said and "choose another --out" in said, said
+        assert not any(word in said for word in SYSTEM_WORDS), said
+    if where in ("file", "under-a-file"):
+        assert (tmp_path / "exists.txt").read_text() == "keep me"
+
+
+@pytest.mark.parametrize("where", [w for w in BAD_OUT if w not in ("markup", "file")])
+def test_a_results_file_that_cannot_be_written_says_why(tmp_path: Path, where: str) -> None:
+    """``bench --out`` and ``collectives --out`` (appended files), checked before anything
+    runs: the same causes, in the same words as the folders above."""
+    from gpuscale.bench.results import ResultsError, check_writable
+
+    make, why = BAD_OUT[where]
+    (tmp_path / "exists.txt").write_text("keep me")
+    with pytest.raises(ResultsError) as refused:
+        check_writable(make(tmp_path))
+    said = str(refused.value)
+    assert not any(word in said for word in SYSTEM_WORDS), said
+    assert why in said and "choose another --out" in said, said

@@ -10,7 +10,6 @@ imports torch.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import math
 import os
@@ -28,6 +27,7 @@ from gpuscale.bench.record import record_problem
 from gpuscale.plausibility import run_flags
 from gpuscale.quantities import format_bytes
 from gpuscale.sources.bounded import TooLarge, lines_at_most
+from gpuscale.sources.writable import why_unwritable
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of, json_depth
 from gpuscale.tables.bench import BENCH_SCHEMA, one_device
 
@@ -62,29 +62,25 @@ class ResultsError(ValueError):
     """A results file that cannot be used (missing, unreadable, not writable)."""
 
 
-def _why(exc: OSError) -> str:
-    if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
-        return "no space left for it (disk full, quota or file size limit)"
-    return exc.strerror or str(exc)
-
-
 def check_writable(path: Path) -> None:
     """Raise :class:`ResultsError` now if rows could not be appended to ``path`` later
-    (a folder or a device there, no permission, a read-only disk), before anything is
-    measured."""
-    if path.is_dir():
-        raise ResultsError(f"{path} is a folder; give a file for the results")
-    if path.exists() and not path.is_file():  # /dev/null, /dev/full, a pipe
-        raise ResultsError(
-            f"{path} is not a regular file (a device or a pipe): results are appended to a "
-            "file and read back from it; give a file"
-        )
+    (a folder or a device there, no permission, a read-only disk, a name too long, a file
+    where a folder must be), before anything is measured."""
     try:
+        if path.is_dir():
+            raise ResultsError(f"{path} is a folder; give a file for the results")
+        if path.exists() and not path.is_file():  # /dev/null, /dev/full, a pipe
+            raise ResultsError(
+                f"{path} is not a regular file (a device or a pipe): results are appended "
+                "to a file and read back from it; give a file"
+            )
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8"):
             pass
     except OSError as exc:
-        raise ResultsError(f"cannot write {path}: {_why(exc)}") from None
+        raise ResultsError(
+            f"cannot write {path}: {why_unwritable(exc, path)}; choose another --out"
+        ) from None
 
 
 def append_result(path: Path, record: dict[str, Any]) -> None:
@@ -97,7 +93,7 @@ def append_result(path: Path, record: dict[str, Any]) -> None:
     try:
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     except OSError as exc:
-        raise ResultsError(f"cannot write {path}: {_why(exc)}") from None
+        raise ResultsError(f"cannot write {path}: {why_unwritable(exc, path)}") from None
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -111,8 +107,8 @@ def append_result(path: Path, record: dict[str, Any]) -> None:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, size)  # no cut row left behind
             raise ResultsError(
-                f"cannot append to {path}: {_why(exc)}; that row was not written, the rows "
-                "before it are kept"
+                f"cannot append to {path}: {why_unwritable(exc, path)}; that row was not "
+                "written, the rows before it are kept"
             ) from None
     finally:
         os.close(fd)

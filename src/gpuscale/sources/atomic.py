@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gpuscale.sources.processes import hold, remove_stale
+from gpuscale.sources.writable import why_unwritable
 from gpuscale.version import __version__
 
 MANIFEST = ".gpuscale-manifest"
@@ -30,20 +31,6 @@ MANIFEST = ".gpuscale-manifest"
 
 class OutputError(Exception):
     """An output folder that cannot be written (a file is there, no permission, disk full)."""
-
-
-def _why(exc: OSError, folder: Path | None = None) -> str:
-    if exc.errno == errno.ENOENT and folder is not None and folder.is_dir():
-        # it is there, yet a new entry "does not exist": /proc, /sys and the like
-        return (
-            "it is a folder that takes no new files (a virtual file system such as /proc "
-            "or /sys); choose another --out"
-        )
-    if exc.errno == errno.ENOSPC:
-        return "no space left on the device"
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return "no permission to write there"
-    return exc.strerror or str(exc)
 
 
 _HEADER = "# gpuscale "  # the manifest's first line: "# gpuscale <version> <command>"
@@ -82,22 +69,24 @@ def write_atomically(
     ``command`` than this one (recorded in the manifest with the version); nothing is
     left behind then. A link ``out_dir`` is written through, to its target."""
     out_dir = Path(os.path.abspath(out_dir))  # `--out .` has a parent to write beside
-    if out_dir.is_symlink():
-        out_dir = Path(os.path.realpath(out_dir))
-    if _is_other_than_folder(out_dir):
-        raise OutputError(f"{out_dir} exists and is not a folder; choose another --out")
-    _check_owner(out_dir, command)
-    parent = out_dir.absolute().parent
-    # a run killed before it could clean up (SIGKILL) left its folders: no live one holds them
-    for leftover in ("tmp", "old"):
-        remove_stale(parent, f".{glob.escape(out_dir.name)}.{leftover}-*")
     try:
+        if out_dir.is_symlink():
+            out_dir = Path(os.path.realpath(out_dir))
+        if _is_other_than_folder(out_dir):
+            raise OutputError(f"{out_dir} exists and is not a folder; choose another --out")
+        _check_owner(out_dir, command)
+        parent = out_dir.parent
+        # a run killed before it could clean up (SIGKILL) left its folders: none holds them
+        for leftover in ("tmp", "old"):
+            remove_stale(parent, f".{glob.escape(out_dir.name)}.{leftover}-*")
         parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=parent))
         lock = hold(tmp)  # while this process lives, another run leaves it alone
         tmp.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; the output follows the umask
     except OSError as exc:
-        raise OutputError(f"cannot write into {parent}: {_why(exc, parent)}") from None
+        raise OutputError(
+            f"cannot write {out_dir}: {why_unwritable(exc, out_dir)}; choose another --out"
+        ) from None
     try:
         write(tmp)
         names = sorted(p.name for p in tmp.iterdir())
@@ -105,7 +94,7 @@ def write_atomically(
         (tmp / MANIFEST).write_text("\n".join([header, *names]) + "\n", encoding="utf-8")
         _move_into_place(tmp, out_dir, names, command)
     except OSError as exc:
-        raise OutputError(f"cannot write {out_dir}: {_why(exc)}") from None
+        raise OutputError(f"cannot write {out_dir}: {why_unwritable(exc, out_dir)}") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         os.close(lock)
@@ -123,10 +112,8 @@ def _is_other_than_folder(path: Path) -> bool:
     between the two calls and call it a file."""
     try:
         return not stat.S_ISDIR(os.stat(path).st_mode)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # not there (a file on the way: said later)
         return False
-    except OSError:
-        return True
 
 
 _RACE = (errno.EEXIST, errno.ENOTEMPTY, errno.ENOENT)

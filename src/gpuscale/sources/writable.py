@@ -1,0 +1,61 @@
+"""Why an output path cannot be written, in words a user can act on.
+
+Every command that writes (a report, tables, a dataset, bench and collectives results)
+says the same thing for the same cause: a file where a folder must be, a folder that takes
+no new entries (/proc, /sys), a name longer than the file system allows, no permission, a
+read-only or full disk, never the bare ``strerror`` ("No such file or directory" for
+``/proc/x/y`` says nothing of why).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+NAME_MAX = 255  # bytes in one name on Linux file systems (ext4, xfs, btrfs, tmpfs)
+
+
+def existing_ancestor(path: Path) -> Path | None:
+    """The deepest ancestor of ``path`` (itself included) that exists; None if none."""
+    for candidate in (path, *path.parents):
+        try:
+            if os.path.lexists(candidate):
+                return candidate
+        except (OSError, ValueError):  # a name too long to look at: its parent then
+            continue
+    return None
+
+
+def why_unwritable(exc: OSError, path: Path) -> str:
+    """Why ``path`` (a file or a folder to create or write) could not be written, from the
+    ``OSError`` raised doing it: what to change, not only the system's word for it."""
+    code = exc.errno
+    path = Path(os.path.abspath(path))
+    if code == errno.ENAMETOOLONG:
+        longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
+        return (
+            f"the name is too long ({longest:,} bytes in one name; file systems allow "
+            f"{NAME_MAX}, and 4,096 for the whole path)"
+        )
+    found = existing_ancestor(path)
+    on_the_way = found is not None and found != path and not os.path.isdir(found)
+    if code in (errno.ENOTDIR, errno.EEXIST) and on_the_way:
+        return f"{found} is a file, not a folder"
+    if code == errno.ENOENT and found is not None and os.path.isdir(found):
+        # it is there, yet a new entry "does not exist": /proc, /sys and the like
+        return (
+            f"{found} is a folder that takes no new files (a virtual file system such as "
+            "/proc or /sys)"
+        )
+    if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return "no space left for it (disk full, quota or file size limit)"
+    if code in (errno.EACCES, errno.EPERM):
+        return "no permission to write there"
+    if code == errno.EROFS:
+        return "the file system is read-only"
+    if code == errno.ELOOP:
+        return "a loop of symbolic links on the way"
+    if code == errno.EISDIR:
+        return f"{path} is a folder"
+    return exc.strerror or str(exc)

@@ -169,3 +169,27 @@ def test_on_a_phone_figure_text_stays_readable_and_wide_tables_say_so(browser, p
     finally:
         browser.set_window_size(size["width"], size["height"])
         browser.refresh()
+
+
+FIGURE_WIDTHS = """
+return Array.from(document.querySelectorAll('.figures')).map(grid =>
+  Array.from(grid.querySelectorAll('svg.figure')).map(s => s.getBoundingClientRect().width));
+"""
+
+
+def test_a_lone_figure_is_as_wide_as_the_others(browser, page, tmp_path_factory) -> None:
+    """A section of one figure (the plan of one workload; by default each workload's E')
+    draws it in one column of the grid, as wide as those of a section of several: a lone
+    figure once filled the row, twice the size of every other figure of the page."""
+    out = tmp_path_factory.mktemp("lone-figure")
+    options = AnalysisOptions(n_boot=100)
+    path = build_report(load_round("v4.1"), ["bert"], out, options, all_figures=True)
+    try:
+        browser.get(path.resolve().as_uri())
+        widths = browser.execute_script(FIGURE_WIDTHS)
+        assert [len(g) for g in widths if len(g) == 1], widths  # the plan's one figure
+        flat = [w for grid in widths for w in grid]
+        assert max(flat) - min(flat) <= 2, widths
+        assert max(flat) < 0.6 * browser.execute_script("return innerWidth")  # two columns
+    finally:
+        browser.get((page / "index.html").resolve().as_uri())

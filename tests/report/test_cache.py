@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import gpuscale.report.figures as figures_module
 import gpuscale.report.html as html_module
 from gpuscale.analysis import AnalysisOptions
 from gpuscale.cli import app
@@ -60,8 +61,8 @@ def test_a_second_report_reuses_the_drawings_and_analyses(
         raise AssertionError("drawn or analysed again although cached")
 
     monkeypatch.setattr(html_module, "finish_workload", never)
-    monkeypatch.setattr(html_module, "FIGURES", dict.fromkeys(html_module.FIGURES, never))
-    monkeypatch.setattr(html_module, "overview", never)
+    monkeypatch.setattr(figures_module, "FIGURES", dict.fromkeys(figures_module.FIGURES, never))
+    monkeypatch.setattr(figures_module, "overview", never)
     second = _report(tables, tmp_path / "two", cache)
     assert _page(second) == _page(first)
     assert sorted(p.name for p in second.parent.iterdir()) == sorted(

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -36,3 +40,26 @@ def test_report_is_the_same_with_the_figure_worker(tmp_path) -> None:
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == sorted(
         p.name for p in (tmp_path / "b").iterdir()
     )
+
+
+def test_the_report_module_leaves_matplotlib_to_the_process_that_draws() -> None:
+    """The main process of a report analyses; matplotlib (~0.6 s) is imported by the
+    figure worker when it draws its first figure, off the main process's path (and not
+    at all by a report whose figures all come from the cache)."""
+    code = (
+        "import sys, gpuscale.report.html; "
+        "print(any(m.startswith('matplotlib') for m in sys.modules))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.stdout.strip() == "False", done.stderr
+
+
+def test_every_workload_figure_has_a_name_for_the_sentence() -> None:
+    from gpuscale.report.figures import FIGURES
+    from gpuscale.report.html import FIGURE_NAMES, FIRST_FIGURES
+
+    assert list(FIGURE_NAMES) == list(FIGURES)
+    assert set(FIRST_FIGURES) <= set(FIGURES)

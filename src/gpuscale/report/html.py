@@ -32,7 +32,6 @@ from gpuscale.analysis.analyze import (
 from gpuscale.analysis.answers import answers
 from gpuscale.quantities import named, number
 from gpuscale.report.cache import Cache
-from gpuscale.report.figures import FIGURES, overview
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.findings import workload_findings
 from gpuscale.report.plan_section import PlanSection, plan_data, plan_section
@@ -59,7 +58,8 @@ FIGURE_TITLES = {
     "convergence": "Samples to converge against the global batch: measured per system and "
     "expected from the round's reference convergence points",
 }
-# What a section's sentence calls each figure it leaves out.
+# Each workload figure (``gpuscale.report.figures.FIGURES``, in its order) as a section's
+# sentence calls it when it leaves it out.
 FIGURE_NAMES = {
     "systems": "systems by accelerator type and count",
     "efficiency": "E' against accelerators",
@@ -141,6 +141,9 @@ def _figure(
 ) -> RenderedFigure:
     result, out, name, basis = task
     stem = f"{result.round}_{result.workload}_{name}"
+    # lazy: matplotlib, only in the process that draws (the figure worker)
+    from gpuscale.report.figures import FIGURES
+
     try:
         svg, files = out.save(lambda: FIGURES[name](result), stem, name, basis)
     except NothingToDraw as why:
@@ -151,6 +154,9 @@ def _figure(
 def _overview(task: tuple[list[WorkloadAnalysis], FigureFiles, list[Basis]]) -> RenderedFigure:
     results, out, bases = task
     stem = f"{'_'.join(sorted({r.round for r in results}))}_overview_efficiency"
+    # lazy: matplotlib, as in _figure
+    from gpuscale.report.figures import overview
+
     svg, files = out.save(lambda: overview(results), stem, bases)
     title = "Normalised efficiency of every workload" + overview_caution(results)
     return RenderedFigure("overview", title, svg, files)
@@ -246,7 +252,7 @@ def _draw(
     """Draw the figures into ``out.out_dir`` (every one with ``out.every``) and return
     the page."""
     has_scores = len(tables.scores) > 0
-    names = list(FIGURES) if out.every else list(FIRST_FIGURES)
+    names = list(FIGURE_NAMES) if out.every else list(FIRST_FIGURES)
     pairs = workload_pairs(tables, workloads) if has_scores else []
     rounds = sorted(tables.scores["round"].unique())
     with figure_executor(workers) as pool:
@@ -331,7 +337,7 @@ def _section(
         findings=workload_findings(result, options.reference, options.convergence_basis),
         figures=[drawn[result.round, result.workload, name].result() for name in names],
         rows=_rows(result.table),
-        not_drawn=[FIGURE_NAMES[name] for name in FIGURES if name not in names],
+        not_drawn=[text for name, text in FIGURE_NAMES.items() if name not in names],
     )
 
 

@@ -4,6 +4,7 @@ accelerator family at the counts the study discussed, as a table and one figure.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,6 @@ from gpuscale.planning.api import as_frame
 from gpuscale.planning.cache import fits_of
 from gpuscale.planning.result import PlanError, plan_result
 from gpuscale.quantities import number
-from gpuscale.report.plan_figures import plan_chart
 from gpuscale.report.rounds_section import HOW, NOT_DRAWN
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import STUDY_WORKLOADS, display_name
@@ -115,6 +115,14 @@ def data_sentence(rounds: list[str], item: PlanData) -> str:
     )
 
 
+def _plan_chart(item: PlanData) -> Any:
+    """The plan figure of ``item`` (``gpuscale.report.plan_figures``)."""
+    # lazy: matplotlib, only in the process that draws (a report's figure worker)
+    from gpuscale.report.plan_figures import plan_chart
+
+    return plan_chart(item.curve, item.table, item.systems, item.workload, item.family)
+
+
 def plan_section(
     data: list[PlanData | str],
     out: FigureFiles,
@@ -145,7 +153,7 @@ def plan_section(
         if not out.every:
             continue
         svg, files = out.save(
-            lambda i=item: plan_chart(i.curve, i.table, i.systems, i.workload, i.family),
+            lambda i=item: _plan_chart(i),
             f"plan_{item.workload}",
             *((basis,) if basis is not None else ()),
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from gpuscale.analysis.equilibrium import pareto_mask
@@ -80,6 +81,7 @@ def trend_chart(rows: pd.DataFrame, workload: str) -> Chart:
     next are not a trend."""
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
+    counts: list[tuple[float, float, str, str]] = []  # (x, y, count written, colour)
     rounds = sorted(rows["round"].unique(), key=lambda r: tuple(int(x) for x in r[1:].split(".")))
     styles = family_styles(rows["accelerator_family"].astype(str))
     for k, (family, group) in enumerate(rows.groupby("accelerator_family", sort=True)):
@@ -101,15 +103,10 @@ def trend_chart(rows: pd.DataFrame, workload: str) -> Chart:
                     color=colour,
                     linewidth=1.1,
                 )
-        for r in group.itertuples(index=False):
-            ax.annotate(
-                f"{int(r.common_accelerators):,}",
-                (r.x, r.best_time_at_common_min),
-                xytext=(4, 2),
-                textcoords="offset points",
-                fontsize=6,
-                color=colour,
-            )
+        counts += [
+            (r.x, r.best_time_at_common_min, f"{int(r.common_accelerators):,}", colour)
+            for r in group.itertuples(index=False)
+        ]
         sc = ax.scatter(
             group["x"],
             group["best_time_at_largest_min"],
@@ -132,6 +129,51 @@ def trend_chart(rows: pd.DataFrame, workload: str) -> Chart:
     ax.set_xticks(range(len(rounds)), rounds)
     ax.set_xlim(-0.4, len(rounds) - 0.4)
     log_y(ax, "best time to train, min (log scale)")
-    ax.set_xlabel("round (filled: most common N, written; open triangles: largest)")
+    ax.set_xlabel("round (filled: most common N, written, grey if shared; open: largest)")
     ax.set_title(f"{display_name(workload)} across rounds")
-    return finish(fig, ax, labels)
+    chart = finish(fig, ax, labels)
+    write_counts(ax, counts)
+    return chart
+
+
+COUNT_FONT_PT = 6.0
+
+
+def write_counts(ax: Axes, marks: list[tuple[float, float, str, str]]) -> None:
+    """Write each mark's count beside its point (``(x, y, text, colour)``), never over
+    another: in one x column, a label less than a line of text above the one below says
+    nothing new where it is the same count (that label turns grey: several families
+    share it) and is moved up a line where it is another. Call once the axes' scales,
+    limits and margins are final (positions are laid out in display units)."""
+    line = COUNT_FONT_PT * 1.25 * ax.figure.dpi / 72  # one line of text, in pixels
+    ax.get_ylim()  # settles the autoscaled limits before positions are read
+    for x in sorted({m[0] for m in marks}):
+        column = sorted(
+            (
+                (ax.transData.transform((x, y))[1], y, text, colour)
+                for mx, y, text, colour in marks
+                if mx == x
+            ),
+            key=lambda m: m[0],
+        )
+        placed: list[list] = []  # [label's y in pixels, point's y, text, colour]
+        for pixel, y, text, colour in column:
+            if placed and pixel - placed[-1][0] < line:
+                if text == placed[-1][2]:
+                    placed[-1][3] = SHARED_COUNT
+                    continue
+                pixel = placed[-1][0] + line
+            placed.append([pixel, y, text, colour])
+        for pixel, y, text, colour in placed:
+            lift = (pixel - ax.transData.transform((x, y))[1]) * 72 / ax.figure.dpi
+            ax.annotate(
+                text,
+                (x, y),
+                xytext=(4, 2 + lift),
+                textcoords="offset points",
+                fontsize=COUNT_FONT_PT,
+                color=colour,
+            )
+
+
+SHARED_COUNT = "#444444"  # a count written once for several families' points

@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gpuscale.analysis.energy_per_result import energy_scale_sentences, energy_table
 from gpuscale.analysis.trends import trends
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 from gpuscale.quantities import devices, number
-from gpuscale.report.rounds_figures import energy_chart, trend_chart
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import RoundTables, display_name
 
 # A section's sentence for the figures a report leaves out by default (FigureFiles.every).
 NOT_DRAWN = "Not drawn in this report"
 HOW = "`gpuscale report --all-figures` draws it"
+
+
+def _chart(name: str, *args: Any) -> Any:
+    """``gpuscale.report.rounds_figures.<name>(*args)``."""
+    # lazy: matplotlib, only in the process that draws (a report's figure worker)
+    from gpuscale.report import rounds_figures
+
+    return getattr(rounds_figures, name)(*args)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +60,7 @@ def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) 
         findings.append(f"{NOT_DRAWN}: its figure ({caption.lower()}); {HOW}.")
         return ExtraSection("energy", title, findings, [])
     svg, files = out.save(
-        lambda: energy_chart(energy), f"{rounds.replace(', ', '_')}_energy", energy
+        lambda: _chart("energy_chart", energy), f"{rounds.replace(', ', '_')}_energy", energy
     )
     return ExtraSection("energy", title, findings, [(caption, svg, files)])
 
@@ -70,7 +78,7 @@ def trends_section(
     for workload, group in rows.groupby("workload", sort=False):
         if out.every:
             svg, files = out.save(
-                lambda g=group, w=workload: trend_chart(g, w), f"trends_{workload}", group
+                lambda g=group, w=workload: _chart("trend_chart", g, w), f"trends_{workload}", group
             )
             figures.append((f"{display_name(workload)}: best time by round", svg, files))
         notes = [n for n in group["note"] if n]

@@ -12,7 +12,7 @@ import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.markers import MarkerStyle
-from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
 # Okabe-Ito: distinguishable with every common colour-vision deficiency.
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -139,9 +139,28 @@ def tick_label(value: float, _pos: int = 0) -> str:
     return f"{value:g}"
 
 
+class PlainLogLocator(LogLocator):
+    """Ticks of a log axis at 1, 2 and 5 times the powers of ten; where fewer than two of
+    them fall inside the view (an axis spanning less than about a decade, as a DLRM
+    convergence figure's 0.67-1.12 epochs had one tick, "1"), 3 to 5 round numbers evenly
+    spaced instead (0.7, 0.8 ... 1.1), so that every log axis can be read."""
+
+    def __init__(self) -> None:
+        super().__init__(base=10, subs=(1.0, 2.0, 5.0), numticks=12)
+
+    def tick_values(self, vmin: float, vmax: float) -> Any:
+        ticks = super().tick_values(vmin, vmax)
+        low, high = sorted((vmin, vmax))
+        if ((ticks >= low) & (ticks <= high)).sum() >= 2 or not low > 0:
+            return ticks
+        linear = MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
+        return linear[linear > 0]
+
+
 def plain_log(axis: Any) -> None:
-    """Log-axis tick labels as plain numbers (0.1, 10, 1000, 100k, 1M), not powers of ten."""
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=12))
+    """Log-axis tick labels as plain numbers (0.1, 10, 1000, 100k, 1M), not powers of ten,
+    at least two in view (:class:`PlainLogLocator`)."""
+    axis.set_major_locator(PlainLogLocator())
     axis.set_major_formatter(FuncFormatter(tick_label))
     axis.set_minor_locator(NullLocator())
 

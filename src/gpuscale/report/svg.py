@@ -13,13 +13,13 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import matplotlib
+from typing import TYPE_CHECKING, Any
 
 from gpuscale.report.cache import Cache
 from gpuscale.report.figures_common import NothingToDraw
-from gpuscale.report.style import STYLE, Chart
+
+if TYPE_CHECKING:
+    from gpuscale.report.style import Chart
 
 SVG_NS = "http://www.w3.org/2000/svg"
 ET.register_namespace("", SVG_NS)
@@ -29,6 +29,12 @@ ET.register_namespace("xlink", "http://www.w3.org/1999/xlink")
 def chart_svg(chart: Chart, salt: str) -> str:
     """The chart as an ``<svg>`` element string, each scatter point given a ``<title>``
     (browsers show it on hover). ``salt`` keeps element ids unique across figures."""
+    # lazy: matplotlib (~0.6 s), only in the process that draws (a report's figure worker)
+    import matplotlib
+
+    # lazy: the figure style imports matplotlib, as above
+    from gpuscale.report.style import STYLE
+
     buffer = io.StringIO()
     with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt}):
         chart.figure.savefig(buffer, format="svg", metadata={"Date": None})
@@ -62,6 +68,12 @@ def draw(chart: Chart, stem: str, *, png: bool = False, dpi: int = 150) -> Drawn
     svg = chart_svg(chart, stem)
     if not png:
         return Drawn(svg)
+    # lazy: matplotlib, as in chart_svg
+    import matplotlib
+
+    # lazy: the figure style imports matplotlib, as above
+    from gpuscale.report.style import STYLE
+
     buffer = io.BytesIO()
     with matplotlib.rc_context(STYLE):
         # zlib level 1: a fifth of the encoding time for a file ~5% larger.

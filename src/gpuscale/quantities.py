@@ -106,6 +106,16 @@ _BYTE_UNITS = {
 }
 
 
+class BadQuantity(ValueError):
+    """Text that is no quantity of the kind asked: ``text`` and ``rule`` (what it must
+    be), read ``not a size: '-5' (use e.g. 250k, 7M, 1.5B)``."""
+
+    def __init__(self, text: str, rule: str) -> None:
+        self.text, self.rule = text, rule
+        head, _, hint = rule.partition(" (")
+        super().__init__(f"{head}: {text!r}" + (f" ({hint}" if hint else ""))
+
+
 def parse_size(text: str) -> int:
     """A parameter count: ``2M`` -> 2,000,000, ``250k`` -> 250,000, ``1.5B`` ->
     1,500,000,000 (decimal; ``params`` may follow). ``ValueError`` if not a size."""
@@ -113,10 +123,10 @@ def parse_size(text: str) -> int:
         r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmbgt]?)\s*(?:params)?\s*", text.lower()
     )
     if not match:
-        raise ValueError(f"not a size: {text!r} (use e.g. 250k, 7M, 1.5B)")
+        raise BadQuantity(text, "not a size (use e.g. 250k, 7M, 1.5B)")
     value = float(match.group(1)) * _COUNT_UNITS[match.group(2)]
     if not 0 < value < 1e16:
-        raise ValueError(f"size must be positive and finite: {text!r}")
+        raise BadQuantity(text, "a size must be above 0 and below 10^16")
     return int(value)
 
 
@@ -126,10 +136,10 @@ def parse_bytes(text: str) -> int:
     number is bytes. ``ValueError`` if not a size."""
     match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]*)\s*", text.lower())
     if not match or match.group(2) not in _BYTE_UNITS:
-        raise ValueError(f"not a byte size: {text!r} (use e.g. 8, 64K, 64M, 1G, 1GiB, 1GB)")
+        raise BadQuantity(text, "not a byte size (use e.g. 8, 64K, 64M, 1G, 1GiB, 1GB)")
     value = float(match.group(1)) * _BYTE_UNITS[match.group(2)]
     if not 1 <= value < 2**50:
-        raise ValueError(f"byte size must be at least 1 B and below 1 PiB: {text!r}")
+        raise BadQuantity(text, "a byte size must be at least 1 B and below 1 PiB")
     return int(value)
 
 
@@ -150,21 +160,42 @@ def format_count(value: float) -> str:
     return f"{number(value)}"
 
 
-def format_hours(hours: float) -> str:
-    """A duration in the unit that reads best: ``42 s``, ``17 min``, ``3.2 h``, ``5.1 d``."""
-    seconds = hours * 3600
+# One unit for every duration of a kind in a sentence (or a section): the unit is chosen
+# once, from the duration the sentence is about, and the others are written in it, never
+# "7 s" beside "0.119 min". Times to train from MLPerf are always in minutes, the unit of
+# the tables they sit beside (``time_to_train_min``, "Time (min)").
+DurationUnit = tuple[str, float]  # (name, hours per unit)
+
+
+def duration_unit(hours: float) -> DurationUnit:
+    """The unit that reads best for a duration: s under 90 s, min under 90 min, h under
+    72 h, else d."""
+    seconds = abs(hours) * 3600
     if seconds < 90:
-        return f"{number(seconds)} s"
+        return ("s", 1 / 3600)
     if seconds < 5400:
-        return f"{number(seconds / 60)} min"
-    if hours < 72:
-        return f"{number(hours)} h"
-    return f"{number(hours / 24)} d"
+        return ("min", 1 / 60)
+    return ("h", 1.0) if abs(hours) < 72 else ("d", 24.0)
 
 
-def format_ms(ms: float) -> str:
-    """Milliseconds, as seconds from 1,000 ms: ``0.42 ms``, ``38.1 ms``, ``3.88 s``."""
-    return f"{number(ms / 1e3)} s" if abs(ms) >= 1e3 else f"{number(ms)} ms"
+def format_hours(hours: float, unit: DurationUnit | None = None) -> str:
+    """A duration in ``unit`` (:func:`duration_unit`), by default the one that reads best
+    for it: ``42 s``, ``17 min``, ``3.2 h``, ``5.1 d``."""
+    name, per = unit or duration_unit(hours)
+    return f"{number(hours / per)} {name}"
+
+
+def format_minutes(minutes: float) -> str:
+    """A time to train from MLPerf, in minutes whatever its size (``0.119 min``,
+    ``5.39 min``): the unit of the tables beside every sentence that says one."""
+    return f"{number(minutes)} min"
+
+
+def format_ms(ms: float, like: float | None = None) -> str:
+    """Milliseconds, as seconds from 1,000 ms: ``0.42 ms``, ``38.1 ms``, ``3.88 s``; with
+    ``like``, in the unit ``like`` takes (the parts of a step in the step's unit)."""
+    seconds = abs(ms if like is None else like) >= 1e3
+    return f"{number(ms / 1e3)} s" if seconds else f"{number(ms)} ms"
 
 
 def span(low: str, high: str, joiner: str = "-") -> str:

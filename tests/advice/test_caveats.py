@@ -6,11 +6,15 @@ interval qualify the first line."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
+
+import pytest
 
 import gpuscale
 from gpuscale.advice.caveats import headline
 from gpuscale.bench.results import append_result
+from gpuscale.quantities import number
 
 from ..builders import bench_record
 
@@ -101,3 +105,33 @@ def test_a_wide_step_interval_softens_a_multi_device_choice() -> None:
     firm = [line for line in lines if line.startswith("Not a firm choice")]
     assert firm and "+/-284%" in firm[0] and "--nproc 1,8" in firm[0]
     assert headline(defaults=[], noise_steps=None, step_width_log=0.1, devices=8) == []
+
+
+TIME = re.compile(r"(\d[\d,]*(?:\.\d+)?) (s|min|h|d) (?:to a trained model|at efficiency)")
+STEP_PART = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?) (ms|s)\b")
+
+
+@pytest.mark.parametrize(
+    ("params", "step_ms", "samples"),
+    [
+        (25e6, 100, 6e4),  # about 1.8 min on 2 devices, 48 s on 8
+        (300e6, 1500, 6.8e3),  # about 1.7 min and 64 s
+        (1e9, 8000, 1e7),  # a 1.38 s step on 8 devices: compute 1 s, fixed cost 3.5 ms
+        (7e6, 20, 1e9),
+    ],
+)
+def test_times_in_one_unit_as_the_table_has_them(params, step_ms, samples) -> None:
+    """The recommendation and the fastest count say their times in one unit (never "47.9 s"
+    beside "1.79 min"), each the predictions' ``time_to_train_h`` in it; a step and its
+    parts likewise (never "1.38 s: compute 1 s (of it 3.5 ms ...")."""
+    advice = gpuscale.advise(
+        params=params, step_ms=step_ms, batch=32, link="pcie-phb", samples=samples, max_devices=8
+    )
+    times = [TIME.findall(line) for line in advice.explanation if line.startswith(("Use", "Fast"))]
+    found = [t for line in times for t in line]
+    assert found and len({unit for _, unit in found}) == 1, found
+    per = {"s": 1 / 3600, "min": 1 / 60, "h": 1.0, "d": 24.0}
+    table = {number(h / per[found[0][1]]) for h in advice.predictions["time_to_train_h"]}
+    assert all(value in table for value, _ in found), (found, table)
+    step = next(line for line in advice.explanation if line.startswith("On "))
+    assert len({unit for _, unit in STEP_PART.findall(step.split("; speedup")[0])}) == 1, step

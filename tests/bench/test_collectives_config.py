@@ -53,6 +53,8 @@ def test_a_sweep_as_worker_flags() -> None:
         ({"ops": ("all_reduce", "allreduce")}, "unknown collective(s) allreduce"),
         ({"min_bytes": 4096, "max_bytes": 1024}, "is above the largest"),
         ({"iters": 0}, "invalid iters"),
+        ({"gap_ms": 1e12}, "invalid gap_ms 1000000000000: must be a number of ms from 0 to 60,000"),
+        ({"gap_ms": float("inf")}, "invalid gap_ms inf"),
         ({"backend": "mpi"}, "backend is one of"),
     ],
 )

@@ -223,3 +223,31 @@ def test_a_signal_ends_bench_with_its_launch(tmp_path: Path, signum: int) -> Non
         assert again.returncode == 0, again.stderr.decode()
     # torchelastic's folders lived in the run's own folder, removed with it
     assert sorted(p.name for p in tmp.iterdir()) == []
+
+
+def test_a_killed_collectives_sweep_leaves_no_rank(tmp_path: Path) -> None:
+    """``gpuscale collectives`` killed mid-sweep (SIGKILL: nothing can clean up) takes its
+    torchrun launcher and ranks with it; before, they went on (a --gap-ms sweep for
+    hours, at a third of a core each)."""
+    pytest.importorskip("torch")
+    out = tmp_path / "sweep.jsonl"
+    command = [sys.executable, "-m", "gpuscale.cli", "collectives", "--backend", "gloo"]
+    command += ["--nproc", "2", "--max-bytes", "1K", "--gap-ms", "60000", "--out", str(out)]
+    run = Command(command, _env(tmp_path / "tmp"), tmp_path)
+    try:
+        ranks = _wait_for(
+            lambda: (
+                {p for p in _descendants(run.proc.pid) if "bench.collectives" in _cmdline(p)}
+                if len(_descendants(run.proc.pid)) >= 3
+                else None
+            ),
+            120,
+            "no launcher and ranks under the CLI",
+        )
+        run.tree = _descendants(run.proc.pid)
+        assert len(ranks) >= 2
+        run.proc.send_signal(signal.SIGKILL)
+        run.ended(signal.SIGKILL)
+        assert not _all_gone(run.tree), "the launcher or a rank outlived the CLI"
+    finally:
+        run.cleanup()

@@ -1,8 +1,18 @@
-"""Runs MLCommons' own result summarizer (mlperf-logging) over a round, for parity tests.
+"""MLCommons' own result summarizer (mlperf-logging) over a round, for parity tests.
 
-The official tool is slow (minutes per round), so its output is cached under
-``~/.cache/gpuscale-tests`` keyed by the archive's SHA-256 and the mlperf-logging
-version; delete the folder (or set GPUSCALE_NO_TEST_CACHE=1) to recompute.
+The tests never run the official tool. Its scores are stored in ``../shared/mlperf/official/``
+(``official_scores_vX.Y.csv``: each score's time to train only); the detailed summary the
+global batch, samples-to-converge and energy comparisons need comes from, in this order:
+
+1. ``official_detail_vX.Y.csv`` in that folder (``submitter, system_id, benchmark, gbs,
+   samples, energy``; ``# note:`` lines for what the tool needed help with), where someone
+   wrote it (``python -m tests.mlperf.official ARCHIVE --csv DIR``);
+2. the cache ``official_scores`` keeps under ``$XDG_CACHE_HOME/gpuscale-tests`` (the user's,
+   never the test session's temporary one), keyed by the archive's SHA-256 and the
+   mlperf-logging version (``python -m tests.mlperf.official ARCHIVE`` fills it: the tool on
+   a temporary copy, minutes per round; GPUSCALE_NO_TEST_CACHE=1 ignores it).
+
+Without either the detail tests skip, saying so.
 """
 
 from __future__ import annotations
@@ -19,7 +29,19 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpuscale-tests"
+SHARED_OFFICIAL = Path(__file__).resolve().parents[3] / "shared" / "mlperf" / "official"
+# tests/conftest.py moves XDG_CACHE_HOME to a temporary folder for the session (what
+# gpuscale caches); this cache outlives sessions, so the user's is kept aside for it.
+USER_CACHE_HOME = "GPUSCALE_TESTS_CACHE_HOME"
+DETAIL = ("gbs", "samples", "energy")  # the detailed summary's columns the tests compare
+
+
+def cache_dir() -> Path:
+    """Where the official tool's detailed output is cached: the user's cache folder."""
+    home = os.environ.get(USER_CACHE_HOME) or os.environ.get("XDG_CACHE_HOME")
+    return Path(home or Path.home() / ".cache") / "gpuscale-tests"
+
+
 _SYSTEM_COLUMNS = {
     "division",
     "availability",
@@ -70,7 +92,45 @@ def _summarize_org(task: tuple[str, str]) -> tuple[str, list[dict[str, Any]], st
 def _cache_path(archive: Path) -> Path:
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:16]
     version = metadata.version("mlperf-logging")
-    return CACHE_DIR / f"official-v3-{archive.name}-{digest}-{version}.pkl"
+    return cache_dir() / f"official-v3-{archive.name}-{digest}-{version}.pkl"
+
+
+def stored_detail(round_name: str, folder: Path = SHARED_OFFICIAL) -> Any:
+    """The official detailed summary of a round as ``official_detail_vX.Y.csv`` in
+    ``folder`` holds it (the shape of :func:`official_scores`), or None without one."""
+    import pandas as pd
+
+    path = folder / f"official_detail_{round_name}.csv"
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8").splitlines()
+    notes = [line.removeprefix("# note: ") for line in text if line.startswith("# note: ")]
+    frame = pd.read_csv(path, comment="#", dtype={"submitter": str, "system_id": str})
+    scores = {
+        (r["submitter"], r["system_id"], r["benchmark"]): {
+            name: None if pd.isna(r[name]) else float(r[name]) for name in DETAIL
+        }
+        for r in frame.to_dict("records")
+    }
+    return scores, notes
+
+
+def write_detail(round_name: str, archive: Path, folder: Path) -> Path:
+    """Write :func:`official_scores` of ``archive`` as ``folder/official_detail_vX.Y.csv``
+    (runs the official tool unless cached)."""
+    import pandas as pd
+
+    scores, notes = official_scores(archive)
+    rows = [
+        {"submitter": org, "system_id": system_id, "benchmark": benchmark}
+        | {n: value.get(n) for n in DETAIL}
+        for (org, system_id, benchmark), value in sorted(scores.items())
+    ]
+    path = folder / f"official_detail_{round_name}.csv"
+    with path.open("w", encoding="utf-8") as handle:
+        handle.writelines(f"# note: {note}\n" for note in notes)
+        pd.DataFrame(rows).to_csv(handle, index=False, float_format="%.17g")
+    return path
 
 
 def cached_official_scores(archive: Path) -> Any:
@@ -116,6 +176,29 @@ def official_scores(archive: Path) -> tuple[dict[tuple[str, str, str], dict[str,
                     "energy": detailed.get(f"{column}:Energy"),
                 }
     result = (scores, notes)
-    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_bytes(pickle.dumps(result))
     return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m tests.mlperf.official ARCHIVE... [--csv DIR]``: run the official tool
+    over each round archive once (a temporary copy), caching its detailed summary, and with
+    ``--csv`` write ``official_detail_vX.Y.csv`` into DIR too."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tests.mlperf.official")
+    parser.add_argument("archives", nargs="+", type=Path)
+    parser.add_argument("--csv", type=Path, default=None)
+    args = parser.parse_args(argv)
+    for archive in args.archives:
+        round_name = "v" + archive.name.split("_v")[1].split(".tar")[0]
+        if args.csv:
+            print(write_detail(round_name, archive, args.csv))
+        else:
+            official_scores(archive)
+            print(f"{round_name}: cached in {_cache_path(archive)}")
+
+
+if __name__ == "__main__":
+    main()

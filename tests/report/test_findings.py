@@ -111,3 +111,24 @@ def test_answers_hold_the_typed_answer_schema(study_analysis) -> None:
     assert list(frame.columns) == list(ANSWER_SCHEMA)
     assert str(frame["accelerators"].dtype) == "Int64"
     assert str(frame["time_to_train_min"].dtype) == "float64"
+
+
+DURATION = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?(s|min|h|d)\b")
+
+
+def test_every_time_in_the_findings_is_in_the_tables_unit_and_value(study_analysis) -> None:
+    """One unit for the durations of a section, the table's (``time_to_train_min``, the
+    "Time (min)" column), and each one a time of that table as the table writes it: never
+    "7 s" in one sentence beside "5.39 min" in the next (v4.1 BERT's fastest system)."""
+    from gpuscale.quantities import number
+
+    checked = 0
+    for rule, results in study_analysis.items():
+        for result in results:
+            times = {number(t) for t in result.table["time_to_train_min"].dropna()}
+            for sentence in workload_findings(result, rule):
+                for value, unit in DURATION.findall(sentence):
+                    assert unit == "min", f"{value} {unit} in: {sentence}"
+                    assert value in times, f"{value} min is no time of the table: {sentence}"
+                    checked += 1
+    assert checked > 20

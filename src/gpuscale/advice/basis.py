@@ -92,8 +92,8 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> None:
     basis.sources.append(
         f"Compute: {format_ms(step_ms)} per step of {per_device:,} samples -> "
         f"{number(whole)} TFLOP/s over the whole step at {flops}; of it "
-        f"{format_ms(fixed.ms)} fixed per step ({fixed.source}) and "
-        f"{format_ms(step_ms - basis.compute.fixed_ms)} of per-sample work."
+        f"{format_ms(fixed.ms, step_ms)} fixed per step ({fixed.source}) and "
+        f"{format_ms(step_ms - basis.compute.fixed_ms, step_ms)} of per-sample work."
     )
     if fixed.source == "assumed":  # one step time: the whole step's rate is all we know
         low = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
@@ -127,9 +127,9 @@ def _assumed(req: AdviceRequest, fixed: FixedCost, spec: ModelSpec) -> list[Assu
     return [
         Assumption(
             term="Fixed per-step cost",
-            value=format_ms(fixed.ms)
+            value=format_ms(fixed.ms, fixed.high_ms)
             + (
-                f" ({format_ms(fixed.low_ms)}-{format_ms(fixed.high_ms)})"
+                f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
                 if fixed.uncertain
                 else ""
             ),

@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
-from gpuscale.quantities import format_count, format_hours, format_ms, number, span
+from gpuscale.quantities import (
+    duration_unit,
+    format_count,
+    format_hours,
+    format_ms,
+    number,
+    span,
+)
 
 SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
 
@@ -74,15 +81,17 @@ def _recommendation(advice: Advice) -> list[str]:
     frame = advice.predictions
     row = _row(frame, d.devices)
     lines = list(d.warnings)
+    unit = duration_unit(d.time_to_train_h)  # every time to train here in one unit
     if d.devices > 1:
         lines.append(
-            f"Use {_config(row)}: {format_hours(d.time_to_train_h)} to a trained model, "
+            f"Use {_config(row)}: {format_hours(d.time_to_train_h, unit)} to a trained model, "
             f"speedup {number(d.speedup)} ({interval(d.speedup_low, d.speedup_high)}), "
             f"efficiency {d.efficiency:.0%} = throughput efficiency "
             f"{d.throughput_efficiency:.0%} x convergence factor {d.convergence_factor:.0%}."
         )
     else:
-        lines.append(f"Use {_config(row)}: {format_hours(d.time_to_train_h)} to a trained model.")
+        time = format_hours(d.time_to_train_h, unit)
+        lines.append(f"Use {_config(row)}: {time} to a trained model.")
         if d.held_back is not None:
             held = _row(frame, d.held_back)
             why = (
@@ -105,7 +114,7 @@ def _recommendation(advice: Advice) -> list[str]:
     if d.fastest != d.devices:
         fastest = _row(frame, d.fastest)
         lines.append(
-            f"Fastest: {_config(fastest)}, {format_hours(fastest['time_to_train_h'])} at "
+            f"Fastest: {_config(fastest)}, {format_hours(fastest['time_to_train_h'], unit)} at "
             f"efficiency {fastest['efficiency']:.0%} (speedup "
             f"{interval(fastest['speedup_low'], fastest['speedup_high'])})."
         )
@@ -128,12 +137,14 @@ def _break_even(advice: Advice) -> list[str]:
         step_ms = inputs.compute.compute_ms(inputs.model, inputs.batch)
         whole_tflops = inputs.batch * inputs.model.flops / (step_ms / 1e3) / 1e12
         flops_per_byte = advice.break_even_ms_per_mb / 1e3 * whole_tflops * 1e12 / 1e6
+        own = step_ms / (inputs.model.grad_bytes / 1e6)
+        like = max(advice.break_even_ms_per_mb, own)  # both in one unit
         lines.append(
             f"Break-even on {name}: 2 devices beat 1 once a step computes "
-            f"{format_ms(advice.break_even_ms_per_mb)} per MB of gradients "
+            f"{format_ms(advice.break_even_ms_per_mb, like)} per MB of gradients "
             f"({format_count(flops_per_byte)} FLOPs per gradient byte at the "
             f"{number(whole_tflops)} TFLOP/s of the whole step); this model computes "
-            f"{format_ms(step_ms / (inputs.model.grad_bytes / 1e6))} per MB."
+            f"{format_ms(own, like)} per MB."
         )
     per_param = inputs.model.flops / inputs.model.params
     size = advice.break_even_params
@@ -165,14 +176,18 @@ def _step(advice: Advice) -> list[str]:
     if d.focus < 2:
         return []
     o = d.overheads_ms
+
+    def ms(value: float) -> str:  # every part in the step's unit
+        return format_ms(value, like=d.focus_step_ms)
+
     lines = [
-        f"On {d.focus} devices a step takes {format_ms(d.focus_step_ms)}: compute "
-        f"{format_ms(d.focus_compute_ms)} (of it {format_ms(o['fixed'])} fixed cost not "
+        f"On {d.focus} devices a step takes {ms(d.focus_step_ms)}: compute "
+        f"{ms(d.focus_compute_ms)} (of it {ms(o['fixed'])} fixed cost not "
         "spread over the devices' smaller batches), DDP's own copies "
-        f"{format_ms(o['ddp'])}, waiting "
-        f"for the slowest device {format_ms(o['wait'])}, communication not hidden by "
-        f"backward {format_ms(o['bandwidth'] + o['latency'])} (bandwidth "
-        f"{format_ms(o['bandwidth'])}, latency {format_ms(o['latency'])}); speedup "
+        f"{ms(o['ddp'])}, waiting "
+        f"for the slowest device {ms(o['wait'])}, communication not hidden by "
+        f"backward {ms(o['bandwidth'] + o['latency'])} (bandwidth "
+        f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}); speedup "
         f"{number(d.focus_speedup)} ({interval(d.focus_speedup_low, d.focus_speedup_high)}). "
         f"The {d.dominant_term} term decides.",
     ]

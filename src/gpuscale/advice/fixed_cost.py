@@ -107,10 +107,13 @@ class FixedCost:
 
     def sentence(self) -> str:
         """``Fixed per-step cost 16.9 ms (entered: ...)``."""
-        span = (
-            f" (range {format_ms(self.low_ms)}-{format_ms(self.high_ms)})" if self.uncertain else ""
-        )
-        return f"{format_ms(self.ms)}{span}, {self.source}: {self.basis}"
+        high = self.high_ms  # the value and its range in one unit
+
+        def ms(value: float) -> str:
+            return format_ms(value, like=high)
+
+        span = f" (range {ms(self.low_ms)}-{ms(high)})" if self.uncertain else ""
+        return f"{ms(self.ms)}{span}, {self.source}: {self.basis}"
 
 
 def line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
@@ -133,7 +136,8 @@ def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
     """The fixed cost of step times entered at two or more batches (the first pair is the
     configuration advised on)."""
     fixed, per_sample = line(points)
-    shown = ", ".join(f"{format_ms(ms)} at batch {b:g}" for b, ms in points)
+    longest = max(ms for _, ms in points)  # every step time in one unit
+    shown = ", ".join(f"{format_ms(ms, like=longest)} at batch {b:g}" for b, ms in points)
     return FixedCost(
         ms=fixed,
         low_ms=fixed,
@@ -173,9 +177,9 @@ def prior(
     basis = base.why
     if floor > base.low_ms:
         basis += (
-            f"; at least {format_ms(floor)} of this {format_ms(step_ms)} step, whose per-sample "
-            f"work at >= {MIN_MFU:.0%} of the device's peak would take at most "
-            f"{format_ms(step_ms - floor)}"
+            f"; at least {format_ms(floor, step_ms)} of this {format_ms(step_ms)} step, whose "
+            f"per-sample work at >= {MIN_MFU:.0%} of the device's peak would take at most "
+            f"{format_ms(step_ms - floor, step_ms)}"
         )
     return FixedCost(
         ms=point,

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar
 
 from gpuscale.quantities import number
-from gpuscale.tables.requests import JsonRequest
+from gpuscale.tables.requests import FieldError, JsonRequest
 
 STRATEGIES = ("ddp", "fsdp")
 SCALINGS = ("auto", "strong", "weak")
@@ -192,14 +192,10 @@ class AdviceRequest(JsonRequest):
             if value is None and name not in optional:
                 raise TypeError(f"{name} must be a number, not None ({HELP[name]})")
             _check_type(name, value, _RANGES[name][2])
-        bad = [name for name, value in self._numbers() if not _in_range(name, value)]
+        bad = [(name, value) for name, value in self._numbers() if not _in_range(name, value)]
         if bad:
-            name = bad[0]
-            value = getattr(self, name)
-            option = OPTION_NAMES.get(name, "--" + name.replace("_", "-"))
-            raise ValueError(
-                f"invalid {name} ({option} {value!r}): {name} {_rule(name)}; {HELP[name]}"
-            )
+            name, value = bad[0]
+            raise FieldError(name, value, _rule(name))
         if self.nodes * self.gpus_per_node > MAX_DEVICES:
             raise ValueError(
                 f"nodes x gpus_per_node is {self.nodes * self.gpus_per_node:,}: at most "

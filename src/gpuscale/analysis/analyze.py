@@ -24,7 +24,7 @@ from gpuscale.analysis.equilibrium import (
 from gpuscale.analysis.metrics import Reference, references, scaling_table
 from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.analysis.study import StudyStatement, compare_with_study
-from gpuscale.quantities import named
+from gpuscale.quantities import format_minutes, named
 from gpuscale.tables import (
     CLUSTER_COLUMN,
     DEFAULT_EFFICIENCY_THRESHOLD,
@@ -32,6 +32,10 @@ from gpuscale.tables import (
     SCALING_COLUMNS,
     RoundTables,
 )
+from gpuscale.tables.requests import FieldError
+
+MIN_BOOT, MAX_BOOT = 100, 100_000  # bootstrap resamples: too few to bound, too many to hold
+MAX_K = 1_000  # clusters asked (lowered to the distinct systems there are, and said)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -57,9 +61,13 @@ class AnalysisOptions:
                 f"got {self.convergence_basis!r}"
             )
         if not 0 < self.threshold <= 1:
-            raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
-        if self.n_boot < 100:
-            raise ValueError(f"n_boot must be at least 100, got {self.n_boot}")
+            raise FieldError("threshold", self.threshold, "must be a number above 0 and at most 1")
+        if not MIN_BOOT <= self.n_boot <= MAX_BOOT:  # a resample each: memory grows with it
+            raise FieldError("n_boot", self.n_boot, f"must be from {MIN_BOOT} to {MAX_BOOT:,}")
+        if self.k is not None and not 1 <= self.k <= MAX_K:
+            raise FieldError("k", self.k, f"must be a whole number from 1 to {MAX_K}")
+        if not 0 <= self.seed < 2**63:
+            raise FieldError("seed", self.seed, "must be a whole number from 0 to 2^63 - 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +116,7 @@ def references_text(result: WorkloadAnalysis) -> str:
     comma-separated (one per family under a per-family reference)."""
     return ", ".join(
         f"{r.submitter}/{r.system_id} ({r.accelerators} x "
-        f"{r.accelerator_family}, {r.time_to_train_min:.2f} min)"
+        f"{r.accelerator_family}, {format_minutes(r.time_to_train_min)})"
         for r in result.references
     )
 
@@ -139,7 +147,7 @@ def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
         lines.append(
             f"over all systems, {pick.label}: {named(pick.submitter, pick.system_name)} "
             f"({pick.accelerators} x {pick.accelerator_family}, "
-            f"{pick.time_to_train_min:.2f} min, E' {pick.normalized_efficiency:.2f})"
+            f"{format_minutes(pick.time_to_train_min)}, E' {pick.normalized_efficiency:.2f})"
             + (f"; caution: {caution}" if caution else "")
         )
     lines.append(

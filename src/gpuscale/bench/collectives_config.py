@@ -6,13 +6,18 @@ worker and the tests share. Nothing here imports torch."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from gpuscale.tables.requests import FieldError
 
 # The collectives nccl-tests times (BUS_FACTOR below has their factors).
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
 BACKENDS = ("auto", "nccl", "gloo")
 GPU_MAX_BYTES = 1 << 30  # nccl-tests' usual -e 1G
+MAX_CALLS = 1_000_000  # timed or warm-up calls per size
+MAX_GAP_MS = 60_000  # ms of compute between timed calls
 CPU_MAX_BYTES = 64 << 20  # gloo on CPU: larger messages only take longer
 
 HELP: dict[str, str] = {
@@ -56,16 +61,26 @@ class CollectivesConfig:
             )
         if self.backend not in BACKENDS:
             raise ValueError(f"backend is one of {', '.join(BACKENDS)}, not {self.backend!r}")
-        checks = {
-            "min_bytes": self.min_bytes >= 1,
-            "max_bytes": self.max_bytes is None or self.max_bytes >= 1,
-            "iters": self.iters >= 1,
-            "warmup": self.warmup >= 0,
-            "gap_ms": self.gap_ms >= 0,
+        checks = {  # the field, whether its value is allowed, and what is
+            "min_bytes": (self.min_bytes >= 1, "must be at least 1 byte"),
+            "max_bytes": (self.max_bytes is None or self.max_bytes >= 1, "must be at least 1 byte"),
+            "iters": (
+                1 <= self.iters <= MAX_CALLS,
+                f"must be a whole number from 1 to {MAX_CALLS:,}",
+            ),
+            "warmup": (
+                0 <= self.warmup <= MAX_CALLS,
+                f"must be a whole number from 0 to {MAX_CALLS:,}",
+            ),
+            # a gap is compute between all-reduces: past a minute the sweep only waits
+            "gap_ms": (
+                math.isfinite(self.gap_ms) and 0 <= self.gap_ms <= MAX_GAP_MS,
+                f"must be a number of ms from 0 to {MAX_GAP_MS:,} (one minute)",
+            ),
         }
-        bad = [name for name, ok in checks.items() if not ok]
+        bad = [(name, getattr(self, name), rule) for name, (ok, rule) in checks.items() if not ok]
         if bad:
-            raise ValueError(f"invalid {', '.join(bad)}: {HELP[bad[0]]}")
+            raise FieldError(*bad[0], more=tuple(bad[1:]))
         if self.max_bytes is not None and self.min_bytes > self.max_bytes:
             raise ValueError(
                 f"the smallest message ({self.min_bytes:,} B) is above the largest "

@@ -17,6 +17,7 @@ from gpuscale.bench.results import ResultsError, check_writable
 from gpuscale.bench.runner import cuda_devices, device_kind, torchrun_command
 from gpuscale.interconnect.nccl import parse_debug_log
 from gpuscale.interconnect.records import Sweeps, read_sweeps
+from gpuscale.sources.processes import lifeline
 
 
 class SweepError(Exception):
@@ -76,7 +77,10 @@ def run_collectives(config: CollectivesConfig, out_file: Path, world: int) -> Sw
     env = {**os.environ}
     if device == "cuda" and "NCCL_DEBUG" not in env:
         env["NCCL_DEBUG"] = "INFO"  # what NCCL chose goes into the sweep's record
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    # torchrun dies with this process (SIGKILL included), and its ranks watch this process
+    # too: one still starting when torchrun died (before it could arm its own signal) ends
+    env["GPUSCALE_RUNNER_PID"] = str(os.getpid())
+    done = subprocess.run(command, capture_output=True, text=True, env=env, preexec_fn=lifeline())
     if done.returncode != 0:
         tail = [x for x in (done.stderr or done.stdout).strip().splitlines() if x.strip()][-3:]
         raise SweepError("the collectives run failed: " + " | ".join(tail))

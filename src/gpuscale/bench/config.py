@@ -13,7 +13,7 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
-from gpuscale.tables.requests import JsonRequest
+from gpuscale.tables.requests import FieldError, JsonRequest
 
 STRATEGIES = ("ddp", "fsdp")
 PRECISIONS = ("fp32", "bf16", "fp16")
@@ -151,14 +151,13 @@ class BenchConfig(JsonRequest):
                 "at least 64 MiB",
             ),
         }
-        bad = [(name, rule) for name, (ok, rule) in rules.items() if not ok]
+        bad = [
+            (name, getattr(self, name), f"must be {rule}")
+            for name, (ok, rule) in rules.items()
+            if not ok
+        ]
         if bad:
-            raise ValueError(
-                "; ".join(
-                    f"invalid {name} {getattr(self, name)}: must be {rule}. {HELP[name]}"
-                    for name, rule in bad
-                )
-            )
+            raise FieldError(*bad[0], more=tuple(bad[1:]))
         for name, allowed in (
             ("scaling", SCALINGS),
             ("precision", PRECISIONS),

@@ -34,6 +34,7 @@ from gpuscale.bench.results import ResultsError, append_result, check_writable, 
 from gpuscale.quantities import number
 from gpuscale.sources.processes import remove_stale_runs, run_folder
 from gpuscale.tables import BenchStatus
+from gpuscale.tables.requests import FieldError
 
 __all__ = [
     "SweepConfig",
@@ -67,8 +68,11 @@ class SweepConfig:
     def __post_init__(self) -> None:
         if not self.nproc or min(self.nproc) < 1 or max(self.nproc) > MAX_NPROC:
             raise ValueError(f"--nproc needs world sizes from 1 to {MAX_NPROC:,}, e.g. 1,2")
-        if not 1 <= self.nnodes <= 100_000 or not 0 <= self.node_rank < self.nnodes:
-            raise ValueError("--node-rank must be in 0 .. --nnodes - 1")
+        if not 1 <= self.nnodes <= 100_000:
+            raise FieldError("nnodes", self.nnodes, "must be a whole number from 1 to 100,000")
+        if not 0 <= self.node_rank < self.nnodes:
+            rule = f"must be from 0 to --nnodes - 1 ({self.nnodes - 1})"
+            raise FieldError("node_rank", self.node_rank, rule)
         if self.nnodes > 1 and not self.rdzv_endpoint:
             raise ValueError("several nodes need --rdzv-endpoint HOST:PORT (node 0's address)")
         for per_node in self.nproc:  # strong scaling: the global batch splits everywhere

@@ -11,12 +11,22 @@ from typing import Annotated, Any
 import typer
 
 from gpuscale.advice.request import HELP, OPTION_NAMES, PATHS, SIZES, AdviceRequest
-from gpuscale.cli.common import FormatOption, app, fail, note, out, read_bench
+from gpuscale.cli.common import (
+    FormatOption,
+    app,
+    fail,
+    note,
+    out,
+    parse_option,
+    read_bench,
+    refused,
+)
 from gpuscale.cli.interconnect import detect_topology
 from gpuscale.cli.output import Format, jsonable, print_frame, print_json
 from gpuscale.names import UnknownNameError, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import format_count, number, parse_size
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
+from gpuscale.tables.requests import FieldError
 
 # Options given once or several times (a step time at each of several batches).
 REPEATED = {"step_ms": float, "batch": int}
@@ -96,7 +106,7 @@ def advise_command(**options: Any) -> None:
         fail(str(exc))
     try:
         fields = {
-            name: parse_size(value)
+            name: parse_option(name, value, parse_size)
             if name in SIZES and value is not None
             else str(value)
             if name in PATHS and value is not None
@@ -112,6 +122,8 @@ def advise_command(**options: Any) -> None:
             topology = detect_topology(None, None)
         bench = read_bench(Path(request.bench)) if request.bench else None
         result = advise(request, bench=bench, topology=topology)
+    except FieldError as exc:
+        fail(refused(exc, OPTION_NAMES))
     except (ValueError, KeyError, OSError) as exc:
         fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
     render(result, fmt)

@@ -10,9 +10,9 @@ import typer
 
 from gpuscale.bench.config import HELP, BenchConfig, tf32_mode
 from gpuscale.cli.bench_output import print_bench
-from gpuscale.cli.common import app, err, fail, fail_on, out, require_torch
+from gpuscale.cli.common import app, err, fail, fail_on, out, parse_option, require_torch
 from gpuscale.cli.output import Format, print_frame
-from gpuscale.quantities import parse_bytes
+from gpuscale.quantities import parse_bytes, parse_size
 
 D = BenchConfig()  # the defaults, written once in gpuscale.bench.config
 # Which node's command appends a multi-node sweep's rows (docs/interconnect.md says the same):
@@ -31,10 +31,10 @@ def world_sizes(text: str | None) -> tuple[int, ...]:
     if text:
         parts = [part.strip() for part in text.split(",") if part.strip()]
         if not all(re.fullmatch(r"[0-9]{1,9}", part) for part in parts):
-            fail(f"--nproc takes whole numbers like 1,2,4, not {text!r}")
+            fail(f"--nproc {text}: must be whole numbers like 1,2,4")
         sizes = tuple(sorted({int(part) for part in parts}))
         if not sizes or min(sizes) < 1:
-            fail(f"--nproc takes positive whole numbers like 1,2,4, not {text!r}")
+            fail(f"--nproc {text}: must be positive whole numbers like 1,2,4")
         return sizes
     from gpuscale.bench.runner import local_devices  # lazy: numpy, not needed for --help
 
@@ -123,7 +123,10 @@ def bench(
     from gpuscale.bench.runner import SweepConfig, run_sweep
 
     with fail_on(ValueError):
-        limit = parse_bytes(memory_limit) if memory_limit else None
+        limit = parse_option("memory_limit", memory_limit, parse_bytes) if memory_limit else None
+        for field, size in (("max_params", max_params), ("min_params", min_params)):
+            if size:
+                parse_option(field, size, parse_size)
         bench = BenchConfig(
             steps=steps,
             warmup=warmup,

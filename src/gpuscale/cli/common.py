@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, NoReturn, TypeVar
 
 import typer
 from rich.console import Console, ConsoleDimensions
@@ -25,9 +25,13 @@ from gpuscale.names import (
     workload_notes,
     workloads_by_round,
 )
+from gpuscale.quantities import BadQuantity
 from gpuscale.sources import SourceError
 from gpuscale.sources.bounded import head
+from gpuscale.tables.requests import FieldError, shown
 from gpuscale.version import __version__
+
+T = TypeVar("T")
 
 
 def _hide_flag_types() -> None:
@@ -182,14 +186,46 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
+# CLI spellings of request fields that are not ``--field-name`` (a command whose option
+# differs from these gives its own to ``fail_on``).
+OPTION_OF = {
+    "timeout_s": "--timeout",
+    "memory_limit_bytes": "--memory-limit",
+    "price_per_device_hour": "--price",
+    "n_boot": "--bootstrap",
+    "k": "-k",
+}
+
+
+def refused(exc: FieldError, options: dict[str, str] | None = None) -> str:
+    """A request's refusal as the command line reads: the option, the value as typed and
+    its rule (``--step-ms -5: must be a number at least 0.001 ...``), one per field
+    refused; never the option's whole help."""
+    names = {**OPTION_OF, **(options or {})}
+    return "; ".join(
+        f"{names.get(f, '--' + f.replace('_', '-'))} {shown(v)}: {r}" for f, v, r in exc.problems
+    )
+
+
+def parse_option(field: str, text: str, parse: Callable[[str], T]) -> T:
+    """``parse(text)`` of an option's text (a size, a byte size); text it refuses is that
+    field's :class:`FieldError` (``fail_on`` names the option)."""
+    try:
+        return parse(text)
+    except BadQuantity as exc:
+        raise FieldError(field, text, exc.rule) from None
+
+
 @contextmanager
-def fail_on(*errors: type[Exception]) -> Iterator[None]:
+def fail_on(*errors: type[Exception], options: dict[str, str] | None = None) -> Iterator[None]:
     """End the command with the message of any of ``errors`` raised inside the block (a
-    request the library refuses: a bad option value, a name it does not know)."""
+    request the library refuses: a bad option value, a name it does not know); a field
+    refused (:class:`FieldError`) is named by its option (``options``: field -> option
+    where the command spells it otherwise)."""
     try:
         yield
     except errors as exc:
-        fail(str(exc))
+        fail(refused(exc, options) if isinstance(exc, FieldError) else str(exc))
 
 
 def _progress_reader():

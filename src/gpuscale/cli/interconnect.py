@@ -12,7 +12,16 @@ import typer
 from gpuscale.bench.collectives_config import HELP, CollectivesConfig
 from gpuscale.bench.telemetry import visible_uuids
 from gpuscale.cli.bench import world_sizes
-from gpuscale.cli.common import FormatOption, app, err, fail, fail_on, out, require_torch
+from gpuscale.cli.common import (
+    FormatOption,
+    app,
+    err,
+    fail,
+    fail_on,
+    out,
+    parse_option,
+    require_torch,
+)
 from gpuscale.cli.output import Format, print_frame, print_json
 from gpuscale.interconnect.nccl import check_env
 from gpuscale.interconnect.nvml import detect_topology as detect
@@ -41,8 +50,8 @@ def collectives(
     min_bytes: Annotated[str, typer.Option(help=HELP["min_bytes"])] = str(C.min_bytes),
     max_bytes: Annotated[str | None, typer.Option(help=HELP["max_bytes"])] = None,
     ops: Annotated[str, typer.Option(help=HELP["ops"])] = ",".join(C.ops),
-    iters: Annotated[int, typer.Option(min=1, help=HELP["iters"])] = C.iters,
-    warmup: Annotated[int, typer.Option(min=0, help=HELP["warmup"])] = C.warmup,
+    iters: Annotated[int, typer.Option(help=HELP["iters"])] = C.iters,
+    warmup: Annotated[int, typer.Option(help=HELP["warmup"])] = C.warmup,
     check: Annotated[bool, typer.Option("--check/--no-check", help=HELP["check"])] = C.check,
     interconnect: Annotated[
         str | None,
@@ -52,7 +61,7 @@ def collectives(
         Path | None, typer.Option(help="A saved `nvidia-smi topo -m` to judge against.")
     ] = None,
     gpu: Annotated[str | None, typer.Option(help="GPU model, e.g. A100 (for --topo-file).")] = None,
-    gap_ms: Annotated[float, typer.Option(min=0.0, help=HELP["gap_ms"])] = C.gap_ms,
+    gap_ms: Annotated[float, typer.Option(help=HELP["gap_ms"])] = C.gap_ms,
     load: Annotated[bool, typer.Option("--load", help=HELP["load"])] = C.load,
 ) -> None:
     """Collectives sweep as nccl-tests runs it, and whether the interconnect is healthy."""
@@ -65,8 +74,8 @@ def collectives(
     with fail_on(ValueError):
         config = CollectivesConfig(
             ops=tuple(ops.split(",")),
-            min_bytes=parse_bytes(min_bytes),
-            max_bytes=parse_bytes(max_bytes) if max_bytes else None,
+            min_bytes=parse_option("min_bytes", min_bytes, parse_bytes),
+            max_bytes=parse_option("max_bytes", max_bytes, parse_bytes) if max_bytes else None,
             iters=iters,
             warmup=warmup,
             check=check,

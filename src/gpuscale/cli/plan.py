@@ -62,7 +62,7 @@ def plan(
 
     if not workload or not accelerator:
         fail("give --workload and --accelerator (e.g. --workload bert --accelerator H100)")
-    with fail_on(ValueError):
+    with fail_on(ValueError, options={"power_w": "--power"}):
         request = PlanRequest(
             workload=workload,
             accelerator=accelerator,

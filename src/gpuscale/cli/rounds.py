@@ -197,9 +197,7 @@ def analyze(
     family: Families = None,
     k: Annotated[
         int | None,
-        typer.Option(
-            "-k", min=1, help="Number of K-means clusters (default: best silhouette, 2..6)."
-        ),
+        typer.Option("-k", help="Number of K-means clusters (default: best silhouette, 2..6)."),
     ] = None,
     n_boot: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of K-means and the bootstrap.")] = 0,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
-from gpuscale.tables.requests import JsonRequest
+from gpuscale.tables.requests import FieldError, JsonRequest
 
 HELP: dict[str, str] = {
     "workload": "MLPerf benchmark or the study's name (e.g. llama2_70b_lora, bert, sd).",
@@ -130,18 +130,19 @@ class PlanRequest(JsonRequest):
                 raise ValueError(f"{name} is required: {HELP[name]}")
         if self.interconnect is not None and not isinstance(self.interconnect, str):
             raise TypeError(f"interconnect must be text, not {self.interconnect!r}")
-        devices = self.devices
-        devices = parse_devices(devices) if isinstance(devices, str) else _whole_counts(devices)
+        given = self.devices
+        try:
+            devices = parse_devices(given) if isinstance(given, str) else _whole_counts(given)
+        except ValueError as exc:  # the field named: the CLI says --devices
+            raise FieldError("devices", given, str(exc)) from None
         object.__setattr__(self, "devices", devices)
         if not devices or devices[0] < 1 or devices[-1] > MAX_DEVICES:
-            raise ValueError(f"device counts must be between 1 and {MAX_DEVICES:,}")
+            raise FieldError("devices", given, f"counts must be from 1 to {MAX_DEVICES:,}")
         per_node = self.devices_per_node
         if isinstance(per_node, bool) or not isinstance(per_node, int):
             raise TypeError(f"devices_per_node must be a whole number, not {per_node!r}")
         if not 1 <= per_node <= 4096:
-            raise ValueError(
-                f"devices_per_node must be from 1 to 4,096: {HELP['devices_per_node']}"
-            )
+            raise FieldError("devices_per_node", per_node, "must be a whole number from 1 to 4,096")
         for name, most in (("price_per_device_hour", MAX_PRICE), ("power_w", MAX_POWER_W)):
             value = getattr(self, name)
             if value is None:
@@ -149,9 +150,9 @@ class PlanRequest(JsonRequest):
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise TypeError(f"{name} must be a number, not {value!r}")
             if not (math.isfinite(value) and 0 <= value <= most):
-                raise ValueError(f"{name} must be a number from 0 to {most:,.0f}, got {value!r}")
+                raise FieldError(name, value, f"must be a number from 0 to {most:,.0f}")
         threshold = self.threshold
         if isinstance(threshold, bool) or not isinstance(threshold, int | float):
             raise TypeError(f"threshold must be a number, not {threshold!r}")
         if not 0 < threshold <= 1:
-            raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+            raise FieldError("threshold", threshold, "must be a number above 0 and at most 1")

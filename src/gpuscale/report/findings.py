@@ -16,17 +16,13 @@ from gpuscale.analysis.crossing import (
 from gpuscale.analysis.decompose import dominant_loss, expected_samples, family_decomposition
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.superlinear import REASONS
-from gpuscale.quantities import article, devices, named, number
+from gpuscale.quantities import article, devices, format_minutes, named, number
 from gpuscale.tables import counts_samples
 
 
 def _count(value: float) -> str:
     """Samples as 3,461, epochs as 4.2."""
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
-
-
-def _fmt_minutes(minutes: float) -> str:
-    return f"{minutes * 60:.0f} s" if minutes < 1 else f"{number(minutes)} min"
 
 
 def family_scaling(table: pd.DataFrame, family: str) -> tuple[int, float, int, float] | None:
@@ -104,7 +100,7 @@ def _overview(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
     table = result.table
     refs = "; ".join(
         f"{r.submitter} {r.system_id} ({devices(r.accelerators, r.accelerator_family)}, "
-        f"{_fmt_minutes(r.time_to_train_min)})"
+        f"{format_minutes(r.time_to_train_min)})"
         for r in result.references
     )
     fastest = table.loc[table["time_to_train_min"].idxmin()]
@@ -118,7 +114,7 @@ def _overview(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
         f"accelerators. Reference ({reference_rule} rule): {refs}.",
         f"Fastest: {named(fastest['submitter'], fastest['system_name'])} "
         f"({devices(fastest['accelerators'], fastest['accelerator_family'])}) trains in "
-        f"{_fmt_minutes(fastest['time_to_train_min'])}, {number(fastest['speedup'])}x the "
+        f"{format_minutes(fastest['time_to_train_min'])}, {number(fastest['speedup'])}x the "
         f"reference, at E' {fastest['normalized_efficiency']:.2f} against that reference"
         + (f"; caution: {caution}." if caution else "."),
     ]
@@ -166,13 +162,13 @@ def _within_family_answer(result: WorkloadAnalysis, big_family: str) -> str | No
     fastest = group.loc[group["time_to_train_min"].idxmin()]
     picks = "; ".join(
         f"{p.label} {number(p.accelerators)} ({named(p.submitter, p.system_name)}, "
-        f"{_fmt_minutes(p.time_to_train_min)})"
+        f"{format_minutes(p.time_to_train_min)})"
         for p in eq.picks
     )
     return (
         f"Like with like, within {big_family} (the most submitted family, {len(group)} "
         f"systems): fastest {number(int(fastest['accelerators']))} accelerators "
-        f"({_fmt_minutes(fastest['time_to_train_min'])}); {picks}."
+        f"({format_minutes(fastest['time_to_train_min'])}); {picks}."
     )
 
 
@@ -189,7 +185,7 @@ def _overall_equilibrium_sentence(result: WorkloadAnalysis) -> str | None:
     return (
         f"Over all systems, the largest configuration keeping E' >= {eq.threshold:g} x the "
         f"best is {devices(p.accelerators, p.accelerator_family)} "
-        f"({named(p.submitter, p.system_name)}, {_fmt_minutes(p.time_to_train_min)})"
+        f"({named(p.submitter, p.system_name)}, {format_minutes(p.time_to_train_min)})"
         + (f"; caution: {caution}." if caution else ".")
     )
 

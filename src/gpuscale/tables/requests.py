@@ -14,6 +14,32 @@ from gpuscale.tables import json_depth
 Request = TypeVar("Request", bound="JsonRequest")
 
 
+class FieldError(ValueError):
+    """A request's field with a value its rule refuses: ``field`` (the Python name),
+    ``value`` (as given) and ``rule`` (what it must be). Reads ``invalid steps -5: must be
+    a whole number from 1 to 10,000,000``; the CLI says the option instead of the field
+    (``--steps -5: must be ...``), one line, never the option's whole help."""
+
+    def __init__(
+        self,
+        field: str,
+        value: object,
+        rule: str,
+        *,
+        more: tuple[tuple[str, object, str], ...] = (),
+    ) -> None:
+        self.field, self.value, self.rule = field, value, rule
+        self.problems = ((field, value, rule), *more)  # every field refused, first first
+        super().__init__("; ".join(f"invalid {f} {shown(v)}: {r}" for f, v, r in self.problems))
+
+
+def shown(value: object) -> str:
+    """A value as a person typed it: ``-5``, not ``-5.0``; text as itself."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
+
+
 class JsonRequest:
     """Mixin of a dataclass: :meth:`to_json` and :meth:`from_json`; ``json_name`` names
     the kind in the error message (``"bench config"``)."""

@@ -99,6 +99,8 @@ def test_noise_scale_estimator_on_synthetic_gradients() -> None:
 def test_noise_scale_needs_two_batches_and_signal() -> None:
     assert noise_scale([1.0, 1.0], [1.0, 1.0], 8, 8) is None  # one batch size
     assert noise_scale([1.0], [0.5], 8, 16) is None  # one step
+    # steps that do not pair (a damaged bench record): no estimate, not an IndexError
+    assert noise_scale([2.0, 1.9], [0.0], 8, 16) is None
     # global norm above the local one: no positive true-gradient estimate... or noise
     assert noise_scale([1.0, 1.0], [2.0, 2.0], 8, 16) is None
 

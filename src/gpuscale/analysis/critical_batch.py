@@ -175,9 +175,12 @@ def noise_scale(
     seed: int = 0,
 ) -> NoiseScale | None:
     """``B_simple`` from per-step squared gradient norms (see the module docstring);
-    None without two batch sizes, steps, or a positive true-gradient estimate."""
+    None without two batch sizes, steps, or a positive true-gradient estimate, or when
+    the two lists do not pair step for step (a damaged record)."""
     g_small = np.asarray(local_sq, float)
     g_big = np.asarray(global_sq, float)
+    if g_small.shape != g_big.shape:
+        return None
     keep = np.isfinite(g_small) & np.isfinite(g_big)
     g_small, g_big = g_small[keep], g_big[keep]
     if len(g_small) < 2 or not batch_big > batch_small > 0:

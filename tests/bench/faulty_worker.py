@@ -3,7 +3,8 @@
 ``GPUSCALE_TEST_FAULT=model:kind`` when that model starts: ``kill`` kills rank 1
 (SIGKILL), ``hang`` makes every rank sleep, ``oom`` makes rank 1 run out of memory,
 ``error`` makes rank 0 raise; ``*:early`` makes every rank fail after the process group
-is up, before any model starts. Test-only: the package never reads this variable.
+is up, before any model starts; ``*:exit`` makes rank 1 abort (SIGABRT) after every
+model finished, as it leaves the process group. Test-only: the package never reads this variable.
 """
 
 from __future__ import annotations
@@ -43,6 +44,16 @@ if os.environ.get("GPUSCALE_TEST_FAULT") == "*:early":
         raise RuntimeError("the hosts could not be listed (a fault the test injects)")
 
     worker.Host.find = staticmethod(_refused)  # type: ignore[method-assign]
+
+if os.environ.get("GPUSCALE_TEST_FAULT") == "*:exit":
+    _destroy = worker.dist.destroy_process_group
+
+    def _abort_on_leaving(*args, **kwargs):
+        if int(os.environ.get("RANK", "0")) == 1:
+            os.kill(os.getpid(), signal.SIGABRT)
+        return _destroy(*args, **kwargs)
+
+    worker.dist.destroy_process_group = _abort_on_leaving
 
 if __name__ == "__main__":
     sys.exit(worker.main())

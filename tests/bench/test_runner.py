@@ -121,6 +121,24 @@ def test_a_launch_that_fails_before_its_first_model_is_a_row_per_model(
     assert len(report.failures) == 2
 
 
+def test_a_rank_that_dies_after_every_model_finished_fails_no_model(tmp_path: Path, faulty) -> None:
+    """CI: on a loaded host, node 1's rank aborted (SIGABRT) leaving the process group
+    after the row was written, and the sweep blamed the model. The row stays, no failure
+    row is added, and the report says what happened at exit."""
+    out = tmp_path / "results.jsonl"
+    models = ("mlp-0.2m", "mlp-1m")
+    report = run_sweep(config(out, nproc=(2,), models=models, worker=faulty("*:exit")), SIZES)
+    records, _ = read_results(out)
+    assert [(r["config"]["model"], r["status"]) for r in records] == [
+        ("mlp-0.2m", "ok"),
+        ("mlp-1m", "ok"),
+    ]
+    assert report.failures == []
+    assert len(report.exit_warnings) == 1
+    assert "after every model finished" in report.exit_warnings[0]
+    assert "signal 6" in report.exit_warnings[0]
+
+
 def test_the_root_cause_is_the_first_rank_that_failed(tmp_path: Path) -> None:
     """torchrun lists the ranks it stopped (SIGTERM) beside the one that failed first: the
     row names the first, not a signal the others got."""

@@ -115,6 +115,7 @@ class SweepReport:
     measured: int = 0
     skipped: int = 0
     failures: list[str] = field(default_factory=list)
+    exit_warnings: list[str] = field(default_factory=list)
     interrupted: bool = False
 
 
@@ -249,8 +250,14 @@ class _Launch:
             return None
         # a node that did not write learns what finished from the next start
         order = list(started)
-        done = {model_of_key(k) for k in (*skipped, *wrote, *order[:-1])}
+        finished = [k for e, k, _ in found if e == "finished"]
+        done = {model_of_key(k) for k in (*skipped, *wrote, *finished, *order[:-1])}
         if status == "ok":
+            return []
+        if all(m in done for m in todo):  # every model measured: the launch failed leaving
+            line = f"x{world} ended badly after every model finished ({row_status}: {message})"
+            self.report.exit_warnings.append(f"{line}; its rows are kept")
+            self.notify(f"warning: {line}; its rows are kept")
             return []
         # Only a model that started and did not finish failed; the rest never ran.
         failed = next((k for k in reversed(order) if model_of_key(k) not in done), None)

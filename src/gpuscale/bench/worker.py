@@ -77,6 +77,10 @@ def process_group(backend: str, timeout_s: float) -> Iterator[torch.device]:
     dist.init_process_group(name, timeout=timedelta(seconds=timeout_s))
     try:
         yield device
+        # Every rank leaves together: a rank that tore down its links while another was
+        # still in its last collective made that one abort (SIGABRT) after the row was
+        # written, seen on two nodes of one loaded host.
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
@@ -379,6 +383,8 @@ def _run_models(
         except BaseException as exc:
             _write_error(errors, rank, key, exc, cap)
             raise
+        # every node says so (not only the writer): a crash after this is not the model's
+        _note(args.progress, local_rank, "finished", key)
         if rank == 0:
             record = {
                 "schema": SCHEMA,

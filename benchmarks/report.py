@@ -9,11 +9,12 @@ workloads) in a fresh process each time, so imports count, for three cases run i
 alternation within each repeat (the order rotating), so a busy period hits every case:
 
 * ``baseline``: the code of ``--baseline`` (a git revision, exported with ``git archive``
-  into a temporary folder), a first run with an empty cache folder: by default ``e197d44``, main when the report's figures were
-  cut to those a first reading needs (issue 37, second part); ``fc7273b`` is main before
+  into a temporary folder), a first run with an empty cache folder: by default
+  ``e197d44``, main before the default report drew only the figures a first reading
+  needs and clustered without scikit-learn (issue 37); ``fc7273b`` is main before
   issue 37;
 * ``now, first run``: this checkout's code (copied at the start) with an empty cache
-  folder (what a new user meets: every figure drawn, every analysis run);
+  folder (what a new user meets: the default figures drawn, every analysis run);
 * ``now, cached``: this checkout's code with the cache an earlier report of the same
   data and code left (``~/.cache/gpuscale/report``; a second ``gpuscale report``).
 

@@ -244,7 +244,7 @@ def analyze(
         bench_doc = _analyze_bench(bench_file, fmt, alone=not both)
         if not both:
             return
-    # lazy: pandas and scikit-learn (the analysis stack), not needed for --help
+    # lazy: pandas (the analysis stack), not needed for --help
     from gpuscale.analysis import AnalysisOptions, as_json
     from gpuscale.analysis import analyze as run_analysis
     from gpuscale.analysis.analyze import workload_pairs

@@ -50,7 +50,7 @@ class RenderedFigure:
 
 
 # Drawn from the first half of the analysis (the table alone), while the second half
-# (clusters, equilibrium: scikit-learn, ~1 s of imports) still runs.
+# (clusters, equilibrium) still runs.
 TABLE_ONLY_FIGURES = ("efficiency_ci", "speedup", "decomposition", "convergence")
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 
 def __getattr__(name: str) -> Any:
-    # Loaded when first asked for: the reading side pulls in pandas, the analysis
-    # scikit-learn, and the command line wants to start before either.
+    # Loaded when first asked for: the reading side and the analysis pull in pandas,
+    # and the command line wants to start before it.
     if name in ("RoundTables", "load_round", "read_round", "read_rounds"):
         from gpuscale import mlperf  # lazy: pandas (the MLPerf readers)
 
@@ -29,7 +29,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(planning, name)
     if name in ("analyze", "equilibrium", "scaling_table"):
-        from gpuscale import analysis  # lazy: pandas and scikit-learn
+        from gpuscale import analysis  # lazy: pandas and numpy (the analysis)
 
         return getattr(analysis, name)
     raise AttributeError(f"module 'gpuscale' has no attribute {name!r}")

@@ -116,3 +116,17 @@ def test_bundled_trends_have_no_overlapping_counts(bundled) -> None:
         boxes = [t.get_window_extent(canvas.get_renderer()) for t in chart.figure.axes[0].texts]
         overlapping = sum(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
         assert overlapping == 0, workload
+
+
+def test_no_legend_asks_to_hover(study_analysis) -> None:
+    """A PNG (``--png``) has no hover: a legend never says "(hover)" (the E' figure's
+    ringed points did); the captions of the page say where hovering shows a name."""
+    from gpuscale.report.figures import overview
+
+    results = study_analysis["study"]
+    charts = [make(r) for r in results for make in FIGURES.values()] + [overview(results)]
+    for chart in charts:
+        for ax in chart.figure.axes:
+            legend = ax.get_legend()
+            texts = [t.get_text() for t in legend.get_texts()] if legend else []
+            assert not [t for t in texts if "hover" in t.lower()], texts

@@ -11,7 +11,8 @@ import pytest
 from gpuscale import load_round
 from gpuscale.analysis import AnalysisOptions
 from gpuscale.report.figures import FIGURES
-from gpuscale.report.html import FIGURE_NAMES, FIRST_FIGURES, build_report
+from gpuscale.report.html import build_report
+from gpuscale.report.workload_figures import FIGURE_NAMES, FIRST_FIGURES
 
 EVIL = "<script>alert(1)</script>"
 
@@ -159,7 +160,7 @@ def test_table_counts_are_written_in_full(report) -> None:
 def test_the_headline_figure_cautions_a_mixed_generation_reference(study_analysis) -> None:
     """The study's rule sets v4.1's BERT systems (H100, B200...) against an older, smaller
     reference: the overview's caption says so beside the figure; per family it need not."""
-    from gpuscale.report.html import overview_caution
+    from gpuscale.report.workload_figures import overview_caution
 
     study = overview_caution(study_analysis["study"])
     bert = next(r for r in study_analysis["study"] if r.workload == "bert")

@@ -59,7 +59,7 @@ def test_the_report_module_leaves_matplotlib_to_the_process_that_draws() -> None
 
 def test_every_workload_figure_has_a_name_for_the_sentence() -> None:
     from gpuscale.report.figures import FIGURES
-    from gpuscale.report.html import FIGURE_NAMES, FIRST_FIGURES
+    from gpuscale.report.workload_figures import FIGURE_NAMES, FIRST_FIGURES
 
     assert list(FIGURE_NAMES) == list(FIGURES)
     assert set(FIRST_FIGURES) <= set(FIGURES)

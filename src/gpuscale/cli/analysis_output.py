@@ -52,20 +52,20 @@ def print_analysis(
 ) -> None:
     """Print each ``WorkloadAnalysis`` as a table with its picks (the terminal format),
     then the study's findings against the data and, for v4.1 ``scores``, its Table I."""
-    # lazy: pandas and scikit-learn (the analysis stack), not needed for --help
+    # lazy: pandas (the analysis stack), not needed for --help
     from gpuscale.analysis.analyze import (
         equilibrium_sentences,
         references_text,
         study_statements,
     )
 
-    # lazy: the analysis stack (pandas, scikit-learn), not needed for --help
+    # lazy: the analysis stack (pandas), not needed for --help
     from gpuscale.analysis.document import SUMMARY_FIELDS
 
-    # lazy: the analysis stack (pandas, scikit-learn), not needed for --help
+    # lazy: the analysis stack (pandas), not needed for --help
     from gpuscale.analysis.study import CITATION
 
-    # lazy: the analysis stack (pandas, scikit-learn), not needed for --help
+    # lazy: the analysis stack (pandas), not needed for --help
     from gpuscale.analysis.study_table import table_i_statements
 
     for result in results:

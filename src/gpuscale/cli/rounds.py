@@ -226,7 +226,7 @@ def analyze(
         bench_doc = _analyze_bench(bench_file, fmt, alone=not both)
         if not both:
             return
-    # lazy: pandas and scikit-learn (the analysis stack), not needed for --help
+    # lazy: pandas (the analysis stack), not needed for --help
     from gpuscale.analysis import AnalysisOptions
     from gpuscale.analysis.analyze import NothingAnalysedError, analyze_or_explain, clusters_lowered
     from gpuscale.analysis.document import analyze_document, as_json

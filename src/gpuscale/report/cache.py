@@ -28,7 +28,7 @@ import gpuscale
 log = logging.getLogger(__name__)
 
 MAX_ENTRIES = 2000  # ~100 reports' figures, ~60 KB each
-LIBRARIES = ("numpy", "pandas", "matplotlib", "scikit-learn", "kneed", "scipy", "jinja2")
+LIBRARIES = ("numpy", "pandas", "matplotlib", "scipy", "jinja2")
 SOURCES = (".py", ".c", ".html", ".css", ".js")  # the inputs are hashed themselves
 
 

@@ -23,7 +23,6 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from gpuscale.analysis.analyze import (
     AnalysisOptions,
     WorkloadAnalysis,
-    WorkloadTable,
     finish_workload,
     not_analysed,
     workload_pairs,
@@ -32,46 +31,26 @@ from gpuscale.analysis.analyze import (
 from gpuscale.analysis.answers import answers
 from gpuscale.quantities import named, number
 from gpuscale.report.cache import Cache
-from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.findings import workload_findings
 from gpuscale.report.plan_section import PlanSection, plan_data, plan_section
 from gpuscale.report.pool import figure_executor
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
 from gpuscale.report.study_section import study_section
 from gpuscale.report.svg import FigureFiles
+from gpuscale.report.workload_figures import (
+    FIGURE_NAMES,
+    FIRST_FIGURES,
+    TABLE_ONLY_FIGURES,
+    RenderedFigure,
+    figure_task,
+    overview_task,
+)
 from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, display_name
 
 if TYPE_CHECKING:
     from gpuscale.report.bench_section import BenchSection
 
-FIGURE_TITLES = {
-    "systems": "Systems by accelerator type and count (size: systems sharing a "
-    "configuration; colour and shape: cluster)",
-    "efficiency": "Normalised efficiency E' against accelerators, equilibrium picks marked",
-    "efficiency_ci": "E' with 95% bootstrap intervals",
-    "speedup": "Speedup against accelerators, with the ideal line",
-    "time_vs_cost": "Time to train against accelerator-hours, Pareto front and equilibrium",
-    "decomposition": "Why E' falls within the most submitted family, against its own reference "
-    "(as the summary's sentence): throughput efficiency (evaluation, per-device batch, "
-    "software, communication) x convergence factor (larger global batches needing more samples)",
-    "convergence": "Samples to converge against the global batch: measured per system and "
-    "expected from the round's reference convergence points",
-}
-# Each workload figure (``gpuscale.report.figures.FIGURES``, in its order) as a section's
-# sentence calls it when it leaves it out.
-FIGURE_NAMES = {
-    "systems": "systems by accelerator type and count",
-    "efficiency": "E' against accelerators",
-    "efficiency_ci": "E' with 95% bootstrap intervals",
-    "speedup": "speedup against accelerators",
-    "time_vs_cost": "time to train against accelerator-hours (Pareto front)",
-    "decomposition": "why E' falls (throughput efficiency x convergence factor)",
-    "convergence": "samples to converge against the global batch",
-}
-# Drawn by default: the study's figure (b) with the equilibrium picks, the answer's
-# evidence; with the overview, what a reader needs first.
-FIRST_FIGURES = ("efficiency",)
 TABLE_COLUMNS = {
     "submitter": "Submitter",
     "system_name": "System",
@@ -87,15 +66,6 @@ TABLE_COLUMNS = {
     "cluster": "Cluster",
     "pareto": "Pareto",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class RenderedFigure:
-    name: str
-    title: str
-    svg: str
-    files: list[str]
-    note: str = ""  # why it is not drawn (then no svg, no files)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,65 +93,6 @@ def _rows(table: pd.DataFrame) -> list[dict[str, object]]:
         row["_reference"] = r["system_id"] == r["reference_system_id"]
         rows.append(row)
     return rows
-
-
-# Drawn from the first half of the analysis (the table alone), while the second half
-# (clusters, equilibrium: scikit-learn, ~1 s of imports) still runs.
-TABLE_ONLY_FIGURES = ("efficiency_ci", "speedup", "decomposition", "convergence")
-
-
-# A figure's cache key is what its data was made from (the workload's first analysis
-# half, fresh from the tables, and the options), never the data itself: a result read
-# back from the cache pickles to other bytes than the one computed.
-Basis = tuple[WorkloadTable, AnalysisOptions]
-
-
-def _figure(
-    task: tuple[WorkloadTable | WorkloadAnalysis, FigureFiles, str, Basis],
-) -> RenderedFigure:
-    result, out, name, basis = task
-    stem = f"{result.round}_{result.workload}_{name}"
-    # lazy: matplotlib, only in the process that draws (the figure worker)
-    from gpuscale.report.figures import FIGURES
-
-    try:
-        svg, files = out.save(lambda: FIGURES[name](result), stem, name, basis)
-    except NothingToDraw as why:
-        return RenderedFigure(name, FIGURE_TITLES[name], "", [], note=str(why))
-    return RenderedFigure(name, FIGURE_TITLES[name], svg, files)
-
-
-def _overview(task: tuple[list[WorkloadAnalysis], FigureFiles, list[Basis]]) -> RenderedFigure:
-    results, out, bases = task
-    stem = f"{'_'.join(sorted({r.round for r in results}))}_overview_efficiency"
-    # lazy: matplotlib, as in _figure
-    from gpuscale.report.figures import overview
-
-    svg, files = out.save(lambda: overview(results), stem, bases)
-    title = "Normalised efficiency of every workload" + overview_caution(results)
-    return RenderedFigure("overview", title, svg, files)
-
-
-def overview_caution(results: list[WorkloadAnalysis]) -> str:
-    """The overview's caption caution, in the same sentence as the figure it cautions:
-    the workloads whose panel sets systems of other accelerator families against one
-    reference (E' there mixes hardware generations), each with its reference's family;
-    empty when every panel compares like with like."""
-    mixed = []
-    for result in results:
-        if len(result.references) != 1:
-            continue  # per family: each system against its own family's reference
-        family = result.references[0].accelerator_family
-        others = set(result.table["accelerator_family"]) - {family}
-        if others:
-            mixed.append(f"{display_name(result.workload)} against a {family} reference")
-    if not mixed:
-        return ""
-    return (
-        f"; caution: {'; '.join(mixed)}: E' of the other accelerator families there compares "
-        "hardware generations, not scaling (like with like: the answer's family rows, or "
-        "--reference family)"
-    )
 
 
 def build_report(
@@ -272,7 +183,7 @@ def _draw(
             firsts.append(first)
             for name in [n for n in names if n in TABLE_ONLY_FIGURES]:
                 drawn[round_name, workload, name] = pool.submit(
-                    _figure, (first, out, name, (first, options))
+                    figure_task, (first, out, name, (first, options))
                 )
         results = []
         for first in firsts:  # each workload's figures as soon as it is analysed
@@ -281,13 +192,18 @@ def _draw(
             for name in names:
                 if name not in TABLE_ONLY_FIGURES:
                     drawn[result.round, result.workload, name] = pool.submit(
-                        _figure, (result, out, name, (first, options))
+                        figure_task, (result, out, name, (first, options))
                     )
         bases = [(first, options) for first in firsts]
-        overview_future = pool.submit(_overview, (results, out, bases)) if results else None
+        overview_future = pool.submit(overview_task, (results, out, bases)) if results else None
+        # the worker writes the study's section too: this process has the findings to write
+        studied = pool.submit(study_section, tables, results, options) if results else None
         bench = bench_section(out)
-        sections = [_section(result, drawn, options, names) for result in results]
-        study = study_section(tables, results, options) if results else None
+        # this process's words first, then the worker's figures (waiting for them last)
+        said = [workload_findings(r, options.reference, options.convergence_basis) for r in results]
+        answers = answer_rows(results)
+        sections = [_section(r, drawn, f, names) for r, f in zip(results, said, strict=True)]
+        study = studied.result() if studied else None
         overview_figure = overview_future.result() if overview_future else None
         extra_sections = [*([study] if study else []), *(e for f in extras if (e := f.result()))]
     return render_html(
@@ -297,7 +213,7 @@ def _draw(
         options,
         bench,
         extra_sections,
-        answer_rows(results),
+        answers,
         notes=[*notes, *skipped],
         all_figures=out.every,
     )
@@ -327,14 +243,15 @@ def _cached(cache: Cache, what: str, fn: Callable[..., Any], *args: Any) -> Any:
 def _section(
     result: WorkloadAnalysis,
     drawn: dict[tuple[str, str, str], Future],
-    options: AnalysisOptions,
+    findings: list[str],
     names: list[str],
 ) -> Section:
-    """A workload's section of the page, once its figures ``names`` (``drawn``) are done."""
+    """A workload's section of the page (its ``findings`` in words), once its figures
+    ``names`` (``drawn``) are done."""
     return Section(
         anchor=f"{result.round}-{result.workload}",
         title=f"{display_name(result.workload)} ({result.round})",
-        findings=workload_findings(result, options.reference, options.convergence_basis),
+        findings=findings,
         figures=[drawn[result.round, result.workload, name].result() for name in names],
         rows=_rows(result.table),
         not_drawn=[text for name, text in FIGURE_NAMES.items() if name not in names],

@@ -1,0 +1,108 @@
+"""A workload's figures in a report: what each is called, which are drawn by default, and
+the tasks that draw them (in the figure worker: matplotlib is imported there, by
+``gpuscale.report.figures``, never by the report's main process)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis, WorkloadTable
+from gpuscale.report.figures_common import NothingToDraw
+from gpuscale.report.svg import FigureFiles
+from gpuscale.tables import display_name
+
+FIGURE_TITLES = {
+    "systems": "Systems by accelerator type and count (size: systems sharing a "
+    "configuration; colour and shape: cluster)",
+    "efficiency": "Normalised efficiency E' against accelerators, equilibrium picks marked",
+    "efficiency_ci": "E' with 95% bootstrap intervals",
+    "speedup": "Speedup against accelerators, with the ideal line",
+    "time_vs_cost": "Time to train against accelerator-hours, Pareto front and equilibrium",
+    "decomposition": "Why E' falls within the most submitted family, against its own reference "
+    "(as the summary's sentence): throughput efficiency (evaluation, per-device batch, "
+    "software, communication) x convergence factor (larger global batches needing more samples)",
+    "convergence": "Samples to converge against the global batch: measured per system and "
+    "expected from the round's reference convergence points",
+}
+# Each workload figure (``gpuscale.report.figures.FIGURES``, in its order) as a section's
+# sentence calls it when it leaves it out.
+FIGURE_NAMES = {
+    "systems": "systems by accelerator type and count",
+    "efficiency": "E' against accelerators",
+    "efficiency_ci": "E' with 95% bootstrap intervals",
+    "speedup": "speedup against accelerators",
+    "time_vs_cost": "time to train against accelerator-hours (Pareto front)",
+    "decomposition": "why E' falls (throughput efficiency x convergence factor)",
+    "convergence": "samples to converge against the global batch",
+}
+# Drawn by default: the study's figure (b) with the equilibrium picks, the answer's
+# evidence; with the overview, what a reader needs first.
+FIRST_FIGURES = ("efficiency",)
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedFigure:
+    name: str
+    title: str
+    svg: str
+    files: list[str]
+    note: str = ""  # why it is not drawn (then no svg, no files)
+
+
+# Drawn from the first half of the analysis (the table alone), while the second half
+# (clusters, equilibrium) still runs.
+TABLE_ONLY_FIGURES = ("efficiency_ci", "speedup", "decomposition", "convergence")
+
+
+# A figure's cache key is what its data was made from (the workload's first analysis
+# half, fresh from the tables, and the options), never the data itself: a result read
+# back from the cache pickles to other bytes than the one computed.
+Basis = tuple[WorkloadTable, AnalysisOptions]
+
+
+def figure_task(
+    task: tuple[WorkloadTable | WorkloadAnalysis, FigureFiles, str, Basis],
+) -> RenderedFigure:
+    result, out, name, basis = task
+    stem = f"{result.round}_{result.workload}_{name}"
+    # lazy: matplotlib, only in the process that draws (the figure worker)
+    from gpuscale.report.figures import FIGURES
+
+    try:
+        svg, files = out.save(lambda: FIGURES[name](result), stem, name, basis)
+    except NothingToDraw as why:
+        return RenderedFigure(name, FIGURE_TITLES[name], "", [], note=str(why))
+    return RenderedFigure(name, FIGURE_TITLES[name], svg, files)
+
+
+def overview_task(task: tuple[list[WorkloadAnalysis], FigureFiles, list[Basis]]) -> RenderedFigure:
+    results, out, bases = task
+    stem = f"{'_'.join(sorted({r.round for r in results}))}_overview_efficiency"
+    # lazy: matplotlib, as in _figure
+    from gpuscale.report.figures import overview
+
+    svg, files = out.save(lambda: overview(results), stem, bases)
+    title = "Normalised efficiency of every workload" + overview_caution(results)
+    return RenderedFigure("overview", title, svg, files)
+
+
+def overview_caution(results: list[WorkloadAnalysis]) -> str:
+    """The overview's caption caution, in the same sentence as the figure it cautions:
+    the workloads whose panel sets systems of other accelerator families against one
+    reference (E' there mixes hardware generations), each with its reference's family;
+    empty when every panel compares like with like."""
+    mixed = []
+    for result in results:
+        if len(result.references) != 1:
+            continue  # per family: each system against its own family's reference
+        family = result.references[0].accelerator_family
+        others = set(result.table["accelerator_family"]) - {family}
+        if others:
+            mixed.append(f"{display_name(result.workload)} against a {family} reference")
+    if not mixed:
+        return ""
+    return (
+        f"; caution: {'; '.join(mixed)}: E' of the other accelerator families there compares "
+        "hardware generations, not scaling (like with like: the answer's family rows, or "
+        "--reference family)"
+    )

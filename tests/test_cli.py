@@ -86,6 +86,10 @@ BAD_OUT = {
     "proc-nested": (lambda tmp: Path("/proc/gpuscale-out/x"), "/proc is a folder that takes no"),
     "under-a-file": (lambda tmp: tmp / "exists.txt" / "x", "exists.txt is a file, not a folder"),
     "too-long": (lambda tmp: tmp / ("a" * 300), "the name is too long (300 bytes in one name"),
+    "path-too-long": (
+        lambda tmp: tmp.joinpath(*["b" * 200] * 25),
+        "the path is too long (",
+    ),
     "markup": (lambda tmp: tmp / "odd [/] name [bold]x", None),
 }
 SYSTEM_WORDS = ("No such file", "Not a directory", "File exists", "Errno", "Traceback")

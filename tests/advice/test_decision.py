@@ -177,4 +177,4 @@ def test_cli_options_are_the_request_fields() -> None:
     bad = CliRunner().invoke(
         app, ["advise", "--params", "7M", "--step-ms", "20", "--target-efficiency", "2"]
     )
-    assert bad.exit_code != 0 and "target_efficiency" in bad.output
+    assert bad.exit_code != 0 and "--target-efficiency 2: must be" in bad.output

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 NAME_MAX = 255  # bytes in one name on Linux file systems (ext4, xfs, btrfs, tmpfs)
+PATH_MAX = 4096  # bytes in a whole path (Linux)
 
 
 def existing_ancestor(path: Path) -> Path | None:
@@ -34,10 +35,13 @@ def why_unwritable(exc: OSError, path: Path) -> str:
     path = Path(os.path.abspath(path))
     if code == errno.ENAMETOOLONG:
         longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
-        return (
-            f"the name is too long ({longest:,} bytes in one name; file systems allow "
-            f"{NAME_MAX}, and 4,096 for the whole path)"
-        )
+        if longest > NAME_MAX:
+            return (
+                f"the name is too long ({longest:,} bytes in one name; file systems allow "
+                f"{NAME_MAX})"
+            )
+        whole = len(os.fsencode(str(path)))
+        return f"the path is too long ({whole:,} bytes; file systems allow {PATH_MAX:,})"
     found = existing_ancestor(path)
     on_the_way = found is not None and found != path and not os.path.isdir(found)
     if code in (errno.ENOTDIR, errno.EEXIST) and on_the_way:

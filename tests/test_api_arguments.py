@@ -36,5 +36,6 @@ def test_analyze_refuses_a_string_for_a_list_and_unknown_names(tables) -> None:
 
 @pytest.mark.parametrize("name", ["batch", "nodes", "gpus_per_node"])
 def test_advise_refuses_a_zero_count(name) -> None:
-    with pytest.raises(ValueError, match=f"{name} must be a positive"):
+    # the one-line wording of every refused value (adc237a): the field, its value, the rule
+    with pytest.raises(ValueError, match=f"invalid {name} 0: must be a positive"):
         gpuscale.advise(params=7e6, step_ms=20, link="pcie-phb", **{name: 0})

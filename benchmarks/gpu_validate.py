@@ -9,7 +9,7 @@
    H heads of size Q, T the context. PASS within 1% (the counter leaves out biases and
    norms, which 6N counts). Runs on CPU too (a small GPT there, GPT-2 124M on a GPU).
 2. ``mfu`` (GPU): achieved FLOP/s of GPT-2 124M training steps (bf16 autocast) over the
-   device's dense peak (``gpuscale.bench.peaks``); PASS when 0 < MFU < 1 (above 1 the
+   device's dense peak (``gpuscale.hardware.peaks``); PASS when 0 < MFU < 1 (above 1 the
    FLOPs or the peak are wrong). For scale: nanoGPT reports about 0.3-0.4 on an A100
    for this model with ``torch.compile``; eager is lower.
 3. ``timing`` (GPU): the ladder models at N = 1, each training step timed by the bench's
@@ -44,8 +44,8 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from gpuscale.bench.flops import count
 from gpuscale.bench.models import load_model, select_models
-from gpuscale.bench.peaks import peak_for
 from gpuscale.bench.steps import Job, clock, one_step
+from gpuscale.hardware.peaks import peak_for
 
 VERDICTS: list[tuple[str, str, str]] = []
 

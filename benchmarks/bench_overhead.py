@@ -28,7 +28,7 @@ import time
 def measure(args: argparse.Namespace) -> None:
     import torch
 
-    from gpuscale.bench.worker import process_group
+    from gpuscale.bench.ranks import process_group
 
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ["LOCAL_WORLD_SIZE"])))
     with process_group("auto", 600) as device:

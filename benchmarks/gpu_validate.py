@@ -9,7 +9,7 @@
    H heads of size Q, T the context. PASS within 1% (the counter leaves out biases and
    norms, which 6N counts). Runs on CPU too (a small GPT there, GPT-2 124M on a GPU).
 2. ``mfu`` (GPU): achieved FLOP/s of GPT-2 124M training steps (bf16 autocast) over the
-   device's dense peak (``gpuscale.bench.peaks``); PASS when 0 < MFU < 1 (above 1 the
+   device's dense peak (``gpuscale.hardware.peaks``); PASS when 0 < MFU < 1 (above 1 the
    FLOPs or the peak are wrong). For scale: nanoGPT reports about 0.3-0.4 on an A100
    for this model with ``torch.compile``; eager is lower.
 3. ``timing`` (GPU): the ladder models at N = 1, each training step timed by the bench's
@@ -21,7 +21,9 @@
 5. ``topo`` (GPU): ``gpuscale topo`` on this machine; PASS when it exits 0.
 
 Without a GPU it says so, runs check 1 on the CPU and exits 0. Exit status 1 when a
-check that ran failed.
+check that ran failed. The same checks run as tests marked ``gpu``
+(``tests/bench/test_gpu_validate.py``, which imports this file), and the thresholds and
+arithmetic below run there on every machine.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -44,16 +47,52 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from gpuscale.bench.flops import count
 from gpuscale.bench.models import load_model, select_models
-from gpuscale.bench.peaks import peak_for
 from gpuscale.bench.steps import Job, clock, one_step
+from gpuscale.hardware.peaks import peak_for
 
-VERDICTS: list[tuple[str, str, str]] = []
+# PASS within: the counted FLOPs of the formula's; CUDA-event step times of the wall clock;
+# NVML's energy counter of the sampled power, integrated
+FLOPS_TOLERANCE = 0.01
+TIMING_TOLERANCE = 0.05
+ENERGY_TOLERANCE = 0.10
 
 
-def verdict(check: str, ok: bool | None, detail: str) -> None:
-    word = "SKIP" if ok is None else "PASS" if ok else "FAIL"
-    VERDICTS.append((check, word, detail))
-    print(f"[{word}] {check}: {detail}", flush=True)
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One check's result: ``ok`` None when it could not run here (SKIP)."""
+
+    check: str
+    ok: bool | None
+    detail: str
+
+    @property
+    def word(self) -> str:
+        return "SKIP" if self.ok is None else "PASS" if self.ok else "FAIL"
+
+
+def within(ratio: float, tolerance: float) -> bool:
+    """Whether a measured/expected ratio is within ``tolerance`` of 1 (NaN is not)."""
+    return abs(ratio - 1) < tolerance
+
+
+def plausible_mfu(mfu: float) -> bool:
+    """0 < MFU < 1: above 1 the FLOPs or the peak are wrong."""
+    return 0 < mfu < 1
+
+
+def integrated_j(samples: list[tuple[float, float]]) -> float:
+    """Energy (J) of power samples ``(time s, power W)`` by the trapezoid rule."""
+    return sum((t1 - t0) * (p0 + p1) / 2 for (t0, p0), (t1, p1) in itertools.pairwise(samples))
+
+
+def ladder_ok(returncode: int, rows: list[dict], names: list[str]) -> bool:
+    """``gpuscale bench`` exited 0 with one ``ok`` row per model."""
+    return returncode == 0 and len(rows) == len(names) and all(r["status"] == "ok" for r in rows)
+
+
+def exit_status(verdicts: list[Verdict]) -> int:
+    """1 when a check that ran failed, else 0 (skipped checks do not fail)."""
+    return 1 if any(v.ok is False for v in verdicts) else 0
 
 
 class Block(nn.Module):
@@ -107,7 +146,7 @@ def loss_of(model: GPT, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(model(x).flatten(0, 1).float(), y.flatten())
 
 
-def check_flops(device: torch.device) -> GPT:
+def check_flops(device: torch.device) -> tuple[Verdict, GPT]:
     cuda = device.type == "cuda"
     model = (GPT(12, 12, 768, 1024, 50304) if cuda else GPT(4, 4, 256, 256, 4096)).to(device)
     x, y = gpt_step(model, 1, device)
@@ -119,18 +158,17 @@ def check_flops(device: torch.device) -> GPT:
     formula = model.palm_flops_per_token()
     ratio = per_token / formula
     name = "GPT-2 124M" if cuda else "GPT (4 layers, d=256, T=256)"
-    verdict(
+    return Verdict(
         "flops",
-        abs(ratio - 1) < 0.01 and not counted.uncounted_ops,
+        within(ratio, FLOPS_TOLERANCE) and not counted.uncounted_ops,
         f"{name}: counter {per_token / 1e6:.2f} MFLOP/token vs 6N+12LHQT "
         f"{formula / 1e6:.2f} (ratio {ratio:.4f}; torch's counter alone "
         f"{stock.get_total_flops() / x.numel() / formula:.4f}); uncounted ops: "
         f"{', '.join(counted.uncounted_ops) or 'none'}",
-    )
-    return model
+    ), model
 
 
-def check_mfu(model: GPT, device: torch.device, steps: int) -> None:
+def check_mfu(model: GPT, device: torch.device, steps: int) -> Verdict:
     batch = 8
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     x, y = gpt_step(model, batch, device)
@@ -156,18 +194,17 @@ def check_mfu(model: GPT, device: torch.device, steps: int) -> None:
     name = torch.cuda.get_device_name(device)
     peak = peak_for(name)
     if peak is None:
-        verdict("mfu", None, f"{achieved:.1f} TFLOP/s achieved; no peak known for {name}")
-        return
+        return Verdict("mfu", None, f"{achieved:.1f} TFLOP/s achieved; no peak known for {name}")
     mfu = achieved / peak.tflops("bf16")
-    verdict(
+    return Verdict(
         "mfu",
-        0 < mfu < 1,
+        plausible_mfu(mfu),
         f"GPT-2 124M, bf16, batch {batch}x{model.context}: {seconds * 1e3:.1f} ms/step, "
         f"{achieved:.1f} TFLOP/s of {peak.bf16:g} ({peak.device}): MFU {mfu:.3f}",
     )
 
 
-def check_timing(device: torch.device, max_params: str, steps: int) -> list[str]:
+def check_timing(device: torch.device, max_params: str, steps: int) -> tuple[Verdict, list[str]]:
     names = [n for n, _ in select_models(None, max_params=max_params)] if max_params else []
     worst = 0.0
     lines = []
@@ -195,11 +232,11 @@ def check_timing(device: torch.device, max_params: str, steps: int) -> list[str]
         gap = abs(event_ms / wall_ms - 1)
         worst = max(worst, gap)
         lines.append(f"{name}: events {event_ms:.3f} ms, wall {wall_ms:.3f} ms ({gap:.1%})")
-    verdict("timing", worst < 0.05 if names else None, "; ".join(lines) or "no models")
-    return names
+    ok = worst < TIMING_TOLERANCE if names else None
+    return Verdict("timing", ok, "; ".join(lines) or "no models"), names
 
 
-def run_ladder(names: list[str], steps: int) -> None:
+def run_ladder(names: list[str], steps: int) -> Verdict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "results.jsonl"
         command = ["gpuscale", "bench", "--nproc", "1", "--models", ",".join(names)]
@@ -214,17 +251,16 @@ def run_ladder(names: list[str], steps: int) -> None:
                 f"step {timing.get('step_ms_mean')} ms, MFU {flops.get('mfu')}, "
                 f"uncounted {flops.get('uncounted_ops')}, flags {r.get('flags')}"
             )
-        ok = done.returncode == 0 and len(rows) == len(names)
-        ok = ok and all(r["status"] == "ok" for r in rows)
-        verdict("ladder", ok, f"gpuscale bench --nproc 1: {len(rows)} rows for {len(names)} models")
+        ok = ladder_ok(done.returncode, rows, names)
+        detail = f"gpuscale bench --nproc 1: {len(rows)} rows for {len(names)} models"
+        return Verdict("ladder", ok, detail)
 
 
-def check_energy(device: torch.device, seconds: float) -> None:
+def check_energy(device: torch.device, seconds: float) -> Verdict:
     try:
         import pynvml as nvml
     except ImportError:
-        verdict("energy", None, "nvidia-ml-py not installed")
-        return
+        return Verdict("energy", None, "nvidia-ml-py not installed")
     from gpuscale.bench.telemetry import device_identity, nvml_handle
 
     nvml.nvmlInit()
@@ -249,21 +285,28 @@ def check_energy(device: torch.device, seconds: float) -> None:
     stop.set()
     sampler.join()
     counter_j = (nvml.nvmlDeviceGetTotalEnergyConsumption(handle) - start_mj) / 1e3
-    sampled_j = sum((t1 - t0) * (p0 + p1) / 2 for (t0, p0), (t1, p1) in itertools.pairwise(samples))
+    sampled_j = integrated_j(samples)
     ratio = counter_j / sampled_j if sampled_j > 0 else math.nan
-    verdict(
+    return Verdict(
         "energy",
-        abs(ratio - 1) < 0.10,
+        within(ratio, ENERGY_TOLERANCE),
         f"{seconds:g} s of bf16 matmuls: counter {counter_j:.0f} J, sampled power "
         f"{sampled_j:.0f} J ({len(samples)} samples, mean {sampled_j / seconds:.0f} W), "
         f"ratio {ratio:.3f}",
     )
 
 
-def check_topo() -> None:
+def check_topo() -> Verdict:
     done = subprocess.run(["gpuscale", "topo"], capture_output=True, text=True)
     print(done.stdout[-4000:], done.stderr[-2000:], sep="\n")
-    verdict("topo", done.returncode == 0, f"gpuscale topo exited {done.returncode}")
+    return Verdict("topo", done.returncode == 0, f"gpuscale topo exited {done.returncode}")
+
+
+def said(verdict: Verdict, verdicts: list[Verdict]) -> Verdict:
+    """``verdict`` printed and kept."""
+    verdicts.append(verdict)
+    print(f"[{verdict.word}] {verdict.check}: {verdict.detail}", flush=True)
+    return verdict
 
 
 def main() -> int:
@@ -272,23 +315,26 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--energy-s", type=float, default=10.0)
     args = parser.parse_args()
+    verdicts: list[Verdict] = []
     if not torch.cuda.is_available():
         print("no CUDA GPU here: only the FLOP-formula check runs (on the CPU)")
-        check_flops(torch.device("cpu"))
+        said(check_flops(torch.device("cpu"))[0], verdicts)
         return 0
     device = torch.device("cuda", 0)
     torch.cuda.set_device(device)
     print(f"{torch.cuda.get_device_name(device)}, torch {torch.__version__}")
-    model = check_flops(device)
-    check_mfu(model, device, args.steps)
+    flops, model = check_flops(device)
+    said(flops, verdicts)
+    said(check_mfu(model, device, args.steps), verdicts)
     del model
-    names = check_timing(device, args.max_params, args.steps)
+    timing, names = check_timing(device, args.max_params, args.steps)
+    said(timing, verdicts)
     if names:
-        run_ladder(names, args.steps)
-    check_energy(device, args.energy_s)
-    check_topo()
-    print("\n".join(f"{word:4} {check}" for check, word, _ in VERDICTS))
-    return 1 if any(word == "FAIL" for _, word, _ in VERDICTS) else 0
+        said(run_ladder(names, args.steps), verdicts)
+    said(check_energy(device, args.energy_s), verdicts)
+    said(check_topo(), verdicts)
+    print("\n".join(f"{v.word:4} {v.check}" for v in verdicts))
+    return exit_status(verdicts)
 
 
 if __name__ == "__main__":

@@ -65,10 +65,10 @@ def copy_with(tmp_path: Path, module: str, line: str) -> Path:
         ("gpuscale/sources/entries.py", "import gpuscale.sources.tree", "No cycles"),
         # torch outside bench, even lazily
         ("gpuscale/interconnect/topology.py", "def f():\n    import torch", "torch"),
-        # the plan reaching past the tables into the round reader's catalogue
+        # the plan reaching past the tables into the round reader
         (
             "gpuscale/planning/systems.py",
-            "from gpuscale.mlperf.accelerators import normalise_accelerator",
+            "from gpuscale.mlperf.systems import parse_system",
             "analysis and planning read the tables",
         ),
         # the analysis reading RCPs outside its one seam (critical_batch)
@@ -76,6 +76,12 @@ def copy_with(tmp_path: Path, module: str, line: str) -> Path:
             "gpuscale/analysis/score_intervals.py",
             "def f():\n    from gpuscale.mlperf.rcp import rcp_runs",
             "analysis and planning read the tables",
+        ),
+        # the hardware catalogue reaching up into a producer
+        (
+            "gpuscale/hardware/peaks.py",
+            "def f():\n    from gpuscale.bench.telemetry import device_identity",
+            "gpuscale.hardware is not",
         ),
     ],
 )

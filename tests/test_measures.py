@@ -4,6 +4,8 @@ answers, and the same numbers whether a plan's plain floats or an analysis' Seri
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -38,3 +40,34 @@ def test_numbers_and_series_give_the_same_values() -> None:
     ]
     assert by_series.tolist() == one_by_one
     assert measures.accelerator_hours(n, t).tolist() == pytest.approx([400 / 60, 416 / 60, 9.6])
+
+
+def test_rate_speedup_is_the_time_speedup_for_the_same_work() -> None:
+    # 64 samples a step: 0.5 s a step on one device, 0.1 s on eight
+    assert measures.rate_speedup(64 / 0.1, 64 / 0.5) == pytest.approx(measures.speedup(0.5, 0.1))
+
+
+# The derived columns, and the functions of gpuscale.tables.measures that compute them.
+DERIVED = (
+    "speedup|speedup_ddp|efficiency|normalized_efficiency|throughput_efficiency|"
+    "gpu_hours|accelerator_hours|device_hours|cost|energy_kwh"
+)
+HELPERS = re.compile(
+    r"\b(speedup|rate_speedup|efficiency|normalized_efficiency|accelerator_hours|cost|"
+    r"energy_kwh)\("
+)
+ASSIGNED = re.compile(rf"""(?:\[\s*"(?:{DERIVED})"\s*\]\s*=|"(?:{DERIVED})"\s*:)([^\n]*)""")
+# not yet moved (owned by the advice and report work of issue 39)
+NOT_YET = ("advice", "cli", "bench_section.py")
+
+
+def test_the_derived_columns_are_computed_only_by_the_helpers() -> None:
+    src = Path(__file__).resolve().parents[1] / "src" / "gpuscale"
+    found = [
+        f"{path.relative_to(src)}: {match.group(0).strip()}"
+        for path in src.rglob("*.py")
+        if path.name != "measures.py" and not set(NOT_YET) & set(path.relative_to(src).parts)
+        for match in ASSIGNED.finditer(path.read_text())
+        if re.search(r"[/*]", match.group(1)) and not HELPERS.search(match.group(1))
+    ]
+    assert found == []

@@ -141,7 +141,7 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
     Exact family names, then the accelerator catalogue, then unambiguous prefixes;
     ``UnknownNameError`` (with the closest name) otherwise."""
     # lazy: the accelerator catalogue, only when a family is typed (not at the CLI's start)
-    from gpuscale.mlperf.accelerators import normalise_accelerator
+    from gpuscale.hardware.accelerators import normalise_accelerator
 
     exact = [v for v in valid if _key(v) == _key(name)]
     if exact:

@@ -15,7 +15,7 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.plausible import implied_device, rate_warnings
-from gpuscale.bench.peaks import PEAKS
+from gpuscale.hardware.peaks import PEAKS
 from gpuscale.quantities import parse_size
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gpuscale.bench.peaks import mfu, peak_for
 from gpuscale.bench.results import bench_table, read_results
+from gpuscale.hardware.peaks import mfu, peak_for
 
 H100 = "NVIDIA H100 80GB HBM3"
 

@@ -169,3 +169,19 @@ def test_the_headline_figure_cautions_a_mixed_generation_reference(study_analysi
     assert study.startswith("; caution: ") and f"BERT against a {family} reference" in study
     assert "not scaling" in study
     assert overview_caution(study_analysis["family"]) == ""
+
+
+def test_the_sortable_table_macro_escapes_and_highlights_the_reference() -> None:
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    env = Environment(
+        loader=PackageLoader("gpuscale", "report/templates"), autoescape=select_autoescape()
+    )
+    page = env.from_string(
+        '{% from "tables.html" import sortable %}'
+        '{% call sortable(["system", "E\'"], rows) %}Systems of <b>v4.1</b>{% endcall %}'
+    ).render(rows=[{"system": EVIL, "E'": 1.0, "_reference": True}, {"system": "b", "E'": 0.5}])
+    assert EVIL not in page and "&lt;script&gt;" in page
+    assert page.count('<tr class="reference">') == 1
+    assert "<caption>Systems of <b>v4.1</b></caption>" in page
+    assert [c for c in re.findall(r"<th>(.*?)</th>", page)] == ["system", "E&#39;"]

@@ -21,7 +21,7 @@ from gpuscale.advice.model import Compute, ModelSpec, Network
 from gpuscale.advice.plausible import implied_device, rate_warnings
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.uncertainty import StepError
-from gpuscale.bench.peaks import peak_for
+from gpuscale.hardware.peaks import peak_for
 from gpuscale.quantities import format_count, format_ms, number
 
 # The link assumed where none is given, detected or measured.

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpuscale.interconnect.reference import get_preset
+from gpuscale.hardware.links import get_preset
 
 MIB = 2**20
 FIRST_BUCKET_BYTES = 1 * MIB  # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
@@ -78,7 +78,7 @@ class Link:
 
     @classmethod
     def from_preset(cls, name: str) -> Link:
-        """A preset of ``gpuscale.interconnect.reference`` (``ValueError`` lists them)."""
+        """A preset of ``gpuscale.hardware.links`` (``ValueError`` lists them)."""
         try:
             preset = get_preset(name)
         except KeyError as exc:

@@ -1,5 +1,5 @@
 """Inputs that cannot be true, named where they are found: an achieved rate under 1% of
-the device's peak or above it (``bench/peaks.py``), a predicted time to train below the
+the device's peak or above it (``hardware/peaks.py``), a predicted time to train below the
 fastest MLPerf system with at least as many accelerators on the workload (the bundled
 scores, ``gpuscale.load_round()``), and a device count above the GPUs of the topology.
 """
@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuscale.bench.peaks import peak_for
+from gpuscale.hardware.links import LINK_DEVICE as _LINK_DEVICE
+from gpuscale.hardware.peaks import peak_for
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.quantities import number
 
 MIN_MFU = 0.01
 MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch
-
-# the GPU an NVLink preset implies when no device is named (interconnect/reference.py)
-_LINK_DEVICE = {"nvlink4": "H100 SXM", "nvlink5": "B200", "nvlink3": "A100 SXM4"}
 
 
 def implied_device(link_name: str) -> str | None:

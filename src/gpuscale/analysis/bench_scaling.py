@@ -26,7 +26,7 @@ import pandas as pd
 from gpuscale.plausibility import superlinear_flag
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.bench import configuration_labels, one_device
-from gpuscale.tables.measures import efficiency
+from gpuscale.tables.measures import efficiency, rate_speedup
 
 NO_BASELINE = "no N = 1 run of the same configuration (threads, batch, precision...): no speedup"
 
@@ -51,9 +51,9 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     plain = one_device(ok, "plain_samples_per_s")
     ok = ok.drop(columns="plain_samples_per_s")
     base = plain.where(plain > 0, ddp)
-    ok["speedup"] = ok["samples_per_s"] / base
+    ok["speedup"] = rate_speedup(ok["samples_per_s"], base)
     ok["efficiency"] = efficiency(ok["speedup"], ok["accelerators"])
-    ok["speedup_ddp"] = ok["samples_per_s"] / ddp
+    ok["speedup_ddp"] = rate_speedup(ok["samples_per_s"], ddp)
     ok["baseline"] = np.where(plain > 0, "plain N = 1 step", np.where(ddp > 0, "DDP N = 1", ""))
     extra = [
         superlinear_flag(e, int(n)) if pd.notna(b) else NO_BASELINE

@@ -43,6 +43,7 @@ import pandas as pd
 from gpuscale.analysis.critical_batch import round_rcp_model
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.metrics import plausible_samples, study_reference, with_reference
+from gpuscale.tables.measures import normalized_efficiency
 
 BASES = ("expected", "measured")
 
@@ -71,8 +72,8 @@ def decompose(table: pd.DataFrame, basis: str = "expected") -> pd.DataFrame:
     use = np.isfinite(expected) if basis == "expected" else np.zeros(len(out), bool)
     out["convergence_factor"] = np.where(use, expected, ratio("plausible_samples"))
     out["throughput_factor"] = out["speedup"].to_numpy(float) / out["convergence_factor"]
-    out["throughput_efficiency"] = (
-        out["throughput_factor"] * out["reference_accelerators"] / out["accelerators"]
+    out["throughput_efficiency"] = normalized_efficiency(
+        out["throughput_factor"], out["accelerators"], out["reference_accelerators"]
     )
     known = np.isfinite(out["convergence_factor"].to_numpy(float))
     out["convergence_basis"] = np.where(use, "expected", np.where(known, "measured", ""))

@@ -62,8 +62,9 @@ def energy_against_scale(energy: pd.DataFrame) -> pd.DataFrame:
             continue
         small = best.iloc[0]
         for large in best.iloc[1:].itertuples(index=False):
-            gpu_time = large.accelerators * large.time_to_train_min
-            inverse = gpu_time / (small["accelerators"] * small["time_to_train_min"])
+            inverse = accelerator_hours(large.accelerators, large.time_to_train_min) / (
+                accelerator_hours(small["accelerators"], small["time_to_train_min"])
+            )
             ratio = large.energy_kj / small["energy_kj"]
             rows.append(
                 dict(zip(keys, key, strict=True))

@@ -43,8 +43,8 @@ from gpuscale.bench.collectives_config import (
     bus_bandwidth,
     message_sizes,
 )
+from gpuscale.bench.ranks import pick_device
 from gpuscale.bench.telemetry import machine_environment
-from gpuscale.bench.worker import pick_device
 from gpuscale.sources.processes import die_with_parent
 
 

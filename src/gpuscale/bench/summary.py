@@ -11,9 +11,9 @@ import statistics
 from typing import Any
 
 from gpuscale.bench.config import BenchConfig
-from gpuscale.bench.peaks import mfu, peak_for
 from gpuscale.bench.results import StepStats
 from gpuscale.bench.telemetry import host_busy
+from gpuscale.hardware.peaks import mfu, peak_for
 from gpuscale.plausibility import same_samples
 
 

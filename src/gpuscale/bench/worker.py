@@ -21,16 +21,14 @@ memory) from those files.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import resource
 import sys
 import time
 import traceback
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +38,7 @@ import torch.distributed as dist
 from gpuscale.bench.config import BenchConfig, resolved_config, run_key, tf32_flags
 from gpuscale.bench.launch_events import is_out_of_memory
 from gpuscale.bench.models import family_of, load_model, parameter_count
+from gpuscale.bench.ranks import Host, gather, process_group
 from gpuscale.bench.results import SCHEMA, append_result
 from gpuscale.bench.steps import CommMeter, Job, count_flops, ddp, gradient_norms, timed_steps
 from gpuscale.bench.summary import measured_fields, median_run, mfu_fields
@@ -52,37 +51,6 @@ from gpuscale.bench.telemetry import (
 from gpuscale.plausibility import run_flags
 from gpuscale.quantities import format_bytes
 from gpuscale.sources.processes import die_with_parent, limit_memory, physical_memory
-
-
-def pick_device(backend: str) -> torch.device:
-    """This rank's device: with every GPU visible, the one at ``LOCAL_RANK``; with one
-    visible per process (Slurm, Kubernetes), that one."""
-    if backend == "gloo" or not torch.cuda.is_available():
-        return torch.device("cpu")
-    count, local = torch.cuda.device_count(), int(os.environ.get("LOCAL_RANK", "0"))
-    if count == 1:
-        index = 0
-    elif local < count:
-        index = local
-    else:
-        raise RuntimeError(f"LOCAL_RANK {local} but only {count} GPUs are visible")
-    torch.cuda.set_device(index)
-    return torch.device("cuda", index)
-
-
-@contextlib.contextmanager
-def process_group(backend: str, timeout_s: float) -> Iterator[torch.device]:
-    device = pick_device(backend)
-    name = "nccl" if device.type == "cuda" else "gloo"
-    dist.init_process_group(name, timeout=timedelta(seconds=timeout_s))
-    try:
-        yield device
-        # Every rank leaves together: a rank that tore down its links while another was
-        # still in its last collective made that one abort (SIGABRT) after the row was
-        # written, seen on two nodes of one loaded host.
-        dist.barrier()
-    finally:
-        dist.destroy_process_group()
 
 
 def _wrap(job_module: torch.nn.Module, cfg: BenchConfig, device: torch.device, world: int):
@@ -101,26 +69,6 @@ def _wrap(job_module: torch.nn.Module, cfg: BenchConfig, device: torch.device, w
     meter = CommMeter(device, compress=cfg.grad_comm == "bf16")
     wrapped.register_comm_hook(dist.group.WORLD, meter.hook)
     return wrapped, meter
-
-
-@dataclass(frozen=True, slots=True)
-class Host:
-    """Where this rank runs: the ranks of the whole job on its host (every node there),
-    whether it is the host's first rank (which reads the host-wide RAPL counter), and
-    the nodes (launchers) on the host."""
-
-    ranks_on_host: int = 1
-    first_on_host: bool = True
-    nodes_on_host: int = 1
-
-    @staticmethod
-    def find() -> Host:
-        """From every rank's host name (one all-gather after the process group is up)."""
-        names = _gather(os.uname().nodename)
-        mine = names[dist.get_rank()]
-        ranks = sum(n == mine for n in names)
-        local = max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
-        return Host(ranks, names.index(mine) == dist.get_rank(), max(1, ranks // local))
 
 
 def run_model(
@@ -176,7 +124,7 @@ def run_model(
         if device.type == "cuda"
         else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     )
-    gathered = _gather(
+    gathered = gather(
         {
             "kinds": timings.kinds,
             "comm_ms": timings.comm_ms,
@@ -228,12 +176,6 @@ def _job(
         comm=comm,
     )
     return job, (flops, conv), uncounted_ops
-
-
-def _gather(values: Any) -> list[Any]:
-    out: list[Any] = [None] * dist.get_world_size()
-    dist.all_gather_object(out, values)
-    return out
 
 
 def _config_fields(

@@ -23,9 +23,9 @@ from gpuscale.cli.common import (
     require_torch,
 )
 from gpuscale.cli.output import Format, print_frame, print_json
+from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.nccl import check_env
 from gpuscale.interconnect.nvml import detect_topology as detect
-from gpuscale.interconnect.reference import PRESETS
 from gpuscale.interconnect.verdict import judge
 from gpuscale.quantities import format_bytes, number, parse_bytes
 

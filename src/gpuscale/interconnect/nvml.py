@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gpuscale.interconnect.reference import NVML_ARCH_NVLINK, nvlink_for_gpu
+from gpuscale.hardware.links import NVML_ARCH_NVLINK, nvlink_for_gpu
 from gpuscale.interconnect.topology import Gpu, Nic, Topology, read_topo_file
 
 _LEVELS = {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}

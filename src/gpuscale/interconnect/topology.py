@@ -6,7 +6,7 @@ bridges within a NUMA node, ``SYS`` across NUMA nodes (sockets); ``SOC`` is olde
 ``SYS``. A :class:`Topology` comes from NVML (``gpuscale.interconnect.nvml``) or from saved
 ``nvidia-smi topo -m`` text (:func:`parse_topo_matrix`, NIC rows and affinity columns
 included), and tells the link class of its slowest GPU pair (a preset of
-``gpuscale.interconnect.reference``) and the bus bandwidth that link should give.
+``gpuscale.hardware.links``) and the bus bandwidth that link should give.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuscale.interconnect.reference import (
+from gpuscale.hardware.links import (
     NVLINK,
     PRESETS,
     SHM_TYPICAL_GBS,
@@ -117,7 +117,7 @@ class Topology:
 
     def expected_busbw_gbs(self) -> float | None:
         """The all-reduce bus bandwidth the slowest link should give (NCCL's model of it;
-        see ``gpuscale.interconnect.reference``), None when the link is not known."""
+        see ``gpuscale.hardware.links``), None when the link is not known."""
         slowest = self.slowest_link()
         if slowest == "NV":
             links = self.nvlinks_per_gpu()

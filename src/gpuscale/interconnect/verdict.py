@@ -3,7 +3,7 @@ link should give, against earlier sweeps, and what to check when it falls short.
 
 Per collective, the peak bus bandwidth of the latest sweep (its largest sizes) is read as
 a share of the expected figure (``Topology.expected_busbw_gbs`` or a named preset, see
-``gpuscale.interconnect.reference``): at least 70% is **normal**, 35-70% **low**, below
+``gpuscale.hardware.links``): at least 70% is **normal**, 35-70% **low**, below
 35% **suspicious**, and more than 115% **suspicious** too unless NVLink SHARP explains it
 (an all-reduce through NVSwitch on Hopper or Blackwell: the switch reduces, so busbw
 exceeds the link; ~480 GB/s on 8 H100s). CPU processes have no reference: the verdict says
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuscale.interconnect.reference import PRESETS
+from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import format_bytes, number
 

@@ -7,8 +7,8 @@ __all__ = ["RoundTables", "bundled_rounds", "load_round", "read_round", "read_ro
 
 
 def __getattr__(name: str) -> Any:
-    """The readers, imported on first use (PEP 562): ``gpuscale.mlperf.accelerators``
-    (the catalogue ``gpuscale plan`` resolves names with) loads without pandas."""
+    """The readers, imported on first use (PEP 562): a submodule such as
+    ``gpuscale.mlperf.rules`` (which ``gpuscale.names`` reads) loads without pandas."""
     if name in ("bundled_rounds", "load_round"):
         # lazy: pandas and pyarrow, not needed by the catalogue
         from gpuscale.mlperf import bundled

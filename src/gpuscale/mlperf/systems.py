@@ -2,7 +2,7 @@
 
 Submitters write the same hardware many ways (``NVIDIA H100-SXM5-80GB``,
 ``NVIDIA H100 80GB HBM3``, ``H100 NVL Tensor Core GPU (PCIe)``);
-``gpuscale.mlperf.accelerators`` maps them onto vendor, product, variant and one family
+``gpuscale.hardware.accelerators`` maps them onto vendor, product, variant and one family
 key per part so systems can be grouped by hardware; a name it does not know is a problem.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from gpuscale.mlperf.accelerators import (
+from gpuscale.hardware.accelerators import (
     CPU_ONLY_FAMILY,
     Accelerator,
     accelerator_family,

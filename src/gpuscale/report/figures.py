@@ -42,6 +42,7 @@ from gpuscale.report.style import (
     styled,
 )
 from gpuscale.tables import Criterion, display_name
+from gpuscale.tables.measures import accelerator_hours
 
 PICK_STYLE = {
     Criterion.KNEE: ("#000000", "D"),
@@ -259,7 +260,7 @@ def time_vs_cost(result: WorkloadAnalysis) -> Chart:
     _mark_picks(
         ax,
         lead_equilibrium(result),
-        lambda p: (p.accelerators * p.time_to_train_min / 60, p.time_to_train_min),
+        lambda p: (accelerator_hours(p.accelerators, p.time_to_train_min), p.time_to_train_min),
     )
     cluster_legend(ax, table["cluster"])
     ax.set_xscale("log")

@@ -100,15 +100,6 @@ def write_drawn(drawn: Drawn, out_dir: Path, stem: str) -> list[Path]:
     return [png_file, svg_file]
 
 
-def save_chart(
-    chart: Chart, out_dir: Path, stem: str, *, png: bool = False, dpi: int = 150
-) -> tuple[str, list[Path]]:
-    """Write ``<stem>.svg`` (with the point tooltips) and, with ``png``, ``<stem>.png``
-    (``dpi``); return the inline SVG and the files' paths."""
-    drawn = draw(chart, stem, png=png, dpi=dpi)
-    return drawn.svg, write_drawn(drawn, out_dir, stem)
-
-
 @dataclass(frozen=True, slots=True)
 class FigureFiles:
     """Where a report's figures go and how: the folder, PNG beside the SVG or not, the

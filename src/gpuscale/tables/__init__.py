@@ -6,8 +6,10 @@ producer module but at two seams: ``analysis.critical_batch`` (the reference con
 points mlperf-logging ships, and a round's ruleset) and ``planning.cache`` (the bundled
 rounds, when the shipped fits are stale); the ``consumers-read-tables`` contract in
 ``pyproject.toml`` holds them to it. ``gpuscale.advice`` and ``gpuscale.report`` are not
-held to it yet: they import the bench reader and peaks, the bundled rounds, the RCPs and
-the MLPerf benchmark catalogue. Nothing here reads or writes files.
+held to it: they import the bench reader, the bundled rounds, the RCPs, a round's
+ruleset and the MLPerf benchmark catalogue. Facts about hardware (peaks, board power,
+names, links) are not a producer's: they live in ``gpuscale.hardware``, which every layer
+above it may read. Nothing here reads or writes files.
 
 Column names are a stable, documented schema (README, "Output schema"); units are in the
 names (``_min``, ``_ms``, ``_s``, ``_kj``, ``_gbs``). The device count is ``accelerators``

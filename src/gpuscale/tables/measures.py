@@ -5,7 +5,7 @@ Plain arithmetic, so one function serves a number (the plan's pandas-free path),
 array or a pandas Series alike, elementwise. With ``T`` a time to train (minutes), ``N``
 accelerators and ``T_ref``, ``N_ref`` those of the reference:
 
-* speedup ``S = T_ref / T`` (a throughput ratio ``X / X_ref`` is the same number);
+* speedup ``S = T_ref / T``, or from rates (samples per second) ``S = X / X_ref``;
 * efficiency ``E = S / N`` (the study's definition; ideal 1 only when ``N_ref = 1``);
 * normalised efficiency ``E' = S / (N / N_ref)`` (1 = perfect scaling from the reference);
 * accelerator-hours ``N T / 60``; cost ``hours x price per accelerator-hour``; energy
@@ -24,6 +24,12 @@ Values = Any
 def speedup(reference_minutes: Values, minutes: Values) -> Values:
     """``S = T_ref / T``."""
     return reference_minutes / minutes
+
+
+def rate_speedup(rate: Values, reference_rate: Values) -> Values:
+    """``S = X / X_ref``: the speedup from throughputs (the same number as ``T_ref / T``
+    when both runs do the same work)."""
+    return rate / reference_rate
 
 
 def efficiency(speedup: Values, accelerators: Values) -> Values:

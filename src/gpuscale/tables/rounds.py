@@ -92,18 +92,11 @@ SCORES_SYSTEM_COLUMNS: tuple[str, ...] = (
     "accelerators",
 )
 
+# A score's system: its key (round, org, system_id) and the columns copied from its row of
+# ``systems``, typed as there.
+_SCORE_SYSTEM = ("round", "org", "submitter", "system_id", *SCORES_SYSTEM_COLUMNS[1:])
 SCORES_SCHEMA: dict[str, str] = {
-    "round": "str",
-    "org": "str",
-    "submitter": "str",
-    "system_id": "str",
-    "system_name": "str",
-    "division": "str",
-    "availability": "str",
-    "accelerator_family": "str",
-    "accelerator_model": "str",
-    "nodes": "Int64",
-    "accelerators": "Int64",
+    **{column: SYSTEMS_SCHEMA[column] for column in _SCORE_SYSTEM},
     "benchmark": "str",
     "workload": "str",
     "runs": "int64",

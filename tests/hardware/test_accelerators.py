@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuscale.mlperf.accelerators import normalise_accelerator
+from gpuscale.hardware.accelerators import normalise_accelerator
 from gpuscale.mlperf.systems import SystemDescriptionError, parse_system
 
 # Every accelerator_model_name in the system files of v1.1, v3.0, v3.1, v4.0, v4.1 and

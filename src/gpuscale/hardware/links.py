@@ -62,6 +62,10 @@ _GPU_NVLINK: tuple[tuple[str, str], ...] = (
     (r"v100", "nvlink2"),
 )
 
+# The device an NVLink preset implies when no device is named (the plausibility check of
+# the advice reads its peak): the generation's flagship part.
+LINK_DEVICE = {"nvlink4": "H100 SXM", "nvlink5": "B200", "nvlink3": "A100 SXM4"}
+
 # NVML's architecture codes (nvmlDeviceGetArchitecture) -> NVLink generation.
 NVML_ARCH_NVLINK = {5: "nvlink2", 7: "nvlink3", 9: "nvlink4", 10: "nvlink5"}
 

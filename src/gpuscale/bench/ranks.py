@@ -1,0 +1,75 @@
+"""The ranks of a torchrun job: this rank's device, the process group every rank joins and
+leaves together, and where the ranks run (their hosts). Used by the bench worker and the
+collectives worker."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+
+def pick_device(backend: str) -> torch.device:
+    """This rank's device: with every GPU visible, the one at ``LOCAL_RANK``; with one
+    visible per process (Slurm, Kubernetes), that one."""
+    if backend == "gloo" or not torch.cuda.is_available():
+        return torch.device("cpu")
+    count, local = torch.cuda.device_count(), int(os.environ.get("LOCAL_RANK", "0"))
+    if count == 1:
+        index = 0
+    elif local < count:
+        index = local
+    else:
+        raise RuntimeError(f"LOCAL_RANK {local} but only {count} GPUs are visible")
+    torch.cuda.set_device(index)
+    return torch.device("cuda", index)
+
+
+@contextlib.contextmanager
+def process_group(backend: str, timeout_s: float) -> Iterator[torch.device]:
+    """The process group joined (NCCL on a GPU, else gloo) for the ``with`` block, which
+    gets this rank's device; every rank leaves together."""
+    device = pick_device(backend)
+    name = "nccl" if device.type == "cuda" else "gloo"
+    dist.init_process_group(name, timeout=timedelta(seconds=timeout_s))
+    try:
+        yield device
+        # Every rank leaves together: a rank that tore down its links while another was
+        # still in its last collective made that one abort (SIGABRT) after the row was
+        # written, seen on two nodes of one loaded host.
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """Where this rank runs: the ranks of the whole job on its host (every node there),
+    whether it is the host's first rank (which reads the host-wide RAPL counter), and
+    the nodes (launchers) on the host."""
+
+    ranks_on_host: int = 1
+    first_on_host: bool = True
+    nodes_on_host: int = 1
+
+    @staticmethod
+    def find() -> Host:
+        """From every rank's host name (one all-gather after the process group is up)."""
+        names = gather(os.uname().nodename)
+        mine = names[dist.get_rank()]
+        ranks = sum(n == mine for n in names)
+        local = max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+        return Host(ranks, names.index(mine) == dist.get_rank(), max(1, ranks // local))
+
+
+def gather(values: Any) -> list[Any]:
+    """Every rank's ``values``, in rank order (one all-gather of Python objects)."""
+    out: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(out, values)
+    return out

@@ -60,7 +60,10 @@ def test_a_second_report_reuses_the_drawings_and_analyses(
     def never(*_args, **_kwargs):
         raise AssertionError("drawn or analysed again although cached")
 
-    monkeypatch.setattr(html_module, "finish_workload", never)
+    # every part of the analysis and of the words the page says, not only the figures
+    analysis = ("workload_table", "finish_workload", "workload_findings", "answer_rows")
+    for name in (*analysis, "study_section"):
+        monkeypatch.setattr(html_module, name, never)
     monkeypatch.setattr(figures_module, "FIGURES", dict.fromkeys(figures_module.FIGURES, never))
     monkeypatch.setattr(figures_module, "overview", never)
     second = _report(tables, tmp_path / "two", cache)

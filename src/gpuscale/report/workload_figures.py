@@ -54,10 +54,10 @@ class RenderedFigure:
 TABLE_ONLY_FIGURES = ("efficiency_ci", "speedup", "decomposition", "convergence")
 
 
-# A figure's cache key is what its data was made from (the workload's first analysis
-# half, fresh from the tables, and the options), never the data itself: a result read
-# back from the cache pickles to other bytes than the one computed.
-Basis = tuple[WorkloadTable, AnalysisOptions]
+# A figure's cache key is what its data was made from (the digest of the tables, the
+# round, the workload and the options: ``gpuscale.report.html``), never the data itself:
+# a result read back from the cache pickles to other bytes than the one computed.
+Basis = tuple[str, str, str, AnalysisOptions]
 
 
 def figure_task(

@@ -32,6 +32,7 @@ from gpuscale.analysis.answers import answers
 from gpuscale.quantities import named, number
 from gpuscale.report.cache import Cache
 from gpuscale.report.findings import workload_findings
+from gpuscale.report.gc_tuning import fewer_collections
 from gpuscale.report.plan_section import PlanSection, plan_data, plan_section
 from gpuscale.report.pool import figure_executor
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
@@ -148,7 +149,8 @@ def build_report(
             on_missing(f"the report has no advice on your hardware: {section.advice_refused}")
         return section
 
-    write_atomically(out_dir, write, command="report")
+    with fewer_collections():
+        write_atomically(out_dir, write, command="report")
     return out_dir / "index.html"
 
 

@@ -124,8 +124,9 @@ def build_report(
     each figure as soon as its data exists (the CLI uses every core). ``notes``: sentences for the
     top of the page (e.g. the rounds lacking a workload asked for). ``png``: write each
     figure as PNG too (SVG only by default: a PNG costs more than the SVG to draw).
-    ``cache``: a folder where drawn figures and finished analyses are kept for the next
-    report made from the same data and code (``gpuscale.report.cache``); none by default.
+    ``cache``: a folder where drawn figures, analyses and their words are kept for the
+    next report made from the same data, options and code (``gpuscale.report.cache``);
+    none by default.
     ``on_missing`` is called with a sentence for each part asked for that the report
     could not give (the advice, with why: what ``gpuscale advise --bench`` says).
     ``all_figures``: every figure of every section; by default each workload's

@@ -3,7 +3,10 @@ the same data and code drew and found, never what another's did."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,7 +63,10 @@ def test_a_second_report_reuses_the_drawings_and_analyses(
     def never(*_args, **_kwargs):
         raise AssertionError("drawn or analysed again although cached")
 
-    monkeypatch.setattr(html_module, "finish_workload", never)
+    # every part of the analysis and of the words the page says, not only the figures
+    analysis = ("workload_table", "finish_workload", "workload_findings", "answer_rows")
+    for name in (*analysis, "study_section"):
+        monkeypatch.setattr(html_module, name, never)
     monkeypatch.setattr(figures_module, "FIGURES", dict.fromkeys(figures_module.FIGURES, never))
     monkeypatch.setattr(figures_module, "overview", never)
     second = _report(tables, tmp_path / "two", cache)
@@ -68,6 +74,33 @@ def test_a_second_report_reuses_the_drawings_and_analyses(
     assert sorted(p.name for p in second.parent.iterdir()) == sorted(
         p.name for p in first.parent.iterdir()
     )
+
+
+def test_a_report_whose_figures_are_all_cached_never_imports_matplotlib(tmp_path: Path) -> None:
+    """matplotlib (~0.6 CPU-s to import) is for drawing: a second report of the same data
+    and code takes every figure from the cache and does not import it."""
+    folder, cache = _round(tmp_path), tmp_path / "cache"
+    code = (
+        "import sys; from pathlib import Path; "
+        "from gpuscale.analysis import AnalysisOptions; "
+        "from gpuscale.mlperf.ingest import read_round; "
+        "from gpuscale.report.html import build_report; "
+        f"build_report(read_round(Path({str(folder)!r})), ['bert'], Path(sys.argv[1]), "
+        f"AnalysisOptions(n_boot=100), workers=1, cache=Path({str(cache)!r})); "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'matplotlib'}))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    said = []
+    for out in ("one", "two"):
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path / out)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        said.append(done.stdout.strip())
+    assert said == ["['matplotlib']", "[]"]
 
 
 def test_other_data_is_never_served_from_the_cache(tmp_path: Path) -> None:

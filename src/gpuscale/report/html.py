@@ -11,7 +11,7 @@ that carry the answer (:data:`FIRST_FIGURES` per workload and the overview); the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,6 +32,7 @@ from gpuscale.analysis.answers import answers
 from gpuscale.quantities import named, number
 from gpuscale.report.cache import Cache
 from gpuscale.report.findings import workload_findings
+from gpuscale.report.gc_tuning import fewer_collections
 from gpuscale.report.plan_section import PlanSection, plan_data, plan_section
 from gpuscale.report.pool import figure_executor
 from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
@@ -41,6 +42,7 @@ from gpuscale.report.workload_figures import (
     FIGURE_NAMES,
     FIRST_FIGURES,
     TABLE_ONLY_FIGURES,
+    Basis,
     RenderedFigure,
     figure_task,
     overview_task,
@@ -122,8 +124,9 @@ def build_report(
     each figure as soon as its data exists (the CLI uses every core). ``notes``: sentences for the
     top of the page (e.g. the rounds lacking a workload asked for). ``png``: write each
     figure as PNG too (SVG only by default: a PNG costs more than the SVG to draw).
-    ``cache``: a folder where drawn figures and finished analyses are kept for the next
-    report made from the same data and code (``gpuscale.report.cache``); none by default.
+    ``cache``: a folder where drawn figures, analyses and their words are kept for the
+    next report made from the same data, options and code (``gpuscale.report.cache``);
+    none by default.
     ``on_missing`` is called with a sentence for each part asked for that the report
     could not give (the advice, with why: what ``gpuscale advise --bench`` says).
     ``all_figures``: every figure of every section; by default each workload's
@@ -147,7 +150,8 @@ def build_report(
             on_missing(f"the report has no advice on your hardware: {section.advice_refused}")
         return section
 
-    write_atomically(out_dir, write, command="report")
+    with fewer_collections():
+        write_atomically(out_dir, write, command="report")
     return out_dir / "index.html"
 
 
@@ -172,36 +176,23 @@ def _draw(
         extras = [pool.submit(energy_section, tables, workloads, out)] if has_scores else []
         extras += [pool.submit(trends_section, tables, workloads, out)] if has_scores else []
         extras += [pool.submit(_plans, tables.scores, workloads, out, rounds)] if has_scores else []
-        firsts, drawn, skipped = [], {}, []
-        for round_name, workload in pairs:
-            first = workload_table(tables, round_name, workload, options)
-            if first is None:
-                why = not_analysed(tables, round_name, workload)
-                if why:
-                    skipped.append(f"{display_name(workload)} ({round_name}) has no section: {why}")
-                continue
-            firsts.append(first)
-            for name in [n for n in names if n in TABLE_ONLY_FIGURES]:
-                drawn[round_name, workload, name] = pool.submit(
-                    figure_task, (first, out, name, (first, options))
-                )
-        results = []
-        for first in firsts:  # each workload's figures as soon as it is analysed
-            result = _cached(out.cache, "finish", finish_workload, first, options)
-            results.append(result)
-            for name in names:
-                if name not in TABLE_ONLY_FIGURES:
-                    drawn[result.round, result.workload, name] = pool.submit(
-                        figure_task, (result, out, name, (first, options))
-                    )
-        bases = [(first, options) for first in firsts]
+        analysed = _analyse(tables, pairs, options, out, pool, names)
+        results, bases = analysed.results, analysed.bases
         overview_future = pool.submit(overview_task, (results, out, bases)) if results else None
         # the worker writes the study's section too: this process has the findings to write
-        studied = pool.submit(study_section, tables, results, options) if results else None
+        studied = (
+            pool.submit(_cached, out.cache, "study", bases, study_section, tables, results, options)
+            if results
+            else None
+        )
         bench = bench_section(out)
         # this process's words first, then the worker's figures (waiting for them last)
-        said = [workload_findings(r, options.reference, options.convergence_basis) for r in results]
-        answers = answer_rows(results)
+        said = [
+            _cached(out.cache, "findings", basis, workload_findings, r, *_said_by(options))
+            for r, basis in zip(results, bases, strict=True)
+        ]
+        answers = _cached(out.cache, "answers", bases, answer_rows, results)
+        drawn = analysed.drawn
         sections = [_section(r, drawn, f, names) for r, f in zip(results, said, strict=True)]
         study = studied.result() if studied else None
         overview_figure = overview_future.result() if overview_future else None
@@ -214,9 +205,64 @@ def _draw(
         bench,
         extra_sections,
         answers,
-        notes=[*notes, *skipped],
+        notes=[*notes, *analysed.skipped],
         all_figures=out.every,
     )
+
+
+def _said_by(options: AnalysisOptions) -> tuple[str, str]:
+    """The options the findings in words depend on (``workload_findings``' last two)."""
+    return options.reference, options.convergence_basis
+
+
+@dataclass(frozen=True, slots=True)
+class _Analysed:
+    """The workloads analysed (each with its cache basis), their figures being drawn,
+    and a sentence for each workload that got no section."""
+
+    results: list[WorkloadAnalysis]
+    bases: list[Basis]
+    drawn: dict[tuple[str, str, str], Future]
+    skipped: list[str]
+
+
+def _analyse(
+    tables: RoundTables,
+    pairs: list[tuple[str, str]],
+    options: AnalysisOptions,
+    out: FigureFiles,
+    pool: Executor,
+    names: list[str],
+) -> _Analysed:
+    """Each workload's analysis (from the cache where an earlier report of the same tables,
+    options and code left it), its figures handed to ``pool`` as soon as their data
+    exists. Every cache entry of a workload is keyed by its :data:`Basis`: the digest of
+    the tables, the round, the workload and the options (what it is made from)."""
+    # the tables' digest once (~5 ms), not pickled again for every entry
+    source = out.cache.key("tables", tables) if out.cache.folder else ""
+    firsts, drawn, skipped = [], {}, []
+    for round_name, workload in pairs:
+        basis: Basis = (source, round_name, workload, options)
+        first = _cached(
+            out.cache, "first", basis, workload_table, tables, round_name, workload, options
+        )
+        if first is None:
+            why = not_analysed(tables, round_name, workload)
+            if why:
+                skipped.append(f"{display_name(workload)} ({round_name}) has no section: {why}")
+            continue
+        firsts.append((first, basis))
+        for name in [n for n in names if n in TABLE_ONLY_FIGURES]:
+            drawn[round_name, workload, name] = pool.submit(figure_task, (first, out, name, basis))
+    results = []
+    for first, basis in firsts:  # each workload's figures as soon as it is analysed
+        result = _cached(out.cache, "finish", basis, finish_workload, first, options)
+        results.append(result)
+        for name in [n for n in names if n not in TABLE_ONLY_FIGURES]:
+            drawn[result.round, result.workload, name] = pool.submit(
+                figure_task, (result, out, name, basis)
+            )
+    return _Analysed(results, [basis for _, basis in firsts], drawn, skipped)
 
 
 def _plans(
@@ -224,13 +270,14 @@ def _plans(
 ) -> PlanSection | None:
     """The plan section (``plan_data`` from the cache where an earlier report left it)."""
     basis = (scores, workloads)
-    return plan_section(_cached(out.cache, "plans", plan_data, *basis), out, basis, rounds)
+    return plan_section(_cached(out.cache, "plans", basis, plan_data, *basis), out, basis, rounds)
 
 
-def _cached(cache: Cache, what: str, fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)`` (``what``): from ``cache`` where an earlier report stored it, else
-    computed now and stored."""
-    key = cache.key(what, *args) if cache.folder else ""
+def _cached(cache: Cache, what: str, basis: object, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` (``what``, made from ``basis``: picklable, the inputs or what they
+    were made from): from ``cache`` where an earlier report stored it, else computed now
+    and stored (a None result is never stored)."""
+    key = cache.key(what, basis) if cache.folder else ""
     hit = cache.get(key) if key else None
     if hit is not None:
         return hit

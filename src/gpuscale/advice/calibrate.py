@@ -1,5 +1,5 @@
-"""Calibrating the step model from measurements: ``gpuscale bench`` results and a
-``gpuscale collectives`` sweep.
+"""Calibrating the step model from ``gpuscale bench`` results (a ``gpuscale collectives``
+sweep: ``advice/collectives.py``).
 
 * Compute: the model's own fixed per-step cost where the bench timed it at two batches
   (``fixed_ms``: the intercept of its plain step against the batch, less the optimizer),
@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,17 +32,13 @@ import pandas as pd
 from gpuscale.advice import step_shape
 from gpuscale.advice.fixed_cost import FixedCost
 from gpuscale.advice.model import (
-    CommCurve,
     Compute,
-    Link,
     ModelSpec,
     Network,
     comm_times_s,
-    ring_factor,
 )
 from gpuscale.advice.step_shape import Shape
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
-from gpuscale.interconnect.records import read_sweeps
 from gpuscale.quantities import number
 
 # Runs that share a machine setting: their compute and communication are comparable.
@@ -415,85 +409,6 @@ def default_model(table: pd.DataFrame) -> str:
             )
         raise CalibrationError("the bench results hold no trustworthy N = 1 run")
     return str(single.sort_values("params")["model"].iloc[-1])
-
-
-def fit_link(curve: CommCurve, name: str) -> Link:
-    """An alpha-beta link read off a curve where each constant decides: the bus bandwidth
-    from the slope through the large sizes (the largest sixteenth of the range, three
-    sizes at least), the latency from the small sizes' median time less their bandwidth
-    term. (One line through 8 B to 128 MB lets the many small sizes pull the slope: on
-    gloo it overstated the bandwidth by 40%.)"""
-    size, time_s = np.asarray(curve.sizes), np.asarray(curve.times_s)
-    large = size >= size.max() / 16
-    if large.sum() < 3:
-        large = np.arange(len(size)) >= len(size) - 3
-    # a noisy sweep can give a slope near zero: never more than 4x the best bus
-    # bandwidth the sweep actually reached
-    observed = float(np.max(ring_factor(curve.ranks) * size / time_s))
-    slope = max(
-        float(np.polyfit(size[large], time_s[large], 1)[0]),
-        ring_factor(curve.ranks) / (4 * observed),
-    )
-    small = np.arange(len(size)) < max(1, len(size) // 4)
-    fixed_s = max(float(np.median(time_s[small] - slope * size[small])), 0.0)
-    return Link(
-        busbw_gbs=ring_factor(curve.ranks) / slope / 1e9,
-        latency_us=fixed_s / (2 * (curve.ranks - 1)) * 1e6,
-        name=name,
-    )
-
-
-def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, Any]]:
-    """The measured curves of a ``gpuscale collectives`` file (latest sweep of each rank
-    count, in-place where both were run, median per size) and the latest header."""
-    sweeps = read_sweeps(path)
-    table = sweeps.results
-    if table is None or table.empty:
-        raise CalibrationError(f"{path}: no collectives measurement")
-    table = table[table["status"] == "ok"]
-    curves: list[CommCurve] = []
-    for (op, ranks), rows in table.groupby(["op", "ranks"]):
-        if op not in ("all_reduce", "all_gather", "reduce_scatter") or ranks < 2:
-            continue
-        rows = rows[rows["sweep_id"] == rows["sweep_id"].iloc[-1]]
-        if (rows["placement"] == "in-place").any():
-            rows = rows[rows["placement"] == "in-place"]
-        curve = rows.groupby("size_bytes")["time_us"].median()
-        if len(curve) >= 4:
-            curves.append(
-                CommCurve(
-                    str(op),
-                    int(ranks),
-                    tuple(curve.index.astype(float)),
-                    tuple(curve.to_numpy(float) / 1e6),
-                )
-            )
-    if not any(c.op == "all_reduce" for c in curves):
-        raise CalibrationError(
-            f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks (a "
-            "one-device host measures none: leave out --collectives and give the link as "
-            "--interconnect PRESET)"
-        )
-    header = sweeps.headers.get(sweeps.latest, {}) if sweeps.latest else {}
-    return curves, header
-
-
-def network_from_collectives(path: Path, base: Network) -> Network:
-    """``base`` with the measured curves; the intra-node link is read off the largest
-    single-node all-reduce (for device counts the sweep did not cover)."""
-    curves, header = curves_from_collectives(path)
-    nodes = int(header.get("nodes") or 1)
-    per_node = base.per_node
-    if nodes > 1 and not per_node:
-        per_node = int(header.get("ranks", 0)) // nodes or None
-    network = replace(base, per_node=per_node, curves=tuple(curves))
-    inside = [c for c in curves if c.op == "all_reduce" and not network.spans_nodes(c.ranks)]
-    if inside:
-        widest = max(inside, key=lambda c: c.ranks)
-        loaded = ", under compute load" if header.get("settings", {}).get("load") else ""
-        intra = fit_link(widest, f"measured ({path.name}, {widest.ranks} ranks{loaded})")
-        network = replace(network, intra=intra)
-    return network
 
 
 def with_comm_scale(network: Network, calibration: Calibration) -> Network:

@@ -239,7 +239,7 @@ def _unseen_row(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
         allow_flagged=True,
         scaling="weak",  # the bench's per-device batch at N = 2, samples fixed
     )
-    two = advice.predictions.set_index("devices").loc[2]
+    two = advice.predictions.set_index("accelerators").loc[2]
     cal = calibrate(rows.assign(flagged=False), model, Network(intra=Link.from_preset("pcie-phb")))
     preset = predict_step(
         cal.model,

@@ -109,7 +109,7 @@ def _predicted_like(
         if frame is None:
             continue
         rows = frame[
-            (frame["devices"] == devices)
+            (frame["accelerators"] == devices)
             & (frame["batch_per_device"] == batch_per_device)
             & (frame["accum"] == 1)
         ]

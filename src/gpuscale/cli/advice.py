@@ -33,7 +33,7 @@ REPEATED = {"step_ms": float, "batch": int}
 
 # The prediction columns a terminal shows (JSON and CSV carry them all).
 TABLE_COLUMNS = [
-    "devices",
+    "accelerators",
     "batch_per_device",
     "accum",
     "global_batch",
@@ -41,14 +41,14 @@ TABLE_COLUMNS = [
     "compute_ms",
     "exposed_comm_ms",
     "samples_per_s",
-    "time_to_train_h",
+    "time_to_train_min",
     "speedup",
     "speedup_low",
     "speedup_high",
     "efficiency",
     "throughput_efficiency",
     "convergence_factor",
-    "device_hours",
+    "accelerator_hours",
     "cost",
     "energy_kwh",
 ]

@@ -67,7 +67,8 @@ def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     from gpuscale.advice.calibrate import calibrate, with_comm_scale
     from gpuscale.advice.collectives import network_from_collectives
     from gpuscale.advice.load import read_collectives
-    from gpuscale.advice.model import Link, Network, predict_step
+    from gpuscale.advice.model import predict_step
+    from gpuscale.advice.network import Link, Network
 
     ok = table[(table["status"] == "ok") & ~table["flagged"].astype(bool)]
     own = ok[ok["model"] == model].set_index("accelerators")

@@ -221,7 +221,8 @@ def _unseen_row(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     gain": the advice then picks 2 only when its 80% interval excludes no gain)."""
     import gpuscale
     from gpuscale.advice.calibrate import calibrate
-    from gpuscale.advice.model import Link, Network, predict_step
+    from gpuscale.advice.model import predict_step
+    from gpuscale.advice.network import Link, Network
 
     ok = table[table["status"] == "ok"]
     own = ok[ok["model"] == model].set_index("accelerators")

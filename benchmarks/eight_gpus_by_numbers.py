@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import gpuscale
 from gpuscale.advice.recommend import recommend
-from gpuscale.advice.uncertainty import StepError
+from gpuscale.advice.step_error import StepError
 
 # (system, precision, per-GPU batch, images/s on 1 GPU, on 8, link preset, device)
 CASES = (

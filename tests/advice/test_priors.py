@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import gpuscale
 from gpuscale.advice.recommend import recommend
-from gpuscale.advice.uncertainty import StepError
+from gpuscale.advice.step_error import StepError
 
 
 def _resnet50_on_a_dgx():

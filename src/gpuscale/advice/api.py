@@ -26,8 +26,8 @@ from gpuscale.advice.basis import Basis, from_numbers
 from gpuscale.advice.collectives import MeasuredCurves
 from gpuscale.advice.convergence import convergence_for
 from gpuscale.advice.from_bench import from_bench
+from gpuscale.advice.limits import mlperf_floor
 from gpuscale.advice.network_basis import network_basis
-from gpuscale.advice.plausible import mlperf_floor
 from gpuscale.advice.recommend import Advice, AdviceInputs, recommend
 from gpuscale.advice.request import ONE_BATCH_WITH_BENCH, AdviceRequest
 from gpuscale.analysis.critical_batch import ConvergenceModel

@@ -16,10 +16,11 @@ from gpuscale.advice import assumptions, caveats, fixed_cost, priors
 from gpuscale.advice.assumptions import BENCH, Assumption, bench_command
 from gpuscale.advice.device_power import Power, device_power
 from gpuscale.advice.fixed_cost import FixedCost
-from gpuscale.advice.model import Compute, ModelSpec, Network
-from gpuscale.advice.plausible import implied_device, rate_warnings
+from gpuscale.advice.limits import implied_device, rate_warnings
+from gpuscale.advice.model import Compute, ModelSpec
+from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.uncertainty import StepError
+from gpuscale.advice.step_error import StepError
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.peaks import peak_for
 from gpuscale.quantities import format_count, format_ms, number

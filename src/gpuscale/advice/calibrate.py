@@ -29,14 +29,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice import contention as measured_contention
 from gpuscale.advice import step_shape
 from gpuscale.advice.fixed_cost import FixedCost
-from gpuscale.advice.model import (
-    Compute,
-    ModelSpec,
-    Network,
-    comm_times_s,
-)
+from gpuscale.advice.model import Compute, ModelSpec
+from gpuscale.advice.network import Network
 from gpuscale.advice.step_shape import Shape
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.quantities import number
@@ -220,54 +217,6 @@ def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
     )
 
 
-def _comm_ratios(multi: pd.DataFrame, network: Network) -> pd.Series:
-    """Per N > 1 row: measured DDP communication over the network's prediction (NaN where
-    it was not measured); one prediction per distinct gradient size, N, bucket and
-    strategy."""
-    rows = multi.dropna(subset=["comm_ms", "grad_bytes_per_step"])
-    ratios = pd.Series(np.nan, index=multi.index, dtype=float)
-    predicted: dict[tuple, float] = {}
-    columns = zip(
-        rows.index,
-        rows["grad_bytes_per_step"].to_numpy(float),
-        rows["accelerators"].to_numpy(int),
-        rows["bucket_mb"].to_numpy(float),
-        (rows["strategy"] == "fsdp").to_numpy(bool),
-        rows["comm_ms"].to_numpy(float),
-        strict=True,
-    )
-    for index, grad, n, bucket, fsdp, comm in columns:
-        key = (grad, n, 25.0 if np.isnan(bucket) else bucket, fsdp)
-        if key not in predicted:
-            predicted[key], _ = comm_times_s(
-                network, grad, n, bucket_mb=key[2], strategy="fsdp" if fsdp else "ddp"
-            )
-        if predicted[key] > 0 and comm > 0:
-            ratios[index] = comm / (predicted[key] * 1e3)
-    return ratios
-
-
-def _comm_scale(ratios: pd.Series) -> float | None:
-    """Median of measured DDP communication over the network's prediction."""
-    found = ratios.dropna()
-    return float(found.median()) if len(found) else None
-
-
-def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, float], ...]:
-    """(N, median no-sync step at N over the same configuration's at N = 1)."""
-    if multi.empty or single.empty:
-        return ()
-    base = single.drop_duplicates("config_group", keep="last").set_index("config_group")
-    reference = multi["config_group"].map(base["nosync_step_ms_mean"]).astype(float)
-    ratio = multi["nosync_step_ms_mean"].astype(float) / reference
-    found = ratio.groupby(multi["accelerators"]).median().dropna()
-    return tuple((int(n), float(f)) for n, f in found.items() if f > 0)
-
-
-def _contention_text(slowdown: dict[int, float]) -> str:
-    return ", ".join(f"no-sync step x{number(f)} at N = {n}" for n, f in sorted(slowdown.items()))
-
-
 def _noise(rows: pd.DataFrame) -> NoiseScale | None:
     best = None
     for r in rows.itertuples():
@@ -302,7 +251,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]
     family = multi[multi["family"] == row["family"]]
-    slowdown, comm_scale, contention = _contention(
+    slowdown, comm_scale, contention = measured_contention.contention(
         single, (multi, family, own), row["family"], network
     )
     notes.append(f"contention at N > 1 from {contention}")
@@ -351,25 +300,6 @@ def _which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[str]:
         f"{row['model']} ran in {len(kinds)} configurations; this advice is on its "
         f"{row['precision']} {row['strategy']} runs (TF32 {row['tf32']}), the latest"
     ]
-
-
-def _contention(
-    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str, network: Network
-) -> tuple[dict[int, float], float | None, str]:
-    """Contention at N (no-sync slowdown per N, communication scale) and where it was
-    read: the most specific ``levels`` (every model of the configuration, the family,
-    the model's own runs) that measured it win."""
-    labels = ("every model of this configuration", f"the {family} family", "its own runs")
-    slowdown: dict[int, float] = {}
-    comm_scale, contention = None, "no N > 1 run: the N > 1 figures are extrapolated"
-    ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
-    for rows_at, label in zip(levels, labels, strict=True):
-        found = dict(_slowdown(rows_at, single))
-        if found:
-            slowdown.update(found)
-            contention = f"{label} ({_contention_text(found)})"
-        comm_scale = _comm_scale(ratios.loc[rows_at.index]) or comm_scale
-    return slowdown, comm_scale, contention
 
 
 def _power(rows: pd.DataFrame, model: str) -> tuple[float | None, tuple[tuple[int, float], ...]]:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
-from gpuscale.advice.uncertainty import StepError
+from gpuscale.advice.step_error import StepError
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.quantities import format_count, number
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gpuscale.advice.model import CommCurve, Link, Network, ring_factor
+from gpuscale.advice.network import CommCurve, Link, Network, ring_factor
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from gpuscale.advice.decision import Decision
 
 
-class Advice(Protocol):
-    """What the sentences read (``recommend.Advice``; not imported: no circle)."""
+class Explainable(Protocol):
+    """What the sentences read of a ``recommend.Advice`` (not imported: no circle)."""
 
     predictions: pd.DataFrame
     decision: Decision
@@ -77,7 +77,7 @@ def _row(frame: pd.DataFrame, n: int) -> pd.Series:
     return frame[frame["accelerators"] == n].iloc[0]
 
 
-def _recommendation(advice: Advice) -> list[str]:
+def _recommendation(advice: Explainable) -> list[str]:
     d: Decision = advice.decision
     frame = advice.predictions
     row = _row(frame, d.devices)
@@ -125,7 +125,7 @@ def _recommendation(advice: Advice) -> list[str]:
     return lines
 
 
-def _break_even(advice: Advice) -> list[str]:
+def _break_even(advice: Explainable) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     name = inputs.network.name
@@ -173,7 +173,7 @@ def _break_even(advice: Advice) -> list[str]:
     return lines
 
 
-def _step(advice: Advice) -> list[str]:
+def _step(advice: Explainable) -> list[str]:
     d = advice.decision
     if d.focus < 2:
         return []
@@ -219,7 +219,7 @@ def _step(advice: Advice) -> list[str]:
     return lines
 
 
-def _sources(advice: Advice) -> list[str]:
+def _sources(advice: Explainable) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     lines = list(inputs.sources)
@@ -245,7 +245,7 @@ def _sources(advice: Advice) -> list[str]:
     return lines
 
 
-def _scaling(advice: Advice) -> list[str]:
+def _scaling(advice: Explainable) -> list[str]:
     """How the counts were compared (global or per-device batch kept), the fixed cost,
     the other scaling where it was not the one decided on, and what would settle it."""
     inputs, d = advice.inputs, advice.decision
@@ -281,7 +281,7 @@ def _scaling(advice: Advice) -> list[str]:
     return lines
 
 
-def _searched(advice: Advice) -> str:
+def _searched(advice: Explainable) -> str:
     """With a convergence model and no batch kept: what each count's search chose (its
     global batch, read from the predictions), what the larger batch's samples cost at the
     focus count, and how to keep one batch instead."""
@@ -314,7 +314,7 @@ def _searched(advice: Advice) -> str:
     )
 
 
-def _weak_alternative(advice: Advice) -> list[str]:
+def _weak_alternative(advice: Explainable) -> list[str]:
     """Under strong scaling, what keeping the per-device batch would give at the focus
     count, and why the advice does not count on it."""
     alt, d = advice.alternative, advice.decision
@@ -333,7 +333,7 @@ def _weak_alternative(advice: Advice) -> list[str]:
     ]
 
 
-def explain(advice: Advice) -> list[str]:
+def explain(advice: Explainable) -> list[str]:
     """Sentences: the recommendation, how counts are compared and the fixed cost, the
     break-even, the step's parts and what decides them, what caps the speedup, and the
     sources and assumptions."""

@@ -19,10 +19,11 @@ from gpuscale.advice import assumptions, by_numbers, caveats, fixed_cost
 from gpuscale.advice.basis import DEFAULT_LINK, Basis
 from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
 from gpuscale.advice.device_power import device_power
-from gpuscale.advice.model import Network, predict_step
-from gpuscale.advice.plausible import rate_warnings
+from gpuscale.advice.limits import rate_warnings
+from gpuscale.advice.model import predict_step
+from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.uncertainty import StepError, leave_one_out
+from gpuscale.advice.step_error import StepError, leave_one_out
 from gpuscale.bench.results import flag_summary
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import SAME_SAMPLES
@@ -186,7 +187,7 @@ def _cpu_processes(basis: Basis, req: AdviceRequest, threads: int | None) -> Bas
 
 def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
     """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
-    N > 1 rows of the configuration advised on (see ``uncertainty``)."""
+    N > 1 rows of the configuration advised on (see ``step_error``)."""
 
     def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
         try:

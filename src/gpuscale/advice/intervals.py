@@ -1,6 +1,6 @@
 """The 80% intervals of a predictions table (``recommend.predictions``): every row's
 step and speedup re-predicted at the ends of the fixed cost's range and of the priors'
-ranges, then widened by the step's error at N (``advice/uncertainty.py``). ``inputs`` is
+ranges, then widened by the step's error at N (``advice/step_error.py``). ``inputs`` is
 a ``recommend.AdviceInputs`` (not imported: no circle)."""
 
 from __future__ import annotations

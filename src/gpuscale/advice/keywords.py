@@ -23,7 +23,7 @@ import pandas as pd
 
 from gpuscale.advice.api import advise as advise_request
 from gpuscale.advice.load import load_advice_data
-from gpuscale.advice.model import Link
+from gpuscale.advice.network import Link
 from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.interconnect.topology import Topology

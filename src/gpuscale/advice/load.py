@@ -16,7 +16,7 @@ import pandas as pd
 
 from gpuscale.advice.calibrate import CalibrationError
 from gpuscale.advice.collectives import MeasuredCurves
-from gpuscale.advice.model import CommCurve
+from gpuscale.advice.network import CommCurve
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.results import ResultsError, bench_table, read_results
 from gpuscale.interconnect.records import read_sweeps

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 from gpuscale.advice.basis import DEFAULT_LINK, Basis
 from gpuscale.advice.collectives import MeasuredCurves, network_from_collectives
-from gpuscale.advice.model import Link, Network
-from gpuscale.advice.plausible import topology_cap
+from gpuscale.advice.limits import topology_cap
+from gpuscale.advice.network import Link, Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import number

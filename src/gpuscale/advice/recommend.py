@@ -29,17 +29,10 @@ from gpuscale.advice.device_power import Power
 from gpuscale.advice.explain import explain
 from gpuscale.advice.fixed_cost import FixedCost, excess_ms
 from gpuscale.advice.intervals import add_intervals
-from gpuscale.advice.model import (
-    DEFAULT_BUCKET_MB,
-    Compute,
-    ModelSpec,
-    Network,
-    Step,
-    bucket_plan,
-    predict_step,
-)
+from gpuscale.advice.model import Compute, ModelSpec, Step, predict_step
+from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network, bucket_plan
 from gpuscale.advice.priors import with_input_rate
-from gpuscale.advice.uncertainty import StepError
+from gpuscale.advice.step_error import StepError
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.quantities import number

@@ -388,7 +388,7 @@ def report(
 
 def _check_preset(interconnect: str) -> None:
     """End the command before any work when ``--interconnect`` names no link preset."""
-    from gpuscale.advice.model import Link  # lazy: numpy (the advice model), not for --help
+    from gpuscale.advice.network import Link  # lazy: numpy (the advice model), not for --help
 
     with fail_on(ValueError):
         Link.from_preset(interconnect)

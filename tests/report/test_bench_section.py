@@ -274,3 +274,18 @@ def test_the_top_gives_the_decision_not_the_flagged_warning(tmp_path: Path) -> N
     assert any("flagged, used by the advice (--allow-flagged)" in line for line in section.answer)
     # what qualifies the decision (Advice.caveats) follows it, never replaces it
     assert section.answer[2].startswith("Advice for b: Provisional: ")
+
+
+def test_the_section_is_given_the_advice_and_computes_none(tmp_path: Path, monkeypatch) -> None:
+    """The advice is computed before the section (``report.bench_advice``): with it given,
+    drawing the section calls nothing of the advice."""
+    bench = table([("a", "mlp", 10**5, 100, 50), ("b", "mlp", 10**6, 100, 60)])
+    given = _advice(bench, interconnect="pcie-phb", max_devices=4)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the bench section called advise")
+
+    monkeypatch.setattr("gpuscale.advice.api.advise", refuse)
+    monkeypatch.setattr("gpuscale.report.bench_advice.advise", refuse)
+    section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
+    assert any(f.startswith("Advice for b:") for f in section.findings)

@@ -64,8 +64,11 @@ HELD_OUT = ("cnn-0.3m", "cnn-1.2m", "tf-7m")
 
 def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     """The model's N = 2 step predicted without its own N = 2 run, and the baselines."""
-    from gpuscale.advice.calibrate import calibrate, network_from_collectives, with_comm_scale
-    from gpuscale.advice.model import Link, Network, predict_step
+    from gpuscale.advice.calibrate import calibrate, with_comm_scale
+    from gpuscale.advice.collectives import network_from_collectives
+    from gpuscale.advice.load import read_collectives
+    from gpuscale.advice.model import predict_step
+    from gpuscale.advice.network import Link, Network
 
     ok = table[(table["status"] == "ok") & ~table["flagged"].astype(bool)]
     own = ok[ok["model"] == model].set_index("accelerators")
@@ -73,7 +76,7 @@ def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
         return None
     without = ok[~((ok["model"] == model) & (ok["accelerators"] == 2))]
     base = Network(intra=Link.from_preset("pcie-phb"))
-    network = network_from_collectives(sweep, base)
+    network = network_from_collectives(read_collectives(sweep), base)
     cal = calibrate(without, model, network)
     step = predict_step(
         cal.model,

@@ -29,8 +29,9 @@ from pathlib import Path
 from gpuscale.advice.api import advise
 from gpuscale.advice.calibrate import calibrate, default_model, with_comm_scale
 from gpuscale.advice.from_bench import step_error
-from gpuscale.advice.model import Link, Network, predict_step
-from gpuscale.advice.uncertainty import from_residuals
+from gpuscale.advice.model import predict_step
+from gpuscale.advice.network import Link, Network
+from gpuscale.advice.step_error import from_residuals
 from gpuscale.bench.config import BenchConfig, run_key
 from gpuscale.bench.results import SCHEMA, bench_table, read_results
 

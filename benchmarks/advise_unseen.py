@@ -221,7 +221,8 @@ def _unseen_row(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     gain": the advice then picks 2 only when its 80% interval excludes no gain)."""
     import gpuscale
     from gpuscale.advice.calibrate import calibrate
-    from gpuscale.advice.model import Link, Network, predict_step
+    from gpuscale.advice.model import predict_step
+    from gpuscale.advice.network import Link, Network
 
     ok = table[table["status"] == "ok"]
     own = ok[ok["model"] == model].set_index("accelerators")
@@ -239,7 +240,7 @@ def _unseen_row(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
         allow_flagged=True,
         scaling="weak",  # the bench's per-device batch at N = 2, samples fixed
     )
-    two = advice.predictions.set_index("devices").loc[2]
+    two = advice.predictions.set_index("accelerators").loc[2]
     cal = calibrate(rows.assign(flagged=False), model, Network(intra=Link.from_preset("pcie-phb")))
     preset = predict_step(
         cal.model,

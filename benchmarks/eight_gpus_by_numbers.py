@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import gpuscale
 from gpuscale.advice.recommend import recommend
-from gpuscale.advice.uncertainty import StepError
+from gpuscale.advice.step_error import StepError
 
 # (system, precision, per-GPU batch, images/s on 1 GPU, on 8, link preset, device)
 CASES = (
@@ -34,7 +34,7 @@ CASES = (
 
 
 def _at_eight(advice) -> tuple[float, float, float]:
-    row = advice.predictions.set_index("devices").loc[8]
+    row = advice.predictions.set_index("accelerators").loc[8]
     return float(row["speedup"]), float(row["speedup_low"]), float(row["speedup_high"])
 
 

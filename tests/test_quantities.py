@@ -91,7 +91,7 @@ def test_a_range_whose_ends_read_alike_is_one_value() -> None:
     import math as m
 
     from gpuscale.advice.explain import interval
-    from gpuscale.advice.uncertainty import from_residuals
+    from gpuscale.advice.step_error import from_residuals
 
     one = from_residuals([m.log(1.35)], 2, "the measured N > 1 steps").source
     assert "(error +35%)" in one and "to +35%" not in one

@@ -91,10 +91,10 @@ def test_energy_at_a_measured_n_is_the_power_measured_there(tmp_path: Path) -> N
         two={"power_w": 16.5, "power_w_total": 33.0},
     )
     frame = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=4).predictions
-    frame = frame.set_index("devices")
+    frame = frame.set_index("accelerators")
     for n, watts in ((1, 30.0), (2, 33.0), (4, 4 * 30.0)):
         assert frame.loc[n, "energy_kwh"] == pytest.approx(
-            frame.loc[n, "time_to_train_h"] * watts / 1e3
+            frame.loc[n, "time_to_train_min"] / 60 * watts / 1e3
         )
     # and each row says which power it was charged
     assert frame.loc[2, "energy_source"] == "measured at 2 device(s) (whole job)"
@@ -150,19 +150,21 @@ def test_cpu_devices_are_processes_of_this_host(tmp_path: Path, monkeypatch) -> 
     append_result(path, bench_record("mlp-1m", 1_000_000, 1, 1000.0, threads=3))
     monkeypatch.setattr("gpuscale.advice.from_bench.os.cpu_count", lambda: 7)
     cpu = gpuscale.advise(bench=path)
-    assert list(cpu.predictions["devices"]) == [1, 2]  # 7 cores // 3 threads
+    assert list(cpu.predictions["accelerators"]) == [1, 2]  # 7 cores // 3 threads
     text = " ".join(cpu.explanation)
     assert "capped at 2" in text and "7 core(s) / 3 thread(s)" in text
     assert cpu.inputs.network.name == "CPU processes" and "unknown" in text
     assert "assumed pcie-phb (10 GB/s)" not in text
-    assert gpuscale.advise(bench=path, max_devices=1).predictions["devices"].max() == 1
+    assert gpuscale.advise(bench=path, max_devices=1).predictions["accelerators"].max() == 1
     asked = gpuscale.advise(bench=path, max_devices=4)  # asked for: kept, and said
-    assert asked.predictions["devices"].max() == 4 and "at most 2" in " ".join(asked.explanation)
+    assert asked.predictions["accelerators"].max() == 4 and "at most 2" in " ".join(
+        asked.explanation
+    )
     given = gpuscale.advise(bench=path, link="pcie4-x16")
     assert given.inputs.network.name == "pcie4-x16"
     gpu = bench_table(read_results(path)[0]).assign(device="cuda", device_name="NVIDIA H100")
     on_gpu = gpuscale.advise(bench=gpu)
-    assert on_gpu.predictions["devices"].max() == 8
+    assert on_gpu.predictions["accelerators"].max() == 8
     assert on_gpu.inputs.network.name == "pcie-phb"
 
 
@@ -183,7 +185,7 @@ def test_contended_backward_still_hides_the_communication_it_measured(tmp_path: 
         )
         append_result(path, record)
     advice = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=2, scaling="weak")
-    two = advice.predictions.set_index("devices").loc[2]
+    two = advice.predictions.set_index("accelerators").loc[2]
     assert two["exposed_comm_ms"] == pytest.approx(0.0, abs=1e-9)
     assert two["step_ms"] == pytest.approx(10.5)  # its own measured step
 
@@ -233,7 +235,7 @@ def test_a_fixed_cost_entered_with_bench_results_replaces_the_measured_split(
     plain = gpuscale.advise(bench=str(path), link="pcie4-x16", max_devices=2)
     fixed = entered.inputs.fixed
     assert (fixed.source, fixed.ms, fixed.basis) == ("entered", 5, "--fixed-ms")
-    one, two = (entered.predictions.set_index("devices").loc[n] for n in (1, 2))
+    one, two = (entered.predictions.set_index("accelerators").loc[n] for n in (1, 2))
     assert one["compute_ms"] == pytest.approx(plain.predictions["compute_ms"].iloc[0])
     assert (two["batch_per_device"], two["compute_ms"]) == (4, pytest.approx(5 + 0.5 + 1))
     said = {a.term: a for a in entered.inputs.assumptions}["Fixed per-step cost"]

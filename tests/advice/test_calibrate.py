@@ -10,16 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpuscale.advice.calibrate import (
-    CalibrationError,
-    calibrate,
-    curves_from_collectives,
-    fit_compute,
-    fit_link,
-    network_from_collectives,
-    with_comm_scale,
-)
-from gpuscale.advice.model import Link, Network, predict_step
+from gpuscale.advice.calibrate import CalibrationError, calibrate, fit_compute, with_comm_scale
+from gpuscale.advice.collectives import fit_link, network_from_collectives
+from gpuscale.advice.load import curves_from_collectives, read_collectives
+from gpuscale.advice.model import predict_step
+from gpuscale.advice.network import Link, Network
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 
@@ -51,7 +46,7 @@ def test_link_read_off_a_sweep_recovers_the_ring_model(tmp_path, busbw, latency,
 
 
 def test_the_curve_is_used_where_measured(tmp_path: Path) -> None:
-    network = network_from_collectives(sweep_file(tmp_path, 2.0, 100.0), PHB)
+    network = network_from_collectives(read_collectives(sweep_file(tmp_path, 2.0, 100.0)), PHB)
     ring = 2 * 100e-6 + 1.0 * 5e6 / 2e9  # the sweep's own model at 5 MB, 2 ranks
     assert network.time_s(5e6, 2) == pytest.approx(ring, rel=0.02)  # log-log interpolation
     assert network.intra.busbw_gbs == pytest.approx(2.0, rel=1e-6)

@@ -122,7 +122,7 @@ STEP_PART = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?) (ms|s)\b")
 )
 def test_times_in_one_unit_as_the_table_has_them(params, step_ms, samples) -> None:
     """The recommendation and the fastest count say their times in one unit (never "47.9 s"
-    beside "1.79 min"), each the predictions' ``time_to_train_h`` in it; a step and its
+    beside "1.79 min"), each the predictions' ``time_to_train_min`` in it; a step and its
     parts likewise (never "1.38 s: compute 1 s (of it 3.5 ms ...")."""
     advice = gpuscale.advise(
         params=params, step_ms=step_ms, batch=32, link="pcie-phb", samples=samples, max_devices=8
@@ -131,7 +131,8 @@ def test_times_in_one_unit_as_the_table_has_them(params, step_ms, samples) -> No
     found = [t for line in times for t in line]
     assert found and len({unit for _, unit in found}) == 1, found
     per = {"s": 1 / 3600, "min": 1 / 60, "h": 1.0, "d": 24.0}
-    table = {number(h / per[found[0][1]]) for h in advice.predictions["time_to_train_h"]}
+    hours = advice.predictions["time_to_train_min"] / 60
+    table = {number(h / per[found[0][1]]) for h in hours}
     assert all(value in table for value, _ in found), (found, table)
     step = next(line for line in advice.explanation if line.startswith("On "))
     assert len({unit for _, unit in STEP_PART.findall(step.split("; speedup")[0])}) == 1, step

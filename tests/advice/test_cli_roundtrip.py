@@ -54,7 +54,7 @@ def test_bench_to_recommendation(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["recommendation"]["fastest"] in (1, 2, 4, 8)
-    assert [p["devices"] for p in doc["predictions"]] == [1, 2, 4, 8]
+    assert [p["accelerators"] for p in doc["predictions"]] == [1, 2, 4, 8]
     # the N = 2 run is the calibration point: predicted as measured (7 ms + 3 of 4 ms exposed)
     two = doc["predictions"][1]
     assert two["step_ms"] == pytest.approx(10.0)

@@ -35,7 +35,7 @@ requests = st.builds(
 
 def _check(advice: gpuscale.advice.recommend.Advice) -> None:  # type: ignore[name-defined]
     d = advice.decision
-    table = advice.predictions[advice.predictions["flags"] == ""].set_index("devices")
+    table = advice.predictions[advice.predictions["flags"] == ""].set_index("accelerators")
     text = "\n".join(advice.explanation)
     # one recommendation, the decision's count, and the numbers of its table row
     used = re.findall(r"^Use (\d+) device", text, re.M)
@@ -50,13 +50,13 @@ def _check(advice: gpuscale.advice.recommend.Advice) -> None:  # type: ignore[na
         return
     # no count is faster, reaches the target and is sure of a gain, and not recommended
     better = table[
-        (table["time_to_train_h"] < row["time_to_train_h"])
+        (table["time_to_train_min"] < row["time_to_train_min"])
         & (table["efficiency"] >= d.target_efficiency)
         & (table["speedup_low"] > 1)
     ]
     assert better.empty
     # the fastest named is the table's fastest
-    assert d.fastest == int(table["time_to_train_h"].idxmin())
+    assert d.fastest == int(table["time_to_train_min"].idxmin())
     assert ("Fastest:" in text) == (d.fastest != d.devices)
     # "more devices pay off" only when the count allowed is what caps, i.e. the
     # recommendation is the largest count
@@ -124,12 +124,12 @@ def test_a_plausible_input_is_not_flagged() -> None:
 
 def test_the_topology_caps_the_device_count(tmp_path: Path) -> None:
     two = gpuscale.advise(params=7e6, step_ms=20, batch=64, topology=parse_topo_matrix(TWO_GPUS))
-    assert two.predictions["devices"].max() == 2 and two.recommended <= 2
+    assert two.predictions["accelerators"].max() == 2 and two.recommended <= 2
     assert any("capped at the topology's 2 GPUs" in s for s in two.explanation)
     path = tmp_path / "one.txt"
     path.write_text(ONE_GPU)
     one = gpuscale.advise(params=7e6, step_ms=20, batch=64, topo=str(path))
-    assert list(one.predictions["devices"]) == [1]
+    assert list(one.predictions["accelerators"]) == [1]
     assert any("nothing to compare" in s for s in one.explanation)
 
 
@@ -144,7 +144,7 @@ def test_a_gain_inside_the_interval_is_not_recommended() -> None:
         target_efficiency=0.5,
         scaling="weak",
     )
-    row = advice.predictions.set_index("devices").loc[2]
+    row = advice.predictions.set_index("accelerators").loc[2]
     assert row["efficiency"] >= 0.5 and row["speedup_low"] <= 1 < row["speedup"]
     assert advice.recommended == 1 and advice.decision.held_back == 2
     assert "includes no gain" in " ".join(advice.explanation)

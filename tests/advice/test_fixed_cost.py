@@ -50,13 +50,13 @@ def test_two_step_times_price_strong_scaling_by_hand() -> None:
         interconnect="nvlink4",
         max_devices=2,
     )
-    one, two = (advice.predictions.set_index("devices").loc[n] for n in (1, 2))
+    one, two = (advice.predictions.set_index("accelerators").loc[n] for n in (1, 2))
     assert (one["global_batch"], two["global_batch"], two["batch_per_device"]) == (64, 64, 32)
     assert two["compute_ms"] == pytest.approx(13.2)
     assert two["fixed_excess_ms"] == pytest.approx(13.2 - 16.4 / 2)
     assert advice.inputs.fixed.source == "entered" and advice.inputs.fixed.ms == pytest.approx(10)
     # the weak alternative keeps 64 per device: its compute is the measured step
-    weak = advice.alternative.set_index("devices").loc[2]
+    weak = advice.alternative.set_index("accelerators").loc[2]
     assert weak["batch_per_device"] == 64 and weak["compute_ms"] == pytest.approx(16.4)
     # asked for weak scaling, the same: the samples assumed unchanged and said so
     asked = gpuscale.advise(
@@ -69,7 +69,7 @@ def test_two_step_times_price_strong_scaling_by_hand() -> None:
 def test_an_entered_fixed_cost_and_its_prior() -> None:
     entered = gpuscale.advise(params=1e6, step_ms=20, batch=64, fixed_ms=15, max_devices=2)
     assert entered.inputs.fixed.ms == 15 and entered.inputs.fixed.source == "entered"
-    two = entered.predictions.set_index("devices").loc[2]
+    two = entered.predictions.set_index("accelerators").loc[2]
     assert two["compute_ms"] == pytest.approx(15 + 5 / 2)
     prior = gpuscale.advise(params=1e6, step_ms=20, batch=64, max_devices=2)
     fixed = prior.inputs.fixed
@@ -97,7 +97,7 @@ def test_an_unknown_fixed_cost_widens_the_interval_to_include_no_gain() -> None:
     a narrower interval."""
     unknown = gpuscale.advise(params=1e6, step_ms=20, batch=64, max_devices=2)
     known = gpuscale.advise(params=1e6, step_ms=20, batch=64, fixed_ms=4, max_devices=2)
-    u, k = (a.predictions.set_index("devices").loc[2] for a in (unknown, known))
+    u, k = (a.predictions.set_index("accelerators").loc[2] for a in (unknown, known))
     assert u["speedup"] == pytest.approx(k["speedup"])  # the prior's point is 4 ms
     assert u["speedup_low"] < 1 < u["speedup"]
     assert u["speedup_high"] - u["speedup_low"] > k["speedup_high"] - k["speedup_low"]

@@ -61,5 +61,5 @@ def test_the_h100_batch_32_file_fits_batch_64_on_one_device(h100) -> None:
     assert result.exit_code == 0, result.output
     header, first = result.stdout.splitlines()[:2]  # stderr says what is provisional
     row = dict(zip(header.split(","), first.split(","), strict=True))
-    assert (row["devices"], row["batch_per_device"], row["accum"]) == ("1", "64", "1")
+    assert (row["accelerators"], row["batch_per_device"], row["accum"]) == ("1", "64", "1")
     assert row["compute_source"] == "modelled"

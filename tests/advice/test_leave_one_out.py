@@ -10,7 +10,7 @@ import pytest
 
 import gpuscale
 import gpuscale.advice.from_bench as from_bench
-from gpuscale.advice.uncertainty import MAX_LEFT_OUT
+from gpuscale.advice.step_error import MAX_LEFT_OUT
 
 from ..builders import bench_record, write_jsonl
 

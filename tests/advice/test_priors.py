@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import gpuscale
 from gpuscale.advice.recommend import recommend
-from gpuscale.advice.uncertainty import StepError
+from gpuscale.advice.step_error import StepError
 
 
 def _resnet50_on_a_dgx():
@@ -32,7 +32,7 @@ def test_each_prior_is_named_with_its_source() -> None:
     assert "PyTorch DDP paper" in ddp.basis and "one-H100" in ddp.basis
     assert "Chen et al. 2016" in wait.basis and "Horovod" in wait.basis
     assert "its range in the interval" in ddp.value and "its range in the interval" in wait.value
-    eight = advice.predictions.set_index("devices").loc[8]
+    eight = advice.predictions.set_index("accelerators").loc[8]
     assert eight["ddp_ms"] > 0 and eight["wait_ms"] > 0
     # the input pipeline: the rate the largest count needs, read off its row
     pipeline = said["Input pipeline"].value
@@ -45,8 +45,8 @@ def test_the_priors_narrow_the_interval_around_their_point() -> None:
     inputs = advice.inputs
     bare = replace(inputs.compute, ddp_ms_per_mparam=0.0, jitter_ms=(), jitter_ref_ms=0.0)
     before = recommend(replace(inputs, compute=bare, prior_range=(), error=StepError()))
-    now = advice.predictions.set_index("devices").loc[8]
-    then = before.predictions.set_index("devices").loc[8]
+    now = advice.predictions.set_index("accelerators").loc[8]
+    then = before.predictions.set_index("accelerators").loc[8]
     assert now["speedup"] < then["speedup"]  # what the numbers set to zero now costs
     assert now["speedup_low"] <= now["speedup"] <= now["speedup_high"]
     assert now["speedup_high"] - now["speedup_low"] < then["speedup_high"] - then["speedup_low"]

@@ -73,7 +73,7 @@ def advise(tmp_path: Path, *args: str) -> dict:
 
 
 def two_devices(doc: dict) -> dict:
-    return next(p for p in doc["predictions"] if p["devices"] == 2)
+    return next(p for p in doc["predictions"] if p["accelerators"] == 2)
 
 
 @pytest.mark.parametrize(("name", "params", "steps"), SMALL, ids=[s[0] for s in SMALL])

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import gpuscale
 from gpuscale.advice.device_power import Power, device_power
-from gpuscale.advice.model import Compute, Link, ModelSpec, Network
+from gpuscale.advice.model import Compute, ModelSpec
+from gpuscale.advice.network import Link, Network
 from gpuscale.advice.recommend import AdviceInputs, predictions, recommend
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.interconnect.topology import parse_topo_matrix
@@ -37,7 +38,7 @@ def test_without_convergence_time_follows_throughput() -> None:
     assert (frame["convergence_factor"] == 1).all()
     assert (frame["accum"] == 1).all() and (frame["batch_per_device"] == 64).all()
     assert frame["speedup"].to_numpy() == pytest.approx(
-        (frame["throughput_efficiency"] * frame["devices"]).to_numpy()
+        (frame["throughput_efficiency"] * frame["accelerators"]).to_numpy()
     )
 
 
@@ -49,7 +50,7 @@ def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
     assert largest["convergence_factor"] < largest["throughput_efficiency"]
     # the cap is read where the next step would go (the count above the recommended
     # one) and names the factor that loses more there
-    focus = advice.predictions.set_index("devices").loc[advice.decision.focus]
+    focus = advice.predictions.set_index("accelerators").loc[advice.decision.focus]
     assert advice.decision.focus > advice.recommended
     worse = min(
         ("convergence", focus["convergence_factor"]),
@@ -71,7 +72,7 @@ def test_search_lowers_the_per_device_batch_when_the_batch_costs_samples() -> No
     advice = recommend(
         inputs(convergence=ConvergenceModel(1e7, 512.0, "test"), compute=Compute(tflops=1.0))
     )
-    at64 = advice.predictions.set_index("devices").loc[64]
+    at64 = advice.predictions.set_index("accelerators").loc[64]
     assert at64["global_batch"] < 64 * 64  # not simply the measured batch everywhere
 
 
@@ -118,9 +119,9 @@ def test_energy_and_cost_per_trained_model() -> None:
     # 1 ms fixed and 0.01 ms/Mparam x 100 optimizer: a 2.384 ms step; 64M samples are 1M
     # steps = 2,384 s = 0.66222 h; at 700 W that is 0.46356 kWh, at $2/h $1.3244.
     advice = recommend(inputs(power=Power(700.0, "test"), price_per_device_hour=2.0, samples=64e6))
-    one = advice.predictions.set_index("devices").loc[1]
+    one = advice.predictions.set_index("accelerators").loc[1]
     assert one["step_ms"] == pytest.approx(2.384)
-    assert one["time_to_train_h"] == pytest.approx(0.662222, rel=1e-5)
+    assert one["time_to_train_min"] / 60 == pytest.approx(0.662222, rel=1e-5)
     assert one["energy_kwh"] == pytest.approx(0.463556, rel=1e-5)
     assert one["cost"] == pytest.approx(1.324444, rel=1e-5)
     unknown = predictions(inputs())
@@ -152,7 +153,7 @@ def test_the_detected_topology_chooses_the_link_and_says_so() -> None:
 
 def test_one_call_api_returns_a_dataclass_and_a_frame() -> None:
     result = gpuscale.advise(params=7e6, step_ms=20, batch=64, link="pcie-phb", max_devices=4)
-    assert list(result.predictions["devices"]) == [1, 2, 4]
+    assert list(result.predictions["accelerators"]) == [1, 2, 4]
     assert result.fastest in (1, 2, 4)
     assert result.explanation and all(isinstance(x, str) for x in result.explanation)
     with pytest.raises(ValueError, match="params and step_ms"):
@@ -180,8 +181,8 @@ def test_predictions_are_plausible(params, tflops, busbw, overlap, b_noise) -> N
         )
     )
     assert (frame["flags"] == "").all(), frame["flags"].tolist()
-    assert (frame["speedup"] <= frame["devices"] * (1 + 1e-9)).all()
-    assert all(math.isfinite(t) and t > 0 for t in frame["time_to_train_h"])
+    assert (frame["speedup"] <= frame["accelerators"] * (1 + 1e-9)).all()
+    assert all(math.isfinite(t) and t > 0 for t in frame["time_to_train_min"])
 
 
 @settings(max_examples=40, deadline=None)
@@ -192,6 +193,6 @@ def test_strong_scaling_splits_whole_batches_or_says_why(global_batch, batch, de
     except ValueError as exc:
         assert "cannot be split" in str(exc)
         return
-    assert frame["devices"].iloc[0] == 1
+    assert frame["accelerators"].iloc[0] == 1
     assert (frame["global_batch"] == global_batch).all()
     assert (frame["batch_per_device"] <= batch).all()

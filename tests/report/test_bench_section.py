@@ -8,15 +8,22 @@ from pathlib import Path
 import pandas as pd
 from typer.testing import CliRunner
 
+from gpuscale.advice.request import AdviceRequest
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.results import bench_table, read_results
 from gpuscale.cli import app
+from gpuscale.report.bench_advice import BenchAdvice, advice_on_bench
 from gpuscale.report.bench_figures import speedup_by_size
 from gpuscale.report.bench_section import bench_findings, build_bench_section, measured_answer
 from gpuscale.report.svg import FigureFiles
 
 from ..builders import bench_record
 from ..mlperf.logbuilder import RoundBuilder
+
+
+def _advice(bench: pd.DataFrame, **fields: object) -> BenchAdvice:
+    """The advice the report computes before its bench section (``--advise``)."""
+    return advice_on_bench(bench, AdviceRequest(**fields))
 
 
 def table(pairs: list[tuple[str, str, int, float, float]]) -> pd.DataFrame:
@@ -55,7 +62,7 @@ def test_all_slower_and_files(tmp_path: Path) -> None:
 def test_advice_adds_predictions(tmp_path: Path) -> None:
     bench = table([("a", "mlp", 10**5, 100, 50), ("b", "mlp", 10**6, 100, 60)])
     section = build_bench_section(
-        bench, FigureFiles(tmp_path), advice={"link": "pcie-phb", "max_devices": 4}
+        bench, FigureFiles(tmp_path), advice=_advice(bench, interconnect="pcie-phb", max_devices=4)
     )
     assert any(f.startswith("Advice for b:") for f in section.findings)
     assert (tmp_path / "advice_predicted_scaling.svg").exists()
@@ -102,7 +109,9 @@ def test_advice_asked_of_runs_that_all_failed_is_refused_with_why(tmp_path: Path
     path = tmp_path / "b.jsonl"
     _with_failed_and_flagged(path)
     failed = bench_table(read_results(path)[0]).query("status != 'ok'")
-    section = build_bench_section(failed, FigureFiles(tmp_path), advice={"link": "pcie-phb"})
+    section = build_bench_section(
+        failed, FigureFiles(tmp_path), advice=_advice(failed, interconnect="pcie-phb")
+    )
     assert section.advice_refused == "no run of the results measured (every one failed)"
     assert build_bench_section(failed, FigureFiles(tmp_path)).advice_refused is None
 
@@ -201,7 +210,7 @@ def test_the_advice_is_checked_against_each_measured_run(tmp_path: Path) -> None
     those checks, and a result only from trusted runs."""
     bench = _advised_with_a_flagged_rerun()
     section = build_bench_section(
-        bench, FigureFiles(tmp_path), advice={"link": "pcie-phb", "max_devices": 4}
+        bench, FigureFiles(tmp_path), advice=_advice(bench, interconnect="pcie-phb", max_devices=4)
     )
     checks = [f for f in section.findings if f.startswith("Measured b")]
     assert len(checks) == 2, section.findings
@@ -256,13 +265,27 @@ def test_report_puts_your_hardware_first(tmp_path: Path) -> None:
 
 
 def test_the_top_gives_the_decision_not_the_flagged_warning(tmp_path: Path) -> None:
-    advice = {"link": "pcie-phb", "max_devices": 4, "allow_flagged": True}
-    section = build_bench_section(
-        _advised_with_a_flagged_rerun(), FigureFiles(tmp_path), advice=advice
-    )
+    bench = _advised_with_a_flagged_rerun()
+    advice = _advice(bench, interconnect="pcie-phb", max_devices=4, allow_flagged=True)
+    section = build_bench_section(bench, FigureFiles(tmp_path), advice=advice)
     top = section.answer[1]
     assert top.startswith("Advice for b (from flagged runs, --allow-flagged: less certain): Use ")
     assert "WARNING" not in top
     assert any("flagged, used by the advice (--allow-flagged)" in line for line in section.answer)
     # what qualifies the decision (Advice.caveats) follows it, never replaces it
     assert section.answer[2].startswith("Advice for b: Provisional: ")
+
+
+def test_the_section_is_given_the_advice_and_computes_none(tmp_path: Path, monkeypatch) -> None:
+    """The advice is computed before the section (``report.bench_advice``): with it given,
+    drawing the section calls nothing of the advice."""
+    bench = table([("a", "mlp", 10**5, 100, 50), ("b", "mlp", 10**6, 100, 60)])
+    given = _advice(bench, interconnect="pcie-phb", max_devices=4)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the bench section called advise")
+
+    monkeypatch.setattr("gpuscale.advice.api.advise", refuse)
+    monkeypatch.setattr("gpuscale.report.bench_advice.advise", refuse)
+    section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
+    assert any(f.startswith("Advice for b:") for f in section.findings)

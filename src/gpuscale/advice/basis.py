@@ -10,17 +10,18 @@ the command that would measure it (``advice/assumptions.py``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 from gpuscale.advice import assumptions, caveats, fixed_cost, priors
 from gpuscale.advice.assumptions import BENCH, Assumption, bench_command
 from gpuscale.advice.device_power import Power, device_power
 from gpuscale.advice.fixed_cost import FixedCost
-from gpuscale.advice.model import Compute, ModelSpec, Network
-from gpuscale.advice.plausible import implied_device, rate_warnings
+from gpuscale.advice.limits import implied_device, rate_warnings
+from gpuscale.advice.model import Compute, ModelSpec
+from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.uncertainty import StepError
+from gpuscale.advice.step_error import StepError
+from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.hardware.peaks import peak_for
 from gpuscale.quantities import format_count, format_ms, number
 
@@ -28,15 +29,17 @@ from gpuscale.quantities import format_count, format_ms, number
 DEFAULT_LINK = "pcie-phb"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Basis:
     """What the advice rests on: the network, the model and its rate per device, and
-    where each came from (``sources``, ``warnings``, ``assumed``)."""
+    where each came from (``sources``, ``warnings``, ``assumed``). A value: each step
+    (``network_basis``, then ``from_numbers`` or ``from_bench.from_bench``) returns a new
+    one."""
 
     network: Network
     max_devices: int
-    sources: list[str]
-    warnings: list[str] = field(default_factory=list)
+    sources: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
     spec: ModelSpec | None = None
     compute: Compute | None = None
     per_device: int = 0
@@ -44,15 +47,16 @@ class Basis:
     max_batch: int | None = None  # the largest per-device batch that fits (None: per_device)
     overlap: float | None = None
     power: Power | None = None
-    noise: Any = None
+    noise: NoiseScale | None = None
     name: str = ""
     error: StepError = field(default_factory=StepError)
     link_assumed: bool = False  # no link given, detected or measured: the default link
     fixed: FixedCost | None = None
     prior_range: tuple[Compute, ...] = ()  # the compute at the priors' low and high ends
-    assumed: list[Assumption] = field(default_factory=list)
+    assumed: tuple[Assumption, ...] = ()
     same_samples: bool = False  # the bench's N > 1 runs saw the same samples per rank
-    measured: list[caveats.Measured] = field(default_factory=list)  # the model's N > 1 runs
+    measured: tuple[caveats.Measured, ...] = ()  # the model's N > 1 runs
+    bench_model: str | None = None  # the bench model whose runs measure a term (None: numbers)
 
 
 # What measures the fixed cost of a model given by numbers.
@@ -62,9 +66,9 @@ MEASURE_FIXED = (
 )
 
 
-def from_numbers(basis: Basis, req: AdviceRequest) -> None:
-    """Fill ``basis`` from the numbers given: the first (batch, step) pair is the
-    configuration advised on, split into fixed cost and per-sample work."""
+def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
+    """``basis`` with the model of the numbers given: the first (batch, step) pair is
+    the configuration advised on, split into fixed cost and per-sample work."""
     points = req.step_points
     per_device, step_ms = points[0]
     spec = ModelSpec(
@@ -76,30 +80,39 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> None:
     precision = "bf16" if req.grad_bytes == 2 else "fp32"
     whole = per_device * spec.flops / (step_ms / 1e3) / 1e12  # TFLOP/s of the whole step
     fixed = _fixed(req, points, spec, device, precision)
-    basis.spec, basis.per_device, basis.fixed = spec, per_device, fixed
-    compute = fixed_cost.resplit(Compute(tflops=whole), spec, per_device, fixed.ms)
+    split = fixed_cost.resplit(Compute(tflops=whole), spec, per_device, fixed.ms)
     # DDP's own work and the slowest device's wait: priors (advice/priors.py), their
     # range carried into the interval in place of the unmeasured +/-35%
-    basis.compute = priors.with_priors(compute, spec, per_device, "point")
-    basis.prior_range = tuple(
-        priors.with_priors(compute, spec, per_device, end) for end in ("low", "high")
-    )
-    basis.error = priors.ERROR
-    basis.min_batch = max(1, per_device // 8)  # the fixed cost prices smaller batches
-    basis.overlap = req.overlap
-    basis.power = device_power(None, req.device_name, given_w=req.power_w)
+    compute = priors.with_priors(split, spec, per_device, "point")
     flops = "the FLOPs given" if req.flops_per_sample else "6 x parameters FLOPs per sample"
-    basis.sources.append(
+    source = (
         f"Compute: {format_ms(step_ms)} per step of {per_device:,} samples -> "
         f"{number(whole)} TFLOP/s over the whole step at {flops}; of it "
         f"{format_ms(fixed.ms, step_ms)} fixed per step ({fixed.source}) and "
-        f"{format_ms(step_ms - basis.compute.fixed_ms, step_ms)} of per-sample work."
+        f"{format_ms(step_ms - compute.fixed_ms, step_ms)} of per-sample work."
     )
+    warnings: list[str] = []
     if fixed.source == "assumed":  # one step time: the whole step's rate is all we know
         low = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
-        basis.warnings += rate_warnings(whole, device, precision, low_note=low)
-    basis.name = f"a {format_count(spec.params)}-parameter model"
-    basis.assumed += _assumed(req, fixed, spec)
+        warnings = rate_warnings(whole, device, precision, low_note=low)
+    return replace(
+        basis,
+        spec=spec,
+        per_device=per_device,
+        fixed=fixed,
+        compute=compute,
+        prior_range=tuple(
+            priors.with_priors(split, spec, per_device, end) for end in ("low", "high")
+        ),
+        error=priors.ERROR,
+        min_batch=max(1, per_device // 8),  # the fixed cost prices smaller batches
+        overlap=req.overlap,
+        power=device_power(None, req.device_name, given_w=req.power_w),
+        sources=(*basis.sources, source),
+        warnings=(*basis.warnings, *warnings),
+        name=f"a {format_count(spec.params)}-parameter model",
+        assumed=(*basis.assumed, *_assumed(req, fixed, spec)),
+    )
 
 
 def _fixed(

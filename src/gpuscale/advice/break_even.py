@@ -8,7 +8,8 @@ import math
 from dataclasses import replace
 from typing import Protocol
 
-from gpuscale.advice.model import Compute, ModelSpec, Network, Step, predict_step
+from gpuscale.advice.model import Compute, ModelSpec, Step, predict_step
+from gpuscale.advice.network import Network
 
 
 class Pair(Protocol):

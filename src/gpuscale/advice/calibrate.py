@@ -1,5 +1,5 @@
-"""Calibrating the step model from measurements: ``gpuscale bench`` results and a
-``gpuscale collectives`` sweep.
+"""Calibrating the step model from ``gpuscale bench`` results (a ``gpuscale collectives``
+sweep: ``advice/collectives.py``).
 
 * Compute: the model's own fixed per-step cost where the bench timed it at two batches
   (``fixed_ms``: the intercept of its plain step against the batch, less the optimizer),
@@ -25,26 +25,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice import contention as measured_contention
 from gpuscale.advice import step_shape
 from gpuscale.advice.fixed_cost import FixedCost
-from gpuscale.advice.model import (
-    CommCurve,
-    Compute,
-    Link,
-    ModelSpec,
-    Network,
-    comm_times_s,
-    ring_factor,
-)
+from gpuscale.advice.model import Compute, ModelSpec
+from gpuscale.advice.network import Network
 from gpuscale.advice.step_shape import Shape
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
-from gpuscale.interconnect.records import read_sweeps
 from gpuscale.quantities import number
 
 # Runs that share a machine setting: their compute and communication are comparable.
@@ -226,54 +217,6 @@ def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
     )
 
 
-def _comm_ratios(multi: pd.DataFrame, network: Network) -> pd.Series:
-    """Per N > 1 row: measured DDP communication over the network's prediction (NaN where
-    it was not measured); one prediction per distinct gradient size, N, bucket and
-    strategy."""
-    rows = multi.dropna(subset=["comm_ms", "grad_bytes_per_step"])
-    ratios = pd.Series(np.nan, index=multi.index, dtype=float)
-    predicted: dict[tuple, float] = {}
-    columns = zip(
-        rows.index,
-        rows["grad_bytes_per_step"].to_numpy(float),
-        rows["accelerators"].to_numpy(int),
-        rows["bucket_mb"].to_numpy(float),
-        (rows["strategy"] == "fsdp").to_numpy(bool),
-        rows["comm_ms"].to_numpy(float),
-        strict=True,
-    )
-    for index, grad, n, bucket, fsdp, comm in columns:
-        key = (grad, n, 25.0 if np.isnan(bucket) else bucket, fsdp)
-        if key not in predicted:
-            predicted[key], _ = comm_times_s(
-                network, grad, n, bucket_mb=key[2], strategy="fsdp" if fsdp else "ddp"
-            )
-        if predicted[key] > 0 and comm > 0:
-            ratios[index] = comm / (predicted[key] * 1e3)
-    return ratios
-
-
-def _comm_scale(ratios: pd.Series) -> float | None:
-    """Median of measured DDP communication over the network's prediction."""
-    found = ratios.dropna()
-    return float(found.median()) if len(found) else None
-
-
-def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, float], ...]:
-    """(N, median no-sync step at N over the same configuration's at N = 1)."""
-    if multi.empty or single.empty:
-        return ()
-    base = single.drop_duplicates("config_group", keep="last").set_index("config_group")
-    reference = multi["config_group"].map(base["nosync_step_ms_mean"]).astype(float)
-    ratio = multi["nosync_step_ms_mean"].astype(float) / reference
-    found = ratio.groupby(multi["accelerators"]).median().dropna()
-    return tuple((int(n), float(f)) for n, f in found.items() if f > 0)
-
-
-def _contention_text(slowdown: dict[int, float]) -> str:
-    return ", ".join(f"no-sync step x{number(f)} at N = {n}" for n, f in sorted(slowdown.items()))
-
-
 def _noise(rows: pd.DataFrame) -> NoiseScale | None:
     best = None
     for r in rows.itertuples():
@@ -308,7 +251,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]
     family = multi[multi["family"] == row["family"]]
-    slowdown, comm_scale, contention = _contention(
+    slowdown, comm_scale, contention = measured_contention.contention(
         single, (multi, family, own), row["family"], network
     )
     notes.append(f"contention at N > 1 from {contention}")
@@ -359,25 +302,6 @@ def _which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[str]:
     ]
 
 
-def _contention(
-    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str, network: Network
-) -> tuple[dict[int, float], float | None, str]:
-    """Contention at N (no-sync slowdown per N, communication scale) and where it was
-    read: the most specific ``levels`` (every model of the configuration, the family,
-    the model's own runs) that measured it win."""
-    labels = ("every model of this configuration", f"the {family} family", "its own runs")
-    slowdown: dict[int, float] = {}
-    comm_scale, contention = None, "no N > 1 run: the N > 1 figures are extrapolated"
-    ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
-    for rows_at, label in zip(levels, labels, strict=True):
-        found = dict(_slowdown(rows_at, single))
-        if found:
-            slowdown.update(found)
-            contention = f"{label} ({_contention_text(found)})"
-        comm_scale = _comm_scale(ratios.loc[rows_at.index]) or comm_scale
-    return slowdown, comm_scale, contention
-
-
 def _power(rows: pd.DataFrame, model: str) -> tuple[float | None, tuple[tuple[int, float], ...]]:
     """Watts per device at N = 1 (the latest run), and the whole job's power as measured
     at each N (median per N)."""
@@ -415,85 +339,6 @@ def default_model(table: pd.DataFrame) -> str:
             )
         raise CalibrationError("the bench results hold no trustworthy N = 1 run")
     return str(single.sort_values("params")["model"].iloc[-1])
-
-
-def fit_link(curve: CommCurve, name: str) -> Link:
-    """An alpha-beta link read off a curve where each constant decides: the bus bandwidth
-    from the slope through the large sizes (the largest sixteenth of the range, three
-    sizes at least), the latency from the small sizes' median time less their bandwidth
-    term. (One line through 8 B to 128 MB lets the many small sizes pull the slope: on
-    gloo it overstated the bandwidth by 40%.)"""
-    size, time_s = np.asarray(curve.sizes), np.asarray(curve.times_s)
-    large = size >= size.max() / 16
-    if large.sum() < 3:
-        large = np.arange(len(size)) >= len(size) - 3
-    # a noisy sweep can give a slope near zero: never more than 4x the best bus
-    # bandwidth the sweep actually reached
-    observed = float(np.max(ring_factor(curve.ranks) * size / time_s))
-    slope = max(
-        float(np.polyfit(size[large], time_s[large], 1)[0]),
-        ring_factor(curve.ranks) / (4 * observed),
-    )
-    small = np.arange(len(size)) < max(1, len(size) // 4)
-    fixed_s = max(float(np.median(time_s[small] - slope * size[small])), 0.0)
-    return Link(
-        busbw_gbs=ring_factor(curve.ranks) / slope / 1e9,
-        latency_us=fixed_s / (2 * (curve.ranks - 1)) * 1e6,
-        name=name,
-    )
-
-
-def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, Any]]:
-    """The measured curves of a ``gpuscale collectives`` file (latest sweep of each rank
-    count, in-place where both were run, median per size) and the latest header."""
-    sweeps = read_sweeps(path)
-    table = sweeps.results
-    if table is None or table.empty:
-        raise CalibrationError(f"{path}: no collectives measurement")
-    table = table[table["status"] == "ok"]
-    curves: list[CommCurve] = []
-    for (op, ranks), rows in table.groupby(["op", "ranks"]):
-        if op not in ("all_reduce", "all_gather", "reduce_scatter") or ranks < 2:
-            continue
-        rows = rows[rows["sweep_id"] == rows["sweep_id"].iloc[-1]]
-        if (rows["placement"] == "in-place").any():
-            rows = rows[rows["placement"] == "in-place"]
-        curve = rows.groupby("size_bytes")["time_us"].median()
-        if len(curve) >= 4:
-            curves.append(
-                CommCurve(
-                    str(op),
-                    int(ranks),
-                    tuple(curve.index.astype(float)),
-                    tuple(curve.to_numpy(float) / 1e6),
-                )
-            )
-    if not any(c.op == "all_reduce" for c in curves):
-        raise CalibrationError(
-            f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks (a "
-            "one-device host measures none: leave out --collectives and give the link as "
-            "--interconnect PRESET)"
-        )
-    header = sweeps.headers.get(sweeps.latest, {}) if sweeps.latest else {}
-    return curves, header
-
-
-def network_from_collectives(path: Path, base: Network) -> Network:
-    """``base`` with the measured curves; the intra-node link is read off the largest
-    single-node all-reduce (for device counts the sweep did not cover)."""
-    curves, header = curves_from_collectives(path)
-    nodes = int(header.get("nodes") or 1)
-    per_node = base.per_node
-    if nodes > 1 and not per_node:
-        per_node = int(header.get("ranks", 0)) // nodes or None
-    network = replace(base, per_node=per_node, curves=tuple(curves))
-    inside = [c for c in curves if c.op == "all_reduce" and not network.spans_nodes(c.ranks)]
-    if inside:
-        widest = max(inside, key=lambda c: c.ranks)
-        loaded = ", under compute load" if header.get("settings", {}).get("load") else ""
-        intra = fit_link(widest, f"measured ({path.name}, {widest.ranks} ranks{loaded})")
-        network = replace(network, intra=intra)
-    return network
 
 
 def with_comm_scale(network: Network, calibration: Calibration) -> Network:

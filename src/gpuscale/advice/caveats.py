@@ -18,7 +18,7 @@ import pandas as pd
 
 from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
-from gpuscale.advice.uncertainty import StepError
+from gpuscale.advice.step_error import StepError
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.quantities import format_count, number
 
@@ -38,7 +38,12 @@ class Measured:
 
 
 def defaults_used(
-    request: AdviceRequest, *, samples_used: bool, link_assumed: bool, link: str
+    request: AdviceRequest,
+    *,
+    samples_used: bool,
+    link_assumed: bool,
+    link: str,
+    from_bench: bool = False,
 ) -> list[str]:
     """The inputs the user never gave that the times to a trained model rest on, each
     with what to give instead: the samples to train (``samples_used``: the time rests on
@@ -50,7 +55,7 @@ def defaults_used(
             f"--samples {format_count(DEFAULT_SAMPLES)}, the default, not your model's samples "
             "to train (give --samples)"
         )
-    if request.bench is None and request.step_ms is not None and request.batch is None:
+    if not from_bench and request.step_ms is not None and request.batch is None:
         said.append(
             f"--step-ms taken at batch {DEFAULT_BATCH}, the default (give --batch: the "
             "per-device batch of that step)"
@@ -104,7 +109,7 @@ def _predicted_like(
         if frame is None:
             continue
         rows = frame[
-            (frame["devices"] == devices)
+            (frame["accelerators"] == devices)
             & (frame["batch_per_device"] == batch_per_device)
             & (frame["accum"] == 1)
         ]
@@ -172,6 +177,7 @@ def qualify(
     error: StepError,
     measured: list[Measured],
     link_assumed: bool = False,
+    from_bench: bool = False,
 ) -> Advice:
     """The advice with what qualifies its headline said first (``caveats``, and the
     explanation's first lines). ``noise``: the bench's noise scale (None: not measured);
@@ -185,6 +191,7 @@ def qualify(
         samples_used=not (from_rcps and not convergence.source.endswith(", scaled")),
         link_assumed=link_assumed,
         link=inputs.network.intra.name if inputs else "",
+        from_bench=from_bench,
     )
     lines = headline(
         defaults=defaults,

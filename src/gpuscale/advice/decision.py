@@ -41,7 +41,7 @@ class Decision:
     batch_per_device: float
     accum: int
     global_batch: float
-    time_to_train_h: float
+    time_to_train_min: float
     speedup: float
     speedup_low: float  # the 80% interval
     speedup_high: float
@@ -91,7 +91,7 @@ def overheads(row: pd.Series) -> dict[str, float]:
 
 def dominant_term(row: pd.Series) -> str:
     """The largest overhead, or ``compute`` at >= 95% throughput efficiency (or N = 1)."""
-    if row["devices"] < 2 or row["throughput_efficiency"] >= NEGLIGIBLE:
+    if row["accelerators"] < 2 or row["throughput_efficiency"] >= NEGLIGIBLE:
         return "compute"
     parts = overheads(row)
     return max(parts, key=parts.get)
@@ -120,29 +120,33 @@ def decide(
         )
     refused = any(w.startswith("IMPLAUSIBLE") for w in warnings)
     chosen, held_back = _chosen(trusted, target_efficiency, refused)
-    larger = trusted[trusted["devices"] > chosen["devices"]]
+    larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
     term = dominant_term(focus)
-    if len(larger) == 0 and int(chosen["devices"]) > 1:
+    if len(larger) == 0 and int(chosen["accelerators"]) > 1:
         cap = "devices"  # still paying at the largest count allowed
     else:
-        cap = cap_at(focus) if focus["devices"] > 1 else "none"
+        cap = cap_at(focus) if focus["accelerators"] > 1 else "none"
     change = {"convergence": "convergence", "devices": "devices"}.get(cap, term)
     if cap == "none" and len(larger):
         change = "uncertain" if held_back is not None else term
     return Decision(
-        devices=int(chosen["devices"]),
+        devices=int(chosen["accelerators"]),
         accum=int(chosen["accum"]),
         **{name: float(chosen[name]) for name in _CHOSEN},
         target_efficiency=target_efficiency,
-        reaches_target=bool(chosen["efficiency"] >= target_efficiency or chosen["devices"] == 1),
-        held_back=None if held_back is None else int(held_back["devices"]),
+        reaches_target=bool(
+            chosen["efficiency"] >= target_efficiency or chosen["accelerators"] == 1
+        ),
+        held_back=None if held_back is None else int(held_back["accelerators"]),
         held_back_low=None if held_back is None else float(held_back["speedup_low"]),
-        fastest=int(trusted.loc[trusted["time_to_train_h"].idxmin(), "devices"]),
-        largest=int(trusted["devices"].iloc[-1]),
-        focus=int(focus["devices"]),
+        fastest=int(trusted.loc[trusted["time_to_train_min"].idxmin(), "accelerators"]),
+        largest=int(trusted["accelerators"].iloc[-1]),
+        focus=int(focus["accelerators"]),
         dominant_term=term,
-        overheads_ms=overheads(focus) if focus["devices"] > 1 else dict.fromkeys(OVERHEADS, 0.0),
+        overheads_ms=overheads(focus)
+        if focus["accelerators"] > 1
+        else dict.fromkeys(OVERHEADS, 0.0),
         **{f"focus_{name}": float(focus[name]) for name in _FOCUS},
         cap=cap,
         change=change,
@@ -152,7 +156,7 @@ def decide(
 
 # the columns of the predictions a Decision keeps for the chosen count and for the focus
 _SPEEDUP = ("speedup", "speedup_low", "speedup_high", "throughput_efficiency", "convergence_factor")
-_CHOSEN = ("batch_per_device", "global_batch", "time_to_train_h", "efficiency", *_SPEEDUP)
+_CHOSEN = ("batch_per_device", "global_batch", "time_to_train_min", "efficiency", *_SPEEDUP)
 _FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
 
 
@@ -162,10 +166,14 @@ def _chosen(
     """The fastest count that reaches ``target`` efficiency with a speedup surely above 1
     (its interval's low end; never above 1 when ``refused``: an input cannot be true), and
     the faster count held back because its speedup is not sure (None when there is none)."""
-    reaching = trusted[(trusted["efficiency"] >= target) | (trusted["devices"] == 1)]
-    sure = reaching[(reaching["devices"] == 1) | ((reaching["speedup_low"] > 1) & (not refused))]
-    chosen = sure.loc[sure["time_to_train_h"].idxmin()]
-    best = reaching.loc[reaching["time_to_train_h"].idxmin()]
-    if int(best["devices"]) != int(chosen["devices"]) and (refused or best["speedup_low"] <= 1):
+    reaching = trusted[(trusted["efficiency"] >= target) | (trusted["accelerators"] == 1)]
+    sure = reaching[
+        (reaching["accelerators"] == 1) | ((reaching["speedup_low"] > 1) & (not refused))
+    ]
+    chosen = sure.loc[sure["time_to_train_min"].idxmin()]
+    best = reaching.loc[reaching["time_to_train_min"].idxmin()]
+    if int(best["accelerators"]) != int(chosen["accelerators"]) and (
+        refused or best["speedup_low"] <= 1
+    ):
         return chosen, best
     return chosen, None

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from gpuscale.advice.decision import Decision
 
 
-class Advice(Protocol):
-    """What the sentences read (``recommend.Advice``; not imported: no circle)."""
+class Explainable(Protocol):
+    """What the sentences read of a ``recommend.Advice`` (not imported: no circle)."""
 
     predictions: pd.DataFrame
     decision: Decision
@@ -66,31 +66,32 @@ def interval(low: float, high: float) -> str:
 
 def _config(row: pd.Series) -> str:
     accum = f" x {int(row['accum'])} accumulation steps" if row["accum"] > 1 else ""
+    batch = format_count(row["batch_per_device"])
     return (
-        f"{int(row['devices'])} device(s), per-device batch {format_count(row['batch_per_device'])}"
+        f"{int(row['accelerators'])} device(s), per-device batch {batch}"
         f"{accum} (global batch {format_count(row['global_batch'])})"
     )
 
 
 def _row(frame: pd.DataFrame, n: int) -> pd.Series:
-    return frame[frame["devices"] == n].iloc[0]
+    return frame[frame["accelerators"] == n].iloc[0]
 
 
-def _recommendation(advice: Advice) -> list[str]:
+def _recommendation(advice: Explainable) -> list[str]:
     d: Decision = advice.decision
     frame = advice.predictions
     row = _row(frame, d.devices)
     lines = list(d.warnings)
-    unit = duration_unit(d.time_to_train_h)  # every time to train here in one unit
+    unit = duration_unit(d.time_to_train_min / 60)  # every time to train here in one unit
+    time = format_hours(d.time_to_train_min / 60, unit)
     if d.devices > 1:
         lines.append(
-            f"Use {_config(row)}: {format_hours(d.time_to_train_h, unit)} to a trained model, "
+            f"Use {_config(row)}: {time} to a trained model, "
             f"speedup {number(d.speedup)} ({interval(d.speedup_low, d.speedup_high)}), "
             f"efficiency {d.efficiency:.0%} = throughput efficiency "
             f"{d.throughput_efficiency:.0%} x convergence factor {d.convergence_factor:.0%}."
         )
     else:
-        time = format_hours(d.time_to_train_h, unit)
         lines.append(f"Use {_config(row)}: {time} to a trained model.")
         if d.held_back is not None:
             held = _row(frame, d.held_back)
@@ -113,8 +114,9 @@ def _recommendation(advice: Advice) -> list[str]:
             lines.append("Only one device is available: there is nothing to compare.")
     if d.fastest != d.devices:
         fastest = _row(frame, d.fastest)
+        fastest_time = format_hours(fastest["time_to_train_min"] / 60, unit)
         lines.append(
-            f"Fastest: {_config(fastest)}, {format_hours(fastest['time_to_train_h'], unit)} at "
+            f"Fastest: {_config(fastest)}, {fastest_time} at "
             f"efficiency {fastest['efficiency']:.0%} (speedup "
             f"{interval(fastest['speedup_low'], fastest['speedup_high'])})."
         )
@@ -123,7 +125,7 @@ def _recommendation(advice: Advice) -> list[str]:
     return lines
 
 
-def _break_even(advice: Advice) -> list[str]:
+def _break_even(advice: Explainable) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     name = inputs.network.name
@@ -171,7 +173,7 @@ def _break_even(advice: Advice) -> list[str]:
     return lines
 
 
-def _step(advice: Advice) -> list[str]:
+def _step(advice: Explainable) -> list[str]:
     d = advice.decision
     if d.focus < 2:
         return []
@@ -217,7 +219,7 @@ def _step(advice: Advice) -> list[str]:
     return lines
 
 
-def _sources(advice: Advice) -> list[str]:
+def _sources(advice: Explainable) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     lines = list(inputs.sources)
@@ -239,11 +241,11 @@ def _sources(advice: Advice) -> list[str]:
     lines.append(f"Step interval: {inputs.error.source}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():
-        lines.append(f"Left out {row.devices} device(s): {row.flags}.")
+        lines.append(f"Left out {row.accelerators} device(s): {row.flags}.")
     return lines
 
 
-def _scaling(advice: Advice) -> list[str]:
+def _scaling(advice: Explainable) -> list[str]:
     """How the counts were compared (global or per-device batch kept), the fixed cost,
     the other scaling where it was not the one decided on, and what would settle it."""
     inputs, d = advice.inputs, advice.decision
@@ -279,7 +281,7 @@ def _scaling(advice: Advice) -> list[str]:
     return lines
 
 
-def _searched(advice: Advice) -> str:
+def _searched(advice: Explainable) -> str:
     """With a convergence model and no batch kept: what each count's search chose (its
     global batch, read from the predictions), what the larger batch's samples cost at the
     focus count, and how to keep one batch instead."""
@@ -287,8 +289,8 @@ def _searched(advice: Advice) -> str:
     chosen = ", ".join(
         f"{format_count(r.batch_per_device)}"
         + (f" x {r.accum}" if r.accum > 1 else "")
-        + f" (global batch {format_count(r.global_batch)}) on {r.devices} "
-        + ("device" if r.devices == 1 else "devices")
+        + f" (global batch {format_count(r.global_batch)}) on {r.accelerators} "
+        + ("device" if r.accelerators == 1 else "devices")
         for r in frame.itertuples()
     )
     text = (
@@ -298,7 +300,7 @@ def _searched(advice: Advice) -> str:
     )
     if frame["global_batch"].nunique() > 1:
         text += "; the global batch grows with the count"
-        if focus in set(frame["devices"]) and focus > 1:
+        if focus in set(frame["accelerators"]) and focus > 1:
             factor = _row(frame, focus)["convergence_factor"]
             text += (
                 f", and on {focus} devices the samples it needs leave a convergence factor "
@@ -312,11 +314,11 @@ def _searched(advice: Advice) -> str:
     )
 
 
-def _weak_alternative(advice: Advice) -> list[str]:
+def _weak_alternative(advice: Explainable) -> list[str]:
     """Under strong scaling, what keeping the per-device batch would give at the focus
     count, and why the advice does not count on it."""
     alt, d = advice.alternative, advice.decision
-    if alt is None or d.focus < 2 or d.focus not in set(alt["devices"]):
+    if alt is None or d.focus < 2 or d.focus not in set(alt["accelerators"]):
         return []
     row, one = _row(alt, d.focus), _row(alt, 1)
     return [
@@ -331,7 +333,7 @@ def _weak_alternative(advice: Advice) -> list[str]:
     ]
 
 
-def explain(advice: Advice) -> list[str]:
+def explain(advice: Explainable) -> list[str]:
     """Sentences: the recommendation, how counts are compared and the fixed cost, the
     break-even, the step's parts and what decides them, what caps the speedup, and the
     sources and assumptions."""

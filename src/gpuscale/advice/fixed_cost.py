@@ -46,7 +46,7 @@ from gpuscale.quantities import format_ms
 if TYPE_CHECKING:
     import pandas as pd
 
-MIN_MFU = 0.01  # the plausibility floor of advice/plausible.py: a step's work runs faster
+MIN_MFU = 0.01  # the plausibility floor of advice/limits.py: a step's work runs faster
 
 
 @dataclass(frozen=True, slots=True)

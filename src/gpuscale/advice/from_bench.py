@@ -3,7 +3,8 @@ the runs of one model, its measured overlap, DDP overhead, wait, fixed per-step 
 power and noise scale, the step's interval from leave-one-out, and every term the runs
 did not measure said as assumed (``advice/assumptions.py``). Flagged runs are left out
 unless allowed; ``--fixed-ms`` replaces the measured split of the step
-(``fixed_cost.resplit``). The advice from numbers is ``basis.from_numbers``."""
+(``fixed_cost.resplit``). The bench table is read before (``advice/load.py``); the advice
+from numbers is ``basis.from_numbers``."""
 
 from __future__ import annotations
 
@@ -18,26 +19,26 @@ from gpuscale.advice import assumptions, by_numbers, caveats, fixed_cost
 from gpuscale.advice.basis import DEFAULT_LINK, Basis
 from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
 from gpuscale.advice.device_power import device_power
-from gpuscale.advice.model import Network, predict_step
-from gpuscale.advice.plausible import rate_warnings
+from gpuscale.advice.limits import rate_warnings
+from gpuscale.advice.model import predict_step
+from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.uncertainty import StepError, leave_one_out
-from gpuscale.bench.results import ResultsError, bench_table, flag_summary, read_results
+from gpuscale.advice.step_error import StepError, leave_one_out
+from gpuscale.bench.results import flag_summary
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import format_ms, number
 from gpuscale.tables import BENCH_COLUMNS
 
 
-def from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> None:
-    """Fill ``basis`` from the bench: the model calibrated on its runs, its measured
+def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
+    """``basis`` with the model calibrated on the bench's runs of it, its measured
     overlap, power and noise scale, and the step's interval from leave-one-out."""
-    bench_frame, skipped = _bench_table(frame if frame is not None else req.bench)
-    basis.sources += skipped
+    _check_columns(bench)
     by_numbers.check(req)
     if req.model is not None:
-        _known_model(bench_frame, req.model, req.bench)
-    table, warning = _with_flagged(bench_frame, req.allow_flagged)
+        _known_model(bench, req.model, req.bench)
+    table, warning = _with_flagged(bench, req.allow_flagged)
     try:
         if req.params is not None:  # a model the bench did not measure: its family's rate
             model, family, how = by_numbers.representative(table, req)
@@ -46,39 +47,56 @@ def from_bench(basis: Basis, req: AdviceRequest, frame: pd.DataFrame | None) -> 
             cal = calibrate(table, req.model or default_model(table), basis.network)
     except CalibrationError as exc:
         raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
-    if warning:
-        basis.warnings.append(warning)
-    basis.measured = caveats.measured_runs(bench_frame, cal.name, req.allow_flagged)
-    basis.error = step_error(table, basis.network, cal)
-    basis.network = with_comm_scale(basis.network, cal)
+    measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged))
+    basis = replace(
+        basis,
+        warnings=(*basis.warnings, *([warning] if warning else [])),
+        measured=measured,
+        error=step_error(table, basis.network, cal),
+        network=with_comm_scale(basis.network, cal),
+    )
     if cal.device == "cpu":
-        _cpu_processes(basis, req, cal.threads)
-    basis.spec = replace(cal.model, grad_bytes_per_param=req.grad_bytes)
-    basis.name = cal.name
-    basis.compute, basis.per_device = cal.compute, req.batch or cal.batch
-    if cal.max_batch is not None and req.batch is None:  # the memory measured decides
-        basis.max_batch = max(cal.max_batch, basis.per_device)
+        basis = _cpu_processes(basis, req, cal.threads)
+    per_device = req.batch or cal.batch
     overlap = cal.overlap if req.overlap is None else req.overlap
     if overlap is None and cal.device == "cpu":
         overlap = 0.0  # gloo reduces on the cores backward uses
-    basis.overlap = overlap
     power = device_power(cal.device, cal.device_name, measured_w=cal.power_w, given_w=req.power_w)
     if req.power_w is None and cal.power_w_at:  # the job's power measured at each N
         power = replace(power, total_w_at=cal.power_w_at)
-    basis.power = power
-    basis.sources += _bench_sources(cal, overlap, basis.measured)
-    basis.noise = cal.noise
-    basis.same_samples = _same_samples(bench_frame, cal.name)
-    basis.min_batch = max(1, basis.per_device // 8)  # the fitted fixed cost prices small batches
+    sources = _bench_sources(cal, overlap, measured)
     if req.fixed_ms is not None:  # entered: replaces what the bench measured or fitted
         cal = _with_fixed(cal, req.fixed_ms)
-        basis.compute = cal.compute
-    basis.fixed = cal.fixed
     bench_model = None if req.params else cal.name  # the model a bench run would measure
-    basis.assumed += _bench_assumed(cal, req, overlap, bench_model, basis.measured)
-    # a rate the bench measured is a finding however low; above the peak it cannot be true
-    basis.warnings += rate_warnings(
-        cal.compute.tflops, cal.device_name, "bf16" if req.grad_bytes == 2 else "fp32", low=False
+    return replace(
+        basis,
+        spec=replace(cal.model, grad_bytes_per_param=req.grad_bytes),
+        name=cal.name,
+        compute=cal.compute,
+        per_device=per_device,
+        # the memory measured decides the largest batch, unless one was asked for
+        max_batch=max(cal.max_batch, per_device)
+        if cal.max_batch is not None and req.batch is None
+        else None,
+        overlap=overlap,
+        power=power,
+        sources=(*basis.sources, *sources),
+        noise=cal.noise,
+        same_samples=_same_samples(bench, cal.name),
+        min_batch=max(1, per_device // 8),  # the fitted fixed cost prices small batches
+        fixed=cal.fixed,
+        assumed=(*basis.assumed, *_bench_assumed(cal, req, overlap, bench_model, measured)),
+        # a rate the bench measured is a finding however low; above the peak, impossible
+        warnings=(
+            *basis.warnings,
+            *rate_warnings(
+                cal.compute.tflops,
+                cal.device_name,
+                "bf16" if req.grad_bytes == 2 else "fp32",
+                low=False,
+            ),
+        ),
+        bench_model=None if req.params is not None else cal.name,
     )
 
 
@@ -105,7 +123,7 @@ def _bench_assumed(
     req: AdviceRequest,
     overlap: float | None,
     model: str | None,
-    measured: list[caveats.Measured],
+    measured: tuple[caveats.Measured, ...],
 ) -> list:
     """The step's terms as the bench measured them, or said as assumed (``model``: the
     bench model that measures them; None for a model given by its numbers)."""
@@ -134,40 +152,42 @@ def _bench_assumed(
     ]
 
 
-def _cpu_processes(basis: Basis, req: AdviceRequest, threads: int | None) -> None:
+def _cpu_processes(basis: Basis, req: AdviceRequest, threads: int | None) -> Basis:
     """On CPU (gloo) the devices are processes of one host: their count is capped at
     ``os.cpu_count() // threads per process`` (at least 1; on one node), and their link is
     no GPU preset: an assumed one is named and said as such."""
+    sources, network = list(basis.sources), basis.network
     if basis.link_assumed:
-        intra = basis.network.intra
-        basis.network = replace(basis.network, intra=replace(intra, name="CPU processes"))
-        basis.sources[0] = (
+        intra = network.intra
+        network = replace(network, intra=replace(intra, name="CPU processes"))
+        sources[0] = (
             "Link: CPU processes on one host (gloo); no preset describes their link, so it "
             f"is unknown: assumed {DEFAULT_LINK}'s host-memory figures "
             f"({number(intra.busbw_gbs)} GB/s, {number(intra.latency_us)} us): measure it "
             "with `gpuscale collectives` on gloo and give --collectives, or give --busbw-gbs."
         )
-    if req.nodes > 1:
-        return
+    max_devices = basis.max_devices
     cores, per_process = os.cpu_count() or 1, max(1, threads or 1)
     host = max(1, cores // per_process)
     why = (
         f"on CPU each device is a process of this host: {cores} core(s) / {per_process} "
         "thread(s) per process as benched"
     )
-    if req.max_devices is None and host < basis.max_devices:
-        basis.sources.append(f"Device count capped at {host}: {why} (--max-devices to change).")
-        basis.max_devices = host
-    elif host < basis.max_devices:
-        basis.sources.append(
+    one_node = req.nodes == 1  # processes of one host: several nodes are not capped
+    if one_node and req.max_devices is None and host < max_devices:
+        sources.append(f"Device count capped at {host}: {why} (--max-devices to change).")
+        max_devices = host
+    elif one_node and host < max_devices:
+        sources.append(
             f"This host runs at most {host} such process(es) ({why}); counts above it, "
             "asked with --max-devices, are for a larger host."
         )
+    return replace(basis, network=network, sources=tuple(sources), max_devices=max_devices)
 
 
 def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
     """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
-    N > 1 rows of the configuration advised on (see ``uncertainty``)."""
+    N > 1 rows of the configuration advised on (see ``step_error``)."""
 
     def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
         try:
@@ -197,29 +217,17 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
     return leave_one_out(table, network, predict)
 
 
-def _bench_table(bench: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """The bench table of a DataFrame or a results file (JSONL), and a note on the lines
-    of the file that were skipped (:class:`ValueError` when none is usable)."""
-    if isinstance(bench, pd.DataFrame):
-        missing = [c for c in BENCH_COLUMNS if c not in bench.columns]
-        if missing:
-            shown = ", ".join(missing[:4]) + (
-                f" and {len(missing) - 4} more" if len(missing) > 4 else ""
-            )
-            raise ValueError(
-                f"the bench table lacks the column(s) {shown}: give a table made by "
-                "gpuscale.bench.results.bench_table, or the results file's path"
-            )
-        return bench, []
-    path = Path(bench)
-    records, problems = read_results(path)  # ResultsError (a ValueError): unreadable
-    example = f", e.g. {problems[0]}" if problems else ""
-    if not records:
-        raise ResultsError(
-            f"{path}: no gpuscale bench results in it ({len(problems)} line(s) skipped{example})"
+def _check_columns(bench: pd.DataFrame) -> None:
+    """``ValueError`` for a table that is no bench table (columns missing)."""
+    missing = [c for c in BENCH_COLUMNS if c not in bench.columns]
+    if missing:
+        shown = ", ".join(missing[:4]) + (
+            f" and {len(missing) - 4} more" if len(missing) > 4 else ""
         )
-    notes = [f"{len(problems)} line(s) of {path.name} skipped{example}."] if problems else []
-    return bench_table(records), notes
+        raise ValueError(
+            f"the bench table lacks the column(s) {shown}: give a table made by "
+            "gpuscale.bench.results.bench_table, or the results file's path"
+        )
 
 
 def _same_samples(table: pd.DataFrame, model: str) -> bool:
@@ -235,7 +243,7 @@ def _known_model(table: pd.DataFrame, model: str, source: Any) -> None:
     names = sorted({str(m) for m in table["model"].dropna()})
     if model in names:
         return
-    where = "the bench results" if source in (None, "(table)") else Path(source).name
+    where = "the bench results" if source is None else Path(source).name
     raise CalibrationError(
         f"model {model!r} is not in {where}{did_you_mean(model, names)}; "
         f"it holds {len(names)} model(s): {', '.join(names) or 'none'} (give one with --model)"
@@ -269,7 +277,7 @@ def _flagged_help(table: pd.DataFrame) -> str:
     )
 
 
-def _overlap_unmeasured(measured: list[caveats.Measured]) -> str:
+def _overlap_unmeasured(measured: tuple[caveats.Measured, ...]) -> str:
     """Why the bench did not measure the overlap: its multi-device run of the model is
     flagged (left out), timed no communication, or there is none."""
     left_out = [m.devices for m in measured if m.flagged and not m.allowed]
@@ -283,7 +291,9 @@ def _overlap_unmeasured(measured: list[caveats.Measured]) -> str:
     return "no multi-device run"
 
 
-def _bench_sources(cal: Any, overlap: float | None, measured: list[caveats.Measured]) -> list[str]:
+def _bench_sources(
+    cal: Any, overlap: float | None, measured: tuple[caveats.Measured, ...]
+) -> list[str]:
     lines = [f"Calibrated on {cal.name}: " + "; ".join(cal.notes) + "."]
     if cal.shape is not None:
         lines.append(cal.shape.sentence())

@@ -1,6 +1,6 @@
 """The 80% intervals of a predictions table (``recommend.predictions``): every row's
 step and speedup re-predicted at the ends of the fixed cost's range and of the priors'
-ranges, then widened by the step's error at N (``advice/uncertainty.py``). ``inputs`` is
+ranges, then widened by the step's error at N (``advice/step_error.py``). ``inputs`` is
 a ``recommend.AdviceInputs`` (not imported: no circle)."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _across(inputs: Any, frame: pd.DataFrame) -> list[tuple[np.ndarray, ...]]:
         other = replace(inputs, compute=compute)
         steps = np.array(
             [
-                other.step(int(r.devices), r.batch_per_device, int(r.accum)).step_ms
+                other.step(int(r.accelerators), r.batch_per_device, int(r.accum)).step_ms
                 for r in frame.itertuples()
             ]
         )
@@ -47,7 +47,7 @@ def add_intervals(frame: pd.DataFrame, inputs: Any, ideal: pd.Series) -> None:
     """The 80% intervals of the step and the speedup: over the fixed cost's range, then
     ``x exp(-/+ width at N)`` of the step's error; the speedup's upper end never above
     ``ideal`` (linear)."""
-    width = np.array([inputs.error.width_at(int(n)) for n in frame["devices"]])
+    width = np.array([inputs.error.width_at(int(n)) for n in frame["accelerators"]])
     steps, speedups = zip(*_across(inputs, frame), strict=True)
     frame["step_ms_low"] = np.min(steps, axis=0) * np.exp(-width)
     frame["step_ms_high"] = np.max(steps, axis=0) * np.exp(width)

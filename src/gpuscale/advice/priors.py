@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 
 from gpuscale.advice.assumptions import Assumption, input_pipeline
 from gpuscale.advice.model import Compute, ModelSpec
-from gpuscale.advice.uncertainty import StepError
+from gpuscale.advice.step_error import StepError
 
 # Standard normal quantiles at (i - 0.5) / 20, i = 1..20: the shape of the spread the
 # wait prior draws its E[max of N] from (``Compute.wait_ms``).

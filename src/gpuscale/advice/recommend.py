@@ -29,21 +29,15 @@ from gpuscale.advice.device_power import Power
 from gpuscale.advice.explain import explain
 from gpuscale.advice.fixed_cost import FixedCost, excess_ms
 from gpuscale.advice.intervals import add_intervals
-from gpuscale.advice.model import (
-    DEFAULT_BUCKET_MB,
-    Compute,
-    ModelSpec,
-    Network,
-    Step,
-    bucket_plan,
-    predict_step,
-)
+from gpuscale.advice.model import Compute, ModelSpec, Step, predict_step
+from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network, bucket_plan
 from gpuscale.advice.priors import with_input_rate
-from gpuscale.advice.uncertainty import StepError
+from gpuscale.advice.step_error import StepError
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.quantities import number
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
+from gpuscale.tables.advice import ADVICE_COLUMNS
 
 SCALINGS = ("search", "weak", "strong")
 
@@ -225,43 +219,46 @@ def _best(inputs: AdviceInputs, n: int) -> tuple[Step, float] | None:
 
 
 def predictions(inputs: AdviceInputs) -> pd.DataFrame:
-    """One row per device count: the best (batch, accumulation), the step and its parts
+    """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
+    accelerator count: the best (batch, accumulation), the step and its parts
     (ms), throughput, samples and time to train, speedup and efficiency (to a trained
     model, and split into throughput efficiency x convergence factor), device-hours, cost
     and energy per trained model, and plausibility flags."""
     rows = [_predicted(inputs, n) for n in inputs.device_counts()]
     frame = pd.DataFrame([r for r in rows if r is not None])
-    if frame.empty or frame["devices"].iloc[0] != 1:
+    if frame.empty or frame["accelerators"].iloc[0] != 1:
         raise ValueError(
             f"global batch {inputs.global_batch} cannot be split on one device into whole "
             f"per-device batches of at most {inputs.largest_batch} with at most {inputs.max_accum} "
             "accumulation steps"
         )
     first = frame.iloc[0]
-    frame["speedup"] = first["time_to_train_h"] / frame["time_to_train_h"]
-    frame["efficiency"] = frame["speedup"] / frame["devices"]
+    frame["speedup"] = first["time_to_train_min"] / frame["time_to_train_min"]
+    frame["efficiency"] = frame["speedup"] / frame["accelerators"]
     frame["throughput_efficiency"] = (
-        frame["samples_per_s"] / first["samples_per_s"] / (frame["devices"] / first["devices"])
+        frame["samples_per_s"]
+        / first["samples_per_s"]
+        / (frame["accelerators"] / first["accelerators"])
     )
     frame["convergence_factor"] = first["samples_to_train"] / frame["samples_to_train"]
-    frame["device_hours"] = frame["devices"] * frame["time_to_train_h"]
+    frame["accelerator_hours"] = frame["accelerators"] * frame["time_to_train_min"] / 60
     price = inputs.price_per_device_hour
-    frame["cost"] = frame["device_hours"] * (math.nan if price is None else price)
-    total_w = [inputs.power.total_w(int(n)) for n in frame["devices"]]
+    frame["cost"] = frame["accelerator_hours"] * (math.nan if price is None else price)
+    total_w = [inputs.power.total_w(int(n)) for n in frame["accelerators"]]
     frame["energy_kwh"] = [
-        h * (math.nan if w is None else w) / 1e3
-        for h, w in zip(frame["time_to_train_h"], total_w, strict=True)
+        minutes / 60 * (math.nan if w is None else w) / 1e3
+        for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
     ]
     frame["fixed_excess_ms"] = excess_ms(frame)
-    add_intervals(frame, inputs, ideal=frame["devices"] / first["devices"])
-    frame["energy_source"] = [inputs.power.source_at(int(n)) for n in frame["devices"]]
+    add_intervals(frame, inputs, ideal=frame["accelerators"] / first["accelerators"])
+    frame["energy_source"] = [inputs.power.source_at(int(n)) for n in frame["accelerators"]]
     # whether one device's forward + backward at this per-device batch was measured
     frame["compute_source"] = [
         "measured" if inputs.compute.is_measured(float(b)) else "modelled"
         for b in frame["batch_per_device"]
     ]
     frame["flags"] = [_flags(r, first) for r in frame.itertuples()]
-    return frame
+    return frame[list(ADVICE_COLUMNS)]  # the documented order (``tables.advice``)
 
 
 def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
@@ -274,7 +271,7 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
     buckets = sum(c for _, c in bucket_plan(inputs.model.grad_bytes, inputs.bucket_mb))
     latency_ms = buckets * inputs.network.time_s(1.0, n) * 1e3 if n > 1 else 0.0
     return {
-        "devices": n,
+        "accelerators": n,
         "batch_per_device": step.batch_per_device,
         "accum": step.accum,
         "global_batch": step.global_batch,
@@ -287,26 +284,26 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
         "exposed_comm_ms": step.exposed_ms,
         "samples_per_s": step.samples_per_s,
         "samples_to_train": inputs.samples_at(step.global_batch),
-        "time_to_train_h": time_s / 3600,
+        "time_to_train_min": time_s / 60,
     }
 
 
 def _flags(row: tuple, first: pd.Series) -> str:
     """Why a predicted row cannot be true (super-linear, non-positive time)."""
     flags = []
-    if not row.time_to_train_h > 0 or not math.isfinite(row.time_to_train_h):
+    if not row.time_to_train_min > 0 or not math.isfinite(row.time_to_train_min):
         flags.append("time to train not positive and finite")
-    if row.speedup > row.devices / first["devices"] * (1 + 1e-9):
-        flags.append(f"speedup {number(row.speedup)} above {row.devices} devices")
+    if row.speedup > row.accelerators / first["accelerators"] * (1 + 1e-9):
+        flags.append(f"speedup {number(row.speedup)} above {row.accelerators} devices")
     return "; ".join(flags)
 
 
 def _equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
     table = pd.DataFrame(
         {
-            "accelerators": frame["devices"],
-            "time_to_train_min": frame["time_to_train_h"] * 60,
-            "system_id": frame["devices"].astype(str),
+            "accelerators": frame["accelerators"],
+            "time_to_train_min": frame["time_to_train_min"],
+            "system_id": frame["accelerators"].astype(str),
         }
     )
     knee = knee_pick(table)
@@ -314,8 +311,8 @@ def _equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]
     good = frame[frame["efficiency"] >= threshold * frame["efficiency"].max()]
     return {
         "knee": int(knee["accelerators"]) if knee is not None else None,
-        "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "devices"]),
-        "efficiency_threshold": int(good["devices"].max()) if len(good) else None,
+        "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "accelerators"]),
+        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
     }
 
 
@@ -326,13 +323,13 @@ def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
     frame = frame[frame["flags"] == ""]
     found = []
     for row in frame.itertuples():
-        if row.devices in floor and row.time_to_train_h * 60 < floor[row.devices][0]:
-            minutes, system = floor[row.devices]
+        if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]:
+            minutes, system = floor[row.accelerators]
             found.append(
-                f"IMPLAUSIBLE: {row.devices} device(s) predicted to train in "
-                f"{number(row.time_to_train_h * 60)} min, under the {number(minutes)} min "
-                f"the fastest MLPerf result allows for {row.devices} accelerators on this "
-                f"workload ({system}; scaled ideally to {row.devices}, halved): check the "
+                f"IMPLAUSIBLE: {row.accelerators} device(s) predicted to train in "
+                f"{number(row.time_to_train_min)} min, under the {number(minutes)} min "
+                f"the fastest MLPerf result allows for {row.accelerators} accelerators on this "
+                f"workload ({system}; scaled ideally to {row.accelerators}, halved): check the "
                 "step time, batch and samples"
             )
     return found[:1] + ([f"(and {len(found) - 1} more count(s))"] if len(found) > 1 else [])
@@ -343,7 +340,8 @@ def recommend(inputs: AdviceInputs) -> Advice:
     frame = predictions(inputs)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
     inputs = replace(
-        inputs, assumptions=with_input_rate(inputs.assumptions, last.samples_per_s, last.devices)
+        inputs,
+        assumptions=with_input_rate(inputs.assumptions, last.samples_per_s, last.accelerators),
     )
     warnings = (*inputs.warnings, *_below_mlperf(frame, inputs))
     decision = decide(frame, inputs.target_efficiency, warnings)
@@ -356,10 +354,10 @@ def recommend(inputs: AdviceInputs) -> Advice:
     decision = replace(decision, settle=measure_first)
     trusted = frame[frame["flags"] == ""]
     ok = trusted[trusted["efficiency"] >= inputs.target_efficiency]
-    efficient = int(ok["devices"].max()) if len(ok) else None
+    efficient = int(ok["accelerators"].max()) if len(ok) else None
     cheapest = None
-    if trusted["device_hours"].notna().any():
-        cheapest = int(trusted.loc[trusted["device_hours"].idxmin(), "devices"])
+    if trusted["accelerator_hours"].notna().any():
+        cheapest = int(trusted.loc[trusted["accelerator_hours"].idxmin(), "accelerators"])
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
     ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
     alternative = None

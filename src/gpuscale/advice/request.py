@@ -76,6 +76,7 @@ OPTION_NAMES = {"grad_bytes": "--grad-bytes", "allow_flagged": "--allow-flagged"
 MAX_DEVICES = 1_000_000
 DEFAULT_SAMPLES = 1e7  # samples to train when none are given (said in the advice)
 DEFAULT_BATCH = 32  # the per-device batch of a step time given without one (said)
+ONE_BATCH_WITH_BENCH = "--batch is given once with --bench (the per-device batch to use)"
 # Each number's range: (lowest, highest, whole?, lowest excluded?). Past these a value
 # is a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), never a
 # request to carry into the model: refused where it is given.
@@ -215,8 +216,6 @@ class AdviceRequest(JsonRequest):
                 f"invalid scaling (--scaling {self.scaling!r}): scaling must be one of "
                 f"{', '.join(SCALINGS)}; {HELP['scaling']}"
             )
-        if self.bench is None and (self.params is None or self.step_ms is None):
-            raise ValueError("give bench results, or params and step_ms (and batch)")
         self._check_pairs()
 
     def _check_pairs(self) -> None:
@@ -224,7 +223,7 @@ class AdviceRequest(JsonRequest):
         a fixed cost is part of the one step time given, so below it."""
         steps, batches = self.step_ms, self.batch
         if isinstance(batches, tuple) and self.bench is not None:
-            raise ValueError("--batch is given once with --bench (the per-device batch to use)")
+            raise ValueError(ONE_BATCH_WITH_BENCH)
         if isinstance(steps, tuple) or isinstance(batches, tuple):
             count = len(steps) if isinstance(steps, tuple) else 1
             if not isinstance(batches, tuple) or len(batches) != count:

@@ -33,7 +33,7 @@ REPEATED = {"step_ms": float, "batch": int}
 
 # The prediction columns a terminal shows (JSON and CSV carry them all).
 TABLE_COLUMNS = [
-    "devices",
+    "accelerators",
     "batch_per_device",
     "accum",
     "global_batch",
@@ -41,14 +41,14 @@ TABLE_COLUMNS = [
     "compute_ms",
     "exposed_comm_ms",
     "samples_per_s",
-    "time_to_train_h",
+    "time_to_train_min",
     "speedup",
     "speedup_low",
     "speedup_high",
     "efficiency",
     "throughput_efficiency",
     "convergence_factor",
-    "device_hours",
+    "accelerator_hours",
     "cost",
     "energy_kwh",
 ]
@@ -96,6 +96,7 @@ def advise_command(**options: Any) -> None:
     Time, cost and energy to a trained model from your measurements (or numbers) and a
     convergence model (method: docs/advice.md)."""
     from gpuscale.advice.api import advise  # lazy: pandas (the advice model), not for --help
+    from gpuscale.advice.load import load_advice_data  # lazy: pandas, as the line above
 
     fmt = options.pop("fmt")
     try:  # the names every command resolves alike: `bret` gets "did you mean 'bert'?"
@@ -121,7 +122,10 @@ def advise_command(**options: Any) -> None:
         if all(value is None for value in given):
             topology = detect_topology(None, None)
         bench = read_bench(Path(request.bench)) if request.bench else None
-        result = advise(request, bench=bench, topology=topology)
+        data = load_advice_data(request, bench=bench, topology=topology)
+        result = advise(
+            request, bench=data.bench, topology=data.topology, collectives=data.collectives
+        )
     except FieldError as exc:
         fail(refused(exc, OPTION_NAMES))
     except (ValueError, KeyError, OSError) as exc:

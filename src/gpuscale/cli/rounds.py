@@ -350,6 +350,7 @@ def report(
     with fail_on(ValueError):
         options = AnalysisOptions(reference=reference, convergence_basis=convergence_basis)
     cache = default_folder() if use_cache else None
+    from gpuscale.advice.request import AdviceRequest  # lazy: as the report, not for --help
     from gpuscale.report.html import build_report  # lazy: matplotlib, only for a report
 
     missing: list[str] = []  # what was asked for and could not be given
@@ -364,11 +365,9 @@ def report(
             out_dir,
             options,
             bench=read_bench(bench_file) if bench_file else None,
-            advice={
-                "link": interconnect,
-                "max_devices": max_devices,
-                "allow_flagged": allow_flagged,
-            }
+            advice=AdviceRequest(
+                interconnect=interconnect, max_devices=max_devices, allow_flagged=allow_flagged
+            )
             if with_advice
             else None,
             workers=cores(),
@@ -389,7 +388,7 @@ def report(
 
 def _check_preset(interconnect: str) -> None:
     """End the command before any work when ``--interconnect`` names no link preset."""
-    from gpuscale.advice.model import Link  # lazy: numpy (the advice model), not for --help
+    from gpuscale.advice.network import Link  # lazy: numpy (the advice model), not for --help
 
     with fail_on(ValueError):
         Link.from_preset(interconnect)

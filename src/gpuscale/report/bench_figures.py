@@ -151,16 +151,16 @@ def predicted_scaling(predicted: pd.DataFrame, measured: pd.DataFrame | None, ti
     y axis (efficiency = speedup / N is in the tooltips); no N = 1 point: it is 1 by
     definition (the bench's one-device speedup compares DDP with the plain step)."""
     fig, ax = new_axes()
-    interval_band(ax, predicted, "devices", "speedup", alpha=0.18)
+    interval_band(ax, predicted, "accelerators", "speedup", alpha=0.18)
     ax.plot(
-        predicted["devices"],
+        predicted["accelerators"],
         predicted["speedup"],
         color=OKABE_ITO[0],
         marker="o",
         markersize=3,
         label="predicted speedup",
     )
-    ax.plot(predicted["devices"], predicted["devices"], **REFERENCE_LINE, label="ideal")
+    ax.plot(predicted["accelerators"], predicted["accelerators"], **REFERENCE_LINE, label="ideal")
     labels: dict[str, list[str]] = {}
     if measured is not None and len(measured):
         multi = measured[measured["accelerators"] > 1]
@@ -182,7 +182,7 @@ def predicted_scaling(predicted: pd.DataFrame, measured: pd.DataFrame | None, ti
             ax, flagged["accelerators"], flagged["speedup"], flagged, "points-flagged"
         )
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_locator(FixedLocator(sorted(predicted["devices"].unique())))
+    ax.xaxis.set_major_locator(FixedLocator(sorted(predicted["accelerators"].unique())))
     ax.xaxis.set_major_formatter(FuncFormatter(count_label))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_ylim(bottom=0)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.api import advise
-from gpuscale.advice.calibrate import CalibrationError
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params, trusted
 from gpuscale.quantities import number
+from gpuscale.report.bench_advice import BenchAdvice
 from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
 from gpuscale.report.svg import FigureFiles
 
@@ -118,7 +116,9 @@ def throughput_speedup(predictions: pd.DataFrame) -> pd.DataFrame:
     """The advice's predictions as the bench measures them: throughput over one device's
     (``speedup`` and its 80% interval without the convergence factor:
     ``throughput_efficiency x N``, the interval scaled alike)."""
-    scale = predictions["throughput_efficiency"] * predictions["devices"] / predictions["speedup"]
+    scale = (
+        predictions["throughput_efficiency"] * predictions["accelerators"] / predictions["speedup"]
+    )
     return predictions.assign(
         speedup=predictions["speedup"] * scale,
         speedup_low=predictions["speedup_low"] * scale,
@@ -134,7 +134,7 @@ def against_measured(
     model: its throughput speedup and whether it lies in the advice's 80% interval at that
     N (``predicted``: :func:`throughput_speedup`'s columns); flagged runs are said so
     (``allowed``: the advice used them, ``--allow-flagged``)."""
-    by_n = predicted.set_index("devices")
+    by_n = predicted.set_index("accelerators")
     lines = []
     for run, r in zip(runs, measured.to_dict("records"), strict=True):
         n = int(r["accelerators"])
@@ -158,23 +158,22 @@ def against_measured(
 
 
 def advice_figure(
-    table: pd.DataFrame, scaling: pd.DataFrame, out: FigureFiles, options: dict[str, Any]
+    scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice
 ) -> tuple[list[str], tuple | None, list[str], str | None]:
-    """``gpuscale advise`` for the largest model with a trustworthy N = 1 run: its
-    explanation, the predicted scaling against the measured points, the lines for the
-    top of the report (the advice's decision, each measured N > 1 against it), and why
-    no advice was given (None when it was: what ``gpuscale advise --bench`` says)."""
-    try:
-        result = advise(bench=table, **options)
-    except (CalibrationError, ValueError) as exc:
-        return [f"No advice: {exc}"], None, [f"No advice: {exc}"], str(exc)
+    """The advice computed for the bench (``gpuscale advise --bench``): its explanation,
+    the predicted scaling against the measured points, the lines for the top of the
+    report (the advice's decision, each measured N > 1 against it), and why no advice was
+    given (None when it was: what ``gpuscale advise --bench`` says)."""
+    result = given.advice
+    if result is None:
+        return [f"No advice: {given.refused}"], None, [f"No advice: {given.refused}"], given.refused
     inputs = result.inputs
     assert inputs is not None
     predicted = throughput_speedup(result.predictions)
     model = inputs.name
     of_model = scaling["model"] == model
     measured = scaling[of_model]
-    allowed = bool(options.get("allow_flagged"))
+    allowed = given.allow_flagged
     checks = against_measured(predicted, measured, measured["configuration"], allowed=allowed)
     title = f"Advice: {model} on {inputs.network.name}"
     svg, files = out.save(
@@ -227,11 +226,12 @@ def measured_answer(scaling: pd.DataFrame) -> str:
 
 
 def build_bench_section(
-    table: pd.DataFrame, out: FigureFiles, *, advice: dict[str, Any] | None = None
+    table: pd.DataFrame, out: FigureFiles, *, advice: BenchAdvice | None = None
 ) -> BenchSection | None:
     """Findings, figures (written beside the report), the table and the runs that did not
     measure; None without any run.
-    With ``advice`` (keyword arguments of ``gpuscale.advise``) its advice is added."""
+    With ``advice`` (computed before: ``report.bench_advice.advice_on_bench``), it is
+    added, or why it was not given."""
     scaling = bench_scaling(table)
     failed = failed_runs(table)
     if scaling.empty:
@@ -255,7 +255,7 @@ def build_bench_section(
     answer = [measured_answer(scaling)]
     refused = None
     if advice is not None:
-        lines, figure, top, refused = advice_figure(table, scaling, out, advice)
+        lines, figure, top, refused = advice_figure(scaling, out, advice)
         findings += lines
         answer += top
         figures += [figure] if figure is not None else []

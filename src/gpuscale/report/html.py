@@ -51,6 +51,7 @@ from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, display_name
 
 if TYPE_CHECKING:
+    from gpuscale.advice.request import AdviceRequest
     from gpuscale.report.bench_section import BenchSection
 
 TABLE_COLUMNS = {
@@ -105,7 +106,7 @@ def build_report(
     *,
     workers: int = 1,
     bench: pd.DataFrame | None = None,
-    advice: dict[str, Any] | None = None,
+    advice: AdviceRequest | None = None,
     notes: Sequence[str] = (),
     png: bool = False,
     cache: Path | None = None,
@@ -118,7 +119,8 @@ def build_report(
     ``OutputError``); figures of an earlier report there are replaced, not left stale.
 
     ``bench``: a ``gpuscale bench`` results table, for the "your hardware" section;
-    ``advice`` (keyword arguments of ``gpuscale.advise``) adds its advice to it.
+    ``advice``: an advice request whose advice on ``bench`` is added to it (computed
+    before the section is drawn: ``report.bench_advice``).
     ``workers``: processes in all; with more than one, ``workers - 1`` forked processes
     draw the figures (and the energy, trends and plan sections) while this one analyses,
     each figure as soon as its data exists (the CLI uses every core). ``notes``: sentences for the
@@ -143,9 +145,11 @@ def build_report(
         if bench is None:
             return None
         # lazy: the bench section loads the advice model (~0.3 s), only for --bench
+        from gpuscale.report.bench_advice import advice_on_bench
         from gpuscale.report.bench_section import build_bench_section
 
-        section = build_bench_section(bench, out, advice=advice)
+        computed = None if advice is None else advice_on_bench(bench, advice)
+        section = build_bench_section(bench, out, advice=computed)
         if section is not None and section.advice_refused and on_missing is not None:
             on_missing(f"the report has no advice on your hardware: {section.advice_refused}")
         return section

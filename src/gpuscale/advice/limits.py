@@ -2,6 +2,9 @@
 the device's peak or above it (``hardware/peaks.py``), a predicted time to train below the
 fastest MLPerf system with at least as many accelerators on the workload (the bundled
 scores, ``gpuscale.load_round()``), and a device count above the GPUs of the topology.
+
+The house's plausibility rules are ``gpuscale/plausibility.py`` (bottom floor: a run's
+own numbers); these limits need the hardware and MLPerf's results, floors above it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,64 @@
+"""``gpuscale.advise(...)``: the advice by keywords, for Python users.
+
+A thin wrapper: it builds the :class:`~gpuscale.advice.request.AdviceRequest` of its
+keywords, reads the files it names (``advice.load``) and calls the strictly typed
+``advice.api.advise``. From numbers::
+
+    gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
+
+or from measurements (``gpuscale bench`` results as a path or a bench table, optionally
+a ``gpuscale collectives`` sweep and a saved topology)::
+
+    gpuscale.advise(bench="results.jsonl", collectives="collectives.jsonl")
+    gpuscale.advise(AdviceRequest(params=7e6, step_ms=2, batch=64, interconnect="nvlink4"))
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.advice.api import advise as advise_request
+from gpuscale.advice.load import load_advice_data
+from gpuscale.advice.network import Link
+from gpuscale.advice.recommend import Advice
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.interconnect.topology import Topology
+
+
+def advise(
+    request: AdviceRequest | None = None,
+    /,
+    *,
+    bench: str | Path | pd.DataFrame | None = None,
+    link: str | Link | None = None,
+    topology: Topology | None = None,
+    **fields: Any,
+) -> Advice:
+    """The advice of ``request`` with ``fields`` (:class:`AdviceRequest`'s) replaced.
+    ``bench``: a results file's path or its bench table; ``link``: a preset's name (the
+    ``interconnect`` field) or a :class:`Link` (its ``busbw_gbs`` and ``latency_us``);
+    ``topology``: a detected or parsed one (else the ``topo`` field's file is read)."""
+    frame = None
+    if isinstance(bench, pd.DataFrame):
+        frame = bench
+    elif isinstance(bench, str | os.PathLike):
+        fields["bench"] = str(bench)
+    elif bench is not None:
+        raise TypeError(f"bench must be a results file's path or a bench table, not {bench!r}")
+    if isinstance(link, Link):
+        fields |= {"busbw_gbs": link.busbw_gbs, "latency_us": link.latency_us}
+    elif link is not None:
+        fields["interconnect"] = link
+    req = AdviceRequest.of(request, **fields)
+    data = load_advice_data(req, bench=frame, topology=topology)
+    return advise_request(
+        req,
+        bench=data.bench,
+        topology=data.topology,
+        collectives=data.collectives,
+        notes=data.notes,
+    )

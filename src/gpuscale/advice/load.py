@@ -1,0 +1,111 @@
+"""Reading what an advice request names, before the advice: its bench results (JSONL),
+its ``gpuscale collectives`` sweep and its saved ``nvidia-smi topo -m``
+(:func:`load_advice_data`). The CLI, the report and ``gpuscale.advise`` call it first;
+``advice.api.advise`` itself reads no file. Errors are typed, each a ``ValueError`` with
+a message for the user: ``ResultsError`` (bench results), ``CalibrationError`` (a sweep
+that measures no curve), ``ValueError`` naming the topology file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.advice.calibrate import CalibrationError
+from gpuscale.advice.collectives import MeasuredCurves
+from gpuscale.advice.network import CommCurve
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.bench.results import ResultsError, bench_table, read_results
+from gpuscale.interconnect.records import read_sweeps
+from gpuscale.interconnect.topology import Topology, read_topo_file
+
+
+@dataclass(frozen=True, slots=True)
+class AdviceData:
+    """The measurements an advice rests on, read: the bench table, the detected or saved
+    topology, the collectives curves, and sentences on what was skipped reading them."""
+
+    bench: pd.DataFrame | None = None
+    topology: Topology | None = None
+    collectives: MeasuredCurves | None = None
+    notes: tuple[str, ...] = ()
+
+
+def load_advice_data(
+    request: AdviceRequest,
+    *,
+    bench: pd.DataFrame | None = None,
+    topology: Topology | None = None,
+) -> AdviceData:
+    """The files ``request`` names, read (``bench`` or ``topology`` given: used as they
+    are, the file not read again)."""
+    notes: tuple[str, ...] = ()
+    if bench is None and request.bench is not None:
+        bench, notes = read_bench_results(Path(request.bench))
+    if topology is None and request.topo is not None:
+        topology = read_topo_file(Path(request.topo), request.device_name)
+    curves = None if request.collectives is None else read_collectives(Path(request.collectives))
+    return AdviceData(bench=bench, topology=topology, collectives=curves, notes=notes)
+
+
+def read_bench_results(path: Path) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """The bench table of a results file (JSONL) and a note on the lines that were
+    skipped (``ResultsError`` when none is usable)."""
+    records, problems = read_results(path)  # ResultsError (a ValueError): unreadable
+    example = f", e.g. {problems[0]}" if problems else ""
+    if not records:
+        raise ResultsError(
+            f"{path}: no gpuscale bench results in it ({len(problems)} line(s) skipped{example})"
+        )
+    notes = (f"{len(problems)} line(s) of {path.name} skipped{example}.",) if problems else ()
+    return bench_table(records), notes
+
+
+def read_collectives(path: Path) -> MeasuredCurves:
+    """The curves of a ``gpuscale collectives`` file with what its latest header says."""
+    curves, header = curves_from_collectives(path)
+    return MeasuredCurves(
+        curves=tuple(curves),
+        source=path.name,
+        nodes=int(header.get("nodes") or 1),
+        ranks=int(header.get("ranks", 0)),
+        under_load=bool(header.get("settings", {}).get("load")),
+    )
+
+
+def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, Any]]:
+    """The measured curves of a ``gpuscale collectives`` file (latest sweep of each rank
+    count, in-place where both were run, median per size) and the latest header."""
+    sweeps = read_sweeps(path)
+    table = sweeps.results
+    if table is None or table.empty:
+        raise CalibrationError(f"{path}: no collectives measurement")
+    table = table[table["status"] == "ok"]
+    curves: list[CommCurve] = []
+    for (op, ranks), rows in table.groupby(["op", "ranks"]):
+        if op not in ("all_reduce", "all_gather", "reduce_scatter") or ranks < 2:
+            continue
+        rows = rows[rows["sweep_id"] == rows["sweep_id"].iloc[-1]]
+        if (rows["placement"] == "in-place").any():
+            rows = rows[rows["placement"] == "in-place"]
+        curve = rows.groupby("size_bytes")["time_us"].median()
+        if len(curve) >= 4:
+            curves.append(
+                CommCurve(
+                    str(op),
+                    int(ranks),
+                    tuple(curve.index.astype(float)),
+                    tuple(curve.to_numpy(float) / 1e6),
+                )
+            )
+    if not any(c.op == "all_reduce" for c in curves):
+        raise CalibrationError(
+            f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks (a "
+            "one-device host measures none: leave out --collectives and give the link as "
+            "--interconnect PRESET)"
+        )
+    header = sweeps.headers.get(sweeps.latest, {}) if sweeps.latest else {}
+    return curves, header

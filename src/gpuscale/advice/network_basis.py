@@ -1,0 +1,89 @@
+"""The network an advice rests on (links inside and between nodes, measured curves),
+the device count it allows, and a sentence on where each came from: the first
+:class:`~gpuscale.advice.basis.Basis`, before the model's."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gpuscale.advice.basis import DEFAULT_LINK, Basis
+from gpuscale.advice.collectives import MeasuredCurves, network_from_collectives
+from gpuscale.advice.limits import topology_cap
+from gpuscale.advice.network import Link, Network
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.interconnect.topology import Topology
+from gpuscale.quantities import number
+
+
+def given_link(request: AdviceRequest) -> Link | str | None:
+    """The link the request gives: a custom one (``busbw_gbs``, ``latency_us``), else
+    a preset's name, else None."""
+    if request.busbw_gbs is not None:
+        return Link(busbw_gbs=request.busbw_gbs, latency_us=request.latency_us, name="custom")
+    return request.interconnect
+
+
+def choose_link(link: str | Link | None, topology: Topology | None) -> tuple[Link, str]:
+    """The intra-node link and a sentence saying where it came from: given, else the
+    detected topology's slowest pair (its expected bus bandwidth), else ``pcie-phb``."""
+    if isinstance(link, Link):
+        return link, f"Link: {link.name} as given ({number(link.busbw_gbs)} GB/s bus bandwidth)."
+    if link is not None:
+        chosen = Link.from_preset(link)
+        return chosen, f"Link: preset {chosen.name} ({number(chosen.busbw_gbs)} GB/s) as given."
+    preset = topology.preset() if topology is not None else None
+    if topology is not None and preset is not None:
+        chosen = Link.from_preset(preset)
+        expected = topology.expected_busbw_gbs()
+        if expected:
+            chosen = replace(chosen, busbw_gbs=expected, name=f"{preset} (detected)")
+        return chosen, (
+            f"Link: {chosen.name}, the slowest GPU pair of the detected topology "
+            f"({topology.slowest_link()}), expected {number(chosen.busbw_gbs)} GB/s."
+        )
+    chosen = Link.from_preset(DEFAULT_LINK)
+    return chosen, (
+        f"Link: no link given and none detected; assumed {DEFAULT_LINK} "
+        f"({number(chosen.busbw_gbs)} GB/s): give --interconnect or --collectives."
+    )
+
+
+def network_basis(
+    req: AdviceRequest, topology: Topology | None, curves: MeasuredCurves | None
+) -> Basis:
+    """The network (links inside and between nodes, measured curves) and the device
+    count it allows, with a sentence on where each came from."""
+    given = given_link(req)
+    intra, link_note = choose_link(given, topology)
+    nodes = req.nodes
+    network = Network(
+        intra=intra,
+        per_node=req.gpus_per_node if nodes > 1 else None,
+        inter=Link.from_preset(req.inter_node) if nodes > 1 else None,
+        nics_per_node=req.nics_per_node,
+    )
+    sources = [link_note]
+    max_devices, note = topology_cap(
+        topology, nodes, req.max_devices or (req.gpus_per_node * nodes)
+    )
+    if note:
+        sources.append(note)
+    if curves is not None:
+        network = network_from_collectives(curves, network)
+        ranks = sorted({c.ranks for c in network.curves})
+        sources[0] = (
+            f"Link: the curves measured in {curves.source} on "
+            f"{', '.join(map(str, ranks))} ranks; other counts from "
+            f"{number(network.intra.busbw_gbs)} GB/s bus bandwidth, "
+            f"{number(network.intra.latency_us)} us latency read off them."
+        )
+    if nodes > 1:
+        sources.append(
+            f"Between nodes: {network.inter.name} x {req.nics_per_node or req.gpus_per_node} "
+            "NICs per node, NCCL's ring over all ranks through the slowest level."
+        )
+    assumed = given is None and curves is None
+    assumed = assumed and (topology is None or topology.preset() is None)
+    return Basis(
+        network=network, max_devices=max_devices, sources=tuple(sources), link_assumed=assumed
+    )

@@ -1,0 +1,61 @@
+"""The advice predictions table (``gpuscale advise``, ``gpuscale.advise(...).predictions``):
+one row per accelerator count considered, at its best (batch, accumulation).
+
+Columns (units in the names; dtypes in :data:`ADVICE_SCHEMA`):
+
+* ``accelerators``: accelerators of the predicted run;
+* ``batch_per_device``, ``accum``, ``global_batch``: the per-accelerator batch chosen,
+  its gradient-accumulation steps and ``accelerators * batch_per_device * accum``;
+* ``step_ms`` and its parts, ms: ``compute_ms``, ``ddp_ms`` (DDP's own work),
+  ``wait_ms`` (the slowest accelerator), ``comm_ms``, ``latency_ms`` (one latency per
+  bucket, at most ``comm_ms``), ``exposed_comm_ms`` (not hidden behind backward);
+* ``samples_per_s``; ``samples_to_train`` at ``global_batch`` (the convergence model's
+  ``E(B)``, else the samples given);
+* ``time_to_train_min``: predicted time to a trained model (minutes);
+* ``speedup`` (time to train at the first count over this one's), ``efficiency``
+  (``speedup / accelerators`` relative to the first count), split into
+  ``throughput_efficiency`` x ``convergence_factor``;
+* ``accelerator_hours`` (``accelerators * time_to_train_min / 60``), ``cost``
+  (``accelerator_hours *`` the price per accelerator-hour; NaN without one),
+  ``energy_kwh`` (time x the job's power; NaN without a power);
+* ``fixed_excess_ms``: the fixed per-step cost the step at N pays above its share;
+* ``step_ms_low``, ``step_ms_high``, ``speedup_low``, ``speedup_high``: the 80% interval;
+* ``energy_source``, ``compute_source`` (``measured`` or ``modelled``): where those came
+  from; ``flags``: why the row cannot be true (empty when plausible).
+"""
+
+from __future__ import annotations
+
+# Each column in order with the dtype its frame holds.
+ADVICE_SCHEMA: dict[str, str] = {
+    "accelerators": "int64",
+    "batch_per_device": "int64",
+    "accum": "int64",
+    "global_batch": "int64",
+    "step_ms": "float64",
+    "compute_ms": "float64",
+    "ddp_ms": "float64",
+    "wait_ms": "float64",
+    "comm_ms": "float64",
+    "latency_ms": "float64",
+    "exposed_comm_ms": "float64",
+    "samples_per_s": "float64",
+    "samples_to_train": "float64",
+    "time_to_train_min": "float64",
+    "speedup": "float64",
+    "efficiency": "float64",
+    "throughput_efficiency": "float64",
+    "convergence_factor": "float64",
+    "accelerator_hours": "float64",
+    "cost": "float64",
+    "energy_kwh": "float64",
+    "fixed_excess_ms": "float64",
+    "step_ms_low": "float64",
+    "step_ms_high": "float64",
+    "speedup_low": "float64",
+    "speedup_high": "float64",
+    "energy_source": "str",
+    "compute_source": "str",
+    "flags": "str",
+}
+ADVICE_COLUMNS: tuple[str, ...] = tuple(ADVICE_SCHEMA)

@@ -1,0 +1,35 @@
+"""``advise(request, bench=, topology=, collectives=)`` reads no file: the files a request
+names are read first by ``advice.load.load_advice_data`` (typed errors naming the file),
+and the report's bench section is given the advice, it computes none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuscale.advice.api import advise
+from gpuscale.advice.load import load_advice_data
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.bench.results import ResultsError
+
+
+def test_advise_reads_no_file_the_loader_does(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.txt"
+    request = AdviceRequest(
+        params=7e6, step_ms=20, batch=64, interconnect="pcie-phb", topo=str(missing)
+    )
+    advice = advise(request)  # the topology file is the loader's to read, not advise's
+    assert list(advice.predictions["accelerators"]) == [1, 2, 4, 8]
+    with pytest.raises(ValueError, match=r"nowhere\.txt"):
+        load_advice_data(request)
+    (tmp_path / "empty.jsonl").write_text("{}\n")
+    with pytest.raises(ResultsError, match=r"empty\.jsonl"):
+        load_advice_data(AdviceRequest(bench=str(tmp_path / "empty.jsonl")))
+
+
+def test_advise_takes_a_request_and_a_table_only() -> None:
+    with pytest.raises(TypeError, match="bench table"):
+        advise(AdviceRequest(params=7e6, step_ms=20), bench="results.jsonl")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="AdviceRequest"):
+        advise({"params": 7e6, "step_ms": 20})  # type: ignore[arg-type]

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from gpuscale.bench.collectives_config import HELP, CollectivesConfig
-from gpuscale.bench.telemetry import visible_uuids
-from gpuscale.cli.bench import world_sizes
+from gpuscale.bench.collectives_config import CollectivesConfig
+from gpuscale.bench.telemetry import topology_here
 from gpuscale.cli.common import (
     FormatOption,
     app,
@@ -19,40 +18,20 @@ from gpuscale.cli.common import (
     fail,
     fail_on,
     out,
-    parse_option,
     require_torch,
 )
+from gpuscale.cli.options import command, request_of
 from gpuscale.cli.output import Format, print_frame, print_json
 from gpuscale.interconnect.nccl import check_env
-from gpuscale.interconnect.nvml import detect_topology as detect
-from gpuscale.interconnect.reference import PRESETS
-from gpuscale.interconnect.verdict import judge
-from gpuscale.quantities import format_bytes, number, parse_bytes
+from gpuscale.quantities import format_bytes, number
 
 
-def detect_topology(topo_file: Path | None, gpu: str | None):
-    """The topology from a saved ``nvidia-smi topo -m``, else NVML (the GPUs torch sees),
-    else None; a file that cannot be read ends the command with its reason."""
-    with fail_on(ValueError):
-        return detect(topo_file, gpu, None if topo_file else visible_uuids())
-
-
-C = CollectivesConfig()  # the defaults, written once in gpuscale.bench.collectives_config
-
-
-@app.command()
+@command(app, "collectives", CollectivesConfig, at="interconnect")
 def collectives(
     out_file: Annotated[Path, typer.Option("--out", help="Results file (JSONL, appended).")] = Path(
         "collectives.jsonl"
     ),
     nproc: Annotated[str | None, typer.Option(help="Processes (one per device).")] = None,
-    backend: Annotated[str, typer.Option(help=HELP["backend"])] = C.backend,
-    min_bytes: Annotated[str, typer.Option(help=HELP["min_bytes"])] = str(C.min_bytes),
-    max_bytes: Annotated[str | None, typer.Option(help=HELP["max_bytes"])] = None,
-    ops: Annotated[str, typer.Option(help=HELP["ops"])] = ",".join(C.ops),
-    iters: Annotated[int, typer.Option(help=HELP["iters"])] = C.iters,
-    warmup: Annotated[int, typer.Option(help=HELP["warmup"])] = C.warmup,
-    check: Annotated[bool, typer.Option("--check/--no-check", help=HELP["check"])] = C.check,
     interconnect: Annotated[
         str | None,
         typer.Option(help="Link preset to judge against (default: from the detected topology)."),
@@ -61,38 +40,24 @@ def collectives(
         Path | None, typer.Option(help="A saved `nvidia-smi topo -m` to judge against.")
     ] = None,
     gpu: Annotated[str | None, typer.Option(help="GPU model, e.g. A100 (for --topo-file).")] = None,
-    gap_ms: Annotated[float, typer.Option(help=HELP["gap_ms"])] = C.gap_ms,
-    load: Annotated[bool, typer.Option("--load", help=HELP["load"])] = C.load,
+    **options: Any,
 ) -> None:
     """Collectives sweep as nccl-tests runs it, and whether the interconnect is healthy."""
     require_torch("the collectives sweep")
     # lazy: numpy and the torchrun sweep, only the measuring commands need them
-    from gpuscale.bench.collectives_sweep import SweepError, run_collectives
+    from gpuscale.bench.collectives_sweep import SweepError, check_interconnect
+    from gpuscale.bench.runner import world_sizes
 
-    if interconnect and interconnect not in PRESETS:
-        fail(f"unknown interconnect {interconnect!r}; known: {', '.join(PRESETS)}")
     with fail_on(ValueError):
-        config = CollectivesConfig(
-            ops=tuple(ops.split(",")),
-            min_bytes=parse_option("min_bytes", min_bytes, parse_bytes),
-            max_bytes=parse_option("max_bytes", max_bytes, parse_bytes) if max_bytes else None,
-            iters=iters,
-            warmup=warmup,
-            check=check,
-            gap_ms=gap_ms,
-            load=load,
-            backend=backend,
+        config = request_of(CollectivesConfig, options)
+        world = max(world_sizes(nproc))
+    with fail_on(SweepError, ValueError), err.status(f"{options['ops']} on {world} processes"):
+        check = check_interconnect(
+            config, out_file, world, topo_file=topo_file, gpu=gpu, preset=interconnect
         )
-    world = max(world_sizes(nproc))
-    with fail_on(SweepError), err.status(f"{ops} on {world} processes"):
-        done = run_collectives(config, out_file, world)
-    _print_sweep(done.latest)
-    cuda = done.device == "cuda"
-    topology = detect_topology(topo_file, gpu) if cuda or topo_file else None
-    for finding in check_env(done.env, nvlink=bool(topology and topology.slowest_link() == "NV")):
-        out.print(f"NCCL setting: {finding.message}", markup=False, highlight=False)
-    for verdict in judge(done.sweeps, topology=topology, preset=interconnect, env=done.env):
-        out.print(verdict.sentence(), markup=False, highlight=False)
+    _print_sweep(check.run.latest)
+    for line in [*(f"NCCL setting: {s}" for s in check.settings), *check.verdicts]:
+        out.print(line, markup=False, highlight=False)
 
 
 def _print_sweep(latest) -> None:
@@ -148,7 +113,8 @@ def topo(
     fmt: FormatOption = Format.table,
 ) -> None:
     """GPU-to-GPU links (NV#, PIX, PXB, PHB, NODE, SYS), NICs, and the expected bandwidth."""
-    topology = detect_topology(saved, gpu)
+    with fail_on(ValueError):
+        topology = topology_here(saved, gpu)
     if topology is None:
         fail(
             "no NVML here (no NVIDIA driver or GPU, or nvidia-ml-py missing); pass --file "

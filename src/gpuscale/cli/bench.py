@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from gpuscale.bench.config import HELP, BenchConfig, tf32_mode
+from gpuscale.bench.config import BenchConfig
 from gpuscale.cli.bench_output import print_bench
 from gpuscale.cli.common import app, err, fail, fail_on, out, parse_option, require_torch
+from gpuscale.cli.options import command, request_of
 from gpuscale.cli.output import Format, print_frame
-from gpuscale.quantities import parse_bytes, parse_size
+from gpuscale.quantities import parse_size
 
-D = BenchConfig()  # the defaults, written once in gpuscale.bench.config
 # Which node's command appends a multi-node sweep's rows (docs/interconnect.md says the same):
 # torch.distributed.elastic's dynamic rendezvous gives ranks in the order of
 # sorted(participants), each a _NodeDesc(addr, pid, local_id); --node-rank is not read.
@@ -25,28 +24,7 @@ WRITER = (
 )
 
 
-def world_sizes(text: str | None) -> tuple[int, ...]:
-    """``1,2,4`` -> (1, 2, 4); default: 1, 2, 4, ... up to every device (GPUs, else two
-    CPU processes)."""
-    if text:
-        parts = [part.strip() for part in text.split(",") if part.strip()]
-        if not all(re.fullmatch(r"[0-9]{1,9}", part) for part in parts):
-            fail(f"--nproc {text}: must be whole numbers like 1,2,4")
-        sizes = tuple(sorted({int(part) for part in parts}))
-        if not sizes or min(sizes) < 1:
-            fail(f"--nproc {text}: must be positive whole numbers like 1,2,4")
-        return sizes
-    from gpuscale.bench.runner import local_devices  # lazy: numpy, not needed for --help
-
-    devices = local_devices()
-    sizes, n = [], 1
-    while n < devices:
-        sizes.append(n)
-        n *= 2
-    return (*sizes, devices)
-
-
-@app.command()
+@command(app, "bench", BenchConfig, at="resume")
 def bench(
     out_file: Annotated[Path, typer.Option("--out", help="Results file (JSONL, appended).")] = Path(
         "results.jsonl"
@@ -69,23 +47,6 @@ def bench(
         str | None,
         typer.Option(help="Processes per node, e.g. 1,2,4 (default: 1, 2, 4, ... all devices)."),
     ] = None,
-    backend: Annotated[str, typer.Option(help=HELP["backend"])] = D.backend,
-    steps: Annotated[int, typer.Option(help=HELP["steps"])] = D.steps,
-    warmup: Annotated[int, typer.Option(help=HELP["warmup"])] = D.warmup,
-    batch: Annotated[int | None, typer.Option(help=HELP["batch"])] = D.batch,
-    strong: Annotated[
-        bool, typer.Option("--strong", help="Strong scaling: --global-batch split over devices.")
-    ] = False,
-    global_batch: Annotated[int, typer.Option(help=HELP["global_batch"])] = D.global_batch,
-    accum: Annotated[int, typer.Option(help=HELP["accum"])] = D.accum,
-    precision: Annotated[str, typer.Option(help=HELP["precision"])] = D.precision,
-    tf32: Annotated[bool | None, typer.Option("--tf32/--no-tf32", help=HELP["tf32"])] = None,
-    strategy: Annotated[str, typer.Option(help=HELP["strategy"])] = D.strategy,
-    bucket_mb: Annotated[float, typer.Option(help=HELP["bucket_mb"])] = D.bucket_mb,
-    grad_comm: Annotated[str, typer.Option(help=HELP["grad_comm"])] = D.grad_comm,
-    threads: Annotated[int, typer.Option(help=HELP["threads"])] = D.threads,
-    timeout: Annotated[float, typer.Option(help=HELP["timeout_s"])] = D.timeout_s,
-    no_nvml: Annotated[bool, typer.Option("--no-nvml", help="Do not read NVML.")] = False,
     resume: Annotated[
         bool,
         typer.Option(
@@ -93,10 +54,6 @@ def bench(
             "(default: measure everything and append)."
         ),
     ] = False,
-    repeat: Annotated[int, typer.Option(help=HELP["repeat"])] = D.repeat,
-    memory_limit: Annotated[
-        str | None, typer.Option("--memory-limit", help=HELP["memory_limit_bytes"])
-    ] = None,
     oversubscribe: Annotated[
         bool,
         typer.Option(
@@ -109,6 +66,7 @@ def bench(
         str | None, typer.Option(help="HOST:PORT of node 0 (torchrun c10d rendezvous).")
     ] = None,
     list_models: Annotated[bool, typer.Option("--list", help="List the models and stop.")] = False,
+    **options: Any,
 ) -> None:
     """Measure training-step scaling on this machine (torchrun, one process per device).
 
@@ -120,32 +78,15 @@ def bench(
     from gpuscale.bench.models import ModelError, sort_models
     from gpuscale.bench.probe import count_parameters
     from gpuscale.bench.results import ResultsError
-    from gpuscale.bench.runner import SweepConfig, run_sweep
+    from gpuscale.bench.runner import SweepConfig, run_sweep, world_sizes
 
     with fail_on(ValueError):
-        limit = parse_option("memory_limit", memory_limit, parse_bytes) if memory_limit else None
         for field, size in (("max_params", max_params), ("min_params", min_params)):
             if size:
                 parse_option(field, size, parse_size)
-        bench = BenchConfig(
-            steps=steps,
-            warmup=warmup,
-            batch=batch,
-            scaling="strong" if strong else "weak",
-            global_batch=global_batch,
-            accum=accum,
-            precision=precision,
-            tf32=tf32_mode(tf32),
-            strategy=strategy,
-            bucket_mb=bucket_mb,
-            grad_comm=grad_comm,
-            threads=threads,
-            backend=backend,
-            timeout_s=timeout,
-            nvml=not no_nvml,
-            repeat=repeat,
-            memory_limit_bytes=limit,
-        )
+        bench = request_of(BenchConfig, options)
+        nproc_sizes = world_sizes(nproc)
+    limit = bench.memory_limit_bytes
 
     def count(name: str) -> int:  # a model's own code runs in a guarded child
         return count_parameters(name, timeout_s=bench.timeout_s, memory_bytes=limit)
@@ -159,7 +100,7 @@ def bench(
     with fail_on(ValueError):
         cfg = SweepConfig(
             models=tuple(n for n, _ in chosen),
-            nproc=world_sizes(nproc),
+            nproc=nproc_sizes,
             out=out_file,
             bench=bench,
             resume=resume,

@@ -154,22 +154,23 @@ def _print_results(out_file: Path, sweep_id: str) -> None:
     the file's earlier rows and unreadable lines counted, said as earlier (a file too
     large to show: a note)."""
     # lazy: numpy (the results reader), only the bench needs it
-    from gpuscale.bench.results import ResultsError, bench_table, read_results
+    from gpuscale.bench.results import ResultsError, load_bench
 
+    if not out_file.exists():
+        return
     try:
-        records, problems = read_results(out_file) if out_file.exists() else ([], [])
+        loaded = load_bench(out_file)
     except ResultsError as exc:
         err.print(f"note: the results are not shown: {exc}", markup=False, highlight=False)
         return
-    if problems:  # this sweep appends whole rows (a row cut short is taken back)
+    if loaded.skipped:  # this sweep appends whole rows (a row cut short is taken back)
         err.print(
-            f"note: {len(problems)} unreadable line(s) in {out_file}, written before this "
-            f"sweep, skipped (gpuscale analyze --bench {out_file} lists them)",
+            f"note: {len(loaded.skipped)} unreadable line(s) in {out_file}, written before "
+            f"this sweep, skipped (gpuscale analyze --bench {out_file} lists them)",
             markup=False,
             highlight=False,
         )
-    if records:
-        print_bench(bench_table(records), sweep=sweep_id, path=out_file)
+    print_bench(loaded.table, sweep=sweep_id, path=out_file)
 
 
 def _say_done(report, out_file: Path, nnodes: int) -> None:

@@ -26,7 +26,7 @@ def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.P
             continue
         meta = f.metadata
         default = meta.get("shown", f.default)
-        option = typer.Option(*meta["names"], help=meta["help"])
+        option = typer.Option(*meta["names"], help=meta["help"], **meta.get("limits", {}))
         params.append(
             inspect.Parameter(
                 f.name,

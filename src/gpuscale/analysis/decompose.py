@@ -43,8 +43,7 @@ import pandas as pd
 from gpuscale.analysis.critical_batch import round_rcp_model
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.metrics import plausible_samples, study_reference, with_reference
-
-BASES = ("expected", "measured")
+from gpuscale.tables.analysis_request import BASES
 
 
 def decompose(table: pd.DataFrame, basis: str = "expected") -> pd.DataFrame:

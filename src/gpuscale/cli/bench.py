@@ -10,7 +10,7 @@ import typer
 from gpuscale.bench.config import BenchConfig
 from gpuscale.cli.bench_output import print_bench
 from gpuscale.cli.common import app, err, fail, fail_on, out, parse_option, require_torch
-from gpuscale.cli.options import command, request_of
+from gpuscale.cli.options import command, option_names, request_of
 from gpuscale.cli.output import Format, print_frame
 from gpuscale.quantities import parse_size
 
@@ -80,7 +80,7 @@ def bench(
     from gpuscale.bench.results import ResultsError
     from gpuscale.bench.runner import SweepConfig, run_sweep, world_sizes
 
-    with fail_on(ValueError):
+    with fail_on(ValueError, options=option_names(BenchConfig)):
         for field, size in (("max_params", max_params), ("min_params", min_params)):
             if size:
                 parse_option(field, size, parse_size)

@@ -27,7 +27,8 @@ from gpuscale.names import (
 )
 from gpuscale.quantities import BadQuantity
 from gpuscale.sources import SourceError
-from gpuscale.tables.requests import FieldError, shown
+from gpuscale.tables.analysis_request import AnalysisOptions
+from gpuscale.tables.requests import FieldError, help_of, shown
 from gpuscale.version import __version__
 
 T = TypeVar("T")
@@ -134,27 +135,9 @@ Benchmarks = Annotated[
     ),
 ]
 
-Reference = Annotated[
-    str,
-    typer.Option(
-        "--reference",
-        "-r",
-        help="study (fewest accelerators, slowest among them), family (the same rule within "
-        "each accelerator family) or SUBMITTER/SYSTEM_ID.",
-    ),
-]
-ConvergenceBasis = Annotated[
-    str,
-    typer.Option(
-        "--convergence-basis",
-        help="Samples the decomposition splits E' by: expected (what the round's reference "
-        "convergence points predict at each global batch; steadier) or measured (each "
-        "result's own count).",
-    ),
-]
 Families = Annotated[
     list[str] | None,
-    typer.Option("--family", help="Keep only these accelerator families (repeatable)."),
+    typer.Option("--family", help=help_of(AnalysisOptions, "families")),
 ]
 
 
@@ -173,11 +156,6 @@ def require_torch(what: str) -> None:
         fail(f"{what} needs PyTorch: pip install 'gpuscale[bench]'")
 
 
-def cores() -> int:
-    """The processes a command may use: every core (the library's default is one)."""
-    return os.cpu_count() or 1
-
-
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print a one-line error (no traceback) and exit. The message is plain text: paths
     and names in it are never read as rich markup."""
@@ -185,22 +163,11 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-# CLI spellings of request fields that are not ``--field-name`` (a command whose option
-# differs from these gives its own to ``fail_on``).
-OPTION_OF = {
-    "timeout_s": "--timeout",
-    "memory_limit_bytes": "--memory-limit",
-    "price_per_device_hour": "--price",
-    "n_boot": "--bootstrap",
-    "k": "-k",
-}
-
-
 def refused(exc: FieldError, options: dict[str, str] | None = None) -> str:
     """A request's refusal as the command line reads: the option, the value as typed and
     its rule (``--step-ms -5: must be a number at least 0.001 ...``), one per field
     refused; never the option's whole help."""
-    names = {**OPTION_OF, **(options or {})}
+    names = options or {}
     return "; ".join(
         f"{names.get(f, '--' + f.replace('_', '-'))} {shown(v)}: {r}" for f, v, r in exc.problems
     )

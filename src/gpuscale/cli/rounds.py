@@ -13,10 +13,7 @@ from gpuscale.cli.bench_output import bench_json, print_bench
 from gpuscale.cli.common import (
     Benchmarks,
     Columns,
-    ConvergenceBasis,
-    Families,
     FormatOption,
-    Reference,
     RoundNames,
     RoundPaths,
     app,
@@ -34,11 +31,11 @@ from gpuscale.cli.common import (
     workloads_and_notes,
     workloads_of,
 )
-from gpuscale.cli.options import command, request_of
+from gpuscale.cli.options import command, option_names, request_of
 from gpuscale.cli.output import Format, jsonable, print_frame, print_json
 from gpuscale.report.request import ReportRequest
 from gpuscale.sources import OutputError, write_atomically
-from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
+from gpuscale.tables.analysis_request import AnalysisOptions
 
 SCORE_COLUMNS = [
     "round",
@@ -176,36 +173,16 @@ def scores(
 SCORE_DROP_ORDER = ["scaling_factor", "runs_converged", "runs", "system_id", "submitter"]
 
 
-@app.command()
+@command(app, "analyze", AnalysisOptions, at="fmt")
 def analyze(
     paths: RoundPaths = None,
     round_names: RoundNames = None,
     benchmark: Benchmarks = None,
-    reference: Reference = "study",
-    threshold: Annotated[
-        float,
-        typer.Option(
-            help="E' threshold of the equilibrium criterion, as a fraction of the best E'."
-        ),
-    ] = DEFAULT_EFFICIENCY_THRESHOLD,
-    division: Annotated[str | None, typer.Option(help="closed or open.")] = None,
-    availability: Annotated[
-        str | None,
-        typer.Option(help="Keep systems whose availability contains this text (e.g. cloud)."),
-    ] = None,
-    family: Families = None,
-    k: Annotated[
-        int | None,
-        typer.Option("-k", help="Number of K-means clusters (default: best silhouette, 2..6)."),
-    ] = None,
-    n_boot: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples.")] = 2000,
-    seed: Annotated[int, typer.Option(help="Seed of K-means and the bootstrap.")] = 0,
     fmt: FormatOption = Format.table,
     decompose_columns: Annotated[
         bool,
         typer.Option("--decompose", help="Show speedup = throughput factor x convergence factor."),
     ] = False,
-    convergence_basis: ConvergenceBasis = "expected",
     columns_asked: Columns = None,
     bench_file: Annotated[
         Path | None,
@@ -215,6 +192,7 @@ def analyze(
             "(both when --round or paths are given too).",
         ),
     ] = None,
+    **options: Any,
 ) -> None:
     """Speedup, efficiency, E', clusters, equilibrium and 95% intervals per benchmark."""
     both = bench_file is not None and bool(paths or round_names)
@@ -226,39 +204,30 @@ def analyze(
         if not both:
             return
     # lazy: pandas (the analysis stack), not needed for --help
-    from gpuscale.analysis import AnalysisOptions
     from gpuscale.analysis.analyze import NothingAnalysedError, analyze_or_explain, clusters_lowered
     from gpuscale.analysis.document import analyze_document, as_json
     from gpuscale.analysis.metrics import ReferenceNotFoundError
 
     tables = load_tables(paths, round_names, study=True)
     workloads = workloads_of(tables, benchmark)
-    families = families_of(tables, family)
+    options["families"] = families_of(tables, options["families"])
+    division = options["division"]
     divisions = choices_of([division] if division else None, ["closed", "open"], "division")
-    with fail_on(ValueError):
-        options = AnalysisOptions(
-            reference=reference,
-            threshold=threshold,
-            division=divisions[0] if divisions else None,
-            availability=availability,
-            families=tuple(families) if families else None,
-            k=k,
-            n_boot=n_boot,
-            seed=seed,
-            convergence_basis=convergence_basis,
-        )
+    options["division"] = divisions[0] if divisions else None
+    with fail_on(ValueError, options=option_names(AnalysisOptions)):
+        request = request_of(AnalysisOptions, options)
     with fail_on(ReferenceNotFoundError, NothingAnalysedError):
-        results = analyze_or_explain(tables, workloads, options)
-    for line in clusters_lowered(results, k):
+        results = analyze_or_explain(tables, workloads, request)
+    for line in clusters_lowered(results, request.k):
         note(line)
     if fmt is Format.json:
-        print_json(out, analyze_document(jsonable(as_json(results, options)), bench_doc))
+        print_json(out, analyze_document(jsonable(as_json(results, request)), bench_doc))
     elif fmt is Format.csv:
         import pandas as pd  # lazy: pandas, not needed for --help
 
         print_frame(out, pd.concat([r.table for r in results]), fmt)
     else:
-        print_analysis(results, reference, decompose_columns, columns_asked, options, tables.scores)
+        print_analysis(results, decompose_columns, columns_asked, request, tables.scores)
 
 
 def _analyze_bench(bench_file: Path, fmt: Format, *, alone: bool) -> dict | None:

@@ -23,7 +23,8 @@ from gpuscale.cli.common import (
 from gpuscale.cli.options import command, request_of
 from gpuscale.cli.output import Format, print_frame, print_json
 from gpuscale.interconnect.nccl import check_env
-from gpuscale.quantities import format_bytes, number
+from gpuscale.interconnect.topology import link_sentence
+from gpuscale.quantities import format_bytes
 
 
 @command(app, "collectives", CollectivesConfig, at="interconnect")
@@ -130,7 +131,7 @@ def topo(
     _print_topology(topology, fmt)
     notes = out if fmt is Format.table else err  # machine formats: data only on stdout
     for line in [
-        _link_sentence(topology, info),
+        link_sentence(topology, info),
         *info.get("downtrained", []),
         *info.get("nccl_checks", []),
     ]:
@@ -171,28 +172,3 @@ def _print_topology(topology, fmt: Format) -> None:
         print_frame(out, nics, fmt, title="NICs to GPUs")
     if (affinity[["cpu_affinity", "numa_node"]] != "").any().any():
         print_frame(out, affinity, fmt, title="CPU and NUMA affinity")
-
-
-def _link_sentence(topology, info: dict) -> str:
-    """``slowest link: NV (NVSwitch, nvlink4) -> preset nvlink4; expected ...``, or why
-    there is no link to judge."""
-    if info["slowest_link"] is None:
-        return (
-            f"{len(topology.gpus)} GPU: no GPU-to-GPU link to judge"
-            if len(topology.gpus) < 2
-            else "no GPU-to-GPU link class recognised in this matrix"
-        )
-    expected = info["expected_busbw_gbs"]
-    kind = (
-        f" ({'NVSwitch, ' if topology.nvswitch else ''}{info['nvlink_generation']})"
-        if info["slowest_link"] == "NV"
-        else ""
-    )
-    preset = f"preset {info['preset']}" if info["preset"] else "no preset"
-    bandwidth = (
-        f"{number(expected, 4)} GB/s" if expected else "unknown (pass --gpu to name the GPU)"
-    )
-    return (
-        f"slowest link: {info['slowest_link']}{kind} -> {preset}; expected all-reduce "
-        f"bus bandwidth {bandwidth}"
-    )

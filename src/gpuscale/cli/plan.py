@@ -10,6 +10,7 @@ from gpuscale.cli.common import RoundNames, RoundPaths, app, err, fail, fail_on,
 from gpuscale.cli.options import command, option_names, request_of
 from gpuscale.cli.output import Format, jsonable, print_json, print_records
 from gpuscale.planning.request import PlanRequest
+from gpuscale.planning.words import nearest_text
 from gpuscale.tables.plan import PLAN_COLUMNS
 
 # The table format shows these; CSV and JSON every column.
@@ -18,16 +19,6 @@ SHOWN = [
     for c in PLAN_COLUMNS
     if c not in ("expected_samples", "batch_per_accelerator", "nearest", "pareto", "extrapolated")
 ]
-
-
-def _flat(nearest: list[dict]) -> str:
-    """One ``nearest`` list as text: ``v4.1 Dell XE9680 (8 devices, 27.8 min); ...``
-    (the family named when it is not the one planned)."""
-    return "; ".join(
-        f"{n['round']} {n['submitter']} {n['system']} ({n['accelerators']} devices, "
-        f"{n['time_to_train_min']:.4g} min)"
-        for n in nearest
-    )
 
 
 @command(app, "plan", PlanRequest, at="fmt")
@@ -57,7 +48,7 @@ def plan(
         print_json(out, jsonable(doc))
         return
     if fmt is Format.csv:  # one table on stdout; the notes that qualify it on stderr
-        rows = [row | {"nearest": _flat(row["nearest"])} for row in rows]
+        rows = [row | {"nearest": nearest_text(row["nearest"])} for row in rows]
         print_records(out, rows, fmt)
         _say(result.notes)
         return
@@ -65,7 +56,7 @@ def plan(
     print_records(out, [{c: row[c] for c in SHOWN} for row in rows], fmt, title=title)
     for row in rows:
         out.print(
-            f"{row['accelerators']} devices lean on: {_flat(row['nearest'])}",
+            f"{row['accelerators']} devices lean on: {nearest_text(row['nearest'])}",
             markup=False,
             highlight=False,
         )

@@ -47,10 +47,11 @@ def help_of(request: Any, name: str) -> str:
 
 
 def option_name(f: Field) -> str:
-    """The option a field is given by on the command line (``--grad-bytes``)."""
+    """The option a field is given by on the command line (``--grad-bytes``; ``-k`` where
+    it has only a short one)."""
     names = f.metadata.get("names") or ()
     long = [n.split("/")[0] for n in names if n.startswith("--")]
-    return long[0] if long else "--" + f.name.replace("_", "-")
+    return (long or list(names) or ["--" + f.name.replace("_", "-")])[0]
 
 
 class FieldError(ValueError):

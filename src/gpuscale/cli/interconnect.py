@@ -22,9 +22,7 @@ from gpuscale.cli.common import (
 )
 from gpuscale.cli.options import command, request_of
 from gpuscale.cli.output import Format, print_frame, print_json
-from gpuscale.interconnect.nccl import check_env
 from gpuscale.interconnect.topology import link_sentence
-from gpuscale.quantities import format_bytes
 
 
 @command(app, "collectives", CollectivesConfig, at="interconnect")
@@ -62,44 +60,16 @@ def collectives(
 
 
 def _print_sweep(latest) -> None:
-    """One nccl-tests style table per collective: size, count, type, redop, root, time,
-    algbw (GB/s) and busbw (GB/s) with two decimals, #wrong."""
-    import pandas as pd  # lazy: pandas, not needed for --help
+    """The collectives that did not run, then one nccl-tests style table per collective
+    (times and bandwidths with two decimals, as nccl-tests prints them)."""
+    # lazy: pandas, not needed for --help
+    from gpuscale.interconnect.shown import SWEEP_TWO_DECIMALS, sweep_failures, sweep_tables
 
-    failed = latest[latest["status"] != "ok"]
-    for row in failed.itertuples(index=False):
-        reason = row.error if isinstance(row.error, str) else "out of memory on a rank"
-        out.print(f"{row.op}: {row.status} ({reason})", markup=False, highlight=False)
-    ok = latest[latest["status"] == "ok"].copy()
-    for op, group in ok.groupby("op", sort=False):
-        frame = pd.DataFrame(
-            {
-                "size": group["size_bytes"].map(format_bytes),
-                "size (B)": group["size_bytes"].astype("Int64"),
-                "count (elements)": group["count"].astype("Int64"),
-                "type": group["dtype"].fillna("float32"),
-                "redop": group["redop"].fillna("sum"),
-                "root": group["root"].astype("Int64"),
-                "placement": group["placement"],
-                "time (us)": group["time_us"],
-                "p99 (us)": group["time_us_p99"],
-                "algbw (GB/s)": group["algbw_gbs"],
-                "busbw (GB/s)": group["busbw_gbs"],
-                "#wrong": group["wrong"].astype("Int64"),
-            }
-        )
-        ranks = int(group["ranks"].iloc[0])
-        print_frame(
-            out,
-            frame,
-            Format.table,
-            title=f"{op} on {ranks} ranks (sweep {group['sweep_id'].iloc[0]})",
-            formats=dict.fromkeys(SWEEP_TWO_DECIMALS, ".2f"),
-        )
-
-
-# nccl-tests prints times and bandwidths with two decimals
-SWEEP_TWO_DECIMALS = ("time (us)", "p99 (us)", "algbw (GB/s)", "busbw (GB/s)")
+    for line in sweep_failures(latest):
+        out.print(line, markup=False, highlight=False)
+    formats = dict.fromkeys(SWEEP_TWO_DECIMALS, ".2f")
+    for title, table in sweep_tables(latest):
+        print_frame(out, table, Format.table, title=title, formats=formats)
 
 
 @app.command()
@@ -121,14 +91,15 @@ def topo(
             "no NVML here (no NVIDIA driver or GPU, or nvidia-ml-py missing); pass --file "
             "with a saved `nvidia-smi topo -m`"
         )
-    info = topology.to_dict()
-    if saved is None:  # this machine's: its versions and settings belong with it
-        info["nccl_env"] = {k: v for k, v in os.environ.items() if k.startswith("NCCL_")}
-        info["nccl_checks"] = [c.message for c in check_env(info["nccl_env"])]
+    # lazy: pandas, not needed for --help
+    from gpuscale.interconnect.shown import topology_info, topology_tables
+
+    info = topology_info(topology, os.environ if saved is None else None)
     if fmt is Format.json:
         print_json(out, info)
         return
-    _print_topology(topology, fmt)
+    for title, table in topology_tables(topology, wide=fmt is Format.csv):
+        print_frame(out, table, fmt, title=title)
     notes = out if fmt is Format.table else err  # machine formats: data only on stdout
     for line in [
         link_sentence(topology, info),
@@ -136,39 +107,3 @@ def topo(
         *info.get("nccl_checks", []),
     ]:
         notes.print(line, markup=False, highlight=False)
-
-
-def _print_topology(topology, fmt: Format) -> None:
-    """The GPU matrix, the NICs against the GPUs and the CPU/NUMA affinities as three
-    tables (the terminal), or one CSV table with a row per GPU and every column named."""
-    import pandas as pd  # lazy: pandas, not needed for --help
-
-    names = [g.name for g in topology.gpus]
-    matrix = pd.DataFrame(topology.matrix(), columns=names)
-    matrix.insert(0, "gpu", names)
-    affinity = pd.DataFrame(
-        {
-            "gpu": names,
-            "cpu_affinity": [g.cpu_affinity for g in topology.gpus],
-            "numa_node": [g.numa_node for g in topology.gpus],
-        }
-    )
-    if fmt is Format.csv:  # one table, every column named: a row per GPU
-        wide = matrix.merge(affinity, on="gpu")
-        for nic in topology.nics:
-            wide[nic.name] = list(nic.to_gpus) + [""] * (len(names) - len(nic.to_gpus))
-        print_frame(out, wide, fmt)
-        return
-    nics = pd.DataFrame(
-        [
-            [n.name, n.device, *n.to_gpus, *[""] * (len(names) - len(n.to_gpus))]
-            for n in topology.nics
-        ],
-        columns=["nic", "device", *names],
-    )
-    # the matrix as a matrix, then the NICs against the GPUs, then affinities
-    print_frame(out, matrix, fmt, title=f"GPU topology ({topology.source})")
-    if len(nics):
-        print_frame(out, nics, fmt, title="NICs to GPUs")
-    if (affinity[["cpu_affinity", "numa_node"]] != "").any().any():
-        print_frame(out, affinity, fmt, title="CPU and NUMA affinity")

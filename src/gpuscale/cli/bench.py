@@ -9,19 +9,9 @@ import typer
 
 from gpuscale.bench.config import BenchConfig
 from gpuscale.cli.bench_output import print_bench
-from gpuscale.cli.common import app, err, fail, fail_on, out, parse_option, require_torch
+from gpuscale.cli.common import app, err, fail, fail_on, out, require_torch
 from gpuscale.cli.options import command, option_names, request_of
 from gpuscale.cli.output import Format, print_frame
-from gpuscale.quantities import parse_size
-
-# Which node's command appends a multi-node sweep's rows (docs/interconnect.md says the same):
-# torch.distributed.elastic's dynamic rendezvous gives ranks in the order of
-# sorted(participants), each a _NodeDesc(addr, pid, local_id); --node-rank is not read.
-WRITER = (
-    "the node holding global rank 0 appends them, and torchrun's c10d rendezvous numbers "
-    "the nodes by host address and launcher process id, not by --node-rank (on one host "
-    "either command may be it)"
-)
 
 
 @command(app, "bench", BenchConfig, at="resume")
@@ -75,31 +65,25 @@ def bench(
     and 129 interrupted, terminated or hung up (the rows written so far are kept)."""
     require_torch("the benchmark")
     # lazy: torch (the model ladder) and numpy (the runner), only the bench needs them
-    from gpuscale.bench.models import ModelError, sort_models
-    from gpuscale.bench.probe import count_parameters
+    from gpuscale.bench.models import ModelError
     from gpuscale.bench.results import ResultsError
-    from gpuscale.bench.runner import SweepConfig, run_sweep, world_sizes
+    from gpuscale.bench.runner import run_sweep, world_sizes
+    from gpuscale.bench.sweep_plan import check_bounds, choose_models, plan_sentence, plan_sweep
 
     with fail_on(ValueError, options=option_names(BenchConfig)):
-        for field, size in (("max_params", max_params), ("min_params", min_params)):
-            if size:
-                parse_option(field, size, parse_size)
+        check_bounds(max_params, min_params)
         bench = request_of(BenchConfig, options)
         nproc_sizes = world_sizes(nproc)
-    limit = bench.memory_limit_bytes
-
-    def count(name: str) -> int:  # a model's own code runs in a guarded child
-        return count_parameters(name, timeout_s=bench.timeout_s, memory_bytes=limit)
-
     names = [*(models.split(",") if models else []), *(model or [])]
     with fail_on(ModelError, ValueError):
-        chosen, broken = sort_models(names or None, max_params, min_params, count=count)
+        chosen, broken = choose_models(names, max_params, min_params, bench)
     if list_models:
         _print_models(chosen, broken)
         return
     with fail_on(ValueError):
-        cfg = SweepConfig(
-            models=tuple(n for n, _ in chosen),
+        cfg = plan_sweep(
+            chosen,
+            broken,
             nproc=nproc_sizes,
             out=out_file,
             bench=bench,
@@ -109,16 +93,7 @@ def bench(
             rdzv_endpoint=rdzv_endpoint,
             oversubscribe=oversubscribe,
         )
-    total = len(cfg.models) * len(cfg.nproc)
-    if not (cfg.models or broken):  # the size options left nothing
-        fail("no model selected (check --models / --max-params)")
-    err.print(
-        f"{total} configuration{'' if total == 1 else 's'}: {len(cfg.models)} model(s) x "
-        f"{len(cfg.nproc)} world size(s)"
-        + (f"; {len(broken)} model(s) cannot be built" if broken else ""),
-        markup=False,
-        highlight=False,
-    )
+    err.print(plan_sentence(cfg, broken), markup=False, highlight=False)
     with fail_on(ResultsError, ValueError):
         report = run_sweep(cfg, dict(chosen), on_event=_on_event, broken=dict(broken))
     _print_results(out_file, report.sweep_id)
@@ -174,16 +149,7 @@ def _print_results(out_file: Path, sweep_id: str) -> None:
 
 
 def _say_done(report, out_file: Path, nnodes: int) -> None:
-    """What the sweep did: runs measured, rows appended (on a multi-node run only the
-    node holding global rank 0 writes its rows, and the --node-rank 0 command failures),
-    skipped and failed."""
-    if report.appended or nnodes == 1:
-        rows = f"{report.appended} row{'' if report.appended == 1 else 's'}"
-        summary = f"{report.measured} measured, {rows} appended to {out_file}"
-    else:  # the node holding global rank 0 writes every row
-        summary = f"this node wrote no rows: {WRITER}"
-    err.print(
-        f"{summary}, {report.skipped} skipped (--resume), {len(report.failures)} failed",
-        markup=False,
-        highlight=False,
-    )
+    """What the sweep did (``gpuscale.bench.sweep_plan.done_sentence``), on stderr."""
+    from gpuscale.bench.sweep_plan import done_sentence  # lazy: the runner, only the bench
+
+    err.print(done_sentence(report, out_file, nnodes), markup=False, highlight=False)

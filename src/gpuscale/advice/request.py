@@ -1,9 +1,10 @@
 """One advice request: what the user asked, written once.
 
 The CLI's ``advise`` options are generated from the fields of :class:`AdviceRequest`
-(their defaults and ``HELP``), ``gpuscale.advise`` takes one (or the same keywords), and
-the report reads it back. Sizes (``params``, ``flops_per_sample``, ``noise_scale``,
-``samples``) are numbers here; the CLI parses ``7M``-style text into them.
+(their defaults, and the help in each field's metadata), ``gpuscale.advise`` takes one
+(or the same keywords), and the report reads it back. Sizes (``params``,
+``flops_per_sample``, ``noise_scale``, ``samples``) are numbers here; the CLI parses
+``7M``-style text into them (each field's ``parse``).
 """
 
 from __future__ import annotations
@@ -11,68 +12,17 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any, ClassVar
 
-from gpuscale.quantities import number
-from gpuscale.tables.requests import FieldError, JsonRequest
+from gpuscale.quantities import number, parse_size
+from gpuscale.tables.requests import FieldError, JsonRequest, help_of, option
 
 STRATEGIES = ("ddp", "fsdp")
 SCALINGS = ("auto", "strong", "weak")
 
-# Per-field documentation: the CLI's help text.
-HELP: dict[str, str] = {
-    "bench": "Calibrate from `gpuscale bench` results (JSONL).",
-    "model": "Model of --bench to advise on (default: the largest with N = 1).",
-    "params": "Parameters, e.g. 7M (with --bench: a model it did not measure, advised from its "
-    "family's calibration).",
-    "family": "Family of a --params model with --bench (e.g. cnn, mlp, transformer): whose "
-    "measured rate it takes (default: inferred from --flops-per-sample).",
-    "step_ms": "Measured single-device step time, ms (without --bench); give it again with "
-    "another --batch to measure the fixed per-step cost (the first pair is the one advised on).",
-    "batch": "Per-device batch of --step-ms, one per --step-ms (default: measured, else 32, said).",
-    "fixed_ms": "Fixed per-step cost, ms: the part of a one-device step that does not shrink "
-    "with the batch (default: from two --step-ms, else measured, else a device prior).",
-    "scaling": "auto (the global batch kept, unless a convergence model prices larger ones: "
-    "then batch and accumulation are searched), strong (the global batch kept: --global-batch "
-    "or the batch) or weak (the per-device batch kept).",
-    "flops_per_sample": "Forward + backward FLOPs per sample (default 6 x params), e.g. 4G.",
-    "device_name": "Device, e.g. 'H100 SXM' (power table, peak FLOP/s check; without --bench).",
-    "interconnect": "Link preset, e.g. pcie-phb, nvlink4 (default: detected topology).",
-    "topo": "Saved `nvidia-smi topo -m` to choose the link and cap the device count.",
-    "busbw_gbs": "Custom link: bus bandwidth, GB/s.",
-    "latency_us": "Custom link: per-step latency, us.",
-    "collectives": "Measured curves from `gpuscale collectives`.",
-    "nodes": "Nodes (NICs between them when > 1).",
-    "gpus_per_node": "Devices per node.",
-    "inter_node": "NIC preset between nodes.",
-    "nics_per_node": "NICs per node (default: one per device).",
-    "max_devices": "Largest device count (default: nodes x gpus-per-node, capped by the topology).",
-    "overlap": "Share of communication hidden, 0-1 (default: measured).",
-    "grad_bytes": "Bytes per gradient element (4 fp32, 2 bf16).",
-    "bucket_mb": "DDP bucket_cap_mb (MiB).",
-    "strategy": "ddp or fsdp.",
-    "noise_scale": "Critical batch B_noise, samples (default: measured).",
-    "workload": "Convergence of an MLPerf workload (its RCPs), e.g. bert; also checks the "
-    "predicted time against MLPerf's fastest systems.",
-    "ruleset": "MLPerf ruleset of --workload's RCPs.",
-    "samples": "Samples to train at the measured batch, e.g. 10M (default: 10M, and the "
-    "advice says its times rest on it).",
-    "global_batch": "Keep this global batch at every N (strong scaling).",
-    "target_efficiency": "Efficiency to keep (0-1].",
-    "price": "Price per device-hour (without it, no cost).",
-    "power_w": "Device power, W (default: measured, else the board table).",
-    "allow_flagged": "Use --bench runs flagged as untrustworthy (busy host, noisy steps), "
-    "with a warning.",
-}
-
-# Fields the CLI reads as sizes (``7M``, ``4G``).
-SIZES = frozenset({"params", "flops_per_sample", "noise_scale", "samples"})
-# Fields the CLI reads as paths.
-PATHS = frozenset({"bench", "topo", "collectives"})
-# CLI spellings that differ from the field name.
-OPTION_NAMES = {"grad_bytes": "--grad-bytes", "allow_flagged": "--allow-flagged"}
-
-
+# Fields read as sizes: a size as text is for the command line (its message says so).
+_SIZES = frozenset({"params", "flops_per_sample", "noise_scale", "samples"})
 MAX_DEVICES = 1_000_000
 DEFAULT_SAMPLES = 1e7  # samples to train when none are given (said in the advice)
 DEFAULT_BATCH = 32  # the per-device batch of a step time given without one (said)
@@ -112,7 +62,7 @@ def _check_type(name: str, value: object, whole: bool) -> None:
     # numbers.Real: numpy's integers and floats too (a value read from a table)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         hint = ""
-        if isinstance(value, str) and name in SIZES:
+        if isinstance(value, str) and name in _SIZES:
             hint = " (a size as text, such as '7M', is for the command line: give 7e6)"
         raise TypeError(f"{name} must be a number, not {type(value).__name__} {value!r}{hint}")
     if whole and not (
@@ -146,42 +96,139 @@ def _rule(name: str) -> str:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AdviceRequest(JsonRequest):
-    """What to advise on and under which assumptions; see ``HELP`` for each field."""
+    """What to advise on and under which assumptions: each field's help (the ``advise``
+    option's) in its metadata, sizes parsed from ``7M``-style text on the command line."""
 
     json_name: ClassVar[str] = "advice request"
-    bench: str | None = None
-    model: str | None = None
-    params: float | None = None
-    family: str | None = None
-    step_ms: float | tuple[float, ...] | None = None
-    batch: int | tuple[int, ...] | None = None
-    fixed_ms: float | None = None
-    scaling: str = "auto"
-    flops_per_sample: float | None = None
-    device_name: str | None = None
-    interconnect: str | None = None
-    topo: str | None = None
-    busbw_gbs: float | None = None
-    latency_us: float = 10.0
-    collectives: str | None = None
-    nodes: int = 1
-    gpus_per_node: int = 8
-    inter_node: str = "ib-ndr400"
-    nics_per_node: int | None = None
-    max_devices: int | None = None
-    overlap: float | None = None
-    grad_bytes: int = 4
-    bucket_mb: float = 25.0
-    strategy: str = "ddp"
-    noise_scale: float | None = None
-    workload: str | None = None
-    ruleset: str = "5.0.0"
-    samples: float | None = None  # None: DEFAULT_SAMPLES, said as the default
-    global_batch: int | None = None
-    target_efficiency: float = 0.7
-    price: float | None = None
-    power_w: float | None = None
-    allow_flagged: bool = False
+    bench: str | None = option(
+        None,
+        parse=str,
+        cli=Path | None,
+        help="Calibrate from `gpuscale bench` results (JSONL).",
+    )
+    model: str | None = option(
+        None,
+        help="Model of --bench to advise on (default: the largest with N = 1).",
+    )
+    params: float | None = option(
+        None,
+        parse=parse_size,
+        cli=str | None,
+        help="Parameters, e.g. 7M (with --bench: a model it did not measure, advised from its "
+        "family's calibration).",
+    )
+    family: str | None = option(
+        None,
+        help="Family of a --params model with --bench (e.g. cnn, mlp, transformer): whose "
+        "measured rate it takes (default: inferred from --flops-per-sample).",
+    )
+    step_ms: float | tuple[float, ...] | None = option(
+        None,
+        parse=tuple,
+        cli=list[float] | None,
+        help="Measured single-device step time, ms (without --bench); give it again with another"
+        " --batch to measure the fixed per-step cost (the first pair is the one advised "
+        "on).",
+    )
+    batch: int | tuple[int, ...] | None = option(
+        None,
+        parse=tuple,
+        cli=list[int] | None,
+        help="Per-device batch of --step-ms, one per --step-ms (default: measured, else 32, said).",
+    )
+    fixed_ms: float | None = option(
+        None,
+        help="Fixed per-step cost, ms: the part of a one-device step that does not shrink with "
+        "the batch (default: from two --step-ms, else measured, else a device prior).",
+    )
+    scaling: str = option(
+        "auto",
+        help="auto (the global batch kept, unless a convergence model prices larger ones: then "
+        "batch and accumulation are searched), strong (the global batch kept: --global-"
+        "batch or the batch) or weak (the per-device batch kept).",
+    )
+    flops_per_sample: float | None = option(
+        None,
+        parse=parse_size,
+        cli=str | None,
+        help="Forward + backward FLOPs per sample (default 6 x params), e.g. 4G.",
+    )
+    device_name: str | None = option(
+        None,
+        help="Device, e.g. 'H100 SXM' (power table, peak FLOP/s check; without --bench).",
+    )
+    interconnect: str | None = option(
+        None,
+        help="Link preset, e.g. pcie-phb, nvlink4 (default: detected topology).",
+    )
+    topo: str | None = option(
+        None,
+        parse=str,
+        cli=Path | None,
+        help="Saved `nvidia-smi topo -m` to choose the link and cap the device count.",
+    )
+    busbw_gbs: float | None = option(None, help="Custom link: bus bandwidth, GB/s.")
+    latency_us: float = option(10.0, help="Custom link: per-step latency, us.")
+    collectives: str | None = option(
+        None,
+        parse=str,
+        cli=Path | None,
+        help="Measured curves from `gpuscale collectives`.",
+    )
+    nodes: int = option(1, help="Nodes (NICs between them when > 1).")
+    gpus_per_node: int = option(8, help="Devices per node.")
+    inter_node: str = option("ib-ndr400", help="NIC preset between nodes.")
+    nics_per_node: int | None = option(None, help="NICs per node (default: one per device).")
+    max_devices: int | None = option(
+        None,
+        help="Largest device count (default: nodes x gpus-per-node, capped by the topology).",
+    )
+    overlap: float | None = option(
+        None,
+        help="Share of communication hidden, 0-1 (default: measured).",
+    )
+    grad_bytes: int = option(
+        4,
+        names=("--grad-bytes",),
+        help="Bytes per gradient element (4 fp32, 2 bf16).",
+    )
+    bucket_mb: float = option(25.0, help="DDP bucket_cap_mb (MiB).")
+    strategy: str = option("ddp", help="ddp or fsdp.")
+    noise_scale: float | None = option(
+        None,
+        parse=parse_size,
+        cli=str | None,
+        help="Critical batch B_noise, samples (default: measured).",
+    )
+    workload: str | None = option(
+        None,
+        help="Convergence of an MLPerf workload (its RCPs), e.g. bert; also checks the predicted"
+        " time against MLPerf's fastest systems.",
+    )
+    ruleset: str = option("5.0.0", help="MLPerf ruleset of --workload's RCPs.")
+    # None: DEFAULT_SAMPLES, said as the default
+    samples: float | None = option(
+        None,
+        parse=parse_size,
+        cli=str | None,
+        help="Samples to train at the measured batch, e.g. 10M (default: 10M, and the advice "
+        "says its times rest on it).",
+    )
+    global_batch: int | None = option(
+        None,
+        help="Keep this global batch at every N (strong scaling).",
+    )
+    target_efficiency: float = option(0.7, help="Efficiency to keep (0-1].")
+    price: float | None = option(None, help="Price per device-hour (without it, no cost).")
+    power_w: float | None = option(
+        None,
+        help="Device power, W (default: measured, else the board table).",
+    )
+    allow_flagged: bool = option(
+        False,
+        names=("--allow-flagged",),
+        help="Use --bench runs flagged as untrustworthy (busy host, noisy steps), with a warning.",
+    )
 
     def __post_init__(self) -> None:
         for name in ("step_ms", "batch"):  # given several times: a tuple; once: the value
@@ -191,7 +238,7 @@ class AdviceRequest(JsonRequest):
         optional = {f.name for f in fields(self) if f.default is None}
         for name, value in self._numbers():
             if value is None and name not in optional:
-                raise TypeError(f"{name} must be a number, not None ({HELP[name]})")
+                raise TypeError(f"{name} must be a number, not None ({help_of(self, name)})")
             _check_type(name, value, _RANGES[name][2])
         bad = [(name, value) for name, value in self._numbers() if not _in_range(name, value)]
         if bad:
@@ -205,7 +252,7 @@ class AdviceRequest(JsonRequest):
         if self.strategy not in STRATEGIES:
             raise ValueError(
                 f"invalid strategy (--strategy {self.strategy!r}): strategy must be one of "
-                f"{', '.join(STRATEGIES)}; {HELP['strategy']}"
+                f"{', '.join(STRATEGIES)}; {help_of(self, 'strategy')}"
             )
         for name in ("bench", "model", "device_name", "interconnect", "topo", "collectives"):
             value = getattr(self, name)
@@ -214,7 +261,7 @@ class AdviceRequest(JsonRequest):
         if self.scaling not in SCALINGS:
             raise ValueError(
                 f"invalid scaling (--scaling {self.scaling!r}): scaling must be one of "
-                f"{', '.join(SCALINGS)}; {HELP['scaling']}"
+                f"{', '.join(SCALINGS)}; {help_of(self, 'scaling')}"
             )
         self._check_pairs()
 

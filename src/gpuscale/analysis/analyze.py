@@ -14,7 +14,7 @@ import pandas as pd
 
 from gpuscale.analysis.clusters import Clustering, cluster_systems
 from gpuscale.analysis.crossing import most_submitted_family, pick_crossing
-from gpuscale.analysis.decompose import BASES, decompose
+from gpuscale.analysis.decompose import decompose
 from gpuscale.analysis.equilibrium import (
     Equilibrium,
     equilibrium,
@@ -27,47 +27,11 @@ from gpuscale.analysis.study import StudyStatement, compare_with_study
 from gpuscale.quantities import format_minutes, named
 from gpuscale.tables import (
     CLUSTER_COLUMN,
-    DEFAULT_EFFICIENCY_THRESHOLD,
     PARETO_COLUMN,
     SCALING_COLUMNS,
     RoundTables,
 )
-from gpuscale.tables.requests import FieldError
-
-MIN_BOOT, MAX_BOOT = 100, 100_000  # bootstrap resamples: too few to bound, too many to hold
-MAX_K = 1_000  # clusters asked (lowered to the distinct systems there are, and said)
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class AnalysisOptions:
-    """How to analyse. ``reference``: study, family or SUBMITTER/SYSTEM_ID;
-    ``convergence_basis``: the samples the decomposition uses, ``expected`` (the RCPs' at
-    each global batch) or ``measured`` (see ``gpuscale.analysis.decompose``)."""
-
-    reference: str = "study"
-    threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
-    division: str | None = None
-    availability: str | None = None
-    families: tuple[str, ...] | None = None
-    k: int | None = None
-    n_boot: int = 2000
-    seed: int = 0
-    convergence_basis: str = "expected"
-
-    def __post_init__(self) -> None:
-        if self.convergence_basis not in BASES:
-            raise ValueError(
-                f"convergence basis must be one of {', '.join(BASES)}, "
-                f"got {self.convergence_basis!r}"
-            )
-        if not 0 < self.threshold <= 1:
-            raise FieldError("threshold", self.threshold, "must be a number above 0 and at most 1")
-        if not MIN_BOOT <= self.n_boot <= MAX_BOOT:  # a resample each: memory grows with it
-            raise FieldError("n_boot", self.n_boot, f"must be from {MIN_BOOT} to {MAX_BOOT:,}")
-        if self.k is not None and not 1 <= self.k <= MAX_K:
-            raise FieldError("k", self.k, f"must be a whole number from 1 to {MAX_K}")
-        if not 0 <= self.seed < 2**63:
-            raise FieldError("seed", self.seed, "must be a whole number from 0 to 2^63 - 1")
+from gpuscale.tables.analysis_request import AnalysisOptions
 
 
 @dataclass(frozen=True, slots=True)

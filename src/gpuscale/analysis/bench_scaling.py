@@ -19,6 +19,7 @@ next larger model that is not, over unflagged rows.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -128,4 +129,64 @@ def baseline_sentence(scaling: pd.DataFrame) -> str | None:
         f"each of the N processes had; a speedup over it does not answer whether {largest} "
         "processes beat this machine used by one process with all its cores: bench "
         "--nproc 1 --threads CORES measures that one"
+    )
+
+
+def bench_document(table: pd.DataFrame) -> dict[str, Any]:
+    """A bench table's scaling, failed runs and break-even sizes as one document (the
+    ``bench`` part of ``analyze -f json``)."""
+    scaling = bench_scaling(table)
+    worlds = sorted(set(scaling["accelerators"]) - {1}) if len(scaling) else []
+    failed = table[table["status"] != "ok"][["model", "accelerators", "status", "error"]]
+    return {
+        "source": "bench",
+        "runs": scaling.to_dict("records"),
+        "failed": failed.to_dict("records"),
+        "break_even_params": {str(w): break_even_params(scaling, w) for w in worlds},
+        "break_even": {str(w): break_even_sentence(scaling, w) for w in worlds},
+        "baseline": baseline_sentence(scaling),
+    }
+
+
+# What the speedups of a bench table are against, said below it.
+SPEEDUP_BASIS = (
+    "speedup and efficiency: against the plain N = 1 step (the bare module, what one "
+    "device costs) where timed, else DDP's N = 1 step; speedup_ddp: against DDP's "
+    "N = 1 step (it carries DDP's own overhead)"
+)
+
+
+def bench_notes(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
+    """The lines below a bench table: what speedups are against, flagged rows' reasons,
+    failed runs, weak evidence, break-even sizes and what the CPU baseline is."""
+    lines = [SPEEDUP_BASIS] if not scaling.empty else []
+    lines += [
+        f"flagged {r.model} on {r.accelerators}: {r.flags}"
+        for r in scaling[scaling["flagged"]].itertuples(index=False)
+    ]
+    lines += [
+        f"{r.status} {r.model} on {r.accelerators}: {r.error}"
+        for r in failed.itertuples(index=False)
+    ]
+    weak = scaling[~scaling["flagged"] & (scaling["evidence"] == "weak")]
+    lines += [
+        f"weak evidence {r.model} on {r.accelerators}: {r.evidence_notes}"
+        for r in weak.itertuples()
+    ]
+    lines += [break_even_sentence(scaling, w) for w in sorted(set(scaling["accelerators"]) - {1})]
+    baseline = baseline_sentence(scaling)
+    return [*lines, baseline] if baseline else lines
+
+
+def earlier_rows(scaling: pd.DataFrame, failed: pd.DataFrame, path: object) -> str | None:
+    """One line counting a results file's rows of earlier sweeps (None without any)."""
+    rows = len(scaling) + len(failed)
+    if not rows:
+        return None
+    flagged = int(scaling["flagged"].sum())
+    parts = [f"{len(scaling) - flagged} ok", f"{flagged} flagged", f"{len(failed)} failed"]
+    return (
+        f"earlier runs: {path} also holds {rows} row{'' if rows == 1 else 's'} of earlier "
+        f"sweeps ({', '.join(parts)}), not summarised here: gpuscale analyze --bench {path} "
+        "reads them all"
     )

@@ -43,9 +43,8 @@ import pandas as pd
 from gpuscale.analysis.critical_batch import round_rcp_model
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.metrics import plausible_samples, study_reference, with_reference
+from gpuscale.tables.analysis_request import BASES
 from gpuscale.tables.measures import normalized_efficiency
-
-BASES = ("expected", "measured")
 
 
 def decompose(table: pd.DataFrame, basis: str = "expected") -> pd.DataFrame:

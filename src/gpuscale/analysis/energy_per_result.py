@@ -140,3 +140,15 @@ def energy_scale_sentences(energy: pd.DataFrame) -> list[str]:
             )
         )
     return out
+
+
+def no_energy_reason(tables: RoundTables, every: pd.DataFrame, workloads: list[str]) -> str:
+    """Why ``workloads`` have no energy row in ``tables`` (``every``: the rounds' whole
+    ``energy_table``): no power logs for them (naming the workloads that have some), or
+    none in these rounds at all."""
+    rounds = ", ".join(sorted(tables.scores["round"].unique()))
+    if len(every):
+        having = ", ".join(sorted(every["workload"].unique()))
+        return f"no power logs for {', '.join(workloads)} in {rounds} (power results: {having})"
+    these = "this round has" if "," not in rounds else "these rounds have"
+    return f"no power logs in {rounds}: {these} no energy results"

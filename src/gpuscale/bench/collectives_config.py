@@ -10,7 +10,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpuscale.tables.requests import FieldError
+from gpuscale.quantities import parse_bytes
+from gpuscale.tables.requests import FieldError, option
 
 # The collectives nccl-tests times (BUS_FACTOR below has their factors).
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
@@ -20,37 +21,53 @@ MAX_CALLS = 1_000_000  # timed or warm-up calls per size
 MAX_GAP_MS = 60_000  # ms of compute between timed calls
 CPU_MAX_BYTES = 64 << 20  # gloo on CPU: larger messages only take longer
 
-HELP: dict[str, str] = {
-    "ops": f"Comma-separated: {', '.join(OPS)}.",
-    "min_bytes": "Smallest message (nccl-tests -b).",
-    "max_bytes": "Largest message (nccl-tests -e): K, M, G are binary (1G = 2^30 B, as "
-    "nccl-tests), KiB/MiB/GiB too, KB/MB/GB decimal; default 1G on GPUs, 64M on CPU.",
-    "iters": "Timed calls per size (nccl-tests -n).",
-    "warmup": "Warm-up calls (nccl-tests -w).",
-    "check": "Check every result (nccl-tests -c).",
-    "gap_ms": "Compute this many ms between timed calls, as training does between "
-    "all-reduces (0: back to back, as nccl-tests).",
-    "load": "CPU processes: keep a compute thread busy on every rank while the calls are "
-    "timed, as backward does beside DDP's all-reduce (calibrates advice for CPU devices); "
-    "ignored on GPUs.",
-    "backend": "auto, nccl or gloo.",
-}
+
+def _names(text: str) -> tuple[str, ...]:
+    """``all_reduce,all_gather`` -> its names, as ``--ops`` is typed."""
+    return tuple(text.split(","))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CollectivesConfig:
-    """What every rank of a collectives sweep runs; see ``HELP`` for each field.
+    """What every rank of a collectives sweep runs: each field's help (the ``collectives``
+    option's) in its metadata.
     ``max_bytes`` None: :data:`GPU_MAX_BYTES` on GPUs, :data:`CPU_MAX_BYTES` on CPU."""
 
-    ops: tuple[str, ...] = ("all_reduce",)
-    min_bytes: int = 8
-    max_bytes: int | None = None
-    iters: int = 20
-    warmup: int = 5
-    check: bool = True
-    gap_ms: float = 0.0
-    load: bool = False
-    backend: str = "auto"
+    backend: str = option("auto", help="auto, nccl or gloo.")
+    min_bytes: int = option(
+        8, parse=parse_bytes, cli=str, shown="8", help="Smallest message (nccl-tests -b)."
+    )
+    max_bytes: int | None = option(
+        None,
+        parse=parse_bytes,
+        cli=str | None,
+        help="Largest message (nccl-tests -e): K, M, G are binary (1G = 2^30 B, as "
+        "nccl-tests), KiB/MiB/GiB too, KB/MB/GB decimal; default 1G on GPUs, 64M on CPU.",
+    )
+    ops: tuple[str, ...] = option(
+        ("all_reduce",),
+        parse=_names,
+        cli=str,
+        shown="all_reduce",
+        help=f"Comma-separated: {', '.join(OPS)}.",
+    )
+    iters: int = option(20, help="Timed calls per size (nccl-tests -n).")
+    warmup: int = option(5, help="Warm-up calls (nccl-tests -w).")
+    check: bool = option(
+        True, names=("--check/--no-check",), help="Check every result (nccl-tests -c)."
+    )
+    gap_ms: float = option(
+        0.0,
+        help="Compute this many ms between timed calls, as training does between "
+        "all-reduces (0: back to back, as nccl-tests).",
+    )
+    load: bool = option(
+        False,
+        names=("--load",),
+        help="CPU processes: keep a compute thread busy on every rank while the calls are "
+        "timed, as backward does beside DDP's all-reduce (calibrates advice for CPU devices); "
+        "ignored on GPUs.",
+    )
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.ops) - set(OPS))

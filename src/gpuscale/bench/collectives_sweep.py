@@ -15,8 +15,11 @@ from typing import Any
 from gpuscale.bench.collectives_config import SCHEMA, CollectivesConfig
 from gpuscale.bench.results import ResultsError, check_writable
 from gpuscale.bench.runner import cuda_devices, device_kind, torchrun_command
-from gpuscale.interconnect.nccl import parse_debug_log
+from gpuscale.bench.telemetry import topology_here
+from gpuscale.interconnect.nccl import check_env, parse_debug_log
 from gpuscale.interconnect.records import Sweeps, read_sweeps
+from gpuscale.hardware.links import PRESETS
+from gpuscale.interconnect.verdict import judge
 from gpuscale.sources.processes import lifeline
 
 
@@ -94,3 +97,41 @@ def run_collectives(config: CollectivesConfig, out_file: Path, world: int) -> Sw
     if latest.empty:
         raise SweepError(f"no measurement of sweep {sweep_id} in {out_file}")
     return SweepRun(sweep_id, sweeps, latest, device, env)
+
+
+@dataclass(frozen=True)
+class InterconnectCheck:
+    """A collectives sweep and what it says of the interconnect: ``settings`` (NCCL
+    environment findings) and ``verdicts`` (one sentence per collective), in words."""
+
+    run: SweepRun
+    settings: list[str]
+    verdicts: list[str]
+
+
+def check_interconnect(
+    config: CollectivesConfig,
+    out_file: Path,
+    world: int,
+    *,
+    topo_file: Path | None = None,
+    gpu: str | None = None,
+    preset: str | None = None,
+) -> InterconnectCheck:
+    """Run a collectives sweep on ``world`` processes (rows appended to ``out_file``) and
+    judge it: against ``preset`` (a link preset), else the topology of ``topo_file`` (a
+    saved ``nvidia-smi topo -m``, read before the sweep), else NVML's on GPUs. Raises
+    ValueError (an unknown preset, an unreadable topology file) and :class:`SweepError`."""
+    if preset and preset not in PRESETS:
+        raise ValueError(f"unknown interconnect {preset!r}; known: {', '.join(PRESETS)}")
+    saved = topology_here(topo_file, gpu) if topo_file else None
+    done = run_collectives(config, out_file, world)
+    topology = saved if topo_file else (topology_here(None, gpu) if done.device == "cuda" else None)
+    nvlink = bool(topology and topology.slowest_link() == "NV")
+    return InterconnectCheck(
+        run=done,
+        settings=[f.message for f in check_env(done.env, nvlink=nvlink)],
+        verdicts=[
+            v.sentence() for v in judge(done.sweeps, topology=topology, preset=preset, env=done.env)
+        ],
+    )

@@ -13,7 +13,8 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
-from gpuscale.tables.requests import FieldError, JsonRequest
+from gpuscale.quantities import parse_bytes
+from gpuscale.tables.requests import FieldError, JsonRequest, option
 
 STRATEGIES = ("ddp", "fsdp")
 PRECISIONS = ("fp32", "bf16", "fp16")
@@ -50,31 +51,15 @@ class ModelError(ValueError):
         self.status = str(status)
 
 
-# Per-field documentation: the CLI's help text and the README's table.
-HELP: dict[str, str] = {
-    "steps": "Timed steps of each kind (synchronised and no-sync), after the warm-up.",
-    "warmup": "Untimed steps first (the same for every world size).",
-    "batch": "Per-device batch (weak scaling); default 32 on GPU, 8 on CPU.",
-    "scaling": "weak (fixed per-device batch) or strong (fixed global batch split).",
-    "global_batch": "Global batch for strong scaling.",
-    "accum": "Gradient accumulation: micro-batches per optimizer step (one sync each).",
-    "precision": "fp32, bf16 or fp16 (autocast; fp16 with a GradScaler).",
-    "tf32": "TF32 tensor cores for fp32 on a GPU: --tf32 for matmuls and convolutions, "
-    "--no-tf32 for neither; default as PyTorch runs it (convolutions on, matmuls off).",
-    "strategy": "ddp (DistributedDataParallel) or fsdp (FSDP2 fully_shard).",
-    "bucket_mb": "DDP bucket size in MiB (DDP's bucket_cap_mb; its first bucket is 1 MiB).",
-    "grad_comm": "Gradient communication dtype under DDP: fp32, or bf16 (compression hook).",
-    "threads": "CPU threads per process, the same at every world size "
-    "(0: the host's cores / the most ranks the sweep puts on this host, every node on it).",
-    "backend": "auto, nccl (GPUs) or gloo (CPU).",
-    "timeout_s": "Seconds a model may run before it is stopped and recorded as timeout.",
-    "nvml": "Sample GPU power and utilisation through NVML.",
-    "repeat": "Run each configuration this many times and keep the median (spread recorded).",
-    "memory_limit_bytes": "Host memory each process running a model's code may allocate, e.g. "
-    "8G (the parameter count's child; each rank): past it the run is recorded as oom. "
-    "Default: 1 GiB for the parameter count (on PyTorch's meta device), and for each rank on "
-    "CPU the host's memory / the sweep's most ranks per node (ranks on GPUs: no cap).",
-}
+def _scaling(strong: bool) -> str:
+    """``--strong`` -> ``strong``; without it, ``weak``."""
+    return "strong" if strong else "weak"
+
+
+def _nvml(off: bool) -> bool:
+    """``--no-nvml`` -> False (NVML not read)."""
+    return not off
+
 
 # The largest value each whole-number field takes (a typo such as 10 digits too many is
 # refused where it is parsed, not carried into a launch).
@@ -93,27 +78,76 @@ MIN_MEMORY_BYTES = 64 << 20
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class BenchConfig(JsonRequest):
-    """How every (model, world size) of a sweep is run; see ``HELP`` for each field.
+    """How every (model, world size) of a sweep is run: each field's help (the ``bench``
+    option's) in its metadata.
     Sent to the workers as JSON; unknown fields are an error (versions must match)."""
 
     json_name: ClassVar[str] = "bench config"
-    steps: int = 20
-    warmup: int = 5
-    batch: int | None = None
-    scaling: str = "weak"
-    global_batch: int = 64
-    accum: int = 1
-    precision: str = "fp32"
-    tf32: str = "default"  # TF32_MODES (true / false from older rows: on / off)
-    strategy: str = "ddp"
-    bucket_mb: float = 25.0
-    grad_comm: str = "fp32"
-    threads: int = 0
-    backend: str = "auto"
-    timeout_s: float = 600.0
-    nvml: bool = True
-    repeat: int = 1
-    memory_limit_bytes: int | None = None
+    backend: str = option("auto", help="auto, nccl (GPUs) or gloo (CPU).")
+    steps: int = option(
+        20, help="Timed steps of each kind (synchronised and no-sync), after the warm-up."
+    )
+    warmup: int = option(5, help="Untimed steps first (the same for every world size).")
+    batch: int | None = option(
+        None, help="Per-device batch (weak scaling); default 32 on GPU, 8 on CPU."
+    )
+    # weak (fixed per-device batch) or strong (fixed global batch split)
+    scaling: str = option(
+        "weak",
+        names=("--strong",),
+        parse=_scaling,
+        cli=bool,
+        shown=False,
+        help="Strong scaling: --global-batch split over devices.",
+    )
+    global_batch: int = option(64, help="Global batch for strong scaling.")
+    accum: int = option(
+        1, help="Gradient accumulation: micro-batches per optimizer step (one sync each)."
+    )
+    precision: str = option("fp32", help="fp32, bf16 or fp16 (autocast; fp16 with a GradScaler).")
+    # TF32_MODES (true / false from older rows: on / off)
+    tf32: str = option(
+        "default",
+        names=("--tf32/--no-tf32",),
+        parse=tf32_mode,
+        cli=bool | None,
+        shown=None,
+        help="TF32 tensor cores for fp32 on a GPU: --tf32 for matmuls and convolutions, "
+        "--no-tf32 for neither; default as PyTorch runs it (convolutions on, matmuls off).",
+    )
+    strategy: str = option("ddp", help="ddp (DistributedDataParallel) or fsdp (FSDP2 fully_shard).")
+    bucket_mb: float = option(
+        25.0, help="DDP bucket size in MiB (DDP's bucket_cap_mb; its first bucket is 1 MiB)."
+    )
+    grad_comm: str = option(
+        "fp32", help="Gradient communication dtype under DDP: fp32, or bf16 (compression hook)."
+    )
+    threads: int = option(
+        0,
+        help="CPU threads per process, the same at every world size "
+        "(0: the host's cores / the most ranks the sweep puts on this host, every node on it).",
+    )
+    timeout_s: float = option(
+        600.0,
+        names=("--timeout",),
+        help="Seconds a model may run before it is stopped and recorded as timeout.",
+    )
+    nvml: bool = option(
+        True, names=("--no-nvml",), parse=_nvml, cli=bool, shown=False, help="Do not read NVML."
+    )
+    repeat: int = option(
+        1, help="Run each configuration this many times and keep the median (spread recorded)."
+    )
+    memory_limit_bytes: int | None = option(
+        None,
+        names=("--memory-limit",),
+        parse=parse_bytes,
+        cli=str | None,
+        help="Host memory each process running a model's code may allocate, e.g. "
+        "8G (the parameter count's child; each rank): past it the run is recorded as oom. "
+        "Default: 1 GiB for the parameter count (on PyTorch's meta device), and for each rank on "
+        "CPU the host's memory / the sweep's most ranks per node (ranks on GPUs: no cap).",
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tf32", tf32_mode(self.tf32))

@@ -26,7 +26,7 @@ from gpuscale.bench.evidence import grade
 from gpuscale.bench.record import record_problem
 from gpuscale.plausibility import run_flags
 from gpuscale.quantities import format_bytes
-from gpuscale.sources.bounded import TooLarge, lines_at_most
+from gpuscale.sources.bounded import TooLarge, head, lines_at_most
 from gpuscale.sources.writable import why_unwritable
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of, json_depth
 from gpuscale.tables.bench import BENCH_SCHEMA, one_device
@@ -166,6 +166,34 @@ def read_results(
             "keep the rows you need (e.g. one sweep's, by sweep_id)"
         ) from None
     return records, problems
+
+
+@dataclass(frozen=True, slots=True)
+class BenchFile:
+    """A results file read: its bench table (``bench_table``) and a message per line
+    that was skipped."""
+
+    table: Any
+    skipped: list[str]
+
+
+def load_bench(path: Path) -> BenchFile:
+    """The one bench loader: the bench table of a results file, and the lines skipped.
+    :class:`ResultsError` when it cannot be read (see :func:`read_results`) or holds no
+    bench result, saying why (a ``gpuscale collectives`` file: give it as --collectives;
+    else the first line skipped)."""
+    records, problems = read_results(path)
+    if not records:
+        if b'"gpuscale.collectives' in head(path, 4096):
+            raise ResultsError(
+                f"{path} holds `gpuscale collectives` sweeps, not bench results: "
+                "give it as --collectives"
+            )
+        example = f" (e.g. {problems[0]})" if problems else ""
+        raise ResultsError(
+            f"{path}: no gpuscale bench results in it; {len(problems)} line(s) skipped{example}"
+        )
+    return BenchFile(bench_table(records), problems)
 
 
 def _upgraded(record: dict[str, Any]) -> dict[str, Any]:

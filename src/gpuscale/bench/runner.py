@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -149,6 +150,25 @@ def local_devices() -> int:
     if importlib.util.find_spec("torch") is None:
         return 1
     return cuda_devices() or min(2, os.cpu_count() or 1)
+
+
+def world_sizes(text: str | None) -> tuple[int, ...]:
+    """``1,2,4`` -> (1, 2, 4); None: 1, 2, 4, ... up to every local device (GPUs, else two
+    CPU processes). Text that is no list of positive whole numbers is ``nproc``'s
+    :class:`FieldError`."""
+    if text:
+        parts = [part.strip() for part in text.split(",") if part.strip()]
+        if not all(re.fullmatch(r"[0-9]{1,9}", part) for part in parts):
+            raise FieldError("nproc", text, "must be whole numbers like 1,2,4")
+        sizes = tuple(sorted({int(part) for part in parts}))
+        if not sizes or min(sizes) < 1:
+            raise FieldError("nproc", text, "must be positive whole numbers like 1,2,4")
+        return sizes
+    devices, sizes, n = local_devices(), [], 1
+    while n < devices:
+        sizes.append(n)
+        n *= 2
+    return (*sizes, devices)
 
 
 def _failure_key(cfg: SweepConfig, model: str, world: int, params: int | None) -> tuple:

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from gpuscale.bench.background import Background
-from gpuscale.interconnect.nvml import TopologyError, nvml_topology
+from gpuscale.interconnect.nvml import TopologyError, detect_topology, nvml_topology
+from gpuscale.interconnect.topology import Topology
 
 
 def machine_environment(device: Any) -> dict[str, Any]:
@@ -91,6 +92,13 @@ def visible_uuids() -> list[str] | None:
         return [u for u in found if u] or None
     except Exception:  # torch without CUDA, an old torch: show every GPU
         return None
+
+
+def topology_here(topo_file: Path | None, gpu: str | None) -> Topology | None:
+    """The topology from a saved ``nvidia-smi topo -m`` (``gpu`` names the model), else
+    NVML's for the GPUs torch sees here, else None (no NVML). ValueError naming
+    ``topo_file`` when it cannot be read or parsed."""
+    return detect_topology(topo_file, gpu, None if topo_file else visible_uuids())
 
 
 def nvml_handle(nvml: Any, uuid: str | None, bus_id: str | None) -> Any:

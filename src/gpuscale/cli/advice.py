@@ -2,34 +2,26 @@
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
-import typing
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from gpuscale.advice.request import HELP, OPTION_NAMES, PATHS, SIZES, AdviceRequest
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.bench.telemetry import topology_here
 from gpuscale.cli.common import (
     FormatOption,
     app,
     fail,
     note,
     out,
-    parse_option,
     read_bench,
     refused,
 )
-from gpuscale.cli.interconnect import detect_topology
+from gpuscale.cli.options import command, option_names, request_of
 from gpuscale.cli.output import Format, jsonable, print_frame, print_json
 from gpuscale.names import UnknownNameError, resolve_ruleset, resolve_workloads
-from gpuscale.quantities import format_count, number, parse_size
+from gpuscale.quantities import number
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.requests import FieldError
-
-# Options given once or several times (a step time at each of several batches).
-REPEATED = {"step_ms": float, "batch": int}
 
 # The prediction columns a terminal shows (JSON and CSV carry them all).
 TABLE_COLUMNS = [
@@ -54,43 +46,8 @@ TABLE_COLUMNS = [
 ]
 
 
-def _options() -> list[inspect.Parameter]:
-    """One Typer option per field of :class:`AdviceRequest` (its default and help), and
-    ``--format``: the options are never written a second time."""
-    params = []
-    hints = typing.get_type_hints(AdviceRequest)
-    for f in dataclasses.fields(AdviceRequest):
-        hint = hints[f.name]
-        if f.name in REPEATED:  # a value, or several (step times at several batches)
-            hint = list[REPEATED[f.name]] | None  # type: ignore[valid-type]
-        elif f.name in SIZES:
-            hint = str | None
-        elif f.name in PATHS:
-            hint = Path | None
-        default = f.default
-        if f.name in SIZES and default is not None:
-            default = format_count(default)
-            hint = str
-        option = typer.Option(
-            *([OPTION_NAMES[f.name]] if f.name in OPTION_NAMES else []), help=HELP[f.name]
-        )
-        params.append(
-            inspect.Parameter(
-                f.name,
-                inspect.Parameter.KEYWORD_ONLY,
-                default=default,
-                annotation=Annotated[hint, option],
-            )
-        )
-    params.append(
-        inspect.Parameter(
-            "fmt", inspect.Parameter.KEYWORD_ONLY, default=Format.table, annotation=FormatOption
-        )
-    )
-    return params
-
-
-def advise_command(**options: Any) -> None:
+@command(app, "advise", AdviceRequest, at="fmt")
+def advise_command(fmt: FormatOption = Format.table, **options: Any) -> None:
     """How many devices to train on, with what batch, and why.
 
     Time, cost and energy to a trained model from your measurements (or numbers) and a
@@ -98,7 +55,6 @@ def advise_command(**options: Any) -> None:
     from gpuscale.advice.api import advise  # lazy: pandas (the advice model), not for --help
     from gpuscale.advice.load import load_advice_data  # lazy: pandas, as the line above
 
-    fmt = options.pop("fmt")
     try:  # the names every command resolves alike: `bret` gets "did you mean 'bert'?"
         options["ruleset"] = resolve_ruleset(options["ruleset"])
         if options.get("workload") is not None:
@@ -106,35 +62,21 @@ def advise_command(**options: Any) -> None:
     except UnknownNameError as exc:
         fail(str(exc))
     try:
-        fields = {
-            name: parse_option(name, value, parse_size)
-            if name in SIZES and value is not None
-            else str(value)
-            if name in PATHS and value is not None
-            else (tuple(value) or None)
-            if name in REPEATED and value is not None
-            else value
-            for name, value in options.items()
-        }
-        request = AdviceRequest(**fields)
+        request = request_of(AdviceRequest, options)
         topology = None
         given = (request.interconnect, request.busbw_gbs, request.topo, request.collectives)
         if all(value is None for value in given):
-            topology = detect_topology(None, None)
+            topology = topology_here(None, None)
         bench = read_bench(Path(request.bench)) if request.bench else None
         data = load_advice_data(request, bench=bench, topology=topology)
         result = advise(
             request, bench=data.bench, topology=data.topology, collectives=data.collectives
         )
     except FieldError as exc:
-        fail(refused(exc, OPTION_NAMES))
+        fail(refused(exc, option_names(AdviceRequest)))
     except (ValueError, KeyError, OSError) as exc:
         fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
     render(result, fmt)
-
-
-advise_command.__signature__ = inspect.Signature(_options())  # type: ignore[attr-defined]
-app.command("advise")(advise_command)
 
 
 def _scaling(inputs: Any) -> dict[str, Any]:

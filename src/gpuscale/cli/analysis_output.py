@@ -44,10 +44,9 @@ ANALYZE_DROP_ORDER = [
 
 def print_analysis(
     results: list,
-    reference: str,
     decompose_columns: bool,
     columns_asked: str | None,
-    options: AnalysisOptions | None = None,
+    options: AnalysisOptions,
     scores: pd.DataFrame | None = None,
 ) -> None:
     """Print each ``WorkloadAnalysis`` as a table with its picks (the terminal format),
@@ -77,14 +76,14 @@ def print_analysis(
             out,
             result.table[columns],
             Format.table,
-            title=f"{result.round} {result.workload}: reference ({reference}) "
+            title=f"{result.round} {result.workload}: reference ({options.reference}) "
             f"{references_text(result)}",
             drop_order=[] if columns_asked else ANALYZE_DROP_ORDER,
         )
         for line in [*equilibrium_sentences(result), *flagged_sentences(result.table)]:
             out.print(f"  {line}", markup=False, highlight=False)
         out.print()
-    statements = study_statements(results, options) if options else study_statements(results)
+    statements = study_statements(results, options)
     if statements:
         out.print(f"Compared with the study ({CITATION}):", markup=False, highlight=False)
         for st in statements:

@@ -2,51 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from gpuscale.bench.config import HELP, BenchConfig, tf32_mode
+from gpuscale.bench.config import BenchConfig
 from gpuscale.cli.bench_output import print_bench
-from gpuscale.cli.common import app, err, fail, fail_on, out, parse_option, require_torch
+from gpuscale.cli.common import app, err, fail, fail_on, out, require_torch
+from gpuscale.cli.options import command, option_names, request_of
 from gpuscale.cli.output import Format, print_frame
-from gpuscale.quantities import parse_bytes, parse_size
-
-D = BenchConfig()  # the defaults, written once in gpuscale.bench.config
-# Which node's command appends a multi-node sweep's rows (docs/interconnect.md says the same):
-# torch.distributed.elastic's dynamic rendezvous gives ranks in the order of
-# sorted(participants), each a _NodeDesc(addr, pid, local_id); --node-rank is not read.
-WRITER = (
-    "the node holding global rank 0 appends them, and torchrun's c10d rendezvous numbers "
-    "the nodes by host address and launcher process id, not by --node-rank (on one host "
-    "either command may be it)"
-)
 
 
-def world_sizes(text: str | None) -> tuple[int, ...]:
-    """``1,2,4`` -> (1, 2, 4); default: 1, 2, 4, ... up to every device (GPUs, else two
-    CPU processes)."""
-    if text:
-        parts = [part.strip() for part in text.split(",") if part.strip()]
-        if not all(re.fullmatch(r"[0-9]{1,9}", part) for part in parts):
-            fail(f"--nproc {text}: must be whole numbers like 1,2,4")
-        sizes = tuple(sorted({int(part) for part in parts}))
-        if not sizes or min(sizes) < 1:
-            fail(f"--nproc {text}: must be positive whole numbers like 1,2,4")
-        return sizes
-    from gpuscale.bench.runner import local_devices  # lazy: numpy, not needed for --help
-
-    devices = local_devices()
-    sizes, n = [], 1
-    while n < devices:
-        sizes.append(n)
-        n *= 2
-    return (*sizes, devices)
-
-
-@app.command()
+@command(app, "bench", BenchConfig, at="resume")
 def bench(
     out_file: Annotated[Path, typer.Option("--out", help="Results file (JSONL, appended).")] = Path(
         "results.jsonl"
@@ -69,23 +37,6 @@ def bench(
         str | None,
         typer.Option(help="Processes per node, e.g. 1,2,4 (default: 1, 2, 4, ... all devices)."),
     ] = None,
-    backend: Annotated[str, typer.Option(help=HELP["backend"])] = D.backend,
-    steps: Annotated[int, typer.Option(help=HELP["steps"])] = D.steps,
-    warmup: Annotated[int, typer.Option(help=HELP["warmup"])] = D.warmup,
-    batch: Annotated[int | None, typer.Option(help=HELP["batch"])] = D.batch,
-    strong: Annotated[
-        bool, typer.Option("--strong", help="Strong scaling: --global-batch split over devices.")
-    ] = False,
-    global_batch: Annotated[int, typer.Option(help=HELP["global_batch"])] = D.global_batch,
-    accum: Annotated[int, typer.Option(help=HELP["accum"])] = D.accum,
-    precision: Annotated[str, typer.Option(help=HELP["precision"])] = D.precision,
-    tf32: Annotated[bool | None, typer.Option("--tf32/--no-tf32", help=HELP["tf32"])] = None,
-    strategy: Annotated[str, typer.Option(help=HELP["strategy"])] = D.strategy,
-    bucket_mb: Annotated[float, typer.Option(help=HELP["bucket_mb"])] = D.bucket_mb,
-    grad_comm: Annotated[str, typer.Option(help=HELP["grad_comm"])] = D.grad_comm,
-    threads: Annotated[int, typer.Option(help=HELP["threads"])] = D.threads,
-    timeout: Annotated[float, typer.Option(help=HELP["timeout_s"])] = D.timeout_s,
-    no_nvml: Annotated[bool, typer.Option("--no-nvml", help="Do not read NVML.")] = False,
     resume: Annotated[
         bool,
         typer.Option(
@@ -93,10 +44,6 @@ def bench(
             "(default: measure everything and append)."
         ),
     ] = False,
-    repeat: Annotated[int, typer.Option(help=HELP["repeat"])] = D.repeat,
-    memory_limit: Annotated[
-        str | None, typer.Option("--memory-limit", help=HELP["memory_limit_bytes"])
-    ] = None,
     oversubscribe: Annotated[
         bool,
         typer.Option(
@@ -109,6 +56,7 @@ def bench(
         str | None, typer.Option(help="HOST:PORT of node 0 (torchrun c10d rendezvous).")
     ] = None,
     list_models: Annotated[bool, typer.Option("--list", help="List the models and stop.")] = False,
+    **options: Any,
 ) -> None:
     """Measure training-step scaling on this machine (torchrun, one process per device).
 
@@ -117,49 +65,26 @@ def bench(
     and 129 interrupted, terminated or hung up (the rows written so far are kept)."""
     require_torch("the benchmark")
     # lazy: torch (the model ladder) and numpy (the runner), only the bench needs them
-    from gpuscale.bench.models import ModelError, sort_models
-    from gpuscale.bench.probe import count_parameters
+    from gpuscale.bench.models import ModelError
     from gpuscale.bench.results import ResultsError
-    from gpuscale.bench.runner import SweepConfig, run_sweep
+    from gpuscale.bench.runner import run_sweep, world_sizes
+    from gpuscale.bench.sweep_plan import check_bounds, choose_models, plan_sentence, plan_sweep
 
-    with fail_on(ValueError):
-        limit = parse_option("memory_limit", memory_limit, parse_bytes) if memory_limit else None
-        for field, size in (("max_params", max_params), ("min_params", min_params)):
-            if size:
-                parse_option(field, size, parse_size)
-        bench = BenchConfig(
-            steps=steps,
-            warmup=warmup,
-            batch=batch,
-            scaling="strong" if strong else "weak",
-            global_batch=global_batch,
-            accum=accum,
-            precision=precision,
-            tf32=tf32_mode(tf32),
-            strategy=strategy,
-            bucket_mb=bucket_mb,
-            grad_comm=grad_comm,
-            threads=threads,
-            backend=backend,
-            timeout_s=timeout,
-            nvml=not no_nvml,
-            repeat=repeat,
-            memory_limit_bytes=limit,
-        )
-
-    def count(name: str) -> int:  # a model's own code runs in a guarded child
-        return count_parameters(name, timeout_s=bench.timeout_s, memory_bytes=limit)
-
+    with fail_on(ValueError, options=option_names(BenchConfig)):
+        check_bounds(max_params, min_params)
+        bench = request_of(BenchConfig, options)
+        nproc_sizes = world_sizes(nproc)
     names = [*(models.split(",") if models else []), *(model or [])]
     with fail_on(ModelError, ValueError):
-        chosen, broken = sort_models(names or None, max_params, min_params, count=count)
+        chosen, broken = choose_models(names, max_params, min_params, bench)
     if list_models:
         _print_models(chosen, broken)
         return
     with fail_on(ValueError):
-        cfg = SweepConfig(
-            models=tuple(n for n, _ in chosen),
-            nproc=world_sizes(nproc),
+        cfg = plan_sweep(
+            chosen,
+            broken,
+            nproc=nproc_sizes,
             out=out_file,
             bench=bench,
             resume=resume,
@@ -168,16 +93,7 @@ def bench(
             rdzv_endpoint=rdzv_endpoint,
             oversubscribe=oversubscribe,
         )
-    total = len(cfg.models) * len(cfg.nproc)
-    if not (cfg.models or broken):  # the size options left nothing
-        fail("no model selected (check --models / --max-params)")
-    err.print(
-        f"{total} configuration{'' if total == 1 else 's'}: {len(cfg.models)} model(s) x "
-        f"{len(cfg.nproc)} world size(s)"
-        + (f"; {len(broken)} model(s) cannot be built" if broken else ""),
-        markup=False,
-        highlight=False,
-    )
+    err.print(plan_sentence(cfg, broken), markup=False, highlight=False)
     with fail_on(ResultsError, ValueError):
         report = run_sweep(cfg, dict(chosen), on_event=_on_event, broken=dict(broken))
     _print_results(out_file, report.sweep_id)
@@ -213,35 +129,27 @@ def _print_results(out_file: Path, sweep_id: str) -> None:
     the file's earlier rows and unreadable lines counted, said as earlier (a file too
     large to show: a note)."""
     # lazy: numpy (the results reader), only the bench needs it
-    from gpuscale.bench.results import ResultsError, bench_table, read_results
+    from gpuscale.bench.results import ResultsError, load_bench
 
+    if not out_file.exists():
+        return
     try:
-        records, problems = read_results(out_file) if out_file.exists() else ([], [])
+        loaded = load_bench(out_file)
     except ResultsError as exc:
         err.print(f"note: the results are not shown: {exc}", markup=False, highlight=False)
         return
-    if problems:  # this sweep appends whole rows (a row cut short is taken back)
+    if loaded.skipped:  # this sweep appends whole rows (a row cut short is taken back)
         err.print(
-            f"note: {len(problems)} unreadable line(s) in {out_file}, written before this "
-            f"sweep, skipped (gpuscale analyze --bench {out_file} lists them)",
+            f"note: {len(loaded.skipped)} unreadable line(s) in {out_file}, written before "
+            f"this sweep, skipped (gpuscale analyze --bench {out_file} lists them)",
             markup=False,
             highlight=False,
         )
-    if records:
-        print_bench(bench_table(records), sweep=sweep_id, path=out_file)
+    print_bench(loaded.table, sweep=sweep_id, path=out_file)
 
 
 def _say_done(report, out_file: Path, nnodes: int) -> None:
-    """What the sweep did: runs measured, rows appended (on a multi-node run only the
-    node holding global rank 0 writes its rows, and the --node-rank 0 command failures),
-    skipped and failed."""
-    if report.appended or nnodes == 1:
-        rows = f"{report.appended} row{'' if report.appended == 1 else 's'}"
-        summary = f"{report.measured} measured, {rows} appended to {out_file}"
-    else:  # the node holding global rank 0 writes every row
-        summary = f"this node wrote no rows: {WRITER}"
-    err.print(
-        f"{summary}, {report.skipped} skipped (--resume), {len(report.failures)} failed",
-        markup=False,
-        highlight=False,
-    )
+    """What the sweep did (``gpuscale.bench.sweep_plan.done_sentence``), on stderr."""
+    from gpuscale.bench.sweep_plan import done_sentence  # lazy: the runner, only the bench
+
+    err.print(done_sentence(report, out_file, nnodes), markup=False, highlight=False)

@@ -10,29 +10,10 @@ from gpuscale.cli.output import Format, jsonable, print_frame
 
 
 def bench_json(table) -> dict:
-    """The bench table's scaling, failed runs and break-even sizes, JSON-ready."""
-    # lazy: pandas (the bench analysis), not needed for --help
-    from gpuscale.analysis.bench_scaling import (
-        baseline_sentence,
-        bench_scaling,
-        break_even_params,
-        break_even_sentence,
-    )
+    """The bench table's document (``analysis.bench_scaling.bench_document``), JSON-ready."""
+    from gpuscale.analysis.bench_scaling import bench_document  # lazy: pandas, not for --help
 
-    scaling = bench_scaling(table)
-    worlds = sorted(set(scaling["accelerators"]) - {1}) if len(scaling) else []
-    return jsonable(
-        {
-            "source": "bench",
-            "runs": scaling.to_dict("records"),
-            "failed": table[table["status"] != "ok"][
-                ["model", "accelerators", "status", "error"]
-            ].to_dict("records"),
-            "break_even_params": {str(w): break_even_params(scaling, w) for w in worlds},
-            "break_even": {str(w): break_even_sentence(scaling, w) for w in worlds},
-            "baseline": baseline_sentence(scaling),
-        }
-    )
+    return jsonable(bench_document(table))
 
 
 BENCH_SHOWN = [
@@ -65,7 +46,7 @@ def print_bench(
     whole file (an N = 1 run that ``--resume`` skipped is still their baseline), and the
     file's earlier rows counted in one line, never listed as this run's."""
     # lazy: pandas (the bench analysis), not needed for --help
-    from gpuscale.analysis.bench_scaling import bench_scaling
+    from gpuscale.analysis.bench_scaling import bench_notes, bench_scaling, earlier_rows
 
     scaling = bench_scaling(table)
     failed = table[table["status"] != "ok"]
@@ -81,57 +62,5 @@ def print_bench(
         print_frame(out, scaling[BENCH_SHOWN], fmt, title=title)
     if fmt is not Format.table:
         return
-    _print_notes(scaling, failed)
-    if earlier:
-        out.print(earlier, markup=False, highlight=False)
-
-
-def earlier_rows(scaling, failed, path) -> str | None:
-    """One line counting a results file's rows of earlier sweeps (None without any)."""
-    rows = len(scaling) + len(failed)
-    if not rows:
-        return None
-    flagged = int(scaling["flagged"].sum())
-    parts = [f"{len(scaling) - flagged} ok", f"{flagged} flagged", f"{len(failed)} failed"]
-    return (
-        f"earlier runs: {path} also holds {rows} row{'' if rows == 1 else 's'} of earlier "
-        f"sweeps ({', '.join(parts)}), not summarised here: gpuscale analyze --bench {path} "
-        "reads them all"
-    )
-
-
-def _print_notes(scaling, failed) -> None:
-    """Below the table: flagged rows' reasons, failed runs, weak evidence, break-even
-    sizes and what the CPU baseline is."""
-    # lazy: pandas (the bench analysis), not needed for --help
-    from gpuscale.analysis.bench_scaling import baseline_sentence, break_even_sentence
-
-    if not scaling.empty:
-        out.print(
-            "speedup and efficiency: against the plain N = 1 step (the bare module, what one "
-            "device costs) where timed, else DDP's N = 1 step; speedup_ddp: against DDP's "
-            "N = 1 step (it carries DDP's own overhead)",
-            markup=False,
-            highlight=False,
-        )
-    for row in scaling[scaling["flagged"]].itertuples(index=False):
-        out.print(
-            f"flagged {row.model} on {row.accelerators}: {row.flags}", markup=False, highlight=False
-        )
-    for row in failed.itertuples(index=False):
-        out.print(
-            f"{row.status} {row.model} on {row.accelerators}: {row.error}",
-            markup=False,
-            highlight=False,
-        )
-    for row in scaling[~scaling["flagged"] & (scaling["evidence"] == "weak")].itertuples():
-        out.print(
-            f"weak evidence {row.model} on {row.accelerators}: {row.evidence_notes}",
-            markup=False,
-            highlight=False,
-        )
-    for world in sorted(set(scaling["accelerators"]) - {1}):
-        out.print(break_even_sentence(scaling, world), markup=False, highlight=False)
-    baseline = baseline_sentence(scaling)
-    if baseline:
-        out.print(baseline, markup=False, highlight=False)
+    for line in [*bench_notes(scaling, failed), *([earlier] if earlier else [])]:
+        out.print(line, markup=False, highlight=False)

@@ -27,8 +27,8 @@ from gpuscale.names import (
 )
 from gpuscale.quantities import BadQuantity
 from gpuscale.sources import SourceError
-from gpuscale.sources.bounded import head
-from gpuscale.tables.requests import FieldError, shown
+from gpuscale.tables.analysis_request import AnalysisOptions
+from gpuscale.tables.requests import FieldError, help_of, shown
 from gpuscale.version import __version__
 
 T = TypeVar("T")
@@ -135,27 +135,9 @@ Benchmarks = Annotated[
     ),
 ]
 
-Reference = Annotated[
-    str,
-    typer.Option(
-        "--reference",
-        "-r",
-        help="study (fewest accelerators, slowest among them), family (the same rule within "
-        "each accelerator family) or SUBMITTER/SYSTEM_ID.",
-    ),
-]
-ConvergenceBasis = Annotated[
-    str,
-    typer.Option(
-        "--convergence-basis",
-        help="Samples the decomposition splits E' by: expected (what the round's reference "
-        "convergence points predict at each global batch; steadier) or measured (each "
-        "result's own count).",
-    ),
-]
 Families = Annotated[
     list[str] | None,
-    typer.Option("--family", help="Keep only these accelerator families (repeatable)."),
+    typer.Option("--family", help=help_of(AnalysisOptions, "families")),
 ]
 
 
@@ -174,11 +156,6 @@ def require_torch(what: str) -> None:
         fail(f"{what} needs PyTorch: pip install 'gpuscale[bench]'")
 
 
-def cores() -> int:
-    """The processes a command may use: every core (the library's default is one)."""
-    return os.cpu_count() or 1
-
-
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print a one-line error (no traceback) and exit. The message is plain text: paths
     and names in it are never read as rich markup."""
@@ -186,22 +163,11 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-# CLI spellings of request fields that are not ``--field-name`` (a command whose option
-# differs from these gives its own to ``fail_on``).
-OPTION_OF = {
-    "timeout_s": "--timeout",
-    "memory_limit_bytes": "--memory-limit",
-    "price_per_device_hour": "--price",
-    "n_boot": "--bootstrap",
-    "k": "-k",
-}
-
-
 def refused(exc: FieldError, options: dict[str, str] | None = None) -> str:
     """A request's refusal as the command line reads: the option, the value as typed and
     its rule (``--step-ms -5: must be a number at least 0.001 ...``), one per field
     refused; never the option's whole help."""
-    names = {**OPTION_OF, **(options or {})}
+    names = options or {}
     return "; ".join(
         f"{names.get(f, '--' + f.replace('_', '-'))} {shown(v)}: {r}" for f, v, r in exc.problems
     )
@@ -261,16 +227,15 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
         return read(paths, round_names, progress=update)
 
 
-def load_tables(
-    paths: list[Path] | None, round_names: list[str] | None, default: list[str] | None = None
-):
+def load_tables(paths: list[Path] | None, round_names: list[str] | None, study: bool = False):
     """Tables from raw paths (read now, with a progress bar) and bundled rounds
-    (``gpuscale.mlperf.load.load_rounds``; the ``default`` rounds when given neither); a
-    request it refuses ends the command."""
-    from gpuscale.mlperf.load import load_rounds  # lazy: the MLPerf readers, pandas
+    (``gpuscale.mlperf.load.load_rounds``; given neither, every bundled round, or with
+    ``study`` the study's, ``STUDY_ROUNDS``); a request it refuses ends the command."""
+    from gpuscale.mlperf.load import STUDY_ROUNDS, load_rounds  # lazy: MLPerf readers, pandas
 
     update, context = _progress_reader() if paths else (None, nullcontext())
     with context, fail_on(SourceError, ValueError):
+        default = STUDY_ROUNDS if study else None
         return load_rounds(paths, round_names, default=default, progress=update)
 
 
@@ -339,22 +304,14 @@ def families_of(tables, family: list[str] | None) -> list[str] | None:
 
 
 def read_bench(path: Path):
-    """The bench table of a results file; a clean error when it cannot be used."""
-    # lazy: numpy and the bench results reader, not needed for --help
-    from gpuscale.bench.results import ResultsError, bench_table, read_results
+    """The bench table of a results file (``gpuscale.bench.results.load_bench``), the
+    lines skipped said on stderr; a file that cannot be used ends the command with why."""
+    from gpuscale.bench.results import ResultsError, load_bench  # lazy: numpy, not for --help
 
     with fail_on(ResultsError):
-        records, problems = read_results(path)
-    if not records:
-        if b'"gpuscale.collectives' in head(path, 4096):
-            fail(
-                f"{path} holds `gpuscale collectives` sweeps, not bench results: "
-                "give it as --collectives"
-            )
-        example = f" (e.g. {problems[0]})" if problems else ""
-        fail(f"{path}: no gpuscale bench results in it; {len(problems)} line(s) skipped{example}")
-    for problem in problems[:5]:
+        loaded = load_bench(path)
+    for problem in loaded.skipped[:5]:
         err.print(f"skipped: {problem}", markup=False, highlight=False)
-    if len(problems) > 5:
-        err.print(f"skipped {len(problems) - 5} more lines", markup=False, highlight=False)
-    return bench_table(records)
+    if len(loaded.skipped) > 5:
+        err.print(f"skipped {len(loaded.skipped) - 5} more lines", markup=False, highlight=False)
+    return loaded.table

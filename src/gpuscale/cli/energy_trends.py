@@ -55,21 +55,18 @@ def energy(
 ) -> None:
     """Energy to train from MLPerf power logs (official rule), per sample and accelerator-hour."""
     # lazy: pandas, not needed for --help
-    from gpuscale.analysis.energy_per_result import energy_scale_sentences, energy_table
+    from gpuscale.analysis.energy_per_result import (
+        energy_scale_sentences,
+        energy_table,
+        no_energy_reason,
+    )
 
     tables = load_tables(paths, round_names)
     workloads = workloads_of(tables, benchmark)
     every = energy_table(tables)
     frame = every[every["workload"].isin(workloads)] if len(every) else every
     if frame.empty:
-        rounds = ", ".join(sorted(tables.scores["round"].unique()))
-        if len(every):
-            having = ", ".join(sorted(every["workload"].unique()))
-            why = f"no power logs for {', '.join(workloads)} in {rounds} (power results: {having})"
-        else:
-            these = "this round has" if "," not in rounds else "these rounds have"
-            why = f"no power logs in {rounds}: {these} no energy results"
-        err.print(why, markup=False, highlight=False)
+        err.print(no_energy_reason(tables, every, workloads), markup=False, highlight=False)
         if fmt is not Format.table:  # still one valid document: [] or a header line
             import pandas as pd  # lazy: pandas, not needed for --help
 

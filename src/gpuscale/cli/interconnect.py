@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from gpuscale.bench.collectives_config import HELP, CollectivesConfig
-from gpuscale.bench.telemetry import visible_uuids
-from gpuscale.cli.bench import world_sizes
+from gpuscale.bench.collectives_config import CollectivesConfig
+from gpuscale.bench.telemetry import topology_here
 from gpuscale.cli.common import (
     FormatOption,
     app,
@@ -19,40 +18,19 @@ from gpuscale.cli.common import (
     fail,
     fail_on,
     out,
-    parse_option,
     require_torch,
 )
+from gpuscale.cli.options import command, request_of
 from gpuscale.cli.output import Format, print_frame, print_json
-from gpuscale.hardware.links import PRESETS
-from gpuscale.interconnect.nccl import check_env
-from gpuscale.interconnect.nvml import detect_topology as detect
-from gpuscale.interconnect.verdict import judge
-from gpuscale.quantities import format_bytes, number, parse_bytes
+from gpuscale.interconnect.topology import link_sentence
 
 
-def detect_topology(topo_file: Path | None, gpu: str | None):
-    """The topology from a saved ``nvidia-smi topo -m``, else NVML (the GPUs torch sees),
-    else None; a file that cannot be read ends the command with its reason."""
-    with fail_on(ValueError):
-        return detect(topo_file, gpu, None if topo_file else visible_uuids())
-
-
-C = CollectivesConfig()  # the defaults, written once in gpuscale.bench.collectives_config
-
-
-@app.command()
+@command(app, "collectives", CollectivesConfig, at="interconnect")
 def collectives(
     out_file: Annotated[Path, typer.Option("--out", help="Results file (JSONL, appended).")] = Path(
         "collectives.jsonl"
     ),
     nproc: Annotated[str | None, typer.Option(help="Processes (one per device).")] = None,
-    backend: Annotated[str, typer.Option(help=HELP["backend"])] = C.backend,
-    min_bytes: Annotated[str, typer.Option(help=HELP["min_bytes"])] = str(C.min_bytes),
-    max_bytes: Annotated[str | None, typer.Option(help=HELP["max_bytes"])] = None,
-    ops: Annotated[str, typer.Option(help=HELP["ops"])] = ",".join(C.ops),
-    iters: Annotated[int, typer.Option(help=HELP["iters"])] = C.iters,
-    warmup: Annotated[int, typer.Option(help=HELP["warmup"])] = C.warmup,
-    check: Annotated[bool, typer.Option("--check/--no-check", help=HELP["check"])] = C.check,
     interconnect: Annotated[
         str | None,
         typer.Option(help="Link preset to judge against (default: from the detected topology)."),
@@ -61,79 +39,37 @@ def collectives(
         Path | None, typer.Option(help="A saved `nvidia-smi topo -m` to judge against.")
     ] = None,
     gpu: Annotated[str | None, typer.Option(help="GPU model, e.g. A100 (for --topo-file).")] = None,
-    gap_ms: Annotated[float, typer.Option(help=HELP["gap_ms"])] = C.gap_ms,
-    load: Annotated[bool, typer.Option("--load", help=HELP["load"])] = C.load,
+    **options: Any,
 ) -> None:
     """Collectives sweep as nccl-tests runs it, and whether the interconnect is healthy."""
     require_torch("the collectives sweep")
     # lazy: numpy and the torchrun sweep, only the measuring commands need them
-    from gpuscale.bench.collectives_sweep import SweepError, run_collectives
+    from gpuscale.bench.collectives_sweep import SweepError, check_interconnect
+    from gpuscale.bench.runner import world_sizes
 
-    if interconnect and interconnect not in PRESETS:
-        fail(f"unknown interconnect {interconnect!r}; known: {', '.join(PRESETS)}")
     with fail_on(ValueError):
-        config = CollectivesConfig(
-            ops=tuple(ops.split(",")),
-            min_bytes=parse_option("min_bytes", min_bytes, parse_bytes),
-            max_bytes=parse_option("max_bytes", max_bytes, parse_bytes) if max_bytes else None,
-            iters=iters,
-            warmup=warmup,
-            check=check,
-            gap_ms=gap_ms,
-            load=load,
-            backend=backend,
+        config = request_of(CollectivesConfig, options)
+        world = max(world_sizes(nproc))
+    with fail_on(SweepError, ValueError), err.status(f"{options['ops']} on {world} processes"):
+        check = check_interconnect(
+            config, out_file, world, topo_file=topo_file, gpu=gpu, preset=interconnect
         )
-    world = max(world_sizes(nproc))
-    with fail_on(SweepError), err.status(f"{ops} on {world} processes"):
-        done = run_collectives(config, out_file, world)
-    _print_sweep(done.latest)
-    cuda = done.device == "cuda"
-    topology = detect_topology(topo_file, gpu) if cuda or topo_file else None
-    for finding in check_env(done.env, nvlink=bool(topology and topology.slowest_link() == "NV")):
-        out.print(f"NCCL setting: {finding.message}", markup=False, highlight=False)
-    for verdict in judge(done.sweeps, topology=topology, preset=interconnect, env=done.env):
-        out.print(verdict.sentence(), markup=False, highlight=False)
+    _print_sweep(check.run.latest)
+    for line in [*(f"NCCL setting: {s}" for s in check.settings), *check.verdicts]:
+        out.print(line, markup=False, highlight=False)
 
 
 def _print_sweep(latest) -> None:
-    """One nccl-tests style table per collective: size, count, type, redop, root, time,
-    algbw (GB/s) and busbw (GB/s) with two decimals, #wrong."""
-    import pandas as pd  # lazy: pandas, not needed for --help
+    """The collectives that did not run, then one nccl-tests style table per collective
+    (times and bandwidths with two decimals, as nccl-tests prints them)."""
+    # lazy: pandas, not needed for --help
+    from gpuscale.interconnect.shown import SWEEP_TWO_DECIMALS, sweep_failures, sweep_tables
 
-    failed = latest[latest["status"] != "ok"]
-    for row in failed.itertuples(index=False):
-        reason = row.error if isinstance(row.error, str) else "out of memory on a rank"
-        out.print(f"{row.op}: {row.status} ({reason})", markup=False, highlight=False)
-    ok = latest[latest["status"] == "ok"].copy()
-    for op, group in ok.groupby("op", sort=False):
-        frame = pd.DataFrame(
-            {
-                "size": group["size_bytes"].map(format_bytes),
-                "size (B)": group["size_bytes"].astype("Int64"),
-                "count (elements)": group["count"].astype("Int64"),
-                "type": group["dtype"].fillna("float32"),
-                "redop": group["redop"].fillna("sum"),
-                "root": group["root"].astype("Int64"),
-                "placement": group["placement"],
-                "time (us)": group["time_us"],
-                "p99 (us)": group["time_us_p99"],
-                "algbw (GB/s)": group["algbw_gbs"],
-                "busbw (GB/s)": group["busbw_gbs"],
-                "#wrong": group["wrong"].astype("Int64"),
-            }
-        )
-        ranks = int(group["ranks"].iloc[0])
-        print_frame(
-            out,
-            frame,
-            Format.table,
-            title=f"{op} on {ranks} ranks (sweep {group['sweep_id'].iloc[0]})",
-            formats=dict.fromkeys(SWEEP_TWO_DECIMALS, ".2f"),
-        )
-
-
-# nccl-tests prints times and bandwidths with two decimals
-SWEEP_TWO_DECIMALS = ("time (us)", "p99 (us)", "algbw (GB/s)", "busbw (GB/s)")
+    for line in sweep_failures(latest):
+        out.print(line, markup=False, highlight=False)
+    formats = dict.fromkeys(SWEEP_TWO_DECIMALS, ".2f")
+    for title, table in sweep_tables(latest):
+        print_frame(out, table, Format.table, title=title, formats=formats)
 
 
 @app.command()
@@ -148,85 +84,26 @@ def topo(
     fmt: FormatOption = Format.table,
 ) -> None:
     """GPU-to-GPU links (NV#, PIX, PXB, PHB, NODE, SYS), NICs, and the expected bandwidth."""
-    topology = detect_topology(saved, gpu)
+    with fail_on(ValueError):
+        topology = topology_here(saved, gpu)
     if topology is None:
         fail(
             "no NVML here (no NVIDIA driver or GPU, or nvidia-ml-py missing); pass --file "
             "with a saved `nvidia-smi topo -m`"
         )
-    info = topology.to_dict()
-    if saved is None:  # this machine's: its versions and settings belong with it
-        info["nccl_env"] = {k: v for k, v in os.environ.items() if k.startswith("NCCL_")}
-        info["nccl_checks"] = [c.message for c in check_env(info["nccl_env"])]
+    # lazy: pandas, not needed for --help
+    from gpuscale.interconnect.shown import topology_info, topology_tables
+
+    info = topology_info(topology, os.environ if saved is None else None)
     if fmt is Format.json:
         print_json(out, info)
         return
-    _print_topology(topology, fmt)
+    for title, table in topology_tables(topology, wide=fmt is Format.csv):
+        print_frame(out, table, fmt, title=title)
     notes = out if fmt is Format.table else err  # machine formats: data only on stdout
     for line in [
-        _link_sentence(topology, info),
+        link_sentence(topology, info),
         *info.get("downtrained", []),
         *info.get("nccl_checks", []),
     ]:
         notes.print(line, markup=False, highlight=False)
-
-
-def _print_topology(topology, fmt: Format) -> None:
-    """The GPU matrix, the NICs against the GPUs and the CPU/NUMA affinities as three
-    tables (the terminal), or one CSV table with a row per GPU and every column named."""
-    import pandas as pd  # lazy: pandas, not needed for --help
-
-    names = [g.name for g in topology.gpus]
-    matrix = pd.DataFrame(topology.matrix(), columns=names)
-    matrix.insert(0, "gpu", names)
-    affinity = pd.DataFrame(
-        {
-            "gpu": names,
-            "cpu_affinity": [g.cpu_affinity for g in topology.gpus],
-            "numa_node": [g.numa_node for g in topology.gpus],
-        }
-    )
-    if fmt is Format.csv:  # one table, every column named: a row per GPU
-        wide = matrix.merge(affinity, on="gpu")
-        for nic in topology.nics:
-            wide[nic.name] = list(nic.to_gpus) + [""] * (len(names) - len(nic.to_gpus))
-        print_frame(out, wide, fmt)
-        return
-    nics = pd.DataFrame(
-        [
-            [n.name, n.device, *n.to_gpus, *[""] * (len(names) - len(n.to_gpus))]
-            for n in topology.nics
-        ],
-        columns=["nic", "device", *names],
-    )
-    # the matrix as a matrix, then the NICs against the GPUs, then affinities
-    print_frame(out, matrix, fmt, title=f"GPU topology ({topology.source})")
-    if len(nics):
-        print_frame(out, nics, fmt, title="NICs to GPUs")
-    if (affinity[["cpu_affinity", "numa_node"]] != "").any().any():
-        print_frame(out, affinity, fmt, title="CPU and NUMA affinity")
-
-
-def _link_sentence(topology, info: dict) -> str:
-    """``slowest link: NV (NVSwitch, nvlink4) -> preset nvlink4; expected ...``, or why
-    there is no link to judge."""
-    if info["slowest_link"] is None:
-        return (
-            f"{len(topology.gpus)} GPU: no GPU-to-GPU link to judge"
-            if len(topology.gpus) < 2
-            else "no GPU-to-GPU link class recognised in this matrix"
-        )
-    expected = info["expected_busbw_gbs"]
-    kind = (
-        f" ({'NVSwitch, ' if topology.nvswitch else ''}{info['nvlink_generation']})"
-        if info["slowest_link"] == "NV"
-        else ""
-    )
-    preset = f"preset {info['preset']}" if info["preset"] else "no preset"
-    bandwidth = (
-        f"{number(expected, 4)} GB/s" if expected else "unknown (pass --gpu to name the GPU)"
-    )
-    return (
-        f"slowest link: {info['slowest_link']}{kind} -> {preset}; expected all-reduce "
-        f"bus bandwidth {bandwidth}"
-    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import webbrowser
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -13,16 +13,12 @@ from gpuscale.cli.bench_output import bench_json, print_bench
 from gpuscale.cli.common import (
     Benchmarks,
     Columns,
-    ConvergenceBasis,
-    Families,
     FormatOption,
-    Reference,
     RoundNames,
     RoundPaths,
     app,
     choices_of,
     columns_of,
-    cores,
     err,
     fail,
     fail_on,
@@ -35,11 +31,11 @@ from gpuscale.cli.common import (
     workloads_and_notes,
     workloads_of,
 )
+from gpuscale.cli.options import command, option_names, request_of
 from gpuscale.cli.output import Format, jsonable, print_frame, print_json
-from gpuscale.report.cache import default_folder
+from gpuscale.report.request import ReportRequest
 from gpuscale.sources import OutputError, write_atomically
-from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
-from gpuscale.tables.workloads import STUDY_ROUND
+from gpuscale.tables.analysis_request import AnalysisOptions
 
 SCORE_COLUMNS = [
     "round",
@@ -177,36 +173,16 @@ def scores(
 SCORE_DROP_ORDER = ["scaling_factor", "runs_converged", "runs", "system_id", "submitter"]
 
 
-@app.command()
+@command(app, "analyze", AnalysisOptions, at="fmt")
 def analyze(
     paths: RoundPaths = None,
     round_names: RoundNames = None,
     benchmark: Benchmarks = None,
-    reference: Reference = "study",
-    threshold: Annotated[
-        float,
-        typer.Option(
-            help="E' threshold of the equilibrium criterion, as a fraction of the best E'."
-        ),
-    ] = DEFAULT_EFFICIENCY_THRESHOLD,
-    division: Annotated[str | None, typer.Option(help="closed or open.")] = None,
-    availability: Annotated[
-        str | None,
-        typer.Option(help="Keep systems whose availability contains this text (e.g. cloud)."),
-    ] = None,
-    family: Families = None,
-    k: Annotated[
-        int | None,
-        typer.Option("-k", help="Number of K-means clusters (default: best silhouette, 2..6)."),
-    ] = None,
-    n_boot: Annotated[int, typer.Option("--bootstrap", help="Bootstrap resamples.")] = 2000,
-    seed: Annotated[int, typer.Option(help="Seed of K-means and the bootstrap.")] = 0,
     fmt: FormatOption = Format.table,
     decompose_columns: Annotated[
         bool,
         typer.Option("--decompose", help="Show speedup = throughput factor x convergence factor."),
     ] = False,
-    convergence_basis: ConvergenceBasis = "expected",
     columns_asked: Columns = None,
     bench_file: Annotated[
         Path | None,
@@ -216,6 +192,7 @@ def analyze(
             "(both when --round or paths are given too).",
         ),
     ] = None,
+    **options: Any,
 ) -> None:
     """Speedup, efficiency, E', clusters, equilibrium and 95% intervals per benchmark."""
     both = bench_file is not None and bool(paths or round_names)
@@ -227,39 +204,30 @@ def analyze(
         if not both:
             return
     # lazy: pandas (the analysis stack), not needed for --help
-    from gpuscale.analysis import AnalysisOptions
     from gpuscale.analysis.analyze import NothingAnalysedError, analyze_or_explain, clusters_lowered
     from gpuscale.analysis.document import analyze_document, as_json
     from gpuscale.analysis.metrics import ReferenceNotFoundError
 
-    tables = load_tables(paths, round_names, default=[STUDY_ROUND])
+    tables = load_tables(paths, round_names, study=True)
     workloads = workloads_of(tables, benchmark)
-    families = families_of(tables, family)
+    options["families"] = families_of(tables, options["families"])
+    division = options["division"]
     divisions = choices_of([division] if division else None, ["closed", "open"], "division")
-    with fail_on(ValueError):
-        options = AnalysisOptions(
-            reference=reference,
-            threshold=threshold,
-            division=divisions[0] if divisions else None,
-            availability=availability,
-            families=tuple(families) if families else None,
-            k=k,
-            n_boot=n_boot,
-            seed=seed,
-            convergence_basis=convergence_basis,
-        )
+    options["division"] = divisions[0] if divisions else None
+    with fail_on(ValueError, options=option_names(AnalysisOptions)):
+        request = request_of(AnalysisOptions, options)
     with fail_on(ReferenceNotFoundError, NothingAnalysedError):
-        results = analyze_or_explain(tables, workloads, options)
-    for line in clusters_lowered(results, k):
+        results = analyze_or_explain(tables, workloads, request)
+    for line in clusters_lowered(results, request.k):
         note(line)
     if fmt is Format.json:
-        print_json(out, analyze_document(jsonable(as_json(results, options)), bench_doc))
+        print_json(out, analyze_document(jsonable(as_json(results, request)), bench_doc))
     elif fmt is Format.csv:
         import pandas as pd  # lazy: pandas, not needed for --help
 
         print_frame(out, pd.concat([r.table for r in results]), fmt)
     else:
-        print_analysis(results, reference, decompose_columns, columns_asked, options, tables.scores)
+        print_analysis(results, decompose_columns, columns_asked, request, tables.scores)
 
 
 def _analyze_bench(bench_file: Path, fmt: Format, *, alone: bool) -> dict | None:
@@ -277,15 +245,11 @@ def _analyze_bench(bench_file: Path, fmt: Format, *, alone: bool) -> dict | None
     return doc
 
 
-@app.command()
+@command(app, "report", ReportRequest, at="open_browser")
 def report(
     paths: RoundPaths = None,
     round_names: RoundNames = None,
     benchmark: Benchmarks = None,
-    reference: Reference = "study",
-    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the report.")] = Path(
-        "gpuscale-report"
-    ),
     open_browser: Annotated[bool, typer.Option("--open", help="Open it in a browser.")] = False,
     bench_file: Annotated[
         Path | None,
@@ -293,89 +257,28 @@ def report(
             "--bench", help="Add a 'your hardware' section from `gpuscale bench` results."
         ),
     ] = None,
-    with_advice: Annotated[
-        bool, typer.Option("--advise", help="With --bench: add predicted scaling (advise).")
-    ] = False,
-    interconnect: Annotated[
-        str | None,
-        typer.Option(help="Link preset for --advise (default: the detected topology)."),
-    ] = None,
-    max_devices: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="Largest device count for --advise (default: 8 GPUs; on CPU bench rows, "
-            "the processes this host can run).",
-        ),
-    ] = None,
-    allow_flagged: Annotated[
-        bool,
-        typer.Option(
-            "--allow-flagged",
-            help="With --advise: use bench runs flagged as untrustworthy, with a warning.",
-        ),
-    ] = False,
-    convergence_basis: ConvergenceBasis = "expected",
-    png: Annotated[
-        bool, typer.Option("--png", help="Write each figure as PNG (150 dpi) too, beside the SVG.")
-    ] = False,
-    all_figures: Annotated[
-        bool,
-        typer.Option(
-            "--all-figures",
-            help="Draw every figure (default: the overview and each workload's E'; each "
-            "section names the figures it leaves out).",
-        ),
-    ] = False,
-    use_cache: Annotated[
-        bool,
-        typer.Option(
-            "--cache/--no-cache",
-            help="Reuse figures and analyses of an earlier report of the same data and code "
-            "(kept in ~/.cache/gpuscale/report).",
-        ),
-    ] = True,
+    **options: Any,
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads).
 
     Exit status: 0 written with all that was asked; 1 written, but without the advice that
     --advise asked for (stderr says why, as `gpuscale advise --bench` does, which exits 2
     on the same file: nothing to advise); 2 nothing written."""
-    # lazy: pandas (the analysis stack), not needed for --help
-    from gpuscale.analysis import AnalysisOptions
+    # lazy: pandas (the analysis stack), matplotlib: not needed for --help
     from gpuscale.analysis.metrics import ReferenceNotFoundError
+    from gpuscale.report.request import write_report
 
-    if with_advice and interconnect is not None:
-        _check_preset(interconnect)
     with fail_on(ValueError):
-        options = AnalysisOptions(reference=reference, convergence_basis=convergence_basis)
-    cache = default_folder() if use_cache else None
-    from gpuscale.advice.request import AdviceRequest  # lazy: as the report, not for --help
-    from gpuscale.report.html import build_report  # lazy: matplotlib, only for a report
-
+        request = request_of(ReportRequest, options)
     missing: list[str] = []  # what was asked for and could not be given
-    tables = load_tables(paths, round_names, default=[STUDY_ROUND])
+    tables = load_tables(paths, round_names, study=True)
     workloads, notes = workloads_and_notes(tables, benchmark, default="study")
     for line in notes:
         note(line)
+    bench = read_bench(bench_file) if bench_file else None
     with fail_on(ReferenceNotFoundError, OutputError):
-        path = build_report(
-            tables,
-            workloads,
-            out_dir,
-            options,
-            bench=read_bench(bench_file) if bench_file else None,
-            advice=AdviceRequest(
-                interconnect=interconnect, max_devices=max_devices, allow_flagged=allow_flagged
-            )
-            if with_advice
-            else None,
-            workers=cores(),
-            notes=notes,
-            png=png,
-            cache=cache,
-            all_figures=all_figures,
-            on_missing=missing.append,
+        path = write_report(
+            request, tables, workloads, bench=bench, notes=notes, on_missing=missing.append
         )
     out.print(f"report written to {path}", markup=False, highlight=False)
     for line in missing:
@@ -384,11 +287,3 @@ def report(
         webbrowser.open(path.resolve().as_uri())
     if missing:
         raise typer.Exit(1)
-
-
-def _check_preset(interconnect: str) -> None:
-    """End the command before any work when ``--interconnect`` names no link preset."""
-    from gpuscale.advice.network import Link  # lazy: numpy (the advice model), not for --help
-
-    with fail_on(ValueError):
-        Link.from_preset(interconnect)

@@ -23,6 +23,7 @@ from gpuscale.hardware.links import (
     nvlink_for_gpu,
     pcie_busbw_gbs,
 )
+from gpuscale.quantities import number
 from gpuscale.sources.bounded import TooLarge, read_at_most
 
 # Slowest first: the worst link between two GPUs bounds a ring all-reduce.
@@ -249,4 +250,29 @@ def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:
     ]
     return Topology(
         gpus=gpus, links=links, nics=nics, nvswitch=switched, nvlink_generation=generation
+    )
+
+
+def link_sentence(topology: Topology, info: dict[str, Any]) -> str:
+    """``slowest link: NV (NVSwitch, nvlink4) -> preset nvlink4; expected ...``, or why
+    there is no link to judge; ``info`` is ``topology.to_dict()``."""
+    if info["slowest_link"] is None:
+        return (
+            f"{len(topology.gpus)} GPU: no GPU-to-GPU link to judge"
+            if len(topology.gpus) < 2
+            else "no GPU-to-GPU link class recognised in this matrix"
+        )
+    expected = info["expected_busbw_gbs"]
+    kind = (
+        f" ({'NVSwitch, ' if topology.nvswitch else ''}{info['nvlink_generation']})"
+        if info["slowest_link"] == "NV"
+        else ""
+    )
+    preset = f"preset {info['preset']}" if info["preset"] else "no preset"
+    bandwidth = (
+        f"{number(expected, 4)} GB/s" if expected else "unknown (pass --gpu to name the GPU)"
+    )
+    return (
+        f"slowest link: {info['slowest_link']}{kind} -> {preset}; expected all-reduce "
+        f"bus bandwidth {bandwidth}"
     )

@@ -18,6 +18,7 @@ from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.ingest import Progress, read_round, round_name_of
 from gpuscale.sources import SourceError
 from gpuscale.tables import RoundTables
+from gpuscale.tables.workloads import STUDY_ROUND
 
 EXPECTED = "expected <org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
 
@@ -92,6 +93,10 @@ def no_results(path: Path) -> str:
                 "with --round vX.Y if its name does not say the round"
             )
     return f"no MLPerf results in {path}: {EXPECTED}"
+
+
+# The rounds a study command (analyze, report) reads when given none: the study's.
+STUDY_ROUNDS = (STUDY_ROUND,)
 
 
 def load_rounds(

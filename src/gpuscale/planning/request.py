@@ -14,19 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
-from gpuscale.tables.requests import FieldError, JsonRequest
-
-HELP: dict[str, str] = {
-    "workload": "MLPerf benchmark or the study's name (e.g. llama2_70b_lora, bert, sd).",
-    "accelerator": "Accelerator or family (e.g. H100 = H100-SXM5-80GB, B200, MI300X).",
-    "devices": "Device counts: a list (8,16,64) or a range (8-256: powers of two; "
-    "8-64:8 in steps of 8).",
-    "devices_per_node": "Devices per node (for the node count shown); default 8.",
-    "interconnect": "Interconnect of the planned cluster, as free text (noted, not modelled).",
-    "price_per_device_hour": "Price per device-hour (any currency) for the cost column.",
-    "power_w": "Average power per device in watts (for energy_kwh).",
-    "threshold": "Efficiency threshold of the equilibrium criterion E' >= threshold x best.",
-}
+from gpuscale.tables.requests import FieldError, JsonRequest, help_of, option
 
 MAX_DEVICES = 1_000_000
 # Each count is predicted with its interval (a few ms): a plan is of at most this many.
@@ -108,18 +96,52 @@ def _whole_counts(devices: object) -> tuple[int, ...]:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PlanRequest(JsonRequest):
-    """What to plan; see ``HELP`` for each field. ``devices`` may be given as a string
-    (``"8,16,64"``, ``"8-256"``) or a sequence of counts."""
+    """What to plan: each field's help (the ``plan`` option's) in its metadata.
+    ``devices`` may be given as a string (``"8,16,64"``, ``"8-256"``) or a sequence of
+    counts."""
 
     json_name: ClassVar[str] = "plan request"
-    workload: str
-    accelerator: str
-    devices: tuple[int, ...] = (8, 16, 32, 64, 128, 256)
-    devices_per_node: int = 8
-    interconnect: str | None = None
-    price_per_device_hour: float | None = None
-    power_w: float | None = None
-    threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
+    workload: str = option(
+        names=("--workload", "-w"),
+        shown="",
+        help="MLPerf benchmark or the study's name (e.g. llama2_70b_lora, bert, sd).",
+    )
+    accelerator: str = option(
+        names=("--accelerator", "-a"),
+        shown="",
+        help="Accelerator or family (e.g. H100 = H100-SXM5-80GB, B200, MI300X).",
+    )
+    devices: tuple[int, ...] = option(
+        (8, 16, 32, 64, 128, 256),
+        names=("--devices", "-n"),
+        cli=str,
+        shown="8,16,32,64,128,256",
+        help="Device counts: a list (8,16,64) or a range (8-256: powers of two; "
+        "8-64:8 in steps of 8).",
+    )
+    devices_per_node: int = option(
+        8,
+        names=("--devices-per-node",),
+        help="Devices per node (for the node count shown); default 8.",
+    )
+    interconnect: str | None = option(
+        None,
+        names=("--interconnect",),
+        help="Interconnect of the planned cluster, as free text (noted, not modelled).",
+    )
+    price_per_device_hour: float | None = option(
+        None,
+        names=("--price",),
+        help="Price per device-hour (any currency) for the cost column.",
+    )
+    power_w: float | None = option(
+        None, names=("--power",), help="Average power per device in watts (for energy_kwh)."
+    )
+    threshold: float = option(
+        DEFAULT_EFFICIENCY_THRESHOLD,
+        names=("--threshold",),
+        help="Efficiency threshold of the equilibrium criterion E' >= threshold x best.",
+    )
 
     def __post_init__(self) -> None:
         for name in ("workload", "accelerator"):
@@ -127,7 +149,7 @@ class PlanRequest(JsonRequest):
             if not isinstance(value, str):
                 raise TypeError(f"{name} must be text (a name), not {value!r}")
             if not value.strip():
-                raise ValueError(f"{name} is required: {HELP[name]}")
+                raise ValueError(f"{name} is required: {help_of(self, name)}")
         if self.interconnect is not None and not isinstance(self.interconnect, str):
             raise TypeError(f"interconnect must be text, not {self.interconnect!r}")
         given = self.devices

@@ -1,17 +1,57 @@
-"""JSON for the frozen request dataclasses (``AdviceRequest``, ``BenchConfig``,
-``PlanRequest``): written with sorted keys, read back with unknown fields an error (a
-runner and a worker of different versions must not silently drop a setting). Pure
-Python: the CLI imports the requests at start."""
+"""The frozen request dataclasses' shared parts (``AdviceRequest``, ``BenchConfig``,
+``PlanRequest``, ...): each field's command-line option written once in its metadata
+(:func:`option`), and JSON written with sorted keys, read back with unknown fields an
+error (a runner and a worker of different versions must not silently drop a setting).
+Pure Python: the CLI imports the requests at start."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, fields
+from collections.abc import Callable
+from dataclasses import MISSING, Field, asdict, field, fields
 from typing import Any, ClassVar, TypeVar
 
 from gpuscale.tables import json_depth
 
 Request = TypeVar("Request", bound="JsonRequest")
+
+
+def option(
+    default: Any = MISSING,
+    *,
+    help: str,
+    names: tuple[str, ...] = (),
+    parse: Callable[[Any], Any] | None = None,
+    cli: Any = MISSING,
+    shown: Any = MISSING,
+    limits: dict[str, Any] | None = None,
+) -> Any:
+    """A request field with its command-line option, written once: ``help`` (the option's
+    help text), ``names`` (its spellings where they are not ``--field-name``, e.g.
+    ``("--timeout",)``, ``("--workload", "-w")``, ``("--check/--no-check",)``), ``parse``
+    (the option's value to the field's: a size such as ``7M``, a path, a list; None: as
+    typed), ``cli`` (the type the option is typed as, where it is not the field's) and
+    ``shown`` (the option's default, where the field's is not what one types); ``limits``
+    the bounds the option itself checks (``{"min": 1}``)."""
+    meta: dict[str, Any] = {"help": help, "names": names, "parse": parse, "limits": limits or {}}
+    if cli is not MISSING:
+        meta["cli"] = cli
+    if shown is not MISSING:
+        meta["shown"] = shown
+    return field(default=default, metadata=meta)
+
+
+def help_of(request: Any, name: str) -> str:
+    """The help text of ``request``'s field ``name`` (a class or an instance)."""
+    return next(f for f in fields(request) if f.name == name).metadata["help"]
+
+
+def option_name(f: Field) -> str:
+    """The option a field is given by on the command line (``--grad-bytes``; ``-k`` where
+    it has only a short one)."""
+    names = f.metadata.get("names") or ()
+    long = [n.split("/")[0] for n in names if n.startswith("--")]
+    return (long or list(names) or ["--" + f.name.replace("_", "-")])[0]
 
 
 class FieldError(ValueError):

@@ -1,0 +1,84 @@
+"""A bench sweep planned before it runs, and what it says when it ends: the models chosen
+(their sizes counted in guarded children), the :class:`SweepConfig` they run under, and
+the sentences ``gpuscale bench`` prints about them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gpuscale.bench.config import BenchConfig, ModelError
+from gpuscale.bench.probe import count_parameters
+from gpuscale.bench.runner import SweepConfig, SweepReport
+from gpuscale.quantities import BadQuantity, parse_size
+from gpuscale.tables.requests import FieldError
+
+# Which node's command appends a multi-node sweep's rows (docs/interconnect.md says the same):
+# torch.distributed.elastic's dynamic rendezvous gives ranks in the order of
+# sorted(participants), each a _NodeDesc(addr, pid, local_id); --node-rank is not read.
+WRITER = (
+    "the node holding global rank 0 appends them, and torchrun's c10d rendezvous numbers "
+    "the nodes by host address and launcher process id, not by --node-rank (on one host "
+    "either command may be it)"
+)
+
+Chosen = list[tuple[str, int]]
+Broken = list[tuple[str, ModelError]]
+
+
+def check_bounds(max_params: str | None, min_params: str | None) -> None:
+    """Each size bound given is a size (``2M``); text that is not is that field's
+    :class:`FieldError`."""
+    for field, size in (("max_params", max_params), ("min_params", min_params)):
+        try:
+            if size:
+                parse_size(size)
+        except BadQuantity as exc:
+            raise FieldError(field, size, exc.rule) from None
+
+
+def choose_models(
+    names: list[str], max_params: str | None, min_params: str | None, bench: BenchConfig
+) -> tuple[Chosen, Broken]:
+    """The models to run (name, parameters), smallest first, within the size bounds, and
+    those that cannot be built with why; a model's own code runs in a guarded child
+    (:func:`gpuscale.bench.probe.count_parameters`, the bench's timeout and memory limit)."""
+
+    from gpuscale.bench import models as ladder  # lazy: torch, only to choose the models
+
+    def count(name: str) -> int:
+        return count_parameters(
+            name, timeout_s=bench.timeout_s, memory_bytes=bench.memory_limit_bytes
+        )
+
+    return ladder.sort_models(names or None, max_params, min_params, count=count)
+
+
+def plan_sweep(chosen: Chosen, broken: Broken, **settings: Any) -> SweepConfig:
+    """The :class:`SweepConfig` of the chosen models (``settings``: its other fields); a
+    ``ValueError`` when the size bounds left no model at all."""
+    config = SweepConfig(models=tuple(n for n, _ in chosen), **settings)
+    if not (config.models or broken):
+        raise ValueError("no model selected (check --models / --max-params)")
+    return config
+
+
+def plan_sentence(config: SweepConfig, broken: Broken) -> str:
+    """``6 configurations: 3 model(s) x 2 world size(s)`` and the models that cannot be built."""
+    total = len(config.models) * len(config.nproc)
+    return (
+        f"{total} configuration{'' if total == 1 else 's'}: {len(config.models)} model(s) x "
+        f"{len(config.nproc)} world size(s)"
+        + (f"; {len(broken)} model(s) cannot be built" if broken else "")
+    )
+
+
+def done_sentence(report: SweepReport, out_file: Path, nnodes: int) -> str:
+    """What the sweep did: runs measured, rows appended (on a multi-node run only the node
+    holding global rank 0 writes its rows, :data:`WRITER`), skipped and failed."""
+    if report.appended or nnodes == 1:
+        rows = f"{report.appended} row{'' if report.appended == 1 else 's'}"
+        summary = f"{report.measured} measured, {rows} appended to {out_file}"
+    else:  # the node holding global rank 0 writes every row
+        summary = f"this node wrote no rows: {WRITER}"
+    return f"{summary}, {report.skipped} skipped (--resume), {len(report.failures)} failed"

@@ -1,0 +1,79 @@
+"""Typer options generated from a request dataclass's fields: the one place an option is
+made from a field's metadata (``gpuscale.tables.requests.option``), and the one place its
+text becomes the field's value."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import MISSING, fields
+from typing import Annotated, Any
+
+import typer
+
+from gpuscale.quantities import BadQuantity
+from gpuscale.tables.requests import FieldError, option_name
+
+
+def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.Parameter]:
+    """One keyword-only Typer option per field of ``request`` that carries help: named,
+    typed and defaulted as its metadata says (``names``, ``cli``, ``shown``)."""
+    hints = typing.get_type_hints(request)
+    params = []
+    for f in fields(request):
+        if "help" not in f.metadata or f.name in skip:
+            continue
+        meta = f.metadata
+        default = meta.get("shown", f.default)
+        option = typer.Option(*meta["names"], help=meta["help"], **meta.get("limits", {}))
+        params.append(
+            inspect.Parameter(
+                f.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=None if default is MISSING else default,
+                annotation=Annotated[meta.get("cli", hints[f.name]), option],
+            )
+        )
+    return params
+
+
+def request_of(request: type, values: dict[str, Any], **more: Any) -> Any:
+    """``request`` built from the options' ``values`` (its fields' entries, each parsed as
+    its metadata says; text refused is the field's :class:`FieldError`) and ``more``."""
+    given = {}
+    for f in fields(request):
+        if f.name not in values or "help" not in f.metadata:
+            continue
+        value, parse = values[f.name], f.metadata["parse"]
+        try:
+            given[f.name] = value if value is None or parse is None else parse(value)
+        except BadQuantity as exc:
+            raise FieldError(f.name, value, exc.rule) from None
+    return request(**given, **more)
+
+
+def option_names(*requests: type) -> dict[str, str]:
+    """Field -> the option that gives it, for each field of ``requests`` with help."""
+    return {f.name: option_name(f) for r in requests for f in fields(r) if "help" in f.metadata}
+
+
+def command(
+    app: typer.Typer, name: str, *requests: type, at: str | None = None, skip: tuple = ()
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register ``fn`` as command ``name`` with its own options and those of each request
+    (inserted before its parameter ``at``, else after its own); ``fn`` takes them all as
+    keywords (the generated ones through its ``**options``)."""
+
+    def register(fn: Callable[..., None]) -> Callable[..., None]:
+        own = [
+            p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+            for p in inspect.signature(fn, eval_str=True).parameters.values()
+            if p.kind is not inspect.Parameter.VAR_KEYWORD
+        ]
+        made = [p for r in requests for p in request_options(r, skip)]
+        cut = [p.name for p in own].index(at) if at else len(own)
+        fn.__signature__ = inspect.Signature([*own[:cut], *made, *own[cut:]])  # type: ignore[attr-defined]
+        return app.command(name)(fn)
+
+    return register

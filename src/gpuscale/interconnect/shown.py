@@ -1,0 +1,98 @@
+"""The interconnect's tables as the commands print them: a collectives sweep as nccl-tests
+prints it (one table per collective) and a topology as ``nvidia-smi topo -m`` lays it out
+(the GPU matrix, the NICs against the GPUs, the CPU/NUMA affinities; or one wide table)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.interconnect.nccl import check_env
+from gpuscale.interconnect.topology import Topology
+from gpuscale.quantities import format_bytes
+
+# nccl-tests prints times and bandwidths with two decimals
+SWEEP_TWO_DECIMALS = ("time (us)", "p99 (us)", "algbw (GB/s)", "busbw (GB/s)")
+
+
+def sweep_failures(latest: pd.DataFrame) -> list[str]:
+    """One line per collective of the sweep that did not run: ``op: status (reason)``."""
+    failed = latest[latest["status"] != "ok"]
+    return [
+        f"{row.op}: {row.status} "
+        f"({row.error if isinstance(row.error, str) else 'out of memory on a rank'})"
+        for row in failed.itertuples(index=False)
+    ]
+
+
+def sweep_tables(latest: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(title, table) per collective that ran: size, count, type, redop, root, time,
+    algbw (GB/s) and busbw (GB/s), #wrong, as nccl-tests names them."""
+    ok = latest[latest["status"] == "ok"]
+    tables = []
+    for op, group in ok.groupby("op", sort=False):
+        frame = pd.DataFrame(
+            {
+                "size": group["size_bytes"].map(format_bytes),
+                "size (B)": group["size_bytes"].astype("Int64"),
+                "count (elements)": group["count"].astype("Int64"),
+                "type": group["dtype"].fillna("float32"),
+                "redop": group["redop"].fillna("sum"),
+                "root": group["root"].astype("Int64"),
+                "placement": group["placement"],
+                "time (us)": group["time_us"],
+                "p99 (us)": group["time_us_p99"],
+                "algbw (GB/s)": group["algbw_gbs"],
+                "busbw (GB/s)": group["busbw_gbs"],
+                "#wrong": group["wrong"].astype("Int64"),
+            }
+        )
+        ranks = int(group["ranks"].iloc[0])
+        tables.append((f"{op} on {ranks} ranks (sweep {group['sweep_id'].iloc[0]})", frame))
+    return tables
+
+
+def topology_info(topology: Topology, env: Mapping[str, str] | None) -> dict[str, Any]:
+    """``topology.to_dict()``; with ``env`` (this machine's environment, for a topology
+    read here) also its ``NCCL_*`` settings and what :func:`check_env` says of them."""
+    info = topology.to_dict()
+    if env is not None:  # this machine's: its versions and settings belong with it
+        info["nccl_env"] = {k: v for k, v in env.items() if k.startswith("NCCL_")}
+        info["nccl_checks"] = [c.message for c in check_env(info["nccl_env"])]
+    return info
+
+
+def topology_tables(topology: Topology, *, wide: bool) -> list[tuple[str, pd.DataFrame]]:
+    """(title, table) pairs: the GPU matrix, the NICs against the GPUs and the CPU/NUMA
+    affinities (each only where it has something), or with ``wide`` one table with a row
+    per GPU and every column named (CSV)."""
+    names = [g.name for g in topology.gpus]
+    matrix = pd.DataFrame(topology.matrix(), columns=names)
+    matrix.insert(0, "gpu", names)
+    affinity = pd.DataFrame(
+        {
+            "gpu": names,
+            "cpu_affinity": [g.cpu_affinity for g in topology.gpus],
+            "numa_node": [g.numa_node for g in topology.gpus],
+        }
+    )
+    if wide:
+        table = matrix.merge(affinity, on="gpu")
+        for nic in topology.nics:
+            table[nic.name] = list(nic.to_gpus) + [""] * (len(names) - len(nic.to_gpus))
+        return [("", table)]
+    nics = pd.DataFrame(
+        [
+            [n.name, n.device, *n.to_gpus, *[""] * (len(names) - len(n.to_gpus))]
+            for n in topology.nics
+        ],
+        columns=["nic", "device", *names],
+    )
+    tables = [(f"GPU topology ({topology.source})", matrix)]
+    if len(nics):
+        tables.append(("NICs to GPUs", nics))
+    if (affinity[["cpu_affinity", "numa_node"]] != "").any().any():
+        tables.append(("CPU and NUMA affinity", affinity))
+    return tables

@@ -1,0 +1,130 @@
+"""One report request: what ``gpuscale report`` is asked, written once (each field's help
+is the option's), and :func:`write_report`, the library call that owns the worker pool and
+the figure cache. Pure Python at import: the CLI imports the request at start."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpuscale.tables.requests import option
+
+if TYPE_CHECKING:  # pandas and the tables only when a report is written
+    import pandas as pd
+
+    from gpuscale.tables import RoundTables
+
+
+DEFAULT_OUT = Path("gpuscale-report")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ReportRequest:
+    """How to write the report: each field's help (the ``report`` option's) in its
+    metadata."""
+
+    reference: str = option(
+        "study",
+        names=("--reference", "-r"),
+        help="study (fewest accelerators, slowest among them), family (the same rule within "
+        "each accelerator family) or SUBMITTER/SYSTEM_ID.",
+    )
+    out: Path = option(DEFAULT_OUT, names=("--out",), help="Folder for the report.")
+    advise: bool = option(
+        False, names=("--advise",), help="With --bench: add predicted scaling (advise)."
+    )
+    interconnect: str | None = option(
+        None, help="Link preset for --advise (default: the detected topology)."
+    )
+    max_devices: int | None = option(
+        None,
+        limits={"min": 1},
+        help="Largest device count for --advise (default: 8 GPUs; on CPU bench rows, "
+        "the processes this host can run).",
+    )
+    allow_flagged: bool = option(
+        False,
+        names=("--allow-flagged",),
+        help="With --advise: use bench runs flagged as untrustworthy, with a warning.",
+    )
+    convergence_basis: str = option(
+        "expected",
+        help="Samples the decomposition splits E' by: expected (what the round's reference "
+        "convergence points predict at each global batch; steadier) or measured (each "
+        "result's own count).",
+    )
+    png: bool = option(
+        False, names=("--png",), help="Write each figure as PNG (150 dpi) too, beside the SVG."
+    )
+    all_figures: bool = option(
+        False,
+        names=("--all-figures",),
+        help="Draw every figure (default: the overview and each workload's E'; each "
+        "section names the figures it leaves out).",
+    )
+    cache: bool = option(
+        True,
+        names=("--cache/--no-cache",),
+        help="Reuse figures and analyses of an earlier report of the same data and code "
+        "(kept in ~/.cache/gpuscale/report).",
+    )
+
+    def __post_init__(self) -> None:
+        self.analysis()  # ValueError: a convergence basis that is none, before any work
+        if self.advise and self.interconnect is not None:
+            # lazy: numpy (the advice model): a preset named wrongly ends it before any work
+            from gpuscale.advice.network import Link
+
+            Link.from_preset(self.interconnect)  # ValueError naming the presets
+
+    def analysis(self) -> Any:
+        """The :class:`~gpuscale.analysis.AnalysisOptions` of this report."""
+        from gpuscale.analysis import AnalysisOptions  # lazy: pandas, not for --help
+
+        return AnalysisOptions(reference=self.reference, convergence_basis=self.convergence_basis)
+
+
+def write_report(
+    request: ReportRequest,
+    tables: RoundTables,
+    workloads: list[str],
+    *,
+    bench: pd.DataFrame | None = None,
+    notes: Sequence[str] = (),
+    on_missing: Callable[[str], None] | None = None,
+) -> Path:
+    """Write the report of ``workloads`` in ``tables`` (and ``bench``, a bench table) as
+    ``request`` says, drawing on every core; the HTML file's path. Raises what
+    ``build_report`` raises (``ReferenceNotFoundError``, ``OutputError``)."""
+    # lazy: matplotlib and the analysis stack, only for a report
+    from gpuscale.report.cache import default_folder
+    from gpuscale.report.html import build_report
+
+    from gpuscale.advice.request import AdviceRequest  # lazy: as the report, not for --help
+
+    advice = (
+        AdviceRequest(
+            interconnect=request.interconnect,
+            max_devices=request.max_devices,
+            allow_flagged=request.allow_flagged,
+        )
+        if request.advise
+        else None
+    )
+    return build_report(
+        tables,
+        workloads,
+        request.out,
+        request.analysis(),
+        bench=bench,
+        advice=advice,
+        workers=os.cpu_count() or 1,  # the figures drawn in a process per core
+        notes=notes,
+        png=request.png,
+        cache=default_folder() if request.cache else None,
+        all_figures=request.all_figures,
+        on_missing=on_missing,
+    )

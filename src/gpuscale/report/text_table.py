@@ -1,0 +1,75 @@
+"""A text table laid out for a terminal of a given width: each cell's text, the widths of
+the columns, and which columns to leave out when even their least widths do not fit.
+Pure text in, numbers out; the CLI draws the table (``gpuscale.cli.output``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gpuscale.quantities import number
+
+
+def columns_that_fit(
+    width: int,
+    columns: list[str],
+    headers: list[str],
+    rows: list[list[str]],
+    numeric: list[bool],
+    drop_order: Sequence[str] | None,
+) -> tuple[list[int], list[int] | None, list[str]]:
+    """The columns kept (indices), their widths (None when even their least widths are too
+    wide) and the names dropped: the lowest-priority columns of ``drop_order`` go first,
+    one at a time, until the table fits ``width`` (or two columns are left)."""
+    least = [least_width(headers[i], [r[i] for r in rows], numeric[i]) for i in range(len(headers))]
+    order = [str(c) for c in drop_order or ()]
+    keep = list(range(len(columns)))
+    dropped: list[str] = []
+    while True:
+        widths = fit_widths(
+            [headers[i] for i in keep],
+            [[r[i] for i in keep] for r in rows],
+            [least[i] for i in keep],
+            width - 3 * len(keep) - 1,
+        )
+        left = [c for c in order if c in columns and columns.index(c) in keep]
+        if widths is not None or len(keep) <= 2 or not left:
+            return keep, widths, dropped
+        keep.remove(columns.index(left[0]))
+        dropped.append(left[0])
+
+
+def cell_text(value: Any, spec: str | None) -> str:
+    """One cell as text: the column's format spec where it has one, else ``number``."""
+    if spec is None or value is None or (isinstance(value, float) and value != value):
+        return number(value, digits=4)
+    return format(value, spec)
+
+
+def least_width(header: str, cells: list[str], is_number: bool) -> int:
+    """The narrowest a column may be: its longest number whole, else its longest word
+    (capped: long names wrap), and the header's longest word."""
+    words = [len(w) for w in header.split()]
+    if is_number:
+        return max([*words, *(len(c) for c in cells), 1])
+    longest = max((len(w) for c in cells for w in c.split()), default=1)
+    return max([*words, min(longest, 16), 1])
+
+
+def fit_widths(
+    headers: list[str], rows: list[list[str]], least: list[int], budget: int
+) -> list[int] | None:
+    """Column widths within ``budget`` characters: each column's natural width, the
+    widest shrunk first, none below its least width; None when even that is too wide."""
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+    if sum(widths) <= budget:
+        return widths
+    if sum(least) > budget:
+        return None
+    excess = sum(widths) - budget
+    while excess > 0:
+        k = max(range(len(widths)), key=lambda i: widths[i] - least[i])
+        step = min(excess, widths[k] - least[k], max(1, (widths[k] - least[k]) // 2))
+        widths[k] -= step
+        excess -= step
+    return widths

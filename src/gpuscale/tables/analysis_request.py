@@ -1,0 +1,72 @@
+"""How ``gpuscale analyze`` (and ``gpuscale.analysis.analyze``) analyses: one request,
+each field's help (the option's) in its metadata. Pure Python: the CLI imports it at start;
+``gpuscale.analysis`` exports it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuscale.tables.analysis import DEFAULT_EFFICIENCY_THRESHOLD
+from gpuscale.tables.requests import FieldError, option
+
+BASES = ("expected", "measured")  # the samples the decomposition splits E' by
+MIN_BOOT, MAX_BOOT = 100, 100_000  # bootstrap resamples: too few to bound, too many to hold
+MAX_K = 1_000  # clusters asked (lowered to the distinct systems there are, and said)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AnalysisOptions:
+    """How to analyse. ``reference``: study, family or SUBMITTER/SYSTEM_ID;
+    ``convergence_basis``: the samples the decomposition uses, ``expected`` (the RCPs' at
+    each global batch) or ``measured`` (see ``gpuscale.analysis.decompose``). ``division``
+    and ``families`` are resolved against the tables before (``--family`` is typed)."""
+
+    reference: str = option(
+        "study",
+        names=("--reference", "-r"),
+        help="study (fewest accelerators, slowest among them), family (the same rule within "
+        "each accelerator family) or SUBMITTER/SYSTEM_ID.",
+    )
+    threshold: float = option(
+        DEFAULT_EFFICIENCY_THRESHOLD,
+        help="E' threshold of the equilibrium criterion, as a fraction of the best E'.",
+    )
+    division: str | None = option(None, help="closed or open.")
+    availability: str | None = option(
+        None, help="Keep systems whose availability contains this text (e.g. cloud)."
+    )
+    families: tuple[str, ...] | None = option(
+        None,
+        names=("--family",),
+        parse=tuple,
+        cli=list[str] | None,
+        help="Keep only these accelerator families (repeatable).",
+    )
+    k: int | None = option(
+        None,
+        names=("-k",),
+        help="Number of K-means clusters (default: best silhouette, 2..6).",
+    )
+    n_boot: int = option(2000, names=("--bootstrap",), help="Bootstrap resamples.")
+    seed: int = option(0, help="Seed of K-means and the bootstrap.")
+    convergence_basis: str = option(
+        "expected",
+        help="Samples the decomposition splits E' by: expected (what the round's reference "
+        "convergence points predict at each global batch; steadier) or measured (each "
+        "result's own count).",
+    )
+
+    def __post_init__(self) -> None:
+        if self.convergence_basis not in BASES:
+            raise ValueError(
+                f"convergence basis must be one of {', '.join(BASES)}, "
+                f"got {self.convergence_basis!r}"
+            )
+        if not 0 < self.threshold <= 1:
+            raise FieldError("threshold", self.threshold, "must be a number above 0 and at most 1")
+        if not MIN_BOOT <= self.n_boot <= MAX_BOOT:  # a resample each: memory grows with it
+            raise FieldError("n_boot", self.n_boot, f"must be from {MIN_BOOT} to {MAX_BOOT:,}")
+        if self.k is not None and not 1 <= self.k <= MAX_K:
+            raise FieldError("k", self.k, f"must be a whole number from 1 to {MAX_K}")
+        if not 0 <= self.seed < 2**63:
+            raise FieldError("seed", self.seed, "must be a whole number from 0 to 2^63 - 1")

@@ -1,0 +1,112 @@
+"""Options written once: every request's fields are its command's options, named, typed
+and helped from the field's metadata; commands import no other command's module."""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+import typer
+
+import gpuscale.cli
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.bench.collectives_config import CollectivesConfig
+from gpuscale.bench.config import BenchConfig
+from gpuscale.cli.options import request_of
+from gpuscale.planning.request import PlanRequest
+from gpuscale.report.request import ReportRequest
+from gpuscale.tables.analysis_request import AnalysisOptions
+from gpuscale.tables.requests import FieldError, option_name
+
+REQUESTS = [
+    ("advise", AdviceRequest),
+    ("bench", BenchConfig),
+    ("collectives", CollectivesConfig),
+    ("plan", PlanRequest),
+    ("analyze", AnalysisOptions),
+    ("report", ReportRequest),
+]
+COMMANDS = ("advice", "bench", "energy_trends", "interconnect", "plan", "rounds")
+
+
+@pytest.mark.parametrize(("name", "request_class"), REQUESTS)
+def test_every_field_is_an_option_with_the_help_of_its_metadata(name, request_class) -> None:
+    command = typer.main.get_command(gpuscale.cli.app).commands[name]  # type: ignore[attr-defined]
+    by_option = {o: p for p in command.params for o in [*p.opts, *p.secondary_opts]}
+    for f in fields(request_class):
+        assert f.metadata.get("help"), f"{request_class.__name__}.{f.name} has no help"
+        param = by_option[option_name(f)]
+        assert param.name == f.name
+        assert param.help == f.metadata["help"]
+
+
+def test_an_option_s_text_is_parsed_as_its_field_says() -> None:
+    request = request_of(
+        AdviceRequest, {"params": "7M", "step_ms": [12.0, 20.0], "batch": [8, 16], "topo": None}
+    )
+    assert request.params == 7_000_000
+    assert request.step_points == ((8, 12.0), (16, 20.0))
+    with pytest.raises(FieldError) as refused:
+        request_of(AdviceRequest, {"params": "7 apples", "step_ms": [12.0]})
+    assert refused.value.field == "params"
+    config = request_of(CollectivesConfig, {"ops": "all_reduce,broadcast", "min_bytes": "1K"})
+    assert config.ops == ("all_reduce", "broadcast") and config.min_bytes == 1024
+    bench = request_of(BenchConfig, {"scaling": True, "nvml": True, "tf32": None})
+    assert (bench.scaling, bench.nvml, bench.tf32) == ("strong", False, "default")
+
+
+def test_no_command_module_imports_another_command_module() -> None:
+    folder = Path(gpuscale.cli.__file__).parent
+    for name in COMMANDS:
+        tree = ast.parse((folder / f"{name}.py").read_text(encoding="utf-8"))
+        imported = {
+            node.module.rsplit(".", 1)[-1]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gpuscale.cli.")
+        }
+        assert not imported & (set(COMMANDS) - {name}), f"cli/{name}.py imports {imported}"
+
+
+def test_world_sizes_refuses_text_as_the_nproc_field() -> None:
+    from gpuscale.bench.runner import world_sizes
+
+    assert world_sizes("4,1,2,2") == (1, 2, 4)
+    for text in ("1,x", "0", "-1"):
+        with pytest.raises(FieldError) as refused:
+            world_sizes(text)
+        assert refused.value.field == "nproc"
+
+
+def test_the_bench_loader_says_why_a_file_holds_no_bench_result(tmp_path: Path) -> None:
+    from gpuscale.bench.results import ResultsError, load_bench
+
+    sweeps = tmp_path / "collectives.jsonl"
+    sweeps.write_text(json.dumps({"schema": "gpuscale.collectives/2"}) + "\n")
+    with pytest.raises(ResultsError, match="give it as --collectives"):
+        load_bench(sweeps)
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"hello": 1}\nnot json\n')
+    with pytest.raises(ResultsError, match="no gpuscale bench results in it; 2 line"):
+        load_bench(other)
+
+
+def test_the_interconnect_check_refuses_an_unknown_preset_before_any_sweep(
+    tmp_path: Path,
+) -> None:
+    from gpuscale.bench.collectives_sweep import check_interconnect
+
+    out = tmp_path / "c.jsonl"
+    with pytest.raises(ValueError, match="unknown interconnect 'nvlink9'"):
+        check_interconnect(CollectivesConfig(), out, 2, preset="nvlink9")
+    assert not out.exists()
+
+
+def test_a_report_request_refuses_a_bad_basis_or_preset_when_made() -> None:
+    with pytest.raises(ValueError, match="convergence basis"):
+        ReportRequest(convergence_basis="guessed")
+    with pytest.raises(ValueError):
+        ReportRequest(advise=True, interconnect="no-such-link")
+    assert ReportRequest(interconnect="no-such-link").interconnect == "no-such-link"  # unused

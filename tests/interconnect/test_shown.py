@@ -1,0 +1,69 @@
+"""The interconnect's tables as the commands print them (``gpuscale.interconnect.shown``):
+a topology's matrix, NICs and affinities, and a sweep's table per collective."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.interconnect.shown import (
+    sweep_failures,
+    sweep_tables,
+    topology_info,
+    topology_tables,
+)
+from gpuscale.interconnect.topology import parse_topo_matrix
+from gpuscale.tables import COLLECTIVES_COLUMNS
+
+from ..builders import sweep_rows
+from .test_topology_text import A100_8, H100_8
+
+
+def test_topology_tables_matrix_nics_and_affinity() -> None:
+    topology = parse_topo_matrix(H100_8)
+    titles = [title for title, _ in topology_tables(topology, wide=False)]
+    assert titles == [f"GPU topology ({topology.source})", "NICs to GPUs", "CPU and NUMA affinity"]
+    matrix, nics, affinity = (t for _, t in topology_tables(topology, wide=False))
+    assert list(matrix.columns) == ["gpu", *(f"GPU{i}" for i in range(8))]
+    assert matrix.iloc[0, 2] == "NV18" and matrix.iloc[0, 1] == "X"
+    assert (
+        list(nics["nic"]) == ["NIC0", "NIC1"]
+        and list(nics.iloc[1, 2:]) == ["SYS"] * 4 + ["PIX"] * 4
+    )
+    assert list(affinity["numa_node"]) == ["0"] * 4 + ["1"] * 4
+
+
+def test_topology_tables_leave_out_what_the_matrix_lacks() -> None:
+    tables = topology_tables(parse_topo_matrix(A100_8), wide=False)
+    assert [title.split(" (")[0] for title, _ in tables] == [
+        "GPU topology",
+        "CPU and NUMA affinity",
+    ]
+
+
+def test_topology_wide_is_one_table_with_every_column() -> None:
+    [(_, wide)] = topology_tables(parse_topo_matrix(H100_8), wide=True)
+    assert len(wide) == 8 and {"cpu_affinity", "numa_node", "NIC0", "NIC1"} <= set(wide.columns)
+    assert list(wide["NIC1"]) == ["SYS"] * 4 + ["PIX"] * 4
+
+
+def test_topology_info_reads_nccl_settings_only_from_the_environment_given() -> None:
+    topology = parse_topo_matrix(A100_8)
+    assert "nccl_env" not in topology_info(topology, None)
+    info = topology_info(topology, {"NCCL_P2P_DISABLE": "maybe", "HOME": "/root"})
+    assert info["nccl_env"] == {"NCCL_P2P_DISABLE": "maybe"}
+    assert [line.split(" is ")[0] for line in info["nccl_checks"]] == ["NCCL_P2P_DISABLE=maybe"]
+
+
+def test_sweep_tables_one_per_collective_and_failures_said() -> None:
+    rows = [{**r, "sweep_id": "s1", "count": r["size_bytes"] // 4} for r in sweep_rows(10.0, 5.0)]
+    rows.append({"op": "all_gather", "status": "error", "error": "NCCL timeout", "ranks": 2})
+    rows.append({"op": "broadcast", "status": "oom", "ranks": 2})
+    latest = pd.DataFrame(rows).reindex(columns=list(COLLECTIVES_COLUMNS))
+    [(title, table)] = sweep_tables(latest)
+    assert title == "all_reduce on 2 ranks (sweep s1)"
+    assert table["size"].iloc[-1] == "128 MiB" and table["size (B)"].iloc[-1] == 2**27
+    assert list(table["type"].unique()) == ["float32"] and list(table["redop"].unique()) == ["sum"]
+    assert sweep_failures(latest) == [
+        "all_gather: error (NCCL timeout)",
+        "broadcast: oom (out of memory on a rank)",
+    ]

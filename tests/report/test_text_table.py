@@ -1,0 +1,40 @@
+"""A text table's layout (``gpuscale.report.text_table``): cell text, least and fitted
+widths, and the columns left out, lowest priority first, when a terminal is narrow."""
+
+from __future__ import annotations
+
+from gpuscale.report.text_table import cell_text, columns_that_fit, fit_widths, least_width
+
+
+def test_cell_text_uses_the_columns_spec_else_four_digits() -> None:
+    assert cell_text(12.345678, ".2f") == "12.35"
+    assert cell_text(12.345678, None) == "12.35"
+    assert cell_text(float("nan"), ".2f") == cell_text(None, None)
+
+
+def test_least_width_keeps_numbers_whole_and_caps_long_words() -> None:
+    assert least_width("busbw GB/s", ["123456.78"], True) == len("123456.78")
+    assert least_width("name", ["a" * 40], False) == 16
+    assert least_width("submitter", ["ab cd"], False) == len("submitter")
+
+
+def test_fit_widths_shrinks_the_widest_first_and_never_below_least() -> None:
+    headers, rows = ["a", "b"], [["x" * 30, "y" * 10]]
+    assert fit_widths(headers, rows, [1, 1], 100) == [30, 10]
+    widths = fit_widths(headers, rows, [5, 10], 25)
+    assert widths is not None and sum(widths) <= 25 and widths[1] == 10 and widths[0] >= 5
+    assert fit_widths(headers, rows, [20, 10], 25) is None
+
+
+def test_columns_that_fit_drop_the_lowest_priority_first() -> None:
+    columns = ["system", "accelerators", "submitter", "cluster"]
+    rows = [["a-long-system-name", "8", "some-submitter-name", "c1"]]
+    numeric = [False, True, False, False]
+    wide = columns_that_fit(200, columns, columns, rows, numeric, ["cluster", "submitter"])
+    assert wide[0] == [0, 1, 2, 3] and wide[2] == []
+    keep, widths, dropped = columns_that_fit(
+        60, columns, columns, rows, numeric, ["cluster", "submitter"]
+    )
+    assert dropped == ["cluster"] and keep == [0, 1, 2] and widths is not None
+    keep, _, dropped = columns_that_fit(30, columns, columns, rows, numeric, ["submitter"])
+    assert dropped == ["submitter"] and keep == [0, 1, 3]

@@ -16,9 +16,9 @@ from gpuscale.bench.collectives_config import SCHEMA, CollectivesConfig
 from gpuscale.bench.results import ResultsError, check_writable
 from gpuscale.bench.runner import cuda_devices, device_kind, torchrun_command
 from gpuscale.bench.telemetry import topology_here
+from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.nccl import check_env, parse_debug_log
 from gpuscale.interconnect.records import Sweeps, read_sweeps
-from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.verdict import judge
 from gpuscale.sources.processes import lifeline
 

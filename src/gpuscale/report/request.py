@@ -100,10 +100,9 @@ def write_report(
     ``request`` says, drawing on every core; the HTML file's path. Raises what
     ``build_report`` raises (``ReferenceNotFoundError``, ``OutputError``)."""
     # lazy: matplotlib and the analysis stack, only for a report
+    from gpuscale.advice.request import AdviceRequest  # lazy: as the report, not for --help
     from gpuscale.report.cache import default_folder
     from gpuscale.report.html import build_report
-
-    from gpuscale.advice.request import AdviceRequest  # lazy: as the report, not for --help
 
     advice = (
         AdviceRequest(

@@ -99,6 +99,18 @@ def test_a_stale_run_folder_is_removed_and_a_held_one_kept(tmp_path: Path) -> No
     assert not live.exists()
 
 
+def test_a_young_folder_written_to_and_held_by_no_one_is_stale(tmp_path: Path) -> None:
+    """A report killed mid-write (SIGKILL) left its temporary folder; the next report,
+    all from the cache, started within the 2 s grace and left it there."""
+    written = tmp_path / ".out.tmp-killed"
+    written.mkdir()
+    (written / "index.html").write_text("half")
+    empty = tmp_path / ".out.tmp-new"  # its owner may be between mkdtemp and the lock
+    empty.mkdir()
+    assert remove_stale(tmp_path, ".out.tmp-*") == [written]
+    assert empty.is_dir()
+
+
 def test_a_folder_held_by_another_live_process_is_kept(tmp_path: Path) -> None:
     folder = tmp_path / ".out.tmp-abc"
     folder.mkdir()

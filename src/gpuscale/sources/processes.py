@@ -30,8 +30,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
-# A folder younger than this is never taken for stale: its owner may be between
-# creating it and locking it.
+# An empty folder younger than this is never taken for stale: its owner may be between
+# creating it and locking it. One holding anything (beyond the marker) was locked before it
+# was written to: a killed report's folder is removed by the next run, however soon.
 _GRACE_S = 2.0
 
 
@@ -116,6 +117,13 @@ def _locked(folder: Path) -> int | None:
     return fd
 
 
+def _holds_anything(folder: Path, besides: str | None = None) -> bool:
+    try:
+        return any(entry.name != besides for entry in folder.iterdir())
+    except OSError:
+        return True  # unreadable: the lock decides
+
+
 def hold(folder: Path) -> int:
     """Lock ``folder`` (just created by this process) for as long as the returned
     descriptor stays open: :func:`remove_stale` then leaves it alone."""
@@ -145,7 +153,8 @@ def remove_stale(parent: Path, pattern: str, marker: str | None = None) -> list[
             continue
         if marker is not None and not (folder / marker).is_file():
             continue  # not one of ours, whatever its name
-        if now - info.st_mtime < _GRACE_S and now - info.st_ctime < _GRACE_S:
+        young = now - info.st_mtime < _GRACE_S and now - info.st_ctime < _GRACE_S
+        if young and not _holds_anything(folder, besides=marker):
             continue
         fd = _locked(folder)
         if fd is None:

@@ -161,3 +161,27 @@ def test_the_break_even_quotes_the_rate_of_the_whole_step() -> None:
     nearly_all = gpuscale.advise(params=1e6, step_ms=20, batch=64, fixed_ms=19.99, max_devices=2)
     assert nearly_all.break_even_ms_per_mb is None
     assert not any(s.startswith("Break-even") for s in nearly_all.explanation)
+
+
+def test_an_fp32_step_faster_than_the_fp32_peak_keeps_the_prior() -> None:
+    """A user walk: ResNet-50's published A100 step (25.6M parameters, 24.6 GFLOPs a
+    sample, 250 ms at batch 256) implies 25.2 TFLOP/s, above the A100's 19.5 fp32 peak
+    but well under its 156 TF32 peak, which convolutions use under PyTorch's defaults.
+    The fixed cost came out 0 ms (0-0) beside a sentence saying "assumed 1-20 ms", and
+    nothing was flagged; the fp32 peak left no room for a fixed cost."""
+    advice = gpuscale.advise(
+        params=25.6e6,
+        flops_per_sample=24.6e9,
+        step_ms=250,
+        batch=256,
+        device_name="A100 SXM",
+        link="nvlink3",
+        max_devices=8,
+    )
+    fixed = advice.inputs.fixed
+    assert (fixed.low_ms, fixed.ms, fixed.high_ms) == (
+        fixed_cost.GPU_PRIOR.low_ms,
+        fixed_cost.GPU_PRIOR.ms,
+        fixed_cost.GPU_PRIOR.high_ms,
+    )
+    assert not any("IMPLAUSIBLE" in w for w in advice.decision.warnings)

@@ -131,7 +131,11 @@ def _fixed(
     if len(points) > 1:
         return fixed_cost.entered(points)
     peak = peak_for(device)
-    at_peak = per_device * spec.flops / (peak.tflops(precision) * 1e12) * 1e3 if peak else None
+    # The fastest the step's work could run at this precision: fp32 under PyTorch's
+    # defaults runs convolutions in TF32, so the TF32 peak bounds it (the fp32 peak left
+    # no room for a fixed cost in a ResNet-50 step that is plainly possible on an A100).
+    fastest = peak.tflops(precision, tf32="on") if peak else None
+    at_peak = per_device * spec.flops / (fastest * 1e12) * 1e3 if fastest else None
     return fixed_cost.prior(step_ms, per_device, work_at_peak_ms=at_peak, measure=MEASURE_FIXED)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -116,6 +117,26 @@ def test_wait_is_expected_max_minus_mean_or_the_measured_slowdown() -> None:
     measured = Compute(tflops=1.0, jitter_ms=(1.0, 3.0), jitter_ref_ms=2.0, slowdown=((2, 1.3),))
     assert measured.wait_ms(2, 10.0) == pytest.approx(3.0)
     assert measured.wait_ms(4, 2.0) > 0  # unmeasured N: the jitter model
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    jitter=st.lists(st.floats(0.0, 50.0), min_size=2, max_size=8),
+    slowdown=st.floats(1.0, 3.0),
+    measured_at=st.sampled_from([2, 4]),
+)
+def test_the_wait_never_shrinks_as_devices_are_added(jitter, slowdown, measured_at) -> None:
+    """A user walk: a CPU bench measured the wait at N = 2 (49.2 ms), and 4 devices were
+    predicted a faster step than 2 (190 vs 214 ms) because N = 4 fell back to the much
+    smaller E[max] of the N = 1 jitter. E[max of n] grows with n; so must the wait."""
+    compute = Compute(
+        tflops=1.0,
+        jitter_ms=tuple(jitter),
+        jitter_ref_ms=20.0,
+        slowdown=((measured_at, slowdown),),
+    )
+    waits = [compute.wait_ms(n, 20.0) for n in (2, 4, 8, 16)]
+    assert all(a <= b + 1e-9 for a, b in itertools.pairwise(waits))
 
 
 @settings(max_examples=60, deadline=None)

@@ -120,13 +120,22 @@ class Compute:
     def wait_ms(self, n: int, compute_ms: float) -> float:
         """Expected wait for the slowest of ``n`` devices: measured where the bench ran
         ``n`` devices (the no-sync step's growth over N = 1, which also holds contention
-        for shared cores or memory), else E[max of n] - mean of the N = 1 step times;
-        scaled to this step's compute."""
+        for shared cores or memory), else E[max of n] - mean of the N = 1 step times,
+        kept between the waits measured at the nearest counts below and above ``n`` (the
+        slowest of more devices waits no less); scaled to this step's compute."""
         if n < 2:
             return 0.0
         measured = dict(self.slowdown).get(n)
         if measured is not None:
             return max(0.0, measured - 1) * compute_ms
+        below = [(k, s) for k, s in self.slowdown if k < n]
+        above = [(k, s) for k, s in self.slowdown if k > n]
+        at_least = max(0.0, max(below)[1] - 1) * compute_ms if below else 0.0
+        at_most = max(0.0, min(above)[1] - 1) * compute_ms if above else math.inf
+        return max(at_least, min(at_most, self._expected_max_ms(n, compute_ms)))
+
+    def _expected_max_ms(self, n: int, compute_ms: float) -> float:
+        """E[max of n] - mean of the N = 1 step times, scaled to ``compute_ms``."""
         if len(self.jitter_ms) < 2:
             return 0.0
         x = np.sort(np.asarray(self.jitter_ms, float))

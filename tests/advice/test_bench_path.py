@@ -264,3 +264,14 @@ def test_same_sample_ranks_are_named_where_the_noise_scale_is_missing(tmp_path: 
         "Samples to converge at a larger global batch"
     ]
     assert "same samples" not in converge.basis and "--noise-scale" in converge.measure
+
+
+def test_the_one_batch_measured_is_measured_not_modelled(tmp_path: Path) -> None:
+    """A user walk: a bench at one per-device batch said "measured at per-device batch
+    8 only", and its N = 1 row at that batch read ``compute_source`` ``modelled``: only a
+    fit through two or more batches kept its batches as measured."""
+    advice = gpuscale.advise(bench=_results(tmp_path), link="pcie4-x16", max_devices=2)
+    one = advice.predictions.set_index("accelerators").loc[1]
+    measured = read_results(tmp_path / "results.jsonl")[0][0]["config"]["batch_per_device"]
+    assert one["batch_per_device"] == measured
+    assert one["compute_source"] == "measured"

@@ -213,7 +213,8 @@ def calibrated(
     rows: pd.DataFrame, row: pd.Series, compute: Compute, model: ModelSpec
 ) -> tuple[Compute, Shape | None]:
     """``compute`` with the shape fitted to the batches ``row``'s model was measured at
-    (two or more), its measured batches kept as measured; unchanged (and None) with one."""
+    (two or more), its measured batches kept as measured; with one batch, no shape (None)
+    and that batch kept as measured (its step is the measurement, not a model of it)."""
     if row.get("accum", 1) not in (1, None) and not pd.isna(row.get("accum")):
         return compute, None
     found = _points(rows, row)
@@ -224,8 +225,9 @@ def calibrated(
             strict=True,
         )
     )
-    if len({b for b, _ in points}) < 2:
-        return compute, None
+    if len({b for b, _ in points}) < 2:  # no shape; the one measured batch stays measured
+        one = tuple(points[:1])
+        return (replace(compute, measured_ms=one) if one else compute), None
     shape = fit_with_error(points, compute.sample_work_ms(model, 1.0))
     tflops = model.flops / (shape.ms_per_sample / 1e3) / 1e12
     return (

@@ -262,6 +262,10 @@ def test_report_puts_your_hardware_first(tmp_path: Path) -> None:
     assert positions == sorted(positions)
     top = html[positions[0] : positions[1]]
     assert "measured speedup over one device: m 1.50x on 2" in top and "Advice for m" in top
+    # what the speedups are against, in the CLI's words (a user walk: N = 1 rows of 0.77-0.98
+    # sat under "against one device of the same model (throughput)")
+    assert "Speedup and efficiency: against the plain N = 1 step" in html
+    assert "against one device of the same model" not in html
 
 
 def test_the_top_gives_the_decision_not_the_flagged_warning(tmp_path: Path) -> None:

@@ -6,7 +6,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params, trusted
+from gpuscale.analysis.bench_scaling import (
+    SPEEDUP_BASIS,
+    bench_scaling,
+    break_even_params,
+    trusted,
+)
 from gpuscale.quantities import number
 from gpuscale.report.bench_advice import BenchAdvice
 from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
@@ -35,6 +40,7 @@ class BenchSection:
     failed: list[str] = field(default_factory=list)  # runs that did not measure, one line each
     answer: list[str] = field(default_factory=list)  # for the top of the report
     advice_refused: str | None = None  # why the advice asked for was not given
+    speedup_basis: str = SPEEDUP_BASIS  # what the speedups are against: the CLI's words
 
 
 def failed_runs(table: pd.DataFrame) -> list[str]:

@@ -179,9 +179,9 @@ def interval_notes(intervals: dict[str, Any], rows: list[dict[str, Any]]) -> lis
         else "no earlier round in these data to forecast from, so the prior factors"
     )
     out = [
-        f"80% intervals: the plan times or divided by a factor, {how}: {widths}; beyond the "
-        f"family's counts the factor's log grows {100 * intervals.get('widen', 0):.0f}% per "
-        "octave."
+        f"80% intervals: the planned times multiplied or divided by a factor, {how}: "
+        f"{widths}; beyond the family's counts the factor's log grows "
+        f"{100 * intervals.get('widen', 0):.0f}% per octave."
     ]
     for r in rows:
         if r["half_width"] <= WIDE:

@@ -58,6 +58,16 @@ SAME_SAMPLES = (
 )
 
 
+def above(ratio: float, threshold: float = NOISY_P95_OVER_P50) -> str:
+    """``ratio`` with the fewest decimals (1 to 4) that show it above ``threshold``: a
+    flag never reads "1.5x (> 1.5x)"."""
+    for decimals in range(1, 5):
+        shown = f"{ratio:.{decimals}f}"
+        if float(shown) > threshold:
+            return shown
+    return shown
+
+
 def run_flags(
     timing: Mapping[str, Any],
     host: Mapping[str, Any] | None,
@@ -69,7 +79,7 @@ def run_flags(
         p50, p95 = timing.get(f"{kind}_p50"), timing.get(f"{kind}_p95")
         if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > NOISY_P95_OVER_P50:
             flags.append(
-                f"noisy {label} steps: p95 {number(p95)} ms is {p95 / p50:.1f}x the median "
+                f"noisy {label} steps: p95 {number(p95)} ms is {above(p95 / p50)}x the median "
                 f"(> {NOISY_P95_OVER_P50}x); run more --steps on a quieter machine"
             )
     step, overhead = timing.get("step_ms_mean"), timing.get("sync_overhead_ms")

@@ -1,0 +1,21 @@
+"""A flag's numbers agree with the rule it states."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpuscale.plausibility import NOISY_P95_OVER_P50, run_flags
+
+
+@given(p50=st.floats(0.1, 1e4), excess=st.floats(1e-4, 10.0))
+def test_a_noisy_flag_shows_its_ratio_above_the_threshold(p50: float, excess: float) -> None:
+    """A user walk read "p95 163 ms is 1.5x the median (> 1.5x)": a ratio of 1.52 printed
+    with one decimal."""
+    p95 = p50 * NOISY_P95_OVER_P50 * (1 + excess)
+    flags = run_flags({"step_ms_p50": p50, "step_ms_p95": p95}, None)
+    shown = re.search(r"is ([0-9.]+)x the median \(> ([0-9.]+)x\)", flags[0])
+    assert shown is not None, flags
+    assert float(shown.group(1)) > float(shown.group(2))

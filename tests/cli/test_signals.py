@@ -152,7 +152,9 @@ def test_a_signal_ends_report_and_its_workers(tmp_path: Path, signum: int) -> No
     (out / "index.html").write_text("previous")  # an earlier report's
     (out / ".gpuscale-manifest").write_text("# gpuscale 0 report\nindex.html\n")
     env = _env(tmp_path / "tmp")
-    command = [sys.executable, "-m", "gpuscale.cli", "report", "--out", str(out)]
+    # --no-cache: a first report, whose figure worker lives for seconds (a report that an
+    # earlier test's killed run left cached is done before the signal could be sent)
+    command = [sys.executable, "-m", "gpuscale.cli", "report", "--no-cache", "--out", str(out)]
     run = Command(command, env, tmp_path)
     try:
         _report_signalled(run, tmp_path, signum)

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -91,24 +92,55 @@ def test_a_stale_run_folder_is_removed_and_a_held_one_kept(tmp_path: Path) -> No
         theirs = tmp_path / f"{RUN_PREFIX}report"  # a user's folder of a like name
         theirs.mkdir()
         _old(theirs)
-        young = tmp_path / f"{RUN_PREFIX}young"
-        young.mkdir()
-        (young / ".gpuscale-run").touch()  # its owner may not have locked it yet
         assert remove_stale_runs(tmp_path) == [stale]
-        assert live.is_dir() and theirs.is_dir() and young.is_dir()
+        assert live.is_dir() and theirs.is_dir()
     assert not live.exists()
 
 
-def test_a_young_folder_written_to_and_held_by_no_one_is_stale(tmp_path: Path) -> None:
+def test_a_young_folder_held_by_no_one_is_stale(tmp_path: Path) -> None:
     """A report killed mid-write (SIGKILL) left its temporary folder; the next report,
-    all from the cache, started within the 2 s grace and left it there."""
+    all from the cache, started within the 2 s grace and left it there. A report killed
+    before it wrote anything left an empty one, which a grace kept too."""
     written = tmp_path / ".out.tmp-killed"
     written.mkdir()
     (written / "index.html").write_text("half")
-    empty = tmp_path / ".out.tmp-new"  # its owner may be between mkdtemp and the lock
+    empty = tmp_path / ".out.tmp-new"
     empty.mkdir()
-    assert remove_stale(tmp_path, ".out.tmp-*") == [written]
-    assert empty.is_dir()
+    assert sorted(remove_stale(tmp_path, ".out.tmp-*")) == sorted([empty, written])
+
+
+def test_a_folder_being_made_is_never_taken_for_stale(tmp_path: Path) -> None:
+    """Between ``mkdtemp`` and its lock a folder is held by no one: its maker holds the
+    parent's lock meanwhile, and the judge waits for it."""
+    maker = subprocess.Popen(
+        [sys.executable, "-c", "import sys, tempfile, time; from pathlib import Path; "
+         "from gpuscale.sources.processes import _making_in, hold\n"
+         "with _making_in(Path(sys.argv[1])):\n"
+         "    f = Path(tempfile.mkdtemp(prefix='.out.tmp-', dir=sys.argv[1]))\n"
+         "    print(1, flush=True); sys.stdin.readline(); hold(f)\n"
+         "print(2, flush=True); time.sleep(600)",
+         str(tmp_path)],
+        env={**os.environ, "PYTHONPATH": SRC}, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert maker.stdout is not None and maker.stdin is not None
+        assert maker.stdout.readline().strip() == "1"  # made, not yet locked
+        found: list[list[Path]] = []
+        judge = threading.Thread(target=lambda: found.append(remove_stale(tmp_path, ".out.tmp-*")))
+        judge.start()
+        judge.join(timeout=0.5)
+        assert judge.is_alive(), "the judge did not wait for the maker"
+        maker.stdin.write("\n")
+        maker.stdin.flush()
+        assert maker.stdout.readline().strip() == "2"
+        judge.join(timeout=30)
+        assert found == [[]]
+        assert len(list(tmp_path.glob(".out.tmp-*"))) == 1
+    finally:
+        maker.kill()
+        maker.wait(timeout=30)
+    assert len(remove_stale(tmp_path, ".out.tmp-*")) == 1  # its maker is gone
 
 
 def test_a_folder_held_by_another_live_process_is_kept(tmp_path: Path) -> None:

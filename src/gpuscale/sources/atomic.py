@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from gpuscale.sources.processes import hold, remove_stale
+from gpuscale.sources.processes import new_folder, remove_stale
 from gpuscale.sources.writable import why_unwritable
 from gpuscale.version import __version__
 
@@ -80,8 +80,8 @@ def write_atomically(
         for leftover in ("tmp", "old"):
             remove_stale(parent, f".{glob.escape(out_dir.name)}.{leftover}-*")
         parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=parent))
-        lock = hold(tmp)  # while this process lives, another run leaves it alone
+        # held locked while this process lives: another run leaves it alone
+        tmp, lock = new_folder(parent, f".{out_dir.name}.tmp-")
         tmp.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; the output follows the umask
     except OSError as exc:
         raise OutputError(

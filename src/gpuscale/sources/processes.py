@@ -30,9 +30,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
-# An empty folder younger than this is never taken for stale: its owner may be between
-# creating it and locking it. One holding anything (beyond the marker) was locked before it
-# was written to: a killed report's folder is removed by the next run, however soon.
+# Where the parent folder cannot be locked (:func:`_making_in`), an empty folder younger
+# than this is never taken for stale: its owner may be between creating it and locking it.
+# One holding anything (beyond the marker) was locked before it was written to.
 _GRACE_S = 2.0
 
 
@@ -117,6 +117,37 @@ def _locked(folder: Path) -> int | None:
     return fd
 
 
+@contextlib.contextmanager
+def _making_in(parent: Path) -> Iterator[bool]:
+    """Hold ``parent``'s own lock (``flock`` on the folder) while a folder is made and
+    locked in it (:func:`new_folder`) or its folders are judged (:func:`remove_stale`):
+    a folder found unlocked then is no live process's, however young (its maker locked it
+    before letting go). Yields False where ``parent`` cannot be locked (no such folder,
+    no permission): the judge then keeps young empty folders (``_GRACE_S``)."""
+    try:
+        fd = os.open(parent, os.O_RDONLY)
+    except OSError:
+        yield False
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # held by a maker for microseconds
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def new_folder(parent: Path, prefix: str) -> tuple[Path, int]:
+    """A fresh folder ``parent/PREFIX*`` and the descriptor that holds it locked
+    (:func:`hold`) while it stays open: no other run takes it for a killed run's."""
+    with _making_in(parent):
+        folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+        return folder, hold(folder)
+
+
 def _holds_anything(folder: Path, besides: str | None = None) -> bool:
     try:
         return any(entry.name != besides for entry in folder.iterdir())
@@ -135,10 +166,16 @@ def hold(folder: Path) -> int:
 
 def remove_stale(parent: Path, pattern: str, marker: str | None = None) -> list[Path]:
     """Remove the folders of ``parent`` matching ``pattern`` (and holding the file
-    ``marker``, where given) that no live process holds (:func:`hold`) and that are older
-    than a moment; return them. Another user's, or one that cannot be removed, is left
-    as it is."""
-    removed = []
+    ``marker``, where given) that no live process holds (:func:`hold`); return them.
+    Another user's, or one that cannot be removed, is left as it is."""
+    with _making_in(parent) as judged_alone:
+        return _remove_unheld(parent, pattern, marker, grace=not judged_alone)
+
+
+def _remove_unheld(parent: Path, pattern: str, marker: str | None, grace: bool) -> list[Path]:
+    """:func:`remove_stale`'s work; ``grace``: keep young empty folders (their maker may
+    not have locked them yet)."""
+    removed: list[Path] = []
     try:
         candidates = list(parent.glob(pattern))
     except OSError:
@@ -154,7 +191,7 @@ def remove_stale(parent: Path, pattern: str, marker: str | None = None) -> list[
         if marker is not None and not (folder / marker).is_file():
             continue  # not one of ours, whatever its name
         young = now - info.st_mtime < _GRACE_S and now - info.st_ctime < _GRACE_S
-        if young and not _holds_anything(folder, besides=marker):
+        if grace and young and not _holds_anything(folder, besides=marker):
             continue
         fd = _locked(folder)
         if fd is None:
@@ -187,8 +224,7 @@ def run_folder(kind: str, parent: Path | None = None) -> Iterator[Path]:
     them (SIGKILL) are removed first."""
     base = Path(parent or tempfile.gettempdir())
     remove_stale_runs(base)
-    folder = Path(tempfile.mkdtemp(prefix=f"{RUN_PREFIX}{kind}-", dir=base))
-    fd = hold(folder)
+    folder, fd = new_folder(base, f"{RUN_PREFIX}{kind}-")
     try:
         (folder / _RUN_MARKER).touch()
         yield folder

@@ -67,6 +67,10 @@ class Cache:
         digest.update(pickle.dumps(inputs, protocol=5))
         return digest.hexdigest()
 
+    def has(self, key: str) -> bool:
+        """Whether an entry is stored under ``key`` (unread: it may yet prove damaged)."""
+        return self.folder is not None and bool(key) and (self.folder / f"{key}.pickle").is_file()
+
     def get(self, key: str) -> Any | None:
         """The value stored under ``key``, or None."""
         if self.folder is None:

@@ -44,8 +44,10 @@ from gpuscale.report.workload_figures import (
     TABLE_ONLY_FIGURES,
     Basis,
     RenderedFigure,
+    figure_key,
     figure_task,
     overview_task,
+    prepare_drawing,
 )
 from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, display_name
@@ -174,33 +176,46 @@ def _draw(
     names = list(FIGURE_NAMES) if out.every else list(FIRST_FIGURES)
     pairs = workload_pairs(tables, workloads) if has_scores else []
     rounds = sorted(tables.scores["round"].unique())
+    source = out.cache.key("tables", tables) if out.cache.folder else ""  # ~5 ms, once
     with figure_executor(workers) as pool:
-        # Work for the worker at once (forking it: it inherits the tables), then each
+        # Work for the worker at once (forking it: it inherits the tables): matplotlib
+        # imported while this process analyses, where a figure will be drawn; then each
         # workload's figures as soon as its analysis is done: both cores busy from here.
-        extras = [pool.submit(energy_section, tables, workloads, out)] if has_scores else []
-        extras += [pool.submit(trends_section, tables, workloads, out)] if has_scores else []
-        extras += [pool.submit(_plans, tables.scores, workloads, out, rounds)] if has_scores else []
-        analysed = _analyse(tables, pairs, options, out, pool, names)
+        if _any_to_draw(out, source, pairs, names, options):
+            pool.submit(prepare_drawing)
+        extra_work = (
+            [
+                (energy_section, (tables, workloads, out)),
+                (trends_section, (tables, workloads, out)),
+                (_plans, (tables.scores, workloads, out, rounds)),
+            ]
+            if has_scores
+            else []
+        )
+        # the energy, trends and plan sections draw only with every figure: the worker's
+        # then; else words and tables, written here while the worker draws
+        extras = [pool.submit(fn, *args) for fn, args in extra_work] if out.every else []
+        analysed = _analyse(tables, pairs, options, out, pool, names, source)
         results, bases = analysed.results, analysed.bases
         overview_future = pool.submit(overview_task, (results, out, bases)) if results else None
-        # the worker writes the study's section too: this process has the findings to write
-        studied = (
-            pool.submit(_cached, out.cache, "study", bases, study_section, tables, results, options)
-            if results
-            else None
-        )
         bench = bench_section(out)
-        # this process's words first, then the worker's figures (waiting for them last)
+        # this process's words (and the study's section) while the worker draws; its
+        # figures waited for last
         said = [
             _cached(out.cache, "findings", basis, workload_findings, r, *_said_by(options))
             for r, basis in zip(results, bases, strict=True)
         ]
         answers = _cached(out.cache, "answers", bases, answer_rows, results)
+        study = (
+            _cached(out.cache, "study", bases, study_section, tables, results, options)
+            if results
+            else None
+        )
+        made = [f.result() for f in extras] if out.every else [fn(*a) for fn, a in extra_work]
         drawn = analysed.drawn
         sections = [_section(r, drawn, f, names) for r, f in zip(results, said, strict=True)]
-        study = studied.result() if studied else None
         overview_figure = overview_future.result() if overview_future else None
-        extra_sections = [*([study] if study else []), *(e for f in extras if (e := f.result()))]
+        extra_sections = [*([study] if study else []), *(e for e in made if e)]
     return render_html(
         tables,
         sections,
@@ -237,13 +252,13 @@ def _analyse(
     out: FigureFiles,
     pool: Executor,
     names: list[str],
+    source: str,
 ) -> _Analysed:
     """Each workload's analysis (from the cache where an earlier report of the same tables,
     options and code left it), its figures handed to ``pool`` as soon as their data
     exists. Every cache entry of a workload is keyed by its :data:`Basis`: the digest of
-    the tables, the round, the workload and the options (what it is made from)."""
-    # the tables' digest once (~5 ms), not pickled again for every entry
-    source = out.cache.key("tables", tables) if out.cache.folder else ""
+    the tables (``source``), the round, the workload and the options (what it is made
+    from)."""
     firsts, drawn, skipped = [], {}, []
     for round_name, workload in pairs:
         basis: Basis = (source, round_name, workload, options)
@@ -267,6 +282,22 @@ def _analyse(
                 figure_task, (result, out, name, basis)
             )
     return _Analysed(results, [basis for _, basis in firsts], drawn, skipped)
+
+
+def _any_to_draw(
+    out: FigureFiles,
+    source: str,
+    pairs: list[tuple[str, str]],
+    names: list[str],
+    options: AnalysisOptions,
+) -> bool:
+    """Whether any of the workloads' figures ``names`` is missing from the cache (none
+    kept: every one; a report all from the cache never imports matplotlib)."""
+    return any(
+        not out.cache.has(figure_key(out, (source, round_name, workload, options), name))
+        for round_name, workload in pairs
+        for name in names
+    )
 
 
 def _plans(

@@ -111,12 +111,17 @@ class FigureFiles:
     cache: Cache = field(default_factory=Cache)
     every: bool = True
 
+    def key(self, stem: str, *inputs: Any) -> str:
+        """The cache key of the figure ``stem`` drawn from ``inputs`` ("": not cached)."""
+        if self.cache.folder is None or not inputs:
+            return ""
+        return self.cache.key("figure", stem, self.png, *inputs)
+
     def save(self, make: Callable[[], Chart], stem: str, *inputs: Any) -> tuple[str, list[str]]:
         """The inline SVG and file names of the figure ``make()`` draws from ``inputs``
         (picklable: they key the cache; none: never cached), drawn now or taken from the
         cache."""
-        cached = self.cache.folder is not None and len(inputs) > 0
-        key = self.cache.key("figure", stem, self.png, *inputs) if cached else ""
+        key = self.key(stem, *inputs)
         drawn = self.cache.get(key) if key else None
         if isinstance(drawn, NothingToDraw):  # why it was not drawn, kept as well
             raise drawn

@@ -72,11 +72,26 @@ def _figures() -> dict[str, Callable[..., Any]]:
     return {**FIGURES, "overview": overview}
 
 
+def prepare_drawing() -> None:
+    """Import what draws (matplotlib and its font list, ~0.5 CPU-s): a figure worker's
+    first task where figures will be drawn, done while the main process analyses."""
+    _figures()
+
+
+def _stem(round_name: str, workload: str, name: str) -> str:
+    return f"{round_name}_{workload}_{name}"
+
+
+def figure_key(out: FigureFiles, basis: Basis, name: str) -> str:
+    """The cache key of a workload's figure ``name`` made from ``basis``."""
+    return out.key(_stem(basis[1], basis[2], name), name, basis)
+
+
 def figure_task(
     task: tuple[WorkloadTable | WorkloadAnalysis, FigureFiles, str, Basis],
 ) -> RenderedFigure:
     result, out, name, basis = task
-    stem = f"{result.round}_{result.workload}_{name}"
+    stem = _stem(result.round, result.workload, name)
     try:
         svg, files = out.save(lambda: _figures()[name](result), stem, name, basis)
     except NothingToDraw as why:

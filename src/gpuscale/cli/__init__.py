@@ -26,6 +26,11 @@ from gpuscale.cli import plan  # noqa: F401
 
 # isort: on
 from gpuscale.cli.common import app, err
+from gpuscale.cli.options import help_paragraphs
+
+for _registered in app.registered_commands:  # every command's help, however registered
+    _doc = _registered.help or (_registered.callback and _registered.callback.__doc__)
+    _registered.help = help_paragraphs(_doc) if _doc else None
 
 __all__ = ["app", "main"]
 

@@ -118,13 +118,24 @@ RoundNames = Annotated[
         "path whose name says no round takes the first --round as its name).",
     ),
 ]
-# One rule for every machine format: the name in any case (``-f JSON``, ``-f Csv``).
+def _format_of(text: str | Format) -> Format:
+    """``-f``'s value as every other choice is read (any case, an unambiguous prefix:
+    ``-f JSON``, ``-f j``); one the choices do not name ends the command with them and
+    the closest (``unknown format 'jsn' (did you mean 'json'?)``)."""
+    if isinstance(text, Format):
+        return text
+    with fail_on(UnknownNameError):
+        return Format(resolve_choice(text, [f.value for f in Format], "format"))
+
+
+# One rule for every machine format and every command.
 FormatOption = Annotated[
     Format,
     typer.Option(
         "--format",
         "-f",
-        case_sensitive=False,
+        parser=_format_of,
+        metavar="[table|csv|json]",
         help="table (the terminal), csv or json: data only on stdout, notes on stderr.",
     ),
 ]

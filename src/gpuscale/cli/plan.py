@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from gpuscale.cli.common import RoundNames, RoundPaths, app, err, fail, fail_on, load_tables, out
+from gpuscale.cli.common import (
+    FormatOption,
+    RoundNames,
+    RoundPaths,
+    app,
+    err,
+    fail,
+    fail_on,
+    load_tables,
+    out,
+)
 from gpuscale.cli.options import command, option_names, request_of
 from gpuscale.cli.output import Format, jsonable, print_json, print_records
 from gpuscale.planning.request import PlanRequest
@@ -25,7 +33,7 @@ SHOWN = [
 def plan(
     paths: RoundPaths = None,
     round_names: RoundNames = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.table,
+    fmt: FormatOption = Format.table,
     **options: Any,
 ) -> None:
     """Time to train on N devices of an accelerator, with an 80% interval, from MLPerf.

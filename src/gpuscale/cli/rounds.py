@@ -250,13 +250,13 @@ def report(
     paths: RoundPaths = None,
     round_names: RoundNames = None,
     benchmark: Benchmarks = None,
-    open_browser: Annotated[bool, typer.Option("--open", help="Open it in a browser.")] = False,
-    bench_file: Annotated[
+    bench_file: Annotated[  # before the options that need it (--advise ...)
         Path | None,
         typer.Option(
             "--bench", help="Add a 'your hardware' section from `gpuscale bench` results."
         ),
     ] = None,
+    open_browser: Annotated[bool, typer.Option("--open", help="Open it in a browser.")] = False,
     **options: Any,
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads).

@@ -1,0 +1,50 @@
+"""``-f`` is read as every other choice is: any case, an unambiguous prefix, and a value
+no format has gets one line with the formats and the closest (it was Typer's usage box
+saying "Value error, 'jsn' is not one of 'table', 'csv', 'json'.", a user walk)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+
+# What a command needs to run at all (the format is read before it runs).
+NEEDS = {"plan": ["-w", "bert", "-a", "H100", "-n", "8"], "ingest": ["x"]}
+
+
+def _with_format() -> list[str]:
+    commands = typer.main.get_command(app).commands.items()
+    return sorted(
+        name for name, command in commands if any("--format" in p.opts for p in command.params)
+    )
+
+
+COMMANDS = _with_format()
+
+
+def test_every_command_that_prints_tables_has_the_format_option() -> None:
+    assert {"scores", "analyze", "energy", "trends", "advise", "plan", "topo"} <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_format_typo_is_one_line_with_the_closest(command: str) -> None:
+    result = CliRunner().invoke(app, [command, *NEEDS.get(command, []), "-f", "jsn"])
+    said = result.stderr.strip().splitlines()
+    assert result.exit_code == 2, result.output
+    assert len(said) == 1, said
+    assert said[0].startswith("error: unknown format 'jsn' (did you mean 'json'?)"), said
+    assert "csv, json, table" in said[0]
+
+
+def test_a_format_in_any_case_or_a_prefix_is_read() -> None:
+    plan = ["plan", *NEEDS["plan"]]
+    upper = CliRunner().invoke(app, [*plan, "-f", "JSON"])
+    assert upper.exit_code == 0, upper.output
+    assert json.loads(upper.stdout)["rows"][0]["accelerators"] == 8
+    prefix = CliRunner().invoke(app, [*plan, "--format", "c"])
+    assert prefix.exit_code == 0, prefix.output
+    assert prefix.stdout.splitlines()[0].startswith("accelerators,")

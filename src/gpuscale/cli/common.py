@@ -118,6 +118,8 @@ RoundNames = Annotated[
         "path whose name says no round takes the first --round as its name).",
     ),
 ]
+
+
 def _format_of(text: str | Format) -> Format:
     """``-f``'s value as every other choice is read (any case, an unambiguous prefix:
     ``-f JSON``, ``-f j``); one the choices do not name ends the command with them and

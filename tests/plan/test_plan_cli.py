@@ -49,7 +49,7 @@ def test_table_says_how_the_accelerator_was_read_the_classes_and_what_it_leans_o
     assert "'H100' read as the accelerator family H100-SXM5-80GB" in result.output
     assert "2 counts measured before (class i): 8, 16." in result.output
     assert "1 count not measured, between the family's counts (class ii): 24" in result.output
-    assert "24 devices lean on: " in result.output
+    assert "24 accelerators lean on: " in result.output
     # a user walk read "the plan times or divided by a factor"
     assert "80% intervals: the planned times multiplied or divided by a factor" in result.output
 

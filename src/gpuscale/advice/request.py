@@ -163,6 +163,7 @@ class AdviceRequest(JsonRequest):
     )
     topo: str | None = option(
         None,
+        names=("--topo", "--topo-file"),  # --topo-file as collectives and topo spell it
         parse=str,
         cli=Path | None,
         help="Saved `nvidia-smi topo -m` to choose the link and cap the device count.",
@@ -222,6 +223,7 @@ class AdviceRequest(JsonRequest):
     price: float | None = option(None, help="Price per device-hour (without it, no cost).")
     power_w: float | None = option(
         None,
+        names=("--power-w", "--power"),  # --power as plan first spelled it
         help="Device power, W (default: measured, else the board table).",
     )
     allow_flagged: bool = option(

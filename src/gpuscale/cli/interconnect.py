@@ -36,7 +36,10 @@ def collectives(
         typer.Option(help="Link preset to judge against (default: from the detected topology)."),
     ] = None,
     topo_file: Annotated[
-        Path | None, typer.Option(help="A saved `nvidia-smi topo -m` to judge against.")
+        Path | None,
+        typer.Option(
+            "--topo-file", "--topo", help="A saved `nvidia-smi topo -m` to judge against."
+        ),
     ] = None,
     gpu: Annotated[str | None, typer.Option(help="GPU model, e.g. A100 (for --topo-file).")] = None,
     **options: Any,
@@ -76,7 +79,11 @@ def _print_sweep(latest) -> None:
 def topo(
     saved: Annotated[
         Path | None,
-        typer.Option("--file", help="Parse a saved `nvidia-smi topo -m` output instead of NVML."),
+        typer.Option(
+            "--file",
+            "--topo-file",  # as collectives spells it
+            help="Parse a saved `nvidia-smi topo -m` output instead of NVML.",
+        ),
     ] = None,
     gpu: Annotated[
         str | None, typer.Option(help="GPU model for --file (tells the NVLink generation).")

@@ -64,7 +64,7 @@ def plan(
     print_records(out, [{c: row[c] for c in SHOWN} for row in rows], fmt, title=title)
     for row in rows:
         out.print(
-            f"{row['accelerators']} devices lean on: {nearest_text(row['nearest'])}",
+            f"{row['accelerators']} accelerators lean on: {nearest_text(row['nearest'])}",
             markup=False,
             highlight=False,
         )

@@ -135,7 +135,9 @@ class PlanRequest(JsonRequest):
         help="Price per device-hour (any currency) for the cost column.",
     )
     power_w: float | None = option(
-        None, names=("--power",), help="Average power per device in watts (for energy_kwh)."
+        None,
+        names=("--power-w", "--power"),  # --power-w as advise spells it
+        help="Average power per device in watts (for energy_kwh).",
     )
     threshold: float = option(
         DEFAULT_EFFICIENCY_THRESHOLD,

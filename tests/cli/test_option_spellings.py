@@ -1,0 +1,30 @@
+"""One quantity, one spelling on every command that takes it (a user walk: ``advise
+--power-w`` against ``plan --power``; ``--topo``, ``--topo-file`` and ``--file`` for a saved
+``nvidia-smi topo -m``): each command accepts the shared spelling, its own kept too."""
+
+from __future__ import annotations
+
+import pytest
+import typer.main
+
+from gpuscale.cli import app
+
+COMMANDS = typer.main.get_command(app).commands
+SHARED = {
+    "--power-w": ("advise", "plan"),
+    "--topo-file": ("advise", "collectives", "topo"),
+    "--price": ("advise", "plan"),
+    "--interconnect": ("advise", "plan", "report", "collectives"),
+    "--max-devices": ("advise", "report"),
+    "--allow-flagged": ("advise", "report"),
+}
+
+
+def _spellings(command: str) -> set[str]:
+    return {o for p in COMMANDS[command].params for o in [*p.opts, *p.secondary_opts]}
+
+
+@pytest.mark.parametrize("option", sorted(SHARED))
+def test_a_shared_quantity_is_spelled_alike(option: str) -> None:
+    lacking = [c for c in SHARED[option] if option not in _spellings(c)]
+    assert lacking == [], f"{option} not taken by {lacking}"

@@ -153,9 +153,11 @@ def against_measured(
         lines.append(
             f"Measured {run} on {n} devices: {r['speedup']:.2f}x ({state}), "
             + (
-                f"inside the advice's 80% interval ({number(low)}-{number(high)}x)."
+                f"inside the advice's 80% throughput interval ({number(low)}-{number(high)}x; "
+                "a measured step has no convergence factor)."
                 if inside
-                else f"OUTSIDE the advice's 80% interval ({number(low)}-{number(high)}x): "
+                else f"OUTSIDE the advice's 80% throughput interval ({number(low)}-"
+                f"{number(high)}x): "
                 "the advice does not match this measurement"
                 + ("; re-measure (more --steps, a quieter machine)." if r["flagged"] else ".")
             )

@@ -1,0 +1,142 @@
+"""The report page: each workload's section and its table rows, the answer table at the
+top, and the page itself rendered from the template (autoescaped: text from the logs can
+never become markup). ``gpuscale.report.html`` computes what goes in it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis
+from gpuscale.analysis.answers import answers
+from gpuscale.quantities import named, number
+from gpuscale.report.rounds_section import ExtraSection
+from gpuscale.report.workload_figures import RenderedFigure
+from gpuscale.tables import RoundTables, display_name
+
+if TYPE_CHECKING:
+    from gpuscale.report.bench_section import BenchSection
+
+TABLE_COLUMNS = {
+    "submitter": "Submitter",
+    "system_name": "System",
+    "accelerator_family": "Accelerator",
+    "accelerators": "N",
+    "time_to_train_min": "Time (min)",
+    "ci": "95% CI (min)",
+    "speedup": "Speedup",
+    "efficiency": "E",
+    "normalized_efficiency": "E'",
+    "superlinear": "E' > 1 because",
+    "gpu_hours": "Acc.-hours",
+    "cluster": "Cluster",
+    "pareto": "Pareto",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    anchor: str
+    title: str
+    findings: list[str]
+    figures: list[RenderedFigure]
+    rows: list[dict[str, object]]
+    reference_ids: set[str] = field(default_factory=set)
+    not_drawn: list[str] = field(default_factory=list)  # FIGURE_NAMES of those left out
+
+
+def section_rows(table: pd.DataFrame) -> list[dict[str, object]]:
+    rows = []
+    # systems that share a name and a size are told apart by their id
+    alike = table.duplicated(["submitter", "system_name", "accelerators"], keep=False)
+    for r, same in zip(table.to_dict("records"), alike, strict=True):
+        row = {label: number(r[col]) for col, label in TABLE_COLUMNS.items() if col != "ci"}
+        row["System"] = f"{r['system_name']} ({r['system_id']})" if same else r["system_name"]
+        row["Submitter"] = r["submitter"]
+        row["Accelerator"] = r["accelerator_family"]
+        low, high = r["time_to_train_min_ci_low"], r["time_to_train_min_ci_high"]
+        row["95% CI (min)"] = f"{number(low)}-{number(high)}" if low == low else ""
+        row["_reference"] = r["system_id"] == r["reference_system_id"]
+        rows.append(row)
+    return rows
+
+
+ANSWER_HEADERS = ("Workload", "Within", "Fastest", "Knee", "Speed x efficiency", "E' threshold")
+
+
+def answer_rows(results: list[WorkloadAnalysis]) -> list[dict[str, str]]:
+    """The report's first table: per workload and scope, the count each criterion picks
+    (``gpuscale.analysis.answers``), with the system on hover."""
+    rows = []
+    for result in results:
+        frame = answers(result)
+        for scope, part in frame.groupby("scope", sort=False):
+            row = {"Workload": f"{display_name(result.workload)} ({result.round})"}
+            row["Within"] = str(scope)
+            for header, pick in zip(ANSWER_HEADERS[2:], part.itertuples(), strict=True):
+                row[header] = _answer_cell(pick)
+            rows.append(row)
+    return rows
+
+
+def _answer_cell(pick: Any) -> str:
+    """One criterion's answer: the count and the system, or why there is none; a pick that
+    compares hardware rather than scaling says so in the same cell."""
+    if pd.isna(pick.accelerators):
+        return f"n/a ({pick.note})" if pick.note else "none"
+    text = (
+        f"{int(pick.accelerators):,} ({named(pick.submitter, pick.system_name)}, "
+        f"{number(pick.time_to_train_min)} min)"
+    )
+    return f"{text}; caution: {pick.note}" if pick.note else text
+
+
+def render_html(
+    tables: RoundTables,
+    sections: list[Section],
+    overview_figure: RenderedFigure | None,
+    options: AnalysisOptions,
+    bench: BenchSection | None = None,
+    extras: list[ExtraSection] | None = None,
+    answers: list[dict[str, str]] | None = None,
+    notes: Sequence[str] = (),
+    all_figures: bool = True,
+) -> str:
+    """The report page (autoescaped: text from the logs can never become markup).
+    ``all_figures``: whether every figure was drawn (else the page says how to)."""
+    env = Environment(
+        loader=PackageLoader("gpuscale", "report/templates"),
+        autoescape=select_autoescape(default=True),
+    )
+    here = Path(__file__).parent / "templates"
+    rounds = sorted(tables.scores["round"].unique()) or ["(none)"]
+    problems = tables.problems.sort_values(["round", "kind", "path"]).to_dict("records")
+    return env.get_template("report.html").render(
+        title=f"gpuscale report: MLPerf Training {', '.join(rounds)}"
+        if len(tables.scores)
+        else "gpuscale report: your hardware",
+        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        rounds=rounds,
+        sections=sections,
+        overview=overview_figure,
+        bench=bench,
+        extras=extras or [],
+        answers=answers or [],
+        answer_headers=ANSWER_HEADERS,
+        columns=[c for c in TABLE_COLUMNS.values()],
+        options=options,
+        problems=problems,
+        n_systems=f"{len(tables.systems):,}",
+        n_runs=f"{len(tables.runs):,}",
+        n_scored=f"{int(tables.scores['time_to_train_min'].notna().sum()):,}",
+        notes=list(notes),
+        all_figures=all_figures,
+        css=(here / "report.css").read_text(),
+        script=(here / "report.js").read_text(),
+    )

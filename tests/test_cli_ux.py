@@ -82,7 +82,7 @@ def test_numbers_are_never_split_in_a_narrow_terminal(monkeypatch) -> None:
     }
     for width in (80, 100, 160):
         console = Console(width=width, soft_wrap=False, file=io.StringIO())
-        monkeypatch.setattr("gpuscale.cli.rounds.out", console)
+        monkeypatch.setattr("gpuscale.cli.common.out", console)  # show() prints the view
         result = runner.invoke(app, ["scores", "-b", "bert"])
         assert result.exit_code == 0
         text = console.file.getvalue()

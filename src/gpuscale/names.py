@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
 
@@ -221,3 +221,41 @@ def workload_notes(
             "(--benchmark to choose)"
         )
     return notes
+
+
+def choose_workloads(
+    scores, benchmark: Sequence[str] | None, default: str = "all"
+) -> tuple[list[str], list[str]]:  # type: ignore[no-untyped-def]
+    """The workloads ``--benchmark`` names in a scores table (without it: every one, or
+    with ``default="study"`` :func:`default_workloads`) and what to tell the reader
+    (:func:`workload_notes`); :class:`UnknownNameError` for a name that is none."""
+    available = scores["workload"].dropna().unique().tolist()  # what each folder held
+    if not benchmark and default != "study":
+        return resolve_workloads(["all"], available), []
+    by_round = workloads_by_round(scores)
+    if not benchmark:
+        chosen = default_workloads(by_round)
+        return chosen, workload_notes(by_round, chosen, asked=False)
+    chosen = resolve_workloads(benchmark, available)
+    if all(b.strip().lower() == "all" for b in benchmark):
+        return chosen, []  # every workload of each round: none is lacking
+    return chosen, workload_notes(by_round, chosen, asked=True)
+
+
+def resolve_choices(values: Sequence[str] | None, valid: Iterable[str], what: str) -> list[str]:
+    """Each of ``values`` resolved by :func:`resolve_choice` (none given: none)."""
+    return [resolve_choice(v, valid, what) for v in values or ()]
+
+
+def resolve_columns(asked: str | None, default: list[str], valid: Iterable[str]) -> list[str]:
+    """``--columns`` (comma-separated, in order) resolved against a table's columns (case,
+    prefixes), else ``default``; :class:`UnknownNameError` for one that is none."""
+    names = [c.strip() for c in (asked or "").split(",") if c.strip()]
+    return resolve_choices(names, valid, "column") or default
+
+
+def resolve_families(values: Sequence[str] | None, valid: list[str]) -> tuple[list[str], list[str]]:
+    """Each of ``values`` read as :func:`resolve_family` reads it (``H100`` is
+    H100-SXM5-80GB, as ``plan -a H100`` reads it), and a note for each name read so."""
+    found = [resolve_family(v, valid) for v in values or ()]
+    return [family for family, _ in found], [said for _, said in found if said]

@@ -15,6 +15,7 @@ from gpuscale.analysis.metrics import plausible_samples
 from gpuscale.tables import RoundTables, Unit, display_name
 from gpuscale.tables.measures import accelerator_hours
 from gpuscale.tables.republished import counted_once
+from gpuscale.tables.views import ENERGY_DROP_ORDER, ENERGY_SHOWN, TableView
 
 
 def energy_table(tables: RoundTables) -> pd.DataFrame:
@@ -152,3 +153,20 @@ def no_energy_reason(tables: RoundTables, every: pd.DataFrame, workloads: list[s
         return f"no power logs for {', '.join(workloads)} in {rounds} (power results: {having})"
     these = "this round has" if "," not in rounds else "these rounds have"
     return f"no power logs in {rounds}: {these} no energy results"
+
+
+def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
+    """``gpuscale energy``: the energy results of ``workloads`` (``energy_table``), energy
+    against scale in words under it, or why there is none (``no_energy_reason``)."""
+    every = energy_table(tables)
+    frame = every[every["workload"].isin(workloads)] if len(every) else every
+    if frame.empty:
+        shown = pd.DataFrame(columns=list(ENERGY_SHOWN))  # one valid document still
+        return TableView(shown, ENERGY_SHOWN, empty=no_energy_reason(tables, every, workloads))
+    return TableView(
+        frame,
+        ENERGY_SHOWN,
+        "energy to train (official rule)",
+        ENERGY_DROP_ORDER,
+        said=tuple(energy_scale_sentences(frame)),
+    )

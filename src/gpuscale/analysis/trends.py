@@ -28,6 +28,7 @@ from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import scaling_table
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, TREND_COLUMNS, round_key
 from gpuscale.tables.republished import is_republished
+from gpuscale.tables.views import TREND_DROP_ORDER, TableView
 
 
 @dataclass(frozen=True)
@@ -186,3 +187,38 @@ def trends(
     )
     ordered.attrs.update(out.attrs)
     return ordered
+
+
+def trends_view(
+    scores: pd.DataFrame,
+    workloads: list[str] | None,
+    families: list[str] | None,
+    *,
+    republished: bool,
+    first_rounds: dict[str, str],
+    last_rounds: dict[str, str],
+) -> TableView:
+    """``gpuscale trends``: the trend rows of ``workloads`` and ``families`` (all where
+    None), the republished results left out said in a note."""
+    frame = trends(
+        scores,
+        workloads,
+        republished=republished,
+        first_rounds=first_rounds,
+        last_rounds=last_rounds,
+    )
+    left_out = frame.attrs.get("republished_left_out", 0)
+    notes = (
+        (
+            f"{left_out} result(s) republished in a later round (same runs) are counted "
+            "once, in the first round showing them; --republished counts them in every round",
+        )
+        if left_out
+        else ()
+    )
+    if families:
+        frame = frame[frame["accelerator_family"].isin(families)]
+    empty = "no scored results for these options" if frame.empty else ""
+    return TableView(
+        frame, TREND_COLUMNS, "trends across rounds", TREND_DROP_ORDER, notes=notes, empty=empty
+    )

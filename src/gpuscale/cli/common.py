@@ -16,19 +16,20 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperOption
 
-from gpuscale.cli.output import Format
+from gpuscale.cli.output import Format, print_frame
 from gpuscale.names import (
     UnknownNameError,
-    default_workloads,
+    choose_workloads,
     resolve_choice,
-    resolve_workloads,
-    workload_notes,
-    workloads_by_round,
+    resolve_choices,
+    resolve_columns,
+    resolve_families,
 )
 from gpuscale.quantities import BadQuantity
 from gpuscale.sources import SourceError
 from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.requests import FieldError, help_of, shown
+from gpuscale.tables.views import TableView
 from gpuscale.version import __version__
 
 T = TypeVar("T")
@@ -253,10 +254,8 @@ def load_tables(paths: list[Path] | None, round_names: list[str] | None, study: 
 
 
 def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> list[str]:
-    """The workloads ``--benchmark`` names in these tables (``default`` without it: all,
-    or ``names.default_workloads``: the study's four, a round's own where it lacks them);
-    a note on stderr for each round that lacks some; an unknown name ends the command
-    with the list."""
+    """The workloads ``--benchmark`` names in these tables (``names.choose_workloads``),
+    a note on stderr for each round that lacks some; an unknown name ends the command."""
     chosen, notes = workloads_and_notes(tables, benchmark, default)
     for line in notes:
         note(line)
@@ -266,21 +265,9 @@ def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> l
 def workloads_and_notes(
     tables, benchmark: list[str] | None, default: str = "all"
 ) -> tuple[list[str], list[str]]:
-    """``workloads_of``'s workloads and its notes (the rounds lacking some), unprinted."""
-    available = tables.scores["workload"].dropna().unique().tolist()  # what each folder held
-    by_round = workloads_by_round(tables.scores)
-    try:
-        if benchmark:
-            chosen = resolve_workloads(benchmark, available)
-        elif default == "study":
-            chosen = default_workloads(by_round)
-        else:
-            return resolve_workloads(["all"], available), []
-    except UnknownNameError as exc:
-        fail(str(exc))
-    if benchmark and all(b.strip().lower() == "all" for b in benchmark):
-        return chosen, []  # every workload of each round: none is lacking
-    return chosen, workload_notes(by_round, chosen, asked=bool(benchmark))
+    """``workloads_of``'s workloads and its notes, unprinted."""
+    with fail_on(UnknownNameError):
+        return choose_workloads(tables.scores, benchmark, default)
 
 
 Columns = Annotated[
@@ -293,27 +280,52 @@ Columns = Annotated[
 
 
 def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[str]:
-    """``--columns`` resolved against the table's columns (case, prefixes), else the
-    default; an unknown name ends the command with the list."""
-    if not asked:
-        return default
-    names = [c.strip() for c in asked.split(",") if c.strip()]
-    return choices_of(names, valid, "column") or default
+    """``--columns`` (``names.resolve_columns``); an unknown name ends the command."""
+    with fail_on(UnknownNameError):
+        return resolve_columns(asked, default, valid)
 
 
 def choices_of(values: list[str] | None, valid: list[str], what: str) -> list[str] | None:
-    """Each value resolved to one of ``valid`` (case and punctuation ignored, unambiguous
-    prefixes allowed); an unknown one ends the command with the list and the closest."""
-    if not values:
-        return None
+    """Each value resolved to one of ``valid`` (``names.resolve_choices``); none given:
+    None; an unknown one ends the command with the list and the closest."""
     with fail_on(UnknownNameError):
-        return [resolve_choice(v, valid, what) for v in values]
+        return resolve_choices(values, valid, what) or None
+
+
+def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None:
+    """A library's :class:`~gpuscale.tables.views.TableView`: its notes on stderr, then
+    the table (``--columns`` where asked, else its own; CSV and JSON: every column), its
+    sentences under a terminal's; an empty view says why (CSV and JSON: an empty document)."""
+    for line in view.notes:
+        note(line)
+    if view.empty:
+        err.print(view.empty, markup=False, highlight=False)
+        if fmt is not Format.table:
+            print_frame(out, view.frame[list(view.shown)], fmt)
+        return
+    columns = columns_of(columns_asked, list(view.shown), list(view.frame.columns))
+    print_frame(
+        out,
+        view.frame[columns],
+        fmt,
+        title=view.title,
+        drop_order=[] if columns_asked else view.drop_order,
+        every=view.every,
+    )
+    if fmt is Format.table:
+        for line in view.said:
+            out.print(line, markup=False, highlight=False)
 
 
 def families_of(tables, family: list[str] | None) -> list[str] | None:
-    """``--family`` resolved against the accelerator families in these tables."""
+    """``--family`` read against the accelerator families in these tables as ``plan``
+    reads ``-a`` (``names.resolve_families``), each name read so said in a note."""
     valid = tables.scores["accelerator_family"].dropna().astype(str).unique().tolist()
-    return choices_of(family, valid, "accelerator family")
+    with fail_on(UnknownNameError):
+        families, notes = resolve_families(family, valid)
+    for line in notes:
+        note(line)
+    return families or None
 
 
 def read_bench(path: Path):

@@ -18,7 +18,6 @@ from gpuscale.cli.common import (
     RoundPaths,
     app,
     choices_of,
-    columns_of,
     err,
     fail,
     fail_on,
@@ -28,6 +27,7 @@ from gpuscale.cli.common import (
     out,
     read_bench,
     read_paths,
+    show,
     workloads_and_notes,
     workloads_of,
 )
@@ -36,22 +36,6 @@ from gpuscale.cli.output import Format, jsonable, print_frame, print_json
 from gpuscale.report.request import ReportRequest
 from gpuscale.sources import OutputError, write_atomically
 from gpuscale.tables.analysis_request import AnalysisOptions
-
-SCORE_COLUMNS = [
-    "round",
-    "benchmark",
-    "submitter",
-    "system_id",
-    "system_name",
-    "accelerator_family",
-    "accelerators",
-    "runs",
-    "runs_converged",
-    "runs_required",
-    "scaling_factor",
-    "time_to_train_min",
-    "score_reason",
-]
 
 
 def _summary(tables) -> None:
@@ -144,33 +128,12 @@ def scores(
     ] = False,
 ) -> None:
     """Official time-to-train scores (olympic average, minutes), one row per result."""
-    from gpuscale.tables.republished import counted_once  # lazy: pandas, not for --help
+    from gpuscale.tables.views import scores_view  # lazy: pandas, not for --help
 
     tables = load_tables(paths, round_names)
-    frame = tables.scores
-    if benchmark:
-        frame = frame[frame["workload"].isin(workloads_of(tables, benchmark))]
-    once = frame if duplicates else counted_once(frame)
-    if len(once) < len(frame):
-        note(
-            f"{len(frame) - len(once)} result(s) listed once: the same runs under a second "
-            "system name in the same round (--duplicates lists both; the problems table "
-            "names them)"
-        )
-    frame = once
-    frame = frame.sort_values(["round", "benchmark", "time_to_train_min"])
-    shown = list(frame.columns) if all_columns else SCORE_COLUMNS
-    print_frame(
-        out,
-        frame[columns_of(columns_asked, shown, list(frame.columns))],
-        fmt,
-        title="MLPerf Training official scores (minutes)",
-        drop_order=[] if columns_asked else SCORE_DROP_ORDER,
-        every="" if all_columns else f"--all-columns for all {len(frame.columns)}",
-    )
-
-
-SCORE_DROP_ORDER = ["scaling_factor", "runs_converged", "runs", "system_id", "submitter"]
+    workloads = workloads_of(tables, benchmark) if benchmark else None
+    view = scores_view(tables.scores, workloads, duplicates=duplicates, all_columns=all_columns)
+    show(view, fmt, columns_asked)
 
 
 @command(app, "analyze", AnalysisOptions, at="fmt")

@@ -1,0 +1,98 @@
+"""What a terminal shows of each table: a :class:`TableView` (the table, the columns a
+terminal shows by default, what a narrow one drops first, the notes that qualify it and
+the sentences under it), made by the library and drawn by the CLI. CSV and JSON carry
+every column of the view's table; the terminal's columns are a view, not the schema."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuscale.tables.republished import counted_once
+
+SCORE_SHOWN = (
+    "round",
+    "benchmark",
+    "submitter",
+    "system_id",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "runs",
+    "runs_converged",
+    "runs_required",
+    "scaling_factor",
+    "time_to_train_min",
+    "score_reason",
+)
+SCORE_DROP_ORDER = ("scaling_factor", "runs_converged", "runs", "system_id", "submitter")
+
+ENERGY_SHOWN = (
+    "round",
+    "benchmark",
+    "submitter",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "time_to_train_min",
+    "energy_kj",
+    "energy_per_sample_j",
+    "energy_per_accelerator_hour_kj",
+    "compute_share",
+)
+ENERGY_DROP_ORDER = ("compute_share", "energy_per_accelerator_hour_kj", "submitter", "round")
+TREND_DROP_ORDER = (
+    "benchmark_folder",
+    "systems",
+    "common_accelerators",
+    "best_time_at_common_min",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TableView:
+    """A table as a command shows it. ``frame``: every column (what ``-f csv`` and ``-f
+    json`` print); ``shown``: the terminal's columns, in order; ``drop_order``: what a
+    terminal too narrow drops first; ``every``: how to get the columns ``shown`` leaves
+    out; ``notes``: what qualifies the numbers (stderr, every format); ``said``: sentences
+    under the terminal's table."""
+
+    frame: Any
+    shown: Sequence[str]
+    title: str = ""
+    drop_order: Sequence[str] = ()
+    every: str = ""
+    notes: tuple[str, ...] = ()
+    said: tuple[str, ...] = ()
+    empty: str = field(default="")  # why there is no row (said instead of a table)
+
+
+def scores_view(
+    scores: Any,
+    workloads: Sequence[str] | None = None,
+    *,
+    duplicates: bool = False,
+    all_columns: bool = False,
+) -> TableView:
+    """The official scores of ``workloads`` (all without), sorted by round, benchmark and
+    time; a result under a second system name in its round once unless ``duplicates``
+    (``counted_once``), said in a note."""
+    frame = scores if workloads is None else scores[scores["workload"].isin(list(workloads))]
+    once = frame if duplicates else counted_once(frame)
+    notes = ()
+    if len(once) < len(frame):
+        notes = (
+            f"{len(frame) - len(once)} result(s) listed once: the same runs under a second "
+            "system name in the same round (--duplicates lists both; the problems table "
+            "names them)",
+        )
+    frame = once.sort_values(["round", "benchmark", "time_to_train_min"])
+    return TableView(
+        frame,
+        list(frame.columns) if all_columns else SCORE_SHOWN,
+        "MLPerf Training official scores (minutes)",
+        SCORE_DROP_ORDER,
+        every="" if all_columns else f"--all-columns for all {len(frame.columns)}",
+        notes=notes,
+    )

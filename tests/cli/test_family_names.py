@@ -1,0 +1,39 @@
+"""An accelerator family is read alike by every command: ``--family H100`` on analyze and
+trends is H100-SXM5-80GB, as ``plan -a H100`` reads it, said in a note (it was "ambiguous:
+H100-NVL-94GB, H100-SXM5-80GB" there; a user walk)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+
+READ = "'H100' read as the accelerator family H100-SXM5-80GB"
+
+
+def test_analyze_reads_a_family_as_plan_does() -> None:
+    result = CliRunner().invoke(
+        app, ["analyze", "--round", "v4.1", "-b", "bert", "--family", "H100", "-f", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert READ in result.stderr
+    rows = json.loads(result.stdout)["rounds"][0]["systems"]
+    assert {r["accelerator_family"] for r in rows} == {"H100-SXM5-80GB"}
+
+
+def test_trends_reads_a_family_as_plan_does() -> None:
+    result = CliRunner().invoke(app, ["trends", "-b", "bert", "--family", "H100", "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    assert READ in result.stderr
+    families = {line.split(",")[1] for line in result.stdout.splitlines()[1:]}
+    assert families == {"H100-SXM5-80GB"}
+
+
+@pytest.mark.parametrize("command", ["analyze", "trends"])
+def test_a_family_no_catalogue_knows_is_refused_with_the_closest(command: str) -> None:
+    result = CliRunner().invoke(app, [command, "-b", "bert", "--family", "H10O-SXM"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: unknown accelerator family 'H10O-SXM'")

@@ -1,0 +1,106 @@
+"""An advice as a command shows it: the JSON document of ``advise -f json`` (its fields
+are the documented schema, docs/advice.md) and the terminal's view of the predictions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuscale.quantities import number
+from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
+from gpuscale.tables.views import TableView
+
+# The prediction columns a terminal shows (JSON and CSV carry them all).
+ADVICE_SHOWN = (
+    "accelerators",
+    "batch_per_device",
+    "accum",
+    "global_batch",
+    "step_ms",
+    "compute_ms",
+    "exposed_comm_ms",
+    "samples_per_s",
+    "time_to_train_min",
+    "speedup",
+    "speedup_low",
+    "speedup_high",
+    "efficiency",
+    "throughput_efficiency",
+    "convergence_factor",
+    "accelerator_hours",
+    "cost",
+    "energy_kwh",
+)
+
+
+def _scaling(inputs: Any) -> dict[str, Any]:
+    """How the counts were compared, and the fixed per-step cost behind it."""
+    fixed = inputs.fixed
+    kept = inputs.kept_global_batch
+    weak = inputs.convergence is None or inputs.scaling == "weak"
+    return {
+        "kind": "strong" if kept is not None else ("weak" if weak else "search"),
+        "global_batch_kept": kept,
+        "fixed_cost": None
+        if fixed is None
+        else {
+            "ms": fixed.ms,
+            "low_ms": fixed.low_ms,
+            "high_ms": fixed.high_ms,
+            "source": fixed.source,
+            "basis": fixed.basis,
+            "measure": fixed.measure,
+        },
+    }
+
+
+def advice_document(result: Any) -> dict[str, Any]:
+    """``advise -f json``: the recommendation, the decision's fields, how the counts were
+    compared, every assumption, the explanation and the predictions (records)."""
+    d = result.decision
+    return {
+        "recommendation": {
+            "devices": d.devices,
+            "fastest": d.fastest,
+            "efficient": result.efficient,
+            "cheapest": result.cheapest,
+            "equilibrium": result.equilibrium,
+            "break_even_compute_ms_per_grad_mb": result.break_even_ms_per_mb,
+            "break_even_params": result.break_even_params,
+            "target_efficiency_params": result.target_params,
+            "dominant_term": d.dominant_term,
+            "speedup_capped_by": d.cap,
+            "warnings": list(d.warnings),
+            "measure_first": d.settle,
+            "caveats": list(result.caveats),
+        },
+        "decision": d.to_dict(),
+        "scaling": _scaling(result.inputs),
+        "assumptions": [a.to_dict() for a in result.inputs.assumptions],
+        "explanation": result.explanation,
+        "predictions": result.predictions.to_dict("records"),
+        "weak_scaling": None
+        if result.alternative is None
+        else result.alternative.to_dict("records"),
+    }
+
+
+def advice_view(result: Any, *, terminal: bool) -> TableView:
+    """The predictions as a terminal shows them (``ADVICE_SHOWN``) with the explanation and
+    the equilibrium picks under them, or (``terminal`` False: CSV) every column with what
+    qualifies the numbers as notes."""
+    inputs = result.inputs
+    title = (
+        f"predicted training, {number(inputs.model.params / 1e6)}M parameters on "
+        f"{inputs.network.name}"
+    )
+    if not terminal:
+        every = list(result.predictions.columns)
+        return TableView(result.predictions, every, title, notes=tuple(result.caveats))
+    eq = {k: "none" if v is None else v for k, v in result.equilibrium.items()}
+    threshold = inputs.threshold if inputs else DEFAULT_EFFICIENCY_THRESHOLD
+    said = (
+        *(f"- {line}" for line in result.explanation),
+        f"- Equilibrium: knee {eq['knee']}, speed x efficiency {eq['max_speed_x_efficiency']}, "
+        f"efficiency >= {threshold:g} x best {eq['efficiency_threshold']}.",
+    )
+    return TableView(result.predictions, ADVICE_SHOWN, title, said=said)

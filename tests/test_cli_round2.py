@@ -283,7 +283,7 @@ def test_wide_tables_drop_low_priority_columns_not_become_records(monkeypatch) -
     from rich.console import Console
 
     console = Console(width=200, soft_wrap=False, file=io.StringIO())
-    monkeypatch.setattr("gpuscale.cli.analysis_output.out", console)
+    monkeypatch.setattr("gpuscale.cli.common.out", console)
     args = ["analyze", "-b", "bert", "-b", "llama2", "--decompose", "--bootstrap", "100"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -300,7 +300,7 @@ def test_columns_chooses_the_terminal_table(monkeypatch) -> None:
     from rich.console import Console
 
     console = Console(width=100, soft_wrap=False, file=io.StringIO())
-    monkeypatch.setattr("gpuscale.cli.analysis_output.out", console)
+    monkeypatch.setattr("gpuscale.cli.common.out", console)
     asked = "accelerators,normalized_efficiency,Superlinear,system_name"
     result = runner.invoke(app, ["analyze", "-b", "bert", "--bootstrap", "100", "--columns", asked])
     assert result.exit_code == 0, result.output

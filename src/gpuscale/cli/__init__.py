@@ -1,9 +1,9 @@
 """The ``gpuscale`` command line: parse options, call the library, print. Nothing else.
 
-``common`` holds the app and what the commands share, ``output`` prints tables
-(``analysis_output``, ``bench_output``: per table kind); ``rounds`` (MLPerf), ``energy_trends``
-(energy, trends), ``bench``,
-``interconnect`` (collectives, topo), ``advice`` and ``plan`` register their commands on import.
+``common`` holds the app and what the commands share (a library's table view drawn:
+``show``), ``output`` prints tables (``bench_output``: the bench's); ``rounds`` (MLPerf),
+``energy_trends`` (energy, trends), ``bench``, ``interconnect`` (collectives, topo),
+``advice`` and ``plan`` register their commands on import.
 """
 
 from __future__ import annotations

@@ -313,8 +313,13 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None
         every=view.every,
     )
     if fmt is Format.table:
-        for line in view.said:
-            out.print(line, markup=False, highlight=False)
+        say(view.said)
+
+
+def say(lines) -> None:  # type: ignore[no-untyped-def]
+    """Sentences on stdout, each as plain text (names in it are never markup)."""
+    for line in lines:
+        out.print(line, markup=False, highlight=False)
 
 
 def families_of(tables, family: list[str] | None) -> list[str] | None:

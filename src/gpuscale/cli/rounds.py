@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import typer
 
-from gpuscale.cli.analysis_output import print_analysis
 from gpuscale.cli.bench_output import bench_json, print_bench
 from gpuscale.cli.common import (
     Benchmarks,
@@ -27,6 +26,7 @@ from gpuscale.cli.common import (
     out,
     read_bench,
     read_paths,
+    say,
     show,
     workloads_and_notes,
     workloads_of,
@@ -190,7 +190,12 @@ def analyze(
 
         print_frame(out, pd.concat([r.table for r in results]), fmt)
     else:
-        print_analysis(results, decompose_columns, columns_asked, request, tables.scores)
+        from gpuscale.analysis.terminal import study_lines, workload_view  # lazy: pandas
+
+        for result in results:
+            view = workload_view(result, request, decompose=decompose_columns)
+            show(view, Format.table, columns_asked)
+        say(study_lines(results, request, tables.scores))
 
 
 def _analyze_bench(bench_file: Path, fmt: Format, *, alone: bool) -> dict | None:

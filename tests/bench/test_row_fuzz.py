@@ -18,9 +18,10 @@ from rich.console import Console
 
 import gpuscale
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.analysis.bench_scaling import bench_scaling, bench_view
 from gpuscale.bench.results import bench_table, read_results
-from gpuscale.cli import bench_output
+from gpuscale.cli import common
+from gpuscale.cli.output import Format
 
 from ..builders import bench_record
 
@@ -104,11 +105,11 @@ def test_a_mutated_field_is_named_or_read(tmp_path: Path, which: int, field: tup
     if not table.empty:
         bench_scaling(table)
         # swapped back after: the module's console is every later command's output
-        saved, bench_output.out = bench_output.out, Console(file=io.StringIO(), width=200)
+        saved, common.out = common.out, Console(file=io.StringIO(), width=200)
         try:
-            bench_output.print_bench(table)
+            common.show(bench_view(table), Format.table)
         finally:
-            bench_output.out = saved
+            common.out = saved
 
 
 @pytest.mark.slow
@@ -170,3 +171,15 @@ def test_any_number_for_the_advice_is_refused_or_advised(field: str, value) -> N
     table = advice.predictions
     assert len(table) and table["step_ms"].map(math.isfinite).all()
     assert (table["time_to_train_min"].dropna() > 0).all()
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("params", 1.1471436260601091e-298), ("flops_per_sample", 1e-9), ("samples", 0.5)],
+)
+def test_a_size_below_one_is_refused_where_it_is_given(field: str, value: float) -> None:
+    """A model of 1e-298 parameters reached the break-even search and divided by zero
+    (found by the property above); fewer than one parameter, FLOP or sample cannot be."""
+    options = {"params": 7e6, "step_ms": 20.0, "interconnect": "pcie-phb", field: value}
+    with pytest.raises(ValueError, match=f"invalid {field} .*: must be a number at least 1"):
+        gpuscale.advise(**options)

@@ -31,11 +31,11 @@ ONE_BATCH_WITH_BENCH = "--batch is given once with --bench (the per-device batch
 # is a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), never a
 # request to carry into the model: refused where it is given.
 _RANGES: dict[str, tuple[float, float, bool, bool]] = {
-    "params": (0, 1e14, False, True),
+    "params": (1, 1e14, False, False),  # a model has at least one parameter
     "step_ms": (1e-3, 1e8, False, False),  # 1 us .. 28 h per step
     "fixed_ms": (0, 1e8, False, False),
     "batch": (1, 2**24, True, False),
-    "flops_per_sample": (0, 1e20, False, True),
+    "flops_per_sample": (1, 1e20, False, False),  # a sample costs at least one FLOP
     "busbw_gbs": (1e-3, 1e5, False, False),  # 1 MB/s .. 100 TB/s
     "latency_us": (0, 1e7, False, False),
     "nodes": (1, 100_000, True, False),
@@ -46,7 +46,7 @@ _RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "grad_bytes": (1, 8, True, False),
     "bucket_mb": (1 / 1024, 2**20, False, False),  # 1 KiB .. 1 TiB
     "noise_scale": (0, 1e15, False, True),
-    "samples": (0, 1e16, False, True),
+    "samples": (1, 1e16, False, False),  # at least one sample is trained on
     "global_batch": (1, 2**31 - 1, True, False),
     "target_efficiency": (0, 1, False, True),
     "price": (0, 1e9, False, False),

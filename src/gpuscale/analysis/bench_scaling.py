@@ -28,6 +28,7 @@ from gpuscale.plausibility import superlinear_flag
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.bench import configuration_labels, one_device
 from gpuscale.tables.measures import efficiency, rate_speedup
+from gpuscale.tables.views import TableView
 
 NO_BASELINE = "no N = 1 run of the same configuration (threads, batch, precision...): no speedup"
 
@@ -189,4 +190,51 @@ def earlier_rows(scaling: pd.DataFrame, failed: pd.DataFrame, path: object) -> s
         f"earlier runs: {path} also holds {rows} row{'' if rows == 1 else 's'} of earlier "
         f"sweeps ({', '.join(parts)}), not summarised here: gpuscale analyze --bench {path} "
         "reads them all"
+    )
+
+
+# The columns a terminal shows of a bench table (CSV and JSON: every column).
+BENCH_SHOWN = (
+    "configuration",
+    "params",
+    "accelerators",
+    "step_ms_mean",
+    "plain_step_ms_mean",
+    "samples_per_s",
+    "ddp_overhead_ms",
+    "exposed_comm_ms",
+    "comm_ms",
+    "overlap",
+    "achieved_tflops_per_device",
+    "mfu",
+    "speedup",
+    "efficiency",
+    "speedup_ddp",
+    "flagged",
+    "evidence",
+)
+
+
+def bench_view(table: pd.DataFrame, *, sweep: str | None = None, path: object = None) -> TableView:
+    """A bench table as a command shows it: the ok runs with their speedups, flagged rows'
+    reasons and failed runs in words under it (:func:`bench_notes`). With ``sweep`` (the id
+    of the ``gpuscale bench`` call that just ran, its rows in the results file ``path``):
+    that sweep's rows only, read against the whole file (an N = 1 run that ``--resume``
+    skipped is still their baseline), the file's earlier rows counted in one line."""
+    scaling = bench_scaling(table)
+    failed = table[table["status"] != "ok"]
+    earlier = None
+    if sweep is not None:
+        mine, theirs = scaling["sweep_id"] == sweep, failed["sweep_id"] == sweep
+        earlier = earlier_rows(scaling[~mine], failed[~theirs], path)
+        scaling, failed = scaling[mine], failed[theirs]
+    these = "this sweep's" if sweep else "bench"
+    return TableView(
+        scaling,
+        BENCH_SHOWN,
+        f"{these} results (ok runs)",
+        said=(*bench_notes(scaling, failed), *([earlier] if earlier else [])),
+        empty=f"no successful bench run {'in this sweep ' if sweep else ''}to analyse"
+        if scaling.empty
+        else "",
     )

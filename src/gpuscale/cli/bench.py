@@ -8,8 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuscale.bench.config import BenchConfig
-from gpuscale.cli.bench_output import print_bench
-from gpuscale.cli.common import app, err, fail, fail_on, out, require_torch
+from gpuscale.cli.common import app, err, fail, fail_on, out, require_torch, show
 from gpuscale.cli.options import command, option_names, request_of
 from gpuscale.cli.output import Format, print_frame
 
@@ -145,7 +144,9 @@ def _print_results(out_file: Path, sweep_id: str) -> None:
             markup=False,
             highlight=False,
         )
-    print_bench(loaded.table, sweep=sweep_id, path=out_file)
+    from gpuscale.analysis.bench_scaling import bench_view  # lazy: pandas, only the bench
+
+    show(bench_view(loaded.table, sweep=sweep_id, path=out_file), Format.table)
 
 
 def _say_done(report, out_file: Path, nnodes: int) -> None:

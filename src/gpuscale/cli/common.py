@@ -301,17 +301,17 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None
     if view.empty:
         err.print(view.empty, markup=False, highlight=False)
         if fmt is not Format.table:
-            print_frame(out, view.frame[list(view.shown)], fmt)
-        return
-    columns = columns_of(columns_asked, list(view.shown), list(view.frame.columns))
-    print_frame(
-        out,
-        view.frame[columns],
-        fmt,
-        title=view.title,
-        drop_order=[] if columns_asked else view.drop_order,
-        every=view.every,
-    )
+            print_frame(out, view.frame.reindex(columns=list(view.shown)), fmt)
+    else:
+        columns = columns_of(columns_asked, list(view.shown), list(view.frame.columns))
+        print_frame(
+            out,
+            view.frame[columns],
+            fmt,
+            title=view.title,
+            drop_order=[] if columns_asked else view.drop_order,
+            every=view.every,
+        )
     if fmt is Format.table:
         say(view.said)
 

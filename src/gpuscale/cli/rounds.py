@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import typer
 
-from gpuscale.cli.bench_output import bench_json, print_bench
 from gpuscale.cli.common import (
     Benchmarks,
     Columns,
@@ -199,16 +198,18 @@ def analyze(
 
 
 def _analyze_bench(bench_file: Path, fmt: Format, *, alone: bool) -> dict | None:
-    """``analyze --bench``: the bench table printed (alone, or before the rounds'), or with
+    """``analyze --bench``: the bench table shown (alone, or before the rounds'), or with
     ``-f json`` its part of the document (written now when alone, else returned)."""
+    # lazy: the analysis stack (pandas), not needed for --help
+    from gpuscale.analysis.bench_scaling import bench_document, bench_view
+    from gpuscale.analysis.document import analyze_document
+
     table = read_bench(bench_file)
     if fmt is not Format.json:
-        print_bench(table, fmt)
+        show(bench_view(table), fmt)
         return None
-    doc = bench_json(table)
+    doc = jsonable(bench_document(table))
     if alone:
-        from gpuscale.analysis.document import analyze_document  # lazy: the analysis stack
-
         print_json(out, analyze_document(None, doc))
     return doc
 

@@ -136,7 +136,7 @@ class PlanRequest(JsonRequest):
     )
     power_w: float | None = option(
         None,
-        names=("--power-w", "--power"),  # --power-w as advise spells it
+        names=("--power", "--power-w"),  # --power-w as advise spells it
         help="Average power per device in watts (for energy_kwh).",
     )
     threshold: float = option(

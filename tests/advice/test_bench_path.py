@@ -275,3 +275,36 @@ def test_the_one_batch_measured_is_measured_not_modelled(tmp_path: Path) -> None
     measured = read_results(tmp_path / "results.jsonl")[0][0]["config"]["batch_per_device"]
     assert one["batch_per_device"] == measured
     assert one["compute_source"] == "measured"
+
+
+def test_contention_measured_at_fewer_devices_is_carried_to_more(tmp_path: Path) -> None:
+    """A bench whose N = 2 run measured its no-sync step x3 over N = 1 and whose N = 4 run
+    x1.05 (one of them noise): the advice predicted 20.3 ms a step on 2 devices and
+    10.2 ms on 4. Each count is now taken as slow as the slowest at fewer devices, and the
+    warning says the measurements disagree."""
+    path = tmp_path / "results.jsonl"
+    for world, nosync, overhead, comm in (
+        (1, 6.0, 0.5, None),
+        (2, 18.0, 2.5, 2.0),
+        (4, 6.3, 3.5, 3.0),
+    ):
+        record = bench_record(
+            "mlp-1m",
+            1_000_000,
+            world,
+            1000.0,
+            forward_ms=nosync / 3,
+            backward_ms=nosync * 2 / 3 - 0.5,
+            optimizer_ms=0.5,
+            sync_overhead_ms=overhead,
+            comm_ms=comm,
+        )
+        append_result(path, record)
+    advice = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=8, scaling="weak")
+    frame = advice.predictions
+    assert (frame["batch_per_device"] == frame["batch_per_device"].iloc[0]).all()
+    assert (frame["accum"] == 1).all()  # the same work per device per step at every N
+    assert frame["step_ms"].is_monotonic_increasing
+    assert (frame["compute_ms"] + frame["wait_ms"]).is_monotonic_increasing
+    warning = [w for w in advice.decision.warnings if "less contention at more devices" in w]
+    assert warning and "x1.05 at N = 4, below the x3 at N = 2" in warning[0]

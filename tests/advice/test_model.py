@@ -139,6 +139,54 @@ def test_the_wait_never_shrinks_as_devices_are_added(jitter, slowdown, measured_
     assert all(a <= b + 1e-9 for a, b in itertools.pairwise(waits))
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    slowdown=st.dictionaries(st.sampled_from([2, 3, 4, 8, 16]), st.floats(0.5, 4.0), max_size=4),
+    jitter=st.lists(st.floats(0.0, 50.0), max_size=6),
+    overlap=st.one_of(st.none(), st.floats(0.0, 1.0)),
+    bw=st.floats(0.01, 1000.0),
+    backward_share=st.floats(0.0, 1.0),
+)
+def test_the_step_never_shrinks_as_devices_are_added(
+    slowdown, jitter, overlap, bw, backward_share
+) -> None:
+    """A user walk: with contention measured at N = 2, 4 devices were predicted a faster
+    step than 2 (15.1 vs 16.5 ms). The no-sync slowdowns the bench measures may take any
+    shape (x3 at N = 2, x1.05 at N = 4: noise of one run); the predicted step, and its
+    compute + wait, never shrink as devices are added."""
+    compute = Compute(
+        tflops=1.0,
+        fixed_ms=2.0,
+        opt_ms_per_mparam=0.2,
+        ddp_ms_per_mparam=0.1,
+        backward_share=backward_share,
+        jitter_ms=tuple(jitter),
+        jitter_ref_ms=10.0,
+        slowdown=tuple(sorted(slowdown.items())),
+    )
+    network = Network(intra=Link(busbw_gbs=bw, latency_us=10.0))
+    steps = [
+        predict_step(MODEL, compute, network, n, batch=8, overlap=overlap)
+        for n in (1, 2, 3, 4, 6, 8, 16, 32)
+    ]
+    for fewer, more in itertools.pairwise(steps):
+        assert fewer.compute_ms + fewer.wait_ms <= more.compute_ms + more.wait_ms + 1e-9
+        assert fewer.step_ms <= more.step_ms + 1e-9, (fewer, more)
+
+
+def test_a_count_between_measured_ones_is_interpolated_never_below_the_one_below() -> None:
+    """Measured x1.5 at N = 2 and x2.5 at N = 8, no spread at N = 1: N = 4 lies halfway
+    in log N (x2), not back at N = 1's x1; a count measured faster than fewer devices
+    were is held at their slowdown; above the largest count the largest is held."""
+    compute = Compute(tflops=1.0, slowdown=((2, 1.5), (8, 2.5), (16, 1.2)))
+    assert compute.wait_ms(4, 10.0) == pytest.approx(10.0)
+    assert compute.wait_ms(16, 10.0) == pytest.approx(15.0)
+    assert compute.wait_ms(64, 10.0) == pytest.approx(15.0)
+    # below the smallest measured count: interpolated from N = 1 (x1 by definition)
+    only_four = Compute(tflops=1.0, slowdown=((4, 3.0),))
+    assert only_four.wait_ms(2, 10.0) == pytest.approx(10.0)
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     bw=st.floats(0.1, 1000.0),

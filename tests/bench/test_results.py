@@ -216,6 +216,35 @@ def test_exposed_communication_beyond_what_was_in_flight_is_flagged() -> None:
     assert table.loc[("mlp-4m", 2), "flags"] == ""  # 4.2 of 4.0 ms: within the jitter margin
 
 
+def test_exposed_communication_never_exceeds_the_communication_timed() -> None:
+    """A user walk: a row read exposed 4.15 ms against 3.84 ms of communication, within
+    the flag's margin: a negative hidden share, unflagged, its overlap clipped to 0. The
+    exposed part is at most the communication; the rest of the sync overhead is
+    ``sync_wait_ms`` (waiting or noise), so the step's parts still add up."""
+    rows = [
+        bench_record("mlp-4m", 4 * 10**6, 1, 100.0, sync_overhead_ms=1.0),
+        bench_record("mlp-4m", 4 * 10**6, 2, 150.0, sync_overhead_ms=1.0 + 4.15, comm_ms=3.84),
+        bench_record("mlp-8m", 8 * 10**6, 1, 100.0, sync_overhead_ms=1.0),
+        bench_record("mlp-8m", 8 * 10**6, 2, 150.0, sync_overhead_ms=1.0 + 2.0, comm_ms=3.84),
+        bench_record("mlp-16m", 16 * 10**6, 1, 100.0, sync_overhead_ms=1.0),
+        bench_record("mlp-16m", 16 * 10**6, 2, 150.0, sync_overhead_ms=1.0 + 2.0),  # no comm
+    ]
+    table = bench_table(rows).set_index(["model", "accelerators"])
+    over, under, untimed = (table.loc[(m, 2)] for m in ("mlp-4m", "mlp-8m", "mlp-16m"))
+    assert over["flags"] == ""  # within the margin: kept, and read without a contradiction
+    for row in (over, under):
+        assert 0 <= row["exposed_comm_ms"] <= row["comm_ms"]
+        assert 0 <= row["overlap"] <= 1
+        parts = row["ddp_overhead_ms"] + row["exposed_comm_ms"] + row["sync_wait_ms"]
+        assert parts == pytest.approx(row["sync_overhead_ms"])  # no time disappears
+    assert over["sync_wait_ms"] > 0 and over["overlap"] == 0
+    assert under["sync_wait_ms"] == 0  # within its communication: all of it exposed
+    # no communication timed: nothing to split the overhead against
+    assert untimed["exposed_comm_ms"] == pytest.approx(2.0)
+    assert math.isnan(untimed["sync_wait_ms"])
+    assert (table.xs(1, level="accelerators")["sync_wait_ms"] == 0).all()
+
+
 def test_number_columns_stay_numbers_when_no_run_measured_them() -> None:
     """A file whose every run failed (or no run at all) still gives number columns
     (NaN), not columns of None that arithmetic and comparisons reject."""

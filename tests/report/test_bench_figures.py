@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.results import bench_table
-from gpuscale.report.bench_figures import speedup_by_size, step_breakdown
+from gpuscale.report.bench_figures import PHASES, speedup_by_size, step_breakdown
 
 from ..builders import bench_record
 
@@ -22,6 +24,23 @@ def test_step_breakdown_title_does_not_call_the_ddp_bar_plain() -> None:
     assert overhead_on_one and not overhead_on_one[0].startswith("DDP's own overhead 0%")
     assert "plain" not in title
     assert "1 device (solid) vs 2 (hatched)" in title and "DDP" in title
+
+
+def test_the_sync_step_beyond_its_communication_is_drawn_as_waiting() -> None:
+    """4.15 ms of sync overhead beyond DDP's own against 3.84 ms of communication timed:
+    the bar draws no more communication than there was, and the rest as waiting, so the
+    segments still cover the whole step."""
+    records = [
+        bench_record("m", 10**6, 1, 100.0, sync_overhead_ms=0.5),
+        bench_record("m", 10**6, 2, 150.0, sync_overhead_ms=0.5 + 4.15, comm_ms=3.84),
+    ]
+    chart = step_breakdown(bench_scaling(bench_table(records)))
+    heights = {p.get_gid(): p.get_height() for p in chart.figure.axes[0].patches}
+    names = [name for _, name in PHASES]
+    waiting = heights[f"bar-2-{names.index('waiting for the slowest rank')}-0"]
+    exposed = heights[f"bar-2-{names.index('exposed communication')}-0"]
+    assert 0 < waiting < exposed
+    assert sum(h for gid, h in heights.items() if gid.startswith("bar-2-")) == pytest.approx(1)
 
 
 def _two_runs_of_one_model() -> list[dict]:
@@ -42,7 +61,7 @@ def test_every_bench_figure_draws_a_model_run_twice() -> None:
     ticks = [t.get_text() for t in chart.figure.axes[0].get_xticklabels()]
     assert len(ticks) == 2 and len(set(ticks)) == 2 and all(t.startswith("m") for t in ticks)
     bars = [key for key in chart.labels if key.startswith("bar-2-")]
-    assert len(bars) == 2 * 5  # both runs' N = 2 bars, five phases each
+    assert len(bars) == 2 * len(PHASES)  # both runs' N = 2 bars, every phase each
     speedups = speedup_by_size(scaling).labels["points-2"]
     assert len(speedups) == 2 and speedups[0] != speedups[1]
 

@@ -99,10 +99,25 @@ def ddp_overhead(
     )
 
 
-def wait(slowdown: dict[int, float], jitter: bool, *, model: str | None) -> Assumption:
-    """The wait for the slowest device (and contention) at N > 1."""
+def wait(
+    slowdown: dict[int, float],
+    jitter: bool,
+    *,
+    model: str | None,
+    held: dict[int, float] | None = None,
+) -> Assumption:
+    """The wait for the slowest device (and contention) at N > 1; ``held``: the slowdowns
+    as the step takes them (no lower than at fewer devices), said where they differ."""
     if slowdown:
-        shown = ", ".join(f"x{f:.2f} at N = {n}" for n, f in sorted(slowdown.items()))
+        held = held or {}
+
+        def one(n: int, f: float) -> str:
+            taken = held.get(n, f)
+            return f"x{f:.2f} at N = {n}" + (
+                f" held at the x{taken:.2f} of fewer devices" if taken > f + 5e-3 else ""
+            )
+
+        shown = ", ".join(one(n, f) for n, f in sorted(slowdown.items()))
         return Assumption(
             term="Wait for the slowest device",
             value=f"no-sync step {shown}",

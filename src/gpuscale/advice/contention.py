@@ -12,6 +12,10 @@ import pandas as pd
 from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network, comm_times_s
 from gpuscale.quantities import number
 
+# A no-sync slowdown that falls by less than this share from fewer devices to more is
+# run-to-run noise, not said (the step model holds it all the same).
+FALL_NOISE = 0.05
+
 
 def _comm_ratios(multi: pd.DataFrame, network: Network) -> pd.Series:
     """Per N > 1 row: measured DDP communication over the network's prediction (NaN where
@@ -59,6 +63,26 @@ def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, flo
 
 def _contention_text(slowdown: dict[int, float]) -> str:
     return ", ".join(f"no-sync step x{number(f)} at N = {n}" for n, f in sorted(slowdown.items()))
+
+
+def falling(slowdown: tuple[tuple[int, float], ...]) -> str | None:
+    """A warning where the bench measured less contention at more devices, by more than
+    ``FALL_NOISE`` (the step model takes each count as slow as the slowest measured at
+    fewer: ``Compute.held_slowdown``); None where it never fell."""
+    fell, most, at = [], 0.0, 1
+    for n, s in sorted((n, s) for n, s in slowdown if n > 1):
+        if s < most * (1 - FALL_NOISE):
+            fell.append(f"x{number(s)} at N = {n}, below the x{number(most)} at N = {at}")
+        elif s > most:
+            most, at = s, n
+    if not fell:
+        return None
+    return (
+        f"WARNING: the bench measured less contention at more devices (no-sync step "
+        f"{'; '.join(fell)}): the slowest of more devices waits no less, so one of them is "
+        "noise (gpuscale bench --repeat 3 keeps the median); the advice takes each count "
+        "as slow as the slowest measured at fewer devices."
+    )
 
 
 def contention(

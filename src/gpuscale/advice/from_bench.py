@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.advice import assumptions, by_numbers, caveats, fixed_cost
+from gpuscale.advice import contention as measured_contention
 from gpuscale.advice.basis import DEFAULT_LINK, Basis
 from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
 from gpuscale.advice.device_power import device_power
@@ -48,9 +49,10 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     except CalibrationError as exc:
         raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
     measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged))
+    fell = measured_contention.falling(cal.compute.slowdown)
     basis = replace(
         basis,
-        warnings=(*basis.warnings, *([warning] if warning else [])),
+        warnings=(*basis.warnings, *(w for w in (warning, fell) if w)),
         measured=measured,
         error=step_error(table, basis.network, cal),
         network=with_comm_scale(basis.network, cal),
@@ -148,7 +150,12 @@ def _bench_assumed(
         assumptions.ddp_overhead(
             compute.ddp_ms_per_mparam, cal.model.params, measured=True, model=model
         ),
-        assumptions.wait(dict(compute.slowdown), bool(compute.jitter_ms), model=model),
+        assumptions.wait(
+            dict(compute.slowdown),
+            bool(compute.jitter_ms),
+            model=model,
+            held=dict(compute.held_slowdown()),
+        ),
     ]
 
 

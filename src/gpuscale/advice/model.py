@@ -24,7 +24,12 @@ ends). ``t_wait(N)`` is the expected wait for the slowest of N devices,
 ``E[max of N draws] - mean`` of the per-step compute times measured at N = 1 (Chen et al.,
 "Revisiting distributed synchronous SGD", 2016), or, where the bench ran N devices, the
 measured growth of the no-sync step over N = 1 (waiting and contention for shared
-cores). On one device there is no DDP: ``t_step = t_compute``.
+cores); between measured counts E[max] is kept no lower than the growth interpolated in
+log N from the counts measured below and above, and no higher than the one above, and a
+count measured no slower than fewer devices were is taken as slow as they: the wait never
+shrinks as devices are added. The slowest device's backward, stretched by the wait
+(``t_backward (1 + t_wait / t_compute)``), is what hides the communication. On one device
+there is no DDP: ``t_step = t_compute``.
 """
 
 from __future__ import annotations
@@ -117,22 +122,43 @@ class Compute:
     def compute_ms(self, model: ModelSpec, batch: float, accum: int = 1) -> float:
         return accum * self.micro_ms(model, batch) + self.opt_ms_per_mparam * model.params / 1e6
 
+    def held_slowdown(self) -> tuple[tuple[int, float], ...]:
+        """The measured slowdowns as the step uses them: from N = 1 (x1, by definition)
+        up, each no lower than at any count measured below it (the slowest of more devices
+        waits no less: a lower figure at more devices is noise of one run)."""
+        held, most = [], 1.0
+        for n, s in sorted(self.slowdown):
+            most = max(most, s)
+            held.append((n, most))
+        return tuple(held)
+
+    def slowdown_bounds(self, n: int) -> tuple[float, float]:
+        """(low, high) slowdown at ``n``: the measured one (``held_slowdown``) where the bench
+        ran ``n``; else interpolated in log N between the nearest counts measured below
+        (N = 1: x1) and above, and at most the one above (held beyond the largest)."""
+        held = ((1, 1.0), *((k, s) for k, s in self.held_slowdown() if k > 1))
+        below = max((k, s) for k, s in held if k <= n)
+        above = [(k, s) for k, s in held if k > n]
+        if below[0] == n:
+            return below[1], below[1]
+        if not above:
+            return below[1], math.inf
+        (k0, s0), (k1, s1) = below, min(above)
+        share = math.log(n / k0) / math.log(k1 / k0)
+        return s0 + share * (s1 - s0), s1
+
     def wait_ms(self, n: int, compute_ms: float) -> float:
         """Expected wait for the slowest of ``n`` devices: measured where the bench ran
         ``n`` devices (the no-sync step's growth over N = 1, which also holds contention
         for shared cores or memory), else E[max of n] - mean of the N = 1 step times,
-        kept between the waits measured at the nearest counts below and above ``n`` (the
-        slowest of more devices waits no less); scaled to this step's compute."""
+        kept between the slowdowns of ``slowdown_bounds`` (no lower than interpolated
+        from the counts measured below and above, no higher than the one above); scaled to
+        this step's compute. It never shrinks as devices are added."""
         if n < 2:
             return 0.0
-        measured = dict(self.slowdown).get(n)
-        if measured is not None:
-            return max(0.0, measured - 1) * compute_ms
-        below = [(k, s) for k, s in self.slowdown if k < n]
-        above = [(k, s) for k, s in self.slowdown if k > n]
-        at_least = max(0.0, max(below)[1] - 1) * compute_ms if below else 0.0
-        at_most = max(0.0, min(above)[1] - 1) * compute_ms if above else math.inf
-        return max(at_least, min(at_most, self._expected_max_ms(n, compute_ms)))
+        low, high = self.slowdown_bounds(n)
+        at_most = (high - 1) * compute_ms if math.isfinite(high) else math.inf
+        return max((low - 1) * compute_ms, min(at_most, self._expected_max_ms(n, compute_ms)))
 
     def _expected_max_ms(self, n: int, compute_ms: float) -> float:
         """E[max of n] - mean of the N = 1 step times, scaled to ``compute_ms``."""
@@ -194,9 +220,11 @@ def predict_step(
     comm_s, last_s = comm_times_s(
         network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy
     )
+    wait_ms = compute.wait_ms(n, compute_ms)
+    # the slowest device's backward, stretched as its step is by the wait (contention
+    # measured at n, carried to the counts not measured), hides the communication longer
     backward_ms = compute.backward_share * compute.micro_ms(model, batch)
-    # contention measured at n stretches backward too: it hides the communication longer
-    backward_ms *= max(1.0, dict(compute.slowdown).get(n, 1.0))
+    backward_ms *= 1 + wait_ms / compute_ms if compute_ms > 0 else 1.0
     if overlap is None:
         hidden_ms = min(DEFAULT_OVERLAP * comm_s, comm_s - last_s) * 1e3
     elif 0 <= overlap <= 1:
@@ -205,7 +233,6 @@ def predict_step(
         raise ValueError(f"overlap must be in [0, 1], got {overlap}")
     exposed_ms = comm_s * 1e3 - min(hidden_ms, backward_ms)
     ddp_ms = compute.ddp_ms_per_mparam * model.params / 1e6 if strategy == "ddp" else 0.0
-    wait_ms = compute.wait_ms(n, compute_ms)
     step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
     return Step(
         n,

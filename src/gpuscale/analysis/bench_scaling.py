@@ -203,6 +203,7 @@ BENCH_SHOWN = (
     "samples_per_s",
     "ddp_overhead_ms",
     "exposed_comm_ms",
+    "sync_wait_ms",
     "comm_ms",
     "overlap",
     "achieved_tflops_per_device",

@@ -2,9 +2,9 @@
 
 Schema ``gpuscale.bench/2`` (documented in the README). :func:`bench_table` turns the
 records into the bench table of ``gpuscale.tables`` (``BENCH_COLUMNS``), deriving DDP's own
-overhead, exposed communication and overlap from each run and the one-device run of the
-same configuration. Files of schema ``gpuscale.bench/1`` are read too. Nothing here
-imports torch.
+overhead, exposed communication (at most the communication timed), the sync wait beyond
+it and overlap from each run and the one-device run of the same configuration. Files of
+schema ``gpuscale.bench/1`` are read too. Nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -302,9 +302,12 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
 
     Derived per configuration group (the same run at every world size): at N = 1
     ``ddp_overhead_ms`` is the synchronised minus no-sync step (DDP's bucket copies, no
-    communication) and ``exposed_comm_ms`` 0; at N > 1 ``exposed_comm_ms`` is the sync
-    overhead less the group's N = 1 DDP overhead, ``overlap = 1 - exposed / comm``
-    (within [0, 1]) and ``comm_fraction = exposed / step``.
+    communication), ``exposed_comm_ms`` and ``sync_wait_ms`` 0; at N > 1 the sync overhead
+    less the group's N = 1 DDP overhead is the communication backward did not hide
+    (``exposed_comm_ms``), at most the communication DDP timed (``comm_ms``): the rest is
+    ``sync_wait_ms``, waiting for the slowest rank or noise (NaN where no communication was
+    timed: the whole of it is then exposed); ``overlap = 1 - exposed / comm`` and
+    ``comm_fraction = exposed / step``.
     """
     # frame_of loads pandas on first use: the torchrun workers import this module without it
     frame = frame_of(BENCH_SCHEMA, (_row(r) for r in records))
@@ -321,23 +324,29 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     ddp = one_device(frame, "sync_overhead_ms")
     multi = frame["accelerators"] > 1
     frame["ddp_overhead_ms"] = ddp.where(multi, frame["sync_overhead_ms"]).clip(lower=0)
-    exposed = (frame["sync_overhead_ms"] - frame["ddp_overhead_ms"].fillna(0)).clip(lower=0)
+    beyond = (frame["sync_overhead_ms"] - frame["ddp_overhead_ms"].fillna(0)).clip(lower=0)
+    comm = frame["comm_ms"]
+    timed = multi & (comm > 0)
+    # communication backward did not hide cannot exceed the communication there was: the
+    # rest of the sync step is waiting for the slowest rank, or noise, in its own column
+    exposed = beyond.where(~timed, beyond.clip(upper=comm))
     frame["exposed_comm_ms"] = exposed.where(multi, 0.0)
-    frame.loc[~ok, ["ddp_overhead_ms", "exposed_comm_ms"]] = math.nan
+    frame["sync_wait_ms"] = (beyond - exposed).where(timed).where(multi, 0.0)
+    frame.loc[~ok, ["ddp_overhead_ms", "exposed_comm_ms", "sync_wait_ms"]] = math.nan
     _flag(
         frame,
         ok & multi & ddp.isna(),
         "no N = 1 run: exposed communication includes DDP's own overhead",
     )
-    comm = frame["comm_ms"]
-    # communication backward did not hide cannot exceed the communication there was:
-    # beyond a margin for jitter the rest is waiting or noise, not communication
+    # beyond a margin for jitter, the wait says the step cannot be read as compute plus
+    # communication
     _flag(
         frame,
-        ok & multi & (comm > 0) & (frame["exposed_comm_ms"] > 1.25 * comm + 0.5),
-        "exposed communication exceeds the communication in flight (waiting or noise)",
+        ok & timed & (beyond > 1.25 * comm + 0.5),
+        "sync overhead exceeds the communication in flight by over a quarter and 0.5 ms "
+        "(sync_wait_ms, waiting for the slowest rank or noise)",
     )
-    frame["overlap"] = (1 - frame["exposed_comm_ms"] / comm).clip(0, 1).where(multi & (comm > 0))
+    frame["overlap"] = (1 - frame["exposed_comm_ms"] / comm).where(timed)
     frame["comm_fraction"] = frame["exposed_comm_ms"] / frame["step_ms_mean"]
     frame["flagged"] = frame["flags"].astype(str).str.len() > 0
     frame["evidence"], frame["evidence_notes"] = grade(frame.to_dict("records"))

@@ -26,6 +26,7 @@ PHASES = (
     ("backward_ms", "backward"),
     ("ddp_overhead_ms", "DDP's own overhead"),
     ("exposed_comm_ms", "exposed communication"),
+    ("sync_wait_ms", "waiting for the slowest rank"),  # beyond the communication timed
     ("optimizer_ms", "optimizer"),
 )
 
@@ -41,8 +42,9 @@ def _bar_labels(frame: pd.DataFrame) -> list[str]:
 @styled
 def step_breakdown(scaling: pd.DataFrame) -> Chart:
     """Stacked bars: the share of DDP's step spent in forward, backward, DDP's own
-    overhead, exposed communication and optimizer, per configuration (by size), on 1 device
-    (solid) and on the largest world size (hatched)."""
+    overhead, exposed communication, waiting beyond it (``sync_wait_ms``) and optimizer,
+    per configuration (by size), on 1 device (solid) and on the largest world size
+    (hatched)."""
     largest = int(scaling["accelerators"].max())
     # One bar pair per configuration (``bench_scaling``'s label: a model's precisions,
     # batches and runs apart, one row each at every device count).

@@ -24,6 +24,7 @@ COLUMNS = {
     "step_ms_mean": "Step (ms)",
     "samples_per_s": "Samples/s",
     "exposed_comm_ms": "Exposed comm. (ms)",
+    "sync_wait_ms": "Sync wait (ms)",
     "comm_fraction": "Comm. share",
     "speedup": "Speedup",
     "efficiency": "Efficiency",

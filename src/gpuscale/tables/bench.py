@@ -79,7 +79,10 @@ BENCH_TIMING_COLUMNS: tuple[str, ...] = (
     "sync_overhead_ms",  # synchronised minus no-sync step
     "comm_ms",  # communication in flight per step (DDP comm hook), N > 1
     "ddp_overhead_ms",  # the group's N = 1 sync overhead: DDP's own work, no communication
-    "exposed_comm_ms",  # sync overhead less DDP's own: communication backward did not hide
+    "exposed_comm_ms",  # sync overhead less DDP's own: communication backward did not hide,
+    # at most comm_ms where it was timed
+    "sync_wait_ms",  # sync overhead beyond DDP's own and comm_ms: waiting for the slowest
+    # rank, or noise (NaN at N > 1 where no communication was timed)
     "overlap",  # 1 - exposed / comm
     "comm_fraction",  # exposed / step
 )

@@ -39,7 +39,7 @@ NUMBERS = ["--params", "7M", "--step-ms", "20"]
         (["advise", *NUMBERS, "--nodes", "100000", "--gpus-per-node", "4096"], "devices"),
         (["advise", *NUMBERS, "--latency-us", "inf"], "--latency-us inf: must be"),
         (["plan", "-w", "bert", "-a", "H100", "--price", "1e308"], "--price 1e+308: must"),
-        (["plan", "-w", "bert", "-a", "H100", "--power", "nan"], "--power nan: must"),
+        (["plan", "-w", "bert", "-a", "H100", "--power-w", "nan"], "--power-w nan: must"),
         (["plan", "-w", "bert", "-a", "H100", "-n", "²"], "'²' is not a whole number"),
         (["plan", "-w", "bert", "-a", "H100", "-n", "1-100000000:1"], "up to 1,000,000"),
         (["plan", "-w", "bert", "-a", "H100", "-n", "1-1000000:1"], "at most 1,000"),

@@ -4,12 +4,14 @@ the sentences ``gpuscale bench`` prints about them."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gpuscale.bench.config import BenchConfig, ModelError
 from gpuscale.bench.probe import count_parameters
-from gpuscale.bench.runner import SweepConfig, SweepReport
+from gpuscale.bench.runner import SweepConfig, SweepReport, world_sizes
+from gpuscale.bench.sweep_request import SweepRequest
 from gpuscale.quantities import BadQuantity, parse_size
 from gpuscale.tables.requests import FieldError
 
@@ -82,3 +84,50 @@ def done_sentence(report: SweepReport, out_file: Path, nnodes: int) -> str:
     else:  # the node holding global rank 0 writes every row
         summary = f"this node wrote no rows: {WRITER}"
     return f"{summary}, {report.skipped} skipped (--resume), {len(report.failures)} failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """The models chosen (name, parameters), those that cannot be built with why, and the
+    sweep they run under (None with ``--list``: nothing runs)."""
+
+    chosen: Chosen
+    broken: Broken
+    config: SweepConfig | None
+
+
+def plan_bench(request: SweepRequest, bench: BenchConfig) -> Planned:
+    """``gpuscale bench``'s plan: the size bounds and world sizes checked before any model
+    is built (a bad one is that field's :class:`FieldError`), the models chosen
+    (:func:`choose_models`), and their :class:`SweepConfig` (:func:`plan_sweep`)."""
+    check_bounds(request.max_params, request.min_params)
+    nproc = world_sizes(request.nproc)
+    names = request.model_names()
+    chosen, broken = choose_models(names, request.max_params, request.min_params, bench)
+    if request.list_models:
+        return Planned(chosen, broken, None)
+    config = plan_sweep(
+        chosen,
+        broken,
+        nproc=nproc,
+        out=request.out,
+        bench=bench,
+        resume=request.resume,
+        nnodes=request.nnodes,
+        node_rank=request.node_rank,
+        rdzv_endpoint=request.rdzv_endpoint,
+        oversubscribe=request.oversubscribe,
+    )
+    return Planned(chosen, broken, config)
+
+
+def models_table(planned: Planned) -> list[dict[str, object]]:
+    """``bench --list``: each model with its family and size, those that cannot be built
+    last."""
+    from gpuscale.bench.models import family_of  # lazy: torch (the model ladder)
+
+    rows: list[dict[str, object]] = [
+        {"model": n, "family": family_of(n), "params": p} for n, p in planned.chosen
+    ]
+    rows += [{"model": n, "family": "cannot be built", "params": None} for n, _ in planned.broken]
+    return rows

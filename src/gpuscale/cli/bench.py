@@ -3,60 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.sweep_request import SweepRequest
 from gpuscale.cli.common import app, err, fail, fail_on, out, require_torch, show
 from gpuscale.cli.options import command, option_names, request_of
-from gpuscale.cli.output import Format, print_frame
+from gpuscale.cli.output import Format, print_records
 
 
-@command(app, "bench", BenchConfig, at="resume")
-def bench(
-    out_file: Annotated[Path, typer.Option("--out", help="Results file (JSONL, appended).")] = Path(
-        "results.jsonl"
-    ),
-    models: Annotated[
-        str | None,
-        typer.Option(
-            "--models",
-            help="Comma-separated models: ladder names (see --list), torchvision:NAME, "
-            "timm:NAME, PKG.MODULE:FACTORY or FILE.py:FACTORY; default: the ladder.",
-        ),
-    ] = None,
-    model: Annotated[
-        list[str] | None,
-        typer.Option("--model", help="One more model (repeatable), e.g. mypkg.models:make."),
-    ] = None,
-    max_params: Annotated[str | None, typer.Option(help="Largest model, e.g. 2M.")] = None,
-    min_params: Annotated[str | None, typer.Option(help="Smallest model, e.g. 1M.")] = None,
-    nproc: Annotated[
-        str | None,
-        typer.Option(help="Processes per node, e.g. 1,2,4 (default: 1, 2, 4, ... all devices)."),
-    ] = None,
-    resume: Annotated[
-        bool,
-        typer.Option(
-            help="Skip runs already measured in --out with the same configuration "
-            "(default: measure everything and append)."
-        ),
-    ] = False,
-    oversubscribe: Annotated[
-        bool,
-        typer.Option(
-            "--oversubscribe", help="Allow more CPU processes per node than the host has cores."
-        ),
-    ] = False,
-    nnodes: Annotated[int, typer.Option(help="Nodes (run this command on each).")] = 1,
-    node_rank: Annotated[int, typer.Option(help="This node's rank, 0 .. nnodes - 1.")] = 0,
-    rdzv_endpoint: Annotated[
-        str | None, typer.Option(help="HOST:PORT of node 0 (torchrun c10d rendezvous).")
-    ] = None,
-    list_models: Annotated[bool, typer.Option("--list", help="List the models and stop.")] = False,
-    **options: Any,
-) -> None:
+@command(app, "bench", SweepRequest, BenchConfig)
+def bench(**options: Any) -> None:
     """Measure training-step scaling on this machine (torchrun, one process per device).
 
     Exit status: 0 every run measured; 1 a run failed (its row says why); 2 nothing ran
@@ -66,37 +25,21 @@ def bench(
     # lazy: torch (the model ladder) and numpy (the runner), only the bench needs them
     from gpuscale.bench.models import ModelError
     from gpuscale.bench.results import ResultsError
-    from gpuscale.bench.runner import run_sweep, world_sizes
-    from gpuscale.bench.sweep_plan import check_bounds, choose_models, plan_sentence, plan_sweep
+    from gpuscale.bench.runner import run_sweep
+    from gpuscale.bench.sweep_plan import done_sentence, models_table, plan_bench, plan_sentence
 
-    with fail_on(ValueError, options=option_names(BenchConfig)):
-        check_bounds(max_params, min_params)
-        bench = request_of(BenchConfig, options)
-        nproc_sizes = world_sizes(nproc)
-    names = [*(models.split(",") if models else []), *(model or [])]
-    with fail_on(ModelError, ValueError):
-        chosen, broken = choose_models(names, max_params, min_params, bench)
-    if list_models:
-        _print_models(chosen, broken)
+    with fail_on(ModelError, ValueError, options=option_names(SweepRequest, BenchConfig)):
+        request = request_of(SweepRequest, options)
+        planned = plan_bench(request, request_of(BenchConfig, options))
+    if planned.config is None:  # --list
+        print_records(out, models_table(planned), Format.table, title="models")
         return
-    with fail_on(ValueError):
-        cfg = plan_sweep(
-            chosen,
-            broken,
-            nproc=nproc_sizes,
-            out=out_file,
-            bench=bench,
-            resume=resume,
-            nnodes=nnodes,
-            node_rank=node_rank,
-            rdzv_endpoint=rdzv_endpoint,
-            oversubscribe=oversubscribe,
-        )
-    err.print(plan_sentence(cfg, broken), markup=False, highlight=False)
+    chosen, broken = planned.chosen, planned.broken
+    err.print(plan_sentence(planned.config, broken), markup=False, highlight=False)
     with fail_on(ResultsError, ValueError):
-        report = run_sweep(cfg, dict(chosen), on_event=_on_event, broken=dict(broken))
-    _print_results(out_file, report.sweep_id)
-    _say_done(report, out_file, nnodes)
+        report = run_sweep(planned.config, dict(chosen), on_event=_on_event, broken=dict(broken))
+    _print_results(request.out, report.sweep_id)
+    err.print(done_sentence(report, request.out, request.nnodes), markup=False, highlight=False)
     if not chosen:  # every model asked for failed to build: their error rows are written
         fail("no model could be built: " + "; ".join(str(why) for _, why in broken))
     if report.interrupted:
@@ -109,18 +52,6 @@ def bench(
 def _on_event(message: str) -> None:
     """A sweep's progress line (a run started, done, failed) on stderr."""
     err.print(f"  {message}", markup=False, highlight=False)
-
-
-def _print_models(chosen: list[tuple[str, int]], broken: list[tuple[str, object]]) -> None:
-    """``bench --list``: each model with its family and size, those that cannot be built
-    last."""
-    import pandas as pd  # lazy: pandas, only --list needs it
-
-    from gpuscale.bench.models import family_of  # lazy: torch (the model ladder)
-
-    rows = [{"model": n, "family": family_of(n), "params": p} for n, p in chosen]
-    rows += [{"model": n, "family": "cannot be built", "params": None} for n, _ in broken]
-    print_frame(out, pd.DataFrame(rows), Format.table, title="models")
 
 
 def _print_results(out_file: Path, sweep_id: str) -> None:
@@ -147,10 +78,3 @@ def _print_results(out_file: Path, sweep_id: str) -> None:
     from gpuscale.analysis.bench_scaling import bench_view  # lazy: pandas, only the bench
 
     show(bench_view(loaded.table, sweep=sweep_id, path=out_file), Format.table)
-
-
-def _say_done(report, out_file: Path, nnodes: int) -> None:
-    """What the sweep did (``gpuscale.bench.sweep_plan.done_sentence``), on stderr."""
-    from gpuscale.bench.sweep_plan import done_sentence  # lazy: the runner, only the bench
-
-    err.print(done_sentence(report, out_file, nnodes), markup=False, highlight=False)

@@ -103,8 +103,12 @@ def print_records(
     if fmt is Format.json:
         print_json(console, [jsonable(r) for r in records])
         return
-    numeric = [
-        all(isinstance(r[c], int | float) and not isinstance(r[c], bool) for r in records)
+    numeric = [  # a number in every row that has a value (None: none, as NaN in a frame)
+        all(
+            isinstance(r[c], int | float) and not isinstance(r[c], bool)
+            for r in records
+            if r[c] is not None
+        )
         for c in columns
     ]
     values = [[r[c] for c in columns] for r in records]

@@ -136,7 +136,7 @@ class PlanRequest(JsonRequest):
     )
     power_w: float | None = option(
         None,
-        names=("--power", "--power-w"),  # --power-w as advise spells it
+        names=("--power-w", "--power"),  # as advise spells it; --power, its first name, kept
         help="Average power per device in watts (for energy_kwh).",
     )
     threshold: float = option(

@@ -1,0 +1,57 @@
+"""What ``gpuscale bench`` is asked beside how each run is configured
+(:class:`~gpuscale.bench.config.BenchConfig`): the results file, the models, the world
+sizes and the nodes; each field's help (the option's) in its metadata. Pure Python at
+import: the CLI builds its options from it at start."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuscale.tables.requests import option
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SweepRequest:
+    """A bench sweep's models, world sizes and nodes (planned by
+    ``gpuscale.bench.sweep_plan.plan_bench``)."""
+
+    out: Path = option(
+        Path("results.jsonl"), names=("--out",), help="Results file (JSONL, appended)."
+    )
+    models: str | None = option(
+        None,
+        names=("--models",),
+        help="Comma-separated models: ladder names (see --list), torchvision:NAME, timm:NAME, "
+        "PKG.MODULE:FACTORY or FILE.py:FACTORY; default: the ladder.",
+    )
+    model: tuple[str, ...] | None = option(
+        None,
+        names=("--model",),
+        parse=tuple,
+        cli=list[str] | None,
+        help="One more model (repeatable), e.g. mypkg.models:make.",
+    )
+    max_params: str | None = option(None, help="Largest model, e.g. 2M.")
+    min_params: str | None = option(None, help="Smallest model, e.g. 1M.")
+    nproc: str | None = option(
+        None, help="Processes per node, e.g. 1,2,4 (default: 1, 2, 4, ... all devices)."
+    )
+    resume: bool = option(
+        False,
+        help="Skip runs already measured in --out with the same configuration (default: "
+        "measure everything and append).",
+    )
+    oversubscribe: bool = option(
+        False,
+        names=("--oversubscribe",),
+        help="Allow more CPU processes per node than the host has cores.",
+    )
+    nnodes: int = option(1, help="Nodes (run this command on each).")
+    node_rank: int = option(0, help="This node's rank, 0 .. nnodes - 1.")
+    rdzv_endpoint: str | None = option(None, help="HOST:PORT of node 0 (torchrun c10d rendezvous).")
+    list_models: bool = option(False, names=("--list",), help="List the models and stop.")
+
+    def model_names(self) -> list[str]:
+        """The models asked for, ``--models``'s then each ``--model``; none: the ladder."""
+        return [*(self.models.split(",") if self.models else []), *(self.model or ())]

@@ -8,8 +8,11 @@ kept, the RCP scaling factor, the global batch, samples to converge (in the benc
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
+from gpuscale.sources import write_atomically
 from gpuscale.tables import (
     DATASET_COLUMNS,
     DATASET_RUNS_COLUMNS,
@@ -77,3 +80,17 @@ def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
     results = results[list(DATASET_COLUMNS)]
     results.attrs["same_runs_left_out"] = len(twins)
     return results, runs[list(DATASET_RUNS_COLUMNS)]
+
+
+def write_dataset(tables: RoundTables, out_dir: Path) -> str:
+    """Write :func:`dataset`'s results and runs into ``out_dir`` as CSV and Parquet (the
+    folder whole or not at all: ``OutputError``); what was written, in a sentence."""
+    results, runs = dataset(tables)
+
+    def write(folder: Path) -> None:
+        for name, frame in (("results", results), ("runs", runs)):
+            frame.to_parquet(folder / f"{name}.parquet", index=False, compression="zstd")
+            frame.to_csv(folder / f"{name}.csv", index=False)
+
+    write_atomically(out_dir, write, command="dataset")
+    return written_sentence(results, runs, out_dir)

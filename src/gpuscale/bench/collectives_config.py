@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from gpuscale.quantities import parse_bytes
 from gpuscale.tables.requests import FieldError, option
@@ -158,3 +159,24 @@ def message_sizes(max_bytes: int, min_bytes: int = 8, factor: int = 2) -> list[i
         size *= factor
     sizes.append(max_bytes)
     return sizes
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CheckRequest:
+    """What ``gpuscale collectives`` is asked beside each rank's settings
+    (:class:`CollectivesConfig`): where the rows go, how many processes, and what the
+    interconnect is judged against; each field's help (the option's) in its metadata."""
+
+    out: Path = option(
+        Path("collectives.jsonl"), names=("--out",), help="Results file (JSONL, appended)."
+    )
+    nproc: str | None = option(None, help="Processes (one per device).")
+    interconnect: str | None = option(
+        None, help="Link preset to judge against (default: from the detected topology)."
+    )
+    topo_file: Path | None = option(
+        None,
+        names=("--topo-file", "--topo"),
+        help="A saved `nvidia-smi topo -m` to judge against.",
+    )
+    gpu: str | None = option(None, help="GPU model, e.g. A100 (for --topo-file).")

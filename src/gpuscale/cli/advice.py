@@ -13,7 +13,6 @@ from gpuscale.cli.common import (
     fail,
     out,
     read_bench,
-    refused,
     show,
 )
 from gpuscale.cli.options import command, option_names, request_of
@@ -49,7 +48,7 @@ def advise_command(fmt: FormatOption = Format.table, **options: Any) -> None:
             request, bench=data.bench, topology=data.topology, collectives=data.collectives
         )
     except FieldError as exc:
-        fail(refused(exc, option_names(AdviceRequest)))
+        fail(exc.as_options(option_names(AdviceRequest)))
     except (ValueError, KeyError, OSError) as exc:
         fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
     render(result, fmt)

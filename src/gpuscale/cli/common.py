@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, NoReturn, TypeVar
@@ -25,10 +25,9 @@ from gpuscale.names import (
     resolve_columns,
     resolve_families,
 )
-from gpuscale.quantities import BadQuantity
 from gpuscale.sources import SourceError
 from gpuscale.tables.analysis_request import AnalysisOptions
-from gpuscale.tables.requests import FieldError, help_of, shown
+from gpuscale.tables.requests import FieldError, help_of
 from gpuscale.tables.views import TableView
 from gpuscale.version import __version__
 
@@ -177,25 +176,6 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-def refused(exc: FieldError, options: dict[str, str] | None = None) -> str:
-    """A request's refusal as the command line reads: the option, the value as typed and
-    its rule (``--step-ms -5: must be a number at least 0.001 ...``), one per field
-    refused; never the option's whole help."""
-    names = options or {}
-    return "; ".join(
-        f"{names.get(f, '--' + f.replace('_', '-'))} {shown(v)}: {r}" for f, v, r in exc.problems
-    )
-
-
-def parse_option(field: str, text: str, parse: Callable[[str], T]) -> T:
-    """``parse(text)`` of an option's text (a size, a byte size); text it refuses is that
-    field's :class:`FieldError` (``fail_on`` names the option)."""
-    try:
-        return parse(text)
-    except BadQuantity as exc:
-        raise FieldError(field, text, exc.rule) from None
-
-
 @contextmanager
 def fail_on(*errors: type[Exception], options: dict[str, str] | None = None) -> Iterator[None]:
     """End the command with the message of any of ``errors`` raised inside the block (a
@@ -205,7 +185,7 @@ def fail_on(*errors: type[Exception], options: dict[str, str] | None = None) -> 
     try:
         yield
     except errors as exc:
-        fail(refused(exc, options) if isinstance(exc, FieldError) else str(exc))
+        fail(exc.as_options(options) if isinstance(exc, FieldError) else str(exc))
 
 
 def _progress_reader():

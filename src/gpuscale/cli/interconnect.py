@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gpuscale.bench.collectives_config import CollectivesConfig
+from gpuscale.bench.collectives_config import CheckRequest, CollectivesConfig
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.cli.common import (
     FormatOption,
@@ -25,25 +25,8 @@ from gpuscale.cli.output import Format, print_frame, print_json
 from gpuscale.interconnect.topology import link_sentence
 
 
-@command(app, "collectives", CollectivesConfig, at="interconnect")
-def collectives(
-    out_file: Annotated[Path, typer.Option("--out", help="Results file (JSONL, appended).")] = Path(
-        "collectives.jsonl"
-    ),
-    nproc: Annotated[str | None, typer.Option(help="Processes (one per device).")] = None,
-    interconnect: Annotated[
-        str | None,
-        typer.Option(help="Link preset to judge against (default: from the detected topology)."),
-    ] = None,
-    topo_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--topo-file", "--topo", help="A saved `nvidia-smi topo -m` to judge against."
-        ),
-    ] = None,
-    gpu: Annotated[str | None, typer.Option(help="GPU model, e.g. A100 (for --topo-file).")] = None,
-    **options: Any,
-) -> None:
+@command(app, "collectives", CheckRequest, CollectivesConfig)
+def collectives(**options: Any) -> None:
     """Collectives sweep as nccl-tests runs it, and whether the interconnect is healthy."""
     require_torch("the collectives sweep")
     # lazy: numpy and the torchrun sweep, only the measuring commands need them
@@ -51,11 +34,19 @@ def collectives(
     from gpuscale.bench.runner import world_sizes
 
     with fail_on(ValueError):
-        config = request_of(CollectivesConfig, options)
-        world = max(world_sizes(nproc))
-    with fail_on(SweepError, ValueError), err.status(f"{options['ops']} on {world} processes"):
+        asked, config = request_of(CheckRequest, options), request_of(CollectivesConfig, options)
+        world = max(world_sizes(asked.nproc))
+    with (
+        fail_on(SweepError, ValueError),
+        err.status(f"{','.join(config.ops)} on {world} processes"),
+    ):
         check = check_interconnect(
-            config, out_file, world, topo_file=topo_file, gpu=gpu, preset=interconnect
+            config,
+            asked.out,
+            world,
+            topo_file=asked.topo_file,
+            gpu=asked.gpu,
+            preset=asked.interconnect,
         )
     _print_sweep(check.run.latest)
     for line in [*(f"NCCL setting: {s}" for s in check.settings), *check.verdicts]:

@@ -14,19 +14,12 @@ from gpuscale.cli.common import (
     fail_on,
     load_tables,
     out,
+    say,
 )
 from gpuscale.cli.options import command, option_names, request_of
 from gpuscale.cli.output import Format, jsonable, print_json, print_records
 from gpuscale.planning.request import PlanRequest
-from gpuscale.planning.words import nearest_text
-from gpuscale.tables.plan import PLAN_COLUMNS
-
-# The table format shows these; CSV and JSON every column.
-SHOWN = [
-    c
-    for c in PLAN_COLUMNS
-    if c not in ("expected_samples", "batch_per_accelerator", "nearest", "pareto", "extrapolated")
-]
+from gpuscale.planning.words import plan_document, plan_records
 
 
 @command(app, "plan", PlanRequest, at="fmt")
@@ -50,28 +43,13 @@ def plan(
     scores = load_tables(paths, round_names).scores if paths or round_names else None
     with fail_on(ValueError):  # unknown names, nothing to plan from
         result = plan_for(request, scores)
-    rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
     if fmt is Format.json:  # the rows with the notes and the model they came from
-        doc = {"notes": result.notes, "model": result.model, "rows": rows}
-        print_json(out, jsonable(doc))
+        print_json(out, jsonable(plan_document(result)))
         return
-    if fmt is Format.csv:  # one table on stdout; the notes that qualify it on stderr
-        rows = [row | {"nearest": nearest_text(row["nearest"])} for row in rows]
-        print_records(out, rows, fmt)
-        _say(result.notes)
-        return
-    title = f"plan: {result.model['workload']} on {result.model['family']}"
-    print_records(out, [{c: row[c] for c in SHOWN} for row in rows], fmt, title=title)
-    for row in rows:
-        out.print(
-            f"{row['accelerators']} accelerators lean on: {nearest_text(row['nearest'])}",
-            markup=False,
-            highlight=False,
-        )
-    _say(result.notes)
-
-
-def _say(notes: list[str]) -> None:
-    """The plan's notes (law, family borrowed, extrapolation) on stderr."""
-    for note in notes:
-        err.print(note, markup=False, highlight=False)
+    records, said = plan_records(result, terminal=fmt is Format.table)
+    model = result.model
+    title = f"plan: {model['workload']} on {model['family']}" if fmt is Format.table else ""
+    print_records(out, records, fmt, title=title)
+    say(said)
+    for line in result.notes:  # law, family borrowed, extrapolation: on stderr
+        err.print(line, markup=False, highlight=False)

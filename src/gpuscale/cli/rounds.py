@@ -33,24 +33,8 @@ from gpuscale.cli.common import (
 from gpuscale.cli.options import command, option_names, request_of
 from gpuscale.cli.output import Format, jsonable, print_frame, print_json
 from gpuscale.report.request import ReportRequest
-from gpuscale.sources import OutputError, write_atomically
+from gpuscale.sources import OutputError
 from gpuscale.tables.analysis_request import AnalysisOptions
-
-
-def _summary(tables) -> None:
-    for round_name, scores in tables.scores.groupby("round"):
-        runs = tables.runs[tables.runs["round"] == round_name]
-        systems = tables.systems[tables.systems["round"] == round_name]
-        problems = tables.problems[tables.problems["round"] == round_name]
-        err.print(
-            f"[bold]{round_name}[/]: {len(systems):,} systems, {len(runs):,} runs "
-            f"({int(runs['counted'].sum()):,} counted), "
-            f"{int(scores['time_to_train_min'].notna().sum()):,} of {len(scores):,} "
-            f"benchmark results scored, {len(problems):,} problems"
-        )
-    if len(tables.problems):
-        counts = tables.problems.groupby(["round", "kind"]).size().reset_index(name="count")
-        print_frame(err, counts, Format.table, title="problems found (see problems.csv)")
 
 
 @app.command()
@@ -77,8 +61,13 @@ def ingest(
     tables = read_paths(paths, [round_name] if round_name else None)  # refuses no results
     with fail_on(OutputError):
         written = write_tables(tables, out_dir)
-    _summary(tables)
-    err.print(f"wrote {len(written)} files to {out_dir}/", markup=False, highlight=False)
+    from gpuscale.tables.views import ingest_summary  # lazy: pandas, not for --help
+
+    lines, problems = ingest_summary(tables)
+    for line in [*lines, f"wrote {len(written)} files to {out_dir}/"]:
+        err.print(line, markup=False, highlight=False)
+    if problems is not None:
+        print_frame(err, problems.frame, Format.table, title=problems.title)
 
 
 @app.command()
@@ -90,21 +79,12 @@ def dataset(
     ),
 ) -> None:
     """Every bundled round's results and runs as one tidy dataset (CSV and Parquet)."""
-    # lazy: pandas, not needed for --help
-    from gpuscale.analysis.dataset import dataset as build
-    from gpuscale.analysis.dataset import written_sentence
+    from gpuscale.analysis.dataset import write_dataset  # lazy: pandas, not for --help
 
     tables = load_tables(paths, round_names)
-    results, runs = build(tables)
-
-    def write(folder: Path) -> None:
-        for name, frame in (("results", results), ("runs", runs)):
-            frame.to_parquet(folder / f"{name}.parquet", index=False, compression="zstd")
-            frame.to_csv(folder / f"{name}.csv", index=False)
-
     with fail_on(OutputError):
-        write_atomically(out_dir, write, command="dataset")
-    err.print(written_sentence(results, runs, out_dir), markup=False, highlight=False)
+        said = write_dataset(tables, out_dir)
+    err.print(said, markup=False, highlight=False)
 
 
 @app.command()

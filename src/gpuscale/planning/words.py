@@ -9,6 +9,7 @@ from itertools import pairwise
 from typing import Any
 
 from gpuscale.quantities import number
+from gpuscale.tables.plan import PLAN_COLUMNS
 from gpuscale.tables.workloads import round_key
 
 WIDE = math.log(1.25)  # an interval wider than +-25% is explained
@@ -221,3 +222,29 @@ def nearest_text(nearest: list[dict[str, Any]]) -> str:
         f"{n['time_to_train_min']:.4g} min)"
         for n in nearest
     )
+
+
+# The plan columns a terminal shows (CSV and JSON: every one of PLAN_COLUMNS).
+PLAN_SHOWN = tuple(
+    c
+    for c in PLAN_COLUMNS
+    if c not in ("expected_samples", "batch_per_accelerator", "nearest", "pareto", "extrapolated")
+)
+
+
+def plan_document(result: Any) -> dict[str, Any]:
+    """``plan -f json``: the rows (``PLAN_COLUMNS``) with the notes and the model they
+    came from."""
+    rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
+    return {"notes": result.notes, "model": result.model, "rows": rows}
+
+
+def plan_records(result: Any, *, terminal: bool) -> tuple[list[dict[str, Any]], list[str]]:
+    """The plan's rows as a table shows them and the lines under it: a terminal's
+    ``PLAN_SHOWN`` and the systems each count leans on in words; CSV's every column, the
+    systems as text in their cell."""
+    rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
+    if not terminal:
+        return [row | {"nearest": nearest_text(row["nearest"])} for row in rows], []
+    said = [f"{r['accelerators']} accelerators lean on: {nearest_text(r['nearest'])}" for r in rows]
+    return [{c: row[c] for c in PLAN_SHOWN} for row in rows], said

@@ -72,6 +72,16 @@ class FieldError(ValueError):
         self.problems = ((field, value, rule), *more)  # every field refused, first first
         super().__init__("; ".join(f"invalid {f} {shown(v)}: {r}" for f, v, r in self.problems))
 
+    def as_options(self, options: dict[str, str] | None = None) -> str:
+        """As the command line reads: the option (``options``: field -> option, where it
+        is not ``--field-name``), the value as typed and its rule, one per field refused
+        (``--step-ms -5: must be a number at least 0.001 ...``); never the option's help."""
+        names = options or {}
+        return "; ".join(
+            f"{names.get(f, '--' + f.replace('_', '-'))} {shown(v)}: {r}"
+            for f, v, r in self.problems
+        )
+
 
 def shown(value: object) -> str:
     """A value as a person typed it: ``-5``, not ``-5.0``; text as itself."""

@@ -96,3 +96,23 @@ def scores_view(
         every="" if all_columns else f"--all-columns for all {len(frame.columns)}",
         notes=notes,
     )
+
+
+def ingest_summary(tables: Any) -> tuple[list[str], TableView | None]:
+    """What ``gpuscale ingest`` read: a line per round (systems, runs, results scored,
+    problems), and the problems counted by round and kind (None without any)."""
+    lines = []
+    for round_name, scores in tables.scores.groupby("round"):
+        runs = tables.runs[tables.runs["round"] == round_name]
+        systems = tables.systems[tables.systems["round"] == round_name]
+        problems = tables.problems[tables.problems["round"] == round_name]
+        lines.append(
+            f"{round_name}: {len(systems):,} systems, {len(runs):,} runs "
+            f"({int(runs['counted'].sum()):,} counted), "
+            f"{int(scores['time_to_train_min'].notna().sum()):,} of {len(scores):,} "
+            f"benchmark results scored, {len(problems):,} problems"
+        )
+    if not len(tables.problems):
+        return lines, None
+    counts = tables.problems.groupby(["round", "kind"]).size().reset_index(name="count")
+    return lines, TableView(counts, list(counts.columns), "problems found (see problems.csv)")

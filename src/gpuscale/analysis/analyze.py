@@ -24,6 +24,7 @@ from gpuscale.analysis.equilibrium import (
 from gpuscale.analysis.metrics import Reference, references, scaling_table
 from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.analysis.study import StudyStatement, compare_with_study
+from gpuscale.names import resolve_choice, resolve_families
 from gpuscale.quantities import format_minutes, named
 from gpuscale.tables import (
     CLUSTER_COLUMN,
@@ -32,6 +33,8 @@ from gpuscale.tables import (
     RoundTables,
 )
 from gpuscale.tables.analysis_request import AnalysisOptions
+
+DIVISIONS = ("closed", "open")
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,3 +286,15 @@ def study_statements(
         tables = {r.workload: r.table for r in results if r.round == round_name}
         out += compare_with_study(tables, options.convergence_basis)
     return out
+
+
+def read_against(
+    options: AnalysisOptions, scores: pd.DataFrame
+) -> tuple[AnalysisOptions, list[str]]:
+    """``options`` with ``division`` and ``families`` as typed read against ``scores`` as
+    every command reads names (``H100`` is H100-SXM5-80GB, ``clo`` closed;
+    ``UnknownNameError`` naming the closest), and a note for each family read so."""
+    valid = scores["accelerator_family"].dropna().astype(str).unique().tolist()
+    families, notes = resolve_families(options.families, valid)
+    division = options.division and resolve_choice(options.division, DIVISIONS, "division")
+    return replace(options, families=tuple(families) or None, division=division), notes

@@ -26,6 +26,7 @@ import pandas as pd
 
 from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import scaling_table
+from gpuscale.names import resolve_families
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, TREND_COLUMNS, round_key
 from gpuscale.tables.republished import is_republished
 from gpuscale.tables.views import TREND_DROP_ORDER, TableView
@@ -198,8 +199,8 @@ def trends_view(
     first_rounds: dict[str, str],
     last_rounds: dict[str, str],
 ) -> TableView:
-    """``gpuscale trends``: the trend rows of ``workloads`` and ``families`` (all where
-    None), the republished results left out said in a note."""
+    """``gpuscale trends``: the trend rows of ``workloads`` and ``families`` (as typed;
+    all where None), the republished results left out said in a note."""
     frame = trends(
         scores,
         workloads,
@@ -216,8 +217,10 @@ def trends_view(
         if left_out
         else ()
     )
-    if families:
-        frame = frame[frame["accelerator_family"].isin(families)]
+    if families:  # read as every command reads a family (H100 is H100-SXM5-80GB), said
+        valid = scores["accelerator_family"].dropna().astype(str).unique().tolist()
+        chosen, read_as = resolve_families(families, valid)
+        frame, notes = frame[frame["accelerator_family"].isin(chosen)], (*read_as, *notes)
     empty = "no scored results for these options" if frame.empty else ""
     return TableView(
         frame, TREND_COLUMNS, "trends across rounds", TREND_DROP_ORDER, notes=notes, empty=empty

@@ -21,9 +21,7 @@ from gpuscale.names import (
     UnknownNameError,
     choose_workloads,
     resolve_choice,
-    resolve_choices,
     resolve_columns,
-    resolve_families,
 )
 from gpuscale.sources import SourceError
 from gpuscale.tables.analysis_request import AnalysisOptions
@@ -265,13 +263,6 @@ def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[
         return resolve_columns(asked, default, valid)
 
 
-def choices_of(values: list[str] | None, valid: list[str], what: str) -> list[str] | None:
-    """Each value resolved to one of ``valid`` (``names.resolve_choices``); none given:
-    None; an unknown one ends the command with the list and the closest."""
-    with fail_on(UnknownNameError):
-        return resolve_choices(values, valid, what) or None
-
-
 def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None:
     """A library's :class:`~gpuscale.tables.views.TableView`: its notes on stderr, then
     the table (``--columns`` where asked, else its own; CSV and JSON: every column), its
@@ -300,17 +291,6 @@ def say(lines) -> None:  # type: ignore[no-untyped-def]
     """Sentences on stdout, each as plain text (names in it are never markup)."""
     for line in lines:
         out.print(line, markup=False, highlight=False)
-
-
-def families_of(tables, family: list[str] | None) -> list[str] | None:
-    """``--family`` read against the accelerator families in these tables as ``plan``
-    reads ``-a`` (``names.resolve_families``), each name read so said in a note."""
-    valid = tables.scores["accelerator_family"].dropna().astype(str).unique().tolist()
-    with fail_on(UnknownNameError):
-        families, notes = resolve_families(family, valid)
-    for line in notes:
-        note(line)
-    return families or None
 
 
 def read_bench(path: Path):

@@ -15,12 +15,13 @@ from gpuscale.cli.common import (
     RoundPaths,
     app,
     fail,
-    families_of,
+    fail_on,
     load_tables,
     show,
     workloads_of,
 )
 from gpuscale.cli.output import Format
+from gpuscale.names import UnknownNameError
 
 
 @app.command()
@@ -60,14 +61,15 @@ def trends(
     from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 
     tables = load_tables(paths, round_names)
-    view = trends_view(
-        tables.scores,
-        workloads_of(tables, benchmark) if benchmark else None,
-        families_of(tables, family),
-        republished=republished,
-        first_rounds=first_rounds(),
-        last_rounds=last_rounds(),
-    )
+    with fail_on(UnknownNameError):
+        view = trends_view(
+            tables.scores,
+            workloads_of(tables, benchmark) if benchmark else None,
+            family,
+            republished=republished,
+            first_rounds=first_rounds(),
+            last_rounds=last_rounds(),
+        )
     if view.empty:
         fail(view.empty)
     show(view, fmt, columns_asked)

@@ -15,11 +15,9 @@ from gpuscale.cli.common import (
     RoundNames,
     RoundPaths,
     app,
-    choices_of,
     err,
     fail,
     fail_on,
-    families_of,
     load_tables,
     note,
     out,
@@ -146,21 +144,22 @@ def analyze(
         if not both:
             return
     # lazy: pandas (the analysis stack), not needed for --help
-    from gpuscale.analysis.analyze import NothingAnalysedError, analyze_or_explain, clusters_lowered
+    from gpuscale.analysis.analyze import (
+        NothingAnalysedError,
+        analyze_or_explain,
+        clusters_lowered,
+        read_against,
+    )
     from gpuscale.analysis.document import analyze_document, as_json
     from gpuscale.analysis.metrics import ReferenceNotFoundError
 
     tables = load_tables(paths, round_names, study=True)
     workloads = workloads_of(tables, benchmark)
-    options["families"] = families_of(tables, options["families"])
-    division = options["division"]
-    divisions = choices_of([division] if division else None, ["closed", "open"], "division")
-    options["division"] = divisions[0] if divisions else None
     with fail_on(ValueError, options=option_names(AnalysisOptions)):
-        request = request_of(AnalysisOptions, options)
+        request, read_as = read_against(request_of(AnalysisOptions, options), tables.scores)
     with fail_on(ReferenceNotFoundError, NothingAnalysedError):
         results = analyze_or_explain(tables, workloads, request)
-    for line in clusters_lowered(results, request.k):
+    for line in [*read_as, *clusters_lowered(results, request.k)]:
         note(line)
     if fmt is Format.json:
         print_json(out, analyze_document(jsonable(as_json(results, request)), bench_doc))

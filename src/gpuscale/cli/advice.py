@@ -16,7 +16,7 @@ from gpuscale.cli.common import (
     show,
 )
 from gpuscale.cli.options import command, option_names, request_of
-from gpuscale.cli.output import Format, jsonable, print_json
+from gpuscale.cli.output import Format, print_json
 from gpuscale.names import UnknownNameError, resolve_ruleset, resolve_workloads
 from gpuscale.tables.requests import FieldError
 
@@ -59,6 +59,6 @@ def render(result: Any, fmt: Format) -> None:
     from gpuscale.advice.document import advice_document, advice_view  # lazy: as advise
 
     if fmt is Format.json:
-        print_json(out, jsonable(advice_document(result)))
+        print_json(out, advice_document(result))
     else:
         show(advice_view(result, terminal=fmt is Format.table), fmt)

@@ -231,21 +231,17 @@ def load_tables(paths: list[Path] | None, round_names: list[str] | None, study: 
         return load_rounds(paths, round_names, default=default, progress=update)
 
 
-def workloads_of(tables, benchmark: list[str] | None, default: str = "all") -> list[str]:
-    """The workloads ``--benchmark`` names in these tables (``names.choose_workloads``),
-    a note on stderr for each round that lacks some; an unknown name ends the command."""
-    chosen, notes = workloads_and_notes(tables, benchmark, default)
-    for line in notes:
-        note(line)
-    return chosen
-
-
-def workloads_and_notes(
+def workloads_of(
     tables, benchmark: list[str] | None, default: str = "all"
 ) -> tuple[list[str], list[str]]:
-    """``workloads_of``'s workloads and its notes, unprinted."""
+    """The workloads ``--benchmark`` names in these tables (``names.choose_workloads``)
+    and its notes, each said on stderr (the rounds lacking some); an unknown name ends the
+    command."""
     with fail_on(UnknownNameError):
-        return choose_workloads(tables.scores, benchmark, default)
+        chosen, notes = choose_workloads(tables.scores, benchmark, default)
+    for line in notes:
+        note(line)
+    return chosen, notes
 
 
 Columns = Annotated[
@@ -282,6 +278,7 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None
             title=view.title,
             drop_order=[] if columns_asked else view.drop_order,
             every=view.every,
+            formats=view.formats,
         )
     if fmt is Format.table:
         say(view.said)

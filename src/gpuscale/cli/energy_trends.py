@@ -36,7 +36,7 @@ def energy(
     from gpuscale.analysis.energy_per_result import energy_view  # lazy: pandas, not for --help
 
     tables = load_tables(paths, round_names)
-    show(energy_view(tables, workloads_of(tables, benchmark)), fmt, columns_asked)
+    show(energy_view(tables, workloads_of(tables, benchmark)[0]), fmt, columns_asked)
 
 
 @app.command()
@@ -64,7 +64,7 @@ def trends(
     with fail_on(UnknownNameError):
         view = trends_view(
             tables.scores,
-            workloads_of(tables, benchmark) if benchmark else None,
+            workloads_of(tables, benchmark)[0] if benchmark else None,
             family,
             republished=republished,
             first_rounds=first_rounds(),

@@ -19,10 +19,11 @@ from gpuscale.cli.common import (
     fail_on,
     out,
     require_torch,
+    say,
+    show,
 )
 from gpuscale.cli.options import command, request_of
-from gpuscale.cli.output import Format, print_frame, print_json
-from gpuscale.interconnect.topology import link_sentence
+from gpuscale.cli.output import Format, print_json
 
 
 @command(app, "collectives", CheckRequest, CollectivesConfig)
@@ -54,16 +55,12 @@ def collectives(**options: Any) -> None:
 
 
 def _print_sweep(latest) -> None:
-    """The collectives that did not run, then one nccl-tests style table per collective
-    (times and bandwidths with two decimals, as nccl-tests prints them)."""
-    # lazy: pandas, not needed for --help
-    from gpuscale.interconnect.shown import SWEEP_TWO_DECIMALS, sweep_failures, sweep_tables
+    """The collectives that did not run, then one nccl-tests style table per collective."""
+    from gpuscale.interconnect.shown import sweep_failures, sweep_views  # lazy: pandas
 
-    for line in sweep_failures(latest):
-        out.print(line, markup=False, highlight=False)
-    formats = dict.fromkeys(SWEEP_TWO_DECIMALS, ".2f")
-    for title, table in sweep_tables(latest):
-        print_frame(out, table, Format.table, title=title, formats=formats)
+    say(sweep_failures(latest))
+    for view in sweep_views(latest):
+        show(view, Format.table)
 
 
 @app.command()
@@ -89,19 +86,11 @@ def topo(
             "no NVML here (no NVIDIA driver or GPU, or nvidia-ml-py missing); pass --file "
             "with a saved `nvidia-smi topo -m`"
         )
-    # lazy: pandas, not needed for --help
-    from gpuscale.interconnect.shown import topology_info, topology_tables
+    from gpuscale.interconnect.shown import topology_info, topology_views  # lazy: pandas
 
     info = topology_info(topology, os.environ if saved is None else None)
     if fmt is Format.json:
         print_json(out, info)
         return
-    for title, table in topology_tables(topology, wide=fmt is Format.csv):
-        print_frame(out, table, fmt, title=title)
-    notes = out if fmt is Format.table else err  # machine formats: data only on stdout
-    for line in [
-        link_sentence(topology, info),
-        *info.get("downtrained", []),
-        *info.get("nccl_checks", []),
-    ]:
-        notes.print(line, markup=False, highlight=False)
+    for view in topology_views(topology, info, terminal=fmt is Format.table):
+        show(view, fmt)

@@ -44,9 +44,9 @@ def jsonable(value: Any) -> Any:
 
 
 def print_json(console: Console, document: Any) -> None:
-    """A JSON document (two-space indent) on the console's file, as is: no markup, no
-    wrapping."""
-    console.file.write(json.dumps(document, indent=2) + "\n")
+    """A JSON document (two-space indent, plain values: :func:`jsonable`) on the console's
+    file, as is: no markup, no wrapping."""
+    console.file.write(json.dumps(jsonable(document), indent=2) + "\n")
 
 
 def print_frame(
@@ -71,7 +71,7 @@ def print_frame(
         console.file.write(frame.to_csv(index=False))
         return
     if fmt is Format.json:
-        print_json(console, [jsonable(r) for r in frame.to_dict("records")])
+        print_json(console, frame.to_dict("records"))
         return
     from pandas.api.types import is_numeric_dtype  # lazy: pandas, not needed for --help
 
@@ -101,7 +101,7 @@ def print_records(
             writer.writerow(["" if jsonable(record[c]) is None else record[c] for c in columns])
         return
     if fmt is Format.json:
-        print_json(console, [jsonable(r) for r in records])
+        print_json(console, records)
         return
     numeric = [  # a number in every row that has a value (None: none, as NaN in a frame)
         all(

@@ -17,7 +17,7 @@ from gpuscale.cli.common import (
     say,
 )
 from gpuscale.cli.options import command, option_names, request_of
-from gpuscale.cli.output import Format, jsonable, print_json, print_records
+from gpuscale.cli.output import Format, print_json, print_records
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import plan_document, plan_records
 
@@ -44,7 +44,7 @@ def plan(
     with fail_on(ValueError):  # unknown names, nothing to plan from
         result = plan_for(request, scores)
     if fmt is Format.json:  # the rows with the notes and the model they came from
-        print_json(out, jsonable(plan_document(result)))
+        print_json(out, plan_document(result))
         return
     records, said = plan_records(result, terminal=fmt is Format.table)
     model = result.model

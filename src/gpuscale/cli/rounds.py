@@ -25,11 +25,10 @@ from gpuscale.cli.common import (
     read_paths,
     say,
     show,
-    workloads_and_notes,
     workloads_of,
 )
 from gpuscale.cli.options import command, option_names, request_of
-from gpuscale.cli.output import Format, jsonable, print_frame, print_json
+from gpuscale.cli.output import Format, print_frame, print_json
 from gpuscale.report.request import ReportRequest
 from gpuscale.sources import OutputError
 from gpuscale.tables.analysis_request import AnalysisOptions
@@ -108,7 +107,7 @@ def scores(
     from gpuscale.tables.views import scores_view  # lazy: pandas, not for --help
 
     tables = load_tables(paths, round_names)
-    workloads = workloads_of(tables, benchmark) if benchmark else None
+    workloads = workloads_of(tables, benchmark)[0] if benchmark else None
     view = scores_view(tables.scores, workloads, duplicates=duplicates, all_columns=all_columns)
     show(view, fmt, columns_asked)
 
@@ -154,7 +153,7 @@ def analyze(
     from gpuscale.analysis.metrics import ReferenceNotFoundError
 
     tables = load_tables(paths, round_names, study=True)
-    workloads = workloads_of(tables, benchmark)
+    workloads, _ = workloads_of(tables, benchmark)
     with fail_on(ValueError, options=option_names(AnalysisOptions)):
         request, read_as = read_against(request_of(AnalysisOptions, options), tables.scores)
     with fail_on(ReferenceNotFoundError, NothingAnalysedError):
@@ -162,7 +161,7 @@ def analyze(
     for line in [*read_as, *clusters_lowered(results, request.k)]:
         note(line)
     if fmt is Format.json:
-        print_json(out, analyze_document(jsonable(as_json(results, request)), bench_doc))
+        print_json(out, analyze_document(as_json(results, request), bench_doc))
     elif fmt is Format.csv:
         import pandas as pd  # lazy: pandas, not needed for --help
 
@@ -187,7 +186,7 @@ def _analyze_bench(bench_file: Path, fmt: Format, *, alone: bool) -> dict | None
     if fmt is not Format.json:
         show(bench_view(table), fmt)
         return None
-    doc = jsonable(bench_document(table))
+    doc = bench_document(table)
     if alone:
         print_json(out, analyze_document(None, doc))
     return doc
@@ -220,9 +219,7 @@ def report(
         request = request_of(ReportRequest, options)
     missing: list[str] = []  # what was asked for and could not be given
     tables = load_tables(paths, round_names, study=True)
-    workloads, notes = workloads_and_notes(tables, benchmark, default="study")
-    for line in notes:
-        note(line)
+    workloads, notes = workloads_of(tables, benchmark, default="study")
     bench = read_bench(bench_file) if bench_file else None
     with fail_on(ReferenceNotFoundError, OutputError):
         path = write_report(

@@ -5,13 +5,15 @@ prints it (one table per collective) and a topology as ``nvidia-smi topo -m`` la
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
 from gpuscale.interconnect.nccl import check_env
-from gpuscale.interconnect.topology import Topology
+from gpuscale.interconnect.topology import Topology, link_sentence
 from gpuscale.quantities import format_bytes
+from gpuscale.tables.views import TableView
 
 # nccl-tests prints times and bandwidths with two decimals
 SWEEP_TWO_DECIMALS = ("time (us)", "p99 (us)", "algbw (GB/s)", "busbw (GB/s)")
@@ -96,3 +98,28 @@ def topology_tables(topology: Topology, *, wide: bool) -> list[tuple[str, pd.Dat
     if (affinity[["cpu_affinity", "numa_node"]] != "").any().any():
         tables.append(("CPU and NUMA affinity", affinity))
     return tables
+
+
+def sweep_views(latest: pd.DataFrame) -> list[TableView]:
+    """:func:`sweep_tables` as views, times and bandwidths with two decimals as nccl-tests
+    prints them."""
+    formats = dict.fromkeys(SWEEP_TWO_DECIMALS, ".2f")
+    return [
+        TableView(table, list(table.columns), title, formats=formats)
+        for title, table in sweep_tables(latest)
+    ]
+
+
+def topology_views(topology: Topology, info: dict[str, Any], *, terminal: bool) -> list[TableView]:
+    """:func:`topology_tables` as views (``terminal``: several, else one wide table), the
+    link, any downtrained link and the NCCL settings in words under the last (beside it
+    on stderr for a machine format: data only on stdout)."""
+    tables = topology_tables(topology, wide=not terminal)
+    lines = (
+        link_sentence(topology, info),
+        *info.get("downtrained", []),
+        *info.get("nccl_checks", []),
+    )
+    views = [TableView(table, list(table.columns), title) for title, table in tables]
+    words = {"said": lines} if terminal else {"notes": lines}
+    return [*views[:-1], replace(views[-1], **words)]

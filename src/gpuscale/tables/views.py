@@ -56,7 +56,8 @@ class TableView:
     json`` print); ``shown``: the terminal's columns, in order; ``drop_order``: what a
     terminal too narrow drops first; ``every``: how to get the columns ``shown`` leaves
     out; ``notes``: what qualifies the numbers (stderr, every format); ``said``: sentences
-    under the terminal's table."""
+    under the terminal's table; ``formats``: a terminal's format spec per column
+    (``".2f"``; else four significant digits)."""
 
     frame: Any
     shown: Sequence[str]
@@ -66,6 +67,7 @@ class TableView:
     notes: tuple[str, ...] = ()
     said: tuple[str, ...] = ()
     empty: str = field(default="")  # why there is no row (said instead of a table)
+    formats: dict[str, str] = field(default_factory=dict)  # a terminal's format per column
 
 
 def scores_view(

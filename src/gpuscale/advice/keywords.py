@@ -26,6 +26,7 @@ from gpuscale.advice.load import load_advice_data
 from gpuscale.advice.network import Link
 from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.bench.telemetry import topology_here
 from gpuscale.interconnect.topology import Topology
 
 
@@ -57,6 +58,22 @@ def advise(
     data = load_advice_data(req, bench=frame, topology=topology)
     return advise_request(
         req,
+        bench=data.bench,
+        topology=data.topology,
+        collectives=data.collectives,
+        notes=data.notes,
+    )
+
+
+def advise_here(request: AdviceRequest) -> Advice:
+    """``gpuscale advise``: the files ``request`` names read (``advice.load``), this
+    machine's topology detected where no link, topology file or sweep is given, and the
+    advice of it all."""
+    given = (request.interconnect, request.busbw_gbs, request.topo, request.collectives)
+    detected = topology_here(None, None) if all(v is None for v in given) else None
+    data = load_advice_data(request, topology=detected)
+    return advise_request(
+        request,
         bench=data.bench,
         topology=data.topology,
         collectives=data.collectives,

@@ -2,8 +2,9 @@
 its ``gpuscale collectives`` sweep and its saved ``nvidia-smi topo -m``
 (:func:`load_advice_data`). The CLI, the report and ``gpuscale.advise`` call it first;
 ``advice.api.advise`` itself reads no file. Errors are typed, each a ``ValueError`` with
-a message for the user: ``ResultsError`` (bench results), ``CalibrationError`` (a sweep
-that measures no curve), ``ValueError`` naming the topology file.
+a message for the user: ``bench.results.ResultsError`` (bench results),
+``CalibrationError`` (a sweep that measures no curve), ``ValueError`` naming the topology
+file.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from gpuscale.advice.calibrate import CalibrationError
 from gpuscale.advice.collectives import MeasuredCurves
 from gpuscale.advice.network import CommCurve
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.bench.results import ResultsError, bench_table, read_results
+from gpuscale.bench.results import load_bench
 from gpuscale.interconnect.records import read_sweeps
 from gpuscale.interconnect.topology import Topology, read_topo_file
 
@@ -52,16 +53,13 @@ def load_advice_data(
 
 
 def read_bench_results(path: Path) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """The bench table of a results file (JSONL) and a note on the lines that were
-    skipped (``ResultsError`` when none is usable)."""
-    records, problems = read_results(path)  # ResultsError (a ValueError): unreadable
-    example = f", e.g. {problems[0]}" if problems else ""
-    if not records:
-        raise ResultsError(
-            f"{path}: no gpuscale bench results in it ({len(problems)} line(s) skipped{example})"
-        )
-    notes = (f"{len(problems)} line(s) of {path.name} skipped{example}.",) if problems else ()
-    return bench_table(records), notes
+    """The bench table of a results file (``bench.results.load_bench``, the one bench
+    loader: ``ResultsError`` when none is usable) and a note on the lines it skipped."""
+    loaded = load_bench(path)
+    skipped = loaded.skipped
+    example = f", e.g. {skipped[0]}" if skipped else ""
+    notes = (f"{len(skipped)} line(s) of {path.name} skipped{example}.",) if skipped else ()
+    return loaded.table, notes
 
 
 def read_collectives(path: Path) -> MeasuredCurves:

@@ -149,8 +149,8 @@ def analyze(
         clusters_lowered,
         read_against,
     )
-    from gpuscale.analysis.document import analyze_document, as_json
-    from gpuscale.analysis.metrics import ReferenceNotFoundError
+    from gpuscale.analysis.document import analyze_document, as_json  # lazy: as above
+    from gpuscale.analysis.metrics import ReferenceNotFoundError  # lazy: as above
 
     tables = load_tables(paths, round_names, study=True)
     workloads, _ = workloads_of(tables, benchmark)

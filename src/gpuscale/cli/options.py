@@ -26,12 +26,7 @@ def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.P
             continue
         meta = f.metadata
         default = meta.get("shown", f.default)
-        limits = meta.get("limits", {})
-        # a ranged number shown as its type (``<int>``, as every other option's), not
-        # ``<int range> [x>=1]``: the widest cell, it squeezed the help of every option
-        # to a few words a line and cut names at 80 columns; a refused value says the range
-        shown_as = {"metavar": f"<{_number_kind(hints[f.name])}>"} if limits else {}
-        option = typer.Option(*meta["names"], help=meta["help"], **limits, **shown_as)
+        option = typer.Option(*meta["names"], help=meta["help"])
         params.append(
             inspect.Parameter(
                 f.name,
@@ -41,12 +36,6 @@ def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.P
             )
         )
     return params
-
-
-def _number_kind(hint: Any) -> str:
-    """``int`` or ``float``: the number type of a field's hint (``int | None``)."""
-    kinds = typing.get_args(hint) or (hint,)
-    return "int" if int in kinds else "float"
 
 
 def help_paragraphs(text: str) -> str:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
-import sys
 from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -16,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuscale.report.text_table import cell_text, columns_that_fit
+from gpuscale.tables.views import jsonable
 
 if TYPE_CHECKING:  # pandas is imported when a table is printed: the CLI starts faster
     import pandas as pd
@@ -25,22 +24,6 @@ class Format(str, Enum):
     table = "table"
     csv = "csv"
     json = "json"
-
-
-def jsonable(value: Any) -> Any:
-    """Plain JSON values: NaN becomes null, numpy scalars become Python numbers."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, str):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    pd = sys.modules.get("pandas")  # never imported: no pandas value can be here
-    if pd is not None and (value is pd.NA or value is pd.NaT):
-        return None
-    return value
 
 
 def print_json(console: Console, document: Any) -> None:

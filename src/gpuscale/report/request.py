@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuscale.tables.requests import option
+from gpuscale.tables.requests import FieldError, option
 
 if TYPE_CHECKING:  # pandas and the tables only when a report is written
     import pandas as pd
@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pandas and the tables only when a report is written
 
 
 DEFAULT_OUT = Path("gpuscale-report")
+MAX_DEVICES = 1_000_000  # as the advice allows
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -41,7 +42,6 @@ class ReportRequest:
     )
     max_devices: int | None = option(
         None,
-        limits={"min": 1},
         help="Largest device count for --advise (default: 8 GPUs; on CPU bench rows, "
         "the processes this host can run).",
     )
@@ -74,6 +74,10 @@ class ReportRequest:
 
     def __post_init__(self) -> None:
         self.analysis()  # ValueError: a convergence basis that is none, before any work
+        if self.max_devices is not None and not 1 <= self.max_devices <= MAX_DEVICES:
+            raise FieldError(
+                "max_devices", self.max_devices, f"must be a whole number from 1 to {MAX_DEVICES:,}"
+            )
         if self.advise and self.interconnect is not None:
             # lazy: numpy (the advice model): a preset named wrongly ends it before any work
             from gpuscale.advice.network import Link

@@ -24,16 +24,15 @@ def option(
     parse: Callable[[Any], Any] | None = None,
     cli: Any = MISSING,
     shown: Any = MISSING,
-    limits: dict[str, Any] | None = None,
 ) -> Any:
     """A request field with its command-line option, written once: ``help`` (the option's
     help text), ``names`` (its spellings where they are not ``--field-name``, e.g.
     ``("--timeout",)``, ``("--workload", "-w")``, ``("--check/--no-check",)``), ``parse``
     (the option's value to the field's: a size such as ``7M``, a path, a list; None: as
     typed), ``cli`` (the type the option is typed as, where it is not the field's) and
-    ``shown`` (the option's default, where the field's is not what one types); ``limits``
-    the bounds the option itself checks (``{"min": 1}``)."""
-    meta: dict[str, Any] = {"help": help, "names": names, "parse": parse, "limits": limits or {}}
+    ``shown`` (the option's default, where the field's is not what one types). Values are
+    checked by the request itself (one line naming the option), never by Typer."""
+    meta: dict[str, Any] = {"help": help, "names": names, "parse": parse}
     if cli is not MISSING:
         meta["cli"] = cli
     if shown is not MISSING:

@@ -5,6 +5,8 @@ every column of the view's table; the terminal's columns are a view, not the sch
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +50,23 @@ TREND_DROP_ORDER = (
     "common_accelerators",
     "best_time_at_common_min",
 )
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON values (every command's JSON document): NaN becomes null, numpy
+    scalars become Python numbers, pandas' missing values null."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    pd = sys.modules.get("pandas")  # never imported: no pandas value can be here
+    if pd is not None and (value is pd.NA or value is pd.NaT):
+        return None
+    return value
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,15 +54,7 @@ def advise(
         fields |= {"busbw_gbs": link.busbw_gbs, "latency_us": link.latency_us}
     elif link is not None:
         fields["interconnect"] = link
-    req = AdviceRequest.of(request, **fields)
-    data = load_advice_data(req, bench=frame, topology=topology)
-    return advise_request(
-        req,
-        bench=data.bench,
-        topology=data.topology,
-        collectives=data.collectives,
-        notes=data.notes,
-    )
+    return _advise_loaded(AdviceRequest.of(request, **fields), bench=frame, topology=topology)
 
 
 def advise_here(request: AdviceRequest) -> Advice:
@@ -71,7 +63,15 @@ def advise_here(request: AdviceRequest) -> Advice:
     advice of it all."""
     given = (request.interconnect, request.busbw_gbs, request.topo, request.collectives)
     detected = topology_here(None, None) if all(v is None for v in given) else None
-    data = load_advice_data(request, topology=detected)
+    return _advise_loaded(request, topology=detected)
+
+
+def _advise_loaded(
+    request: AdviceRequest, *, bench: pd.DataFrame | None = None, topology: Topology | None = None
+) -> Advice:
+    """The advice of ``request`` once the files it names are read (``bench`` or
+    ``topology`` given: used as they are)."""
+    data = load_advice_data(request, bench=bench, topology=topology)
     return advise_request(
         request,
         bench=data.bench,

@@ -284,10 +284,10 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None
         say(view.said)
 
 
-def say(lines) -> None:  # type: ignore[no-untyped-def]
-    """Sentences on stdout, each as plain text (names in it are never markup)."""
+def say(lines, *, stderr: bool = False) -> None:  # type: ignore[no-untyped-def]
+    """Sentences on stdout (or stderr), each as plain text (names in it are never markup)."""
     for line in lines:
-        out.print(line, markup=False, highlight=False)
+        (err if stderr else out).print(line, markup=False, highlight=False)
 
 
 def read_bench(path: Path):

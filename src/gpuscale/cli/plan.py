@@ -9,7 +9,6 @@ from gpuscale.cli.common import (
     RoundNames,
     RoundPaths,
     app,
-    err,
     fail,
     fail_on,
     load_tables,
@@ -51,5 +50,4 @@ def plan(
     title = f"plan: {model['workload']} on {model['family']}" if fmt is Format.table else ""
     print_records(out, records, fmt, title=title)
     say(said)
-    for line in result.notes:  # law, family borrowed, extrapolation: on stderr
-        err.print(line, markup=False, highlight=False)
+    say(result.notes, stderr=True)  # law, family borrowed, extrapolation

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Annotated, NoReturn, TypeVar
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console, ConsoleDimensions
@@ -28,8 +28,6 @@ from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.requests import FieldError, help_of
 from gpuscale.tables.views import TableView
 from gpuscale.version import __version__
-
-T = TypeVar("T")
 
 
 def _hide_flag_types() -> None:

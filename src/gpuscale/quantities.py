@@ -7,6 +7,7 @@ No heavy imports: the CLI parses sizes before deciding whether torch is needed.
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
 from decimal import Decimal
@@ -202,3 +203,12 @@ def span(low: str, high: str, joiner: str = "-") -> str:
     """A range as written: ``1.3-1.6``, or one value where both ends read alike (never
     ``+35% to +35%``); ``joiner`` between them (``-``, `` to ``)."""
     return low if low == high else f"{low}{joiner}{high}"
+
+
+def factor_interval(width_log: float) -> str:
+    """An interval multiplicative about its value (``exp(+/-width_log)``) as it reads:
+    ``-26% to +35%``, and past a factor of 1.5 also the factor (``-74% to +284%, a factor
+    of 3.84 either way``); never ``+/-284%`` (no step is 184% below nothing)."""
+    factor = math.exp(width_log)
+    text = span(f"-{1 - 1 / factor:.0%}", f"+{factor - 1:.0%}", " to ")
+    return text + (f", a factor of {factor:.3g} either way" if factor >= 1.5 else "")

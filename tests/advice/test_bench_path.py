@@ -140,7 +140,7 @@ def test_contention_comes_from_the_most_specific_rows_that_measured_it(tmp_path:
     )
     alone = gpuscale.advise(bench=only_one, link="pcie4-x16", max_devices=2)
     text = " ".join(alone.explanation)
-    assert "the N > 1 figures are extrapolated" in text and "+/-35% assumed" in text
+    assert "the N > 1 figures are extrapolated" in text and "-26% to +35% assumed" in text
 
 
 def test_cpu_devices_are_processes_of_this_host(tmp_path: Path, monkeypatch) -> None:

@@ -103,7 +103,9 @@ def test_a_wide_step_interval_softens_a_multi_device_choice() -> None:
     lines = headline(defaults=[], noise_steps=2, step_width_log=math.log(3.84), devices=8)
     assert any("noise scale measured over 2 step(s)" in line for line in lines)
     firm = [line for line in lines if line.startswith("Not a firm choice")]
-    assert firm and "+/-284%" in firm[0] and "--nproc 1,8" in firm[0]
+    # a multiplicative interval as it reads: never "+/-284%" (no step is 184% below 0)
+    assert firm and "-74% to +284%, a factor of 3.84 either way" in firm[0]
+    assert "--nproc 1,8" in firm[0]
     assert headline(defaults=[], noise_steps=None, step_width_log=0.1, devices=8) == []
 
 

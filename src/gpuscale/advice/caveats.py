@@ -16,14 +16,17 @@ from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice.intervals import as_throughput
 from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
 from gpuscale.advice.step_error import StepError
 from gpuscale.analysis.bench_scaling import bench_scaling
-from gpuscale.quantities import format_count, number
+from gpuscale.quantities import factor_interval, format_count, number
 
 FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
-WIDE_STEP_INTERVAL = math.log(1.5)  # a step interval wider than +/-50% cannot decide a count
+WIDE_STEP_INTERVAL = math.log(
+    1.5
+)  # a step interval wider than a factor of 1.5 cannot decide a count
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +96,7 @@ def headline(
         )
     if devices > 1 and step_width_log > WIDE_STEP_INTERVAL:
         lines.append(
-            f"Not a firm choice: the step's 80% interval is +/-{math.exp(step_width_log) - 1:.0%}"
+            f"Not a firm choice: the step's 80% interval is {factor_interval(step_width_log)}"
             f"; measure {devices} devices first (gpuscale bench --nproc 1,{devices} "
             "--steps 30) and advise again on those rows."
         )
@@ -129,13 +132,12 @@ def against_measured(
     throughput interval, the measurement beside the prediction; a flagged one is said as
     flagged."""
     lines = []
+    throughput = [None if f is None else as_throughput(f) for f in (predictions, alternative)]
     for m in measured:
-        row = _predicted_like([predictions, alternative], m.devices, m.batch_per_device)
+        row = _predicted_like(throughput, m.devices, m.batch_per_device)
         if row is None:
             continue
-        predicted = float(row["throughput_efficiency"]) * m.devices
-        scale = predicted / float(row["speedup"]) if row["speedup"] > 0 else 1.0
-        low, high = float(row["speedup_low"]) * scale, float(row["speedup_high"]) * scale
+        low, high = float(row["speedup_low"]), float(row["speedup_high"])
         if m.flagged and not m.allowed:
             lines.append(
                 f"Measured on {m.devices} devices: throughput speedup {number(m.speedup)}, "

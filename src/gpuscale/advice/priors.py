@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from gpuscale.advice.assumptions import Assumption, input_pipeline
 from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.step_error import StepError
+from gpuscale.quantities import factor_interval
 
 # Standard normal quantiles at (i - 0.5) / 20, i = 1..20: the shape of the spread the
 # wait prior draws its E[max of N] from (``Compute.wait_ms``).
@@ -100,7 +101,8 @@ ERROR = StepError(
     width_log=math.log(1.10),
     measured_n=1,
     source="no measurement at N > 1: DDP's own work and the slowest device's wait over "
-    "their priors' ranges, and +/-10% at N = 2 for the rest (widening with log2 N)",
+    f"their priors' ranges, and {factor_interval(math.log(1.10))} at N = 2 for the rest "
+    "(widening with log2 N)",
 )
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gpuscale.quantities import span
+from gpuscale.quantities import factor_interval, span
 
 Z80 = 1.2816  # two-sided 80%: the 10th and 90th percentiles of a normal
 EXTRAPOLATED = math.log(1.35)  # half-width (log) when nothing at N > 1 was measured
@@ -35,7 +35,8 @@ class StepError:
     measured_n: int = 1
     source: str = (
         "no measurement at N > 1: the N > 1 figures are extrapolated, 80% interval "
-        "+/-35% assumed (unseen models predicted at N = 2 from N = 1 alone were 24-38% off)"
+        f"{factor_interval(EXTRAPOLATED)} assumed (unseen models predicted at N = 2 from "
+        "N = 1 alone were 24-38% off)"
     )
     residuals: tuple[float, ...] = ()
 
@@ -58,7 +59,7 @@ def from_residuals(residuals: list[float], measured_n: int, what: str) -> StepEr
         width_log=max(width, math.log(1.02)),
         measured_n=measured_n,
         source=(
-            f"80% interval +/-{math.exp(width) - 1:.0%} from {len(r)} leave-one-out "
+            f"80% interval {factor_interval(width)} from {len(r)} leave-one-out "
             f"prediction(s) of {what} ({_errors(low, high)})"
         ),
         residuals=tuple(float(v) for v in r),

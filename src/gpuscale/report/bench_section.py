@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from gpuscale.advice.intervals import as_throughput
 from gpuscale.analysis.bench_scaling import (
     SPEEDUP_BASIS,
     bench_scaling,
@@ -119,27 +120,12 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     return out
 
 
-def throughput_speedup(predictions: pd.DataFrame) -> pd.DataFrame:
-    """The advice's predictions as the bench measures them: throughput over one device's
-    (``speedup`` and its 80% interval without the convergence factor:
-    ``throughput_efficiency x N``, the interval scaled alike)."""
-    scale = (
-        predictions["throughput_efficiency"] * predictions["accelerators"] / predictions["speedup"]
-    )
-    return predictions.assign(
-        speedup=predictions["speedup"] * scale,
-        speedup_low=predictions["speedup_low"] * scale,
-        speedup_high=predictions["speedup_high"] * scale,
-        efficiency=predictions["throughput_efficiency"],
-    )
-
-
 def against_measured(
     predicted: pd.DataFrame, measured: pd.DataFrame, runs: pd.Series, *, allowed: bool = False
 ) -> list[str]:
     """One sentence per measured run (``runs``: their labels) at N > 1 of the advised
     model: its throughput speedup and whether it lies in the advice's 80% interval at that
-    N (``predicted``: :func:`throughput_speedup`'s columns); flagged runs are said so
+    N (``predicted``: ``advice.intervals.as_throughput``'s columns); flagged runs are said so
     (``allowed``: the advice used them, ``--allow-flagged``)."""
     by_n = predicted.set_index("accelerators")
     lines = []
@@ -178,7 +164,7 @@ def advice_figure(
         return [f"No advice: {given.refused}"], None, [f"No advice: {given.refused}"], given.refused
     inputs = result.inputs
     assert inputs is not None
-    predicted = throughput_speedup(result.predictions)
+    predicted = as_throughput(result.predictions)
     model = inputs.name
     of_model = scaling["model"] == model
     measured = scaling[of_model]

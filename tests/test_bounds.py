@@ -40,6 +40,9 @@ NUMBERS = ["--params", "7M", "--step-ms", "20"]
         (["advise", *NUMBERS, "--latency-us", "inf"], "--latency-us inf: must be"),
         (["plan", "-w", "bert", "-a", "H100", "--price", "1e308"], "--price 1e+308: must"),
         (["plan", "-w", "bert", "-a", "H100", "--power-w", "nan"], "--power-w nan: must"),
+        # a device drawing 0 W cannot run: it gave 0 kWh, "Power: given" (a user walk)
+        (["plan", "-w", "bert", "-a", "H100", "--power-w", "0"], "--power-w 0: must be"),
+        (["advise", *NUMBERS, "--power-w", "0"], "--power-w 0: must be a number above 0"),
         (["plan", "-w", "bert", "-a", "H100", "-n", "²"], "'²' is not a whole number"),
         (["plan", "-w", "bert", "-a", "H100", "-n", "1-100000000:1"], "up to 1,000,000"),
         (["plan", "-w", "bert", "-a", "H100", "-n", "1-1000000:1"], "at most 1,000"),

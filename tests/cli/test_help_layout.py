@@ -24,6 +24,7 @@ def _help(name: str) -> str:
 def test_every_option_name_is_whole_at_80_columns(name: str) -> None:
     shown = _help(name)
     assert max(len(line) for line in shown.splitlines()) <= 80
+    assert "…" not in shown  # nothing cut short (a path too long for its column was)
     words = set(shown.replace("│", " ").replace(",", " ").split())
     for param in COMMANDS[name].params:
         for option in [*param.opts, *param.secondary_opts]:

@@ -50,7 +50,7 @@ _RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "global_batch": (1, 2**31 - 1, True, False),
     "target_efficiency": (0, 1, False, True),
     "price": (0, 1e9, False, False),
-    "power_w": (0, 1e5, False, False),
+    "power_w": (0, 1e5, False, True),  # a device drawing 0 W cannot run
 }
 
 

@@ -69,7 +69,7 @@ class ReportRequest:
         True,
         names=("--cache/--no-cache",),
         help="Reuse figures and analyses of an earlier report of the same data and code "
-        "(kept in ~/.cache/gpuscale/report).",
+        "(kept in gpuscale/report under ~/.cache or $XDG_CACHE_HOME).",
     )
 
     def __post_init__(self) -> None:

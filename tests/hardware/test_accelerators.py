@@ -91,7 +91,15 @@ def test_variants_are_read_from_the_name() -> None:
 
 @pytest.mark.parametrize(
     ("name", "family"),
-    [("NVIDIA NVIDIA Foo 9000", "NVIDIA Foo 9000"), ("Acme Tensor Thing", "Acme Tensor Thing")],
+    [
+        ("NVIDIA NVIDIA Foo 9000", "NVIDIA Foo 9000"),
+        ("Acme Tensor Thing", "Acme Tensor Thing"),
+        # a model number is whole: these were read as H100, A100 and B200 (a user walk:
+        # `plan -a H1000` planned an H100)
+        ("NVIDIA H1000", "NVIDIA H1000"),
+        ("NVIDIA RTX A1000", "NVIDIA RTX A1000"),
+        ("NVIDIA B2000", "NVIDIA B2000"),
+    ],
 )
 def test_unknown_names_are_kept_as_written_and_reported(name: str, family: str) -> None:
     part = normalise_accelerator(name)

@@ -191,6 +191,11 @@ class Advice:
     # (``advice.caveats``); also the explanation's first lines
     caveats: tuple[str, ...] = ()
 
+    def __str__(self) -> str:
+        """The advice as ``gpuscale advise`` says it (``print(advice)``; the fields, and
+        every number, are the dataclass's: ``repr``)."""
+        return "\n".join(f"- {line}" for line in self.explanation)
+
     @property
     def recommended(self) -> int:
         return self.decision.devices

@@ -228,7 +228,7 @@ def report(
     out.print(f"report written to {path}", markup=False, highlight=False)
     for line in missing:
         err.print(f"warning: {line}", markup=False, highlight=False)
-    if open_browser:
-        webbrowser.open(path.resolve().as_uri())
+    if open_browser and not webbrowser.open(path.resolve().as_uri()):
+        err.print(f"note: no browser found to open it; open {path} yourself", markup=False)
     if missing:
         raise typer.Exit(1)

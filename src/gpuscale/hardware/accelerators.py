@@ -99,6 +99,12 @@ _PRODUCTS: tuple[Product, ...] = (
     Product(r"ipu\s*gc200|gc200|\bm2000\b", "Graphcore", "IPU-GC200"),
     Product(r"ascend\s*910", "Huawei", "Ascend910"),
 )
+# A model number is whole: "h1000" is no H100, "a1000" (an RTX A1000) no A100, "b2000" no
+# B200 (each was read as the other); "H100-SXM5", "H100SXM" and "A100_80GB" still are.
+_MATCHERS = tuple(
+    (p, re.compile(p.pattern + (r"(?!\d)" if p.pattern[-1].isdigit() else "")).search)
+    for p in _PRODUCTS
+)
 # A name that says only "TPU": the version is in the system id or name (v0.7, v1.0).
 _BARE_TPU = re.compile(r"(google\s*)?(cloud\s*)?tpu")
 _TPU_IN_HINT = re.compile(r"tpu[-_\s]*(v\d+[a-z]*|trillium|ironwood)")
@@ -165,7 +171,7 @@ def normalise_accelerator(name: str | None, hint: str = "") -> Accelerator:
         if version is None:
             return _unknown(text)
         return normalise_accelerator(f"TPU-{version.group(1)}")
-    product = next((p for p in _PRODUCTS if re.search(p.pattern, lowered)), None)
+    product = next((p for p, found in _MATCHERS if found(lowered)), None)
     if product is None:
         return _unknown(text)
     form = next((f for key, f in _FORMS if re.search(rf"\b{key}|{key}\b|-{key}", lowered)), None)

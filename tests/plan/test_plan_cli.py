@@ -111,3 +111,15 @@ def test_json_and_csv_keep_the_notes_the_table_says() -> None:
     as_csv = runner.invoke(app, [*asked, "-f", "csv"])
     assert [n for n in as_csv.stderr.splitlines() if n.strip()] == notes
     assert [int(r["accelerators"]) for r in csv.DictReader(io.StringIO(as_csv.stdout))] == [8, 64]
+
+
+def test_the_batch_per_accelerator_is_the_global_batch_shown_over_the_count() -> None:
+    """It was of the fitted batch: 478.93 per device beside a global batch of 479 on one
+    RTX 4090 (a user walk), as the schema says: ``global_batch / accelerators``."""
+    result = runner.invoke(
+        app, ["plan", "-w", "bert", "-a", "RTX 4090", "--devices", "1,2,6,64", "-f", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    for row in json.loads(result.stdout)["rows"]:
+        assert row["global_batch"] == int(row["global_batch"])
+        assert row["batch_per_accelerator"] == row["global_batch"] / row["accelerators"]

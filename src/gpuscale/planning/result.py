@@ -103,6 +103,9 @@ def _rows(points: list[dict], request: PlanRequest, fit: dict, family: str) -> l
             | {
                 "nodes": math.ceil(n[k] / request.devices_per_node),
                 "global_batch": round(p["global_batch"]),  # whole samples; E(B) used the fit
+                # as its schema says, of the global batch shown (it was of the fitted one:
+                # 478.93 per device beside a global batch of 479 on one device)
+                "batch_per_accelerator": round(p["global_batch"]) / n[k],
                 "throughput_efficiency": math.exp(
                     points[0]["log_y"] - p["log_y"]
                 ),  # per device, relative to the smallest count asked

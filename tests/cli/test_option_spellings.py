@@ -17,6 +17,9 @@ SHARED = {
     "--interconnect": ("advise", "plan", "report", "collectives"),
     "--max-devices": ("advise", "report"),
     "--allow-flagged": ("advise", "report"),
+    # a user walk: one quantity, several names across commands
+    "--workload": ("scores", "analyze", "report", "energy", "trends", "plan", "advise"),
+    "--benchmark": ("scores", "analyze", "report", "energy", "trends", "plan", "advise"),
 }
 
 

@@ -203,6 +203,7 @@ class AdviceRequest(JsonRequest):
     )
     workload: str | None = option(
         None,
+        names=("--workload", "--benchmark"),  # --benchmark as the MLPerf commands spell it
         help="Convergence of an MLPerf workload (its RCPs), e.g. bert; also checks the predicted"
         " time against MLPerf's fastest systems.",
     )

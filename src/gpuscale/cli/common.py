@@ -140,7 +140,10 @@ FormatOption = Annotated[
 Benchmarks = Annotated[
     list[str] | None,
     typer.Option(
-        "--benchmark", "-b", help="Benchmark or workload name(s); 'study' for the study's four."
+        "--benchmark",
+        "-b",
+        "--workload",  # as plan and advise spell it
+        help="Benchmark or workload name(s); 'study' for the study's four.",
     ),
 ]
 

@@ -102,7 +102,7 @@ class PlanRequest(JsonRequest):
 
     json_name: ClassVar[str] = "plan request"
     workload: str = option(
-        names=("--workload", "-w"),
+        names=("--workload", "-w", "--benchmark", "-b"),  # -b as the MLPerf commands
         shown="",
         help="MLPerf benchmark or the study's name (e.g. llama2_70b_lora, bert, sd).",
     )

@@ -91,10 +91,13 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         f"{format_ms(fixed.ms, step_ms)} fixed per step ({fixed.source}) and "
         f"{format_ms(step_ms - compute.fixed_ms, step_ms)} of per-sample work."
     )
-    warnings: list[str] = []
     if fixed.source == "assumed":  # one step time: the whole step's rate is all we know
         low = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
         warnings = rate_warnings(whole, device, precision, low_note=low)
+    else:  # the fixed cost measured or entered: a low per-sample rate is a small model's
+        # (kernels too short to fill the device: the published study's own), one above the
+        # peak cannot be
+        warnings = rate_warnings(split.tflops, device, precision, low=False)
     return replace(
         basis,
         spec=spec,

@@ -26,3 +26,14 @@ def test_a_per_sample_rate_above_the_peak_is_flagged_with_two_step_times() -> No
 def test_the_published_small_models_two_step_times_are_not_flagged() -> None:
     advice = gpuscale.advise(step_ms=(18.6, 30.5), batch=(8, 64), **DEVICE)
     assert _implausible(advice) == []
+
+
+def test_the_device_a_link_implies_is_charged_its_power_as_it_is_checked() -> None:
+    """nvlink4 implied an H100 for the rate check while the power said "unknown device"
+    (a user walk): the same device for both, said to be implied."""
+    advice = gpuscale.advise(params=300e6, step_ms=10, batch=16, link="nvlink4")
+    power = advice.inputs.power
+    assert power.watts is not None and "the link nvlink4 implies" in power.source
+    assert advice.predictions["energy_kwh"].notna().all()
+    unimplied = gpuscale.advise(params=300e6, step_ms=10, batch=16, link="pcie-phb")
+    assert unimplied.inputs.power.watts is None

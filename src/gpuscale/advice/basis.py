@@ -110,12 +110,22 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         error=priors.ERROR,
         min_batch=max(1, per_device // 8),  # the fixed cost prices smaller batches
         overlap=req.overlap,
-        power=device_power(None, req.device_name, given_w=req.power_w),
+        power=_power(req, device, basis.network.intra.name),
         sources=(*basis.sources, source),
         warnings=(*basis.warnings, *warnings),
         name=f"a {format_count(spec.params)}-parameter model",
         assumed=(*basis.assumed, *_assumed(req, fixed, spec)),
     )
+
+
+def _power(req: AdviceRequest, device: str | None, link: str) -> Power:
+    """The power per device of the device named, else of the one the link implies (as
+    the rate check reads it: ``nvlink4``, an H100 SXM), said so."""
+    power = device_power(None, device, given_w=req.power_w)
+    if req.device_name is None and req.power_w is None and power.watts is not None:
+        said = f"{power.source}, the device the link {link} implies (--device-name to name it)"
+        return replace(power, source=said)
+    return power
 
 
 def _fixed(

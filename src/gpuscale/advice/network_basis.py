@@ -75,7 +75,9 @@ def network_basis(
             f"Link: the curves measured in {curves.source} on "
             f"{', '.join(map(str, ranks))} ranks; other counts from "
             f"{number(network.intra.busbw_gbs)} GB/s bus bandwidth, "
-            f"{number(network.intra.latency_us)} us latency read off them."
+            f"{number(network.intra.latency_us)} us latency fitted to them (a latency plus "
+            "bytes over a bandwidth: the bandwidth is the curves' limit at large messages, "
+            "above what a message as small as those measured reaches)."
         )
     if nodes > 1:
         sources.append(

@@ -77,7 +77,7 @@ def network_basis(
             f"{number(network.intra.busbw_gbs)} GB/s bus bandwidth, "
             f"{number(network.intra.latency_us)} us latency fitted to them (a latency plus "
             "bytes over a bandwidth: the bandwidth is the curves' limit at large messages, "
-            "above what a message as small as those measured reaches)."
+            "which the messages measured may not reach)."
         )
     if nodes > 1:
         sources.append(

@@ -3,6 +3,8 @@ has ticks to read it by, and the counts written beside points never overlap."""
 
 from __future__ import annotations
 
+import itertools
+
 import pandas as pd
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -130,3 +132,23 @@ def test_no_legend_asks_to_hover(study_analysis) -> None:
             legend = ax.get_legend()
             texts = [t.get_text() for t in legend.get_texts()] if legend else []
             assert not [t for t in texts if "hover" in t.lower()], texts
+
+
+def test_legend_markers_never_touch(study_analysis) -> None:
+    """The equilibrium picks' legend markers (knee, speed x efficiency, threshold) drawn
+    at the plot's size touched one another (a user walk, Llama2's E' figure): two
+    neighbouring entries' markers (``s`` in points squared) fit in the rows' pitch."""
+    for result in study_analysis["study"]:
+        chart = FIGURES["efficiency"](result)
+        canvas = FigureCanvasAgg(chart.figure)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        legend = chart.figure.axes[0].get_legend()
+        points_per_pixel = 72 / chart.figure.dpi
+        rows = []  # (the entry's centre in points, its marker's diameter in points)
+        for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True):
+            box = text.get_window_extent(renderer)
+            size = handle.get_sizes()[0] if hasattr(handle, "get_sizes") else 0.0
+            rows.append(((box.y0 + box.y1) / 2 * points_per_pixel, size**0.5))
+        for (y_a, d_a), (y_b, d_b) in itertools.pairwise(rows):
+            assert (d_a + d_b) / 2 <= abs(y_a - y_b), (result.workload, d_a, d_b, y_a - y_b)

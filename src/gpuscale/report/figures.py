@@ -92,16 +92,11 @@ def _mark_picks(ax: Axes, eq: Equilibrium, where: Callable[[Pick], tuple[float, 
     for pick in eq.picks:
         colour, marker = PICK_STYLE[pick.criterion]
         x, y = where(pick)
+        style = {"facecolors": "none", "edgecolors": colour, "marker": marker}
+        ax.scatter([x], [y], s=160, linewidths=1.4, zorder=5, **style)
+        # the legend's marker smaller than the plot's: at full size the three touched
         ax.scatter(
-            [x],
-            [y],
-            s=160,
-            facecolors="none",
-            edgecolors=colour,
-            marker=marker,
-            linewidths=1.4,
-            label=f"{pick.label}: {pick.accelerators:,}",
-            zorder=5,
+            [], [], s=70, linewidths=1.2, label=f"{pick.label}: {pick.accelerators:,}", **style
         )
 
 

@@ -90,18 +90,76 @@ def app_():
     return app
 
 
-def test_fewer_devices_than_an_explicit_reference_is_not_super_linear() -> None:
+def test_fewer_devices_than_an_explicit_reference_says_so() -> None:
     """Against a 64-device reference, a 16-device system of the same family taking 3x the
     time has E' = (1/3) / (16/64) = 1.33: sub-linear scaling from 16 to 64 seen from
-    below, not a super-linear value."""
+    below, not a super-linear value, and the column says so (it was left empty, while
+    the column is defined as why E' is above 1)."""
     from .tables import scores as scores_of
 
     scores = scores_of(
         [
             ("big", "H100-SXM5-80GB", 64, 10.0),
             ("small", "H100-SXM5-80GB", 16, 30.0),
+            ("tiny", "H100-SXM5-80GB", 16, 39.95),
         ]
     )
     table = scaling_table(scores, "bert", reference="Org/big").set_index("system_id")
     assert table.loc["small", "normalized_efficiency"] == pytest.approx(4 / 3)
-    assert table.loc["small", "superlinear"] == ""
+    assert table.loc["small", "superlinear"] == "below N_ref"
+    assert 1 < table.loc["tiny", "normalized_efficiency"] < 1 + TOLERANCE
+    assert table.loc["tiny", "superlinear"] == "below N_ref"
+
+
+def test_every_e_prime_above_one_says_why_against_a_large_named_reference(v41) -> None:
+    """v4.1 BERT against NVIDIA's Eos at 64 H100 (the user walk): XE8640x4H100 at E' 1.41,
+    the H100 systems at 8 at 1.25-1.33 and 1-Click-Cluster_n2 at 1.09 all had an empty
+    reason. Every E' above 1 has one now, in the words of ``REASONS``."""
+    table = scaling_table(v41.scores, "bert", reference="NVIDIA/eos_n8_ngc23.04_pytorch").set_index(
+        "system_id"
+    )
+    above = table["normalized_efficiency"] > 1
+    assert above.sum() >= 15
+    assert table.loc[above, "superlinear"].isin(REASONS).all()
+    assert (table.loc[~above, "superlinear"] == "").all()
+    assert table.loc["XE8640x4H100-SXM-80GB", "normalized_efficiency"] == pytest.approx(
+        1.41, abs=0.01
+    )
+    assert table.loc["XE8640x4H100-SXM-80GB", "superlinear"] == "below N_ref"
+
+
+def test_e_prime_a_hair_above_one_says_why() -> None:
+    """More devices than the reference (the fastest at 8), 0.3% above 1: within the
+    run-to-run spread, not a case to check (it had no reason); 8% above 1 is."""
+    from .tables import scores as scores_of
+
+    scores = scores_of(
+        [
+            ("ref", "H100", 8, 10.0),
+            ("peer", "H100", 8, 10.0),
+            ("hair", "H100", 16, 10.0 / 2 / 1.003),
+            ("far", "H100", 32, 10.0 / 4 / 1.08),
+        ]
+    )
+    table = scaling_table(scores, "bert", reference="study").set_index("system_id")
+    assert table.loc["ref", "superlinear"] == ""
+    assert table.loc["peer", "superlinear"] == ""
+    assert table.loc["hair", "superlinear"] == "within spread"
+    assert table.loc["far", "superlinear"] == "above peers too"
+
+
+def test_every_bundled_e_prime_above_one_says_why(bundled) -> None:
+    """Under both rules, every E' above 1 of every bundled workload has a reason (23 within
+    0.5% of 1 had none)."""
+    missing = []
+    for round_name in sorted(bundled.scores["round"].unique()):
+        scores = bundled.scores[bundled.scores["round"] == round_name]
+        for workload in sorted(scores["workload"].unique()):
+            for rule in ("study", "family"):
+                table = scaling_table(scores, workload, reference=rule)
+                if table.empty:
+                    continue
+                above = table["normalized_efficiency"] > 1
+                empty = above & ~table["superlinear"].isin(REASONS)
+                missing += [(round_name, workload, rule, s) for s in table.loc[empty, "system_id"]]
+    assert missing == []

@@ -91,6 +91,28 @@ def test_a_figure_of_flagged_counts_only_is_not_drawn_and_says_why(result) -> No
             FIGURES[name](flagged)
 
 
+def test_an_interval_that_excludes_its_estimate_draws_a_bar_ending_there(result) -> None:
+    """The analysis no longer gives one, but an E' interval lying wholly below its E'
+    (as RetinaNet's in v5.0 under the family rule did) must not stop the report
+    (matplotlib refuses a negative error bar): its bar runs from the low end up to E'."""
+    table = result.table.copy()
+    row = table.index[table["system_id"] == "h16"][0]
+    value = float(table.at[row, "normalized_efficiency"])
+    table.loc[row, ["normalized_efficiency_ci_low", "normalized_efficiency_ci_high"]] = [
+        value * 0.9,
+        value * 0.95,
+    ]
+    chart = FIGURES["efficiency_ci"](dataclasses.replace(result, table=table))
+    segments = [
+        segment
+        for collection in chart.figure.axes[0].collections
+        for segment in getattr(collection, "get_segments", list)()
+    ]
+    at = table.at[row, "accelerators"]
+    ends = {tuple(np.round(s[:, 1], 9)) for s in segments if s[0, 0] == at}
+    assert ends == {(round(value * 0.9, 9), round(value, 9))}
+
+
 def test_svg_tooltips_escape_untrusted_names(result) -> None:
     chart = FIGURES["efficiency"](result)
     svg = chart_svg(chart, "t")

@@ -154,10 +154,16 @@ def basic_interval(
 ) -> tuple[float, float]:
     """The basic (reflected) bootstrap interval on the log scale: ``estimate x exp(-q)``
     for the upper and lower quantiles ``q`` of the replicates' log errors (their log
-    value minus the bootstrap world's true one). NaN where fewer than half are finite."""
+    value minus the bootstrap world's true one). NaN where fewer than half are finite.
+
+    It always holds ``estimate``: where the errors' quantiles are both of one sign (a
+    bias correction larger than the spread, a skewed replicate distribution) the side
+    that would exclude the estimate is widened to it, never the other narrowed. An
+    interval that excludes the number it qualifies cannot be reported as its 95% range."""
     finite = log_errors[np.isfinite(log_errors)]
     if len(finite) < len(log_errors) / 2 or not np.isfinite(estimate):
         return float("nan"), float("nan")
     alpha = (1 - level) / 2
     q_low, q_high = np.quantile(finite, [alpha, 1 - alpha])
+    q_low, q_high = min(float(q_low), 0.0), max(float(q_high), 0.0)
     return float(estimate * np.exp(-q_high)), float(estimate * np.exp(-q_low))

@@ -3,19 +3,21 @@ figures and the prose.
 
 E' = (T_ref / T) / (N / N_ref) above 1 reads as super-linear scaling, which MLPerf's
 time-to-train hardly ever shows; it is nearly always a comparison of different systems.
-Each value above ``1 + TOLERANCE`` gets one short reason (column ``superlinear``):
+Every value above 1 gets one short reason (column ``superlinear``), the first that holds:
 
 * ``other family``: another accelerator family than the reference (faster devices);
-* (unmarked) fewer devices than the reference: E' above 1 there is sub-linear scaling
-  from N up to N_ref seen from below, not a super-linear value;
+* ``below N_ref``: fewer accelerators than the reference (a reference named at a large
+  count): E' above 1 there is sub-linear scaling from N up to N_ref seen from below
+  (T_ref more than N / N_ref of T), not a super-linear value;
 * ``faster at N_ref``: the same count as the reference, a faster system (E' = T_ref / T);
+* ``within spread``: more accelerators than the reference and above 1 by at most
+  ``TOLERANCE`` (0.5%), less than the run-to-run spread of the olympic average: not a
+  super-linear value;
 * ``slow reference``: against the fastest system of its family at the reference's count,
-  E' is at most 1: the reference is slow (software, batch), not the scaling good;
+  E' is at most ``1 + TOLERANCE``: the reference is slow (software, batch), not the
+  scaling good;
 * ``above peers too``: above 1 against that faster peer as well: the systems differ in
   more than the count (batch, samples to converge, software); check it.
-
-``TOLERANCE`` (0.5%) keeps values that print as 1.00 unmarked; run-to-run spread of the
-olympic average is larger than that.
 """
 
 from __future__ import annotations
@@ -26,9 +28,13 @@ TOLERANCE = 0.005
 
 REASONS: dict[str, str] = {
     "other family": "another accelerator family than the reference (faster devices), not scaling",
+    "below N_ref": "fewer accelerators than the reference: sub-linear scaling up to its "
+    "count, seen from below, not super-linear",
     "faster at N_ref": "a faster system at the reference's own count, not scaling",
     "slow reference": "a faster peer at the reference's count brings E' to 1 or below: "
     "the reference is slow, not the scaling super-linear",
+    "within spread": f"within {TOLERANCE:.1%} of 1, less than the run-to-run spread of the "
+    "olympic average: not super-linear",
     "above peers too": "above 1 against the fastest peer at the reference's count too: "
     "the systems differ in more than the count (batch, samples to converge, software)",
 }
@@ -39,7 +45,7 @@ def superlinear(table: pd.DataFrame) -> pd.Series:
     a scaling table (``gpuscale.tables.SCALING_COLUMNS`` up to ``normalized_efficiency``;
     per-family references allowed)."""
     out = pd.Series("", index=table.index, dtype=object)
-    above = table["normalized_efficiency"] > 1 + TOLERANCE
+    above = table["normalized_efficiency"] > 1
     if not above.any():
         return out
     key = table["org"].astype(str) + "/" + table["system_id"].astype(str)
@@ -52,8 +58,7 @@ def superlinear(table: pd.DataFrame) -> pd.Series:
             out[index] = "other family"
             continue
         if float(row["accelerators"]) < n_ref:
-            # fewer devices than the reference: E' > 1 is what sub-linear scaling from N
-            # up to N_ref looks like from below (an explicit reference at a large count)
+            out[index] = "below N_ref"
             continue
         if float(row["accelerators"]) == n_ref:
             out[index] = "faster at N_ref"
@@ -66,7 +71,12 @@ def superlinear(table: pd.DataFrame) -> pd.Series:
         against_peer = (fastest / float(row["time_to_train_min"])) / (
             float(row["accelerators"]) / n_ref
         )
-        out[index] = "slow reference" if against_peer <= 1 + TOLERANCE else "above peers too"
+        if float(row["normalized_efficiency"]) <= 1 + TOLERANCE:
+            out[index] = "within spread"
+        elif against_peer <= 1 + TOLERANCE:
+            out[index] = "slow reference"
+        else:
+            out[index] = "above peers too"
     return out
 
 

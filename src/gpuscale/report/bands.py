@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
@@ -22,3 +23,13 @@ def interval_band(
         linewidth=0,
         label=label,
     )
+
+
+def error_bars(value: pd.Series, low: pd.Series, high: pd.Series) -> np.ndarray:
+    """Matplotlib's ``yerr`` for intervals ``low .. high`` around ``value``: the lengths
+    below and above, 0 where an end is unknown, and never negative (an interval that
+    does not hold its value, which the analysis does not give, draws a bar ending at the
+    value instead of stopping the figure: matplotlib refuses negative lengths)."""
+    below = np.asarray(value, float) - np.asarray(low, float)
+    above = np.asarray(high, float) - np.asarray(value, float)
+    return np.clip(np.nan_to_num(np.vstack([below, above]), nan=0.0), 0.0, None)

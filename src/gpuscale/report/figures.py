@@ -21,6 +21,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
+from gpuscale.report.bands import error_bars
 from gpuscale.report.convergence_figures import convergence, decomposition
 from gpuscale.report.figures_common import point_labels, title
 from gpuscale.report.style import (
@@ -163,12 +164,14 @@ def normalized_efficiency(
     for i, (family, group) in enumerate(table.groupby("accelerator_family", sort=True)):
         colour = styles[family][0]
         if intervals:
-            low = group["normalized_efficiency"] - group["normalized_efficiency_ci_low"]
-            high = group["normalized_efficiency_ci_high"] - group["normalized_efficiency"]
             ax.errorbar(
                 group["accelerators"],
                 group["normalized_efficiency"],
-                yerr=np.vstack([low.fillna(0), high.fillna(0)]),
+                yerr=error_bars(
+                    group["normalized_efficiency"],
+                    group["normalized_efficiency_ci_low"],
+                    group["normalized_efficiency_ci_high"],
+                ),
                 fmt="none",
                 ecolor=colour,
                 elinewidth=0.9,

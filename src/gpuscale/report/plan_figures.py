@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.quantities import number
-from gpuscale.report.bands import interval_band
+from gpuscale.report.bands import error_bars, interval_band
 from gpuscale.report.style import (
     OKABE_ITO,
     Chart,
@@ -57,10 +57,11 @@ def plan_chart(
     ax.errorbar(
         asked["accelerators"],
         asked["time_to_train_min"],
-        yerr=[
-            asked["time_to_train_min"] - asked["time_to_train_min_low"],
-            asked["time_to_train_min_high"] - asked["time_to_train_min"],
-        ],
+        yerr=error_bars(
+            asked["time_to_train_min"],
+            asked["time_to_train_min_low"],
+            asked["time_to_train_min_high"],
+        ),
         fmt="D",
         color="#000000",
         markersize=4,

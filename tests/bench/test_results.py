@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
+from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import (
     ResultsError,
     append_result,
@@ -184,7 +185,8 @@ def test_speedup_break_even_and_the_superlinear_flag() -> None:
 def test_noisy_and_busy_runs_are_flagged() -> None:
     noisy = bench_record("a", 10, 1, 100.0)
     noisy["timing"]["step_ms_p95"] = 3 * noisy["timing"]["step_ms_p50"]
-    busy = bench_record("b", 10, 1, 100.0)
+    # 100 steps of 35 ms synced and no-sync: 7 s timed, long enough to measure the shares
+    busy = bench_record("b", 10, 1, 100.0, config=BenchConfig(steps=100), forward_ms=31.5)
     busy["host"] = {"other_load_share": 0.4, "steal_share": 0.2}
     flags = bench_table([noisy, busy]).set_index("model")["flags"]
     assert "noisy synchronised steps" in flags["a"]

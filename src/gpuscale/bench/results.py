@@ -24,7 +24,7 @@ import numpy as np
 from gpuscale.bench.config import fields_of_key, tf32_mode
 from gpuscale.bench.evidence import grade
 from gpuscale.bench.record import record_problem
-from gpuscale.plausibility import run_flags
+from gpuscale.plausibility import measured_host, run_flags
 from gpuscale.quantities import format_bytes
 from gpuscale.sources.bounded import TooLarge, head, lines_at_most
 from gpuscale.sources.writable import why_unwritable
@@ -247,8 +247,12 @@ def _config(r: dict[str, Any]) -> dict[str, Any]:
 def _row(r: dict[str, Any]) -> dict[str, Any]:
     config, timing = _config(r), r.get("timing") or {}
     nvml, flops = r.get("nvml") or {}, r.get("flops") or {}
-    noise, host = r.get("noise") or {}, r.get("host") or {}
-    flags = list(r.get("flags") or [])
+    noise, flags = r.get("noise") or {}, list(r.get("flags") or [])
+    # shares from a phase too short to measure them are not measured, and the flags rows
+    # written before this rule drew from them are taken back (plausibility.measured_host)
+    host, unmeasured = measured_host(r.get("host"), timing, config.get("steps"))
+    host = host or {}
+    flags = [f for f in flags if f not in unmeasured]
     if r.get("status") == BenchStatus.OK:
         flags += [f for f in run_flags(timing, host, noise) if f not in flags]
     buckets = (r.get("comm") or {}).get("bucket_bytes") or []

@@ -11,9 +11,11 @@ where the run timed it, else the DDP step's (``baseline`` says which);
 and so flatters N > 1. A run without a one-device run of the same configuration gets
 no speedup (it is never compared with another configuration) and a flag saying so. An
 efficiency that cannot be true (super-linear, see ``gpuscale.plausibility``) flags the
-row. The **break-even model size** at N is where the speedup crosses 1: log-linear
-interpolation in parameters between the largest model slower than one device and the
-next larger model that is not, over unflagged rows.
+row, as does a flagged N = 1 run every row read against it (flagged in the bench table:
+a speedup is only as trustworthy as both of its runs). The **break-even model size** at
+N is where the speedup crosses 1: log-linear interpolation in parameters between the
+largest model slower than one device and the next larger model that is not, over
+unflagged rows.
 """
 
 from __future__ import annotations
@@ -57,8 +59,10 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     ok["efficiency"] = efficiency(ok["speedup"], ok["accelerators"])
     ok["speedup_ddp"] = rate_speedup(ok["samples_per_s"], ddp)
     ok["baseline"] = np.where(plain > 0, "plain N = 1 step", np.where(ddp > 0, "DDP N = 1", ""))
+    # at N = 1 the bench table flagged DDP's one-rank step against the plain step, and
+    # each N > 1 row whose N = 1 run is flagged (bench.baselines)
     extra = [
-        superlinear_flag(e, int(n)) if pd.notna(b) else NO_BASELINE
+        (superlinear_flag(e, int(n)) if n > 1 else None) if pd.notna(b) else NO_BASELINE
         for e, n, b in zip(ok["efficiency"], ok["accelerators"], base, strict=True)
     ]
     ok["flags"] = ["; ".join(filter(None, [f, x])) for f, x in zip(ok["flags"], extra, strict=True)]

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuscale.bench.baselines import baseline_flags, one_rank_flags, with_flags
 from gpuscale.bench.config import fields_of_key, tf32_mode
 from gpuscale.bench.evidence import grade
 from gpuscale.bench.record import record_problem
@@ -311,7 +312,8 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     (``exposed_comm_ms``), at most the communication DDP timed (``comm_ms``): the rest is
     ``sync_wait_ms``, waiting for the slowest rank or noise (NaN where no communication was
     timed: the whole of it is then exposed); ``overlap = 1 - exposed / comm`` and
-    ``comm_fraction = exposed / step``.
+    ``comm_fraction = exposed / step``. Flags: each run's own (``plausibility``), a
+    missing or flagged N = 1 baseline's (``bench.baselines``).
     """
     # frame_of loads pandas on first use: the torchrun workers import this module without it
     frame = frame_of(BENCH_SCHEMA, (_row(r) for r in records))
@@ -352,6 +354,9 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     )
     frame["overlap"] = (1 - frame["exposed_comm_ms"] / comm).where(timed)
     frame["comm_fraction"] = frame["exposed_comm_ms"] / frame["step_ms_mean"]
+    # every N = 1 row's own flags first, then each N > 1 row takes its baseline's
+    with_flags(frame, one_rank_flags(frame))
+    with_flags(frame, baseline_flags(frame))
     frame["flagged"] = frame["flags"].astype(str).str.len() > 0
     frame["evidence"], frame["evidence_notes"] = grade(frame.to_dict("records"))
     return frame[list(BENCH_COLUMNS)]

@@ -235,6 +235,8 @@ def test_two_nodes_on_localhost_through_c10d(tmp_path: Path) -> None:
     assert records[0]["config"]["threads"] == max(1, (os.cpu_count() or 1) // 2)
     # only the writer says it appended
     assert sorted(r.appended for r in reports.values()) == [0, 1]
+    # one sweep: every node's summary reads the rows by the id they carry (node 0's)
+    assert reports[0].sweep_id == reports[1].sweep_id == records[0]["sweep_id"]
 
 
 USER_MODELS = """

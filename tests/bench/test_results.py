@@ -50,6 +50,24 @@ def test_roundtrip_and_every_bad_line_reported(tmp_path: Path) -> None:
         read_results(tmp_path / "missing.jsonl")
 
 
+def test_resume_measures_flagged_runs_again(tmp_path: Path) -> None:
+    """A flagged run was not a good measurement: --resume measures it again, and a run read
+    against a flagged N = 1 run too; a run flagged only for having no N = 1 run is done
+    (measuring it again would not give it one)."""
+    busy = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
+    path = tmp_path / "r.jsonl"
+    rows = [
+        {**bench_record("a", 10, 1, 100.0, sweep_id="s"), "flags": busy},
+        bench_record("a", 10, 2, 150.0, sweep_id="s"),  # clean, read against the busy run
+        bench_record("b", 20, 1, 100.0, sweep_id="s"),
+        bench_record("b", 20, 2, 150.0, sweep_id="s"),
+        bench_record("c", 30, 2, 150.0, sweep_id="s"),  # no N = 1 run of c
+    ]
+    for row in rows:
+        append_result(path, row)
+    assert done_keys(path) == {rows[2]["key"], rows[3]["key"], rows[4]["key"]}
+
+
 def test_a_cut_last_line_never_swallows_the_next_row(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     append_result(path, bench_record("a", 10, 1, 100.0))

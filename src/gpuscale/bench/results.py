@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuscale.bench.baselines import baseline_flags, one_rank_flags, with_flags
+from gpuscale.bench.baselines import baseline_flags, kinds_of, one_rank_flags, with_flags
 from gpuscale.bench.config import fields_of_key, tf32_mode
 from gpuscale.bench.evidence import grade
 from gpuscale.bench.record import record_problem
@@ -34,6 +34,8 @@ from gpuscale.tables.bench import BENCH_SCHEMA, one_device
 
 SCHEMA = "gpuscale.bench/2"
 OLD_SCHEMA = "gpuscale.bench/1"
+# The flag of a run at N > 1 whose configuration has no N = 1 run.
+NO_ONE_DEVICE = "no N = 1 run: exposed communication includes DDP's own overhead"
 # The most a results file may hold: ~10,000 runs (a row is 3-6 kB), read into well under
 # 1 GB of memory.
 MAX_RESULTS_BYTES = 64 << 20
@@ -211,15 +213,23 @@ def _upgraded(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def done_keys(path: Path) -> set[str]:
-    """Keys of the runs already measured in the file (``ok`` rows): ``--resume`` skips
-    them; a failure is tried again."""
+    """Keys of the runs already measured well in the file: ``--resume`` skips them. A run
+    is measured well when it has an ``ok`` row without flags (or whose only flag is that
+    no N = 1 run is there: measuring it again would not give it one); a failure, and a
+    flagged run (not a good measurement, or read against a flagged N = 1 run), is
+    measured again."""
     if not path.exists():
         return set()
     try:
         records, _ = read_results(path)
     except ResultsError:
         return set()
-    return {r["key"] for r in records if r.get("status") == BenchStatus.OK}
+    table = bench_table(records)
+    if table.empty:
+        return set()
+    ok = table[table["status"] == BenchStatus.OK]
+    good = [set(kinds_of(f)) <= {NO_ONE_DEVICE.split(":")[0]} for f in ok["flags"]]
+    return set(ok.loc[good, "key"])
 
 
 def _number(value: Any) -> float:
@@ -339,11 +349,7 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     frame["exposed_comm_ms"] = exposed.where(multi, 0.0)
     frame["sync_wait_ms"] = (beyond - exposed).where(timed).where(multi, 0.0)
     frame.loc[~ok, ["ddp_overhead_ms", "exposed_comm_ms", "sync_wait_ms"]] = math.nan
-    _flag(
-        frame,
-        ok & multi & ddp.isna(),
-        "no N = 1 run: exposed communication includes DDP's own overhead",
-    )
+    _flag(frame, ok & multi & ddp.isna(), NO_ONE_DEVICE)
     # beyond a margin for jitter, the wait says the step cannot be read as compute plus
     # communication
     _flag(

@@ -23,6 +23,14 @@ NOISY_P95_OVER_P50 = 1.5
 BUSY_OTHER_SHARE = 0.10
 # Share of the host's CPU time the hypervisor stole.
 STEAL_SHARE = 0.05
+# The host's CPU time (/proc/stat, and the ranks' own from os.times) counts in clock
+# ticks (SC_CLK_TCK: 100 a second and core on Linux), so a share read over a phase of a
+# few milliseconds is a ratio of a handful of ticks (2/3, 1/4): the tick it started in,
+# not the host's load. Over 1 s a core counts 100 ticks, so one tick either way is at most
+# 1% of its time, a tenth of BUSY_OTHER_SHARE: a share read over that long may flag a run.
+# Read over less it is not measured (None in the record, NaN in the table, never 0) and
+# flags nothing; the evidence grade says so (``gpuscale.bench.evidence``).
+MIN_BUSY_WINDOW_S = 1.0
 # DDP's one-rank step can cost more than the plain step, never less: beyond this share
 # faster, the difference is noise.
 ONE_RANK_FASTER = 0.05
@@ -88,16 +96,58 @@ def run_flags(
             f"no-sync steps {number(-overhead)} ms slower than synchronised ones: noise larger "
             "than what synchronisation costs"
         )
-    if host:
-        other, steal = host.get("other_load_share"), host.get("steal_share")
-        if _finite(other) and other > BUSY_OTHER_SHARE:
-            flags.append(
-                f"machine busy: other processes used {other:.0%} of its CPU time during the "
-                "timed steps"
-            )
-        if _finite(steal) and steal > STEAL_SHARE:
-            flags.append(f"CPU steal: the hypervisor took {steal:.0%} of the CPU time")
+    return flags + host_flags(host)
+
+
+def host_flags(host: Mapping[str, Any] | None) -> list[str]:
+    """The flags a run's host shares raise: other processes' share above
+    ``BUSY_OTHER_SHARE``, the hypervisor's above ``STEAL_SHARE`` (none from a share that
+    was not measured: see :func:`host_measured`)."""
+    other, steal = (host or {}).get("other_load_share"), (host or {}).get("steal_share")
+    flags = []
+    if _finite(other) and other > BUSY_OTHER_SHARE:
+        flags.append(
+            f"machine busy: other processes used {other:.0%} of its CPU time during the timed steps"
+        )
+    if _finite(steal) and steal > STEAL_SHARE:
+        flags.append(f"CPU steal: the hypervisor took {steal:.0%} of the CPU time")
     return flags
+
+
+def timed_window_s(timing: Mapping[str, Any], steps: Any) -> float:
+    """Seconds the host's shares were read over: the timed phase, ``steps`` x (the
+    synchronised + no-sync step (+ the plain step at N = 1)), each kind timed ``steps``
+    times between the host samples; NaN when a step time or ``steps`` is missing."""
+    kinds = [timing.get("step_ms_mean"), timing.get("nosync_step_ms_mean")]
+    plain = timing.get("plain_step_ms_mean")
+    if _finite(plain):
+        kinds.append(plain)
+    if not all(_finite(k) for k in kinds) or not _finite(steps) or isinstance(steps, bool):
+        return math.nan
+    return float(steps) * sum(float(k) for k in kinds) / 1e3
+
+
+def host_measured(window_s: float) -> bool:
+    """Whether host shares read over ``window_s`` seconds are a measurement: a window
+    known and at least ``MIN_BUSY_WINDOW_S`` long (the one rule, for the flag and for the
+    evidence grade)."""
+    return _finite(window_s) and window_s >= MIN_BUSY_WINDOW_S
+
+
+# A host whose shares were not measured (a window too short): never read as 0.
+UNMEASURED_HOST: dict[str, Any] = {"other_load_share": None, "steal_share": None}
+
+
+def measured_host(
+    host: Mapping[str, Any] | None, timing: Mapping[str, Any], steps: Any
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """``host`` as a measurement, and the flags it no longer raises: unchanged when read
+    over a long enough window (:func:`host_measured`), else :data:`UNMEASURED_HOST` and the
+    flags its tick-noise shares raised (:func:`host_flags`), for a reader to take back
+    from rows written before this rule."""
+    if host is None or host_measured(timed_window_s(timing, steps)):
+        return (dict(host) if host is not None else None), []
+    return dict(UNMEASURED_HOST), host_flags(host)
 
 
 def _duplicated(noise: Mapping[str, Any]) -> bool:

@@ -159,3 +159,36 @@ def test_a_ladder_typo_gets_the_closest_name(typo: str) -> None:
         sort_models([typo])
     with pytest.raises(ModelError, match=r"did you mean 'mlp-0\.2m'"):
         load_model(typo)
+
+
+@pytest.mark.parametrize(
+    "spec, why",
+    [
+        ("mymodel.py:", "nothing after the colon"),
+        (":make", "nothing before the colon"),
+        ("my model:make", "neither a FILE.py nor a module"),
+        ("mymodel.py:make:more", "not a Python name"),
+        (".py:make", "no file name before .py"),
+        ("timm:", "no timm model name"),
+    ],
+)
+def test_a_malformed_spec_is_refused_before_anything_is_built(spec: str, why: str) -> None:
+    with pytest.raises(ModelError) as refused:
+        sort_models([spec], count=lambda name: pytest.fail(f"{name} was built"))
+    said = str(refused.value)
+    assert repr(spec) in said and why in said
+    assert "PKG.MODULE:FACTORY or FILE.py:FACTORY" in said and "\n" not in said
+
+
+def test_the_cli_writes_no_row_for_a_malformed_spec(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    out = tmp_path / "results.jsonl"
+    args = ["bench", "--backend", "gloo", "--nproc", "1", "--out", str(out)]
+    for spec in ("mymodel.py:", ":make"):
+        result = CliRunner().invoke(app, [*args, "--model", spec])
+        assert result.exit_code == 2, result.output
+        assert f"model {spec!r} is not a model spec" in " ".join(result.output.split())
+    assert not out.exists()

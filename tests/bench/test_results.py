@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
+from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import (
     ResultsError,
     append_result,
@@ -47,6 +48,24 @@ def test_roundtrip_and_every_bad_line_reported(tmp_path: Path) -> None:
     assert tuple(bench_table(records).columns) == BENCH_COLUMNS
     with pytest.raises(ResultsError):
         read_results(tmp_path / "missing.jsonl")
+
+
+def test_resume_measures_flagged_runs_again(tmp_path: Path) -> None:
+    """A flagged run was not a good measurement: --resume measures it again, and a run read
+    against a flagged N = 1 run too; a run flagged only for having no N = 1 run is done
+    (measuring it again would not give it one)."""
+    busy = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
+    path = tmp_path / "r.jsonl"
+    rows = [
+        {**bench_record("a", 10, 1, 100.0, sweep_id="s"), "flags": busy},
+        bench_record("a", 10, 2, 150.0, sweep_id="s"),  # clean, read against the busy run
+        bench_record("b", 20, 1, 100.0, sweep_id="s"),
+        bench_record("b", 20, 2, 150.0, sweep_id="s"),
+        bench_record("c", 30, 2, 150.0, sweep_id="s"),  # no N = 1 run of c
+    ]
+    for row in rows:
+        append_result(path, row)
+    assert done_keys(path) == {rows[2]["key"], rows[3]["key"], rows[4]["key"]}
 
 
 def test_a_cut_last_line_never_swallows_the_next_row(tmp_path: Path) -> None:
@@ -184,7 +203,8 @@ def test_speedup_break_even_and_the_superlinear_flag() -> None:
 def test_noisy_and_busy_runs_are_flagged() -> None:
     noisy = bench_record("a", 10, 1, 100.0)
     noisy["timing"]["step_ms_p95"] = 3 * noisy["timing"]["step_ms_p50"]
-    busy = bench_record("b", 10, 1, 100.0)
+    # 100 steps of 35 ms synced and no-sync: 7 s timed, long enough to measure the shares
+    busy = bench_record("b", 10, 1, 100.0, config=BenchConfig(steps=100), forward_ms=31.5)
     busy["host"] = {"other_load_share": 0.4, "steal_share": 0.2}
     flags = bench_table([noisy, busy]).set_index("model")["flags"]
     assert "noisy synchronised steps" in flags["a"]

@@ -25,6 +25,7 @@ from gpuscale.advice.model import predict_step
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError, leave_one_out
+from gpuscale.bench.evidence import weak_kinds
 from gpuscale.bench.results import flag_summary
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import SAME_SAMPLES
@@ -50,9 +51,10 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
     measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged))
     fell = measured_contention.falling(cal.compute.slowdown)
+    weak = _weak(table, cal.name)
     basis = replace(
         basis,
-        warnings=(*basis.warnings, *(w for w in (warning, fell) if w)),
+        warnings=(*basis.warnings, *(w for w in (warning, weak, fell) if w)),
         measured=measured,
         error=step_error(table, basis.network, cal),
         network=with_comm_scale(basis.network, cal),
@@ -235,6 +237,24 @@ def _check_columns(bench: pd.DataFrame) -> None:
             f"the bench table lacks the column(s) {shown}: give a table made by "
             "gpuscale.bench.results.bench_table, or the results file's path"
         )
+
+
+def _weak(table: pd.DataFrame, model: str) -> str | None:
+    """The warning when runs of ``model`` the advice uses (``ok``, not flagged, or
+    allowed) are weak evidence (``bench.evidence``: few steps timed, steps spread, busy
+    share not measured), with the kinds of why; None when none is."""
+    ok = table[(table["model"] == model) & (table["status"] == "ok")]
+    rows = ok[~ok["flagged"].fillna(False).astype(bool)]
+    weak = rows[rows["evidence"] == "weak"]
+    if weak.empty:
+        return None
+    kinds = dict.fromkeys(k for notes in weak["evidence_notes"] for k in weak_kinds(notes))
+    counts = ", ".join(str(int(n)) for n in sorted(weak["accelerators"].unique()))
+    return (
+        f"WARNING: weak evidence: {len(weak)} of the {len(rows)} bench run(s) of {model} "
+        f"the advice uses (on {counts} device(s)) are weak ({', '.join(kinds)}; their "
+        "evidence_notes say more): bench with --steps 30 or more for firm numbers"
+    )
 
 
 def _same_samples(table: pd.DataFrame, model: str) -> bool:

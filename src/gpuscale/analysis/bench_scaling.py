@@ -11,9 +11,11 @@ where the run timed it, else the DDP step's (``baseline`` says which);
 and so flatters N > 1. A run without a one-device run of the same configuration gets
 no speedup (it is never compared with another configuration) and a flag saying so. An
 efficiency that cannot be true (super-linear, see ``gpuscale.plausibility``) flags the
-row. The **break-even model size** at N is where the speedup crosses 1: log-linear
-interpolation in parameters between the largest model slower than one device and the
-next larger model that is not, over unflagged rows.
+row, as does a flagged N = 1 run every row read against it (flagged in the bench table:
+a speedup is only as trustworthy as both of its runs). The **break-even model size** at
+N is where the speedup crosses 1: log-linear interpolation in parameters between the
+largest model slower than one device and the next larger model that is not, over
+unflagged rows.
 """
 
 from __future__ import annotations
@@ -57,8 +59,10 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     ok["efficiency"] = efficiency(ok["speedup"], ok["accelerators"])
     ok["speedup_ddp"] = rate_speedup(ok["samples_per_s"], ddp)
     ok["baseline"] = np.where(plain > 0, "plain N = 1 step", np.where(ddp > 0, "DDP N = 1", ""))
+    # at N = 1 the bench table flagged DDP's one-rank step against the plain step, and
+    # each N > 1 row whose N = 1 run is flagged (bench.baselines)
     extra = [
-        superlinear_flag(e, int(n)) if pd.notna(b) else NO_BASELINE
+        (superlinear_flag(e, int(n)) if n > 1 else None) if pd.notna(b) else NO_BASELINE
         for e, n, b in zip(ok["efficiency"], ok["accelerators"], base, strict=True)
     ]
     ok["flags"] = ["; ".join(filter(None, [f, x])) for f, x in zip(ok["flags"], extra, strict=True)]
@@ -118,18 +122,28 @@ def break_even_sentence(scaling: pd.DataFrame, accelerators: int) -> str:
 
 
 def baseline_sentence(scaling: pd.DataFrame) -> str | None:
-    """On CPU, what the N = 1 baseline is and what a speedup over it does not answer
-    (None without CPU rows)."""
+    """On CPU, what the N = 1 baseline is and what a speedup over it does not answer: only
+    where a CPU run at N > 1 has a speedup (an N = 1 run of its configuration to compare
+    with; None otherwise), with its threads (the N = 1 run's: the same configuration),
+    and the processes (and machines) of the largest such run."""
     cpu = scaling[scaling["device"] == "cpu"]
-    if cpu.empty:
+    multi = cpu[(cpu["accelerators"] > 1) & cpu["speedup"].notna()]
+    if multi.empty:
         return None
-    threads = ", ".join(str(int(t)) for t in sorted(cpu["threads"].dropna().unique()))
-    largest = int(cpu["accelerators"].max())
+    threads = ", ".join(str(int(t)) for t in sorted(multi["threads"].dropna().unique()))
+    largest = multi.loc[multi["accelerators"].idxmax()]
+    nodes = int(largest["nnodes"]) if pd.notna(largest["nnodes"]) else 1
+    processes = f"{int(largest['accelerators'])} processes"
+    whether = (
+        f"{processes} on {nodes} machines beat one machine"
+        if nodes > 1
+        else f"{processes} beat this machine"
+    )
     return (
         f"CPU baseline: the N = 1 run is one process with {threads} thread(s), as many as "
-        f"each of the N processes had; a speedup over it does not answer whether {largest} "
-        "processes beat this machine used by one process with all its cores: bench "
-        "--nproc 1 --threads CORES measures that one"
+        f"each process of the N > 1 runs had; a speedup over it does not answer whether "
+        f"{whether} used by one process with all its cores: bench --nproc 1 --threads "
+        "CORES measures that one"
     )
 
 
@@ -180,16 +194,17 @@ def bench_notes(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
 
 
 def earlier_rows(scaling: pd.DataFrame, failed: pd.DataFrame, path: object) -> str | None:
-    """One line counting a results file's rows of earlier sweeps (None without any)."""
+    """One line counting a results file's rows of earlier sweeps (None without any): the
+    runs that measured (``ok``), how many of those are flagged, and the failed ones."""
     rows = len(scaling) + len(failed)
     if not rows:
         return None
     flagged = int(scaling["flagged"].sum())
-    parts = [f"{len(scaling) - flagged} ok", f"{flagged} flagged", f"{len(failed)} failed"]
+    ok = f"{len(scaling)} ok" + (f", {flagged} of them flagged;" if flagged else ",")
     return (
         f"earlier runs: {path} also holds {rows} row{'' if rows == 1 else 's'} of earlier "
-        f"sweeps ({', '.join(parts)}), not summarised here: gpuscale analyze --bench {path} "
-        "reads them all"
+        f"sweeps ({ok} {len(failed)} failed), not summarised here: gpuscale analyze "
+        f"--bench {path} reads them all"
     )
 
 

@@ -2,13 +2,11 @@
 
 A row is not flagged (``gpuscale.plausibility``) yet may rest on little: a few timed
 steps (one slow step moves their mean by 1/steps), a spread short of the noisy flag, or a
-busy share read over a timed phase too short for the clock it is read from. The host's
-CPU time (``/proc/stat``) counts in clock ticks (``SC_CLK_TCK``, 100 per second and core
-on Linux), so a phase of a few milliseconds is a handful of ticks and the share of it that
-other processes used is not measured: it is said to be unmeasured, never read as 0.
+busy share not measured: read over a timed phase too short for the clock it is read from
+(``plausibility.MIN_BUSY_WINDOW_S``, the rule the busy flag follows too: such a share is
+stored as not measured, never as 0, and flags nothing), or not read at all (no
+``/proc/stat``). Whether the host was busy is then unknown, which is what makes it weak.
 
-The timed phase lasts ``steps x (synchronised + no-sync step (+ the plain step at
-N = 1))``: every kind the worker times runs ``steps`` times between the host samples.
 Weak rows stay in the table and the advice; the summary and the advice say they are weak.
 """
 
@@ -18,9 +16,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from gpuscale.plausibility import MIN_BUSY_WINDOW_S, host_measured
+from gpuscale.plausibility import timed_window_s as _window_s
+
 MIN_STEPS = 10  # fewer timed steps: one slow step moves the mean by more than 10%
 SPREAD_P95_OVER_P50 = 1.2  # a spread this wide (short of the noisy flag at 1.5x) is weak
-MIN_BUSY_WINDOW_S = 1.0  # a busy share needs at least this long a phase (100 ticks a core)
 
 
 def _finite(value: Any) -> bool:
@@ -28,15 +28,9 @@ def _finite(value: Any) -> bool:
 
 
 def timed_window_s(row: Mapping[str, Any]) -> float:
-    """Seconds the host's busy share was read over (NaN when the step times are missing)."""
-    kinds = [row.get("step_ms_mean"), row.get("nosync_step_ms_mean")]
-    plain = row.get("plain_step_ms_mean")
-    if _finite(plain):
-        kinds.append(plain)
-    steps = row.get("steps")
-    if not all(_finite(k) for k in kinds) or not _finite(steps):
-        return math.nan
-    return float(steps) * sum(float(k) for k in kinds) / 1e3
+    """Seconds a bench row's host shares were read over (NaN when the step times are
+    missing): ``plausibility.timed_window_s`` of its step times and ``steps``."""
+    return _window_s(row, row.get("steps"))
 
 
 def weak_reasons(row: Mapping[str, Any]) -> list[str]:
@@ -52,12 +46,14 @@ def weak_reasons(row: Mapping[str, Any]) -> list[str]:
     if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > SPREAD_P95_OVER_P50:
         reasons.append(f"steps spread: p95 is {p95 / p50:.2f}x the median")
     window = timed_window_s(row)
-    if _finite(window) and window < MIN_BUSY_WINDOW_S:
+    if _finite(window) and not host_measured(window):
         reasons.append(
             f"busy share not measured: the timed phase lasted {window * 1e3:.3g} ms, "
             f"{max(1, round(window * 100))} clock tick(s) a core (needs "
             f"{MIN_BUSY_WINDOW_S:g} s; more --steps)"
         )
+    elif not _finite(row.get("other_load_share")):
+        reasons.append("busy share not measured: the host's CPU time could not be read")
     return reasons
 
 
@@ -74,3 +70,17 @@ def grade(rows: list[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
         grades.append("weak" if reasons else "strong")
         notes.append("; ".join(reasons))
     return grades, notes
+
+
+# Each kind of reason a row is weak: a phrase its note holds, and the kind in short.
+_KINDS = (
+    ("step(s) timed", "few steps timed"),
+    ("steps spread", "steps spread"),
+    ("busy share not measured", "busy share not measured"),
+)
+
+
+def weak_kinds(notes: str) -> list[str]:
+    """The kinds of reason in ``evidence_notes`` (``few steps timed``, ``steps spread``,
+    ``busy share not measured``), in that order."""
+    return [kind for phrase, kind in _KINDS if phrase in str(notes)]

@@ -216,12 +216,44 @@ def _user_module(source: str) -> Any:
     return importlib.import_module(source)
 
 
+SPEC_FORMS = "PKG.MODULE:FACTORY or FILE.py:FACTORY (or torchvision:NAME, timm:NAME)"
+
+
+def spec_problem(name: str) -> str | None:
+    """Why a model name off the ladder is no spec gpuscale can load, in one line naming it
+    and the forms expected; None when it is one (``SOURCE:NAME``: a package's NAME after
+    ``torchvision:`` or ``timm:``, else a module path ``PKG.MODULE`` or a ``FILE.py``
+    before the colon and the factory, a Python name, after it). Checked before anything
+    runs: a spec that cannot name a model never becomes a failed row."""
+    source, sep, attr = name.partition(":")
+    if not sep:
+        return None  # a ladder name, or not: load_model / sort_models say which
+    if source in ("torchvision", "timm"):
+        named = attr and not any(c.isspace() or c == ":" for c in attr)
+        why = None if named else f"no {source} model name after the colon"
+    elif not source:
+        why = "nothing before the colon (the module or FILE.py that holds the factory)"
+    elif not attr:
+        why = "nothing after the colon (the factory to call)"
+    elif not attr.isidentifier():
+        why = f"{attr!r} after the colon is not a Python name (the factory to call)"
+    elif source.endswith(".py"):
+        why = None if os.path.basename(source) != ".py" else "no file name before .py"
+    elif not all(part.isidentifier() for part in source.split(".")):
+        why = f"{source!r} before the colon is neither a FILE.py nor a module (PKG.MODULE)"
+    else:
+        why = None
+    return f"model {name!r} is not a model spec: {why}; give {SPEC_FORMS}" if why else None
+
+
 def load_model(name: str) -> BenchModel:
     """The :class:`BenchModel` a name stands for (ladder, ``torchvision:``, ``timm:``,
     ``PKG.MODULE:FACTORY`` or ``path/to/file.py:FACTORY``); :class:`ModelError` when it
     cannot be built."""
     if name in BY_NAME:
         return BY_NAME[name].bench_model()
+    if problem := spec_problem(name):
+        raise ModelError(problem)
     source, sep, attr = name.partition(":")
     if not sep or not attr:
         raise ModelError(
@@ -314,6 +346,8 @@ def sort_models(
                 f"{', '.join(BY_NAME)} (or torchvision:NAME, "
                 "timm:NAME, PKG.MODULE:FACTORY, FILE.py:FACTORY)"
             )
+        if n not in BY_NAME and (problem := spec_problem(n)):
+            raise ModelError(problem)  # before any model is built or any row written
     low = parse_size(min_params) if min_params else None
     high = parse_size(max_params) if max_params else None
     sized, broken = [], []

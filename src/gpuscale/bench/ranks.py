@@ -73,3 +73,13 @@ def gather(values: Any) -> list[Any]:
     out: list[Any] = [None] * dist.get_world_size()
     dist.all_gather_object(out, values)
     return out
+
+
+def agreed_sweep_id(ids: list[tuple[int, str]]) -> str:
+    """The one sweep id every node's rows and summary use, from every rank's (``--node-rank``
+    of its node, its runner's id): the id of the node given ``--node-rank`` 0 (its runner
+    writes the rows of models that failed), else global rank 0's. Each node's runner makes
+    its own id; torchrun's rendezvous numbers the nodes its own way, so the writer (global
+    rank 0) may sit on any of them."""
+    first = [sweep for node, sweep in ids if node == 0]
+    return first[0] if first else ids[0][1]

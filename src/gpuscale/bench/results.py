@@ -21,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from gpuscale.bench.baselines import baseline_flags, kinds_of, one_rank_flags, with_flags
 from gpuscale.bench.config import fields_of_key, tf32_mode
 from gpuscale.bench.evidence import grade
 from gpuscale.bench.record import record_problem
-from gpuscale.plausibility import run_flags
+from gpuscale.plausibility import measured_host, run_flags
 from gpuscale.quantities import format_bytes
 from gpuscale.sources.bounded import TooLarge, head, lines_at_most
 from gpuscale.sources.writable import why_unwritable
@@ -33,6 +34,8 @@ from gpuscale.tables.bench import BENCH_SCHEMA, one_device
 
 SCHEMA = "gpuscale.bench/2"
 OLD_SCHEMA = "gpuscale.bench/1"
+# The flag of a run at N > 1 whose configuration has no N = 1 run.
+NO_ONE_DEVICE = "no N = 1 run: exposed communication includes DDP's own overhead"
 # The most a results file may hold: ~10,000 runs (a row is 3-6 kB), read into well under
 # 1 GB of memory.
 MAX_RESULTS_BYTES = 64 << 20
@@ -210,15 +213,23 @@ def _upgraded(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def done_keys(path: Path) -> set[str]:
-    """Keys of the runs already measured in the file (``ok`` rows): ``--resume`` skips
-    them; a failure is tried again."""
+    """Keys of the runs already measured well in the file: ``--resume`` skips them. A run
+    is measured well when it has an ``ok`` row without flags (or whose only flag is that
+    no N = 1 run is there: measuring it again would not give it one); a failure, and a
+    flagged run (not a good measurement, or read against a flagged N = 1 run), is
+    measured again."""
     if not path.exists():
         return set()
     try:
         records, _ = read_results(path)
     except ResultsError:
         return set()
-    return {r["key"] for r in records if r.get("status") == BenchStatus.OK}
+    table = bench_table(records)
+    if table.empty:
+        return set()
+    ok = table[table["status"] == BenchStatus.OK]
+    good = [set(kinds_of(f)) <= {NO_ONE_DEVICE.split(":")[0]} for f in ok["flags"]]
+    return set(ok.loc[good, "key"])
 
 
 def _number(value: Any) -> float:
@@ -247,8 +258,12 @@ def _config(r: dict[str, Any]) -> dict[str, Any]:
 def _row(r: dict[str, Any]) -> dict[str, Any]:
     config, timing = _config(r), r.get("timing") or {}
     nvml, flops = r.get("nvml") or {}, r.get("flops") or {}
-    noise, host = r.get("noise") or {}, r.get("host") or {}
-    flags = list(r.get("flags") or [])
+    noise, flags = r.get("noise") or {}, list(r.get("flags") or [])
+    # shares from a phase too short to measure them are not measured, and the flags rows
+    # written before this rule drew from them are taken back (plausibility.measured_host)
+    host, unmeasured = measured_host(r.get("host"), timing, config.get("steps"))
+    host = host or {}
+    flags = [f for f in flags if f not in unmeasured]
     if r.get("status") == BenchStatus.OK:
         flags += [f for f in run_flags(timing, host, noise) if f not in flags]
     buckets = (r.get("comm") or {}).get("bucket_bytes") or []
@@ -307,7 +322,8 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     (``exposed_comm_ms``), at most the communication DDP timed (``comm_ms``): the rest is
     ``sync_wait_ms``, waiting for the slowest rank or noise (NaN where no communication was
     timed: the whole of it is then exposed); ``overlap = 1 - exposed / comm`` and
-    ``comm_fraction = exposed / step``.
+    ``comm_fraction = exposed / step``. Flags: each run's own (``plausibility``), a
+    missing or flagged N = 1 baseline's (``bench.baselines``).
     """
     # frame_of loads pandas on first use: the torchrun workers import this module without it
     frame = frame_of(BENCH_SCHEMA, (_row(r) for r in records))
@@ -333,11 +349,7 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     frame["exposed_comm_ms"] = exposed.where(multi, 0.0)
     frame["sync_wait_ms"] = (beyond - exposed).where(timed).where(multi, 0.0)
     frame.loc[~ok, ["ddp_overhead_ms", "exposed_comm_ms", "sync_wait_ms"]] = math.nan
-    _flag(
-        frame,
-        ok & multi & ddp.isna(),
-        "no N = 1 run: exposed communication includes DDP's own overhead",
-    )
+    _flag(frame, ok & multi & ddp.isna(), NO_ONE_DEVICE)
     # beyond a margin for jitter, the wait says the step cannot be read as compute plus
     # communication
     _flag(
@@ -348,6 +360,9 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     )
     frame["overlap"] = (1 - frame["exposed_comm_ms"] / comm).where(timed)
     frame["comm_fraction"] = frame["exposed_comm_ms"] / frame["step_ms_mean"]
+    # every N = 1 row's own flags first, then each N > 1 row takes its baseline's
+    with_flags(frame, one_rank_flags(frame))
+    with_flags(frame, baseline_flags(frame))
     frame["flagged"] = frame["flags"].astype(str).str.len() > 0
     frame["evidence"], frame["evidence_notes"] = grade(frame.to_dict("records"))
     return frame[list(BENCH_COLUMNS)]

@@ -302,7 +302,9 @@ class _Launch:
 
     def _on_event(self, world: int) -> Callable[[str, str, str], None]:
         def on_event(event: str, key: str, extra: str) -> None:
-            if event == "started":
+            if event == "sweep" and key:  # the id the rows carry: node 0's runner's
+                self.sweep_id = self.report.sweep_id = key
+            elif event == "started":
                 self.notify(f"started {model_of_key(key)} x{world}")
             elif event == "row" and (record := row_of(extra)) is not None:
                 try:  # this process writes every row
@@ -337,6 +339,7 @@ class _Launch:
             *("--models", ",".join(models), "--params", json.dumps(params)),
             *("--config", cfg.bench.to_json(), "--threads", str(cfg.bench.threads)),
             *("--largest-local", str(largest), "--sweep-id", self.sweep_id),
+            *("--node-rank", str(cfg.node_rank)),
             *("--progress", str(events.path), "--skip-keys", ";".join(sorted(self.skip))),
         ]
         extra = {}

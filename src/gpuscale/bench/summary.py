@@ -14,7 +14,7 @@ from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import StepStats
 from gpuscale.bench.telemetry import host_busy
 from gpuscale.hardware.peaks import mfu, peak_for
-from gpuscale.plausibility import same_samples
+from gpuscale.plausibility import measured_host, same_samples
 
 
 def measured_fields(
@@ -42,6 +42,8 @@ def measured_fields(
     achieved = flops * samples_per_s / world / 1e12 if flops else None
     meters = [g["meter"] for g in gathered if g["meter"]]
     host = host_busy(*(list(x) for x in zip(*(g["host"] for g in gathered), strict=True)))
+    # shares read over a phase too short for the clock ticks are not measured (None)
+    host, _ = measured_host(host, timing, cfg.steps)
     return {
         "timing": timing,
         "comm": {"bucket_bytes": bucket_bytes or []},

@@ -39,8 +39,9 @@ class SweepRequest:
     )
     resume: bool = option(
         False,
-        help="Skip runs already measured in --out with the same configuration (default: "
-        "measure everything and append).",
+        help="Skip runs already measured well in --out with the same configuration; "
+        "failed and flagged runs are measured again (default: measure everything and "
+        "append).",
     )
     oversubscribe: bool = option(
         False,

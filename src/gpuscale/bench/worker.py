@@ -38,7 +38,7 @@ import torch.distributed as dist
 from gpuscale.bench.config import BenchConfig, resolved_config, run_key, tf32_flags
 from gpuscale.bench.launch_events import is_out_of_memory
 from gpuscale.bench.models import family_of, load_model, parameter_count
-from gpuscale.bench.ranks import Host, gather, process_group
+from gpuscale.bench.ranks import Host, agreed_sweep_id, gather, process_group
 from gpuscale.bench.results import SCHEMA, append_result
 from gpuscale.bench.steps import CommMeter, Job, count_flops, ddp, gradient_norms, timed_steps
 from gpuscale.bench.summary import measured_fields, median_run, mfu_fields
@@ -251,6 +251,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="the sweep's largest processes per node (threads: cores / (it x nodes on host))",
     )
     parser.add_argument("--sweep-id", default="", help="the runner's id of this sweep")
+    parser.add_argument("--node-rank", type=int, default=0, help="this node's --node-rank")
     parser.add_argument(
         "--progress", type=Path, help="file where each node notes its starts (and rank 0 rows)"
     )
@@ -299,6 +300,9 @@ def _run_models(
         cuda.matmul.allow_tf32, cudnn.allow_tf32 = tf32_flags(cfg.tf32)
     rank, local_rank = dist.get_rank(), int(os.environ.get("LOCAL_RANK", "0"))
     environment = machine_environment(device) if rank == 0 else {}
+    # every node's runner made its own id: the rows carry one, and each runner learns it
+    sweep_id = agreed_sweep_id(gather((args.node_rank, args.sweep_id)))
+    _note(args.progress, local_rank, "sweep", sweep_id)
     skip = set(filter(None, args.skip_keys.split(";")))
     params = json.loads(args.params)
     for name in args.models.split(","):
@@ -331,7 +335,7 @@ def _run_models(
             record = {
                 "schema": SCHEMA,
                 "key": key,
-                "sweep_id": args.sweep_id or None,
+                "sweep_id": sweep_id or None,
                 "status": "ok",
                 "config": config,
                 "environment": environment,

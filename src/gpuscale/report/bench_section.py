@@ -135,7 +135,8 @@ def against_measured(
             continue
         low, high = float(by_n.at[n, "speedup_low"]), float(by_n.at[n, "speedup_high"])
         use = "used by the advice (--allow-flagged)" if allowed else "left out of the advice"
-        state = f"flagged, {use}: {r['flags']}" if r["flagged"] else "trusted"
+        weak = ", weak evidence" if r.get("evidence") == "weak" else ""
+        state = f"flagged, {use}: {r['flags']}" if r["flagged"] else f"trusted{weak}"
         inside = low <= r["speedup"] <= high
         lines.append(
             f"Measured {run} on {n} devices: {r['speedup']:.2f}x ({state}), "

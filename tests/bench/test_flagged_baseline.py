@@ -1,0 +1,82 @@
+"""A speedup is only as trustworthy as both of its runs: a run at N > 1 read against a
+flagged N = 1 run is flagged too, with why, and kept out of every trusted statement (the
+CLI's notes, the JSON document, the report's findings, break-even and answer)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from gpuscale.analysis.bench_scaling import bench_scaling, break_even_sentence, trusted
+from gpuscale.bench.results import append_result, bench_table
+from gpuscale.cli import app
+from gpuscale.report.bench_section import bench_findings, measured_answer
+
+from ..builders import bench_record
+
+BUSY = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
+
+
+def _sweeps(first_busy: bool) -> list[dict]:
+    """mlp-1m measured twice: sweep s1, then s2; in s2 the N = 1 run is flagged busy
+    (and in s1 too with ``first_busy``); every N = 2 run is clean on its own."""
+    rows = []
+    for sweep, rate_2, busy in (("s1", 150.0, first_busy), ("s2", 80.0, True)):
+        one = bench_record("mlp-1m", 10**6, 1, 100.0, sweep_id=sweep)
+        rows += [
+            {**one, "flags": BUSY} if busy else one,
+            bench_record("mlp-1m", 10**6, 2, rate_2, sweep_id=sweep),
+        ]
+    return rows
+
+
+def test_a_run_read_against_a_flagged_one_device_run_is_flagged_with_why() -> None:
+    table = bench_table(_sweeps(first_busy=False))
+    two = table[table["accelerators"] == 2].set_index("sweep_id")
+    assert not two.at["s1", "flagged"]  # its own sweep's N = 1 run is clean
+    assert two.at["s2", "flagged"]
+    assert two.at["s2", "flags"].startswith("N = 1 run flagged (machine busy): the speedup")
+
+
+def test_no_trusted_statement_rests_on_a_flagged_baseline() -> None:
+    scaling = bench_scaling(bench_table(_sweeps(first_busy=True)))
+    assert trusted(scaling).empty
+    assert "not stated, no trusted run there" in break_even_sentence(scaling, 2)
+    findings = " ".join(bench_findings(scaling))
+    assert "Best scaling" not in findings and "All 4 runs are flagged" in findings
+    assert "no trustworthy multi-device run (2 flagged" in measured_answer(scaling)
+
+
+def test_the_report_leaves_out_the_run_against_the_flagged_baseline() -> None:
+    scaling = bench_scaling(bench_table(_sweeps(first_busy=False)))
+    findings = " ".join(bench_findings(scaling))
+    # the s2 run (0.8x against a busy N = 1 run) is named as left out, never the best
+    assert "mlp-1m (run 2) on 2" in findings.split("Left out")[1].split(".")[0]
+    assert "Best scaling on 2: mlp-1m (run 1) at 1.50x" in findings
+    assert "0.80" not in measured_answer(scaling)
+
+
+def test_the_cli_and_its_json_say_why(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    for record in _sweeps(first_busy=True):
+        append_result(path, record)
+    said = " ".join(CliRunner().invoke(app, ["analyze", "--bench", str(path)]).output.split())
+    assert "flagged mlp-1m on 2: N = 1 run flagged (machine busy)" in said
+    assert "break-even on 2 devices: not stated" in said
+    result = CliRunner().invoke(app, ["analyze", "--bench", str(path), "-f", "json"])
+    runs = pd.DataFrame(json.loads(result.output)["bench"]["runs"])
+    two = runs[runs["accelerators"] == 2]
+    assert two["flagged"].all()
+    assert two["flags"].str.startswith("N = 1 run flagged (machine busy)").all()
+
+
+def test_the_ddp_step_measured_faster_than_plain_flags_its_n_above_one_runs_too() -> None:
+    # DDP's one-rank step (3.5 ms) against the bare module's 4.0 ms: 1.14x as fast, noise
+    one = bench_record("mlp-1m", 10**6, 1, 8 / 0.0035, plain_step_ms=4.0, sweep_id="s")
+    two = bench_record("mlp-1m", 10**6, 2, 3000.0, sweep_id="s")
+    scaling = bench_scaling(bench_table([one, two])).set_index("accelerators")
+    assert "DDP's one-rank step measured 1.14x as fast" in scaling.at[1, "flags"]
+    assert scaling.at[2, "flags"].startswith("N = 1 run flagged (DDP's one-rank step")

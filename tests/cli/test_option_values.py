@@ -43,7 +43,7 @@ def numeric_options() -> list[tuple[str, str, str]]:
             if param.param_type_name != "option" or param.is_flag or name not in BASE:
                 continue
             option = max(param.opts, key=len)
-            kind = str(param.bare_type())
+            kind = param.metavar or str(param.bare_type())  # a number taken as text: <int>
             if any(t in kind for t in ("int", "float")) or option in NUMBERS_AS_TEXT:
                 found.append((name, option, param.help or ""))
     return found
@@ -80,3 +80,24 @@ def test_a_refused_value_is_one_line_naming_the_option(
     assert len(lines) == 1 and lines[0].startswith(f"error: {option} -5"), said
     assert "_" not in lines[0].split(":")[1], said  # an option, never a field name
     assert help_text.split(".")[0] not in lines[0], said  # never the option's help
+
+
+@pytest.mark.parametrize(("command", "option", "help_text"), OPTIONS, ids=lambda x: str(x)[:24])
+def test_text_that_is_no_number_is_one_line_naming_the_option(
+    command: str, option: str, help_text: str, tmp_path
+) -> None:
+    """``--steps abc`` got Typer's usage box ("Input should be a valid integer, unable to
+    parse string as an integer"; a user walk): one line, as a number out of range."""
+    if command in ("bench", "collectives"):
+        pytest.importorskip("torch")
+    args = list(BASE[command])
+    if option in args:
+        at = args.index(option)
+        del args[at : at + 2]
+    if command in ("bench", "collectives", "report"):
+        args += ["--out", str(tmp_path / "out")]
+    value = [f"{option}=abc"] if option.startswith("--") else [option, "abc"]
+    result = CliRunner().invoke(app, [command, *args, *value])
+    said = result.stderr.strip().splitlines()
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert len(said) == 1 and said[0].startswith(f"error: {option} abc: "), said

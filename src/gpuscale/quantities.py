@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 import numbers
 import re
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 
 def number(value: object, digits: int = 3) -> str:
@@ -115,6 +117,30 @@ class BadQuantity(ValueError):
         self.text, self.rule = text, rule
         head, _, hint = rule.partition(" (")
         super().__init__(f"{head}: {text!r}" + (f" ({hint}" if hint else ""))
+
+
+def reading_number(kind: type) -> Callable[[Any], Any]:
+    """A reader of an option's text as a number of ``kind`` (``int``: ``1e3`` is a whole
+    number; ``inf`` and ``nan`` are numbers, left to the caller's ranges); text that is no
+    number of that kind is a :class:`BadQuantity`; a number is returned as it is."""
+    rule = "must be a whole number" if kind is int else "must be a number"
+
+    def read(text: Any) -> Any:
+        if not isinstance(text, str):  # a default, already a number
+            return text
+        try:
+            return int(text.strip()) if kind is int else float(text)
+        except ValueError:
+            pass
+        try:
+            value = float(text)
+        except ValueError:
+            raise BadQuantity(text, rule) from None
+        if kind is int and not value.is_integer():
+            raise BadQuantity(text, rule)
+        return int(value) if kind is int else value
+
+    return read
 
 
 def parse_size(text: str) -> int:

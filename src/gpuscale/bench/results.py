@@ -179,6 +179,12 @@ class BenchFile:
     table: Any
     skipped: list[str]
 
+    def skipped_lines(self, most: int = 5) -> list[str]:
+        """What was skipped as a command says it: the first ``most`` lines, then a count."""
+        rest = len(self.skipped) - most
+        more = [f"skipped {rest} more lines"] if rest > 0 else []
+        return [f"skipped: {problem}" for problem in self.skipped[:most]] + more
+
 
 def load_bench(path: Path) -> BenchFile:
     """The one bench loader: the bench table of a results file, and the lines skipped.

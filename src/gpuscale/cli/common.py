@@ -298,8 +298,5 @@ def read_bench(path: Path):
 
     with fail_on(ResultsError):
         loaded = load_bench(path)
-    for problem in loaded.skipped[:5]:
-        err.print(f"skipped: {problem}", markup=False, highlight=False)
-    if len(loaded.skipped) > 5:
-        err.print(f"skipped {len(loaded.skipped) - 5} more lines", markup=False, highlight=False)
+    say(loaded.skipped_lines(), stderr=True)
     return loaded.table

@@ -12,8 +12,8 @@ from typing import Annotated, Any
 
 import typer
 
-from gpuscale.quantities import BadQuantity
-from gpuscale.tables.requests import FieldError, option_name
+from gpuscale.quantities import BadQuantity, reading_number
+from gpuscale.tables.requests import FieldError, number_option, option_name
 
 
 def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.Parameter]:
@@ -26,14 +26,13 @@ def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.P
             continue
         meta = f.metadata
         default = meta.get("shown", f.default)
-        number = _number(f, hints)
+        number = number_option(f, hints)
         # a number is taken as text and read by ``request_of`` (its refusal one line, as
         # every other value's: Typer's box said "Input should be a valid integer")
         typed = {"metavar": f"<{number[0].__name__}>"} if number else {}
         option = typer.Option(*meta["names"], help=meta["help"], **typed)
-        cli = meta.get("cli", hints[f.name])
-        if number:
-            cli = (list[str] | None) if number[1] else (str | None)
+        text = (list[str] | None) if number and number[1] else (str | None)
+        cli = text if number else meta.get("cli", hints[f.name])
         params.append(
             inspect.Parameter(
                 f.name,
@@ -43,43 +42,6 @@ def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.P
             )
         )
     return params
-
-
-def _number(f: Any, hints: dict[str, Any]) -> tuple[type, bool] | None:
-    """(``int`` or ``float``, repeatable) for an option of numbers: a field typed as one
-    (``int | None`` too) or an option typed as a list of them; None for any other (text
-    read by the field's own ``parse``: sizes, lists in one text)."""
-    hint = f.metadata.get("cli", hints[f.name])
-    kinds = [k for k in typing.get_args(hint) or (hint,) if k is not type(None)]
-    many = len(kinds) == 1 and typing.get_origin(kinds[0]) is list
-    if many:
-        kinds = list(typing.get_args(kinds[0]))
-    elif "cli" in f.metadata:
-        return None
-    return (kinds[0], many) if len(kinds) == 1 and kinds[0] in (int, float) else None
-
-
-def _read_number(kind: type) -> Callable[[str], Any]:
-    """An option's text as the field's number (``1e3`` is a whole number; ``inf`` and
-    ``nan`` are numbers, left to the request's own ranges); ``BadQuantity`` otherwise."""
-    rule = "must be a whole number" if kind is int else "must be a number"
-
-    def read(text: Any) -> Any:
-        if not isinstance(text, str):  # a default, already a number
-            return text
-        try:
-            return int(text.strip()) if kind is int else float(text)
-        except ValueError:
-            pass
-        try:
-            value = float(text)
-        except ValueError:
-            raise BadQuantity(text, rule) from None
-        if kind is int and not value.is_integer():
-            raise BadQuantity(text, rule)
-        return int(value) if kind is int else value
-
-    return read
 
 
 def help_paragraphs(text: str) -> str:
@@ -97,10 +59,10 @@ def request_of(request: type, values: dict[str, Any], **more: Any) -> Any:
     for f in fields(request):
         if f.name not in values or "help" not in f.metadata:
             continue
-        value, parse, number = values[f.name], f.metadata["parse"], _number(f, hints)
+        value, parse, number = values[f.name], f.metadata["parse"], number_option(f, hints)
         try:
             if number and value is not None:
-                read = _read_number(number[0])
+                read = reading_number(number[0])
                 value = tuple(map(read, value)) if number[1] else read(value)
             given[f.name] = value if value is None or parse is None else parse(value)
         except BadQuantity as exc:

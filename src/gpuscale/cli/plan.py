@@ -45,9 +45,7 @@ def plan(
     if fmt is Format.json:  # the rows with the notes and the model they came from
         print_json(out, plan_document(result))
         return
-    records, said = plan_records(result, terminal=fmt is Format.table)
-    model = result.model
-    title = f"plan: {model['workload']} on {model['family']}" if fmt is Format.table else ""
+    records, said, title = plan_records(result, terminal=fmt is Format.table)
     print_records(out, records, fmt, title=title)
     say(said)
     say(result.notes, stderr=True)  # law, family borrowed, extrapolation

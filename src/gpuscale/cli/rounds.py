@@ -61,8 +61,7 @@ def ingest(
     from gpuscale.tables.views import ingest_summary  # lazy: pandas, not for --help
 
     lines, problems = ingest_summary(tables)
-    for line in [*lines, f"wrote {len(written)} files to {out_dir}/"]:
-        err.print(line, markup=False, highlight=False)
+    say([*lines, f"wrote {len(written)} files to {out_dir}/"], stderr=True)
     if problems is not None:
         print_frame(err, problems.frame, Format.table, title=problems.title)
 

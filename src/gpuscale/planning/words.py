@@ -239,12 +239,13 @@ def plan_document(result: Any) -> dict[str, Any]:
     return {"notes": result.notes, "model": result.model, "rows": rows}
 
 
-def plan_records(result: Any, *, terminal: bool) -> tuple[list[dict[str, Any]], list[str]]:
-    """The plan's rows as a table shows them and the lines under it: a terminal's
-    ``PLAN_SHOWN`` and the systems each count leans on in words; CSV's every column, the
-    systems as text in their cell."""
+def plan_records(result: Any, *, terminal: bool) -> tuple[list[dict[str, Any]], list[str], str]:
+    """The plan's rows as a table shows them, the lines under it and its title: a
+    terminal's ``PLAN_SHOWN`` and the systems each count leans on in words; CSV's every
+    column, the systems as text in their cell (no title)."""
     rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
     if not terminal:
-        return [row | {"nearest": nearest_text(row["nearest"])} for row in rows], []
+        return [row | {"nearest": nearest_text(row["nearest"])} for row in rows], [], ""
     said = [f"{r['accelerators']} accelerators lean on: {nearest_text(r['nearest'])}" for r in rows]
-    return [{c: row[c] for c in PLAN_SHOWN} for row in rows], said
+    title = f"plan: {result.model['workload']} on {result.model['family']}"
+    return [{c: row[c] for c in PLAN_SHOWN} for row in rows], said, title

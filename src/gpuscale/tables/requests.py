@@ -7,6 +7,7 @@ Pure Python: the CLI imports the requests at start."""
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Callable
 from dataclasses import MISSING, Field, asdict, field, fields
 from typing import Any, ClassVar, TypeVar
@@ -43,6 +44,20 @@ def option(
 def help_of(request: Any, name: str) -> str:
     """The help text of ``request``'s field ``name`` (a class or an instance)."""
     return next(f for f in fields(request) if f.name == name).metadata["help"]
+
+
+def number_option(f: Field, hints: dict[str, Any]) -> tuple[type, bool] | None:
+    """(``int`` or ``float``, repeatable) for an option of numbers: a field typed as one
+    (``int | None`` too) or an option typed as a list of them; None for any other (text
+    read by the field's own ``parse``: sizes, lists in one text)."""
+    hint = f.metadata.get("cli", hints[f.name])
+    kinds = [k for k in typing.get_args(hint) or (hint,) if k is not type(None)]
+    many = len(kinds) == 1 and typing.get_origin(kinds[0]) is list
+    if many:
+        kinds = list(typing.get_args(kinds[0]))
+    elif "cli" in f.metadata:
+        return None
+    return (kinds[0], many) if len(kinds) == 1 and kinds[0] in (int, float) else None
 
 
 def option_name(f: Field) -> str:

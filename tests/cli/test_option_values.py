@@ -52,6 +52,20 @@ def numeric_options() -> list[tuple[str, str, str]]:
 OPTIONS = numeric_options()
 
 
+def _given(command: str, option: str, value: str, tmp_path):  # type: ignore[no-untyped-def]
+    """``command`` run with what it needs and ``option`` given ``value``."""
+    if command in ("bench", "collectives"):
+        pytest.importorskip("torch")
+    args = list(BASE[command])
+    if option in args:  # the option tried replaces the base's value
+        at = args.index(option)
+        del args[at : at + 2]
+    if command in ("bench", "collectives", "report"):
+        args += ["--out", str(tmp_path / "out")]
+    given = [f"{option}={value}"] if option.startswith("--") else [option, value]
+    return CliRunner().invoke(app, [command, *args, *given])
+
+
 def test_the_options_found_are_every_commands_numbers() -> None:
     commands = {c for c, _, _ in OPTIONS}
     assert commands == set(BASE)
@@ -62,16 +76,7 @@ def test_the_options_found_are_every_commands_numbers() -> None:
 def test_a_refused_value_is_one_line_naming_the_option(
     command: str, option: str, help_text: str, tmp_path
 ) -> None:
-    if command in ("bench", "collectives"):
-        pytest.importorskip("torch")
-    args = list(BASE[command])
-    if option in args:  # the option tried replaces the base's value
-        at = args.index(option)
-        del args[at : at + 2]
-    if command in ("bench", "collectives", "report"):
-        args += ["--out", str(tmp_path / "out")]
-    value = [f"{option}=-5"] if option.startswith("--") else [option, "-5"]
-    result = CliRunner().invoke(app, [command, *args, *value])
+    result = _given(command, option, "-5", tmp_path)
     said = result.stderr.strip()
     assert result.exit_code == 2, (result.exit_code, result.output)
     assert result.exception is None or isinstance(result.exception, SystemExit), said
@@ -88,16 +93,7 @@ def test_text_that_is_no_number_is_one_line_naming_the_option(
 ) -> None:
     """``--steps abc`` got Typer's usage box ("Input should be a valid integer, unable to
     parse string as an integer"; a user walk): one line, as a number out of range."""
-    if command in ("bench", "collectives"):
-        pytest.importorskip("torch")
-    args = list(BASE[command])
-    if option in args:
-        at = args.index(option)
-        del args[at : at + 2]
-    if command in ("bench", "collectives", "report"):
-        args += ["--out", str(tmp_path / "out")]
-    value = [f"{option}=abc"] if option.startswith("--") else [option, "abc"]
-    result = CliRunner().invoke(app, [command, *args, *value])
+    result = _given(command, option, "abc", tmp_path)
     said = result.stderr.strip().splitlines()
     assert result.exit_code == 2, (result.exit_code, result.output)
     assert len(said) == 1 and said[0].startswith(f"error: {option} abc: "), said

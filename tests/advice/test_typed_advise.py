@@ -33,3 +33,18 @@ def test_advise_takes_a_request_and_a_table_only() -> None:
         advise(AdviceRequest(params=7e6, step_ms=20), bench="results.jsonl")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="AdviceRequest"):
         advise({"params": 7e6, "step_ms": 20})  # type: ignore[arg-type]
+
+
+def test_the_request_resolves_names_as_the_command_line_does() -> None:
+    """A Python call gets what ``gpuscale advise`` gets: a misspelt workload is a
+    did-you-mean (it was 'no reference convergence points for bret'), a ruleset typed
+    ``5.0`` is 5.0.0 (it was refused, with a hint to give ``--ruleset 5.1.0``)."""
+    import gpuscale
+    from gpuscale.names import UnknownNameError
+
+    with pytest.raises(UnknownNameError, match=r"did you mean 'bert'"):
+        AdviceRequest(params=7e6, step_ms=20, workload="bret")
+    request = AdviceRequest(params=7e6, step_ms=20, workload="BERT", ruleset="v5.0")
+    assert (request.workload, request.ruleset) == ("bert", "5.0.0")
+    advice = gpuscale.advise(params=7e6, step_ms=20, batch=64, workload="bert", ruleset="5.0")
+    assert advice.inputs is not None and advice.inputs.convergence is not None

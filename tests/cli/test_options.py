@@ -110,3 +110,17 @@ def test_a_report_request_refuses_a_bad_basis_or_preset_when_made() -> None:
     with pytest.raises(ValueError):
         ReportRequest(advise=True, interconnect="no-such-link")
     assert ReportRequest(interconnect="no-such-link").interconnect == "no-such-link"  # unused
+
+
+def test_a_missing_required_field_names_each_option_in_one_line() -> None:
+    """The request says what is missing (the CLI adds no check of its own): ``plan``
+    alone lacks both names, and says so once, naming the options."""
+    from typer.testing import CliRunner
+
+    with pytest.raises(FieldError) as caught:
+        PlanRequest(workload=" ", accelerator="H100")
+    assert caught.value.field == "workload" and str(caught.value).startswith("workload: required")
+    result = CliRunner().invoke(gpuscale.cli.app, ["plan"])
+    said = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(said) == 1, result.output
+    assert "--workload: required (" in said[0] and "--accelerator: required (" in said[0]

@@ -85,24 +85,27 @@ def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
         raise ValueError(ONE_BATCH_WITH_BENCH)
 
 
+# What the search takes from the basis as it is: the same name and meaning in both.
+_CARRIED = (
+    *("compute", "network", "overlap", "fixed", "prior_range", "power"),  # the step's terms
+    *("max_devices", "min_batch", "max_batch"),  # the bounds of the search
+    *("name", "sources", "error", "warnings"),  # what the explanation says
+)
+
+
 def _inputs(basis: Basis, req: AdviceRequest, convergence: ConvergenceModel | None) -> AdviceInputs:
-    """The search's inputs: the basis, the request's choices and the convergence."""
+    """The search's inputs: the basis (its model and per-device batch, and the fields
+    it carries unchanged), the request's choices and the convergence."""
     return AdviceInputs(
         model=basis.spec,
-        compute=basis.compute,
-        network=basis.network,
         batch=basis.per_device,
-        name=basis.name,
-        max_devices=basis.max_devices,
-        overlap=basis.overlap,
+        **{name: getattr(basis, name) for name in _CARRIED},
         bucket_mb=req.bucket_mb,
         strategy=req.strategy,
         convergence=convergence,
         samples=req.samples_to_train,
         global_batch=req.global_batch,
         scaling=_scaling(req.scaling, convergence),
-        fixed=basis.fixed,
-        prior_range=basis.prior_range,
         assumptions=(
             *basis.assumed,
             assumptions.convergence(
@@ -112,14 +115,8 @@ def _inputs(basis: Basis, req: AdviceRequest, convergence: ConvergenceModel | No
             ),
             assumptions.input_pipeline(),
         ),
-        min_batch=basis.min_batch,
-        max_batch=basis.max_batch,
         target_efficiency=req.target_efficiency,
         price_per_device_hour=req.price,
-        power=basis.power,
-        sources=basis.sources,
-        error=basis.error,
-        warnings=basis.warnings,
         mlperf_floor=mlperf_floor(req.workload, basis.max_devices) if req.workload else (),
     )
 

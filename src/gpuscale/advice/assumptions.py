@@ -90,12 +90,10 @@ def ddp_overhead(
             source="measured",
             basis="synchronised minus no-sync step at N = 1",
         )
-    return Assumption(
-        term="DDP's own work",
-        value="0 ms",
-        source="assumed",
-        basis="nothing measured it (on a GPU typically under a millisecond per step)",
-        measure=bench_command(model, "1"),
+    return _taken_as_zero(
+        "DDP's own work",
+        "nothing measured it (on a GPU typically under a millisecond per step)",
+        bench_command(model, "1"),
     )
 
 
@@ -132,13 +130,16 @@ def wait(
             basis="the spread of the bench's N = 1 steps (Chen et al. 2016)",
             measure=bench_command(model, "1,2"),
         )
-    return Assumption(
-        term="Wait for the slowest device",
-        value="0 ms",
-        source="assumed",
-        basis="nothing measured the steps' spread",
-        measure=bench_command(model, "1,2"),
+    return _taken_as_zero(
+        "Wait for the slowest device",
+        "nothing measured the steps' spread",
+        bench_command(model, "1,2"),
     )
+
+
+def _taken_as_zero(term: str, basis: str, measure: str) -> Assumption:
+    """A time of the step that nothing measured, taken as 0 ms (said, with ``measure``)."""
+    return Assumption(term=term, value="0 ms", source="assumed", basis=basis, measure=measure)
 
 
 def input_pipeline(rate: str | None = None) -> Assumption:

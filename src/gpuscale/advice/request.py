@@ -15,8 +15,18 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
+from gpuscale.names import resolve_ruleset, resolve_workloads
 from gpuscale.quantities import number, parse_size
-from gpuscale.tables.requests import FieldError, JsonRequest, help_of, option
+from gpuscale.tables.requests import (
+    FieldError,
+    JsonRequest,
+    help_of,
+    option,
+    power_option,
+    price_option,
+    repeatable_option,
+    text_option,
+)
 
 STRATEGIES = ("ddp", "fsdp")
 SCALINGS = ("auto", "strong", "weak")
@@ -110,10 +120,9 @@ class AdviceRequest(JsonRequest):
         None,
         help="Model of --bench to advise on (default: the largest with N = 1).",
     )
-    params: float | None = option(
+    params: float | None = text_option(
         None,
-        parse=parse_size,
-        cli=str | None,
+        parse_size,
         help="Parameters, e.g. 7M (with --bench: a model it did not measure, advised from its "
         "family's calibration).",
     )
@@ -122,18 +131,14 @@ class AdviceRequest(JsonRequest):
         help="Family of a --params model with --bench (e.g. cnn, mlp, transformer): whose "
         "measured rate it takes (default: inferred from --flops-per-sample).",
     )
-    step_ms: float | tuple[float, ...] | None = option(
-        None,
-        parse=tuple,
-        cli=list[float] | None,
+    step_ms: float | tuple[float, ...] | None = repeatable_option(
+        float,
         help="Measured single-device step time, ms (without --bench); give it again with another"
         " --batch to measure the fixed per-step cost (the first pair is the one advised "
         "on).",
     )
-    batch: int | tuple[int, ...] | None = option(
-        None,
-        parse=tuple,
-        cli=list[int] | None,
+    batch: int | tuple[int, ...] | None = repeatable_option(
+        int,
         help="Per-device batch of --step-ms, one per --step-ms (default: measured, else 32, said).",
     )
     fixed_ms: float | None = option(
@@ -147,10 +152,9 @@ class AdviceRequest(JsonRequest):
         "batch and accumulation are searched), strong (the global batch kept: --global-"
         "batch or the batch) or weak (the per-device batch kept).",
     )
-    flops_per_sample: float | None = option(
+    flops_per_sample: float | None = text_option(
         None,
-        parse=parse_size,
-        cli=str | None,
+        parse_size,
         help="Forward + backward FLOPs per sample (default 6 x params), e.g. 4G.",
     )
     device_name: str | None = option(
@@ -195,10 +199,9 @@ class AdviceRequest(JsonRequest):
     )
     bucket_mb: float = option(25.0, help="DDP bucket_cap_mb (MiB).")
     strategy: str = option("ddp", help="ddp or fsdp.")
-    noise_scale: float | None = option(
+    noise_scale: float | None = text_option(
         None,
-        parse=parse_size,
-        cli=str | None,
+        parse_size,
         help="Critical batch B_noise, samples (default: measured).",
     )
     workload: str | None = option(
@@ -209,10 +212,9 @@ class AdviceRequest(JsonRequest):
     )
     ruleset: str = option("5.0.0", help="MLPerf ruleset of --workload's RCPs.")
     # None: DEFAULT_SAMPLES, said as the default
-    samples: float | None = option(
+    samples: float | None = text_option(
         None,
-        parse=parse_size,
-        cli=str | None,
+        parse_size,
         help="Samples to train at the measured batch, e.g. 10M (default: 10M, and the advice "
         "says its times rest on it).",
     )
@@ -221,12 +223,8 @@ class AdviceRequest(JsonRequest):
         help="Keep this global batch at every N (strong scaling).",
     )
     target_efficiency: float = option(0.7, help="Efficiency to keep (0-1].")
-    price: float | None = option(None, help="Price per device-hour (without it, no cost).")
-    power_w: float | None = option(
-        None,
-        names=("--power-w", "--power"),  # --power as plan first spelled it
-        help="Device power, W (default: measured, else the board table).",
-    )
+    price: float | None = price_option()
+    power_w: float | None = power_option("default: measured, else the board table")
     allow_flagged: bool = option(
         False,
         names=("--allow-flagged",),
@@ -266,7 +264,20 @@ class AdviceRequest(JsonRequest):
                 f"invalid scaling (--scaling {self.scaling!r}): scaling must be one of "
                 f"{', '.join(SCALINGS)}; {help_of(self, 'scaling')}"
             )
+        self._resolve_names()
         self._check_pairs()
+
+    def _resolve_names(self) -> None:
+        """The workload and ruleset as every command resolves them (``bret``: "did you
+        mean 'bert'?", ``5.0``: ``5.0.0``), for a Python call as for the command line
+        (:class:`~gpuscale.names.UnknownNameError`, a ``ValueError``, otherwise)."""
+        if not isinstance(self.ruleset, str):
+            raise TypeError(f"ruleset must be text (e.g. 5.0.0), not {self.ruleset!r}")
+        object.__setattr__(self, "ruleset", resolve_ruleset(self.ruleset))
+        if self.workload is not None:
+            if not isinstance(self.workload, str):
+                raise TypeError(f"workload must be text (a name), not {self.workload!r}")
+            object.__setattr__(self, "workload", resolve_workloads([self.workload])[0])
 
     def _check_pairs(self) -> None:
         """Step times at several batches come in (step, batch) pairs of distinct batches;

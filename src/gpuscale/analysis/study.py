@@ -83,13 +83,14 @@ def _statement(table: pd.DataFrame, finding: str, verdict: str, text: str) -> St
 
 
 def _judged(
-    table: pd.DataFrame, finding: str, parts: tuple[bool, ...], text: str
+    table: pd.DataFrame, finding: str, parts: tuple[bool, ...], claim: str, found: str
 ) -> StudyStatement:
     """The verdict on a finding made of ``parts``: ``agrees`` when every part holds,
-    ``disagrees`` when none does, ``partly`` between; ``text`` ends with it."""
+    ``disagrees`` when none does, ``partly`` between. Said as "The study finds
+    ``claim``. ``found``: verdict." (``found``: what the table shows, within the family)."""
     held = sum(bool(part) for part in parts)
     verdict = "agrees" if held == len(parts) else "disagrees" if held == 0 else "partly"
-    return _statement(table, finding, verdict, f"{text}: {verdict}.")
+    return _statement(table, finding, verdict, f"The study finds {claim}. {found}: {verdict}.")
 
 
 def _falls(table: pd.DataFrame, family: str) -> StudyStatement:
@@ -106,7 +107,7 @@ def _falls(table: pd.DataFrame, family: str) -> StudyStatement:
         table,
         finding,
         (holds,),
-        f"The study finds per-accelerator efficiency falling as accelerators are added. "
+        "per-accelerator efficiency falling as accelerators are added",
         f"Within {family} (against its own {int(first['reference_accelerators'])}-accelerator "
         f"reference), the fastest system per count goes from E' "
         f"{first['normalized_efficiency']:.2f} at {int(first['accelerators']):,} to "
@@ -127,8 +128,8 @@ def _massive(table: pd.DataFrame, family: str) -> StudyStatement:
         table,
         finding,
         (fastest, least),
-        f"The study finds massive systems the fastest but the least efficient. Within "
-        f"{family}, the largest ({int(best['accelerators']):,} accelerators) "
+        "massive systems the fastest but the least efficient",
+        f"Within {family}, the largest ({int(best['accelerators']):,} accelerators) "
         f"{'is' if fastest else 'is not'} the fastest "
         f"({best['time_to_train_min']:.3g} min) and {'has' if least else 'does not have'} "
         f"the lowest E' ({best['normalized_efficiency']:.2f}; the family's range "
@@ -183,7 +184,7 @@ def _bert(table: pd.DataFrame, family: str) -> StudyStatement:
         table,
         finding,
         (around, drops),
-        f"The study finds BERT most efficient around 8 accelerators and dropping past 16. "
+        "BERT most efficient around 8 accelerators and dropping past 16",
         f"Within {family}, the best E' is {peak['normalized_efficiency']:.2f} at "
         f"{int(peak['accelerators']):,}; the fastest system at 8 keeps {e8:.2f} "
         f"({'within' if around else 'more than'} {AROUND:.0%} "
@@ -215,8 +216,8 @@ def _llama(table: pd.DataFrame, family: str) -> StudyStatement:
         table,
         finding,
         (above, fast),
-        f"The study finds Llama2 70B LoRA with E' above 1 at 4-8 accelerators, falling fast "
-        f"from 16 on. Within {family}, E' at 4-8 is {_span(small)} "
+        "Llama2 70B LoRA with E' above 1 at 4-8 accelerators, falling fast from 16 on",
+        f"Within {family}, E' at 4-8 is {_span(small)} "
         + (
             "(above 1: systems faster than the reference at its count, not super-linear scaling)"
             if above
@@ -240,7 +241,7 @@ def _stable_diffusion(table: pd.DataFrame, family: str) -> StudyStatement:
         table,
         finding,
         (loss > FAST_LOSS_PER_DOUBLING,),
-        f"The study finds Stable Diffusion losing efficiency sharply past 8 accelerators. "
+        "Stable Diffusion losing efficiency sharply past 8 accelerators",
         f"Within {family}, the fastest system's E' goes from {e8:.2f} at 8 to {e16:.2f} at "
         f"16, {loss:.0%} lost in one doubling (sharp: more than "
         f"{FAST_LOSS_PER_DOUBLING:.0%})",

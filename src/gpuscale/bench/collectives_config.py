@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuscale.quantities import parse_bytes
-from gpuscale.tables.requests import FieldError, option
+from gpuscale.tables.requests import FieldError, option, text_option
 
 # The collectives nccl-tests times (BUS_FACTOR below has their factors).
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
@@ -35,20 +35,18 @@ class CollectivesConfig:
     ``max_bytes`` None: :data:`GPU_MAX_BYTES` on GPUs, :data:`CPU_MAX_BYTES` on CPU."""
 
     backend: str = option("auto", help="auto, nccl or gloo.")
-    min_bytes: int = option(
-        8, parse=parse_bytes, cli=str, shown="8", help="Smallest message (nccl-tests -b)."
+    min_bytes: int = text_option(
+        8, parse_bytes, shown="8", help="Smallest message (nccl-tests -b)."
     )
-    max_bytes: int | None = option(
+    max_bytes: int | None = text_option(
         None,
-        parse=parse_bytes,
-        cli=str | None,
+        parse_bytes,
         help="Largest message (nccl-tests -e): K, M, G are binary (1G = 2^30 B, as "
         "nccl-tests), KiB/MiB/GiB too, KB/MB/GB decimal; default 1G on GPUs, 64M on CPU.",
     )
-    ops: tuple[str, ...] = option(
+    ops: tuple[str, ...] = text_option(
         ("all_reduce",),
-        parse=_names,
-        cli=str,
+        _names,
         shown="all_reduce",
         help=f"Comma-separated: {', '.join(OPS)}.",
     )

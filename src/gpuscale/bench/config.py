@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from gpuscale.quantities import parse_bytes
-from gpuscale.tables.requests import FieldError, JsonRequest, option
+from gpuscale.tables.requests import FieldError, JsonRequest, option, text_option
 
 STRATEGIES = ("ddp", "fsdp")
 PRECISIONS = ("fp32", "bf16", "fp16")
@@ -138,11 +138,10 @@ class BenchConfig(JsonRequest):
     repeat: int = option(
         1, help="Run each configuration this many times and keep the median (spread recorded)."
     )
-    memory_limit_bytes: int | None = option(
+    memory_limit_bytes: int | None = text_option(
         None,
+        parse_bytes,
         names=("--memory-limit",),
-        parse=parse_bytes,
-        cli=str | None,
         help="Host memory each process running a model's code may allocate, e.g. "
         "8G (the parameter count's child; each rank): past it the run is recorded as oom. "
         "Default: 1 GiB for the parameter count (on PyTorch's meta device), and for each rank on "

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuscale.tables.requests import option
+from gpuscale.tables.requests import option, repeatable_option
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -25,11 +25,9 @@ class SweepRequest:
         help="Comma-separated models: ladder names (see --list), torchvision:NAME, timm:NAME, "
         "PKG.MODULE:FACTORY or FILE.py:FACTORY; default: the ladder.",
     )
-    model: tuple[str, ...] | None = option(
-        None,
+    model: tuple[str, ...] | None = repeatable_option(
+        str,
         names=("--model",),
-        parse=tuple,
-        cli=list[str] | None,
         help="One more model (repeatable), e.g. mypkg.models:make.",
     )
     max_params: str | None = option(None, help="Largest model, e.g. 2M.")

@@ -14,7 +14,6 @@ from gpuscale.cli.common import (
 )
 from gpuscale.cli.options import command, option_names, request_of
 from gpuscale.cli.output import Format, print_json
-from gpuscale.names import resolve_ruleset, resolve_workloads
 from gpuscale.tables.requests import FieldError
 
 
@@ -26,10 +25,7 @@ def advise_command(fmt: FormatOption = Format.table, **options: Any) -> None:
     convergence model (method: docs/advice.md)."""
     from gpuscale.advice.keywords import advise_here  # lazy: pandas, not for --help
 
-    try:  # the names every command resolves alike: `bret` gets "did you mean 'bert'?"
-        options["ruleset"] = resolve_ruleset(options["ruleset"])
-        if options.get("workload") is not None:
-            options["workload"] = resolve_workloads([options["workload"]])[0]
+    try:  # the request resolves its names (`bret`: "did you mean 'bert'?") and checks values
         result = advise_here(request_of(AdviceRequest, options))
     except FieldError as exc:
         fail(exc.as_options(option_names(AdviceRequest)))

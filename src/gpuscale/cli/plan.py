@@ -9,7 +9,6 @@ from gpuscale.cli.common import (
     RoundNames,
     RoundPaths,
     app,
-    fail,
     fail_on,
     load_tables,
     out,
@@ -34,8 +33,6 @@ def plan(
     (method: docs/plan.md)."""
     from gpuscale.planning import plan_for  # lazy: the fits, not needed for --help
 
-    if not options["workload"] or not options["accelerator"]:
-        fail("give --workload and --accelerator (e.g. --workload bert --accelerator H100)")
     with fail_on(ValueError, options=option_names(PlanRequest)):
         request = request_of(PlanRequest, options)
     # the bundled rounds' fits ship with gpuscale: no tables (and no pandas) to load

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
-from gpuscale.tables.requests import FieldError, JsonRequest, help_of, option
+from gpuscale.tables.requests import FieldError, JsonRequest, option, power_option, price_option
 
 MAX_DEVICES = 1_000_000
 # Each count is predicted with its interval (a few ms): a plan is of at most this many.
@@ -129,16 +129,8 @@ class PlanRequest(JsonRequest):
         names=("--interconnect",),
         help="Interconnect of the planned cluster, as free text (noted, not modelled).",
     )
-    price_per_device_hour: float | None = option(
-        None,
-        names=("--price",),
-        help="Price per device-hour (any currency) for the cost column.",
-    )
-    power_w: float | None = option(
-        None,
-        names=("--power-w", "--power"),  # as advise spells it; --power, its first name, kept
-        help="Average power per device in watts (for energy_kwh).",
-    )
+    price_per_device_hour: float | None = price_option()
+    power_w: float | None = power_option("without it, no energy column")
     threshold: float = option(
         DEFAULT_EFFICIENCY_THRESHOLD,
         names=("--threshold",),
@@ -150,8 +142,16 @@ class PlanRequest(JsonRequest):
             value = getattr(self, name)
             if not isinstance(value, str):
                 raise TypeError(f"{name} must be text (a name), not {value!r}")
-            if not value.strip():
-                raise ValueError(f"{name} is required: {help_of(self, name)}")
+        missing = [
+            (name, "", f"required ({what})")
+            for name, what in (
+                ("workload", "an MLPerf benchmark or the study's name, e.g. bert"),
+                ("accelerator", "an accelerator or family, e.g. H100"),
+            )
+            if not getattr(self, name).strip()
+        ]
+        if missing:  # both named at once: `gpuscale plan` alone lacks both
+            raise FieldError(*missing[0], more=tuple(missing[1:]))
         if self.interconnect is not None and not isinstance(self.interconnect, str):
             raise TypeError(f"interconnect must be text, not {self.interconnect!r}")
         given = self.devices

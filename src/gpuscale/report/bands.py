@@ -33,3 +33,12 @@ def error_bars(value: pd.Series, low: pd.Series, high: pd.Series) -> np.ndarray:
     below = np.asarray(value, float) - np.asarray(low, float)
     above = np.asarray(high, float) - np.asarray(value, float)
     return np.clip(np.nan_to_num(np.vstack([below, above]), nan=0.0), 0.0, None)
+
+
+def interval_bars(
+    ax: Axes, frame: pd.DataFrame, x: str, y: str, *, low: str, high: str, **style: object
+) -> None:
+    """``frame[y]`` against ``frame[x]`` with bars from ``frame[low]`` to ``frame[high]``
+    (:func:`error_bars`: never negative), drawn with matplotlib's ``errorbar`` ``style``."""
+    bars = error_bars(frame[y], frame[low], frame[high])
+    ax.errorbar(frame[x], frame[y], yerr=bars, **style)  # type: ignore[arg-type]

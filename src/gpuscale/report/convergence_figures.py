@@ -20,8 +20,7 @@ from gpuscale.report.style import (
     REFERENCE_LINE,
     Chart,
     finish,
-    log_x,
-    log_y,
+    log_log,
     new_axes,
     plain_log,
     styled,
@@ -89,8 +88,7 @@ def decomposition(result: WorkloadTable | WorkloadAnalysis) -> Chart:
             for v, text in zip(table[column], point_labels(table), strict=True)
         ]
     ax.axhline(1.0, **REFERENCE_LINE)
-    log_x(ax)
-    log_y(ax, "factor (log scale)")
+    log_log(ax, "factor (log scale)")
     ax.set_title(title(result, f"why E' falls within {family}"))
     return finish(fig, ax, labels)
 

@@ -21,7 +21,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
-from gpuscale.report.bands import error_bars
+from gpuscale.report.bands import interval_bars
 from gpuscale.report.convergence_figures import convergence, decomposition
 from gpuscale.report.figures_common import point_labels, title
 from gpuscale.report.style import (
@@ -35,8 +35,8 @@ from gpuscale.report.style import (
     family_styles,
     finish,
     legend_outside,
+    log_log,
     log_x,
-    log_y,
     new_axes,
     plain_log,
     set_markers,
@@ -164,14 +164,13 @@ def normalized_efficiency(
     for i, (family, group) in enumerate(table.groupby("accelerator_family", sort=True)):
         colour = styles[family][0]
         if intervals:
-            ax.errorbar(
-                group["accelerators"],
-                group["normalized_efficiency"],
-                yerr=error_bars(
-                    group["normalized_efficiency"],
-                    group["normalized_efficiency_ci_low"],
-                    group["normalized_efficiency_ci_high"],
-                ),
+            interval_bars(
+                ax,
+                group,
+                "accelerators",
+                "normalized_efficiency",
+                low="normalized_efficiency_ci_low",
+                high="normalized_efficiency_ci_high",
                 fmt="none",
                 ecolor=colour,
                 elinewidth=0.9,
@@ -222,8 +221,7 @@ def speedup(result: WorkloadTable | WorkloadAnalysis) -> Chart:
             if ref_id == table["reference_system_id"].iloc[0]
             else None,
         )
-    log_x(ax)
-    log_y(ax, "speedup S = T_ref / T (log scale)")
+    log_log(ax, "speedup S = T_ref / T (log scale)")
     ax.set_title(title(result, "speedup"))
     return finish(fig, ax, labels)
 

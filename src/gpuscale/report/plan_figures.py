@@ -6,13 +6,12 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.quantities import number
-from gpuscale.report.bands import error_bars, interval_band
+from gpuscale.report.bands import interval_band, interval_bars
 from gpuscale.report.style import (
     OKABE_ITO,
     Chart,
     finish,
-    log_x,
-    log_y,
+    log_log,
     new_axes,
     styled,
 )
@@ -54,14 +53,13 @@ def plan_chart(
             f"{number(r.time_to_train_min)} min ({round_name})"
             for r in group.itertuples(index=False)
         ]
-    ax.errorbar(
-        asked["accelerators"],
-        asked["time_to_train_min"],
-        yerr=error_bars(
-            asked["time_to_train_min"],
-            asked["time_to_train_min_low"],
-            asked["time_to_train_min_high"],
-        ),
+    interval_bars(
+        ax,
+        asked,
+        "accelerators",
+        "time_to_train_min",
+        low="time_to_train_min_low",
+        high="time_to_train_min_high",
         fmt="D",
         color="#000000",
         markersize=4,
@@ -69,7 +67,6 @@ def plan_chart(
         linewidth=0.9,
         label="counts asked",
     )
-    log_x(ax, "devices (log scale)")
-    log_y(ax, "time to train, min (log scale)")
+    log_log(ax, "time to train, min (log scale)", "devices (log scale)")
     ax.set_title(f"{display_name(workload)} on {family}: plan")
     return finish(fig, ax, labels)

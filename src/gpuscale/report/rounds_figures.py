@@ -15,7 +15,7 @@ from gpuscale.report.style import (
     Chart,
     family_styles,
     finish,
-    log_x,
+    log_log,
     log_y,
     new_axes,
     plain_log,
@@ -59,8 +59,7 @@ def energy_chart(energy: pd.DataFrame) -> Chart:
             color=colour,
             linewidth=0.8,
         )
-    log_x(left)
-    log_y(left, "energy to train, kJ (log scale)")
+    log_log(left, "energy to train, kJ (log scale)")
     left.set_title("Energy to train against accelerators")
     for axis in (right.xaxis, right.yaxis):
         axis.axes.set_xscale("log") if axis is right.xaxis else axis.axes.set_yscale("log")

@@ -176,6 +176,13 @@ def log_y(ax: Axes, label: str) -> None:
     ax.set_ylabel(label)
 
 
+def log_log(ax: Axes, y_label: str, x_label: str = "accelerators (log scale)") -> None:
+    """Both axes log: counts in powers of 2 (:func:`log_x`), ``y`` in plain numbers
+    (:func:`log_y`)."""
+    log_x(ax, x_label)
+    log_y(ax, y_label)
+
+
 def legend_outside(ax: Axes) -> None:
     """The legend to the right of the axes (inside ``MARGINS``' free space): never on data."""
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)

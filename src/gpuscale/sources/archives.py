@@ -28,7 +28,7 @@ from gpuscale.sources.entries import (
     SourceError,
     clean_name,
     printable,
-    shape_problem,
+    skip_misfit,
 )
 from gpuscale.tables import ProblemKind
 
@@ -128,9 +128,7 @@ def tar_entry(
     if rel is None:
         return None
     kind = "dir" if member.isdir() else "file" if member.isfile() else "other"
-    problem = layout.misplaced(rel, member.isdir()) or shape_problem(rel, kind, layout.wanted(rel))
-    if problem:
-        skipped.append(Skipped(rel, ProblemKind.NOT_A_FILE, problem))
+    if skip_misfit(rel, kind, layout, skipped):
         return None
     if member.isdir():
         return Entry(path=rel, size=0, read=bytes, is_dir=True) if layout.marked(rel) else None
@@ -232,12 +230,7 @@ def _iter_zip(
             rel = member_rel(info.filename, layout, skipped)
             if rel is None:
                 continue
-            kind = "dir" if info.is_dir() else "file"
-            problem = layout.misplaced(rel, info.is_dir()) or shape_problem(
-                rel, kind, layout.wanted(rel)
-            )
-            if problem:
-                skipped.append(Skipped(rel, ProblemKind.NOT_A_FILE, problem))
+            if skip_misfit(rel, "dir" if info.is_dir() else "file", layout, skipped):
                 continue
             if info.is_dir():
                 if layout.marked(rel):

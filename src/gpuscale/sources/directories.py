@@ -17,7 +17,7 @@ from gpuscale.sources.entries import (
     Skipped,
     clean_name,
     printable,
-    shape_problem,
+    skip_misfit,
 )
 from gpuscale.tables import ProblemKind
 
@@ -58,12 +58,9 @@ def iter_directory(
             kind = _kind_of(item, rel, real_root, skipped)
             if kind is None:
                 continue
-            problem = layout.misplaced(rel, kind != "file" and kind != "other") or shape_problem(
-                rel, "dir" if kind == "link-dir" else kind, layout.wanted(rel)
-            )
-            if problem:
-                skipped.append(Skipped(printable(rel), ProblemKind.NOT_A_FILE, problem))
-            elif kind == "link-dir":
+            if skip_misfit(rel, "dir" if kind == "link-dir" else kind, layout, skipped):
+                continue
+            if kind == "link-dir":
                 links.append((item.path, rel))
             elif kind == "dir":  # not a link: its real path is its parent's and its name
                 real = f"{real_dir}/{item.name}"

@@ -165,3 +165,13 @@ def shape_problem(rel: str, kind: str, wanted: bool) -> str | None:
     if kind == "file" and is_archive(rel):
         return "an archive inside the round; not read (give it as a path of its own)"
     return None
+
+
+def skip_misfit(rel: str, kind: str, layout: Layout, skipped: list[Skipped]) -> bool:
+    """Whether a member of ``kind`` (``file``, ``dir`` or ``other``) is of the wrong kind
+    for its place (``layout.misplaced``) or for being read (:func:`shape_problem`); if so,
+    its note is added to ``skipped``."""
+    problem = layout.misplaced(rel, kind == "dir") or shape_problem(rel, kind, layout.wanted(rel))
+    if problem:
+        skipped.append(Skipped(printable(rel), ProblemKind.NOT_A_FILE, problem))
+    return problem is not None

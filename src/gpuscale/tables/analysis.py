@@ -62,13 +62,11 @@ ANSWER_PICK_COLUMNS: tuple[str, ...] = ANSWER_COLUMNS[4:-1]
 # Columns ``analyze`` adds to a scaling table.
 CLUSTER_COLUMN = "cluster"
 PARETO_COLUMN = "pareto"
-CI_COLUMNS: tuple[str, ...] = (
-    "time_to_train_min_ci_low",
-    "time_to_train_min_ci_high",
-    "speedup_ci_low",
-    "speedup_ci_high",
-    "normalized_efficiency_ci_low",
-    "normalized_efficiency_ci_high",
+# Each measure's 95% interval: ``<measure>_ci_low`` and ``<measure>_ci_high``.
+CI_COLUMNS: tuple[str, ...] = tuple(
+    f"{measure}_ci_{end}"
+    for measure in ("time_to_train_min", "speedup", "normalized_efficiency")
+    for end in ("low", "high")
 )
 DECOMPOSITION_COLUMNS: tuple[str, ...] = (
     "throughput_per_s",  # samples_to_converge / (60 T), in convergence_unit per second

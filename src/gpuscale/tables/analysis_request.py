@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuscale.tables.analysis import DEFAULT_EFFICIENCY_THRESHOLD
-from gpuscale.tables.requests import FieldError, option
+from gpuscale.tables.requests import FieldError, option, repeatable_option
 
 BASES = ("expected", "measured")  # the samples the decomposition splits E' by
 MIN_BOOT, MAX_BOOT = 100, 100_000  # bootstrap resamples: too few to bound, too many to hold
@@ -35,11 +35,9 @@ class AnalysisOptions:
     availability: str | None = option(
         None, help="Keep systems whose availability contains this text (e.g. cloud)."
     )
-    families: tuple[str, ...] | None = option(
-        None,
+    families: tuple[str, ...] | None = repeatable_option(
+        str,
         names=("--family",),
-        parse=tuple,
-        cli=list[str] | None,
         help="Keep only these accelerator families (repeatable).",
     )
     k: int | None = option(

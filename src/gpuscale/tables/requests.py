@@ -41,6 +41,41 @@ def option(
     return field(default=default, metadata=meta)
 
 
+def text_option(
+    default: Any,
+    parse: Callable[[str], Any],
+    *,
+    help: str,
+    names: tuple[str, ...] = (),
+    shown: Any = MISSING,
+) -> Any:
+    """An :func:`option` typed as text on the command line and read by ``parse`` (a size
+    such as ``7M`` or ``1G``, a list in one text); optional where ``default`` is None."""
+    cli = str if default is not None else str | None
+    return option(default, help=help, names=names, parse=parse, cli=cli, shown=shown)
+
+
+def repeatable_option(kind: type, *, help: str, names: tuple[str, ...] = ()) -> Any:
+    """An :func:`option` given once or more (``--family A --family B``), each value read
+    as ``kind``: a tuple of them, None when not given."""
+    return option(None, help=help, names=names, parse=tuple, cli=list[kind] | None)  # type: ignore[valid-type]
+
+
+def price_option() -> Any:
+    """The price of a device-hour, as every request that prices a run takes it."""
+    return option(
+        None, names=("--price",), help="Price per device-hour, any currency (without it, no cost)."
+    )
+
+
+def power_option(default: str) -> Any:
+    """The average power per device, as every request that says energy takes it
+    (``default``: what stands in for it when not given)."""
+    # --power as plan first spelled it; --power-w as advise did
+    names = ("--power-w", "--power")
+    return option(None, names=names, help=f"Average power per device, W ({default}).")
+
+
 def help_of(request: Any, name: str) -> str:
     """The help text of ``request``'s field ``name`` (a class or an instance)."""
     return next(f for f in fields(request) if f.name == name).metadata["help"]
@@ -84,17 +119,28 @@ class FieldError(ValueError):
     ) -> None:
         self.field, self.value, self.rule = field, value, rule
         self.problems = ((field, value, rule), *more)  # every field refused, first first
-        super().__init__("; ".join(f"invalid {f} {shown(v)}: {r}" for f, v, r in self.problems))
+        super().__init__(
+            "; ".join(
+                f"{f}: {r}" if _missing(v) else f"invalid {f} {shown(v)}: {r}"
+                for f, v, r in self.problems
+            )
+        )
 
     def as_options(self, options: dict[str, str] | None = None) -> str:
         """As the command line reads: the option (``options``: field -> option, where it
         is not ``--field-name``), the value as typed and its rule, one per field refused
         (``--step-ms -5: must be a number at least 0.001 ...``); never the option's help."""
         names = options or {}
-        return "; ".join(
-            f"{names.get(f, '--' + f.replace('_', '-'))} {shown(v)}: {r}"
-            for f, v, r in self.problems
-        )
+        said = []
+        for f, v, r in self.problems:
+            name = names.get(f, "--" + f.replace("_", "-"))
+            said.append(f"{name}: {r}" if _missing(v) else f"{name} {shown(v)}: {r}")
+        return "; ".join(said)
+
+
+def _missing(value: object) -> bool:
+    """No value given (None or blank text): said as ``--workload: required ...``."""
+    return value is None or (isinstance(value, str) and not value.strip())
 
 
 def shown(value: object) -> str:

@@ -298,3 +298,23 @@ def test_the_section_is_given_the_advice_and_computes_none(tmp_path: Path, monke
     monkeypatch.setattr("gpuscale.report.bench_advice.advise", refuse)
     section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
     assert any(f.startswith("Advice for b:") for f in section.findings)
+
+
+def test_a_file_without_a_one_device_run_is_reported_without_its_speedup_figure(
+    tmp_path: Path,
+) -> None:
+    """docs/interconnect.md's two-node bench writes N = 2 rows only: `report --bench` died
+    on the speedup figure's empty log axis (ValueError: Data cannot be log-scaled); now
+    the figure is left out and its place says why, the rest of the report is written."""
+    rows = [bench_record(m, p, 2, 100.0, comm_ms=1.0) for m, p in (("a", 10**5), ("b", 10**6))]
+    section = build_bench_section(bench_table(rows), FigureFiles(tmp_path))
+    assert section is not None and [t for t, _, _ in section.figures] == [
+        "Where step time goes, by model size"
+    ]
+    assert any("not drawn, no speedup measured" in line for line in section.findings)
+    bench = tmp_path / "two.jsonl"
+    bench.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "r"
+    result = CliRunner().invoke(app, ["report", "--bench", str(bench), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "not drawn, no speedup measured" in (out / "index.html").read_text()

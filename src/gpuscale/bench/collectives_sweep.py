@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuscale.bench.collectives_config import SCHEMA, CollectivesConfig
-from gpuscale.bench.results import ResultsError, check_writable
+from gpuscale.bench.results import COLLECTIVES_FILE, ResultsError, check_writable
 from gpuscale.bench.runner import cuda_devices, device_kind, torchrun_command
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.hardware.links import PRESETS
@@ -63,7 +63,7 @@ def run_collectives(config: CollectivesConfig, out_file: Path, world: int) -> Sw
     be written or the sizes are inverted, and after when the run failed."""
     _check_world(world, device_kind(config.backend))  # before the file is touched
     try:  # before torchrun starts: its own failure would only say "error_file: <N/A>"
-        check_writable(out_file)
+        check_writable(out_file, holds=COLLECTIVES_FILE)
     except ResultsError as exc:
         raise SweepError(str(exc)) from None
     device = device_kind(config.backend)

@@ -65,10 +65,21 @@ class ResultsError(ValueError):
     """A results file that cannot be used (missing, unreadable, not writable)."""
 
 
-def check_writable(path: Path) -> None:
+# The records a results file holds: (their schema's start, what they are, in words).
+BENCH_FILE = ("gpuscale.bench/", "`gpuscale bench` results")
+COLLECTIVES_FILE = ("gpuscale.collectives/", "`gpuscale collectives` sweeps")
+# A first line longer than this is no record of ours (one is a few kB).
+_FIRST_LINE_BYTES = 16 << 20
+
+
+def check_writable(path: Path, holds: tuple[str, str] = BENCH_FILE) -> None:
     """Raise :class:`ResultsError` now if rows could not be appended to ``path`` later
     (a folder or a device there, no permission, a read-only disk, a name too long, a file
-    where a folder must be), before anything is measured."""
+    where a folder must be) or should not be: a file holding anything but the records
+    ``holds`` names (a README given as ``--out`` had rows appended), before anything is
+    measured."""
+    if path.is_file():
+        _check_holds(path, holds)
     try:
         if path.is_dir():
             raise ResultsError(f"{path} is a folder; give a file for the results")
@@ -84,6 +95,33 @@ def check_writable(path: Path) -> None:
         raise ResultsError(
             f"cannot write {path}: {why_unwritable(exc, path)}; choose another --out"
         ) from None
+
+
+def _check_holds(path: Path, holds: tuple[str, str]) -> None:
+    """Refuse a non-empty file whose first line is not a record of the kind ``holds``
+    names (an empty file is a new results file)."""
+    prefix, what = holds
+    try:
+        first = next(
+            (line for _, line in lines_at_most(path, _FIRST_LINE_BYTES) if line.strip()), b""
+        )
+        record = json.loads(first) if first else None
+    except OSError:  # unreadable: the write check says why
+        return
+    except (TooLarge, ValueError):  # a first line too long, or not JSON: not a record
+        record = {}
+    if record is None:
+        return
+    schema = record.get("schema") if isinstance(record, dict) else None
+    schema = schema if isinstance(schema, str) else ""
+    if schema.startswith(prefix):
+        return
+    other = next((w for p, w in (BENCH_FILE, COLLECTIVES_FILE) if schema.startswith(p)), None)
+    said = f"it holds {other}" if other else "its first line is not one of them"
+    raise ResultsError(
+        f"{path} is not a file of {what} ({said}); rows are appended only to such a file "
+        "or a new one: choose another --out"
+    )
 
 
 def append_result(path: Path, record: dict[str, Any]) -> None:

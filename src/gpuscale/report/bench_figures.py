@@ -9,6 +9,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from gpuscale.quantities import number
 from gpuscale.report.bands import interval_band
+from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.style import (
     MARGINS,
     OKABE_ITO,
@@ -116,9 +117,14 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
     """Speedup against model parameters (log x) per world size, the line at 1 marking
     break-even: below it, more devices train slower than one. Flagged runs are hollow
     grey points (see ``FLAGGED_POINT``), off the lines."""
+    multi = scaling[scaling["accelerators"] > 1]
+    if not np.isfinite(multi["speedup"].to_numpy(float)).any():  # an empty log axis
+        raise NothingToDraw(
+            "no speedup measured: no run on one device of the same configuration "
+            "(run `gpuscale bench` with --nproc 1 as well)"
+        )
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
-    multi = scaling[scaling["accelerators"] > 1]
     for k, (world, group) in enumerate(multi[~_flagged(multi)].groupby("accelerators")):
         group = group.sort_values("params")
         points = ax.scatter(

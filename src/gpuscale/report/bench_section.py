@@ -16,6 +16,7 @@ from gpuscale.analysis.bench_scaling import (
 from gpuscale.quantities import number
 from gpuscale.report.bench_advice import BenchAdvice
 from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
+from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
 
 COLUMNS = {
@@ -238,16 +239,20 @@ def build_bench_section(
         return BenchSection(
             ["No run measured (see below)."], [], labels, [], failed, advice_refused=refused
         )
-    figures = []
+    figures, not_drawn = [], []
     for make, stem, title in (
         (step_breakdown, "bench_step_breakdown", "Where step time goes, by model size"),
         (speedup_by_size, "bench_speedup_by_size", "Speedup over one device by model size"),
     ):
         if make is speedup_by_size and scaling["accelerators"].max() == 1:
             continue
-        svg, files = out.save(lambda m=make: m(scaling), stem, scaling)
+        try:
+            svg, files = out.save(lambda m=make: m(scaling), stem, scaling)
+        except NothingToDraw as why:  # said in the figure's place, among the findings
+            not_drawn.append(f"{title}: not drawn, {why}.")
+            continue
         figures.append((title, svg, files))
-    findings = bench_findings(scaling)
+    findings = bench_findings(scaling) + not_drawn
     answer = [measured_answer(scaling)]
     refused = None
     if advice is not None:

@@ -1,0 +1,46 @@
+"""``--out`` of bench and collectives takes only a file of its own records or a new one:
+a README given as --out had two JSON lines appended (rc 0), and the two commands
+appended into each other's files (a user walk)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.bench.results import COLLECTIVES_FILE, ResultsError, check_writable
+from gpuscale.cli import app
+
+from ..builders import bench_record
+
+
+def test_a_file_of_other_text_or_records_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    notes = tmp_path / "README.md"
+    notes.write_text("# my project\n\nnotes\n")
+    with pytest.raises(ResultsError, match=r"README\.md is not a file of `gpuscale bench`"):
+        check_writable(notes)
+    bench = tmp_path / "results.jsonl"
+    bench.write_text(json.dumps(bench_record("m", 10**6, 1, 100.0)) + "\n")
+    check_writable(bench)  # its own kind: appended to
+    with pytest.raises(ResultsError, match=r"it holds `gpuscale bench` results"):
+        check_writable(bench, holds=COLLECTIVES_FILE)
+    sweeps = tmp_path / "collectives.jsonl"
+    sweeps.write_text(json.dumps({"schema": "gpuscale.collectives/2", "kind": "sweep"}) + "\n")
+    with pytest.raises(ResultsError, match=r"it holds `gpuscale collectives` sweeps"):
+        check_writable(sweeps)
+    (tmp_path / "empty.jsonl").touch()
+    for fresh in (tmp_path / "new.jsonl", tmp_path / "empty.jsonl"):
+        check_writable(fresh)  # a new or an empty file
+
+
+def test_bench_leaves_a_file_of_other_text_unchanged(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    notes = tmp_path / "notes.md"
+    notes.write_text("# notes\n")
+    args = ["bench", "--backend", "gloo", "--nproc", "1", "--models", "mlp-0.2m"]
+    result = CliRunner().invoke(app, [*args, "--steps", "1", "--out", str(notes)])
+    assert result.exit_code == 2, result.output
+    assert "is not a file of `gpuscale bench` results" in result.output
+    assert notes.read_text() == "# notes\n"

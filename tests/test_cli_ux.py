@@ -191,3 +191,21 @@ def test_a_benchmark_typed_where_a_path_goes_is_pointed_to_b() -> None:
     assert "brt: no such file or directory (a benchmark? give it with -b brt)" in result.output
     result = CliRunner().invoke(app, ["analyze", "nowhere/v4.1.tar"])
     assert result.exit_code == 2 and "-b" not in result.output
+
+
+def test_the_benchmark_hint_only_where_a_benchmark_is_taken_and_meant() -> None:
+    """`ingest nosuch` said "(a benchmark? give it with -b nosuch)": ingest has no -b,
+    and nosuch is no benchmark's name (a user walk)."""
+    for args in (["ingest", "brt"], ["ingest", "nosuch"], ["analyze", "nosuch"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2 and "no such file or directory" in result.output
+        assert "-b" not in result.output, (args, result.output)
+
+
+def test_a_missing_collectives_file_is_named_as_the_bench_file_is(tmp_path) -> None:
+    """`advise --collectives nosuch.jsonl` said "[Errno 2] No such file or directory"."""
+    missing = tmp_path / "nosuch.jsonl"
+    args = ["advise", "--params", "7M", "--step-ms", "20", "--collectives", str(missing)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: {missing}: no such collectives file"

@@ -88,7 +88,7 @@ def article(word: str) -> str:
     return "an" if text[0].lower() in "aeio" else "a"
 
 
-_COUNT_UNITS = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+_COUNT_UNITS = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12, "p": 1e15}
 # nccl-tests reads K, M, G as powers of two; KiB/MiB/GiB say so explicitly; KB/MB/GB
 # (with the B) are the SI powers of ten.
 _BYTE_UNITS = {
@@ -144,16 +144,18 @@ def reading_number(kind: type) -> Callable[[Any], Any]:
 
 
 def parse_size(text: str) -> int:
-    """A parameter count: ``2M`` -> 2,000,000, ``250k`` -> 250,000, ``1.5B`` ->
-    1,500,000,000 (decimal; ``params`` may follow). ``ValueError`` if not a size."""
+    """A count (parameters, FLOPs, samples): ``2M`` -> 2,000,000, ``250k`` -> 250,000,
+    ``1.5B`` -> 1,500,000,000, ``20P`` -> 2 x 10^16, ``2e16`` (decimal; ``params`` may
+    follow). ``ValueError`` if not a size. Each field's own range is its request's to
+    check (a FLOP count per sample reaches 10^16 where a parameter count does not)."""
     match = re.fullmatch(
-        r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmbgt]?)\s*(?:params)?\s*", text.lower()
+        r"\s*([0-9]*\.?[0-9]+(?:e\+?[0-9]+)?)\s*([kmbgtp]?)\s*(?:params)?\s*", text.lower()
     )
     if not match:
-        raise BadQuantity(text, "not a size (use e.g. 250k, 7M, 1.5B)")
+        raise BadQuantity(text, "not a size (use e.g. 250k, 7M, 1.5B, 2T, 20P or 2e16)")
     value = float(match.group(1)) * _COUNT_UNITS[match.group(2)]
-    if not 0 < value < 1e16:
-        raise BadQuantity(text, "a size must be above 0 and below 10^16")
+    if not 0 < value < 1e30:  # past it a typo, and no whole number a field could take
+        raise BadQuantity(text, "a size must be above 0 and below 10^30")
     return int(value)
 
 

@@ -97,3 +97,66 @@ def test_text_that_is_no_number_is_one_line_naming_the_option(
     said = result.stderr.strip().splitlines()
     assert result.exit_code == 2, (result.exit_code, result.output)
     assert len(said) == 1 and said[0].startswith(f"error: {option} abc: "), said
+
+
+@pytest.mark.parametrize(("command", "option", "help_text"), OPTIONS, ids=lambda x: str(x)[:24])
+def test_a_huge_number_is_said_as_typed(
+    command: str, option: str, help_text: str, tmp_path
+) -> None:
+    """``--steps 1e99`` was echoed as a 100-digit integer (and ``--price 1e400`` as
+    ``inf``, ``--step-ms 1e99`` as ``1e+99``; a user walk): refused, as typed, one line."""
+    result = _given(command, option, "1e99", tmp_path)
+    said = result.stderr.strip().splitlines()
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert len(said) == 1 and said[0].startswith(f"error: {option} 1e99: "), said
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["advise", "--strategy", "fsdpp"], "--strategy fsdpp: must be one of ddp, fsdp"),
+        (["advise", "--scaling", "strng"], "--scaling strng: must be one of auto, strong, weak"),
+        (["advise", "--grad-bytes", "3"], "--grad-bytes 3: must be one of 1, 2, 4, 8"),
+        (["bench", "--precision", "fp64"], "--precision fp64: must be one of fp32, bf16, fp16"),
+        (["bench", "--grad-comm", "fp16"], "--grad-comm fp16: must be one of fp32, bf16"),
+        (["analyze", "--convergence-basis", "x"], "--convergence-basis x: must be one of"),
+    ],
+)
+def test_a_choice_refused_names_its_option_once(args: list[str], said: str, tmp_path) -> None:
+    """A value outside a field's choices said as the option and its choices, once (it was
+    'grad_comm is one of ...', 'bytes per gradient element must be ...', or the choices
+    twice: 'must be one of ddp, fsdp; ddp or fsdp.')."""
+    command, option, value = args
+    result = _given(command, option, value, tmp_path)
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2, result.output
+    assert len(lines) == 1 and lines[0].startswith(f"error: {said}"), lines
+    assert lines[0].count("ddp, fsdp") <= 1 and "_" not in lines[0].split(":")[1], lines
+
+
+def test_sizes_reach_what_the_largest_models_need() -> None:
+    """Llama 3.1 405B costs ~2e16 FLOPs per sample: ``--flops-per-sample 2e16`` was refused
+    by the size parser's own cap (10^16) below the field's, and ``20P`` was no size."""
+    from gpuscale.quantities import parse_size
+
+    assert parse_size("2e16") == parse_size("20P") == 2 * 10**16
+    result = CliRunner().invoke(app, ["advise", *BASE["advise"], "--flops-per-sample", "20P"])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(app, ["advise", *BASE["advise"], "--samples", "1e17"])
+    assert result.exit_code == 2 and "--samples 1e17: " in result.stderr
+    assert "at most 10^16" in result.stderr  # a range's end as a person reads it
+
+
+def test_the_refusals_docs_tour_quotes_are_what_advise_prints() -> None:
+    """docs/tour.md said text that is no number gets Typer's "Invalid value" box; it gets
+    one line like a number out of range. Each `error: --step-ms V: ...` it quotes is read
+    from the page and checked against the command."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).parents[2] / "docs" / "tour.md").read_text()
+    quoted = re.findall(r"`(error: --step-ms (\S+): [^`]+)`", " ".join(page.split()))
+    assert len(quoted) == 2, quoted
+    for line, value in quoted:
+        result = CliRunner().invoke(app, ["advise", "--params", "7M", f"--step-ms={value}"])
+        assert result.exit_code == 2 and result.stderr.strip() == line, result.stderr

@@ -318,3 +318,17 @@ def test_a_file_without_a_one_device_run_is_reported_without_its_speedup_figure(
     result = CliRunner().invoke(app, ["report", "--bench", str(bench), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "not drawn, no speedup measured" in (out / "index.html").read_text()
+
+
+def test_the_advice_in_the_report_says_whose_options_it_names(tmp_path: Path) -> None:
+    """The advice tells to "give --samples" or "--power-w", options of `gpuscale advise`
+    the report has not (a user walk): the section says so and how to use them."""
+    bench = table([("a", "mlp", 10**5, 100, 50), ("b", "mlp", 10**6, 100, 60)])
+    advice = _advice(bench, interconnect="pcie-phb", max_devices=4)
+    assert advice.advice is not None
+    named = [line for line in advice.advice.explanation if "--samples" in line]
+    assert named, advice.advice.explanation  # the default samples, said with their option
+    section = build_bench_section(bench, FigureFiles(tmp_path), advice=advice)
+    assert section is not None
+    said = [f for f in section.findings if "are `gpuscale advise`'s" in f]
+    assert len(said) == 1 and "--allow-flagged" in said[0]

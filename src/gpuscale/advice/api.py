@@ -80,7 +80,11 @@ def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
     if bench is not None and not isinstance(bench, pd.DataFrame):
         raise TypeError(f"bench must be a bench table (read it with advice.load), not {bench!r}")
     if bench is None and (request.params is None or request.step_ms is None):
-        raise ValueError("give bench results, or params and step_ms (and batch)")
+        raise ValueError(
+            "nothing to advise from: give bench results (--bench FILE), or the model's "
+            "parameters and step time (--params and --step-ms; in Python: bench, or params "
+            "and step_ms)"
+        )
     if bench is not None and isinstance(request.batch, tuple):
         raise ValueError(ONE_BATCH_WITH_BENCH)
 

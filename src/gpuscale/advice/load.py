@@ -63,8 +63,14 @@ def read_bench_results(path: Path) -> tuple[pd.DataFrame, tuple[str, ...]]:
 
 
 def read_collectives(path: Path) -> MeasuredCurves:
-    """The curves of a ``gpuscale collectives`` file with what its latest header says."""
-    curves, header = curves_from_collectives(path)
+    """The curves of a ``gpuscale collectives`` file with what its latest header says;
+    :class:`CalibrationError` (a ``ValueError``) naming the file when it cannot be read."""
+    try:
+        curves, header = curves_from_collectives(path)
+    except FileNotFoundError:  # as the bench loader says it ("no such results file")
+        raise CalibrationError(f"{path}: no such collectives file") from None
+    except OSError as exc:
+        raise CalibrationError(f"cannot read {path}: {exc.strerror or exc}") from None
     return MeasuredCurves(
         curves=tuple(curves),
         source=path.name,

@@ -20,6 +20,7 @@ from gpuscale.quantities import number, parse_size
 from gpuscale.tables.requests import (
     FieldError,
     JsonRequest,
+    check_choice,
     help_of,
     option,
     power_option,
@@ -99,9 +100,17 @@ def _rule(name: str) -> str:
     if name == "bucket_mb":
         return "must be a number of MiB from 1/1024 (1 KiB) to 1,048,576 (1 TiB)"
     if low == 1 and whole:
-        return f"must be a positive whole number, at most {number(high)}"
-    start = f"above {number(low)}" if open_low else f"at least {number(low)}"
-    return f"must be a {'whole number' if whole else 'number'} {start} and at most {number(high)}"
+        return f"must be a positive whole number, at most {_bound(high)}"
+    start = f"above {_bound(low)}" if open_low else f"at least {_bound(low)}"
+    return f"must be a {'whole number' if whole else 'number'} {start} and at most {_bound(high)}"
+
+
+def _bound(value: float) -> str:
+    """A range's end as a person reads it: ``10^16``, not 10,000,000,000,000,000."""
+    exponent = math.log10(value) if value > 0 else 0.0
+    if value >= 1e7 and exponent.is_integer():
+        return f"10^{int(exponent)}"
+    return number(value)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -250,20 +259,13 @@ class AdviceRequest(JsonRequest):
                 f"nodes x gpus_per_node is {self.nodes * self.gpus_per_node:,}: at most "
                 f"{MAX_DEVICES:,} devices are advised on"
             )
-        if self.strategy not in STRATEGIES:
-            raise ValueError(
-                f"invalid strategy (--strategy {self.strategy!r}): strategy must be one of "
-                f"{', '.join(STRATEGIES)}; {help_of(self, 'strategy')}"
-            )
+        check_choice("strategy", self.strategy, STRATEGIES)
+        check_choice("grad_bytes", self.grad_bytes, (1, 2, 4, 8))
         for name in ("bench", "model", "device_name", "interconnect", "topo", "collectives"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"{name} must be text (a name or a path), not {value!r}")
-        if self.scaling not in SCALINGS:
-            raise ValueError(
-                f"invalid scaling (--scaling {self.scaling!r}): scaling must be one of "
-                f"{', '.join(SCALINGS)}; {help_of(self, 'scaling')}"
-            )
+        check_choice("scaling", self.scaling, SCALINGS)
         self._resolve_names()
         self._check_pairs()
 

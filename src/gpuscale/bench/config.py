@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from gpuscale.quantities import parse_bytes
-from gpuscale.tables.requests import FieldError, JsonRequest, option, text_option
+from gpuscale.tables.requests import FieldError, JsonRequest, check_choice, option, text_option
 
 STRATEGIES = ("ddp", "fsdp")
 PRECISIONS = ("fp32", "bf16", "fp16")
@@ -198,10 +198,7 @@ class BenchConfig(JsonRequest):
             ("grad_comm", GRAD_COMMS),
             ("backend", BACKENDS),
         ):
-            if getattr(self, name) not in allowed:
-                raise ValueError(
-                    f"{name} is one of {', '.join(allowed)}, not {getattr(self, name)!r}"
-                )
+            check_choice(name, getattr(self, name), allowed)
         if self.strategy == "fsdp" and self.grad_comm != "fp32":
             raise ValueError("grad_comm applies to DDP; FSDP communicates in its own dtype")
 

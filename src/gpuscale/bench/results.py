@@ -78,9 +78,9 @@ def check_writable(path: Path, holds: tuple[str, str] = BENCH_FILE) -> None:
     where a folder must be) or should not be: a file holding anything but the records
     ``holds`` names (a README given as ``--out`` had rows appended), before anything is
     measured."""
-    if path.is_file():
-        _check_holds(path, holds)
-    try:
+    try:  # is_file() too raises (a name too long)
+        if path.is_file():
+            _check_holds(path, holds)
         if path.is_dir():
             raise ResultsError(f"{path} is a folder; give a file for the results")
         if path.exists() and not path.is_file():  # /dev/null, /dev/full, a pipe

@@ -212,12 +212,12 @@ def _progress_reader():
 
 def read_paths(paths: list[Path], round_names: list[str] | None = None):
     """Raw rounds read with a progress bar (``gpuscale.mlperf.load.read_paths``); a path
-    that is no round ends the command with why."""
+    that is no round ends the command with why (ingest takes no benchmark: no -b hint)."""
     from gpuscale.mlperf.load import read_paths as read  # lazy: the MLPerf readers, pandas
 
     update, context = _progress_reader()
     with context, fail_on(SourceError, ValueError):
-        return read(paths, round_names, progress=update)
+        return read(paths, round_names, progress=update, benchmark_option=None)
 
 
 def load_tables(paths: list[Path] | None, round_names: list[str] | None, study: bool = False):

@@ -54,7 +54,7 @@ def help_paragraphs(text: str) -> str:
 def request_of(request: type, values: dict[str, Any], **more: Any) -> Any:
     """``request`` built from the options' ``values`` (its fields' entries, each parsed as
     its metadata says; text refused is the field's :class:`FieldError`) and ``more``."""
-    given = {}
+    given, typed = {}, {}
     hints = typing.get_type_hints(request)
     for f in fields(request):
         if f.name not in values or "help" not in f.metadata:
@@ -67,7 +67,16 @@ def request_of(request: type, values: dict[str, Any], **more: Any) -> Any:
             given[f.name] = value if value is None or parse is None else parse(value)
         except BadQuantity as exc:
             raise FieldError(f.name, exc.text, exc.rule) from None  # the text refused
-    return request(**given, **more)
+        text = values[f.name]
+        if isinstance(text, list | tuple) and len(text) == 1:  # a repeatable option given once
+            text = text[0]
+        if isinstance(text, str):
+            typed[f.name] = text
+    try:
+        return request(**given, **more)
+    except FieldError as exc:  # the value said as typed (`1e99`, not its 100 digits)
+        problems = [(f, typed.get(f, v), r) for f, v, r in exc.problems]
+        raise FieldError(*problems[0], more=tuple(problems[1:])) from None
 
 
 def option_names(*requests: type) -> dict[str, str]:

@@ -9,6 +9,7 @@ each with a message for people.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,7 +19,7 @@ from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.ingest import Progress, read_round, round_name_of
 from gpuscale.sources import SourceError
 from gpuscale.tables import RoundTables
-from gpuscale.tables.workloads import STUDY_ROUND
+from gpuscale.tables.workloads import RENAMED, STUDY_ROUND, WORKLOADS
 
 EXPECTED = "expected <org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
 
@@ -36,9 +37,12 @@ def read_paths(
     round_names: Sequence[str | None] | None = None,
     *,
     progress: Progress | None = None,
+    benchmark_option: str | None = "-b",
 ) -> RoundTables:
     """Raw rounds read and stacked; ``round_names`` name the paths' rounds (one for all, or
-    one each; none: read from each path's name). A path that is no round raises."""
+    one each; none: read from each path's name). A path that is no round raises; one that
+    does not exist and reads like a benchmark name is said to be one, given by
+    ``benchmark_option`` (None: the command takes no benchmark)."""
     names = list(round_names or [])
     if names and len(names) not in (1, len(paths)):
         raise RoundNamesError(
@@ -55,14 +59,24 @@ def read_paths(
             if path.is_dir() and not _holds_submitters(path):
                 # the reason, before any word on round names
                 raise NoResultsError(no_results(path)) from exc
-            if not path.exists() and len(path.parts) == 1 and not path.suffix:
+            if benchmark_option and _like_a_benchmark(path):
                 # `gpuscale analyze brt`: a benchmark typed where a path goes
-                raise SourceError(f"{exc} (a benchmark? give it with -b {path})") from exc
+                hint = f"a benchmark? give it with {benchmark_option} {path}"
+                raise SourceError(f"{exc} ({hint})") from exc
             raise
         if part.systems.empty and part.runs.empty:
             raise NoResultsError(no_results(path))
         parts.append(part)
     return combine(parts)
+
+
+def _like_a_benchmark(path: Path) -> bool:
+    """A name that is no path and close to a benchmark's (``brt``, ``bert``; not
+    ``nosuch``)."""
+    if path.exists() or len(path.parts) != 1 or path.suffix:
+        return False
+    names = [*WORKLOADS, *RENAMED, "study", "sd"]
+    return bool(difflib.get_close_matches(path.name.lower(), names, n=1, cutoff=0.6))
 
 
 def _holds_submitters(path: Path) -> bool:

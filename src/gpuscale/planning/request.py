@@ -42,6 +42,13 @@ def _range_counts(part: str, low: int, high: int, step: int | None) -> list[int]
     return list(range(low, high + 1, step))
 
 
+def _count(digits: str) -> int:
+    """A count's digits as a number; one past any count planned (``MAX_DEVICES``) where
+    they are more than 12 (a plan refuses it by its range, as 2,000,000: never int()'s own
+    limit on long numbers)."""
+    return int(digits) if len(digits.lstrip("0")) <= 12 else MAX_DEVICES + 1
+
+
 def parse_devices(text: str) -> tuple[int, ...]:
     """``8,16,64`` -> (8, 16, 64); ``8-256`` -> powers of two from 8 to 256; ``8-64:8``
     -> 8, 16, ..., 64. ValueError on anything else, and past ``MAX_DEVICES`` or
@@ -52,13 +59,13 @@ def parse_devices(text: str) -> tuple[int, ...]:
         raise ValueError(f"{len(parts):,} device counts: a plan predicts at most {MAX_COUNTS:,}")
     for part in parts:
         # ASCII digits only: str.isdigit() takes '²', which int() then refuses
-        match = re.fullmatch(r"([0-9]{1,9})\s*-\s*([0-9]{1,9})(?:\s*:\s*([0-9]{1,9}))?", part)
+        match = re.fullmatch(r"([0-9]+)\s*-\s*([0-9]+)(?:\s*:\s*([0-9]+))?", part)
         if match:
-            low, high = int(match.group(1)), int(match.group(2))
-            step = int(match.group(3)) if match.group(3) else None
+            low, high = _count(match.group(1)), _count(match.group(2))
+            step = _count(match.group(3)) if match.group(3) else None
             out.extend(_range_counts(part, low, high, step))
-        elif re.fullmatch(r"[0-9]{1,9}", part):
-            out.append(int(part))
+        elif re.fullmatch(r"[0-9]+", part):
+            out.append(_count(part))
         else:
             raise ValueError(
                 f"device count {part!r} is not a whole number or a range "

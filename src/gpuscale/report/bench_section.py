@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -191,8 +192,16 @@ def advice_figure(
     warned = " (from flagged runs, --allow-flagged: less certain)" if allowed else ""
     decision = [f"Advice for {model}{warned}: {said[0]}"] if said else []
     decision += [f"Advice for {model}: {line}" for line in caveats]
+    explained = [f"Advice for {model}: {line}" for line in result.explanation]
+    if any(re.search(r"(?<![\w-])--[a-z]", line) for line in result.explanation):
+        # the advice names `advise`'s options (--samples, --collectives...): not the report's
+        explained.append(
+            f"Advice for {model}: the options it names are `gpuscale advise`'s (the report "
+            "takes only --interconnect, --max-devices and --allow-flagged of them): "
+            "`gpuscale advise --bench FILE` with the others shows what they change."
+        )
     return (
-        [f"Advice for {model}: {line}" for line in result.explanation] + checks,
+        explained + checks,
         (
             "Predicted throughput speedup by device count with its 80% interval, measured "
             "runs at N > 1 overlaid (hollow grey: flagged, not used)",

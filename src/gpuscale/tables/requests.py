@@ -6,9 +6,11 @@ Pure Python: the CLI imports the requests at start."""
 
 from __future__ import annotations
 
+import difflib
 import json
+import math
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import MISSING, Field, asdict, field, fields
 from typing import Any, ClassVar, TypeVar
 
@@ -143,9 +145,24 @@ def _missing(value: object) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
+def check_choice(field: str, value: object, allowed: Sequence[object]) -> None:
+    """:class:`FieldError` unless ``value`` is one of ``allowed`` (the closest named:
+    ``fsdpp`` gets "did you mean 'fsdp'?")."""
+    if value in allowed:
+        return
+    close = difflib.get_close_matches(str(value), [str(a) for a in allowed], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise FieldError(field, value, f"must be one of {', '.join(map(str, allowed))}{hint}")
+
+
 def shown(value: object) -> str:
-    """A value as a person typed it: ``-5``, not ``-5.0``; text as itself."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+    """A value as a person typed it: ``-5``, not ``-5.0``; ``1e99``, not its 100 digits
+    (an integer read from ``1e99``) nor ``1e+99``; text as itself."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if math.isfinite(value) and abs(value) >= 1e15:
+        return f"{value:.6g}".replace("e+", "e")
+    if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
 

@@ -52,6 +52,12 @@ def number(value: object, digits: int = 3) -> str:
     return text
 
 
+def counted(count: int, noun: str) -> str:
+    """``1 accelerator``, ``3,472 accelerators``: a count with its noun in the number it
+    takes (a plain ``s``)."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def devices(count: float, family: str) -> str:
     """``3,472 x H100-SXM5-80GB``: a device count (thousands separated) and its kind
     (a vendor word written twice, ``NVIDIA NVIDIA H200``, once)."""

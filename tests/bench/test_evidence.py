@@ -75,3 +75,17 @@ def test_the_cli_says_weak_rows_no_trusted_break_even_and_the_cpu_baseline(
 def test_few_steps_are_weak_whatever_the_window(steps: int) -> None:
     table = bench_table(_pair(steps=steps, step_ms=5000.0))
     assert all("step(s) timed" in n for n in table["evidence_notes"])
+
+
+def test_the_notes_of_a_model_run_twice_say_which_run() -> None:
+    """README's bench then docs/measure.md's into one file: the notes listed "weak
+    evidence mlp-1m on 2" twice, without the "(run 2)" the table shows (a user walk)."""
+    from gpuscale.analysis.bench_scaling import bench_notes
+
+    rows = [{**r, "sweep_id": sweep} for sweep in ("s1", "s2") for r in _pair(steps=2)]
+    scaling = bench_scaling(bench_table(rows))
+    notes = bench_notes(scaling, scaling.iloc[:0])
+    weak = [line.split(":")[0] for line in notes if line.startswith("weak evidence")]
+    assert sorted(weak) == [
+        f"weak evidence mlp-1m (run {k}) on {n}" for k in (1, 2) for n in (1, 2)
+    ], notes

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuscale.quantities import number
+from gpuscale.quantities import format_count
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.views import TableView
 
@@ -90,7 +90,7 @@ def advice_view(result: Any, *, terminal: bool) -> TableView:
     qualifies the numbers as notes."""
     inputs = result.inputs
     title = (
-        f"predicted training, {number(inputs.model.params / 1e6)}M parameters on "
+        f"predicted training, {format_count(inputs.model.params)} parameters on "
         f"{inputs.network.name}"
     )
     if not terminal:

@@ -35,7 +35,7 @@ from gpuscale.advice.priors import with_input_rate
 from gpuscale.advice.step_error import StepError
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.analysis.equilibrium import knee_pick
-from gpuscale.quantities import number
+from gpuscale.quantities import counted, number
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.advice import ADVICE_COLUMNS
 
@@ -333,9 +333,10 @@ def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
             found.append(
                 f"IMPLAUSIBLE: {row.accelerators} device(s) predicted to train in "
                 f"{number(row.time_to_train_min)} min, under the {number(minutes)} min "
-                f"the fastest MLPerf result allows for {row.accelerators} accelerators on this "
-                f"workload ({system}; scaled ideally to {row.accelerators}, halved): check the "
-                "step time, batch and samples"
+                "the fastest MLPerf result allows for "
+                f"{counted(row.accelerators, 'accelerator')} on this workload ({system}; "
+                f"scaled ideally to {row.accelerators}, halved): check the step time, batch "
+                "and samples"
             )
     return found[:1] + ([f"(and {len(found) - 1} more count(s))"] if len(found) > 1 else [])
 

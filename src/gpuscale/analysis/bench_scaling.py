@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.plausibility import superlinear_flag
+from gpuscale.quantities import format_count
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.bench import configuration_labels, one_device
 from gpuscale.tables.measures import efficiency, rate_speedup
@@ -114,7 +115,7 @@ def break_even_sentence(scaling: pd.DataFrame, accelerators: int) -> str:
         left = len(at) - len(rows)
         return f"{head}: not stated, no trusted run there ({left} flagged or without a speedup)"
     size = break_even_params(scaling, accelerators)
-    text = f"{size / 1e6:.2f}M parameters" if size else "not crossed by the models run"
+    text = f"{format_count(size)} parameters" if size else "not crossed by the models run"
     weak = int((rows.get("evidence", pd.Series(dtype=str)) == "weak").sum())
     if weak:
         text += f" (weak evidence: {weak} of its {len(rows)} run(s), see evidence_notes)"
@@ -172,11 +173,12 @@ SPEEDUP_BASIS = (
 
 
 def bench_notes(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
-    """The lines below a bench table: what speedups are against, flagged rows' reasons,
+    """The lines below a bench table (each run by its table label: ``m (run 2)`` where
+    a model ran twice): what speedups are against, flagged rows' reasons,
     failed runs, weak evidence, break-even sizes and what the CPU baseline is."""
     lines = [SPEEDUP_BASIS] if not scaling.empty else []
     lines += [
-        f"flagged {r.model} on {r.accelerators}: {r.flags}"
+        f"flagged {r.configuration} on {r.accelerators}: {r.flags}"
         for r in scaling[scaling["flagged"]].itertuples(index=False)
     ]
     lines += [
@@ -185,7 +187,7 @@ def bench_notes(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
     ]
     weak = scaling[~scaling["flagged"] & (scaling["evidence"] == "weak")]
     lines += [
-        f"weak evidence {r.model} on {r.accelerators}: {r.evidence_notes}"
+        f"weak evidence {r.configuration} on {r.accelerators}: {r.evidence_notes}"
         for r in weak.itertuples()
     ]
     lines += [break_even_sentence(scaling, w) for w in sorted(set(scaling["accelerators"]) - {1})]

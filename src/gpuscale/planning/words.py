@@ -8,7 +8,7 @@ import math
 from itertools import pairwise
 from typing import Any
 
-from gpuscale.quantities import number
+from gpuscale.quantities import counted, number
 from gpuscale.tables.plan import PLAN_COLUMNS
 from gpuscale.tables.workloads import round_key
 
@@ -246,6 +246,11 @@ def plan_records(result: Any, *, terminal: bool) -> tuple[list[dict[str, Any]], 
     rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
     if not terminal:
         return [row | {"nearest": nearest_text(row["nearest"])} for row in rows], [], ""
-    said = [f"{r['accelerators']} accelerators lean on: {nearest_text(r['nearest'])}" for r in rows]
+    said = [
+        f"{counted(n, 'accelerator')} {'leans' if n == 1 else 'lean'} on: "
+        f"{nearest_text(r['nearest'])}"
+        for r in rows
+        for n in [int(r["accelerators"])]
+    ]
     title = f"plan: {result.model['workload']} on {result.model['family']}"
     return [{c: row[c] for c in PLAN_SHOWN} for row in rows], said, title

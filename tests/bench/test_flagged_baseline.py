@@ -64,7 +64,8 @@ def test_the_cli_and_its_json_say_why(tmp_path: Path) -> None:
     for record in _sweeps(first_busy=True):
         append_result(path, record)
     said = " ".join(CliRunner().invoke(app, ["analyze", "--bench", str(path)]).output.split())
-    assert "flagged mlp-1m on 2: N = 1 run flagged (machine busy)" in said
+    # each run by its label (a model run twice: "(run 1)", as the table names it)
+    assert "flagged mlp-1m (run 1) on 2: N = 1 run flagged (machine busy)" in said
     assert "break-even on 2 devices: not stated" in said
     result = CliRunner().invoke(app, ["analyze", "--bench", str(path), "-f", "json"])
     runs = pd.DataFrame(json.loads(result.output)["bench"]["runs"])

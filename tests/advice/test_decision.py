@@ -178,3 +178,17 @@ def test_cli_options_are_the_request_fields() -> None:
         app, ["advise", "--params", "7M", "--step-ms", "20", "--target-efficiency", "2"]
     )
     assert bad.exit_code != 0 and "--target-efficiency 2: must be" in bad.output
+
+
+def test_one_device_left_by_a_global_batch_that_does_not_split_says_so() -> None:
+    """Strong scaling at global batch 1 left one row: the advice said "Only one device is
+    available" beside "Device count capped at 2" (a user walk); it says why."""
+    import gpuscale
+
+    kept = gpuscale.advise(params=7e6, step_ms=20, batch=1, scaling="strong", max_devices=4)
+    assert list(kept.predictions["accelerators"]) == [1]
+    said = " ".join(kept.explanation)
+    assert "Only one device is available" not in said
+    assert "global batch 1 kept at every count" in said and "--scaling weak" in said
+    alone = gpuscale.advise(params=7e6, step_ms=20, batch=8, max_devices=1)
+    assert "Only one device is available" in " ".join(alone.explanation)

@@ -73,6 +73,20 @@ def _config(row: pd.Series) -> str:
     )
 
 
+def _only_one(inputs: Any) -> str:
+    """Why one device is all the table holds: the devices there are, or a global batch
+    kept at every count that does not split over two (it said "only one device is
+    available" beside "device count capped at 2")."""
+    kept = inputs.kept_global_batch if inputs is not None else None
+    if inputs is None or inputs.max_devices == 1 or kept is None:
+        return "Only one device is available: there is nothing to compare."
+    return (
+        f"Only one device can train at the global batch {kept:,} kept at every count (strong "
+        "scaling): it does not split into whole per-device batches over more devices; "
+        "--scaling weak, or a --global-batch that more devices divide, compares counts."
+    )
+
+
 def _row(frame: pd.DataFrame, n: int) -> pd.Series:
     return frame[frame["accelerators"] == n].iloc[0]
 
@@ -111,7 +125,7 @@ def _recommendation(advice: Explainable) -> list[str]:
                 f"({d.focus} devices: {_row(frame, d.focus)['efficiency']:.0%})."
             )
         else:
-            lines.append("Only one device is available: there is nothing to compare.")
+            lines.append(_only_one(advice.inputs))
     if d.fastest != d.devices:
         fastest = _row(frame, d.fastest)
         fastest_time = format_hours(fastest["time_to_train_min"] / 60, unit)

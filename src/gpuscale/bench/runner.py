@@ -40,6 +40,7 @@ from gpuscale.tables.requests import FieldError
 __all__ = [
     "SweepConfig",
     "SweepReport",
+    "check_devices",
     "device_kind",
     "local_devices",
     "run_sweep",
@@ -83,26 +84,43 @@ class SweepConfig:
                 raise ValueError(
                     f"{exc}: give --global-batch a multiple of every world size x --accum"
                 ) from None
-        device = device_kind(self.bench.backend)
-        if self.bench.backend == "nccl" and device != "cuda":
-            raise ValueError(
-                "--backend nccl needs CUDA devices; none is visible: use --backend gloo or auto"
-            )
-        visible = cuda_devices() if device == "cuda" else 0
-        if device == "cuda" and max(self.nproc) > visible:
-            raise ValueError(
-                f"{visible} CUDA device(s) visible; --nproc {max(self.nproc)} needs "
-                f"{max(self.nproc)} (one per process on each node): give --nproc up to "
-                f"{visible}, or time CPU processes with --backend gloo"
-            )
-        cores = os.cpu_count() or 1
-        if device == "cpu" and max(self.nproc) > cores and not self.oversubscribe:
-            raise ValueError(
-                f"--nproc {max(self.nproc)} runs {max(self.nproc)} processes on this host's "
-                f"{cores} core(s): each process is a device, so they would share cores and "
-                "measure the contention, not the scaling (and each holds its own copy of the "
-                f"model); give at most {cores}, or add --oversubscribe to run them anyway"
-            )
+        check_devices(self.bench.backend, max(self.nproc), oversubscribe=self.oversubscribe)
+
+
+def check_devices(
+    backend: str,
+    nproc: int,
+    *,
+    oversubscribe: bool,
+    measured: str = "the scaling",
+    holds: str = "its own copy of the model",
+) -> str:
+    """The device kind (``cuda``/``cpu``) ``nproc`` processes per node of ``backend`` run
+    on here, after what every launching command refuses (ValueError, one line): nccl
+    without a CUDA device, more processes than CUDA devices visible, and more CPU
+    processes than cores unless ``oversubscribe`` (they would measure the contention, not
+    ``measured``; each holds ``holds``)."""
+    device = device_kind(backend)
+    if backend == "nccl" and device != "cuda":
+        raise ValueError(
+            "--backend nccl needs CUDA devices; none is visible: use --backend gloo or auto"
+        )
+    visible = cuda_devices() if device == "cuda" else 0
+    if device == "cuda" and nproc > visible:
+        raise ValueError(
+            f"{visible} CUDA device(s) visible; --nproc {nproc} needs {nproc} (one per "
+            f"process on each node): give --nproc up to {visible}, or time CPU processes "
+            "with --backend gloo"
+        )
+    cores = os.cpu_count() or 1
+    if device == "cpu" and nproc > cores and not oversubscribe:
+        raise ValueError(
+            f"--nproc {nproc} runs {nproc} processes on this host's {cores} core(s): each "
+            "process is a device, so they would share cores and measure the contention, not "
+            f"{measured} (and each holds {holds}); give at most {cores}, or add "
+            "--oversubscribe to run them anyway"
+        )
+    return device
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuscale.tables.requests import option, repeatable_option
+from gpuscale.tables.requests import option, oversubscribe_option, repeatable_option
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -41,11 +41,7 @@ class SweepRequest:
         "failed and flagged runs are measured again (default: measure everything and "
         "append).",
     )
-    oversubscribe: bool = option(
-        False,
-        names=("--oversubscribe",),
-        help="Allow more CPU processes per node than the host has cores.",
-    )
+    oversubscribe: bool = oversubscribe_option()
     nnodes: int = option(1, help="Nodes (run this command on each).")
     node_rank: int = option(0, help="This node's rank, 0 .. nnodes - 1.")
     rdzv_endpoint: str | None = option(None, help="HOST:PORT of node 0 (torchrun c10d rendezvous).")

@@ -76,6 +76,16 @@ def power_option(default: str) -> Any:
     return option(None, names=names, help=f"Average power per device, W ({default}).")
 
 
+def oversubscribe_option() -> Any:
+    """Whether more CPU processes may run than the host has cores, as every command that
+    launches ranks takes it (``bench``, ``collectives``)."""
+    return option(
+        False,
+        names=("--oversubscribe",),
+        help="Allow more CPU processes per node than the host has cores.",
+    )
+
+
 def help_of(request: Any, name: str) -> str:
     """The help text of ``request``'s field ``name`` (a class or an instance)."""
     return next(f for f in fields(request) if f.name == name).metadata["help"]

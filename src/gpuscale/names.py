@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
+from gpuscale.tables.requests import FieldError
 
 # Names the study and people use that are no prefix of a workload's own names.
 _ALIASES: dict[str, str] = {
@@ -151,6 +152,25 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
         return known.family, f"{name!r} read as the accelerator family {known.family}"
     found = resolve_choice(name, valid, "accelerator family")
     return found, f"{name!r} read as the accelerator family {found}"
+
+
+def resolve_gpu(name: str | None) -> str | None:
+    """``name`` (``--gpu``: ``A100``, ``H100 SXM``, ``NVIDIA A100-PCIE-40GB``) as typed when
+    the hardware catalogue knows it as a GPU; None stays None. Otherwise the ``gpu``
+    field's :class:`FieldError` (``--gpu Z999: not a GPU in the hardware catalogue ...``),
+    with the closest GPU."""
+    if name is None:
+        return None
+    # lazy: the accelerator catalogue, only when a GPU is typed (not at the CLI's start)
+    from gpuscale.hardware.accelerators import GPU_VENDORS, gpu_products, normalise_accelerator
+
+    found = normalise_accelerator(name)
+    if found.known and found.vendor in GPU_VENDORS:
+        return name
+    valid = gpu_products()
+    hint = did_you_mean(name.upper(), valid)  # the catalogue writes them upper-case
+    rule = f"not a GPU in the hardware catalogue{hint}; known: {', '.join(valid)}"
+    raise FieldError("gpu", name, rule)
 
 
 def resolve_ruleset(value: str) -> str:

@@ -105,7 +105,7 @@ def test_the_interconnect_check_refuses_an_unknown_preset_before_any_sweep(
 
 
 def test_a_report_request_refuses_a_bad_basis_or_preset_when_made() -> None:
-    with pytest.raises(ValueError, match="convergence basis"):
+    with pytest.raises(ValueError, match=r"convergence.basis"):
         ReportRequest(convergence_basis="guessed")
     with pytest.raises(ValueError):
         ReportRequest(advise=True, interconnect="no-such-link")

@@ -11,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuscale.names import resolve_gpu
 from gpuscale.quantities import parse_bytes
-from gpuscale.tables.requests import FieldError, option, text_option
+from gpuscale.tables.requests import FieldError, option, oversubscribe_option, text_option
 
 # The collectives nccl-tests times (BUS_FACTOR below has their factors).
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
@@ -21,6 +22,17 @@ GPU_MAX_BYTES = 1 << 30  # nccl-tests' usual -e 1G
 MAX_CALLS = 1_000_000  # timed or warm-up calls per size
 MAX_GAP_MS = 60_000  # ms of compute between timed calls
 CPU_MAX_BYTES = 64 << 20  # gloo on CPU: larger messages only take longer
+# Buffers of the largest message each CPU rank holds at once (the worker's ``Buffers``):
+# the message, and the expected result the check compares it with; all-to-all and
+# send/recv send from one buffer into another.
+HOST_BUFFERS = {
+    "all_reduce": 2,
+    "broadcast": 2,
+    "all_gather": 2,
+    "reduce_scatter": 2,
+    "all_to_all": 3,
+    "send_recv": 3,
+}
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -69,6 +81,12 @@ class CollectivesConfig:
     )
 
     def __post_init__(self) -> None:
+        if any(not name.strip() for name in self.ops):
+            raise FieldError(
+                "ops",
+                ",".join(self.ops),
+                "an empty name between commas (or at an end); give names like all_reduce,broadcast",
+            )
         unknown = sorted(set(self.ops) - set(OPS))
         if unknown or not self.ops:
             raise ValueError(
@@ -108,6 +126,12 @@ class CollectivesConfig:
         if self.max_bytes is not None:
             return self.max_bytes
         return GPU_MAX_BYTES if device == "cuda" else CPU_MAX_BYTES
+
+    def host_bytes(self, world: int, device: str) -> int:
+        """Host memory ``world`` CPU ranks of this sweep hold at least at its largest
+        message: each rank's buffers (:data:`HOST_BUFFERS`, the most of the collectives
+        asked) of that size."""
+        return world * max(HOST_BUFFERS[op] for op in self.ops) * self.largest(device)
 
     def worker_args(self, device: str, sweep_id: str) -> list[str]:
         """The flags of ``python -m gpuscale.bench.collectives`` that run this sweep."""
@@ -168,7 +192,10 @@ class CheckRequest:
     out: Path = option(
         Path("collectives.jsonl"), names=("--out",), help="Results file (JSONL, appended)."
     )
-    nproc: str | None = option(None, help="Processes (one per device).")
+    nproc: str | None = option(
+        None, help="Processes (one per device): one number (default: every GPU, else 2)."
+    )
+    oversubscribe: bool = oversubscribe_option()
     interconnect: str | None = option(
         None, help="Link preset to judge against (default: from the detected topology)."
     )
@@ -178,3 +205,20 @@ class CheckRequest:
         help="A saved `nvidia-smi topo -m` to judge against.",
     )
     gpu: str | None = option(None, help="GPU model, e.g. A100 (for --topo-file).")
+
+    def __post_init__(self) -> None:
+        if self.nproc is not None and len([p for p in self.nproc.split(",") if p.strip()]) > 1:
+            raise FieldError(
+                "nproc",
+                self.nproc,
+                "collectives runs one world size: give one number, e.g. --nproc 2 (run it "
+                "again for another)",
+            )
+        resolve_gpu(self.gpu)  # a GPU the catalogue does not know: refused before the sweep
+
+    def world(self) -> int:
+        """The processes to run: ``--nproc``, else every local device (GPUs, else two
+        CPU processes); ``nproc``'s :class:`FieldError` for text that is no number."""
+        from gpuscale.bench.runner import world_sizes  # lazy: the runner, only to run
+
+        return max(world_sizes(self.nproc))

@@ -13,14 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from gpuscale.bench.collectives_config import SCHEMA, CollectivesConfig
+from gpuscale.bench.launch_events import exit_cause
 from gpuscale.bench.results import COLLECTIVES_FILE, ResultsError, check_writable
-from gpuscale.bench.runner import cuda_devices, device_kind, torchrun_command
+from gpuscale.bench.runner import check_devices, cuda_devices, device_kind, torchrun_command
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.nccl import check_env, parse_debug_log
 from gpuscale.interconnect.records import Sweeps, read_sweeps
 from gpuscale.interconnect.verdict import judge
-from gpuscale.sources.processes import lifeline
+from gpuscale.quantities import format_bytes
+from gpuscale.sources.processes import available_memory, lifeline
 
 
 class SweepError(Exception):
@@ -39,10 +41,12 @@ class SweepRun:
     env: dict[str, str]
 
 
-def _check_world(world: int, device: str) -> None:
-    """A collective needs two or more ranks, each on its own device on a GPU host."""
-    visible = cuda_devices() if device == "cuda" else None
+def _check_world(world: int, backend: str, oversubscribe: bool) -> str:
+    """The device kind the sweep runs on, after what ``bench`` refuses too
+    (:func:`~gpuscale.bench.runner.check_devices`) and a collective on one rank."""
+    device = device_kind(backend)
     if world < 2:
+        visible = cuda_devices() if device == "cuda" else None
         shown = f"{visible} CUDA device(s) visible" if visible is not None else "1 process"
         raise SweepError(
             f"a collective needs two or more devices ({shown}, --nproc {world}): nothing "
@@ -50,28 +54,75 @@ def _check_world(world: int, device: str) -> None:
             "CPU processes with --backend gloo --nproc 2; `gpuscale advise` without "
             "--collectives takes the link from --interconnect (a preset) instead"
         )
-    if visible is not None and world > visible:
-        raise SweepError(
-            f"{visible} CUDA device(s) visible; --nproc {world} needs {world} (one per "
-            f"process): give --nproc up to {visible}, or time CPU processes with --backend gloo"
+    try:
+        return check_devices(
+            backend,
+            world,
+            oversubscribe=oversubscribe,
+            measured="the interconnect",
+            holds="its own message buffers",
         )
-
-
-def run_collectives(config: CollectivesConfig, out_file: Path, world: int) -> SweepRun:
-    """Run ``config`` on ``world`` local processes under torchrun, appending to
-    ``out_file`` (JSONL). Raises :class:`SweepError` before starting when the file cannot
-    be written or the sizes are inverted, and after when the run failed."""
-    _check_world(world, device_kind(config.backend))  # before the file is touched
-    try:  # before torchrun starts: its own failure would only say "error_file: <N/A>"
-        check_writable(out_file, holds=COLLECTIVES_FILE)
-    except ResultsError as exc:
+    except ValueError as exc:
         raise SweepError(str(exc)) from None
-    device = device_kind(config.backend)
+
+
+def _check_memory(config: CollectivesConfig, world: int, device: str) -> None:
+    """CPU ranks whose buffers at the largest message would not fit in the memory this
+    host has free are refused before they start (the kernel would kill one mid-sweep)."""
+    free = available_memory() if device == "cpu" else None
+    need = config.host_bytes(world, device)
+    if free is None or need <= free:
+        return
+    per = need // config.largest(device)  # buffers of the largest message, all ranks
+    fits = free // per
+    largest = fits >> 20 << 20 or fits  # whole MiB, where it is that large
+    raise SweepError(
+        f"--max-bytes {format_bytes(config.largest(device))} needs at least "
+        f"{format_bytes(need)} of host memory ({world} processes x "
+        f"{per // world} buffers of it) and this host has {format_bytes(free)} available: "
+        f"give --max-bytes at most {format_bytes(largest)}, or fewer --nproc"
+    )
+
+
+def _failure(done: subprocess.CompletedProcess[str]) -> str:
+    """Why a torchrun launch failed, in one line: a rank killed by a signal as such
+    (torchrun's own block says only ``error_file: <N/A>``), else its last lines."""
+    text = (done.stderr or "") + (done.stdout or "")
+    ended = exit_cause(text)
+    if ended is not None:
+        return ended[1]
+    tail = [x for x in (done.stderr or done.stdout).strip().splitlines() if x.strip()][-3:]
+    return " | ".join(tail)
+
+
+def run_collectives(
+    config: CollectivesConfig, out_file: Path, world: int, *, oversubscribe: bool = False
+) -> SweepRun:
+    """Run ``config`` on ``world`` local processes under torchrun, appending to
+    ``out_file`` (JSONL). Raises :class:`SweepError` before starting when the devices,
+    the host's memory or the file cannot take the sweep, and after when the run failed
+    (a file this run created is then not left behind empty)."""
+    device = _check_world(world, config.backend, oversubscribe)  # before the file is touched
+    _check_memory(config, world, device)
     if config.min_bytes > config.largest(device):
         raise SweepError(
             f"the smallest message ({config.min_bytes} B) is above the largest "
             f"({config.largest(device)} B)"
         )
+    created = not out_file.exists()
+    try:  # before torchrun starts: its own failure would only say "error_file: <N/A>"
+        check_writable(out_file, holds=COLLECTIVES_FILE)
+    except ResultsError as exc:
+        raise SweepError(str(exc)) from None
+    try:
+        return _run(config, out_file, world, device)
+    finally:
+        if created and out_file.is_file() and out_file.stat().st_size == 0:
+            out_file.unlink()
+
+
+def _run(config: CollectivesConfig, out_file: Path, world: int, device: str) -> SweepRun:
+    """The launch itself, its NCCL log appended, and the sweep read back."""
     sweep_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
     command = [
         *torchrun_command(world, "gpuscale.bench.collectives"),
@@ -85,8 +136,7 @@ def run_collectives(config: CollectivesConfig, out_file: Path, world: int) -> Sw
     env["GPUSCALE_RUNNER_PID"] = str(os.getpid())
     done = subprocess.run(command, capture_output=True, text=True, env=env, preexec_fn=lifeline())
     if done.returncode != 0:
-        tail = [x for x in (done.stderr or done.stdout).strip().splitlines() if x.strip()][-3:]
-        raise SweepError("the collectives run failed: " + " | ".join(tail))
+        raise SweepError("the collectives run failed: " + _failure(done))
     nccl = parse_debug_log(done.stdout + done.stderr)
     if nccl.version or nccl.transports:
         record = {"schema": SCHEMA, "kind": "nccl", "sweep_id": sweep_id, "nccl": nccl.to_dict()}
@@ -117,6 +167,7 @@ def check_interconnect(
     topo_file: Path | None = None,
     gpu: str | None = None,
     preset: str | None = None,
+    oversubscribe: bool = False,
 ) -> InterconnectCheck:
     """Run a collectives sweep on ``world`` processes (rows appended to ``out_file``) and
     judge it: against ``preset`` (a link preset), else the topology of ``topo_file`` (a
@@ -125,7 +176,7 @@ def check_interconnect(
     if preset and preset not in PRESETS:
         raise ValueError(f"unknown interconnect {preset!r}; known: {', '.join(PRESETS)}")
     saved = topology_here(topo_file, gpu) if topo_file else None
-    done = run_collectives(config, out_file, world)
+    done = run_collectives(config, out_file, world, oversubscribe=oversubscribe)
     topology = saved if topo_file else (topology_here(None, gpu) if done.device == "cuda" else None)
     nvlink = bool(topology and topology.slowest_link() == "NV")
     return InterconnectCheck(

@@ -52,7 +52,16 @@ _ROOT_CAUSE = re.compile(
 )
 
 
-def _exit_cause(log_tail: str, status: str) -> tuple[str, str] | None:
+def killed(signum: int) -> str:
+    """How a process ended by a signal is said: ``killed (signal 9: likely out of
+    memory)`` (the kernel's OOM killer sends SIGKILL), ``killed (signal 11, SIGSEGV)``."""
+    if signum == signal.SIGKILL:
+        return f"killed (signal {signum}: likely out of memory)"
+    name = signal.Signals(signum).name if signum in signal.valid_signals() else "?"
+    return f"killed (signal {signum}, {name})"
+
+
+def exit_cause(log_tail: str, status: str = "") -> tuple[str, str] | None:
     """The failing rank and how it ended, from torchrun's summary (its root cause: the
     first rank that failed, not the ranks torchrun then stopped)."""
     found = _ROOT_CAUSE.search(log_tail)
@@ -64,9 +73,7 @@ def _exit_cause(log_tail: str, status: str) -> tuple[str, str] | None:
     else:
         rank, code = found.group(1), int(found.group(2))
     if code < 0:
-        name = signal.Signals(-code).name if -code in signal.valid_signals() else "?"
-        why = " (out of host memory, or killed)" if -code == signal.SIGKILL else ""
-        return BenchStatus.CRASHED, f"rank {rank} was killed by signal {-code} ({name}){why}"
+        return BenchStatus.CRASHED, f"rank {rank} was {killed(-code)}"
     return BenchStatus.CRASHED, (
         f"rank {rank} exited with code {code} without raising an exception (os._exit in "
         "the model's code, or a crash)"
@@ -106,7 +113,7 @@ def cause(folder: Path, log_tail: str, status: str, started: bool = True) -> tup
     own = [e for e in errors if not _is_peer_failure(e)]
     if own:
         return BenchStatus.ERROR, said(own[0])
-    ended = _exit_cause(log_tail, status)
+    ended = exit_cause(log_tail, status)
     if ended is not None:
         return ended
     if errors:

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from gpuscale.bench.config import ModelError
-from gpuscale.bench.launch_events import is_out_of_memory
+from gpuscale.bench.launch_events import is_out_of_memory, killed
 from gpuscale.quantities import format_bytes
 from gpuscale.sources.processes import die_with_parent, lifeline, limit_memory, run_folder
 from gpuscale.tables import BenchStatus
@@ -116,10 +116,8 @@ def _outcome(name: str, result: Path, log: Path, code: int, limit: int) -> int:
         raise ModelError(str(found["error"]), status=status)
     said = _last_line(log)
     if code < 0:
-        signum = -code
-        why = signal.Signals(signum).name if signum in signal.valid_signals() else str(signum)
         raise ModelError(
-            f"{name}: the process building the model was killed by signal {signum} ({why})"
+            f"{name}: the process building the model was {killed(-code)}"
             + (f"; it printed: {said}" if said else ""),
             status=BenchStatus.CRASHED,
         )

@@ -32,6 +32,7 @@ from gpuscale.bench.config import BenchConfig, model_of_key, resolved_config, ru
 from gpuscale.bench.launch import Events, launcher_env, row_of, start, torchrun_command, watch
 from gpuscale.bench.launch_events import cause, failure_row, log_tail
 from gpuscale.bench.results import ResultsError, append_result, check_writable, done_keys
+from gpuscale.bench.sweep_request import check_nodes
 from gpuscale.quantities import number
 from gpuscale.sources.processes import remove_stale_runs, run_folder
 from gpuscale.tables import BenchStatus
@@ -40,6 +41,7 @@ from gpuscale.tables.requests import FieldError
 __all__ = [
     "SweepConfig",
     "SweepReport",
+    "check_devices",
     "device_kind",
     "local_devices",
     "run_sweep",
@@ -69,11 +71,7 @@ class SweepConfig:
     def __post_init__(self) -> None:
         if not self.nproc or min(self.nproc) < 1 or max(self.nproc) > MAX_NPROC:
             raise ValueError(f"--nproc needs world sizes from 1 to {MAX_NPROC:,}, e.g. 1,2")
-        if not 1 <= self.nnodes <= 100_000:
-            raise FieldError("nnodes", self.nnodes, "must be a whole number from 1 to 100,000")
-        if not 0 <= self.node_rank < self.nnodes:
-            rule = f"must be from 0 to --nnodes - 1 ({self.nnodes - 1})"
-            raise FieldError("node_rank", self.node_rank, rule)
+        check_nodes(self.nnodes, self.node_rank)
         if self.nnodes > 1 and not self.rdzv_endpoint:
             raise ValueError("several nodes need --rdzv-endpoint HOST:PORT (node 0's address)")
         for per_node in self.nproc:  # strong scaling: the global batch splits everywhere
@@ -83,26 +81,43 @@ class SweepConfig:
                 raise ValueError(
                     f"{exc}: give --global-batch a multiple of every world size x --accum"
                 ) from None
-        device = device_kind(self.bench.backend)
-        if self.bench.backend == "nccl" and device != "cuda":
-            raise ValueError(
-                "--backend nccl needs CUDA devices; none is visible: use --backend gloo or auto"
-            )
-        visible = cuda_devices() if device == "cuda" else 0
-        if device == "cuda" and max(self.nproc) > visible:
-            raise ValueError(
-                f"{visible} CUDA device(s) visible; --nproc {max(self.nproc)} needs "
-                f"{max(self.nproc)} (one per process on each node): give --nproc up to "
-                f"{visible}, or time CPU processes with --backend gloo"
-            )
-        cores = os.cpu_count() or 1
-        if device == "cpu" and max(self.nproc) > cores and not self.oversubscribe:
-            raise ValueError(
-                f"--nproc {max(self.nproc)} runs {max(self.nproc)} processes on this host's "
-                f"{cores} core(s): each process is a device, so they would share cores and "
-                "measure the contention, not the scaling (and each holds its own copy of the "
-                f"model); give at most {cores}, or add --oversubscribe to run them anyway"
-            )
+        check_devices(self.bench.backend, max(self.nproc), oversubscribe=self.oversubscribe)
+
+
+def check_devices(
+    backend: str,
+    nproc: int,
+    *,
+    oversubscribe: bool,
+    measured: str = "the scaling",
+    holds: str = "its own copy of the model",
+) -> str:
+    """The device kind (``cuda``/``cpu``) ``nproc`` processes per node of ``backend`` run
+    on here, after what every launching command refuses (ValueError, one line): nccl
+    without a CUDA device, more processes than CUDA devices visible, and more CPU
+    processes than cores unless ``oversubscribe`` (they would measure the contention, not
+    ``measured``; each holds ``holds``)."""
+    device = device_kind(backend)
+    if backend == "nccl" and device != "cuda":
+        raise ValueError(
+            "--backend nccl needs CUDA devices; none is visible: use --backend gloo or auto"
+        )
+    visible = cuda_devices() if device == "cuda" else 0
+    if device == "cuda" and nproc > visible:
+        raise ValueError(
+            f"{visible} CUDA device(s) visible; --nproc {nproc} needs {nproc} (one per "
+            f"process on each node): give --nproc up to {visible}, or time CPU processes "
+            "with --backend gloo"
+        )
+    cores = os.cpu_count() or 1
+    if device == "cpu" and nproc > cores and not oversubscribe:
+        raise ValueError(
+            f"--nproc {nproc} runs {nproc} processes on this host's {cores} core(s): each "
+            "process is a device, so they would share cores and measure the contention, not "
+            f"{measured} (and each holds {holds}); give at most {cores}, or add "
+            "--oversubscribe to run them anyway"
+        )
+    return device
 
 
 @dataclass

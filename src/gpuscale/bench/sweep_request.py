@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuscale.tables.requests import option, repeatable_option
+from gpuscale.tables.requests import FieldError, option, oversubscribe_option, repeatable_option
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -41,16 +41,24 @@ class SweepRequest:
         "failed and flagged runs are measured again (default: measure everything and "
         "append).",
     )
-    oversubscribe: bool = option(
-        False,
-        names=("--oversubscribe",),
-        help="Allow more CPU processes per node than the host has cores.",
-    )
+    oversubscribe: bool = oversubscribe_option()
     nnodes: int = option(1, help="Nodes (run this command on each).")
     node_rank: int = option(0, help="This node's rank, 0 .. nnodes - 1.")
     rdzv_endpoint: str | None = option(None, help="HOST:PORT of node 0 (torchrun c10d rendezvous).")
     list_models: bool = option(False, names=("--list",), help="List the models and stop.")
 
+    def __post_init__(self) -> None:
+        check_nodes(self.nnodes, self.node_rank)
+
     def model_names(self) -> list[str]:
         """The models asked for, ``--models``'s then each ``--model``; none: the ladder."""
         return [*(self.models.split(",") if self.models else []), *(self.model or ())]
+
+
+def check_nodes(nnodes: int, node_rank: int) -> None:
+    """:class:`FieldError` for a node count or rank out of range (the request's and the
+    sweep's one rule)."""
+    if not 1 <= nnodes <= 100_000:
+        raise FieldError("nnodes", nnodes, "must be a whole number from 1 to 100,000")
+    if not 0 <= node_rank < nnodes:
+        raise FieldError("node_rank", node_rank, f"must be from 0 to --nnodes - 1 ({nnodes - 1})")

@@ -32,11 +32,10 @@ def collectives(**options: Any) -> None:
     require_torch("the collectives sweep")
     # lazy: numpy and the torchrun sweep, only the measuring commands need them
     from gpuscale.bench.collectives_sweep import SweepError, check_interconnect
-    from gpuscale.bench.runner import world_sizes
 
     with fail_on(ValueError):
         asked, config = request_of(CheckRequest, options), request_of(CollectivesConfig, options)
-        world = max(world_sizes(asked.nproc))
+        world = asked.world()
     with (
         fail_on(SweepError, ValueError),
         err.status(f"{','.join(config.ops)} on {world} processes"),
@@ -48,6 +47,7 @@ def collectives(**options: Any) -> None:
             topo_file=asked.topo_file,
             gpu=asked.gpu,
             preset=asked.interconnect,
+            oversubscribe=asked.oversubscribe,
         )
     _print_sweep(check.run.latest)
     for line in [*(f"NCCL setting: {s}" for s in check.settings), *check.verdicts]:

@@ -188,6 +188,14 @@ def normalise_accelerator(name: str | None, hint: str = "") -> Accelerator:
     return Accelerator(product.vendor, product.product, form, memory, family, True)
 
 
+GPU_VENDORS = ("NVIDIA", "AMD")
+
+
+def gpu_products() -> list[str]:
+    """The catalogue's GPUs (NVIDIA's and AMD's) by product name, newest first."""
+    return [p.product for p in _PRODUCTS if p.vendor in GPU_VENDORS]
+
+
 def accelerator_family(model: str | None) -> str:
     """The family key of an accelerator name (``normalise_accelerator(...).family``)."""
     return normalise_accelerator(model).family

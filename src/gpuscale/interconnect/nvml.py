@@ -20,6 +20,7 @@ from typing import Any
 
 from gpuscale.hardware.links import NVML_ARCH_NVLINK, nvlink_for_gpu
 from gpuscale.interconnect.topology import Gpu, Nic, Topology, read_topo_file
+from gpuscale.names import resolve_gpu
 
 _LEVELS = {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
 
@@ -190,7 +191,9 @@ def detect_topology(
     """The topology from a saved ``nvidia-smi topo -m`` (``gpu`` names the model), else
     NVML's for the GPUs in ``visible_uuids`` (all when None), else None (no NVML here).
 
-    Raises ValueError naming ``topo_file`` when it cannot be read or parsed."""
+    Raises ValueError naming ``topo_file`` when it cannot be read or parsed, and ``gpu``'s
+    :class:`~gpuscale.tables.requests.FieldError` when the catalogue knows no such GPU."""
+    gpu = resolve_gpu(gpu)
     if topo_file is not None:
         return read_topo_file(topo_file, gpu)
     try:

@@ -8,7 +8,9 @@ a share of the expected figure (``Topology.expected_busbw_gbs`` or a named prese
 (an all-reduce through NVSwitch on Hopper or Blackwell: the switch reduces, so busbw
 exceeds the link; ~480 GB/s on 8 H100s). CPU processes have no reference: the verdict says
 so. A peak more than 15% below an earlier sweep's of the same collective and ranks is
-reported as a drop.
+reported as a drop, where the two ran alike (backend, device kind, nodes, settings), over
+the sizes both measured, with at least 10 timed calls per size each, and beyond the
+spread of their calls (p50 to p99): noise is said to be noise.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from gpuscale.quantities import format_bytes, number
 
 NORMAL, LOW, SUSPICIOUS, NO_REFERENCE = "normal", "low", "suspicious", "no reference"
 DROP_SHARE = 0.15
+MIN_ITERS = 10  # timed calls per size below which two sweeps' peaks are not compared
+ALIKE = ("backend", "device", "nodes")  # what two sweeps compared share (header fields)
+ALIKE_SETTINGS = ("gap_ms", "load")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +149,7 @@ def judge(
                 verdict=verdict,
                 reference=reference,
                 causes=causes,
-                change=_change(ok, str(op), latest, int(best["ranks"]), peak),
+                change=_change(ok, sweeps.headers, str(op), latest, int(best["ranks"])),
             )
         )
     return out
@@ -164,15 +169,82 @@ def _expected(
     return None, "the link was not detected: pass --interconnect or --topo-file"
 
 
-def _change(ok: Any, op: str, latest: str, ranks: int, peak: float) -> str:
-    earlier = ok[(ok["op"] == op) & (ok["ranks"] == ranks) & (ok["sweep_id"] != latest)]
-    if earlier.empty:
+def _alike(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two sweeps' headers say they ran alike: the same backend (its transport),
+    device kind and nodes, the same compute between calls and load."""
+    settings_a, settings_b = a.get("settings") or {}, b.get("settings") or {}
+    return all(a.get(k) == b.get(k) for k in ALIKE) and all(
+        settings_a.get(k) == settings_b.get(k) for k in ALIKE_SETTINGS
+    )
+
+
+def _noise(row: Any) -> float:
+    """The share by which one call's bus bandwidth at a size varies: 1 - p50/p99 of the
+    slowest rank's per-call time (0 where the file has no percentiles)."""
+    p50, p99 = row.get("time_us_p50"), row.get("time_us_p99")
+    if not (isinstance(p50, float | int) and isinstance(p99, float | int)) or not p99 > 0:
+        return 0.0  # NaN compares false too
+    return max(0.0, 1 - p50 / p99) if p50 > 0 else 0.0
+
+
+def _suspects(header: Mapping[str, Any]) -> str:
+    """What may have changed between two sweeps that ran alike, by their backend."""
+    backend = header.get("backend") or ("nccl" if header.get("device") == "cuda" else "gloo")
+    if backend == "nccl":
+        return "driver, P2P, a link, NCCL settings"
+    return "other work on the host, CPU frequency, threads per process"
+
+
+def _iters(header: Mapping[str, Any]) -> int | None:
+    """The timed calls per size a sweep's header says it ran (None: not written)."""
+    iters = (header.get("settings") or {}).get("iters")
+    return iters if isinstance(iters, int) else None
+
+
+def _too_few(header: Mapping[str, Any]) -> bool:
+    iters = _iters(header)
+    return iters is not None and iters < MIN_ITERS
+
+
+def _change(ok: Any, headers: Mapping[str, Any], op: str, latest: str, ranks: int) -> str:
+    """The latest sweep's peak against the best earlier sweep that ran alike (same
+    collective, ranks, backend, device kind, nodes and settings), over the sizes both
+    measured: a drop only beyond :data:`DROP_SHARE` and beyond either peak's call-to-call
+    noise, and only where both timed at least :data:`MIN_ITERS` calls per size."""
+    header = headers.get(latest) or {}
+    same = ok[(ok["op"] == op) & (ok["ranks"] == ranks)]
+    mine = same[same["sweep_id"] == latest]
+    found = []  # (their peak row, my peak row over the same sizes, their sweep id)
+    for sweep_id, theirs in same[same["sweep_id"] != latest].groupby("sweep_id", sort=False):
+        if not _alike(headers.get(sweep_id) or {}, header):
+            continue
+        sizes = set(theirs["size_bytes"]) & set(mine["size_bytes"])
+        if sizes:
+            their_peak = theirs.loc[theirs[theirs["size_bytes"].isin(sizes)]["busbw_gbs"].idxmax()]
+            my_peak = mine.loc[mine[mine["size_bytes"].isin(sizes)]["busbw_gbs"].idxmax()]
+            found.append((their_peak, my_peak, str(sweep_id)))
+    enough = [f for f in found if not _too_few(headers.get(f[2]) or {})]
+    if not found:
         return ""
-    peaks = earlier.groupby("sweep_id", sort=False)["busbw_gbs"].max()
-    best_id, best = peaks.idxmax(), float(peaks.max())
-    if peak < (1 - DROP_SHARE) * best:
+    if _too_few(header) or not enough:
+        which = "this sweep's" if _too_few(header) else f"sweep {found[-1][2]}'s"
+        iters = _iters(header) if _too_few(header) else _iters(headers.get(found[-1][2]) or {})
         return (
-            f"DROPPED {1 - peak / best:.0%} since sweep {best_id} ({number(best)} -> "
-            f"{number(peak)} GB/s): something changed (driver, P2P, a link, NCCL settings)"
+            f"Not compared with earlier sweeps: {which} {iters} timed calls per size are too "
+            f"few to tell a change from noise (--iters {MIN_ITERS} or more)"
         )
-    return f"within {DROP_SHARE:.0%} of the best earlier sweep ({best_id}: {number(best)} GB/s)"
+    their_peak, my_peak, best_id = max(enough, key=lambda f: float(f[0]["busbw_gbs"]))
+    before, now = float(their_peak["busbw_gbs"]), float(my_peak["busbw_gbs"])
+    noise = max(DROP_SHARE, _noise(their_peak), _noise(my_peak))
+    said = f"sweep {best_id} ({number(before)} -> {number(now)} GB/s"
+    if now < (1 - noise) * before:
+        return (
+            f"DROPPED {1 - now / before:.0%} since {said}, beyond its noise): something "
+            f"changed ({_suspects(header)})"
+        )
+    if now < (1 - DROP_SHARE) * before:
+        return (
+            f"{1 - now / before:.0%} lower than {said}), within the calls' own spread "
+            f"({noise:.0%}, p50 to p99): noise, not a drop"
+        )
+    return f"within {DROP_SHARE:.0%} of the best earlier sweep ({best_id}: {number(before)} GB/s)"

@@ -241,6 +241,23 @@ def physical_memory() -> int | None:
         return None
 
 
+def available_memory() -> int | None:
+    """Bytes of memory this host can give now without swapping (Linux's ``MemAvailable``:
+    free memory and the caches it can drop), else its free pages; None where the system
+    says neither."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
 def limit_memory(limit_bytes: int | None) -> None:
     """Cap the memory this process may allocate at ``limit_bytes`` (its data segment:
     heap and private mappings, where Python and PyTorch allocate; shared libraries and a

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, Field, asdict, field, fields
@@ -76,6 +75,16 @@ def power_option(default: str) -> Any:
     # --power as plan first spelled it; --power-w as advise did
     names = ("--power-w", "--power")
     return option(None, names=names, help=f"Average power per device, W ({default}).")
+
+
+def oversubscribe_option() -> Any:
+    """Whether more CPU processes may run than the host has cores, as every command that
+    launches ranks takes it (``bench``, ``collectives``)."""
+    return option(
+        False,
+        names=("--oversubscribe",),
+        help="Allow more CPU processes per node than the host has cores.",
+    )
 
 
 def help_of(request: Any, name: str) -> str:
@@ -156,13 +165,9 @@ def check_choice(field: str, value: object, allowed: Sequence[object]) -> None:
 
 
 def shown(value: object) -> str:
-    """A value as a person typed it: ``-5``, not ``-5.0``; ``1e99``, not its 100 digits
-    (an integer read from ``1e99``) nor ``1e+99``; text as itself."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return str(value)
-    if math.isfinite(value) and abs(value) >= 1e15:
-        return f"{value:.6g}".replace("e+", "e")
-    if isinstance(value, float) and value.is_integer():
+    """A value as a person typed it: ``-5``, not ``-5.0``; text as itself (a command's
+    refusal names the option's text as typed: ``cli.options.request_of``)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
     return str(value)
 

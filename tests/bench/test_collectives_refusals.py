@@ -1,0 +1,157 @@
+"""What `gpuscale collectives` refuses before it launches, as `bench` does, and what it
+says when a launch dies (a new user's walk): one line naming the option, exit 2, no
+results file left behind. Nothing here runs a real sweep (a refusal missed would run a
+tiny one: 1 KiB, one call)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("torch")
+
+from gpuscale.bench import collectives_sweep, runner
+from gpuscale.bench.collectives_config import CollectivesConfig
+from gpuscale.bench.collectives_sweep import SweepError, run_collectives
+from gpuscale.cli import app
+
+cli = CliRunner()
+TINY = ["--max-bytes", "1K", "--iters", "1", "--warmup", "0"]
+GLOO = CollectivesConfig(backend="gloo", max_bytes=1024)
+
+
+def fake_launch(monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    """torchrun replaced by ``python -c SCRIPT`` (the worker's flags passed to it)."""
+    command = [sys.executable, "-c", script]
+    monkeypatch.setattr(collectives_sweep, "torchrun_command", lambda *a: command)
+
+
+def refused(tmp_path: Path, *args: str) -> str:
+    """The one line `collectives ARGS` exits 2 with; no results file written."""
+    out = tmp_path / "c.jsonl"
+    result = cli.invoke(app, ["collectives", *TINY, *args, "--out", str(out)])  # ARGS win
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and not out.exists()
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+@pytest.fixture
+def no_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host where torch sees no CUDA device."""
+
+    def kind(backend: str) -> str:
+        return "cpu"
+
+    for module in (runner, collectives_sweep):
+        monkeypatch.setattr(module, "device_kind", kind)
+
+
+def test_nccl_without_cuda_is_refused_as_bench_refuses_it(no_cuda: None, tmp_path: Path) -> None:
+    line = refused(tmp_path, "--backend", "nccl", "--nproc", "2")
+    assert (
+        line
+        == "error: --backend nccl needs CUDA devices; none is visible: use --backend gloo or auto"
+    )
+
+
+def test_more_cpu_processes_than_cores_need_oversubscribe(
+    no_cuda: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    line = refused(tmp_path, "--backend", "gloo", "--nproc", "2")
+    assert "--nproc 2 runs 2 processes on this host's 1 core(s)" in line
+    assert "add --oversubscribe" in line
+    # with --oversubscribe the check lets it through (to the launch, faked here)
+    monkeypatch.setattr(
+        collectives_sweep, "torchrun_command", lambda *a: [sys.executable, "-c", ""]
+    )
+    with pytest.raises(SweepError, match="no measurement"):
+        run_collectives(
+            CollectivesConfig(backend="gloo"), tmp_path / "o.jsonl", 2, oversubscribe=True
+        )
+    result = cli.invoke(app, ["collectives", "--help"])
+    assert "--oversubscribe" in result.output
+
+
+def test_a_list_of_world_sizes_is_refused(tmp_path: Path) -> None:
+    line = refused(tmp_path, "--backend", "gloo", "--nproc", "1,2")
+    assert line.startswith("error: --nproc 1,2: collectives runs one world size: give one number")
+
+
+def test_an_unknown_gpu_is_refused_with_the_closest(tmp_path: Path) -> None:
+    line = refused(tmp_path, "--backend", "gloo", "--nproc", "2", "--gpu", "Z999")
+    assert line.startswith("error: --gpu Z999: not a GPU in the hardware catalogue; known: ")
+    assert "(did you mean 'H100'?)" in refused(tmp_path, "--backend", "gloo", "--gpu", "h10")
+    topo = tmp_path / "topo.txt"
+    topo.write_text("\tGPU0\tGPU1\nGPU0\t X \tNV12\nGPU1\tNV12\t X \n")
+    result = cli.invoke(app, ["topo", "--file", str(topo), "--gpu", "Z999"])
+    assert result.exit_code == 2 and result.output.startswith("error: --gpu Z999: not a GPU")
+    assert cli.invoke(app, ["topo", "--file", str(topo), "--gpu", "A100"]).exit_code == 0
+
+
+def test_an_empty_collective_name_is_said_as_such(tmp_path: Path) -> None:
+    line = refused(tmp_path, "--backend", "gloo", "--ops", "all_reduce,,broadcast")
+    assert line.startswith("error: --ops all_reduce,,broadcast: an empty name between commas")
+    assert "none given" not in line
+
+
+def test_a_message_too_large_for_the_host_is_refused_up_front(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(collectives_sweep, "available_memory", lambda: 3 << 30)  # 3 GiB free
+    line = refused(tmp_path, "--backend", "gloo", "--nproc", "2", "--max-bytes", "1G")
+    # 2 ranks x 2 buffers of 1 GiB (all-reduce: the message and the result checked)
+    assert line == (
+        "error: --max-bytes 1 GiB needs at least 4 GiB of host memory (2 processes x 2 "
+        "buffers of it) and this host has 3 GiB available: give --max-bytes at most "
+        "768 MiB, or fewer --nproc"
+    )
+
+
+KILLED = """\
+[W1124 torch/distributed/elastic/multiprocessing/api.py] Sending process 11 closing signal SIGTERM
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+gpuscale.bench.collectives FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-24_03:00:00
+  host      : vm
+  rank      : 1 (local_rank: 1)
+  exitcode  : -9 (pid: 12)
+  error_file: <N/A>
+  traceback : Signal 9 (SIGKILL) received by PID 12
+============================================================
+"""
+
+
+def test_a_rank_killed_by_the_kernel_is_said_so_and_leaves_no_empty_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """torchrun's block (a rank SIGKILLed, as the kernel's OOM killer does) read as one
+    line; the results file this run created and wrote nothing to is removed."""
+    script = f"import sys; sys.stderr.write({KILLED!r}); sys.exit(1)"
+    monkeypatch.setattr(
+        collectives_sweep, "torchrun_command", lambda *a: [sys.executable, "-c", script]
+    )
+    out = tmp_path / "c.jsonl"
+    with pytest.raises(SweepError) as caught:
+        run_collectives(CollectivesConfig(backend="gloo", max_bytes=1024), out, 2)
+    assert str(caught.value) == (
+        "the collectives run failed: rank 1 was killed (signal 9: likely out of memory)"
+    )
+    assert not out.exists()
+    out.write_text("")  # a file that was there before is the user's: kept
+    with pytest.raises(SweepError):
+        run_collectives(GLOO, out, 2)
+    assert out.exists()

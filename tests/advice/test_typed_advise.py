@@ -48,3 +48,29 @@ def test_the_request_resolves_names_as_the_command_line_does() -> None:
     assert (request.workload, request.ruleset) == ("bert", "5.0.0")
     advice = gpuscale.advise(params=7e6, step_ms=20, batch=64, workload="bert", ruleset="5.0")
     assert advice.inputs is not None and advice.inputs.convergence is not None
+
+
+def test_what_bench_results_make_unused_is_refused_never_ignored(tmp_path: Path) -> None:
+    """`advise --bench F --step-ms 5` and `--device-name H100` ran with rc 0 and the
+    value unused (a user walk); and a step faster at a larger batch was split into a fixed
+    cost above the step (2.5 ms fixed, 0 ms per sample)."""
+    import json
+
+    from ..builders import bench_record
+
+    path = tmp_path / "b.jsonl"
+    rows = [bench_record("m", 10**6, n, rate) for n, rate in ((1, 100.0), (2, 150.0))]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for extra, option in (
+        (dict(step_ms=5.0), "--step-ms"),
+        (dict(device_name="H100"), "--device-name"),
+    ):
+        request = AdviceRequest(bench=str(path), **extra)
+        data = load_advice_data(request)
+        with pytest.raises(ValueError, match=f"^{option}: for a model given by numbers"):
+            advise(request, bench=data.bench)
+    with pytest.raises(
+        ValueError, match=r"--step-ms 2 at --batch 64 is faster than 3 at --batch 8"
+    ):
+        AdviceRequest(params=7e6, step_ms=(3.0, 2.0), batch=(8, 64))
+    AdviceRequest(params=7e6, step_ms=(3.0, 5.0), batch=(8, 64))  # more work, more time

@@ -332,3 +332,15 @@ def test_the_advice_in_the_report_says_whose_options_it_names(tmp_path: Path) ->
     assert section is not None
     said = [f for f in section.findings if "are `gpuscale advise`'s" in f]
     assert len(said) == 1 and "--allow-flagged" in said[0]
+
+
+def test_advise_without_a_bench_file_is_said_never_ignored(tmp_path: Path) -> None:
+    """`report --advise` without --bench wrote the report with rc 0 and no word of the
+    advice asked for (a user walk): written, exit 1, the reason on stderr."""
+    root = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [3, 2, 4])
+    out = tmp_path / "r"
+    args = ["report", str(root.write_dir(tmp_path)), "--advise", "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert (out / "index.html").exists()
+    assert "--advise needs --bench FILE" in result.stderr

@@ -87,6 +87,16 @@ def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
         )
     if bench is not None and isinstance(request.batch, tuple):
         raise ValueError(ONE_BATCH_WITH_BENCH)
+    unused = [o for f, o in _NUMBERS_ONLY if bench is not None and getattr(request, f) is not None]
+    if unused:  # never silently ignored (a user walk: rc 0, the step given unused)
+        raise ValueError(
+            f"{' and '.join(unused)}: for a model given by numbers; with bench results the "
+            "step and the device are measured: give one or the other"
+        )
+
+
+# What describes a model given by numbers only: (field, option).
+_NUMBERS_ONLY = (("step_ms", "--step-ms"), ("device_name", "--device-name"))
 
 
 # What the search takes from the basis as it is: the same name and meaning in both.

@@ -9,6 +9,7 @@ The CLI's ``advise`` options are generated from the fields of :class:`AdviceRequ
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from dataclasses import asdict, dataclass, fields
@@ -111,6 +112,19 @@ def _bound(value: float) -> str:
     if value >= 1e7 and exponent.is_integer():
         return f"10^{int(exponent)}"
     return number(value)
+
+
+def _check_work_grows(points: tuple[tuple[int, float], ...]) -> None:
+    """A step at a larger batch does more work: never faster than at a smaller one (it
+    was split into a fixed cost larger than a step and a negative per-sample time)."""
+    ordered = sorted(points)
+    for (b_small, t_small), (b_large, t_large) in itertools.pairwise(ordered):
+        if t_large < t_small:
+            raise ValueError(
+                f"--step-ms {t_large:g} at --batch {b_large} is faster than {t_small:g} at "
+                f"--batch {b_small}: a larger batch does more work; measure both again "
+                "(the same model, precision and device)"
+            )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -296,6 +310,7 @@ class AdviceRequest(JsonRequest):
                 )
             if len(set(batches)) != len(batches):
                 raise ValueError(f"the --batch values of the step times must differ: {batches}")
+            _check_work_grows(tuple(zip(batches, steps, strict=True)))  # type: ignore[arg-type]
             if self.fixed_ms is not None:
                 raise ValueError("give --fixed-ms or step times at two batches, not both")
         elif self.fixed_ms is not None and steps is not None and self.fixed_ms >= steps:

@@ -114,9 +114,14 @@ def write_report(
             max_devices=request.max_devices,
             allow_flagged=request.allow_flagged,
         )
-        if request.advise
+        if request.advise and bench is not None
         else None
     )
+    if request.advise and bench is None and on_missing is not None:  # asked, never silent
+        on_missing(
+            "--advise needs --bench FILE (the advice is computed from your bench runs): "
+            "the report has no advice"
+        )
     return build_report(
         tables,
         workloads,

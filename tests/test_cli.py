@@ -122,7 +122,8 @@ def test_bad_out_is_one_clear_message(tmp_path: Path, command: str, where: str) 
 def test_a_results_file_that_cannot_be_written_says_why(tmp_path: Path, where: str) -> None:
     """``bench --out`` and ``collectives --out`` (appended files), checked before anything
     runs: the same causes, in the same words as the folders above."""
-    from gpuscale.bench.results import ResultsError, check_writable
+    from gpuscale.bench.results import ResultsError
+    from gpuscale.bench.results_file import check_writable
 
     make, why = BAD_OUT[where]
     (tmp_path / "exists.txt").write_text("keep me")

@@ -92,7 +92,7 @@ def test_one_round_is_this_round() -> None:
 
 
 def test_analyze_json_is_one_shape(tmp_path) -> None:
-    from gpuscale.bench.results import append_result
+    from gpuscale.bench.results_file import append_result
 
     from .builders import bench_record
 

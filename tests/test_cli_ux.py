@@ -105,7 +105,7 @@ def test_piped_output_honours_columns() -> None:
 
 
 def test_analyze_bench_and_rounds_is_one_json_document(tmp_path) -> None:
-    from gpuscale.bench.results import append_result
+    from gpuscale.bench.results_file import append_result
 
     from .builders import bench_record
 

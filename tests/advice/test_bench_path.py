@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.calibrate import CalibrationError
-from gpuscale.bench.results import append_result, bench_table, read_results
+from gpuscale.bench.results import bench_table, read_results
+from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
 from gpuscale.plausibility import SAME_SAMPLES
 

@@ -10,7 +10,7 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.calibrate import CalibrationError
-from gpuscale.bench.results import append_result
+from gpuscale.bench.results_file import append_result
 
 from ..builders import bench_record
 

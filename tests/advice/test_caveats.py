@@ -13,7 +13,7 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.caveats import headline
-from gpuscale.bench.results import append_result
+from gpuscale.bench.results_file import append_result
 from gpuscale.quantities import number
 
 from ..builders import bench_record

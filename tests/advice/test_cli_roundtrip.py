@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gpuscale.bench.results import append_result
+from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
 
 from ..builders import bench_record

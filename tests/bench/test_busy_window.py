@@ -11,7 +11,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from gpuscale.bench.config import BenchConfig
-from gpuscale.bench.results import append_result, bench_table
+from gpuscale.bench.results import bench_table
+from gpuscale.bench.results_file import append_result
 from gpuscale.bench.summary import measured_fields
 from gpuscale.bench.telemetry import HostSample
 from gpuscale.cli import app

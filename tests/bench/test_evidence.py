@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_sentence
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.evidence import MIN_BUSY_WINDOW_S, timed_window_s
-from gpuscale.bench.results import append_result, bench_table
+from gpuscale.bench.results import bench_table
+from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
 
 from ..builders import bench_record

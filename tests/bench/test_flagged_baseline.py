@@ -11,7 +11,8 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_sentence, trusted
-from gpuscale.bench.results import append_result, bench_table
+from gpuscale.bench.results import bench_table
+from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
 from gpuscale.report.bench_section import bench_findings, measured_answer
 

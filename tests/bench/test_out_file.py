@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gpuscale.bench.results import COLLECTIVES_FILE, ResultsError, check_writable
+from gpuscale.bench.results import ResultsError
+from gpuscale.bench.results_file import COLLECTIVES_FILE, check_writable
 from gpuscale.cli import app
 
 from ..builders import bench_record

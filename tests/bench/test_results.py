@@ -11,14 +11,8 @@ import pytest
 
 from gpuscale.analysis.bench_scaling import bench_scaling, break_even_params
 from gpuscale.bench.config import BenchConfig
-from gpuscale.bench.results import (
-    ResultsError,
-    append_result,
-    bench_table,
-    check_writable,
-    done_keys,
-    read_results,
-)
+from gpuscale.bench.results import ResultsError, bench_table, done_keys, read_results
+from gpuscale.bench.results_file import append_result, check_writable
 from gpuscale.tables import BENCH_COLUMNS
 
 from ..builders import bench_record
@@ -113,7 +107,8 @@ def test_a_device_is_refused_as_the_results_file(device: str) -> None:
 CAPPED = """
 import json, resource, sys
 from pathlib import Path
-from gpuscale.bench.results import ResultsError, append_result
+from gpuscale.bench.results import ResultsError
+from gpuscale.bench.results_file import append_result
 path = Path(sys.argv[1])
 size = path.stat().st_size
 resource.setrlimit(resource.RLIMIT_FSIZE, (size + 100, resource.RLIM_INFINITY))

@@ -14,7 +14,8 @@ from typing import Any
 
 from gpuscale.bench.collectives_config import SCHEMA, CollectivesConfig
 from gpuscale.bench.launch_events import exit_cause
-from gpuscale.bench.results import COLLECTIVES_FILE, ResultsError, check_writable
+from gpuscale.bench.results import ResultsError
+from gpuscale.bench.results_file import COLLECTIVES_FILE, check_writable
 from gpuscale.bench.runner import check_devices, cuda_devices, device_kind, torchrun_command
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.hardware.links import PRESETS

@@ -9,10 +9,8 @@ schema ``gpuscale.bench/1`` are read too. Nothing here imports torch.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -28,7 +26,6 @@ from gpuscale.bench.record import record_problem
 from gpuscale.plausibility import measured_host, run_flags
 from gpuscale.quantities import format_bytes
 from gpuscale.sources.bounded import TooLarge, head, lines_at_most
-from gpuscale.sources.writable import why_unwritable
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of, json_depth
 from gpuscale.tables.bench import BENCH_SCHEMA, one_device
 
@@ -63,96 +60,6 @@ class StepStats:
 
 class ResultsError(ValueError):
     """A results file that cannot be used (missing, unreadable, not writable)."""
-
-
-# The records a results file holds: (their schema's start, what they are, in words).
-BENCH_FILE = ("gpuscale.bench/", "`gpuscale bench` results")
-COLLECTIVES_FILE = ("gpuscale.collectives/", "`gpuscale collectives` sweeps")
-# A first line longer than this is no record of ours (one is a few kB).
-_FIRST_LINE_BYTES = 16 << 20
-
-
-def check_writable(path: Path, holds: tuple[str, str] = BENCH_FILE) -> None:
-    """Raise :class:`ResultsError` now if rows could not be appended to ``path`` later
-    (a folder or a device there, no permission, a read-only disk, a name too long, a file
-    where a folder must be) or should not be: a file holding anything but the records
-    ``holds`` names (a README given as ``--out`` had rows appended), before anything is
-    measured."""
-    try:  # is_file() too raises (a name too long)
-        if path.is_file():
-            _check_holds(path, holds)
-        if path.is_dir():
-            raise ResultsError(f"{path} is a folder; give a file for the results")
-        if path.exists() and not path.is_file():  # /dev/null, /dev/full, a pipe
-            raise ResultsError(
-                f"{path} is not a regular file (a device or a pipe): results are appended "
-                "to a file and read back from it; give a file"
-            )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        raise ResultsError(
-            f"cannot write {path}: {why_unwritable(exc, path)}; choose another --out"
-        ) from None
-
-
-def _check_holds(path: Path, holds: tuple[str, str]) -> None:
-    """Refuse a non-empty file whose first line is not a record of the kind ``holds``
-    names (an empty file is a new results file)."""
-    prefix, what = holds
-    try:
-        first = next(
-            (line for _, line in lines_at_most(path, _FIRST_LINE_BYTES) if line.strip()), b""
-        )
-        record = json.loads(first) if first else None
-    except OSError:  # unreadable: the write check says why
-        return
-    except (TooLarge, ValueError):  # a first line too long, or not JSON: not a record
-        record = {}
-    if record is None:
-        return
-    schema = record.get("schema") if isinstance(record, dict) else None
-    schema = schema if isinstance(schema, str) else ""
-    if schema.startswith(prefix):
-        return
-    other = next((w for p, w in (BENCH_FILE, COLLECTIVES_FILE) if schema.startswith(p)), None)
-    said = f"it holds {other}" if other else "its first line is not one of them"
-    raise ResultsError(
-        f"{path} is not a file of {what} ({said}); rows are appended only to such a file "
-        "or a new one: choose another --out"
-    )
-
-
-def append_result(path: Path, record: dict[str, Any]) -> None:
-    """Append one record and flush it to disk, so a crash later loses nothing. A last
-    line cut short (no newline) is closed first, so the new row stays whole; readers
-    report the broken line. A row that cannot be written whole (the disk fills) is
-    taken back: the file is left as it was, and :class:`ResultsError` says why."""
-    record = {"schema": SCHEMA, **record}
-    line = json.dumps(record, sort_keys=True, default=str).encode("utf-8") + b"\n"
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise ResultsError(f"cannot write {path}: {why_unwritable(exc, path)}") from None
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            line = b"\n" + line
-        try:
-            view = memoryview(line)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, size)  # no cut row left behind
-            raise ResultsError(
-                f"cannot append to {path}: {why_unwritable(exc, path)}; that row was not "
-                "written, the rows before it are kept"
-            ) from None
-    finally:
-        os.close(fd)
 
 
 def _problem(record: Any) -> str | None:

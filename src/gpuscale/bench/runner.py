@@ -31,7 +31,8 @@ from pathlib import Path
 from gpuscale.bench.config import BenchConfig, model_of_key, resolved_config, run_key
 from gpuscale.bench.launch import Events, launcher_env, row_of, start, torchrun_command, watch
 from gpuscale.bench.launch_events import cause, failure_row, log_tail
-from gpuscale.bench.results import ResultsError, append_result, check_writable, done_keys
+from gpuscale.bench.results import ResultsError, done_keys
+from gpuscale.bench.results_file import append_result, check_writable
 from gpuscale.bench.sweep_request import check_nodes
 from gpuscale.quantities import number
 from gpuscale.sources.processes import remove_stale_runs, run_folder

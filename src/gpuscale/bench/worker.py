@@ -39,7 +39,8 @@ from gpuscale.bench.config import BenchConfig, resolved_config, run_key, tf32_fl
 from gpuscale.bench.launch_events import is_out_of_memory
 from gpuscale.bench.models import family_of, load_model, parameter_count
 from gpuscale.bench.ranks import Host, agreed_sweep_id, gather, process_group
-from gpuscale.bench.results import SCHEMA, append_result
+from gpuscale.bench.results import SCHEMA
+from gpuscale.bench.results_file import append_result
 from gpuscale.bench.steps import CommMeter, Job, count_flops, ddp, gradient_norms, timed_steps
 from gpuscale.bench.summary import measured_fields, median_run, mfu_fields
 from gpuscale.bench.telemetry import (

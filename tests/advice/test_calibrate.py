@@ -207,3 +207,21 @@ def test_advise_takes_a_results_file_as_documented(tmp_path) -> None:
     assert any("1 line(s) of results.jsonl skipped" in s for s in from_file.inputs.sources)
     with pytest.raises(ValueError, match="no gpuscale bench results"):
         gpuscale.advise(bench=write_jsonl(tmp_path / "empty.jsonl", [], extra_lines=("{}",)))
+
+
+def test_a_link_given_beside_measured_curves_is_said_unused(tmp_path) -> None:
+    """`advise --collectives coll.jsonl --interconnect nvlink4` never mentioned nvlink4
+    (a user walk): the curves win, and the sources say the link given is not used; a bench
+    file given as --collectives is named as one."""
+    import gpuscale
+
+    curves = sweep_file(tmp_path, 2.0, 100.0)
+    numbers = dict(params=7e6, step_ms=20.0, batch=64, collectives=str(curves))
+    said = " ".join(gpuscale.advise(interconnect="NVLINK4", **numbers).explanation)
+    assert "The link given (--interconnect NVLINK4) is not used" in said
+    plain = " ".join(gpuscale.advise(**numbers).explanation)
+    assert "is not used" not in plain
+    bench = tmp_path / "b.jsonl"
+    bench.write_text(json.dumps(bench_record("m", 10**6, 1, 100.0)) + "\n")
+    with pytest.raises(ValueError, match=r"it holds `gpuscale bench` results: give it as --bench"):
+        gpuscale.advise(params=7e6, step_ms=20.0, batch=64, collectives=str(bench))

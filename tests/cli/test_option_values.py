@@ -160,3 +160,16 @@ def test_the_refusals_docs_tour_quotes_are_what_advise_prints() -> None:
     for line, value in quoted:
         result = CliRunner().invoke(app, ["advise", "--params", "7M", f"--step-ms={value}"])
         assert result.exit_code == 2 and result.stderr.strip() == line, result.stderr
+
+
+def test_a_choice_in_another_case_is_taken_and_a_preset_typo_gets_the_closest() -> None:
+    """`--strategy FSDP` was refused without a hint while `fsdpp` got one, and
+    `--interconnect NVLINK4` / `nvlnk4` were 'unknown' with no did-you-mean (a user walk)."""
+    from gpuscale.advice.request import AdviceRequest
+
+    assert AdviceRequest(params=7e6, step_ms=20, strategy="FSDP").strategy == "fsdp"
+    numbers = ["advise", *BASE["advise"]]
+    result = CliRunner().invoke(app, [*numbers, "--interconnect", "NVLINK4"])
+    assert result.exit_code == 0 and "on nvlink4" in result.stdout, result.output
+    result = CliRunner().invoke(app, [*numbers, "--interconnect", "nvlnk4"])
+    assert result.exit_code == 2 and "did you mean 'nvlink4'?" in result.stderr

@@ -23,6 +23,13 @@ def given_link(request: AdviceRequest) -> Link | str | None:
     return request.interconnect
 
 
+def _given_name(link: str | Link) -> str:
+    """How the user gave the link: ``--interconnect nvlink4`` or ``--busbw-gbs 50``."""
+    if isinstance(link, Link):
+        return f"--busbw-gbs {number(link.busbw_gbs)}"
+    return f"--interconnect {link}"
+
+
 def choose_link(link: str | Link | None, topology: Topology | None) -> tuple[Link, str]:
     """The intra-node link and a sentence saying where it came from: given, else the
     detected topology's slowest pair (its expected bus bandwidth), else ``pcie-phb``."""
@@ -78,6 +85,11 @@ def network_basis(
             f"{number(network.intra.latency_us)} us latency fitted to them (a latency plus "
             "bytes over a bandwidth: the bandwidth is the curves' limit at large messages, "
             "which the messages measured may not reach)."
+            + (  # never dropped unsaid (a user walk: --interconnect nvlink4 unmentioned)
+                f" The link given ({_given_name(given)}) is not used: the measured curves are."
+                if given is not None
+                else ""
+            )
         )
     if nodes > 1:
         sources.append(

@@ -21,12 +21,12 @@ from gpuscale.quantities import number, parse_size
 from gpuscale.tables.requests import (
     FieldError,
     JsonRequest,
-    check_choice,
     help_of,
     option,
     power_option,
     price_option,
     repeatable_option,
+    settle_choice,
     text_option,
 )
 
@@ -273,13 +273,13 @@ class AdviceRequest(JsonRequest):
                 f"nodes x gpus_per_node is {self.nodes * self.gpus_per_node:,}: at most "
                 f"{MAX_DEVICES:,} devices are advised on"
             )
-        check_choice("strategy", self.strategy, STRATEGIES)
-        check_choice("grad_bytes", self.grad_bytes, (1, 2, 4, 8))
+        settle_choice(self, "strategy", STRATEGIES)
+        settle_choice(self, "grad_bytes", (1, 2, 4, 8))
         for name in ("bench", "model", "device_name", "interconnect", "topo", "collectives"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"{name} must be text (a name or a path), not {value!r}")
-        check_choice("scaling", self.scaling, SCALINGS)
+        settle_choice(self, "scaling", SCALINGS)
         self._resolve_names()
         self._check_pairs()
 

@@ -18,7 +18,7 @@ from gpuscale.bench.results import ResultsError
 from gpuscale.bench.results_file import COLLECTIVES_FILE, check_writable
 from gpuscale.bench.runner import check_devices, cuda_devices, device_kind, torchrun_command
 from gpuscale.bench.telemetry import topology_here
-from gpuscale.hardware.links import PRESETS
+from gpuscale.hardware.links import get_preset
 from gpuscale.interconnect.nccl import check_env, parse_debug_log
 from gpuscale.interconnect.records import Sweeps, read_sweeps
 from gpuscale.interconnect.verdict import judge
@@ -174,8 +174,11 @@ def check_interconnect(
     judge it: against ``preset`` (a link preset), else the topology of ``topo_file`` (a
     saved ``nvidia-smi topo -m``, read before the sweep), else NVML's on GPUs. Raises
     ValueError (an unknown preset, an unreadable topology file) and :class:`SweepError`."""
-    if preset and preset not in PRESETS:
-        raise ValueError(f"unknown interconnect {preset!r}; known: {', '.join(PRESETS)}")
+    if preset:  # the preset's own name, whatever the case typed; unknown: the closest
+        try:
+            preset = get_preset(preset).name
+        except KeyError as exc:
+            raise ValueError(exc.args[0]) from None
     saved = topology_here(topo_file, gpu) if topo_file else None
     done = run_collectives(config, out_file, world, oversubscribe=oversubscribe)
     topology = saved if topo_file else (topology_here(None, gpu) if done.device == "cuda" else None)

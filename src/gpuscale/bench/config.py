@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from gpuscale.quantities import parse_bytes
-from gpuscale.tables.requests import FieldError, JsonRequest, check_choice, option, text_option
+from gpuscale.tables.requests import FieldError, JsonRequest, option, settle_choice, text_option
 
 STRATEGIES = ("ddp", "fsdp")
 PRECISIONS = ("fp32", "bf16", "fp16")
@@ -198,7 +198,7 @@ class BenchConfig(JsonRequest):
             ("grad_comm", GRAD_COMMS),
             ("backend", BACKENDS),
         ):
-            check_choice(name, getattr(self, name), allowed)
+            settle_choice(self, name, allowed)
         if self.strategy == "fsdp" and self.grad_comm != "fp32":
             raise ValueError("grad_comm applies to DDP; FSDP communicates in its own dtype")
 

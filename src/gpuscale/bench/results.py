@@ -141,7 +141,7 @@ def load_bench(path: Path) -> BenchFile:
         if b'"gpuscale.collectives' in head(path, 4096):
             raise ResultsError(
                 f"{path} holds `gpuscale collectives` sweeps, not bench results: "
-                "give it as --collectives"
+                "give it as --collectives to `gpuscale advise` (the command that reads them)"
             )
         example = f" (e.g. {problems[0]})" if problems else ""
         raise ResultsError(

@@ -26,6 +26,7 @@ Sources:
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -232,8 +233,12 @@ PRESETS: dict[str, LinkPreset] = {
 
 
 def get_preset(name: str) -> LinkPreset:
-    """The preset called ``name``; ``KeyError`` lists the known ones."""
-    try:
-        return PRESETS[name]
-    except KeyError:
-        raise KeyError(f"unknown interconnect {name!r}; known: {', '.join(PRESETS)}") from None
+    """The preset called ``name``, whatever its case (``NVLINK4``); ``KeyError`` lists the
+    known ones and the closest (``nvlnk4``: "did you mean 'nvlink4'?")."""
+    key = str(name).strip().lower()
+    found = next((p for n, p in PRESETS.items() if n.lower() == key), None)
+    if found is not None:
+        return found
+    close = difflib.get_close_matches(key, list(PRESETS), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise KeyError(f"unknown interconnect {name!r}{hint}; known: {', '.join(PRESETS)}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuscale.tables.analysis import DEFAULT_EFFICIENCY_THRESHOLD
-from gpuscale.tables.requests import FieldError, check_choice, option, repeatable_option
+from gpuscale.tables.requests import FieldError, option, repeatable_option, settle_choice
 
 BASES = ("expected", "measured")  # the samples the decomposition splits E' by
 MIN_BOOT, MAX_BOOT = 100, 100_000  # bootstrap resamples: too few to bound, too many to hold
@@ -55,7 +55,7 @@ class AnalysisOptions:
     )
 
     def __post_init__(self) -> None:
-        check_choice("convergence_basis", self.convergence_basis, BASES)
+        settle_choice(self, "convergence_basis", BASES)
         if not 0 < self.threshold <= 1:
             raise FieldError("threshold", self.threshold, "must be a number above 0 and at most 1")
         if not MIN_BOOT <= self.n_boot <= MAX_BOOT:  # a resample each: memory grows with it

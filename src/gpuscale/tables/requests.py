@@ -154,12 +154,18 @@ def _missing(value: object) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
-def check_choice(field: str, value: object, allowed: Sequence[object]) -> None:
-    """:class:`FieldError` unless ``value`` is one of ``allowed`` (the closest named:
-    ``fsdpp`` gets "did you mean 'fsdp'?")."""
-    if value in allowed:
+def settle_choice(request: Any, field: str, allowed: Sequence[object]) -> None:
+    """Set ``request``'s ``field`` (a frozen dataclass's) to the one of ``allowed`` it
+    names, whatever its case (``FSDP`` is ``fsdp``); :class:`FieldError` otherwise, the
+    closest named (``fsdpp`` gets "did you mean 'fsdp'?")."""
+    value = getattr(request, field)
+    found = next((a for a in allowed if a == value), None)
+    if found is None and isinstance(value, str):
+        found = next((a for a in allowed if str(a).lower() == value.strip().lower()), None)
+    if found is not None:
+        object.__setattr__(request, field, found)
         return
-    close = difflib.get_close_matches(str(value), [str(a) for a in allowed], n=1)
+    close = difflib.get_close_matches(str(value).lower(), [str(a) for a in allowed], n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise FieldError(field, value, f"must be one of {', '.join(map(str, allowed))}{hint}")
 

@@ -70,3 +70,18 @@ def test_without_flops_or_family_it_says_what_to_give(bench: Path) -> None:
         gpuscale.advise(bench=bench, params=12e6, family="vit", batch=8)
     with pytest.raises(ValueError, match="not both"):
         gpuscale.advise(bench=bench, params=12e6, model="cnn-5m", batch=8)
+
+
+def test_no_trustworthy_one_device_run_is_said_before_what_to_give(tmp_path: Path) -> None:
+    """Every N = 1 run flagged: it asked for --flops-per-sample, given already, "or
+    --family (one of: none measured)" (a user walk); the cause is said, with the flags."""
+    path = tmp_path / "busy.jsonl"
+    busy = ["machine busy: other processes used 60% of its CPU time"]
+    append_result(path, {**bench_record("mlp-1m", 10**6, 1, 100.0), "flags": busy})
+    append_result(path, bench_record("mlp-1m", 10**6, 2, 150.0, comm_ms=1.0))
+    for extra in (dict(flops_per_sample=4.2e7), dict(family="mlp")):
+        with pytest.raises(CalibrationError) as refused:
+            gpuscale.advise(bench=str(path), params=7e6, **extra)
+        said = str(refused.value)
+        assert said.startswith("the bench results hold no trustworthy N = 1 run"), said
+        assert "--flops-per-sample" not in said and "machine busy" in said

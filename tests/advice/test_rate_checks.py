@@ -37,3 +37,13 @@ def test_the_device_a_link_implies_is_charged_its_power_as_it_is_checked() -> No
     assert advice.predictions["energy_kwh"].notna().all()
     unimplied = gpuscale.advise(params=300e6, step_ms=10, batch=16, link="pcie-phb")
     assert unimplied.inputs.power.watts is None
+
+
+def test_a_rate_above_every_known_peak_is_flagged_without_a_device_named() -> None:
+    """--flops-per-sample 2e16 at 64 samples in 20 ms is 64,000,000 TFLOP/s: flagged only
+    with --device-name (a user walk); no device is that fast, whichever it is. A rate some
+    device reaches stays unflagged when none is named."""
+    numbers = dict(params=7e6, batch=64, step_ms=20.0, link="pcie-phb")
+    flagged = _implausible(gpuscale.advise(flops_per_sample=2e16, **numbers))
+    assert flagged and "above the peak of every accelerator gpuscale knows" in flagged[0]
+    assert _implausible(gpuscale.advise(flops_per_sample=4.2e7, **numbers)) == []

@@ -40,6 +40,11 @@ def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, s
     single = usable[usable["accelerators"] == 1]
     families = _families(single)
     known = ", ".join(f"{f} ({number(r)} FLOPs per parameter)" for f, r in families.items())
+    if single.empty:  # the cause, before any word on families or FLOPs (it asked for the
+        # --flops-per-sample already given, "one of: none measured")
+        raise CalibrationError(
+            "the bench results hold no trustworthy N = 1 run to calibrate a family on"
+        )
     if req.family is not None:
         if req.family not in set(single["family"]):
             raise CalibrationError(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuscale.hardware.links import LINK_DEVICE as _LINK_DEVICE
-from gpuscale.hardware.peaks import peak_for
+from gpuscale.hardware.peaks import PEAKS, peak_for
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.quantities import number
 
@@ -33,9 +33,17 @@ def rate_warnings(
 ) -> list[str]:
     """A warning when the achieved TFLOP/s per device is above the device's highest
     (bf16) peak or (with ``low``) under 1% of its peak at ``precision`` (``low_note``: the
-    other reading of a low rate); none for an unknown device."""
+    other reading of a low rate); for an unknown device, only a rate above every known
+    device's peak (64,000,000 TFLOP/s passed unflagged without --device-name)."""
     peak = peak_for(device)
     if peak is None:
+        fastest = max((p for _, p in PEAKS), key=lambda p: p.bf16)
+        if tflops > fastest.bf16:
+            return [
+                f"IMPLAUSIBLE: {number(tflops)} TFLOP/s per device is above the peak of every "
+                f"accelerator gpuscale knows (the fastest, {fastest.device}: "
+                f"{number(fastest.bf16)} TFLOP/s bf16): check the step time, batch and FLOPs"
+            ]
         return []
     at = peak.tflops(precision)
     if tflops > peak.bf16:

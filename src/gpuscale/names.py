@@ -270,8 +270,15 @@ def resolve_choices(values: Sequence[str] | None, valid: Iterable[str], what: st
 def resolve_columns(asked: str | None, default: list[str], valid: Iterable[str]) -> list[str]:
     """``--columns`` (comma-separated, in order) resolved against a table's columns (case,
     prefixes), else ``default``; :class:`UnknownNameError` for one that is none."""
-    names = [c.strip() for c in (asked or "").split(",") if c.strip()]
-    return resolve_choices(names, valid, "column") or default
+    if asked is None:
+        return default
+    names = [c.strip() for c in asked.split(",")]
+    if not all(names):  # `a,,b` and `,` were read as `a,b` and as no choice (a user walk)
+        raise UnknownNameError(
+            f"--columns {asked!r}: an empty column name between commas (or at an end); "
+            "give names such as system_name,speedup"
+        )
+    return resolve_choices(names, valid, "column")
 
 
 def resolve_families(values: Sequence[str] | None, valid: list[str]) -> tuple[list[str], list[str]]:

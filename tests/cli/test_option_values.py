@@ -173,3 +173,31 @@ def test_a_choice_in_another_case_is_taken_and_a_preset_typo_gets_the_closest() 
     assert result.exit_code == 0 and "on nvlink4" in result.stdout, result.output
     result = CliRunner().invoke(app, [*numbers, "--interconnect", "nvlnk4"])
     assert result.exit_code == 2 and "did you mean 'nvlink4'?" in result.stderr
+
+
+def test_columns_are_chosen_in_every_format_that_has_them_and_never_ignored(tmp_path) -> None:
+    """`analyze -f csv --columns` wrote every column, `analyze --bench --columns` ignored
+    them (a typo too), `--columns a,,b` dropped the empty name, `plan --devices 8,,16` too
+    (a user walk): chosen, refused with the closest, or refused as empty."""
+    import json
+
+    from ..builders import bench_record
+
+    rounds = ["analyze", "--round", "v4.1", "-b", "bert"]
+    result = CliRunner().invoke(app, [*rounds, "-f", "csv", "--columns", "system_name,speedup"])
+    assert result.exit_code == 0 and result.stdout.splitlines()[0] == "system_name,speedup"
+    result = CliRunner().invoke(app, [*rounds, "-f", "json", "--columns", "speedup"])
+    assert result.exit_code == 2 and "not -f json" in result.stderr
+    for empty in (",", "system_name,,speedup"):
+        result = CliRunner().invoke(app, [*rounds, "--columns", empty])
+        assert result.exit_code == 2 and "an empty column name" in result.stderr
+    bench = tmp_path / "b.jsonl"
+    rows = [bench_record("m", 10**6, n, rate) for n, rate in ((1, 100.0), (2, 150.0))]
+    bench.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = CliRunner().invoke(app, ["analyze", "--bench", str(bench), "--columns", "speedp"])
+    assert result.exit_code == 2 and "did you mean 'speedup'?" in result.stderr
+    args = ["analyze", "--bench", str(bench), "-f", "csv", "--columns", "accelerators,speedup"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0 and result.stdout.splitlines()[0] == "accelerators,speedup"
+    result = CliRunner().invoke(app, ["plan", *BASE["plan"], "--devices", "8,,16"])
+    assert result.exit_code == 2 and "an empty count between commas" in result.stderr

@@ -93,3 +93,9 @@ def study_lines(
         if any(line.startswith(display_name(w)) for w in analysed):
             lines.append(f"  Table I, {line}")
     return lines
+
+
+def every_result_view(results: list[WorkloadAnalysis]) -> TableView:
+    """Every workload's scaling table stacked, every column (``analyze -f csv``)."""
+    frame = pd.concat([r.table for r in results])
+    return TableView(frame=frame, shown=list(frame.columns))

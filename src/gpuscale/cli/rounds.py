@@ -136,9 +136,11 @@ def analyze(
     both = bench_file is not None and bool(paths or round_names)
     if both and fmt is Format.csv:
         fail("-f csv writes one table: analyse --bench and the rounds in two commands")
+    if columns_asked is not None and fmt is Format.json:  # never silently ignored
+        fail("--columns chooses a table's columns: for -f table or -f csv, not -f json")
     bench_doc = None
     if bench_file is not None:
-        bench_doc = _analyze_bench(bench_file, fmt, alone=not both)
+        bench_doc = _analyze_bench(bench_file, fmt, alone=not both, columns_asked=columns_asked)
         if not both:
             return
     # lazy: pandas (the analysis stack), not needed for --help
@@ -150,6 +152,7 @@ def analyze(
     )
     from gpuscale.analysis.document import analyze_document, as_json  # lazy: as above
     from gpuscale.analysis.metrics import ReferenceNotFoundError  # lazy: as above
+    from gpuscale.analysis.terminal import every_result_view, study_lines, workload_view
 
     tables = load_tables(paths, round_names, study=True)
     workloads, _ = workloads_of(tables, benchmark)
@@ -162,19 +165,17 @@ def analyze(
     if fmt is Format.json:
         print_json(out, analyze_document(as_json(results, request), bench_doc))
     elif fmt is Format.csv:
-        import pandas as pd  # lazy: pandas, not needed for --help
-
-        print_frame(out, pd.concat([r.table for r in results]), fmt)
+        show(every_result_view(results), fmt, columns_asked)
     else:
-        from gpuscale.analysis.terminal import study_lines, workload_view  # lazy: pandas
-
         for result in results:
             view = workload_view(result, request, decompose=decompose_columns)
             show(view, Format.table, columns_asked)
         say(study_lines(results, request, tables.scores))
 
 
-def _analyze_bench(bench_file: Path, fmt: Format, *, alone: bool) -> dict | None:
+def _analyze_bench(
+    bench_file: Path, fmt: Format, *, alone: bool, columns_asked: str | None = None
+) -> dict | None:
     """``analyze --bench``: the bench table shown (alone, or before the rounds'), or with
     ``-f json`` its part of the document (written now when alone, else returned)."""
     # lazy: the analysis stack (pandas), not needed for --help
@@ -183,7 +184,7 @@ def _analyze_bench(bench_file: Path, fmt: Format, *, alone: bool) -> dict | None
 
     table = read_bench(bench_file)
     if fmt is not Format.json:
-        show(bench_view(table), fmt)
+        show(bench_view(table), fmt, columns_asked)
         return None
     doc = bench_document(table)
     if alone:

@@ -54,7 +54,10 @@ def parse_devices(text: str) -> tuple[int, ...]:
     -> 8, 16, ..., 64. ValueError on anything else, and past ``MAX_DEVICES`` or
     ``MAX_COUNTS`` counts (checked before any list is built)."""
     out: list[int] = []
-    parts = [p.strip() for p in str(text).split(",") if p.strip()]
+    parts = [p.strip() for p in str(text).split(",")]
+    if len(parts) > 1 and not all(parts):  # `8,,16` was read as 8,16 (a user walk)
+        raise ValueError("an empty count between commas (or at an end)")
+    parts = [p for p in parts if p]
     if len(parts) > MAX_COUNTS:
         raise ValueError(f"{len(parts):,} device counts: a plan predicts at most {MAX_COUNTS:,}")
     for part in parts:

@@ -21,7 +21,8 @@ def test_a_workload_missing_from_the_rounds_loaded_says_which_rounds_hold_it() -
     said = str(raised.value)
     assert "did you mean" not in said  # not a typo of retinanet
     assert "ResNet-50 ('resnet') is not in the rounds loaded" in said
-    assert f"bundled round(s) {', '.join(holding)} (--round {holding[-1]})" in said
+    assert f"bundled round(s) {', '.join(holding)} (--round {holding[-1]};" in said
+    assert f"in Python load_round({holding[-1]!r})" in said
 
 
 def test_a_name_no_round_knows_is_still_unknown_with_the_closest() -> None:

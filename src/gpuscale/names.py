@@ -112,7 +112,8 @@ def _absent(raw: str, valid: list[str]) -> UnknownNameError:
 
     rounds = [r for r, held in bundled_workloads().items() if workload in held]
     where = (
-        f"it is in the bundled round(s) {', '.join(rounds)} (--round {rounds[-1]})"
+        f"it is in the bundled round(s) {', '.join(rounds)} (--round {rounds[-1]}; "
+        f"in Python load_round({rounds[-1]!r}))"
         if rounds
         else "no bundled round has it (read a round that does: gpuscale ingest PATH)"
     )
@@ -243,13 +244,33 @@ def workload_notes(
     return notes
 
 
+def workloads_in(scores) -> list[str]:  # type: ignore[no-untyped-def]
+    """The workloads a scores table holds (what each folder held): the names
+    :func:`resolve_workloads` reads what people type against, in every command and in
+    the Python API (``scaling_table``, ``analyze``)."""
+    return scores["workload"].dropna().unique().tolist()
+
+
+def resolve_workload(name: str, scores, parameter: str = "benchmark") -> str:  # type: ignore[no-untyped-def]
+    """The one workload of a scores table that ``name`` means, read as
+    :func:`resolve_workloads` reads it (``BERT``, ``dlrm``: DLRM DCNv2); ValueError when
+    it means several (``study``, ``all``)."""
+    found = resolve_workloads([name], workloads_in(scores))
+    if len(found) != 1:
+        raise ValueError(
+            f"{parameter}={name!r} names {len(found)} workloads ({', '.join(found)}); "
+            "give one of them"
+        )
+    return found[0]
+
+
 def choose_workloads(
     scores, benchmark: Sequence[str] | None, default: str = "all"
 ) -> tuple[list[str], list[str]]:  # type: ignore[no-untyped-def]
     """The workloads ``--benchmark`` names in a scores table (without it: every one, or
     with ``default="study"`` :func:`default_workloads`) and what to tell the reader
     (:func:`workload_notes`); :class:`UnknownNameError` for a name that is none."""
-    available = scores["workload"].dropna().unique().tolist()  # what each folder held
+    available = workloads_in(scores)
     if not benchmark and default != "study":
         return resolve_workloads(["all"], available), []
     by_round = workloads_by_round(scores)

@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from gpuscale.analysis.metrics import ReferenceNotFoundError, references, scaling_table
+from gpuscale.names import UnknownNameError
 
 from .tables import scores
 
@@ -65,7 +66,9 @@ def test_single_system_and_same_counts() -> None:
 
 
 def test_filters_and_empty() -> None:
-    assert scaling_table(scores(BASE), "ssd").empty
+    with pytest.raises(UnknownNameError, match=r"RetinaNet \('ssd'\) is not in the rounds"):
+        scaling_table(scores(BASE), "ssd")  # a workload these scores lack: said, not empty
+    assert scaling_table(scores(BASE), "bert", families=["TPU"]).empty
     only_h100 = scaling_table(scores(BASE), "bert", families=["H100"])
     assert set(only_h100["system_id"]) == {"h8", "h64"}
     assert set(only_h100["reference_system_id"]) == {"h8"}

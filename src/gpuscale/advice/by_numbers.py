@@ -112,8 +112,9 @@ def check(req: AdviceRequest) -> None:
     """A bench model and a model by its numbers are two questions: one at a time."""
     if req.params is not None and req.model is not None:
         raise ValueError(
-            f"give --model (a model the bench measured, {req.model!r}) or --params (a model "
-            "by its numbers, advised from its family's calibration), not both"
+            f"give model= (a model the bench measured, {req.model!r}) or params= (a model by "
+            "its numbers, advised from its family's calibration), not both (--model or "
+            "--params on the command line)"
         )
     if req.params is not None and not math.isfinite(req.params):
-        raise ValueError("--params must be a finite number")
+        raise ValueError("params (--params) must be a finite number")

@@ -64,7 +64,7 @@ def no_rcps(workload: str, ruleset: str) -> str:
     others = rcp_rulesets_for(workload)
     where = (
         f"{display_name(workload)} has them in ruleset(s) {', '.join(others)}: give "
-        f"--ruleset {others[-1]}"
+        f"ruleset={others[-1]!r} (--ruleset {others[-1]} on the command line)"
         if others
         else "no ruleset of the installed mlperf-logging has them"
     )

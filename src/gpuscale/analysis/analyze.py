@@ -21,10 +21,10 @@ from gpuscale.analysis.equilibrium import (
     equilibrium_by_family,
     pareto_mask,
 )
-from gpuscale.analysis.metrics import Reference, references, scaling_table
+from gpuscale.analysis.metrics import Reference, references, workload_scaling_table
 from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.analysis.study import StudyStatement, compare_with_study
-from gpuscale.names import resolve_choice, resolve_families
+from gpuscale.names import resolve_choice, resolve_families, resolve_workloads, workloads_in
 from gpuscale.quantities import format_minutes, named
 from gpuscale.tables import (
     CLUSTER_COLUMN,
@@ -33,6 +33,7 @@ from gpuscale.tables import (
     RoundTables,
 )
 from gpuscale.tables.analysis_request import AnalysisOptions
+from gpuscale.tables.checks import check_round_tables
 
 DIVISIONS = ("closed", "open")
 
@@ -134,7 +135,7 @@ def workload_table(
     system of the workload is scored. A report draws its first figures from it while
     ``finish_workload`` still runs."""
     scores = tables.scores[tables.scores["round"] == round_name]
-    table = scaling_table(
+    table = workload_scaling_table(
         scores,
         workload,
         reference=options.reference,
@@ -223,19 +224,23 @@ def analyze(
     tables: RoundTables, workloads: list[str], options: AnalysisOptions = AnalysisOptions()
 ) -> list[WorkloadAnalysis]:
     """``analyze_workload`` for every pair of ``workload_pairs``, skipping those with no
-    scored system. Raises TypeError for a ``workloads`` that is not a list of names and
-    ValueError for a name not in the tables."""
+    scored system. ``workloads`` are read as every command reads ``--benchmark``
+    (``gpuscale.names``: ``BERT``, ``dlrm``) against the workloads of the tables (none:
+    every one). Raises TypeError for a ``tables``, ``workloads`` or ``options`` of the
+    wrong type, ValueError for scores lacking a column or with a time to train <= 0
+    (``gpuscale.tables.checks``) and :class:`~gpuscale.names.UnknownNameError` (a
+    ValueError) for a name that is none of the tables' workloads."""
+    check_round_tables(tables)
     if isinstance(workloads, str) or not all(isinstance(w, str) for w in workloads or []):
         raise TypeError(
             f"workloads must be a list of workload names (e.g. [{workloads!r}]), not {workloads!r}"
         )
-    known = set(tables.scores["workload"].dropna())
-    unknown = [w for w in workloads or [] if w not in known]
-    if unknown:
-        raise ValueError(
-            f"workloads {', '.join(map(repr, unknown))} not in these tables; choose from "
-            f"{', '.join(sorted(known)) or '(none)'}"
+    if not isinstance(options, AnalysisOptions):
+        raise TypeError(
+            "options must be a gpuscale.analysis.AnalysisOptions (e.g. "
+            f"AnalysisOptions(reference='family')), not {type(options).__name__}"
         )
+    workloads = resolve_workloads(workloads, workloads_in(tables.scores)) if workloads else []
     results = [
         analyze_workload(tables, r, w, options) for r, w in workload_pairs(tables, workloads)
     ]

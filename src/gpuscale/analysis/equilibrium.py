@@ -23,6 +23,7 @@ import pandas as pd
 
 from gpuscale import criteria
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, Criterion
+from gpuscale.tables.checks import check_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +135,9 @@ def knee_pick(table: pd.DataFrame) -> pd.Series | None:
 def equilibrium(
     table: pd.DataFrame, *, threshold: float = DEFAULT_EFFICIENCY_THRESHOLD, scope: str = "all"
 ) -> Equilibrium:
-    """The four criteria on one benchmark's scaling table (see the module docstring)."""
+    """The four criteria on one benchmark's scaling table (see the module docstring):
+    ``table`` is ``scaling_table``'s output (checked: ``gpuscale.tables.checks``)."""
+    check_table(table, "scaling", "table")
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
     # only the columns read here: every sort and filter below copies each column kept
@@ -219,6 +222,7 @@ def equilibrium_by_family(
     table: pd.DataFrame, *, threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
 ) -> list[Equilibrium]:
     """The criteria within each accelerator family that has at least two systems."""
+    check_table(table, "scaling", "table")
     return [
         equilibrium(group, threshold=threshold, scope=str(family))
         for family, group in table.groupby("accelerator_family", sort=True)

@@ -13,13 +13,16 @@ With ``T`` a system's official time to train (minutes), ``N`` its accelerators a
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.superlinear import superlinear
+from gpuscale.names import resolve_workload
 from gpuscale.tables import SCALING_COLUMNS, Unit, convergence_unit
+from gpuscale.tables.checks import check_table
 from gpuscale.tables.measures import (
     accelerator_hours,
     efficiency,
@@ -27,7 +30,7 @@ from gpuscale.tables.measures import (
     speedup,
 )
 from gpuscale.tables.republished import is_same_runs_copy
-from gpuscale.tables.workloads import FOLDER_ALIASES, RENAMED, WORKLOADS
+from gpuscale.tables.workloads import workload_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,22 +127,42 @@ def _as_reference(row: pd.Series) -> Reference:
     )
 
 
-def find_reference(frame: pd.DataFrame, rule: str) -> pd.Series:
+def find_reference(
+    frame: pd.DataFrame, rule: str, systems: pd.DataFrame | None = None
+) -> pd.Series:
     """The reference row for ``rule``: ``study`` or ``SUBMITTER/SYSTEM_ID`` (the submitter
-    as the JSON names it or its folder name)."""
+    as the JSON names it or its folder name; case ignored). Where no row of ``frame``
+    matches, :class:`ReferenceNotFoundError` says whether ``systems`` (the whole scores
+    table; default ``frame``) has that system, unscored for this benchmark, or no such
+    system at all, with the closest system of ``frame``."""
     if rule == "study":
         return study_reference(frame)
     if "/" not in rule:
         raise ReferenceNotFoundError(
             f"reference {rule!r}: use study, family or SUBMITTER/SYSTEM_ID"
         )
-    who, system_id = rule.split("/", 1)
-    match = frame[
-        (frame["system_id"] == system_id) & ((frame["submitter"] == who) | (frame["org"] == who))
-    ]
-    if match.empty:
+    match = frame[_named(frame, rule)]
+    if not match.empty:
+        return match.iloc[0]
+    if _named(frame if systems is None else systems, rule).any():
         raise ReferenceNotFoundError(f"reference {rule} has no official score for this benchmark")
-    return match.iloc[0]
+    names = {
+        f"{o}/{i}".lower(): f"{o}/{i}"
+        for o, i in zip(frame["submitter"], frame["system_id"], strict=True)
+    }
+    close = difflib.get_close_matches(rule.lower(), list(names), n=1, cutoff=0)
+    closest = f"; the closest scored for this benchmark: {names[close[0]]}" if close else ""
+    raise ReferenceNotFoundError(f"reference {rule!r} names no system of the table{closest}")
+
+
+def _named(frame: pd.DataFrame, rule: str) -> pd.Series:
+    """Rows of ``frame`` whose system ``SUBMITTER/SYSTEM_ID`` names (the submitter or its
+    folder, ``org``), ignoring case."""
+    who, system_id = (part.lower() for part in rule.split("/", 1))
+    submitter = frame["submitter"].astype(str).str.lower()
+    return (frame["system_id"].astype(str).str.lower() == system_id) & (
+        (submitter == who) | (frame["org"].astype(str).str.lower() == who)
+    )
 
 
 def with_reference(frame: pd.DataFrame, ref: pd.Series) -> pd.DataFrame:
@@ -170,21 +193,44 @@ def scaling_table(
 ) -> pd.DataFrame:
     """Speedup, efficiency and E' of every scored system of one benchmark (or workload).
 
-    ``reference``: ``study`` (fewest accelerators, slowest among them), ``family`` (the
-    same rule within each accelerator family) or ``SUBMITTER/SYSTEM_ID``. Columns: see
-    ``gpuscale.tables.SCALING_COLUMNS``. Empty when no system is scored. A result
-    repeated under a second system name in its round counts once; ``duplicates=True``
-    counts both names, as the study's Table I did (29 Llama2 70B LoRA systems in v4.1).
+    ``benchmark`` is read as every command reads ``--benchmark`` (``gpuscale.names``:
+    ``BERT``, ``Llama2 70B LoRA``, ``dlrm`` for DLRM DCNv2), against the workloads of
+    ``scores``: :class:`~gpuscale.names.UnknownNameError` (a ValueError) for a name that is
+    none of them, with the closest, or with the bundled rounds that hold a workload these
+    scores lack. ``reference``: ``study`` (fewest accelerators, slowest among them),
+    ``family`` (the same rule within each accelerator family) or ``SUBMITTER/SYSTEM_ID``
+    (case ignored). Columns: see ``gpuscale.tables.SCALING_COLUMNS``. Empty when no
+    system matches the filters. A result repeated under a second system name in its
+    round counts once; ``duplicates=True`` counts both names, as the study's Table I did
+    (29 Llama2 70B LoRA systems in v4.1). ``scores`` is checked first
+    (``gpuscale.tables.checks``: its columns, no time to train <= 0).
     """
+    check_table(scores, "scores", "scores")
     if not isinstance(benchmark, str):
         raise TypeError(f"benchmark must be a str, not {type(benchmark).__name__}")
-    known = {*WORKLOADS, *RENAMED, *FOLDER_ALIASES, *FOLDER_ALIASES.values()}
-    known |= set(scores["workload"].dropna()) | set(scores["benchmark"].dropna())
-    if benchmark not in known:  # a known workload these scores lack gives an empty table
-        raise ValueError(
-            f"benchmark {benchmark!r} is not an MLPerf workload or benchmark; choose one of "
-            f"{', '.join(sorted(map(str, known)))}"
-        )
+    return workload_scaling_table(
+        scores,
+        resolve_workload(benchmark, scores),
+        reference=reference,
+        division=division,
+        availability=availability,
+        families=families,
+        duplicates=duplicates,
+    )
+
+
+def workload_scaling_table(
+    scores: pd.DataFrame,
+    workload: str,
+    *,
+    reference: str = "study",
+    division: str | None = None,
+    availability: str | None = None,
+    families: list[str] | None = None,
+    duplicates: bool = False,
+) -> pd.DataFrame:
+    """:func:`scaling_table` of a workload as the data names it (its cross-round name or
+    a folder's), unchecked: empty where ``scores`` lack it (a round without it)."""
     frame = _with_units(
         scored_systems(
             scores,
@@ -194,7 +240,8 @@ def scaling_table(
             duplicates=duplicates,
         )
     )
-    frame = frame[(frame["workload"] == benchmark) | (frame["benchmark"] == benchmark)]
+    names = [w for w in frame["workload"].dropna().unique() if workload_of(w) == workload]
+    frame = frame[frame["workload"].isin([workload, *names]) | (frame["benchmark"] == workload)]
     if frame.empty:
         return pd.DataFrame(columns=list(SCALING_COLUMNS))
     if reference == "family":
@@ -204,7 +251,7 @@ def scaling_table(
         ]
         out = pd.concat(parts)
     else:
-        out = with_reference(frame, find_reference(frame, reference))
+        out = with_reference(frame, find_reference(frame, reference, scores))
     n = out["accelerators"].astype(float)
     out["gpu_hours"] = accelerator_hours(n, out["time_to_train_min"])
     per_s = plausible_samples(out) / (out["time_to_train_min"] * 60.0) / n

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gpuscale.analysis.metrics import scaling_table
+from gpuscale.analysis.metrics import workload_scaling_table
 from gpuscale.tables import display_name
 
 STUDY_ROUND = "v4.1"
@@ -63,7 +63,7 @@ def table_i_statements(scores: pd.DataFrame) -> list[str]:
     mine = scores[scores["round"] == STUDY_ROUND]
     out = []
     for workload, row in TABLE_I.items():
-        table = scaling_table(mine, workload)
+        table = workload_scaling_table(mine, workload)
         if table.empty:
             continue
         ref = table[

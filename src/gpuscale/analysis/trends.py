@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from gpuscale.analysis.equilibrium import equilibrium
-from gpuscale.analysis.metrics import scaling_table
+from gpuscale.analysis.metrics import workload_scaling_table
 from gpuscale.names import resolve_families
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, TREND_COLUMNS, round_key
 from gpuscale.tables.republished import is_republished
@@ -161,7 +161,9 @@ def trends(
             scores, rounds, workload, first_rounds.get(workload), last_rounds.get(workload)
         )
         for r in span.present:
-            table = scaling_table(scores[scores["round"] == r], workload, reference="family")
+            table = workload_scaling_table(
+                scores[scores["round"] == r], workload, reference="family"
+            )
             for family, group in table.groupby("accelerator_family"):
                 row, largest = _trend_row(span, r, str(family), group, threshold)
                 notes = span.notes(r)

@@ -42,10 +42,20 @@ def bundled_workloads() -> dict[str, list[str]]:
     return {r: held[r] for r in sorted(held, key=round_key)}
 
 
-def load_round(*rounds: str) -> RoundTables:
-    """The bundled tables of the given rounds (all bundled rounds when none given).
+class RoundNotBundledError(KeyError):
+    """A round asked of the bundled data that it does not hold. A KeyError (callers catch
+    one) whose str is the message itself, not KeyError's quoted repr."""
 
-    Raises ``KeyError`` naming the bundled rounds when one is not bundled.
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def load_round(*rounds: str) -> RoundTables:
+    """The bundled tables of the given rounds (all bundled rounds when none given; a
+    round as ``v4.1``, ``4.1`` or ``V4.1``).
+
+    Raises :class:`RoundNotBundledError` (a KeyError) naming the bundled rounds when one
+    is not bundled.
     """
     for r in rounds:
         if not isinstance(r, str):
@@ -56,10 +66,10 @@ def load_round(*rounds: str) -> RoundTables:
     wanted = [normalise_round(r) for r in rounds] or available
     missing = [r for r in wanted if r not in available]
     if missing:
-        raise KeyError(
+        raise RoundNotBundledError(
             f"round(s) {', '.join(missing)} not bundled; bundled: "
-            f"{', '.join(available) or 'none'} (ingest raw results with "
-            "`gpuscale ingest PATH`)"
+            f"{', '.join(available) or 'none'} (read raw results with read_round(path); "
+            "`gpuscale ingest PATH` on the command line)"
         )
     frames = {}
     for name in TABLES:

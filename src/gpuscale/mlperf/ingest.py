@@ -215,7 +215,10 @@ def _round_name(path: Path, given: str | None) -> str:
             found = round_name_from_path(child)
             if found and child.is_dir():
                 return found
-    raise SourceError(f"{path}: cannot tell the round from the name; pass it (e.g. --round v4.1)")
+    raise SourceError(
+        f"{path}: cannot tell the round from the name; give round_name='v4.1' "
+        "(--round v4.1 on the command line)"
+    )
 
 
 def round_name_of(path: str | os.PathLike[str]) -> str | None:

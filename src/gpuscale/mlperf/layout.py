@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gpuscale.sources import ARCHIVE_SUFFIXES, Layout
 
-_ROUND_RE = re.compile(r"v?(\d+\.\d+)")
+_ROUND_RE = re.compile(r"v?(\d+\.\d+)", re.IGNORECASE)  # V4.1 as v4.1
 # The top folder: ``training_results_v5.1``, or as GitHub's "Download ZIP" names it after
 # the branch or tag (``training_results_v5.1-main``, ``-master``)
 TOP = re.compile(r"^training_results_v?\d+\.\d+(?:-[A-Za-z0-9._]+)?$")
@@ -67,7 +67,7 @@ def round_name_from_path(path: str | os.PathLike[str]) -> str | None:
 
 
 def normalise_round(name: str) -> str:
-    """``4.1``, ``v4.1``, ``4.1.0`` -> ``v4.1``."""
+    """``4.1``, ``v4.1``, ``V4.1``, ``4.1.0`` -> ``v4.1``."""
     match = _ROUND_RE.match(name.strip())
     if not match:
         raise ValueError(f"not a round name: {name!r} (expected like v4.1)")

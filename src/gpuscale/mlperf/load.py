@@ -135,7 +135,7 @@ def _bundled(round_names: list[str]) -> RoundTables:
     try:
         return load_round(*round_names)
     except (KeyError, ValueError) as exc:
-        raise RoundNamesError(str(exc).strip("'\"")) from exc
+        raise RoundNamesError(str(exc)) from exc
 
 
 def _split_round_names(paths: list[Path], names: list[str]) -> tuple[list[str], list[str]]:

@@ -79,7 +79,10 @@ def parse_devices(text: str) -> tuple[int, ...]:
                 f"more than {MAX_COUNTS:,} device counts: a plan predicts at most that"
             )
     if not out:
-        raise ValueError("no device count given (e.g. --devices 8,16,64)")
+        raise ValueError(
+            "no device count given (e.g. devices=[8, 16, 64]; --devices 8,16,64 on the "
+            "command line)"
+        )
     return tuple(sorted(set(out)))
 
 

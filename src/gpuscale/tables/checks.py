@@ -1,0 +1,98 @@
+"""The tables the public functions are given, checked where they are given: the right type
+(a pandas DataFrame, a RoundTables), the columns each kind of table needs (from the schema
+here: ``SCORES_COLUMNS``, ``SCALING_COLUMNS``) and no time to train that cannot be true.
+
+A wrong type is a TypeError naming the parameter and the type expected; a missing column
+or an impossible time a ValueError saying which and how many. One line each.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gpuscale.tables.analysis import SCALING_COLUMNS
+from gpuscale.tables.rounds import SCORES_COLUMNS, RoundTables
+
+# Columns of the scores schema added after tables were first written: the analysis fills
+# them in where an older table lacks them (``analysis.metrics``), so none is required.
+FILLED_IN = ("convergence_unit", "samples_to_converge_flag")
+# What the scaling table adds to a scores table, and an equilibrium reads of it.
+SCALING_MEASURES = ("speedup", "efficiency", "normalized_efficiency", "gpu_hours")
+
+# The columns each kind of table must have: a scores table those a scaling table carries
+# over from it; a scaling table the systems' names and counts and the measures.
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "scores": tuple(c for c in SCORES_COLUMNS if c in SCALING_COLUMNS and c not in FILLED_IN),
+    "scaling": (
+        "workload",
+        "org",
+        "submitter",
+        "system_id",
+        "system_name",
+        "accelerator_family",
+        "accelerators",
+        "time_to_train_min",
+        *SCALING_MEASURES,
+    ),
+}
+# Where each kind comes from, as the messages say it.
+_MADE_BY = {
+    "scores": "e.g. load_round('v4.1').scores",
+    "scaling": "scaling_table(scores, workload)'s output",
+}
+
+
+def check_table(frame: Any, kind: str, parameter: str) -> None:
+    """Raise unless ``frame`` (given as ``parameter``) is a ``kind`` table (``scores`` or
+    ``scaling``): TypeError when it is no DataFrame; ValueError when it lacks a column
+    :data:`REQUIRED_COLUMNS` names (a scores table given for a scaling table is said to
+    be one) or has a ``time_to_train_min`` that is not a positive finite number (missing
+    is allowed: not scored)."""
+    import pandas as pd  # lazy: the tables package is imported by the CLI at start
+
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(
+            f"{parameter} must be a pandas DataFrame ({_MADE_BY[kind]}), not {type(frame).__name__}"
+        )
+    missing = [c for c in REQUIRED_COLUMNS[kind] if c not in frame.columns]
+    if missing:
+        columns = ", ".join(missing)
+        if kind == "scaling" and all(c in frame for c in REQUIRED_COLUMNS["scores"]):
+            raise ValueError(
+                f"{parameter} is a scores table, not a scaling table (no {columns}): "
+                f"pass {_MADE_BY['scaling']}"
+            )
+        raise ValueError(
+            f"{parameter} lacks the {kind} table's column(s) {columns} ({_MADE_BY[kind]} has them)"
+        )
+    check_times(frame, parameter)
+
+
+def check_times(frame: Any, parameter: str) -> None:
+    """ValueError when some ``time_to_train_min`` of ``frame`` is not a positive finite
+    number: how many rows, and the first values. gpuscale's own reader never scores such
+    a run (it is not counted, with the reason in ``problems``), so a table holding one was
+    made or edited by hand: refused, not silently dropped."""
+    import pandas as pd  # lazy: as above
+
+    times = frame["time_to_train_min"]
+    numbers = pd.to_numeric(times, errors="coerce").astype(float)
+    bad = times[times.notna() & ~((numbers > 0) & (numbers < math.inf))].tolist()
+    if bad:
+        shown = ", ".join(map(repr, bad[:3])) + (", ..." if len(bad) > 3 else "")
+        raise ValueError(
+            f"{parameter} has {len(bad)} row(s) whose time_to_train_min is not a positive "
+            f"finite number ({shown}): a time to train cannot be; drop or fix those rows"
+        )
+
+
+def check_round_tables(tables: Any, parameter: str = "tables") -> None:
+    """TypeError unless ``tables`` is a RoundTables (``load_round``, ``read_round``); its
+    scores checked as :func:`check_table` checks a scores table."""
+    if not isinstance(tables, RoundTables):
+        raise TypeError(
+            f"{parameter} must be a gpuscale.tables.RoundTables (load_round('v4.1') or "
+            f"read_round(path)), not {type(tables).__name__}"
+        )
+    check_table(tables.scores, "scores", f"{parameter}.scores")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -220,26 +221,12 @@ def scaling_table(
 
 
 def workload_scaling_table(
-    scores: pd.DataFrame,
-    workload: str,
-    *,
-    reference: str = "study",
-    division: str | None = None,
-    availability: str | None = None,
-    families: list[str] | None = None,
-    duplicates: bool = False,
+    scores: pd.DataFrame, workload: str, *, reference: str = "study", **filters: Any
 ) -> pd.DataFrame:
     """:func:`scaling_table` of a workload as the data names it (its cross-round name or
-    a folder's), unchecked: empty where ``scores`` lack it (a round without it)."""
-    frame = _with_units(
-        scored_systems(
-            scores,
-            division=division,
-            availability=availability,
-            families=families,
-            duplicates=duplicates,
-        )
-    )
+    a folder's), unchecked: empty where ``scores`` lack it (a round without it).
+    ``filters``: :func:`scored_systems`'s (division, availability, families, duplicates)."""
+    frame = _with_units(scored_systems(scores, **filters))
     names = [w for w in frame["workload"].dropna().unique() if workload_of(w) == workload]
     frame = frame[frame["workload"].isin([workload, *names]) | (frame["benchmark"] == workload)]
     if frame.empty:

@@ -151,6 +151,12 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
     known = normalise_accelerator(name)
     if known.known and known.family in valid:
         return known.family, f"{name!r} read as the accelerator family {known.family}"
+    if known.known:  # a real accelerator these results lack: not "unknown" (a user walk)
+        raise UnknownNameError(
+            f"accelerator family {known.family} ({name!r}) ran no result in the rounds "
+            f"loaded (another round may: --round, or gpuscale ingest PATH); valid here: "
+            f"{', '.join(valid)}"
+        )
     found = resolve_choice(name, valid, "accelerator family")
     return found, f"{name!r} read as the accelerator family {found}"
 

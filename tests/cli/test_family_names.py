@@ -37,3 +37,16 @@ def test_a_family_no_catalogue_knows_is_refused_with_the_closest(command: str) -
     result = CliRunner().invoke(app, [command, "-b", "bert", "--family", "H10O-SXM"])
     assert result.exit_code == 2
     assert result.stderr.startswith("error: unknown accelerator family 'H10O-SXM'")
+
+
+def test_a_known_accelerator_the_rounds_lack_is_not_called_unknown() -> None:
+    """`trends --family B200 --round v3.0 --round v3.1` said "unknown accelerator family
+    'B200'" (a user walk): B200 is known, these rounds ran nothing on it."""
+    from gpuscale.names import UnknownNameError, resolve_family
+
+    with pytest.raises(UnknownNameError) as refused:
+        resolve_family("B200", ["A100-SXM4-80GB", "H100-SXM5-80GB"])
+    said = str(refused.value)
+    assert "unknown" not in said and "B200 ('B200') ran no result in the rounds loaded" in said
+    with pytest.raises(UnknownNameError, match="unknown accelerator family 'Z9'"):
+        resolve_family("Z9", ["A100-SXM4-80GB"])

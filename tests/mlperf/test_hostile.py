@@ -3,6 +3,7 @@ impossible value a problem row naming the file and the field, never a score from
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import lzma
@@ -16,6 +17,7 @@ import pandas as pd
 import pytest
 
 from gpuscale.mlperf.ingest import read_round
+from gpuscale.sources import SourceError
 
 from .logbuilder import RoundBuilder, line, result_log, system_json
 
@@ -274,3 +276,30 @@ def test_a_damaged_archive_never_scores_from_too_few_runs(tmp_path, damage: str)
             assert runs[(row.org, row.system_id)] >= 10  # never from fewer than the rules
         else:
             assert row.score_reason
+
+
+def test_a_result_file_named_in_no_utf8_is_one_run_not_two(tmp_path) -> None:
+    """A log saved as `result_\\xff\\xfe.txt` became two run rows: parsed (success,
+    counted) and "unreadable, counted as a failed run" (a user walk). It is one run."""
+    rb = base()
+    root = rb.write_dir(tmp_path)
+    folder = os.path.join(os.fsencode(root), b"Bad", b"results", b"b1", b"bert")
+    os.makedirs(folder)
+    for i, m in enumerate([10, 11, 12, 13, 14]):
+        name = b"result_\xff\xfe.txt" if i == 0 else b"result_%d.txt" % i
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(result_log(minutes=m, seed=i))
+    runs = read_round(root).runs
+    bad = runs[runs["org"] == "Bad"]
+    assert len(bad) == 5 and bad["run_file"].is_unique, bad[["run_file", "status"]]
+    assert bad["counted"].all() and set(bad["status"]) == {"success"}
+
+
+@pytest.mark.parametrize("content", [b"", gzip.compress(b""), gzip.compress(b"\0" * 1024)])
+def test_an_empty_archive_says_so_before_any_word_on_round_names(tmp_path, content) -> None:
+    """An empty tar, a gzip of nothing and a 0-byte file said "cannot tell the round from
+    the name; give round_name='v4.1'" (a user walk): the archive is what is wrong."""
+    path = tmp_path / "nothing.tar.gz"
+    path.write_bytes(content)
+    with pytest.raises(SourceError, match=r"nothing\.tar\.gz: an empty or unreadable archive"):
+        read_round(path)

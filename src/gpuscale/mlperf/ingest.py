@@ -160,7 +160,9 @@ class _Collector:
         file: a failed run (it counts against the required runs), or no score. True when
         ``skipped`` was taken in so."""
         parts = skipped.path.split("/")
-        if not wanted(skipped.path) or len(parts) != 5:
+        # a note on a file read all the same (its name escaped) is no failed run: it was
+        # counted twice, once parsed and once as unreadable (a user walk)
+        if skipped.was_read or not wanted(skipped.path) or len(parts) != 5:
             return False
         self.bench_dirs.add((parts[0], parts[2], parts[3]))
         if parts[4] == "scaling.json":
@@ -207,7 +209,9 @@ def _round_name(path: Path, given: str | None) -> str:
         return found
     if is_archive(path):  # a renamed download: the round is in its top folder's name
         top = top_folder(path)
-        found = round_name_from_path(top) if top else None
+        if top is None:  # the cause, not a round to give (an empty or broken archive)
+            raise SourceError(f"{path}: an empty or unreadable archive (no folder in it)")
+        found = round_name_from_path(top)
         if found:
             return found
     if path.is_dir():
@@ -216,7 +220,7 @@ def _round_name(path: Path, given: str | None) -> str:
             if found and child.is_dir():
                 return found
     raise SourceError(
-        f"{path}: cannot tell the round from the name; give round_name='v4.1' "
+        f"{path}: cannot tell the round from the name; give it, e.g. round_name='v4.1' "
         "(--round v4.1 on the command line)"
     )
 

@@ -63,13 +63,14 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Skipped:
-    """A member that was not read (or read under an escaped name), and why;
-    ``ends_read``: nothing after it was read (a damaged archive, a bomb)."""
+    """A member that was not read (or, ``was_read``, read under an escaped name), and
+    why; ``ends_read``: nothing after it was read (a damaged archive, a bomb)."""
 
     path: str
     kind: ProblemKind
     message: str
     ends_read: bool = False
+    was_read: bool = False  # a note on a member read all the same (its name escaped)
 
 
 # Caps on what one source may expand to: 16x the largest real result file (3.8 MB,
@@ -151,6 +152,7 @@ def clean_name(rel: str, skipped: list[Skipped]) -> str:
                 clean,
                 ProblemKind.BAD_FIELD,
                 "file name is not UTF-8; read under this escaped name",
+                was_read=True,
             )
         )
     return clean

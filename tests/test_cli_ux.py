@@ -209,3 +209,17 @@ def test_a_missing_collectives_file_is_named_as_the_bench_file_is(tmp_path) -> N
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
     assert result.output.strip() == f"error: {missing}: no such collectives file"
+
+
+def test_duplicates_listed_both_show_what_tells_them_apart() -> None:
+    """`scores --duplicates -f csv` listed the 19 twins as identical rows: docs/tour.md
+    says the `same_runs_as` column names them (a user walk)."""
+    import csv
+    import io
+
+    both = runner.invoke(app, ["scores", "--round", "v4.0", "--duplicates", "-f", "csv"])
+    rows = list(csv.DictReader(io.StringIO(both.stdout)))
+    assert both.exit_code == 0 and "same_runs_as" in rows[0]
+    assert any(r["same_runs_as"] for r in rows)
+    once = runner.invoke(app, ["scores", "--round", "v4.0", "-f", "csv"])
+    assert "same_runs_as" not in once.stdout.splitlines()[0]

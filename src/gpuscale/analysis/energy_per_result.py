@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
+from gpuscale.quantities import number
 from gpuscale.tables import RoundTables, Unit, display_name
 from gpuscale.tables.measures import accelerator_hours
 from gpuscale.tables.republished import counted_once
@@ -123,10 +124,10 @@ def energy_scale_sentences(energy: pd.DataFrame) -> list[str]:
         last = group.iloc[-1]
         per_sample = ""
         if last["energy_per_sample_to_j"] == last["energy_per_sample_to_j"]:
-            per_sample = (
-                f"; per sample {first['energy_per_sample_from_j'] / 1000:.1f} kJ -> "
-                f"{last['energy_per_sample_to_j'] / 1000:.1f} kJ"
-            )
+            pair = (first["energy_per_sample_from_j"], last["energy_per_sample_to_j"])
+            # one unit for both, the one that shows them (13.5 J read "0.0 kJ -> 0.0 kJ")
+            unit, scale = ("kJ", 1000.0) if max(pair) >= 1000 else ("J", 1.0)
+            per_sample = "; per sample " + " -> ".join(f"{number(j / scale)} {unit}" for j in pair)
         out.append(
             f"{display_name(key[1])} ({key[0]}), {_who(first)} on {key[3]}: energy to "
             f"train {first['energy_from_kj']:,.0f} kJ at {first['accelerators_from']:,} "

@@ -109,9 +109,12 @@ def scores_view(
             "names them)",
         )
     frame = once.sort_values(["round", "benchmark", "time_to_train_min"])
+    shown = list(SCORE_SHOWN)
+    if duplicates and "same_runs_as" in frame and "same_runs_as" not in shown:
+        shown.append("same_runs_as")  # what tells the twins listed apart (docs/tour.md)
     return TableView(
         frame,
-        list(frame.columns) if all_columns else SCORE_SHOWN,
+        list(frame.columns) if all_columns else shown,
         "MLPerf Training official scores (minutes)",
         SCORE_DROP_ORDER,
         every="" if all_columns else f"--all-columns for all {len(frame.columns)}",

@@ -90,3 +90,12 @@ def test_the_notes_of_a_model_run_twice_say_which_run() -> None:
     assert sorted(weak) == [
         f"weak evidence mlp-1m (run {k}) on {n}" for k in (1, 2) for n in (1, 2)
     ], notes
+
+
+def test_a_sweep_that_measured_nothing_new_says_so_not_that_nothing_ran() -> None:
+    """`bench --resume` with every run done read "no successful bench run in this sweep
+    to analyse", like a failure (a user walk)."""
+    from gpuscale.analysis.bench_scaling import bench_view
+
+    view = bench_view(bench_table(_pair(steps=100, step_ms=70.0)), sweep="a-new-sweep")
+    assert view.empty.startswith("this sweep measured no new run (runs --resume skips")

@@ -273,7 +273,8 @@ def _known_model(table: pd.DataFrame, model: str, source: Any) -> None:
     where = "the bench results" if source is None else Path(source).name
     raise CalibrationError(
         f"model {model!r} is not in {where}{did_you_mean(model, names)}; "
-        f"it holds {len(names)} model(s): {', '.join(names) or 'none'} (give one with --model)"
+        f"it holds {len(names)} model(s): {', '.join(names) or 'none'} "
+        "(give one of them to --model)"
     )
 
 

@@ -252,7 +252,12 @@ def bench_view(table: pd.DataFrame, *, sweep: str | None = None, path: object = 
         BENCH_SHOWN,
         f"{these} results (ok runs)",
         said=(*bench_notes(scaling, failed), *([earlier] if earlier else [])),
-        empty=f"no successful bench run {'in this sweep ' if sweep else ''}to analyse"
+        empty=(
+            "this sweep measured no new run (runs --resume skips, measured well before, "
+            "are the file's earlier rows; failed ones are said below)"
+            if sweep
+            else "no successful bench run to analyse"
+        )
         if scaling.empty
         else "",
     )

@@ -149,7 +149,14 @@ def _count(name: str, limit: int, started: Path) -> dict[str, object]:
     started.touch()
 
     def counted(module: torch.nn.Module) -> dict[str, object]:
-        return {"params": sum(p.numel() for p in module.parameters() if p.requires_grad)}
+        params = sum(p.numel() for p in module.parameters() if p.requires_grad)
+        if params == 0:  # refused here, not by DDP in every rank after launch (a user walk)
+            return {
+                "status": BenchStatus.ERROR,
+                "error": f"{name} has no trainable parameter: nothing to train or synchronise "
+                "across devices (give a model with parameters)",
+            }
+        return {"params": params}
 
     try:
         try:

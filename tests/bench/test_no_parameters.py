@@ -39,3 +39,16 @@ def test_a_model_without_parameters_is_refused_as_one_that_cannot_be_built(
     result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "r.jsonl")])
     assert result.exit_code == 2, result.output
     assert "no model could be built: buffers.py:make has no trainable parameter" in result.output
+
+
+def test_a_model_that_cannot_be_built_is_said_without_repeats(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its reason was printed three times: the progress line, an empty results table's
+    'error ... on 1' note, and the final error (a user walk); the table goes."""
+    pytest.importorskip("torch")
+    (tmp_path / "buffers.py").write_text(MODEL)
+    monkeypatch.chdir(tmp_path)
+    args = ["bench", "--model", "buffers.py:make", "--nproc", "1", "--steps", "3"]
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "r.jsonl")])
+    assert result.exit_code == 2 and result.output.count("has no trainable parameter") == 2

@@ -38,7 +38,8 @@ def bench(**options: Any) -> None:
     err.print(plan_sentence(planned.config, broken), markup=False, highlight=False)
     with fail_on(ResultsError, ValueError):
         report = run_sweep(planned.config, dict(chosen), on_event=_on_event, broken=dict(broken))
-    _print_results(request.out, report.sweep_id)
+    if chosen:  # else no table: each reason would be said a third time
+        _print_results(request.out, report.sweep_id)
     err.print(done_sentence(report, request.out, request.nnodes), markup=False, highlight=False)
     if not chosen:  # every model asked for failed to build: their error rows are written
         fail("no model could be built: " + "; ".join(str(why) for _, why in broken))
@@ -55,9 +56,8 @@ def _on_event(message: str) -> None:
 
 
 def _print_results(out_file: Path, sweep_id: str) -> None:
-    """This sweep's runs (rows marked ``sweep_id``), read against the whole results file;
-    the file's earlier rows and unreadable lines counted, said as earlier (a file too
-    large to show: a note)."""
+    """This sweep's runs (rows marked ``sweep_id``) read against the whole results file,
+    its earlier rows and unreadable lines counted (a file too large to show: a note)."""
     # lazy: numpy (the results reader), only the bench needs it
     from gpuscale.bench.results import ResultsError, load_bench
 

@@ -74,3 +74,24 @@ def test_what_bench_results_make_unused_is_refused_never_ignored(tmp_path: Path)
     ):
         AdviceRequest(params=7e6, step_ms=(3.0, 2.0), batch=(8, 64))
     AdviceRequest(params=7e6, step_ms=(3.0, 5.0), batch=(8, 64))  # more work, more time
+
+
+def test_the_overlap_is_said_once(tmp_path: Path) -> None:
+    """ "Overlap 0.00 measured by the bench" among the sources and "Overlap: 0.00
+    (measured: ...)" among the assumptions: said twice (a user walk); once, with its
+    source and how to measure it."""
+    import json
+
+    import gpuscale
+
+    from ..builders import bench_record
+
+    path = tmp_path / "b.jsonl"
+    rows = [
+        bench_record("m", 10**6, n, r, comm_ms=c) for n, r, c in ((1, 100.0, None), (2, 150.0, 2.0))
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    said = gpuscale.advise(bench=str(path)).explanation
+    assert [line for line in said if line.startswith("Overlap")] == [
+        line for line in said if line.startswith("Overlap: ")
+    ] and sum(line.startswith("Overlap") for line in said) == 1, said

@@ -68,7 +68,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     power = device_power(cal.device, cal.device_name, measured_w=cal.power_w, given_w=req.power_w)
     if req.power_w is None and cal.power_w_at:  # the job's power measured at each N
         power = replace(power, total_w_at=cal.power_w_at)
-    sources = _bench_sources(cal, overlap, measured)
+    sources = _bench_sources(cal)
     if req.fixed_ms is not None:  # entered: replaces what the bench measured or fitted
         cal = _with_fixed(cal, req.fixed_ms)
     bench_model = None if req.params else cal.name  # the model a bench run would measure
@@ -319,9 +319,7 @@ def _overlap_unmeasured(measured: tuple[caveats.Measured, ...]) -> str:
     return "no multi-device run"
 
 
-def _bench_sources(
-    cal: Any, overlap: float | None, measured: tuple[caveats.Measured, ...]
-) -> list[str]:
+def _bench_sources(cal: Any) -> list[str]:
     lines = [f"Calibrated on {cal.name}: " + "; ".join(cal.notes) + "."]
     if cal.shape is not None:
         lines.append(cal.shape.sentence())
@@ -334,14 +332,8 @@ def _bench_sources(
         )
     if cal.memory_note:
         lines.append(cal.memory_note)
-    if cal.overlap is not None:
-        lines.append(f"Overlap {cal.overlap:.2f} measured by the bench (1 - exposed / comm).")
-    elif overlap is not None and measured and any(m.flagged and not m.allowed for m in measured):
-        lines.append(f"Overlap {overlap:.2f}: not measured; {_overlap_unmeasured(measured)}.")
-    elif overlap is not None:
-        lines.append(f"Overlap {overlap:.2f}: not measured ({_overlap_unmeasured(measured)}).")
-    else:
-        lines.append("Overlap not measured: half the communication, never the last bucket.")
+    # the overlap is said once, among the assumptions (measured or why not, and how to
+    # measure it): it was said here too (a user walk)
     if cal.comm_scale is not None:
         lines.append(
             f"Communication inside DDP measured at {number(cal.comm_scale)}x the network's "

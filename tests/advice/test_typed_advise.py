@@ -77,9 +77,9 @@ def test_what_bench_results_make_unused_is_refused_never_ignored(tmp_path: Path)
 
 
 def test_the_overlap_is_said_once(tmp_path: Path) -> None:
-    """ "Overlap 0.00 measured by the bench" among the sources and "Overlap: 0.00
-    (measured: ...)" among the assumptions: said twice (a user walk); once, with its
-    source and how to measure it."""
+    """The overlap was said twice, among the sources ("Overlap 0.00 measured by the
+    bench") and the assumptions ("Overlap: 0.00 (measured: ...)"; a user walk); once,
+    with its source and how to measure it."""
     import json
 
     import gpuscale

@@ -19,10 +19,9 @@ from gpuscale.advice.calibrate import CalibrationError
 from gpuscale.advice.collectives import MeasuredCurves
 from gpuscale.advice.network import CommCurve
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.bench.results import load_bench
+from gpuscale.bench.results import BENCH_FILE, holds, load_bench
 from gpuscale.interconnect.records import read_sweeps
 from gpuscale.interconnect.topology import Topology, read_topo_file
-from gpuscale.sources.bounded import head
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +86,8 @@ def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, Any]
     sweeps = read_sweeps(path)
     table = sweeps.results
     if table is None or table.empty:
-        held = " (it holds `gpuscale bench` results: give it as --bench)" if _is_bench(path) else ""
+        bench = holds(path, BENCH_FILE)
+        held = " (it holds `gpuscale bench` results: give it as --bench)" if bench else ""
         raise CalibrationError(f"{path}: no collectives measurement{held}")
     table = table[table["status"] == "ok"]
     curves: list[CommCurve] = []
@@ -115,8 +115,3 @@ def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, Any]
         )
     header = sweeps.headers.get(sweeps.latest, {}) if sweeps.latest else {}
     return curves, header
-
-
-def _is_bench(path: Path) -> bool:
-    """Whether the file's start is a ``gpuscale bench`` record (a file given as the other)."""
-    return b'"gpuscale.bench/' in head(path, 1 << 16)

@@ -25,7 +25,7 @@ from gpuscale.bench.evidence import grade
 from gpuscale.bench.record import record_problem
 from gpuscale.plausibility import measured_host, run_flags
 from gpuscale.quantities import format_bytes
-from gpuscale.sources.bounded import TooLarge, head, lines_at_most
+from gpuscale.sources.bounded import TooLarge, lines_at_most
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of, json_depth
 from gpuscale.tables.bench import BENCH_SCHEMA, one_device
 
@@ -60,6 +60,40 @@ class StepStats:
 
 class ResultsError(ValueError):
     """A results file that cannot be used (missing, unreadable, not writable)."""
+
+
+# The records a results file holds: (their schema's start, what they are, in words).
+BENCH_FILE = ("gpuscale.bench/", "`gpuscale bench` results")
+COLLECTIVES_FILE = ("gpuscale.collectives/", "`gpuscale collectives` sweeps")
+# A first line longer than this is no record of ours (one is a few kB).
+_FIRST_LINE_BYTES = 16 << 20
+
+
+def first_schema(path: Path) -> str | None:
+    """The schema of a file's first record: None when it has no line but blank ones,
+    "" when its first line is no record (not JSON, too long, no schema); ``OSError``
+    when it cannot be read. How every reader and writer tells what a file holds."""
+    try:
+        first = next(
+            (line for _, line in lines_at_most(path, _FIRST_LINE_BYTES) if line.strip()), None
+        )
+        if first is None:
+            return None
+        record = json.loads(first)
+    except (TooLarge, ValueError):
+        return ""
+    schema = record.get("schema") if isinstance(record, dict) else None
+    return schema if isinstance(schema, str) else ""
+
+
+def holds(path: Path, kind: tuple[str, str]) -> bool:
+    """Whether ``path``'s first record is of ``kind`` (``BENCH_FILE``,
+    ``COLLECTIVES_FILE``); False when it cannot be read."""
+    try:
+        schema = first_schema(path)
+    except OSError:
+        return False
+    return bool(schema) and schema.startswith(kind[0])
 
 
 def _problem(record: Any) -> str | None:
@@ -138,7 +172,7 @@ def load_bench(path: Path) -> BenchFile:
     else the first line skipped)."""
     records, problems = read_results(path)
     if not records:
-        if b'"gpuscale.collectives' in head(path, 4096):
+        if holds(path, COLLECTIVES_FILE):
             raise ResultsError(
                 f"{path} holds `gpuscale collectives` sweeps, not bench results: "
                 "give it as --collectives to `gpuscale advise` (the command that reads them)"

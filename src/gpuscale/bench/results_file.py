@@ -10,15 +10,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from gpuscale.bench.results import SCHEMA, ResultsError
-from gpuscale.sources.bounded import TooLarge, lines_at_most
+from gpuscale.bench.results import (
+    BENCH_FILE,
+    COLLECTIVES_FILE,
+    SCHEMA,
+    ResultsError,
+    first_schema,
+)
 from gpuscale.sources.writable import why_unwritable
-
-# The records a results file holds: (their schema's start, what they are, in words).
-BENCH_FILE = ("gpuscale.bench/", "`gpuscale bench` results")
-COLLECTIVES_FILE = ("gpuscale.collectives/", "`gpuscale collectives` sweeps")
-# A first line longer than this is no record of ours (one is a few kB).
-_FIRST_LINE_BYTES = 16 << 20
 
 
 def check_writable(path: Path, holds: tuple[str, str] = BENCH_FILE) -> None:
@@ -51,21 +50,14 @@ def _check_holds(path: Path, holds: tuple[str, str]) -> None:
     names (an empty file is a new results file)."""
     prefix, what = holds
     try:
-        first = next(
-            (line for _, line in lines_at_most(path, _FIRST_LINE_BYTES) if line.strip()), b""
-        )
-        record = json.loads(first) if first else None
+        schema = first_schema(path)
     except OSError:  # unreadable: the write check says why
         return
-    except (TooLarge, ValueError):  # a first line too long, or not JSON: not a record
-        record = {}
-    if record is None:
+    if schema is None or schema.startswith(prefix):
         return
-    schema = record.get("schema") if isinstance(record, dict) else None
-    schema = schema if isinstance(schema, str) else ""
-    if schema.startswith(prefix):
-        return
-    other = next((w for p, w in (BENCH_FILE, COLLECTIVES_FILE) if schema.startswith(p)), None)
+    other = next(
+        (w for p, w in (BENCH_FILE, COLLECTIVES_FILE) if schema and schema.startswith(p)), None
+    )
     said = f"it holds {other}" if other else "its first line is not one of them"
     raise ResultsError(
         f"{path} is not a file of {what} ({said}); rows are appended only to such a file "

@@ -190,11 +190,11 @@ def resolve_ruleset(value: str) -> str:
     match = re.fullmatch(r"(?:training_)?v?(\d+)\.(\d+)(?:\.(\d+))?", value.strip().lower())
     known = known_rulesets()
     if match is None:
-        raise _fail("ruleset", value, known or ["e.g. 4.1.0"])
+        raise _fail("ruleset", value, list(known) or ["e.g. 4.1.0"])
     major, minor, patch = match.group(1), match.group(2), match.group(3) or "0"
     ruleset = f"{int(major)}.{int(minor)}.{int(patch)}"
     if known and ruleset not in known:
-        raise _fail("ruleset", value, known)
+        raise _fail("ruleset", value, list(known))
     return ruleset
 
 

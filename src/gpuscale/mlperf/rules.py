@@ -197,12 +197,15 @@ def ruleset_of(round_name: str) -> str | None:
     return version if (folder / f"training_{version}" / "common.yaml").is_file() else None
 
 
-def known_rulesets() -> list[str]:
+@functools.cache
+def known_rulesets() -> tuple[str, ...]:
+    """The training rulesets the installed mlperf-logging ships, oldest first; read once
+    (every advice request resolves its ruleset against them)."""
     folder = _package_dir()
     if folder is None:
-        return []
+        return ()
     found = [p.name.split("_", 1)[1] for p in folder.glob("training_*.*.*") if p.is_dir()]
-    return sorted((r for r in found if re.fullmatch(r"\d+\.\d+\.\d+", r)), key=_version)
+    return tuple(sorted((r for r in found if re.fullmatch(r"\d+\.\d+\.\d+", r)), key=_version))
 
 
 def _version(text: str) -> tuple[int, ...]:

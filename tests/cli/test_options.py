@@ -20,8 +20,12 @@ from gpuscale.planning.request import PlanRequest
 from gpuscale.report.request import ReportRequest
 from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.requests import FieldError, option_name
+from gpuscale.tables.round_requests import RoundSelection, ScoresOptions
 
+ROUND_COMMANDS = ("scores", "analyze", "energy", "trends", "report", "dataset", "plan")
 REQUESTS = [
+    *((name, RoundSelection) for name in ROUND_COMMANDS),
+    ("scores", ScoresOptions),
     ("advise", AdviceRequest),
     ("bench", BenchConfig),
     ("collectives", CollectivesConfig),
@@ -36,8 +40,14 @@ COMMANDS = ("advice", "bench", "energy_trends", "interconnect", "plan", "rounds"
 def test_every_field_is_an_option_with_the_help_of_its_metadata(name, request_class) -> None:
     command = typer.main.get_command(gpuscale.cli.app).commands[name]  # type: ignore[attr-defined]
     by_option = {o: p for p in command.params for o in [*p.opts, *p.secondary_opts]}
+    by_option |= {
+        p.name.upper(): p for p in command.params if isinstance(p, typer.core.TyperArgument)
+    }
     for f in fields(request_class):
         assert f.metadata.get("help"), f"{request_class.__name__}.{f.name} has no help"
+        if name in ("dataset", "plan") and f.name == "benchmark":  # none; plan's is its own
+            assert by_option.get("-b") is None or by_option["-b"].name != "benchmark"
+            continue
         param = by_option[option_name(f)]
         assert param.name == f.name
         assert param.help == f.metadata["help"]
@@ -54,6 +64,9 @@ def test_an_option_s_text_is_parsed_as_its_field_says() -> None:
     assert refused.value.field == "params"
     config = request_of(CollectivesConfig, {"ops": "all_reduce,broadcast", "min_bytes": "1K"})
     assert config.ops == ("all_reduce", "broadcast") and config.min_bytes == 1024
+    rounds = request_of(RoundSelection, {"paths": [Path("v4.1.tar")], "round_names": ["v5.0"]})
+    assert rounds.paths == (Path("v4.1.tar"),) and rounds.round_names == ("v5.0",)
+    assert rounds.asked and not request_of(RoundSelection, {"paths": None}).asked
     bench = request_of(BenchConfig, {"scaling": True, "nvml": True, "tf32": None})
     assert (bench.scaling, bench.nvml, bench.tf32) == ("strong", False, "default")
 

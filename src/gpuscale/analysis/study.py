@@ -43,6 +43,45 @@ WINDOW = (32, 64)  # where "most linearly" is compared (counts every workload ha
 
 
 @dataclass(frozen=True, slots=True)
+class Finding:
+    """One finding of the study in its fixed words: ``name`` (the statement's ``finding``)
+    and ``claim`` (how "The study finds ..." says it; "attributes ..." for ``WHY``)."""
+
+    name: str
+    claim: str
+
+
+FALLS = Finding(
+    "efficiency falls as accelerators are added",
+    "per-accelerator efficiency falling as accelerators are added",
+)
+MASSIVE = Finding(
+    "massive systems are the fastest but the least efficient",
+    "massive systems the fastest but the least efficient",
+)
+WHY = Finding(
+    "the fall is communication and synchronisation",
+    "the loss of efficiency to communication and synchronisation between nodes",
+)
+BERT = Finding(
+    "most efficient around 8 accelerators, dropping past 16",
+    "BERT most efficient around 8 accelerators and dropping past 16",
+)
+LLAMA = Finding(
+    "E' above 1 at 4-8 accelerators, falling fast from 16 on",
+    "Llama2 70B LoRA with E' above 1 at 4-8 accelerators, falling fast from 16 on",
+)
+STABLE_DIFFUSION = Finding(
+    "loses efficiency sharply past 8 accelerators",
+    "Stable Diffusion losing efficiency sharply past 8 accelerators",
+)
+MOST_LINEAR = Finding(
+    "RetinaNet scales the most linearly of the four",
+    "RetinaNet scaling the most linearly of the four",
+)
+
+
+@dataclass(frozen=True, slots=True)
 class StudyStatement:
     """One finding of the study set against the data: ``verdict`` is ``agrees``,
     ``partly``, ``disagrees`` or ``not testable``; ``text`` says it with the numbers."""
@@ -76,38 +115,42 @@ def _per_doubling_loss(e_from: float, e_to: float, n_from: int, n_to: int) -> fl
     return 1.0 - (e_to / e_from) ** (1.0 / np.log2(n_to / n_from))
 
 
-def _statement(table: pd.DataFrame, finding: str, verdict: str, text: str) -> StudyStatement:
+def _statement(table: pd.DataFrame, finding: Finding, verdict: str, text: str) -> StudyStatement:
     return StudyStatement(
-        str(table["round"].iloc[0]), str(table["workload"].iloc[0]), finding, verdict, text
+        str(table["round"].iloc[0]), str(table["workload"].iloc[0]), finding.name, verdict, text
     )
 
 
+def _untestable(table: pd.DataFrame, finding: Finding, lacking: str) -> StudyStatement:
+    """A finding whose counts the data lacks: said, never guessed."""
+    return _statement(table, finding, "not testable", f"{finding.name}: {lacking}")
+
+
 def _judged(
-    table: pd.DataFrame, finding: str, parts: tuple[bool, ...], claim: str, found: str
+    table: pd.DataFrame, finding: Finding, parts: tuple[bool, ...], found: str
 ) -> StudyStatement:
     """The verdict on a finding made of ``parts``: ``agrees`` when every part holds,
     ``disagrees`` when none does, ``partly`` between. Said as "The study finds
-    ``claim``. ``found``: verdict." (``found``: what the table shows, within the family)."""
+    <claim>. ``found``: verdict." (``found``: what the table shows, within the family)."""
     held = sum(bool(part) for part in parts)
     verdict = "agrees" if held == len(parts) else "disagrees" if held == 0 else "partly"
-    return _statement(table, finding, verdict, f"The study finds {claim}. {found}: {verdict}.")
+    text = f"The study finds {finding.claim}. {found}: {verdict}."
+    return _statement(table, finding, verdict, text)
 
 
 def _falls(table: pd.DataFrame, family: str) -> StudyStatement:
     """Per-accelerator efficiency falls as accelerators are added."""
     own = within_family(table, family)
     frontier = fastest_per_count(own)
-    finding = "efficiency falls as accelerators are added"
     if len(frontier) < 3:
-        return _statement(table, finding, "not testable", f"{finding}: fewer than 3 counts")
+        return _untestable(table, FALLS, "fewer than 3 counts")
     rho = frontier["accelerators"].rank().corr(frontier["normalized_efficiency"].rank())
     first, last = frontier.iloc[0], frontier.iloc[-1]
     holds = rho < 0 and last["normalized_efficiency"] < first["normalized_efficiency"]
     return _judged(
         table,
-        finding,
+        FALLS,
         (holds,),
-        "per-accelerator efficiency falling as accelerators are added",
         f"Within {family} (against its own {int(first['reference_accelerators'])}-accelerator "
         f"reference), the fastest system per count goes from E' "
         f"{first['normalized_efficiency']:.2f} at {int(first['accelerators']):,} to "
@@ -119,16 +162,14 @@ def _falls(table: pd.DataFrame, family: str) -> StudyStatement:
 def _massive(table: pd.DataFrame, family: str) -> StudyStatement:
     """Massive systems are the fastest but the least efficient."""
     own = within_family(table, family)
-    finding = "massive systems are the fastest but the least efficient"
     largest = own[own["accelerators"] == own["accelerators"].max()]
     best = largest.loc[largest["time_to_train_min"].idxmin()]
     fastest = bool(best["time_to_train_min"] <= own["time_to_train_min"].min())
     least = bool(largest["normalized_efficiency"].max() <= own["normalized_efficiency"].min())
     return _judged(
         table,
-        finding,
+        MASSIVE,
         (fastest, least),
-        "massive systems the fastest but the least efficient",
         f"Within {family}, the largest ({int(best['accelerators']):,} accelerators) "
         f"{'is' if fastest else 'is not'} the fastest "
         f"({best['time_to_train_min']:.3g} min) and {'has' if least else 'does not have'} "
@@ -139,15 +180,13 @@ def _massive(table: pd.DataFrame, family: str) -> StudyStatement:
 
 def _why(table: pd.DataFrame, family: str, basis: str) -> StudyStatement:
     """The study attributes the fall to communication and synchronisation."""
-    finding = "the fall is communication and synchronisation"
     row = family_decomposition(table, family, basis)
     if row is None or pd.isna(row["convergence_factor"]):
-        return _statement(table, finding, "not testable", f"{finding}: no samples to converge")
+        return _untestable(table, WHY, "no samples to converge")
     factor, share = dominant_loss(row)
     n = int(row["accelerators"])
     head = (
-        "The study attributes the loss of efficiency to communication and synchronisation "
-        f"between nodes. Within {family} at {n:,} accelerators, E' "
+        f"The study attributes {WHY.claim}. Within {family} at {n:,} accelerators, E' "
         f"{row['normalized_efficiency']:.2f} = throughput efficiency "
         f"{row['throughput_efficiency']:.2f} x convergence factor "
         f"{row['convergence_factor']:.2f}"
@@ -158,33 +197,29 @@ def _why(table: pd.DataFrame, family: str, basis: str) -> StudyStatement:
             f"batch grew to {row['global_batch_size']:,.0f}, needing more samples), so it is "
             "mostly convergence, not communication: disagrees."
         )
-        return _statement(table, finding, "disagrees", text)
+        return _statement(table, WHY, "disagrees", text)
     text = (
         f"{head}: the throughput factor accounts for {share:.0%} of the loss; it holds "
         "communication but also evaluation, the per-device batch and the software, which "
         "MLPerf's logs do not separate: partly."
     )
-    return _statement(table, finding, "partly" if factor == "throughput" else "agrees", text)
+    return _statement(table, WHY, "partly" if factor == "throughput" else "agrees", text)
 
 
 def _bert(table: pd.DataFrame, family: str) -> StudyStatement:
     """BERT: most efficient around 8 accelerators, dropping past 16."""
     frontier = fastest_per_count(within_family(table, family))
-    finding = "most efficient around 8 accelerators, dropping past 16"
     e8, e16 = _at(frontier, 8), _at(frontier, 16)
     beyond = frontier[frontier["accelerators"] > 16]["normalized_efficiency"]
     if np.isnan(e8) or np.isnan(e16) or beyond.empty:
-        return _statement(
-            table, finding, "not testable", f"{finding}: no system at 8, 16 or beyond"
-        )
+        return _untestable(table, BERT, "no system at 8, 16 or beyond")
     peak = frontier.loc[frontier["normalized_efficiency"].idxmax()]
     around = e8 >= (1 - AROUND) * float(peak["normalized_efficiency"])
     drops = e16 < e8 and bool((beyond < e16).all())
     return _judged(
         table,
-        finding,
+        BERT,
         (around, drops),
-        "BERT most efficient around 8 accelerators and dropping past 16",
         f"Within {family}, the best E' is {peak['normalized_efficiency']:.2f} at "
         f"{int(peak['accelerators']):,}; the fastest system at 8 keeps {e8:.2f} "
         f"({'within' if around else 'more than'} {AROUND:.0%} "
@@ -197,11 +232,10 @@ def _llama(table: pd.DataFrame, family: str) -> StudyStatement:
     """Llama2 70B LoRA: E' above 1 at 4-8, falling fast from 16 on."""
     own = within_family(table, family)
     frontier = fastest_per_count(own)
-    finding = "E' above 1 at 4-8 accelerators, falling fast from 16 on"
     small = own[own["accelerators"].between(4, 8)]["normalized_efficiency"]
     later = frontier[frontier["accelerators"].between(16, 64)]
     if small.empty or len(later) < 2:
-        return _statement(table, finding, "not testable", f"{finding}: no systems at 4-8 or 16-64")
+        return _untestable(table, LLAMA, "no systems at 4-8 or 16-64")
     above = bool(small.max() > 1)
     first, last = later.iloc[0], later.iloc[-1]
     loss = _per_doubling_loss(
@@ -214,9 +248,8 @@ def _llama(table: pd.DataFrame, family: str) -> StudyStatement:
     reach = own[own["accelerators"].between(16, 64)]["normalized_efficiency"]
     return _judged(
         table,
-        finding,
+        LLAMA,
         (above, fast),
-        "Llama2 70B LoRA with E' above 1 at 4-8 accelerators, falling fast from 16 on",
         f"Within {family}, E' at 4-8 is {_span(small)} "
         + (
             "(above 1: systems faster than the reference at its count, not super-linear scaling)"
@@ -232,16 +265,14 @@ def _llama(table: pd.DataFrame, family: str) -> StudyStatement:
 def _stable_diffusion(table: pd.DataFrame, family: str) -> StudyStatement:
     """Stable Diffusion: loses efficiency sharply past 8."""
     frontier = fastest_per_count(within_family(table, family))
-    finding = "loses efficiency sharply past 8 accelerators"
     e8, e16 = _at(frontier, 8), _at(frontier, 16)
     if np.isnan(e8) or np.isnan(e16):
-        return _statement(table, finding, "not testable", f"{finding}: no system at 8 or 16")
+        return _untestable(table, STABLE_DIFFUSION, "no system at 8 or 16")
     loss = 1 - e16 / e8
     return _judged(
         table,
-        finding,
+        STABLE_DIFFUSION,
         (loss > FAST_LOSS_PER_DOUBLING,),
-        "Stable Diffusion losing efficiency sharply past 8 accelerators",
         f"Within {family}, the fastest system's E' goes from {e8:.2f} at 8 to {e16:.2f} at "
         f"16, {loss:.0%} lost in one doubling (sharp: more than "
         f"{FAST_LOSS_PER_DOUBLING:.0%})",
@@ -252,7 +283,6 @@ def _most_linear(tables: Mapping[str, pd.DataFrame], family: str) -> StudyStatem
     """RetinaNet scales the most linearly of the four (compared at 32-64 accelerators)."""
     if "retinanet" not in tables:
         return None
-    finding = "RetinaNet scales the most linearly of the four"
     spans = {}
     for workload, table in tables.items():
         own = within_family(table, family)
@@ -261,16 +291,16 @@ def _most_linear(tables: Mapping[str, pd.DataFrame], family: str) -> StudyStatem
             spans[workload] = window
     retina = tables["retinanet"]
     if "retinanet" not in spans or len(spans) < 2:
-        return _statement(retina, finding, "not testable", f"{finding}: too few workloads at 32-64")
+        return _untestable(retina, MOST_LINEAR, "too few workloads at 32-64")
     ranked = sorted(spans, key=lambda w: -float(spans[w].median()))
     verdict = "agrees" if ranked[0] == "retinanet" else "disagrees"
     listed = ", ".join(f"{display_name(w)} {_span(spans[w])}" for w in ranked)
     most = display_name(ranked[0])
     return _statement(
         retina,
-        finding,
+        MOST_LINEAR,
         verdict,
-        f"The study finds RetinaNet scaling the most linearly of the four. Within {family} "
+        f"The study finds {MOST_LINEAR.claim}. Within {family} "
         f"at {WINDOW[0]}-{WINDOW[1]} accelerators (each workload against its own family "
         f"reference), E' is {listed}: {verdict}"
         + ("." if verdict == "agrees" else f", {most} keeps the most."),

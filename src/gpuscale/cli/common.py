@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -26,6 +26,7 @@ from gpuscale.names import (
 from gpuscale.sources import SourceError
 from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.requests import FieldError, help_of
+from gpuscale.tables.round_requests import RoundSelection
 from gpuscale.tables.views import TableView
 from gpuscale.version import __version__
 
@@ -98,23 +99,6 @@ out = _Out(soft_wrap=True, emoji=False)
 # Messages are never hard-wrapped (a terminal wraps them itself; a log keeps each whole).
 err = Console(stderr=True, soft_wrap=True, emoji=False)
 
-# Arguments several commands share, declared once.
-RoundPaths = Annotated[
-    list[Path] | None,
-    typer.Argument(
-        help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip); "
-        "default: the bundled rounds."
-    ),
-]
-RoundNames = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--round",
-        help="Bundled round(s), e.g. v4.1 (repeatable); with paths, added beside them (a "
-        "path whose name says no round takes the first --round as its name).",
-    ),
-]
-
 
 def _format_of(text: str | Format) -> Format:
     """``-f``'s value as every other choice is read (any case, an unambiguous prefix:
@@ -137,16 +121,6 @@ FormatOption = Annotated[
         help="table (the terminal), csv or json: data only on stdout, notes on stderr.",
     ),
 ]
-Benchmarks = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--benchmark",
-        "-b",
-        "--workload",  # as plan and advise spell it
-        help="Benchmark or workload name(s); 'study' for the study's four.",
-    ),
-]
-
 Families = Annotated[
     list[str] | None,
     typer.Option("--family", help=help_of(AnalysisOptions, "families")),
@@ -220,20 +194,21 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
         return read(paths, round_names, progress=update, benchmark_option=None)
 
 
-def load_tables(paths: list[Path] | None, round_names: list[str] | None, study: bool = False):
-    """Tables from raw paths (read now, with a progress bar) and bundled rounds
-    (``gpuscale.mlperf.load.load_rounds``; given neither, every bundled round, or with
-    ``study`` the study's, ``STUDY_ROUNDS``); a request it refuses ends the command."""
+def load_tables(selection: RoundSelection, study: bool = False):
+    """Tables of the selection's raw paths (read now, with a progress bar) and bundled
+    rounds (``gpuscale.mlperf.load.load_rounds``; given neither, every bundled round, or
+    with ``study`` the study's, ``STUDY_ROUNDS``); a request it refuses ends the command."""
     from gpuscale.mlperf.load import STUDY_ROUNDS, load_rounds  # lazy: MLPerf readers, pandas
 
+    paths, names = selection.paths, selection.round_names
     update, context = _progress_reader() if paths else (None, nullcontext())
     with context, fail_on(SourceError, ValueError):
         default = STUDY_ROUNDS if study else None
-        return load_rounds(paths, round_names, default=default, progress=update)
+        return load_rounds(paths, names, default=default, progress=update)
 
 
 def workloads_of(
-    tables, benchmark: list[str] | None, default: str = "all"
+    tables, benchmark: Sequence[str] | None, default: str = "all"
 ) -> tuple[list[str], list[str]]:
     """The workloads ``--benchmark`` names in these tables (``names.choose_workloads``)
     and its notes, each said on stderr (the rounds lacking some); an unknown name ends the

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from gpuscale.cli.common import (
-    Benchmarks,
     Columns,
     Families,
     FormatOption,
-    RoundNames,
-    RoundPaths,
     app,
     fail,
     fail_on,
@@ -20,30 +17,24 @@ from gpuscale.cli.common import (
     show,
     workloads_of,
 )
+from gpuscale.cli.options import command, request_of
 from gpuscale.cli.output import Format
 from gpuscale.names import UnknownNameError
+from gpuscale.tables.round_requests import RoundSelection
 
 
-@app.command()
-def energy(
-    paths: RoundPaths = None,
-    round_names: RoundNames = None,
-    benchmark: Benchmarks = None,
-    fmt: FormatOption = Format.table,
-    columns_asked: Columns = None,
-) -> None:
+@command(app, "energy", RoundSelection, at="fmt")
+def energy(fmt: FormatOption = Format.table, columns_asked: Columns = None, **asked: Any) -> None:
     """Energy to train from MLPerf power logs (official rule), per sample and accelerator-hour."""
     from gpuscale.analysis.energy_per_result import energy_view  # lazy: pandas, not for --help
 
-    tables = load_tables(paths, round_names)
-    show(energy_view(tables, workloads_of(tables, benchmark)[0]), fmt, columns_asked)
+    selection = request_of(RoundSelection, asked)
+    tables = load_tables(selection)
+    show(energy_view(tables, workloads_of(tables, selection.benchmark)[0]), fmt, columns_asked)
 
 
-@app.command()
+@command(app, "trends", RoundSelection, at="family")
 def trends(
-    paths: RoundPaths = None,
-    round_names: RoundNames = None,
-    benchmark: Benchmarks = None,
     family: Families = None,
     republished: Annotated[
         bool,
@@ -54,13 +45,16 @@ def trends(
     ] = False,
     fmt: FormatOption = Format.table,
     columns_asked: Columns = None,
+    **asked: Any,
 ) -> None:
     """How each benchmark moved across rounds: best times, E' at scale, equilibrium."""
     # lazy: pandas (the analysis and MLPerf stacks), not needed for --help
     from gpuscale.analysis.trends import trends_view
     from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 
-    tables = load_tables(paths, round_names)
+    selection = request_of(RoundSelection, asked)
+    tables = load_tables(selection)
+    benchmark = selection.benchmark
     with fail_on(UnknownNameError):
         view = trends_view(
             tables.scores,

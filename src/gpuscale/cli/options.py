@@ -17,8 +17,9 @@ from gpuscale.tables.requests import FieldError, number_option, option_name
 
 
 def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.Parameter]:
-    """One keyword-only Typer option per field of ``request`` that carries help: named,
-    typed and defaulted as its metadata says (``names``, ``cli``, ``shown``)."""
+    """One keyword-only Typer option (or argument: ``argument``) per field of ``request``
+    that carries help: named, typed and defaulted as its metadata says (``names``,
+    ``cli``, ``shown``)."""
     hints = typing.get_type_hints(request)
     params = []
     for f in fields(request):
@@ -30,9 +31,13 @@ def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.P
         # a number is taken as text and read by ``request_of`` (its refusal one line, as
         # every other value's: Typer's box said "Input should be a valid integer")
         typed = {"metavar": f"<{number[0].__name__}>"} if number else {}
-        option = typer.Option(*meta["names"], help=meta["help"], **typed)
         text = (list[str] | None) if number and number[1] else (str | None)
         cli = text if number else meta.get("cli", hints[f.name])
+        if meta.get("argument"):  # the command's positional arguments: tuple[X, ...] | None
+            option = typer.Argument(help=meta["help"])
+            cli = list[typing.get_args(typing.get_args(cli)[0])[0]] | None  # type: ignore[misc]
+        else:
+            option = typer.Option(*meta["names"], help=meta["help"], **typed)
         params.append(
             inspect.Parameter(
                 f.name,

@@ -6,8 +6,6 @@ from typing import Any
 
 from gpuscale.cli.common import (
     FormatOption,
-    RoundNames,
-    RoundPaths,
     app,
     fail_on,
     load_tables,
@@ -18,15 +16,11 @@ from gpuscale.cli.options import command, option_names, request_of
 from gpuscale.cli.output import Format, print_json, print_records
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import plan_document, plan_records
+from gpuscale.tables.round_requests import RoundSelection
 
 
-@command(app, "plan", PlanRequest, at="fmt")
-def plan(
-    paths: RoundPaths = None,
-    round_names: RoundNames = None,
-    fmt: FormatOption = Format.table,
-    **options: Any,
-) -> None:
+@command(app, "plan", RoundSelection, PlanRequest, at="fmt", skip=("benchmark",))
+def plan(fmt: FormatOption = Format.table, **options: Any) -> None:
     """Time to train on N devices of an accelerator, with an 80% interval, from MLPerf.
 
     Predicted from the MLPerf results of every family, the accelerator's own level
@@ -36,7 +30,8 @@ def plan(
     with fail_on(ValueError, options=option_names(PlanRequest)):
         request = request_of(PlanRequest, options)
     # the bundled rounds' fits ship with gpuscale: no tables (and no pandas) to load
-    scores = load_tables(paths, round_names).scores if paths or round_names else None
+    selection = request_of(RoundSelection, options)
+    scores = load_tables(selection).scores if selection.asked else None
     with fail_on(ValueError):  # unknown names, nothing to plan from
         result = plan_for(request, scores)
     if fmt is Format.json:  # the rows with the notes and the model they came from

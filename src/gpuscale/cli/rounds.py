@@ -9,11 +9,8 @@ from typing import Annotated, Any
 import typer
 
 from gpuscale.cli.common import (
-    Benchmarks,
     Columns,
     FormatOption,
-    RoundNames,
-    RoundPaths,
     app,
     err,
     fail,
@@ -32,6 +29,7 @@ from gpuscale.cli.output import Format, print_frame, print_json
 from gpuscale.report.request import ReportRequest
 from gpuscale.sources import OutputError
 from gpuscale.tables.analysis_request import AnalysisOptions
+from gpuscale.tables.round_requests import RoundSelection, ScoresOptions
 
 
 @app.command()
@@ -66,56 +64,36 @@ def ingest(
         print_frame(err, problems.frame, Format.table, title=problems.title)
 
 
-@app.command()
+@command(app, "dataset", RoundSelection, at="out_dir", skip=("benchmark",))
 def dataset(
-    paths: RoundPaths = None,
-    round_names: RoundNames = None,
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the dataset.")] = Path(
         "gpuscale-dataset"
     ),
+    **asked: Any,
 ) -> None:
     """Every bundled round's results and runs as one tidy dataset (CSV and Parquet)."""
     from gpuscale.analysis.dataset import write_dataset  # lazy: pandas, not for --help
 
-    tables = load_tables(paths, round_names)
+    tables = load_tables(request_of(RoundSelection, asked))
     with fail_on(OutputError):
         said = write_dataset(tables, out_dir)
     err.print(said, markup=False, highlight=False)
 
 
-@app.command()
-def scores(
-    paths: RoundPaths = None,
-    round_names: RoundNames = None,
-    benchmark: Benchmarks = None,
-    fmt: FormatOption = Format.table,
-    all_columns: Annotated[
-        bool, typer.Option("--all-columns", help="Every column of the scores table.")
-    ] = False,
-    columns_asked: Columns = None,
-    duplicates: Annotated[
-        bool,
-        typer.Option(
-            "--duplicates",
-            help="Also list a result under its second system name in a round (the same "
-            "runs, e.g. a -POWER twin); shown once by default.",
-        ),
-    ] = False,
-) -> None:
+@command(app, "scores", RoundSelection, ScoresOptions, at="fmt")
+def scores(fmt: FormatOption = Format.table, columns_asked: Columns = None, **asked: Any) -> None:
     """Official time-to-train scores (olympic average, minutes), one row per result."""
     from gpuscale.tables.views import scores_view  # lazy: pandas, not for --help
 
-    tables = load_tables(paths, round_names)
+    selection = request_of(RoundSelection, asked)
+    tables, benchmark = load_tables(selection), selection.benchmark
     workloads = workloads_of(tables, benchmark)[0] if benchmark else None
-    view = scores_view(tables.scores, workloads, duplicates=duplicates, all_columns=all_columns)
+    view = scores_view(tables.scores, workloads, request_of(ScoresOptions, asked))
     show(view, fmt, columns_asked)
 
 
-@command(app, "analyze", AnalysisOptions, at="fmt")
+@command(app, "analyze", RoundSelection, AnalysisOptions, at="fmt")
 def analyze(
-    paths: RoundPaths = None,
-    round_names: RoundNames = None,
-    benchmark: Benchmarks = None,
     fmt: FormatOption = Format.table,
     decompose_columns: Annotated[
         bool,
@@ -133,7 +111,8 @@ def analyze(
     **options: Any,
 ) -> None:
     """Speedup, efficiency, E', clusters, equilibrium and 95% intervals per benchmark."""
-    both = bench_file is not None and bool(paths or round_names)
+    selection = request_of(RoundSelection, options)
+    both = bench_file is not None and selection.asked
     if both and fmt is Format.csv:
         fail("-f csv writes one table: analyse --bench and the rounds in two commands")
     if columns_asked is not None and fmt is Format.json:  # never silently ignored
@@ -154,8 +133,8 @@ def analyze(
     from gpuscale.analysis.metrics import ReferenceNotFoundError  # lazy: as above
     from gpuscale.analysis.terminal import every_result_view, study_lines, workload_view
 
-    tables = load_tables(paths, round_names, study=True)
-    workloads, _ = workloads_of(tables, benchmark)
+    tables = load_tables(selection, study=True)
+    workloads, _ = workloads_of(tables, selection.benchmark)
     with fail_on(ValueError, options=option_names(AnalysisOptions)):
         request, read_as = read_against(request_of(AnalysisOptions, options), tables.scores)
     with fail_on(ReferenceNotFoundError, NothingAnalysedError):
@@ -192,11 +171,8 @@ def _analyze_bench(
     return doc
 
 
-@command(app, "report", ReportRequest, at="open_browser")
+@command(app, "report", RoundSelection, ReportRequest, at="open_browser")
 def report(
-    paths: RoundPaths = None,
-    round_names: RoundNames = None,
-    benchmark: Benchmarks = None,
     bench_file: Annotated[  # before the options that need it (--advise ...)
         Path | None,
         typer.Option(
@@ -218,8 +194,9 @@ def report(
     with fail_on(ValueError):
         request = request_of(ReportRequest, options)
     missing: list[str] = []  # what was asked for and could not be given
-    tables = load_tables(paths, round_names, study=True)
-    workloads, notes = workloads_of(tables, benchmark, default="study")
+    selection = request_of(RoundSelection, options)
+    tables = load_tables(selection, study=True)
+    workloads, notes = workloads_of(tables, selection.benchmark, default="study")
     bench = read_bench(bench_file) if bench_file else None
     with fail_on(ReferenceNotFoundError, OutputError):
         path = write_report(

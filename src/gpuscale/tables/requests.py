@@ -42,6 +42,14 @@ def option(
     return field(default=default, metadata=meta)
 
 
+def argument(*, help: str) -> Any:
+    """A request field (``tuple[X, ...] | None``) given as the command's positional
+    arguments, any number of them: a tuple of them, None when none is given."""
+    return field(
+        default=None, metadata={"help": help, "names": (), "parse": tuple, "argument": True}
+    )
+
+
 def text_option(
     default: Any,
     parse: Callable[[str], Any],
@@ -109,6 +117,8 @@ def number_option(f: Field, hints: dict[str, Any]) -> tuple[type, bool] | None:
 def option_name(f: Field) -> str:
     """The option a field is given by on the command line (``--grad-bytes``; ``-k`` where
     it has only a short one)."""
+    if f.metadata.get("argument"):
+        return f.name.upper()  # as Typer names the arguments in help: PATHS
     names = f.metadata.get("names") or ()
     long = [n.split("/")[0] for n in names if n.startswith("--")]
     return (long or list(names) or ["--" + f.name.replace("_", "-")])[0]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuscale.tables.republished import counted_once
+from gpuscale.tables.round_requests import ScoresOptions
 
 SCORE_SHOWN = (
     "round",
@@ -90,15 +91,14 @@ class TableView:
 
 
 def scores_view(
-    scores: Any,
-    workloads: Sequence[str] | None = None,
-    *,
-    duplicates: bool = False,
-    all_columns: bool = False,
+    scores: Any, workloads: Sequence[str] | None = None, options: ScoresOptions | None = None
 ) -> TableView:
     """The official scores of ``workloads`` (all without), sorted by round, benchmark and
-    time; a result under a second system name in its round once unless ``duplicates``
-    (``counted_once``), said in a note."""
+    time; a result under a second system name in its round once unless
+    ``options.duplicates`` (``counted_once``), said in a note; every column with
+    ``options.all_columns``."""
+    options = options or ScoresOptions()
+    duplicates, all_columns = options.duplicates, options.all_columns
     frame = scores if workloads is None else scores[scores["workload"].isin(list(workloads))]
     once = frame if duplicates else counted_once(frame)
     notes = ()

@@ -139,7 +139,7 @@ def test_topology_is_a_matrix_at_120_columns(tmp_path, monkeypatch) -> None:
     from rich.console import Console
 
     console = Console(width=120, soft_wrap=False, file=io.StringIO())
-    monkeypatch.setattr("gpuscale.cli.common.out", console)  # show() draws the views
+    monkeypatch.setattr("gpuscale.cli.output.out", console)  # show() draws the views
     result = runner.invoke(app, ["topo", "--file", str(_dgx_h100(tmp_path / "topo.txt"))])
     assert result.exit_code == 0, result.output
     lines = console.file.getvalue().splitlines()
@@ -204,7 +204,7 @@ def test_collectives_table_as_nccl_tests_prints_it(monkeypatch) -> None:
         for r in sweep_rows(12.345678, 25.0)
     ]
     console = Console(width=200, soft_wrap=False, file=io.StringIO())
-    monkeypatch.setattr("gpuscale.cli.common.out", console)  # show() draws the views
+    monkeypatch.setattr("gpuscale.cli.output.out", console)  # show() draws the views
     _print_sweep(pd.DataFrame(rows).reindex(columns=list(COLLECTIVES_COLUMNS)))
     text = console.file.getvalue()
     for header in ("algbw (GB/s)", "busbw (GB/s)", "count", "type", "redop", "#wrong"):
@@ -282,7 +282,7 @@ def test_wide_tables_drop_low_priority_columns_not_become_records(monkeypatch) -
     from rich.console import Console
 
     console = Console(width=200, soft_wrap=False, file=io.StringIO())
-    monkeypatch.setattr("gpuscale.cli.common.out", console)
+    monkeypatch.setattr("gpuscale.cli.output.out", console)
     args = ["analyze", "-b", "bert", "-b", "llama2", "--decompose", "--bootstrap", "100"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -299,7 +299,7 @@ def test_columns_chooses_the_terminal_table(monkeypatch) -> None:
     from rich.console import Console
 
     console = Console(width=100, soft_wrap=False, file=io.StringIO())
-    monkeypatch.setattr("gpuscale.cli.common.out", console)
+    monkeypatch.setattr("gpuscale.cli.output.out", console)
     asked = "accelerators,normalized_efficiency,Superlinear,system_name"
     result = runner.invoke(app, ["analyze", "-b", "bert", "--bootstrap", "100", "--columns", asked])
     assert result.exit_code == 0, result.output

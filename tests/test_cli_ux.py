@@ -82,7 +82,7 @@ def test_numbers_are_never_split_in_a_narrow_terminal(monkeypatch) -> None:
     }
     for width in (80, 100, 160):
         console = Console(width=width, soft_wrap=False, file=io.StringIO())
-        monkeypatch.setattr("gpuscale.cli.common.out", console)  # show() prints the view
+        monkeypatch.setattr("gpuscale.cli.output.out", console)  # show() prints the view
         result = runner.invoke(app, ["scores", "-b", "bert"])
         assert result.exit_code == 0
         text = console.file.getvalue()
@@ -96,7 +96,7 @@ def test_piped_output_honours_columns() -> None:
     import subprocess
     import sys
 
-    code = "from gpuscale.cli.common import out; print(out.width)"
+    code = "from gpuscale.cli.output import out; print(out.width)"
     env = {"COLUMNS": "97", "PATH": "/usr/bin:/bin"}
     found = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True

@@ -20,7 +20,7 @@ import gpuscale
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.analysis.bench_scaling import bench_scaling, bench_view
 from gpuscale.bench.results import bench_table, read_results
-from gpuscale.cli import common
+from gpuscale.cli import output
 from gpuscale.cli.output import Format
 
 from ..builders import bench_record
@@ -105,11 +105,11 @@ def test_a_mutated_field_is_named_or_read(tmp_path: Path, which: int, field: tup
     if not table.empty:
         bench_scaling(table)
         # swapped back after: the module's console is every later command's output
-        saved, common.out = common.out, Console(file=io.StringIO(), width=200)
+        saved, output.out = output.out, Console(file=io.StringIO(), width=200)
         try:
-            common.show(bench_view(table), Format.table)
+            output.show(bench_view(table), Format.table)
         finally:
-            common.out = saved
+            output.out = saved
 
 
 @pytest.mark.slow

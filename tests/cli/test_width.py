@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpuscale.cli import app
-from gpuscale.cli.common import PIPED_WIDTH, out
+from gpuscale.cli.output import PIPED_WIDTH, out
 
 runner = CliRunner()
 

@@ -18,8 +18,9 @@ from gpuscale.cli import advice  # noqa: F401
 from gpuscale.cli import plan  # noqa: F401
 
 # isort: on
-from gpuscale.cli.common import app, err
+from gpuscale.cli.common import app
 from gpuscale.cli.options import help_paragraphs
+from gpuscale.cli.output import err
 from gpuscale.sources.signals import run_until_signalled
 
 for _registered in app.registered_commands:  # every command's help, however registered

@@ -5,15 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.cli.common import (
-    FormatOption,
-    app,
-    fail,
-    out,
-    show,
-)
+from gpuscale.cli.common import FormatOption, app
 from gpuscale.cli.options import command, option_names, request_of
-from gpuscale.cli.output import Format, print_json
+from gpuscale.cli.output import Format, fail, out, print_json, show
 from gpuscale.tables.requests import FieldError
 
 

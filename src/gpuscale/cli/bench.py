@@ -9,9 +9,9 @@ import typer
 
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.sweep_request import SweepRequest
-from gpuscale.cli.common import app, err, fail, fail_on, out, require_torch, show
+from gpuscale.cli.common import app, require_torch
 from gpuscale.cli.options import command, option_names, request_of
-from gpuscale.cli.output import Format, print_records
+from gpuscale.cli.output import Format, err, fail, fail_on, out, print_records, show
 
 
 @command(app, "bench", SweepRequest, BenchConfig)

@@ -1,33 +1,29 @@
-"""What every ``gpuscale`` command shares: the Typer app, the consoles, one-line
-errors, reading rounds and bench files."""
+"""What every ``gpuscale`` command shares: the Typer app, the options several commands
+declare alike (``-f``, ``--columns``, ``--family``), reading rounds and bench files with
+a progress bar (what is printed, and how: ``cli.output``)."""
 
 from __future__ import annotations
 
 import importlib.util
-import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
-from rich.console import Console, ConsoleDimensions
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperOption
 
-from gpuscale.cli.output import Format, print_frame
+from gpuscale.cli.output import Format, err, fail, fail_on, note, say
 from gpuscale.names import (
     UnknownNameError,
     choose_workloads,
     resolve_choice,
-    resolve_columns,
 )
 from gpuscale.sources import SourceError
 from gpuscale.tables.analysis_request import AnalysisOptions
-from gpuscale.tables.requests import FieldError, help_of
+from gpuscale.tables.requests import help_of
 from gpuscale.tables.round_requests import RoundSelection
-from gpuscale.tables.views import TableView
 from gpuscale.version import __version__
 
 
@@ -69,37 +65,6 @@ def _main(
     """How training scales with the number of accelerators, and how many to use."""
 
 
-PIPED_WIDTH = 240  # a file or a pager has no width of its own
-
-
-class _Out(Console):
-    """stdout as wide as ``COLUMNS`` says when it is printed to (not when gpuscale was
-    imported: rich 13 and 15 read it at different times), else the terminal's, else
-    ``PIPED_WIDTH``; sentences are never hard-wrapped (``soft_wrap``), so what a line says
-    does not depend on the width or on how wide the numbers before it came out."""
-
-    @property
-    def size(self) -> ConsoleDimensions:
-        columns = os.environ.get("COLUMNS", "")
-        if columns.isdigit() and int(columns) > 0:
-            width = int(columns)
-        elif self.is_terminal:
-            return super().size
-        else:
-            width = PIPED_WIDTH
-        return ConsoleDimensions(width, super().size.height)
-
-    @size.setter
-    def size(self, new_size: tuple[int, int]) -> None:
-        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
-
-
-# emoji=False: names and errors are the user's text, never ":smile:" turned into a face
-out = _Out(soft_wrap=True, emoji=False)
-# Messages are never hard-wrapped (a terminal wraps them itself; a log keeps each whole).
-err = Console(stderr=True, soft_wrap=True, emoji=False)
-
-
 def _format_of(text: str | Format) -> Format:
     """``-f``'s value as every other choice is read (any case, an unambiguous prefix:
     ``-f JSON``, ``-f j``); one the choices do not name ends the command with them and
@@ -127,11 +92,6 @@ Families = Annotated[
 ]
 
 
-def note(text: str) -> None:
-    """A ``note: ...`` line on stderr, plain text (names in it are never markup)."""
-    err.print(f"note: {text}", markup=False, highlight=False)
-
-
 def require_torch(what: str) -> None:
     """End the command with what to install when PyTorch is missing."""
     try:
@@ -140,25 +100,6 @@ def require_torch(what: str) -> None:
         found = False
     if not found:
         fail(f"{what} needs PyTorch: pip install 'gpuscale[bench]'")
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    """Print a one-line error (no traceback) and exit. The message is plain text: paths
-    and names in it are never read as rich markup."""
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
-    raise typer.Exit(code)
-
-
-@contextmanager
-def fail_on(*errors: type[Exception], options: dict[str, str] | None = None) -> Iterator[None]:
-    """End the command with the message of any of ``errors`` raised inside the block (a
-    request the library refuses: a bad option value, a name it does not know); a field
-    refused (:class:`FieldError`) is named by its option (``options``: field -> option
-    where the command spells it otherwise)."""
-    try:
-        yield
-    except errors as exc:
-        fail(exc.as_options(options) if isinstance(exc, FieldError) else str(exc))
 
 
 def _progress_reader():
@@ -227,43 +168,6 @@ Columns = Annotated[
         help="Comma-separated columns of the terminal table (any of -f csv's), in order.",
     ),
 ]
-
-
-def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[str]:
-    """``--columns`` (``names.resolve_columns``); an unknown name ends the command."""
-    with fail_on(UnknownNameError):
-        return resolve_columns(asked, default, valid)
-
-
-def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None:
-    """A library's :class:`~gpuscale.tables.views.TableView`: its notes on stderr, then
-    the table (``--columns`` where asked, else its own; CSV and JSON: every column), its
-    sentences under a terminal's; an empty view says why (CSV and JSON: an empty document)."""
-    for line in view.notes:
-        note(line)
-    if view.empty:
-        err.print(view.empty, markup=False, highlight=False)
-        if fmt is not Format.table:
-            print_frame(out, view.frame.reindex(columns=list(view.shown)), fmt)
-    else:
-        columns = columns_of(columns_asked, list(view.shown), list(view.frame.columns))
-        print_frame(
-            out,
-            view.frame[columns],
-            fmt,
-            title=view.title,
-            drop_order=[] if columns_asked else view.drop_order,
-            every=view.every,
-            formats=view.formats,
-        )
-    if fmt is Format.table:
-        say(view.said)
-
-
-def say(lines, *, stderr: bool = False) -> None:  # type: ignore[no-untyped-def]
-    """Sentences on stdout (or stderr), each as plain text (names in it are never markup)."""
-    for line in lines:
-        (err if stderr else out).print(line, markup=False, highlight=False)
 
 
 def read_bench(path: Path):

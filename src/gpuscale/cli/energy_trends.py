@@ -6,19 +6,9 @@ from typing import Annotated, Any
 
 import typer
 
-from gpuscale.cli.common import (
-    Columns,
-    Families,
-    FormatOption,
-    app,
-    fail,
-    fail_on,
-    load_tables,
-    show,
-    workloads_of,
-)
+from gpuscale.cli.common import Columns, Families, FormatOption, app, load_tables, workloads_of
 from gpuscale.cli.options import command, request_of
-from gpuscale.cli.output import Format
+from gpuscale.cli.output import Format, fail, fail_on, show
 from gpuscale.names import UnknownNameError
 from gpuscale.tables.round_requests import RoundSelection
 

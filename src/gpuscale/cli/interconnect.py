@@ -11,19 +11,9 @@ import typer
 
 from gpuscale.bench.collectives_config import CheckRequest, CollectivesConfig
 from gpuscale.bench.telemetry import topology_here
-from gpuscale.cli.common import (
-    FormatOption,
-    app,
-    err,
-    fail,
-    fail_on,
-    out,
-    require_torch,
-    say,
-    show,
-)
+from gpuscale.cli.common import FormatOption, app, require_torch
 from gpuscale.cli.options import command, request_of
-from gpuscale.cli.output import Format, print_json
+from gpuscale.cli.output import Format, err, fail, fail_on, out, print_json, say, show
 
 
 @command(app, "collectives", CheckRequest, CollectivesConfig)

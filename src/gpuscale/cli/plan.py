@@ -4,16 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuscale.cli.common import (
-    FormatOption,
-    app,
-    fail_on,
-    load_tables,
-    out,
-    say,
-)
+from gpuscale.cli.common import FormatOption, app, load_tables
 from gpuscale.cli.options import command, option_names, request_of
-from gpuscale.cli.output import Format, print_json, print_records
+from gpuscale.cli.output import Format, fail_on, out, print_json, print_records, say
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import plan_document, plan_records
 from gpuscale.tables.round_requests import RoundSelection

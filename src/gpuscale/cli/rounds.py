@@ -12,20 +12,24 @@ from gpuscale.cli.common import (
     Columns,
     FormatOption,
     app,
-    err,
-    fail,
-    fail_on,
     load_tables,
-    note,
-    out,
     read_bench,
     read_paths,
-    say,
-    show,
     workloads_of,
 )
 from gpuscale.cli.options import command, option_names, request_of
-from gpuscale.cli.output import Format, print_frame, print_json
+from gpuscale.cli.output import (
+    Format,
+    err,
+    fail,
+    fail_on,
+    note,
+    out,
+    print_frame,
+    print_json,
+    say,
+    show,
+)
 from gpuscale.report.request import ReportRequest
 from gpuscale.sources import OutputError
 from gpuscale.tables.analysis_request import AnalysisOptions

@@ -1,7 +1,8 @@
 """The ``gpuscale`` command line: parse options, call the library, print. Nothing else.
 
-``common`` holds the app and what the commands share (a library's table view drawn:
-``show``), ``output`` prints tables (``bench_output``: the bench's); ``rounds`` (MLPerf),
+``common`` holds the app, the options several commands declare alike and reading with a
+progress bar; ``options`` makes a command's options from the requests it takes;
+``output`` is everything printed (a library's table view drawn: ``show``); ``rounds`` (MLPerf),
 ``energy_trends`` (energy, trends), ``bench``, ``interconnect`` (collectives, topo),
 ``advice`` and ``plan`` register their commands on import.
 """

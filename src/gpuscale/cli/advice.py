@@ -6,21 +6,21 @@ from typing import Any
 
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.cli.common import FormatOption, app
-from gpuscale.cli.options import command, option_names, request_of
+from gpuscale.cli.options import command, option_names
 from gpuscale.cli.output import Format, fail, out, print_json, show
 from gpuscale.tables.requests import FieldError
 
 
-@command(app, "advise", AdviceRequest, at="fmt")
-def advise_command(fmt: FormatOption = Format.table, **options: Any) -> None:
+@command(app, "advise")
+def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> None:
     """How many devices to train on, with what batch, and why.
 
     Time, cost and energy to a trained model from your measurements (or numbers) and a
     convergence model (method: docs/advice.md)."""
     from gpuscale.advice.keywords import advise_here  # lazy: pandas, not for --help
 
-    try:  # the request resolves its names (`bret`: "did you mean 'bert'?") and checks values
-        result = advise_here(request_of(AdviceRequest, options))
+    try:  # the request's names (`bret`: "did you mean 'bert'?") resolved, its values checked
+        result = advise_here(request)
     except FieldError as exc:
         fail(exc.as_options(option_names(AdviceRequest)))
     except (ValueError, KeyError, OSError) as exc:  # UnknownNameError, a file unreadable

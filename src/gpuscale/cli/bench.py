@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.sweep_request import SweepRequest
 from gpuscale.cli.common import app, require_torch
-from gpuscale.cli.options import command, option_names, request_of
+from gpuscale.cli.options import command, option_names
 from gpuscale.cli.output import Format, err, fail, fail_on, out, print_records, show
 
 
-@command(app, "bench", SweepRequest, BenchConfig)
-def bench(**options: Any) -> None:
+@command(app, "bench")
+def bench(request: SweepRequest, config: BenchConfig) -> None:
     """Measure training-step scaling on this machine (torchrun, one process per device).
 
     Exit status: 0 every run measured; 1 a run failed (its row says why); 2 nothing ran
@@ -29,8 +28,7 @@ def bench(**options: Any) -> None:
     from gpuscale.bench.sweep_plan import done_sentence, models_table, plan_bench, plan_sentence
 
     with fail_on(ModelError, ValueError, options=option_names(SweepRequest, BenchConfig)):
-        request = request_of(SweepRequest, options)
-        planned = plan_bench(request, request_of(BenchConfig, options))
+        planned = plan_bench(request, config)
     if planned.config is None:  # --list
         print_records(out, models_table(planned), Format.table, title="models")
         return

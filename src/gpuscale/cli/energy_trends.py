@@ -2,29 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from gpuscale.cli.common import Columns, Families, FormatOption, app, load_tables, workloads_of
-from gpuscale.cli.options import command, request_of
+from gpuscale.cli.options import command
 from gpuscale.cli.output import Format, fail, fail_on, show
 from gpuscale.names import UnknownNameError
 from gpuscale.tables.round_requests import RoundSelection
 
 
-@command(app, "energy", RoundSelection, at="fmt")
-def energy(fmt: FormatOption = Format.table, columns_asked: Columns = None, **asked: Any) -> None:
+@command(app, "energy")
+def energy(
+    selection: RoundSelection, fmt: FormatOption = Format.table, columns_asked: Columns = None
+) -> None:
     """Energy to train from MLPerf power logs (official rule), per sample and accelerator-hour."""
     from gpuscale.analysis.energy_per_result import energy_view  # lazy: pandas, not for --help
 
-    selection = request_of(RoundSelection, asked)
     tables = load_tables(selection)
     show(energy_view(tables, workloads_of(tables, selection.benchmark)[0]), fmt, columns_asked)
 
 
-@command(app, "trends", RoundSelection, at="family")
+@command(app, "trends")
 def trends(
+    selection: RoundSelection,
     family: Families = None,
     republished: Annotated[
         bool,
@@ -35,14 +37,12 @@ def trends(
     ] = False,
     fmt: FormatOption = Format.table,
     columns_asked: Columns = None,
-    **asked: Any,
 ) -> None:
     """How each benchmark moved across rounds: best times, E' at scale, equilibrium."""
     # lazy: pandas (the analysis and MLPerf stacks), not needed for --help
     from gpuscale.analysis.trends import trends_view
     from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 
-    selection = request_of(RoundSelection, asked)
     tables = load_tables(selection)
     benchmark = selection.benchmark
     with fail_on(UnknownNameError):

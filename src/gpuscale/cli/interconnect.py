@@ -5,26 +5,25 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from gpuscale.bench.collectives_config import CheckRequest, CollectivesConfig
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.cli.common import FormatOption, app, require_torch
-from gpuscale.cli.options import command, request_of
+from gpuscale.cli.options import command
 from gpuscale.cli.output import Format, err, fail, fail_on, out, print_json, say, show
 
 
-@command(app, "collectives", CheckRequest, CollectivesConfig)
-def collectives(**options: Any) -> None:
+@command(app, "collectives")
+def collectives(asked: CheckRequest, config: CollectivesConfig) -> None:
     """Collectives sweep as nccl-tests runs it, and whether the interconnect is healthy."""
     require_torch("the collectives sweep")
     # lazy: numpy and the torchrun sweep, only the measuring commands need them
     from gpuscale.bench.collectives_sweep import SweepError, check_interconnect
 
     with fail_on(ValueError):
-        asked, config = request_of(CheckRequest, options), request_of(CollectivesConfig, options)
         world = asked.world()
     with (
         fail_on(SweepError, ValueError),

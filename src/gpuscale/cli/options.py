@@ -7,11 +7,12 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, fields, is_dataclass
 from typing import Annotated, Any
 
 import typer
 
+from gpuscale.cli.output import fail_on
 from gpuscale.quantities import BadQuantity, reading_number
 from gpuscale.tables.requests import FieldError, number_option, option_name
 
@@ -89,22 +90,46 @@ def option_names(*requests: type) -> dict[str, str]:
     return {f.name: option_name(f) for r in requests for f in fields(r) if "help" in f.metadata}
 
 
+def _is_request(kind: Any) -> bool:
+    """Whether a parameter's type is a request: a dataclass whose fields carry help."""
+    return (
+        isinstance(kind, type)
+        and is_dataclass(kind)
+        and any("help" in f.metadata for f in fields(kind))
+    )
+
+
 def command(
-    app: typer.Typer, name: str, *requests: type, at: str | None = None, skip: tuple = ()
+    app: typer.Typer, name: str, *, skip: tuple = ()
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Register ``fn`` as command ``name`` with its own options and those of each request
-    (inserted before its parameter ``at``, else after its own); ``fn`` takes them all as
-    keywords (the generated ones through its ``**options``)."""
+    """Register ``fn`` as command ``name``. Each parameter of ``fn`` typed as a request
+    (``advise_command(request: AdviceRequest, ...)``) becomes that request's options, in
+    its place (``skip`` left out); ``fn`` is called with each request built from them
+    (:func:`request_of`), a value its request refuses ending the command first, in one
+    line that names the option."""
 
     def register(fn: Callable[..., None]) -> Callable[..., None]:
-        own = [
-            p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
-            for p in inspect.signature(fn, eval_str=True).parameters.values()
-            if p.kind is not inspect.Parameter.VAR_KEYWORD
+        params = inspect.signature(fn, eval_str=True).parameters.values()
+        requests = {p.name: p.annotation for p in params if _is_request(p.annotation)}
+        own = [p.name for p in params if p.name not in requests]
+        options = [
+            made
+            for p in params
+            for made in (
+                request_options(requests[p.name], skip)
+                if p.name in requests
+                else [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
+            )
         ]
-        made = [p for r in requests for p in request_options(r, skip)]
-        cut = [p.name for p in own].index(at) if at else len(own)
-        fn.__signature__ = inspect.Signature([*own[:cut], *made, *own[cut:]])  # type: ignore[attr-defined]
-        return app.command(name)(fn)
+
+        def run(**values: Any) -> None:
+            with fail_on(ValueError, options=option_names(*requests.values())):
+                built = {n: request_of(r, values) for n, r in requests.items()}
+            fn(**{n: values[n] for n in own}, **built)
+
+        run.__name__, run.__doc__ = fn.__name__, fn.__doc__
+        run.__signature__ = inspect.Signature(options)  # type: ignore[attr-defined]
+        app.command(name)(run)
+        return fn
 
     return register

@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from gpuscale.cli.common import FormatOption, app, load_tables
-from gpuscale.cli.options import command, option_names, request_of
+from gpuscale.cli.options import command
 from gpuscale.cli.output import Format, fail_on, out, print_json, print_records, say
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import plan_document, plan_records
 from gpuscale.tables.round_requests import RoundSelection
 
 
-@command(app, "plan", RoundSelection, PlanRequest, at="fmt", skip=("benchmark",))
-def plan(fmt: FormatOption = Format.table, **options: Any) -> None:
+@command(app, "plan", skip=("benchmark",))
+def plan(selection: RoundSelection, request: PlanRequest, fmt: FormatOption = Format.table) -> None:
     """Time to train on N devices of an accelerator, with an 80% interval, from MLPerf.
 
     Predicted from the MLPerf results of every family, the accelerator's own level
     (method: docs/plan.md)."""
     from gpuscale.planning import plan_for  # lazy: the fits, not needed for --help
 
-    with fail_on(ValueError, options=option_names(PlanRequest)):
-        request = request_of(PlanRequest, options)
     # the bundled rounds' fits ship with gpuscale: no tables (and no pandas) to load
-    selection = request_of(RoundSelection, options)
     scores = load_tables(selection).scores if selection.asked else None
     with fail_on(ValueError):  # unknown names, nothing to plan from
         result = plan_for(request, scores)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import webbrowser
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -17,7 +17,7 @@ from gpuscale.cli.common import (
     read_paths,
     workloads_of,
 )
-from gpuscale.cli.options import command, option_names, request_of
+from gpuscale.cli.options import command, option_names
 from gpuscale.cli.output import (
     Format,
     err,
@@ -68,36 +68,43 @@ def ingest(
         print_frame(err, problems.frame, Format.table, title=problems.title)
 
 
-@command(app, "dataset", RoundSelection, at="out_dir", skip=("benchmark",))
+@command(app, "dataset", skip=("benchmark",))
 def dataset(
+    selection: RoundSelection,
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the dataset.")] = Path(
         "gpuscale-dataset"
     ),
-    **asked: Any,
 ) -> None:
     """Every bundled round's results and runs as one tidy dataset (CSV and Parquet)."""
     from gpuscale.analysis.dataset import write_dataset  # lazy: pandas, not for --help
 
-    tables = load_tables(request_of(RoundSelection, asked))
+    tables = load_tables(selection)
     with fail_on(OutputError):
         said = write_dataset(tables, out_dir)
     err.print(said, markup=False, highlight=False)
 
 
-@command(app, "scores", RoundSelection, ScoresOptions, at="fmt")
-def scores(fmt: FormatOption = Format.table, columns_asked: Columns = None, **asked: Any) -> None:
+@command(app, "scores")
+def scores(
+    *,
+    selection: RoundSelection,
+    fmt: FormatOption = Format.table,
+    options: ScoresOptions,
+    columns_asked: Columns = None,
+) -> None:
     """Official time-to-train scores (olympic average, minutes), one row per result."""
     from gpuscale.tables.views import scores_view  # lazy: pandas, not for --help
 
-    selection = request_of(RoundSelection, asked)
     tables, benchmark = load_tables(selection), selection.benchmark
     workloads = workloads_of(tables, benchmark)[0] if benchmark else None
-    view = scores_view(tables.scores, workloads, request_of(ScoresOptions, asked))
+    view = scores_view(tables.scores, workloads, options)
     show(view, fmt, columns_asked)
 
 
-@command(app, "analyze", RoundSelection, AnalysisOptions, at="fmt")
+@command(app, "analyze")
 def analyze(
+    selection: RoundSelection,
+    options: AnalysisOptions,
     fmt: FormatOption = Format.table,
     decompose_columns: Annotated[
         bool,
@@ -112,10 +119,8 @@ def analyze(
             "(both when --round or paths are given too).",
         ),
     ] = None,
-    **options: Any,
 ) -> None:
     """Speedup, efficiency, E', clusters, equilibrium and 95% intervals per benchmark."""
-    selection = request_of(RoundSelection, options)
     both = bench_file is not None and selection.asked
     if both and fmt is Format.csv:
         fail("-f csv writes one table: analyse --bench and the rounds in two commands")
@@ -140,7 +145,7 @@ def analyze(
     tables = load_tables(selection, study=True)
     workloads, _ = workloads_of(tables, selection.benchmark)
     with fail_on(ValueError, options=option_names(AnalysisOptions)):
-        request, read_as = read_against(request_of(AnalysisOptions, options), tables.scores)
+        request, read_as = read_against(options, tables.scores)
     with fail_on(ReferenceNotFoundError, NothingAnalysedError):
         results = analyze_or_explain(tables, workloads, request)
     for line in [*read_as, *clusters_lowered(results, request.k)]:
@@ -175,16 +180,18 @@ def _analyze_bench(
     return doc
 
 
-@command(app, "report", RoundSelection, ReportRequest, at="open_browser")
+@command(app, "report")
 def report(
+    *,
+    selection: RoundSelection,
     bench_file: Annotated[  # before the options that need it (--advise ...)
         Path | None,
         typer.Option(
             "--bench", help="Add a 'your hardware' section from `gpuscale bench` results."
         ),
     ] = None,
+    request: ReportRequest,
     open_browser: Annotated[bool, typer.Option("--open", help="Open it in a browser.")] = False,
-    **options: Any,
 ) -> None:
     """Write the HTML report and figures (default: bundled v4.1, the study's four workloads).
 
@@ -195,10 +202,7 @@ def report(
     from gpuscale.analysis.metrics import ReferenceNotFoundError
     from gpuscale.report.request import write_report
 
-    with fail_on(ValueError):
-        request = request_of(ReportRequest, options)
     missing: list[str] = []  # what was asked for and could not be given
-    selection = request_of(RoundSelection, options)
     tables = load_tables(selection, study=True)
     workloads, notes = workloads_of(tables, selection.benchmark, default="study")
     bench = read_bench(bench_file) if bench_file else None

@@ -11,10 +11,13 @@ import pytest
 from gpuscale.analysis.analyze import (
     AnalysisOptions,
     NothingAnalysedError,
+    analyze,
+    analyze_asked,
     analyze_or_explain,
     clusters_lowered,
 )
 from gpuscale.analysis.dataset import written_sentence
+from gpuscale.names import UnknownNameError
 from gpuscale.tables import RoundTables
 
 from .tables import runs_for, scores
@@ -36,6 +39,24 @@ def test_nothing_analysed_says_why_per_round_and_workload() -> None:
         analyze_or_explain(scored, ["bert"], AnalysisOptions(n_boot=100, division="open"))
     found = analyze_or_explain(scored, ["bert"], AnalysisOptions(n_boot=100))
     assert [(r.round, r.workload) for r in found] == [("v9.9", "bert")]
+
+
+def test_families_and_divisions_are_read_as_the_command_reads_them() -> None:
+    """``analyze`` from Python reads ``families=("h100",)`` and ``division="clo"`` as
+    ``gpuscale analyze --family h100 --division clo`` does (it found nothing before), and
+    ``analyze_asked`` (the command's use case) says how it read them."""
+    tables = tables_of([(s, "H100-SXM5-80GB", n, t) for s, _, n, t in ROWS])
+    asked = AnalysisOptions(n_boot=100, families=("h100",), division="clo")
+    found = analyze(tables, ["bert"], asked)
+    assert len(found) == 1 and len(found[0].table) == 3
+    analysed = analyze_asked(tables, ["bert"], asked)
+    assert analysed.options.families == ("H100-SXM5-80GB",)
+    assert analysed.options.division == "closed"
+    assert analysed.notes == ["'h100' read as the accelerator family H100-SXM5-80GB"]
+    with pytest.raises(
+        UnknownNameError, match=r"accelerator family B300 .* valid here: H100-SXM5-80GB"
+    ):
+        analyze(tables, ["bert"], AnalysisOptions(n_boot=100, families=("B300",)))
 
 
 def test_a_lowered_k_is_said_with_the_count_found() -> None:

@@ -226,25 +226,56 @@ def analyze(
     """``analyze_workload`` for every pair of ``workload_pairs``, skipping those with no
     scored system. ``workloads`` are read as every command reads ``--benchmark``
     (``gpuscale.names``: ``BERT``, ``dlrm``) against the workloads of the tables (none:
-    every one). Raises TypeError for a ``tables``, ``workloads`` or ``options`` of the
-    wrong type, ValueError for scores lacking a column or with a time to train <= 0
-    (``gpuscale.tables.checks``) and :class:`~gpuscale.names.UnknownNameError` (a
-    ValueError) for a name that is none of the tables' workloads."""
+    every one), and ``options``' division and families likewise (:func:`read_against`:
+    ``H100`` is H100-SXM5-80GB). Raises TypeError for a ``tables``, ``workloads`` or
+    ``options`` of the wrong type, ValueError for scores lacking a column or with a time
+    to train <= 0 (``gpuscale.tables.checks``) and :class:`~gpuscale.names.UnknownNameError` (a
+    ValueError) for a name that is none of the tables' workloads, families or divisions."""
     check_round_tables(tables)
     if isinstance(workloads, str) or not all(isinstance(w, str) for w in workloads or []):
         raise TypeError(
             f"workloads must be a list of workload names (e.g. [{workloads!r}]), not {workloads!r}"
         )
+    _check_options(options)
+    workloads = resolve_workloads(workloads, workloads_in(tables.scores)) if workloads else []
+    options = read_against(options, tables.scores)[0]  # `H100`, `clo`: as the CLI reads them
+    results = [
+        analyze_workload(tables, r, w, options) for r, w in workload_pairs(tables, workloads)
+    ]
+    return [r for r in results if r is not None]
+
+
+def _check_options(options: object) -> None:
     if not isinstance(options, AnalysisOptions):
         raise TypeError(
             "options must be a gpuscale.analysis.AnalysisOptions (e.g. "
             f"AnalysisOptions(reference='family')), not {type(options).__name__}"
         )
-    workloads = resolve_workloads(workloads, workloads_in(tables.scores)) if workloads else []
-    results = [
-        analyze_workload(tables, r, w, options) for r, w in workload_pairs(tables, workloads)
-    ]
-    return [r for r in results if r is not None]
+
+
+@dataclass(frozen=True, slots=True)
+class Analysed:
+    """What ``gpuscale analyze`` shows: the results, the options as read against the
+    tables (names resolved) and what to tell the reader (a family read as another name,
+    an asked ``-k`` lowered)."""
+
+    results: list[WorkloadAnalysis]
+    options: AnalysisOptions
+    notes: list[str]
+
+
+def analyze_asked(
+    tables: RoundTables, workloads: list[str], options: AnalysisOptions = AnalysisOptions()
+) -> Analysed:
+    """``gpuscale analyze``'s use case: ``options`` read against the tables
+    (:func:`read_against`, its notes kept), :func:`analyze_or_explain` (ValueErrors: a
+    name that is none, no reference, nothing analysed, each saying why) and
+    :func:`clusters_lowered`."""
+    check_round_tables(tables)
+    _check_options(options)
+    options, read_as = read_against(options, tables.scores)
+    results = analyze_or_explain(tables, workloads, options)
+    return Analysed(results, options, [*read_as, *clusters_lowered(results, options.k)])
 
 
 class NothingAnalysedError(ValueError):

@@ -132,23 +132,17 @@ def analyze(
         if not both:
             return
     # lazy: pandas (the analysis stack), not needed for --help
-    from gpuscale.analysis.analyze import (
-        NothingAnalysedError,
-        analyze_or_explain,
-        clusters_lowered,
-        read_against,
-    )
+    from gpuscale.analysis.analyze import analyze_asked
     from gpuscale.analysis.document import analyze_document, as_json  # lazy: as above
-    from gpuscale.analysis.metrics import ReferenceNotFoundError  # lazy: as above
     from gpuscale.analysis.terminal import every_result_view, study_lines, workload_view
 
     tables = load_tables(selection, study=True)
     workloads, _ = workloads_of(tables, selection.benchmark)
+    # a name that is none, no reference, nothing analysed: one line saying why
     with fail_on(ValueError, options=option_names(AnalysisOptions)):
-        request, read_as = read_against(options, tables.scores)
-    with fail_on(ReferenceNotFoundError, NothingAnalysedError):
-        results = analyze_or_explain(tables, workloads, request)
-    for line in [*read_as, *clusters_lowered(results, request.k)]:
+        analysed = analyze_asked(tables, workloads, options)
+    request, results = analysed.options, analysed.results
+    for line in analysed.notes:
         note(line)
     if fmt is Format.json:
         print_json(out, analyze_document(as_json(results, request), bench_doc))

@@ -17,6 +17,7 @@ from gpuscale.analysis.analyze import (
     clusters_lowered,
 )
 from gpuscale.analysis.dataset import written_sentence
+from gpuscale.analysis.metrics import scaling_table
 from gpuscale.names import UnknownNameError
 from gpuscale.tables import RoundTables
 
@@ -57,6 +58,11 @@ def test_families_and_divisions_are_read_as_the_command_reads_them() -> None:
         UnknownNameError, match=r"accelerator family B300 .* valid here: H100-SXM5-80GB"
     ):
         analyze(tables, ["bert"], AnalysisOptions(n_boot=100, families=("B300",)))
+    # scaling_table too, one family given as text or in a list
+    for families in ("h100", ["H100"]):
+        assert len(scaling_table(tables.scores, "bert", families=families, division="clo")) == 3
+    with pytest.raises(UnknownNameError, match="did you mean 'open'"):
+        scaling_table(tables.scores, "bert", division="opn")
 
 
 def test_a_lowered_k_is_said_with_the_count_found() -> None:

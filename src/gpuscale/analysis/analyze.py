@@ -21,10 +21,15 @@ from gpuscale.analysis.equilibrium import (
     equilibrium_by_family,
     pareto_mask,
 )
-from gpuscale.analysis.metrics import Reference, references, workload_scaling_table
+from gpuscale.analysis.metrics import (
+    Reference,
+    read_filters,
+    references,
+    workload_scaling_table,
+)
 from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.analysis.study import StudyStatement, compare_with_study
-from gpuscale.names import resolve_choice, resolve_families, resolve_workloads, workloads_in
+from gpuscale.names import resolve_workloads, workloads_in
 from gpuscale.quantities import format_minutes, named
 from gpuscale.tables import (
     CLUSTER_COLUMN,
@@ -34,8 +39,6 @@ from gpuscale.tables import (
 )
 from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.checks import check_round_tables
-
-DIVISIONS = ("closed", "open")
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,10 +330,8 @@ def study_statements(
 def read_against(
     options: AnalysisOptions, scores: pd.DataFrame
 ) -> tuple[AnalysisOptions, list[str]]:
-    """``options`` with ``division`` and ``families`` as typed read against ``scores`` as
-    every command reads names (``H100`` is H100-SXM5-80GB, ``clo`` closed;
-    ``UnknownNameError`` naming the closest), and a note for each family read so."""
-    valid = scores["accelerator_family"].dropna().astype(str).unique().tolist()
-    families, notes = resolve_families(options.families, valid)
-    division = options.division and resolve_choice(options.division, DIVISIONS, "division")
-    return replace(options, families=tuple(families) or None, division=division), notes
+    """``options`` with ``division`` and ``families`` as typed read against ``scores``
+    (``gpuscale.analysis.metrics.read_filters``: ``H100`` is H100-SXM5-80GB, ``clo``
+    closed; ``UnknownNameError`` naming the closest), and a note for each family read so."""
+    division, families, notes = read_filters(scores, options.division, options.families)
+    return replace(options, families=tuple(families or ()) or None, division=division), notes

@@ -14,6 +14,7 @@ With ``T`` a system's official time to train (minutes), ``N`` its accelerators a
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.superlinear import superlinear
-from gpuscale.names import resolve_workload
+from gpuscale.names import resolve_choice, resolve_families, resolve_workload
 from gpuscale.tables import SCALING_COLUMNS, Unit, convergence_unit
 from gpuscale.tables.checks import check_table
 from gpuscale.tables.measures import (
@@ -182,6 +183,22 @@ def with_reference(frame: pd.DataFrame, ref: pd.Series) -> pd.DataFrame:
     return out
 
 
+DIVISIONS = ("closed", "open")
+
+
+def read_filters(
+    scores: pd.DataFrame, division: str | None, families: Sequence[str] | str | None
+) -> tuple[str | None, list[str] | None, list[str]]:
+    """``division`` and ``families`` as typed, read against ``scores`` as every command
+    reads names (``clo`` is closed, ``H100`` H100-SXM5-80GB; one family may be given as
+    text): the division, the families (None: all) and a note for each family read so.
+    :class:`~gpuscale.names.UnknownNameError` for a name that is none."""
+    valid = scores["accelerator_family"].dropna().astype(str).unique().tolist()
+    asked = [families] if isinstance(families, str) else families
+    read, notes = resolve_families(asked, valid)
+    return division and resolve_choice(division, DIVISIONS, "division"), read or None, notes
+
+
 def scaling_table(
     scores: pd.DataFrame,
     benchmark: str,
@@ -203,12 +220,14 @@ def scaling_table(
     (case ignored). Columns: see ``gpuscale.tables.SCALING_COLUMNS``. Empty when no
     system matches the filters. A result repeated under a second system name in its
     round counts once; ``duplicates=True`` counts both names, as the study's Table I did
-    (29 Llama2 70B LoRA systems in v4.1). ``scores`` is checked first
+    (29 Llama2 70B LoRA systems in v4.1). ``division`` and ``families`` are read as the
+    command reads them (:func:`read_filters`). ``scores`` is checked first
     (``gpuscale.tables.checks``: its columns, no time to train <= 0).
     """
     check_table(scores, "scores", "scores")
     if not isinstance(benchmark, str):
         raise TypeError(f"benchmark must be a str, not {type(benchmark).__name__}")
+    division, families, _ = read_filters(scores, division, families)
     return workload_scaling_table(
         scores,
         resolve_workload(benchmark, scores),

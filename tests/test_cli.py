@@ -50,6 +50,9 @@ def test_unknown_round_is_a_clean_error() -> None:
     result = runner.invoke(app, ["scores", "--round", "v9.9"])
     assert result.exit_code == 2
     assert "not bundled" in result.output and "Traceback" not in result.output
+    # the way on is a path to the raw round, which every round command takes (not ingest,
+    # whose tables no command reads back)
+    assert "as a path" in result.output and "ingest" not in result.output
 
 
 def test_missing_path_is_a_clean_error(tmp_path: Path) -> None:

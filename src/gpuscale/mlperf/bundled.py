@@ -68,8 +68,9 @@ def load_round(*rounds: str) -> RoundTables:
     if missing:
         raise RoundNotBundledError(
             f"round(s) {', '.join(missing)} not bundled; bundled: "
-            f"{', '.join(available) or 'none'} (read raw results with read_round(path); "
-            "`gpuscale ingest PATH` on the command line)"
+            f"{', '.join(available) or 'none'} (read a round's raw results, its folder or "
+            "archive, with read_round(path); on the command line give it as a path, e.g. "
+            "`gpuscale analyze PATH`)"
         )
     frames = {}
     for name in TABLES:

@@ -303,3 +303,30 @@ def test_an_empty_archive_says_so_before_any_word_on_round_names(tmp_path, conte
     path.write_bytes(content)
     with pytest.raises(SourceError, match=r"nothing\.tar\.gz: an empty or unreadable archive"):
         read_round(path)
+
+
+def test_a_command_reading_a_cut_archive_says_what_was_not_read(tmp_path) -> None:
+    """``gpuscale scores PATH`` on an archive cut short keeps what it read (exit 0) and
+    says on stderr that not all was read, and after which member (it said nothing)."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    rb = RoundBuilder()
+    for n in range(6):
+        rb.system("Acme", f"s{n}").runs("Acme", f"s{n}", "bert", [10 + n] * 10)
+        rb.raw(f"Acme/results/s{n}/bert/result_5.bin", os.urandom(40_000))  # incompressible
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in sorted(rb.files.items()):
+            info = tarfile.TarInfo(f"{rb.name}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    path = tmp_path / f"{rb.name}.tar.xz"
+    packed = lzma.compress(buf.getvalue())
+    path.write_bytes(packed[: len(packed) // 2])
+    result = CliRunner().invoke(app, ["scores", str(path), "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    assert "Acme" in result.stdout  # what was read before the cut
+    said = [x for x in result.stderr.splitlines() if "NOT ALL READ: corrupt archive" in x]
+    assert len(said) == 1 and "ends early or is damaged after Acme/" in said[0]

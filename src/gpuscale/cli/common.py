@@ -145,7 +145,15 @@ def load_tables(selection: RoundSelection, study: bool = False):
     update, context = _progress_reader() if paths else (None, nullcontext())
     with context, fail_on(SourceError, ValueError):
         default = STUDY_ROUNDS if study else None
-        return load_rounds(paths, names, default=default, progress=update)
+        return load_rounds(paths, names, default=default, progress=update, on_read=_said)
+
+
+def _said(read) -> None:  # type: ignore[no-untyped-def]
+    """The problems of the raw rounds read, said (any part of them not read, never unsaid)."""
+    from gpuscale.tables.views import reading_notes  # lazy: pandas, as the tables
+
+    for line in reading_notes(read.problems):
+        note(line)
 
 
 def workloads_of(

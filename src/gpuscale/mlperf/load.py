@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gpuscale.mlperf.bundled import load_round
@@ -119,15 +119,19 @@ def load_rounds(
     *,
     default: Sequence[str] | None = None,
     progress: Progress | None = None,
+    on_read: Callable[[RoundTables], None] | None = None,
 ) -> RoundTables:
     """Tables from raw paths (read now) and bundled rounds: ``round_names`` names bundled
     rounds, added beside the paths; a path whose name says no round takes the first
     names as its round (one for all such paths, or one each). Given neither, the
-    ``default`` bundled rounds (none: every bundled round)."""
+    ``default`` bundled rounds (none: every bundled round). ``on_read`` is given the
+    tables of the raw paths alone (their problems: what to tell the reader)."""
     if not paths:
         return _bundled(list(round_names or default or []))
     own, bundled = _split_round_names(list(paths), list(round_names or []))
     tables = read_paths(paths, own, progress=progress)
+    if on_read is not None:
+        on_read(tables)
     return combine([tables, _bundled(bundled)]) if bundled else tables
 
 

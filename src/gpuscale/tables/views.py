@@ -140,3 +140,29 @@ def ingest_summary(tables: Any) -> tuple[list[str], TableView | None]:
         return lines, None
     counts = tables.problems.groupby(["round", "kind"]).size().reset_index(name="count")
     return lines, TableView(counts, list(counts.columns), "problems found (see problems.csv)")
+
+
+# Problems that mean part of the input was not read at all (the others are what the
+# logs that were read say, as in every round: aborted runs, missing fields).
+NOT_READ = ("corrupt archive", "unreadable", "not a file", "unsafe path", "worker")
+
+
+def reading_notes(problems: Any) -> list[str]:
+    """What a command that read raw rounds tells its reader of their problems, a line per
+    round: how many of each kind, and each problem that left part of the input unread
+    (``NOT_READ``: a damaged archive, an unreadable file) with its message, the first
+    three of a kind; ``gpuscale ingest`` lists them all."""
+    lines = []
+    for round_name, rows in problems.groupby("round", sort=True):
+        counts = rows["kind"].value_counts()
+        kinds = ", ".join(f"{kind} {count:,}" for kind, count in counts.items())
+        lines.append(
+            f"{round_name}: {len(rows):,} problem(s) reading it ({kinds}); "
+            "`gpuscale ingest PATH --out DIR` writes each to problems.csv"
+        )
+        unread = rows[rows["kind"].isin(NOT_READ)]
+        for kind, group in unread.groupby("kind", sort=False):
+            more = f" (and {len(group) - 3:,} more)" if len(group) > 3 else ""
+            lines += [f"{round_name}: NOT ALL READ: {kind}: {m}" for m in group["message"][:3]]
+            lines[-1] += more
+    return lines

@@ -29,7 +29,29 @@ _ALIASES: dict[str, str] = {
 
 
 class UnknownNameError(ValueError):
-    """A name that matches nothing (or several things); the message lists the valid ones."""
+    """A name that matches nothing (or several things); the message lists the valid ones.
+    ``typed`` is the name as given and ``why`` the message without it, where known: how
+    the command line says it (:meth:`as_option`) and a request's field (:meth:`as_field`)."""
+
+    def __init__(self, message: str, *, typed: str | None = None, why: str | None = None):
+        super().__init__(message)
+        self.typed, self.why = typed, why
+
+    def as_option(self, option: str) -> str:
+        """``--benchmark bret: unknown benchmark (did you mean 'bert'?); valid: ...``."""
+        if self.typed is None or self.why is None:
+            return f"{option}: {self}"
+        return f"{option} {self.typed}: {self.why}"
+
+    def as_field(self, field: str) -> UnknownFieldError:
+        """The same refusal as a request's :class:`FieldError` of ``field`` (the CLI then
+        names its option), still an :class:`UnknownNameError`."""
+        return UnknownFieldError(field, self.typed, self.why or str(self))
+
+
+class UnknownFieldError(FieldError, UnknownNameError):
+    """A request's field naming nothing known: a :class:`FieldError` and an
+    :class:`UnknownNameError` both."""
 
 
 def _key(text: str) -> str:
@@ -52,8 +74,10 @@ def did_you_mean(name: str, valid: Iterable[str]) -> str:
 
 
 def _fail(what: str, name: str, valid: list[str]) -> UnknownNameError:
-    hint = did_you_mean(name, valid)
-    return UnknownNameError(f"unknown {what} {name!r}{hint}; valid: {', '.join(valid)}")
+    hint = f"{did_you_mean(name, valid)}; valid: {', '.join(valid)}"
+    return UnknownNameError(
+        f"unknown {what} {name!r}{hint}", typed=name, why=f"unknown {what}{hint}"
+    )
 
 
 def resolve_workloads(names: Iterable[str], available: Iterable[str] | None = None) -> list[str]:
@@ -74,19 +98,19 @@ def resolve_workloads(names: Iterable[str], available: Iterable[str] | None = No
         if key == "study":
             found = [w for w in STUDY_WORKLOADS if w in folders]
             if not found:
-                raise UnknownNameError(
+                why = (
                     f"none of the study's workloads ({', '.join(STUDY_WORKLOADS)}) is in "
                     f"this data; valid: {', '.join(valid)}"
                 )
+                raise UnknownNameError(why, typed=raw, why=why)
         elif key == "all":
             found = valid
         else:
             found = _matches(key, labels)
             if len(found) != 1 or not key:
                 if len(found) > 1:
-                    raise UnknownNameError(
-                        f"{raw!r} is ambiguous: {', '.join(sorted(found))}; be more specific"
-                    )
+                    why = f"ambiguous: {', '.join(sorted(found))}; be more specific"
+                    raise UnknownNameError(f"{raw!r} is {why}", typed=raw, why=why)
                 raise (
                     _absent(raw, valid) if available is not None else _fail("benchmark", raw, valid)
                 )
@@ -117,10 +141,8 @@ def _absent(raw: str, valid: list[str]) -> UnknownNameError:
         if rounds
         else "no bundled round has it (read a round that does: gpuscale ingest PATH)"
     )
-    return UnknownNameError(
-        f"{display_name(workload)} ({raw!r}) is not in the rounds loaded; {where}; "
-        f"valid here: {', '.join(valid)}"
-    )
+    why = f"not in the rounds loaded; {where}; valid here: {', '.join(valid)}"
+    return UnknownNameError(f"{display_name(workload)} ({raw!r}) is {why}", typed=raw, why=why)
 
 
 def resolve_choice(value: str, valid: Iterable[str], what: str) -> str:
@@ -133,7 +155,10 @@ def resolve_choice(value: str, valid: Iterable[str], what: str) -> str:
     if len(found) == 1:
         return found[0]
     if len(found) > 1:
-        raise UnknownNameError(f"{what} {value!r} is ambiguous: {', '.join(found)}")
+        why = f"ambiguous {what}: {', '.join(found)}"
+        raise UnknownNameError(
+            f"{what} {value!r} is ambiguous: {', '.join(found)}", typed=value, why=why
+        )
     raise _fail(what, value, choices)
 
 
@@ -152,10 +177,16 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
     if known.known and known.family in valid:
         return known.family, f"{name!r} read as the accelerator family {known.family}"
     if known.known:  # a real accelerator these results lack: not "unknown" (a user walk)
+        why = (
+            f"accelerator family {known.family} ran no result in the rounds loaded (another "
+            f"round may: --round, or a raw round as a path); valid here: {', '.join(valid)}"
+        )
         raise UnknownNameError(
             f"accelerator family {known.family} ({name!r}) ran no result in the rounds "
-            f"loaded (another round may: --round, or gpuscale ingest PATH); valid here: "
-            f"{', '.join(valid)}"
+            f"loaded (another round may: --round, or a raw round as a path); valid here: "
+            f"{', '.join(valid)}",
+            typed=name,
+            why=why,
         )
     found = resolve_choice(name, valid, "accelerator family")
     return found, f"{name!r} read as the accelerator family {found}"
@@ -301,10 +332,9 @@ def resolve_columns(asked: str | None, default: list[str], valid: Iterable[str])
         return default
     names = [c.strip() for c in asked.split(",")]
     if not all(names):  # `a,,b` and `,` were read as `a,b` and as no choice (a user walk)
-        raise UnknownNameError(
-            f"--columns {asked!r}: an empty column name between commas (or at an end); "
-            "give names such as system_name,speedup"
-        )
+        why = "an empty column name between commas (or at an end); give names such as "
+        why += "system_name,speedup"
+        raise UnknownNameError(f"--columns {asked!r}: {why}", typed=repr(asked), why=why)
     return resolve_choices(names, valid, "column")
 
 

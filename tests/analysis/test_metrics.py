@@ -68,7 +68,11 @@ def test_single_system_and_same_counts() -> None:
 def test_filters_and_empty() -> None:
     with pytest.raises(UnknownNameError, match=r"RetinaNet \('ssd'\) is not in the rounds"):
         scaling_table(scores(BASE), "ssd")  # a workload these scores lack: said, not empty
-    assert scaling_table(scores(BASE), "bert", families=["TPU"]).empty
+    # a family the scores lack is refused as the command refuses it (it gave an empty
+    # table, as a typo did: `H10O`); filters that match nothing still give one
+    with pytest.raises(UnknownNameError, match="unknown accelerator family 'TPU'"):
+        scaling_table(scores(BASE), "bert", families=["TPU"])
+    assert scaling_table(scores(BASE), "bert", availability="cloud").empty
     only_h100 = scaling_table(scores(BASE), "bert", families=["H100"])
     assert set(only_h100["system_id"]) == {"h8", "h64"}
     assert set(only_h100["reference_system_id"]) == {"h8"}

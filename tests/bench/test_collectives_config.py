@@ -55,7 +55,7 @@ def test_a_sweep_as_worker_flags() -> None:
         ({"iters": 0}, "invalid iters"),
         ({"gap_ms": 1e12}, "invalid gap_ms 1000000000000: must be a number of ms from 0 to 60,000"),
         ({"gap_ms": float("inf")}, "invalid gap_ms inf"),
-        ({"backend": "mpi"}, "backend is one of"),
+        ({"backend": "mpi"}, "invalid backend mpi: must be one of auto, nccl, gloo"),
     ],
 )
 def test_bad_settings_are_named(kwargs: dict, message: str) -> None:

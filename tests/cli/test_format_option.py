@@ -36,7 +36,8 @@ def test_a_format_typo_is_one_line_with_the_closest(command: str) -> None:
     said = result.stderr.strip().splitlines()
     assert result.exit_code == 2, result.output
     assert len(said) == 1, said
-    assert said[0].startswith("error: unknown format 'jsn' (did you mean 'json'?)"), said
+    # the option named, as every refused value is (it said "unknown format 'jsn' ...")
+    assert said[0].startswith("error: --format jsn: unknown format (did you mean 'json'?)"), said
     assert "csv, json, table" in said[0]
 
 

@@ -13,7 +13,7 @@ import typer
 
 import gpuscale.cli
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.bench.collectives_config import CollectivesConfig
+from gpuscale.bench.collectives_config import CheckRequest, CollectivesConfig
 from gpuscale.bench.config import BenchConfig
 from gpuscale.cli.options import request_of
 from gpuscale.planning.request import PlanRequest
@@ -123,6 +123,32 @@ def test_a_report_request_refuses_a_bad_basis_or_preset_when_made() -> None:
     with pytest.raises(ValueError):
         ReportRequest(advise=True, interconnect="no-such-link")
     assert ReportRequest(interconnect="no-such-link").interconnect == "no-such-link"  # unused
+
+
+def test_what_a_request_can_check_is_checked_when_it_is_made() -> None:
+    """Choices, the reference rule and link presets are refused when the request is made,
+    before any round or file is read (a misspelt --division was refused after reading a
+    whole archive, a misspelt --interconnect after a missing --bench), any case and an
+    unambiguous prefix taken as every choice is."""
+    with pytest.raises(FieldError, match="must be one of closed, open") as refused:
+        AnalysisOptions(division="foo")
+    assert refused.value.field == "division"
+    assert AnalysisOptions(division="CLO").division == "closed"
+    assert AnalysisOptions(reference="FAMILY").reference == "family"
+    assert AnalysisOptions(reference="Krai/7920T").reference == "Krai/7920T"
+    with pytest.raises(FieldError, match="study, family or SUBMITTER/SYSTEM_ID"):
+        AnalysisOptions(reference="bogus")
+    with pytest.raises(FieldError, match="did you mean 'nvlink4'") as refused:
+        AdviceRequest(params=7e6, step_ms=2.0, batch=64, interconnect="nvlnk4")
+    assert refused.value.field == "interconnect"
+    with pytest.raises(FieldError, match="not a link preset"):
+        CheckRequest(interconnect="nvlnk4")
+    from typer.testing import CliRunner
+
+    asked = ["advise", "--bench", "no-such.jsonl", "--interconnect", "nvlnk4"]
+    result = CliRunner().invoke(gpuscale.cli.app, asked)
+    assert result.exit_code == 2
+    assert "--interconnect nvlnk4: not a link preset (did you mean 'nvlink4'?)" in result.output
 
 
 def test_a_missing_required_field_names_each_option_in_one_line() -> None:

@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
-from gpuscale.names import resolve_ruleset, resolve_workloads
+from gpuscale.hardware.links import check_preset
+from gpuscale.names import UnknownNameError, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import number, parse_size
 from gpuscale.tables.requests import (
     FieldError,
@@ -280,6 +281,7 @@ class AdviceRequest(JsonRequest):
             if value is not None and not isinstance(value, str):
                 raise TypeError(f"{name} must be text (a name or a path), not {value!r}")
         settle_choice(self, "scaling", SCALINGS)
+        check_preset(self)  # before any file is read (`--bench` missing said after it)
         self._resolve_names()
         self._check_pairs()
 
@@ -289,11 +291,17 @@ class AdviceRequest(JsonRequest):
         (:class:`~gpuscale.names.UnknownNameError`, a ``ValueError``, otherwise)."""
         if not isinstance(self.ruleset, str):
             raise TypeError(f"ruleset must be text (e.g. 5.0.0), not {self.ruleset!r}")
-        object.__setattr__(self, "ruleset", resolve_ruleset(self.ruleset))
+        try:
+            object.__setattr__(self, "ruleset", resolve_ruleset(self.ruleset))
+        except UnknownNameError as exc:
+            raise exc.as_field("ruleset") from None
         if self.workload is not None:
             if not isinstance(self.workload, str):
                 raise TypeError(f"workload must be text (a name), not {self.workload!r}")
-            object.__setattr__(self, "workload", resolve_workloads([self.workload])[0])
+            try:
+                object.__setattr__(self, "workload", resolve_workloads([self.workload])[0])
+            except UnknownNameError as exc:
+                raise exc.as_field("workload") from None
 
     def _check_pairs(self) -> None:
         """Step times at several batches come in (step, batch) pairs of distinct batches;

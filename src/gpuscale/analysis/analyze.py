@@ -29,7 +29,7 @@ from gpuscale.analysis.metrics import (
 )
 from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.analysis.study import StudyStatement, compare_with_study
-from gpuscale.names import resolve_workloads, workloads_in
+from gpuscale.names import UnknownNameError, resolve_workloads, workloads_in
 from gpuscale.quantities import format_minutes, named
 from gpuscale.tables import (
     CLUSTER_COLUMN,
@@ -333,5 +333,8 @@ def read_against(
     """``options`` with ``division`` and ``families`` as typed read against ``scores``
     (``gpuscale.analysis.metrics.read_filters``: ``H100`` is H100-SXM5-80GB, ``clo``
     closed; ``UnknownNameError`` naming the closest), and a note for each family read so."""
-    division, families, notes = read_filters(scores, options.division, options.families)
+    try:
+        division, families, notes = read_filters(scores, options.division, options.families)
+    except UnknownNameError as exc:  # a family (the division was settled when asked)
+        raise exc.as_field("families") from None
     return replace(options, families=tuple(families or ()) or None, division=division), notes

@@ -24,6 +24,7 @@ import pandas as pd
 from gpuscale.analysis.superlinear import superlinear
 from gpuscale.names import resolve_choice, resolve_families, resolve_workload
 from gpuscale.tables import SCALING_COLUMNS, Unit, convergence_unit
+from gpuscale.tables.analysis_request import DIVISIONS
 from gpuscale.tables.checks import check_table
 from gpuscale.tables.measures import (
     accelerator_hours,
@@ -181,9 +182,6 @@ def with_reference(frame: pd.DataFrame, ref: pd.Series) -> pd.DataFrame:
     out["efficiency"] = efficiency(out["speedup"], n)
     out["normalized_efficiency"] = normalized_efficiency(out["speedup"], n, n_ref)
     return out
-
-
-DIVISIONS = ("closed", "open")
 
 
 def read_filters(

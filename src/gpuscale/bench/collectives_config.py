@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuscale.hardware.links import check_preset
 from gpuscale.names import resolve_gpu
 from gpuscale.quantities import parse_bytes
 from gpuscale.tables.requests import FieldError, option, oversubscribe_option, text_option
@@ -89,12 +90,10 @@ class CollectivesConfig:
             )
         unknown = sorted(set(self.ops) - set(OPS))
         if unknown or not self.ops:
-            raise ValueError(
-                f"unknown collective(s) {', '.join(unknown) or '(none given)'}; "
-                f"known: {', '.join(OPS)}"
-            )
+            said = f"unknown collective(s) {', '.join(unknown)}" if unknown else "none given"
+            raise FieldError("ops", ",".join(self.ops), f"{said}; known: {', '.join(OPS)}")
         if self.backend not in BACKENDS:
-            raise ValueError(f"backend is one of {', '.join(BACKENDS)}, not {self.backend!r}")
+            raise FieldError("backend", self.backend, f"must be one of {', '.join(BACKENDS)}")
         checks = {  # the field, whether its value is allowed, and what is
             "min_bytes": (self.min_bytes >= 1, "must be at least 1 byte"),
             "max_bytes": (self.max_bytes is None or self.max_bytes >= 1, "must be at least 1 byte"),
@@ -215,6 +214,7 @@ class CheckRequest:
                 "again for another)",
             )
         resolve_gpu(self.gpu)  # a GPU the catalogue does not know: refused before the sweep
+        check_preset(self)  # a preset named wrongly: refused before the sweep
 
     def world(self) -> int:
         """The processes to run: ``--nproc``, else every local device (GPUs, else two

@@ -71,7 +71,7 @@ def _format_of(text: str | Format) -> Format:
     the closest (``unknown format 'jsn' (did you mean 'json'?)``)."""
     if isinstance(text, Format):
         return text
-    with fail_on(UnknownNameError):
+    with fail_on(UnknownNameError, option="--format"):
         return Format(resolve_choice(text, [f.value for f in Format], "format"))
 
 
@@ -162,7 +162,7 @@ def workloads_of(
     """The workloads ``--benchmark`` names in these tables (``names.choose_workloads``)
     and its notes, each said on stderr (the rounds lacking some); an unknown name ends the
     command."""
-    with fail_on(UnknownNameError):
+    with fail_on(UnknownNameError, option="--benchmark"):
         chosen, notes = choose_workloads(tables.scores, benchmark, default)
     for line in notes:
         note(line)

@@ -45,7 +45,7 @@ def trends(
 
     tables = load_tables(selection)
     benchmark = selection.benchmark
-    with fail_on(UnknownNameError):
+    with fail_on(UnknownNameError, option="--family"):
         view = trends_view(
             tables.scores,
             workloads_of(tables, benchmark)[0] if benchmark else None,

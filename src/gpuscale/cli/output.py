@@ -78,15 +78,20 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 @contextmanager
-def fail_on(*errors: type[Exception], options: dict[str, str] | None = None) -> Iterator[None]:
+def fail_on(
+    *errors: type[Exception], options: dict[str, str] | None = None, option: str | None = None
+) -> Iterator[None]:
     """End the command with the message of any of ``errors`` raised inside the block (a
     request the library refuses: a bad option value, a name it does not know); a field
     refused (:class:`FieldError`) is named by its option (``options``: field -> option
-    where the command spells it otherwise)."""
+    where the command spells it otherwise), a name that is none by ``option``, the one
+    the block reads (``--benchmark bret: unknown benchmark (did you mean 'bert'?)``)."""
     try:
         yield
     except errors as exc:
-        fail(exc.as_options(options) if isinstance(exc, FieldError) else str(exc))
+        if isinstance(exc, FieldError):
+            fail(exc.as_options(options))
+        fail(exc.as_option(option) if option and isinstance(exc, UnknownNameError) else str(exc))
 
 
 def print_json(console: Console, document: Any) -> None:
@@ -240,7 +245,7 @@ def _print_vertical(
 
 def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[str]:
     """``--columns`` (``names.resolve_columns``); an unknown name ends the command."""
-    with fail_on(UnknownNameError):
+    with fail_on(UnknownNameError, option="--columns"):
         return resolve_columns(asked, default, valid)
 
 

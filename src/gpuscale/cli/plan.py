@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpuscale.cli.common import FormatOption, app, load_tables
-from gpuscale.cli.options import command
+from gpuscale.cli.options import command, option_names
 from gpuscale.cli.output import Format, fail_on, out, print_json, print_records, say
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import plan_document, plan_records
@@ -20,7 +20,7 @@ def plan(selection: RoundSelection, request: PlanRequest, fmt: FormatOption = Fo
 
     # the bundled rounds' fits ship with gpuscale: no tables (and no pandas) to load
     scores = load_tables(selection).scores if selection.asked else None
-    with fail_on(ValueError):  # unknown names, nothing to plan from
+    with fail_on(ValueError, options=option_names(PlanRequest)):  # names, nothing to plan
         result = plan_for(request, scores)
     if fmt is Format.json:  # the rows with the notes and the model they came from
         print_json(out, plan_document(result))

@@ -29,6 +29,9 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from typing import Any
+
+from gpuscale.tables.requests import FieldError
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +242,23 @@ def get_preset(name: str) -> LinkPreset:
     found = next((p for n, p in PRESETS.items() if n.lower() == key), None)
     if found is not None:
         return found
+    raise KeyError(f"unknown interconnect {name!r}{_closest(key)}; known: {', '.join(PRESETS)}")
+
+
+def _closest(key: str) -> str:
     close = difflib.get_close_matches(key, list(PRESETS), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise KeyError(f"unknown interconnect {name!r}{hint}; known: {', '.join(PRESETS)}")
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_preset(request: Any, field: str = "interconnect") -> None:
+    """A request's link preset checked when the request is made, before any file is read:
+    :class:`~gpuscale.tables.requests.FieldError` naming ``field`` where it is given and
+    names no preset (``--interconnect nvlnk: not a link preset (did you mean ...)``)."""
+    name = getattr(request, field)
+    if name is None:
+        return
+    try:
+        get_preset(name)
+    except KeyError:
+        rule = f"not a link preset{_closest(str(name).strip().lower())}; known: "
+        raise FieldError(field, name, rule + ", ".join(PRESETS)) from None

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuscale import criteria
-from gpuscale.names import resolve_family, resolve_workloads
+from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads
 from gpuscale.planning.cache import default_fits, fits_of
 from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.request import PlanRequest
@@ -130,13 +130,19 @@ def plan_result(request: PlanRequest, fits: dict[str, Any]) -> PlanResult:
             "fitted on the closed division)"
         )
     folders = [b for fit in fits["workloads"].values() for b in fit["benchmarks"]]
-    workload = resolve_workloads([request.workload], folders)[0]
+    try:
+        workload = resolve_workloads([request.workload], folders)[0]
+    except UnknownNameError as exc:  # named as the request's field (the CLI: its option)
+        raise exc.as_field("workload") from None
     if workload not in fits["workloads"]:
         raise PlanError(f"no measured system of {workload} in the data given")
     families = sorted(
         {f for fit in fits["workloads"].values() for f in fit["families"]} - {UNKNOWN_FAMILY}
     )
-    family, read_as = resolve_family(request.accelerator, families)
+    try:
+        family, read_as = resolve_family(request.accelerator, families)
+    except UnknownNameError as exc:
+        raise exc.as_field("accelerator") from None
     _plannable(fits, workload, family)
     fit = fits["workloads"][workload]
     points = [predict_point(fits, workload, family, n) for n in request.devices]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpuscale.hardware.links import check_preset
 from gpuscale.tables.requests import FieldError, option
 
 if TYPE_CHECKING:  # pandas and the tables only when a report is written
@@ -78,11 +79,8 @@ class ReportRequest:
             raise FieldError(
                 "max_devices", self.max_devices, f"must be a whole number from 1 to {MAX_DEVICES:,}"
             )
-        if self.advise and self.interconnect is not None:
-            # lazy: numpy (the advice model): a preset named wrongly ends it before any work
-            from gpuscale.advice.network import Link
-
-            Link.from_preset(self.interconnect)  # ValueError naming the presets
+        if self.advise:  # a preset named wrongly ends it before any work (unused without)
+            check_preset(self)
 
     def analysis(self) -> Any:
         """The :class:`~gpuscale.analysis.AnalysisOptions` of this report."""

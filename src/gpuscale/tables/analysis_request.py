@@ -5,11 +5,14 @@ each field's help (the option's) in its metadata. Pure Python: the CLI imports i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gpuscale.tables.analysis import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.requests import FieldError, option, repeatable_option, settle_choice
 
 BASES = ("expected", "measured")  # the samples the decomposition splits E' by
+DIVISIONS = ("closed", "open")
+RULES = ("study", "family")  # the reference rules that are no SUBMITTER/SYSTEM_ID
 MIN_BOOT, MAX_BOOT = 100, 100_000  # bootstrap resamples: too few to bound, too many to hold
 MAX_K = 1_000  # clusters asked (lowered to the distinct systems there are, and said)
 
@@ -55,7 +58,10 @@ class AnalysisOptions:
     )
 
     def __post_init__(self) -> None:
+        settle_reference(self)
         settle_choice(self, "convergence_basis", BASES)
+        if self.division is not None:  # `clo` is closed; the data read need not be
+            settle_choice(self, "division", DIVISIONS)
         if not 0 < self.threshold <= 1:
             raise FieldError("threshold", self.threshold, "must be a number above 0 and at most 1")
         if not MIN_BOOT <= self.n_boot <= MAX_BOOT:  # a resample each: memory grows with it
@@ -64,3 +70,14 @@ class AnalysisOptions:
             raise FieldError("k", self.k, f"must be a whole number from 1 to {MAX_K}")
         if not 0 <= self.seed < 2**63:
             raise FieldError("seed", self.seed, "must be a whole number from 0 to 2^63 - 1")
+
+
+def settle_reference(request: Any) -> None:
+    """A request's ``reference`` checked before any data is read: ``study`` or ``family``
+    (any case) or ``SUBMITTER/SYSTEM_ID`` (matched against the data later);
+    :class:`FieldError` otherwise."""
+    value = request.reference
+    if isinstance(value, str) and value.strip().lower() in RULES:
+        object.__setattr__(request, "reference", value.strip().lower())
+    elif not isinstance(value, str) or "/" not in value:
+        raise FieldError("reference", value, "must be study, family or SUBMITTER/SYSTEM_ID")

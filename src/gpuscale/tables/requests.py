@@ -166,12 +166,16 @@ def _missing(value: object) -> bool:
 
 def settle_choice(request: Any, field: str, allowed: Sequence[object]) -> None:
     """Set ``request``'s ``field`` (a frozen dataclass's) to the one of ``allowed`` it
-    names, whatever its case (``FSDP`` is ``fsdp``); :class:`FieldError` otherwise, the
-    closest named (``fsdpp`` gets "did you mean 'fsdp'?")."""
+    names, whatever its case (``FSDP`` is ``fsdp``), or the one it begins (``clo`` is
+    ``closed``, as ``-f j`` is json); :class:`FieldError` otherwise, the closest named
+    (``fsdpp`` gets "did you mean 'fsdp'?")."""
     value = getattr(request, field)
     found = next((a for a in allowed if a == value), None)
-    if found is None and isinstance(value, str):
-        found = next((a for a in allowed if str(a).lower() == value.strip().lower()), None)
+    if found is None and isinstance(value, str) and value.strip():
+        key = value.strip().lower()
+        found = next((a for a in allowed if str(a).lower() == key), None)
+        begun = [a for a in allowed if str(a).lower().startswith(key)]
+        found = found if found is not None else begun[0] if len(begun) == 1 else None
     if found is not None:
         object.__setattr__(request, field, found)
         return

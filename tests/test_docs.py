@@ -49,3 +49,29 @@ def test_every_relative_link_resolves_in_the_repository() -> None:
             if not (page.parent / target).exists():
                 missing.append(f"{page.relative_to(ROOT)} -> {target}")
     assert missing == []
+
+
+@pytest.mark.parametrize(
+    ("title", "columns"),
+    [
+        ("systems", "SYSTEMS_COLUMNS"),
+        ("runs", "RUNS_COLUMNS"),
+        ("scores", "SCORES_COLUMNS"),
+        ("problems", "PROBLEMS_COLUMNS"),
+        ("plan", "PLAN_COLUMNS"),
+    ],
+)
+def test_the_schema_page_names_every_column_of_the_tables_it_lists(
+    title: str, columns: str
+) -> None:
+    """docs/schemas.md lists these tables' columns one by one: each is there (a user walk
+    found `scores --all-columns` printing a `source` column the page did not name)."""
+    import re
+
+    import gpuscale.tables
+    import gpuscale.tables.plan
+
+    names = getattr(gpuscale.tables, columns, None) or getattr(gpuscale.tables.plan, columns)
+    text = (ROOT / "docs" / "schemas.md").read_text()
+    paragraph = next(p for p in re.split(r"\n(?=\*\*)", text) if p.startswith(f"**{title}**"))
+    assert [c for c in names if f"`{c}`" not in paragraph] == []

@@ -65,6 +65,21 @@ def test_families_and_divisions_are_read_as_the_command_reads_them() -> None:
         scaling_table(tables.scores, "bert", division="opn")
 
 
+def test_nothing_analysed_names_the_filters_and_says_each_reason_once() -> None:
+    """``--availability zzz`` over a round's seven workloads said "no scored system matches
+    the options" seven times and not which option: each reason once, its pairs counted."""
+    import pandas as pd
+
+    frame = pd.concat([scores(ROWS, workload=w) for w in ("bert", "gpt3", "rgat", "ssd")])
+    tables = RoundTables(frame.iloc[:0], runs_for(frame), frame, frame.iloc[:0])
+    with pytest.raises(NothingAnalysedError) as raised:
+        analyze_or_explain(tables, [], AnalysisOptions(n_boot=100, availability="zzz"))
+    said = str(raised.value)
+    assert said.startswith("no scored system matches these options (availability 'zzz'); ")
+    assert said.count("no scored system matches the options") == 1
+    assert "v9.9 bert, v9.9 gpt3, v9.9 rgat and 1 more: no scored" in said
+
+
 def test_a_lowered_k_is_said_with_the_count_found() -> None:
     results = analyze_or_explain(tables_of(ROWS), ["bert"], AnalysisOptions(n_boot=100, k=3))
     found = results[0].table["cluster"].nunique()

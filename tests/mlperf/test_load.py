@@ -28,6 +28,15 @@ def test_a_folder_of_rounds_names_them(tmp_path: Path) -> None:
         read_paths([tmp_path / "all"])
 
 
+def test_a_folder_of_round_archives_names_them(tmp_path: Path) -> None:
+    """A download folder (``../shared/mlperf``) said only "no MLPerf results in it"."""
+    a_round(tmp_path / "all", "training_results_v4.1").rename(tmp_path / "all" / "unpacked")
+    (tmp_path / "all" / "training_results_v5.0.tar.xz").write_bytes(b"")
+    (tmp_path / "all" / "notes.txt").write_text("not a round")
+    with pytest.raises(NoResultsError, match=r"holds round archives \(training_results_v5\.0"):
+        read_paths([tmp_path / "all"])
+
+
 def test_a_submitters_folder_asks_for_the_round_around_it(tmp_path: Path) -> None:
     root = a_round(tmp_path)
     with pytest.raises(NoResultsError, match="one submitter's folder") as caught:

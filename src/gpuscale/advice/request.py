@@ -28,6 +28,7 @@ from gpuscale.tables.requests import (
     price_option,
     repeatable_option,
     settle_choice,
+    single_option,
     text_option,
 )
 
@@ -228,8 +229,8 @@ class AdviceRequest(JsonRequest):
         parse_size,
         help="Critical batch B_noise, samples (default: measured).",
     )
-    workload: str | None = option(
-        None,
+    workload: str | None = single_option(
+        what="workload",
         names=("--workload", "--benchmark"),  # --benchmark as the MLPerf commands spell it
         help="Convergence of an MLPerf workload (its RCPs), e.g. bert; also checks the predicted"
         " time against MLPerf's fastest systems.",

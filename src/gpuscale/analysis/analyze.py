@@ -289,16 +289,33 @@ class NothingAnalysedError(ValueError):
 def analyze_or_explain(
     tables: RoundTables, workloads: list[str], options: AnalysisOptions = AnalysisOptions()
 ) -> list[WorkloadAnalysis]:
-    """:func:`analyze`, raising :class:`NothingAnalysedError` with each (round, workload)'s
-    reason (:func:`not_analysed`) where it analyses nothing."""
+    """:func:`analyze`, raising :class:`NothingAnalysedError` where it analyses nothing:
+    the filters given, and each reason (:func:`not_analysed`) once, with the (round,
+    workload) pairs it holds for (``v4.1 bert, gpt3 and 5 more: no scored system ...``)."""
     results = analyze(tables, workloads, options)
     if not results:
-        pairs = workload_pairs(tables, workloads)
-        why = [f"{r} {w}: {x}" for r, w in pairs if (x := not_analysed(tables, r, w))]
+        pairs: dict[str, list[str]] = {}
+        for r, w in workload_pairs(tables, workloads):
+            if why := not_analysed(tables, r, w):
+                pairs.setdefault(why, []).append(f"{r} {w}")
+        filters = {
+            "division": options.division,
+            "availability": options.availability,
+            "families": ", ".join(options.families or ()) or None,
+        }
+        given = ", ".join(f"{k} {v!r}" for k, v in filters.items() if v is not None)
+        said = [f"{_first(keys)}: {why}" for why, keys in pairs.items()]
         raise NothingAnalysedError(
-            "no scored system matches these options" + "".join(f"; {x}" for x in why)
+            f"no scored system matches these options{f' ({given})' if given else ''}"
+            + "".join(f"; {x}" for x in said)
         )
     return results
+
+
+def _first(items: list[str], most: int = 3) -> str:
+    """``a, b, c and 4 more``."""
+    more = f" and {len(items) - most} more" if len(items) > most else ""
+    return ", ".join(items[:most]) + more
 
 
 def clusters_lowered(results: list[WorkloadAnalysis], k: int | None) -> list[str]:

@@ -34,6 +34,9 @@ def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.P
         typed = {"metavar": f"<{number[0].__name__}>"} if number else {}
         text = (list[str] | None) if number and number[1] else (str | None)
         cli = text if number else meta.get("cli", hints[f.name])
+        each = [k for k in typing.get_args(cli) if typing.get_origin(k) is list]
+        if each and not typed:  # repeatable: what one value is (not `<list[str]>`)
+            typed = {"metavar": f"<{typing.get_args(each[0])[0].__name__}>"}
         if meta.get("argument"):  # the command's positional arguments: tuple[X, ...] | None
             option = typer.Argument(help=meta["help"])
             cli = list[typing.get_args(typing.get_args(cli)[0])[0]] | None  # type: ignore[misc]

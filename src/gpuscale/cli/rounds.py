@@ -130,6 +130,7 @@ def analyze(
     if bench_file is not None:
         bench_doc = _analyze_bench(bench_file, fmt, alone=not both, columns_asked=columns_asked)
         if not both:
+            _unused_without_rounds(selection, options)
             return
     # lazy: pandas (the analysis stack), not needed for --help
     from gpuscale.analysis.analyze import analyze_asked
@@ -153,6 +154,22 @@ def analyze(
             view = workload_view(result, request, decompose=decompose_columns)
             show(view, Format.table, columns_asked)
         say(study_lines(results, request, tables.scores))
+
+
+def _unused_without_rounds(selection: RoundSelection, options: AnalysisOptions) -> None:
+    """Options of the MLPerf analysis given to ``analyze --bench`` alone, said unused."""
+    from dataclasses import fields
+
+    given = [f.name for f in fields(options) if getattr(options, f.name) != f.default]
+    names = option_names(RoundSelection, AnalysisOptions)
+    unused = [names[n] for n in (["benchmark"] if selection.benchmark else []) + given]
+    if unused:
+        said = " and ".join([", ".join(unused[:-1]), unused[-1]] if len(unused) > 1 else unused)
+        verb = "choose" if len(unused) > 1 else "chooses"
+        note(
+            f"{said} {verb} what of the MLPerf rounds is analysed, and no round was given: "
+            "add --round vX.Y (or a path) to analyse one beside the bench"
+        )
 
 
 def _analyze_bench(

@@ -18,6 +18,7 @@ from gpuscale.mlperf.bundled import load_round
 from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.ingest import Progress, read_round, round_name_of
 from gpuscale.sources import SourceError
+from gpuscale.sources.entries import is_archive
 from gpuscale.tables import RoundTables
 from gpuscale.tables.workloads import RENAMED, STUDY_ROUND, WORKLOADS
 
@@ -91,13 +92,20 @@ def no_results(path: Path) -> str:
     """Why a path gave no MLPerf results, with what to give instead: a folder of round
     folders, one submitter's folder, or something else."""
     if path.is_dir():
-        rounds = sorted(
-            p.name for p in path.iterdir() if re.search(r"v\d+\.\d+(?:\.\d+)?$", p.name)
-        )
+        folders = [p.name for p in path.iterdir() if re.search(r"v\d+\.\d+(?:\.\d+)?$", p.name)]
+        archives = [p.name for p in path.iterdir() if is_archive(p) and round_name_of(p)]
+        rounds = sorted({*folders, *archives})  # a download folder holds the archives
         if rounds:
+            kind = (
+                "rounds"
+                if folders and archives
+                else "round folders"
+                if folders
+                else "round archives"
+            )
             shown = " ".join(str(path / r) for r in rounds[:3])
             return (
-                f"no MLPerf results in {path}: it holds round folders ({', '.join(rounds)}); "
+                f"no MLPerf results in {path}: it holds {kind} ({', '.join(rounds)}); "
                 f"give them as paths, e.g. {shown}"
             )
         if (path / "systems").is_dir() or (path / "results").is_dir():

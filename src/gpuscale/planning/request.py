@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
-from gpuscale.tables.requests import FieldError, JsonRequest, option, power_option, price_option
+from gpuscale.tables.requests import (
+    FieldError,
+    JsonRequest,
+    option,
+    power_option,
+    price_option,
+    single_option,
+)
 
 MAX_DEVICES = 1_000_000
 # Each count is predicted with its interval (a few ms): a plan is of at most this many.
@@ -114,15 +121,17 @@ class PlanRequest(JsonRequest):
     counts."""
 
     json_name: ClassVar[str] = "plan request"
-    workload: str = option(
+    workload: str = single_option(
+        what="workload",
         names=("--workload", "-w", "--benchmark", "-b"),  # -b as the MLPerf commands
-        shown="",
         help="MLPerf benchmark or the study's name (e.g. llama2_70b_lora, bert, sd).",
+        required=True,
     )
-    accelerator: str = option(
+    accelerator: str = single_option(
+        what="accelerator",
         names=("--accelerator", "-a"),
-        shown="",
         help="Accelerator or family (e.g. H100 = H100-SXM5-80GB, B200, MI300X).",
+        required=True,
     )
     devices: tuple[int, ...] = option(
         (8, 16, 32, 64, 128, 256),

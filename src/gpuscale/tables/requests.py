@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import MISSING, Field, asdict, field, fields
 from typing import Any, ClassVar, TypeVar
 
+from gpuscale.quantities import BadQuantity
 from gpuscale.tables import json_depth
 
 Request = TypeVar("Request", bound="JsonRequest")
@@ -68,6 +69,22 @@ def repeatable_option(kind: type, *, help: str, names: tuple[str, ...] = ()) -> 
     """An :func:`option` given once or more (``--family A --family B``), each value read
     as ``kind``: a tuple of them, None when not given."""
     return option(None, help=help, names=names, parse=tuple, cli=list[kind] | None)  # type: ignore[valid-type]
+
+
+def single_option(*, what: str, help: str, names: tuple[str, ...], required: bool = False) -> Any:
+    """An :func:`option` of one name that the command line takes repeatedly, as the
+    MLPerf commands take ``-b``, so that a second one is refused, not silently replacing
+    the first (``plan -b bert -b retinanet`` planned retinanet alone)."""
+
+    def one(values: list[str]) -> str | None:
+        distinct = list(dict.fromkeys(values))
+        if len(distinct) > 1:
+            raise BadQuantity(", ".join(distinct), f"one {what} at a time: run it once for each")
+        return distinct[0] if distinct else ("" if required else None)
+
+    # the command line's default is no value (not None, which ``parse`` is not given)
+    default = MISSING if required else None
+    return option(default, names=names, help=help, parse=one, cli=list[str] | None, shown=[])
 
 
 def price_option() -> Any:

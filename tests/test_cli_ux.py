@@ -223,3 +223,21 @@ def test_duplicates_listed_both_show_what_tells_them_apart() -> None:
     assert any(r["same_runs_as"] for r in rows)
     once = runner.invoke(app, ["scores", "--round", "v4.0", "-f", "csv"])
     assert "same_runs_as" not in once.stdout.splitlines()[0]
+
+
+def test_a_reader_that_stops_early_loses_no_note_and_no_status(tmp_path) -> None:
+    """``gpuscale plan ... | head -1``: once the reader had gone, the command ended with
+    status 1 and the notes it prints after its table (on stderr) were lost; the rest of
+    stdout is now dropped, the notes said, the status the command's own."""
+    import subprocess
+    import sys
+
+    err = tmp_path / "err.txt"
+    command = f"{sys.executable} -m gpuscale.cli plan -w bert -a H100 2>{err} | true"
+    done = subprocess.run(
+        ["bash", "-c", command + "; echo ${PIPESTATUS[0]}"], capture_output=True, text=True
+    )
+    said = err.read_text()
+    assert done.stdout.strip() == "0", said
+    assert "read as the accelerator family H100-SXM5-80GB" in said
+    assert "Traceback" not in said and "Exception ignored" not in said

@@ -5,11 +5,9 @@ terminal (rich), CSV or JSON."""
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
 import os
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
@@ -23,6 +21,7 @@ from rich.text import Text
 
 from gpuscale.names import UnknownNameError, resolve_columns
 from gpuscale.report.text_table import cell_text, columns_that_fit
+from gpuscale.sources.signals import WhileRead
 from gpuscale.tables.requests import FieldError
 from gpuscale.tables.views import TableView, jsonable
 
@@ -62,44 +61,11 @@ class _Out(Console):
 
     @property
     def file(self) -> Any:
-        return _WhileRead(Console.file.fget(self))  # type: ignore[attr-defined]
+        return WhileRead(Console.file.fget(self))  # type: ignore[attr-defined]
 
     @file.setter
     def file(self, new_file: Any) -> None:
         Console.file.fset(self, new_file)  # type: ignore[attr-defined]
-
-
-class _WhileRead:
-    """stdout as long as someone reads it: once the reader has gone (``| head -3``), what
-    is left is dropped, and the command goes on, its notes on stderr and its exit status
-    its own (it ended with status 1 and no note whenever the rest did not fit the pipe's
-    buffer, so 0 or 1 by the size of the output)."""
-
-    def __init__(self, file: Any) -> None:
-        self._file = file
-
-    def write(self, text: str) -> int:
-        try:
-            return self._file.write(text)
-        except BrokenPipeError:
-            _reader_gone()
-            return len(text)
-
-    def flush(self) -> None:
-        try:
-            self._file.flush()
-        except BrokenPipeError:
-            _reader_gone()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._file, name)
-
-
-def _reader_gone() -> None:
-    """stdout pointed at the null device, so that no later write or flush (the
-    interpreter's own at exit included) fails again."""
-    with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 # emoji=False: names and errors are the user's text, never ":smile:" turned into a face

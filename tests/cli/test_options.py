@@ -163,3 +163,13 @@ def test_a_missing_required_field_names_each_option_in_one_line() -> None:
     said = [line for line in result.output.splitlines() if line.strip()]
     assert result.exit_code == 2 and len(said) == 1, result.output
     assert "--workload: required (" in said[0] and "--accelerator: required (" in said[0]
+
+
+def test_the_command_line_stays_thin_and_every_module_small() -> None:
+    """The house's sizes (issue 39): the CLI (parse, one library call, render) under 1,200
+    lines in all, and no module of the package over 400."""
+    package = Path(gpuscale.cli.__file__).parents[1]
+    cli_lines = sum(len(p.read_text().splitlines()) for p in (package / "cli").glob("*.py"))
+    assert cli_lines < 1_200
+    sizes = {p: len(p.read_text().splitlines()) for p in package.rglob("*.py")}
+    assert {str(p.relative_to(package)): n for p, n in sizes.items() if n > 400} == {}

@@ -5,9 +5,12 @@ terminal (rich), CSV or JSON."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
@@ -21,7 +24,6 @@ from rich.text import Text
 
 from gpuscale.names import UnknownNameError, resolve_columns
 from gpuscale.report.text_table import cell_text, columns_that_fit
-from gpuscale.sources.signals import WhileRead
 from gpuscale.tables.requests import FieldError
 from gpuscale.tables.views import TableView, jsonable
 
@@ -59,13 +61,22 @@ class _Out(Console):
     def size(self, new_size: tuple[int, int]) -> None:
         Console.size.fset(self, new_size)  # type: ignore[attr-defined]
 
-    @property
-    def file(self) -> Any:
-        return WhileRead(Console.file.fget(self))  # type: ignore[attr-defined]
+    def on_broken_pipe(self) -> None:
+        """The reader has gone (``| head -3``): what is left of stdout is dropped and the
+        command goes on, its notes on stderr, its exit status its own (rich's default
+        exited with 1, so 0 or 1 by whether the output outgrew the pipe's buffer)."""
+        self.quiet = True
+        with contextlib.suppress(OSError, ValueError):  # no later flush fails again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
-    @file.setter
-    def file(self, new_file: Any) -> None:
-        Console.file.fset(self, new_file)  # type: ignore[attr-defined]
+
+def _write(console: Console, text: str) -> None:
+    """JSON and CSV as they are, past rich (no wrapping, no markup), a reader gone alike."""
+    try:
+        console.file.write(text)
+        console.file.flush()
+    except BrokenPipeError:
+        console.on_broken_pipe()
 
 
 # emoji=False: names and errors are the user's text, never ":smile:" turned into a face
@@ -106,7 +117,7 @@ def fail_on(
 def print_json(console: Console, document: Any) -> None:
     """A JSON document (two-space indent, plain values: :func:`jsonable`) on the console's
     file, as is: no markup, no wrapping."""
-    console.file.write(json.dumps(jsonable(document), indent=2) + "\n")
+    _write(console, json.dumps(jsonable(document), indent=2) + "\n")
 
 
 def print_frame(
@@ -128,7 +139,7 @@ def print_frame(
     table that cannot fit even then is printed as records. ``every``: how to get the
     columns the caller left out of ``frame`` (said with the dropped ones)."""
     if fmt is Format.csv:
-        console.file.write(frame.to_csv(index=False))
+        _write(console, frame.to_csv(index=False))
         return
     if fmt is Format.json:
         print_json(console, frame.to_dict("records"))
@@ -155,10 +166,12 @@ def print_records(
     rich table (a column is numeric when every value is a number, not a flag)."""
     columns = list(records[0]) if records else []
     if fmt is Format.csv:
-        writer = csv.writer(console.file, lineterminator="\n")
+        text = io.StringIO()
+        writer = csv.writer(text, lineterminator="\n")
         writer.writerow(columns)
         for record in records:
             writer.writerow(["" if jsonable(record[c]) is None else record[c] for c in columns])
+        _write(console, text.getvalue())
         return
     if fmt is Format.json:
         print_json(console, records)

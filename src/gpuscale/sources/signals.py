@@ -4,8 +4,7 @@
 :func:`run_until_signalled` unwinds the command at the first of them (``finally`` blocks
 remove temporary folders), says so in one line and exits with 128 + the signal's number;
 its worker processes end with it. SIGKILL cannot be caught: children end with the process
-all the same (``processes.die_with_parent``) and the next run removes what it left. A
-reader that goes (SIGPIPE: ``| head``) ends nothing: :class:`WhileRead`.
+all the same (``processes.die_with_parent``) and the next run removes what it left.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any
 
 # The signals that end a command cleanly, and what it then says.
 SIGNALS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
@@ -71,37 +69,3 @@ def run_until_signalled(command: Callable[[], object], say: Callable[[str], None
         # The interpreter's final garbage collection walks every object of the scientific
         # stack (~0.3 s after a report) just before the memory is handed back anyway.
         gc.freeze()
-
-
-class WhileRead:
-    """A command's stdout as long as someone reads it: once the reader has gone
-    (``| head -3``: SIGPIPE's case, which Python turns into ``BrokenPipeError``), what is
-    left is dropped and the command goes on, its notes on stderr and its exit status its
-    own (Click ended it with status 1 and no note whenever the output outgrew the pipe's
-    buffer, so 0 or 1 by the size of the output)."""
-
-    def __init__(self, file: Any) -> None:
-        self._file = file
-
-    def write(self, text: str) -> int:
-        try:
-            return self._file.write(text)
-        except BrokenPipeError:
-            _reader_gone()
-            return len(text)
-
-    def flush(self) -> None:
-        try:
-            self._file.flush()
-        except BrokenPipeError:
-            _reader_gone()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._file, name)
-
-
-def _reader_gone() -> None:
-    """stdout pointed at the null device, so that no later write or flush (the
-    interpreter's own at exit included) fails again."""
-    with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

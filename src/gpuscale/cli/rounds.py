@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import webbrowser
+from dataclasses import fields
 from pathlib import Path
 from typing import Annotated
 
@@ -158,8 +159,6 @@ def analyze(
 
 def _unused_without_rounds(selection: RoundSelection, options: AnalysisOptions) -> None:
     """Options of the MLPerf analysis given to ``analyze --bench`` alone, said unused."""
-    from dataclasses import fields
-
     given = [f.name for f in fields(options) if getattr(options, f.name) != f.default]
     names = option_names(RoundSelection, AnalysisOptions)
     unused = [names[n] for n in (["benchmark"] if selection.benchmark else []) + given]

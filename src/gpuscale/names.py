@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
-from gpuscale.tables.requests import FieldError
+from gpuscale.tables.requests import FieldError, clipped
 
 # Names the study and people use that are no prefix of a workload's own names.
 _ALIASES: dict[str, str] = {
@@ -41,7 +41,7 @@ class UnknownNameError(ValueError):
         """``--benchmark bret: unknown benchmark (did you mean 'bert'?); valid: ...``."""
         if self.typed is None or self.why is None:
             return f"{option}: {self}"
-        return f"{option} {self.typed}: {self.why}"
+        return f"{option} {clipped(self.typed)}: {self.why}"
 
     def as_field(self, field: str) -> UnknownFieldError:
         """The same refusal as a request's :class:`FieldError` of ``field`` (the CLI then
@@ -75,9 +75,8 @@ def did_you_mean(name: str, valid: Iterable[str]) -> str:
 
 def _fail(what: str, name: str, valid: list[str]) -> UnknownNameError:
     hint = f"{did_you_mean(name, valid)}; valid: {', '.join(valid)}"
-    return UnknownNameError(
-        f"unknown {what} {name!r}{hint}", typed=name, why=f"unknown {what}{hint}"
-    )
+    said = f"unknown {what} {clipped(name)!r}{hint}"
+    return UnknownNameError(said, typed=name, why=f"unknown {what}{hint}")
 
 
 def resolve_workloads(names: Iterable[str], available: Iterable[str] | None = None) -> list[str]:
@@ -106,8 +105,8 @@ def resolve_workloads(names: Iterable[str], available: Iterable[str] | None = No
         elif key == "all":
             found = valid
         else:
-            found = _matches(key, labels)
-            if len(found) != 1 or not key:
+            found = _matches(key, labels) if key else []  # `伯特` keeps no letter: unknown
+            if len(found) != 1:
                 if len(found) > 1:
                     why = f"ambiguous: {', '.join(sorted(found))}; be more specific"
                     raise UnknownNameError(f"{raw!r} is {why}", typed=raw, why=why)

@@ -173,3 +173,51 @@ def test_the_command_line_stays_thin_and_every_module_small() -> None:
     assert cli_lines < 1_200
     sizes = {p: len(p.read_text().splitlines()) for p in package.rglob("*.py")}
     assert {str(p.relative_to(package)): n for p, n in sizes.items() if n > 400} == {}
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["scores", ""], "error: PATHS: empty: give a value"),  # it read `.`
+        (["report", "--out", ""], "error: --out: empty: give a value"),  # wrote into `.`
+        (["bench", "--models", ""], "error: --models: empty: give a value"),  # the ladder
+        (["scores", "-b", ""], "error: --benchmark: empty: give a value"),  # "ambiguous"
+        (["scores", "--round", "4.1x"], "error: --round 4.1x: not a round name"),  # v4.1
+    ],
+)
+def test_an_empty_or_malformed_value_is_refused_not_read_as_a_default(args, said) -> None:
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(gpuscale.cli.app, args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(said), result.stderr
+
+
+def test_names_may_be_given_comma_separated() -> None:
+    """`--round v4.1,v5.0` read v4.1 alone (the rest of the text was ignored)."""
+    from gpuscale.tables.round_requests import RoundSelection
+
+    asked = request_of(RoundSelection, {"round_names": ["v4.1,v5.0"], "benchmark": ["bert, gpt3"]})
+    assert asked.round_names == ("v4.1", "v5.0") and asked.benchmark == ("bert", "gpt3")
+
+
+def test_what_the_machine_refuses_is_one_line_not_a_traceback(tmp_path) -> None:
+    """A full disk under stdout and a path name too long for the file system each ended
+    in a traceback."""
+    import subprocess
+    import sys
+
+    run = [sys.executable, "-m", "gpuscale.cli"]
+    if Path("/dev/full").exists():
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(
+                [*run, "scores", "--round", "v4.1", "-f", "json"],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert done.stderr.strip().endswith("error: No space left on device")
+    done = subprocess.run([*run, "scores", "y" * 300], capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("error: File name too long: yyy")

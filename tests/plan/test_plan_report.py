@@ -58,3 +58,16 @@ def test_the_section_says_its_data_and_the_command_that_agrees(v41, tmp_path: Pa
     minutes = [float(line.split(",")[header.index("time_to_train_min")]) for line in lines[1:]]
     _caption, _columns, rows = section.tables[0]
     assert [r["minutes"] for r in rows] == [number(m) for m in minutes]
+
+
+def test_a_study_workload_with_no_scored_result_is_said_not_raised(tmp_path: Path) -> None:
+    """A raw v1.1 in the report: BERT's results there have no official score, so the plan
+    fits hold no BERT; the report's plan section raised (a traceback) instead of saying so."""
+    import pandas as pd
+
+    bert = two_families(0.05)
+    resnet = bert.assign(benchmark="resnet", workload="resnet")
+    scores = pd.concat([bert.assign(time_to_train_min=float("nan")), resnet])
+    data = plan_data(scores, ["bert"])
+    assert len(data) == 1 and isinstance(data[0], str)
+    assert data[0].startswith("BERT: no plan (") and "not in the rounds loaded" in data[0]

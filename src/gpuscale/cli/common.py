@@ -88,7 +88,7 @@ FormatOption = Annotated[
 ]
 Families = Annotated[
     list[str] | None,
-    typer.Option("--family", help=help_of(AnalysisOptions, "families")),
+    typer.Option("--family", metavar="<str>", help=help_of(AnalysisOptions, "families")),
 ]
 
 

@@ -8,13 +8,20 @@ import inspect
 import typing
 from collections.abc import Callable
 from dataclasses import MISSING, fields, is_dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from gpuscale.cli.output import fail_on
 from gpuscale.quantities import BadQuantity, reading_number
-from gpuscale.tables.requests import FieldError, number_option, option_name
+from gpuscale.tables.requests import (
+    FieldError,
+    command_line_type,
+    has_path,
+    number_option,
+    option_name,
+)
 
 
 def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.Parameter]:
@@ -28,20 +35,11 @@ def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.P
             continue
         meta = f.metadata
         default = meta.get("shown", f.default)
-        number = number_option(f, hints)
-        # a number is taken as text and read by ``request_of`` (its refusal one line, as
-        # every other value's: Typer's box said "Input should be a valid integer")
-        typed = {"metavar": f"<{number[0].__name__}>"} if number else {}
-        text = (list[str] | None) if number and number[1] else (str | None)
-        cli = text if number else meta.get("cli", hints[f.name])
-        each = [k for k in typing.get_args(cli) if typing.get_origin(k) is list]
-        if each and not typed:  # repeatable: what one value is (not `<list[str]>`)
-            typed = {"metavar": f"<{typing.get_args(each[0])[0].__name__}>"}
-        if meta.get("argument"):  # the command's positional arguments: tuple[X, ...] | None
+        cli, metavar = command_line_type(f, hints)
+        if meta.get("argument"):  # the command's positional arguments
             option = typer.Argument(help=meta["help"])
-            cli = list[typing.get_args(typing.get_args(cli)[0])[0]] | None  # type: ignore[misc]
         else:
-            option = typer.Option(*meta["names"], help=meta["help"], **typed)
+            option = typer.Option(*meta["names"], help=meta["help"], metavar=metavar)
         params.append(
             inspect.Parameter(
                 f.name,
@@ -69,6 +67,11 @@ def request_of(request: type, values: dict[str, Any], **more: Any) -> Any:
         if f.name not in values or "help" not in f.metadata:
             continue
         value, parse, number = values[f.name], f.metadata["parse"], number_option(f, hints)
+        many = value if isinstance(value, list | tuple) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in many):  # no default is blank
+            raise FieldError(f.name, None, "empty: give a value, or leave the option out")
+        if has_path(f.metadata.get("cli", hints[f.name])) and value is not None:
+            value = [Path(v) for v in many] if isinstance(value, list | tuple) else Path(value)
         try:
             if number and value is not None:
                 read = reading_number(number[0])

@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 
 from gpuscale.sources import ARCHIVE_SUFFIXES, Layout
+from gpuscale.tables.workloads import round_name
 
-_ROUND_RE = re.compile(r"v?(\d+\.\d+)", re.IGNORECASE)  # V4.1 as v4.1
 # The top folder: ``training_results_v5.1``, or as GitHub's "Download ZIP" names it after
 # the branch or tag (``training_results_v5.1-main``, ``-master``)
 TOP = re.compile(r"^training_results_v?\d+\.\d+(?:-[A-Za-z0-9._]+)?$")
@@ -68,7 +68,7 @@ def round_name_from_path(path: str | os.PathLike[str]) -> str | None:
 
 def normalise_round(name: str) -> str:
     """``4.1``, ``v4.1``, ``V4.1``, ``4.1.0`` -> ``v4.1``."""
-    match = _ROUND_RE.match(name.strip())
-    if not match:
+    found = round_name(name)  # the whole name: `4.1x`, `v4.1,v5.0` are none
+    if found is None:
         raise ValueError(f"not a round name: {name!r} (expected like v4.1)")
-    return f"v{match.group(1)}"
+    return found

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscale.names import UnknownNameError
 from gpuscale.planning import PlanRequest
 from gpuscale.planning.api import as_frame
 from gpuscale.planning.cache import fits_of
@@ -90,7 +91,7 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
             if fits is None:
                 raise PlanError("no MLPerf results in the data given")
             result = plan_result(request, fits)
-        except PlanError as exc:
+        except (PlanError, UnknownNameError) as exc:  # v1.1's BERT: no scored result
             out.append(f"{display_name(workload)}: no plan ({exc}).")
             continue
         systems = pd.DataFrame(result.systems).rename(columns={"system": "system_name"})

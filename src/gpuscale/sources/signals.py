@@ -55,7 +55,9 @@ def _exit_now(code: int) -> None:
 def run_until_signalled(command: Callable[[], object], say: Callable[[str], None]) -> None:
     """Run ``command``; SIGINT, SIGTERM and SIGHUP end it with one line (``say``:
     "interrupted", "terminated", "hung up") and exit 130/143/129, temporary folders
-    removed, the previous output intact."""
+    removed, the previous output intact; what the machine refuses to read or write (a
+    full disk, a name too long for the file system) with one line and exit 2, never a
+    traceback."""
     for signum in SIGNALS:
         signal.signal(signum, _stop)
     try:
@@ -65,6 +67,14 @@ def run_until_signalled(command: Callable[[], object], say: Callable[[str], None
         with contextlib.suppress(OSError):  # a hung-up terminal takes no message
             say(SIGNALS.get(code - 128, "terminated"))
         _exit_now(code)
+    except OSError as exc:  # what the machine refused: a full disk, a name too long
+        name = str(exc.filename or "")
+        where = f": {name[:60]}..." if len(name) > 60 else f": {name}" if name else ""
+        with contextlib.suppress(OSError):
+            say(f"error: {exc.strerror or exc}{where}")
+        with contextlib.suppress(OSError, ValueError):  # stdout's own last flush
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(2) from None
     finally:
         # The interpreter's final garbage collection walks every object of the scientific
         # stack (~0.3 s after a report) just before the memory is handed back anyway.

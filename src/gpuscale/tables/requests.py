@@ -11,6 +11,7 @@ import json
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, Field, asdict, field, fields
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from gpuscale.quantities import BadQuantity
@@ -131,6 +132,30 @@ def number_option(f: Field, hints: dict[str, Any]) -> tuple[type, bool] | None:
     return (kinds[0], many) if len(kinds) == 1 and kinds[0] in (int, float) else None
 
 
+def has_path(kind: Any) -> bool:
+    """Whether a type is, or holds, ``Path`` (``Path | None``, ``tuple[Path, ...]``)."""
+    return kind is Path or any(has_path(k) for k in typing.get_args(kind))
+
+
+def command_line_type(f: Field, hints: dict[str, Any]) -> tuple[Any, str | None]:
+    """The type a field's option is taken as on the command line, and what one value is
+    called in the help (None: as Typer says it). Numbers and paths are taken as text, read
+    by ``cli.options.request_of`` (a refusal in one line, as every other value's; Typer
+    read ``--out ''`` as ``.``); a repeatable option or the positional arguments as a list."""
+    number = number_option(f, hints)
+    if number:  # Typer's box said "Input should be a valid integer"
+        return (list[str] | None if number[1] else str | None), f"<{number[0].__name__}>"
+    kind = f.metadata.get("cli", hints[f.name])
+    each = [k for k in typing.get_args(kind) if typing.get_origin(k) in (list, tuple)]
+    many = bool(each) or bool(f.metadata.get("argument"))
+    if has_path(kind):
+        return (list[str] | None if many else str | None), "<path>"
+    if each:
+        one = typing.get_args(each[0])[0]
+        return list[one] | None, f"<{one.__name__}>"  # type: ignore[valid-type]
+    return kind, None
+
+
 def option_name(f: Field) -> str:
     """The option a field is given by on the command line (``--grad-bytes``; ``-k`` where
     it has only a short one)."""
@@ -203,10 +228,17 @@ def settle_choice(request: Any, field: str, allowed: Sequence[object]) -> None:
 
 def shown(value: object) -> str:
     """A value as a person typed it: ``-5``, not ``-5.0``; text as itself (a command's
-    refusal names the option's text as typed: ``cli.options.request_of``)."""
+    refusal names the option's text as typed: ``cli.options.request_of``), cut short
+    past 60 characters (:func:`clipped`)."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
-    return str(value)
+    return clipped(str(value))
+
+
+def clipped(text: str, most: int = 60) -> str:
+    """``text``, or its first ``most`` characters and how many there were (a refusal
+    echoed a 100,000-character value whole)."""
+    return text if len(text) <= most else f"{text[:most]}... ({len(text):,} characters)"
 
 
 class JsonRequest:

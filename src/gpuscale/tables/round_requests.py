@@ -8,7 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuscale.tables.requests import argument, option, repeatable_option
+from gpuscale.quantities import BadQuantity
+from gpuscale.tables.requests import FieldError, argument, option
+from gpuscale.tables.workloads import round_name
+
+
+def listed(values: list[str]) -> tuple[str, ...]:
+    """Names given once or more, each maybe a comma-separated list (``-b bert,gpt3``);
+    an empty one is refused (``-b ''`` read every benchmark)."""
+    names = tuple(n.strip() for value in values for n in value.split(","))
+    if not all(names):
+        raise BadQuantity(",".join(values), "an empty name: give names such as v4.1 or bert")
+    return names
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -21,17 +32,27 @@ class RoundSelection:
         help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip); "
         "default: the bundled rounds."
     )
-    round_names: tuple[str, ...] | None = repeatable_option(
-        str,
+    round_names: tuple[str, ...] | None = option(
+        None,
         names=("--round",),
-        help="Bundled round(s), e.g. v4.1 (repeatable); with paths, added beside them (a "
-        "path whose name says no round takes the first --round as its name).",
+        parse=listed,
+        cli=list[str] | None,
+        help="Bundled round(s), e.g. v4.1 (repeatable, or v4.1,v5.0); with paths, added "
+        "beside them (a path whose name says no round takes the first --round as its name).",
     )
-    benchmark: tuple[str, ...] | None = repeatable_option(
-        str,
+    benchmark: tuple[str, ...] | None = option(
+        None,
         names=("--benchmark", "-b", "--workload"),  # --workload as plan and advise spell it
-        help="Benchmark or workload name(s); 'study' for the study's four.",
+        parse=listed,
+        cli=list[str] | None,
+        help="Benchmark or workload name(s), repeatable or comma-separated; 'study' for the "
+        "study's four.",
     )
+
+    def __post_init__(self) -> None:
+        for name in self.round_names or ():  # refused before any round is read
+            if round_name(name) is None:
+                raise FieldError("round_names", name, "not a round name (e.g. v4.1)")
 
     @property
     def asked(self) -> bool:

@@ -3,6 +3,7 @@ units), and round names."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from gpuscale.tables.codes import Code
@@ -142,6 +143,16 @@ def display_name(workload: str) -> str:
     """A readable name for a workload (``llama2_70b_lora`` -> ``Llama2 70B LoRA``)."""
     facts = workload_facts(workload)
     return facts.display_name if facts else workload
+
+
+_ROUND_NAME = re.compile(r"v?(\d+\.\d+)(?:\.\d+)?", re.IGNORECASE)
+
+
+def round_name(text: str) -> str | None:
+    """A round's name as typed (``4.1``, ``v4.1``, ``V4.1``, ``4.1.0``) as ``v4.1``; None
+    for text that is no round's name as a whole (``4.1x``, ``v4.1,v5.0``)."""
+    match = _ROUND_NAME.fullmatch(text.strip())
+    return f"v{match.group(1)}" if match else None
 
 
 def round_key(name: str) -> tuple[int, ...]:

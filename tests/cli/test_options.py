@@ -135,6 +135,12 @@ def test_what_a_request_can_check_is_checked_when_it_is_made() -> None:
     assert refused.value.field == "division"
     assert AnalysisOptions(division="CLO").division == "closed"
     assert AnalysisOptions(reference="FAMILY").reference == "family"
+    # an unambiguous prefix as every choice takes one (a user walk: `fam`, `gl`, `pcie4`)
+    assert AnalysisOptions(reference="fam").reference == "family"
+    assert CollectivesConfig(backend="gl").backend == "gloo"
+    from gpuscale.hardware.links import get_preset
+
+    assert get_preset("pcie4").name == "pcie4-x16"
     assert AnalysisOptions(reference="Krai/7920T").reference == "Krai/7920T"
     with pytest.raises(FieldError, match="study, family or SUBMITTER/SYSTEM_ID"):
         AnalysisOptions(reference="bogus")

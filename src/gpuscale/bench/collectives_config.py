@@ -14,7 +14,13 @@ from pathlib import Path
 from gpuscale.hardware.links import check_preset
 from gpuscale.names import resolve_gpu
 from gpuscale.quantities import parse_bytes
-from gpuscale.tables.requests import FieldError, option, oversubscribe_option, text_option
+from gpuscale.tables.requests import (
+    FieldError,
+    option,
+    oversubscribe_option,
+    settle_choice,
+    text_option,
+)
 
 # The collectives nccl-tests times (BUS_FACTOR below has their factors).
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
@@ -92,8 +98,7 @@ class CollectivesConfig:
         if unknown or not self.ops:
             said = f"unknown collective(s) {', '.join(unknown)}" if unknown else "none given"
             raise FieldError("ops", ",".join(self.ops), f"{said}; known: {', '.join(OPS)}")
-        if self.backend not in BACKENDS:
-            raise FieldError("backend", self.backend, f"must be one of {', '.join(BACKENDS)}")
+        settle_choice(self, "backend", BACKENDS)
         checks = {  # the field, whether its value is allowed, and what is
             "min_bytes": (self.min_bytes >= 1, "must be at least 1 byte"),
             "max_bytes": (self.max_bytes is None or self.max_bytes >= 1, "must be at least 1 byte"),

@@ -236,12 +236,14 @@ PRESETS: dict[str, LinkPreset] = {
 
 
 def get_preset(name: str) -> LinkPreset:
-    """The preset called ``name``, whatever its case (``NVLINK4``); ``KeyError`` lists the
-    known ones and the closest (``nvlnk4``: "did you mean 'nvlink4'?")."""
+    """The preset called ``name``, whatever its case (``NVLINK4``), or the one it begins
+    (``pcie4``); ``KeyError`` lists the known ones and the closest (``nvlnk4``: "did you
+    mean 'nvlink4'?")."""
     key = str(name).strip().lower()
     found = next((p for n, p in PRESETS.items() if n.lower() == key), None)
-    if found is not None:
-        return found
+    begun = [p for n, p in PRESETS.items() if key and n.lower().startswith(key)]
+    if found is not None or len(begun) == 1:  # `pcie4` is pcie4-x16, as -f j is json
+        return found or begun[0]
     raise KeyError(f"unknown interconnect {name!r}{_closest(key)}; known: {', '.join(PRESETS)}")
 
 

@@ -77,7 +77,9 @@ def settle_reference(request: Any) -> None:
     (any case) or ``SUBMITTER/SYSTEM_ID`` (matched against the data later);
     :class:`FieldError` otherwise."""
     value = request.reference
-    if isinstance(value, str) and value.strip().lower() in RULES:
-        object.__setattr__(request, "reference", value.strip().lower())
+    key = value.strip().lower() if isinstance(value, str) else ""
+    begun = [rule for rule in RULES if key and rule.startswith(key)]  # `fam`, as -f j
+    if len(begun) == 1 and "/" not in value:
+        object.__setattr__(request, "reference", begun[0])
     elif not isinstance(value, str) or "/" not in value:
         raise FieldError("reference", value, "must be study, family or SUBMITTER/SYSTEM_ID")

@@ -227,3 +227,35 @@ def test_what_the_machine_refuses_is_one_line_not_a_traceback(tmp_path) -> None:
     done = subprocess.run([*run, "scores", "y" * 300], capture_output=True, text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith("error: File name too long: yyy")
+
+
+def test_a_second_workload_or_a_long_or_letterless_name_is_refused_plainly() -> None:
+    """plan -b bert -b retinanet planned retinanet alone; a 100,000-character value came
+    back whole in the refusal; `-b 伯特` was called "ambiguous" (a user walk)."""
+    from typer.testing import CliRunner
+
+    run = CliRunner().invoke
+    two = run(gpuscale.cli.app, ["plan", "-a", "H100", "-b", "bert", "-b", "retinanet"])
+    assert two.exit_code == 2
+    assert two.stderr.startswith("error: --workload bert, retinanet: one workload at a time")
+    assert run(gpuscale.cli.app, ["plan", "-a", "H100", "-b", "bert", "-b", "bert"]).exit_code == 0
+    long = run(gpuscale.cli.app, ["scores", "-b", "x" * 100_000])
+    assert long.exit_code == 2 and len(long.stderr) < 1_000
+    assert "... (100,000 characters): unknown benchmark" in long.stderr
+    letterless = run(gpuscale.cli.app, ["scores", "-b", "伯特"])
+    assert letterless.stderr.startswith("error: --benchmark 伯特: unknown benchmark")
+
+
+def test_analyze_bench_alone_says_which_round_options_went_unused(tmp_path) -> None:
+    """`analyze --bench FILE -b bert` dropped -b without a word (a user walk)."""
+    from typer.testing import CliRunner
+
+    from tests.builders import bench_record
+
+    results = tmp_path / "results.jsonl"
+    rows = [bench_record("mlp-1m", 1_000_000, n, 100.0 * n) for n in (1, 2)]
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    asked = ["analyze", "--bench", str(results), "-b", "bert", "--reference", "family"]
+    result = CliRunner().invoke(gpuscale.cli.app, asked)
+    assert result.exit_code == 0, result.output
+    assert "note: --benchmark and --reference choose what of the MLPerf rounds" in result.stderr

@@ -68,3 +68,15 @@ def test_a_path_beside_a_bundled_round(tmp_path: Path) -> None:
     tables = load_rounds([a_round(tmp_path)], ["v4.0"])
     assert set(tables.scores["round"]) == {"v4.1", "v4.0"}
     assert "Acme" in set(tables.scores[tables.scores["round"] == "v4.1"]["org"])
+
+
+def test_a_round_that_is_not_bundled_is_said_before_the_paths_are_read(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """`scores ARCHIVE --round v9.9` read the whole archive before saying v9.9 is none."""
+    import gpuscale.mlperf.load as load
+
+    path = a_round(tmp_path, "training_results_v4.1")
+    monkeypatch.setattr(load, "read_paths", lambda *a, **k: pytest.fail("read first"))
+    with pytest.raises(RoundNamesError, match=r"v9\.9 not bundled"):
+        load_rounds([path], ["v9.9"])

@@ -137,10 +137,11 @@ def load_rounds(
     if not paths:
         return _bundled(list(round_names or default or []))
     own, bundled = _split_round_names(list(paths), list(round_names or []))
+    beside = _bundled(bundled) if bundled else None  # one not bundled: said before the read
     tables = read_paths(paths, own, progress=progress)
     if on_read is not None:
         on_read(tables)
-    return combine([tables, _bundled(bundled)]) if bundled else tables
+    return combine([tables, beside]) if beside is not None else tables
 
 
 def _bundled(round_names: list[str]) -> RoundTables:

@@ -239,6 +239,22 @@ def test_zip_members_encrypted_or_unsupported_are_problems(tmp_path) -> None:
     assert any("result_0.txt" in p for p in problems(tables, "corrupt archive"))
 
 
+def six_systems_tar_xz(noise) -> tuple[RoundBuilder, bytes]:  # type: ignore[no-untyped-def]
+    """A round of six systems as a .tar.xz, with 40 kB of ``noise(n)`` (incompressible)
+    beside each system's logs, so that damage to the archive lands among them."""
+    rb = RoundBuilder()
+    for n in range(6):
+        rb.system("Acme", f"s{n}").runs("Acme", f"s{n}", "bert", [10 + n] * 10)
+        rb.raw(f"Acme/results/s{n}/bert/result_5.bin", noise(40_000))
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in sorted(rb.files.items()):
+            info = tarfile.TarInfo(f"{rb.name}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return rb, lzma.compress(buf.getvalue())
+
+
 # flip-N: the middle byte flipped, the noise drawn with seed N (27 and 33: the flip
 # decompresses to a garbage header that tarfile took for the archive's end)
 @pytest.mark.parametrize("damage", ["truncate", "flip-7", "flip-27", "flip-33"])
@@ -247,19 +263,8 @@ def test_a_damaged_archive_never_scores_from_too_few_runs(tmp_path, damage: str)
     tarfile takes for the archive's end (a quarter of random flips once did)."""
     import random
 
-    rb = RoundBuilder()
     noise = random.Random(int(damage.split("-")[1]) if "-" in damage else 7)
-    for n in range(6):
-        rb.system("Acme", f"s{n}").runs("Acme", f"s{n}", "bert", [10 + n] * 10)
-        # incompressible bytes beside each system's logs: the damage lands among them
-        rb.raw(f"Acme/results/s{n}/bert/result_5.bin", noise.randbytes(40_000))
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name, data in sorted(rb.files.items()):
-            info = tarfile.TarInfo(f"{rb.name}/{name}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    packed = lzma.compress(buf.getvalue())
+    rb, packed = six_systems_tar_xz(noise.randbytes)
     if damage == "truncate":
         packed = packed[: len(packed) // 2]
     else:
@@ -312,18 +317,8 @@ def test_a_command_reading_a_cut_archive_says_what_was_not_read(tmp_path) -> Non
 
     from gpuscale.cli import app
 
-    rb = RoundBuilder()
-    for n in range(6):
-        rb.system("Acme", f"s{n}").runs("Acme", f"s{n}", "bert", [10 + n] * 10)
-        rb.raw(f"Acme/results/s{n}/bert/result_5.bin", os.urandom(40_000))  # incompressible
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name, data in sorted(rb.files.items()):
-            info = tarfile.TarInfo(f"{rb.name}/{name}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
+    rb, packed = six_systems_tar_xz(os.urandom)
     path = tmp_path / f"{rb.name}.tar.xz"
-    packed = lzma.compress(buf.getvalue())
     path.write_bytes(packed[: len(packed) // 2])
     result = CliRunner().invoke(app, ["scores", str(path), "-f", "csv"])
     assert result.exit_code == 0, result.output

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gpuscale.tables.requests import FieldError
+from gpuscale.tables.requests import FieldError, one_named
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,11 +239,10 @@ def get_preset(name: str) -> LinkPreset:
     """The preset called ``name``, whatever its case (``NVLINK4``), or the one it begins
     (``pcie4``); ``KeyError`` lists the known ones and the closest (``nvlnk4``: "did you
     mean 'nvlink4'?")."""
+    found = one_named(str(name), list(PRESETS))  # `NVLINK4`, `pcie4` (pcie4-x16)
+    if found is not None:
+        return PRESETS[found]
     key = str(name).strip().lower()
-    found = next((p for n, p in PRESETS.items() if n.lower() == key), None)
-    begun = [p for n, p in PRESETS.items() if key and n.lower().startswith(key)]
-    if found is not None or len(begun) == 1:  # `pcie4` is pcie4-x16, as -f j is json
-        return found or begun[0]
     raise KeyError(f"unknown interconnect {name!r}{_closest(key)}; known: {', '.join(PRESETS)}")
 
 

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuscale.tables.analysis import DEFAULT_EFFICIENCY_THRESHOLD
-from gpuscale.tables.requests import FieldError, option, repeatable_option, settle_choice
+from gpuscale.tables.requests import (
+    FieldError,
+    one_named,
+    option,
+    repeatable_option,
+    settle_choice,
+)
 
 BASES = ("expected", "measured")  # the samples the decomposition splits E' by
 DIVISIONS = ("closed", "open")
@@ -77,9 +83,8 @@ def settle_reference(request: Any) -> None:
     (any case) or ``SUBMITTER/SYSTEM_ID`` (matched against the data later);
     :class:`FieldError` otherwise."""
     value = request.reference
-    key = value.strip().lower() if isinstance(value, str) else ""
-    begun = [rule for rule in RULES if key and rule.startswith(key)]  # `fam`, as -f j
-    if len(begun) == 1 and "/" not in value:
-        object.__setattr__(request, "reference", begun[0])
+    rule = one_named(value, RULES) if isinstance(value, str) and "/" not in value else None
+    if rule is not None:  # `FAMILY`, `fam`
+        object.__setattr__(request, "reference", rule)
     elif not isinstance(value, str) or "/" not in value:
         raise FieldError("reference", value, "must be study, family or SUBMITTER/SYSTEM_ID")

@@ -206,6 +206,16 @@ def _missing(value: object) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
+def one_named(text: str, allowed: Sequence[Any]) -> Any:
+    """The one of ``allowed`` that ``text`` names whatever its case, else the only one it
+    begins (``clo`` is closed, ``pcie4`` pcie4-x16, as ``-f j`` is json); None otherwise.
+    The rule of every choice below ``gpuscale.names`` (which reads names alike)."""
+    key = text.strip().lower()
+    exact = [a for a in allowed if str(a).lower() == key]
+    begun = [a for a in allowed if key and str(a).lower().startswith(key)]
+    return exact[0] if exact else begun[0] if len(begun) == 1 else None
+
+
 def settle_choice(request: Any, field: str, allowed: Sequence[object]) -> None:
     """Set ``request``'s ``field`` (a frozen dataclass's) to the one of ``allowed`` it
     names, whatever its case (``FSDP`` is ``fsdp``), or the one it begins (``clo`` is
@@ -213,11 +223,8 @@ def settle_choice(request: Any, field: str, allowed: Sequence[object]) -> None:
     (``fsdpp`` gets "did you mean 'fsdp'?")."""
     value = getattr(request, field)
     found = next((a for a in allowed if a == value), None)
-    if found is None and isinstance(value, str) and value.strip():
-        key = value.strip().lower()
-        found = next((a for a in allowed if str(a).lower() == key), None)
-        begun = [a for a in allowed if str(a).lower().startswith(key)]
-        found = found if found is not None else begun[0] if len(begun) == 1 else None
+    if found is None and isinstance(value, str):
+        found = one_named(value, allowed)
     if found is not None:
         object.__setattr__(request, field, found)
         return

@@ -66,10 +66,13 @@ def text_option(
     return option(default, help=help, names=names, parse=parse, cli=cli, shown=shown)
 
 
-def repeatable_option(kind: type, *, help: str, names: tuple[str, ...] = ()) -> Any:
+def repeatable_option(
+    kind: type, *, help: str, names: tuple[str, ...] = (), parse: Callable[[Any], Any] = tuple
+) -> Any:
     """An :func:`option` given once or more (``--family A --family B``), each value read
-    as ``kind``: a tuple of them, None when not given."""
-    return option(None, help=help, names=names, parse=tuple, cli=list[kind] | None)  # type: ignore[valid-type]
+    as ``kind``: a tuple of them (``parse``: the values to the field's), None when not
+    given."""
+    return option(None, help=help, names=names, parse=parse, cli=list[kind] | None)  # type: ignore[valid-type]
 
 
 def single_option(*, what: str, help: str, names: tuple[str, ...], required: bool = False) -> Any:

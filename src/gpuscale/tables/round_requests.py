@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuscale.quantities import BadQuantity
-from gpuscale.tables.requests import FieldError, argument, option
+from gpuscale.tables.requests import FieldError, argument, option, repeatable_option
 from gpuscale.tables.workloads import round_name
 
 
@@ -32,19 +32,17 @@ class RoundSelection:
         help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip); "
         "default: the bundled rounds."
     )
-    round_names: tuple[str, ...] | None = option(
-        None,
+    round_names: tuple[str, ...] | None = repeatable_option(
+        str,
         names=("--round",),
         parse=listed,
-        cli=list[str] | None,
         help="Bundled round(s), e.g. v4.1 (repeatable, or v4.1,v5.0); with paths, added "
         "beside them (a path whose name says no round takes the first --round as its name).",
     )
-    benchmark: tuple[str, ...] | None = option(
-        None,
+    benchmark: tuple[str, ...] | None = repeatable_option(
+        str,
         names=("--benchmark", "-b", "--workload"),  # --workload as plan and advise spell it
         parse=listed,
-        cli=list[str] | None,
         help="Benchmark or workload name(s), repeatable or comma-separated; 'study' for the "
         "study's four.",
     )

@@ -76,7 +76,7 @@ def _compare(name: str, device, args: argparse.Namespace) -> None:
         comm=meter,
     )
     mark, elapsed = clock(device)
-    measured: list[float] = []
+    spans: list[tuple] = []  # read after the blocks: the bench reads its events after its steps
 
     def plain() -> None:
         bench.forward_loss(plain_ddp, batch).backward()
@@ -85,14 +85,14 @@ def _compare(name: str, device, args: argparse.Namespace) -> None:
 
     def instrumented() -> None:
         _, begin, end = one_step(job, True, mark)
-        measured.append(elapsed(begin, end))
+        spans.append((begin, end))
         if meter is not None:
-            meter.take()
+            meter.take_marks()
 
     for _ in range(3):
         plain()
         instrumented()
-    measured.clear()
+    spans.clear()
     totals = {"plain": 0.0, "instrumented": 0.0}
     for block in range(args.blocks):
         order = ("plain", "instrumented") if block % 2 == 0 else ("instrumented", "plain")
@@ -110,7 +110,9 @@ def _compare(name: str, device, args: argparse.Namespace) -> None:
     n = args.blocks * args.steps
     plain_ms = totals["plain"] / n * 1e3
     inst_ms = totals["instrumented"] / n * 1e3
-    reported_ms = sum(measured) / len(measured)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    reported_ms = sum(elapsed(a, b) for a, b in spans) / len(spans)
     if dist.get_rank() == 0:
         bias = reported_ms / plain_ms - 1
         cost = inst_ms / plain_ms - 1
@@ -142,7 +144,9 @@ def main() -> None:
         "--standalone",
         f"--nproc-per-node={args.nproc}",
         __file__,
-        *sys.argv[1:],
+        # not our argv: torchrun's parser reads `--nproc` as an ambiguous abbreviation of its
+        # own options even after the script (an H100 machine's torch 2.11 refused it)
+        *(f"--{k}={getattr(args, k)}" for k in ("models", "steps", "blocks", "batch")),
     ]
     print(f"DDP on {args.nproc} processes; instrumented vs plain step, same run:")
     sys.exit(subprocess.run(command, env={**os.environ, "OMP_NUM_THREADS": "1"}).returncode)

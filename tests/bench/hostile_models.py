@@ -66,3 +66,16 @@ def tensors():
     hoard = []
     while True:
         hoard.append(torch.ones(2**24))
+
+
+def native_oom():
+    # what OpenBLAS does when its thread buffers fail to allocate under the cap (seen on a
+    # 16-core H100 host importing torchvision): one line on stderr, then exit(1)
+    print("OpenBLAS error: Memory allocation still failed after 10 retries, giving up.")
+    sys.stdout.flush()
+    os._exit(1)
+
+
+def blas_threads():
+    # one parameter per BLAS thread the child was given: a count needs one
+    return torch.nn.Linear(1, int(os.environ.get("OPENBLAS_NUM_THREADS", "0")), bias=False), _batch

@@ -35,6 +35,8 @@ HOSTILE = "tests/bench/hostile_models.py"
         ("hard_exit", "crashed", "exited with code 7"),
         ("allocate", "oom", "past the 512 MiB memory limit"),
         ("interrupt", "error", "raised KeyboardInterrupt"),
+        # a native library that fails to allocate under the cap and exits: the cap is named
+        ("native_oom", "oom", "failed to allocate memory under the 512 MiB memory limit"),
     ],
 )
 def test_a_hostile_factory_is_counted_in_a_guarded_child(
@@ -47,6 +49,14 @@ def test_a_hostile_factory_is_counted_in_a_guarded_child(
     assert caught.value.status == status and words in str(caught.value)
     assert time.monotonic() - started < 4 + 30  # the timeout, and a child's torch import
     assert count_parameters(f"{HOSTILE}:rank_only", timeout_s=60, memory_bytes=None) == 15
+
+
+def test_the_parameter_count_runs_with_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # each OpenBLAS thread reserves buffers: with 16 of them, importing torchvision passed a
+    # 1 GiB cap on an H100 host; a count needs one, whatever the user's environment says
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "16")
+    assert count_parameters(f"{HOSTILE}:blas_threads", timeout_s=60, memory_bytes=None) == 1
 
 
 def test_the_timeout_counts_from_the_model_s_code_not_the_child_s_start(

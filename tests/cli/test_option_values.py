@@ -35,6 +35,13 @@ NUMBERS_AS_TEXT = {
 }
 
 
+def _type_name(param) -> str:  # type: ignore[no-untyped-def]
+    """The type of an option's value: Typer that vendors Click has ``bare_type``; earlier
+    Typer (an H100 machine's image had one) hands out Click's own options, with ``type``."""
+    bare = getattr(param, "bare_type", None)
+    return str(bare()) if bare is not None else param.type.name
+
+
 def numeric_options() -> list[tuple[str, str, str]]:
     """(command, option, its help) of every option taking a number."""
     found = []
@@ -43,7 +50,7 @@ def numeric_options() -> list[tuple[str, str, str]]:
             if param.param_type_name != "option" or param.is_flag or name not in BASE:
                 continue
             option = max(param.opts, key=len)
-            kind = param.metavar or str(param.bare_type())  # a number taken as text: <int>
+            kind = param.metavar or _type_name(param)  # a number taken as text: <int>
             if any(t in kind for t in ("int", "float")) or option in NUMBERS_AS_TEXT:
                 found.append((name, option, param.help or ""))
     return found

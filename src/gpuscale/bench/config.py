@@ -144,7 +144,7 @@ class BenchConfig(JsonRequest):
         names=("--memory-limit",),
         help="Host memory each process running a model's code may allocate, e.g. "
         "8G (the parameter count's child; each rank): past it the run is recorded as oom. "
-        "Default: 1 GiB for the parameter count (on PyTorch's meta device), and for each rank on "
+        "Default: 2 GiB for the parameter count (on PyTorch's meta device), and for each rank on "
         "CPU the host's memory / the sweep's most ranks per node (ranks on GPUs: no cap).",
     )
 

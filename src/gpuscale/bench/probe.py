@@ -31,9 +31,16 @@ from gpuscale.quantities import format_bytes
 from gpuscale.sources.processes import die_with_parent, lifeline, limit_memory, run_folder
 from gpuscale.tables import BenchStatus
 
-# The parameter count's memory cap when none is given: PyTorch's import (~250 MB) and a
-# model's construction on the meta device, where its parameters take no memory.
-PROBE_MEMORY_BYTES = 1 << 30
+# The parameter count's memory cap when none is given: PyTorch's import and a model's
+# construction on the meta device, where its parameters take no memory. On an H100 host
+# (16 cores, CUDA PyTorch 2.11) importing torch and torchvision and building ResNet-50
+# reached 1.5 GB of data segment with OpenBLAS's default threads; at a 1 GiB cap OpenBLAS
+# gave up, under it with one thread (CHILD_THREADS) it did not.
+PROBE_MEMORY_BYTES = 2 << 30
+# A count needs no parallel BLAS: each OpenBLAS/OpenMP thread reserves its own buffers.
+CHILD_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# What a child's last line says when an allocation failed under the cap (OpenBLAS, C++, libc)
+OUT_OF_MEMORY_SAID = ("memory allocation", "bad_alloc", "cannot allocate memory", "out of memory")
 # The child's own start (Python, PyTorch's import: seconds, a minute on a loaded host),
 # before the model's code runs: not the model's time, as torchrun's start in a launch.
 STARTUP_S = 60.0
@@ -53,7 +60,7 @@ def count_parameters(name: str, *, timeout_s: float, memory_bytes: int | None) -
                 stdout=sink,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                env={**os.environ, "TMPDIR": str(folder)},
+                env={**os.environ, **CHILD_THREADS, "TMPDIR": str(folder)},
                 preexec_fn=lifeline(),
                 start_new_session=True,  # a terminal's Ctrl-C is the CLI's to handle
             )
@@ -115,6 +122,12 @@ def _outcome(name: str, result: Path, log: Path, code: int, limit: int) -> int:
         status = found.get("status") or BenchStatus.ERROR
         raise ModelError(str(found["error"]), status=status)
     said = _last_line(log)
+    if any(words in said.lower() for words in OUT_OF_MEMORY_SAID):
+        raise ModelError(
+            f"{name}: building the model failed to allocate memory under the "
+            f"{format_bytes(limit)} memory limit (--memory-limit; give more); it printed: {said}",
+            status=BenchStatus.OOM,
+        )
     if code < 0:
         raise ModelError(
             f"{name}: the process building the model was {killed(-code)}"

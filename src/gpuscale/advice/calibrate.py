@@ -147,7 +147,31 @@ def _compute(
     family = single[single["family"] == row["family"]]
     fitted = fit_compute(family) or fit_compute(single)
     own = _own_fixed(row, fb)
-    if own is not None:
+    peak = row.get("peak_tflops")
+    at_peak_ms = work_ms_per_tflop / float(peak) if pd.notna(peak) and peak > 0 else None
+    floor = 0.0
+    if own is not None and at_peak_ms is not None and fb - own.ms < at_peak_ms:
+        # the two batches took the same time within less than their work at the device's
+        # peak: the step sits on a launch-bound floor there (the host launching kernels,
+        # seen on an H100 for ResNet-50 at batch 8 and 32), and the slope between them is
+        # no rate the device can reach. Smaller batches stay on the floor; larger ones are
+        # priced at the peak, the fastest the work can go.
+        floor, fixed, tflops = fb, max(fb - at_peak_ms, 0.0), float(peak)
+        own = replace(
+            own,
+            ms=fb,
+            low_ms=min(own.low_ms, fb),
+            high_ms=fb,
+            basis=f"{own.basis}: equal within their work at the device's peak, a "
+            f"launch-bound floor of {number(fb)} ms (forward + backward)",
+        )
+        notes.append(
+            f"compute: {row['model']} sits on a launch-bound floor of {number(fb)} ms at "
+            f"batch {int(row['small_batch_per_device'])} and {int(row['batch_per_device'])} "
+            f"(its per-sample work cannot be seen there: priced at the device's peak, "
+            f"{number(float(peak))} TFLOP/s, beyond)"
+        )
+    elif own is not None:
         fixed = own.ms
         tflops = work_ms_per_tflop / max(fb - fixed, 1e-9)
         notes.append(f"compute: {number(fixed)} ms fixed per step measured for {row['model']}")
@@ -171,6 +195,7 @@ def _compute(
     compute = Compute(
         tflops=tflops,
         fixed_ms=fixed,
+        floor_ms=floor,
         opt_ms_per_mparam=float(row["optimizer_ms"]) / mparams,
         ddp_ms_per_mparam=float(overhead) / mparams if pd.notna(overhead) else 0.0,
         backward_share=min(1.0, max(0.0, backward_share)),

@@ -1,0 +1,48 @@
+"""A step on a launch-bound floor (measured on an H100, not built): ``gpuscale bench
+--nproc 1 --model torchvision:resnet50 --precision bf16`` twice on one H100 80GB HBM3
+(2026-11-24, PyTorch 2.11, a 16-core host), two rows in ``h100_resnet50_bf16.jsonl``. The
+step barely grows with the batch (the last row's plain steps: 29.3 ms at batch 8, 32.2 ms
+at 32): the host launching kernels sets it. The fixed cost the bench measured (the plain
+steps' intercept, less the optimizer) left less of the measured forward + backward than
+32 samples' work at the device's peak, so the per-sample rate read from it is no rate the
+device can reach (the advice read 1,940 TFLOP/s of a 989 TFLOP/s H100 and flagged its own
+input IMPLAUSIBLE)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gpuscale
+from gpuscale.bench.results import bench_table, read_results
+
+MEASURED = Path(__file__).with_name("h100_resnet50_bf16.jsonl")
+
+
+def _last_row():  # type: ignore[no-untyped-def]
+    records, problems = read_results(MEASURED)
+    assert problems == [] and len(records) == 2
+    return bench_table(records).iloc[-1]
+
+
+def test_the_measured_rows_sit_on_a_floor() -> None:
+    # what the test rests on, read from the rows: the measured fixed cost leaves less of the
+    # step than the batch's work at the peak (the data, not the code under test)
+    row = _last_row()
+    at_peak_ms = 32 * row["flops_per_sample"] / (row["peak_tflops"] * 1e12) * 1e3
+    fixed_ms = row["fixed_ms"] - row["optimizer_ms"]
+    assert row["forward_ms"] + row["backward_ms"] - fixed_ms < at_peak_ms
+    assert row["plain_step_ms_mean"] < 1.2 * row["small_batch_step_ms_mean"]  # nearly flat
+
+
+def test_a_launch_bound_floor_is_no_rate_above_the_peak() -> None:
+    row = _last_row()
+    advice = gpuscale.advise(bench=MEASURED, samples=1.28e6, link="nvlink4")
+    said = "\n".join(advice.explanation)
+    assert "IMPLAUSIBLE" not in said, said
+    assert advice.inputs is not None
+    assert advice.inputs.compute.tflops <= row["peak_tflops"]
+    assert "launch-bound floor" in said
+    # a smaller per-device batch stays on the floor: never faster than the step measured
+    fb = row["forward_ms"] + row["backward_ms"]
+    for batch in (1, 4, 8, 16):
+        assert advice.inputs.compute.micro_ms(advice.inputs.model, batch) >= fb * (1 - 1e-9)

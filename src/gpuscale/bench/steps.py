@@ -5,13 +5,9 @@ Every timed step runs twice with the same data, the order alternating: normally
 (gradients synchronised: DDP all-reduces buckets overlapped with backward; FSDP
 reduce-scatters) and without gradient synchronisation (DDP ``no_sync``; FSDP
 ``set_requires_gradient_sync(False)``, which still all-gathers parameters). Their
-difference is what synchronisation costs a step. The clock is CUDA events on GPUs and
-``perf_counter`` on CPUs; one barrier starts the timed phase and none is placed inside it,
-so the straggler wait real training pays is measured. Nor is the GPU synchronised between
-steps: the events are read after the timed phase, so the host queues the next step while
-the device runs this one, as a training loop does. (Synchronising every step charged a
-launch-bound step its host time plus its device tail: on an H100, a 4M-parameter MLP's
-bare step read 1.40 ms where the same loop unsynchronised ran 1.15 ms.)
+difference is what synchronisation costs a step. The clock is CUDA events on GPUs (read
+after ``synchronize``) and ``perf_counter`` on CPUs; one barrier starts the timed phase
+and none is placed inside it, so the straggler wait real training pays is measured.
 
 Under DDP the all-reduce of every bucket goes through :class:`CommMeter`, a comm hook
 that marks when the bucket was handed to the collective and when the collective
@@ -100,31 +96,19 @@ class CommMeter:
 
         return future.then(done)
 
-    def take_marks(self) -> list[tuple[Any, Any]]:
-        """The (handed over, completed) marks of the step just finished, cleared here; read
-        them with :meth:`comm_ms` once the device has run the step."""
-        marks, self._marks = self._marks, []
-        self.bucket_bytes = self._sizes or self.bucket_bytes
-        self._sizes = []
-        return marks
-
-    def comm_ms(self, marks: list[tuple[Any, Any]]) -> float:
-        """Communication ms of one step's marks: the union of its buckets' spans."""
-        if not marks:
-            return 0.0
-        origin = marks[0][0]
-        return merged_ms([(self.elapsed(origin, a), self.elapsed(origin, b)) for a, b in marks])
-
-    def take(self, device: torch.device) -> tuple[float, float, float]:
-        """(communication ms, local |g|^2, global |g|^2) of the step just finished, after
-        synchronising ``device``; clears the step's marks."""
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        comm = self.comm_ms(self.take_marks())
+    def take(self) -> tuple[float, float, float]:
+        """(communication ms, local |g|^2, global |g|^2) of the step just finished (the
+        device synchronised first); clears the step's marks."""
+        if self._marks:
+            origin = self._marks[0][0]
+            spans = [(self.elapsed(origin, a), self.elapsed(origin, b)) for a, b in self._marks]
+        else:
+            spans = []
         local = float(sum(t.item() for t in self._local_sq)) if self._local_sq else float("nan")
         glob = float(sum(t.item() for t in self._global_sq)) if self._global_sq else float("nan")
-        self._local_sq, self._global_sq = [], []
-        return comm, local, glob
+        self.bucket_bytes = self._sizes or self.bucket_bytes
+        self._marks, self._local_sq, self._global_sq, self._sizes = [], [], [], []
+        return merged_ms(spans), local, glob
 
 
 def ddp(module: torch.nn.Module, device: torch.device, bucket_mb: float = 25.0) -> Any:
@@ -177,8 +161,7 @@ class Job:
 def one_step(job: Job, sync: bool, mark: Mark) -> tuple[list[Any], Any, Any]:
     """One optimizer step of ``job.accum`` micro-batches (gradients synchronised on the
     last one when ``sync``). Returns the (forward start, forward end, backward end) marks
-    of every micro-batch, the step's first mark and its end mark. The device is not
-    synchronised: on a GPU the marks can be read once it has run the step."""
+    of every micro-batch, the step's first mark and its end mark."""
     marks = []
     begin = mark()
     for i in range(job.accum):
@@ -199,7 +182,10 @@ def one_step(job: Job, sync: bool, mark: Mark) -> tuple[list[Any], Any, Any]:
     else:
         job.optimizer.step()
     job.optimizer.zero_grad(set_to_none=True)
-    return marks, begin, mark()
+    end = mark()
+    if job.device.type == "cuda":
+        torch.cuda.synchronize(job.device)
+    return marks, begin, end
 
 
 @dataclass
@@ -231,12 +217,9 @@ def timed_steps(
     bare module, N = 1) a third kind ``plain`` in the same rotation, and with
     ``plain_small`` (the bare module at a smaller batch) a fourth, ``plain_small``: two
     batches timed alike give the fixed per-step cost. ``on_start`` runs when the timed
-    phase begins (after the barrier). On a GPU the marks are read after the timed phase,
-    the device synchronised once."""
+    phase begins (after the barrier)."""
     mark, elapsed = clock(job.device)
-    cuda = job.device.type == "cuda"
     out = Timings()
-    timed: list[tuple[str, list[Any], Any, Any, list[tuple[Any, Any]] | None]] = []
     runs: list[tuple[str, Job, bool]] = [("synced", job, True), ("nosync", job, False)]
     for name, extra in (("plain", plain), ("plain_small", plain_small)):
         if extra is not None:
@@ -244,26 +227,21 @@ def timed_steps(
             runs.append((name, extra, True))
     for i in range(warmup + steps):
         if i == warmup:
-            if cuda:  # the warm-up's queued work is done before the clock and meters start
-                torch.cuda.synchronize(job.device)
             dist.barrier()  # the timed phase starts together on every rank
             on_start()
         shift = i % len(runs)
         for name, this, sync in runs[shift:] + runs[:shift]:
             marks, begin, end = one_step(this, sync, mark)
-            comm = this.comm.take_marks() if this.comm is not None and sync else None
-            if i >= warmup:
-                timed.append((name, marks, begin, end, comm))
-    if cuda:  # every step has run: its events can be read (and the meters stop after it)
-        torch.cuda.synchronize(job.device)
-    for name, marks, begin, end, comm in timed:
-        kind = out.kinds[name]
-        kind["forward"].append(sum(elapsed(a, b) for a, b, _ in marks))
-        kind["backward"].append(sum(elapsed(b, c) for _, b, c in marks))
-        kind["optimizer"].append(elapsed(marks[-1][2], end))
-        kind["step"].append(elapsed(begin, end))
-        if comm is not None and job.comm is not None:
-            out.comm_ms.append(job.comm.comm_ms(comm))
+            comm = this.comm.take()[0] if this.comm is not None and sync else None
+            if i < warmup:
+                continue
+            kind = out.kinds[name]
+            kind["forward"].append(sum(elapsed(a, b) for a, b, _ in marks))
+            kind["backward"].append(sum(elapsed(b, c) for _, b, c in marks))
+            kind["optimizer"].append(elapsed(marks[-1][2], end))
+            kind["step"].append(elapsed(begin, end))
+            if comm is not None:
+                out.comm_ms.append(comm)
     return out
 
 
@@ -280,7 +258,7 @@ def gradient_norms(job: Job, steps: int, batch_size: int) -> tuple[list[float], 
         for _ in range(steps):
             job.batch = job.bench.make_batch(batch_size, job.device)
             one_step(job, True, mark)
-            _, small, big = job.comm.take(job.device)
+            _, small, big = job.comm.take()
             local.append(small)
             glob.append(big)
     finally:

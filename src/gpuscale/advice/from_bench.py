@@ -62,6 +62,9 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     if cal.device == "cpu":
         basis = _cpu_processes(basis, req, cal.threads)
     per_device = req.batch or cal.batch
+    beyond = _beyond_the_floor(cal, per_device)
+    if beyond:
+        basis = replace(basis, warnings=(*basis.warnings, beyond))
     overlap = cal.overlap if req.overlap is None else req.overlap
     if overlap is None and cal.device == "cpu":
         overlap = 0.0  # gloo reduces on the cores backward uses
@@ -317,6 +320,24 @@ def _overlap_unmeasured(measured: tuple[caveats.Measured, ...]) -> str:
     if measured:
         return "the multi-device run timed no communication"
     return "no multi-device run"
+
+
+def _beyond_the_floor(cal: Any, per_device: int) -> str:
+    """A warning when the advice runs a per-device batch above the one timed while the step
+    sat on a launch-bound floor there (``calibrate._compute``): its per-sample work was
+    never seen, so the step is priced at the device's peak, a lower bound only. On an H100
+    ResNet-50 bf16 sat on a 26 ms floor at batch 8 and 32 and took 60.7 and 116 ms at 128
+    and 256, 2.1x and 3.4x its peak-priced step there."""
+    if cal.shape is not None or cal.compute.floor_ms <= 0 or per_device <= cal.batch:
+        return ""
+    return (
+        f"UNMEASURED: per-device batch {per_device} is above the largest the bench timed "
+        f"({cal.batch}), where {cal.name}'s step sat on a launch-bound floor: the step at "
+        f"{per_device} is priced with its work at the device's peak, a lower bound, and "
+        "nothing measured bounds it from above (an H100's ResNet-50 took 3.4x its "
+        f"peak-priced step at batch 256); measure it: gpuscale bench --model {cal.name} "
+        f"--batch {per_device}"
+    )
 
 
 def _bench_sources(cal: Any) -> list[str]:

@@ -31,7 +31,7 @@ import pandas as pd
 
 from gpuscale.advice import contention as measured_contention
 from gpuscale.advice import step_shape
-from gpuscale.advice.fixed_cost import FixedCost
+from gpuscale.advice.fixed_cost import FixedCost, PeakChecked, within_peak
 from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.network import Network
 from gpuscale.advice.step_shape import Shape
@@ -147,30 +147,11 @@ def _compute(
     family = single[single["family"] == row["family"]]
     fitted = fit_compute(family) or fit_compute(single)
     own = _own_fixed(row, fb)
-    peak = row.get("peak_tflops")
-    at_peak_ms = work_ms_per_tflop / float(peak) if pd.notna(peak) and peak > 0 else None
+    checked = _checked(own, row, fb, model) if own is not None else None
     floor = 0.0
-    if own is not None and at_peak_ms is not None and fb - own.ms < at_peak_ms:
-        # the two batches took the same time within less than their work at the device's
-        # peak: the step sits on a launch-bound floor there (the host launching kernels,
-        # seen on an H100 for ResNet-50 at batch 8 and 32), and the slope between them is
-        # no rate the device can reach. Smaller batches stay on the floor; larger ones are
-        # priced at the peak, the fastest the work can go.
-        floor, fixed, tflops = fb, max(fb - at_peak_ms, 0.0), float(peak)
-        own = replace(
-            own,
-            ms=fb,
-            low_ms=min(own.low_ms, fb),
-            high_ms=fb,
-            basis=f"{own.basis}: equal within their work at the device's peak, a "
-            f"launch-bound floor of {number(fb)} ms (forward + backward)",
-        )
-        notes.append(
-            f"compute: {row['model']} sits on a launch-bound floor of {number(fb)} ms at "
-            f"batch {int(row['small_batch_per_device'])} and {int(row['batch_per_device'])} "
-            f"(its per-sample work cannot be seen there: priced at the device's peak, "
-            f"{number(float(peak))} TFLOP/s, beyond)"
-        )
+    if checked is not None:
+        own, fixed, tflops, floor = checked.cost, checked.fixed_ms, checked.tflops, checked.floor_ms
+        notes.append(f"compute: {row['model']}: {checked.note}")
     elif own is not None:
         fixed = own.ms
         tflops = work_ms_per_tflop / max(fb - fixed, 1e-9)
@@ -215,6 +196,25 @@ def _compute(
             measure="a bench of this gpuscale version (it times a second batch at N = 1)",
         )
     return compute, model, own
+
+
+def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> PeakChecked | None:
+    """``fixed_cost.within_peak`` on this row's plain steps (None: no peak recorded, or the
+    measured split stands)."""
+    peak, small = row.get("peak_tflops"), row.get("small_batch_step_ms_mean")
+    if pd.isna(peak) or peak <= 0 or pd.isna(small):
+        return None
+    return within_peak(
+        own,
+        fb_ms=fb,
+        batch=float(row["batch_per_device"]),
+        flops_per_sample=model.flops,
+        peak_tflops=float(peak),
+        plain_ms=(
+            (float(row["small_batch_per_device"]), float(small)),
+            (float(row["batch_per_device"]), float(row["plain_step_ms_mean"])),
+        ),
+    )
 
 
 def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:

@@ -214,3 +214,66 @@ def excess_ms(frame: pd.DataFrame) -> pd.Series:
     samples = frame["batch_per_device"] * frame["accum"]
     share = first["compute_ms"] * samples / (first["batch_per_device"] * first["accum"])
     return (frame["compute_ms"] - share).clip(lower=0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class PeakChecked:
+    """A measured fixed cost checked against the device's peak (``within_peak``): the
+    cost, the forward + backward split it gives (ms fixed, TFLOP/s of the work, a floor
+    the step does not go below: 0 for none) and what was done, said."""
+
+    cost: FixedCost
+    fixed_ms: float
+    tflops: float
+    floor_ms: float
+    note: str
+
+
+def within_peak(
+    own: FixedCost,
+    *,
+    fb_ms: float,
+    batch: float,
+    flops_per_sample: float,
+    peak_tflops: float,
+    plain_ms: tuple[tuple[float, float], ...],
+) -> PeakChecked | None:
+    """``own`` (the plain steps' intercept, less the optimizer) split against ``fb_ms``
+    (forward + backward of the no-sync step at ``batch``), unless that leaves less than the
+    batch's work at ``peak_tflops``: a rate the device cannot reach (None: the split
+    stands). The plain steps ``plain_ms`` ((batch, ms), two) are another kind of step
+    than the no-sync one, and on a host whose CPU sets the step the two kinds differ by
+    more than the work (an H100 host: ResNet-50's bare step 32.2 ms, its no-sync step
+    28.8 ms at batch 32). Then the plain steps' own slope splits the step when it is a
+    rate the device can reach; else (flat within the work at the peak) the step is a
+    launch-bound floor, smaller batches stay on it and work beyond it is priced at the
+    peak, the fastest it can go."""
+    at_peak_ms = batch * flops_per_sample / (peak_tflops * 1e12) * 1e3
+    if fb_ms - own.ms >= at_peak_ms:
+        return None
+    (small, small_ms), (large, large_ms) = sorted(plain_ms)
+    slope = (large_ms - small_ms) / (large - small) if large > small else 0.0
+    if slope * batch >= at_peak_ms:
+        fixed = max(fb_ms - slope * batch, 0.0)
+        tflops = flops_per_sample / (slope / 1e3) / 1e12
+        said = (
+            f"the plain steps' slope, {format_ms(slope)} a sample ({tflops:.3g} TFLOP/s), "
+            "split forward + backward: their intercept left less of it than the batch's "
+            "work at the device's peak"
+        )
+        cost = replace(own, ms=fixed, low_ms=min(own.low_ms, fixed), high_ms=fixed)
+        return PeakChecked(replace(cost, basis=f"{own.basis}; {said}"), fixed, tflops, 0.0, said)
+    said = (
+        f"a launch-bound floor of {format_ms(fb_ms)} (forward + backward): the plain steps "
+        f"at batch {small:g} and {large:g} differ by less than their work at the device's "
+        f"peak, so the per-sample work cannot be seen there (priced at the peak, "
+        f"{peak_tflops:.4g} TFLOP/s, beyond)"
+    )
+    cost = replace(own, ms=fb_ms, low_ms=min(own.low_ms, fb_ms), high_ms=fb_ms)
+    return PeakChecked(
+        replace(cost, basis=f"{own.basis}; {said}"),
+        max(fb_ms - at_peak_ms, 0.0),
+        peak_tflops,
+        fb_ms,
+        said,
+    )

@@ -40,8 +40,10 @@ def sweep_tables(latest: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
                 "size": group["size_bytes"].map(format_bytes),
                 "size (B)": group["size_bytes"].astype("Int64"),
                 "count (elements)": group["count"].astype("Int64"),
-                "type": group["dtype"].fillna("float32"),
-                "redop": group["redop"].fillna("sum"),
+                # object first: a column of rows that all lack it is float (NaN), and
+                # pandas 4 refuses a text fill there
+                "type": group["dtype"].astype(object).fillna("float32"),
+                "redop": group["redop"].astype(object).fillna("sum"),
                 "root": group["root"].astype("Int64"),
                 "placement": group["placement"],
                 "time (us)": group["time_us"],

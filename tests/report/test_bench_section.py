@@ -143,7 +143,7 @@ def test_report_lists_failed_runs_escaped_and_takes_allow_flagged(tmp_path: Path
 
 def test_the_summary_counts_models_and_devices_in_words() -> None:
     from gpuscale.analysis.bench_scaling import bench_scaling
-    from gpuscale.bench.results import bench_table
+    from gpuscale.bench.results import bench_table, read_results
     from gpuscale.report.bench_section import bench_findings
 
     from ..builders import bench_record
@@ -158,6 +158,10 @@ def test_the_summary_counts_models_and_devices_in_words() -> None:
     ]
     two = bench_findings(bench_scaling(bench_table(rows)))
     assert two[0].startswith("2 models from 0.2M to 1M parameters on 1, 2 devices (")
+    # one configuration run twice (real H100 rows): one configuration, and the device named
+    h100 = Path(__file__).parents[1] / "advice" / "h100_resnet50_bf16.jsonl"
+    twice = bench_findings(bench_scaling(bench_table(read_results(h100)[0])))
+    assert "configurations" not in twice[0] and "NVIDIA H100 80GB HBM3" in twice[0], twice[0]
 
 
 def test_a_share_range_that_rounds_alike_is_one_share() -> None:

@@ -66,6 +66,16 @@ def _share_range(shares: pd.Series) -> str:
     return low if low == high else f"{low}-{high}"
 
 
+def _hosts(rows: pd.DataFrame) -> str:
+    """``vm: NVIDIA H100 80GB HBM3``: each host by name with the devices it ran on (a
+    host's name alone, ``vm``, named no hardware: a user walk)."""
+    said = []
+    for host, on in rows.groupby(rows["hostname"].astype(str), sort=True):
+        names = sorted({str(n) for n in on.get("device_name", pd.Series(dtype=str)).dropna()})
+        said.append(f"{host}: {', '.join(names)}" if names else host)
+    return ", ".join(said) or "this machine"
+
+
 def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     """Sentences: break-even size, best and worst scaling, communication share; from the
     runs without plausibility flags (the flagged ones are named and left out)."""
@@ -74,9 +84,11 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     flagged = all_rows[all_rows["flagged"].astype(bool)]
     if scaling.empty:
         return [f"All {len(all_rows)} runs are flagged as untrustworthy (see the table)."]
-    hosts = ", ".join(sorted({str(h) for h in scaling["hostname"].dropna()})) or "this machine"
+    hosts = _hosts(scaling)
     models, counts = scaling["model"].nunique(), sorted(scaling["accelerators"].unique())
-    configurations = scaling["configuration"].nunique()
+    # a configuration run twice is one configuration (its labels say "run 2")
+    by = "config_group" if "config_group" in scaling else "configuration"
+    configurations = scaling[by].nunique()
     low, high = number(scaling["params"].min() / 1e6, 2), number(scaling["params"].max() / 1e6)
     sizes = f"of {low}M parameters" if models == 1 else f"from {low}M to {high}M parameters"
     in_configs = f" in {configurations} configurations" if configurations > models else ""

@@ -111,7 +111,11 @@ def test_break_even_params_depend_on_flops_per_parameter() -> None:
         )
     )
     assert cnn.break_even_params is not None
-    assert mlp.break_even_params is None or mlp.break_even_params > 10 * cnn.break_even_params
+    # the MLP's 2-device speedup falls with size (1.96x at 1k parameters, 0.67x at 10M:
+    # its fixed cost is paid once a device, its communication grows): no size from which
+    # 2 beat 1 (NaN); it used to read None, "at no size", which denied the small ones' gain
+    mlp_size = mlp.break_even_params
+    assert mlp_size is None or math.isnan(mlp_size) or mlp_size > 10 * cnn.break_even_params
 
 
 def test_energy_and_cost_per_trained_model() -> None:

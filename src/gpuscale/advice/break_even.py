@@ -63,7 +63,8 @@ def _pair_speedup(inputs: Pair, model: ModelSpec, compute: Compute) -> float:
 
 def break_even(inputs: Pair) -> tuple[float | None, float | None, float | None]:
     """(compute ms per gradient MB, parameters, parameters for the target efficiency)
-    from which 2 devices train faster than 1 (throughput; the same per-device batch, or
+    from which 2 devices train faster than 1 (the sizes NaN where the speedup falls with
+    size: no such size) (throughput; the same per-device batch, or
     under strong scaling the same global batch).
 
     The first scales this model's whole step compute (fixed, per-sample and optimizer
@@ -73,10 +74,15 @@ def break_even(inputs: Pair) -> tuple[float | None, float | None, float | None]:
     model, compute = inputs.model, inputs.compute
 
     def by_compute(scale: float) -> float:
+        # every term of the step scales, the batches measured too: a measured step left
+        # as measured made the speedup flat in the scale (weak scaling on one H100 row:
+        # a break-even of 2.8e-10 ms per MB, a user walk)
         scaled = replace(
             compute,
             tflops=compute.tflops / scale,
             fixed_ms=compute.fixed_ms * scale,
+            floor_ms=compute.floor_ms * scale,
+            measured_ms=tuple((b, ms * scale) for b, ms in compute.measured_ms),
             opt_ms_per_mparam=compute.opt_ms_per_mparam * scale,
         )
         return _pair_speedup(inputs, model, scaled)
@@ -86,9 +92,31 @@ def break_even(inputs: Pair) -> tuple[float | None, float | None, float | None]:
     if scale is not None:
         ms_per_mb = scale * compute.compute_ms(model, inputs.batch) / (model.grad_bytes / 1e6)
 
-    def by_size(params: float) -> float:
-        return _pair_speedup(inputs, model.resized(params), compute)
+    # another size of the family was never measured: its step is the model's, not this
+    # model's measured one (which made the speedup fall with size, "at no size")
+    modelled = replace(compute, measured_ms=())
 
-    params = _bisect_log(by_size, 1e3, 1e13, 1.0)
-    target = _bisect_log(by_size, 1e3, 1e13, 2 * inputs.target_efficiency)
+    def by_size(params: float) -> float:
+        return _pair_speedup(inputs, model.resized(params), modelled)
+
+    grid = [10 ** (3 + k / 4) for k in range(41)]  # 1e3 .. 1e13, four a decade
+    speedups = [by_size(p) for p in grid]
+    params = _from_size(by_size, grid, speedups, 1.0)
+    target = _from_size(by_size, grid, speedups, 2 * inputs.target_efficiency)
     return ms_per_mb, params, target
+
+
+def _from_size(f, grid: list[float], values: list[float], target: float) -> float | None:
+    """The size from which ``f`` stays >= ``target`` to the end of ``grid`` (``values``:
+    ``f`` on it): None where it never reaches it; NaN where it reaches it and falls below
+    again (no size from which: the speedup falls with size, as under weak scaling where a
+    measured fixed cost is paid once a device; "at no size" denied the model's own gain)."""
+    above = [v >= target for v in values]
+    if not any(above):
+        return None
+    first = above.index(True)
+    if not all(above[first:]):
+        return math.nan
+    if first == 0:
+        return grid[0]
+    return _bisect_log(f, grid[first - 1], grid[first], target)

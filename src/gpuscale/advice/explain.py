@@ -4,6 +4,7 @@ speedup, what would change it, and where every input came from."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
@@ -165,6 +166,8 @@ def _break_even(advice: Explainable) -> list[str]:
     per_param = inputs.model.flops / inputs.model.params
     size = advice.break_even_params
     target = advice.target_params
+    if any(v is not None and math.isnan(v) for v in (size, target)):
+        return lines  # the speedup falls with size somewhere: no size from which it holds
 
     def from_size(value: float | None) -> str:
         if value is None:

@@ -63,13 +63,23 @@ def network_basis(
     given = given_link(req)
     intra, link_note = choose_link(given, topology)
     nodes = req.nodes
+    spill = ""
+    if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
+        # more devices than the nodes hold: the rest are other nodes, never one node of 16
+        # GPUs on NVLink (a user walk: --max-devices 16 modelled 16 GPUs inside one node)
+        nodes = -(-req.max_devices // req.gpus_per_node)
+        spill = (
+            f"Nodes: --max-devices {req.max_devices} is more than {req.nodes} node(s) of "
+            f"{req.gpus_per_node} devices hold: counts above {req.gpus_per_node} span up to "
+            f"{nodes} nodes (give --nodes and --gpus-per-node to say otherwise)."
+        )
     network = Network(
         intra=intra,
         per_node=req.gpus_per_node if nodes > 1 else None,
         inter=Link.from_preset(req.inter_node) if nodes > 1 else None,
         nics_per_node=req.nics_per_node,
     )
-    sources = [link_note]
+    sources = [link_note, *([spill] if spill else [])]
     max_devices, note = topology_cap(
         topology, nodes, req.max_devices or (req.gpus_per_node * nodes)
     )

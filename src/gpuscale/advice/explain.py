@@ -232,8 +232,29 @@ def _step(advice: Explainable) -> list[str]:
         )
     else:
         lines.append(f"At {d.focus} devices neither factor loses more than 5% ({numbers}).")
-    lines.append(f"What would change it: {REMEDIES[d.change]}.")
+    lines.append(f"What would change it: {remedy(advice)}.")
     return lines
+
+
+def remedy(advice: Explainable) -> str:
+    """What would help most for the decision's ``change``; for latency, only the cures
+    that apply: no larger buckets where the gradients already fit in one, and more
+    accumulation where the advice already accumulates (a user walk: both were offered to
+    a model of one 77 kB bucket, with accumulation 8 chosen)."""
+    d, inputs = advice.decision, advice.inputs
+    if d.change != "latency" or inputs is None:
+        return REMEDIES[d.change]
+    cures = []
+    if inputs.model.grad_bytes > inputs.bucket_mb * 2**20:
+        cures.append("larger DDP buckets (fewer messages)")
+    cures.append("a larger batch per device")
+    cures.append(
+        "gradient accumulation (one all-reduce per k micro-steps)"
+        if d.accum == 1
+        else f"more than the {d.accum} accumulation steps chosen"
+    )
+    said = ", ".join(cures[:-1]) + f" or {cures[-1]}"
+    return f"{said} would help most; a faster link would barely matter"
 
 
 def _sources(advice: Explainable) -> list[str]:

@@ -24,6 +24,7 @@ from gpuscale.quantities import factor_interval, span
 
 Z80 = 1.2816  # two-sided 80%: the 10th and 90th percentiles of a normal
 EXTRAPOLATED = math.log(1.35)  # half-width (log) when nothing at N > 1 was measured
+FEW_RESIDUALS = 3  # fewer leave-one-out errors than this give no spread of their own
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +56,16 @@ def from_residuals(residuals: list[float], measured_n: int, what: str) -> StepEr
         return StepError()
     width = Z80 * math.sqrt(float(np.mean(r**2))) * math.sqrt(1 + 1 / len(r))
     low, high = math.exp(float(r.min())) - 1, math.exp(float(r.max())) - 1
+    few = ""
+    if len(r) < FEW_RESIDUALS:  # one or two errors are no spread: never narrower than none
+        width = max(width, EXTRAPOLATED)
+        few = f"; {len(r)} error(s) measure no spread: at least the unmeasured width"
     return StepError(
         width_log=max(width, math.log(1.02)),
         measured_n=measured_n,
         source=(
             f"80% interval {factor_interval(width)} from {len(r)} leave-one-out "
-            f"prediction(s) of {what} ({_errors(low, high)})"
+            f"prediction(s) of {what} ({_errors(low, high)}{few})"
         ),
         residuals=tuple(float(v) for v in r),
     )

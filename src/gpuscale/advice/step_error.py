@@ -65,7 +65,7 @@ def from_residuals(residuals: list[float], measured_n: int, what: str) -> StepEr
         measured_n=measured_n,
         source=(
             f"80% interval {factor_interval(width)} from {len(r)} leave-one-out "
-            f"prediction(s) of {what} ({_errors(low, high)}{few})"
+            f"prediction(s) of {what} ({_errors(low, high)}){few}"
         ),
         residuals=tuple(float(v) for v in r),
     )

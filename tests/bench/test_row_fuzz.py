@@ -175,7 +175,12 @@ def test_any_number_for_the_advice_is_refused_or_advised(field: str, value) -> N
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("params", 1.1471436260601091e-298), ("flops_per_sample", 1e-9), ("samples", 0.5)],
+    [
+        ("params", 1.1471436260601091e-298),
+        ("flops_per_sample", 1e-9),
+        ("samples", 0.5),
+        ("noise_scale", 2.225073858507e-311),  # overflowed the samples to train (the property)
+    ],
 )
 def test_a_size_below_one_is_refused_where_it_is_given(field: str, value: float) -> None:
     """A model of 1e-298 parameters reached the break-even search and divided by zero

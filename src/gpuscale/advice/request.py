@@ -59,7 +59,9 @@ _RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "overlap": (0, 1, False, False),
     "grad_bytes": (1, 8, True, False),
     "bucket_mb": (1 / 1024, 2**20, False, False),  # 1 KiB .. 1 TiB
-    "noise_scale": (0, 1e15, False, True),
+    # a batch size in samples: below one it means nothing, and 2e-311 overflowed the samples
+    # to train until every prediction was refused (found by tests/bench/test_row_fuzz.py)
+    "noise_scale": (1, 1e15, False, False),
     "samples": (1, 1e16, False, False),  # at least one sample is trained on
     "global_batch": (1, 2**31 - 1, True, False),
     "target_efficiency": (0, 1, False, True),

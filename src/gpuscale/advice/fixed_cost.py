@@ -261,19 +261,21 @@ def within_peak(
             "split forward + backward: their intercept left less of it than the batch's "
             "work at the device's peak"
         )
-        cost = replace(own, ms=fixed, low_ms=min(own.low_ms, fixed), high_ms=fixed)
-        return PeakChecked(replace(cost, basis=f"{own.basis}; {said}"), fixed, tflops, 0.0, said)
+        cost = replace(
+            own,
+            ms=fixed,
+            low_ms=min(own.low_ms, fixed),
+            high_ms=fixed,
+            basis=f"{own.basis}; {said}",
+        )
+        return PeakChecked(cost, fixed, tflops, 0.0, said)
     said = (
         f"a launch-bound floor of {format_ms(fb_ms)} (forward + backward): the plain steps "
         f"at batch {small:g} and {large:g} differ by less than their work at the device's "
         f"peak, so the per-sample work cannot be seen there (priced at the peak, "
         f"{peak_tflops:.4g} TFLOP/s, beyond)"
     )
-    cost = replace(own, ms=fb_ms, low_ms=min(own.low_ms, fb_ms), high_ms=fb_ms)
-    return PeakChecked(
-        replace(cost, basis=f"{own.basis}; {said}"),
-        max(fb_ms - at_peak_ms, 0.0),
-        peak_tflops,
-        fb_ms,
-        said,
+    cost = replace(
+        own, ms=fb_ms, low_ms=min(own.low_ms, fb_ms), high_ms=fb_ms, basis=f"{own.basis}; {said}"
     )
+    return PeakChecked(cost, max(fb_ms - at_peak_ms, 0.0), peak_tflops, fb_ms, said)

@@ -62,7 +62,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     if cal.device == "cpu":
         basis = _cpu_processes(basis, req, cal.threads)
     per_device = req.batch or cal.batch
-    beyond = _beyond_the_floor(cal, per_device)
+    beyond = _far_beyond_the_batch_timed(cal, per_device)
     if beyond:
         basis = replace(basis, warnings=(*basis.warnings, beyond))
     overlap = cal.overlap if req.overlap is None else req.overlap
@@ -322,7 +322,7 @@ def _overlap_unmeasured(measured: tuple[caveats.Measured, ...]) -> str:
     return "no multi-device run"
 
 
-def _beyond_the_floor(cal: Any, per_device: int) -> str:
+def _far_beyond_the_batch_timed(cal: Any, per_device: int) -> str:
     """A warning when the advice runs a per-device batch the bench never came near: above
     the one batch it timed while the step sat on a launch-bound floor there (its work was
     never seen: priced at the device's peak, a lower bound), or more than twice that batch.

@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from gpuscale.bench.results import read_results
+from gpuscale.cli import app
 from gpuscale.tables.json_depth import MAX_DEPTH, TooDeep, check_depth, loads
 
 DEEP = "[" * 5000 + "]" * 5000
@@ -36,3 +38,30 @@ def test_a_deep_bench_row_is_a_skipped_line(tmp_path: Path, monkeypatch) -> None
     records, problems = read_results(path)
     assert records == []
     assert any("nested too deeply" in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["advise", "--bench", "{deep}"], "no gpuscale bench results in it"),
+        (["analyze", "--bench", "{deep}"], "nested too deeply"),
+        (["advise", "--params", "1e6", "--step-ms", "2", "--batch", "32",
+          "--collectives", "{deep}"], "no collectives measurement"),
+        (["bench", "--backend", "gloo", "--nproc", "1", "--models", "mlp-0.2m",
+          "--out", "{deep}"], "is not a file of `gpuscale bench` results"),
+        (["collectives", "--backend", "gloo", "--nproc", "2", "--out", "{deep}"],
+         "is not a file of `gpuscale collectives` sweeps"),
+    ],
+)  # fmt: skip
+def test_a_deep_first_line_is_said_by_every_command_that_reads_one(
+    tmp_path: Path, args: list[str], words: str
+) -> None:
+    """What a file holds is told from its first line (``first_schema``): one nested
+    deeper than ``json`` reads on 3.11 was a RecursionError traceback from every command
+    that tells a file's kind (advise, analyze, bench and collectives --out)."""
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 200_000 + "]" * 200_000 + "\n")  # past any interpreter's recursion
+    result = CliRunner().invoke(app, [a.format(deep=deep) for a in args])
+    assert result.exit_code == 2, result.output
+    assert words in " ".join(result.output.split()), result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)

@@ -9,7 +9,6 @@ schema ``gpuscale.bench/1`` are read too. Nothing here imports torch.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable
@@ -25,8 +24,8 @@ from gpuscale.bench.evidence import grade
 from gpuscale.bench.record import record_problem
 from gpuscale.plausibility import measured_host, run_flags
 from gpuscale.quantities import format_bytes
-from gpuscale.sources.bounded import TooLarge, lines_at_most
-from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of, json_depth
+from gpuscale.sources.bounded import TooLarge, json_lines
+from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
 from gpuscale.tables.bench import BENCH_SCHEMA, one_device
 
 SCHEMA = "gpuscale.bench/2"
@@ -74,14 +73,12 @@ def first_schema(path: Path) -> str | None:
     "" when its first line is no record (not JSON, too long, no schema); ``OSError``
     when it cannot be read. How every reader and writer tells what a file holds."""
     try:
-        first = next(
-            (line for _, line in lines_at_most(path, _FIRST_LINE_BYTES) if line.strip()), None
-        )
-        if first is None:
-            return None
-        record = json.loads(first)
-    except (TooLarge, ValueError):
+        first = next(json_lines(path, _FIRST_LINE_BYTES), None)
+    except TooLarge:
         return ""
+    if first is None:
+        return None
+    _, record, _ = first  # a line of no JSON: record None, schema ""
     schema = record.get("schema") if isinstance(record, dict) else None
     return schema if isinstance(schema, str) else ""
 
@@ -117,21 +114,8 @@ def read_results(
     memory; a device such as ``/dev/zero`` ends there too)."""
     records, problems = [], []
     try:
-        for number, line in lines_at_most(path, limit_bytes):
-            if not line.strip():
-                continue
-            try:
-                record = json_depth.loads(line.decode("utf-8"))
-            except UnicodeDecodeError:
-                problems.append(f"{path}:{number}: not UTF-8 text; skipped")
-                continue
-            except json.JSONDecodeError as exc:
-                problems.append(f"{path}:{number}: not JSON ({exc.msg}; a cut line?); skipped")
-                continue
-            except json_depth.TooDeep as exc:
-                problems.append(f"{path}:{number}: {exc}; skipped")
-                continue
-            problem = _problem(record)
+        for number, record, unread in json_lines(path, limit_bytes):
+            problem = unread or _problem(record)
             if problem:
                 problems.append(f"{path}:{number}: {problem}; skipped")
                 continue

@@ -9,15 +9,14 @@ records are skipped and reported.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from gpuscale.sources.bounded import TooLarge, lines_at_most
-from gpuscale.tables import COLLECTIVES_COLUMNS, json_depth
+from gpuscale.sources.bounded import TooLarge, json_lines
+from gpuscale.tables import COLLECTIVES_COLUMNS
 
 SCHEMAS = ("gpuscale.collectives/1", "gpuscale.collectives/2")
 
@@ -51,43 +50,38 @@ def read_sweeps(path: Path) -> Sweeps:
     rows: list[dict[str, Any]] = []
     legacy = 0
     try:
-        lines = list(lines_at_most(path, MAX_SWEEPS_BYTES))
+        for number, record, unread in json_lines(path, MAX_SWEEPS_BYTES):
+            if unread:
+                out.problems.append(f"{path}:{number}: not a JSON record ({unread}); skipped")
+                continue
+            if not isinstance(record, dict) or record.get("schema") not in SCHEMAS:
+                out.problems.append(f"{path}:{number}: not a gpuscale collectives record; skipped")
+                continue
+            kind = record.get("kind")
+            if kind == "sweep":
+                out.headers[str(record.get("sweep_id"))] = record
+            elif kind == "nccl":
+                out.headers.setdefault(str(record.get("sweep_id")), {})["nccl"] = record.get("nccl")
+            elif kind == "result":
+                rows.append(record)
+            elif record.get("op") == "topology":  # version 1: ends a sweep
+                legacy += 1
+                out.headers[f"legacy-{legacy}"] = {"topology": record.get("topology")}
+            elif "op" in record:  # version 1 result
+                rows.append(
+                    {
+                        **record,
+                        "kind": "result",
+                        "sweep_id": f"legacy-{legacy + 1}",
+                        "size_bytes": record.get("bytes"),
+                        "placement": "in-place" if record["op"] == "all_reduce" else "out-of-place",
+                    }
+                )
     except TooLarge as exc:
         raise ValueError(
             f"{exc} (read {exc.lines:,} lines before stopping): collectives files are read "
             f"up to {MAX_SWEEPS_BYTES >> 20} MiB; keep the sweeps you need"
         ) from None
-    for number, raw in lines:
-        if not raw.strip():
-            continue
-        try:
-            record = json_depth.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, json_depth.TooDeep):
-            out.problems.append(f"{path}:{number}: not a JSON record; skipped")
-            continue
-        if not isinstance(record, dict) or record.get("schema") not in SCHEMAS:
-            out.problems.append(f"{path}:{number}: not a gpuscale collectives record; skipped")
-            continue
-        kind = record.get("kind")
-        if kind == "sweep":
-            out.headers[str(record.get("sweep_id"))] = record
-        elif kind == "nccl":
-            out.headers.setdefault(str(record.get("sweep_id")), {})["nccl"] = record.get("nccl")
-        elif kind == "result":
-            rows.append(record)
-        elif record.get("op") == "topology":  # version 1: ends a sweep
-            legacy += 1
-            out.headers[f"legacy-{legacy}"] = {"topology": record.get("topology")}
-        elif "op" in record:  # version 1 result
-            rows.append(
-                {
-                    **record,
-                    "kind": "result",
-                    "sweep_id": f"legacy-{legacy + 1}",
-                    "size_bytes": record.get("bytes"),
-                    "placement": "in-place" if record.get("op") == "all_reduce" else "out-of-place",
-                }
-            )
     if any(r["sweep_id"] == f"legacy-{legacy + 1}" for r in rows):
         out.headers.setdefault(f"legacy-{legacy + 1}", {})
     out.results = pd.DataFrame(rows).reindex(columns=list(COLLECTIVES_COLUMNS))

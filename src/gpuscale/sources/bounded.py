@@ -2,13 +2,18 @@
 
 A path may name anything: a file of any size, a pipe, ``/dev/zero``. These readers stop at
 the stated limit and say so (:class:`TooLarge`, a ``ValueError``), so memory and time are
-bounded by the limit, never by the input.
+bounded by the limit, never by the input. A JSON-lines file (bench results, collectives
+sweeps) is read by :func:`json_lines`, its nesting bounded too (``tables.json_depth``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+from gpuscale.tables import json_depth
 
 
 class TooLarge(ValueError):
@@ -50,3 +55,23 @@ def lines_at_most(path: Path, limit_bytes: int) -> Iterator[tuple[int, bytes]]:
                 raise TooLarge(f"{path} holds more than {limit_bytes:,} bytes", number)
             number += 1
             yield number, line
+
+
+def json_lines(path: Path, limit_bytes: int) -> Iterator[tuple[int, Any, str | None]]:
+    """(line number, value, problem) of each line of a JSON-lines file that is not blank,
+    read one at a time (:func:`lines_at_most`: :class:`TooLarge`, ``OSError``). ``problem``
+    says why a line holds no JSON value (not UTF-8 text; not JSON, e.g. a line cut short;
+    nested deeper than ``json_depth.MAX_DEPTH``), ``value`` then None; else None."""
+    for number, line in lines_at_most(path, limit_bytes):
+        if not line.strip():
+            continue
+        value, problem = None, None
+        try:
+            value = json_depth.loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            problem = "not UTF-8 text"
+        except json.JSONDecodeError as exc:
+            problem = f"not JSON ({exc.msg}; a cut line?)"
+        except json_depth.TooDeep as exc:
+            problem = str(exc)
+        yield number, value, problem

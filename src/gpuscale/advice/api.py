@@ -103,7 +103,7 @@ _NUMBERS_ONLY = (("step_ms", "--step-ms"), ("device_name", "--device-name"))
 _CARRIED = (
     *("compute", "network", "overlap", "fixed", "prior_range", "power"),  # the step's terms
     *("max_devices", "min_batch", "max_batch"),  # the bounds of the search
-    *("name", "sources", "error", "warnings"),  # what the explanation says
+    *("name", "sources", "error", "warnings", "host_devices"),  # what the explanation says
 )
 
 
@@ -126,6 +126,7 @@ def _inputs(basis: Basis, req: AdviceRequest, convergence: ConvergenceModel | No
                 convergence.source if convergence else None,
                 model=basis.bench_model,
                 same_samples=basis.same_samples,
+                host_devices=basis.host_devices,
             ),
             assumptions.input_pipeline(),
         ),

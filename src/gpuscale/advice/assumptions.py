@@ -38,13 +38,24 @@ class Assumption:
         return f"{self.term}: {self.value} ({self.source}: {self.basis}{how})."
 
 
-def bench_command(model: str | None, nproc: str) -> str:
+def bench_command(model: str | None, nproc: str, host_devices: int | None = None) -> str:
     """The bench command that measures a term of ``model`` (a file placeholder when the
-    advice was given numbers)."""
+    advice was given numbers), said to need another host where the bench's host had
+    fewer devices (``host_devices``) than it runs."""
+    where = on_a_larger_host(max(int(n) for n in nproc.split(",")), host_devices)
     if model is None:
-        return f"`{BENCH} --nproc {nproc}`"
+        return f"`{BENCH} --nproc {nproc}`{where}"
     option = "--models" if ":" not in model else "--model"
-    return f"`gpuscale bench {option} {model} --nproc {nproc}`"
+    return f"`gpuscale bench {option} {model} --nproc {nproc}`{where}"
+
+
+def on_a_larger_host(devices: int, host_devices: int | None) -> str:
+    """`` on a host of N or more devices, where the bench's had 1`` where a measurement at
+    ``devices`` cannot run on the bench's host (``host_devices`` GPUs; None: unknown, or
+    CPU processes, which any host runs); else ""."""
+    if host_devices is None or devices <= host_devices:
+        return ""
+    return f" on a host of {devices} or more devices, where the bench's had {host_devices}"
 
 
 def overlap(
@@ -54,6 +65,7 @@ def overlap(
     given: bool,
     model: str | None,
     unmeasured: str = "nothing measured it",
+    host_devices: int | None = None,
 ) -> Assumption:
     """The share of communication backward hides (``unmeasured``: why nothing measured
     it, e.g. the bench's multi-device run is flagged)."""
@@ -74,12 +86,17 @@ def overlap(
         value=shown,
         source=source,
         basis=basis,
-        measure="" if measured or given else bench_command(model, "1,2"),
+        measure="" if measured or given else bench_command(model, "1,2", host_devices),
     )
 
 
 def ddp_overhead(
-    ms_per_mparam: float, params: float, *, measured: bool, model: str | None
+    ms_per_mparam: float,
+    params: float,
+    *,
+    measured: bool,
+    model: str | None,
+    host_devices: int | None = None,
 ) -> Assumption:
     """DDP's own work per step (bucket copies), from the N = 1 synchronised step."""
     value = f"{ms_per_mparam * params / 1e6:.3g} ms per step"
@@ -93,7 +110,7 @@ def ddp_overhead(
     return _taken_as_zero(
         "DDP's own work",
         "nothing measured it (on a GPU typically under a millisecond per step)",
-        bench_command(model, "1"),
+        bench_command(model, "1", host_devices),
     )
 
 
@@ -103,6 +120,7 @@ def wait(
     *,
     model: str | None,
     held: dict[int, float] | None = None,
+    host_devices: int | None = None,
 ) -> Assumption:
     """The wait for the slowest device (and contention) at N > 1; ``held``: the slowdowns
     as the step takes them (no lower than at fewer devices), said where they differ."""
@@ -128,12 +146,12 @@ def wait(
             value="E[max of N] - mean of the N = 1 step times",
             source="fitted",
             basis="the spread of the bench's N = 1 steps (Chen et al. 2016)",
-            measure=bench_command(model, "1,2"),
+            measure=bench_command(model, "1,2", host_devices),
         )
     return _taken_as_zero(
         "Wait for the slowest device",
         "nothing measured the steps' spread",
-        bench_command(model, "1,2"),
+        bench_command(model, "1,2", host_devices),
     )
 
 
@@ -155,7 +173,13 @@ def input_pipeline(rate: str | None = None) -> Assumption:
     )
 
 
-def convergence(source: str | None, *, model: str | None, same_samples: bool = False) -> Assumption:
+def convergence(
+    source: str | None,
+    *,
+    model: str | None,
+    same_samples: bool = False,
+    host_devices: int | None = None,
+) -> Assumption:
     """The samples to converge at a larger global batch (``same_samples``: the bench's
     N > 1 runs of ``model`` saw the same samples on every rank, so their gradient norms
     measure no noise scale)."""
@@ -166,7 +190,7 @@ def convergence(source: str | None, *, model: str | None, same_samples: bool = F
                 "no noise scale: the bench's N > 1 runs of this model saw the same samples on "
                 "every rank, so their gradient norms measure none"
             )
-        rerun = bench_command(model, "1,2")
+        rerun = bench_command(model, "1,2", host_devices)
         return Assumption(
             term="Samples to converge at a larger global batch",
             value="the same as at the batch given",
@@ -203,6 +227,7 @@ def settle(
     strong: bool,
     held_back: int | None,
     warnings: Sequence[str],
+    host_devices: int | None = None,
 ) -> str | None:
     """The one measurement that settles a recommendation held back (``held_back``: a
     faster count whose interval includes no gain) or refused (an IMPLAUSIBLE input among
@@ -218,7 +243,8 @@ def settle(
     term = next((t for t in _SETTLES if t in by_term), None)
     why = "an input is flagged IMPLAUSIBLE (above); " if refused else ""
     if term is None:
-        return f"{why}a measured run at the larger count: `gpuscale bench ... --nproc 1,2`"
+        where = on_a_larger_host(2, host_devices)
+        return f"{why}a measured run at the larger count: `gpuscale bench ... --nproc 1,2`{where}"
     found = by_term[term]
     named = term if term.startswith("DDP") else term[0].lower() + term[1:]
     return f"{why}the {named} is {found.source}; measure it: {found.measure}"

@@ -57,6 +57,7 @@ class Basis:
     same_samples: bool = False  # the bench's N > 1 runs saw the same samples per rank
     measured: tuple[caveats.Measured, ...] = ()  # the model's N > 1 runs
     bench_model: str | None = None  # the bench model whose runs measure a term (None: numbers)
+    host_devices: int | None = None  # the GPUs the bench's host had (None: unknown, or a CPU)
 
 
 # What measures the fixed cost of a model given by numbers.

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice.assumptions import on_a_larger_host
 from gpuscale.advice.intervals import as_throughput
 from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
@@ -77,6 +78,7 @@ def headline(
     noise_steps: int | None,
     step_width_log: float,
     devices: int,
+    host_devices: int | None = None,
 ) -> list[str]:
     """The sentences that qualify the recommendation (empty when nothing does):
     ``defaults``: what :func:`defaults_used` found; ``noise_steps``: the steps the bench's
@@ -98,7 +100,8 @@ def headline(
         lines.append(
             f"Not a firm choice: the step's 80% interval is {factor_interval(step_width_log)}"
             f"; measure {devices} devices first (gpuscale bench --nproc 1,{devices} "
-            "--steps 30) and advise again on those rows."
+            f"--steps 30{on_a_larger_host(devices, host_devices)}) and advise again on those "
+            "rows."
         )
     return lines
 
@@ -200,6 +203,7 @@ def qualify(
         noise_steps=noise.steps if measured_noise else None,
         step_width_log=error.width_log,
         devices=advice.decision.devices,
+        host_devices=inputs.host_devices if inputs else None,
     )
     lines += against_measured(advice.predictions, measured, advice.alternative)
     return replace(advice, caveats=tuple(lines), explanation=[*lines, *advice.explanation])

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
+from gpuscale.advice.assumptions import on_a_larger_host
 from gpuscale.quantities import (
     duration_unit,
     format_count,
@@ -359,6 +360,7 @@ def _weak_alternative(advice: Explainable) -> list[str]:
     if alt is None or d.focus < 2 or d.focus not in set(alt["accelerators"]):
         return []
     row, one = _row(alt, d.focus), _row(alt, 1)
+    host = on_a_larger_host(2, advice.inputs.host_devices if advice.inputs else None)
     return [
         f"Weak scaling instead (per-device batch {format_count(row['batch_per_device'])} kept, "
         f"global batch {format_count(row['global_batch'])} on {d.focus} devices): "
@@ -366,8 +368,8 @@ def _weak_alternative(advice: Explainable) -> list[str]:
         f"({interval(row['speedup_low'], row['speedup_high'])}); it trains faster only if "
         f"batch {format_count(row['global_batch'])} needs under {number(row['speedup'])}x the "
         f"samples of batch {format_count(one['global_batch'])}, which nothing here measured "
-        "(give --noise-scale or --workload, or bench with --nproc 1,2: it measures the noise "
-        "scale; --scaling weak assumes the samples unchanged)."
+        f"(give --noise-scale or --workload, or bench with --nproc 1,2{host}: it measures the "
+        "noise scale; --scaling weak assumes the samples unchanged)."
     ]
 
 

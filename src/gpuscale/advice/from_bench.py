@@ -75,6 +75,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     if req.fixed_ms is not None:  # entered: replaces what the bench measured or fitted
         cal = _with_fixed(cal, req.fixed_ms)
     bench_model = None if req.params else cal.name  # the model a bench run would measure
+    host = _host_devices(table)
     return replace(
         basis,
         spec=replace(cal.model, grad_bytes_per_param=req.grad_bytes),
@@ -92,7 +93,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         same_samples=_same_samples(bench, cal.name),
         min_batch=max(1, per_device // 8),  # the fitted fixed cost prices small batches
         fixed=cal.fixed,
-        assumed=(*basis.assumed, *_bench_assumed(cal, req, overlap, bench_model, measured)),
+        assumed=(*basis.assumed, *_bench_assumed(cal, req, overlap, bench_model, measured, host)),
         # a rate the bench measured is a finding however low; above the peak, impossible
         warnings=(
             *basis.warnings,
@@ -104,7 +105,17 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
             ),
         ),
         bench_model=None if req.params is not None else cal.name,
+        host_devices=host,
     )
+
+
+def _host_devices(table: pd.DataFrame) -> int | None:
+    """The most GPUs a host of the bench's runs had (None: no run says, or CPU runs; a
+    table of an earlier gpuscale may lack the column)."""
+    if "host_devices" not in table:
+        return None
+    known = pd.to_numeric(table["host_devices"], errors="coerce").dropna()
+    return int(known.max()) if len(known) else None
 
 
 def _with_fixed(cal: Any, fixed_ms: float) -> Any:
@@ -131,9 +142,11 @@ def _bench_assumed(
     overlap: float | None,
     model: str | None,
     measured: tuple[caveats.Measured, ...],
+    host_devices: int | None,
 ) -> list:
     """The step's terms as the bench measured them, or said as assumed (``model``: the
-    bench model that measures them; None for a model given by its numbers)."""
+    bench model that measures them, None for a model given by its numbers; on a host of
+    ``host_devices`` GPUs)."""
     fixed = cal.fixed
     span = f" ({fixed.low_ms:.3g}-{fixed.high_ms:.3g} ms)" if fixed.uncertain else ""
     compute = cal.compute
@@ -151,6 +164,7 @@ def _bench_assumed(
             given=req.overlap is not None,
             model=model,
             unmeasured=_overlap_unmeasured(measured),
+            host_devices=host_devices,
         ),
         assumptions.ddp_overhead(
             compute.ddp_ms_per_mparam, cal.model.params, measured=True, model=model
@@ -160,6 +174,7 @@ def _bench_assumed(
             bool(compute.jitter_ms),
             model=model,
             held=dict(compute.held_slowdown()),
+            host_devices=host_devices,
         ),
     ]
 
@@ -229,9 +244,13 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
     return leave_one_out(table, network, predict)
 
 
+# Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.
+_LATER_COLUMNS = ("host_devices",)
+
+
 def _check_columns(bench: pd.DataFrame) -> None:
     """``ValueError`` for a table that is no bench table (columns missing)."""
-    missing = [c for c in BENCH_COLUMNS if c not in bench.columns]
+    missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
     if missing:
         shown = ", ".join(missing[:4]) + (
             f" and {len(missing) - 4} more" if len(missing) > 4 else ""

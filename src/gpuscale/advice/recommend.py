@@ -74,6 +74,7 @@ class AdviceInputs:
     price_per_device_hour: float | None = None
     power: Power = field(default_factory=lambda: Power(None, "unknown"))
     threshold: float = DEFAULT_EFFICIENCY_THRESHOLD  # equilibrium: E >= threshold x best
+    host_devices: int | None = None  # the GPUs the bench's host had: what it can measure
     sources: tuple[str, ...] = ()  # where each input came from, for the explanation
     error: StepError = field(default_factory=StepError)  # the step's 80% interval at N > 1
     warnings: tuple[str, ...] = ()  # inputs that cannot be true, said where they were found
@@ -356,6 +357,7 @@ def recommend(inputs: AdviceInputs) -> Advice:
         strong=inputs.kept_global_batch is not None,
         held_back=decision.held_back,
         warnings=decision.warnings,
+        host_devices=inputs.host_devices,
     )
     decision = replace(decision, settle=measure_first)
     trusted = frame[frame["flags"] == ""]

@@ -168,6 +168,14 @@ def load_bench(path: Path) -> BenchFile:
     return BenchFile(bench_table(records), problems)
 
 
+def _host_devices(record: dict[str, Any]) -> int | None:
+    """The GPUs the run's host had, as its topology listed them (None on a CPU, or where
+    the record holds no topology)."""
+    topology = (record.get("environment") or {}).get("topology")
+    gpus = topology.get("gpus") if isinstance(topology, dict) else None
+    return len(gpus) if isinstance(gpus, list) and gpus else None
+
+
 def _upgraded(record: dict[str, Any]) -> dict[str, Any]:
     """A ``gpuscale.bench/1`` record in the current shape (names only; the old runs
     measured one thread count per world size, which their flags say)."""
@@ -255,6 +263,7 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
         allreduce_bytes_per_step=r.get("allreduce_bytes_per_step"),
         peak_memory_bytes=(r.get("memory") or {}).get("peak_bytes"),
         device_memory_bytes=(r.get("environment") or {}).get("device_memory_bytes"),
+        host_devices=_host_devices(r),
         gpu_util_pct_mean=_number(nvml.get("gpu_util_pct_mean")),
         power_w_mean=_number(nvml.get("power_w_mean")),
         power_w_total=_number(nvml.get("power_w_total")),

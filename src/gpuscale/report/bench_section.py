@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from gpuscale.advice.assumptions import on_a_larger_host
 from gpuscale.advice.intervals import as_throughput
 from gpuscale.analysis.bench_scaling import (
     SPEEDUP_BASIS,
@@ -231,7 +232,11 @@ def measured_answer(scaling: pd.DataFrame) -> str:
     multi = scaling[(scaling["accelerators"] > 1) & scaling["speedup"].notna()]
     kept = multi[~multi["flagged"].astype(bool)]
     if multi.empty:
-        return "Your hardware: no multi-device run measured (run gpuscale bench --nproc 1,2)."
+        host = pd.to_numeric(scaling.get("host_devices"), errors="coerce").max()
+        where = on_a_larger_host(2, None if pd.isna(host) else int(host))
+        return (
+            f"Your hardware: no multi-device run measured (run gpuscale bench --nproc 1,2{where})."
+        )
     if kept.empty:
         return (
             f"Your hardware: no trustworthy multi-device run ({len(multi)} flagged, see "

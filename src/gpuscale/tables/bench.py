@@ -104,6 +104,7 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "allreduce_bytes_per_step",
     "peak_memory_bytes",
     "device_memory_bytes",  # the device's whole memory (torch's total_memory); GPUs only
+    "host_devices",  # the GPUs the run's host had (its detected topology); NaN on a CPU
     "gpu_util_pct_mean",
     "power_w_mean",  # per device: power_w_total / accelerators
     "power_w_total",  # measured at this N: every device, every host's package once
@@ -146,6 +147,7 @@ _BENCH_INTEGERS = {
     "allreduce_bytes_per_step",
     "peak_memory_bytes",
     "device_memory_bytes",
+    "host_devices",
     "noise_batch_small",
     "noise_batch_big",
 }

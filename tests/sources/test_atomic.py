@@ -148,3 +148,38 @@ def test_a_virtual_file_system_is_said_not_no_such_file() -> None:
     message = str(refused.value)
     assert "No such file or directory" not in message
     assert "takes no new files" in message and "choose another --out" in message
+
+
+@pytest.fixture
+def mount_point(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A folder that is a file system of its own (tmpfs), as a volume or a second disk
+    is; skipped where this process may not mount one."""
+    import shutil
+    import subprocess
+
+    point = tmp_path / "volume"
+    point.mkdir()
+    mount = shutil.which("mount")
+    if mount is None or os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root and mount(8)")
+    done = subprocess.run([mount, "-t", "tmpfs", "none", str(point)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", str(point)], capture_output=True)
+
+
+def test_a_mount_point_is_written_into(mount_point: Path) -> None:
+    """A user walk: `report --out` a mounted volume was 'Invalid cross-device link' (the
+    temporary folder beside it, on its parent's file system)."""
+    assert os.path.ismount(mount_point)
+    (mount_point / "notes.txt").write_text("mine")
+    write_atomically(mount_point, writer("one", ("a.txt", "stale.png")))
+    write_atomically(mount_point, writer("two", ("a.txt",)))
+    assert files(mount_point) == {"notes.txt": "mine", "a.txt": "two"}
+    assert [p.name for p in mount_point.iterdir() if p.name.startswith(".")] == [
+        ".gpuscale-manifest"
+    ]  # no temporary folder left inside
+    assert os.path.ismount(mount_point)  # still the volume, not a folder renamed over it

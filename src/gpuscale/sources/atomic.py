@@ -8,7 +8,9 @@ existing folder (``--out .``) the files are moved one by one, each atomically, a
 files the previous manifest listed that this output lacks are removed: nothing of the
 user's is ever deleted, nor replaced (a file of theirs with one of our names is an error).
 The temporary folder is held locked while its writer lives; one that a killed writer
-left beside the target is removed by the next write there.
+left beside the target is removed by the next write there. A target that is a mount point
+(a volume, another disk) shares no file system with its parent, and cannot be renamed: the
+temporary folder is made inside it and the files are moved one by one.
 """
 
 from __future__ import annotations
@@ -75,13 +77,14 @@ def write_atomically(
         if _is_other_than_folder(out_dir):
             raise OutputError(f"{out_dir} exists and is not a folder; choose another --out")
         _check_owner(out_dir, command)
-        parent = out_dir.parent
+        mount = os.path.ismount(out_dir)  # renames from beside it would cross file systems
+        base = out_dir if mount else out_dir.parent
         # a run killed before it could clean up (SIGKILL) left its folders: none holds them
         for leftover in ("tmp", "old"):
-            remove_stale(parent, f".{glob.escape(out_dir.name)}.{leftover}-*")
-        parent.mkdir(parents=True, exist_ok=True)
+            remove_stale(base, f".{glob.escape(out_dir.name)}.{leftover}-*")
+        base.mkdir(parents=True, exist_ok=True)
         # held locked while this process lives: another run leaves it alone
-        tmp, lock = new_folder(parent, f".{out_dir.name}.tmp-")
+        tmp, lock = new_folder(base, f".{out_dir.name}.tmp-")
         tmp.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; the output follows the umask
     except OSError as exc:
         raise OutputError(
@@ -92,7 +95,7 @@ def write_atomically(
         names = sorted(p.name for p in tmp.iterdir())
         header = f"{_HEADER}{__version__} {command}".rstrip()
         (tmp / MANIFEST).write_text("\n".join([header, *names]) + "\n", encoding="utf-8")
-        _move_into_place(tmp, out_dir, names, command)
+        _move_into_place(tmp, out_dir, names, command, whole=not mount)
     except OSError as exc:
         raise OutputError(f"cannot write {out_dir}: {why_unwritable(exc, out_dir)}") from None
     finally:
@@ -119,11 +122,15 @@ def _is_other_than_folder(path: Path) -> bool:
 _RACE = (errno.EEXIST, errno.ENOTEMPTY, errno.ENOENT)
 
 
-def _move_into_place(tmp: Path, out_dir: Path, names: list[str], command: str) -> None:
+def _move_into_place(
+    tmp: Path, out_dir: Path, names: list[str], command: str, *, whole: bool = True
+) -> None:
+    """The files of ``tmp`` put in ``out_dir`` (``whole``: our own earlier output swapped
+    as one folder; else file by file)."""
     for _ in range(100):  # another writer may swap its folder in between two renames
         try:
             _check_owner(out_dir, command)
-            if _swap(tmp, out_dir, names):
+            if _swap(tmp, out_dir, names, whole=whole):
                 return
         except OSError as exc:
             if exc.errno not in _RACE:
@@ -149,7 +156,7 @@ def _settled(out_dir: Path, found: tuple[set[str], str] | None) -> bool:
     return all(os.path.isdir(out_dir) and _manifest(out_dir) == found for _ in range(3))
 
 
-def _swap(tmp: Path, out_dir: Path, names: list[str]) -> bool:
+def _swap(tmp: Path, out_dir: Path, names: list[str], *, whole: bool = True) -> bool:
     """One attempt: True when the output is in place (a race raises or returns False)."""
     if not out_dir.exists():
         tmp.rename(out_dir)
@@ -157,7 +164,8 @@ def _swap(tmp: Path, out_dir: Path, names: list[str]) -> bool:
     found = _manifest(out_dir)
     previous = found[0] if found else None
     if (
-        previous is not None
+        whole
+        and previous is not None
         and set(os.listdir(out_dir)) <= previous | {MANIFEST}
         and not _holds_cwd(out_dir)
     ):

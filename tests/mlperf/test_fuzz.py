@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -145,3 +146,13 @@ def test_system_parser_raises_only_its_own_error(data: bytes) -> None:
         return
     n = record.row["accelerators"]
     assert n is None or 1 <= n <= 100_000 * 4_096
+
+
+@pytest.mark.parametrize("metadata", [b"25386091460", b"-1", b"[123, 34]", b"{}"])
+def test_metadata_that_is_no_object_is_read_not_allocated(metadata: bytes) -> None:
+    """Found by the fuzz above: a line the fallback parser read holds Python objects, and
+    ``bytes(25386091460)`` made 25 GB of zeros (MemoryError), ``bytes(-1)`` raised."""
+    start = b':::MLLOG {"time_ms": 0.0, "key": "run_start", "value": null, "metadata": {}}'
+    stop = b':::MLLOG {"time_ms": 0.0, "key": "run_stop", "value": [Infinity], "metadata": '
+    row = read_result_file(b"\n".join([start, start, stop + metadata + b"}"]), "v4.1")
+    assert not row["counted"] and row["time_to_train_min"] is None

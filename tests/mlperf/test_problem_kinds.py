@@ -48,3 +48,23 @@ def documented_kinds() -> set[str]:
 def test_every_status_and_problem_kind_written_is_documented() -> None:
     written = {str(k) for k in (*RunStatus, *ProblemKind)} | {DUPLICATE_INPUT}
     assert written - documented_kinds() == set()
+
+
+def test_a_round_without_rules_of_its_own_says_whose_it_was_checked_against(
+    tmp_path: Path,
+) -> None:
+    """A user walk: `ingest FOLDER --round-name v41.0` (a typo of v4.1) checked every run
+    against ruleset 6.1.0, scored none, and said why only inside problems.csv."""
+    from gpuscale.tables.views import ingest_summary, reading_notes
+
+    rb = RoundBuilder().system("Acme", "box", per_node="8")
+    rb.runs("Acme", "box", "bert", [10, 11, 12, 13, 14, 15, 16, 17, 18, 19])
+    folder = rb.write_dir(tmp_path)
+    tables = read_round(folder, round_name="v41.0")
+    said = tables.problems[tables.problems["kind"] == "other ruleset"]["message"].tolist()
+    assert len(said) == 1 and "no training rules for v41.0" in said[0], said
+    assert "newest earlier ruleset" in said[0] and "may differ" in said[0]
+    assert any(said[0] in line for line in reading_notes(tables.problems))
+    assert any(said[0] in line for line in ingest_summary(tables)[0])
+    own = read_round(folder, round_name="v4.1").problems
+    assert "other ruleset" not in set(own["kind"])  # a round with rules of its own: none

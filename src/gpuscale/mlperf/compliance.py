@@ -194,13 +194,14 @@ _VERDICTS_MAX = 200_000
 
 def _raw_keys(found: list[tuple[int, Record]], reads: tuple[str, ...]) -> list[bytes] | None:
     """The raw JSON of the parts read, one bytes per line; None if a line has no raw
-    form (parsed by the slow path)."""
-    try:
-        if len(reads) == 1:
-            return [bytes(getattr(r, reads[0])) for _, r in found]
-        return [b"\x00".join(bytes(getattr(r, p)) for p in reads) for _, r in found]
-    except TypeError:
+    form (parsed by the slow path: Python objects, where ``bytes(25386091460)`` would
+    allocate 25 GB of zeros and ``bytes(-1)`` raise; found by the log fuzz)."""
+    parts = [[getattr(r, p) for p in reads] for _, r in found]
+    if any(type(x) is not msgspec.Raw for line in parts for x in line):
         return None
+    if len(reads) == 1:
+        return [bytes(line[0]) for line in parts]
+    return [b"\x00".join(bytes(x) for x in line) for line in parts]
 
 
 def _verdicts(rule: KeyRule, found: list[tuple[int, Record]]) -> list[int]:

@@ -27,6 +27,7 @@ from gpuscale.mlperf.duplicates import case_duplicates, combine, same_runs_probl
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path, wanted
 from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
 from gpuscale.mlperf.power import PowerLog
+from gpuscale.mlperf.rules import ruleset_for
 from gpuscale.mlperf.scores import build_scores
 from gpuscale.mlperf.systems import SystemDescriptionError, parse_system
 from gpuscale.sources import (
@@ -276,6 +277,9 @@ def read_round(
     name = _round_name(path, round_name)
     skipped: list[Skipped] = []
     col = _Collector(name)
+    ruleset, other = ruleset_for(name)  # never silent: the scores may differ from official
+    if ruleset and other:
+        col.problem(path.name, ProblemKind.OTHER_RULESET, other)
     _read_entries(path, col, progress, skipped, Budget(max_file_bytes, max_round_bytes))
     names = FolderNames(col.problem)
     for raw in skipped:

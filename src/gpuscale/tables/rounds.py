@@ -183,6 +183,7 @@ class ProblemKind(Code):
     UNKNOWN_ACCELERATOR = "unknown accelerator"
     SAME_RUNS = "same runs"  # one result under two system names in a round
     INCONSISTENT_LOG = "inconsistent log"  # reported, still counted (the official tool does)
+    OTHER_RULESET = "other ruleset"  # mlperf-logging has no rules for the round: an earlier's
 
 
 @dataclass(frozen=True, slots=True)

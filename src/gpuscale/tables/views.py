@@ -136,6 +136,7 @@ def ingest_summary(tables: Any) -> tuple[list[str], TableView | None]:
             f"{int(scores['time_to_train_min'].notna().sum()):,} of {len(scores):,} "
             f"benchmark results scored, {len(problems):,} problems"
         )
+        lines += list(problems[problems["kind"] == "other ruleset"]["message"])
     if not len(tables.problems):
         return lines, None
     counts = tables.problems.groupby(["round", "kind"]).size().reset_index(name="count")
@@ -160,6 +161,7 @@ def reading_notes(problems: Any) -> list[str]:
             f"{round_name}: {len(rows):,} problem(s) reading it ({kinds}); "
             "`gpuscale ingest PATH --out DIR` writes each to problems.csv"
         )
+        lines += [f"{round_name}: {m}" for m in rows[rows["kind"] == "other ruleset"]["message"]]
         unread = rows[rows["kind"].isin(NOT_READ)]
         for kind, group in unread.groupby("kind", sort=False):
             more = f" (and {len(group) - 3:,} more)" if len(group) > 3 else ""

@@ -66,7 +66,7 @@ def olympic_score(
         return OlympicResult(
             None,
             (),
-            f"{dropped_runs} runs failed or did not converge; at most {max_dropped_runs} may",
+            f"{dropped_runs} runs did not count; at most {max_dropped_runs} may",
         )
     order = sorted(range(len(times_min)), key=lambda i: times_min[i])
     kept = order[max_dropped_runs : len(order) - (max_dropped_runs - dropped_runs)]
@@ -119,6 +119,22 @@ class _RoundRules:
         return _RoundRules(round_name, ruleset, allowed, result_file_counts(), damaged)
 
 
+def _dropped(group: list[dict], counted: list[dict], most: int) -> str:
+    """Why a result has no score for its runs: how many did not count, by status (the
+    logs' own word: ``noncompliant``, ``aborted``, ``not converged``...), and the first
+    problem of the commonest status (v1.1's BERT runs converged and were noncompliant,
+    which "failed or did not converge" misstated)."""
+    kept = {id(r) for r in counted}
+    dropped = [r for r in group if id(r) not in kept]
+    by_status = pd.Series([str(r.get("status") or "not counted") for r in dropped])
+    counts = by_status.value_counts()
+    said = ", ".join(f"{n} {status}" for status, n in counts.items())
+    first = next((r.get("problem") for r in dropped if r.get("status") == counts.index[0]), "")
+    first = str(first or "").split("; ")[0][:160]  # its first reason, of several
+    example = f" (e.g. {first})" if first else ""
+    return f"{len(dropped)} runs did not count: {said}{example}; at most {most} may"
+
+
 def _olympic(
     rules: _RoundRules, name: str, group: list[dict], counted: list[dict], factor: float
 ) -> tuple[OlympicResult, str]:
@@ -133,6 +149,10 @@ def _olympic(
         scaling_factor=factor,
     )
     reason = result.reason if group else "no result files"
+    if result.time_to_train_min is None and len(group) - len(counted) > MAX_DROPPED_RUNS.get(
+        name, 1
+    ):
+        reason = _dropped(group, counted, MAX_DROPPED_RUNS.get(name, 1))
     if factor != factor:
         result, reason = _unscored(result), "scaling.json has no usable scaling_factor"
     elif rules.damaged and required is not None and 0 < len(group) < required:

@@ -321,3 +321,45 @@ def test_progress_says_each_model_done_before_the_next_starts(tmp_path: Path) ->
         "done mlp-1m x1",
     ]
     assert all("ms/step" in line for line in said if line.startswith("done"))
+
+
+MODEL = """
+import torch
+
+
+def make():
+    module = torch.nn.Linear({width}, 2)
+
+    def make_batch(size, device):
+        targets = torch.randint(0, 2, (size,), device=device)
+        return torch.randn(size, {width}, device=device), targets
+
+    return module, make_batch
+"""
+
+
+def test_resume_tells_two_models_of_one_spec_apart(tmp_path: Path, monkeypatch) -> None:
+    """A user walk: `bench --models tiny.py:make --resume` in another folder, into the same
+    file, skipped a 265k-parameter model as measured because a 676-parameter one of the
+    same spec was (the key named the spec alone)."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    out = tmp_path / "results.jsonl"
+    args = ["bench", "--backend", "gloo", "--nproc", "1", "--models", "tiny.py:make"]
+    args += ["--steps", "2", "--warmup", "1", "--out", str(out), "--resume"]
+    said = {}
+    for folder, width in (("small", 3), ("large", 1000), ("small", 3)):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        (tmp_path / folder / "tiny.py").write_text(MODEL.format(width=width))
+        monkeypatch.chdir(tmp_path / folder)
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        said[folder, len(said)] = " ".join(result.output.split())
+    records, _ = read_results(out)
+    assert sorted(r["config"]["params"] for r in records) == [8, 2002]  # each measured once
+    assert "1 measured" in said["large", 1], said  # not skipped as the small one's
+    table = bench_table(records)
+    if not table["flagged"].any():  # a flagged run is measured again by design
+        assert "1 skipped" in said["small", 2], said  # the same model is still skipped

@@ -282,11 +282,16 @@ def run_key(
     nnodes: int,
     device: str,
     threads: int,
+    params: int | None = None,
 ) -> str:
-    """The key of one run in the results file (``--resume`` skips keys it finds)."""
+    """The key of one run in the results file (``--resume`` skips keys it finds). A model
+    of the user's (``FILE.py:FACTORY``, ``PKG.MODULE:FACTORY``) is keyed with its parameter
+    count too: one spec names another model in another folder, or once its file is
+    edited, and --resume would have skipped it as measured."""
     batch = config.per_device_batch(accelerators, device)
     parts: dict[str, Any] = {
         "model": model,
+        **({"params": params} if ":" in model and params else {}),
         "accelerators": accelerators,
         "nnodes": nnodes,
         "backend": config.resolved_backend(device),

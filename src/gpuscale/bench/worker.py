@@ -315,6 +315,7 @@ def _run_models(
             nnodes=config["nnodes"],
             device=device.type,
             threads=threads,
+            params=params.get(name),
         )
         if key in skip:
             _note(args.progress, local_rank, "skipped", key)

@@ -46,6 +46,27 @@ def test_two_precisions_and_two_runs_are_told_apart(tmp_path: Path) -> None:
     assert "1 model" not in " ".join(section.findings)
 
 
+def test_a_resumed_sweep_completes_its_run() -> None:
+    """A user walk: a sweep interrupted after cnn-0.3m's N = 1 run, then `--resume`, which
+    measured only its N = 2 run: labelled "run 1" and "run 2", the report said "cnn-0.3m
+    (run 2) 0.84x on 2" of a run that had no N = 1 row. Counts a later sweep lacks
+    complete the earlier run; a count measured again is the next run."""
+    records = [
+        _record("cnn-0.3m", 1, 100.0, "s1", batch=8),
+        _record("cnn-0.3m", 2, 160.0, "s2", batch=8),  # --resume: only what s1 lacked
+    ]
+    scaling = bench_scaling(bench_table(records))
+    assert scaling["configuration"].tolist() == ["cnn-0.3m", "cnn-0.3m"]
+    assert scaling.loc[scaling["accelerators"] == 2, "speedup"].iloc[0] == pytest.approx(1.6)
+    again = [*records, _record("cnn-0.3m", 1, 110.0, "s3", batch=8),
+             _record("cnn-0.3m", 2, 170.0, "s3", batch=8)]  # fmt: skip
+    labels = bench_scaling(bench_table(again))[["configuration", "accelerators"]]
+    assert sorted(map(tuple, labels.to_numpy().tolist())) == [
+        ("cnn-0.3m (run 1)", 1), ("cnn-0.3m (run 1)", 2),
+        ("cnn-0.3m (run 2)", 1), ("cnn-0.3m (run 2)", 2),
+    ]  # fmt: skip
+
+
 def test_two_batches_of_one_model_say_their_batch() -> None:
     records = [
         _record("tf-7m", 1, 100.0, "s1", batch=8),

@@ -243,8 +243,10 @@ def configuration_labels(frame: pd.DataFrame) -> pd.Series:
     """One label per row that tells configurations apart: the model, and where the
     frame holds it in several configurations the fields that differ (``tf-30m (bf16)``
     and ``tf-30m (fp32)``), and where one configuration ran in more than one sweep (a
-    second ``gpuscale bench`` into the same file) the run, ``tf-7m (run 2)``, k counted
-    in file order and the same at every device count of that sweep. A configuration
+    second ``gpuscale bench`` into the same file) and measured a device count again the
+    run, ``tf-7m (run 2)``, k counted in file order and the same at every device count of
+    that sweep (a sweep that measured only counts the earlier one lacks, as ``--resume``
+    after an interruption does, completes it: no new run). A configuration
     measured twice at one device count within a sweep (rows without a sweep id) is
     another run too, so no table or figure puts two rows on one label."""
     import pandas as pd  # lazy: pandas, only where a bench table is built
@@ -269,6 +271,23 @@ def configuration_labels(frame: pd.DataFrame) -> pd.Series:
     sweep = sweep.astype(object).where(sweep.notna(), "").astype(str)  # no id: one sweep
     again = frame.groupby([labels, sweep, frame["accelerators"]], sort=False).cumcount()
     run_id = sweep + "#" + again.astype(str)
-    first_seen = run_id.groupby(labels, sort=False).transform(lambda ids: ids.factorize()[0])
-    runs = run_id.groupby(labels, sort=False).transform("nunique")
-    return labels.where(runs == 1, labels + " (run " + (first_seen + 1).astype(str) + ")")
+    number = pd.Series(1, index=frame.index)
+    for _, rows in run_id.groupby(labels, sort=False):
+        _number_runs(rows, frame["accelerators"], number)
+    runs = number.groupby(labels, sort=False).transform("max")
+    return labels.where(runs == 1, labels + " (run " + number.astype(str) + ")")
+
+
+def _number_runs(run_ids: pd.Series, accelerators: pd.Series, number: pd.Series) -> None:
+    """Into ``number``: each run of one label (its rows' ``run_ids``, in file order) the
+    first run number none of whose device counts it repeats. A ``--resume`` that measures
+    the counts an interrupted sweep did not reach completes that run (no new label); a
+    sweep that measures a count again is the next run."""
+    used: dict[int, set[int]] = {}
+    for _, rows in run_ids.groupby(run_ids, sort=False):
+        counts = set(accelerators[rows.index])
+        k = 1
+        while used.get(k, set()) & counts:
+            k += 1
+        used.setdefault(k, set()).update(counts)
+        number[rows.index] = k

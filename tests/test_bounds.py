@@ -50,6 +50,23 @@ NUMBERS = ["--params", "7M", "--step-ms", "20"]
         (["bench", "--timeout", "inf", "--models", "mlp-0.2m"], "--timeout inf: must be"),
         (["bench", "--bucket-mb", "1e-310", "--models", "mlp-0.2m"], "--bucket-mb 1e-310: must"),
         (["bench", "--nproc", "²", "--models", "mlp-0.2m"], "--nproc ²: must be whole numbers"),
+        # torchrun crashed after a row was written (port), or waited without end (no port)
+        (
+            [
+                "bench",
+                "--nnodes",
+                "2",
+                "--rdzv-endpoint",
+                "localhost:99999",
+                "--models",
+                "mlp-0.2m",
+            ],
+            "--rdzv-endpoint localhost:99999: must be HOST:PORT",
+        ),
+        (
+            ["bench", "--nnodes", "2", "--rdzv-endpoint", "foo", "--models", "mlp-0.2m"],
+            "--rdzv-endpoint foo: must be HOST:PORT",
+        ),
     ],
 )
 def test_a_number_out_of_range_is_one_clear_line(args: list[str], words: str) -> None:
@@ -59,6 +76,18 @@ def test_a_number_out_of_range_is_one_clear_line(args: list[str], words: str) ->
     assert words in result.output and "Traceback" not in result.output
     assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit)
     assert time.monotonic() - started < 30  # refused before any list or model is built
+
+
+def test_a_rendezvous_host_without_an_address_is_refused_before_anything_runs(
+    tmp_path: Path,
+) -> None:
+    """torchrun waited for it without end; now one line, no row, no launch."""
+    out = tmp_path / "r.jsonl"
+    args = ["bench", "--nnodes", "2", "--rdzv-endpoint", "nohost.invalid:29500"]
+    result = CliRunner().invoke(app, [*args, "--models", "mlp-0.2m", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "cannot resolve nohost.invalid" in result.output and "Traceback" not in result.output
+    assert not out.exists() or out.stat().st_size == 0
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,7 @@ import importlib.util
 import json
 import os
 import re
+import socket
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from gpuscale.bench.launch import Events, launcher_env, row_of, start, torchrun_
 from gpuscale.bench.launch_events import cause, failure_row, log_tail
 from gpuscale.bench.results import ResultsError, done_keys
 from gpuscale.bench.results_file import append_result, check_writable
-from gpuscale.bench.sweep_request import check_nodes
+from gpuscale.bench.sweep_request import check_endpoint, check_nodes
 from gpuscale.quantities import number
 from gpuscale.sources.processes import remove_stale_runs, run_folder
 from gpuscale.tables import BenchStatus
@@ -73,6 +74,7 @@ class SweepConfig:
         if not self.nproc or min(self.nproc) < 1 or max(self.nproc) > MAX_NPROC:
             raise ValueError(f"--nproc needs world sizes from 1 to {MAX_NPROC:,}, e.g. 1,2")
         check_nodes(self.nnodes, self.node_rank)
+        check_endpoint(self.rdzv_endpoint)
         if self.nnodes > 1 and not self.rdzv_endpoint:
             raise ValueError("several nodes need --rdzv-endpoint HOST:PORT (node 0's address)")
         for per_node in self.nproc:  # strong scaling: the global batch splits everywhere
@@ -217,6 +219,19 @@ def record_broken(cfg: SweepConfig, broken: dict[str, object], sweep_id: str = "
     return lines
 
 
+def _check_resolves(endpoint: str | None) -> None:
+    """``ValueError`` where the rendezvous host has no address: torchrun would wait for
+    it without end (its own timeout is not the launch's)."""
+    found = check_endpoint(endpoint)
+    if found is None:
+        return
+    try:
+        socket.getaddrinfo(found[0], found[1])
+    except (OSError, UnicodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise ValueError(f"--rdzv-endpoint {endpoint}: cannot resolve {found[0]} ({why})") from None
+
+
 def run_sweep(
     cfg: SweepConfig,
     sizes: dict[str, int],
@@ -237,6 +252,7 @@ def run_sweep(
     """
     if not cfg.models and not broken:
         raise ValueError("no model selected (check --models / --max-params)")
+    _check_resolves(cfg.rdzv_endpoint)
     check_writable(cfg.out)
     remove_stale_runs()  # what a killed earlier sweep left
     report = SweepReport(sweep_id=uuid.uuid4().hex[:12])

@@ -49,10 +49,27 @@ class SweepRequest:
 
     def __post_init__(self) -> None:
         check_nodes(self.nnodes, self.node_rank)
+        check_endpoint(self.rdzv_endpoint)
 
     def model_names(self) -> list[str]:
         """The models asked for, ``--models``'s then each ``--model``; none: the ladder."""
         return [*(self.models.split(",") if self.models else []), *(self.model or ())]
+
+
+def check_endpoint(endpoint: str | None) -> tuple[str, int] | None:
+    """(host, port) of a rendezvous endpoint; :class:`FieldError` for one that is no
+    ``HOST:PORT`` with a port from 1 to 65535 (torchrun crashed on port 99999 after a row
+    was written, and waited without end on a bare host name: a user walk)."""
+    if endpoint is None:
+        return None
+    host, colon, port = endpoint.strip().rpartition(":")
+    if not colon or not host.strip("[]") or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise FieldError(
+            "rdzv_endpoint",
+            endpoint,
+            "must be HOST:PORT, the port from 1 to 65535 (node 0's address, e.g. 10.0.0.1:29500)",
+        )
+    return host.strip("[]"), int(port)
 
 
 def check_nodes(nnodes: int, node_rank: int) -> None:

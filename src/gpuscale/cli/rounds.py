@@ -175,18 +175,21 @@ def _analyze_bench(
     bench_file: Path, fmt: Format, *, alone: bool, columns_asked: str | None = None
 ) -> dict | None:
     """``analyze --bench``: the bench table shown (alone, or before the rounds'), or with
-    ``-f json`` its part of the document (written now when alone, else returned)."""
+    ``-f json`` its part of the document (written now when alone, else returned); alone,
+    a file of failed runs alone exits 1 after saying why each failed, as ``bench`` does."""
     # lazy: the analysis stack (pandas), not needed for --help
     from gpuscale.analysis.bench_scaling import bench_document, bench_view
     from gpuscale.analysis.document import analyze_document
 
-    table = read_bench(bench_file)
+    table, doc = read_bench(bench_file), None
     if fmt is not Format.json:
         show(bench_view(table), fmt, columns_asked)
-        return None
-    doc = bench_document(table)
-    if alone:
-        print_json(out, analyze_document(None, doc))
+    else:
+        doc = bench_document(table)
+        if alone:
+            print_json(out, analyze_document(None, doc))
+    if alone and not (table["status"] == "ok").any():  # every run failed: said, exit 1
+        raise typer.Exit(1)
     return doc
 
 

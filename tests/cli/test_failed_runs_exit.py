@@ -1,0 +1,45 @@
+"""`analyze --bench` on a file whose every run failed says why each failed and exits 1, as
+`bench` does after failures (a user walk: it exited 0, where `advise` on the same file
+exits 2, so a script could not tell a file of failures from a measured one)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+
+from ..builders import bench_record
+
+
+def _write(path: Path, statuses: list[str]) -> Path:
+    rows = []
+    for n, status in enumerate(statuses, start=1):
+        row = bench_record("mlp-0.2m", 199_946, n, 1000.0 * n, status=status)
+        if status != "ok":
+            row["error"] = f"crashed: exit 1: RuntimeError: boom at {n}"
+        rows.append(json.dumps(row))
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_a_file_of_failed_runs_exits_1_after_saying_why(tmp_path: Path, fmt: str) -> None:
+    failed = _write(tmp_path / "failed.jsonl", ["error", "error"])
+    result = CliRunner().invoke(app, ["analyze", "--bench", str(failed), "-f", fmt])
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    if fmt == "table":
+        assert "boom at 1" in result.output and "boom at 2" in result.output
+    if fmt == "json":  # the document is still whole
+        assert json.loads(result.stdout)["bench"] is not None
+
+
+def test_a_file_with_a_measured_run_exits_0(tmp_path: Path) -> None:
+    mixed = _write(tmp_path / "mixed.jsonl", ["ok", "error"])
+    result = CliRunner().invoke(app, ["analyze", "--bench", str(mixed)])
+    assert result.exit_code == 0, result.output
+    assert "boom at 2" in result.output

@@ -100,6 +100,9 @@ def test_a_rendezvous_host_without_an_address_is_refused_before_anything_runs(
         (lambda: gpuscale.plan(workload=123, accelerator="H100"), TypeError, "workload"),
         (lambda: gpuscale.advise(bench=pd.DataFrame()), ValueError, "lacks the column"),
         (lambda: gpuscale.advise(bench=123), TypeError, "bench must be"),
+        # two names for the link: `link` won and nvlink4 was dropped without a word
+        (lambda: gpuscale.advise(params=7e6, step_ms=2, interconnect="nvlink4",
+                                 link="pcie-phb"), TypeError, "give the link once"),
         (lambda: AdviceRequest(params="7M", step_ms=20), TypeError, "give 7e6"),
         (lambda: AdviceRequest(params=7e6, step_ms=20, batch=8.5), TypeError, "whole"),
         (lambda: PlanRequest(workload="bert", accelerator="H100", devices="8,16",

@@ -50,6 +50,9 @@ def advise(
         fields["bench"] = str(bench)
     elif bench is not None:
         raise TypeError(f"bench must be a results file's path or a bench table, not {bench!r}")
+    named = sorted({"interconnect", "busbw_gbs", "latency_us"} & fields.keys())
+    if link is not None and named:  # never one of two silently (a user walk: link won)
+        raise TypeError(f"give the link once: link= or {'= and '.join(named)}=, not both")
     if isinstance(link, Link):
         fields |= {"busbw_gbs": link.busbw_gbs, "latency_us": link.latency_us}
     elif link is not None:

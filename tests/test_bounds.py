@@ -50,6 +50,15 @@ NUMBERS = ["--params", "7M", "--step-ms", "20"]
         (["bench", "--timeout", "inf", "--models", "mlp-0.2m"], "--timeout inf: must be"),
         (["bench", "--bucket-mb", "1e-310", "--models", "mlp-0.2m"], "--bucket-mb 1e-310: must"),
         (["bench", "--nproc", "²", "--models", "mlp-0.2m"], "--nproc ²: must be whole numbers"),
+        # an option of the other scaling was ignored without a word (a user walk)
+        (
+            ["bench", "--global-batch", "40", "--models", "mlp-0.2m"],
+            "--global-batch 40: applies to strong scaling: add --strong",
+        ),
+        (
+            ["bench", "--strong", "--batch", "4", "--models", "mlp-0.2m"],
+            "--batch 4: is weak scaling's per-device batch",
+        ),
         # torchrun crashed after a row was written (port), or waited without end (no port)
         (
             [

@@ -51,6 +51,9 @@ class ModelError(ValueError):
         self.status = str(status)
 
 
+DEFAULT_GLOBAL_BATCH = 64  # strong scaling's, split over the devices
+
+
 def _scaling(strong: bool) -> str:
     """``--strong`` -> ``strong``; without it, ``weak``."""
     return "strong" if strong else "weak"
@@ -100,7 +103,7 @@ class BenchConfig(JsonRequest):
         shown=False,
         help="Strong scaling: --global-batch split over devices.",
     )
-    global_batch: int = option(64, help="Global batch for strong scaling.")
+    global_batch: int = option(DEFAULT_GLOBAL_BATCH, help="Global batch for strong scaling.")
     accum: int = option(
         1, help="Gradient accumulation: micro-batches per optimizer step (one sync each)."
     )
@@ -199,6 +202,19 @@ class BenchConfig(JsonRequest):
             ("backend", BACKENDS),
         ):
             settle_choice(self, name, allowed)
+        # an option of the other scaling would be ignored without a word (a user walk)
+        if self.scaling == "weak" and self.global_batch != DEFAULT_GLOBAL_BATCH:
+            raise FieldError(
+                "global_batch",
+                self.global_batch,
+                "applies to strong scaling: add --strong (weak scaling keeps --batch per device)",
+            )
+        if self.scaling == "strong" and self.batch is not None:
+            raise FieldError(
+                "batch",
+                self.batch,
+                "is weak scaling's per-device batch; with --strong, --global-batch is split",
+            )
         if self.strategy == "fsdp" and self.grad_comm != "fp32":
             raise ValueError("grad_comm applies to DDP; FSDP communicates in its own dtype")
 

@@ -99,6 +99,18 @@ def run_flags(
     return flags + host_flags(host)
 
 
+def loss_flags(loss: float | None) -> list[str]:
+    """A run whose loss at its last timed step is no finite number (NaN, inf): a broken or
+    diverged model, which trains nothing; its step times stand, its result does not (a
+    user walk benched a model whose loss was always NaN as a healthy run)."""
+    if loss is None or math.isfinite(loss):
+        return []
+    return [
+        f"loss not finite: {loss} at the last timed step; the model trains nothing (broken "
+        "or diverged): check its loss and learning rate (its step times stand)"
+    ]
+
+
 def host_flags(host: Mapping[str, Any] | None) -> list[str]:
     """The flags a run's host shares raise: other processes' share above
     ``BUSY_OTHER_SHARE``, the hypervisor's above ``STEAL_SHARE`` (none from a share that

@@ -363,3 +363,40 @@ def test_resume_tells_two_models_of_one_spec_apart(tmp_path: Path, monkeypatch) 
     table = bench_table(records)
     if not table["flagged"].any():  # a flagged run is measured again by design
         assert "1 skipped" in said["small", 2], said  # the same model is still skipped
+
+
+NAN_MODEL = """
+import torch
+
+
+def make():
+    def make_batch(size, device):
+        return torch.randn(size, 4, device=device), torch.zeros(size, 2, device=device)
+
+    def loss(output, targets):
+        return (output - targets).pow(2).mean() * float("nan")
+
+    return torch.nn.Linear(4, 2), make_batch, loss
+"""
+
+
+def test_a_model_whose_loss_is_nan_is_flagged_and_left_out_of_advice(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A user walk: a model whose loss was always NaN came back `ok`, unflagged, and
+    `advise --bench` advised on it."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    (tmp_path / "nan_model.py").write_text(NAN_MODEL)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "r.jsonl"
+    args = ["bench", "--backend", "gloo", "--nproc", "1", "--models", "nan_model.py:make"]
+    result = CliRunner().invoke(app, [*args, "--steps", "2", "--warmup", "1", "--out", str(out)])
+    records, _ = read_results(out)
+    assert len(records) == 1 and records[0]["status"] == "ok", result.output
+    assert records[0]["loss_last"] is None
+    assert any(f.startswith("loss not finite: nan") for f in records[0]["flags"])
+    advised = CliRunner().invoke(app, ["advise", "--bench", str(out)])
+    assert advised.exit_code == 2 and "flag" in advised.output, advised.output

@@ -32,6 +32,7 @@ RECORD_FIELDS: dict[str, str] = {
     "environment": "object",
     "grad_bytes_per_step": "int",
     "allreduce_bytes_per_step": "int",
+    "loss_last": "signed",  # the last timed step's loss; null where it was not finite
 }
 CONFIG_FIELDS: dict[str, str] = {
     "model": "text",

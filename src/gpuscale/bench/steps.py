@@ -142,6 +142,7 @@ class Job:
     scaler: Any = None
     fsdp: bool = False
     comm: CommMeter | None = None
+    last_loss: Any = None  # the last step's loss tensor, read once timing is over
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:
@@ -172,6 +173,7 @@ def one_step(job: Job, sync: bool, mark: Mark) -> tuple[list[Any], Any, Any]:
                 job.device.type, dtype=job.autocast, enabled=job.autocast is not None
             ):
                 loss = job.bench.forward_loss(job.wrapped, job.batch) / job.accum
+            job.last_loss = loss.detach()  # a reference: no sync while timed
             t1 = mark()
             (job.scaler.scale(loss) if job.scaler is not None else loss).backward()
             t2 = mark()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import sys
@@ -49,7 +50,7 @@ from gpuscale.bench.telemetry import (
     open_cpu_meter,
     open_gpu_meter,
 )
-from gpuscale.plausibility import run_flags
+from gpuscale.plausibility import loss_flags, run_flags
 from gpuscale.quantities import format_bytes
 from gpuscale.sources.processes import die_with_parent, limit_memory, physical_memory
 
@@ -118,6 +119,8 @@ def run_model(
         if meter is not None and "host_start" in samples:
             meter.__exit__(None, None, None)
     host_end = HostSample.now()
+    # the last timed step's loss (x accum: the whole batch's), read now: one sync, untimed
+    loss = float(job.last_loss.float()) * cfg.accum if job.last_loss is not None else None
     local_sq, global_sq = gradient_norms(job, cfg.steps, micro)
     grad_bytes = sum(p.numel() * p.element_size() for p in job.bench.module.parameters())
     peak = (
@@ -141,6 +144,7 @@ def run_model(
     )
     measured["flops"]["uncounted_ops"] = list(uncounted_ops)  # dense work left out of per_sample
     measured["flops"]["conv_per_sample"] = conv  # of per_sample: cuDNN's (TF32 by default)
+    measured["loss_last"] = loss
     return measured
 
 
@@ -334,6 +338,7 @@ def _run_models(
         # every node says so (not only the writer): a crash after this is not the model's
         _note(args.progress, local_rank, "finished", key)
         if rank == 0:
+            loss = measured.pop("loss_last", None)
             record = {
                 "schema": SCHEMA,
                 "key": key,
@@ -343,7 +348,12 @@ def _run_models(
                 "environment": environment,
                 "started_at": datetime.fromtimestamp(started, timezone.utc).isoformat(),
                 **measured,
-                "flags": run_flags(measured["timing"], measured["host"], measured["noise"]),
+                # NaN is no JSON number: a loss that is none is said in the flags alone
+                "loss_last": loss if loss is None or math.isfinite(loss) else None,
+                "flags": [
+                    *run_flags(measured["timing"], measured["host"], measured["noise"]),
+                    *loss_flags(loss),
+                ],
                 "duration_s": time.time() - started,
             }
             record["flops"].update(mfu_fields(record, environment.get("device_name")))

@@ -19,3 +19,17 @@ def test_a_noisy_flag_shows_its_ratio_above_the_threshold(p50: float, excess: fl
     shown = re.search(r"is ([0-9.]+)x the median \(> ([0-9.]+)x\)", flags[0])
     assert shown is not None, flags
     assert float(shown.group(1)) > float(shown.group(2))
+
+
+def test_repeats_that_disagree_flag_the_run_and_close_ones_do_not() -> None:
+    """A user walk: `--repeat 2` gave 185 and 2,046 samples/s (spread 10.06) unflagged."""
+    from gpuscale.bench.summary import median_run
+
+    def run(rate: float) -> dict:
+        return {"timing": {"samples_per_s": rate}}
+
+    far = median_run([run(185.0), run(2046.0)])["timing"]
+    said = [f for f in run_flags(far, None) if f.startswith("repeats disagree")]
+    assert len(said) == 1 and "185" in said[0] and "2,046" in said[0], said
+    near = median_run([run(1000.0), run(1100.0), run(1050.0)])["timing"]
+    assert not [f for f in run_flags(near, None) if f.startswith("repeats disagree")]

@@ -19,6 +19,9 @@ from gpuscale.quantities import number, span
 SUPERLINEAR_EFFICIENCY = 1.1
 # Step times whose 95th percentile exceeds the median by this factor are too noisy.
 NOISY_P95_OVER_P50 = 1.5
+# --repeat runs of one configuration whose throughputs span more than this share of the
+# median did not measure one machine state (a user walk: 185 and 2,046 samples/s, unflagged).
+REPEAT_SPREAD = 0.25
 # Share of the host's CPU time other processes used during the timed phase.
 BUSY_OTHER_SHARE = 0.10
 # Share of the host's CPU time the hypervisor stole.
@@ -90,6 +93,13 @@ def run_flags(
                 f"noisy {label} steps: p95 {number(p95)} ms is {above(p95 / p50)}x the median "
                 f"(> {NOISY_P95_OVER_P50}x); run more --steps on a quieter machine"
             )
+    spread = timing.get("repeat_spread")
+    if _finite(spread) and spread > REPEAT_SPREAD:
+        rates = ", ".join(number(r) for r in timing.get("repeat_samples_per_s") or ())
+        flags.append(
+            f"repeats disagree: {rates} samples/s span {spread:.0%} of the median "
+            f"(> {REPEAT_SPREAD:.0%}); the host changed between them: run on a quieter machine"
+        )
     step, overhead = timing.get("step_ms_mean"), timing.get("sync_overhead_ms")
     if _finite(step) and _finite(overhead) and step > 0 and -overhead / step > NEGATIVE_SYNC_SHARE:
         flags.append(

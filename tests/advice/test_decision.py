@@ -64,8 +64,14 @@ def _check(advice: gpuscale.advice.recommend.Advice) -> None:  # type: ignore[na
     assert (d.cap == "devices") == (d.devices == d.largest and d.devices > 1)
     if d.focus > 1:
         focus = table.loc[d.focus]
-        decides = re.findall(r"The (\w+) term decides", text)
+        decides = re.findall(r"The (\w+) term (?:decides|is the largest)", text)
         assert decides == [d.dominant_term]
+        alone = re.search(r"without it \d+ devices would run at (\d+)% efficiency", text)
+        if alone:  # the largest overhead gone: better than now, and still short of the target
+            gone = int(alone.group(1)) / 100
+            assert d.cap == "communication" and gone < d.target_efficiency + 0.005
+            assert gone + 0.005 >= focus["efficiency"]
+            assert "alone not enough" in text
         parts = overheads(focus)
         if focus["throughput_efficiency"] >= 0.95:
             assert d.dominant_term == "compute"

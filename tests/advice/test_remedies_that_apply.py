@@ -37,3 +37,27 @@ def test_one_leave_one_out_error_is_no_spread() -> None:
     assert one.width_log >= EXTRAPOLATED and "measure no spread" in one.source
     many = from_residuals([0.01, -0.02, 0.015, -0.01], 2, "m")
     assert many.width_log < EXTRAPOLATED and "no spread" not in many.source
+
+
+def test_a_remedy_that_cannot_reach_the_target_alone_says_so() -> None:
+    """docs/advice.md's first example (a user walk): told "a faster link ... would help
+    most" and "The bandwidth term decides", where a free link left 2 devices far below
+    the target, the assumed fixed cost (all of the 2 ms step) unsplittable."""
+    advice = gpuscale.advise(params=7e6, step_ms=2, batch=64, interconnect="pcie-phb")
+    d = advice.decision
+    assert d.dominant_term == "bandwidth" and d.focus == 2 and d.cap == "communication"
+    text = " ".join(advice.explanation)
+    assert "The bandwidth term decides" not in text
+    assert "The bandwidth term is the largest, and not enough alone" in text
+    # what a free link gives, from the same model: no link cost at all
+    free = gpuscale.advise(
+        params=7e6, step_ms=2, batch=64, busbw_gbs=1e5, latency_us=1e-3, max_devices=2
+    )
+    row = free.predictions.set_index("accelerators").loc[2]
+    assert row["efficiency"] < d.target_efficiency  # the premise: the link alone cannot
+    said = next(s for s in advice.explanation if s.startswith("What would change it"))
+    assert "alone not enough: the fixed term" in said
+    # a model whose link alone decides keeps the plain sentence
+    wide = gpuscale.advise(params=7e6, step_ms=200, batch=64, interconnect="pcie-phb")
+    assert not wide.decision.short_alone()
+    assert "alone not enough" not in " ".join(wide.explanation)

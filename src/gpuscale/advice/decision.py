@@ -68,10 +68,18 @@ class Decision:
     change: str  # what would change it: a key of explain.REMEDIES
     warnings: tuple[str, ...] = field(default=())
     settle: str | None = None  # the measurement that would settle a held-back count
+    # the efficiency at ``focus`` were the dominant overhead gone (None: N = 1 or compute)
+    without_dominant_efficiency: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready fields (the numbers behind each word)."""
         return asdict(self)
+
+    def short_alone(self) -> bool:
+        """Whether communication caps the focus count and it misses the target even
+        with its largest overhead gone (no one remedy is enough)."""
+        gone = self.without_dominant_efficiency
+        return self.cap == "communication" and gone is not None and gone < self.target_efficiency
 
 
 def overheads(row: pd.Series) -> dict[str, float]:
@@ -151,7 +159,21 @@ def decide(
         cap=cap,
         change=change,
         warnings=warnings,
+        without_dominant_efficiency=_without(focus, term),
     )
+
+
+def _without(focus: pd.Series, term: str) -> float | None:
+    """The efficiency at ``focus`` with the overhead ``term`` gone from its step (the rest
+    unchanged): whether removing it alone would reach a target (a user walk was told "a
+    faster link would help most" where a free link left 2 devices at 39%)."""
+    if focus["accelerators"] < 2 or term not in OVERHEADS:
+        return None
+    step = float(focus["step_ms"])
+    left = step - overheads(focus)[term]
+    if not left > 0:
+        return None
+    return float(focus["speedup"]) * step / left / float(focus["accelerators"])
 
 
 # the columns of the predictions a Decision keeps for the chosen count and for the focus

@@ -209,7 +209,11 @@ def _step(advice: Explainable) -> list[str]:
         f"backward {ms(o['bandwidth'] + o['latency'])} (bandwidth "
         f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}); speedup "
         f"{number(d.focus_speedup)} ({interval(d.focus_speedup_low, d.focus_speedup_high)}). "
-        f"The {d.dominant_term} term decides.",
+        f"The {d.dominant_term} term decides."
+        if not d.short_alone()
+        else f"The {d.dominant_term} term is the largest, and not enough alone: without it "
+        f"{d.focus} devices would run at {d.without_dominant_efficiency:.0%} efficiency "
+        f"(target {d.target_efficiency:.0%}).",
     ]
     numbers = (
         f"throughput efficiency {d.focus_throughput_efficiency:.0%}, convergence factor "
@@ -241,21 +245,26 @@ def remedy(advice: Explainable) -> str:
     """What would help most for the decision's ``change``; for latency, only the cures
     that apply: no larger buckets where the gradients already fit in one, and more
     accumulation where the advice already accumulates (a user walk: both were offered to
-    a model of one 77 kB bucket, with accumulation 8 chosen)."""
+    a model of one 77 kB bucket, with accumulation 8 chosen); and where the largest
+    overhead gone would still miss the target, the next one that must shrink too."""
     d, inputs = advice.decision, advice.inputs
-    if d.change != "latency" or inputs is None:
-        return REMEDIES[d.change]
-    cures = []
-    if inputs.model.grad_bytes > inputs.bucket_mb * 2**20:
-        cures.append("larger DDP buckets (fewer messages)")
-    cures.append("a larger batch per device")
-    cures.append(
-        "gradient accumulation (one all-reduce per k micro-steps)"
-        if d.accum == 1
-        else f"more than the {d.accum} accumulation steps chosen"
-    )
-    said = ", ".join(cures[:-1]) + f" or {cures[-1]}"
-    return f"{said} would help most; a faster link would barely matter"
+    said = REMEDIES[d.change]
+    if d.change == "latency" and inputs is not None:
+        cures = ["larger DDP buckets (fewer messages)"]
+        cures = cures if inputs.model.grad_bytes > inputs.bucket_mb * 2**20 else []
+        cures.append("a larger batch per device")
+        cures.append(
+            "gradient accumulation (one all-reduce per k micro-steps)"
+            if d.accum == 1
+            else f"more than the {d.accum} accumulation steps chosen"
+        )
+        said = ", ".join(cures[:-1]) + f" or {cures[-1]} would help most; a faster link "
+        said += "would barely matter"
+    if d.short_alone():
+        rest = {k: v for k, v in d.overheads_ms.items() if k != d.dominant_term}
+        other = max(rest, key=rest.get)
+        said += f"; alone not enough: the {other} term ({format_ms(rest[other])}) must shrink too"
+    return said
 
 
 def _sources(advice: Explainable) -> list[str]:

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import gpuscale
 from gpuscale.advice.calibrate import CalibrationError, calibrate, fit_compute, with_comm_scale
 from gpuscale.advice.collectives import fit_link, network_from_collectives
 from gpuscale.advice.load import curves_from_collectives, read_collectives
@@ -225,3 +226,16 @@ def test_a_link_given_beside_measured_curves_is_said_unused(tmp_path) -> None:
     bench.write_text(json.dumps(bench_record("m", 10**6, 1, 100.0)) + "\n")
     with pytest.raises(ValueError, match=r"it holds `gpuscale bench` results: give it as --bench"):
         gpuscale.advise(params=7e6, step_ms=20.0, batch=64, collectives=str(bench))
+
+
+def test_a_cpu_sweep_under_a_gpu_model_is_said(tmp_path: Path) -> None:
+    """A user walk: `advise --params 7M --step-ms 2 --collectives col.jsonl` applied a
+    gloo sweep of two CPU processes to a GPU model without a word."""
+    path = sweep_file(tmp_path, 0.86, 250.0, 2)  # its header: device "cpu"
+    gpu = gpuscale.advise(params=7e6, step_ms=2, collectives=str(path))
+    said = [w for w in gpu.decision.warnings if "other hardware" in w]
+    assert len(said) == 1 and "coll.jsonl timed CPU processes (gloo)" in said[0]
+    assert any("other hardware" in line for line in gpu.explanation)
+    cpu_rows = Path(__file__).with_name("cpu_tiny_model_gloo.jsonl")  # a CPU model: its own
+    cpu = gpuscale.advise(bench=str(cpu_rows), collectives=str(path))
+    assert not [w for w in cpu.decision.warnings if "other hardware" in w]

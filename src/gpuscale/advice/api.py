@@ -54,6 +54,8 @@ def advise(
     basis = replace(basis, sources=(*basis.sources, *notes))
     # the model: calibrated on the bench's rows, else from the numbers given
     basis = from_bench(basis, request, bench) if bench is not None else from_numbers(basis, request)
+    other = _other_device(collectives, bench)
+    basis = replace(basis, warnings=(*basis.warnings, other)) if other else basis
     convergence = convergence_for(
         noise_scale=request.noise_scale,
         workload=request.workload,
@@ -70,6 +72,20 @@ def advise(
         measured=list(basis.measured),
         link_assumed=basis.link_assumed,
         from_bench=bench is not None,
+    )
+
+
+def _other_device(curves: MeasuredCurves | None, bench: pd.DataFrame | None) -> str:
+    """A warning where the sweep timed CPU processes and the model is a GPU's (given by
+    numbers, or benched on a GPU): a gloo curve is no GPU link's (a user walk: applied
+    without a word)."""
+    on_cpu = bench is not None and bool((bench["device"] == "cpu").all())
+    if curves is None or curves.device != "cpu" or on_cpu:
+        return ""
+    return (
+        f"WARNING: other hardware: {curves.source} timed CPU processes (gloo), not the GPUs "
+        "the model runs on: its link is not theirs; sweep the GPU host (gpuscale "
+        "collectives there) or give --interconnect"
     )
 
 

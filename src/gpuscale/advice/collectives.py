@@ -21,6 +21,7 @@ class MeasuredCurves:
     nodes: int = 1
     ranks: int = 0
     under_load: bool = False
+    device: str = ""  # the header's: "cpu" (gloo processes) or "cuda"; "" unsaid
 
 
 def fit_link(curve: CommCurve, name: str) -> Link:

@@ -77,6 +77,7 @@ def read_collectives(path: Path) -> MeasuredCurves:
         nodes=int(header.get("nodes") or 1),
         ranks=int(header.get("ranks", 0)),
         under_load=bool(header.get("settings", {}).get("load")),
+        device=str(header.get("device") or ""),
     )
 
 

@@ -241,3 +241,18 @@ def test_a_reader_that_stops_early_loses_no_note_and_no_status(tmp_path) -> None
     assert done.stdout.strip() == "0", said
     assert "read as the accelerator family H100-SXM5-80GB" in said
     assert "Traceback" not in said and "Exception ignored" not in said
+
+
+def test_a_reader_of_both_streams_that_stops_early_leaves_the_status_alone() -> None:
+    """``gpuscale plan ... -f csv 2>&1 | head -1`` (a user walk): the note written after
+    the reader had gone ended the command with status 1; stderr is now dropped as stdout
+    is, the status the command's own."""
+    import subprocess
+    import sys
+
+    command = f"{sys.executable} -m gpuscale.cli plan -w bert -a H100 -f csv 2>&1 | true"
+    done = subprocess.run(
+        ["bash", "-c", command + "; echo ${PIPESTATUS[0]}"], capture_output=True, text=True
+    )
+    assert done.stdout.strip() == "0", done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr

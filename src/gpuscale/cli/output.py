@@ -10,7 +10,6 @@ import csv
 import io
 import json
 import os
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
@@ -40,7 +39,17 @@ class Format(str, Enum):
 PIPED_WIDTH = 240  # a file or a pager has no width of its own
 
 
-class _Out(Console):
+class _Quiet(Console):
+    """A console whose reader may go (``2>&1 | head -3``): what is left is dropped and the
+    command goes on, its exit status its own (rich's default exited with 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        with contextlib.suppress(OSError, ValueError):  # no later flush fails again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self.file.fileno())
+
+
+class _Out(_Quiet):
     """stdout as wide as ``COLUMNS`` says when it is printed to (not when gpuscale was
     imported: rich 13 and 15 read it at different times), else the terminal's, else
     ``PIPED_WIDTH``; sentences are never hard-wrapped (``soft_wrap``), so what a line says
@@ -61,14 +70,6 @@ class _Out(Console):
     def size(self, new_size: tuple[int, int]) -> None:
         Console.size.fset(self, new_size)  # type: ignore[attr-defined]
 
-    def on_broken_pipe(self) -> None:
-        """The reader has gone (``| head -3``): what is left of stdout is dropped and the
-        command goes on, its notes on stderr, its exit status its own (rich's default
-        exited with 1, so 0 or 1 by whether the output outgrew the pipe's buffer)."""
-        self.quiet = True
-        with contextlib.suppress(OSError, ValueError):  # no later flush fails again
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-
 
 def _write(console: Console, text: str) -> None:
     """JSON and CSV as they are, past rich (no wrapping, no markup), a reader gone alike."""
@@ -82,7 +83,7 @@ def _write(console: Console, text: str) -> None:
 # emoji=False: names and errors are the user's text, never ":smile:" turned into a face
 out = _Out(soft_wrap=True, emoji=False)
 # Messages are never hard-wrapped (a terminal wraps them itself; a log keeps each whole).
-err = Console(stderr=True, soft_wrap=True, emoji=False)
+err = _Quiet(stderr=True, soft_wrap=True, emoji=False)
 
 
 def note(text: str) -> None:

@@ -50,6 +50,9 @@ NUMBERS = ["--params", "7M", "--step-ms", "20"]
         (["bench", "--timeout", "inf", "--models", "mlp-0.2m"], "--timeout inf: must be"),
         (["bench", "--bucket-mb", "1e-310", "--models", "mlp-0.2m"], "--bucket-mb 1e-310: must"),
         (["bench", "--nproc", "²", "--models", "mlp-0.2m"], "--nproc ²: must be whole numbers"),
+        # said as typed, not as Python ("got --batch None"), and the name meant (a user walk)
+        (["advise", "--step-ms", "2", "--step-ms", "3"], "(got no --batch value(s))"),
+        (["analyze", "--round", "v4.1", "--reference", "famly"], "(did you mean 'family'?)"),
         # an option of the other scaling was ignored without a word (a user walk)
         (
             ["bench", "--global-batch", "40", "--models", "mlp-0.2m"],

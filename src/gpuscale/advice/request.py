@@ -315,9 +315,10 @@ class AdviceRequest(JsonRequest):
         if isinstance(steps, tuple) or isinstance(batches, tuple):
             count = len(steps) if isinstance(steps, tuple) else 1
             if not isinstance(batches, tuple) or len(batches) != count:
+                given = len(batches) if isinstance(batches, tuple) else int(batches is not None)
                 raise ValueError(
                     f"{count} --step-ms value(s) need as many --batch values, one per step "
-                    f"time (got --batch {batches!r})"
+                    f"time (got {given or 'no'} --batch value(s))"
                 )
             if len(set(batches)) != len(batches):
                 raise ValueError(f"the --batch values of the step times must differ: {batches}")

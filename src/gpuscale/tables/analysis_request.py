@@ -4,6 +4,7 @@ each field's help (the option's) in its metadata. Pure Python: the CLI imports i
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,4 +88,6 @@ def settle_reference(request: Any) -> None:
     if rule is not None:  # `FAMILY`, `fam`
         object.__setattr__(request, "reference", rule)
     elif not isinstance(value, str) or "/" not in value:
-        raise FieldError("reference", value, "must be study, family or SUBMITTER/SYSTEM_ID")
+        close = difflib.get_close_matches(str(value).lower(), list(RULES), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise FieldError("reference", value, f"must be study, family or SUBMITTER/SYSTEM_ID{hint}")

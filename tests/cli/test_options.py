@@ -122,7 +122,10 @@ def test_a_report_request_refuses_a_bad_basis_or_preset_when_made() -> None:
         ReportRequest(convergence_basis="guessed")
     with pytest.raises(ValueError):
         ReportRequest(advise=True, interconnect="no-such-link")
-    assert ReportRequest(interconnect="no-such-link").interconnect == "no-such-link"  # unused
+    # without --advise an advice option would be unused: refused, never ignored unsaid
+    with pytest.raises(FieldError, match="applies with --advise") as refused:
+        ReportRequest(interconnect="nvlink4")
+    assert refused.value.field == "interconnect"
 
 
 def test_what_a_request_can_check_is_checked_when_it_is_made() -> None:

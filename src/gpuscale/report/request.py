@@ -81,6 +81,14 @@ class ReportRequest:
             )
         if self.advise:  # a preset named wrongly ends it before any work (unused without)
             check_preset(self)
+        # never ignored without a word (a user walk: --interconnect nvlink4 alone)
+        for name, value in (
+            ("interconnect", None),
+            ("max_devices", None),
+            ("allow_flagged", False),
+        ):
+            if not self.advise and getattr(self, name) != value:
+                raise FieldError(name, getattr(self, name), "applies with --advise (and --bench)")
 
     def analysis(self) -> Any:
         """The :class:`~gpuscale.analysis.AnalysisOptions` of this report."""

@@ -205,8 +205,9 @@ class FieldError(ValueError):
 
 
 def _missing(value: object) -> bool:
-    """No value given (None or blank text): said as ``--workload: required ...``."""
-    return value is None or (isinstance(value, str) and not value.strip())
+    """No value to show: none given (None or blank text: ``--workload: required ...``),
+    or a flag given (True: ``--allow-flagged: applies with --advise``)."""
+    return value is None or value is True or (isinstance(value, str) and not value.strip())
 
 
 def one_named(text: str, allowed: Sequence[Any]) -> Any:

@@ -43,3 +43,19 @@ def test_a_file_with_a_measured_run_exits_0(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["analyze", "--bench", str(mixed)])
     assert result.exit_code == 0, result.output
     assert "boom at 2" in result.output
+
+
+def test_advice_on_a_model_whose_every_run_failed_says_they_failed(tmp_path: Path) -> None:
+    """A user walk: "no trustworthy N = 1 run of 'tiny.py:nonscalar_loss'" was said of a
+    model whose runs had all failed (nothing was untrustworthy: nothing was measured)."""
+    failed = bench_record("tiny.py:nonscalar_loss", 1_000, 1, 100.0, status="error")
+    failed["error"] = "RuntimeError: grad can be implicitly created only for scalar outputs"
+    rows = [failed, *(bench_record("mlp-0.2m", 199_946, n, 900.0 * n) for n in (1, 2))]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    args = ["advise", "--bench", str(path), "--model", "tiny.py:nonscalar_loss"]
+    result = CliRunner().invoke(app, args)
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2, said
+    assert "every run of 'tiny.py:nonscalar_loss' in mixed.jsonl failed (1)" in said
+    assert "only for scalar outputs" in said and "trustworthy" not in said

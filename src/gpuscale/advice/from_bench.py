@@ -290,9 +290,16 @@ def _known_model(table: pd.DataFrame, model: str, source: Any) -> None:
     """:class:`CalibrationError` when no row of the bench results is of ``model`` (a
     typo, another file): the models there and the closest one, not advice to re-run."""
     names = sorted({str(m) for m in table["model"].dropna()})
-    if model in names:
-        return
     where = "the bench results" if source is None else Path(source).name
+    if model in names:
+        runs = table[table["model"] == model]
+        if not (runs["status"] == "ok").any():  # said as what happened, not as untrusted
+            last = runs.iloc[-1]
+            raise CalibrationError(
+                f"every run of {model!r} in {where} failed ({len(runs)}), the last "
+                f"{last['status']}: {str(last['error'])[:200]}; nothing measured to advise from"
+            )
+        return
     raise CalibrationError(
         f"model {model!r} is not in {where}{did_you_mean(model, names)}; "
         f"it holds {len(names)} model(s): {', '.join(names) or 'none'} "

@@ -15,6 +15,7 @@ from gpuscale.bench.models import (  # noqa: E402
     LADDER,
     BenchModel,
     ModelError,
+    first_batch,
     load_model,
     parameter_count,
     select_models,
@@ -192,3 +193,21 @@ def test_the_cli_writes_no_row_for_a_malformed_spec(tmp_path: Path) -> None:
         assert result.exit_code == 2, result.output
         assert f"model {spec!r} is not a model spec" in " ".join(result.output.split())
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "made, said",
+    [
+        (lambda size, device: torch.randn(size, 4), "returned Tensor, not (inputs, targets)"),
+        (lambda size, device: (torch.randn(size, 4),), "returned 1 values, not (inputs"),
+    ],
+)
+def test_a_batch_that_is_no_inputs_and_targets_names_make_batch(made, said: str) -> None:
+    """A user walk: a bare tensor from make_batch failed as "too many values to unpack
+    (expected 2)", naming neither make_batch nor the model."""
+    bench = BenchModel(torch.nn.Linear(4, 2), made)
+    with pytest.raises(ModelError, match="mine.py:make: make_batch\\(8, device\\) " + said[:8]):
+        first_batch(bench, "mine.py:make", 8, torch.device("cpu"))
+    good = BenchModel(*_tiny_factory())
+    inputs, targets = first_batch(good, "mine.py:make", 8, torch.device("cpu"))
+    assert inputs.shape == (8, 4) and targets.shape == (8,)

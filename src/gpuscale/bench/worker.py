@@ -38,7 +38,7 @@ import torch.distributed as dist
 
 from gpuscale.bench.config import BenchConfig, resolved_config, run_key, tf32_flags
 from gpuscale.bench.launch_events import is_out_of_memory
-from gpuscale.bench.models import family_of, load_model, parameter_count
+from gpuscale.bench.models import family_of, first_batch, load_model, parameter_count
 from gpuscale.bench.ranks import Host, agreed_sweep_id, gather, process_group
 from gpuscale.bench.results import SCHEMA
 from gpuscale.bench.results_file import append_result
@@ -164,7 +164,7 @@ def _job(
     bench = load_model(name)
     bench.module.to(device)
     torch.manual_seed(1 + dist.get_rank())
-    batch = bench.make_batch(micro, device)
+    batch = first_batch(bench, name, micro, device)
     flops, uncounted_ops, conv = count_flops(bench, batch, micro)
     wrapped, comm = _wrap(bench.module, cfg, device, world)
     autocast = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[cfg.precision]

@@ -53,6 +53,7 @@ NUMBERS = ["--params", "7M", "--step-ms", "20"]
         # said as typed, not as Python ("got --batch None"), and the name meant (a user walk)
         (["advise", "--step-ms", "2", "--step-ms", "3"], "(got no --batch value(s))"),
         (["analyze", "--round", "v4.1", "--reference", "famly"], "(did you mean 'family'?)"),
+        (["bench", "--min-params", "5M", "--max-params", "1M"], "--min-params 5M: is above"),
         # an option of the other scaling was ignored without a word (a user walk)
         (
             ["bench", "--global-batch", "40", "--models", "mlp-0.2m"],

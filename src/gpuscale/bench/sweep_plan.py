@@ -29,14 +29,18 @@ Broken = list[tuple[str, ModelError]]
 
 
 def check_bounds(max_params: str | None, min_params: str | None) -> None:
-    """Each size bound given is a size (``2M``); text that is not is that field's
-    :class:`FieldError`."""
+    """Each size bound given is a size (``2M``), the smallest no larger than the largest;
+    text that is not is that field's :class:`FieldError` (bounds the wrong way round said
+    only "no model selected": a user walk)."""
+    sizes = {}
     for field, size in (("max_params", max_params), ("min_params", min_params)):
         try:
             if size:
-                parse_size(size)
+                sizes[field] = parse_size(size)
         except BadQuantity as exc:
             raise FieldError(field, size, exc.rule) from None
+    if len(sizes) == 2 and sizes["min_params"] > sizes["max_params"]:
+        raise FieldError("min_params", min_params, f"is above --max-params {max_params}")
 
 
 def choose_models(

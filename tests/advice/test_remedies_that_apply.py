@@ -7,6 +7,7 @@ on a 2-core machine, a 19k-parameter model (one 77 kB bucket), in
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import gpuscale
@@ -56,7 +57,17 @@ def test_a_remedy_that_cannot_reach_the_target_alone_says_so() -> None:
     row = free.predictions.set_index("accelerators").loc[2]
     assert row["efficiency"] < d.target_efficiency  # the premise: the link alone cannot
     said = next(s for s in advice.explanation if s.startswith("What would change it"))
-    assert "alone not enough: the fixed term" in said
+    # the terms named with it are enough together, and none of them could be left out
+    named = re.search(r"alone not enough: the (.+) terms? must shrink too", said)
+    assert named and d.also_shrink and [t for t in d.also_shrink if t not in named.group(1)] == []
+    focus = advice.predictions.set_index("accelerators").loc[2]
+    step, one = focus["step_ms"], advice.predictions.set_index("accelerators").loc[1]
+
+    def efficiency_without(terms: tuple[str, ...]) -> float:  # the table's step, less terms
+        return one["step_ms"] / (step - sum(d.overheads_ms[t] for t in terms)) / 2
+
+    assert efficiency_without(("bandwidth", *d.also_shrink)) >= d.target_efficiency
+    assert efficiency_without(("bandwidth", *d.also_shrink[:-1])) < d.target_efficiency
     # a model whose link alone decides keeps the plain sentence
     wide = gpuscale.advise(params=7e6, step_ms=200, batch=64, interconnect="pcie-phb")
     assert not wide.decision.short_alone()

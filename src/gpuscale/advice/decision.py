@@ -70,6 +70,8 @@ class Decision:
     settle: str | None = None  # the measurement that would settle a held-back count
     # the efficiency at ``focus`` were the dominant overhead gone (None: N = 1 or compute)
     without_dominant_efficiency: float | None = None
+    # the other overheads, largest first, that must go with it to reach the target there
+    also_shrink: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         """JSON-ready fields (the numbers behind each word)."""
@@ -159,21 +161,39 @@ def decide(
         cap=cap,
         change=change,
         warnings=warnings,
-        without_dominant_efficiency=_without(focus, term),
+        without_dominant_efficiency=_without(focus, (term,)),
+        also_shrink=_also(focus, term, target_efficiency),
     )
 
 
-def _without(focus: pd.Series, term: str) -> float | None:
-    """The efficiency at ``focus`` with the overhead ``term`` gone from its step (the rest
-    unchanged): whether removing it alone would reach a target (a user walk was told "a
+def _without(focus: pd.Series, terms: tuple[str, ...]) -> float | None:
+    """The efficiency at ``focus`` with the overheads ``terms`` gone from its step (the
+    rest unchanged): whether removing them would reach a target (a user walk was told "a
     faster link would help most" where a free link left 2 devices at 39%)."""
-    if focus["accelerators"] < 2 or term not in OVERHEADS:
+    if focus["accelerators"] < 2 or not set(terms) <= set(OVERHEADS):
         return None
     step = float(focus["step_ms"])
-    left = step - overheads(focus)[term]
+    left = step - sum(overheads(focus)[t] for t in terms)
     if not left > 0:
         return None
     return float(focus["speedup"]) * step / left / float(focus["accelerators"])
+
+
+def _also(focus: pd.Series, term: str, target: float) -> tuple[str, ...]:
+    """The fewest other overheads, largest first, that must go with ``term`` for
+    ``focus`` to reach ``target``; () when ``term`` alone does, or not even all of them
+    would (a user walk: the one term named next still left 2 devices at 61%)."""
+    gone = _without(focus, (term,))
+    if gone is None or gone >= target:
+        return ()
+    parts = overheads(focus)
+    also: list[str] = []
+    for name in sorted((k for k in parts if k != term), key=parts.__getitem__, reverse=True):
+        also.append(name)
+        reached = _without(focus, (term, *also))
+        if reached is None or reached >= target:
+            return tuple(also)
+    return ()  # not even every overhead gone reaches it: said so
 
 
 # the columns of the predictions a Decision keeps for the chosen count and for the focus

@@ -209,11 +209,13 @@ def _step(advice: Explainable) -> list[str]:
         f"backward {ms(o['bandwidth'] + o['latency'])} (bandwidth "
         f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}); speedup "
         f"{number(d.focus_speedup)} ({interval(d.focus_speedup_low, d.focus_speedup_high)}). "
-        f"The {d.dominant_term} term decides."
-        if not d.short_alone()
-        else f"The {d.dominant_term} term is the largest, and not enough alone: without it "
-        f"{d.focus} devices would run at {d.without_dominant_efficiency:.0%} efficiency "
-        f"(target {d.target_efficiency:.0%}).",
+        + (
+            f"The {d.dominant_term} term decides."
+            if not d.short_alone()
+            else f"The {d.dominant_term} term is the largest, and not enough alone: without "
+            f"it {d.focus} devices would run at {d.without_dominant_efficiency:.0%} "
+            f"efficiency (target {d.target_efficiency:.0%})."
+        ),
     ]
     numbers = (
         f"throughput efficiency {d.focus_throughput_efficiency:.0%}, convergence factor "
@@ -260,10 +262,12 @@ def remedy(advice: Explainable) -> str:
         )
         said = ", ".join(cures[:-1]) + f" or {cures[-1]} would help most; a faster link "
         said += "would barely matter"
-    if d.short_alone():
-        rest = {k: v for k, v in d.overheads_ms.items() if k != d.dominant_term}
-        other = max(rest, key=rest.get)
-        said += f"; alone not enough: the {other} term ({format_ms(rest[other])}) must shrink too"
+    if d.short_alone() and not d.also_shrink:
+        said += f"; not enough: with every overhead gone {d.focus} devices would still miss it"
+    elif d.short_alone():
+        also = [f"{k} ({format_ms(d.overheads_ms[k])})" for k in d.also_shrink]
+        said += f"; alone not enough: the {', '.join(also[:-1])}{' and ' if len(also) > 1 else ''}"
+        said += f"{also[-1]} term{'s' if len(also) > 1 else ''} must shrink too"
     return said
 
 

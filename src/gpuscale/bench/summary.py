@@ -44,6 +44,11 @@ def measured_fields(
     host = host_busy(*(list(x) for x in zip(*(g["host"] for g in gathered), strict=True)))
     # shares read over a phase too short for the clock ticks are not measured (None)
     host, _ = measured_host(host, timing, cfg.steps)
+    local_sq = [sum(g["local_sq"][i] for g in gathered) / world for i in range(len(global_sq))]
+    if duplicated or not all(math.isfinite(x) for x in (*local_sq, *global_sq)):
+        # the same samples measure no noise; a NaN loss's norms are none (and NaN is no
+        # JSON number: the row was written, then skipped by its own reader; a user walk)
+        local_sq, global_sq = [], []
     return {
         "timing": timing,
         "comm": {"bucket_bytes": bucket_bytes or []},
@@ -51,11 +56,8 @@ def measured_fields(
         "noise": {
             "batch_small": micro * cfg.accum,
             "batch_big": micro * cfg.accum * world,
-            # ranks that saw the same samples measure no noise: nothing is reported
-            "local_sq": []
-            if duplicated
-            else [sum(g["local_sq"][i] for g in gathered) / world for i in range(len(global_sq))],
-            "global_sq": [] if duplicated else global_sq,
+            "local_sq": local_sq,
+            "global_sq": global_sq,
             "duplicated": duplicated,
         },
         "per_rank": {

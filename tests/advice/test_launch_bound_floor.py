@@ -98,3 +98,16 @@ def test_a_split_above_the_peak_uses_the_slope_or_a_floor(plain_ms, floor: bool)
         )
         is None
     )
+
+
+def test_energy_charges_one_power_a_device_at_every_count() -> None:
+    """A second walk on the H100 rows: at N = 1 the energy took the median power of every
+    batch benched (323 W), at N > 1 the largest batch's (597 W) x N: energy grew 3.7x for
+    twice the device-hours. Both now come from the configuration calibrated on."""
+    import pandas as pd
+
+    table = pd.concat([_rows(MEASURED), _rows(LARGER)], ignore_index=True)
+    assert table["power_w_mean"].round().nunique() == 4  # the premise: four powers measured
+    frame = gpuscale.advise(bench=table, max_devices=8).predictions
+    watts = 1000 * frame["energy_kwh"] / frame["accelerator_hours"]
+    assert watts.notna().all() and watts.max() / watts.min() < 1.0001, watts.tolist()

@@ -66,7 +66,7 @@ def olympic_score(
         return OlympicResult(
             None,
             (),
-            f"{dropped_runs} runs did not count; at most {max_dropped_runs} may",
+            f"{dropped_runs} runs did not count; at most {max_dropped_runs} may not",
         )
     order = sorted(range(len(times_min)), key=lambda i: times_min[i])
     kept = order[max_dropped_runs : len(order) - (max_dropped_runs - dropped_runs)]
@@ -132,7 +132,7 @@ def _dropped(group: list[dict], counted: list[dict], most: int) -> str:
     first = next((r.get("problem") for r in dropped if r.get("status") == counts.index[0]), "")
     first = str(first or "").split("; ")[0][:160]  # its first reason, of several
     example = f" (e.g. {first})" if first else ""
-    return f"{len(dropped)} runs did not count: {said}{example}; at most {most} may"
+    return f"{len(dropped)} runs did not count: {said}{example}; at most {most} may not"
 
 
 def _olympic(

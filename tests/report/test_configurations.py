@@ -67,6 +67,19 @@ def test_a_resumed_sweep_completes_its_run() -> None:
     ]  # fmt: skip
 
 
+def test_two_models_of_one_spec_say_their_size() -> None:
+    """A second walk: tiny.py:make of two folders (172 and 676 parameters) into one file
+    read "tiny.py:make (run 1)" and "(run 2)", as if one model had run twice."""
+    records = []
+    for params, sweep in ((172, "s1"), (676, "s2")):
+        for n in (1, 2):
+            record = bench_record("tiny.py:make", params, n, 100.0 * n, config=BenchConfig())
+            record["sweep_id"] = sweep
+            records.append(record)
+    labels = bench_scaling(bench_table(records))["configuration"]
+    assert sorted(set(labels)) == ["tiny.py:make (172 params)", "tiny.py:make (676 params)"]
+
+
 def test_two_batches_of_one_model_say_their_batch() -> None:
     records = [
         _record("tf-7m", 1, 100.0, "s1", batch=8),

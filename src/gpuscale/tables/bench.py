@@ -236,6 +236,7 @@ _LABEL = {
     "threads": "{} threads",
     "steps": "{} steps",
     "batch": "batch {}",
+    "params": "{} params",
 }
 
 
@@ -259,6 +260,8 @@ def configuration_labels(frame: pd.DataFrame) -> pd.Series:
         index=frame.index,
     )
     fields["batch"] = groups.str.rsplit("|batch=", n=1).str[-1]
+    # one spec, two models (tiny.py:make of two folders): told apart by their size
+    fields["params"] = frame["params"].astype(str)
     labels = frame["model"].astype(str).copy()
     for model, rows in fields.groupby(frame["model"], sort=False):
         differ = [c for c in fields.columns if c != "model" and rows[c].nunique() > 1]

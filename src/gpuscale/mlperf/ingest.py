@@ -27,7 +27,7 @@ from gpuscale.mlperf.duplicates import case_duplicates, combine, same_runs_probl
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path, wanted
 from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
 from gpuscale.mlperf.power import PowerLog
-from gpuscale.mlperf.rules import ruleset_for
+from gpuscale.mlperf.rules import ruleset_for, unheld_round
 from gpuscale.mlperf.scores import build_scores
 from gpuscale.mlperf.systems import SystemDescriptionError, parse_system
 from gpuscale.sources import (
@@ -204,7 +204,10 @@ def _no_bom(data: bytes) -> bytes:
 
 def _round_name(path: Path, given: str | None) -> str:
     if given:
-        return normalise_round(given)
+        why = unheld_round(name := normalise_round(given))
+        if why:
+            raise SourceError(why)
+        return name
     found = round_name_from_path(path)
     if found:
         return found

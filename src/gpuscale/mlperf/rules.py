@@ -208,6 +208,24 @@ def known_rulesets() -> tuple[str, ...]:
     return tuple(sorted((r for r in found if re.fullmatch(r"\d+\.\d+\.\d+", r)), key=_version))
 
 
+def unheld_round(round_name: str) -> str | None:
+    """Why a round name given by hand can be no round (a major version more than one past
+    the newest ruleset mlperf-logging ships: ``v41.0`` for v4.1 was read against 6.1.0
+    and scored nothing; a user walk), with the round meant where one is close; None for a
+    round that is, or may soon be (the next major: rules not yet shipped)."""
+    known, match = known_rulesets(), re.fullmatch(r"v?(\d+)\.(\d+)", round_name.strip())
+    if not known or not match or int(match.group(1)) <= _version(known[-1])[0] + 1:
+        return None
+    rounds = [f"v{r.rsplit('.', 1)[0]}" for r in known]
+    typed = match.group(1) + match.group(2)  # v41.0: "410", a dot put late (v4.1: "41")
+    close = [r for r in rounds if typed.startswith(r[1:].replace(".", ""))]
+    meant = f"; did you mean {close[-1]}?" if close else ""
+    return (
+        f"{round_name} is no MLPerf Training round: the newest rules mlperf-logging ships "
+        f"are {known[-1]} ({rounds[0]}-{rounds[-1]}; a later round needs a newer one){meant}"
+    )
+
+
 def _version(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.split("."))
 

@@ -33,3 +33,18 @@ def test_repeats_that_disagree_flag_the_run_and_close_ones_do_not() -> None:
     assert len(said) == 1 and "185" in said[0] and "2,046" in said[0], said
     near = median_run([run(1000.0), run(1100.0), run(1050.0)])["timing"]
     assert not [f for f in run_flags(near, None) if f.startswith("repeats disagree")]
+
+
+def test_a_new_flag_is_one_reason_where_flags_are_joined() -> None:
+    """A row's flags are "; "-joined in the bench table and split back there: a flag
+    holding "; " read as two reasons, the second a kind of its own (a second walk saw
+    "loss not finite (1 run(s), e.g. loss not finite: ...)" beside a stray kind)."""
+    from gpuscale.bench.summary import median_run
+    from gpuscale.plausibility import loss_flags
+
+    def run(rate: float) -> dict:
+        return {"timing": {"samples_per_s": rate}}
+
+    spread = median_run([run(185.0), run(2046.0)])["timing"]
+    flags = [*loss_flags(float("nan")), *run_flags(spread, None)]
+    assert len(flags) == 2 and not [f for f in flags if "; " in f], flags

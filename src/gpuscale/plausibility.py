@@ -98,7 +98,7 @@ def run_flags(
         rates = ", ".join(number(r) for r in timing.get("repeat_samples_per_s") or ())
         flags.append(
             f"repeats disagree: {rates} samples/s span {spread:.0%} of the median "
-            f"(> {REPEAT_SPREAD:.0%}); the host changed between them: run on a quieter machine"
+            f"(> {REPEAT_SPREAD:.0%}), the host changed between them: run on a quieter machine"
         )
     step, overhead = timing.get("step_ms_mean"), timing.get("sync_overhead_ms")
     if _finite(step) and _finite(overhead) and step > 0 and -overhead / step > NEGATIVE_SYNC_SHARE:
@@ -116,8 +116,9 @@ def loss_flags(loss: float | None) -> list[str]:
     if loss is None or math.isfinite(loss):
         return []
     return [
-        f"loss not finite: {loss} at the last timed step; the model trains nothing (broken "
-        "or diverged): check its loss and learning rate (its step times stand)"
+        # no "; " inside: a row's flags are "; "-separated
+        f"loss not finite: {loss} at the last timed step, so the model trains nothing "
+        "(broken or diverged): check its loss and learning rate (its step times stand)"
     ]
 
 

@@ -308,7 +308,8 @@ def _known_model(table: pd.DataFrame, model: str, source: Any) -> None:
 
 
 def _flag_lines(table: pd.DataFrame) -> str:
-    return "; ".join(f"{kind} ({n} run(s), e.g. {why})" for kind, n, why in flag_summary(table))
+    said = [(k, n, why.removeprefix(f"{k}: ")) for k, n, why in flag_summary(table)]
+    return "; ".join(f"{kind} ({n} run(s), e.g. {why})" for kind, n, why in said)
 
 
 def _with_flagged(table: pd.DataFrame, allow: bool) -> tuple[pd.DataFrame, str | None]:

@@ -71,7 +71,9 @@ def _check(advice: gpuscale.advice.recommend.Advice) -> None:  # type: ignore[na
             gone = int(alone.group(1)) / 100
             assert d.cap == "communication" and gone < d.target_efficiency + 0.005
             assert gone + 0.005 >= focus["efficiency"]
-            assert "alone not enough" in text
+            # the remedy names what else must go, or says not even every overhead would do
+            assert ("alone not enough" in text) == bool(d.also_shrink)
+            assert ("with every overhead gone" in text) == (not d.also_shrink)
         parts = overheads(focus)
         if focus["throughput_efficiency"] >= 0.95:
             assert d.dominant_term == "compute"

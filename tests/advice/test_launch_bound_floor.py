@@ -111,3 +111,8 @@ def test_energy_charges_one_power_a_device_at_every_count() -> None:
     frame = gpuscale.advise(bench=table, max_devices=8).predictions
     watts = 1000 * frame["energy_kwh"] / frame["accelerator_hours"]
     assert watts.notna().all() and watts.max() / watts.min() < 1.0001, watts.tolist()
+    # a batch measured at N = 1 with power of its own is charged that power, at every N
+    measured = table.loc[table["batch_per_device"] == 128, "power_w_mean"].iloc[-1]
+    at_128 = gpuscale.advise(bench=table, batch=128, max_devices=8).predictions
+    watts = 1000 * at_128["energy_kwh"] / at_128["accelerator_hours"]
+    assert watts.round(6).tolist() == [round(measured, 6)] * len(watts)

@@ -68,6 +68,7 @@ class Calibration:
     shape: Shape | None = None  # the step against the batch, fitted to measured batches
     max_batch: int | None = None  # the largest per-device batch the memory allows
     memory_note: str = ""  # how max_batch was found
+    config_group: str = ""  # the calibrated run's configuration (its batch included)
     measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)  # N, step_ms
     notes: tuple[str, ...] = ()
 
@@ -293,6 +294,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         name=model,
         model=spec,
         compute=compute,
+        config_group=str(row["config_group"]),
         batch=int(row["batch_per_device"]),
         strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
         bucket_mb=float(row["bucket_mb"]) if pd.notna(row["bucket_mb"]) else 25.0,

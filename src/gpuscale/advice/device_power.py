@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from gpuscale.hardware.power import BOARD_POWER_W
+
+if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
+    import pandas as pd
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,3 +80,25 @@ def device_power(
             )
     what = device_name or "an unrecorded device"
     return Power(None, f"unknown: no board power for {what}; give --power-w")
+
+
+def power_at_batch(
+    table: pd.DataFrame, cal: Any, batch: int
+) -> tuple[float | None, tuple[tuple[int, float], ...]]:
+    """(watts per device at N = 1, the job's watts measured at each N) for the advice's
+    per-device ``batch``: the calibrated run's, unless a trustworthy N = 1 run of the same
+    configuration measured power at that batch (a device's power follows its batch: 469 W
+    at 64 and 597 W at 256 on the H100 tf-7m rows), whose watts then stand for every N."""
+    if batch == cal.batch or "config_group" not in table:
+        return cal.power_w, cal.power_w_at
+    same = table["config_group"].astype(str).str.rsplit("|batch=", n=1).str[0]
+    rows = table[
+        (same == cal.config_group.rsplit("|batch=", 1)[0])
+        & (table["accelerators"] == 1)
+        & (table["batch_per_device"] == batch)
+        & (table["status"] == "ok")
+        & ~table["flagged"].fillna(False).astype(bool)
+    ].dropna(subset=["power_w_mean"])
+    if rows.empty:
+        return cal.power_w, cal.power_w_at
+    return float(rows["power_w_mean"].iloc[-1]), ()

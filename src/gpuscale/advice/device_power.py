@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpuscale.hardware.power import BOARD_POWER_W
+from gpuscale.tables.bench import BATCH_PART, group_and_batch
 
 if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
     import pandas as pd
@@ -91,9 +92,9 @@ def power_at_batch(
     at 64 and 597 W at 256 on the H100 tf-7m rows), whose watts then stand for every N."""
     if batch == cal.batch or "config_group" not in table:
         return cal.power_w, cal.power_w_at
-    same = table["config_group"].astype(str).str.rsplit("|batch=", n=1).str[0]
+    same = group_and_batch(table["config_group"])[0]
     rows = table[
-        (same == cal.config_group.rsplit("|batch=", 1)[0])
+        (same == cal.config_group.rsplit(BATCH_PART, 1)[0])
         & (table["accelerators"] == 1)
         & (table["batch_per_device"] == batch)
         & (table["status"] == "ok")

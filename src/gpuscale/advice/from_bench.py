@@ -31,6 +31,7 @@ from gpuscale.names import did_you_mean
 from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import format_ms, number
 from gpuscale.tables import BENCH_COLUMNS
+from gpuscale.tables.bench import most_host_devices
 
 
 def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
@@ -76,7 +77,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     if req.fixed_ms is not None:  # entered: replaces what the bench measured or fitted
         cal = _with_fixed(cal, req.fixed_ms)
     bench_model = None if req.params else cal.name  # the model a bench run would measure
-    host = _host_devices(table)
+    host = most_host_devices(table)
     return replace(
         basis,
         spec=replace(cal.model, grad_bytes_per_param=req.grad_bytes),
@@ -108,15 +109,6 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         bench_model=None if req.params is not None else cal.name,
         host_devices=host,
     )
-
-
-def _host_devices(table: pd.DataFrame) -> int | None:
-    """The most GPUs a host of the bench's runs had (None: no run says, or CPU runs; a
-    table of an earlier gpuscale may lack the column)."""
-    if "host_devices" not in table:
-        return None
-    known = pd.to_numeric(table["host_devices"], errors="coerce").dropna()
-    return int(known.max()) if len(known) else None
 
 
 def _with_fixed(cal: Any, fixed_ms: float) -> Any:

@@ -26,7 +26,7 @@ from gpuscale.plausibility import measured_host, run_flags
 from gpuscale.quantities import format_bytes
 from gpuscale.sources.bounded import TooLarge, json_lines
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
-from gpuscale.tables.bench import BENCH_SCHEMA, one_device
+from gpuscale.tables.bench import BATCH_PART, BENCH_SCHEMA, one_device
 
 SCHEMA = "gpuscale.bench/2"
 OLD_SCHEMA = "gpuscale.bench/1"
@@ -313,7 +313,7 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     # like with like: the batch that stays fixed across N (per device when weak scaling,
     # global when strong) is part of the configuration
     fixed = frame["global_batch"].where(frame["scaling"] == "strong", frame["batch_per_device"])
-    frame["config_group"] += "|batch=" + fixed.astype(str)
+    frame["config_group"] += BATCH_PART + fixed.astype(str)
     ok = frame["status"] == BenchStatus.OK
     ddp = one_device(frame, "sync_overhead_ms")
     multi = frame["accelerators"] > 1

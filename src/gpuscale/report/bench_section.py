@@ -20,6 +20,7 @@ from gpuscale.report.bench_advice import BenchAdvice
 from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
+from gpuscale.tables.bench import most_host_devices
 
 COLUMNS = {
     "configuration": "Model",  # with its configuration where the file holds several
@@ -232,8 +233,7 @@ def measured_answer(scaling: pd.DataFrame) -> str:
     multi = scaling[(scaling["accelerators"] > 1) & scaling["speedup"].notna()]
     kept = multi[~multi["flagged"].astype(bool)]
     if multi.empty:
-        host = pd.to_numeric(scaling.get("host_devices"), errors="coerce").max()
-        where = on_a_larger_host(2, None if pd.isna(host) else int(host))
+        where = on_a_larger_host(2, most_host_devices(scaling))
         return (
             f"Your hardware: no multi-device run measured (run gpuscale bench --nproc 1,2{where})."
         )

@@ -240,6 +240,28 @@ _LABEL = {
 }
 
 
+# How a configuration group ends: the batch that strong scaling fixes, after the fields.
+BATCH_PART = "|batch="
+
+
+def group_and_batch(groups: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """Each ``config_group`` split into the configuration without its batch, and the batch
+    (text): runs of one configuration at other batches share the first."""
+    parts = groups.astype(str).str.rsplit(BATCH_PART, n=1)
+    return parts.str[0], parts.str[-1]
+
+
+def most_host_devices(frame: pd.DataFrame) -> int | None:
+    """The most GPUs a host of a bench table's runs had (``host_devices``); None where no
+    run says (CPU processes), or the table is an earlier gpuscale's without the column."""
+    import pandas as pd  # lazy: pandas, only where a bench table is read
+
+    if "host_devices" not in frame:
+        return None
+    known = pd.to_numeric(frame["host_devices"], errors="coerce").dropna()
+    return int(known.max()) if len(known) else None
+
+
 def configuration_labels(frame: pd.DataFrame) -> pd.Series:
     """One label per row that tells configurations apart: the model, and where the
     frame holds it in several configurations the fields that differ (``tf-30m (bf16)``
@@ -259,7 +281,7 @@ def configuration_labels(frame: pd.DataFrame) -> pd.Series:
         {name: groups.str.split("|").str[i] for i, name in enumerate(BENCH_GROUP_COLUMNS)},
         index=frame.index,
     )
-    fields["batch"] = groups.str.rsplit("|batch=", n=1).str[-1]
+    fields["batch"] = group_and_batch(groups)[1]
     # one spec, two models (tiny.py:make of two folders): told apart by their size
     fields["params"] = frame["params"].astype(str)
     labels = frame["model"].astype(str).copy()

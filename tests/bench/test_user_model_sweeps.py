@@ -49,11 +49,14 @@ def test_resume_tells_two_models_of_one_spec_apart(tmp_path: Path, monkeypatch) 
         assert result.exit_code == 0, result.output
         said[folder, len(said)] = " ".join(result.output.split())
     records, _ = read_results(out)
-    assert sorted(r["config"]["params"] for r in records) == [8, 2002]  # each measured once
-    assert "1 measured" in said["large", 1], said  # not skipped as the small one's
-    table = bench_table(records)
-    if not table["flagged"].any():  # a flagged run is measured again by design
-        assert "1 skipped" in said["small", 2], said  # the same model is still skipped
+    params = [r["config"]["params"] for r in records]
+    assert params[:2] == [8, 2002], params  # the large one measured, not skipped as the small
+    assert "1 measured" in said["large", 1], said
+    # the small one again: skipped, unless its run was flagged (measured again by design,
+    # as a busy machine's few steps may be)
+    first_flagged = bool(bench_table(records[:1])["flagged"].iloc[0])
+    assert params[2:] == ([8] if first_flagged else []), params
+    assert ("1 skipped" in said["small", 2]) == (not first_flagged), said
 
 
 NAN_MODEL = """

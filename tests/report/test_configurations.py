@@ -100,3 +100,13 @@ def test_the_h100_ladder_report_renders(h100, tmp_path: Path) -> None:
     assert section is not None
     shown = {row["Model"] for row in section.rows}
     assert {"tf-30m (fp32)", "tf-30m (bf16)"} <= shown
+
+
+def test_a_count_of_one_reads_in_the_singular() -> None:
+    """A walk read "mlp-0.2m (1 threads)" beside "(2 threads)"."""
+    records = [
+        bench_record("mlp-4m", 4_000_000, 1, 900.0, threads=1),
+        bench_record("mlp-4m", 4_000_000, 1, 950.0, threads=2),
+    ]
+    labels = set(bench_scaling(bench_table(records))["configuration"])
+    assert labels == {"mlp-4m (1 thread)", "mlp-4m (2 threads)"}

@@ -222,7 +222,8 @@ def one_device(frame: pd.DataFrame, column: str) -> pd.Series:
     return pd.Series(found.to_numpy(), index=frame.index).fillna(fallback)
 
 
-# How a configuration field reads in a label (``tf-30m (bf16)``, ``tf-7m (accum 4)``).
+# How a configuration field reads in a label (``tf-30m (bf16)``, ``tf-7m (accum 4)``);
+# ``{s}``: the plural's "s", none after a count of one ("1 thread").
 _LABEL = {
     "precision": "{}",
     "tf32": "TF32 {}",
@@ -233,10 +234,10 @@ _LABEL = {
     "bucket_mb": "buckets {} MiB",
     "backend": "{}",
     "device": "{}",
-    "threads": "{} threads",
-    "steps": "{} steps",
+    "threads": "{} thread{s}",
+    "steps": "{} step{s}",
     "batch": "batch {}",
-    "params": "{} params",
+    "params": "{} param{s}",
 }
 
 
@@ -288,7 +289,10 @@ def configuration_labels(frame: pd.DataFrame) -> pd.Series:
     for model, rows in fields.groupby(frame["model"], sort=False):
         differ = [c for c in fields.columns if c != "model" and rows[c].nunique() > 1]
         for index, row in rows.iterrows():
-            said = [_LABEL.get(c, c + " {}").format(row[c]) for c in differ]
+            said = [
+                _LABEL.get(c, c + " {}").format(row[c], s="" if row[c] == "1" else "s")
+                for c in differ
+            ]
             if said:
                 labels[index] = f"{model} ({', '.join(said)})"
     # A run: the sweep, and the how-manieth time within it the row's device count recurs.

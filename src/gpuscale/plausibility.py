@@ -79,13 +79,25 @@ def above(ratio: float, threshold: float = NOISY_P95_OVER_P50) -> str:
     return shown
 
 
+# A run timed with no untimed step first: its first timed step holds the one-off set-up.
+NO_WARMUP = (
+    "no warm-up: the first timed step holds one-off set-up (allocation, DDP's bucket "
+    "rebuild, kernel selection), charged to the synchronised step: run --warmup 1 or more"
+)
+
+
 def run_flags(
     timing: Mapping[str, Any],
     host: Mapping[str, Any] | None,
     noise: Mapping[str, Any] | None = None,
+    *,
+    warmup: Any = None,
 ) -> list[str]:
-    """Reasons to distrust one run, from its own timing, host samples and gradient norms."""
+    """Reasons to distrust one run, from its own timing, host samples and gradient norms,
+    and its ``warmup`` (untimed steps; 0 flags it, None: not recorded)."""
     flags = [SAME_SAMPLES] if noise and _duplicated(noise) else []
+    if warmup == 0:  # a walk: --warmup 0 ran without a word, the cold step in every mean
+        flags.append(NO_WARMUP)
     for kind, label in (("step_ms", "synchronised"), ("nosync_step_ms", "no-sync")):
         p50, p95 = timing.get(f"{kind}_p50"), timing.get(f"{kind}_p95")
         if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > NOISY_P95_OVER_P50:

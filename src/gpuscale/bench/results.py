@@ -242,7 +242,8 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
     host = host or {}
     flags = [f for f in flags if f not in unmeasured]
     if r.get("status") == BenchStatus.OK:
-        flags += [f for f in run_flags(timing, host, noise) if f not in flags]
+        said = run_flags(timing, host, noise, warmup=config.get("warmup"))
+        flags += [f for f in said if f not in flags]
     buckets = (r.get("comm") or {}).get("bucket_bytes") or []
     row = {c: config.get(c) for c in BENCH_COLUMNS if c in config}
     row.update({c: _number(timing.get(c)) for c in BENCH_COLUMNS if c in timing})

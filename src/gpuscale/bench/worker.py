@@ -351,7 +351,9 @@ def _run_models(
                 # NaN is no JSON number: a loss that is none is said in the flags alone
                 "loss_last": loss if loss is None or math.isfinite(loss) else None,
                 "flags": [
-                    *run_flags(measured["timing"], measured["host"], measured["noise"]),
+                    *run_flags(
+                        measured["timing"], measured["host"], measured["noise"], warmup=cfg.warmup
+                    ),
                     *loss_flags(loss),
                 ],
                 "duration_s": time.time() - started,

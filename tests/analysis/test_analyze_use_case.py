@@ -101,5 +101,5 @@ def test_what_the_dataset_wrote_is_counted_from_its_tables() -> None:
     results.attrs["same_runs_left_out"] = 1
     assert written_sentence(results, runs, "out").endswith(
         "; 1 result(s) repeating the runs of another under a second system name in the same "
-        "round counted once (the problems table names them)"
-    )
+        "round counted once (`gpuscale scores --duplicates` lists them)"
+    )  # it said "the problems table names them", and the dataset writes none

@@ -202,6 +202,22 @@ def test_an_empty_or_malformed_value_is_refused_not_read_as_a_default(args, said
     assert result.stderr.startswith(said), result.stderr
 
 
+def test_every_output_folder_refuses_an_empty_value() -> None:
+    """`dataset --out ''` and `ingest --out ''` wrote into the current folder (and claimed
+    it as their output): every command's --out is refused empty, found from the app."""
+    import typer.main
+    from typer.testing import CliRunner
+
+    commands = typer.main.get_command(gpuscale.cli.app).commands
+    with_out = [n for n, c in commands.items() if any("--out" in p.opts for p in c.params)]
+    assert {"ingest", "dataset", "report", "bench", "collectives"} <= set(with_out)
+    needs = {"ingest": ["nothing.tar.xz"]}  # its required argument; not read before the check
+    for name in with_out:
+        result = CliRunner().invoke(gpuscale.cli.app, [name, *needs.get(name, []), "--out", ""])
+        assert result.exit_code == 2, (name, result.output)
+        assert result.stderr.startswith("error: --out: empty: give a value"), (name, result.stderr)
+
+
 def test_names_may_be_given_comma_separated() -> None:
     """`--round v4.1,v5.0` read v4.1 alone (the rest of the text was ignored)."""
     from gpuscale.tables.round_requests import RoundSelection

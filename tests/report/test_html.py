@@ -185,3 +185,21 @@ def test_the_sortable_table_macro_escapes_and_highlights_the_reference() -> None
     assert page.count('<tr class="reference">') == 1
     assert "<caption>Systems of <b>v4.1</b></caption>" in page
     assert [c for c in re.findall(r"<th>(.*?)</th>", page)] == ["system", "E&#39;"]
+
+
+def test_the_header_counts_results_and_runs_as_the_dataset_does() -> None:
+    """A walk: the report's header said 1,309 runs and 153 scored results of v4.1 where
+    `gpuscale dataset` said 1,299 runs and 152 scored (a result published under a second
+    system name counted twice in the header)."""
+    from gpuscale.analysis.dataset import dataset
+    from gpuscale.report.page import render_html
+
+    tables = load_round("v4.1")
+    results, runs = dataset(tables)
+    html = render_html(tables, [], None, AnalysisOptions(), all_figures=False)
+    said = re.search(r"\(([\d,]+) systems, ([\d,]+) runs,\s+([\d,]+) scored results", html)
+    assert said is not None
+    n_runs, n_scored = (int(said.group(i).replace(",", "")) for i in (2, 3))
+    assert n_runs == len(runs) and n_scored == int(results["time_to_train_min"].notna().sum())
+    twins = results.attrs["same_runs_left_out"]
+    assert twins > 0 and f"{twins} published under a second system\nname counted once" in html

@@ -20,7 +20,7 @@ from gpuscale.tables import (
     display_name,
     round_key,
 )
-from gpuscale.tables.republished import counted_once, is_same_runs_copy
+from gpuscale.tables.republished import counted_once, is_same_runs_copy, runs_counted_once
 
 
 def written_sentence(results: pd.DataFrame, runs: pd.DataFrame, folder: object) -> str:
@@ -36,7 +36,7 @@ def written_sentence(results: pd.DataFrame, runs: pd.DataFrame, folder: object) 
     if twins:
         text += (
             f"; {twins} result(s) repeating the runs of another under a second system name "
-            "in the same round counted once (the problems table names them)"
+            "in the same round counted once (`gpuscale scores --duplicates` lists them)"
         )
     return text
 
@@ -68,11 +68,7 @@ def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
         key=lambda c: c.map(order) if c.name == "round" else c,
         ignore_index=True,
     )
-    key = ["round", "org", "system_id", "benchmark"]
-    repeated = pd.MultiIndex.from_frame(tables.runs[key].astype(object)).isin(
-        pd.MultiIndex.from_frame(twins[key].astype(object))
-    )
-    runs = tables.runs[~repeated].sort_values(
+    runs = runs_counted_once(tables.runs, tables.scores).sort_values(
         ["round", "benchmark", "org", "system_id", "run_file"],
         key=lambda c: c.map(order) if c.name == "round" else c,
         ignore_index=True,

@@ -34,18 +34,16 @@ from gpuscale.cli.output import (
 from gpuscale.report.request import ReportRequest
 from gpuscale.sources import OutputError
 from gpuscale.tables.analysis_request import AnalysisOptions
-from gpuscale.tables.round_requests import RoundSelection, ScoresOptions
+from gpuscale.tables.round_requests import DatasetOut, IngestOut, RoundSelection, ScoresOptions
 
 
-@app.command()
+@command(app, "ingest")
 def ingest(
     paths: Annotated[
         list[Path],
         typer.Argument(help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip)."),
     ],
-    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the tables.")] = Path(
-        "gpuscale-tables"
-    ),
+    where: IngestOut,
     round_name: Annotated[
         str | None,
         typer.Option(
@@ -60,11 +58,11 @@ def ingest(
         fail("--round-name applies to one path at a time")
     tables = read_paths(paths, [round_name] if round_name else None)  # refuses no results
     with fail_on(OutputError):
-        written = write_tables(tables, out_dir)
+        written = write_tables(tables, where.out)
     from gpuscale.tables.views import ingest_summary  # lazy: pandas, not for --help
 
     lines, problems = ingest_summary(tables)
-    say([*lines, f"wrote {len(written)} files to {out_dir}/"], stderr=True)
+    say([*lines, f"wrote {len(written)} files to {where.out}/"], stderr=True)
     if problems is not None:
         print_frame(err, problems.frame, Format.table, title=problems.title)
 
@@ -72,16 +70,14 @@ def ingest(
 @command(app, "dataset", skip=("benchmark",))
 def dataset(
     selection: RoundSelection,
-    out_dir: Annotated[Path, typer.Option("--out", help="Folder for the dataset.")] = Path(
-        "gpuscale-dataset"
-    ),
+    where: DatasetOut,
 ) -> None:
     """Every bundled round's results and runs as one tidy dataset (CSV and Parquet)."""
     from gpuscale.analysis.dataset import write_dataset  # lazy: pandas, not for --help
 
     tables = load_tables(selection)
     with fail_on(OutputError):
-        said = write_dataset(tables, out_dir)
+        said = write_dataset(tables, where.out)
     err.print(said, markup=False, highlight=False)
 
 

@@ -12,7 +12,8 @@ Within one round a result can also appear under two system names (Dell's v4.1 Ll
 v4.0 ``smc-ac-power`` and ``smc-dc-power`` folders). The same test finds them: such a row
 gets ``same_runs_as``, the ``org/system_id`` of the one kept (a valid time first, then one
 with an energy result, then by name), and is counted once wherever results are counted
-(:func:`counted_once`); the ingest adds a ``same runs`` row to ``problems``.
+(:func:`counted_once`, its runs :func:`runs_counted_once`); the ingest adds a ``same runs``
+row to ``problems``.
 """
 
 from __future__ import annotations
@@ -128,3 +129,16 @@ def is_same_runs_copy(scores: pd.DataFrame) -> pd.Series:
 def counted_once(scores: pd.DataFrame) -> pd.DataFrame:
     """``scores`` without the rows that repeat another result of their round."""
     return scores[~is_same_runs_copy(scores).to_numpy(bool)]
+
+
+def runs_counted_once(runs: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` without those of the results that repeat another result of their round
+    (the runs of a second system name): each run once, as :func:`counted_once` counts
+    each result once."""
+    import pandas as pd  # lazy: the module is imported without pandas
+
+    twins = scores[is_same_runs_copy(scores).to_numpy(bool)]
+    repeated = pd.MultiIndex.from_frame(runs[KEY].astype(object)).isin(
+        pd.MultiIndex.from_frame(twins[KEY].astype(object))
+    )
+    return runs[~repeated]

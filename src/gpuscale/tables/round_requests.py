@@ -1,7 +1,9 @@
 """The requests of the commands over MLPerf rounds, each option written once: which rounds
 and workloads a command reads (:class:`RoundSelection`, shared by ``scores``, ``analyze``,
 ``energy``, ``trends``, ``report``, ``dataset`` and ``plan``) and what ``scores`` shows
-(:class:`ScoresOptions`). Pure Python: the CLI imports them at start."""
+(:class:`ScoresOptions`), and where ``ingest`` and ``dataset`` write (:class:`IngestOut`,
+:class:`DatasetOut`: an empty ``--out`` refused, as every command's). Pure Python: the
+CLI imports them at start."""
 
 from __future__ import annotations
 
@@ -71,3 +73,17 @@ class ScoresOptions:
         help="Also list a result under its second system name in a round (the same runs, "
         "e.g. a -POWER twin); shown once by default.",
     )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class IngestOut:
+    """Where ``gpuscale ingest`` writes its tables."""
+
+    out: Path = option(Path("gpuscale-tables"), names=("--out",), help="Folder for the tables.")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DatasetOut:
+    """Where ``gpuscale dataset`` writes the dataset."""
+
+    out: Path = option(Path("gpuscale-dataset"), names=("--out",), help="Folder for the dataset.")

@@ -145,3 +145,21 @@ def test_a_criterion_that_picked_nothing_says_why() -> None:
     assert two.unpicked == {"knee": "a knee needs 3 or more accelerator counts; the table has 2"}
     full = equilibrium(scaling_table(scores(ladder()), "bert"))
     assert full.unpicked == {} and len(full.picks) == 3
+
+
+def test_a_pick_across_hardware_carries_its_caution_in_python_too() -> None:
+    """A walk: the README's `equilibrium(scaling_table(..., reference="family"))` gave a
+    knee where the frontier changes from RTX A5000 to H100 with nothing said; the CLI
+    said it only in its sentence. Each pick now carries its caution."""
+    from gpuscale import load_round
+    from gpuscale.analysis.frontier import fastest_per_count
+
+    table = scaling_table(load_round("v4.1").scores, "bert", reference="family")
+    knee = equilibrium(table).knee
+    assert knee is not None
+    upto = fastest_per_count(table)
+    families = set(upto[upto["accelerators"] <= knee.accelerators]["accelerator_family"])
+    assert len(families) > 1  # the data: the frontier crosses hardware up to the knee
+    assert knee.caution and all(f in knee.caution for f in families)
+    one = scaling_table(scores(ladder()), "bert")  # one family: nothing to caution
+    assert [p.caution for p in equilibrium(one).picks] == ["", "", ""]

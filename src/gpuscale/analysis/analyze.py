@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from gpuscale.analysis.clusters import Clustering, cluster_systems
-from gpuscale.analysis.crossing import most_submitted_family, pick_crossing
+from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.decompose import decompose
 from gpuscale.analysis.equilibrium import (
     Equilibrium,
@@ -114,7 +114,7 @@ def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
             f"{CROSS_FAMILY} (see within each family above)"
         )
     for pick in eq.picks:
-        caution = pick_crossing(pick, result.table)
+        caution = pick.caution
         lines.append(
             f"over all systems, {pick.label}: {named(pick.submitter, pick.system_name)} "
             f"({pick.accelerators} x {pick.accelerator_family}, "

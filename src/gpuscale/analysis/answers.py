@@ -27,7 +27,7 @@ from gpuscale.analysis.analyze import (
     overall_equilibrium,
     per_family_reference,
 )
-from gpuscale.analysis.crossing import most_submitted_family, pick_crossing
+from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.equilibrium import Pick
 from gpuscale.tables import ANSWER_PICK_COLUMNS, ANSWER_SCHEMA, frame_of
 
@@ -70,7 +70,7 @@ def answers(result: WorkloadAnalysis) -> pd.DataFrame:
 
         def caution(pick: Pick | None, overall: bool = overall) -> str:
             # a pick over all systems that compares hardware says so (like with like)
-            return pick_crossing(pick, table) if overall and pick is not None else ""
+            return pick.caution if overall and pick is not None else ""
 
         rows.append(_row(result, scope, "fastest", _fastest(part)))
         rows.append(_row(result, scope, "knee", _picked(eq.knee), caution(eq.knee)))

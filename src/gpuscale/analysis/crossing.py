@@ -14,7 +14,8 @@ import re
 
 import pandas as pd
 
-from gpuscale.analysis.equilibrium import Pick, fastest_per_count
+from gpuscale.analysis.frontier import fastest_per_count
+from gpuscale.analysis.pick import Pick
 from gpuscale.quantities import article
 from gpuscale.tables import Criterion
 

@@ -22,28 +22,11 @@ import numpy as np
 import pandas as pd
 
 from gpuscale import criteria
+from gpuscale.analysis.crossing import pick_crossing
+from gpuscale.analysis.frontier import fastest_per_count
+from gpuscale.analysis.pick import Pick
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, Criterion
 from gpuscale.tables.checks import check_table
-
-
-@dataclass(frozen=True, slots=True)
-class Pick:
-    """The system a criterion picks; ``label`` is how people read the criterion."""
-
-    criterion: Criterion
-    label: str
-    org: str
-    submitter: str
-    system_id: str
-    system_name: str
-    accelerator_family: str
-    accelerators: int
-    time_to_train_min: float
-    normalized_efficiency: float
-
-    @property
-    def key(self) -> str:
-        return f"{self.org}/{self.system_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +71,11 @@ class Equilibrium:
         return text + f" ({len(on_front)} of {len(picks)} picks on the Pareto front)"
 
 
-def _pick(criterion: Criterion, row: pd.Series, threshold: float) -> Pick:
-    return Pick(
+def _pick(criterion: Criterion, row: pd.Series, threshold: float, table: pd.DataFrame) -> Pick:
+    """The pick of ``row`` by ``criterion`` over ``table``, with its caution where it
+    compares hardware rather than scaling (a Python user saw a knee where the hardware
+    changes with none: the CLI's caution was said only in its sentences)."""
+    pick = Pick(
         criterion=criterion,
         label=criterion.label(threshold),
         org=str(row["org"]),
@@ -101,24 +87,12 @@ def _pick(criterion: Criterion, row: pd.Series, threshold: float) -> Pick:
         time_to_train_min=float(row["time_to_train_min"]),
         normalized_efficiency=float(row["normalized_efficiency"]),
     )
+    return replace(pick, caution=pick_crossing(pick, table))
 
 
 def pareto_mask(time_min: np.ndarray, cost: np.ndarray) -> np.ndarray:
     """True where no other point is <= on both and < on one (minimising both)."""
     return np.array(criteria.pareto_mask(list(map(float, time_min)), list(map(float, cost))))
-
-
-def fastest_per_count(table: pd.DataFrame) -> pd.DataFrame:
-    """The fastest system at each accelerator count, by increasing count."""
-    # the positions sorted, then one take: sorting the frame copies every column
-    ids = table["system_id"].astype(str).to_numpy()
-    order = np.lexsort(
-        (ids, table["time_to_train_min"].to_numpy(float), table["accelerators"].to_numpy(float))
-    )
-    counts = table["accelerators"].to_numpy(float)[order]
-    first = np.ones(len(order), bool)
-    first[1:] = counts[1:] != counts[:-1]
-    return table.iloc[order[first]].reset_index(drop=True)
 
 
 def knee_pick(table: pd.DataFrame) -> pd.Series | None:
@@ -157,7 +131,7 @@ def equilibrium(
         scope=scope,
         threshold=threshold,
         pareto=pareto,
-        knee=_pick(Criterion.KNEE, knee, threshold) if knee is not None else None,
+        knee=_pick(Criterion.KNEE, knee, threshold, table) if knee is not None else None,
         unpicked=unpicked,
     )
     by_e = (Criterion.SPEED_X_EFFICIENCY, Criterion.EFFICIENCY_THRESHOLD)
@@ -178,8 +152,8 @@ def equilibrium(
         }
     return replace(
         by_time,
-        max_speed_x_efficiency=_pick(Criterion.SPEED_X_EFFICIENCY, best, threshold),
-        efficiency_threshold=_pick(Criterion.EFFICIENCY_THRESHOLD, good.iloc[-1], threshold)
+        max_speed_x_efficiency=_pick(Criterion.SPEED_X_EFFICIENCY, best, threshold, table),
+        efficiency_threshold=_pick(Criterion.EFFICIENCY_THRESHOLD, good.iloc[-1], threshold, table)
         if len(good)
         else None,
         unpicked=unpicked,

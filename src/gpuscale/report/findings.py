@@ -10,7 +10,6 @@ from gpuscale.analysis.crossing import (
     against_reference,
     hardware_difference,
     most_submitted_family,
-    pick_crossing,
     reference_family,
 )
 from gpuscale.analysis.decompose import dominant_loss, expected_samples, family_decomposition
@@ -181,7 +180,7 @@ def _overall_equilibrium_sentence(result: WorkloadAnalysis) -> str | None:
     if eq.efficiency_threshold is None:
         return None
     p = eq.efficiency_threshold
-    caution = pick_crossing(p, result.table)
+    caution = p.caution
     return (
         f"Over all systems, the largest configuration keeping E' >= {eq.threshold:g} x the "
         f"best is {devices(p.accelerators, p.accelerator_family)} "

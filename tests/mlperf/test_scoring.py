@@ -63,9 +63,21 @@ def test_a_score_from_fewer_files_than_required_says_so(tmp_path) -> None:
 
     rb = RoundBuilder().system("Acme", "box").runs("Acme", "box", "bert", [10, 11, 12, 13])
     rb.system("Acme", "full").runs("Acme", "full", "bert", [10, 11, 12, 13, 14] * 2)
-    scores = read_round(rb.write_dir(tmp_path)).scores.set_index("system_id")
+    tables = read_round(rb.write_dir(tmp_path))
+    scores = tables.scores.set_index("system_id")
     short = scores.loc["box"]
     assert short["time_to_train_min"] == short["time_to_train_min"]  # scored
     assert (short["runs"], short["runs_required"]) == (4, 10)
     assert "scored from 4 of the 10 result files" in short["score_reason"]
     assert not scores.loc["full", "score_reason"]
+    # its problem is no "no score" (a walk: problems.csv said so of a scored result)
+    said = tables.problems[tables.problems["path"].str.contains("/box/")]
+    assert said["kind"].tolist() == ["fewer runs"], said
+    # as the reference of an analysis, its reason is said with it (a walk: a result of 3 of
+    # 10 files was the study's reference with no word)
+    from gpuscale.analysis import AnalysisOptions, analyze
+    from gpuscale.analysis.analyze import references_text
+
+    (result,) = analyze(tables, ["bert"], AnalysisOptions(reference="Acme/box"))
+    assert [r.score_reason for r in result.references] == [short["score_reason"]]
+    assert short["score_reason"] in references_text(result)

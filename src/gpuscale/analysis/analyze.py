@@ -84,10 +84,12 @@ def overall_equilibrium(result: WorkloadAnalysis) -> Equilibrium:
 
 def references_text(result: WorkloadAnalysis) -> str:
     """The reference system(s) of an analysis in words: ``ORG/ID (N x FAMILY, T min)``,
-    comma-separated (one per family under a per-family reference)."""
+    comma-separated (one per family under a per-family reference), each with why its
+    score is less certain where it is."""
     return ", ".join(
         f"{r.submitter}/{r.system_id} ({r.accelerators} x "
-        f"{r.accelerator_family}, {format_minutes(r.time_to_train_min)})"
+        f"{r.accelerator_family}, {format_minutes(r.time_to_train_min)}"
+        f"{f'; {r.score_reason}' if r.score_reason else ''})"
         for r in result.references
     )
 

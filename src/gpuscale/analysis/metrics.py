@@ -47,6 +47,9 @@ class Reference:
     accelerator_family: str
     accelerators: int
     time_to_train_min: float
+    # why its score is less certain (scored from fewer result files than the rules
+    # require): every speedup and E' rests on it, so it is said with it
+    score_reason: str = ""
 
 
 class ReferenceNotFoundError(ValueError):
@@ -78,16 +81,18 @@ def scored_systems(
 
 
 def _with_units(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with ``convergence_unit`` and ``samples_to_converge_flag`` (a scores
-    table from before they existed: the unit of its workload and round, nothing flagged)."""
-    if "convergence_unit" in frame and "samples_to_converge_flag" in frame:
+    """``frame`` with ``convergence_unit``, ``samples_to_converge_flag`` and
+    ``score_reason`` (a scores table from before they existed, or made by hand: the unit
+    of its workload and round, nothing flagged, no reason)."""
+    if all(c in frame for c in ("convergence_unit", "samples_to_converge_flag", "score_reason")):
         return frame
     out = frame.copy()
     if "convergence_unit" not in out:
         units = [convergence_unit(w, r) for w, r in zip(out["workload"], out["round"], strict=True)]
         out["convergence_unit"] = [str(u) if u is not None else "" for u in units]
-    if "samples_to_converge_flag" not in out:
-        out["samples_to_converge_flag"] = ""
+    for column in ("samples_to_converge_flag", "score_reason"):
+        if column not in out:
+            out[column] = ""
     return out
 
 
@@ -127,6 +132,7 @@ def _as_reference(row: pd.Series) -> Reference:
         accelerator_family=row["accelerator_family"],
         accelerators=int(row["accelerators"]),
         time_to_train_min=float(row["time_to_train_min"]),
+        score_reason=reason if isinstance(reason := row.get("score_reason"), str) else "",
     )
 
 

@@ -174,10 +174,11 @@ def _official_energy(kept_runs: list[dict], factor: float) -> float | None:
 
 
 def _folder_problems(
-    rules: _RoundRules, where: str, folder: str, runs: int, reason: str
+    rules: _RoundRules, where: str, folder: str, runs: int, reason: str, scored: bool
 ) -> list[dict[str, Any]]:
     """The problems of one benchmark folder: not a benchmark of the ruleset, no result
-    files, or no score (``reason``)."""
+    files, or ``reason``: why it has no score, or, ``scored``, why its score is less
+    certain (fewer result files than the rules require)."""
     problems = []
     if benchmark_of_folder(folder) not in rules.allowed:
         allowed = ", ".join(sorted(rules.allowed)) or "none"
@@ -201,7 +202,8 @@ def _folder_problems(
             )
         )
     elif reason:
-        problems.append(problem_row(rules.round_name, where, ProblemKind.NO_SCORE, reason))
+        kind = ProblemKind.FEWER_RUNS if scored else ProblemKind.NO_SCORE
+        problems.append(problem_row(rules.round_name, where, kind, reason))
     return problems
 
 
@@ -281,7 +283,8 @@ def _score_folder(
             f"scored from {len(group)} of the {required} result files the rules require "
             f"({len(counted)} counted): less certain than a full result"
         )
-    problems += _folder_problems(rules, where, folder, len(group), reason)
+    scored = system is not None and result.time_to_train_min is not None
+    problems += _folder_problems(rules, where, folder, len(group), reason, scored)
     row: dict[str, Any] = {
         "source": "mlperf",
         "round": rules.round_name,

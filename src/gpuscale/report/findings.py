@@ -99,7 +99,7 @@ def _overview(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
     table = result.table
     refs = "; ".join(
         f"{r.submitter} {r.system_id} ({devices(r.accelerators, r.accelerator_family)}, "
-        f"{format_minutes(r.time_to_train_min)})"
+        f"{format_minutes(r.time_to_train_min)}{f'; {r.score_reason}' if r.score_reason else ''})"
         for r in result.references
     )
     fastest = table.loc[table["time_to_train_min"].idxmin()]

@@ -21,6 +21,7 @@ SCALING_COLUMNS: tuple[str, ...] = (
     "accelerators",
     "time_to_train_min",
     "runs_converged",
+    "score_reason",  # why the score is less certain ("" when not; e.g. fewer result files)
     "scaling_factor",
     "global_batch_size",
     "samples_to_converge",

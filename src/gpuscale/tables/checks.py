@@ -16,7 +16,7 @@ from gpuscale.tables.rounds import SCORES_COLUMNS, RoundTables
 
 # Columns of the scores schema added after tables were first written: the analysis fills
 # them in where an older table lacks them (``analysis.metrics``), so none is required.
-FILLED_IN = ("convergence_unit", "samples_to_converge_flag")
+FILLED_IN = ("convergence_unit", "samples_to_converge_flag", "score_reason")
 # What the scaling table adds to a scores table, and an equilibrium reads of it.
 SCALING_MEASURES = ("speedup", "efficiency", "normalized_efficiency", "gpu_hours")
 

@@ -177,6 +177,7 @@ class ProblemKind(Code):
     CORRUPT_ARCHIVE = "corrupt archive"
     UNREADABLE = "unreadable"
     NO_SCORE = "no score"
+    FEWER_RUNS = "fewer runs"  # scored, as the official tool scores it, from fewer files
     POWER_LOG = "power log"
     WORKER = "worker"
     IMPOSSIBLE_VALUE = "impossible value"

@@ -80,3 +80,18 @@ def test_a_round_that_is_not_bundled_is_said_before_the_paths_are_read(
     monkeypatch.setattr(load, "read_paths", lambda *a, **k: pytest.fail("read first"))
     with pytest.raises(RoundNamesError, match=r"v9\.9 not bundled"):
         load_rounds([path], ["v9.9"])
+
+
+def test_a_path_and_a_bundled_round_of_one_round_are_refused(tmp_path: Path, monkeypatch) -> None:
+    """A walk: `scores training_results_v4.1/ --round v4.1` merged the two copies of one
+    round without a word (the path's damaged results replacing the bundled ones); said
+    before anything is read, whether the path's name or --round names its round."""
+    import gpuscale.mlperf.load as load
+
+    monkeypatch.setattr(load, "read_paths", lambda *a, **k: pytest.fail("read first"))
+    named = a_round(tmp_path / "a", "training_results_v4.1")
+    with pytest.raises(RoundNamesError, match=r"v4\.1 .*both .*training_results_v4\.1"):
+        load_rounds([named], ["v4.1"])
+    unnamed = a_round(tmp_path / "b", "my_copy")
+    with pytest.raises(RoundNamesError, match=r"v4\.0 .*both .*my_copy"):
+        load_rounds([named, unnamed], ["v4.0", "v4.0"])

@@ -20,7 +20,7 @@ from gpuscale.mlperf.ingest import Progress, read_round, round_name_of
 from gpuscale.sources import SourceError
 from gpuscale.sources.entries import is_archive
 from gpuscale.tables import RoundTables
-from gpuscale.tables.workloads import RENAMED, STUDY_ROUND, WORKLOADS
+from gpuscale.tables.workloads import RENAMED, STUDY_ROUND, WORKLOADS, round_name
 
 EXPECTED = "expected <org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
 
@@ -137,11 +137,31 @@ def load_rounds(
     if not paths:
         return _bundled(list(round_names or default or []))
     own, bundled = _split_round_names(list(paths), list(round_names or []))
+    _one_copy_each(list(paths), own, bundled)
     beside = _bundled(bundled) if bundled else None  # one not bundled: said before the read
     tables = read_paths(paths, own, progress=progress)
     if on_read is not None:
         on_read(tables)
     return combine([tables, beside]) if beside is not None else tables
+
+
+def _one_copy_each(paths: list[Path], own: list[str], bundled: list[str]) -> None:
+    """Refuse a round given both as a path and as a bundled ``--round`` (a walk: the two
+    copies were merged without a word, the path's damaged results replacing the bundled
+    ones), before anything is read."""
+    if len(own) == len(paths):
+        said = own  # one name each
+    elif len(own) == 1:
+        said = own * len(paths)  # one name for every path
+    else:
+        said = [round_name_of(p) for p in paths]
+    wanted = {round_name(n) for n in bundled}
+    for path, name in zip(paths, said, strict=True):
+        if name is not None and round_name(name) in wanted:
+            raise RoundNamesError(
+                f"round {round_name(name)} given both as a path ({path}) and as a bundled "
+                "--round: give one (the path's raw logs, or the bundled tables)"
+            )
 
 
 def _bundled(round_names: list[str]) -> RoundTables:

@@ -85,3 +85,18 @@ def test_throughput_only_for_sample_counted_benchmarks() -> None:
     assert row(bert, "h8")["samples_per_s_per_accelerator"] == pytest.approx(1000 / 600 / 8)
     ssd = scaling_table(scores(BASE, workload="ssd"), "ssd")
     assert ssd["samples_per_s_per_accelerator"].isna().all()
+
+
+def test_a_reference_without_a_score_here_says_where_it_has_one() -> None:
+    """A walk: `analyze -b bert,retinanet --reference Krai/7920T_2xA5000_ssd` said "no
+    official score for this benchmark", naming neither the benchmark nor where it has one."""
+    from gpuscale import load_round
+
+    every = load_round("v4.1").scores
+    krai = every[(every["system_id"] == "7920T_2xA5000_ssd") & every["time_to_train_min"].notna()]
+    scored = sorted(krai["workload"].unique())
+    assert scored and "retinanet" not in scored  # the data: a reference for BERT alone
+    with pytest.raises(ReferenceNotFoundError) as caught:
+        scaling_table(every, "retinanet", reference="Krai/7920T_2xA5000_ssd")
+    said = str(caught.value)
+    assert "retinanet (v4.1)" in said and said.endswith(f"it is scored for {', '.join(scored)}")

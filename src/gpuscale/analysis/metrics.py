@@ -153,8 +153,9 @@ def find_reference(
     match = frame[_named(frame, rule)]
     if not match.empty:
         return match.iloc[0]
-    if _named(frame if systems is None else systems, rule).any():
-        raise ReferenceNotFoundError(f"reference {rule} has no official score for this benchmark")
+    every = frame if systems is None else systems
+    if _named(every, rule).any():
+        raise ReferenceNotFoundError(_unscored_here(frame, every, rule))
     names = {
         f"{o}/{i}".lower(): f"{o}/{i}"
         for o, i in zip(frame["submitter"], frame["system_id"], strict=True)
@@ -162,6 +163,18 @@ def find_reference(
     close = difflib.get_close_matches(rule.lower(), list(names), n=1, cutoff=0)
     closest = f"; the closest scored for this benchmark: {names[close[0]]}" if close else ""
     raise ReferenceNotFoundError(f"reference {rule!r} names no system of the table{closest}")
+
+
+def _unscored_here(frame: pd.DataFrame, every: pd.DataFrame, rule: str) -> str:
+    """Why a system that exists is no reference for ``frame``'s workload: which workload
+    and round(s) it has no score for, and those it has one for (a walk: `-b
+    bert,retinanet --reference ...` said only "for this benchmark")."""
+    workload = ", ".join(sorted(frame["workload"].astype(str).unique()))
+    rounds = ", ".join(sorted(frame["round"].astype(str).unique()))
+    mine = every[_named(every, rule) & every["time_to_train_min"].notna()]
+    scored = sorted(mine["workload"].astype(str).unique())
+    where = f": it is scored for {', '.join(scored)}" if scored else ""
+    return f"reference {rule} has no official score for {workload} ({rounds}){where}"
 
 
 def _named(frame: pd.DataFrame, rule: str) -> pd.Series:

@@ -334,7 +334,12 @@ def resolve_columns(asked: str | None, default: list[str], valid: Iterable[str])
         why = "an empty column name between commas (or at an end); give names such as "
         why += "system_name,speedup"
         raise UnknownNameError(f"--columns {asked!r}: {why}", typed=repr(asked), why=why)
-    return resolve_choices(names, valid, "column")
+    chosen = resolve_choices(names, valid, "column")
+    twice = sorted({c for c in chosen if chosen.count(c) > 1})
+    if twice:  # shown twice without a word (a user walk)
+        why = f"{', '.join(twice)} given twice; give each column once"
+        raise UnknownNameError(f"--columns {asked!r}: {why}", typed=repr(asked), why=why)
+    return chosen
 
 
 def resolve_families(values: Sequence[str] | None, valid: list[str]) -> tuple[list[str], list[str]]:

@@ -208,3 +208,15 @@ def test_columns_are_chosen_in_every_format_that_has_them_and_never_ignored(tmp_
     assert result.exit_code == 0 and result.stdout.splitlines()[0] == "accelerators,speedup"
     result = CliRunner().invoke(app, ["plan", *BASE["plan"], "--devices", "8,,16"])
     assert result.exit_code == 2 and "an empty count between commas" in result.stderr
+
+
+def test_columns_given_twice_or_unknown_are_refused_before_any_note() -> None:
+    """A walk: `scores --round v4.1 --columns foo` said the duplicates note before the
+    error, and `--columns time_to_train_min,time_to_train_min` showed the column twice."""
+    asked = ["scores", "--round", "v4.1"]
+    result = CliRunner().invoke(app, [*asked, "--columns", "foo"])
+    assert result.exit_code == 2 and result.stderr.startswith("error: --columns foo"), result.stderr
+    for twice in ("time_to_train_min,time_to_train_min", "system_name,time,time_to_train"):
+        result = CliRunner().invoke(app, [*asked, "-b", "bert", "--columns", twice])
+        assert result.exit_code == 2, result.stdout
+        assert "time_to_train_min given twice" in result.stderr

@@ -276,6 +276,8 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None
     """A library's :class:`~gpuscale.tables.views.TableView`: its notes on stderr, then
     the table (``--columns`` where asked, else its own; CSV and JSON: every column), its
     sentences under a terminal's; an empty view says why (CSV and JSON: an empty document)."""
+    # the columns asked, checked before any note is said (a typo's error came after one)
+    columns = columns_of(columns_asked, list(view.shown), list(view.frame.columns))
     for line in view.notes:
         note(line)
     if view.empty:
@@ -283,7 +285,6 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None
         if fmt is not Format.table:
             print_frame(out, view.frame.reindex(columns=list(view.shown)), fmt)
     else:
-        columns = columns_of(columns_asked, list(view.shown), list(view.frame.columns))
         print_frame(
             out,
             view.frame[columns],

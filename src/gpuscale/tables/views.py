@@ -105,8 +105,7 @@ def scores_view(
     if len(once) < len(frame):
         notes = (
             f"{len(frame) - len(once)} result(s) listed once: the same runs under a second "
-            "system name in the same round (--duplicates lists both; the problems table "
-            "names them)",
+            "system name in the same round (--duplicates lists both)",
         )
     frame = once.sort_values(["round", "benchmark", "time_to_train_min"])
     shown = list(SCORE_SHOWN)

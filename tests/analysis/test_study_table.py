@@ -17,6 +17,7 @@ from __future__ import annotations
 import pytest
 
 from gpuscale.analysis import scaling_table
+from gpuscale.tables import display_name
 
 TABLE_I = {
     # workload: (reference submitter, accelerator family, accelerators, minutes)
@@ -56,3 +57,37 @@ def test_table_i_says_which_result_it_counts_once(v41) -> None:
     twin = v41.scores[v41.scores["same_runs_as"].fillna("") != ""]
     twin = twin[twin["benchmark"] == "llama2_70b_lora"].iloc[0]
     assert f"{twin.org}/{twin.system_id} as {twin.same_runs_as}" in llama
+
+
+def test_the_complete_round_is_the_bundled_one(v41) -> None:
+    """``ROUND_RESULTS`` (what a loaded round is checked against) is the bundled v4.1."""
+    from gpuscale.analysis.study_table import ROUND_RESULTS
+
+    for workload, (count, submitters) in ROUND_RESULTS.items():
+        table = scaling_table(v41.scores, workload)
+        assert (len(table), set(table["submitter"])) == (count, set(submitters))
+
+
+@pytest.mark.parametrize("kept", [("Dell", "Krai", "Lambda"), ("NVIDIA",)])
+def test_a_subset_of_the_round_is_said_to_be_one(v41, kept: tuple[str, ...]) -> None:
+    """A subset of v4.1 (the walk's Dell, Krai and Lambda; NVIDIA alone) once read "gpuscale
+    counts once a result published under two system names ... (none named)" for a gap of
+    21: the gap is the subset. The sentence gives the loaded and the complete counts and
+    the submitters loaded, and attributes nothing to twins that do not make the gap."""
+    from gpuscale.analysis.study_table import table_i_statements
+
+    subset = v41.scores[v41.scores["submitter"].isin(kept)]
+    for line in table_i_statements(subset):
+        if "Systems:" not in line:
+            continue
+        name = line.split(":")[0]
+        workload = next(w for w in TABLE_I if name == display_name(w))
+        mine, full = scaling_table(subset, workload), scaling_table(v41.scores, workload)
+        assert f"gpuscale {len(mine)} (" in line
+        assert f"{len(mine)} of its {len(full)} {name} results" in line
+        assert "counts once" not in line and "left out" not in line
+        named = line.split("submitters (")[1].split(")")[0].split(", ")
+        assert set(named) == set(mine["submitter"])
+        ref = TABLE_I[workload]
+        if ref[0] not in kept:
+            assert "the study's is not among the loaded results" in line

@@ -27,9 +27,18 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.crossing import most_submitted_family
-from gpuscale.analysis.decompose import dominant_loss, family_decomposition
+from gpuscale.analysis.decompose import dominant_loss
+from gpuscale.analysis.decompose import within_family as decomposed_family
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.metrics import study_reference, with_reference
+from gpuscale.analysis.study_data import (
+    counts_of,
+    linear_lacking,
+    llama_lacking,
+    missing_counts,
+    no_samples,
+    too_few_counts,
+)
 from gpuscale.tables import display_name
 
 CITATION = (
@@ -121,9 +130,16 @@ def _statement(table: pd.DataFrame, finding: Finding, verdict: str, text: str) -
     )
 
 
+def _said(finding: Finding) -> str:
+    """ "The study finds <claim>." ("attributes" for ``WHY``)."""
+    return f"The study {'attributes' if finding is WHY else 'finds'} {finding.claim}."
+
+
 def _untestable(table: pd.DataFrame, finding: Finding, lacking: str) -> StudyStatement:
-    """A finding whose counts the data lacks: said, never guessed."""
-    return _statement(table, finding, "not testable", f"{finding.name}: {lacking}")
+    """A finding whose test the data cannot feed: the reason (what the data lacks, from
+    ``gpuscale.analysis.study_data``) said, never a verdict guessed."""
+    text = f"{_said(finding)} {lacking[0].upper()}{lacking[1:]}: not testable."
+    return _statement(table, finding, "not testable", text)
 
 
 def _judged(
@@ -134,7 +150,7 @@ def _judged(
     <claim>. ``found``: verdict." (``found``: what the table shows, within the family)."""
     held = sum(bool(part) for part in parts)
     verdict = "agrees" if held == len(parts) else "disagrees" if held == 0 else "partly"
-    text = f"The study finds {finding.claim}. {found}: {verdict}."
+    text = f"{_said(finding)} {found}: {verdict}."
     return _statement(table, finding, verdict, text)
 
 
@@ -142,8 +158,9 @@ def _falls(table: pd.DataFrame, family: str) -> StudyStatement:
     """Per-accelerator efficiency falls as accelerators are added."""
     own = within_family(table, family)
     frontier = fastest_per_count(own)
-    if len(frontier) < 3:
-        return _untestable(table, FALLS, "fewer than 3 counts")
+    lacking = too_few_counts(family, counts_of(frontier), 3, "a trend with the count")
+    if lacking:
+        return _untestable(table, FALLS, lacking)
     rho = frontier["accelerators"].rank().corr(frontier["normalized_efficiency"].rank())
     first, last = frontier.iloc[0], frontier.iloc[-1]
     holds = rho < 0 and last["normalized_efficiency"] < first["normalized_efficiency"]
@@ -162,6 +179,11 @@ def _falls(table: pd.DataFrame, family: str) -> StudyStatement:
 def _massive(table: pd.DataFrame, family: str) -> StudyStatement:
     """Massive systems are the fastest but the least efficient."""
     own = within_family(table, family)
+    lacking = too_few_counts(
+        family, counts_of(own), 2, "comparing the largest systems with smaller ones"
+    )
+    if lacking:
+        return _untestable(table, MASSIVE, lacking)
     largest = own[own["accelerators"] == own["accelerators"].max()]
     best = largest.loc[largest["time_to_train_min"].idxmin()]
     fastest = bool(best["time_to_train_min"] <= own["time_to_train_min"].min())
@@ -180,11 +202,19 @@ def _massive(table: pd.DataFrame, family: str) -> StudyStatement:
 
 def _why(table: pd.DataFrame, family: str, basis: str) -> StudyStatement:
     """The study attributes the fall to communication and synchronisation."""
-    row = family_decomposition(table, family, basis)
-    if row is None or pd.isna(row["convergence_factor"]):
-        return _untestable(table, WHY, "no samples to converge")
-    factor, share = dominant_loss(row)
+    own = decomposed_family(table, family, basis)
+    lacking = too_few_counts(family, counts_of(own), 2, "a loss to attribute")
+    if lacking:
+        return _untestable(table, WHY, lacking)
+    row = fastest_per_count(own).iloc[-1]  # family_decomposition's row
     n = int(row["accelerators"])
+    if pd.isna(row["convergence_factor"]):
+        return _untestable(table, WHY, f"within {family}, {no_samples(own, row)}")
+    factor, share = dominant_loss(row)
+    if factor == "none":
+        e = row["normalized_efficiency"]
+        keeps = f"within {family} the fastest system at {n:,} keeps E' {e:.2f} (not below 1)"
+        return _untestable(table, WHY, f"{keeps}, so there is no loss to attribute")
     head = (
         f"The study attributes {WHY.claim}. Within {family} at {n:,} accelerators, E' "
         f"{row['normalized_efficiency']:.2f} = throughput efficiency "
@@ -203,7 +233,7 @@ def _why(table: pd.DataFrame, family: str, basis: str) -> StudyStatement:
         "communication but also evaluation, the per-device batch and the software, which "
         "MLPerf's logs do not separate: partly."
     )
-    return _statement(table, WHY, "partly" if factor == "throughput" else "agrees", text)
+    return _statement(table, WHY, "partly", text)
 
 
 def _bert(table: pd.DataFrame, family: str) -> StudyStatement:
@@ -211,8 +241,10 @@ def _bert(table: pd.DataFrame, family: str) -> StudyStatement:
     frontier = fastest_per_count(within_family(table, family))
     e8, e16 = _at(frontier, 8), _at(frontier, 16)
     beyond = frontier[frontier["accelerators"] > 16]["normalized_efficiency"]
-    if np.isnan(e8) or np.isnan(e16) or beyond.empty:
-        return _untestable(table, BERT, "no system at 8, 16 or beyond")
+    wanted = {"at 8": not np.isnan(e8), "at 16": not np.isnan(e16), "past 16": not beyond.empty}
+    lacking = missing_counts(family, counts_of(frontier), wanted)
+    if lacking:
+        return _untestable(table, BERT, lacking)
     peak = frontier.loc[frontier["normalized_efficiency"].idxmax()]
     around = e8 >= (1 - AROUND) * float(peak["normalized_efficiency"])
     drops = e16 < e8 and bool((beyond < e16).all())
@@ -234,8 +266,9 @@ def _llama(table: pd.DataFrame, family: str) -> StudyStatement:
     frontier = fastest_per_count(own)
     small = own[own["accelerators"].between(4, 8)]["normalized_efficiency"]
     later = frontier[frontier["accelerators"].between(16, 64)]
-    if small.empty or len(later) < 2:
-        return _untestable(table, LLAMA, "no systems at 4-8 or 16-64")
+    lacking = llama_lacking(own, family)
+    if lacking:
+        return _untestable(table, LLAMA, lacking)
     above = bool(small.max() > 1)
     first, last = later.iloc[0], later.iloc[-1]
     loss = _per_doubling_loss(
@@ -256,7 +289,8 @@ def _llama(table: pd.DataFrame, family: str) -> StudyStatement:
             if above
             else "(not above 1)"
         )
-        + f"; from 16 to 64 it is {_span(reach)}, "
+        + f"; from {int(first['accelerators']):,} to {int(last['accelerators']):,} it is "
+        f"{_span(reach)}, "
         f"{loss:.0%} lost per doubling ({'more' if fast else 'less'} than "
         f"{FAST_LOSS_PER_DOUBLING:.0%})",
     )
@@ -266,8 +300,10 @@ def _stable_diffusion(table: pd.DataFrame, family: str) -> StudyStatement:
     """Stable Diffusion: loses efficiency sharply past 8."""
     frontier = fastest_per_count(within_family(table, family))
     e8, e16 = _at(frontier, 8), _at(frontier, 16)
-    if np.isnan(e8) or np.isnan(e16):
-        return _untestable(table, STABLE_DIFFUSION, "no system at 8 or 16")
+    wanted = {"at 8": not np.isnan(e8), "at 16": not np.isnan(e16)}
+    lacking = missing_counts(family, counts_of(frontier), wanted)
+    if lacking:
+        return _untestable(table, STABLE_DIFFUSION, lacking)
     loss = 1 - e16 / e8
     return _judged(
         table,
@@ -290,8 +326,9 @@ def _most_linear(tables: Mapping[str, pd.DataFrame], family: str) -> StudyStatem
         if len(window):
             spans[workload] = window
     retina = tables["retinanet"]
-    if "retinanet" not in spans or len(spans) < 2:
-        return _untestable(retina, MOST_LINEAR, "too few workloads at 32-64")
+    lacking = linear_lacking(tables, family, list(spans), WINDOW)
+    if lacking:
+        return _untestable(retina, MOST_LINEAR, lacking)
     ranked = sorted(spans, key=lambda w: -float(spans[w].median()))
     verdict = "agrees" if ranked[0] == "retinanet" else "disagrees"
     listed = ", ".join(f"{display_name(w)} {_span(spans[w])}" for w in ranked)
@@ -300,7 +337,7 @@ def _most_linear(tables: Mapping[str, pd.DataFrame], family: str) -> StudyStatem
         retina,
         MOST_LINEAR,
         verdict,
-        f"The study finds {MOST_LINEAR.claim}. Within {family} "
+        f"{_said(MOST_LINEAR)} Within {family} "
         f"at {WINDOW[0]}-{WINDOW[1]} accelerators (each workload against its own family "
         f"reference), E' is {listed}: {verdict}"
         + ("." if verdict == "agrees" else f", {most} keeps the most."),

@@ -92,6 +92,8 @@ FEWER_SYSTEMS = (
     "gpuscale counts once a result published under two system names with identical runs "
     "({twins}), the study counted both"
 )
+# ... where the reference's runs loaded are not those its official score was made from.
+LOADED_TIME = "gpuscale's time is the olympic average of the runs loaded, not the official score"
 OTHER_TIME = (
     "gpuscale's time is the summarizer's olympic average of the system's runs, "
     "equal to the official score table; the study does not say where its value comes from"
@@ -127,10 +129,13 @@ def table_i_statements(scores: pd.DataFrame) -> list[str]:
             f"{ref['submitter']}, {int(ref['accelerators'])} x {ref['accelerator_family']}, "
             f"{minutes:.2f} min"
         )
+        doubt = ref.get("score_reason")
         if not same_ref:
             text += " (another system" + _absent(table, row) + ")"
         elif _truncated(minutes) == row.minutes:
             text += " (the same; the study truncates to two decimals)"
+        elif isinstance(doubt, str) and doubt:  # its runs are not those officially scored
+            text += f" ({minutes - row.minutes:+.2f} min: {LOADED_TIME}: {doubt})"
         else:
             text += f" ({minutes - row.minutes:+.2f} min: {OTHER_TIME})"
         if row.systems is not None:

@@ -76,7 +76,7 @@ def test_each_family_first_then_every_pick_over_all_systems() -> None:
         "over all systems, E' >= 0.8 x best: Acme Box64 (64 x H100, 5.25 min, E' 0.91)",
     ]
     assert lines[4].startswith("agreement over all systems: ")
-    assert lines[4].endswith("; Pareto front: 1 systems")
+    assert lines[4].endswith("; Pareto front: 1 system")  # was "1 systems"
 
 
 def test_a_per_family_reference_picks_only_the_knee_across_families() -> None:

@@ -132,3 +132,20 @@ def test_every_time_in_the_findings_is_in_the_tables_unit_and_value(study_analys
                     assert value in times, f"{value} min is no time of the table: {sentence}"
                     checked += 1
     assert checked > 20
+
+
+def test_a_count_of_one_takes_the_singular_in_every_sentence(v41) -> None:
+    """A walk: "Pareto front: 1 systems", "6 systems from 1 submitters". On every
+    v4.1 workload analysed within each family (one system, one submitter, one point on the
+    front happen), no sentence says "1 <noun>s"."""
+    from gpuscale.analysis.analyze import equilibrium_sentences
+
+    families = sorted(v41.scores["accelerator_family"].dropna().unique())
+    text = []
+    for family in families:
+        options = AnalysisOptions(families=(family,), n_boot=100)
+        for result in analyze(v41, [], options):
+            text += workload_findings(result, "study") + equilibrium_sentences(result)
+    ones = [t for t in text if re.search(r"(?<![\d.,])1 (system|submitter|run|problem)s\b", t)]
+    assert text and ones == []
+    assert any(re.search(r"(?<![\d.,])1 (system|submitter)\b", t) for t in text)  # it happens

@@ -10,6 +10,7 @@ import pytest
 
 from gpuscale import load_round
 from gpuscale.analysis import AnalysisOptions
+from gpuscale.quantities import article
 from gpuscale.report.figures import FIGURES
 from gpuscale.report.html import build_report
 from gpuscale.report.workload_figures import FIGURE_NAMES, FIRST_FIGURES
@@ -166,9 +167,30 @@ def test_the_headline_figure_cautions_a_mixed_generation_reference(study_analysi
     bert = next(r for r in study_analysis["study"] if r.workload == "bert")
     family = bert.references[0].accelerator_family
     assert family != "H100-SXM5-80GB"  # the premise: BERT's study reference is no H100
-    assert study.startswith("; caution: ") and f"BERT against a {family} reference" in study
+    said = f"BERT against {article(family)} {family} reference"  # "a RTX A5000" once
+    assert study.startswith("; caution: ") and said in study
     assert "not scaling" in study
     assert overview_caution(study_analysis["family"]) == ""
+
+
+def test_the_overview_caution_names_each_panels_round() -> None:
+    """A walk: a report of v4.0, v4.1 and v5.0 said "BERT against a RTX A5000 reference"
+    twice, without the rounds."""
+    from gpuscale.analysis import analyze
+    from gpuscale.report.workload_figures import overview_caution
+
+    results = analyze(load_round("v4.0", "v4.1"), ["bert"], AnalysisOptions(n_boot=100))
+    said = overview_caution(results).removeprefix("; caution: ").split(": E'")[0].split("; ")
+    mixed = [
+        r
+        for r in results
+        if set(r.table["accelerator_family"]) != {r.references[0].accelerator_family}
+    ]
+    assert len(mixed) == 2  # the data: both rounds' BERT panels mix families
+    assert sorted(said) == sorted(
+        f"{r.round} BERT against {article(f := r.references[0].accelerator_family)} {f} reference"
+        for r in mixed
+    )
 
 
 def test_the_sortable_table_macro_escapes_and_highlights_the_reference() -> None:

@@ -30,7 +30,7 @@ from gpuscale.analysis.metrics import (
 from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.analysis.study import StudyStatement, compare_with_study
 from gpuscale.names import UnknownNameError, resolve_workloads, workloads_in
-from gpuscale.quantities import format_minutes, named
+from gpuscale.quantities import counted, format_minutes, named
 from gpuscale.tables import (
     CLUSTER_COLUMN,
     PARETO_COLUMN,
@@ -124,7 +124,8 @@ def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
             + (f"; caution: {caution}" if caution else "")
         )
     lines.append(
-        f"agreement over all systems: {eq.agreement}; Pareto front: {len(eq.pareto)} systems"
+        f"agreement over all systems: {eq.agreement}; Pareto front: "
+        f"{counted(len(eq.pareto), 'system')}"
     )
     return lines
 
@@ -329,7 +330,7 @@ def clusters_lowered(results: list[WorkloadAnalysis], k: int | None) -> list[str
         if k and found < k:
             out.append(
                 f"{result.round} {result.workload}: -k {k} lowered to {found} "
-                f"(only {len(result.table)} systems, {found} distinct enough to cluster)"
+                f"(only {counted(len(result.table), 'system')}, {found} distinct enough to cluster)"
             )
     return out
 

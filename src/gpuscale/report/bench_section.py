@@ -85,7 +85,8 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     scaling = trusted(all_rows)
     flagged = all_rows[all_rows["flagged"].astype(bool)]
     if scaling.empty:
-        return [f"All {len(all_rows)} runs are flagged as untrustworthy (see the table)."]
+        every = "The run is" if len(all_rows) == 1 else f"All {len(all_rows)} runs are"
+        return [f"{every} flagged as untrustworthy (see the table)."]
     hosts = _hosts(scaling)
     models, counts = scaling["model"].nunique(), sorted(scaling["accelerators"].unique())
     # a configuration run twice is one configuration (its labels say "run 2")

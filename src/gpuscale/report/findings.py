@@ -15,7 +15,7 @@ from gpuscale.analysis.crossing import (
 from gpuscale.analysis.decompose import dominant_loss, expected_samples, family_decomposition
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.superlinear import REASONS
-from gpuscale.quantities import article, devices, format_minutes, named, number
+from gpuscale.quantities import article, counted, devices, format_minutes, named, number
 from gpuscale.tables import counts_samples
 
 
@@ -107,7 +107,8 @@ def _overview(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
     caution = against_reference(str(fastest["accelerator_family"]), ref_family or "")
     caution = caution if ref_family else ""
     return [
-        f"{len(table)} systems from {table['submitter'].nunique()} submitters, "
+        f"{counted(len(table), 'system')} from "
+        f"{counted(table['submitter'].nunique(), 'submitter')}, "
         f"{number(int(table['accelerators'].min()))} to "
         f"{number(int(table['accelerators'].max()))} "
         f"accelerators. Reference ({reference_rule} rule): {refs}.",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis, WorkloadTable
+from gpuscale.quantities import article
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import display_name
@@ -113,13 +114,15 @@ def overview_caution(results: list[WorkloadAnalysis]) -> str:
     reference (E' there mixes hardware generations), each with its reference's family;
     empty when every panel compares like with like."""
     mixed = []
+    several = len({r.round for r in results}) > 1  # say each panel's round (once twice)
     for result in results:
         if len(result.references) != 1:
             continue  # per family: each system against its own family's reference
         family = result.references[0].accelerator_family
         others = set(result.table["accelerator_family"]) - {family}
         if others:
-            mixed.append(f"{display_name(result.workload)} against a {family} reference")
+            which = f"{result.round} " * several + display_name(result.workload)
+            mixed.append(f"{which} against {article(family)} {family} reference")
     if not mixed:
         return ""
     return (

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuscale.quantities import counted
 from gpuscale.tables.republished import counted_once
 from gpuscale.tables.round_requests import ScoresOptions
 
@@ -130,10 +131,10 @@ def ingest_summary(tables: Any) -> tuple[list[str], TableView | None]:
         systems = tables.systems[tables.systems["round"] == round_name]
         problems = tables.problems[tables.problems["round"] == round_name]
         lines.append(
-            f"{round_name}: {len(systems):,} systems, {len(runs):,} runs "
+            f"{round_name}: {counted(len(systems), 'system')}, {counted(len(runs), 'run')} "
             f"({int(runs['counted'].sum()):,} counted), "
             f"{int(scores['time_to_train_min'].notna().sum()):,} of {len(scores):,} "
-            f"benchmark results scored, {len(problems):,} problems"
+            f"benchmark results scored, {counted(len(problems), 'problem')}"
         )
         lines += list(problems[problems["kind"] == "other ruleset"]["message"])
     if not len(tables.problems):

@@ -117,16 +117,17 @@ def plannable(fits: dict[str, Any], workload: str, family: str) -> bool:
 
 
 def _log_y(fits: dict[str, Any], workload: dict[str, Any], family_name: str, x: float, r):
-    """(log y without the batch term, whether the family's own level was used)."""
+    """(log y without the batch term, its shared-shape part ``s(x)``, its family-shape part
+    ``u_f(x)``)."""
     family = workload["families"].get(family_name)
     shape = hat_values(workload["shape"], x)
     if family is None:
         speed = fits["speed"]
         level = speed["family"][family_name] + speed["workload"][workload["workload"]]
-        return level + shape - hat_values(workload["shape"], PIN), False
+        return level + shape - hat_values(workload["shape"], PIN), shape, 0.0
     own = hat_values(family["shape"], x) if family["shape"] else 0.0
     level = family["level"] + at_round(family["round_level"], r)
-    return level + shape + own, True
+    return level + shape + own, shape, own
 
 
 def predict_point(
@@ -139,16 +140,17 @@ def predict_point(
     """The plan of ``n`` devices (a dict: ``accelerators``, ``time_to_train_min``,
     ``time_to_train_min_low``, ``time_to_train_min_high``, ``global_batch``,
     ``expected_samples``, ``batch_per_accelerator``, ``count_class``,
-    ``octaves_outside``, ``half_width`` (log), ``convergence`` (``C(B)``), ``log_y``)."""
+    ``octaves_outside``, ``half_width`` (log), ``convergence`` (``C(B)``), ``log_y`` and
+    its parts ``log_shared`` (``s``), ``log_own`` (``u_f``), ``log_anchor``)."""
     workload = fits["workloads"][workload_name]
     family = workload["families"].get(family_name)
     x = math.log2(n)
     batch = 2.0 ** log2_batch(workload, family, x)
-    log_y, _ = _log_y(fits, workload, family_name, x, round_name)
+    log_y, shared, own = _log_y(fits, workload, family_name, x, round_name)
     log_y += workload["batch_slope"] * math.log2(batch / n)
     kind, octaves = count_class(family, n)
-    if kind == "i":
-        log_y += family["counts"][str(n)]["anchor"]
+    anchor = family["counts"][str(n)]["anchor"] if kind == "i" else 0.0
+    log_y += anchor
     r = round_name or workload["round"]
     log_y += workload["era_level"][at_round(workload["era"], r)]
     rcp = at_round(workload["rcp"] or {}, r, None)
@@ -171,4 +173,8 @@ def predict_point(
         "convergence": factor,
         # log device-minutes per (reference-batch) sample: throughput per device is exp(-y)
         "log_y": log_y,
+        # its parts that move with N (``gpuscale.planning.words`` says which moved it)
+        "log_shared": shared,
+        "log_own": own,
+        "log_anchor": anchor,
     }

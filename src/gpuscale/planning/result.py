@@ -10,6 +10,7 @@ from typing import Any
 from gpuscale import criteria
 from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads
 from gpuscale.planning.cache import default_fits, fits_of
+from gpuscale.planning.limits import far_flag, reach, refusals, superlinear_flag
 from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
@@ -91,32 +92,54 @@ def _plannable(fits: dict[str, Any], workload: str, family: str) -> None:
 
 
 def _rows(points: list[dict], request: PlanRequest, fit: dict, family: str) -> list[dict]:
+    """The table's rows: each point with its derived columns and its flags
+    (``gpuscale.planning.limits``); a refused row has no time, no throughput and no cost,
+    and only unflagged rows take part in the Pareto front and the "stops paying" picks."""
+    data = reach(fit)
     n = [float(p["accelerators"]) for p in points]
-    minutes = [p["time_to_train_min"] for p in points]
-    front, stops = _marks(n, minutes, request.threshold)
+    batch = [round(p["global_batch"]) for p in points]  # whole samples; E(B) used the fit
+    refused = [refusals(int(x), b, data) for x, b in zip(n, batch, strict=True)]
+    timed = [k for k, why in enumerate(refused) if not why]
+    base = points[timed[0] if timed else 0]  # efficiency: against the smallest with a time
+    flags = []
+    for k, p in enumerate(points):
+        efficiency = math.exp(base["log_y"] - p["log_y"]) if k in timed else math.nan
+        said = [*refused[k], far_flag(int(n[k]), data)]
+        said.append(superlinear_flag(efficiency, int(base["accelerators"])))
+        flags.append(([w for w in said if w], efficiency))
+    kept = [k for k in timed if not flags[k][0]]
+    front, stops = (
+        _marks(
+            [n[k] for k in kept], [points[k]["time_to_train_min"] for k in kept], request.threshold
+        )
+        if kept
+        else ([], [])
+    )
     price, power = request.price_per_device_hour, request.power_w
     rows = []
     for k, p in enumerate(points):
-        hours = measures.accelerator_hours(n[k], p["time_to_train_min"])
+        minutes = p["time_to_train_min"] if k in timed else math.nan
+        hours = measures.accelerator_hours(n[k], minutes)
+        times = ("time_to_train_min", "time_to_train_min_low", "time_to_train_min_high")
         rows.append(
             p
+            | {t: p[t] if k in timed else math.nan for t in times}
             | {
                 "nodes": math.ceil(n[k] / request.devices_per_node),
-                "global_batch": round(p["global_batch"]),  # whole samples; E(B) used the fit
+                "global_batch": batch[k],
                 # as its schema says, of the global batch shown (it was of the fitted one:
                 # 478.93 per device beside a global batch of 479 on one device)
-                "batch_per_accelerator": round(p["global_batch"]) / n[k],
-                "throughput_efficiency": math.exp(
-                    points[0]["log_y"] - p["log_y"]
-                ),  # per device, relative to the smallest count asked
-                "convergence_factor": points[0]["convergence"] / p["convergence"],
+                "batch_per_accelerator": batch[k] / n[k],
+                "throughput_efficiency": flags[k][1],
+                "convergence_factor": base["convergence"] / p["convergence"],
                 "extrapolated": p["count_class"] in ("ii_out", "iii"),
                 "nearest": leaned_on(fit, family, int(n[k])),
                 "accelerator_hours": hours,
                 "cost": measures.cost(hours, price),
                 "energy_kwh": measures.energy_kwh(hours, power),
-                "pareto": front[k],
-                "stops_paying": stops[k],
+                "pareto": bool(front[kept.index(k)]) if k in kept else False,
+                "stops_paying": stops[kept.index(k)] if k in kept else "",
+                "flags": "; ".join(flags[k][0]),
             }
         )
     return rows
@@ -146,7 +169,13 @@ def plan_result(request: PlanRequest, fits: dict[str, Any]) -> PlanResult:
     _plannable(fits, workload, family)
     fit = fits["workloads"][workload]
     points = [predict_point(fits, workload, family, n) for n in request.devices]
-    odd = [p["accelerators"] for p in points if not 0 < p["time_to_train_min"] < math.inf]
+    data = reach(fit)
+    odd = [
+        p["accelerators"]
+        for p in points
+        if not 0 < p["time_to_train_min"] < math.inf
+        and not refusals(p["accelerators"], round(p["global_batch"]), data)
+    ]
     if odd:  # a number that cannot be true is a bug, never a plan
         raise PlanError(
             f"the model gives no finite positive time at {', '.join(map(str, odd))} devices "

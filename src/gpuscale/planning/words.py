@@ -8,6 +8,7 @@ import math
 from itertools import pairwise
 from typing import Any
 
+from gpuscale.planning.limits import NO_TIME
 from gpuscale.quantities import counted, number
 from gpuscale.tables.plan import PLAN_COLUMNS
 from gpuscale.tables.workloads import round_key
@@ -99,8 +100,9 @@ def class_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) ->
         if kind in ("ii_in", "ii_out") and own:
             ran = sorted(int(c) for c in own["counts"])
             text += f" ({family} ran {_counts(ran)})"
-        if kind in ("ii_out", "iii"):
-            text += "; " + _shape_support(fit, family, counts)
+        timed = [int(r["accelerators"]) for r in rows if r["count_class"] == kind and _timed(r)]
+        if kind in ("ii_out", "iii") and timed:
+            text += "; " + _shape_support(fit, family, timed)
         if kind == "iii" or "extrapolated" in text:
             text += "; memory is not modelled: check that the model fits in these devices"
         out.append(text + ".")
@@ -124,8 +126,15 @@ def _shape_support(fit: dict[str, Any], family: str, counts: list[int]) -> str:
     return f"the shape there rests on the results within an octave of {named}{others}"
 
 
-def efficiency_note(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
-    """Why throughput per device moves as it does: the per-device batch."""
+def _timed(row: dict[str, Any]) -> bool:
+    """Whether the row has a time (none where its flags say "no time")."""
+    return math.isfinite(row["time_to_train_min"])
+
+
+def efficiency_note(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> str:
+    """Why throughput per device moves as it does, over the rows with a time: the
+    per-device batch, else the part of the model that moved it (:func:`_rise_reason`)."""
+    rows = [r for r in rows if math.isfinite(r["throughput_efficiency"])]
     if len(rows) < 2:
         return ""
     first, last = rows[0], rows[-1]
@@ -160,11 +169,82 @@ def efficiency_note(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
                 f"{number(b['batch_per_accelerator'])}"
             )
         else:
-            text += (
-                "with no larger per-device batch: the family's own results at these counts "
-                "ran faster than the shared shape alone says"
-            )
+            text += "with no larger per-device batch: " + _rise_reason(fit, family, a, b)
     return text + "."
+
+
+def _rise_reason(fit: dict[str, Any], family: str, a: dict, b: dict) -> str:
+    """What raised throughput per device from row ``a`` to row ``b``: the part of the
+    model (``gpuscale.planning.predict``) whose log device-minutes fell most, said with
+    the counts it rests on (only counts that were run)."""
+    moves = {part: b[f"log_{part}"] - a[f"log_{part}"] for part in ("anchor", "own", "shared")}
+    part = min(moves, key=lambda k: moves[k])
+    low, high = int(a["accelerators"]), int(b["accelerators"])
+    own = fit["families"].get(family)
+    ran = sorted(int(c) for c in own["counts"]) if own else []
+    if part == "anchor":
+        at = [n for n in (low, high) if n in ran]
+        return (
+            f"{family}'s newest results at {_counts(at)} sit off the model's line (a count "
+            "the family ran keeps its own results' level)"
+        )
+    if part == "own":
+        inside = [c for c in ran if low <= c <= high]
+        if inside:
+            return (
+                f"{family}'s own results at {_counts(inside)} ran faster than the shape "
+                "shared by the families says"
+            )
+        return (
+            f"{family}'s own departure from the shared shape, fitted on its results at "
+            f"{_counts(ran)}, carried to counts it never ran"
+        )
+    by_count: dict[int, set[str]] = {}
+    for name, fam in fit["families"].items():
+        for c in fam["counts"]:
+            by_count.setdefault(int(c), set()).add(name)
+    inside = sorted(c for c in by_count if low <= c <= high)
+    if inside:
+        names = sorted(set().union(*(by_count[c] for c in inside)))
+        more = f" and {plural(len(names) - 3, 'other')}" if len(names) > 3 else ""
+        return (
+            "the shape of scaling shared by the families gains there, fitted on the results "
+            f"of {', '.join(names[:3])}{more} at {_counts(inside)}"
+        )
+    below = [c for c in by_count if c < low]
+    above = [c for c in by_count if c > high]
+    nearest = sorted(above)[:2] if not below else sorted(below)[-2:]
+    how = (
+        f"interpolated between {max(below):,} and {min(above):,}"
+        if below and above
+        else f"its line from the nearest counts run ({_counts(nearest)}) continued"
+    )
+    return (
+        "the shape of scaling shared by the families gains there, and no family ran "
+        f"{fit['workload']} from {low:,} to {high:,}: the shape there is {how}"
+    )
+
+
+def flag_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """One sentence per reason in the rows' ``flags`` (``gpuscale.planning.limits``),
+    with the counts it applies to."""
+    groups: dict[str, list[int]] = {}
+    for r in rows:
+        for reason in filter(None, r["flags"].split("; ")):
+            groups.setdefault(reason, []).append(int(r["accelerators"]))
+    out = []
+    for reason, counts in groups.items():
+        if reason.startswith(NO_TIME):
+            out.append(
+                f"No time at {_counts(counts)} accelerators: {reason.removeprefix(NO_TIME)}."
+            )
+        else:
+            kind, _, why = reason.partition(": ")
+            out.append(
+                f"Flagged {kind} at {_counts(counts)} accelerators: {why} (kept out of the "
+                "Pareto front and the stops-paying picks)."
+            )
+    return out
 
 
 def interval_notes(intervals: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
@@ -185,7 +265,7 @@ def interval_notes(intervals: dict[str, Any], rows: list[dict[str, Any]]) -> lis
         f"{100 * intervals.get('widen', 0):.0f}% per octave."
     ]
     for r in rows:
-        if r["half_width"] <= WIDE:
+        if r["half_width"] <= WIDE or not _timed(r):
             continue
         why = {
             "i": "the past forecasts of measured counts erred this much",
@@ -207,7 +287,8 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     speed_from = sorted(w for w, other in fits["workloads"].items() if family in other["families"])
     out = [model_note(fit, family, speed_from), batch_note(fit, family)]
     out += class_notes(fit, family, rows)
-    out += [s for s in (efficiency_note(fit, rows),) if s]
+    out += flag_notes(rows)
+    out += [s for s in (efficiency_note(fit, family, rows),) if s]
     out += interval_notes(fits.get("intervals") or {}, rows)
     if request.interconnect:
         out.append(f"Interconnect {request.interconnect!r} noted, not modelled.")

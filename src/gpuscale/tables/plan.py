@@ -8,6 +8,9 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
 * ``time_to_train_min``, ``time_to_train_min_low``, ``time_to_train_min_high``: predicted
   time to train (minutes) and its 80% interval (calibrated per count class by forecasting
   each past round from the rounds before it; wider per octave beyond the family's counts);
+  NaN where ``flags`` says "no time: " (below the smallest count any system of the
+  workload ran, under one sample per accelerator where no system ran so few, or more than
+  3 octaves beyond the largest count any system ran: ``gpuscale.planning.limits``);
 * ``count_class``: ``i`` (the family ran this count of the workload before), ``ii_in`` /
   ``ii_out`` (it did not: between / beyond the counts it ran), ``iii`` (the family never
   ran the workload: its level borrowed through its other workloads);
@@ -17,7 +20,8 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
 * ``expected_samples``: samples (epochs for the epoch-counted workloads) to converge at
   that batch, ``E(B) = E_min (1 + B / B_noise)`` fitted to the RCPs; NaN without RCPs;
 * ``throughput_efficiency``: throughput per accelerator relative to the smallest count
-  asked (``X(N) N_0 / (X(N_0) N)``); ``convergence_factor``: ``E(B(N_0)) / E(B(N))``;
+  asked that has a time, ``N_0`` (``X(N) N_0 / (X(N_0) N)``; NaN without a time);
+  ``convergence_factor``: ``E(B(N_0)) / E(B(N))``;
 * ``extrapolated``: ``count_class`` ``ii_out`` or ``iii``;
 * ``nearest``: the measured systems the prediction leans on, a list of
   ``{round, submitter, system, accelerators, time_to_train_min, family}``
@@ -29,7 +33,12 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   ``gpuscale.tables.measures`` computes them;
 * ``pareto``: on the time / accelerator-hours Pareto front of the counts asked;
   ``stops_paying``: the equilibrium criteria (``gpuscale.analysis.equilibrium``) that pick
-  this count as the point past which more accelerators stop paying, comma-separated.
+  this count as the point past which more accelerators stop paying, comma-separated; both
+  over the rows without flags only;
+* ``flags``: why the row cannot be trusted, ``"; "``-separated, empty when none: each
+  "no time: ..." reason above, "far beyond the data: ..." (more than one octave beyond
+  the largest count any system ran), "super-linear: ..." (``throughput_efficiency`` above
+  ``gpuscale.plausibility.SUPERLINEAR_EFFICIENCY``).
 """
 
 from __future__ import annotations
@@ -55,6 +64,7 @@ PLAN_SCHEMA: dict[str, str] = {
     "energy_kwh": "float64",
     "pareto": "bool",
     "stops_paying": "str",
+    "flags": "str",
 }
 PLAN_COLUMNS: tuple[str, ...] = tuple(PLAN_SCHEMA)
 

@@ -1,0 +1,108 @@
+"""What the data lets a plan say at a count: each reason a planned row cannot be trusted,
+from the workload's measured systems (every family, every round of the data), never from
+a list of workloads.
+
+* **no time** (the row kept, its time, interval and throughput NaN): fewer accelerators
+  than any system of the workload ran (the data says the model may not fit in fewer: a
+  405B-parameter model was never run on under 256); a per-device batch below one sample
+  where no system of the workload ran one that low (``global_batch < accelerators``);
+  more than :data:`REFUSE_OCTAVES` beyond the largest count any system ran;
+* **flagged** (its time kept): more than :data:`FAR_OCTAVES` beyond that largest count (an
+  extrapolation far beyond the data); throughput per accelerator above
+  ``plausibility.SUPERLINEAR_EFFICIENCY`` of the smallest count with a time (super-linear
+  scaling: the model's line, not a finding).
+
+Each reason names no count of its own (the table holds them), so rows group by reason.
+A flagged row is kept out of the Pareto front and the "stops paying" picks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from gpuscale.plausibility import SUPERLINEAR_EFFICIENCY
+from gpuscale.quantities import number
+
+# Octaves (doublings) beyond the largest count any system of the workload ran: past
+# FAR_OCTAVES a time is flagged as far beyond the data, past REFUSE_OCTAVES none is given
+# (the 80% intervals widen 25% per octave, calibrated on forecasts a few octaves out: 8x
+# past the data the shape, the batch and the convergence are all a line continued).
+FAR_OCTAVES = 1.0
+REFUSE_OCTAVES = 3.0
+
+NO_TIME = "no time: "  # the prefix of every reason that withholds the time
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """What the workload's measured systems span (any family, any round of the data)."""
+
+    workload: str
+    smallest: int  # fewest accelerators any system ran the workload on
+    largest: int  # most accelerators any system ran it on
+    per_device_batch: float  # smallest global batch / accelerators of any system (samples)
+
+
+def reach(fit: dict[str, Any]) -> Reach:
+    """The :class:`Reach` of one workload's fit (``gpuscale.planning.cache``)."""
+    systems = [s for family in fit["families"].values() for s in family["systems"]]
+    counts = [int(s[3]) for s in systems]
+    per_device = [
+        float(s[5]) / int(s[3])
+        for s in systems
+        if isinstance(s[5], int | float) and math.isfinite(s[5]) and s[5] > 0
+    ]
+    return Reach(fit["workload"], min(counts), max(counts), min(per_device, default=1.0))
+
+
+def octaves_beyond(n: int, data: Reach) -> float:
+    """Octaves from the largest count any system ran to ``n`` (<= 0 inside the data)."""
+    return math.log2(n / data.largest)
+
+
+def refusals(n: int, global_batch: int, data: Reach) -> list[str]:
+    """Why no time is given at ``n`` accelerators with ``global_batch`` samples a step
+    (each reason starts with :data:`NO_TIME`); empty when a time is given."""
+    out = []
+    if n < data.smallest:
+        out.append(
+            f"{NO_TIME}no system of any family ran {data.workload} on fewer than "
+            f"{data.smallest:,} accelerators, so the model may not fit in fewer"
+        )
+    floor = min(1.0, data.per_device_batch)
+    if global_batch / n < floor:
+        out.append(
+            f"{NO_TIME}less than one sample per accelerator, and no system of "
+            f"{data.workload} ran fewer than {number(data.per_device_batch)}"
+        )
+    if octaves_beyond(n, data) > REFUSE_OCTAVES:
+        out.append(
+            f"{NO_TIME}more than {REFUSE_OCTAVES:g} octaves beyond the largest count any "
+            f"system of {data.workload} ran ({data.largest:,}): the plan stops at "
+            f"{round(data.largest * 2**REFUSE_OCTAVES):,}"
+        )
+    return out
+
+
+def far_flag(n: int, data: Reach) -> str:
+    """The flag of a time far beyond the data at ``n``, else ""."""
+    if FAR_OCTAVES < octaves_beyond(n, data) <= REFUSE_OCTAVES:
+        return (
+            f"far beyond the data: more than {FAR_OCTAVES:g} octave beyond the largest count "
+            f"any system of {data.workload} ran ({data.largest:,}), an extrapolation"
+        )
+    return ""
+
+
+def superlinear_flag(efficiency: float, baseline: int) -> str:
+    """The flag of a throughput per accelerator above ``SUPERLINEAR_EFFICIENCY`` of the
+    ``baseline`` count's, else ""."""
+    if math.isfinite(efficiency) and efficiency > SUPERLINEAR_EFFICIENCY:
+        return (
+            f"super-linear: throughput per accelerator above {SUPERLINEAR_EFFICIENCY:g}x "
+            f"{baseline:,}'s: more than linear scaling gives, so the results or the model's "
+            "line at one of the two counts is off, not a finding"
+        )
+    return ""

@@ -1,0 +1,173 @@
+"""What a plan may say at a count, held against the measured results themselves: no time
+where no system of the workload ran so few devices, so few samples per device or so far
+beyond; super-linear throughput and far extrapolations flagged; the sentences true of
+the data (user walk: 156,164 min for a 405B model on one H100, efficiency 1.35 shown
+plainly, "the family's own results at these counts" where the family had none)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+from gpuscale.planning import plan
+from gpuscale.plausibility import SUPERLINEAR_EFFICIENCY
+from tests.plan.test_plan_model import OLD, _scores
+
+POWERS = [2**k for k in range(17)]  # 1 to 65,536 devices
+
+
+@pytest.fixture(scope="module")
+def measured(bundled) -> pd.DataFrame:
+    """The closed-division results with a time: what the plan is fitted on."""
+    scores = bundled.scores
+    return scores[(scores["division"] == "closed") & scores["time_to_train_min"].notna()]
+
+
+@pytest.fixture(scope="module")
+def sweep(measured) -> list[tuple[str, str, pd.DataFrame]]:
+    """(workload, family, plan at 1 to 65,536 devices) for the three families that ran
+    each workload most, and one that never ran it."""
+    out = []
+    for workload, runs in measured.groupby("workload"):
+        families = runs["accelerator_family"].value_counts().index[:3].tolist()
+        for family in [*families, "RTX 4090"]:
+            try:
+                out.append(
+                    (workload, family, plan(workload=workload, accelerator=family, devices=POWERS))
+                )
+            except ValueError:  # nothing links the family to the workload
+                continue
+    assert len(out) >= 30
+    return out
+
+
+def _count(text: str) -> int:
+    """A count as the sentences write it (``1,024``)."""
+    return int(text.replace(",", ""))
+
+
+def _no_time(row) -> bool:
+    return all(
+        math.isnan(row[c])
+        for c in ("time_to_train_min", "time_to_train_min_low", "time_to_train_min_high")
+    )
+
+
+def test_no_time_below_the_smallest_count_any_system_ran(sweep, measured) -> None:
+    """Every planned count under the fewest devices any system (any family, any round)
+    ran the workload on has no time, says why, and is picked by nothing."""
+    below = 0
+    for workload, _, table in sweep:
+        smallest = measured.loc[measured["workload"] == workload, "accelerators"].min()
+        for _, row in table[table["accelerators"] < smallest].iterrows():
+            below += 1
+            assert _no_time(row) and math.isnan(row["throughput_efficiency"])
+            assert f"on fewer than {smallest:,} accelerators" in row["flags"]
+            assert not row["pareto"] and row["stops_paying"] == ""
+        inside = table[(table["accelerators"] >= smallest) & (table["accelerators"] <= 1024)]
+        inside = inside[inside["global_batch"] >= inside["accelerators"]]
+        assert inside["time_to_train_min"].notna().all(), workload
+    assert below >= 12  # every workload's 1 device at least
+
+
+def test_gpt3_on_eight_24gb_cards_has_no_time(measured) -> None:
+    table = plan(workload="gpt3", accelerator="RTX 4090", devices=[8])
+    assert measured.loc[measured["workload"] == "gpt3", "accelerators"].min() > 8
+    assert _no_time(table.iloc[0])
+    assert any("No time at 8 accelerators" in n for n in table.attrs["notes"])
+
+
+def test_less_than_one_sample_per_device_has_no_time_where_none_ran_so_few() -> None:
+    """X1 ran global batches of 64 on 8-64 devices (one sample or more each): at 128 the
+    plan holds the batch at 64, half a sample per device, which no system ran."""
+    rows = [(OLD, "bert", "X1", n, 800.0 / n, 64) for n in (8, 16, 32, 64) for _ in range(2)]
+    scores = _scores(rows)
+    table = plan(workload="bert", accelerator="X1", devices=[8, 64, 128], scores=scores)
+    fewest = (scores["global_batch_size"] / scores["accelerators"]).min()
+    assert fewest >= 1
+    under = table["global_batch"] < table["accelerators"]
+    assert under.any()
+    for _, row in table.iterrows():
+        assert _no_time(row) == bool(row["global_batch"] < row["accelerators"])
+        assert ("less than one sample per accelerator" in row["flags"]) == _no_time(row)
+
+
+def test_no_unflagged_row_is_super_linear(sweep) -> None:
+    """Throughput per device above the project's super-linear threshold is flagged, with
+    the reason, and kept out of the picks; every other row is not flagged so."""
+    flagged = 0
+    for _, _, table in sweep:
+        for _, row in table.iterrows():
+            high = row["throughput_efficiency"] > SUPERLINEAR_EFFICIENCY
+            assert ("super-linear" in row["flags"]) == high
+            if high:
+                flagged += 1
+                assert not row["pareto"] and row["stops_paying"] == ""
+    assert flagged  # the bundled data hold some (DLRM on H100 PCIe from 4 to 8)
+
+
+def test_far_beyond_the_data_is_said_and_too_far_has_no_time(sweep, measured) -> None:
+    """Beyond one octave past the largest count any system ran: flagged as far beyond the
+    data; beyond three: no time (docs/plan.md)."""
+    far = 0
+    for workload, _, table in sweep:
+        largest = measured.loc[measured["workload"] == workload, "accelerators"].max()
+        said = " ".join(table.attrs["notes"])
+        for _, row in table.iterrows():
+            octaves = math.log2(row["accelerators"] / largest)
+            if octaves > 3:
+                assert _no_time(row) and "octaves beyond the largest count" in row["flags"]
+            elif octaves > 1 and not _no_time(row):
+                far += 1
+                assert "far beyond the data" in row["flags"]
+                assert f"{row['accelerators']:,}" in said.split("far beyond the data at ")[1]
+            elif octaves <= 1:
+                assert "beyond the largest count" not in row["flags"]
+    assert far
+
+
+def test_the_rise_sentence_names_only_counts_that_were_run(sweep, measured) -> None:
+    """Where throughput per device rises with no larger per-device batch, the sentence
+    says a family's own results only at counts it ran between the two, and the shared
+    shape's results only at counts some family ran."""
+    checked = 0
+    for workload, _, table in sweep:
+        runs = measured[measured["workload"] == workload]
+        family = table.attrs["model"]["family"]
+        named = next((n for n in table.attrs["notes"] if "with no larger per-device" in n), "")
+        if not named:
+            continue
+        checked += 1
+        low, high = (_count(v) for v in re.findall(r"rises from ([\d,]+) to ([\d,]+)", named)[0])
+        reason = named.split("with no larger per-device batch: ")[1]
+        own = set(runs.loc[runs["accelerator_family"] == family, "accelerators"])
+        if "own results at" in reason:
+            counts = re.findall(r"own results at (.+?) ran", reason)[0]
+            assert all(low <= _count(c) <= high and _count(c) in own for c in counts.split(", "))
+        if "newest results at" in reason:
+            counts = re.findall(r"newest results at (.+?) sit", reason)[0]
+            assert all(_count(c) in own & {low, high} for c in counts.split(", "))
+        assert "at these counts" not in reason or own & set(range(low, high + 1))
+        if "fitted on the results of" in reason:
+            counts = reason.split(" at ")[-1].rstrip(".")
+            assert all(_count(c) in set(runs["accelerators"]) for c in counts.split(", "))
+    assert checked
+
+
+def test_the_cli_says_what_the_library_says() -> None:
+    """``gpuscale plan -f json`` is ``gpuscale.plan``: the same flags, no time where the
+    library has none."""
+    asked = ["-w", "llama31_405b", "-a", "H100", "-n", "1,2,256,512"]
+    result = CliRunner().invoke(app, ["plan", *asked, "-f", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["rows"]
+    table = plan(workload="llama31_405b", accelerator="H100", devices=[1, 2, 256, 512])
+    assert [r["flags"] for r in rows] == table["flags"].tolist()
+    for r, minutes in zip(rows, table["time_to_train_min"], strict=True):
+        assert (r["time_to_train_min"] is None) == math.isnan(minutes)

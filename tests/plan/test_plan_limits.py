@@ -171,3 +171,15 @@ def test_the_cli_says_what_the_library_says() -> None:
     assert [r["flags"] for r in rows] == table["flags"].tolist()
     for r, minutes in zip(rows, table["time_to_train_min"], strict=True):
         assert (r["time_to_train_min"] is None) == math.isnan(minutes)
+
+
+def test_a_count_without_a_time_leans_on_nothing() -> None:
+    """After the rule above, the terminal still said "1 accelerator leans on: ... Eos-dfw
+    (512 devices)" of a count with no time."""
+    asked = ["plan", "-w", "llama31_405b", "-a", "H100", "-n", "1,256,512"]
+    result = CliRunner().invoke(app, asked)
+    assert result.exit_code == 0, result.output
+    leaning = re.findall(r"^([\d,]+) accelerators? leans? on:", result.stdout, re.M)
+    timed = plan(workload="llama31_405b", accelerator="H100", devices=[1, 256, 512])
+    has_time = timed[timed["time_to_train_min"].notna()]["accelerators"].tolist()
+    assert has_time and [_count(n) for n in leaning] == has_time

@@ -332,6 +332,7 @@ def plan_records(result: Any, *, terminal: bool) -> tuple[list[dict[str, Any]], 
         f"{nearest_text(r['nearest'])}"
         for r in rows
         for n in [int(r["accelerators"])]
+        if _timed(r)  # a count with no time leans on nothing (its flags say why)
     ]
     title = f"plan: {result.model['workload']} on {result.model['family']}"
     return [{c: row[c] for c in PLAN_SHOWN} for row in rows], said, title

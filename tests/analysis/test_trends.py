@@ -3,6 +3,8 @@ where the rules retired them, each result counted once."""
 
 from __future__ import annotations
 
+import io
+
 import pandas as pd
 import pytest
 
@@ -179,3 +181,25 @@ def test_retired_only_where_the_rules_retired_it() -> None:
         assert "retired" not in out.loc[("llama2_70b_lora", "v5.1"), "note"]
         lora_2 = out.loc[("llama2_70b_lora", "v5.1"), "note"]
         assert lora_2 == "not in the loaded rounds after v5.1; one system: no E'"
+
+
+def test_counts_are_whole_and_one_round_is_said_to_be_no_trend() -> None:
+    """A walk: `trends -f csv` wrote equilibrium_accelerators as 4.0, and `trends --round
+    v4.1` gave a table of one round with no word that a trend needs several."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    result = CliRunner().invoke(app, ["trends", "--round", "v4.1,v5.0", "-b", "bert", "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(io.StringIO(result.stdout), dtype=str)
+    for column in (
+        "systems",
+        "common_accelerators",
+        "largest_accelerators",
+        "equilibrium_accelerators",
+    ):
+        assert frame[column].dropna().str.fullmatch(r"\d+").all(), frame[column].tolist()
+    one = CliRunner().invoke(app, ["trends", "--round", "v4.1", "-b", "bert", "-f", "csv"])
+    assert one.exit_code == 0 and "one round loaded (v4.1): a trend compares rounds" in one.stderr
+    assert "one round loaded" not in result.stderr

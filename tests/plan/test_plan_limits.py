@@ -183,3 +183,11 @@ def test_a_count_without_a_time_leans_on_nothing() -> None:
     timed = plan(workload="llama31_405b", accelerator="H100", devices=[1, 256, 512])
     has_time = timed[timed["time_to_train_min"].notna()]["accelerators"].tolist()
     assert has_time and [_count(n) for n in leaning] == has_time
+
+
+def test_one_count_may_be_given_as_a_number() -> None:
+    """A walk: `gpuscale.plan(..., devices=8)` was a TypeError; `--devices 8` is one count."""
+    one = plan(workload="bert", accelerator="H100", devices=8)
+    assert one.equals(plan(workload="bert", accelerator="H100", devices="8"))
+    with pytest.raises(TypeError, match="not True"):  # a flag is no count
+        plan(workload="bert", accelerator="H100", devices=True)

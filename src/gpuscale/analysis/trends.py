@@ -177,6 +177,10 @@ def trends(
                     )
                 rows.append(row | {"note": "; ".join(notes)})
     out = pd.DataFrame(rows, columns=list(TREND_COLUMNS))
+    for count in ("systems", "common_accelerators", "largest_accelerators"):
+        out[count] = out[count].astype("Int64")
+    # a count, empty where no criterion picked one (it read 32.0 in CSV)
+    out["equilibrium_accelerators"] = out["equilibrium_accelerators"].astype("Int64")
     wanted = left_out[left_out.index.get_level_values("workload").isin(names)]
     # How many republished results were left out (0 with republished=True), for a summary.
     out.attrs["republished_left_out"] = 0 if republished else int(wanted.sum())
@@ -219,6 +223,12 @@ def trends_view(
         if left_out
         else ()
     )
+    if frame["round"].nunique() == 1:  # a trend of one round is no trend (a user walk)
+        notes = (
+            f"one round loaded ({frame['round'].iloc[0]}): a trend compares rounds; give "
+            "several (--round v4.0,v4.1,v5.0, or none for every bundled round)",
+            *notes,
+        )
     if families:  # read as every command reads a family (H100 is H100-SXM5-80GB), said
         valid = scores["accelerator_family"].dropna().astype(str).unique().tolist()
         chosen, read_as = resolve_families(families, valid)

@@ -96,6 +96,8 @@ def parse_devices(text: str) -> tuple[int, ...]:
 def _whole_counts(devices: object) -> tuple[int, ...]:
     """Device counts given as numbers: whole and finite, or ValueError/TypeError saying
     which is not."""
+    if isinstance(devices, numbers.Integral) and not isinstance(devices, bool):
+        devices = [devices]  # one count (`devices=8`): as `--devices 8` reads
     if isinstance(devices, str | bytes) or not hasattr(devices, "__iter__"):
         raise TypeError(f"devices must be counts (e.g. [8, 16, 64]) or text, not {devices!r}")
     counts = list(devices)  # type: ignore[call-overload]

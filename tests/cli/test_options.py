@@ -278,3 +278,17 @@ def test_analyze_bench_alone_says_which_round_options_went_unused(tmp_path) -> N
     result = CliRunner().invoke(gpuscale.cli.app, asked)
     assert result.exit_code == 0, result.output
     assert "note: --benchmark and --reference choose what of the MLPerf rounds" in result.stderr
+
+
+def test_the_help_says_which_rounds_each_command_reads_by_default() -> None:
+    """A walk: `report --help` said the paths default to "the bundled rounds"; analyze and
+    report read the study's round alone."""
+    from typer.testing import CliRunner
+
+    from gpuscale.mlperf.load import STUDY_ROUNDS
+
+    for name in ("analyze", "report"):
+        shown = CliRunner().invoke(gpuscale.cli.app, [name, "--help"], env={"COLUMNS": "200"})
+        said = " ".join(shown.stdout.split())
+        assert f"{name} and report" in said or f"analyze and {name}" in said
+        assert all(f"{r}, the study's" in said for r in STUDY_ROUNDS), said

@@ -32,7 +32,7 @@ class RoundSelection:
 
     paths: tuple[Path, ...] | None = argument(
         help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip); "
-        "default: the bundled rounds."
+        "default: the bundled rounds (analyze and report: v4.1, the study's)."
     )
     round_names: tuple[str, ...] | None = repeatable_option(
         str,

@@ -72,7 +72,7 @@ def test_each_family_first_then_every_pick_over_all_systems() -> None:
     assert lines[0] == "within H100 (most submitted): knee 64, speed x efficiency 1,024"
     assert lines[1:4] == [
         "over all systems, knee: Acme Box64 (64 x H100, 5.25 min, E' 0.91)",
-        "over all systems, speed x efficiency: Acme Box1024 (1024 x H100, 0.5 min, E' 0.50)",
+        "over all systems, speed x efficiency: Acme Box1024 (1,024 x H100, 0.5 min, E' 0.50)",
         "over all systems, E' >= 0.8 x best: Acme Box64 (64 x H100, 5.25 min, E' 0.91)",
     ]
     assert lines[4].startswith("agreement over all systems: ")

@@ -30,7 +30,7 @@ from gpuscale.analysis.metrics import (
 from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.analysis.study import StudyStatement, compare_with_study
 from gpuscale.names import UnknownNameError, resolve_workloads, workloads_in
-from gpuscale.quantities import counted, format_minutes, named
+from gpuscale.quantities import counted, devices, format_minutes, named
 from gpuscale.tables import (
     CLUSTER_COLUMN,
     PARETO_COLUMN,
@@ -87,8 +87,8 @@ def references_text(result: WorkloadAnalysis) -> str:
     comma-separated (one per family under a per-family reference), each with why its
     score is less certain where it is."""
     return ", ".join(
-        f"{r.submitter}/{r.system_id} ({r.accelerators} x "
-        f"{r.accelerator_family}, {format_minutes(r.time_to_train_min)}"
+        f"{r.submitter}/{r.system_id} ({devices(r.accelerators, r.accelerator_family)}, "
+        f"{format_minutes(r.time_to_train_min)}"
         f"{f'; {r.score_reason}' if r.score_reason else ''})"
         for r in result.references
     )
@@ -119,7 +119,7 @@ def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
         caution = pick.caution
         lines.append(
             f"over all systems, {pick.label}: {named(pick.submitter, pick.system_name)} "
-            f"({pick.accelerators} x {pick.accelerator_family}, "
+            f"({devices(pick.accelerators, pick.accelerator_family)}, "
             f"{format_minutes(pick.time_to_train_min)}, E' {pick.normalized_efficiency:.2f})"
             + (f"; caution: {caution}" if caution else "")
         )

@@ -95,3 +95,15 @@ def test_a_path_and_a_bundled_round_of_one_round_are_refused(tmp_path: Path, mon
     unnamed = a_round(tmp_path / "b", "my_copy")
     with pytest.raises(RoundNamesError, match=r"v4\.0 .*both .*my_copy"):
         load_rounds([named, unnamed], ["v4.0", "v4.0"])
+
+
+@pytest.mark.parametrize("command", ["ingest", "dataset", "report"])
+def test_a_folder_gpuscale_wrote_is_said_to_be_one(tmp_path: Path, command: str) -> None:
+    """A walk: `scores` of `ingest --out`'s folder said only "no MLPerf results in it"."""
+    from gpuscale.sources import write_atomically
+
+    out = tmp_path / "out"
+    write_atomically(out, lambda folder: (folder / "scores.csv").write_text("x\n"), command=command)
+    with pytest.raises(NoResultsError, match=f"holds what `gpuscale {command}` wrote") as caught:
+        read_paths([out])
+    assert ("read_parquet" in str(caught.value)) == (command in ("ingest", "dataset"))

@@ -18,6 +18,7 @@ from gpuscale.mlperf.bundled import load_round
 from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.ingest import Progress, read_round, round_name_of
 from gpuscale.sources import SourceError
+from gpuscale.sources.atomic import written_by
 from gpuscale.sources.entries import is_archive
 from gpuscale.tables import RoundTables
 from gpuscale.tables.workloads import RENAMED, STUDY_ROUND, WORKLOADS, round_name
@@ -88,9 +89,21 @@ def _holds_submitters(path: Path) -> bool:
         return False
 
 
+# The commands whose output folders hold tables (Parquet and CSV).
+TABLE_WRITERS = ("ingest", "dataset")
+
+
 def no_results(path: Path) -> str:
     """Why a path gave no MLPerf results, with what to give instead: a folder of round
     folders, one submitter's folder, or something else."""
+    command = written_by(path) if path.is_dir() else None
+    if command is not None:  # a walk: `scores` of ingest's folder said only "no results"
+        what = f"`gpuscale {command}`" if command else "gpuscale"
+        tables = " (its tables read with pandas.read_parquet)" * (command in TABLE_WRITERS)
+        return (
+            f"no MLPerf results in {path}: it holds what {what} wrote, not raw logs; give "
+            f"the round folder or archive that was read{tables}"
+        )
     if path.is_dir():
         folders = [p.name for p in path.iterdir() if re.search(r"v\d+\.\d+(?:\.\d+)?$", p.name)]
         archives = [p.name for p in path.iterdir() if is_archive(p) and round_name_of(p)]

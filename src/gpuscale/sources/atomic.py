@@ -51,6 +51,13 @@ def _manifest(folder: Path) -> tuple[set[str], str] | None:
     return {n for n in plain if not n.startswith("#")}, command
 
 
+def written_by(folder: Path) -> str | None:
+    """The gpuscale command whose output ``folder`` holds ("" for a manifest of a version
+    that did not record it); None for any other folder."""
+    found = _manifest(folder)
+    return None if found is None else found[1]
+
+
 def _check_owner(out_dir: Path, command: str) -> None:
     """OutputError where ``out_dir`` holds another gpuscale command's output: replacing
     it (or removing its files as stale) would lose it."""

@@ -31,3 +31,21 @@ def test_scores_says_how_many_columns_csv_and_all_columns_give() -> None:
     assert len(_gpuscale(*ASK, "-f", "csv").splitlines()[0].split(",")) == these
     assert len(_gpuscale(*ASK, "-f", "csv", "--all-columns").splitlines()[0].split(",")) == every
     assert every > these
+
+
+def test_a_narrow_table_drops_what_tells_no_row_apart_first() -> None:
+    """A walk (80 columns): `scores` dropped the submitter and the system id and kept the
+    round, the benchmark and "runs required" (one value in every row) and a reason empty
+    in nearly every row. Columns of one value go first, whatever the terminal."""
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(_gpuscale(*ASK, "-f", "csv"))))
+    said = " ".join(_gpuscale(*ASK).split())
+    dropped = said.split("(not shown, for width: ")[1].split(";")[0].split(", ")
+    one_value = [c for c in rows[0] if len({r[c] for r in rows}) == 1]
+    named = {c: c.replace("_", " ") for c in rows[0]}
+    assert "round" in one_value and "benchmark" in one_value  # the data: -b bert --round v4.1
+    said_first = dropped[: len([c for c in one_value if named[c] in dropped])]
+    assert {named[c] for c in one_value} >= set(said_first) and said_first
+    assert "submitter" not in dropped  # it tells rows apart, and fits once those are gone

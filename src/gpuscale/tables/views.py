@@ -90,6 +90,20 @@ class TableView:
     empty: str = field(default="")  # why there is no row (said instead of a table)
     formats: dict[str, str] = field(default_factory=dict)  # a terminal's format per column
 
+    def __post_init__(self) -> None:
+        # A column that tells no row apart (one value in every row, or none) goes first:
+        # a narrow terminal dropped the submitter and kept round, benchmark and an empty
+        # reason (a user walk).
+        if getattr(self.frame, "columns", None) is None or len(self.frame) < 2:
+            return
+        same = [
+            c
+            for c in self.shown
+            if c in self.frame.columns and self.frame[c].astype(str).nunique(dropna=False) <= 1
+        ]
+        rest = [c for c in self.drop_order if c not in same]
+        object.__setattr__(self, "drop_order", (*same, *rest))
+
 
 def scores_view(
     scores: Any, workloads: Sequence[str] | None = None, options: ScoresOptions | None = None

@@ -19,7 +19,7 @@ from gpuscale.advice import assumptions, by_numbers, caveats, fixed_cost
 from gpuscale.advice import contention as measured_contention
 from gpuscale.advice.basis import DEFAULT_LINK, Basis
 from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
-from gpuscale.advice.device_power import device_power, power_at_batch
+from gpuscale.advice.device_power import bench_power
 from gpuscale.advice.limits import rate_warnings
 from gpuscale.advice.model import predict_step
 from gpuscale.advice.network import Network
@@ -69,10 +69,15 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     overlap = cal.overlap if req.overlap is None else req.overlap
     if overlap is None and cal.device == "cpu":
         overlap = 0.0  # gloo reduces on the cores backward uses
-    watts, watts_at = power_at_batch(table, cal, per_device)  # the power of this batch
-    power = device_power(cal.device, cal.device_name, measured_w=watts, given_w=req.power_w)
-    if req.power_w is None and watts_at:  # the job's power measured at each N
-        power = replace(power, total_w_at=watts_at)
+    # the watts per device at each per-device batch (each count is charged its own)
+    power = bench_power(
+        table,
+        cal.bench_model,
+        cal.config_group,
+        device=cal.device,
+        device_name=cal.device_name,
+        given_w=req.power_w,
+    )
     sources = _bench_sources(cal)
     if req.fixed_ms is not None:  # entered: replaces what the bench measured or fitted
         cal = _with_fixed(cal, req.fixed_ms)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from gpuscale.hardware.power import BOARD_POWER_W
+from gpuscale.hardware.power import board_power
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 
 if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
@@ -108,20 +108,20 @@ def device_power(
         return Power(measured_w, f"measured ({kind})")
     if device == "cpu":
         return Power(None, "unknown: no RAPL reading on this CPU; give --power-w")
-    name = (device_name or "").lower()
-    for pattern, watts, label in BOARD_POWER_W:
-        if name and re.search(pattern, name):
-            assumed = "SXM" in label and not re.search(r"sxm|hgx|dgx", name)
-            return Power(
-                watts,
-                f"board power of {label} (datasheet)"
-                + (
-                    f"; {device_name!r} names no form factor, so SXM ({watts:g} W) is "
-                    "assumed: name it (e.g. 'H100 PCIe', 'H100 NVL') or give --power-w"
-                    if assumed
-                    else ""
-                ),
-            )
+    found = board_power(device_name)
+    if found is not None:
+        watts, label = found
+        assumed = "SXM" in label and not re.search(r"sxm|hgx|dgx", str(device_name).lower())
+        return Power(
+            watts,
+            f"board power of {label} (datasheet)"
+            + (
+                f"; {device_name!r} names no form factor, so SXM ({watts:g} W) is "
+                "assumed: name it (e.g. 'H100 PCIe', 'H100 NVL') or give --power-w"
+                if assumed
+                else ""
+            ),
+        )
     what = device_name or "an unrecorded device"
     return Power(None, f"unknown: no board power for {what}; give --power-w")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from gpuscale.hardware.links import check_preset
-from gpuscale.names import UnknownNameError, resolve_ruleset, resolve_workloads
+from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import number, parse_size
 from gpuscale.tables.requests import (
     FieldError,
@@ -298,6 +298,7 @@ class AdviceRequest(JsonRequest):
             object.__setattr__(self, "ruleset", resolve_ruleset(self.ruleset))
         except UnknownNameError as exc:
             raise exc.as_field("ruleset") from None
+        resolve_device(self.device_name)  # "RTX A1000" is no A100: refused, with the closest
         if self.workload is not None:
             if not isinstance(self.workload, str):
                 raise TypeError(f"workload must be text (a name), not {self.workload!r}")

@@ -20,13 +20,13 @@ from gpuscale.advice import contention as measured_contention
 from gpuscale.advice.basis import DEFAULT_LINK, Basis
 from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
 from gpuscale.advice.device_power import bench_power
+from gpuscale.advice.flag_remedy import flag_lines, flagged_help
 from gpuscale.advice.limits import rate_warnings
 from gpuscale.advice.model import predict_step
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError, leave_one_out
 from gpuscale.bench.evidence import weak_kinds
-from gpuscale.bench.results import flag_summary
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import format_ms, number
@@ -49,7 +49,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         else:
             cal = calibrate(table, req.model or default_model(table), basis.network)
     except CalibrationError as exc:
-        raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
+        raise CalibrationError(f"{exc}{flagged_help(table)}") from None
     measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged))
     fell = measured_contention.falling(cal.compute.slowdown)
     weak = _weak(table, cal.name)
@@ -305,11 +305,6 @@ def _known_model(table: pd.DataFrame, model: str, source: Any) -> None:
     )
 
 
-def _flag_lines(table: pd.DataFrame) -> str:
-    said = [(k, n, why.removeprefix(f"{k}: ")) for k, n, why in flag_summary(table)]
-    return "; ".join(f"{kind} ({n} run(s), e.g. {why})" for kind, n, why in said)
-
-
 def _with_flagged(table: pd.DataFrame, allow: bool) -> tuple[pd.DataFrame, str | None]:
     """The table, with flagged runs made usable when ``allow`` (and the warning)."""
     flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
@@ -317,20 +312,9 @@ def _with_flagged(table: pd.DataFrame, allow: bool) -> tuple[pd.DataFrame, str |
         return table, None
     warning = (
         f"WARNING: {int(flagged.sum())} flagged run(s) used (--allow-flagged): "
-        f"{_flag_lines(table)}. The figures they give are less certain."
+        f"{flag_lines(table)}. The figures they give are less certain."
     )
     return table.assign(flagged=False), warning
-
-
-def _flagged_help(table: pd.DataFrame) -> str:
-    flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
-    if not (flagged & (table["accelerators"] == 1)).any():
-        return ""  # allowing flagged runs would not give the N = 1 run that is missing
-    return (
-        f". {int(flagged.sum())} run(s) were left out as flagged: {_flag_lines(table)}. "
-        "Re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median), or "
-        "allow flagged runs (--allow-flagged, or allow_flagged=True) to use them with a warning"
-    )
 
 
 def _overlap_unmeasured(measured: tuple[caveats.Measured, ...]) -> str:

@@ -24,6 +24,7 @@ import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption, settle
 from gpuscale.advice.break_even import break_even
+from gpuscale.advice.counts import dropped_counts
 from gpuscale.advice.decision import Decision, decide
 from gpuscale.advice.device_power import Power
 from gpuscale.advice.explain import explain
@@ -348,9 +349,11 @@ def recommend(inputs: AdviceInputs) -> Advice:
     """Predictions, the Decision and the explanation for one model on one network."""
     frame = predictions(inputs)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
+    dropped = dropped_counts(inputs, frame)  # a count asked for without a row, said why
     inputs = replace(
         inputs,
         assumptions=with_input_rate(inputs.assumptions, last.samples_per_s, last.accelerators),
+        sources=(*inputs.sources, *([dropped] if dropped else [])),
     )
     warnings = (*inputs.warnings, *_below_mlperf(frame, inputs))
     decision = decide(frame, inputs.target_efficiency, warnings)

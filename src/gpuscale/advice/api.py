@@ -64,7 +64,7 @@ def advise(
         reference_batch=basis.per_device,
         measured=basis.noise,
     )
-    return caveats.qualify(
+    advice = caveats.qualify(
         recommend(_inputs(basis, request, convergence)),
         request,
         noise=basis.noise,
@@ -73,6 +73,11 @@ def advise(
         link_assumed=basis.link_assumed,
         from_bench=bench is not None,
     )
+    if not basis.model_note:
+        return advice
+    # another model than the largest advised on: said first, with why the others were not
+    note = basis.model_note
+    return replace(advice, caveats=(note, *advice.caveats), explanation=[note, *advice.explanation])
 
 
 def _other_device(curves: MeasuredCurves | None, bench: pd.DataFrame | None) -> str:

@@ -58,6 +58,7 @@ class Basis:
     measured: tuple[caveats.Measured, ...] = ()  # the model's N > 1 runs
     bench_model: str | None = None  # the bench model whose runs measure a term (None: numbers)
     host_devices: int | None = None  # the GPUs the bench's host had (None: unknown, or a CPU)
+    model_note: str = ""  # the bench model advised on where larger ones were passed over, why
 
 
 # What measures the fixed cost of a model given by numbers.

@@ -23,6 +23,7 @@ from gpuscale.advice.device_power import bench_power
 from gpuscale.advice.flag_remedy import flag_lines, flagged_help
 from gpuscale.advice.limits import rate_warnings
 from gpuscale.advice.model import predict_step
+from gpuscale.advice.model_choice import why_this_model
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError, leave_one_out
@@ -112,6 +113,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
             ),
         ),
         bench_model=None if req.params is not None else cal.name,
+        model_note="" if req.model or req.params else why_this_model(table, cal.name),
         host_devices=host,
     )
 

@@ -210,6 +210,30 @@ def resolve_gpu(name: str | None) -> str | None:
     raise FieldError("gpu", name, rule)
 
 
+def resolve_device(name: str | None, field: str = "device_name") -> str | None:
+    """``name`` (``advise --device-name``: ``H100 SXM``, ``NVIDIA A100-SXM4-80GB``) as typed
+    when the hardware catalogue knows the device (its products, peaks or board powers,
+    model numbers whole: ``RTX A1000`` is no A100); None stays None. Otherwise the field's
+    :class:`FieldError` saying "unknown device", with the closest name."""
+    if name is None:
+        return None
+    # lazy: the hardware catalogue, only when a device is named
+    from gpuscale.hardware.accelerators import gpu_products, normalise_accelerator
+    from gpuscale.hardware.peaks import peak_for
+    from gpuscale.hardware.power import board_labels, board_power
+
+    if normalise_accelerator(name).known or peak_for(name) or board_power(name):
+        return name
+    valid = list(dict.fromkeys([*gpu_products(), *board_labels()]))
+    typed = re.sub(r"^(nvidia|amd)\s+(geforce\s+)?", "", name.strip(), flags=re.I).upper()
+    rule = (
+        f"unknown device{did_you_mean(typed, [v.upper() for v in valid])}: not in the "
+        f"hardware catalogue (known: {', '.join(valid)}); for another device leave it out "
+        "and give its power (--power-w)"
+    )
+    raise FieldError(field, name, rule)
+
+
 def resolve_ruleset(value: str) -> str:
     """An MLPerf ruleset as mlperf-logging names it (``4.1.0``) from what people type
     (``4.1``, ``v4.1``, ``V4.1.0``, ``training_4.1.0``); checked against the rulesets the

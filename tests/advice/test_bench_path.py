@@ -91,8 +91,11 @@ def test_energy_at_a_measured_n_is_the_power_measured_there(tmp_path: Path) -> N
         one={"power_w": 30.0, "power_w_total": 30.0},
         two={"power_w": 16.5, "power_w_total": 33.0},
     )
-    frame = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=4).predictions
-    frame = frame.set_index("accelerators")
+    # weak scaling: every count runs the batch measured (8); the whole job's power measured
+    # at N = 2 is of batch 8, so a count at another batch is not charged it
+    frame = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=4, scaling="weak")
+    frame = frame.predictions.set_index("accelerators")
+    assert (frame["batch_per_device"] == 8).all()
     for n, watts in ((1, 30.0), (2, 33.0), (4, 4 * 30.0)):
         assert frame.loc[n, "energy_kwh"] == pytest.approx(
             frame.loc[n, "time_to_train_min"] / 60 * watts / 1e3
@@ -309,3 +312,19 @@ def test_contention_measured_at_fewer_devices_is_carried_to_more(tmp_path: Path)
     assert (frame["compute_ms"] + frame["wait_ms"]).is_monotonic_increasing
     warning = [w for w in advice.decision.warnings if "less contention at more devices" in w]
     assert warning and "x1.05 at N = 4, below the x3 at N = 2" in warning[0]
+
+
+def test_a_whole_job_measured_at_another_batch_is_not_charged(tmp_path: Path) -> None:
+    """Strong scaling runs N = 2 at batch 4; the whole job's 33 W was measured at batch 8:
+    the count is charged the N = 1 watts (its batch's nearest, 8) x 2, said so."""
+    path = _results(
+        tmp_path,
+        one={"power_w": 30.0, "power_w_total": 30.0},
+        two={"power_w": 16.5, "power_w_total": 33.0},
+    )
+    frame = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=2, scaling="strong")
+    row = frame.predictions.set_index("accelerators").loc[2]
+    assert row["batch_per_device"] == 4
+    watts = row["energy_kwh"] * 1e3 / (row["time_to_train_min"] / 60)
+    assert watts == pytest.approx(2 * 30.0)
+    assert "whole job" not in row["energy_source"] and "batch 8" in row["energy_source"]

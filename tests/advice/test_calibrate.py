@@ -210,16 +210,18 @@ def test_advise_takes_a_results_file_as_documented(tmp_path) -> None:
         gpuscale.advise(bench=write_jsonl(tmp_path / "empty.jsonl", [], extra_lines=("{}",)))
 
 
-def test_a_link_given_beside_measured_curves_is_said_unused(tmp_path) -> None:
+def test_a_link_given_beside_measured_curves_is_refused(tmp_path) -> None:
     """`advise --collectives coll.jsonl --interconnect nvlink4` never mentioned nvlink4
-    (a user walk): the curves win, and the sources say the link given is not used; a bench
-    file given as --collectives is named as one."""
+    (a user walk); then it was said unused at exit 0; now the two are refused together,
+    naming both (the curves give the link); a bench file given as --collectives is named
+    as one."""
     import gpuscale
 
     curves = sweep_file(tmp_path, 2.0, 100.0)
     numbers = dict(params=7e6, step_ms=20.0, batch=64, collectives=str(curves))
-    said = " ".join(gpuscale.advise(interconnect="NVLINK4", **numbers).explanation)
-    assert "The link given (--interconnect NVLINK4) is not used" in said
+    for given in ({"interconnect": "NVLINK4"}, {"busbw_gbs": 50.0}):
+        with pytest.raises(ValueError, match=r"--collectives with --interconnect or --busbw"):
+            gpuscale.advise(**given, **numbers)
     plain = " ".join(gpuscale.advise(**numbers).explanation)
     assert "is not used" not in plain
     bench = tmp_path / "b.jsonl"

@@ -63,3 +63,43 @@ def test_the_h100_batch_32_file_fits_batch_64_on_one_device(h100) -> None:
     row = dict(zip(header.split(","), first.split(","), strict=True))
     assert (row["accelerators"], row["batch_per_device"], row["accum"]) == ("1", "64", "1")
     assert row["compute_source"] == "modelled"
+
+
+def _n1_watts(path, model: str) -> dict[int, float]:
+    """The power per device each N = 1 run of ``model`` measured, by its per-device batch
+    (NVML's mean, as the bench file holds it)."""
+    found = {}
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        config = row["config"]
+        if config["model"] == model and config["accelerators"] == 1 and not row["flags"]:
+            found[int(config["batch_per_device"])] = float(row["nvml"]["power_w_mean"])
+    return found
+
+
+def test_each_count_is_charged_the_power_measured_at_its_own_batch(h100) -> None:
+    """A device's power follows its batch: under strong scaling N = 4 runs tf-7m at batch 64
+    (469 W measured at N = 1) and N = 8 at batch 32, yet every count was charged the 597 W
+    of batch 256. Each count's watts are the N = 1 measurement at its per-device batch where
+    one exists, else between the two measured around it, and the row says which."""
+    sweep = h100("sweep.jsonl")
+    measured = _n1_watts(sweep, "tf-7m")
+    advice = gpuscale.advise(bench=sweep, model="tf-7m", link="nvlink4", max_devices=8)
+    frame = advice.predictions
+    assert frame["batch_per_device"].nunique() > 1  # the counts run different batches
+    checked = 0
+    for row in frame.itertuples():
+        watts = row.energy_kwh * 1e3 / (row.time_to_train_min / 60) / row.accelerators
+        batch = int(row.batch_per_device)
+        if batch in measured:
+            assert watts == pytest.approx(measured[batch], rel=1e-9), row
+            assert f"batch {batch}" in row.energy_source or "whole job" in row.energy_source
+            checked += 1
+        else:
+            low = max(b for b in measured if b < batch)
+            high = min(b for b in measured if b > batch)
+            ends = sorted((measured[low], measured[high]))
+            assert ends[0] <= watts <= ends[1], row
+            assert "interpolated" in row.energy_source
+            assert f"batch {low} " in row.energy_source and f"and {high} " in row.energy_source
+    assert checked >= 2  # batch 256 at N = 1 and 64 at N = 4

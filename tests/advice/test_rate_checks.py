@@ -47,3 +47,24 @@ def test_a_rate_above_every_known_peak_is_flagged_without_a_device_named() -> No
     flagged = _implausible(gpuscale.advise(flops_per_sample=2e16, **numbers))
     assert flagged and "above the peak of every accelerator gpuscale knows" in flagged[0]
     assert _implausible(gpuscale.advise(flops_per_sample=4.2e7, **numbers)) == []
+
+
+def test_a_low_rate_from_assumed_flops_names_the_assumption_and_its_fix() -> None:
+    """A ResNet-50 given by its numbers (25.6M parameters, 100 ms at batch 256) without its
+    FLOPs: the low rate rests on the 6 x parameters assumed (a transformer's), and the
+    warning says so and names the option that fixes it; the FLOPs given, it advises."""
+    asked = {"params": 25.6e6, "step_ms": 100.0, "batch": 256, "link": "nvlink4"}
+
+    def implausible(**more: float) -> list[str]:
+        advice = gpuscale.advise(**asked, **more)
+        return [w for w in advice.decision.warnings if w.startswith("IMPLAUSIBLE")]
+
+    assumed = implausible()
+    assert len(assumed) == 1
+    said = assumed[0]
+    assert "6 x parameters" in said and "assumed" in said
+    assert "--flops-per-sample" in said and "flops_per_sample=" in said
+    # the same FLOPs given, not assumed: the rate is as low, but no assumption is blamed
+    given = implausible(flops_per_sample=6 * asked["params"])
+    assert len(given) == 1 and "6 x parameters" not in given[0]
+    assert implausible(flops_per_sample=12.3e9) == []  # ResNet-50's FLOPs: plausible

@@ -158,7 +158,11 @@ NUMERIC = [
 @settings(max_examples=120, deadline=None)
 @given(field=st.sampled_from(NUMERIC), value=NUMBER)
 def test_any_number_for_the_advice_is_refused_or_advised(field: str, value) -> None:
-    options = {"params": 7e6, "step_ms": 20.0, "interconnect": "pcie-phb", field: value}
+    # a custom link's fields go with a custom link, not beside a preset (refused together)
+    link = {"busbw_gbs": {}, "latency_us": {"busbw_gbs": 10.0}}.get(
+        field, {"interconnect": "pcie-phb"}
+    )
+    options = {"params": 7e6, "step_ms": 20.0, **link, field: value}
     if value is None and field in ("params", "step_ms"):  # nothing to advise from: refused
         with pytest.raises(ValueError, match="params and step_ms"):
             gpuscale.advise(**options)

@@ -24,12 +24,13 @@ import pandas as pd
 from gpuscale.advice import assumptions, caveats
 from gpuscale.advice.basis import Basis, from_numbers
 from gpuscale.advice.collectives import MeasuredCurves
+from gpuscale.advice.conflicts import check_with_data
 from gpuscale.advice.convergence import convergence_for
 from gpuscale.advice.from_bench import from_bench
 from gpuscale.advice.limits import mlperf_floor
 from gpuscale.advice.network_basis import network_basis
 from gpuscale.advice.recommend import Advice, AdviceInputs, recommend
-from gpuscale.advice.request import ONE_BATCH_WITH_BENCH, AdviceRequest
+from gpuscale.advice.request import DEFAULT_RULESET, ONE_BATCH_WITH_BENCH, AdviceRequest
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.interconnect.topology import Topology
 
@@ -59,12 +60,17 @@ def advise(
     convergence = convergence_for(
         noise_scale=request.noise_scale,
         workload=request.workload,
-        ruleset=request.ruleset,
+        ruleset=request.ruleset or DEFAULT_RULESET,
         samples=request.samples_to_train,
         reference_batch=basis.per_device,
         measured=basis.noise,
     )
-    return caveats.qualify(
+    if request.samples is not None and request.workload and not _scaled(convergence):
+        raise ValueError(
+            f"--samples with --workload {request.workload}: its reference convergence points "
+            "count the samples to train themselves; give one or the other"
+        )
+    advice = caveats.qualify(
         recommend(_inputs(basis, request, convergence)),
         request,
         noise=basis.noise,
@@ -73,6 +79,17 @@ def advise(
         link_assumed=basis.link_assumed,
         from_bench=bench is not None,
     )
+    if not basis.model_note:
+        return advice
+    # another model than the largest advised on: said first, with why the others were not
+    note = basis.model_note
+    return replace(advice, caveats=(note, *advice.caveats), explanation=[note, *advice.explanation])
+
+
+def _scaled(convergence: ConvergenceModel | None) -> bool:
+    """Whether a workload's convergence model takes its scale from the samples given (its
+    RCPs count epochs), not from its own RCPs."""
+    return convergence is not None and convergence.source.endswith(", scaled")
 
 
 def _other_device(curves: MeasuredCurves | None, bench: pd.DataFrame | None) -> str:
@@ -103,16 +120,7 @@ def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
         )
     if bench is not None and isinstance(request.batch, tuple):
         raise ValueError(ONE_BATCH_WITH_BENCH)
-    unused = [o for f, o in _NUMBERS_ONLY if bench is not None and getattr(request, f) is not None]
-    if unused:  # never silently ignored (a user walk: rc 0, the step given unused)
-        raise ValueError(
-            f"{' and '.join(unused)}: for a model given by numbers; with bench results the "
-            "step and the device are measured: give one or the other"
-        )
-
-
-# What describes a model given by numbers only: (field, option).
-_NUMBERS_ONLY = (("step_ms", "--step-ms"), ("device_name", "--device-name"))
+    check_with_data(request, bench=bench is not None)  # options for the other kind
 
 
 # What the search takes from the basis as it is: the same name and meaning in both.

@@ -58,6 +58,7 @@ class Basis:
     measured: tuple[caveats.Measured, ...] = ()  # the model's N > 1 runs
     bench_model: str | None = None  # the bench model whose runs measure a term (None: numbers)
     host_devices: int | None = None  # the GPUs the bench's host had (None: unknown, or a CPU)
+    model_note: str = ""  # the bench model advised on where larger ones were passed over, why
 
 
 # What measures the fixed cost of a model given by numbers.
@@ -94,7 +95,9 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     )
     if fixed.source == "assumed":  # one step time: the whole step's rate is all we know
         low = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
-        warnings = rate_warnings(whole, device, precision, low_note=low)
+        warnings = rate_warnings(
+            whole, device, precision, low_note=low, flops_assumed=req.flops_per_sample is None
+        )
     else:  # the fixed cost measured or entered: a low per-sample rate is a small model's
         # (kernels too short to fill the device: the published study's own), one above the
         # peak cannot be

@@ -61,8 +61,7 @@ class Calibration:
     threads: int | None = None  # threads per process of the N = 1 run (CPU); None: not recorded
     overlap: float | None = None  # measured share hidden; None: not measured
     comm_scale: float | None = None  # measured / predicted communication; None: unknown
-    power_w: float | None = None  # measured device power at N = 1
-    power_w_at: tuple[tuple[int, float], ...] = ()  # (N, W of the whole job measured at N)
+    bench_model: str = ""  # the bench model whose runs these are (``name`` may be another's)
     noise: NoiseScale | None = None
     fixed: FixedCost | None = None  # the fixed per-step cost and where it came from
     shape: Shape | None = None  # the step against the batch, fitted to measured batches
@@ -289,7 +288,6 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         overlap = float(multi["overlap"].median())
         notes.append(f"overlap: no multi-device run of {model}; median of the other models")
     measured = rows[rows["model"] == model][["accelerators", "step_ms_mean", "samples_per_s"]]
-    power, power_at = _power(rows, model, row["config_group"])
     return Calibration(
         name=model,
         model=spec,
@@ -304,8 +302,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         overlap=overlap,
         # its own runs reproduce its calibration point; its family's, else all, without
         comm_scale=comm_scale,
-        power_w=power,
-        power_w_at=power_at,
+        bench_model=model,
         noise=_noise(own),
         fixed=fixed,
         shape=shape,
@@ -327,30 +324,6 @@ def _which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[str]:
         f"{row['model']} ran in {len(kinds)} configurations; this advice is on its "
         f"{row['precision']} {row['strategy']} runs (TF32 {row['tf32']}), the latest"
     ]
-
-
-def _power(
-    rows: pd.DataFrame, model: str, group: str
-) -> tuple[float | None, tuple[tuple[int, float], ...]]:
-    """Watts per device at N = 1 (the latest run), and the whole job's power as measured
-    at each N (median per N): of the calibrated configuration ``group`` (its batch)
-    where it measured power, else of every run of ``model``. Both of one batch: the
-    median over batches at N = 1 beside the largest batch's watts x N at N = 2 charged 323
-    W, then 597 W a device (a second walk: energy 3.7x for twice the device-hours)."""
-    own = rows[rows["model"] == model]
-    same = own[own["config_group"] == group]
-    if "power_w_mean" in same and same["power_w_mean"].notna().any():
-        own = same
-    own_single = own[own["accelerators"] == 1]
-    power = own_single["power_w_mean"].dropna() if "power_w_mean" in own_single else []
-    power_at = pd.Series(dtype=float)
-    if "power_w_total" in own:
-        totals = own.dropna(subset=["power_w_total"])
-        power_at = totals.groupby("accelerators")["power_w_total"].median()
-    return (
-        float(power.iloc[-1]) if len(power) else None,
-        tuple((int(n), float(w)) for n, w in power_at.items()),
-    )
 
 
 def default_model(table: pd.DataFrame) -> str:

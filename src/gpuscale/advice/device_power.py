@@ -10,11 +10,12 @@ or from ``--power-w``.
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from gpuscale.hardware.power import BOARD_POWER_W
+from gpuscale.hardware.power import board_power
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 
 if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
@@ -23,28 +24,70 @@ if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
 
 @dataclass(frozen=True, slots=True)
 class Power:
-    """Watts per device and where the figure comes from; ``watts`` None when unknown."""
+    """Watts per device and where the figure comes from; ``watts`` None when unknown.
+
+    A device's power follows its batch: ``at_batch`` holds the watts per device that N = 1
+    runs of the advised configuration measured at each per-device batch, and each count is
+    charged the watts of its own per-device batch (``per_device``)."""
 
     watts: float | None
     source: str
-    # (N, W of the whole job) measured at N by the bench (every device, each CPU package
-    # once): energy at a measured N uses it instead of watts x N
-    total_w_at: tuple[tuple[int, float], ...] = ()
+    # (N, per-device batch, W of the whole job) measured by the bench (every device, each
+    # CPU package once): energy at that N and batch uses it instead of watts x N
+    total_w_at: tuple[tuple[int, int, float], ...] = ()
+    # (per-device batch, W per device) measured by N = 1 runs of the same configuration
+    at_batch: tuple[tuple[int, float], ...] = ()
+    meter: str = "NVML"  # what measured ``at_batch`` (NVML, RAPL package share)
 
-    def total_w(self, devices: int) -> float | None:
-        """Watts of ``devices`` devices: measured at that count, else ``watts`` x N."""
-        measured = dict(self.total_w_at)
-        if devices in measured:
-            return measured[devices]
-        return None if self.watts is None else self.watts * devices
+    def per_device(self, batch: float | None) -> tuple[float | None, str]:
+        """(W per device, where it comes from) at per-device ``batch``: the N = 1 run at
+        that batch, else interpolated (in log batch) between the two measured around it,
+        else the nearest measured batch; ``watts`` without per-batch measurements."""
+        if not self.at_batch or batch is None:
+            return self.watts, self.source
+        measured = dict(self.at_batch)
+        kind = f"measured ({self.meter}) by an N = 1 run"
+        if batch in measured:
+            return measured[batch], f"{kind} at batch {batch:g}"
+        below = [b for b in measured if b < batch]
+        above = [b for b in measured if b > batch]
+        if below and above:
+            low, high = max(below), min(above)
+            share = math.log(batch / low) / math.log(high / low)
+            watts = measured[low] + share * (measured[high] - measured[low])
+            return watts, (
+                f"interpolated (log batch) between the N = 1 runs ({self.meter}) at batch "
+                f"{low:g} ({measured[low]:.0f} W) and {high:g} ({measured[high]:.0f} W)"
+            )
+        nearest = max(below) if below else min(above)
+        return measured[nearest], (
+            f"{kind} at batch {nearest:g} (the nearest measured to batch {batch:g})"
+        )
 
-    def source_at(self, devices: int) -> str:
-        """Where the power charged at ``devices`` comes from."""
-        if devices in dict(self.total_w_at):
+    def total_w(self, devices: int, batch: float | None = None) -> float | None:
+        """Watts of ``devices`` devices at per-device ``batch``: measured at that count and
+        batch (whole job), else the watts of the batch x N."""
+        if (measured := self._measured_total(devices, batch)) is not None:
+            return measured
+        watts = self.per_device(batch)[0]
+        return None if watts is None else watts * devices
+
+    def source_at(self, devices: int, batch: float | None = None) -> str:
+        """Where the power charged at ``devices`` (per-device ``batch``) comes from."""
+        if self._measured_total(devices, batch) is not None:
             return f"measured at {devices} device(s) (whole job)"
-        if self.watts is None:
+        watts, source = self.per_device(batch)
+        if watts is None:
             return "unknown"
-        return self.source if devices == 1 else f"{self.source} x {devices}"
+        return source if devices == 1 else f"{source} x {devices}"
+
+    def _measured_total(self, devices: int, batch: float | None) -> float | None:
+        """The whole job's watts measured at ``devices`` and ``batch`` (any batch when
+        ``batch`` is None), else None."""
+        for n, b, watts in self.total_w_at:
+            if n == devices and (batch is None or b == batch):
+                return watts
+        return None
 
 
 def device_power(
@@ -65,41 +108,66 @@ def device_power(
         return Power(measured_w, f"measured ({kind})")
     if device == "cpu":
         return Power(None, "unknown: no RAPL reading on this CPU; give --power-w")
-    name = (device_name or "").lower()
-    for pattern, watts, label in BOARD_POWER_W:
-        if name and re.search(pattern, name):
-            assumed = "SXM" in label and not re.search(r"sxm|hgx|dgx", name)
-            return Power(
-                watts,
-                f"board power of {label} (datasheet)"
-                + (
-                    f"; {device_name!r} names no form factor, so SXM ({watts:g} W) is "
-                    "assumed: name it (e.g. 'H100 PCIe', 'H100 NVL') or give --power-w"
-                    if assumed
-                    else ""
-                ),
-            )
+    found = board_power(device_name)
+    if found is not None:
+        watts, label = found
+        assumed = "SXM" in label and not re.search(r"sxm|hgx|dgx", str(device_name).lower())
+        return Power(
+            watts,
+            f"board power of {label} (datasheet)"
+            + (
+                f"; {device_name!r} names no form factor, so SXM ({watts:g} W) is "
+                "assumed: name it (e.g. 'H100 PCIe', 'H100 NVL') or give --power-w"
+                if assumed
+                else ""
+            ),
+        )
     what = device_name or "an unrecorded device"
     return Power(None, f"unknown: no board power for {what}; give --power-w")
 
 
-def power_at_batch(
-    table: pd.DataFrame, cal: Any, batch: int
-) -> tuple[float | None, tuple[tuple[int, float], ...]]:
-    """(watts per device at N = 1, the job's watts measured at each N) for the advice's
-    per-device ``batch``: the calibrated run's, unless a trustworthy N = 1 run of the same
-    configuration measured power at that batch (a device's power follows its batch: 469 W
-    at 64 and 597 W at 256 on the H100 tf-7m rows), whose watts then stand for every N."""
-    if batch == cal.batch or "config_group" not in table:
-        return cal.power_w, cal.power_w_at
-    same = group_and_batch(table["config_group"])[0]
-    rows = table[
-        (same == cal.config_group.rsplit(BATCH_PART, 1)[0])
-        & (table["accelerators"] == 1)
-        & (table["batch_per_device"] == batch)
-        & (table["status"] == "ok")
-        & ~table["flagged"].fillna(False).astype(bool)
-    ].dropna(subset=["power_w_mean"])
-    if rows.empty:
-        return cal.power_w, cal.power_w_at
-    return float(rows["power_w_mean"].iloc[-1]), ()
+def bench_power(
+    table: pd.DataFrame,
+    model: str,
+    group: str,
+    *,
+    device: str | None,
+    device_name: str | None,
+    given_w: float | None = None,
+) -> Power:
+    """The one choice of power for advice from bench rows: given > measured > the board
+    table. Measured: the trustworthy runs (``status`` ok, not flagged) of ``model`` in the
+    configuration ``group`` (the calibrated run's, its batch aside): the watts per device
+    its N = 1 runs measured at each per-device batch (the latest run per batch), and the
+    whole job's watts at each (N, batch) (median). The calibrated batch's watts are the
+    reference; where the configuration measured no power, the latest N = 1 run of
+    ``model`` that did (another configuration: one figure for every batch)."""
+    if given_w is not None or "power_w_mean" not in table:
+        return device_power(device, device_name, given_w=given_w)
+    ok = table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
+    own = ok[ok["model"] == model]
+    config, batch = group.rsplit(BATCH_PART, 1) if BATCH_PART in group else (group, "")
+    same = own[group_and_batch(own["config_group"])[0] == config]
+    single = same[same["accelerators"] == 1].dropna(subset=["power_w_mean"])
+    at_batch = single.groupby("batch_per_device")["power_w_mean"].last()
+    if at_batch.empty:  # another configuration's figure, for every batch
+        other = own[own["accelerators"] == 1]["power_w_mean"].dropna()
+        watts = float(other.iloc[-1]) if len(other) else None
+        return device_power(device, device_name, measured_w=watts)
+    reference = int(batch) if batch.isdigit() else int(single["batch_per_device"].iloc[-1])
+    watts = float(at_batch.get(reference, at_batch.iloc[-1]))
+    power = device_power(device, device_name, measured_w=watts)
+    totals = same.dropna(subset=["power_w_total"])
+    totals = totals.groupby(["accelerators", "batch_per_device"])["power_w_total"].median()
+    batches = ", ".join(f"{int(b)}" for b in at_batch.index)
+    source = (
+        f"{power.source} by N = 1 runs at per-device batch(es) {batches}; each count is "
+        "charged the watts of its own per-device batch (energy_source says which)"
+    )
+    return replace(
+        power,
+        source=source if power.source.startswith("measured") else power.source,
+        at_batch=tuple((int(b), float(w)) for b, w in at_batch.items()),
+        total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
+        meter="RAPL package share" if device == "cpu" else "NVML",
+    )

@@ -59,6 +59,7 @@ def advice_document(result: Any) -> dict[str, Any]:
     d = result.decision
     return {
         "recommendation": {
+            "model": result.inputs.name if result.inputs else None,  # the model advised on
             "devices": d.devices,
             "fastest": d.fastest,
             "efficient": result.efficient,
@@ -89,10 +90,9 @@ def advice_view(result: Any, *, terminal: bool) -> TableView:
     the equilibrium picks under them, or (``terminal`` False: CSV) every column with what
     qualifies the numbers as notes."""
     inputs = result.inputs
-    title = (
-        f"predicted training, {format_count(inputs.model.params)} parameters on "
-        f"{inputs.network.name}"
-    )
+    params = format_count(inputs.model.params)
+    named = inputs.name if params in inputs.name else f"{inputs.name} ({params} parameters)"
+    title = f"predicted training of {named} on {inputs.network.name}"
     if not terminal:
         every = list(result.predictions.columns)
         return TableView(result.predictions, every, title, notes=tuple(result.caveats))

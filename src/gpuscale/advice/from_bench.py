@@ -19,14 +19,15 @@ from gpuscale.advice import assumptions, by_numbers, caveats, fixed_cost
 from gpuscale.advice import contention as measured_contention
 from gpuscale.advice.basis import DEFAULT_LINK, Basis
 from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
-from gpuscale.advice.device_power import device_power, power_at_batch
+from gpuscale.advice.device_power import bench_power
+from gpuscale.advice.flag_remedy import flag_lines, flagged_help
 from gpuscale.advice.limits import rate_warnings
 from gpuscale.advice.model import predict_step
+from gpuscale.advice.model_choice import why_this_model
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError, leave_one_out
 from gpuscale.bench.evidence import weak_kinds
-from gpuscale.bench.results import flag_summary
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import format_ms, number
@@ -49,7 +50,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         else:
             cal = calibrate(table, req.model or default_model(table), basis.network)
     except CalibrationError as exc:
-        raise CalibrationError(f"{exc}{_flagged_help(table)}") from None
+        raise CalibrationError(f"{exc}{flagged_help(table)}") from None
     measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged))
     fell = measured_contention.falling(cal.compute.slowdown)
     weak = _weak(table, cal.name)
@@ -69,10 +70,15 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     overlap = cal.overlap if req.overlap is None else req.overlap
     if overlap is None and cal.device == "cpu":
         overlap = 0.0  # gloo reduces on the cores backward uses
-    watts, watts_at = power_at_batch(table, cal, per_device)  # the power of this batch
-    power = device_power(cal.device, cal.device_name, measured_w=watts, given_w=req.power_w)
-    if req.power_w is None and watts_at:  # the job's power measured at each N
-        power = replace(power, total_w_at=watts_at)
+    # the watts per device at each per-device batch (each count is charged its own)
+    power = bench_power(
+        table,
+        cal.bench_model,
+        cal.config_group,
+        device=cal.device,
+        device_name=cal.device_name,
+        given_w=req.power_w,
+    )
     sources = _bench_sources(cal)
     if req.fixed_ms is not None:  # entered: replaces what the bench measured or fitted
         cal = _with_fixed(cal, req.fixed_ms)
@@ -107,6 +113,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
             ),
         ),
         bench_model=None if req.params is not None else cal.name,
+        model_note="" if req.model or req.params else why_this_model(table, cal.name),
         host_devices=host,
     )
 
@@ -300,11 +307,6 @@ def _known_model(table: pd.DataFrame, model: str, source: Any) -> None:
     )
 
 
-def _flag_lines(table: pd.DataFrame) -> str:
-    said = [(k, n, why.removeprefix(f"{k}: ")) for k, n, why in flag_summary(table)]
-    return "; ".join(f"{kind} ({n} run(s), e.g. {why})" for kind, n, why in said)
-
-
 def _with_flagged(table: pd.DataFrame, allow: bool) -> tuple[pd.DataFrame, str | None]:
     """The table, with flagged runs made usable when ``allow`` (and the warning)."""
     flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
@@ -312,20 +314,9 @@ def _with_flagged(table: pd.DataFrame, allow: bool) -> tuple[pd.DataFrame, str |
         return table, None
     warning = (
         f"WARNING: {int(flagged.sum())} flagged run(s) used (--allow-flagged): "
-        f"{_flag_lines(table)}. The figures they give are less certain."
+        f"{flag_lines(table)}. The figures they give are less certain."
     )
     return table.assign(flagged=False), warning
-
-
-def _flagged_help(table: pd.DataFrame) -> str:
-    flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
-    if not (flagged & (table["accelerators"] == 1)).any():
-        return ""  # allowing flagged runs would not give the N = 1 run that is missing
-    return (
-        f". {int(flagged.sum())} run(s) were left out as flagged: {_flag_lines(table)}. "
-        "Re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median), or "
-        "allow flagged runs (--allow-flagged, or allow_flagged=True) to use them with a warning"
-    )
 
 
 def _overlap_unmeasured(measured: tuple[caveats.Measured, ...]) -> str:

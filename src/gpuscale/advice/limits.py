@@ -29,11 +29,19 @@ def implied_device(link_name: str) -> str | None:
 
 
 def rate_warnings(
-    tflops: float, device: str | None, precision: str, *, low: bool = True, low_note: str = ""
+    tflops: float,
+    device: str | None,
+    precision: str,
+    *,
+    low: bool = True,
+    low_note: str = "",
+    flops_assumed: bool = False,
 ) -> list[str]:
     """A warning when the achieved TFLOP/s per device is above the device's highest
     (bf16) peak or (with ``low``) under 1% of its peak at ``precision`` (``low_note``: the
-    other reading of a low rate); for an unknown device, only a rate above every known
+    other reading of a low rate; ``flops_assumed``: the FLOPs per sample were not given but
+    taken as 6 x parameters, a transformer's, which a low rate is said to rest on); for an
+    unknown device, only a rate above every known
     device's peak (64,000,000 TFLOP/s passed unflagged without --device-name)."""
     peak = peak_for(device)
     if peak is None:
@@ -52,11 +60,19 @@ def rate_warnings(
             f"peak ({number(peak.bf16)} TFLOP/s bf16): check the step time, batch and FLOPs"
         ]
     if low and tflops < MIN_MFU * at:
+        check = "check the step time, batch and FLOPs per sample"
+        if flops_assumed:  # the assumption is what the rate rests on: name it and its fix
+            check = (
+                "no FLOPs per sample were given, so 6 x parameters was assumed (a "
+                "transformer's); a CNN does far more per parameter (each weight is reused "
+                "across the image), which makes this rate look implausible: give "
+                "--flops-per-sample (in Python: flops_per_sample=), e.g. from "
+                "torch.utils.flop_counter; else check the step time and batch"
+            )
         return [
             f"IMPLAUSIBLE: the inputs imply {number(tflops)} TFLOP/s per device, "
             f"{tflops / at:.2%} of the {peak.device} {precision} peak ({number(at)} TFLOP/s; "
-            f"under {MIN_MFU:.0%}): check the step time, batch and FLOPs per sample"
-            + (f", {low_note}" if low_note else "")
+            f"under {MIN_MFU:.0%}): {check}" + (f", {low_note}" if low_note else "")
         ]
     return []
 

@@ -10,7 +10,7 @@ from gpuscale.advice.basis import DEFAULT_LINK, Basis
 from gpuscale.advice.collectives import MeasuredCurves, network_from_collectives
 from gpuscale.advice.limits import topology_cap
 from gpuscale.advice.network import Link, Network
-from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import number
 
@@ -19,15 +19,9 @@ def given_link(request: AdviceRequest) -> Link | str | None:
     """The link the request gives: a custom one (``busbw_gbs``, ``latency_us``), else
     a preset's name, else None."""
     if request.busbw_gbs is not None:
-        return Link(busbw_gbs=request.busbw_gbs, latency_us=request.latency_us, name="custom")
+        latency = DEFAULT_LATENCY_US if request.latency_us is None else request.latency_us
+        return Link(busbw_gbs=request.busbw_gbs, latency_us=latency, name="custom")
     return request.interconnect
-
-
-def _given_name(link: str | Link) -> str:
-    """How the user gave the link: ``--interconnect nvlink4`` or ``--busbw-gbs 50``."""
-    if isinstance(link, Link):
-        return f"--busbw-gbs {number(link.busbw_gbs)}"
-    return f"--interconnect {link}"
 
 
 def choose_link(link: str | Link | None, topology: Topology | None) -> tuple[Link, str]:
@@ -76,7 +70,7 @@ def network_basis(
     network = Network(
         intra=intra,
         per_node=req.gpus_per_node if nodes > 1 else None,
-        inter=Link.from_preset(req.inter_node) if nodes > 1 else None,
+        inter=Link.from_preset(req.inter_node or DEFAULT_INTER_NODE) if nodes > 1 else None,
         nics_per_node=req.nics_per_node,
     )
     sources = [link_note, *([spill] if spill else [])]
@@ -95,12 +89,7 @@ def network_basis(
             f"{number(network.intra.latency_us)} us latency fitted to them (a latency plus "
             "bytes over a bandwidth: the bandwidth is the curves' limit at large messages, "
             "which the messages measured may not reach)."
-            + (  # never dropped unsaid (a user walk: --interconnect nvlink4 unmentioned)
-                f" The link given ({_given_name(given)}) is not used: the measured curves are."
-                if given is not None
-                else ""
-            )
-        )
+        )  # a link given beside them is refused (``advice.conflicts``)
     if nodes > 1:
         sources.append(
             f"Between nodes: {network.inter.name} x {req.nics_per_node or req.gpus_per_node} "

@@ -24,6 +24,7 @@ import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption, settle
 from gpuscale.advice.break_even import break_even
+from gpuscale.advice.counts import dropped_counts
 from gpuscale.advice.decision import Decision, decide
 from gpuscale.advice.device_power import Power
 from gpuscale.advice.explain import explain
@@ -250,14 +251,16 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     frame["accelerator_hours"] = frame["accelerators"] * frame["time_to_train_min"] / 60
     price = inputs.price_per_device_hour
     frame["cost"] = frame["accelerator_hours"] * (math.nan if price is None else price)
-    total_w = [inputs.power.total_w(int(n)) for n in frame["accelerators"]]
+    # a device's power follows its batch: each count is charged its own per-device batch's
+    counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
+    total_w = [inputs.power.total_w(n, b) for n, b in counts]
     frame["energy_kwh"] = [
         minutes / 60 * (math.nan if w is None else w) / 1e3
         for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
     ]
     frame["fixed_excess_ms"] = excess_ms(frame)
     add_intervals(frame, inputs, ideal=frame["accelerators"] / first["accelerators"])
-    frame["energy_source"] = [inputs.power.source_at(int(n)) for n in frame["accelerators"]]
+    frame["energy_source"] = [inputs.power.source_at(n, b) for n, b in counts]
     # whether one device's forward + backward at this per-device batch was measured
     frame["compute_source"] = [
         "measured" if inputs.compute.is_measured(float(b)) else "modelled"
@@ -346,9 +349,11 @@ def recommend(inputs: AdviceInputs) -> Advice:
     """Predictions, the Decision and the explanation for one model on one network."""
     frame = predictions(inputs)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
+    dropped = dropped_counts(inputs, frame)  # a count asked for without a row, said why
     inputs = replace(
         inputs,
         assumptions=with_input_rate(inputs.assumptions, last.samples_per_s, last.accelerators),
+        sources=(*inputs.sources, *([dropped] if dropped else [])),
     )
     warnings = (*inputs.warnings, *_below_mlperf(frame, inputs))
     decision = decide(frame, inputs.target_efficiency, warnings)

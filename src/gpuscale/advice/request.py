@@ -16,8 +16,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
+from gpuscale.advice.conflicts import check_pairs
 from gpuscale.hardware.links import check_preset
-from gpuscale.names import UnknownNameError, resolve_ruleset, resolve_workloads
+from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import number, parse_size
 from gpuscale.tables.requests import (
     FieldError,
@@ -40,6 +41,9 @@ _SIZES = frozenset({"params", "flops_per_sample", "noise_scale", "samples"})
 MAX_DEVICES = 1_000_000
 DEFAULT_SAMPLES = 1e7  # samples to train when none are given (said in the advice)
 DEFAULT_BATCH = 32  # the per-device batch of a step time given without one (said)
+DEFAULT_LATENCY_US = 10.0  # a custom link's latency when only its bandwidth is given
+DEFAULT_INTER_NODE = "ib-ndr400"  # the NICs between nodes when none are named
+DEFAULT_RULESET = "5.0.0"  # the MLPerf ruleset of a workload's RCPs when none is named
 ONE_BATCH_WITH_BENCH = "--batch is given once with --bench (the per-device batch to use)"
 # Each number's range: (lowest, highest, whole?, lowest excluded?). Past these a value
 # is a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), never a
@@ -200,7 +204,11 @@ class AdviceRequest(JsonRequest):
         help="Saved `nvidia-smi topo -m` to choose the link and cap the device count.",
     )
     busbw_gbs: float | None = option(None, help="Custom link: bus bandwidth, GB/s.")
-    latency_us: float = option(10.0, help="Custom link: per-step latency, us.")
+    latency_us: float | None = option(
+        None,
+        help="Custom link (with --busbw-gbs): per-step latency, us "
+        f"(default {DEFAULT_LATENCY_US:g}).",
+    )
     collectives: str | None = option(
         None,
         parse=str,
@@ -209,7 +217,9 @@ class AdviceRequest(JsonRequest):
     )
     nodes: int = option(1, help="Nodes (NICs between them when > 1).")
     gpus_per_node: int = option(8, help="Devices per node.")
-    inter_node: str = option("ib-ndr400", help="NIC preset between nodes.")
+    inter_node: str | None = option(
+        None, help=f"NIC preset between nodes (default {DEFAULT_INTER_NODE}; with --nodes > 1)."
+    )
     nics_per_node: int | None = option(None, help="NICs per node (default: one per device).")
     max_devices: int | None = option(
         None,
@@ -237,7 +247,9 @@ class AdviceRequest(JsonRequest):
         help="Convergence of an MLPerf workload (its RCPs), e.g. bert; also checks the predicted"
         " time against MLPerf's fastest systems.",
     )
-    ruleset: str = option("5.0.0", help="MLPerf ruleset of --workload's RCPs.")
+    ruleset: str | None = option(
+        None, help=f"MLPerf ruleset of --workload's RCPs (default {DEFAULT_RULESET})."
+    )
     # None: DEFAULT_SAMPLES, said as the default
     samples: float | None = text_option(
         None,
@@ -287,17 +299,20 @@ class AdviceRequest(JsonRequest):
         check_preset(self)  # before any file is read (`--bench` missing said after it)
         self._resolve_names()
         self._check_pairs()
+        check_pairs(self)  # options that contradict each other (``advice.conflicts``)
 
     def _resolve_names(self) -> None:
         """The workload and ruleset as every command resolves them (``bret``: "did you
         mean 'bert'?", ``5.0``: ``5.0.0``), for a Python call as for the command line
         (:class:`~gpuscale.names.UnknownNameError`, a ``ValueError``, otherwise)."""
-        if not isinstance(self.ruleset, str):
-            raise TypeError(f"ruleset must be text (e.g. 5.0.0), not {self.ruleset!r}")
-        try:
-            object.__setattr__(self, "ruleset", resolve_ruleset(self.ruleset))
-        except UnknownNameError as exc:
-            raise exc.as_field("ruleset") from None
+        if self.ruleset is not None:  # None: DEFAULT_RULESET, for a workload only
+            if not isinstance(self.ruleset, str):
+                raise TypeError(f"ruleset must be text (e.g. 5.0.0), not {self.ruleset!r}")
+            try:
+                object.__setattr__(self, "ruleset", resolve_ruleset(self.ruleset))
+            except UnknownNameError as exc:
+                raise exc.as_field("ruleset") from None
+        resolve_device(self.device_name)  # "RTX A1000" is no A100: refused, with the closest
         if self.workload is not None:
             if not isinstance(self.workload, str):
                 raise TypeError(f"workload must be text (a name), not {self.workload!r}")

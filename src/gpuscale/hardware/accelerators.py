@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpuscale.hardware.model_numbers import matcher
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 
 _VENDORS = {
@@ -101,10 +102,7 @@ _PRODUCTS: tuple[Product, ...] = (
 )
 # A model number is whole: "h1000" is no H100, "a1000" (an RTX A1000) no A100, "b2000" no
 # B200 (each was read as the other); "H100-SXM5", "H100SXM" and "A100_80GB" still are.
-_MATCHERS = tuple(
-    (p, re.compile(p.pattern + (r"(?!\d)" if p.pattern[-1].isdigit() else "")).search)
-    for p in _PRODUCTS
-)
+_MATCHERS = tuple((p, matcher(p.pattern)) for p in _PRODUCTS)
 # A name that says only "TPU": the version is in the system id or name (v0.7, v1.0).
 _BARE_TPU = re.compile(r"(google\s*)?(cloud\s*)?tpu")
 _TPU_IN_HINT = re.compile(r"tpu[-_\s]*(v\d+[a-z]*|trillium|ironwood)")

@@ -32,8 +32,9 @@ Sources (TFLOP/s; retrieved 2026):
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from gpuscale.hardware.model_numbers import matcher
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +73,9 @@ PEAKS: tuple[tuple[str, Peak], ...] = (
     (r"mi300x", Peak("MI300X", 163.4, 653.7, 1307.4)),
 )
 
+# Each pattern with whole model numbers ("h100" never inside "h1000").
+_MATCHERS = tuple((matcher(pattern), peak) for pattern, peak in PEAKS)
+
 
 def peak_for(device_name: str | None) -> Peak | None:
     """The peak of a device by its name (``torch.cuda.get_device_name``), None when the
@@ -79,10 +83,7 @@ def peak_for(device_name: str | None) -> Peak | None:
     if not device_name:
         return None
     lowered = device_name.lower()
-    for pattern, peak in PEAKS:
-        if re.search(pattern, lowered):
-            return peak
-    return None
+    return next((peak for found, peak in _MATCHERS if found(lowered)), None)
 
 
 def mfu(

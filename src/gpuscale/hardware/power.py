@@ -10,6 +10,8 @@ measured figure before it). CPUs have no entry.
 
 from __future__ import annotations
 
+from gpuscale.hardware.model_numbers import matcher
+
 # (pattern on the lower-cased device name, board power W, what it is). First match wins.
 BOARD_POWER_W: tuple[tuple[str, float, str], ...] = (
     (r"h100.*nvl", 400.0, "H100 NVL"),
@@ -32,3 +34,21 @@ BOARD_POWER_W: tuple[tuple[str, float, str], ...] = (
     (r"v100", 300.0, "V100 SXM2"),
     (r"mi300x", 750.0, "MI300X"),
 )
+
+# Each pattern with whole model numbers ("a100" never inside "a1000": an RTX A1000 was
+# read as an A100 SXM4 at 400 W).
+_MATCHERS = tuple((matcher(pattern), watts, label) for pattern, watts, label in BOARD_POWER_W)
+
+
+def board_power(device_name: str | None) -> tuple[float, str] | None:
+    """(board power W, what it is) of a device by its name, None when the table does not
+    know it."""
+    name = (device_name or "").lower()
+    if not name:
+        return None
+    return next(((watts, label) for found, watts, label in _MATCHERS if found(name)), None)
+
+
+def board_labels() -> list[str]:
+    """Every device the table names (``H100/H200 SXM`` as its two), for a did-you-mean."""
+    return [part for _, _, label in BOARD_POWER_W for part in label.split("/")]

@@ -1,0 +1,119 @@
+"""Options of one advice request that contradict each other, or that apply only with (or
+only without) bench results: each refused in one line naming both, never resolved
+silently (a walk: ``--scaling weak --global-batch 128`` ran strong scaling "as asked",
+``--interconnect pcie-phb --busbw-gbs 50`` dropped the preset, ``--family cnn`` without
+``--bench`` was ignored, its typo too).
+
+Every field of :class:`~gpuscale.advice.request.AdviceRequest` either acts in every
+advice, or is in :data:`PAIRS`, :data:`BENCH_ONLY` or :data:`NUMBERS_ONLY` below
+(``tests/advice/test_conflicts.py`` goes through them all)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+# (option, other option, whether the request gives both in contradiction, why). The
+# request's own checks refuse step times and --fixed-ms together, --model and --params.
+PAIRS: tuple[tuple[str, str, Callable[[Any], bool], str], ...] = (
+    (
+        "--scaling weak",
+        "--global-batch",
+        lambda r: r.scaling == "weak" and r.global_batch is not None,
+        "weak scaling keeps the per-device batch, a global batch kept at every count is "
+        "strong scaling; give one or the other",
+    ),
+    (
+        "--interconnect",
+        "--busbw-gbs",
+        lambda r: r.interconnect is not None and r.busbw_gbs is not None,
+        "a preset link or a custom one (--busbw-gbs, --latency-us); give one or the other",
+    ),
+    (
+        "--latency-us",
+        "no --busbw-gbs",
+        lambda r: r.latency_us is not None and r.busbw_gbs is None,
+        "the latency is a custom link's, given with its bus bandwidth (a preset has its "
+        "own): give --busbw-gbs too, or leave it out",
+    ),
+    (
+        "--collectives",
+        "--interconnect or --busbw-gbs",
+        lambda r: r.collectives is not None and (r.interconnect or r.busbw_gbs) is not None,
+        "the measured curves give the link; give one or the other",
+    ),
+    (
+        "--noise-scale",
+        "--workload",
+        lambda r: r.noise_scale is not None and r.workload is not None,
+        "the workload's reference convergence points give the convergence model; give "
+        "one or the other",
+    ),
+    (
+        "--ruleset",
+        "no --workload",
+        lambda r: r.ruleset is not None and r.workload is None,
+        "the ruleset chooses a workload's reference convergence points: give --workload "
+        "too, or leave it out",
+    ),
+    (
+        "--inter-node or --nics-per-node",
+        "one node",
+        lambda r: (r.inter_node or r.nics_per_node) is not None and not _several_nodes(r),
+        "they describe the network between nodes: give --nodes (or a --max-devices above "
+        "--gpus-per-node), or leave them out",
+    ),
+)
+
+# Fields that describe bench results: (field, option, why without them).
+BENCH_ONLY: tuple[tuple[str, str, str], ...] = (
+    ("model", "--model", "a model of the bench results"),
+    ("family", "--family", "whose measured rate a --params model takes"),
+    ("allow_flagged", "--allow-flagged", "which bench runs are used"),
+)
+# Fields that describe a model given by numbers: (field, option).
+NUMBERS_ONLY: tuple[tuple[str, str], ...] = (
+    ("step_ms", "--step-ms"),
+    ("device_name", "--device-name"),
+)
+
+
+def _several_nodes(request: Any) -> bool:
+    """Whether the advice spans nodes: asked, or more devices than one node holds."""
+    most = request.max_devices or 0
+    return request.nodes > 1 or most > request.gpus_per_node * request.nodes
+
+
+def check_pairs(request: Any) -> None:
+    """``ValueError`` naming both options of the first pair the request contradicts."""
+    for first, second, both, why in PAIRS:
+        if both(request):
+            raise ValueError(f"{first} with {second}: {why}")
+
+
+def check_with_data(request: Any, *, bench: bool) -> None:
+    """``ValueError`` for an option that does not apply with (``bench``) or without bench
+    results, naming it and what it applies to."""
+    if not bench:
+        given = [(o, why) for f, o, why in BENCH_ONLY if getattr(request, f) not in (None, False)]
+        if given:
+            option, why = given[0]
+            raise ValueError(
+                f"{option} without --bench: it says {why}; give bench results (--bench FILE; "
+                "in Python: bench=), or leave it out"
+            )
+        return
+    unused = [o for f, o in NUMBERS_ONLY if getattr(request, f) is not None]
+    if unused:  # never silently ignored (a user walk: rc 0, the step given unused)
+        raise ValueError(
+            f"{' and '.join(unused)}: for a model given by numbers; with bench results the "
+            "step and the device are measured: give one or the other"
+        )
+    if request.params is None:
+        for field, option in (("family", "--family"), ("flops_per_sample", "--flops-per-sample")):
+            if getattr(request, field) is not None:
+                raise ValueError(
+                    f"{option} with --bench but no --params: it describes a model given by "
+                    "its numbers; the bench measured its own models' (give --params too, or "
+                    "leave it out)"
+                )

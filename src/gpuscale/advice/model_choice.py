@@ -1,0 +1,42 @@
+"""Which bench model an advice is on when none was asked for, and why the larger ones were
+not used: the largest model with a trustworthy N = 1 run is advised on (``calibrate.
+default_model``); a walk's file whose largest model (tf-1.5m) was all flagged advised
+mlp-1m, and its headline said only "1.06M parameters"."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.bench.baselines import kinds_of
+from gpuscale.quantities import format_count
+
+
+def _why_not(runs: pd.DataFrame) -> str:
+    """Why a model's runs give no trustworthy N = 1 run."""
+    single = runs[runs["accelerators"] == 1]
+    if single.empty:
+        return "no N = 1 run"
+    ok = single[single["status"] == "ok"]
+    if ok.empty:
+        return f"its N = 1 run(s) failed ({single['status'].iloc[-1]})"
+    kinds = dict.fromkeys(k for flags in ok["flags"].fillna("") for k in kinds_of(str(flags)))
+    return f"its N = 1 run(s) flagged ({', '.join(kinds) or 'untrusted'})"
+
+
+def why_this_model(table: pd.DataFrame, chosen: str) -> str:
+    """The sentence naming the model advised on and, where larger models of the table were
+    passed over, each and why; "" when the chosen model is the largest."""
+    sizes = table.dropna(subset=["params"]).groupby("model")["params"].max()
+    if chosen not in sizes:
+        return ""
+    larger = sizes[sizes > sizes[chosen]].sort_values(ascending=False)
+    if larger.empty:
+        return ""
+    passed = "; ".join(
+        f"{name} ({format_count(size)}): {_why_not(table[table['model'] == name])}"
+        for name, size in larger.items()
+    )
+    return (
+        f"Advised on {chosen} ({format_count(sizes[chosen])} parameters), the largest model "
+        f"with a trustworthy N = 1 run; not used: {passed} (--model to choose one)."
+    )

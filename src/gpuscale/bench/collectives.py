@@ -45,7 +45,7 @@ from gpuscale.bench.collectives_config import (
 )
 from gpuscale.bench.ranks import pick_device
 from gpuscale.bench.telemetry import machine_environment
-from gpuscale.sources.processes import die_with_parent
+from gpuscale.sources.processes import die_with_runner
 
 
 def _compute(device: Any, keep_going: Callable[[], bool]) -> None:
@@ -296,8 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gap-ms", type=float, default=d.gap_ms)
     parser.add_argument("--load", action="store_true")
     args = parser.parse_args(argv)
-    runner = os.environ.get("GPUSCALE_RUNNER_PID", "")  # a rank ends with the sweep's CLI
-    die_with_parent(also=int(runner) if runner.isdigit() else None)
+    die_with_runner()  # with its launcher, and with the command that started it
     try:
         config = CollectivesConfig(
             ops=tuple(args.ops.split(",")),

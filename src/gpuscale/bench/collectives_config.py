@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuscale.hardware.links import check_preset
-from gpuscale.names import resolve_gpu
+from gpuscale.interconnect.nvml import check_gpu_option
+from gpuscale.names import did_you_mean, resolve_gpu
 from gpuscale.quantities import parse_bytes
 from gpuscale.tables.requests import (
     FieldError,
+    comma_items,
     option,
     oversubscribe_option,
     settle_choice,
@@ -91,15 +93,11 @@ class CollectivesConfig:
     )
 
     def __post_init__(self) -> None:
-        if any(not name.strip() for name in self.ops):
-            raise FieldError(
-                "ops",
-                ",".join(self.ops),
-                "an empty name between commas (or at an end); give names like all_reduce,broadcast",
-            )
+        comma_items("ops", ",".join(self.ops), "all_reduce,broadcast", "name")
         unknown = sorted(set(self.ops) - set(OPS))
         if unknown or not self.ops:
             said = f"unknown collective(s) {', '.join(unknown)}" if unknown else "none given"
+            said += did_you_mean(unknown[0], OPS) if len(unknown) == 1 else ""
             raise FieldError("ops", ",".join(self.ops), f"{said}; known: {', '.join(OPS)}")
         settle_choice(self, "backend", BACKENDS)
         checks = {  # the field, whether its value is allowed, and what is
@@ -214,7 +212,7 @@ class CheckRequest:
     gpu: str | None = option(None, help="GPU model, e.g. A100 (for --topo-file).")
 
     def __post_init__(self) -> None:
-        if self.nproc is not None and len([p for p in self.nproc.split(",") if p.strip()]) > 1:
+        if self.nproc is not None and len(comma_items("nproc", self.nproc, "2", "count")) > 1:
             raise FieldError(
                 "nproc",
                 self.nproc,
@@ -222,6 +220,7 @@ class CheckRequest:
                 "again for another)",
             )
         resolve_gpu(self.gpu)  # a GPU the catalogue does not know: refused before the sweep
+        check_gpu_option(self.topo_file, self.gpu)  # --gpu alone would be ignored
         check_preset(self)  # a preset named wrongly: refused before the sweep
 
     def world(self) -> int:

@@ -38,7 +38,7 @@ from gpuscale.bench.sweep_request import check_endpoint, check_nodes
 from gpuscale.quantities import number
 from gpuscale.sources.processes import remove_stale_runs, run_folder
 from gpuscale.tables import BenchStatus
-from gpuscale.tables.requests import FieldError
+from gpuscale.tables.requests import FieldError, comma_items
 
 __all__ = [
     "SweepConfig",
@@ -175,7 +175,7 @@ def world_sizes(text: str | None) -> tuple[int, ...]:
     CPU processes). Text that is no list of positive whole numbers is ``nproc``'s
     :class:`FieldError`."""
     if text:
-        parts = [part.strip() for part in text.split(",") if part.strip()]
+        parts = comma_items("nproc", text, "1,2,4", "count")
         if not all(re.fullmatch(r"[0-9]{1,9}", part) for part in parts):
             raise FieldError("nproc", text, "must be whole numbers like 1,2,4")
         sizes = tuple(sorted({int(part) for part in parts}))

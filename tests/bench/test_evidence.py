@@ -97,5 +97,19 @@ def test_a_sweep_that_measured_nothing_new_says_so_not_that_nothing_ran() -> Non
     to analyse", like a failure (a user walk)."""
     from gpuscale.analysis.bench_scaling import bench_view
 
-    view = bench_view(bench_table(_pair(steps=100, step_ms=70.0)), sweep="a-new-sweep")
-    assert view.empty.startswith("this sweep measured no new run (runs --resume skips")
+    view = bench_view(bench_table(_pair(steps=100, step_ms=70.0)), sweep="new", skipped=2)
+    assert view.empty.startswith("this sweep measured no run ok")
+    assert "2 runs --resume skipped" in view.empty
+
+
+def test_a_sweep_without_resume_that_measured_nothing_says_no_word_of_resume() -> None:
+    """A model recorded as oom, no --resume given, read "this sweep measured no new run
+    (runs --resume skips ...)" (a user walk): the sentence says what happened."""
+    from gpuscale.analysis.bench_scaling import bench_view
+
+    rows = [{**r, "status": "oom", "sweep_id": "new"} for r in _pair(steps=100, step_ms=70.0)]
+    view = bench_view(bench_table(rows), sweep="new")
+    assert view.empty.startswith("this sweep measured no run ok")
+    assert "--resume" not in view.empty
+    assert "failed runs are said below" in view.empty
+    assert any("oom" in line for line in view.said)

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+import gpuscale
+
+SRC = str(Path(gpuscale.__file__).resolve().parents[1])  # the gpuscale under test
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL]
 SAID = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
 
@@ -115,8 +117,9 @@ class Command:
     def said(self, text: str) -> bool:
         return any(text in line for line in self.lines)
 
-    def ended(self, signum: int) -> str:
-        """Its stderr once it ended, checked for the code and the one line."""
+    def ended(self, signum: int, kept: Path | None = None) -> str:
+        """Its stderr once it ended, checked for the code and the one line (of a sweep
+        into ``kept``: the rows it kept there, and that --resume measures the rest)."""
         self.proc.wait(timeout=90)
         self.reader.join(timeout=10)
         text = "".join(self.lines)
@@ -125,7 +128,13 @@ class Command:
             return text
         assert self.proc.returncode == 128 + signum, text
         assert "Traceback" not in text
-        assert text.strip().splitlines()[-1] == SAID[signum]
+        last = text.strip().splitlines()[-1]
+        if kept is None:
+            assert last == SAID[signum]
+            return text
+        rows = len(kept.read_bytes().splitlines()) if kept.exists() else 0
+        assert last.startswith(f"{SAID[signum]}: {rows} row"), last
+        assert str(kept) in last and "--resume" in last, last
         return text
 
     def cleanup(self) -> None:
@@ -206,7 +215,7 @@ def test_a_signal_ends_bench_with_its_launch(tmp_path: Path, signum: int) -> Non
         run.tree = _descendants(run.proc.pid)
         assert len(run.tree) >= 2, "no launcher and rank under the CLI"
         run.proc.send_signal(signum)
-        run.ended(signum)
+        run.ended(signum, kept=out)  # the line says what the sweep kept there
         written = out.read_bytes() if out.exists() else b""
         assert not _all_gone(run.tree), "the launcher or a rank outlived the CLI"
         assert _running_with(str(tmp)) == []

@@ -80,6 +80,13 @@ def test_cpu_sweeps_have_no_reference(tmp_path: Path) -> None:
     )
     (v,) = judge(read_sweeps(path))
     assert v.ratio is None and "no reference figure applies" in v.sentence()
+    # a GPU link's preset asked for (a user walk: "5% of the 24 GB/s expected for
+    # pcie4-x16: SUSPICIOUS. Check: which transport NCCL chose") is not a CPU sweep's test
+    (v,) = judge(read_sweeps(path), preset="pcie4-x16")
+    said = v.sentence()
+    assert v.ratio is None and v.verdict == "no reference" and not v.causes
+    assert "no reference figure applies" in said and "pcie4-x16" in said
+    assert "SUSPICIOUS" not in said and "NCCL" not in said
 
 
 def test_version_1_files_still_read(tmp_path: Path) -> None:

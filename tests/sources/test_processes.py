@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import gpuscale
 from gpuscale.sources.processes import (
     RUN_PREFIX,
     remove_stale,
@@ -21,7 +22,7 @@ from gpuscale.sources.processes import (
     run_folder,
 )
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+SRC = str(Path(gpuscale.__file__).resolve().parents[1])  # the gpuscale under test
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
 
 
@@ -162,3 +163,18 @@ def test_a_folder_held_by_another_live_process_is_kept(tmp_path: Path) -> None:
     finally:
         holder.kill()
         holder.wait(timeout=30)
+
+
+def test_a_child_whose_parent_died_before_it_armed_ends_at_once() -> None:
+    """The kernel's parent-death signal, armed after the parent died, never comes: a child
+    told its starter's pid finds another parent and ends (a pool worker forked just
+    before the report was killed)."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    for watch in (False, True):
+        child = subprocess.run(
+            [sys.executable, "-c", LIFELINE + f"die_with_parent(parent={gone.stdout.strip()}, "
+             f"watch={watch}); time.sleep(30)"],
+            env={**os.environ, "PYTHONPATH": SRC}, timeout=25,
+        )  # fmt: skip
+        assert child.returncode == 128 + signal.SIGKILL

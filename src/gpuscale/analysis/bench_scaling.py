@@ -233,12 +233,15 @@ BENCH_SHOWN = (
 )
 
 
-def bench_view(table: pd.DataFrame, *, sweep: str | None = None, path: object = None) -> TableView:
+def bench_view(
+    table: pd.DataFrame, *, sweep: str | None = None, path: object = None, skipped: int = 0
+) -> TableView:
     """A bench table as a command shows it: the ok runs with their speedups, flagged rows'
     reasons and failed runs in words under it (:func:`bench_notes`). With ``sweep`` (the id
-    of the ``gpuscale bench`` call that just ran, its rows in the results file ``path``):
-    that sweep's rows only, read against the whole file (an N = 1 run that ``--resume``
-    skipped is still their baseline), the file's earlier rows counted in one line."""
+    of the ``gpuscale bench`` call that just ran, its rows in the results file ``path``;
+    ``skipped``: the runs its ``--resume`` skipped): that sweep's rows only, read against
+    the whole file (an N = 1 run that ``--resume`` skipped is still their baseline), the
+    file's earlier rows counted in one line."""
     scaling = bench_scaling(table)
     failed = table[table["status"] != "ok"]
     earlier = None
@@ -252,12 +255,19 @@ def bench_view(table: pd.DataFrame, *, sweep: str | None = None, path: object = 
         BENCH_SHOWN,
         f"{these} results (ok runs)",
         said=(*bench_notes(scaling, failed), *([earlier] if earlier else [])),
-        empty=(
-            "this sweep measured no new run (runs --resume skips, measured well before, "
-            "are the file's earlier rows; failed ones are said below)"
-            if sweep
-            else "no successful bench run to analyse"
-        )
-        if scaling.empty
-        else "",
+        empty=_none_ok(sweep, skipped, failed) if scaling.empty else "",
     )
+
+
+def _none_ok(sweep: str | None, skipped: int, failed: pd.DataFrame) -> str:
+    """What a bench table with no ok run says: of a sweep, what it did instead (the runs
+    its --resume skipped only where it skipped any, its failed runs where it has some)."""
+    if not sweep:
+        return "no successful bench run to analyse"
+    said = ["this sweep measured no run ok"]
+    if skipped:
+        runs = f"{skipped} run{'' if skipped == 1 else 's'}"
+        said.append(f"{runs} --resume skipped, measured well before, are the file's earlier rows")
+    if not failed.empty:
+        said.append("its failed runs are said below")
+    return "; ".join(said)

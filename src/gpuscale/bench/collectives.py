@@ -45,7 +45,7 @@ from gpuscale.bench.collectives_config import (
 )
 from gpuscale.bench.ranks import pick_device
 from gpuscale.bench.telemetry import machine_environment
-from gpuscale.sources.processes import die_with_parent
+from gpuscale.sources.processes import die_with_runner
 
 
 def _compute(device: Any, keep_going: Callable[[], bool]) -> None:
@@ -126,20 +126,19 @@ class Buffers:
                 work.wait()
 
     def wrong(self) -> int:
-        """Elements that differ from the known result (nccl-tests' #wrong)."""
-        n, rank = self.n, self.rank
-        out = self.recv
+        """Elements that differ from the known result (nccl-tests' #wrong), compared
+        against the known values in place: one boolean mask, no copy of the result."""
+        n, rank, out = self.n, self.rank, self.recv
         if self.op in ("all_reduce", "reduce_scatter"):
-            expected = torch.full_like(out, n * (n + 1) / 2)
+            differs = out != n * (n + 1) / 2
         elif self.op == "broadcast":
-            expected = torch.ones_like(out)
-        elif self.op in ("all_gather", "all_to_all"):
-            expected = torch.arange(1, n + 1, dtype=out.dtype, device=out.device).repeat_interleave(
-                self.elements
-            )
+            differs = out != 1.0
+        elif self.op in ("all_gather", "all_to_all"):  # block r holds r + 1
+            known = torch.arange(1, n + 1, dtype=out.dtype, device=out.device).view(n, 1)
+            differs = out.view(n, self.elements) != known
         else:
-            expected = torch.full_like(out, float((rank - 1) % n + 1))
-        return int((out != expected).sum().item())
+            differs = out != float((rank - 1) % n + 1)
+        return int(torch.count_nonzero(differs).item())
 
 
 def _clock(device: Any) -> tuple[Callable[[], Any], Callable[[Any, Any], float]]:
@@ -215,6 +214,7 @@ def sweep(config: CollectivesConfig, sweep_id: str, device: Any) -> list[dict[st
         for size in message_sizes(config.largest(device.type), config.min_bytes):
             for placement in PLACEMENTS[op]:
                 row = {**base, "op": op, "placement": placement, "redop": "sum"}
+                buffers = None  # the last size's tensors freed before this one's are made
                 try:
                     buffers = Buffers(op, size, placement, n, rank, device)
                     ok = True
@@ -296,8 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gap-ms", type=float, default=d.gap_ms)
     parser.add_argument("--load", action="store_true")
     args = parser.parse_args(argv)
-    runner = os.environ.get("GPUSCALE_RUNNER_PID", "")  # a rank ends with the sweep's CLI
-    die_with_parent(also=int(runner) if runner.isdigit() else None)
+    die_with_runner()  # with its launcher, and with the command that started it
     try:
         config = CollectivesConfig(
             ops=tuple(args.ops.split(",")),

@@ -23,7 +23,7 @@ from gpuscale.interconnect.nccl import check_env, parse_debug_log
 from gpuscale.interconnect.records import Sweeps, read_sweeps
 from gpuscale.interconnect.verdict import judge
 from gpuscale.quantities import format_bytes
-from gpuscale.sources.processes import available_memory, lifeline
+from gpuscale.sources.processes import RUNNER_PID, available_memory, lifeline
 
 
 class SweepError(Exception):
@@ -134,7 +134,7 @@ def _run(config: CollectivesConfig, out_file: Path, world: int, device: str) -> 
         env["NCCL_DEBUG"] = "INFO"  # what NCCL chose goes into the sweep's record
     # torchrun dies with this process (SIGKILL included), and its ranks watch this process
     # too: one still starting when torchrun died (before it could arm its own signal) ends
-    env["GPUSCALE_RUNNER_PID"] = str(os.getpid())
+    env[RUNNER_PID] = str(os.getpid())
     done = subprocess.run(command, capture_output=True, text=True, env=env, preexec_fn=lifeline())
     if done.returncode != 0:
         raise SweepError("the collectives run failed: " + _failure(done))

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from gpuscale.sources.processes import lifeline
+from gpuscale.sources.processes import RUNNER_PID, lifeline
 
 
 def torchrun_command(
@@ -58,14 +58,13 @@ def torchrun_command(
 
 def launcher_env(folder: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a launch: unbuffered output, temporary files in ``folder``
-    (removed with it), and, where the kernel cannot end the launcher with this process,
-    this process's pid for the ranks to watch."""
+    (removed with it), and this process's pid for the ranks to watch (one still starting
+    when the launcher died never armed the launcher's death signal: it ends on finding
+    this process gone, ``die_with_runner``)."""
     tmp = folder / "tmp"
     tmp.mkdir(exist_ok=True)
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(tmp), **(extra or {})}
-    if lifeline() is None:
-        env["GPUSCALE_RUNNER_PID"] = str(os.getpid())
-    return env
+    return {**env, RUNNER_PID: str(os.getpid())}
 
 
 def start(command: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:

@@ -35,10 +35,11 @@ from gpuscale.bench.launch_events import cause, failure_row, log_tail
 from gpuscale.bench.results import ResultsError, done_keys
 from gpuscale.bench.results_file import append_result, check_writable
 from gpuscale.bench.sweep_request import check_endpoint, check_nodes
-from gpuscale.quantities import number
+from gpuscale.bench.sweep_said import done_line, kept_note
 from gpuscale.sources.processes import remove_stale_runs, run_folder
+from gpuscale.sources.signals import note_on_stop
 from gpuscale.tables import BenchStatus
-from gpuscale.tables.requests import FieldError
+from gpuscale.tables.requests import FieldError, comma_items
 
 __all__ = [
     "SweepConfig",
@@ -175,7 +176,7 @@ def world_sizes(text: str | None) -> tuple[int, ...]:
     CPU processes). Text that is no list of positive whole numbers is ``nproc``'s
     :class:`FieldError`."""
     if text:
-        parts = [part.strip() for part in text.split(",") if part.strip()]
+        parts = comma_items("nproc", text, "1,2,4", "count")
         if not all(re.fullmatch(r"[0-9]{1,9}", part) for part in parts):
             raise FieldError("nproc", text, "must be whole numbers like 1,2,4")
         sizes = tuple(sorted({int(part) for part in parts}))
@@ -256,6 +257,7 @@ def run_sweep(
     check_writable(cfg.out)
     remove_stale_runs()  # what a killed earlier sweep left
     report = SweepReport(sweep_id=uuid.uuid4().hex[:12])
+    note_on_stop(lambda: kept_note(report.appended, cfg.out))  # Ctrl-C: what is kept
     notify = on_event or (lambda _msg: None)
     for line in record_broken(cfg, broken or {}, report.sweep_id):
         report.failures.append(line)
@@ -348,7 +350,7 @@ class _Launch:
                     ) from None
                 self.report.appended += 1
                 self.report.measured += 1
-                self.notify(_done_line(record))
+                self.notify(done_line(record))
 
         return on_event
 
@@ -385,12 +387,3 @@ class _Launch:
             return timeout if started else timeout + 60
 
         return watch(proc, events, self._on_event(world), limit_s)
-
-
-def _done_line(record: dict) -> str:
-    config, timing = record.get("config") or {}, record.get("timing") or {}
-    text = f"done {config.get('model')} x{config.get('accelerators')}: {record.get('status')}"
-    if timing.get("step_ms_mean"):
-        step, rate = number(timing["step_ms_mean"]), number(timing["samples_per_s"], 4)
-        text += f", {step} ms/step, {rate} samples/s"
-    return text

@@ -8,7 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuscale.tables.requests import FieldError, option, oversubscribe_option, repeatable_option
+from gpuscale.tables.requests import (
+    FieldError,
+    comma_items,
+    option,
+    oversubscribe_option,
+    repeatable_option,
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -48,6 +54,8 @@ class SweepRequest:
     list_models: bool = option(False, names=("--list",), help="List the models and stop.")
 
     def __post_init__(self) -> None:
+        if self.models is not None:
+            comma_items("models", self.models, "mlp-0.2m,cnn-0.3m", "name")
         check_nodes(self.nnodes, self.node_rank)
         check_endpoint(self.rdzv_endpoint)
 

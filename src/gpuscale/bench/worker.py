@@ -52,7 +52,7 @@ from gpuscale.bench.telemetry import (
 )
 from gpuscale.plausibility import loss_flags, run_flags
 from gpuscale.quantities import format_bytes
-from gpuscale.sources.processes import die_with_parent, limit_memory, physical_memory
+from gpuscale.sources.processes import die_with_runner, limit_memory, physical_memory
 
 
 def _wrap(job_module: torch.nn.Module, cfg: BenchConfig, device: torch.device, world: int):
@@ -269,8 +269,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    runner = os.environ.get("GPUSCALE_RUNNER_PID", "")
-    die_with_parent(also=int(runner) if runner.isdigit() else None)
+    die_with_runner()  # with its launcher, and with the command that started it
     cfg = BenchConfig.from_json(args.config)
     local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
     cap = _memory_cap(cfg, max(local_world, args.largest_local))

@@ -24,7 +24,7 @@ def bench(request: SweepRequest, config: BenchConfig) -> None:
     # lazy: torch (the model ladder) and numpy (the runner), only the bench needs them
     from gpuscale.bench.models import ModelError
     from gpuscale.bench.results import ResultsError
-    from gpuscale.bench.runner import run_sweep
+    from gpuscale.bench.runner import kept_note, run_sweep
     from gpuscale.bench.sweep_plan import done_sentence, models_table, plan_bench, plan_sentence
 
     with fail_on(ModelError, ValueError, options=option_names(SweepRequest, BenchConfig)):
@@ -37,12 +37,12 @@ def bench(request: SweepRequest, config: BenchConfig) -> None:
     with fail_on(ResultsError, ValueError):
         report = run_sweep(planned.config, dict(chosen), on_event=_on_event, broken=dict(broken))
     if chosen:  # else no table: each reason would be said a third time
-        _print_results(request.out, report.sweep_id)
+        _print_results(request.out, report.sweep_id, report.skipped)
     err.print(done_sentence(report, request.out, request.nnodes), markup=False, highlight=False)
     if not chosen:  # every model asked for failed to build: their error rows are written
         fail("no model could be built: " + "; ".join(str(why) for _, why in broken))
     if report.interrupted:
-        err.print("interrupted: the rows above are saved")
+        err.print("interrupted" + kept_note(report.appended, request.out), markup=False)
         raise typer.Exit(130)
     if report.failures:
         raise typer.Exit(1)
@@ -53,9 +53,9 @@ def _on_event(message: str) -> None:
     err.print(f"  {message}", markup=False, highlight=False)
 
 
-def _print_results(out_file: Path, sweep_id: str) -> None:
-    """This sweep's runs (rows marked ``sweep_id``) read against the whole results file,
-    its earlier rows and unreadable lines counted (a file too large to show: a note)."""
+def _print_results(out_file: Path, sweep_id: str, skipped: int = 0) -> None:
+    """This sweep's runs (rows marked ``sweep_id``; ``skipped`` by --resume) read against
+    the whole results file, its earlier rows and unreadable lines counted."""
     # lazy: numpy (the results reader), only the bench needs it
     from gpuscale.bench.results import ResultsError, load_bench
 
@@ -75,4 +75,4 @@ def _print_results(out_file: Path, sweep_id: str) -> None:
         )
     from gpuscale.analysis.bench_scaling import bench_view  # lazy: pandas, only the bench
 
-    show(bench_view(loaded.table, sweep=sweep_id, path=out_file), Format.table)
+    show(bench_view(loaded.table, sweep=sweep_id, path=out_file, skipped=skipped), Format.table)

@@ -21,6 +21,7 @@ from typing import Any
 from gpuscale.hardware.links import NVML_ARCH_NVLINK, nvlink_for_gpu
 from gpuscale.interconnect.topology import Gpu, Nic, Topology, read_topo_file
 from gpuscale.names import resolve_gpu
+from gpuscale.tables.requests import FieldError
 
 _LEVELS = {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
 
@@ -185,6 +186,18 @@ def _build(nvml: Any, handles: list[Any], gpus: list[Gpu]) -> Topology:
     )
 
 
+def check_gpu_option(topo_file: Path | None, gpu: str | None) -> None:
+    """``--gpu`` names the GPUs of a saved topology: without ``--topo-file`` (NVML reads
+    the GPUs here, and a CPU sweep has none) it would be ignored, so it is refused."""
+    if gpu is not None and topo_file is None:
+        raise FieldError(
+            "gpu",
+            gpu,
+            "names the GPU of a saved `nvidia-smi topo -m`: give it with --topo-file "
+            "(without one the GPUs are read here, from NVML)",
+        )
+
+
 def detect_topology(
     topo_file: Path | None, gpu: str | None, visible_uuids: list[str] | None = None
 ) -> Topology | None:
@@ -193,6 +206,7 @@ def detect_topology(
 
     Raises ValueError naming ``topo_file`` when it cannot be read or parsed, and ``gpu``'s
     :class:`~gpuscale.tables.requests.FieldError` when the catalogue knows no such GPU."""
+    check_gpu_option(topo_file, gpu)
     gpu = resolve_gpu(gpu)
     if topo_file is not None:
         return read_topo_file(topo_file, gpu)

@@ -6,11 +6,12 @@ a share of the expected figure (``Topology.expected_busbw_gbs`` or a named prese
 ``gpuscale.hardware.links``): at least 70% is **normal**, 35-70% **low**, below
 35% **suspicious**, and more than 115% **suspicious** too unless NVLink SHARP explains it
 (an all-reduce through NVSwitch on Hopper or Blackwell: the switch reduces, so busbw
-exceeds the link; ~480 GB/s on 8 H100s). CPU processes have no reference: the verdict says
-so. A peak more than 15% below an earlier sweep's of the same collective and ranks is
-reported as a drop, where the two ran alike (backend, device kind, nodes, settings), over
-the sizes both measured, with at least 10 timed calls per size each, and beyond the
-spread of their calls (p50 to p99): noise is said to be noise.
+exceeds the link; ~480 GB/s on 8 H100s). CPU processes have no reference, not even a
+preset asked for (a GPU link's): the verdict says so. A peak more than 15% below an
+earlier sweep's of the same collective and ranks is reported as a drop, where the two ran
+alike (backend, device kind, nodes, settings), over the sizes both measured, with at least
+10 timed calls per size each, and beyond the spread of their calls (p50 to p99): noise is
+said to be noise.
 """
 
 from __future__ import annotations
@@ -158,11 +159,12 @@ def judge(
 def _expected(
     header: Mapping[str, Any], topology: Topology | None, preset: str | None
 ) -> tuple[float | None, str]:
+    if header.get("device") == "cpu":  # a GPU link's figure, even one asked for, is no test
+        asked = f"; {PRESETS[preset].name} is a GPU link, not judged against" if preset else ""
+        return None, f"CPU processes: no reference figure applies (gloo over host memory){asked}"
     if preset:
         p = PRESETS[preset]
         return p.busbw_gbs, f"{p.name} ({p.description})"
-    if header.get("device") == "cpu":
-        return None, "CPU processes: no reference figure applies (gloo over host memory)"
     if topology is not None and topology.expected_busbw_gbs():
         name = topology.preset() or topology.slowest_link() or "this link"
         return topology.expected_busbw_gbs(), f"{name}, the slowest link between these GPUs"

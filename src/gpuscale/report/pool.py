@@ -8,6 +8,7 @@ slow left to import and cost more CPU than it saved, and was removed (issue 37).
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -28,12 +29,13 @@ class Inline(Executor):
         return future
 
 
-def _worker_signals(then: Callable[[], None] | None = None) -> None:
+def _worker_signals(main: int, then: Callable[[], None] | None = None) -> None:
     """In a worker: it ends with the main process however that ends (SIGKILL included:
     a pool worker would otherwise wait on its task pipe forever); Ctrl-C (sent to the
     whole process group) is the main process's to handle, and SIGTERM ends the worker at
-    once (no traceback from either); then ``then``."""
-    die_with_parent(watch=True, interval_s=0.5)
+    once (no traceback from either); then ``then``. ``main``: the main process's pid (a
+    worker forked just before the main process died has another parent already)."""
+    die_with_parent(parent=main, watch=True, interval_s=0.5)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if then is not None:
@@ -46,7 +48,7 @@ def _forked(workers: int, initializer: Callable[[], None] | None = None) -> Exec
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("fork"),
-        initializer=partial(_worker_signals, initializer),
+        initializer=partial(_worker_signals, os.getpid(), initializer),
     )
 
 

@@ -1,10 +1,11 @@
 """One process tree, one fate: children that end with their parent, and private working
 folders that a killed run's successor removes.
 
-* :func:`die_with_parent` (in a child) and :func:`lifeline` (a ``preexec_fn`` for
-  ``subprocess.Popen``): the child is killed when its parent ends, however it ends
-  (SIGKILL included). Linux: the kernel's parent-death signal (``prctl(PR_SET_PDEATHSIG)``);
-  elsewhere a thread that watches the parent's pid and ends the child when it changes.
+* :func:`die_with_parent` (in a child; :func:`die_with_runner` in a rank) and
+  :func:`lifeline` (a ``preexec_fn`` for ``subprocess.Popen``): the child is killed
+  when its parent ends, however it ends (SIGKILL included). Linux: the kernel's
+  parent-death signal (``prctl(PR_SET_PDEATHSIG)``); elsewhere a thread that watches
+  the parent's pid and ends the child when it changes.
 * :func:`run_folder`: a fresh folder that its process holds locked (``flock``) while it
   lives and removes when it is done; :func:`remove_stale` removes the folders of a
   pattern that no live process holds (their owner was killed before it could), and
@@ -50,39 +51,60 @@ def _prctl() -> Callable[..., int] | None:
 _PRCTL = _prctl()
 
 
-def _watch(parent: int, also: int | None, interval_s: float) -> None:
-    def alive(pid: int) -> bool:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:  # exists, someone else's (reused pid: rare, harmless)
-            return True
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, someone else's (reused pid: rare, harmless)
         return True
+    return True
 
-    while os.getppid() == parent and (also is None or alive(also)):
+
+def _watch(parent: int, also: int | None, interval_s: float) -> None:
+    while os.getppid() == parent and (also is None or _alive(also)):
         time.sleep(interval_s)
     os._exit(128 + signal.SIGKILL)
 
 
 def die_with_parent(
-    also: int | None = None, *, watch: bool = False, interval_s: float = 1.0
+    also: int | None = None,
+    *,
+    parent: int | None = None,
+    watch: bool = False,
+    interval_s: float = 1.0,
 ) -> None:
     """End this process when its parent ends (and, where ``also`` is given, when that
     process ends too: e.g. a rank's runner, two levels up). The parent-death signal on
     Linux; a watching thread elsewhere, for ``also``, and with ``watch`` (the kernel's
     signal fires when the parent's *thread* that started this process ends: a process
-    pool's workers, started by whichever thread first used the pool, watch instead)."""
-    parent = os.getppid()
+    pool's workers, started by whichever thread first used the pool, watch instead).
+
+    A process whose parent died before this call was already handed to another (init):
+    the signal would never come. It ends now where ``parent`` (its starter's pid, passed
+    down) is given and is no longer its parent, or where ``also`` is already gone."""
+    expected = os.getppid() if parent is None else parent
     armed = not watch and _PRCTL is not None
     armed = armed and _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0  # type: ignore[misc]
-    if armed and os.getppid() != parent:  # the parent died before the signal was armed
-        os._exit(128 + signal.SIGKILL)
-    if armed and also in (None, parent):
+    if os.getppid() != expected or (also is not None and not _alive(also)):
+        os._exit(128 + signal.SIGKILL)  # the parent (or ``also``) died before this call
+    if armed and also in (None, expected):
         return
     threading.Thread(
-        target=_watch, args=(parent, also, interval_s), name="gpuscale-lifeline", daemon=True
+        target=_watch, args=(expected, also, interval_s), name="gpuscale-lifeline", daemon=True
     ).start()
+
+
+RUNNER_PID = "GPUSCALE_RUNNER_PID"
+
+
+def die_with_runner() -> None:
+    """In a rank (started by torchrun, itself started by a ``gpuscale`` command): end
+    with its launcher, and with the command whose pid the launcher's environment carries
+    (``RUNNER_PID``): a rank still starting when the launcher was killed never armed the
+    launcher's death signal, and ends when it finds the command gone."""
+    runner = os.environ.get(RUNNER_PID, "")
+    die_with_parent(also=int(runner) if runner.isdigit() else None)
 
 
 def lifeline(parent: int | None = None) -> Callable[[], None] | None:

@@ -32,6 +32,23 @@ class Stopped(BaseException):
         self.code = 128 + signum
 
 
+_NOTES: list[Callable[[], str]] = []  # what the command's line says after the signal's word
+
+
+def note_on_stop(note: Callable[[], str]) -> None:
+    """Have the line a signal ends this command with go on with ``note()`` (e.g. the rows
+    a sweep kept and how to measure the rest), computed when the signal comes."""
+    _NOTES.append(note)
+
+
+def _notes() -> str:
+    said = ""
+    for note in _NOTES:
+        with contextlib.suppress(Exception):  # a note that fails leaves the line as it was
+            said += note()
+    return said
+
+
 def _stop(signum: int, frame: object) -> None:
     for each in SIGNALS:  # one message, however often pressed
         signal.signal(each, signal.SIG_IGN)
@@ -60,12 +77,13 @@ def run_until_signalled(command: Callable[[], object], say: Callable[[str], None
     traceback."""
     for signum in SIGNALS:
         signal.signal(signum, _stop)
+    _NOTES.clear()
     try:
         command()
     except (Stopped, KeyboardInterrupt) as exc:
         code = exc.code if isinstance(exc, Stopped) else 130
         with contextlib.suppress(OSError):  # a hung-up terminal takes no message
-            say(SIGNALS.get(code - 128, "terminated"))
+            say(SIGNALS.get(code - 128, "terminated") + _notes())
         _exit_now(code)
     except OSError as exc:  # what the machine refused: a full disk, a name too long
         name = str(exc.filename or "")

@@ -220,6 +220,17 @@ def one_named(text: str, allowed: Sequence[Any]) -> Any:
     return exact[0] if exact else begun[0] if len(begun) == 1 else None
 
 
+def comma_items(field: str, text: str, example: str, what: str = "item") -> list[str]:
+    """The items of a comma-separated option, stripped; :class:`FieldError` for an empty
+    one (``1,,2``, ``1,2,``: a slip, never run as if it were not there)."""
+    items = [item.strip() for item in text.split(",")]
+    if not all(items):
+        raise FieldError(
+            field, text, f"an empty {what} between commas (or at an end); give e.g. {example}"
+        )
+    return items
+
+
 def settle_choice(request: Any, field: str, allowed: Sequence[object]) -> None:
     """Set ``request``'s ``field`` (a frozen dataclass's) to the one of ``allowed`` it
     names, whatever its case (``FSDP`` is ``fsdp``), or the one it begins (``clo`` is

@@ -88,7 +88,8 @@ def lead_equilibrium(result: WorkloadAnalysis) -> Equilibrium:
 def _mark_picks(ax: Axes, eq: Equilibrium, where: Callable[[Pick], tuple[float, float]]) -> None:
     """Equilibrium picks as large hollow markers at ``where(pick)`` (x, y), one legend
     entry per criterion (saying the family when the picks are a family's)."""
-    if eq.scope != "all" and eq.picks:  # a legend line naming the family, then the picks
+    within = eq.scope != "all"
+    if within and eq.picks:  # a legend line naming the family, then the picks
         ax.plot([], [], " ", label=f"picks within\n{eq.scope}:")
     for pick in eq.picks:
         colour, marker = PICK_STYLE[pick.criterion]
@@ -97,8 +98,19 @@ def _mark_picks(ax: Axes, eq: Equilibrium, where: Callable[[Pick], tuple[float, 
         ax.scatter([x], [y], s=160, linewidths=1.4, zorder=5, **style)
         # the legend's marker smaller than the plot's: at full size the three touched
         ax.scatter(
-            [], [], s=70, linewidths=1.2, label=f"{pick.label}: {pick.accelerators:,}", **style
+            [],
+            [],
+            s=70,
+            linewidths=1.2,
+            label=f"{_legend(pick, within)}: {pick.accelerators:,}",
+            **style,
         )
+
+
+def _legend(pick: Pick, within: bool) -> str:
+    """A pick's criterion in the legend: the family's own best E' where the picks are a
+    family's (a walk read "E' >= 0.8 x best" against the plotted best, of another family)."""
+    return pick.label.replace("x best", "x its best") if within else pick.label
 
 
 @styled

@@ -203,3 +203,38 @@ def test_counts_are_whole_and_one_round_is_said_to_be_no_trend() -> None:
     one = CliRunner().invoke(app, ["trends", "--round", "v4.1", "-b", "bert", "-f", "csv"])
     assert one.exit_code == 0 and "one round loaded (v4.1): a trend compares rounds" in one.stderr
     assert "one round loaded" not in result.stderr
+
+
+def test_the_reports_trend_words_are_the_tables_once_each() -> None:
+    """A walk: the report's trends section read "BERT: first in the loaded rounds ...;
+    first in the loaded rounds ...; one system: no E'; ..." (no family, no round, clauses
+    twice) and no numbers. Each family seen in two rounds gets its best times from the
+    table, and each note clause is said once, with the rows it is about."""
+    import re
+
+    from gpuscale import load_round
+    from gpuscale.analysis.trend_words import family_trends, grouped_notes
+
+    rows = trends(load_round("v4.0", "v4.1", "v5.0").scores, ["bert"])
+    said = family_trends(rows)
+    several = rows.groupby("accelerator_family")["round"].nunique()
+    assert [s.split(":")[0] for s in said] and {s.split(":")[0] for s in said} == set(
+        several[several > 1].index
+    )
+    for sentence in said:
+        family = sentence.split(":")[0]
+        own = rows[rows["accelerator_family"] == family]
+        for r in own.itertuples():
+            assert f"on {int(r.common_accelerators):,} in {r.round}" in sentence
+        times = [float(t) for t in re.findall(r"([\d.]+) min on", sentence)]
+        assert times == pytest.approx(list(own["best_time_at_common_min"]), rel=5e-3)
+    every = {c for n in rows["note"] for c in str(n).split("; ") if c}
+    notes = grouped_notes(rows)
+    assert len(notes) == len(every) and all(any(n.startswith(c) for n in notes) for c in every)
+    for note in grouped_notes(rows):
+        for label in re.findall(r"\(([^()]*v\d\.\d[^()]*)\)$", note)[:1]:
+            for item in label.split(", "):
+                family, round_name = item.rsplit(" ", 1)
+                assert (
+                    (rows["accelerator_family"] == family) & (rows["round"] == round_name)
+                ).any()

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuscale.analysis.energy_per_result import energy_scale_sentences, energy_table
+from gpuscale.analysis.trend_words import family_trends, grouped_notes
 from gpuscale.analysis.trends import trends
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
 from gpuscale.quantities import devices, number
@@ -81,7 +82,7 @@ def trends_section(
                 lambda g=group, w=workload: _chart("trend_chart", g, w), f"trends_{workload}", group
             )
             figures.append((f"{display_name(workload)}: best time by round", svg, files))
-        notes = [n for n in group["note"] if n]
-        if notes:
-            findings.append(f"{display_name(workload)}: {'; '.join(sorted(set(notes)))}.")
+        said = [*family_trends(group), *grouped_notes(group)]
+        if said:
+            findings.append(f"{display_name(workload)}: {'; '.join(said)}.")
     return ExtraSection("trends", "Trends across rounds", findings, figures)

@@ -43,11 +43,28 @@ def test_the_options_reach_the_sweep(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         return SweepReport()
 
     monkeypatch.setattr(runner, "run_sweep", sweep)
-    base = ["bench", "--models", "mlp-0.2m", "--nproc", "1", "--backend", "gloo"]
+    base = ["bench", "--models", "mlp-0.2m", "--nproc", "1"]  # auto: a GPU where there is one
     for extra in ([], ["--tf32"], ["--no-tf32"]):
         result = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "r.jsonl"), *extra])
         assert result.exit_code == 0, result.output
     assert seen == ["default", "on", "off"]
+    # with gloo the ranks run on CPUs, where TF32 does nothing: refused, not a configuration
+    # of its own that split the N = 1 baselines (a user walk: "mlp-0.2m (TF32 off)")
+    for extra in (["--tf32"], ["--no-tf32"]):
+        args = [*base, "--backend", "gloo", "--out", str(tmp_path / "r.jsonl"), *extra]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2 and "is a GPU's" in result.stderr, result.output
+    assert len(seen) == 3
+
+
+def test_a_cpu_run_records_the_tf32_it_ran() -> None:
+    """On CPUs (no GPU found under the default backend) no TF32 runs: the row says so."""
+    from gpuscale.bench.config import BenchConfig, resolved_config
+
+    cfg = BenchConfig(tf32="off")
+    where = {"model": "m", "family": "mlp", "params": 1, "accelerators": 1, "nnodes": 1}
+    assert resolved_config(cfg, **where, device="cpu", threads=1)["tf32"] == "default"
+    assert resolved_config(cfg, **where, device="cuda", threads=1)["tf32"] == "off"
 
 
 @pytest.mark.shared

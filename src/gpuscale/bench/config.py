@@ -217,6 +217,10 @@ class BenchConfig(JsonRequest):
             )
         if self.strategy == "fsdp" and self.grad_comm != "fp32":
             raise ValueError("grad_comm applies to DDP; FSDP communicates in its own dtype")
+        if self.backend == "gloo" and self.tf32 != "default":  # no effect, a split baseline
+            raise FieldError(
+                "tf32", self.tf32, "is a GPU's: with --backend gloo the ranks run on CPUs"
+            )
 
     def per_device_batch(self, accelerators: int, device: str) -> int:
         """The micro-batch each device runs: ``batch`` (weak) or the global batch split
@@ -283,6 +287,7 @@ def resolved_config(
         "nnodes": nnodes,
         "backend": backend or config.resolved_backend(device),
         "device": device,
+        "tf32": config.tf32 if device == "cuda" else "default",  # what ran: no TF32 on CPUs
         "batch": batch,
         "batch_per_device": batch,
         "global_batch": batch * accelerators * config.accum,

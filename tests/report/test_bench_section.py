@@ -348,3 +348,21 @@ def test_advise_without_a_bench_file_is_said_never_ignored(tmp_path: Path) -> No
     assert result.exit_code == 1, result.output
     assert (out / "index.html").exists()
     assert "--advise needs --bench FILE" in result.stderr
+
+
+def test_the_bench_section_reads_a_computed_advice_and_walks_no_advice_engine() -> None:
+    """Issue 39: the report's bench section takes a computed advice; a wording helper of
+    the advice (`on_a_larger_host`) had brought its table into advice/ again. It imports
+    from the advice package only what shows a computed advice's predictions."""
+    import ast
+    from pathlib import Path
+
+    import gpuscale.report.bench_section as module
+
+    tree = ast.parse(Path(module.__file__).read_text())
+    taken = {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gpuscale.advice")
+    }
+    assert taken <= {"gpuscale.advice.intervals"}, taken

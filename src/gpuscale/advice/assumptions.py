@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from gpuscale.tables.bench import on_a_larger_host
+
 # the command a user without a bench runs to measure a term of their own model
 BENCH = "gpuscale bench --model FILE.py:FACTORY --batch B"
 
@@ -47,15 +49,6 @@ def bench_command(model: str | None, nproc: str, host_devices: int | None = None
         return f"`{BENCH} --nproc {nproc}`{where}"
     option = "--models" if ":" not in model else "--model"
     return f"`gpuscale bench {option} {model} --nproc {nproc}`{where}"
-
-
-def on_a_larger_host(devices: int, host_devices: int | None) -> str:
-    """`` on a host of N or more devices, where the bench's had 1`` where a measurement at
-    ``devices`` cannot run on the bench's host (``host_devices`` GPUs; None: unknown, or
-    CPU processes, which any host runs); else ""."""
-    if host_devices is None or devices <= host_devices:
-        return ""
-    return f" on a host of {devices} or more devices, where the bench's had {host_devices}"
 
 
 def overlap(

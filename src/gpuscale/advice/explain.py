@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import on_a_larger_host
 from gpuscale.quantities import (
     duration_unit,
     format_count,
@@ -18,6 +17,7 @@ from gpuscale.quantities import (
     number,
     span,
 )
+from gpuscale.tables.bench import on_a_larger_host
 
 SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
 

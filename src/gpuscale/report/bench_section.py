@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import on_a_larger_host
 from gpuscale.advice.intervals import as_throughput
 from gpuscale.analysis.bench_scaling import (
     SPEEDUP_BASIS,
@@ -20,7 +19,7 @@ from gpuscale.report.bench_advice import BenchAdvice
 from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
-from gpuscale.tables.bench import most_host_devices
+from gpuscale.tables.bench import most_host_devices, on_a_larger_host
 
 COLUMNS = {
     "configuration": "Model",  # with its configuration where the file holds several

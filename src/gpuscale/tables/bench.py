@@ -263,6 +263,15 @@ def most_host_devices(frame: pd.DataFrame) -> int | None:
     return int(known.max()) if len(known) else None
 
 
+def on_a_larger_host(devices: int, host_devices: int | None) -> str:
+    """`` on a host of N or more devices, where the bench's had 1`` where a measurement at
+    ``devices`` cannot run on the bench's host (``host_devices`` GPUs; None: unknown, or
+    CPU processes, which any host runs); else ""."""
+    if host_devices is None or devices <= host_devices:
+        return ""
+    return f" on a host of {devices} or more devices, where the bench's had {host_devices}"
+
+
 def configuration_labels(frame: pd.DataFrame) -> pd.Series:
     """One label per row that tells configurations apart: the model, and where the
     frame holds it in several configurations the fields that differ (``tf-30m (bf16)``

@@ -191,3 +191,12 @@ def test_one_count_may_be_given_as_a_number() -> None:
     assert one.equals(plan(workload="bert", accelerator="H100", devices="8"))
     with pytest.raises(TypeError, match="not True"):  # a flag is no count
         plan(workload="bert", accelerator="H100", devices=True)
+
+
+def test_one_count_is_no_count_where_more_stops_paying() -> None:
+    """A walk: `plan -w bert -a H100 -n 8` marked 8 as where every criterion stops paying,
+    with nothing to compare it with."""
+    one = plan(workload="bert", accelerator="H100", devices=[8])
+    assert list(one["stops_paying"]) == [""]
+    several = plan(workload="bert", accelerator="H100", devices=[8, 16, 64])
+    assert (several["stops_paying"] != "").any()  # the criteria pick among counts

@@ -115,6 +115,8 @@ def _rows(points: list[dict], request: PlanRequest, fit: dict, family: str) -> l
         if kept
         else ([], [])
     )
+    if len(kept) < 2:  # no count to stop paying against (a walk: -n 8 named every criterion)
+        stops = [""] * len(kept)
     price, power = request.price_per_device_hour, request.power_w
     rows = []
     for k, p in enumerate(points):

@@ -53,5 +53,7 @@ def test_done_sentence_counts_what_the_sweep_did() -> None:
     report = SweepReport(appended=3, measured=2, skipped=1)
     said = sweep_plan.done_sentence(report, Path("r.jsonl"), nnodes=1)
     assert said == "2 measured, 3 rows appended to r.jsonl, 1 skipped (--resume), 0 failed"
+    said = sweep_plan.done_sentence(SweepReport(appended=1, measured=1), Path("r.jsonl"), 1)
+    assert said == "1 measured, 1 row appended to r.jsonl, 0 failed"  # no --resume, no word
     said = sweep_plan.done_sentence(SweepReport(), Path("r.jsonl"), nnodes=2)
     assert said.startswith("this node wrote no rows: the node holding global rank 0")

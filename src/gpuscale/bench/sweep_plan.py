@@ -87,7 +87,9 @@ def done_sentence(report: SweepReport, out_file: Path, nnodes: int) -> str:
         summary = f"{report.measured} measured, {rows} appended to {out_file}"
     else:  # the node holding global rank 0 writes every row
         summary = f"this node wrote no rows: {WRITER}"
-    return f"{summary}, {report.skipped} skipped (--resume), {len(report.failures)} failed"
+    # skipped only under --resume: "0 skipped (--resume)" was said of sweeps without it
+    skipped = f", {report.skipped} skipped (--resume)" if report.skipped else ""
+    return f"{summary}{skipped}, {len(report.failures)} failed"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
-from gpuscale.tables.requests import FieldError, clipped
+from gpuscale.tables.requests import FieldError, clipped, given_twice
 
 # Names the study and people use that are no prefix of a workload's own names.
 _ALIASES: dict[str, str] = {
@@ -68,9 +68,11 @@ def _labels(workload: str, folders: Iterable[str]) -> set[str]:
 
 def did_you_mean(name: str, valid: Iterable[str]) -> str:
     """`` (did you mean 'mlp-0.2m'?)`` for the closest of ``valid`` (difflib's ratio at
-    least 0.5), else ""."""
-    close = difflib.get_close_matches(name, list(valid), n=1, cutoff=0.5)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    least 0.5), whatever the case of either (``ALL_REDUC`` got no hint: a user walk),
+    else ""."""
+    by_lower = {str(v).lower(): str(v) for v in valid}
+    close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.5)
+    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
 
 
 def _fail(what: str, name: str, valid: list[str]) -> UnknownNameError:
@@ -359,9 +361,7 @@ def resolve_columns(asked: str | None, default: list[str], valid: Iterable[str])
         why += "system_name,speedup"
         raise UnknownNameError(f"--columns {asked!r}: {why}", typed=repr(asked), why=why)
     chosen = resolve_choices(names, valid, "column")
-    twice = sorted({c for c in chosen if chosen.count(c) > 1})
-    if twice:  # shown twice without a word (a user walk)
-        why = f"{', '.join(twice)} given twice; give each column once"
+    if why := given_twice(chosen, "column"):  # shown twice without a word (a user walk)
         raise UnknownNameError(f"--columns {asked!r}: {why}", typed=repr(asked), why=why)
     return chosen
 

@@ -50,7 +50,8 @@ def test_a_sweep_as_worker_flags() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"ops": ("all_reduce", "allreduce")}, "unknown collective(s) allreduce"),
+        ({"ops": ("all_reduce", "allreduse")}, "unknown collective 'allreduse'"),
+        ({"ops": ("all_reduce", "allreduce")}, "all_reduce given twice"),
         ({"min_bytes": 4096, "max_bytes": 1024}, "is above the largest"),
         ({"iters": 0}, "invalid iters"),
         ({"gap_ms": 1e12}, "invalid gap_ms 1000000000000: must be a number of ms from 0 to 60,000"),

@@ -62,3 +62,65 @@ def test_gpu_without_a_saved_topology_is_refused(tmp_path: Path, command: list[s
         assert result.exit_code == 2, result.output
         line = result.output.strip()
     assert line.startswith("error: --gpu A100:") and "--topo-file" in line
+
+
+@pytest.mark.parametrize(
+    "command, option, value, twice",
+    [
+        ([*BENCH, "--models", "mlp-0.2m"], "--nproc", "1,2,2", "2"),
+        ([*BENCH, "--models", "mlp-0.2m"], "--nproc", "1,01", "1"),  # 01 is 1
+        ([*BENCH, "--nproc", "1"], "--models", "mlp-0.2m,mlp-0.2m", "mlp-0.2m"),
+        (COLLECTIVES, "--ops", "all_reduce,broadcast,all_reduce", "all_reduce"),
+        (COLLECTIVES, "--ops", "all_reduce,ALL_REDUCE", "all_reduce"),  # one, however spelt
+    ],
+)
+def test_an_item_given_twice_is_refused(
+    tmp_path: Path, command: list[str], option: str, value: str, twice: str
+) -> None:
+    """A walk: `bench --nproc 1,2,2` ran 1,2 without a word. An item given twice is
+    refused in one line naming the option and the item, as an empty one is."""
+    line = refused(tmp_path, *command, option, value)
+    assert line.startswith(f"error: {option} {value}: {twice} given twice; give each ")
+
+
+def test_a_model_in_both_model_options_or_in_two_cases_is_refused() -> None:
+    from gpuscale.bench.models import sort_models
+
+    for names in (["mlp-0.2m", "mlp-0.2m"], ["mlp-0.2m", "MLP_0.2M"]):
+        with pytest.raises(ValueError, match=r"mlp-0\.2m given twice"):
+            sort_models(names)
+
+
+def test_a_ladder_model_is_named_whatever_its_case() -> None:
+    """`--ops ALL_REDUCE` is all_reduce; a ladder model is read alike (``MLP_0.2M``), a
+    model of the user's is spelled as its code is."""
+    from gpuscale.bench.models import BY_NAME, ladder_name
+
+    for name in BY_NAME:
+        for typed in (name.upper(), name.replace("-", "_"), name.replace("-", "").upper()):
+            assert ladder_name(typed) == name
+    assert ladder_name("Pkg.Mod:Make") == "Pkg.Mod:Make"
+    assert ladder_name("mlp-3m") == "mlp-3m"  # no ladder model: unknown, said later
+
+
+@pytest.mark.parametrize(
+    "typed", ["ALL_REDUCE", "allreduce", "all-reduce", "AllReduce", "All_Reduce"]
+)
+def test_nccl_and_nccl_tests_spellings_name_a_collective(typed: str) -> None:
+    """`--ops ALL_REDUCE` (NCCL's spelling) was unknown with no hint; every spelling of
+    each collective (NCCL's, nccl-tests' binary names, with hyphens) is its name."""
+    from gpuscale.bench.collectives_config import OPS, CollectivesConfig
+
+    assert CollectivesConfig(ops=(typed,)).ops == ("all_reduce",)
+    for op in OPS:
+        spellings = (op.upper(), op.replace("_", ""), op.replace("_", "-"))
+        assert CollectivesConfig(ops=spellings[:1]).ops == (op,)
+        assert CollectivesConfig(ops=spellings[1:2]).ops == (op,)
+        assert CollectivesConfig(ops=spellings[2:]).ops == (op,)
+
+
+def test_an_upper_case_typo_of_a_collective_gets_the_closest(tmp_path: Path) -> None:
+    line = refused(tmp_path, *COLLECTIVES, "--ops", "ALL_REDUSE")
+    assert "(did you mean 'all_reduce'?)" in line
+    line = refused(tmp_path, *COLLECTIVES, "--ops", "all")  # three begin so: which?
+    assert "ambiguous" in line and "all_gather, all_reduce, all_to_all" in line

@@ -103,3 +103,36 @@ def test_a_row_of_every_mode_is_read_and_a_bad_mode_is_said(tmp_path: Path) -> N
     assert [r["config"]["tf32"] for r in records] == ["default", "on", "off", False]
     assert set(bench_table(records)["tf32"]) == {"default", "on", "off"}
     assert len(problems) == 1 and "config.tf32 is 'sometimes', not one of" in problems[0]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_a_gpu_option_that_does_nothing_here_is_said(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, device: str
+) -> None:
+    """A walk: `bench --tf32` under --backend auto on a host without a GPU ran as if
+    --tf32 were not given, without a word (the row's tf32 'default' is what ran). On CPU
+    ranks each GPU option given is said not to apply, on stderr before the sweep; on a
+    GPU nothing is said."""
+    pytest.importorskip("torch")
+    from gpuscale.bench import runner, sweep_plan
+    from gpuscale.bench.runner import SweepReport
+    from gpuscale.cli import app
+
+    monkeypatch.setattr(runner, "run_sweep", lambda *a, **k: SweepReport())
+    monkeypatch.setattr(sweep_plan, "device_kind", lambda backend: device)
+    base = ["bench", "--models", "mlp-0.2m", "--nproc", "1", "--out", str(tmp_path / "r.jsonl")]
+    for extra, flags in (
+        (["--tf32"], ["--tf32"]),
+        (["--no-tf32", "--no-nvml"], ["--no-tf32", "--no-nvml"]),
+        ([], []),
+    ):
+        result = CliRunner().invoke(app, [*base, *extra])
+        assert result.exit_code == 0, result.output
+        notes = [line for line in result.stderr.splitlines() if line.startswith("note: ")]
+        if device == "cuda":
+            assert notes == [], result.stderr
+            continue
+        assert [n.split()[1] for n in notes] == flags, result.stderr
+        assert all("does not apply here" in n and "CPUs" in n for n in notes)
+        if "--tf32" in flags:
+            assert "no CUDA device" in notes[0] and "tf32 'default'" in notes[0]

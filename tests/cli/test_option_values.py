@@ -220,3 +220,22 @@ def test_columns_given_twice_or_unknown_are_refused_before_any_note() -> None:
         result = CliRunner().invoke(app, [*asked, "-b", "bert", "--columns", twice])
         assert result.exit_code == 2, result.stdout
         assert "time_to_train_min given twice" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args, twice",
+    [
+        (["plan", "-b", "bert", "-a", "H100", "-n", "8,16,16"], "--devices 8,16,16: 16 given"),
+        (["plan", "-b", "bert", "-a", "H100", "-n", "8-64,16"], "--devices 8-64,16: 16 given"),
+        (["scores", "--round", "v4.1,v4.1", "-b", "bert"], "--round v4.1,v4.1: v4.1 given"),
+        (["scores", "--round", "v4.1", "-b", "bert", "-b", "BERT"], "bert,BERT: bert given"),
+    ],
+)
+def test_a_list_item_given_twice_is_refused_in_every_command(args: list[str], twice: str) -> None:
+    """A walk: `bench --nproc 1,2,2` ran 1,2 without a word, and so did `plan -n 8,16,16`,
+    `--round v4.1,v4.1` and `-b bert,bert`: each is refused, the option and item named,
+    as `--columns a,a` was already."""
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and twice in line and "given twice; give each" in line

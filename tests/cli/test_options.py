@@ -86,8 +86,8 @@ def test_no_command_module_imports_another_command_module() -> None:
 def test_world_sizes_refuses_text_as_the_nproc_field() -> None:
     from gpuscale.bench.runner import world_sizes
 
-    assert world_sizes("4,1,2,2") == (1, 2, 4)
-    for text in ("1,x", "0", "-1"):
+    assert world_sizes("4,1,2") == (1, 2, 4)
+    for text in ("1,x", "0", "-1", "4,1,2,2"):
         with pytest.raises(FieldError) as refused:
             world_sizes(text)
         assert refused.value.field == "nproc"

@@ -193,3 +193,57 @@ def test_a_real_sweep_on_two_gloo_processes(tmp_path: Path) -> None:
     assert {"in-place", "out-of-place"} <= set(ok[ok.op == "all_gather"]["placement"])
     assert sorted(ok[ok.op == "all_reduce"]["size_bytes"]) == message_sizes(4096)
     assert (ok["time_us_p99"] >= ok["time_us_p50"]).all()
+
+
+def _cpu_sweep(path: Path, device: str = "cpu", nodes: int | None = None) -> Path:
+    header = {"schema": SCHEMA, "kind": "sweep", "sweep_id": "s", "device": device}
+    if nodes is not None:
+        header["nodes"] = nodes
+    row = {
+        "schema": SCHEMA,
+        "kind": "result",
+        "sweep_id": "s",
+        "op": "all_reduce",
+        "status": "ok",
+        "size_bytes": 1 << 30,
+        "ranks": 8,
+        "busbw_gbs": 300.0,
+    }
+    path.write_text(json.dumps(header) + "\n" + json.dumps(row) + "\n")
+    return path
+
+
+def test_a_preset_is_said_by_what_it_links(tmp_path: Path) -> None:
+    """A walk: `collectives --interconnect eth25` on CPU said "eth25 is a GPU link"; the
+    NICs between nodes are network links, and each preset is said by its kind."""
+    from gpuscale.hardware.links import LINK_KINDS, PRESETS
+
+    network = {name for name, p in PRESETS.items() if p.kind == "network"}
+    assert network == {"ib-ndr400", "ib-hdr200", "eth100", "eth25"}
+    assert {p.kind for p in PRESETS.values()} == set(LINK_KINDS)
+    sweeps = read_sweeps(_cpu_sweep(tmp_path / "c.jsonl"))
+    for name, preset in PRESETS.items():
+        (v,) = judge(sweeps, preset=name)
+        said = v.sentence()
+        assert v.ratio is None and f"{name} is {LINK_KINDS[preset.kind]}" in said, said
+        assert ("GPU" in said) == (name not in network), said
+
+
+def test_one_node_is_not_judged_against_a_network(tmp_path: Path) -> None:
+    """Eight GPUs of one node cross no network: ib-ndr400's 48 GB/s is no test of them
+    (300 GB/s was "SUSPICIOUS" there); a sweep across nodes is judged against it."""
+    (v,) = judge(read_sweeps(_cpu_sweep(tmp_path / "a.jsonl", "cuda", 1)), preset="ib-ndr400")
+    assert v.ratio is None and "one node" in v.sentence() and "SUSPICIOUS" not in v.sentence()
+    (v,) = judge(read_sweeps(_cpu_sweep(tmp_path / "b.jsonl", "cuda", 2)), preset="ib-ndr400")
+    assert v.ratio is not None and v.expected_busbw_gbs == pytest.approx(48.0)
+    (v,) = judge(read_sweeps(_cpu_sweep(tmp_path / "c.jsonl", "cuda", 1)), preset="nvlink4")
+    assert v.ratio is not None  # a GPU link inside the node: judged
+
+
+def test_a_saved_topology_on_cpu_is_said_not_judged(tmp_path: Path) -> None:
+    """`collectives --topo-file X --gpu H100` on CPU processes: the saved GPU links were
+    dropped without a word."""
+    topo = nvml_topology(FakeNvml(hgx_h100()))
+    (v,) = judge(read_sweeps(_cpu_sweep(tmp_path / "c.jsonl")), topology=topo)
+    said = v.sentence()
+    assert v.ratio is None and "saved topology's GPU links are not judged against" in said

@@ -13,11 +13,12 @@ from pathlib import Path
 
 from gpuscale.hardware.links import check_preset
 from gpuscale.interconnect.nvml import check_gpu_option
-from gpuscale.names import did_you_mean, resolve_gpu
+from gpuscale.names import UnknownNameError, resolve_choice, resolve_gpu
 from gpuscale.quantities import parse_bytes
 from gpuscale.tables.requests import (
     FieldError,
     comma_items,
+    given_twice,
     option,
     oversubscribe_option,
     settle_choice,
@@ -50,6 +51,25 @@ def host_buffers(op: str, world: int) -> int:
 def _names(text: str) -> tuple[str, ...]:
     """``all_reduce,all_gather`` -> its names, as ``--ops`` is typed."""
     return tuple(text.split(","))
+
+
+def collectives(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The collectives ``names`` mean, each by its name in :data:`OPS`: case, ``_``
+    and ``-`` ignored, as NCCL (``ALL_REDUCE``, ``AllReduce``) and nccl-tests
+    (``alltoall``, ``sendrecv``) spell them, or an unambiguous beginning (``bcast`` is
+    none); ``ops``'s :class:`FieldError` for an empty name, one unknown (the closest
+    said), or one given twice however spelled."""
+    typed = ",".join(names)
+    comma_items("ops", typed, "all_reduce,broadcast", "name")
+    if not names:
+        raise FieldError("ops", typed, f"none given; known: {', '.join(OPS)}")
+    try:
+        found = tuple(resolve_choice(name.strip(), OPS, "collective") for name in names)
+    except UnknownNameError as exc:
+        raise FieldError("ops", typed, str(exc)) from None
+    if twice := given_twice(found, "collective"):
+        raise FieldError("ops", typed, twice)
+    return found
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -93,12 +113,7 @@ class CollectivesConfig:
     )
 
     def __post_init__(self) -> None:
-        comma_items("ops", ",".join(self.ops), "all_reduce,broadcast", "name")
-        unknown = sorted(set(self.ops) - set(OPS))
-        if unknown or not self.ops:
-            said = f"unknown collective(s) {', '.join(unknown)}" if unknown else "none given"
-            said += did_you_mean(unknown[0], OPS) if len(unknown) == 1 else ""
-            raise FieldError("ops", ",".join(self.ops), f"{said}; known: {', '.join(OPS)}")
+        object.__setattr__(self, "ops", collectives(self.ops))
         settle_choice(self, "backend", BACKENDS)
         checks = {  # the field, whether its value is allowed, and what is
             "min_bytes": (self.min_bytes >= 1, "must be at least 1 byte"),

@@ -249,6 +249,31 @@ class BenchConfig(JsonRequest):
     def resolved_backend(self, device: str) -> str:
         return "nccl" if device == "cuda" and self.backend in ("auto", "nccl") else "gloo"
 
+    def unapplied(self, device: str) -> list[str]:
+        """A note for each GPU option given that does nothing on ``device`` (``cpu``: no
+        CUDA device under ``--backend auto``, where --tf32 ran as if not given, unsaid;
+        with ``--backend gloo`` --tf32 is refused before)."""
+        if device == "cuda":
+            return []
+        where = (
+            "--backend auto found no CUDA device, so the ranks run on CPUs (gloo)"
+            if self.backend == "auto"
+            else "the ranks run on CPUs (gloo)"
+        )
+        notes = []
+        if self.tf32 != "default":
+            flag = "--tf32" if self.tf32 == "on" else "--no-tf32"
+            notes.append(
+                f"note: {flag} does not apply here: {where}, where TF32 does nothing; the "
+                "rows record tf32 'default', what ran (on a GPU host it applies)"
+            )
+        if not self.nvml:
+            notes.append(
+                f"note: --no-nvml does not apply here: {where}, where NVML is not read "
+                "(the CPU package's energy is read from RAPL where the host allows it)"
+            )
+        return notes
+
 
 # What identifies a run besides the model: fields that change what is measured.
 _KEY_FIELDS = (

@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ import torch.nn.functional as F
 from gpuscale.bench.config import ModelError
 from gpuscale.names import did_you_mean
 from gpuscale.quantities import parse_size
+from gpuscale.tables.requests import given_twice
 
 Batch = tuple[Any, Any]
 MakeBatch = Callable[[int, torch.device], Batch]
@@ -339,6 +341,17 @@ def select_models(
     return chosen
 
 
+def ladder_name(name: str) -> str:
+    """The ladder's name of ``name`` whatever its case, ``_`` or ``-`` (``MLP-0.2M``,
+    ``mlp_0.2m``: mlp-0.2m, as ``--ops`` reads ``ALL_REDUCE``); any other name as given
+    (a model of the user's, ``PKG.MODULE:FACTORY``, is spelled as its code is)."""
+    if name in BY_NAME or ":" in name:
+        return name
+    key = re.sub(r"[^a-z0-9.]", "", name.lower())
+    found = [n for n in BY_NAME if re.sub(r"[^a-z0-9.]", "", n) == key]
+    return found[0] if len(found) == 1 else name
+
+
 def sort_models(
     names: list[str] | None = None,
     max_params: str | None = None,
@@ -351,7 +364,9 @@ def sort_models(
     :class:`ModelError`. ``count`` counts the parameters of a model off the ladder
     (default :func:`parameter_count`, in this process; the CLI counts them in a guarded
     child: ``gpuscale.bench.probe``)."""
-    chosen = names or list(BY_NAME)
+    chosen = [ladder_name(n) for n in names] if names else list(BY_NAME)
+    if twice := given_twice(chosen, "model"):  # `--models a --model a` ran a once, unsaid
+        raise ModelError(f"--models/--model: {twice}")
     for n in chosen:
         if n not in BY_NAME and ":" not in n:
             raise ModelError(
@@ -364,7 +379,7 @@ def sort_models(
     low = parse_size(min_params) if min_params else None
     high = parse_size(max_params) if max_params else None
     sized, broken = [], []
-    for n in dict.fromkeys(chosen):  # each once, in the order given
+    for n in chosen:  # each once (refused twice above), in the order given
         try:
             sized.append((n, parameter_count(n) if n in BY_NAME or count is None else count(n)))
         except ModelError as exc:

@@ -39,7 +39,7 @@ from gpuscale.bench.sweep_said import done_line, kept_note
 from gpuscale.sources.processes import remove_stale_runs, run_folder
 from gpuscale.sources.signals import note_on_stop
 from gpuscale.tables import BenchStatus
-from gpuscale.tables.requests import FieldError, comma_items
+from gpuscale.tables.requests import FieldError, comma_items, given_twice
 
 __all__ = [
     "SweepConfig",
@@ -173,13 +173,15 @@ def local_devices() -> int:
 
 def world_sizes(text: str | None) -> tuple[int, ...]:
     """``1,2,4`` -> (1, 2, 4); None: 1, 2, 4, ... up to every local device (GPUs, else two
-    CPU processes). Text that is no list of positive whole numbers is ``nproc``'s
-    :class:`FieldError`."""
+    CPU processes). Text that is no list of positive whole numbers, or names a count
+    twice (``1,2,2``, ``1,01``), is ``nproc``'s :class:`FieldError`."""
     if text:
         parts = comma_items("nproc", text, "1,2,4", "count")
         if not all(re.fullmatch(r"[0-9]{1,9}", part) for part in parts):
             raise FieldError("nproc", text, "must be whole numbers like 1,2,4")
-        sizes = tuple(sorted({int(part) for part in parts}))
+        if twice := given_twice([int(part) for part in parts], "count"):
+            raise FieldError("nproc", text, twice)
+        sizes = tuple(sorted(int(part) for part in parts))
         if not sizes or min(sizes) < 1:
             raise FieldError("nproc", text, "must be positive whole numbers like 1,2,4")
         return sizes

@@ -10,7 +10,7 @@ from typing import Any
 
 from gpuscale.bench.config import BenchConfig, ModelError
 from gpuscale.bench.probe import count_parameters
-from gpuscale.bench.runner import SweepConfig, SweepReport, world_sizes
+from gpuscale.bench.runner import SweepConfig, SweepReport, device_kind, world_sizes
 from gpuscale.bench.sweep_request import SweepRequest
 from gpuscale.quantities import BadQuantity, parse_size
 from gpuscale.tables.requests import FieldError
@@ -70,13 +70,17 @@ def plan_sweep(chosen: Chosen, broken: Broken, **settings: Any) -> SweepConfig:
 
 
 def plan_sentence(config: SweepConfig, broken: Broken) -> str:
-    """``6 configurations: 3 model(s) x 2 world size(s)`` and the models that cannot be built."""
+    """``6 configurations: 3 model(s) x 2 world size(s)`` and the models that cannot be
+    built; then, a line each, the GPU options given that do nothing on the device the
+    ranks run on here (``BenchConfig.unapplied``: ``--tf32`` under ``--backend auto`` on
+    a host without a GPU)."""
     total = len(config.models) * len(config.nproc)
-    return (
+    said = (
         f"{total} configuration{'' if total == 1 else 's'}: {len(config.models)} model(s) x "
         f"{len(config.nproc)} world size(s)"
         + (f"; {len(broken)} model(s) cannot be built" if broken else "")
     )
+    return "\n".join([said, *config.bench.unapplied(device_kind(config.bench.backend))])
 
 
 def done_sentence(report: SweepReport, out_file: Path, nnodes: int) -> str:

@@ -142,17 +142,31 @@ PUBLISHED: tuple[Measured, ...] = (
 )
 
 
+# What a preset links: GPUs inside one node (NVLink, PCIe, the host bridge, the sockets)
+# or nodes (their NICs), in the words every sentence about a preset says it with.
+LINK_KINDS = {
+    "gpu": "a GPU-to-GPU link inside a node",
+    "network": "a network link between nodes",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class LinkPreset:
     """A link class: the bus bandwidth a healthy system reaches on large all-reduces
     (GB/s, nccl-tests convention), the line rate, a per-step latency (us) for the advice
-    model, and where the figure comes from."""
+    model, where the figure comes from, and its ``kind`` (of :data:`LINK_KINDS`)."""
 
     name: str
     busbw_gbs: float
     latency_us: float
     description: str
     line_rate_gbs: float | None = None
+    kind: str = "gpu"
+
+    @property
+    def kind_words(self) -> str:
+        """What the preset links, in words (``a network link between nodes``)."""
+        return LINK_KINDS[self.kind]
 
 
 def _nvlink_preset(generation: str, latency_us: float, note: str) -> LinkPreset:
@@ -219,6 +233,7 @@ PRESETS: dict[str, LinkPreset] = {
             6.0,
             "InfiniBand NDR 400 Gb/s, one NIC per GPU: NCCL's model (line rate 50 GB/s)",
             50.0,
+            "network",
         ),
         LinkPreset(
             "ib-hdr200",
@@ -226,11 +241,17 @@ PRESETS: dict[str, LinkPreset] = {
             6.0,
             "InfiniBand HDR 200 Gb/s, one NIC per GPU: NCCL's model (line rate 25 GB/s)",
             25.0,
+            "network",
         ),
         LinkPreset(
-            "eth100", network_busbw_gbs(100), 30.0, "100 GbE (RoCE or TCP): NCCL's model", 12.5
+            "eth100",
+            network_busbw_gbs(100),
+            30.0,
+            "100 GbE (RoCE or TCP): NCCL's model",
+            12.5,
+            "network",
         ),
-        LinkPreset("eth25", network_busbw_gbs(25), 50.0, "25 GbE: NCCL's model", 3.125),
+        LinkPreset("eth25", network_busbw_gbs(25), 50.0, "25 GbE: NCCL's model", 3.125, "network"),
     )
 }
 

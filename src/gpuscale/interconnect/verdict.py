@@ -7,11 +7,12 @@ a share of the expected figure (``Topology.expected_busbw_gbs`` or a named prese
 35% **suspicious**, and more than 115% **suspicious** too unless NVLink SHARP explains it
 (an all-reduce through NVSwitch on Hopper or Blackwell: the switch reduces, so busbw
 exceeds the link; ~480 GB/s on 8 H100s). CPU processes have no reference, not even a
-preset asked for (a GPU link's): the verdict says so. A peak more than 15% below an
-earlier sweep's of the same collective and ranks is reported as a drop, where the two ran
-alike (backend, device kind, nodes, settings), over the sizes both measured, with at least
-10 timed calls per size each, and beyond the spread of their calls (p50 to p99): noise is
-said to be noise.
+preset asked for (a GPU-to-GPU link's or a network's: the verdict says which), and a
+sweep on one node is not judged against a network preset (no network was crossed). A
+peak more than 15% below an earlier sweep's of the same collective and ranks is reported
+as a drop, where the two ran alike (backend, device kind, nodes, settings), over the
+sizes both measured, with at least 10 timed calls per size each, and beyond the spread of
+their calls (p50 to p99): noise is said to be noise.
 """
 
 from __future__ import annotations
@@ -159,9 +160,17 @@ def judge(
 def _expected(
     header: Mapping[str, Any], topology: Topology | None, preset: str | None
 ) -> tuple[float | None, str]:
-    if header.get("device") == "cpu":  # a GPU link's figure, even one asked for, is no test
-        asked = f"; {PRESETS[preset].name} is a GPU link, not judged against" if preset else ""
+    asked = (  # what a figure asked for links, said where it is no test of this sweep
+        f"; {preset} is {PRESETS[preset].kind_words}, not judged against"
+        if preset
+        else "; the saved topology's GPU links are not judged against"
+        if topology is not None
+        else ""
+    )
+    if header.get("device") == "cpu":  # a link's figure, even one asked for, is no test
         return None, f"CPU processes: no reference figure applies (gloo over host memory){asked}"
+    if preset and PRESETS[preset].kind == "network" and int(header.get("nodes") or 1) < 2:
+        return None, f"one node: no network between nodes was crossed{asked}"
     if preset:
         p = PRESETS[preset]
         return p.busbw_gbs, f"{p.name} ({p.description})"

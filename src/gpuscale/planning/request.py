@@ -17,6 +17,7 @@ from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.requests import (
     FieldError,
     JsonRequest,
+    given_twice,
     option,
     power_option,
     price_option,
@@ -58,8 +59,9 @@ def _count(digits: str) -> int:
 
 def parse_devices(text: str) -> tuple[int, ...]:
     """``8,16,64`` -> (8, 16, 64); ``8-256`` -> powers of two from 8 to 256; ``8-64:8``
-    -> 8, 16, ..., 64. ValueError on anything else, and past ``MAX_DEVICES`` or
-    ``MAX_COUNTS`` counts (checked before any list is built)."""
+    -> 8, 16, ..., 64. ValueError on anything else, on a count given twice (``8,16,16``,
+    ``8-64,16``), and past ``MAX_DEVICES`` or ``MAX_COUNTS`` counts (checked before any
+    list is built)."""
     out: list[int] = []
     parts = [p.strip() for p in str(text).split(",")]
     if len(parts) > 1 and not all(parts):  # `8,,16` was read as 8,16 (a user walk)
@@ -85,6 +87,8 @@ def parse_devices(text: str) -> tuple[int, ...]:
             raise ValueError(
                 f"more than {MAX_COUNTS:,} device counts: a plan predicts at most that"
             )
+    if twice := given_twice(out, "count"):  # `8,16,16` planned 8,16 without a word
+        raise ValueError(twice)
     if not out:
         raise ValueError(
             "no device count given (e.g. devices=[8, 16, 64]; --devices 8,16,64 on the "

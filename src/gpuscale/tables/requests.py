@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 import typing
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, Field, asdict, field, fields
 from pathlib import Path
@@ -222,13 +223,26 @@ def one_named(text: str, allowed: Sequence[Any]) -> Any:
 
 def comma_items(field: str, text: str, example: str, what: str = "item") -> list[str]:
     """The items of a comma-separated option, stripped; :class:`FieldError` for an empty
-    one (``1,,2``, ``1,2,``: a slip, never run as if it were not there)."""
+    one (``1,,2``, ``1,2,``: a slip, never run as if it were not there) and for one given
+    twice (``1,2,2`` ran 1,2 without a word: :func:`given_twice`)."""
     items = [item.strip() for item in text.split(",")]
     if not all(items):
         raise FieldError(
             field, text, f"an empty {what} between commas (or at an end); give e.g. {example}"
         )
+    if twice := given_twice(items, what):
+        raise FieldError(field, text, twice)
     return items
+
+
+def given_twice(items: Sequence[object], what: str = "item") -> str:
+    """The rule a list breaks where an item is in it more than once (``2 given twice; give
+    each count once``), "" where each is given once: the one wording of every list option
+    (``--nproc``, ``--ops``, ``--models``, ``plan -n``, ``-b``, ``--columns``), given the
+    items as each option reads them (``01`` is 1, ``ALL_REDUCE`` all_reduce)."""
+    counts = Counter(items)
+    twice = [str(i) for i, n in counts.items() if n > 1]
+    return f"{', '.join(twice)} given twice; give each {what} once" if twice else ""
 
 
 def settle_choice(request: Any, field: str, allowed: Sequence[object]) -> None:

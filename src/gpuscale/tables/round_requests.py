@@ -11,16 +11,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuscale.quantities import BadQuantity
-from gpuscale.tables.requests import FieldError, argument, option, repeatable_option
+from gpuscale.tables.requests import (
+    FieldError,
+    argument,
+    given_twice,
+    option,
+    repeatable_option,
+)
 from gpuscale.tables.workloads import round_name
 
 
 def listed(values: list[str]) -> tuple[str, ...]:
     """Names given once or more, each maybe a comma-separated list (``-b bert,gpt3``);
-    an empty one is refused (``-b ''`` read every benchmark)."""
+    an empty one is refused (``-b ''`` read every benchmark), and one given twice, whatever
+    its case (``-b bert,bert`` read bert once without a word)."""
     names = tuple(n.strip() for value in values for n in value.split(","))
     if not all(names):
         raise BadQuantity(",".join(values), "an empty name: give names such as v4.1 or bert")
+    if twice := given_twice([n.lower() for n in names], "name"):
+        raise BadQuantity(",".join(values), twice)
     return names
 
 

@@ -37,6 +37,8 @@ def test_nothing_analysed_says_why_per_round_and_workload() -> None:
         analyze_or_explain(unscored, ["bert"], AnalysisOptions(n_boot=100))
     scored = tables_of(ROWS)
     with pytest.raises(NothingAnalysedError, match=r"v9\.9 bert: no scored system matches"):
+        analyze_or_explain(scored, ["bert"], AnalysisOptions(n_boot=100, availability="cloud"))
+    with pytest.raises(NothingAnalysedError, match=r"v9\.9 bert: its 3 scored result\(s\) are of"):
         analyze_or_explain(scored, ["bert"], AnalysisOptions(n_boot=100, division="open"))
     found = analyze_or_explain(scored, ["bert"], AnalysisOptions(n_boot=100))
     assert [(r.round, r.workload) for r in found] == [("v9.9", "bert")]
@@ -75,7 +77,10 @@ def test_nothing_analysed_names_the_filters_and_says_each_reason_once() -> None:
     with pytest.raises(NothingAnalysedError) as raised:
         analyze_or_explain(tables, [], AnalysisOptions(n_boot=100, availability="zzz"))
     said = str(raised.value)
-    assert said.startswith("no scored system matches these options (availability 'zzz'); ")
+    # the division analysed by default is a filter too, and named
+    assert said.startswith(
+        "no scored system matches these options (division 'closed', availability 'zzz'); "
+    )
     assert said.count("no scored system matches the options") == 1
     assert "v9.9 bert, v9.9 gpt3, v9.9 rgat and 1 more: no scored" in said
 

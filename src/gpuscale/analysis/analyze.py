@@ -15,6 +15,7 @@ import pandas as pd
 from gpuscale.analysis.clusters import Clustering, cluster_systems
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.decompose import decompose
+from gpuscale.analysis.divisions import in_division, left_out
 from gpuscale.analysis.equilibrium import (
     Equilibrium,
     equilibrium,
@@ -158,9 +159,12 @@ def workload_table(
     return WorkloadTable(round_name, workload, decompose(table, options.convergence_basis))
 
 
-def not_analysed(tables: RoundTables, round_name: str, workload: str) -> str | None:
+def not_analysed(
+    tables: RoundTables, round_name: str, workload: str, division: str | None = None
+) -> str | None:
     """Why a workload the round has gets no analysis (``workload_table`` is None), in
-    words; None when the round has no result of it at all (nothing to say)."""
+    words; None when the round has no result of it at all (nothing to say). ``division``:
+    the one analysed (:mod:`gpuscale.analysis.divisions`)."""
     scores = tables.scores[
         (tables.scores["round"] == round_name) & (tables.scores["workload"] == workload)
     ]
@@ -175,6 +179,8 @@ def not_analysed(tables: RoundTables, round_name: str, workload: str) -> str | N
             f"its {len(scored)} scored system(s) have no accelerator count (CPU-only, or a "
             "system description without one; see the data problems)"
         )
+    if not in_division(counted, division).any():
+        return f"its {len(counted)} scored result(s) are of another division than {division}"
     return "no scored system matches the options"
 
 
@@ -281,7 +287,13 @@ def analyze_asked(
     _check_options(options)
     options, read_as = read_against(options, tables.scores)
     results = analyze_or_explain(tables, workloads, options)
-    return Analysed(results, options, [*read_as, *clusters_lowered(results, options.k)])
+    pairs = [(r.round, r.workload) for r in results]
+    other = left_out(tables.scores, pairs, options.division, DIVISION_HOW)
+    return Analysed(results, options, [*read_as, *other, *clusters_lowered(results, options.k)])
+
+
+# how the analysis is asked for another division (``left_out``'s ``how``)
+DIVISION_HOW = "--division {other} or all analyses them"
 
 
 class NothingAnalysedError(ValueError):
@@ -299,7 +311,7 @@ def analyze_or_explain(
     if not results:
         pairs: dict[str, list[str]] = {}
         for r, w in workload_pairs(tables, workloads):
-            if why := not_analysed(tables, r, w):
+            if why := not_analysed(tables, r, w, options.division):
                 pairs.setdefault(why, []).append(f"{r} {w}")
         filters = {
             "division": options.division,
@@ -308,6 +320,9 @@ def analyze_or_explain(
         }
         given = ", ".join(f"{k} {v!r}" for k, v in filters.items() if v is not None)
         said = [f"{_first(keys)}: {why}" for why, keys in pairs.items()]
+        said += left_out(
+            tables.scores, workload_pairs(tables, workloads), options.division, DIVISION_HOW
+        )
         raise NothingAnalysedError(
             f"no scored system matches these options{f' ({given})' if given else ''}"
             + "".join(f"; {x}" for x in said)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscale.analysis.divisions import in_division
 from gpuscale.analysis.superlinear import superlinear
 from gpuscale.names import resolve_choice, resolve_families, resolve_workload
 from gpuscale.tables import SCALING_COLUMNS, Unit, convergence_unit
@@ -65,14 +66,13 @@ def scored_systems(
     duplicates: bool = False,
 ) -> pd.DataFrame:
     """Rows of ``scores`` that have an official score and a known accelerator count,
-    optionally filtered by division, availability (substring, case-insensitive) and
-    accelerator family; a result repeated under a second system name in its round
-    (``same_runs_as``) once, unless ``duplicates``."""
+    optionally filtered by division (None or ``all``: both), availability (substring,
+    case-insensitive) and accelerator family; a result repeated under a second system name
+    in its round (``same_runs_as``) once, unless ``duplicates``."""
     keep = scores["time_to_train_min"].notna() & (scores["accelerators"].fillna(0) > 0)
     if not duplicates:
         keep &= ~is_same_runs_copy(scores)
-    if division:
-        keep &= scores["division"].str.lower() == division.lower()
+    keep &= in_division(scores, division)
     if availability:
         keep &= scores["availability"].str.lower().str.contains(availability.lower(), regex=False)
     if families:

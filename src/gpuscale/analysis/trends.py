@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from gpuscale.analysis.divisions import in_division
+from gpuscale.analysis.divisions import left_out as division_left_out
 from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import workload_scaling_table
 from gpuscale.names import resolve_families
@@ -136,6 +138,10 @@ def scale_note(group: pd.DataFrame) -> str:
     return ""
 
 
+# trends has no --division: where the other division is shown
+TRENDS_HOW = "gpuscale analyze --division {other} shows them"
+
+
 def trends(
     scores: pd.DataFrame,
     workloads: list[str] | None = None,
@@ -144,9 +150,15 @@ def trends(
     republished: bool = False,
     first_rounds: dict[str, str] | None = None,
     last_rounds: dict[str, str] | None = None,
+    division: str | None = "closed",
 ) -> pd.DataFrame:
-    """The trend rows (columns: ``TREND_COLUMNS``), ordered by workload, family, round."""
+    """The trend rows (columns: ``TREND_COLUMNS``), ordered by workload, family, round;
+    of ``division`` only (``gpuscale.analysis.divisions``; None or ``all``: both), what
+    the others held said in ``attrs["division_left_out"]``."""
     rounds = sorted(scores["round"].unique(), key=round_key)
+    asked = workloads or sorted(scores["workload"].dropna().unique())
+    other = division_left_out(scores, [(r, w) for r in rounds for w in asked], division, TRENDS_HOW)
+    scores = scores[in_division(scores, division)]
     if "first_round" not in scores.columns:
         scores = scores.assign(first_round=scores["round"], republished_in="")
     copies = is_republished(scores) & scores["time_to_train_min"].notna()
@@ -184,6 +196,7 @@ def trends(
     wanted = left_out[left_out.index.get_level_values("workload").isin(names)]
     # How many republished results were left out (0 with republished=True), for a summary.
     out.attrs["republished_left_out"] = 0 if republished else int(wanted.sum())
+    out.attrs["division_left_out"] = other
     if out.empty:
         return out
     order = {r: i for i, r in enumerate(rounds)}
@@ -223,6 +236,7 @@ def trends_view(
         if left_out
         else ()
     )
+    notes = (*notes, *frame.attrs.get("division_left_out", ()))
     if frame["round"].nunique() == 1:  # a trend of one round is no trend (a user walk)
         notes = (
             f"one round loaded ({frame['round'].iloc[0]}): a trend compares rounds; give "

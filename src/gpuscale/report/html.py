@@ -27,6 +27,7 @@ from gpuscale.analysis.analyze import (
     workload_pairs,
     workload_table,
 )
+from gpuscale.analysis.divisions import left_out
 from gpuscale.report.cache import Cache
 from gpuscale.report.findings import workload_findings
 from gpuscale.report.gc_tuning import fewer_collections
@@ -178,9 +179,12 @@ def _draw(
         bench,
         extra_sections,
         answers,
-        notes=[*notes, *analysed.skipped],
+        notes=[*notes, *analysed.skipped, *left_out(tables.scores, pairs, options.division, HOW)],
         all_figures=out.every,
     )
+
+
+HOW = "--division {other} or all draws them"  # another division, in the report
 
 
 def _said_by(options: AnalysisOptions) -> tuple[str, str]:
@@ -220,7 +224,7 @@ def _analyse(
             out.cache, "first", basis, workload_table, tables, round_name, workload, options
         )
         if first is None:
-            why = not_analysed(tables, round_name, workload)
+            why = not_analysed(tables, round_name, workload, options.division)
             if why:
                 skipped.append(f"{display_name(workload)} ({round_name}) has no section: {why}")
             continue

@@ -57,6 +57,11 @@ class ReportRequest:
         "convergence points predict at each global batch; steadier) or measured (each "
         "result's own count).",
     )
+    division: str = option(
+        "closed",
+        help="closed (the rules' model and training), open (changes allowed: another "
+        "model's times) or all (both on one curve).",
+    )
     png: bool = option(
         False, names=("--png",), help="Write each figure as PNG (150 dpi) too, beside the SVG."
     )
@@ -94,7 +99,11 @@ class ReportRequest:
         """The :class:`~gpuscale.analysis.AnalysisOptions` of this report."""
         from gpuscale.analysis import AnalysisOptions  # lazy: pandas, not for --help
 
-        return AnalysisOptions(reference=self.reference, convergence_basis=self.convergence_basis)
+        return AnalysisOptions(
+            reference=self.reference,
+            convergence_basis=self.convergence_basis,
+            division=self.division,
+        )
 
 
 def write_report(

@@ -18,7 +18,7 @@ from gpuscale.tables.requests import (
 )
 
 BASES = ("expected", "measured")  # the samples the decomposition splits E' by
-DIVISIONS = ("closed", "open")
+DIVISIONS = ("closed", "open", "all")
 RULES = ("study", "family")  # the reference rules that are no SUBMITTER/SYSTEM_ID
 MIN_BOOT, MAX_BOOT = 100, 100_000  # bootstrap resamples: too few to bound, too many to hold
 MAX_K = 1_000  # clusters asked (lowered to the distinct systems there are, and said)
@@ -41,7 +41,11 @@ class AnalysisOptions:
         DEFAULT_EFFICIENCY_THRESHOLD,
         help="E' threshold of the equilibrium criterion, as a fraction of the best E'.",
     )
-    division: str | None = option(None, help="closed or open.")
+    division: str | None = option(
+        "closed",
+        help="closed (the rules' model and training), open (changes allowed: another "
+        "model's times) or all (both on one curve).",
+    )
     availability: str | None = option(
         None, help="Keep systems whose availability contains this text (e.g. cloud)."
     )

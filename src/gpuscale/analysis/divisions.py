@@ -1,0 +1,59 @@
+"""Which division is analysed, and what the others hold that was left out.
+
+MLPerf's closed division runs the rules' reference model and hyperparameters; the open
+division may change the model (v1.1's open "BERT" holds Google's runs of a 480B-parameter
+model at 828 and 1,197 min beside 0.42 min BERT-large runs), so a scaling curve across
+both compares different work. The analysis keeps the closed division unless asked
+(``AnalysisOptions.division``: closed, open or all), as the plans do
+(``gpuscale.planning.systems``), and says what it left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from gpuscale.quantities import counted
+from gpuscale.tables import display_name
+from gpuscale.tables.republished import is_same_runs_copy
+from gpuscale.tables.workloads import workload_of
+
+ALL = "all"  # both divisions (``AnalysisOptions.division``)
+WHY = "the open division may change the model or its training, so its times do not compare"
+
+
+def in_division(scores: pd.DataFrame, division: str | None) -> pd.Series:
+    """Whether each row of ``scores`` is of ``division`` (every row for None or ``all``)."""
+    if division is None or division == ALL:
+        return pd.Series(True, index=scores.index)
+    return scores["division"].astype(str).str.lower() == division.lower()
+
+
+def left_out(
+    scores: pd.DataFrame, pairs: Iterable[tuple[str, str]], division: str | None, how: str
+) -> list[str]:
+    """A sentence per (round, workload) of ``pairs`` whose scored results of another
+    division than ``division`` were left out: how many, of which division, and ``how``
+    to analyse them (the option a command takes, e.g. ``--division open or all``)."""
+    if division is None or division == ALL or scores.empty:
+        return []
+    scored = scores["time_to_train_min"].notna() & ~is_same_runs_copy(scores)
+    others = scores[scored & ~in_division(scores, division)]
+    out = []
+    for round_name, workload in pairs:
+        here = others[(others["round"] == round_name) & _of(others, workload)]
+        for other, rows in here.groupby("division", sort=True):
+            results = counted(len(rows), f"{other}-division result")
+            out.append(
+                f"{round_name} {display_name(workload)}: {results} "
+                f"left out ({WHY}; {how.format(other=other)})"
+            )
+    return out
+
+
+def _of(scores: pd.DataFrame, workload: str) -> pd.Series:
+    """Rows of ``workload`` as the data names it (its cross-round name or a folder's)."""
+    return (scores["workload"].map(workload_of, na_action="ignore") == workload) | (
+        scores["benchmark"] == workload
+    )

@@ -1,0 +1,72 @@
+"""The closed division is analysed unless asked: an open result (another model's times:
+v1.1's open "BERT" held Google's 828-min runs beside 0.42-min BERT-large ones) never
+joins a closed curve without being asked, and what was left out is said."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from gpuscale.analysis import AnalysisOptions
+from gpuscale.analysis.analyze import NothingAnalysedError, analyze_asked
+from gpuscale.analysis.trends import trends, trends_view
+from gpuscale.report.request import ReportRequest
+from gpuscale.tables import RoundTables
+
+from .tables import runs_for, scores
+
+CLOSED = [("c4", "H100", 4, 100.0), ("c8", "H100", 8, 55.0), ("c16", "H100", 16, 30.0)]
+# an open result of another, much larger model: 20x slower at 64 accelerators
+OPEN = [("o64", "H100", 64, 2000.0)]
+
+
+def round_tables(rows_closed: list, rows_open: list, round_name: str = "v9.9") -> RoundTables:
+    closed = scores(rows_closed)
+    opened = scores(rows_open).assign(division="open")
+    frame = pd.concat([closed, opened], ignore_index=True).assign(round=round_name)
+    return RoundTables(frame.iloc[:0], runs_for(frame), frame, frame.iloc[:0])
+
+
+def test_the_open_result_is_left_out_and_said_by_default() -> None:
+    analysed = analyze_asked(round_tables(CLOSED, OPEN), ["bert"])
+    [result] = analysed.results
+    assert set(result.table["system_id"]) == {"c4", "c8", "c16"}
+    [said] = [n for n in analysed.notes if "open-division" in n]
+    assert "1 open-division result left out" in said
+    assert "--division open or all" in said
+
+
+def test_all_puts_both_on_one_curve_and_open_alone_is_analysable() -> None:
+    tables = round_tables(CLOSED, OPEN)
+    both = analyze_asked(tables, ["bert"], AnalysisOptions(division="all"))
+    assert set(both.results[0].table["system_id"]) == {"c4", "c8", "c16", "o64"}
+    assert not [n for n in both.notes if "division" in n]
+    alone = analyze_asked(tables, ["bert"], AnalysisOptions(division="open"))
+    assert set(alone.results[0].table["system_id"]) == {"o64"}
+    assert any("3 closed-division results left out" in n for n in alone.notes)
+
+
+def test_a_workload_of_open_results_only_says_why_nothing_is_analysed() -> None:
+    with pytest.raises(NothingAnalysedError) as caught:
+        analyze_asked(round_tables([], [*OPEN, ("o128", "H100", 128, 1500.0)]), ["bert"])
+    said = str(caught.value)
+    assert "of another division than closed" in said
+    assert "2 open-division results left out" in said
+
+
+def test_trends_keep_the_closed_division_and_say_what_they_left_out() -> None:
+    tables = round_tables(CLOSED, OPEN)
+    frame = trends(tables.scores)
+    assert int(frame["largest_accelerators"].max()) == 16  # not the open 64
+    assert int(trends(tables.scores, division="all")["largest_accelerators"].max()) == 64
+    view = trends_view(
+        tables.scores, None, None, republished=False, first_rounds={}, last_rounds={}
+    )
+    assert any("1 open-division result left out" in n for n in view.notes)
+
+
+def test_the_report_analyses_the_division_its_request_names() -> None:
+    assert ReportRequest().analysis().division == "closed"
+    assert ReportRequest(division="all").analysis().division == "all"
+    with pytest.raises(ValueError, match="division"):
+        ReportRequest(division="opne-ish")

@@ -99,3 +99,13 @@ def test_a_range_whose_ends_read_alike_is_one_value() -> None:
     assert "(errors -10% to +20%)" in two
     assert interval(1.0, 1.0) == "1x, 80% interval"
     assert interval(1.3, 1.6) == "1.3-1.6x, 80% interval"
+
+
+def test_pandas_missing_values_are_empty_cells() -> None:
+    """An Int64 count with no value (trends' equilibrium where no criterion picked one)
+    printed "<NA>" beside an empty E' cell; every missing value reads alike."""
+    import pandas as pd
+
+    counts = pd.Series([4, None], dtype="Int64")
+    assert number(counts.iloc[0]) == "4"
+    assert number(counts.iloc[1]) == number(float("nan")) == number(pd.NaT) == ""

@@ -19,11 +19,13 @@ def number(value: object, digits: int = 3) -> str:
     """``digits`` significant digits below ``10**digits`` (0.176, 32.8, 222, 0.0000123),
     whole numbers with thousands separators from there (3,070, not 3.07e+03); integers
     in full (2,528), and whole floats too (199946.0 is 199,946: a count beside a NaN);
-    None and NaN as ""; True as "yes", False as ""; anything else as
+    None, NaN and pandas' NA as ""; True as "yes", False as ""; anything else as
     ``str``. Only magnitudes below 1e-6 keep an exponent (a row of zeros says less).
     numpy scalars count as the Python numbers they stand for."""
     if value is None or isinstance(value, str):
         return value or ""
+    if type(value).__name__ in ("NAType", "NaTType"):  # pandas' missing (an Int64 count)
+        return ""
     # numpy's booleans by their dtype: numpy itself stays off the CLI's start (~0.17 s)
     if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "") == "b":
         return "yes" if value else ""

@@ -14,6 +14,7 @@ from gpuscale.mlperf.ingest import read_round
 from gpuscale.mlperf.layout import round_name_from_path
 from gpuscale.sources import SourceError
 from gpuscale.tables import PROBLEMS_COLUMNS, RUNS_COLUMNS, SCORES_COLUMNS, SYSTEMS_COLUMNS
+from gpuscale.tables.views import reading_notes
 
 from .logbuilder import RoundBuilder, result_log
 
@@ -167,6 +168,10 @@ def test_unsafe_archive_members_are_skipped(tmp_path: Path) -> None:
     tables = read_round(path)
     unsafe = tables.problems[tables.problems.kind == "unsafe path"]
     assert len(unsafe) == 3
+    # each named where it is said: the note said "path escapes the archive ('..')" alone
+    said = "\n".join(reading_notes(tables.problems))
+    assert "NOT ALL READ: unsafe path: ../evil.txt: " in said
+    assert "/etc/passwd_copy" in said
     assert score_of(tables, "box16", "ssd") == pytest.approx(6.0)
     assert not (tmp_path.parent / "evil.txt").exists()
 

@@ -162,6 +162,12 @@ def ingest_summary(tables: Any) -> tuple[list[str], TableView | None]:
 NOT_READ = ("corrupt archive", "unreadable", "not a file", "unsafe path", "worker")
 
 
+def _where(path: Any, message: str) -> str:
+    """``PATH: `` before a message that does not name it (an archive member skipped as
+    unsafe said only why, never which); "" where it does or there is none."""
+    return f"{path}: " if isinstance(path, str) and path and path not in message else ""
+
+
 def reading_notes(problems: Any) -> list[str]:
     """What a command that read raw rounds tells its reader of their problems, a line per
     round: how many of each kind, and each problem that left part of the input unread
@@ -179,6 +185,9 @@ def reading_notes(problems: Any) -> list[str]:
         unread = rows[rows["kind"].isin(NOT_READ)]
         for kind, group in unread.groupby("kind", sort=False):
             more = f" (and {len(group) - 3:,} more)" if len(group) > 3 else ""
-            lines += [f"{round_name}: NOT ALL READ: {kind}: {m}" for m in group["message"][:3]]
+            lines += [
+                f"{round_name}: NOT ALL READ: {kind}: {_where(path, m)}{m}"
+                for path, m in zip(group["path"][:3], group["message"][:3], strict=True)
+            ]
             lines[-1] += more
     return lines

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 
 from gpuscale.analysis.analyze import (
@@ -108,3 +109,15 @@ def test_what_the_dataset_wrote_is_counted_from_its_tables() -> None:
         "; 1 result(s) repeating the runs of another under a second system name in the same "
         "round counted once (`gpuscale scores --duplicates` lists them)"
     )  # it said "the problems table names them", and the dataset writes none
+
+
+def test_results_republished_in_a_later_round_are_said_from_the_table() -> None:
+    """A result in two rounds' archives (the same runs) is a row of each; the sentence said
+    1,010 results of five rounds and nothing of the 71 such rows trends counts once."""
+    first = scores(ROWS).assign(first_round="v9.8", round="v9.8")
+    again = scores(ROWS[:2]).assign(first_round="v9.8", round="v9.9")
+    results = pd.concat([first, again], ignore_index=True)
+    republished = int((results["round"] != results["first_round"]).sum())
+    sentence = written_sentence(results, runs_for(results), "out")
+    assert f"; {republished} of the results republish one of an earlier round" in sentence
+    assert "republish" not in written_sentence(first, runs_for(first), "out")

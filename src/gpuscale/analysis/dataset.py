@@ -20,7 +20,12 @@ from gpuscale.tables import (
     display_name,
     round_key,
 )
-from gpuscale.tables.republished import counted_once, is_same_runs_copy, runs_counted_once
+from gpuscale.tables.republished import (
+    counted_once,
+    is_republished,
+    is_same_runs_copy,
+    runs_counted_once,
+)
 
 
 def written_sentence(results: pd.DataFrame, runs: pd.DataFrame, folder: object) -> str:
@@ -37,6 +42,12 @@ def written_sentence(results: pd.DataFrame, runs: pd.DataFrame, folder: object) 
         text += (
             f"; {twins} result(s) repeating the runs of another under a second system name "
             "in the same round counted once (`gpuscale scores --duplicates` lists them)"
+        )
+    if "first_round" in results and (again := int(is_republished(results).sum())):
+        # the same runs in two rounds' archives: a row in each (trends counts them once)
+        text += (
+            f"; {again:,} of the results republish one of an earlier round (the same runs, "
+            "a row in each round; `first_round` names the first)"
         )
     return text
 

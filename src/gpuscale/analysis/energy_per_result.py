@@ -169,5 +169,22 @@ def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
         ENERGY_SHOWN,
         "energy to train (official rule)",
         ENERGY_DROP_ORDER,
+        notes=per_sample_missing(frame),
         said=tuple(energy_scale_sentences(frame)),
     )
+
+
+def per_sample_missing(frame: pd.DataFrame) -> tuple[str, ...]:
+    """Why rows of ``frame`` have no energy per sample, a note per workload: its round
+    counts convergence in another unit (RetinaNet's epochs), or the count is flagged."""
+    out = []
+    missing = frame[frame["energy_per_sample_j"].isna()]
+    for (round_name, workload), rows in missing.groupby(["round", "workload"], sort=True):
+        units = set(rows["convergence_unit"].dropna().astype(str)) - {str(Unit.SAMPLES)}
+        why = (
+            f"{round_name}'s rules count its convergence in {', '.join(sorted(units))}, not samples"
+            if units
+            else "its sample count is flagged as impossible (see samples_to_converge_flag)"
+        )
+        out.append(f"{display_name(workload)} ({round_name}): no energy per sample: {why}")
+    return tuple(out)

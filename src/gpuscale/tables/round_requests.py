@@ -39,7 +39,8 @@ class RoundSelection:
         names=("--round",),
         parse=listed,
         help="Bundled round(s), e.g. v4.1 (repeatable, or v4.1,v5.0); with paths, added "
-        "beside them (a path whose name says no round takes the first --round as its name).",
+        "beside them (a path whose name says no round takes the first --round as its name; "
+        "a warning says where its logs' dates or benchmarks are another round's).",
     )
     benchmark: tuple[str, ...] | None = repeatable_option(
         str,

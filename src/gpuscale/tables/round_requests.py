@@ -2,7 +2,8 @@
 and workloads a command reads (:class:`RoundSelection`, shared by ``scores``, ``analyze``,
 ``energy``, ``trends``, ``report``, ``dataset`` and ``plan``) and what ``scores`` shows
 (:class:`ScoresOptions`), and where ``ingest`` and ``dataset`` write (:class:`IngestOut`,
-:class:`DatasetOut`: an empty ``--out`` refused, as every command's). Pure Python: the
+:class:`DatasetOut`: an empty ``--out`` refused, as every command's, and one in a raw
+round folder, ``gpuscale.tables.raw_rounds``). Pure Python: the
 CLI imports them at start."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuscale.quantities import BadQuantity
+from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import FieldError, argument, option, repeatable_option
 from gpuscale.tables.workloads import round_name
 
@@ -82,9 +84,15 @@ class IngestOut:
 
     out: Path = option(Path("gpuscale-tables"), names=("--out",), help="Folder for the tables.")
 
+    def __post_init__(self) -> None:
+        check_out("out", self.out)  # never into raw logs, before any is read
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DatasetOut:
     """Where ``gpuscale dataset`` writes the dataset."""
 
     out: Path = option(Path("gpuscale-dataset"), names=("--out",), help="Folder for the dataset.")
+
+    def __post_init__(self) -> None:
+        check_out("out", self.out)  # never into raw logs, before any is read

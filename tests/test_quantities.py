@@ -99,3 +99,27 @@ def test_a_range_whose_ends_read_alike_is_one_value() -> None:
     assert "(errors -10% to +20%)" in two
     assert interval(1.0, 1.0) == "1x, 80% interval"
     assert interval(1.3, 1.6) == "1.3-1.6x, 80% interval"
+
+
+def test_a_list_is_joined_as_a_sentence_lists_it_in_one_place() -> None:
+    """A walk: "mix RTX A5000 and RTX 4090 and B200". One joiner (``joined``): no module
+    joins a list with " and " or ", " + " or " of its own."""
+    import re
+    from pathlib import Path
+
+    from gpuscale.quantities import joined
+
+    three = ["RTX A5000", "RTX 4090", "B200"]
+    assert joined(three) == "RTX A5000, RTX 4090 and B200"
+    assert joined(three[:2], "or") == "RTX A5000 or RTX 4090" and joined(three[:1]) == "RTX A5000"
+    assert joined([]) == ""
+    package = Path(__file__).resolve().parents[1] / "src" / "gpuscale"
+    own = re.compile(r"""["'] (and|or) ["']\.join\(|\.join\([^)]*\[:-1\]\)""")
+    found = [
+        f"{p.relative_to(package)}:{k}"
+        for p in package.rglob("*.py")
+        if p.name != "quantities.py"
+        for k, line in enumerate(p.read_text().splitlines(), 1)
+        if own.search(line)
+    ]
+    assert found == []

@@ -109,3 +109,27 @@ def test_pandas_missing_values_are_empty_cells() -> None:
     counts = pd.Series([4, None], dtype="Int64")
     assert number(counts.iloc[0]) == "4"
     assert number(counts.iloc[1]) == number(float("nan")) == number(pd.NaT) == ""
+
+
+def test_a_list_is_joined_as_a_sentence_lists_it_in_one_place() -> None:
+    """A walk: "mix RTX A5000 and RTX 4090 and B200". One joiner (``joined``): no module
+    joins a list with " and " or ", " + " or " of its own."""
+    import re
+    from pathlib import Path
+
+    from gpuscale.quantities import joined
+
+    three = ["RTX A5000", "RTX 4090", "B200"]
+    assert joined(three) == "RTX A5000, RTX 4090 and B200"
+    assert joined(three[:2], "or") == "RTX A5000 or RTX 4090" and joined(three[:1]) == "RTX A5000"
+    assert joined([]) == ""
+    package = Path(__file__).resolve().parents[1] / "src" / "gpuscale"
+    own = re.compile(r"""["'] (and|or) ["']\.join\(|\.join\([^)]*\[:-1\]\)""")
+    found = [
+        f"{p.relative_to(package)}:{k}"
+        for p in package.rglob("*.py")
+        if p.name != "quantities.py"
+        for k, line in enumerate(p.read_text().splitlines(), 1)
+        if own.search(line)
+    ]
+    assert found == []

@@ -15,6 +15,7 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 
+from gpuscale.quantities import joined
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
 from gpuscale.tables.requests import FieldError, clipped, given_twice
 
@@ -284,8 +285,7 @@ def lacking_workloads(by_round: dict[str, list[str]], asked: Iterable[str]) -> l
     for round_name, present in by_round.items():
         missing = [display_name(w) for w in asked if w not in present]
         if missing:
-            names = ", ".join(missing[:-1]) + (" or " if len(missing) > 1 else "") + missing[-1]
-            notes.append(f"{round_name} has no {names} results")
+            notes.append(f"{round_name} has no {joined(missing, 'or')} results")
     return notes
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from typing import Any
 
@@ -58,6 +58,15 @@ def counted(count: int, noun: str) -> str:
     """``1 accelerator``, ``3,472 accelerators``: a count with its noun in the number it
     takes (a plain ``s``)."""
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def joined(items: Iterable[object], conjunction: str = "and") -> str:
+    """Items as a sentence lists them: ``B200``, ``H100 and B200``, ``RTX A5000, RTX 4090
+    and B200`` (commas, the last two joined by ``conjunction``: ``and``, ``or``)."""
+    words = [str(item) for item in items]
+    if len(words) < 3:
+        return f" {conjunction} ".join(words)
+    return f"{', '.join(words[:-1])} {conjunction} {words[-1]}"
 
 
 def devices(count: float, family: str) -> str:

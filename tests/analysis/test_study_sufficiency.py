@@ -70,12 +70,24 @@ def test_one_distinct_count_is_not_testable_on_every_count_statement(workload: s
             assert f"at least {NEEDS[finding]} counts" in s.text
 
 
+@pytest.mark.parametrize("minutes", [[366.0], [366.0, 380.0], [366.0, 380.0, 400.0]])
+def test_the_systems_at_one_count_are_said_in_their_number(minutes: list[float]) -> None:
+    """A walk: "every system has 8 accelerators" of ONE system (a round's only B200):
+    the words follow how many systems the family has at its one count."""
+    found = statements({"bert": table([(8, m) for m in minutes], "bert", "B200")})
+    said = {1: "the one system has", 2: "both systems have", 3: "all 3 systems have"}
+    for finding in NEEDS:
+        text = found["bert", finding].text
+        assert f"Within B200 {said[len(minutes)]} 8 accelerators" in text, text
+        assert len(minutes) > 1 or "every system" not in text
+
+
 def test_two_systems_at_the_same_count_are_not_the_largest() -> None:
     """The walk's subset: two RTX A5000 systems, both at 2 accelerators, were "the largest
     (2 accelerators) ... partly"; with a second count the statement is judged."""
     same = statements({"bert": table([(2, 366.0), (2, 380.0)], "bert", "RTX A5000")})
     assert same["bert", MASSIVE].verdict == "not testable"
-    assert "every system has 2 accelerators" in same["bert", MASSIVE].text
+    assert "both systems have 2 accelerators" in same["bert", MASSIVE].text
     two = statements({"bert": table([(2, 366.0), (8, 100.0)], "bert", "RTX A5000")})
     assert two["bert", MASSIVE].verdict in VERDICTS
     assert two["bert", FALLS].verdict == "not testable"  # 2 counts: no trend

@@ -20,22 +20,33 @@ from gpuscale.analysis import scaling_table
 from gpuscale.tables import display_name
 
 TABLE_I = {
-    # workload: (reference submitter, accelerator family, accelerators, minutes)
-    "bert": ("Krai", "RTX A5000", 2, 366.18),
-    "llama2_70b_lora": ("Dell", "H100-SXM5-80GB", 4, 61.87),
-    "retinanet": ("Dell", "H100-NVL-94GB", 2, 172.83),
-    "stable_diffusion": ("Dell", "H100-SXM5-80GB", 4, 60.52),
+    # workload: (reference submitter, accelerator family, accelerators, minutes, system)
+    "bert": ("Krai", "RTX A5000", 2, 366.18, "7920T_2xA5000_hdd"),
+    "llama2_70b_lora": ("Dell", "H100-SXM5-80GB", 4, 61.87, "XE9640x4H100-SXM-80GB"),
+    "retinanet": ("Dell", "H100-NVL-94GB", 2, 172.83, "R760x2H100NVL-PCIe-94GB"),
+    "stable_diffusion": ("Dell", "H100-SXM5-80GB", 4, 60.52, "XE8640x4H100-SXM-80GB"),
 }
 
 
 @pytest.mark.parametrize("workload", sorted(TABLE_I))
 def test_reference_systems_of_table_i(v41, workload: str) -> None:
-    submitter, family, n, minutes = TABLE_I[workload]
+    from gpuscale.analysis.study_table import TABLE_I as PACKAGE_TABLE_I
+
+    submitter, family, n, minutes, system = TABLE_I[workload]
     table = scaling_table(v41.scores, workload, reference="study")
     ref = table[(table.system_id == table.reference_system_id) & (table.org == table.reference_org)]
     assert len(ref) == 1
     row = ref.iloc[0]
     assert (row.submitter, row.accelerator_family, row.accelerators) == (submitter, family, n)
+    assert row.system_id == system
+    mine = PACKAGE_TABLE_I[workload]
+    assert (mine.submitter, mine.system_id, mine.family, mine.accelerators, mine.minutes) == (
+        submitter,
+        system,
+        family,
+        n,
+        minutes,
+    )
     assert row.time_to_train_min == pytest.approx(minutes, abs=0.05)
     assert table["accelerators"].min() == n
 
@@ -90,7 +101,7 @@ def test_a_subset_of_the_round_is_said_to_be_one(v41, kept: tuple[str, ...]) -> 
         assert set(named) == set(mine["submitter"])
         ref = TABLE_I[workload]
         if ref[0] not in kept:
-            assert "the study's is not among the loaded results" in line
+            assert f"the study's, {ref[4]}, is not among the loaded results" in line
 
 
 def test_a_reference_time_is_called_official_only_when_it_can_be(v41) -> None:
@@ -111,3 +122,40 @@ def test_a_reference_time_is_called_official_only_when_it_can_be(v41) -> None:
         (bert,) = [line for line in table_i_statements(part) if line.startswith("BERT")]
         assert "383.65 min (+17.47 min" in bert  # the data: the reference's time changed
         assert "equal to the official score table" not in bert and reason in bert
+
+
+@pytest.mark.parametrize(
+    ("workload", "gone"),
+    [
+        ("bert", "removed"),  # Krai's HDD tower gone: its SSD twin (same count) is the reference
+        ("bert", "unscored"),  # HDD scored from one file: no score, the SSD is the reference
+        ("llama2_70b_lora", "removed"),  # Dell XE9640 gone: XE8640 (also 4 x H100-SXM)
+    ],
+)
+def test_another_system_of_the_same_submitter_family_and_count_is_another(
+    v41, workload: str, gone: str
+) -> None:
+    """A walk (Krai's HDD result folder removed from a copy of v4.1, or scored from one
+    file and so unscored) read "gpuscale's Krai, 2 x RTX A5000, 343.09 min (-23.09 min:
+    gpuscale's time is the summarizer's olympic average of the system's runs ...)": the SSD
+    tower compared as the study's system, with a reason that presumes the same system. The
+    study's reference is a system, not a submitter, family and count."""
+    from gpuscale.analysis.study_table import LOADED_TIME, OTHER_TIME, table_i_statements
+
+    name, system = display_name(workload), TABLE_I[workload][4]
+    scores = v41.scores.copy()
+    study = (scores["system_id"] == system) & (scores["workload"] == workload)
+    if gone == "removed":
+        scores = scores[~study]
+        why = f"the study's, {system}, is not among the loaded results"
+    else:
+        reason = "too few counted runs (1) for the olympic average"
+        scores.loc[study, ["time_to_train_min", "score_reason"]] = [float("nan"), reason]
+        why = f"the study's, {system}, is loaded but not scored; {reason}"
+    (line,) = [s for s in table_i_statements(scores) if s.startswith(name)]
+    table = scaling_table(scores, workload)
+    ref = table[table.system_id == table.reference_system_id].iloc[0]
+    assert ref.system_id != system and ref.submitter == TABLE_I[workload][0]  # the trap
+    assert f"(another system, {ref.system_id}: {why})" in line
+    assert "the same;" not in line
+    assert OTHER_TIME not in line and LOADED_TIME not in line and "olympic average of" not in line

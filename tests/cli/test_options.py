@@ -218,6 +218,57 @@ def test_every_output_folder_refuses_an_empty_value() -> None:
         assert result.stderr.startswith("error: --out: empty: give a value"), (name, result.stderr)
 
 
+def _with_out() -> list[str]:
+    import typer.main
+
+    commands = typer.main.get_command(gpuscale.cli.app).commands
+    return [n for n, c in commands.items() if any("--out" in p.opts for p in c.params)]
+
+
+@pytest.mark.parametrize("where", ["Acme/out", "Acme/results/box/rep", ".", "Acme/x.jsonl"])
+def test_every_output_refuses_a_raw_round_folder(tmp_path, monkeypatch, where: str) -> None:
+    """`dataset --out ROUND/ds` and `report --out ROUND/Krai/results/rep` wrote into a raw
+    round given as input (the report's folder read as a system next time): every
+    command's --out, found from the app, is refused in a folder holding
+    <org>/results/<system>/<benchmark>/ logs, the default --out too (run from inside
+    one), before anything is read or run; beside the round it is written."""
+    from typer.testing import CliRunner
+
+    from tests.mlperf.logbuilder import RoundBuilder
+
+    rb = RoundBuilder(name="my-copy").system("Acme", "box")
+    root = rb.runs("Acme", "box", "bert", [10, 11, 12]).write_dir(tmp_path)
+    monkeypatch.chdir(root)  # the default --out lands in the round
+    with_out = _with_out()
+    assert {"ingest", "dataset", "report", "bench", "collectives"} <= set(with_out)
+    needs = {"ingest": ["nothing.tar.xz"]}  # its required argument; not read before the check
+    for name in with_out:
+        for out in ([] if name == "ingest" else [[]]) + [["--out", str(root / where)]]:
+            result = CliRunner().invoke(gpuscale.cli.app, [name, *needs.get(name, []), *out])
+            assert result.exit_code == 2, (name, out, result.output)
+            said = f"raw MLPerf round{' folder' if where == '.' and out else ''} {root}"
+            assert result.stderr.startswith("error: --out "), (name, result.stderr)
+            assert said in result.stderr and "choose a folder outside it" in result.stderr
+    beside = CliRunner().invoke(
+        gpuscale.cli.app, ["dataset", str(root), "--round", "v4.1", "--out", str(tmp_path / "ds")]
+    )
+    assert beside.exit_code == 0, beside.output
+    assert (tmp_path / "ds" / "results.csv").exists()
+
+
+def test_the_folder_writer_refuses_a_raw_round_whoever_calls(tmp_path) -> None:
+    """The Python API's writers (write_tables, write_report) share the folder writer."""
+    from gpuscale.sources.atomic import OutputError, write_atomically
+    from tests.mlperf.logbuilder import RoundBuilder
+
+    root = RoundBuilder(name="r").system("Acme", "box").runs("Acme", "box", "bert", [10])
+    root = root.write_dir(tmp_path)
+    with pytest.raises(OutputError, match=f"lies in the raw MLPerf round {root}"):
+        write_atomically(root / "Acme" / "tables", lambda tmp: (tmp / "a.csv").write_text("x"))
+    assert not (root / "Acme" / "tables").exists()
+    assert write_atomically(tmp_path / "t", lambda tmp: (tmp / "a.csv").write_text("x"))
+
+
 def test_names_may_be_given_comma_separated() -> None:
     """`--round v4.1,v5.0` read v4.1 alone (the rest of the text was ignored)."""
     from gpuscale.tables.round_requests import RoundSelection

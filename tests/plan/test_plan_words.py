@@ -79,3 +79,44 @@ def test_the_bert_h100_plan_at_8_is_inside_what_was_submitted(bundled) -> None:
     ]["time_to_train_min"]
     minutes = plan(workload="bert", accelerator="H100", devices=[8])["time_to_train_min"].iloc[0]
     assert submitted.min() <= minutes <= submitted.max()
+
+
+@pytest.mark.parametrize(
+    ("workload", "accelerator", "devices"),
+    [("bert", "RTX A5000", [1, 2, 8]), ("llama31_405b", "H100", [8192, 16384, 65536])],
+)
+def test_a_row_with_no_time_shows_no_batch_and_says_its_counts_and_units(
+    workload: str, accelerator: str, devices: list[int]
+) -> None:
+    """A walk: "No time at 1 accelerators", "... ran fewer than 0.188" (of what?), and the
+    row with no time showing a global batch of 448 and a convergence factor of 1."""
+    from gpuscale.planning.cache import default_fits
+    from gpuscale.planning.limits import reach
+
+    table = plan(workload=workload, accelerator=accelerator, devices=devices)
+    untimed = table[table["time_to_train_min"].isna()]
+    assert len(untimed) and len(untimed) < len(table)  # the trap: some rows have a time
+    blank = ["global_batch", "batch_per_accelerator", "expected_samples", "convergence_factor"]
+    assert untimed[blank].isna().all().all()
+    assert table.loc[table["time_to_train_min"].notna(), blank].notna().all().all()
+    said = [n for n in table.attrs["notes"] if n.startswith("No time at ")]
+    counts = [int(n) for n in untimed["accelerators"]]
+    noun = "accelerator" if counts == [1] else "accelerators"
+    listed = " and ".join([", ".join(f"{n:,}" for n in counts[:-1]), f"{counts[-1]:,}"][-2:])
+    assert any(
+        s.startswith(f"No time at {listed if len(counts) > 1 else counts[0]} {noun}:") for s in said
+    ), said
+    per_device = reach(default_fits()["workloads"][workload]).per_device_batch
+    for s in said:
+        if "fewer than" in s and "sample" in s:
+            assert f"fewer than {number(per_device)} samples per accelerator" in s, s
+
+
+def test_a_plan_of_no_count_says_no_count_was_given() -> None:
+    """`gpuscale.plan(devices=())` said "counts must be from 1 to 1,000,000"."""
+    from gpuscale.tables.requests import FieldError
+
+    for nothing in ((), []):
+        with pytest.raises(FieldError, match="no count given") as caught:
+            plan(workload="bert", accelerator="H100", devices=nothing)
+        assert "1,000,000" not in str(caught.value)

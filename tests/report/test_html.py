@@ -219,9 +219,20 @@ def test_the_header_counts_results_and_runs_as_the_dataset_does() -> None:
     tables = load_round("v4.1")
     results, runs = dataset(tables)
     html = render_html(tables, [], None, AnalysisOptions(), all_figures=False)
-    said = re.search(r"\(([\d,]+) systems, ([\d,]+) runs,\s+([\d,]+) scored results", html)
+    said = re.search(
+        r"\(([\d,]+) systems(?: and ([\d,]+) described without a result)?, ([\d,]+) runs,"
+        r"\s+([\d,]+) scored results",
+        html,
+    )
     assert said is not None
-    n_runs, n_scored = (int(said.group(i).replace(",", "")) for i in (2, 3))
+    n_runs, n_scored = (int(said.group(i).replace(",", "")) for i in (3, 4))
     assert n_runs == len(runs) and n_scored == int(results["time_to_train_min"].notna().sum())
+    # systems: those of the dataset's results (the header said 86, the descriptions, beside
+    # the dataset's 83); the descriptions with no result said apart, as many as there are
+    key = ["round", "org", "system_id"]
+    assert int(said.group(1)) == len(results[key].drop_duplicates())
+    described = set(map(tuple, tables.systems[key].values))
+    bare = described - set(map(tuple, tables.scores[key].values))
+    assert int(said.group(2) or 0) == len(bare) > 0
     twins = results.attrs["same_runs_left_out"]
     assert twins > 0 and f"{twins} published under a second system\nname counted once" in html

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gpuscale.quantities import joined
+
 # (option, other option, whether the request gives both in contradiction, why). The
 # request's own checks refuse step times and --fixed-ms together, --model and --params.
 PAIRS: tuple[tuple[str, str, Callable[[Any], bool], str], ...] = (
@@ -106,7 +108,7 @@ def check_with_data(request: Any, *, bench: bool) -> None:
     unused = [o for f, o in NUMBERS_ONLY if getattr(request, f) is not None]
     if unused:  # never silently ignored (a user walk: rc 0, the step given unused)
         raise ValueError(
-            f"{' and '.join(unused)}: for a model given by numbers; with bench results the "
+            f"{joined(unused)}: for a model given by numbers; with bench results the "
             "step and the device are measured: give one or the other"
         )
     if request.params is None:

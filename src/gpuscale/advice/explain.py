@@ -14,6 +14,7 @@ from gpuscale.quantities import (
     format_count,
     format_hours,
     format_ms,
+    joined,
     number,
     span,
 )
@@ -260,14 +261,14 @@ def remedy(advice: Explainable) -> str:
             if d.accum == 1
             else f"more than the {d.accum} accumulation steps chosen"
         )
-        said = ", ".join(cures[:-1]) + f" or {cures[-1]} would help most; a faster link "
+        said = f"{joined(cures, 'or')} would help most; a faster link "
         said += "would barely matter"
     if d.short_alone() and not d.also_shrink:
         said += f"; not enough: with every overhead gone {d.focus} devices would still miss it"
     elif d.short_alone():
         also = [f"{k} ({format_ms(d.overheads_ms[k])})" for k in d.also_shrink]
-        said += f"; alone not enough: the {', '.join(also[:-1])}{' and ' if len(also) > 1 else ''}"
-        said += f"{also[-1]} term{'s' if len(also) > 1 else ''} must shrink too"
+        said += f"; alone not enough: the {joined(also)} term{'s' if len(also) > 1 else ''} "
+        said += "must shrink too"
     return said
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.pick import Pick
-from gpuscale.quantities import article
+from gpuscale.quantities import article, joined
 from gpuscale.tables import Criterion
 
 # Chip -> architecture (vendors' naming): what "the same hardware generation" means.
@@ -86,7 +86,7 @@ def pick_crossing(pick: Pick, table: pd.DataFrame) -> str:
             return ""
         return (
             f"the fastest systems up to {pick.accelerators:,} accelerators mix "
-            f"{' and '.join(families)}, so this bend is where the hardware changes"
+            f"{joined(families)}, so this bend is where the hardware changes"
         )
     mine = table[(table["org"] == pick.org) & (table["system_id"] == pick.system_id)]
     if mine.empty:

@@ -25,6 +25,7 @@ from gpuscale import criteria
 from gpuscale.analysis.crossing import pick_crossing
 from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.pick import Pick
+from gpuscale.quantities import joined
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, Criterion
 from gpuscale.tables.checks import check_table
 
@@ -61,7 +62,7 @@ class Equilibrium:
         for p in picks:
             by_n.setdefault(p.accelerators, []).append(p.label)
         parts = [
-            f"{' and '.join(names)} pick{'s' if len(names) == 1 else ''} {n:,} accelerators"
+            f"{joined(names)} pick{'s' if len(names) == 1 else ''} {n:,} accelerators"
             for n, names in sorted(by_n.items())
         ]
         on_front = [p for p in picks if p.key in self.pareto]

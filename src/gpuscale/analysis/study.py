@@ -166,7 +166,9 @@ def _falls(table: pd.DataFrame, family: str) -> StudyStatement:
     """Per-accelerator efficiency falls as accelerators are added."""
     own = within_family(table, family)
     frontier = fastest_per_count(own)
-    lacking = too_few_counts(family, counts_of(frontier), 3, "a trend with the count")
+    lacking = too_few_counts(
+        family, counts_of(frontier), 3, "a trend with the count", systems=len(own)
+    )
     if lacking:
         return _untestable(table, FALLS, lacking)
     rho = frontier["accelerators"].rank().corr(frontier["normalized_efficiency"].rank())
@@ -188,7 +190,7 @@ def _massive(table: pd.DataFrame, family: str) -> StudyStatement:
     """Massive systems are the fastest but the least efficient."""
     own = within_family(table, family)
     lacking = too_few_counts(
-        family, counts_of(own), 2, "comparing the largest systems with smaller ones"
+        family, counts_of(own), 2, "comparing the largest systems with smaller ones", len(own)
     )
     if lacking:
         return _untestable(table, MASSIVE, lacking)
@@ -211,7 +213,7 @@ def _massive(table: pd.DataFrame, family: str) -> StudyStatement:
 def _why(table: pd.DataFrame, family: str, basis: str) -> StudyStatement:
     """The study attributes the fall to communication and synchronisation."""
     own = decomposed_family(table, family, basis)
-    lacking = too_few_counts(family, counts_of(own), 2, "a loss to attribute")
+    lacking = too_few_counts(family, counts_of(own), 2, "a loss to attribute", len(own))
     if lacking:
         return _untestable(table, WHY, lacking)
     row = fastest_per_count(own).iloc[-1]  # family_decomposition's row

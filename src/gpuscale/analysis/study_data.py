@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
+from gpuscale.quantities import joined
 from gpuscale.tables import display_name
 
 
@@ -19,9 +20,9 @@ def counts_of(table: pd.DataFrame) -> list[int]:
 
 
 def either(items: Sequence[str], word: str = "or") -> str:
-    """``a``, ``a or b``, ``a, b or c`` (``word`` ``and`` for a list of what there is)."""
-    items = list(items)
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {word} {items[-1]}"
+    """``a``, ``a or b``, ``a, b or c`` (``word`` ``and`` for a list of what there is):
+    :func:`gpuscale.quantities.joined`, the one list joiner."""
+    return joined(items, word)
 
 
 def counts_words(counts: Iterable[int]) -> str:
@@ -29,15 +30,28 @@ def counts_words(counts: Iterable[int]) -> str:
     return either([f"{n:,}" for n in counts], "and")
 
 
-def too_few_counts(family: str, counts: Sequence[int], need: int, test: str) -> str | None:
+def _systems(count: int) -> str:
+    """``the one system has``, ``both systems have``, ``all 3 systems have`` (``every
+    system has`` where the number is not known: 0)."""
+    if count == 1:
+        return "the one system has"
+    if count == 2:
+        return "both systems have"
+    return f"all {count:,} systems have" if count else "every system has"
+
+
+def too_few_counts(
+    family: str, counts: Sequence[int], need: int, test: str, systems: int = 0
+) -> str | None:
     """None when ``family`` has at least ``need`` distinct counts, else why ``test``
-    cannot be read: the counts it has."""
+    cannot be read: the counts it has (``systems``: how many systems have them; one is
+    "the one system", never "every system")."""
     if len(counts) >= need:
         return None
     if not counts:
         return f"there is no {family} system, and {test} needs at least {need} counts"
     have = (
-        f"every system has {counts[0]:,} accelerators"
+        f"{_systems(systems)} {counts[0]:,} accelerators"
         if len(counts) == 1
         else f"the systems have {counts_words(counts)} accelerators ({len(counts)} counts)"
     )
@@ -104,7 +118,7 @@ def llama_lacking(own: pd.DataFrame, family: str) -> str | None:
         parts.append(f"one count at 16-64 ({later[0]:,}; a loss per doubling needs 2)")
     if not parts:
         return None
-    return f"within {family} {' and '.join(parts)} (its counts: {counts_words(counts)})"
+    return f"within {family} {joined(parts)} (its counts: {counts_words(counts)})"
 
 
 def linear_lacking(

@@ -15,6 +15,7 @@ from gpuscale.hardware.links import check_preset
 from gpuscale.interconnect.nvml import check_gpu_option
 from gpuscale.names import UnknownNameError, resolve_choice, resolve_gpu
 from gpuscale.quantities import parse_bytes
+from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import (
     FieldError,
     comma_items,
@@ -227,6 +228,7 @@ class CheckRequest:
     gpu: str | None = option(None, help="GPU model, e.g. A100 (for --topo-file).")
 
     def __post_init__(self) -> None:
+        check_out("out", self.out)  # a results file never among raw logs
         if self.nproc is not None and len(comma_items("nproc", self.nproc, "2", "count")) > 1:
             raise FieldError(
                 "nproc",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import (
     FieldError,
     comma_items,
@@ -54,6 +55,7 @@ class SweepRequest:
     list_models: bool = option(False, names=("--list",), help="List the models and stop.")
 
     def __post_init__(self) -> None:
+        check_out("out", self.out)  # a results file never among raw logs
         if self.models is not None:
             comma_items("models", self.models, "mlp-0.2m,cnn-0.3m", "name")
         check_nodes(self.nnodes, self.node_rank)

@@ -152,8 +152,8 @@ def _said(read) -> None:  # type: ignore[no-untyped-def]
     """The problems of the raw rounds read, said (any part of them not read, never unsaid)."""
     from gpuscale.tables.views import reading_notes  # lazy: pandas, as the tables
 
-    for line in reading_notes(read.problems):
-        note(line)
+    for line in reading_notes(read.problems):  # a warning as it is, a note as one
+        say([line], stderr=True) if line.startswith("warning: ") else note(line)
 
 
 def workloads_of(

@@ -31,6 +31,7 @@ from gpuscale.cli.output import (
     say,
     show,
 )
+from gpuscale.quantities import joined
 from gpuscale.report.request import ReportRequest
 from gpuscale.sources import OutputError
 from gpuscale.tables.analysis_request import AnalysisOptions
@@ -159,10 +160,9 @@ def _unused_without_rounds(selection: RoundSelection, options: AnalysisOptions) 
     names = option_names(RoundSelection, AnalysisOptions)
     unused = [names[n] for n in (["benchmark"] if selection.benchmark else []) + given]
     if unused:
-        said = " and ".join([", ".join(unused[:-1]), unused[-1]] if len(unused) > 1 else unused)
-        verb = "choose" if len(unused) > 1 else "chooses"
         note(
-            f"{said} {verb} what of the MLPerf rounds is analysed, and no round was given: "
+            f"{joined(unused)} {'choose' if len(unused) > 1 else 'chooses'} what of the MLPerf "
+            "rounds is analysed, and no round was given: "
             "add --round vX.Y (or a path) to analyse one beside the bench"
         )
 

@@ -32,6 +32,7 @@ from gpuscale.mlperf.expressions import Expression
 from gpuscale.mlperf.mllog import ByKey, Record, _decoded, metadata_of, time_of, value_of
 from gpuscale.mlperf.rules import KeyRule, Rules, rules_for
 from gpuscale.mlperf.stateful import ORDER_KEYS, config_failures, line_of, unsupported
+from gpuscale.quantities import joined
 
 __all__ = ["ORDER_KEYS", "Violation", "ViolationKind", "check_order", "run_violations"]
 
@@ -280,7 +281,7 @@ def run_violations(
                 out.append(Violation(ViolationKind.QUALITY_TARGET, quality))
     for group in rules.alternatives:
         if not any(by_key.get(k) for k in group):
-            out.append(Violation(ViolationKind.STRUCTURE, f"no {' or '.join(group)} line"))
+            out.append(Violation(ViolationKind.STRUCTURE, f"no {joined(group, 'or')} line"))
     for config in rules.configs:
         out += [Violation(ViolationKind.UNCHECKED, m) for m in unsupported(config, by_key)]
         failures, quality_passed, _ = config_failures(config, rules, by_key)

@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from gpuscale.quantities import joined
 from gpuscale.tables import ProblemKind
 
 Problem = Callable[[str, str, str], None]  # (path, kind, message): adds a problems row
@@ -44,7 +45,7 @@ class FolderNames:
                 self.problem(
                     clean,
                     ProblemKind.BAD_FIELD,
-                    f"the {where} folder name {clean!r} mixes {' and '.join(sorted(scripts))} "
+                    f"the {where} folder name {clean!r} mixes {joined(sorted(scripts))} "
                     "letters: it may look like another name",
                 )
             if clean != raw:

@@ -27,6 +27,7 @@ from gpuscale.mlperf.duplicates import case_duplicates, combine, same_runs_probl
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path, wanted
 from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
 from gpuscale.mlperf.power import PowerLog
+from gpuscale.mlperf.round_hints import GIVEN, other_round
 from gpuscale.mlperf.rules import ruleset_for, unheld_round
 from gpuscale.mlperf.scores import build_scores
 from gpuscale.mlperf.systems import SystemDescriptionError, parse_system
@@ -284,6 +285,11 @@ def read_round(
     if ruleset and other:
         col.problem(path.name, ProblemKind.OTHER_RULESET, other)
     _read_entries(path, col, progress, skipped, Budget(max_file_bytes, max_round_bytes))
+    # never silent either: logs whose dates or benchmarks are another round's
+    how = GIVEN if round_name else "its name"
+    said = other_round(name, col.runs, how, str(path))
+    if said:
+        col.problem(path.name, ProblemKind.OTHER_ROUND, said)
     names = FolderNames(col.problem)
     for raw in skipped:
         s = replace(raw, path=names.path(raw.path))

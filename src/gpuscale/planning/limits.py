@@ -75,7 +75,8 @@ def refusals(n: int, global_batch: int, data: Reach) -> list[str]:
     if global_batch / n < floor:
         out.append(
             f"{NO_TIME}less than one sample per accelerator, and no system of "
-            f"{data.workload} ran fewer than {number(data.per_device_batch)}"
+            f"{data.workload} ran fewer than {number(data.per_device_batch)} samples per "
+            "accelerator"
         )
     if octaves_beyond(n, data) > REFUSE_OCTAVES:
         out.append(

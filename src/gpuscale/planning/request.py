@@ -188,7 +188,9 @@ class PlanRequest(JsonRequest):
         except ValueError as exc:  # the field named: the CLI says --devices
             raise FieldError("devices", given, str(exc)) from None
         object.__setattr__(self, "devices", devices)
-        if not devices or devices[0] < 1 or devices[-1] > MAX_DEVICES:
+        if not devices:  # `plan(devices=())`: no count, not one out of range
+            raise FieldError("devices", given, "no count given: give one or more, e.g. 8")
+        if devices[0] < 1 or devices[-1] > MAX_DEVICES:
             raise FieldError("devices", given, f"counts must be from 1 to {MAX_DEVICES:,}")
         per_node = self.devices_per_node
         if isinstance(per_node, bool) or not isinstance(per_node, int):

@@ -128,12 +128,16 @@ def _rows(points: list[dict], request: PlanRequest, fit: dict, family: str) -> l
             | {t: p[t] if k in timed else math.nan for t in times}
             | {
                 "nodes": math.ceil(n[k] / request.devices_per_node),
-                "global_batch": batch[k],
+                # no time, no batch it assumed: blank (a walk read 448 and 1 beside none)
+                "global_batch": batch[k] if k in timed else None,
                 # as its schema says, of the global batch shown (it was of the fitted one:
                 # 478.93 per device beside a global batch of 479 on one device)
-                "batch_per_accelerator": batch[k] / n[k],
+                "batch_per_accelerator": batch[k] / n[k] if k in timed else math.nan,
+                "expected_samples": p["expected_samples"] if k in timed else math.nan,
                 "throughput_efficiency": flags[k][1],
-                "convergence_factor": base["convergence"] / p["convergence"],
+                "convergence_factor": (
+                    base["convergence"] / p["convergence"] if k in timed else math.nan
+                ),
                 "extrapolated": p["count_class"] in ("ii_out", "iii"),
                 "nearest": leaned_on(fit, family, int(n[k])),
                 "accelerator_hours": hours,

@@ -9,7 +9,7 @@ from itertools import pairwise
 from typing import Any
 
 from gpuscale.planning.limits import NO_TIME
-from gpuscale.quantities import counted, number
+from gpuscale.quantities import counted, joined, number
 from gpuscale.tables.plan import PLAN_COLUMNS
 from gpuscale.tables.workloads import round_key
 
@@ -35,6 +35,11 @@ def plural(count: int, word: str, many: str = "") -> str:
 
 def _counts(values: list[int]) -> str:
     return ", ".join(f"{v:,}" for v in values)
+
+
+def _accelerators(values: list[int]) -> str:
+    """``1 accelerator``, ``1 and 16 accelerators``, ``1, 2 and 4 accelerators``."""
+    return f"{joined(f'{v:,}' for v in values)} accelerator{'' if values == [1] else 's'}"
 
 
 def _rounds(systems: list[list[Any]]) -> str:
@@ -235,13 +240,11 @@ def flag_notes(rows: list[dict[str, Any]]) -> list[str]:
     out = []
     for reason, counts in groups.items():
         if reason.startswith(NO_TIME):
-            out.append(
-                f"No time at {_counts(counts)} accelerators: {reason.removeprefix(NO_TIME)}."
-            )
+            out.append(f"No time at {_accelerators(counts)}: {reason.removeprefix(NO_TIME)}.")
         else:
             kind, _, why = reason.partition(": ")
             out.append(
-                f"Flagged {kind} at {_counts(counts)} accelerators: {why} (kept out of the "
+                f"Flagged {kind} at {_accelerators(counts)}: {why} (kept out of the "
                 "Pareto front and the stops-paying picks)."
             )
     return out

@@ -52,7 +52,7 @@ def _rows(table) -> list[dict[str, str]]:
             SHOWN["interval"]: (
                 f"{number(r.time_to_train_min_low)}-{number(r.time_to_train_min_high)}"
             ),
-            SHOWN["global_batch"]: f"{r.global_batch:,.0f}",
+            SHOWN["global_batch"]: "" if pd.isna(r.global_batch) else f"{r.global_batch:,.0f}",
             SHOWN["throughput_efficiency"]: f"{r.throughput_efficiency:.2f}",
             SHOWN["convergence_factor"]: number(r.convergence_factor),
             SHOWN["accelerator_hours"]: number(r.accelerator_hours),

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuscale.hardware.links import check_preset
+from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import FieldError, option
 
 if TYPE_CHECKING:  # pandas and the tables only when a report is written
@@ -79,6 +80,7 @@ class ReportRequest:
     )
 
     def __post_init__(self) -> None:
+        check_out("out", self.out)  # never into raw logs, before any is read
         self.analysis()  # ValueError: a convergence basis that is none, before any work
         if self.max_devices is not None and not 1 <= self.max_devices <= MAX_DEVICES:
             raise FieldError(

@@ -6,7 +6,8 @@ the old output or the new one, never a mix. A folder gpuscale wrote before (it h
 manifest ``.gpuscale-manifest``) is replaced whole, stale files included; into any other
 existing folder (``--out .``) the files are moved one by one, each atomically, and the
 files the previous manifest listed that this output lacks are removed: nothing of the
-user's is ever deleted, nor replaced (a file of theirs with one of our names is an error).
+user's is ever deleted, nor replaced (a file of theirs with one of our names is an error),
+and nothing is written into a raw MLPerf round (``gpuscale.tables.raw_rounds``).
 The temporary folder is held locked while its writer lives; one that a killed writer
 left beside the target is removed by the next write there. A target that is a mount point
 (a volume, another disk) shares no file system with its parent, and cannot be renamed: the
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from gpuscale.sources.processes import new_folder, remove_stale
 from gpuscale.sources.writable import why_unwritable
+from gpuscale.tables.raw_rounds import raw_round_out
 from gpuscale.version import __version__
 
 MANIFEST = ".gpuscale-manifest"
@@ -78,6 +80,9 @@ def write_atomically(
     ``command`` than this one (recorded in the manifest with the version); nothing is
     left behind then. A link ``out_dir`` is written through, to its target."""
     out_dir = Path(os.path.abspath(out_dir))  # `--out .` has a parent to write beside
+    raw = raw_round_out(out_dir)  # whoever calls: never into a raw round's logs
+    if raw:
+        raise OutputError(f"{out_dir} {raw}; nothing was written")
     try:
         if out_dir.is_symlink():
             out_dir = Path(os.path.realpath(out_dir))

@@ -16,7 +16,8 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   ran the workload: its level borrowed through its other workloads);
 * ``global_batch``: the global batch the prediction assumes (the family's own at a count
   it ran, else the workload's typical batch times the family's ratio to it);
-  ``batch_per_accelerator``: ``global_batch / accelerators`` (unrounded);
+  ``batch_per_accelerator``: ``global_batch / accelerators`` (unrounded); both, and
+  ``expected_samples`` and ``convergence_factor``, NA where the row has no time;
 * ``expected_samples``: samples (epochs for the epoch-counted workloads) to converge at
   that batch, ``E(B) = E_min (1 + B / B_noise)`` fitted to the RCPs; NaN without RCPs;
 * ``throughput_efficiency``: throughput per accelerator relative to the smallest count
@@ -52,7 +53,7 @@ PLAN_SCHEMA: dict[str, str] = {
     "time_to_train_min_low": "float64",
     "time_to_train_min_high": "float64",
     "count_class": "str",
-    "global_batch": "int64",
+    "global_batch": "Int64",
     "batch_per_accelerator": "float64",
     "expected_samples": "float64",
     "throughput_efficiency": "float64",

@@ -2,7 +2,8 @@
 and workloads a command reads (:class:`RoundSelection`, shared by ``scores``, ``analyze``,
 ``energy``, ``trends``, ``report``, ``dataset`` and ``plan``) and what ``scores`` shows
 (:class:`ScoresOptions`), and where ``ingest`` and ``dataset`` write (:class:`IngestOut`,
-:class:`DatasetOut`: an empty ``--out`` refused, as every command's). Pure Python: the
+:class:`DatasetOut`: an empty ``--out`` refused, as every command's, and one in a raw
+round folder, ``gpuscale.tables.raw_rounds``). Pure Python: the
 CLI imports them at start."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuscale.quantities import BadQuantity
+from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import (
     FieldError,
     argument,
@@ -48,7 +50,8 @@ class RoundSelection:
         names=("--round",),
         parse=listed,
         help="Bundled round(s), e.g. v4.1 (repeatable, or v4.1,v5.0); with paths, added "
-        "beside them (a path whose name says no round takes the first --round as its name).",
+        "beside them (a path whose name says no round takes the first --round as its name; "
+        "a warning says where its logs' dates or benchmarks are another round's).",
     )
     benchmark: tuple[str, ...] | None = repeatable_option(
         str,
@@ -90,9 +93,15 @@ class IngestOut:
 
     out: Path = option(Path("gpuscale-tables"), names=("--out",), help="Folder for the tables.")
 
+    def __post_init__(self) -> None:
+        check_out("out", self.out)  # never into raw logs, before any is read
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DatasetOut:
     """Where ``gpuscale dataset`` writes the dataset."""
 
     out: Path = option(Path("gpuscale-dataset"), names=("--out",), help="Folder for the dataset.")
+
+    def __post_init__(self) -> None:
+        check_out("out", self.out)  # never into raw logs, before any is read

@@ -185,6 +185,7 @@ class ProblemKind(Code):
     SAME_RUNS = "same runs"  # one result under two system names in a round
     INCONSISTENT_LOG = "inconsistent log"  # reported, still counted (the official tool does)
     OTHER_RULESET = "other ruleset"  # mlperf-logging has no rules for the round: an earlier's
+    OTHER_ROUND = "other round"  # the logs' dates or benchmarks are another round's
 
 
 @dataclass(frozen=True, slots=True)

@@ -151,6 +151,7 @@ def ingest_summary(tables: Any) -> tuple[list[str], TableView | None]:
             f"benchmark results scored, {counted(len(problems), 'problem')}"
         )
         lines += list(problems[problems["kind"] == "other ruleset"]["message"])
+        lines += [f"warning: {m}" for m in problems[problems["kind"] == "other round"]["message"]]
     if not len(tables.problems):
         return lines, None
     counts = tables.problems.groupby(["round", "kind"]).size().reset_index(name="count")
@@ -172,8 +173,9 @@ def reading_notes(problems: Any) -> list[str]:
     """What a command that read raw rounds tells its reader of their problems, a line per
     round: how many of each kind, and each problem that left part of the input unread
     (``NOT_READ``: a damaged archive, an unreadable file) with its message, the first
-    three of a kind; ``gpuscale ingest`` lists them all."""
-    lines = []
+    three of a kind; ``gpuscale ingest`` lists them all. First, each warning (``warning:
+    ...``): a path read as a round its logs contradict (``other round``)."""
+    lines = [f"warning: {m}" for m in problems[problems["kind"] == "other round"]["message"]]
     for round_name, rows in problems.groupby("round", sort=True):
         counts = rows["kind"].value_counts()
         kinds = ", ".join(f"{kind} {count:,}" for kind, count in counts.items())

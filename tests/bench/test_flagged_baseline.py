@@ -56,7 +56,7 @@ def test_the_report_leaves_out_the_run_against_the_flagged_baseline() -> None:
     findings = " ".join(bench_findings(scaling))
     # the s2 run (0.8x against a busy N = 1 run) is named as left out, never the best
     assert "mlp-1m (run 2) on 2" in findings.split("Left out")[1].split(".")[0]
-    assert "Best scaling on 2: mlp-1m (run 1) at 1.50x" in findings
+    assert "mlp-1m (run 1) on 2 devices: 1.50x" in findings
     assert "0.80" not in measured_answer(scaling)
 
 

@@ -55,7 +55,7 @@ def test_sweep_rows_are_complete_and_resume_skips(tmp_path: Path) -> None:
         assert all(a != b for a, b in zip(noise["local_sq"], noise["global_sq"], strict=True))
         assert (r["timing"]["plain_step_ms_mean"] is not None) == (n == 1)
     scaling = bench_scaling(bench_table(records))
-    assert scaling["speedup"].notna().all()
+    assert scaling["speedup"].notna().eq(scaling["accelerators"] > 1).all()
     assert (scaling.loc[scaling.accelerators == 1, "exposed_comm_ms"] == 0).all()
     assert (scaling.loc[scaling.accelerators == 2, "comm_ms"] > 0).all()
     # --resume skips the runs measured well; a flagged one (a few steps on a shared host

@@ -46,14 +46,16 @@ def test_break_even_sentence() -> None:
 def test_mixed_without_crossing() -> None:
     scaling = bench_scaling(table([("a", "mlp", 10**5, 100, 50), ("t", "tf", 10**6, 100, 150)]))
     text = " ".join(bench_findings(scaling))
-    assert "a train slower" in text and "t faster" in text
+    assert "a trains slower" in text and "t faster" in text
 
 
 def test_all_slower_and_files(tmp_path: Path) -> None:
     bench = table([("a", "mlp", 10**5, 100, 50), ("b", "mlp", 10**6, 100, 60)])
     section = build_bench_section(bench, FigureFiles(tmp_path, png=True))
     assert section is not None
-    assert "every model trains slower" in " ".join(section.findings)
+    assert "each of the 2 models measured there (a and b) trains slower" in " ".join(
+        section.findings
+    )
     assert (tmp_path / "bench_step_breakdown.png").exists()
     assert (tmp_path / "bench_step_breakdown.svg").exists()
     assert len(section.rows) == 4 and section.rows[0]["Model"] == "a"
@@ -78,7 +80,7 @@ def test_flagged_runs_are_shown_with_their_reason_and_left_out(tmp_path: Path) -
     section = build_bench_section(bench_table(rows), FigureFiles(tmp_path))
     text = " ".join(section.findings)
     assert "Left out of these findings as not trustworthy: b on 2" in text
-    assert "Best scaling on 2: a" in text  # not b's untrustworthy 1.9x
+    assert "a on 2 devices: 1.50x" in text  # not b's untrustworthy 1.9x
     reasons = [r["Not trusted because"] for r in section.rows]
     assert any("noisy steps" in r for r in reasons)
 
@@ -167,7 +169,7 @@ def test_the_summary_counts_models_and_devices_in_words() -> None:
 def test_a_share_range_that_rounds_alike_is_one_share() -> None:
     import pandas as pd
 
-    from gpuscale.report.bench_section import _share_range
+    from gpuscale.report.bench_words import _share_range
 
     assert _share_range(pd.Series([0.471, 0.468])) == "47%"
     assert _share_range(pd.Series([0.12, 0.47])) == "12%-47%"
@@ -273,7 +275,7 @@ def test_report_puts_your_hardware_first(tmp_path: Path) -> None:
     assert "measured speedup over one device: m 1.50x on 2" in top and "Advice for m" in top
     # what the speedups are against, in the CLI's words (a user walk: N = 1 rows of 0.77-0.98
     # sat under "against one device of the same model (throughput)")
-    assert "Speedup and efficiency: against the plain N = 1 step" in html
+    assert "Speedup and efficiency (N &gt; 1 only): against the plain N = 1 step" in html
     assert "against one device of the same model" not in html
 
 
@@ -313,7 +315,7 @@ def test_a_file_without_a_one_device_run_is_reported_without_its_speedup_figure(
     rows = [bench_record(m, p, 2, 100.0, comm_ms=1.0) for m, p in (("a", 10**5), ("b", 10**6))]
     section = build_bench_section(bench_table(rows), FigureFiles(tmp_path))
     assert section is not None and [t for t, _, _ in section.figures] == [
-        "Where step time goes, by model size"
+        "Where DDP's step time goes, one bar per model, smallest model first"
     ]
     assert any("not drawn, no speedup measured" in line for line in section.findings)
     bench = tmp_path / "two.jsonl"

@@ -8,8 +8,13 @@ scaling read the same way) and ``efficiency = speedup / N``. The one-device thro
 the **plain** step's (the bare module, no DDP wrapper: what a user pays on one device)
 where the run timed it, else the DDP step's (``baseline`` says which);
 ``speedup_ddp`` is always against DDP's one-rank step, which carries DDP's own overhead
-and so flatters N > 1. A run without a one-device run of the same configuration gets
-no speedup (it is never compared with another configuration) and a flag saying so. An
+and so flatters N > 1. At N = 1 ``speedup`` and ``efficiency`` are NaN (a run on one device
+has no speedup over one device): what that row measures against the bare module is
+``ddp_vs_bare``, DDP's one-rank throughput over the bare module's (below 1: what DDP's
+wrapper costs on one device; NaN at N > 1 and where no plain step was timed). ``platform``
+says what each run ran on (device and backend). A run without a one-device run of the
+same configuration gets no speedup (it is never compared with another configuration) and
+a flag saying so. An
 efficiency that cannot be true (super-linear, see ``gpuscale.plausibility``) flags the
 row, as does a flagged N = 1 run every row read against it (flagged in the bench table:
 a speedup is only as trustworthy as both of its runs). The **break-even model size** at
@@ -21,6 +26,7 @@ unflagged rows.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -38,15 +44,18 @@ NO_BASELINE = "no N = 1 run of the same configuration (threads, batch, precision
 
 def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     """The ``ok`` rows of a bench table with ``speedup`` and ``efficiency`` (against the
-    plain one-device step where measured), ``speedup_ddp`` and ``baseline`` columns
-    (NaN where the group has no one-device run), flags updated, sorted by model size and
-    device count."""
+    plain one-device step where measured; NaN at N = 1), ``speedup_ddp`` and ``baseline``
+    columns (NaN where the group has no one-device run), ``ddp_vs_bare`` (N = 1 rows) and
+    ``platform``, flags updated, sorted by model size, configuration (numbers in it read as
+    numbers) and device count."""
     ok = table[table["status"] == BenchStatus.OK].copy()
     if ok.empty:
         return ok.assign(
             speedup=pd.Series(dtype=float),
             efficiency=pd.Series(dtype=float),
             speedup_ddp=pd.Series(dtype=float),
+            ddp_vs_bare=pd.Series(dtype=float),
+            platform=pd.Series(dtype=str),
             baseline=pd.Series(dtype=str),
             configuration=pd.Series(dtype=str),
         )
@@ -56,9 +65,13 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     plain = one_device(ok, "plain_samples_per_s")
     ok = ok.drop(columns="plain_samples_per_s")
     base = plain.where(plain > 0, ddp)
-    ok["speedup"] = rate_speedup(ok["samples_per_s"], base)
+    multi = ok["accelerators"] > 1  # at N = 1 a "speedup" over one device is no speedup
+    ok["speedup"] = rate_speedup(ok["samples_per_s"], base).where(multi)
     ok["efficiency"] = efficiency(ok["speedup"], ok["accelerators"])
     ok["speedup_ddp"] = rate_speedup(ok["samples_per_s"], ddp)
+    # what DDP's wrapper costs on one device: its one-rank throughput over the bare module's
+    ok["ddp_vs_bare"] = rate_speedup(ok["samples_per_s"], plain.where(plain > 0)).where(~multi)
+    ok["platform"] = platform_labels(ok)
     ok["baseline"] = np.where(plain > 0, "plain N = 1 step", np.where(ddp > 0, "DDP N = 1", ""))
     # at N = 1 the bench table flagged DDP's one-rank step against the plain step, and
     # each N > 1 row whose N = 1 run is flagged (bench.baselines)
@@ -69,7 +82,29 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     ok["flags"] = ["; ".join(filter(None, [f, x])) for f, x in zip(ok["flags"], extra, strict=True)]
     ok["flagged"] = ok["flags"].str.len() > 0
     ok["configuration"] = configuration_labels(ok)  # two precisions of a model: two labels
-    return ok.sort_values(["params", "configuration", "accelerators"]).reset_index(drop=True)
+    # numbers in labels read as numbers: batch 1, 8, 64, 256 (not 1, 256, 64, 8)
+    order = {label: k for k, label in enumerate(sorted(set(ok["configuration"]), key=_natural))}
+    ok["_order"] = ok["configuration"].map(order)
+    ordered = ok.sort_values(["params", "_order", "accelerators"], kind="stable")
+    return ordered.drop(columns="_order").reset_index(drop=True)
+
+
+def _natural(label: str) -> list[tuple[int, float, str]]:
+    """A sort key reading the runs of digits of ``label`` as numbers."""
+    return [
+        (0, float(part), "") if part.isdigit() else (1, 0.0, part)
+        for part in re.split(r"(\d+)", label)
+        if part
+    ]
+
+
+def platform_labels(frame: pd.DataFrame) -> pd.Series:
+    """What each run ran on, device and backend: ``NVIDIA H100 80GB HBM3, nccl``, or
+    ``CPU processes, gloo`` (a CPU run's processes are its "devices")."""
+    names = frame.get("device_name", pd.Series(None, frame.index, dtype=object))
+    cpu = frame["device"].astype(str).str.lower().eq("cpu")
+    named = names.where(names.notna() & (names.astype(str) != ""), frame["device"]).astype(str)
+    return named.where(~cpu, "CPU processes") + ", " + frame["backend"].astype(str)
 
 
 def trusted(scaling: pd.DataFrame) -> pd.DataFrame:
@@ -166,9 +201,10 @@ def bench_document(table: pd.DataFrame) -> dict[str, Any]:
 
 # What the speedups of a bench table are against, said below it.
 SPEEDUP_BASIS = (
-    "speedup and efficiency: against the plain N = 1 step (the bare module, what one "
-    "device costs) where timed, else DDP's N = 1 step; speedup_ddp: against DDP's "
-    "N = 1 step (it carries DDP's own overhead)"
+    "speedup and efficiency (N > 1 only): against the plain N = 1 step (the bare module, "
+    "what one device costs) where timed, else DDP's N = 1 step; speedup_ddp: against DDP's "
+    "N = 1 step (it carries DDP's own overhead); ddp_vs_bare (N = 1 only): DDP's one-device "
+    "throughput over the bare module's, below 1 by what DDP's wrapper costs"
 )
 
 
@@ -213,6 +249,7 @@ def earlier_rows(scaling: pd.DataFrame, failed: pd.DataFrame, path: object) -> s
 # The columns a terminal shows of a bench table (CSV and JSON: every column).
 BENCH_SHOWN = (
     "configuration",
+    "platform",
     "params",
     "accelerators",
     "step_ms_mean",
@@ -228,6 +265,7 @@ BENCH_SHOWN = (
     "speedup",
     "efficiency",
     "speedup_ddp",
+    "ddp_vs_bare",
     "flagged",
     "evidence",
 )

@@ -44,17 +44,21 @@ def _bar_labels(frame: pd.DataFrame) -> list[str]:
 def step_breakdown(scaling: pd.DataFrame) -> Chart:
     """Stacked bars: the share of DDP's step spent in forward, backward, DDP's own
     overhead, exposed communication, waiting beyond it (``sync_wait_ms``) and optimizer,
-    per configuration (by size), on 1 device (solid) and on the largest world size
-    (hatched)."""
+    per configuration (in ``bench_scaling``'s order: by size, numbers in the labels read as
+    numbers), on the fewest devices measured (solid) and on the most (hatched)."""
+    smallest = int(scaling["accelerators"].min())
     largest = int(scaling["accelerators"].max())
     # One bar pair per configuration (``bench_scaling``'s label: a model's precisions,
     # batches and runs apart, one row each at every device count).
-    frame = scaling[scaling["accelerators"].isin({1, largest})].sort_values(
+    frame = scaling[scaling["accelerators"].isin({smallest, largest})].sort_values(
         ["params", "accelerators"], kind="stable"
     )
     models = list(dict.fromkeys(frame["configuration"]))  # a model's configurations apart
     width = 0.38
-    fig, ax = new_axes((max(5.6, 0.75 * len(models) + 2.5), 3.6))
+    ticks = _ticks(frame, models)
+    # room below the axes for the longest label, rotated 30 degrees (it was cut off)
+    below_in = 0.3 + 0.03 * max(len(t) for t in ticks)
+    fig, ax = new_axes((max(5.6, 0.75 * len(models) + 2.5), 2.9 + below_in))
     labels: dict[str, list[str]] = {}
     for k, world in enumerate(sorted(frame["accelerators"].unique())):
         part = (
@@ -76,7 +80,7 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
                 color=OKABE_ITO[j],
                 edgecolor="white",
                 linewidth=0.5,
-                hatch="//" if world > 1 else None,
+                hatch="//" if world > smallest else None,
                 label=name if k == 0 else None,
             )
             for i, (patch, text) in enumerate(
@@ -85,13 +89,35 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
                 patch.set_gid(f"bar-{world}-{j}-{i}")  # one tooltip per bar segment
                 labels[f"bar-{world}-{j}-{i}"] = [f"{name} {100 * shares[i, j]:.0f}%: {text}"]
             bottom += shares[:, j]
-    ax.set_xticks(range(len(models)), models, rotation=30, ha="right")
+    ax.set_xticks(range(len(models)), ticks, rotation=30, ha="right")
     ax.set_ylabel("share of the step time")
     ax.set_ylim(0, 1)
-    ax.set_title(f"Where DDP's step time goes: 1 device (solid) vs {largest} (hatched)")
+    ax.set_title(f"Where DDP's step time goes{_counts_compared(smallest, largest)}")
     legend_outside(ax)
-    fig.subplots_adjust(**{**MARGINS, "bottom": 0.2})
+    fig.subplots_adjust(**{**MARGINS, "bottom": below_in / fig.get_figheight()})
     return Chart(fig, labels)
+
+
+def _ticks(frame: pd.DataFrame, configurations: list[str]) -> list[str]:
+    """Each bar's label: its configuration, and what it ran on (``CPU, gloo``, ``GPU,
+    nccl``) where the bars ran on several devices or backends."""
+    if frame["platform"].nunique() <= 1:
+        return configurations
+    on = frame.drop_duplicates("configuration").set_index("configuration")
+    return [f"{c} ({_short_platform(on.loc[c])})" for c in configurations]
+
+
+def _short_platform(row: pd.Series) -> str:
+    return f"{'CPU' if str(row['device']).lower() == 'cpu' else 'GPU'}, {row['backend']}"
+
+
+def _counts_compared(smallest: int, largest: int) -> str:
+    """``: 1 device (solid) vs 8 (hatched)``, or `` on 1 device`` where one count was
+    measured (never a count compared with itself)."""
+    if smallest == largest:
+        return f" on {smallest} device{'' if smallest == 1 else 's'}"
+    unit = "device" if smallest == 1 else "devices"
+    return f": {smallest} {unit} (solid) vs {largest} (hatched)"
 
 
 FLAGGED_POINT: dict = {"facecolors": "none", "edgecolors": "#888888", "linewidths": 1.0}
@@ -125,19 +151,23 @@ def speedup_by_size(scaling: pd.DataFrame) -> Chart:
         )
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
-    for k, (world, group) in enumerate(multi[~_flagged(multi)].groupby("accelerators")):
+    several = scaling["platform"].nunique() > 1  # then each line names its device, backend
+    kept = multi[~_flagged(multi)]
+    for k, ((world, _on), group) in enumerate(kept.groupby(["accelerators", "platform"])):
         group = group.sort_values("params")
+        on = f" ({_short_platform(group.iloc[0])})" if several else ""
         points = ax.scatter(
             group["params"],
             group["speedup"],
-            color=OKABE_ITO[k],
+            color=OKABE_ITO[k % len(OKABE_ITO)],
             s=28,
-            label=f"{world} devices",
+            label=f"{world} devices{on}",
             zorder=3,
         )
-        ax.plot(group["params"], group["speedup"], color=OKABE_ITO[k], linewidth=0.8)
-        points.set_gid(f"points-{world}")
-        labels[f"points-{world}"] = _bar_labels(group)
+        ax.plot(group["params"], group["speedup"], color=OKABE_ITO[k % len(OKABE_ITO)], lw=0.8)
+        gid = f"points-{world}" + (f"-{k}" if several else "")
+        points.set_gid(gid)
+        labels[gid] = _bar_labels(group)
     flagged = multi[_flagged(multi)]
     labels |= _flagged_points(ax, flagged["params"], flagged["speedup"], flagged, "points-flagged")
     ax.axhline(1.0, **REFERENCE_LINE, label="break-even (1 device)")

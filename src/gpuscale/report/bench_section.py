@@ -8,21 +8,18 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from gpuscale.advice.intervals import as_throughput
-from gpuscale.analysis.bench_scaling import (
-    SPEEDUP_BASIS,
-    bench_scaling,
-    break_even_params,
-    trusted,
-)
-from gpuscale.quantities import number
+from gpuscale.analysis.bench_scaling import SPEEDUP_BASIS, bench_scaling
+from gpuscale.quantities import joined, number
 from gpuscale.report.bench_advice import BenchAdvice
 from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
+from gpuscale.report.bench_words import bench_findings
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
-from gpuscale.tables.bench import most_host_devices, on_a_larger_host
+from gpuscale.tables.bench import differing_fields, most_host_devices, on_a_larger_host
 
 COLUMNS = {
     "configuration": "Model",  # with its configuration where the file holds several
+    "platform": "Ran on",  # device and backend: only where the rows ran on several
     "params": "Parameters",
     "accelerators": "Devices",
     "step_ms_mean": "Step (ms)",
@@ -32,6 +29,7 @@ COLUMNS = {
     "comm_fraction": "Comm. share",
     "speedup": "Speedup",
     "efficiency": "Efficiency",
+    "ddp_vs_bare": "DDP vs bare module (1 device)",
     "flags": "Not trusted because",
 }
 
@@ -59,81 +57,6 @@ def failed_runs(table: pd.DataFrame) -> list[str]:
             + (f": {error[0]}" if error else "")
         )
     return lines
-
-
-def _share_range(shares: pd.Series) -> str:
-    """``12%-47%``, or one share when they round alike (never ``47%-47%``)."""
-    low, high = f"{shares.min():.0%}", f"{shares.max():.0%}"
-    return low if low == high else f"{low}-{high}"
-
-
-def _hosts(rows: pd.DataFrame) -> str:
-    """``vm: NVIDIA H100 80GB HBM3``: each host by name with the devices it ran on (a
-    host's name alone, ``vm``, named no hardware: a user walk)."""
-    said = []
-    for host, on in rows.groupby(rows["hostname"].astype(str), sort=True):
-        names = sorted({str(n) for n in on.get("device_name", pd.Series(dtype=str)).dropna()})
-        said.append(f"{host}: {', '.join(names)}" if names else host)
-    return ", ".join(said) or "this machine"
-
-
-def bench_findings(all_rows: pd.DataFrame) -> list[str]:
-    """Sentences: break-even size, best and worst scaling, communication share; from the
-    runs without plausibility flags (the flagged ones are named and left out)."""
-    out = []
-    scaling = trusted(all_rows)
-    flagged = all_rows[all_rows["flagged"].astype(bool)]
-    if scaling.empty:
-        every = "The run is" if len(all_rows) == 1 else f"All {len(all_rows)} runs are"
-        return [f"{every} flagged as untrustworthy (see the table)."]
-    hosts = _hosts(scaling)
-    models, counts = scaling["model"].nunique(), sorted(scaling["accelerators"].unique())
-    # a configuration run twice is one configuration (its labels say "run 2")
-    by = "config_group" if "config_group" in scaling else "configuration"
-    configurations = scaling[by].nunique()
-    low, high = number(scaling["params"].min() / 1e6, 2), number(scaling["params"].max() / 1e6)
-    sizes = f"of {low}M parameters" if models == 1 else f"from {low}M to {high}M parameters"
-    in_configs = f" in {configurations} configurations" if configurations > models else ""
-    out.append(
-        f"{models} model{'s' if models != 1 else ''} {sizes}{in_configs} on "
-        f"{', '.join(map(str, counts))} device{'s' if counts != [1] else ''} "
-        f"({hosts}, {', '.join(sorted(scaling['backend'].unique()))})."
-    )
-    if len(flagged):
-        names = ", ".join(f"{r.configuration} on {r.accelerators}" for r in flagged.itertuples())
-        out.append(
-            f"Left out of these findings as not trustworthy: {names} (reasons in the "
-            "table); the advice leaves them out too unless it says it used them."
-        )
-    for world in sorted(set(scaling["accelerators"]) - {1}):
-        at = scaling[(scaling["accelerators"] == world) & scaling["speedup"].notna()]
-        if at.empty:
-            continue
-        size = break_even_params(scaling, world)
-        slower = at[at["speedup"] < 1]
-        if size:
-            text = (
-                f"On {world} devices the break-even model size is {number(size / 1e6)}M "
-                "parameters: smaller models train slower than on one device."
-            )
-        elif len(slower) == len(at):
-            text = f"On {world} devices every model trains slower than on one device."
-        elif slower.empty:
-            text = f"On {world} devices every model trains faster than on one device."
-        else:
-            text = (
-                f"On {world} devices {', '.join(slower['configuration'])} train slower than on "
-                f"one device and {', '.join(at[at['speedup'] >= 1]['configuration'])} faster "
-                "(no crossing within one model family to interpolate a break-even size)."
-            )
-        out.append(text)
-        best = at.loc[at["speedup"].idxmax()]
-        out.append(
-            f"Best scaling on {world}: {best['configuration']} at {best['speedup']:.2f}x "
-            f"(efficiency {best['efficiency']:.0%}); exposed communication is "
-            f"{_share_range(at['comm_fraction'])} of the step."
-        )
-    return out
 
 
 def against_measured(
@@ -242,8 +165,9 @@ def measured_answer(scaling: pd.DataFrame) -> str:
             f"Your hardware: no trustworthy multi-device run ({len(multi)} flagged, see "
             "'Your hardware'): no measured answer."
         )
-    said = ", ".join(
-        f"{r.configuration} {r.speedup:.2f}x on {r.accelerators}" for r in kept.itertuples()
+    said = ", ".join(  # each run's device and backend: never a CPU result read as a GPU's
+        f"{r.configuration} {r.speedup:.2f}x on {r.accelerators} ({r.platform})"
+        for r in kept.itertuples()
     )
     return f"Your hardware, measured speedup over one device: {said}."
 
@@ -260,14 +184,14 @@ def build_bench_section(
     if scaling.empty:
         if not failed:
             return None
-        labels = list(COLUMNS.values())
+        labels = [label for col, label in COLUMNS.items() if col != "platform"]
         refused = "no run of the results measured (every one failed)" if advice else None
         return BenchSection(
             ["No run measured (see below)."], [], labels, [], failed, advice_refused=refused
         )
     figures, not_drawn = [], []
     for make, stem, title in (
-        (step_breakdown, "bench_step_breakdown", "Where step time goes, by model size"),
+        (step_breakdown, "bench_step_breakdown", breakdown_caption(scaling)),
         (speedup_by_size, "bench_speedup_by_size", "Speedup over one device by model size"),
     ):
         if make is speedup_by_size and scaling["accelerators"].max() == 1:
@@ -286,10 +210,36 @@ def build_bench_section(
         findings += lines
         answer += top
         figures += [figure] if figure is not None else []
+    shown = shown_columns(scaling)
     rows = [
-        {label: number(r[col]) for col, label in COLUMNS.items()}
-        for r in scaling.to_dict("records")
+        {label: number(r[col]) for col, label in shown.items()} for r in scaling.to_dict("records")
     ]
     return BenchSection(
-        findings, figures, list(COLUMNS.values()), rows, failed, answer, advice_refused=refused
+        findings, figures, list(shown.values()), rows, failed, answer, advice_refused=refused
     )
+
+
+def shown_columns(scaling: pd.DataFrame) -> dict[str, str]:
+    """The table's columns: ``COLUMNS``, the device and backend (``platform``) only where
+    the rows ran on several (else the first finding names the one)."""
+    several = scaling["platform"].nunique() > 1
+    return {col: label for col, label in COLUMNS.items() if col != "platform" or several}
+
+
+# How the breakdown's caption names a configuration field its bars tell apart.
+_FIELD_WORDS = {"tf32": "TF32", "params": "size", "grad_comm": "gradient precision"}
+
+
+def breakdown_caption(scaling: pd.DataFrame) -> str:
+    """What the step breakdown's bars are: one per model, or per model and the fields
+    its configurations differ in (``model and batch``), in the table's order."""
+    fields = [_FIELD_WORDS.get(f, f.replace("_", " ")) for f in differing_fields(scaling)]
+    if scaling["configuration"].str.contains(r" \(run \d+\)$").any():
+        fields.append("run")
+    bars = joined(["model", *fields])
+    named = (
+        ", each naming the device and backend it ran on"
+        if scaling["platform"].nunique() > 1
+        else ""
+    )
+    return f"Where DDP's step time goes, one bar per {bars}{named}, smallest model first"

@@ -52,7 +52,14 @@ def chart_svg(chart: Chart, salt: str) -> str:
     root.attrib.pop("height", None)
     root.set("class", "figure")
     root.set("role", "img")
+    if chart.figure.get_figwidth() > WIDE_IN:  # its own row (report.css): legible, not shrunk
+        root.set("data-wide", "true")
     return ET.tostring(root, encoding="unicode")
+
+
+# A figure drawn wider than this (inches; the standard is 5.6) spans its section's row of
+# figures: shrunk into one column, a wide bar chart's legend and labels could not be read.
+WIDE_IN = 6.5
 
 
 @dataclass(frozen=True, slots=True)

@@ -272,6 +272,34 @@ def on_a_larger_host(devices: int, host_devices: int | None) -> str:
     return f" on a host of {devices} or more devices, where the bench's had {host_devices}"
 
 
+def _label_fields(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per row, the configuration fields a label may name (``_LABEL``'s), as text."""
+    import pandas as pd  # lazy: pandas, only where a bench table is built
+
+    groups = frame["config_group"].astype(str)
+    fields = pd.DataFrame(
+        {name: groups.str.split("|").str[i] for i, name in enumerate(BENCH_GROUP_COLUMNS)},
+        index=frame.index,
+    )
+    fields["batch"] = group_and_batch(groups)[1]
+    # one spec, two models (tiny.py:make of two folders): told apart by their size
+    fields["params"] = frame["params"].astype(str)
+    return fields
+
+
+def differing_fields(frame: pd.DataFrame) -> list[str]:
+    """The configuration fields (``_LABEL``'s names: ``batch``, ``precision``...) that
+    differ between rows of one model: what :func:`configuration_labels` names."""
+    if frame.empty:
+        return []
+    fields = _label_fields(frame)
+    return [
+        c
+        for c in fields.columns
+        if c != "model" and (fields.groupby(frame["model"].astype(str))[c].nunique() > 1).any()
+    ]
+
+
 def configuration_labels(frame: pd.DataFrame) -> pd.Series:
     """One label per row that tells configurations apart: the model, and where the
     frame holds it in several configurations the fields that differ (``tf-30m (bf16)``
@@ -286,14 +314,7 @@ def configuration_labels(frame: pd.DataFrame) -> pd.Series:
 
     if frame.empty:
         return pd.Series([], index=frame.index, dtype=str)
-    groups = frame["config_group"].astype(str)
-    fields = pd.DataFrame(
-        {name: groups.str.split("|").str[i] for i, name in enumerate(BENCH_GROUP_COLUMNS)},
-        index=frame.index,
-    )
-    fields["batch"] = group_and_batch(groups)[1]
-    # one spec, two models (tiny.py:make of two folders): told apart by their size
-    fields["params"] = frame["params"].astype(str)
+    fields = _label_fields(frame)
     labels = frame["model"].astype(str).copy()
     for model, rows in fields.groupby(frame["model"], sort=False):
         differ = [c for c in fields.columns if c != "model" and rows[c].nunique() > 1]

@@ -1,0 +1,168 @@
+"""The "your hardware" section's sentences, each generated from the rows it describes and
+saying what it covers: the models measured at a device count (never "every model" where
+one was), and the device and backend they ran on where the section mixes several."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.analysis.bench_scaling import break_even_params, trusted
+from gpuscale.quantities import joined, number
+
+
+def _share_range(shares: pd.Series) -> str:
+    """``12%-47%``, or one share when they round alike (never ``47%-47%``)."""
+    low, high = f"{shares.min():.0%}", f"{shares.max():.0%}"
+    return low if low == high else f"{low}-{high}"
+
+
+def _ratio_range(ratios: pd.Series) -> str:
+    """``0.79-0.99x``, or one ratio when they round alike."""
+    low, high = number(ratios.min()), number(ratios.max())
+    return f"{low}x" if low == high else f"{low}-{high}x"
+
+
+def _hosts(rows: pd.DataFrame) -> str:
+    """``vm: NVIDIA H100 80GB HBM3``: each host by name with the devices it ran on (a
+    host's name alone, ``vm``, named no hardware: a user walk); CPU runs as ``CPU
+    processes``."""
+    said = []
+    for host, on in rows.groupby(rows["hostname"].astype(str), sort=True):
+        names = on.get("device_name", pd.Series(dtype=str)).dropna().astype(str)
+        names = sorted({"CPU processes" if n.lower() == "cpu" else n for n in names})
+        said.append(f"{host}: {', '.join(names)}" if names else host)
+    return ", ".join(said) or "this machine"
+
+
+def _devices(count: int) -> str:
+    return f"{count} device{'' if count == 1 else 's'}"
+
+
+def _listed(names: list[str]) -> str:
+    """Up to four names in a sentence; more as their count, first and last."""
+    if len(names) <= 4:
+        return joined(names)
+    return f"{len(names)} ({names[0]} ... {names[-1]})"
+
+
+def _counts(rows: pd.DataFrame, by: str) -> str:
+    """``on 1, 2 devices`` where every configuration ran at every count, else each count
+    with what ran there: ``on 1 device (all 6) and 2 devices (mlp-4m only)``."""
+    counts = sorted(int(n) for n in rows["accelerators"].unique())
+    every = rows[by].nunique()
+    at = {
+        n: list(dict.fromkeys(rows.loc[rows["accelerators"] == n, "configuration"])) for n in counts
+    }
+    if all(rows.loc[rows["accelerators"] == n, by].nunique() == every for n in counts):
+        return f"on {', '.join(map(str, counts))} device{'s' if counts != [1] else ''}"
+    parts = [
+        f"{_devices(n)} ({f'all {every}' if len(at[n]) == every else _listed(at[n]) + ' only'})"
+        for n in counts
+    ]
+    return "on " + joined(parts)
+
+
+def _summary(rows: pd.DataFrame) -> str:
+    """What one platform's trusted rows measured: models, sizes, configurations, device
+    counts (what ran at each), hosts and backends."""
+    models = rows["model"].nunique()
+    by = "config_group" if "config_group" in rows else "configuration"
+    configurations = rows[by].nunique()  # a configuration run twice is one
+    low, high = number(rows["params"].min() / 1e6, 2), number(rows["params"].max() / 1e6)
+    sizes = f"of {low}M parameters" if models == 1 else f"from {low}M to {high}M parameters"
+    in_configs = f" in {configurations} configurations" if configurations > models else ""
+    backends = ", ".join(sorted(rows["backend"].astype(str).unique()))
+    return (
+        f"{models} model{'s' if models != 1 else ''} {sizes}{in_configs} "
+        f"{_counts(rows, by)} ({_hosts(rows)}, {backends})."
+    )
+
+
+def _at_count(rows: pd.DataFrame, world: int, where: str) -> list[str]:
+    """The sentences on ``world`` devices of one platform's trusted rows (``where``: the
+    platform in parentheses where the section has several, else ""): which of the runs
+    measured there train slower or faster than on one device, the break-even size, the
+    best speedup; each names the runs it covers."""
+    at = rows[(rows["accelerators"] == world) & rows["speedup"].notna()]
+    if at.empty:
+        return []
+    names = list(at["configuration"])
+    noun = "model" if (at["configuration"] == at["model"]).all() else "configuration"
+    on = f"{_devices(world)}{where}"
+    slower, faster = at[at["speedup"] < 1], at[at["speedup"] >= 1]
+    size = break_even_params(rows, world)
+    if len(at) == 1:
+        pace = "slower" if len(slower) else "faster"
+        text = f"{names[0]}, the only {noun} measured on {on}, trains {pace} than on one device."
+    elif size:
+        text = (
+            f"On {on} the break-even model size is {number(size / 1e6)}M parameters "
+            f"(interpolated within a family): of the {len(at)} {noun}s measured there, "
+            f"{_listed(list(slower['configuration']))} train{'s' if len(slower) == 1 else ''} "
+            f"slower than on one device and {_listed(list(faster['configuration']))} faster."
+        )
+    elif slower.empty or faster.empty:
+        pace = "slower" if faster.empty else "faster"
+        text = f"On {on} each of the {len(at)} {noun}s measured there ({_listed(names)}) "
+        text += f"trains {pace} than on one device."
+    else:
+        text = (
+            f"On {on} {_listed(list(slower['configuration']))} "
+            f"train{'s' if len(slower) == 1 else ''} slower than on one device and "
+            f"{_listed(list(faster['configuration']))} faster (no crossing within one model "
+            "family to interpolate a break-even size)."
+        )
+    best = at.loc[at["speedup"].idxmax()]
+    of = (
+        f"{best['configuration']} on {on}"
+        if len(at) == 1
+        else f"Best scaling on {on}, of the {len(at)} {noun}s measured there: "
+        f"{best['configuration']}"
+    )
+    step = "its step" if len(at) == 1 else "the step"
+    return [
+        text,
+        f"{of}: {best['speedup']:.2f}x (efficiency {best['efficiency']:.0%}); exposed "
+        f"communication is {_share_range(at['comm_fraction'])} of {step}.",
+    ]
+
+
+def _ddp_at_one(rows: pd.DataFrame, where: str) -> list[str]:
+    """What DDP's wrapper costs on one device (``ddp_vs_bare`` of the N = 1 rows), the
+    number the table shows in its own column, never as a speedup."""
+    ratios = rows.get("ddp_vs_bare", pd.Series(dtype=float)).dropna()
+    if ratios.empty:
+        return []
+    runs = "the N = 1 run" if len(ratios) == 1 else f"the {len(ratios)} N = 1 runs"
+    return [
+        f"On one device{where} DDP's step reaches {_ratio_range(ratios)} the bare module's "
+        f"throughput ({runs}, column 'DDP vs bare module': what DDP's own overhead costs); "
+        "speedups at N > 1 are against the bare module."
+    ]
+
+
+def bench_findings(all_rows: pd.DataFrame) -> list[str]:
+    """Sentences: what was measured, DDP's cost on one device, break-even size, best and
+    worst scaling, communication share; from the runs without plausibility flags (the
+    flagged ones are named and left out), per device and backend (``platform``) where the
+    rows ran on several, each sentence naming its platform then."""
+    scaling = trusted(all_rows)
+    flagged = all_rows[all_rows["flagged"].astype(bool)]
+    if scaling.empty:
+        every = "The run is" if len(all_rows) == 1 else f"All {len(all_rows)} runs are"
+        return [f"{every} flagged as untrustworthy (see the table)."]
+    platforms = list(scaling.groupby("platform", sort=False))
+    several = len(platforms) > 1
+    out = [_summary(rows) for _, rows in platforms]
+    if len(flagged):
+        names = ", ".join(f"{r.configuration} on {r.accelerators}" for r in flagged.itertuples())
+        out.append(
+            f"Left out of these findings as not trustworthy: {names} (reasons in the "
+            "table); the advice leaves them out too unless it says it used them."
+        )
+    for platform, rows in platforms:
+        where = f" ({platform})" if several else ""
+        out += _ddp_at_one(rows, where)
+        for world in sorted(set(rows["accelerators"]) - {1}):
+            out += _at_count(rows, int(world), where)
+    return out

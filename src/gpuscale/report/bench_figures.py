@@ -187,7 +187,8 @@ def predicted_scaling(predicted: pd.DataFrame, measured: pd.DataFrame | None, ti
     columns ``speedup``, ``speedup_low``, ``speedup_high``), the ideal line, and the
     measured runs at N > 1 over it: filled where trusted, hollow grey where flagged. One
     y axis (efficiency = speedup / N is in the tooltips); no N = 1 point: it is 1 by
-    definition (the bench's one-device speedup compares DDP with the plain step)."""
+    definition (the bench's N = 1 rows have no speedup: their DDP-against-bare ratio is
+    ``ddp_vs_bare``)."""
     fig, ax = new_axes()
     interval_band(ax, predicted, "accelerators", "speedup", alpha=0.18)
     ax.plot(

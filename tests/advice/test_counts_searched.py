@@ -31,3 +31,67 @@ def test_every_count_up_to_the_maximum_asked_is_shown_or_said(most: int, scaling
         assert "global batch 64" in line.group(3)
     if scaling == "weak" or 64 % most == 0:
         assert most in shown and "not shown" not in said
+
+
+# A model that still pays at every count (1B parameters, its fixed cost measured).
+PAYS = {"params": 1e9, "step_ms": (500.0, 300.0), "batch": (64, 32), "link": "nvlink4"}
+
+
+def _searched_line(said: str) -> list[int] | None:
+    line = re.search(r"Device counts searched: ([\d, ]+)[;.]", said)
+    return [int(x) for x in line.group(1).split(", ")] if line else None
+
+
+@pytest.mark.parametrize("most", [2, 3, 4, 5, 6, 8, 12, 20])
+@pytest.mark.parametrize("batch", [None, 256, 384])
+def test_the_counts_searched_are_said_wherever_they_are_not_every_count(
+    most: int, batch: int | None
+) -> None:
+    """Whenever the counts searched are not 1..max (powers of two and the most allowed;
+    past one node whole nodes only), the advice names them and the rule; a walk's
+    --max-devices 12 --global-batch 384 searched 1, 2, 4 and 8 without a word."""
+    scaling = {"global_batch": batch} if batch else {"scaling": "weak"}
+    advice = gpuscale.advise(**PAYS, max_devices=most, **scaling)
+    searched = advice.inputs.device_counts()
+    said = " ".join(advice.explanation)
+    if searched == list(range(1, most + 1)) and set(advice.predictions["accelerators"]) == set(
+        searched
+    ):
+        assert "Device counts searched" not in said
+        return
+    assert _searched_line(said) == searched, said
+    if searched != list(range(1, most + 1)):
+        assert "The counts searched are the powers of two" in said
+    if most == 12:  # 12 is one and a half nodes of 8: not searched, and said why
+        assert searched == [1, 2, 4, 8] and "only whole nodes" in said and "not 12" in said
+        assert "span up to" not in said and "no count above 8 is searched" in said
+
+
+@pytest.mark.parametrize("most", [3, 5, 6, 12])
+@pytest.mark.parametrize("batch", [256, 384, None])
+def test_the_most_allowed_is_said_only_of_the_most_allowed(most: int, batch: int | None) -> None:
+    """ "N devices is the most allowed" only where N is; below it (a count the batch does
+    not split, or not searched), the largest count predicted is said to be that, with why
+    nothing larger was, and the remedy is what would predict one (a walk: --max-devices 3
+    said "2 devices is the most allowed")."""
+    scaling = {"global_batch": batch} if batch else {"scaling": "weak"}
+    advice = gpuscale.advise(**PAYS, max_devices=most, **scaling)
+    said = " ".join(advice.explanation)
+    for n in re.findall(r"(\d+) devices is the most allowed", said):
+        assert int(n) == most, said
+    d = advice.decision
+    if d.cap == "devices" and d.focus < most:
+        assert f"{d.focus} devices is the largest count predicted" in said
+        assert f"though {most} are allowed" in said
+        assert "allow more (--max-devices" not in said  # more are allowed already
+        assert "would predict a count above" in said
+
+
+def test_the_walk_max_3_at_a_batch_3_does_not_divide() -> None:
+    advice = gpuscale.advise(**PAYS, max_devices=3, global_batch=256)
+    said = " ".join(advice.explanation)
+    assert advice.recommended == 2 and advice.decision.cap == "devices"
+    assert "2 devices is the most allowed" not in said
+    assert "2 devices is the largest count predicted" in said
+    assert "3 does not split the global batch 256" in said
+    assert "a --global-batch divisible by 3" in said

@@ -1,16 +1,22 @@
 """The remedy a refusal gives follows the kinds of flag present (a user walk: a bench file
 whose only runs had a NaN loss was told to re-run on a quieter machine or to use the
-runs with --allow-flagged; a broken model is told to fix its loss)."""
+runs with --allow-flagged; a broken model is told to fix its loss). A broken model is
+never advised on, --allow-flagged or not (a later walk: --allow-flagged gave full advice
+on NaN-loss runs, and a NaN loss beside a busy host was told "fix the model first, re-run
+on a quieter machine ... or --allow-flagged")."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 import gpuscale
 from gpuscale.advice.calibrate import CalibrationError
+from gpuscale.advice.flag_remedy import remedy
 from gpuscale.bench.results_file import append_result
+from gpuscale.cli import app
 from gpuscale.plausibility import host_flags, loss_flags
 
 from ..builders import bench_record
@@ -19,21 +25,92 @@ NAN_LOSS = loss_flags(float("nan"))
 BUSY = host_flags({"other_load_share": 0.6})
 
 
-def _refusal(tmp_path: Path, *flags: list[str]) -> str:
-    """The refusal of a bench file of one model, a run per flag list (N = 1 and 2)."""
+# What offers a way out other than the fix: a quieter host, or using the runs anyway.
+WAYS_OUT = ("quieter", "allow flagged runs", "use them with a warning", "allow_flagged=True")
+
+
+def _file(tmp_path: Path, *flags: list[str], model: str = "mlp-1m") -> Path:
+    """A bench file of one model, a run per flag list (N = 1 and 2)."""
     path = tmp_path / "results.jsonl"
     for world, run_flags in zip((1, 2), flags, strict=False):
-        append_result(path, bench_record("mlp-1m", 1_000_000, world, 100.0, flags=run_flags))
+        append_result(path, bench_record(model, 1_000_000, world, 100.0, flags=run_flags))
+    return path
+
+
+def _refusal(tmp_path: Path, *flags: list[str], allow: bool = False) -> str:
+    """The refusal of a bench file of one model, a run per flag list (N = 1 and 2)."""
+    path = _file(tmp_path, *flags)
     with pytest.raises(CalibrationError) as refused:
-        gpuscale.advise(bench=path, link="pcie4-x16")
+        gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=allow)
     return " ".join(str(refused.value).split())
 
 
-def test_a_broken_model_is_told_to_fix_its_loss_not_to_rerun_or_use_it(tmp_path: Path) -> None:
+def _no_way_out_but_the_fix(said: str) -> None:
+    assert "loss not finite" in said and "fix the model" in said.lower(), said
+    assert not [w for w in WAYS_OUT if w in said], said
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_a_broken_model_is_told_to_fix_its_loss_not_to_rerun_or_use_it(
+    tmp_path: Path, allow: bool
+) -> None:
     assert NAN_LOSS and NAN_LOSS[0].startswith("loss not finite")  # the premise
-    said = _refusal(tmp_path, NAN_LOSS, NAN_LOSS)
-    assert "loss not finite" in said and "fix the model" in said.lower()
-    assert "quieter" not in said and "--allow-flagged" not in said
+    _no_way_out_but_the_fix(_refusal(tmp_path, NAN_LOSS, NAN_LOSS, allow=allow))
+
+
+@pytest.mark.parametrize("allow", [False, True])
+@pytest.mark.parametrize("where", ["N = 1", "N = 2", "both"])
+def test_a_broken_model_is_never_advised_on_whatever_the_flag(
+    tmp_path: Path, allow: bool, where: str
+) -> None:
+    """--allow-flagged admits noisy runs, never those of a model whose loss was not finite:
+    at N = 1 (no baseline), at N = 2 only (diverged there) or both, refused and told to fix
+    the model; the CLI says the same."""
+    flags = {"N = 1": (NAN_LOSS, []), "N = 2": ([], NAN_LOSS), "both": (NAN_LOSS, NAN_LOSS)}
+    path = _file(tmp_path, *flags[where])
+    with pytest.raises(CalibrationError) as refused:
+        gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=allow)
+    said = " ".join(str(refused.value).split())
+    _no_way_out_but_the_fix(said)
+    assert "mlp-1m is broken" in said
+    args = ["advise", "--bench", str(path), "--interconnect", "pcie4-x16"]
+    result = CliRunner().invoke(app, args + (["--allow-flagged"] if allow else []))
+    assert result.exit_code != 0 and "predicted training" not in result.output
+    _no_way_out_but_the_fix(" ".join(result.output.split()))
+
+
+def test_allow_flagged_still_admits_a_busy_host(tmp_path: Path) -> None:
+    advice = gpuscale.advise(
+        bench=_file(tmp_path, BUSY, BUSY), link="pcie4-x16", allow_flagged=True
+    )
+    assert advice.recommended >= 1
+    assert any("flagged run(s) used (--allow-flagged)" in w for w in advice.decision.warnings)
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_a_sound_model_beside_a_broken_one_is_advised_on_alone(tmp_path: Path, allow: bool) -> None:
+    """The broken model (the larger, so the default) is passed over and said so; asked
+    for by name, it is refused."""
+    path = tmp_path / "results.jsonl"
+    for world in (1, 2):
+        append_result(path, bench_record("mlp-1m", 1_000_000, world, 100.0 * world**0.8))
+        flags = NAN_LOSS if world == 2 else []  # diverged at 2: its N = 1 run looks sound
+        append_result(path, bench_record("mlp-4m", 4_000_000, world, 50.0, flags=flags))
+    advice = gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=allow)
+    assert advice.inputs is not None and advice.inputs.name == "mlp-1m"
+    said = " ".join(advice.explanation)
+    assert "mlp-4m" in said and "loss not finite on 2 device(s)" in said
+    with pytest.raises(CalibrationError, match="mlp-4m is broken"):
+        gpuscale.advise(bench=path, model="mlp-4m", link="pcie4-x16", allow_flagged=allow)
+
+
+def test_the_remedy_for_a_broken_model_offers_no_other_way_out() -> None:
+    said = remedy(["loss not finite", "machine busy", "noisy", "bench too short"])
+    assert said.startswith("Fix the model first")
+    assert not [w for w in WAYS_OUT if w in said], said
+    assert "machine busy" in said  # the other flags are named, as for after the fix
+    inherited = remedy(["N = 1 run flagged (loss not finite, machine busy)"])
+    assert inherited.startswith("Fix the model first") and "quieter" not in inherited
 
 
 def test_a_busy_host_is_told_to_rerun_or_allow(tmp_path: Path) -> None:
@@ -41,6 +118,8 @@ def test_a_busy_host_is_told_to_rerun_or_allow(tmp_path: Path) -> None:
     assert "quieter machine" in said and "--allow-flagged" in said and "fix the model" not in said
 
 
-def test_both_kinds_get_both_remedies(tmp_path: Path) -> None:
-    said = _refusal(tmp_path, NAN_LOSS + BUSY, BUSY)
-    assert "fix the model" in said.lower() and "quieter machine" in said
+@pytest.mark.parametrize("allow", [False, True])
+def test_a_broken_model_on_a_busy_host_is_told_only_to_fix_it(tmp_path: Path, allow: bool) -> None:
+    """A NaN loss beside a busy host: fixing the model is the only way out; neither a
+    quieter machine nor --allow-flagged is offered (the walk's file, both ways)."""
+    _no_way_out_but_the_fix(_refusal(tmp_path, NAN_LOSS + BUSY, BUSY, allow=allow))

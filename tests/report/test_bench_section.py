@@ -368,3 +368,25 @@ def test_the_bench_section_reads_a_computed_advice_and_walks_no_advice_engine() 
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gpuscale.advice")
     }
     assert taken <= {"gpuscale.advice.intervals"}, taken
+
+
+def test_a_broken_model_is_never_advised_on_in_the_report(tmp_path: Path) -> None:
+    """--allow-flagged in the report admits no run of a model whose loss was not finite:
+    asked for, no advice and the fix said; beside a sound model, the sound one is advised
+    on and the top does not call it "from flagged runs" (none of its runs was flagged)."""
+    nan = ["loss not finite: nan at the last timed step, so the model trains nothing"]
+    rows = [
+        bench_record("a", 10**5, 1, 100.0),
+        bench_record("a", 10**5, 2, 150.0, sync_overhead_ms=1.0, comm_ms=2.0),
+        {**bench_record("b", 10**6, 1, 100.0), "flags": nan},
+        {**bench_record("b", 10**6, 2, 120.0, comm_ms=4.0), "flags": nan},
+    ]
+    bench = bench_table(rows)
+    asked = _advice(bench, interconnect="pcie-phb", model="b", allow_flagged=True)
+    assert asked.advice is None and "b is broken" in str(asked.refused)
+    assert "fix the model" in str(asked.refused).lower()
+    given = _advice(bench, interconnect="pcie-phb", max_devices=4, allow_flagged=True)
+    assert given.advice is not None and given.advice.inputs.name == "a"
+    section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
+    top = section.answer[1]
+    assert top.startswith("Advice for a: ") and "from flagged runs" not in top

@@ -16,7 +16,7 @@ from gpuscale.advice import assumptions, caveats, fixed_cost, priors
 from gpuscale.advice.assumptions import BENCH, Assumption, bench_command
 from gpuscale.advice.device_power import Power, device_power
 from gpuscale.advice.fixed_cost import FixedCost
-from gpuscale.advice.limits import implied_device, rate_warnings
+from gpuscale.advice.limits import implied_device, rate_warnings, unchecked_note
 from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
@@ -102,6 +102,14 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         # (kernels too short to fill the device: the published study's own), one above the
         # peak cannot be
         warnings = rate_warnings(split.tflops, device, precision, low=False)
+    # a device named without a known peak: the check above could not be made, said
+    assumed = fixed.source == "assumed"
+    unchecked = unchecked_note(
+        whole if assumed else split.tflops,
+        device,
+        precision,
+        "the inputs imply over the whole step" if assumed else "the inputs imply",
+    )
     return replace(
         basis,
         spec=spec,
@@ -115,7 +123,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         min_batch=max(1, per_device // 8),  # the fixed cost prices smaller batches
         overlap=req.overlap,
         power=_power(req, device, basis.network.intra.name),
-        sources=(*basis.sources, source),
+        sources=(*basis.sources, source, *filter(None, [unchecked])),
         warnings=(*basis.warnings, *warnings),
         name=f"a {format_count(spec.params)}-parameter model",
         assumed=(*basis.assumed, *_assumed(req, fixed, spec)),

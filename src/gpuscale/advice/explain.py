@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
+from gpuscale.advice.counts import below_the_most, larger_counts, only_one
 from gpuscale.quantities import (
     duration_unit,
     format_count,
@@ -76,20 +77,6 @@ def _config(row: pd.Series) -> str:
     )
 
 
-def _only_one(inputs: Any) -> str:
-    """Why one device is all the table holds: the devices there are, or a global batch
-    kept at every count that does not split over two (it said "only one device is
-    available" beside "device count capped at 2")."""
-    kept = inputs.kept_global_batch if inputs is not None else None
-    if inputs is None or inputs.max_devices == 1 or kept is None:
-        return "Only one device is available: there is nothing to compare."
-    return (
-        f"Only one device can train at the global batch {kept:,} kept at every count (strong "
-        "scaling): it does not split into whole per-device batches over more devices; "
-        "--scaling weak, or a --global-batch that more devices divide, compares counts."
-    )
-
-
 def _row(frame: pd.DataFrame, n: int) -> pd.Series:
     return frame[frame["accelerators"] == n].iloc[0]
 
@@ -128,7 +115,7 @@ def _recommendation(advice: Explainable) -> list[str]:
                 f"({d.focus} devices: {_row(frame, d.focus)['efficiency']:.0%})."
             )
         else:
-            lines.append(_only_one(advice.inputs))
+            lines.append(only_one(advice.inputs))
     if d.fastest != d.devices:
         fastest = _row(frame, d.fastest)
         fastest_time = format_hours(fastest["time_to_train_min"] / 60, unit)
@@ -235,8 +222,9 @@ def _step(advice: Explainable) -> list[str]:
         )
     elif d.cap == "devices":
         lines.append(
-            f"{d.focus} devices is the most allowed and still pays ({numbers}): the count "
-            "allowed caps the speedup."
+            below_the_most(advice.inputs, advice.predictions, d.focus, numbers)
+            or f"{d.focus} devices is the most allowed and still pays ({numbers}): the "
+            "count allowed caps the speedup."
         )
     else:
         lines.append(f"At {d.focus} devices neither factor loses more than 5% ({numbers}).")
@@ -252,6 +240,8 @@ def remedy(advice: Explainable) -> str:
     overhead gone would still miss the target, the next one that must shrink too."""
     d, inputs = advice.decision, advice.inputs
     said = REMEDIES[d.change]
+    if d.change == "devices":  # below the most allowed: what would predict a larger count
+        said = larger_counts(inputs, advice.predictions, d.focus) or said
     if d.change == "latency" and inputs is not None:
         cures = ["larger DDP buckets (fewer messages)"]
         cures = cures if inputs.model.grad_bytes > inputs.bucket_mb * 2**20 else []

@@ -2,13 +2,19 @@
 present (``bench.results.flag_summary``): a noisy host is re-run on a quieter machine or
 its runs allowed with a warning; a model whose loss was not finite is broken, and is told
 to fix its loss, never to re-run quieter or use its runs; any other flag is told to bench
-again as the flag itself says, or to allow the runs."""
+again as the flag itself says, or to allow the runs.
+
+A broken model's runs are never used, ``--allow-flagged`` or not (``broken_models``): a
+walk's ``--allow-flagged`` advised in full on a model whose loss was NaN, and a file with
+a NaN loss and a busy host was told to "fix the model first, re-run on a quieter machine
+... or --allow-flagged", two ways out that are none while the model is broken."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from gpuscale.bench.baselines import kinds_of
 from gpuscale.bench.results import flag_summary
 
 # Kinds of flag (the text before a reason's first colon) that a noisy host raises.
@@ -18,10 +24,95 @@ BROKEN_KINDS = ("loss not finite",)
 
 QUIETER = "re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median)"
 ALLOW = "allow flagged runs (--allow-flagged, or allow_flagged=True) to use them with a warning"
+FIX_FIRST = "check its loss, inputs and learning rate, then bench it again"
 FIX_LOSS = (
     "fix the model first: its loss was not finite (NaN or inf), so it trains nothing "
-    "(broken or diverged): check its loss, inputs and learning rate, then bench it again"
+    f"(broken or diverged): {FIX_FIRST}"
 )
+# Said beside FIX_LOSS: what --allow-flagged does not do, and where the other flags went.
+NOT_ALLOWED = (
+    "--allow-flagged admits no run of a model whose loss was not finite; its other flags "
+    "({kinds}) are for the runs benched after the fix"
+)
+
+
+def broken_models(table: Any) -> dict[str, list[int]]:
+    """Each model with an ``ok`` run whose own loss was not finite (its flags say ``loss not
+    finite``), with the device counts of those runs: a broken (or diverged) model, none of
+    whose runs an advice uses, ``--allow-flagged`` or not."""
+    ok = table[table["status"] == "ok"]
+    found: dict[str, list[int]] = {}
+    for model, devices, flags in zip(ok["model"], ok["accelerators"], ok["flags"], strict=True):
+        if any(k.startswith(BROKEN_KINDS) for k in kinds_of(str(flags or ""))):
+            found.setdefault(str(model), []).append(int(devices))
+    return {m: sorted(set(n)) for m, n in found.items()}
+
+
+def broken_sentence(broken: dict[str, list[int]]) -> str:
+    """The models ``broken`` names, each with the counts whose loss was not finite."""
+    return "; ".join(
+        f"{model} (loss not finite on {', '.join(map(str, counts))} device(s))"
+        for model, counts in broken.items()
+    )
+
+
+def broken_refusal(broken: dict[str, list[int]], where: str) -> str:
+    """The refusal when the model asked for, or every model of ``where`` measured, is broken
+    (``broken``: those models, ``broken_models``)."""
+    if len(broken) == 1:
+        ((model, counts),) = broken.items()
+        said = (
+            f"{model} is broken: loss not finite (NaN or inf) in its run(s) on "
+            f"{', '.join(map(str, counts))} device(s) in {where}: it trains nothing "
+            "(broken or diverged)"
+        )
+    else:
+        said = f"every model measured in {where} is broken: {broken_sentence(broken)}"
+    whose = "its" if len(broken) == 1 else "their"
+    return (
+        f"{said}; none of {whose} runs is advised on, with --allow-flagged or without (it "
+        f"admits runs flagged for a noisy host or the like, never a broken model's). Fix "
+        f"the model{'' if len(broken) == 1 else 's'} first: {FIX_FIRST}"
+    )
+
+
+def broken_note(broken: dict[str, list[int]]) -> str:
+    """The sentence saying which models were left out as broken ("" when none)."""
+    if not broken:
+        return ""
+    return (
+        f". Left out whatever --allow-flagged says, as broken: {broken_sentence(broken)}; "
+        "fix a model whose loss is not finite before advising on it"
+    )
+
+
+def usable_runs(
+    table: Any, allow: bool, model: str | None, where: str
+) -> tuple[Any, str | None, dict[str, list[int]]]:
+    """The bench table an advice may use: without the runs of its broken models
+    (``broken_models``, returned too), other flagged runs made usable when ``allow`` (and
+    the warning saying so, and what it left out all the same). ``CalibrationError`` when
+    ``model`` (asked for) is broken, or when every model measured is."""
+    from gpuscale.advice.calibrate import CalibrationError  # lazy: no import circle
+
+    broken = broken_models(table)
+    if model in broken:
+        raise CalibrationError(broken_refusal({model: broken[model]}, where))
+    sound = table[~table["model"].astype(str).isin(broken)]
+    if broken and not (sound["status"] == "ok").any():
+        raise CalibrationError(broken_refusal(broken, where))
+    if not allow:
+        return sound, None, broken
+    flagged = sound["flagged"].fillna(False).astype(bool) & (sound["status"] == "ok")
+    said = [broken_note(broken).removeprefix(". ")] if broken else []  # allowed, not used
+    if flagged.any():
+        said.insert(
+            0,
+            f"{int(flagged.sum())} flagged run(s) used (--allow-flagged): "
+            f"{flag_lines(sound)}. The figures they give are less certain",
+        )
+    warning = f"WARNING: {'. '.join(said)}." if said else None
+    return sound.assign(flagged=False), warning, broken
 
 
 def flag_lines(table: Any) -> str:
@@ -46,13 +137,17 @@ def remedy(kinds: list[str]) -> str:
     broken = [k for k in kinds if k.startswith(BROKEN_KINDS)]
     noise = [k for k in kinds if k.startswith(NOISE_KINDS)]
     other = [k for k in kinds if k not in broken and k not in noise]
-    parts = [FIX_LOSS] if broken else []
-    if noise:
-        parts.append(QUIETER)
+    if broken:  # no way out but the fix: neither a quieter host nor --allow-flagged
+        said = FIX_LOSS
+        if noise or other:
+            said += "; " + NOT_ALLOWED.format(kinds=", ".join(noise + other))
+        return said[:1].upper() + said[1:]
+    if not (noise or other):
+        return ""
+    parts = [QUIETER] if noise else []
     if other:
         parts.append(f"bench again as the flag says ({', '.join(other)})")
-    if noise or other:
-        parts.append(("or " if parts else "") + ALLOW)
+    parts.append(("or " if parts else "") + ALLOW)
     said = ", ".join(parts)
     return said[:1].upper() + said[1:]
 

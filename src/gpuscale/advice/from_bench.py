@@ -20,8 +20,8 @@ from gpuscale.advice import contention as measured_contention
 from gpuscale.advice.basis import DEFAULT_LINK, Basis
 from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
 from gpuscale.advice.device_power import bench_power
-from gpuscale.advice.flag_remedy import flag_lines, flagged_help
-from gpuscale.advice.limits import rate_warnings
+from gpuscale.advice.flag_remedy import broken_note, flagged_help, usable_runs
+from gpuscale.advice.limits import rate_warnings, unchecked_note
 from gpuscale.advice.model import predict_step
 from gpuscale.advice.model_choice import why_this_model
 from gpuscale.advice.network import Network
@@ -42,7 +42,10 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     by_numbers.check(req)
     if req.model is not None:
         _known_model(bench, req.model, req.bench)
-    table, warning = _with_flagged(bench, req.allow_flagged)
+    # a broken model (its loss not finite) is used by nothing, --allow-flagged or not: not
+    # advised on, not a family's representative, no other model's contention measured on it
+    where = "the bench results" if req.bench is None else Path(req.bench).name
+    table, warning, broken = usable_runs(bench, req.allow_flagged, req.model, where)
     try:
         if req.params is not None:  # a model the bench did not measure: its family's rate
             model, family, how = by_numbers.representative(table, req)
@@ -50,7 +53,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         else:
             cal = calibrate(table, req.model or default_model(table), basis.network)
     except CalibrationError as exc:
-        raise CalibrationError(f"{exc}{flagged_help(table)}") from None
+        raise CalibrationError(f"{exc}{flagged_help(table)}{broken_note(broken)}") from None
     measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged))
     fell = measured_contention.falling(cal.compute.slowdown)
     weak = _weak(table, cal.name)
@@ -80,6 +83,10 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         given_w=req.power_w,
     )
     sources = _bench_sources(cal)
+    precision = "bf16" if req.grad_bytes == 2 else "fp32"
+    note = unchecked_note(cal.compute.tflops, cal.device_name, precision, "the bench measured")
+    if note and cal.device != "cpu":  # a GPU without a peak: its rate not checked, said
+        sources.append(note)
     if req.fixed_ms is not None:  # entered: replaces what the bench measured or fitted
         cal = _with_fixed(cal, req.fixed_ms)
     bench_model = None if req.params else cal.name  # the model a bench run would measure
@@ -108,12 +115,12 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
             *rate_warnings(
                 cal.compute.tflops,
                 cal.device_name,
-                "bf16" if req.grad_bytes == 2 else "fp32",
+                precision,
                 low=False,
             ),
         ),
         bench_model=None if req.params is not None else cal.name,
-        model_note="" if req.model or req.params else why_this_model(table, cal.name),
+        model_note="" if req.model or req.params else why_this_model(bench, cal.name, broken),
         host_devices=host,
     )
 
@@ -305,18 +312,6 @@ def _known_model(table: pd.DataFrame, model: str, source: Any) -> None:
         f"it holds {len(names)} model(s): {', '.join(names) or 'none'} "
         "(give one of them to --model)"
     )
-
-
-def _with_flagged(table: pd.DataFrame, allow: bool) -> tuple[pd.DataFrame, str | None]:
-    """The table, with flagged runs made usable when ``allow`` (and the warning)."""
-    flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
-    if not allow or not flagged.any():
-        return table, None
-    warning = (
-        f"WARNING: {int(flagged.sum())} flagged run(s) used (--allow-flagged): "
-        f"{flag_lines(table)}. The figures they give are less certain."
-    )
-    return table.assign(flagged=False), warning
 
 
 def _overlap_unmeasured(measured: tuple[caveats.Measured, ...]) -> str:

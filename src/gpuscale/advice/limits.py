@@ -77,6 +77,25 @@ def rate_warnings(
     return []
 
 
+def unchecked_note(
+    tflops: float, device: str | None, precision: str, what: str = "the inputs imply"
+) -> str:
+    """Where a device is named but ``hardware/peaks.py`` has no peak for it (an A10G, a
+    TPU), the sentence saying the rate (``what`` gives it) could not be checked against
+    its peak, and why; "" where there is no device or its peak is known (the check was
+    made). A walk's ``--device-name L4``, then without a peak, skipped it without a word."""
+    if not device or peak_for(device) is not None:
+        return ""
+    fastest = max((p for _, p in PEAKS), key=lambda p: p.bf16)
+    return (
+        f"Plausibility: not checked against the device's peak: gpuscale records no peak "
+        f"FLOP/s for {device!r} (hardware/peaks.py), so the {number(tflops)} TFLOP/s per "
+        f"device {what} would be flagged only above the fastest accelerator it knows "
+        f"({fastest.device}, {number(fastest.bf16)} TFLOP/s bf16); compare it with the "
+        f"device's datasheet ({precision} dense peak)."
+    )
+
+
 def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, str], ...]:
     """(N, minutes, why) for N = 1..``largest``: the least time to train N accelerators
     could need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N

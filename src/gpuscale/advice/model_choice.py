@@ -11,8 +11,14 @@ from gpuscale.bench.baselines import kinds_of
 from gpuscale.quantities import format_count
 
 
-def _why_not(runs: pd.DataFrame) -> str:
-    """Why a model's runs give no trustworthy N = 1 run."""
+def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
+    """Why a model's runs give no trustworthy N = 1 run (``broken``: the counts whose loss
+    was not finite, where it is broken: then none of its runs is used)."""
+    if broken:
+        return (
+            f"loss not finite on {', '.join(map(str, broken))} device(s), a broken model: "
+            "none of its runs used, --allow-flagged or not"
+        )
     single = runs[runs["accelerators"] == 1]
     if single.empty:
         return "no N = 1 run"
@@ -23,9 +29,13 @@ def _why_not(runs: pd.DataFrame) -> str:
     return f"its N = 1 run(s) flagged ({', '.join(kinds) or 'untrusted'})"
 
 
-def why_this_model(table: pd.DataFrame, chosen: str) -> str:
+def why_this_model(
+    table: pd.DataFrame, chosen: str, broken: dict[str, list[int]] | None = None
+) -> str:
     """The sentence naming the model advised on and, where larger models of the table were
-    passed over, each and why; "" when the chosen model is the largest."""
+    passed over, each and why (``broken``: the models whose loss was not finite, with the
+    counts, ``flag_remedy.broken_models``); "" when the chosen model is the largest."""
+    broken = broken or {}
     sizes = table.dropna(subset=["params"]).groupby("model")["params"].max()
     if chosen not in sizes:
         return ""
@@ -33,7 +43,8 @@ def why_this_model(table: pd.DataFrame, chosen: str) -> str:
     if larger.empty:
         return ""
     passed = "; ".join(
-        f"{name} ({format_count(size)}): {_why_not(table[table['model'] == name])}"
+        f"{name} ({format_count(size)}): "
+        f"{_why_not(table[table['model'] == name], broken.get(str(name)))}"
         for name, size in larger.items()
     )
     return (

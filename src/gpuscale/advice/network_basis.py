@@ -62,10 +62,19 @@ def network_basis(
         # more devices than the nodes hold: the rest are other nodes, never one node of 16
         # GPUs on NVLink (a user walk: --max-devices 16 modelled 16 GPUs inside one node)
         nodes = -(-req.max_devices // req.gpus_per_node)
+        # past one node only whole nodes are searched (``AdviceInputs.device_counts``):
+        # the most nodes a count searched spans (12 of 8 per node spanned none, said 2)
+        whole = req.max_devices // req.gpus_per_node
+        spans = (
+            f"counts above {req.gpus_per_node} span up to {whole} whole nodes"
+            if whole >= 2
+            else f"no count above {req.gpus_per_node} is searched, as past one node only "
+            f"whole nodes are (--max-devices {2 * req.gpus_per_node} searches two)"
+        )
         spill = (
             f"Nodes: --max-devices {req.max_devices} is more than {req.nodes} node(s) of "
-            f"{req.gpus_per_node} devices hold: counts above {req.gpus_per_node} span up to "
-            f"{nodes} nodes (give --nodes and --gpus-per-node to say otherwise)."
+            f"{req.gpus_per_node} devices hold: {spans} (give --nodes and --gpus-per-node "
+            "to say otherwise)."
         )
     network = Network(
         intra=intra,

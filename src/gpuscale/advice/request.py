@@ -267,7 +267,8 @@ class AdviceRequest(JsonRequest):
     allow_flagged: bool = option(
         False,
         names=("--allow-flagged",),
-        help="Use --bench runs flagged as untrustworthy (busy host, noisy steps), with a warning.",
+        help="Use --bench runs flagged as untrustworthy (busy host, noisy steps), with a warning; "
+        "never those of a broken model (a loss not finite): it is refused, fix it first.",
     )
 
     def __post_init__(self) -> None:

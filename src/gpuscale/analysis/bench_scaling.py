@@ -227,8 +227,22 @@ def bench_notes(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
         for r in weak.itertuples()
     ]
     lines += [break_even_sentence(scaling, w) for w in sorted(set(scaling["accelerators"]) - {1})]
+    lines += _no_peak(scaling)
     baseline = baseline_sentence(scaling)
     return [*lines, baseline] if baseline else lines
+
+
+def _no_peak(scaling: pd.DataFrame) -> list[str]:
+    """One line per GPU whose runs have no MFU because ``hardware/peaks.py`` records no
+    peak for it (an A10G, a TPU): the blank column said, not left to read as unmeasured."""
+    if scaling.empty or "peak_tflops" not in scaling:
+        return []
+    gpu = scaling[(scaling["device"] == "cuda") & scaling["peak_tflops"].isna()]
+    return [
+        f"no MFU on {name}: gpuscale records no peak FLOP/s for it (hardware/peaks.py), "
+        "so the achieved TFLOP/s per device are said without a share of a peak"
+        for name in dict.fromkeys(gpu["device_name"].dropna().astype(str))
+    ]
 
 
 def earlier_rows(scaling: pd.DataFrame, failed: pd.DataFrame, path: object) -> str | None:

@@ -232,6 +232,27 @@ def _config(r: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
+def _peak_and_mfu(
+    r: dict[str, Any], config: dict[str, Any], flops: dict[str, Any]
+) -> dict[str, float]:
+    """The peak and MFU the run recorded; where it recorded none on a GPU whose peak
+    ``hardware/peaks.py`` now knows (an L4 or A10 benched before their peaks were added),
+    the peak and MFU read from it as the bench would have recorded them."""
+    peak, mfu = _number(flops.get("peak_tflops")), _number(flops.get("mfu"))
+    achieved = _number(flops.get("achieved_tflops_per_device"))
+    if not math.isnan(peak) or config.get("device") != "cuda":
+        return {"peak_tflops": peak, "mfu": mfu}
+    from gpuscale.hardware.peaks import peak_at  # lazy: only rows without a peak
+
+    total, conv = flops.get("per_sample"), flops.get("conv_per_sample")
+    share = conv / total if total and conv else 0.0  # convolutions: TF32 by default
+    name = (r.get("environment") or {}).get("device_name")
+    peak = peak_at(name, str(config.get("precision")), config.get("tf32", False), share)
+    if peak is None:
+        return {"peak_tflops": math.nan, "mfu": math.nan}
+    return {"peak_tflops": peak, "mfu": achieved / peak}  # NaN where nothing was achieved
+
+
 def _row(r: dict[str, Any]) -> dict[str, Any]:
     config, timing = _config(r), r.get("timing") or {}
     nvml, flops = r.get("nvml") or {}, r.get("flops") or {}
@@ -257,8 +278,7 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
         largest_bucket_bytes=max(buckets) if buckets else None,
         flops_per_sample=_number(flops.get("per_sample")),
         achieved_tflops_per_device=_number(flops.get("achieved_tflops_per_device")),
-        peak_tflops=_number(flops.get("peak_tflops")),
-        mfu=_number(flops.get("mfu")),
+        **_peak_and_mfu(r, config, flops),
         flops_uncounted_ops="; ".join(flops.get("uncounted_ops") or ()),
         grad_bytes_per_step=r.get("grad_bytes_per_step"),
         allreduce_bytes_per_step=r.get("allreduce_bytes_per_step"),

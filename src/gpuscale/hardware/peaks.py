@@ -28,6 +28,25 @@ Sources (TFLOP/s; retrieved 2026):
   FP32 44.1, TF32 44.1, BF16/FP16 88.2. The GPUs of the published single- vs dual-GPU study.
 * RTX A5000: NVIDIA RTX A5000 datasheet: FP32 27.8, TF32 55.6, BF16/FP16 111.1.
 * MI300X: AMD Instinct MI300X data sheet: FP32 163.4, TF32 653.7, BF16/FP16 1,307.4.
+* A10: NVIDIA A10 Tensor Core GPU datasheet: FP32 31.2, TF32 62.5, BF16/FP16 125.
+* A30: NVIDIA A30 Tensor Core GPU datasheet: FP32 10.3, TF32 82, BF16/FP16 165.
+* A40: NVIDIA A40 datasheet: FP32 37.4, TF32 74.8, BF16/FP16 149.7.
+* L4: NVIDIA L4 Tensor Core GPU datasheet, which gives the tensor figures with sparsity
+  only (TF32 120, BF16/FP16 242); dense, half of them: FP32 30.3, TF32 60, BF16/FP16 121.
+* L40: NVIDIA L40 datasheet: FP32 90.5, TF32 90.5, BF16/FP16 181.05.
+* T4: NVIDIA T4 Tensor Core GPU datasheet: FP32 8.1, mixed precision (FP16 tensor cores,
+  FP32 accumulate) 65. Turing has no TF32 and no BF16 tensor cores: TF32 = FP32 8.1,
+  and the bf16/fp16 column holds the FP16 figure (bf16 runs slower there: a ceiling).
+* V100: NVIDIA Tesla V100 datasheet: SXM2 FP32 15.7, tensor (FP16) 125; PCIe FP32 14,
+  tensor 112; V100S PCIe (V100S datasheet) FP32 16.4, tensor 130. Volta has no TF32 and
+  no BF16 tensor cores: TF32 = FP32, bf16/fp16 the FP16 tensor figure (a ceiling). A
+  V100 named without PCIe is read as the SXM2, the higher of the two.
+
+The catalogue's other accelerators (``hardware/accelerators.py``) have no peak here: Rubin,
+GB300, B300, H800, H20, A800, A10G, P100, RTX Pro 6000, RTX A6000, RX 7900 XTX, the AMD
+Instinct parts but MI300X, Gaudi, the TPUs, the IPUs and Ascend 910. A run on one has no
+MFU, and an advice on one says that its rate could not be checked against the device's
+peak, and why (``advice.limits.unchecked_note``), never silently.
 """
 
 from __future__ import annotations
@@ -71,6 +90,15 @@ PEAKS: tuple[tuple[str, Peak], ...] = (
     (r"rtx 4070 ti super", Peak("RTX 4070 Ti SUPER", 44.1, 44.1, 88.2)),
     (r"rtx a5000", Peak("RTX A5000", 27.8, 55.6, 111.1)),
     (r"mi300x", Peak("MI300X", 163.4, 653.7, 1307.4)),
+    (r"\ba10\b", Peak("A10", 31.2, 62.5, 125.0)),  # not the A10G (AWS's, no datasheet)
+    (r"\ba30\b", Peak("A30", 10.3, 82.0, 165.0)),
+    (r"\ba40\b", Peak("A40", 37.4, 74.8, 149.7)),
+    (r"\bl4\b", Peak("L4", 30.3, 60.0, 121.0)),
+    (r"\bl40\b", Peak("L40", 90.5, 90.5, 181.05)),
+    (r"\bt4\b", Peak("T4", 8.1, 8.1, 65.0)),
+    (r"v100s", Peak("V100S PCIe", 16.4, 16.4, 130.0)),
+    (r"v100.*pcie", Peak("V100 PCIe", 14.0, 14.0, 112.0)),
+    (r"v100", Peak("V100 SXM2", 15.7, 15.7, 125.0)),
 )
 
 # Each pattern with whole model numbers ("h100" never inside "h1000").
@@ -84,6 +112,15 @@ def peak_for(device_name: str | None) -> Peak | None:
         return None
     lowered = device_name.lower()
     return next((peak for found, peak in _MATCHERS if found(lowered)), None)
+
+
+def peak_at(
+    device_name: str | None, precision: str, tf32: bool | str, conv_share: float = 0.0
+) -> float | None:
+    """The peak TFLOP/s a run's FLOPs meet on ``device_name`` (``Peak.tflops``), None when
+    the table does not know the device."""
+    peak = peak_for(device_name)
+    return None if peak is None else peak.tflops(precision, tf32, conv_share)
 
 
 def mfu(

@@ -126,7 +126,10 @@ def advice_figure(
         for line in result.explanation
         if not line.startswith("WARNING") and line not in caveats
     ]
-    warned = " (from flagged runs, --allow-flagged: less certain)" if allowed else ""
+    # said only where the advised model's own runs were flagged and so used: --allow-flagged
+    # given over clean runs (or beside a broken model, never used) used nothing flagged
+    used = allowed and bool(measured["flagged"].fillna(False).astype(bool).any())
+    warned = " (from flagged runs, --allow-flagged: less certain)" if used else ""
     decision = [f"Advice for {model}{warned}: {said[0]}"] if said else []
     decision += [f"Advice for {model}: {line}" for line in caveats]
     explained = [f"Advice for {model}: {line}" for line in result.explanation]

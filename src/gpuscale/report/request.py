@@ -50,7 +50,8 @@ class ReportRequest:
     allow_flagged: bool = option(
         False,
         names=("--allow-flagged",),
-        help="With --advise: use bench runs flagged as untrustworthy, with a warning.",
+        help="With --advise: use bench runs flagged as untrustworthy, with a warning (never "
+        "those of a broken model, its loss not finite).",
     )
     convergence_basis: str = option(
         "expected",

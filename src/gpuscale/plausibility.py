@@ -121,6 +121,9 @@ def run_flags(
     return flags + host_flags(host)
 
 
+LOSS_NOT_FINITE = "loss not finite"  # the flag's kind (what the advice refuses on)
+
+
 def loss_flags(loss: float | None) -> list[str]:
     """A run whose loss at its last timed step is no finite number (NaN, inf): a broken or
     diverged model, which trains nothing; its step times stand, its result does not (a
@@ -129,7 +132,7 @@ def loss_flags(loss: float | None) -> list[str]:
         return []
     return [
         # no "; " inside: a row's flags are "; "-separated
-        f"loss not finite: {loss} at the last timed step, so the model trains nothing "
+        f"{LOSS_NOT_FINITE}: {loss} at the last timed step, so the model trains nothing "
         "(broken or diverged): check its loss and learning rate (its step times stand)"
     ]
 

@@ -123,3 +123,28 @@ def test_a_broken_model_on_a_busy_host_is_told_only_to_fix_it(tmp_path: Path, al
     """A NaN loss beside a busy host: fixing the model is the only way out; neither a
     quieter machine nor --allow-flagged is offered (the walk's file, both ways)."""
     _no_way_out_but_the_fix(_refusal(tmp_path, NAN_LOSS + BUSY, BUSY, allow=allow))
+
+
+@pytest.mark.parametrize("loss", ["NaN", "Infinity", "-Infinity"])
+def test_a_non_finite_loss_written_as_a_number_is_a_broken_model_too(
+    tmp_path: Path, loss: str
+) -> None:
+    """Another writer's row with ``"loss_last": NaN`` (json's NaN) and no flag was skipped
+    as a malformed line ("loss_last is nan, not a finite number") and the advice went on
+    from the model's other runs; written as gpuscale writes it (null and the flag) it was
+    refused. Both forms are a broken model."""
+    import json
+
+    path = _file(tmp_path, [], [])
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    rows[1]["loss_last"] = float(loss.replace("Infinity", "inf"))
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert loss in path.read_text()  # the premise: written as a bare number, unflagged
+    assert not rows[1].get("flags")
+    _no_way_out_but_the_fix(_refusal_of(path))
+
+
+def _refusal_of(path: Path) -> str:
+    with pytest.raises(CalibrationError) as refused:
+        gpuscale.advise(bench=path, link="pcie4-x16", allow_flagged=True)
+    return " ".join(str(refused.value).split())

@@ -32,7 +32,9 @@ RECORD_FIELDS: dict[str, str] = {
     "environment": "object",
     "grad_bytes_per_step": "int",
     "allreduce_bytes_per_step": "int",
-    "loss_last": "signed",  # the last timed step's loss; null where it was not finite
+    # the last timed step's loss; null where it was not finite (gpuscale writes), and a
+    # NaN or inf another writer left (json's NaN) is a loss too: flagged on read, not skipped
+    "loss_last": "loss",
 }
 CONFIG_FIELDS: dict[str, str] = {
     "model": "text",
@@ -133,6 +135,7 @@ _CHECKS = {
     "count": (lambda v: _is_int(v, 1), "a whole number >= 1"),
     "real": (_is_real, "a finite number >= 0"),
     "signed": (lambda v: _is_real(v, signed=True), "a finite number"),
+    "loss": (lambda v: isinstance(v, int | float) and not isinstance(v, bool), "a number"),
     "texts": (_each(lambda x: isinstance(x, str)), "a list of text"),
     "reals": (_each(_is_real), "a list of numbers"),
     "ints": (_each(lambda x: _is_int(x, 0)), "a list of sizes"),

@@ -22,7 +22,7 @@ from gpuscale.bench.baselines import baseline_flags, kinds_of, one_rank_flags, w
 from gpuscale.bench.config import fields_of_key, tf32_mode
 from gpuscale.bench.evidence import grade
 from gpuscale.bench.record import record_problem
-from gpuscale.plausibility import measured_host, run_flags
+from gpuscale.plausibility import LOSS_NOT_FINITE, loss_flags, measured_host, run_flags
 from gpuscale.quantities import format_bytes
 from gpuscale.sources.bounded import TooLarge, json_lines
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
@@ -253,6 +253,11 @@ def _peak_and_mfu(
     return {"peak_tflops": peak, "mfu": achieved / peak}  # NaN where nothing was achieved
 
 
+def _loss(value: Any) -> float | None:
+    """A row's ``loss_last`` as a float (None: not recorded)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _row(r: dict[str, Any]) -> dict[str, Any]:
     config, timing = _config(r), r.get("timing") or {}
     nvml, flops = r.get("nvml") or {}, r.get("flops") or {}
@@ -264,6 +269,8 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
     flags = [f for f in flags if f not in unmeasured]
     if r.get("status") == BenchStatus.OK:
         said = run_flags(timing, host, noise, warmup=config.get("warmup"))
+        if not any(f.startswith(LOSS_NOT_FINITE) for f in flags):  # NaN written, unflagged
+            said += loss_flags(_loss(r.get("loss_last")))
         flags += [f for f in said if f not in flags]
     buckets = (r.get("comm") or {}).get("bucket_bytes") or []
     row = {c: config.get(c) for c in BENCH_COLUMNS if c in config}

@@ -40,7 +40,7 @@ def test_all_puts_both_on_one_curve_and_open_alone_is_analysable() -> None:
     tables = round_tables(CLOSED, OPEN)
     both = analyze_asked(tables, ["bert"], AnalysisOptions(division="all"))
     assert set(both.results[0].table["system_id"]) == {"c4", "c8", "c16", "o64"}
-    assert not [n for n in both.notes if "division" in n]
+    assert not [n for n in both.notes if "left out" in n]
     alone = analyze_asked(tables, ["bert"], AnalysisOptions(division="open"))
     assert set(alone.results[0].table["system_id"]) == {"o64"}
     assert any("3 closed-division results left out" in n for n in alone.notes)
@@ -50,8 +50,8 @@ def test_a_workload_of_open_results_only_says_why_nothing_is_analysed() -> None:
     with pytest.raises(NothingAnalysedError) as caught:
         analyze_asked(round_tables([], [*OPEN, ("o128", "H100", 128, 1500.0)]), ["bert"])
     said = str(caught.value)
-    assert "of another division than closed" in said
-    assert "2 open-division results left out" in said
+    assert "its 2 scored result(s) are of another division than closed (open; " in said
+    assert "--division open or all includes them" in said
 
 
 def test_trends_keep_the_closed_division_and_say_what_they_left_out() -> None:
@@ -70,3 +70,24 @@ def test_the_report_analyses_the_division_its_request_names() -> None:
     assert ReportRequest(division="all").analysis().division == "all"
     with pytest.raises(ValueError, match="division"):
         ReportRequest(division="opne-ish")
+
+
+def test_a_whole_round_says_the_workload_it_left_for_its_division() -> None:
+    """``analyze ROUND`` (no -b) left v1.1's BERT, all open, out of its output without a
+    word: every workload asked is said, analysed or not."""
+    bert = round_tables(CLOSED, OPEN)
+    only_open = scores([("o8", "H100", 8, 10.0), ("o16", "H100", 16, 6.0)], "ssd")
+    frame = pd.concat([bert.scores, only_open.assign(division="open")], ignore_index=True)
+    tables = RoundTables(frame.iloc[:0], runs_for(frame), frame, frame.iloc[:0])
+    analysed = analyze_asked(tables, [])
+    assert [r.workload for r in analysed.results] == ["bert"]
+    [said] = [n for n in analysed.notes if "ssd" in n.lower() or "retinanet" in n.lower()]
+    assert "2 open-division results left out" in said
+
+
+def test_open_results_analysed_on_request_carry_a_caution() -> None:
+    analysed = analyze_asked(round_tables(CLOSED, OPEN), ["bert"], AnalysisOptions(division="all"))
+    [said] = [n for n in analysed.notes if "analysed" in n]
+    assert "1 open-division result analysed" in said and "different work" in said
+    closed = analyze_asked(round_tables(CLOSED, OPEN), ["bert"])
+    assert not [n for n in closed.notes if "analysed (" in n]

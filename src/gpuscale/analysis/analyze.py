@@ -15,7 +15,7 @@ import pandas as pd
 from gpuscale.analysis.clusters import Clustering, cluster_systems
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.decompose import decompose
-from gpuscale.analysis.divisions import in_division, left_out
+from gpuscale.analysis.divisions import in_division, left_out, open_analysed
 from gpuscale.analysis.equilibrium import (
     Equilibrium,
     equilibrium,
@@ -180,7 +180,12 @@ def not_analysed(
             "system description without one; see the data problems)"
         )
     if not in_division(counted, division).any():
-        return f"its {len(counted)} scored result(s) are of another division than {division}"
+        others = sorted(set(counted["division"].dropna().astype(str)))
+        return (
+            f"its {len(counted)} scored result(s) are of another division than {division} "
+            f"({' and '.join(others)}; --division {others[0] if others else 'all'} or all "
+            "includes them)"
+        )
     return "no scored system matches the options"
 
 
@@ -287,8 +292,10 @@ def analyze_asked(
     _check_options(options)
     options, read_as = read_against(options, tables.scores)
     results = analyze_or_explain(tables, workloads, options)
-    pairs = [(r.round, r.workload) for r in results]
+    # every pair asked: a workload of open results alone (v1.1 BERT) is said too
+    pairs = workload_pairs(tables, workloads)
     other = left_out(tables.scores, pairs, options.division, DIVISION_HOW)
+    other += open_analysed((r.round, r.workload, r.table) for r in results)
     return Analysed(results, options, [*read_as, *other, *clusters_lowered(results, options.k)])
 
 
@@ -320,9 +327,6 @@ def analyze_or_explain(
         }
         given = ", ".join(f"{k} {v!r}" for k, v in filters.items() if v is not None)
         said = [f"{_first(keys)}: {why}" for why, keys in pairs.items()]
-        said += left_out(
-            tables.scores, workload_pairs(tables, workloads), options.division, DIVISION_HOW
-        )
         raise NothingAnalysedError(
             f"no scored system matches these options{f' ({given})' if given else ''}"
             + "".join(f"; {x}" for x in said)

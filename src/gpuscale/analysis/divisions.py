@@ -57,3 +57,20 @@ def _of(scores: pd.DataFrame, workload: str) -> pd.Series:
     return (scores["workload"].map(workload_of, na_action="ignore") == workload) | (
         scores["benchmark"] == workload
     )
+
+
+def open_analysed(tables: Iterable[tuple[str, str, pd.DataFrame]]) -> list[str]:
+    """A caution per (round, workload, scaling table) that holds open-division results
+    (asked with ``--division open`` or ``all``): their times, E' and the study's verdicts
+    on them may compare other work."""
+    out = []
+    for round_name, workload, table in tables:
+        opened = int((table.get("division", pd.Series(dtype=str)).astype(str) == "open").sum())
+        if opened:
+            out.append(
+                f"{round_name} {display_name(workload)}: "
+                f"{counted(opened, 'open-division result')} analysed ({WHY} with the "
+                "closed division's or each other: the speedups, E' and the study's verdicts "
+                "on them may compare different work)"
+            )
+    return out

@@ -27,7 +27,7 @@ from gpuscale.analysis.analyze import (
     workload_pairs,
     workload_table,
 )
-from gpuscale.analysis.divisions import left_out
+from gpuscale.analysis.divisions import left_out, open_analysed
 from gpuscale.report.cache import Cache
 from gpuscale.report.findings import workload_findings
 from gpuscale.report.gc_tuning import fewer_collections
@@ -171,6 +171,7 @@ def _draw(
         sections = [_section(r, drawn, f, names) for r, f in zip(results, said, strict=True)]
         overview_figure = overview_future.result() if overview_future else None
         extra_sections = [*([study] if study else []), *(e for e in made if e)]
+    done = [(r.round, r.workload) for r in results]
     return render_html(
         tables,
         sections,
@@ -179,7 +180,13 @@ def _draw(
         bench,
         extra_sections,
         answers,
-        notes=[*notes, *analysed.skipped, *left_out(tables.scores, pairs, options.division, HOW)],
+        # a workload with no section says its division in its own note (``skipped``)
+        notes=[
+            *notes,
+            *analysed.skipped,
+            *left_out(tables.scores, done, options.division, HOW),
+            *open_analysed((r.round, r.workload, r.table) for r in results),
+        ],
         all_figures=out.every,
     )
 

@@ -239,7 +239,8 @@ def samples_to_converge_flag(
     factor = SAMPLES_TO_CONVERGE_FACTOR
     if not (_finite(value) and value > 0):
         return f"{value!r} is not a positive number"
-    shown = f"{number(value)} {unit}"
+    # "1 sample", never "1 samples" (v1.1's BERT logged 1 where millions were needed)
+    shown = f"{number(value)} {unit.removesuffix('s') if value == 1 else unit}"
     if references is not None:
         low, high, ruleset = references
         if not low / factor <= value <= high * factor:

@@ -45,7 +45,7 @@ def test_bert_logging_one_where_others_log_millions_is_flagged(tmp_path: Path) -
     assert flags["NVIDIA"] == flags["Dell"] == ""
     for org in ("Baidu", "Samsung"):
         assert "outside what the reference convergence points of ruleset 2.0.0" in flags[org]
-        assert "1 samples" in flags[org]
+        assert "1 sample is more than" in flags[org]  # (it read "1 samples")
     said = tables.problems[tables.problems["kind"] == "impossible value"]
     assert sorted(p.split("/")[0] for p in said["path"]) == ["Baidu", "Samsung"]
     # the measured basis: the logged samples themselves (the default basis, the RCPs'
@@ -128,3 +128,13 @@ def test_the_rule_on_numbers() -> None:
     assert "not a positive number" in samples_to_converge_flag(0.0, "samples", refs, [])
     assert samples_to_converge_flag(40.0, "epochs", None, [3.0]) == ""  # one peer: no test
     assert "median" in samples_to_converge_flag(40.0, "epochs", None, [3.0, 3.5])
+
+
+def test_one_sample_is_said_in_the_singular() -> None:
+    """v1.1's BERT logs 1 where millions of samples were needed: "1 samples is more than
+    10x outside" read in every such line; one of a unit is said in the singular."""
+    from gpuscale.plausibility import samples_to_converge_flag
+
+    said = samples_to_converge_flag(1.0, "samples", (2.5e6, 3.5e6, "1.1.0"), [])
+    assert said.startswith("1 sample is more than"), said
+    assert samples_to_converge_flag(2.0, "epochs", (35.0, 86.0, "4.1.0"), []).startswith("2 epochs")

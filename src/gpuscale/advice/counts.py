@@ -15,6 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+from gpuscale.quantities import joined
+
 
 def _names(counts: list[int]) -> str:
     """``1, 2, 4`` with runs of three or more consecutive counts as ``5-7``."""
@@ -142,7 +144,7 @@ def above_largest(inputs: Any, frame: pd.DataFrame, largest: int) -> tuple[str, 
             fix.append("--scaling weak")
     if flagged:
         why.append(f"{', '.join(map(str, flagged))} failed a plausibility check (left out)")
-    return "; ".join(why), " or ".join(fix)
+    return "; ".join(why), joined(fix, "or")
 
 
 def below_the_most(inputs: Any, frame: pd.DataFrame, largest: int, numbers: str) -> str:

@@ -31,7 +31,7 @@ from gpuscale.analysis.metrics import (
 from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.analysis.study import StudyStatement, compare_with_study
 from gpuscale.names import UnknownNameError, resolve_workloads, workloads_in
-from gpuscale.quantities import counted, devices, format_minutes, named
+from gpuscale.quantities import counted, devices, format_minutes, joined, named
 from gpuscale.tables import (
     CLUSTER_COLUMN,
     PARETO_COLUMN,
@@ -183,7 +183,7 @@ def not_analysed(
         others = sorted(set(counted["division"].dropna().astype(str)))
         return (
             f"its {len(counted)} scored result(s) are of another division than {division} "
-            f"({' and '.join(others)}; --division {others[0] if others else 'all'} or all "
+            f"({joined(others)}; --division {others[0] if others else 'all'} or all "
             "includes them)"
         )
     return "no scored system matches the options"

@@ -160,3 +160,28 @@ def test_the_paper_is_cited_in_the_report_section(study_analysis, v41) -> None:
     assert "arXiv 2509.03263" in text and CITATION in text
     assert "Llama2 70B LoRA (v4.1), disagrees" in text
     assert "Table I, BERT" in text and "29" in text
+
+
+def test_medians_that_read_alike_are_a_tie_not_a_ranking() -> None:
+    """v4.0 said "BERT 0.80, Stable Diffusion 0.80: disagrees, BERT keeps the most" of
+    0.802 and 0.800: medians equal as printed are a tie, and RetinaNet tied first is
+    "partly" (the study says it scales the most linearly, alone)."""
+
+    def finding(tables: dict[str, pd.DataFrame]) -> object:
+        [s] = [
+            s
+            for s in compare_with_study(tables)
+            if s.finding == "RetinaNet scales the most linearly of the four"
+        ]
+        return s
+
+    retina = synthetic({4: 100.0, 32: 12.6, 64: 6.3}, "retinanet")  # E' 0.99 at both
+    bert = synthetic({4: 100.0, 32: 12.62, 64: 6.31}, "bert")  # 0.99 as printed, not equal
+    both = finding({"bert": bert, "retinanet": retina})
+    assert both.verdict == "partly", both.text
+    assert "tie at 0.99" in both.text
+    lower = synthetic({4: 100.0, 32: 15.0, 64: 8.0}, "retinanet")
+    sd = synthetic({4: 100.0, 32: 12.62, 64: 6.31}, "stable_diffusion")
+    tied = finding({"bert": bert, "retinanet": lower, "stable_diffusion": sd})
+    assert tied.verdict == "disagrees"
+    assert "BERT and Stable Diffusion tie at 0.99" in tied.text, tied.text

@@ -120,3 +120,29 @@ def test_a_plan_of_no_count_says_no_count_was_given() -> None:
         with pytest.raises(FieldError, match="no count given") as caught:
             plan(workload="bert", accelerator="H100", devices=nothing)
         assert "1,000,000" not in str(caught.value)
+
+
+def test_the_systems_a_count_leans_on_separate_their_thousands() -> None:
+    """ "4,096 accelerators lean on: v3.1 NVIDIA Eos_n434 (3472 devices, ...)": the one
+    count of the output without its separator."""
+    from gpuscale.planning.words import nearest_text
+
+    said = nearest_text(
+        [
+            {
+                "round": "v3.1",
+                "submitter": "NVIDIA",
+                "system": "Eos_n434",
+                "accelerators": 3472,
+                "time_to_train_min": 0.119,
+            },
+            {
+                "round": "v4.1",
+                "submitter": "Dell",
+                "system": "XE",
+                "accelerators": 1,
+                "time_to_train_min": 27.8,
+            },
+        ]
+    )
+    assert "(3,472 devices, 0.119 min)" in said and "(1 device, 27.8 min)" in said

@@ -302,7 +302,8 @@ def nearest_text(nearest: list[dict[str, Any]]) -> str:
     """One ``nearest`` list as text: ``v4.1 Dell XE9680 (8 devices, 27.8 min); ...``
     (the family named when it is not the one planned)."""
     return "; ".join(
-        f"{n['round']} {n['submitter']} {n['system']} ({n['accelerators']} devices, "
+        f"{n['round']} {n['submitter']} {n['system']} "
+        f"({counted(int(n['accelerators']), 'device')}, "
         f"{n['time_to_train_min']:.4g} min)"
         for n in nearest
     )

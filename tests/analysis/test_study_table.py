@@ -14,6 +14,8 @@ the current official summarizer scores 29 (all counted here). The study counted 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gpuscale.analysis import scaling_table
@@ -97,7 +99,7 @@ def test_a_subset_of_the_round_is_said_to_be_one(v41, kept: tuple[str, ...]) -> 
         assert f"gpuscale {len(mine)} (" in line
         assert f"{len(mine)} of its {len(full)} {name} results" in line
         assert "counts once" not in line and "left out" not in line
-        named = line.split("submitters (")[1].split(")")[0].split(", ")
+        named = re.split(r", | and ", line.split("submitters (")[1].split(")")[0])
         assert set(named) == set(mine["submitter"])
         ref = TABLE_I[workload]
         if ref[0] not in kept:
@@ -159,3 +161,21 @@ def test_another_system_of_the_same_submitter_family_and_count_is_another(
     assert f"(another system, {ref.system_id}: {why})" in line
     assert "the same;" not in line
     assert OTHER_TIME not in line and LOADED_TIME not in line and "olympic average of" not in line
+
+
+def test_a_round_less_one_submitter_names_the_one_left_out(v41) -> None:
+    """A walk (Krai's folder removed): "from 12 of its 13 submitters (ASUSTeK, Clemson
+    ..., tinycorp)" listed the twelve present; the one missing is what tells the reader."""
+    from gpuscale.analysis.study_table import table_i_statements
+
+    bert = v41.scores[v41.scores["workload"] == "bert"]
+    submitters = sorted(set(bert["submitter"]))
+    gone = "Krai"
+    assert gone in submitters and len(submitters) > 3  # the premise
+    said = [
+        line
+        for line in table_i_statements(v41.scores[v41.scores["submitter"] != gone])
+        if line.startswith("Table I, BERT") or line.startswith("BERT")
+    ]
+    text = " ".join(said)
+    assert f"submitters (all but {gone})" in text, text

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from gpuscale.analysis.metrics import workload_scaling_table
+from gpuscale.quantities import joined
 from gpuscale.tables import display_name
 from gpuscale.tables.workloads import workload_of
 
@@ -173,11 +174,21 @@ def not_the_round(table: pd.DataFrame, workload: str) -> str:
         + (
             f"from all {len(submitters)} of its submitters"
             if len(kept) == len(submitters)
-            else f"from {len(kept)} of its {len(submitters)} submitters ({', '.join(kept)})"
+            else f"from {len(kept)} of its {len(submitters)} submitters "
+            f"({_which(kept, submitters)})"
         )
     )
     extra = sorted(mine - submitters)
-    return text + (f", and from {', '.join(extra)}, not in it" if extra else "")
+    return text + (f", and from {joined(extra)}, not in it" if extra else "")
+
+
+def _which(kept: list[str], submitters: frozenset[str]) -> str:
+    """The submitters loaded, or, where fewer are missing than loaded, those missing (the
+    12 of 13 named: the one left out said)."""
+    missing = sorted(submitters - set(kept))
+    if len(missing) < len(kept):
+        return f"all but {joined(missing)}"
+    return joined(kept)
 
 
 def _absent(scores: pd.DataFrame, table: pd.DataFrame, workload: str, row: TableIRow) -> str:

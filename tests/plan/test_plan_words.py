@@ -146,3 +146,16 @@ def test_the_systems_a_count_leans_on_separate_their_thousands() -> None:
         ]
     )
     assert "(3,472 devices, 0.119 min)" in said and "(1 device, 27.8 min)" in said
+
+
+def test_a_plan_with_no_time_gives_no_interval_calibration() -> None:
+    """`plan -w bert -a H100 -n 1`: no time at 1 (no system ran BERT on fewer than 2),
+    yet the calibration of 80% intervals it did not give was printed."""
+    from gpuscale.planning.words import interval_notes
+
+    untimed = plan(workload="bert", accelerator="H100", devices=[1])
+    assert untimed["time_to_train_min"].isna().all()  # the premise
+    assert not [s for s in untimed.attrs["notes"] if s.startswith("80% intervals")]
+    timed = plan(workload="bert", accelerator="H100", devices=[8])
+    assert [s for s in timed.attrs["notes"] if s.startswith("80% intervals")]
+    assert interval_notes({}, []) == []

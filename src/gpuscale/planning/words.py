@@ -251,7 +251,11 @@ def flag_notes(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def interval_notes(intervals: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
-    """The intervals' calibration, and why each wide one is wide."""
+    """The intervals' calibration, and why each wide one is wide; nothing where no count
+    has a time (``plan -n 1`` of a workload none ran on 1 printed the calibration of
+    intervals it did not give)."""
+    if not any(_timed(r) for r in rows):
+        return []
     cases = sum(int(intervals.get(f"cases_{k}", 0)) for k in CLASS_WORDS)
     widths = ", ".join(
         f"{math.exp(intervals[k]):.2f} {words}" for k, words in SHORT.items() if k in intervals

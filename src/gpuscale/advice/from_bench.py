@@ -118,10 +118,25 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
                 precision,
                 low=False,
             ),
+            *_other_strategy(cal.name, cal.strategy, req.strategy),
         ),
         bench_model=None if req.params is not None else cal.name,
         model_note="" if req.model or req.params else why_this_model(bench, cal.name, broken),
         host_devices=host,
+    )
+
+
+def _other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
+    """A warning where the runs measured another strategy than the one predicted (a
+    walk: tf-30m benched with FSDP was advised as DDP without a word, its FSDP
+    synchronised-minus-no-sync gap charged as "DDP's own copies")."""
+    if benched == asked:
+        return ()
+    return (
+        f"STRATEGY: {model} was benched with --strategy {benched}; this advice predicts "
+        f"{asked} (--strategy {asked}), so the synchronisation its runs measured "
+        f"({benched}'s own) is priced as {asked}'s: give --strategy {benched} to predict "
+        f"what was benched, or bench with --strategy {asked}.",
     )
 
 

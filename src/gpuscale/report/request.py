@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuscale.hardware.links import check_preset
+from gpuscale.tables.analysis_request import BASIS_HELP, DIVISION_HELP
 from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import FieldError, option
 
@@ -53,17 +54,8 @@ class ReportRequest:
         help="With --advise: use bench runs flagged as untrustworthy, with a warning (never "
         "those of a broken model, its loss not finite).",
     )
-    convergence_basis: str = option(
-        "expected",
-        help="Samples the decomposition splits E' by: expected (what the round's reference "
-        "convergence points predict at each global batch; steadier) or measured (each "
-        "result's own count).",
-    )
-    division: str = option(
-        "closed",
-        help="closed (the rules' model and training), open (changes allowed: another "
-        "model's times) or all (both on one curve).",
-    )
+    convergence_basis: str = option("expected", help=BASIS_HELP)
+    division: str = option("closed", help=DIVISION_HELP)
     png: bool = option(
         False, names=("--png",), help="Write each figure as PNG (150 dpi) too, beside the SVG."
     )

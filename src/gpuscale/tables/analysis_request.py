@@ -24,6 +24,18 @@ MIN_BOOT, MAX_BOOT = 100, 100_000  # bootstrap resamples: too few to bound, too 
 MAX_K = 1_000  # clusters asked (lowered to the distinct systems there are, and said)
 
 
+# The options analyze and report share, written once (their requests' fields).
+DIVISION_HELP = (
+    "closed (the rules' model and training), open (changes allowed: another model's times) "
+    "or all (both on one curve)."
+)
+BASIS_HELP = (
+    "Samples the decomposition splits E' by: expected (what the round's reference "
+    "convergence points predict at each global batch; steadier) or measured (each "
+    "result's own count)."
+)
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AnalysisOptions:
     """How to analyse. ``reference``: study, family or SUBMITTER/SYSTEM_ID;
@@ -41,11 +53,7 @@ class AnalysisOptions:
         DEFAULT_EFFICIENCY_THRESHOLD,
         help="E' threshold of the equilibrium criterion, as a fraction of the best E'.",
     )
-    division: str | None = option(
-        "closed",
-        help="closed (the rules' model and training), open (changes allowed: another "
-        "model's times) or all (both on one curve).",
-    )
+    division: str | None = option("closed", help=DIVISION_HELP)
     availability: str | None = option(
         None, help="Keep systems whose availability contains this text (e.g. cloud)."
     )
@@ -61,12 +69,7 @@ class AnalysisOptions:
     )
     n_boot: int = option(2000, names=("--bootstrap",), help="Bootstrap resamples.")
     seed: int = option(0, help="Seed of K-means and the bootstrap.")
-    convergence_basis: str = option(
-        "expected",
-        help="Samples the decomposition splits E' by: expected (what the round's reference "
-        "convergence points predict at each global batch; steadier) or measured (each "
-        "result's own count).",
-    )
+    convergence_basis: str = option("expected", help=BASIS_HELP)
 
     def __post_init__(self) -> None:
         settle_reference(self)

@@ -23,6 +23,7 @@ from gpuscale.quantities import number, parse_size
 from gpuscale.tables.requests import (
     FieldError,
     JsonRequest,
+    flag,
     help_of,
     option,
     power_option,
@@ -264,9 +265,8 @@ class AdviceRequest(JsonRequest):
     target_efficiency: float = option(0.7, help="Efficiency to keep (0-1].")
     price: float | None = price_option()
     power_w: float | None = power_option("default: measured, else the board table")
-    allow_flagged: bool = option(
-        False,
-        names=("--allow-flagged",),
+    allow_flagged: bool = flag(
+        "--allow-flagged",
         help="Use --bench runs flagged as untrustworthy (busy host, noisy steps), with a warning; "
         "never those of a broken model (a loss not finite): it is refused, fix it first.",
     )

@@ -19,6 +19,7 @@ from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import (
     FieldError,
     comma_items,
+    flag,
     given_twice,
     option,
     oversubscribe_option,
@@ -97,17 +98,16 @@ class CollectivesConfig:
     )
     iters: int = option(20, help="Timed calls per size (nccl-tests -n).")
     warmup: int = option(5, help="Warm-up calls (nccl-tests -w).")
-    check: bool = option(
-        True, names=("--check/--no-check",), help="Check every result (nccl-tests -c)."
+    check: bool = flag(
+        "--check/--no-check", default=True, help="Check every result (nccl-tests -c)."
     )
     gap_ms: float = option(
         0.0,
         help="Compute this many ms between timed calls, as training does between "
         "all-reduces (0: back to back, as nccl-tests).",
     )
-    load: bool = option(
-        False,
-        names=("--load",),
+    load: bool = flag(
+        "--load",
         help="CPU processes: keep a compute thread busy on every rank while the calls are "
         "timed, as backward does beside DDP's all-reduce (calibrates advice for CPU devices); "
         "ignored on GPUs.",

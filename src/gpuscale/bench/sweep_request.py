@@ -12,6 +12,7 @@ from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import (
     FieldError,
     comma_items,
+    flag,
     option,
     oversubscribe_option,
     repeatable_option,
@@ -52,7 +53,7 @@ class SweepRequest:
     nnodes: int = option(1, help="Nodes (run this command on each).")
     node_rank: int = option(0, help="This node's rank, 0 .. nnodes - 1.")
     rdzv_endpoint: str | None = option(None, help="HOST:PORT of node 0 (torchrun c10d rendezvous).")
-    list_models: bool = option(False, names=("--list",), help="List the models and stop.")
+    list_models: bool = flag("--list", help="List the models and stop.")
 
     def __post_init__(self) -> None:
         check_out("out", self.out)  # a results file never among raw logs

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from gpuscale.hardware.links import check_preset
 from gpuscale.tables.analysis_request import BASIS_HELP, DIVISION_HELP
 from gpuscale.tables.raw_rounds import check_out
-from gpuscale.tables.requests import FieldError, option
+from gpuscale.tables.requests import FieldError, flag, option
 
 if TYPE_CHECKING:  # pandas and the tables only when a report is written
     import pandas as pd
@@ -37,9 +37,7 @@ class ReportRequest:
         "each accelerator family) or SUBMITTER/SYSTEM_ID.",
     )
     out: Path = option(DEFAULT_OUT, names=("--out",), help="Folder for the report.")
-    advise: bool = option(
-        False, names=("--advise",), help="With --bench: add predicted scaling (advise)."
-    )
+    advise: bool = flag("--advise", help="With --bench: add predicted scaling (advise).")
     interconnect: str | None = option(
         None, help="Link preset for --advise (default: the detected topology)."
     )
@@ -48,26 +46,22 @@ class ReportRequest:
         help="Largest device count for --advise (default: 8 GPUs; on CPU bench rows, "
         "the processes this host can run).",
     )
-    allow_flagged: bool = option(
-        False,
-        names=("--allow-flagged",),
+    allow_flagged: bool = flag(
+        "--allow-flagged",
         help="With --advise: use bench runs flagged as untrustworthy, with a warning (never "
         "those of a broken model, its loss not finite).",
     )
     convergence_basis: str = option("expected", help=BASIS_HELP)
     division: str = option("closed", help=DIVISION_HELP)
-    png: bool = option(
-        False, names=("--png",), help="Write each figure as PNG (150 dpi) too, beside the SVG."
-    )
-    all_figures: bool = option(
-        False,
-        names=("--all-figures",),
+    png: bool = flag("--png", help="Write each figure as PNG (150 dpi) too, beside the SVG.")
+    all_figures: bool = flag(
+        "--all-figures",
         help="Draw every figure (default: the overview and each workload's E'; each "
         "section names the figures it leaves out).",
     )
-    cache: bool = option(
-        True,
-        names=("--cache/--no-cache",),
+    cache: bool = flag(
+        "--cache/--no-cache",
+        default=True,
         help="Reuse figures and analyses of an earlier report of the same data and code "
         "(kept in gpuscale/report under ~/.cache or $XDG_CACHE_HOME).",
     )

@@ -107,13 +107,17 @@ def power_option(default: str) -> Any:
     return option(None, names=names, help=f"Average power per device, W ({default}).")
 
 
+def flag(spelling: str, *, help: str, default: bool = False) -> Any:
+    """A yes/no :func:`option` of one ``spelling``: ``--png`` (off unless given) or a
+    pair, ``--cache/--no-cache`` (``default``: on or off when neither is given)."""
+    return option(default, names=(spelling,), help=help)
+
+
 def oversubscribe_option() -> Any:
     """Whether more CPU processes may run than the host has cores, as every command that
     launches ranks takes it (``bench``, ``collectives``)."""
-    return option(
-        False,
-        names=("--oversubscribe",),
-        help="Allow more CPU processes per node than the host has cores.",
+    return flag(
+        "--oversubscribe", help="Allow more CPU processes per node than the host has cores."
     )
 
 

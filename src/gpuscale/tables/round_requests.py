@@ -16,6 +16,7 @@ from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import (
     FieldError,
     argument,
+    flag,
     given_twice,
     option,
     repeatable_option,
@@ -76,12 +77,9 @@ class RoundSelection:
 class ScoresOptions:
     """What the scores table shows (``gpuscale.tables.views.scores_view``)."""
 
-    all_columns: bool = option(
-        False, names=("--all-columns",), help="Every column of the scores table."
-    )
-    duplicates: bool = option(
-        False,
-        names=("--duplicates",),
+    all_columns: bool = flag("--all-columns", help="Every column of the scores table.")
+    duplicates: bool = flag(
+        "--duplicates",
         help="Also list a result under its second system name in a round (the same runs, "
         "e.g. a -POWER twin); shown once by default.",
     )

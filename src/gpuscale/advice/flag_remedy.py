@@ -1,5 +1,5 @@
 """What to do about the flagged bench runs an advice left out, chosen by the kinds of flag
-present (``bench.results.flag_summary``): a noisy host is re-run on a quieter machine or
+present (``bench.table.flag_summary``): a noisy host is re-run on a quieter machine or
 its runs allowed with a warning; a model whose loss was not finite is broken, and is told
 to fix its loss, never to re-run quieter or use its runs; any other flag is told to bench
 again as the flag itself says, or to allow the runs.
@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from gpuscale.bench.baselines import kinds_of
-from gpuscale.bench.results import flag_summary
+from gpuscale.bench.table import flag_summary
 
 # Kinds of flag (the text before a reason's first colon) that a noisy host raises.
 NOISE_KINDS = ("machine busy", "CPU steal", "noisy", "repeats disagree", "no-sync steps")

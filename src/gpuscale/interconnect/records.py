@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.sources.bounded import TooLarge, json_lines
+from gpuscale.sources.bounded import TooLarge, json_lines, schema_of
 from gpuscale.tables import COLLECTIVES_COLUMNS
 
 SCHEMAS = ("gpuscale.collectives/1", "gpuscale.collectives/2")
@@ -28,6 +28,8 @@ class Sweeps:
     headers: dict[str, dict[str, Any]] = field(default_factory=dict)
     results: Any = None  # pandas DataFrame (COLLECTIVES_COLUMNS)
     problems: list[str] = field(default_factory=list)
+    # the first line's schema ("" when it names none; None: no line): what the file holds
+    first_schema: str | None = None
 
     @property
     def latest(self) -> str | None:
@@ -51,6 +53,8 @@ def read_sweeps(path: Path) -> Sweeps:
     legacy = 0
     try:
         for number, record, unread in json_lines(path, MAX_SWEEPS_BYTES):
+            if out.first_schema is None:
+                out.first_schema = schema_of(record)
             if unread:
                 out.problems.append(f"{path}:{number}: not a JSON record ({unread}); skipped")
                 continue

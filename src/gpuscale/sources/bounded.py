@@ -75,3 +75,11 @@ def json_lines(path: Path, limit_bytes: int) -> Iterator[tuple[int, Any, str | N
         except json_depth.TooDeep as exc:
             problem = str(exc)
         yield number, value, problem
+
+
+def schema_of(value: Any) -> str:
+    """The ``schema`` a JSON-lines value names (``gpuscale.bench/2``), "" when it names
+    none (not an object, no text there): how a reader tells what a file holds from a
+    line it has read, without reading the file again."""
+    schema = value.get("schema") if isinstance(value, dict) else None
+    return schema if isinstance(schema, str) else ""

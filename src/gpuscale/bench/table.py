@@ -1,0 +1,214 @@
+"""The bench table: a results file's records as rows of ``gpuscale.tables.BENCH_COLUMNS``
+(:func:`bench_table`), with what each run derives from its configuration's one-device run,
+and why runs are flagged (:func:`flag_summary`). Reading the file is ``bench.results``'s;
+nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from gpuscale.bench.baselines import baseline_flags, one_rank_flags, with_flags
+from gpuscale.bench.config import fields_of_key, tf32_mode
+from gpuscale.bench.evidence import grade
+from gpuscale.plausibility import LOSS_NOT_FINITE, loss_flags, measured_host, run_flags
+from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
+from gpuscale.tables.bench import BATCH_PART, BENCH_SCHEMA, one_device
+
+# The flag of a run at N > 1 whose configuration has no N = 1 run.
+NO_ONE_DEVICE = "no N = 1 run: exposed communication includes DDP's own overhead"
+
+
+def _host_devices(record: dict[str, Any]) -> int | None:
+    """The GPUs the run's host had, as its topology listed them (None on a CPU, or where
+    the record holds no topology)."""
+    topology = (record.get("environment") or {}).get("topology")
+    gpus = topology.get("gpus") if isinstance(topology, dict) else None
+    return len(gpus) if isinstance(gpus, list) and gpus else None
+
+
+def _number(value: Any) -> float:
+    return (
+        float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+    )
+
+
+# What the key says the run used: it wins over the row's config (rows written before
+# the config recorded resolved values said ``threads`` 0 and the option's global batch).
+_KEY_NUMBERS = ("threads", "batch_per_device", "global_batch")
+
+
+def _config(r: dict[str, Any]) -> dict[str, Any]:
+    config = dict(r["config"])
+    named = fields_of_key(r["key"])
+    for name in _KEY_NUMBERS:
+        if re.fullmatch(r"[0-9]{1,15}", named.get(name, "")):
+            config[name] = int(named[name])
+    if named.get("backend") in ("gloo", "nccl"):
+        config["backend"] = named["backend"]
+    config["tf32"] = tf32_mode(config.get("tf32"))  # older rows: true / false
+    return config
+
+
+def _peak_and_mfu(
+    r: dict[str, Any], config: dict[str, Any], flops: dict[str, Any]
+) -> dict[str, float]:
+    """The peak and MFU the run recorded; where it recorded none on a GPU whose peak
+    ``hardware/peaks.py`` now knows (an L4 or A10 benched before their peaks were added),
+    the peak and MFU read from it as the bench would have recorded them."""
+    peak, mfu = _number(flops.get("peak_tflops")), _number(flops.get("mfu"))
+    achieved = _number(flops.get("achieved_tflops_per_device"))
+    if not math.isnan(peak) or config.get("device") != "cuda":
+        return {"peak_tflops": peak, "mfu": mfu}
+    from gpuscale.hardware.peaks import peak_at  # lazy: only rows without a peak
+
+    total, conv = flops.get("per_sample"), flops.get("conv_per_sample")
+    share = conv / total if total and conv else 0.0  # convolutions: TF32 by default
+    name = (r.get("environment") or {}).get("device_name")
+    peak = peak_at(name, str(config.get("precision")), config.get("tf32", False), share)
+    if peak is None:
+        return {"peak_tflops": math.nan, "mfu": math.nan}
+    return {"peak_tflops": peak, "mfu": achieved / peak}  # NaN where nothing was achieved
+
+
+def _loss(value: Any) -> float | None:
+    """A row's ``loss_last`` as a float (None: not recorded)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _row(r: dict[str, Any]) -> dict[str, Any]:
+    config, timing = _config(r), r.get("timing") or {}
+    nvml, flops = r.get("nvml") or {}, r.get("flops") or {}
+    noise, flags = r.get("noise") or {}, list(r.get("flags") or [])
+    # shares from a phase too short to measure them are not measured, and the flags rows
+    # written before this rule drew from them are taken back (plausibility.measured_host)
+    host, unmeasured = measured_host(r.get("host"), timing, config.get("steps"))
+    host = host or {}
+    flags = [f for f in flags if f not in unmeasured]
+    if r.get("status") == BenchStatus.OK:
+        said = run_flags(timing, host, noise, warmup=config.get("warmup"))
+        if not any(f.startswith(LOSS_NOT_FINITE) for f in flags):  # NaN written, unflagged
+            said += loss_flags(_loss(r.get("loss_last")))
+        flags += [f for f in said if f not in flags]
+    buckets = (r.get("comm") or {}).get("bucket_bytes") or []
+    row = {c: config.get(c) for c in BENCH_COLUMNS if c in config}
+    row.update({c: _number(timing.get(c)) for c in BENCH_COLUMNS if c in timing})
+    row.update(
+        source="bench",
+        key=r["key"],
+        sweep_id=r.get("sweep_id"),
+        status=r.get("status"),
+        device_name=(r.get("environment") or {}).get("device_name", config.get("device")),
+        buckets=len(buckets) or None,
+        largest_bucket_bytes=max(buckets) if buckets else None,
+        flops_per_sample=_number(flops.get("per_sample")),
+        achieved_tflops_per_device=_number(flops.get("achieved_tflops_per_device")),
+        **_peak_and_mfu(r, config, flops),
+        flops_uncounted_ops="; ".join(flops.get("uncounted_ops") or ()),
+        grad_bytes_per_step=r.get("grad_bytes_per_step"),
+        allreduce_bytes_per_step=r.get("allreduce_bytes_per_step"),
+        peak_memory_bytes=(r.get("memory") or {}).get("peak_bytes"),
+        device_memory_bytes=(r.get("environment") or {}).get("device_memory_bytes"),
+        host_devices=_host_devices(r),
+        gpu_util_pct_mean=_number(nvml.get("gpu_util_pct_mean")),
+        power_w_mean=_number(nvml.get("power_w_mean")),
+        power_w_total=_number(nvml.get("power_w_total")),
+        energy_j_per_step=_number(nvml.get("energy_j_per_step")),
+        other_load_share=_number(host.get("other_load_share")),
+        steal_share=_number(host.get("steal_share")),
+        hostname=(r.get("environment") or {}).get("hostname"),
+        error=r.get("error") or "",
+        flags="; ".join(flags),
+        # rank 0's per-step no-sync times: the jitter behind the straggler term
+        nosync_step_ms_samples=tuple(((r.get("per_rank") or {}).get("nosync_step_ms") or [[]])[0]),
+        noise_batch_small=noise.get("batch_small"),
+        noise_batch_big=noise.get("batch_big"),
+        noise_local_sq=tuple(noise.get("local_sq") or ()),
+        noise_global_sq=tuple(noise.get("global_sq") or ()),
+    )
+    return row
+
+
+def _flag(frame: Any, rows: Any, reason: str) -> None:
+    """Add ``reason`` to the ``flags`` of ``rows`` (a boolean mask)."""
+    frame.loc[rows, "flags"] = frame.loc[rows, "flags"].map(
+        lambda f: "; ".join(filter(None, [f, reason]))
+    )
+
+
+def bench_table(records: list[dict[str, Any]]) -> Any:
+    """One row per record (columns: ``gpuscale.tables.BENCH_COLUMNS``).
+
+    Derived per configuration group (the same run at every world size): at N = 1
+    ``ddp_overhead_ms`` is the synchronised minus no-sync step (DDP's bucket copies, no
+    communication), ``exposed_comm_ms`` and ``sync_wait_ms`` 0; at N > 1 the sync overhead
+    less the group's N = 1 DDP overhead is the communication backward did not hide
+    (``exposed_comm_ms``), at most the communication DDP timed (``comm_ms``): the rest is
+    ``sync_wait_ms``, waiting for the slowest rank or noise (NaN where no communication was
+    timed: the whole of it is then exposed); ``overlap = 1 - exposed / comm`` and
+    ``comm_fraction = exposed / step``. Flags: each run's own (``plausibility``), a
+    missing or flagged N = 1 baseline's (``bench.baselines``).
+    """
+    # frame_of loads pandas on first use: the torchrun workers import this module without it
+    frame = frame_of(BENCH_SCHEMA, (_row(r) for r in records))
+    if frame.empty:
+        return frame
+    frame["config_group"] = [
+        "|".join(map(str, row)) for row in frame[list(BENCH_GROUP_COLUMNS)].itertuples(index=False)
+    ]
+    # like with like: the batch that stays fixed across N (per device when weak scaling,
+    # global when strong) is part of the configuration
+    fixed = frame["global_batch"].where(frame["scaling"] == "strong", frame["batch_per_device"])
+    frame["config_group"] += BATCH_PART + fixed.astype(str)
+    ok = frame["status"] == BenchStatus.OK
+    ddp = one_device(frame, "sync_overhead_ms")
+    multi = frame["accelerators"] > 1
+    frame["ddp_overhead_ms"] = ddp.where(multi, frame["sync_overhead_ms"]).clip(lower=0)
+    beyond = (frame["sync_overhead_ms"] - frame["ddp_overhead_ms"].fillna(0)).clip(lower=0)
+    comm = frame["comm_ms"]
+    timed = multi & (comm > 0)
+    # communication backward did not hide cannot exceed the communication there was: the
+    # rest of the sync step is waiting for the slowest rank, or noise, in its own column
+    exposed = beyond.where(~timed, beyond.clip(upper=comm))
+    frame["exposed_comm_ms"] = exposed.where(multi, 0.0)
+    frame["sync_wait_ms"] = (beyond - exposed).where(timed).where(multi, 0.0)
+    frame.loc[~ok, ["ddp_overhead_ms", "exposed_comm_ms", "sync_wait_ms"]] = math.nan
+    _flag(frame, ok & multi & ddp.isna(), NO_ONE_DEVICE)
+    # beyond a margin for jitter, the wait says the step cannot be read as compute plus
+    # communication
+    _flag(
+        frame,
+        ok & timed & (beyond > 1.25 * comm + 0.5),
+        "sync overhead exceeds the communication in flight by over a quarter and 0.5 ms "
+        "(sync_wait_ms, waiting for the slowest rank or noise)",
+    )
+    frame["overlap"] = (1 - frame["exposed_comm_ms"] / comm).where(timed)
+    frame["comm_fraction"] = frame["exposed_comm_ms"] / frame["step_ms_mean"]
+    # every N = 1 row's own flags first, then each N > 1 row takes its baseline's
+    with_flags(frame, one_rank_flags(frame))
+    with_flags(frame, baseline_flags(frame))
+    frame["flagged"] = frame["flags"].astype(str).str.len() > 0
+    frame["evidence"], frame["evidence_notes"] = grade(frame.to_dict("records"))
+    return frame[list(BENCH_COLUMNS)]
+
+
+def flag_summary(table: Any) -> list[tuple[str, int, str]]:
+    """Why the ``ok`` runs of a bench table are flagged: (kind, runs, an example reason)
+    per kind of flag (the text before a reason's first colon), most frequent first."""
+    counts: dict[str, list[Any]] = {}
+    ok = table[(table["status"] == BenchStatus.OK) & table["flagged"].fillna(False).astype(bool)]
+    for flags in ok["flags"]:
+        kinds = {}
+        reasons: list[str] = []
+        for part in filter(None, (f.strip() for f in str(flags).split("; "))):
+            if reasons and part.startswith("run "):  # a reason's own advice, after "; "
+                reasons[-1] += f"; {part}"
+            else:
+                reasons.append(part)
+        for reason in reasons:
+            kinds.setdefault(reason.split(":", 1)[0], reason)
+        for kind, reason in kinds.items():
+            counts.setdefault(kind, [0, reason])[0] += 1
+    return sorted(((k, n, r) for k, (n, r) in counts.items()), key=lambda x: -x[1])

@@ -85,10 +85,13 @@ def advice_document(result: Any) -> dict[str, Any]:
     }
 
 
-def advice_view(result: Any, *, terminal: bool) -> TableView:
+def advice_view(result: Any, *, terminal: bool, document: bool = False) -> TableView:
     """The predictions as a terminal shows them (``ADVICE_SHOWN``) with the explanation and
     the equilibrium picks under them, or (``terminal`` False: CSV) every column with what
-    qualifies the numbers as notes."""
+    qualifies the numbers as notes; ``document``: with the whole answer for ``-f json``
+    (:func:`advice_document`)."""
+    if document:
+        return TableView(result.predictions, (), document=advice_document(result))
     inputs = result.inputs
     params = format_count(inputs.model.params)
     named = inputs.name if params in inputs.name else f"{inputs.name} ({params} parameters)"

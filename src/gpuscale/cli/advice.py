@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.cli.common import FormatOption, app
 from gpuscale.cli.options import command, option_names
-from gpuscale.cli.output import Format, fail, out, print_json, show
+from gpuscale.cli.output import Format, fail, show
 from gpuscale.tables.requests import FieldError
 
 
@@ -25,14 +23,7 @@ def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> 
         fail(exc.as_options(option_names(AdviceRequest)))
     except (ValueError, KeyError, OSError) as exc:  # UnknownNameError, a file unreadable
         fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
-    render(result, fmt)
+    from gpuscale.advice.document import advice_view  # lazy: as advise_here
 
-
-def render(result: Any, fmt: Format) -> None:
-    """The table and the sentences, or JSON (``advice.document``), or CSV."""
-    from gpuscale.advice.document import advice_document, advice_view  # lazy: as advise
-
-    if fmt is Format.json:
-        print_json(out, advice_document(result))
-    else:
-        show(advice_view(result, terminal=fmt is Format.table), fmt)
+    # the table and the sentences, or CSV, or JSON (the whole answer: advice.document)
+    show(advice_view(result, terminal=fmt is Format.table, document=fmt is Format.json), fmt)

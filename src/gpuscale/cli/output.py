@@ -275,7 +275,11 @@ def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[
 def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None:
     """A library's :class:`~gpuscale.tables.views.TableView`: its notes on stderr, then
     the table (``--columns`` where asked, else its own; CSV and JSON: every column), its
-    sentences under a terminal's; an empty view says why (CSV and JSON: an empty document)."""
+    sentences under a terminal's; an empty view says why (CSV and JSON: an empty document).
+    JSON of a view with a ``document``: that document alone."""
+    if fmt is Format.json and view.document is not None:
+        print_json(out, view.document)
+        return
     # the columns asked, checked before any note is said (a typo's error came after one)
     columns = columns_of(columns_asked, list(view.shown), list(view.frame.columns))
     for line in view.notes:

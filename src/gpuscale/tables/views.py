@@ -78,7 +78,9 @@ class TableView:
     terminal too narrow drops first; ``every``: how to get the columns ``shown`` leaves
     out; ``notes``: what qualifies the numbers (stderr, every format); ``said``: sentences
     under the terminal's table; ``formats``: a terminal's format spec per column
-    (``".2f"``; else four significant digits)."""
+    (``".2f"``; else four significant digits); ``document``: what ``-f json`` prints in
+    place of the rows, where a command answers with more than its table (its notes are
+    in it: none is said beside it)."""
 
     frame: Any
     shown: Sequence[str]
@@ -89,6 +91,7 @@ class TableView:
     said: tuple[str, ...] = ()
     empty: str = field(default="")  # why there is no row (said instead of a table)
     formats: dict[str, str] = field(default_factory=dict)  # a terminal's format per column
+    document: Any = None
 
     def __post_init__(self) -> None:
         # A column that tells no row apart (one value in every row, or none) goes first:

@@ -109,7 +109,7 @@ def _recommendation(advice: Explainable) -> list[str]:
 def _break_even(advice: Explainable) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
-    name = inputs.network.name
+    name = inputs.network_name
     if advice.break_even_ms_per_mb is None and advice.break_even_params is None:
         return []
     lines = []

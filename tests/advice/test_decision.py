@@ -72,7 +72,7 @@ def _check(advice: gpuscale.advice.recommend.Advice) -> None:  # type: ignore[na
         focus = table.loc[d.focus]
         decides = re.findall(r"The (\w+) term (?:decides|is the largest)", text)
         assert decides == [d.dominant_term]
-        alone = re.search(r"without it \d+ devices would run at (\d+)% efficiency", text)
+        alone = re.search(r"without it they would run at (\d+)% efficiency", text)
         if alone:  # the largest overhead gone: better than now, and still short of the target
             gone = int(alone.group(1)) / 100
             assert d.cap == "communication" and gone < d.target_efficiency + 0.005

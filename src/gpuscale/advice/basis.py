@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from gpuscale.advice import assumptions, caveats, fixed_cost, priors
+from gpuscale.advice import assumptions, caveats, fixed_cost, peak_bound, priors
 from gpuscale.advice.assumptions import BENCH, Assumption, bench_command
 from gpuscale.advice.device_power import Power, device_power
 from gpuscale.advice.fixed_cost import FixedCost
@@ -78,10 +78,12 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         flops_per_sample=req.flops_per_sample,
         grad_bytes_per_param=req.grad_bytes,
     )
-    device = req.device_name or implied_device(basis.network.intra.name)
+    link = basis.network.intra.name
+    device = req.device_name or implied_device(link)
     precision = "bf16" if req.grad_bytes == 2 else "fp32"
     whole = per_device * spec.flops / (step_ms / 1e3) / 1e12  # TFLOP/s of the whole step
     fixed = _fixed(req, points, spec, device, precision)
+    bound = _bound_note(req, fixed, spec, device, precision, link)
     split = fixed_cost.resplit(Compute(tflops=whole), spec, per_device, fixed.ms)
     # DDP's own work and the slowest device's wait: priors (advice/priors.py), their
     # range carried into the interval in place of the unmeasured +/-35%
@@ -123,7 +125,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         min_batch=max(1, per_device // 8),  # the fixed cost prices smaller batches
         overlap=req.overlap,
         power=_power(req, device, basis.network.intra.name),
-        sources=(*basis.sources, source, *filter(None, [unchecked])),
+        sources=(*basis.sources, source, *filter(None, [bound, unchecked])),
         warnings=(*basis.warnings, *warnings),
         name=f"a {format_count(spec.params)}-parameter model",
         assumed=(*basis.assumed, *_assumed(req, fixed, spec)),
@@ -155,13 +157,46 @@ def _fixed(
         return fixed_cost.given(min(req.fixed_ms, step_ms), per_device)
     if len(points) > 1:
         return fixed_cost.entered(points)
-    peak = peak_for(device)
-    # The fastest the step's work could run at this precision: fp32 under PyTorch's
-    # defaults runs convolutions in TF32, so the TF32 peak bounds it (the fp32 peak left
-    # no room for a fixed cost in a ResNet-50 step that is plainly possible on an A100).
-    fastest = peak.tflops(precision, tf32="on") if peak else None
+    fastest = _fastest(device, precision)
     at_peak = per_device * spec.flops / (fastest * 1e12) * 1e3 if fastest else None
     return fixed_cost.prior(step_ms, per_device, work_at_peak_ms=at_peak, measure=MEASURE_FIXED)
+
+
+def _fastest(device: str | None, precision: str) -> float | None:
+    """The fastest the step's work could run at this precision (TFLOP/s; None: no peak):
+    fp32 under PyTorch's defaults runs convolutions in TF32, so the TF32 peak bounds it
+    (the fp32 peak left no room for a fixed cost in a ResNet-50 step that is plainly
+    possible on an A100)."""
+    peak = peak_for(device)
+    return peak.tflops(precision, tf32="on") if peak else None
+
+
+def _bound_note(
+    req: AdviceRequest,
+    fixed: FixedCost,
+    spec: ModelSpec,
+    device: str | None,
+    precision: str,
+    link: str,
+) -> str:
+    """Why an assumed fixed cost is what it is: the device's peak bounded it (said with
+    the peak and the FLOPs it rests on), or no peak did (the prior's alone)."""
+    peak, fastest = peak_for(device), _fastest(device, precision)
+    if peak is None or fastest is None:
+        return peak_bound.unbounded(fixed, device, link, MEASURE_FIXED)
+    per_device, step_ms = req.step_points[0]
+    return peak_bound.bounded(
+        fixed,
+        peak=peak,
+        peak_tflops=fastest,
+        precision=precision,
+        step_ms=step_ms,
+        batch=per_device,
+        flops_per_sample=spec.flops,
+        flops_given=req.flops_per_sample is not None,
+        implied_by=None if req.device_name else link,
+        measure=MEASURE_FIXED,
+    )
 
 
 def _assumed(req: AdviceRequest, fixed: FixedCost, spec: ModelSpec) -> list[Assumption]:

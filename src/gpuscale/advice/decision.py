@@ -65,7 +65,7 @@ class Decision:
     focus_speedup_low: float
     focus_speedup_high: float
     cap: str  # "communication", "convergence", "none" or "devices"
-    change: str  # what would change it: a key of explain.REMEDIES
+    change: str  # what would change it: a key of focus.REMEDIES
     warnings: tuple[str, ...] = field(default=())
     settle: str | None = None  # the measurement that would settle a held-back count
     # the efficiency at ``focus`` were the dominant overhead gone (None: N = 1 or compute)

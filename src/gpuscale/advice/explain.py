@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
-from gpuscale.advice.counts import below_the_most, larger_counts, only_one
+from gpuscale.advice.counts import below_the_most, only_one
+from gpuscale.advice.focus import detailed, named, remedy
 from gpuscale.quantities import (
     duration_unit,
     format_count,
     format_hours,
     format_ms,
-    joined,
     number,
     span,
 )
@@ -38,31 +38,6 @@ class Explainable(Protocol):
     target_params: float | None
     inputs: Any
     alternative: pd.DataFrame | None
-
-
-REMEDIES = {
-    "compute": "little in the step itself: its overheads are under 5%; the target "
-    "efficiency decides",
-    "convergence": "a larger critical batch (B_noise) or a smaller per-device batch at more "
-    "devices; a faster link would not help",
-    "devices": "more devices pay off: allow more (--max-devices, --nodes) where the "
-    "machine has them",
-    "uncertain": "a measured run at the larger count (gpuscale bench) would narrow the interval",
-    # of the overheads, not of the step (a walk: "dominates ... the step hardly shrinks"
-    # beside a table whose step went from 40 to 13 ms at a quarter of the batch)
-    "fixed": "the fixed per-step cost is the largest overhead: it does not shrink with the "
-    "per-device batch, so every device pays it whole; a larger global batch (more "
-    "samples per device, if convergence allows: measure the noise scale), fewer kernel "
-    "launches (CUDA graphs, torch.compile) or fewer, larger layers would help most",
-    "wait": "steadier step times (equal work per device, pinned processes, no other jobs on "
-    "the devices) would help most",
-    "ddp": "DDP's own copies are the largest overhead: gradient_as_bucket_view=True, fewer "
-    "parameters or a larger batch per device would help most",
-    "bandwidth": "a faster link, bf16 gradients (half the bytes) or gradient accumulation "
-    "(one all-reduce per k micro-steps) would help most",
-    "latency": "larger DDP buckets (fewer messages), a larger batch or gradient "
-    "accumulation would help most; a faster link would barely matter",
-}
 
 
 def interval(low: float, high: float) -> str:
@@ -114,7 +89,7 @@ def _recommendation(advice: Explainable) -> list[str]:
         elif d.largest > 1:
             lines.append(
                 f"No larger count keeps efficiency >= {d.target_efficiency:.0%} "
-                f"({d.focus} devices: {_row(frame, d.focus)['efficiency']:.0%})."
+                f"(the next, {d.focus} devices: {_row(frame, d.focus)['efficiency']:.0%})."
             )
         else:
             lines.append(only_one(advice.inputs))
@@ -134,7 +109,7 @@ def _recommendation(advice: Explainable) -> list[str]:
 def _break_even(advice: Explainable) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
-    name = inputs.network.name
+    name = inputs.network_name
     if advice.break_even_ms_per_mb is None and advice.break_even_params is None:
         return []
     lines = []
@@ -191,7 +166,7 @@ def _step(advice: Explainable) -> list[str]:
         return format_ms(value, like=d.focus_step_ms)
 
     lines = [
-        f"On {d.focus} devices a step takes {ms(d.focus_step_ms)}: compute "
+        f"On {detailed(d)}, a step takes {ms(d.focus_step_ms)}: compute "
         f"{ms(d.focus_compute_ms)} (of it {ms(o['fixed'])} fixed cost not "
         "spread over the devices' smaller batches), DDP's own copies "
         f"{ms(o['ddp'])}, waiting "
@@ -203,7 +178,7 @@ def _step(advice: Explainable) -> list[str]:
             f"The {d.dominant_term} term decides."
             if not d.short_alone()
             else f"The {d.dominant_term} term is the largest, and not enough alone: without "
-            f"it {d.focus} devices would run at {d.without_dominant_efficiency:.0%} "
+            f"it they would run at {d.without_dominant_efficiency:.0%} "
             f"efficiency (target {d.target_efficiency:.0%})."
         ),
     ]
@@ -213,13 +188,13 @@ def _step(advice: Explainable) -> list[str]:
     )
     if d.cap == "convergence":
         lines.append(
-            f"At {d.focus} devices convergence, not communication, caps the speedup: the "
+            f"At {named(d)}, convergence, not communication, caps the speedup: the "
             f"larger global batch needs {number(1 / d.focus_convergence_factor)}x the "
             f"samples ({numbers})."
         )
     elif d.cap == "communication":
         lines.append(
-            f"At {d.focus} devices communication and overheads cap the speedup ({numbers}); "
+            f"At {named(d)}, communication and overheads cap the speedup ({numbers}); "
             f"the largest overhead is {d.dominant_term}."
         )
     elif d.cap == "devices":
@@ -229,39 +204,9 @@ def _step(advice: Explainable) -> list[str]:
             "count allowed caps the speedup."
         )
     else:
-        lines.append(f"At {d.focus} devices neither factor loses more than 5% ({numbers}).")
+        lines.append(f"At {named(d)}, neither factor loses more than 5% ({numbers}).")
     lines.append(f"What would change it: {remedy(advice)}.")
     return lines
-
-
-def remedy(advice: Explainable) -> str:
-    """What would help most for the decision's ``change``; for latency, only the cures
-    that apply: no larger buckets where the gradients already fit in one, and more
-    accumulation where the advice already accumulates (a user walk: both were offered to
-    a model of one 77 kB bucket, with accumulation 8 chosen); and where the largest
-    overhead gone would still miss the target, the next one that must shrink too."""
-    d, inputs = advice.decision, advice.inputs
-    said = REMEDIES[d.change]
-    if d.change == "devices":  # below the most allowed: what would predict a larger count
-        said = larger_counts(inputs, advice.predictions, d.focus) or said
-    if d.change == "latency" and inputs is not None:
-        cures = ["larger DDP buckets (fewer messages)"]
-        cures = cures if inputs.model.grad_bytes > inputs.bucket_mb * 2**20 else []
-        cures.append("a larger batch per device")
-        cures.append(
-            "gradient accumulation (one all-reduce per k micro-steps)"
-            if d.accum == 1
-            else f"more than the {d.accum} accumulation steps chosen"
-        )
-        said = f"{joined(cures, 'or')} would help most; a faster link "
-        said += "would barely matter"
-    if d.short_alone() and not d.also_shrink:
-        said += f"; not enough: with every overhead gone {d.focus} devices would still miss it"
-    elif d.short_alone():
-        also = [f"{k} ({format_ms(d.overheads_ms[k])})" for k in d.also_shrink]
-        said += f"; alone not enough: the {joined(also)} term{'s' if len(also) > 1 else ''} "
-        said += "must shrink too"
-    return said
 
 
 def _sources(advice: Explainable) -> list[str]:
@@ -348,8 +293,8 @@ def _searched(advice: Explainable) -> str:
         if focus in set(frame["accelerators"]) and focus > 1:
             factor = _row(frame, focus)["convergence_factor"]
             text += (
-                f", and on {focus} devices the samples it needs leave a convergence factor "
-                f"of {factor:.0%} in the speedup"
+                f", and on {named(advice.decision)} the samples it needs leave a "
+                f"convergence factor of {factor:.0%} in the speedup"
             )
     one = format_count(frame.iloc[0]["global_batch"])
     return (
@@ -369,7 +314,7 @@ def _weak_alternative(advice: Explainable) -> list[str]:
     host = on_a_larger_host(2, advice.inputs.host_devices if advice.inputs else None)
     return [
         f"Weak scaling instead (per-device batch {format_count(row['batch_per_device'])} kept, "
-        f"global batch {format_count(row['global_batch'])} on {d.focus} devices): "
+        f"global batch {format_count(row['global_batch'])} on {named(d)}): "
         f"{number(row['speedup'])}x the throughput "
         f"({interval(row['speedup_low'], row['speedup_high'])}); it trains faster only if "
         f"batch {format_count(row['global_batch'])} needs under {number(row['speedup'])}x the "

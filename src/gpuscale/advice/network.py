@@ -17,6 +17,7 @@ the model for its own device count (and its bus bandwidth for other counts).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,6 +127,24 @@ class Network:
 
     def spans_nodes(self, n: int) -> bool:
         return bool(self.inter is not None and self.per_node and n > self.per_node)
+
+    def counts_up_to(self, most: int) -> list[int]:
+        """The device counts searched up to ``most``: 1, 2, 4, ... and ``most``; past one
+        node only whole nodes."""
+        counts, n = [], 1
+        while n < most:
+            counts.append(n)
+            n *= 2
+        counts.append(most)
+        if self.inter is not None and self.per_node:
+            counts = [c for c in counts if c <= self.per_node or c % self.per_node == 0]
+        return counts
+
+    def name_over(self, counts: Iterable[int]) -> str:
+        """``name``, with the link between nodes only where a count of ``counts`` spans
+        nodes (a walk: ``--max-devices 12`` of 8 per node searched 1 to 8, on one node,
+        and named ib-ndr400 between nodes)."""
+        return self.name if any(self.spans_nodes(n) for n in counts) else self.intra.name
 
     def _curve(self, op: str, n: int) -> tuple[CommCurve, bool] | None:
         """The curve measured at ``n`` ranks (exact), else the nearest one on the same

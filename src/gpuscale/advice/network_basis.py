@@ -99,7 +99,9 @@ def network_basis(
             "bytes over a bandwidth: the bandwidth is the curves' limit at large messages, "
             "which the messages measured may not reach)."
         )  # a link given beside them is refused (``advice.conflicts``)
-    if nodes > 1:
+    # the link between nodes only where a count searched spans nodes (12 of 8 per node
+    # searched none past one node, and named it)
+    if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
         sources.append(
             f"Between nodes: {network.inter.name} x {req.nics_per_node or req.gpus_per_node} "
             "NICs per node, NCCL's ring over all ranks through the slowest level."

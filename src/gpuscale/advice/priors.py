@@ -125,7 +125,8 @@ def with_input_rate(
     """``assumed`` with the input pipeline's term saying the samples per second the
     largest count (``devices``) consumes, in all and per process."""
     rate = (
-        f"{samples_per_s:,.0f} samples/s in all at {int(devices)} device(s), "
+        f"{samples_per_s:,.0f} samples/s in all at {int(devices)} device(s), the largest "
+        "count predicted, "
         f"{samples_per_s / devices:,.0f} per process: a data loader slower than that caps "
         "the throughput there"
     )

@@ -114,15 +114,13 @@ class AdviceInputs:
 
     def device_counts(self) -> list[int]:
         """1, 2, 4, ... and the maximum; across nodes only whole nodes."""
-        counts, n = [], 1
-        while n < self.max_devices:
-            counts.append(n)
-            n *= 2
-        counts.append(self.max_devices)
-        per_node = self.network.per_node
-        if self.network.inter is not None and per_node:
-            counts = [c for c in counts if c <= per_node or c % per_node == 0]
-        return counts
+        return self.network.counts_up_to(self.max_devices)
+
+    @property
+    def network_name(self) -> str:
+        """The network, its link between nodes named only where a count searched spans
+        nodes."""
+        return self.network.name_over(self.device_counts())
 
     def samples_at(self, global_batch: float) -> float:
         """Samples to train at a global batch."""

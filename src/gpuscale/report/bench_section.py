@@ -110,7 +110,7 @@ def advice_figure(
     measured = scaling[of_model]
     allowed = given.allow_flagged
     checks = against_measured(predicted, measured, measured["configuration"], allowed=allowed)
-    title = f"Advice: {model} on {inputs.network.name}"
+    title = f"Advice: {model} on {inputs.network_name}"
     svg, files = out.save(
         lambda: predicted_scaling(predicted, measured, title),
         "advice_predicted_scaling",

@@ -1,0 +1,100 @@
+"""From one step time, the fixed cost is bounded by the device's peak where gpuscale knows
+one, and the advice says so: the device, its peak, the FLOPs per sample the bound rests
+on, the bound, and what would replace it. Where no peak bounded it (a device named
+without one, or none named) the advice says the fixed cost is the prior's. A walk:
+``--device-name A10`` (or L4, V100) took 37.8 ms of a 40 ms step as fixed cost and
+``A10G`` or no device the prior's ~4 ms, and the advices differed without a word why."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+import gpuscale
+from gpuscale.cli import app
+
+# the walk's numbers: a 7M-parameter model, 40 ms per step of 32 samples
+PARAMS, STEP_MS, BATCH = 7e6, 40.0, 32
+FLOPS = 6 * PARAMS  # what the advice assumes without --flops-per-sample
+# TF32 dense peaks from NVIDIA's datasheets (TFLOP/s): what an fp32 step is bounded by
+TF32 = {"A10": 62.5, "L4": 60.0, "V100": 15.7}
+WALK = ["--params", "7M", "--step-ms", "40", "--batch", "32", "--interconnect", "pcie-phb"]
+
+
+def _advise(**named):
+    return gpuscale.advise(
+        params=PARAMS, step_ms=STEP_MS, batch=BATCH, link="pcie-phb", max_devices=4, **named
+    )
+
+
+def _said(advice, start: str) -> list[str]:
+    return [s for s in advice.explanation if s.startswith(start)]
+
+
+def _ms(sentence: str, before: str) -> float:
+    """The ms figure just before ``before`` in ``sentence`` (``0.0215 ms at the``)."""
+    found = re.search(r"([\d.,]+) (ms|us|s) " + re.escape(before), sentence)
+    assert found, (before, sentence)
+    scale = {"us": 1e-3, "ms": 1.0, "s": 1e3}[found.group(2)]
+    return float(found.group(1).replace(",", "")) * scale
+
+
+@pytest.mark.parametrize("device", sorted(TF32))
+def test_the_peak_that_bounds_the_fixed_cost_is_said_with_its_numbers(device: str) -> None:
+    advice = _advise(device_name=device)
+    said = _said(advice, "Fixed cost bounded by the device's peak")
+    assert len(said) == 1, advice.explanation
+    sentence = said[0]
+    # the work of the step at the datasheet's peak, and at 1% of it: the bound
+    at_peak_ms = BATCH * FLOPS / (TF32[device] * 1e12) * 1e3
+    assert f"({TF32[device]:g} TFLOP/s" in sentence
+    assert device in sentence and "6 x parameters FLOPs per sample (assumed" in sentence
+    assert _ms(sentence, "at the TF32 peak") == pytest.approx(at_peak_ms, rel=5e-3)
+    assert _ms(sentence, "at 1% of it") == pytest.approx(100 * at_peak_ms, rel=5e-3)
+    floor = _ms(sentence, "of the step is fixed cost")
+    assert floor == pytest.approx(STEP_MS - 100 * at_peak_ms, rel=5e-3)
+    # the fixed cost taken is the one said, and it is the one the advice prices
+    taken = _ms(sentence, "(without a peak")
+    assert taken == pytest.approx(advice.inputs.fixed.ms, rel=5e-3)
+    assert advice.inputs.fixed.ms >= floor * (1 - 5e-3)
+    # what would replace the bound
+    for remedy in ("--flops-per-sample", "--fixed-ms", "gpuscale bench"):
+        assert remedy in sentence
+    assert not _said(advice, "Fixed cost not bounded")
+
+
+@pytest.mark.parametrize("named", [{"device_name": "A10G"}, {}], ids=["A10G", "none"])
+def test_no_peak_bound_is_said_and_the_prior_stands(named: dict) -> None:
+    advice = _advise(**named)
+    said = _said(advice, "Fixed cost not bounded by a peak")
+    assert len(said) == 1, advice.explanation
+    sentence = said[0]
+    assert "no peak bound applied" in sentence and "--fixed-ms" in sentence
+    assert (named.get("device_name") or "--device-name") in sentence
+    fixed = advice.inputs.fixed
+    assert _ms(sentence, "(range") == pytest.approx(fixed.ms, rel=5e-3)
+    assert fixed.source == "assumed" and fixed.low_ms < fixed.ms < fixed.high_ms
+    assert not _said(advice, "Fixed cost bounded")
+    # the two devices differ by the bound, now said on both sides
+    bounded = _advise(device_name="A10").inputs.fixed.ms
+    assert bounded > 5 * fixed.ms
+
+
+def test_flops_given_are_named_in_the_bound() -> None:
+    advice = _advise(device_name="A10", flops_per_sample=FLOPS)
+    (sentence,) = _said(advice, "Fixed cost bounded by the device's peak")
+    assert "FLOPs per sample given" in sentence and "assumed" not in sentence.split(",")[0]
+
+
+def test_a_measured_or_entered_fixed_cost_says_no_bound() -> None:
+    advice = _advise(device_name="A10", fixed_ms=5.0)
+    assert not [s for s in advice.explanation if s.startswith("Fixed cost ")]
+
+
+def test_the_cli_says_it() -> None:
+    for device, start in (("A10", "bounded by the device's peak"), ("A10G", "not bounded")):
+        result = CliRunner().invoke(app, ["advise", *WALK, "--device-name", device])
+        assert result.exit_code == 0, result.output
+        assert f"Fixed cost {start}" in result.output

@@ -1,0 +1,69 @@
+"""The count whose step the advice details is said for what it is, in every sentence that
+names it. A walk saw "Use 2 devices", the fastest at 8, then "On 4 devices a step takes
+..." with no word why 4: the advice details the next count above the one advised (where
+the next step would go), which may be neither the advised nor the fastest. The counts
+here are read off the predictions table, not the decision."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import gpuscale
+
+# (advised, fastest, detailed) as they come out: 2, 8, 4 / 4, 8, 8 / 1, 1, 2
+CASES = {
+    "advised 2, fastest 8": dict(step_ms=20.0, batch=64, fixed_ms=3.0, max_devices=8),
+    "advised 4, fastest 8": dict(step_ms=100.0, batch=64, fixed_ms=3.0, max_devices=8),
+    "advised 1 (A10 bound)": dict(step_ms=40.0, batch=32, device_name="A10", max_devices=4),
+}
+
+
+def _counts(advice) -> tuple[int, int, int]:
+    """(advised, fastest, the next count above the advised one) from the table."""
+    frame = advice.predictions
+    trusted = frame[frame["flags"] == ""]
+    advised = advice.recommended
+    fastest = int(trusted.loc[trusted["time_to_train_min"].idxmin(), "accelerators"])
+    larger = [int(n) for n in trusted["accelerators"] if n > advised]
+    return advised, fastest, min(larger)
+
+
+def _advised(advised: int) -> str:
+    return "the 1 device advised" if advised == 1 else f"the {advised} advised"
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_count_detailed_is_named_for_what_it_is(case: str) -> None:
+    advice = gpuscale.advise(params=7e6, link="pcie-phb", **CASES[case])
+    advised, fastest, next_up = _counts(advice)
+    steps = [s for s in advice.explanation if re.match(r"On \d+ devices", s)]
+    assert len(steps) == 1, advice.explanation
+    step = steps[0]
+    detailed = int(re.match(r"On (\d+) devices", step).group(1))
+    assert detailed == next_up  # the next count above the advised one
+    assert f"{detailed} devices, the next count above {_advised(advised)}" in step
+    if fastest == detailed:
+        assert "and the fastest" in step
+    elif fastest != advised:
+        assert f"the fastest is {fastest}" in step
+    # every other sentence naming that count says what it is
+    naming = [s for s in advice.explanation if re.search(rf"\b{detailed} devices\b", s)]
+    assert len(naming) >= 2, naming
+    for sentence in naming:
+        said = f"{detailed} devices, the next count above {_advised(advised)}"
+        assert (
+            said in sentence
+            or f"the next, {detailed} devices" in sentence
+            or (
+                f"{detailed} devices beat 1" in sentence  # the break-even: 2 against 1
+            )
+        ), sentence
+
+
+def test_the_input_pipeline_says_which_count_it_reads() -> None:
+    advice = gpuscale.advise(params=7e6, link="pcie-phb", **CASES["advised 2, fastest 8"])
+    largest = int(advice.predictions["accelerators"].max())
+    (said,) = [s for s in advice.explanation if s.startswith("Input pipeline")]
+    assert f"at {largest} device(s), the largest count predicted" in said

@@ -131,3 +131,14 @@ def test_the_closed_results_left_out_are_said_as_closed_ones() -> None:
     assert WHY not in closed and "the closed division runs the reference model" in closed
     [opened] = left_out(table, [("v9.9", "bert")], "closed", "{other}")
     assert f"{len(OPEN)} open-division result left out ({WHY}" in opened
+
+
+def test_trends_of_a_workload_of_the_other_division_only_say_what_it_held() -> None:
+    """`trends v1.1 -b bert` ended with "no scored results for these options": its 6
+    scored results are open division, said nowhere (the notes are not shown then)."""
+    tables = round_tables([], OPEN)
+    view = trends_view(
+        tables.scores, ["bert"], None, republished=False, first_rounds={}, last_rounds={}
+    )
+    assert view.empty.startswith("no closed-division scored results for these options: ")
+    assert f"{len(OPEN)} open-division result left out" in view.empty

@@ -267,11 +267,15 @@ def trends_view(
             "several (--round v4.0,v4.1,v5.0, or none for every bundled round)",
             *notes,
         )
+    unfiltered = len(frame)
     if families:  # read as every command reads a family (H100 is H100-SXM5-80GB), said
         valid = scores["accelerator_family"].dropna().astype(str).unique().tolist()
         chosen, read_as = resolve_families(families, valid)
         frame, notes = frame[frame["accelerator_family"].isin(chosen)], (*read_as, *notes)
     empty = "no scored results for these options" if frame.empty else ""
+    if empty and not unfiltered and (other := frame.attrs.get("division_left_out")):
+        # the command ends with this alone: what the other division held is said in it
+        empty = "no closed-division scored results for these options: " + "; ".join(other)
     return TableView(
         frame, TREND_COLUMNS, "trends across rounds", TREND_DROP_ORDER, notes=notes, empty=empty
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from gpuscale.quantities import joined
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
@@ -82,12 +82,20 @@ def _fail(what: str, name: str, valid: list[str]) -> UnknownNameError:
     return UnknownNameError(said, typed=name, why=f"unknown {what}{hint}")
 
 
-def resolve_workloads(names: Iterable[str], available: Iterable[str] | None = None) -> list[str]:
+def resolve_workloads(
+    names: Iterable[str],
+    available: Iterable[str] | None = None,
+    left_out: Mapping[str, str] | None = None,
+) -> list[str]:
     """The workloads meant by ``names``, in the order asked, without repeats.
 
-    ``available``: the benchmark folder names (or workloads) of the data at hand (default:
-    every workload gpuscale knows). ``study`` is the study's four workloads (those present),
-    ``all`` every available one. Raises :class:`UnknownNameError`.
+    ``available``: the workloads of the data at hand, as its scores name them (a round's
+    ``ssd`` folder is ``ssd_resnet34`` in v1.1; a folder name is read by ``workload_of``,
+    the cross-round name) (default: every workload gpuscale knows). ``study`` is the
+    study's four workloads (those present), ``all`` every available one. ``left_out``:
+    {workload the data holds but the caller left out: why, e.g. "its 6 results are open
+    division; ..."}, said instead of "not in the rounds loaded". Raises
+    :class:`UnknownNameError`.
     """
     folders: dict[str, set[str]] = {}
     for folder in available if available is not None else WORKLOADS:
@@ -114,7 +122,9 @@ def resolve_workloads(names: Iterable[str], available: Iterable[str] | None = No
                     why = f"ambiguous: {', '.join(sorted(found))}; be more specific"
                     raise UnknownNameError(f"{raw!r} is {why}", typed=raw, why=why)
                 raise (
-                    _absent(raw, valid) if available is not None else _fail("benchmark", raw, valid)
+                    _absent(raw, valid, left_out or {})
+                    if available is not None
+                    else _fail("benchmark", raw, valid)
                 )
         out.extend(w for w in found if w not in out)
     return out
@@ -126,9 +136,10 @@ def _matches(key: str, labels: dict[str, set[str]]) -> list[str]:
     return exact or [w for w, ls in labels.items() if any(s.startswith(key) for s in ls)]
 
 
-def _absent(raw: str, valid: list[str]) -> UnknownNameError:
+def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownNameError:
     """The error for a name the data at hand lacks: a workload gpuscale knows is named,
-    with the bundled rounds that hold it; any other name is unknown (the closest said)."""
+    why it is absent (``left_out``'s reason, else not in the rounds loaded) and the
+    bundled rounds that hold it; any other name is unknown (the closest said)."""
     known = _matches(_key(raw), {w: _labels(w, ()) for w in WORKLOADS}) if _key(raw) else []
     if len(known) != 1:
         return _fail("benchmark", raw, valid)
@@ -143,7 +154,8 @@ def _absent(raw: str, valid: list[str]) -> UnknownNameError:
         if rounds
         else "no bundled round has it (read a round that does: gpuscale ingest PATH)"
     )
-    why = f"not in the rounds loaded; {where}; valid here: {', '.join(valid)}"
+    absent = left_out.get(workload, "not in the rounds loaded")
+    why = f"{absent}; {where}; valid here: {', '.join(valid)}"
     return UnknownNameError(f"{display_name(workload)} ({raw!r}) is {why}", typed=raw, why=why)
 
 

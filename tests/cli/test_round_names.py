@@ -50,3 +50,22 @@ def test_a_path_without_a_round_in_its_name_takes_the_first_round(tmp_path: Path
     assert rounds["v5.1"] == 1 and rounds["v4.1"] > 100
     alone = runner.invoke(app, ["scores", str(plain), "-f", "csv"])
     assert alone.exit_code == 2 and "cannot tell the round" in alone.output
+
+
+def test_the_round_help_says_a_neutral_path_takes_the_round_instead_of_a_bundled_one(
+    tmp_path: Path,
+) -> None:
+    """The help said only that --round adds bundled rounds beside paths; beside a path
+    whose name says no round, the first --round names that path's round, and no bundled
+    round of that name is read: the help says so, and so does the command."""
+    from gpuscale.tables.requests import help_of
+    from gpuscale.tables.round_requests import RoundSelection
+
+    plain = tmp_path / "my-results"
+    shutil.move(str(_new_round(tmp_path)), plain)
+    result = runner.invoke(app, ["scores", str(plain), "--round", "v4.0", "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    assert _rounds_of(result.stdout) == {"v4.0": 1}  # the path's one result, no bundled v4.0
+    said = " ".join(help_of(RoundSelection, "round_names").split())
+    assert "names that path's round instead" in said
+    assert "no bundled round of that name is added" in said

@@ -70,4 +70,7 @@ def test_a_study_workload_with_no_scored_result_is_said_not_raised(tmp_path: Pat
     scores = pd.concat([bert.assign(time_to_train_min=float("nan")), resnet])
     data = plan_data(scores, ["bert"])
     assert len(data) == 1 and isinstance(data[0], str)
-    assert data[0].startswith("BERT: no plan (") and "not in the rounds loaded" in data[0]
+    assert data[0].startswith("BERT: no plan (")
+    # loaded, without a score: said so, not "not in the rounds loaded"
+    count = int((scores["workload"] == "bert").sum())
+    assert f"its {count} results here are closed division without a score" in data[0]

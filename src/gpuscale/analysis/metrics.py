@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.analysis.divisions import in_division
+from gpuscale.analysis.divisions import in_division, of_workload
 from gpuscale.analysis.superlinear import superlinear
 from gpuscale.names import resolve_choice, resolve_families, resolve_workload
 from gpuscale.tables import SCALING_COLUMNS, Unit, convergence_unit
@@ -34,7 +34,6 @@ from gpuscale.tables.measures import (
     speedup,
 )
 from gpuscale.tables.republished import is_same_runs_copy
-from gpuscale.tables.workloads import workload_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,8 +262,7 @@ def workload_scaling_table(
     a folder's), unchecked: empty where ``scores`` lack it (a round without it).
     ``filters``: :func:`scored_systems`'s (division, availability, families, duplicates)."""
     frame = _with_units(scored_systems(scores, **filters))
-    names = [w for w in frame["workload"].dropna().unique() if workload_of(w) == workload]
-    frame = frame[frame["workload"].isin([workload, *names]) | (frame["benchmark"] == workload)]
+    frame = frame[of_workload(frame, workload).to_numpy(bool)]
     if frame.empty:
         return pd.DataFrame(columns=list(SCALING_COLUMNS))
     if reference == "family":

@@ -29,6 +29,7 @@ from gpuscale.analysis.divisions import left_out as division_left_out
 from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import workload_scaling_table
 from gpuscale.names import resolve_families
+from gpuscale.quantities import joined
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, TREND_COLUMNS, round_key
 from gpuscale.tables.republished import is_republished
 from gpuscale.tables.views import TREND_DROP_ORDER, TableView
@@ -158,10 +159,13 @@ def trends(
     rounds = sorted(scores["round"].unique(), key=round_key)
     asked = workloads or sorted(scores["workload"].dropna().unique())
     other = division_left_out(scores, [(r, w) for r in rounds for w in asked], division, TRENDS_HOW)
-    scores = scores[in_division(scores, division)]
     if "first_round" not in scores.columns:
         scores = scores.assign(first_round=scores["round"], republished_in="")
+    kept = in_division(scores, division)
     copies = is_republished(scores) & scores["time_to_train_min"].notna()
+    # the republished copies of the other division, left out with it (dataset counts them)
+    elsewhere = scores[copies & ~kept & scores["workload"].isin(asked)]
+    scores, copies = scores[kept], copies[kept]
     left_out = scores[copies].groupby(["workload", "accelerator_family", "round"]).size()
     if not republished:
         scores = scores[~copies]
@@ -197,6 +201,8 @@ def trends(
     # How many republished results were left out (0 with republished=True), for a summary.
     out.attrs["republished_left_out"] = 0 if republished else int(wanted.sum())
     out.attrs["division_left_out"] = other
+    # {division: republished results of it left out with it}
+    out.attrs["republished_elsewhere"] = elsewhere["division"].astype(str).value_counts().to_dict()
     if out.empty:
         return out
     order = {r: i for i, r in enumerate(rounds)}
@@ -207,6 +213,28 @@ def trends(
     )
     ordered.attrs.update(out.attrs)
     return ordered
+
+
+def republished_notes(left_out: int, elsewhere: dict[str, int] | None) -> tuple[str, ...]:
+    """How many republished results the trends counted once (``left_out``) and how many
+    more were left out with their division (``elsewhere``: {division: count}), so that
+    they add up to the republished results ``gpuscale dataset`` counts."""
+    elsewhere = elsewhere or {}
+    more = sum(elsewhere.values())
+    which = (
+        joined(f"{k:,} {d}" for d, k in sorted(elsewhere.items()))
+        if len(elsewhere) > 1
+        else next(iter(elsewhere), "")
+    )
+    verb = "is" if more == 1 else "are"
+    if not left_out:
+        said = f"{more:,} result(s) republished in a later round (same runs) {verb} {which} "
+        return (said + "division, left out",) if more else ()
+    also = f" ({more:,} more {verb} {which} division, left out)" if more else ""
+    return (
+        f"{left_out} result(s) republished in a later round (same runs) are counted once, "
+        f"in the first round showing them{also}; --republished counts them in every round",
+    )
 
 
 def trends_view(
@@ -227,27 +255,27 @@ def trends_view(
         first_rounds=first_rounds,
         last_rounds=last_rounds,
     )
-    left_out = frame.attrs.get("republished_left_out", 0)
     notes = (
-        (
-            f"{left_out} result(s) republished in a later round (same runs) are counted "
-            "once, in the first round showing them; --republished counts them in every round",
-        )
-        if left_out
-        else ()
+        *republished_notes(
+            frame.attrs.get("republished_left_out", 0), frame.attrs.get("republished_elsewhere")
+        ),
+        *frame.attrs.get("division_left_out", ()),
     )
-    notes = (*notes, *frame.attrs.get("division_left_out", ()))
     if frame["round"].nunique() == 1:  # a trend of one round is no trend (a user walk)
         notes = (
             f"one round loaded ({frame['round'].iloc[0]}): a trend compares rounds; give "
             "several (--round v4.0,v4.1,v5.0, or none for every bundled round)",
             *notes,
         )
+    unfiltered = len(frame)
     if families:  # read as every command reads a family (H100 is H100-SXM5-80GB), said
         valid = scores["accelerator_family"].dropna().astype(str).unique().tolist()
         chosen, read_as = resolve_families(families, valid)
         frame, notes = frame[frame["accelerator_family"].isin(chosen)], (*read_as, *notes)
     empty = "no scored results for these options" if frame.empty else ""
+    if empty and not unfiltered and (other := frame.attrs.get("division_left_out")):
+        # the command ends with this alone: what the other division held is said in it
+        empty = "no closed-division scored results for these options: " + "; ".join(other)
     return TableView(
         frame, TREND_COLUMNS, "trends across rounds", TREND_DROP_ORDER, notes=notes, empty=empty
     )

@@ -151,16 +151,19 @@ def _rows(points: list[dict], request: PlanRequest, fit: dict, family: str) -> l
     return rows
 
 
-def plan_result(request: PlanRequest, fits: dict[str, Any]) -> PlanResult:
-    """The plan of ``request`` from ``fits`` (``gpuscale.planning.cache``)."""
+def plan_result(
+    request: PlanRequest, fits: dict[str, Any], left_out: dict[str, str] | None = None
+) -> PlanResult:
+    """The plan of ``request`` from ``fits`` (``gpuscale.planning.cache``); ``left_out``:
+    why the data's other workloads have no fit (``gpuscale.planning.systems.unplanned``),
+    said where one is asked."""
     if not fits["workloads"]:
         raise PlanError(
             "no closed-division MLPerf result with a time in the data given (the plan is "
             "fitted on the closed division)"
         )
-    folders = [b for fit in fits["workloads"].values() for b in fit["benchmarks"]]
-    try:
-        workload = resolve_workloads([request.workload], folders)[0]
+    try:  # the workloads as the rounds' scores name them (v1.1's ssd: ssd_resnet34)
+        workload = resolve_workloads([request.workload], list(fits["workloads"]), left_out)[0]
     except UnknownNameError as exc:  # named as the request's field (the CLI: its option)
         raise exc.as_field("workload") from None
     if workload not in fits["workloads"]:
@@ -209,9 +212,14 @@ def plan_result(request: PlanRequest, fits: dict[str, Any]) -> PlanResult:
 def plan_for(request: PlanRequest, scores: Any = None) -> PlanResult:
     """The plan of ``request`` on ``scores`` (a scores DataFrame; default: the bundled
     rounds, whose fits ship with the package: no pandas is imported)."""
-    if scores is not None and len(scores) == 0:
+    if scores is None:
+        return plan_result(request, default_fits())
+    if len(scores) == 0:
         raise PlanError("no MLPerf results in the data given")
-    return plan_result(request, default_fits() if scores is None else fits_of(scores))
+    # lazy: the systems table (pandas), only for data given
+    from gpuscale.planning.systems import unplanned
+
+    return plan_result(request, fits_of(scores), unplanned(scores))
 
 
 __all__ = ["PlanError", "PlanResult", "plan_for", "plan_result", "resolve_family"]

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.decompose import expected_samples
+from gpuscale.quantities import counted, joined
 from gpuscale.tables.republished import counted_once
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import round_key
@@ -69,6 +70,39 @@ def measured(scores: pd.DataFrame) -> pd.DataFrame:
     rows = pd.concat(parts).sort_index() if parts else rows.assign(**dict.fromkeys(ADDED))
     rows["log_y"] = np.log(rows["time_to_train_min"] * rows["accelerators"] / rows["convergence"])
     return rows
+
+
+def unplanned(scores: pd.DataFrame) -> dict[str, str]:
+    """{workload: why the plan has none} for each workload of ``scores`` with no
+    closed-division result with a time, said from its results (each once): ``its 36
+    results here are 6 open division and 30 closed division without a score; ...``."""
+    if "division" not in scores:
+        return {}
+    rows = counted_once(scores).dropna(subset=["workload"])
+    time = pd.to_numeric(rows["time_to_train_min"], errors="coerce").astype(float)
+    timed = (np.isfinite(time) & (time > 0)).to_numpy(bool)
+    division = rows["division"].astype(str).to_numpy()
+    workloads = rows["workload"].astype(str).to_numpy()
+    out = {}
+    for workload in sorted(set(workloads)):
+        mine = workloads == workload
+        closed = mine & (division == "closed")
+        if (closed & timed).any():
+            continue
+        others = sorted({str(d) for d in division[mine & ~closed]})
+        kinds = [(int((mine & (division == d)).sum()), f"{d} division") for d in others]
+        if closed.any():
+            kinds.append((int(closed.sum()), "closed division without a score"))
+        parts = [f"{k:,} {what}" for k, what in kinds] if len(kinds) > 1 else [kinds[0][1]]
+        total = int(mine.sum())
+        out[workload] = (
+            f"its {counted(total, 'result')} here {'is' if total == 1 else 'are'} "
+            f"{joined(parts)}; the plan is fitted on the closed division's results with a time"
+        )
+        if (mine & ~closed & timed).any():
+            shows = others[0] if len(others) == 1 else "all"
+            out[workload] += f" (gpuscale analyze --division {shows} shows the {shows} ones)"
+    return out
 
 
 ADDED = ("expected_samples", "reference_batch", "convergence", "era")

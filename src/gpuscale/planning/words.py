@@ -105,26 +105,32 @@ def class_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) ->
         if kind in ("ii_in", "ii_out") and own:
             ran = sorted(int(c) for c in own["counts"])
             text += f" ({family} ran {_counts(ran)})"
-        timed = [int(r["accelerators"]) for r in rows if r["count_class"] == kind and _timed(r)]
+        timed = [r for r in rows if r["count_class"] == kind and _timed(r)]
         if kind in ("ii_out", "iii") and timed:
-            text += "; " + _shape_support(fit, family, timed)
+            text += "; " + _shape_support(fit, timed)
         if kind == "iii" or "extrapolated" in text:
             text += "; memory is not modelled: check that the model fits in these devices"
         out.append(text + ".")
     return out
 
 
-def _shape_support(fit: dict[str, Any], family: str, counts: list[int]) -> str:
-    """Which other families' results the shape at ``counts`` rests on."""
+def _shape_support(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """Which families' results (the planned family's own among them, as the systems each
+    count leans on are) within an octave of the counts of ``rows`` the shape there rests
+    on; where none, the counts those rows lean on (``nearest``), said as further away."""
+    counts = [int(r["accelerators"]) for r in rows]
     low, high = min(counts), max(counts)
     near = {
         f: sum(n["all_systems"] for c, n in fam["counts"].items() if low / 2 <= int(c) <= high * 2)
         for f, fam in fit["families"].items()
-        if f != family
     }
     near = {f: k for f, k in near.items() if k}
     if not near:
-        return "no family of the workload ran counts near these: the shape is extrapolated"
+        leaned = sorted({int(s["accelerators"]) for r in rows for s in r["nearest"]})
+        return (
+            "no family of the workload ran counts within an octave of these (the nearest "
+            f"leaned on ran {_accelerators(leaned)}): the shape is extrapolated"
+        )
     most = sorted(near, key=lambda f: (-near[f], f))[:3]
     named = ", ".join(f"{f} {plural(near[f], 'result')}" for f in most)
     others = f" and {plural(len(near) - len(most), 'other')}" if len(near) > len(most) else ""

@@ -14,6 +14,7 @@ from gpuscale.planning import PlanRequest
 from gpuscale.planning.api import as_frame
 from gpuscale.planning.cache import fits_of
 from gpuscale.planning.result import PlanError, plan_result
+from gpuscale.planning.systems import unplanned
 from gpuscale.quantities import number
 from gpuscale.report.rounds_section import HOW, NOT_DRAWN
 from gpuscale.report.svg import FigureFiles
@@ -81,6 +82,7 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
     once (``gpuscale.planning.cache``) for every workload and the dense curve."""
     out: list[PlanData | str] = []
     fits = fits_of(scores) if len(scores) else None
+    left_out = unplanned(scores)  # a study workload of the open division only, said
     for workload in [w for w in STUDY_WORKLOADS if w in workloads]:
         counts = scores[scores["workload"] == workload]["accelerator_family"].value_counts()
         if counts.empty:
@@ -90,8 +92,8 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
         try:
             if fits is None:
                 raise PlanError("no MLPerf results in the data given")
-            result = plan_result(request, fits)
-        except (PlanError, UnknownNameError) as exc:  # v1.1's BERT: no scored result
+            result = plan_result(request, fits, left_out)
+        except (PlanError, UnknownNameError) as exc:  # v1.1's BERT: open division only
             out.append(f"{display_name(workload)}: no plan ({exc}).")
             continue
         systems = pd.DataFrame(result.systems).rename(columns={"system": "system_name"})

@@ -51,8 +51,10 @@ class RoundSelection:
         names=("--round",),
         parse=listed,
         help="Bundled round(s), e.g. v4.1 (repeatable, or v4.1,v5.0); with paths, added "
-        "beside them (a path whose name says no round takes the first --round as its name; "
-        "a warning says where its logs' dates or benchmarks are another round's).",
+        "beside them, except beside a path whose name says no round (./my-results): there "
+        "the first --round (or one per such path, in order) names that path's round instead, "
+        "and no bundled round of that name is added (a warning says where its logs' dates "
+        "or benchmarks are another round's).",
     )
     benchmark: tuple[str, ...] | None = repeatable_option(
         str,

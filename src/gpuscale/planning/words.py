@@ -132,9 +132,16 @@ def _shape_support(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
             f"leaned on ran {_accelerators(leaned)}): the shape is extrapolated"
         )
     most = sorted(near, key=lambda f: (-near[f], f))[:3]
-    named = ", ".join(f"{f} {plural(near[f], 'result')}" for f in most)
-    others = f" and {plural(len(near) - len(most), 'other')}" if len(near) > len(most) else ""
-    return f"the shape there rests on the results within an octave of {named}{others}"
+    parts = [f"{plural(near[f], 'result')} of {f}" for f in most]
+    rest = [f for f in near if f not in most]
+    if rest:
+        results = sum(near[f] for f in rest)
+        parts.append(
+            f"{plural(results, 'result')} of {plural(len(rest), 'other family', 'other families')}"
+        )
+    return (
+        f"the shape there rests on the results at counts within an octave of these: {joined(parts)}"
+    )
 
 
 def _timed(row: dict[str, Any]) -> bool:

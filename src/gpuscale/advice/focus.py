@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuscale.advice.counts import larger_counts
-from gpuscale.quantities import format_ms, joined
+from gpuscale.quantities import counted, format_ms, joined
 
 if TYPE_CHECKING:
     from gpuscale.advice.decision import Decision
@@ -25,7 +25,7 @@ def named(d: Decision) -> str:
     """The focus count and what it is: ``4 devices, the next count above the 2 advised``
     or ``the 8 devices advised``."""
     if d.focus == d.devices:
-        return f"the {d.focus} devices advised"
+        return f"the {counted(d.focus, 'device')} advised"
     advised = "the 1 device advised" if d.devices == 1 else f"the {d.devices} advised"
     return f"{d.focus} devices, the next count above {advised}"
 

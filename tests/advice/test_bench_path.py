@@ -101,7 +101,7 @@ def test_energy_at_a_measured_n_is_the_power_measured_there(tmp_path: Path) -> N
             frame.loc[n, "time_to_train_min"] / 60 * watts / 1e3
         )
     # and each row says which power it was charged
-    assert frame.loc[2, "energy_source"] == "measured at 2 device(s) (whole job)"
+    assert frame.loc[2, "energy_source"] == "measured at 2 devices (whole job)"
     assert (
         frame.loc[4, "energy_source"].startswith("measured (RAPL")
         and "x 4" in frame.loc[4, "energy_source"]

@@ -118,7 +118,8 @@ def test_the_readme_multi_node_example_is_flagged_and_consistent() -> None:
     assert "IMPLAUSIBLE" in warnings and "% of the H100" in warnings
     assert "MLPerf v" in warnings  # the MLPerf result it is measured against is quoted
     # the recommended count's time is among those flagged as below MLPerf
-    assert f"{advice.recommended} device(s) predicted" in warnings or "more count" in warnings
+    noun = "device" if advice.recommended == 1 else "devices"
+    assert f"{advice.recommended} {noun} predicted" in warnings or "more count" in warnings
 
 
 def test_a_plausible_input_is_not_flagged() -> None:

@@ -36,7 +36,7 @@ def test_each_prior_is_named_with_its_source() -> None:
     assert eight["ddp_ms"] > 0 and eight["wait_ms"] > 0
     # the input pipeline: the rate the largest count needs, read off its row
     pipeline = said["Input pipeline"].value
-    assert f"{eight['samples_per_s']:,.0f} samples/s in all at 8 device(s)" in pipeline
+    assert f"{eight['samples_per_s']:,.0f} samples/s in all at 8 devices" in pipeline
     assert f"{eight['samples_per_s'] / 8:,.0f} per process" in pipeline
 
 

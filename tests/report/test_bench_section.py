@@ -102,7 +102,7 @@ def test_runs_that_did_not_measure_are_listed(tmp_path: Path) -> None:
     path = tmp_path / "b.jsonl"
     _with_failed_and_flagged(path)
     section = build_bench_section(bench_table(read_results(path)[0]), FigureFiles(tmp_path))
-    assert section.failed == [f"evil:make on 2 device(s): error: {EVIL}"]  # first line only
+    assert section.failed == [f"evil:make on 2 devices: error: {EVIL}"]  # first line only
     only_failed = bench_table(read_results(path)[0]).query("status != 'ok'")
     assert build_bench_section(only_failed, FigureFiles(tmp_path)).failed == section.failed
 
@@ -135,7 +135,7 @@ def test_report_lists_failed_runs_escaped_and_takes_allow_flagged(tmp_path: Path
     assert "report written to" in refused.stdout
     html = (tmp_path / "r1" / "index.html").read_text()
     assert "No advice:" in html and "allow_flagged=True" in html
-    assert "evil:make on 2 device(s): error:" in html
+    assert "evil:make on 2 devices: error:" in html
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     allowed = CliRunner().invoke(app, [*args, "--allow-flagged", "--out", str(tmp_path / "r2")])
     assert allowed.exit_code == 0, allowed.output

@@ -36,7 +36,7 @@ from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.network import Network
 from gpuscale.advice.step_shape import Shape
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
-from gpuscale.quantities import number
+from gpuscale.quantities import counted, number
 
 # Runs that share a machine setting: their compute and communication are comparable.
 HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
@@ -76,7 +76,8 @@ def _usable(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     ok = table[table["status"] == "ok"]
     flagged = ok[ok["flagged"].fillna(False).astype(bool)]
     notes = [
-        f"left out {r.model} on {r.accelerators} device(s): {r.flags}" for r in flagged.itertuples()
+        f"left out {r.model} on {counted(r.accelerators, 'device')}: {r.flags}"
+        for r in flagged.itertuples()
     ]
     return ok[~ok.index.isin(flagged.index)], notes
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gpuscale.hardware.power import board_power
+from gpuscale.quantities import counted
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 
 if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
@@ -75,7 +76,7 @@ class Power:
     def source_at(self, devices: int, batch: float | None = None) -> str:
         """Where the power charged at ``devices`` (per-device ``batch``) comes from."""
         if self._measured_total(devices, batch) is not None:
-            return f"measured at {devices} device(s) (whole job)"
+            return f"measured at {counted(devices, 'device')} (whole job)"
         watts, source = self.per_device(batch)
         if watts is None:
             return "unknown"

@@ -12,6 +12,7 @@ import pandas as pd
 from gpuscale.advice.counts import below_the_most, only_one
 from gpuscale.advice.focus import detailed, named, remedy
 from gpuscale.quantities import (
+    counted,
     duration_unit,
     format_count,
     format_hours,
@@ -49,7 +50,7 @@ def _config(row: pd.Series) -> str:
     accum = f" x {int(row['accum'])} accumulation steps" if row["accum"] > 1 else ""
     batch = format_count(row["batch_per_device"])
     return (
-        f"{int(row['accelerators'])} device(s), per-device batch {batch}"
+        f"{counted(int(row['accelerators']), 'device')}, per-device batch {batch}"
         f"{accum} (global batch {format_count(row['global_batch'])})"
     )
 
@@ -102,7 +103,7 @@ def _recommendation(advice: Explainable) -> list[str]:
             f"{interval(fastest['speedup_low'], fastest['speedup_high'])})."
         )
     if advice.cheapest is not None and advice.cheapest not in (d.devices, 1):
-        lines.append(f"Fewest device-hours: {advice.cheapest} device(s).")
+        lines.append(f"Fewest device-hours: {counted(advice.cheapest, 'device')}.")
     return lines
 
 
@@ -231,7 +232,7 @@ def _sources(advice: Explainable) -> list[str]:
     lines.append(f"Step interval: {inputs.error.source}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():
-        lines.append(f"Left out {row.accelerators} device(s): {row.flags}.")
+        lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")
     return lines
 
 

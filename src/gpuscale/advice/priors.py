@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from gpuscale.advice.assumptions import Assumption, input_pipeline
 from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.step_error import StepError
-from gpuscale.quantities import factor_interval
+from gpuscale.quantities import counted, factor_interval
 
 # Standard normal quantiles at (i - 0.5) / 20, i = 1..20: the shape of the spread the
 # wait prior draws its E[max of N] from (``Compute.wait_ms``).
@@ -125,7 +125,7 @@ def with_input_rate(
     """``assumed`` with the input pipeline's term saying the samples per second the
     largest count (``devices``) consumes, in all and per process."""
     rate = (
-        f"{samples_per_s:,.0f} samples/s in all at {int(devices)} device(s), the largest "
+        f"{samples_per_s:,.0f} samples/s in all at {counted(int(devices), 'device')}, the largest "
         "count predicted, "
         f"{samples_per_s / devices:,.0f} per process: a data loader slower than that caps "
         "the throughput there"

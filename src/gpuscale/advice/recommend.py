@@ -333,7 +333,7 @@ def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
         if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]:
             minutes, system = floor[row.accelerators]
             found.append(
-                f"IMPLAUSIBLE: {row.accelerators} device(s) predicted to train in "
+                f"IMPLAUSIBLE: {counted(row.accelerators, 'device')} predicted to train in "
                 f"{number(row.time_to_train_min)} min, under the {number(minutes)} min "
                 "the fastest MLPerf result allows for "
                 f"{counted(row.accelerators, 'accelerator')} on this workload ({system}; "

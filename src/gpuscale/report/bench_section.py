@@ -9,7 +9,7 @@ import pandas as pd
 
 from gpuscale.advice.intervals import as_throughput
 from gpuscale.analysis.bench_scaling import SPEEDUP_BASIS, bench_scaling
-from gpuscale.quantities import joined, number
+from gpuscale.quantities import counted, joined, number
 from gpuscale.report.bench_advice import BenchAdvice
 from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
 from gpuscale.report.bench_words import bench_findings
@@ -53,7 +53,7 @@ def failed_runs(table: pd.DataFrame) -> list[str]:
     for r in table[table["status"] != "ok"].to_dict("records"):
         error = str(r.get("error") or "").strip().splitlines()
         lines.append(
-            f"{r['model']} on {r['accelerators']} device(s): {r['status']}"
+            f"{r['model']} on {counted(int(r['accelerators']), 'device')}: {r['status']}"
             + (f": {error[0]}" if error else "")
         )
     return lines

@@ -228,7 +228,8 @@ class AdviceRequest(JsonRequest):
     )
     overlap: float | None = option(
         None,
-        help="Share of communication hidden, 0-1 (default: measured).",
+        help="Share of communication hidden, 0-1 (default: measured by --bench; else 0.5, all "
+        "but the last bucket).",
     )
     grad_bytes: int = option(
         4,

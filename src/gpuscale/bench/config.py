@@ -146,7 +146,8 @@ class BenchConfig(JsonRequest):
         parse_bytes,
         names=("--memory-limit",),
         help="Host memory each process running a model's code may allocate, e.g. "
-        "8G (the parameter count's child; each rank): past it the run is recorded as oom. "
+        "8G (the child process that counts its parameters, and each rank): past it the run is "
+        "recorded as oom. "
         "Default: 2 GiB for the parameter count (on PyTorch's meta device), and for each rank on "
         "CPU the host's memory / the sweep's most ranks per node (ranks on GPUs: no cap).",
     )

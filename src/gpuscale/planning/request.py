@@ -150,7 +150,7 @@ class PlanRequest(JsonRequest):
     devices_per_node: int = option(
         8,
         names=("--devices-per-node",),
-        help="Devices per node (for the node count shown); default 8.",
+        help="Devices per node (for the node count shown).",
     )
     interconnect: str | None = option(
         None,

@@ -44,7 +44,7 @@ class RoundSelection:
 
     paths: tuple[Path, ...] | None = argument(
         help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip); "
-        "default: the bundled rounds (analyze and report: v4.1, the study's)."
+        "default: every bundled round (analyze and report: v4.1, the study's)."
     )
     round_names: tuple[str, ...] | None = repeatable_option(
         str,
@@ -61,7 +61,7 @@ class RoundSelection:
         names=("--benchmark", "-b", "--workload"),  # --workload as plan and advise spell it
         parse=listed,
         help="Benchmark or workload name(s), repeatable or comma-separated; 'study' for the "
-        "study's four.",
+        "study's four (default: every one loaded; report: the study's four).",
     )
 
     def __post_init__(self) -> None:

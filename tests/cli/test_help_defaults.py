@@ -1,0 +1,51 @@
+"""An option's help does not repeat the default the command line shows beside it: ``plan
+--help`` read "Devices per node (for the node count shown); default 8. [default: 8]"."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+import re
+
+import gpuscale
+
+
+def _requests() -> list[type]:
+    """Every dataclass of the library whose fields carry an option's help."""
+    found = []
+    for info in pkgutil.walk_packages(gpuscale.__path__, "gpuscale."):
+        if ".cli" in info.name or info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for obj in vars(module).values():
+            if (
+                isinstance(obj, type)
+                and dataclasses.is_dataclass(obj)
+                and obj.__module__ == module.__name__
+                and any("help" in f.metadata for f in dataclasses.fields(obj))
+            ):
+                found.append(obj)
+    return found
+
+
+def test_the_requests_are_found() -> None:
+    names = {cls.__name__ for cls in _requests()}
+    assert {"AdviceRequest", "PlanRequest", "ReportRequest", "RoundSelection"} <= names
+
+
+def test_no_help_repeats_the_default_shown_beside_it() -> None:
+    repeated = []
+    for cls in _requests():
+        for f in dataclasses.fields(cls):
+            default = f.default
+            if default in (dataclasses.MISSING, None) or isinstance(default, bool):
+                continue
+            said = re.search(
+                rf"default:?\s*{re.escape(str(default))}(?!\w|\.\d)",
+                f.metadata.get("help", ""),
+                re.I,
+            )
+            if said:
+                repeated.append(f"{cls.__name__}.{f.name}: {f.metadata['help']!r}")
+    assert not repeated, repeated

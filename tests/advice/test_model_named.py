@@ -46,3 +46,22 @@ def test_the_headline_names_the_model_and_why_the_larger_was_not_used(tmp_path: 
     # asked for by name: nothing passed over, nothing said
     named = gpuscale.advise(bench=path, model="mlp-1m", max_devices=2, link="pcie-phb")
     assert not any(largest in line for line in named.explanation[:1])
+
+
+def test_the_largest_of_several_models_is_said_chosen_with_the_others(tmp_path: Path) -> None:
+    """A file of several models, the largest advised on: which one, and the others that
+    --model could choose (a walk: five models in a file, one advised without a word)."""
+    path = tmp_path / "results.jsonl"
+    sizes = {"mlp-1m": 1_060_000, "mlp-4m": 4_200_000, "tf-7m": 7_000_000}
+    for model, params in sizes.items():
+        for world in (1, 2):
+            append_result(path, bench_record(model, params, world, 1000.0 * world**0.8))
+    largest = max(sizes, key=sizes.get)
+    advice = gpuscale.advise(bench=path, max_devices=2, link="pcie-phb")
+    [said] = [s for s in advice.explanation if s.startswith("Advised on")]
+    assert said.startswith(f"Advised on {largest} ")
+    assert f"the largest of the {len(sizes)} models" in said
+    assert all(other in said.split("--model")[1] for other in sizes if other != largest)
+    # one model in the file, or the model named: nothing to choose, nothing said
+    named = gpuscale.advise(bench=path, model=largest, max_devices=2, link="pcie-phb")
+    assert not any(s.startswith("Advised on") for s in named.explanation)

@@ -28,6 +28,7 @@ from gpuscale.advice.conflicts import check_with_data
 from gpuscale.advice.convergence import convergence_for
 from gpuscale.advice.from_bench import from_bench
 from gpuscale.advice.limits import mlperf_floor
+from gpuscale.advice.model_choice import models_benched
 from gpuscale.advice.network_basis import network_basis
 from gpuscale.advice.recommend import Advice, AdviceInputs, recommend
 from gpuscale.advice.request import DEFAULT_RULESET, ONE_BATCH_WITH_BENCH, AdviceRequest
@@ -80,7 +81,11 @@ def advise(
         from_bench=bench is not None,
     )
     if not basis.model_note:
-        return advice
+        chosen = "" if request.model or bench is None else models_benched(bench, basis.bench_model)
+        if not chosen:
+            return advice
+        lines, at = advice.explanation, advice.decision_line  # said after the decision
+        return replace(advice, explanation=[*lines[: at + 1], chosen, *lines[at + 1 :]])
     # another model than the largest advised on: said first, with why the others were not
     note = basis.model_note
     return replace(advice, caveats=(note, *advice.caveats), explanation=[note, *advice.explanation])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.bench.baselines import kinds_of
-from gpuscale.quantities import format_count
+from gpuscale.quantities import format_count, joined
 
 
 def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
@@ -36,7 +36,7 @@ def why_this_model(
     passed over, each and why (``broken``: the models whose loss was not finite, with the
     counts, ``flag_remedy.broken_models``); "" when the chosen model is the largest."""
     broken = broken or {}
-    sizes = table.dropna(subset=["params"]).groupby("model")["params"].max()
+    sizes = _sizes(table)
     if chosen not in sizes:
         return ""
     larger = sizes[sizes > sizes[chosen]].sort_values(ascending=False)
@@ -50,4 +50,24 @@ def why_this_model(
     return (
         f"Advised on {chosen} ({format_count(sizes[chosen])} parameters), the largest model "
         f"with a trustworthy N = 1 run; not used: {passed} (--model to choose one)."
+    )
+
+
+def _sizes(table: pd.DataFrame) -> pd.Series:
+    """Each model's parameters, by name."""
+    return table.dropna(subset=["params"]).groupby("model")["params"].max()
+
+
+def models_benched(table: pd.DataFrame, chosen: str) -> str:
+    """Where the model advised on is the largest of several benched: which, and the others
+    ``--model`` chooses (a walk: six models in a file, one advised without a word why);
+    "" where the table holds one model, or a larger one was passed over
+    (:func:`why_this_model` says it)."""
+    sizes = _sizes(table)
+    if chosen not in sizes or len(sizes) < 2 or (sizes > sizes[chosen]).any():
+        return ""
+    others = [str(name) for name in sizes.sort_values(ascending=False).index if name != chosen]
+    return (
+        f"Advised on {chosen} ({format_count(sizes[chosen])} parameters), the largest of the "
+        f"{len(sizes)} models benched (--model to choose another: {joined(others)})."
     )

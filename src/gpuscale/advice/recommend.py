@@ -212,6 +212,13 @@ class Advice:
     def cap(self) -> str:
         return self.decision.cap
 
+    @property
+    def decision_line(self) -> int:
+        """Where "Use N devices ..." stands in ``explanation``: after what qualifies it
+        (``caveats``) and the decision's warnings (WARNING, STRATEGY ...)."""
+        said = (*self.caveats, *self.decision.warnings)
+        return next((i for i, line in enumerate(self.explanation) if line not in said), 0)
+
 
 def _best(inputs: AdviceInputs, n: int) -> tuple[Step, float] | None:
     best = None

@@ -121,11 +121,7 @@ def advice_figure(
     # The decision, not the warning before it (said in the section; named here), then
     # what qualifies it (``Advice.caveats``, first in the explanation).
     caveats = list(result.caveats)
-    said = [
-        line
-        for line in result.explanation
-        if not line.startswith("WARNING") and line not in caveats
-    ]
+    said = result.explanation[result.decision_line :]
     # said only where the advised model's own runs were flagged and so used: --allow-flagged
     # given over clean runs (or beside a broken model, never used) used nothing flagged
     used = allowed and bool(measured["flagged"].fillna(False).astype(bool).any())

@@ -130,6 +130,15 @@ def resolve_workloads(
     return out
 
 
+def workload_read_as(typed: str, workload: str, rounds: str = "") -> str:
+    """``'dlrm' read as dlrm_dcnv2 (DLRM DCNv2, v3.0-v5.0)`` where ``typed`` is neither
+    the workload's name nor its display name (an alias, an old name, a prefix), else "";
+    ``rounds``: those of the data that hold it, in words."""
+    if _key(typed) in {_key(workload), _key(display_name(workload))}:
+        return ""
+    return f"{typed!r} read as {workload} ({display_name(workload)}{rounds and ', ' + rounds})"
+
+
 def _matches(key: str, labels: dict[str, set[str]]) -> list[str]:
     """The workloads a typed key names: exactly, else by an unambiguous prefix."""
     exact = [w for w, ls in labels.items() if key in ls]

@@ -22,7 +22,10 @@ the workload's newest), with ``x = log2 N``:
   / ``ii_out`` (not measured: inside / outside the family's measured counts), ``iii``
   (the family never ran the workload), and the 80% interval
   ``T exp(+-q_class (1 + widen x octaves outside))`` with ``q_class`` the calibrated
-  80% quantile of the absolute log error of that class (``gpuscale.planning.calibrate``).
+  80% quantile of the absolute log error of that class (``gpuscale.planning.calibrate``),
+  widened at a count the family ran to hold its own newest results there
+  (:func:`own_results`: one system's time at a count spreads with its CPUs, software and
+  submitter, and the plan's interval never excludes a result it cites).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from gpuscale.planning.shape import PIN, hat_values
 from gpuscale.tables.workloads import round_key
 
 CLASSES = ("i", "ii_in", "ii_out", "iii")
+ANCHOR_PRIOR = 1.0  # an anchor of k systems is shrunk by k / (k + this)
 DEFAULT_INTERVALS = {"i": 0.08, "ii_in": 0.12, "ii_out": 0.18, "iii": 0.35, "widen": 0.25}
 
 
@@ -105,6 +109,16 @@ def count_class(family: dict[str, Any] | None, n: int) -> tuple[str, float]:
     return "ii_out", abs(math.log2(n / edge))
 
 
+def own_results(family: dict[str, Any] | None, n: int) -> list[list[Any]]:
+    """The family's systems at exactly ``n`` devices in the newest round it ran ``n`` (the
+    results the count's anchor is of): ``[round, submitter, system, devices, minutes,
+    batch]`` each; none where the family never ran ``n``."""
+    at = family["counts"].get(str(n)) if family else None
+    if not at:
+        return []
+    return [s for s in family["systems"] if int(s[3]) == n and s[0] == at["round"]]
+
+
 def plannable(fits: dict[str, Any], workload: str, family: str) -> bool:
     """Whether ``family`` has a level on ``workload``: it ran it, or its speed is linked to
     the workload's through families that ran both (``fits.components``)."""
@@ -140,7 +154,9 @@ def predict_point(
     """The plan of ``n`` devices (a dict: ``accelerators``, ``time_to_train_min``,
     ``time_to_train_min_low``, ``time_to_train_min_high``, ``global_batch``,
     ``expected_samples``, ``batch_per_accelerator``, ``count_class``,
-    ``octaves_outside``, ``half_width`` (log), ``convergence`` (``C(B)``), ``log_y`` and
+    ``octaves_outside``, ``half_width`` (log, calibrated), ``calibrated_low`` and
+    ``calibrated_high`` (the interval before it holds ``own_results``, the family's newest
+    results at ``n``: :func:`own_results`), ``convergence`` (``C(B)``), ``log_y`` and
     its parts ``log_shared`` (``s``), ``log_own`` (``u_f``), ``log_anchor``)."""
     workload = fits["workloads"][workload_name]
     family = workload["families"].get(family_name)
@@ -159,11 +175,17 @@ def predict_point(
     intervals = fits.get("intervals") or DEFAULT_INTERVALS
     half = intervals[kind] * (1 + intervals["widen"] * octaves)
     factor = convergence(workload, batch, r)
+    low, high = minutes * math.exp(-half), minutes * math.exp(half)
+    held = own_results(family, n) if kind == "i" else []
     return {
         "accelerators": n,
         "time_to_train_min": minutes,
-        "time_to_train_min_low": minutes * math.exp(-half),
-        "time_to_train_min_high": minutes * math.exp(half),
+        # the calibrated interval, widened to hold the family's own newest results here
+        "time_to_train_min_low": min([low, *(s[4] for s in held)]),
+        "time_to_train_min_high": max([high, *(s[4] for s in held)]),
+        "calibrated_low": low,
+        "calibrated_high": high,
+        "own_results": held,
         "global_batch": batch,
         "expected_samples": expected,
         "batch_per_accelerator": batch / n,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuscale import criteria
-from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads
+from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, workload_read_as
 from gpuscale.planning.cache import default_fits, fits_of
 from gpuscale.planning.limits import far_flag, reach, refusals, superlinear_flag
 from gpuscale.planning.predict import plannable, predict_point
@@ -206,7 +206,10 @@ def plan_result(
         "borrowed": own is None,
     }
     said = notes(fits, workload, family, rows, request)
-    return PlanResult(rows, ([read_as] if read_as else []) + said, model, systems)
+    held = sorted(fit["era"], key=round_key)
+    span = held[0] if len(held) == 1 else f"{held[0]}-{held[-1]}"
+    named = [workload_read_as(request.workload, workload, span), read_as]
+    return PlanResult(rows, [s for s in named if s] + said, model, systems)
 
 
 def plan_for(request: PlanRequest, scores: Any = None) -> PlanResult:

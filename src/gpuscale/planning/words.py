@@ -9,6 +9,7 @@ from itertools import pairwise
 from typing import Any
 
 from gpuscale.planning.limits import NO_TIME
+from gpuscale.planning.spread import batch_drop_notes, held_notes
 from gpuscale.quantities import counted, joined, number
 from gpuscale.tables.plan import PLAN_COLUMNS
 from gpuscale.tables.workloads import round_key
@@ -204,7 +205,7 @@ def _rise_reason(fit: dict[str, Any], family: str, a: dict, b: dict) -> str:
         at = [n for n in (low, high) if n in ran]
         return (
             f"{family}'s newest results at {_counts(at)} sit off the model's line (a count "
-            "the family ran keeps its own results' level)"
+            "the family ran keeps k/(k+1) of its k newest results' distance from it)"
         )
     if part == "own":
         inside = [c for c in ran if low <= c <= high]
@@ -309,7 +310,9 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     out += class_notes(fit, family, rows)
     out += flag_notes(rows)
     out += [s for s in (efficiency_note(fit, family, rows),) if s]
+    out += batch_drop_notes(fit, family, rows)
     out += interval_notes(fits.get("intervals") or {}, rows)
+    out += held_notes(fit, family, rows)
     if request.interconnect:
         out.append(f"Interconnect {request.interconnect!r} noted, not modelled.")
     return out

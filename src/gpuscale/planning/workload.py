@@ -25,9 +25,8 @@ import pandas as pd
 
 from gpuscale.analysis.critical_batch import round_rcp_model
 from gpuscale.planning.pooled import DEFAULT, Penalties, levels, robust_scale, solve
+from gpuscale.planning.predict import ANCHOR_PRIOR
 from gpuscale.tables.workloads import round_key
-
-ANCHOR_PRIOR = 1.0  # an anchor of k systems is shrunk by k / (k + this)
 
 
 def _newest_at(rounds: list[str], counts: np.ndarray) -> dict[float, np.ndarray]:

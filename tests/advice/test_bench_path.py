@@ -74,14 +74,41 @@ def test_flagged_runs_are_listed_and_can_be_used_with_a_warning(tmp_path: Path) 
     assert cli.exit_code == 0 and "WARNING: 2 flagged run(s) used" in cli.stdout
 
 
+def _noise(steps: int) -> dict:
+    """Gradient norms over ``steps`` steps: |g|^2 at 8 samples, at 16 (G^2 = 0.1,
+    tr(Sigma) = 9.6 -> B_simple 96)."""
+    local = ([1.3, 1.25, 1.35, 1.3] * steps)[:steps]
+    glob = ([0.7, 0.68, 0.72, 0.7] * steps)[:steps]
+    return {"batch_small": 8, "batch_big": 16, "local_sq": local, "global_sq": glob}
+
+
 def test_advise_uses_the_measured_noise_scale(tmp_path: Path) -> None:
-    local = [1.3, 1.25, 1.35, 1.3]  # |g|^2 at 8 samples
-    glob = [0.7, 0.68, 0.72, 0.7]  # at 16: G^2 = 0.1, tr(Sigma) = 9.6 -> B_simple 96
-    noise = {"batch_small": 8, "batch_big": 16, "local_sq": local, "global_sq": glob}
+    noise = _noise(12)
     advice = gpuscale.advise(bench=_results(tmp_path, two={"noise": noise}), link="pcie4-x16")
     assert advice.inputs.convergence is not None
     assert advice.inputs.convergence.b_noise == pytest.approx(96, rel=0.01)
     assert "measured by the bench" in advice.inputs.convergence.source
+
+
+def test_a_noise_scale_from_few_steps_chooses_no_batch(tmp_path: Path) -> None:
+    """A user walk: from a 2-step bench the advice said "Use 1 device, per-device batch
+    8 x 2 accumulation steps", the accumulation chosen by a noise scale measured over 2
+    steps. Under FEW_NOISE_STEPS steps it prices no batch: none is searched, no
+    accumulation advised, and the advice says why and what to bench instead."""
+    from gpuscale.advice.caveats import FEW_NOISE_STEPS
+
+    steps = FEW_NOISE_STEPS - 6
+    path = _results(tmp_path, two={"noise": _noise(steps)})
+    advice = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=4)
+    assert advice.inputs.convergence is None
+    assert (advice.predictions["accum"] == 1).all()
+    assert advice.predictions["global_batch"].nunique() == 1  # the batch benched, kept
+    said = [a for a in advice.inputs.assumptions if a.term.startswith("Samples to converge")]
+    assert f"over only {steps} steps" in said[0].basis
+    assert "--steps" in said[0].measure
+    # a noise scale the user gives is used whatever the bench measured
+    given = gpuscale.advise(bench=path, link="pcie4-x16", noise_scale=96.0)
+    assert given.inputs.convergence is not None
 
 
 def test_energy_at_a_measured_n_is_the_power_measured_there(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from gpuscale.advice import assumptions, caveats
 from gpuscale.advice.basis import Basis, from_numbers
 from gpuscale.advice.collectives import MeasuredCurves
 from gpuscale.advice.conflicts import check_with_data
-from gpuscale.advice.convergence import convergence_for
+from gpuscale.advice.convergence import convergence_for, thin_noise
 from gpuscale.advice.from_bench import from_bench
 from gpuscale.advice.limits import mlperf_floor
 from gpuscale.advice.model_choice import models_benched
@@ -58,6 +58,10 @@ def advise(
     basis = from_bench(basis, request, bench) if bench is not None else from_numbers(basis, request)
     other = _other_device(collectives, bench)
     basis = replace(basis, warnings=(*basis.warnings, other)) if other else basis
+    # a noise scale from a few steps prices no batch (said, with what to measure)
+    given = request.noise_scale is not None or request.workload is not None
+    thin = "" if given else thin_noise(basis.noise, caveats.FEW_NOISE_STEPS)
+    basis = replace(basis, noise=None) if thin else basis
     convergence = convergence_for(
         noise_scale=request.noise_scale,
         workload=request.workload,
@@ -72,7 +76,7 @@ def advise(
             "count the samples to train themselves; give one or the other"
         )
     advice = caveats.qualify(
-        recommend(_inputs(basis, request, convergence)),
+        recommend(_inputs(basis, request, convergence, thin)),
         request,
         noise=basis.noise,
         error=basis.error,
@@ -132,13 +136,16 @@ def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
 _CARRIED = (
     *("compute", "network", "overlap", "fixed", "prior_range", "power"),  # the step's terms
     *("max_devices", "min_batch", "max_batch"),  # the bounds of the search
-    *("name", "sources", "error", "warnings", "host_devices"),  # what the explanation says
+    *("name", "sources", "error", "warnings", "host_devices", "evidence"),  # said
 )
 
 
-def _inputs(basis: Basis, req: AdviceRequest, convergence: ConvergenceModel | None) -> AdviceInputs:
+def _inputs(
+    basis: Basis, req: AdviceRequest, convergence: ConvergenceModel | None, thin: str = ""
+) -> AdviceInputs:
     """The search's inputs: the basis (its model and per-device batch, and the fields
-    it carries unchanged), the request's choices and the convergence."""
+    it carries unchanged), the request's choices and the convergence (``thin``: why the
+    bench's noise scale is not used)."""
     return AdviceInputs(
         model=basis.spec,
         batch=basis.per_device,
@@ -156,6 +163,7 @@ def _inputs(basis: Basis, req: AdviceRequest, convergence: ConvergenceModel | No
                 model=basis.bench_model,
                 same_samples=basis.same_samples,
                 host_devices=basis.host_devices,
+                thin=thin,
             ),
             assumptions.input_pipeline(),
         ),

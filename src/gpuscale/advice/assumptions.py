@@ -40,15 +40,18 @@ class Assumption:
         return f"{self.term}: {self.value} ({self.source}: {self.basis}{how})."
 
 
-def bench_command(model: str | None, nproc: str, host_devices: int | None = None) -> str:
+def bench_command(
+    model: str | None, nproc: str, host_devices: int | None = None, more: str = ""
+) -> str:
     """The bench command that measures a term of ``model`` (a file placeholder when the
     advice was given numbers), said to need another host where the bench's host had
-    fewer devices (``host_devices``) than it runs."""
+    fewer devices (``host_devices``) than it runs; ``more``: options it adds."""
     where = on_a_larger_host(max(int(n) for n in nproc.split(",")), host_devices)
+    more = f" {more}" if more else ""
     if model is None:
-        return f"`{BENCH} --nproc {nproc}`{where}"
+        return f"`{BENCH} --nproc {nproc}{more}`{where}"
     option = "--models" if ":" not in model else "--model"
-    return f"`gpuscale bench {option} {model} --nproc {nproc}`{where}"
+    return f"`gpuscale bench {option} {model} --nproc {nproc}{more}`{where}"
 
 
 def overlap(
@@ -172,18 +175,20 @@ def convergence(
     model: str | None,
     same_samples: bool = False,
     host_devices: int | None = None,
+    thin: str = "",
 ) -> Assumption:
     """The samples to converge at a larger global batch (``same_samples``: the bench's
     N > 1 runs of ``model`` saw the same samples on every rank, so their gradient norms
-    measure no noise scale)."""
+    measure no noise scale; ``thin``: why the noise scale the bench measured is not used,
+    ``convergence.thin_noise``)."""
     if source is None:
-        why = "no noise scale, workload or gradient norms"
+        why = thin or "no noise scale, workload or gradient norms"
         if same_samples:
             why = (
                 "no noise scale: the bench's N > 1 runs of this model saw the same samples on "
                 "every rank, so their gradient norms measure none"
             )
-        rerun = bench_command(model, "1,2", host_devices)
+        rerun = bench_command(model, "1,2", host_devices, "--steps 30" if thin else "")
         return Assumption(
             term="Samples to converge at a larger global batch",
             value="the same as at the batch given",

@@ -21,6 +21,7 @@ from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError
+from gpuscale.advice.support import Support
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.hardware.peaks import peak_for
 from gpuscale.quantities import format_count, format_ms, number
@@ -59,6 +60,7 @@ class Basis:
     bench_model: str | None = None  # the bench model whose runs measure a term (None: numbers)
     host_devices: int | None = None  # the GPUs the bench's host had (None: unknown, or a CPU)
     model_note: str = ""  # the bench model advised on where larger ones were passed over, why
+    evidence: Support | None = None  # what the bench runs advised on rest on (None: numbers)
 
 
 # What measures the fixed cost of a model given by numbers.

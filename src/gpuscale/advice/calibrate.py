@@ -35,6 +35,7 @@ from gpuscale.advice.fixed_cost import FixedCost, PeakChecked, within_peak
 from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.network import Network
 from gpuscale.advice.step_shape import Shape
+from gpuscale.advice.support import Support, support
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.quantities import counted, number
 
@@ -61,6 +62,7 @@ class Calibration:
     threads: int | None = None  # threads per process of the N = 1 run (CPU); None: not recorded
     overlap: float | None = None  # measured share hidden; None: not measured
     comm_scale: float | None = None  # measured / predicted communication; None: unknown
+    comm_support: Support | None = None  # the runs comm_scale was read from
     bench_model: str = ""  # the bench model whose runs these are (``name`` may be another's)
     noise: NoiseScale | None = None
     fixed: FixedCost | None = None  # the fixed per-step cost and where it came from
@@ -277,7 +279,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]
     family = multi[multi["family"] == row["family"]]
-    slowdown, comm_scale, contention = measured_contention.contention(
+    slowdown, comm_scale, contention, comm_rows = measured_contention.contention(
         single, (multi, family, own), row["family"], network
     )
     notes.append(f"contention at N > 1 from {contention}")
@@ -303,6 +305,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         overlap=overlap,
         # its own runs reproduce its calibration point; its family's, else all, without
         comm_scale=comm_scale,
+        comm_support=support(multi.loc[comm_rows]) if comm_scale is not None else None,
         bench_model=model,
         noise=_noise(own),
         fixed=fixed,

@@ -87,18 +87,21 @@ def falling(slowdown: tuple[tuple[int, float], ...]) -> str | None:
 
 def contention(
     single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str, network: Network
-) -> tuple[dict[int, float], float | None, str]:
-    """Contention at N (no-sync slowdown per N, communication scale) and where it was
-    read: the most specific ``levels`` (every model of the configuration, the family,
-    the model's own runs) that measured it win."""
+) -> tuple[dict[int, float], float | None, str, pd.Index]:
+    """Contention at N (no-sync slowdown per N, communication scale), where it was
+    read, and the rows the communication scale was read from: the most specific
+    ``levels`` (every model of the configuration, the family, the model's own runs) that
+    measured it win."""
     labels = ("every model of this configuration", f"the {family} family", "its own runs")
     slowdown: dict[int, float] = {}
     comm_scale, contention = None, "no N > 1 run: the N > 1 figures are extrapolated"
     ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
+    comm_rows = pd.Index([])
     for rows_at, label in zip(levels, labels, strict=True):
         found = dict(_slowdown(rows_at, single))
         if found:
             slowdown.update(found)
             contention = f"{label} ({_contention_text(found)})"
-        comm_scale = _comm_scale(ratios.loc[rows_at.index]) or comm_scale
-    return slowdown, comm_scale, contention
+        if scale := _comm_scale(ratios.loc[rows_at.index]):
+            comm_scale, comm_rows = scale, ratios.loc[rows_at.index].dropna().index
+    return slowdown, comm_scale, contention, comm_rows

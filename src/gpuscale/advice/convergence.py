@@ -58,6 +58,19 @@ def convergence_for(
     return ConvergenceModel(e_min, b_noise, source)
 
 
+def thin_noise(measured: NoiseScale | None, fewest: int) -> str:
+    """Why the bench's noise scale is not used to price a larger batch (``""`` where it
+    is): measured over fewer than ``fewest`` steps, it would choose the batch and the
+    gradient accumulation from a guess (2 steps chose 4x accumulation on one device)."""
+    if measured is None or measured.steps >= fewest:
+        return ""
+    return (
+        f"the bench measured B_simple {number(measured.b_simple)} over only "
+        f"{measured.steps} steps (under {fewest}), too few to choose a batch or gradient "
+        "accumulation by, so it is not used"
+    )
+
+
 def no_rcps(workload: str, ruleset: str) -> str:
     """Why a workload has no convergence model in ``ruleset``, and the rulesets that
     have its reference convergence points (the newest to give instead)."""

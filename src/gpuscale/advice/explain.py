@@ -11,6 +11,7 @@ import pandas as pd
 
 from gpuscale.advice.counts import below_the_most, only_one
 from gpuscale.advice.focus import detailed, named, remedy
+from gpuscale.advice.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import (
     counted,
     duration_unit,
@@ -113,7 +114,7 @@ def _break_even(advice: Explainable) -> list[str]:
     name = inputs.network_name
     if advice.break_even_ms_per_mb is None and advice.break_even_params is None:
         return []
-    lines = []
+    lines, evidence = [], inputs.evidence
     if advice.break_even_ms_per_mb is not None:
         # the threshold scales the whole step (fixed cost included): FLOPs at the rate
         # of the whole step, never the per-sample work's (unbounded where the step is
@@ -124,7 +125,7 @@ def _break_even(advice: Explainable) -> list[str]:
         own = step_ms / (inputs.model.grad_bytes / 1e6)
         like = max(advice.break_even_ms_per_mb, own)  # both in one unit
         lines.append(
-            f"Break-even on {name}: 2 devices beat 1 once a step computes "
+            f"Break-even on {name}{predicted(evidence)}: 2 devices beat 1 once a step computes "
             f"{format_ms(advice.break_even_ms_per_mb, like)} per MB of gradients "
             f"({format_count(flops_per_byte)} FLOPs per gradient byte at the "
             f"{number(whole_tflops)} TFLOP/s of the whole step); this model computes "
@@ -150,9 +151,10 @@ def _break_even(advice: Explainable) -> list[str]:
     )
     lines.append(
         f"For this model's family ({number(per_param)} FLOPs per parameter per sample, "
-        f"{batch}), 2 devices beat 1 "
+        f"{batch}), {'the runs predict that ' if weak(evidence) else ''}2 devices beat 1 "
         f"{from_size(size)} and reach {inputs.target_efficiency:.0%} efficiency "
-        f"{from_size(target)} (this model: {format_count(inputs.model.params)})."
+        f"{from_size(target)} (this model: {format_count(inputs.model.params)})"
+        f"{to_test(evidence)}."
     )
     return lines
 
@@ -229,7 +231,7 @@ def _sources(advice: Explainable) -> list[str]:
     # the fixed cost has its own sentence (``_scaling``)
     lines += [a.sentence() for a in inputs.assumptions if a.term != "Fixed per-step cost"]
     lines.append(f"Power: {inputs.power.source}.")
-    lines.append(f"Step interval: {inputs.error.source}.")
+    lines.append(f"Step interval: {inputs.error.source}{errors_weak(inputs)}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():
         lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")
@@ -320,9 +322,20 @@ def _weak_alternative(advice: Explainable) -> list[str]:
         f"({interval(row['speedup_low'], row['speedup_high'])}); it trains faster only if "
         f"batch {format_count(row['global_batch'])} needs under {number(row['speedup'])}x the "
         f"samples of batch {format_count(one['global_batch'])}, which nothing here measured "
-        f"(give --noise-scale or --workload, or bench with --nproc 1,2{host}: it measures the "
-        "noise scale; --scaling weak assumes the samples unchanged)."
+        f"(give {_measure_convergence(advice.inputs, host)}; --scaling weak assumes the "
+        "samples unchanged)."
     ]
+
+
+def _measure_convergence(inputs: Any, host: str) -> str:
+    """What measures the samples at a larger batch: the convergence assumption's own
+    measurement where it says one (a noise scale from too few steps: more --steps)."""
+    said = [a.measure for a in inputs.assumptions if a.term.startswith("Samples to converge")]
+    if said and said[0]:
+        return said[0]
+    return (
+        f"--noise-scale or --workload, or bench with --nproc 1,2{host}: it measures the noise scale"
+    )
 
 
 def explain(advice: Explainable) -> list[str]:

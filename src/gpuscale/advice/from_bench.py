@@ -27,6 +27,7 @@ from gpuscale.advice.model_choice import why_this_model
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError, leave_one_out
+from gpuscale.advice.support import Support, comm_scale_sentence, support
 from gpuscale.bench.evidence import weak_kinds
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import SAME_SAMPLES
@@ -56,9 +57,10 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         raise CalibrationError(f"{exc}{flagged_help(table)}{broken_note(broken)}") from None
     measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged))
     fell = measured_contention.falling(cal.compute.slowdown)
-    weak = _weak(table, cal.name)
+    weak, evidence = _weak(table, cal.name)
     basis = replace(
         basis,
+        evidence=evidence,
         warnings=(*basis.warnings, *(w for w in (warning, weak, fell) if w)),
         measured=measured,
         error=step_error(table, basis.network, cal),
@@ -283,22 +285,23 @@ def _check_columns(bench: pd.DataFrame) -> None:
         )
 
 
-def _weak(table: pd.DataFrame, model: str) -> str | None:
+def _weak(table: pd.DataFrame, model: str) -> tuple[str | None, Support | None]:
     """The warning when runs of ``model`` the advice uses (``ok``, not flagged, or
     allowed) are weak evidence (``bench.evidence``: few steps timed, steps spread, busy
-    share not measured), with the kinds of why; None when none is."""
+    share not measured), with the kinds of why (None when none is), and what they give."""
     ok = table[(table["model"] == model) & (table["status"] == "ok")]
     rows = ok[~ok["flagged"].fillna(False).astype(bool)]
     weak = rows[rows["evidence"] == "weak"]
-    if weak.empty:
-        return None
+    found = support(rows)
+    if weak.empty or found is None:
+        return None, found
     kinds = dict.fromkeys(k for notes in weak["evidence_notes"] for k in weak_kinds(notes))
     counts = ", ".join(str(int(n)) for n in sorted(weak["accelerators"].unique()))
     return (
         f"WARNING: weak evidence: {len(weak)} of the {len(rows)} bench run(s) of {model} "
         f"the advice uses (on {counts} device(s)) are weak ({', '.join(kinds)}; their "
-        "evidence_notes say more): bench with --steps 30 or more for firm numbers"
-    )
+        f"evidence_notes say more): {found.remedy()} for firm numbers"
+    ), found
 
 
 def _same_samples(table: pd.DataFrame, model: str) -> bool:
@@ -386,8 +389,5 @@ def _bench_sources(cal: Any) -> list[str]:
     # the overlap is said once, among the assumptions (measured or why not, and how to
     # measure it): it was said here too (a user walk)
     if cal.comm_scale is not None:
-        lines.append(
-            f"Communication inside DDP measured at {number(cal.comm_scale)}x the network's "
-            "prediction; applied to every prediction."
-        )
+        lines.append(comm_scale_sentence(cal.comm_scale, cal.comm_support))
     return lines

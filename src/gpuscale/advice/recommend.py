@@ -34,6 +34,7 @@ from gpuscale.advice.model import Compute, ModelSpec, Step, predict_step
 from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network, bucket_plan
 from gpuscale.advice.priors import with_input_rate
 from gpuscale.advice.step_error import StepError
+from gpuscale.advice.support import Support
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.quantities import counted, number
@@ -78,6 +79,7 @@ class AdviceInputs:
     host_devices: int | None = None  # the GPUs the bench's host had: what it can measure
     sources: tuple[str, ...] = ()  # where each input came from, for the explanation
     error: StepError = field(default_factory=StepError)  # the step's 80% interval at N > 1
+    evidence: Support | None = None  # what the bench runs advised on rest on (None: numbers)
     warnings: tuple[str, ...] = ()  # inputs that cannot be true, said where they were found
     # (devices, minutes, system) of the fastest MLPerf system per count for the workload
     mlperf_floor: tuple[tuple[int, float, str], ...] = ()

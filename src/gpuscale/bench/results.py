@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from gpuscale.bench.baselines import kinds_of
 from gpuscale.bench.record import record_problem
+from gpuscale.bench.resume_said import Again, kept_and_again
 from gpuscale.bench.table import NO_ONE_DEVICE, bench_table, flag_summary
 from gpuscale.quantities import format_bytes
 from gpuscale.sources.bounded import TooLarge, json_lines, schema_of
@@ -40,6 +40,8 @@ __all__ = [
     "holds",
     "load_bench",
     "read_results",
+    "resume_file",
+    "resume_plan",
 ]
 
 SCHEMA = "gpuscale.bench/2"
@@ -201,15 +203,22 @@ def done_keys(path: Path) -> set[str]:
     no N = 1 run is there: measuring it again would not give it one); a failure, and a
     flagged run (not a good measurement, or read against a flagged N = 1 run), is
     measured again."""
+    return resume_file(path)[0]
+
+
+def resume_plan(records: list[dict[str, Any]]) -> tuple[set[str], Again]:
+    """What ``--resume`` does with the runs ``records`` hold: the keys it skips (measured
+    well) and why each other one is measured again (``resume_said.kept_and_again``)."""
+    return kept_and_again(bench_table(records))
+
+
+def resume_file(path: Path) -> tuple[set[str], Again]:
+    """:func:`resume_plan` of a results file (nothing where there is none or it cannot
+    be read: every run is measured)."""
     if not path.exists():
-        return set()
+        return set(), {}
     try:
         records, _ = read_results(path)
     except ResultsError:
-        return set()
-    table = bench_table(records)
-    if table.empty:
-        return set()
-    ok = table[table["status"] == BenchStatus.OK]
-    good = [set(kinds_of(f)) <= {NO_ONE_DEVICE.split(":")[0]} for f in ok["flags"]]
-    return set(ok.loc[good, "key"])
+        return set(), {}
+    return resume_plan(records)

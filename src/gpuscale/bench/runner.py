@@ -32,8 +32,9 @@ from pathlib import Path
 from gpuscale.bench.config import BenchConfig, model_of_key, resolved_config, run_key
 from gpuscale.bench.launch import Events, launcher_env, row_of, start, torchrun_command, watch
 from gpuscale.bench.launch_events import cause, failure_row, log_tail
-from gpuscale.bench.results import ResultsError, done_keys
+from gpuscale.bench.results import ResultsError, resume_file
 from gpuscale.bench.results_file import append_result, check_writable
+from gpuscale.bench.resume_said import Again, again_note, planned_keys, resume_sentence
 from gpuscale.bench.sweep_request import check_endpoint, check_nodes
 from gpuscale.bench.sweep_said import done_line, kept_note
 from gpuscale.sources.processes import remove_stale_runs, run_folder
@@ -265,8 +266,12 @@ def run_sweep(
         report.failures.append(line)
         report.appended += cfg.node_rank == 0
         notify(f"failed {line}")
-    skip = done_keys(cfg.out) if cfg.resume else set()
-    launch = _Launch(cfg, sizes, skip, notify, report.sweep_id, report)
+    skip, again = resume_file(cfg.out) if cfg.resume else (set(), {})
+    if cfg.resume:  # what it keeps, measures again (and why) and misses, said first
+        notify(
+            resume_sentence(planned_keys(cfg, sizes, device_kind(cfg.bench.backend)), skip, again)
+        )
+    launch = _Launch(cfg, sizes, skip, notify, report.sweep_id, report, again)
     for per_node in cfg.nproc:
         todo: list[str] | None = list(cfg.models)
         while todo:
@@ -287,6 +292,7 @@ class _Launch:
     notify: Progress
     sweep_id: str
     report: SweepReport
+    again: Again  # the runs --resume measures again, and why
 
     def run(self, per_node: int, todo: list[str]) -> list[str] | None:
         """One launch of ``todo`` at ``per_node`` processes per node, recorded; the
@@ -341,7 +347,9 @@ class _Launch:
             if event == "sweep" and key:  # the id the rows carry: node 0's runner's
                 self.sweep_id = self.report.sweep_id = key
             elif event == "started":
-                self.notify(f"started {model_of_key(key)} x{world}")
+                self.notify(
+                    f"started {model_of_key(key)} x{world}{again_note(self.again.get(key))}"
+                )
             elif event == "row" and (record := row_of(extra)) is not None:
                 try:  # this process writes every row
                     append_result(self.cfg.out, record)

@@ -1,0 +1,124 @@
+"""What a figure read from bench runs rests on (:class:`Support`): how many runs, the
+fewest steps any of them timed, and the kinds of weak evidence among them
+(``bench.evidence``: few steps timed, steps spread, busy share not measured).
+
+A figure read from weak runs (a communication scale, a break-even, a family's sizes, a
+step interval) is said with what it rests on and what to bench instead, never as a
+finding: with 2 timed steps a run, one slow step moves its mean by half."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from gpuscale.bench.evidence import MIN_STEPS, timed_window_s, weak_kinds
+from gpuscale.plausibility import MIN_BUSY_WINDOW_S
+from gpuscale.quantities import counted, joined, number
+
+FIRM_STEPS = 3 * MIN_STEPS  # the steps the bench's own weak-evidence note asks for
+FEW_STEPS = "few steps timed"  # the kind of weakness (bench.evidence) a figure cannot stand on
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    """``runs`` bench runs, the fewest timed steps among them (``steps``, None where not
+    recorded), the kinds of weak evidence among them, and the steps a run would need for
+    firm evidence (``steps_needed``: a timed phase of 1 s where the busy share was not
+    measured, at least ``FIRM_STEPS``)."""
+
+    runs: int
+    steps: int | None
+    kinds: tuple[str, ...] = ()
+    steps_needed: int = FIRM_STEPS
+
+    @property
+    def weak(self) -> bool:
+        """Too weak to read a figure from as a finding: few steps timed (one slow step
+        moves a mean by 1/steps). A spread or an unmeasured busy share alone is said in
+        the advice's weak-evidence warning, and the figures stand."""
+        return FEW_STEPS in self.kinds
+
+    def rests_on(self) -> str:
+        """``2 timed steps per run (3 runs; weak evidence: few steps timed and steps
+        spread)``."""
+        steps = "" if self.steps is None else f"{counted(self.steps, 'timed step')} per run "
+        grade = f"weak evidence: {joined(self.kinds)}" if self.kinds else "firm evidence"
+        return f"{steps}({counted(self.runs, 'run')}; {grade})"
+
+    def remedy(self) -> str:
+        """What to bench for firm evidence."""
+        return f"bench with --steps {self.steps_needed} or more"
+
+
+def support(rows: pd.DataFrame) -> Support | None:
+    """What ``rows`` (``ok`` bench rows, graded by ``bench.evidence``) give a figure
+    read from them; None for no row."""
+    if rows is None or rows.empty:
+        return None
+    steps = pd.to_numeric(rows.get("steps"), errors="coerce").dropna()
+    notes = rows["evidence_notes"] if "evidence_notes" in rows else pd.Series(dtype=str)
+    kinds = dict.fromkeys(k for note in notes.fillna("") for k in weak_kinds(note))
+    needed = FIRM_STEPS
+    if "busy share not measured" in kinds:
+        for _, row in rows.iterrows():
+            window, ran = timed_window_s(row), row.get("steps")
+            if isinstance(ran, int | float) and math.isfinite(window) and window > 0:
+                needed = max(needed, 10 * math.ceil(ran * MIN_BUSY_WINDOW_S / window / 10))
+    return Support(
+        runs=len(rows),
+        steps=int(steps.min()) if len(steps) else None,
+        kinds=tuple(kinds),
+        steps_needed=needed,
+    )
+
+
+def weak_clause(found: Support | None) -> str:
+    """``from 2 timed steps per run (3 runs; weak evidence: few steps timed)`` where
+    ``found`` is weak, else ``""``."""
+    if found is None or not found.weak:
+        return ""
+    return f"from {found.rests_on()}"
+
+
+def comm_scale_sentence(scale: float, found: Support | None) -> str:
+    """The communication scale DDP measured, said with what it rests on where that is
+    weak: applied (the only measure of it here) but not as a finding."""
+    said = f"Communication inside DDP measured at {number(scale)}x the network's prediction"
+    if found is None or not found.weak:
+        return f"{said}; applied to every prediction."
+    return (
+        f"{said}, {weak_clause(found)}: applied to every prediction, the only measure of "
+        f"it here, but not a reliable one; {found.remedy()} to measure it."
+    )
+
+
+def weak(found: Support | None) -> bool:
+    """Whether ``found`` is weak evidence (None: numbers given, not runs)."""
+    return found is not None and found.weak
+
+
+def predicted(found: Support | None) -> str:
+    """``, predicted from 2 timed steps per run (...)`` where ``found`` is weak."""
+    return f", predicted {weak_clause(found)}" if weak(found) else ""
+
+
+def to_test(found: Support | None) -> str:
+    """What a family's break-even sizes from weak runs are, and how to test them."""
+    if not weak(found):
+        return ""
+    steps = "" if found.steps is None else f" ({counted(found.steps, 'timed step')} per run)"
+    return (
+        f"; from weak runs{steps}: a prediction to test, not a finding ({found.remedy()}, "
+        "larger models of the family too: gpuscale bench --list)"
+    )
+
+
+def errors_weak(inputs) -> str:
+    """Where the step interval's errors are of weak runs' steps (``inputs``: what the
+    advice read, its ``error`` and ``evidence``), said with what would firm it up."""
+    found = inputs.evidence
+    if not weak(found) or not inputs.error.residuals:
+        return ""
+    return f"; read from weak runs, {found.rests_on()}: {found.remedy()} for a firm one"

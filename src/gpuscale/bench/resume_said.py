@@ -1,0 +1,90 @@
+"""What ``bench --resume`` does with the runs a results file already holds, in words:
+the runs it keeps (measured well), those it measures again and why (flagged, with the
+kinds of flag, or failed, with the status), and those missing; said before the sweep and
+on each progress line of a run measured again (a user walk: ``started mlp-0.2m x1``
+alone, for a run the file held flagged "noisy synchronised steps").
+
+Which rows are measured well is ``kept_and_again``'s one rule (``results.done_keys``
+reads it): an ``ok`` row without flags, or whose only flag is that no N = 1 run is
+there, which measuring again would not mend."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.bench.baselines import kinds_of
+from gpuscale.bench.config import BenchConfig, run_key
+from gpuscale.bench.table import NO_ONE_DEVICE
+from gpuscale.quantities import counted, joined
+from gpuscale.tables import BenchStatus
+
+FLAGGED, FAILED = "flagged", "failed"
+
+
+Again = dict[str, tuple[str, tuple[str, ...]]]  # key -> (flagged/failed, why: kinds/status)
+
+
+def kept_and_again(table: pd.DataFrame) -> tuple[set[str], Again]:
+    """(the keys measured well, key -> (``flagged``/``failed``, why) for each other key
+    with a row: the latest row's flag kinds or status) of a bench table."""
+    if table.empty:
+        return set(), {}
+    ok = table["status"] == BenchStatus.OK
+    only = {NO_ONE_DEVICE.split(":")[0]}
+    good = [bool(k) and set(kinds_of(f)) <= only for k, f in zip(ok, table["flags"], strict=True)]
+    kept = set(table.loc[good, "key"])
+    again: Again = {}
+    for key, status, flags in zip(table["key"], table["status"], table["flags"], strict=True):
+        if key in kept:
+            continue
+        if status == BenchStatus.OK:
+            again[key] = (FLAGGED, tuple(kinds_of(flags)))
+        else:
+            again[key] = (FAILED, (str(status),))
+    return kept, again
+
+
+def planned_keys(cfg: Any, sizes: dict[str, int], device: str) -> list[str]:
+    """The key of every run a sweep (``cfg``, a ``runner.SweepConfig``) plans on
+    ``device`` (``cuda``/``cpu``), as its ranks key them (``run_key``)."""
+    bench: BenchConfig = cfg.bench
+    threads = bench.resolved_threads(max(cfg.nproc)) if device == "cpu" else 0
+    return [
+        run_key(
+            bench,
+            model=model,
+            accelerators=per_node * cfg.nnodes,
+            nnodes=cfg.nnodes,
+            device=device,
+            threads=threads,
+            params=sizes.get(model),
+        )
+        for per_node in cfg.nproc
+        for model in cfg.models
+    ]
+
+
+def resume_sentence(planned: Sequence[str], kept: set[str], again: Again) -> str:
+    """``--resume: 2 runs kept, 2 flagged runs measured again (noisy synchronised
+    steps), 2 missing``: the sweep's planned runs as the results file holds them."""
+    kept_n = sum(1 for k in planned if k in kept)
+    parts = [f"{counted(kept_n, 'run')} kept (measured well)"]
+    for kind in (FLAGGED, FAILED):
+        whys = [again[k][1] for k in planned if k not in kept and again.get(k, ("",))[0] == kind]
+        if whys:
+            kinds = joined(dict.fromkeys(w for why in whys for w in why))
+            parts.append(f"{counted(len(whys), f'{kind} run')} measured again ({kinds})")
+    missing = sum(1 for k in planned if k not in kept and k not in again)
+    parts.append(f"{missing} missing")
+    return "--resume: " + ", ".join(parts)
+
+
+def again_note(why: tuple[str, tuple[str, ...]] | None) -> str:
+    """`` (again: flagged noisy synchronised steps)`` for a run measured again, else ``""``."""
+    if why is None:
+        return ""
+    kind, reasons = why
+    return f" (again: {kind}, {joined(reasons)})" if reasons else f" (again: {kind})"

@@ -1,0 +1,91 @@
+"""``bench --resume`` says what it does with the runs the file holds: before the sweep
+how many it keeps, measures again (flagged or failed, and why) and misses, and on the
+progress line of a run measured again why (a user walk: ``started mlp-0.2m x1`` alone,
+for a run the file held flagged "noisy synchronised steps")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuscale.bench import runner
+from gpuscale.bench.baselines import kinds_of
+from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.results import bench_table, done_keys, read_results, resume_file
+from gpuscale.bench.results_file import append_result
+from gpuscale.bench.runner import SweepConfig, run_sweep
+
+from ..builders import bench_record
+
+NOISY = ["noisy synchronised steps: p95 8 ms is 1.7x the median (> 1.5x); run more --steps"]
+BUSY = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
+BENCH = BenchConfig(backend="gloo", steps=20, batch=8)
+THREADS = BENCH.resolved_threads(2)
+
+
+def _row(model: str, world: int, **extra) -> dict:
+    return bench_record(model, 10, world, 100.0 * world, config=BENCH, threads=THREADS, **extra)
+
+
+def _file(tmp_path: Path) -> tuple[Path, list[dict]]:
+    """mlp-0.2m x1 flagged noisy, x2 clean (read against it); mlp-1m x1 clean, x2 timed
+    out; nothing of cnn-0.3m."""
+    path = tmp_path / "r.jsonl"
+    rows = [
+        {**_row("mlp-0.2m", 1), "flags": NOISY},
+        _row("mlp-0.2m", 2),
+        {**_row("mlp-1m", 1), "flags": []},
+        _row("mlp-1m", 2, status="timeout"),
+    ]
+    for row in rows:
+        append_result(path, row)
+    return path, rows
+
+
+def test_the_resume_plan_says_why_each_run_is_measured_again(tmp_path: Path) -> None:
+    path, rows = _file(tmp_path)
+    kept, again = resume_file(path)
+    assert kept == done_keys(path) == {rows[2]["key"]}
+    table = bench_table(read_results(path)[0]).set_index("key")
+    for row in (rows[0], rows[1]):  # flagged: its own flag, or its N = 1 run's
+        kind, why = again[row["key"]]
+        assert kind == "flagged" and list(why) == kinds_of(table.loc[row["key"], "flags"])
+    assert again[rows[3]["key"]] == ("failed", (rows[3]["status"],))
+
+
+def test_a_resumed_sweep_says_what_it_keeps_and_why_it_measures_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, rows = _file(tmp_path)
+    lines: list[str] = []
+    started: list[str] = []
+
+    def launch(self, per_node: int, todo: list[str]) -> list[str]:
+        for key in [r["key"] for r in rows if r["config"]["accelerators"] == per_node]:
+            if key not in self.skip:
+                self._on_event(per_node)("started", key, "")
+                started.append(key)
+        return []
+
+    monkeypatch.setattr(runner._Launch, "run", launch)
+    models = ("mlp-0.2m", "mlp-1m", "cnn-0.3m")
+    cfg = SweepConfig(models=models, nproc=(1, 2), out=path, bench=BENCH, resume=True)
+    run_sweep(cfg, {m: 10 for m in models}, on_event=lines.append)
+    plan = lines[0]
+    kept, again = resume_file(path)
+    flagged = [k for k, (kind, _) in again.items() if kind == "flagged"]
+    failed = [k for k, (kind, _) in again.items() if kind == "failed"]
+    planned = len(models) * len(cfg.nproc)
+    assert plan.startswith("--resume: ")
+    assert f"{len(kept)} run kept" in plan
+    assert f"{len(flagged)} flagged runs measured again" in plan
+    assert f"{len(failed)} failed run measured again ({rows[3]['status']})" in plan
+    assert f"{planned - len(kept) - len(again)} missing" in plan
+    assert "noisy synchronised steps" in plan
+    # each run measured again says why on its progress line
+    said = [line for line in lines if line.startswith("started ")]
+    assert len(said) == len(started) == len(again)
+    for line, key in zip(said, started, strict=True):
+        kind, why = again[key]
+        assert f"(again: {kind}" in line and all(w in line for w in why)

@@ -42,24 +42,21 @@ def load_advice_data(
     topology: Topology | None = None,
 ) -> AdviceData:
     """The files ``request`` names, read (``bench`` or ``topology`` given: used as they
-    are, the file not read again)."""
-    notes: tuple[str, ...] = ()
-    if bench is None and request.bench is not None:
-        bench, notes = read_bench_results(Path(request.bench))
+    are, the file not read again): the sweep and the topology first (small files), so
+    that a mistake in one is said before a bench file of up to 64 MiB is read; the bench
+    results by the one bench loader (``bench.results.load_bench``: ``ResultsError`` when
+    none is usable), with a note on the lines it skipped."""
+    curves = None if request.collectives is None else read_collectives(Path(request.collectives))
     if topology is None and request.topo is not None:
         topology = read_topo_file(Path(request.topo), request.device_name)
-    curves = None if request.collectives is None else read_collectives(Path(request.collectives))
+    notes: tuple[str, ...] = ()
+    if bench is None and request.bench is not None:
+        loaded = load_bench(Path(request.bench))
+        bench, skipped = loaded.table, loaded.skipped
+        example = f", e.g. {skipped[0]}" if skipped else ""
+        name = Path(request.bench).name
+        notes = (f"{len(skipped)} line(s) of {name} skipped{example}.",) if skipped else ()
     return AdviceData(bench=bench, topology=topology, collectives=curves, notes=notes)
-
-
-def read_bench_results(path: Path) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """The bench table of a results file (``bench.results.load_bench``, the one bench
-    loader: ``ResultsError`` when none is usable) and a note on the lines it skipped."""
-    loaded = load_bench(path)
-    skipped = loaded.skipped
-    example = f", e.g. {skipped[0]}" if skipped else ""
-    notes = (f"{len(skipped)} line(s) of {path.name} skipped{example}.",) if skipped else ()
-    return loaded.table, notes
 
 
 def read_collectives(path: Path) -> MeasuredCurves:

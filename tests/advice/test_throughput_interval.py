@@ -9,12 +9,12 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuscale.advice.intervals import as_throughput
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.results import bench_table
 from gpuscale.report.bench_advice import advice_on_bench
 from gpuscale.report.bench_section import build_bench_section
 from gpuscale.report.svg import FigureFiles
+from gpuscale.tables.advice import as_throughput
 
 from ..builders import bench_record
 

@@ -16,12 +16,12 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.intervals import as_throughput
 from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
 from gpuscale.advice.step_error import StepError
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.quantities import factor_interval, format_count, number
+from gpuscale.tables.advice import as_throughput
 from gpuscale.tables.bench import on_a_larger_host
 
 FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess

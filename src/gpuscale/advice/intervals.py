@@ -54,19 +54,3 @@ def add_intervals(frame: pd.DataFrame, inputs: Any, ideal: pd.Series) -> None:
     frame["speedup_low"] = np.min(speedups, axis=0) * np.exp(-width)
     high = pd.Series(np.max(speedups, axis=0) * np.exp(width), index=frame.index)
     frame["speedup_high"] = high.clip(upper=ideal)
-
-
-def as_throughput(predictions: pd.DataFrame) -> pd.DataFrame:
-    """The predictions as a bench measures them: the speedup in throughput over one
-    device's (``throughput_efficiency x N``: no convergence factor), its 80% interval
-    scaled alike, the upper end never above N (linear: a time-to-train interval clipped at
-    its own ideal, scaled, went past it: 2.47x on 2 devices) unless the value itself is."""
-    n = predictions["accelerators"].astype(float)
-    throughput = predictions["throughput_efficiency"] * n
-    scale = throughput / predictions["speedup"]
-    return predictions.assign(
-        speedup=throughput,
-        speedup_low=predictions["speedup_low"] * scale,
-        speedup_high=(predictions["speedup_high"] * scale).clip(upper=np.maximum(n, throughput)),
-        efficiency=predictions["throughput_efficiency"],
-    )

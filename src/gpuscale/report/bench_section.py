@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from gpuscale.advice.intervals import as_throughput
 from gpuscale.analysis.bench_scaling import SPEEDUP_BASIS, bench_scaling
 from gpuscale.quantities import counted, joined, number
 from gpuscale.report.bench_advice import BenchAdvice
@@ -15,6 +14,7 @@ from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, st
 from gpuscale.report.bench_words import bench_findings
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
+from gpuscale.tables.advice import as_throughput
 from gpuscale.tables.bench import differing_fields, most_host_devices, on_a_larger_host
 
 COLUMNS = {
@@ -64,7 +64,7 @@ def against_measured(
 ) -> list[str]:
     """One sentence per measured run (``runs``: their labels) at N > 1 of the advised
     model: its throughput speedup and whether it lies in the advice's 80% interval at that
-    N (``predicted``: ``advice.intervals.as_throughput``'s columns); flagged runs are said so
+    N (``predicted``: ``tables.advice.as_throughput``'s columns); flagged runs are said so
     (``allowed``: the advice used them, ``--allow-flagged``)."""
     by_n = predicted.set_index("accelerators")
     lines = []

@@ -39,3 +39,29 @@ def test_advise_refuses_a_zero_count(name) -> None:
     # the one-line wording of every refused value (adc237a): the field, its value, the rule
     with pytest.raises(ValueError, match=f"invalid {name} 0: must be a positive"):
         gpuscale.advise(params=7e6, step_ms=20, link="pcie-phb", **{name: 0})
+
+
+@pytest.mark.parametrize(
+    ("call", "typed", "meant"),
+    [
+        (
+            lambda: gpuscale.advise(parms=7e6, step_ms=2, batch=64, link="pcie-phb"),
+            "parms",
+            "params",
+        ),
+        (lambda: gpuscale.advise(params=7e6, step_ms=2, batch=64, lnk="pcie-phb"), "lnk", "link"),
+        (
+            lambda: gpuscale.plan(workload="bert", accelerator="H100", device=[8]),
+            "device",
+            "devices",
+        ),
+    ],
+)
+def test_a_misspelt_keyword_is_named_with_the_closest(call, typed: str, meant: str) -> None:
+    """``gpuscale.advise(parms=7e6)`` said "AdviceRequest.__init__() got an unexpected
+    keyword argument 'parms'": a class the user never named, and no suggestion."""
+    with pytest.raises(TypeError) as caught:
+        call()
+    said = str(caught.value)
+    assert repr(typed) in said and f"did you mean {meant!r}" in said
+    assert "__init__" not in said

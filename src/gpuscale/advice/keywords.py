@@ -28,6 +28,7 @@ from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.interconnect.topology import Topology
+from gpuscale.tables.requests import check_keywords
 
 
 def advise(
@@ -43,6 +44,7 @@ def advise(
     ``bench``: a results file's path or its bench table; ``link``: a preset's name (the
     ``interconnect`` field) or a :class:`Link` (its ``busbw_gbs`` and ``latency_us``);
     ``topology``: a detected or parsed one (else the ``topo`` field's file is read)."""
+    check_keywords(AdviceRequest, fields, "advise", "bench", "link", "topology")
     frame = None
     if isinstance(bench, pd.DataFrame):
         frame = bench

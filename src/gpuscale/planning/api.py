@@ -17,6 +17,7 @@ from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.result import PlanError, PlanResult, plan_for, resolve_family
 from gpuscale.tables import frame_of
 from gpuscale.tables.plan import PLAN_SCHEMA
+from gpuscale.tables.requests import check_keywords
 
 
 def as_frame(result: PlanResult) -> pd.DataFrame:
@@ -35,6 +36,7 @@ def plan(
 ) -> pd.DataFrame:
     """The plan table for ``request`` (or a request built from ``fields``), on ``scores``
     (default: the bundled rounds)."""
+    check_keywords(PlanRequest, fields, "plan", "scores")
     if request is None:
         request = PlanRequest(**fields)
     elif fields:

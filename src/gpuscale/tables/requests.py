@@ -266,6 +266,18 @@ def settle_choice(request: Any, field: str, allowed: Sequence[object]) -> None:
     raise FieldError(field, value, f"must be one of {', '.join(map(str, allowed))}{hint}")
 
 
+def check_keywords(request: type, keywords: Any, function: str, *also: str) -> None:
+    """A ``TypeError`` naming ``function``'s keyword that is no field of ``request`` (nor one
+    of ``also``), the closest named: ``gpuscale.advise(parms=7e6)`` said "AdviceRequest.
+    __init__() got an unexpected keyword argument 'parms'", a class the user never named."""
+    valid = [f.name for f in fields(request) if f.init] + list(also)
+    for name in keywords:
+        if name not in valid:
+            close = difflib.get_close_matches(name, valid, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise TypeError(f"{function}() has no keyword {name!r}{hint}")
+
+
 def shown(value: object) -> str:
     """A value as a person typed it: ``-5``, not ``-5.0``; text as itself (a command's
     refusal names the option's text as typed: ``cli.options.request_of``), cut short

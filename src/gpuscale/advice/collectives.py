@@ -63,6 +63,9 @@ def network_from_collectives(measured: MeasuredCurves, base: Network) -> Network
     if inside:
         widest = max(inside, key=lambda c: c.ranks)
         loaded = ", under compute load" if measured.under_load else ""
-        intra = fit_link(widest, f"measured ({measured.source}, {widest.ranks} ranks{loaded})")
+        # the link's name as sentences read it: "predicted training of X on the link
+        # measured in c.jsonl (2 ranks)" (was "on measured (c.jsonl, 2 ranks)")
+        name = f"the link measured in {measured.source} ({widest.ranks} ranks{loaded})"
+        intra = fit_link(widest, name)
         network = replace(network, intra=intra)
     return network

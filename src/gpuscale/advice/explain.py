@@ -100,8 +100,8 @@ def _recommendation(advice: Explainable) -> list[str]:
         fastest_time = format_hours(fastest["time_to_train_min"] / 60, unit)
         lines.append(
             f"Fastest: {_config(fastest)}, {fastest_time} at "
-            f"efficiency {fastest['efficiency']:.0%} (speedup "
-            f"{interval(fastest['speedup_low'], fastest['speedup_high'])})."
+            f"efficiency {fastest['efficiency']:.0%} (speedup {number(fastest['speedup'])} "
+            f"({interval(fastest['speedup_low'], fastest['speedup_high'])}))."
         )
     if advice.cheapest is not None and advice.cheapest not in (d.devices, 1):
         lines.append(f"Fewest device-hours: {counted(advice.cheapest, 'device')}.")

@@ -67,7 +67,7 @@ def advise(
         workload=request.workload,
         ruleset=request.ruleset or DEFAULT_RULESET,
         samples=request.samples_to_train,
-        reference_batch=basis.per_device,
+        reference_batch=basis.per_device * basis.accum,
         measured=basis.noise,
     )
     if request.samples is not None and request.workload and not _scaled(convergence):
@@ -135,7 +135,7 @@ def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
 # What the search takes from the basis as it is: the same name and meaning in both.
 _CARRIED = (
     *("compute", "network", "overlap", "fixed", "prior_range", "power"),  # the step's terms
-    *("max_devices", "min_batch", "max_batch"),  # the bounds of the search
+    *("max_devices", "min_batch", "max_batch", "accum"),  # the bounds of the search
     *("name", "sources", "error", "warnings", "host_devices", "evidence"),  # said
 )
 

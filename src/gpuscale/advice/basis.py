@@ -44,6 +44,7 @@ class Basis:
     spec: ModelSpec | None = None
     compute: Compute | None = None
     per_device: int = 0
+    accum: int = 1  # micro-steps per optimizer step of the run advised on (bench)
     min_batch: int = 1
     max_batch: int | None = None  # the largest per-device batch that fits (None: per_device)
     overlap: float | None = None

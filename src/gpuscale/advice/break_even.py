@@ -19,6 +19,7 @@ class Pair(Protocol):
     compute: Compute
     network: Network
     batch: int
+    accum: int
     overlap: float | None
     bucket_mb: float
     strategy: str
@@ -41,10 +42,18 @@ def _bisect_log(f, low: float, high: float, target: float) -> float | None:
     return high
 
 
+def n_two_splits(inputs: Pair) -> bool:
+    """Whether 2 devices keeping the global batch split the per-device batch (else they
+    halve an even accumulation)."""
+    return inputs.accum % 2 == 1
+
+
 def _pair_speedup(inputs: Pair, model: ModelSpec, compute: Compute) -> float:
     """Throughput of 2 devices over 1: the same per-device batch (weak scaling), or the
     batch split over the two (strong scaling: the global batch kept)."""
-    split = 2 if inputs.kept_global_batch is not None else 1
+    split = 2 if inputs.kept_global_batch is not None and n_two_splits(inputs) else 1
+    # a strong pair halves the micro-steps where the run accumulated an even number
+    accum = inputs.accum // 2 if split == 1 and inputs.kept_global_batch is not None else 0
 
     def step(n: int) -> Step:
         return predict_step(
@@ -53,6 +62,7 @@ def _pair_speedup(inputs: Pair, model: ModelSpec, compute: Compute) -> float:
             inputs.network,
             n,
             batch=inputs.batch / (split if n == 2 else 1),
+            accum=accum if n == 2 and accum else inputs.accum,
             overlap=inputs.overlap,
             bucket_mb=inputs.bucket_mb,
             strategy=inputs.strategy,
@@ -90,7 +100,8 @@ def break_even(inputs: Pair) -> tuple[float | None, float | None, float | None]:
     scale = _bisect_log(by_compute, 1e-9, 1e9, 1.0)
     ms_per_mb = None
     if scale is not None:
-        ms_per_mb = scale * compute.compute_ms(model, inputs.batch) / (model.grad_bytes / 1e6)
+        ms_per_mb = scale * compute.compute_ms(model, inputs.batch, inputs.accum)
+        ms_per_mb /= model.grad_bytes / 1e6
 
     # another size of the family was never measured: its step is the model's, not this
     # model's measured one (which made the speedup fall with size, "at no size")

@@ -31,6 +31,7 @@ import pandas as pd
 
 from gpuscale.advice import contention as measured_contention
 from gpuscale.advice import step_shape
+from gpuscale.advice.bench_reading import accumulation_note, as_step_model, fsdp_note
 from gpuscale.advice.fixed_cost import FixedCost, PeakChecked, within_peak
 from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.network import Network
@@ -55,6 +56,7 @@ class Calibration:
     model: ModelSpec
     compute: Compute
     batch: int
+    accum: int = 1  # micro-steps per optimizer step the run took (``batch`` each)
     strategy: str = "ddp"
     bucket_mb: float = 25.0
     device: str | None = None
@@ -261,8 +263,9 @@ def _noise(rows: pd.DataFrame) -> NoiseScale | None:
 
 def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     """Everything the bench measured about ``model`` (see the module docstring)."""
-    rows, notes = _usable(table)
+    rows, notes = _usable(as_step_model(table))  # per micro-step; FSDP's step whole
     row = _single_row(rows, model)
+    notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
     notes += _which_configuration(rows, row)
     hardware = _same_hardware(rows, row)
     other = len(rows) - len(hardware)
@@ -297,6 +300,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         compute=compute,
         config_group=str(row["config_group"]),
         batch=int(row["batch_per_device"]),
+        accum=int(row["accum"]) if pd.notna(row["accum"]) else 1,
         strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
         bucket_mb=float(row["bucket_mb"]) if pd.notna(row["bucket_mb"]) else 25.0,
         device=None if pd.isna(row["device"]) else str(row["device"]),

@@ -95,7 +95,8 @@ def advice_view(result: Any, *, terminal: bool, document: bool = False) -> Table
     inputs = result.inputs
     params = format_count(inputs.model.params)
     named = inputs.name if params in inputs.name else f"{inputs.name} ({params} parameters)"
-    title = f"predicted training of {named} on {inputs.network_name}"
+    fsdp = " with FSDP" if inputs.strategy == "fsdp" else ""
+    title = f"predicted training of {named}{fsdp} on {inputs.network_name}"
     if not terminal:
         every = list(result.predictions.columns)
         return TableView(result.predictions, every, title, notes=tuple(result.caveats))

@@ -119,8 +119,8 @@ def _break_even(advice: Explainable) -> list[str]:
         # the threshold scales the whole step (fixed cost included): FLOPs at the rate
         # of the whole step, never the per-sample work's (unbounded where the step is
         # nearly all fixed cost)
-        step_ms = inputs.compute.compute_ms(inputs.model, inputs.batch)
-        whole_tflops = inputs.batch * inputs.model.flops / (step_ms / 1e3) / 1e12
+        step_ms = inputs.compute.compute_ms(inputs.model, inputs.batch, inputs.accum)
+        whole_tflops = inputs.batch * inputs.accum * inputs.model.flops / (step_ms / 1e3) / 1e12
         flops_per_byte = advice.break_even_ms_per_mb / 1e3 * whole_tflops * 1e12 / 1e6
         own = step_ms / (inputs.model.grad_bytes / 1e6)
         like = max(advice.break_even_ms_per_mb, own)  # both in one unit
@@ -145,7 +145,7 @@ def _break_even(advice: Explainable) -> list[str]:
         return f"from {format_count(value)} parameters"
 
     batch = (
-        f"global batch {format_count(inputs.batch)} split over the two"
+        f"global batch {format_count(inputs.kept_global_batch or inputs.batch)} split over the two"
         if inputs.kept_global_batch is not None
         else f"per-device batch {format_count(inputs.batch)}"
     )
@@ -171,8 +171,13 @@ def _step(advice: Explainable) -> list[str]:
     lines = [
         f"On {detailed(d)}, a step takes {ms(d.focus_step_ms)}: compute "
         f"{ms(d.focus_compute_ms)} (of it {ms(o['fixed'])} fixed cost not "
-        "spread over the devices' smaller batches), DDP's own copies "
-        f"{ms(o['ddp'])}, waiting "
+        "spread over the devices' smaller batches), "
+        + (
+            ""
+            if getattr(advice.inputs, "strategy", "ddp") == "fsdp"
+            else f"DDP's own copies {ms(o['ddp'])}, "
+        )
+        + "waiting "
         f"for the slowest device {ms(o['wait'])}, communication not hidden by "
         f"backward {ms(o['bandwidth'] + o['latency'])} (bandwidth "
         f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}); speedup "

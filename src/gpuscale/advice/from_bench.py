@@ -18,6 +18,7 @@ import pandas as pd
 from gpuscale.advice import assumptions, by_numbers, caveats, fixed_cost
 from gpuscale.advice import contention as measured_contention
 from gpuscale.advice.basis import DEFAULT_LINK, Basis
+from gpuscale.advice.bench_reading import other_strategy, own_work
 from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
 from gpuscale.advice.device_power import bench_power
 from gpuscale.advice.flag_remedy import broken_note, flagged_help, usable_runs
@@ -99,6 +100,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         name=cal.name,
         compute=cal.compute,
         per_device=per_device,
+        accum=cal.accum if req.batch is None else 1,  # the run's micro-steps per step
         # the memory measured decides the largest batch, unless one was asked for
         max_batch=max(cal.max_batch, per_device)
         if cal.max_batch is not None and req.batch is None
@@ -120,25 +122,11 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
                 precision,
                 low=False,
             ),
-            *_other_strategy(cal.name, cal.strategy, req.strategy),
+            *other_strategy(cal.name, cal.strategy, req.strategy),
         ),
         bench_model=None if req.params is not None else cal.name,
         model_note="" if req.model or req.params else why_this_model(bench, cal.name, broken),
         host_devices=host,
-    )
-
-
-def _other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
-    """A warning where the runs measured another strategy than the one predicted (a
-    walk: tf-30m benched with FSDP was advised as DDP without a word, its FSDP
-    synchronised-minus-no-sync gap charged as "DDP's own copies")."""
-    if benched == asked:
-        return ()
-    return (
-        f"STRATEGY: {model} was benched with --strategy {benched}; this advice predicts "
-        f"{asked} (--strategy {asked}), so the synchronisation its runs measured "
-        f"({benched}'s own) is priced as {asked}'s: give --strategy {benched} to predict "
-        f"what was benched, or bench with --strategy {asked}.",
     )
 
 
@@ -190,9 +178,7 @@ def _bench_assumed(
             unmeasured=_overlap_unmeasured(measured),
             host_devices=host_devices,
         ),
-        assumptions.ddp_overhead(
-            compute.ddp_ms_per_mparam, cal.model.params, measured=True, model=model
-        ),
+        own_work(compute.ddp_ms_per_mparam, cal.model.params, cal.strategy, req.strategy, model),
         assumptions.wait(
             dict(compute.slowdown),
             bool(compute.jitter_ms),
@@ -258,6 +244,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
                 scaled,
                 n,
                 batch=other.batch,
+                accum=other.accum,
                 overlap=overlap,
                 bucket_mb=other.bucket_mb,
                 strategy=other.strategy,

@@ -70,6 +70,7 @@ class AdviceInputs:
     prior_range: tuple[Compute, ...] = ()  # the compute at the ends of the priors' ranges
     assumptions: tuple[Assumption, ...] = ()  # every term not measured, said
     max_accum: int = 64
+    accum: int = 1  # the micro-steps per step benched at ``batch`` (its samples: b k)
     min_batch: int = 1  # smallest per-device batch tried
     max_batch: int | None = None  # largest per-device batch that fits (None: ``batch``)
     target_efficiency: float = 0.7
@@ -111,7 +112,7 @@ class AdviceInputs:
         if self.global_batch is not None:
             return self.global_batch
         if self.scaling == "strong":
-            return self.batch
+            return self.batch * self.accum
         return None
 
     def device_counts(self) -> list[int]:
@@ -159,7 +160,7 @@ def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
                 return [(int(batch), accum)]
         return []
     if inputs.convergence is None or inputs.scaling == "weak":
-        return [(inputs.batch, 1)]
+        return [(inputs.batch, inputs.accum)]
     batches, b = [], inputs.batch
     while b >= max(1, inputs.min_batch):
         batches.append(b)

@@ -1,0 +1,121 @@
+"""Bench rows read as the step model takes them: per micro-step where the run accumulated
+gradients, and an FSDP run's step at N = 1 taken whole as its compute.
+
+* Accumulation (``accum`` k > 1): the bench times one optimizer step of k micro-batches
+  (``bench/steps.py``): its forward and backward phases are summed over the k, its
+  optimizer runs once, DDP's copies once (the last micro-step synchronises), and the
+  bare module's plain steps (``plain_step_ms_mean``, the small batch's, the fixed cost's
+  intercept) are k micro-steps plus one optimizer step. The step model's micro-step is
+  ``(forward + backward) / k`` and its fixed cost ``(intercept - optimizer) / k``; a
+  step of batch b with k micro-steps is ``b k`` samples (a walk: tf-7m benched at batch
+  32 with ``--accum 4``, 128 samples in 53.7 ms, was read as one step of 32 samples,
+  3.6x below what was measured, and split over 2 devices).
+* FSDP: the no-sync step (``set_requires_gradient_sync(False)``) is not the step FSDP
+  trains with (tf-30m on an H100: 26.2 ms no-sync, 36.2 ms synchronised, 36.5 ms the bare
+  module alone), so the synchronised-minus-no-sync gap is no DDP work. At N = 1 FSDP
+  communicates nothing: its measured step is the compute, the forward and backward scaled
+  to it, and no DDP overhead is read from it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.advice import assumptions
+from gpuscale.quantities import format_ms
+
+# Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
+_PLAIN_STEPS = (
+    "plain_step_ms_mean",
+    "small_batch_step_ms_mean",
+    "fixed_ms",
+    "fixed_ms_low",
+    "fixed_ms_high",
+)
+
+
+def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with every row's phases per micro-step and FSDP's N = 1 step as its
+    compute (see the module docstring); the measured steps and rates left as they are."""
+    if table.empty:
+        return table
+    out = table.copy()
+    opt = out["optimizer_ms"].astype(float).fillna(0.0)
+    fsdp = (out["strategy"] == "fsdp") & (out["accelerators"] == 1)
+    fb = (out["forward_ms"] + out["backward_ms"]).astype(float)
+    whole = (out["step_ms_mean"].astype(float) - opt) / fb
+    scale = whole.where(fsdp & (fb > 0) & (whole > 0), 1.0)
+    accum = out["accum"].astype(float).fillna(1.0).clip(lower=1.0)
+    for column in ("forward_ms", "backward_ms"):
+        out[column] = out[column].astype(float) * scale / accum
+    for column in _PLAIN_STEPS:
+        if column in out.columns:
+            out[column] = (out[column].astype(float) - opt) / accum + opt
+    out["ddp_overhead_ms"] = out["ddp_overhead_ms"].where(out["strategy"] != "fsdp")
+    return out
+
+
+def accumulation_note(row: pd.Series) -> str:
+    """How a run that accumulated gradients was read ("" for one that did not)."""
+    k = int(row["accum"]) if pd.notna(row["accum"]) else 1
+    if k <= 1:
+        return ""
+    b = int(row["batch_per_device"])
+    return (
+        f"{row['model']} was benched with gradient accumulation ({k} micro-batches of {b} "
+        f"per optimizer step, {b * k} samples per device): its forward and backward are read "
+        f"per micro-batch ({format_ms(float(row['forward_ms'] + row['backward_ms']))} each), "
+        "the optimizer and DDP's copies once per step, and the advice keeps its "
+        f"{b * k} samples per device-step"
+    )
+
+
+def fsdp_note(row: pd.Series) -> str:
+    """How an FSDP run's N = 1 step was read ("" for another strategy)."""
+    if row["strategy"] != "fsdp":
+        return ""
+    return (
+        f"{row['model']} was benched with FSDP: its N = 1 step "
+        f"({format_ms(float(row['step_ms_mean']))}) is taken whole as compute (FSDP "
+        "communicates nothing on one device; its no-sync step is not the step it trains "
+        "with)"
+    )
+
+
+def own_work(
+    ms_per_mparam: float, params: float, benched: str, asked: str, model: str | None
+) -> Any:
+    """The synchronisation's own work: DDP's, measured only where the run was DDP's (an
+    FSDP run's synchronised-minus-no-sync gap is FSDP's, in its step, no DDP copies)."""
+    if benched != "fsdp":
+        return assumptions.ddp_overhead(ms_per_mparam, params, measured=True, model=model)
+    if asked == "fsdp":
+        return assumptions.Assumption(
+            term="FSDP's own work",
+            value="in the step measured at N = 1",
+            source="measured",
+            basis="FSDP's step at N = 1 taken whole as compute (no DDP copies)",
+        )
+    return assumptions.Assumption(
+        term="DDP's own work",
+        value="0 ms per step",
+        source="assumed",
+        basis="the runs were FSDP's, which measure no DDP copies",
+        measure=f"gpuscale bench --models {model or 'MODEL'} --strategy ddp --nproc 1",
+    )
+
+
+def other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
+    """A warning where the runs measured another strategy than the one predicted (a
+    walk: tf-30m benched with FSDP was advised as DDP without a word, its FSDP
+    synchronised-minus-no-sync gap charged as "DDP's own copies")."""
+    if benched == asked:
+        return ()
+    return (
+        f"STRATEGY: {model} was benched with --strategy {benched}; this advice predicts "
+        f"{asked} (--strategy {asked}), so the synchronisation its runs measured "
+        f"({benched}'s own) is priced as {asked}'s: give --strategy {benched} to predict "
+        f"what was benched, or bench with --strategy {asked}.",
+    )

@@ -179,11 +179,11 @@ def test_cpu_devices_are_processes_of_this_host(tmp_path: Path, monkeypatch) -> 
     named as unknown; the same rows as GPU rows keep 8 devices on pcie-phb."""
     path = tmp_path / "cpu.jsonl"
     append_result(path, bench_record("mlp-1m", 1_000_000, 1, 1000.0, threads=3))
-    monkeypatch.setattr("gpuscale.advice.from_bench.os.cpu_count", lambda: 7)
+    monkeypatch.setattr("gpuscale.advice.bench_host.os.cpu_count", lambda: 7)
     cpu = gpuscale.advise(bench=path)
     assert list(cpu.predictions["accelerators"]) == [1, 2]  # 7 cores // 3 threads
     text = " ".join(cpu.explanation)
-    assert "capped at 2" in text and "7 core(s) / 3 thread(s)" in text
+    assert "capped at 2" in text and "7 cores / 3 threads" in text
     assert cpu.inputs.network.name == "CPU processes" and "unknown" in text
     assert "assumed pcie-phb (10 GB/s)" not in text
     assert gpuscale.advise(bench=path, max_devices=1).predictions["accelerators"].max() == 1

@@ -53,6 +53,7 @@ class Basis:
     name: str = ""
     error: StepError = field(default_factory=StepError)
     link_assumed: bool = False  # no link given, detected or measured: the default link
+    link_detected: str | None = None  # the link is this machine's detected topology's preset
     fixed: FixedCost | None = None
     prior_range: tuple[Compute, ...] = ()  # the compute at the priors' low and high ends
     assumed: tuple[Assumption, ...] = ()

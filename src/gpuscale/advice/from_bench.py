@@ -8,16 +8,15 @@ from numbers is ``basis.from_numbers``."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice import assumptions, by_numbers, caveats, fixed_cost
+from gpuscale.advice import assumptions, bench_host, by_numbers, caveats, fixed_cost
 from gpuscale.advice import contention as measured_contention
-from gpuscale.advice.basis import DEFAULT_LINK, Basis
+from gpuscale.advice.basis import Basis
 from gpuscale.advice.bench_reading import other_strategy, own_work
 from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
 from gpuscale.advice.device_power import bench_power
@@ -32,7 +31,7 @@ from gpuscale.advice.support import Support, comm_scale_sentence, support
 from gpuscale.bench.evidence import weak_kinds
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import SAME_SAMPLES
-from gpuscale.quantities import format_ms, number
+from gpuscale.quantities import format_ms
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.bench import most_host_devices
 
@@ -49,11 +48,10 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     where = "the bench results" if req.bench is None else Path(req.bench).name
     table, warning, broken = usable_runs(bench, req.allow_flagged, req.model, where)
     try:
-        if req.params is not None:  # a model the bench did not measure: its family's rate
-            model, family, how = by_numbers.representative(table, req)
-            cal = by_numbers.adopt(calibrate(table, model, basis.network), req, family, how)
-        else:
-            cal = calibrate(table, req.model or default_model(table), basis.network)
+        cal = _calibrated(table, req, basis.network)
+        on_host = bench_host.on_bench_host_link(basis, req, table, cal)
+        if on_host is not basis:  # the bench host's link: its communication read on it
+            basis, cal = on_host, _calibrated(table, req, on_host.network)
     except CalibrationError as exc:
         raise CalibrationError(f"{exc}{flagged_help(table)}{broken_note(broken)}") from None
     measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged))
@@ -68,7 +66,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         network=with_comm_scale(basis.network, cal),
     )
     if cal.device == "cpu":
-        basis = _cpu_processes(basis, req, cal.threads)
+        basis = bench_host.cpu_processes(basis, req, table, cal)
     per_device = req.batch or cal.batch
     beyond = _far_beyond_the_batch_timed(cal, per_device)
     if beyond:
@@ -130,6 +128,15 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     )
 
 
+def _calibrated(table: pd.DataFrame, req: AdviceRequest, network: Network) -> Any:
+    """The calibration advised on: the model asked for (else the largest benched), or for
+    a model the bench did not measure (``req.params``), its family's representative's."""
+    if req.params is not None:  # a model the bench did not measure: its family's rate
+        model, family, how = by_numbers.representative(table, req)
+        return by_numbers.adopt(calibrate(table, model, network), req, family, how)
+    return calibrate(table, req.model or default_model(table), network)
+
+
 def _with_fixed(cal: Any, fixed_ms: float) -> Any:
     """``cal`` with the fixed cost entered (``--fixed-ms``): the measured forward +
     backward at the bench's batch kept, only its split into fixed cost and per-sample
@@ -189,39 +196,6 @@ def _bench_assumed(
     ]
 
 
-def _cpu_processes(basis: Basis, req: AdviceRequest, threads: int | None) -> Basis:
-    """On CPU (gloo) the devices are processes of one host: their count is capped at
-    ``os.cpu_count() // threads per process`` (at least 1; on one node), and their link is
-    no GPU preset: an assumed one is named and said as such."""
-    sources, network = list(basis.sources), basis.network
-    if basis.link_assumed:
-        intra = network.intra
-        network = replace(network, intra=replace(intra, name="CPU processes"))
-        sources[0] = (
-            "Link: CPU processes on one host (gloo); no preset describes their link, so it "
-            f"is unknown: assumed {DEFAULT_LINK}'s host-memory figures "
-            f"({number(intra.busbw_gbs)} GB/s, {number(intra.latency_us)} us): measure it "
-            "with `gpuscale collectives` on gloo and give --collectives, or give --busbw-gbs."
-        )
-    max_devices = basis.max_devices
-    cores, per_process = os.cpu_count() or 1, max(1, threads or 1)
-    host = max(1, cores // per_process)
-    why = (
-        f"on CPU each device is a process of this host: {cores} core(s) / {per_process} "
-        "thread(s) per process as benched"
-    )
-    one_node = req.nodes == 1  # processes of one host: several nodes are not capped
-    if one_node and req.max_devices is None and host < max_devices:
-        sources.append(f"Device count capped at {host}: {why} (--max-devices to change).")
-        max_devices = host
-    elif one_node and host < max_devices:
-        sources.append(
-            f"This host runs at most {host} such process(es) ({why}); counts above it, "
-            "asked with --max-devices, are for a larger host."
-        )
-    return replace(basis, network=network, sources=tuple(sources), max_devices=max_devices)
-
-
 def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
     """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
     N > 1 rows of the configuration advised on (see ``step_error``)."""
@@ -256,7 +230,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
 
 
 # Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.
-_LATER_COLUMNS = ("host_devices",)
+_LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count")
 
 
 def _check_columns(bench: pd.DataFrame) -> None:

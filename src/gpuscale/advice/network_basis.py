@@ -107,7 +107,12 @@ def network_basis(
             "NICs per node, NCCL's ring over all ranks through the slowest level."
         )
     assumed = given is None and curves is None
-    assumed = assumed and (topology is None or topology.preset() is None)
+    detected = topology.preset() if assumed and topology is not None else None
     return Basis(
-        network=network, max_devices=max_devices, sources=tuple(sources), link_assumed=assumed
+        network=network,
+        max_devices=max_devices,
+        sources=tuple(sources),
+        link_assumed=assumed and detected is None,
+        # a topology read from --topo was asked for; one passed or detected here was not
+        link_detected=detected if req.topo is None else None,
     )

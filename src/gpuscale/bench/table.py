@@ -29,6 +29,27 @@ def _host_devices(record: dict[str, Any]) -> int | None:
     return len(gpus) if isinstance(gpus, list) and gpus else None
 
 
+def _host_link(record: dict[str, Any]) -> str:
+    """The link preset of the run's host as its topology recorded it: the slowest GPU
+    pair's, else (one GPU seen) its NVLink generation unless the GPU is a PCIe card (whose
+    NVLink is an optional bridge); empty on a CPU, or where the record holds neither."""
+    environment = record.get("environment") or {}
+    topology = environment.get("topology")
+    if not isinstance(topology, dict):
+        return ""
+    preset, generation = topology.get("preset"), topology.get("nvlink_generation")
+    if isinstance(preset, str) and preset:
+        return preset
+    pcie_card = "pcie" in str(environment.get("device_name") or "").lower()
+    return generation if isinstance(generation, str) and not pcie_card else ""
+
+
+def _cores(record: dict[str, Any]) -> int | None:
+    """The CPU cores of the run's host (its ``os.cpu_count()``), None where not recorded."""
+    cores = (record.get("environment") or {}).get("cpu_count")
+    return cores if isinstance(cores, int) and not isinstance(cores, bool) and cores > 0 else None
+
+
 def _number(value: Any) -> float:
     return (
         float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
@@ -112,6 +133,8 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
         peak_memory_bytes=(r.get("memory") or {}).get("peak_bytes"),
         device_memory_bytes=(r.get("environment") or {}).get("device_memory_bytes"),
         host_devices=_host_devices(r),
+        host_link=_host_link(r),
+        host_cpu_count=_cores(r),
         gpu_util_pct_mean=_number(nvml.get("gpu_util_pct_mean")),
         power_w_mean=_number(nvml.get("power_w_mean")),
         power_w_total=_number(nvml.get("power_w_total")),

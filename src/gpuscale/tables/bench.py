@@ -105,6 +105,8 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "peak_memory_bytes",
     "device_memory_bytes",  # the device's whole memory (torch's total_memory); GPUs only
     "host_devices",  # the GPUs the run's host had (its detected topology); NaN on a CPU
+    "host_link",  # the link preset its topology records (bench.table._host_link); "" if none
+    "host_cpu_count",  # the CPU cores of the run's host (os.cpu_count() there)
     "gpu_util_pct_mean",
     "power_w_mean",  # per device: power_w_total / accelerators
     "power_w_total",  # measured at this N: every device, every host's package once
@@ -148,6 +150,7 @@ _BENCH_INTEGERS = {
     "peak_memory_bytes",
     "device_memory_bytes",
     "host_devices",
+    "host_cpu_count",
     "noise_batch_small",
     "noise_batch_big",
 }

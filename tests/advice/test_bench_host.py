@@ -1,0 +1,116 @@
+"""Advice from a bench file measured on another host rests on that host's facts, as its
+rows record them, not this machine's: the cores that cap the CPU processes (gloo) and the
+link of its GPUs (a user walk: rows of a 16-core, NVLink 4 H100 host, read on a 2-core
+machine without a GPU, were capped at 1 process "of this host: 2 core(s)", and priced
+on pcie-phb, "no link given and none detected")."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import gpuscale
+from gpuscale.advice.keywords import advise_here
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.bench.table import bench_table
+from gpuscale.hardware.links import PRESETS
+from gpuscale.interconnect.topology import Gpu, Topology
+
+H100_PATHS = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
+
+
+def _records() -> list[dict]:
+    return [json.loads(line) for line in H100_PATHS.read_text().splitlines() if line.strip()]
+
+
+def _cpu_rows() -> list[dict]:
+    return [r for r in _records() if r["config"]["device"] == "cpu"]
+
+
+def _gpu_link() -> str:
+    """The NVLink generation every GPU row's topology records (nvlink4 for these rows)."""
+    links = {
+        r["environment"]["topology"]["nvlink_generation"]
+        for r in _records()
+        if "topology" in r["environment"]
+    }
+    assert len(links) == 1
+    return links.pop()
+
+
+@pytest.fixture
+def small_machine(monkeypatch: pytest.MonkeyPatch) -> int:
+    """This machine: fewer cores than the bench host, no GPU (no topology detected)."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr("gpuscale.advice.keywords.topology_here", lambda *_: None)
+    return 2
+
+
+def test_the_bench_table_keeps_the_hosts_cores_and_link() -> None:
+    records = _records()
+    table = bench_table(records)
+    assert table["host_cpu_count"].tolist() == [r["environment"]["cpu_count"] for r in records]
+    gpu = table["device"] == "cuda"
+    assert set(table.loc[gpu, "host_link"]) == {_gpu_link()}
+    assert set(table.loc[~gpu, "host_link"]) == {""}  # CPU processes: no topology
+    # a PCIe card's NVLink generation is a bridge's it may not have: no link recorded
+    card = json.loads(json.dumps(records[0]))
+    card["environment"]["device_name"] = "NVIDIA H100 PCIe"
+    assert bench_table([card])["host_link"].tolist() == [""]
+
+
+def test_cpu_processes_are_capped_at_the_bench_hosts_cores(small_machine: int) -> None:
+    cpu = _cpu_rows()
+    cores = {r["environment"]["cpu_count"] for r in cpu}.pop()
+    threads = {r["config"]["threads"] for r in cpu}.pop()
+    assert cores // threads > small_machine // threads  # the bench host holds more
+    advice = gpuscale.advise(bench=H100_PATHS, model="mlp-4m")
+    assert advice.predictions["accelerators"].max() == cores // threads
+    said = " ".join(advice.explanation)
+    assert f"the bench host's {cores} cores / {threads} threads per process" in said
+    assert "Only one device is available" not in said
+    assert "core(s)" not in said and "thread(s)" not in said
+
+
+def test_cpu_processes_without_recorded_cores_use_this_hosts(
+    tmp_path: Path, small_machine: int
+) -> None:
+    row = _cpu_rows()[0]
+    del row["environment"]["cpu_count"]
+    path = tmp_path / "older.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    advice = gpuscale.advise(bench=path, max_devices=4)
+    said = " ".join(advice.explanation)
+    assert "this host's (the runs record none) 2 cores" in said
+    assert "This host runs at most 1 such process (" in said
+
+
+def test_the_link_is_the_bench_hosts_where_none_is_given_or_detected(small_machine: int) -> None:
+    link = _gpu_link()
+    for advice in (
+        gpuscale.advise(bench=H100_PATHS),
+        advise_here(AdviceRequest(bench=str(H100_PATHS))),  # `gpuscale advise --bench`
+    ):
+        assert advice.inputs.network.intra.name == link
+        assert advice.inputs.network.intra.busbw_gbs == PRESETS[link].busbw_gbs
+        said = " ".join(advice.explanation)
+        assert f"Link: {link}, as the bench host's topology records it" in said
+        assert "none detected" not in said and "assumed link" not in " ".join(advice.caveats)
+
+
+def test_another_detected_topology_is_said_and_the_bench_hosts_used(tmp_path: Path) -> None:
+    gpus = [Gpu(name=f"GPU{i}", model="NVIDIA L4") for i in range(2)]
+    here = Topology(gpus=gpus, links={(0, 1): "PHB", (1, 0): "PHB"})
+    link = _gpu_link()
+    advice = gpuscale.advise(bench=H100_PATHS, topology=here)
+    assert advice.inputs.network.intra.name == link
+    said = " ".join(advice.explanation)
+    assert f"not this machine's detected {here.preset()}" in said
+    assert f"--interconnect {here.preset()} to predict this one" in said
+    # a link given is the one used, the bench host's not said
+    given = gpuscale.advise(bench=H100_PATHS, link="pcie4-x16")
+    assert given.inputs.network.intra.name == "pcie4-x16"
+    assert "bench host's topology" not in " ".join(given.explanation)

@@ -94,14 +94,16 @@ def against_measured(
 
 def advice_figure(
     scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice
-) -> tuple[list[str], tuple | None, list[str], str | None]:
+) -> tuple[list[str], tuple | None, tuple[list[str], list[str]], str | None]:
     """The advice computed for the bench (``gpuscale advise --bench``): its explanation,
     the predicted scaling against the measured points, the lines for the top of the
-    report (the advice's decision, each measured N > 1 against it), and why no advice was
-    given (None when it was: what ``gpuscale advise --bench`` says)."""
+    report (the advice's decision and what qualifies it; each measured N > 1 against it),
+    and why no advice was given (None when it was: what ``gpuscale advise --bench``
+    says)."""
     result = given.advice
     if result is None:
-        return [f"No advice: {given.refused}"], None, [f"No advice: {given.refused}"], given.refused
+        refused = [f"No advice: {given.refused}"]
+        return refused, None, (refused, []), given.refused
     inputs = result.inputs
     assert inputs is not None
     predicted = as_throughput(result.predictions)
@@ -144,7 +146,7 @@ def advice_figure(
             svg,
             files,
         ),
-        decision + checks,
+        (decision, checks),
         None,
     )
 
@@ -202,12 +204,14 @@ def build_bench_section(
             continue
         figures.append((title, svg, files))
     findings = bench_findings(scaling) + not_drawn
+    # the decision first (where advice was asked), then what was measured, each run
+    # with its platform, then the advised model's runs against the advice
     answer = [measured_answer(scaling)]
     refused = None
     if advice is not None:
-        lines, figure, top, refused = advice_figure(scaling, out, advice)
+        lines, figure, (decision, checks), refused = advice_figure(scaling, out, advice)
         findings += lines
-        answer += top
+        answer = [*decision, *answer, *checks]
         figures += [figure] if figure is not None else []
     shown = shown_columns(scaling)
     rows = [

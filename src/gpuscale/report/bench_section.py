@@ -10,7 +10,12 @@ import pandas as pd
 from gpuscale.analysis.bench_scaling import SPEEDUP_BASIS, bench_scaling
 from gpuscale.quantities import counted, joined, number
 from gpuscale.report.bench_advice import BenchAdvice
-from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
+from gpuscale.report.bench_figures import (
+    breakdown_title,
+    predicted_scaling,
+    speedup_by_size,
+    step_breakdown,
+)
 from gpuscale.report.bench_words import bench_findings
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
@@ -20,6 +25,9 @@ from gpuscale.tables.bench import differing_fields, most_host_devices, on_a_larg
 COLUMNS = {
     "configuration": "Model",  # with its configuration where the file holds several
     "platform": "Ran on",  # device and backend: only where the rows ran on several
+    "strategy": "Strategy",  # these three, as the platform, only where the rows differ
+    "precision": "Precision",
+    "accum": "Accum. steps",  # micro-batches per step: a step of 4 times 4 forwards
     "params": "Parameters",
     "accelerators": "Devices",
     "step_ms_mean": "Step (ms)",
@@ -185,7 +193,7 @@ def build_bench_section(
     if scaling.empty:
         if not failed:
             return None
-        labels = [label for col, label in COLUMNS.items() if col != "platform"]
+        labels = [label for col, label in COLUMNS.items() if col not in HOW_RUN]
         refused = "no run of the results measured (every one failed)" if advice else None
         return BenchSection(
             ["No run measured (see below)."], [], labels, [], failed, advice_refused=refused
@@ -222,11 +230,19 @@ def build_bench_section(
     )
 
 
+# shown only where the rows differ in them: how each row was run
+HOW_RUN = ("platform", "strategy", "precision", "accum")
+
+
 def shown_columns(scaling: pd.DataFrame) -> dict[str, str]:
-    """The table's columns: ``COLUMNS``, the device and backend (``platform``) only where
-    the rows ran on several (else the first finding names the one)."""
-    several = scaling["platform"].nunique() > 1
-    return {col: label for col, label in COLUMNS.items() if col != "platform" or several}
+    """The table's columns: ``COLUMNS``, the device and backend (``platform``), the
+    strategy, precision and accumulation steps only where the rows differ in them (else
+    the first finding names the one platform, and every row ran alike)."""
+    return {
+        col: label
+        for col, label in COLUMNS.items()
+        if col not in HOW_RUN or (col in scaling and scaling[col].nunique(dropna=False) > 1)
+    }
 
 
 # How the breakdown's caption names a configuration field its bars tell apart.
@@ -245,4 +261,4 @@ def breakdown_caption(scaling: pd.DataFrame) -> str:
         if scaling["platform"].nunique() > 1
         else ""
     )
-    return f"Where DDP's step time goes, one bar per {bars}{named}, smallest model first"
+    return f"{breakdown_title(scaling)}, one bar per {bars}{named}, smallest model first"

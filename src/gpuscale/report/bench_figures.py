@@ -7,7 +7,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from gpuscale.quantities import number
+from gpuscale.quantities import joined, number
 from gpuscale.report.bands import interval_band
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.style import (
@@ -92,7 +92,7 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
     ax.set_xticks(range(len(models)), ticks, rotation=30, ha="right")
     ax.set_ylabel("share of the step time")
     ax.set_ylim(0, 1)
-    ax.set_title(f"Where DDP's step time goes{_counts_compared(smallest, largest)}")
+    ax.set_title(f"{breakdown_title(scaling)}{_counts_compared(smallest, largest)}")
     legend_outside(ax)
     fig.subplots_adjust(**{**MARGINS, "bottom": below_in / fig.get_figheight()})
     return Chart(fig, labels)
@@ -231,3 +231,12 @@ def predicted_scaling(predicted: pd.DataFrame, measured: pd.DataFrame | None, ti
     legend_outside(ax)
     fig.subplots_adjust(**MARGINS)
     return Chart(fig, labels)
+
+
+def breakdown_title(scaling: pd.DataFrame) -> str:
+    """``Where DDP's step time goes`` where every run is DDP, else what the bars hold:
+    ``Where each step's time goes (DDP and FSDP runs)``."""
+    strategies = [str(s).upper() for s in dict.fromkeys(scaling["strategy"].dropna())]
+    if strategies == ["DDP"] or not strategies:
+        return "Where DDP's step time goes"
+    return f"Where each step's time goes ({joined(strategies)} runs)"

@@ -10,7 +10,12 @@ import pandas as pd
 from gpuscale.analysis.bench_scaling import SPEEDUP_BASIS, bench_scaling
 from gpuscale.quantities import counted, joined, number
 from gpuscale.report.bench_advice import BenchAdvice
-from gpuscale.report.bench_figures import predicted_scaling, speedup_by_size, step_breakdown
+from gpuscale.report.bench_figures import (
+    breakdown_title,
+    predicted_scaling,
+    speedup_by_size,
+    step_breakdown,
+)
 from gpuscale.report.bench_words import bench_findings
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
@@ -20,6 +25,9 @@ from gpuscale.tables.bench import differing_fields, most_host_devices, on_a_larg
 COLUMNS = {
     "configuration": "Model",  # with its configuration where the file holds several
     "platform": "Ran on",  # device and backend: only where the rows ran on several
+    "strategy": "Strategy",  # these three, as the platform, only where the rows differ
+    "precision": "Precision",
+    "accum": "Accum. steps",  # micro-batches per step: a step of 4 times 4 forwards
     "params": "Parameters",
     "accelerators": "Devices",
     "step_ms_mean": "Step (ms)",
@@ -94,14 +102,16 @@ def against_measured(
 
 def advice_figure(
     scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice
-) -> tuple[list[str], tuple | None, list[str], str | None]:
+) -> tuple[list[str], tuple | None, tuple[list[str], list[str]], str | None]:
     """The advice computed for the bench (``gpuscale advise --bench``): its explanation,
     the predicted scaling against the measured points, the lines for the top of the
-    report (the advice's decision, each measured N > 1 against it), and why no advice was
-    given (None when it was: what ``gpuscale advise --bench`` says)."""
+    report (the advice's decision and what qualifies it; each measured N > 1 against it),
+    and why no advice was given (None when it was: what ``gpuscale advise --bench``
+    says)."""
     result = given.advice
     if result is None:
-        return [f"No advice: {given.refused}"], None, [f"No advice: {given.refused}"], given.refused
+        refused = [f"No advice: {given.refused}"]
+        return refused, None, (refused, []), given.refused
     inputs = result.inputs
     assert inputs is not None
     predicted = as_throughput(result.predictions)
@@ -144,7 +154,7 @@ def advice_figure(
             svg,
             files,
         ),
-        decision + checks,
+        (decision, checks),
         None,
     )
 
@@ -183,7 +193,7 @@ def build_bench_section(
     if scaling.empty:
         if not failed:
             return None
-        labels = [label for col, label in COLUMNS.items() if col != "platform"]
+        labels = [label for col, label in COLUMNS.items() if col not in HOW_RUN]
         refused = "no run of the results measured (every one failed)" if advice else None
         return BenchSection(
             ["No run measured (see below)."], [], labels, [], failed, advice_refused=refused
@@ -202,12 +212,14 @@ def build_bench_section(
             continue
         figures.append((title, svg, files))
     findings = bench_findings(scaling) + not_drawn
+    # the decision first (where advice was asked), then what was measured, each run
+    # with its platform, then the advised model's runs against the advice
     answer = [measured_answer(scaling)]
     refused = None
     if advice is not None:
-        lines, figure, top, refused = advice_figure(scaling, out, advice)
+        lines, figure, (decision, checks), refused = advice_figure(scaling, out, advice)
         findings += lines
-        answer += top
+        answer = [*decision, *answer, *checks]
         figures += [figure] if figure is not None else []
     shown = shown_columns(scaling)
     rows = [
@@ -218,11 +230,19 @@ def build_bench_section(
     )
 
 
+# shown only where the rows differ in them: how each row was run
+HOW_RUN = ("platform", "strategy", "precision", "accum")
+
+
 def shown_columns(scaling: pd.DataFrame) -> dict[str, str]:
-    """The table's columns: ``COLUMNS``, the device and backend (``platform``) only where
-    the rows ran on several (else the first finding names the one)."""
-    several = scaling["platform"].nunique() > 1
-    return {col: label for col, label in COLUMNS.items() if col != "platform" or several}
+    """The table's columns: ``COLUMNS``, the device and backend (``platform``), the
+    strategy, precision and accumulation steps only where the rows differ in them (else
+    the first finding names the one platform, and every row ran alike)."""
+    return {
+        col: label
+        for col, label in COLUMNS.items()
+        if col not in HOW_RUN or (col in scaling and scaling[col].nunique(dropna=False) > 1)
+    }
 
 
 # How the breakdown's caption names a configuration field its bars tell apart.
@@ -241,4 +261,4 @@ def breakdown_caption(scaling: pd.DataFrame) -> str:
         if scaling["platform"].nunique() > 1
         else ""
     )
-    return f"Where DDP's step time goes, one bar per {bars}{named}, smallest model first"
+    return f"{breakdown_title(scaling)}, one bar per {bars}{named}, smallest model first"

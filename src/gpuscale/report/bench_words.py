@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.bench_scaling import break_even_params, trusted
-from gpuscale.quantities import joined, number
+from gpuscale.quantities import counted, joined, number
 
 
 def _share_range(shares: pd.Series) -> str:
@@ -141,6 +141,14 @@ def _ddp_at_one(rows: pd.DataFrame, where: str) -> list[str]:
     ]
 
 
+def _platforms_summary(platforms: list[tuple[str, pd.DataFrame]]) -> str:
+    """The models benched counted over the platforms: ``6 models benched: 5 on NVIDIA H100
+    80GB HBM3, nccl and 1 on CPU processes, gloo``, so no platform's count reads as all."""
+    models = {m for _, rows in platforms for m in rows["model"].astype(str)}
+    parts = joined(f"{rows['model'].nunique()} on {platform}" for platform, rows in platforms)
+    return f"{counted(len(models), 'model')} benched: {parts}."
+
+
 def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     """Sentences: what was measured, DDP's cost on one device, break-even size, best and
     worst scaling, communication share; from the runs without plausibility flags (the
@@ -153,7 +161,7 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
         return [f"{every} flagged as untrustworthy (see the table)."]
     platforms = list(scaling.groupby("platform", sort=False))
     several = len(platforms) > 1
-    out = [_summary(rows) for _, rows in platforms]
+    out = [_platforms_summary(platforms)] * several + [_summary(rows) for _, rows in platforms]
     if len(flagged):
         names = ", ".join(f"{r.configuration} on {r.accelerators}" for r in flagged.itertuples())
         out.append(

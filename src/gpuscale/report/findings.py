@@ -16,6 +16,12 @@ from gpuscale.analysis.decompose import dominant_loss, expected_samples, family_
 from gpuscale.analysis.equilibrium import fastest_per_count
 from gpuscale.analysis.superlinear import REASONS
 from gpuscale.quantities import article, counted, devices, format_minutes, named, number
+from gpuscale.report.republished_words import (
+    Firsts,
+    earlier_among,
+    republished_sentence,
+    since,
+)
 from gpuscale.tables import counts_samples
 
 
@@ -94,12 +100,14 @@ def superlinear_sentence(table: pd.DataFrame) -> str | None:
     )
 
 
-def _overview(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
-    """Who submitted, at what counts, against which reference, and the fastest system."""
+def _overview(result: WorkloadAnalysis, reference_rule: str, firsts: Firsts) -> list[str]:
+    """Who submitted, at what counts, against which reference, and the fastest system
+    (each said first published in an earlier round where it was)."""
     table = result.table
     refs = "; ".join(
         f"{r.submitter} {r.system_id} ({devices(r.accelerators, r.accelerator_family)}, "
-        f"{format_minutes(r.time_to_train_min)}{f'; {r.score_reason}' if r.score_reason else ''})"
+        f"{format_minutes(r.time_to_train_min)}{since(firsts, r)}"
+        f"{f'; {r.score_reason}' if r.score_reason else ''})"
         for r in result.references
     )
     fastest = table.loc[table["time_to_train_min"].idxmin()]
@@ -113,7 +121,8 @@ def _overview(result: WorkloadAnalysis, reference_rule: str) -> list[str]:
         f"{number(int(table['accelerators'].max()))} "
         f"accelerators. Reference ({reference_rule} rule): {refs}.",
         f"Fastest: {named(fastest['submitter'], fastest['system_name'])} "
-        f"({devices(fastest['accelerators'], fastest['accelerator_family'])}) trains in "
+        f"({devices(fastest['accelerators'], fastest['accelerator_family'])}"
+        f"{since(firsts, fastest)}) trains in "
         f"{format_minutes(fastest['time_to_train_min'])}, {number(fastest['speedup'])}x the "
         f"reference, at E' {fastest['normalized_efficiency']:.2f} against that reference"
         + (f"; caution: {caution}." if caution else "."),
@@ -152,7 +161,7 @@ def _family_scaling_sentence(table: pd.DataFrame, big_family: str) -> str | None
     )
 
 
-def _within_family_answer(result: WorkloadAnalysis, big_family: str) -> str | None:
+def _within_family_answer(result: WorkloadAnalysis, big_family: str, firsts: Firsts) -> str | None:
     """The answer like with like, first: each criterion's pick within the most submitted
     family (the same whatever the reference rule: E' there changes by one factor)."""
     eq = next((e for e in result.by_family if e.scope == big_family), None)
@@ -162,17 +171,18 @@ def _within_family_answer(result: WorkloadAnalysis, big_family: str) -> str | No
     fastest = group.loc[group["time_to_train_min"].idxmin()]
     picks = "; ".join(
         f"{p.label} {number(p.accelerators)} ({named(p.submitter, p.system_name)}, "
-        f"{format_minutes(p.time_to_train_min)})"
+        f"{format_minutes(p.time_to_train_min)}{since(firsts, p)})"
         for p in eq.picks
     )
+    systems = f"{counted(len(group), 'system')}{earlier_among(group, firsts)}"
     return (
-        f"Like with like, within {big_family} (the most submitted family, {len(group)} "
-        f"systems): fastest {number(int(fastest['accelerators']))} accelerators "
-        f"({format_minutes(fastest['time_to_train_min'])}); {picks}."
+        f"Like with like, within {big_family} (the most submitted family, {systems}): "
+        f"fastest {number(int(fastest['accelerators']))} accelerators "
+        f"({format_minutes(fastest['time_to_train_min'])}{since(firsts, fastest)}); {picks}."
     )
 
 
-def _overall_equilibrium_sentence(result: WorkloadAnalysis) -> str | None:
+def _overall_equilibrium_sentence(result: WorkloadAnalysis, firsts: Firsts) -> str | None:
     """The E' threshold's pick over all systems (under one reference), with its caution
     in the same sentence where it compares hardware rather than scaling."""
     if per_family_reference(result):  # E' is per family: no threshold across families
@@ -185,8 +195,8 @@ def _overall_equilibrium_sentence(result: WorkloadAnalysis) -> str | None:
     return (
         f"Over all systems, the largest configuration keeping E' >= {eq.threshold:g} x the "
         f"best is {devices(p.accelerators, p.accelerator_family)} "
-        f"({named(p.submitter, p.system_name)}, {format_minutes(p.time_to_train_min)})"
-        + (f"; caution: {caution}." if caution else ".")
+        f"({named(p.submitter, p.system_name)}, {format_minutes(p.time_to_train_min)}"
+        f"{since(firsts, p)})" + (f"; caution: {caution}." if caution else ".")
     )
 
 
@@ -200,10 +210,16 @@ def _cluster_sentence(result: WorkloadAnalysis) -> str | None:
 
 
 def workload_findings(
-    result: WorkloadAnalysis, reference_rule: str, basis: str = "expected"
+    result: WorkloadAnalysis,
+    reference_rule: str,
+    basis: str = "expected",
+    firsts: Firsts | None = None,
 ) -> list[str]:
     """Sentences for the report's summary of one workload, the answer like with like
-    first (within the most submitted family)."""
+    first (within the most submitted family). ``firsts``: the results first published in
+    an earlier round (``report.republished_words.earlier_firsts``), said so where named,
+    and counted once after the overview."""
+    firsts = firsts or {}
     table = result.table
     big_family = most_submitted_family(table)
     found = [
@@ -211,8 +227,9 @@ def workload_findings(
         superlinear_sentence(table),
         _family_scaling_sentence(table, big_family),
         why_efficiency_falls(table, big_family, basis),
-        _overall_equilibrium_sentence(result),
+        _overall_equilibrium_sentence(result, firsts),
         _cluster_sentence(result),
     ]
-    lead = _within_family_answer(result, big_family)
-    return [lead] * bool(lead) + _overview(result, reference_rule) + [s for s in found if s]
+    lead = _within_family_answer(result, big_family, firsts)
+    overview = [*_overview(result, reference_rule, firsts), republished_sentence(table, firsts)]
+    return [lead] * bool(lead) + [s for s in [*overview, *found] if s]

@@ -28,12 +28,14 @@ from gpuscale.analysis.analyze import (
     workload_table,
 )
 from gpuscale.analysis.divisions import left_out, open_analysed
+from gpuscale.mlperf.earlier import first_published
 from gpuscale.report.cache import Cache
 from gpuscale.report.findings import workload_findings
 from gpuscale.report.gc_tuning import fewer_collections
 from gpuscale.report.page import Section, answer_rows, render_html, section_rows
 from gpuscale.report.plan_section import PlanSection, plan_data, plan_section
 from gpuscale.report.pool import figure_executor
+from gpuscale.report.republished_words import earlier_firsts
 from gpuscale.report.rounds_section import energy_section, trends_section
 from gpuscale.report.study_section import study_section
 from gpuscale.report.svg import FigureFiles
@@ -156,11 +158,12 @@ def _draw(
         bench = bench_section(out)
         # this process's words (and the study's section) while the worker draws; its
         # figures waited for last
+        firsts = _firsts(tables, results)
         said = [
-            _cached(out.cache, "findings", basis, workload_findings, r, *_said_by(options))
-            for r, basis in zip(results, bases, strict=True)
+            _cached(out.cache, "findings", (basis, f), workload_findings, r, *_said_by(options), f)
+            for r, basis, f in zip(results, bases, firsts, strict=True)
         ]
-        answers = _cached(out.cache, "answers", bases, answer_rows, results)
+        answers = _cached(out.cache, "answers", (bases, firsts), answer_rows, results, firsts)
         study = (
             _cached(out.cache, "study", bases, study_section, tables, results, options)
             if results
@@ -191,7 +194,16 @@ def _draw(
     )
 
 
-HOW = "--division {other} or all draws them"  # another division, in the report
+HOW = "--division {other} or all draws them"
+
+
+def _firsts(tables: RoundTables, results: list[WorkloadAnalysis]) -> list[dict]:
+    """Each workload's results first published in an earlier round (the bundled rounds
+    looked at too: ``mlperf.earlier``), for its words."""
+    if not results:
+        return []
+    marked = first_published(tables)
+    return [earlier_firsts(r.table, marked) for r in results]  # another division, in the report
 
 
 def _said_by(options: AnalysisOptions) -> tuple[str, str]:

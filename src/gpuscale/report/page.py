@@ -16,6 +16,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis
 from gpuscale.analysis.answers import answers
 from gpuscale.quantities import named, number
+from gpuscale.report.republished_words import Firsts, answer_since
 from gpuscale.report.rounds_section import ExtraSection
 from gpuscale.report.workload_figures import RenderedFigure
 from gpuscale.tables import RoundTables, display_name
@@ -71,29 +72,34 @@ def section_rows(table: pd.DataFrame) -> list[dict[str, object]]:
 ANSWER_HEADERS = ("Workload", "Within", "Fastest", "Knee", "Speed x efficiency", "E' threshold")
 
 
-def answer_rows(results: list[WorkloadAnalysis]) -> list[dict[str, str]]:
+def answer_rows(
+    results: list[WorkloadAnalysis], firsts: Sequence[Firsts] = ()
+) -> list[dict[str, str]]:
     """The report's first table: per workload and scope, the count each criterion picks
-    (``gpuscale.analysis.answers``), with the system on hover."""
+    (``gpuscale.analysis.answers``), with the system on hover; ``firsts``: each result's
+    systems first published in an earlier round (``report.republished_words``)."""
     rows = []
-    for result in results:
+    for i, result in enumerate(results):
+        earlier = firsts[i] if i < len(firsts) else {}
         frame = answers(result)
         for scope, part in frame.groupby("scope", sort=False):
             row = {"Workload": f"{display_name(result.workload)} ({result.round})"}
             row["Within"] = str(scope)
             for header, pick in zip(ANSWER_HEADERS[2:], part.itertuples(), strict=True):
-                row[header] = _answer_cell(pick)
+                row[header] = _answer_cell(pick, answer_since(result.table, earlier, pick))
             rows.append(row)
     return rows
 
 
-def _answer_cell(pick: Any) -> str:
-    """One criterion's answer: the count and the system, or why there is none; a pick that
-    compares hardware rather than scaling says so in the same cell."""
+def _answer_cell(pick: Any, since: str = "") -> str:
+    """One criterion's answer: the count and the system (``since``: where it was first
+    published, if in an earlier round), or why there is none; a pick that compares
+    hardware rather than scaling says so in the same cell."""
     if pd.isna(pick.accelerators):
         return f"n/a ({pick.note})" if pick.note else "none"
     text = (
         f"{int(pick.accelerators):,} ({named(pick.submitter, pick.system_name)}, "
-        f"{number(pick.time_to_train_min)} min)"
+        f"{number(pick.time_to_train_min)} min{since})"
     )
     return f"{text}; caution: {pick.note}" if pick.note else text
 

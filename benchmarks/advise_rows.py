@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpuscale.advice.api import advise
+from gpuscale.advice.keywords import advise
 from gpuscale.advice.calibrate import calibrate, default_model, with_comm_scale
 from gpuscale.advice.from_bench import step_error
 from gpuscale.advice.model import predict_step

@@ -84,3 +84,15 @@ def test_beyond_the_family_the_shape_support_agrees_with_the_systems_leaned_on()
         else:  # none near: said, with the counts it leans on
             assert "no family of the workload ran counts within an octave" in said
             assert all(f"{c:,}" in said.split("leaned on ran")[1] for c in leaned)
+
+
+def test_closed_results_without_a_score_say_why() -> None:
+    """v1.1's closed BERT results have no score because every run fails a check of the
+    round's rules (as MLCommons' summarizer scores them: its official v1.1 table has only
+    the open ones); the refusal said "without a score" and not why."""
+    scores = v11_like()
+    unscored = (scores["workload"] == "bert") & scores["time_to_train_min"].isna()
+    reasons = ["10 runs did not count: 10 noncompliant (e.g. 0 weight lines)", "1 run aborted"]
+    scores.loc[unscored, "score_reason"] = [reasons[0]] * (int(unscored.sum()) - 1) + reasons[1:]
+    said = refusal(scores, "bert")
+    assert f"without a score (the most common reason: {reasons[0]})" in said

@@ -91,8 +91,12 @@ def unplanned(scores: pd.DataFrame) -> dict[str, str]:
             continue
         others = sorted({str(d) for d in division[mine & ~closed]})
         kinds = [(int((mine & (division == d)).sum()), f"{d} division") for d in others]
-        if closed.any():
-            kinds.append((int(closed.sum()), "closed division without a score"))
+        if closed.any():  # why, as the scores say it (v1.1 BERT: a check every run fails)
+            reasons = rows.loc[mine & closed, "score_reason"] if "score_reason" in rows else []
+            said = pd.Series(reasons, dtype=object).dropna().astype(str)
+            said = said[said != ""]
+            why = f" (the most common reason: {said.value_counts().index[0]})" if len(said) else ""
+            kinds.append((int(closed.sum()), f"closed division without a score{why}"))
         parts = [f"{k:,} {what}" for k, what in kinds] if len(kinds) > 1 else [kinds[0][1]]
         total = int(mine.sum())
         out[workload] = (

@@ -66,7 +66,8 @@ def accumulation_note(row: pd.Series) -> str:
     return (
         f"{row['model']} was benched with gradient accumulation ({k} micro-batches of {b} "
         f"per optimizer step, {b * k} samples per device): its forward and backward are read "
-        f"per micro-batch ({format_ms(float(row['forward_ms'] + row['backward_ms']))} each), "
+        f"per micro-batch ({format_ms(float(row['forward_ms'] + row['backward_ms']))} the "
+        "two together), "
         "the optimizer and DDP's copies once per step, and the advice keeps its "
         f"{b * k} samples per device-step"
     )

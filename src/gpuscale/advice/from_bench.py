@@ -31,7 +31,7 @@ from gpuscale.advice.support import Support, comm_scale_sentence, support
 from gpuscale.bench.evidence import weak_kinds
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import SAME_SAMPLES
-from gpuscale.quantities import format_ms
+from gpuscale.quantities import counted, format_ms, joined
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.bench import most_host_devices
 
@@ -257,11 +257,14 @@ def _weak(table: pd.DataFrame, model: str) -> tuple[str | None, Support | None]:
     if weak.empty or found is None:
         return None, found
     kinds = dict.fromkeys(k for notes in weak["evidence_notes"] for k in weak_kinds(notes))
-    counts = ", ".join(str(int(n)) for n in sorted(weak["accelerators"].unique()))
+    counts = [int(n) for n in sorted(weak["accelerators"].unique())]
+    on = f"{joined(counts)} device{'' if counts == [1] else 's'}"
+    runs = f"{len(weak)} of the {counted(len(rows), 'bench run')}"
     return (
-        f"WARNING: weak evidence: {len(weak)} of the {len(rows)} bench run(s) of {model} "
-        f"the advice uses (on {counts} device(s)) are weak ({', '.join(kinds)}; their "
-        f"evidence_notes say more): {found.remedy()} for firm numbers"
+        f"WARNING: weak evidence: {runs} of {model} the advice uses (on {on}) "
+        f"{'is' if len(weak) == 1 else 'are'} weak ({', '.join(kinds)}; the bench table's "
+        f"evidence_notes, `gpuscale analyze --bench FILE -f csv`, say more): "
+        f"{found.remedy()} for firm numbers"
     ), found
 
 

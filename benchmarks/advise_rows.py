@@ -26,9 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpuscale.advice.keywords import advise
 from gpuscale.advice.calibrate import calibrate, default_model, with_comm_scale
 from gpuscale.advice.from_bench import step_error
+from gpuscale.advice.keywords import advise
 from gpuscale.advice.model import predict_step
 from gpuscale.advice.network import Link, Network
 from gpuscale.advice.step_error import from_residuals

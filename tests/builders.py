@@ -98,6 +98,37 @@ def bench_record(
     return record
 
 
+def one_and_two(
+    model: str,
+    params: int,
+    one: dict[str, Any] | None = None,
+    two: dict[str, Any] | None = None,
+    **more: Any,
+) -> list[dict[str, Any]]:
+    """An ``ok`` run of ``model`` on 1 and on 2 devices, as many advice tests use them:
+    1,000 and 1,500 samples/s, forward 2 ms, backward 4 ms, optimizer 1 ms, and at N = 2
+    3 ms of synchronisation over 4 ms of communication (``more``: further fields of both,
+    ``one`` and ``two``: of one run, over ``more``)."""
+    return [
+        bench_record(
+            model,
+            params,
+            world,
+            sps,
+            forward_ms=2.0,
+            backward_ms=4.0,
+            optimizer_ms=1.0,
+            sync_overhead_ms=overhead,
+            comm_ms=comm,
+            **{**more, **(own or {})},
+        )
+        for world, sps, overhead, comm, own in (
+            (1, 1000.0, 0.0, None, one),
+            (2, 1500.0, 3.0, 4.0, two),
+        )
+    ]
+
+
 def sweep_rows(busbw_gbs: float, latency_us: float, ranks: int = 2) -> list[dict[str, Any]]:
     """An all-reduce sweep that follows the ring model exactly, 8 B to 128 MiB."""
     rows = []

@@ -15,7 +15,7 @@ from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
 from gpuscale.plausibility import SAME_SAMPLES
 
-from ..builders import bench_record
+from ..builders import bench_record, one_and_two
 from ..test_readme_examples import REFUSED
 
 runner = CliRunner()
@@ -24,22 +24,10 @@ BUSY = ["machine busy: other processes used 60% of its CPU time during the timed
 
 def _results(tmp_path: Path, flags: list[str] | None = None, **extra) -> Path:
     path = tmp_path / "results.jsonl"
-    for world, sps, overhead, comm, more in (
-        (1, 1000.0, 0.0, None, extra.get("one", {})),
-        (2, 1500.0, 3.0, 4.0, extra.get("two", {})),
+    # a run's own flags in ``one`` or ``two``, over ``flags``
+    for record in one_and_two(
+        "tf-7m", 6_870_000, extra.get("one"), extra.get("two"), flags=flags or []
     ):
-        record = bench_record(
-            "tf-7m",
-            6_870_000,
-            world,
-            sps,
-            forward_ms=2.0,
-            backward_ms=4.0,
-            optimizer_ms=1.0,
-            sync_overhead_ms=overhead,
-            comm_ms=comm,
-            **{"flags": flags or [], **more},  # a run's own flags in ``more``
-        )
         append_result(path, record)
     return path
 

@@ -11,25 +11,14 @@ from typer.testing import CliRunner
 from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
 
-from ..builders import bench_record
+from ..builders import one_and_two
 
 runner = CliRunner()
 
 
 def bench_file(tmp_path: Path) -> Path:
     path = tmp_path / "results.jsonl"
-    for world, sps, overhead, comm in ((1, 1000.0, 0.0, None), (2, 1500.0, 3.0, 4.0)):
-        r = bench_record(
-            "tf-7m",
-            6_870_000,
-            world,
-            sps,
-            forward_ms=2.0,
-            backward_ms=4.0,
-            optimizer_ms=1.0,
-            sync_overhead_ms=overhead,
-            comm_ms=comm,
-        )
+    for r in one_and_two("tf-7m", 6_870_000):
         append_result(path, r)
     return path
 

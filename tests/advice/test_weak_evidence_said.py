@@ -14,27 +14,14 @@ from gpuscale.bench.evidence import MIN_STEPS
 from gpuscale.bench.results_file import append_result
 from gpuscale.plausibility import host_measured, timed_window_s
 
-from ..builders import bench_record
+from ..builders import one_and_two
 
 
 def _results(tmp_path: Path, steps: int) -> tuple[Path, list[dict]]:
     path = tmp_path / f"results-{steps}.jsonl"
-    records = []
-    for world, sps, overhead, comm in ((1, 1000.0, 0.0, None), (2, 1500.0, 3.0, 4.0)):
-        record = bench_record(
-            "mlp-4m",
-            4_000_000,
-            world,
-            sps,
-            forward_ms=2.0,
-            backward_ms=4.0,
-            optimizer_ms=1.0,
-            sync_overhead_ms=overhead,
-            comm_ms=comm,
-            config=BenchConfig(steps=steps, batch=8),
-        )
+    records = one_and_two("mlp-4m", 4_000_000, config=BenchConfig(steps=steps, batch=8))
+    for record in records:
         append_result(path, record)
-        records.append(record)
     return path, records
 
 

@@ -47,20 +47,24 @@ def kept_and_again(table: pd.DataFrame) -> tuple[set[str], Again]:
     return kept, again
 
 
+def run_fields(cfg: Any, world: int, device: str) -> dict[str, Any]:
+    """The fields a sweep (``cfg``, a ``runner.SweepConfig``) keys a run at ``world``
+    devices by besides its model (``run_key``): one rule for the keys its ranks write,
+    the rows the runner writes for them, and the runs ``--resume`` plans."""
+    threads = cfg.bench.resolved_threads(max(cfg.nproc)) if device == "cpu" else 0
+    return {"accelerators": world, "nnodes": cfg.nnodes, "device": device, "threads": threads}
+
+
 def planned_keys(cfg: Any, sizes: dict[str, int], device: str) -> list[str]:
     """The key of every run a sweep (``cfg``, a ``runner.SweepConfig``) plans on
     ``device`` (``cuda``/``cpu``), as its ranks key them (``run_key``)."""
     bench: BenchConfig = cfg.bench
-    threads = bench.resolved_threads(max(cfg.nproc)) if device == "cpu" else 0
     return [
         run_key(
             bench,
             model=model,
-            accelerators=per_node * cfg.nnodes,
-            nnodes=cfg.nnodes,
-            device=device,
-            threads=threads,
             params=sizes.get(model),
+            **run_fields(cfg, per_node * cfg.nnodes, device),
         )
         for per_node in cfg.nproc
         for model in cfg.models

@@ -34,7 +34,7 @@ from gpuscale.bench.launch import Events, launcher_env, row_of, start, torchrun_
 from gpuscale.bench.launch_events import cause, failure_row, log_tail
 from gpuscale.bench.results import ResultsError, resume_file
 from gpuscale.bench.results_file import append_result, check_writable
-from gpuscale.bench.resume_said import Again, again_note, planned_keys, resume_sentence
+from gpuscale.bench.resume_said import Again, again_note, planned_keys, resume_sentence, run_fields
 from gpuscale.bench.sweep_request import check_endpoint, check_nodes
 from gpuscale.bench.sweep_said import done_line, kept_note
 from gpuscale.sources.processes import remove_stale_runs, run_folder
@@ -198,9 +198,7 @@ def _failure_key(cfg: SweepConfig, model: str, world: int, params: int | None) -
     it, for a row written here (a model that could not be built or launched)."""
     from gpuscale.bench.models import family_of  # lazy: torch, only with a model to name
 
-    device = device_kind(cfg.bench.backend)
-    threads = cfg.bench.resolved_threads(max(cfg.nproc)) if device == "cpu" else 0
-    common = {"accelerators": world, "nnodes": cfg.nnodes, "device": device, "threads": threads}
+    common = run_fields(cfg, world, device_kind(cfg.bench.backend))
     config = resolved_config(
         cfg.bench, model=model, family=family_of(model), params=params, **common
     )

@@ -31,3 +31,16 @@ def _spellings(command: str) -> set[str]:
 def test_a_shared_quantity_is_spelled_alike(option: str) -> None:
     lacking = [c for c in SHARED[option] if option not in _spellings(c)]
     assert lacking == [], f"{option} not taken by {lacking}"
+
+
+def test_every_option_has_a_long_name() -> None:
+    """A short flag alone cannot be read in a script or found in the docs (``analyze -k``
+    had no long name): every option of every command takes a ``--name``."""
+    short_only = [
+        f"{command} {'/'.join(p.opts)}"
+        for command, cmd in COMMANDS.items()
+        for p in cmd.params
+        if p.param_type_name == "option"
+        and not any(o.startswith("--") for o in [*p.opts, *p.secondary_opts])
+    ]
+    assert short_only == []

@@ -64,7 +64,7 @@ class AnalysisOptions:
     )
     k: int | None = option(
         None,
-        names=("-k",),
+        names=("-k", "--clusters"),
         help="Number of K-means clusters (default: best silhouette, 2..6).",
     )
     n_boot: int = option(2000, names=("--bootstrap",), help="Bootstrap resamples.")

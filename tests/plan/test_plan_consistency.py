@@ -202,8 +202,15 @@ def test_a_plan_slower_than_a_result_on_fewer_devices_is_said(case) -> None:
             if s["accelerators"] < n and s["time_to_train_min"] < planned - 1e-3
         ]
         sentence = [s for s in result.notes if s.startswith(f"At {n:,} the planned ")]
+        close = [  # the systems' minutes are rounded to 3 decimals: a tie is either way
+            s
+            for s in result.systems
+            if s["accelerators"] < n
+            and s not in faster
+            and abs(s["time_to_train_min"] - planned) <= 1e-3
+        ]
         if not math.isfinite(planned) or not faster:
-            assert not sentence
+            assert not sentence or close
             continue
         checked += 1
         best = min(faster, key=lambda s: s["time_to_train_min"])

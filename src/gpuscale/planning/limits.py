@@ -8,9 +8,11 @@ a list of workloads.
   where no system of the workload ran one that low (``global_batch < accelerators``);
   more than :data:`REFUSE_OCTAVES` beyond the largest count any system ran;
 * **flagged** (its time kept): more than :data:`FAR_OCTAVES` beyond that largest count (an
-  extrapolation far beyond the data); throughput per accelerator above
-  ``plausibility.SUPERLINEAR_EFFICIENCY`` of the smallest count with a time (super-linear
-  scaling: the model's line, not a finding).
+  extrapolation far beyond the data); throughput per accelerator, at the same per-device
+  batch, above ``plausibility.SUPERLINEAR_EFFICIENCY`` of the plan's at every smaller
+  count the family ran (super-linear scaling: the model's line, not a finding; a property
+  of the count, whatever other counts are asked, and a rise the per-device batch explains
+  is no such thing).
 
 Each reason names no count of its own (the table holds them), so rows group by reason.
 A flagged row is kept out of the Pareto front and the "stops paying" picks.
@@ -22,6 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from gpuscale.planning.predict import predict_point
 from gpuscale.plausibility import SUPERLINEAR_EFFICIENCY
 from gpuscale.quantities import number
 
@@ -97,13 +100,39 @@ def far_flag(n: int, data: Reach) -> str:
     return ""
 
 
-def superlinear_flag(efficiency: float, baseline: int) -> str:
-    """The flag of a throughput per accelerator above ``SUPERLINEAR_EFFICIENCY`` of the
-    ``baseline`` count's, else ""."""
-    if math.isfinite(efficiency) and efficiency > SUPERLINEAR_EFFICIENCY:
-        return (
-            f"super-linear: throughput per accelerator above {SUPERLINEAR_EFFICIENCY:g}x "
-            f"{baseline:,}'s: more than linear scaling gives, so the results or the model's "
-            "line at one of the two counts is off, not a finding"
-        )
-    return ""
+def superlinear_reference(
+    fits: dict[str, Any], workload: str, family: str, n: int
+) -> tuple[int, float] | None:
+    """``(m, ratio)``: of the counts below ``n`` the family ran (a family that never ran
+    the workload: that any family ran), the one the plan gives the most throughput per
+    accelerator at the same per-device batch (the batch term ``c log2(B / N)`` taken out),
+    and ``n``'s throughput per accelerator over it, likewise; None where none was run
+    below ``n``. A property of ``n`` alone, never of the other counts asked."""
+    fit = fits["workloads"][workload]
+    own = fit["families"].get(family)
+    ran = own["counts"] if own else {c for f in fit["families"].values() for c in f["counts"]}
+    smaller = sorted(int(c) for c in ran if int(c) < n)
+    if not smaller:
+        return None
+
+    def per_sample(m: int) -> float:  # log device-minutes per sample, batch term out
+        point = predict_point(fits, workload, family, m)
+        return point["log_y"] - point["log_batch"]
+
+    best = min(smaller, key=per_sample)
+    return best, math.exp(per_sample(best) - per_sample(n))
+
+
+def superlinear_flag(reference: tuple[int, float] | None, borrowed: bool) -> str:
+    """The flag of a count whose :func:`superlinear_reference` ratio is above
+    ``SUPERLINEAR_EFFICIENCY``, else "" (``borrowed``: the family never ran the
+    workload)."""
+    if reference is None or not reference[1] > SUPERLINEAR_EFFICIENCY:
+        return ""
+    who = "any family" if borrowed else "the family"
+    return (
+        f"super-linear: throughput per accelerator, at the same per-device batch, above "
+        f"{SUPERLINEAR_EFFICIENCY:g}x the plan's at every smaller count {who} ran: more "
+        "than linear scaling gives, so the results or the model's line at one of the counts "
+        "is off, not a finding"
+    )

@@ -157,13 +157,15 @@ def predict_point(
     ``octaves_outside``, ``half_width`` (log, calibrated), ``calibrated_low`` and
     ``calibrated_high`` (the interval before it holds ``own_results``, the family's newest
     results at ``n``: :func:`own_results`), ``convergence`` (``C(B)``), ``log_y`` and
-    its parts ``log_shared`` (``s``), ``log_own`` (``u_f``), ``log_anchor``)."""
+    its parts ``log_shared`` (``s``), ``log_own`` (``u_f``), ``log_anchor``,
+    ``log_batch`` (``c log2(B / N)``))."""
     workload = fits["workloads"][workload_name]
     family = workload["families"].get(family_name)
     x = math.log2(n)
     batch = 2.0 ** log2_batch(workload, family, x)
     log_y, shared, own = _log_y(fits, workload, family_name, x, round_name)
-    log_y += workload["batch_slope"] * math.log2(batch / n)
+    log_batch = workload["batch_slope"] * math.log2(batch / n)
+    log_y += log_batch
     kind, octaves = count_class(family, n)
     anchor = family["counts"][str(n)]["anchor"] if kind == "i" else 0.0
     log_y += anchor
@@ -199,4 +201,5 @@ def predict_point(
         "log_shared": shared,
         "log_own": own,
         "log_anchor": anchor,
+        "log_batch": log_batch,  # c log2(B / N): the per-device batch's part
     }

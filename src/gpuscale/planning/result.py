@@ -10,7 +10,13 @@ from typing import Any
 from gpuscale import criteria
 from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, workload_read_as
 from gpuscale.planning.cache import default_fits, fits_of
-from gpuscale.planning.limits import far_flag, reach, refusals, superlinear_flag
+from gpuscale.planning.limits import (
+    far_flag,
+    reach,
+    refusals,
+    superlinear_flag,
+    superlinear_reference,
+)
 from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
@@ -82,6 +88,20 @@ def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list
     return front, [", ".join(picks.get(i, [])) for i in range(len(n))]
 
 
+def faster_fewer(
+    fits: dict[str, Any], workload: str, family: str, n: int, minutes: float
+) -> tuple[list[Any], float] | None:
+    """``(entry, plan there)``: the fastest result of ``family`` on fewer than ``n``
+    devices (any round) that ran faster than ``minutes``, the time planned at ``n``, and
+    the plan at that result's count; None where none did."""
+    own = fits["workloads"][workload]["families"].get(family)
+    fewer = [e for e in (own["systems"] if own else []) if int(e[3]) < n and e[4] < minutes]
+    if not fewer:
+        return None
+    entry = min(fewer, key=lambda e: e[4])
+    return entry, predict_point(fits, workload, family, int(entry[3]))["time_to_train_min"]
+
+
 def _plannable(fits: dict[str, Any], workload: str, family: str) -> None:
     """PlanError when ``family`` has no level on ``workload``."""
     if not plannable(fits, workload, family):
@@ -91,21 +111,26 @@ def _plannable(fits: dict[str, Any], workload: str, family: str) -> None:
         )
 
 
-def _rows(points: list[dict], request: PlanRequest, fit: dict, family: str) -> list[dict]:
+def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, family: str):
     """The table's rows: each point with its derived columns and its flags
-    (``gpuscale.planning.limits``); a refused row has no time, no throughput and no cost,
-    and only unflagged rows take part in the Pareto front and the "stops paying" picks."""
+    (``gpuscale.planning.limits``: each a property of its count alone); a refused row has
+    no time, no throughput and no cost, and only unflagged rows take part in the Pareto
+    front and the "stops paying" picks."""
+    fit = fits["workloads"][workload]
     data = reach(fit)
     n = [float(p["accelerators"]) for p in points]
     batch = [round(p["global_batch"]) for p in points]  # whole samples; E(B) used the fit
     refused = [refusals(int(x), b, data) for x, b in zip(n, batch, strict=True)]
     timed = [k for k, why in enumerate(refused) if not why]
     base = points[timed[0] if timed else 0]  # efficiency: against the smallest with a time
-    flags = []
+    flags, against = [], []
     for k, p in enumerate(points):
         efficiency = math.exp(base["log_y"] - p["log_y"]) if k in timed else math.nan
         said = [*refused[k], far_flag(int(n[k]), data)]
-        said.append(superlinear_flag(efficiency, int(base["accelerators"])))
+        against.append(
+            superlinear_reference(fits, workload, family, int(n[k])) if k in timed else None
+        )
+        said.append(superlinear_flag(against[k], family not in fit["families"]))
         flags.append(([w for w in said if w], efficiency))
     kept = [k for k in timed if not flags[k][0]]
     front, stops = (
@@ -146,6 +171,12 @@ def _rows(points: list[dict], request: PlanRequest, fit: dict, family: str) -> l
                 "pareto": bool(front[kept.index(k)]) if k in kept else False,
                 "stops_paying": stops[kept.index(k)] if k in kept else "",
                 "flags": "; ".join(flags[k][0]),
+                # (smaller count, ratio) the super-linear check held the count against
+                "superlinear_reference": against[k],
+                # a result of the family on fewer devices that ran faster than this plan
+                "faster_fewer": (
+                    faster_fewer(fits, workload, family, int(n[k]), minutes) if k in timed else None
+                ),
             }
         )
     return rows
@@ -190,7 +221,7 @@ def plan_result(
             f"the model gives no finite positive time at {', '.join(map(str, odd))} devices "
             f"for {family} on {workload}: please report it"
         )
-    rows = _rows(points, request, fit, family)
+    rows = _rows(points, request, fits, workload, family)
     own = fit["families"].get(family)
     systems = [_system(e, family) for e in own["systems"]] if own else []
     model = {

@@ -110,3 +110,80 @@ def batch_drop_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]
             f"{round(_typical(fit, nb)):,} at {nb:,} ({source}), times {ratio:.2f}."
         )
     return out
+
+
+def _why_outside(fit: dict[str, Any], family: str, row: dict[str, Any], cited: dict) -> str:
+    """Why a result the plan cites at its own count lies outside the count's interval."""
+    own = fit["families"].get(family)
+    newest = row.get("own_results") or []
+    if newest and cited["round"] != newest[0][0]:
+        return (
+            f"it is of {cited['round']}, older than the family's {newest[0][0]} "
+            f"{'results' if len(newest) > 1 else 'result'} at this count "
+            f"({_minutes([s[4] for s in newest])}), which the count's level is anchored on "
+            f"and the interval holds; {_level_since(own, cited['round'], fit['round'])}"
+        )
+    return "one system's time at a count spreads wider with its CPUs, software and submitter"
+
+
+def cited_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> list[str]:
+    """One sentence per result a count leans on (``nearest``, at that very count) that
+    lies outside the count's interval, with why (an older round, another family), and one
+    per count planned slower than a result of the family on fewer devices
+    (``faster_fewer``, :func:`gpuscale.planning.result.faster_fewer`), with the plan at
+    that result's count."""
+    out, others = [], {}
+    for r in rows:
+        if not math.isfinite(r["time_to_train_min"]):
+            continue
+        n, low, high = (
+            int(r["accelerators"]),
+            r["time_to_train_min_low"],
+            r["time_to_train_min_high"],
+        )
+        for s in r["nearest"]:
+            # the cited minutes are rounded to 3 decimals
+            if s["accelerators"] != n or low - 1e-3 <= s["time_to_train_min"] <= high + 1e-3:
+                continue
+            if s["family"] != family:  # a family that never ran it leans on others'
+                others.setdefault(n, []).append(s["family"])
+                continue
+            out.append(
+                f"Cited at {n:,}: {s['round']} {s['submitter']} {s['system']} "
+                f"({_min(s['time_to_train_min'])} min), outside the interval "
+                f"{_min(low)}-{_min(high)} min: {_why_outside(fit, family, r, s)}."
+            )
+        faster = r.get("faster_fewer")
+        if not faster:
+            continue
+        entry, planned = faster
+        m, ran = int(entry[3]), float(entry[4])
+        text = (
+            f"At {n:,} the planned {_min(r['time_to_train_min'])} min is slower than "
+            f"{family} ran on {counted(m, 'device')} ({entry[0]} {entry[1]} {entry[2]}, "
+            f"{_min(ran)} min): "
+        )
+        if planned > r["time_to_train_min"]:
+            text += (
+                f"that result is {100 * (1 - ran / planned):.0f}% faster than the plan at "
+                f"{m:,} ({_min(planned)} min), the family's level there with its other "
+                f"results and the shared shape; the plan at {n:,} follows that level, not "
+                "the one result"
+            )
+        else:
+            text += (
+                f"the plan at {m:,} is {_min(planned)} min, faster than at {n:,} too: the "
+                f"model's line gives no speed-up from {m:,} to {n:,} (more devices are "
+                "planned slower, a count not worth buying)"
+            )
+        out.append(text + ".")
+    if others:
+        named = sorted({f for fs in others.values() for f in fs})
+        out.insert(
+            0,
+            f"Of the results cited at {joined(f'{n:,}' for n in others)}, "
+            f"{sum(map(len, others.values())):,} of other families ({joined(named)}) lie "
+            f"outside the interval{'s' if len(others) > 1 else ''} there: {family} never ran "
+            f"{fit['workload']}, so they show what ran there, not its level.",
+        )
+    return out

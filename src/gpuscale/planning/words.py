@@ -5,11 +5,11 @@ as it does (the per-device batch), and why an interval is wide."""
 from __future__ import annotations
 
 import math
-from itertools import pairwise
 from typing import Any
 
 from gpuscale.planning.limits import NO_TIME
-from gpuscale.planning.spread import batch_drop_notes, held_notes
+from gpuscale.planning.spread import batch_drop_notes, cited_notes, held_notes
+from gpuscale.planning.throughput import efficiency_note
 from gpuscale.quantities import counted, joined, number
 from gpuscale.tables.plan import PLAN_COLUMNS
 from gpuscale.tables.workloads import round_key
@@ -150,113 +150,31 @@ def _timed(row: dict[str, Any]) -> bool:
     return math.isfinite(row["time_to_train_min"])
 
 
-def efficiency_note(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> str:
-    """Why throughput per device moves as it does, over the rows with a time: the
-    per-device batch, else the part of the model that moved it (:func:`_rise_reason`)."""
-    rows = [r for r in rows if math.isfinite(r["throughput_efficiency"])]
-    if len(rows) < 2:
-        return ""
-    first, last = rows[0], rows[-1]
-    c = fit["batch_slope"]
-    text = (
-        f"Throughput per device at {int(last['accelerators']):,} is "
-        f"{last['throughput_efficiency']:.2f} of {int(first['accelerators']):,}'s: the global "
-        f"batch assumed goes {number(first['global_batch'])} -> "
-        f"{number(last['global_batch'])} ({number(first['batch_per_accelerator'])} -> "
-        f"{number(last['batch_per_accelerator'])} per device)"
-    )
-    if c < 0:
-        text += (
-            f", and each halving of the per-device batch costs "
-            f"{100 * (1 - math.exp(c)):.0f}% of throughput per device (the gradient "
-            "exchange is shared by fewer samples)"
-        )
-    rises = [
-        (a, b)
-        for a, b in pairwise(rows)
-        if b["throughput_efficiency"] > a["throughput_efficiency"] * 1.01
-    ]
-    if rises:
-        a, b = rises[0]
-        text += (
-            f"; it rises from {int(a['accelerators']):,} to {int(b['accelerators']):,} "
-            f"({a['throughput_efficiency']:.2f} -> {b['throughput_efficiency']:.2f}) "
-        )
-        if b["batch_per_accelerator"] > a["batch_per_accelerator"] * 1.01:
-            text += (
-                f"as the per-device batch goes {number(a['batch_per_accelerator'])} -> "
-                f"{number(b['batch_per_accelerator'])}"
-            )
-        else:
-            text += "with no larger per-device batch: " + _rise_reason(fit, family, a, b)
-    return text + "."
-
-
-def _rise_reason(fit: dict[str, Any], family: str, a: dict, b: dict) -> str:
-    """What raised throughput per device from row ``a`` to row ``b``: the part of the
-    model (``gpuscale.planning.predict``) whose log device-minutes fell most, said with
-    the counts it rests on (only counts that were run)."""
-    moves = {part: b[f"log_{part}"] - a[f"log_{part}"] for part in ("anchor", "own", "shared")}
-    part = min(moves, key=lambda k: moves[k])
-    low, high = int(a["accelerators"]), int(b["accelerators"])
-    own = fit["families"].get(family)
-    ran = sorted(int(c) for c in own["counts"]) if own else []
-    if part == "anchor":
-        at = [n for n in (low, high) if n in ran]
-        return (
-            f"{family}'s newest results at {_counts(at)} sit off the model's line (a count "
-            "the family ran keeps k/(k+1) of its k newest results' distance from it)"
-        )
-    if part == "own":
-        inside = [c for c in ran if low <= c <= high]
-        if inside:
-            return (
-                f"{family}'s own results at {_counts(inside)} ran faster than the shape "
-                "shared by the families says"
-            )
-        return (
-            f"{family}'s own departure from the shared shape, fitted on its results at "
-            f"{_counts(ran)}, carried to counts it never ran"
-        )
-    by_count: dict[int, set[str]] = {}
-    for name, fam in fit["families"].items():
-        for c in fam["counts"]:
-            by_count.setdefault(int(c), set()).add(name)
-    inside = sorted(c for c in by_count if low <= c <= high)
-    if inside:
-        names = sorted(set().union(*(by_count[c] for c in inside)))
-        more = f" and {plural(len(names) - 3, 'other')}" if len(names) > 3 else ""
-        return (
-            "the shape of scaling shared by the families gains there, fitted on the results "
-            f"of {', '.join(names[:3])}{more} at {_counts(inside)}"
-        )
-    below = [c for c in by_count if c < low]
-    above = [c for c in by_count if c > high]
-    nearest = sorted(above)[:2] if not below else sorted(below)[-2:]
-    how = (
-        f"interpolated between {max(below):,} and {min(above):,}"
-        if below and above
-        else f"its line from the nearest counts run ({_counts(nearest)}) continued"
-    )
-    return (
-        "the shape of scaling shared by the families gains there, and no family ran "
-        f"{fit['workload']} from {low:,} to {high:,}: the shape there is {how}"
-    )
-
-
 def flag_notes(rows: list[dict[str, Any]]) -> list[str]:
     """One sentence per reason in the rows' ``flags`` (``gpuscale.planning.limits``),
     with the counts it applies to."""
     groups: dict[str, list[int]] = {}
+    against: dict[int, tuple[int, float]] = {}
     for r in rows:
         for reason in filter(None, r["flags"].split("; ")):
             groups.setdefault(reason, []).append(int(r["accelerators"]))
+            if reason.startswith("super-linear"):
+                against[int(r["accelerators"])] = r["superlinear_reference"]
     out = []
     for reason, counts in groups.items():
         if reason.startswith(NO_TIME):
             out.append(f"No time at {_accelerators(counts)}: {reason.removeprefix(NO_TIME)}.")
         else:
             kind, _, why = reason.partition(": ")
+            if kind == "super-linear":  # each count's ratio to the best smaller count's
+                why += (
+                    " ("
+                    + "; ".join(
+                        f"{c:,}: {against[c][1]:.2f}x the plan's at {against[c][0]:,}"
+                        for c in counts
+                    )
+                    + ")"
+                )
             out.append(
                 f"Flagged {kind} at {_accelerators(counts)}: {why} (kept out of the "
                 "Pareto front and the stops-paying picks)."
@@ -313,6 +231,7 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     out += batch_drop_notes(fit, family, rows)
     out += interval_notes(fits.get("intervals") or {}, rows)
     out += held_notes(fit, family, rows)
+    out += cited_notes(fit, family, rows)
     if request.interconnect:
         out.append(f"Interconnect {request.interconnect!r} noted, not modelled.")
     return out

@@ -38,8 +38,10 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   over the rows without flags only;
 * ``flags``: why the row cannot be trusted, ``"; "``-separated, empty when none: each
   "no time: ..." reason above, "far beyond the data: ..." (more than one octave beyond
-  the largest count any system ran), "super-linear: ..." (``throughput_efficiency`` above
-  ``gpuscale.plausibility.SUPERLINEAR_EFFICIENCY``).
+  the largest count any system ran), "super-linear: ..." (throughput per accelerator, at
+  the same per-device batch, above ``gpuscale.plausibility.SUPERLINEAR_EFFICIENCY`` of the
+  plan's at every smaller count the family ran: ``gpuscale.planning.limits``; a property
+  of the count, not of the other counts asked).
 """
 
 from __future__ import annotations

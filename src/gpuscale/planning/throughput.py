@@ -1,0 +1,149 @@
+"""Why throughput per device moves as it does between two counts of a plan, said as the
+model's own terms (``gpuscale.planning.predict``): the throughput ratio of two counts is
+the product of one factor per term of ``log y`` that moves with the count, the
+per-device batch ``c log2(B / N)``, the shared shape ``s``, the family's own departure
+``u_f`` and the anchor of a count the family ran, so the factors said multiply to the
+ratio said."""
+
+from __future__ import annotations
+
+import math
+from itertools import pairwise
+from typing import Any
+
+from gpuscale.quantities import counted, joined, number
+
+
+def _counts(values: list[int]) -> str:
+    return ", ".join(f"{v:,}" for v in values)
+
+
+def factors(family: str, a: dict[str, Any], b: dict[str, Any]) -> str:
+    """The factors (throughput per device at ``b`` over ``a``) each term of the model
+    contributes to 3 decimals (so they multiply to the ratio said to 2), those that round
+    to x1.000 left out: ``x1.115 from the per-device batch (28 -> 48) and x1.083 from
+    ...``."""
+    low, high = int(a["accelerators"]), int(b["accelerators"])
+    anchored = [n for n, r in ((low, a), (high, b)) if r["log_anchor"]]
+    words = {
+        "batch": (
+            f"the per-device batch ({number(a['batch_per_accelerator'])} -> "
+            f"{number(b['batch_per_accelerator'])})"
+        ),
+        "shared": "the shape of scaling shared by the families",
+        "own": f"{family}'s own departure from that shape",
+        "anchor": f"{family}'s newest results at {_counts(anchored)} sitting off the model's line",
+    }
+    said = []
+    for part, what in words.items():
+        factor = math.exp(a[f"log_{part}"] - b[f"log_{part}"])
+        if f"{factor:.3f}" != "1.000":
+            said.append(f"x{factor:.3f} from {what}")
+    if not said:
+        return "no term of the model moving it by 0.05% or more"
+    return joined(said) if len(said) > 1 else said[0]
+
+
+def efficiency_note(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> str:
+    """Why throughput per device moves as it does, over the rows with a time: the ratio of
+    the last to the first, and of the first rise, each as the product of the model's
+    terms (:func:`factors`); a rise with no larger per-device batch also says which part
+    of the model raised it and on what results (:func:`_rise_reason`)."""
+    rows = [r for r in rows if math.isfinite(r["throughput_efficiency"])]
+    if len(rows) < 2:
+        return ""
+    first, last = rows[0], rows[-1]
+    c = fit["batch_slope"]
+    text = (
+        f"Throughput per device at {int(last['accelerators']):,} is "
+        f"{last['throughput_efficiency']:.2f} of {int(first['accelerators']):,}'s: the global "
+        f"batch assumed goes {number(first['global_batch'])} -> "
+        f"{number(last['global_batch'])} ({number(first['batch_per_accelerator'])} -> "
+        f"{number(last['batch_per_accelerator'])} per device)"
+    )
+    if c < 0:
+        text += (
+            f", and each halving of the per-device batch costs "
+            f"{100 * (1 - math.exp(c)):.0f}% of throughput per device (the gradient "
+            "exchange is shared by fewer samples)"
+        )
+    text += f"; the {last['throughput_efficiency']:.2f} is the product of " + factors(
+        family, first, last
+    )
+    rises = [
+        (a, b)
+        for a, b in pairwise(rows)
+        if b["throughput_efficiency"] > a["throughput_efficiency"] * 1.01
+    ]
+    if rises:
+        a, b = rises[0]
+        ratio = b["throughput_efficiency"] / a["throughput_efficiency"]
+        why = (
+            "the product above"
+            if (a, b) == (first, last)
+            else f"x{ratio:.2f}: the product of {factors(family, a, b)}"
+        )
+        text += (
+            f"; it rises from {int(a['accelerators']):,} to {int(b['accelerators']):,} "
+            f"({a['throughput_efficiency']:.2f} -> {b['throughput_efficiency']:.2f}, {why}) "
+        )
+        if b["batch_per_accelerator"] > a["batch_per_accelerator"] * 1.01:
+            text += (
+                f"where the per-device batch goes {number(a['batch_per_accelerator'])} -> "
+                f"{number(b['batch_per_accelerator'])}"
+            )
+        else:
+            text += "with no larger per-device batch: " + _rise_reason(fit, family, a, b)
+    return text + "."
+
+
+def _rise_reason(fit: dict[str, Any], family: str, a: dict, b: dict) -> str:
+    """What raised throughput per device from row ``a`` to row ``b``: the part of the
+    model (``gpuscale.planning.predict``) whose log device-minutes fell most, said with
+    the counts it rests on (only counts that were run)."""
+    moves = {part: b[f"log_{part}"] - a[f"log_{part}"] for part in ("anchor", "own", "shared")}
+    part = min(moves, key=lambda k: moves[k])
+    low, high = int(a["accelerators"]), int(b["accelerators"])
+    own = fit["families"].get(family)
+    ran = sorted(int(c) for c in own["counts"]) if own else []
+    if part == "anchor":
+        at = [n for n in (low, high) if n in ran]
+        return (
+            f"{family}'s newest results at {_counts(at)} sit off the model's line (a count "
+            "the family ran keeps k/(k+1) of its k newest results' distance from it)"
+        )
+    if part == "own":
+        inside = [c for c in ran if low <= c <= high]
+        if inside:
+            return (
+                f"{family}'s own results at {_counts(inside)} ran faster than the shape "
+                "shared by the families says"
+            )
+        return (
+            f"{family}'s own departure from the shared shape, fitted on its results at "
+            f"{_counts(ran)}, carried to counts it never ran"
+        )
+    by_count: dict[int, set[str]] = {}
+    for name, fam in fit["families"].items():
+        for c in fam["counts"]:
+            by_count.setdefault(int(c), set()).add(name)
+    inside = sorted(c for c in by_count if low <= c <= high)
+    if inside:
+        names = sorted(set().union(*(by_count[c] for c in inside)))
+        more = f" and {counted(len(names) - 3, 'other')}" if len(names) > 3 else ""
+        return (
+            "the shape of scaling shared by the families gains there, fitted on the results "
+            f"of {', '.join(names[:3])}{more} at {_counts(inside)}"
+        )
+    below = [c for c in by_count if c < low]
+    above = [c for c in by_count if c > high]
+    nearest = sorted(above)[:2] if not below else sorted(below)[-2:]
+    how = (
+        f"interpolated between {max(below):,} and {min(above):,}"
+        if below and above
+        else f"its line from the nearest counts run ({_counts(nearest)}) continued"
+    )
+    return (
+        "the shape of scaling shared by the families gains there, and no family ran "
+        f"{fit['workload']} from {low:,} to {high:,}: the shape there is {how}"
+    )

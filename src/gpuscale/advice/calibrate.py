@@ -73,6 +73,7 @@ class Calibration:
     memory_note: str = ""  # how max_batch was found
     config_group: str = ""  # the calibrated run's configuration (its batch included)
     measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)  # N, step_ms
+    one_step_ms: float = math.nan  # the N = 1 run's step as it trained (DDP's or FSDP's)
     notes: tuple[str, ...] = ()
 
 
@@ -317,6 +318,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         max_batch=cap[0] if cap else None,
         memory_note=cap[1] if cap else "",
         measured_steps=measured.reset_index(drop=True),
+        one_step_ms=float(row["step_ms_mean"]),
         notes=tuple(notes),
     )
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
+from gpuscale.advice import table_words
 from gpuscale.advice.counts import below_the_most, only_one
 from gpuscale.advice.focus import detailed, named, remedy
 from gpuscale.advice.support import errors_weak, predicted, to_test, weak
@@ -105,7 +106,8 @@ def _recommendation(advice: Explainable) -> list[str]:
         )
     if advice.cheapest is not None and advice.cheapest not in (d.devices, 1):
         lines.append(f"Fewest device-hours: {counted(advice.cheapest, 'device')}.")
-    return lines
+    one = table_words.one_device(advice)
+    return [*lines, one] if one else lines
 
 
 def _break_even(advice: Explainable) -> list[str]:
@@ -170,8 +172,8 @@ def _step(advice: Explainable) -> list[str]:
 
     lines = [
         f"On {detailed(d)}, a step takes {ms(d.focus_step_ms)}: compute "
-        f"{ms(d.focus_compute_ms)} (of it {ms(o['fixed'])} fixed cost not "
-        "spread over the devices' smaller batches), "
+        f"{ms(d.focus_compute_ms)} "
+        f"{table_words.not_spread(advice.inputs, advice.predictions, d.focus, d.focus_step_ms)}, "
         + (
             ""
             if getattr(advice.inputs, "strategy", "ddp") == "fsdp"
@@ -249,7 +251,7 @@ def _scaling(advice: Explainable) -> list[str]:
     inputs, d = advice.inputs, advice.decision
     lines = []
     if inputs.fixed is not None:
-        lines.append(f"Fixed per-step cost: {inputs.fixed.sentence()}.")
+        lines.append(table_words.fixed_cost_line(inputs))
     kept = inputs.kept_global_batch
     if kept is not None:
         why = (
@@ -259,7 +261,8 @@ def _scaling(advice: Explainable) -> list[str]:
         )
         lines.append(
             f"Strong scaling: the global batch {format_count(kept)} is kept at every count "
-            f"({why}); each device computes its share, and the fixed cost does not shrink."
+            f"({why}); each device computes its share, and "
+            f"{table_words.fixed_costs(inputs)} shrink."
         )
     elif inputs.convergence is None or inputs.scaling == "weak":
         samples = (
@@ -344,13 +347,14 @@ def _measure_convergence(inputs: Any, host: str) -> str:
 
 
 def explain(advice: Explainable) -> list[str]:
-    """Sentences: the recommendation, how counts are compared and the fixed cost, the
-    break-even, the step's parts and what decides them, what caps the speedup, and the
-    sources and assumptions."""
+    """Sentences: the recommendation (and what the N = 1 step holds), how counts are
+    compared and the fixed cost, the break-even, the step's parts and what decides them,
+    what caps the speedup, the sources and assumptions, and the equilibrium picks."""
     return (
         _recommendation(advice)
         + _scaling(advice)
         + _break_even(advice)
         + _step(advice)
         + _sources(advice)
+        + [table_words.equilibrium_sentence(advice)]
     )

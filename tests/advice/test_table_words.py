@@ -153,3 +153,34 @@ def test_the_equilibrium_is_said_in_words_from_the_table(model: str) -> None:
     assert not re.search(r"knee none|x best \d", said)
     shown = advice_view(advice, terminal=True).said
     assert sum(line.startswith("- Equilibrium") for line in shown) == 1
+
+
+def test_weak_scaling_names_the_accumulation_its_global_batch_holds() -> None:
+    """tf-7m benched at batch 32 x 4 accumulation steps: 'per-device batch 32 kept, global
+    batch 512 on 4 devices' read as 4 x 32 = 128 samples, not the 512 said."""
+    for scaling in ("auto", "weak"):
+        advice = gpuscale.advise(bench=ROWS, model="tf-7m", scaling=scaling)
+        said = [s for s in advice.explanation if s.startswith("Weak scaling")]
+        assert len(said) == 1, advice.explanation
+        batch = re.search(
+            r"per-device batch (\d+)(?: x (\d+) accumulation steps)? (?:is )?kept", said[0]
+        )
+        assert batch, said[0]
+        b, k = int(batch[1]), int(batch[2] or 1)
+        table = advice.alternative if scaling == "auto" else advice.predictions
+        assert (table["batch_per_device"] * table["accum"] == b * k).all()
+        found = re.search(r"global batch ([\d,]+) on (?:the )?(\d+) devices", said[0])
+        if found:  # the alternative's count: its global batch is N x b x k
+            assert int(found[1].replace(",", "")) == int(found[2]) * b * k
+
+
+@pytest.mark.parametrize("rows", ["h100_paths.jsonl", "h100_sweep.jsonl"])
+def test_counts_in_the_advice_take_their_number(rows: str) -> None:
+    """'left out 6 run(s)', 'per-device batch(es) 32', '1 leave-one-out prediction(s)':
+    every count in words takes the number it has (quantities.counted)."""
+    path = ROWS.parent / rows
+    models = {json.loads(line)["config"]["model"] for line in path.read_text().splitlines()}
+    for model in sorted(models):
+        advice = gpuscale.advise(bench=path, model=model)
+        plural = [s for s in advice.explanation if re.search(r"\w\((?:s|es)\)", s)]
+        assert not plural, (model, plural)

@@ -265,13 +265,15 @@ def _scaling(advice: Explainable) -> list[str]:
             f"{table_words.fixed_costs(inputs)} shrink."
         )
     elif inputs.convergence is None or inputs.scaling == "weak":
+        first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
+        kept_batch = table_words.config(first["batch_per_device"], first["accum"])
         samples = (
             "assumed unchanged"
             if inputs.convergence is None
             else "from the convergence model below"
         )
         lines.append(
-            f"Weak scaling: the per-device batch {format_count(inputs.batch)} is kept; the "
+            f"Weak scaling: the per-device batch {kept_batch} is kept; the "
             f"global batch grows with the count, its samples to converge {samples}."
         )
     else:
@@ -324,7 +326,8 @@ def _weak_alternative(advice: Explainable) -> list[str]:
     row, one = _row(alt, d.focus), _row(alt, 1)
     host = on_a_larger_host(2, advice.inputs.host_devices if advice.inputs else None)
     return [
-        f"Weak scaling instead (per-device batch {format_count(row['batch_per_device'])} kept, "
+        f"Weak scaling instead (per-device batch "
+        f"{table_words.config(row['batch_per_device'], row['accum'])} kept, "
         f"global batch {format_count(row['global_batch'])} on {named(d)}): "
         f"{number(row['speedup'])}x the throughput "
         f"({interval(row['speedup_low'], row['speedup_high'])}); it trains faster only if "

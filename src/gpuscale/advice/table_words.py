@@ -124,7 +124,7 @@ def one_device(advice: Any) -> str:
         m.batch,
         m.accum,
     )
-    at = "" if m is None or same else f" at per-device batch {_config(m.batch, m.accum)}"
+    at = "" if m is None or same else f" at per-device batch {config(m.batch, m.accum)}"
     if m is not None and m.strategy == "fsdp":
         return (
             f"The step predicted on 1 device, {ms(predicted)}, is the bench's FSDP "
@@ -133,7 +133,7 @@ def one_device(advice: Any) -> str:
             f"efficiency here is against that step{added}."
         )
     if m is not None and m.own_ms > 0:
-        row = "" if same else f" (the row's {_config(one['batch_per_device'], one['accum'])})"
+        row = "" if same else f" (the row's {config(one['batch_per_device'], one['accum'])})"
         return (
             f"The step predicted on 1 device, {ms(predicted)}, is one device without "
             f"DDP (one device needs none): the bench's N = 1 run{at}{row} took "
@@ -150,7 +150,8 @@ def one_device(advice: Any) -> str:
     return ""
 
 
-def _config(batch: float, accum: int) -> str:
+def config(batch: float, accum: int) -> str:
+    """``32`` or ``32 x 4 accumulation steps``: a per-device batch and its micro-steps."""
     return format_count(batch) + (f" x {int(accum)} accumulation steps" if accum > 1 else "")
 
 

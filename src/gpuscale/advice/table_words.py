@@ -61,36 +61,42 @@ def fixed_parts(inputs: Any, frame: pd.DataFrame, n: int) -> dict[str, float]:
 
 
 def fixed_cost_line(inputs: Any) -> str:
-    """The fixed cost said once: of each forward and backward (``inputs.fixed``, what
-    ``Fixed per-step cost`` holds), and the optimizer step beside it where it was measured:
-    both are paid whole by every device, and together they are the ``fixed`` term."""
-    said = f"Fixed per-step costs: of each forward and backward {inputs.fixed.sentence()}"
+    """The fixed cost said once: where the bench measured the optimizer step apart, the
+    fixed cost of each forward and backward (``inputs.fixed``) and the optimizer step
+    beside it, both paid whole by every device (together the ``fixed`` term); else the
+    one fixed per-step cost (a step given by numbers holds its optimizer)."""
     opt = optimizer_ms(inputs)
-    if opt > 0:
-        said += (
-            f"; the optimizer step, {format_ms(opt)} (measured), once per optimizer step on "
-            "every device, whatever its batch"
-        )
-    return said + "."
+    if opt <= 0:
+        return f"Fixed per-step cost: {inputs.fixed.sentence()}."
+    return (
+        f"Fixed per-step costs: of each forward and backward {inputs.fixed.sentence()}; the "
+        f"optimizer step, {format_ms(opt)} (measured), once per optimizer step on every "
+        "device, whatever its batch."
+    )
 
 
 def fixed_costs(inputs: Any) -> str:
-    """``the fixed cost does not`` or, with the optimizer step measured, ``the fixed costs
-    (...) do not``: what does not shrink as the batch is split."""
+    """``the fixed per-step cost does not`` or, with the optimizer step measured apart,
+    ``the fixed per-step costs (...) do not``: what does not shrink as the batch is split."""
     if optimizer_ms(inputs) > 0:
         return "the fixed per-step costs (each forward and backward's, the optimizer step) do not"
     return "the fixed per-step cost does not"
 
 
 def not_spread(inputs: Any, frame: pd.DataFrame, n: int, like: float) -> str:
-    """What of the compute at ``n`` devices is above its share of one device's, in parts
-    (``(of it 1.1 ms above ...: the optimizer step ...)``)."""
+    """What of the compute at ``n`` devices is above its share of one device's, in the
+    parts the fixed cost line names (``(of it 1.1 ms fixed per-step costs not spread ...:
+    1.1 ms of the optimizer step ...)``)."""
     parts = fixed_parts(inputs, frame, n)
     excess = parts["optimizer"] + parts["forward_backward"]
 
     def ms(value: float) -> str:
         return format_ms(value, like=like)
 
+    if optimizer_ms(inputs) <= 0:
+        return (
+            f"(of it {ms(excess)} fixed per-step cost not spread over the devices' smaller batches)"
+        )
     said = []
     if parts["optimizer"] > 0:
         said.append(

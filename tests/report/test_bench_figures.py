@@ -80,3 +80,36 @@ def test_a_parameter_axis_writes_every_tick_one_way() -> None:
     ticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
     assert {"100k", "1M", "10M"} <= set(ticks), ticks
     assert not [t for t in ticks if "e+" in t or (t.isdigit() and len(t) > 4)], ticks
+
+
+def test_an_fsdp_runs_own_overhead_is_not_called_ddps() -> None:
+    """On the H100 rows tf-30m ran FSDP: its synchronised-minus-no-sync gap (10 ms, 28% of
+    its step) was drawn and counted as "DDP's own overhead", where the advice beside it
+    says FSDP's work holds no DDP copies."""
+    from pathlib import Path
+
+    from gpuscale.bench.results import read_results
+    from gpuscale.report.bench_words import bench_findings
+
+    table = bench_table(read_results(Path(__file__).parent / "h100_paths.jsonl")[0])
+    scaling = bench_scaling(table)
+    fsdp = scaling[scaling["strategy"] == "fsdp"]
+    assert len(fsdp) == 1 and fsdp["ddp_overhead_ms"].iloc[0] > 0  # the premise
+    chart = step_breakdown(scaling)
+    names = [name for _, name in PHASES]
+    own = names.index("DDP's own overhead")
+    said = [
+        t for gid, texts in chart.labels.items() if gid.split("-")[2] == str(own) for t in texts
+    ]
+    on_fsdp = [t for t in said if ": tf-30m" in t]
+    assert on_fsdp and all(t.startswith("FSDP's own overhead") for t in on_fsdp)
+    assert all(t.startswith("DDP's own overhead") for t in said if ": tf-30m" not in t)
+    legend = [t.get_text() for t in chart.figure.axes[0].get_legend().get_texts()]
+    assert "DDP's or FSDP's own overhead" in legend
+    # the findings count the FSDP run apart from DDP's
+    gpu = scaling[(scaling["accelerators"] == 1) & (scaling["device"] == "cuda")]
+    ddp_runs = int((gpu["strategy"] == "ddp").sum())
+    found = [s for s in bench_findings(scaling) if "bare module's throughput" in s and "H100" in s]
+    assert len(found) == 1, bench_findings(scaling)
+    assert "DDP's step reaches" in found[0] and f"the {ddp_runs} N = 1 runs" in found[0]
+    assert "FSDP's step reaches" in found[0] and "(the N = 1 run," in found[0]

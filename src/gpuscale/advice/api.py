@@ -136,7 +136,7 @@ def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
 _CARRIED = (
     *("compute", "network", "overlap", "fixed", "prior_range", "power"),  # the step's terms
     *("max_devices", "min_batch", "max_batch", "accum"),  # the bounds of the search
-    *("name", "sources", "error", "warnings", "host_devices", "evidence"),  # said
+    *("name", "sources", "error", "warnings", "host_devices", "evidence", "one_device"),  # said
 )
 
 

@@ -22,6 +22,7 @@ from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError
 from gpuscale.advice.support import Support
+from gpuscale.advice.table_words import OneDevice
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.hardware.peaks import peak_for
 from gpuscale.quantities import format_count, format_ms, number
@@ -63,6 +64,7 @@ class Basis:
     host_devices: int | None = None  # the GPUs the bench's host had (None: unknown, or a CPU)
     model_note: str = ""  # the bench model advised on where larger ones were passed over, why
     evidence: Support | None = None  # what the bench runs advised on rest on (None: numbers)
+    one_device: OneDevice | None = None  # the bench's N = 1 run of the model advised on
 
 
 # What measures the fixed cost of a model given by numbers.

@@ -73,6 +73,7 @@ class Calibration:
     memory_note: str = ""  # how max_batch was found
     config_group: str = ""  # the calibrated run's configuration (its batch included)
     measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)  # N, step_ms
+    one_step_ms: float = math.nan  # the N = 1 run's step as it trained (DDP's or FSDP's)
     notes: tuple[str, ...] = ()
 
 
@@ -160,7 +161,10 @@ def _compute(
     elif own is not None:
         fixed = own.ms
         tflops = work_ms_per_tflop / max(fb - fixed, 1e-9)
-        notes.append(f"compute: {number(fixed)} ms fixed per step measured for {row['model']}")
+        notes.append(
+            f"compute: {number(fixed)} ms fixed per forward and backward measured for "
+            f"{row['model']}"
+        )
     elif fitted is not None:
         fixed, tflops, _ = fitted
         fixed = fb - work_ms_per_tflop / tflops
@@ -168,7 +172,7 @@ def _compute(
             fixed, tflops = 0.0, work_ms_per_tflop / fb
         notes.append(
             f"compute: {number(tflops)} TFLOP/s achieved by the {row['family']} family, "
-            f"{number(fixed)} ms fixed per step for {row['model']}"
+            f"{number(fixed)} ms fixed per forward and backward for {row['model']}"
         )
     else:
         fixed, tflops = 0.0, work_ms_per_tflop / max(fb, 1e-9)
@@ -270,7 +274,9 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     hardware = _same_hardware(rows, row)
     other = len(rows) - len(hardware)
     if other:
-        notes.append(f"left out {other} run(s) of another device, backend, precision or threads")
+        notes.append(
+            f"left out {counted(other, 'run')} of another device, backend, precision or threads"
+        )
     compute, spec, fixed = _compute(row, hardware, notes)
     compute, shape = step_shape.calibrated(hardware, row, compute, spec)
     if shape is not None:  # the model's own batches replace the family's line
@@ -317,6 +323,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         max_batch=cap[0] if cap else None,
         memory_note=cap[1] if cap else "",
         measured_steps=measured.reset_index(drop=True),
+        one_step_ms=float(row["step_ms_mean"]),
         notes=tuple(notes),
     )
 

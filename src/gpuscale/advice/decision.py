@@ -12,7 +12,8 @@ the Decision from the predictions table, so they cannot contradict each other:
   largest predicted when there is none). The dominant term, what caps the speedup and
   what would change it are all read at this one count.
 * ``dominant_term``: the largest overhead of the step at ``focus`` (the fixed per-step
-  cost not spread over fewer samples per device, waiting, DDP's copies, bandwidth,
+  costs not spread over fewer samples per device (each forward and backward's fixed
+  cost, the optimizer step), waiting, DDP's copies, bandwidth,
   latency), or ``compute`` when the throughput efficiency there is >= 95% (overheads are
   small).
 * ``cap``: which factor of the speedup loses more at ``focus`` (log scale):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuscale.advice.table_words import fixed_parts, optimizer_ms
 from gpuscale.quantities import format_count
-from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.views import TableView
 
 # The prediction columns a terminal shows (JSON and CSV carry them all).
@@ -32,8 +32,10 @@ ADVICE_SHOWN = (
 )
 
 
-def _scaling(inputs: Any) -> dict[str, Any]:
-    """How the counts were compared, and the fixed per-step cost behind it."""
+def _scaling(result: Any) -> dict[str, Any]:
+    """How the counts were compared, the fixed costs behind it (of each forward and
+    backward; the optimizer step's), and the ``fixed`` term at the focus count in parts."""
+    inputs = result.inputs
     fixed = inputs.fixed
     kept = inputs.kept_global_batch
     weak = inputs.convergence is None or inputs.scaling == "weak"
@@ -49,7 +51,9 @@ def _scaling(inputs: Any) -> dict[str, Any]:
             "source": fixed.source,
             "basis": fixed.basis,
             "measure": fixed.measure,
+            "optimizer_ms": optimizer_ms(inputs),
         },
+        "fixed_term_ms": fixed_parts(inputs, result.predictions, result.decision.focus),
     }
 
 
@@ -75,7 +79,7 @@ def advice_document(result: Any) -> dict[str, Any]:
             "caveats": list(result.caveats),
         },
         "decision": d.to_dict(),
-        "scaling": _scaling(result.inputs),
+        "scaling": _scaling(result),
         "assumptions": [a.to_dict() for a in result.inputs.assumptions],
         "explanation": result.explanation,
         "predictions": result.predictions.to_dict("records"),
@@ -100,11 +104,5 @@ def advice_view(result: Any, *, terminal: bool, document: bool = False) -> Table
     if not terminal:
         every = list(result.predictions.columns)
         return TableView(result.predictions, every, title, notes=tuple(result.caveats))
-    eq = {k: "none" if v is None else v for k, v in result.equilibrium.items()}
-    threshold = inputs.threshold if inputs else DEFAULT_EFFICIENCY_THRESHOLD
-    said = (
-        *(f"- {line}" for line in result.explanation),
-        f"- Equilibrium: knee {eq['knee']}, speed x efficiency {eq['max_speed_x_efficiency']}, "
-        f"efficiency >= {threshold:g} x best {eq['efficiency_threshold']}.",
-    )
+    said = tuple(f"- {line}" for line in result.explanation)  # the equilibrium's last
     return TableView(result.predictions, ADVICE_SHOWN, title, said=said)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
+from gpuscale.advice import table_words
 from gpuscale.advice.counts import below_the_most, only_one
 from gpuscale.advice.focus import detailed, named, remedy
 from gpuscale.advice.support import errors_weak, predicted, to_test, weak
@@ -105,7 +106,8 @@ def _recommendation(advice: Explainable) -> list[str]:
         )
     if advice.cheapest is not None and advice.cheapest not in (d.devices, 1):
         lines.append(f"Fewest device-hours: {counted(advice.cheapest, 'device')}.")
-    return lines
+    one = table_words.one_device(advice)
+    return [*lines, one] if one else lines
 
 
 def _break_even(advice: Explainable) -> list[str]:
@@ -170,8 +172,8 @@ def _step(advice: Explainable) -> list[str]:
 
     lines = [
         f"On {detailed(d)}, a step takes {ms(d.focus_step_ms)}: compute "
-        f"{ms(d.focus_compute_ms)} (of it {ms(o['fixed'])} fixed cost not "
-        "spread over the devices' smaller batches), "
+        f"{ms(d.focus_compute_ms)} "
+        f"{table_words.not_spread(advice.inputs, advice.predictions, d.focus, d.focus_step_ms)}, "
         + (
             ""
             if getattr(advice.inputs, "strategy", "ddp") == "fsdp"
@@ -249,7 +251,7 @@ def _scaling(advice: Explainable) -> list[str]:
     inputs, d = advice.inputs, advice.decision
     lines = []
     if inputs.fixed is not None:
-        lines.append(f"Fixed per-step cost: {inputs.fixed.sentence()}.")
+        lines.append(table_words.fixed_cost_line(inputs))
     kept = inputs.kept_global_batch
     if kept is not None:
         why = (
@@ -259,16 +261,19 @@ def _scaling(advice: Explainable) -> list[str]:
         )
         lines.append(
             f"Strong scaling: the global batch {format_count(kept)} is kept at every count "
-            f"({why}); each device computes its share, and the fixed cost does not shrink."
+            f"({why}); each device computes its share, and "
+            f"{table_words.fixed_costs(inputs)} shrink."
         )
     elif inputs.convergence is None or inputs.scaling == "weak":
+        first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
+        kept_batch = table_words.config(first["batch_per_device"], first["accum"])
         samples = (
             "assumed unchanged"
             if inputs.convergence is None
             else "from the convergence model below"
         )
         lines.append(
-            f"Weak scaling: the per-device batch {format_count(inputs.batch)} is kept; the "
+            f"Weak scaling: the per-device batch {kept_batch} is kept; the "
             f"global batch grows with the count, its samples to converge {samples}."
         )
     else:
@@ -321,7 +326,8 @@ def _weak_alternative(advice: Explainable) -> list[str]:
     row, one = _row(alt, d.focus), _row(alt, 1)
     host = on_a_larger_host(2, advice.inputs.host_devices if advice.inputs else None)
     return [
-        f"Weak scaling instead (per-device batch {format_count(row['batch_per_device'])} kept, "
+        f"Weak scaling instead (per-device batch "
+        f"{table_words.config(row['batch_per_device'], row['accum'])} kept, "
         f"global batch {format_count(row['global_batch'])} on {named(d)}): "
         f"{number(row['speedup'])}x the throughput "
         f"({interval(row['speedup_low'], row['speedup_high'])}); it trains faster only if "
@@ -344,13 +350,14 @@ def _measure_convergence(inputs: Any, host: str) -> str:
 
 
 def explain(advice: Explainable) -> list[str]:
-    """Sentences: the recommendation, how counts are compared and the fixed cost, the
-    break-even, the step's parts and what decides them, what caps the speedup, and the
-    sources and assumptions."""
+    """Sentences: the recommendation (and what the N = 1 step holds), how counts are
+    compared and the fixed cost, the break-even, the step's parts and what decides them,
+    what caps the speedup, the sources and assumptions, and the equilibrium picks."""
     return (
         _recommendation(advice)
         + _scaling(advice)
         + _break_even(advice)
         + _step(advice)
         + _sources(advice)
+        + [table_words.equilibrium_sentence(advice)]
     )

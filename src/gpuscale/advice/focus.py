@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuscale.advice.counts import larger_counts
+from gpuscale.advice.table_words import fixed_parts
 from gpuscale.quantities import counted, format_ms, joined
 
 if TYPE_CHECKING:
@@ -50,9 +51,11 @@ REMEDIES = {
     "uncertain": "a measured run at the larger count (gpuscale bench) would narrow the interval",
     # of the overheads, not of the step (a walk: "dominates ... the step hardly shrinks"
     # beside a table whose step went from 40 to 13 ms at a quarter of the batch)
-    "fixed": "the fixed per-step cost is the largest overhead: it does not shrink with the "
-    "per-device batch, so every device pays it whole; a larger global batch (more "
-    "samples per device, if convergence allows: measure the noise scale), fewer kernel "
+    "fixed": "the fixed per-step costs (each forward and backward's, the optimizer step) are "
+    "the largest overhead: "
+    "they do not shrink with the per-device batch, so every device pays them whole; a "
+    "larger global batch (more samples per device, if convergence allows: measure the "
+    "noise scale), fewer kernel "
     "launches (CUDA graphs, torch.compile) or fewer, larger layers would help most",
     "wait": "steadier step times (equal work per device, pinned processes, no other jobs on "
     "the devices) would help most",
@@ -86,6 +89,11 @@ def remedy(advice: Any) -> str:
         )
         said = f"{joined(cures, 'or')} would help most; a faster link "
         said += "would barely matter"
+    if d.change == "fixed" and inputs is not None:
+        parts = fixed_parts(inputs, advice.predictions, d.focus)
+        if parts["optimizer"] > parts["forward_backward"]:  # the optimizer step, mostly
+            fused = "a fused optimizer (fused=True), a larger global batch"
+            said = said.replace("a larger global batch", fused, 1)
     if d.short_alone() and not d.also_shrink:
         said += f"; not enough: with every overhead gone {named(d)} would still miss it"
     elif d.short_alone():

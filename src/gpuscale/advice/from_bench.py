@@ -28,6 +28,7 @@ from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError, leave_one_out
 from gpuscale.advice.support import Support, comm_scale_sentence, support
+from gpuscale.advice.table_words import OneDevice
 from gpuscale.bench.evidence import weak_kinds
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import SAME_SAMPLES
@@ -125,7 +126,17 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         bench_model=None if req.params is not None else cal.name,
         model_note="" if req.model or req.params else why_this_model(bench, cal.name, broken),
         host_devices=host,
+        one_device=None if req.params is not None else _one_device(cal),
     )
+
+
+def _one_device(cal: Any) -> OneDevice | None:
+    """The calibrated N = 1 run as it trained: its step, batch, strategy and DDP's own work
+    in it (the N = 1 row is predicted without DDP: said beside it)."""
+    if not cal.one_step_ms > 0:
+        return None
+    own = cal.compute.ddp_ms_per_mparam * cal.model.params / 1e6 if cal.strategy == "ddp" else 0.0
+    return OneDevice(cal.one_step_ms, cal.batch, cal.accum, cal.strategy, own)
 
 
 def _calibrated(table: pd.DataFrame, req: AdviceRequest, network: Network) -> Any:

@@ -35,8 +35,8 @@ from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network, bucket_plan
 from gpuscale.advice.priors import with_input_rate
 from gpuscale.advice.step_error import StepError
 from gpuscale.advice.support import Support
+from gpuscale.advice.table_words import OneDevice, equilibrium
 from gpuscale.analysis.critical_batch import ConvergenceModel
-from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.quantities import counted, number
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.advice import ADVICE_COLUMNS
@@ -84,6 +84,7 @@ class AdviceInputs:
     warnings: tuple[str, ...] = ()  # inputs that cannot be true, said where they were found
     # (devices, minutes, system) of the fastest MLPerf system per count for the workload
     mlperf_floor: tuple[tuple[int, float, str], ...] = ()
+    one_device: OneDevice | None = None  # the bench's N = 1 run of the model, as it trained
 
     def __post_init__(self) -> None:
         if self.max_devices < 1 or self.batch < 1 or self.max_accum < 1:
@@ -315,24 +316,6 @@ def _flags(row: tuple, first: pd.Series) -> str:
     return "; ".join(flags)
 
 
-def _equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
-    table = pd.DataFrame(
-        {
-            "accelerators": frame["accelerators"],
-            "time_to_train_min": frame["time_to_train_min"],
-            "system_id": frame["accelerators"].astype(str),
-        }
-    )
-    knee = knee_pick(table)
-    score = frame["speedup"] * frame["efficiency"]
-    good = frame[frame["efficiency"] >= threshold * frame["efficiency"].max()]
-    return {
-        "knee": int(knee["accelerators"]) if knee is not None else None,
-        "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "accelerators"]),
-        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
-    }
-
-
 def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
     """Counts whose predicted time to train beats the fastest MLPerf system of the same
     accelerator count on the workload: the inputs cannot be true."""
@@ -350,7 +333,9 @@ def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
                 f"scaled ideally to {row.accelerators}, halved): check the step time, batch "
                 "and samples"
             )
-    return found[:1] + ([f"(and {len(found) - 1} more count(s))"] if len(found) > 1 else [])
+    return found[:1] + (
+        [f"(and {counted(len(found) - 1, 'more count')})"] if len(found) > 1 else []
+    )
 
 
 def recommend(inputs: AdviceInputs) -> Advice:
@@ -389,7 +374,7 @@ def recommend(inputs: AdviceInputs) -> Advice:
         decision=decision,
         efficient=efficient,
         cheapest=cheapest,
-        equilibrium=_equilibrium(trusted, inputs.threshold),
+        equilibrium=equilibrium(trusted, inputs.threshold),
         break_even_ms_per_mb=ms_per_mb,
         break_even_params=params,
         target_params=target,

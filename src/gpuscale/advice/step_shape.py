@@ -79,8 +79,9 @@ class Shape:
             if self.left_out
             else "too few batches to measure its error on one left out"
         )
+        noun = "batch" if len(self.points) == 1 else "batches"
         return (
-            f"Step against the batch: forward + backward measured at per-device batch(es) "
+            f"Step against the batch: forward + backward measured at per-device {noun} "
             f"{batches} (those are used as measured); between and beyond them modelled: "
             f"{shape}; {errors}."
         )

@@ -81,13 +81,14 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
                 edgecolor="white",
                 linewidth=0.5,
                 hatch="//" if world > smallest else None,
-                label=name if k == 0 else None,
+                label=(_legend(name, frame) if k == 0 else None),
             )
             for i, (patch, text) in enumerate(
                 zip(bars.patches, _bar_labels(part.reset_index()), strict=True)
             ):
                 patch.set_gid(f"bar-{world}-{j}-{i}")  # one tooltip per bar segment
-                labels[f"bar-{world}-{j}-{i}"] = [f"{name} {100 * shares[i, j]:.0f}%: {text}"]
+                said = _own(name, part["strategy"].iloc[i]) if "strategy" in part else name
+                labels[f"bar-{world}-{j}-{i}"] = [f"{said} {100 * shares[i, j]:.0f}%: {text}"]
             bottom += shares[:, j]
     ax.set_xticks(range(len(models)), ticks, rotation=30, ha="right")
     ax.set_ylabel("share of the step time")
@@ -96,6 +97,22 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
     legend_outside(ax)
     fig.subplots_adjust(**{**MARGINS, "bottom": below_in / fig.get_figheight()})
     return Chart(fig, labels)
+
+
+def _legend(phase: str, frame: pd.DataFrame) -> str:
+    """The phase's legend entry: DDP's own overhead named for both where FSDP runs share it."""
+    strategies = set(frame.get("strategy", pd.Series(dtype=str)).dropna().astype(str).str.lower())
+    if phase == "DDP's own overhead" and "fsdp" in strategies:
+        return "DDP's or FSDP's own overhead" if "ddp" in strategies else _own(phase, "fsdp")
+    return phase
+
+
+def _own(phase: str, strategy: object) -> str:
+    """A bar's phase as its run's strategy has it: an FSDP run's synchronised-minus-no-sync
+    gap is FSDP's own work, not DDP's (the advice reads it so)."""
+    if phase == "DDP's own overhead" and str(strategy).lower() == "fsdp":
+        return "FSDP's own overhead (no DDP copies)"
+    return phase
 
 
 def _ticks(frame: pd.DataFrame, configurations: list[str]) -> list[str]:

@@ -129,15 +129,25 @@ def _at_count(rows: pd.DataFrame, world: int, where: str) -> list[str]:
 
 def _ddp_at_one(rows: pd.DataFrame, where: str) -> list[str]:
     """What DDP's wrapper costs on one device (``ddp_vs_bare`` of the N = 1 rows), the
-    number the table shows in its own column, never as a speedup."""
+    number the table shows in its own column, never as a speedup; an FSDP run's said as
+    FSDP's (an H100 report counted tf-30m's FSDP step among "DDP's step")."""
     ratios = rows.get("ddp_vs_bare", pd.Series(dtype=float)).dropna()
     if ratios.empty:
         return []
-    runs = "the N = 1 run" if len(ratios) == 1 else f"the {len(ratios)} N = 1 runs"
+    strategy = rows.get("strategy", pd.Series("ddp", index=rows.index)).reindex(ratios.index)
+    said = []
+    for name in ("ddp", "fsdp"):
+        these = ratios[strategy.fillna("ddp").astype(str).str.lower() == name]
+        if these.empty:
+            continue
+        runs = "the N = 1 run" if len(these) == 1 else f"the {len(these)} N = 1 runs"
+        said.append(
+            f"{name.upper()}'s step reaches {_ratio_range(these)} the bare module's throughput "
+            f"({runs}, column 'DDP vs bare module': what {name.upper()}'s own overhead costs)"
+        )
     return [
-        f"On one device{where} DDP's step reaches {_ratio_range(ratios)} the bare module's "
-        f"throughput ({runs}, column 'DDP vs bare module': what DDP's own overhead costs); "
-        "speedups at N > 1 are against the bare module."
+        f"On one device{where} {'; '.join(said)}; speedups at N > 1 are against the bare "
+        "module (one device without DDP)."
     ]
 
 

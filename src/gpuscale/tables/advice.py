@@ -12,13 +12,15 @@ Columns (units in the names; dtypes in :data:`ADVICE_SCHEMA`):
 * ``samples_per_s``; ``samples_to_train`` at ``global_batch`` (the convergence model's
   ``E(B)``, else the samples given);
 * ``time_to_train_min``: predicted time to a trained model (minutes);
-* ``speedup`` (time to train at the first count over this one's), ``efficiency``
+* ``speedup`` (time to train at the first count over this one's: one device without
+  DDP's own work, which only the counts above 1 pay in ``ddp_ms``), ``efficiency``
   (``speedup / accelerators`` relative to the first count), split into
   ``throughput_efficiency`` x ``convergence_factor``;
 * ``accelerator_hours`` (``accelerators * time_to_train_min / 60``), ``cost``
   (``accelerator_hours *`` the price per accelerator-hour; NaN without one),
   ``energy_kwh`` (time x the job's power; NaN without a power);
-* ``fixed_excess_ms``: the fixed per-step cost the step at N pays above its share;
+* ``fixed_excess_ms``: the fixed per-step costs (each forward and backward's fixed cost,
+  the optimizer step) the step at N pays above its share of one device's compute;
 * ``step_ms_low``, ``step_ms_high``, ``speedup_low``, ``speedup_high``: the 80% interval;
 * ``energy_source``, ``compute_source`` (``measured`` or ``modelled``): where those came
   from; ``flags``: why the row cannot be true (empty when plausible).

@@ -1,0 +1,238 @@
+"""Sentences read off the predictions table where a bare number misled (H100 walks):
+
+* the N = 1 row: what its step holds beside the bench's N = 1 step (tf-7m: 48.2 ms
+  predicted, 53.7 ms measured with DDP, DDP's own work 5.27 ms, left unsaid), so that
+  every speedup is read against one device without DDP;
+* the compute a step at N pays above its share of one device's (the ``fixed`` term),
+  split into the optimizer step (once per optimizer step on every device, whatever its
+  batch) and the fixed cost of the forward and backward (``Fixed per-step cost``): a
+  user read "fixed cost 0 ms" and, lines below, "1.1 ms fixed cost";
+* the equilibrium picks in words ("knee none, speed x efficiency 8, efficiency >= 0.8 x
+  best 1" was unreadable), beside the advice's own rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.analysis.equilibrium import knee_pick
+from gpuscale.quantities import counted, format_count, format_ms, joined, number
+
+KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
+ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
+
+
+@dataclass(frozen=True, slots=True)
+class OneDevice:
+    """The bench's N = 1 run of the model advised on, as it trained: its step (ms, DDP's
+    synchronised step or FSDP's), its per-device batch and accumulation, its strategy and
+    DDP's own work in it (synchronised minus no-sync step; 0 for FSDP)."""
+
+    step_ms: float
+    batch: int
+    accum: int
+    strategy: str
+    own_ms: float
+
+
+def optimizer_ms(inputs: Any) -> float:
+    """The optimizer step (ms): once per optimizer step on every device, whatever its
+    batch (0 where nothing measured it: a step given by numbers holds it)."""
+    return float(inputs.compute.opt_ms_per_mparam * inputs.model.params / 1e6)
+
+
+def fixed_parts(inputs: Any, frame: pd.DataFrame, n: int) -> dict[str, float]:
+    """The ``fixed`` term at ``n`` devices (``fixed_excess_ms``) split: ``optimizer``, the
+    optimizer step's whole less its share of one device's (``opt (1 - s)``, ``s`` the
+    samples per device and step at ``n`` over one device's), and ``forward_backward``, the
+    rest (the fixed cost of each forward and backward not spread)."""
+    rows = frame.set_index("accelerators")
+    if n not in rows.index:
+        return {"optimizer": 0.0, "forward_backward": 0.0}
+    row, one = rows.loc[n], frame.iloc[0]
+    share = row["batch_per_device"] * row["accum"] / (one["batch_per_device"] * one["accum"])
+    excess = float(row["fixed_excess_ms"])
+    opt = min(max(optimizer_ms(inputs) * (1 - float(share)), 0.0), excess)
+    rest = excess - opt
+    return {"optimizer": opt, "forward_backward": rest if rest > ROUNDING * excess else 0.0}
+
+
+def fixed_cost_line(inputs: Any) -> str:
+    """The fixed cost said once: where the bench measured the optimizer step apart, the
+    fixed cost of each forward and backward (``inputs.fixed``) and the optimizer step
+    beside it, both paid whole by every device (together the ``fixed`` term); else the
+    one fixed per-step cost (a step given by numbers holds its optimizer)."""
+    opt = optimizer_ms(inputs)
+    if opt <= 0:
+        return f"Fixed per-step cost: {inputs.fixed.sentence()}."
+    return (
+        f"Fixed per-step costs: of each forward and backward {inputs.fixed.sentence()}; the "
+        f"optimizer step, {format_ms(opt)} (measured), once per optimizer step on every "
+        "device, whatever its batch."
+    )
+
+
+def fixed_costs(inputs: Any) -> str:
+    """``the fixed per-step cost does not`` or, with the optimizer step measured apart,
+    ``the fixed per-step costs (...) do not``: what does not shrink as the batch is split."""
+    if optimizer_ms(inputs) > 0:
+        return "the fixed per-step costs (each forward and backward's, the optimizer step) do not"
+    return "the fixed per-step cost does not"
+
+
+def not_spread(inputs: Any, frame: pd.DataFrame, n: int, like: float) -> str:
+    """What of the compute at ``n`` devices is above its share of one device's, in the
+    parts the fixed cost line names (``(of it 1.1 ms fixed per-step costs not spread ...:
+    1.1 ms of the optimizer step ...)``)."""
+    parts = fixed_parts(inputs, frame, n)
+    excess = parts["optimizer"] + parts["forward_backward"]
+
+    def ms(value: float) -> str:
+        return format_ms(value, like=like)
+
+    if optimizer_ms(inputs) <= 0:
+        return (
+            f"(of it {ms(excess)} fixed per-step cost not spread over the devices' smaller batches)"
+        )
+    said = []
+    if parts["optimizer"] > 0:
+        said.append(
+            f"{ms(parts['optimizer'])} of the optimizer step ({ms(optimizer_ms(inputs))} on "
+            "every device, once per step)"
+        )
+    if parts["forward_backward"] > 0:
+        said.append(f"{ms(parts['forward_backward'])} of the forward and backward's fixed cost")
+    what = f": {joined(said)}" if said else ""
+    spread = "fixed per-step costs not spread over the devices' smaller batches"
+    return f"(of it {ms(excess)} {spread}{what})"
+
+
+def one_device(advice: Any) -> str:
+    """What the N = 1 row's step holds beside the bench's N = 1 step, and what every
+    speedup is against."""
+    frame, inputs = advice.predictions, advice.inputs
+    one = frame.iloc[0]
+    predicted = float(one["step_ms"])
+    above = frame[frame["accelerators"] > 1]
+
+    def ms(value: float) -> str:  # every step here in the predicted one's unit
+        return format_ms(value, like=predicted)
+
+    more = float(above["ddp_ms"].iloc[0]) if len(above) else 0.0
+    added = (
+        f"; the counts above 1 add DDP's own work ({ms(more)}) to their steps" if more > 0 else ""
+    )
+    m: OneDevice | None = getattr(inputs, "one_device", None)
+    same = m is not None and (int(one["batch_per_device"]), int(one["accum"])) == (
+        m.batch,
+        m.accum,
+    )
+    at = "" if m is None or same else f" at per-device batch {config(m.batch, m.accum)}"
+    if m is not None and m.strategy == "fsdp":
+        return (
+            f"The step predicted on 1 device, {ms(predicted)}, is the bench's FSDP "
+            f"step at N = 1 ({ms(m.step_ms)}{at}) taken as it trained, FSDP's own "
+            "work kept in it (nothing is left out on one device); every speedup and "
+            f"efficiency here is against that step{added}."
+        )
+    if m is not None and m.own_ms > 0:
+        row = "" if same else f" (the row's {config(one['batch_per_device'], one['accum'])})"
+        return (
+            f"The step predicted on 1 device, {ms(predicted)}, is one device without "
+            f"DDP (one device needs none): the bench's N = 1 run{at}{row} took "
+            f"{ms(m.step_ms)} with DDP, of it DDP's own work {ms(m.own_ms)} "
+            "(synchronised minus no-sync step); every speedup and efficiency here is against "
+            f"one device without DDP{added}."
+        )
+    if more > 0:
+        return (
+            f"The step predicted on 1 device, {ms(predicted)}, adds no DDP work (one "
+            "device needs none); every speedup and efficiency here is against one device "
+            f"without DDP{added}."
+        )
+    return ""
+
+
+def config(batch: float, accum: int) -> str:
+    """``32`` or ``32 x 4 accumulation steps``: a per-device batch and its micro-steps."""
+    return format_count(batch) + (f" x {int(accum)} accumulation steps" if accum > 1 else "")
+
+
+def equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
+    """The equilibrium picks of the (trusted) predictions: the knee of time to train
+    against the count, the count maximising speedup x efficiency, and the largest count
+    keeping efficiency >= ``threshold`` x its best."""
+    table = pd.DataFrame(
+        {
+            "accelerators": frame["accelerators"],
+            "time_to_train_min": frame["time_to_train_min"],
+            "system_id": frame["accelerators"].astype(str),
+        }
+    )
+    knee = knee_pick(table)
+    score = frame["speedup"] * frame["efficiency"]
+    good = frame[frame["efficiency"] >= threshold * frame["efficiency"].max()]
+    return {
+        "knee": int(knee["accelerators"]) if knee is not None else None,
+        "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "accelerators"]),
+        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
+    }
+
+
+def equilibrium_sentence(advice: Any) -> str:
+    """The equilibrium picks in words, each with the numbers of the table that make it,
+    beside the count the advice decided (another rule: its target efficiency)."""
+    frame = advice.predictions[advice.predictions["flags"] == ""]
+    eq, d = advice.equilibrium, advice.decision
+    threshold = advice.inputs.threshold
+    rows = frame.set_index("accelerators")
+
+    def devices(n: int) -> str:  # "N = 8": a count named, not the one detailed above
+        return f"N = {int(n)}"
+
+    best_n = int(frame.loc[frame["efficiency"].idxmax(), "accelerators"])
+    best = float(rows.at[best_n, "efficiency"])
+    sxe = eq["max_speed_x_efficiency"]
+    s, e = float(rows.at[sxe, "speedup"]), float(rows.at[sxe, "efficiency"])
+    parts = [
+        f"speedup x efficiency is largest at {devices(sxe)} ({number(s)} x {e:.0%} = "
+        f"{number(s * e)})"
+    ]
+    kept = eq["efficiency_threshold"]
+    floor = f"{threshold:.0%} of its best ({best:.0%}, at {devices(best_n)})"
+    if kept is not None:
+        after = frame[frame["accelerators"] > kept]
+        nxt = (
+            f"; N = {int(after['accelerators'].iloc[0])}: {after['efficiency'].iloc[0]:.0%}"
+            if len(after)
+            else ""
+        )
+        parts.append(
+            f"efficiency stays >= {floor} up to {devices(kept)} "
+            f"({float(rows.at[kept, 'efficiency']):.0%}{nxt})"
+        )
+    if eq["knee"] is not None:
+        parts.append(
+            f"the time to train bends at {devices(eq['knee'])} (the knee: past it more "
+            "devices buy markedly less time; Kneedle on log axes)"
+        )
+    elif len(frame) < KNEE_COUNTS:
+        parts.append(
+            f"no knee (a bend needs {KNEE_COUNTS} or more counts; the table has {len(frame)})"
+        )
+    else:
+        parts.append(
+            "no knee (the time to train against the count, on log axes, has no point past "
+            "which more devices buy markedly less: Kneedle finds none)"
+        )
+    rule = (
+        f"the fastest count keeping efficiency >= {d.target_efficiency:.0%} whose speedup's "
+        "80% interval lies above 1"
+    )
+    return (
+        f"Equilibrium, other rules than the advice's {counted(d.devices, 'device')} ({rule}): "
+        f"{'; '.join(parts)}."
+    )

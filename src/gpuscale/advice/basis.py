@@ -63,6 +63,7 @@ class Basis:
     host_devices: int | None = None  # the GPUs the bench's host had (None: unknown, or a CPU)
     model_note: str = ""  # the bench model advised on where larger ones were passed over, why
     evidence: Support | None = None  # what the bench runs advised on rest on (None: numbers)
+    strategy: str | None = None  # the strategy the bench measured the model with (None: numbers)
 
 
 # What measures the fixed cost of a model given by numbers.

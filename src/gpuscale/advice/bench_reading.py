@@ -120,3 +120,21 @@ def other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
         f"({benched}'s own) is priced as {asked}'s: give --strategy {benched} to predict "
         f"what was benched, or bench with --strategy {asked}.",
     )
+
+
+def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Any, ...]:
+    """The strategy predicted where none was asked for: the one ``model`` was benched
+    with, said with the option that predicts the other (a walk: tf-30m benched with FSDP
+    was predicted as DDP by default, the report with no way to ask otherwise)."""
+    if asked is not None:
+        return ()
+    other = "ddp" if benched == "fsdp" else "fsdp"
+    return (
+        assumptions.Assumption(
+            term="Strategy",
+            value=benched.upper(),
+            source="measured",
+            basis=f"{model} was benched with --strategy {benched}, and this predicts what was "
+            f"benched; --strategy {other} predicts {other.upper()}",
+        ),
+    )

@@ -238,7 +238,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
 
 
 # Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.
-_LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count")
+_LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "fsdp_overhead_ms")
 
 
 def _check_columns(bench: pd.DataFrame) -> None:

@@ -25,7 +25,8 @@ from gpuscale.report.style import (
 PHASES = (
     ("forward_ms", "forward"),
     ("backward_ms", "backward"),
-    ("ddp_overhead_ms", "DDP's own overhead"),
+    ("ddp_overhead_ms", "DDP's own overhead"),  # each strategy's own, drawn where one ran
+    ("fsdp_overhead_ms", "FSDP's own overhead"),
     ("exposed_comm_ms", "exposed communication"),
     ("sync_wait_ms", "waiting for the slowest rank"),  # beyond the communication timed
     ("optimizer_ms", "optimizer"),
@@ -42,8 +43,8 @@ def _bar_labels(frame: pd.DataFrame) -> list[str]:
 
 @styled
 def step_breakdown(scaling: pd.DataFrame) -> Chart:
-    """Stacked bars: the share of DDP's step spent in forward, backward, DDP's own
-    overhead, exposed communication, waiting beyond it (``sync_wait_ms``) and optimizer,
+    """Stacked bars: the share of the step spent in forward, backward, DDP's (or FSDP's)
+    own overhead, exposed communication, waiting beyond it (``sync_wait_ms``) and optimizer,
     per configuration (in ``bench_scaling``'s order: by size, numbers in the labels read as
     numbers), on the fewest devices measured (solid) and on the most (hatched)."""
     smallest = int(scaling["accelerators"].min())
@@ -60,6 +61,8 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
     below_in = 0.3 + 0.03 * max(len(t) for t in ticks)
     fig, ax = new_axes((max(5.6, 0.75 * len(models) + 2.5), 2.9 + below_in))
     labels: dict[str, list[str]] = {}
+    # a strategy's own overhead where a row ran it (an FSDP run's is no DDP overhead)
+    drawn = [c in frame and frame[c].notna().any() for c, _ in PHASES]
     for k, world in enumerate(sorted(frame["accelerators"].unique())):
         part = (
             frame[frame["accelerators"] == world]
@@ -72,6 +75,8 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
         shares = phases / phases.sum(axis=1, keepdims=True)
         bottom = np.zeros(len(part))
         for j, (_, name) in enumerate(PHASES):
+            if not drawn[j]:  # no row of this strategy: no empty segment, no legend entry
+                continue
             bars = ax.bar(
                 x,
                 shares[:, j],

@@ -65,3 +65,26 @@ def test_the_report_asks_what_the_command_asks() -> None:
         ReportRequest(strategy="ddp")  # without --advise there is no prediction to ask of
     with pytest.raises(FieldError):
         ReportRequest(advise=True, strategy="zero3")
+
+
+def test_the_reports_advice_predicts_and_names_what_was_benched(tmp_path: Path) -> None:
+    from gpuscale.bench.results import bench_table, read_results
+    from gpuscale.report.bench_advice import advice_on_bench
+    from gpuscale.report.bench_section import build_bench_section
+    from gpuscale.report.svg import FigureFiles
+
+    bench = bench_table(read_results(ROWS)[0])
+    given = advice_on_bench(bench, ReportRequest(advise=True).advice_request())
+    assert given.advice is not None
+    model = given.advice.inputs.name
+    benched = _benched_strategy(model)
+    command = gpuscale.advise(bench=ROWS, model=model)
+    assert given.advice.predictions["step_ms"].equals(command.predictions["step_ms"])
+    section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
+    assert section is not None
+    titles = [title for title, _, _ in section.figures]
+    assert any(t.startswith("Predicted throughput speedup") for t in titles)
+    svg = next(svg for title, svg, _ in section.figures if title.startswith("Predicted"))
+    assert f"{model} with {benched.upper()} on" in svg
+    said = " ".join(section.findings)
+    assert f"Strategy: {benched.upper()} (measured: {model} was benched with" in said

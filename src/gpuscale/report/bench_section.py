@@ -121,7 +121,7 @@ def advice_figure(
     measured = scaling[of_model]
     allowed = given.allow_flagged
     checks = against_measured(predicted, measured, measured["configuration"], allowed=allowed)
-    title = f"Advice: {model} on {inputs.network_name}"
+    title = f"Advice: {model} with {inputs.strategy.upper()} on {inputs.network_name}"
     svg, files = out.save(
         lambda: predicted_scaling(predicted, measured, title),
         "advice_predicted_scaling",
@@ -144,7 +144,8 @@ def advice_figure(
         # the advice names `advise`'s options (--samples, --collectives...): not the report's
         explained.append(
             f"Advice for {model}: the options it names are `gpuscale advise`'s (the report "
-            "takes only --interconnect, --max-devices and --allow-flagged of them): "
+            "takes only --interconnect, --max-devices, --strategy and --allow-flagged of "
+            "them): "
             "`gpuscale advise --bench FILE` with the others shows what they change."
         )
     return (

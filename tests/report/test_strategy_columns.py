@@ -101,3 +101,21 @@ def test_analyze_and_the_figure_name_fsdp_where_it_ran() -> None:
     assert "FSDP's own overhead" not in [
         t.get_text() for t in chart.figure.axes[0].get_legend().texts
     ]
+
+
+def test_an_fsdp_groups_speedup_over_its_wrapped_step_is_fsdps() -> None:
+    """An FSDP run at N = 1 and 2 with no bare-module step timed: its speedups are read
+    against FSDP's one-rank step, said so (was ``speedup_ddp`` and baseline "DDP N = 1")."""
+    from gpuscale.bench.config import BenchConfig
+
+    cfg = BenchConfig(steps=20, batch=8, strategy="fsdp")
+    rates = {1: 100.0, 2: 180.0}
+    records = [bench_record("f", 10**6, n, rate, config=cfg) for n, rate in rates.items()]
+    scaling = bench_scaling(bench_table(records)).set_index("accelerators")
+    assert (scaling["strategy"] == "fsdp").all()  # the premise
+    assert scaling.loc[2, "speedup_fsdp"] == pytest.approx(rates[2] / rates[1])
+    assert scaling["speedup_ddp"].isna().all()
+    assert scaling.loc[2, "baseline"] == "FSDP N = 1"
+    view = bench_view(bench_table(records))
+    assert "speedup_fsdp" in view.shown and "speedup_ddp" not in view.shown
+    assert any("speedup_fsdp is against FSDP's N = 1 step" in line for line in view.said)

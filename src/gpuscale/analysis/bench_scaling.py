@@ -8,7 +8,8 @@ scaling read the same way) and ``efficiency = speedup / N``. The one-device thro
 the **plain** step's (the bare module, no DDP wrapper: what a user pays on one device)
 where the run timed it, else the DDP step's (``baseline`` says which);
 ``speedup_ddp`` is always against DDP's one-rank step, which carries DDP's own overhead
-and so flatters N > 1. At N = 1 ``speedup`` and ``efficiency`` are NaN (a run on one device
+and so flatters N > 1 (an FSDP group's against FSDP's, in ``speedup_fsdp``). At N = 1
+``speedup`` and ``efficiency`` are NaN (a run on one device
 has no speedup over one device): what that row measures against the bare module is
 ``ddp_vs_bare``, DDP's one-rank throughput over the bare module's (below 1: what DDP's
 wrapper costs on one device; NaN at N > 1 and where no plain step was timed), or for an
@@ -56,6 +57,7 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
             speedup=pd.Series(dtype=float),
             efficiency=pd.Series(dtype=float),
             speedup_ddp=pd.Series(dtype=float),
+            speedup_fsdp=pd.Series(dtype=float),
             ddp_vs_bare=pd.Series(dtype=float),
             fsdp_vs_bare=pd.Series(dtype=float),
             platform=pd.Series(dtype=str),
@@ -71,15 +73,20 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     multi = ok["accelerators"] > 1  # at N = 1 a "speedup" over one device is no speedup
     ok["speedup"] = rate_speedup(ok["samples_per_s"], base).where(multi)
     ok["efficiency"] = efficiency(ok["speedup"], ok["accelerators"])
-    ok["speedup_ddp"] = rate_speedup(ok["samples_per_s"], ddp)
-    # what the wrapper costs on one device: its one-rank throughput over the bare module's,
-    # in the column of the strategy the row ran (an FSDP run's is no DDP wrapper's)
-    vs_bare = rate_speedup(ok["samples_per_s"], plain.where(plain > 0)).where(~multi)
+    # against the wrapped N = 1 step, and what the wrapper costs on one device (its
+    # one-rank throughput over the bare module's), each in the column of the strategy the
+    # row ran (an FSDP run's is no DDP wrapper's)
     fsdp = ok["strategy"] == "fsdp"
+    wrapped_speedup = rate_speedup(ok["samples_per_s"], ddp)
+    ok["speedup_ddp"] = wrapped_speedup.where(~fsdp)
+    ok["speedup_fsdp"] = wrapped_speedup.where(fsdp)
+    vs_bare = rate_speedup(ok["samples_per_s"], plain.where(plain > 0)).where(~multi)
     ok["ddp_vs_bare"] = vs_bare.where(~fsdp)
     ok["fsdp_vs_bare"] = vs_bare.where(fsdp)
     ok["platform"] = platform_labels(ok)
-    ok["baseline"] = np.where(plain > 0, "plain N = 1 step", np.where(ddp > 0, "DDP N = 1", ""))
+    # the wrapped step of the strategy the group ran (an FSDP group's is FSDP's, no DDP's)
+    wrapped = np.where(fsdp, "FSDP N = 1", "DDP N = 1")
+    ok["baseline"] = np.where(plain > 0, "plain N = 1 step", np.where(ddp > 0, wrapped, ""))
     # at N = 1 the bench table flagged DDP's one-rank step against the plain step, and
     # each N > 1 row whose N = 1 run is flagged (bench.baselines)
     extra = [
@@ -217,9 +224,9 @@ SPEEDUP_BASIS = (
 
 # Said after SPEEDUP_BASIS where the table has FSDP runs.
 FSDP_BASIS = (
-    "; fsdp_overhead_ms and fsdp_vs_bare (FSDP runs, N = 1 only): FSDP's synchronised minus "
-    "no-sync step and its one-device throughput over the bare module's (no DDP wrapper ran: "
-    "their ddp_ columns are empty)"
+    "; for FSDP runs (no DDP wrapper ran: their ddp_ columns are empty) speedup_fsdp is "
+    "against FSDP's N = 1 step, fsdp_overhead_ms and fsdp_vs_bare (N = 1 only) are FSDP's "
+    "synchronised minus no-sync step and its one-device throughput over the bare module's"
 )
 
 
@@ -296,6 +303,7 @@ BENCH_SHOWN = (
     "speedup",
     "efficiency",
     "speedup_ddp",
+    "speedup_fsdp",
     "ddp_vs_bare",
     "fsdp_vs_bare",
     "flagged",
@@ -335,6 +343,7 @@ def shown_columns(scaling: pd.DataFrame) -> tuple[str, ...]:
     ran = set(scaling.get("strategy", pd.Series(dtype=str)).dropna())
     absent = {s for s in ("ddp", "fsdp") if s not in ran} if ran else {"fsdp"}
     own = {f"{s}_overhead_ms" for s in absent} | {f"{s}_vs_bare" for s in absent}
+    own |= {f"speedup_{s}" for s in absent}
     return tuple(c for c in BENCH_SHOWN if c not in own)
 
 

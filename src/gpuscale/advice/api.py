@@ -151,7 +151,7 @@ def _inputs(
         batch=basis.per_device,
         **{name: getattr(basis, name) for name in _CARRIED},
         bucket_mb=req.bucket_mb,
-        strategy=req.strategy,
+        strategy=req.strategy or basis.strategy or "ddp",  # default: as benched
         convergence=convergence,
         samples=req.samples_to_train,
         global_batch=req.global_batch,

@@ -65,6 +65,7 @@ class Basis:
     model_note: str = ""  # the bench model advised on where larger ones were passed over, why
     evidence: Support | None = None  # what the bench runs advised on rest on (None: numbers)
     one_device: OneDevice | None = None  # the bench's N = 1 run of the model advised on
+    strategy: str | None = None  # the strategy the bench measured the model with (None: numbers)
 
 
 # What measures the fixed cost of a model given by numbers.

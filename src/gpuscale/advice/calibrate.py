@@ -31,7 +31,12 @@ import pandas as pd
 
 from gpuscale.advice import contention as measured_contention
 from gpuscale.advice import step_shape
-from gpuscale.advice.bench_reading import accumulation_note, as_step_model, fsdp_note
+from gpuscale.advice.bench_reading import (
+    accumulation_note,
+    as_step_model,
+    fsdp_fixed,
+    fsdp_note,
+)
 from gpuscale.advice.fixed_cost import FixedCost, PeakChecked, within_peak
 from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.network import Network
@@ -152,7 +157,7 @@ def _compute(
     single = hardware[hardware["accelerators"] == 1]
     family = single[single["family"] == row["family"]]
     fitted = fit_compute(family) or fit_compute(single)
-    own = _own_fixed(row, fb)
+    own = fsdp_fixed(row, fb, _own_fixed(row, fb))  # FSDP's own work: fixed per step
     checked = _checked(own, row, fb, model) if own is not None else None
     floor = 0.0
     if checked is not None:

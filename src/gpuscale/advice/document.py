@@ -64,6 +64,7 @@ def advice_document(result: Any) -> dict[str, Any]:
     return {
         "recommendation": {
             "model": result.inputs.name if result.inputs else None,  # the model advised on
+            "strategy": result.inputs.strategy if result.inputs else None,  # ddp or fsdp
             "devices": d.devices,
             "fastest": d.fastest,
             "efficient": result.efficient,
@@ -99,8 +100,7 @@ def advice_view(result: Any, *, terminal: bool, document: bool = False) -> Table
     inputs = result.inputs
     params = format_count(inputs.model.params)
     named = inputs.name if params in inputs.name else f"{inputs.name} ({params} parameters)"
-    fsdp = " with FSDP" if inputs.strategy == "fsdp" else ""
-    title = f"predicted training of {named}{fsdp} on {inputs.network_name}"
+    title = f"predicted training of {named} with {inputs.strategy.upper()} on {inputs.network_name}"
     if not terminal:
         every = list(result.predictions.columns)
         return TableView(result.predictions, every, title, notes=tuple(result.caveats))

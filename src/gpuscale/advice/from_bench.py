@@ -17,7 +17,7 @@ import pandas as pd
 from gpuscale.advice import assumptions, bench_host, by_numbers, caveats, fixed_cost
 from gpuscale.advice import contention as measured_contention
 from gpuscale.advice.basis import Basis
-from gpuscale.advice.bench_reading import other_strategy, own_work
+from gpuscale.advice.bench_reading import other_strategy, own_work, strategy_taken
 from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
 from gpuscale.advice.device_power import bench_power
 from gpuscale.advice.flag_remedy import broken_note, flagged_help, usable_runs
@@ -121,12 +121,13 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
                 precision,
                 low=False,
             ),
-            *other_strategy(cal.name, cal.strategy, req.strategy),
+            *other_strategy(cal.name, cal.strategy, req.strategy or cal.strategy),
         ),
         bench_model=None if req.params is not None else cal.name,
         model_note="" if req.model or req.params else why_this_model(bench, cal.name, broken),
         host_devices=host,
         one_device=None if req.params is not None else _one_device(cal),
+        strategy=cal.strategy,
     )
 
 
@@ -196,7 +197,14 @@ def _bench_assumed(
             unmeasured=_overlap_unmeasured(measured),
             host_devices=host_devices,
         ),
-        own_work(compute.ddp_ms_per_mparam, cal.model.params, cal.strategy, req.strategy, model),
+        *strategy_taken(cal.name, cal.strategy, req.strategy),
+        own_work(
+            compute.ddp_ms_per_mparam,
+            cal.model.params,
+            cal.strategy,
+            req.strategy or cal.strategy,
+            model,
+        ),
         assumptions.wait(
             dict(compute.slowdown),
             bool(compute.jitter_ms),
@@ -241,7 +249,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
 
 
 # Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.
-_LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count")
+_LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "fsdp_overhead_ms")
 
 
 def _check_columns(bench: pd.DataFrame) -> None:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network, comm_times_s
+from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network, comm_times_s, latency_s
 
 DEFAULT_OVERLAP = 0.5  # an accelerator's share of communication hidden, when unmeasured
 
@@ -186,6 +186,7 @@ class Step:
     last_bucket_ms: float
     exposed_ms: float  # what backward did not hide
     step_ms: float
+    latency_ms: float = 0.0  # of ``comm_ms``: one latency per collective (network.latency_s)
 
     @property
     def global_batch(self) -> float:
@@ -245,4 +246,5 @@ def predict_step(
         last_s * 1e3,
         exposed_ms,
         step_ms,
+        latency_s(network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy) * 1e3,
     )

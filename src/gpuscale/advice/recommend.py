@@ -31,7 +31,7 @@ from gpuscale.advice.explain import explain
 from gpuscale.advice.fixed_cost import FixedCost, excess_ms
 from gpuscale.advice.intervals import add_intervals
 from gpuscale.advice.model import Compute, ModelSpec, Step, predict_step
-from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network, bucket_plan
+from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.priors import with_input_rate
 from gpuscale.advice.step_error import StepError
 from gpuscale.advice.support import Support
@@ -281,13 +281,12 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
 
 def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
     """The row of ``n`` devices at its best (batch, accumulation); None when no batch
-    fits. ``latency_ms``: one latency per bucket, at most the communication."""
+    fits. ``latency_ms``: one latency per collective (``network.latency_s``), at most
+    the communication."""
     found = _best(inputs, n)
     if found is None:
         return None
     step, time_s = found
-    buckets = sum(c for _, c in bucket_plan(inputs.model.grad_bytes, inputs.bucket_mb))
-    latency_ms = buckets * inputs.network.time_s(1.0, n) * 1e3 if n > 1 else 0.0
     return {
         "accelerators": n,
         "batch_per_device": step.batch_per_device,
@@ -298,7 +297,7 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
         "ddp_ms": step.ddp_ms,
         "wait_ms": step.wait_ms,
         "comm_ms": step.comm_ms,
-        "latency_ms": min(latency_ms, step.comm_ms),
+        "latency_ms": min(step.latency_ms, step.comm_ms),
         "exposed_comm_ms": step.exposed_ms,
         "samples_per_s": step.samples_per_s,
         "samples_to_train": inputs.samples_at(step.global_batch),

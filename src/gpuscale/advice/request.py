@@ -237,7 +237,10 @@ class AdviceRequest(JsonRequest):
         help="Bytes per gradient element (4 fp32, 2 bf16).",
     )
     bucket_mb: float = option(25.0, help="DDP bucket_cap_mb (MiB).")
-    strategy: str = option("ddp", help="ddp or fsdp.")
+    strategy: str | None = option(
+        None,
+        help="ddp or fsdp (default: the strategy --bench measured the model with, else ddp).",
+    )
     noise_scale: float | None = text_option(
         None,
         parse_size,
@@ -291,7 +294,8 @@ class AdviceRequest(JsonRequest):
                 f"nodes x gpus_per_node is {self.nodes * self.gpus_per_node:,}: at most "
                 f"{MAX_DEVICES:,} devices are advised on"
             )
-        settle_choice(self, "strategy", STRATEGIES)
+        if self.strategy is not None:  # None: as benched (--bench), else ddp
+            settle_choice(self, "strategy", STRATEGIES)
         settle_choice(self, "grad_bytes", (1, 2, 4, 8))
         for name in ("bench", "model", "device_name", "interconnect", "topo", "collectives"):
             value = getattr(self, name)

@@ -8,10 +8,12 @@ scaling read the same way) and ``efficiency = speedup / N``. The one-device thro
 the **plain** step's (the bare module, no DDP wrapper: what a user pays on one device)
 where the run timed it, else the DDP step's (``baseline`` says which);
 ``speedup_ddp`` is always against DDP's one-rank step, which carries DDP's own overhead
-and so flatters N > 1. At N = 1 ``speedup`` and ``efficiency`` are NaN (a run on one device
+and so flatters N > 1 (an FSDP group's against FSDP's, in ``speedup_fsdp``). At N = 1
+``speedup`` and ``efficiency`` are NaN (a run on one device
 has no speedup over one device): what that row measures against the bare module is
 ``ddp_vs_bare``, DDP's one-rank throughput over the bare module's (below 1: what DDP's
-wrapper costs on one device; NaN at N > 1 and where no plain step was timed). ``platform``
+wrapper costs on one device; NaN at N > 1 and where no plain step was timed), or for an
+FSDP run ``fsdp_vs_bare``, FSDP's (``ddp_vs_bare`` NaN there: no DDP wrapper ran). ``platform``
 says what each run ran on (device and backend). A run without a one-device run of the
 same configuration gets no speedup (it is never compared with another configuration) and
 a flag saying so. An
@@ -45,7 +47,8 @@ NO_BASELINE = "no N = 1 run of the same configuration (threads, batch, precision
 def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     """The ``ok`` rows of a bench table with ``speedup`` and ``efficiency`` (against the
     plain one-device step where measured; NaN at N = 1), ``speedup_ddp`` and ``baseline``
-    columns (NaN where the group has no one-device run), ``ddp_vs_bare`` (N = 1 rows) and
+    columns (NaN where the group has no one-device run), ``ddp_vs_bare`` (N = 1 DDP rows),
+    ``fsdp_vs_bare`` (N = 1 FSDP rows) and
     ``platform``, flags updated, sorted by model size, configuration (numbers in it read as
     numbers) and device count."""
     ok = table[table["status"] == BenchStatus.OK].copy()
@@ -54,7 +57,9 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
             speedup=pd.Series(dtype=float),
             efficiency=pd.Series(dtype=float),
             speedup_ddp=pd.Series(dtype=float),
+            speedup_fsdp=pd.Series(dtype=float),
             ddp_vs_bare=pd.Series(dtype=float),
+            fsdp_vs_bare=pd.Series(dtype=float),
             platform=pd.Series(dtype=str),
             baseline=pd.Series(dtype=str),
             configuration=pd.Series(dtype=str),
@@ -68,11 +73,20 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
     multi = ok["accelerators"] > 1  # at N = 1 a "speedup" over one device is no speedup
     ok["speedup"] = rate_speedup(ok["samples_per_s"], base).where(multi)
     ok["efficiency"] = efficiency(ok["speedup"], ok["accelerators"])
-    ok["speedup_ddp"] = rate_speedup(ok["samples_per_s"], ddp)
-    # what DDP's wrapper costs on one device: its one-rank throughput over the bare module's
-    ok["ddp_vs_bare"] = rate_speedup(ok["samples_per_s"], plain.where(plain > 0)).where(~multi)
+    # against the wrapped N = 1 step, and what the wrapper costs on one device (its
+    # one-rank throughput over the bare module's), each in the column of the strategy the
+    # row ran (an FSDP run's is no DDP wrapper's)
+    fsdp = ok["strategy"] == "fsdp"
+    wrapped_speedup = rate_speedup(ok["samples_per_s"], ddp)
+    ok["speedup_ddp"] = wrapped_speedup.where(~fsdp)
+    ok["speedup_fsdp"] = wrapped_speedup.where(fsdp)
+    vs_bare = rate_speedup(ok["samples_per_s"], plain.where(plain > 0)).where(~multi)
+    ok["ddp_vs_bare"] = vs_bare.where(~fsdp)
+    ok["fsdp_vs_bare"] = vs_bare.where(fsdp)
     ok["platform"] = platform_labels(ok)
-    ok["baseline"] = np.where(plain > 0, "plain N = 1 step", np.where(ddp > 0, "DDP N = 1", ""))
+    # the wrapped step of the strategy the group ran (an FSDP group's is FSDP's, no DDP's)
+    wrapped = np.where(fsdp, "FSDP N = 1", "DDP N = 1")
+    ok["baseline"] = np.where(plain > 0, "plain N = 1 step", np.where(ddp > 0, wrapped, ""))
     # at N = 1 the bench table flagged DDP's one-rank step against the plain step, and
     # each N > 1 row whose N = 1 run is flagged (bench.baselines)
     extra = [
@@ -208,11 +222,20 @@ SPEEDUP_BASIS = (
 )
 
 
+# Said after SPEEDUP_BASIS where the table has FSDP runs.
+FSDP_BASIS = (
+    "; for FSDP runs (no DDP wrapper ran: their ddp_ columns are empty) speedup_fsdp is "
+    "against FSDP's N = 1 step, fsdp_overhead_ms and fsdp_vs_bare (N = 1 only) are FSDP's "
+    "synchronised minus no-sync step and its one-device throughput over the bare module's"
+)
+
+
 def bench_notes(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
     """The lines below a bench table (each run by its table label: ``m (run 2)`` where
     a model ran twice): what speedups are against, flagged rows' reasons,
     failed runs, weak evidence, break-even sizes and what the CPU baseline is."""
-    lines = [SPEEDUP_BASIS] if not scaling.empty else []
+    fsdp = bool((scaling.get("strategy", pd.Series(dtype=str)) == "fsdp").any())
+    lines = [SPEEDUP_BASIS + (FSDP_BASIS if fsdp else "")] if not scaling.empty else []
     lines += [
         f"flagged {r.configuration} on {r.accelerators}: {r.flags}"
         for r in scaling[scaling["flagged"]].itertuples(index=False)
@@ -270,6 +293,7 @@ BENCH_SHOWN = (
     "plain_step_ms_mean",
     "samples_per_s",
     "ddp_overhead_ms",
+    "fsdp_overhead_ms",
     "exposed_comm_ms",
     "sync_wait_ms",
     "comm_ms",
@@ -279,7 +303,9 @@ BENCH_SHOWN = (
     "speedup",
     "efficiency",
     "speedup_ddp",
+    "speedup_fsdp",
     "ddp_vs_bare",
+    "fsdp_vs_bare",
     "flagged",
     "evidence",
 )
@@ -304,11 +330,21 @@ def bench_view(
     these = "this sweep's" if sweep else "bench"
     return TableView(
         scaling,
-        BENCH_SHOWN,
+        shown_columns(scaling),
         f"{these} results (ok runs)",
         said=(*bench_notes(scaling, failed), *([earlier] if earlier else [])),
         empty=_none_ok(sweep, skipped, failed) if scaling.empty else "",
     )
+
+
+def shown_columns(scaling: pd.DataFrame) -> tuple[str, ...]:
+    """``BENCH_SHOWN`` less each strategy's own columns where no row ran that strategy (a
+    file of DDP runs shows no empty FSDP columns, one of FSDP runs no empty DDP ones)."""
+    ran = set(scaling.get("strategy", pd.Series(dtype=str)).dropna())
+    absent = {s for s in ("ddp", "fsdp") if s not in ran} if ran else {"fsdp"}
+    own = {f"{s}_overhead_ms" for s in absent} | {f"{s}_vs_bare" for s in absent}
+    own |= {f"speedup_{s}" for s in absent}
+    return tuple(c for c in BENCH_SHOWN if c not in own)
 
 
 def _none_ok(sweep: str | None, skipped: int, failed: pd.DataFrame) -> str:

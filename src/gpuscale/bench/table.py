@@ -166,8 +166,9 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
 
     Derived per configuration group (the same run at every world size): at N = 1
     ``ddp_overhead_ms`` is the synchronised minus no-sync step (DDP's bucket copies, no
-    communication), ``exposed_comm_ms`` and ``sync_wait_ms`` 0; at N > 1 the sync overhead
-    less the group's N = 1 DDP overhead is the communication backward did not hide
+    communication; for an FSDP group ``fsdp_overhead_ms``, FSDP's own per-step work, and
+    ``ddp_overhead_ms`` NaN), ``exposed_comm_ms`` and ``sync_wait_ms`` 0; at N > 1 the sync overhead
+    less the group's N = 1 own overhead (DDP's or FSDP's) is the communication backward did not hide
     (``exposed_comm_ms``), at most the communication DDP timed (``comm_ms``): the rest is
     ``sync_wait_ms``, waiting for the slowest rank or noise (NaN where no communication was
     timed: the whole of it is then exposed); ``overlap = 1 - exposed / comm`` and
@@ -188,8 +189,12 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     ok = frame["status"] == BenchStatus.OK
     ddp = one_device(frame, "sync_overhead_ms")
     multi = frame["accelerators"] > 1
-    frame["ddp_overhead_ms"] = ddp.where(multi, frame["sync_overhead_ms"]).clip(lower=0)
-    beyond = (frame["sync_overhead_ms"] - frame["ddp_overhead_ms"].fillna(0)).clip(lower=0)
+    own = ddp.where(multi, frame["sync_overhead_ms"]).clip(lower=0)
+    # each strategy's own work in its own column: FSDP's gap is no DDP copies
+    fsdp = frame["strategy"] == "fsdp"
+    frame["ddp_overhead_ms"] = own.where(~fsdp)
+    frame["fsdp_overhead_ms"] = own.where(fsdp)
+    beyond = (frame["sync_overhead_ms"] - own.fillna(0)).clip(lower=0)
     comm = frame["comm_ms"]
     timed = multi & (comm > 0)
     # communication backward did not hide cannot exceed the communication there was: the
@@ -197,7 +202,9 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     exposed = beyond.where(~timed, beyond.clip(upper=comm))
     frame["exposed_comm_ms"] = exposed.where(multi, 0.0)
     frame["sync_wait_ms"] = (beyond - exposed).where(timed).where(multi, 0.0)
-    frame.loc[~ok, ["ddp_overhead_ms", "exposed_comm_ms", "sync_wait_ms"]] = math.nan
+    frame.loc[~ok, ["ddp_overhead_ms", "fsdp_overhead_ms", "exposed_comm_ms", "sync_wait_ms"]] = (
+        math.nan
+    )
     _flag(frame, ok & multi & ddp.isna(), NO_ONE_DEVICE)
     # beyond a margin for jitter, the wait says the step cannot be read as compute plus
     # communication

@@ -22,10 +22,13 @@ from gpuscale.report.style import (
     styled,
 )
 
+# The phases one strategy has and the other has not (NaN on the other's rows).
+_STRATEGY_OWN = ("ddp_overhead_ms", "fsdp_overhead_ms")
 PHASES = (
     ("forward_ms", "forward"),
     ("backward_ms", "backward"),
-    ("ddp_overhead_ms", "DDP's own overhead"),
+    ("ddp_overhead_ms", "DDP's own overhead"),  # each strategy's own, drawn where one ran
+    ("fsdp_overhead_ms", "FSDP's own overhead"),
     ("exposed_comm_ms", "exposed communication"),
     ("sync_wait_ms", "waiting for the slowest rank"),  # beyond the communication timed
     ("optimizer_ms", "optimizer"),
@@ -42,8 +45,8 @@ def _bar_labels(frame: pd.DataFrame) -> list[str]:
 
 @styled
 def step_breakdown(scaling: pd.DataFrame) -> Chart:
-    """Stacked bars: the share of DDP's step spent in forward, backward, DDP's own
-    overhead, exposed communication, waiting beyond it (``sync_wait_ms``) and optimizer,
+    """Stacked bars: the share of the step spent in forward, backward, DDP's (or FSDP's)
+    own overhead, exposed communication, waiting beyond it (``sync_wait_ms``) and optimizer,
     per configuration (in ``bench_scaling``'s order: by size, numbers in the labels read as
     numbers), on the fewest devices measured (solid) and on the most (hatched)."""
     smallest = int(scaling["accelerators"].min())
@@ -60,6 +63,8 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
     below_in = 0.3 + 0.03 * max(len(t) for t in ticks)
     fig, ax = new_axes((max(5.6, 0.75 * len(models) + 2.5), 2.9 + below_in))
     labels: dict[str, list[str]] = {}
+    # a strategy's own overhead where a row ran it (an FSDP run's is no DDP overhead)
+    drawn = [c in frame and frame[c].notna().any() for c, _ in PHASES]
     for k, world in enumerate(sorted(frame["accelerators"].unique())):
         part = (
             frame[frame["accelerators"] == world]
@@ -71,7 +76,9 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
         phases = np.nan_to_num(np.column_stack([part[c].to_numpy(float) for c, _ in PHASES]))
         shares = phases / phases.sum(axis=1, keepdims=True)
         bottom = np.zeros(len(part))
-        for j, (_, name) in enumerate(PHASES):
+        for j, (column, name) in enumerate(PHASES):
+            if not drawn[j]:  # no row of this strategy: no empty segment, no legend entry
+                continue
             bars = ax.bar(
                 x,
                 shares[:, j],
@@ -81,14 +88,15 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
                 edgecolor="white",
                 linewidth=0.5,
                 hatch="//" if world > smallest else None,
-                label=(_legend(name, frame) if k == 0 else None),
+                label=(name if k == 0 else None),
             )
             for i, (patch, text) in enumerate(
                 zip(bars.patches, _bar_labels(part.reset_index()), strict=True)
             ):
                 patch.set_gid(f"bar-{world}-{j}-{i}")  # one tooltip per bar segment
-                said = _own(name, part["strategy"].iloc[i]) if "strategy" in part else name
-                labels[f"bar-{world}-{j}-{i}"] = [f"{said} {100 * shares[i, j]:.0f}%: {text}"]
+                if column in _STRATEGY_OWN and pd.isna(part[column].iloc[i]):
+                    continue  # the other strategy's overhead: not this run's, nothing to say
+                labels[f"bar-{world}-{j}-{i}"] = [f"{name} {100 * shares[i, j]:.0f}%: {text}"]
             bottom += shares[:, j]
     ax.set_xticks(range(len(models)), ticks, rotation=30, ha="right")
     ax.set_ylabel("share of the step time")
@@ -97,22 +105,6 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
     legend_outside(ax)
     fig.subplots_adjust(**{**MARGINS, "bottom": below_in / fig.get_figheight()})
     return Chart(fig, labels)
-
-
-def _legend(phase: str, frame: pd.DataFrame) -> str:
-    """The phase's legend entry: DDP's own overhead named for both where FSDP runs share it."""
-    strategies = set(frame.get("strategy", pd.Series(dtype=str)).dropna().astype(str).str.lower())
-    if phase == "DDP's own overhead" and "fsdp" in strategies:
-        return "DDP's or FSDP's own overhead" if "ddp" in strategies else _own(phase, "fsdp")
-    return phase
-
-
-def _own(phase: str, strategy: object) -> str:
-    """A bar's phase as its run's strategy has it: an FSDP run's synchronised-minus-no-sync
-    gap is FSDP's own work, not DDP's (the advice reads it so)."""
-    if phase == "DDP's own overhead" and str(strategy).lower() == "fsdp":
-        return "FSDP's own overhead (no DDP copies)"
-    return phase
 
 
 def _ticks(frame: pd.DataFrame, configurations: list[str]) -> list[str]:

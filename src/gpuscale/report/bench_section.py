@@ -37,7 +37,8 @@ COLUMNS = {
     "comm_fraction": "Comm. share",
     "speedup": "Speedup",
     "efficiency": "Efficiency",
-    "ddp_vs_bare": "DDP vs bare module (1 device)",
+    "ddp_vs_bare": "DDP vs bare module (1 device)",  # each strategy's own column, shown
+    "fsdp_vs_bare": "FSDP vs bare module (1 device)",  # only where a row ran it
     "flags": "Not trusted because",
 }
 
@@ -120,7 +121,7 @@ def advice_figure(
     measured = scaling[of_model]
     allowed = given.allow_flagged
     checks = against_measured(predicted, measured, measured["configuration"], allowed=allowed)
-    title = f"Advice: {model} on {inputs.network_name}"
+    title = f"Advice: {model} with {inputs.strategy.upper()} on {inputs.network_name}"
     svg, files = out.save(
         lambda: predicted_scaling(predicted, measured, title),
         "advice_predicted_scaling",
@@ -143,7 +144,8 @@ def advice_figure(
         # the advice names `advise`'s options (--samples, --collectives...): not the report's
         explained.append(
             f"Advice for {model}: the options it names are `gpuscale advise`'s (the report "
-            "takes only --interconnect, --max-devices and --allow-flagged of them): "
+            "takes only --interconnect, --max-devices, --strategy and --allow-flagged of "
+            "them): "
             "`gpuscale advise --bench FILE` with the others shows what they change."
         )
     return (
@@ -237,11 +239,14 @@ HOW_RUN = ("platform", "strategy", "precision", "accum")
 def shown_columns(scaling: pd.DataFrame) -> dict[str, str]:
     """The table's columns: ``COLUMNS``, the device and backend (``platform``), the
     strategy, precision and accumulation steps only where the rows differ in them (else
-    the first finding names the one platform, and every row ran alike)."""
+    the first finding names the one platform, and every row ran alike); each strategy's
+    column against the bare module only where a row ran that strategy."""
+    ran = (set(scaling["strategy"].dropna()) if "strategy" in scaling else set()) or {"ddp"}
     return {
         col: label
         for col, label in COLUMNS.items()
-        if col not in HOW_RUN or (col in scaling and scaling[col].nunique(dropna=False) > 1)
+        if (col not in HOW_RUN or (col in scaling and scaling[col].nunique(dropna=False) > 1))
+        and (not col.endswith("_vs_bare") or col.split("_")[0] in ran)
     }
 
 

@@ -127,27 +127,33 @@ def _at_count(rows: pd.DataFrame, world: int, where: str) -> list[str]:
     ]
 
 
-def _ddp_at_one(rows: pd.DataFrame, where: str) -> list[str]:
-    """What DDP's wrapper costs on one device (``ddp_vs_bare`` of the N = 1 rows), the
-    number the table shows in its own column, never as a speedup; an FSDP run's said as
-    FSDP's (an H100 report counted tf-30m's FSDP step among "DDP's step")."""
-    ratios = rows.get("ddp_vs_bare", pd.Series(dtype=float)).dropna()
-    if ratios.empty:
-        return []
-    strategy = rows.get("strategy", pd.Series("ddp", index=rows.index)).reindex(ratios.index)
+# Each strategy's one-device column and what it costs over the bare module.
+_AT_ONE = (
+    ("ddp_vs_bare", "DDP", "what DDP's own overhead costs"),
+    ("fsdp_vs_bare", "FSDP", "what FSDP's own per-step work costs"),
+)
+
+
+def _wrapper_at_one(rows: pd.DataFrame, where: str) -> list[str]:
+    """What each strategy's wrapper costs on one device (``ddp_vs_bare`` of the N = 1 DDP
+    rows, ``fsdp_vs_bare`` of the FSDP ones), the number the table shows in that
+    strategy's own column, never as a speedup (a walk: "DDP's step reaches 0.85-1.01x"
+    where 1.01x was the FSDP run's)."""
     said = []
-    for name in ("ddp", "fsdp"):
-        these = ratios[strategy.fillna("ddp").astype(str).str.lower() == name]
-        if these.empty:
+    for column, strategy, costs in _AT_ONE:
+        ratios = rows.get(column, pd.Series(dtype=float)).dropna()
+        if ratios.empty:
             continue
-        runs = "the N = 1 run" if len(these) == 1 else f"the {len(these)} N = 1 runs"
+        runs = "the N = 1 run" if len(ratios) == 1 else f"the {len(ratios)} N = 1 runs"
         said.append(
-            f"{name.upper()}'s step reaches {_ratio_range(these)} the bare module's throughput "
-            f"({runs}, column 'DDP vs bare module': what {name.upper()}'s own overhead costs)"
+            f"On one device{where} {strategy}'s step reaches {_ratio_range(ratios)} the bare "
+            f"module's throughput ({runs}, column '{strategy} vs bare module': {costs})"
         )
+    if not said:
+        return []
     return [
-        f"On one device{where} {'; '.join(said)}; speedups at N > 1 are against the bare "
-        "module (one device without DDP)."
+        *(f"{s}." for s in said[:-1]),
+        f"{said[-1]}; speedups at N > 1 are against the bare module (one device without DDP).",
     ]
 
 
@@ -180,7 +186,7 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
         )
     for platform, rows in platforms:
         where = f" ({platform})" if several else ""
-        out += _ddp_at_one(rows, where)
+        out += _wrapper_at_one(rows, where)
         for world in sorted(set(rows["accelerators"]) - {1}):
             out += _at_count(rows, int(world), where)
     return out

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from gpuscale.hardware.links import check_preset
 from gpuscale.tables.analysis_request import BASIS_HELP, DIVISION_HELP
 from gpuscale.tables.raw_rounds import check_out
-from gpuscale.tables.requests import FieldError, flag, option
+from gpuscale.tables.requests import FieldError, flag, option, settle_choice
 
 if TYPE_CHECKING:  # pandas and the tables only when a report is written
     import pandas as pd
@@ -46,6 +46,11 @@ class ReportRequest:
         help="Largest device count for --advise (default: 8 GPUs; on CPU bench rows, "
         "the processes this host can run).",
     )
+    strategy: str | None = option(
+        None,
+        help="ddp or fsdp, for --advise (default: the strategy the bench measured the model "
+        "with, as `gpuscale advise --bench` predicts).",
+    )
     allow_flagged: bool = flag(
         "--allow-flagged",
         help="With --advise: use bench runs flagged as untrustworthy, with a warning (never "
@@ -75,14 +80,30 @@ class ReportRequest:
             )
         if self.advise:  # a preset named wrongly ends it before any work (unused without)
             check_preset(self)
+        if self.strategy is not None:  # as `advise --strategy` takes it (FSDP is fsdp)
+            settle_choice(self, "strategy", ("ddp", "fsdp"))
         # never ignored without a word (a user walk: --interconnect nvlink4 alone)
         for name, value in (
             ("interconnect", None),
             ("max_devices", None),
+            ("strategy", None),
             ("allow_flagged", False),
         ):
             if not self.advise and getattr(self, name) != value:
                 raise FieldError(name, getattr(self, name), "applies with --advise (and --bench)")
+
+    def advice_request(self) -> Any:
+        """The :class:`~gpuscale.advice.request.AdviceRequest` of ``--advise``: what
+        ``gpuscale advise --bench`` is asked with the same options (its strategy, unless
+        given, the one the bench measured the model with, as the command's)."""
+        from gpuscale.advice.request import AdviceRequest  # lazy: as the report, not --help
+
+        return AdviceRequest(
+            interconnect=self.interconnect,
+            max_devices=self.max_devices,
+            strategy=self.strategy,
+            allow_flagged=self.allow_flagged,
+        )
 
     def analysis(self) -> Any:
         """The :class:`~gpuscale.analysis.AnalysisOptions` of this report."""
@@ -108,19 +129,10 @@ def write_report(
     ``request`` says, drawing on every core; the HTML file's path. Raises what
     ``build_report`` raises (``ReferenceNotFoundError``, ``OutputError``)."""
     # lazy: matplotlib and the analysis stack, only for a report
-    from gpuscale.advice.request import AdviceRequest  # lazy: as the report, not for --help
     from gpuscale.report.cache import default_folder
     from gpuscale.report.html import build_report
 
-    advice = (
-        AdviceRequest(
-            interconnect=request.interconnect,
-            max_devices=request.max_devices,
-            allow_flagged=request.allow_flagged,
-        )
-        if request.advise and bench is not None
-        else None
-    )
+    advice = request.advice_request() if request.advise and bench is not None else None
     if request.advise and bench is None and on_missing is not None:  # asked, never silent
         on_missing(
             "--advise needs --bench FILE (the advice is computed from your bench runs): "

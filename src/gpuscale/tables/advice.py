@@ -8,7 +8,8 @@ Columns (units in the names; dtypes in :data:`ADVICE_SCHEMA`):
   its gradient-accumulation steps and ``accelerators * batch_per_device * accum``;
 * ``step_ms`` and its parts, ms: ``compute_ms``, ``ddp_ms`` (DDP's own work),
   ``wait_ms`` (the slowest accelerator), ``comm_ms``, ``latency_ms`` (one latency per
-  bucket, at most ``comm_ms``), ``exposed_comm_ms`` (not hidden behind backward);
+  collective: DDP's buckets, FSDP's two all-gathers and reduce-scatter; at most
+  ``comm_ms``), ``exposed_comm_ms`` (not hidden behind backward);
 * ``samples_per_s``; ``samples_to_train`` at ``global_batch`` (the convergence model's
   ``E(B)``, else the samples given);
 * ``time_to_train_min``: predicted time to a trained model (minutes);

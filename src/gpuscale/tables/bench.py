@@ -79,6 +79,7 @@ BENCH_TIMING_COLUMNS: tuple[str, ...] = (
     "sync_overhead_ms",  # synchronised minus no-sync step
     "comm_ms",  # communication in flight per step (DDP comm hook), N > 1
     "ddp_overhead_ms",  # the group's N = 1 sync overhead: DDP's own work, no communication
+    "fsdp_overhead_ms",  # the same for an FSDP group: FSDP's own per-step work (NaN for DDP)
     "exposed_comm_ms",  # sync overhead less DDP's own: communication backward did not hide,
     # at most comm_ms where it was timed
     "sync_wait_ms",  # sync overhead beyond DDP's own and comm_ms: waiting for the slowest

@@ -1,0 +1,90 @@
+"""With no --strategy the advice predicts the strategy the model was benched with, and
+says so; the report's advice is the command's (an H100 walk: tf-30m, benched with
+``--strategy fsdp``, was predicted as DDP by default under a title naming no strategy,
+and the report, which had no way to ask for one, showed that DDP prediction)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import gpuscale
+from gpuscale.advice.document import advice_view
+from gpuscale.report.request import ReportRequest
+from gpuscale.tables.requests import FieldError
+
+ROWS = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
+
+
+def _benched_strategy(model: str) -> str:
+    for line in ROWS.read_text().splitlines():
+        row = json.loads(line)
+        if row["config"]["model"] == model and row["status"] == "ok":
+            return str(row["config"]["strategy"])
+    raise AssertionError(f"no ok row of {model}")
+
+
+@pytest.mark.parametrize("model", ["tf-30m", "tf-7m"])
+def test_the_default_predicts_what_was_benched(model: str) -> None:
+    benched = _benched_strategy(model)
+    default = gpuscale.advise(bench=ROWS, model=model)
+    asked = gpuscale.advise(bench=ROWS, model=model, strategy=benched)
+    assert default.inputs.strategy == benched
+    step = ["step_ms", "exposed_comm_ms", "comm_ms", "latency_ms"]
+    assert default.predictions[step].equals(asked.predictions[step])
+    title = advice_view(default, terminal=True).title
+    assert f"with {benched.upper()}" in title
+    said = " ".join(default.explanation)
+    assert "STRATEGY:" not in said  # no warning of a strategy other than the one benched
+    other = "ddp" if benched == "fsdp" else "fsdp"
+    assert f"Strategy: {benched.upper()} (measured: {model} was benched with" in said
+    assert f"--strategy {other} predicts {other.upper()}" in said
+    assert gpuscale.advise(bench=ROWS, model=model, strategy=other).inputs.strategy == other
+
+
+def test_the_fsdp_bench_is_the_premise() -> None:
+    assert _benched_strategy("tf-30m") == "fsdp"
+    assert _benched_strategy("tf-7m") == "ddp"
+
+
+def test_the_json_names_the_strategy_predicted() -> None:
+    from gpuscale.advice.document import advice_document
+
+    doc = advice_document(gpuscale.advise(bench=ROWS, model="tf-30m"))
+    assert doc["recommendation"]["strategy"] == "fsdp"
+
+
+def test_the_report_asks_what_the_command_asks() -> None:
+    report = ReportRequest(advise=True)
+    assert report.advice_request().strategy is None  # as `advise --bench` with no option
+    given = ReportRequest(advise=True, strategy="FSDP")
+    assert given.strategy == "fsdp" and given.advice_request().strategy == "fsdp"
+    with pytest.raises(FieldError):
+        ReportRequest(strategy="ddp")  # without --advise there is no prediction to ask of
+    with pytest.raises(FieldError):
+        ReportRequest(advise=True, strategy="zero3")
+
+
+def test_the_reports_advice_predicts_and_names_what_was_benched(tmp_path: Path) -> None:
+    from gpuscale.bench.results import bench_table, read_results
+    from gpuscale.report.bench_advice import advice_on_bench
+    from gpuscale.report.bench_section import build_bench_section
+    from gpuscale.report.svg import FigureFiles
+
+    bench = bench_table(read_results(ROWS)[0])
+    given = advice_on_bench(bench, ReportRequest(advise=True).advice_request())
+    assert given.advice is not None
+    model = given.advice.inputs.name
+    benched = _benched_strategy(model)
+    command = gpuscale.advise(bench=ROWS, model=model)
+    assert given.advice.predictions["step_ms"].equals(command.predictions["step_ms"])
+    section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
+    assert section is not None
+    titles = [title for title, _, _ in section.figures]
+    assert any(t.startswith("Predicted throughput speedup") for t in titles)
+    svg = next(svg for title, svg, _ in section.figures if title.startswith("Predicted"))
+    assert f"{model} with {benched.upper()} on" in svg
+    said = " ".join(section.findings)
+    assert f"Strategy: {benched.upper()} (measured: {model} was benched with" in said

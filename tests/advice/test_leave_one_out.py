@@ -59,4 +59,4 @@ def test_the_interval_calibrates_a_bounded_number_of_times(
 def test_a_few_models_are_all_left_out(tmp_path: Path) -> None:
     advice = gpuscale.advise(bench=_many_models(tmp_path, 3), interconnect="pcie-phb")
     source = advice.inputs.error.source
-    assert "from 3 leave-one-out prediction(s)" in source and "of the 3 models" not in source
+    assert "from 3 leave-one-out predictions" in source and "of the 3 models" not in source

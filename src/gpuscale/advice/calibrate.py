@@ -270,7 +270,9 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     hardware = _same_hardware(rows, row)
     other = len(rows) - len(hardware)
     if other:
-        notes.append(f"left out {other} run(s) of another device, backend, precision or threads")
+        notes.append(
+            f"left out {counted(other, 'run')} of another device, backend, precision or threads"
+        )
     compute, spec, fixed = _compute(row, hardware, notes)
     compute, shape = step_shape.calibrated(hardware, row, compute, spec)
     if shape is not None:  # the model's own batches replace the family's line

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gpuscale.quantities import factor_interval, span
+from gpuscale.quantities import counted, factor_interval, span
 
 Z80 = 1.2816  # two-sided 80%: the 10th and 90th percentiles of a normal
 EXTRAPOLATED = math.log(1.35)  # half-width (log) when nothing at N > 1 was measured
@@ -59,13 +59,14 @@ def from_residuals(residuals: list[float], measured_n: int, what: str) -> StepEr
     few = ""
     if len(r) < FEW_RESIDUALS:  # one or two errors are no spread: never narrower than none
         width = max(width, EXTRAPOLATED)
-        few = f"; {len(r)} error(s) measure no spread: at least the unmeasured width"
+        measure = "measures" if len(r) == 1 else "measure"
+        few = f"; {counted(len(r), 'error')} {measure} no spread: at least the unmeasured width"
     return StepError(
         width_log=max(width, math.log(1.02)),
         measured_n=measured_n,
         source=(
-            f"80% interval {factor_interval(width)} from {len(r)} leave-one-out "
-            f"prediction(s) of {what} ({_errors(low, high)}){few}"
+            f"80% interval {factor_interval(width)} from "
+            f"{counted(len(r), 'leave-one-out prediction')} of {what} ({_errors(low, high)}){few}"
         ),
         residuals=tuple(float(v) for v in r),
     )

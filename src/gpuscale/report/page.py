@@ -15,7 +15,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis
 from gpuscale.analysis.answers import answers
-from gpuscale.quantities import named, number
+from gpuscale.quantities import joined, named, noun_for, number
 from gpuscale.report.republished_words import Firsts, answer_since
 from gpuscale.report.rounds_section import ExtraSection
 from gpuscale.report.workload_figures import RenderedFigure
@@ -129,7 +129,7 @@ def render_html(
         if len(tables.scores)
         else "gpuscale report: your hardware",
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        rounds=rounds,
+        rounds_said=f"{noun_for(len(rounds), 'round')} {joined(rounds)}",
         sections=sections,
         overview=overview_figure,
         bench=bench,

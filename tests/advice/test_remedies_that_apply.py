@@ -35,7 +35,7 @@ def test_one_leave_one_out_error_is_no_spread() -> None:
     from gpuscale.advice.step_error import EXTRAPOLATED, from_residuals
 
     one = from_residuals([0.01], 2, "m")
-    assert one.width_log >= EXTRAPOLATED and "measure no spread" in one.source
+    assert one.width_log >= EXTRAPOLATED and "1 error measures no spread" in one.source
     many = from_residuals([0.01, -0.02, 0.015, -0.01], 2, "m")
     assert many.width_log < EXTRAPOLATED and "no spread" not in many.source
 

@@ -51,7 +51,7 @@ NUMBERS = ["--params", "7M", "--step-ms", "20"]
         (["bench", "--bucket-mb", "1e-310", "--models", "mlp-0.2m"], "--bucket-mb 1e-310: must"),
         (["bench", "--nproc", "²", "--models", "mlp-0.2m"], "--nproc ²: must be whole numbers"),
         # said as typed, not as Python ("got --batch None"), and the name meant (a user walk)
-        (["advise", "--step-ms", "2", "--step-ms", "3"], "(got no --batch value(s))"),
+        (["advise", "--step-ms", "2", "--step-ms", "3"], "(got none)"),
         (["analyze", "--round", "v4.1", "--reference", "famly"], "(did you mean 'family'?)"),
         (["bench", "--min-params", "5M", "--max-params", "1M"], "--min-params 5M: is above"),
         # an option of the other scaling was ignored without a word (a user walk)

@@ -133,3 +133,33 @@ def test_a_list_is_joined_as_a_sentence_lists_it_in_one_place() -> None:
         if own.search(line)
     ]
     assert found == []
+
+
+def test_counts_take_their_number_never_a_parenthesised_plural() -> None:
+    """A walk: "left out 1 run(s) of another device", "1 line(s) of results.jsonl skipped",
+    "Bundled round(s)": a count says its noun in the number it takes (``counted``, or
+    ``noun_for`` before a list). No string the package writes, nor the report's
+    templates, holds "word(s)"; the plural rule covers -es and -ies nouns."""
+    import ast
+    import re
+    from pathlib import Path
+
+    from gpuscale.quantities import counted, noun_for
+
+    assert counted(1, "run") == "1 run" and counted(2, "run") == "2 runs"
+    assert counted(0, "process") == "0 processes" and counted(1, "process") == "1 process"
+    assert counted(1_200, "property") == "1,200 properties" and counted(3, "day") == "3 days"
+    assert noun_for(1, "field") == "field" and noun_for(2, "batch") == "batches"
+    package = Path(__file__).resolve().parents[1] / "src" / "gpuscale"
+    parenthesised = re.compile(r"[A-Za-z]\((s|es|ies)\)")
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            string = isinstance(node, ast.Constant) and isinstance(node.value, str)
+            if string and parenthesised.search(node.value):
+                found.append(f"{path.relative_to(package)}:{node.lineno}")
+    for path in sorted((package / "report" / "templates").rglob("*")):
+        for k, line in enumerate(path.read_text().splitlines(), 1):
+            if parenthesised.search(line):
+                found.append(f"{path.relative_to(package)}:{k}")
+    assert found == []

@@ -8,6 +8,7 @@ import pytest
 
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.names import UnknownNameError, resolve_workloads, workloads_by_round
+from gpuscale.quantities import joined
 
 pytest.importorskip("mlperf_logging")
 
@@ -21,7 +22,8 @@ def test_a_workload_missing_from_the_rounds_loaded_says_which_rounds_hold_it() -
     said = str(raised.value)
     assert "did you mean" not in said  # not a typo of retinanet
     assert "ResNet-50 ('resnet') is not in the rounds loaded" in said
-    assert f"bundled round(s) {', '.join(holding)} (--round {holding[-1]};" in said
+    rounds = f"round {holding[0]}" if len(holding) == 1 else f"rounds {joined(holding)}"
+    assert f"bundled {rounds} (--round {holding[-1]};" in said
     assert f"in Python load_round({holding[-1]!r})" in said
 
 
@@ -38,13 +40,14 @@ def test_advise_on_a_ruleset_without_the_workloads_rcps_names_those_that_have_th
         advise(params=25e6, step_ms=100, workload="resnet", ruleset="5.0.0")
     said = str(raised.value)
     assert "in ruleset 5.0.0" in said
-    assert "has them in ruleset(s) " in said
+    assert "has them in ruleset" in said
     from gpuscale.analysis.critical_batch import rcp_rulesets_for
 
     with_rcps = rcp_rulesets_for("resnet")
     assert with_rcps and all(rcp_points(r, "resnet") for r in with_rcps)
     assert not rcp_points("5.0.0", "resnet")
-    assert f"has them in ruleset(s) {', '.join(with_rcps)}" in said
+    rulesets = "ruleset" if len(with_rcps) == 1 else "rulesets"
+    assert f"has them in {rulesets} {joined(with_rcps)}" in said
     assert f"--ruleset {with_rcps[-1]}" in said
 
 

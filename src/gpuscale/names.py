@@ -15,7 +15,7 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from gpuscale.quantities import joined
+from gpuscale.quantities import joined, noun_for
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
 from gpuscale.tables.requests import FieldError, clipped, given_twice
 
@@ -158,7 +158,8 @@ def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownN
 
     rounds = [r for r, held in bundled_workloads().items() if workload in held]
     where = (
-        f"it is in the bundled round(s) {', '.join(rounds)} (--round {rounds[-1]}; "
+        f"it is in the bundled {noun_for(len(rounds), 'round')} {joined(rounds)} "
+        f"(--round {rounds[-1]}; "
         f"in Python load_round({rounds[-1]!r}))"
         if rounds
         else "no bundled round has it (read a round that does: gpuscale ingest PATH)"
@@ -321,7 +322,7 @@ def workload_notes(
     notes = lacking_workloads(by_round, STUDY_WORKLOADS)
     if notes:
         notes[-1] += (
-            "; so every workload of the round(s) is shown, not only the study's four "
+            "; so every workload of the rounds read is shown, not only the study's four "
             "(--benchmark to choose)"
         )
     return notes

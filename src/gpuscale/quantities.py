@@ -54,10 +54,27 @@ def number(value: object, digits: int = 3) -> str:
     return text
 
 
+def plural(noun: str) -> str:
+    """``run`` -> ``runs``; ``process`` -> ``processes``, ``batch`` -> ``batches``,
+    ``property`` -> ``properties`` (the last word of ``noun`` is the one that changes)."""
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return f"{noun}es"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+        return f"{noun[:-1]}ies"
+    return f"{noun}s"
+
+
+def noun_for(count: int, noun: str) -> str:
+    """``noun`` in the number ``count`` takes, without the count: ``field`` for 1,
+    ``fields`` otherwise (a list's noun: ``unknown fields a and b``)."""
+    return noun if count == 1 else plural(noun)
+
+
 def counted(count: int, noun: str) -> str:
-    """``1 accelerator``, ``3,472 accelerators``: a count with its noun in the number it
-    takes (a plain ``s``)."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+    """``1 accelerator``, ``3,472 accelerators``, ``2 processes``: a count with its noun in
+    the number it takes (never a parenthesised plural)."""
+    shown = f"{int(count):,}" if float(count).is_integer() else number(count)
+    return f"{shown} {noun_for(count, noun)}"
 
 
 def joined(items: Iterable[object], conjunction: str = "and") -> str:

@@ -101,7 +101,7 @@ def test_the_csv_path_says_what_its_numbers_rest_on_on_stderr(tmp_path: Path) ->
 
 def test_a_wide_step_interval_softens_a_multi_device_choice() -> None:
     lines = headline(defaults=[], noise_steps=2, step_width_log=math.log(3.84), devices=8)
-    assert any("noise scale measured over 2 step(s)" in line for line in lines)
+    assert any("noise scale measured over 2 steps" in line for line in lines)
     firm = [line for line in lines if line.startswith("Not a firm choice")]
     # a multiplicative interval as it reads: never "+/-284%" (no step is 184% below 0)
     assert firm and "-74% to +284%, a factor of 3.84 either way" in firm[0]

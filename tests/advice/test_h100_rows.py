@@ -35,7 +35,7 @@ def test_the_h100_step_at_a_measured_batch_is_the_measurement(h100) -> None:
     assert abs(row["step_ms"] / measured - 1) < 0.10
     assert row["compute_source"] == "measured"
     said = " ".join(advice.explanation)
-    assert "measured at per-device batches 1, 8, 64, 256" in said
+    assert "measured at per-device batches 1, 8, 64 and 256" in said
     assert "left out" in said
 
 

@@ -39,7 +39,7 @@ def test_nothing_analysed_says_why_per_round_and_workload() -> None:
     scored = tables_of(ROWS)
     with pytest.raises(NothingAnalysedError, match=r"v9\.9 bert: no scored system matches"):
         analyze_or_explain(scored, ["bert"], AnalysisOptions(n_boot=100, availability="cloud"))
-    with pytest.raises(NothingAnalysedError, match=r"v9\.9 bert: its 3 scored result\(s\) are of"):
+    with pytest.raises(NothingAnalysedError, match=r"v9\.9 bert: its 3 scored results are of"):
         analyze_or_explain(scored, ["bert"], AnalysisOptions(n_boot=100, division="open"))
     found = analyze_or_explain(scored, ["bert"], AnalysisOptions(n_boot=100))
     assert [(r.round, r.workload) for r in found] == [("v9.9", "bert")]
@@ -106,7 +106,7 @@ def test_what_the_dataset_wrote_is_counted_from_its_tables() -> None:
     )
     results.attrs["same_runs_left_out"] = 1
     assert written_sentence(results, runs, "out").endswith(
-        "; 1 result(s) repeating the runs of another under a second system name in the same "
+        "; 1 result repeating the runs of another under a second system name in the same "
         "round counted once (`gpuscale scores --duplicates` lists them)"
     )  # it said "the problems table names them", and the dataset writes none
 

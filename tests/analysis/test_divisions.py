@@ -50,7 +50,7 @@ def test_a_workload_of_open_results_only_says_why_nothing_is_analysed() -> None:
     with pytest.raises(NothingAnalysedError) as caught:
         analyze_asked(round_tables([], [*OPEN, ("o128", "H100", 128, 1500.0)]), ["bert"])
     said = str(caught.value)
-    assert "its 2 scored result(s) are of another division than closed (open; " in said
+    assert "its 2 scored results are of another division than closed (open; " in said
     assert "--division open or all includes them" in said
 
 

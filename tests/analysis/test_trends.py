@@ -265,7 +265,7 @@ def test_the_republished_results_trends_count_add_up_to_the_datasets() -> None:
     [said] = [n for n in view.notes if "republished" in n]
     closed = int((copies["division"] == "closed").sum())
     opened = int((copies["division"] == "open").sum())
-    assert said.startswith(f"{closed} result(s) republished")
+    assert said.startswith(f"{closed} result{'' if closed == 1 else 's'} republished")
     assert f"({opened} more is open division, left out)" in said
     # the dataset's count is the sum
     results = counted_once(marked)

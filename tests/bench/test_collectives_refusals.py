@@ -65,7 +65,7 @@ def test_more_cpu_processes_than_cores_need_oversubscribe(
 ) -> None:
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     line = refused(tmp_path, "--backend", "gloo", "--nproc", "2")
-    assert "--nproc 2 runs 2 processes on this host's 1 core(s)" in line
+    assert "--nproc 2 runs 2 processes on this host's 1 core:" in line
     assert "add --oversubscribe" in line
     # with --oversubscribe the check lets it through (to the launch, faked here)
     monkeypatch.setattr(

@@ -35,7 +35,7 @@ def one_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_bench_on_one_gpu_refuses_two_processes(one_gpu: None, tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"1 CUDA device\(s\) visible; --nproc 2 needs 2"):
+    with pytest.raises(ValueError, match=r"1 CUDA device visible; --nproc 2 needs 2"):
         SweepConfig(models=("mlp-0.2m",), nproc=(1, 2), out=tmp_path / "r.jsonl")
     # one process fits; gloo's CPU processes are not GPUs
     SweepConfig(models=("mlp-0.2m",), nproc=(1,), out=tmp_path / "r.jsonl")

@@ -110,7 +110,8 @@ def test_more_processes_than_gpus_is_refused(tmp_path: Path) -> None:
     args = ["bench", "--models", "mlp-0.2m", "--nproc", f"1,{count + 1}", "--out", str(out)]
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
-    assert f"{count} CUDA device(s) visible; --nproc {count + 1} needs {count + 1}" in result.output
+    visible = f"{count} CUDA device{'' if count == 1 else 's'} visible"
+    assert f"{visible}; --nproc {count + 1} needs {count + 1}" in result.output
     assert not out.exists()
     sweep = tmp_path / "collectives.jsonl"
     result = runner.invoke(app, ["collectives", "--nproc", "1", "--out", str(sweep)])

@@ -46,7 +46,7 @@ def test_plan_sweep_refuses_an_empty_selection_but_keeps_broken_models(tmp_path)
     config = sweep_plan.plan_sweep([("a", 1), ("b", 2)], broken, **settings | {"nproc": (1, 2)})
     assert config.models == ("a", "b")
     said = sweep_plan.plan_sentence(config, broken)
-    assert said == "4 configurations: 2 model(s) x 2 world size(s); 1 model(s) cannot be built"
+    assert said == "4 configurations: 2 models x 2 world sizes; 1 model cannot be built"
 
 
 def test_done_sentence_counts_what_the_sweep_did() -> None:

@@ -71,7 +71,7 @@ def test_earlier_rows_and_lines_are_counted_and_said_as_earlier(
     # the flagged run measured (ok): counted among the ok ones, never as a third status
     assert "also holds 2 rows of earlier sweeps (1 ok, 1 of them flagged; 1 failed)" in text
     assert f"gpuscale analyze --bench {out} reads them all" in text
-    assert "1 unreadable line(s)" in text and "written before this sweep" in text
+    assert "1 unreadable line in" in text and "written before this sweep" in text
 
 
 def test_a_broken_model_row_carries_the_sweep_id(tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ def test_scores_lists_it_once_and_says_so(twin_round: Path) -> None:
     assert shown.exit_code == 0, shown.output
     listed = [r["system_id"] for r in csv.DictReader(io.StringIO(shown.stdout))]
     assert sorted(listed) == ["box8", "box8b"]
-    assert "1 result(s) listed once" in shown.stderr
+    assert "1 result listed once" in shown.stderr
     both = runner.invoke(app, ["scores", str(twin_round), "-f", "csv", "--duplicates"])
     assert both.exit_code == 0
     assert len(list(csv.DictReader(io.StringIO(both.stdout)))) == 3

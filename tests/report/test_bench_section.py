@@ -140,7 +140,7 @@ def test_report_lists_failed_runs_escaped_and_takes_allow_flagged(tmp_path: Path
     allowed = CliRunner().invoke(app, [*args, "--allow-flagged", "--out", str(tmp_path / "r2")])
     assert allowed.exit_code == 0, allowed.output
     html = (tmp_path / "r2" / "index.html").read_text()
-    assert "No advice:" not in html and "flagged run(s) used" in html
+    assert "No advice:" not in html and "2 flagged runs used" in html
 
 
 def test_the_summary_counts_models_and_devices_in_words() -> None:

@@ -64,7 +64,7 @@ def test_time_vs_cost_points_and_labels(result) -> None:
 def test_systems_figure_sizes_count_shared_configurations(result) -> None:
     chart = FIGURES["systems"](result)
     labels = chart.labels["points-grouped"]
-    assert any("A5000, 2 accelerators: 2 system(s)" in label for label in labels)
+    assert any("A5000, 2 accelerators: 2 systems" in label for label in labels)
     assert len(labels) == 5  # (A5000, 2) shared by two systems
 
 

@@ -36,10 +36,28 @@ def test_a_round_alone_is_marked_against_the_bundled_rounds_before_it(v41, bundl
 
 
 @pytest.fixture(scope="module")
-def bert_report(tmp_path_factory) -> str:
+def bert_html(tmp_path_factory) -> str:
     out = tmp_path_factory.mktemp("republished")
     path = build_report(load_round("v4.1"), ["bert"], out, AnalysisOptions(n_boot=100))
-    return unescape(re.sub(r"<[^>]+>", " ", path.read_text()))
+    return path.read_text()
+
+
+@pytest.fixture(scope="module")
+def bert_report(bert_html) -> str:
+    return unescape(re.sub(r"<[^>]+>", " ", bert_html))
+
+
+def _systems_table(page: str) -> tuple[list[str], list[tuple[bool, dict[str, str]]]]:
+    """The BERT section's systems table: its headers and its rows (whether the row is
+    highlighted as the reference, its cells by header)."""
+    section = page[page.index("<h3>Systems") :]
+    table = section[: section.index("</table>")]
+    headers = [unescape(h) for h in re.findall(r"<th>(.*?)</th>", table)]
+    rows = []
+    for attrs, body in re.findall(r"<tr([^>]*)>(.*?)</tr>", table.split("<tbody>")[1], re.S):
+        cells = [unescape(c) for c in re.findall(r"<td>(.*?)</td>", body, re.S)]
+        rows.append(('class="reference"' in attrs, dict(zip(headers, cells, strict=True))))
+    return headers, rows
 
 
 def test_the_report_says_which_results_it_names_were_first_published_earlier(
@@ -68,3 +86,48 @@ def test_the_report_says_which_results_it_names_were_first_published_earlier(
     assert f"{len(earlier)} of v4.1's {len(rows)} BERT results" in once.group(0)
     for first, count in earlier["first_round"].value_counts().items():
         assert f"{count} in {first}" in once.group(0)
+
+
+def test_the_systems_table_marks_the_results_first_published_earlier(
+    bert_html, bert_report, v41, bundled
+) -> None:
+    """A walk: the overview said "10 of v4.1's 29 BERT results were first published in an
+    earlier round" and the systems table marked none of them. Its First published column
+    holds the round for exactly those rows: the dataset of every bundled round says which
+    (its first_round), and the sentence counts as many."""
+    table = analyze(v41, ["bert"], AnalysisOptions(n_boot=100))[0].table
+    rows = table.merge(_firsts_of(bundled, "v4.1"), on=[*KEY, "system_name"])
+    earlier = rows[rows["first_round"] != "v4.1"]
+    headers, shown = _systems_table(bert_html)
+    assert "First published" in headers and len(shown) == len(table)
+    marked = [cells for _, cells in shown if cells["First published"]]
+    expected = sorted(
+        (r.submitter, f"{int(r.accelerators):,}", r.first_round) for r in earlier.itertuples()
+    )
+    assert sorted((c["Submitter"], c["N"], c["First published"]) for c in marked) == expected
+    for cells in marked:  # each the system the dataset names, at its count
+        names = earlier[
+            (earlier["submitter"] == cells["Submitter"])
+            & (earlier["accelerators"].map(lambda n: f"{int(n):,}") == cells["N"])
+        ]["system_name"]
+        assert any(cells["System"].startswith(str(name)) for name in names), cells
+    said = re.search(r"Republished results: (\d+) of v4\.1's (\d+) BERT results", bert_report)
+    assert said and int(said.group(1)) == len(marked) and int(said.group(2)) == len(shown)
+    legend = re.search(r"First published: [^<]*", unescape(bert_html))
+    assert legend and f"the {len(marked)} of v4.1's {len(shown)} results" in legend.group(0)
+
+
+def test_the_reference_is_named_as_the_systems_table_shows_it(bert_html, bert_report, v41) -> None:
+    """A walk: the BERT overview named its reference "Krai 7920T_2xA5000_hdd" (the system
+    id), a row the table calls "Dell Precision 7920 Tower with 2x A5000 using HDD": the
+    words name it by the table's Submitter and System cells of the highlighted row."""
+    _, shown = _systems_table(bert_html)
+    references = [cells for is_ref, cells in shown if is_ref]
+    assert len(references) == 1
+    ref = references[0]
+    said = re.search(r"Reference \(study rule\): ([^.]*?) \(\d", bert_report)
+    assert said and said.group(1) == f"{ref['Submitter']} {ref['System']}"
+    result = analyze(v41, ["bert"], AnalysisOptions(n_boot=100))[0]
+    (reference,) = result.references
+    assert reference.system_id not in ref["System"]  # the walk's case: the id differs
+    assert reference.system_id not in said.group(0)

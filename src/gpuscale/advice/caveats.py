@@ -20,7 +20,7 @@ from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
 from gpuscale.advice.step_error import StepError
 from gpuscale.analysis.bench_scaling import bench_scaling
-from gpuscale.quantities import factor_interval, format_count, number
+from gpuscale.quantities import counted, factor_interval, format_count, number
 from gpuscale.tables.advice import as_throughput
 from gpuscale.tables.bench import on_a_larger_host
 
@@ -86,8 +86,9 @@ def headline(
     rests = list(defaults)
     if noise_steps is not None and noise_steps < FEW_NOISE_STEPS:
         rests.append(
-            f"a noise scale measured over {noise_steps} step(s) of the bench's random data "
-            "(give --noise-scale or --workload, or bench more --steps on your data)"
+            f"a noise scale measured over {counted(noise_steps, 'step')} "
+            "of the bench's random data (give --noise-scale or --workload, or bench more "
+            "--steps on your data)"
         )
     lines = []
     if rests:

@@ -11,7 +11,7 @@ from gpuscale.analysis.critical_batch import (
     rcp_model_for,
     rcp_rulesets_for,
 )
-from gpuscale.quantities import number
+from gpuscale.quantities import joined, noun_for, number
 from gpuscale.tables.workloads import Unit, convergence_unit, display_name
 
 
@@ -76,7 +76,8 @@ def no_rcps(workload: str, ruleset: str) -> str:
     have its reference convergence points (the newest to give instead)."""
     others = rcp_rulesets_for(workload)
     where = (
-        f"{display_name(workload)} has them in ruleset(s) {', '.join(others)}: give "
+        f"{display_name(workload)} has them in {noun_for(len(others), 'ruleset')} "
+        f"{joined(others)}: give "
         f"ruleset={others[-1]!r} (--ruleset {others[-1]} on the command line)"
         if others
         else "no ruleset of the installed mlperf-logging has them"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gpuscale.hardware.power import board_power
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import counted, joined, noun_for
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 
 if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
@@ -161,9 +161,9 @@ def bench_power(
     totals = same.dropna(subset=["power_w_total"])
     totals = totals.groupby(["accelerators", "batch_per_device"])["power_w_total"].median()
     batches = joined(f"{int(b)}" for b in at_batch.index)
-    noun = "batch" if len(at_batch) == 1 else "batches"
     source = (
-        f"{power.source} by N = 1 runs at per-device {noun} {batches}; each count is "
+        f"{power.source} by N = 1 runs at per-device {noun_for(len(at_batch), 'batch')} {batches}; "
+        "each count is "
         "charged the watts of its own per-device batch (energy_source says which)"
     )
     return replace(

@@ -16,6 +16,7 @@ from typing import Any
 
 from gpuscale.bench.baselines import kinds_of
 from gpuscale.bench.table import flag_summary
+from gpuscale.quantities import counted, joined, noun_for
 
 # Kinds of flag (the text before a reason's first colon) that a noisy host raises.
 NOISE_KINDS = ("machine busy", "CPU steal", "noisy", "repeats disagree", "no-sync steps")
@@ -51,7 +52,7 @@ def broken_models(table: Any) -> dict[str, list[int]]:
 def broken_sentence(broken: dict[str, list[int]]) -> str:
     """The models ``broken`` names, each with the counts whose loss was not finite."""
     return "; ".join(
-        f"{model} (loss not finite on {', '.join(map(str, counts))} device(s))"
+        f"{model} (loss not finite on {joined(counts)} {noun_for(counts[-1], 'device')})"
         for model, counts in broken.items()
     )
 
@@ -62,8 +63,8 @@ def broken_refusal(broken: dict[str, list[int]], where: str) -> str:
     if len(broken) == 1:
         ((model, counts),) = broken.items()
         said = (
-            f"{model} is broken: loss not finite (NaN or inf) in its run(s) on "
-            f"{', '.join(map(str, counts))} device(s) in {where}: it trains nothing "
+            f"{model} is broken: loss not finite (NaN or inf) in its runs on "
+            f"{joined(counts)} {noun_for(counts[-1], 'device')} in {where}: it trains nothing "
             "(broken or diverged)"
         )
     else:
@@ -108,7 +109,7 @@ def usable_runs(
     if flagged.any():
         said.insert(
             0,
-            f"{int(flagged.sum())} flagged run(s) used (--allow-flagged): "
+            f"{counted(int(flagged.sum()), 'flagged run')} used (--allow-flagged): "
             f"{flag_lines(sound)}. The figures they give are less certain",
         )
     warning = f"WARNING: {'. '.join(said)}." if said else None
@@ -118,7 +119,7 @@ def usable_runs(
 def flag_lines(table: Any) -> str:
     """Each kind of flag, its count and an example reason, in one sentence."""
     said = [(k, n, why.removeprefix(f"{k}: ")) for k, n, why in flag_summary(table)]
-    return "; ".join(f"{kind} ({n} run(s), e.g. {why})" for kind, n, why in said)
+    return "; ".join(f"{kind} ({counted(n, 'run')}, e.g. {why})" for kind, n, why in said)
 
 
 def _causes(kinds: list[str]) -> list[str]:
@@ -159,7 +160,9 @@ def flagged_help(table: Any) -> str:
     if not (flagged & (table["accelerators"] == 1)).any():
         return ""
     kinds = [kind for kind, _, _ in flag_summary(table)]
+    left = int(flagged.sum())
     return (
-        f". {int(flagged.sum())} run(s) were left out as flagged: {flag_lines(table)}. "
+        f". {counted(left, 'run')} {'was' if left == 1 else 'were'} left out as flagged: "
+        f"{flag_lines(table)}. "
         f"{remedy(kinds)}"
     )

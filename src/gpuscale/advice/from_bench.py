@@ -32,7 +32,7 @@ from gpuscale.advice.table_words import OneDevice
 from gpuscale.bench.evidence import weak_kinds
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import SAME_SAMPLES
-from gpuscale.quantities import counted, format_ms, joined
+from gpuscale.quantities import counted, format_ms, joined, noun_for
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.bench import most_host_devices
 
@@ -260,8 +260,8 @@ def _check_columns(bench: pd.DataFrame) -> None:
             f" and {len(missing) - 4} more" if len(missing) > 4 else ""
         )
         raise ValueError(
-            f"the bench table lacks the column(s) {shown}: give a table made by "
-            "gpuscale.bench.results.bench_table, or the results file's path"
+            f"the bench table lacks the {noun_for(len(missing), 'column')} {shown}: "
+            "give a table made by gpuscale.bench.results.bench_table, or the results file's path"
         )
 
 
@@ -310,7 +310,7 @@ def _known_model(table: pd.DataFrame, model: str, source: Any) -> None:
         return
     raise CalibrationError(
         f"model {model!r} is not in {where}{did_you_mean(model, names)}; "
-        f"it holds {len(names)} model(s): {', '.join(names) or 'none'} "
+        f"it holds {counted(len(names), 'model')}: {joined(names) or 'none'} "
         "(give one of them to --model)"
     )
 

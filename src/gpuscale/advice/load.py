@@ -22,6 +22,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.results import BENCH_FILE, load_bench
 from gpuscale.interconnect.records import read_sweeps
 from gpuscale.interconnect.topology import Topology, read_topo_file
+from gpuscale.quantities import counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +56,7 @@ def load_advice_data(
         bench, skipped = loaded.table, loaded.skipped
         example = f", e.g. {skipped[0]}" if skipped else ""
         name = Path(request.bench).name
-        notes = (f"{len(skipped)} line(s) of {name} skipped{example}.",) if skipped else ()
+        notes = (f"{counted(len(skipped), 'line')} of {name} skipped{example}.",) if skipped else ()
     return AdviceData(bench=bench, topology=topology, collectives=curves, notes=notes)
 
 

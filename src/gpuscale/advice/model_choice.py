@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.bench.baselines import kinds_of
-from gpuscale.quantities import format_count, joined
+from gpuscale.quantities import format_count, joined, noun_for
 
 
 def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
@@ -16,17 +16,17 @@ def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
     was not finite, where it is broken: then none of its runs is used)."""
     if broken:
         return (
-            f"loss not finite on {', '.join(map(str, broken))} device(s), a broken model: "
-            "none of its runs used, --allow-flagged or not"
+            f"loss not finite on {joined(broken)} {noun_for(broken[-1], 'device')}, "
+            "a broken model: none of its runs used, --allow-flagged or not"
         )
     single = runs[runs["accelerators"] == 1]
     if single.empty:
         return "no N = 1 run"
     ok = single[single["status"] == "ok"]
     if ok.empty:
-        return f"its N = 1 run(s) failed ({single['status'].iloc[-1]})"
+        return f"its N = 1 {noun_for(len(single), 'run')} failed ({single['status'].iloc[-1]})"
     kinds = dict.fromkeys(k for flags in ok["flags"].fillna("") for k in kinds_of(str(flags)))
-    return f"its N = 1 run(s) flagged ({', '.join(kinds) or 'untrusted'})"
+    return f"its N = 1 {noun_for(len(ok), 'run')} flagged ({joined(kinds) or 'untrusted'})"
 
 
 def why_this_model(

@@ -12,7 +12,7 @@ from gpuscale.advice.limits import topology_cap
 from gpuscale.advice.network import Link, Network
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
 from gpuscale.interconnect.topology import Topology
-from gpuscale.quantities import number
+from gpuscale.quantities import counted, number
 
 
 def given_link(request: AdviceRequest) -> Link | str | None:
@@ -72,7 +72,7 @@ def network_basis(
             f"whole nodes are (--max-devices {2 * req.gpus_per_node} searches two)"
         )
         spill = (
-            f"Nodes: --max-devices {req.max_devices} is more than {req.nodes} node(s) of "
+            f"Nodes: --max-devices {req.max_devices} is more than {counted(req.nodes, 'node')} of "
             f"{req.gpus_per_node} devices hold: {spans} (give --nodes and --gpus-per-node "
             "to say otherwise)."
         )

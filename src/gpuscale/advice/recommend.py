@@ -332,9 +332,8 @@ def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
                 f"scaled ideally to {row.accelerators}, halved): check the step time, batch "
                 "and samples"
             )
-    return found[:1] + (
-        [f"(and {counted(len(found) - 1, 'more count')})"] if len(found) > 1 else []
-    )
+    more = [f"(and {counted(len(found) - 1, 'more count')})"] if len(found) > 1 else []
+    return found[:1] + more
 
 
 def recommend(inputs: AdviceInputs) -> Advice:

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from gpuscale.advice.conflicts import check_pairs
 from gpuscale.hardware.links import check_preset
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
-from gpuscale.quantities import number, parse_size
+from gpuscale.quantities import counted, number, parse_size
 from gpuscale.tables.requests import (
     FieldError,
     JsonRequest,
@@ -338,8 +338,9 @@ class AdviceRequest(JsonRequest):
             if not isinstance(batches, tuple) or len(batches) != count:
                 given = len(batches) if isinstance(batches, tuple) else int(batches is not None)
                 raise ValueError(
-                    f"{count} --step-ms value(s) need as many --batch values, one per step "
-                    f"time (got {given or 'no'} --batch value(s))"
+                    f"{counted(count, '--step-ms value')} {'needs' if count == 1 else 'need'} "
+                    "as many --batch values, one per step time"
+                    f" (got {counted(given, '--batch value') if given else 'none'})"
                 )
             if len(set(batches)) != len(batches):
                 raise ValueError(f"the --batch values of the step times must differ: {batches}")

@@ -59,8 +59,8 @@ def from_residuals(residuals: list[float], measured_n: int, what: str) -> StepEr
     few = ""
     if len(r) < FEW_RESIDUALS:  # one or two errors are no spread: never narrower than none
         width = max(width, EXTRAPOLATED)
-        verb = "measures" if len(r) == 1 else "measure"
-        few = f"; {counted(len(r), 'error')} {verb} no spread: at least the unmeasured width"
+        measure = "measures" if len(r) == 1 else "measure"
+        few = f"; {counted(len(r), 'error')} {measure} no spread: at least the unmeasured width"
     return StepError(
         width_log=max(width, math.log(1.02)),
         measured_n=measured_n,

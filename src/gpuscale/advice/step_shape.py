@@ -33,7 +33,7 @@ import pandas as pd
 
 from gpuscale.advice.fixed_cost import FixedCost, line
 from gpuscale.advice.model import Compute, ModelSpec
-from gpuscale.quantities import format_ms, number
+from gpuscale.quantities import format_ms, joined, noun_for, number
 
 # Of a device's memory, the share a run may fill: the CUDA context, the caching
 # allocator's fragmentation and workspace are not in ``max_memory_allocated``.
@@ -64,7 +64,7 @@ class Shape:
 
     def sentence(self) -> str:
         """What was measured, the shape between and beyond, and its left-out error."""
-        batches = ", ".join(f"{b:g}" for b, _ in self.points)
+        batches = joined(f"{b:g}" for b, _ in self.points)
         shape = f"{format_ms(self.ms_per_sample)} per sample" + (
             f" from {format_ms(self.fixed_ms)}" if self.fixed_ms > 0 else ""
         )
@@ -79,11 +79,10 @@ class Shape:
             if self.left_out
             else "too few batches to measure its error on one left out"
         )
-        noun = "batch" if len(self.points) == 1 else "batches"
         return (
-            f"Step against the batch: forward + backward measured at per-device {noun} "
-            f"{batches} (those are used as measured); between and beyond them modelled: "
-            f"{shape}; {errors}."
+            "Step against the batch: forward + backward measured at per-device "
+            f"{noun_for(len(self.points), 'batch')} {batches} (those are used as measured); "
+            f"between and beyond them modelled: {shape}; {errors}."
         )
 
 

@@ -84,7 +84,7 @@ def overall_equilibrium(result: WorkloadAnalysis) -> Equilibrium:
 
 
 def references_text(result: WorkloadAnalysis) -> str:
-    """The reference system(s) of an analysis in words: ``ORG/ID (N x FAMILY, T min)``,
+    """The reference systems of an analysis in words: ``ORG/ID (N x FAMILY, T min)``,
     comma-separated (one per family under a per-family reference), each with why its
     score is less certain where it is."""
     return ", ".join(
@@ -172,17 +172,19 @@ def not_analysed(
         return None
     scored = scores[scores["time_to_train_min"].notna()]
     if scored.empty:
-        return f"none of its {len(scores)} result(s) has an official score"
-    counted = scored[scored["accelerators"].fillna(0) > 0]
-    if counted.empty:
+        return f"none of its {counted(len(scores), 'result')} has an official score"
+    with_count = scored[scored["accelerators"].fillna(0) > 0]
+    if with_count.empty:
         return (
-            f"its {len(scored)} scored system(s) have no accelerator count (CPU-only, or a "
+            f"its {counted(len(scored), 'scored system')} {'has' if len(scored) == 1 else 'have'} "
+            "no accelerator count (CPU-only, or a "
             "system description without one; see the data problems)"
         )
-    if not in_division(counted, division).any():
-        others = sorted(set(counted["division"].dropna().astype(str)))
+    if not in_division(with_count, division).any():
+        others = sorted(set(with_count["division"].dropna().astype(str)))
         return (
-            f"its {len(counted)} scored result(s) are of another division than {division} "
+            f"its {counted(len(with_count), 'scored result')} "
+            f"{'is' if len(with_count) == 1 else 'are'} of another division than {division} "
             f"({joined(others)}; --division {others[0] if others else 'all'} or all "
             "includes them)"
         )

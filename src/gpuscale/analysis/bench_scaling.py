@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.plausibility import superlinear_flag
-from gpuscale.quantities import format_count
+from gpuscale.quantities import counted, format_count, joined, noun_for
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.bench import configuration_labels, one_device
 from gpuscale.tables.measures import efficiency, rate_speedup
@@ -167,7 +167,7 @@ def break_even_sentence(scaling: pd.DataFrame, accelerators: int) -> str:
     text = f"{format_count(size)} parameters" if size else "not crossed by the models run"
     weak = int((rows.get("evidence", pd.Series(dtype=str)) == "weak").sum())
     if weak:
-        text += f" (weak evidence: {weak} of its {len(rows)} run(s), see evidence_notes)"
+        text += f" (weak evidence: {weak} of its {counted(len(rows), 'run')}, see evidence_notes)"
     return f"{head}: {text}"
 
 
@@ -180,7 +180,8 @@ def baseline_sentence(scaling: pd.DataFrame) -> str | None:
     multi = cpu[(cpu["accelerators"] > 1) & cpu["speedup"].notna()]
     if multi.empty:
         return None
-    threads = ", ".join(str(int(t)) for t in sorted(multi["threads"].dropna().unique()))
+    counts = [int(t) for t in sorted(multi["threads"].dropna().unique())]
+    threads = f"{joined(counts, 'or')} {noun_for(counts[-1] if counts else 0, 'thread')}"
     largest = multi.loc[multi["accelerators"].idxmax()]
     nodes = int(largest["nnodes"]) if pd.notna(largest["nnodes"]) else 1
     processes = f"{int(largest['accelerators'])} processes"
@@ -190,7 +191,7 @@ def baseline_sentence(scaling: pd.DataFrame) -> str | None:
         else f"{processes} beat this machine"
     )
     return (
-        f"CPU baseline: the N = 1 run is one process with {threads} thread(s), as many as "
+        f"CPU baseline: the N = 1 run is one process with {threads}, as many as "
         f"each process of the N > 1 runs had; a speedup over it does not answer whether "
         f"{whether} used by one process with all its cores: bench --nproc 1 --threads "
         "CORES measures that one"

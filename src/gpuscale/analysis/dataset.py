@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from gpuscale.quantities import counted
 from gpuscale.sources import write_atomically
 from gpuscale.tables import (
     DATASET_COLUMNS,
@@ -40,8 +41,8 @@ def written_sentence(results: pd.DataFrame, runs: pd.DataFrame, folder: object) 
     )
     if twins:
         text += (
-            f"; {twins} result(s) repeating the runs of another under a second system name "
-            "in the same round counted once (`gpuscale scores --duplicates` lists them)"
+            f"; {counted(twins, 'result')} repeating the runs of another under a second system "
+            "name in the same round counted once (`gpuscale scores --duplicates` lists them)"
         )
     if "first_round" in results and (again := int(is_republished(results).sum())):
         # the same runs in two rounds' archives: a row in each (trends counts them once)

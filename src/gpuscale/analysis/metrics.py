@@ -166,7 +166,7 @@ def find_reference(
 
 def _unscored_here(frame: pd.DataFrame, every: pd.DataFrame, rule: str) -> str:
     """Why a system that exists is no reference for ``frame``'s workload: which workload
-    and round(s) it has no score for, and those it has one for (a walk: `-b
+    and rounds it has no score for, and those it has one for (a walk: `-b
     bert,retinanet --reference ...` said only "for this benchmark")."""
     workload = ", ".join(sorted(frame["workload"].astype(str).unique()))
     rounds = ", ".join(sorted(frame["round"].astype(str).unique()))
@@ -286,7 +286,7 @@ def workload_scaling_table(
 
 
 def references(table: pd.DataFrame) -> list[Reference]:
-    """The reference system(s) a scaling table was computed against."""
+    """The reference systems a scaling table was computed against."""
     refs = table.drop_duplicates(["reference_org", "reference_system_id"])
     out = []
     for row in refs.itertuples(index=False):

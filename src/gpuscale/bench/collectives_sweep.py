@@ -22,7 +22,7 @@ from gpuscale.hardware.links import get_preset
 from gpuscale.interconnect.nccl import check_env, parse_debug_log
 from gpuscale.interconnect.records import Sweeps, read_sweeps
 from gpuscale.interconnect.verdict import judge
-from gpuscale.quantities import format_bytes
+from gpuscale.quantities import counted, format_bytes
 from gpuscale.sources.processes import RUNNER_PID, available_memory, lifeline
 
 
@@ -48,7 +48,7 @@ def _check_world(world: int, backend: str, oversubscribe: bool) -> str:
     device = device_kind(backend)
     if world < 2:
         visible = cuda_devices() if device == "cuda" else None
-        shown = f"{visible} CUDA device(s) visible" if visible is not None else "1 process"
+        shown = f"{counted(visible, 'CUDA device')} visible" if visible is not None else "1 process"
         raise SweepError(
             f"a collective needs two or more devices ({shown}, --nproc {world}): nothing "
             "measured, no sweep written. Run it where 2 or more GPUs are visible, or time "

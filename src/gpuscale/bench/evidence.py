@@ -18,6 +18,7 @@ from typing import Any
 
 from gpuscale.plausibility import MIN_BUSY_WINDOW_S, host_measured
 from gpuscale.plausibility import timed_window_s as _window_s
+from gpuscale.quantities import counted
 
 MIN_STEPS = 10  # fewer timed steps: one slow step moves the mean by more than 10%
 SPREAD_P95_OVER_P50 = 1.2  # a spread this wide (short of the noisy flag at 1.5x) is weak
@@ -39,7 +40,7 @@ def weak_reasons(row: Mapping[str, Any]) -> list[str]:
     steps = row.get("steps")
     if _finite(steps) and steps < MIN_STEPS:
         reasons.append(
-            f"only {int(steps)} step(s) timed (under {MIN_STEPS}: one slow step moves the "
+            f"only {counted(int(steps), 'step')} timed (under {MIN_STEPS}: one slow step moves the "
             f"mean by 1/{int(steps)}); bench with --steps {MIN_STEPS * 3} or more"
         )
     p50, p95 = row.get("step_ms_p50"), row.get("step_ms_p95")
@@ -49,7 +50,7 @@ def weak_reasons(row: Mapping[str, Any]) -> list[str]:
     if _finite(window) and not host_measured(window):
         reasons.append(
             f"busy share not measured: the timed phase lasted {window * 1e3:.3g} ms, "
-            f"{max(1, round(window * 100))} clock tick(s) a core (needs "
+            f"{counted(max(1, round(window * 100)), 'clock tick')} a core (needs "
             f"{MIN_BUSY_WINDOW_S:g} s; more --steps)"
         )
     elif not _finite(row.get("other_load_share")):
@@ -74,7 +75,7 @@ def grade(rows: list[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
 
 # Each kind of reason a row is weak: a phrase its note holds, and the kind in short.
 _KINDS = (
-    ("step(s) timed", "few steps timed"),
+    (" timed (under ", "few steps timed"),
     ("steps spread", "steps spread"),
     ("busy share not measured", "busy share not measured"),
 )

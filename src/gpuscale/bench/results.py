@@ -18,7 +18,7 @@ import numpy as np
 from gpuscale.bench.record import record_problem
 from gpuscale.bench.resume_said import Again, kept_and_again
 from gpuscale.bench.table import NO_ONE_DEVICE, bench_table, flag_summary
-from gpuscale.quantities import format_bytes
+from gpuscale.quantities import counted, format_bytes
 from gpuscale.sources.bounded import TooLarge, json_lines, schema_of
 from gpuscale.tables import BenchStatus
 
@@ -179,7 +179,8 @@ def load_bench(path: Path) -> BenchFile:
             )
         example = f" (e.g. {problems[0]})" if problems else ""
         raise ResultsError(
-            f"{path}: no gpuscale bench results in it; {len(problems)} line(s) skipped{example}"
+            f"{path}: no gpuscale bench results in it; {counted(len(problems), 'line')} "
+            f"skipped{example}"
         )
     return BenchFile(bench_table(records), problems)
 

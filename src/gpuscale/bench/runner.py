@@ -37,6 +37,7 @@ from gpuscale.bench.results_file import append_result, check_writable
 from gpuscale.bench.resume_said import Again, again_note, planned_keys, resume_sentence, run_fields
 from gpuscale.bench.sweep_request import check_endpoint, check_nodes
 from gpuscale.bench.sweep_said import done_line, kept_note
+from gpuscale.quantities import counted
 from gpuscale.sources.processes import remove_stale_runs, run_folder
 from gpuscale.sources.signals import note_on_stop
 from gpuscale.tables import BenchStatus
@@ -110,14 +111,14 @@ def check_devices(
     visible = cuda_devices() if device == "cuda" else 0
     if device == "cuda" and nproc > visible:
         raise ValueError(
-            f"{visible} CUDA device(s) visible; --nproc {nproc} needs {nproc} (one per "
+            f"{counted(visible, 'CUDA device')} visible; --nproc {nproc} needs {nproc} (one per "
             f"process on each node): give --nproc up to {visible}, or time CPU processes "
             "with --backend gloo"
         )
     cores = os.cpu_count() or 1
     if device == "cpu" and nproc > cores and not oversubscribe:
         raise ValueError(
-            f"--nproc {nproc} runs {nproc} processes on this host's {cores} core(s): each "
+            f"--nproc {nproc} runs {nproc} processes on this host's {counted(cores, 'core')}: each "
             "process is a device, so they would share cores and measure the contention, not "
             f"{measured} (and each holds {holds}); give at most {cores}, or add "
             "--oversubscribe to run them anyway"

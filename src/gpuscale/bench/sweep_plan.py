@@ -12,7 +12,7 @@ from gpuscale.bench.config import BenchConfig, ModelError
 from gpuscale.bench.probe import count_parameters
 from gpuscale.bench.runner import SweepConfig, SweepReport, device_kind, world_sizes
 from gpuscale.bench.sweep_request import SweepRequest
-from gpuscale.quantities import BadQuantity, parse_size
+from gpuscale.quantities import BadQuantity, counted, parse_size
 from gpuscale.tables.requests import FieldError
 
 # Which node's command appends a multi-node sweep's rows (docs/interconnect.md says the same):
@@ -70,15 +70,15 @@ def plan_sweep(chosen: Chosen, broken: Broken, **settings: Any) -> SweepConfig:
 
 
 def plan_sentence(config: SweepConfig, broken: Broken) -> str:
-    """``6 configurations: 3 model(s) x 2 world size(s)`` and the models that cannot be
+    """``6 configurations: 3 models x 2 world sizes`` and the models that cannot be
     built; then, a line each, the GPU options given that do nothing on the device the
     ranks run on here (``BenchConfig.unapplied``: ``--tf32`` under ``--backend auto`` on
     a host without a GPU)."""
     total = len(config.models) * len(config.nproc)
     said = (
-        f"{total} configuration{'' if total == 1 else 's'}: {len(config.models)} model(s) x "
-        f"{len(config.nproc)} world size(s)"
-        + (f"; {len(broken)} model(s) cannot be built" if broken else "")
+        f"{counted(total, 'configuration')}: {counted(len(config.models), 'model')} x "
+        f"{counted(len(config.nproc), 'world size')}"
+        + (f"; {counted(len(broken), 'model')} cannot be built" if broken else "")
     )
     return "\n".join([said, *config.bench.unapplied(device_kind(config.bench.backend))])
 

@@ -11,6 +11,7 @@ from gpuscale.bench.sweep_request import SweepRequest
 from gpuscale.cli.common import app, require_torch
 from gpuscale.cli.options import command, option_names
 from gpuscale.cli.output import Format, err, fail, fail_on, out, print_records, show
+from gpuscale.quantities import counted
 
 
 @command(app, "bench")
@@ -68,8 +69,8 @@ def _print_results(out_file: Path, sweep_id: str, skipped: int = 0) -> None:
         return
     if loaded.skipped:  # this sweep appends whole rows (a row cut short is taken back)
         err.print(
-            f"note: {len(loaded.skipped)} unreadable line(s) in {out_file}, written before "
-            f"this sweep, skipped (gpuscale analyze --bench {out_file} lists them)",
+            f"note: {counted(len(loaded.skipped), 'unreadable line')} in {out_file}, "
+            f"written before this sweep, skipped (gpuscale analyze --bench {out_file} lists them)",
             markup=False,
             highlight=False,
         )

@@ -15,6 +15,7 @@ import pandas as pd
 
 from gpuscale.mlperf.ingest import read_rounds
 from gpuscale.mlperf.layout import normalise_round, round_name_from_path
+from gpuscale.quantities import joined, noun_for
 from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, round_key
 from gpuscale.tables.republished import mark_copies
@@ -67,7 +68,7 @@ def load_round(*rounds: str) -> RoundTables:
     missing = [r for r in wanted if r not in available]
     if missing:
         raise RoundNotBundledError(
-            f"round(s) {', '.join(missing)} not bundled; bundled: "
+            f"{noun_for(len(missing), 'round')} {joined(missing)} not bundled; bundled: "
             f"{', '.join(available) or 'none'} (read a round's raw results, its folder or "
             "archive, with read_round(path); on the command line give it as a path, e.g. "
             "`gpuscale analyze PATH`)"

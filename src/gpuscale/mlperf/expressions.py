@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gpuscale.quantities import joined, noun_for
+
 # What the checker's expressions may name besides ``v`` (and ``s``/``ll`` when stateful).
 _FUNCTIONS: dict[str, Any] = {
     "is_integer": lambda value: abs(round(value) - value) < 0.00001,  # mlp_compliance's
@@ -153,7 +155,9 @@ def _validate(tree: ast.AST, text: str) -> tuple[bool, set[str]]:
             keys.add(str(node.slice.value))
     unknown = names - set(_FUNCTIONS) - {"v", "s", "ll"}
     if unknown:
-        raise RuleError(f"unknown name(s) {', '.join(sorted(unknown))} in {text!r}")
+        raise RuleError(
+            f"unknown {noun_for(len(unknown), 'name')} {joined(sorted(unknown))} in {text!r}"
+        )
     return bool(names & {"s", "ll"}), keys
 
 

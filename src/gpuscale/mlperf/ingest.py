@@ -31,6 +31,7 @@ from gpuscale.mlperf.round_hints import GIVEN, other_round
 from gpuscale.mlperf.rules import ruleset_for, unheld_round
 from gpuscale.mlperf.scores import build_scores
 from gpuscale.mlperf.systems import SystemDescriptionError, parse_system
+from gpuscale.quantities import counted
 from gpuscale.sources import (
     MAX_FILE_BYTES,
     MAX_ROUND_BYTES,
@@ -365,7 +366,7 @@ def _tables(col: _Collector) -> RoundTables:
     if col.power:
         _add_energy(runs, col.power)
     for (where, note), count in sorted(col.power_notes.items()):
-        col.problem(where, ProblemKind.POWER_LOG, f"{count} file(s): {note}")
+        col.problem(where, ProblemKind.POWER_LOG, f"{counted(count, 'file')}: {note}")
     scored = build_scores(
         col.round_name, col.systems, runs, col.scaling, col.bench_dirs, damaged=col.damaged
     )

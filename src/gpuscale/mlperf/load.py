@@ -17,6 +17,7 @@ from pathlib import Path
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.ingest import Progress, read_round, round_name_of
+from gpuscale.quantities import counted
 from gpuscale.sources import SourceError
 from gpuscale.sources.atomic import written_by
 from gpuscale.sources.entries import is_archive
@@ -193,7 +194,8 @@ def _split_round_names(paths: list[Path], names: list[str]) -> tuple[list[str], 
     if len(unnamed) < len(paths):  # some paths say their round: name the others only
         if len(names) < len(unnamed):
             raise RoundNamesError(
-                f"{len(unnamed)} path(s) do not say their round in their name "
+                f"{counted(len(unnamed), 'path')} {'does' if len(unnamed) == 1 else 'do'} not say "
+                "their round in their name "
                 f"({', '.join(str(p) for p in unnamed)}): give one --round each"
             )
         given = iter(names[: len(unnamed)])

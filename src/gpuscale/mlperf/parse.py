@@ -17,6 +17,7 @@ from gpuscale.mlperf.power import PowerLog, read_power_log
 from gpuscale.mlperf.rcp import run_samples_to_converge
 from gpuscale.mlperf.rules import keys_of_ruleset, rules_for, ruleset_for
 from gpuscale.mlperf.runlog import RunLog, read_run_log
+from gpuscale.quantities import counted
 from gpuscale.sources import Entry
 from gpuscale.tables import RunStatus
 
@@ -80,10 +81,13 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
         )
     if log.parse_failures:
         reasons.insert(
-            0, f"{log.parse_failures} MLLOG line(s) do not parse; first: {log.first_parse_failure}"
+            0,
+            f"{counted(log.parse_failures, 'MLLOG line')} "
+            f"{'does' if log.parse_failures == 1 else 'do'} not parse; "
+            f"first: {log.first_parse_failure}",
         )
     status, reasons = _status(data, log, violations, reasons, impossible)
-    counted = not reasons and ttt_ms is not None
+    is_counted = not reasons and ttt_ms is not None
     if status == RunStatus.ABORTED and log.run_stop_status != RunStatus.ABORTED:
         reasons = [*reasons, f"run_stop status {log.run_stop_status!r} (read as aborted)"]
     target = rules_for(ruleset, log.division, log.benchmark).quality if ruleset else None
@@ -95,7 +99,7 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
         "run_stop_ms": log.run_stop_ms,
         "time_to_train_min": ttt_ms / 60 / 1000 if ttt_ms is not None and not impossible else None,
         "status": str(status),
-        "counted": counted,
+        "counted": is_counted,
         "problem": "; ".join(reasons),
         "log_benchmark": log.benchmark,
         "log_division": log.division,

@@ -21,6 +21,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
+from gpuscale.quantities import counted
 from gpuscale.report.bands import interval_bars
 from gpuscale.report.convergence_figures import convergence, decomposition
 from gpuscale.report.figures_common import point_labels, title
@@ -156,7 +157,8 @@ def systems_by_accelerator(result: WorkloadAnalysis) -> Chart:
     # margins in inches (tick labels and the axis label need ~0.6 in whatever the height)
     fig.subplots_adjust(left=0.25, right=0.78, bottom=0.62 / height, top=1 - 0.42 / height)
     tips = [
-        f"{r.accelerator_family}, {r.accelerators} accelerators: {r.systems} system(s): {r.names}"
+        f"{r.accelerator_family}, {counted(r.accelerators, 'accelerator')}: "
+        f"{counted(r.systems, 'system')}: {r.names}"
         for r in grouped.itertuples(index=False)
     ]
     return Chart(fig, {"points-grouped": tips})

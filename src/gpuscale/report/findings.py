@@ -22,6 +22,7 @@ from gpuscale.report.republished_words import (
     republished_sentence,
     since,
 )
+from gpuscale.report.system_names import shown_name
 from gpuscale.tables import counts_samples
 
 
@@ -105,7 +106,8 @@ def _overview(result: WorkloadAnalysis, reference_rule: str, firsts: Firsts) -> 
     (each said first published in an earlier round where it was)."""
     table = result.table
     refs = "; ".join(
-        f"{r.submitter} {r.system_id} ({devices(r.accelerators, r.accelerator_family)}, "
+        f"{shown_name(table, r.org, r.system_id)} "
+        f"({devices(r.accelerators, r.accelerator_family)}, "
         f"{format_minutes(r.time_to_train_min)}{since(firsts, r)}"
         f"{f'; {r.score_reason}' if r.score_reason else ''})"
         for r in result.references
@@ -120,7 +122,7 @@ def _overview(result: WorkloadAnalysis, reference_rule: str, firsts: Firsts) -> 
         f"{number(int(table['accelerators'].min()))} to "
         f"{number(int(table['accelerators'].max()))} "
         f"accelerators. Reference ({reference_rule} rule): {refs}.",
-        f"Fastest: {named(fastest['submitter'], fastest['system_name'])} "
+        f"Fastest: {shown_name(table, fastest['org'], fastest['system_id'])} "
         f"({devices(fastest['accelerators'], fastest['accelerator_family'])}"
         f"{since(firsts, fastest)}) trains in "
         f"{format_minutes(fastest['time_to_train_min'])}, {number(fastest['speedup'])}x the "

@@ -32,7 +32,13 @@ from gpuscale.mlperf.earlier import first_published
 from gpuscale.report.cache import Cache
 from gpuscale.report.findings import workload_findings
 from gpuscale.report.gc_tuning import fewer_collections
-from gpuscale.report.page import Section, answer_rows, render_html, section_rows
+from gpuscale.report.page import (
+    Section,
+    answer_rows,
+    render_html,
+    section_columns,
+    section_rows,
+)
 from gpuscale.report.plan_section import PlanSection, plan_data, plan_section
 from gpuscale.report.pool import figure_executor
 from gpuscale.report.republished_words import earlier_firsts
@@ -171,7 +177,10 @@ def _draw(
         )
         made = [f.result() for f in extras] if out.every else [fn(*a) for fn, a in extra_work]
         drawn = analysed.drawn
-        sections = [_section(r, drawn, f, names) for r, f in zip(results, said, strict=True)]
+        sections = [
+            _section(r, drawn, f, names, first)
+            for r, f, first in zip(results, said, firsts, strict=True)
+        ]
         overview_figure = overview_future.result() if overview_future else None
         extra_sections = [*([study] if study else []), *(e for e in made if e)]
     done = [(r.round, r.workload) for r in results]
@@ -304,14 +313,19 @@ def _section(
     drawn: dict[tuple[str, str, str], Future],
     findings: list[str],
     names: list[str],
+    firsts: dict,
 ) -> Section:
     """A workload's section of the page (its ``findings`` in words), once its figures
-    ``names`` (``drawn``) are done."""
+    ``names`` (``drawn``) are done; ``firsts``: its results first published earlier."""
+    rows = section_rows(result.table, firsts)
+    columns, first_note = section_columns(rows, result.round)
     return Section(
         anchor=f"{result.round}-{result.workload}",
         title=f"{display_name(result.workload)} ({result.round})",
         findings=findings,
         figures=[drawn[result.round, result.workload, name].result() for name in names],
-        rows=section_rows(result.table),
+        rows=rows,
         not_drawn=[text for name, text in FIGURE_NAMES.items() if name not in names],
+        columns=columns,
+        first_note=first_note,
     )

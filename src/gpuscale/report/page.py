@@ -15,9 +15,10 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis
 from gpuscale.analysis.answers import answers
-from gpuscale.quantities import named, number
-from gpuscale.report.republished_words import Firsts, answer_since
+from gpuscale.quantities import counted, joined, named, noun_for, number
+from gpuscale.report.republished_words import Firsts, answer_since, key_of
 from gpuscale.report.rounds_section import ExtraSection
+from gpuscale.report.system_names import is_reference, system_cells
 from gpuscale.report.workload_figures import RenderedFigure
 from gpuscale.tables import RoundTables, display_name
 from gpuscale.tables.republished import counted_once, is_same_runs_copy, runs_counted_once
@@ -42,6 +43,9 @@ TABLE_COLUMNS = {
 }
 
 
+FIRST_PUBLISHED = "First published"
+
+
 @dataclass(frozen=True, slots=True)
 class Section:
     anchor: str
@@ -51,22 +55,45 @@ class Section:
     rows: list[dict[str, object]]
     reference_ids: set[str] = field(default_factory=set)
     not_drawn: list[str] = field(default_factory=list)  # FIGURE_NAMES of those left out
+    # the table's columns where they differ from the page's (a First published column)
+    columns: list[str] = field(default_factory=list)
+    first_note: str = ""  # what the First published column says, where it is shown
 
 
-def section_rows(table: pd.DataFrame) -> list[dict[str, object]]:
+def section_rows(table: pd.DataFrame, firsts: Firsts | None = None) -> list[dict[str, object]]:
+    """A workload's systems table; ``firsts``: its results first published in an earlier
+    round (``report.republished_words.earlier_firsts``), whose row says that round in the
+    First published column (the rows the overview's "Republished results" counts)."""
     rows = []
-    # systems that share a name and a size are told apart by their id
-    alike = table.duplicated(["submitter", "system_name", "accelerators"], keep=False)
-    for r, same in zip(table.to_dict("records"), alike, strict=True):
+    firsts = firsts or {}
+    cells = system_cells(table)
+    for r, cell, ref in zip(table.to_dict("records"), cells, is_reference(table), strict=True):
         row = {label: number(r[col]) for col, label in TABLE_COLUMNS.items() if col != "ci"}
-        row["System"] = f"{r['system_name']} ({r['system_id']})" if same else r["system_name"]
+        row["System"] = cell
         row["Submitter"] = r["submitter"]
         row["Accelerator"] = r["accelerator_family"]
         low, high = r["time_to_train_min_ci_low"], r["time_to_train_min_ci_high"]
         row["95% CI (min)"] = f"{number(low)}-{number(high)}" if low == low else ""
-        row["_reference"] = r["system_id"] == r["reference_system_id"]
+        row["_reference"] = bool(ref)
+        row[FIRST_PUBLISHED] = firsts.get(key_of(r), "")
         rows.append(row)
     return rows
+
+
+def section_columns(rows: list[dict[str, object]], round_name: str) -> tuple[list[str], str]:
+    """The columns of a workload's systems table (with First published after System
+    where a row has it) and the line saying what that column holds ("" without it)."""
+    marked = sum(bool(r.get(FIRST_PUBLISHED)) for r in rows)
+    if not marked:
+        return [], ""
+    columns = list(TABLE_COLUMNS.values())
+    columns.insert(columns.index("System") + 1, FIRST_PUBLISHED)
+    said = (
+        f"{FIRST_PUBLISHED}: the round that first published the result, for the "
+        f"{marked} of {round_name}'s {counted(len(rows), 'result')} published again "
+        f"unchanged (the same runs); empty for those first published in {round_name}."
+    )
+    return columns, said
 
 
 ANSWER_HEADERS = ("Workload", "Within", "Fastest", "Knee", "Speed x efficiency", "E' threshold")
@@ -129,7 +156,7 @@ def render_html(
         if len(tables.scores)
         else "gpuscale report: your hardware",
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        rounds=rounds,
+        rounds_said=f"{noun_for(len(rounds), 'round')} {joined(rounds)}",
         sections=sections,
         overview=overview_figure,
         bench=bench,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from gpuscale.quantities import counted, joined, noun_for
 from gpuscale.tables.analysis import SCALING_COLUMNS
 from gpuscale.tables.rounds import SCORES_COLUMNS, RoundTables
 
@@ -57,14 +58,15 @@ def check_table(frame: Any, kind: str, parameter: str) -> None:
         )
     missing = [c for c in REQUIRED_COLUMNS[kind] if c not in frame.columns]
     if missing:
-        columns = ", ".join(missing)
+        columns = joined(missing)
         if kind == "scaling" and all(c in frame for c in REQUIRED_COLUMNS["scores"]):
             raise ValueError(
                 f"{parameter} is a scores table, not a scaling table (no {columns}): "
                 f"pass {_MADE_BY['scaling']}"
             )
         raise ValueError(
-            f"{parameter} lacks the {kind} table's column(s) {columns} ({_MADE_BY[kind]} has them)"
+            f"{parameter} lacks the {kind} table's {noun_for(len(missing), 'column')} {columns} "
+            f"({_MADE_BY[kind]} has them)"
         )
     check_times(frame, parameter)
 
@@ -82,7 +84,7 @@ def check_times(frame: Any, parameter: str) -> None:
     if bad:
         shown = ", ".join(map(repr, bad[:3])) + (", ..." if len(bad) > 3 else "")
         raise ValueError(
-            f"{parameter} has {len(bad)} row(s) whose time_to_train_min is not a positive "
+            f"{parameter} has {counted(len(bad), 'row')} whose time_to_train_min is not a positive "
             f"finite number ({shown}): a time to train cannot be; drop or fix those rows"
         )
 

@@ -15,7 +15,7 @@ from dataclasses import MISSING, Field, asdict, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from gpuscale.quantities import BadQuantity
+from gpuscale.quantities import BadQuantity, joined, noun_for
 from gpuscale.tables import json_depth
 
 Request = TypeVar("Request", bound="JsonRequest")
@@ -310,5 +310,8 @@ class JsonRequest:
         data: dict[str, Any] = json_depth.loads(text)
         unknown = set(data) - {f.name for f in fields(cls)}  # type: ignore[arg-type]
         if unknown:
-            raise ValueError(f"unknown {cls.json_name} field(s): {', '.join(sorted(unknown))}")
+            raise ValueError(
+                f"unknown {cls.json_name} {noun_for(len(unknown), 'field')}: "
+                f"{joined(sorted(unknown))}"
+            )
         return cls(**data)

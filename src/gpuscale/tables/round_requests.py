@@ -50,7 +50,7 @@ class RoundSelection:
         str,
         names=("--round",),
         parse=listed,
-        help="Bundled round(s), e.g. v4.1 (repeatable, or v4.1,v5.0); with paths, added "
+        help="Bundled rounds, e.g. v4.1 (repeatable, or v4.1,v5.0); with paths, added "
         "beside them, except beside a path whose name says no round (./my-results): there "
         "the first --round (or one per such path, in order) names that path's round instead, "
         "and no bundled round of that name is added (a warning says where its logs' dates "
@@ -60,7 +60,7 @@ class RoundSelection:
         str,
         names=("--benchmark", "-b", "--workload"),  # --workload as plan and advise spell it
         parse=listed,
-        help="Benchmark or workload name(s), repeatable or comma-separated; 'study' for the "
+        help="Benchmark or workload names, repeatable or comma-separated; 'study' for the "
         "study's four (default: every one loaded; report: the study's four).",
     )
 

@@ -122,8 +122,8 @@ def scores_view(
     notes = ()
     if len(once) < len(frame):
         notes = (
-            f"{len(frame) - len(once)} result(s) listed once: the same runs under a second "
-            "system name in the same round (--duplicates lists both)",
+            f"{counted(len(frame) - len(once), 'result')} listed once: the same runs "
+            "under a second system name in the same round (--duplicates lists both)",
         )
     frame = once.sort_values(["round", "benchmark", "time_to_train_min"])
     shown = list(SCORE_SHOWN)
@@ -183,7 +183,7 @@ def reading_notes(problems: Any) -> list[str]:
         counts = rows["kind"].value_counts()
         kinds = ", ".join(f"{kind} {count:,}" for kind, count in counts.items())
         lines.append(
-            f"{round_name}: {len(rows):,} problem(s) reading it ({kinds}); "
+            f"{round_name}: {counted(len(rows), 'problem')} reading it ({kinds}); "
             "`gpuscale ingest PATH --out DIR` writes each to problems.csv"
         )
         lines += [f"{round_name}: {m}" for m in rows[rows["kind"] == "other ruleset"]["message"]]

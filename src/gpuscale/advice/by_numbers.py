@@ -91,8 +91,16 @@ def adopt(cal: Any, req: AdviceRequest, family: str, how: str) -> Any:
         f"per step applied to {format_count(req.params)} parameters at {flops_note}; no "
         "batch of this model was measured"
     )
-    if fixed is not None:
-        fixed = replace(fixed, source="fitted", basis=f"{cal.name}'s, of the {family} family")
+    if fixed is not None:  # an assumed one stays assumed, its range in the interval
+        basis = f"{cal.name}'s, of the {family} family"
+        fixed = replace(
+            fixed,
+            source="assumed" if fixed.source == "assumed" else "fitted",
+            basis=f"{basis}: {fixed.basis}" if fixed.source == "assumed" else basis,
+            measure="`gpuscale bench --model FILE.py:FACTORY --nproc 1 --batch "
+            f"{req.batch or cal.batch}` (your model: the bench times it at N = 1 at that "
+            "batch and a quarter of it)",
+        )
     return replace(
         cal,
         name=f"a {format_count(req.params)}-parameter {family} model",

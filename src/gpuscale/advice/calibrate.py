@@ -8,7 +8,8 @@ sweep: ``advice/collectives.py``).
   ``t_fb = t_fixed + (b F) / R`` (``b F``: samples x FLOPs per sample, from
   ``torch.utils.flop_counter``), and of the optimizer time on the parameters; the model
   advised on keeps the family's rate ``R`` and its own measured step (the fixed term
-  absorbs the difference). Either way its calibration point is reproduced exactly.
+  absorbs the difference). With neither (one batch of one model), the device prior with
+  its range (``advice/bench_fixed.py``). Its calibration point is reproduced exactly.
 * DDP's own cost: the N = 1 synchronised minus no-sync step, per parameter.
 * Overlap: ``1 - exposed / comm`` of the model's smallest multi-device run (the bench
   measures both), else the median over the other models of the same configuration.
@@ -29,8 +30,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice import bench_fixed, step_shape
 from gpuscale.advice import contention as measured_contention
-from gpuscale.advice import step_shape
 from gpuscale.advice.bench_reading import (
     accumulation_note,
     as_step_model,
@@ -157,7 +158,10 @@ def _compute(
     single = hardware[hardware["accelerators"] == 1]
     family = single[single["family"] == row["family"]]
     fitted = fit_compute(family) or fit_compute(single)
-    own = fsdp_fixed(row, fb, _own_fixed(row, fb))  # FSDP's own work: fixed per step
+    split = _own_fixed(row, fb)
+    own = fsdp_fixed(row, fb, split)  # FSDP's own work: fixed per step
+    if split is None and own is not None:  # FSDP's gap measured; the step's own, not
+        own = bench_fixed.with_unmeasured(own, row, fb, model.flops)
     checked = _checked(own, row, fb, model) if own is not None else None
     floor = 0.0
     if checked is not None:
@@ -179,9 +183,17 @@ def _compute(
             f"compute: {number(tflops)} TFLOP/s achieved by the {row['family']} family, "
             f"{number(fixed)} ms fixed per forward and backward for {row['model']}"
         )
-    else:
-        fixed, tflops = 0.0, work_ms_per_tflop / max(fb, 1e-9)
-        notes.append("compute: one model measured, its whole step taken as work at its own rate")
+    else:  # one batch of one model: the device prior (bench_fixed), its range in the interval
+        own = bench_fixed.unmeasured(row, fb, model.flops)
+        fixed = own.ms
+        tflops = work_ms_per_tflop / max(fb - fixed, 1e-9)
+        notes.append(
+            "compute: one model measured, at one batch, its whole step taken as work at its "
+            "own rate"
+            if fixed == 0
+            else f"compute: one model measured, at one batch: {number(fixed)} ms of its "
+            "forward and backward taken as fixed cost (assumed), the rest as work at its rate"
+        )
     mparams = params / 1e6
     overhead = row.get("ddp_overhead_ms")
     backward_share = float(row["backward_ms"]) / fb if fb > 0 else 2 / 3
@@ -197,17 +209,15 @@ def _compute(
         jitter_ms=samples,
         jitter_ref_ms=float(np.mean(samples)) if samples else 0.0,
     )
-    if own is None:
+    if own is None:  # fitted over the family's (or configuration's) N = 1 runs
         own = FixedCost(
             ms=fixed,
             low_ms=fixed,
             high_ms=fixed,
-            source="fitted" if fitted is not None else "assumed",
-            basis=f"the {row['family']} family's rate over its N = 1 runs"
-            if fitted is not None
-            else "none: the whole step taken as per-sample work",
+            source="fitted",
+            basis=f"the {row['family']} family's rate over its N = 1 runs",
             at_batch=float(row["batch_per_device"]),
-            measure="a bench of this gpuscale version (it times a second batch at N = 1)",
+            measure=bench_fixed.measure_command(row),
         )
     return compute, model, own
 

@@ -23,7 +23,8 @@ Where ``t_fixed`` comes from (``FixedCost.source``):
 * ``fitted``: the bench's per-family fit over its N = 1 runs (results written before the
   bench timed a second batch).
 * ``assumed``: the device-level prior ``GPU_PRIOR``, narrowed by what the step itself
-  allows (``prior``); its whole range enters the advice's interval.
+  allows (``prior``); its whole range enters the advice's interval. From numbers, and for
+  a bench model timed at one batch with no family fit (``advice/bench_fixed.py``).
 
 The line is part of ``Compute.micro_ms`` (``advice/model.py``): where the bench measured
 a model at two or more batches, a launch-bound floor (flat until the device fills, then

@@ -68,8 +68,14 @@ def fixed_cost_line(inputs: Any) -> str:
     opt = optimizer_ms(inputs)
     if opt <= 0:
         return f"Fixed per-step cost: {inputs.fixed.sentence()}."
+    fixed = inputs.fixed
+    # a bench's fixed cost it did not measure: the command that does (from numbers, the
+    # peak's sentence says it)
+    measure = (
+        f"; to measure: {fixed.measure}" if fixed.source != "measured" and fixed.measure else ""
+    )
     return (
-        f"Fixed per-step costs: of each forward and backward {inputs.fixed.sentence()}; the "
+        f"Fixed per-step costs: of each forward and backward {fixed.sentence()}{measure}; the "
         f"optimizer step, {format_ms(opt)} (measured), once per optimizer step on every "
         "device, whatever its batch."
     )

@@ -219,3 +219,36 @@ def test_a_plan_slower_than_a_result_on_fewer_devices_is_said(case) -> None:
         assert f"{best['system']}, {best['time_to_train_min']:.4g} min)" in sentence[0]
     if case[1] == "H100 PCIe":
         assert checked  # 16 and more, beside 8's 11.75 min
+
+
+def _products(sentence: str) -> list[list[float]]:
+    """The factors of each product the throughput sentence states, in the order said."""
+    parts = re.split(r"is the product of |: the product of ", sentence)[1:]
+    return [[float(v) for v, _ in FACTOR.findall(p.split("; it rises")[0])] for p in parts]
+
+
+def _largest_named_first(sentence: str) -> int:
+    products = _products(sentence)
+    for factors in products:
+        assert factors, sentence
+        sizes = [abs(math.log(v)) for v in factors]
+        # each factor is rounded to 3 decimals: a tie within that reads either way
+        assert sizes[0] >= max(sizes) - 1e-3, (factors, sentence)
+    return len(products)
+
+
+def test_the_throughput_sentence_names_the_largest_factor_first(case, v41) -> None:
+    """BERT on H100 from 8 to 1,024 (v4.1) said "x0.833 from the per-device batch" first
+    and "each halving costs 5%" before it, as if the batch were the cause, when x0.443
+    from the shared shape carried most of the 0.37."""
+    _, _, result = case
+    said = [n for n in result.notes if n.startswith("Throughput per device")]
+    assert said and _largest_named_first(said[0])
+    from gpuscale.planning.cache import fits_of
+    from gpuscale.planning.result import plan_result
+
+    asked = PlanRequest(workload="bert", accelerator="H100-SXM5-80GB", devices="8,16,64,256,1024")
+    walk = plan_result(asked, fits_of(v41.scores))
+    sentence = next(n for n in walk.notes if n.startswith("Throughput per device"))
+    assert _largest_named_first(sentence) == 2  # 8 -> 1,024 and the rise from 16 to 64
+    assert re.search(r"product of x\d\.\d+ from the shape of scaling shared", sentence)

@@ -33,6 +33,7 @@ from gpuscale.report.cache import Cache
 from gpuscale.report.findings import workload_findings
 from gpuscale.report.gc_tuning import fewer_collections
 from gpuscale.report.page import Section, answer_rows, render_html, section_rows
+from gpuscale.report.plan_bases import with_bases
 from gpuscale.report.plan_section import PlanSection, plan_data, plan_section
 from gpuscale.report.pool import figure_executor
 from gpuscale.report.republished_words import earlier_firsts
@@ -173,6 +174,8 @@ def _draw(
         drawn = analysed.drawn
         sections = [_section(r, drawn, f, names) for r, f in zip(results, said, strict=True)]
         overview_figure = overview_future.result() if overview_future else None
+        # a plan's "stops paying" beside the answer table's, each basis said
+        made = [with_bases(e, results) if isinstance(e, PlanSection) else e for e in made]
         extra_sections = [*([study] if study else []), *(e for e in made if e)]
     done = [(r.round, r.workload) for r in results]
     return render_html(

@@ -43,6 +43,7 @@ class PlanSection:
     findings: list[str]
     figures: list[tuple[str, str, list[str]]]
     tables: list[tuple[str, list[str], list[dict[str, str]]]] = field(default_factory=list)
+    plans: list[Any] = field(default_factory=list)  # the PlanData shown (plan_bases)
 
 
 def _rows(table) -> list[dict[str, str]]:
@@ -74,6 +75,7 @@ class PlanData:
     curve: pd.DataFrame  # on a dense grid of counts
     systems: pd.DataFrame  # the measured systems fitted
     notes: list[str]
+    round: str = ""  # the round whose level the plan is at
 
 
 def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str]:
@@ -102,7 +104,8 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
         dense = PlanRequest(workload=workload, accelerator=family, devices=grid.astype(int))
         curve = as_frame(plan_result(dense, fits))
         table = as_frame(result)
-        out.append(PlanData(workload, family, table, curve, systems, list(result.notes)))
+        notes = list(result.notes)
+        out.append(PlanData(workload, family, table, curve, systems, notes, result.model["round"]))
     return out
 
 
@@ -163,4 +166,6 @@ def plan_section(
         figures.append((f"{name}: planned time against devices", svg, files))
     if not shown and not findings:
         return None
-    return PlanSection("plan", "Plan a run (gpuscale plan)", findings, figures, shown)
+    return PlanSection(
+        "plan", "Plan a run (gpuscale plan)", findings, figures, shown, list(planned)
+    )

@@ -278,3 +278,14 @@ def fixed_apart(value: float, *others: float, decimals: int = 2) -> str:
     """``value`` to the decimals (at least ``decimals``) that tell it from ``others``
     (:func:`decimals_apart`): a value said above 1 prints above 1."""
     return f"{value:.{decimals_apart(value, *others, decimals=decimals)}f}"
+
+
+def numbers_apart(value: float, other: float) -> tuple[str, str]:
+    """``value`` and ``other`` as :func:`number` writes them, or where that writes two
+    different values alike, both to the decimals that tell them apart (a rate said above
+    a peak prints above it: ``989.45`` above ``989.4``, never ``989`` above ``989``)."""
+    a, b = number(value), number(other)
+    if a != b or math.isclose(value, other, rel_tol=1e-9):
+        return a, b
+    k = decimals_apart(value, other, decimals=1)
+    return f"{value:,.{k}f}", f"{other:,.{k}f}"

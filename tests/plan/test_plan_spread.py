@@ -114,6 +114,7 @@ def test_a_workload_read_as_another_name_is_said(typed: str, meant: str, said: b
 
 
 FALL = re.compile(r"fall(?:s|ing) from ([\d,.]+)(?: at [\d,]+)? to ([\d,.]+)")
+RISE = re.compile(r"it rises from [\d,]+ to [\d,]+ \(([\d.]+) -> ([\d.]+),")
 # each end of a drop: the typical batch times the family's ratio to it
 TIMES = re.compile(
     r"at ([\d,]+), which .+? never ran, it is the workload's typical batch there, "
@@ -138,6 +139,8 @@ def _drop_sentences_hold(found) -> int:
         for high, low in FALL.findall(sentence):
             assert _value(high) > _value(low), sentence
             said += 1
+        for low, high in RISE.findall(sentence):  # throughput per device rising
+            assert _value(low) < _value(high), sentence
         if not sentence.startswith("The global batch assumed falls"):
             continue
         ends = [(n, t, r) for n, t, r in TIMES.findall(sentence)]

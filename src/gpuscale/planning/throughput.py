@@ -11,7 +11,7 @@ import math
 from itertools import pairwise
 from typing import Any
 
-from gpuscale.quantities import counted, joined, number
+from gpuscale.quantities import counted, decimals_apart, joined, number
 
 
 def _counts(values: list[int]) -> str:
@@ -87,9 +87,11 @@ def efficiency_note(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]
             if (a, b) == (first, last)
             else f"x{ratio:.2f}: the product of {factors(family, a, b)}"
         )
+        # the ends to the digits that show the rise (a 1% rise of 0.30 reads 0.301 -> 0.304)
+        k = decimals_apart(a["throughput_efficiency"], b["throughput_efficiency"])
         text += (
             f"; it rises from {int(a['accelerators']):,} to {int(b['accelerators']):,} "
-            f"({a['throughput_efficiency']:.2f} -> {b['throughput_efficiency']:.2f}, {why})"
+            f"({a['throughput_efficiency']:.{k}f} -> {b['throughput_efficiency']:.{k}f}, {why})"
         )
         # a larger per-device batch is one of the factors said, in its place by size
         if not b["batch_per_accelerator"] > a["batch_per_accelerator"] * 1.01:

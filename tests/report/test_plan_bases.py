@@ -92,3 +92,20 @@ def test_the_sentence_follows_each_plans_words(plans, study_analysis, tmp_path) 
         name = f"{display_name(item.workload)} on {item.family}"
         at = next(k for k, f in enumerate(together.findings) if f.startswith(f"{name}: "))
         assert together.findings[at + 1].startswith(f"{name}, where more accelerators stop")
+
+
+def test_the_reports_plans_take_its_threshold(v41, tmp_path) -> None:
+    """A report at another E' threshold (``AnalysisOptions.threshold``) marked its plans
+    at the plan's default 0.8 beside the answer table's own threshold."""
+    from html import unescape
+
+    from gpuscale.analysis import AnalysisOptions
+    from gpuscale.report.html import build_report
+
+    options = AnalysisOptions(n_boot=100, threshold=0.7)
+    path = build_report(v41, ["bert"], tmp_path, options, workers=1)
+    text = unescape(re.sub(r"<[^>]+>", " ", path.read_text()))
+    said = re.search(r"BERT on H100-SXM5-80GB, where more accelerators stop paying: ([^\n]+)", text)
+    assert said and "this plan's E' >= 0.7 x best marks" in said[1]
+    assert "the answer table's E' >= 0.7 x best" in said[1]
+    assert "E' >= 0.8" not in text.split("Plan a run (gpuscale plan)")[-1]

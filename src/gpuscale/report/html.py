@@ -145,7 +145,7 @@ def _draw(
             [
                 (energy_section, (tables, workloads, out)),
                 (trends_section, (tables, workloads, out)),
-                (_plans, (tables.scores, workloads, out, rounds)),
+                (_plans, (tables.scores, workloads, out, rounds, options.threshold)),
             ]
             if has_scores
             else []
@@ -281,10 +281,15 @@ def _any_to_draw(
 
 
 def _plans(
-    scores: pd.DataFrame, workloads: list[str], out: FigureFiles, rounds: list[str]
+    scores: pd.DataFrame,
+    workloads: list[str],
+    out: FigureFiles,
+    rounds: list[str],
+    threshold: float,
 ) -> PlanSection | None:
-    """The plan section (``plan_data`` from the cache where an earlier report left it)."""
-    basis = (scores, workloads)
+    """The plan section (``plan_data`` from the cache where an earlier report left it),
+    its E' threshold pick at the report's ``threshold``, as the answer table's."""
+    basis = (scores, workloads, threshold)
     return plan_section(_cached(out.cache, "plans", basis, plan_data, *basis), out, basis, rounds)
 
 

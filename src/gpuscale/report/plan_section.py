@@ -18,7 +18,7 @@ from gpuscale.planning.systems import unplanned
 from gpuscale.quantities import number
 from gpuscale.report.rounds_section import HOW, NOT_DRAWN
 from gpuscale.report.svg import FigureFiles
-from gpuscale.tables import STUDY_WORKLOADS, display_name
+from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, STUDY_WORKLOADS, display_name
 
 COUNTS = (8, 16, 64, 256, 1024)
 SHOWN = {
@@ -78,10 +78,13 @@ class PlanData:
     round: str = ""  # the round whose level the plan is at
 
 
-def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str]:
+def plan_data(
+    scores: pd.DataFrame, workloads: list[str], threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
+) -> list[PlanData | str]:
     """Each study workload present planned on its most submitted family at ``COUNTS``
     (a sentence instead where no plan is possible); the fits of ``scores`` are computed
-    once (``gpuscale.planning.cache``) for every workload and the dense curve."""
+    once (``gpuscale.planning.cache``) for every workload and the dense curve.
+    ``threshold``: of the plan's E' threshold pick, the report's own (its answer table's)."""
     out: list[PlanData | str] = []
     fits = fits_of(scores) if len(scores) else None
     left_out = unplanned(scores)  # a study workload of the open division only, said
@@ -90,7 +93,9 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
         if counts.empty:
             continue
         family = str(counts.index[0])
-        request = PlanRequest(workload=workload, accelerator=family, devices=COUNTS)
+        request = PlanRequest(
+            workload=workload, accelerator=family, devices=COUNTS, threshold=threshold
+        )
         try:
             if fits is None:
                 raise PlanError("no MLPerf results in the data given")

@@ -80,3 +80,28 @@ def test_a_speedup_just_above_linear_prints_above_it() -> None:
     # against a first count of 2, linear on 8 is 4, not 8
     flags = _flags(Row(1.0, 4.5, 8), pd.Series({"accelerators": 2}))
     assert "above linear, 4 on 8 devices from 2" in flags, flags
+
+
+def test_a_rate_just_under_the_floor_prints_under_it() -> None:
+    from gpuscale.advice.limits import MIN_MFU, rate_warnings
+    from gpuscale.hardware.peaks import peak_for
+
+    at = peak_for("H100-SXM5-80GB").tflops("bf16")
+    said = rate_warnings(MIN_MFU * at * 0.9996, "H100-SXM5-80GB", "bf16")
+    share, floor = re.search(r", ([\d.]+)% of the .*; under (\d+)%\)", said[0]).groups()
+    assert float(share) < float(floor), said
+
+
+def test_the_studys_within_or_below_the_best_prints_on_its_side() -> None:
+    """BERT at 8 keeping 0.9495 of a best 1 read "0.95 (more than 5% below the best)"."""
+    from gpuscale.analysis.metrics import workload_scaling_table
+    from gpuscale.analysis.study import AROUND, _bert
+
+    e8 = (1 - AROUND) * 0.9999  # just more than 5% below the best (E' 1 at 4)
+    rows = [("a", "H100", 4, 40.0), ("b", "H100", 8, 40 / (2 * e8))]
+    rows += [("c", "H100", 16, 40 / (4 * 0.7)), ("d", "H100", 32, 40 / (8 * 0.5))]
+    table = workload_scaling_table(round_scores("v4.1", "bert", "bert", rows), "bert")
+    text = _bert(table, "H100").text
+    best, kept = re.search(r"best E' is (\d+\.\d+) at 4; .* at 8 keeps (\d+\.\d+)", text).groups()
+    assert "more than 5% below the best" in text
+    assert float(kept) < (1 - AROUND) * float(best), text

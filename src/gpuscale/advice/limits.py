@@ -14,7 +14,7 @@ from typing import Any
 from gpuscale.hardware.links import LINK_DEVICE as _LINK_DEVICE
 from gpuscale.hardware.peaks import PEAKS, peak_for
 from gpuscale.mlperf.bundled import load_round
-from gpuscale.quantities import number, numbers_apart
+from gpuscale.quantities import fixed_apart, number, numbers_apart
 
 MIN_MFU = 0.01
 MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch
@@ -73,7 +73,9 @@ def rate_warnings(
             )
         return [
             f"IMPLAUSIBLE: the inputs imply {number(tflops)} TFLOP/s per device, "
-            f"{tflops / at:.2%} of the {peak.device} {precision} peak ({number(at)} TFLOP/s; "
+            # the share to the digits that show it under the floor (0.9996%, never 1.00%)
+            f"{fixed_apart(100 * tflops / at, 100 * MIN_MFU)}% of the {peak.device} "
+            f"{precision} peak ({number(at)} TFLOP/s; "
             f"under {MIN_MFU:.0%}): {check}" + (f", {low_note}" if low_note else "")
         ]
     return []

@@ -261,12 +261,15 @@ def _bert(table: pd.DataFrame, family: str) -> StudyStatement:
     peak = frontier.loc[frontier["normalized_efficiency"].idxmax()]
     around = e8 >= (1 - AROUND) * float(peak["normalized_efficiency"])
     drops = e16 < e8 and bool((beyond < e16).all())
+    best = float(peak["normalized_efficiency"])
+    # to the digits that show 8's E' on its side of (1 - AROUND) x the best
+    k = decimals_apart(e8, (1 - AROUND) * best)
     return _judged(
         table,
         BERT,
         (around, drops),
-        f"Within {family}, the best E' is {peak['normalized_efficiency']:.2f} at "
-        f"{int(peak['accelerators']):,}; the fastest system at 8 keeps {e8:.2f} "
+        f"Within {family}, the best E' is {best:.{k}f} at "
+        f"{int(peak['accelerators']):,}; the fastest system at 8 keeps {e8:.{k}f} "
         f"({'within' if around else 'more than'} {AROUND:.0%} "
         f"{'of' if around else 'below'} the best), at 16 {e16:.2f} and beyond "
         f"{_span(beyond)}",

@@ -109,3 +109,12 @@ def test_the_reports_plans_take_its_threshold(v41, tmp_path) -> None:
     assert said and "this plan's E' >= 0.7 x best marks" in said[1]
     assert "the answer table's E' >= 0.7 x best" in said[1]
     assert "E' >= 0.8" not in text.split("Plan a run (gpuscale plan)")[-1]
+
+
+def test_a_plan_with_no_count_kept_says_nothing(plans, study_analysis) -> None:
+    from dataclasses import replace
+
+    item = plans[0]
+    flagged = replace(item, table=item.table.assign(flags="far beyond the data"))
+    result = next(r for r in study_analysis["study"] if r.workload == item.workload)
+    assert bases_sentence(flagged, result) == ""

@@ -25,13 +25,13 @@ def _threshold(label: str) -> float:
     return float(label.removeprefix(LABEL).split(" ")[0])
 
 
-def planned_shares(table: pd.DataFrame) -> tuple[dict[int, float], str]:
+def planned_shares(table: pd.DataFrame) -> tuple[dict[int, float], tuple[Any, str]]:
     """E' of each planned count without flags as a share of the best of them (the rows the
     plan's "stops paying" picks are made over), and the label of its E' threshold pick
     with the count it marks (``("", "")`` where it marks none)."""
     kept = table[(table["flags"] == "") & table["time_to_train_min"].notna()]
     if kept.empty:
-        return {}, ""
+        return {}, ("", "")
     n0, t0 = float(kept["accelerators"].iloc[0]), float(kept["time_to_train_min"].iloc[0])
     e = {
         int(n): n0 * t0 / (float(n) * float(t))

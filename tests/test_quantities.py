@@ -163,3 +163,14 @@ def test_counts_take_their_number_never_a_parenthesised_plural() -> None:
             if parenthesised.search(line):
                 found.append(f"{path.relative_to(package)}:{k}")
     assert found == []
+
+
+def test_values_that_differ_never_print_alike() -> None:
+    from gpuscale.quantities import decimals_apart, fixed_apart, numbers_apart
+
+    assert fixed_apart(1.0035, 1.0) == "1.004" and fixed_apart(1.12, 1.0) == "1.12"
+    assert fixed_apart(0.7996, 0.8) == "0.7996" and fixed_apart(1.0, 1.0) == "1.00"
+    assert decimals_apart(0.98, 0.70) == 2 and decimals_apart(3264.0, 3264.4, decimals=0) == 1
+    assert numbers_apart(989.45, 989.4) == ("989.5", "989.4")
+    assert numbers_apart(1979.0, 989.0) == ("1,979", "989")
+    assert numbers_apart(8.004, 8.0) == ("8.004", "8.000")

@@ -274,3 +274,35 @@ def factor_interval(width_log: float) -> str:
     factor = math.exp(width_log)
     text = span(f"-{1 - 1 / factor:.0%}", f"+{factor - 1:.0%}", " to ")
     return text + (f", a factor of {factor:.3g} either way" if factor >= 1.5 else "")
+
+
+def decimals_apart(*values: float, decimals: int = 2, most: int = 6) -> int:
+    """The fewest decimals (from ``decimals``, up to ``most``) at which the values read
+    as different as they are: values that differ never print alike (``0.98 -> 0.70``,
+    ``1.004 above 1``, not ``1.00 above 1``); values within a billionth read alike."""
+    for k in range(decimals, most + 1):
+        shown = [f"{v:.{k}f}" for v in values]
+        if all(
+            (shown[i] == shown[j]) == math.isclose(values[i], values[j], rel_tol=1e-9)
+            for i in range(len(values))
+            for j in range(i + 1, len(values))
+        ):
+            return k
+    return most
+
+
+def fixed_apart(value: float, *others: float, decimals: int = 2) -> str:
+    """``value`` to the decimals (at least ``decimals``) that tell it from ``others``
+    (:func:`decimals_apart`): a value said above 1 prints above 1."""
+    return f"{value:.{decimals_apart(value, *others, decimals=decimals)}f}"
+
+
+def numbers_apart(value: float, other: float) -> tuple[str, str]:
+    """``value`` and ``other`` as :func:`number` writes them, or where that writes two
+    different values alike, both to the decimals that tell them apart (a rate said above
+    a peak prints above it: ``989.45`` above ``989.4``, never ``989`` above ``989``)."""
+    a, b = number(value), number(other)
+    if a != b or math.isclose(value, other, rel_tol=1e-9):
+        return a, b
+    k = decimals_apart(value, other, decimals=1)
+    return f"{value:,.{k}f}", f"{other:,.{k}f}"

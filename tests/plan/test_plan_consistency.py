@@ -142,7 +142,7 @@ def test_the_throughput_sentences_factors_multiply_to_the_ratio_it_states(case) 
         low, high = (1 - (int(cost[1]) + d) / 100 for d in (0.5, -0.5))
         bounds = sorted(v**halvings for v in (low, high))
         assert bounds[0] - 0.0005 <= float(batch[1]) <= bounds[1] + 0.0005
-    rise = re.search(r"it rises from [\d,]+ to [\d,]+ \((\d+\.\d\d) -> (\d+\.\d\d), (.*)", sentence)
+    rise = re.search(r"it rises from [\d,]+ to [\d,]+ \((\d+\.\d+) -> (\d+\.\d+), (.*)", sentence)
     if rise and "the product above" not in rise[3]:
         ratio = float(re.match(r"x(\d+\.\d\d)", rise[3])[1])
         assert ratio == pytest.approx(float(rise[2]) / float(rise[1]), abs=0.01)
@@ -219,3 +219,56 @@ def test_a_plan_slower_than_a_result_on_fewer_devices_is_said(case) -> None:
         assert f"{best['system']}, {best['time_to_train_min']:.4g} min)" in sentence[0]
     if case[1] == "H100 PCIe":
         assert checked  # 16 and more, beside 8's 11.75 min
+
+
+def _products(sentence: str) -> list[list[float]]:
+    """The factors of each product the throughput sentence states, in the order said."""
+    parts = re.split(r"is the product of |: the product of ", sentence)[1:]
+    return [[float(v) for v, _ in FACTOR.findall(p.split("; it rises")[0])] for p in parts]
+
+
+def _largest_named_first(sentence: str) -> int:
+    products = _products(sentence)
+    for factors in products:
+        assert factors, sentence
+        sizes = [abs(math.log(v)) for v in factors]
+        # each factor is rounded to 3 decimals: a tie within that reads either way
+        assert sizes[0] >= max(sizes) - 1e-3, (factors, sentence)
+    return len(products)
+
+
+def test_the_throughput_sentence_names_the_largest_factor_first(case, v41) -> None:
+    """BERT on H100 from 8 to 1,024 (v4.1) said "x0.833 from the per-device batch" first
+    and "each halving costs 5%" before it, as if the batch were the cause, when x0.443
+    from the shared shape carried most of the 0.37."""
+    _, _, result = case
+    said = [n for n in result.notes if n.startswith("Throughput per device")]
+    assert said and _largest_named_first(said[0])
+    from gpuscale.planning.cache import fits_of
+    from gpuscale.planning.result import plan_result
+
+    asked = PlanRequest(workload="bert", accelerator="H100-SXM5-80GB", devices="8,16,64,256,1024")
+    walk = plan_result(asked, fits_of(v41.scores))
+    sentence = next(n for n in walk.notes if n.startswith("Throughput per device"))
+    assert _largest_named_first(sentence) == 2  # 8 -> 1,024 and the rise from 16 to 64
+    assert re.search(r"product of x\d\.\d+ from the shape of scaling shared", sentence)
+
+
+def test_a_small_rise_in_throughput_per_device_prints_as_a_rise() -> None:
+    """A rise of 1% from 0.301 read "0.30 -> 0.30" to 2 decimals."""
+    from gpuscale.planning.throughput import efficiency_note
+
+    def row(n: int, share: float, per_device: float) -> dict:
+        log = -math.log(share)  # all in the shared shape: its factor is the ratio
+        terms = {"log_batch": 0.0, "log_shared": log, "log_own": 0.0, "log_anchor": 0.0}
+        return {
+            "accelerators": n,
+            "throughput_efficiency": share,
+            "global_batch": per_device * n,
+            "batch_per_accelerator": per_device,
+        } | terms
+
+    rows = [row(8, 1.0, 32), row(16, 0.301, 32), row(32, 0.3045, 40), row(64, 0.2, 40)]
+    sentence = efficiency_note({"batch_slope": 0.0, "families": {}}, "X1", rows)
+    ends = re.search(r"it rises from 16 to 32 \((\d+\.\d+) -> (\d+\.\d+),", sentence)
+    assert ends and float(ends[1]) < float(ends[2]), sentence

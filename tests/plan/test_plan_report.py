@@ -74,3 +74,18 @@ def test_a_study_workload_with_no_scored_result_is_said_not_raised(tmp_path: Pat
     # loaded, without a score: said so, not "not in the rounds loaded"
     count = int((scores["workload"] == "bert").sum())
     assert f"its {count} results here are closed division without a score" in data[0]
+
+
+def test_the_reports_throughput_sentences_name_the_largest_factor_first(v41, tmp_path) -> None:
+    """The report's plans (v4.1, the study's workloads) say the same sentence as the plan:
+    its BERT read "0.37 of 8's ... each halving ... costs 5%" with the per-device batch
+    first, beside x0.443 from the shared shape."""
+    from .test_plan_consistency import _largest_named_first
+
+    data = plan_data(v41.scores, ["bert", "llama2_70b_lora", "retinanet", "stable_diffusion"])
+    section = plan_section(data, FigureFiles(tmp_path), rounds=["v4.1"])
+    assert section is not None
+    said = [s for f in section.findings for s in f.split(". ") if "Throughput per device" in s]
+    assert len(said) == len(data)
+    for sentence in said:
+        assert _largest_named_first(sentence)

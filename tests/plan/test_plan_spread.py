@@ -5,6 +5,7 @@ a workload read as another name is said."""
 
 from __future__ import annotations
 
+import re
 from itertools import pairwise
 
 import pytest
@@ -110,3 +111,77 @@ def test_a_workload_read_as_another_name_is_said(typed: str, meant: str, said: b
         assert notes[0].startswith(f"{typed!r} read as {meant} (")
         rounds = sorted({s["round"] for s in found.systems}, key=round_key)
         assert rounds[-1] in notes[0] or found.model["round"] in notes[0]
+
+
+FALL = re.compile(r"fall(?:s|ing) from ([\d,.]+)(?: at [\d,]+)? to ([\d,.]+)")
+RISE = re.compile(r"it rises from [\d,]+ to [\d,]+ \(([\d.]+) -> ([\d.]+),")
+# each end of a drop: the typical batch times the family's ratio to it
+TIMES = re.compile(
+    r"at ([\d,]+), which .+? never ran, it is the workload's typical batch there, "
+    r"([\d,]+) \(.+?\), times ([\d.]+)"
+)
+OWN = re.compile(
+    r"at ([\d,]+) it is .+?'s own newest submissions' batch, ([\d.]+) of the "
+    r"workload's typical ([\d,]+)"
+)
+
+
+def _value(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _drop_sentences_hold(found) -> int:
+    """Every "falls from X to Y" a plan says has X above Y as printed, and each end of a
+    falling batch said as the typical batch times a ratio gives the row's batch there."""
+    batch = {int(r["accelerators"]): r["global_batch"] for r in found.rows}
+    said = 0
+    for sentence in found.notes:
+        for high, low in FALL.findall(sentence):
+            assert _value(high) > _value(low), sentence
+            said += 1
+        for low, high in RISE.findall(sentence):  # throughput per device rising
+            assert _value(low) < _value(high), sentence
+        if not sentence.startswith("The global batch assumed falls"):
+            continue
+        ends = [(n, t, r) for n, t, r in TIMES.findall(sentence)]
+        ends += [(n, t, r) for n, r, t in OWN.findall(sentence)]
+        for n, typical, ratio in ends:
+            half = 0.5 * 10 ** -len(ratio.split(".")[1])  # the ratio's last digit
+            got = batch[int(n.replace(",", ""))]
+            assert _value(typical) * (float(ratio) - half) - 1 <= got, sentence
+            assert got <= (_value(typical) + 0.5) * (float(ratio) + half) + 1, sentence
+    return said
+
+
+def test_a_falling_batch_never_says_a_fall_with_equal_ends() -> None:
+    # v3.0 resnet on H100 said "the workload's typical batch, which falls from 3,264 at
+    # 16 to 3,264 at 32": the fall from 16 (its own 3,200) to 32 (typical x 0.70) is the
+    # family's ratio to the typical batch, interpolated between its own at 16 and at 64
+    from gpuscale.mlperf.load import load_rounds
+    from gpuscale.planning.cache import fits_of
+    from gpuscale.planning.result import plan_result
+
+    fits = fits_of(load_rounds(None, ["v3.0"]).scores)
+    found = plan_result(PlanRequest(workload="resnet", accelerator="H100", devices="8-4096"), fits)
+    drop = [
+        s for s in found.notes if s.startswith("The global batch assumed falls from 3,200 at 16")
+    ]
+    assert len(drop) == 1 and "ratio to the typical batch falling from" in drop[0]
+    assert _drop_sentences_hold(found)
+
+
+def test_every_fall_a_plan_says_falls_across_workloads_and_families() -> None:
+    from gpuscale.planning.result import plan_result
+
+    fits = default_fits()
+    families = sorted({f for w in fits["workloads"].values() for f in w["families"]})
+    said = 0
+    for workload in fits["workloads"]:
+        for family in families:
+            try:
+                request = PlanRequest(workload=workload, accelerator=family, devices="1-4096")
+                found = plan_result(request, fits)
+            except ValueError:  # a family the fits cannot plan on this workload
+                continue
+            said += _drop_sentences_hold(found)
+    assert said > 50  # the bundled rounds hold many falling batches

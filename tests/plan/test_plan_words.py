@@ -43,20 +43,25 @@ def test_the_throughput_sentence_is_the_tables(planned) -> None:
         f"at {last.accelerators:,} is {last.throughput_efficiency:.2f} of {first.accelerators:,}'s"
         in sentence
     )
+    # the per-device batch's factor carries the global batch it comes from
     assert (
-        f"({number(first.batch_per_accelerator)} -> "
-        f"{number(last.batch_per_accelerator)} per device)" in sentence
+        f"from the per-device batch ({number(first.batch_per_accelerator)} -> "
+        f"{number(last.batch_per_accelerator)}; the global batch assumed goes "
+        f"{number(first.global_batch)} -> {number(last.global_batch)}" in sentence
     )
     efficiency = planned["throughput_efficiency"].tolist()
     rises = [k for k in range(1, len(efficiency)) if efficiency[k] > efficiency[k - 1] * 1.01]
     if rises:
         a, b = planned.iloc[rises[0] - 1], planned.iloc[rises[0]]
         assert f"it rises from {a.accelerators:,} to {b.accelerators:,}" in sentence
+        larger = bool(b.batch_per_accelerator > a.batch_per_accelerator * 1.01)
+        rise = sentence.split(f"it rises from {a.accelerators:,}")[1]
         said_batch = (
-            f"per-device batch goes {number(a.batch_per_accelerator)} -> "
-            f"{number(b.batch_per_accelerator)}" in sentence
+            f"from the per-device batch ({number(a.batch_per_accelerator)} -> "
+            f"{number(b.batch_per_accelerator)})" in rise
         )
-        assert said_batch == bool(b.batch_per_accelerator > a.batch_per_accelerator * 1.01)
+        assert said_batch == larger or "the product above" in rise
+        assert ("with no larger per-device batch" in rise) is not larger
     else:
         assert "it rises" not in sentence
 

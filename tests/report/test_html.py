@@ -236,3 +236,15 @@ def test_the_header_counts_results_and_runs_as_the_dataset_does() -> None:
     assert int(said.group(2) or 0) == len(bare) > 0
     twins = results.attrs["same_runs_left_out"]
     assert twins > 0 and f"{twins} published under a second system\nname counted once" in html
+
+
+def test_where_both_answer_where_more_stop_paying_each_basis_is_named(report) -> None:
+    """The answer table's E' threshold pick and each plan's "stops paying" mark (v4.1 BERT
+    on H100: 8 and 16) are said with the basis of each beside the plan."""
+    _, html = report
+    text = unescape(re.sub(r"<[^>]+>", " ", html))
+    for name in ("BERT on H100-SXM5-80GB", "Stable Diffusion on H100-SXM5-80GB"):
+        said = re.search(re.escape(name) + r", where more accelerators stop paying: ([^\n]+)", text)
+        assert said, name
+        assert "against the best of the counts it plans" in said[1]
+        assert "fastest measured system per count in v4.1 against the best of them" in said[1]

@@ -14,7 +14,7 @@ from typing import Any
 from gpuscale.hardware.links import LINK_DEVICE as _LINK_DEVICE
 from gpuscale.hardware.peaks import PEAKS, peak_for
 from gpuscale.mlperf.bundled import load_round
-from gpuscale.quantities import number
+from gpuscale.quantities import fixed_apart, number, numbers_apart
 
 MIN_MFU = 0.01
 MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch
@@ -47,17 +47,19 @@ def rate_warnings(
     if peak is None:
         fastest = max((p for _, p in PEAKS), key=lambda p: p.bf16)
         if tflops > fastest.bf16:
+            rate, top = numbers_apart(tflops, fastest.bf16)  # above it as printed too
             return [
-                f"IMPLAUSIBLE: {number(tflops)} TFLOP/s per device is above the peak of every "
+                f"IMPLAUSIBLE: {rate} TFLOP/s per device is above the peak of every "
                 f"accelerator gpuscale knows (the fastest, {fastest.device}: "
-                f"{number(fastest.bf16)} TFLOP/s bf16): check the step time, batch and FLOPs"
+                f"{top} TFLOP/s bf16): check the step time, batch and FLOPs"
             ]
         return []
     at = peak.tflops(precision)
     if tflops > peak.bf16:
+        rate, top = numbers_apart(tflops, peak.bf16)  # above it as printed too
         return [
-            f"IMPLAUSIBLE: {number(tflops)} TFLOP/s per device is above the {peak.device} "
-            f"peak ({number(peak.bf16)} TFLOP/s bf16): check the step time, batch and FLOPs"
+            f"IMPLAUSIBLE: {rate} TFLOP/s per device is above the {peak.device} "
+            f"peak ({top} TFLOP/s bf16): check the step time, batch and FLOPs"
         ]
     if low and tflops < MIN_MFU * at:
         check = "check the step time, batch and FLOPs per sample"
@@ -71,7 +73,9 @@ def rate_warnings(
             )
         return [
             f"IMPLAUSIBLE: the inputs imply {number(tflops)} TFLOP/s per device, "
-            f"{tflops / at:.2%} of the {peak.device} {precision} peak ({number(at)} TFLOP/s; "
+            # the share to the digits that show it under the floor (0.9996%, never 1.00%)
+            f"{fixed_apart(100 * tflops / at, 100 * MIN_MFU)}% of the {peak.device} "
+            f"{precision} peak ({number(at)} TFLOP/s; "
             f"under {MIN_MFU:.0%}): {check}" + (f", {low_note}" if low_note else "")
         ]
     return []

@@ -37,7 +37,7 @@ from gpuscale.advice.step_error import StepError
 from gpuscale.advice.support import Support
 from gpuscale.advice.table_words import OneDevice, equilibrium
 from gpuscale.analysis.critical_batch import ConvergenceModel
-from gpuscale.quantities import counted, number
+from gpuscale.quantities import counted, number, numbers_apart
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.advice import ADVICE_COLUMNS
 
@@ -310,8 +310,14 @@ def _flags(row: tuple, first: pd.Series) -> str:
     flags = []
     if not row.time_to_train_min > 0 or not math.isfinite(row.time_to_train_min):
         flags.append("time to train not positive and finite")
-    if row.speedup > row.accelerators / first["accelerators"] * (1 + 1e-9):
-        flags.append(f"speedup {number(row.speedup)} above {row.accelerators} devices")
+    linear = row.accelerators / first["accelerators"]
+    if row.speedup > linear * (1 + 1e-9):
+        # above linear as printed too (8.004 above 8, never 8 above 8), against the first
+        speedup, bound = numbers_apart(row.speedup, linear)
+        over = f" from {first['accelerators']:,}" if first["accelerators"] != 1 else ""
+        flags.append(
+            f"speedup {speedup} above linear, {bound} on {row.accelerators:,} devices{over}"
+        )
     return "; ".join(flags)
 
 

@@ -40,7 +40,7 @@ from gpuscale.analysis.study_data import (
     no_samples,
     too_few_counts,
 )
-from gpuscale.quantities import joined
+from gpuscale.quantities import decimals_apart, joined
 from gpuscale.tables import display_name
 
 CITATION = (
@@ -115,10 +115,12 @@ def _at(frontier: pd.DataFrame, count: int) -> float:
     return float(match.iloc[0]) if len(match) else float("nan")
 
 
-def _span(values: pd.Series) -> str:
-    """``0.77-0.94`` (or ``0.80`` when all equal)."""
+def _span(values: pd.Series, versus: float | None = None) -> str:
+    """``0.77-0.94`` (or ``0.80`` when all equal); with ``versus``, to the decimals that
+    tell each end from it (``0.95-1.004`` said above 1, never ``0.95-1.00``)."""
     low, high = float(values.min()), float(values.max())
-    return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}-{high:.2f}"
+    k = 2 if versus is None else max(decimals_apart(v, versus) for v in (low, high))
+    return f"{low:.{k}f}" if f"{low:.{k}f}" == f"{high:.{k}f}" else f"{low:.{k}f}-{high:.{k}f}"
 
 
 def _median_and_span(name: str, values: pd.Series) -> str:
@@ -259,12 +261,15 @@ def _bert(table: pd.DataFrame, family: str) -> StudyStatement:
     peak = frontier.loc[frontier["normalized_efficiency"].idxmax()]
     around = e8 >= (1 - AROUND) * float(peak["normalized_efficiency"])
     drops = e16 < e8 and bool((beyond < e16).all())
+    best = float(peak["normalized_efficiency"])
+    # to the digits that show 8's E' on its side of (1 - AROUND) x the best
+    k = decimals_apart(e8, (1 - AROUND) * best)
     return _judged(
         table,
         BERT,
         (around, drops),
-        f"Within {family}, the best E' is {peak['normalized_efficiency']:.2f} at "
-        f"{int(peak['accelerators']):,}; the fastest system at 8 keeps {e8:.2f} "
+        f"Within {family}, the best E' is {best:.{k}f} at "
+        f"{int(peak['accelerators']):,}; the fastest system at 8 keeps {e8:.{k}f} "
         f"({'within' if around else 'more than'} {AROUND:.0%} "
         f"{'of' if around else 'below'} the best), at 16 {e16:.2f} and beyond "
         f"{_span(beyond)}",
@@ -294,7 +299,7 @@ def _llama(table: pd.DataFrame, family: str) -> StudyStatement:
         table,
         LLAMA,
         (above, fast),
-        f"Within {family}, E' at 4-8 is {_span(small)} "
+        f"Within {family}, E' at 4-8 is {_span(small, 1.0)} "
         + (
             "(above 1: systems faster than the reference at its count, not super-linear scaling)"
             if above

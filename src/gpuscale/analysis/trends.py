@@ -29,7 +29,7 @@ from gpuscale.analysis.divisions import left_out as division_left_out
 from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import workload_scaling_table
 from gpuscale.names import resolve_families
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import counted, fixed_apart, joined
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, TREND_COLUMNS, round_key
 from gpuscale.tables.republished import is_republished
 from gpuscale.tables.views import TREND_DROP_ORDER, TableView
@@ -188,7 +188,8 @@ def trends(
                 notes += [note] if (note := scale_note(group)) else []
                 if largest["superlinear"] and not note:  # E' at the largest above 1, and why
                     notes.append(
-                        f"E' {largest['normalized_efficiency']:.2f} above 1: "
+                        # to the digits that show it above 1 (1.004, never 1.00)
+                        f"E' {fixed_apart(largest['normalized_efficiency'], 1.0)} above 1: "
                         f"{largest['superlinear']}"
                     )
                 rows.append(row | {"note": "; ".join(notes)})

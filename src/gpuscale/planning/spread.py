@@ -9,8 +9,8 @@ import math
 from itertools import pairwise
 from typing import Any
 
-from gpuscale.planning.predict import ANCHOR_PRIOR, at_round, interpolate
-from gpuscale.quantities import counted, joined, number
+from gpuscale.planning.predict import ANCHOR_PRIOR, at_round, interpolate, log2_batch
+from gpuscale.quantities import counted, decimals_apart, joined, number
 
 
 def _min(value: float) -> str:
@@ -77,9 +77,67 @@ def _typical(fit: dict[str, Any], n: float) -> float:
     return 2 ** interpolate(curve["log2_n"], curve["log2_b"], math.log2(n), extend=True)
 
 
+def _ratio_how(fit: dict[str, Any], family: str, n: int) -> str:
+    """How the family's ratio to the typical batch at ``n``, a count it never ran, is had:
+    interpolated between its own at the counts around ``n``, or held from the nearest."""
+    own = fit["families"][family]["batch"]
+    ran = [round(2**x) for x in own["log2_n"]]
+    ratio = {m: 2**y / _typical(fit, m) for m, y in zip(ran, own["log2_b"], strict=True)}
+    below, above = [m for m in ran if m < n], [m for m in ran if m > n]
+    if below and above:
+        lo, hi = max(below), min(above)
+        k = decimals_apart(ratio[lo], ratio[hi])
+        return (
+            f"interpolated between its own at {lo:,} ({ratio[lo]:.{k}f}) and at {hi:,} "
+            f"({ratio[hi]:.{k}f})"
+        )
+    m = max(below) if below else min(above)
+    return f"held from its own at {m:,}"
+
+
+def _source(fit: dict[str, Any], n: int) -> str:
+    """Where the workload's typical batch at ``n`` comes from."""
+    by = [f for f, fam in fit["families"].items() if str(n) in fam["counts"]]
+    more = f" and {counted(len(by) - 3, 'other')}" if len(by) > 3 else ""
+    if by:
+        return f"the median of the newest choices of {joined(sorted(by)[:3])}{more} there"
+    return "interpolated between the counts run"
+
+
+def _end(fit: dict[str, Any], family: str, n: int, ran: bool, ratio: str) -> str:
+    """What the global batch assumed at ``n`` is: the family's own choice, or the
+    workload's typical batch times the family's ratio to it."""
+    typical = f"{round(_typical(fit, n)):,}"
+    if ran:
+        return (
+            f"at {n:,} it is {family}'s own newest submissions' batch, {ratio} of the "
+            f"workload's typical {typical}"
+        )
+    return (
+        f"at {n:,}, which {family} never ran, it is the workload's typical batch there, "
+        f"{typical} ({_source(fit, n)}), times {ratio}, {family}'s ratio to it "
+        f"{_ratio_how(fit, family, n)}"
+    )
+
+
+def _change(what: str, a: float, b: float, decimals: int) -> tuple[int, str]:
+    """(-1 falls, 0 reads alike, 1 rises; how ``what`` goes from ``a`` to ``b``), the
+    values to the decimals that tell them apart."""
+    k = decimals_apart(a, b, decimals=decimals)
+    sa, sb = f"{a:,.{k}f}", f"{b:,.{k}f}"
+    if sa == sb:
+        return 0, f"{what} is {sa} at both"
+    if b < a:
+        return -1, f"{what} falling from {sa} to {sb}"
+    return 1, f"{what} rising from {sa} to {sb}"
+
+
 def batch_drop_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> list[str]:
     """Where the global batch assumed falls from one count to the next larger one: the
-    family's own choices, or the workload's typical batch (and which families ran it)."""
+    family's own choices, or the workload's typical batch (and which families ran it)
+    times the family's ratio to it, said with which of the two falls (at a count the
+    family ran, its own choice is the typical batch times its ratio there, so the batch
+    assumed is the typical one times the ratio at every count)."""
     own = fit["families"].get(family)
     ran = {int(c) for c in own["counts"]} if own else set()
     timed = [r for r in rows if math.isfinite(r["time_to_train_min"])]
@@ -95,20 +153,30 @@ def batch_drop_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]
         if {na, nb} <= ran:
             out.append(text + f"{family}'s own newest submissions chose these batches.")
             continue
-        by = [f for f, fam in fit["families"].items() if str(nb) in fam["counts"]]
-        more = f" and {counted(len(by) - 3, 'other')}" if len(by) > 3 else ""
-        source = (
-            f"the median of the newest choices of {joined(sorted(by)[:3])}{more} there"
-            if by
-            else "interpolated between the counts run"
-        )
-        where = f"{family} never ran {nb:,}" if own else f"{family} never ran the workload"
-        ratio = b["global_batch"] / _typical(fit, nb)
-        out.append(
-            text + f"{where}, so its batch there is the workload's typical batch, which "
-            f"falls from {round(_typical(fit, na)):,} at {na:,} to "
-            f"{round(_typical(fit, nb)):,} at {nb:,} ({source}), times {ratio:.2f}."
-        )
+        ta, tb = _typical(fit, na), _typical(fit, nb)
+        if not own:
+            _, how = _change("the workload's typical batch", ta, tb, 0)
+            out.append(
+                text + f"{family} never ran the workload, so its batch is {how} "
+                f"({_source(fit, nb)} at {nb:,})."
+            )
+            continue
+        # the rows' batches are whole samples: the ratios are the model's own
+        ra, rb = (2 ** log2_batch(fit, own, math.log2(n)) / _typical(fit, n) for n in (na, nb))
+        k = decimals_apart(ra, rb)
+        ends = [
+            _end(fit, family, na, na in ran, f"{ra:.{k}f}"),
+            _end(fit, family, nb, nb in ran, f"{rb:.{k}f}"),
+        ]
+        moves = [
+            _change(f"{family}'s ratio to the typical batch", ra, rb, 2),
+            _change("the typical batch", ta, tb, 0),
+        ]
+        falls = [how for way, how in moves if way < 0]
+        others = [how for way, how in moves if way >= 0]
+        why = f"; the fall is {joined(falls)}" if falls else ""
+        why += f" ({joined(others)})" if falls and others else ""
+        out.append(text + "; ".join(ends) + f"{why}.")
     return out
 
 

@@ -11,34 +11,37 @@ import math
 from itertools import pairwise
 from typing import Any
 
-from gpuscale.quantities import counted, joined, number
+from gpuscale.quantities import counted, decimals_apart, joined, number
 
 
 def _counts(values: list[int]) -> str:
     return ", ".join(f"{v:,}" for v in values)
 
 
-def factors(family: str, a: dict[str, Any], b: dict[str, Any]) -> str:
+def factors(family: str, a: dict[str, Any], b: dict[str, Any], batch_detail: str = "") -> str:
     """The factors (throughput per device at ``b`` over ``a``) each term of the model
-    contributes to 3 decimals (so they multiply to the ratio said to 2), those that round
-    to x1.000 left out: ``x1.115 from the per-device batch (28 -> 48) and x1.083 from
-    ...``."""
+    contributes to 3 decimals (so they multiply to the ratio said to 2), the largest
+    (farthest from x1, either way) first, those that round to x1.000 left out:
+    ``x0.443 from the shape of scaling shared by the families, x0.833 from the per-device
+    batch (96 -> 9.68) ...``; ``batch_detail`` is said after the per-device batch's
+    counts."""
     low, high = int(a["accelerators"]), int(b["accelerators"])
     anchored = [n for n, r in ((low, a), (high, b)) if r["log_anchor"]]
     words = {
         "batch": (
             f"the per-device batch ({number(a['batch_per_accelerator'])} -> "
-            f"{number(b['batch_per_accelerator'])})"
+            f"{number(b['batch_per_accelerator'])}{batch_detail})"
         ),
         "shared": "the shape of scaling shared by the families",
         "own": f"{family}'s own departure from that shape",
         "anchor": f"{family}'s newest results at {_counts(anchored)} sitting off the model's line",
     }
-    said = []
-    for part, what in words.items():
-        factor = math.exp(a[f"log_{part}"] - b[f"log_{part}"])
-        if f"{factor:.3f}" != "1.000":
-            said.append(f"x{factor:.3f} from {what}")
+    moves = sorted(
+        ((a[f"log_{part}"] - b[f"log_{part}"], what) for part, what in words.items()),
+        key=lambda m: -abs(m[0]),
+    )
+    said = [f"x{math.exp(m):.3f} from {what}" for m, what in moves]
+    said = [s for s in said if not s.startswith("x1.000 ")]
     if not said:
         return "no term of the model moving it by 0.05% or more"
     return joined(said) if len(said) > 1 else said[0]
@@ -47,28 +50,29 @@ def factors(family: str, a: dict[str, Any], b: dict[str, Any]) -> str:
 def efficiency_note(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> str:
     """Why throughput per device moves as it does, over the rows with a time: the ratio of
     the last to the first, and of the first rise, each as the product of the model's
-    terms (:func:`factors`); a rise with no larger per-device batch also says which part
-    of the model raised it and on what results (:func:`_rise_reason`)."""
+    terms (:func:`factors`), the largest first (the per-device batch is one of them, said
+    with the global batch it comes from); a rise with no larger per-device batch also
+    says which part of the model raised it and on what results (:func:`_rise_reason`)."""
     rows = [r for r in rows if math.isfinite(r["throughput_efficiency"])]
     if len(rows) < 2:
         return ""
     first, last = rows[0], rows[-1]
     c = fit["batch_slope"]
-    text = (
-        f"Throughput per device at {int(last['accelerators']):,} is "
-        f"{last['throughput_efficiency']:.2f} of {int(first['accelerators']):,}'s: the global "
-        f"batch assumed goes {number(first['global_batch'])} -> "
-        f"{number(last['global_batch'])} ({number(first['batch_per_accelerator'])} -> "
-        f"{number(last['batch_per_accelerator'])} per device)"
+    batch = (
+        f"; the global batch assumed goes {number(first['global_batch'])} -> "
+        f"{number(last['global_batch'])}"
     )
     if c < 0:
-        text += (
+        batch += (
             f", and each halving of the per-device batch costs "
-            f"{100 * (1 - math.exp(c)):.0f}% of throughput per device (the gradient "
-            "exchange is shared by fewer samples)"
+            f"{100 * (1 - math.exp(c)):.0f}% of throughput per device, the gradient "
+            "exchange being shared by fewer samples"
         )
-    text += f"; the {last['throughput_efficiency']:.2f} is the product of " + factors(
-        family, first, last
+    share = last["throughput_efficiency"]
+    text = (
+        f"Throughput per device at {int(last['accelerators']):,} is {share:.2f} of "
+        f"{int(first['accelerators']):,}'s; the {share:.2f} is the product of "
+        + factors(family, first, last, batch)
     )
     rises = [
         (a, b)
@@ -83,17 +87,15 @@ def efficiency_note(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]
             if (a, b) == (first, last)
             else f"x{ratio:.2f}: the product of {factors(family, a, b)}"
         )
+        # the ends to the digits that show the rise (a 1% rise of 0.30 reads 0.301 -> 0.304)
+        k = decimals_apart(a["throughput_efficiency"], b["throughput_efficiency"])
         text += (
             f"; it rises from {int(a['accelerators']):,} to {int(b['accelerators']):,} "
-            f"({a['throughput_efficiency']:.2f} -> {b['throughput_efficiency']:.2f}, {why}) "
+            f"({a['throughput_efficiency']:.{k}f} -> {b['throughput_efficiency']:.{k}f}, {why})"
         )
-        if b["batch_per_accelerator"] > a["batch_per_accelerator"] * 1.01:
-            text += (
-                f"where the per-device batch goes {number(a['batch_per_accelerator'])} -> "
-                f"{number(b['batch_per_accelerator'])}"
-            )
-        else:
-            text += "with no larger per-device batch: " + _rise_reason(fit, family, a, b)
+        # a larger per-device batch is one of the factors said, in its place by size
+        if not b["batch_per_accelerator"] > a["batch_per_accelerator"] * 1.01:
+            text += " with no larger per-device batch: " + _rise_reason(fit, family, a, b)
     return text + "."
 
 

@@ -6,13 +6,22 @@ import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.superlinear import sentence
-from gpuscale.quantities import devices, named, number
+from gpuscale.quantities import devices, fixed_apart, named, number
 from gpuscale.tables import display_name
 
 
 class NothingToDraw(Exception):
     """A figure with no point to draw (the logs give no global batch; every samples-to-
     converge count flagged): the report says why in its place."""
+
+
+E_PRIME = "normalized_efficiency"
+
+
+def _above_one(template: str, value: float) -> str:
+    """``template`` (``E' {:.2f}``) with the E' ``value`` to the decimals that show it
+    above 1."""
+    return template.replace("{:.2f}", "{}").format(fixed_apart(value, 1.0))
 
 
 def point_labels(
@@ -26,7 +35,9 @@ def point_labels(
     why = table["superlinear"].tolist() if "superlinear" in table else [""] * len(table)
     return [
         f"{named(submitter, name)}: {devices(n, family)}, {number(minutes)} min, "
-        f"{template.format(value)}" + (f" (E' above 1: {sentence(code)})" if code else "")
+        # a value said above 1 to the digits that show it (E' 1.004, never 1.00)
+        f"{_above_one(template, value) if code and column == E_PRIME else template.format(value)}"
+        + (f" (E' above 1: {sentence(code)})" if code else "")
         for submitter, name, n, family, minutes, value, code in zip(
             *(table[c].tolist() for c in (*columns, "time_to_train_min", column)),
             why,

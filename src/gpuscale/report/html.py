@@ -39,6 +39,7 @@ from gpuscale.report.page import (
     section_columns,
     section_rows,
 )
+from gpuscale.report.plan_bases import with_bases
 from gpuscale.report.plan_section import PlanSection, plan_data, plan_section
 from gpuscale.report.pool import figure_executor
 from gpuscale.report.republished_words import earlier_firsts
@@ -150,7 +151,7 @@ def _draw(
             [
                 (energy_section, (tables, workloads, out)),
                 (trends_section, (tables, workloads, out)),
-                (_plans, (tables.scores, workloads, out, rounds)),
+                (_plans, (tables.scores, workloads, out, rounds, options.threshold)),
             ]
             if has_scores
             else []
@@ -182,6 +183,8 @@ def _draw(
             for r, f, first in zip(results, said, firsts, strict=True)
         ]
         overview_figure = overview_future.result() if overview_future else None
+        # a plan's "stops paying" beside the answer table's, each basis said
+        made = [with_bases(e, results) if isinstance(e, PlanSection) else e for e in made]
         extra_sections = [*([study] if study else []), *(e for e in made if e)]
     done = [(r.round, r.workload) for r in results]
     return render_html(
@@ -287,10 +290,15 @@ def _any_to_draw(
 
 
 def _plans(
-    scores: pd.DataFrame, workloads: list[str], out: FigureFiles, rounds: list[str]
+    scores: pd.DataFrame,
+    workloads: list[str],
+    out: FigureFiles,
+    rounds: list[str],
+    threshold: float,
 ) -> PlanSection | None:
-    """The plan section (``plan_data`` from the cache where an earlier report left it)."""
-    basis = (scores, workloads)
+    """The plan section (``plan_data`` from the cache where an earlier report left it),
+    its E' threshold pick at the report's ``threshold``, as the answer table's."""
+    basis = (scores, workloads, threshold)
     return plan_section(_cached(out.cache, "plans", basis, plan_data, *basis), out, basis, rounds)
 
 

@@ -18,7 +18,7 @@ from gpuscale.planning.systems import unplanned
 from gpuscale.quantities import number
 from gpuscale.report.rounds_section import HOW, NOT_DRAWN
 from gpuscale.report.svg import FigureFiles
-from gpuscale.tables import STUDY_WORKLOADS, display_name
+from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, STUDY_WORKLOADS, display_name
 
 COUNTS = (8, 16, 64, 256, 1024)
 SHOWN = {
@@ -43,6 +43,7 @@ class PlanSection:
     findings: list[str]
     figures: list[tuple[str, str, list[str]]]
     tables: list[tuple[str, list[str], list[dict[str, str]]]] = field(default_factory=list)
+    plans: list[Any] = field(default_factory=list)  # the PlanData shown (plan_bases)
 
 
 def _rows(table) -> list[dict[str, str]]:
@@ -74,12 +75,16 @@ class PlanData:
     curve: pd.DataFrame  # on a dense grid of counts
     systems: pd.DataFrame  # the measured systems fitted
     notes: list[str]
+    round: str = ""  # the round whose level the plan is at
 
 
-def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str]:
+def plan_data(
+    scores: pd.DataFrame, workloads: list[str], threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
+) -> list[PlanData | str]:
     """Each study workload present planned on its most submitted family at ``COUNTS``
     (a sentence instead where no plan is possible); the fits of ``scores`` are computed
-    once (``gpuscale.planning.cache``) for every workload and the dense curve."""
+    once (``gpuscale.planning.cache``) for every workload and the dense curve.
+    ``threshold``: of the plan's E' threshold pick, the report's own (its answer table's)."""
     out: list[PlanData | str] = []
     fits = fits_of(scores) if len(scores) else None
     left_out = unplanned(scores)  # a study workload of the open division only, said
@@ -88,7 +93,9 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
         if counts.empty:
             continue
         family = str(counts.index[0])
-        request = PlanRequest(workload=workload, accelerator=family, devices=COUNTS)
+        request = PlanRequest(
+            workload=workload, accelerator=family, devices=COUNTS, threshold=threshold
+        )
         try:
             if fits is None:
                 raise PlanError("no MLPerf results in the data given")
@@ -102,7 +109,8 @@ def plan_data(scores: pd.DataFrame, workloads: list[str]) -> list[PlanData | str
         dense = PlanRequest(workload=workload, accelerator=family, devices=grid.astype(int))
         curve = as_frame(plan_result(dense, fits))
         table = as_frame(result)
-        out.append(PlanData(workload, family, table, curve, systems, list(result.notes)))
+        notes = list(result.notes)
+        out.append(PlanData(workload, family, table, curve, systems, notes, result.model["round"]))
     return out
 
 
@@ -163,4 +171,6 @@ def plan_section(
         figures.append((f"{name}: planned time against devices", svg, files))
     if not shown and not findings:
         return None
-    return PlanSection("plan", "Plan a run (gpuscale plan)", findings, figures, shown)
+    return PlanSection(
+        "plan", "Plan a run (gpuscale plan)", findings, figures, shown, list(planned)
+    )

@@ -264,7 +264,7 @@ def _weak(table: pd.DataFrame, model: str) -> tuple[str | None, Support | None]:
     ok = table[(table["model"] == model) & (table["status"] == "ok")]
     rows = ok[~ok["flagged"].fillna(False).astype(bool)]
     weak = rows[rows["evidence"] == "weak"]
-    found = support(rows)
+    found = support(rows, table)
     if weak.empty or found is None:
         return None, found
     kinds = dict.fromkeys(k for notes in weak["evidence_notes"] for k in weak_kinds(notes))

@@ -164,7 +164,8 @@ def bench_power(
     noun = "batch" if len(at_batch) == 1 else "batches"
     source = (
         f"{power.source} by N = 1 runs at per-device {noun} {batches}; each count is "
-        "charged the watts of its own per-device batch (energy_source says which)"
+        "charged the watts of its own per-device batch (the energy_source column of -f csv "
+        "says which)"
     )
     return replace(
         power,

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.plausibility import superlinear_flag
-from gpuscale.quantities import format_count
+from gpuscale.quantities import counted, format_count
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.bench import configuration_labels, one_device
 from gpuscale.tables.measures import efficiency, rate_speedup
@@ -153,7 +153,7 @@ def break_even_sentence(scaling: pd.DataFrame, accelerators: int) -> str:
     text = f"{format_count(size)} parameters" if size else "not crossed by the models run"
     weak = int((rows.get("evidence", pd.Series(dtype=str)) == "weak").sum())
     if weak:
-        text += f" (weak evidence: {weak} of its {len(rows)} run(s), see evidence_notes)"
+        text += f" (weak evidence: {weak} of its {counted(len(rows), 'run')}, see evidence_notes)"
     return f"{head}: {text}"
 
 
@@ -306,6 +306,9 @@ def bench_view(
         scaling,
         BENCH_SHOWN,
         f"{these} results (ok runs)",
+        # where the columns -f csv leaves out are (evidence_notes: a new user looked there)
+        every=f"--columns takes any of all {len(scaling.columns)}, evidence_notes among "
+        "them, and -f json prints them all",
         said=(*bench_notes(scaling, failed), *([earlier] if earlier else [])),
         empty=_none_ok(sweep, skipped, failed) if scaling.empty else "",
     )

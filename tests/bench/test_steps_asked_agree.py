@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.caveats import FEW_NOISE_STEPS
+from gpuscale.advice.caveats import FEW_NOISE_STEPS, headline
 from gpuscale.bench.evidence import MIN_STEPS
 from gpuscale.bench.table import bench_table
 
@@ -71,3 +71,10 @@ def test_runs_benched_with_the_steps_asked_pass_the_checks_that_asked(path: Path
     assert "step(s) timed" not in notes
     assert "busy share not measured: the timed phase" not in notes
     assert "--steps" not in notes
+
+
+def test_the_headline_asks_for_the_steps_given_in_both_its_sentences() -> None:
+    """The headline asked for "--steps 30" to measure more devices and "more --steps" for
+    the noise scale, whatever the runs needed: both give the number passed."""
+    lines = headline(defaults=[], noise_steps=2, step_width_log=2.0, devices=8, steps=660)
+    assert len(lines) == 2 and all(_asked(line) == {660} for line in lines)

@@ -90,7 +90,8 @@ def headline(
     if noise_steps is not None and noise_steps < FEW_NOISE_STEPS:
         rests.append(
             f"a noise scale measured over {noise_steps} step(s) of the bench's random data "
-            "(give --noise-scale or --workload, or bench more --steps on your data)"
+            f"(give --noise-scale or --workload, or bench with --steps {steps} or more on your "
+            "data)"
         )
     lines = []
     if rests:

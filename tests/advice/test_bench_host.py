@@ -88,8 +88,18 @@ def test_cpu_processes_without_recorded_cores_use_this_hosts(
     assert "This host runs at most 1 such process (" in said
 
 
-def test_the_link_is_the_bench_hosts_where_none_is_given_or_detected(small_machine: int) -> None:
+def _gpu_topologies() -> list[dict]:
+    return [r["environment"]["topology"] for r in _records() if "topology" in r["environment"]]
+
+
+def test_a_one_gpu_hosts_link_is_said_assumed_from_its_gpu_model(small_machine: int) -> None:
+    """The H100 rows' host had one GPU: its topology records no pair of GPUs (slowest link
+    none, no NVSwitch), so its nvlink4 is the GPU model's, inferred, never measured: said
+    as an assumption with what measures it (a new user's walk read "as the bench host's
+    topology records it" and an 8-device advice on it)."""
     link = _gpu_link()
+    for topology in _gpu_topologies():  # what the rows hold: one GPU, no link measured
+        assert len(topology["gpus"]) == 1 and topology["slowest_link"] is None
     for advice in (
         gpuscale.advise(bench=H100_PATHS),
         advise_here(AdviceRequest(bench=str(H100_PATHS))),  # `gpuscale advise --bench`
@@ -97,8 +107,40 @@ def test_the_link_is_the_bench_hosts_where_none_is_given_or_detected(small_machi
         assert advice.inputs.network.intra.name == link
         assert advice.inputs.network.intra.busbw_gbs == PRESETS[link].busbw_gbs
         said = " ".join(advice.explanation)
-        assert f"Link: {link}, as the bench host's topology records it" in said
-        assert "none detected" not in said and "assumed link" not in " ".join(advice.caveats)
+        assert "topology records it" not in said and "none detected" not in said
+        (assumed,) = [a for a in advice.inputs.assumptions if a.term == "Link"]
+        assert assumed.source == "assumed" and assumed.value.startswith(f"{link}, ")
+        assert "it had 1 GPU" in assumed.basis and "NVIDIA H100 80GB HBM3" in assumed.basis
+        assert "`gpuscale collectives` on a host of 2 or more GPUs" in assumed.measure
+        assert assumed.sentence() in advice.explanation
+        assert f"an assumed link, {link}" in " ".join(advice.caveats)
+    # the host's own saved topology (one GPU) caps the count at 1: the link still assumed
+    one = Topology(gpus=[Gpu(name="GPU0", model="NVIDIA H100 80GB HBM3")])
+    capped = gpuscale.advise(bench=H100_PATHS, topology=one)
+    assert capped.decision.devices == 1
+    assert "topology records it" not in " ".join(capped.explanation)
+    assert [a.source for a in capped.inputs.assumptions if a.term == "Link"] == ["assumed"]
+
+
+def test_a_link_between_two_gpus_is_said_as_the_topology_records_it(
+    tmp_path: Path, small_machine: int
+) -> None:
+    """Where the bench host's topology holds 2 GPUs and the NVLink between them, the link
+    is said as recorded, not assumed."""
+    rows = [r for r in _records() if "topology" in r["environment"]]
+    for row in rows:
+        topology = row["environment"]["topology"]
+        gpu = topology["gpus"][0]
+        topology["gpus"] = [gpu, {**gpu, "name": "GPU1", "bus_id": "00000000:00:07.0"}]
+        topology.update(matrix=[["X", "NV18"], ["NV18", "X"]], slowest_link="NV")
+        topology.update(preset="nvlink4", nvlinks_per_gpu=18)
+    path = tmp_path / "two.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    advice = gpuscale.advise(bench=path)
+    said = " ".join(advice.explanation)
+    assert "Link: nvlink4, as the bench host's topology records it" in said
+    assert not [a for a in advice.inputs.assumptions if a.term == "Link"]
+    assert "assumed link" not in " ".join(advice.caveats)
 
 
 def test_another_detected_topology_is_said_and_the_bench_hosts_used(tmp_path: Path) -> None:

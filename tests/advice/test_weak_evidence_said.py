@@ -48,15 +48,12 @@ def test_figures_from_few_steps_say_what_they_rest_on(tmp_path: Path) -> None:
     break_even = _lines(advice, "Break-even")
     assert not break_even or rests in break_even[0]
     # what to bench instead: enough steps for firm evidence, and for every run a timed
-    # phase long enough to measure the host's busy share (the rule the bench grades by)
-    for line, runs in (
-        (comm[0], [r for r in records if r["timing"]["comm_ms"]]),
-        (family[0], records),
-    ):
-        asked = _steps_asked(line)
-        assert asked >= 3 * MIN_STEPS
-        assert all(host_measured(timed_window_s(r["timing"], asked)) for r in runs)
-        assert not all(host_measured(timed_window_s(r["timing"], asked - 10)) for r in runs)
+    # phase long enough to measure the host's busy share (the rule the bench grades by);
+    # one number for the model's runs, whichever of them a figure was read from
+    asked = {_steps_asked(line) for line in (comm[0], family[0])}
+    assert len(asked) == 1
+    assert asked.pop() >= 3 * MIN_STEPS
+    assert all(host_measured(timed_window_s(r["timing"], _steps_asked(comm[0]))) for r in records)
 
 
 def test_figures_from_enough_steps_stand_as_measured(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from gpuscale.advice.network_basis import network_basis
 from gpuscale.advice.recommend import Advice, AdviceInputs, recommend
 from gpuscale.advice.request import DEFAULT_RULESET, ONE_BATCH_WITH_BENCH, AdviceRequest
 from gpuscale.analysis.critical_batch import ConvergenceModel
+from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.interconnect.topology import Topology
 
 
@@ -164,6 +165,7 @@ def _inputs(
                 same_samples=basis.same_samples,
                 host_devices=basis.host_devices,
                 thin=thin,
+                steps=basis.evidence.steps_needed if basis.evidence else FIRM_STEPS,
             ),
             assumptions.input_pipeline(),
         ),

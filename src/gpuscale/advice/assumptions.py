@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.tables.bench import on_a_larger_host
 
 # the command a user without a bench runs to measure a term of their own model
@@ -176,11 +177,13 @@ def convergence(
     same_samples: bool = False,
     host_devices: int | None = None,
     thin: str = "",
+    steps: int = FIRM_STEPS,
 ) -> Assumption:
     """The samples to converge at a larger global batch (``same_samples``: the bench's
     N > 1 runs of ``model`` saw the same samples on every rank, so their gradient norms
     measure no noise scale; ``thin``: why the noise scale the bench measured is not used,
-    ``convergence.thin_noise``)."""
+    ``convergence.thin_noise``; ``steps``: the steps the model's runs need,
+    ``bench.evidence.steps_needed``)."""
     if source is None:
         why = thin or "no noise scale, workload or gradient norms"
         if same_samples:
@@ -188,7 +191,7 @@ def convergence(
                 "no noise scale: the bench's N > 1 runs of this model saw the same samples on "
                 "every rank, so their gradient norms measure none"
             )
-        rerun = bench_command(model, "1,2", host_devices, "--steps 30" if thin else "")
+        rerun = bench_command(model, "1,2", host_devices, f"--steps {steps}" if thin else "")
         return Assumption(
             term="Samples to converge at a larger global batch",
             value="the same as at the batch given",

@@ -13,11 +13,12 @@ from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.basis import DEFAULT_LINK, Basis
 from gpuscale.advice.limits import implied_device
 from gpuscale.advice.network import Link
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.hardware.links import PRESETS
+from gpuscale.hardware.links import NVLINK, PRESETS
 from gpuscale.quantities import counted, number
 
 
@@ -40,12 +41,20 @@ def host_link(table: pd.DataFrame, cal: Any) -> str | None:
 
 def on_bench_host_link(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: Any) -> Basis:
     """``basis`` on the link the bench host recorded, said, where no link was given or
-    measured and this machine detected none or another; else ``basis`` itself."""
+    measured and this machine detected none or another; else ``basis`` itself. A host of
+    one GPU records no link between GPUs: its link is said as assumed (``inferred``)."""
     recorded = host_link(table, cal)
     detected = basis.link_detected
     if recorded is None or not (basis.link_assumed or (detected and detected != recorded)):
         return basis
     link = Link.from_preset(recorded)
+    network = replace(basis.network, intra=link)
+    gpus = pd.to_numeric(_recorded(table, cal, "host_devices"), errors="coerce").dropna()
+    if not len(gpus) or gpus.max() < 2:  # no pair of GPUs: the link is inferred
+        said = inferred(recorded, link, int(gpus.max()) if len(gpus) else None, cal, detected)
+        return replace(
+            basis, network=network, sources=basis.sources[1:], assumed=(*basis.assumed, said)
+        )
     what = ", ".join(filter(None, (implied_device(recorded), f"{number(link.busbw_gbs)} GB/s")))
     said = f"Link: {recorded}, as the bench host's topology records it ({what})"
     if detected:  # this machine has GPUs of another link: the bench host's is predicted
@@ -57,8 +66,38 @@ def on_bench_host_link(basis: Basis, req: AdviceRequest, table: pd.DataFrame, ca
     else:
         said += "; --interconnect to predict another."
     sources = (said, *basis.sources[1:])
-    network = replace(basis.network, intra=link)
     return replace(basis, network=network, sources=sources, link_assumed=False)
+
+
+def inferred(
+    preset: str, link: Link, gpus: int | None, cal: Any, detected: str | None
+) -> Assumption:
+    """The link of a bench host whose topology holds fewer than 2 GPUs (``gpus``; None: not
+    recorded), as an assumption: ``preset`` is what its GPU's model implies, no link it
+    measured, with the command that measures one."""
+    board = implied_device(preset)
+    generation = NVLINK.get(preset)
+    what = f"{preset}, the NVLink of its GPU's model ({cal.device_name or 'not recorded'})"
+    if generation is not None:
+        article = "an" if board and board[0] in "AEFHILMNORSX" else "a"  # an H100, a B200
+        whose = f"{article} {board} board's" if board else f"a {generation.architecture} GPU's"
+        what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
+        what += " on an HGX host" if board else ""
+    host = "its topology" if gpus is None else f"it had {counted(gpus, 'GPU')}"
+    here = (
+        f" (not this machine's detected {detected}: --interconnect {detected} to predict this one)"
+        if detected
+        else ""
+    )
+    return Assumption(
+        term="Link",
+        value=f"{preset}, {number(link.busbw_gbs)} GB/s",
+        source="assumed",
+        basis=f"the bench host measured no link between GPUs ({host}, recording none); "
+        f"taken as {what}",
+        measure="`gpuscale collectives` on a host of 2 or more GPUs, then advise with "
+        f"--collectives on its results; or --interconnect to choose a link{here}",
+    )
 
 
 def cpu_processes(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: Any) -> Basis:

@@ -330,7 +330,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         overlap=overlap,
         # its own runs reproduce its calibration point; its family's, else all, without
         comm_scale=comm_scale,
-        comm_support=support(multi.loc[comm_rows]) if comm_scale is not None else None,
+        comm_support=support(multi.loc[comm_rows], table) if comm_scale is not None else None,
         bench_model=model,
         noise=_noise(own),
         fixed=fixed,

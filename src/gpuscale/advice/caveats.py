@@ -20,6 +20,7 @@ from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
 from gpuscale.advice.step_error import StepError
 from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.quantities import counted, factor_interval, format_count, number
 from gpuscale.tables.advice import as_throughput
 from gpuscale.tables.bench import on_a_larger_host
@@ -79,16 +80,18 @@ def headline(
     step_width_log: float,
     devices: int,
     host_devices: int | None = None,
+    steps: int = FIRM_STEPS,
 ) -> list[str]:
     """The sentences that qualify the recommendation (empty when nothing does):
     ``defaults``: what :func:`defaults_used` found; ``noise_steps``: the steps the bench's
-    noise scale was measured over, when used."""
+    noise scale was measured over, when used; ``steps``: the steps a run asked for needs
+    (``bench.evidence.steps_needed``)."""
     rests = list(defaults)
     if noise_steps is not None and noise_steps < FEW_NOISE_STEPS:
         rests.append(
-            f"a noise scale measured over {counted(noise_steps, 'step')} "
-            "of the bench's random data (give --noise-scale or --workload, or bench more "
-            "--steps on your data)"
+            f"a noise scale measured over {counted(noise_steps, 'step')} of the bench's "
+            f"random data (give --noise-scale or --workload, or bench with --steps {steps} or "
+            "more on your data)"
         )
     lines = []
     if rests:
@@ -101,7 +104,7 @@ def headline(
         lines.append(
             f"Not a firm choice: the step's 80% interval is {factor_interval(step_width_log)}"
             f"; measure {devices} devices first (gpuscale bench --nproc 1,{devices} "
-            f"--steps 30{on_a_larger_host(devices, host_devices)}) and advise again on those "
+            f"--steps {steps}{on_a_larger_host(devices, host_devices)}) and advise again on those "
             "rows."
         )
     return lines
@@ -205,6 +208,7 @@ def qualify(
         step_width_log=error.width_log,
         devices=advice.decision.devices,
         host_devices=inputs.host_devices if inputs else None,
+        steps=inputs.evidence.steps_needed if inputs and inputs.evidence else FIRM_STEPS,
     )
     lines += against_measured(advice.predictions, measured, advice.alternative)
     return replace(advice, caveats=tuple(lines), explanation=[*lines, *advice.explanation])

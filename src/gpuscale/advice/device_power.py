@@ -163,8 +163,8 @@ def bench_power(
     batches = joined(f"{int(b)}" for b in at_batch.index)
     source = (
         f"{power.source} by N = 1 runs at per-device {noun_for(len(at_batch), 'batch')} {batches}; "
-        "each count is "
-        "charged the watts of its own per-device batch (energy_source says which)"
+        "each count is charged the watts of its own per-device batch (the energy_source "
+        "column of -f csv says which)"
     )
     return replace(
         power,

@@ -8,6 +8,7 @@ from numbers is ``basis.from_numbers``."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         raise CalibrationError(f"{exc}{flagged_help(table)}{broken_note(broken)}") from None
     measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged))
     fell = measured_contention.falling(cal.compute.slowdown)
-    weak, evidence = _weak(table, cal.name)
+    weak, evidence = _weak(table, cal.name, req.bench)
     basis = replace(
         basis,
         evidence=evidence,
@@ -265,14 +266,21 @@ def _check_columns(bench: pd.DataFrame) -> None:
         )
 
 
-def _weak(table: pd.DataFrame, model: str) -> tuple[str | None, Support | None]:
+# The command that prints a bench table's evidence_notes (``-f csv`` alone leaves them out).
+NOTES_COMMAND = (
+    "gpuscale analyze --bench {} --columns configuration,accelerators,evidence_notes -f csv"
+)
+
+
+def _weak(table: pd.DataFrame, model: str, source: Any = None) -> tuple[str | None, Support | None]:
     """The warning when runs of ``model`` the advice uses (``ok``, not flagged, or
     allowed) are weak evidence (``bench.evidence``: few steps timed, steps spread, busy
-    share not measured), with the kinds of why (None when none is), and what they give."""
+    share not measured), with the kinds of why (None when none is), what they give, and
+    the command that prints their notes (on ``source``, the results file, where given)."""
     ok = table[(table["model"] == model) & (table["status"] == "ok")]
     rows = ok[~ok["flagged"].fillna(False).astype(bool)]
     weak = rows[rows["evidence"] == "weak"]
-    found = support(rows)
+    found = support(rows, table)
     if weak.empty or found is None:
         return None, found
     kinds = dict.fromkeys(k for notes in weak["evidence_notes"] for k in weak_kinds(notes))
@@ -282,9 +290,14 @@ def _weak(table: pd.DataFrame, model: str) -> tuple[str | None, Support | None]:
     return (
         f"WARNING: weak evidence: {runs} of {model} the advice uses (on {on}) "
         f"{'is' if len(weak) == 1 else 'are'} weak ({', '.join(kinds)}; the bench table's "
-        f"evidence_notes, `gpuscale analyze --bench FILE -f csv`, say more): "
+        f"evidence_notes say more: `{NOTES_COMMAND.format(_file(source))}`): "
         f"{found.remedy()} for firm numbers"
     ), found
+
+
+def _file(source: Any) -> str:
+    """The results file as a shell word (``FILE`` where the table was given, not read)."""
+    return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
 
 
 def _same_samples(table: pd.DataFrame, model: str) -> bool:

@@ -8,16 +8,13 @@ finding: with 2 timed steps a run, one slow step moves its mean by half."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import pandas as pd
 
-from gpuscale.bench.evidence import MIN_STEPS, timed_window_s, weak_kinds
-from gpuscale.plausibility import MIN_BUSY_WINDOW_S
+from gpuscale.bench.evidence import FIRM_STEPS, steps_needed, weak_kinds
 from gpuscale.quantities import counted, joined, number
 
-FIRM_STEPS = 3 * MIN_STEPS  # the steps the bench's own weak-evidence note asks for
 FEW_STEPS = "few steps timed"  # the kind of weakness (bench.evidence) a figure cannot stand on
 
 
@@ -25,8 +22,8 @@ FEW_STEPS = "few steps timed"  # the kind of weakness (bench.evidence) a figure 
 class Support:
     """``runs`` bench runs, the fewest timed steps among them (``steps``, None where not
     recorded), the kinds of weak evidence among them, and the steps a run would need for
-    firm evidence (``steps_needed``: a timed phase of 1 s where the busy share was not
-    measured, at least ``FIRM_STEPS``)."""
+    firm evidence (``steps_needed``: ``bench.evidence.steps_needed`` of its model's runs,
+    the number the bench's own notes ask for)."""
 
     runs: int
     steps: int | None
@@ -52,25 +49,24 @@ class Support:
         return f"bench with --steps {self.steps_needed} or more"
 
 
-def support(rows: pd.DataFrame) -> Support | None:
+def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | None:
     """What ``rows`` (``ok`` bench rows, graded by ``bench.evidence``) give a figure
-    read from them; None for no row."""
+    read from them; None for no row. The steps asked for are those every ``ok`` run of
+    their models in ``of`` (the bench table; ``rows`` where not given) needs, as the
+    bench's notes of those runs ask (``bench.evidence.steps_needed``: one number a model)."""
     if rows is None or rows.empty:
         return None
     steps = pd.to_numeric(rows.get("steps"), errors="coerce").dropna()
     notes = rows["evidence_notes"] if "evidence_notes" in rows else pd.Series(dtype=str)
     kinds = dict.fromkeys(k for note in notes.fillna("") for k in weak_kinds(note))
-    needed = FIRM_STEPS
-    if "busy share not measured" in kinds:
-        for _, row in rows.iterrows():
-            window, ran = timed_window_s(row), row.get("steps")
-            if isinstance(ran, int | float) and math.isfinite(window) and window > 0:
-                needed = max(needed, 10 * math.ceil(ran * MIN_BUSY_WINDOW_S / window / 10))
+    runs = rows
+    if of is not None and "model" in of and "model" in rows:
+        runs = of[of["model"].isin(set(rows["model"])) & (of["status"] == "ok")]
     return Support(
         runs=len(rows),
         steps=int(steps.min()) if len(steps) else None,
         kinds=tuple(kinds),
-        steps_needed=needed,
+        steps_needed=steps_needed(runs.to_dict("records")),
     )
 
 

@@ -333,6 +333,9 @@ def bench_view(
         scaling,
         shown_columns(scaling),
         f"{these} results (ok runs)",
+        # where the columns -f csv leaves out are (evidence_notes: a new user looked there)
+        every=f"--columns takes any of all {len(scaling.columns)}, evidence_notes among "
+        "them, and -f json prints them all",
         said=(*bench_notes(scaling, failed), *([earlier] if earlier else [])),
         empty=_none_ok(sweep, skipped, failed) if scaling.empty else "",
     )

@@ -8,12 +8,15 @@ stored as not measured, never as 0, and flags nothing), or not read at all (no
 ``/proc/stat``). Whether the host was busy is then unknown, which is what makes it weak.
 
 Weak rows stay in the table and the advice; the summary and the advice say they are weak.
+Every message that asks for more ``--steps`` (here, in the advice) gives the number of
+:func:`steps_needed`: one rule over every check that more steps pass, so the numbers agree
+and a run benched with it is not weak for too few steps.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpuscale.plausibility import MIN_BUSY_WINDOW_S, host_measured
@@ -22,6 +25,10 @@ from gpuscale.quantities import counted
 
 MIN_STEPS = 10  # fewer timed steps: one slow step moves the mean by more than 10%
 SPREAD_P95_OVER_P50 = 1.2  # a spread this wide (short of the noisy flag at 1.5x) is weak
+FIRM_STEPS = 3 * MIN_STEPS  # the fewest steps asked for: a third of a slow step's weight
+# the timed phase asked for is this much longer than the busy-share check's: a run benched
+# again may time faster steps than the one the number was read from
+WINDOW_HEADROOM = 1.5
 
 
 def _finite(value: Any) -> bool:
@@ -34,14 +41,31 @@ def timed_window_s(row: Mapping[str, Any]) -> float:
     return _window_s(row, row.get("steps"))
 
 
-def weak_reasons(row: Mapping[str, Any]) -> list[str]:
-    """Why an ``ok`` row is weak evidence (empty: strong)."""
+def steps_needed(rows: Iterable[Mapping[str, Any]]) -> int:
+    """The ``--steps`` a model's runs (``rows``: its bench rows, or table rows) need for
+    every check that more steps pass: at least :data:`FIRM_STEPS` (the few-steps check,
+    ``MIN_STEPS``; a noise scale's 10 steps, ``advice.caveats.FEW_NOISE_STEPS``), and a
+    timed phase of ``MIN_BUSY_WINDOW_S`` (the busy-share check) x ``WINDOW_HEADROOM`` at
+    the time per step each row measured (its timed phase over its steps); in tens."""
+    needed = FIRM_STEPS
+    for row in rows:
+        ran, window = row.get("steps"), timed_window_s(row)
+        if _finite(ran) and ran > 0 and _finite(window) and window > 0:
+            steps = WINDOW_HEADROOM * MIN_BUSY_WINDOW_S / (window / ran)
+            needed = max(needed, 10 * math.ceil(steps / 10))
+    return needed
+
+
+def weak_reasons(row: Mapping[str, Any], needed: int | None = None) -> list[str]:
+    """Why an ``ok`` row is weak evidence (empty: strong); ``needed``: the steps its model
+    needs (:func:`steps_needed` of its runs; of this row alone where not given)."""
     reasons = []
     steps = row.get("steps")
+    needed = steps_needed([row]) if needed is None else needed
     if _finite(steps) and steps < MIN_STEPS:
         reasons.append(
             f"only {counted(int(steps), 'step')} timed (under {MIN_STEPS}: one slow step moves the "
-            f"mean by 1/{int(steps)}); bench with --steps {MIN_STEPS * 3} or more"
+            f"mean by 1/{int(steps)}); bench with --steps {needed} or more"
         )
     p50, p95 = row.get("step_ms_p50"), row.get("step_ms_p95")
     if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > SPREAD_P95_OVER_P50:
@@ -51,7 +75,7 @@ def weak_reasons(row: Mapping[str, Any]) -> list[str]:
         reasons.append(
             f"busy share not measured: the timed phase lasted {window * 1e3:.3g} ms, "
             f"{counted(max(1, round(window * 100)), 'clock tick')} a core (needs "
-            f"{MIN_BUSY_WINDOW_S:g} s; more --steps)"
+            f"{MIN_BUSY_WINDOW_S:g} s: bench with --steps {needed} or more)"
         )
     elif not _finite(row.get("other_load_share")):
         reasons.append("busy share not measured: the host's CPU time could not be read")
@@ -60,14 +84,19 @@ def weak_reasons(row: Mapping[str, Any]) -> list[str]:
 
 def grade(rows: list[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
     """(``evidence``, ``evidence_notes``) per row: ``strong``/``weak`` for ``ok`` rows
-    (``""`` for failed ones) and the reasons ("; "-separated)."""
+    (``""`` for failed ones) and the reasons ("; "-separated), each asking for the steps
+    its model's ``ok`` runs need (:func:`steps_needed`: one number a model)."""
     grades, notes = [], []
+    ok = [row for row in rows if row.get("status") == "ok"]
+    needed = {
+        m: steps_needed(r for r in ok if r.get("model") == m) for m in {r.get("model") for r in ok}
+    }
     for row in rows:
         if row.get("status") != "ok":
             grades.append("")
             notes.append("")
             continue
-        reasons = weak_reasons(row)
+        reasons = weak_reasons(row, needed[row.get("model")])
         grades.append("weak" if reasons else "strong")
         notes.append("; ".join(reasons))
     return grades, notes

@@ -10,6 +10,7 @@ import pandas as pd
 from gpuscale.analysis.bench_scaling import SPEEDUP_BASIS, bench_scaling
 from gpuscale.quantities import counted, joined, number
 from gpuscale.report.bench_advice import BenchAdvice
+from gpuscale.report.bench_evidence import evidence_column, run_grade, weak_tag
 from gpuscale.report.bench_figures import (
     breakdown_title,
     predicted_scaling,
@@ -19,8 +20,13 @@ from gpuscale.report.bench_figures import (
 from gpuscale.report.bench_words import bench_findings
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
-from gpuscale.tables.advice import as_throughput
-from gpuscale.tables.bench import differing_fields, most_host_devices, on_a_larger_host
+from gpuscale.tables.advice import as_throughput, same_configuration
+from gpuscale.tables.bench import (
+    differing_fields,
+    most_host_devices,
+    on_a_larger_host,
+    one_device,
+)
 
 COLUMNS = {
     "configuration": "Model",  # with its configuration where the file holds several
@@ -39,6 +45,7 @@ COLUMNS = {
     "efficiency": "Efficiency",
     "ddp_vs_bare": "DDP vs bare module (1 device)",  # each strategy's own column, shown
     "fsdp_vs_bare": "FSDP vs bare module (1 device)",  # only where a row ran it
+    "evidence_said": "Evidence",  # the bench table's grade and why weak, as the CLI says
     "flags": "Not trusted because",
 }
 
@@ -68,36 +75,108 @@ def failed_runs(table: pd.DataFrame) -> list[str]:
     return lines
 
 
-def against_measured(
-    predicted: pd.DataFrame, measured: pd.DataFrame, runs: pd.Series, *, allowed: bool = False
-) -> list[str]:
-    """One sentence per measured run (``runs``: their labels) at N > 1 of the advised
-    model: its throughput speedup and whether it lies in the advice's 80% interval at that
-    N (``predicted``: ``tables.advice.as_throughput``'s columns); flagged runs are said so
-    (``allowed``: the advice used them, ``--allow-flagged``)."""
-    by_n = predicted.set_index("accelerators")
-    lines = []
-    for run, r in zip(runs, measured.to_dict("records"), strict=True):
-        n = int(r["accelerators"])
-        if n == 1 or n not in by_n.index or pd.isna(r["speedup"]):
+# An 80% interval whose ends differ by more than this factor tests no prediction: it
+# holds both half and twice its middle (0.037-1.93x, a factor of 52, held anything)
+TOO_WIDE_TO_TEST = 4.0
+
+
+def _configuration(batch: int, accum: int, devices: int) -> str:
+    """``per-device batch 8, global batch 16`` (with ``accumulation 4`` where any)."""
+    of = f", accumulation {accum}" if accum > 1 else ""
+    return f"per-device batch {batch}{of}, global batch {batch * accum * devices}"
+
+
+def _ratio(batch: int, accum: int, base_batch: int, base_accum: int) -> str:
+    """``per-device batch 8 against one device at batch 4``: what a speedup is of."""
+
+    def at(b: int, a: int) -> str:
+        return f"{b}" + (f" x {a} accumulated" if a > 1 else "")
+
+    one = at(base_batch, base_accum)
+    return f"per-device batch {at(batch, accum)} against one device at batch {one}"
+
+
+def _predicted_at(frames: list[pd.DataFrame | None], n: int) -> str:
+    """What the advice's speedups at ``n`` devices are of, or ``none predicted``."""
+    said = []
+    for frame in frames:
+        if frame is None or frame.empty:
             continue
-        low, high = float(by_n.at[n, "speedup_low"]), float(by_n.at[n, "speedup_high"])
-        use = "used by the advice (--allow-flagged)" if allowed else "left out of the advice"
-        weak = ", weak evidence" if r.get("evidence") == "weak" else ""
-        state = f"flagged, {use}: {r['flags']}" if r["flagged"] else f"trusted{weak}"
-        inside = low <= r["speedup"] <= high
-        lines.append(
-            f"Measured {run} on {n} devices: {r['speedup']:.2f}x ({state}), "
-            + (
-                f"inside the advice's 80% throughput interval ({number(low)}-{number(high)}x; "
-                "a measured step has no convergence factor)."
-                if inside
-                else f"OUTSIDE the advice's 80% throughput interval ({number(low)}-"
-                f"{number(high)}x): "
-                "the advice does not match this measurement"
-                + ("; re-measure (more --steps, a quieter machine)." if r["flagged"] else ".")
+        first = frame.iloc[0]
+        for r in frame[frame["accelerators"] == n].itertuples():
+            said.append(
+                _ratio(
+                    int(r.batch_per_device),
+                    int(r.accum),
+                    int(first["batch_per_device"]),
+                    int(first["accum"]),
+                )
             )
+    return joined(dict.fromkeys(said)) if said else "none predicted"
+
+
+def against_measured(
+    frames: list[pd.DataFrame | None],
+    measured: pd.DataFrame,
+    runs: pd.Series,
+    scaling: pd.DataFrame,
+    *,
+    allowed: bool = False,
+) -> list[str]:
+    """One sentence per measured run (``runs``: their labels; ``measured``: rows of
+    ``scaling``) at N > 1 of the advised model: its throughput speedup, graded as the bench
+    table grades it (flagged, else weak or strong evidence), against the prediction of the
+    same configuration only (``tables.advice.same_configuration`` among ``frames``,
+    ``as_throughput``'s: the advice's, then its weak-scaling alternative), or that the
+    advice predicts none; an interval wider than ``TOO_WIDE_TO_TEST`` said too wide to
+    test the prediction, never that the run lies "inside" it (``allowed``: flagged runs
+    were used, ``--allow-flagged``)."""
+    base_batch = one_device(scaling, "batch_per_device")
+    base_accum = one_device(scaling, "accum")
+    lines = []
+    for run, (at, r) in zip(runs, measured.iterrows(), strict=True):
+        n = int(r["accelerators"])
+        if n == 1 or pd.isna(r["speedup"]):
+            continue
+        batch, accum = int(r["batch_per_device"]), int(r["accum"])
+        config = _configuration(batch, accum, n)
+        use = "used by the advice (--allow-flagged)" if allowed else "left out of the advice"
+        grade = run_grade(scaling, measured.loc[[at]])
+        state = f"flagged, {use}: {r['flags']}" if r["flagged"] else grade
+        said = f"Measured {run} on {n} devices ({config}): {r['speedup']:.2f}x ({state}), "
+        base = (int(base_batch[at]), int(base_accum[at]))
+        row = same_configuration(frames, n, batch, accum, base)
+        if row is None:
+            lines.append(
+                f"{said}not compared: the advice predicts no run of this configuration "
+                f"(this run: {_ratio(batch, accum, *base)}; the advice at {n} devices: "
+                f"{_predicted_at(frames, n)}), and another configuration's prediction tests "
+                "nothing."
+            )
+            continue
+        low, high = float(row["speedup_low"]), float(row["speedup_high"])
+        interval = (
+            f"the advice's 80% throughput interval for this configuration ({number(low)}-"
+            f"{number(high)}x about its prediction {number(row['speedup'])}x; a measured "
+            "step has no convergence factor)"
         )
+        if not low <= r["speedup"] <= high:
+            lines.append(
+                f"{said}OUTSIDE {interval}: the advice does not match this measurement"
+                + (
+                    "; re-measure (more --steps, a quieter machine) before trusting either."
+                    if r["flagged"] or r.get("evidence") == "weak"
+                    else "."
+                )
+            )
+        elif low <= 0 or high / low > TOO_WIDE_TO_TEST:
+            lines.append(
+                f"{said}not a test of {interval}: the interval spans a factor of "
+                f"{number(high / low) if low > 0 else 'infinity'}, too wide to test the "
+                f"prediction (a test needs one within a factor of {TOO_WIDE_TO_TEST:g})."
+            )
+        else:
+            lines.append(f"{said}inside {interval}.")
     return lines
 
 
@@ -116,11 +195,14 @@ def advice_figure(
     inputs = result.inputs
     assert inputs is not None
     predicted = as_throughput(result.predictions)
+    alternative = None if result.alternative is None else as_throughput(result.alternative)
     model = inputs.name
     of_model = scaling["model"] == model
     measured = scaling[of_model]
     allowed = given.allow_flagged
-    checks = against_measured(predicted, measured, measured["configuration"], allowed=allowed)
+    checks = against_measured(
+        [predicted, alternative], measured, measured["configuration"], scaling, allowed=allowed
+    )
     title = f"Advice: {model} with {inputs.strategy.upper()} on {inputs.network_name}"
     svg, files = out.save(
         lambda: predicted_scaling(predicted, measured, title),
@@ -176,9 +258,11 @@ def measured_answer(scaling: pd.DataFrame) -> str:
             f"Your hardware: no trustworthy multi-device run ({len(multi)} flagged, see "
             "'Your hardware'): no measured answer."
         )
-    said = ", ".join(  # each run's device and backend: never a CPU result read as a GPU's
+    said = "; ".join(  # each run's device and backend: never a CPU result read as a GPU's,
+        # and its evidence grade: never a weak run's speedup read as a finding
         f"{r.configuration} {r.speedup:.2f}x on {r.accelerators} ({r.platform})"
-        for r in kept.itertuples()
+        + (f", {tag}" if (tag := weak_tag(scaling, kept.loc[[at]])) else "")
+        for at, r in zip(kept.index, kept.itertuples(), strict=True)
     )
     return f"Your hardware, measured speedup over one device: {said}."
 
@@ -191,6 +275,7 @@ def build_bench_section(
     With ``advice`` (computed before: ``report.bench_advice.advice_on_bench``), it is
     added, or why it was not given."""
     scaling = bench_scaling(table)
+    scaling = scaling.assign(evidence_said=evidence_column(scaling))
     failed = failed_runs(table)
     if scaling.empty:
         if not failed:

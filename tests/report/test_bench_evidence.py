@@ -119,6 +119,22 @@ def test_a_configuration_the_advice_does_not_predict_is_said_and_not_compared(
     assert len(checks) == 1
     assert "not compared: the advice predicts no run of this configuration" in checks[0]
     assert "interval" not in checks[0] and "strong evidence" in checks[0]
+    # nor drawn over it: the figure says the run is of another configuration
+    (caption,) = [t for t, _, _ in section.figures if t.startswith("Predicted throughput")]
+    assert "per-device batch 8 -> 4" in caption
+    assert "1 of the 1 measured runs at N > 1 not drawn: of another configuration" in caption
+    (svg,) = [g for t, g, _ in section.figures if t == caption]
+    assert "points-measured" not in svg
+
+
+def test_the_figure_draws_the_prediction_of_the_measured_configuration(tmp_path: Path) -> None:
+    bench = bench_table(_runs("m", 10**6, 2, 60.0))
+    given = advice_on_bench(bench, AdviceRequest(interconnect="pcie-phb", max_devices=2))
+    section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
+    (caption, svg) = next((t, g) for t, g, _ in section.figures if t.startswith("Predicted"))
+    # the weak-scaling alternative (8 per device at every count), the measured run on it
+    assert "per-device batch 8)" in caption and "not drawn" not in caption
+    assert "points-measured" in svg
 
 
 def _predicted(low: float, high: float) -> pd.DataFrame:
@@ -137,7 +153,7 @@ def _predicted(low: float, high: float) -> pd.DataFrame:
 
 
 def test_an_interval_too_wide_to_test_is_said_so_never_inside() -> None:
-    from gpuscale.report.bench_section import TOO_WIDE_TO_TEST, against_measured
+    from gpuscale.report.bench_checks import TOO_WIDE_TO_TEST, against_measured
 
     scaling = bench_scaling(bench_table(_runs("m", 10**6, 400, 90.0)))
     measured = scaling[scaling["model"] == "m"]

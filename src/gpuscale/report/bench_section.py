@@ -10,7 +10,8 @@ import pandas as pd
 from gpuscale.analysis.bench_scaling import SPEEDUP_BASIS, bench_scaling
 from gpuscale.quantities import counted, joined, number
 from gpuscale.report.bench_advice import BenchAdvice
-from gpuscale.report.bench_evidence import evidence_column, run_grade, weak_tag
+from gpuscale.report.bench_checks import against_measured, drawn
+from gpuscale.report.bench_evidence import evidence_column, weak_tag
 from gpuscale.report.bench_figures import (
     breakdown_title,
     predicted_scaling,
@@ -20,12 +21,11 @@ from gpuscale.report.bench_figures import (
 from gpuscale.report.bench_words import bench_findings
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
-from gpuscale.tables.advice import as_throughput, same_configuration
+from gpuscale.tables.advice import as_throughput
 from gpuscale.tables.bench import (
     differing_fields,
     most_host_devices,
     on_a_larger_host,
-    one_device,
 )
 
 COLUMNS = {
@@ -75,111 +75,6 @@ def failed_runs(table: pd.DataFrame) -> list[str]:
     return lines
 
 
-# An 80% interval whose ends differ by more than this factor tests no prediction: it
-# holds both half and twice its middle (0.037-1.93x, a factor of 52, held anything)
-TOO_WIDE_TO_TEST = 4.0
-
-
-def _configuration(batch: int, accum: int, devices: int) -> str:
-    """``per-device batch 8, global batch 16`` (with ``accumulation 4`` where any)."""
-    of = f", accumulation {accum}" if accum > 1 else ""
-    return f"per-device batch {batch}{of}, global batch {batch * accum * devices}"
-
-
-def _ratio(batch: int, accum: int, base_batch: int, base_accum: int) -> str:
-    """``per-device batch 8 against one device at batch 4``: what a speedup is of."""
-
-    def at(b: int, a: int) -> str:
-        return f"{b}" + (f" x {a} accumulated" if a > 1 else "")
-
-    one = at(base_batch, base_accum)
-    return f"per-device batch {at(batch, accum)} against one device at batch {one}"
-
-
-def _predicted_at(frames: list[pd.DataFrame | None], n: int) -> str:
-    """What the advice's speedups at ``n`` devices are of, or ``none predicted``."""
-    said = []
-    for frame in frames:
-        if frame is None or frame.empty:
-            continue
-        first = frame.iloc[0]
-        for r in frame[frame["accelerators"] == n].itertuples():
-            said.append(
-                _ratio(
-                    int(r.batch_per_device),
-                    int(r.accum),
-                    int(first["batch_per_device"]),
-                    int(first["accum"]),
-                )
-            )
-    return joined(dict.fromkeys(said)) if said else "none predicted"
-
-
-def against_measured(
-    frames: list[pd.DataFrame | None],
-    measured: pd.DataFrame,
-    runs: pd.Series,
-    scaling: pd.DataFrame,
-    *,
-    allowed: bool = False,
-) -> list[str]:
-    """One sentence per measured run (``runs``: their labels; ``measured``: rows of
-    ``scaling``) at N > 1 of the advised model: its throughput speedup, graded as the bench
-    table grades it (flagged, else weak or strong evidence), against the prediction of the
-    same configuration only (``tables.advice.same_configuration`` among ``frames``,
-    ``as_throughput``'s: the advice's, then its weak-scaling alternative), or that the
-    advice predicts none; an interval wider than ``TOO_WIDE_TO_TEST`` said too wide to
-    test the prediction, never that the run lies "inside" it (``allowed``: flagged runs
-    were used, ``--allow-flagged``)."""
-    base_batch = one_device(scaling, "batch_per_device")
-    base_accum = one_device(scaling, "accum")
-    lines = []
-    for run, (at, r) in zip(runs, measured.iterrows(), strict=True):
-        n = int(r["accelerators"])
-        if n == 1 or pd.isna(r["speedup"]):
-            continue
-        batch, accum = int(r["batch_per_device"]), int(r["accum"])
-        config = _configuration(batch, accum, n)
-        use = "used by the advice (--allow-flagged)" if allowed else "left out of the advice"
-        grade = run_grade(scaling, measured.loc[[at]])
-        state = f"flagged, {use}: {r['flags']}" if r["flagged"] else grade
-        said = f"Measured {run} on {n} devices ({config}): {r['speedup']:.2f}x ({state}), "
-        base = (int(base_batch[at]), int(base_accum[at]))
-        row = same_configuration(frames, n, batch, accum, base)
-        if row is None:
-            lines.append(
-                f"{said}not compared: the advice predicts no run of this configuration "
-                f"(this run: {_ratio(batch, accum, *base)}; the advice at {n} devices: "
-                f"{_predicted_at(frames, n)}), and another configuration's prediction tests "
-                "nothing."
-            )
-            continue
-        low, high = float(row["speedup_low"]), float(row["speedup_high"])
-        interval = (
-            f"the advice's 80% throughput interval for this configuration ({number(low)}-"
-            f"{number(high)}x about its prediction {number(row['speedup'])}x; a measured "
-            "step has no convergence factor)"
-        )
-        if not low <= r["speedup"] <= high:
-            lines.append(
-                f"{said}OUTSIDE {interval}: the advice does not match this measurement"
-                + (
-                    "; re-measure (more --steps, a quieter machine) before trusting either."
-                    if r["flagged"] or r.get("evidence") == "weak"
-                    else "."
-                )
-            )
-        elif low <= 0 or high / low > TOO_WIDE_TO_TEST:
-            lines.append(
-                f"{said}not a test of {interval}: the interval spans a factor of "
-                f"{number(high / low) if low > 0 else 'infinity'}, too wide to test the "
-                f"prediction (a test needs one within a factor of {TOO_WIDE_TO_TEST:g})."
-            )
-        else:
-            lines.append(f"{said}inside {interval}.")
-    return lines
-
-
 def advice_figure(
     scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice
 ) -> tuple[list[str], tuple | None, tuple[list[str], list[str]], str | None]:
@@ -200,15 +95,16 @@ def advice_figure(
     of_model = scaling["model"] == model
     measured = scaling[of_model]
     allowed = given.allow_flagged
-    checks = against_measured(
-        [predicted, alternative], measured, measured["configuration"], scaling, allowed=allowed
-    )
+    frames = [predicted, alternative]
+    checks = against_measured(frames, measured, measured["configuration"], scaling, allowed=allowed)
     title = f"Advice: {model} with {inputs.strategy.upper()} on {inputs.network_name}"
+    # the prediction of the runs' own configuration under them, only those runs on it
+    shown, points, left_off = drawn(frames, measured, scaling)
     svg, files = out.save(
-        lambda: predicted_scaling(predicted, measured, title),
+        lambda: predicted_scaling(shown, points, title),
         "advice_predicted_scaling",
-        predicted,
-        measured,
+        shown,
+        points,
         title,
     )
     # The decision, not the warning before it (said in the section; named here), then
@@ -233,14 +129,22 @@ def advice_figure(
     return (
         explained + checks,
         (
-            "Predicted throughput speedup by device count with its 80% interval, measured "
-            "runs at N > 1 overlaid (hollow grey: flagged, not used)",
+            "Predicted throughput speedup by device count with its 80% interval (per-device "
+            f"batch {_batches(shown)}), measured runs at N > 1 of that configuration overlaid "
+            f"(hollow grey: flagged, not used){left_off}",
             svg,
             files,
         ),
         (decision, checks),
         None,
     )
+
+
+def _batches(frame: pd.DataFrame) -> str:
+    """``8`` (weak scaling), or ``8 -> 4`` where the predicted counts keep the global
+    batch: the per-device batch from the first count to the last."""
+    first, last = int(frame["batch_per_device"].iloc[0]), int(frame["batch_per_device"].iloc[-1])
+    return f"{first}" if first == last else f"{first} -> {last}"
 
 
 def measured_answer(scaling: pd.DataFrame) -> str:

@@ -6,6 +6,8 @@ interval was held against it."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from gpuscale.advice.caveats import Measured, against_measured, measured_runs
@@ -57,3 +59,23 @@ def test_an_accumulated_run_is_not_held_against_a_prediction_without_accumulatio
 def test_a_measured_run_carries_its_one_device_run_from_the_bench_table() -> None:
     (run,) = _runs()
     assert (run.accum, run.base) == (1, (8, 1))
+
+
+def test_a_weak_run_outside_the_prediction_is_not_trusted_over_it() -> None:
+    """A run of 2 timed steps (weak, as the bench table grades it) outside the interval
+    is said with what would make it firm, never 'trust it over the prediction'; one of
+    400 steps (1.4 s timed, strong) is trusted over it."""
+    said = {}
+    for steps in (2, 400):
+        config = BenchConfig(steps=steps, batch=8)
+        rows = [
+            bench_record("m", 10**6, n, sps, config=config) for n, sps in ((1, 100.0), (2, 120.0))
+        ]
+        table = bench_table(rows)
+        grades = set(table["evidence"])
+        (run,) = measured_runs(table, "m", allow_flagged=False)
+        (said[steps],) = against_measured(_predictions(8), [run])
+        assert grades == ({"weak"} if steps == 2 else {"strong"})  # the premise
+    assert "trust it over the prediction" in said[400]
+    assert "trust it over" not in said[2] and "weak" in said[2]
+    assert re.search(r"bench with --steps \d+ or more and advise again", said[2])

@@ -19,6 +19,7 @@ import pandas as pd
 from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
 from gpuscale.advice.step_error import StepError
+from gpuscale.advice.support import support
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.quantities import factor_interval, format_count, number
 from gpuscale.tables.advice import as_throughput, same_configuration
@@ -43,6 +44,9 @@ class Measured:
     # (per-device batch, accumulation) of the N = 1 run the speedup is against (None:
     # the run's own, as a weak-scaling bench keeps them)
     base: tuple[int, int] | None = None
+    # where it or its N = 1 run is weak evidence (bench.evidence): what to bench for a
+    # strong one ("" where both are strong)
+    weak_remedy: str = ""
 
 
 def defaults_used(
@@ -136,6 +140,16 @@ def against_measured(
                 f"Measured on {m.devices} devices: throughput speedup {number(m.speedup)}, "
                 "flagged (not trusted), so the prediction stands alone there."
             )
+        elif not low <= m.speedup <= high and m.weak_remedy:
+            # a weak run's speedup is a prediction to test too: never trusted over the
+            # advice's before it is measured again
+            lines.append(
+                f"Measured on {m.devices} devices: throughput speedup {number(m.speedup)}, "
+                f"outside the predicted {number(low)}-{number(high)}x, from weak runs (the "
+                "bench table's evidence): they disagree, and the measurement is not yet "
+                f"firm enough to say which to trust; {m.weak_remedy} and advise again"
+                + (" (it is flagged too, used with --allow-flagged)." if m.allowed else ".")
+            )
         elif not low <= m.speedup <= high:
             lines.append(
                 f"Measured on {m.devices} devices: throughput speedup {number(m.speedup)}, "
@@ -155,6 +169,17 @@ def measured_runs(table: pd.DataFrame, model: str, allow_flagged: bool) -> list[
     base_accum = one_device(scaling, "accum")
     of = (scaling["model"] == model) & (scaling["accelerators"] > 1)
     rows = scaling[of].dropna(subset=["speedup"])
+    at = pd.Series(range(len(scaling)), index=scaling.index, dtype=float)
+    base_at = one_device(scaling.assign(_at=at), "_at")
+
+    def weak_remedy(index: object) -> str:
+        """What to bench where the run at ``index`` or its N = 1 run is weak evidence."""
+        both = [index] + ([scaling.index[int(base_at[index])]] if pd.notna(base_at[index]) else [])
+        pair = scaling.loc[both]
+        found = support(pair)
+        weak = bool((pair.get("evidence", pd.Series(dtype=str)) == "weak").any())
+        return found.remedy() if weak and found is not None else ""
+
     return [
         Measured(
             devices=int(r.accelerators),
@@ -163,9 +188,10 @@ def measured_runs(table: pd.DataFrame, model: str, allow_flagged: bool) -> list[
             batch_per_device=int(r.batch_per_device),
             allowed=bool(r.flagged) and allow_flagged,
             accum=int(r.accum),
-            base=(int(base_batch[at]), int(base_accum[at])),
+            base=(int(base_batch[i]), int(base_accum[i])),
+            weak_remedy=weak_remedy(i),
         )
-        for at, r in zip(rows.index, rows.itertuples(), strict=True)
+        for i, r in zip(rows.index, rows.itertuples(), strict=True)
     ]
 
 

@@ -19,11 +19,12 @@ import pandas as pd
 from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
 from gpuscale.advice.step_error import StepError
+from gpuscale.advice.support import support
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.quantities import counted, factor_interval, format_count, number
-from gpuscale.tables.advice import as_throughput
-from gpuscale.tables.bench import on_a_larger_host
+from gpuscale.tables.advice import as_throughput, same_configuration
+from gpuscale.tables.bench import on_a_larger_host, one_device
 
 FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 WIDE_STEP_INTERVAL = math.log(
@@ -40,6 +41,13 @@ class Measured:
     flagged: bool
     batch_per_device: int
     allowed: bool = False  # flagged, yet used (--allow-flagged)
+    accum: int = 1
+    # (per-device batch, accumulation) of the N = 1 run the speedup is against (None:
+    # the run's own, as a weak-scaling bench keeps them)
+    base: tuple[int, int] | None = None
+    # where it or its N = 1 run is weak evidence (bench.evidence): what to bench for a
+    # strong one ("" where both are strong)
+    weak_remedy: str = ""
 
 
 def defaults_used(
@@ -110,38 +118,24 @@ def headline(
     return lines
 
 
-def _predicted_like(
-    frames: list[pd.DataFrame | None], devices: int, batch_per_device: int
-) -> pd.Series | None:
-    """The first prediction at ``devices`` with the per-device batch measured (no
-    accumulation) among ``frames`` (the advice's, then its weak-scaling alternative)."""
-    for frame in frames:
-        if frame is None:
-            continue
-        rows = frame[
-            (frame["accelerators"] == devices)
-            & (frame["batch_per_device"] == batch_per_device)
-            & (frame["accum"] == 1)
-        ]
-        if len(rows):
-            return rows.iloc[0]
-    return None
-
-
 def against_measured(
     predictions: pd.DataFrame,
     measured: list[Measured],
     alternative: pd.DataFrame | None = None,
 ) -> list[str]:
-    """For each measured count the advice predicts at the same per-device batch (in its
-    predictions or, where those keep the global batch, in the weak-scaling
-    ``alternative``): where an unflagged measured speedup lies outside the predicted
-    throughput interval, the measurement beside the prediction; a flagged one is said as
-    flagged."""
+    """For each measured run whose configuration the advice predicts (the same per-device
+    batch and accumulation against the same one-device run, ``tables.advice
+    .same_configuration``: in its predictions or, where those keep the global batch, in
+    the weak-scaling ``alternative``): where an unflagged measured speedup lies outside
+    the predicted throughput interval, the measurement beside the prediction; a flagged
+    one is said as flagged."""
     lines = []
     throughput = [None if f is None else as_throughput(f) for f in (predictions, alternative)]
     for m in measured:
-        row = _predicted_like(throughput, m.devices, m.batch_per_device)
+        # the prediction of the configuration measured, its one-device run too: a speedup
+        # is a ratio of two runs (never another configuration's interval)
+        base = m.base or (m.batch_per_device, m.accum)
+        row = same_configuration(throughput, m.devices, m.batch_per_device, m.accum, base)
         if row is None:
             continue
         low, high = float(row["speedup_low"]), float(row["speedup_high"])
@@ -149,6 +143,16 @@ def against_measured(
             lines.append(
                 f"Measured on {m.devices} devices: throughput speedup {number(m.speedup)}, "
                 "flagged (not trusted), so the prediction stands alone there."
+            )
+        elif not low <= m.speedup <= high and m.weak_remedy:
+            # a weak run's speedup is a prediction to test too: never trusted over the
+            # advice's before it is measured again
+            lines.append(
+                f"Measured on {m.devices} devices: throughput speedup {number(m.speedup)}, "
+                f"outside the predicted {number(low)}-{number(high)}x, from weak runs (the "
+                "bench table's evidence): they disagree, and the measurement is not yet "
+                f"firm enough to say which to trust; {m.weak_remedy} and advise again"
+                + (" (it is flagged too, used with --allow-flagged)." if m.allowed else ".")
             )
         elif not low <= m.speedup <= high:
             lines.append(
@@ -164,8 +168,22 @@ def against_measured(
 def measured_runs(table: pd.DataFrame, model: str, allow_flagged: bool) -> list[Measured]:
     """The model's N > 1 throughput speedups in the bench table, flagged as the bench
     flags them (``allowed`` where ``--allow-flagged`` let the advice use them)."""
-    rows = bench_scaling(table)
-    rows = rows[(rows["model"] == model) & (rows["accelerators"] > 1)].dropna(subset=["speedup"])
+    scaling = bench_scaling(table)
+    base_batch = one_device(scaling, "batch_per_device")
+    base_accum = one_device(scaling, "accum")
+    of = (scaling["model"] == model) & (scaling["accelerators"] > 1)
+    rows = scaling[of].dropna(subset=["speedup"])
+    at = pd.Series(range(len(scaling)), index=scaling.index, dtype=float)
+    base_at = one_device(scaling.assign(_at=at), "_at")
+
+    def weak_remedy(index: object) -> str:
+        """What to bench where the run at ``index`` or its N = 1 run is weak evidence."""
+        both = [index] + ([scaling.index[int(base_at[index])]] if pd.notna(base_at[index]) else [])
+        pair = scaling.loc[both]
+        found = support(pair)
+        weak = bool((pair.get("evidence", pd.Series(dtype=str)) == "weak").any())
+        return found.remedy() if weak and found is not None else ""
+
     return [
         Measured(
             devices=int(r.accelerators),
@@ -173,8 +191,11 @@ def measured_runs(table: pd.DataFrame, model: str, allow_flagged: bool) -> list[
             flagged=bool(r.flagged),
             batch_per_device=int(r.batch_per_device),
             allowed=bool(r.flagged) and allow_flagged,
+            accum=int(r.accum),
+            base=(int(base_batch[i]), int(base_accum[i])),
+            weak_remedy=weak_remedy(i),
         )
-        for r in rows.itertuples()
+        for i, r in zip(rows.index, rows.itertuples(), strict=True)
     ]
 
 

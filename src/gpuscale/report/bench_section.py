@@ -10,6 +10,8 @@ import pandas as pd
 from gpuscale.analysis.bench_scaling import SPEEDUP_BASIS, bench_scaling
 from gpuscale.quantities import counted, joined, number
 from gpuscale.report.bench_advice import BenchAdvice
+from gpuscale.report.bench_checks import against_measured, drawn
+from gpuscale.report.bench_evidence import evidence_column, weak_tag
 from gpuscale.report.bench_figures import (
     breakdown_title,
     predicted_scaling,
@@ -20,7 +22,11 @@ from gpuscale.report.bench_words import bench_findings
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables.advice import as_throughput
-from gpuscale.tables.bench import differing_fields, most_host_devices, on_a_larger_host
+from gpuscale.tables.bench import (
+    differing_fields,
+    most_host_devices,
+    on_a_larger_host,
+)
 
 COLUMNS = {
     "configuration": "Model",  # with its configuration where the file holds several
@@ -39,6 +45,7 @@ COLUMNS = {
     "efficiency": "Efficiency",
     "ddp_vs_bare": "DDP vs bare module (1 device)",  # each strategy's own column, shown
     "fsdp_vs_bare": "FSDP vs bare module (1 device)",  # only where a row ran it
+    "evidence_said": "Evidence",  # the bench table's grade and why weak, as the CLI says
     "flags": "Not trusted because",
 }
 
@@ -68,39 +75,6 @@ def failed_runs(table: pd.DataFrame) -> list[str]:
     return lines
 
 
-def against_measured(
-    predicted: pd.DataFrame, measured: pd.DataFrame, runs: pd.Series, *, allowed: bool = False
-) -> list[str]:
-    """One sentence per measured run (``runs``: their labels) at N > 1 of the advised
-    model: its throughput speedup and whether it lies in the advice's 80% interval at that
-    N (``predicted``: ``tables.advice.as_throughput``'s columns); flagged runs are said so
-    (``allowed``: the advice used them, ``--allow-flagged``)."""
-    by_n = predicted.set_index("accelerators")
-    lines = []
-    for run, r in zip(runs, measured.to_dict("records"), strict=True):
-        n = int(r["accelerators"])
-        if n == 1 or n not in by_n.index or pd.isna(r["speedup"]):
-            continue
-        low, high = float(by_n.at[n, "speedup_low"]), float(by_n.at[n, "speedup_high"])
-        use = "used by the advice (--allow-flagged)" if allowed else "left out of the advice"
-        weak = ", weak evidence" if r.get("evidence") == "weak" else ""
-        state = f"flagged, {use}: {r['flags']}" if r["flagged"] else f"trusted{weak}"
-        inside = low <= r["speedup"] <= high
-        lines.append(
-            f"Measured {run} on {n} devices: {r['speedup']:.2f}x ({state}), "
-            + (
-                f"inside the advice's 80% throughput interval ({number(low)}-{number(high)}x; "
-                "a measured step has no convergence factor)."
-                if inside
-                else f"OUTSIDE the advice's 80% throughput interval ({number(low)}-"
-                f"{number(high)}x): "
-                "the advice does not match this measurement"
-                + ("; re-measure (more --steps, a quieter machine)." if r["flagged"] else ".")
-            )
-        )
-    return lines
-
-
 def advice_figure(
     scaling: pd.DataFrame, out: FigureFiles, given: BenchAdvice
 ) -> tuple[list[str], tuple | None, tuple[list[str], list[str]], str | None]:
@@ -116,17 +90,21 @@ def advice_figure(
     inputs = result.inputs
     assert inputs is not None
     predicted = as_throughput(result.predictions)
+    alternative = None if result.alternative is None else as_throughput(result.alternative)
     model = inputs.name
     of_model = scaling["model"] == model
     measured = scaling[of_model]
     allowed = given.allow_flagged
-    checks = against_measured(predicted, measured, measured["configuration"], allowed=allowed)
+    frames = [predicted, alternative]
+    checks = against_measured(frames, measured, measured["configuration"], scaling, allowed=allowed)
     title = f"Advice: {model} with {inputs.strategy.upper()} on {inputs.network_name}"
+    # the prediction of the runs' own configuration under them, only those runs on it
+    shown, points, left_off = drawn(frames, measured, scaling)
     svg, files = out.save(
-        lambda: predicted_scaling(predicted, measured, title),
+        lambda: predicted_scaling(shown, points, title),
         "advice_predicted_scaling",
-        predicted,
-        measured,
+        shown,
+        points,
         title,
     )
     # The decision, not the warning before it (said in the section; named here), then
@@ -151,14 +129,22 @@ def advice_figure(
     return (
         explained + checks,
         (
-            "Predicted throughput speedup by device count with its 80% interval, measured "
-            "runs at N > 1 overlaid (hollow grey: flagged, not used)",
+            "Predicted throughput speedup by device count with its 80% interval (per-device "
+            f"batch {_batches(shown)}), measured runs at N > 1 of that configuration overlaid "
+            f"(hollow grey: flagged, not used){left_off}",
             svg,
             files,
         ),
         (decision, checks),
         None,
     )
+
+
+def _batches(frame: pd.DataFrame) -> str:
+    """``8`` (weak scaling), or ``8 -> 4`` where the predicted counts keep the global
+    batch: the per-device batch from the first count to the last."""
+    first, last = int(frame["batch_per_device"].iloc[0]), int(frame["batch_per_device"].iloc[-1])
+    return f"{first}" if first == last else f"{first} -> {last}"
 
 
 def measured_answer(scaling: pd.DataFrame) -> str:
@@ -176,9 +162,11 @@ def measured_answer(scaling: pd.DataFrame) -> str:
             f"Your hardware: no trustworthy multi-device run ({len(multi)} flagged, see "
             "'Your hardware'): no measured answer."
         )
-    said = ", ".join(  # each run's device and backend: never a CPU result read as a GPU's
+    said = "; ".join(  # each run's device and backend: never a CPU result read as a GPU's,
+        # and its evidence grade: never a weak run's speedup read as a finding
         f"{r.configuration} {r.speedup:.2f}x on {r.accelerators} ({r.platform})"
-        for r in kept.itertuples()
+        + (f", {tag}" if (tag := weak_tag(scaling, kept.loc[[at]])) else "")
+        for at, r in zip(kept.index, kept.itertuples(), strict=True)
     )
     return f"Your hardware, measured speedup over one device: {said}."
 
@@ -191,6 +179,7 @@ def build_bench_section(
     With ``advice`` (computed before: ``report.bench_advice.advice_on_bench``), it is
     added, or why it was not given."""
     scaling = bench_scaling(table)
+    scaling = scaling.assign(evidence_said=evidence_column(scaling))
     failed = failed_runs(table)
     if scaling.empty:
         if not failed:

@@ -8,6 +8,7 @@ import pandas as pd
 
 from gpuscale.analysis.bench_scaling import break_even_params, trusted
 from gpuscale.quantities import counted, joined, number
+from gpuscale.report.bench_evidence import grade_sentence, tagged
 
 
 def _share_range(shares: pd.Series) -> str:
@@ -120,11 +121,12 @@ def _at_count(rows: pd.DataFrame, world: int, where: str) -> list[str]:
         f"{best['configuration']}"
     )
     step = "its step" if len(at) == 1 else "the step"
-    return [
-        text,
+    best_said = (
         f"{of}: {best['speedup']:.2f}x (efficiency {best['efficiency']:.0%}); exposed "
-        f"communication is {_share_range(at['comm_fraction'])} of {step}.",
-    ]
+        f"communication is {_share_range(at['comm_fraction'])} of {step}."
+    )
+    # each said weak where a run it reads (or the N = 1 run a speedup is against) is
+    return [tagged(text, rows, at), tagged(best_said, rows, at)]
 
 
 # Each strategy's one-device column and what it costs over the bare module.
@@ -146,14 +148,23 @@ def _wrapper_at_one(rows: pd.DataFrame, where: str) -> list[str]:
             continue
         runs = "the N = 1 run" if len(ratios) == 1 else f"the {len(ratios)} N = 1 runs"
         said.append(
-            f"On one device{where} {strategy}'s step reaches {_ratio_range(ratios)} the bare "
-            f"module's throughput ({runs}, column '{strategy} vs bare module': {costs})"
+            (
+                f"On one device{where} {strategy}'s step reaches {_ratio_range(ratios)} the "
+                f"bare module's throughput ({runs}, column '{strategy} vs bare module': "
+                f"{costs})",
+                rows.loc[ratios.index],
+            )
         )
     if not said:
         return []
+    last, of_last = said[-1]
     return [
-        *(f"{s}." for s in said[:-1]),
-        f"{said[-1]}; speedups at N > 1 are against the bare module (one device without DDP).",
+        *(tagged(f"{s}.", rows, of) for s, of in said[:-1]),
+        tagged(
+            f"{last}; speedups at N > 1 are against the bare module (one device without DDP).",
+            rows,
+            of_last,
+        ),
     ]
 
 
@@ -178,6 +189,8 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     platforms = list(scaling.groupby("platform", sort=False))
     several = len(platforms) > 1
     out = [_platforms_summary(platforms)] * several + [_summary(rows) for _, rows in platforms]
+    grade = grade_sentence(scaling)  # the bench table's evidence grade, as the CLI says it
+    out += [grade] if grade else []
     if len(flagged):
         names = ", ".join(f"{r.configuration} on {r.accelerators}" for r in flagged.itertuples())
         out.append(

@@ -85,3 +85,34 @@ def as_throughput(predictions: pd.DataFrame) -> pd.DataFrame:
         speedup_high=(predictions["speedup_high"] * scale).clip(upper=np.maximum(n, throughput)),
         efficiency=predictions["throughput_efficiency"],
     )
+
+
+def same_configuration(
+    frames: list[pd.DataFrame | None],
+    accelerators: int,
+    batch_per_device: int,
+    accum: int,
+    base: tuple[int, int],
+) -> pd.Series | None:
+    """The first row among ``frames`` (prediction tables: the advice's, then its
+    weak-scaling alternative) that predicts the configuration a bench run measured:
+    ``accelerators`` at its per-device batch and accumulation, in a table whose first
+    row (one device: what its speedups are against) runs ``base``, the (per-device batch,
+    accumulation) of the N = 1 run the measured speedup is against. A speedup is a ratio
+    of two runs: both must be the measured ones, else another configuration's prediction
+    is compared (strong scaling's 4 per device against a run of 8 per device). None where
+    no frame predicts it."""
+    for frame in frames:
+        if frame is None or frame.empty:
+            continue
+        first = frame.iloc[0]
+        if (int(first["batch_per_device"]), int(first["accum"])) != tuple(base):
+            continue
+        rows = frame[
+            (frame["accelerators"] == accelerators)
+            & (frame["batch_per_device"] == batch_per_device)
+            & (frame["accum"] == accum)
+        ]
+        if len(rows):
+            return rows.iloc[0]
+    return None

@@ -1,0 +1,158 @@
+"""The report's checks of the advice against the bench: each measured run at N > 1 set
+against the advice's prediction of the same configuration only (the same per-device
+batch and accumulation at N, against the same one-device run:
+``tables.advice.same_configuration``), graded in the bench table's words (flagged, weak
+or strong evidence), and the prediction the figure draws under the measured points."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.quantities import joined, number
+from gpuscale.report.bench_evidence import run_grade
+from gpuscale.tables.advice import same_configuration
+from gpuscale.tables.bench import one_device
+
+# An 80% interval whose ends differ by more than this factor tests no prediction: it
+# holds both half and twice its middle (0.037-1.93x, a factor of 52, held anything)
+TOO_WIDE_TO_TEST = 4.0
+
+
+def _configuration(batch: int, accum: int, devices: int) -> str:
+    """``per-device batch 8, global batch 16`` (with ``accumulation 4`` where any)."""
+    of = f", accumulation {accum}" if accum > 1 else ""
+    return f"per-device batch {batch}{of}, global batch {batch * accum * devices}"
+
+
+def _ratio(batch: int, accum: int, base_batch: int, base_accum: int) -> str:
+    """``per-device batch 8 against one device at batch 4``: what a speedup is of."""
+
+    def at(b: int, a: int) -> str:
+        return f"{b}" + (f" x {a} accumulated" if a > 1 else "")
+
+    one = at(base_batch, base_accum)
+    return f"per-device batch {at(batch, accum)} against one device at batch {one}"
+
+
+def _predicted_at(frames: list[pd.DataFrame | None], n: int) -> str:
+    """What the advice's speedups at ``n`` devices are of, or ``none predicted``."""
+    said = []
+    for frame in frames:
+        if frame is None or frame.empty:
+            continue
+        first = frame.iloc[0]
+        for r in frame[frame["accelerators"] == n].itertuples():
+            said.append(
+                _ratio(
+                    int(r.batch_per_device),
+                    int(r.accum),
+                    int(first["batch_per_device"]),
+                    int(first["accum"]),
+                )
+            )
+    return joined(dict.fromkeys(said)) if said else "none predicted"
+
+
+def against_measured(
+    frames: list[pd.DataFrame | None],
+    measured: pd.DataFrame,
+    runs: pd.Series,
+    scaling: pd.DataFrame,
+    *,
+    allowed: bool = False,
+) -> list[str]:
+    """One sentence per measured run (``runs``: their labels; ``measured``: rows of
+    ``scaling``) at N > 1 of the advised model: its throughput speedup, graded as the bench
+    table grades it (flagged, else weak or strong evidence), against the prediction of the
+    same configuration only (``tables.advice.same_configuration`` among ``frames``,
+    ``as_throughput``'s: the advice's, then its weak-scaling alternative), or that the
+    advice predicts none; an interval wider than ``TOO_WIDE_TO_TEST`` said too wide to
+    test the prediction, never that the run lies "inside" it (``allowed``: flagged runs
+    were used, ``--allow-flagged``)."""
+    base_batch = one_device(scaling, "batch_per_device")
+    base_accum = one_device(scaling, "accum")
+    lines = []
+    for run, (at, r) in zip(runs, measured.iterrows(), strict=True):
+        n = int(r["accelerators"])
+        if n == 1 or pd.isna(r["speedup"]):
+            continue
+        batch, accum = int(r["batch_per_device"]), int(r["accum"])
+        config = _configuration(batch, accum, n)
+        use = "used by the advice (--allow-flagged)" if allowed else "left out of the advice"
+        grade = run_grade(scaling, measured.loc[[at]])
+        state = f"flagged, {use}: {r['flags']}" if r["flagged"] else grade
+        said = f"Measured {run} on {n} devices ({config}): {r['speedup']:.2f}x ({state}), "
+        base = (int(base_batch[at]), int(base_accum[at]))
+        row = same_configuration(frames, n, batch, accum, base)
+        if row is None:
+            lines.append(
+                f"{said}not compared: the advice predicts no run of this configuration "
+                f"(this run: {_ratio(batch, accum, *base)}; the advice at {n} devices: "
+                f"{_predicted_at(frames, n)}), and another configuration's prediction tests "
+                "nothing."
+            )
+            continue
+        low, high = float(row["speedup_low"]), float(row["speedup_high"])
+        interval = (
+            f"the advice's 80% throughput interval for this configuration ({number(low)}-"
+            f"{number(high)}x about its prediction {number(row['speedup'])}x; a measured "
+            "step has no convergence factor)"
+        )
+        if not low <= r["speedup"] <= high:
+            lines.append(
+                f"{said}OUTSIDE {interval}: the advice does not match this measurement"
+                + (
+                    "; re-measure (more --steps, a quieter machine) before trusting either."
+                    if r["flagged"] or r.get("evidence") == "weak"
+                    else "."
+                )
+            )
+        elif low <= 0 or high / low > TOO_WIDE_TO_TEST:
+            lines.append(
+                f"{said}not a test of {interval}: the interval spans a factor of "
+                f"{number(high / low) if low > 0 else 'infinity'}, too wide to test the "
+                f"prediction (a test needs one within a factor of {TOO_WIDE_TO_TEST:g})."
+            )
+        else:
+            lines.append(f"{said}inside {interval}.")
+    return lines
+
+
+def drawn(
+    frames: list[pd.DataFrame | None], measured: pd.DataFrame, scaling: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """The prediction to draw under ``measured`` (rows of ``scaling``), the measured runs
+    at N > 1 of its configuration (never another configuration's points over it), and
+    what the caption says of those left off: of ``frames`` (the advice's, then its
+    weak-scaling alternative), the one predicting most of the runs' configurations."""
+    base_batch = one_device(scaling, "batch_per_device")
+    base_accum = one_device(scaling, "accum")
+    multi = measured[(measured["accelerators"] > 1) & measured["speedup"].notna()]
+    best: tuple[int, pd.DataFrame, pd.DataFrame] | None = None
+    for frame in frames:
+        if frame is None or frame.empty:
+            continue
+        of = [
+            same_configuration(
+                [frame],
+                int(r["accelerators"]),
+                int(r["batch_per_device"]),
+                int(r["accum"]),
+                (int(base_batch[at]), int(base_accum[at])),
+            )
+            is not None
+            for at, r in multi.iterrows()
+        ]
+        mine = multi[pd.Series(of, index=multi.index, dtype=bool)]
+        if best is None or len(mine) > best[0]:
+            best = (len(mine), frame, mine)
+    assert best is not None  # the advice's own table is never empty
+    count, frame, mine = best
+    left = len(multi) - count
+    said = (
+        f"; {left} of the {len(multi)} measured runs at N > 1 not drawn: of another "
+        "configuration than the one predicted (said below)"
+        if left
+        else ""
+    )
+    return frame, mine, said

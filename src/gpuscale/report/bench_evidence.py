@@ -1,0 +1,96 @@
+"""What the report's bench findings rest on: the bench table's evidence grade
+(``bench.evidence``: ``strong``, or ``weak`` with its ``evidence_notes``) of each run a
+finding reads, and of the N = 1 run each speedup is against (a speedup is only as firm as
+both of its runs), said as the CLI says it (``bench``, ``analyze --bench``): a finding
+from weak runs reads as a prediction to test, with what would make it firm."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.advice.support import support
+from gpuscale.bench.evidence import weak_kinds
+from gpuscale.quantities import counted, joined
+from gpuscale.tables.bench import one_device
+
+WEAK = "weak"
+
+
+def rested_on(scaling: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` (of ``scaling``, ``analysis.bench_scaling``'s) and, for each at N > 1,
+    the N = 1 run of ``scaling`` its speedup is read against (``tables.bench.one_device``)."""
+    if rows.empty:
+        return rows
+    at = pd.Series(range(len(scaling)), index=scaling.index, dtype=float)
+    base = one_device(scaling.assign(_at=at), "_at").loc[rows.index]
+    multi = rows["accelerators"] > 1
+    bases = [scaling.index[int(b)] for b in base[multi].dropna()]
+    used = list(dict.fromkeys([*rows.index, *bases]))
+    return scaling.loc[used]
+
+
+def _weak(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows[rows.get("evidence", pd.Series("", rows.index)).astype(str) == WEAK]
+
+
+def remedy(rows: pd.DataFrame) -> str:
+    """What to bench so that ``rows`` (bench rows) are strong evidence."""
+    found = support(rows)
+    return "" if found is None else found.remedy()
+
+
+def weak_tag(scaling: pd.DataFrame, rows: pd.DataFrame) -> str:
+    """``weak evidence (2 of the 2 runs it rests on): a prediction to test`` where a run a
+    finding on ``rows`` rests on is weak, else ``""``."""
+    used = rested_on(scaling, rows)
+    weak = _weak(used)
+    if weak.empty:
+        return ""
+    if len(used) == 1:
+        of = "the run it rests on"
+    elif len(weak) == len(used):
+        of = f"the {len(used)} runs it rests on"
+    else:
+        of = f"{len(weak)} of the {len(used)} runs it rests on"
+    return f"weak evidence ({of}): a prediction to test"
+
+
+def tagged(sentence: str, scaling: pd.DataFrame, rows: pd.DataFrame) -> str:
+    """``sentence`` (ending in a full stop) with :func:`weak_tag` before its stop."""
+    tag = weak_tag(scaling, rows)
+    return f"{sentence[:-1]} - {tag}." if tag else sentence
+
+
+def grade_sentence(rows: pd.DataFrame) -> str | None:
+    """What the findings on ``rows`` (unflagged bench rows) rest on, where some are weak:
+    how many, the kinds of why (the table's Evidence column says each), that a finding
+    from them reads as a prediction to test, and what would make them firm; None where
+    every run is strong."""
+    weak = _weak(rows)
+    if weak.empty:
+        return None
+    kinds = dict.fromkeys(k for note in weak["evidence_notes"].fillna("") for k in weak_kinds(note))
+    why = f": {joined(kinds)}" if kinds else ""
+    return (
+        f"What these findings rest on: {len(weak)} of the {counted(len(rows), 'run')} are "
+        f"weak evidence{why} (the table's Evidence column says why, as `gpuscale bench` "
+        "does): each finding that reads them is marked weak and is a prediction to test, "
+        f"not a measurement; {remedy(rows)} to make it firm."
+    )
+
+
+def evidence_column(scaling: pd.DataFrame) -> pd.Series:
+    """The table's Evidence column: ``strong``, or ``weak: `` and the row's notes."""
+    grade = scaling.get("evidence", pd.Series("", scaling.index)).fillna("").astype(str)
+    notes = scaling.get("evidence_notes", pd.Series("", scaling.index)).fillna("").astype(str)
+    weak = (grade == WEAK) & (notes != "")
+    return grade.where(~weak, grade + ": " + notes)
+
+
+def run_grade(scaling: pd.DataFrame, row: pd.DataFrame) -> str:
+    """One measured run's grade in the table's words, for a sentence on it: ``strong
+    evidence``, or ``weak evidence (...): a prediction to test; bench with ...``."""
+    tag = weak_tag(scaling, row)
+    if not tag:
+        return "strong evidence"
+    return f"{tag}; {remedy(rested_on(scaling, row))} to make it firm"

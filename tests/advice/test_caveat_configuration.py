@@ -1,0 +1,81 @@
+"""``gpuscale advise`` sets a measured speedup beside the prediction of the same
+configuration only: the same per-device batch and accumulation at N, against the same
+one-device run. A speedup is a ratio of two runs: the advice's N = 2 row at 8 per device
+against one device at 4 is not a run of 8 per device against one device at 8, and its
+interval was held against it."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from gpuscale.advice.caveats import Measured, against_measured, measured_runs
+from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.results import bench_table
+
+from ..builders import bench_record
+
+
+def _predictions(first_batch: int) -> pd.DataFrame:
+    """The advice's table: one device at ``first_batch``, then 2 devices of 8 each
+    predicted at 1.6-2.0x (convergence factor 1: the throughput speedup is the speedup)."""
+    return pd.DataFrame(
+        {
+            "accelerators": [1, 2],
+            "batch_per_device": [first_batch, 8],
+            "accum": [1, 1],
+            "speedup": [1.0, 1.8],
+            "speedup_low": [1.0, 1.6],
+            "speedup_high": [1.0, 2.0],
+            "throughput_efficiency": [1.0, 0.9],
+        }
+    )
+
+
+def _runs(accum: int = 1) -> list[Measured]:
+    """The bench's runs of 8 per device (``accum`` micro-batches a step) on 1 and 2
+    devices, 100 and 120 samples/s: 1.2x against the one-device run at 8."""
+    config = BenchConfig(steps=20, batch=8, accum=accum)
+    rows = [bench_record("m", 10**6, n, sps, config=config) for n, sps in ((1, 100.0), (2, 120.0))]
+    return measured_runs(bench_table(rows), "m", allow_flagged=False)
+
+
+def test_a_run_is_held_only_against_its_own_configuration() -> None:
+    (run,) = _runs()
+    assert (run.devices, run.batch_per_device, round(run.speedup, 6)) == (2, 8, 1.2)
+    # the same configuration, one device at 8 in both: 1.2x lies outside 1.6-2.0x, said
+    (line,) = against_measured(_predictions(8), [run])
+    assert "outside the predicted 1.6-2x" in line
+    # the advice's one device runs 4, the run's 8: another ratio, never compared
+    assert against_measured(_predictions(4), [run]) == []
+
+
+def test_an_accumulated_run_is_not_held_against_a_prediction_without_accumulation() -> None:
+    (run,) = _runs(accum=4)
+    assert against_measured(_predictions(8), [run]) == []
+
+
+def test_a_measured_run_carries_its_one_device_run_from_the_bench_table() -> None:
+    (run,) = _runs()
+    assert (run.accum, run.base) == (1, (8, 1))
+
+
+def test_a_weak_run_outside_the_prediction_is_not_trusted_over_it() -> None:
+    """A run of 2 timed steps (weak, as the bench table grades it) outside the interval
+    is said with what would make it firm, never 'trust it over the prediction'; one of
+    400 steps (1.4 s timed, strong) is trusted over it."""
+    said = {}
+    for steps in (2, 400):
+        config = BenchConfig(steps=steps, batch=8)
+        rows = [
+            bench_record("m", 10**6, n, sps, config=config) for n, sps in ((1, 100.0), (2, 120.0))
+        ]
+        table = bench_table(rows)
+        grades = set(table["evidence"])
+        (run,) = measured_runs(table, "m", allow_flagged=False)
+        (said[steps],) = against_measured(_predictions(8), [run])
+        assert grades == ({"weak"} if steps == 2 else {"strong"})  # the premise
+    assert "trust it over the prediction" in said[400]
+    assert "trust it over" not in said[2] and "weak" in said[2]
+    assert re.search(r"bench with --steps \d+ or more and advise again", said[2])

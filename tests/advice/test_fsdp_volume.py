@@ -77,3 +77,14 @@ def test_fsdps_own_work_is_not_split_over_the_devices() -> None:
     fixed = advice.inputs.fixed
     assert fixed.source == "assumed"
     assert fixed.low_ms >= gap * 0.999 and fixed.high_ms > fixed.low_ms
+
+
+def test_the_calibration_note_says_the_fixed_cost_as_its_source_does() -> None:
+    """A walk: tf-30m's fixed cost (FSDP's measured gap plus the prior) was "assumed" in
+    the fixed-cost line and `-f json`, "measured" in the calibration's note."""
+    advice = gpuscale.advise(bench=ROWS, model="tf-30m", strategy="fsdp")
+    source = advice.inputs.fixed.source
+    notes = [s for s in advice.explanation if s.startswith("Calibrated on")]
+    assert notes and f"fixed per forward and backward {source} for tf-30m" in notes[0]
+    other = {"measured", "assumed", "fitted"} - {source}
+    assert not any(f"fixed per forward and backward {o}" in notes[0] for o in other)

@@ -21,9 +21,9 @@ from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError
-from gpuscale.advice.support import Support
 from gpuscale.advice.table_words import OneDevice
 from gpuscale.analysis.critical_batch import NoiseScale
+from gpuscale.bench.support import Support
 from gpuscale.hardware.peaks import peak_for
 from gpuscale.quantities import format_count, format_ms, number
 

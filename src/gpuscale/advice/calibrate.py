@@ -42,8 +42,8 @@ from gpuscale.advice.fixed_cost import FixedCost, PeakChecked, within_peak
 from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.network import Network
 from gpuscale.advice.step_shape import Shape
-from gpuscale.advice.support import Support, support
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
+from gpuscale.bench.support import Support, support
 from gpuscale.quantities import counted, number
 
 # Runs that share a machine setting: their compute and communication are comparable.
@@ -171,8 +171,8 @@ def _compute(
         fixed = own.ms
         tflops = work_ms_per_tflop / max(fb - fixed, 1e-9)
         notes.append(
-            f"compute: {number(fixed)} ms fixed per forward and backward measured for "
-            f"{row['model']}"
+            f"compute: {number(fixed)} ms fixed per forward and backward {own.source} for "
+            f"{row['model']}"  # an FSDP gap with the prior added is assumed, not measured
         )
     elif fitted is not None:
         fixed, tflops, _ = fitted

@@ -19,9 +19,9 @@ import pandas as pd
 from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
 from gpuscale.advice.step_error import StepError
-from gpuscale.advice.support import support
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.evidence import FIRM_STEPS
+from gpuscale.bench.support import support
 from gpuscale.quantities import counted, factor_interval, format_count, number
 from gpuscale.tables.advice import as_throughput, same_configuration
 from gpuscale.tables.bench import on_a_larger_host, one_device

@@ -12,7 +12,7 @@ import pandas as pd
 from gpuscale.advice import table_words
 from gpuscale.advice.counts import below_the_most, only_one
 from gpuscale.advice.focus import detailed, named, remedy
-from gpuscale.advice.support import errors_weak, predicted, to_test, weak
+from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import (
     counted,
     duration_unit,

@@ -28,9 +28,9 @@ from gpuscale.advice.model_choice import why_this_model
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError, leave_one_out
-from gpuscale.advice.support import Support, comm_scale_sentence, support
 from gpuscale.advice.table_words import OneDevice
 from gpuscale.bench.evidence import weak_kinds
+from gpuscale.bench.support import Support, comm_scale_sentence, support
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import counted, format_ms, joined, noun_for

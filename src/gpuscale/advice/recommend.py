@@ -34,9 +34,9 @@ from gpuscale.advice.model import Compute, ModelSpec, Step, predict_step
 from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.priors import with_input_rate
 from gpuscale.advice.step_error import StepError
-from gpuscale.advice.support import Support
 from gpuscale.advice.table_words import OneDevice, equilibrium
 from gpuscale.analysis.critical_batch import ConvergenceModel
+from gpuscale.bench.support import Support
 from gpuscale.quantities import counted, number, numbers_apart
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.advice import ADVICE_COLUMNS

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.advice.support import support
 from gpuscale.bench.evidence import weak_kinds
+from gpuscale.bench.support import support
 from gpuscale.quantities import counted, joined
 from gpuscale.tables.bench import one_device
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from gpuscale.analysis.bench_scaling import SPEEDUP_BASIS, bench_scaling
 from gpuscale.quantities import counted, joined, number
-from gpuscale.report.bench_advice import BenchAdvice
 from gpuscale.report.bench_checks import against_measured, drawn
 from gpuscale.report.bench_evidence import evidence_column, weak_tag
 from gpuscale.report.bench_figures import (
@@ -27,6 +27,9 @@ from gpuscale.tables.bench import (
     most_host_devices,
     on_a_larger_host,
 )
+
+if TYPE_CHECKING:  # the section is given a computed advice: the engine is not loaded
+    from gpuscale.report.bench_advice import BenchAdvice
 
 COLUMNS = {
     "configuration": "Model",  # with its configuration where the file holds several

@@ -84,16 +84,20 @@ def test_a_parameter_axis_writes_every_tick_one_way() -> None:
 
 
 def test_an_fsdp_runs_own_overhead_is_not_called_ddps() -> None:
-    """On the H100 rows tf-30m ran FSDP: its synchronised-minus-no-sync gap (10 ms, 28% of
-    its step) was drawn and counted as "DDP's own overhead", where the advice beside it
-    says FSDP's work holds no DDP copies."""
+    """On the H100 rows tf-30m ran FSDP: its own work was drawn and counted as "DDP's own
+    overhead", where the advice beside it says FSDP's work holds no DDP copies (its bare
+    step lowered here by 10 ms: on the real row FSDP's step is no slower than the bare
+    module's, so its own work is 0 and nothing is drawn)."""
     from pathlib import Path
 
     from gpuscale.bench.results import read_results
     from gpuscale.report.bench_words import bench_findings
 
-    table = bench_table(read_results(Path(__file__).parent / "h100_paths.jsonl")[0])
-    scaling = bench_scaling(table)
+    records = read_results(Path(__file__).parent / "h100_paths.jsonl")[0]
+    for record in records:  # FSDP's step 10 ms over its bare module's, so it has own work
+        if record["config"]["strategy"] == "fsdp":
+            record["timing"]["plain_step_ms_mean"] = record["timing"]["step_ms_mean"] - 10.0
+    scaling = bench_scaling(bench_table(records))
     fsdp = scaling[scaling["strategy"] == "fsdp"]
     assert len(fsdp) == 1 and fsdp["fsdp_overhead_ms"].iloc[0] > 0  # the premise
     chart = step_breakdown(scaling)

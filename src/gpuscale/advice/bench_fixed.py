@@ -100,8 +100,8 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
 def with_unmeasured(part: FixedCost, row: pd.Series, fb_ms: float, flops: float) -> FixedCost:
     """``part`` (a measured share of the fixed cost: an FSDP run's own work at N = 1) plus
     what nothing measured, the rest of the forward and backward's fixed cost (kernel
-    launches: :func:`unmeasured` on the step less ``part``): FSDP's synchronised minus
-    no-sync gap leaves the no-sync step's own fixed cost unmeasured, and taking it as none
+    launches: :func:`unmeasured` on the step less ``part``): FSDP's own work leaves the
+    bare step's own fixed cost unmeasured, and taking it as none
     recommended 2 H100s for tf-30m as the prior's other models were before."""
     rest = unmeasured(row, max(fb_ms - part.ms, 1e-9), flops)
     if not rest.high_ms > 0:

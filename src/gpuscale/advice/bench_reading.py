@@ -12,23 +12,28 @@ gradients, and an FSDP run's step at N = 1 taken whole as its compute.
   3.6x below what was measured, and split over 2 devices).
 * FSDP: the no-sync step (``set_requires_gradient_sync(False)``) is not the step FSDP
   trains with (tf-30m on an H100: 26.2 ms no-sync, 36.2 ms synchronised, 36.5 ms the bare
-  module alone), so the synchronised-minus-no-sync gap is no DDP work. At N = 1 FSDP
-  communicates nothing: its measured step is the compute, the forward and backward scaled
-  to it, and no DDP overhead is read from it. The gap (``fsdp_overhead_ms``) is FSDP's own
-  work once per step over the whole model (the gradients copied into the reduce-scatter's
-  buffer, which holds every parameter's gradient at any N, and sharded back): a fixed
-  per-step cost that a smaller per-device batch does not shrink (``fsdp_fixed``; a walk:
-  tf-30m's 10.1 ms was split over the devices with the batch, 1.3 ms of it at N = 8).
+  module alone: on one device no-sync keeps the unsharded gradients and skips the
+  resharding, which the bare module never had to do). At N = 1 FSDP communicates nothing:
+  its measured step is the compute, the forward and backward scaled to it, and no DDP
+  overhead is read from it. FSDP's own work (``fsdp_overhead_ms``, the bench table's) is
+  its step less the bare module's, at least 0, where the bare module ran (tf-30m: 0 ms,
+  the step 1.01x the bare module's throughput), else the synchronised-minus-no-sync gap:
+  a fixed per-step cost that a smaller per-device batch does not shrink (``fsdp_fixed``;
+  walks: tf-30m's 10.1 ms was split over the devices with the batch, 1.3 ms of it at
+  N = 8; then the same 10.1 ms no-sync gap was charged as FSDP's fixed work while the
+  report found FSDP's step at the bare module's).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
 from gpuscale.advice import assumptions
 from gpuscale.advice.fixed_cost import FixedCost
+from gpuscale.advice.priors import DDP_WORK
 from gpuscale.quantities import format_ms
 
 # Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
@@ -77,11 +82,33 @@ def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost
         low_ms=ms,
         high_ms=ms,
         source="measured",
-        basis=f"FSDP's synchronised minus no-sync step at N = 1 ({format_ms(float(gap))}): "
-        "its own work once per step over the whole model, which a smaller per-device batch "
-        "does not shrink",
+        basis=f"FSDP's own work at N = 1, {fsdp_own_basis(row)}: once per step over the "
+        "whole model, which a smaller per-device batch does not shrink",
         at_batch=float(row["batch_per_device"]),
     )
+
+
+def fsdp_own_basis(row: pd.Series) -> str:
+    """What an FSDP row's own work (``fsdp_overhead_ms``) was read from, with its numbers:
+    the step less the bare module's where the bare module ran, else the no-sync gap."""
+    gap = row.get("fsdp_overhead_ms")
+    own = format_ms(float(gap)) if gap is not None and pd.notna(gap) else "unmeasured"
+    step, bare = row.get("step_ms_mean"), row.get("plain_step_ms_mean")
+    nosync = row.get("nosync_step_ms_mean")
+    if bare is not None and pd.notna(bare):
+        clamp = " (taken as 0: the step is no slower)" if float(step) <= float(bare) else ""
+        said = (
+            f"{own}: its step ({format_ms(float(step))}) less the bare module's "
+            f"({format_ms(float(bare))}){clamp}"
+        )
+        if nosync is not None and pd.notna(nosync) and float(nosync) < float(bare):
+            said += (
+                f"; its no-sync step ({format_ms(float(nosync))}) is faster than the bare "
+                "module's (it keeps the unsharded gradients and skips the resharding), so "
+                "the synchronised minus no-sync gap is not read as FSDP's work"
+            )
+        return said
+    return f"{own}: its synchronised minus no-sync step (no bare module step measured)"
 
 
 def accumulation_note(row: pd.Series) -> str:
@@ -107,32 +134,57 @@ def fsdp_note(row: pd.Series) -> str:
     return (
         f"{row['model']} was benched with FSDP: its N = 1 step "
         f"({format_ms(float(row['step_ms_mean']))}) is taken whole as compute (FSDP "
-        "communicates nothing on one device; its no-sync step is not the step it trains "
-        "with), its synchronised minus no-sync gap a fixed per-step cost"
+        "communicates nothing on one device); FSDP's own work, a fixed per-step cost, "
+        f"{fsdp_own_basis(row)}"
     )
+
+
+def for_strategy(compute: Any, benched: str, asked: str) -> Any:
+    """``compute`` for predicting ``asked`` from runs of ``benched``, by one rule: the step
+    model's compute is the bare module's (a DDP run's no-sync phases; an FSDP run's step,
+    its own work, 0 where it is no slower than the bare module, in the fixed cost), and
+    the strategy predicted adds its own work: DDP's from its prior (``priors.DDP_WORK``)
+    where the runs were FSDP's, FSDP's none (unmeasured, said) where they were DDP's (a
+    walk: tf-30m benched with FSDP and advised as DDP priced DDP's own work at 0 ms)."""
+    if benched == asked or asked != "ddp":
+        return compute
+    return replace(compute, ddp_ms_per_mparam=DDP_WORK.point)
 
 
 def own_work(
     ms_per_mparam: float, params: float, benched: str, asked: str, model: str | None
 ) -> Any:
-    """The synchronisation's own work: DDP's, measured only where the run was DDP's (an
-    FSDP run's synchronised-minus-no-sync gap is FSDP's, in its step, no DDP copies)."""
-    if benched != "fsdp":
+    """The strategy's own work, by :func:`for_strategy`'s rule: measured where the runs
+    were the strategy predicted, else DDP's from its prior or FSDP's unmeasured."""
+    command = f"gpuscale bench --models {model or 'MODEL'} --strategy {asked} --nproc 1"
+    if benched == asked == "ddp":
         return assumptions.ddp_overhead(ms_per_mparam, params, measured=True, model=model)
-    if asked == "fsdp":
+    if asked == "fsdp" and benched == "fsdp":
         return assumptions.Assumption(
             term="FSDP's own work",
             value="in the fixed per-step cost",
             source="measured",
-            basis="FSDP's step at N = 1 taken whole as compute (no DDP copies), its "
-            "synchronised minus no-sync gap not spread over the devices' smaller batches",
+            basis="FSDP's step at N = 1 less the bare module's, at least 0, where the bare "
+            "module ran (the calibration note gives the numbers), else its synchronised "
+            "minus no-sync step; not spread over the devices' smaller batches",
+        )
+    if asked == "fsdp":
+        return assumptions.Assumption(
+            term="FSDP's own work",
+            value="0 ms per step",
+            source="assumed",
+            basis="the runs were DDP's, which measure none of FSDP's; the steps price the "
+            "bare module's compute (DDP's own work measured left out) and FSDP's "
+            "communication",
+            measure=command,
         )
     return assumptions.Assumption(
         term="DDP's own work",
-        value="0 ms per step",
+        value=f"{ms_per_mparam * params / 1e6:.3g} ms per step",
         source="assumed",
-        basis="the runs were FSDP's, which measure no DDP copies",
-        measure=f"gpuscale bench --models {model or 'MODEL'} --strategy ddp --nproc 1",
+        basis=f"prior: {DDP_WORK.point:g} ms per million parameters, the median of "
+        f"{DDP_WORK.source}; the runs were FSDP's, which measure no DDP copies",
+        measure=command,
     )
 
 
@@ -142,11 +194,17 @@ def other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
     synchronised-minus-no-sync gap charged as "DDP's own copies")."""
     if benched == asked:
         return ()
+    added = (
+        "DDP's own work from its prior (assumed)"
+        if asked == "ddp"
+        else "no own work of FSDP's (unmeasured, taken as 0)"
+    )
     return (
         f"STRATEGY: {model} was benched with --strategy {benched}; this advice predicts "
-        f"{asked} (--strategy {asked}), so the synchronisation its runs measured "
-        f"({benched}'s own) is priced as {asked}'s: give --strategy {benched} to predict "
-        f"what was benched, or bench with --strategy {asked}.",
+        f"{asked} (--strategy {asked}) from the bare module's compute its runs measured, "
+        f"{benched}'s own work left out, plus {asked.upper()}'s communication and {added}: "
+        f"give --strategy {benched} to predict what was benched, or bench with "
+        f"--strategy {asked} to measure it.",
     )
 
 

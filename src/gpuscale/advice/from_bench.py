@@ -18,7 +18,7 @@ import pandas as pd
 from gpuscale.advice import assumptions, bench_host, by_numbers, caveats, fixed_cost
 from gpuscale.advice import contention as measured_contention
 from gpuscale.advice.basis import Basis
-from gpuscale.advice.bench_reading import other_strategy, own_work, strategy_taken
+from gpuscale.advice.bench_reading import for_strategy, other_strategy, own_work, strategy_taken
 from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
 from gpuscale.advice.device_power import bench_power
 from gpuscale.advice.flag_remedy import broken_note, flagged_help, usable_runs
@@ -92,6 +92,8 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         sources.append(note)
     if req.fixed_ms is not None:  # entered: replaces what the bench measured or fitted
         cal = _with_fixed(cal, req.fixed_ms)
+    if req.strategy and req.strategy != cal.strategy:  # the other strategy's own work
+        cal = replace(cal, compute=for_strategy(cal.compute, cal.strategy, req.strategy))
     bench_model = None if req.params else cal.name  # the model a bench run would measure
     host = most_host_devices(table)
     return replace(

@@ -1,0 +1,109 @@
+"""Each strategy's own work read one way from the H100 rows (paths.jsonl): FSDP's against
+the bare module, the other strategy's from its prior, the N = 1 sentence adding up."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import gpuscale
+from gpuscale.bench.results import load_bench
+
+
+def _raw(path, model: str) -> dict:
+    """The raw JSON record of ``model``'s N = 1 run."""
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        if record["config"]["model"] == model and record["config"]["accelerators"] == 1:
+            return record
+    raise AssertionError(model)
+
+
+def _term(advice, term: str):
+    return next(a for a in advice.inputs.assumptions if a.term == term)
+
+
+def test_fsdp_own_work_is_its_step_over_the_bare_module(h100) -> None:
+    """tf-30m's FSDP step (36.22 ms) is no slower than the bare module (36.46 ms): FSDP's
+    own work is 0, not the 10.1 ms its no-sync step (26.17 ms, which skips the resharding)
+    is faster by; the table, the advice's fixed cost and the note all read that."""
+    paths = h100("paths.jsonl")
+    timing = _raw(paths, "tf-30m")["timing"]
+    step, bare, nosync = (
+        timing["step_ms_mean"],
+        timing["plain_step_ms_mean"],
+        timing["nosync_step_ms_mean"],
+    )
+    assert step <= bare and step - nosync > 5  # the anomaly the fault rests on
+    table = load_bench(paths).table
+    row = table[(table["model"] == "tf-30m") & (table["accelerators"] == 1)].iloc[0]
+    assert row["fsdp_overhead_ms"] == 0.0  # max(step - bare, 0)
+    advice = gpuscale.advise(bench=paths, model="tf-30m")
+    # the fixed cost is the device prior's, no 10 ms of FSDP work measured in it
+    assert advice.inputs.fixed.source == "assumed"
+    assert advice.inputs.fixed.ms < step - nosync
+    assert "FSDP's synchronised minus no-sync" not in advice.inputs.fixed.basis
+    note = " ".join(advice.inputs.sources)
+    assert "0 ms: its step (36.2 ms) less the bare module's (36.5 ms)" in note, note
+
+
+def test_ddp_bench_predicted_as_fsdp_prices_no_ddp_work(h100) -> None:
+    """tf-7m benched with DDP, predicted as FSDP: DDP's measured 5.27 ms is in no step and
+    listed nowhere as the work priced; FSDP's own work is said unmeasured with its
+    command, and every N > 1 step is its compute, wait and exposed communication."""
+    advice = gpuscale.advise(bench=h100("paths.jsonl"), model="tf-7m", strategy="fsdp")
+    terms = [a.term for a in advice.inputs.assumptions]
+    assert "DDP's own work" not in terms
+    fsdp = _term(advice, "FSDP's own work")
+    assert fsdp.source == "assumed" and "--strategy fsdp" in fsdp.measure
+    above = advice.predictions[advice.predictions["accelerators"] > 1]
+    assert (above["ddp_ms"] == 0).all()
+    parts = above["compute_ms"] + above["wait_ms"] + above["exposed_comm_ms"]
+    assert ((above["step_ms"] - parts).abs() < 1e-6 * above["step_ms"]).all()
+    warning = next(w for w in advice.inputs.warnings if w.startswith("STRATEGY"))
+    assert "ddp's own work left out" in warning and "priced as fsdp's" not in warning
+
+
+def test_fsdp_bench_predicted_as_ddp_adds_ddp_work_from_its_prior(h100) -> None:
+    """tf-30m benched with FSDP, predicted as DDP: DDP's own work is not 0 but its prior,
+    said assumed, and each N > 1 step holds exactly the ms the line states."""
+    advice = gpuscale.advise(bench=h100("paths.jsonl"), model="tf-30m", strategy="ddp")
+    ddp = _term(advice, "DDP's own work")
+    assert ddp.source == "assumed" and "--strategy ddp" in ddp.measure
+    stated = float(re.match(r"([\d.]+) ms per step", ddp.value).group(1))
+    assert stated > 0
+    two = advice.predictions.set_index("accelerators").loc[2]
+    rest = two["step_ms"] - two["compute_ms"] - two["wait_ms"] - two["exposed_comm_ms"]
+    assert abs(rest - stated) < 0.01 * stated
+    warning = next(w for w in advice.inputs.warnings if w.startswith("STRATEGY"))
+    assert "DDP's own work from its prior" in warning
+
+
+def _ms(text: str) -> float:
+    return float(text)
+
+
+def test_the_n1_sentence_adds_up(h100) -> None:
+    """tf-7m (DDP, N = 1: step 53.68 ms, synchronised minus no-sync 5.27 ms): every sum the
+    sentence states holds within its rounding, and its step is the raw record's."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    paths = h100("paths.jsonl")
+    timing = _raw(paths, "tf-7m")["timing"]
+    out = CliRunner().invoke(app, ["advise", "--bench", str(paths), "--model", "tf-7m"])
+    assert out.exit_code == 0, out.output
+    line = " ".join(out.stdout.split())
+    said = re.search(
+        r"step predicted on 1 device, ([\d.]+) ms, .*? took ([\d.]+) ms with DDP: its "
+        r"no-sync step ([\d.]+) ms plus DDP's own work ([\d.]+) ms .*?; the ([\d.]+) ms "
+        r"predicted is the forward, backward and optimizer timed apart, ([\d.]+) ms under",
+        line,
+    )
+    assert said is not None, line
+    predicted, step, nosync, own, again, gap = (_ms(g) for g in said.groups())
+    assert abs(step - timing["step_ms_mean"]) < 0.05
+    assert abs(nosync + own - step) <= 0.1  # 48.4 + 5.27 = 53.7, within the rounding
+    assert again == predicted
+    assert abs(predicted + gap - nosync) <= 0.06  # 48.2 + 0.227 = 48.4

@@ -103,8 +103,7 @@ def run_flags(
         if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > NOISY_P95_OVER_P50:
             flags.append(
                 f"noisy {label} steps: p95 {number(p95)} ms is {above(p95 / p50)}x the median "
-                f"(> {NOISY_P95_OVER_P50}x); run on a quieter machine (more steps do not narrow "
-                "a spread)"
+                f"(> {NOISY_P95_OVER_P50}x); run more --steps on a quieter machine"
             )
     spread = timing.get("repeat_spread")
     if _finite(spread) and spread > REPEAT_SPREAD:

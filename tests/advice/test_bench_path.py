@@ -259,7 +259,7 @@ def test_a_fixed_cost_entered_with_bench_results_replaces_the_measured_split(
     assert (two["batch_per_device"], two["compute_ms"]) == (4, pytest.approx(5 + 0.5 + 1))
     said = {a.term: a for a in entered.inputs.assumptions}["Fixed per-step cost"]
     assert (said.value, said.source) == ("5 ms", "entered")
-    with pytest.raises(ValueError, match="--fixed-ms 7 is not below the forward"):
+    with pytest.raises(ValueError, match="fixed_ms=7 is not below the forward"):
         gpuscale.advise(bench=str(path), fixed_ms=7, link="pcie4-x16")
     typed = runner.invoke(app, ["advise", "--bench", str(path), "--fixed-ms", "7"])
     assert typed.exit_code != 0 and "not below the forward + backward" in typed.output

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -29,7 +30,8 @@ class Power:
 
     A device's power follows its batch: ``at_batch`` holds the watts per device that N = 1
     runs of the advised configuration measured at each per-device batch, and each count is
-    charged the watts of its own per-device batch (``per_device``)."""
+    charged the watts of its own per-device batch where measured, else interpolated, else
+    the nearest measured (``per_device``; :meth:`said` says which for each count)."""
 
     watts: float | None
     source: str
@@ -40,30 +42,61 @@ class Power:
     at_batch: tuple[tuple[int, float], ...] = ()
     meter: str = "NVML"  # what measured ``at_batch`` (NVML, RAPL package share)
 
+    def basis(self, batch: float) -> tuple[str, tuple[float, ...]]:
+        """How per-device ``batch`` is charged from the N = 1 runs (``at_batch`` not empty):
+        ``("own", (batch,))`` measured at it, ``("between", (low, high))`` interpolated
+        between the two measured around it, ``("nearest", (b,))`` the nearest measured."""
+        measured = dict(self.at_batch)
+        if batch in measured:
+            return "own", (batch,)
+        below = [b for b in measured if b < batch]
+        above = [b for b in measured if b > batch]
+        if below and above:
+            return "between", (max(below), min(above))
+        return "nearest", (max(below) if below else min(above),)
+
     def per_device(self, batch: float | None) -> tuple[float | None, str]:
         """(W per device, where it comes from) at per-device ``batch``: the N = 1 run at
         that batch, else interpolated (in log batch) between the two measured around it,
-        else the nearest measured batch; ``watts`` without per-batch measurements."""
+        else the nearest measured batch (:meth:`basis`); ``watts`` without per-batch
+        measurements."""
         if not self.at_batch or batch is None:
             return self.watts, self.source
         measured = dict(self.at_batch)
         kind = f"measured ({self.meter}) by an N = 1 run"
-        if batch in measured:
+        how, batches = self.basis(batch)
+        if how == "own":
             return measured[batch], f"{kind} at batch {batch:g}"
-        below = [b for b in measured if b < batch]
-        above = [b for b in measured if b > batch]
-        if below and above:
-            low, high = max(below), min(above)
+        if how == "between":
+            low, high = batches
             share = math.log(batch / low) / math.log(high / low)
             watts = measured[low] + share * (measured[high] - measured[low])
             return watts, (
                 f"interpolated (log batch) between the N = 1 runs ({self.meter}) at batch "
                 f"{low:g} ({measured[low]:.0f} W) and {high:g} ({measured[high]:.0f} W)"
             )
-        nearest = max(below) if below else min(above)
+        nearest = batches[0]
         return measured[nearest], (
             f"{kind} at batch {nearest:g} (the nearest measured to batch {batch:g})"
         )
+
+    def said(self, counts: Iterable[tuple[int, float | None]]) -> str:
+        """The power sentence for ``counts`` ((N, per-device batch): the predictions'
+        rows): the source, then how each count is charged, as :meth:`source_at` (their
+        ``energy_source``) charges it: the whole job measured at that count, its own
+        batch's N = 1 watts, interpolated, or the nearest measured batch's (power at a
+        smaller batch than measured is likely lower: an upper estimate, and the reverse)."""
+        if not self.at_batch:
+            return self.source
+        groups: dict[tuple[str, tuple[float, ...]], list[tuple[int, float]]] = {}
+        for n, b in counts:
+            if b is None or self.per_device(b)[0] is None:
+                continue
+            key = ("whole", ()) if self._measured_total(n, b) is not None else self.basis(b)
+            groups.setdefault(key, []).append((int(n), float(b)))
+        parts = [_charged(how, batches, rows) for (how, batches), rows in groups.items()]
+        charged = f"; {'; '.join(parts)}" if parts else ""
+        return f"{self.source}{charged} (the energy_source column of -f csv says each)"
 
     def total_w(self, devices: int, batch: float | None = None) -> float | None:
         """Watts of ``devices`` devices at per-device ``batch``: measured at that count and
@@ -89,6 +122,38 @@ class Power:
             if n == devices and (batch is None or b == batch):
                 return watts
         return None
+
+
+def _on(rows: list[tuple[int, float]]) -> str:
+    """``2, 4 and 8 devices`` (``1 device``)."""
+    counts = [n for n, _ in rows]
+    return f"{joined(counts)} {noun_for(counts[-1] if len(counts) == 1 else 2, 'device')}"
+
+
+def _charged(how: str, batches: tuple[float, ...], rows: list[tuple[int, float]]) -> str:
+    """How the counts ``rows`` ((N, per-device batch)) are charged (``Power.basis``)."""
+    at = joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows))
+    if how == "whole":
+        return f"{_on(rows)}: the whole job's power measured there"
+    if how == "own":
+        return f"{_on(rows)}: the watts N = 1 measured at their own per-device batch ({at})"
+    if how == "between":
+        low, high = batches
+        return (
+            f"{_on(rows)} (per-device batch {at}): interpolated between the N = 1 runs at "
+            f"batch {low:g} and {high:g}"
+        )
+    nearest = batches[0]
+    smaller = all(b < nearest for _, b in rows)
+    likely = (
+        "power at a smaller batch is likely lower, so their energy is an upper estimate"
+        if smaller
+        else "power at a larger batch is likely higher, so their energy is a lower estimate"
+    )
+    return (
+        f"{_on(rows)} (per-device batch {at}): charged the watts of batch {nearest:g}, the "
+        f"nearest measured ({likely})"
+    )
 
 
 def device_power(
@@ -162,9 +227,7 @@ def bench_power(
     totals = totals.groupby(["accelerators", "batch_per_device"])["power_w_total"].median()
     batches = joined(f"{int(b)}" for b in at_batch.index)
     source = (
-        f"{power.source} by N = 1 runs at per-device {noun_for(len(at_batch), 'batch')} {batches}; "
-        "each count is charged the watts of its own per-device batch (the energy_source "
-        "column of -f csv says which)"
+        f"{power.source} by N = 1 runs at per-device {noun_for(len(at_batch), 'batch')} {batches}"
     )
     return replace(
         power,

@@ -237,7 +237,9 @@ def _sources(advice: Explainable) -> list[str]:
         )
     # the fixed cost has its own sentence (``_scaling``)
     lines += [a.sentence() for a in inputs.assumptions if a.term != "Fixed per-step cost"]
-    lines.append(f"Power: {inputs.power.source}.")
+    rows = advice.predictions
+    counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
+    lines.append(f"Power: {inputs.power.said(counts)}.")
     lines.append(f"Step interval: {inputs.error.source}{errors_weak(inputs)}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():

@@ -24,14 +24,13 @@ from gpuscale.advice.device_power import bench_power
 from gpuscale.advice.flag_remedy import broken_note, flagged_help, usable_runs
 from gpuscale.advice.limits import rate_warnings, unchecked_note
 from gpuscale.advice.model import predict_step
-from gpuscale.advice.model_choice import why_this_model
+from gpuscale.advice.model_choice import BenchFieldError, known_model, why_this_model
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError, leave_one_out
 from gpuscale.advice.table_words import OneDevice
 from gpuscale.bench.evidence import weak_kinds
 from gpuscale.bench.support import Support, comm_scale_sentence, support
-from gpuscale.names import did_you_mean
 from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import counted, format_ms, joined, noun_for
 from gpuscale.tables import BENCH_COLUMNS
@@ -44,7 +43,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     _check_columns(bench)
     by_numbers.check(req)
     if req.model is not None:
-        _known_model(bench, req.model, req.bench)
+        known_model(bench, req.model, req.bench)
     # a broken model (its loss not finite) is used by nothing, --allow-flagged or not: not
     # advised on, not a family's representative, no other model's contention measured on it
     where = "the bench results" if req.bench is None else Path(req.bench).name
@@ -158,10 +157,12 @@ def _with_fixed(cal: Any, fixed_ms: float) -> Any:
     work changed (``fixed_cost.resplit``)."""
     micro = cal.compute.micro_ms(cal.model, cal.batch)
     if fixed_ms >= micro:
-        raise ValueError(
-            f"--fixed-ms {fixed_ms:g} is not below the forward + backward step the bench "
-            f"measured for {cal.name} at batch {cal.batch} ({format_ms(micro)}): the fixed "
-            "per-step cost is the part of it that does not shrink with the batch"
+        raise BenchFieldError(
+            "fixed_ms",
+            fixed_ms,
+            f"not below the forward + backward step the bench measured for {cal.name} at "
+            f"batch {cal.batch} ({format_ms(micro)}): the fixed per-step cost is the part of "
+            "it that does not shrink with the batch",
         )
     return replace(
         cal,
@@ -307,27 +308,6 @@ def _same_samples(table: pd.DataFrame, model: str) -> bool:
     samples (flagged or allowed, its gradient norms measure no noise scale)."""
     rows = table[(table["model"] == model) & (table["accelerators"] > 1)]
     return bool(rows["flags"].astype(str).str.contains(SAME_SAMPLES, regex=False).any())
-
-
-def _known_model(table: pd.DataFrame, model: str, source: Any) -> None:
-    """:class:`CalibrationError` when no row of the bench results is of ``model`` (a
-    typo, another file): the models there and the closest one, not advice to re-run."""
-    names = sorted({str(m) for m in table["model"].dropna()})
-    where = "the bench results" if source is None else Path(source).name
-    if model in names:
-        runs = table[table["model"] == model]
-        if not (runs["status"] == "ok").any():  # said as what happened, not as untrusted
-            last = runs.iloc[-1]
-            raise CalibrationError(
-                f"every run of {model!r} in {where} failed ({len(runs)}), the last "
-                f"{last['status']}: {str(last['error'])[:200]}; nothing measured to advise from"
-            )
-        return
-    raise CalibrationError(
-        f"model {model!r} is not in {where}{did_you_mean(model, names)}; "
-        f"it holds {counted(len(names), 'model')}: {joined(names) or 'none'} "
-        "(give one of them to --model)"
-    )
 
 
 def _overlap_unmeasured(measured: tuple[caveats.Measured, ...]) -> str:

@@ -5,10 +5,28 @@ mlp-1m, and its headline said only "1.06M parameters"."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pandas as pd
 
+from gpuscale.advice.calibrate import CalibrationError
 from gpuscale.bench.baselines import kinds_of
-from gpuscale.quantities import format_count, joined, noun_for
+from gpuscale.names import did_you_mean
+from gpuscale.quantities import counted, format_count, joined, noun_for
+from gpuscale.tables.requests import FieldError, shown
+
+
+class BenchFieldError(CalibrationError, FieldError):
+    """A request's field the bench file refuses (a model it does not hold, a fixed cost
+    above its step): a :class:`CalibrationError` and a :class:`FieldError` both, so the
+    CLI names the option (``--model tf-3m: not in ...``) and Python the keyword
+    (``model='tf-3m' is not in ...``), never the other's."""
+
+    def __init__(self, field: str, value: object, rule: str, *, then: str = "") -> None:
+        FieldError.__init__(self, field, value, rule)
+        shown_value = repr(value) if isinstance(value, str) else shown(value)
+        self.args = (f"{field}={shown_value} is {rule}{then}",)
 
 
 def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
@@ -70,4 +88,28 @@ def models_benched(table: pd.DataFrame, chosen: str) -> str:
     return (
         f"Advised on {chosen} ({format_count(sizes[chosen])} parameters), the largest of the "
         f"{len(sizes)} models benched (--model to choose another: {joined(others)})."
+    )
+
+
+def known_model(table: pd.DataFrame, model: str, source: Any) -> None:
+    """:class:`CalibrationError` when no row of the bench results is of ``model`` (a
+    typo, another file): the models there and the closest one, not advice to re-run
+    (:class:`BenchFieldError`: the CLI says ``--model``, Python ``model=``)."""
+    names = sorted({str(m) for m in table["model"].dropna()})
+    where = "the bench results" if source is None else Path(source).name
+    if model in names:
+        runs = table[table["model"] == model]
+        if not (runs["status"] == "ok").any():  # said as what happened, not as untrusted
+            last = runs.iloc[-1]
+            raise CalibrationError(
+                f"every run of {model!r} in {where} failed ({len(runs)}), the last "
+                f"{last['status']}: {str(last['error'])[:200]}; nothing measured to advise from"
+            )
+        return
+    raise BenchFieldError(
+        "model",
+        model,
+        f"not in {where}{did_you_mean(model, names)}; it holds "
+        f"{counted(len(names), 'model')}: {joined(names) or 'none'}",
+        then=" (give one of them as model=)",
     )

@@ -10,7 +10,11 @@ stored as not measured, never as 0, and flags nothing), or not read at all (no
 Weak rows stay in the table and the advice; the summary and the advice say they are weak.
 Every message that asks for more ``--steps`` (here, in the advice) gives the number of
 :func:`steps_needed`: one rule over every check that more steps pass, so the numbers agree
-and a run benched with it is not weak for too few steps.
+and a run benched with it is not weak for too few steps. Every message that says what
+would make weak runs firm says :func:`remedy`: ``--steps`` only for what more steps fix
+(few steps timed, a busy share unmeasured over a short timed phase), never fewer than the
+runs timed, and a quieter machine for a spread (more steps measure a spread, they do not
+narrow it).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 
 from gpuscale.plausibility import MIN_BUSY_WINDOW_S, host_measured
 from gpuscale.plausibility import timed_window_s as _window_s
-from gpuscale.quantities import counted
+from gpuscale.quantities import counted, joined
 
 MIN_STEPS = 10  # fewer timed steps: one slow step moves the mean by more than 10%
 SPREAD_P95_OVER_P50 = 1.2  # a spread this wide (short of the noisy flag at 1.5x) is weak
@@ -29,6 +33,15 @@ FIRM_STEPS = 3 * MIN_STEPS  # the fewest steps asked for: a third of a slow step
 # the timed phase asked for is this much longer than the busy-share check's: a run benched
 # again may time faster steps than the one the number was read from
 WINDOW_HEADROOM = 1.5
+# What makes a weak run firm, by what its notes say (:func:`remedy`)
+STEPS_FIX = "steps"
+QUIETER_FIX = "quieter"
+UNREAD_FIX = "unread"
+_FIXES = {
+    STEPS_FIX: "",  # said with the number of steps
+    QUIETER_FIX: "on a quieter machine, nothing else running (more steps do not narrow a spread)",
+    UNREAD_FIX: "on a host whose /proc/stat can be read (Linux)",
+}
 
 
 def _finite(value: Any) -> bool:
@@ -46,10 +59,13 @@ def steps_needed(rows: Iterable[Mapping[str, Any]]) -> int:
     every check that more steps pass: at least :data:`FIRM_STEPS` (the few-steps check,
     ``MIN_STEPS``; a noise scale's 10 steps, ``advice.caveats.FEW_NOISE_STEPS``), and a
     timed phase of ``MIN_BUSY_WINDOW_S`` (the busy-share check) x ``WINDOW_HEADROOM`` at
-    the time per step each row measured (its timed phase over its steps); in tens."""
+    the time per step each row measured (its timed phase over its steps); in tens; never
+    fewer than any of the runs timed (a run weak for its steps needs more than it timed)."""
     needed = FIRM_STEPS
     for row in rows:
         ran, window = row.get("steps"), timed_window_s(row)
+        if _finite(ran) and ran > 0:
+            needed = max(needed, 10 * math.ceil(ran / 10))
         if _finite(ran) and ran > 0 and _finite(window) and window > 0:
             steps = WINDOW_HEADROOM * MIN_BUSY_WINDOW_S / (window / ran)
             needed = max(needed, 10 * math.ceil(steps / 10))
@@ -69,7 +85,9 @@ def weak_reasons(row: Mapping[str, Any], needed: int | None = None) -> list[str]
         )
     p50, p95 = row.get("step_ms_p50"), row.get("step_ms_p95")
     if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > SPREAD_P95_OVER_P50:
-        reasons.append(f"steps spread: p95 is {p95 / p50:.2f}x the median")
+        reasons.append(
+            f"steps spread: p95 is {p95 / p50:.2f}x the median; bench {_FIXES[QUIETER_FIX]}"
+        )
     window = timed_window_s(row)
     if _finite(window) and not host_measured(window):
         reasons.append(
@@ -114,3 +132,29 @@ def weak_kinds(notes: str) -> list[str]:
     """The kinds of reason in ``evidence_notes`` (``few steps timed``, ``steps spread``,
     ``busy share not measured``), in that order."""
     return [kind for phrase, kind in _KINDS if phrase in str(notes)]
+
+
+# What in a row's notes each fix answers: few steps and a short timed phase, more steps;
+# a spread, a quieter machine; a host's CPU time not read, a host where it can be.
+_ANSWERS = (
+    (" timed (under ", STEPS_FIX),
+    ("busy share not measured: the timed phase", STEPS_FIX),
+    ("steps spread", QUIETER_FIX),
+    ("CPU time could not be read", UNREAD_FIX),
+)
+
+
+def fixes(notes: Iterable[str]) -> tuple[str, ...]:
+    """What would make runs with these ``evidence_notes`` firm (:data:`STEPS_FIX`,
+    :data:`QUIETER_FIX`, :data:`UNREAD_FIX`), in that order; empty for strong runs."""
+    said = " ".join(str(n) for n in notes)
+    found = {fix for phrase, fix in _ANSWERS if phrase in said}
+    return tuple(fix for fix in _FIXES if fix in found)
+
+
+def remedy(found: Iterable[str], needed: int) -> str:
+    """``bench with --steps 360 or more and on a quieter machine (...)``: what to bench
+    for the fixes ``found`` (:func:`fixes`), ``needed`` the steps (:func:`steps_needed`)
+    asked only where more steps fix a weakness; ``""`` where nothing is to fix."""
+    ways = [f"with --steps {needed} or more" if fix == STEPS_FIX else _FIXES[fix] for fix in found]
+    return f"bench {joined(ways)}" if ways else ""

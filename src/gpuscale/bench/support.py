@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gpuscale.bench.evidence import FIRM_STEPS, steps_needed, weak_kinds
+from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, fixes, remedy, steps_needed, weak_kinds
 from gpuscale.quantities import counted, joined, number
 
 FEW_STEPS = "few steps timed"  # the kind of weakness (bench.evidence) a figure cannot stand on
@@ -23,12 +23,14 @@ class Support:
     """``runs`` bench runs, the fewest timed steps among them (``steps``, None where not
     recorded), the kinds of weak evidence among them, and the steps a run would need for
     firm evidence (``steps_needed``: ``bench.evidence.steps_needed`` of its model's runs,
-    the number the bench's own notes ask for)."""
+    the number the bench's own notes ask for), and what would make its weak runs firm
+    (``fixes``: ``bench.evidence.fixes`` of their notes)."""
 
     runs: int
     steps: int | None
     kinds: tuple[str, ...] = ()
     steps_needed: int = FIRM_STEPS
+    fixes: tuple[str, ...] = (STEPS_FIX,)
 
     @property
     def weak(self) -> bool:
@@ -45,8 +47,9 @@ class Support:
         return f"{steps}({counted(self.runs, 'run')}; {grade})"
 
     def remedy(self) -> str:
-        """What to bench for firm evidence."""
-        return f"bench with --steps {self.steps_needed} or more"
+        """What to bench for firm evidence (``bench.evidence.remedy``: --steps only where
+        more steps fix a weakness found)."""
+        return remedy(self.fixes, self.steps_needed)
 
 
 def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | None:
@@ -67,6 +70,7 @@ def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | Non
         steps=int(steps.min()) if len(steps) else None,
         kinds=tuple(kinds),
         steps_needed=steps_needed(runs.to_dict("records")),
+        fixes=fixes(notes.fillna("")),
     )
 
 

@@ -12,6 +12,7 @@ from gpuscale.advice.api import advise
 from gpuscale.advice.load import load_advice_data
 from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.tables.requests import FieldError
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,8 @@ def advice_on_bench(bench: pd.DataFrame, request: AdviceRequest) -> BenchAdvice:
             collectives=data.collectives,
             notes=data.notes,
         )
+    except FieldError as exc:  # a field refused: named by its option, as the command says it
+        return BenchAdvice(None, exc.as_options(), request.allow_flagged)
     except ValueError as exc:  # CalibrationError among them: said, as the command says it
         return BenchAdvice(None, str(exc), request.allow_flagged)
     return BenchAdvice(advice, None, request.allow_flagged)

@@ -46,6 +46,11 @@ class ReportRequest:
         help="Largest device count for --advise (default: 8 GPUs; on CPU bench rows, "
         "the processes this host can run).",
     )
+    model: str | None = option(
+        None,
+        help="The bench model --advise advises on (default: as `gpuscale advise --bench`, "
+        "the largest with a trustworthy N = 1 run).",
+    )
     strategy: str | None = option(
         None,
         help="ddp or fsdp, for --advise (default: the strategy the bench measured the model "
@@ -86,6 +91,7 @@ class ReportRequest:
         for name, value in (
             ("interconnect", None),
             ("max_devices", None),
+            ("model", None),
             ("strategy", None),
             ("allow_flagged", False),
         ):
@@ -95,12 +101,14 @@ class ReportRequest:
     def advice_request(self) -> Any:
         """The :class:`~gpuscale.advice.request.AdviceRequest` of ``--advise``: what
         ``gpuscale advise --bench`` is asked with the same options (its strategy, unless
-        given, the one the bench measured the model with, as the command's)."""
+        given, the one the bench measured the model with, as the command's; its model,
+        unless given, the command's default)."""
         from gpuscale.advice.request import AdviceRequest  # lazy: as the report, not --help
 
         return AdviceRequest(
             interconnect=self.interconnect,
             max_devices=self.max_devices,
+            model=self.model,
             strategy=self.strategy,
             allow_flagged=self.allow_flagged,
         )

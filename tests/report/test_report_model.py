@@ -1,0 +1,40 @@
+"""The report's advice is on the model asked (``--model``, as ``gpuscale advise --bench``
+takes it): the report's own advice said "--model to choose another" while ``gpuscale
+report --advise --model tf-7m`` failed "No such option: --model" (a new user's walk)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import gpuscale
+from gpuscale.bench.results import bench_table, read_results
+from gpuscale.cli import app
+from gpuscale.report.bench_advice import advice_on_bench
+from gpuscale.report.request import ReportRequest
+from gpuscale.tables.requests import FieldError
+
+ROWS = Path(__file__).parent / "h100_paths.jsonl"
+
+
+def test_the_report_advises_on_the_model_asked() -> None:
+    bench = bench_table(read_results(ROWS)[0])
+    default = advice_on_bench(bench, ReportRequest(advise=True).advice_request())
+    assert default.advice is not None
+    other = next(m for m in sorted(set(bench["model"])) if m != default.advice.inputs.name)
+    given = advice_on_bench(bench, ReportRequest(advise=True, model=other).advice_request())
+    assert given.advice is not None and given.advice.inputs.name == other
+    command = gpuscale.advise(bench=ROWS, model=other)
+    assert given.advice.predictions["step_ms"].equals(command.predictions["step_ms"])
+
+
+def test_a_model_not_in_the_file_is_said_by_its_option_and_model_needs_advise() -> None:
+    bench = bench_table(read_results(ROWS)[0])
+    refused = advice_on_bench(bench, ReportRequest(advise=True, model="tf-3m").advice_request())
+    assert refused.advice is None and refused.refused.startswith("--model tf-3m: not in")
+    with pytest.raises(FieldError):
+        ReportRequest(model="tf-7m")  # without --advise there is no advice to ask of
+    help_text = CliRunner().invoke(app, ["report", "--help"]).output
+    assert "--model" in help_text

@@ -75,7 +75,7 @@ def _check(advice: gpuscale.advice.recommend.Advice) -> None:  # type: ignore[na
         alone = re.search(r"without it they would run at (\d+)% efficiency", text)
         if alone:  # the largest overhead gone: better than now, and still short of the target
             gone = int(alone.group(1)) / 100
-            assert d.cap == "communication" and gone < d.target_efficiency + 0.005
+            assert d.cap == "overheads" and gone < d.target_efficiency + 0.005
             assert gone + 0.005 >= focus["efficiency"]
             # the remedy names what else must go, or says not even every overhead would do
             assert ("alone not enough" in text) == bool(d.also_shrink)
@@ -87,10 +87,10 @@ def _check(advice: gpuscale.advice.recommend.Advice) -> None:  # type: ignore[na
             assert d.dominant_term == max(parts, key=parts.get)
         if d.cap == "convergence":
             assert focus["convergence_factor"] < min(0.95, focus["throughput_efficiency"])
-            assert "convergence, not communication" in text
-        if d.cap == "communication":
+            assert "convergence, not the step's overheads" in text
+        if d.cap == "overheads":
             assert focus["throughput_efficiency"] < min(0.95, focus["convergence_factor"])
-            assert d.dominant_term != "compute"  # never "compute" beside "communication"
+            assert d.dominant_term != "compute"  # never "compute" beside "overheads"
         # every sentence about a count past the recommendation is about the same count
         assert set(re.findall(r"At (\d+) devices", text)) <= {str(d.focus)}
     if d.held_back is not None:

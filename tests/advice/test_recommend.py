@@ -54,7 +54,7 @@ def test_convergence_caps_the_speedup_past_the_critical_batch() -> None:
     assert advice.decision.focus > advice.recommended
     worse = min(
         ("convergence", focus["convergence_factor"]),
-        ("communication", focus["throughput_efficiency"]),
+        ("overheads", focus["throughput_efficiency"]),
         key=lambda p: p[1],
     )[0]
     assert advice.cap == worse

@@ -46,7 +46,7 @@ def test_a_remedy_that_cannot_reach_the_target_alone_says_so() -> None:
     the target, the assumed fixed cost (all of the 2 ms step) unsplittable."""
     advice = gpuscale.advise(params=7e6, step_ms=2, batch=64, interconnect="pcie-phb")
     d = advice.decision
-    assert d.dominant_term == "bandwidth" and d.focus == 2 and d.cap == "communication"
+    assert d.dominant_term == "bandwidth" and d.focus == 2 and d.cap == "overheads"
     text = " ".join(advice.explanation)
     assert "The bandwidth term decides" not in text
     assert "The bandwidth term is the largest, and not enough alone" in text

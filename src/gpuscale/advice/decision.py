@@ -17,7 +17,8 @@ the Decision from the predictions table, so they cannot contradict each other:
   latency), or ``compute`` when the throughput efficiency there is >= 95% (overheads are
   small).
 * ``cap``: which factor of the speedup loses more at ``focus`` (log scale):
-  ``communication`` (the step's overheads: then ``dominant_term`` is one of them),
+  ``overheads`` (the throughput efficiency: the step's overheads, communication only one
+  of them; ``dominant_term`` names the largest, as the table's columns and the words do),
   ``convergence`` (the samples needed grow with the global batch), ``none`` (both
   within 5%), or ``devices`` (the largest count allowed was reached while still paying).
 """
@@ -65,7 +66,7 @@ class Decision:
     focus_speedup: float
     focus_speedup_low: float
     focus_speedup_high: float
-    cap: str  # "communication", "convergence", "none" or "devices"
+    cap: str  # "overheads", "convergence", "none" or "devices"
     change: str  # what would change it: a key of focus.REMEDIES
     warnings: tuple[str, ...] = field(default=())
     settle: str | None = None  # the measurement that would settle a held-back count
@@ -79,10 +80,10 @@ class Decision:
         return asdict(self)
 
     def short_alone(self) -> bool:
-        """Whether communication caps the focus count and it misses the target even
+        """Whether the step's overheads cap the focus count and it misses the target even
         with its largest overhead gone (no one remedy is enough)."""
         gone = self.without_dominant_efficiency
-        return self.cap == "communication" and gone is not None and gone < self.target_efficiency
+        return self.cap == "overheads" and gone is not None and gone < self.target_efficiency
 
 
 def overheads(row: pd.Series) -> dict[str, float]:
@@ -112,7 +113,7 @@ def cap_at(row: pd.Series) -> str:
     """Which factor of the speedup loses more at a count (log scale); ``none`` when both
     lose under 5%."""
     losses = {
-        "communication": math.log(min(1.0, row["throughput_efficiency"])),
+        "overheads": math.log(min(1.0, row["throughput_efficiency"])),
         "convergence": math.log(min(1.0, row["convergence_factor"])),
     }
     worst = min(losses, key=losses.get)

@@ -198,14 +198,14 @@ def _step(advice: Explainable) -> list[str]:
     )
     if d.cap == "convergence":
         lines.append(
-            f"At {named(d)}, convergence, not communication, caps the speedup: the "
+            f"At {named(d)}, convergence, not the step's overheads, caps the speedup: the "
             f"larger global batch needs {number(1 / d.focus_convergence_factor)}x the "
             f"samples ({numbers})."
         )
-    elif d.cap == "communication":
+    elif d.cap == "overheads":
         lines.append(
-            f"At {named(d)}, communication and overheads cap the speedup ({numbers}); "
-            f"the largest overhead is {d.dominant_term}."
+            f"At {named(d)}, the step's overheads cap the speedup ({numbers}); "
+            f"the largest is {d.dominant_term}."
         )
     elif d.cap == "devices":
         lines.append(

@@ -7,6 +7,8 @@ forward + backward FLOPs per sample, achieved rate ``R``)::
 
     t_compute = k max(t_floor, t_fixed + b F / R) + t_opt P   (at a measured b: measured)
 
+(FSDP on N devices: ``t_opt P / N``, each rank stepping its shard.)
+
 (``t_opt``: optimizer, per parameter; ``t_floor``: ``advice/step_shape.py``).
 
 Communication: ``advice/network.py`` (buckets, the ring model, measured curves).
@@ -119,8 +121,11 @@ class Compute:
     def is_measured(self, batch: float) -> bool:  # the micro-step at ``batch``
         return any(abs(b - batch) < 1e-9 for b, _ in self.measured_ms)
 
-    def compute_ms(self, model: ModelSpec, batch: float, accum: int = 1) -> float:
-        return accum * self.micro_ms(model, batch) + self.opt_ms_per_mparam * model.params / 1e6
+    def compute_ms(self, model: ModelSpec, batch: float, accum: int = 1, shards: int = 1) -> float:
+        """``accum`` micro-steps and the optimizer step over ``shards`` (FSDP on N
+        devices: N; DDP: 1, every device steps every parameter)."""
+        opt_ms = self.opt_ms_per_mparam * model.params / 1e6
+        return accum * self.micro_ms(model, batch) + opt_ms / shards
 
     def held_slowdown(self) -> tuple[tuple[int, float], ...]:
         """The measured slowdowns as the step uses them: from N = 1 (x1, by definition)
@@ -215,7 +220,11 @@ def predict_step(
     last bucket."""
     if n < 1 or not batch > 0 or accum < 1:
         raise ValueError("device count and accumulation must be >= 1, the batch positive")
-    compute_ms = compute.compute_ms(model, batch, accum)
+    # FSDP shards the parameters, gradients and optimizer state, and each rank steps the
+    # optimizer on its own shard only (Zhao et al., "PyTorch FSDP: Experiences on Scaling
+    # Fully Sharded Data Parallel", VLDB 2023): the optimizer step falls as 1/N; DDP
+    # steps every parameter on every device
+    compute_ms = compute.compute_ms(model, batch, accum, n if strategy == "fsdp" else 1)
     if n == 1:
         return Step(1, batch, accum, compute_ms, 0.0, 0.0, 0.0, 0.0, 0.0, compute_ms)
     comm_s, last_s = comm_times_s(

@@ -44,9 +44,15 @@ def optimizer_ms(inputs: Any) -> float:
     return float(inputs.compute.opt_ms_per_mparam * inputs.model.params / 1e6)
 
 
+def optimizer_at(inputs: Any, n: int) -> float:
+    """The optimizer step (ms) on each of ``n`` devices: whole under DDP, the shard's
+    ``1/n`` under FSDP (each rank steps only its shard of the parameters)."""
+    return optimizer_ms(inputs) / (n if getattr(inputs, "strategy", "ddp") == "fsdp" else 1)
+
+
 def fixed_parts(inputs: Any, frame: pd.DataFrame, n: int) -> dict[str, float]:
     """The ``fixed`` term at ``n`` devices (``fixed_excess_ms``) split: ``optimizer``, the
-    optimizer step's whole less its share of one device's (``opt (1 - s)``, ``s`` the
+    optimizer step at ``n`` less its share of one device's (``opt_n - opt s``, ``s`` the
     samples per device and step at ``n`` over one device's), and ``forward_backward``, the
     rest (the fixed cost of each forward and backward not spread)."""
     rows = frame.set_index("accelerators")
@@ -55,7 +61,7 @@ def fixed_parts(inputs: Any, frame: pd.DataFrame, n: int) -> dict[str, float]:
     row, one = rows.loc[n], frame.iloc[0]
     share = row["batch_per_device"] * row["accum"] / (one["batch_per_device"] * one["accum"])
     excess = float(row["fixed_excess_ms"])
-    opt = min(max(optimizer_ms(inputs) * (1 - float(share)), 0.0), excess)
+    opt = min(max(optimizer_at(inputs, n) - optimizer_ms(inputs) * float(share), 0.0), excess)
     rest = excess - opt
     return {"optimizer": opt, "forward_backward": rest if rest > ROUNDING * excess else 0.0}
 
@@ -76,8 +82,12 @@ def fixed_cost_line(inputs: Any) -> str:
     )
     return (
         f"Fixed per-step costs: of each forward and backward {fixed.sentence()}{measure}; the "
-        f"optimizer step, {format_ms(opt)} (measured), once per optimizer step on every "
-        "device, whatever its batch."
+        f"optimizer step, {format_ms(opt)} (measured), once per optimizer step "
+        + (
+            "on one device; FSDP's N devices each step only their shard, 1/N of it."
+            if getattr(inputs, "strategy", "ddp") == "fsdp"
+            else "on every device, whatever its batch."
+        )
     )
 
 
@@ -105,10 +115,13 @@ def not_spread(inputs: Any, frame: pd.DataFrame, n: int, like: float) -> str:
         )
     said = []
     if parts["optimizer"] > 0:
-        said.append(
-            f"{ms(parts['optimizer'])} of the optimizer step ({ms(optimizer_ms(inputs))} on "
-            "every device, once per step)"
+        each = (
+            f"{ms(optimizer_at(inputs, n))} on each device, its shard's 1/{n} of one "
+            f"device's {ms(optimizer_ms(inputs))}"
+            if inputs.strategy == "fsdp"
+            else f"{ms(optimizer_ms(inputs))} on every device"
         )
+        said.append(f"{ms(parts['optimizer'])} of the optimizer step ({each}, once per step)")
     if parts["forward_backward"] > 0:
         said.append(f"{ms(parts['forward_backward'])} of the forward and backward's fixed cost")
     what = f": {joined(said)}" if said else ""

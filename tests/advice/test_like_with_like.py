@@ -92,3 +92,23 @@ def test_fsdp_steps_the_optimizer_on_its_shard_ddp_on_every_parameter() -> None:
     said = " ".join(fsdp_advice.explanation)
     assert "on every device, once per step" not in said
     assert "each step only their shard" in said
+
+
+def test_the_strong_scaling_sentence_follows_the_counts_accumulation() -> None:
+    """tf-7m at global batch 128: 4 micro-steps on 1 device, 1 on 4. The words said
+    the forward and backward's fixed cost does not shrink, where it is paid once per
+    micro-step and so falls with them; the sentence now reads each count's micro-steps
+    from the table, and says the fixed cost shrinks exactly where the table's
+    accumulation falls."""
+    for model, extra in (("tf-7m", {}), ("mlp-4m", {"global_batch": 64})):
+        advice = gpuscale.advise(bench=ROWS, model=model, **extra)
+        frame = advice.predictions
+        said = next(s for s in advice.explanation if s.startswith("Strong scaling"))
+        pairs = re.findall(r"(\d+) micro-steps? on (\d+) devices?", said)
+        assert [(int(k), int(n)) for k, n in pairs] == list(
+            zip(frame["accum"].astype(int), frame["accelerators"].astype(int), strict=True)
+        ), said
+        falls = frame["accum"].nunique() > 1
+        assert falls  # both models' micro-steps fall with the count on these rows
+        assert "falls only as the micro-steps do" in said
+        assert "do not shrink" not in said.split(";")[0]

@@ -264,7 +264,7 @@ def _scaling(advice: Explainable) -> list[str]:
         lines.append(
             f"Strong scaling: the global batch {format_count(kept)} is kept at every count "
             f"({why}); each device computes its share, and "
-            f"{table_words.fixed_costs(inputs)} shrink."
+            f"{table_words.fixed_costs(inputs, advice.predictions)}."
         )
     elif inputs.convergence is None or inputs.scaling == "weak":
         first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps

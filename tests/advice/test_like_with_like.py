@@ -112,3 +112,18 @@ def test_the_strong_scaling_sentence_follows_the_counts_accumulation() -> None:
         assert falls  # both models' micro-steps fall with the count on these rows
         assert "falls only as the micro-steps do" in said
         assert "do not shrink" not in said.split(";")[0]
+
+
+def test_fsdp_remedy_does_not_say_the_optimizer_step_is_paid_whole() -> None:
+    """tf-30m, benched with FSDP: the fixed term is the largest overhead at the focus
+    count, and the remedy said every device pays the optimizer step whole, where each
+    FSDP rank steps its shard (the JSON's fixed term has no optimizer part there)."""
+    advice = gpuscale.advise(bench=ROWS, model="tf-30m")
+    assert advice.inputs.strategy == "fsdp" and advice.decision.dominant_term == "fixed"
+    parts = gpuscale.advice.table_words.fixed_parts(
+        advice.inputs, advice.predictions, advice.decision.focus
+    )
+    assert parts["optimizer"] == 0 < parts["forward_backward"]
+    said = next(s for s in advice.explanation if s.startswith("What would change it"))
+    assert "the optimizer step) are the largest" not in said
+    assert "falls as 1/N" in said

@@ -89,6 +89,15 @@ def remedy(advice: Any) -> str:
         )
         said = f"{joined(cures, 'or')} would help most; a faster link "
         said += "would barely matter"
+    if d.change == "fixed" and inputs is not None and inputs.strategy == "fsdp":
+        said = said.replace(  # FSDP's ranks step their shards: only the rest is whole
+            "the fixed per-step costs (each forward and backward's, the optimizer step) are "
+            "the largest overhead: they do not shrink with the per-device batch, so every "
+            "device pays them whole",
+            "each forward and backward's fixed cost is the largest overhead (FSDP's "
+            "optimizer step falls as 1/N, each device stepping its shard): it does not "
+            "shrink with the per-device batch, so every device pays it whole",
+        )
     if d.change == "fixed" and inputs is not None:
         parts = fixed_parts(inputs, advice.predictions, d.focus)
         if parts["optimizer"] > parts["forward_backward"]:  # the optimizer step, mostly

@@ -97,10 +97,12 @@ def fixed_costs(inputs: Any, frame: pd.DataFrame) -> str:
     micro-step, so it falls as the micro-steps do and holds where they hold; the
     optimizer step (measured apart) once per step, whole on every device under DDP, 1/N
     under FSDP (tf-7m's micro-steps fell 4 -> 1 where the words said nothing shrinks)."""
-    counts = [int(n) for n in frame["accelerators"]]
     accums = [int(k) for k in frame["accum"]]
-    pairs = zip(counts, accums, strict=True)
-    per_count = joined([f"{counted(k, 'micro-step')} on {counted(n, 'device')}" for n, k in pairs])
+    per_count = (
+        f"{joined([str(k) for k in accums])} micro-steps at the table's counts, in order"
+        if len(set(accums)) > 1
+        else f"{counted(accums[0], 'micro-step')} at every count"
+    )
     what = "each forward and backward's" if optimizer_ms(inputs) > 0 else "the"
     does = "falls only as the micro-steps do" if len(set(accums)) > 1 else "does not shrink"
     said = f"{what} fixed cost, paid once per micro-step, {does} ({per_count})"

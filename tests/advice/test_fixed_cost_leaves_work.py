@@ -50,3 +50,22 @@ def test_a_fixed_cost_as_long_as_the_step_leaves_a_rate_a_cpu_can_reach(tmp_path
     fixed = advice.inputs.fixed
     assert fixed.ms < last["forward_ms"] + last["backward_ms"] - 1e-3
     assert "intercept left less of it" in fixed.basis and "CPU thread" in fixed.basis
+
+
+def test_a_family_fit_with_almost_no_slope_leaves_a_rate_a_cpu_can_reach() -> None:
+    """Rows without a second batch (older results): the family's fit over two models whose
+    forward + backward barely grows with their work (noise) gives a rate of thousands of
+    TFLOP/s, and all of the step as fixed cost. The rate is bounded the same way."""
+    from gpuscale.bench.results import bench_table
+
+    from ..builders import bench_record
+
+    flops = 1e6  # per sample; batch 8: 8 MFLOP and 80 MFLOP of work a step
+    records = [
+        bench_record("mlp-a", 10**5, 1, 1000.0, flops_per_sample=flops, backward_ms=2.0),
+        bench_record("mlp-b", 10**6, 1, 1000.0, flops_per_sample=10 * flops, backward_ms=2.0001),
+    ]
+    advice = gpuscale.advise(bench=bench_table(records), model="mlp-a")
+    said = " ".join(advice.explanation)
+    assert "IMPLAUSIBLE" not in said, said
+    assert 0 < advice.inputs.compute.tflops < FAR_ABOVE_A_CPU_THREAD, advice.inputs.compute

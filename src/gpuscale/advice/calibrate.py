@@ -176,6 +176,10 @@ def _compute(
         )
     elif fitted is not None:
         fixed, tflops, _ = fitted
+        # the family's rate, no faster than the device can go
+        tflops = min(
+            tflops, ceiling(row.get("device"), row.get("threads"), row.get("peak_tflops"))[0]
+        )
         fixed = fb - work_ms_per_tflop / tflops
         if fixed < 0:  # faster than the family: all of the step is work at its own rate
             fixed, tflops = 0.0, work_ms_per_tflop / fb
@@ -229,9 +233,7 @@ def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> Pea
     peak, small = row.get("peak_tflops"), row.get("small_batch_step_ms_mean")
     if pd.isna(small):
         return None
-    words = "the device's peak"
-    if pd.isna(peak) or peak <= 0:
-        peak, words = ceiling(row.get("device"), row.get("threads"))
+    peak, words = ceiling(row.get("device"), row.get("threads"), peak)
     return within_peak(
         own,
         fb_ms=fb,

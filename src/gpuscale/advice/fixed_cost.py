@@ -222,9 +222,11 @@ def excess_ms(frame: pd.DataFrame) -> pd.Series:
     return (frame["compute_ms"] - share).clip(lower=0.0)
 
 
-def ceiling(device: object, threads: object) -> tuple[float, str]:
-    """(TFLOP/s, its name) a device without a recorded peak cannot beat: a CPU's threads at
-    ``CPU_THREAD_TFLOPS``, else the fastest accelerator's bf16 peak."""
+def ceiling(device: object, threads: object, peak: object = None) -> tuple[float, str]:
+    """(TFLOP/s, its name) the device's work cannot beat: its recorded ``peak``, else a
+    CPU's threads at ``CPU_THREAD_TFLOPS``, else the fastest accelerator's bf16 peak."""
+    if isinstance(peak, int | float) and math.isfinite(peak) and peak > 0:
+        return float(peak), "the device's peak"
     if device == "cpu":
         try:
             n = max(int(threads), 1)  # type: ignore[call-overload]

@@ -38,7 +38,7 @@ from gpuscale.advice.bench_reading import (
     fsdp_fixed,
     fsdp_note,
 )
-from gpuscale.advice.fixed_cost import FixedCost, PeakChecked, within_peak
+from gpuscale.advice.fixed_cost import FixedCost, PeakChecked, ceiling, within_peak
 from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.network import Network
 from gpuscale.advice.step_shape import Shape
@@ -176,6 +176,10 @@ def _compute(
         )
     elif fitted is not None:
         fixed, tflops, _ = fitted
+        # the family's rate, no faster than the device can go
+        tflops = min(
+            tflops, ceiling(row.get("device"), row.get("threads"), row.get("peak_tflops"))[0]
+        )
         fixed = fb - work_ms_per_tflop / tflops
         if fixed < 0:  # faster than the family: all of the step is work at its own rate
             fixed, tflops = 0.0, work_ms_per_tflop / fb
@@ -223,11 +227,13 @@ def _compute(
 
 
 def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> PeakChecked | None:
-    """``fixed_cost.within_peak`` on this row's plain steps (None: no peak recorded, or the
-    measured split stands)."""
+    """``fixed_cost.within_peak`` on this row's plain steps (None: no second batch, or the
+    measured split stands); without a recorded peak, a CPU's ceiling (its threads at
+    ``CPU_THREAD_TFLOPS``) or the fastest accelerator's bf16 peak bound the work's rate."""
     peak, small = row.get("peak_tflops"), row.get("small_batch_step_ms_mean")
-    if pd.isna(peak) or peak <= 0 or pd.isna(small):
+    if pd.isna(small):
         return None
+    peak, words = ceiling(row.get("device"), row.get("threads"), peak)
     return within_peak(
         own,
         fb_ms=fb,
@@ -238,6 +244,7 @@ def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> Pea
             (float(row["small_batch_per_device"]), float(small)),
             (float(row["batch_per_device"]), float(row["plain_step_ms_mean"])),
         ),
+        peak_words=words,
     )
 
 

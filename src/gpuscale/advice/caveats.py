@@ -22,8 +22,8 @@ from gpuscale.advice.step_error import StepError
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.bench.support import support
-from gpuscale.quantities import counted, factor_interval, format_count, number
-from gpuscale.tables.advice import as_throughput, same_configuration
+from gpuscale.quantities import counted, factor_interval, format_count, format_ms, number
+from gpuscale.tables.advice import as_throughput, on_advice_baseline, same_configuration
 from gpuscale.tables.bench import on_a_larger_host, one_device
 
 FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
@@ -48,6 +48,7 @@ class Measured:
     # where it or its N = 1 run is weak evidence (bench.evidence): what to bench for a
     # strong one ("" where both are strong)
     weak_remedy: str = ""
+    samples_per_s: float = float("nan")  # the run's, all devices (NaN: not known)
 
 
 def defaults_used(
@@ -139,24 +140,34 @@ def against_measured(
         if row is None:
             continue
         low, high = float(row["speedup_low"]), float(row["speedup_high"])
+        # on the predictions' baseline (one device without DDP), not the bench's bare step
+        on = on_advice_baseline(throughput, base, m.samples_per_s)
+        speedup = on[0] if on else m.speedup
+        said = (
+            f"{number(speedup)} against the advice's one device without DDP ({format_ms(on[1])} "
+            f"a step predicted, the baseline of the interval; {number(m.speedup)} against "
+            "the bench's own N = 1 run)"
+            if on
+            else number(m.speedup)
+        )
         if m.flagged and not m.allowed:
             lines.append(
                 f"Measured on {m.devices} devices: throughput speedup {number(m.speedup)}, "
                 "flagged (not trusted), so the prediction stands alone there."
             )
-        elif not low <= m.speedup <= high and m.weak_remedy:
-            # a weak run's speedup is a prediction to test too: never trusted over the
+        elif not low <= speedup <= high and m.weak_remedy:
+            # a weak run's speedup is a measurement to repeat: never trusted over the
             # advice's before it is measured again
             lines.append(
-                f"Measured on {m.devices} devices: throughput speedup {number(m.speedup)}, "
+                f"Measured on {m.devices} devices: throughput speedup {said}, "
                 f"outside the predicted {number(low)}-{number(high)}x, from weak runs (the "
                 "bench table's evidence): they disagree, and the measurement is not yet "
                 f"firm enough to say which to trust; {m.weak_remedy} and advise again"
                 + (" (it is flagged too, used with --allow-flagged)." if m.allowed else ".")
             )
-        elif not low <= m.speedup <= high:
+        elif not low <= speedup <= high:
             lines.append(
-                f"Measured on {m.devices} devices: throughput speedup {number(m.speedup)}, "
+                f"Measured on {m.devices} devices: throughput speedup {said}, "
                 f"outside the predicted {number(low)}-{number(high)}x: the measurement is "
                 f"what this machine did; trust it over the prediction at {m.devices} devices "
                 "(the model missed something it measured)"
@@ -194,6 +205,7 @@ def measured_runs(table: pd.DataFrame, model: str, allow_flagged: bool) -> list[
             accum=int(r.accum),
             base=(int(base_batch[i]), int(base_accum[i])),
             weak_remedy=weak_remedy(i),
+            samples_per_s=float(r.samples_per_s),
         )
         for i, r in zip(rows.index, rows.itertuples(), strict=True)
     ]

@@ -42,12 +42,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuscale.advice.model import Compute, ModelSpec
-from gpuscale.quantities import format_ms
+from gpuscale.hardware.peaks import PEAKS
+from gpuscale.quantities import counted, format_ms
 
 if TYPE_CHECKING:
     import pandas as pd
 
 MIN_MFU = 0.01  # the plausibility floor of advice/limits.py: a step's work runs faster
+
+# What one CPU thread's work can reach at most (no CPU records a peak): Intel AMX, 1,024
+# bf16 multiply-adds a cycle a core (2,048 FLOPs) at 4 GHz, 8.2 TFLOP/s (fp32 on AVX-512:
+# 2 FMA units x 16 lanes x 2 FLOPs x 4 GHz, 0.256). A ceiling, never a rate to expect.
+CPU_THREAD_TFLOPS = 8.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +223,21 @@ def excess_ms(frame: pd.DataFrame) -> pd.Series:
     return (frame["compute_ms"] - share).clip(lower=0.0)
 
 
+def ceiling(device: object, threads: object, peak: object = None) -> tuple[float, str]:
+    """(TFLOP/s, its name) the device's work cannot beat: its recorded ``peak``, else a
+    CPU's threads at ``CPU_THREAD_TFLOPS``, else the fastest accelerator's bf16 peak."""
+    if isinstance(peak, int | float) and math.isfinite(peak) and peak > 0:
+        return float(peak), "the device's peak"
+    if device == "cpu":
+        try:
+            n = max(int(threads), 1)  # type: ignore[call-overload]
+        except (TypeError, ValueError):  # not recorded (None, NaN)
+            n = 1
+        return n * CPU_THREAD_TFLOPS, f"the ceiling of {counted(n, 'CPU thread')}"
+    fastest = max((p for _, p in PEAKS), key=lambda p: p.bf16)
+    return fastest.bf16, f"the fastest accelerator's peak ({fastest.device})"
+
+
 @dataclass(frozen=True, slots=True)
 class PeakChecked:
     """A measured fixed cost checked against the device's peak (``within_peak``): the
@@ -238,6 +259,7 @@ def within_peak(
     flops_per_sample: float,
     peak_tflops: float,
     plain_ms: tuple[tuple[float, float], ...],
+    peak_words: str = "the device's peak",
 ) -> PeakChecked | None:
     """``own`` (the plain steps' intercept, less the optimizer) split against ``fb_ms``
     (forward + backward of the no-sync step at ``batch``), unless that leaves less than the
@@ -248,7 +270,7 @@ def within_peak(
     28.8 ms at batch 32). Then the plain steps' own slope splits the step when it is a
     rate the device can reach; else (flat within the work at the peak) the step is a
     launch-bound floor, smaller batches stay on it and work beyond it is priced at the
-    peak, the fastest it can go."""
+    peak, the fastest it can go. ``peak_words`` names the peak (a CPU's ceiling)."""
     at_peak_ms = batch * flops_per_sample / (peak_tflops * 1e12) * 1e3
     if fb_ms - own.ms >= at_peak_ms:
         return None
@@ -260,7 +282,7 @@ def within_peak(
         said = (
             f"the plain steps' slope, {format_ms(slope)} a sample ({tflops:.3g} TFLOP/s), "
             "split forward + backward: their intercept left less of it than the batch's "
-            "work at the device's peak"
+            f"work at {peak_words}"
         )
         cost = replace(
             own,
@@ -272,8 +294,8 @@ def within_peak(
         return PeakChecked(cost, fixed, tflops, 0.0, said)
     said = (
         f"a launch-bound floor of {format_ms(fb_ms)} (forward + backward): the plain steps "
-        f"at batch {small:g} and {large:g} differ by less than their work at the device's "
-        f"peak, so the per-sample work cannot be seen there (priced at the peak, "
+        f"at batch {small:g} and {large:g} differ by less than their work at {peak_words}, "
+        f"so the per-sample work cannot be seen there (priced at {peak_words}, "
         f"{peak_tflops:.4g} TFLOP/s, beyond)"
     )
     cost = replace(

@@ -1,8 +1,9 @@
 """What the report's bench findings rest on: the bench table's evidence grade
 (``bench.evidence``: ``strong``, or ``weak`` with its ``evidence_notes``) of each run a
 finding reads, and of the N = 1 run each speedup is against (a speedup is only as firm as
-both of its runs), said as the CLI says it (``bench``, ``analyze --bench``): a finding
-from weak runs reads as a prediction to test, with what would make it firm."""
+both of its runs), said as the CLI says it (``bench``, ``analyze --bench``): a measurement
+from weak runs reads as a measurement to repeat, a figure derived from them (a break-even
+size) as a prediction to test, with what would make it firm."""
 
 from __future__ import annotations
 
@@ -39,9 +40,13 @@ def remedy(rows: pd.DataFrame) -> str:
     return "" if found is None else found.remedy()
 
 
-def weak_tag(scaling: pd.DataFrame, rows: pd.DataFrame) -> str:
-    """``weak evidence (2 of the 2 runs it rests on): a prediction to test`` where a run a
-    finding on ``rows`` rests on is weak, else ``""``."""
+MEASURED, DERIVED = "a measurement to repeat", "a prediction to test"
+
+
+def weak_tag(scaling: pd.DataFrame, rows: pd.DataFrame, *, derived: bool = False) -> str:
+    """``weak evidence (2 of the 2 runs it rests on): a measurement to repeat`` where a run
+    a finding on ``rows`` rests on is weak (``derived``: a figure derived from the runs, "a
+    prediction to test"), else ``""``."""
     used = rested_on(scaling, rows)
     weak = _weak(used)
     if weak.empty:
@@ -52,19 +57,22 @@ def weak_tag(scaling: pd.DataFrame, rows: pd.DataFrame) -> str:
         of = f"the {len(used)} runs it rests on"
     else:
         of = f"{len(weak)} of the {len(used)} runs it rests on"
-    return f"weak evidence ({of}): a prediction to test"
+    return f"weak evidence ({of}): {DERIVED if derived else MEASURED}"
 
 
-def tagged(sentence: str, scaling: pd.DataFrame, rows: pd.DataFrame) -> str:
+def tagged(
+    sentence: str, scaling: pd.DataFrame, rows: pd.DataFrame, *, derived: bool = False
+) -> str:
     """``sentence`` (ending in a full stop) with :func:`weak_tag` before its stop."""
-    tag = weak_tag(scaling, rows)
+    tag = weak_tag(scaling, rows, derived=derived)
     return f"{sentence[:-1]} - {tag}." if tag else sentence
 
 
 def grade_sentence(rows: pd.DataFrame) -> str | None:
     """What the findings on ``rows`` (unflagged bench rows) rest on, where some are weak:
-    how many, the kinds of why (the table's Evidence column says each), that a finding
-    from them reads as a prediction to test, and what would make them firm; None where
+    how many, the kinds of why (the table's Evidence column says each), that a measurement
+    from them is to repeat and a figure derived from them a prediction to test, and what
+    would make them firm; None where
     every run is strong."""
     weak = _weak(rows)
     if weak.empty:
@@ -74,8 +82,8 @@ def grade_sentence(rows: pd.DataFrame) -> str | None:
     return (
         f"What these findings rest on: {len(weak)} of the {counted(len(rows), 'run')} are "
         f"weak evidence{why} (the table's Evidence column says why, as `gpuscale bench` "
-        "does): each finding that reads them is marked weak and is a prediction to test, "
-        f"not a measurement; {remedy(rows)} to make it firm."
+        f"does): each finding that reads them is marked weak, {MEASURED} (a figure derived "
+        f"from them, such as a break-even size, {DERIVED}); {remedy(rows)} to make it firm."
     )
 
 
@@ -89,7 +97,7 @@ def evidence_column(scaling: pd.DataFrame) -> pd.Series:
 
 def run_grade(scaling: pd.DataFrame, row: pd.DataFrame) -> str:
     """One measured run's grade in the table's words, for a sentence on it: ``strong
-    evidence``, or ``weak evidence (...): a prediction to test; bench with ...``."""
+    evidence``, or ``weak evidence (...): a measurement to repeat; bench with ...``."""
     tag = weak_tag(scaling, row)
     if not tag:
         return "strong evidence"

@@ -126,7 +126,8 @@ def _at_count(rows: pd.DataFrame, world: int, where: str) -> list[str]:
         f"communication is {_share_range(at['comm_fraction'])} of {step}."
     )
     # each said weak where a run it reads (or the N = 1 run a speedup is against) is
-    return [tagged(text, rows, at), tagged(best_said, rows, at)]
+    # the break-even size is interpolated from them: derived, a prediction to test
+    return [tagged(text, rows, at, derived=bool(size) and len(at) > 1), tagged(best_said, rows, at)]
 
 
 # Each strategy's one-device column and what it costs over the bare module.

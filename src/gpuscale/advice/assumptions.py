@@ -135,7 +135,9 @@ def wait(
             term="Wait for the slowest device",
             value=f"no-sync step {shown}",
             source="measured",
-            basis="the bench's no-sync steps at N > 1 over N = 1",
+            basis="the bench's no-sync steps at N > 1 over N = 1: compute slowed by contention "
+            "for shared cores and by the slowest device, not the bench table's sync_wait_ms "
+            "(a wait inside the synchronised step)",
         )
     if jitter:
         return Assumption(

@@ -161,6 +161,21 @@ def _break_even(advice: Explainable) -> list[str]:
     return lines
 
 
+def _wait_words(advice: Explainable, n: int) -> str:
+    """The wait term's name at ``n``: where the bench ran ``n`` devices it is the no-sync
+    step's growth over N = 1, the compute slowed (contention for shared cores), which the
+    bench's ``sync_wait_ms`` (a wait inside the synchronised step) does not count."""
+    compute = getattr(advice.inputs, "compute", None)
+    measured = dict(compute.held_slowdown()) if compute is not None else {}
+    if n not in measured:
+        return "waiting for the slowest device "
+    return (
+        f"slower compute on {counted(n, 'device')} (the no-sync step measured "
+        f"x{measured[n]:.2f} of N = 1's: contention and the slowest device, not the bench's "
+        "wait inside the synchronised step, sync_wait_ms) "
+    )
+
+
 def _step(advice: Explainable) -> list[str]:
     d = advice.decision
     if d.focus < 2:
@@ -179,8 +194,8 @@ def _step(advice: Explainable) -> list[str]:
             if getattr(advice.inputs, "strategy", "ddp") == "fsdp"
             else f"DDP's own copies {ms(o['ddp'])}, "
         )
-        + "waiting "
-        f"for the slowest device {ms(o['wait'])}, communication not hidden by "
+        + _wait_words(advice, d.focus)
+        + f"{ms(o['wait'])}, communication not hidden by "
         f"backward {ms(o['bandwidth'] + o['latency'])} (bandwidth "
         f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}); speedup "
         f"{number(d.focus_speedup)} ({interval(d.focus_speedup_low, d.focus_speedup_high)}). "

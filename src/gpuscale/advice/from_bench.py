@@ -27,7 +27,7 @@ from gpuscale.advice.model import predict_step
 from gpuscale.advice.model_choice import BenchFieldError, known_model, why_this_model
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.step_error import StepError, leave_one_out
+from gpuscale.advice.step_error import StepError, leave_one_out, with_own_runs
 from gpuscale.advice.table_words import OneDevice
 from gpuscale.bench.evidence import weak_kinds
 from gpuscale.bench.support import Support, comm_scale_sentence, support
@@ -230,6 +230,9 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
             return [None] * len(ns)
         if other.device != cal.device or other.device_name != cal.device_name:
             return [None] * len(ns)
+        return steps(other, ns)
+
+    def steps(other: Any, ns: list[int]) -> list[float | None]:
         overlap = other.overlap
         if overlap is None and other.device == "cpu":
             overlap = 0.0  # as the advice itself does
@@ -249,7 +252,15 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
             for n in ns
         ]
 
-    return leave_one_out(table, network, predict)
+    ok = table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
+    own = ok[(ok["config_group"] == cal.config_group) & (ok["accelerators"] > 1)]
+    own = own.dropna(subset=["step_ms_mean"])
+    ns = [int(n) for n in own["accelerators"]]
+    predicted = steps(cal, ns)  # the calibration advised on, not calibrated again
+    measured = own["step_ms_mean"].astype(float).tolist()
+    return with_own_runs(
+        leave_one_out(table, network, predict), list(zip(measured, predicted, strict=True))
+    )
 
 
 # Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.

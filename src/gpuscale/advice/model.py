@@ -16,13 +16,15 @@ Communication: ``advice/network.py`` (buckets, the ring model, measured curves).
 Step on N > 1 devices::
 
     t_step = t_compute + t_ddp + t_wait(N) + t_exposed
-    t_exposed = t_ar - min(omega t_ar, t_backward of the last micro-step)
+    t_exposed = t_ar - omega t_ar                  (omega measured or given)
+    t_exposed = t_ar - min(omega_0 t_ar, t_ar - t_last, t_backward)   (omega_0 assumed)
 
 ``t_ddp`` is DDP's own per-step work (bucket copies), measured at N = 1 as the
 synchronised minus no-sync step, per parameter; ``omega`` the share of the all-reduce that
-backward hid, measured by ``gpuscale bench`` (``1 - exposed / comm``); without a
-measurement the default also never hides the last bucket (it is ready only when backward
-ends). ``t_wait(N)`` is the expected wait for the slowest of N devices,
+backward hid, measured by ``gpuscale bench`` (``1 - exposed / comm``) and applied as
+measured (the run that measured it is reproduced); without a measurement the default never
+hides the last bucket (it is ready only when backward ends) nor more than backward lasts.
+``t_wait(N)`` is the expected wait for the slowest of N devices,
 ``E[max of N draws] - mean`` of the per-step compute times measured at N = 1 (Chen et al.,
 "Revisiting distributed synchronous SGD", 2016), or, where the bench ran N devices, the
 measured growth of the no-sync step over N = 1 (waiting and contention for shared
@@ -30,7 +32,7 @@ cores); between measured counts E[max] is kept no lower than the growth interpol
 log N from the counts measured below and above, and no higher than the one above, and a
 count measured no slower than fewer devices were is taken as slow as they: the wait never
 shrinks as devices are added. The slowest device's backward, stretched by the wait
-(``t_backward (1 + t_wait / t_compute)``), is what hides the communication. On one device
+(``t_backward (1 + t_wait / t_compute)``), bounds what the default overlap hides. On one device
 there is no DDP: ``t_step = t_compute``.
 """
 
@@ -236,12 +238,15 @@ def predict_step(
     backward_ms = compute.backward_share * compute.micro_ms(model, batch)
     backward_ms *= 1 + wait_ms / compute_ms if compute_ms > 0 else 1.0
     if overlap is None:
-        hidden_ms = min(DEFAULT_OVERLAP * comm_s, comm_s - last_s) * 1e3
+        hidden_ms = min(DEFAULT_OVERLAP * comm_s * 1e3, (comm_s - last_s) * 1e3, backward_ms)
     elif 0 <= overlap <= 1:
+        # measured (1 - exposed / comm, both timed by the bench) or given: the share the
+        # runs hid, applied as it is; capping it by the modelled backward would predict
+        # exposed communication at the very run that measured none
         hidden_ms = overlap * comm_s * 1e3
     else:
         raise ValueError(f"overlap must be in [0, 1], got {overlap}")
-    exposed_ms = comm_s * 1e3 - min(hidden_ms, backward_ms)
+    exposed_ms = comm_s * 1e3 - hidden_ms
     ddp_ms = compute.ddp_ms_per_mparam * model.params / 1e6 if strategy == "ddp" else 0.0
     step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
     return Step(

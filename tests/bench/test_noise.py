@@ -12,6 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from gpuscale.analysis.critical_batch import noise_scale  # noqa: E402
+from tests.builders import end_spawned_rank  # noqa: E402
 
 from .linreg import b_simple  # noqa: E402
 
@@ -31,6 +32,7 @@ def _rank(rank: int, store: str, out: str) -> None:
             Path(out).write_text(json.dumps(measured["noise"]))
     finally:
         dist.destroy_process_group()
+    end_spawned_rank()
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ import pytest
 
 from gpuscale.bench.summary import fixed_cost
 from gpuscale.plausibility import SAME_SAMPLES, run_flags, same_samples
+from tests.builders import end_spawned_rank
 
 torch = pytest.importorskip("torch")
 
@@ -59,13 +60,16 @@ def _rank(rank: int, store: str, out: str, model: str, world: int) -> None:
             Path(out).write_text(json.dumps(record))
     finally:
         dist.destroy_process_group()
+    end_spawned_rank()
 
 
 def _bench(tmp_path: Path, model: str, world: int) -> dict:
     import torch.multiprocessing as mp
 
-    out = tmp_path / f"{world}.json"
-    mp.spawn(_rank, args=(str(tmp_path / f"store{world}"), str(out), model, world), nprocs=world)
+    out = tmp_path / f"{model.replace(':', '-')}-{world}.json"
+    # a store of its own per launch: a second launch must not read the first's addresses
+    store = tmp_path / f"store-{model.replace(':', '-')}-{world}"
+    mp.spawn(_rank, args=(str(store), str(out), model, world), nprocs=world)
     return json.loads(out.read_text())
 
 

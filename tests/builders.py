@@ -168,3 +168,15 @@ def end_spawned_rank() -> None:
     import os
 
     os._exit(0)
+
+
+H100_PATHS = Path(__file__).parent / "report" / "h100_paths.jsonl"  # the H100 rows, a copy
+
+
+def one_device_record(model: str, path: Path = H100_PATHS) -> dict[str, Any]:
+    """The raw bench record of ``model``'s N = 1 run in ``path`` (the H100 rows)."""
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        if row["config"]["model"] == model and row["config"]["accelerators"] == 1:
+            return row
+    raise AssertionError(f"no N = 1 row of {model}")

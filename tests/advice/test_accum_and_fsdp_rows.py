@@ -5,26 +5,18 @@ walks: tf-7m benched at batch 32 with --accum 4 was advised as one step of 32 sa
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import gpuscale
 from gpuscale.advice.document import advice_view
+from tests.builders import one_device_record
 
 ROWS = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
 
 
-def _measured(model: str) -> dict:
-    for line in ROWS.read_text().splitlines():
-        row = json.loads(line)
-        if row["config"]["model"] == model and row["config"]["accelerators"] == 1:
-            return row
-    raise AssertionError(model)
-
-
 def test_an_accumulated_run_keeps_its_samples_per_step() -> None:
-    row = _measured("tf-7m")
+    row = one_device_record("tf-7m")
     accum, batch = row["config"]["accum"], row["config"]["batch_per_device"]
     assert accum > 1  # the premise
     advice = gpuscale.advise(bench=ROWS, model="tf-7m")
@@ -42,7 +34,7 @@ def test_an_accumulated_run_keeps_its_samples_per_step() -> None:
 
 
 def test_an_fsdp_run_reproduces_its_measured_step_on_one_device() -> None:
-    row = _measured("tf-30m")
+    row = one_device_record("tf-30m")
     assert row["config"]["strategy"] == "fsdp"  # the premise
     step = row["timing"]["step_ms_mean"]
     for strategy in ("ddp", "fsdp"):

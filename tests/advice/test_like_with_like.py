@@ -5,21 +5,13 @@ optimizer step is sharded."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import gpuscale
+from tests.builders import one_device_record
 
 ROWS = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
-
-
-def _bench_n1(model: str) -> dict:
-    for line in ROWS.read_text().splitlines():
-        row = json.loads(line)
-        if row["config"]["model"] == model and row["config"]["accelerators"] == 1:
-            return row
-    raise AssertionError(f"no N = 1 row of {model}")
 
 
 def test_the_one_device_sentence_sets_steps_of_the_same_samples_side_by_side() -> None:
@@ -29,7 +21,7 @@ def test_the_one_device_sentence_sets_steps_of_the_same_samples_side_by_side() -
     must be the model's at the bench's samples: within 10% of that measured step."""
     advice = gpuscale.advise(bench=ROWS, model="mlp-4m")
     one = advice.predictions.iloc[0]
-    bench = _bench_n1("mlp-4m")
+    bench = one_device_record("mlp-4m")
     row_samples = int(one["batch_per_device"]) * int(one["accum"])
     bench_samples = int(bench["config"]["batch_per_device"]) * int(bench["config"]["accum"])
     assert row_samples != bench_samples  # the case the user met
@@ -76,7 +68,7 @@ def test_fsdp_steps_the_optimizer_on_its_shard_ddp_on_every_parameter() -> None:
     each of N devices; DDP steps every parameter on every device. At a count both
     strategies predict at the same batch and accumulation, DDP's compute less FSDP's is
     the optimizer step's (1 - 1/N); the sentence says each device's shard."""
-    opt = _bench_n1("tf-7m")["timing"]["optimizer_ms"]
+    opt = one_device_record("tf-7m")["timing"]["optimizer_ms"]
     ddp = gpuscale.advise(bench=ROWS, model="tf-7m").predictions.set_index("accelerators")
     fsdp_advice = gpuscale.advise(bench=ROWS, model="tf-7m", strategy="fsdp")
     fsdp = fsdp_advice.predictions.set_index("accelerators")

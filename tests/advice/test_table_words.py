@@ -21,16 +21,9 @@ import pytest
 import gpuscale
 from gpuscale.advice.document import advice_document, advice_view
 from gpuscale.quantities import counted, format_ms, number
+from tests.builders import one_device_record
 
 ROWS = Path(__file__).parents[1] / "report" / "h100_paths.jsonl"
-
-
-def _measured(model: str) -> dict:
-    for line in ROWS.read_text().splitlines():
-        row = json.loads(line)
-        if row["config"]["model"] == model and row["config"]["accelerators"] == 1:
-            return row
-    raise AssertionError(model)
 
 
 def _line(advice, start: str) -> str:
@@ -40,7 +33,7 @@ def _line(advice, start: str) -> str:
 
 
 def test_the_one_device_step_says_ddp_was_left_out_and_what_it_was() -> None:
-    timing = _measured("tf-7m")["timing"]
+    timing = one_device_record("tf-7m")["timing"]
     advice = gpuscale.advise(bench=ROWS, model="tf-7m")
     frame = advice.predictions.set_index("accelerators")
     one, two = frame.loc[1], frame.loc[2]
@@ -65,7 +58,7 @@ def test_the_one_device_step_says_ddp_was_left_out_and_what_it_was() -> None:
 
 @pytest.mark.parametrize("strategy", ["ddp", "fsdp"])
 def test_an_fsdp_one_device_step_is_said_whole_not_without_ddp(strategy: str) -> None:
-    timing = _measured("tf-30m")["timing"]
+    timing = one_device_record("tf-30m")["timing"]
     advice = gpuscale.advise(bench=ROWS, model="tf-30m", strategy=strategy)
     one = advice.predictions.iloc[0]
     assert float(one["step_ms"]) == pytest.approx(timing["step_ms_mean"], rel=0.02)  # premise
@@ -83,7 +76,7 @@ def test_a_step_given_by_numbers_says_its_one_device_step_adds_no_ddp() -> None:
 
 
 def test_the_fixed_cost_words_name_the_optimizer_step_they_count() -> None:
-    timing = _measured("tf-7m")["timing"]
+    timing = one_device_record("tf-7m")["timing"]
     opt = timing["optimizer_ms"]
     advice = gpuscale.advise(bench=ROWS, model="tf-7m")
     d = advice.decision

@@ -27,10 +27,11 @@ from gpuscale.advice.collectives import MeasuredCurves
 from gpuscale.advice.conflicts import check_with_data
 from gpuscale.advice.convergence import convergence_for, thin_noise
 from gpuscale.advice.from_bench import from_bench
+from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.limits import mlperf_floor
 from gpuscale.advice.model_choice import models_benched
 from gpuscale.advice.network_basis import network_basis
-from gpuscale.advice.recommend import Advice, AdviceInputs, recommend
+from gpuscale.advice.recommend import Advice, recommend
 from gpuscale.advice.request import DEFAULT_RULESET, ONE_BATCH_WITH_BENCH, AdviceRequest
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.bench.evidence import FIRM_STEPS

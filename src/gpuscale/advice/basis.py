@@ -16,12 +16,12 @@ from gpuscale.advice import assumptions, caveats, fixed_cost, peak_bound, priors
 from gpuscale.advice.assumptions import BENCH, Assumption, bench_command
 from gpuscale.advice.device_power import Power, device_power
 from gpuscale.advice.fixed_cost import FixedCost
+from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.limits import implied_device, rate_warnings, unchecked_note
 from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError
-from gpuscale.advice.table_words import OneDevice
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.hardware.peaks import peak_for

@@ -13,7 +13,7 @@ from gpuscale.advice.network import Network
 
 
 class Pair(Protocol):
-    """What the break-even reads of ``recommend.AdviceInputs`` (not imported: no circle)."""
+    """What the break-even reads of ``inputs.AdviceInputs`` (all it needs, nothing more)."""
 
     model: ModelSpec
     compute: Compute

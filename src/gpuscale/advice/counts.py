@@ -11,10 +11,9 @@ walk's ``--max-devices 3`` showed N = 1 and 2 and dropped 3 without a word; a la
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
+from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.quantities import joined
 
 
@@ -34,13 +33,13 @@ def _names(counts: list[int]) -> str:
     return ", ".join(parts)
 
 
-def _per_node(inputs: Any) -> int | None:
+def _per_node(inputs: AdviceInputs) -> int | None:
     """The devices per node where the counts span nodes (None on one node)."""
     network = inputs.network
     return network.per_node if network.inter is not None and network.per_node else None
 
 
-def _off_nodes(inputs: Any) -> list[int]:
+def _off_nodes(inputs: AdviceInputs) -> list[int]:
     """The counts the powers-of-two rule gives that are not whole nodes (left out)."""
     per_node = _per_node(inputs)
     if per_node is None:
@@ -50,7 +49,7 @@ def _off_nodes(inputs: Any) -> list[int]:
     return [n for n in [*proposed, most] if n not in searched]
 
 
-def counts_rule(inputs: Any, short: bool = False) -> str:
+def counts_rule(inputs: AdviceInputs, short: bool = False) -> str:
     """The rule the counts searched follow, in words (``short``: in a clause)."""
     most = int(inputs.max_devices)
     per_node, off = _per_node(inputs), _off_nodes(inputs)
@@ -70,11 +69,11 @@ def counts_rule(inputs: Any, short: bool = False) -> str:
     return rule
 
 
-def _every_count(inputs: Any) -> bool:
+def _every_count(inputs: AdviceInputs) -> bool:
     return inputs.device_counts() == list(range(1, int(inputs.max_devices) + 1))
 
 
-def _unsplit(inputs: Any, missing: list[int]) -> str:
+def _unsplit(inputs: AdviceInputs, missing: list[int]) -> str:
     """Why the counts ``missing`` (searched) have no row."""
     kept = inputs.kept_global_batch
     if kept is None:
@@ -88,7 +87,7 @@ def _unsplit(inputs: Any, missing: list[int]) -> str:
     )
 
 
-def dropped_counts(inputs: Any, frame: pd.DataFrame) -> str:
+def dropped_counts(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
     """A sentence naming the counts searched, where they are not every count up to the
     most allowed by what rule, and each one without a row and why; "" when every count
     from 1 to the most allowed was searched and has its row."""
@@ -107,7 +106,7 @@ def dropped_counts(inputs: Any, frame: pd.DataFrame) -> str:
     return said
 
 
-def above_largest(inputs: Any, frame: pd.DataFrame, largest: int) -> tuple[str, str]:
+def above_largest(inputs: AdviceInputs, frame: pd.DataFrame, largest: int) -> tuple[str, str]:
     """Where ``largest``, the largest count predicted (and trusted), is below the most
     allowed: why no count between them was predicted, and what would let one be; ("",
     "") where ``largest`` is the most allowed."""
@@ -147,7 +146,7 @@ def above_largest(inputs: Any, frame: pd.DataFrame, largest: int) -> tuple[str, 
     return "; ".join(why), joined(fix, "or")
 
 
-def below_the_most(inputs: Any, frame: pd.DataFrame, largest: int, numbers: str) -> str:
+def below_the_most(inputs: AdviceInputs, frame: pd.DataFrame, largest: int, numbers: str) -> str:
     """The cap sentence where the largest count predicted, still paying, is below the most
     allowed ("" where it is the most allowed: the count allowed caps the speedup)."""
     why, _ = above_largest(inputs, frame, largest)
@@ -160,7 +159,7 @@ def below_the_most(inputs: Any, frame: pd.DataFrame, largest: int, numbers: str)
     )
 
 
-def larger_counts(inputs: Any, frame: pd.DataFrame, largest: int) -> str:
+def larger_counts(inputs: AdviceInputs, frame: pd.DataFrame, largest: int) -> str:
     """What would predict a count above ``largest`` where more are allowed ("" where
     ``largest`` is the most allowed: allowing more is the remedy)."""
     why, fix = above_largest(inputs, frame, largest)
@@ -171,7 +170,7 @@ def larger_counts(inputs: Any, frame: pd.DataFrame, largest: int) -> str:
     return f"more devices may pay off, but no count above {largest} was predicted"
 
 
-def only_one(inputs: Any) -> str:
+def only_one(inputs: AdviceInputs) -> str:
     """Why one device is all the table holds: the devices there are, or a global batch
     kept at every count that does not split over two (it said "only one device is
     available" beside "device count capped at 2")."""

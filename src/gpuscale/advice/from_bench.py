@@ -22,13 +22,13 @@ from gpuscale.advice.bench_reading import for_strategy, other_strategy, own_work
 from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
 from gpuscale.advice.device_power import bench_power
 from gpuscale.advice.flag_remedy import broken_note, flagged_help, usable_runs
+from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.limits import rate_warnings, unchecked_note
 from gpuscale.advice.model import predict_step
 from gpuscale.advice.model_choice import BenchFieldError, known_model, why_this_model
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError, leave_one_out, with_own_runs
-from gpuscale.advice.table_words import OneDevice
 from gpuscale.bench.evidence import weak_kinds
 from gpuscale.bench.support import Support, comm_scale_sentence, support
 from gpuscale.plausibility import SAME_SAMPLES

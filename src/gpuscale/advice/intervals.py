@@ -1,20 +1,19 @@
 """The 80% intervals of a predictions table (``recommend.predictions``): every row's
 step and speedup re-predicted at the ends of the fixed cost's range and of the priors'
-ranges, then widened by the step's error at N (``advice/step_error.py``). ``inputs`` is
-a ``recommend.AdviceInputs`` (not imported: no circle)."""
+ranges, then widened by the step's error at N (``advice/step_error.py``)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.advice.fixed_cost import resplit
+from gpuscale.advice.inputs import AdviceInputs
 
 
-def _across(inputs: Any, frame: pd.DataFrame) -> list[tuple[np.ndarray, ...]]:
+def _across(inputs: AdviceInputs, frame: pd.DataFrame) -> list[tuple[np.ndarray, ...]]:
     """(steps, speedups) of every row at its (batch, accumulation) with the fixed cost
     at its point, and at the ends of its range where that is uncertain (the measured step
     kept: ``fixed_cost.resplit``) and of the priors' ranges (``advice/priors.py``)."""
@@ -43,7 +42,7 @@ def _across(inputs: Any, frame: pd.DataFrame) -> list[tuple[np.ndarray, ...]]:
     return found
 
 
-def add_intervals(frame: pd.DataFrame, inputs: Any, ideal: pd.Series) -> None:
+def add_intervals(frame: pd.DataFrame, inputs: AdviceInputs, ideal: pd.Series) -> None:
     """The 80% intervals of the step and the speedup: over the fixed cost's range, then
     ``x exp(-/+ width at N)`` of the step's error; the speedup's upper end never above
     ``ideal`` (linear)."""

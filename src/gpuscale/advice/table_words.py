@@ -13,11 +13,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice.inputs import AdviceInputs, OneDevice
 from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.quantities import counted, format_count, format_ms, joined, number
 
@@ -25,32 +25,19 @@ KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
 
 
-@dataclass(frozen=True, slots=True)
-class OneDevice:
-    """The bench's N = 1 run of the model advised on, as it trained: its step (ms, DDP's
-    synchronised step or FSDP's), its per-device batch and accumulation, its strategy and
-    DDP's own work in it (synchronised minus no-sync step; 0 for FSDP)."""
-
-    step_ms: float
-    batch: int
-    accum: int
-    strategy: str
-    own_ms: float
-
-
-def optimizer_ms(inputs: Any) -> float:
+def optimizer_ms(inputs: AdviceInputs) -> float:
     """The optimizer step (ms): once per optimizer step on every device, whatever its
     batch (0 where nothing measured it: a step given by numbers holds it)."""
     return float(inputs.compute.opt_ms_per_mparam * inputs.model.params / 1e6)
 
 
-def optimizer_at(inputs: Any, n: int) -> float:
+def optimizer_at(inputs: AdviceInputs, n: int) -> float:
     """The optimizer step (ms) on each of ``n`` devices: whole under DDP, the shard's
     ``1/n`` under FSDP (each rank steps only its shard of the parameters)."""
-    return optimizer_ms(inputs) / (n if getattr(inputs, "strategy", "ddp") == "fsdp" else 1)
+    return optimizer_ms(inputs) / (n if inputs.strategy == "fsdp" else 1)
 
 
-def fixed_parts(inputs: Any, frame: pd.DataFrame, n: int) -> dict[str, float]:
+def fixed_parts(inputs: AdviceInputs, frame: pd.DataFrame, n: int) -> dict[str, float]:
     """The ``fixed`` term at ``n`` devices (``fixed_excess_ms``) split: ``optimizer``, the
     optimizer step at ``n`` less its share of one device's (``opt_n - opt s``, ``s`` the
     samples per device and step at ``n`` over one device's), and ``forward_backward``, the
@@ -66,7 +53,7 @@ def fixed_parts(inputs: Any, frame: pd.DataFrame, n: int) -> dict[str, float]:
     return {"optimizer": opt, "forward_backward": rest if rest > ROUNDING * excess else 0.0}
 
 
-def fixed_cost_line(inputs: Any) -> str:
+def fixed_cost_line(inputs: AdviceInputs) -> str:
     """The fixed cost said once: where the bench measured the optimizer step apart, the
     fixed cost of each forward and backward (``inputs.fixed``) and the optimizer step
     beside it, both paid whole by every device (together the ``fixed`` term); else the
@@ -85,13 +72,13 @@ def fixed_cost_line(inputs: Any) -> str:
         f"optimizer step, {format_ms(opt)} (measured), once per optimizer step "
         + (
             "on one device; FSDP's N devices each step only their shard, 1/N of it."
-            if getattr(inputs, "strategy", "ddp") == "fsdp"
+            if inputs.strategy == "fsdp"
             else "on every device, whatever its batch."
         )
     )
 
 
-def fixed_costs(inputs: Any, frame: pd.DataFrame) -> str:
+def fixed_costs(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
     """What the fixed per-step costs do as the global batch is split over the table's
     counts, read from its accumulation: each forward and backward's is paid once per
     micro-step, so it falls as the micro-steps do and holds where they hold; the
@@ -108,12 +95,12 @@ def fixed_costs(inputs: Any, frame: pd.DataFrame) -> str:
     said = f"{what} fixed cost, paid once per micro-step, {does} ({per_count})"
     if optimizer_ms(inputs) <= 0:
         return said
-    if getattr(inputs, "strategy", "ddp") == "fsdp":
+    if inputs.strategy == "fsdp":
         return f"{said}; the optimizer step falls as 1/N (each device steps its shard)"
     return f"{said}; the optimizer step does not shrink (once per step on every device)"
 
 
-def not_spread(inputs: Any, frame: pd.DataFrame, n: int, like: float) -> str:
+def not_spread(inputs: AdviceInputs, frame: pd.DataFrame, n: int, like: float) -> str:
     """What of the compute at ``n`` devices is above its share of one device's, in the
     parts the fixed cost line names (``(of it 1.1 ms fixed per-step costs not spread ...:
     1.1 ms of the optimizer step ...)``)."""
@@ -158,7 +145,7 @@ def one_device(advice: Any) -> str:
     added = (
         f"; the counts above 1 add DDP's own work ({ms(more)}) to their steps" if more > 0 else ""
     )
-    m: OneDevice | None = getattr(inputs, "one_device", None)
+    m = inputs.one_device
     same = m is not None and (int(one["batch_per_device"]), int(one["accum"])) == (
         m.batch,
         m.accum,

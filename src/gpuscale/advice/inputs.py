@@ -1,0 +1,138 @@
+"""What the advice is computed from (:class:`AdviceInputs`: the step model, the network,
+the batch and the convergence model, with the source of each), and the bench's N = 1 run
+of the model advised on (:class:`OneDevice`). Its own module so that every part of the
+advice (``recommend``, ``intervals``, ``counts``, ``table_words``, ``break_even``) takes
+it typed: none of them imports another to read it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.device_power import Power
+from gpuscale.advice.fixed_cost import FixedCost
+from gpuscale.advice.model import Compute, ModelSpec, Step, predict_step
+from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network
+from gpuscale.advice.step_error import StepError
+from gpuscale.analysis.critical_batch import ConvergenceModel
+from gpuscale.bench.support import Support
+from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
+
+
+@dataclass(frozen=True, slots=True)
+class OneDevice:
+    """The bench's N = 1 run of the model advised on, as it trained: its step (ms, DDP's
+    synchronised step or FSDP's), its per-device batch and accumulation, its strategy and
+    DDP's own work in it (synchronised minus no-sync step; 0 for FSDP)."""
+
+    step_ms: float
+    batch: int
+    accum: int
+    strategy: str
+    own_ms: float
+
+
+SCALINGS = ("search", "weak", "strong")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdviceInputs:
+    """What the advice needs. ``batch`` is the largest per-device batch (memory);
+    ``samples`` the samples to train at batch ``batch`` on one device when there is no
+    convergence model (else ``convergence`` gives them at every batch)."""
+
+    model: ModelSpec
+    compute: Compute
+    network: Network
+    batch: int
+    name: str = "the model"
+    max_devices: int = 8
+    overlap: float | None = None  # measured share hidden; None: the default
+    bucket_mb: float = DEFAULT_BUCKET_MB
+    strategy: str = "ddp"
+    convergence: ConvergenceModel | None = None
+    samples: float = 1e7
+    global_batch: int | None = None  # keep this global batch at every N (strong scaling)
+    # "search": with a convergence model the search over batch and accumulation decides,
+    # without one the per-device batch is kept; "weak": the per-device batch is kept;
+    # "strong": the global batch (``global_batch``, else ``batch``) is kept
+    scaling: str = "search"
+    fixed: FixedCost | None = None  # the fixed per-step cost, its range and source
+    prior_range: tuple[Compute, ...] = ()  # the compute at the ends of the priors' ranges
+    assumptions: tuple[Assumption, ...] = ()  # every term not measured, said
+    max_accum: int = 64
+    accum: int = 1  # the micro-steps per step benched at ``batch`` (its samples: b k)
+    min_batch: int = 1  # smallest per-device batch tried
+    max_batch: int | None = None  # largest per-device batch that fits (None: ``batch``)
+    target_efficiency: float = 0.7
+    price_per_device_hour: float | None = None
+    power: Power = field(default_factory=lambda: Power(None, "unknown"))
+    threshold: float = DEFAULT_EFFICIENCY_THRESHOLD  # equilibrium: E >= threshold x best
+    host_devices: int | None = None  # the GPUs the bench's host had: what it can measure
+    sources: tuple[str, ...] = ()  # where each input came from, for the explanation
+    error: StepError = field(default_factory=StepError)  # the step's 80% interval at N > 1
+    evidence: Support | None = None  # what the bench runs advised on rest on (None: numbers)
+    warnings: tuple[str, ...] = ()  # inputs that cannot be true, said where they were found
+    # (devices, minutes, system) of the fastest MLPerf system per count for the workload
+    mlperf_floor: tuple[tuple[int, float, str], ...] = ()
+    one_device: OneDevice | None = None  # the bench's N = 1 run of the model, as it trained
+
+    def __post_init__(self) -> None:
+        if self.max_devices < 1 or self.batch < 1 or self.max_accum < 1:
+            raise ValueError("max devices, batch and max accumulation must be >= 1")
+        if self.max_batch is not None and self.max_batch < self.batch:
+            raise ValueError("the largest per-device batch is at least the batch")
+        if not 0 < self.target_efficiency <= 1:
+            raise ValueError("target efficiency must be in (0, 1]")
+        if self.price_per_device_hour is not None and not self.price_per_device_hour >= 0:
+            raise ValueError("price must be >= 0")
+        if not (self.samples > 0 and math.isfinite(self.samples)):
+            raise ValueError("samples to train must be positive")
+        if self.global_batch is not None and self.global_batch < 1:
+            raise ValueError("global batch must be >= 1")
+        if self.scaling not in SCALINGS:
+            raise ValueError(f"scaling is one of {', '.join(SCALINGS)}, not {self.scaling!r}")
+
+    @property
+    def largest_batch(self) -> int:
+        """The largest per-device batch a device holds (memory), ``batch`` when unknown."""
+        return self.max_batch if self.max_batch is not None else self.batch
+
+    @property
+    def kept_global_batch(self) -> int | None:
+        """The global batch every count keeps (strong scaling), None when it may change."""
+        if self.global_batch is not None:
+            return self.global_batch
+        if self.scaling == "strong":
+            return self.batch * self.accum
+        return None
+
+    def device_counts(self) -> list[int]:
+        """1, 2, 4, ... and the maximum; across nodes only whole nodes."""
+        return self.network.counts_up_to(self.max_devices)
+
+    @property
+    def network_name(self) -> str:
+        """The network, its link between nodes named only where a count searched spans
+        nodes."""
+        return self.network.name_over(self.device_counts())
+
+    def samples_at(self, global_batch: float) -> float:
+        """Samples to train at a global batch."""
+        if self.convergence is None:
+            return self.samples
+        return self.convergence.samples(global_batch)
+
+    def step(self, n: int, batch: float, accum: int = 1, model: ModelSpec | None = None) -> Step:
+        return predict_step(
+            model or self.model,
+            self.compute,
+            self.network,
+            n,
+            batch=batch,
+            accum=accum,
+            overlap=self.overlap,
+            bucket_mb=self.bucket_mb,
+            strategy=self.strategy,
+        )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuscale import criteria
+from gpuscale.hardware.accelerators import other_variants
 from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, workload_read_as
 from gpuscale.planning.cache import default_fits, fits_of
 from gpuscale.planning.limits import (
@@ -235,6 +236,10 @@ def plan_result(
         "intervals": fits.get("intervals", {}),
         "classes": [r["count_class"] for r in rows],
         "borrowed": own is None,
+        # the name asked, and the other parts of the results it could mean (``A100``:
+        # read as A100-SXM4-80GB, also A100-PCIe-80GB and A100-SXM4-40GB; a user walk)
+        "accelerator_asked": request.accelerator,
+        "could_also_mean": other_variants(request.accelerator, family, families) if read_as else [],
     }
     said = notes(fits, workload, family, rows, request)
     held = sorted(fit["era"], key=round_key)

@@ -278,4 +278,8 @@ def plan_records(result: Any, *, terminal: bool) -> tuple[list[dict[str, Any]], 
         if _timed(r)  # a count with no time leans on nothing (its flags say why)
     ]
     title = f"plan: {result.model['workload']} on {result.model['family']}"
+    if others := result.model.get("could_also_mean"):  # the parts the name was not read as
+        title += (
+            f" (from {result.model['accelerator_asked']!r}; also in the data: {joined(others)})"
+        )
     return [{c: row[c] for c in PLAN_SHOWN} for row in rows], said, title

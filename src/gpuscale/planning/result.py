@@ -18,6 +18,7 @@ from gpuscale.planning.limits import (
     superlinear_flag,
     superlinear_reference,
 )
+from gpuscale.planning.linear import UNSUPPORTED, cell, judged
 from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
@@ -133,6 +134,11 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
         )
         said.append(superlinear_flag(against[k], family not in fit["families"]))
         flags.append(([w for w in said if w], efficiency))
+    # faster than linear against a smaller count asked: explained, or flagged unsupported
+    verdicts = judged(fit, points, timed)
+    for k, verdict in verdicts.items():
+        if verdict["flagged"]:
+            flags[k][0].append(UNSUPPORTED)
     kept = [k for k in timed if not flags[k][0]]
     front, stops = (
         _marks(
@@ -172,6 +178,10 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
                 "pareto": bool(front[kept.index(k)]) if k in kept else False,
                 "stops_paying": stops[kept.index(k)] if k in kept else "",
                 "flags": "; ".join(flags[k][0]),
+                "beyond_linear": (
+                    cell(points[verdicts[k]["against"]], p, verdicts[k]) if k in verdicts else ""
+                ),
+                "beyond_linear_verdict": verdicts.get(k),  # linear.linear_notes says it
                 # (smaller count, ratio) the super-linear check held the count against
                 "superlinear_reference": against[k],
                 # a result of the family on fewer devices that ran faster than this plan

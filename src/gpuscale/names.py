@@ -191,33 +191,35 @@ def resolve_choice(value: str, valid: Iterable[str], what: str) -> str:
 
 
 def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
-    """The accelerator family ``name`` means among ``valid``, and a note when it was read
-    (``H100`` -> ``H100-SXM5-80GB``: the catalogue's default form factor and memory).
-    Exact family names, then the accelerator catalogue, then unambiguous prefixes;
-    ``UnknownNameError`` (with the closest name) otherwise."""
+    """The accelerator family ``name`` means among ``valid`` (exact names, the catalogue,
+    unambiguous prefixes; else ``UnknownNameError``), and a note when it was read
+    (``H100`` -> ``H100-SXM5-80GB``, the catalogue's default part) naming the other parts
+    of ``valid`` it could mean and how to pick one (``accelerators.other_variants``)."""
     # lazy: the accelerator catalogue, only when a family is typed (not at the CLI's start)
-    from gpuscale.hardware.accelerators import normalise_accelerator
+    from gpuscale.hardware.accelerators import normalise_accelerator, other_variants
 
     exact = [v for v in valid if _key(v) == _key(name)]
     if exact:
         return exact[0], ""
     known = normalise_accelerator(name)
-    if known.known and known.family in valid:
-        return known.family, f"{name!r} read as the accelerator family {known.family}"
-    if known.known:  # a real accelerator these results lack: not "unknown" (a user walk)
+    others = other_variants(name, known.family, valid)
+    if known.known and known.family not in valid:  # a real one these results lack (a walk)
+        where = f"{name!r} could mean {joined(others)} here: give the full name"
         why = (
             f"accelerator family {known.family} ran no result in the rounds loaded (another "
-            f"round may: --round, or a raw round as a path); valid here: {', '.join(valid)}"
+            f"round may: --round, or a raw round as a path); "
+        ) + (where if others else f"valid here: {', '.join(valid)}")
+        message = why.replace(known.family, f"{known.family} ({name!r})", 1)
+        raise UnknownNameError(message, typed=name, why=why)
+    found = known.family if known.known else resolve_choice(name, valid, "accelerator family")
+    said = f"{name!r} read as the accelerator family {found}"
+    if others:  # a part picked among several the results have, silently (a user walk)
+        said += (
+            f", the catalogue's default part; {name!r} could also mean {joined(others)} in "
+            f"these results: give the full name (e.g. {others[0]!r}) to use "
+            f"{'that' if len(others) == 1 else 'one of those'} instead"
         )
-        raise UnknownNameError(
-            f"accelerator family {known.family} ({name!r}) ran no result in the rounds "
-            f"loaded (another round may: --round, or a raw round as a path); valid here: "
-            f"{', '.join(valid)}",
-            typed=name,
-            why=why,
-        )
-    found = resolve_choice(name, valid, "accelerator family")
-    return found, f"{name!r} read as the accelerator family {found}"
+    return found, said
 
 
 def resolve_gpu(name: str | None) -> str | None:
@@ -393,7 +395,6 @@ def resolve_columns(asked: str | None, default: list[str], valid: Iterable[str])
 
 
 def resolve_families(values: Sequence[str] | None, valid: list[str]) -> tuple[list[str], list[str]]:
-    """Each of ``values`` read as :func:`resolve_family` reads it (``H100`` is
-    H100-SXM5-80GB, as ``plan -a H100`` reads it), and a note for each name read so."""
+    """Each of ``values`` read as :func:`resolve_family` reads it, and its notes."""
     found = [resolve_family(v, valid) for v in values or ()]
     return [family for family, _ in found], [said for _, said in found if said]

@@ -157,6 +157,37 @@ def no_accelerator(name: str | None) -> bool:
     return text in ("", "n/a", "na", "none", "null", "-")
 
 
+def _written(lowered: str, product: Product) -> tuple[str | None, int | None]:
+    """The form factor and memory (GB) a lower-cased name writes, None where it leaves
+    them to the product's default (``a100`` writes neither, ``a100 pcie`` the form)."""
+    form = next((f for key, f in _FORMS if re.search(rf"\b{key}|{key}\b|-{key}", lowered)), None)
+    if form == "SXM" or (form is None and "hbm3" in lowered and product.product == "H100"):
+        form = _SXM_GENERATION.get(product.product, "SXM")
+    sizes = [int(m) for m in re.findall(r"(\d+)\s*gb", lowered)]
+    return form, sizes[0] if sizes else None
+
+
+def other_variants(name: str, family: str, valid: list[str]) -> list[str]:
+    """The families of ``valid`` other than ``family`` that ``name`` could mean as well:
+    the same product, with the form factor and memory ``name`` writes where it writes them
+    (``A100`` beside A100-SXM4-80GB: A100-PCIe-80GB and A100-SXM4-40GB; ``A100 40GB``:
+    only the 40 GB parts), so a short name read as the catalogue's default part names the
+    parts it was not read as."""
+    asked, lowered = normalise_accelerator(name), " ".join(name.split()).lower()
+    product = next((p for p, found in _MATCHERS if found(lowered)), None)
+    if not asked.known or product is None:
+        return []
+    form, memory = _written(lowered, product)
+    out = []
+    for other in valid:
+        part = normalise_accelerator(other)
+        if other == family or not part.known or part.product != asked.product:
+            continue
+        if (form is None or part.form_factor == form) and memory in (None, part.memory_gb):
+            out.append(other)
+    return sorted(out)
+
+
 def normalise_accelerator(name: str | None, hint: str = "") -> Accelerator:
     """The vendor, product, variant and family of an ``accelerator_model_name``;
     ``hint`` (the system id and name) gives the version a bare ``TPU`` leaves out."""
@@ -172,13 +203,10 @@ def normalise_accelerator(name: str | None, hint: str = "") -> Accelerator:
     product = next((p for p, found in _MATCHERS if found(lowered)), None)
     if product is None:
         return _unknown(text)
-    form = next((f for key, f in _FORMS if re.search(rf"\b{key}|{key}\b|-{key}", lowered)), None)
-    if form == "SXM" or (form is None and "hbm3" in lowered and product.product == "H100"):
-        form = _SXM_GENERATION.get(product.product, "SXM")
+    form, written = _written(lowered, product)
     form = form or product.form_factor
-    sizes = [int(m) for m in re.findall(r"(\d+)\s*gb", lowered)]
-    memory = sizes[0] if sizes else product.memory_gb
-    if not sizes and form == "NVL":
+    memory = written if written is not None else product.memory_gb
+    if written is None and form == "NVL":
         memory = _NVL_MEMORY.get(product.product, memory)
     family = product.family or product.product
     if product.keyed_by_variant:

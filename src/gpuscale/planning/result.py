@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuscale import criteria
+from gpuscale.hardware.accelerators import other_variants
 from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, workload_read_as
 from gpuscale.planning.cache import default_fits, fits_of
 from gpuscale.planning.limits import (
@@ -17,6 +18,7 @@ from gpuscale.planning.limits import (
     superlinear_flag,
     superlinear_reference,
 )
+from gpuscale.planning.linear import UNSUPPORTED, cell, judged
 from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
@@ -132,6 +134,11 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
         )
         said.append(superlinear_flag(against[k], family not in fit["families"]))
         flags.append(([w for w in said if w], efficiency))
+    # faster than linear against a smaller count asked: explained, or flagged unsupported
+    verdicts = judged(fit, points, timed)
+    for k, verdict in verdicts.items():
+        if verdict["flagged"]:
+            flags[k][0].append(UNSUPPORTED)
     kept = [k for k in timed if not flags[k][0]]
     front, stops = (
         _marks(
@@ -171,6 +178,10 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
                 "pareto": bool(front[kept.index(k)]) if k in kept else False,
                 "stops_paying": stops[kept.index(k)] if k in kept else "",
                 "flags": "; ".join(flags[k][0]),
+                "beyond_linear": (
+                    cell(points[verdicts[k]["against"]], p, verdicts[k]) if k in verdicts else ""
+                ),
+                "beyond_linear_verdict": verdicts.get(k),  # linear.linear_notes says it
                 # (smaller count, ratio) the super-linear check held the count against
                 "superlinear_reference": against[k],
                 # a result of the family on fewer devices that ran faster than this plan
@@ -235,6 +246,10 @@ def plan_result(
         "intervals": fits.get("intervals", {}),
         "classes": [r["count_class"] for r in rows],
         "borrowed": own is None,
+        # the name asked, and the other parts of the results it could mean (``A100``:
+        # read as A100-SXM4-80GB, also A100-PCIe-80GB and A100-SXM4-40GB; a user walk)
+        "accelerator_asked": request.accelerator,
+        "could_also_mean": other_variants(request.accelerator, family, families) if read_as else [],
     }
     said = notes(fits, workload, family, rows, request)
     held = sorted(fit["era"], key=round_key)

@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from gpuscale.planning.limits import NO_TIME
+from gpuscale.planning.linear import linear_notes
 from gpuscale.planning.spread import batch_drop_notes, cited_notes, held_notes
 from gpuscale.planning.throughput import efficiency_note
 from gpuscale.quantities import counted, joined, number
@@ -228,6 +229,7 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     out += class_notes(fit, family, rows)
     out += flag_notes(rows)
     out += [s for s in (efficiency_note(fit, family, rows),) if s]
+    out += linear_notes(fit, family, rows)
     out += batch_drop_notes(fit, family, rows)
     out += interval_notes(fits.get("intervals") or {}, rows)
     out += held_notes(fit, family, rows)
@@ -278,4 +280,8 @@ def plan_records(result: Any, *, terminal: bool) -> tuple[list[dict[str, Any]], 
         if _timed(r)  # a count with no time leans on nothing (its flags say why)
     ]
     title = f"plan: {result.model['workload']} on {result.model['family']}"
+    if others := result.model.get("could_also_mean"):  # the parts the name was not read as
+        title += (
+            f" (from {result.model['accelerator_asked']!r}; also in the data: {joined(others)})"
+        )
     return [{c: row[c] for c in PLAN_SHOWN} for row in rows], said, title

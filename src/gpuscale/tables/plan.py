@@ -36,12 +36,19 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   ``stops_paying``: the equilibrium criteria (``gpuscale.analysis.equilibrium``) that pick
   this count as the point past which more accelerators stop paying, comma-separated; both
   over the rows without flags only;
+* ``beyond_linear``: where the row is planned faster than linear against a smaller count
+  asked (time ratio above device ratio), how much (``1.78x as fast as 16 on 1.5x the
+  devices``) and the measured result at both counts that ran so ("measured so: family
+  ratio (round)"), or "no result measured so" (and ``flags`` says it:
+  ``gpuscale.planning.linear``); empty otherwise;
 * ``flags``: why the row cannot be trusted, ``"; "``-separated, empty when none: each
   "no time: ..." reason above, "far beyond the data: ..." (more than one octave beyond
   the largest count any system ran), "super-linear: ..." (throughput per accelerator, at
   the same per-device batch, above ``gpuscale.plausibility.SUPERLINEAR_EFFICIENCY`` of the
   plan's at every smaller count the family ran: ``gpuscale.planning.limits``; a property
-  of the count, not of the other counts asked).
+  of the count, not of the other counts asked), "more than linear: ..." (planned faster
+  than linear against a smaller count asked where no family's results between those
+  counts ran so: ``beyond_linear``).
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ PLAN_SCHEMA: dict[str, str] = {
     "energy_kwh": "float64",
     "pareto": "bool",
     "stops_paying": "str",
+    "beyond_linear": "str",
     "flags": "str",
 }
 PLAN_COLUMNS: tuple[str, ...] = tuple(PLAN_SCHEMA)

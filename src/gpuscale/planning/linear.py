@@ -1,0 +1,196 @@
+"""A plan faster than linear between two of its counts: a count planned more than the
+devices added faster than a smaller count asked (time ratio above device ratio, i.e.
+fewer accelerator-hours on more devices), whatever the cause, is said and judged against
+the workload's measured results at those very counts.
+
+The time ratio of two counts ``m < n`` over their device ratio is the product of the
+throughput per device at ``n`` over ``m`` (the model's terms, ``throughput.factors``: a
+larger per-device batch, more samples per device and step, is one) and of the samples to
+converge at ``m``'s global batch over ``n``'s (``E(B)``: above 1 where ``n`` needs fewer
+samples, below 1 where its larger global batch needs more). Where a family's own results
+in one round ran more than linearly from ``m`` to ``n`` (its fastest at each), the plan
+is explained and the results named; where none did, no data supports it, and the row is
+flagged (kept out of the Pareto front and the stops-paying picks). Unlike the other flags
+(``gpuscale.planning.limits``) this one is of two rows, so of the counts asked.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gpuscale.planning.throughput import factors
+from gpuscale.plausibility import SUPERLINEAR_EFFICIENCY
+from gpuscale.quantities import decimals_apart, joined, number
+
+# The flag of a row planned faster than linear where no measured result was (no count in
+# it: rows group by reason, the sentence under the table gives each count's numbers).
+UNSUPPORTED = (
+    "more than linear: planned faster than a smaller count asked by more than the devices "
+    "added, and no family's results in one round ran more than linearly between those "
+    "counts (or from an octave out): the model's line, not a finding"
+)
+
+
+def hours(point: dict[str, Any]) -> float:
+    """Accelerator-minutes of a planned count (what linear scaling keeps constant)."""
+    return point["accelerators"] * point["time_to_train_min"]
+
+
+def beyond_linear(points: list[dict[str, Any]], timed: list[int]) -> dict[int, tuple[int, float]]:
+    """``{k: (j, excess)}``: each timed point ``k`` planned faster than linear against a
+    smaller timed count ``j`` asked, the ``j`` of the largest ``excess`` (time ratio over
+    device ratio, above 1)."""
+    out = {}
+    for k in timed:
+        n = points[k]["accelerators"]
+        above = [
+            (hours(points[j]) / hours(points[k]), j)
+            for j in timed
+            if points[j]["accelerators"] < n and hours(points[j]) > hours(points[k])
+        ]
+        if above:
+            excess, j = max(above)
+            out[k] = (j, excess)
+    return out
+
+
+def measured(fit: dict[str, Any], m: int, n: int) -> list[dict[str, Any]]:
+    """Each family's pairs of results in one round (its fastest at each count) at counts
+    ``m' < n'`` spanning ``m`` to ``n`` from at most an octave out (``m / 2 <= m' <= m``,
+    ``n <= n' <= 2 n``): ``family``, ``round``, ``low`` and ``high`` (the results,
+    ``[round, submitter, system, devices, minutes, batch]``), ``speedup`` (time at ``m'``
+    over time at ``n'``) and ``excess`` (over ``n' / m'``); the pairs at ``m`` and ``n``
+    themselves first, then the largest excess first."""
+    out = []
+    for family, own in fit["families"].items():
+        fastest: dict[tuple[str, int], list[Any]] = {}
+        for s in own["systems"]:
+            key = (s[0], int(s[3]))
+            if key not in fastest or s[4] < fastest[key][4]:
+                fastest[key] = s
+        for (round_name, low), a in fastest.items():
+            for (other, high), b in fastest.items():
+                if other == round_name and m / 2 <= low <= m < n <= high <= 2 * n:
+                    speedup = a[4] / b[4]
+                    pair = {"family": family, "round": round_name, "low": a, "high": b}
+                    out.append(pair | {"speedup": speedup, "excess": speedup * low / high})
+    return sorted(out, key=lambda e: ((e["low"][3], e["high"][3]) != (m, n), -e["excess"]))
+
+
+def judged(fit: dict[str, Any], points: list[dict], timed: list[int]) -> dict[int, dict]:
+    """``{k: {against, excess, measured, supported, flagged}}`` for each point planned
+    faster than linear (:func:`beyond_linear`): ``measured`` the families' results
+    spanning both counts (:func:`measured`), ``supported`` those that ran more than
+    linearly, ``flagged`` where none did and the excess is above
+    ``plausibility.SUPERLINEAR_EFFICIENCY`` (within it, the noise of a measurement)."""
+    out = {}
+    for k, (j, excess) in beyond_linear(points, timed).items():
+        both = measured(fit, int(points[j]["accelerators"]), int(points[k]["accelerators"]))
+        supported = [e for e in both if e["excess"] > 1]
+        out[k] = {
+            "against": j,
+            "excess": excess,
+            "measured": both,
+            "supported": supported,
+            "flagged": not supported and excess > SUPERLINEAR_EFFICIENCY,
+        }
+    return out
+
+
+def _ratios(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, str, str]:
+    """(time ratio, device ratio, excess) of ``b`` over ``a``, each to the decimals that
+    keep the time ratio apart from the device ratio."""
+    time_ratio = a["time_to_train_min"] / b["time_to_train_min"]
+    device_ratio = b["accelerators"] / a["accelerators"]
+    k = decimals_apart(time_ratio, device_ratio)
+    excess = time_ratio / device_ratio
+    return f"{time_ratio:.{k}f}", number(device_ratio), f"{excess:.{decimals_apart(excess, 1)}f}"
+
+
+def cell(a: dict[str, Any], b: dict[str, Any], verdict: dict[str, Any]) -> str:
+    """The table's ``beyond_linear`` cell of row ``b``: how much faster than ``a`` on how
+    many times the devices, and the measured result that supports it, or none."""
+    time_ratio, device_ratio, _ = _ratios(a, b)
+    said = f"{time_ratio}x as fast as {int(a['accelerators']):,} on {device_ratio}x the devices"
+    if not verdict["supported"]:
+        return f"{said}; no result measured so"
+    best = verdict["supported"][0]
+    return f"{said}; measured so: {best['family']} {_pair(best)} ({best['round']})"
+
+
+def _pair(e: dict[str, Any]) -> str:
+    """``16 -> 32: 2.59x on 2x`` for a measured pair."""
+    low, high = int(e["low"][3]), int(e["high"][3])
+    return f"{low:,} -> {high:,}: {e['speedup']:.2f}x on {number(high / low)}x"
+
+
+def _result(entry: list[Any]) -> str:
+    """``Dell XE8545 17.87 min at a global batch of 448`` (minutes as the table shows them)."""
+    batch = f" at a global batch of {round(entry[5]):,}" if entry[5] == entry[5] else ""
+    return f"{entry[1]} {entry[2]} {entry[4]:.4g} min{batch}"
+
+
+def _largest(family: str, a: dict[str, Any], b: dict[str, Any]) -> str:
+    """Which part of the excess is largest, in words (a factor above 1)."""
+    parts = {
+        "a larger per-device batch (more samples per device and step)": a["log_batch"]
+        - b["log_batch"],
+        "the shape of scaling shared by the families": a["log_shared"] - b["log_shared"],
+        f"{family}'s own departure from that shape": a["log_own"] - b["log_own"],
+        f"{family}'s results sitting off the model's line": a["log_anchor"] - b["log_anchor"],
+        "fewer samples to converge": math.log(a["convergence"] / b["convergence"]),
+    }
+    return max(parts, key=lambda p: parts[p])
+
+
+def linear_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> list[str]:
+    """One sentence per row planned faster than linear (its ``beyond_linear`` verdict):
+    the time and device ratios, the excess as throughput per device (its model terms)
+    times samples to converge, its largest part, and the measured results at both counts
+    that support it, or that none does (the row flagged)."""
+    out = []
+    for b in rows:
+        verdict = b.get("beyond_linear_verdict")
+        if not verdict:
+            continue
+        a = rows[verdict["against"]]
+        low, high = int(a["accelerators"]), int(b["accelerators"])
+        time_ratio, device_ratio, excess = _ratios(a, b)
+        throughput = math.exp(a["log_y"] - b["log_y"])
+        samples = a["convergence"] / b["convergence"]
+        none = ", so none of it comes from fewer samples to converge" if samples < 1 else ""
+        text = (
+            f"{high:,} accelerators are planned {time_ratio}x as fast as {low:,} on "
+            f"{device_ratio}x the devices, more than linear ({excess}x): throughput per "
+            f"device {throughput:.3f}x {low:,}'s (the product of {factors(family, a, b)}) "
+            f"times x{samples:.3f} from the samples to converge ("
+            + (
+                f"the global batch {number(a['global_batch'])} -> {number(b['global_batch'])} "
+                f"needs {1 / samples:.3f}x the samples{none}"
+                if a["global_batch"] != b["global_batch"]
+                else f"the same global batch, {number(a['global_batch'])}"
+            )
+            + f"); the largest part is {_largest(family, a, b)}"
+        )
+        shown = [
+            f"{e['family']} in {e['round']}, {_result(e['low'])} on {int(e['low'][3]):,} -> "
+            f"{_result(e['high'])} on {int(e['high'][3]):,} "
+            f"({e['speedup']:.2f}x on {number(e['high'][3] / e['low'][3])}x)"
+            for e in (verdict["supported"] or verdict["measured"])[:3]
+        ]
+        span = f"from {low:,} (or down to {low / 2:g}) to {high:,} (or up to {2 * high:,})"
+        if verdict["supported"]:
+            text += f". Measured more than linear {span}: {joined(shown)}"
+        else:
+            text += (
+                f". No family's results ran more than linearly {span} in one round"
+                + (f" ({joined(shown)})" if shown else "")
+                + (
+                    ": flagged, kept out of the Pareto front and the stops-paying picks"
+                    if verdict["flagged"]
+                    else f"; not flagged, being within {SUPERLINEAR_EFFICIENCY:g}x of linear"
+                )
+            )
+        out.append(text + ".")
+    return out

@@ -1,0 +1,129 @@
+"""A count planned faster than linear against a smaller count asked (time ratio above
+device ratio) is said in the table and the notes, with what it comes from and the
+measured results it rests on, or flagged and kept out of the Pareto front and the
+stops-paying picks where no result ran so (a user walk: BERT on A100 in v3.0, 32 devices
+planned 2.28x as fast as 16 on 2x the devices, unsaid and unflagged; the super-linear
+flag, at the same per-device batch, misses a rise a larger batch gives)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+import gpuscale
+from gpuscale.planning import PlanRequest, plan_for
+from gpuscale.planning.words import plan_document
+
+from .test_plan_model import _scores, amdahl_minutes
+
+FAMILY = "A100-SXM4-80GB"
+
+
+@pytest.fixture(scope="module")
+def v30():
+    return gpuscale.load_round("v3.0").scores
+
+
+def test_bert_on_a100_from_16_to_32_is_said_and_rests_on_the_results_that_ran_so(v30) -> None:
+    table = gpuscale.plan(workload="bert", accelerator=FAMILY, devices=[16, 32], scores=v30)
+    first, row = table.iloc[0], table.iloc[1]
+    time_ratio = first["time_to_train_min"] / row["time_to_train_min"]
+    assert time_ratio > 2  # the walk's plan: more than linear on 2x the devices
+    # the data: each family's fastest closed BERT result at 16 and at 32 in v3.0
+    bert = v30[
+        (v30["workload"] == "bert")
+        & (v30["division"] == "closed")
+        & v30["time_to_train_min"].notna()
+    ]
+    fastest = bert.loc[
+        bert.groupby(["accelerator_family", "accelerators"])["time_to_train_min"].idxmin()
+    ]
+    at = {
+        n: fastest[fastest["accelerators"] == n].set_index("accelerator_family") for n in (16, 32)
+    }
+    both = at[16].index.intersection(at[32].index)
+    ran = at[16].loc[both, "time_to_train_min"] / at[32].loc[both, "time_to_train_min"]
+    faster = ran[ran > 2]
+    # A100-SXM4-40GB (Dell XE8545, 448 -> 1,536): 2.59x; A100-PCIe-80GB 1.87x
+    assert list(faster.index) == ["A100-SXM4-40GB"]
+    # the table: how much, and what ran so; not flagged (the data ran so)
+    assert row["beyond_linear"].startswith(f"{time_ratio:.2f}x as fast as 16 on 2x the devices")
+    assert f"A100-SXM4-40GB 16 -> 32: {faster.iloc[0]:.2f}x on 2x" in row["beyond_linear"]
+    assert row["flags"] == "" and first["beyond_linear"] == ""
+    # the sentence, against the table
+    said = next(n for n in table.attrs["notes"] if n.startswith("32 accelerators are planned"))
+    found = re.search(
+        r"planned (\S+)x as fast as 16 on 2x the devices, more than linear \((\S+)x\): "
+        r"throughput per device (\S+)x 16's \(the product of (.*?)\) times x(\S+) from the "
+        r"samples to converge \(the global batch 448 -> 1,536 needs (\S+)x the samples, so "
+        r"none of it comes from fewer samples to converge\); the largest part is a larger "
+        r"per-device batch",
+        said,
+    )
+    assert found, said
+    shown, excess, throughput, terms, samples, more = found.groups()
+    assert shown == f"{time_ratio:.2f}"
+    hours = first["accelerator_hours"] / row["accelerator_hours"]
+    assert excess == f"{hours:.2f}"
+    efficiency = row["throughput_efficiency"] / first["throughput_efficiency"]
+    assert throughput == f"{efficiency:.3f}"
+    parts = [float(x) for x in re.findall(r"x(\d+\.\d+) from", terms)]
+    assert math.prod(parts) == pytest.approx(efficiency, abs=0.003)
+    assert "per-device batch (28 -> 48)" in terms
+    assert [row["batch_per_accelerator"], first["batch_per_accelerator"]] == [48, 28]
+    # the per-device batch's factor is the largest, as said
+    assert re.search(r"x(\S+) from the per-device batch", terms)[1] == f"{max(parts):.3f}"
+    converge = row["convergence_factor"] / first["convergence_factor"]
+    assert samples == f"{converge:.3f}"
+    assert more == f"{row['expected_samples'] / first['expected_samples']:.3f}"
+    assert float(throughput) * float(samples) == pytest.approx(hours, abs=0.005)
+    # the results it rests on, by their systems and times
+    for n in (16, 32):
+        system = at[n].loc["A100-SXM4-40GB"]
+        assert f"{system['system_name']} {system['time_to_train_min']:.4g} min" in said
+    # JSON carries the same cell
+    result = plan_for(PlanRequest(workload="bert", accelerator=FAMILY, devices=[16, 32]), v30)
+    assert plan_document(result)["rows"][1]["beyond_linear"] == row["beyond_linear"]
+
+
+def unsupported():
+    """Y scales a little worse than linearly at 8-64 (its batch 8 a device up to 16, 32
+    from 32 on); X ran 8 and 16 at 8 a device and once at 64 a device on 8, four times
+    faster: the fit learns that a larger per-device batch is faster, so X at 32 (Y's
+    batch there) is planned faster than linear against 16, which no result ran."""
+    rows = [
+        ("v4.0", "bert", "Y", n, amdahl_minutes(n, 0.02) * w, 8 * n if n <= 16 else 32 * n)
+        for n in (8, 16, 32, 64)
+        for w in (0.99, 1.0, 1.01)
+    ]
+    rows += [("v4.0", "bert", "X", n, 2 * amdahl_minutes(n, 0.02), 8 * n) for n in (8, 16)]
+    rows.append(("v4.0", "bert", "X", 8, 2 * amdahl_minutes(8, 0.02) / 4, 64 * 8))
+    return _scores(rows)
+
+
+def test_a_plan_faster_than_linear_that_no_result_ran_is_flagged_and_kept_out() -> None:
+    scores = unsupported()
+    # no family in one round ran more than linearly from 8-16 to 32-64 (fastest per count)
+    fastest = scores.groupby(["accelerator_family", "accelerators"])["time_to_train_min"].min()
+    pairs = [
+        fastest[(f, low)] / fastest[(f, high)] / (high / low)
+        for f, low, high in [(f, a, b) for f in ("X", "Y") for a in (8, 16) for b in (32, 64)]
+        if (f, low) in fastest and (f, high) in fastest
+    ]
+    assert pairs and max(pairs) < 1
+    table = gpuscale.plan(workload="bert", accelerator="X", devices=[8, 16, 32], scores=scores)
+    row = table.iloc[2]
+    time_ratio = table["time_to_train_min"].iloc[1] / row["time_to_train_min"]
+    assert time_ratio > 2 * 1.1  # above plausibility's super-linear threshold
+    assert row["beyond_linear"].startswith(f"{time_ratio:.2f}x as fast as 16 on 2x the devices")
+    assert row["beyond_linear"].endswith("no result measured so")
+    assert row["flags"].startswith("more than linear: ")
+    assert not row["pareto"] and row["stops_paying"] == ""
+    said = next(n for n in table.attrs["notes"] if n.startswith("32 accelerators are planned"))
+    assert "No family's results ran more than linearly" in said
+    assert said.endswith("flagged, kept out of the Pareto front and the stops-paying picks.")
+    assert any(
+        n.startswith("Flagged more than linear at 32 accelerators") for n in table.attrs["notes"]
+    )

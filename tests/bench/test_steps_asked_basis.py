@@ -55,7 +55,7 @@ def test_the_basis_said_is_the_table_it_reads() -> None:
     (asked,) = _asked(notes)
     said = re.search(
         r"--steps \d+ or more \(a timed phase of ([\d.]+) s, .*? at ([\d.]+) ms a step, as "
-        r"mlp on 1 device timed it over (\d+) steps in (\d+) runs\)",
+        r"mlp at N = 1 timed it over (\d+) steps in (\d+) runs\)",
         notes,
     )
     assert said, notes

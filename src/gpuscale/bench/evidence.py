@@ -77,7 +77,7 @@ def steps_asked(rows: Iterable[Mapping[str, Any]]) -> tuple[int, str]:
     more than it timed). One run more of a configuration moves the number by what its
     steps add to that configuration's mean, not by its own extreme."""
     rows = list(rows)
-    found = (FIRM_STEPS, f"at least {FIRM_STEPS}: one slow step then weighs under a 30th")
+    found = (FIRM_STEPS, f"at least {FIRM_STEPS}: one slow step moves a mean by 1/{FIRM_STEPS}")
     pooled: dict[tuple[str, ...], list[Any]] = {}
     for row in rows:
         ran, window = row.get("steps"), timed_window_s(row)
@@ -92,7 +92,7 @@ def steps_asked(rows: Iterable[Mapping[str, Any]]) -> tuple[int, str]:
         per = window / steps
         asked = _tens(WINDOW_HEADROOM * MIN_BUSY_WINDOW_S / per)
         if asked > found[0]:
-            where = f"{row.get('model')} on {counted(int(row.get('accelerators') or 1), 'device')}"
+            where = f"{row.get('model')} at N = {row.get('accelerators')}"
             found = (
                 asked,
                 f"a timed phase of {WINDOW_HEADROOM * MIN_BUSY_WINDOW_S:g} s, the "

@@ -1,0 +1,65 @@
+"""What the advice asks to bench is never a run its bench file holds already: a user's
+file with runs of its model on 1 and 2 devices was told to measure the noise scale, or a
+held-back count, with `gpuscale bench --models M --nproc 1,2` (the run it held), where
+only more steps or a quieter machine would change anything; a held-back count was named
+as 2 whatever it was. Each command the advice gives (explanation, caveats, the JSON's
+assumptions and measure_first) that runs counts the file holds asks for steps none of its
+runs timed; a held-back count is the one measured."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import gpuscale
+from gpuscale.advice.assumptions import settle
+from gpuscale.advice.document import advice_document
+from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.results import bench_table
+
+from ..builders import bench_record
+
+DEFAULT_STEPS = BenchConfig().steps  # what a command without --steps times
+
+
+def _table(steps: int) -> object:
+    config = BenchConfig(steps=steps, batch=64)
+    return bench_table(
+        [
+            bench_record("m", 10**7, n, sps, config=config, batch=64, sync_overhead_ms=s)
+            for n, sps, s in ((1, 1000.0, 0.0), (2, 1500.0, 2.0))
+        ]
+    )
+
+
+def _commands(advice: gpuscale.Advice) -> list[str]:
+    document = advice_document(advice)
+    said = [*advice.explanation, *advice.caveats, str(document["recommendation"])]
+    said += [a["measure"] for a in document["assumptions"]]
+    # a run of this version of the bench times what the file's older runs did not (the
+    # bare module at two batches): not a run the file holds, and the sentence says so
+    said = [s for s in said if "this version of the bench" not in s]
+    return [c for s in said for c in re.findall(r"`(gpuscale bench [^`]*)`", s)]
+
+
+@pytest.mark.parametrize("steps", [2, DEFAULT_STEPS, 400])
+def test_no_command_asks_for_a_run_the_file_holds(steps: int) -> None:
+    table = _table(steps)
+    held = {(int(n), int(s)) for n, s in zip(table["accelerators"], table["steps"], strict=True)}
+    advice = gpuscale.advise(bench=table)
+    commands = _commands(advice)
+    # the premise: the advice asks for runs at 1 and 2 devices, as a command or again
+    again = "the file holds runs of m on 1 and 2 devices already"
+    assert any("--nproc 1,2" in c for c in commands) or again in str(advice_document(advice))
+    for command in commands:
+        counts = re.search(r"--nproc ([\d,]+)", command)
+        asked = re.search(r"--steps (\d+)", command)
+        timed = int(asked.group(1)) if asked else DEFAULT_STEPS
+        runs = {(int(n), timed) for n in counts.group(1).split(",")} if counts else set()
+        assert not runs or not runs <= held, (command, sorted(held))
+
+
+def test_the_held_back_count_is_the_one_named() -> None:
+    said = settle((), strong=True, held_back=4, warnings=())
+    assert said and "--nproc 1,4" in said, said

@@ -14,9 +14,12 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.assumptions import settle
+from gpuscale.advice.caveats import headline
 from gpuscale.advice.document import advice_document
+from gpuscale.advice.weak_first import again
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
+from gpuscale.bench.support import support
 
 from ..builders import bench_record
 
@@ -63,3 +66,21 @@ def test_no_command_asks_for_a_run_the_file_holds(steps: int) -> None:
 def test_the_held_back_count_is_the_one_named() -> None:
     said = settle((), strong=True, held_back=4, warnings=())
     assert said and "--nproc 1,4" in said, said
+
+
+def test_a_wide_interval_at_counts_the_file_holds_asks_no_run_it_holds() -> None:
+    # runs on 1 and 2 devices of 400 steps, firm: 400 is all the steps they need, so a
+    # `--nproc 1,2 --steps 400` to measure 2 devices first is the run the file holds
+    table = _table(400)
+    found = support(table, table)
+    assert found is not None and found.steps_needed == 400 and found.counts == (1, 2)
+    lines = headline(
+        defaults=[],
+        noise_steps=None,
+        step_width_log=2.0,
+        devices=2,
+        steps=found.steps_needed,
+        again=again(found, (1, 2)),
+    )
+    (wide,) = [line for line in lines if line.startswith("Not a firm choice")]
+    assert "--steps 400" not in wide and "holds runs of m on 1 and 2 devices already" in wide

@@ -197,7 +197,7 @@ def convergence(
                 "every rank, so their gradient norms measure none"
             )
         rerun = bench_command(model, "1,2", host_devices, f"--steps {steps}" if thin else "")
-        rerun = again if again and not thin else rerun
+        rerun = again or rerun
         return Assumption(
             term="Samples to converge at a larger global batch",
             value="the same as at the batch given",

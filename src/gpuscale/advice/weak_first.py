@@ -21,7 +21,7 @@ from typing import Any
 from gpuscale.advice.assumptions import bench_command
 from gpuscale.bench.evidence import STEPS_FIX
 from gpuscale.bench.support import Support, weak
-from gpuscale.quantities import joined
+from gpuscale.quantities import counted, joined
 
 
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
@@ -34,11 +34,13 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     rerun = bench_command(
         found.model, ",".join(map(str, counts)), host_devices, f"--steps {found.steps_needed}"
     )
-    return (
+    said = (
         f"the runs advised on ({found.model or 'the model'} on {on}, {found.rests_on()}) are "
-        "too short to measure the step's terms, so no change is recommended from them: "
-        f"{found.remedy()}, the same device counts: {rerun}, and advise again"
+        "too short to measure the step's terms, so no change is recommended from them"
     )
+    if not more_steps(found):  # runs of the steps asked are in the file: not one more
+        return f"{said}; {again(found, counts, host_devices)}, and advise again"
+    return f"{said}: {found.remedy()}, the same device counts: {rerun}, and advise again"
 
 
 def changes(advice: Any, remedy: str) -> str:
@@ -68,17 +70,26 @@ def again(found: Support | None, counts: tuple[int, ...], host_devices: int | No
     if found is None or not counts or not set(counts) <= set(found.counts):
         return ""
     on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
-    more = found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
-    if more:
+    if more_steps(found):
         rerun = bench_command(
             found.model, ",".join(map(str, counts)), host_devices, f"--steps {found.steps_needed}"
         )
         return f"the file holds runs of {on} already: {found.remedy()}: {rerun}"
-    how = found.remedy() or f"bench them again {_QUIETER}"
-    return f"the file holds runs of {on} already ({found.rests_on()}): {how}"
+    held = f"the file holds runs of {on} already, the longest of {found.most_steps} steps"
+    if found.flagged:
+        held += f" ({counted(found.flagged, 'run')} of them flagged, left out of the advice)"
+    firm = not found.kinds and not found.flagged
+    return f"{held}: bench them again {_QUIETER}{', and read their spread (--repeat 3)' * firm}"
 
 
-_QUIETER = "on a quieter machine, nothing else running, and read their spread (--repeat 3)"
+def more_steps(found: Support) -> bool:
+    """Whether more steps than any run of the file timed would firm ``found`` up: steps
+    are a fix and the steps asked exceed every run's (else the run asked is one it holds:
+    a quieter machine is what is left)."""
+    return found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
+
+
+_QUIETER = "on a quieter machine, nothing else running (more steps do not narrow a spread)"
 
 
 _HELD = re.compile(r"`gpuscale bench --models? (\S+) --nproc ([\d,]+)`(?: on a host of [^,;)]*)?")

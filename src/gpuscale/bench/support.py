@@ -35,6 +35,7 @@ class Support:
     model: str | None = None  # the one model of the runs, where they are of one
     counts: tuple[int, ...] = ()  # the device counts its model's runs measured
     most_steps: int | None = None  # the most steps any of its model's runs timed
+    flagged: int = 0  # its model's ok runs flagged (left out of what reads them)
 
     @property
     def weak(self) -> bool:
@@ -83,6 +84,7 @@ def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | Non
         model=str(next(iter(models))) if len(models) == 1 else None,
         counts=tuple(sorted({int(n) for n in counts})),
         most_steps=int(ran.max()) if len(ran) else None,
+        flagged=int(runs["flagged"].fillna(False).astype(bool).sum()) if "flagged" in runs else 0,
     )
 
 

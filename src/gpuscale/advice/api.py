@@ -33,6 +33,7 @@ from gpuscale.advice.model_choice import models_benched
 from gpuscale.advice.network_basis import network_basis
 from gpuscale.advice.recommend import Advice, recommend
 from gpuscale.advice.request import DEFAULT_RULESET, ONE_BATCH_WITH_BENCH, AdviceRequest
+from gpuscale.advice.weak_first import again, not_held
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.interconnect.topology import Topology
@@ -159,7 +160,7 @@ def _inputs(
         global_batch=req.global_batch,
         scaling=_scaling(req.scaling, convergence),
         assumptions=(
-            *basis.assumed,
+            *not_held(basis.assumed, basis.evidence, basis.host_devices),
             assumptions.convergence(
                 convergence.source if convergence else None,
                 model=basis.bench_model,
@@ -167,6 +168,7 @@ def _inputs(
                 host_devices=basis.host_devices,
                 thin=thin,
                 steps=basis.evidence.steps_needed if basis.evidence else FIRM_STEPS,
+                again=again(basis.evidence, (1, 2), basis.host_devices),
             ),
             assumptions.input_pipeline(),
         ),

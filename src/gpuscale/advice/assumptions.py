@@ -180,11 +180,14 @@ def convergence(
     host_devices: int | None = None,
     thin: str = "",
     steps: int = FIRM_STEPS,
+    again: str = "",
 ) -> Assumption:
     """The samples to converge at a larger global batch (``same_samples``: the bench's
     N > 1 runs of ``model`` saw the same samples on every rank, so their gradient norms
     measure no noise scale; ``thin``: why the noise scale the bench measured is not used,
-    ``convergence.thin_noise``; ``steps``: the steps the model's runs need,
+    ``convergence.thin_noise``; ``again``: where the bench file holds runs of ``model`` at
+    1 and 2 devices already, what to bench them again with, ``advice.weak_first.again``,
+    never the run it holds; ``steps``: the steps the model's runs need,
     ``bench.evidence.steps_needed``)."""
     if source is None:
         why = thin or "no noise scale, workload or gradient norms"
@@ -194,6 +197,7 @@ def convergence(
                 "every rank, so their gradient norms measure none"
             )
         rerun = bench_command(model, "1,2", host_devices, f"--steps {steps}" if thin else "")
+        rerun = again or rerun
         return Assumption(
             term="Samples to converge at a larger global batch",
             value="the same as at the batch given",
@@ -231,12 +235,15 @@ def settle(
     held_back: int | None,
     warnings: Sequence[str],
     host_devices: int | None = None,
+    again: str = "",
 ) -> str | None:
     """The one measurement that settles a recommendation held back (``held_back``: a
     faster count whose interval includes no gain) or refused (an IMPLAUSIBLE input among
     ``warnings``): the most decisive term of ``assumed`` not measured, and the command or
-    option that measures it. Under ``strong`` scaling (the global batch kept) the samples
-    to converge do not enter."""
+    option that measures it; else a run at 1 and the held-back count (2 where refused),
+    or where the bench file holds those runs already, ``again``: what to bench them again
+    with (``advice.weak_first.again``), never the run it holds. Under ``strong`` scaling
+    (the global batch kept) the samples to converge do not enter."""
     refused = any(w.startswith("IMPLAUSIBLE") for w in warnings)
     if held_back is None and not refused:
         return None
@@ -246,8 +253,14 @@ def settle(
     term = next((t for t in _SETTLES if t in by_term), None)
     why = "an input is flagged IMPLAUSIBLE (above); " if refused else ""
     if term is None:
-        where = on_a_larger_host(2, host_devices)
-        return f"{why}a measured run at the larger count: `gpuscale bench ... --nproc 1,2`{where}"
+        if again:
+            return f"{why}{again}"
+        count = held_back or 2
+        where = on_a_larger_host(count, host_devices)
+        return (
+            f"{why}a measured run at the larger count: `gpuscale bench ... --nproc 1,{count}`"
+            f"{where}"
+        )
     found = by_term[term]
     named = term if term.startswith("DDP") else term[0].lower() + term[1:]
     return f"{why}the {named} is {found.source}; measure it: {found.measure}"

@@ -19,6 +19,7 @@ import pandas as pd
 from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
 from gpuscale.advice.step_error import StepError
+from gpuscale.advice.weak_first import again
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.bench.support import support
@@ -90,11 +91,14 @@ def headline(
     devices: int,
     host_devices: int | None = None,
     steps: int = FIRM_STEPS,
+    again: str = "",
 ) -> list[str]:
     """The sentences that qualify the recommendation (empty when nothing does):
     ``defaults``: what :func:`defaults_used` found; ``noise_steps``: the steps the bench's
     noise scale was measured over, when used; ``steps``: the steps a run asked for needs
-    (``bench.evidence.steps_needed``)."""
+    (``bench.evidence.steps_needed``); ``again``: where the bench file holds runs at 1 and
+    ``devices`` already, what to bench them again with (``advice.weak_first.again``), said
+    in place of a run it holds."""
     rests = list(defaults)
     if noise_steps is not None and noise_steps < FEW_NOISE_STEPS:
         rests.append(
@@ -110,11 +114,11 @@ def headline(
             + "."
         )
     if devices > 1 and step_width_log > WIDE_STEP_INTERVAL:
+        first = f"measure {devices} devices first (gpuscale bench --nproc 1,{devices} --steps "
+        first += f"{steps}{on_a_larger_host(devices, host_devices)})"
         lines.append(
             f"Not a firm choice: the step's 80% interval is {factor_interval(step_width_log)}"
-            f"; measure {devices} devices first (gpuscale bench --nproc 1,{devices} "
-            f"--steps {steps}{on_a_larger_host(devices, host_devices)}) and advise again on those "
-            "rows."
+            f"; {again or first} and advise again on those rows."
         )
     return lines
 
@@ -242,6 +246,11 @@ def qualify(
         devices=advice.decision.devices,
         host_devices=inputs.host_devices if inputs else None,
         steps=inputs.evidence.steps_needed if inputs and inputs.evidence else FIRM_STEPS,
+        again=again(
+            inputs.evidence if inputs else None,
+            (1, advice.decision.devices),
+            inputs.host_devices if inputs else None,
+        ),
     )
     lines += against_measured(advice.predictions, measured, advice.alternative)
     return replace(advice, caveats=tuple(lines), explanation=[*lines, *advice.explanation])

@@ -74,6 +74,9 @@ def advice_document(result: Any) -> dict[str, Any]:
             "break_even_params": result.break_even_params,
             "target_efficiency_params": result.target_params,
             "dominant_term": d.dominant_term,
+            # what the step's terms (the dominant one too) rest on: "weak" bench runs (too
+            # few steps: no change is recommended from them), "firm" ones, None for numbers
+            "terms_evidence": _terms_evidence(result),
             "speedup_capped_by": d.cap,
             "warnings": list(d.warnings),
             "measure_first": d.settle,
@@ -88,6 +91,11 @@ def advice_document(result: Any) -> dict[str, Any]:
         if result.alternative is None
         else result.alternative.to_dict("records"),
     }
+
+
+def _terms_evidence(result: Any) -> str | None:
+    found = getattr(result.inputs, "evidence", None)
+    return None if found is None else ("weak" if found.weak else "firm")
 
 
 def advice_view(result: Any, *, terminal: bool, document: bool = False) -> TableView:

@@ -12,6 +12,7 @@ import pandas as pd
 from gpuscale.advice import table_words
 from gpuscale.advice.counts import below_the_most, only_one
 from gpuscale.advice.focus import detailed, named, remedy
+from gpuscale.advice.weak_first import changes, marked
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import (
     counted,
@@ -200,9 +201,10 @@ def _step(advice: Explainable) -> list[str]:
         f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}); speedup "
         f"{number(d.focus_speedup)} ({interval(d.focus_speedup_low, d.focus_speedup_high)}). "
         + (
-            f"The {d.dominant_term} term decides."
+            f"The {d.dominant_term} term decides{marked(advice)}."
             if not d.short_alone()
-            else f"The {d.dominant_term} term is the largest, and not enough alone: without "
+            else f"The {d.dominant_term} term is the largest{marked(advice)}, and not enough "
+            "alone: without "
             f"it they would run at {d.without_dominant_efficiency:.0%} "
             f"efficiency (target {d.target_efficiency:.0%})."
         ),
@@ -220,7 +222,7 @@ def _step(advice: Explainable) -> list[str]:
     elif d.cap == "overheads":
         lines.append(
             f"At {named(d)}, the step's overheads cap the speedup ({numbers}); "
-            f"the largest is {d.dominant_term}."
+            f"the largest is {d.dominant_term}{marked(advice)}."
         )
     elif d.cap == "devices":
         lines.append(
@@ -230,7 +232,7 @@ def _step(advice: Explainable) -> list[str]:
         )
     else:
         lines.append(f"At {named(d)}, neither factor loses more than 5% ({numbers}).")
-    lines.append(f"What would change it: {remedy(advice)}.")
+    lines.append(f"What would change it: {changes(advice, remedy(advice))}.")
     return lines
 
 

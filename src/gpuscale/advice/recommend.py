@@ -33,6 +33,8 @@ from gpuscale.advice.intervals import add_intervals
 from gpuscale.advice.model import Step
 from gpuscale.advice.priors import with_input_rate
 from gpuscale.advice.table_words import equilibrium
+from gpuscale.advice.weak_first import again
+from gpuscale.advice.weak_first import measure_first as weak_first
 from gpuscale.quantities import counted, number, numbers_apart
 from gpuscale.tables.advice import ADVICE_COLUMNS
 
@@ -245,12 +247,13 @@ def recommend(inputs: AdviceInputs) -> Advice:
     )
     warnings = (*inputs.warnings, *_below_mlperf(frame, inputs))
     decision = decide(frame, inputs.target_efficiency, warnings)
-    measure_first = settle(
+    measure_first = weak_first(inputs.evidence, inputs.host_devices) or settle(
         inputs.assumptions,
         strong=inputs.kept_global_batch is not None,
         held_back=decision.held_back,
         warnings=decision.warnings,
         host_devices=inputs.host_devices,
+        again=again(inputs.evidence, (1, decision.held_back or 2), inputs.host_devices),
     )
     decision = replace(decision, settle=measure_first)
     trusted = frame[frame["flags"] == ""]

@@ -25,7 +25,8 @@ from typing import Any
 
 from gpuscale.plausibility import MIN_BUSY_WINDOW_S, host_measured
 from gpuscale.plausibility import timed_window_s as _window_s
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import counted, format_ms, joined
+from gpuscale.tables.bench import BENCH_CONFIG_COLUMNS
 
 MIN_STEPS = 10  # fewer timed steps: one slow step moves the mean by more than 10%
 SPREAD_P95_OVER_P50 = 1.2  # a spread this wide (short of the noisy flag at 1.5x) is weak
@@ -54,34 +55,78 @@ def timed_window_s(row: Mapping[str, Any]) -> float:
     return _window_s(row, row.get("steps"))
 
 
-def steps_needed(rows: Iterable[Mapping[str, Any]]) -> int:
+def _configuration(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """What a bench run again with other ``--steps`` keeps: its configuration less steps."""
+    return tuple(str(row.get(c)) for c in BENCH_CONFIG_COLUMNS if c != "steps")
+
+
+def _tens(steps: float) -> int:
+    return 10 * math.ceil(steps / 10)
+
+
+def steps_asked(rows: Iterable[Mapping[str, Any]]) -> tuple[int, str]:
     """The ``--steps`` a model's runs (``rows``: its bench rows, or table rows) need for
-    every check that more steps pass: at least :data:`FIRM_STEPS` (the few-steps check,
-    ``MIN_STEPS``; a noise scale's 10 steps, ``advice.caveats.FEW_NOISE_STEPS``), and a
-    timed phase of ``MIN_BUSY_WINDOW_S`` (the busy-share check) x ``WINDOW_HEADROOM`` at
-    the time per step each row measured (its timed phase over its steps); in tens; never
-    fewer than any of the runs timed (a run weak for its steps needs more than it timed)."""
-    needed = FIRM_STEPS
+    every check that more steps pass, and its basis, said: at least :data:`FIRM_STEPS`
+    (the few-steps check, ``MIN_STEPS``; a noise scale's 10 steps,
+    ``advice.caveats.FEW_NOISE_STEPS``); a timed phase of ``MIN_BUSY_WINDOW_S`` (the
+    busy-share check) x ``WINDOW_HEADROOM`` at the time per step of each configuration
+    (the runs of one configuration at one device count, whatever their steps), read from
+    all the steps its runs timed together (their timed phases over their steps: a short
+    run's first steps weigh by their number, never as a whole run's), the slowest need of
+    them; in tens; never fewer than any of the runs timed (a run weak for its steps needs
+    more than it timed). One run more of a configuration moves the number by what its
+    steps add to that configuration's mean, not by its own extreme."""
+    rows = list(rows)
+    found = (FIRM_STEPS, f"at least {FIRM_STEPS}: one slow step moves a mean by 1/{FIRM_STEPS}")
+    pooled: dict[tuple[str, ...], list[Any]] = {}
     for row in rows:
         ran, window = row.get("steps"), timed_window_s(row)
-        if _finite(ran) and ran > 0:
-            needed = max(needed, 10 * math.ceil(ran / 10))
-        if _finite(ran) and ran > 0 and _finite(window) and window > 0:
-            steps = WINDOW_HEADROOM * MIN_BUSY_WINDOW_S / (window / ran)
-            needed = max(needed, 10 * math.ceil(steps / 10))
-    return needed
+        if not (_finite(ran) and ran > 0):
+            continue
+        if _tens(ran) > found[0]:
+            found = (_tens(ran), f"never fewer than the {int(ran)} steps a run already timed")
+        if _finite(window) and window > 0:
+            at = pooled.setdefault(_configuration(row), [0.0, 0, 0, row])
+            at[0], at[1], at[2] = at[0] + window, at[1] + int(ran), at[2] + 1
+    for window, steps, runs, row in pooled.values():
+        per = window / steps
+        asked = _tens(WINDOW_HEADROOM * MIN_BUSY_WINDOW_S / per)
+        if asked > found[0]:
+            where = f"{row.get('model')} at N = {row.get('accelerators')}"
+            found = (
+                asked,
+                f"a timed phase of {WINDOW_HEADROOM * MIN_BUSY_WINDOW_S:g} s, the "
+                f"{MIN_BUSY_WINDOW_S:g} s a busy share needs and half again, at "
+                f"{format_ms(per * 1e3)} a step, as {where} timed it over "
+                f"{counted(steps, 'step')} in {counted(runs, 'run')}",
+            )
+    return found
 
 
-def weak_reasons(row: Mapping[str, Any], needed: int | None = None) -> list[str]:
-    """Why an ``ok`` row is weak evidence (empty: strong); ``needed``: the steps its model
-    needs (:func:`steps_needed` of its runs; of this row alone where not given)."""
+def steps_needed(rows: Iterable[Mapping[str, Any]]) -> int:
+    """The number of :func:`steps_asked`."""
+    return steps_asked(rows)[0]
+
+
+def weak_reasons(
+    row: Mapping[str, Any], needed: int | None = None, basis: str | None = None
+) -> list[str]:
+    """Why an ``ok`` row is weak evidence (empty: strong); ``needed`` and ``basis``: the
+    steps its model needs and why (:func:`steps_asked` of its runs; of this row alone where not
+    given), the basis said once, with the first ask."""
     reasons = []
     steps = row.get("steps")
-    needed = steps_needed([row]) if needed is None else needed
+    if needed is None:
+        needed, basis = steps_asked([row])
+    said = [f" ({basis})" if basis else ""]
+
+    def ask() -> str:  # the basis with the first ask only
+        return f"bench with --steps {needed} or more{said.pop() if said else ''}"
+
     if _finite(steps) and steps < MIN_STEPS:
         reasons.append(
             f"only {counted(int(steps), 'step')} timed (under {MIN_STEPS}: one slow step moves the "
-            f"mean by 1/{int(steps)}); bench with --steps {needed} or more"
+            f"mean by 1/{int(steps)}); {ask()}"
         )
     p50, p95 = row.get("step_ms_p50"), row.get("step_ms_p95")
     if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > SPREAD_P95_OVER_P50:
@@ -93,7 +138,7 @@ def weak_reasons(row: Mapping[str, Any], needed: int | None = None) -> list[str]
         reasons.append(
             f"busy share not measured: the timed phase lasted {window * 1e3:.3g} ms, "
             f"{counted(max(1, round(window * 100)), 'clock tick')} a core (needs "
-            f"{MIN_BUSY_WINDOW_S:g} s: bench with --steps {needed} or more)"
+            f"{MIN_BUSY_WINDOW_S:g} s: {ask()})"
         )
     elif not _finite(row.get("other_load_share")):
         reasons.append("busy share not measured: the host's CPU time could not be read")
@@ -103,18 +148,18 @@ def weak_reasons(row: Mapping[str, Any], needed: int | None = None) -> list[str]
 def grade(rows: list[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
     """(``evidence``, ``evidence_notes``) per row: ``strong``/``weak`` for ``ok`` rows
     (``""`` for failed ones) and the reasons ("; "-separated), each asking for the steps
-    its model's ``ok`` runs need (:func:`steps_needed`: one number a model)."""
+    its model's ``ok`` runs need, with why (:func:`steps_asked`: one number a model)."""
     grades, notes = [], []
     ok = [row for row in rows if row.get("status") == "ok"]
-    needed = {
-        m: steps_needed(r for r in ok if r.get("model") == m) for m in {r.get("model") for r in ok}
+    asked = {
+        m: steps_asked(r for r in ok if r.get("model") == m) for m in {r.get("model") for r in ok}
     }
     for row in rows:
         if row.get("status") != "ok":
             grades.append("")
             notes.append("")
             continue
-        reasons = weak_reasons(row, needed[row.get("model")])
+        reasons = weak_reasons(row, *asked[row.get("model")])
         grades.append("weak" if reasons else "strong")
         notes.append("; ".join(reasons))
     return grades, notes
@@ -152,9 +197,13 @@ def fixes(notes: Iterable[str]) -> tuple[str, ...]:
     return tuple(fix for fix in _FIXES if fix in found)
 
 
-def remedy(found: Iterable[str], needed: int) -> str:
-    """``bench with --steps 360 or more and on a quieter machine (...)``: what to bench
-    for the fixes ``found`` (:func:`fixes`), ``needed`` the steps (:func:`steps_needed`)
-    asked only where more steps fix a weakness; ``""`` where nothing is to fix."""
-    ways = [f"with --steps {needed} or more" if fix == STEPS_FIX else _FIXES[fix] for fix in found]
+def remedy(found: Iterable[str], needed: int, basis: str = "") -> str:
+    """``bench with --steps 360 or more (basis) and on a quieter machine (...)``: what to
+    bench for the fixes ``found`` (:func:`fixes`), ``needed`` the steps (:func:`steps_asked`,
+    said with its ``basis``) asked only where more steps fix a weakness; ``""`` where
+    nothing is to fix."""
+    why = f" ({basis})" if basis else ""
+    ways = [
+        f"with --steps {needed} or more{why}" if fix == STEPS_FIX else _FIXES[fix] for fix in found
+    ]
     return f"bench {joined(ways)}" if ways else ""

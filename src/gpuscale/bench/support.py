@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, fixes, remedy, steps_needed, weak_kinds
+from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, fixes, remedy, steps_asked, weak_kinds
 from gpuscale.quantities import counted, joined, number
 
 FEW_STEPS = "few steps timed"  # the kind of weakness (bench.evidence) a figure cannot stand on
@@ -31,6 +31,11 @@ class Support:
     kinds: tuple[str, ...] = ()
     steps_needed: int = FIRM_STEPS
     fixes: tuple[str, ...] = (STEPS_FIX,)
+    steps_basis: str = ""  # why that many (``bench.evidence.steps_asked``)
+    model: str | None = None  # the one model of the runs, where they are of one
+    counts: tuple[int, ...] = ()  # the device counts its model's runs measured
+    most_steps: int | None = None  # the most steps any of its model's runs timed
+    flagged: int = 0  # its model's ok runs flagged (left out of what reads them)
 
     @property
     def weak(self) -> bool:
@@ -49,7 +54,7 @@ class Support:
     def remedy(self) -> str:
         """What to bench for firm evidence (``bench.evidence.remedy``: --steps only where
         more steps fix a weakness found)."""
-        return remedy(self.fixes, self.steps_needed)
+        return remedy(self.fixes, self.steps_needed, self.steps_basis)
 
 
 def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | None:
@@ -65,12 +70,21 @@ def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | Non
     runs = rows
     if of is not None and "model" in of and "model" in rows:
         runs = of[of["model"].isin(set(rows["model"])) & (of["status"] == "ok")]
+    asked, basis = steps_asked(runs.to_dict("records"))
+    models = set(rows["model"]) if "model" in rows else set()
+    counts = pd.to_numeric(runs.get("accelerators"), errors="coerce").dropna()
+    ran = pd.to_numeric(runs.get("steps"), errors="coerce").dropna()
     return Support(
         runs=len(rows),
         steps=int(steps.min()) if len(steps) else None,
         kinds=tuple(kinds),
-        steps_needed=steps_needed(runs.to_dict("records")),
+        steps_needed=asked,
         fixes=fixes(notes.fillna("")),
+        steps_basis=basis,
+        model=str(next(iter(models))) if len(models) == 1 else None,
+        counts=tuple(sorted({int(n) for n in counts})),
+        most_steps=int(ran.max()) if len(ran) else None,
+        flagged=int(runs["flagged"].fillna(False).astype(bool).sum()) if "flagged" in runs else 0,
     )
 
 

@@ -34,9 +34,11 @@ def _weak(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[rows.get("evidence", pd.Series("", rows.index)).astype(str) == WEAK]
 
 
-def remedy(rows: pd.DataFrame) -> str:
-    """What to bench so that ``rows`` (bench rows) are strong evidence."""
-    found = support(rows)
+def remedy(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> str:
+    """What to bench so that ``rows`` (bench rows) are strong evidence: the steps asked
+    are those their models' runs in ``of`` (the whole bench table) need, as the bench's
+    notes ask (``bench.support.support``)."""
+    found = support(rows, of)
     return "" if found is None else found.remedy()
 
 
@@ -68,12 +70,12 @@ def tagged(
     return f"{sentence[:-1]} - {tag}." if tag else sentence
 
 
-def grade_sentence(rows: pd.DataFrame) -> str | None:
+def grade_sentence(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> str | None:
     """What the findings on ``rows`` (unflagged bench rows) rest on, where some are weak:
     how many, the kinds of why (the table's Evidence column says each), that a measurement
     from them is to repeat and a figure derived from them a prediction to test, and what
-    would make them firm; None where
-    every run is strong."""
+    would make them firm (the steps asked of their models' runs in ``of``, the whole
+    table, flagged runs too, as the bench asks); None where every run is strong."""
     weak = _weak(rows)
     if weak.empty:
         return None
@@ -83,7 +85,7 @@ def grade_sentence(rows: pd.DataFrame) -> str | None:
         f"What these findings rest on: {len(weak)} of the {counted(len(rows), 'run')} are "
         f"weak evidence{why} (the table's Evidence column says why, as `gpuscale bench` "
         f"does): each finding that reads them is marked weak, {MEASURED} (a figure derived "
-        f"from them, such as a break-even size, {DERIVED}); {remedy(rows)} to make it firm."
+        f"from them, such as a break-even size, {DERIVED}); {remedy(weak, of)} to make it firm."
     )
 
 
@@ -101,4 +103,4 @@ def run_grade(scaling: pd.DataFrame, row: pd.DataFrame) -> str:
     tag = weak_tag(scaling, row)
     if not tag:
         return "strong evidence"
-    return f"{tag}; {remedy(rested_on(scaling, row))} to make it firm"
+    return f"{tag}; {remedy(rested_on(scaling, row), scaling)} to make it firm"

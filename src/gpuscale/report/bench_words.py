@@ -190,7 +190,9 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     platforms = list(scaling.groupby("platform", sort=False))
     several = len(platforms) > 1
     out = [_platforms_summary(platforms)] * several + [_summary(rows) for _, rows in platforms]
-    grade = grade_sentence(scaling)  # the bench table's evidence grade, as the CLI says it
+    grade = grade_sentence(
+        scaling, all_rows
+    )  # the bench table's evidence grade, as the CLI says it
     out += [grade] if grade else []
     if len(flagged):
         names = ", ".join(f"{r.configuration} on {r.accelerators}" for r in flagged.itertuples())

@@ -11,6 +11,7 @@ from gpuscale.advice.collectives import MeasuredCurves, network_from_collectives
 from gpuscale.advice.limits import topology_cap
 from gpuscale.advice.network import Link, Network
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
+from gpuscale.hardware.links import PRESETS, nvlink_for_gpu
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import counted, number
 
@@ -24,9 +25,12 @@ def given_link(request: AdviceRequest) -> Link | str | None:
     return request.interconnect
 
 
-def choose_link(link: str | Link | None, topology: Topology | None) -> tuple[Link, str]:
+def choose_link(
+    link: str | Link | None, topology: Topology | None, device_name: str | None = None
+) -> tuple[Link, str]:
     """The intra-node link and a sentence saying where it came from: given, else the
-    detected topology's slowest pair (its expected bus bandwidth), else ``pcie-phb``."""
+    detected topology's slowest pair (its expected bus bandwidth), else the NVLink of the
+    device named (read as its SXM board, as its peak is), else ``pcie-phb``."""
     if isinstance(link, Link):
         return link, f"Link: {link.name} as given ({number(link.busbw_gbs)} GB/s bus bandwidth)."
     if link is not None:
@@ -42,11 +46,30 @@ def choose_link(link: str | Link | None, topology: Topology | None) -> tuple[Lin
             f"Link: {chosen.name}, the slowest GPU pair of the detected topology "
             f"({topology.slowest_link()}), expected {number(chosen.busbw_gbs)} GB/s."
         )
+    board = _nvlink_board(device_name)
+    if board is not None:  # the link of the board whose peak the advice checks against
+        chosen = Link.from_preset(board)
+        return chosen, (
+            f"Link: no link given and none detected; assumed {board} "
+            f"({number(chosen.busbw_gbs)} GB/s), the NVLink of {device_name} as an SXM "
+            "board (the board whose peak the advice reads): give --interconnect pcie-phb "
+            "for PCIe cards, or --interconnect or --collectives for another."
+        )
     chosen = Link.from_preset(DEFAULT_LINK)
     return chosen, (
         f"Link: no link given and none detected; assumed {DEFAULT_LINK} "
         f"({number(chosen.busbw_gbs)} GB/s): give --interconnect or --collectives."
     )
+
+
+def _nvlink_board(device_name: str | None) -> str | None:
+    """The NVLink preset of a device named without its form factor (``H100``), None for
+    PCIe or NVL cards (named so) and devices without NVLink."""
+    lowered = (device_name or "").lower()
+    if not lowered or "pcie" in lowered or "nvl" in lowered.replace("nvlink", ""):
+        return None
+    board = nvlink_for_gpu(lowered)
+    return board if board in PRESETS else None
 
 
 def network_basis(
@@ -55,7 +78,7 @@ def network_basis(
     """The network (links inside and between nodes, measured curves) and the device
     count it allows, with a sentence on where each came from."""
     given = given_link(req)
-    intra, link_note = choose_link(given, topology)
+    intra, link_note = choose_link(given, topology, req.device_name)
     nodes = req.nodes
     spill = ""
     if req.max_devices and req.max_devices > req.gpus_per_node * nodes:

@@ -45,6 +45,7 @@ from gpuscale.advice.step_shape import Shape
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.bench.support import Support, support
 from gpuscale.quantities import counted
+from gpuscale.tables.requests import NamedError
 
 # Runs that share a machine setting: their compute and communication are comparable.
 HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
@@ -52,6 +53,11 @@ HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "th
 
 class CalibrationError(ValueError):
     """The measurements cannot calibrate the model (no N = 1 run of that model, ...)."""
+
+
+class NamedCalibrationError(CalibrationError, NamedError):
+    """A :class:`CalibrationError` whose sentence names request fields (``ref``): the CLI
+    says the option (``--bench``), Python the keyword (``bench=``)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

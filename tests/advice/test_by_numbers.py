@@ -64,7 +64,7 @@ def test_the_family_asked_for_wins(bench: Path) -> None:
 
 
 def test_without_flops_or_family_it_says_what_to_give(bench: Path) -> None:
-    with pytest.raises(CalibrationError, match=r"--flops-per-sample .* or --family"):
+    with pytest.raises(CalibrationError, match=r"flops_per_sample= .* or family="):
         gpuscale.advise(bench=bench, params=12e6, batch=8)
     with pytest.raises(CalibrationError, match="no trustworthy N = 1 run of the 'vit' family"):
         gpuscale.advise(bench=bench, params=12e6, family="vit", batch=8)

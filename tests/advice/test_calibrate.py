@@ -220,13 +220,13 @@ def test_a_link_given_beside_measured_curves_is_refused(tmp_path) -> None:
     curves = sweep_file(tmp_path, 2.0, 100.0)
     numbers = dict(params=7e6, step_ms=20.0, batch=64, collectives=str(curves))
     for given in ({"interconnect": "NVLINK4"}, {"busbw_gbs": 50.0}):
-        with pytest.raises(ValueError, match=r"--collectives with --interconnect or --busbw"):
+        with pytest.raises(ValueError, match=r"collectives= with interconnect= or busbw"):
             gpuscale.advise(**given, **numbers)
     plain = " ".join(gpuscale.advise(**numbers).explanation)
     assert "is not used" not in plain
     bench = tmp_path / "b.jsonl"
     bench.write_text(json.dumps(bench_record("m", 10**6, 1, 100.0)) + "\n")
-    with pytest.raises(ValueError, match=r"it holds `gpuscale bench` results: give it as --bench"):
+    with pytest.raises(ValueError, match=r"it holds `gpuscale bench` results: give it as bench="):
         gpuscale.advise(params=7e6, step_ms=20.0, batch=64, collectives=str(bench))
 
 

@@ -161,7 +161,7 @@ def test_one_call_api_returns_a_dataclass_and_a_frame() -> None:
     assert list(result.predictions["accelerators"]) == [1, 2, 4]
     assert result.fastest in (1, 2, 4)
     assert result.explanation and all(isinstance(x, str) for x in result.explanation)
-    with pytest.raises(ValueError, match="params and step_ms"):
+    with pytest.raises(ValueError, match="params= and step_ms="):
         gpuscale.advise(step_ms=20)
 
 

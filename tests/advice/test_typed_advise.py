@@ -62,16 +62,14 @@ def test_what_bench_results_make_unused_is_refused_never_ignored(tmp_path: Path)
     rows = [bench_record("m", 10**6, n, rate) for n, rate in ((1, 100.0), (2, 150.0))]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     for extra, option in (
-        (dict(step_ms=5.0), "--step-ms"),
-        (dict(device_name="H100"), "--device-name"),
+        (dict(step_ms=5.0), "step_ms="),
+        (dict(device_name="H100"), "device_name="),
     ):
         request = AdviceRequest(bench=str(path), **extra)
         data = load_advice_data(request)
         with pytest.raises(ValueError, match=f"^{option}: for a model given by numbers"):
             advise(request, bench=data.bench)
-    with pytest.raises(
-        ValueError, match=r"--step-ms 2 at --batch 64 is faster than 3 at --batch 8"
-    ):
+    with pytest.raises(ValueError, match=r"step_ms=2 at batch=64 is faster than 3 at batch=8"):
         AdviceRequest(params=7e6, step_ms=(3.0, 2.0), batch=(8, 64))
     AdviceRequest(params=7e6, step_ms=(3.0, 5.0), batch=(8, 64))  # more work, more time
 

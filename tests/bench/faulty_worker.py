@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
 
 import torch
 
-from gpuscale.bench import worker
+from gpuscale.bench import ranks, worker
 
 _original = worker.run_model
 
@@ -56,4 +55,4 @@ if os.environ.get("GPUSCALE_TEST_FAULT") == "*:exit":
     worker.dist.destroy_process_group = _abort_on_leaving
 
 if __name__ == "__main__":
-    sys.exit(worker.main())
+    ranks.end_rank(worker.main)  # as the worker ends

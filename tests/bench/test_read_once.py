@@ -51,4 +51,4 @@ def test_bench_results_given_as_sweeps_are_named_from_one_reading(tmp_path: Path
     with pytest.raises(CalibrationError) as caught:
         read_collectives(_pipe_of(tmp_path, BENCH_LINE))
     assert "no collectives measurement" in str(caught.value)
-    assert "holds `gpuscale bench` results: give it as --bench" in str(caught.value)
+    assert "holds `gpuscale bench` results: give it as bench=" in str(caught.value)

@@ -123,9 +123,10 @@ def test_a_report_request_refuses_a_bad_basis_or_preset_when_made() -> None:
     with pytest.raises(ValueError):
         ReportRequest(advise=True, interconnect="no-such-link")
     # without --advise an advice option would be unused: refused, never ignored unsaid
-    with pytest.raises(FieldError, match="applies with --advise") as refused:
+    with pytest.raises(FieldError, match="applies with advise=True") as refused:
         ReportRequest(interconnect="nvlink4")
     assert refused.value.field == "interconnect"
+    assert refused.value.as_options().endswith("applies with --advise (and --bench)")
 
 
 def test_what_a_request_can_check_is_checked_when_it_is_made() -> None:

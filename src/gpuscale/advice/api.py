@@ -37,6 +37,7 @@ from gpuscale.advice.weak_first import again, not_held
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.interconnect.topology import Topology
+from gpuscale.tables.requests import NamedError, ref
 
 
 def advise(
@@ -74,9 +75,9 @@ def advise(
         measured=basis.noise,
     )
     if request.samples is not None and request.workload and not _scaled(convergence):
-        raise ValueError(
-            f"--samples with --workload {request.workload}: its reference convergence points "
-            "count the samples to train themselves; give one or the other"
+        raise NamedError(
+            f"{ref('samples')} with {ref('workload', request.workload)}: its reference "
+            "convergence points count the samples to train themselves; give one or the other"
         )
     advice = caveats.qualify(
         recommend(_inputs(basis, request, convergence, thin)),
@@ -125,13 +126,12 @@ def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
     if bench is not None and not isinstance(bench, pd.DataFrame):
         raise TypeError(f"bench must be a bench table (read it with advice.load), not {bench!r}")
     if bench is None and (request.params is None or request.step_ms is None):
-        raise ValueError(
-            "nothing to advise from: give bench results (--bench FILE), or the model's "
-            "parameters and step time (--params and --step-ms; in Python: bench, or params "
-            "and step_ms)"
+        raise NamedError(
+            f"nothing to advise from: give bench results (a file as {ref('bench')}), or the "
+            f"model's parameters and step time ({ref('params')} and {ref('step_ms')})"
         )
     if bench is not None and isinstance(request.batch, tuple):
-        raise ValueError(ONE_BATCH_WITH_BENCH)
+        raise NamedError(ONE_BATCH_WITH_BENCH)
     check_with_data(request, bench=bench is not None)  # options for the other kind
 
 

@@ -1,13 +1,18 @@
-"""The fixed per-step cost of a bench model that nothing measured: its N = 1 run timed at
-one per-device batch, without the bench's second batch (``fixed_ms``), and no family fit
-over other models' runs of its configuration.
+"""The fixed per-step cost of a bench model's forward and backward, from its N = 1 run,
+and the split of its step it gives (``split``): measured, where the bench timed it at two
+batches (``fixed_ms``: the intercept of its plain step, less the optimizer), checked
+against the device's peak (``fixed_cost.within_peak``); FSDP's own work at N = 1; fitted,
+from its family's (else its configuration's) rate over their N = 1 runs; else assumed.
 
-On a GPU it is the device prior (``fixed_cost.GPU_PRIOR``, 1-20 ms, 4 ms most likely: a
-plain step's, so less the optimizer step the bench timed apart), narrowed by the step
-(``fixed_cost.prior``): at most the step less its work at the device's peak the bench
-recorded. Its whole range enters the 80% interval, so a gain that rests on an assumed split
-is not recommended. Taking none of the step as fixed cost (as was done) recommended 2 H100s
-for cnn-19m at a predicted 1.53x (1.13-2x), where the prior's 4 ms gives 0.93x.
+Assumed, where nothing measured it (its N = 1 run timed at one per-device batch, without
+the bench's second batch, and no family fit over other models' runs of its
+configuration): on a GPU it is the device prior (``fixed_cost.GPU_PRIOR``, 1-20 ms, 4 ms
+most likely: a plain step's, so less the optimizer step the bench timed apart), narrowed
+by the step (``fixed_cost.prior``): at most the step less its work at the device's peak
+the bench recorded. Its whole range enters the 80% interval, so a gain that rests on an
+assumed split is not recommended. Taking none of the step as fixed cost (as was done)
+recommended 2 H100s for cnn-19m at a predicted 1.53x (1.13-2x), where the prior's 4 ms
+gives 0.93x.
 
 On a CPU no prior applies (the GPU's is kernel launches): the whole step is taken as
 per-sample work, said so, with the command that measures it.
@@ -15,10 +20,128 @@ per-sample work, said so, with the command that measures it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
-from gpuscale.advice.fixed_cost import GPU_PRIOR, FixedCost, Prior, prior
+from gpuscale.advice.bench_reading import fsdp_fixed
+from gpuscale.advice.fixed_cost import (
+    GPU_PRIOR,
+    FixedCost,
+    Prior,
+    Split,
+    ceiling,
+    prior,
+    within_peak,
+)
+from gpuscale.advice.model import ModelSpec
 from gpuscale.quantities import format_ms, number
+
+
+def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] | None) -> Split:
+    """The fixed cost of ``row``'s forward and backward (its N = 1 run) and the split of
+    the step it gives, with the sentence that says it (see the module): measured (checked
+    against the peak), FSDP's own work (plus the prior for the rest), the rate ``fitted``
+    over its family's N = 1 runs ((fixed ms, TFLOP/s, optimizer ms per million parameters),
+    ``calibrate.fit_compute``), else the prior."""
+    fb = float(row["forward_ms"] + row["backward_ms"])
+    work_ms_per_tflop = float(row["batch_per_device"]) * model.flops / 1e12 * 1e3
+    measured = _own_fixed(row, fb)
+    own = fsdp_fixed(row, fb, measured)  # FSDP's own work: fixed per step
+    if measured is None and own is not None:  # FSDP's gap measured; the step's own, not
+        own = with_unmeasured(own, row, fb, model.flops)
+    if own is not None:
+        checked = _checked(own, row, fb, model)
+        if checked is not None:
+            return replace(checked, note=f"{row['model']}: {checked.note}")
+        said = (
+            f"{number(own.ms)} ms fixed per forward and backward {own.source} for "
+            f"{row['model']}"  # an FSDP gap with the prior added is assumed, not measured
+        )
+    elif fitted is not None:
+        return _fitted(row, fb, work_ms_per_tflop, fitted)
+    else:  # one batch of one model: the device prior, its range in the interval
+        own = unmeasured(row, fb, model.flops)
+        said = (
+            "one model measured, at one batch, its whole step taken as work at its own rate"
+            if own.ms == 0
+            else f"one model measured, at one batch: {number(own.ms)} ms of its forward and "
+            "backward taken as fixed cost (assumed), the rest as work at its rate"
+        )
+    return Split(own, own.ms, work_ms_per_tflop / max(fb - own.ms, 1e-9), 0.0, said)
+
+
+def _fitted(
+    row: pd.Series, fb: float, work_ms_per_tflop: float, fitted: tuple[float, float, float]
+) -> Split:
+    """The split at the family's rate, no faster than the device can go; the model's own
+    measured step is kept (the fixed term absorbs the difference)."""
+    _, tflops, _ = fitted
+    tflops = min(tflops, ceiling(row.get("device"), row.get("threads"), row.get("peak_tflops"))[0])
+    fixed = fb - work_ms_per_tflop / tflops
+    if fixed < 0:  # faster than the family: all of the step is work at its own rate
+        fixed, tflops = 0.0, work_ms_per_tflop / fb
+    cost = FixedCost(
+        ms=fixed,
+        low_ms=fixed,
+        high_ms=fixed,
+        source="fitted",
+        basis=f"the {row['family']} family's rate over its N = 1 runs",
+        at_batch=float(row["batch_per_device"]),
+        measure=measure_command(row),
+    )
+    said = (
+        f"{number(tflops)} TFLOP/s achieved by the {row['family']} family, "
+        f"{number(fixed)} ms fixed per forward and backward for {row['model']}"
+    )
+    return Split(cost, fixed, tflops, 0.0, said)
+
+
+def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> Split | None:
+    """``fixed_cost.within_peak`` on this row's plain steps (None: no second batch, or the
+    measured split stands); without a recorded peak, a CPU's ceiling (its threads at
+    ``CPU_THREAD_TFLOPS``) or the fastest accelerator's bf16 peak bound the work's rate."""
+    peak, small = row.get("peak_tflops"), row.get("small_batch_step_ms_mean")
+    if pd.isna(small):
+        return None
+    peak, words = ceiling(row.get("device"), row.get("threads"), peak)
+    return within_peak(
+        own,
+        fb_ms=fb,
+        batch=float(row["batch_per_device"]),
+        flops_per_sample=model.flops,
+        peak_tflops=float(peak),
+        plain_ms=(
+            (float(row["small_batch_per_device"]), float(small)),
+            (float(row["batch_per_device"]), float(row["plain_step_ms_mean"])),
+        ),
+        peak_words=words,
+    )
+
+
+def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
+    """The fixed cost the bench measured for this row (two batches at N = 1), less the
+    optimizer's time (in the plain step, not in forward + backward); None without it."""
+    point = row.get("fixed_ms")
+    if point is None or pd.isna(point):
+        return None
+    opt = float(row["optimizer_ms"])
+
+    def ms(value: float) -> float:
+        return min(max(float(value) - opt, 0.0), fb_ms * (1 - 1e-6))
+
+    low, high = row.get("fixed_ms_low"), row.get("fixed_ms_high")
+    low = ms(low) if pd.notna(low) else ms(point)
+    high = ms(high) if pd.notna(high) else ms(point)
+    return FixedCost(
+        ms=min(max(ms(point), low), high),
+        low_ms=low,
+        high_ms=high,
+        source="measured",
+        basis=f"the bench's plain steps at batch {int(row['small_batch_per_device'])} and "
+        f"{int(row['batch_per_device'])} (intercept, less the optimizer)",
+        at_batch=float(row["batch_per_device"]),
+    )
 
 
 def measure_command(row: pd.Series) -> str:

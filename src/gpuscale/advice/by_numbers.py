@@ -20,10 +20,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate import CalibrationError
+from gpuscale.advice.calibrate import CalibrationError, NamedCalibrationError
 from gpuscale.advice.model import ModelSpec
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.quantities import format_count, number
+from gpuscale.tables.requests import NamedError, ref
 
 
 def _families(single: pd.DataFrame) -> pd.Series:
@@ -47,17 +48,18 @@ def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, s
         )
     if req.family is not None:
         if req.family not in set(single["family"]):
-            raise CalibrationError(
+            raise NamedCalibrationError(
                 f"the bench results hold no trustworthy N = 1 run of the {req.family!r} family "
-                f"(families: {known or 'none'}): give --family one of them, or bench a model "
-                "of that family (gpuscale bench --model FILE.py:FACTORY --nproc 1)"
+                f"(families: {known or 'none'}): give {ref('family')} one of them, or bench a "
+                "model of that family (gpuscale bench --model FILE.py:FACTORY --nproc 1)"
             )
         family, how = req.family, "as given"
     elif req.flops_per_sample is None or families.empty:
-        raise CalibrationError(
+        raise NamedCalibrationError(
             "a model given by its numbers is advised from the bench's calibration of its "
-            "family: give --flops-per-sample (forward + backward FLOPs per sample, e.g. from "
-            f"torch.utils.flop_counter) or --family (one of: {known or 'none measured'})"
+            f"family: give {ref('flops_per_sample')} (forward + backward FLOPs per sample, "
+            f"e.g. from torch.utils.flop_counter) or {ref('family')} (one of: "
+            f"{known or 'none measured'})"
         )
     else:
         given = req.flops_per_sample / req.params
@@ -119,10 +121,10 @@ def adopt(cal: Any, req: AdviceRequest, family: str, how: str) -> Any:
 def check(req: AdviceRequest) -> None:
     """A bench model and a model by its numbers are two questions: one at a time."""
     if req.params is not None and req.model is not None:
-        raise ValueError(
-            f"give model= (a model the bench measured, {req.model!r}) or params= (a model by "
-            "its numbers, advised from its family's calibration), not both (--model or "
-            "--params on the command line)"
+        raise NamedError(
+            f"give {ref('model', req.model)} (a model the bench measured) or "
+            f"{ref('params')} (a model by its numbers, advised from its family's "
+            "calibration), not both"
         )
     if req.params is not None and not math.isfinite(req.params):
-        raise ValueError("params (--params) must be a finite number")
+        raise NamedError(f"{ref('params')} must be a finite number")

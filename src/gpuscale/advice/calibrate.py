@@ -9,7 +9,8 @@ sweep: ``advice/collectives.py``).
   ``torch.utils.flop_counter``), and of the optimizer time on the parameters; the model
   advised on keeps the family's rate ``R`` and its own measured step (the fixed term
   absorbs the difference). With neither (one batch of one model), the device prior with
-  its range (``advice/bench_fixed.py``). Its calibration point is reproduced exactly.
+  its range. Which of these, and the split of the step it gives:
+  ``advice/bench_fixed.split``. Its calibration point is reproduced exactly.
 * DDP's own cost: the N = 1 synchronised minus no-sync step, per parameter.
 * Overlap: ``1 - exposed / comm`` of the model's smallest multi-device run (the bench
   measures both), else the median over the other models of the same configuration.
@@ -35,16 +36,16 @@ from gpuscale.advice import contention as measured_contention
 from gpuscale.advice.bench_reading import (
     accumulation_note,
     as_step_model,
-    fsdp_fixed,
     fsdp_note,
 )
-from gpuscale.advice.fixed_cost import FixedCost, PeakChecked, ceiling, within_peak
+from gpuscale.advice.fixed_cost import FixedCost
 from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.network import Network
 from gpuscale.advice.step_shape import Shape
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.bench.support import Support, support
-from gpuscale.quantities import counted, number
+from gpuscale.quantities import counted
+from gpuscale.tables.requests import NamedError
 
 # Runs that share a machine setting: their compute and communication are comparable.
 HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
@@ -52,6 +53,11 @@ HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "th
 
 class CalibrationError(ValueError):
     """The measurements cannot calibrate the model (no N = 1 run of that model, ...)."""
+
+
+class NamedCalibrationError(CalibrationError, NamedError):
+    """A :class:`CalibrationError` whose sentence names request fields (``ref``): the CLI
+    says the option (``--bench``), Python the keyword (``bench=``)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -154,123 +160,26 @@ def _compute(
         flops = 6.0 * params
     model = ModelSpec(params=params, flops_per_sample=float(flops))
     fb = float(row["forward_ms"] + row["backward_ms"])
-    work_ms_per_tflop = float(row["batch_per_device"]) * model.flops / 1e12 * 1e3
     single = hardware[hardware["accelerators"] == 1]
     family = single[single["family"] == row["family"]]
-    fitted = fit_compute(family) or fit_compute(single)
-    split = _own_fixed(row, fb)
-    own = fsdp_fixed(row, fb, split)  # FSDP's own work: fixed per step
-    if split is None and own is not None:  # FSDP's gap measured; the step's own, not
-        own = bench_fixed.with_unmeasured(own, row, fb, model.flops)
-    checked = _checked(own, row, fb, model) if own is not None else None
-    floor = 0.0
-    if checked is not None:
-        own, fixed, tflops, floor = checked.cost, checked.fixed_ms, checked.tflops, checked.floor_ms
-        notes.append(f"compute: {row['model']}: {checked.note}")
-    elif own is not None:
-        fixed = own.ms
-        tflops = work_ms_per_tflop / max(fb - fixed, 1e-9)
-        notes.append(
-            f"compute: {number(fixed)} ms fixed per forward and backward {own.source} for "
-            f"{row['model']}"  # an FSDP gap with the prior added is assumed, not measured
-        )
-    elif fitted is not None:
-        fixed, tflops, _ = fitted
-        # the family's rate, no faster than the device can go
-        tflops = min(
-            tflops, ceiling(row.get("device"), row.get("threads"), row.get("peak_tflops"))[0]
-        )
-        fixed = fb - work_ms_per_tflop / tflops
-        if fixed < 0:  # faster than the family: all of the step is work at its own rate
-            fixed, tflops = 0.0, work_ms_per_tflop / fb
-        notes.append(
-            f"compute: {number(tflops)} TFLOP/s achieved by the {row['family']} family, "
-            f"{number(fixed)} ms fixed per forward and backward for {row['model']}"
-        )
-    else:  # one batch of one model: the device prior (bench_fixed), its range in the interval
-        own = bench_fixed.unmeasured(row, fb, model.flops)
-        fixed = own.ms
-        tflops = work_ms_per_tflop / max(fb - fixed, 1e-9)
-        notes.append(
-            "compute: one model measured, at one batch, its whole step taken as work at its "
-            "own rate"
-            if fixed == 0
-            else f"compute: one model measured, at one batch: {number(fixed)} ms of its "
-            "forward and backward taken as fixed cost (assumed), the rest as work at its rate"
-        )
+    split = bench_fixed.split(row, model, fit_compute(family) or fit_compute(single))
+    notes.append(f"compute: {split.note}")
     mparams = params / 1e6
     overhead = row.get("ddp_overhead_ms")
     backward_share = float(row["backward_ms"]) / fb if fb > 0 else 2 / 3
     samples = row.get("nosync_step_ms_samples")
     samples = tuple(float(v) for v in samples) if isinstance(samples, tuple | list) else ()
     compute = Compute(
-        tflops=tflops,
-        fixed_ms=fixed,
-        floor_ms=floor,
+        tflops=split.tflops,
+        fixed_ms=split.fixed_ms,
+        floor_ms=split.floor_ms,
         opt_ms_per_mparam=float(row["optimizer_ms"]) / mparams,
         ddp_ms_per_mparam=float(overhead) / mparams if pd.notna(overhead) else 0.0,
         backward_share=min(1.0, max(0.0, backward_share)),
         jitter_ms=samples,
         jitter_ref_ms=float(np.mean(samples)) if samples else 0.0,
     )
-    if own is None:  # fitted over the family's (or configuration's) N = 1 runs
-        own = FixedCost(
-            ms=fixed,
-            low_ms=fixed,
-            high_ms=fixed,
-            source="fitted",
-            basis=f"the {row['family']} family's rate over its N = 1 runs",
-            at_batch=float(row["batch_per_device"]),
-            measure=bench_fixed.measure_command(row),
-        )
-    return compute, model, own
-
-
-def _checked(own: FixedCost, row: pd.Series, fb: float, model: ModelSpec) -> PeakChecked | None:
-    """``fixed_cost.within_peak`` on this row's plain steps (None: no second batch, or the
-    measured split stands); without a recorded peak, a CPU's ceiling (its threads at
-    ``CPU_THREAD_TFLOPS``) or the fastest accelerator's bf16 peak bound the work's rate."""
-    peak, small = row.get("peak_tflops"), row.get("small_batch_step_ms_mean")
-    if pd.isna(small):
-        return None
-    peak, words = ceiling(row.get("device"), row.get("threads"), peak)
-    return within_peak(
-        own,
-        fb_ms=fb,
-        batch=float(row["batch_per_device"]),
-        flops_per_sample=model.flops,
-        peak_tflops=float(peak),
-        plain_ms=(
-            (float(row["small_batch_per_device"]), float(small)),
-            (float(row["batch_per_device"]), float(row["plain_step_ms_mean"])),
-        ),
-        peak_words=words,
-    )
-
-
-def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
-    """The fixed cost the bench measured for this row (two batches at N = 1), less the
-    optimizer's time (in the plain step, not in forward + backward); None without it."""
-    point = row.get("fixed_ms")
-    if point is None or pd.isna(point):
-        return None
-    opt = float(row["optimizer_ms"])
-
-    def ms(value: float) -> float:
-        return min(max(float(value) - opt, 0.0), fb_ms * (1 - 1e-6))
-
-    low, high = row.get("fixed_ms_low"), row.get("fixed_ms_high")
-    low = ms(low) if pd.notna(low) else ms(point)
-    high = ms(high) if pd.notna(high) else ms(point)
-    return FixedCost(
-        ms=min(max(ms(point), low), high),
-        low_ms=low,
-        high_ms=high,
-        source="measured",
-        basis=f"the bench's plain steps at batch {int(row['small_batch_per_device'])} and "
-        f"{int(row['batch_per_device'])} (intercept, less the optimizer)",
-        at_batch=float(row["batch_per_device"]),
-    )
+    return compute, model, split.cost
 
 
 def _noise(rows: pd.DataFrame) -> NoiseScale | None:

@@ -14,69 +14,72 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuscale.quantities import joined
+from gpuscale.tables.requests import NamedError, ref
 
-# (option, other option, whether the request gives both in contradiction, why). The
-# request's own checks refuse step times and --fixed-ms together, --model and --params.
+# (option, other option, whether the request gives both in contradiction, why), each
+# field named by ``ref`` (``--scaling weak`` on the command line, ``scaling='weak'`` from
+# Python). The request's own checks refuse step times and --fixed-ms together.
 PAIRS: tuple[tuple[str, str, Callable[[Any], bool], str], ...] = (
     (
-        "--scaling weak",
-        "--global-batch",
+        ref("scaling", "weak"),
+        ref("global_batch"),
         lambda r: r.scaling == "weak" and r.global_batch is not None,
         "weak scaling keeps the per-device batch, a global batch kept at every count is "
         "strong scaling; give one or the other",
     ),
     (
-        "--interconnect",
-        "--busbw-gbs",
+        ref("interconnect"),
+        ref("busbw_gbs"),
         lambda r: r.interconnect is not None and r.busbw_gbs is not None,
-        "a preset link or a custom one (--busbw-gbs, --latency-us); give one or the other",
+        f"a preset link or a custom one ({ref('busbw_gbs')}, {ref('latency_us')}); give one "
+        "or the other",
     ),
     (
-        "--latency-us",
-        "no --busbw-gbs",
+        ref("latency_us"),
+        f"no {ref('busbw_gbs')}",
         lambda r: r.latency_us is not None and r.busbw_gbs is None,
         "the latency is a custom link's, given with its bus bandwidth (a preset has its "
-        "own): give --busbw-gbs too, or leave it out",
+        f"own): give {ref('busbw_gbs')} too, or leave it out",
     ),
     (
-        "--collectives",
-        "--interconnect or --busbw-gbs",
+        ref("collectives"),
+        f"{ref('interconnect')} or {ref('busbw_gbs')}",
         lambda r: r.collectives is not None and (r.interconnect or r.busbw_gbs) is not None,
         "the measured curves give the link; give one or the other",
     ),
     (
-        "--noise-scale",
-        "--workload",
+        ref("noise_scale"),
+        ref("workload"),
         lambda r: r.noise_scale is not None and r.workload is not None,
         "the workload's reference convergence points give the convergence model; give "
         "one or the other",
     ),
     (
-        "--ruleset",
-        "no --workload",
+        ref("ruleset"),
+        f"no {ref('workload')}",
         lambda r: r.ruleset is not None and r.workload is None,
-        "the ruleset chooses a workload's reference convergence points: give --workload "
-        "too, or leave it out",
+        "the ruleset chooses a workload's reference convergence points: give "
+        f"{ref('workload')} too, or leave it out",
     ),
     (
-        "--inter-node or --nics-per-node",
+        f"{ref('inter_node')} or {ref('nics_per_node')}",
         "one node",
         lambda r: (r.inter_node or r.nics_per_node) is not None and not _several_nodes(r),
-        "they describe the network between nodes: give --nodes (or a --max-devices above "
-        "--gpus-per-node), or leave them out",
+        f"they describe the network between nodes: give {ref('nodes')} (or a "
+        f"{ref('max_devices')} above {ref('gpus_per_node')}), or leave them out",
     ),
 )
 
-# Fields that describe bench results: (field, option, why without them).
+# Fields that describe bench results: (field, its name (``ref``), why without them).
 BENCH_ONLY: tuple[tuple[str, str, str], ...] = (
-    ("model", "--model", "a model of the bench results"),
-    ("family", "--family", "whose measured rate a --params model takes"),
-    ("allow_flagged", "--allow-flagged", "which bench runs are used"),
+    ("model", ref("model"), "a model of the bench results"),
+    ("family", ref("family"), f"whose measured rate a {ref('params')} model takes"),
+    ("allow_flagged", ref("allow_flagged"), "which bench runs are used"),
 )
-# Fields that describe a model given by numbers: (field, option).
+# Fields that describe a model given by numbers: (field, its name (``ref``)).
 NUMBERS_ONLY: tuple[tuple[str, str], ...] = (
-    ("step_ms", "--step-ms"),
-    ("device_name", "--device-name"),
+    ("step_ms", ref("step_ms")),
+    ("device_name", ref("device_name")),
 )
 
 
@@ -87,35 +90,35 @@ def _several_nodes(request: Any) -> bool:
 
 
 def check_pairs(request: Any) -> None:
-    """``ValueError`` naming both options of the first pair the request contradicts."""
+    """``NamedError`` naming both options of the first pair the request contradicts."""
     for first, second, both, why in PAIRS:
         if both(request):
-            raise ValueError(f"{first} with {second}: {why}")
+            raise NamedError(f"{first} with {second}: {why}")
 
 
 def check_with_data(request: Any, *, bench: bool) -> None:
-    """``ValueError`` for an option that does not apply with (``bench``) or without bench
+    """``NamedError`` for an option that does not apply with (``bench``) or without bench
     results, naming it and what it applies to."""
     if not bench:
         given = [(o, why) for f, o, why in BENCH_ONLY if getattr(request, f) not in (None, False)]
         if given:
             option, why = given[0]
-            raise ValueError(
-                f"{option} without --bench: it says {why}; give bench results (--bench FILE; "
-                "in Python: bench=), or leave it out"
+            raise NamedError(
+                f"{option} without {ref('bench')}: it says {why}; give bench results (a file "
+                f"as {ref('bench')}), or leave it out"
             )
         return
     unused = [o for f, o in NUMBERS_ONLY if getattr(request, f) is not None]
     if unused:  # never silently ignored (a user walk: rc 0, the step given unused)
-        raise ValueError(
+        raise NamedError(
             f"{joined(unused)}: for a model given by numbers; with bench results the "
             "step and the device are measured: give one or the other"
         )
     if request.params is None:
-        for field, option in (("family", "--family"), ("flops_per_sample", "--flops-per-sample")):
+        for field in ("family", "flops_per_sample"):
             if getattr(request, field) is not None:
-                raise ValueError(
-                    f"{option} with --bench but no --params: it describes a model given by "
-                    "its numbers; the bench measured its own models' (give --params too, or "
-                    "leave it out)"
+                raise NamedError(
+                    f"{ref(field)} with {ref('bench')} but no {ref('params')}: it describes a "
+                    "model given by its numbers; the bench measured its own models' (give "
+                    f"{ref('params')} too, or leave it out)"
                 )

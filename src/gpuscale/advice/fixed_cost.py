@@ -239,10 +239,11 @@ def ceiling(device: object, threads: object, peak: object = None) -> tuple[float
 
 
 @dataclass(frozen=True, slots=True)
-class PeakChecked:
-    """A measured fixed cost checked against the device's peak (``within_peak``): the
-    cost, the forward + backward split it gives (ms fixed, TFLOP/s of the work, a floor
-    the step does not go below: 0 for none) and what was done, said."""
+class Split:
+    """A fixed cost and the forward + backward split it gives (ms fixed, TFLOP/s of the
+    work, a floor the step does not go below: 0 for none), with what was done, said: a
+    measured one checked against the device's peak (``within_peak``), or a bench row's
+    (``advice/bench_fixed.py``)."""
 
     cost: FixedCost
     fixed_ms: float
@@ -260,7 +261,7 @@ def within_peak(
     peak_tflops: float,
     plain_ms: tuple[tuple[float, float], ...],
     peak_words: str = "the device's peak",
-) -> PeakChecked | None:
+) -> Split | None:
     """``own`` (the plain steps' intercept, less the optimizer) split against ``fb_ms``
     (forward + backward of the no-sync step at ``batch``), unless that leaves less than the
     batch's work at ``peak_tflops``: a rate the device cannot reach (None: the split
@@ -291,7 +292,7 @@ def within_peak(
             high_ms=fixed,
             basis=f"{own.basis}; {said}",
         )
-        return PeakChecked(cost, fixed, tflops, 0.0, said)
+        return Split(cost, fixed, tflops, 0.0, said)
     said = (
         f"a launch-bound floor of {format_ms(fb_ms)} (forward + backward): the plain steps "
         f"at batch {small:g} and {large:g} differ by less than their work at {peak_words}, "
@@ -301,4 +302,4 @@ def within_peak(
     cost = replace(
         own, ms=fb_ms, low_ms=min(own.low_ms, fb_ms), high_ms=fb_ms, basis=f"{own.basis}; {said}"
     )
-    return PeakChecked(cost, max(fb_ms - at_peak_ms, 0.0), peak_tflops, fb_ms, said)
+    return Split(cost, max(fb_ms - at_peak_ms, 0.0), peak_tflops, fb_ms, said)

@@ -19,7 +19,13 @@ from gpuscale.advice import assumptions, bench_host, by_numbers, caveats, fixed_
 from gpuscale.advice import contention as measured_contention
 from gpuscale.advice.basis import Basis
 from gpuscale.advice.bench_reading import for_strategy, other_strategy, own_work, strategy_taken
-from gpuscale.advice.calibrate import CalibrationError, calibrate, default_model, with_comm_scale
+from gpuscale.advice.calibrate import (
+    CalibrationError,
+    NamedCalibrationError,
+    calibrate,
+    default_model,
+    with_comm_scale,
+)
 from gpuscale.advice.device_power import bench_power
 from gpuscale.advice.flag_remedy import broken_note, flagged_help, usable_runs
 from gpuscale.advice.inputs import OneDevice
@@ -35,6 +41,7 @@ from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import counted, format_ms, joined, noun_for
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.bench import most_host_devices
+from gpuscale.tables.requests import NamedError
 
 
 def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
@@ -54,7 +61,12 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         if on_host is not basis:  # the bench host's link: its communication read on it
             basis, cal = on_host, _calibrated(table, req, on_host.network)
     except CalibrationError as exc:
-        raise CalibrationError(f"{exc}{flagged_help(table)}{broken_note(broken)}") from None
+        more = f"{flagged_help(table)}{broken_note(broken)}"
+        if not more:
+            raise
+        # the fields it names (``ref``) still said as the caller names them
+        said = exc.text if isinstance(exc, NamedError | BenchFieldError) else str(exc)
+        raise NamedCalibrationError(f"{said}{more}") from None
     measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged))
     fell = measured_contention.falling(cal.compute.slowdown)
     weak, evidence = _weak(table, cal.name, req.bench)

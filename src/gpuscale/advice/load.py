@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.calibrate import CalibrationError
+from gpuscale.advice.calibrate import CalibrationError, NamedCalibrationError
 from gpuscale.advice.collectives import MeasuredCurves
 from gpuscale.advice.network import CommCurve
 from gpuscale.advice.request import AdviceRequest
@@ -23,6 +23,7 @@ from gpuscale.bench.results import BENCH_FILE, load_bench
 from gpuscale.interconnect.records import read_sweeps
 from gpuscale.interconnect.topology import Topology, read_topo_file
 from gpuscale.quantities import counted
+from gpuscale.tables.requests import ref
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +87,8 @@ def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, Any]
     table = sweeps.results
     if table is None or table.empty:
         bench = (sweeps.first_schema or "").startswith(BENCH_FILE[0])  # as `holds` tells it
-        held = " (it holds `gpuscale bench` results: give it as --bench)" if bench else ""
-        raise CalibrationError(f"{path}: no collectives measurement{held}")
+        held = f" (it holds `gpuscale bench` results: give it as {ref('bench')})" if bench else ""
+        raise NamedCalibrationError(f"{path}: no collectives measurement{held}")
     table = table[table["status"] == "ok"]
     curves: list[CommCurve] = []
     for (op, ranks), rows in table.groupby(["op", "ranks"]):
@@ -107,10 +108,10 @@ def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, Any]
                 )
             )
     if not any(c.op == "all_reduce" for c in curves):
-        raise CalibrationError(
+        raise NamedCalibrationError(
             f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks (a "
-            "one-device host measures none: leave out --collectives and give the link as "
-            "--interconnect PRESET)"
+            f"one-device host measures none: leave out {ref('collectives')} and give the link "
+            f"as {ref('interconnect')} (a preset))"
         )
     header = sweeps.headers.get(sweeps.latest, {}) if sweeps.latest else {}
     return curves, header

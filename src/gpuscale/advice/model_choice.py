@@ -14,7 +14,7 @@ from gpuscale.advice.calibrate import CalibrationError
 from gpuscale.bench.baselines import kinds_of
 from gpuscale.names import did_you_mean
 from gpuscale.quantities import counted, format_count, joined, noun_for
-from gpuscale.tables.requests import FieldError, shown
+from gpuscale.tables.requests import FieldError, as_keywords, ref
 
 
 class BenchFieldError(CalibrationError, FieldError):
@@ -25,8 +25,8 @@ class BenchFieldError(CalibrationError, FieldError):
 
     def __init__(self, field: str, value: object, rule: str, *, then: str = "") -> None:
         FieldError.__init__(self, field, value, rule)
-        shown_value = repr(value) if isinstance(value, str) else shown(value)
-        self.args = (f"{field}={shown_value} is {rule}{then}",)
+        self.text = f"{ref(field, value)} is {rule}{then}"  # as NamedError's
+        self.args = (as_keywords(self.text),)
 
 
 def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:

@@ -23,11 +23,13 @@ from gpuscale.quantities import counted, number, parse_size
 from gpuscale.tables.requests import (
     FieldError,
     JsonRequest,
+    NamedError,
     flag,
     help_of,
     option,
     power_option,
     price_option,
+    ref,
     repeatable_option,
     settle_choice,
     single_option,
@@ -45,7 +47,9 @@ DEFAULT_BATCH = 32  # the per-device batch of a step time given without one (sai
 DEFAULT_LATENCY_US = 10.0  # a custom link's latency when only its bandwidth is given
 DEFAULT_INTER_NODE = "ib-ndr400"  # the NICs between nodes when none are named
 DEFAULT_RULESET = "5.0.0"  # the MLPerf ruleset of a workload's RCPs when none is named
-ONE_BATCH_WITH_BENCH = "--batch is given once with --bench (the per-device batch to use)"
+ONE_BATCH_WITH_BENCH = (
+    f"{ref('batch')} is given once with {ref('bench')} (the per-device batch to use)"
+)
 # Each number's range: (lowest, highest, whole?, lowest excluded?). Past these a value
 # is a typo or a unit mistake (a batch of 10^23, a bucket of 10^-310 MiB), never a
 # request to carry into the model: refused where it is given.
@@ -129,10 +133,10 @@ def _check_work_grows(points: tuple[tuple[int, float], ...]) -> None:
     ordered = sorted(points)
     for (b_small, t_small), (b_large, t_large) in itertools.pairwise(ordered):
         if t_large < t_small:
-            raise ValueError(
-                f"--step-ms {t_large:g} at --batch {b_large} is faster than {t_small:g} at "
-                f"--batch {b_small}: a larger batch does more work; measure both again "
-                "(the same model, precision and device)"
+            raise NamedError(
+                f"{ref('step_ms', t_large)} at {ref('batch', b_large)} is faster than "
+                f"{t_small:g} at {ref('batch', b_small)}: a larger batch does more work; "
+                "measure both again (the same model, precision and device)"
             )
 
 
@@ -290,9 +294,10 @@ class AdviceRequest(JsonRequest):
             name, value = bad[0]
             raise FieldError(name, value, _rule(name))
         if self.nodes * self.gpus_per_node > MAX_DEVICES:
-            raise ValueError(
-                f"nodes x gpus_per_node is {self.nodes * self.gpus_per_node:,}: at most "
-                f"{MAX_DEVICES:,} devices are advised on"
+            raise NamedError(
+                f"{ref('nodes', self.nodes)} x {ref('gpus_per_node', self.gpus_per_node)} is "
+                f"{self.nodes * self.gpus_per_node:,} devices: at most {MAX_DEVICES:,} are "
+                "advised on"
             )
         if self.strategy is not None:  # None: as benched (--bench), else ddp
             settle_choice(self, "strategy", STRATEGIES)
@@ -332,25 +337,27 @@ class AdviceRequest(JsonRequest):
         a fixed cost is part of the one step time given, so below it."""
         steps, batches = self.step_ms, self.batch
         if isinstance(batches, tuple) and self.bench is not None:
-            raise ValueError(ONE_BATCH_WITH_BENCH)
+            raise NamedError(ONE_BATCH_WITH_BENCH)
         if isinstance(steps, tuple) or isinstance(batches, tuple):
             count = len(steps) if isinstance(steps, tuple) else 1
             if not isinstance(batches, tuple) or len(batches) != count:
                 given = len(batches) if isinstance(batches, tuple) else int(batches is not None)
-                raise ValueError(
-                    f"{counted(count, '--step-ms value')} {'needs' if count == 1 else 'need'} "
-                    "as many --batch values, one per step time"
-                    f" (got {counted(given, '--batch value') if given else 'none'})"
+                raise NamedError(
+                    f"{counted(count, 'step time')} ({ref('step_ms')}) "
+                    f"{'needs' if count == 1 else 'need'} as many {ref('batch')} values, one "
+                    f"per step time (got {given or 'none'})"
                 )
             if len(set(batches)) != len(batches):
-                raise ValueError(f"the --batch values of the step times must differ: {batches}")
+                raise NamedError(
+                    f"the {ref('batch')} values of the step times must differ: {batches}"
+                )
             _check_work_grows(tuple(zip(batches, steps, strict=True)))  # type: ignore[arg-type]
             if self.fixed_ms is not None:
-                raise ValueError("give --fixed-ms or step times at two batches, not both")
+                raise NamedError(f"give {ref('fixed_ms')} or step times at two batches, not both")
         elif self.fixed_ms is not None and steps is not None and self.fixed_ms >= steps:
-            raise ValueError(
-                f"--fixed-ms {self.fixed_ms:g} is not below --step-ms {steps:g}: the fixed "
-                "per-step cost is the part of that step that does not shrink with the batch"
+            raise NamedError(
+                f"{ref('fixed_ms', self.fixed_ms)} is not below {ref('step_ms', steps)}: the "
+                "fixed per-step cost is the part of that step that does not shrink with the batch"
             )
 
     @property

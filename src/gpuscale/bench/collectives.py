@@ -24,7 +24,6 @@ import argparse
 import contextlib
 import json
 import os
-import sys
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -43,7 +42,7 @@ from gpuscale.bench.collectives_config import (
     bus_bandwidth,
     message_sizes,
 )
-from gpuscale.bench.ranks import pick_device
+from gpuscale.bench.ranks import end_rank, pick_device
 from gpuscale.bench.telemetry import machine_environment
 from gpuscale.sources.processes import die_with_runner
 
@@ -322,4 +321,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_rank(main)

@@ -23,6 +23,7 @@ from gpuscale.tables.requests import (
     given_twice,
     option,
     oversubscribe_option,
+    ref,
     settle_choice,
     text_option,
 )
@@ -233,8 +234,8 @@ class CheckRequest:
             raise FieldError(
                 "nproc",
                 self.nproc,
-                "collectives runs one world size: give one number, e.g. --nproc 2 (run it "
-                "again for another)",
+                f"collectives runs one world size: give one number, e.g. {ref('nproc', '2')} "
+                "(run it again for another)",
             )
         resolve_gpu(self.gpu)  # a GPU the catalogue does not know: refused before the sweep
         check_gpu_option(self.topo_file, self.gpu)  # --gpu alone would be ignored

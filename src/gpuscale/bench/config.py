@@ -14,7 +14,14 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from gpuscale.quantities import parse_bytes
-from gpuscale.tables.requests import FieldError, JsonRequest, option, settle_choice, text_option
+from gpuscale.tables.requests import (
+    FieldError,
+    JsonRequest,
+    option,
+    ref,
+    settle_choice,
+    text_option,
+)
 
 STRATEGIES = ("ddp", "fsdp")
 PRECISIONS = ("fp32", "bf16", "fp16")
@@ -208,19 +215,23 @@ class BenchConfig(JsonRequest):
             raise FieldError(
                 "global_batch",
                 self.global_batch,
-                "applies to strong scaling: add --strong (weak scaling keeps --batch per device)",
+                f"applies to strong scaling: add {ref('scaling', 'strong', flag=True)} (weak "
+                f"scaling keeps {ref('batch')} per device)",
             )
         if self.scaling == "strong" and self.batch is not None:
             raise FieldError(
                 "batch",
                 self.batch,
-                "is weak scaling's per-device batch; with --strong, --global-batch is split",
+                f"is weak scaling's per-device batch; with {ref('scaling', 'strong', flag=True)}, "
+                f"{ref('global_batch')} is split",
             )
         if self.strategy == "fsdp" and self.grad_comm != "fp32":
             raise ValueError("grad_comm applies to DDP; FSDP communicates in its own dtype")
         if self.backend == "gloo" and self.tf32 != "default":  # no effect, a split baseline
             raise FieldError(
-                "tf32", self.tf32, "is a GPU's: with --backend gloo the ranks run on CPUs"
+                "tf32",
+                self.tf32,
+                f"is a GPU's: with {ref('backend', 'gloo')} the ranks run on CPUs",
             )
 
     def per_device_batch(self, accelerators: int, device: str) -> int:

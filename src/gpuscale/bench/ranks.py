@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 import torch.distributed as dist
@@ -46,6 +47,23 @@ def process_group(backend: str, timeout_s: float) -> Iterator[torch.device]:
         dist.barrier()
     finally:
         dist.destroy_process_group()
+
+
+def end_rank(main: Callable[[], int]) -> NoReturn:
+    """Run a rank's ``main`` and end the process. A rank that finished (``main`` returned
+    0: its rows written and flushed, its process group left) ends with its output flushed
+    and ``os._exit(0)``, without the interpreter's teardown, where torch 2.13's gloo
+    threads abort the process now and then ("terminate called without an active
+    exception", SIGABRT) after its work is done: the launch then read as a crash. A rank
+    that failed (``main`` raised, or returned a nonzero code) ends the ordinary way: its
+    traceback printed, a nonzero exit."""
+    code = main()
+    if code:
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed, or its reader gone
+            stream.flush()
+    os._exit(0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from gpuscale.tables.requests import (
     flag,
     option,
     oversubscribe_option,
+    ref,
     repeatable_option,
 )
 
@@ -89,4 +90,6 @@ def check_nodes(nnodes: int, node_rank: int) -> None:
     if not 1 <= nnodes <= 100_000:
         raise FieldError("nnodes", nnodes, "must be a whole number from 1 to 100,000")
     if not 0 <= node_rank < nnodes:
-        raise FieldError("node_rank", node_rank, f"must be from 0 to --nnodes - 1 ({nnodes - 1})")
+        raise FieldError(
+            "node_rank", node_rank, f"must be from 0 to {nnodes - 1}, below {ref('nnodes', nnodes)}"
+        )

@@ -25,7 +25,6 @@ import json
 import math
 import os
 import resource
-import sys
 import time
 import traceback
 from dataclasses import replace
@@ -39,7 +38,7 @@ import torch.distributed as dist
 from gpuscale.bench.config import BenchConfig, resolved_config, run_key, tf32_flags
 from gpuscale.bench.launch_events import is_out_of_memory
 from gpuscale.bench.models import family_of, first_batch, load_model, parameter_count
-from gpuscale.bench.ranks import Host, agreed_sweep_id, gather, process_group
+from gpuscale.bench.ranks import Host, agreed_sweep_id, end_rank, gather, process_group
 from gpuscale.bench.results import SCHEMA
 from gpuscale.bench.results_file import append_result
 from gpuscale.bench.steps import CommMeter, Job, count_flops, ddp, gradient_norms, timed_steps
@@ -377,4 +376,4 @@ def _note(progress: Path | None, local_rank: int, event: str, key: str, extra: s
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end_rank(main)

@@ -87,6 +87,8 @@ def request_of(request: type, values: dict[str, Any], **more: Any) -> Any:
     try:
         return request(**given, **more)
     except FieldError as exc:  # the value said as typed (`1e99`, not its 100 digits)
+        if not exc.problems:  # fields named in a sentence (NamedError): said as they are
+            raise
         problems = [(f, typed.get(f, v), r) for f, v, r in exc.problems]
         raise FieldError(*problems[0], more=tuple(problems[1:])) from None
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from gpuscale.hardware.links import check_preset
 from gpuscale.tables.analysis_request import BASIS_HELP, DIVISION_HELP
 from gpuscale.tables.raw_rounds import check_out
-from gpuscale.tables.requests import FieldError, flag, option, settle_choice
+from gpuscale.tables.requests import FieldError, flag, option, ref, settle_choice
 
 if TYPE_CHECKING:  # pandas and the tables only when a report is written
     import pandas as pd
@@ -96,7 +96,11 @@ class ReportRequest:
             ("allow_flagged", False),
         ):
             if not self.advise and getattr(self, name) != value:
-                raise FieldError(name, getattr(self, name), "applies with --advise (and --bench)")
+                raise FieldError(
+                    name,
+                    getattr(self, name),
+                    f"applies with {ref('advise', True, flag=True)} (and {ref('bench')})",
+                )
 
     def advice_request(self) -> Any:
         """The :class:`~gpuscale.advice.request.AdviceRequest` of ``--advise``: what

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import typing
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -193,7 +194,7 @@ class FieldError(ValueError):
         super().__init__(
             "; ".join(
                 f"{f}: {r}" if _missing(v) else f"invalid {f} {shown(v)}: {r}"
-                for f, v, r in self.problems
+                for f, v, r in ((f, v, as_keywords(r)) for f, v, r in self.problems)
             )
         )
 
@@ -204,9 +205,52 @@ class FieldError(ValueError):
         names = options or {}
         said = []
         for f, v, r in self.problems:
-            name = names.get(f, "--" + f.replace("_", "-"))
+            name, r = names.get(f, "--" + f.replace("_", "-")), as_options(r, names)
             said.append(f"{name}: {r}" if _missing(v) else f"{name} {shown(v)}: {r}")
         return "; ".join(said)
+
+
+class NamedError(FieldError):
+    """A refusal whose sentence names request fields (each written with :func:`ref`):
+    Python reads them as keywords (``fixed_ms=30 is not below step_ms=18.6``), the command
+    line as its options (:meth:`as_options`: ``--fixed-ms 30 is not below --step-ms
+    18.6``), as a :class:`FieldError` names the field it refuses. ``problems`` is empty:
+    no one field's value is refused."""
+
+    def __init__(self, text: str) -> None:
+        ValueError.__init__(self, as_keywords(text))
+        self.field, self.value, self.rule, self.problems = "", None, text, ()
+        self.text = text
+
+    def as_options(self, options: dict[str, str] | None = None) -> str:
+        return as_options(self.text, options)
+
+
+_REF = re.compile("\x1d([^\x1e]*)\x1e([^\x1e]*)\x1e([^\x1d]*)\x1d")
+_ALONE = object()
+
+
+def ref(field: str, value: object = _ALONE, *, flag: bool = False) -> str:
+    """``field`` (with ``value``) named in a refusal's sentence (:class:`NamedError`, a
+    :class:`FieldError`'s rule): its keyword from Python (``fixed_ms=``, ``fixed_ms=30``,
+    ``scaling='weak'``), its option on the command line (``--fixed-ms``, ``--fixed-ms
+    30``, ``--scaling weak``; a ``flag`` that gives the value alone: ``--strong``)."""
+    if value is _ALONE:
+        return f"\x1d{field}\x1e\x1e\x1d"
+    keyword = repr(value) if isinstance(value, str) else shown(value)
+    return f"\x1d{field}\x1e{keyword}\x1e{'' if flag else ' ' + shown(value)}\x1d"
+
+
+def as_keywords(text: str) -> str:
+    """``text`` with each field named (:func:`ref`) as its keyword: ``fixed_ms=30``."""
+    return _REF.sub(lambda m: f"{m[1]}={m[2]}", text)
+
+
+def as_options(text: str, options: dict[str, str] | None = None) -> str:
+    """``text`` with each field named (:func:`ref`) as its option (``options``: field ->
+    option, where it is not ``--field-name``): ``--fixed-ms 30``."""
+    names = options or {}
+    return _REF.sub(lambda m: names.get(m[1], "--" + m[1].replace("_", "-")) + m[3], text)
 
 
 def _missing(value: object) -> bool:

@@ -47,8 +47,9 @@ def test_the_section_says_its_data_and_the_command_that_agrees(v41, tmp_path: Pa
     data = plan_data(v41.scores, ["llama2_70b_lora"])
     section = plan_section(data, FigureFiles(tmp_path), rounds=["v4.1"])
     assert section is not None
-    said = section.findings[0]
-    assert said.startswith("Planned from the results of v4.1 loaded in this report")
+    assert section.findings[0].startswith("Planned from the results of v4.1 loaded in this report")
+    # each plan's words give its command (the intro named the first plan's only)
+    said = next(f for f in section.findings if f.startswith("Llama2 70B LoRA on "))
     command = shlex.split(said.split("`")[1])
     assert command[:3] == ["gpuscale", "plan", "--round"]
     result = CliRunner().invoke(app, [*command[1:], "-f", "csv"])

@@ -59,15 +59,36 @@ def measured_shares(result: WorkloadAnalysis, family: str) -> pd.DataFrame:
     )
 
 
+def flagged(table: pd.DataFrame) -> dict[int, str]:
+    """The plan's flagged counts, each with its flags' names (``super-linear``, ``no
+    time``: each flag's words before its colon), as the table's ``flags`` column says."""
+    return {
+        int(n): joined(part.split(":")[0].strip() for part in str(cell).split("; "))
+        for n, cell in zip(table["accelerators"], table["flags"], strict=True)
+        if cell
+    }
+
+
+def _plan_at(n: int, plan: dict[int, float], flags: dict[int, str], t: float) -> str:
+    """What the plan's basis gives at ``n``: its share, or why it has none there."""
+    if n in plan:
+        return f"the plan keeps {fixed_apart(plan[n], t)} of its best"
+    if n in flags:
+        return f"the plan's time is flagged ({flags[n]}) and kept out of its E'"
+    return "the plan asks no such count"
+
+
 def _at(
-    n: int, plan: dict[int, float], measured: pd.DataFrame, family: str, rnd: str, t: float
+    n: int,
+    plan: dict[int, float],
+    flags: dict[int, str],
+    measured: pd.DataFrame,
+    family: str,
+    rnd: str,
+    t: float,
 ) -> str:
     """What each basis gives at ``n`` (shares to the digits that tell them from ``t``)."""
-    words = []
-    if n in plan:
-        words.append(f"the plan keeps {fixed_apart(plan[n], t)} of its best")
-    else:
-        words.append("the plan asks no such count")
+    words = [_plan_at(n, plan, flags, t)]
     if n in measured.index:
         row = measured.loc[n]
         words.append(
@@ -94,17 +115,28 @@ def bases_sentence(item: Any, result: WorkloadAnalysis) -> str:
     top = measured.loc[measured["share"].idxmax()]
     planned = sorted(plan)
     best = max(plan, key=lambda n: plan[n])
+    flags = flagged(item.table)
+    out = f"; {joined(f'{n:,} ({why})' for n, why in flags.items())} flagged, kept out"
+    out = out if flags else ""
     name = f"{display_name(item.workload)} on {family}"
     head = (
         f"{name}, where more accelerators stop paying: this plan's {plan_label} marks "
         f"{marked:,}, the answer table's {pick.label} (How many accelerators?) picks "
         f"{int(pick.accelerators):,} within {family}. The plan's E' is of its planned times "
-        f"against the best of the counts it plans ({joined(f'{n:,}' for n in planned)}: "
-        f"best at {best:,}); the table's is of {family}'s fastest measured system per count "
+        f"against the best of the counts it plans without a flag "
+        f"({joined(f'{n:,}' for n in planned)}: best at {best:,}{out}); the table's is of "
+        f"{family}'s fastest measured system per count "
         f"in {result.round} against the best of them (at {int(top['accelerators']):,}, "
         f"{top['system_name']}, {top['time_to_train_min']:.3g} min"
     )
-    head += ")" if int(top["accelerators"]) in plan else ", a count this plan does not ask)"
+    at_top = int(top["accelerators"])
+    head += (
+        ")"
+        if at_top in plan
+        else f", a count this plan flags ({flags[at_top]}))"
+        if at_top in flags
+        else ", a count this plan does not ask)"
+    )
     if marked == int(pick.accelerators):
         return head + ": both mark the same count."
     counts = {marked, int(pick.accelerators)}
@@ -117,7 +149,7 @@ def bases_sentence(item: Any, result: WorkloadAnalysis) -> str:
     counts = sorted(counts)
     thresholds = {_threshold(plan_label), _threshold(pick.label)}
     t = min(thresholds)
-    ats = [_at(n, plan, measured, family, result.round, t) for n in counts]
+    ats = [_at(n, plan, flags, measured, family, result.round, t) for n in counts]
     return (
         head + f". They differ as the bases do: {'; '.join(ats)} (the threshold "
         f"{joined(f'{t:g}' for t in sorted(thresholds))} x the best)."
@@ -143,4 +175,4 @@ def with_bases(section: Any, results: list[WorkloadAnalysis]) -> Any:
     return replace(section, findings=findings)
 
 
-__all__ = ["bases_sentence", "measured_shares", "planned_shares", "with_bases"]
+__all__ = ["bases_sentence", "flagged", "measured_shares", "planned_shares", "with_bases"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.quantities import number
+from gpuscale.quantities import counted, number
 from gpuscale.report.bands import interval_band, interval_bars
 from gpuscale.report.style import (
     OKABE_ITO,
@@ -18,6 +18,15 @@ from gpuscale.report.style import (
 from gpuscale.tables import display_name
 from gpuscale.tables.workloads import round_key
 
+LINE_GID = "plan-line"  # the plan's line (a test reads its drawn values)
+
+
+def line_label(curve: pd.DataFrame) -> str:
+    """The legend's words for the plan's line, with the counts it gives no time (the line
+    is joined over them)."""
+    refused = int(curve["time_to_train_min"].isna().sum())
+    return f"plan (joined over\n{counted(refused, 'count')} with no time)" if refused else "plan"
+
 
 @styled
 def plan_chart(
@@ -28,13 +37,15 @@ def plan_chart(
     ``systems``: the measured systems (one colour per round)."""
     fig, ax = new_axes()
     labels: dict[str, list[str]] = {}
-    interval_band(ax, curve, "accelerators", "time_to_train_min", alpha=0.15)
+    timed = curve[curve["time_to_train_min"].notna()]
+    interval_band(ax, timed, "accelerators", "time_to_train_min", alpha=0.15)
     ax.plot(
-        curve["accelerators"],
-        curve["time_to_train_min"],
+        timed["accelerators"],
+        timed["time_to_train_min"],
         color=OKABE_ITO[0],
         linewidth=1.2,
-        label="plan",
+        label=line_label(curve),
+        gid=LINE_GID,
     )
     rounds = sorted(systems["round"].astype(str).unique(), key=round_key)
     for k, round_name in enumerate(rounds):
@@ -53,6 +64,24 @@ def plan_chart(
             f"{number(r.time_to_train_min)} min ({round_name})"
             for r in group.itertuples(index=False)
         ]
+    # at a count the family ran the plan moves towards its results there and widens its
+    # interval to hold them: shown at those counts, where the line alone shows a notch
+    ran = timed[(timed["count_class"] == "i") & ~timed["accelerators"].isin(asked["accelerators"])]
+    interval_bars(
+        ax,
+        ran,
+        "accelerators",
+        "time_to_train_min",
+        low="time_to_train_min_low",
+        high="time_to_train_min_high",
+        fmt="o",
+        color=OKABE_ITO[0],
+        markerfacecolor="white",
+        markersize=4,
+        capsize=2,
+        linewidth=0.8,
+        label="plan at counts the family ran",
+    )
     interval_bars(
         ax,
         asked,

@@ -3,7 +3,8 @@ accelerator family at the counts the study discussed, as a table and one figure.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import shlex
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ SHOWN = {
     "accelerator_hours": "device-hours",
     "extrapolated": "extrapolated",
     "stops_paying": "stops paying (criteria)",
+    "flags": "flags (kept out of the picks)",
 }
 
 
@@ -44,22 +46,35 @@ class PlanSection:
     figures: list[tuple[str, str, list[str]]]
     tables: list[tuple[str, list[str], list[dict[str, str]]]] = field(default_factory=list)
     plans: list[Any] = field(default_factory=list)  # the PlanData shown (plan_bases)
+    commands: list[str] = field(default_factory=list)  # the command of each table
+
+
+def _fixed(value: Any, spec: str) -> str:
+    """``value`` formatted by ``spec``; "" where it is missing (a count the plan gives no
+    time: its cells were "nan" and "-")."""
+    return "" if pd.isna(value) else format(value, spec)
 
 
 def _rows(table) -> list[dict[str, str]]:
+    """The plan table's rows as the report shows them, the plan's flags included (a
+    flagged count is kept out of the "stops paying" picks: without them a walk read 64
+    marked E' >= 0.8 x best beside an unexplained, faster 8)."""
     return [
         {
             SHOWN["accelerators"]: f"{int(r.accelerators):,}",
             SHOWN["time_to_train_min"]: number(r.time_to_train_min),
             SHOWN["interval"]: (
-                f"{number(r.time_to_train_min_low)}-{number(r.time_to_train_min_high)}"
+                ""
+                if pd.isna(r.time_to_train_min_low)
+                else f"{number(r.time_to_train_min_low)}-{number(r.time_to_train_min_high)}"
             ),
-            SHOWN["global_batch"]: "" if pd.isna(r.global_batch) else f"{r.global_batch:,.0f}",
-            SHOWN["throughput_efficiency"]: f"{r.throughput_efficiency:.2f}",
+            SHOWN["global_batch"]: _fixed(r.global_batch, ",.0f"),
+            SHOWN["throughput_efficiency"]: _fixed(r.throughput_efficiency, ".2f"),
             SHOWN["convergence_factor"]: number(r.convergence_factor),
             SHOWN["accelerator_hours"]: number(r.accelerator_hours),
             SHOWN["extrapolated"]: "yes" if r.extrapolated else "",
-            SHOWN["stops_paying"]: r.stops_paying,
+            SHOWN["stops_paying"]: number(r.stops_paying),
+            SHOWN["flags"]: number(r.flags),
         }
         for r in table.itertuples(index=False)
     ]
@@ -76,6 +91,18 @@ class PlanData:
     systems: pd.DataFrame  # the measured systems fitted
     notes: list[str]
     round: str = ""  # the round whose level the plan is at
+
+
+def _grid(systems: pd.DataFrame) -> tuple[int, ...]:
+    """The counts the figure's line is drawn at: 40 spread evenly in log over the counts
+    asked and the family's measured counts, and those counts themselves (the plan moves
+    its line at a count the family ran towards its results there and widens the interval
+    to hold them: a grid without them drew the line before that, 2.08 min at 512 where the
+    plan says 1.887, and left 128 and 512 of Llama2 between refused counts)."""
+    measured = systems["accelerators"].astype(int) if len(systems) else pd.Series([], int)
+    low, high = min([*measured, COUNTS[0]]), max([*measured, COUNTS[-1]])
+    spread = np.geomspace(low, high, 40).round().astype(int)
+    return tuple(int(n) for n in np.unique(np.concatenate([spread, COUNTS, measured])))
 
 
 def plan_data(
@@ -104,25 +131,31 @@ def plan_data(
             out.append(f"{display_name(workload)}: no plan ({exc}).")
             continue
         systems = pd.DataFrame(result.systems).rename(columns={"system": "system_name"})
-        low, high = systems["accelerators"].min(), systems["accelerators"].max()
-        grid = np.unique(np.geomspace(min(low, COUNTS[0]), max(high, COUNTS[-1]), 40).round())
-        dense = PlanRequest(workload=workload, accelerator=family, devices=grid.astype(int))
-        curve = as_frame(plan_result(dense, fits))
+        curve = as_frame(plan_result(replace(request, devices=_grid(systems)), fits, left_out))
         table = as_frame(result)
         notes = list(result.notes)
         out.append(PlanData(workload, family, table, curve, systems, notes, result.model["round"]))
     return out
 
 
-def data_sentence(rounds: list[str], item: PlanData) -> str:
-    """Which results the section plans from, and the ``gpuscale plan`` command that plans
-    from the same (without ``--round`` it plans from every bundled round: other minutes)."""
-    flags = " ".join(f"--round {r}" for r in rounds)
+def command(rounds: list[str] | None, item: PlanData) -> str:
+    """The ``gpuscale plan`` command that plans ``item`` from the same results as the
+    report (names quoted for a shell)."""
+    flags = "".join(f" --round {shlex.quote(r)}" for r in rounds or [])
     return (
-        f"Planned from the results of {', '.join(rounds)} loaded in this report, as "
-        f"`gpuscale plan {flags} -w {item.workload} -a '{item.family}' "
-        f"-n {','.join(map(str, COUNTS))}` does; `gpuscale plan` without --round plans "
-        "from every bundled round, so its minutes can differ."
+        f"gpuscale plan{flags} -w {shlex.quote(item.workload)} -a {shlex.quote(item.family)} "
+        f"-n {','.join(map(str, COUNTS))}"
+    )
+
+
+def data_sentence(rounds: list[str]) -> str:
+    """Which results the section plans from, and that each plan's ``gpuscale plan``
+    command (beside it) plans from the same (without ``--round`` it plans from every
+    bundled round: other minutes)."""
+    return (
+        f"Planned from the results of {', '.join(rounds)} loaded in this report, as the "
+        "`gpuscale plan --round ...` command beside each plan does; `gpuscale plan` without "
+        "--round plans from every bundled round, so its minutes can differ."
     )
 
 
@@ -145,10 +178,10 @@ def plan_section(
     ``basis``: what ``data`` was made from (picklable), to reuse earlier drawings of the
     same (``FigureFiles.save``); none: drawn afresh. ``rounds``: the rounds ``data`` was
     planned from, said once (:func:`data_sentence`)."""
-    findings, figures, shown = [], [], []
+    findings, figures, shown, commands = [], [], [], []
     planned = [item for item in data if not isinstance(item, str)]
     if rounds and planned:
-        findings.append(data_sentence(rounds, planned[0]))
+        findings.append(data_sentence(rounds))
     if planned and not out.every:
         findings.append(
             f"{NOT_DRAWN}: each plan's figure (planned time against devices, its 80% band and "
@@ -159,8 +192,10 @@ def plan_section(
             findings.append(item)
             continue
         name = f"{display_name(item.workload)} on {item.family}"
+        said = command(rounds, item)
         shown.append((name, list(SHOWN.values()), _rows(item.table)))
-        findings.append(f"{name}: " + " ".join(item.notes))
+        commands.append(said)
+        findings.append(f"{name}: `{said}` plans it. " + " ".join(item.notes))
         if not out.every:
             continue
         svg, files = out.save(
@@ -168,9 +203,9 @@ def plan_section(
             f"plan_{item.workload}",
             *((basis,) if basis is not None else ()),
         )
-        figures.append((f"{name}: planned time against devices", svg, files))
+        figures.append((f"{name}: planned time against devices, as `{said}` plans", svg, files))
     if not shown and not findings:
         return None
     return PlanSection(
-        "plan", "Plan a run (gpuscale plan)", findings, figures, shown, list(planned)
+        "plan", "Plan a run (gpuscale plan)", findings, figures, shown, list(planned), commands
     )

@@ -22,6 +22,7 @@ from typing import Any
 from gpuscale.planning.throughput import factors
 from gpuscale.plausibility import SUPERLINEAR_EFFICIENCY
 from gpuscale.quantities import decimals_apart, joined, number
+from gpuscale.tables import measures
 
 # The flag of a row planned faster than linear where no measured result was (no count in
 # it: rows group by reason, the sentence under the table gives each count's numbers).
@@ -72,9 +73,10 @@ def measured(fit: dict[str, Any], m: int, n: int) -> list[dict[str, Any]]:
         for (round_name, low), a in fastest.items():
             for (other, high), b in fastest.items():
                 if other == round_name and m / 2 <= low <= m < n <= high <= 2 * n:
-                    speedup = a[4] / b[4]
+                    speedup = measures.speedup(a[4], b[4])
                     pair = {"family": family, "round": round_name, "low": a, "high": b}
-                    out.append(pair | {"speedup": speedup, "excess": speedup * low / high})
+                    excess = measures.normalized_efficiency(speedup, high, low)
+                    out.append(pair | {"speedup": speedup, "excess": excess})
     return sorted(out, key=lambda e: ((e["low"][3], e["high"][3]) != (m, n), -e["excess"]))
 
 

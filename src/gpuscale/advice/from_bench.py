@@ -55,7 +55,8 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
             basis, cal = on_host, _calibrated(table, req, on_host.network)
     except CalibrationError as exc:
         raise CalibrationError(f"{exc}{flagged_help(table)}{broken_note(broken)}") from None
-    measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged))
+    like = (cal.config_group, cal.device_name, req.strategy)
+    measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged, like))
     fell = measured_contention.falling(cal.compute.slowdown)
     weak, evidence = _weak(table, cal.name, req.bench)
     basis = replace(
@@ -139,7 +140,15 @@ def _one_device(cal: Any) -> OneDevice | None:
     if not cal.one_step_ms > 0:
         return None
     own = cal.compute.ddp_ms_per_mparam * cal.model.params / 1e6 if cal.strategy == "ddp" else 0.0
-    return OneDevice(cal.one_step_ms, cal.batch, cal.accum, cal.strategy, own)
+    return OneDevice(
+        cal.one_step_ms,
+        cal.batch,
+        cal.accum,
+        cal.strategy,
+        own,
+        config_group=cal.config_group,
+        device_name=cal.device_name,
+    )
 
 
 def _calibrated(table: pd.DataFrame, req: AdviceRequest, network: Network) -> Any:

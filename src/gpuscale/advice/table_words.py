@@ -29,13 +29,17 @@ ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmeti
 class OneDevice:
     """The bench's N = 1 run of the model advised on, as it trained: its step (ms, DDP's
     synchronised step or FSDP's), its per-device batch and accumulation, its strategy and
-    DDP's own work in it (synchronised minus no-sync step; 0 for FSDP)."""
+    DDP's own work in it (synchronised minus no-sync step; 0 for FSDP); its configuration
+    group and device, what a measured run must share to be set beside the advice
+    (``tables.bench.runs_like``)."""
 
     step_ms: float
     batch: int
     accum: int
     strategy: str
     own_ms: float
+    config_group: str = ""
+    device_name: str | None = None
 
 
 def optimizer_ms(inputs: Any) -> float:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from gpuscale.analysis.bench_scaling import SPEEDUP_BASIS, bench_scaling
 from gpuscale.quantities import counted, joined, number
+from gpuscale.report.bench_answer import advised_runs, advised_scope, others_answer
 from gpuscale.report.bench_checks import against_measured, drawn
 from gpuscale.report.bench_evidence import evidence_column, weak_tag
 from gpuscale.report.bench_figures import (
@@ -95,8 +96,9 @@ def advice_figure(
     predicted = as_throughput(result.predictions)
     alternative = None if result.alternative is None else as_throughput(result.alternative)
     model = inputs.name
-    of_model = scaling["model"] == model
-    measured = scaling[of_model]
+    # only the runs of the advice's model, device and configuration are set beside it
+    advised = advised_runs(scaling, inputs)
+    measured = scaling[advised]
     allowed = given.allow_flagged
     frames = [predicted, alternative]
     checks = against_measured(frames, measured, measured["configuration"], scaling, allowed=allowed)
@@ -129,6 +131,9 @@ def advice_figure(
             "them): "
             "`gpuscale advise --bench FILE` with the others shows what they change."
         )
+    scope = advised_scope(scaling, advised, inputs)
+    own = measured_answer(scaling, advised, f" of what the advice is on ({scope})")
+    other = others_answer(scaling, advised, inputs)
     return (
         explained + checks,
         (
@@ -138,7 +143,7 @@ def advice_figure(
             svg,
             files,
         ),
-        (decision, checks),
+        (decision, [own, *checks, *([other] if other else [])]),
         None,
     )
 
@@ -150,19 +155,22 @@ def _batches(frame: pd.DataFrame) -> str:
     return f"{first}" if first == last else f"{first} -> {last}"
 
 
-def measured_answer(scaling: pd.DataFrame) -> str:
+def measured_answer(scaling: pd.DataFrame, only: pd.Series | None = None, of: str = "") -> str:
     """The top of the report's line on what the bench measured at N > 1: each trusted
-    run's speedup, or that none is trustworthy (never a result from flagged runs)."""
-    multi = scaling[(scaling["accelerators"] > 1) & scaling["speedup"].notna()]
+    run's speedup, or that none is trustworthy (never a result from flagged runs); with
+    ``only`` (a mask of ``scaling``), of those runs alone, ``of`` saying which."""
+    chosen = scaling if only is None else scaling[only]
+    multi = chosen[(chosen["accelerators"] > 1) & chosen["speedup"].notna()]
     kept = multi[~multi["flagged"].astype(bool)]
     if multi.empty:
         where = on_a_larger_host(2, most_host_devices(scaling))
         return (
-            f"Your hardware: no multi-device run measured (run gpuscale bench --nproc 1,2{where})."
+            f"Your hardware: no multi-device run{of} measured (run gpuscale bench --nproc "
+            f"1,2{where})."
         )
     if kept.empty:
         return (
-            f"Your hardware: no trustworthy multi-device run ({len(multi)} flagged, see "
+            f"Your hardware: no trustworthy multi-device run{of} ({len(multi)} flagged, see "
             "'Your hardware'): no measured answer."
         )
     said = "; ".join(  # each run's device and backend: never a CPU result read as a GPU's,
@@ -171,7 +179,7 @@ def measured_answer(scaling: pd.DataFrame) -> str:
         + (f", {tag}" if (tag := weak_tag(scaling, kept.loc[[at]])) else "")
         for at, r in zip(kept.index, kept.itertuples(), strict=True)
     )
-    return f"Your hardware, measured speedup over one device: {said}."
+    return f"Your hardware, measured speedup over one device{of}: {said}."
 
 
 def build_bench_section(
@@ -211,9 +219,11 @@ def build_bench_section(
     answer = [measured_answer(scaling)]
     refused = None
     if advice is not None:
-        lines, figure, (decision, checks), refused = advice_figure(scaling, out, advice)
+        lines, figure, (decision, measured), refused = advice_figure(scaling, out, advice)
         findings += lines
-        answer = [*decision, *answer, *checks]
+        # with the advice, the measured runs it is on (against it), then the others, each
+        # said as what it is (``bench_answer``): never another model's run as its answer
+        answer = [*decision, *(measured or answer)]
         figures += [figure] if figure is not None else []
     shown = shown_columns(scaling)
     rows = [

@@ -34,7 +34,11 @@ from gpuscale.bench.support import Support, comm_scale_sentence, support
 from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import counted, format_ms, joined, noun_for
 from gpuscale.tables import BENCH_COLUMNS
-from gpuscale.tables.bench import most_host_devices
+from gpuscale.tables.bench import most_host_devices, runs_like
+
+# What the calibration compares of the model's runs (``calibrate.HARDWARE_COLUMNS`` less
+# the device's name, compared apart): the runs of it the advice reads
+HARDWARE = ("model", "backend", "device", "precision", "tf32", "threads")
 
 
 def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
@@ -58,7 +62,9 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     like = (cal.config_group, cal.device_name, req.strategy)
     measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged, like))
     fell = measured_contention.falling(cal.compute.slowdown)
-    weak, evidence = _weak(table, cal.name, req.bench)
+    # the model's runs on the calibrated run's hardware: those the advice reads
+    on_hardware = runs_like(table, cal.config_group, cal.device_name, fields=HARDWARE)
+    weak, evidence = _weak(table[on_hardware], cal.name, req.bench)
     basis = replace(
         basis,
         evidence=evidence,

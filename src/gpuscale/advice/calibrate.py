@@ -44,7 +44,8 @@ from gpuscale.advice.network import Network
 from gpuscale.advice.step_shape import Shape
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.bench.support import Support, support
-from gpuscale.quantities import counted, number
+from gpuscale.bench.table import flag_summary
+from gpuscale.quantities import counted, joined, number
 
 # Runs that share a machine setting: their compute and communication are comparable.
 HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
@@ -86,10 +87,9 @@ class Calibration:
 def _usable(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     ok = table[table["status"] == "ok"]
     flagged = ok[ok["flagged"].fillna(False).astype(bool)]
-    notes = [
-        f"left out {r.model} on {counted(r.accelerators, 'device')}: {r.flags}"
-        for r in flagged.itertuples()
-    ]
+    runs = joined(f"{r.model} on {counted(r.accelerators, 'device')}" for r in flagged.itertuples())
+    kinds = "; ".join(f"{k} ({counted(n, 'run')})" for k, n, _ in flag_summary(flagged))
+    notes = [f"left out {counted(len(flagged), 'flagged run')}, {runs}: {kinds}"] * bool(runs)
     return ok[~ok.index.isin(flagged.index)], notes
 
 

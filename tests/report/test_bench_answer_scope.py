@@ -77,6 +77,10 @@ def test_a_run_on_another_device_is_not_checked_against_the_advice(tmp_path: Pat
     assert said and not any("against the advice" in a or "interval" in a for a in said)
     (line,) = [a for a in section.answer if f"{cpu.configuration} {cpu.speedup:.2f}x" in a]
     assert f"({cpu.platform}): another device" in line
+    # every line of the advice names what it is on: mlp-4m ran on two platforms
+    advice = [a for a in section.answer + section.findings if a.startswith("Advice for")]
+    assert advice and all(a.startswith("Advice for mlp-4m (") for a in advice)
+    assert all(f" on {h100.platform}: " in a for a in advice)
     # the advice's figure draws no measured point: none is of its configuration
     (caption,) = [title for title, _, _ in section.figures if title.startswith("Predicted")]
     assert "not drawn" not in caption

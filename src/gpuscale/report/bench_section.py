@@ -120,18 +120,21 @@ def advice_figure(
     # given over clean runs (or beside a broken model, never used) used nothing flagged
     used = allowed and bool(measured["flagged"].fillna(False).astype(bool).any())
     warned = " (from flagged runs, --allow-flagged: less certain)" if used else ""
-    decision = [f"Advice for {model}{warned}: {said[0]}"] if said else []
-    decision += [f"Advice for {model}: {line}" for line in caveats]
-    explained = [f"Advice for {model}: {line}" for line in result.explanation]
+    # the model's name alone where every run of it is of the configuration advised on,
+    # else with that configuration and platform (never "mlp-4m" where it ran on two)
+    scope = advised_scope(scaling, advised, inputs)
+    of = model if advised.equals(scaling["model"] == model) else scope
+    decision = [f"Advice for {of}{warned}: {said[0]}"] if said else []
+    decision += [f"Advice for {of}: {line}" for line in caveats]
+    explained = [f"Advice for {of}: {line}" for line in result.explanation]
     if any(re.search(r"(?<![\w-])--[a-z]", line) for line in result.explanation):
         # the advice names `advise`'s options (--samples, --collectives...): not the report's
         explained.append(
-            f"Advice for {model}: the options it names are `gpuscale advise`'s (the report "
+            f"Advice for {of}: the options it names are `gpuscale advise`'s (the report "
             "takes only --interconnect, --max-devices, --strategy and --allow-flagged of "
             "them): "
             "`gpuscale advise --bench FILE` with the others shows what they change."
         )
-    scope = advised_scope(scaling, advised, inputs)
     own = measured_answer(scaling, advised, f" of what the advice is on ({scope})")
     other = others_answer(scaling, advised, inputs)
     return (

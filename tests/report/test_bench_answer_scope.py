@@ -46,11 +46,16 @@ def test_another_models_run_is_said_as_another_model_and_device(tmp_path: Path) 
         assert f"--model {r.model}" in line
         # it names no decision of the advice's: that is its own line
         assert not line.startswith("Advice for")
-    # the advice's own configuration was measured at N = 1 only: said so, not left out
-    assert any(
-        f"no multi-device run of what the advice is on ({inputs.name} on" in a
-        for a in section.answer
-    )
+    # the advice's own configuration was measured at N = 1 only: said so, not left out,
+    # with the bench command that runs that configuration (tf-30m in bf16 with FSDP:
+    # `bench --models tf-30m --nproc 1,2` runs fp32 DDP, another configuration)
+    (none,) = [a for a in section.answer if "no multi-device run of what the advice is on" in a]
+    assert f"({inputs.name} on " in none
+    (row,) = advised.itertuples()
+    command = none[none.index("gpuscale bench") : none.index("--nproc 1,2")]
+    assert f"--models {row.model} " in command and f"--batch {row.batch_per_device} " in command
+    assert (row.precision, row.strategy) == ("bf16", "fsdp")  # the premise
+    assert "--precision bf16" in command and "--strategy fsdp" in command
 
 
 def test_a_run_on_another_device_is_not_checked_against_the_advice(tmp_path: Path) -> None:

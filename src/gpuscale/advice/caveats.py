@@ -24,7 +24,8 @@ from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.bench.support import support
 from gpuscale.quantities import counted, factor_interval, format_count, format_ms, number
 from gpuscale.tables.advice import as_throughput, on_advice_baseline, same_configuration
-from gpuscale.tables.bench import on_a_larger_host, one_device, runs_like
+from gpuscale.tables.bench import on_a_larger_host, one_device
+from gpuscale.tables.bench_runs import runs_like
 
 FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 WIDE_STEP_INTERVAL = math.log(

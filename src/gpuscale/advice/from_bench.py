@@ -34,7 +34,8 @@ from gpuscale.bench.support import Support, comm_scale_sentence, support
 from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import counted, format_ms, joined, noun_for
 from gpuscale.tables import BENCH_COLUMNS
-from gpuscale.tables.bench import most_host_devices, runs_like
+from gpuscale.tables.bench import most_host_devices
+from gpuscale.tables.bench_runs import runs_like
 
 # What the calibration compares of the model's runs (``calibrate.HARDWARE_COLUMNS`` less
 # the device's name, compared apart): the runs of it the advice reads

@@ -15,7 +15,7 @@ import pandas as pd
 
 from gpuscale.quantities import joined
 from gpuscale.report.bench_evidence import weak_tag
-from gpuscale.tables.bench import runs_like
+from gpuscale.tables.bench_runs import runs_like
 
 
 def advised_runs(scaling: pd.DataFrame, inputs: Any) -> pd.Series:

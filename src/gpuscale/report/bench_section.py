@@ -28,6 +28,7 @@ from gpuscale.tables.bench import (
     most_host_devices,
     on_a_larger_host,
 )
+from gpuscale.tables.bench_runs import bench_options
 
 if TYPE_CHECKING:  # the section is given a computed advice: the engine is not loaded
     from gpuscale.report.bench_advice import BenchAdvice
@@ -167,9 +168,11 @@ def measured_answer(scaling: pd.DataFrame, only: pd.Series | None = None, of: st
     kept = multi[~multi["flagged"].astype(bool)]
     if multi.empty:
         where = on_a_larger_host(2, most_host_devices(scaling))
+        # the configuration advised on, run again at 1 and 2 (never another's)
+        named = f" {bench_options(chosen.iloc[-1])}" if only is not None and len(chosen) else ""
         return (
-            f"Your hardware: no multi-device run{of} measured (run gpuscale bench --nproc "
-            f"1,2{where})."
+            f"Your hardware: no multi-device run{of} measured (run gpuscale bench{named} "
+            f"--nproc 1,2{where})."
         )
     if kept.empty:
         return (

@@ -256,39 +256,6 @@ def group_and_batch(groups: pd.Series) -> tuple[pd.Series, pd.Series]:
     return parts.str[0], parts.str[-1]
 
 
-def runs_like(
-    frame: pd.DataFrame,
-    config_group: str,
-    device_name: object,
-    strategy: str | None = None,
-    fields: tuple[str, ...] = BENCH_GROUP_COLUMNS,
-) -> pd.Series:
-    """Per row of a bench table, whether it ran the configuration of the run whose
-    ``config_group`` is given, on its device (``device_name``): the same model, backend,
-    device, precision, TF32, strategy (``strategy`` where a prediction is of another
-    strategy than the run's), accumulation, buckets, gradient precision, threads and
-    scaling; its steps timed and its batch aside (a prediction's rows match the batch:
-    ``tables.advice.same_configuration``). What an advice calibrated on that run may be set
-    beside: a run of another model, device or configuration measures something else.
-    ``fields``: the configuration's fields compared (all but the steps by default; the
-    model and the hardware's, for the runs a calibration on the same hardware reads)."""
-    import pandas as pd  # lazy: pandas, only where a bench table is read
-
-    # split as each row's group is (a "|" in a model's name shifts both alike)
-    parts = config_group.rsplit(BATCH_PART, 1)[0].split("|")
-    wanted = dict(zip(BENCH_GROUP_COLUMNS, parts, strict=False))
-    if strategy:
-        wanted["strategy"] = strategy
-    parts_of = group_and_batch(frame["config_group"])[0].str.split("|")
-    same = pd.Series(True, index=frame.index)
-    for i, column in enumerate(BENCH_GROUP_COLUMNS):
-        if column != "steps" and column in wanted and column in fields:
-            same &= parts_of.str[i] == wanted[column]
-    names = frame.get("device_name", pd.Series(None, index=frame.index, dtype=object))
-    device = names.isna() if pd.isna(device_name) else names.astype(object) == device_name
-    return same & device
-
-
 def most_host_devices(frame: pd.DataFrame) -> int | None:
     """The most GPUs a host of a bench table's runs had (``host_devices``); None where no
     run says (CPU processes), or the table is an earlier gpuscale's without the column."""

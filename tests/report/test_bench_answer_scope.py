@@ -89,3 +89,20 @@ def test_a_run_on_another_device_is_not_checked_against_the_advice(tmp_path: Pat
     # the advice's figure draws no measured point: none is of its configuration
     (caption,) = [title for title, _, _ in section.figures if title.startswith("Predicted")]
     assert "not drawn" not in caption
+
+
+def test_an_advice_in_another_strategy_says_so_and_measures_that_one(tmp_path: Path) -> None:
+    """tf-30m was benched with FSDP only; asked to predict DDP, the advice is on no run the
+    bench made: its lines say what it is on, and the command measures DDP (the run's
+    configuration otherwise), not the FSDP run again."""
+    scaling, inputs, section = _section(HERE / "h100_paths.jsonl", tmp_path, strategy="ddp")
+    runs = scaling[scaling["model"] == inputs.name]
+    assert set(runs["strategy"]) == {"fsdp"} and inputs.strategy == "ddp"  # the premise
+    (row,) = runs.itertuples()
+    scope = f"{inputs.name} on {row.platform}, predicted with DDP"
+    advice = [a for a in section.answer if a.startswith("Advice for")]
+    assert advice and all(a.startswith(f"Advice for {scope}: ") for a in advice)
+    (none,) = [a for a in section.answer if "no multi-device run of what the advice is on" in a]
+    assert f"({scope})" in none
+    command = none[none.index("gpuscale bench") : none.index("--nproc 1,2")]
+    assert f"--precision {row.precision}" in command and "--strategy" not in command

@@ -15,7 +15,7 @@ import pandas as pd
 
 from gpuscale.quantities import joined
 from gpuscale.report.bench_evidence import weak_tag
-from gpuscale.tables.bench_runs import runs_like
+from gpuscale.tables.bench_runs import bench_options, runs_like
 
 
 def advised_runs(scaling: pd.DataFrame, inputs: Any) -> pd.Series:
@@ -30,14 +30,37 @@ def advised_runs(scaling: pd.DataFrame, inputs: Any) -> pd.Series:
     return same & runs_like(scaling, one.config_group, one.device_name, inputs.strategy)
 
 
+def calibrated_run(scaling: pd.DataFrame, inputs: Any) -> pd.Series | None:
+    """The N = 1 row of ``scaling`` the advice was calibrated on (None where the advice
+    names none, or the row is not among ``scaling``'s)."""
+    one = getattr(inputs, "one_device", None)
+    if one is None or not one.config_group or scaling.empty:
+        return None
+    like = runs_like(scaling, one.config_group, one.device_name)
+    rows = scaling[like & (scaling["model"] == inputs.name) & (scaling["accelerators"] == 1)]
+    return rows.iloc[-1] if len(rows) else None
+
+
+def rerun_options(scaling: pd.DataFrame, inputs: Any) -> str:
+    """The ``gpuscale bench`` options that measure what the advice is on: the calibrated
+    run's configuration in the strategy predicted; "" where no run is named."""
+    row = calibrated_run(scaling, inputs)
+    if row is None:
+        return ""
+    row = row.copy()
+    row["strategy"] = inputs.strategy
+    return bench_options(row)
+
+
 def advised_scope(scaling: pd.DataFrame, advised: pd.Series, inputs: Any) -> str:
     """What the advice is on, as the table names it: ``tf-30m on NVIDIA H100 80GB HBM3,
     nccl`` (its configuration's label and platform; ``, predicted with DDP`` where it
     predicts another strategy than the run's)."""
     runs = scaling[advised]
-    if runs.empty:
+    calibrated = calibrated_run(scaling, inputs)
+    if runs.empty and calibrated is None:
         return inputs.name
-    first = runs.iloc[0]
+    first = runs.iloc[0] if len(runs) else calibrated
     # its configuration, not one run of it (``tf-7m (run 2)``: the advice reads the latest)
     label = re.sub(r" \(run \d+\)$", "", str(first["configuration"]))
     said = f"{label} on {first['platform']}"

@@ -10,7 +10,12 @@ import pandas as pd
 
 from gpuscale.analysis.bench_scaling import SPEEDUP_BASIS, bench_scaling
 from gpuscale.quantities import counted, joined, number
-from gpuscale.report.bench_answer import advised_runs, advised_scope, others_answer
+from gpuscale.report.bench_answer import (
+    advised_runs,
+    advised_scope,
+    others_answer,
+    rerun_options,
+)
 from gpuscale.report.bench_checks import against_measured, drawn
 from gpuscale.report.bench_evidence import evidence_column, weak_tag
 from gpuscale.report.bench_figures import (
@@ -28,7 +33,6 @@ from gpuscale.tables.bench import (
     most_host_devices,
     on_a_larger_host,
 )
-from gpuscale.tables.bench_runs import bench_options
 
 if TYPE_CHECKING:  # the section is given a computed advice: the engine is not loaded
     from gpuscale.report.bench_advice import BenchAdvice
@@ -136,7 +140,8 @@ def advice_figure(
             "them): "
             "`gpuscale advise --bench FILE` with the others shows what they change."
         )
-    own = measured_answer(scaling, advised, f" of what the advice is on ({scope})")
+    on = f" of what the advice is on ({scope})"
+    own = measured_answer(scaling, advised, on, rerun_options(scaling, inputs))
     other = others_answer(scaling, advised, inputs)
     return (
         explained + checks,
@@ -159,17 +164,19 @@ def _batches(frame: pd.DataFrame) -> str:
     return f"{first}" if first == last else f"{first} -> {last}"
 
 
-def measured_answer(scaling: pd.DataFrame, only: pd.Series | None = None, of: str = "") -> str:
+def measured_answer(
+    scaling: pd.DataFrame, only: pd.Series | None = None, of: str = "", rerun: str = ""
+) -> str:
     """The top of the report's line on what the bench measured at N > 1: each trusted
     run's speedup, or that none is trustworthy (never a result from flagged runs); with
-    ``only`` (a mask of ``scaling``), of those runs alone, ``of`` saying which."""
+    ``only`` (a mask of ``scaling``), of those runs alone, ``of`` saying which and
+    ``rerun`` the bench's options that measure them."""
     chosen = scaling if only is None else scaling[only]
     multi = chosen[(chosen["accelerators"] > 1) & chosen["speedup"].notna()]
     kept = multi[~multi["flagged"].astype(bool)]
     if multi.empty:
         where = on_a_larger_host(2, most_host_devices(scaling))
-        # the configuration advised on, run again at 1 and 2 (never another's)
-        named = f" {bench_options(chosen.iloc[-1])}" if only is not None and len(chosen) else ""
+        named = f" {rerun}" if rerun else ""  # the configuration advised on, never another's
         return (
             f"Your hardware: no multi-device run{of} measured (run gpuscale bench{named} "
             f"--nproc 1,2{where})."

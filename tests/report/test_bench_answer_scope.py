@@ -12,10 +12,13 @@ from pathlib import Path
 
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table, read_results
 from gpuscale.report.bench_advice import advice_on_bench
 from gpuscale.report.bench_section import build_bench_section
 from gpuscale.report.svg import FigureFiles
+
+from ..builders import bench_record
 
 HERE = Path(__file__).parent
 
@@ -106,3 +109,23 @@ def test_an_advice_in_another_strategy_says_so_and_measures_that_one(tmp_path: P
     assert f"({scope})" in none
     command = none[none.index("gpuscale bench") : none.index("--nproc 1,2")]
     assert f"--precision {row.precision}" in command and "--strategy" not in command
+
+
+def test_a_run_on_the_advised_platform_is_not_said_another_device(tmp_path: Path) -> None:
+    """b benched with FSDP and predicted with DDP (no run of b is the advice's), a's run
+    on the same CPU processes: another model, not another device."""
+    fsdp = BenchConfig(steps=20, batch=8, strategy="fsdp")
+    rows = [
+        bench_record("a", 10**5, 1, 100.0),
+        bench_record("a", 10**5, 2, 150.0, sync_overhead_ms=1.0, comm_ms=2.0),
+        bench_record("b", 10**6, 1, 100.0, config=fsdp),
+    ]
+    path = tmp_path / "ab.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    scaling, inputs, section = _section(path, tmp_path, strategy="ddp", max_devices=2)
+    assert inputs.name == "b" and inputs.strategy == "ddp"  # the premise
+    (a,) = scaling[scaling["accelerators"] > 1].itertuples()
+    (b,) = scaling[scaling["model"] == "b"].itertuples()
+    assert a.platform == b.platform  # the premise: one platform
+    (line,) = [x for x in section.answer if f"a {a.speedup:.2f}x on 2" in x]
+    assert f"({a.platform}): another model," in line

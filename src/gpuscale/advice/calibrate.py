@@ -44,7 +44,7 @@ from gpuscale.advice.network import Network
 from gpuscale.advice.step_shape import Shape
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.bench.support import Support, support
-from gpuscale.bench.table import flag_summary
+from gpuscale.bench.table import flag_kinds
 from gpuscale.quantities import counted, joined, number
 
 # Runs that share a machine setting: their compute and communication are comparable.
@@ -88,8 +88,8 @@ def _usable(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     ok = table[table["status"] == "ok"]
     flagged = ok[ok["flagged"].fillna(False).astype(bool)]
     runs = joined(f"{r.model} on {counted(r.accelerators, 'device')}" for r in flagged.itertuples())
-    kinds = "; ".join(f"{k} ({counted(n, 'run')})" for k, n, _ in flag_summary(flagged))
-    notes = [f"left out {counted(len(flagged), 'flagged run')}, {runs}: {kinds}"] * bool(runs)
+    notes = [f"left out {counted(len(flagged), 'flagged run')}, {runs}: {flag_kinds(flagged)}"]
+    notes = notes * bool(runs)
     return ok[~ok.index.isin(flagged.index)], notes
 
 

@@ -90,7 +90,9 @@ def others_answer(scaling: pd.DataFrame, advised: pd.Series, inputs: Any) -> str
     if other.empty:
         return None
     runs = scaling[advised]
-    platform = str(runs["platform"].iloc[0]) if len(runs) else ""
+    # the advised runs' platform, else the calibrated run's (no run of the strategy predicted)
+    first = runs.iloc[0] if len(runs) else calibrated_run(scaling, inputs)
+    platform = "" if first is None else str(first["platform"])
     said = "; ".join(
         f"{r.configuration} {r.speedup:.2f}x on {r.accelerators} ({r.platform}): "
         + _differs(r, inputs.name, platform)

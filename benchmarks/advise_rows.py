@@ -26,8 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from gpuscale.advice.bench_error import step_error
 from gpuscale.advice.calibrate import calibrate, default_model, with_comm_scale
-from gpuscale.advice.from_bench import step_error
 from gpuscale.advice.keywords import advise
 from gpuscale.advice.model import predict_step
 from gpuscale.advice.network import Link, Network

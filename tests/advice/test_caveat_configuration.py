@@ -10,7 +10,9 @@ import re
 
 import pandas as pd
 
+from gpuscale.advice.api import advise
 from gpuscale.advice.caveats import Measured, against_measured, measured_runs
+from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 
@@ -79,3 +81,28 @@ def test_a_weak_run_outside_the_prediction_is_not_trusted_over_it() -> None:
     assert "trust it over the prediction" in said[400]
     assert "trust it over" not in said[2] and "weak" in said[2]
     assert re.search(r"bench with --steps \d+ or more( \([^)]*\))? and advise again", said[2])
+
+
+def test_a_run_of_another_configuration_of_the_model_is_not_held_against_the_advice() -> None:
+    """The advice reads the model's latest N = 1 run (here 4 threads a process, 1.75 ms a
+    step); a 2-process run of 1 thread each (against its own 7 ms N = 1 run) measures
+    another configuration: its samples/s over the 4-thread run's step (0.0875x) was said
+    'outside the predicted interval: trust it over the prediction'. Held against the
+    advice only where it is the configuration advised (the 1-thread rows alone)."""
+    config = BenchConfig(steps=400, batch=8)
+    timed = {"forward_ms": 2.0, "backward_ms": 4.0, "optimizer_ms": 1.0, "config": config}
+    rows = [
+        bench_record("m", 10**6, 1, 1000.0, **timed),
+        bench_record("m", 10**6, 2, 400.0, sync_overhead_ms=3.0, comm_ms=4.0, **timed),
+    ]
+    faster = {"forward_ms": 0.5, "backward_ms": 1.0, "optimizer_ms": 0.25, "config": config}
+    other = bench_record("m", 10**6, 1, 4000.0, threads=4, **faster)
+    request = AdviceRequest(max_devices=2)
+    alone = advise(request, bench=bench_table(rows))
+    beside = advise(request, bench=bench_table([*rows, other]))
+    # the premise: the 1-thread run is set beside the advice on its own configuration,
+    # and the second file's advice is on the 4-thread run's step (1.75 ms)
+    assert any(c.startswith("Measured on 2 devices") for c in alone.caveats)
+    assert beside.inputs is not None and beside.inputs.one_device is not None
+    assert beside.inputs.one_device.step_ms == 1.75
+    assert not any("Measured on 2 devices" in line for line in beside.explanation)

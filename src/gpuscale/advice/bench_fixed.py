@@ -36,6 +36,7 @@ from gpuscale.advice.fixed_cost import (
 )
 from gpuscale.advice.model import ModelSpec
 from gpuscale.quantities import format_ms, number
+from gpuscale.tables.bench_runs import bench_options
 
 
 def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] | None) -> Split:
@@ -147,24 +148,12 @@ def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
 def measure_command(row: pd.Series) -> str:
     """The bench command that measures ``row``'s fixed cost: its N = 1 run in its own
     configuration, which this version times at its batch and at a quarter of it."""
-    model, batch = str(row["model"]), int(row["batch_per_device"])
-    option = "--model" if ":" in model else "--models"
-    more = [f"--batch {batch}"]
-    if str(row.get("precision")) not in ("fp32", "nan", "None"):
-        more.append(f"--precision {row['precision']}")
-    if str(row.get("tf32")) == "on":
-        more.append("--tf32")
-    if str(row.get("strategy")) == "fsdp":
-        more.append("--strategy fsdp")
-    if row.get("device") == "cpu":
-        threads = row.get("threads")
-        more.append("--backend gloo")
-        if threads is not None and pd.notna(threads) and int(threads) > 0:
-            more.append(f"--threads {int(threads)}")
+    batch = int(row["batch_per_device"])
+    model, more = bench_options(row).split(" --batch ", 1)  # the run's own configuration
     quarter = batch // 4 if batch >= 4 else batch // 2
     second = f"{quarter}" if quarter >= 1 else "a second batch"
     return (
-        f"`gpuscale bench {option} {model} --nproc 1 {' '.join(more)}` (this version of the "
+        f"`gpuscale bench {model} --nproc 1 --batch {more}` (this version of the "
         f"bench times the bare module at N = 1 at batch {batch} and at {second}: the "
         "intercept of the two is the fixed cost)"
     )

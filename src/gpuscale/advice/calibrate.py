@@ -44,7 +44,8 @@ from gpuscale.advice.network import Network
 from gpuscale.advice.step_shape import Shape
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.bench.support import Support, support
-from gpuscale.quantities import counted
+from gpuscale.bench.table import flag_kinds
+from gpuscale.quantities import counted, joined
 from gpuscale.tables.requests import NamedError
 
 # Runs that share a machine setting: their compute and communication are comparable.
@@ -92,10 +93,9 @@ class Calibration:
 def _usable(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     ok = table[table["status"] == "ok"]
     flagged = ok[ok["flagged"].fillna(False).astype(bool)]
-    notes = [
-        f"left out {r.model} on {counted(r.accelerators, 'device')}: {r.flags}"
-        for r in flagged.itertuples()
-    ]
+    runs = joined(f"{r.model} on {counted(r.accelerators, 'device')}" for r in flagged.itertuples())
+    notes = [f"left out {counted(len(flagged), 'flagged run')}, {runs}: {flag_kinds(flagged)}"]
+    notes = notes * bool(runs)
     return ok[~ok.index.isin(flagged.index)], notes
 
 

@@ -26,6 +26,7 @@ from gpuscale.bench.support import support
 from gpuscale.quantities import counted, factor_interval, format_count, format_ms, number
 from gpuscale.tables.advice import as_throughput, on_advice_baseline, same_configuration
 from gpuscale.tables.bench import on_a_larger_host, one_device
+from gpuscale.tables.bench_runs import runs_like
 
 FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 WIDE_STEP_INTERVAL = math.log(
@@ -180,13 +181,24 @@ def against_measured(
     return lines
 
 
-def measured_runs(table: pd.DataFrame, model: str, allow_flagged: bool) -> list[Measured]:
+def measured_runs(
+    table: pd.DataFrame,
+    model: str,
+    allow_flagged: bool,
+    like: tuple[str, str | None, str | None] | None = None,
+) -> list[Measured]:
     """The model's N > 1 throughput speedups in the bench table, flagged as the bench
-    flags them (``allowed`` where ``--allow-flagged`` let the advice use them)."""
+    flags them (``allowed`` where ``--allow-flagged`` let the advice use them); with
+    ``like`` (the calibrated run's configuration group, device name and the strategy
+    predicted), only the runs of that configuration on that device
+    (``tables.bench.runs_like``): a CPU run of the model is no measurement of its advice on
+    a GPU."""
     scaling = bench_scaling(table)
     base_batch = one_device(scaling, "batch_per_device")
     base_accum = one_device(scaling, "accum")
     of = (scaling["model"] == model) & (scaling["accelerators"] > 1)
+    if like is not None and len(scaling):
+        of &= runs_like(scaling, *like)
     rows = scaling[of].dropna(subset=["speedup"])
     at = pd.Series(range(len(scaling)), index=scaling.index, dtype=float)
     base_at = one_device(scaling.assign(_at=at), "_at")

@@ -18,6 +18,7 @@ import pandas as pd
 from gpuscale.advice import assumptions, bench_host, by_numbers, caveats, fixed_cost
 from gpuscale.advice import contention as measured_contention
 from gpuscale.advice.basis import Basis
+from gpuscale.advice.bench_error import step_error
 from gpuscale.advice.bench_reading import for_strategy, other_strategy, own_work, strategy_taken
 from gpuscale.advice.calibrate import (
     CalibrationError,
@@ -30,18 +31,21 @@ from gpuscale.advice.device_power import bench_power
 from gpuscale.advice.flag_remedy import broken_note, flagged_help, usable_runs
 from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.limits import rate_warnings, unchecked_note
-from gpuscale.advice.model import predict_step
 from gpuscale.advice.model_choice import BenchFieldError, known_model, why_this_model
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.step_error import StepError, leave_one_out, with_own_runs
 from gpuscale.bench.evidence import weak_kinds
 from gpuscale.bench.support import Support, comm_scale_sentence, support
 from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import counted, format_ms, joined, noun_for
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.bench import most_host_devices
+from gpuscale.tables.bench_runs import runs_like
 from gpuscale.tables.requests import NamedError
+
+# What the calibration compares of the model's runs (``calibrate.HARDWARE_COLUMNS`` less
+# the device's name, compared apart): the runs of it the advice reads
+HARDWARE = ("model", "backend", "device", "precision", "tf32", "threads")
 
 
 def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
@@ -67,9 +71,12 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         # the fields it names (``ref``) still said as the caller names them
         said = exc.text if isinstance(exc, NamedError | BenchFieldError) else str(exc)
         raise NamedCalibrationError(f"{said}{more}") from None
-    measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged))
+    like = (cal.config_group, cal.device_name, req.strategy)
+    measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged, like))
     fell = measured_contention.falling(cal.compute.slowdown)
-    weak, evidence = _weak(table, cal.name, req.bench)
+    # the model's runs on the calibrated run's hardware: those the advice reads
+    on_hardware = runs_like(table, cal.config_group, cal.device_name, fields=HARDWARE)
+    weak, evidence = _weak(table[on_hardware], cal.name, req.bench)
     basis = replace(
         basis,
         evidence=evidence,
@@ -151,7 +158,15 @@ def _one_device(cal: Any) -> OneDevice | None:
     if not cal.one_step_ms > 0:
         return None
     own = cal.compute.ddp_ms_per_mparam * cal.model.params / 1e6 if cal.strategy == "ddp" else 0.0
-    return OneDevice(cal.one_step_ms, cal.batch, cal.accum, cal.strategy, own)
+    return OneDevice(
+        cal.one_step_ms,
+        cal.batch,
+        cal.accum,
+        cal.strategy,
+        own,
+        config_group=cal.config_group,
+        device_name=cal.device_name,
+    )
 
 
 def _calibrated(table: pd.DataFrame, req: AdviceRequest, network: Network) -> Any:
@@ -229,50 +244,6 @@ def _bench_assumed(
             host_devices=host_devices,
         ),
     ]
-
-
-def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
-    """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
-    N > 1 rows of the configuration advised on (see ``step_error``)."""
-
-    def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
-        try:
-            other = calibrate(rest, model, network)
-        except (CalibrationError, ValueError):
-            return [None] * len(ns)
-        if other.device != cal.device or other.device_name != cal.device_name:
-            return [None] * len(ns)
-        return steps(other, ns)
-
-    def steps(other: Any, ns: list[int]) -> list[float | None]:
-        overlap = other.overlap
-        if overlap is None and other.device == "cpu":
-            overlap = 0.0  # as the advice itself does
-        scaled = with_comm_scale(network, other)
-        return [
-            predict_step(
-                other.model,
-                other.compute,
-                scaled,
-                n,
-                batch=other.batch,
-                accum=other.accum,
-                overlap=overlap,
-                bucket_mb=other.bucket_mb,
-                strategy=other.strategy,
-            ).step_ms
-            for n in ns
-        ]
-
-    ok = table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
-    own = ok[(ok["config_group"] == cal.config_group) & (ok["accelerators"] > 1)]
-    own = own.dropna(subset=["step_ms_mean"])
-    ns = [int(n) for n in own["accelerators"]]
-    predicted = steps(cal, ns)  # the calibration advised on, not calibrated again
-    measured = own["step_ms_mean"].astype(float).tolist()
-    return with_own_runs(
-        leave_one_out(table, network, predict), list(zip(measured, predicted, strict=True))
-    )
 
 
 # Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.

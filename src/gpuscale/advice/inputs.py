@@ -24,13 +24,17 @@ from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 class OneDevice:
     """The bench's N = 1 run of the model advised on, as it trained: its step (ms, DDP's
     synchronised step or FSDP's), its per-device batch and accumulation, its strategy and
-    DDP's own work in it (synchronised minus no-sync step; 0 for FSDP)."""
+    DDP's own work in it (synchronised minus no-sync step; 0 for FSDP); its configuration
+    group and device, what a measured run must share to be set beside the advice
+    (``tables.bench_runs.runs_like``)."""
 
     step_ms: float
     batch: int
     accum: int
     strategy: str
     own_ms: float
+    config_group: str = ""
+    device_name: str | None = None
 
 
 SCALINGS = ("search", "weak", "strong")

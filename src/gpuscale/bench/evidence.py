@@ -179,6 +179,17 @@ def weak_kinds(notes: str) -> list[str]:
     return [kind for phrase, kind in _KINDS if phrase in str(notes)]
 
 
+def kinds_counted(notes: Iterable[str]) -> str:
+    """Each kind of reason in the ``evidence_notes`` of weak runs once, with how many runs
+    it holds for: ``busy share not measured (22 runs) and steps spread (3 runs)`` (a run
+    may hold two kinds), never one run's words after another's."""
+    counts: dict[str, int] = {kind: 0 for _, kind in _KINDS}
+    for note in notes:
+        for kind in weak_kinds(note):
+            counts[kind] += 1
+    return joined(f"{kind} ({counted(n, 'run')})" for kind, n in counts.items() if n)
+
+
 # What in a row's notes each fix answers: few steps and a short timed phase, more steps;
 # a spread, a quieter machine; a host's CPU time not read, a host where it can be.
 _ANSWERS = (

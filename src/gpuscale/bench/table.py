@@ -14,6 +14,7 @@ from gpuscale.bench.baselines import baseline_flags, one_rank_flags, with_flags
 from gpuscale.bench.config import fields_of_key, tf32_mode
 from gpuscale.bench.evidence import grade
 from gpuscale.plausibility import LOSS_NOT_FINITE, loss_flags, measured_host, run_flags
+from gpuscale.quantities import counted
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
 from gpuscale.tables.bench import BATCH_PART, BENCH_SCHEMA, one_device
 
@@ -256,3 +257,9 @@ def flag_summary(table: Any) -> list[tuple[str, int, str]]:
         for kind, reason in kinds.items():
             counts.setdefault(kind, [0, reason])[0] += 1
     return sorted(((k, n, r) for k, (n, r) in counts.items()), key=lambda x: -x[1])
+
+
+def flag_kinds(table: Any) -> str:
+    """Each kind of flag of a bench table's ``ok`` runs once, with how many runs it holds
+    for (:func:`flag_summary`): ``machine busy (3 runs); noisy steps (1 run)``."""
+    return "; ".join(f"{kind} ({counted(n, 'run')})" for kind, n, _ in flag_summary(table))

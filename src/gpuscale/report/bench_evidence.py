@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.bench.evidence import weak_kinds
+from gpuscale.bench.evidence import kinds_counted
 from gpuscale.bench.support import support
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import counted
 from gpuscale.tables.bench import one_device
 
 WEAK = "weak"
@@ -79,8 +79,8 @@ def grade_sentence(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> str | 
     weak = _weak(rows)
     if weak.empty:
         return None
-    kinds = dict.fromkeys(k for note in weak["evidence_notes"].fillna("") for k in weak_kinds(note))
-    why = f": {joined(kinds)}" if kinds else ""
+    kinds = kinds_counted(weak["evidence_notes"].fillna(""))
+    why = f": {kinds}" if kinds else ""
     return (
         f"What these findings rest on: {len(weak)} of the {counted(len(rows), 'run')} are "
         f"weak evidence{why} (the table's Evidence column says why, as `gpuscale bench` "

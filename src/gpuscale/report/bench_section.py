@@ -10,6 +10,12 @@ import pandas as pd
 
 from gpuscale.analysis.bench_scaling import SPEEDUP_BASIS, bench_scaling
 from gpuscale.quantities import counted, joined, number
+from gpuscale.report.bench_answer import (
+    advised_runs,
+    advised_scope,
+    others_answer,
+    rerun_options,
+)
 from gpuscale.report.bench_checks import against_measured, drawn
 from gpuscale.report.bench_evidence import evidence_column, weak_tag
 from gpuscale.report.bench_figures import (
@@ -95,8 +101,9 @@ def advice_figure(
     predicted = as_throughput(result.predictions)
     alternative = None if result.alternative is None else as_throughput(result.alternative)
     model = inputs.name
-    of_model = scaling["model"] == model
-    measured = scaling[of_model]
+    # only the runs of the advice's model, device and configuration are set beside it
+    advised = advised_runs(scaling, inputs)
+    measured = scaling[advised]
     allowed = given.allow_flagged
     frames = [predicted, alternative]
     checks = against_measured(frames, measured, measured["configuration"], scaling, allowed=allowed)
@@ -118,17 +125,24 @@ def advice_figure(
     # given over clean runs (or beside a broken model, never used) used nothing flagged
     used = allowed and bool(measured["flagged"].fillna(False).astype(bool).any())
     warned = " (from flagged runs, --allow-flagged: less certain)" if used else ""
-    decision = [f"Advice for {model}{warned}: {said[0]}"] if said else []
-    decision += [f"Advice for {model}: {line}" for line in caveats]
-    explained = [f"Advice for {model}: {line}" for line in result.explanation]
+    # the model's name alone where every run of it is of the configuration advised on,
+    # else with that configuration and platform (never "mlp-4m" where it ran on two)
+    scope = advised_scope(scaling, advised, inputs)
+    of = model if advised.equals(scaling["model"] == model) else scope
+    decision = [f"Advice for {of}{warned}: {said[0]}"] if said else []
+    decision += [f"Advice for {of}: {line}" for line in caveats]
+    explained = [f"Advice for {of}: {line}" for line in result.explanation]
     if any(re.search(r"(?<![\w-])--[a-z]", line) for line in result.explanation):
         # the advice names `advise`'s options (--samples, --collectives...): not the report's
         explained.append(
-            f"Advice for {model}: the options it names are `gpuscale advise`'s (the report "
+            f"Advice for {of}: the options it names are `gpuscale advise`'s (the report "
             "takes only --interconnect, --max-devices, --strategy and --allow-flagged of "
             "them): "
             "`gpuscale advise --bench FILE` with the others shows what they change."
         )
+    on = f" of what the advice is on ({scope})"
+    own = measured_answer(scaling, advised, on, rerun_options(scaling, inputs))
+    other = others_answer(scaling, advised, inputs)
     return (
         explained + checks,
         (
@@ -138,7 +152,7 @@ def advice_figure(
             svg,
             files,
         ),
-        (decision, checks),
+        (decision, [own, *checks, *([other] if other else [])]),
         None,
     )
 
@@ -150,19 +164,26 @@ def _batches(frame: pd.DataFrame) -> str:
     return f"{first}" if first == last else f"{first} -> {last}"
 
 
-def measured_answer(scaling: pd.DataFrame) -> str:
+def measured_answer(
+    scaling: pd.DataFrame, only: pd.Series | None = None, of: str = "", rerun: str = ""
+) -> str:
     """The top of the report's line on what the bench measured at N > 1: each trusted
-    run's speedup, or that none is trustworthy (never a result from flagged runs)."""
-    multi = scaling[(scaling["accelerators"] > 1) & scaling["speedup"].notna()]
+    run's speedup, or that none is trustworthy (never a result from flagged runs); with
+    ``only`` (a mask of ``scaling``), of those runs alone, ``of`` saying which and
+    ``rerun`` the bench's options that measure them."""
+    chosen = scaling if only is None else scaling[only]
+    multi = chosen[(chosen["accelerators"] > 1) & chosen["speedup"].notna()]
     kept = multi[~multi["flagged"].astype(bool)]
     if multi.empty:
         where = on_a_larger_host(2, most_host_devices(scaling))
+        named = f" {rerun}" if rerun else ""  # the configuration advised on, never another's
         return (
-            f"Your hardware: no multi-device run measured (run gpuscale bench --nproc 1,2{where})."
+            f"Your hardware: no multi-device run{of} measured (run gpuscale bench{named} "
+            f"--nproc 1,2{where})."
         )
     if kept.empty:
         return (
-            f"Your hardware: no trustworthy multi-device run ({len(multi)} flagged, see "
+            f"Your hardware: no trustworthy multi-device run{of} ({len(multi)} flagged, see "
             "'Your hardware'): no measured answer."
         )
     said = "; ".join(  # each run's device and backend: never a CPU result read as a GPU's,
@@ -171,7 +192,7 @@ def measured_answer(scaling: pd.DataFrame) -> str:
         + (f", {tag}" if (tag := weak_tag(scaling, kept.loc[[at]])) else "")
         for at, r in zip(kept.index, kept.itertuples(), strict=True)
     )
-    return f"Your hardware, measured speedup over one device: {said}."
+    return f"Your hardware, measured speedup over one device{of}: {said}."
 
 
 def build_bench_section(
@@ -211,9 +232,11 @@ def build_bench_section(
     answer = [measured_answer(scaling)]
     refused = None
     if advice is not None:
-        lines, figure, (decision, checks), refused = advice_figure(scaling, out, advice)
+        lines, figure, (decision, measured), refused = advice_figure(scaling, out, advice)
         findings += lines
-        answer = [*decision, *answer, *checks]
+        # with the advice, the measured runs it is on (against it), then the others, each
+        # said as what it is (``bench_answer``): never another model's run as its answer
+        answer = [*decision, *(measured or answer)]
         figures += [figure] if figure is not None else []
     shown = shown_columns(scaling)
     rows = [

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.bench_scaling import break_even_params, trusted
+from gpuscale.bench.table import flag_kinds
 from gpuscale.quantities import counted, joined, number
 from gpuscale.report.bench_evidence import grade_sentence, tagged
 
@@ -195,10 +196,13 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     )  # the bench table's evidence grade, as the CLI says it
     out += [grade] if grade else []
     if len(flagged):
-        names = ", ".join(f"{r.configuration} on {r.accelerators}" for r in flagged.itertuples())
+        names = joined(f"{r.configuration} on {r.accelerators}" for r in flagged.itertuples())
+        # each kind of flag once, with its count (the table gives each run's own words)
+        kinds = flag_kinds(flagged)
         out.append(
-            f"Left out of these findings as not trustworthy: {names} (reasons in the "
-            "table); the advice leaves them out too unless it says it used them."
+            f"Left out of these findings as not trustworthy: {names}; why: {kinds}, each "
+            "run's own reason in the table; the advice leaves them out too unless it says it "
+            "used them."
         )
     for platform, rows in platforms:
         where = f" ({platform})" if several else ""

@@ -1,0 +1,113 @@
+"""Which of the bench's runs the report may set beside its advice: those of the model,
+device and configuration the advice was calibrated on (the N = 1 run it read, and the
+strategy it predicts: ``tables.bench.runs_like``, as ``gpuscale advise`` sets its own
+measurements beside its prediction), and the sentence on the others, which says what
+the advice is on and what each other run measured instead, never the two as one answer
+(a walk: the advice for tf-7m on the H100 beside "mlp-4m 0.34x on 2 (CPU processes,
+gloo)" from the same file)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.quantities import joined
+from gpuscale.report.bench_evidence import weak_tag
+from gpuscale.tables.bench_runs import bench_options, runs_like
+
+
+def advised_runs(scaling: pd.DataFrame, inputs: Any) -> pd.Series:
+    """Per row of ``scaling`` (``analysis.bench_scaling``'s), whether it ran what the
+    advice (``inputs``: its ``AdviceInputs``) is on: its model, and where the advice
+    names the run it was calibrated on, that run's configuration and device, in the
+    strategy predicted."""
+    same = scaling["model"] == inputs.name
+    one = getattr(inputs, "one_device", None)
+    if one is None or not one.config_group or scaling.empty:
+        return same
+    return same & runs_like(scaling, one.config_group, one.device_name, inputs.strategy)
+
+
+def calibrated_run(scaling: pd.DataFrame, inputs: Any) -> pd.Series | None:
+    """The N = 1 row of ``scaling`` the advice was calibrated on (None where the advice
+    names none, or the row is not among ``scaling``'s)."""
+    one = getattr(inputs, "one_device", None)
+    if one is None or not one.config_group or scaling.empty:
+        return None
+    like = runs_like(scaling, one.config_group, one.device_name)
+    rows = scaling[like & (scaling["model"] == inputs.name) & (scaling["accelerators"] == 1)]
+    return rows.iloc[-1] if len(rows) else None
+
+
+def rerun_options(scaling: pd.DataFrame, inputs: Any) -> str:
+    """The ``gpuscale bench`` options that measure what the advice is on: the calibrated
+    run's configuration in the strategy predicted; "" where no run is named."""
+    row = calibrated_run(scaling, inputs)
+    if row is None:
+        return ""
+    row = row.copy()
+    row["strategy"] = inputs.strategy
+    return bench_options(row)
+
+
+def advised_scope(scaling: pd.DataFrame, advised: pd.Series, inputs: Any) -> str:
+    """What the advice is on, as the table names it: ``tf-30m on NVIDIA H100 80GB HBM3,
+    nccl`` (its configuration's label and platform; ``, predicted with DDP`` where it
+    predicts another strategy than the run's)."""
+    runs = scaling[advised]
+    calibrated = calibrated_run(scaling, inputs)
+    if runs.empty and calibrated is None:
+        return inputs.name
+    first = runs.iloc[0] if len(runs) else calibrated
+    # its configuration, not one run of it (``tf-7m (run 2)``: the advice reads the latest)
+    label = re.sub(r" \(run \d+\)$", "", str(first["configuration"]))
+    said = f"{label} on {first['platform']}"
+    one = getattr(inputs, "one_device", None)
+    if one is not None and one.strategy != inputs.strategy:
+        said += f", predicted with {inputs.strategy.upper()}"
+    return said
+
+
+def _differs(row: Any, model: str, platform: str) -> str:
+    """``another model and device``: what a run measured other than the advice's."""
+    parts = [
+        word
+        for word, other in (("model", row.model != model), ("device", row.platform != platform))
+        if other
+    ]
+    return f"another {joined(parts) if parts else 'configuration'}"
+
+
+def others_answer(scaling: pd.DataFrame, advised: pd.Series, inputs: Any) -> str | None:
+    """The top of the report's line on the trusted runs measured at N > 1 that are not of
+    the advice's model, device and configuration: each with what it measured instead,
+    that it checks nothing of the advice, and how the advice is put on it (``--model``,
+    or a file of that configuration's runs alone); None where there is none."""
+    multi = (scaling["accelerators"] > 1) & scaling["speedup"].notna()
+    other = scaling[multi & ~advised & ~scaling["flagged"].astype(bool)]
+    if other.empty:
+        return None
+    runs = scaling[advised]
+    # the advised runs' platform, else the calibrated run's (no run of the strategy predicted)
+    first = runs.iloc[0] if len(runs) else calibrated_run(scaling, inputs)
+    platform = "" if first is None else str(first["platform"])
+    said = "; ".join(
+        f"{r.configuration} {r.speedup:.2f}x on {r.accelerators} ({r.platform}): "
+        + _differs(r, inputs.name, platform)
+        + (f", {tag}" if (tag := weak_tag(scaling, other.loc[[at]])) else "")
+        for at, r in zip(other.index, other.itertuples(), strict=True)
+    )
+    models = list(dict.fromkeys(m for m in other["model"].astype(str) if m != inputs.name))
+    how = [f"--model {m}" for m in models]
+    if (other["model"] == inputs.name).any():
+        how.append(
+            f"a --bench file of only that run's configuration of {inputs.name} (the advice "
+            "reads a model's latest trustworthy N = 1 run)"
+        )
+    return (
+        f"Your hardware, measured speedup over one device of runs the advice is not on (it "
+        f"is on {advised_scope(scaling, advised, inputs)}), so no check of it: {said}. To "
+        f"advise on one of them: {joined(how, 'or')}."
+    )

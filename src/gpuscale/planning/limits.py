@@ -65,7 +65,7 @@ def octaves_beyond(n: int, data: Reach) -> float:
     return math.log2(n / data.largest)
 
 
-def refusals(n: int, global_batch: int, data: Reach) -> list[str]:
+def refusals(n: int, global_batch: float, data: Reach) -> list[str]:
     """Why no time is given at ``n`` accelerators with ``global_batch`` samples a step
     (each reason starts with :data:`NO_TIME`); empty when a time is given."""
     out = []

@@ -134,6 +134,9 @@ def _drop_sentences_hold(found) -> int:
     """Every "falls from X to Y" a plan says has X above Y as printed, and each end of a
     falling batch said as the typical batch times a ratio gives the row's batch there."""
     batch = {int(r["accelerators"]): r["global_batch"] for r in found.rows}
+    # the typical batch times the ratio is the batch the model assumes; the row's is that
+    # rounded to one a user can run (a whole per-device batch), said where it moved
+    assumed = {int(r["accelerators"]): r["assumed_batch"] for r in found.rows}
     said = 0
     for sentence in found.notes:
         for high, low in FALL.findall(sentence):
@@ -147,7 +150,10 @@ def _drop_sentences_hold(found) -> int:
         ends += [(n, t, r) for n, r, t in OWN.findall(sentence)]
         for n, typical, ratio in ends:
             half = 0.5 * 10 ** -len(ratio.split(".")[1])  # the ratio's last digit
-            got = batch[int(n.replace(",", ""))]
+            got = assumed[int(n.replace(",", ""))]
+            shown = batch[int(n.replace(",", ""))]
+            if abs(got - shown) >= 0.5:
+                assert f"{got:,.0f} -> {shown:,}" in sentence, sentence
             assert _value(typical) * (float(ratio) - half) - 1 <= got, sentence
             assert got <= (_value(typical) + 0.5) * (float(ratio) + half) + 1, sentence
     return said

@@ -5,7 +5,8 @@ a list of workloads.
 * **no time** (the row kept, its time, interval and throughput NaN): fewer accelerators
   than any system of the workload ran (the data says the model may not fit in fewer: a
   405B-parameter model was never run on under 256); a per-device batch below one sample
-  where no system of the workload ran one that low (``global_batch < accelerators``);
+  where no system of the workload ran one that low (the batch assumed, before rounding,
+  below the count);
   more than :data:`REFUSE_OCTAVES` beyond the largest count any system ran;
 * **flagged** (its time kept): more than :data:`FAR_OCTAVES` beyond that largest count (an
   extrapolation far beyond the data); throughput per accelerator, at the same per-device
@@ -65,7 +66,7 @@ def octaves_beyond(n: int, data: Reach) -> float:
     return math.log2(n / data.largest)
 
 
-def refusals(n: int, global_batch: int, data: Reach) -> list[str]:
+def refusals(n: int, global_batch: float, data: Reach) -> list[str]:
     """Why no time is given at ``n`` accelerators with ``global_batch`` samples a step
     (each reason starts with :data:`NO_TIME`); empty when a time is given."""
     out = []

@@ -4,9 +4,11 @@
 For family ``f`` of workload ``w`` at ``N`` devices, at the level of round ``R`` (default:
 the workload's newest), with ``x = log2 N``:
 
-* the global batch ``B``: the workload's typical batch at ``N`` (``batch_curve``: the median
-  over families of each one's newest choice at each count, extended beyond the counts by
-  its end slope, clipped to [0, 1]) times the family's own ratio to it, interpolated in
+* the global batch ``B``: the runnable one (:func:`runnable_batch`: a whole per-device
+  batch, or a whole number of devices per sample) nearest the one assumed, the
+  workload's typical batch at ``N`` (``batch_curve``: the median over families of each
+  one's newest choice at each count, extended beyond the counts by its end slope,
+  clipped to [0, 1]) times the family's own ratio to it, interpolated in
   ``log2`` between the counts the family ran and held beyond them: at a count it ran, its
   own newest choice; between two far-apart counts, the workload's steps (Llama2 keeps 8
   up to 64 devices), not a straight line; a family that never ran ``w`` takes the
@@ -96,6 +98,32 @@ def log2_batch(workload: dict[str, Any], family: dict[str, Any] | None, x: float
     return typical(x) + interpolate(xs, offsets, x, extend=False)
 
 
+def floor_per_device(workload: dict[str, Any]) -> float:
+    """The smallest per-device batch any system of the workload ran, capped at 1 (a
+    workload whose submissions never shared a sample between devices: 1)."""
+    systems = [s for family in workload["families"].values() for s in family["systems"]]
+    per = [float(s[5]) / int(s[3]) for s in systems if s[5] == s[5] and s[5] > 0]
+    return min([1.0, *per])
+
+
+def runnable_batch(assumed: float, n: int, floor: float = 1.0) -> int:
+    """The global batch a user can run nearest the ``assumed`` one on ``n`` devices:
+    ``n`` times the nearest whole per-device batch (at least 1); where the assumed one is
+    below one sample per device and the workload's systems ran so few (``floor`` < 1:
+    several devices per sample, model or tensor parallel), ``n / k`` for the whole number
+    ``k`` of devices per sample that divides ``n``, nearest the assumed (in log) and no
+    more than ``1 / floor`` (below the floor, where the plan gives no time, the model's
+    time is still of the nearest such ``k``: the accuracy benchmark scores it)."""
+    per = assumed / n
+    if per >= 1:
+        return n * round(per)
+    # below the floor (the plan gives no time there) the model's time keeps the fraction
+    most = max(1 / floor, 2 / per) if per < floor else 1 / floor
+    shares = [k for k in range(1, min(n, int(most + 1e-9)) + 1) if n % k == 0]
+    k = min(shares, key=lambda k: (abs(math.log2(k * per)), k))
+    return n // k
+
+
 def count_class(family: dict[str, Any] | None, n: int) -> tuple[str, float]:
     """(class, octaves outside the family's measured counts) of ``n``."""
     if family is None:
@@ -162,7 +190,9 @@ def predict_point(
     workload = fits["workloads"][workload_name]
     family = workload["families"].get(family_name)
     x = math.log2(n)
-    batch = 2.0 ** log2_batch(workload, family, x)
+    assumed = 2.0 ** log2_batch(workload, family, x)
+    # a batch a user can run: a whole per-device batch, or whole devices per sample
+    batch = runnable_batch(assumed, n, floor_per_device(workload))
     log_y, shared, own = _log_y(fits, workload, family_name, x, round_name)
     log_batch = workload["batch_slope"] * math.log2(batch / n)
     log_y += log_batch
@@ -189,6 +219,7 @@ def predict_point(
         "calibrated_high": high,
         "own_results": held,
         "global_batch": batch,
+        "assumed_batch": assumed,  # before rounding to a runnable batch
         "expected_samples": expected,
         "batch_per_accelerator": batch / n,
         "count_class": kind,

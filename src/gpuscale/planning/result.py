@@ -121,8 +121,9 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
     fit = fits["workloads"][workload]
     data = reach(fit)
     n = [float(p["accelerators"]) for p in points]
-    batch = [round(p["global_batch"]) for p in points]  # whole samples; E(B) used the fit
-    refused = [refusals(int(x), b, data) for x, b in zip(n, batch, strict=True)]
+    batch = [p["global_batch"] for p in points]  # runnable: predict.runnable_batch
+    # refused on the batch assumed: rounding it up to one per device makes it no likelier
+    refused = [refusals(int(p["accelerators"]), p["assumed_batch"], data) for p in points]
     timed = [k for k, why in enumerate(refused) if not why]
     base = points[timed[0] if timed else 0]  # efficiency: against the smallest with a time
     flags, against = [], []
@@ -225,7 +226,7 @@ def plan_result(
         p["accelerators"]
         for p in points
         if not 0 < p["time_to_train_min"] < math.inf
-        and not refusals(p["accelerators"], round(p["global_batch"]), data)
+        and not refusals(p["accelerators"], p["assumed_batch"], data)
     ]
     if odd:  # a number that cannot be true is a bug, never a plan
         raise PlanError(
@@ -243,6 +244,8 @@ def plan_result(
         "workload_systems": fit["systems"],
         "workload_families": len(fit["families"]),
         "batch_slope": fit["batch_slope"],
+        # the free fit's slope: where positive, ``batch_slope`` is held at 0 (said)
+        "batch_slope_free": fit.get("batch_slope_free", fit["batch_slope"]),
         "intervals": fits.get("intervals", {}),
         "classes": [r["count_class"] for r in rows],
         "borrowed": own is None,

@@ -153,6 +153,13 @@ def batch_drop_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]
         if {na, nb} <= ran:
             out.append(text + f"{family}'s own newest submissions chose these batches.")
             continue
+        if not b["assumed_batch"] < a["assumed_batch"]:  # the rounding's, not the model's
+            out.append(
+                text + f"the batch the model assumes does not fall ({a['assumed_batch']:,.2f} "
+                f"-> {b['assumed_batch']:,.2f}); rounded to one a user can run at each count "
+                "(a whole per-device batch, or a whole number of devices per sample), it does."
+            )
+            continue
         ta, tb = _typical(fit, na), _typical(fit, nb)
         if not own:
             _, how = _change("the workload's typical batch", ta, tb, 0)
@@ -176,6 +183,12 @@ def batch_drop_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]
         others = [how for way, how in moves if way >= 0]
         why = f"; the fall is {joined(falls)}" if falls else ""
         why += f" ({joined(others)})" if falls and others else ""
+        moved = [
+            f"{r['assumed_batch']:,.0f} -> {r['global_batch']:,} at {int(r['accelerators']):,}"
+            for r in (a, b)
+            if abs(r["assumed_batch"] - r["global_batch"]) >= 0.5
+        ]
+        why += f"; rounded to a batch a user can run, {joined(moved)}" if moved else ""
         out.append(text + "; ".join(ends) + f"{why}.")
     return out
 

@@ -18,19 +18,63 @@ def _counts(values: list[int]) -> str:
     return ", ".join(f"{v:,}" for v in values)
 
 
+def per_device(batch: float) -> str:
+    """A per-device batch as a user runs it: ``61`` samples per device, or below one,
+    ``1 sample per 8 devices`` (several devices share each sample: model or tensor
+    parallel)."""
+    if batch >= 1 or not batch > 0:
+        return number(batch)
+    return f"1 sample per {round(1 / batch):,} devices"
+
+
+def batch_sign(fit: dict[str, Any]) -> str:
+    """Where the free fit's batch slope had the sign the term's mechanism cannot give (a
+    larger per-device batch slower per sample, ``gpuscale.planning.workload``): what it
+    found, on what results, and that the plan assumes no batch effect; else ""."""
+    free = fit.get("batch_slope_free", fit["batch_slope"])
+    if not free > 0 or fit["batch_slope"] != 0:
+        return ""
+    cells: dict[tuple[str, int], set[float]] = {}
+    for name, family in fit["families"].items():
+        for s in family["systems"]:
+            cells.setdefault((name, int(s[3])), set()).add(float(s[5]))
+    mixed = sorted((k for k, v in cells.items() if len(v) > 1), key=lambda k: (k[1], k[0]))
+    same = (
+        f"only {joined(f'{f} at {n:,}' for f, n in mixed)} ran two per-device batches at one count"
+        if mixed
+        else "no family ran two per-device batches at one count"
+    )
+    curve = fit["batch_curve"]
+    ends = [(2**x, 2 ** (y - x)) for x, y in zip(curve["log2_n"], curve["log2_b"], strict=True)]
+    (n0, b0), (n1, b1) = ends[0], ends[-1]
+    moves = (
+        f"elsewhere the per-device batch moves with the count (the workload's typical, "
+        f"{per_device(b0)} at {round(n0):,} and {per_device(b1)} at {round(n1):,}), which the "
+        "shape of scaling follows too"
+    )
+    return (
+        f"Per-device batch: the fit of {counted(fit['systems'], 'result')} of "
+        f"{fit['workload']} found each doubling of it {100 * (math.exp(free) - 1):.0f}% "
+        f"slower per sample (slope {free:+.3f}), the opposite of the term's mechanism "
+        f"(more samples per device and step share each gradient exchange); {same}; "
+        f"{moves}: not trusted, the plan assumes no effect of the per-device batch on "
+        "throughput (slope 0)."
+    )
+
+
 def factors(family: str, a: dict[str, Any], b: dict[str, Any], batch_detail: str = "") -> str:
     """The factors (throughput per device at ``b`` over ``a``) each term of the model
     contributes to 3 decimals (so they multiply to the ratio said to 2), the largest
     (farthest from x1, either way) first, those that round to x1.000 left out:
-    ``x0.443 from the shape of scaling shared by the families, x0.833 from the per-device
-    batch (96 -> 9.68) ...``; ``batch_detail`` is said after the per-device batch's
+    ``x0.347 from the shape of scaling shared by the families, x0.758 from the per-device
+    batch (96 -> 6) ...``; ``batch_detail`` is said after the per-device batch's
     counts."""
     low, high = int(a["accelerators"]), int(b["accelerators"])
     anchored = [n for n, r in ((low, a), (high, b)) if r["log_anchor"]]
     words = {
         "batch": (
-            f"the per-device batch ({number(a['batch_per_accelerator'])} -> "
-            f"{number(b['batch_per_accelerator'])}{batch_detail})"
+            f"the per-device batch ({per_device(a['batch_per_accelerator'])} -> "
+            f"{per_device(b['batch_per_accelerator'])}{batch_detail})"
         ),
         "shared": "the shape of scaling shared by the families",
         "own": f"{family}'s own departure from that shape",

@@ -10,7 +10,7 @@ from typing import Any
 from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.linear import linear_notes
 from gpuscale.planning.spread import batch_drop_notes, cited_notes, held_notes
-from gpuscale.planning.throughput import efficiency_note
+from gpuscale.planning.throughput import batch_sign, efficiency_note, per_device
 from gpuscale.quantities import counted, joined, number
 from gpuscale.tables.plan import PLAN_COLUMNS
 from gpuscale.tables.workloads import round_key
@@ -75,8 +75,58 @@ def model_note(fit: dict[str, Any], family: str, speed_from: list[str]) -> str:
     )
 
 
-def batch_note(fit: dict[str, Any], family: str) -> str:
-    """Where the global batch and samples to converge come from."""
+def _moved(row: dict[str, Any]) -> str:
+    """``12: 61.25 per device -> 61 (a global batch of 732)``."""
+    n, batch, assumed = int(row["accelerators"]), int(row["global_batch"]), row["assumed_batch"]
+    if batch >= n and assumed >= n:
+        return (
+            f"{n:,}: {assumed / n:,.2f} per device -> {batch // n:,} (a global batch of {batch:,})"
+        )
+    was = (
+        f"1 sample per {n / assumed:,.2f} devices"
+        if assumed < n
+        else f"{assumed / n:,.2f} per device"
+    )
+    return f"{n:,}: {was} -> {per_device(batch / n)} (a global batch of {batch:,})"
+
+
+def _rounded(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """How the batch assumed was rounded to one a user can run, at up to three counts
+    where it moved (``predict.runnable_batch``), and what a batch below one sample per
+    device means."""
+    timed = [r for r in rows if _timed(r) and r["global_batch"] == r["global_batch"]]
+    moved = [r for r in timed if abs(r["assumed_batch"] - r["global_batch"]) >= 0.5]
+    text = (
+        ", rounded at each count to one a user can run: the nearest whole per-device batch "
+        "(the global batch divides by the count), or below one sample per device a whole "
+        "number of devices per sample"
+    )
+    if moved:
+        more = f", and {counted(len(moved) - 3, 'other count')}" if len(moved) > 3 else ""
+        text += f" ({'; '.join(_moved(r) for r in moved[:3])}{more})"
+    text += ", and the time and samples to converge are at the rounded batch"
+    shared: dict[int, list[int]] = {}
+    for r in timed:
+        if r["global_batch"] < r["accelerators"]:
+            k = round(r["accelerators"] / r["global_batch"])
+            shared.setdefault(k, []).append(int(r["accelerators"]))
+    if shared:
+        per = [float(s[5]) / int(s[3]) for f in fit["families"].values() for s in f["systems"]]
+        said = [
+            f"{k:,} devices per sample at {joined(f'{n:,}' for n in c)}" for k, c in shared.items()
+        ]
+        text += (
+            f"; below one sample per device, as {fit['workload']}'s submissions ran down to "
+            f"{per_device(min(per))}, a whole number of devices shares each sample (model or "
+            f"tensor parallel: the batch per accelerator is not a per-device batch): "
+            f"{joined(said)}"
+        )
+    return text
+
+
+def batch_note(fit: dict[str, Any], family: str, rows: list[dict[str, Any]] = ()) -> str:
+    """Where the global batch and samples to converge come from, and how it was rounded
+    to one a user can run."""
     own = fit["families"].get(family)
     ran = sorted(round(2**x) for x in own["batch"]["log2_n"]) if own else []
     where = (
@@ -92,7 +142,7 @@ def batch_note(fit: dict[str, Any], family: str) -> str:
         if newest
         else "no reference convergence points: the batch's effect on convergence is not modelled"
     )
-    return f"Global batch: {where}; {converge}."
+    return f"Global batch: {where}{_rounded(fit, list(rows))}; {converge}."
 
 
 def class_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> list[str]:
@@ -225,10 +275,10 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     """Every sentence of a plan, in order."""
     fit = fits["workloads"][workload]
     speed_from = sorted(w for w, other in fits["workloads"].items() if family in other["families"])
-    out = [model_note(fit, family, speed_from), batch_note(fit, family)]
+    out = [model_note(fit, family, speed_from), batch_note(fit, family, rows)]
     out += class_notes(fit, family, rows)
     out += flag_notes(rows)
-    out += [s for s in (efficiency_note(fit, family, rows),) if s]
+    out += [s for s in (efficiency_note(fit, family, rows), batch_sign(fit)) if s]
     out += linear_notes(fit, family, rows)
     out += batch_drop_notes(fit, family, rows)
     out += interval_notes(fits.get("intervals") or {}, rows)

@@ -4,7 +4,9 @@
 and returns a ``dict``:
 
 * ``shape`` (the shared ``s`` at the knots), ``era_level`` (``e``), ``era`` (each round's),
-  ``batch_slope`` (``c``), ``scale`` (the robust standard deviation of the residuals),
+  ``batch_slope`` (``c``: held at 0 where the free fit found it positive, a larger
+  per-device batch slower per sample, which its mechanism cannot give; the free fit's in
+  ``batch_slope_free``), ``scale`` (the robust standard deviation of the residuals),
   ``round`` (the newest round: plans are at its level), ``rcp`` (per round: ``e_min``,
   ``b_noise``, ``source`` of its RCPs; None when convergence is not modelled),
   ``reference_batch`` (``B_ref``), ``batch_curve`` (the workload's global batch at each
@@ -18,6 +20,7 @@ and returns a ``dict``:
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -113,18 +116,17 @@ def fit_workload(frame: pd.DataFrame, pen: Penalties = DEFAULT) -> dict[str, Any
     }
     x = np.log2(rows["n"])
     era = frame["era"].to_numpy(int)
-    lay, theta, rows["residual"], rows["weight"] = solve(
-        rows["family"],
-        rows["round"],
-        x,
-        rows["log2_b"] - x,
-        frame["log_y"].to_numpy(float),
-        era,
-        pen,
-    )
+    args = (rows["family"], rows["round"], x, rows["log2_b"] - x, frame["log_y"].to_numpy(float))
+    lay, theta, rows["residual"], rows["weight"] = solve(*args, era, pen)
+    free = float(theta[lay.batch_at])
+    if free > 0:  # a larger per-device batch slower per sample: not the term's mechanism
+        held = replace(pen, batch=pen.pin)  # no batch effect (said: throughput.batch_sign)
+        lay, theta, rows["residual"], rows["weight"] = solve(*args, era, held)
     newest = max(rows["round"], key=round_key)
     benchmark = str(frame["benchmark"].iloc[rows["round"].index(newest)])
     fitted = levels(lay, theta)
+    if free > 0:
+        fitted["batch_slope"] = 0.0  # held (its penalty leaves ~1e-8)
     family = np.array(rows["family"], dtype=object)
     for f in fitted["families"]:
         fitted["families"][f] |= _family_facts(rows, np.flatnonzero(family == f))
@@ -141,4 +143,6 @@ def fit_workload(frame: pd.DataFrame, pen: Penalties = DEFAULT) -> dict[str, Any
         "batch_curve": _batch_curve(rows["family"], rows["round"], rows["n"], rows["log2_b"]),
         "scale": robust_scale(rows["residual"]),
         "systems": len(family),
+        # the batch slope the free fit found (``batch_slope`` is 0 where it was positive)
+        "batch_slope_free": free,
     }

@@ -15,8 +15,12 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   ``ii_out`` (it did not: between / beyond the counts it ran), ``iii`` (the family never
   ran the workload: its level borrowed through its other workloads);
 * ``global_batch``: the global batch the prediction assumes (the family's own at a count
-  it ran, else the workload's typical batch times the family's ratio to it);
-  ``batch_per_accelerator``: ``global_batch / accelerators`` (unrounded); both, and
+  it ran, else the workload's typical batch times the family's ratio to it), rounded to
+  one a user can run: ``accelerators`` times a whole per-device batch, or, for a workload
+  whose submissions ran below one sample per device, ``accelerators / k`` with ``k`` whole
+  devices per sample (model or tensor parallel);
+  ``batch_per_accelerator``: ``global_batch / accelerators`` (a whole number, or ``1 / k``:
+  not a per-device batch but ``k`` devices per sample); both, and
   ``expected_samples`` and ``convergence_factor``, NA where the row has no time;
 * ``expected_samples``: samples (epochs for the epoch-counted workloads) to converge at
   that batch, ``E(B) = E_min (1 + B / B_noise)`` fitted to the RCPs; NaN without RCPs;

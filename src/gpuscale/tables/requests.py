@@ -92,6 +92,36 @@ def single_option(*, what: str, help: str, names: tuple[str, ...], required: boo
     return option(default, names=names, help=help, parse=one, cli=list[str] | None, shown=[])
 
 
+def given_once_each(parser: Any, args: Sequence[str]) -> str:
+    """The one-line refusal of a command line (``args``, read by the command's ``parser``:
+    click's) that gives a single-valued option more than once, naming it; "" where none is,
+    or where the parser refuses ``args`` (its own error says why, as the command reads
+    them). The parser keeps the last alone, silently: ``analyze --bench A --bench B`` read
+    B. An option given repeatedly on purpose (``multiple``, ``is_flag``, ``count``) is
+    none of these."""
+    try:  # each parameter once per time given, in order (click's ``param_order``)
+        order = parser.parse_args(args=list(args))[2]
+    except Exception:  # a slip: the command's own parse says it
+        return ""
+    valued = [
+        p
+        for p in order
+        if getattr(p, "param_type_name", "") == "option"
+        and not any(getattr(p, a, False) for a in ("multiple", "is_flag", "count"))
+    ]
+    said = []
+    for param, times in Counter(valued).items():
+        if times > 1:
+            name = next((o for o in param.opts if o.startswith("--")), param.opts[0])
+            said.append(f"{name} given {'twice' if times == 2 else f'{times} times'}")
+    if not said:
+        return ""
+    each = "it" if len(said) == 1 else "each"
+    return (
+        f"{joined(said)}: {each} takes one value (the last would be used alone); give {each} once"
+    )
+
+
 def price_option() -> Any:
     """The price of a device-hour, as every request that prices a run takes it."""
     return option(

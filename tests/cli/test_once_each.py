@@ -83,10 +83,31 @@ def test_an_option_taken_repeatedly_is_not_refused(name: str, param: object) -> 
     assert given_once_each(command.make_parser(ctx), [opt, "1", opt, "2"]) == ""
 
 
-def test_flags_given_twice_are_not_refused() -> None:
-    """A flag takes no value: given twice it says the same thing twice."""
+PAIRS = [
+    (name, p)
+    for name, command in COMMANDS.items()
+    for p in command.params
+    if getattr(p, "is_flag", False) and p.secondary_opts
+]
+
+
+@pytest.mark.parametrize(("name", "param"), PAIRS, ids=[f"{n} {p.opts[0]}" for n, p in PAIRS])
+def test_both_spellings_of_a_yes_no_flag_are_refused(name: str, param: object) -> None:
+    """``--cache --no-cache`` says two contradicting things: refused, both named, before
+    anything runs (the last was used alone)."""
+    yes, no = param.opts[0], param.secondary_opts[0]  # type: ignore[attr-defined]
+    result = CliRunner().invoke(app, [name, yes, no])
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert result.stderr.strip() == f"error: {yes} and {no} both given: give one"
+
+
+def test_flags_given_twice_alike_are_not_refused() -> None:
+    """A flag given twice alike says the same thing twice."""
     from gpuscale.tables.requests import given_once_each
 
-    command = COMMANDS["analyze"]
-    ctx = command.make_context("analyze", [], resilient_parsing=True)
-    assert given_once_each(command.make_parser(ctx), ["--decompose", "--decompose"]) == ""
+    assert PAIRS  # the premise: the test above tries some
+    for name, args in (("analyze", ["--decompose"] * 2), ("report", ["--no-cache"] * 2)):
+        command = COMMANDS[name]
+        ctx = command.make_context(name, [], resilient_parsing=True)
+        assert given_once_each(command.make_parser(ctx), args) == ""

@@ -174,3 +174,14 @@ def test_values_that_differ_never_print_alike() -> None:
     assert numbers_apart(989.45, 989.4) == ("989.5", "989.4")
     assert numbers_apart(1979.0, 989.0) == ("1,979", "989")
     assert numbers_apart(8.004, 8.0) == ("8.004", "8.000")
+
+
+def test_a_part_of_a_whole_agrees_with_its_number() -> None:
+    """Never "1 of the 1 run": the whole is said as such, a part in its number."""
+    from gpuscale.quantities import of_the
+
+    assert of_the(1, 1, "run") == "the run"
+    assert of_the(2, 2, "bench run") == "both bench runs"
+    assert of_the(3, 3, "process") == "all 3 processes"
+    assert of_the(1, 3, "run") == "1 of the 3 runs"
+    assert of_the(1200, 1500, "run") == "1,200 of the 1,500 runs"

@@ -77,6 +77,21 @@ def counted(count: int, noun: str) -> str:
     return f"{shown} {noun_for(count, noun)}"
 
 
+def of_the(part: int, whole: int, noun: str) -> str:
+    """``1 of the 3 runs``; the whole said as such where ``part`` is all of it: ``the
+    run``, ``both runs``, ``all 3 runs`` (never "1 of the 1 run"). Its verb agrees with
+    ``part``: ``is`` where it is 1."""
+    if part != whole:
+        return f"{int(part):,} of the {counted(whole, noun)}"
+    return (
+        f"the {noun}"
+        if whole == 1
+        else f"both {plural(noun)}"
+        if whole == 2
+        else f"all {counted(whole, noun)}"
+    )
+
+
 def joined(items: Iterable[object], conjunction: str = "and") -> str:
     """Items as a sentence lists them: ``B200``, ``H100 and B200``, ``RTX A5000, RTX 4090
     and B200`` (commas, the last two joined by ``conjunction``: ``and``, ``or``)."""

@@ -108,7 +108,7 @@ def test_advise_uses_a_short_quickstart_and_says_it_is_weak(tmp_path: Path) -> N
     result = CliRunner().invoke(app, ["advise", "--bench", str(path)])
     said = " ".join(result.output.split())
     assert result.exit_code == 0, said
-    assert "WARNING: weak evidence: 2 of the 2 bench runs of mlp-0.2m" in said
+    assert "WARNING: weak evidence: both bench runs of mlp-0.2m" in said
     assert "busy share not measured" in said and "machine busy" not in said
 
 

@@ -208,7 +208,8 @@ def measured_runs(
         both = [index] + ([scaling.index[int(base_at[index])]] if pd.notna(base_at[index]) else [])
         pair = scaling.loc[both]
         found = support(pair)
-        weak = bool((pair.get("evidence", pd.Series(dtype=str)) == "weak").any())
+        # weak: notes say why (a flagged run's too, graded flagged: ``bench.evidence``)
+        weak = bool(pair.get("evidence_notes", pd.Series(dtype=str)).fillna("").ne("").any())
         return found.remedy() if weak and found is not None else ""
 
     return [

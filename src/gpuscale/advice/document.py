@@ -95,7 +95,9 @@ def advice_document(result: Any) -> dict[str, Any]:
 
 def _terms_evidence(result: Any) -> str | None:
     found = getattr(result.inputs, "evidence", None)
-    return None if found is None else ("weak" if found.weak else "firm")
+    if found is None:
+        return None
+    return "flagged" if found.untrusted else ("weak" if found.weak else "firm")
 
 
 def advice_view(result: Any, *, terminal: bool, document: bool = False) -> TableView:

@@ -37,7 +37,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.evidence import weak_kinds
 from gpuscale.bench.support import Support, comm_scale_sentence, support
 from gpuscale.plausibility import SAME_SAMPLES
-from gpuscale.quantities import counted, format_ms, joined, noun_for
+from gpuscale.quantities import format_ms, joined, noun_for, of_the
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.bench import most_host_devices
 from gpuscale.tables.bench_runs import runs_like
@@ -283,7 +283,7 @@ def _weak(table: pd.DataFrame, model: str, source: Any = None) -> tuple[str | No
     kinds = dict.fromkeys(k for notes in weak["evidence_notes"] for k in weak_kinds(notes))
     counts = [int(n) for n in sorted(weak["accelerators"].unique())]
     on = f"{joined(counts)} device{'' if counts == [1] else 's'}"
-    runs = f"{len(weak)} of the {counted(len(rows), 'bench run')}"
+    runs = of_the(len(weak), len(rows), "bench run")
     return (
         f"WARNING: weak evidence: {runs} of {model} the advice uses (on {on}) "
         f"{'is' if len(weak) == 1 else 'are'} weak ({', '.join(kinds)}; the bench table's "

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.plausibility import superlinear_flag
-from gpuscale.quantities import counted, format_count, joined, noun_for
+from gpuscale.quantities import format_count, joined, noun_for, of_the
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.bench import configuration_labels, one_device
 from gpuscale.tables.measures import efficiency, rate_speedup
@@ -167,7 +167,7 @@ def break_even_sentence(scaling: pd.DataFrame, accelerators: int) -> str:
     text = f"{format_count(size)} parameters" if size else "not crossed by the models run"
     weak = int((rows.get("evidence", pd.Series(dtype=str)) == "weak").sum())
     if weak:
-        text += f" (weak evidence: {weak} of its {counted(len(rows), 'run')}, see evidence_notes)"
+        text += f" (weak evidence: {of_the(weak, len(rows), 'run')}, see evidence_notes)"
     return f"{head}: {text}"
 
 
@@ -219,7 +219,8 @@ SPEEDUP_BASIS = (
     "speedup and efficiency (N > 1 only): against the plain N = 1 step (the bare module, "
     "what one device costs) where timed, else DDP's N = 1 step; speedup_ddp: against DDP's "
     "N = 1 step (it carries DDP's own overhead); ddp_vs_bare (N = 1 only): DDP's one-device "
-    "throughput over the bare module's, below 1 by what DDP's wrapper costs"
+    "throughput over the bare module's, below 1 by what DDP's wrapper costs, above 1 by "
+    "noise alone (the wrapper adds work to a step, never removes it)"
 )
 
 

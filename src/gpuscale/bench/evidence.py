@@ -1,4 +1,6 @@
-"""How strong one bench row's evidence is: ``strong``, or ``weak`` with the reasons.
+"""How strong one bench row's evidence is: ``strong``, or ``weak`` with the reasons;
+``flagged`` where the row is flagged (not trusted: never strong evidence, whatever its
+steps), its notes still saying what would be weak about it.
 
 A row is not flagged (``gpuscale.plausibility``) yet may rest on little: a few timed
 steps (one slow step moves their mean by 1/steps), a spread short of the noisy flag, or a
@@ -38,6 +40,7 @@ WINDOW_HEADROOM = 1.5
 STEPS_FIX = "steps"
 QUIETER_FIX = "quieter"
 UNREAD_FIX = "unread"
+FLAGGED = "flagged"  # the grade of a flagged ok row: not trusted, so neither strong nor weak
 _FIXES = {
     STEPS_FIX: "",  # said with the number of steps
     QUIETER_FIX: "on a quieter machine, nothing else running (more steps do not narrow a spread)",
@@ -146,9 +149,11 @@ def weak_reasons(
 
 
 def grade(rows: list[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
-    """(``evidence``, ``evidence_notes``) per row: ``strong``/``weak`` for ``ok`` rows
-    (``""`` for failed ones) and the reasons ("; "-separated), each asking for the steps
-    its model's ``ok`` runs need, with why (:func:`steps_asked`: one number a model)."""
+    """(``evidence``, ``evidence_notes``) per row: ``strong``/``weak`` for ``ok`` rows,
+    :data:`FLAGGED` for flagged ones (not trusted: never strong), ``""`` for failed ones;
+    and the reasons a row is weak ("; "-separated, a flagged row's too), each asking for
+    the steps its model's ``ok`` runs need, with why (:func:`steps_asked`: one number a
+    model)."""
     grades, notes = [], []
     ok = [row for row in rows if row.get("status") == "ok"]
     asked = {
@@ -160,7 +165,7 @@ def grade(rows: list[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
             notes.append("")
             continue
         reasons = weak_reasons(row, *asked[row.get("model")])
-        grades.append("weak" if reasons else "strong")
+        grades.append(FLAGGED if row.get("flagged") else "weak" if reasons else "strong")
         notes.append("; ".join(reasons))
     return grades, notes
 

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, fixes, remedy, steps_asked, weak_kinds
+from gpuscale.bench.evidence import (
+    FIRM_STEPS,
+    FLAGGED,
+    STEPS_FIX,
+    fixes,
+    remedy,
+    steps_asked,
+    weak_kinds,
+)
 from gpuscale.quantities import counted, joined, number
 
 FEW_STEPS = "few steps timed"  # the kind of weakness (bench.evidence) a figure cannot stand on
@@ -36,6 +44,7 @@ class Support:
     counts: tuple[int, ...] = ()  # the device counts its model's runs measured
     most_steps: int | None = None  # the most steps any of its model's runs timed
     flagged: int = 0  # its model's ok runs flagged (left out of what reads them)
+    untrusted: int = 0  # of ``runs``, those graded flagged (read with --allow-flagged)
 
     @property
     def weak(self) -> bool:
@@ -49,6 +58,9 @@ class Support:
         spread)``."""
         steps = "" if self.steps is None else f"{counted(self.steps, 'timed step')} per run "
         grade = f"weak evidence: {joined(self.kinds)}" if self.kinds else "firm evidence"
+        if self.untrusted:  # a flagged run is never firm evidence
+            weak = f"; {grade}" if self.kinds else ""
+            grade = f"{self.untrusted} flagged, not trusted{weak}"
         return f"{steps}({counted(self.runs, 'run')}; {grade})"
 
     def remedy(self) -> str:
@@ -85,6 +97,7 @@ def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | Non
         counts=tuple(sorted({int(n) for n in counts})),
         most_steps=int(ran.max()) if len(ran) else None,
         flagged=int(runs["flagged"].fillna(False).astype(bool).sum()) if "flagged" in runs else 0,
+        untrusted=int((rows.get("evidence", pd.Series(dtype=str)) == FLAGGED).sum()),
     )
 
 

@@ -20,13 +20,13 @@ from gpuscale.cli import plan  # noqa: F401
 
 # isort: on
 from gpuscale.cli.common import app
-from gpuscale.cli.options import help_paragraphs
+from gpuscale.cli.options import OnceEach, help_paragraphs
 from gpuscale.cli.output import err
 from gpuscale.sources.signals import run_until_signalled
 
 for _registered in app.registered_commands:  # every command's help, however registered
     _doc = _registered.help or (_registered.callback and _registered.callback.__doc__)
-    _registered.help = help_paragraphs(_doc) if _doc else None
+    _registered.help, _registered.cls = help_paragraphs(_doc) if _doc else None, OnceEach
 
 __all__ = ["app", "main"]
 

@@ -15,11 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperOption
 
 from gpuscale.cli.output import Format, err, fail, fail_on, note, say
-from gpuscale.names import (
-    UnknownNameError,
-    choose_workloads,
-    resolve_choice,
-)
+from gpuscale.names import UnknownNameError, choose_workloads, resolve_choice
 from gpuscale.sources import SourceError
 from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.requests import help_of

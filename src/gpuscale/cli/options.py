@@ -13,11 +13,12 @@ from typing import Annotated, Any
 
 import typer
 
-from gpuscale.cli.output import fail_on
+from gpuscale.cli.output import fail, fail_on
 from gpuscale.quantities import BadQuantity, reading_number
 from gpuscale.tables.requests import (
     FieldError,
     command_line_type,
+    given_once_each,
     has_path,
     number_option,
     option_name,
@@ -141,3 +142,13 @@ def command(
         return fn
 
     return register
+
+
+class OnceEach(typer.core.TyperCommand):
+    """Every command's class: a single-valued option given twice is refused in one line
+    naming it (``given_once_each``), before anything runs; click used the last alone."""
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        if (said := given_once_each(self.make_parser(ctx), args)) and not ctx.resilient_parsing:
+            fail(said)
+        return super().parse_args(ctx, args)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import webbrowser
-from dataclasses import fields
 from pathlib import Path
 from typing import Annotated
 
@@ -31,10 +30,9 @@ from gpuscale.cli.output import (
     say,
     show,
 )
-from gpuscale.quantities import joined
 from gpuscale.report.request import ReportRequest
 from gpuscale.sources import OutputError
-from gpuscale.tables.analysis_request import AnalysisOptions
+from gpuscale.tables.analysis_request import AnalysisOptions, unused_without_rounds
 from gpuscale.tables.round_requests import DatasetOut, IngestOut, RoundSelection, ScoresOptions
 
 
@@ -128,7 +126,8 @@ def analyze(
     if bench_file is not None:
         bench_doc = _analyze_bench(bench_file, fmt, alone=not both, columns_asked=columns_asked)
         if not both:
-            _unused_without_rounds(selection, options)
+            if unused := unused_without_rounds(selection, options):
+                note(unused)
             return
     # lazy: pandas (the analysis stack), not needed for --help
     from gpuscale.analysis.analyze import analyze_asked
@@ -152,19 +151,6 @@ def analyze(
             view = workload_view(result, request, decompose=decompose_columns)
             show(view, Format.table, columns_asked)
         say(study_lines(results, request, tables.scores))
-
-
-def _unused_without_rounds(selection: RoundSelection, options: AnalysisOptions) -> None:
-    """Options of the MLPerf analysis given to ``analyze --bench`` alone, said unused."""
-    given = [f.name for f in fields(options) if getattr(options, f.name) != f.default]
-    names = option_names(RoundSelection, AnalysisOptions)
-    unused = [names[n] for n in (["benchmark"] if selection.benchmark else []) + given]
-    if unused:
-        note(
-            f"{joined(unused)} {'choose' if len(unused) > 1 else 'chooses'} what of the MLPerf "
-            "rounds is analysed, and no round was given: "
-            "add --round vX.Y (or a path) to analyse one beside the bench"
-        )
 
 
 def _analyze_bench(

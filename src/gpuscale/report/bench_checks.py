@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.quantities import format_ms, joined, number
+from gpuscale.quantities import format_ms, joined, number, of_the
 from gpuscale.report.bench_evidence import run_grade
 from gpuscale.tables.advice import on_advice_baseline, same_configuration
 from gpuscale.tables.bench import one_device
@@ -159,7 +159,7 @@ def drawn(
     count, frame, mine = best
     left = len(multi) - count
     said = (
-        f"; {left} of the {len(multi)} measured runs at N > 1 not drawn: of another "
+        f"; {of_the(left, len(multi), 'measured run')} at N > 1 not drawn: of another "
         "configuration than the one predicted (said below)"
         if left
         else ""

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gpuscale.bench.evidence import kinds_counted
+from gpuscale.bench.evidence import FLAGGED, kinds_counted
 from gpuscale.bench.support import support
-from gpuscale.quantities import counted
+from gpuscale.quantities import of_the
 from gpuscale.tables.bench import one_device
 
 WEAK = "weak"
@@ -81,26 +81,35 @@ def grade_sentence(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> str | 
         return None
     kinds = kinds_counted(weak["evidence_notes"].fillna(""))
     why = f": {kinds}" if kinds else ""
+    one = len(weak) == 1
+    them = "it" if one else "them"
     return (
-        f"What these findings rest on: {len(weak)} of the {counted(len(rows), 'run')} are "
-        f"weak evidence{why} (the table's Evidence column says why, as `gpuscale bench` "
-        f"does): each finding that reads them is marked weak, {MEASURED} (a figure derived "
-        f"from them, such as a break-even size, {DERIVED}); {remedy(weak, of)} to make it firm."
+        f"What these findings rest on: {of_the(len(weak), len(rows), 'run')} "
+        f"{'is' if one else 'are'} weak evidence{why} (the table's Evidence column says "
+        f"why, as `gpuscale bench` does): each finding that reads {them} is marked weak, "
+        f"{MEASURED} (a figure derived from {them}, such as a break-even size, {DERIVED}); "
+        f"{remedy(weak, of)} to make it firm."
     )
 
 
 def evidence_column(scaling: pd.DataFrame) -> pd.Series:
-    """The table's Evidence column: ``strong``, or ``weak: `` and the row's notes."""
+    """The table's Evidence column: ``strong``, ``weak: `` and the row's notes, or for a
+    flagged row ``none: flagged, not trusted`` (never strong: ``bench.evidence``)."""
     grade = scaling.get("evidence", pd.Series("", scaling.index)).fillna("").astype(str)
     notes = scaling.get("evidence_notes", pd.Series("", scaling.index)).fillna("").astype(str)
     weak = (grade == WEAK) & (notes != "")
-    return grade.where(~weak, grade + ": " + notes)
+    return grade.where(~weak, grade + ": " + notes).where(grade != FLAGGED, UNTRUSTED)
+
+
+UNTRUSTED = "none: flagged, not trusted"
 
 
 def run_grade(scaling: pd.DataFrame, row: pd.DataFrame) -> str:
     """One measured run's grade in the table's words, for a sentence on it: ``strong
     evidence``, or ``weak evidence (...): a measurement to repeat; bench with ...``."""
     tag = weak_tag(scaling, row)
+    if (row.get("evidence", pd.Series(dtype=str)) == FLAGGED).any():
+        return UNTRUSTED
     if not tag:
         return "strong evidence"
     return f"{tag}; {remedy(rested_on(scaling, row), scaling)} to make it firm"

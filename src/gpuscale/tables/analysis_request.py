@@ -5,17 +5,20 @@ each field's help (the option's) in its metadata. Pure Python: the CLI imports i
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
+from gpuscale.quantities import joined
 from gpuscale.tables.analysis import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.requests import (
     FieldError,
     one_named,
     option,
+    option_name,
     repeatable_option,
     settle_choice,
 )
+from gpuscale.tables.round_requests import RoundSelection
 
 BASES = ("expected", "measured")  # the samples the decomposition splits E' by
 DIVISIONS = ("closed", "open", "all")
@@ -98,3 +101,19 @@ def settle_reference(request: Any) -> None:
         close = difflib.get_close_matches(str(value).lower(), list(RULES), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise FieldError("reference", value, f"must be study, family or SUBMITTER/SYSTEM_ID{hint}")
+
+
+def unused_without_rounds(selection: RoundSelection, options: AnalysisOptions) -> str | None:
+    """What ``analyze --bench`` alone says of the MLPerf analysis' options given (they
+    choose what of the rounds is analysed, and no round was given), None where none was."""
+    given = [f.name for f in fields(options) if getattr(options, f.name) != f.default]
+    asked = (["benchmark"] if selection.benchmark else []) + given
+    named = {f.name: option_name(f) for r in (RoundSelection, AnalysisOptions) for f in fields(r)}
+    unused = [named[n] for n in asked]
+    if not unused:
+        return None
+    return (
+        f"{joined(unused)} {'choose' if len(unused) > 1 else 'chooses'} what of the MLPerf "
+        "rounds is analysed, and no round was given: "
+        "add --round vX.Y (or a path) to analyse one beside the bench"
+    )

@@ -118,8 +118,9 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "error",
     "flags",  # why a number cannot be trusted ("; "-separated), empty when none
     "flagged",
-    "evidence",  # ok rows: "strong" or "weak" (bench.evidence: steps, spread, busy window)
-    "evidence_notes",  # why weak ("; "-separated), empty when strong
+    "evidence",  # ok rows: "strong", "weak" (bench.evidence: steps, spread, busy window)
+    # or "flagged" (not trusted: never strong)
+    "evidence_notes",  # why weak ("; "-separated; a flagged row's too), empty when strong
     "config_group",
     "nosync_step_ms_samples",
     "noise_batch_small",

@@ -93,6 +93,40 @@ def single_option(*, what: str, help: str, names: tuple[str, ...], required: boo
     return option(default, names=names, help=help, parse=one, cli=list[str] | None, shown=[])
 
 
+def given_once_each(parser: Any, args: Sequence[str]) -> str:
+    """The one-line refusal of a command line (``args``, read by the command's ``parser``:
+    click's) that gives a single-valued option more than once, or both spellings of a
+    yes/no flag (``--cache --no-cache``), naming them; "" where none is, or where the parser
+    refuses ``args`` (its own error says why, as the command reads them). The parser keeps
+    the last alone, silently: ``analyze --bench A --bench B`` read B. An option given
+    repeatedly on purpose (``multiple``, ``count``) is none of these, nor a flag given
+    twice alike (``--png --png`` says one thing)."""
+    try:  # each parameter once per time given, in order (click's ``param_order``)
+        order = parser.parse_args(args=list(args))[2]
+    except Exception:  # a slip: the command's own parse says it
+        return ""
+    repeatable = ("multiple", "count")  # given several times on purpose
+    again = [
+        (p, n)
+        for p, n in Counter(order).items()
+        if n > 1
+        and getattr(p, "param_type_name", "") == "option"
+        and not any(getattr(p, a, False) for a in repeatable)
+    ]
+    valued, both = [], []
+    for param, times in again:
+        if not param.is_flag:
+            name = next((o for o in param.opts if o.startswith("--")), param.opts[0])
+            valued.append(f"{name} given {'twice' if times == 2 else f'{times} times'}")
+        elif {*param.opts} & {*args} and {*param.secondary_opts} & {*args}:
+            both.append(f"{param.opts[0]} and {param.secondary_opts[0]} both given: give one")
+    if valued:
+        each = "it" if len(valued) == 1 else "each"
+        rule = f"{each} takes one value (the last would be used alone); give {each} once"
+        valued = [f"{joined(valued)}: {rule}"]
+    return "; ".join(valued + both)
+
+
 def price_option() -> Any:
     """The price of a device-hour, as every request that prices a run takes it."""
     return option(

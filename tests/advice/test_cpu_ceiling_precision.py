@@ -22,11 +22,11 @@ AMX_THREAD = 2048 * 4e9 / 1e12
 FLOPS, BATCH = 6e8, 8  # per sample; the batch measured (and a quarter of it)
 
 
-def _fp32_floor_run() -> list[dict]:
+def _fp32_floor_run(precision: str = "fp32") -> list[dict]:
     """One CPU thread, fp32, batch 8: forward + backward 30 ms, optimizer 1 ms; plain steps
     31.0 ms at batch 2 and 31.2 ms at 8 (the work unseen: 8 samples' 4.8 GFLOP take 19 ms
     at the fp32 ceiling), the intercept 30.5 ms."""
-    config = BenchConfig(steps=400, batch=BATCH)
+    config = BenchConfig(steps=400, batch=BATCH, precision=precision)
     record = bench_record(
         "m", 10**6, 1, BATCH / 0.031, config=config, flops_per_sample=FLOPS,
         forward_ms=10.0, backward_ms=20.0, optimizer_ms=1.0, plain_step_ms=31.2,
@@ -38,7 +38,7 @@ def _fp32_floor_run() -> list[dict]:
         small_batch_per_device=2.0,
         small_batch_step_ms_mean=31.0,
     )
-    assert record["config"]["precision"] == "fp32"  # the premise
+    assert record["config"]["precision"] == precision  # the premise
     return [record]
 
 
@@ -66,3 +66,13 @@ def test_the_ceiling_names_the_precision_it_is_of() -> None:
     assert gpu32 < gpu16 and "fp32" in words32 and "bf16" in words16
     # a recorded peak is the device's own, whatever the precision
     assert ceiling("cuda", 0, 67.0, "fp32") == (67.0, "the device's peak")
+
+
+def test_bf16_work_is_priced_at_the_bf16_ceiling() -> None:
+    """The same run in bf16: AMX's ceiling, the bound its work may reach, and said."""
+    advice = gpuscale.advise(bench=bench_table(_fp32_floor_run("bf16")))
+    compute, model = advice.inputs.compute, advice.inputs.model
+    at_fp32_ms = 64 * FLOPS / (FP32_THREAD * 1e12) * 1e3
+    assert compute.micro_ms(model, 64) < at_fp32_ms  # faster than fp32 may go
+    assert abs(compute.tflops / AMX_THREAD - 1) < 0.01, compute
+    assert "bf16" in advice.inputs.fixed.basis, advice.inputs.fixed.basis

@@ -81,3 +81,12 @@ def test_only_flagged_runs_leave_the_prediction_alone() -> None:
     line = _line([(120.0, True)])
     assert "all flagged (not trusted), so the predicted 1.8 (1.6-2x" in line, line
     assert "stands alone there" in line
+
+
+def test_a_run_set_against_the_weak_scaling_alternative_says_so() -> None:
+    """The advice keeps the global batch (2 devices at 4 each); the run kept 8 per device:
+    it is set against the weak-scaling alternative's row, and the sentence says which."""
+    strong = _predictions().assign(batch_per_device=[8, 4], speedup=[1.0, 1.2])
+    runs = measured_runs(_sweeps([(180.0, False)]), "m", allow_flagged=False)
+    (line,) = against_measured(strong, runs, _predictions())
+    assert "the predicted 1.8 (1.6-2x, 80% interval; weak scaling, per-device batch 8 kept)" in line

@@ -170,9 +170,12 @@ def against_measured(
         if row is None:
             continue
         low, high = float(row["speedup_low"]), float(row["speedup_high"])
+        # the weak-scaling alternative's row where the advice's own keep the global batch
+        weak = same_configuration(throughput[:1], devices, batch, accum, base) is None
         predicted = (
             f"the predicted {number(float(row['speedup']))} "
-            f"({number(low)}-{number(high)}x, 80% interval)"
+            f"({number(low)}-{number(high)}x, 80% interval"
+            + (f"; weak scaling, per-device batch {batch} kept)" if weak else ")")
         )
         trusted = [m for m in runs if not m.flagged or m.allowed]
         left = [m for m in runs if m.flagged and not m.allowed]
@@ -206,17 +209,17 @@ def against_measured(
             said = _spread(own)
         speedup = float(pd.Series(values).median())
         said = f"Measured on {devices} devices: throughput speedup {said}, from {runs_said}"
-        weak = next((m.weak_remedy for m in trusted if m.weak_remedy), "")
+        remedy = next((m.weak_remedy for m in trusted if m.weak_remedy), "")
         allowed = any(m.allowed for m in trusted)
         if low <= speedup <= high:
             lines.append(f"{said}, inside {predicted}{apart}.")
-        elif weak:
+        elif remedy:
             # a weak run's speedup is a measurement to repeat: never trusted over the
             # advice's before it is measured again
             lines.append(
                 f"{said}, outside {predicted}, from weak runs (the bench table's evidence): "
                 "they disagree, and the measurement is not yet firm enough to say which to "
-                f"trust; {weak} and advise again"
+                f"trust; {remedy} and advise again"
                 + (" (flagged too, used with --allow-flagged)" if allowed else "")
                 + f"{apart}."
             )

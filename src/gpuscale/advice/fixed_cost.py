@@ -236,6 +236,8 @@ def ceiling(
     A precision not given is taken as a CPU's fp32 (the bench's default, and all a CPU
     without AMX runs fast) or an accelerator's bf16 (its highest), and said so."""
     if isinstance(peak, int | float) and math.isfinite(peak) and peak > 0:
+        if device == "cpu":  # no CPU records a peak: its threads' ceiling (``cpu_peak``)
+            return float(peak), _cpu_words(float(peak), threads)
         return float(peak), "the device's peak"
     given = precision if isinstance(precision, str) and precision in CPU_THREAD_TFLOPS else None
     cpu = device == "cpu"
@@ -243,13 +245,33 @@ def ceiling(
     default = "the bench's default precision" if cpu else "its highest precision"
     said = which if given else f"{which} ({default})"
     if cpu:
-        try:
-            n = max(int(threads), 1)  # type: ignore[call-overload]
-        except (TypeError, ValueError):  # not recorded (None, NaN)
-            n = 1
+        n = _threads(threads)
         return n * CPU_THREAD_TFLOPS[which], f"the ceiling of {counted(n, 'CPU thread')} at {said}"
     fastest = max((p for _, p in PEAKS), key=lambda p: p.tflops(which))
     return fastest.tflops(which), f"the fastest accelerator's peak ({fastest.device}) at {said}"
+
+
+def _threads(threads: object) -> int:
+    try:
+        return max(int(threads), 1)  # type: ignore[call-overload]
+    except (TypeError, ValueError):  # not recorded (None, NaN)
+        return 1
+
+
+def cpu_peak(threads: object, precision: object) -> float:
+    """A CPU run's ceiling, TFLOP/s: its threads at ``CPU_THREAD_TFLOPS`` of its precision
+    (fp32, the bench's default, where none is recorded); ``bench_reading.as_step_model``
+    puts it in the rows, where no CPU records a peak, so every check and price reads it."""
+    which = precision if precision in CPU_THREAD_TFLOPS else "fp32"
+    return _threads(threads) * CPU_THREAD_TFLOPS[str(which)]
+
+
+def _cpu_words(peak: float, threads: object) -> str:
+    """The name of a CPU's ceiling ``peak`` (``cpu_peak``): its threads and precision."""
+    n = _threads(threads)
+    names = [p for p, rate in CPU_THREAD_TFLOPS.items() if math.isclose(peak, n * rate)]
+    at = f" at {'/'.join(names)}" if names else ""
+    return f"the ceiling of {counted(n, 'CPU thread')}{at}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,3 +90,18 @@ def test_a_run_set_against_the_weak_scaling_alternative_says_so() -> None:
     runs = measured_runs(_sweeps([(180.0, False)]), "m", allow_flagged=False)
     (line,) = against_measured(strong, runs, _predictions())
     assert "the predicted 1.8 (1.6-2x, 80% interval; weak scaling, per-device batch 8 kept)" in line
+
+
+def test_inside_an_interval_too_wide_to_test_is_said_so() -> None:
+    """The README's runs of 2 timed steps gave an interval of 0.06-2x about 1.25: a run
+    inside it agrees with nothing (the report's check says the same)."""
+    from gpuscale.tables.advice import TOO_WIDE_TO_TEST
+
+    wide = _predictions().assign(
+        speedup=[1.0, 1.25], speedup_low=[1.0, 0.06], throughput_efficiency=[1.0, 0.625]
+    )
+    runs = measured_runs(_sweeps([(150.0, False)]), "m", allow_flagged=False)
+    (line,) = against_measured(wide, runs)
+    assert TOO_WIDE_TO_TEST < 2.0 / 0.06  # the premise
+    assert "inside the predicted 1.25 (0.06-2x" in line, line
+    assert "too wide to test the prediction" in line and "a factor of 33.3" in line, line

@@ -31,7 +31,12 @@ from gpuscale.quantities import (
     joined,
     number,
 )
-from gpuscale.tables.advice import as_throughput, on_advice_baseline, same_configuration
+from gpuscale.tables.advice import (
+    TOO_WIDE_TO_TEST,
+    as_throughput,
+    on_advice_baseline,
+    same_configuration,
+)
 from gpuscale.tables.bench import on_a_larger_host, one_device
 
 FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
@@ -212,7 +217,20 @@ def against_measured(
         remedy = next((m.weak_remedy for m in trusted if m.weak_remedy), "")
         allowed = any(m.allowed for m in trusted)
         if low <= speedup <= high:
-            lines.append(f"{said}, inside {predicted}{apart}.")
+            # inside an interval too wide to test the prediction is no agreement (the
+            # report's check says the same, report.bench_checks)
+            wide = low <= 0 or high / low > TOO_WIDE_TO_TEST
+            span = number(high / low) if low > 0 else "infinity"
+            lines.append(
+                f"{said}, inside {predicted}"
+                + (
+                    f", an interval spanning a factor of {span}: too wide to test the "
+                    f"prediction (a test needs one within a factor of {TOO_WIDE_TO_TEST:g})"
+                    if wide
+                    else ""
+                )
+                + f"{apart}."
+            )
         elif remedy:
             # a weak run's speedup is a measurement to repeat: never trusted over the
             # advice's before it is measured again

@@ -140,6 +140,7 @@ _CARRIED = (
     *("compute", "network", "overlap", "fixed", "prior_range", "power"),  # the step's terms
     *("max_devices", "min_batch", "max_batch", "accum"),  # the bounds of the search
     *("name", "sources", "error", "warnings", "host_devices", "evidence", "one_device"),  # said
+    "family",  # the family's break-even basis
 )
 
 

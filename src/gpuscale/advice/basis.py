@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from gpuscale.advice import assumptions, caveats, fixed_cost, peak_bound, priors
 from gpuscale.advice.assumptions import BENCH, Assumption, bench_command
 from gpuscale.advice.device_power import Power, device_power
+from gpuscale.advice.family import FamilyBasis
 from gpuscale.advice.fixed_cost import FixedCost
 from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.limits import implied_device, rate_warnings, unchecked_note
@@ -66,6 +67,7 @@ class Basis:
     evidence: Support | None = None  # what the bench runs advised on rest on (None: numbers)
     one_device: OneDevice | None = None  # the bench's N = 1 run of the model advised on
     strategy: str | None = None  # the strategy the bench measured the model with (None: numbers)
+    family: FamilyBasis | None = None  # its family's break-even basis (None: the model alone)
 
 
 # What measures the fixed cost of a model given by numbers.

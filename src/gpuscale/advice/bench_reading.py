@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.advice import assumptions
-from gpuscale.advice.fixed_cost import FixedCost
+from gpuscale.advice.fixed_cost import FixedCost, cpu_peak
 from gpuscale.advice.priors import DDP_WORK
 from gpuscale.quantities import format_ms
 
@@ -64,6 +64,16 @@ def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
         if column in out.columns:
             out[column] = (out[column].astype(float) - opt) / accum + opt
     out["ddp_overhead_ms"] = out["ddp_overhead_ms"].where(out["strategy"] != "fsdp")
+    # no CPU records a peak: its threads' ceiling at the run's precision stands in for it
+    # (fixed_cost.cpu_peak), the bound and the price of its work (fp32 work was priced at
+    # AMX's bf16 8 TFLOP/s a thread)
+    cpu = (out["device"] == "cpu") & out["peak_tflops"].isna()
+    if cpu.any():
+        out["peak_tflops"] = out["peak_tflops"].astype(float)
+        on = out.loc[cpu]
+        out.loc[cpu, "peak_tflops"] = [
+            cpu_peak(t, p) for t, p in zip(on["threads"], on["precision"], strict=True)
+        ]
     return out
 
 

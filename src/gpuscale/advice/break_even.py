@@ -8,6 +8,7 @@ import math
 from dataclasses import replace
 from typing import Protocol
 
+from gpuscale.advice.family import FamilyBasis
 from gpuscale.advice.model import Compute, ModelSpec, Step, predict_step
 from gpuscale.advice.network import Network
 
@@ -24,6 +25,7 @@ class Pair(Protocol):
     bucket_mb: float
     strategy: str
     target_efficiency: float
+    family: FamilyBasis | None
 
     @property
     def kept_global_batch(self) -> int | None: ...
@@ -80,7 +82,9 @@ def break_even(inputs: Pair) -> tuple[float | None, float | None, float | None]:
     The first scales this model's whole step compute (fixed, per-sample and optimizer
     terms alike) at fixed gradient bytes: the compute a step must do per byte it
     all-reduces, a property of the link and overlap. The second resizes the model within
-    its family (FLOPs per sample per parameter kept, fixed cost kept)."""
+    its family: the family's step fitted over its members where the bench ran two sizes or
+    more (``inputs.family``), else this model's (FLOPs per sample per parameter kept,
+    fixed cost kept)."""
     model, compute = inputs.model, inputs.compute
 
     def by_compute(scale: float) -> float:
@@ -103,11 +107,18 @@ def break_even(inputs: Pair) -> tuple[float | None, float | None, float | None]:
         ms_per_mb = scale * compute.compute_ms(model, inputs.batch, inputs.accum)
         ms_per_mb /= model.grad_bytes / 1e6
 
-    # another size of the family was never measured: its step is the model's, not this
-    # model's measured one (which made the speedup fall with size, "at no size")
+    # another size of the family was never measured: its step is the family's, fitted
+    # over its members (``family``), never this model's measured one (which made the
+    # speedup fall with size, "at no size") nor its per-parameter optimizer and DDP times
+    # (a small member's made every size lose: one family, two answers); without a family
+    # fit, the model's modelled step alone
     modelled = replace(compute, measured_ms=())
+    family = inputs.family
 
     def by_size(params: float) -> float:
+        if family is not None:
+            sized = family.model(params, model.grad_bytes_per_param)
+            return _pair_speedup(inputs, sized, family.at(params))
         return _pair_speedup(inputs, model.resized(params), modelled)
 
     grid = [10 ** (3 + k / 4) for k in range(41)]  # 1e3 .. 1e13, four a decade

@@ -23,8 +23,20 @@ from gpuscale.advice.weak_first import again
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.bench.support import support
-from gpuscale.quantities import counted, factor_interval, format_count, format_ms, number
-from gpuscale.tables.advice import as_throughput, on_advice_baseline, same_configuration
+from gpuscale.quantities import (
+    counted,
+    factor_interval,
+    format_count,
+    format_ms,
+    joined,
+    number,
+)
+from gpuscale.tables.advice import (
+    TOO_WIDE_TO_TEST,
+    as_throughput,
+    on_advice_baseline,
+    same_configuration,
+)
 from gpuscale.tables.bench import on_a_larger_host, one_device
 from gpuscale.tables.bench_runs import runs_like
 
@@ -124,59 +136,119 @@ def headline(
     return lines
 
 
+def _grouped(measured: list[Measured]) -> dict[tuple, list[Measured]]:
+    """The runs by the configuration they measured: count, per-device batch, accumulation
+    and the one-device run they are against (every run of a count compared together)."""
+    groups: dict[tuple, list[Measured]] = {}
+    for m in measured:
+        key = (m.devices, m.batch_per_device, m.accum, m.base or (m.batch_per_device, m.accum))
+        groups.setdefault(key, []).append(m)
+    return groups
+
+
+def _spread(values: list[float]) -> str:
+    """``0.199`` (one value) or ``median 0.2 (spread 0.18-0.22)``, of ``values``."""
+    if len(values) == 1:
+        return number(values[0])
+    ordered = sorted(values)
+    middle = float(pd.Series(ordered).median())
+    return f"median {number(middle)} (spread {number(ordered[0])}-{number(ordered[-1])})"
+
+
 def against_measured(
     predictions: pd.DataFrame,
     measured: list[Measured],
     alternative: pd.DataFrame | None = None,
 ) -> list[str]:
-    """For each measured run whose configuration the advice predicts (the same per-device
-    batch and accumulation against the same one-device run, ``tables.advice
-    .same_configuration``: in its predictions or, where those keep the global batch, in
-    the weak-scaling ``alternative``): where an unflagged measured speedup lies outside
-    the predicted throughput interval, the measurement beside the prediction; a flagged
-    one is said as flagged."""
+    """One sentence for each count the bench measured in a configuration the advice
+    predicts (the same per-device batch and accumulation against the same one-device run,
+    ``tables.advice.same_configuration``: in its predictions or, where those keep the
+    global batch, in the weak-scaling ``alternative``): the trusted runs there (unflagged,
+    or flagged and used with --allow-flagged), all of them, how many and their spread,
+    set against the predicted speedup and its interval, inside or outside; the flagged runs
+    left out said apart (where none is trusted, the prediction stands alone there)."""
     lines = []
     throughput = [None if f is None else as_throughput(f) for f in (predictions, alternative)]
-    for m in measured:
+    for (devices, batch, accum, base), runs in _grouped(measured).items():
         # the prediction of the configuration measured, its one-device run too: a speedup
         # is a ratio of two runs (never another configuration's interval)
-        base = m.base or (m.batch_per_device, m.accum)
-        row = same_configuration(throughput, m.devices, m.batch_per_device, m.accum, base)
+        row = same_configuration(throughput, devices, batch, accum, base)
         if row is None:
             continue
         low, high = float(row["speedup_low"]), float(row["speedup_high"])
-        # on the predictions' baseline (one device without DDP), not the bench's bare step
-        on = on_advice_baseline(throughput, base, m.samples_per_s)
-        speedup = on[0] if on else m.speedup
-        said = (
-            f"{number(speedup)} against the advice's one device without DDP ({format_ms(on[1])} "
-            f"a step predicted, the baseline of the interval; {number(m.speedup)} against "
-            "the bench's own N = 1 run)"
-            if on
-            else number(m.speedup)
+        # the weak-scaling alternative's row where the advice's own keep the global batch
+        weak = same_configuration(throughput[:1], devices, batch, accum, base) is None
+        predicted = (
+            f"the predicted {number(float(row['speedup']))} "
+            f"({number(low)}-{number(high)}x, 80% interval"
+            + (f"; weak scaling, per-device batch {batch} kept)" if weak else ")")
         )
-        if m.flagged and not m.allowed:
+        trusted = [m for m in runs if not m.flagged or m.allowed]
+        left = [m for m in runs if m.flagged and not m.allowed]
+        apart = (
+            f"; {counted(len(left), 'flagged run')} left out (not trusted: "
+            f"{joined([number(m.speedup) for m in left])})"
+            if left
+            else ""
+        )
+        if not trusted:
             lines.append(
-                f"Measured on {m.devices} devices: throughput speedup {number(m.speedup)}, "
-                "flagged (not trusted), so the prediction stands alone there."
+                f"Measured on {devices} devices: throughput speedup "
+                f"{joined([number(m.speedup) for m in left])} from "
+                f"{counted(len(left), 'run')}, all flagged (not trusted), so {predicted} "
+                "stands alone there."
             )
-        elif not low <= speedup <= high and m.weak_remedy:
+            continue
+        # on the predictions' baseline (one device without DDP), not the bench's bare step
+        ons = [on_advice_baseline(throughput, base, m.samples_per_s) for m in trusted]
+        own = [m.speedup for m in trusted]
+        runs_said = counted(len(trusted), "trusted run")
+        if all(ons):
+            values = [on[0] for on in ons if on]
+            said = (
+                f"{_spread(values)} against the advice's one device without DDP "
+                f"({format_ms(ons[0][1])} a step predicted, the baseline of the interval; "
+                f"{_spread(own)} against the bench's own N = 1 run)"
+            )
+        else:
+            values = own
+            said = _spread(own)
+        speedup = float(pd.Series(values).median())
+        said = f"Measured on {devices} devices: throughput speedup {said}, from {runs_said}"
+        remedy = next((m.weak_remedy for m in trusted if m.weak_remedy), "")
+        allowed = any(m.allowed for m in trusted)
+        if low <= speedup <= high:
+            # inside an interval too wide to test the prediction is no agreement (the
+            # report's check says the same, report.bench_checks)
+            wide = low <= 0 or high / low > TOO_WIDE_TO_TEST
+            span = number(high / low) if low > 0 else "infinity"
+            lines.append(
+                f"{said}, inside {predicted}"
+                + (
+                    f", an interval spanning a factor of {span}: too wide to test the "
+                    f"prediction (a test needs one within a factor of {TOO_WIDE_TO_TEST:g})"
+                    if wide
+                    else ""
+                )
+                + f"{apart}."
+            )
+        elif remedy:
             # a weak run's speedup is a measurement to repeat: never trusted over the
             # advice's before it is measured again
             lines.append(
-                f"Measured on {m.devices} devices: throughput speedup {said}, "
-                f"outside the predicted {number(low)}-{number(high)}x, from weak runs (the "
-                "bench table's evidence): they disagree, and the measurement is not yet "
-                f"firm enough to say which to trust; {m.weak_remedy} and advise again"
-                + (" (it is flagged too, used with --allow-flagged)." if m.allowed else ".")
+                f"{said}, outside {predicted}, from weak runs (the bench table's evidence): "
+                "they disagree, and the measurement is not yet firm enough to say which to "
+                f"trust; {remedy} and advise again"
+                + (" (flagged too, used with --allow-flagged)" if allowed else "")
+                + f"{apart}."
             )
-        elif not low <= speedup <= high:
+        else:
             lines.append(
-                f"Measured on {m.devices} devices: throughput speedup {said}, "
-                f"outside the predicted {number(low)}-{number(high)}x: the measurement is "
-                f"what this machine did; trust it over the prediction at {m.devices} devices "
-                "(the model missed something it measured)"
-                + (" - though it is flagged, used with --allow-flagged." if m.allowed else ".")
+                f"{said}, outside {predicted}: the measurement is what this machine did; "
+                f"trust it over the prediction at {devices} devices (the model missed "
+                "something it measured)"
+                + (" - though flagged, used with --allow-flagged" if allowed else "")
+                + f"{apart}."
             )
     return lines
 

@@ -73,6 +73,9 @@ def advice_document(result: Any) -> dict[str, Any]:
             "break_even_compute_ms_per_grad_mb": result.break_even_ms_per_mb,
             "break_even_params": result.break_even_params,
             "target_efficiency_params": result.target_params,
+            # what the two sizes rest on: the family fitted over its members benched in the
+            # configuration (the same whichever is advised), None: this model alone
+            "break_even_family": _family(result),
             "dominant_term": d.dominant_term,
             # what the step's terms (the dominant one too) rest on: "weak" bench runs (too
             # few steps: no change is recommended from them), "firm" ones, None for numbers
@@ -116,3 +119,17 @@ def advice_view(result: Any, *, terminal: bool, document: bool = False) -> Table
         return TableView(result.predictions, every, title, notes=tuple(result.caveats))
     said = tuple(f"- {line}" for line in result.explanation)  # the equilibrium's last
     return TableView(result.predictions, ADVICE_SHOWN, title, said=said)
+
+
+def _family(result: Any) -> dict[str, Any] | None:
+    """The family basis of the break-even sizes (``advice.family``), None without one."""
+    basis = getattr(result.inputs, "family", None)
+    if basis is None:
+        return None
+    return {
+        "family": basis.family,
+        "members": list(basis.members),
+        "flops_per_param": basis.flops_per_param,
+        "optimizer_ms": {"fixed": basis.opt_ms[0], "per_mparam": basis.opt_ms[1]},
+        "ddp_ms": {"fixed": basis.ddp_ms[0], "per_mparam": basis.ddp_ms[1]},
+    }

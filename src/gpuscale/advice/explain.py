@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
-from gpuscale.advice import table_words
+from gpuscale.advice import family, table_words
 from gpuscale.advice.counts import below_the_most, only_one
 from gpuscale.advice.focus import detailed, named, remedy
 from gpuscale.advice.weak_first import changes, marked
@@ -115,7 +115,7 @@ def _break_even(advice: Explainable) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     name = inputs.network_name
-    if advice.break_even_ms_per_mb is None and advice.break_even_params is None:
+    if inputs.max_devices < 2 or inputs.global_batch is not None:  # none sought (recommend)
         return []
     lines, evidence = [], inputs.evidence
     if advice.break_even_ms_per_mb is not None:
@@ -152,14 +152,30 @@ def _break_even(advice: Explainable) -> list[str]:
         if inputs.kept_global_batch is not None
         else f"per-device batch {format_count(inputs.batch)}"
     )
-    lines.append(
-        f"For this model's family ({number(per_param)} FLOPs per parameter per sample, "
-        f"{batch}), {'the runs predict that ' if weak(evidence) else ''}2 devices beat 1 "
-        f"{from_size(size)} and reach {inputs.target_efficiency:.0%} efficiency "
-        f"{from_size(target)} (this model: {format_count(inputs.model.params)})"
-        f"{to_test(evidence)}."
+    mparams = inputs.model.params / 1e6
+    said = family.sentence(
+        getattr(inputs, "family", None),
+        per_param=per_param,
+        batch=batch,
+        beats=f"{'the runs predict that ' if weak(evidence) else ''}2 devices beat 1 "
+        f"{from_size(size)}",
+        reaches=f"reach {inputs.target_efficiency:.0%} efficiency {from_size(target)}",
+        size=size,
+        params=inputs.model.params,
+        own=_own_pair(advice.predictions),
+        own_terms=(
+            inputs.compute.opt_ms_per_mparam * mparams,
+            inputs.compute.ddp_ms_per_mparam * mparams,
+        ),
     )
-    return lines
+    return [*lines, f"{said}{to_test(evidence)}."]
+
+
+def _own_pair(frame: pd.DataFrame) -> float | None:
+    """This model's throughput speedup on 2 devices, as its table predicts (None: no
+    2-device row)."""
+    two = frame[frame["accelerators"] == 2]
+    return float(two["throughput_efficiency"].iloc[0]) * 2 if len(two) else None
 
 
 def _wait_words(advice: Explainable, n: int) -> str:

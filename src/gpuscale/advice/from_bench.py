@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice import assumptions, bench_host, by_numbers, caveats, fixed_cost
+from gpuscale.advice import assumptions, bench_host, by_numbers, caveats, family_fit, fixed_cost
 from gpuscale.advice import contention as measured_contention
 from gpuscale.advice.basis import Basis
 from gpuscale.advice.bench_error import step_error
@@ -149,6 +149,11 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         host_devices=host,
         one_device=None if req.params is not None else _one_device(cal),
         strategy=cal.strategy,
+        # the family's basis for its break-even (the same whichever member is advised);
+        # another strategy than benched: the member's own, converted (for_strategy)
+        family=None
+        if req.strategy and req.strategy != cal.strategy
+        else family_fit.fitted(table, cal, basis.network),
     )
 
 

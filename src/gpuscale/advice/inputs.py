@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.device_power import Power
+from gpuscale.advice.family import FamilyBasis
 from gpuscale.advice.fixed_cost import FixedCost
 from gpuscale.advice.model import Compute, ModelSpec, Step, predict_step
 from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network
@@ -81,6 +82,7 @@ class AdviceInputs:
     # (devices, minutes, system) of the fastest MLPerf system per count for the workload
     mlperf_floor: tuple[tuple[int, float, str], ...] = ()
     one_device: OneDevice | None = None  # the bench's N = 1 run of the model, as it trained
+    family: FamilyBasis | None = None  # its family's break-even basis (None: the model alone)
 
     def __post_init__(self) -> None:
         if self.max_devices < 1 or self.batch < 1 or self.max_accum < 1:

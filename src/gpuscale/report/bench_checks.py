@@ -10,12 +10,8 @@ import pandas as pd
 
 from gpuscale.quantities import format_ms, joined, number, of_the
 from gpuscale.report.bench_evidence import run_grade
-from gpuscale.tables.advice import on_advice_baseline, same_configuration
+from gpuscale.tables.advice import TOO_WIDE_TO_TEST, on_advice_baseline, same_configuration
 from gpuscale.tables.bench import one_device
-
-# An 80% interval whose ends differ by more than this factor tests no prediction: it
-# holds both half and twice its middle (0.037-1.93x, a factor of 52, held anything)
-TOO_WIDE_TO_TEST = 4.0
 
 
 def _configuration(batch: int, accum: int, devices: int) -> str:

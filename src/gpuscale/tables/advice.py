@@ -69,6 +69,12 @@ ADVICE_SCHEMA: dict[str, str] = {
 ADVICE_COLUMNS: tuple[str, ...] = tuple(ADVICE_SCHEMA)
 
 
+# An 80% interval whose ends differ by more than this factor tests no prediction: it
+# holds both half and twice its middle (0.037-1.93x, a factor of 52, held anything); the
+# report's check and the advice's caveat both say so
+TOO_WIDE_TO_TEST = 4.0
+
+
 def as_throughput(predictions: pd.DataFrame) -> pd.DataFrame:
     """The predictions as a bench measures them: the speedup in throughput over one
     device's (``throughput_efficiency x N``: no convergence factor), its 80% interval

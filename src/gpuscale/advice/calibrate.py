@@ -99,9 +99,13 @@ def _usable(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return ok[~ok.index.isin(flagged.index)], notes
 
 
-def _same_hardware(rows: pd.DataFrame, like: pd.Series) -> pd.DataFrame:
+def same_hardware(
+    rows: pd.DataFrame, like: pd.Series, columns: tuple[str, ...] = HARDWARE_COLUMNS
+) -> pd.DataFrame:
+    """The rows whose ``columns`` (the hardware's, by default) hold ``like``'s values (a
+    missing value matches only a missing one)."""
     keep = np.ones(len(rows), bool)
-    for column in HARDWARE_COLUMNS:
+    for column in columns:
         value = like[column]
         same = rows[column].isna() if pd.isna(value) else rows[column] == value
         keep &= same.to_numpy()
@@ -202,7 +206,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     row = _single_row(rows, model)
     notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
     notes += _which_configuration(rows, row)
-    hardware = _same_hardware(rows, row)
+    hardware = same_hardware(rows, row)
     other = len(rows) - len(hardware)
     if other:
         notes.append(

@@ -12,20 +12,11 @@ import pandas as pd
 
 from gpuscale.advice import contention as measured_contention
 from gpuscale.advice.bench_reading import as_step_model
-from gpuscale.advice.calibrate import HARDWARE_COLUMNS, fit_compute
+from gpuscale.advice.calibrate import HARDWARE_COLUMNS, fit_compute, same_hardware
 from gpuscale.advice.family import FamilyBasis
 from gpuscale.advice.fixed_cost import ceiling, line
 from gpuscale.advice.model import Compute
 from gpuscale.advice.network import Network
-
-
-def _same(rows: pd.DataFrame, like: pd.Series, columns: tuple[str, ...]) -> pd.DataFrame:
-    keep = np.ones(len(rows), bool)
-    for column in columns:
-        value = like[column]
-        same = rows[column].isna() if pd.isna(value) else rows[column] == value
-        keep &= same.to_numpy()
-    return rows[keep]
 
 
 def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
@@ -47,7 +38,7 @@ def fitted(table: pd.DataFrame, cal: Any, network: Network) -> FamilyBasis | Non
     if own.empty:
         return None
     like = own.iloc[-1]
-    hardware = _same(rows, like, (*HARDWARE_COLUMNS, "strategy"))
+    hardware = same_hardware(rows, like, (*HARDWARE_COLUMNS, "strategy"))
     single = hardware[(hardware["accelerators"] == 1) & (hardware["family"] == like["family"])]
     single = single.dropna(subset=["params", "flops_per_sample", "optimizer_ms"])
     single = single.groupby("model", sort=False).tail(1).sort_values("params")

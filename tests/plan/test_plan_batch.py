@@ -34,7 +34,7 @@ def _lowest_per_device(workload: str) -> float:
 def test_every_planned_global_batch_is_one_a_user_can_run(workload: str) -> None:
     """At every count with a time, of every family of every workload: a whole per-device
     batch (global = N x b, b >= 1), or, only where the workload's submissions ran below one
-    sample per device, a whole number of devices per sample, said in the notes."""
+    sample per device, whole samples a step, its devices per sample said in the notes."""
     checked = 0
     for family in sorted(FITS["workloads"][workload]["families"]):
         result = _plan(workload, family)
@@ -47,9 +47,10 @@ def test_every_planned_global_batch_is_one_a_user_can_run(workload: str) -> None
             if batch % n == 0:
                 assert row["batch_per_accelerator"] == batch // n
             else:  # several devices per sample: the workload ran below one per device
-                assert batch < n and n % batch == 0, (workload, family, n, batch)
+                assert batch < n, (workload, family, n, batch)
                 assert _lowest_per_device(workload) <= batch / n, (workload, family, n)
-                assert f"{n // batch:,} devices per sample at " in said
+                k = f"{n // batch:,}" if n % batch == 0 else f"{n / batch:,.2f}"
+                assert f"{k} devices per sample at " in said
                 assert "not a per-device batch" in said
             checked += 1
     assert checked

@@ -5,7 +5,7 @@ For family ``f`` of workload ``w`` at ``N`` devices, at the level of round ``R``
 the workload's newest), with ``x = log2 N``:
 
 * the global batch ``B``: the runnable one (:func:`runnable_batch`: a whole per-device
-  batch, or a whole number of devices per sample) nearest the one assumed, the
+  batch, or below one per device whole samples a step) nearest the one assumed, the
   workload's typical batch at ``N`` (``batch_curve``: the median over families of each
   one's newest choice at each count, extended beyond the counts by its end slope,
   clipped to [0, 1]) times the family's own ratio to it, interpolated in
@@ -108,20 +108,18 @@ def floor_per_device(workload: dict[str, Any]) -> float:
 
 def runnable_batch(assumed: float, n: int, floor: float = 1.0) -> int:
     """The global batch a user can run nearest the ``assumed`` one on ``n`` devices:
-    ``n`` times the nearest whole per-device batch (at least 1); where the assumed one is
-    below one sample per device and the workload's systems ran so few (``floor`` < 1:
-    several devices per sample, model or tensor parallel), ``n / k`` for the whole number
-    ``k`` of devices per sample that divides ``n``, nearest the assumed (in log) and no
-    more than ``1 / floor`` (below the floor, where the plan gives no time, the model's
-    time is still of the nearest such ``k``: the accuracy benchmark scores it)."""
+    ``n`` times the nearest whole per-device batch (at least 1); below one sample per
+    device (the workload's submissions ran so few: model or tensor parallel groups share
+    each sample), the nearest whole number of samples a step (at least 1), the devices
+    per sample ``n / B`` said, whole or not. (A whole number of devices per sample that
+    divides ``n`` made the batch jump with the count's divisors: 82 devices at 1 sample
+    per 2, a 70B model on 2 devices, and the time rose and fell from count to count.)
+    ``floor`` is the fewest samples per device the submissions ran (kept for the
+    callers: the refusal below it is ``limits``')."""
     per = assumed / n
     if per >= 1:
         return n * round(per)
-    # below the floor (the plan gives no time there) the model's time keeps the fraction
-    most = max(1 / floor, 2 / per) if per < floor else 1 / floor
-    shares = [k for k in range(1, min(n, int(most + 1e-9)) + 1) if n % k == 0]
-    k = min(shares, key=lambda k: (abs(math.log2(k * per)), k))
-    return n // k
+    return max(1, round(assumed))
 
 
 def count_class(family: dict[str, Any] | None, n: int) -> tuple[str, float]:

@@ -99,27 +99,36 @@ def _rounded(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     text = (
         ", rounded at each count to one a user can run: the nearest whole per-device batch "
         "(the global batch divides by the count), or below one sample per device a whole "
-        "number of devices per sample"
+        "number of samples a step"
     )
     if moved:
         more = f", and {counted(len(moved) - 3, 'other count')}" if len(moved) > 3 else ""
         text += f" ({'; '.join(_moved(r) for r in moved[:3])}{more})"
     text += ", and the time and samples to converge are at the rounded batch"
-    shared: dict[int, list[int]] = {}
+    shared: dict[str, list[int]] = {}
+    uneven = False
     for r in timed:
-        if r["global_batch"] < r["accelerators"]:
-            k = round(r["accelerators"] / r["global_batch"])
-            shared.setdefault(k, []).append(int(r["accelerators"]))
+        n, b = int(r["accelerators"]), int(r["global_batch"])
+        if b < n:
+            k = f"{n // b:,}" if n % b == 0 else f"{n / b:,.2f}"
+            uneven |= n % b != 0
+            shared.setdefault(k, []).append(n)
     if shared:
         per = [float(s[5]) / int(s[3]) for f in fit["families"].values() for s in f["systems"]]
         said = [
-            f"{k:,} devices per sample at {joined(f'{n:,}' for n in c)}" for k, c in shared.items()
+            f"{k} devices per sample at {joined(f'{n:,}' for n in c)}" for k, c in shared.items()
         ]
+        # a fraction of devices per sample: the groups cannot be equal
+        uneven_said = (
+            "; where that is no whole number, the count is no multiple of the samples a "
+            "step: groups of devices per sample of unequal size, or devices left idle "
+            "(plan a multiple of the samples a step to run the submissions' split)"
+        )
         text += (
             f"; below one sample per device, as {fit['workload']}'s submissions ran down to "
-            f"{per_device(min(per))}, a whole number of devices shares each sample (model or "
+            f"{per_device(min(per))}, devices share each sample (model or "
             f"tensor parallel: the batch per accelerator is not a per-device batch): "
-            f"{joined(said)}"
+            f"{joined(said)}{uneven_said if uneven else ''}"
         )
     return text
 

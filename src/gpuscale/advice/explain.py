@@ -167,6 +167,8 @@ def _break_even(advice: Explainable) -> list[str]:
             inputs.compute.opt_ms_per_mparam * mparams,
             inputs.compute.ddp_ms_per_mparam * mparams,
         ),
+        benched=inputs.evidence is not None,
+        strategy=inputs.strategy,
     )
     return [*lines, f"{said}{to_test(evidence)}."]
 

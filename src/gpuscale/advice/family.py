@@ -73,17 +73,24 @@ def sentence(
     params: float,
     own: float | None,
     own_terms: tuple[float, float],
+    benched: bool = True,
+    strategy: str = "ddp",
 ) -> str:
     """``For this model's family (...), 2 devices beat 1 ... (this model: ...).``: the
     family's basis said (fitted over which members, or this model alone), and where this
     model's own measured step gives another verdict at its size (``own``: its throughput
     speedup on 2 devices, as its table predicts; ``own_terms``: its optimizer and DDP ms),
-    both said with why."""
+    both said with why; ``benched``: whether the step is a bench run's (else given), and
+    ``strategy`` the one predicted."""
     if basis is None:
+        alone = (
+            "the only member of its family benched in this configuration"
+            if benched
+            else "from the step given (nothing benched)"
+        )
         how = (
-            f"{number(per_param)} FLOPs per parameter per sample, its optimizer and DDP times "
-            "per parameter: this model alone, the only member of its family benched in this "
-            "configuration"
+            f"{number(per_param)} FLOPs per parameter per sample, its optimizer and "
+            f"{strategy.upper()} times per parameter: this model alone, {alone}"
         )
     else:
         how = (

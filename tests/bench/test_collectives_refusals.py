@@ -33,7 +33,10 @@ def fake_launch(monkeypatch: pytest.MonkeyPatch, script: str) -> None:
 def refused(tmp_path: Path, *args: str) -> str:
     """The one line `collectives ARGS` exits 2 with; no results file written."""
     out = tmp_path / "c.jsonl"
-    result = cli.invoke(app, ["collectives", *TINY, *args, "--out", str(out)])  # ARGS win
+    # ARGS replace TINY's options of the same name (an option given twice is refused)
+    given = set(args[::2]) if len(args) % 2 == 0 else set(args)
+    tiny = [v for k, v in zip(TINY[::2], TINY[1::2], strict=True) if k not in given for v in (k, v)]
+    result = cli.invoke(app, ["collectives", *tiny, *args, "--out", str(out)])
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and not out.exists()
     lines = result.output.strip().splitlines()

@@ -211,6 +211,20 @@ def test_a_missing_collectives_file_is_named_as_the_bench_file_is(tmp_path) -> N
     assert result.output.strip() == f"error: {missing}: no such collectives file"
 
 
+def test_a_missing_topology_file_is_named_as_the_other_files_are(tmp_path) -> None:
+    """`advise --topo nosuch.txt` and `topo --file nosuch.txt` said "No such file or
+    directory", where a missing bench or collectives file is named by its kind."""
+    missing = tmp_path / "nosuch.txt"
+    for args in (
+        ["advise", "--params", "7M", "--step-ms", "20", "--topo", str(missing)],
+        ["topo", "--file", str(missing)],
+    ):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        said = result.output.strip()
+        assert said == f"error: {missing}: no such topology file (a saved `nvidia-smi topo -m`)"
+
+
 def test_duplicates_listed_both_show_what_tells_them_apart() -> None:
     """`scores --duplicates -f csv` listed the 19 twins as identical rows: docs/tour.md
     says the `same_runs_as` column names them (a user walk)."""

@@ -203,6 +203,8 @@ def read_topo_file(path: Path, gpu_name: str | None = None) -> Topology:
         return parse_topo_matrix(data.decode("utf-8", errors="replace"), gpu_name)
     except TooLarge as exc:
         raise ValueError(str(exc)) from None
+    except FileNotFoundError:  # said as the results and collectives files are
+        raise ValueError(f"{path}: no such topology file (a saved `nvidia-smi topo -m`)") from None
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: {exc.strerror if isinstance(exc, OSError) else exc}") from None
 

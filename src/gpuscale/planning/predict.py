@@ -106,19 +106,31 @@ def floor_per_device(workload: dict[str, Any]) -> float:
     return min([1.0, *per])
 
 
+# How far (a factor) a whole number of devices per sample dividing the count may be from
+# the assumed one before the count is planned at whole samples a step instead.
+NEAR_SHARE = 1.25
+
+
 def runnable_batch(assumed: float, n: int, floor: float = 1.0) -> int:
     """The global batch a user can run nearest the ``assumed`` one on ``n`` devices:
-    ``n`` times the nearest whole per-device batch (at least 1); below one sample per
+    ``n`` times the nearest whole per-device batch (at least 1). Below one sample per
     device (the workload's submissions ran so few: model or tensor parallel groups share
-    each sample), the nearest whole number of samples a step (at least 1), the devices
-    per sample ``n / B`` said, whole or not. (A whole number of devices per sample that
-    divides ``n`` made the batch jump with the count's divisors: 82 devices at 1 sample
-    per 2, a 70B model on 2 devices, and the time rose and fell from count to count.)
-    ``floor`` is the fewest samples per device the submissions ran (kept for the
-    callers: the refusal below it is ``limits``')."""
+    each sample), ``n / k`` for the power of two ``k`` of devices per sample that divides
+    ``n`` nearest the assumed (in log), where one is within ``NEAR_SHARE`` of it (below
+    the ``floor``, where the plan gives no time, at any distance: the accuracy benchmark
+    scores the model's time there); else the nearest whole number of samples a step,
+    its devices per sample ``n / B`` not whole (said). (Any ``k`` dividing ``n`` at any
+    distance made the batch follow the count's divisors: 82 devices at 1 sample per 2, a
+    70B model on 2 devices, and the time rose and fell from count to count.)"""
     per = assumed / n
     if per >= 1:
         return n * round(per)
+    most = max(1 / floor, 2 / per) if per < floor else 1 / floor
+    # model or tensor parallel groups are powers of two (they split heads and layers)
+    shares = [2**i for i in range(int(math.log2(min(n, most) + 1e-9)) + 1) if n % 2**i == 0]
+    k = min(shares, key=lambda k: (abs(math.log2(k * per)), k))
+    if per < floor or abs(math.log2(k * per)) <= math.log2(NEAR_SHARE):
+        return n // k
     return max(1, round(assumed))
 
 

@@ -80,7 +80,9 @@ def test_a_weak_run_outside_the_prediction_is_not_trusted_over_it() -> None:
         assert grades == ({"weak"} if steps == 2 else {"strong"})  # the premise
     assert "trust it over the prediction" in said[400]
     assert "trust it over" not in said[2] and "weak" in said[2]
-    assert re.search(r"bench with --steps \d+ or more( \([^)]*\))? and advise again", said[2])
+    assert re.search(
+        r"bench with --steps \d+ or more( \((?:[^()]|\([^()]*\))*\))? and advise again", said[2]
+    )
 
 
 def test_a_run_of_another_configuration_of_the_model_is_not_held_against_the_advice() -> None:

@@ -49,12 +49,15 @@ def test_a_short_run_appended_moves_the_number_by_its_steps_weight_only() -> Non
 
 
 def test_the_basis_said_is_the_table_it_reads() -> None:
+    """The basis says its ms a step are of the timed phase, which holds each kind of step
+    (it said "at 2.69 ms a step" beside a table whose steps are 0.93 ms)."""
     records = [_run(30, 1.0), _run(30, 4.0, n=2), _run(2, 0.4)]
     table = bench_table(records)
     notes = " ".join(table["evidence_notes"].fillna(""))
     (asked,) = _asked(notes)
     said = re.search(
-        r"--steps \d+ or more \(a timed phase of ([\d.]+) s, .*? at ([\d.]+) ms a step, as "
+        r"--steps \d+ or more \(a timed phase of ([\d.]+) s, .*? at ([\d.]+) ms of timed "
+        r"phase a step \(the synchronised, no-sync and, at N = 1, bare steps[^)]*\), as "
         r"mlp at N = 1 timed it over (\d+) steps in (\d+) runs\)",
         notes,
     )

@@ -69,7 +69,9 @@ def test_every_finding_on_a_weak_row_says_weak_as_the_table_grades_it(tmp_path: 
     # once, what they rest on and what would make them firm (the steps the advice asks)
     rests = [f for f in section.findings if f.startswith("What these findings rest on")]
     assert len(rests) == 1 and "2 of the 4 runs are weak evidence: few steps timed" in rests[0]
-    assert re.search(r"bench with --steps \d+ or more( \([^)]*\))? to make it firm", rests[0])
+    assert re.search(
+        r"bench with --steps \d+ or more( \((?:[^()]|\([^()]*\))*\))? to make it firm", rests[0]
+    )
     # the table: each row's grade and, where weak, the bench table's own notes
     for row, (_, r) in zip(section.rows, bench_scaling(bench).iterrows(), strict=True):
         said = row["Evidence"]

@@ -100,8 +100,9 @@ def steps_asked(rows: Iterable[Mapping[str, Any]]) -> tuple[int, str]:
                 asked,
                 f"a timed phase of {WINDOW_HEADROOM * MIN_BUSY_WINDOW_S:g} s, the "
                 f"{MIN_BUSY_WINDOW_S:g} s a busy share needs and half again, at "
-                f"{format_ms(per * 1e3)} a step, as {where} timed it over "
-                f"{counted(steps, 'step')} in {counted(runs, 'run')}",
+                f"{format_ms(per * 1e3)} of timed phase a step (the synchronised, no-sync "
+                f"and, at N = 1, bare steps: each is timed every step), as {where} timed it "
+                f"over {counted(steps, 'step')} in {counted(runs, 'run')}",
             )
     return found
 

@@ -6,6 +6,7 @@ strategy measures another configuration (NCCL on a GPU host for CPU/gloo runs)."
 
 from __future__ import annotations
 
+import html
 import re
 import shlex
 from pathlib import Path
@@ -19,7 +20,8 @@ from gpuscale.cli import app
 
 HERE = Path(__file__).parent
 FILES = [HERE / "cpu_tiny_model_gloo.jsonl", HERE / "h100_resnet50_bf16.jsonl"]
-_COMMAND = re.compile(r"`gpuscale bench ([^`]*)`")
+# the options of a command up to where its sentence goes on (`, <, ), " on a host of")
+_COMMAND = re.compile(r"gpuscale bench (--models? \S+(?: --[\w-]+(?: (?!--)[^\s`<)]+)?)*)")
 
 
 def _configurations(path: Path) -> set[tuple]:
@@ -55,11 +57,31 @@ def test_each_bench_command_runs_the_advised_run_into_the_file(
     mine.write_text(path.read_text())
     result = CliRunner().invoke(app, ["advise", "--bench", str(mine), *form])
     assert result.exit_code == 0, result.output
-    commands = _COMMAND.findall(result.output.replace('\\"', '"'))
-    assert commands, result.output  # the advice on these files names commands to run
+    _check(result.output.replace('\\"', '"'), mine)
+
+
+def _check(text: str, mine: Path) -> None:
+    """Each bench command in ``text`` (parsed by the bench command's own parser) runs a
+    configuration ``mine`` holds and writes to ``mine``."""
+    commands = [c.rstrip(".,;") for c in _COMMAND.findall(text)]
+    assert commands, text  # the advice on these files names commands to run
     bench = typer.main.get_command(app).commands["bench"]
     ran = _configurations(mine)
     for command in commands:
         params = bench.make_context("bench", shlex.split(command)).params
         assert params["out"] == str(mine), command
         assert _said(params) in ran, (command, ran)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_reports_bench_commands_run_the_advised_run_into_the_file(
+    path: Path, tmp_path: Path
+) -> None:
+    mine = tmp_path / "my-runs.jsonl"
+    mine.write_text(path.read_text())
+    folder = tmp_path / "report"
+    result = CliRunner().invoke(
+        app, ["report", "--bench", str(mine), "--advise", "--out", str(folder)]
+    )
+    assert result.exit_code == 0, result.output
+    _check(html.unescape((folder / "index.html").read_text()), mine)

@@ -161,15 +161,21 @@ def _inputs(
         global_batch=req.global_batch,
         scaling=_scaling(req.scaling, convergence),
         assumptions=(
-            *not_held(basis.assumed, basis.evidence, basis.host_devices),
-            assumptions.convergence(
-                convergence.source if convergence else None,
-                model=basis.bench_model,
-                same_samples=basis.same_samples,
-                host_devices=basis.host_devices,
-                thin=thin,
-                steps=basis.evidence.steps_needed if basis.evidence else FIRM_STEPS,
-                again=again(basis.evidence, (1, 2), basis.host_devices),
+            *not_held(
+                (
+                    *basis.assumed,
+                    assumptions.convergence(
+                        convergence.source if convergence else None,
+                        model=basis.bench_model,
+                        same_samples=basis.same_samples,
+                        host_devices=basis.host_devices,
+                        thin=thin,
+                        steps=basis.evidence.steps_needed if basis.evidence else FIRM_STEPS,
+                        again=again(basis.evidence, (1, 2), basis.host_devices),
+                    ),
+                ),
+                basis.evidence,
+                basis.host_devices,
             ),
             assumptions.input_pipeline(),
         ),

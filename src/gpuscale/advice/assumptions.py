@@ -42,13 +42,16 @@ class Assumption:
 
 
 def bench_command(
-    model: str | None, nproc: str, host_devices: int | None = None, more: str = ""
+    model: str | None, nproc: str, host_devices: int | None = None, more: str = "", run: str = ""
 ) -> str:
     """The bench command that measures a term of ``model`` (a file placeholder when the
     advice was given numbers), said to need another host where the bench's host had
-    fewer devices (``host_devices``) than it runs; ``more``: options it adds."""
+    fewer devices (``host_devices``) than it runs; ``more``: options it adds; ``run``: the
+    advised run's options (``Support.run``), used in place of the model where given."""
     where = on_a_larger_host(max(int(n) for n in nproc.split(",")), host_devices)
     more = f" {more}" if more else ""
+    if run:  # the advised run's own configuration (and the file advised on)
+        return f"`gpuscale bench {run} --nproc {nproc}{more}`{where}"
     if model is None:
         return f"`{BENCH} --nproc {nproc}{more}`{where}"
     option = "--models" if ":" not in model else "--model"

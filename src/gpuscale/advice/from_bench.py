@@ -34,13 +34,14 @@ from gpuscale.advice.limits import rate_warnings, unchecked_note
 from gpuscale.advice.model_choice import BenchFieldError, known_model, why_this_model
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.weak_first import as_run
 from gpuscale.bench.evidence import weak_kinds
 from gpuscale.bench.support import Support, comm_scale_sentence, support
 from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import format_ms, joined, noun_for, of_the
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.bench import most_host_devices
-from gpuscale.tables.bench_runs import runs_like
+from gpuscale.tables.bench_runs import bench_options, runs_like
 from gpuscale.tables.requests import NamedError
 
 # What the calibration compares of the model's runs (``calibrate.HARDWARE_COLUMNS`` less
@@ -77,6 +78,8 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     # the model's runs on the calibrated run's hardware: those the advice reads
     on_hardware = runs_like(table, cal.config_group, cal.device_name, fields=HARDWARE)
     weak, evidence = _weak(table[on_hardware], cal.name, req.bench)
+    if evidence is not None:  # the bench command of the advised run, on the file advised on
+        evidence = replace(evidence, run=_run(table, cal, req))
     basis = replace(
         basis,
         evidence=evidence,
@@ -131,7 +134,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         noise=cal.noise,
         same_samples=_same_samples(bench, cal.name),
         min_batch=max(1, per_device // 8),  # the fitted fixed cost prices small batches
-        fixed=cal.fixed,
+        fixed=replace(cal.fixed, measure=as_run(cal.fixed.measure, evidence, host)),
         assumed=(*basis.assumed, *_bench_assumed(cal, req, overlap, bench_model, measured, host)),
         # a rate the bench measured is a finding however low; above the peak, impossible
         warnings=(
@@ -295,6 +298,20 @@ def _weak(table: pd.DataFrame, model: str, source: Any = None) -> tuple[str | No
         f"evidence_notes say more: `{NOTES_COMMAND.format(_file(source))}`): "
         f"{found.remedy()} for firm numbers"
     ), found
+
+
+def _run(table: pd.DataFrame, cal: Any, req: AdviceRequest) -> str:
+    """The ``gpuscale bench`` options of the run advised on: the calibrated run's
+    configuration in the strategy predicted, and ``--out`` the file advised on where the
+    advice was given its path (``""`` where no run of it is in ``table``)."""
+    like = runs_like(table, cal.config_group, cal.device_name) & (table["model"] == cal.name)
+    rows = table[like]
+    if rows.empty:
+        return ""
+    row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
+    row["strategy"] = req.strategy or row.get("strategy")
+    out = f" --out {_file(req.bench)}" if isinstance(req.bench, str | Path) else ""
+    return f"{bench_options(row)}{out}"
 
 
 def _file(source: Any) -> str:

@@ -32,7 +32,11 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     counts = found.counts or (1, 2)
     on = f"{joined(counts)} device{'' if counts == (1,) else 's'}"
     rerun = bench_command(
-        found.model, ",".join(map(str, counts)), host_devices, f"--steps {found.steps_needed}"
+        found.model,
+        ",".join(map(str, counts)),
+        host_devices,
+        f"--steps {found.steps_needed}",
+        found.run,
     )
     said = (
         f"the runs advised on ({found.model or 'the model'} on {on}, {found.rests_on()}) are "
@@ -72,7 +76,11 @@ def again(found: Support | None, counts: tuple[int, ...], host_devices: int | No
     on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
     if more_steps(found):
         rerun = bench_command(
-            found.model, ",".join(map(str, counts)), host_devices, f"--steps {found.steps_needed}"
+            found.model,
+            ",".join(map(str, counts)),
+            host_devices,
+            f"--steps {found.steps_needed}",
+            found.run,
         )
         return f"the file holds runs of {on} already: {found.remedy()}: {rerun}"
     held = f"the file holds runs of {on} already, the longest of {found.most_steps} steps"
@@ -92,20 +100,44 @@ def more_steps(found: Support) -> bool:
 _QUIETER = "on a quieter machine, nothing else running (more steps do not narrow a spread)"
 
 
-_HELD = re.compile(r"`gpuscale bench --models? (\S+) --nproc ([\d,]+)`(?: on a host of [^,;)]*)?")
+_HELD = re.compile(
+    r"`gpuscale bench --models? (\S+) --nproc ([\d,]+)((?: --[^`]*)?)`(?: on a host of [^,;)]*)?"
+)
+_RUN_OPTIONS = ("--batch", "--accum", "--precision", "--backend", "--threads", "--strategy")
 
 
 def not_held(assumed: Sequence[Any], found: Support | None, host_devices: int | None) -> tuple:
     """``assumed`` (``Assumption``s), each whose way to measure it is a bench run of the
-    model at counts the file holds already, at the steps it would time anyway (no
-    ``--steps``), said instead as what to bench them again with (:func:`again`)."""
-    if found is None or not found.counts:
-        return tuple(assumed)
+    model: at counts the file holds already, at the steps it would time anyway (no
+    ``--steps``), said instead as what to bench them again with (:func:`again`); else as
+    the advised run's own command (``found.run``: its configuration, the file advised on)."""
+    return tuple(replace(a, measure=as_run(a.measure, found, host_devices)) for a in assumed)
+
+
+def as_run(text: str, found: Support | None, host_devices: int | None) -> str:
+    """``text`` with each bench command of ``found``'s model said as :func:`not_held`
+    says it: the run again, or the advised run's own command (``found.run``)."""
+    if found is None:
+        return text
 
     def instead(match: re.Match) -> str:
         counts = tuple(int(n) for n in match.group(2).split(","))
         if match.group(1) != found.model:
             return match.group(0)
-        return again(found, counts, host_devices) or match.group(0)
+        held = again(found, counts, host_devices) if found.counts and not match.group(3) else ""
+        return held or bench_command(
+            found.model, match.group(2), host_devices, _own(match.group(3)), found.run
+        )
 
-    return tuple(replace(a, measure=_HELD.sub(instead, a.measure)) for a in assumed)
+    return _HELD.sub(instead, text)
+
+
+def _own(options: str) -> str:
+    """``options`` less the run's configuration (``--batch 32 --precision bf16``: the
+    advised run's are said instead), what measures the term kept (``--steps 580``)."""
+    words, kept = options.split(), []
+    for i, word in enumerate(words):
+        taken = word in _RUN_OPTIONS or word == "--tf32"
+        if not taken and not (i and words[i - 1] in _RUN_OPTIONS):
+            kept.append(word)
+    return " ".join(kept)

@@ -45,6 +45,7 @@ class Support:
     most_steps: int | None = None  # the most steps any of its model's runs timed
     flagged: int = 0  # its model's ok runs flagged (left out of what reads them)
     untrusted: int = 0  # of ``runs``, those graded flagged (read with --allow-flagged)
+    run: str = ""  # bench options of the advised run's configuration (and --out FILE)
 
     @property
     def weak(self) -> bool:

@@ -203,7 +203,13 @@ def report(
     bench = read_bench(bench_file) if bench_file else None
     with fail_on(ReferenceNotFoundError, OutputError):
         path = write_report(
-            request, tables, workloads, bench=bench, notes=notes, on_missing=missing.append
+            request,
+            tables,
+            workloads,
+            bench=bench,
+            notes=notes,
+            on_missing=missing.append,
+            bench_path=bench_file,
         )
     out.print(f"report written to {path}", markup=False, highlight=False)
     for line in missing:

@@ -43,7 +43,11 @@ def calibrated_run(scaling: pd.DataFrame, inputs: Any) -> pd.Series | None:
 
 def rerun_options(scaling: pd.DataFrame, inputs: Any) -> str:
     """The ``gpuscale bench`` options that measure what the advice is on: the calibrated
-    run's configuration in the strategy predicted; "" where no run is named."""
+    run's configuration in the strategy predicted, and the file advised on (the advice's
+    own, ``Support.run``, where it has one); "" where no run is named."""
+    run = getattr(getattr(inputs, "evidence", None), "run", "")
+    if run:
+        return run
     row = calibrated_run(scaling, inputs)
     if row is None:
         return ""

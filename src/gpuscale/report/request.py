@@ -102,14 +102,16 @@ class ReportRequest:
                     f"applies with {ref('advise', True, flag=True)} (and {ref('bench')})",
                 )
 
-    def advice_request(self) -> Any:
+    def advice_request(self, bench_path: Path | None = None) -> Any:
         """The :class:`~gpuscale.advice.request.AdviceRequest` of ``--advise``: what
         ``gpuscale advise --bench`` is asked with the same options (its strategy, unless
         given, the one the bench measured the model with, as the command's; its model,
-        unless given, the command's default)."""
+        unless given, the command's default); ``bench_path``: the results file the bench
+        table was read from (the bench commands the advice gives write to it)."""
         from gpuscale.advice.request import AdviceRequest  # lazy: as the report, not --help
 
         return AdviceRequest(
+            bench=None if bench_path is None else str(bench_path),
             interconnect=self.interconnect,
             max_devices=self.max_devices,
             model=self.model,
@@ -136,15 +138,17 @@ def write_report(
     bench: pd.DataFrame | None = None,
     notes: Sequence[str] = (),
     on_missing: Callable[[str], None] | None = None,
+    bench_path: Path | None = None,
 ) -> Path:
     """Write the report of ``workloads`` in ``tables`` (and ``bench``, a bench table) as
-    ``request`` says, drawing on every core; the HTML file's path. Raises what
+    ``request`` says, drawing on every core (``bench_path``: the file ``bench`` was read
+    from); the HTML file's path. Raises what
     ``build_report`` raises (``ReferenceNotFoundError``, ``OutputError``)."""
     # lazy: matplotlib and the analysis stack, only for a report
     from gpuscale.report.cache import default_folder
     from gpuscale.report.html import build_report
 
-    advice = request.advice_request() if request.advise and bench is not None else None
+    advice = request.advice_request(bench_path) if request.advise and bench is not None else None
     if request.advise and bench is None and on_missing is not None:  # asked, never silent
         on_missing(
             "--advise needs --bench FILE (the advice is computed from your bench runs): "

@@ -31,13 +31,7 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
         return None
     counts = found.counts or (1, 2)
     on = f"{joined(counts)} device{'' if counts == (1,) else 's'}"
-    rerun = bench_command(
-        found.model,
-        ",".join(map(str, counts)),
-        host_devices,
-        f"--steps {found.steps_needed}",
-        found.run,
-    )
+    rerun = _rerun(found, counts, host_devices)
     said = (
         f"the runs advised on ({found.model or 'the model'} on {on}, {found.rests_on()}) are "
         "too short to measure the step's terms, so no change is recommended from them"
@@ -45,6 +39,17 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     if not more_steps(found):  # runs of the steps asked are in the file: not one more
         return f"{said}; {again(found, counts, host_devices)}, and advise again"
     return f"{said}: {found.remedy()}, the same device counts: {rerun}, and advise again"
+
+
+def _rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
+    """The bench command that runs the advised run at ``counts`` with the steps asked."""
+    return bench_command(
+        found.model,
+        ",".join(map(str, counts)),
+        host_devices,
+        f"--steps {found.steps_needed}",
+        found.run,
+    )
 
 
 def changes(advice: Any, remedy: str) -> str:
@@ -75,13 +80,7 @@ def again(found: Support | None, counts: tuple[int, ...], host_devices: int | No
         return ""
     on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
     if more_steps(found):
-        rerun = bench_command(
-            found.model,
-            ",".join(map(str, counts)),
-            host_devices,
-            f"--steps {found.steps_needed}",
-            found.run,
-        )
+        rerun = _rerun(found, counts, host_devices)
         return f"the file holds runs of {on} already: {found.remedy()}: {rerun}"
     held = f"the file holds runs of {on} already, the longest of {found.most_steps} steps"
     if found.flagged:

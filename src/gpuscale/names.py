@@ -222,47 +222,53 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
     return found, said
 
 
+def _catalogue_part(name: str, field: str, what: str, rule: str, *, gpus_only: bool = True) -> str:
+    """``name`` as typed when the device catalogue (``hardware.device_names``, the one
+    resolver of device names) reads it as a part, or the accelerator names of MLPerf know
+    it as a GPU (an A10G, an H800: named, with no datasheet facts); else ``field``'s
+    :class:`FieldError` with the closest names of the catalogue."""
+    # lazy: the device catalogue, only when a device is named (not at the CLI's start)
+    from gpuscale.hardware.accelerators import GPU_VENDORS, normalise_accelerator
+    from gpuscale.hardware.catalogue import products
+    from gpuscale.hardware.device_names import UnknownDevice, resolve
+
+    try:
+        resolve(name)
+        return name
+    except UnknownDevice as missed:
+        known = normalise_accelerator(name)
+        if known.known and (known.vendor in GPU_VENDORS or not gpus_only):
+            return name
+        hint = f" (did you mean {missed.closest[0]!r}?)" if missed.closest else ""
+        rule = rule.format(known=", ".join(products()))
+        raise FieldError(field, name, what + hint + rule) from None
+
+
 def resolve_gpu(name: str | None) -> str | None:
     """``name`` (``--gpu``: ``A100``, ``H100 SXM``, ``NVIDIA A100-PCIE-40GB``) as typed when
-    the hardware catalogue knows it as a GPU; None stays None. Otherwise the ``gpu``
-    field's :class:`FieldError` (``--gpu Z999: not a GPU in the hardware catalogue ...``),
-    with the closest GPU."""
+    the device catalogue knows it as a GPU; None stays None. Otherwise the ``gpu`` field's
+    :class:`FieldError` (``--gpu Z999: not a GPU in the hardware catalogue ...``), with the
+    closest names."""
     if name is None:
         return None
-    # lazy: the accelerator catalogue, only when a GPU is typed (not at the CLI's start)
-    from gpuscale.hardware.accelerators import GPU_VENDORS, gpu_products, normalise_accelerator
-
-    found = normalise_accelerator(name)
-    if found.known and found.vendor in GPU_VENDORS:
-        return name
-    valid = gpu_products()
-    hint = did_you_mean(name.upper(), valid)  # the catalogue writes them upper-case
-    rule = f"not a GPU in the hardware catalogue{hint}; known: {', '.join(valid)}"
-    raise FieldError("gpu", name, rule)
+    return _catalogue_part(name, "gpu", "not a GPU in the hardware catalogue", "; known: {known}")
 
 
 def resolve_device(name: str | None, field: str = "device_name") -> str | None:
     """``name`` (``advise --device-name``: ``H100 SXM``, ``NVIDIA A100-SXM4-80GB``) as typed
-    when the hardware catalogue knows the device (its products, peaks or board powers,
-    model numbers whole: ``RTX A1000`` is no A100); None stays None. Otherwise the field's
+    when the device catalogue knows the device (model numbers whole: ``RTX A1000`` is no
+    A100) or MLPerf's accelerator names do; None stays None. Otherwise the field's
     :class:`FieldError` saying "unknown device", with the closest name."""
     if name is None:
         return None
-    # lazy: the hardware catalogue, only when a device is named
-    from gpuscale.hardware.accelerators import gpu_products, normalise_accelerator
-    from gpuscale.hardware.peaks import peak_for
-    from gpuscale.hardware.power import board_labels, board_power
-
-    if normalise_accelerator(name).known or peak_for(name) or board_power(name):
-        return name
-    valid = list(dict.fromkeys([*gpu_products(), *board_labels()]))
-    typed = re.sub(r"^(nvidia|amd)\s+(geforce\s+)?", "", name.strip(), flags=re.I).upper()
-    rule = (
-        f"unknown device{did_you_mean(typed, [v.upper() for v in valid])}: not in the "
-        f"hardware catalogue (known: {', '.join(valid)}); for another device leave it out "
-        "and give its power (--power-w)"
+    return _catalogue_part(
+        name,
+        field,
+        "unknown device",
+        ": not in the hardware catalogue (known: {known}); for another device leave it out "
+        "and give its power (--power-w)",
+        gpus_only=False,
     )
-    raise FieldError(field, name, rule)
 
 
 def resolve_ruleset(value: str) -> str:

@@ -1,6 +1,8 @@
-"""Device names are matched on whole model numbers across the whole catalogue (board
-powers, peaks, products): a walk's ``--device-name "RTX A1000"`` was read as an A100 SXM4
-(400 W) and ``H1000`` as an H100; an unknown name is refused with the closest one."""
+"""Device names are resolved once, on whole model numbers (``hardware.device_names``): what
+people, torch and NVML write reaches one part of the catalogue; a name that leaves the
+part open is read as its default part with the assumption said; a walk's
+``--device-name "RTX A1000"`` was read as an A100 SXM4 (400 W) and ``H1000`` as an H100:
+an unknown name is refused with the closest one."""
 
 from __future__ import annotations
 
@@ -12,72 +14,99 @@ from typer.testing import CliRunner
 import gpuscale
 from gpuscale.cli import app
 from gpuscale.hardware.accelerators import _PRODUCTS, normalise_accelerator
-from gpuscale.hardware.peaks import PEAKS, peak_for
-from gpuscale.hardware.power import BOARD_POWER_W, board_power
+from gpuscale.hardware.catalogue import devices
+from gpuscale.hardware.device_names import UnknownDevice, closest, lookup, resolve
+
+# what people type, and what torch and NVML report -> the part
+NAMES = {
+    "4090": "RTX 4090",
+    "RTX 4090": "RTX 4090",
+    "rtx4090": "RTX 4090",
+    "NVIDIA GeForce RTX 4090": "RTX 4090",
+    "RTX 6000 Ada": "RTX 6000 Ada",
+    "NVIDIA RTX 6000 Ada Generation": "RTX 6000 Ada",
+    "RTX A6000": "RTX A6000",
+    "NVIDIA RTX A5000": "RTX A5000",
+    "4070 Ti SUPER": "RTX 4070 Ti SUPER",
+    "NVIDIA GeForce RTX 5090": "RTX 5090",
+    "NVIDIA A100-SXM4-80GB": "A100 SXM4 80GB",
+    "NVIDIA A100-PCIE-40GB": "A100 PCIe 40GB",
+    "NVIDIA A100 80GB PCIe": "A100 PCIe 80GB",
+    "NVIDIA H100 80GB HBM3": "H100 SXM5 80GB",
+    "NVIDIA H100 PCIe": "H100 PCIe 80GB",
+    "NVIDIA H100 NVL": "H100 NVL 94GB",
+    "H100SXM": "H100 SXM5 80GB",
+    "Tesla V100-SXM2-16GB": "V100 SXM2 16GB",
+    "Tesla V100-PCIE-32GB": "V100 PCIe 32GB",
+    "Tesla V100S-PCIE-32GB": "V100S PCIe 32GB",
+    "NVIDIA L40S": "L40S",
+    "Tesla T4": "T4",
+    "AMD Instinct MI300X": "MI300X",
+    "NVIDIA GH200 480GB": "GH200 96GB",
+}
+# names that leave the part open: the default part, with the others named
+OPEN = {
+    "H100": ("H100 SXM5 80GB", {"H100 PCIe 80GB", "H100 NVL 94GB"}),
+    "A100 80GB": ("A100 SXM4 80GB", {"A100 PCIe 80GB"}),
+    "A100 40GB": ("A100 SXM4 40GB", {"A100 PCIe 40GB"}),
+    "A100": ("A100 SXM4 80GB", {"A100 SXM4 40GB", "A100 PCIe 40GB", "A100 PCIe 80GB"}),
+    "V100": ("V100 SXM2 16GB", {"V100 SXM2 32GB", "V100 PCIe 16GB", "V100 PCIe 32GB"}),
+    "H200": ("H200 SXM5 141GB", {"H200 NVL 141GB"}),
+}
 
 
-def _spellings(name: str) -> list[str]:
-    """The ways torch and vendors write a device: as named, after the vendor, and with the
-    variant joined by hyphens (``NVIDIA A100-SXM4-80GB``)."""
-    out = [name, f"NVIDIA {name}", f"NVIDIA GeForce {name}" if "RTX" in name else name]
-    first, _, rest = name.partition(" ")
-    if rest and re.search(r"\d", first):
-        out.append(f"NVIDIA {first}-" + rest.replace(" GB", "GB").replace(" ", "-"))
-    return out
+@pytest.mark.parametrize(("typed", "part"), NAMES.items())
+def test_a_name_that_names_one_part(typed: str, part: str) -> None:
+    found = resolve(typed)
+    assert (found.device.name, found.assumed, found.others) == (part, "", ())
 
 
-def _longer(name: str) -> str:
-    """``name`` with a digit appended to its model number (its first token with digits):
-    ``A100 SXM4`` -> ``A1000 SXM4``."""
-    tokens = name.split(" ")
-    at = next(i for i, t in enumerate(tokens) if re.search(r"\d", t))
-    tokens[at] = re.sub(r"(\d+)", r"\g<1>0", tokens[at], count=1)
-    return " ".join(tokens)
+@pytest.mark.parametrize(("typed", "expected"), OPEN.items())
+def test_a_name_that_leaves_the_part_open_says_how_it_was_read(typed, expected) -> None:  # type: ignore[no-untyped-def]
+    part, others = expected
+    found = resolve(typed)
+    assert found.device.name == part and set(found.others) == others
+    assert repr(typed) in found.assumed and part in found.assumed
+    assert all(o in found.assumed for o in others)
 
 
-def _numbers(label: str) -> set[str]:
-    """The model numbers a catalogue label names, up to their digits' end (``H100/H200
-    SXM`` -> h100, h200; ``A10G`` -> a10)."""
-    found = (re.match(r"[a-z]*\d+", t) for t in re.split(r"[\s/-]+", label.lower()))
-    return {m.group(0) for m in found if m}
+@pytest.mark.parametrize(
+    ("typed", "nearest"),
+    [("RTX A1000", "RTX A6000"), ("H1000", "H100"), ("NVIDIA A1000", "A100"), ("h10", "H100"),
+     ("RTX 4070", "RTX 4070 Ti SUPER"), ("A10G", "A10"), ("MI250", "MI250X"),
+     ("A100 48GB", "A100")],
+)  # fmt: skip
+def test_an_unknown_name_gets_the_closest(typed: str, nearest: str) -> None:
+    with pytest.raises(UnknownDevice) as missed:
+        resolve(typed)
+    assert missed.value.closest[0].startswith(nearest), missed.value.closest
+    assert lookup(typed) is None
 
 
-# (every device name of a table, what the table answers for a name, the entry's label)
-_TABLES = [
-    *[
-        (part, lambda n: (board_power(n) or (0, None))[1], label)
-        for _, _, label in BOARD_POWER_W
-        for part in label.split("/")
-    ],
-    *[
-        (part, lambda n: getattr(peak_for(n), "device", None), peak.device)
-        for _, peak in PEAKS
-        for part in peak.device.split("/")
-    ],
-    *[(p.product, lambda n: normalise_accelerator(n).product, p.product) for p in _PRODUCTS],
-]
+@pytest.mark.parametrize("part", devices(), ids=[d.name for d in devices()])
+def test_every_name_matches_itself_and_no_longer_model_number(part) -> None:  # type: ignore[no-untyped-def]
+    for name in (part.name, *part.aliases):
+        for spelled in (name, f"NVIDIA {name}", name.upper(), name.replace(" ", "-")):
+            assert lookup(spelled) is part, spelled
+        longer = re.sub(r"(\d+)", r"\g<1>0", name, count=1)  # A100 -> A1000
+        found = lookup(longer)
+        assert found is None or found is not part, longer
 
 
-@pytest.mark.parametrize(("name", "lookup", "label"), _TABLES, ids=[t[0] for t in _TABLES])
-def test_every_catalogue_name_matches_itself_and_no_longer_model_number(
-    name, lookup, label
-) -> None:  # type: ignore[no-untyped-def]
-    plain = "TPU" in name or not re.search(r"\d", name)  # no vendor prefix, no variant
-    spellings = [name] if plain else _spellings(name)
-    for spelled in spellings:
-        assert lookup(spelled) == label, spelled
-    if not re.search(r"\d", name):
-        return
-    longer = _longer(name)
-    for spelled in _spellings(longer) if spellings != [name] else [longer]:
-        found = lookup(spelled)
-        # nothing, another entry that really has that longer number (A10 + 0 = A100), or
-        # a family's entry that names no number (a bare "Gaudi")
-        assert found != label, spelled
-        assert found is None or not _numbers(found) or _numbers(longer) & _numbers(found), (
-            spelled,
-            found,
-        )
+def test_nothing_else_is_a_device() -> None:
+    for name in ("cpu", "", "  ", "Z999", "TPU v4", "Quadro RTX 6000"):
+        assert lookup(name) is None, name
+    assert closest("Z999") == []
+
+
+def test_mlperf_products_are_still_named_whole() -> None:
+    """The MLPerf name normaliser (``hardware.accelerators``) reads no longer model number
+    as one of its products either (``H1000`` is no H100)."""
+    for p in _PRODUCTS:
+        if re.search(r"\d", p.product) and "TPU" not in p.product:
+            assert normalise_accelerator(p.product).product == p.product
+            longer = re.sub(r"(\d+)", r"\g<1>0", p.product, count=1)
+            assert normalise_accelerator(longer).product != p.product, longer
 
 
 @pytest.mark.parametrize("name", ["RTX A1000", "H1000", "NVIDIA A1000"])
@@ -89,14 +118,3 @@ def test_an_unknown_device_name_is_refused_with_the_closest(name: str) -> None:
     assert "--device-name" in said and "unknown device" in said and "did you mean" in said
     with pytest.raises(ValueError, match="unknown device"):
         gpuscale.advise(params=7e6, step_ms=2.0, batch=64, device_name=name)
-
-
-def test_real_torch_names_keep_their_power_and_peak() -> None:
-    for name, watts in (
-        ("NVIDIA A100-SXM4-80GB", 400.0),
-        ("NVIDIA H100 80GB HBM3", 700.0),
-        ("NVIDIA GeForce RTX 4090", 450.0),
-        ("NVIDIA RTX A5000", 230.0),
-    ):
-        assert board_power(name)[0] == watts, name
-        assert peak_for(name) is not None, name

@@ -11,11 +11,11 @@ or from ``--power-w``.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from gpuscale.hardware.device_names import assumption
 from gpuscale.hardware.power import board_power
 from gpuscale.quantities import counted, joined, noun_for
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
@@ -177,16 +177,11 @@ def device_power(
     found = board_power(device_name)
     if found is not None:
         watts, label = found
-        assumed = "SXM" in label and not re.search(r"sxm|hgx|dgx", str(device_name).lower())
+        assumed = assumption(device_name)  # what the name left open, said (never silently)
         return Power(
             watts,
             f"board power of {label} (datasheet)"
-            + (
-                f"; {device_name!r} names no form factor, so SXM ({watts:g} W) is "
-                "assumed: name it (e.g. 'H100 PCIe', 'H100 NVL') or give --power-w"
-                if assumed
-                else ""
-            ),
+            + (f"; {assumed} ({watts:g} W), or give --power-w" if assumed else ""),
         )
     what = device_name or "an unrecorded device"
     return Power(None, f"unknown: no board power for {what}; give --power-w")

@@ -11,7 +11,8 @@ from gpuscale.advice.collectives import MeasuredCurves, network_from_collectives
 from gpuscale.advice.limits import topology_cap
 from gpuscale.advice.network import Link, Network
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
-from gpuscale.hardware.links import PRESETS, nvlink_for_gpu
+from gpuscale.hardware.device_names import lookup
+from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import counted, number
 
@@ -63,13 +64,11 @@ def choose_link(
 
 
 def _nvlink_board(device_name: str | None) -> str | None:
-    """The NVLink preset of a device named without its form factor (``H100``), None for
-    PCIe or NVL cards (named so) and devices without NVLink."""
-    lowered = (device_name or "").lower()
-    if not lowered or "pcie" in lowered or "nvl" in lowered.replace("nvlink", ""):
-        return None
-    board = nvlink_for_gpu(lowered)
-    return board if board in PRESETS else None
+    """The NVLink preset of a device the catalogue reads as a board on an NVLink baseboard
+    (``H100``: the SXM5 part), None for PCIe and NVL cards (an NVLink bridge is no given)
+    and devices without NVLink or unknown."""
+    part = lookup(device_name)
+    return part.nvlink if part is not None and part.board and part.nvlink in PRESETS else None
 
 
 def network_basis(

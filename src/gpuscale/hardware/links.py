@@ -27,10 +27,11 @@ Sources:
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from gpuscale.hardware.catalogue import Device
+from gpuscale.hardware.device_names import lookup
 from gpuscale.tables.requests import FieldError, one_named
 
 
@@ -57,18 +58,9 @@ NVLINK: dict[str, NvlinkGeneration] = {
     )
 }
 
-# GPU name -> NVLink generation (first match wins).
-_GPU_NVLINK: tuple[tuple[str, str], ...] = (
-    (r"gb200|b200|b300|gb300", "nvlink5"),
-    (r"h100|h200|h800|gh200", "nvlink4"),
-    (r"a100|a800|a30\b", "nvlink3"),
-    (r"rtx 3090|a6000|a5000|a40\b|rtx a4000", "nvlink3-bridge"),
-    (r"v100", "nvlink2"),
-)
-
 # The device an NVLink preset implies when no device is named (the plausibility check of
-# the advice reads its peak): the generation's flagship part.
-LINK_DEVICE = {"nvlink4": "H100 SXM", "nvlink5": "B200", "nvlink3": "A100 SXM4"}
+# the advice reads its peak): the generation's flagship part of the device catalogue.
+LINK_DEVICE = {"nvlink4": "H100 SXM5 80GB", "nvlink5": "B200 180GB", "nvlink3": "A100 SXM4 80GB"}
 
 # NVML's architecture codes (nvmlDeviceGetArchitecture) -> NVLink generation.
 NVML_ARCH_NVLINK = {5: "nvlink2", 7: "nvlink3", 9: "nvlink4", 10: "nvlink5"}
@@ -84,12 +76,23 @@ NCCL_NET_GBS_PER_100GBIT = 12.0
 
 
 def nvlink_for_gpu(name: str | None) -> str | None:
-    """The NVLink generation of a GPU by its name, None when unknown."""
-    lowered = (name or "").lower()
-    for pattern, generation in _GPU_NVLINK:
-        if re.search(pattern, lowered):
-            return generation
-    return None
+    """The NVLink generation of a GPU by its name (the device catalogue's: an H100 any
+    form is NVLink 4, an RTX A6000 the GA102 bridge), None when it has none or the
+    catalogue does not know it."""
+    part = lookup(name)
+    return None if part is None else part.nvlink
+
+
+def usual_preset(part: Device) -> str:
+    """The link preset of a part's usual setup: its NVLink where it is a board on an NVLink
+    baseboard (SXM), else PCIe with P2P through a switch at its generation, else
+    ``pcie-phb`` (no P2P: a GeForce card, whose copies go through host memory)."""
+    if part.board and part.nvlink in PRESETS:
+        return str(part.nvlink)
+    gen = f"pcie{part.pcie_gen}-x16"
+    if part.p2p_pcie and gen in PRESETS:
+        return gen
+    return "pcie-phb" if not part.p2p_pcie else "pcie4-x16"
 
 
 def pcie_busbw_gbs(generation: int, width: int = 16) -> float:

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuscale.hardware.device_names import Resolved, UnknownDevice, resolve
 from gpuscale.hardware.links import (
     NVLINK,
     PRESETS,
@@ -104,15 +105,31 @@ class Topology:
             counts.append(max(bundles) if self.nvswitch else sum(bundles))
         return min(counts) if counts else None
 
+    def part(self) -> Resolved | None:
+        """The device catalogue's part of the GPUs' model (``--gpu`` or NVML's name), None
+        where none is named or the catalogue does not know it."""
+        model = next((g.model for g in self.gpus if g.model), "")
+        try:
+            return resolve(model) if model else None
+        except UnknownDevice:
+            return None
+
+    def p2p_by_driver(self) -> bool:
+        """Whether the driver allows P2P over PCIe between these GPUs: not on GeForce cards
+        (the catalogue's ``p2p_pcie``), where NCCL copies through host memory (SHM) even
+        behind one PCIe switch."""
+        part = self.part()
+        return part is None or part.device.p2p_pcie
+
     def preset(self) -> str | None:
         """The link class of the slowest pair, as a preset name of the reference table."""
         slowest = self.slowest_link()
         if slowest == "NV":
             return self.nvlink_generation
-        if slowest in ("PIX", "PXB"):
+        if slowest in ("PIX", "PXB") and self.p2p_by_driver():
             gen = min((g.pcie_gen for g in self.gpus if g.pcie_gen), default=4)
             return f"pcie{gen}-x16" if f"pcie{gen}-x16" in PRESETS else "pcie4-x16"
-        if slowest in ("PHB", "NODE"):
+        if slowest in ("PIX", "PXB", "PHB", "NODE"):
             return "pcie-phb"
         return "pcie-sys" if slowest == "SYS" else None
 
@@ -124,11 +141,11 @@ class Topology:
             links = self.nvlinks_per_gpu()
             generation = NVLINK.get(self.nvlink_generation or "")
             return links * generation.nccl_gbs if links and generation else None
-        if slowest in ("PIX", "PXB"):
+        if slowest in ("PIX", "PXB") and self.p2p_by_driver():
             known = [(g.pcie_gen, g.pcie_width or 16) for g in self.gpus if g.pcie_gen]
             gen, width = min(known) if known else (4, 16)
             return pcie_busbw_gbs(gen, width)
-        if slowest in ("PHB", "NODE"):
+        if slowest in ("PIX", "PXB", "PHB", "NODE"):
             return SHM_TYPICAL_GBS
         return PRESETS["pcie-sys"].busbw_gbs if slowest == "SYS" else None
 
@@ -157,7 +174,16 @@ class Topology:
             "preset": self.preset(),
             "expected_busbw_gbs": self.expected_busbw_gbs(),
             "downtrained": self.downtrained(),
+            "device": _part_dict(self.part()),
         }
+
+
+def _part_dict(part: Resolved | None) -> dict[str, Any] | None:
+    """The catalogue part a topology's GPUs were read as, and how (``assumed``)."""
+    if part is None:
+        return None
+    d = part.device
+    return {"name": d.name, "assumed": part.assumed, "nvlink": d.nvlink, "p2p_pcie": d.p2p_pcie}
 
 
 def infer_nvlink(
@@ -274,7 +300,13 @@ def link_sentence(topology: Topology, info: dict[str, Any]) -> str:
     bandwidth = (
         f"{number(expected, 4)} GB/s" if expected else "unknown (pass --gpu to name the GPU)"
     )
+    blocked = (
+        f" (P2P over PCIe is disabled by the driver on the {info['device']['name']}: NCCL "
+        "copies through host memory)"
+        if info["slowest_link"] != "NV" and not topology.p2p_by_driver()
+        else ""
+    )
     return (
-        f"slowest link: {info['slowest_link']}{kind} -> {preset}; expected all-reduce "
-        f"bus bandwidth {bandwidth}"
+        f"slowest link: {info['slowest_link']}{kind} -> {preset}{blocked}; expected "
+        f"all-reduce bus bandwidth {bandwidth}"
     )

@@ -81,15 +81,24 @@ def _causes(
     if topology is not None:
         out += [f"{x} (a link trained below its capability)" for x in topology.downtrained()]
         refused = sorted({f"GPU{i}-GPU{j}" for (i, j), s in topology.p2p.items() if s != "OK"})
-        if refused:
+        if not topology.p2p_by_driver():  # a GeForce card: the driver, not the PCIe tree
+            part = topology.part()
+            between = f" between {', '.join(refused[:4])}" if refused else ""
+            out.append(
+                f"P2P not possible{between}: NVIDIA's driver disables P2P over PCIe on the "
+                f"{part.device.name if part else 'GPU'} (GeForce), so NCCL copies through "
+                "host memory; an NVLink bridge (where the card takes one) avoids it"
+            )
+        elif refused:
             out.append(
                 f"P2P not possible between {', '.join(refused[:4])}: PCIe ACS or the IOMMU may "
                 "redirect it through the root complex (check lspci ACSCtl, iommu=pt)"
             )
         if topology.slowest_link() in ("PHB", "NODE", "SYS"):
+            level = "; NCCL_P2P_LEVEL=SYS may let P2P through" if topology.p2p_by_driver() else ""
             out.append(
                 "the GPUs meet only through the CPU (nvidia-smi PHB/NODE/SYS): a PCIe switch "
-                "or NVLink between them is the fix; NCCL_P2P_LEVEL=SYS may let P2P through"
+                f"or NVLink between them is the fix{level}"
             )
     transports = (nccl or {}).get("transports") or {}
     if any(t.startswith("NET/Socket") for t in transports):

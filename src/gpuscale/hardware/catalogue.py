@@ -1,0 +1,165 @@
+"""The device catalogue: one table of the accelerators people train on, read once.
+
+``gpuscale/data/devices.csv`` holds one row per part (an A100 SXM4 80GB, an RTX 4090):
+its dense peak TFLOP/s by precision, memory (GiB, as the vendor's "GB" of GPU memory is)
+and bandwidth (GB/s), board power (W), its GPU-to-GPU link (the NVLink generation of
+``hardware.links``, or AMD's Infinity Fabric, with the vendor's bidirectional GB/s per GPU),
+its PCIe generation and lanes, and whether the driver allows peer-to-peer over PCIe
+(GeForce cards: no). Every group of values names its source (``data/device_sources.csv``:
+the vendor's datasheet or whitepaper, its URL and table, and where the value was read or
+that it could not be confirmed).
+
+Peaks are **dense** (half a datasheet's "with sparsity" figure); ``bf16`` is the FP16/BF16
+tensor figure with FP32 accumulate (what mixed-precision training runs); ``tf32`` is the
+peak of FP32 matrix multiplications on tensor or matrix cores (FP32 where a part has none);
+``bf16_native`` is False where the part has no BF16 tensor cores (Volta, Turing: the
+column holds the FP16 figure). This module reads the tables; ``hardware.device_names``
+resolves what a person types to a row.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+from dataclasses import dataclass
+from importlib import resources
+
+DEVICES_FILE = "devices.csv"
+SOURCES_FILE = "device_sources.csv"
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a group of a device's values comes from: the vendor's document (citation,
+    URL, table) and where it was read, or that it could not be confirmed (``read_at``)."""
+
+    id: str
+    citation: str
+    url: str
+    table: str
+    read_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """One part of the catalogue (see the module docstring for each field's meaning)."""
+
+    name: str
+    product: str
+    vendor: str
+    form_factor: str
+    memory_gib: float
+    default_part: bool  # the part a bare product name (``H100``) is read as
+    aliases: tuple[str, ...]
+    match: str  # regex on the normalised name (``device_names.normalised``)
+    architecture: str
+    fp32_tflops: float
+    tf32_tflops: float
+    bf16_tflops: float
+    bf16_native: bool
+    fp8_tflops: float | None
+    memory_bw_gbs: float
+    board_power_w: float
+    gpu_link: str | None  # nvlink2..nvlink5, nvlink3-bridge, infinity-fabric
+    gpu_link_gbs: float | None  # vendor's bidirectional GB/s per GPU
+    pcie_gen: int | None
+    pcie_lanes: int | None
+    p2p_pcie: bool
+    peak_source: str
+    memory_source: str
+    power_source: str
+    link_source: str
+    note: str
+
+    @property
+    def nvlink(self) -> str | None:
+        """The NVLink generation (a key of ``hardware.links.NVLINK``), None without one."""
+        return self.gpu_link if (self.gpu_link or "").startswith("nvlink") else None
+
+    @property
+    def board(self) -> bool:
+        """Whether the part is a board on an NVLink or Infinity Fabric baseboard (SXM,
+        OAM, superchip), not a PCIe card (which may take an NVLink bridge)."""
+        return self.form_factor not in ("PCIe", "NVL")
+
+    def sources(self) -> dict[str, Source]:
+        """The source of each group of values: peaks, memory, power and links."""
+        table = sources()
+        return {
+            "peaks": table[self.peak_source],
+            "memory": table[self.memory_source],
+            "power": table[self.power_source],
+            "links": table[self.link_source],
+        }
+
+
+def _number(text: str) -> float | None:
+    return float(text) if text.strip() else None
+
+
+def _yes(text: str) -> bool:
+    if text not in ("yes", "no"):
+        raise ValueError(f"{DEVICES_FILE}: expected yes or no, got {text!r}")
+    return text == "yes"
+
+
+def _device(row: dict[str, str]) -> Device:
+    pcie_gen, lanes = _number(row["pcie_gen"]), _number(row["pcie_lanes"])
+    return Device(
+        name=row["name"],
+        product=row["product"],
+        vendor=row["vendor"],
+        form_factor=row["form_factor"],
+        memory_gib=float(row["memory_gib"]),
+        default_part=_yes(row["default_part"]),
+        aliases=tuple(a.strip() for a in row["aliases"].split(";") if a.strip()),
+        match=row["match"],
+        architecture=row["architecture"],
+        fp32_tflops=float(row["fp32_tflops"]),
+        tf32_tflops=float(row["tf32_tflops"]),
+        bf16_tflops=float(row["bf16_tflops"]),
+        bf16_native=_yes(row["bf16_native"]),
+        fp8_tflops=_number(row["fp8_tflops"]),
+        memory_bw_gbs=float(row["memory_bw_gbs"]),
+        board_power_w=float(row["board_power_w"]),
+        gpu_link=row["gpu_link"] or None,
+        gpu_link_gbs=_number(row["gpu_link_gbs"]),
+        pcie_gen=None if pcie_gen is None else int(pcie_gen),
+        pcie_lanes=None if lanes is None else int(lanes),
+        p2p_pcie=_yes(row["p2p_pcie"]),
+        peak_source=row["peak_source"],
+        memory_source=row["memory_source"],
+        power_source=row["power_source"],
+        link_source=row["link_source"],
+        note=row["note"],
+    )
+
+
+def _rows(name: str) -> list[dict[str, str]]:
+    text = (resources.files("gpuscale") / "data" / name).read_text(encoding="utf-8")
+    return list(csv.DictReader(text.splitlines()))
+
+
+@functools.cache
+def sources() -> dict[str, Source]:
+    """Every source of the catalogue by its id."""
+    return {row["id"]: Source(**row) for row in _rows(SOURCES_FILE)}
+
+
+@functools.cache
+def devices() -> tuple[Device, ...]:
+    """Every part of the catalogue, in the file's order."""
+    return tuple(_device(row) for row in _rows(DEVICES_FILE))
+
+
+def device(name: str) -> Device:
+    """The part called exactly ``name`` (``KeyError`` otherwise)."""
+    found = next((d for d in devices() if d.name == name), None)
+    if found is None:
+        raise KeyError(name)
+    return found
+
+
+def products() -> list[str]:
+    """The catalogue's products (``H100``, ``RTX 4090``), in the file's order."""
+    return list(dict.fromkeys(d.product for d in devices()))

@@ -222,11 +222,11 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
     return found, said
 
 
-def _catalogue_part(name: str, field: str, what: str, rule: str, *, gpus_only: bool = True) -> str:
+def _catalogue_part(name: str, field: str, what: str, rule: str, gpus_only: bool) -> str:
     """``name`` as typed when the device catalogue (``hardware.device_names``, the one
-    resolver of device names) reads it as a part, or the accelerator names of MLPerf know
-    it as a GPU (an A10G, an H800: named, with no datasheet facts); else ``field``'s
-    :class:`FieldError` with the closest names of the catalogue."""
+    resolver of device names) reads it as a part, or MLPerf's accelerator names know it (an
+    A10G, an H800: no datasheet facts; a GPU where ``gpus_only``); else ``field``'s
+    :class:`FieldError`: ``what``, the closest name, ``rule`` (``{known}``: the products)."""
     # lazy: the device catalogue, only when a device is named (not at the CLI's start)
     from gpuscale.hardware.accelerators import GPU_VENDORS, normalise_accelerator
     from gpuscale.hardware.catalogue import products
@@ -245,30 +245,22 @@ def _catalogue_part(name: str, field: str, what: str, rule: str, *, gpus_only: b
 
 
 def resolve_gpu(name: str | None) -> str | None:
-    """``name`` (``--gpu``: ``A100``, ``H100 SXM``, ``NVIDIA A100-PCIE-40GB``) as typed when
-    the device catalogue knows it as a GPU; None stays None. Otherwise the ``gpu`` field's
-    :class:`FieldError` (``--gpu Z999: not a GPU in the hardware catalogue ...``), with the
-    closest names."""
-    if name is None:
-        return None
-    return _catalogue_part(name, "gpu", "not a GPU in the hardware catalogue", "; known: {known}")
+    """``name`` (``--gpu``: ``A100``, ``NVIDIA A100-PCIE-40GB``) as typed where it names a GPU
+    (``_catalogue_part``); None stays None; else ``--gpu Z999: not a GPU in the hardware
+    catalogue ...`` with the closest name."""
+    what = "not a GPU in the hardware catalogue"
+    return None if name is None else _catalogue_part(name, "gpu", what, "; known: {known}", True)
 
 
 def resolve_device(name: str | None, field: str = "device_name") -> str | None:
-    """``name`` (``advise --device-name``: ``H100 SXM``, ``NVIDIA A100-SXM4-80GB``) as typed
-    when the device catalogue knows the device (model numbers whole: ``RTX A1000`` is no
-    A100) or MLPerf's accelerator names do; None stays None. Otherwise the field's
-    :class:`FieldError` saying "unknown device", with the closest name."""
-    if name is None:
-        return None
-    return _catalogue_part(
-        name,
-        field,
-        "unknown device",
+    """``name`` (``advise --device-name``: ``H100 SXM``, ``4090``) as typed where it names a
+    device (``_catalogue_part``; ``RTX A1000`` is no A100); None stays None; else the
+    field's :class:`FieldError` saying "unknown device", with the closest name."""
+    rule = (
         ": not in the hardware catalogue (known: {known}); for another device leave it out "
-        "and give its power (--power-w)",
-        gpus_only=False,
+        "and give its power (--power-w)"
     )
+    return None if name is None else _catalogue_part(name, field, "unknown device", rule, False)
 
 
 def resolve_ruleset(value: str) -> str:

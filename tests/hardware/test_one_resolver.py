@@ -91,3 +91,10 @@ def test_every_device_of_the_published_tables_is_a_part() -> None:
     for path in sorted((ROOT / "benchmarks" / "published").glob("*.csv")):
         for device in pd.read_csv(path, comment="#")["device"].unique():
             assert lookup(device) is not None, (path.name, device)
+
+
+def test_the_docs_count_the_catalogues_parts() -> None:
+    from gpuscale.hardware.catalogue import devices
+
+    text = " ".join((ROOT / "docs" / "interconnect.md").read_text().split())
+    assert f"(`gpuscale.hardware.device_names`): {len(devices())} parts," in text

@@ -48,7 +48,7 @@ GPU = "RTX 4070 Ti SUPER"  # the study's GPUs
 PHB = (  # the study's `nvidia-smi topo -m`: the two GPUs behind the host bridge
     "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tPHB\t0-15\t0\nGPU1\tPHB\t X \t0-15\t0\n"
 )
-FP32_PEAK = 44.1e12  # RTX 4070 Ti SUPER (hardware/peaks.py)
+FP32_PEAK = 44.1e12  # RTX 4070 Ti SUPER (the device catalogue)
 
 # (name, parameters, [(batch, step ms), ...]) as published
 SMALL = (

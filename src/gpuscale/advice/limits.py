@@ -1,5 +1,5 @@
 """Inputs that cannot be true, named where they are found: an achieved rate under 1% of
-the device's peak or above it (the device catalogue (``gpuscale/data/devices.csv``)), a predicted time to train below the
+the device's peak or above it (the device catalogue), a predicted time to train below the
 fastest MLPerf system with at least as many accelerators on the workload (the bundled
 scores, ``gpuscale.load_round()``), and a device count above the GPUs of the topology.
 
@@ -84,7 +84,7 @@ def rate_warnings(
 def unchecked_note(
     tflops: float, device: str | None, precision: str, what: str = "the inputs imply"
 ) -> str:
-    """Where a device is named but the device catalogue (``gpuscale/data/devices.csv``) has no peak for it (an A10G, a
+    """Where a device is named but the device catalogue has no peak for it (an A10G, a
     TPU), the sentence saying the rate (``what`` gives it) could not be checked against
     its peak, and why; "" where there is no device or its peak is known (the check was
     made). A walk's ``--device-name L4``, then without a peak, skipped it without a word."""
@@ -93,7 +93,7 @@ def unchecked_note(
     fastest = max((p for _, p in PEAKS), key=lambda p: p.bf16)
     return (
         f"Plausibility: not checked against the device's peak: gpuscale records no peak "
-        f"FLOP/s for {device!r} (the device catalogue, gpuscale/data/devices.csv), so the {number(tflops)} TFLOP/s per "
+        f"FLOP/s for {device!r} (the device catalogue), so the {number(tflops)} TFLOP/s per "
         f"device {what} would be flagged only above the fastest accelerator it knows "
         f"({fastest.device}, {number(fastest.bf16)} TFLOP/s bf16); compare it with the "
         f"device's datasheet ({precision} dense peak)."

@@ -5,7 +5,7 @@ From one step time (``advice/basis.py``), the fixed cost is the prior's 1-20 ms
 (``fixed_cost.GPU_PRIOR``) narrowed by the step: its per-sample work, at the FLOPs per
 sample given or assumed (6 x parameters), takes at most the time it would at 1% of the
 device's peak (``fixed_cost.MIN_MFU``), so the rest of the step is fixed cost. Only a
-device with a peak (the device catalogue (``gpuscale/data/devices.csv``)) bounds it. A walk: ``--device-name A10`` took
+device with a peak (the device catalogue) bounds it. A walk: ``--device-name A10`` took
 37.8 ms of a 40 ms step as fixed cost and ``A10G`` (no peak) the prior's 4 ms, and the
 two advices differed without a word why.
 """
@@ -83,7 +83,7 @@ def unbounded(fixed: FixedCost, device: str | None, link: str, measure: str) -> 
         return ""
     if device:
         why = (
-            f"gpuscale records no peak FLOP/s for {device!r} (the device catalogue, gpuscale/data/devices.csv), so no "
+            f"gpuscale records no peak FLOP/s for {device!r} (the device catalogue), so no "
             "peak bound applied"
         )
     else:

@@ -259,13 +259,13 @@ def bench_notes(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
 
 
 def _no_peak(scaling: pd.DataFrame) -> list[str]:
-    """One line per GPU whose runs have no MFU because the device catalogue (``gpuscale/data/devices.csv``) records no
+    """One line per GPU whose runs have no MFU because the device catalogue records no
     peak for it (an A10G, a TPU): the blank column said, not left to read as unmeasured."""
     if scaling.empty or "peak_tflops" not in scaling:
         return []
     gpu = scaling[(scaling["device"] == "cuda") & scaling["peak_tflops"].isna()]
     return [
-        f"no MFU on {name}: gpuscale records no peak FLOP/s for it (the device catalogue, gpuscale/data/devices.csv), "
+        f"no MFU on {name}: gpuscale records no peak FLOP/s for it (the device catalogue), "
         "so the achieved TFLOP/s per device are said without a share of a peak"
         for name in dict.fromkeys(gpu["device_name"].dropna().astype(str))
     ]

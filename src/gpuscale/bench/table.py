@@ -78,7 +78,7 @@ def _peak_and_mfu(
     r: dict[str, Any], config: dict[str, Any], flops: dict[str, Any]
 ) -> dict[str, float]:
     """The peak and MFU the run recorded; where it recorded none on a GPU whose peak
-    the device catalogue (``gpuscale/data/devices.csv``) now knows (an L4 or A10 benched before their peaks were added),
+    the device catalogue now knows (an L4 or A10 benched before their peaks were added),
     the peak and MFU read from it as the bench would have recorded them."""
     peak, mfu = _number(flops.get("peak_tflops")), _number(flops.get("mfu"))
     achieved = _number(flops.get("achieved_tflops_per_device"))

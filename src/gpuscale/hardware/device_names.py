@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from gpuscale.hardware.catalogue import Device, devices, products
 from gpuscale.hardware.model_numbers import matcher
+from gpuscale.quantities import joined
 
 _VENDOR_WORDS = re.compile(
     r"\b(nvidia|geforce|tesla|amd|instinct|radeon|tensor core gpu|graphics card)\b"
@@ -107,8 +108,7 @@ def _written(key: str) -> tuple[str | None, float | None]:
 
 
 def _assumption(typed: str, chosen: Device, others: list[Device]) -> str:
-    names = [d.name for d in others]
-    said = names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
+    said = joined([d.name for d in others], "or")
     return (
         f"{typed!r} names no single part: read as {chosen.name}, the {chosen.form_factor} "
         f"part; it could also be {said}: name the part to use it"

@@ -155,3 +155,31 @@ def test_energy_matches_official(round_pair) -> None:
         assert expected  # Dell (v4.1) and Lenovo (v5.0) power submissions
     if round_name == "v4.0":
         assert not expected and sum(_present(v) for v in mine.values()) == 24
+
+
+@pytest.mark.parametrize("round_name", ROUNDS)
+def test_the_scores_command_is_the_official_table(round_name: str) -> None:
+    """`gpuscale scores ARCHIVE`, default options, lists every result the official
+    summarizer scores under its own system name, with its score, and nothing else scored
+    (results it does not score are listed with the reason)."""
+    import csv
+    import io
+
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    archive = archive_for(round_name)
+    expected = official_csv(round_name)
+    shown = CliRunner().invoke(app, ["scores", str(archive), "-f", "csv"])
+    assert shown.exit_code == 0, shown.output
+    rows = list(csv.DictReader(io.StringIO(shown.stdout)))
+    scored = {
+        (r["org"], r["system_id"], r["benchmark"]): float(r["time_to_train_min"])
+        for r in rows
+        if r["time_to_train_min"]
+    }
+    assert len(scored) == len([r for r in rows if r["time_to_train_min"]])  # no row twice
+    assert set(scored) == set(expected)
+    assert all(scored[k] == pytest.approx(v, rel=1e-9) for k, v in expected.items())
+    assert all(r["score_reason"] for r in rows if not r["time_to_train_min"])

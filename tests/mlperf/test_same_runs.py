@@ -61,26 +61,68 @@ def test_analysis_dataset_and_plan_count_it_once(tables: RoundTables) -> None:
     assert sorted(measured(tables.scores)["system_name"]) == ["box8", "box8b"]
 
 
-def test_scores_lists_it_once_and_says_so(twin_round: Path) -> None:
+def test_scores_lists_both_names_and_which_is_which(twin_round: Path) -> None:
+    """The official tables list both names: so does `scores`, by default, the twin named
+    in `same_runs_as`; `--duplicates` lists only the pair."""
     runner = CliRunner()
     shown = runner.invoke(app, ["scores", str(twin_round), "-f", "csv"])
     assert shown.exit_code == 0, shown.output
-    listed = [r["system_id"] for r in csv.DictReader(io.StringIO(shown.stdout))]
-    assert sorted(listed) == ["box8", "box8b"]
-    assert "1 result listed once" in shown.stderr
-    both = runner.invoke(app, ["scores", str(twin_round), "-f", "csv", "--duplicates"])
-    assert both.exit_code == 0
-    assert len(list(csv.DictReader(io.StringIO(both.stdout)))) == 3
+    rows = {r["system_id"]: r for r in csv.DictReader(io.StringIO(shown.stdout))}
+    assert sorted(rows) == ["box8", "box8-POWER", "box8b"]
+    assert rows["box8-POWER"]["same_runs_as"] == "Acme/box8"
+    assert rows["box8"]["same_runs_as"] == rows["box8b"]["same_runs_as"] == ""
+    assert "1 result repeating the runs of another" in shown.stderr
+    pair = runner.invoke(app, ["scores", str(twin_round), "-f", "csv", "--duplicates"])
+    assert pair.exit_code == 0
+    listed = sorted(r["system_id"] for r in csv.DictReader(io.StringIO(pair.stdout)))
+    assert listed == ["box8", "box8-POWER"]
 
 
-def test_the_one_with_an_energy_result_is_kept() -> None:
-    """Dell's v4.1 Llama2 pair: the -POWER row carries the energy, so it is kept."""
+def test_the_plain_name_is_the_one_analysed() -> None:
+    """Dell's v4.1 Llama2 pair: the plain name (the one the study names) is analysed, the
+    -POWER row names it; both stay in scores and the energy row stays too."""
     from gpuscale import load_round
+    from gpuscale.analysis.energy_per_result import energy_table
 
     v41 = load_round("v4.1")
     dell = v41.scores[v41.scores["system_id"].str.startswith("8xXE9680x8H100-SXM-80GB")]
     dell = dell[dell["workload"] == "llama2_70b_lora"].set_index("system_id")
-    assert dell.loc["8xXE9680x8H100-SXM-80GB", "same_runs_as"] == (
-        "Dell/8xXE9680x8H100-SXM-80GB-POWER"
+    assert dell.loc["8xXE9680x8H100-SXM-80GB-POWER", "same_runs_as"] == (
+        "Dell/8xXE9680x8H100-SXM-80GB"
     )
-    assert dell.loc["8xXE9680x8H100-SXM-80GB-POWER", "same_runs_as"] == ""
+    assert dell.loc["8xXE9680x8H100-SXM-80GB", "same_runs_as"] == ""
+    analysed = scaling_table(v41.scores, "llama2_70b_lora")
+    assert "8xXE9680x8H100-SXM-80GB" in set(analysed["system_id"])
+    assert "8xXE9680x8H100-SXM-80GB-POWER" not in set(analysed["system_id"])
+    energy = energy_table(v41)
+    assert "8xXE9680x8H100-SXM-80GB-POWER" in set(energy["system_id"])
+
+
+def test_every_power_measurement_of_shared_runs_is_an_energy_row() -> None:
+    """v4.0 Sustainable Metal Cloud: the same Llama2 runs measured at the wall (AC) and
+    at the node (DC) are two energy rows at each count, and a finding compares them."""
+    from gpuscale import load_round
+    from gpuscale.analysis.energy_per_result import energy_table, measured_twice
+
+    v40 = load_round("v4.0")
+    energy = energy_table(v40)
+    llama = energy[(energy["workload"] == "llama2_70b_lora") & energy["org"].str.startswith("smc")]
+    scopes = llama.groupby("accelerators")["power_scope"].apply(sorted).to_dict()
+    assert scopes == {8: ["AC", "DC"], 64: ["AC", "DC"], 512: ["AC", "DC"]}
+    pairs = measured_twice(energy)
+    pairs = pairs[pairs["workload"] == "llama2_70b_lora"]
+    assert pairs["accelerators"].tolist() == [8, 64, 512]
+    assert (pairs["first_scope"] == "AC").all() and (pairs["second_scope"] == "DC").all()
+    by_count = llama.pivot_table(index="accelerators", columns="power_scope", values="energy_kj")
+    expected = (by_count["DC"] / by_count["AC"]).to_numpy()
+    assert pairs["energy_ratio"].to_numpy() == pytest.approx(expected)
+    assert (pairs["energy_ratio"] < 1).all()  # the DC point sees less than the wall
+
+
+def test_energy_lists_the_ac_and_dc_measurements() -> None:
+    runner = CliRunner()
+    shown = runner.invoke(app, ["energy", "--round", "v4.0", "-b", "llama2_70b_lora", "-f", "csv"])
+    assert shown.exit_code == 0, shown.output
+    rows = list(csv.DictReader(io.StringIO(shown.stdout)))
+    smc = [(r["accelerators"], r["power_scope"]) for r in rows if "SMC" in r["system_name"]]
+    assert sorted(smc) == sorted((n, s) for n in ("8", "64", "512") for s in ("AC", "DC"))

@@ -9,22 +9,41 @@ count is in samples and not flagged as impossible),
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
 from gpuscale.quantities import number
 from gpuscale.tables import RoundTables, Unit, display_name
 from gpuscale.tables.measures import accelerator_hours
-from gpuscale.tables.republished import counted_once
 from gpuscale.tables.views import ENERGY_DROP_ORDER, ENERGY_SHOWN, TableView
 
 
+_SCOPE = re.compile(r"(?:^|[-_ ./])(AC|DC)(?:$|[-_ ./])", re.IGNORECASE)
+
+
+def power_scope(scores: pd.DataFrame) -> pd.Series:
+    """Where each result's power was measured, as its names declare it (the logs' own
+    ``power_reading`` lines say only watts): ``AC`` (at the wall) or ``DC`` (at the
+    node) where its folder, system id or system name says so, else ``unstated``."""
+    names = (
+        scores["org"].astype(str) + "/" + scores["system_id"].astype(str)
+        + "/" + scores["system_name"].astype(str)
+    )
+    found = names.str.extract(_SCOPE, expand=False).str.upper()
+    return found.fillna("unstated").astype(str)
+
+
 def energy_table(tables: RoundTables) -> pd.DataFrame:
-    """Scores with an energy result and the derived energy columns (a result repeated
-    under a second system name in its round once: ``tables.republished``)."""
-    scores = counted_once(tables.scores).dropna(subset=["energy_kj"]).copy()
+    """Scores with an energy result and the derived energy columns. Every power
+    measurement is a row, results with the same runs under another name included (the
+    same runs measured at another point of the power chain: ``same_runs_as`` names the
+    other); ``power_scope`` says where each was measured (:func:`power_scope`)."""
+    scores = tables.scores.dropna(subset=["energy_kj"]).copy()
     if scores.empty:
         return scores
+    scores["power_scope"] = power_scope(scores)
     kept = tables.runs[tables.runs["kept"].astype(bool)]
     parts = kept.groupby(["round", "org", "system_id", "benchmark"])[
         ["compute_energy_kj", "interconnect_energy_kj"]
@@ -144,6 +163,80 @@ def energy_scale_sentences(energy: pd.DataFrame) -> list[str]:
     return out
 
 
+def measured_twice(energy: pd.DataFrame) -> pd.DataFrame:
+    """Pairs of energy rows of the same runs (one names the other in ``same_runs_as``, or
+    both name a third), each measured at its own point of the power chain: the first by
+    scope (AC before DC) against each other. Columns: round, workload, accelerators,
+    first / second (``org/system_id``), first_scope / second_scope, first_energy_kj /
+    second_energy_kj, energy_ratio (second / first)."""
+    named = energy["org"].astype(str) + "/" + energy["system_id"].astype(str)
+    twin = energy["same_runs_as"].fillna("").astype(str)
+    rows = energy.assign(named=named, runs_of=twin.where(twin != "", named))
+    rows = rows.sort_values(["power_scope", "named"])
+    out = []
+    for _, group in rows.groupby(["round", "benchmark", "runs_of"], sort=False):
+        first = group.iloc[0]
+        for second in group.iloc[1:].itertuples(index=False):
+            out.append(
+                {
+                    "round": first["round"],
+                    "workload": first["workload"],
+                    "accelerators": int(first["accelerators"]),
+                    "first": first["named"],
+                    "second": second.named,
+                    "first_scope": first["power_scope"],
+                    "second_scope": second.power_scope,
+                    "first_energy_kj": float(first["energy_kj"]),
+                    "second_energy_kj": float(second.energy_kj),
+                    "energy_ratio": float(second.energy_kj / first["energy_kj"]),
+                }
+            )
+    frame = pd.DataFrame(out, columns=list(MEASURED_TWICE_COLUMNS))
+    return frame.sort_values(["round", "workload", "accelerators"]).reset_index(drop=True)
+
+
+MEASURED_TWICE_COLUMNS = (
+    "round",
+    "workload",
+    "accelerators",
+    "first",
+    "second",
+    "first_scope",
+    "second_scope",
+    "first_energy_kj",
+    "second_energy_kj",
+    "energy_ratio",
+)
+
+
+def _folder(named: str) -> str:
+    """The submitter folder of an ``org/system_id``."""
+    return named.split("/", 1)[0]
+
+
+def measured_twice_sentences(energy: pd.DataFrame) -> list[str]:
+    """One sentence per round and workload whose runs were measured at two points of the
+    power chain (:func:`measured_twice`): the ratio of the two energies, its range."""
+    pairs = measured_twice(energy)
+    out = []
+    for (round_name, workload), rows in pairs.groupby(["round", "workload"], sort=True):
+        first = rows.iloc[0]
+        ratios = rows["energy_ratio"]
+        span = (
+            f"{ratios.iloc[0]:.3f}"
+            if ratios.min() == ratios.max()
+            else f"{ratios.min():.3f}-{ratios.max():.3f}"
+        )
+        counts = ", ".join(f"{int(n):,}" for n in rows["accelerators"])
+        out.append(
+            f"{display_name(workload)} ({round_name}): the same runs measured twice at "
+            f"{counts} accelerators, {_folder(first['second'])} ({first['second_scope']}) "
+            f"against {_folder(first['first'])} ({first['first_scope']}): {span}x the energy "
+            "to train."
+        )
+    return out
+
+
 def no_energy_reason(tables: RoundTables, every: pd.DataFrame, workloads: list[str]) -> str:
     """Why ``workloads`` have no energy row in ``tables`` (``every``: the rounds' whole
     ``energy_table``): no power logs for them (naming the workloads that have some), or
@@ -170,7 +263,7 @@ def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
         "energy to train (official rule)",
         ENERGY_DROP_ORDER,
         notes=per_sample_missing(frame),
-        said=tuple(energy_scale_sentences(frame)),
+        said=(*energy_scale_sentences(frame), *measured_twice_sentences(frame)),
     )
 
 

@@ -282,6 +282,8 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None
         return
     # the columns asked, checked before any note is said (a typo's error came after one)
     columns = columns_of(columns_asked, list(view.shown), list(view.frame.columns))
+    if columns_asked is None and fmt is not Format.table:
+        columns = list(view.frame.columns)  # CSV and JSON are lossless: every column
     for line in view.notes:
         note(line)
     if view.empty:

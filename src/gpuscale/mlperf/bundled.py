@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from gpuscale.mlperf.duplicates import same_runs_problems
 from gpuscale.mlperf.ingest import read_rounds
 from gpuscale.mlperf.layout import normalise_round, round_name_from_path
 from gpuscale.quantities import joined, noun_for
 from gpuscale.sources import write_atomically
-from gpuscale.tables import RoundTables, round_key
+from gpuscale.tables import PROBLEMS_SCHEMA, ProblemKind, RoundTables, frame_of, round_key
 from gpuscale.tables.republished import mark_copies
 
 TABLES = RoundTables.NAMES
@@ -78,8 +79,17 @@ def load_round(*rounds: str) -> RoundTables:
         table = pd.read_parquet(DATA_DIR / f"{name}.parquet")
         frames[name] = table[table["round"].isin(wanted)].reset_index(drop=True)
     # Republished results are marked over the rounds loaded, not over every bundled one
-    # (results under two names within a round are marked too: same_runs_as).
+    # (results under two names within a round are marked too: same_runs_as, and their
+    # `same runs` problems said of the rows as marked now, not as when the data shipped).
     frames["scores"] = mark_copies(frames["scores"], frames["runs"])
+    problems = frames["problems"]
+    frames["problems"] = pd.concat(
+        [
+            problems[problems["kind"] != str(ProblemKind.SAME_RUNS)],
+            frame_of(PROBLEMS_SCHEMA, same_runs_problems(frames["scores"])),
+        ],
+        ignore_index=True,
+    )
     return RoundTables(**frames)
 
 

@@ -143,14 +143,14 @@ def same_runs_problems(scores: Any) -> list[dict[str, str]]:
     for row in twins.itertuples(index=False):
         message = (
             f"the same {row.runs} runs (start and stop to the millisecond) as "
-            f"{row.same_runs_as}: one result under two system names, counted once (as "
-            f"{row.same_runs_as})"
+            f"{row.same_runs_as}: one result under two system names, both listed in scores, "
+            f"its runs counted once in analyses (as {row.same_runs_as})"
         )
         energy = kept.get((row.round, row.same_runs_as, row.benchmark))
         if energy == energy and row.energy_kj == row.energy_kj and energy != row.energy_kj:
             message += (
-                f"; its energy ({written(row.energy_kj)} kJ) differs from the one kept "
-                f"({written(energy)} kJ): the same runs measured another way"
+                f"; its energy ({written(row.energy_kj)} kJ) differs from the other's "
+                f"({written(energy)} kJ): the same runs measured another way, both kept"
             )
         where = f"{row.org}/results/{row.system_id}/{row.benchmark}"
         rows.append(problem_row(str(row.round), where, ProblemKind.SAME_RUNS, message))

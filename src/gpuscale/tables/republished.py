@@ -10,15 +10,18 @@ none); a row is a republished copy when its ``round`` is not its ``first_round``
 Within one round a result can also appear under two system names (Dell's v4.1 Llama2
 ``8xXE9680x8H100-SXM-80GB`` and ``...-POWER``: the same 10 runs; Sustainable Metal Cloud's
 v4.0 ``smc-ac-power`` and ``smc-dc-power`` folders). The same test finds them: such a row
-gets ``same_runs_as``, the ``org/system_id`` of the one kept (a valid time first, then one
-with an energy result, then by name), and is counted once wherever results are counted
-(:func:`counted_once`, its runs :func:`runs_counted_once`); the ingest adds a ``same runs``
-row to ``problems``.
+gets ``same_runs_as``, the ``org/system_id`` of the one kept (a valid time first, then the
+plain name a reader looks for: one without a ``power`` part, the shorter, then by name).
+Both rows stay in ``scores`` (the official table lists both); analyses count the runs
+once (:func:`counted_once`, its runs :func:`runs_counted_once`), while the energy table
+keeps each power measurement (the same runs measured at another point of the power
+chain are another measurement); the ingest adds a ``same runs`` row to ``problems``.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 from gpuscale.tables.workloads import round_key
@@ -66,15 +69,18 @@ def mark_copies(scores: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     return scores
 
 
+_POWER_PART = re.compile(r"(^|[-_ ./])power($|[-_ ./])", re.IGNORECASE)
+
+
 def _kept_first(scores: pd.DataFrame, members: list[int]) -> list[int]:
-    """``members`` in the order one is kept: a valid time, an energy result, then name."""
+    """``members`` in the order one is kept: a valid time, then the plain name (no
+    ``power`` part in its folder or system id, the shorter), then by name."""
     time = scores["time_to_train_min"].to_numpy(float)
-    energy = scores["energy_kj"].to_numpy(float) if "energy_kj" in scores else None
     org, system = scores["org"].astype(str).to_numpy(), scores["system_id"].astype(str).to_numpy()
 
     def key(i: int) -> tuple:
-        has_energy = energy is not None and not math.isnan(energy[i])
-        return (math.isnan(time[i]), not has_energy, org[i], system[i])
+        named = f"{org[i]}/{system[i]}"
+        return (math.isnan(time[i]), bool(_POWER_PART.search(named)), len(named), named)
 
     return sorted(members, key=key)
 
@@ -124,6 +130,20 @@ def is_same_runs_copy(scores: pd.DataFrame) -> pd.Series:
         return scores["round"].isna() & False
     twin = scores["same_runs_as"]
     return twin.notna() & (twin.astype(str) != "")
+
+
+def in_a_twin_pair(scores: pd.DataFrame) -> pd.Series:
+    """Whether each row is the kept one of results with the same runs in its round (a
+    row another's ``same_runs_as`` names)."""
+    import pandas as pd  # lazy: the module is imported without pandas
+
+    if "same_runs_as" not in scores:
+        return scores["round"].isna() & False
+    named = scores["org"].astype(str) + "/" + scores["system_id"].astype(str)
+    kept = scores.loc[is_same_runs_copy(scores), ["round", "same_runs_as"]]
+    pairs = set(zip(kept["round"], kept["same_runs_as"], strict=True))
+    pairs_named = [(r, n) in pairs for r, n in zip(scores["round"], named, strict=True)]
+    return pd.Series(pairs_named, index=scores.index, dtype=bool)
 
 
 def counted_once(scores: pd.DataFrame) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuscale.quantities import counted
-from gpuscale.tables.republished import counted_once
+from gpuscale.tables.republished import in_a_twin_pair, is_same_runs_copy
 from gpuscale.tables.round_requests import ScoresOptions
 
 SCORE_SHOWN = (
@@ -40,12 +40,19 @@ ENERGY_SHOWN = (
     "accelerator_family",
     "accelerators",
     "time_to_train_min",
+    "power_scope",
     "energy_kj",
     "energy_per_sample_j",
     "energy_per_accelerator_hour_kj",
     "compute_share",
 )
-ENERGY_DROP_ORDER = ("compute_share", "energy_per_accelerator_hour_kj", "submitter", "round")
+ENERGY_DROP_ORDER = (
+    "compute_share",
+    "energy_per_accelerator_hour_kj",
+    "submitter",
+    "round",
+    "power_scope",
+)
 TREND_DROP_ORDER = (
     "benchmark_folder",
     "systems",
@@ -112,29 +119,34 @@ def scores_view(
     scores: Any, workloads: Sequence[str] | None = None, options: ScoresOptions | None = None
 ) -> TableView:
     """The official scores of ``workloads`` (all without), sorted by round, benchmark and
-    time; a result under a second system name in its round once unless
-    ``options.duplicates`` (``counted_once``), said in a note; every column with
+    time: every result under its own system name, as MLCommons' tables list them. A
+    result whose runs another of its round holds under a second name shows the twin in
+    ``same_runs_as`` (said in a note: analyses count those runs once);
+    ``options.duplicates`` lists only such pairs, both rows; every column with
     ``options.all_columns``."""
     options = options or ScoresOptions()
-    duplicates, all_columns = options.duplicates, options.all_columns
     frame = scores if workloads is None else scores[scores["workload"].isin(list(workloads))]
-    once = frame if duplicates else counted_once(frame)
-    notes = ()
-    if len(once) < len(frame):
+    twins = is_same_runs_copy(frame).to_numpy(bool)
+    notes: tuple[str, ...] = ()
+    if twins.any():
         notes = (
-            f"{counted(len(frame) - len(once), 'result')} listed once: the same runs "
-            "under a second system name in the same round (--duplicates lists both)",
+            f"{counted(int(twins.sum()), 'result')} repeating the runs of another under a "
+            "second system name in its round: listed, as the official tables list them, "
+            "with same_runs_as naming the other; analyses count those runs once "
+            "(--duplicates lists only these pairs)",
         )
-    frame = once.sort_values(["round", "benchmark", "time_to_train_min"])
+    if options.duplicates:
+        frame = frame[twins | in_a_twin_pair(frame).to_numpy(bool)]
+    frame = frame.sort_values(["round", "benchmark", "time_to_train_min"])
     shown = list(SCORE_SHOWN)
-    if duplicates and "same_runs_as" in frame and "same_runs_as" not in shown:
-        shown.append("same_runs_as")  # what tells the twins listed apart (docs/tour.md)
+    if twins.any() and "same_runs_as" not in shown:
+        shown.append("same_runs_as")  # what tells the twins apart (docs/tour.md)
     return TableView(
         frame,
-        list(frame.columns) if all_columns else shown,
+        list(frame.columns) if options.all_columns else shown,
         "MLPerf Training official scores (minutes)",
-        SCORE_DROP_ORDER,
-        every="" if all_columns else f"--all-columns for all {len(frame.columns)}",
+        (*SCORE_DROP_ORDER, "same_runs_as"),
+        every="" if options.all_columns else f"--all-columns for all {len(frame.columns)}",
         notes=notes,
     )
 

@@ -19,7 +19,6 @@ from gpuscale.tables import RoundTables, Unit, display_name
 from gpuscale.tables.measures import accelerator_hours
 from gpuscale.tables.views import ENERGY_DROP_ORDER, ENERGY_SHOWN, TableView
 
-
 _SCOPE = re.compile(r"(?:^|[-_ ./])(AC|DC)(?:$|[-_ ./])", re.IGNORECASE)
 
 
@@ -28,8 +27,11 @@ def power_scope(scores: pd.DataFrame) -> pd.Series:
     ``power_reading`` lines say only watts): ``AC`` (at the wall) or ``DC`` (at the
     node) where its folder, system id or system name says so, else ``unstated``."""
     names = (
-        scores["org"].astype(str) + "/" + scores["system_id"].astype(str)
-        + "/" + scores["system_name"].astype(str)
+        scores["org"].astype(str)
+        + "/"
+        + scores["system_id"].astype(str)
+        + "/"
+        + scores["system_name"].astype(str)
     )
     found = names.str.extract(_SCOPE, expand=False).str.upper()
     return found.fillna("unstated").astype(str)

@@ -183,3 +183,18 @@ def test_the_scores_command_is_the_official_table(round_name: str) -> None:
     assert set(scored) == set(expected)
     assert all(scored[k] == pytest.approx(v, rel=1e-9) for k, v in expected.items())
     assert all(r["score_reason"] for r in rows if not r["time_to_train_min"])
+
+
+@pytest.mark.parametrize("round_name", ROUNDS)
+def test_the_report_runs_on_every_shared_round(round_name: str, tmp_path: Path) -> None:
+    """`gpuscale report ARCHIVE` on each shared raw round: exit 0, no traceback, a page."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    archive = archive_for(round_name)
+    out = tmp_path / "report"
+    result = CliRunner().invoke(app, ["report", str(archive), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    assert (out / "index.html").stat().st_size > 10_000

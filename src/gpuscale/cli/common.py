@@ -146,10 +146,12 @@ def load_tables(selection: RoundSelection, study: bool = False):
 
 def _said(read) -> None:  # type: ignore[no-untyped-def]
     """The problems of the raw rounds read, said (any part of them not read, never unsaid)."""
-    from gpuscale.tables.views import reading_notes  # lazy: pandas, as the tables
+    from gpuscale.tables.views import reading_notes, rejected_notes  # lazy: pandas
 
     for line in reading_notes(read.problems):  # a warning as it is, a note as one
         say([line], stderr=True) if line.startswith("warning: ") else note(line)
+    for line in rejected_notes(read.scores):
+        note(line)
 
 
 def workloads_of(

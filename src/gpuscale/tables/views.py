@@ -6,6 +6,7 @@ every column of the view's table; the terminal's columns are a view, not the sch
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -182,6 +183,29 @@ def _where(path: Any, message: str) -> str:
     """``PATH: `` before a message that does not name it (an archive member skipped as
     unsafe said only why, never which); "" where it does or there is none."""
     return f"{path}: " if isinstance(path, str) and path and path not in message else ""
+
+
+_EXAMPLE = re.compile(r"\(e\.g\. ([^)]*)\)")
+
+
+def rejected_notes(scores: Any) -> list[str]:
+    """A line per round and benchmark of which today's rules reject most results (more
+    than half unscored): the count, and the reason most of them share (the rule a
+    noncompliant run broke, where the reason names one)."""
+    lines = []
+    for (round_name, benchmark), rows in scores.groupby(["round", "benchmark"], sort=True):
+        unscored = rows[rows["time_to_train_min"].isna()]
+        if 2 * len(unscored) <= len(rows):
+            continue
+        reasons = unscored["score_reason"].fillna("").astype(str)
+        rules = reasons.map(lambda r: m.group(1) if (m := _EXAMPLE.search(r)) else r)
+        rule, count = next(iter(rules.value_counts().items()))
+        lines.append(
+            f"{round_name} {benchmark}: {len(unscored):,} of {counted(len(rows), 'result')} "
+            f"not scored by today's rules, {count:,} for {rule or 'no reason given'} "
+            "(`gpuscale scores` gives each reason)"
+        )
+    return lines
 
 
 def reading_notes(problems: Any) -> list[str]:

@@ -245,7 +245,7 @@ def test_the_republished_results_trends_count_add_up_to_the_datasets() -> None:
     why: the 71st is open division, which trends leaves out; trends says so."""
     from gpuscale.analysis.dataset import written_sentence
     from gpuscale.analysis.trends import trends_view
-    from gpuscale.tables.republished import counted_once
+    from gpuscale.tables.republished import counted_in_analyses
 
     frame = pd.concat(
         [
@@ -268,6 +268,6 @@ def test_the_republished_results_trends_count_add_up_to_the_datasets() -> None:
     assert said.startswith(f"{closed} result{'' if closed == 1 else 's'} republished")
     assert f"({opened} more is open division, left out)" in said
     # the dataset's count is the sum
-    results = counted_once(marked)
+    results = counted_in_analyses(marked)
     dataset_said = written_sentence(results, marked.iloc[:0], "out")
     assert f"; {closed + opened} of the results republish" in dataset_said

@@ -15,7 +15,7 @@ import pandas as pd
 from gpuscale.analysis.clusters import Clustering, cluster_systems
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.decompose import decompose
-from gpuscale.analysis.divisions import in_division, left_out, open_analysed
+from gpuscale.analysis.divisions import contradicted, in_division, left_out, open_analysed
 from gpuscale.analysis.equilibrium import (
     Equilibrium,
     equilibrium,
@@ -297,6 +297,7 @@ def analyze_asked(
     # every pair asked: a workload of open results alone (v1.1 BERT) is said too
     pairs = workload_pairs(tables, workloads)
     other = left_out(tables.scores, pairs, options.division, DIVISION_HOW)
+    other += contradicted(tables.scores, pairs)
     other += open_analysed((r.round, r.workload, r.table) for r in results)
     return Analysed(results, options, [*read_as, *other, *clusters_lowered(results, options.k)])
 

@@ -22,7 +22,7 @@ from gpuscale.tables import (
     round_key,
 )
 from gpuscale.tables.republished import (
-    counted_once,
+    counted_in_analyses,
     is_republished,
     is_same_runs_copy,
     runs_counted_once,
@@ -70,7 +70,7 @@ def dataset(tables: RoundTables) -> tuple[pd.DataFrame, pd.DataFrame]:
             "host_processor_model",
         ]
     ]
-    scores = counted_once(tables.scores)
+    scores = counted_in_analyses(tables.scores)
     twins = tables.scores[is_same_runs_copy(tables.scores).to_numpy(bool)]
     results = scores.merge(system_facts, on=["round", "org", "system_id"], how="left")
     results["workload_name"] = results["workload"].map(display_name)

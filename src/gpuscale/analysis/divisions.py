@@ -16,7 +16,7 @@ import pandas as pd
 
 from gpuscale.quantities import counted
 from gpuscale.tables import display_name
-from gpuscale.tables.republished import is_same_runs_copy
+from gpuscale.tables.republished import left_out_of_analyses
 from gpuscale.tables.workloads import workload_of
 
 ALL = "all"  # both divisions (``AnalysisOptions.division``)
@@ -46,7 +46,7 @@ def left_out(
     to analyse them (the option a command takes, e.g. ``--division open or all``)."""
     if division is None or division == ALL or scores.empty:
         return []
-    scored = scores["time_to_train_min"].notna() & ~is_same_runs_copy(scores)
+    scored = scores["time_to_train_min"].notna() & ~left_out_of_analyses(scores)
     others = scores[scored & ~in_division(scores, division)]
     out = []
     for round_name, workload in pairs:
@@ -61,6 +61,23 @@ def left_out(
                 f"{round_name} {display_name(workload)}: {results} "
                 f"left out ({why}; {how.format(other=other)})"
             )
+    return out
+
+
+def contradicted(scores: pd.DataFrame, pairs: Iterable[tuple[str, str]]) -> list[str]:
+    """A sentence per result of ``pairs`` (round, workload) left out of the analysis
+    because its logs contradict their folder (``log_flag``), naming it and why."""
+    if "log_flag" not in scores:
+        return []
+    flagged = scores[scores["log_flag"].fillna("").astype(str) != ""]
+    out = []
+    for round_name, workload in pairs:
+        here = flagged[(flagged["round"] == round_name) & of_workload(flagged, workload)]
+        out += [
+            f"{round_name} {display_name(workload)}: {r.org}/{r.system_id} left out of the "
+            f"analysis (scored, as MLCommons scores it): {r.log_flag}"
+            for r in here.itertuples(index=False)
+        ]
     return out
 
 

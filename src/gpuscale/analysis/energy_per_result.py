@@ -17,6 +17,7 @@ from gpuscale.analysis.metrics import plausible_samples
 from gpuscale.quantities import number
 from gpuscale.tables import RoundTables, Unit, display_name
 from gpuscale.tables.measures import accelerator_hours
+from gpuscale.tables.republished import is_log_flagged
 from gpuscale.tables.views import ENERGY_DROP_ORDER, ENERGY_SHOWN, TableView
 
 _SCOPE = re.compile(r"(?:^|[-_ ./])(AC|DC)(?:$|[-_ ./])", re.IGNORECASE)
@@ -41,8 +42,10 @@ def energy_table(tables: RoundTables) -> pd.DataFrame:
     """Scores with an energy result and the derived energy columns. Every power
     measurement is a row, results with the same runs under another name included (the
     same runs measured at another point of the power chain: ``same_runs_as`` names the
-    other); ``power_scope`` says where each was measured (:func:`power_scope`)."""
-    scores = tables.scores.dropna(subset=["energy_kj"]).copy()
+    other); ``power_scope`` says where each was measured (:func:`power_scope`). A result
+    whose logs contradict their folder (``log_flag``) is left out, as in every analysis."""
+    scores = tables.scores[~is_log_flagged(tables.scores).to_numpy(bool)]
+    scores = scores.dropna(subset=["energy_kj"]).copy()
     if scores.empty:
         return scores
     scores["power_scope"] = power_scope(scores)

@@ -33,7 +33,7 @@ from gpuscale.tables.measures import (
     normalized_efficiency,
     speedup,
 )
-from gpuscale.tables.republished import is_same_runs_copy
+from gpuscale.tables.republished import is_log_flagged, is_same_runs_copy
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +67,10 @@ def scored_systems(
     """Rows of ``scores`` that have an official score and a known accelerator count,
     optionally filtered by division (None or ``all``: both), availability (substring,
     case-insensitive) and accelerator family; a result repeated under a second system name
-    in its round (``same_runs_as``) once, unless ``duplicates``."""
+    in its round (``same_runs_as``) once, unless ``duplicates``; none whose logs contradict
+    their folder (``log_flag``)."""
     keep = scores["time_to_train_min"].notna() & (scores["accelerators"].fillna(0) > 0)
+    keep &= ~is_log_flagged(scores)
     if not duplicates:
         keep &= ~is_same_runs_copy(scores)
     keep &= in_division(scores, division)

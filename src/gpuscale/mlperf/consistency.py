@@ -72,7 +72,7 @@ class FolderNames:
 
 def odd_logs_reported(
     rows: list[dict[str, Any]], divisions: dict[tuple[str, str], str], problem: Problem
-) -> None:
+) -> dict[tuple[str, str, str], str]:
     """Report a log that names another benchmark than its folder, another submitter or
     system than most logs of its folder, or another division than its system description;
     count it as the official summarizer does. The official tool checks each file against
@@ -80,24 +80,34 @@ def odd_logs_reported(
     log with its folder, so a rule dropping such a file would change an official score
     (v2.0 H3C ``R5300G5x4A100-SXM-80GB`` unet3d: 2 of 40 logs name the submitter
     'nvidia', left from the reference code; MLCommons counts all 40, 51.070 min).
-    ``divisions``: (org, system id) -> the system description's division."""
+    ``divisions``: (org, system id) -> the system description's division. Returns, for
+    each result (org, system id, benchmark) with a log of another benchmark or division,
+    why (its ``log_flag``: counted in scores, kept out of analyses)."""
+    flags: dict[tuple[str, str, str], str] = {}
     folders: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in rows:
         folders.setdefault((r["org"], r["system_id"], r["benchmark"]), []).append(r)
     for (org, system_id, benchmark), runs in folders.items():
         found: dict[int, list[str]] = {}
         declared = divisions.get((org, system_id)) or None
+        other: Counter[str] = Counter()
         for r in runs:
             said, division = r.get("log_benchmark"), r.get("log_division")
             if said is not None and said != benchmark:
                 found.setdefault(id(r), []).append(
                     f"the log is a {said!r} run, in the {benchmark!r} folder"
                 )
+                other[f"{said!r} runs in the {benchmark!r} folder"] += 1
             if declared and division is not None and str(division).lower() != declared:
                 found.setdefault(id(r), []).append(
                     f"the log's division {division!r} differs from its system "
                     f"description's ({declared!r})"
                 )
+                other[f"{division!r} division runs of an {declared!r} system"] += 1
+        if other:
+            flags[(org, system_id, benchmark)] = "its logs contradict their folder: " + "; ".join(
+                f"{n:,} of {len(runs):,} logs are {what}" for what, n in other.items()
+            )
         for name, what in (("log_org", "submitter"), ("log_platform", "system")):
             _minority(runs, name, what, found)
         for r in runs:
@@ -107,6 +117,7 @@ def odd_logs_reported(
                     ProblemKind.INCONSISTENT_LOG,
                     f"{message}; counted, as the official summarizer counts it",
                 )
+    return flags
 
 
 def _minority(

@@ -355,7 +355,7 @@ def _tables(col: _Collector) -> RoundTables:
 
     submitters = {(s["org"], s["system_id"]): s["submitter"] for s in col.systems}
     divisions = {(s["org"], s["system_id"]): s["division"] for s in col.systems}
-    odd_logs_reported(col.runs, divisions, col.problem)
+    contradicted = odd_logs_reported(col.runs, divisions, col.problem)
     # Every column present (None where a row had no value), in the table's sort order.
     runs = sorted(
         ({name: row.get(name) for name in RUNS_COLUMNS} for row in col.runs),
@@ -376,6 +376,8 @@ def _tables(col: _Collector) -> RoundTables:
     runs_frame = frame_of(RUNS_SCHEMA, runs)
     systems = frame_of(SYSTEMS_SCHEMA, col.systems)
     scores = mark_copies(scored.scores, runs_frame)  # one result under two names: once
+    keys = zip(scores["org"], scores["system_id"], scores["benchmark"], strict=True)
+    scores["log_flag"] = [contradicted.get(key, "") for key in keys]
     col.problems.extend(same_runs_problems(scores))
     return RoundTables(
         systems=systems,

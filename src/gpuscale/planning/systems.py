@@ -26,7 +26,7 @@ import pandas as pd
 
 from gpuscale.analysis.decompose import expected_samples
 from gpuscale.quantities import counted, joined
-from gpuscale.tables.republished import counted_once
+from gpuscale.tables.republished import counted_in_analyses
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import round_key
 
@@ -45,7 +45,7 @@ COLUMNS = [
 
 def measured(scores: pd.DataFrame) -> pd.DataFrame:
     """The systems the plan may use (see the module docstring), one row each."""
-    rows = counted_once(scores)
+    rows = counted_in_analyses(scores)
     if "division" in rows:
         rows = rows[rows["division"] == "closed"]
     if "first_round" in rows:  # a copy whose first round is not loaded is kept (once)
@@ -78,7 +78,7 @@ def unplanned(scores: pd.DataFrame) -> dict[str, str]:
     results here are 6 open division and 30 closed division without a score; ...``."""
     if "division" not in scores:
         return {}
-    rows = counted_once(scores).dropna(subset=["workload"])
+    rows = counted_in_analyses(scores).dropna(subset=["workload"])
     time = pd.to_numeric(rows["time_to_train_min"], errors="coerce").astype(float)
     timed = (np.isfinite(time) & (time > 0)).to_numpy(bool)
     division = rows["division"].astype(str).to_numpy()

@@ -21,7 +21,7 @@ from gpuscale.report.rounds_section import ExtraSection
 from gpuscale.report.system_names import is_reference, system_cells
 from gpuscale.report.workload_figures import RenderedFigure
 from gpuscale.tables import RoundTables, display_name
-from gpuscale.tables.republished import counted_once, is_same_runs_copy, runs_counted_once
+from gpuscale.tables.republished import counted_in_analyses, is_same_runs_copy, runs_counted_once
 
 if TYPE_CHECKING:
     from gpuscale.report.bench_section import BenchSection
@@ -170,7 +170,7 @@ def render_html(
         # each result and its runs once, as `gpuscale dataset` counts them (a walk: the
         # report said 1,309 runs and 153 scored where the dataset said 1,299 and 152)
         n_runs=f"{len(runs_counted_once(tables.runs, tables.scores)):,}",
-        n_scored=f"{int(counted_once(tables.scores)['time_to_train_min'].notna().sum()):,}",
+        n_scored=f"{int(counted_in_analyses(tables.scores)['time_to_train_min'].notna().sum()):,}",
         n_twins=int(is_same_runs_copy(tables.scores).sum()),
         notes=list(notes),
         all_figures=all_figures,
@@ -184,7 +184,7 @@ def _systems_said(tables: Any) -> str:
     (a walk: the header said 86, the system descriptions, beside the dataset's 83), and
     the descriptions with no result at all said apart (v4.1: Oracle's three)."""
     key = ["round", "org", "system_id"]
-    results = counted_once(tables.scores)[key].drop_duplicates()
+    results = counted_in_analyses(tables.scores)[key].drop_duplicates()
     described = {tuple(k) for k in tables.systems[key].itertuples(index=False)}
     bare = len(described - {tuple(k) for k in tables.scores[key].itertuples(index=False)})
     more = f" and {bare:,} described without a result" if bare else ""

@@ -13,7 +13,7 @@ v4.0 ``smc-ac-power`` and ``smc-dc-power`` folders). The same test finds them: s
 gets ``same_runs_as``, the ``org/system_id`` of the one kept (a valid time first, then the
 plain name a reader looks for: one without a ``power`` part, the shorter, then by name).
 Both rows stay in ``scores`` (the official table lists both); analyses count the runs
-once (:func:`counted_once`, its runs :func:`runs_counted_once`), while the energy table
+once (:func:`counted_in_analyses`, its runs :func:`runs_counted_once`), while the energy table
 keeps each power measurement (the same runs measured at another point of the power
 chain are another measurement); the ingest adds a ``same runs`` row to ``problems``.
 """
@@ -146,19 +146,35 @@ def in_a_twin_pair(scores: pd.DataFrame) -> pd.Series:
     return pd.Series(pairs_named, index=scores.index, dtype=bool)
 
 
-def counted_once(scores: pd.DataFrame) -> pd.DataFrame:
-    """``scores`` without the rows that repeat another result of their round."""
-    return scores[~is_same_runs_copy(scores).to_numpy(bool)]
+def is_log_flagged(scores: pd.DataFrame) -> pd.Series:
+    """Whether each row's logs contradict their folder (another benchmark or division:
+    ``log_flag``): scored as MLCommons scores it, kept out of every analysis."""
+    if "log_flag" not in scores:
+        return scores["round"].isna() & False
+    flag = scores["log_flag"]
+    return flag.notna() & (flag.astype(str) != "")
+
+
+def left_out_of_analyses(scores: pd.DataFrame) -> pd.Series:
+    """Whether each row is left out of analyses: a second name of another result's runs
+    (:func:`is_same_runs_copy`) or logs that contradict their folder
+    (:func:`is_log_flagged`)."""
+    return is_same_runs_copy(scores) | is_log_flagged(scores)
+
+
+def counted_in_analyses(scores: pd.DataFrame) -> pd.DataFrame:
+    """``scores`` as analyses count them: each set of runs once, and no result whose logs
+    contradict their folder (:func:`left_out_of_analyses`)."""
+    return scores[~left_out_of_analyses(scores).to_numpy(bool)]
 
 
 def runs_counted_once(runs: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
-    """``runs`` without those of the results that repeat another result of their round
-    (the runs of a second system name): each run once, as :func:`counted_once` counts
-    each result once."""
+    """``runs`` without those of the results :func:`left_out_of_analyses`: each run once,
+    as :func:`counted_in_analyses` counts each result."""
     import pandas as pd  # lazy: the module is imported without pandas
 
-    twins = scores[is_same_runs_copy(scores).to_numpy(bool)]
+    left_out = scores[left_out_of_analyses(scores).to_numpy(bool)]
     repeated = pd.MultiIndex.from_frame(runs[KEY].astype(object)).isin(
-        pd.MultiIndex.from_frame(twins[KEY].astype(object))
+        pd.MultiIndex.from_frame(left_out[KEY].astype(object))
     )
     return runs[~repeated]

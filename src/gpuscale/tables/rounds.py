@@ -115,6 +115,7 @@ SCORES_SCHEMA: dict[str, str] = {
     "first_round": "str",
     "republished_in": "str",
     "same_runs_as": "str",
+    "log_flag": "str",  # why its logs contradict their folder ("" when they agree)
 }
 SCORES_COLUMNS: tuple[str, ...] = tuple(SCORES_SCHEMA)
 

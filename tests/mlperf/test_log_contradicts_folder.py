@@ -1,0 +1,76 @@
+"""BERT logs copied into a `retinanet` folder: scored as MLCommons scores the folder
+(its official table would list it), flagged on the row with why, and kept out of the
+analysis, the plan, the dataset and the energy table, as implausible samples are."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.analysis import scaling_table
+from gpuscale.analysis.dataset import dataset
+from gpuscale.cli import app
+from gpuscale.mlperf.ingest import read_round
+from gpuscale.planning.systems import measured
+from gpuscale.tables import RoundTables
+
+from .logbuilder import result_log
+from .synthetic_rounds import ruleset_round
+
+pytest.importorskip("mlperf_logging")
+runner = CliRunner()
+COPIED = "gb200_n1"  # its retinanet folder holds BERT logs
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rb = ruleset_round("5.0.0", ["retinanet"])
+    for rel in [r for r in rb.files if f"/{COPIED}/retinanet/" in r]:
+        del rb.files[rel]
+    for i in range(10):
+        log = result_log(benchmark="bert", ruleset="5.0.0", minutes=3 + 0.1 * i, seed=i)
+        rb.raw(f"Acme/results/{COPIED}/retinanet/result_{i}.txt", log)
+    return rb.write_dir(tmp_path_factory.mktemp("copied"))
+
+
+@pytest.fixture(scope="module")
+def tables(root: Path) -> RoundTables:
+    return read_round(root)
+
+
+def test_scored_and_flagged_with_the_reason(tables: RoundTables) -> None:
+    row = tables.scores.set_index("system_id").loc[COPIED]
+    assert row["time_to_train_min"] == pytest.approx(3.45, rel=0.05)  # scored, as MLCommons
+    assert "10 of 10 logs are 'bert' runs in the 'retinanet' folder" in row["log_flag"]
+    others = tables.scores[tables.scores["system_id"] != COPIED]
+    assert (others["log_flag"] == "").all()
+
+
+def test_kept_out_of_every_analysis(tables: RoundTables) -> None:
+    from gpuscale.analysis.energy_per_result import energy_table
+
+    assert COPIED not in set(scaling_table(tables.scores, "retinanet")["system_id"])
+    assert COPIED not in set(
+        scaling_table(tables.scores, "retinanet", duplicates=True)["system_id"]
+    )
+    assert len(scaling_table(tables.scores, "retinanet")) == 3
+    assert COPIED not in set(measured(tables.scores)["system_name"])
+    results, runs = dataset(tables)
+    assert COPIED not in set(results["system_id"]) | set(runs["system_id"])
+    assert COPIED not in set(energy_table(tables)["system_id"])
+
+
+def test_scores_lists_it_and_analyze_says_why_it_is_left_out(root: Path) -> None:
+    shown = runner.invoke(app, ["scores", str(root), "-f", "csv"])
+    rows = {r["system_id"]: r for r in csv.DictReader(io.StringIO(shown.stdout))}
+    assert rows[COPIED]["time_to_train_min"] and rows[COPIED]["log_flag"]
+    analysed = runner.invoke(app, ["analyze", str(root), "-b", "retinanet", "-f", "csv"])
+    assert analysed.exit_code == 0, analysed.output
+    listed = {r["system_id"] for r in csv.DictReader(io.StringIO(analysed.stdout))}
+    assert COPIED not in listed and len(listed) == 3
+    said = " ".join(analysed.stderr.split())
+    assert f"Acme/{COPIED} left out of the analysis" in said

@@ -68,9 +68,9 @@ def answers(result: WorkloadAnalysis) -> pd.DataFrame:
         overall = scope == "all systems"
         why = CROSS_FAMILY if overall and per_family_reference(result) else ""
 
-        def caution(pick: Pick | None, overall: bool = overall) -> str:
-            # a pick over all systems that compares hardware says so (like with like)
-            return pick.caution if overall and pick is not None else ""
+        def caution(pick: Pick | None) -> str:
+            # a pick that compares hardware, or whose E' above 1 is not scaling, says so
+            return pick.caution if pick is not None else ""
 
         rows.append(_row(result, scope, "fastest", _fastest(part)))
         rows.append(_row(result, scope, "knee", _picked(eq.knee), caution(eq.knee)))

@@ -6,6 +6,10 @@ E'-based pick (speed x efficiency, E' threshold) whose family is not its referen
 or a knee over a fastest-per-count frontier made of several families up to the pick (the
 bend of T against N is then where the hardware changes). Such a pick is said so in the
 same sentence wherever it is offered (``analyze``, the report's answer and summaries).
+A pick whose E' above 1 is no scaling (``gpuscale.analysis.superlinear``: above its
+peers too, a slow reference, a faster system at the reference's count, fewer
+accelerators than the reference) gets its caution the same way, within a family too:
+cautions go by kind, not by family.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import pandas as pd
 
 from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.pick import Pick
+from gpuscale.analysis.superlinear import sentence, superlinear
 from gpuscale.quantities import article, joined
 from gpuscale.tables import Criterion
 
@@ -96,11 +101,26 @@ def pick_crossing(pick: Pick, table: pd.DataFrame) -> str:
         return ""
     if family != pick.accelerator_family:
         return against_reference(pick.accelerator_family, family)
+    if code := _not_scaling(table, mine):
+        return f"its E' {pick.normalized_efficiency:.2f} above 1 is {code}: {sentence(code)}"
     best = table.loc[table["normalized_efficiency"].idxmax()]
     best_family = str(best["accelerator_family"])
     if pick.criterion is Criterion.EFFICIENCY_THRESHOLD and best_family != family:
         return f"its floor is set by the best E', that of {against_reference(best_family, family)}"
     return ""
+
+
+def _not_scaling(table: pd.DataFrame, mine: pd.DataFrame) -> str:
+    """The ``superlinear`` code of the picked row where its E' above 1 is not scaling
+    (every code but ``within spread``, which is 1 within noise); "" elsewhere."""
+    if "superlinear" in table:
+        codes = table["superlinear"]
+    elif "reference_accelerators" in table:
+        codes = superlinear(table)
+    else:
+        return ""
+    code = str(codes.get(mine.index[0], "") or "")
+    return "" if code in ("", "within spread") else code
 
 
 def reference_family(table: pd.DataFrame, row: pd.Series) -> str | None:

@@ -169,6 +169,8 @@ _READ = {
     "efficiency",
     "reference_org",
     "reference_system_id",
+    "reference_accelerators",  # what tells an E' above 1 that is no scaling (crossing)
+    "superlinear",
 }
 # Why speed x efficiency and the E' threshold pick nothing over systems of several references.
 SEVERAL_REFERENCES = (

@@ -78,6 +78,22 @@ def _running_with(text: str) -> list[int]:
     ]
 
 
+def _with_env(entry: str) -> list[int]:
+    """Live processes whose environment holds ``entry`` (``TMPDIR=...``): every process a
+    command starts inherits it, those started after any snapshot of its tree too."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            environ = Path(f"/proc/{name}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if entry.encode() in environ and _alive(int(name)):
+            found.append(int(name))
+    return found
+
+
 def _wait_for(check, seconds: float, what: str):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -234,6 +250,43 @@ def test_a_signal_ends_bench_with_its_launch(tmp_path: Path, signum: int) -> Non
         assert again.returncode == 0, again.stderr.decode()
     # torchelastic's folders lived in the run's own folder, removed with it
     assert sorted(p.name for p in tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "signum", [signal.SIGHUP, signal.SIGTERM, signal.SIGKILL], ids=lambda s: signal.Signals(s).name
+)
+@pytest.mark.parametrize("delay_s", [0.0, 2.5])
+def test_no_process_of_bench_outlives_it_whenever_the_signal_comes(
+    tmp_path: Path, signum: int, delay_s: float
+) -> None:
+    """The signal at any moment of a launch (before the launcher has started its rank,
+    while it starts, while it runs): no process started by the CLI, found by the
+    environment it inherits rather than a snapshot of the tree, outlives it."""
+    pytest.importorskip("torch")
+    out, tmp = tmp_path / "rows.jsonl", tmp_path / "tmp"
+    env = _env(tmp)
+    command = [sys.executable, "-m", "gpuscale.cli", "bench", "--backend", "gloo", "--nproc", "1"]
+    command += ["--warmup", "0", "--out", str(out), "--models", "mlp-0.2m,mlp-1m", "--steps", "20"]
+    run = Command(command, env, tmp_path)
+    try:
+        _wait_for(lambda: run.said("started mlp-0.2m"), 120, "the bench never started a model")
+        time.sleep(delay_s)
+        run.proc.send_signal(signum)
+        run.proc.wait(timeout=90)
+        left = _wait_for_none(lambda: _with_env(f"TMPDIR={tmp}"), 15)
+        assert left == [], [_cmdline(p) for p in left]
+    finally:
+        run.cleanup()
+        for pid in _with_env(f"TMPDIR={tmp}"):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _wait_for_none(found, seconds: float) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (left := found()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
 
 
 def test_a_killed_collectives_sweep_leaves_no_rank(tmp_path: Path) -> None:

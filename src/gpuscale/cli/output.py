@@ -215,8 +215,8 @@ def _print_cells(
     if dropped:
         names = ", ".join(c.replace("_", " ") for c in dropped)
         console.print(
-            f"(not shown, for width: {names}; --columns to choose, -f csv prints these "
-            f"{len(columns)} columns{'; ' + every if every else ''})",
+            f"(not shown, for width: {names}; --columns to choose, -f csv prints every "
+            f"column{'; ' + every if every else ''})",
             markup=False,
             highlight=False,
             style="dim",

@@ -74,3 +74,28 @@ def test_scores_lists_it_and_analyze_says_why_it_is_left_out(root: Path) -> None
     assert COPIED not in listed and len(listed) == 3
     said = " ".join(analysed.stderr.split())
     assert f"Acme/{COPIED} left out of the analysis" in said
+
+
+def test_a_workload_of_flagged_results_only_is_said_so(tmp_path: Path) -> None:
+    """Every RetinaNet result flagged: analyze and plan say why there is nothing (a walk
+    saw "no scored system matches" and "not in the rounds loaded")."""
+    rb = ruleset_round("5.0.0", ["bert"])
+    for i in range(10):
+        log = result_log(benchmark="bert", ruleset="5.0.0", minutes=3 + 0.1 * i, seed=i)
+        rb.raw(f"Acme/results/{COPIED}/retinanet/result_{i}.txt", log)
+    only = rb.write_dir(tmp_path)
+    analysed = runner.invoke(app, ["analyze", str(only), "-b", "retinanet"])
+    assert analysed.exit_code == 2
+    assert "log_flag" in analysed.stderr and "not in the rounds loaded" not in analysed.stderr
+    planned = runner.invoke(app, ["plan", str(only), "-w", "retinanet", "-a", "GB200", "-n", "8"])
+    assert planned.exit_code == 2
+    assert "log_flag" in planned.stderr and "not in the rounds loaded" not in planned.stderr
+
+
+def test_the_plan_says_which_result_it_left_out(root: Path) -> None:
+    from gpuscale.planning import PlanRequest, plan_for
+
+    scores = read_round(root).scores
+    result = plan_for(PlanRequest(workload="retinanet", accelerator="GB200", devices=(16,)), scores)
+    assert any(f"Acme/{COPIED}" in note for note in result.notes)
+    assert all(s["system"] != COPIED for s in result.systems)

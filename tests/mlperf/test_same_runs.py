@@ -126,3 +126,15 @@ def test_energy_lists_the_ac_and_dc_measurements() -> None:
     rows = list(csv.DictReader(io.StringIO(shown.stdout)))
     smc = [(r["accelerators"], r["power_scope"]) for r in rows if "SMC" in r["system_name"]]
     assert sorted(smc) == sorted((n, s) for n in ("8", "64", "512") for s in ("AC", "DC"))
+
+
+def test_duplicates_lists_only_the_pairs_of_one_benchmark() -> None:
+    """Dell's v4.1 64-GPU system ran other benchmarks under its plain name too: only the
+    Llama2 pair is a pair (a fresh-clone walk saw its RetinaNet row listed)."""
+    runner = CliRunner()
+    shown = runner.invoke(app, ["scores", "--round", "v4.1", "--duplicates", "-f", "csv"])
+    rows = list(csv.DictReader(io.StringIO(shown.stdout)))
+    assert [(r["system_id"], r["benchmark"]) for r in rows] == [
+        ("8xXE9680x8H100-SXM-80GB", "llama2_70b_lora"),
+        ("8xXE9680x8H100-SXM-80GB-POWER", "llama2_70b_lora"),
+    ]

@@ -40,6 +40,7 @@ from gpuscale.tables import (
 )
 from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.checks import check_round_tables
+from gpuscale.tables.republished import is_log_flagged
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +174,14 @@ def not_analysed(
     scored = scores[scores["time_to_train_min"].notna()]
     if scored.empty:
         return f"none of its {counted(len(scores), 'result')} has an official score"
-    with_count = scored[scored["accelerators"].fillna(0) > 0]
+    flagged = is_log_flagged(scored).to_numpy(bool)
+    if flagged.all():
+        return (
+            f"its {counted(len(scored), 'scored result')} "
+            f"{'is' if len(scored) == 1 else 'are'} left out: logs that contradict their "
+            "folder (log_flag; `gpuscale scores` lists them)"
+        )
+    with_count = scored[~flagged & (scored["accelerators"].fillna(0) > 0).to_numpy(bool)]
     if with_count.empty:
         return (
             f"its {counted(len(scored), 'scored system')} {'has' if len(scored) == 1 else 'have'} "

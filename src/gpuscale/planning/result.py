@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuscale import criteria
@@ -269,9 +269,11 @@ def plan_for(request: PlanRequest, scores: Any = None) -> PlanResult:
     if len(scores) == 0:
         raise PlanError("no MLPerf results in the data given")
     # lazy: the systems table (pandas), only for data given
-    from gpuscale.planning.systems import unplanned
+    from gpuscale.planning.systems import flagged_left_out, unplanned
 
-    return plan_result(request, fits_of(scores), unplanned(scores))
+    result = plan_result(request, fits_of(scores), unplanned(scores))
+    flagged = flagged_left_out(scores, result.model["workload"])
+    return replace(result, notes=[*result.notes, *flagged]) if flagged else result
 
 
 __all__ = ["PlanError", "PlanResult", "plan_for", "plan_result", "resolve_family"]

@@ -26,7 +26,7 @@ import pandas as pd
 
 from gpuscale.analysis.decompose import expected_samples
 from gpuscale.quantities import counted, joined
-from gpuscale.tables.republished import counted_in_analyses
+from gpuscale.tables.republished import counted_in_analyses, is_log_flagged, is_same_runs_copy
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import round_key
 
@@ -78,9 +78,10 @@ def unplanned(scores: pd.DataFrame) -> dict[str, str]:
     results here are 6 open division and 30 closed division without a score; ...``."""
     if "division" not in scores:
         return {}
-    rows = counted_in_analyses(scores).dropna(subset=["workload"])
+    rows = scores[~is_same_runs_copy(scores).to_numpy(bool)].dropna(subset=["workload"])
     time = pd.to_numeric(rows["time_to_train_min"], errors="coerce").astype(float)
-    timed = (np.isfinite(time) & (time > 0)).to_numpy(bool)
+    flagged = is_log_flagged(rows).to_numpy(bool)
+    timed = (np.isfinite(time) & (time > 0)).to_numpy(bool) & ~flagged
     division = rows["division"].astype(str).to_numpy()
     workloads = rows["workload"].astype(str).to_numpy()
     out = {}
@@ -96,7 +97,13 @@ def unplanned(scores: pd.DataFrame) -> dict[str, str]:
             said = pd.Series(reasons, dtype=object).dropna().astype(str)
             said = said[said != ""]
             why = f" (the most common reason: {said.value_counts().index[0]})" if len(said) else ""
-            kinds.append((int(closed.sum()), f"closed division without a score{why}"))
+            unscored = closed & ~flagged
+            kinds.append((int(unscored.sum()), f"closed division without a score{why}"))
+        if (mine & flagged).any():
+            kinds.append(
+                (int((mine & flagged).sum()), "flagged: logs contradicting their folder (log_flag)")
+            )
+        kinds = [(k, what) for k, what in kinds if k]
         parts = [f"{k:,} {what}" for k, what in kinds] if len(kinds) > 1 else [kinds[0][1]]
         total = int(mine.sum())
         out[workload] = (
@@ -107,6 +114,18 @@ def unplanned(scores: pd.DataFrame) -> dict[str, str]:
             shows = others[0] if len(others) == 1 else "all"
             out[workload] += f" (gpuscale analyze --division {shows} shows the {shows} ones)"
     return out
+
+
+def flagged_left_out(scores: pd.DataFrame, workload: str) -> list[str]:
+    """A sentence per result of ``workload`` left out of the plan because its logs
+    contradict their folder (``log_flag``)."""
+    if "log_flag" not in scores:
+        return []
+    rows = scores[is_log_flagged(scores).to_numpy(bool) & (scores["workload"] == workload)]
+    return [
+        f"{r.round} {r.org}/{r.system_id} left out of the plan: {r.log_flag}"
+        for r in rows.itertuples(index=False)
+    ]
 
 
 ADDED = ("expected_samples", "reference_batch", "convergence", "era")

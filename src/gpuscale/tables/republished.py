@@ -134,16 +134,16 @@ def is_same_runs_copy(scores: pd.DataFrame) -> pd.Series:
 
 def in_a_twin_pair(scores: pd.DataFrame) -> pd.Series:
     """Whether each row is the kept one of results with the same runs in its round (a
-    row another's ``same_runs_as`` names)."""
+    row another of its round and benchmark names in ``same_runs_as``)."""
     import pandas as pd  # lazy: the module is imported without pandas
 
     if "same_runs_as" not in scores:
         return scores["round"].isna() & False
     named = scores["org"].astype(str) + "/" + scores["system_id"].astype(str)
-    kept = scores.loc[is_same_runs_copy(scores), ["round", "same_runs_as"]]
-    pairs = set(zip(kept["round"], kept["same_runs_as"], strict=True))
-    pairs_named = [(r, n) in pairs for r, n in zip(scores["round"], named, strict=True)]
-    return pd.Series(pairs_named, index=scores.index, dtype=bool)
+    kept = scores.loc[is_same_runs_copy(scores), ["round", "benchmark", "same_runs_as"]]
+    pairs = set(zip(kept["round"], kept["benchmark"], kept["same_runs_as"], strict=True))
+    keys = zip(scores["round"], scores["benchmark"], named, strict=True)
+    return pd.Series([key in pairs for key in keys], index=scores.index, dtype=bool)
 
 
 def is_log_flagged(scores: pd.DataFrame) -> pd.Series:

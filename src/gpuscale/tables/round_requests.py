@@ -82,8 +82,9 @@ class ScoresOptions:
     all_columns: bool = flag("--all-columns", help="Every column of the scores table.")
     duplicates: bool = flag(
         "--duplicates",
-        help="Also list a result under its second system name in a round (the same runs, "
-        "e.g. a -POWER twin); shown once by default.",
+        help="Only the results a round lists under two system names (the same runs, e.g. a "
+        "-POWER twin), both rows; by default every result is listed, same_runs_as naming "
+        "the twin.",
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,7 @@ from gpuscale.report.page import (
 from gpuscale.report.plan_bases import with_bases
 from gpuscale.report.plan_section import PlanSection, plan_data, plan_section
 from gpuscale.report.pool import figure_executor
+from gpuscale.report.recommend import recommend
 from gpuscale.report.republished_words import earlier_firsts
 from gpuscale.report.rounds_section import energy_section, trends_section
 from gpuscale.report.study_section import study_section
@@ -53,8 +54,10 @@ from gpuscale.report.workload_figures import (
     Basis,
     figure_key,
     figure_task,
+    overview_caution,
     overview_task,
     prepare_drawing,
+    study_overview_task,
 )
 from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, display_name
@@ -162,6 +165,9 @@ def _draw(
         analysed = _analyse(tables, pairs, options, out, pool, names, source)
         results, bases = analysed.results, analysed.bases
         overview_future = pool.submit(overview_task, (results, out, bases)) if results else None
+        # the study's reading across hardware, further down: where a panel mixes families
+        cross = bool(results) and bool(overview_caution(results))
+        study_future = pool.submit(study_overview_task, (results, out, bases)) if cross else None
         bench = bench_section(out)
         # this process's words (and the study's section) while the worker draws; its
         # figures waited for last
@@ -183,6 +189,9 @@ def _draw(
             for r, f, first in zip(results, said, firsts, strict=True)
         ]
         overview_figure = overview_future.result() if overview_future else None
+        if study and study_future:
+            across = study_future.result()
+            study = replace(study, figures=[(across.title, across.svg, across.files)])
         # a plan's "stops paying" beside the answer table's, each basis said
         made = [with_bases(e, results) if isinstance(e, PlanSection) else e for e in made]
         extra_sections = [*([study] if study else []), *(e for e in made if e)]
@@ -203,6 +212,7 @@ def _draw(
             *open_analysed((r.round, r.workload, r.table) for r in results),
         ],
         all_figures=out.every,
+        recommendations=[recommend(r) for r in results],
     )
 
 

@@ -20,15 +20,15 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator
 
 from gpuscale.analysis.analyze import WorkloadAnalysis
-from gpuscale.analysis.decompose import table_basis, within_family
+from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.metrics import study_reference, with_reference
-from gpuscale.report.bands import error_bars
 from gpuscale.report.figures_common import point_labels
-from gpuscale.report.recommend import Recommendation, recommend
+from gpuscale.report.recommend import Recommendation, family_decomposed, recommend
 from gpuscale.report.style import (
     OKABE_ITO,
     REFERENCE_LINE,
@@ -36,6 +36,7 @@ from gpuscale.report.style import (
     family_styles,
     log_x,
     plain_log,
+    set_markers,
     styled,
 )
 from gpuscale.tables import display_name
@@ -43,67 +44,76 @@ from gpuscale.tables import display_name
 RING = {"s": 170, "facecolors": "none", "edgecolors": "#000000", "linewidths": 1.3, "zorder": 6}
 
 
-def per_family(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Each family's systems with S, E and E' against the family's own reference."""
-    return {
-        family: with_reference(group, study_reference(group))
-        for family, group in table.groupby("accelerator_family", sort=True)
-    }
+# What the like-with-like figures read (every other column is left out: each family's
+# frame is copied; the study reference's ``superlinear`` reasons do not apply here).
+COLUMNS = [
+    "org",
+    "submitter",
+    "system_id",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "time_to_train_min",
+    "time_to_train_min_ci_low",
+    "time_to_train_min_ci_high",
+]
 
 
-def _bars(group: pd.DataFrame, column: str) -> np.ndarray:
-    """95% bars of ``column`` (S or E', proportional to 1 / T) from the time's interval."""
-    value = group[column].to_numpy(float)
-    t = group["time_to_train_min"].to_numpy(float)
-    low = value * t / group["time_to_train_min_ci_high"].to_numpy(float)
-    high = value * t / group["time_to_train_min_ci_low"].to_numpy(float)
-    return error_bars(pd.Series(value), pd.Series(low), pd.Series(high))
+def per_family(table: pd.DataFrame) -> pd.DataFrame:
+    """The systems with S, E and E' each against its own family's reference (the study's
+    rule within the family), by family."""
+    return pd.concat(
+        [
+            with_reference(group, study_reference(group))
+            for _, group in table[COLUMNS].groupby("accelerator_family", sort=True)
+        ],
+        ignore_index=True,
+    )
 
 
 def _points(
     ax: Axes,
-    families: dict[str, pd.DataFrame],
+    like: pd.DataFrame,
     column: str,
     styles: dict[str, tuple[str, str]],
     gid: str,
     labels: dict[str, list[str]],
 ) -> None:
-    """Each family's systems (``column`` against accelerators) with 95% bars, tooltips."""
-    for i, (family, group) in enumerate(families.items()):
-        colour, marker = styles[family]
-        ax.errorbar(
-            group["accelerators"],
-            group[column],
-            yerr=_bars(group, column),
-            fmt="none",
-            ecolor=colour,
-            elinewidth=0.8,
-            alpha=0.7,
-        )
-        points = ax.scatter(
-            group["accelerators"],
-            group[column],
-            c=colour,
-            marker=marker,
-            s=18,
-            edgecolors="white",
-            linewidths=0.3,
-            label=family,
-            zorder=4,
-        )
-        points.set_gid(f"{gid}-{i}")
-        labels[f"{gid}-{i}"] = point_labels(group)
+    """The systems (``column`` against accelerators) in their family's colour and marker,
+    95% bars, tooltips: one collection each (a scatter per family drew slower)."""
+    x = like["accelerators"].to_numpy(float)
+    y = like[column].to_numpy(float)
+    t = like["time_to_train_min"].to_numpy(float)
+    low = y * t / like["time_to_train_min_ci_high"].to_numpy(float)
+    high = y * t / like["time_to_train_min_ci_low"].to_numpy(float)
+    colours = [styles[f][0] for f in like["accelerator_family"]]
+    known = np.isfinite(low) & np.isfinite(high)
+    ax.vlines(
+        x[known], low[known], high[known], colors=np.array(colours)[known], lw=0.8, alpha=0.7
+    )
+    points = ax.scatter(x, y, c=colours, s=18, edgecolors="white", linewidths=0.3, zorder=4)
+    set_markers(points, [styles[f][1] for f in like["accelerator_family"]])
+    points.set_gid(gid)
+    labels[gid] = point_labels(like)
 
 
-def _ring(ax: Axes, rec: Recommendation, families: dict[str, pd.DataFrame], column: str) -> None:
+def _legend_handles(styles: dict[str, tuple[str, str]]) -> list[Line2D]:
+    """A legend entry per family (never drawn in an axes)."""
+    return [
+        Line2D([], [], color=c, marker=m, linestyle="", markersize=4, label=f)
+        for f, (c, m) in styles.items()
+    ]
+
+
+def _ring(ax: Axes, rec: Recommendation, like: pd.DataFrame, column: str) -> None:
     """The recommended system ringed, its count written beside it."""
-    if rec.accelerators is None or rec.family not in families:
+    if rec.accelerators is None:
         return
-    group = families[rec.family]
-    row = group[
-        (group["accelerators"] == rec.accelerators)
-        & (group["system_name"] == rec.system_name)
-        & (group["submitter"] == rec.submitter)
+    row = like[
+        (like["accelerator_family"] == rec.family)
+        & (like["accelerators"] == rec.accelerators)
+        & (like["system_name"] == rec.system_name)
+        & (like["submitter"] == rec.submitter)
     ]
     if row.empty:
         return
@@ -118,11 +128,30 @@ def _ring(ax: Axes, rec: Recommendation, families: dict[str, pd.DataFrame], colu
     )
 
 
+def _floor(ax: Axes, rec: Recommendation, like: pd.DataFrame, colour: str) -> None:
+    """The threshold line: ``threshold x`` the recommended family's best E'."""
+    own = like.loc[like["accelerator_family"] == rec.family, "normalized_efficiency"]
+    if len(own):
+        ax.axhline(rec.threshold * float(own.max()), color=colour, lw=0.8, linestyle=":")
+
+
+NICE = np.array([0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000])
+
+
 def _log_axes(ax: Axes, x_label: str = "accelerators") -> None:
+    """Log axes with few fixed ticks (counts: powers of 4; y: 1-2-5 steps, at most 5):
+    a tick's artists are most of a figure's drawing time."""
     log_x(ax, x_label)
     ax.set_yscale("log")
     plain_log(ax.yaxis)
-    ax.grid(alpha=0.25)
+    low, high = ax.get_xlim()
+    xs = 4.0 ** np.arange(0, 9)
+    ax.xaxis.set_major_locator(FixedLocator(xs[(xs >= low) & (xs <= high)]))
+    low, high = ax.get_ylim()
+    ticks = NICE
+    ys = ticks[(ticks >= low) & (ticks <= high)]
+    ax.yaxis.set_major_locator(FixedLocator(ys[:: int(np.ceil(len(ys) / 5)) or 1]))
+    ax.grid(alpha=0.25, axis="y")
 
 
 @styled
@@ -137,17 +166,14 @@ def overview_like(results: Sequence[WorkloadAnalysis]) -> Chart:
     axes = fig.subplots(rows, cols, sharex=True, squeeze=False)
     labels: dict[str, list[str]] = {}
     tables = [per_family(r.table) for r in results]
-    styles = family_styles({f for t in tables for f in t})
-    for k, (ax, result, families) in enumerate(zip(axes.flat, results, tables, strict=False)):
+    styles = family_styles({f for t in tables for f in t["accelerator_family"]})
+    for k, (ax, result, like) in enumerate(zip(axes.flat, results, tables, strict=False)):
         rec = recommend(result)
-        _points(ax, families, "normalized_efficiency", styles, f"points-{k}", labels)
+        _points(ax, like, "normalized_efficiency", styles, f"points-{k}", labels)
         ax.axhline(1.0, **REFERENCE_LINE)
-        if rec.family in families:
-            floor = rec.threshold * families[rec.family]["normalized_efficiency"].max()
-            ax.axhline(floor, color=styles[rec.family][0], linewidth=0.8, linestyle=":")
-        _ring(ax, rec, families, "normalized_efficiency")
+        _floor(ax, rec, like, styles.get(rec.family, ("#555555", ""))[0])
+        _ring(ax, rec, like, "normalized_efficiency")
         _log_axes(ax, "")
-        ax.yaxis.set_major_locator(FixedLocator([0.1, 0.2, 0.5, 1, 2]))
         said = f": {rec.accelerators:,} recommended" if rec.accelerators else ""
         ax.set_title(f"{display_name(result.workload)} ({result.round}){said}")
     for ax in axes.flat[n:]:
@@ -156,11 +182,11 @@ def overview_like(results: Sequence[WorkloadAnalysis]) -> Chart:
         ax.set_xlabel("accelerators (log scale)")
     for ax in axes[:, 0]:
         ax.set_ylabel("E' (log scale)")
-    handles = [
-        axes.flat[0].scatter([], [], c=c, marker=m, s=18, label=f) for f, (c, m) in styles.items()
-    ]
-    handles.append(axes.flat[0].plot([], [], ":", color="#555555", label="0.8 x best")[0])
-    handles.append(axes.flat[0].scatter([], [], label="recommended", **{**RING, "s": 60}))
+    handles = _legend_handles(styles)
+    handles.append(Line2D([], [], linestyle=":", color="#555555", label="0.8 x best"))
+    handles.append(
+        Line2D([], [], marker="o", mfc="none", mec="#000000", ls="", ms=7, label="recommended")
+    )
     fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), frameon=False)
     fig.subplots_adjust(left=0.09, right=0.98, bottom=1.05 / height, top=1 - 0.3 / height)
     fig.subplots_adjust(hspace=0.35, wspace=0.18)
@@ -171,33 +197,32 @@ def overview_like(results: Sequence[WorkloadAnalysis]) -> Chart:
 def scaling(result: WorkloadAnalysis) -> Chart:
     """One workload like with like: speedup (ideal line), E' (threshold), time against
     accelerator-hours (Pareto front) and why E' falls in the most submitted family."""
-    rec = recommend(result)
-    families = per_family(result.table)
-    styles = family_styles(families)
+    own = family_decomposed(result.table, most_submitted_family(result.table))
+    rec = recommend(result, own=own)
+    like = per_family(result.table)
+    styles = family_styles(like["accelerator_family"])
     fig = Figure(figsize=(9.0, 6.2))
     (a, b), (c, d) = fig.subplots(2, 2)
     labels: dict[str, list[str]] = {}
-    _points(a, families, "speedup", styles, "speedup", labels)
-    for family, group in families.items():
-        n_ref = float(group["reference_accelerators"].iloc[0])
-        xs = np.array([n_ref, float(group["accelerators"].max())])
-        a.plot(xs, xs / n_ref, color=styles[family][0], linewidth=0.8, linestyle="--")
-    a.plot([], [], **REFERENCE_LINE, label="ideal S = N / N_ref")
-    _ring(a, rec, families, "speedup")
+    _points(a, like, "speedup", styles, "speedup", labels)
+    span = like.groupby("accelerator_family")["accelerators"].agg(["min", "max"])
+    for family, (n_ref, n_max) in span.iterrows():
+        xs = np.array([n_ref, n_max], float)
+        a.plot(xs, xs / n_ref, color=styles[str(family)][0], linewidth=0.8, linestyle="--")
+    _ring(a, rec, like, "speedup")
     _log_axes(a)
     a.set_title("Speedup against the family's smallest system")
-    a.legend(loc="upper left", frameon=False, fontsize=6.5)
-    _points(b, families, "normalized_efficiency", styles, "efficiency", labels)
+    ideal = Line2D([], [], **REFERENCE_LINE, label="ideal S = N / N_ref")
+    a.legend(handles=[*_legend_handles(styles), ideal], loc="upper left", frameon=False)
+    _points(b, like, "normalized_efficiency", styles, "efficiency", labels)
     b.axhline(1.0, **REFERENCE_LINE)
-    if rec.family in families:
-        floor = rec.threshold * families[rec.family]["normalized_efficiency"].max()
-        b.axhline(floor, color=styles[rec.family][0], linewidth=0.8, linestyle=":")
-    _ring(b, rec, families, "normalized_efficiency")
+    _floor(b, rec, like, styles.get(rec.family, ("#555555", ""))[0])
+    _ring(b, rec, like, "normalized_efficiency")
     _log_axes(b)
     b.set_title(f"E' (dotted: {rec.threshold:g} x {rec.family}'s best)")
     _frontier(c, result.table, styles, labels)
     _ring_hours(c, rec)
-    _why(d, result, rec)
+    _why(d, own, rec)
     fig.suptitle(f"{display_name(result.workload)} ({result.round}), like with like")
     fig.subplots_adjust(left=0.08, right=0.98, bottom=0.09, top=0.9, hspace=0.42, wspace=0.2)
     return Chart(fig, labels)
@@ -209,18 +234,18 @@ def _frontier(
     """Time to train against accelerator-hours, coloured by family, the Pareto front."""
     front = table[table["pareto"]].sort_values("gpu_hours")
     ax.step(front["gpu_hours"], front["time_to_train_min"], where="post", color="#555555")
-    for i, (family, group) in enumerate(table.groupby("accelerator_family", sort=True)):
-        colour, marker = styles[family]
-        sc = ax.scatter(
-            group["gpu_hours"], group["time_to_train_min"], c=colour, marker=marker, s=16
-        )
-        sc.set_gid(f"hours-{i}")
-        labels[f"hours-{i}"] = point_labels(group)
+    families = table["accelerator_family"]
+    sc = ax.scatter(
+        table["gpu_hours"], table["time_to_train_min"], c=[styles[f][0] for f in families], s=16
+    )
+    set_markers(sc, [styles[f][1] for f in families])
+    sc.set_gid("hours")
+    labels["hours"] = point_labels(table[COLUMNS].assign(normalized_efficiency=float("nan")))
     ax.set_xscale("log")
     ax.set_yscale("log")
     plain_log(ax.xaxis)
     plain_log(ax.yaxis)
-    ax.grid(alpha=0.25)
+    ax.grid(alpha=0.25, axis="y")
     ax.set_xlabel("accelerator-hours N x T / 60 (log scale)")
     ax.set_ylabel("time to train, min")
     ax.set_title("Time against cost (grey: Pareto front)")
@@ -232,10 +257,9 @@ def _ring_hours(ax: Axes, rec: Recommendation) -> None:
     ax.scatter([rec.accelerators * rec.time_min / 60.0], [rec.time_min], **RING)
 
 
-def _why(ax: Axes, result: WorkloadAnalysis, rec: Recommendation) -> None:
+def _why(ax: Axes, own: pd.DataFrame, rec: Recommendation) -> None:
     """E' = throughput efficiency x convergence factor, the most submitted family's
-    fastest system per count against the family's own reference."""
-    own = within_family(result.table, rec.family, table_basis(result.table))
+    fastest system per count against the family's own reference (``own``)."""
     frontier = fastest_per_count(own)
     series = (
         ("throughput_efficiency", "throughput efficiency", "o"),

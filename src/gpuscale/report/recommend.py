@@ -25,7 +25,7 @@ import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis
 from gpuscale.analysis.crossing import most_submitted_family
-from gpuscale.analysis.decompose import within_family
+from gpuscale.analysis.decompose import table_basis, within_family
 from gpuscale.analysis.frontier import fastest_per_count
 
 
@@ -51,8 +51,36 @@ class Recommendation:
     why_none: str = ""
 
 
-def recommend(result: WorkloadAnalysis, basis: str = "expected") -> Recommendation:
-    """The recommendation of one workload's analysis (see the module docstring)."""
+# What the decomposition of a family reads (the other columns left out: it copies).
+READ = (
+    "round",
+    "benchmark",
+    "org",
+    "submitter",
+    "system_id",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "global_batch_size",
+    "samples_to_converge",
+    "samples_to_converge_flag",
+    "convergence_unit",
+    "time_to_train_min",
+    "time_to_train_min_ci_low",
+    "time_to_train_min_ci_high",
+)
+
+
+def family_decomposed(table: pd.DataFrame, family: str) -> pd.DataFrame:
+    """``family``'s systems against its own reference, decomposed (E' = throughput
+    efficiency x convergence factor) on the basis ``table`` was decomposed on."""
+    basis = table_basis(table)
+    return within_family(table[[c for c in READ if c in table]], family, basis)
+
+
+def recommend(result: WorkloadAnalysis, own: pd.DataFrame | None = None) -> Recommendation:
+    """The recommendation of one workload's analysis (see the module docstring);
+    ``own``: the most submitted family's :func:`family_decomposed`, where already made."""
     table = result.table
     family = most_submitted_family(table)
     eq = next((e for e in result.by_family if e.scope == family), None)
@@ -62,7 +90,7 @@ def recommend(result: WorkloadAnalysis, basis: str = "expected") -> Recommendati
     if pick is None:
         why = (eq.unpicked if eq is not None else {}).values()
         return replace(base, why_none="; ".join(why) or f"no {family} system")
-    own = within_family(table, family, basis)
+    own = own if own is not None else family_decomposed(table, family)
     frontier = fastest_per_count(own)
     low, high = _count_range(own, frontier, threshold, pick.accelerators)
     rec = replace(

@@ -25,7 +25,6 @@ from matplotlib.ticker import FixedLocator
 
 from gpuscale.analysis.analyze import WorkloadAnalysis
 from gpuscale.analysis.crossing import most_submitted_family
-from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.metrics import study_reference, with_reference
 from gpuscale.report.figures_common import point_labels
 from gpuscale.report.recommend import Recommendation, family_decomposed, recommend
@@ -88,9 +87,7 @@ def _points(
     high = y * t / like["time_to_train_min_ci_low"].to_numpy(float)
     colours = [styles[f][0] for f in like["accelerator_family"]]
     known = np.isfinite(low) & np.isfinite(high)
-    ax.vlines(
-        x[known], low[known], high[known], colors=np.array(colours)[known], lw=0.8, alpha=0.7
-    )
+    ax.vlines(x[known], low[known], high[known], colors=np.array(colours)[known], lw=0.8, alpha=0.7)
     points = ax.scatter(x, y, c=colours, s=18, edgecolors="white", linewidths=0.3, zorder=4)
     set_markers(points, [styles[f][1] for f in like["accelerator_family"]])
     points.set_gid(gid)
@@ -155,9 +152,12 @@ def _log_axes(ax: Axes, x_label: str = "accelerators") -> None:
 
 
 @styled
-def overview_like(results: Sequence[WorkloadAnalysis]) -> Chart:
+def overview_like(
+    results: Sequence[WorkloadAnalysis], recs: Sequence[Recommendation] | None = None
+) -> Chart:
     """E' against accelerators for every workload, like with like, the recommended count
-    ringed; one legend of families under the panels."""
+    ringed (``recs``: each result's :func:`recommend`, where already made); one legend of
+    families under the panels."""
     n = len(results)
     cols = min(n, 2)
     rows = int(np.ceil(n / cols))
@@ -167,8 +167,9 @@ def overview_like(results: Sequence[WorkloadAnalysis]) -> Chart:
     labels: dict[str, list[str]] = {}
     tables = [per_family(r.table) for r in results]
     styles = family_styles({f for t in tables for f in t["accelerator_family"]})
+    recs = list(recs) if recs is not None else [recommend(r) for r in results]
     for k, (ax, result, like) in enumerate(zip(axes.flat, results, tables, strict=False)):
-        rec = recommend(result)
+        rec = recs[k]
         _points(ax, like, "normalized_efficiency", styles, f"points-{k}", labels)
         ax.axhline(1.0, **REFERENCE_LINE)
         _floor(ax, rec, like, styles.get(rec.family, ("#555555", ""))[0])
@@ -260,7 +261,7 @@ def _ring_hours(ax: Axes, rec: Recommendation) -> None:
 def _why(ax: Axes, own: pd.DataFrame, rec: Recommendation) -> None:
     """E' = throughput efficiency x convergence factor, the most submitted family's
     fastest system per count against the family's own reference (``own``)."""
-    frontier = fastest_per_count(own)
+    frontier = own
     series = (
         ("throughput_efficiency", "throughput efficiency", "o"),
         ("convergence_factor", "convergence factor", "s"),

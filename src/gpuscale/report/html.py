@@ -164,7 +164,10 @@ def _draw(
         extras = [pool.submit(fn, *args) for fn, args in extra_work] if out.every else []
         analysed = _analyse(tables, pairs, options, out, pool, names, source)
         results, bases = analysed.results, analysed.bases
-        overview_future = pool.submit(overview_task, (results, out, bases)) if results else None
+        recs = [recommend(r) for r in results]  # the first screen's answer, and its figure's
+        overview_future = (
+            pool.submit(overview_task, (results, out, bases, recs)) if results else None
+        )
         # the study's reading across hardware, further down: where a panel mixes families
         cross = bool(results) and bool(overview_caution(results))
         study_future = pool.submit(study_overview_task, (results, out, bases)) if cross else None
@@ -212,7 +215,7 @@ def _draw(
             *open_analysed((r.round, r.workload, r.table) for r in results),
         ],
         all_figures=out.every,
-        recommendations=[recommend(r) for r in results],
+        recommendations=recs,
     )
 
 

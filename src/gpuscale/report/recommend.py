@@ -25,8 +25,9 @@ import pandas as pd
 
 from gpuscale.analysis.analyze import WorkloadAnalysis
 from gpuscale.analysis.crossing import most_submitted_family
-from gpuscale.analysis.decompose import table_basis, within_family
+from gpuscale.analysis.decompose import decompose, table_basis
 from gpuscale.analysis.frontier import fastest_per_count
+from gpuscale.analysis.metrics import study_reference, with_reference
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +73,21 @@ READ = (
 
 
 def family_decomposed(table: pd.DataFrame, family: str) -> pd.DataFrame:
-    """``family``'s systems against its own reference, decomposed (E' = throughput
-    efficiency x convergence factor) on the basis ``table`` was decomposed on."""
-    basis = table_basis(table)
-    return within_family(table[[c for c in READ if c in table]], family, basis)
+    """``family``'s fastest system per count against the family's own reference (the
+    study's rule within it), decomposed (E' = throughput efficiency x convergence factor)
+    on the basis ``table`` was decomposed on: ``analysis.decompose.within_family``'s rows
+    of the frontier, the others never decomposed (the best E', the least
+    accelerator-hours, is on it)."""
+    group = table.loc[table["accelerator_family"] == family, [c for c in READ if c in table]]
+    if group.empty:
+        return group
+    ref = study_reference(group)
+    own = with_reference(group, ref)
+    front = fastest_per_count(own)
+    keys = set(zip(front["org"], front["system_id"], strict=True))
+    if (ref["org"], ref["system_id"]) not in keys:  # the reference, for the ratios
+        front = pd.concat([own.loc[[ref.name]], front])
+    return fastest_per_count(decompose(front, table_basis(table)))
 
 
 def recommend(result: WorkloadAnalysis, own: pd.DataFrame | None = None) -> Recommendation:
@@ -90,9 +102,8 @@ def recommend(result: WorkloadAnalysis, own: pd.DataFrame | None = None) -> Reco
     if pick is None:
         why = (eq.unpicked if eq is not None else {}).values()
         return replace(base, why_none="; ".join(why) or f"no {family} system")
-    own = own if own is not None else family_decomposed(table, family)
-    frontier = fastest_per_count(own)
-    low, high = _count_range(own, frontier, threshold, pick.accelerators)
+    frontier = own if own is not None else family_decomposed(table, family)
+    low, high = _count_range(frontier, threshold, pick.accelerators)
     rec = replace(
         base,
         accelerators=pick.accelerators,
@@ -112,7 +123,7 @@ def recommend(result: WorkloadAnalysis, own: pd.DataFrame | None = None) -> Reco
     known = [(np.log(v), name) for v, name in ((through, "throughput"), (conv, "convergence"))]
     known = [(v, name) for v, name in known if np.isfinite(v)]
     decides = min(known)[1] if known and min(known)[0] < 0 else ""
-    best = float(own["normalized_efficiency"].max())
+    best = float(frontier["normalized_efficiency"].max())
     return replace(
         rec,
         next_accelerators=int(nxt["accelerators"]),
@@ -123,12 +134,10 @@ def recommend(result: WorkloadAnalysis, own: pd.DataFrame | None = None) -> Reco
     )
 
 
-def _count_range(
-    own: pd.DataFrame, frontier: pd.DataFrame, threshold: float, picked: int
-) -> tuple[int, int]:
+def _count_range(frontier: pd.DataFrame, threshold: float, picked: int) -> tuple[int, int]:
     """(low, high): the largest counts that surely / possibly keep the threshold at the
     95% bounds of their time to train (the pick where a bound is missing)."""
-    hours = own["time_to_train_min"] * own["accelerators"]
+    hours = frontier["time_to_train_min"] * frontier["accelerators"]
     bound = float(hours.min()) / threshold  # T_best N_best / threshold
     n = frontier["accelerators"].to_numpy(float)
     t = frontier["time_to_train_min"].to_numpy(float)

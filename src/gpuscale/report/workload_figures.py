@@ -106,12 +106,15 @@ def figure_task(
     return RenderedFigure(name, FIGURE_TITLES[name], svg, files)
 
 
-def overview_task(task: tuple[list[WorkloadAnalysis], FigureFiles, list[Basis]]) -> RenderedFigure:
+def overview_task(
+    task: tuple[list[WorkloadAnalysis], FigureFiles, list[Basis], list],
+) -> RenderedFigure:
     """The first screen's figure: E' of every workload like with like (each system
-    against its own family's smallest), the recommended count ringed."""
-    results, out, bases = task
+    against its own family's smallest), the recommended count ringed (the last item:
+    each result's ``report.recommend.recommend``)."""
+    results, out, bases, recs = task
     stem = f"{'_'.join(sorted({r.round for r in results}))}_overview"
-    svg, files = out.save(lambda: _figures()["overview_like"](results), stem, bases)
+    svg, files = out.save(lambda: _figures()["overview_like"](results, recs), stem, bases)
     title = (
         "E' against accelerators, like with like: each system against the smallest, slowest "
         "system of its own family (bars: 95% intervals of its time; dotted: the threshold; "

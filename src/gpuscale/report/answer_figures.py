@@ -188,7 +188,14 @@ def overview_like(
     handles.append(
         Line2D([], [], marker="o", mfc="none", mec="#000000", ls="", ms=7, label="recommended")
     )
-    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), frameon=False)
+    # 7.5 pt: on a phone the figure keeps 34rem of width, its text ~7 px (report.css)
+    fig.legend(
+        handles=handles,
+        loc="lower center",
+        ncol=min(len(handles), 4),
+        frameon=False,
+        fontsize=7.5,
+    )
     fig.subplots_adjust(left=0.09, right=0.98, bottom=1.05 / height, top=1 - 0.3 / height)
     fig.subplots_adjust(hspace=0.35, wspace=0.18)
     return Chart(fig, labels)
@@ -282,4 +289,4 @@ def _why(ax: Axes, own: pd.DataFrame, rec: Recommendation) -> None:
         ax.axvline(rec.accelerators, color="#000000", linewidth=0.7, linestyle=":")
     _log_axes(ax)
     ax.set_title(f"Why E' falls ({rec.family}, fastest per count)")
-    ax.legend(loc="lower left", frameon=False, fontsize=6.5)
+    ax.legend(loc="lower left", frameon=False)

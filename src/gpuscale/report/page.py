@@ -97,7 +97,7 @@ def section_columns(rows: list[dict[str, object]], round_name: str) -> tuple[lis
     return columns, said
 
 
-RECOMMEND_HEADERS = ("Workload", "Family", "Recommended", "95% range", "Why not more")
+RECOMMEND_HEADERS = ("Workload", "Recommended", "95% range", "Why not more")
 
 
 def recommendation_rows(recs: Sequence[Recommendation]) -> list[dict[str, str]]:
@@ -107,11 +107,15 @@ def recommendation_rows(recs: Sequence[Recommendation]) -> list[dict[str, str]]:
     rows = []
     for rec in recs:
         row = {"Workload": f"{display_name(rec.workload)} ({rec.round})", "Family": rec.family}
+        row["_title"] = f"within {rec.family}"
         if rec.accelerators is None:
             rows.append(row | {"Recommended": "none", "Why not more": rec.why_none})
             continue
         row["Recommended"] = f"{rec.accelerators:,}"
-        row["_title"] = f"{named(rec.submitter, rec.system_name)}, {number(rec.time_min)} min"
+        row["_title"] = (
+            f"{named(rec.submitter, rec.system_name)}, {rec.accelerators:,} x {rec.family}, "
+            f"{number(rec.time_min)} min"
+        )
         low, high = rec.count_low, rec.count_high
         row["95% range"] = f"{low:,}" if low == high else f"{low:,}-{high:,}"
         row["Why not more"] = _why_not_more(rec)
@@ -120,22 +124,17 @@ def recommendation_rows(recs: Sequence[Recommendation]) -> list[dict[str, str]]:
 
 
 def _why_not_more(rec: Recommendation) -> str:
-    """At the next count: E' against the family's best and each factor's change."""
+    """The factor of E' that falls most at the next count, first, then the other:
+    ``throughput x0.82 at 16 (convergence x1.00)``."""
     if rec.next_accelerators is None:
         return "the largest count the family ran"
-    factors = [
-        f"{name} x{ratio:.2f}"
-        for name, ratio in (
-            ("throughput", rec.throughput_ratio),
-            ("convergence", rec.convergence_ratio),
-        )
-        if ratio == ratio
-    ]
-    decides = f"; {rec.decides} decides" if rec.decides else ""
-    return (
-        f"at {rec.next_accelerators:,}, E' {rec.next_e_ratio:.2f} x best: "
-        f"{', '.join(factors)}{decides}"
-    )
+    ratios = {"throughput": rec.throughput_ratio, "convergence": rec.convergence_ratio}
+    first = rec.decides or "throughput"
+    other = next(name for name in ratios if name != first)
+    said = f"{first} x{ratios[first]:.2f} at {rec.next_accelerators:,}"
+    if ratios[other] == ratios[other]:  # known
+        said += f" ({other} x{ratios[other]:.2f})"
+    return said
 
 
 ANSWER_HEADERS = ("Workload", "Within", "Fastest", "Knee", "Speed x efficiency", "E' threshold")

@@ -135,3 +135,13 @@ def test_the_overview_is_like_with_like_and_the_study_view_is_further_down(page)
     study = study[: study.index("</section>")]
     assert "across hardware" in unescape(study)
     assert max(e_primes(study, "points-0")) > 10
+
+
+def test_the_first_half_of_the_analysis_recommends_the_same(results) -> None:
+    """Each workload's panels are drawn from the first half of its analysis (while the
+    clusters and criteria run): the count they ring is the one the page says."""
+    from gpuscale.analysis.analyze import WorkloadTable
+
+    for result in results:
+        first = WorkloadTable(result.round, result.workload, result.table)
+        assert recommend(first, threshold=OPTIONS.threshold) == recommend(result)

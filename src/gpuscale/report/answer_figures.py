@@ -23,8 +23,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator
 
-from gpuscale.analysis.analyze import WorkloadAnalysis
+from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.crossing import most_submitted_family
+from gpuscale.analysis.equilibrium import pareto_mask
 from gpuscale.analysis.metrics import study_reference, with_reference
 from gpuscale.report.figures_common import point_labels
 from gpuscale.report.recommend import Recommendation, family_decomposed, recommend
@@ -202,11 +203,13 @@ def overview_like(
 
 
 @styled
-def scaling(result: WorkloadAnalysis) -> Chart:
+def scaling(result: WorkloadTable | WorkloadAnalysis, threshold: float | None = None) -> Chart:
     """One workload like with like: speedup (ideal line), E' (threshold), time against
-    accelerator-hours (Pareto front) and why E' falls in the most submitted family."""
+    accelerator-hours (Pareto front) and why E' falls in the most submitted family; from
+    the first half of the analysis too (``threshold``: the E' threshold's, as
+    :func:`recommend` takes it)."""
     own = family_decomposed(result.table, most_submitted_family(result.table))
-    rec = recommend(result, own=own)
+    rec = recommend(result, own=own, threshold=threshold)
     like = per_family(result.table)
     styles = family_styles(like["accelerator_family"])
     fig = Figure(figsize=(9.0, 6.2))
@@ -240,7 +243,9 @@ def _frontier(
     ax: Axes, table: pd.DataFrame, styles: dict[str, tuple[str, str]], labels: dict
 ) -> None:
     """Time to train against accelerator-hours, coloured by family, the Pareto front."""
-    front = table[table["pareto"]].sort_values("gpu_hours")
+    hours, minutes = table["gpu_hours"].to_numpy(), table["time_to_train_min"].to_numpy()
+    on_front = table["pareto"] if "pareto" in table else pareto_mask(minutes, hours)
+    front = table[on_front].sort_values("gpu_hours")
     ax.step(front["gpu_hours"], front["time_to_train_min"], where="post", color="#555555")
     families = table["accelerator_family"]
     sc = ax.scatter(

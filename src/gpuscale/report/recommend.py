@@ -23,11 +23,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.analysis.analyze import WorkloadAnalysis
+from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.decompose import decompose, table_basis
+from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.metrics import study_reference, with_reference
+from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,13 +92,25 @@ def family_decomposed(table: pd.DataFrame, family: str) -> pd.DataFrame:
     return fastest_per_count(decompose(front, table_basis(table)))
 
 
-def recommend(result: WorkloadAnalysis, own: pd.DataFrame | None = None) -> Recommendation:
+def recommend(
+    result: WorkloadTable | WorkloadAnalysis,
+    own: pd.DataFrame | None = None,
+    threshold: float | None = None,
+) -> Recommendation:
     """The recommendation of one workload's analysis (see the module docstring);
-    ``own``: the most submitted family's :func:`family_decomposed`, where already made."""
+    ``own``: the most submitted family's :func:`family_decomposed`, where already made.
+    From the first half of an analysis (a :class:`WorkloadTable`, which a figure is drawn
+    from while the second half runs) the family's criteria are computed here, by the
+    analysis' own ``equilibrium`` at ``threshold`` (default: the analysis' default)."""
     table = result.table
     family = most_submitted_family(table)
-    eq = next((e for e in result.by_family if e.scope == family), None)
-    threshold = eq.threshold if eq is not None else result.equilibrium.threshold
+    if isinstance(result, WorkloadAnalysis):
+        eq = next((e for e in result.by_family if e.scope == family), None)
+        threshold = eq.threshold if eq is not None else result.equilibrium.threshold
+    else:
+        threshold = DEFAULT_EFFICIENCY_THRESHOLD if threshold is None else threshold
+        group = table[table["accelerator_family"] == family]
+        eq = equilibrium(group, threshold=threshold, scope=family) if len(group) >= 2 else None
     base = Recommendation(result.round, result.workload, family, threshold, None)
     pick = eq.efficiency_threshold if eq is not None else None
     if pick is None:

@@ -4,9 +4,10 @@
 request, beside the HTML, named ``<round>_<benchmark>_<figure>``), writes the findings in
 words and renders ``index.html`` (``gpuscale.report.page``) with the figures inline (hover
 a point for the system's name), sortable tables and the data problems found at ingest. By
-default it draws the figures that carry the answer (:data:`FIRST_FIGURES` per workload and
-the overview); the others, ~0.15 CPU-s each, with ``all_figures`` (each section names
-those it leaves out).
+default it draws the figures that carry the answer (:data:`FIRST_FIGURES` per workload, the
+like-with-like overview of the first screen and, where a workload mixes accelerator
+families against one reference, the study's overview across hardware); the others,
+~0.15 CPU-s each, with ``all_figures`` (each section names those it leaves out).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from gpuscale.report.plan_section import PlanSection, plan_data, plan_section
 from gpuscale.report.pool import figure_executor
 from gpuscale.report.recommend import recommend
 from gpuscale.report.republished_words import earlier_firsts
-from gpuscale.report.rounds_section import energy_section, trends_section
+from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
 from gpuscale.report.study_section import study_section
 from gpuscale.report.svg import FigureFiles
 from gpuscale.report.workload_figures import (
@@ -192,9 +193,14 @@ def _draw(
             for r, f, first in zip(results, said, firsts, strict=True)
         ]
         overview_figure = overview_future.result() if overview_future else None
-        if study and study_future:
+        if study_future:  # in the study's section; in its own without the study's workloads
             across = study_future.result()
-            study = replace(study, figures=[(across.title, across.svg, across.files)])
+            figure = (across.title, across.svg, across.files)
+            study = (
+                replace(study, figures=[figure])
+                if study
+                else ExtraSection("across", "Across hardware (the study's reading)", [], [figure])
+            )
         # a plan's "stops paying" beside the answer table's, each basis said
         made = [with_bases(e, results) if isinstance(e, PlanSection) else e for e in made]
         extra_sections = [*([study] if study else []), *(e for e in made if e)]

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/report.py [--repeat 5] [--baseline e197d44]
+    python benchmarks/report.py [--repeat 5] [--baseline 54e9373]
 
 Times ``python -m gpuscale.cli report --out DIR`` (bundled v4.1, the study's four
 workloads) in a fresh process each time, so imports count, for three cases run in
@@ -10,9 +10,10 @@ alternation within each repeat (the order rotating), so a busy period hits every
 
 * ``baseline``: the code of ``--baseline`` (a git revision, exported with ``git archive``
   into a temporary folder), a first run with an empty cache folder: by default
-  ``e197d44``, main before the default report drew only the figures a first reading
-  needs and clustered without scikit-learn (issue 37); ``fc7273b`` is main before
-  issue 37;
+  ``54e9373``, main before the report's first screen answered (issue 57: one
+  recommendation per workload, the like-with-like overview, each workload's four panels
+  drawn by default); ``e197d44`` is main before the default report drew only the
+  figures a first reading needs (issue 37), ``fc7273b`` main before issue 37;
 * ``baseline, cached``: the baseline's second report of the same data, its cache
   filled by a run before the first repeat (a revision without a cache: a first run
   again);
@@ -89,9 +90,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument(
         "--baseline",
-        default="e197d44",
-        help="git revision to compare with (e197d44: main before the report's figures were "
-        "cut; fc7273b: main before issue 37)",
+        default="54e9373",
+        help="git revision to compare with (54e9373: main before issue 57's first screen; "
+        "e197d44: main before the report's figures were cut; fc7273b: before issue 37)",
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:

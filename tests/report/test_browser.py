@@ -98,6 +98,7 @@ return [true, cells];
 def test_every_table_sorts_on_click(browser, page) -> None:
     """A header in every table (each workload's, the hardware's, the problems') sorts its
     own table: the script once numbered headers across the page, so only the first did."""
+    browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
     tables = browser.find_elements("css selector", "table.sortable")
     assert len(tables) >= 3  # two workloads and the problems at least
     for index, table in enumerate(tables):
@@ -173,14 +174,16 @@ def test_on_a_phone_figure_text_stays_readable_and_wide_tables_say_so(browser, p
 
 FIGURE_WIDTHS = """
 return Array.from(document.querySelectorAll('.figures')).map(grid =>
-  Array.from(grid.querySelectorAll('svg.figure')).map(s => s.getBoundingClientRect().width));
+  Array.from(grid.querySelectorAll('svg.figure:not([data-wide])'))
+    .map(s => s.getBoundingClientRect().width));
 """
 
 
 def test_a_lone_figure_is_as_wide_as_the_others(browser, page, tmp_path_factory) -> None:
     """A section of one figure (the plan of one workload; by default each workload's E')
     draws it in one column of the grid, as wide as those of a section of several: a lone
-    figure once filled the row, twice the size of every other figure of the page."""
+    figure once filled the row, twice the size of every other figure of the page. (A
+    figure drawn wide, as each workload's four panels, takes the row by design.)"""
     out = tmp_path_factory.mktemp("lone-figure")
     options = AnalysisOptions(n_boot=100)
     path = build_report(load_round("v4.1"), ["bert"], out, options, all_figures=True)
@@ -193,3 +196,41 @@ def test_a_lone_figure_is_as_wide_as_the_others(browser, page, tmp_path_factory)
         assert max(flat) < 0.6 * browser.execute_script("return innerWidth")  # two columns
     finally:
         browser.get((page / "index.html").resolve().as_uri())
+
+
+FIRST_SCREEN = """
+const box = s => { const e = document.querySelector(s); if (!e) return null;
+  const r = e.getBoundingClientRect(); return [r.top, r.bottom, r.width]; };
+return [innerWidth, innerHeight, box('table.recommended'), box('#overview svg.figure'),
+        document.querySelectorAll('table.recommended tbody tr').length];
+"""
+
+
+def test_the_first_screen_at_1400_by_900_holds_the_answer_and_the_overview(
+    browser, tmp_path_factory
+) -> None:
+    """Issue 57: the default report (the README's main command: v4.1, the study's four
+    workloads) shows one recommended count per workload and the like-with-like overview
+    within the first 900 px of a 1400 px wide window, neither shrunk to a thumbnail."""
+    from gpuscale.tables import STUDY_WORKLOADS
+
+    out = tmp_path_factory.mktemp("first-screen")
+    path = build_report(load_round("v4.1"), list(STUDY_WORKLOADS), out, AnalysisOptions(n_boot=200))
+    size = browser.get_window_size()
+    try:
+        browser.set_window_size(1400, 900)
+        browser.get(path.resolve().as_uri())
+        width, height, table, figure, rows = browser.execute_script(FIRST_SCREEN)
+        if height < 900:  # the window's frame took some: make the viewport 1400 x 900
+            browser.set_window_size(1400 + 1400 - width, 900 + 900 - height)
+            width, height, table, figure, rows = browser.execute_script(FIRST_SCREEN)
+        assert (width, height) == (1400, 900)
+        assert rows == len(STUDY_WORKLOADS)
+        assert table is not None and figure is not None
+        assert table[1] <= 900, table  # the table's bottom
+        assert figure[1] <= 900, figure  # the overview's bottom
+        assert figure[2] >= 500, figure  # wide enough to read
+        browser.save_screenshot(str(out / "first-screen.png"))
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+        browser.get((tmp_path_factory.getbasetemp()).as_uri())

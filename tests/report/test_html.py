@@ -62,21 +62,24 @@ def test_structure(report) -> None:
     out, html = report
     parser = Collector()
     parser.feed(html)
-    # per workload + overview + the plan section's figure per workload
-    assert parser.tags.count("svg") == 2 * len(FIGURES) + 1 + 2
-    assert parser.tags.count("table") == 4 + 2  # the answer, two workloads, problems; plans
+    # per workload, the overview like with like and the study's across hardware (BERT and
+    # Stable Diffusion mix families against one reference), the plan's figure per workload
+    assert parser.tags.count("svg") == 2 * len(FIGURES) + 2 + 2
+    # the recommendation, every criterion's, two workloads, problems; plans
+    assert parser.tags.count("table") == 5 + 2
     assert parser.scripts == 1
-    assert "Summary of findings" in html and "Reference rule" in html
-    # the answer first (counts per criterion), then the evidence
-    assert html.index('id="answer"') < html.index('id="summary"') < html.index("<svg")
+    assert "Findings in words" in html and "Reference rule" in html
+    # the answer first (one count per workload), then the evidence
+    assert html.index('id="answer"') < html.index("<svg") < html.index('id="criteria"')
     for stem in ("v4.1_bert_efficiency", "v4.1_stable_diffusion_time_vs_cost"):
         assert (out / f"{stem}.png").stat().st_size > 10_000
         assert (out / f"{stem}.svg").exists()
 
 
-def test_by_default_the_overview_and_each_workloads_e_prime_are_drawn(tmp_path) -> None:
+def test_by_default_the_overviews_and_each_workloads_panels_are_drawn(tmp_path) -> None:
     """A first report draws what a reader needs first (issue 37: 68 figures took most of
-    its 15 CPU-s); every other figure is named where it would be, with the option that
+    its 15 CPU-s; issue 57: the four like-with-like panels of each workload, in one
+    figure); every other figure is named where it would be, with the option that
     draws it, and drawn with that option."""
     tables = load_round("v4.1")
     options = AnalysisOptions(n_boot=100)
@@ -84,9 +87,10 @@ def test_by_default_the_overview_and_each_workloads_e_prime_are_drawn(tmp_path) 
     html = build_report(tables, chosen, tmp_path / "a", options).read_text()
     files = sorted(p.name for p in (tmp_path / "a").glob("*.svg"))
     assert files == [
-        "v4.1_bert_efficiency.svg",
-        "v4.1_llama2_70b_lora_efficiency.svg",
-        "v4.1_overview_efficiency.svg",
+        "v4.1_bert_scaling.svg",
+        "v4.1_llama2_70b_lora_scaling.svg",
+        "v4.1_overview.svg",  # like with like, on the first screen
+        "v4.1_overview_efficiency.svg",  # the study's reading across hardware, further down
     ]
     assert html.count("<svg") == len(files)
     left_out = [FIGURE_NAMES[n] for n in FIGURES if n not in FIRST_FIGURES]

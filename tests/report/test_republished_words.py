@@ -50,7 +50,7 @@ def bert_report(bert_html) -> str:
 def _systems_table(page: str) -> tuple[list[str], list[tuple[bool, dict[str, str]]]]:
     """The BERT section's systems table: its headers and its rows (whether the row is
     highlighted as the reference, its cells by header)."""
-    section = page[page.index("<h3>Systems") :]
+    section = page[page.index('<details class="systems">') :]  # collapsed (issue 57)
     table = section[: section.index("</table>")]
     headers = [unescape(h) for h in re.findall(r"<th>(.*?)</th>", table)]
     rows = []

@@ -22,6 +22,7 @@ from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
 from gpuscale.quantities import counted
+from gpuscale.report.answer_figures import scaling
 from gpuscale.report.bands import interval_bars
 from gpuscale.report.convergence_figures import convergence, decomposition
 from gpuscale.report.figures_common import point_labels, title
@@ -333,6 +334,7 @@ def overview(results: Sequence[WorkloadAnalysis]) -> Chart:
 
 
 FIGURES = {
+    "scaling": scaling,
     "systems": systems_by_accelerator,
     "efficiency": normalized_efficiency,
     "efficiency_ci": lambda r: normalized_efficiency(r, intervals=True),

@@ -4,16 +4,17 @@
 request, beside the HTML, named ``<round>_<benchmark>_<figure>``), writes the findings in
 words and renders ``index.html`` (``gpuscale.report.page``) with the figures inline (hover
 a point for the system's name), sortable tables and the data problems found at ingest. By
-default it draws the figures that carry the answer (:data:`FIRST_FIGURES` per workload and
-the overview); the others, ~0.15 CPU-s each, with ``all_figures`` (each section names
-those it leaves out).
+default it draws the figures that carry the answer (:data:`FIRST_FIGURES` per workload, the
+like-with-like overview of the first screen and, where a workload mixes accelerator
+families against one reference, the study's overview across hardware); the others,
+~0.15 CPU-s each, with ``all_figures`` (each section names those it leaves out).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,8 +43,9 @@ from gpuscale.report.page import (
 from gpuscale.report.plan_bases import with_bases
 from gpuscale.report.plan_section import PlanSection, plan_data, plan_section
 from gpuscale.report.pool import figure_executor
+from gpuscale.report.recommend import recommend
 from gpuscale.report.republished_words import earlier_firsts
-from gpuscale.report.rounds_section import energy_section, trends_section
+from gpuscale.report.rounds_section import ExtraSection, energy_section, trends_section
 from gpuscale.report.study_section import study_section
 from gpuscale.report.svg import FigureFiles
 from gpuscale.report.workload_figures import (
@@ -53,8 +55,10 @@ from gpuscale.report.workload_figures import (
     Basis,
     figure_key,
     figure_task,
+    overview_caution,
     overview_task,
     prepare_drawing,
+    study_overview_task,
 )
 from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, display_name
@@ -161,7 +165,13 @@ def _draw(
         extras = [pool.submit(fn, *args) for fn, args in extra_work] if out.every else []
         analysed = _analyse(tables, pairs, options, out, pool, names, source)
         results, bases = analysed.results, analysed.bases
-        overview_future = pool.submit(overview_task, (results, out, bases)) if results else None
+        recs = [recommend(r) for r in results]  # the first screen's answer, and its figure's
+        overview_future = (
+            pool.submit(overview_task, (results, out, bases, recs)) if results else None
+        )
+        # the study's reading across hardware, further down: where a panel mixes families
+        cross = bool(results) and bool(overview_caution(results))
+        study_future = pool.submit(study_overview_task, (results, out, bases)) if cross else None
         bench = bench_section(out)
         # this process's words (and the study's section) while the worker draws; its
         # figures waited for last
@@ -183,6 +193,14 @@ def _draw(
             for r, f, first in zip(results, said, firsts, strict=True)
         ]
         overview_figure = overview_future.result() if overview_future else None
+        if study_future:  # in the study's section; in its own without the study's workloads
+            across = study_future.result()
+            figure = (across.title, across.svg, across.files)
+            study = (
+                replace(study, figures=[figure])
+                if study
+                else ExtraSection("across", "Across hardware (the study's reading)", [], [figure])
+            )
         # a plan's "stops paying" beside the answer table's, each basis said
         made = [with_bases(e, results) if isinstance(e, PlanSection) else e for e in made]
         extra_sections = [*([study] if study else []), *(e for e in made if e)]
@@ -203,6 +221,7 @@ def _draw(
             *open_analysed((r.round, r.workload, r.table) for r in results),
         ],
         all_figures=out.every,
+        recommendations=recs,
     )
 
 

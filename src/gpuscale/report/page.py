@@ -25,6 +25,7 @@ from gpuscale.tables.republished import counted_in_analyses, is_same_runs_copy, 
 
 if TYPE_CHECKING:
     from gpuscale.report.bench_section import BenchSection
+    from gpuscale.report.recommend import Recommendation
 
 TABLE_COLUMNS = {
     "submitter": "Submitter",
@@ -96,6 +97,46 @@ def section_columns(rows: list[dict[str, object]], round_name: str) -> tuple[lis
     return columns, said
 
 
+RECOMMEND_HEADERS = ("Workload", "Recommended", "95% range", "Why not more")
+
+
+def recommendation_rows(recs: Sequence[Recommendation]) -> list[dict[str, str]]:
+    """The first screen's table: per workload one recommended count within its most
+    submitted family (``gpuscale.report.recommend``), the range its 95% intervals allow,
+    and the factor of E' that falls at the next count (the system in ``_title``)."""
+    rows = []
+    for rec in recs:
+        row = {"Workload": f"{display_name(rec.workload)} ({rec.round})", "Family": rec.family}
+        row["_title"] = f"within {rec.family}"
+        if rec.accelerators is None:
+            rows.append(row | {"Recommended": "none", "Why not more": rec.why_none})
+            continue
+        row["Recommended"] = f"{rec.accelerators:,}"
+        row["_title"] = (
+            f"{named(rec.submitter, rec.system_name)}, {rec.accelerators:,} x {rec.family}, "
+            f"{number(rec.time_min)} min"
+        )
+        low, high = rec.count_low, rec.count_high
+        row["95% range"] = f"{low:,}" if low == high else f"{low:,}-{high:,}"
+        row["Why not more"] = _why_not_more(rec)
+        rows.append(row)
+    return rows
+
+
+def _why_not_more(rec: Recommendation) -> str:
+    """The factor of E' that falls most at the next count, first, then the other:
+    ``throughput x0.82 at 16 (convergence x1.00)``."""
+    if rec.next_accelerators is None:
+        return "the largest count the family ran"
+    ratios = {"throughput": rec.throughput_ratio, "convergence": rec.convergence_ratio}
+    first = rec.decides or "throughput"
+    other = next(name for name in ratios if name != first)
+    said = f"{first} x{ratios[first]:.2f} at {rec.next_accelerators:,}"
+    if ratios[other] == ratios[other]:  # known
+        said += f" ({other} x{ratios[other]:.2f})"
+    return said
+
+
 ANSWER_HEADERS = ("Workload", "Within", "Fastest", "Knee", "Speed x efficiency", "E' threshold")
 
 
@@ -141,6 +182,8 @@ def render_html(
     answers: list[dict[str, str]] | None = None,
     notes: Sequence[str] = (),
     all_figures: bool = True,
+    recommendations: Sequence[Recommendation] = (),
+    study_overview: RenderedFigure | None = None,
 ) -> str:
     """The report page (autoescaped: text from the logs can never become markup).
     ``all_figures``: whether every figure was drawn (else the page says how to)."""
@@ -162,6 +205,10 @@ def render_html(
         bench=bench,
         extras=extras or [],
         answers=answers or [],
+        recommended=recommendation_rows(recommendations),
+        recommend_headers=RECOMMEND_HEADERS,
+        threshold=recommendations[0].threshold if recommendations else options.threshold,
+        study_overview=study_overview,
         answer_headers=ANSWER_HEADERS,
         columns=[c for c in TABLE_COLUMNS.values()],
         options=options,

@@ -15,6 +15,10 @@ from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import display_name
 
 FIGURE_TITLES = {
+    "scaling": "Like with like (each system against its own family's smallest): speedup with "
+    "the ideal line, E' with the threshold, time against accelerator-hours (Pareto front) "
+    "and why E' falls (throughput efficiency x convergence factor); bars: 95% intervals, "
+    "ring: the recommended count",
     "systems": "Systems by accelerator type and count (size: systems sharing a "
     "configuration; colour and shape: cluster)",
     "efficiency": "Normalised efficiency E' against accelerators, equilibrium picks marked",
@@ -30,6 +34,7 @@ FIGURE_TITLES = {
 # Each workload figure (``gpuscale.report.figures.FIGURES``, in its order) as a section's
 # sentence calls it when it leaves it out.
 FIGURE_NAMES = {
+    "scaling": "speedup, E', time against accelerator-hours and why E' falls, like with like",
     "systems": "systems by accelerator type and count",
     "efficiency": "E' against accelerators",
     "efficiency_ci": "E' with 95% bootstrap intervals",
@@ -38,9 +43,9 @@ FIGURE_NAMES = {
     "decomposition": "why E' falls (throughput efficiency x convergence factor)",
     "convergence": "samples to converge against the global batch",
 }
-# Drawn by default: the study's figure (b) with the equilibrium picks, the answer's
-# evidence; with the overview, what a reader needs first.
-FIRST_FIGURES = ("efficiency",)
+# Drawn by default: each workload's four panels like with like (the answer's evidence);
+# with the overview, what a reader needs first.
+FIRST_FIGURES = ("scaling",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +73,10 @@ def _figures() -> dict[str, Callable[..., Any]]:
     actually drawn, so a report whose figures all come from the cache never imports
     matplotlib (~0.6 CPU-s)."""
     # lazy: matplotlib, only in the process that draws (the figure worker), only to draw
+    from gpuscale.report.answer_figures import overview_like
     from gpuscale.report.figures import FIGURES, overview
 
-    return {**FIGURES, "overview": overview}
+    return {**FIGURES, "overview": overview, "overview_like": overview_like}
 
 
 def prepare_drawing() -> None:
@@ -100,11 +106,35 @@ def figure_task(
     return RenderedFigure(name, FIGURE_TITLES[name], svg, files)
 
 
-def overview_task(task: tuple[list[WorkloadAnalysis], FigureFiles, list[Basis]]) -> RenderedFigure:
+def overview_task(
+    task: tuple[list[WorkloadAnalysis], FigureFiles, list[Basis], list],
+) -> RenderedFigure:
+    """The first screen's figure: E' of every workload like with like (each system
+    against its own family's smallest), the recommended count ringed (the last item:
+    each result's ``report.recommend.recommend``)."""
+    results, out, bases, recs = task
+    stem = f"{'_'.join(sorted({r.round for r in results}))}_overview"
+    svg, files = out.save(lambda: _figures()["overview_like"](results, recs), stem, bases)
+    title = (
+        "E' against accelerators, like with like: each system against the smallest, slowest "
+        "system of its own family (bars: 95% intervals of its time; dotted: the threshold; "
+        "ring: the recommended count)"
+    )
+    return RenderedFigure("overview_like", title, svg, files)
+
+
+def study_overview_task(
+    task: tuple[list[WorkloadAnalysis], FigureFiles, list[Basis]],
+) -> RenderedFigure:
+    """The study's reading: E' of every workload against the report's reference (the
+    study's rule: one per workload, across hardware), captioned as such."""
     results, out, bases = task
     stem = f"{'_'.join(sorted({r.round for r in results}))}_overview_efficiency"
     svg, files = out.save(lambda: _figures()["overview"](results), stem, bases)
-    title = "Normalised efficiency of every workload" + overview_caution(results)
+    title = (
+        "The study's reading, across hardware: E' of every workload against one reference "
+        "per workload, not scaling where a panel mixes families" + overview_caution(results)
+    )
     return RenderedFigure("overview", title, svg, files)
 
 

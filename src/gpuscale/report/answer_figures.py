@@ -1,0 +1,297 @@
+"""The figures that carry the report's answer, like with like: every system against the
+smallest, slowest system of its own accelerator family (the study's rule within each
+family), so E' measures scaling, never hardware generations.
+
+* :func:`overview_like`: E' against accelerators of every workload (the first screen),
+  the recommended count (``gpuscale.report.recommend``) ringed.
+* :func:`scaling`: one workload in four panels: speedup with the ideal line, E' with the
+  threshold, time against accelerator-hours (the Pareto front) and why E' falls
+  (throughput efficiency x convergence factor).
+
+Bars are the 95% interval of each result's time to train carried to S and E' (the
+reference at its point): ``S_low = T_ref / T_high``, ``E'_low = E' T / T_high``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator
+
+from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
+from gpuscale.analysis.crossing import most_submitted_family
+from gpuscale.analysis.equilibrium import pareto_mask
+from gpuscale.analysis.metrics import study_reference, with_reference
+from gpuscale.report.figures_common import point_labels
+from gpuscale.report.recommend import Recommendation, family_decomposed, recommend
+from gpuscale.report.style import (
+    OKABE_ITO,
+    REFERENCE_LINE,
+    Chart,
+    family_styles,
+    log_x,
+    plain_log,
+    set_markers,
+    styled,
+)
+from gpuscale.tables import display_name
+
+RING = {"s": 170, "facecolors": "none", "edgecolors": "#000000", "linewidths": 1.3, "zorder": 6}
+
+
+# What the like-with-like figures read (every other column is left out: each family's
+# frame is copied; the study reference's ``superlinear`` reasons do not apply here).
+COLUMNS = [
+    "org",
+    "submitter",
+    "system_id",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "time_to_train_min",
+    "time_to_train_min_ci_low",
+    "time_to_train_min_ci_high",
+]
+
+
+def per_family(table: pd.DataFrame) -> pd.DataFrame:
+    """The systems with S, E and E' each against its own family's reference (the study's
+    rule within the family), by family."""
+    return pd.concat(
+        [
+            with_reference(group, study_reference(group))
+            for _, group in table[COLUMNS].groupby("accelerator_family", sort=True)
+        ],
+        ignore_index=True,
+    )
+
+
+def _points(
+    ax: Axes,
+    like: pd.DataFrame,
+    column: str,
+    styles: dict[str, tuple[str, str]],
+    gid: str,
+    labels: dict[str, list[str]],
+) -> None:
+    """The systems (``column`` against accelerators) in their family's colour and marker,
+    95% bars, tooltips: one collection each (a scatter per family drew slower)."""
+    x = like["accelerators"].to_numpy(float)
+    y = like[column].to_numpy(float)
+    t = like["time_to_train_min"].to_numpy(float)
+    low = y * t / like["time_to_train_min_ci_high"].to_numpy(float)
+    high = y * t / like["time_to_train_min_ci_low"].to_numpy(float)
+    colours = [styles[f][0] for f in like["accelerator_family"]]
+    known = np.isfinite(low) & np.isfinite(high)
+    ax.vlines(x[known], low[known], high[known], colors=np.array(colours)[known], lw=0.8, alpha=0.7)
+    points = ax.scatter(x, y, c=colours, s=18, edgecolors="white", linewidths=0.3, zorder=4)
+    set_markers(points, [styles[f][1] for f in like["accelerator_family"]])
+    points.set_gid(gid)
+    labels[gid] = point_labels(like)
+
+
+def _legend_handles(styles: dict[str, tuple[str, str]]) -> list[Line2D]:
+    """A legend entry per family (never drawn in an axes)."""
+    return [
+        Line2D([], [], color=c, marker=m, linestyle="", markersize=4, label=f)
+        for f, (c, m) in styles.items()
+    ]
+
+
+def _ring(ax: Axes, rec: Recommendation, like: pd.DataFrame, column: str) -> None:
+    """The recommended system ringed, its count written beside it."""
+    if rec.accelerators is None:
+        return
+    row = like[
+        (like["accelerator_family"] == rec.family)
+        & (like["accelerators"] == rec.accelerators)
+        & (like["system_name"] == rec.system_name)
+        & (like["submitter"] == rec.submitter)
+    ]
+    if row.empty:
+        return
+    x, y = float(row["accelerators"].iloc[0]), float(row[column].iloc[0])
+    ax.scatter([x], [y], **RING)
+    ax.annotate(
+        f"{rec.accelerators:,}",
+        (x, y),
+        xytext=(6, 6),
+        textcoords="offset points",
+        fontweight="bold",
+    )
+
+
+def _floor(ax: Axes, rec: Recommendation, like: pd.DataFrame, colour: str) -> None:
+    """The threshold line: ``threshold x`` the recommended family's best E'."""
+    own = like.loc[like["accelerator_family"] == rec.family, "normalized_efficiency"]
+    if len(own):
+        ax.axhline(rec.threshold * float(own.max()), color=colour, lw=0.8, linestyle=":")
+
+
+NICE = np.array([0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000])
+
+
+def _log_axes(ax: Axes, x_label: str = "accelerators") -> None:
+    """Log axes with few fixed ticks (counts: powers of 4; y: 1-2-5 steps, at most 5):
+    a tick's artists are most of a figure's drawing time."""
+    log_x(ax, x_label)
+    ax.set_yscale("log")
+    plain_log(ax.yaxis)
+    low, high = ax.get_xlim()
+    xs = 4.0 ** np.arange(0, 9)
+    ax.xaxis.set_major_locator(FixedLocator(xs[(xs >= low) & (xs <= high)]))
+    low, high = ax.get_ylim()
+    ticks = NICE
+    ys = ticks[(ticks >= low) & (ticks <= high)]
+    ax.yaxis.set_major_locator(FixedLocator(ys[:: int(np.ceil(len(ys) / 5)) or 1]))
+    ax.grid(alpha=0.25, axis="y")
+
+
+@styled
+def overview_like(
+    results: Sequence[WorkloadAnalysis], recs: Sequence[Recommendation] | None = None
+) -> Chart:
+    """E' against accelerators for every workload, like with like, the recommended count
+    ringed (``recs``: each result's :func:`recommend`, where already made); one legend of
+    families under the panels."""
+    n = len(results)
+    cols = min(n, 2)
+    rows = int(np.ceil(n / cols))
+    width, height = 7.6, 2.2 * rows + 1.2
+    fig = Figure(figsize=(width, height))
+    axes = fig.subplots(rows, cols, sharex=True, squeeze=False)
+    labels: dict[str, list[str]] = {}
+    tables = [per_family(r.table) for r in results]
+    styles = family_styles({f for t in tables for f in t["accelerator_family"]})
+    recs = list(recs) if recs is not None else [recommend(r) for r in results]
+    for k, (ax, result, like) in enumerate(zip(axes.flat, results, tables, strict=False)):
+        rec = recs[k]
+        _points(ax, like, "normalized_efficiency", styles, f"points-{k}", labels)
+        ax.axhline(1.0, **REFERENCE_LINE)
+        _floor(ax, rec, like, styles.get(rec.family, ("#555555", ""))[0])
+        _ring(ax, rec, like, "normalized_efficiency")
+        _log_axes(ax, "")
+        said = f": {rec.accelerators:,} recommended" if rec.accelerators else ""
+        ax.set_title(f"{display_name(result.workload)} ({result.round}){said}")
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    for ax in axes[-1, :]:
+        ax.set_xlabel("accelerators (log scale)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("E' (log scale)")
+    handles = _legend_handles(styles)
+    handles.append(Line2D([], [], linestyle=":", color="#555555", label="0.8 x best"))
+    handles.append(
+        Line2D([], [], marker="o", mfc="none", mec="#000000", ls="", ms=7, label="recommended")
+    )
+    # 7.5 pt: on a phone the figure keeps 34rem of width, its text ~7 px (report.css)
+    fig.legend(
+        handles=handles,
+        loc="lower center",
+        ncol=min(len(handles), 4),
+        frameon=False,
+        fontsize=7.5,
+    )
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=1.05 / height, top=1 - 0.3 / height)
+    fig.subplots_adjust(hspace=0.35, wspace=0.18)
+    return Chart(fig, labels)
+
+
+@styled
+def scaling(result: WorkloadTable | WorkloadAnalysis, threshold: float | None = None) -> Chart:
+    """One workload like with like: speedup (ideal line), E' (threshold), time against
+    accelerator-hours (Pareto front) and why E' falls in the most submitted family; from
+    the first half of the analysis too (``threshold``: the E' threshold's, as
+    :func:`recommend` takes it)."""
+    own = family_decomposed(result.table, most_submitted_family(result.table))
+    rec = recommend(result, own=own, threshold=threshold)
+    like = per_family(result.table)
+    styles = family_styles(like["accelerator_family"])
+    fig = Figure(figsize=(9.0, 6.2))
+    (a, b), (c, d) = fig.subplots(2, 2)
+    labels: dict[str, list[str]] = {}
+    _points(a, like, "speedup", styles, "speedup", labels)
+    span = like.groupby("accelerator_family")["accelerators"].agg(["min", "max"])
+    for family, (n_ref, n_max) in span.iterrows():
+        xs = np.array([n_ref, n_max], float)
+        a.plot(xs, xs / n_ref, color=styles[str(family)][0], linewidth=0.8, linestyle="--")
+    _ring(a, rec, like, "speedup")
+    _log_axes(a)
+    a.set_title("Speedup against the family's smallest system")
+    ideal = Line2D([], [], **REFERENCE_LINE, label="ideal S = N / N_ref")
+    a.legend(handles=[*_legend_handles(styles), ideal], loc="upper left", frameon=False)
+    _points(b, like, "normalized_efficiency", styles, "efficiency", labels)
+    b.axhline(1.0, **REFERENCE_LINE)
+    _floor(b, rec, like, styles.get(rec.family, ("#555555", ""))[0])
+    _ring(b, rec, like, "normalized_efficiency")
+    _log_axes(b)
+    b.set_title(f"E' (dotted: {rec.threshold:g} x {rec.family}'s best)")
+    _frontier(c, result.table, styles, labels)
+    _ring_hours(c, rec)
+    _why(d, own, rec)
+    fig.suptitle(f"{display_name(result.workload)} ({result.round}), like with like")
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.09, top=0.9, hspace=0.42, wspace=0.2)
+    return Chart(fig, labels)
+
+
+def _frontier(
+    ax: Axes, table: pd.DataFrame, styles: dict[str, tuple[str, str]], labels: dict
+) -> None:
+    """Time to train against accelerator-hours, coloured by family, the Pareto front."""
+    hours, minutes = table["gpu_hours"].to_numpy(), table["time_to_train_min"].to_numpy()
+    on_front = table["pareto"] if "pareto" in table else pareto_mask(minutes, hours)
+    front = table[on_front].sort_values("gpu_hours")
+    ax.step(front["gpu_hours"], front["time_to_train_min"], where="post", color="#555555")
+    families = table["accelerator_family"]
+    sc = ax.scatter(
+        table["gpu_hours"], table["time_to_train_min"], c=[styles[f][0] for f in families], s=16
+    )
+    set_markers(sc, [styles[f][1] for f in families])
+    sc.set_gid("hours")
+    labels["hours"] = point_labels(table[COLUMNS].assign(normalized_efficiency=float("nan")))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    plain_log(ax.xaxis)
+    plain_log(ax.yaxis)
+    ax.grid(alpha=0.25, axis="y")
+    ax.set_xlabel("accelerator-hours N x T / 60 (log scale)")
+    ax.set_ylabel("time to train, min")
+    ax.set_title("Time against cost (grey: Pareto front)")
+
+
+def _ring_hours(ax: Axes, rec: Recommendation) -> None:
+    if rec.accelerators is None:
+        return
+    ax.scatter([rec.accelerators * rec.time_min / 60.0], [rec.time_min], **RING)
+
+
+def _why(ax: Axes, own: pd.DataFrame, rec: Recommendation) -> None:
+    """E' = throughput efficiency x convergence factor, the most submitted family's
+    fastest system per count against the family's own reference (``own``)."""
+    frontier = own
+    series = (
+        ("throughput_efficiency", "throughput efficiency", "o"),
+        ("convergence_factor", "convergence factor", "s"),
+        ("normalized_efficiency", "E' (their product)", "D"),
+    )
+    for k, (column, name, marker) in enumerate(series):
+        ax.plot(
+            frontier["accelerators"],
+            frontier[column],
+            marker=marker,
+            color=OKABE_ITO[k],
+            markersize=3.5,
+            linewidth=1.0,
+            label=name,
+        )
+    ax.axhline(1.0, **REFERENCE_LINE)
+    if rec.accelerators is not None:
+        ax.axvline(rec.accelerators, color="#000000", linewidth=0.7, linestyle=":")
+    _log_axes(ax)
+    ax.set_title(f"Why E' falls ({rec.family}, fastest per count)")
+    ax.legend(loc="lower left", frameon=False)

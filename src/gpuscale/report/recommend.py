@@ -1,0 +1,166 @@
+"""The report's first answer: per workload, one recommended accelerator count, like with
+like, why not more, and the range its 95% intervals allow.
+
+Within the workload's most submitted accelerator family (every system against the
+family's own reference, the study's rule within the family), the recommendation is the
+E' threshold pick of ``gpuscale.analysis.equilibrium``: the largest count whose fastest
+system keeps ``E' >= threshold x`` the family's best. Within one family
+``E'_i / E'_best = (T_best N_best) / (T_i N_i)`` (accelerator-hours), so the choice does
+not depend on the reference rule.
+
+* **Range** (95%): the counts of the family's fastest-per-count systems whose 95% interval
+  of time to train keeps (low end: at its upper bound) or could keep (high end: at its
+  lower bound) ``T_i N_i <= T_best N_best / threshold``, the best at its point.
+* **Why not more**: at the next larger count the family ran, E' (against the family's own
+  reference) = throughput efficiency x convergence factor (``gpuscale.analysis.decompose``);
+  each factor's ratio to the recommended system's, and the one further below 1 decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
+from gpuscale.analysis.crossing import most_submitted_family
+from gpuscale.analysis.decompose import decompose, table_basis
+from gpuscale.analysis.equilibrium import equilibrium
+from gpuscale.analysis.frontier import fastest_per_count
+from gpuscale.analysis.metrics import study_reference, with_reference
+from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    """One workload's recommended count within ``family`` (times in minutes)."""
+
+    round: str
+    workload: str
+    family: str
+    threshold: float
+    accelerators: int | None  # None: no count keeps the threshold (``why_none`` says)
+    submitter: str = ""
+    system_name: str = ""
+    time_min: float = float("nan")
+    count_low: int | None = None  # the 95% range of the recommended count
+    count_high: int | None = None
+    next_accelerators: int | None = None  # the next larger count the family ran
+    next_e_ratio: float = float("nan")  # E' there over the family's best
+    throughput_ratio: float = float("nan")  # throughput efficiency there / at the pick
+    convergence_ratio: float = float("nan")  # convergence factor there / at the pick
+    decides: str = ""  # "throughput", "convergence" or "" (no larger count, or unknown)
+    why_none: str = ""
+
+
+# What the decomposition of a family reads (the other columns left out: it copies).
+READ = (
+    "round",
+    "benchmark",
+    "org",
+    "submitter",
+    "system_id",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "global_batch_size",
+    "samples_to_converge",
+    "samples_to_converge_flag",
+    "convergence_unit",
+    "time_to_train_min",
+    "time_to_train_min_ci_low",
+    "time_to_train_min_ci_high",
+)
+
+
+def family_decomposed(table: pd.DataFrame, family: str) -> pd.DataFrame:
+    """``family``'s fastest system per count against the family's own reference (the
+    study's rule within it), decomposed (E' = throughput efficiency x convergence factor)
+    on the basis ``table`` was decomposed on: ``analysis.decompose.within_family``'s rows
+    of the frontier, the others never decomposed (the best E', the least
+    accelerator-hours, is on it)."""
+    group = table.loc[table["accelerator_family"] == family, [c for c in READ if c in table]]
+    if group.empty:
+        return group
+    ref = study_reference(group)
+    own = with_reference(group, ref)
+    front = fastest_per_count(own)
+    keys = set(zip(front["org"], front["system_id"], strict=True))
+    if (ref["org"], ref["system_id"]) not in keys:  # the reference, for the ratios
+        front = pd.concat([own.loc[[ref.name]], front])
+    return fastest_per_count(decompose(front, table_basis(table)))
+
+
+def recommend(
+    result: WorkloadTable | WorkloadAnalysis,
+    own: pd.DataFrame | None = None,
+    threshold: float | None = None,
+) -> Recommendation:
+    """The recommendation of one workload's analysis (see the module docstring);
+    ``own``: the most submitted family's :func:`family_decomposed`, where already made.
+    From the first half of an analysis (a :class:`WorkloadTable`, which a figure is drawn
+    from while the second half runs) the family's criteria are computed here, by the
+    analysis' own ``equilibrium`` at ``threshold`` (default: the analysis' default)."""
+    table = result.table
+    family = most_submitted_family(table)
+    if isinstance(result, WorkloadAnalysis):
+        eq = next((e for e in result.by_family if e.scope == family), None)
+        threshold = eq.threshold if eq is not None else result.equilibrium.threshold
+    else:
+        threshold = DEFAULT_EFFICIENCY_THRESHOLD if threshold is None else threshold
+        group = table[table["accelerator_family"] == family]
+        eq = equilibrium(group, threshold=threshold, scope=family) if len(group) >= 2 else None
+    base = Recommendation(result.round, result.workload, family, threshold, None)
+    pick = eq.efficiency_threshold if eq is not None else None
+    if pick is None:
+        why = (eq.unpicked if eq is not None else {}).values()
+        return replace(base, why_none="; ".join(why) or f"no {family} system")
+    frontier = own if own is not None else family_decomposed(table, family)
+    low, high = _count_range(frontier, threshold, pick.accelerators)
+    rec = replace(
+        base,
+        accelerators=pick.accelerators,
+        submitter=pick.submitter,
+        system_name=pick.system_name,
+        time_min=pick.time_to_train_min,
+        count_low=low,
+        count_high=high,
+    )
+    larger = frontier[frontier["accelerators"] > pick.accelerators]
+    if larger.empty:
+        return rec
+    at = frontier[frontier["accelerators"] == pick.accelerators].iloc[0]
+    nxt = larger.iloc[0]
+    through = float(nxt["throughput_efficiency"] / at["throughput_efficiency"])
+    conv = float(nxt["convergence_factor"] / at["convergence_factor"])
+    known = [(np.log(v), name) for v, name in ((through, "throughput"), (conv, "convergence"))]
+    known = [(v, name) for v, name in known if np.isfinite(v)]
+    decides = min(known)[1] if known and min(known)[0] < 0 else ""
+    best = float(frontier["normalized_efficiency"].max())
+    return replace(
+        rec,
+        next_accelerators=int(nxt["accelerators"]),
+        next_e_ratio=float(nxt["normalized_efficiency"]) / best,
+        throughput_ratio=through,
+        convergence_ratio=conv,
+        decides=decides,
+    )
+
+
+def _count_range(frontier: pd.DataFrame, threshold: float, picked: int) -> tuple[int, int]:
+    """(low, high): the largest counts that surely / possibly keep the threshold at the
+    95% bounds of their time to train (the pick where a bound is missing)."""
+    hours = frontier["time_to_train_min"] * frontier["accelerators"]
+    bound = float(hours.min()) / threshold  # T_best N_best / threshold
+    n = frontier["accelerators"].to_numpy(float)
+    t = frontier["time_to_train_min"].to_numpy(float)
+    t_high = frontier["time_to_train_min_ci_high"].to_numpy(float)
+    t_low = frontier["time_to_train_min_ci_low"].to_numpy(float)
+    t_high = np.where(np.isfinite(t_high), t_high, t)
+    t_low = np.where(np.isfinite(t_low), t_low, t)
+    sure = n[t_high * n <= bound]
+    maybe = n[t_low * n <= bound]
+    low = int(sure.max()) if len(sure) else int(n.min())
+    high = int(maybe.max()) if len(maybe) else picked
+    return min(low, picked), max(high, picked)

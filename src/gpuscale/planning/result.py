@@ -12,9 +12,11 @@ from gpuscale.hardware.accelerators import other_variants
 from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, workload_read_as
 from gpuscale.planning.cache import default_fits, fits_of
 from gpuscale.planning.limits import (
+    below_floor,
     far_flag,
     reach,
     refusals,
+    runnable_near,
     superlinear_flag,
     superlinear_reference,
 )
@@ -123,7 +125,17 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
     n = [float(p["accelerators"]) for p in points]
     batch = [p["global_batch"] for p in points]  # runnable: predict.runnable_batch
     # refused on the batch assumed: rounding it up to one per device makes it no likelier
-    refused = [refusals(int(p["accelerators"]), p["assumed_batch"], data) for p in points]
+    refused = [
+        refusals(
+            int(p["accelerators"]),
+            p["assumed_batch"],
+            data,
+            runnable_near(fits, workload, family, int(p["accelerators"]))
+            if below_floor(int(p["accelerators"]), p["assumed_batch"], data)
+            else (None, None),
+        )
+        for p in points
+    ]
     timed = [k for k, why in enumerate(refused) if not why]
     base = points[timed[0] if timed else 0]  # efficiency: against the smallest with a time
     flags, against = [], []

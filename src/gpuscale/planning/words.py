@@ -98,9 +98,8 @@ def _rounded(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     moved = [r for r in timed if abs(r["assumed_batch"] - r["global_batch"]) >= 0.5]
     text = (
         ", rounded at each count to one a user can run: the nearest whole per-device batch "
-        "(the global batch divides by the count), or below one sample per device a power "
-        "of two of devices per sample near the assumed one, else a whole number of samples "
-        "a step"
+        "(the global batch divides by the count), or below one sample per device the "
+        "nearest whole number of samples a step (never a choice among the count's divisors)"
     )
     if moved:
         more = f", and {counted(len(moved) - 3, 'other count')}" if len(moved) > 3 else ""

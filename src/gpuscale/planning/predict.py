@@ -41,6 +41,30 @@ from gpuscale.tables.workloads import round_key
 CLASSES = ("i", "ii_in", "ii_out", "iii")
 ANCHOR_PRIOR = 1.0  # an anchor of k systems is shrunk by k / (k + this)
 DEFAULT_INTERVALS = {"i": 0.08, "ii_in": 0.12, "ii_out": 0.18, "iii": 0.35, "widen": 0.25}
+# An interval widens by sqrt(1 + prior / e), ``e`` the (submitter, round) pairs of the
+# family's results on the workload, ``prior`` calibrated per class (``calibrate``) among
+# EVIDENCE_PRIORS; EVIDENCE_PRIOR where too few forecasts tell (the forward backtest:
+# class (i) forecasts of families with 1-2 such pairs erred 2x as far as with many).
+EVIDENCE_PRIORS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
+EVIDENCE_PRIOR = 1.0
+
+
+def evidence(family: dict[str, Any] | None) -> dict[str, int]:
+    """What the family's level on the workload rests on: its ``results``, ``submitters``,
+    ``rounds`` and (submitter, round) ``pairs`` (all 0 for a family that never ran it)."""
+    systems = family["systems"] if family else []
+    return {
+        "results": len(systems),
+        "submitters": len({s[1] for s in systems}),
+        "rounds": len({s[0] for s in systems}),
+        "pairs": len({(s[1], s[0]) for s in systems}),
+    }
+
+
+def evidence_factor(pairs: int, prior: float) -> float:
+    """``sqrt(1 + prior / pairs)``: an interval's widening for a level resting on
+    ``pairs`` (submitter, round) pairs (1 where none: class (iii), calibrated alone)."""
+    return math.sqrt(1 + prior / pairs) if pairs else 1.0
 
 
 def at_round(values: dict[str, Any], round_name: str | None, default: Any = 0.0) -> Any:
@@ -248,7 +272,15 @@ def predict_point(
     expected = rcp["e_min"] * (1 + batch / rcp["b_noise"]) if rcp else math.nan
     minutes = math.exp(log_y) * convergence(workload, batch, r) / n
     intervals = fits.get("intervals") or DEFAULT_INTERVALS
-    half = intervals[kind] * (1 + intervals["widen"] * octaves)
+    rests_on = evidence(family)
+    factor_e = evidence_factor(rests_on["pairs"], intervals.get(f"evidence_{kind}", 0.0))
+    base = intervals[kind] * factor_e
+    if kind in ("ii_in", "ii_out"):  # never narrower than at the counts the level rests on
+        base = max(
+            base,
+            intervals["i"] * evidence_factor(rests_on["pairs"], intervals.get("evidence_i", 0.0)),
+        )
+    half = base * (1 + intervals["widen"] * octaves)
     factor = convergence(workload, batch, r)
     low, high = minutes * math.exp(-half), minutes * math.exp(half)
     held = own_results(family, n) if kind == "i" else []
@@ -268,6 +300,9 @@ def predict_point(
         "count_class": kind,
         "octaves_outside": octaves,
         "half_width": half,
+        "evidence": rests_on,  # the results the family's level rests on
+        # the interval's widening for them (over the class's calibrated half-width)
+        "evidence_factor": base / intervals[kind],
         "convergence": factor,
         # log device-minutes per (reference-batch) sample: throughput per device is exp(-y)
         "log_y": log_y,

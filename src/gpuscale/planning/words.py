@@ -9,7 +9,7 @@ from typing import Any
 
 from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.linear import linear_notes
-from gpuscale.planning.spread import batch_drop_notes, cited_notes, held_notes
+from gpuscale.planning.spread import batch_drop_notes, cited_notes, evidence_notes, held_notes
 from gpuscale.planning.throughput import batch_sign, efficiency_note, per_device
 from gpuscale.quantities import counted, joined, number
 from gpuscale.tables.plan import PLAN_COLUMNS
@@ -291,6 +291,7 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     out += linear_notes(fit, family, rows)
     out += batch_drop_notes(fit, family, rows)
     out += interval_notes(fits.get("intervals") or {}, rows)
+    out += evidence_notes(fit, family, rows)
     out += held_notes(fit, family, rows)
     out += cited_notes(fit, family, rows)
     if request.interconnect:

@@ -14,8 +14,10 @@ the workload's newest), with ``x = log2 N``:
   up to 64 devices), not a straight line; a family that never ran ``w`` takes the
   typical batch;
 * ``log y = a_f + d_{f,R} + s(x) + u_f(x) + c log2(B / N) + anchor_f(N)``
-  (``gpuscale.planning.pooled``; the anchor is the newest round's mean residual of the
-  family's systems at exactly ``N``); a family that never ran ``w`` takes
+  (``gpuscale.planning.pooled``; the anchor, :func:`anchor_at`: at a count the family ran,
+  its newest round's mean residual there, interpolated in ``log2 N`` between two such
+  counts and faded beyond them, so the plan never jumps to a measured count); a family
+  that never ran ``w`` takes
   ``a_f + u_f(3) = speed_f + speed_w`` from the other workloads (``gpuscale.planning.fits``)
   and the shared shape;
 * minutes ``T = exp(log y + e_R) C(B) / N`` with ``C(B) = E(B) / E(B_ref)``,
@@ -23,8 +25,10 @@ the workload's newest), with ``x = log2 N``:
 * the class of the count: ``i`` (measured before for this family and workload), ``ii_in``
   / ``ii_out`` (not measured: inside / outside the family's measured counts), ``iii``
   (the family never ran the workload), and the 80% interval
-  ``T exp(+-q_class (1 + widen x octaves outside))`` with ``q_class`` the calibrated
-  80% quantile of the absolute log error of that class (``gpuscale.planning.calibrate``),
+  ``T exp(+-q_class g (1 + widen x octaves outside))`` with ``q_class`` the calibrated
+  80% quantile of the absolute log error of that class (``gpuscale.planning.calibrate``)
+  and ``g`` the widening for what the level rests on (:func:`evidence_factor`; between
+  and beyond the counts never narrower than at them),
   widened at a count the family ran to hold its own newest results there
   (:func:`own_results`: one system's time at a count spreads with its CPUs, software and
   submitter, and the plan's interval never excludes a result it cites).

@@ -6,7 +6,9 @@ in ``R`` whose workload was measured before; each prediction is labelled with it
 (``gpuscale.planning.predict.count_class``: the count measured before for the family,
 not measured inside or outside its counts, or the family never ran the workload).
 :func:`intervals` turns the log errors into one half-width per class: the 80% quantile of
-``|log error| / (1 + widen x octaves outside)`` (a quantile, not a standard deviation:
+``|log error| / ((1 + widen x octaves outside) x evidence factor)`` (``predict.evidence``:
+wider where the family's results are of few submitters and rounds) (a quantile, not a
+standard deviation:
 the errors have heavy tails, and the top 20% do not move it), pooled with a prior worth
 ``PRIOR_CASES`` errors so that a class with few cases is not given a narrow interval by
 chance.
@@ -22,11 +24,19 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.planning.fits import fit_all
-from gpuscale.planning.predict import CLASSES, DEFAULT_INTERVALS, plannable, predict_point
+from gpuscale.planning.predict import (
+    CLASSES,
+    DEFAULT_INTERVALS,
+    EVIDENCE_PRIOR,
+    EVIDENCE_PRIORS,
+    plannable,
+    predict_point,
+)
 from gpuscale.tables.workloads import round_key
 
 PRIOR_CASES = 5.0
 COVERAGE = 0.8
+EVIDENCE_CASES = 10  # forecasts on each side (1-2 pairs, more) to calibrate the prior
 
 
 def case_of(row: Any) -> dict[str, Any]:
@@ -70,9 +80,27 @@ def backtest(systems: pd.DataFrame, fit: Callable[[pd.DataFrame], dict[str, Any]
     return pd.DataFrame(out)
 
 
+def _evidence_prior(errors: np.ndarray, pairs: np.ndarray) -> float:
+    """The prior (of ``EVIDENCE_PRIORS``) whose widening makes the 80% quantile cover the
+    levels resting on 1-2 (submitter, round) pairs as it covers those resting on more
+    (the smallest of the closest); ``EVIDENCE_PRIOR`` where either has under
+    ``EVIDENCE_CASES`` forecasts."""
+    few = pairs <= 2
+    if min(few.sum(), (~few).sum()) < EVIDENCE_CASES:
+        return EVIDENCE_PRIOR
+
+    def gap(prior: float) -> float:
+        scaled = errors / np.sqrt(1 + prior / np.maximum(pairs, 1))
+        inside = scaled <= np.quantile(scaled, COVERAGE)
+        return abs(inside[few].mean() - inside[~few].mean())
+
+    return min(EVIDENCE_PRIORS, key=lambda prior: (round(gap(prior), 3), prior))
+
+
 def intervals(cases: pd.DataFrame, widen: float = DEFAULT_INTERVALS["widen"]) -> dict:
-    """Per class, the calibrated half-width (see the module docstring), and how many
-    cases each rests on (``cases_<class>``)."""
+    """Per class, the calibrated half-width (see the module docstring), its evidence
+    prior (``evidence_<class>``: :func:`_evidence_prior`) and how many cases each rests
+    on (``cases_<class>``)."""
     out: dict[str, float] = {"widen": widen}
     for kind in CLASSES:
         mine = cases[cases["count_class"] == kind] if len(cases) else cases
@@ -81,11 +109,16 @@ def intervals(cases: pd.DataFrame, widen: float = DEFAULT_INTERVALS["widen"]) ->
             if len(mine)
             else np.array([])
         )
-        errors = errors[np.isfinite(errors)]
+        pairs = np.array([e["pairs"] for e in mine["evidence"]] if len(mine) else [], float)
+        keep = np.isfinite(errors)
+        errors, pairs = errors[keep], pairs[keep]
+        prior_e = _evidence_prior(errors, pairs) if kind != "iii" else 0.0
+        errors = errors / np.sqrt(1 + prior_e / np.maximum(pairs, 1)) if len(errors) else errors
         k = len(errors)
         prior = DEFAULT_INTERVALS[kind]
         found = float(np.quantile(errors, COVERAGE)) if k else prior
         out[kind] = math.sqrt((k * found**2 + PRIOR_CASES * prior**2) / (k + PRIOR_CASES))
+        out[f"evidence_{kind}"] = prior_e
         out[f"cases_{kind}"] = k
     return out
 

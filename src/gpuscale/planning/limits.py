@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from gpuscale.planning.predict import predict_point
+from gpuscale.planning.predict import FLOAT_SLACK, log2_batch, predict_point
 from gpuscale.plausibility import SUPERLINEAR_EFFICIENCY
 from gpuscale.quantities import number
 
@@ -66,21 +66,67 @@ def octaves_beyond(n: int, data: Reach) -> float:
     return math.log2(n / data.largest)
 
 
-def refusals(n: int, global_batch: float, data: Reach) -> list[str]:
+def below_floor(n: int, global_batch: float, data: Reach) -> bool:
+    """Whether ``global_batch`` on ``n`` is under the fewest samples per device any system
+    of the workload ran (within float rounding: :data:`predict.FLOAT_SLACK`)."""
+    return global_batch / n < min(1.0, data.per_device_batch) * (1 - FLOAT_SLACK)
+
+
+def runnable_near(
+    fits: dict[str, Any], workload: str, family: str, n: int
+) -> tuple[int | None, int | None]:
+    """(the largest count below ``n``, the smallest above it) where the batch assumed is
+    runnable (not :func:`below_floor`), within the counts the plan gives a time at (from
+    the smallest any system ran to :data:`REFUSE_OCTAVES` beyond the largest); None where
+    there is none."""
+    fit = fits["workloads"][workload]
+    data, own = reach(fit), fit["families"].get(family)
+
+    def ok(m: int) -> bool:  # the plan's batch assumed (``predict_point``), alone: fast
+        assumed = 2.0 ** log2_batch(fit, own, math.log2(m))
+        return not below_floor(m, assumed, data)
+
+    def first(start: int, stop: int, step: int) -> int | None:
+        """The first ``ok`` count from ``start`` towards ``stop``, on a grid of 1/64
+        octave first, then count by count within the grid step that has it."""
+        grid, k = [start], 1
+        while (grid[-1] - stop) * step < 0:
+            nxt = round(start * 2 ** (step * k / 64))
+            grid.append(min(nxt, stop) if step > 0 else max(nxt, stop))
+            k += 1
+        previous = start - step
+        for g in grid:
+            if ok(g):
+                return next(m for m in range(previous + step, g + step, step) if ok(m))
+            previous = g
+        return None
+
+    top = math.floor(data.largest * 2**REFUSE_OCTAVES)
+    below = first(n - 1, data.smallest, -1) if n - 1 >= data.smallest else None
+    above = first(n + 1, top, 1) if n + 1 <= top else None
+    return below, above
+
+
+def refusals(
+    n: int, global_batch: float, data: Reach, near: tuple[int | None, int | None] = (None, None)
+) -> list[str]:
     """Why no time is given at ``n`` accelerators with ``global_batch`` samples a step
-    (each reason starts with :data:`NO_TIME`); empty when a time is given."""
+    (each reason starts with :data:`NO_TIME`); empty when a time is given. ``near``:
+    :func:`runnable_near` of ``n``, said where the batch is the reason (the same for
+    every count of one refused stretch, so rows still group by reason)."""
     out = []
     if n < data.smallest:
         out.append(
             f"{NO_TIME}no system of any family ran {data.workload} on fewer than "
             f"{data.smallest:,} accelerators, so the model may not fit in fewer"
         )
-    floor = min(1.0, data.per_device_batch)
-    if global_batch / n < floor:
+    if below_floor(n, global_batch, data):
+        sides = [f"{m:,} {side}" for m, side in zip(near, ("below", "above"), strict=True) if m]
+        where = f" (the batch assumed is runnable at {' and '.join(sides)})" if sides else ""
         out.append(
             f"{NO_TIME}less than one sample per accelerator, and no system of "
             f"{data.workload} ran fewer than {number(data.per_device_batch)} samples per "
-            "accelerator"
+            f"accelerator{where}"
         )
     if octaves_beyond(n, data) > REFUSE_OCTAVES:
         out.append(

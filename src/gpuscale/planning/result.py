@@ -12,14 +12,16 @@ from gpuscale.hardware.accelerators import other_variants
 from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, workload_read_as
 from gpuscale.planning.cache import default_fits, fits_of
 from gpuscale.planning.limits import (
+    below_floor,
     far_flag,
     reach,
     refusals,
+    runnable_near,
     superlinear_flag,
     superlinear_reference,
 )
 from gpuscale.planning.linear import UNSUPPORTED, cell, judged
-from gpuscale.planning.predict import plannable, predict_point
+from gpuscale.planning.predict import evidence, plannable, predict_point
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion, measures
@@ -123,7 +125,17 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
     n = [float(p["accelerators"]) for p in points]
     batch = [p["global_batch"] for p in points]  # runnable: predict.runnable_batch
     # refused on the batch assumed: rounding it up to one per device makes it no likelier
-    refused = [refusals(int(p["accelerators"]), p["assumed_batch"], data) for p in points]
+    refused = [
+        refusals(
+            int(p["accelerators"]),
+            p["assumed_batch"],
+            data,
+            runnable_near(fits, workload, family, int(p["accelerators"]))
+            if below_floor(int(p["accelerators"]), p["assumed_batch"], data)
+            else (None, None),
+        )
+        for p in points
+    ]
     timed = [k for k, why in enumerate(refused) if not why]
     base = points[timed[0] if timed else 0]  # efficiency: against the smallest with a time
     flags, against = [], []
@@ -249,6 +261,8 @@ def plan_result(
         "intervals": fits.get("intervals", {}),
         "classes": [r["count_class"] for r in rows],
         "borrowed": own is None,
+        # what the family's level rests on: results, submitters, rounds, (submitter, round)
+        "evidence": evidence(own),
         # the name asked, and the other parts of the results it could mean (``A100``:
         # read as A100-SXM4-80GB, also A100-PCIe-80GB and A100-SXM4-40GB; a user walk)
         "accelerator_asked": request.accelerator,

@@ -268,3 +268,22 @@ def cited_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) ->
             f"{fit['workload']}, so they show what ran there, not its level.",
         )
     return out
+
+
+def evidence_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> list[str]:
+    """Where the family's level rests on one or two (submitter, round) pairs: what it rests
+    on and how much wider its intervals are for it (``predict.evidence``)."""
+    timed = [r for r in rows if math.isfinite(r["time_to_train_min"]) and "evidence" in r]
+    if not timed or not 0 < timed[0]["evidence"]["pairs"] <= 2:
+        return []
+    e = timed[0]["evidence"]
+    wide = max(r["evidence_factor"] for r in timed)
+    stack = ", one submitter's software stack, not a consensus" if e["submitters"] == 1 else ""
+    return [
+        f"The plan rests on {counted(e['results'], 'result')} of {fit['workload']} by "
+        f"{counted(e['submitters'], 'submitter')} in {counted(e['rounds'], 'round')} for "
+        f"{family}{stack}: its intervals are up to x{wide:.2f} as wide (in log) as the "
+        "factors above, which hold where many submitters and rounds agree (forecasts of "
+        "levels resting on so few erred further, in the rounds the intervals are calibrated "
+        "on)."
+    ]

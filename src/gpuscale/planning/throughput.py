@@ -69,8 +69,7 @@ def factors(family: str, a: dict[str, Any], b: dict[str, Any], batch_detail: str
     ``x0.347 from the shape of scaling shared by the families, x0.758 from the per-device
     batch (96 -> 6) ...``; ``batch_detail`` is said after the per-device batch's
     counts."""
-    low, high = int(a["accelerators"]), int(b["accelerators"])
-    anchored = [n for n, r in ((low, a), (high, b)) if r["log_anchor"]]
+    anchored = sorted({int(c) for r in (a, b) for c in r.get("anchor_counts", [])})
     words = {
         "batch": (
             f"the per-device batch ({per_device(a['batch_per_accelerator'])} -> "
@@ -153,10 +152,11 @@ def _rise_reason(fit: dict[str, Any], family: str, a: dict, b: dict) -> str:
     own = fit["families"].get(family)
     ran = sorted(int(c) for c in own["counts"]) if own else []
     if part == "anchor":
-        at = [n for n in (low, high) if n in ran]
+        at = sorted({int(c) for r in (a, b) for c in r.get("anchor_counts", [])})
         return (
             f"{family}'s newest results at {_counts(at)} sit off the model's line (a count "
-            "the family ran keeps k/(k+1) of its k newest results' distance from it)"
+            "the family ran keeps k/(k+1) of its k newest results' distance from it, a count "
+            "between two it ran the distance interpolated in log2 N)"
         )
     if part == "own":
         inside = [c for c in ran if low <= c <= high]

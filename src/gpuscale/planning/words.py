@@ -9,7 +9,7 @@ from typing import Any
 
 from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.linear import linear_notes
-from gpuscale.planning.spread import batch_drop_notes, cited_notes, held_notes
+from gpuscale.planning.spread import batch_drop_notes, cited_notes, evidence_notes, held_notes
 from gpuscale.planning.throughput import batch_sign, efficiency_note, per_device
 from gpuscale.quantities import counted, joined, number
 from gpuscale.tables.plan import PLAN_COLUMNS
@@ -98,9 +98,8 @@ def _rounded(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     moved = [r for r in timed if abs(r["assumed_batch"] - r["global_batch"]) >= 0.5]
     text = (
         ", rounded at each count to one a user can run: the nearest whole per-device batch "
-        "(the global batch divides by the count), or below one sample per device a power "
-        "of two of devices per sample near the assumed one, else a whole number of samples "
-        "a step"
+        "(the global batch divides by the count), or below one sample per device the "
+        "nearest whole number of samples a step (never a choice among the count's divisors)"
     )
     if moved:
         more = f", and {counted(len(moved) - 3, 'other count')}" if len(moved) > 3 else ""
@@ -292,6 +291,7 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     out += linear_notes(fit, family, rows)
     out += batch_drop_notes(fit, family, rows)
     out += interval_notes(fits.get("intervals") or {}, rows)
+    out += evidence_notes(fit, family, rows)
     out += held_notes(fit, family, rows)
     out += cited_notes(fit, family, rows)
     if request.interconnect:

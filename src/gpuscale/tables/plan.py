@@ -17,9 +17,9 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
 * ``global_batch``: the global batch the prediction assumes (the family's own at a count
   it ran, else the workload's typical batch times the family's ratio to it), rounded to
   one a user can run: ``accelerators`` times a whole per-device batch, or, for a workload
-  whose submissions ran below one sample per device, ``accelerators / k`` with ``k`` a
-  power of two of devices per sample near the assumed one, else the nearest whole number
-  of samples a step (model or tensor parallel);
+  whose submissions ran below one sample per device, ``accelerators / k`` rounded to whole
+  samples a step, ``k`` the power of two of devices per sample nearest the assumed one
+  (model or tensor parallel; never chosen by the count's divisors);
   ``batch_per_accelerator``: ``global_batch / accelerators`` (a whole number, or ``1 / k``:
   not a per-device batch but ``k`` devices per sample, ``k`` not always whole); both, and
   ``expected_samples`` and ``convergence_factor``, NA where the row has no time;

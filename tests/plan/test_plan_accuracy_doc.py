@@ -1,0 +1,44 @@
+"""``docs/plan.md`` quotes ``benchmarks/results/plan_accuracy.json`` (issue 58): the
+accuracy table in the docs is the one the benchmark wrote, never prose numbers."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "benchmarks" / "results" / "plan_accuracy.json"
+BEGIN, END = "<!-- plan_accuracy.json: begin -->\n", "<!-- plan_accuracy.json: end -->"
+
+
+def _benchmark():
+    spec = importlib.util.spec_from_file_location(
+        "plan_accuracy", ROOT / "benchmarks/plan_accuracy.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_docs_table_is_the_files() -> None:
+    results = json.loads(RESULTS.read_text())
+    doc = (ROOT / "docs" / "plan.md").read_text()
+    quoted = doc.split(BEGIN)[1].split(END)[0]
+    assert quoted == _benchmark().markdown(results)
+
+
+def test_the_file_scores_every_class_against_the_baselines() -> None:
+    results = json.loads(RESULTS.read_text())
+    classes = results["classes"]
+    assert set(classes) >= {"i", "ii_in", "ii_out", "iii", "none", "new workload"}
+    measured = classes["i"]
+    # at a measured count the plan is no worse than the newest measurement there
+    assert measured["plan"]["median_error_pct"] <= measured["lookup"]["median_error_pct"]
+    for key in ("ii_in", "ii_out"):  # where nothing was measured, the model adds value
+        row = classes[key]
+        assert row["plan"]["median_error_pct"] <= 0.7 * row["lookup"]["median_error_pct"]
+        assert row["plan"]["median_error_pct"] <= row["linear"]["median_error_pct"]
+    for key in ("i", "ii_in", "ii_out"):
+        assert 75 <= classes[key]["coverage_pct"] <= 85
+    assert all(isinstance(g["met"], bool) for g in results["goals"].values())

@@ -283,7 +283,8 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None
     # the columns asked, checked before any note is said (a typo's error came after one)
     columns = columns_of(columns_asked, list(view.shown), list(view.frame.columns))
     if columns_asked is None and fmt is not Format.table:
-        columns = list(view.frame.columns)  # CSV and JSON are lossless: every column
+        # CSV and JSON are lossless: the terminal's columns first, then every other one
+        columns += [c for c in view.frame.columns if c not in columns]
     for line in view.notes:
         note(line)
     if view.empty:

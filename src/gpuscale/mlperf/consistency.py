@@ -120,6 +120,13 @@ def odd_logs_reported(
     return flags
 
 
+def log_flags(scores: Any, contradicted: dict[tuple[str, str, str], str]) -> list[str]:
+    """Each score row's ``log_flag``: why its logs contradict their folder
+    (:func:`odd_logs_reported`'s reasons), "" where they agree."""
+    keys = zip(scores["org"], scores["system_id"], scores["benchmark"], strict=True)
+    return [contradicted.get(key, "") for key in keys]
+
+
 def _minority(
     runs: list[dict[str, Any]], name: str, what: str, found: dict[int, list[str]]
 ) -> None:

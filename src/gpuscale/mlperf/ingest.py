@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from gpuscale.mlperf.benchmarks import workload_in_round
-from gpuscale.mlperf.consistency import FolderNames, odd_logs_reported
+from gpuscale.mlperf.consistency import FolderNames, log_flags, odd_logs_reported
 from gpuscale.mlperf.duplicates import case_duplicates, combine, same_runs_problems
 from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path, wanted
 from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
@@ -374,13 +374,11 @@ def _tables(col: _Collector) -> RoundTables:
         r["kept"] = kept
     col.problems.extend(scored.problems)
     runs_frame = frame_of(RUNS_SCHEMA, runs)
-    systems = frame_of(SYSTEMS_SCHEMA, col.systems)
     scores = mark_copies(scored.scores, runs_frame)  # one result under two names: once
-    keys = zip(scores["org"], scores["system_id"], scores["benchmark"], strict=True)
-    scores["log_flag"] = [contradicted.get(key, "") for key in keys]
+    scores["log_flag"] = log_flags(scores, contradicted)
     col.problems.extend(same_runs_problems(scores))
     return RoundTables(
-        systems=systems,
+        systems=frame_of(SYSTEMS_SCHEMA, col.systems),
         runs=runs_frame,
         scores=scores,
         problems=frame_of(PROBLEMS_SCHEMA, col.problems),

@@ -11,13 +11,13 @@ valid names and the closest one.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from gpuscale.quantities import joined, noun_for
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
 from gpuscale.tables.requests import FieldError, clipped, given_twice
+from gpuscale.tables.spelling import did_you_mean, in_full
 
 # Names the study and people use that are no prefix of a workload's own names.
 _ALIASES: dict[str, str] = {
@@ -65,19 +65,6 @@ def _labels(workload: str, folders: Iterable[str]) -> set[str]:
     labels |= {old for old, new in RENAMED.items() if new == workload}
     labels |= {alias for alias, target in _ALIASES.items() if target == workload}
     return {_key(label) for label in labels}
-
-
-def did_you_mean(name: str, valid: Iterable[str]) -> str:
-    """`` (did you mean 'mlp-0.2m'?)`` for the closest of ``valid`` (difflib's ratio at
-    least 0.5), whatever the case of either (``ALL_REDUC`` got no hint: a user walk),
-    else the one of ``valid`` holding ``name`` (3 characters up: ``resnet``), else ""."""
-    by_lower = {str(v).lower(): str(v) for v in valid}
-    close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.5)
-    if not close:  # a part of one name (`resnet` of torchvision:resnet50): that one
-        key = str(name).lower().strip()
-        holding = [v for v in by_lower if len(key) >= 3 and key in v]
-        close = holding if len(holding) == 1 else []
-    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
 
 
 def _fail(what: str, name: str, valid: list[str]) -> UnknownNameError:
@@ -174,14 +161,20 @@ def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownN
 
 
 def resolve_choice(value: str, valid: Iterable[str], what: str) -> str:
-    """The one entry of ``valid`` that ``value`` names (case and punctuation ignored,
-    unambiguous prefixes allowed); :class:`UnknownNameError` otherwise."""
+    """The one entry of ``valid`` that ``value`` names (case and punctuation ignored);
+    :class:`UnknownNameError` otherwise, an abbreviation too (``-f j``, ``--division clo``:
+    refused, the names it begins said; a benchmark's prefix is read, and said, by
+    :func:`resolve_workloads`)."""
     choices = sorted(set(valid))
     key = _key(value)
-    exact = [c for c in choices if _key(c) == key]
-    found = exact or [c for c in choices if key and _key(c).startswith(key)]
+    found = [c for c in choices if _key(c) == key]
     if len(found) == 1:
         return found[0]
+    begun = [c for c in choices if key and _key(c).startswith(key)]
+    if begun and not found:  # refused, said: what a prefix means changes as choices come
+        short = in_full(begun)
+        said = f"unknown {what} {clipped(value)!r}{short}"
+        raise UnknownNameError(said, typed=value, why=f"unknown {what}{short}")
     if len(found) > 1:
         why = f"ambiguous {what}: {', '.join(found)}"
         raise UnknownNameError(

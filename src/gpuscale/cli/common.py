@@ -84,6 +84,13 @@ FormatOption = Annotated[
         help="table (the terminal), csv or json: data only on stdout, notes on stderr.",
     ),
 ]
+# What `analyze` and `plan` print past their answer (every finding, caveat and method note)
+Explain = Annotated[
+    bool,
+    typer.Option(
+        "--explain", help="Everything behind the answer: each finding, caveat and method note."
+    ),
+]
 Families = Annotated[
     list[str] | None,
     typer.Option("--family", metavar="<str>", help=help_of(AnalysisOptions, "families")),

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import os
+import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
@@ -272,7 +273,9 @@ def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[
         return resolve_columns(asked, default, valid)
 
 
-def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None:
+def show(
+    view: TableView, fmt: Format, columns_asked: str | None = None, *, wrap: bool = False
+) -> None:
     """A library's :class:`~gpuscale.tables.views.TableView`: its notes on stderr, then
     the table (``--columns`` where asked, else its own; CSV and JSON: every column), its
     sentences under a terminal's; an empty view says why (CSV and JSON: an empty document).
@@ -301,10 +304,14 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None
             formats=view.formats,
         )
     if fmt is Format.table:
-        say(view.said)
+        say(view.said, wrap=wrap)
 
 
-def say(lines, *, stderr: bool = False) -> None:  # type: ignore[no-untyped-def]
-    """Sentences on stdout (or stderr), each as plain text (names in it are never markup)."""
+def say(lines, *, stderr: bool = False, wrap: bool = False) -> None:  # type: ignore[no-untyped-def]
+    """Sentences on stdout (or stderr), each as plain text (names in it are never markup);
+    ``wrap``: each folded at stdout's width, its later lines indented (a short answer's
+    lines, none wider than the terminal), else whole (a log keeps each sentence)."""
     for line in lines:
+        if wrap and line:
+            line = textwrap.fill(line, out.width, subsequent_indent="  ", break_long_words=False)
         (err if stderr else out).print(line, markup=False, highlight=False)

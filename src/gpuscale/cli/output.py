@@ -131,6 +131,7 @@ def print_frame(
     formats: dict[str, str] | None = None,
     drop_order: Sequence[str] | None = None,
     every: str = "",
+    rest: str = "",
 ) -> None:
     """Print a DataFrame as a rich table, CSV or a JSON list of records. ``formats``:
     a format spec per column for the terminal table (``{"busbw (GB/s)": ".2f"}``, as
@@ -139,7 +140,8 @@ def print_frame(
     A table wider than the terminal drops its lowest-priority columns first
     (``drop_order``, the caller's priorities) and says which, so it stays a table; a
     table that cannot fit even then is printed as records. ``every``: how to get the
-    columns the caller left out of ``frame`` (said with the dropped ones)."""
+    columns the caller left out of ``frame`` (said with the dropped ones); ``rest``: where
+    a short answer's dropped columns are, said in place of ``--columns`` and ``-f csv``."""
     if fmt is Format.csv:
         _write(console, frame.to_csv(index=False))
         return
@@ -151,7 +153,7 @@ def print_frame(
     numeric = [is_numeric_dtype(frame[c]) for c in frame.columns]
     values = [list(row) for row in frame.itertuples(index=False)]
     columns = [str(c) for c in frame.columns]
-    _print_cells(console, columns, numeric, values, title, formats, drop_order, every)
+    _print_cells(console, columns, numeric, values, title, formats, drop_order, every, rest)
 
 
 def print_records(
@@ -162,6 +164,7 @@ def print_records(
     title: str = "",
     formats: dict[str, str] | None = None,
     drop_order: Sequence[str] | None = None,
+    rest: str = "",
 ) -> None:
     """:func:`print_frame` for plain records (dicts with the same keys, in column order),
     without pandas: CSV (NaN and None empty, as pandas writes them), JSON records, or the
@@ -187,7 +190,7 @@ def print_records(
         for c in columns
     ]
     values = [[r[c] for c in columns] for r in records]
-    _print_cells(console, columns, numeric, values, title, formats, drop_order)
+    _print_cells(console, columns, numeric, values, title, formats, drop_order, rest=rest)
 
 
 def _print_cells(
@@ -199,6 +202,7 @@ def _print_cells(
     formats: dict[str, str] | None,
     drop_order: Sequence[str] | None,
     every: str = "",
+    rest: str = "",
 ) -> None:
     """The terminal table of :func:`print_frame` and :func:`print_records`."""
     headers = [c.replace("_", " ") for c in columns]  # wraps at the spaces
@@ -215,9 +219,12 @@ def _print_cells(
         _print_table(console, title, shown_headers, shown_rows, [numeric[i] for i in keep], widths)
     if dropped:
         names = ", ".join(c.replace("_", " ") for c in dropped)
+        how = rest or (
+            f"--columns to choose, -f csv prints these {len(columns)} columns"
+            f"{'; ' + every if every else ''}"
+        )
         console.print(
-            f"(not shown, for width: {names}; --columns to choose, -f csv prints these "
-            f"{len(columns)} columns{'; ' + every if every else ''})",
+            f"(not shown, for width: {names}; {how})",
             markup=False,
             highlight=False,
             style="dim",
@@ -273,13 +280,13 @@ def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[
         return resolve_columns(asked, default, valid)
 
 
-def show(
-    view: TableView, fmt: Format, columns_asked: str | None = None, *, wrap: bool = False
-) -> None:
+def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest: str = "") -> None:
     """A library's :class:`~gpuscale.tables.views.TableView`: its notes on stderr, then
     the table (``--columns`` where asked, else its own; CSV and JSON: every column), its
     sentences under a terminal's; an empty view says why (CSV and JSON: an empty document).
-    JSON of a view with a ``document``: that document alone."""
+    JSON of a view with a ``document``: that document alone. ``rest``: the view is a short
+    answer (its title and lines folded at the terminal's width) and this says where the
+    rest is (``--explain``)."""
     if fmt is Format.json and view.document is not None:
         print_json(out, view.document)
         return
@@ -298,13 +305,14 @@ def show(
             out,
             view.frame[columns],
             fmt,
-            title=view.title,
+            title=textwrap.fill(view.title, out.width) if rest else view.title,
             drop_order=[] if columns_asked else view.drop_order,
             every=view.every,
             formats=view.formats,
+            rest=rest,
         )
     if fmt is Format.table:
-        say(view.said, wrap=wrap)
+        say(view.said, wrap=bool(rest))
 
 
 def say(lines, *, stderr: bool = False, wrap: bool = False) -> None:  # type: ignore[no-untyped-def]

@@ -31,10 +31,11 @@ def plan(
         print_json(out, plan_document(result))
         return
     if fmt is Format.table and not explain:  # the answer: a short row per count
-        from gpuscale.planning.terminal import plan_answer
+        from gpuscale.planning.terminal import PLAN_DROP_ORDER, plan_answer
 
         records, said, title = plan_answer(result)
-        print_records(out, records, fmt, title=title)
+        rest = "--explain or -f csv"
+        print_records(out, records, fmt, title=title, drop_order=PLAN_DROP_ORDER, rest=rest)
         say(said, wrap=True)
         say(result.read_as, stderr=True, wrap=True)  # how the names typed were read
         return

@@ -132,16 +132,9 @@ def analyze(
                 note(unused)
             return
     # lazy: pandas (the analysis stack), not needed for --help
+    from gpuscale.analysis import terminal as views
     from gpuscale.analysis.analyze import analyze_asked
     from gpuscale.analysis.document import analyze_document, as_json  # lazy: as above
-    from gpuscale.analysis.terminal import (
-        EXPLAIN_ANALYZE,
-        answer_view,
-        every_result_view,
-        study_counts,
-        study_lines,
-        workload_view,
-    )
 
     tables = load_tables(selection, study=True)
     workloads, _ = workloads_of(tables, selection.benchmark)
@@ -154,16 +147,16 @@ def analyze(
     if fmt is Format.json:
         print_json(out, analyze_document(as_json(results, request, tables.scores), bench_doc))
     elif fmt is Format.csv:
-        show(every_result_view(results), fmt, columns_asked)
+        show(views.every_result_view(results), fmt, columns_asked)
     elif explain or decompose_columns or columns_asked:  # every system's row, every finding
         for result in results:
-            view = workload_view(result, request, decompose=decompose_columns)
+            view = views.workload_view(result, request, decompose=decompose_columns)
             show(view, Format.table, columns_asked)
-        say(study_lines(results, request, tables.scores))
+        say(views.study_lines(results, request, tables.scores))
     else:  # the answer: the count each criterion picks, per workload
         for result in results:
-            show(answer_view(result, request), Format.table, wrap=True)
-        say([*study_counts(results, request), EXPLAIN_ANALYZE], wrap=True)
+            show(views.answer_view(result, request), Format.table, rest="--explain or -f csv")
+        say([*views.study_counts(results, request), views.EXPLAIN_ANALYZE], wrap=True)
 
 
 def _analyze_bench(

@@ -17,6 +17,8 @@ COUNT_WORDS = {
 }
 # Columns shown only where a row has a value (a price, a power, a criterion)
 WHERE_GIVEN = ("cost", "energy kWh", "stops paying")
+# What a narrow terminal drops first (--explain and -f csv keep every column)
+PLAN_DROP_ORDER = ("stops paying", "nodes", "global batch", "energy kWh", "accelerator hours")
 
 
 def _interval(row: dict[str, Any]) -> str:

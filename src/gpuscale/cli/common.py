@@ -104,7 +104,8 @@ def require_torch(what: str) -> None:
     except (ImportError, ValueError):
         found = False
     if not found:
-        fail(f"{what} needs PyTorch: pip install 'gpuscale[bench]'")
+        cpu = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+        fail(f"{what} needs PyTorch: pip install 'gpuscale[bench]' (without a GPU, first {cpu})")
 
 
 def _progress_reader():

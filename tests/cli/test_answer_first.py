@@ -19,9 +19,9 @@ BERT = ["analyze", "--round", "v4.1", "-b", "bert"]
 PLAN = ["plan", "-w", "llama2_70b_lora", "-a", "H100-SXM5-80GB", "-n", "16,64,256"]
 
 
-def _run(args: list[str]) -> str:
-    """stdout and stderr of the command on a terminal ``WIDTH`` columns wide."""
-    result = CliRunner().invoke(app, args, env={"COLUMNS": str(WIDTH)})
+def _run(args: list[str], width: int = WIDTH) -> str:
+    """stdout and stderr of the command on a terminal ``width`` columns wide."""
+    result = CliRunner().invoke(app, args, env={"COLUMNS": str(width)})
     assert result.exit_code == 0, result.output
     return result.output
 
@@ -43,10 +43,15 @@ def test_the_answer_keeps_its_word_budget(args: list[str], workloads: int, budge
         assert text.count("the accelerators each criterion picks") == workloads
 
 
+@pytest.mark.parametrize("width", [WIDTH, 80, 60])
 @pytest.mark.parametrize("args", [BERT, PLAN], ids=["analyze", "plan"])
-def test_no_line_is_wider_than_the_terminal(args: list[str]) -> None:
-    wide = [line for line in _run(args).splitlines() if len(line) > WIDTH]
-    assert wide == []
+def test_no_line_is_wider_than_the_terminal(args: list[str], width: int) -> None:
+    """Narrower than 100 columns the answer drops its least needed columns first, and
+    says that --explain or -f csv has them (not --columns: that is the full table's)."""
+    text = _run(args, width)
+    assert [line for line in text.splitlines() if len(line) > width] == []
+    if width < WIDTH:
+        assert "--explain or -f csv)" in text and "--columns" not in text
 
 
 def test_analyze_explain_says_what_the_answer_leaves_out() -> None:

@@ -204,7 +204,9 @@ def _print_cells(
     every: str = "",
     rest: str = "",
 ) -> None:
-    """The terminal table of :func:`print_frame` and :func:`print_records`."""
+    """The terminal table of :func:`print_frame` and :func:`print_records` (a short
+    answer's, ``rest`` given: its title and dropped columns folded at the width)."""
+    title = textwrap.fill(title, console.width) if rest else title
     headers = [c.replace("_", " ") for c in columns]  # wraps at the spaces
     specs = [(formats or {}).get(c) for c in columns]
     rows = [[cell_text(v, spec) for v, spec in zip(row, specs, strict=True)] for row in values]
@@ -228,6 +230,7 @@ def _print_cells(
             markup=False,
             highlight=False,
             style="dim",
+            soft_wrap=not rest,
         )
 
 
@@ -285,8 +288,7 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest
     the table (``--columns`` where asked, else its own; CSV and JSON: every column), its
     sentences under a terminal's; an empty view says why (CSV and JSON: an empty document).
     JSON of a view with a ``document``: that document alone. ``rest``: the view is a short
-    answer (its title and lines folded at the terminal's width) and this says where the
-    rest is (``--explain``)."""
+    answer (its lines folded at the terminal's width) and this says where the rest is."""
     if fmt is Format.json and view.document is not None:
         print_json(out, view.document)
         return
@@ -305,7 +307,7 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest
             out,
             view.frame[columns],
             fmt,
-            title=textwrap.fill(view.title, out.width) if rest else view.title,
+            title=view.title,
             drop_order=[] if columns_asked else view.drop_order,
             every=view.every,
             formats=view.formats,

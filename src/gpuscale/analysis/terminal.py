@@ -109,7 +109,8 @@ def every_result_view(results: list[WorkloadAnalysis]) -> TableView:
 
 
 def _interval(table: pd.DataFrame, row: pd.Series) -> str:
-    """The picked system's 95% interval of its time to train, minutes (``5.31-5.48``)."""
+    """The picked system's 95% interval of its time to train, minutes, 3 significant
+    digits (``5.12-5.74``: 4 made the column too wide for 100 columns)."""
     same = table[
         (table["submitter"] == row["submitter"])
         & (table["system_name"] == row["system_name"])
@@ -130,10 +131,10 @@ def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView
     rows = []
     for _, row in picks.iterrows():
         picked = not pd.isna(row["accelerators"])
-        mark = ""
-        if row["note"]:
-            notes.append(row["note"]) if row["note"] not in notes else None
-            mark = f"[{notes.index(row['note']) + 1}]"
+        note = row["note"]  # a caution, numbered once however many picks carry it
+        if note and note not in notes:
+            notes.append(note)
+        mark = f"[{notes.index(note) + 1}]" if note else ""
         first = not rows or rows[-1]["scope"] != row["scope"]
         rows.append(
             {
@@ -165,12 +166,12 @@ VERDICT_WORDS = {"agrees": "agree", "disagrees": "disagree"}  # a count of findi
 
 def study_counts(results: list[WorkloadAnalysis], options: AnalysisOptions) -> list[str]:
     """One line per workload the study speaks of: how many of its findings the data
-    agrees with (``the study's 4 findings on bert: 2 agree, 2 partly``)."""
+    agrees with (``The study's 4 findings on BERT: 2 agree, 2 partly``)."""
     by_workload: dict[str, list[str]] = {}
     for statement in study_statements(results, options):
         by_workload.setdefault(statement.workload, []).append(statement.verdict)
     return [
-        f"The study's {len(verdicts)} findings on {workload}: "
+        f"The study's {len(verdicts)} findings on {display_name(workload)}: "
         + ", ".join(
             f"{verdicts.count(v)} {VERDICT_WORDS.get(v, v)}" for v in dict.fromkeys(verdicts)
         )

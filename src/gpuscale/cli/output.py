@@ -230,7 +230,7 @@ def _print_cells(
             markup=False,
             highlight=False,
             style="dim",
-            soft_wrap=not rest,
+            soft_wrap=False if rest else None,  # a short answer's folded; else the console's
         )
 
 

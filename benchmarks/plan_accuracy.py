@@ -52,6 +52,7 @@ from gpuscale.planning.workload import fit_workload
 from gpuscale.tables.workloads import round_key
 
 ROOT = Path(__file__).resolve().parents[1]
+RESULT = ROOT / "benchmarks" / "results" / "plan_accuracy.json"  # the forward part's figures
 CLASSES = {
     "i": "(i) count measured before",
     "ii_in": "(ii) not measured, inside",
@@ -270,8 +271,9 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "NOT met"
 
 
-def goals(cases: pd.DataFrame, table: pd.DataFrame) -> None:
-    """The issue's goals on the forward-in-time cases, each met or not."""
+def goals(cases: pd.DataFrame, table: pd.DataFrame) -> dict:
+    """The issue's goals on the forward-in-time cases, each met or not, printed; returned
+    as the figures the README and docs/plan.md quote (``RESULT``'s ``forward``)."""
     rows = table.set_index("count class")
     two = cases[cases["count_class"].isin(["ii_in", "ii_out"])]
     plan_ii, lookup_ii = _errors(two, "plan").median(), _errors(two, "lookup").median()
@@ -315,6 +317,29 @@ def goals(cases: pd.DataFrame, table: pd.DataFrame) -> None:
         f"{_errors(three, 'plan').median():.1f}%, coverage {covered:.0f}% (covered per "
         f"round: {by_round})"
     )
+    columns = {  # the table's columns by the names the file gives them
+        "plan median %": "plan_median",
+        "plan within 10%": "plan_within_10",
+        "lookup median %": "lookup_median",
+        "lookup within 10%": "lookup_within_10",
+        "plan coverage %": "plan_coverage",
+    }
+    by_class = {
+        name: {"cases": int(rows.loc[label, "cases"])}
+        | {
+            key: None if math.isnan(v := float(rows.loc[label, column])) else v
+            for column, key in columns.items()
+        }
+        for name, label in {**CLASSES, "all": "all planned"}.items()
+    }
+    return {
+        "unit": "percent",
+        "classes": by_class,
+        "ii": {"cases": len(two), "plan_median": plan_ii, "lookup_median": lookup_ii},
+        "i": {"plan_median": plan_i.median(), "lookup_median": lookup_i.median()},
+        "iii": {"plan_median": _errors(three, "plan").median(), "coverage": covered},
+        "coverage": coverage,
+    }
 
 
 def main() -> None:
@@ -341,7 +366,11 @@ def main() -> None:
             if "old_covered" in cases:
                 planned = cases[cases["count_class"].isin(list(CLASSES))]
                 print(f"    old plan's 80% coverage: {planned['old_covered'].mean() * 100:.1f}%")
-            goals(cases, table)
+            found = goals(cases, table)
+            RESULT.parent.mkdir(exist_ok=True)
+            document = {"command": "python benchmarks/plan_accuracy.py --part forward"}
+            RESULT.write_text(json.dumps(document | {"forward": found}, indent=1) + "\n")
+            print(f"wrote {RESULT.relative_to(ROOT)}")
         if args.part in ("loso", "all"):
             start = time.perf_counter()
             cases = loso(systems).rename(columns={"time_to_train_min": "plan"})

@@ -5,8 +5,10 @@ One resolver for every command: a benchmark is found by its workload name, any o
 folder names, its display name (the report's headings), the study's names, or an
 unambiguous prefix of any of them, ignoring case, spaces, hyphens and underscores
 (``Llama2 70B LoRA``, ``llama2``, ``llama2_70b`` and ``llama2-70b-lora`` are one
-workload). A name that matches nothing, or more than one, is an error that lists the
-valid names and the closest one.
+workload; a name read so is said: ``workload_read_as``). A choice (a division, a
+format, a column, a family the catalogue does not know) is read whatever its case but
+never from an abbreviation, which is refused naming the choices it begins. A name that
+matches nothing, or more than one, is an error that lists the valid names and the closest.
 """
 
 from __future__ import annotations
@@ -184,8 +186,8 @@ def resolve_choice(value: str, valid: Iterable[str], what: str) -> str:
 
 
 def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
-    """The accelerator family ``name`` means among ``valid`` (exact names, the catalogue,
-    unambiguous prefixes; else ``UnknownNameError``), and a note when it was read
+    """The accelerator family ``name`` means among ``valid`` (exact names, the catalogue;
+    else ``UnknownNameError``, an abbreviation too), and a note when it was read
     (``H100`` -> ``H100-SXM5-80GB``, the catalogue's default part) naming the other parts
     of ``valid`` it could mean and how to pick one (``accelerators.other_variants``)."""
     # lazy: the accelerator catalogue, only when a family is typed (not at the CLI's start)
@@ -370,8 +372,9 @@ def resolve_choices(values: Sequence[str] | None, valid: Iterable[str], what: st
 
 
 def resolve_columns(asked: str | None, default: list[str], valid: Iterable[str]) -> list[str]:
-    """``--columns`` (comma-separated, in order) resolved against a table's columns (case,
-    prefixes), else ``default``; :class:`UnknownNameError` for one that is none."""
+    """``--columns`` (comma-separated, in order) resolved against a table's columns (any
+    case, no abbreviation), else ``default``; :class:`UnknownNameError` for one that is
+    none."""
     if asked is None:
         return default
     names = [c.strip() for c in asked.split(",")]

@@ -44,7 +44,9 @@ coverage figures carry about twice the Monte Carlo error).
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -55,6 +57,8 @@ from gpuscale.analysis.resampling import ResultRuns, official_score, olympic_row
 from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.tables import RUNS_COLUMNS, SCORES_COLUMNS
 
+ROOT = Path(__file__).resolve().parents[1]
+RESULT = ROOT / "benchmarks" / "results" / "interval_coverage.json"  # part (a)'s figures
 BENCH = "simulated"  # a name with no RCP file: the trial's own RCP runs are the only ones
 FAIL = 0.02
 SYSTEMS = (
@@ -355,7 +359,7 @@ def main() -> None:
           f"{args.boot} resamples; nominal 95%, goal 92-97%")  # fmt: skip
     head = ("case", "T", "E'", "width", "previous T/E'", "own only T/E'")
     print(f"{head[0]:<22}{head[1]:>8}{head[2]:>8}{head[3]:>8}  {head[4]:>15}  {head[5]:>15}  goal")
-    met = True
+    met, cases = True, {}
     for kind in ("normal", "quantised", "one noisy"):
         for n in (5, 10):
             start = time.perf_counter()
@@ -364,12 +368,25 @@ def main() -> None:
             ok = all(0.92 <= c <= 0.97 for c in (t_cov, e_cov))
             met &= ok
             prev, own = res["previous"], res["own runs only"]
+            cases[f"{kind}, {n} runs"] = {
+                "T": t_cov,
+                "E'": e_cov,
+                "median_width": res["median width"],
+                "previous": list(prev),
+                "own_runs_only": list(own),
+            }
             print(
                 f"{kind + f', {n} runs':<22}{t_cov:>8.1%}{e_cov:>8.1%}{res['median width']:>+8.1%}"
                 f"  {prev[0]:>7.1%}/{prev[1]:<7.1%}  {own[0]:>7.1%}/{own[1]:<7.1%}  "
                 f"{'met' if ok else 'NOT met'} ({time.perf_counter() - start:.0f} s)"
             )
     print(f"goal (92-97% in every case): {'MET' if met else 'NOT met'}")
+    asked = {k: getattr(args, k) for k in ("trials", "boot", "seed")}
+    document = {"command": "python benchmarks/interval_coverage.py", "args": asked}
+    document |= {"goal": [0.92, 0.97], "met": met, "simulated": cases}
+    RESULT.parent.mkdir(exist_ok=True)
+    RESULT.write_text(json.dumps(document, indent=1, default=float) + "\n")
+    print(f"wrote {RESULT.relative_to(ROOT)}")
     if not args.skip_real:
         print(f"\n(b) real runs: 5 of 10 drawn, {args.draws} draws per round; share of "
               "intervals holding the 10-run official value")  # fmt: skip

@@ -161,10 +161,16 @@ def test_a_collectives_file_given_as_bench_results_is_named(tmp_path) -> None:
 
 def test_analyze_prints_each_familys_equilibrium() -> None:
     """The README's per-family equilibrium, not only in the JSON: Llama2 LoRA's H100
-    picks (E' threshold 32, speed x efficiency 128) are printed with the table."""
+    picks (E' threshold 32, speed x efficiency 128) are the answer's first rows (like
+    with like leads), and ``--explain`` says each family's under the systems' table."""
     result = runner.invoke(app, ["analyze", "-b", "llama2"], env={"COLUMNS": "400"})
     assert result.exit_code == 0
-    # "within H100-SXM5-80GB (most submitted): ..." since the like-with-like answer leads
+    lines = result.stdout.splitlines()
+    start = next(i for i, x in enumerate(lines) if "H100-SXM5-80GB (most submitted)" in x)
+    own = lines[start : start + 4]  # fastest, knee, speed x efficiency, E' threshold
+    assert " 128 " in next(x for x in own if "speed x efficiency" in x)
+    assert " 32 " in next(x for x in own if "E' >= 0.8 x best" in x)
+    result = runner.invoke(app, ["analyze", "-b", "llama2", "--explain"], env={"COLUMNS": "400"})
     line = next(x for x in result.stdout.splitlines() if "within H100-SXM5-80GB" in x)
     assert "32" in line and "128" in line
 

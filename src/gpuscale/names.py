@@ -5,19 +5,21 @@ One resolver for every command: a benchmark is found by its workload name, any o
 folder names, its display name (the report's headings), the study's names, or an
 unambiguous prefix of any of them, ignoring case, spaces, hyphens and underscores
 (``Llama2 70B LoRA``, ``llama2``, ``llama2_70b`` and ``llama2-70b-lora`` are one
-workload). A name that matches nothing, or more than one, is an error that lists the
-valid names and the closest one.
+workload; a name read so is said: ``workload_read_as``). A choice (a division, a
+format, a column, a family the catalogue does not know) is read whatever its case but
+never from an abbreviation, which is refused naming the choices it begins. A name that
+matches nothing, or more than one, is an error that lists the valid names and the closest.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from gpuscale.quantities import joined, noun_for
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
 from gpuscale.tables.requests import FieldError, clipped, given_twice
+from gpuscale.tables.spelling import did_you_mean, in_full
 
 # Names the study and people use that are no prefix of a workload's own names.
 _ALIASES: dict[str, str] = {
@@ -65,19 +67,6 @@ def _labels(workload: str, folders: Iterable[str]) -> set[str]:
     labels |= {old for old, new in RENAMED.items() if new == workload}
     labels |= {alias for alias, target in _ALIASES.items() if target == workload}
     return {_key(label) for label in labels}
-
-
-def did_you_mean(name: str, valid: Iterable[str]) -> str:
-    """`` (did you mean 'mlp-0.2m'?)`` for the closest of ``valid`` (difflib's ratio at
-    least 0.5), whatever the case of either (``ALL_REDUC`` got no hint: a user walk),
-    else the one of ``valid`` holding ``name`` (3 characters up: ``resnet``), else ""."""
-    by_lower = {str(v).lower(): str(v) for v in valid}
-    close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.5)
-    if not close:  # a part of one name (`resnet` of torchvision:resnet50): that one
-        key = str(name).lower().strip()
-        holding = [v for v in by_lower if len(key) >= 3 and key in v]
-        close = holding if len(holding) == 1 else []
-    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
 
 
 def _fail(what: str, name: str, valid: list[str]) -> UnknownNameError:
@@ -174,14 +163,20 @@ def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownN
 
 
 def resolve_choice(value: str, valid: Iterable[str], what: str) -> str:
-    """The one entry of ``valid`` that ``value`` names (case and punctuation ignored,
-    unambiguous prefixes allowed); :class:`UnknownNameError` otherwise."""
+    """The one entry of ``valid`` that ``value`` names (case and punctuation ignored);
+    :class:`UnknownNameError` otherwise, an abbreviation too (``-f j``, ``--division clo``:
+    refused, the names it begins said; a benchmark's prefix is read, and said, by
+    :func:`resolve_workloads`)."""
     choices = sorted(set(valid))
     key = _key(value)
-    exact = [c for c in choices if _key(c) == key]
-    found = exact or [c for c in choices if key and _key(c).startswith(key)]
+    found = [c for c in choices if _key(c) == key]
     if len(found) == 1:
         return found[0]
+    begun = [c for c in choices if key and _key(c).startswith(key)]
+    if begun and not found:  # refused, said: what a prefix means changes as choices come
+        short = in_full(begun)
+        said = f"unknown {what} {clipped(value)!r}{short}"
+        raise UnknownNameError(said, typed=value, why=f"unknown {what}{short}")
     if len(found) > 1:
         why = f"ambiguous {what}: {', '.join(found)}"
         raise UnknownNameError(
@@ -191,8 +186,8 @@ def resolve_choice(value: str, valid: Iterable[str], what: str) -> str:
 
 
 def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
-    """The accelerator family ``name`` means among ``valid`` (exact names, the catalogue,
-    unambiguous prefixes; else ``UnknownNameError``), and a note when it was read
+    """The accelerator family ``name`` means among ``valid`` (exact names, the catalogue;
+    else ``UnknownNameError``, an abbreviation too), and a note when it was read
     (``H100`` -> ``H100-SXM5-80GB``, the catalogue's default part) naming the other parts
     of ``valid`` it could mean and how to pick one (``accelerators.other_variants``)."""
     # lazy: the accelerator catalogue, only when a family is typed (not at the CLI's start)
@@ -377,8 +372,9 @@ def resolve_choices(values: Sequence[str] | None, valid: Iterable[str], what: st
 
 
 def resolve_columns(asked: str | None, default: list[str], valid: Iterable[str]) -> list[str]:
-    """``--columns`` (comma-separated, in order) resolved against a table's columns (case,
-    prefixes), else ``default``; :class:`UnknownNameError` for one that is none."""
+    """``--columns`` (comma-separated, in order) resolved against a table's columns (any
+    case, no abbreviation), else ``default``; :class:`UnknownNameError` for one that is
+    none."""
     if asked is None:
         return default
     names = [c.strip() for c in asked.split(",")]

@@ -46,11 +46,11 @@ def test_nothing_analysed_says_why_per_round_and_workload() -> None:
 
 
 def test_families_and_divisions_are_read_as_the_command_reads_them() -> None:
-    """``analyze`` from Python reads ``families=("h100",)`` and ``division="clo"`` as
-    ``gpuscale analyze --family h100 --division clo`` does (it found nothing before), and
+    """``analyze`` from Python reads ``families=("h100",)`` and ``division="Closed"`` as
+    ``gpuscale analyze --family h100 --division Closed`` does (it found nothing before), and
     ``analyze_asked`` (the command's use case) says how it read them."""
     tables = tables_of([(s, "H100-SXM5-80GB", n, t) for s, _, n, t in ROWS])
-    asked = AnalysisOptions(n_boot=100, families=("h100",), division="clo")
+    asked = AnalysisOptions(n_boot=100, families=("h100",), division="Closed")
     found = analyze(tables, ["bert"], asked)
     assert len(found) == 1 and len(found[0].table) == 3
     analysed = analyze_asked(tables, ["bert"], asked)
@@ -63,9 +63,11 @@ def test_families_and_divisions_are_read_as_the_command_reads_them() -> None:
         analyze(tables, ["bert"], AnalysisOptions(n_boot=100, families=("B300",)))
     # scaling_table too, one family given as text or in a list
     for families in ("h100", ["H100"]):
-        assert len(scaling_table(tables.scores, "bert", families=families, division="clo")) == 3
+        assert len(scaling_table(tables.scores, "bert", families=families, division="Closed")) == 3
     with pytest.raises(UnknownNameError, match="did you mean 'open'"):
         scaling_table(tables.scores, "bert", division="opn")
+    with pytest.raises(UnknownNameError, match=r"abbreviation.*closed in full"):
+        scaling_table(tables.scores, "bert", division="clo")  # read as closed in silence
 
 
 def test_nothing_analysed_names_the_filters_and_says_each_reason_once() -> None:

@@ -122,5 +122,5 @@ def test_nccl_and_nccl_tests_spellings_name_a_collective(typed: str) -> None:
 def test_an_upper_case_typo_of_a_collective_gets_the_closest(tmp_path: Path) -> None:
     line = refused(tmp_path, *COLLECTIVES, "--ops", "ALL_REDUSE")
     assert "(did you mean 'all_reduce'?)" in line
-    line = refused(tmp_path, *COLLECTIVES, "--ops", "all")  # three begin so: which?
-    assert "ambiguous" in line and "all_gather, all_reduce, all_to_all" in line
+    line = refused(tmp_path, *COLLECTIVES, "--ops", "all")  # three begin so: each named
+    assert "give all_gather or all_reduce or all_to_all in full" in line

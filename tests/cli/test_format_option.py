@@ -1,4 +1,4 @@
-"""``-f`` is read as every other choice is: any case, an unambiguous prefix, and a value
+"""``-f`` is read as every other choice is: any case (an abbreviation refused), and a value
 no format has gets one line with the formats and the closest (it was Typer's usage box
 saying "Value error, 'jsn' is not one of 'table', 'csv', 'json'.", a user walk)."""
 
@@ -41,11 +41,13 @@ def test_a_format_typo_is_one_line_with_the_closest(command: str) -> None:
     assert "csv, json, table" in said[0]
 
 
-def test_a_format_in_any_case_or_a_prefix_is_read() -> None:
+def test_a_format_in_any_case_is_read_an_abbreviation_refused() -> None:
+    """``-f JSON`` is json; ``--format c`` is refused, naming csv (an abbreviation of a
+    choice was read in silence, as ``--backend glo`` was gloo)."""
     plan = ["plan", *NEEDS["plan"]]
     upper = CliRunner().invoke(app, [*plan, "-f", "JSON"])
     assert upper.exit_code == 0, upper.output
     assert json.loads(upper.stdout)["rows"][0]["accelerators"] == 8
     prefix = CliRunner().invoke(app, [*plan, "--format", "c"])
-    assert prefix.exit_code == 0, prefix.output
-    assert prefix.stdout.splitlines()[0].startswith("accelerators,")
+    assert prefix.exit_code == 2 and prefix.stdout == ""
+    assert prefix.stderr.startswith("error: --format c:") and "csv in full" in prefix.stderr

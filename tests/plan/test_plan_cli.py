@@ -44,7 +44,17 @@ def test_csv_is_one_table_with_nearest_flattened() -> None:
 
 
 def test_table_says_how_the_accelerator_was_read_the_classes_and_what_it_leans_on() -> None:
+    """The answer says how the name was read and each count's class in words; --explain
+    says the classes, what each count leans on and the intervals' rule."""
     result = runner.invoke(app, [*ASK, "8,16,24"])
+    assert result.exit_code == 0, result.output
+    assert "'H100' read as the accelerator family H100-SXM5-80GB" in result.output
+    assert [w for w in ("measured", "between measured") if w in result.stdout] == [
+        "measured",
+        "between measured",
+    ]
+    assert "class i" not in result.output and "lean on" not in result.output
+    result = runner.invoke(app, [*ASK, "8,16,24", "--explain"])
     assert result.exit_code == 0, result.output
     assert "'H100' read as the accelerator family H100-SXM5-80GB" in result.output
     assert "2 counts measured before (class i): 8, 16." in result.output
@@ -84,7 +94,7 @@ def test_bad_device_counts_are_refused() -> None:
 def test_one_measured_system_says_why_beyond_it_is_wide_and_batches_are_whole() -> None:
     """MI300X ran BERT once, on 8 devices (batch 1,024): 64 is three octaves beyond it,
     its batch the workload's typical one at 64 times MI300X's ratio to it at 8."""
-    result = runner.invoke(app, ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64"])
+    result = runner.invoke(app, ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64", "--explain"])
     assert result.exit_code == 0, result.output
     assert "inf%" not in result.output
     assert "The interval at 64 is wide" in result.output
@@ -104,7 +114,7 @@ def test_unknown_is_not_offered_as_an_accelerator_family() -> None:
 def test_json_and_csv_keep_the_notes_the_table_says() -> None:
     """The model, its rounds and the class of each count qualify every format's numbers."""
     asked = ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64"]
-    table = runner.invoke(app, asked)
+    table = runner.invoke(app, [*asked, "--explain"])
     notes = [line for line in table.stderr.splitlines() if line.strip()]
     assert notes[0].startswith("Model: ") and any("beyond the family's counts" in n for n in notes)
     document = json.loads(runner.invoke(app, [*asked, "-f", "json"]).stdout)

@@ -183,7 +183,7 @@ def test_the_cli_says_what_the_library_says() -> None:
 def test_a_count_without_a_time_leans_on_nothing() -> None:
     """After the rule above, the terminal still said "1 accelerator leans on: ... Eos-dfw
     (512 devices)" of a count with no time."""
-    asked = ["plan", "-w", "llama31_405b", "-a", "H100", "-n", "1,256,512"]
+    asked = ["plan", "-w", "llama31_405b", "-a", "H100", "-n", "1,256,512", "--explain"]
     result = CliRunner().invoke(app, asked)
     assert result.exit_code == 0, result.output
     leaning = re.findall(r"^([\d,]+) accelerators? leans? on:", result.stdout, re.M)

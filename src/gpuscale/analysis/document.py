@@ -14,6 +14,7 @@ from gpuscale.analysis.analyze import (
 )
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
 from gpuscale.analysis.metrics import Reference
+from gpuscale.analysis.study_table import STUDY_ROUND, table_i_texts
 from gpuscale.tables import (
     CI_COLUMNS,
     CLUSTER_COLUMN,
@@ -100,9 +101,14 @@ def analyze_document(rounds: list | None, bench: dict | None) -> dict:
     return {"rounds": rounds or [], "bench": bench}
 
 
-def as_json(results: list[WorkloadAnalysis], options: AnalysisOptions) -> list[dict[str, Any]]:
-    """The documented JSON shape: one object per (round, benchmark)."""
+def as_json(
+    results: list[WorkloadAnalysis], options: AnalysisOptions, scores: Any = None
+) -> list[dict[str, Any]]:
+    """The documented JSON shape: one object per (round, benchmark); with ``scores``
+    (the rounds' scores table), ``study_table_i``: the study's Table I set against them
+    (``analysis.study_table``), else null."""
     study = study_statements(results, options)
+    table_i = table_i_texts(scores) if scores is not None else {}
     out = []
     for result in results:
         systems = result.table[list(SYSTEM_FIELDS)].to_dict("records")
@@ -126,6 +132,9 @@ def as_json(results: list[WorkloadAnalysis], options: AnalysisOptions) -> list[d
                     for st in study
                     if (st.round, st.workload) == (result.round, result.workload)
                 ],
+                "study_table_i": table_i.get(result.workload)
+                if result.round == STUDY_ROUND
+                else None,
             }
         )
     return out

@@ -118,8 +118,13 @@ def _truncated(value: float) -> float:
 def table_i_statements(scores: pd.DataFrame) -> list[str]:
     """Per workload of Table I scored in ``scores`` (round v4.1): the reference and the
     count of systems against the study's, in words, each difference with its reason."""
+    return list(table_i_texts(scores).values())
+
+
+def table_i_texts(scores: pd.DataFrame) -> dict[str, str]:
+    """:func:`table_i_statements` by workload."""
     mine = scores[scores["round"] == STUDY_ROUND]
-    out = []
+    out = {}
     for workload, row in TABLE_I.items():
         table = workload_scaling_table(mine, workload)
         if table.empty:
@@ -156,7 +161,7 @@ def table_i_statements(scores: pd.DataFrame) -> list[str]:
                 text += f" ({MORE_SYSTEMS.format(left=left)})"
             elif count < row.systems:
                 text += f" ({_fewer(mine, workload, row.systems - count)})"
-        out.append(text + ".")
+        out[workload] = text + "."
     return out
 
 

@@ -1,6 +1,7 @@
-"""``analyze``'s terminal views: each workload's table (its picks and flagged counts
-in words under it) and the study compared, as :class:`~gpuscale.tables.views.TableView`
-and lines the CLI draws."""
+"""``analyze``'s terminal views: each workload's answer (the count each criterion picks:
+:func:`answer_view`, the default) or its whole table (its picks and flagged counts in
+words under it: ``--explain``), and the study compared, as
+:class:`~gpuscale.tables.views.TableView` and lines the CLI draws."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from gpuscale.analysis.analyze import (
     references_text,
     study_statements,
 )
+from gpuscale.analysis.answers import answers
 from gpuscale.analysis.document import SUMMARY_FIELDS
 from gpuscale.analysis.study import CITATION
-from gpuscale.analysis.study_table import table_i_statements
+from gpuscale.analysis.study_table import table_i_texts
 from gpuscale.quantities import named
 from gpuscale.tables import display_name
 from gpuscale.tables.views import TableView
@@ -44,6 +46,13 @@ ANALYZE_DROP_ORDER = (
     "superlinear",
     "speedup",
     "system_id",
+)
+
+
+# Where the rest of `analyze` is, under its answers
+EXPLAIN_ANALYZE = (
+    "Each system's speedup, E', interval and cluster, each caution and the study "
+    "compared: --explain; every column: -f csv or -f json."
 )
 
 
@@ -88,10 +97,8 @@ def study_lines(
         return []
     lines = [f"Compared with the study ({CITATION}):"]
     lines += [f"  {st.workload}, {st.verdict}: {st.text}" for st in statements]
-    analysed = {r.workload for r in results}
-    for line in table_i_statements(scores) if scores is not None else []:
-        if any(line.startswith(display_name(w)) for w in analysed):
-            lines.append(f"  Table I, {line}")
+    texts = table_i_texts(scores) if scores is not None else {}
+    lines += [f"  Table I, {texts[r.workload]}" for r in results if r.workload in texts]
     return lines
 
 
@@ -99,3 +106,74 @@ def every_result_view(results: list[WorkloadAnalysis]) -> TableView:
     """Every workload's scaling table stacked, every column (``analyze -f csv``)."""
     frame = pd.concat([r.table for r in results])
     return TableView(frame=frame, shown=list(frame.columns))
+
+
+def _interval(table: pd.DataFrame, row: pd.Series) -> str:
+    """The picked system's 95% interval of its time to train, minutes, 3 significant
+    digits (``5.12-5.74``: 4 made the column too wide for 100 columns)."""
+    same = table[
+        (table["submitter"] == row["submitter"])
+        & (table["system_name"] == row["system_name"])
+        & (table["accelerators"] == row["accelerators"])
+    ]
+    if same.empty or same["time_to_train_min_ci_low"].isna().iloc[0]:
+        return ""
+    found = same.iloc[0]
+    return f"{found['time_to_train_min_ci_low']:.3g}-{found['time_to_train_min_ci_high']:.3g}"
+
+
+def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView:
+    """``analyze``'s answer for a workload: the count each criterion picks within the most
+    submitted family (like with like) and over all systems, the system, its time and
+    interval; each caution numbered under the table, the reference E' is against."""
+    picks = answers(result)
+    notes: list[str] = []
+    rows = []
+    for _, row in picks.iterrows():
+        picked = not pd.isna(row["accelerators"])
+        note = row["note"]  # a caution, numbered once however many picks carry it
+        if note and note not in notes:
+            notes.append(note)
+        mark = f"[{notes.index(note) + 1}]" if note else ""
+        first = not rows or rows[-1]["scope"] != row["scope"]
+        rows.append(
+            {
+                "scope": row["scope"],
+                "among": row["scope"] if first else "",  # each scope named once
+                "criterion": row["criterion"],
+                "accelerators": int(row["accelerators"]) if picked else None,
+                "system": named(row["submitter"], row["system_name"]) if picked else "none",
+                "minutes": float(row["time_to_train_min"]) if picked else None,
+                "95% interval": _interval(result.table, row) if picked else "",
+                "caution": mark,
+            }
+        )
+    table = result.table
+    counts = f"{table['accelerators'].min():,}-{table['accelerators'].max():,}"
+    title = (
+        f"{result.round} {display_name(result.workload)}: the accelerators each criterion "
+        f"picks ({len(table)} systems, {counts} accelerators)"
+    )
+    said = [f"[{k}] {note}" for k, note in enumerate(notes, 1)]
+    said.append(f"E' against the reference ({options.reference}): {references_text(result)}")
+    frame = pd.DataFrame(rows).astype({"accelerators": "Int64"})
+    drop = ("95% interval", "minutes", "system")
+    return TableView(frame, list(frame.columns[1:]), title, drop, said=(*said, ""))
+
+
+VERDICT_WORDS = {"agrees": "agree", "disagrees": "disagree"}  # a count of findings that ...
+
+
+def study_counts(results: list[WorkloadAnalysis], options: AnalysisOptions) -> list[str]:
+    """One line per workload the study speaks of: how many of its findings the data
+    agrees with (``The study's 4 findings on BERT: 2 agree, 2 partly``)."""
+    by_workload: dict[str, list[str]] = {}
+    for statement in study_statements(results, options):
+        by_workload.setdefault(statement.workload, []).append(statement.verdict)
+    return [
+        f"The study's {len(verdicts)} findings on {display_name(workload)}: "
+        + ", ".join(
+            f"{verdicts.count(v)} {VERDICT_WORDS.get(v, v)}" for v in dict.fromkeys(verdicts)
+        )
+        for workload, verdicts in by_workload.items()
+    ]

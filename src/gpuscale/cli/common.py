@@ -15,6 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperOption
 
 from gpuscale.cli.output import Format, err, fail, fail_on, note, say
+from gpuscale.cli.usage import OneLineGroup
 from gpuscale.names import UnknownNameError, choose_workloads, resolve_choice
 from gpuscale.sources import SourceError
 from gpuscale.tables.analysis_request import AnalysisOptions
@@ -39,6 +40,7 @@ def _hide_flag_types() -> None:
 
 _hide_flag_types()
 app = typer.Typer(
+    cls=OneLineGroup,  # usage errors in one `error:` line, as the project's own
     add_completion=True,  # --install-completion and --show-completion (bash, zsh, fish, pwsh)
     no_args_is_help=True,
     help="How training scales with the number of accelerators, and how many to use.",
@@ -62,9 +64,9 @@ def _main(
 
 
 def _format_of(text: str | Format) -> Format:
-    """``-f``'s value as every other choice is read (any case, an unambiguous prefix:
-    ``-f JSON``, ``-f j``); one the choices do not name ends the command with them and
-    the closest (``unknown format 'jsn' (did you mean 'json'?)``)."""
+    """``-f``'s value as every other choice is read (any case: ``-f JSON``; never an
+    abbreviation: ``-f j`` is refused); one the choices do not name ends the command with
+    them and the closest (``unknown format 'jsn' (did you mean 'json'?)``)."""
     if isinstance(text, Format):
         return text
     with fail_on(UnknownNameError, option="--format"):
@@ -82,6 +84,13 @@ FormatOption = Annotated[
         help="table (the terminal), csv or json: data only on stdout, notes on stderr.",
     ),
 ]
+# What `analyze` and `plan` print past their answer (every finding, caveat and method note)
+Explain = Annotated[
+    bool,
+    typer.Option(
+        "--explain", help="Everything behind the answer: each finding, caveat and method note."
+    ),
+]
 Families = Annotated[
     list[str] | None,
     typer.Option("--family", metavar="<str>", help=help_of(AnalysisOptions, "families")),
@@ -95,7 +104,8 @@ def require_torch(what: str) -> None:
     except (ImportError, ValueError):
         found = False
     if not found:
-        fail(f"{what} needs PyTorch: pip install 'gpuscale[bench]'")
+        cpu = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+        fail(f"{what} needs PyTorch: pip install 'gpuscale[bench]' (without a GPU, first {cpu})")
 
 
 def _progress_reader():

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from gpuscale.cli.output import fail, fail_on
+from gpuscale.cli.usage import one_line
 from gpuscale.quantities import BadQuantity, reading_number
 from gpuscale.tables.requests import (
     FieldError,
@@ -146,9 +147,12 @@ def command(
 
 class OnceEach(typer.core.TyperCommand):
     """Every command's class: a single-valued option given twice is refused in one line
-    naming it (``given_once_each``), before anything runs; click used the last alone."""
+    naming it (``given_once_each``), before anything runs (click used the last alone); any
+    other usage error said in one line too (``cli.usage``)."""
 
-    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+    def _parse(self, ctx: typer.Context, args: list[str]) -> list[str]:
         if (said := given_once_each(self.make_parser(ctx), args)) and not ctx.resilient_parsing:
             fail(said)
-        return super().parse_args(ctx, args)
+        return typer.core.TyperCommand.parse_args(self, ctx, args)
+
+    parse_args = one_line(_parse)

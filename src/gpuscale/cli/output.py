@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import os
+import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
@@ -130,6 +131,7 @@ def print_frame(
     formats: dict[str, str] | None = None,
     drop_order: Sequence[str] | None = None,
     every: str = "",
+    rest: str = "",
 ) -> None:
     """Print a DataFrame as a rich table, CSV or a JSON list of records. ``formats``:
     a format spec per column for the terminal table (``{"busbw (GB/s)": ".2f"}``, as
@@ -138,7 +140,8 @@ def print_frame(
     A table wider than the terminal drops its lowest-priority columns first
     (``drop_order``, the caller's priorities) and says which, so it stays a table; a
     table that cannot fit even then is printed as records. ``every``: how to get the
-    columns the caller left out of ``frame`` (said with the dropped ones)."""
+    columns the caller left out of ``frame`` (said with the dropped ones); ``rest``: where
+    a short answer's dropped columns are, said in place of ``--columns`` and ``-f csv``."""
     if fmt is Format.csv:
         _write(console, frame.to_csv(index=False))
         return
@@ -150,7 +153,7 @@ def print_frame(
     numeric = [is_numeric_dtype(frame[c]) for c in frame.columns]
     values = [list(row) for row in frame.itertuples(index=False)]
     columns = [str(c) for c in frame.columns]
-    _print_cells(console, columns, numeric, values, title, formats, drop_order, every)
+    _print_cells(console, columns, numeric, values, title, formats, drop_order, every, rest)
 
 
 def print_records(
@@ -161,6 +164,7 @@ def print_records(
     title: str = "",
     formats: dict[str, str] | None = None,
     drop_order: Sequence[str] | None = None,
+    rest: str = "",
 ) -> None:
     """:func:`print_frame` for plain records (dicts with the same keys, in column order),
     without pandas: CSV (NaN and None empty, as pandas writes them), JSON records, or the
@@ -186,7 +190,7 @@ def print_records(
         for c in columns
     ]
     values = [[r[c] for c in columns] for r in records]
-    _print_cells(console, columns, numeric, values, title, formats, drop_order)
+    _print_cells(console, columns, numeric, values, title, formats, drop_order, rest=rest)
 
 
 def _print_cells(
@@ -198,8 +202,11 @@ def _print_cells(
     formats: dict[str, str] | None,
     drop_order: Sequence[str] | None,
     every: str = "",
+    rest: str = "",
 ) -> None:
-    """The terminal table of :func:`print_frame` and :func:`print_records`."""
+    """The terminal table of :func:`print_frame` and :func:`print_records` (a short
+    answer's, ``rest`` given: its title and dropped columns folded at the width)."""
+    title = textwrap.fill(title, console.width) if rest else title
     headers = [c.replace("_", " ") for c in columns]  # wraps at the spaces
     specs = [(formats or {}).get(c) for c in columns]
     rows = [[cell_text(v, spec) for v, spec in zip(row, specs, strict=True)] for row in values]
@@ -214,12 +221,15 @@ def _print_cells(
         _print_table(console, title, shown_headers, shown_rows, [numeric[i] for i in keep], widths)
     if dropped:
         names = ", ".join(c.replace("_", " ") for c in dropped)
+        how = rest or (
+            f"--columns to choose, -f csv prints every column{'; ' + every if every else ''}"
+        )
         console.print(
-            f"(not shown, for width: {names}; --columns to choose, -f csv prints every "
-            f"column{'; ' + every if every else ''})",
+            f"(not shown, for width: {names}; {how})",
             markup=False,
             highlight=False,
             style="dim",
+            soft_wrap=False if rest else None,  # a short answer's folded; else the console's
         )
 
 
@@ -272,11 +282,12 @@ def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[
         return resolve_columns(asked, default, valid)
 
 
-def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None:
+def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest: str = "") -> None:
     """A library's :class:`~gpuscale.tables.views.TableView`: its notes on stderr, then
     the table (``--columns`` where asked, else its own; CSV and JSON: every column), its
     sentences under a terminal's; an empty view says why (CSV and JSON: an empty document).
-    JSON of a view with a ``document``: that document alone."""
+    JSON of a view with a ``document``: that document alone. ``rest``: the view is a short
+    answer (its lines folded at the terminal's width) and this says where the rest is."""
     if fmt is Format.json and view.document is not None:
         print_json(out, view.document)
         return
@@ -300,12 +311,17 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None) -> None
             drop_order=[] if columns_asked else view.drop_order,
             every=view.every,
             formats=view.formats,
+            rest=rest,
         )
     if fmt is Format.table:
-        say(view.said)
+        say(view.said, wrap=bool(rest))
 
 
-def say(lines, *, stderr: bool = False) -> None:  # type: ignore[no-untyped-def]
-    """Sentences on stdout (or stderr), each as plain text (names in it are never markup)."""
+def say(lines, *, stderr: bool = False, wrap: bool = False) -> None:  # type: ignore[no-untyped-def]
+    """Sentences on stdout (or stderr), each as plain text (names in it are never markup);
+    ``wrap``: each folded at stdout's width, its later lines indented (a short answer's
+    lines, none wider than the terminal), else whole (a log keeps each sentence)."""
     for line in lines:
+        if wrap and line:
+            line = textwrap.fill(line, out.width, subsequent_indent="  ", break_long_words=False)
         (err if stderr else out).print(line, markup=False, highlight=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuscale.cli.common import FormatOption, app, load_tables
+from gpuscale.cli.common import Explain, FormatOption, app, load_tables
 from gpuscale.cli.options import command, option_names
 from gpuscale.cli.output import Format, fail_on, out, print_json, print_records, say
 from gpuscale.planning.request import PlanRequest
@@ -11,7 +11,12 @@ from gpuscale.tables.round_requests import RoundSelection
 
 
 @command(app, "plan", skip=("benchmark",))
-def plan(selection: RoundSelection, request: PlanRequest, fmt: FormatOption = Format.table) -> None:
+def plan(
+    selection: RoundSelection,
+    request: PlanRequest,
+    fmt: FormatOption = Format.table,
+    explain: Explain = False,
+) -> None:
     """Time to train on N devices of an accelerator, with an 80% interval, from MLPerf.
 
     Predicted from the MLPerf results of every family, the accelerator's own level
@@ -24,6 +29,15 @@ def plan(selection: RoundSelection, request: PlanRequest, fmt: FormatOption = Fo
         result = plan_for(request, scores)
     if fmt is Format.json:  # the rows with the notes and the model they came from
         print_json(out, plan_document(result))
+        return
+    if fmt is Format.table and not explain:  # the answer: a short row per count
+        from gpuscale.planning.terminal import PLAN_DROP_ORDER, plan_answer
+
+        records, said, title = plan_answer(result)
+        rest = "--explain or -f csv"
+        print_records(out, records, fmt, title=title, drop_order=PLAN_DROP_ORDER, rest=rest)
+        say(said, wrap=True)
+        say(result.read_as, stderr=True, wrap=True)  # how the names typed were read
         return
     records, said, title = plan_records(result, terminal=fmt is Format.table)
     print_records(out, records, fmt, title=title)

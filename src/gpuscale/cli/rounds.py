@@ -10,6 +10,7 @@ import typer
 
 from gpuscale.cli.common import (
     Columns,
+    Explain,
     FormatOption,
     app,
     load_tables,
@@ -107,6 +108,7 @@ def analyze(
         typer.Option("--decompose", help="Show speedup = throughput factor x convergence factor."),
     ] = False,
     columns_asked: Columns = None,
+    explain: Explain = False,
     bench_file: Annotated[
         Path | None,
         typer.Option(
@@ -130,9 +132,9 @@ def analyze(
                 note(unused)
             return
     # lazy: pandas (the analysis stack), not needed for --help
+    from gpuscale.analysis import terminal as views
     from gpuscale.analysis.analyze import analyze_asked
     from gpuscale.analysis.document import analyze_document, as_json  # lazy: as above
-    from gpuscale.analysis.terminal import every_result_view, study_lines, workload_view
 
     tables = load_tables(selection, study=True)
     workloads, _ = workloads_of(tables, selection.benchmark)
@@ -143,14 +145,18 @@ def analyze(
     for line in analysed.notes:
         note(line)
     if fmt is Format.json:
-        print_json(out, analyze_document(as_json(results, request), bench_doc))
+        print_json(out, analyze_document(as_json(results, request, tables.scores), bench_doc))
     elif fmt is Format.csv:
-        show(every_result_view(results), fmt, columns_asked)
-    else:
+        show(views.every_result_view(results), fmt, columns_asked)
+    elif explain or decompose_columns or columns_asked:  # every system's row, every finding
         for result in results:
-            view = workload_view(result, request, decompose=decompose_columns)
+            view = views.workload_view(result, request, decompose=decompose_columns)
             show(view, Format.table, columns_asked)
-        say(study_lines(results, request, tables.scores))
+        say(views.study_lines(results, request, tables.scores))
+    else:  # the answer: the count each criterion picks, per workload
+        for result in results:
+            show(views.answer_view(result, request), Format.table, rest="--explain or -f csv")
+        say([*views.study_counts(results, request), views.EXPLAIN_ANALYZE], wrap=True)
 
 
 def _analyze_bench(

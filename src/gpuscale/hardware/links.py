@@ -260,10 +260,10 @@ PRESETS: dict[str, LinkPreset] = {
 
 
 def get_preset(name: str) -> LinkPreset:
-    """The preset called ``name``, whatever its case (``NVLINK4``), or the one it begins
-    (``pcie4``); ``KeyError`` lists the known ones and the closest (``nvlnk4``: "did you
-    mean 'nvlink4'?")."""
-    found = one_named(str(name), list(PRESETS))  # `NVLINK4`, `pcie4` (pcie4-x16)
+    """The preset called ``name``, whatever its case (``NVLINK4``; an abbreviation is
+    none: ``pcie4``); ``KeyError`` lists the known ones and the closest (``nvlnk4``: "did
+    you mean 'nvlink4'?")."""
+    found = one_named(str(name), list(PRESETS))  # `NVLINK4`; never `pcie4`
     if found is not None:
         return PRESETS[found]
     key = str(name).strip().lower()

@@ -37,13 +37,15 @@ class PlanError(ValueError):
 @dataclass(frozen=True, slots=True)
 class PlanResult:
     """The plan: ``rows`` (one dict per count, ``PLAN_COLUMNS``), ``notes`` (sentences),
-    ``model`` (facts: workload, family, classes, intervals) and ``systems`` (the family's
-    measured systems of the workload, dicts with ``NEAREST_KEYS``)."""
+    ``model`` (facts: workload, family, classes, intervals), ``systems`` (the family's
+    measured systems of the workload, dicts with ``NEAREST_KEYS``) and ``read_as`` (how
+    the names typed were read, the first of ``notes``: what a short answer keeps)."""
 
     rows: list[dict[str, Any]]
     notes: list[str]
     model: dict[str, Any]
     systems: list[dict[str, Any]]
+    read_as: tuple[str, ...] = ()
 
 
 def _system(entry: list[Any], family: str) -> dict[str, Any]:
@@ -272,7 +274,8 @@ def plan_result(
     held = sorted(fit["era"], key=round_key)
     span = held[0] if len(held) == 1 else f"{held[0]}-{held[-1]}"
     named = [workload_read_as(request.workload, workload, span), read_as]
-    return PlanResult(rows, [s for s in named if s] + said, model, systems)
+    read = tuple(s for s in named if s)
+    return PlanResult(rows, [*read, *said], model, systems, read)
 
 
 def plan_for(request: PlanRequest, scores: Any = None) -> PlanResult:

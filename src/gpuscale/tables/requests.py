@@ -18,6 +18,7 @@ from typing import Any, ClassVar, TypeVar
 
 from gpuscale.quantities import BadQuantity, joined, noun_for
 from gpuscale.tables import json_depth
+from gpuscale.tables.spelling import abbreviation_of
 
 Request = TypeVar("Request", bound="JsonRequest")
 
@@ -294,13 +295,12 @@ def _missing(value: object) -> bool:
 
 
 def one_named(text: str, allowed: Sequence[Any]) -> Any:
-    """The one of ``allowed`` that ``text`` names whatever its case, else the only one it
-    begins (``clo`` is closed, ``pcie4`` pcie4-x16, as ``-f j`` is json); None otherwise.
-    The rule of every choice below ``gpuscale.names`` (which reads names alike)."""
+    """The one of ``allowed`` that ``text`` names whatever its case (``FSDP`` is fsdp),
+    else None: an abbreviation is no name (``glo`` was read as gloo in silence; what a
+    prefix would mean changes as choices are added). The rule of every choice below
+    ``gpuscale.names`` (which reads names alike); :func:`abbreviation_of` says it."""
     key = text.strip().lower()
-    exact = [a for a in allowed if str(a).lower() == key]
-    begun = [a for a in allowed if key and str(a).lower().startswith(key)]
-    return exact[0] if exact else begun[0] if len(begun) == 1 else None
+    return next((a for a in allowed if str(a).lower() == key), None)
 
 
 def comma_items(field: str, text: str, example: str, what: str = "item") -> list[str]:
@@ -329,9 +329,9 @@ def given_twice(items: Sequence[object], what: str = "item") -> str:
 
 def settle_choice(request: Any, field: str, allowed: Sequence[object]) -> None:
     """Set ``request``'s ``field`` (a frozen dataclass's) to the one of ``allowed`` it
-    names, whatever its case (``FSDP`` is ``fsdp``), or the one it begins (``clo`` is
-    ``closed``, as ``-f j`` is json); :class:`FieldError` otherwise, the closest named
-    (``fsdpp`` gets "did you mean 'fsdp'?")."""
+    names, whatever its case (``FSDP`` is ``fsdp``); :class:`FieldError` otherwise, the
+    closest named (``fsdpp`` gets "did you mean 'fsdp'?", ``clo`` that an abbreviation is
+    not read)."""
     value = getattr(request, field)
     found = next((a for a in allowed if a == value), None)
     if found is None and isinstance(value, str):
@@ -341,7 +341,9 @@ def settle_choice(request: Any, field: str, allowed: Sequence[object]) -> None:
         return
     close = difflib.get_close_matches(str(value).lower(), [str(a) for a in allowed], n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise FieldError(field, value, f"must be one of {', '.join(map(str, allowed))}{hint}")
+    short = abbreviation_of(value, allowed) if isinstance(value, str) else ""
+    rule = f"must be one of {', '.join(map(str, allowed))}{hint}{short}"
+    raise FieldError(field, value, rule)
 
 
 def check_keywords(request: type, keywords: Any, function: str, *also: str) -> None:

@@ -1,0 +1,54 @@
+"""What a name that is none is told: the closest valid one, an abbreviation named as one,
+an option or command the parser does not know (one line each, the project's form)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def did_you_mean(name: str, valid: Iterable[str]) -> str:
+    """`` (did you mean 'mlp-0.2m'?)`` for the closest of ``valid`` (difflib's ratio at
+    least 0.5), whatever the case of either (``ALL_REDUC`` got no hint: a user walk),
+    else the one of ``valid`` holding ``name`` (3 characters up: ``resnet``), else ""."""
+    by_lower = {str(v).lower(): str(v) for v in valid}
+    close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.5)
+    if not close:  # a part of one name (`resnet` of torchvision:resnet50): that one
+        key = str(name).lower().strip()
+        holding = [v for v in by_lower if len(key) >= 3 and key in v]
+        close = holding if len(holding) == 1 else []
+    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
+
+
+def in_full(begun: Sequence[str]) -> str:
+    """What a refusal adds where the text typed begins ``begun`` (an abbreviation is no
+    choice: ``--backend glo`` was gloo in silence): ``; an abbreviation is not read: give
+    gloo in full``, else ""."""
+    return f"; an abbreviation is not read: give {' or '.join(begun)} in full" if begun else ""
+
+
+def abbreviation_of(text: str, allowed: Sequence[Any]) -> str:
+    """:func:`in_full` of the ``allowed`` that ``text`` begins, whatever the case."""
+    key = text.strip().lower()
+    return in_full([str(a) for a in allowed if key and str(a).lower().startswith(key)])
+
+
+def unknown_option(typed: str, valid: Sequence[str], command: str) -> str:
+    """``--stepms: no such option of gpuscale advise (did you mean '--step-ms'?); see
+    gpuscale advise --help``; a short option (``-x``) gets no guess: every one is as close."""
+    hint = did_you_mean(typed, valid) if typed.startswith("--") else ""
+    return f"{typed}: no such option of {command}{hint}; see {command} --help"
+
+
+def unknown_command(typed: str, valid: Sequence[str], program: str) -> str:
+    """``'analyz': no such command of gpuscale (did you mean 'analyze'?); commands: ...``."""
+    hint = did_you_mean(typed, valid)
+    return f"{typed!r}: no such command of {program}{hint}; commands: {', '.join(valid)}"
+
+
+def usage_said(message: str, command: str) -> str:
+    """Any other usage error as the parser words it, with the command it came from:
+    ``gpuscale plan: option '-w' requires an argument; see gpuscale plan --help``."""
+    message = message.rstrip(".")
+    return f"{command}: {message[:1].lower()}{message[1:]}; see {command} --help"

@@ -1,0 +1,81 @@
+"""``analyze`` and ``plan`` answer first (issue 57): on a 100-column terminal the default
+output is the table that answers and a few lines, within its word budget (analyze 250
+words per workload, plan 150; stderr counted) and no line wider than the terminal (they
+printed 774 and 834 words, 11 lines too wide each); ``--explain`` prints what the default
+leaves out, and ``-f json`` still carries all of it."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+
+WIDTH = 100
+BERT = ["analyze", "--round", "v4.1", "-b", "bert"]
+PLAN = ["plan", "-w", "llama2_70b_lora", "-a", "H100-SXM5-80GB", "-n", "16,64,256"]
+
+
+def _run(args: list[str], width: int = WIDTH) -> str:
+    """stdout and stderr of the command on a terminal ``width`` columns wide."""
+    result = CliRunner().invoke(app, args, env={"COLUMNS": str(width)})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _words(text: str) -> int:
+    """Visible words: the table's box-drawing characters are no words."""
+    return len(re.sub("[\u2500-\u257f]", " ", text).split())
+
+
+@pytest.mark.parametrize(
+    ("args", "workloads", "budget"),
+    [(BERT, 1, 250), (["analyze", "--round", "v4.1"], 7, 250), (PLAN, 1, 150)],
+    ids=["analyze -b bert", "analyze every workload", "plan"],
+)
+def test_the_answer_keeps_its_word_budget(args: list[str], workloads: int, budget: int) -> None:
+    text = _run(args)
+    assert _words(text) <= budget * workloads, text
+    if args[0] == "analyze":  # one answer per workload
+        assert text.count("the accelerators each criterion picks") == workloads
+
+
+@pytest.mark.parametrize("width", [WIDTH, 80, 60])
+@pytest.mark.parametrize("args", [BERT, PLAN], ids=["analyze", "plan"])
+def test_no_line_is_wider_than_the_terminal(args: list[str], width: int) -> None:
+    """Narrower than 100 columns the answer drops its least needed columns first, and
+    says that --explain or -f csv has them (not --columns: that is the full table's)."""
+    text = _run(args, width)
+    assert [line for line in text.splitlines() if len(line) > width] == []
+    if width < WIDTH:
+        assert "--explain or -f csv)" in text and "--columns" not in text
+
+
+def test_analyze_explain_says_what_the_answer_leaves_out() -> None:
+    """Every system, each family's picks and the study compared: --explain's, not the
+    answer's; JSON carries each system, the study's findings, its Table I and every
+    caution the answer numbers."""
+    answer, explained = _run(BERT), _run([*BERT, "--explain"])
+    document = json.loads(_run([*BERT, "-f", "json"]))["rounds"][0]
+    for said in ("Compared with the study", "within A100-PCIe-80GB", "tinybox red"):
+        assert said not in answer and said in explained
+    assert len(document["systems"]) == 29
+    assert len(document["study"]) == 4 and document["study_table_i"].startswith("BERT:")
+    criteria = ("knee", "max_speed_x_efficiency", "efficiency_threshold")
+    picks = [document["equilibrium"][c] for c in criteria]
+    cautions = [p["caution"] for p in picks if p and p.get("caution")]
+    flat = " ".join(answer.split())  # the answer's footnotes, unwrapped
+    assert cautions and all(caution in flat for caution in cautions)
+
+
+def test_plan_explain_says_every_note_and_json_carries_them() -> None:
+    answer, explained = _run(PLAN), _run([*PLAN, "--explain"])
+    document = json.loads(CliRunner().invoke(app, [*PLAN, "-f", "json"]).stdout)
+    assert len(document["notes"]) > 3
+    for note in document["notes"]:
+        assert note in explained and note not in answer
+    assert "lean on" in explained and "lean on" not in answer
+    assert len(document["rows"]) == 3 and "nearest" in document["rows"][0]

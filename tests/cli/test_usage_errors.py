@@ -1,0 +1,78 @@
+"""The option parser's errors are the project's one kind: one ``error:`` line on stderr
+naming the closest valid name, exit status 2, nothing on stdout (Click and Typer drew a
+4-6 line box: ``Usage:``, ``Try ... --help``, the message framed). An abbreviation of a
+choice is refused, the choice it begins named (``--backend glo`` was gloo in silence)."""
+
+from __future__ import annotations
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+from gpuscale.names import UnknownNameError, resolve_choice
+from gpuscale.tables.requests import one_named
+
+COMMANDS = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+
+
+def _one_error_line(args: list[str]) -> str:
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def _misspelt(name: str) -> tuple[str, str]:
+    """(command, a long option of it with one letter dropped) that no other option is."""
+    options = [o for p in COMMANDS[name].params for o in getattr(p, "opts", [])]
+    longest = max((o for o in options if o.startswith("--")), key=len)
+    return longest, longest[:4] + longest[5:]
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_an_unknown_option_of_every_command_names_the_closest(name: str) -> None:
+    meant, typed = _misspelt(name)
+    line = _one_error_line([name, typed, "1"])
+    assert line.startswith(f"error: {typed}: no such option")
+    assert f"(did you mean {meant!r}?)" in line
+
+
+def test_the_walks_lines() -> None:
+    """``advise --stepms 5``, ``gpuscale foo``, ``analyz``, a missing value, an option of
+    the app itself: each one line."""
+    assert "(did you mean '--step-ms'?)" in _one_error_line(["advise", "--stepms", "5"])
+    assert "(did you mean 'analyze'?)" in _one_error_line(["analyz"])
+    line = _one_error_line(["foo"])
+    assert "'foo': no such command" in line and "analyze" in line  # the commands listed
+    assert "'-w'" in _one_error_line(["plan", "-w"])  # a value missing
+    assert _one_error_line(["--bogus"]).startswith("error: --bogus: no such option")
+
+
+@pytest.mark.parametrize(
+    ("args", "meant"),
+    [
+        (["bench", "--backend", "glo"], "gloo"),
+        (["plan", "-w", "bert", "-a", "H100", "-f", "j"], "json"),
+        (["analyze", "-b", "bert", "--division", "clo"], "closed"),
+        (["advise", "--params", "1e8", "--strategy", "fsd"], "fsdp"),
+    ],
+)
+def test_an_abbreviated_choice_is_refused_naming_it(args: list[str], meant: str) -> None:
+    line = _one_error_line(args)
+    assert f"give {meant} in full" in line, line
+
+
+def test_no_choice_is_read_from_a_proper_prefix() -> None:
+    """The two readers of every choice (``one_named`` under ``gpuscale.names``,
+    ``resolve_choice`` there): any case is the name, no proper prefix is."""
+    choices = ["auto", "nccl", "gloo", "closed", "open", "all", "json", "csv", "table"]
+    for choice in choices:
+        assert one_named(choice.upper(), choices) == choice
+        assert resolve_choice(choice.upper(), choices, "choice") == choice
+        for end in range(1, len(choice)):
+            assert one_named(choice[:end], choices) is None
+            with pytest.raises(UnknownNameError, match="in full"):
+                resolve_choice(choice[:end], choices, "choice")

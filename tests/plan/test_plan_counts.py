@@ -1,6 +1,5 @@
-"""What ``docs/plan.md`` says of the planned time against the count, checked: it does not
-fall at every count (a count the family ran keeps its own, larger batch), and at the
-powers of two it does (the doc said it fell with every count)."""
+"""At the powers of two the planned time falls (every step of 4, with its stated
+exceptions: tests/plan/test_plan_smooth.py)."""
 
 from __future__ import annotations
 
@@ -19,20 +18,6 @@ def _rises(workload: str, accelerator: str, devices: str) -> list[tuple[int, int
         for i in range(len(minutes) - 1)
         if minutes[i + 1] > minutes[i]
     ]
-
-
-def test_the_time_rises_where_the_doc_says() -> None:
-    rises = _rises("llama2_70b_lora", "H100", "4-1024:4")
-    assert len(rises) == 49
-    largest = max(rises, key=lambda r: r[2])
-    assert largest[:2] == (508, 512) and round(largest[2], 3) == 0.065
-    assert all(r[2] < 0.003 for r in rises if r is not largest)
-    llama = plan(workload="llama2_70b_lora", accelerator="H100", devices=[508, 512])
-    assert llama["global_batch"].tolist() == [63, 64]
-    bert = max(_rises("bert", "H100", "4-1024:4"), key=lambda r: r[2])
-    assert bert[:2] == (508, 512) and round(bert[2], 3) == 0.040
-    batches = plan(workload="bert", accelerator="H100", devices=[508, 512])["global_batch"]
-    assert batches.tolist() == [3048, 3072]
 
 
 @pytest.mark.parametrize(

@@ -21,17 +21,18 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice import assumptions, caveats
-from gpuscale.advice.basis import Basis, from_numbers
+from gpuscale.advice import assumptions, caveats, readings
+from gpuscale.advice.basis import Basis, assumed_ends, from_numbers
 from gpuscale.advice.collectives import MeasuredCurves
 from gpuscale.advice.conflicts import check_with_data
 from gpuscale.advice.convergence import convergence_for, thin_noise
+from gpuscale.advice.decision import Decision, decide
 from gpuscale.advice.from_bench import from_bench
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.limits import mlperf_floor
 from gpuscale.advice.model_choice import models_benched
 from gpuscale.advice.network_basis import network_basis
-from gpuscale.advice.recommend import Advice, recommend
+from gpuscale.advice.recommend import Advice, predictions, recommend
 from gpuscale.advice.request import DEFAULT_RULESET, ONE_BATCH_WITH_BENCH, AdviceRequest
 from gpuscale.advice.weak_first import again, not_held
 from gpuscale.analysis.critical_batch import ConvergenceModel
@@ -88,6 +89,7 @@ def advise(
         link_assumed=basis.link_assumed,
         from_bench=bench is not None,
     )
+    advice = _read_ends(advice, basis, request, convergence, thin, bench is None)
     if not basis.model_note:
         chosen = "" if request.model or bench is None else models_benched(bench, basis.bench_model)
         if not chosen:
@@ -97,6 +99,30 @@ def advise(
     # another model than the largest advised on: said first, with why the others were not
     note = basis.model_note
     return replace(advice, caveats=(note, *advice.caveats), explanation=[note, *advice.explanation])
+
+
+def _read_ends(
+    advice: Advice,
+    basis: Basis,
+    request: AdviceRequest,
+    convergence: ConvergenceModel | None,
+    thin: str,
+    by_numbers: bool,
+) -> Advice:
+    """``advice`` with the count at each end of every assumed term's range
+    (``advice.readings``); where one moves it, the count is withheld and said first."""
+    ends = [*(assumed_ends(basis, request) if by_numbers else []), *readings.link_ends(basis)]
+
+    def decide_at(other: Basis) -> Decision:
+        inputs = _inputs(other, request, convergence, thin)
+        return decide(predictions(inputs), inputs.target_efficiency, inputs.warnings)
+
+    decision = readings.with_readings(advice.decision, readings.read(ends, decide_at))
+    said = readings.withheld(decision)
+    advice = replace(advice, decision=decision)
+    if not said:
+        return advice
+    return replace(advice, caveats=(said, *advice.caveats), explanation=[said, *advice.explanation])
 
 
 def _scaled(convergence: ConvergenceModel | None) -> bool:

@@ -35,6 +35,20 @@ OVERHEADS = ("fixed", "wait", "ddp", "bandwidth", "latency")
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One end of an assumed term's range (``term``: ``flops_per_sample``, ``fixed_cost``
+    or ``link``; ``end``: ``low`` or ``high``; ``value`` in ``unit``) and the count the
+    advice chooses there, with its speedup."""
+
+    term: str
+    end: str
+    value: float
+    unit: str
+    devices: int
+    speedup: float
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Decision:
     """The recommendation and the numbers behind each part of it."""
@@ -74,10 +88,21 @@ class Decision:
     without_dominant_efficiency: float | None = None
     # the other overheads, largest first, that must go with it to reach the target there
     also_shrink: tuple[str, ...] = ()
+    # the count at each end of every assumed term's range (numbers: FLOPs per sample, the
+    # fixed cost; an assumed link), and the first term whose range moves the count: then
+    # the count is withheld (``count`` None) and that term is what to give or measure
+    readings: tuple[Reading, ...] = ()
+    withheld_by: str | None = None
+
+    @property
+    def count(self) -> int | None:
+        """The count recommended, None where an assumed term's range moves it."""
+        return None if self.withheld_by else self.devices
 
     def to_dict(self) -> dict:
-        """JSON-ready fields (the numbers behind each word)."""
-        return asdict(self)
+        """JSON-ready fields (the numbers behind each word); ``devices`` None where the
+        count is withheld (``devices_point``: the count of the predictions shown)."""
+        return {**asdict(self), "devices": self.count, "devices_point": self.devices}
 
     def short_alone(self) -> bool:
         """Whether the step's overheads cap the focus count and it misses the target even

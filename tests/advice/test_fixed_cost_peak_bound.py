@@ -117,6 +117,8 @@ def test_a_measured_or_entered_fixed_cost_says_no_bound() -> None:
 def test_the_cli_says_it() -> None:
     for device, start in (("A10", "bounded by the device's peak"), ("A10G", "not bounded")):
         flops = ["--flops-per-sample", "42M"] if device == "A10" else []
-        result = CliRunner().invoke(app, ["advise", *WALK, *flops, "--device-name", device])
+        result = CliRunner().invoke(
+            app, ["advise", "--explain", *WALK, *flops, "--device-name", device]
+        )
         assert result.exit_code == 0, result.output
         assert f"Fixed cost {start}" in result.output

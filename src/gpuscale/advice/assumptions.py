@@ -31,6 +31,9 @@ class Assumption:
     source: str  # measured, entered, fitted or assumed
     basis: str
     measure: str = ""  # the one command or option that would measure it; "" if measured
+    # the step term it is, as the decision names terms (``decision.OVERHEADS``: fixed,
+    # wait, ddp) or another: overlap, input, convergence, link, strategy
+    kind: str = ""
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)
@@ -83,6 +86,7 @@ def overlap(
     shown = f"{value:.2f}" if value is not None else "0.5, all but the last bucket"
     return Assumption(
         term="Overlap",
+        kind="overlap",
         value=shown,
         source=source,
         basis=basis,
@@ -103,11 +107,13 @@ def ddp_overhead(
     if measured:
         return Assumption(
             term="DDP's own work",
+            kind="ddp",
             value=value,
             source="measured",
             basis="synchronised minus no-sync step at N = 1",
         )
     return _taken_as_zero(
+        "ddp",
         "DDP's own work",
         "nothing measured it (on a GPU typically under a millisecond per step)",
         bench_command(model, "1", host_devices),
@@ -136,6 +142,7 @@ def wait(
         shown = ", ".join(one(n, f) for n, f in sorted(slowdown.items()))
         return Assumption(
             term="Wait for the slowest device",
+            kind="wait",
             value=f"no-sync step {shown}",
             source="measured",
             basis="the bench's no-sync steps at N > 1 over N = 1: compute slowed by contention "
@@ -145,27 +152,32 @@ def wait(
     if jitter:
         return Assumption(
             term="Wait for the slowest device",
+            kind="wait",
             value="E[max of N] - mean of the N = 1 step times",
             source="fitted",
             basis="the spread of the bench's N = 1 steps (Chen et al. 2016)",
             measure=bench_command(model, "1,2", host_devices),
         )
     return _taken_as_zero(
+        "wait",
         "Wait for the slowest device",
         "nothing measured the steps' spread",
         bench_command(model, "1,2", host_devices),
     )
 
 
-def _taken_as_zero(term: str, basis: str, measure: str) -> Assumption:
+def _taken_as_zero(kind: str, term: str, basis: str, measure: str) -> Assumption:
     """A time of the step that nothing measured, taken as 0 ms (said, with ``measure``)."""
-    return Assumption(term=term, value="0 ms", source="assumed", basis=basis, measure=measure)
+    return Assumption(
+        term=term, value="0 ms", source="assumed", basis=basis, measure=measure, kind=kind
+    )
 
 
 def input_pipeline(rate: str | None = None) -> Assumption:
     """The data loader: never modelled; ``rate`` says what it must deliver."""
     return Assumption(
         term="Input pipeline",
+        kind="input",
         value="never the bottleneck" + (f" while it delivers {rate}" if rate else ""),
         source="assumed",
         basis="gpuscale's bench makes its data on the device; loading, decoding and "
@@ -203,6 +215,7 @@ def convergence(
         rerun = again or rerun
         return Assumption(
             term="Samples to converge at a larger global batch",
+            kind="convergence",
             value="the same as at the batch given",
             source="assumed",
             basis=f"{why} (optimistic past the critical batch: at a batch far above it, "
@@ -215,6 +228,7 @@ def convergence(
     kind = "entered" if "as given" in source or "RCPs" in source else "measured"
     return Assumption(
         term="Samples to converge at a larger global batch",
+        kind="convergence",
         value="E(B) = E_min (1 + B / B_noise)",
         source=kind,
         basis=source,

@@ -256,6 +256,7 @@ def _assumed(req: AdviceRequest, fixed: FixedCost, spec: ModelSpec) -> list[Assu
     return [
         Assumption(
             term="Fixed per-step cost",
+            kind="fixed",
             value=format_ms(fixed.ms, fixed.high_ms)
             + (
                 f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"

@@ -223,6 +223,7 @@ def _bench_assumed(
     return [
         assumptions.Assumption(
             term="Fixed per-step cost",
+            kind="fixed",
             value=f"{fixed.ms:.3g} ms{span}",
             source=fixed.source,
             basis=fixed.basis,

@@ -68,12 +68,13 @@ def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision
     return replace(decision, readings=readings, withheld_by=moved)
 
 
-def _value(r: Reading) -> str:
+def value_text(r: Reading) -> str:
+    """The term's value at one end, with what it is."""
     if r.unit == "ms":
-        return format_ms(r.value)
+        return f"a fixed cost of {format_ms(r.value)}"
     if r.unit == "FLOPs":
-        return f"{format_count(r.value)} FLOPs per sample (6 x parameters)"
-    return f"{number(r.value)} GB/s"
+        return f"{format_count(r.value)} FLOPs per sample (6 x parameters, a transformer's)"
+    return f"a link of {number(r.value)} GB/s"
 
 
 def withheld(decision: Decision) -> str:
@@ -83,7 +84,7 @@ def withheld(decision: Decision) -> str:
         return ""
     moved = [r for r in decision.readings if r.term == term]
     at = "; ".join(
-        f"at {_value(r)}, {counted(r.devices, 'device')} ({r.speedup:.2f}x)" for r in moved
+        f"at {value_text(r)}, {counted(r.devices, 'device')} ({r.speedup:.2f}x)" for r in moved
     )
     return (
         f"Count withheld: the {term.replace('_', ' ')} was assumed and its range moves the "

@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
+from textwrap import wrap
+from typing import Annotated
+
+import typer
+
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.cli.common import FormatOption, app
 from gpuscale.cli.options import command, option_names
-from gpuscale.cli.output import Format, fail, show
+from gpuscale.cli.output import Format, fail, say, show
 from gpuscale.tables.requests import FieldError
+
+ExplainOption = Annotated[
+    bool,
+    typer.Option(
+        "--explain",
+        help="Say everything the advice rests on: each assumption with its source, the "
+        "break-even, the equilibrium, the weak-scaling alternative, the caveats (the "
+        "default: the answer, its deciding term and what would change it).",
+    ),
+]
 
 
 @command(app, "advise")
-def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> None:
+def advise_command(
+    request: AdviceRequest, fmt: FormatOption = Format.table, explain: ExplainOption = False
+) -> None:
     """How many devices to train on, with what batch, and why.
 
     Time, cost and energy to a trained model from your measurements (or numbers) and a
@@ -26,4 +43,14 @@ def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> 
     from gpuscale.advice.document import advice_view  # lazy: as advise_here
 
     # the table and the sentences, or CSV, or JSON (the whole answer: advice.document)
-    show(advice_view(result, terminal=fmt is Format.table, document=fmt is Format.json), fmt)
+    terminal, document = fmt is Format.table, fmt is Format.json
+    if terminal and not explain:  # the answer first, each line within 100 columns
+        from gpuscale.advice.answer import LINE_COLUMNS, lines
+
+        width = LINE_COLUMNS  # a constant: what is said never depends on the terminal
+        say(
+            wrapped
+            for line in lines(result)
+            for wrapped in wrap(line, width, subsequent_indent="  ")
+        )
+    show(advice_view(result, terminal=terminal, document=document, explain=explain), fmt)

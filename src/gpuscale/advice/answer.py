@@ -11,6 +11,7 @@ weak-scaling alternative, the input pipeline, the caveats) is the explanation
 
 from __future__ import annotations
 
+from textwrap import wrap
 from typing import Any
 
 import pandas as pd
@@ -168,3 +169,9 @@ def more(advice: Any) -> str:
     parts = [counted(len(advice.caveats), "caveat")] if advice.caveats else []
     parts.append("every assumption with its source")
     return f"More: --explain ({', '.join(parts)}); -f json (every number)."
+
+
+def shown(advice: Any) -> list[str]:
+    """``lines`` as a terminal shows them: each wrapped at ``LINE_COLUMNS``, continued
+    indented."""
+    return [w for line in lines(advice) for w in wrap(line, LINE_COLUMNS, subsequent_indent="  ")]

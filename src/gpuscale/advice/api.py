@@ -25,7 +25,7 @@ from gpuscale.advice import assumptions, caveats, readings
 from gpuscale.advice.basis import Basis, assumed_ends, from_numbers
 from gpuscale.advice.collectives import MeasuredCurves
 from gpuscale.advice.conflicts import check_with_data
-from gpuscale.advice.convergence import convergence_for, thin_noise
+from gpuscale.advice.convergence import convergence_for, scales_from_samples, thin_noise
 from gpuscale.advice.decision import Decision, decide
 from gpuscale.advice.from_bench import from_bench
 from gpuscale.advice.inputs import AdviceInputs
@@ -75,7 +75,8 @@ def advise(
         reference_batch=basis.per_device * basis.accum,
         measured=basis.noise,
     )
-    if request.samples is not None and request.workload and not _scaled(convergence):
+    scaled = scales_from_samples(request.workload, request.ruleset or DEFAULT_RULESET)
+    if request.samples is not None and request.workload and not scaled:
         raise NamedError(
             f"{ref('samples')} with {ref('workload', request.workload)}: its reference "
             "convergence points count the samples to train themselves; give one or the other"
@@ -115,7 +116,8 @@ def _read_ends(
 
     def decide_at(other: Basis) -> Decision:
         inputs = _inputs(other, request, convergence, thin)
-        return decide(predictions(inputs), inputs.target_efficiency, inputs.warnings)
+        frame = predictions(inputs)
+        return decide(frame, inputs.target_efficiency, inputs.warnings, inputs.implausible)
 
     decision = readings.with_readings(advice.decision, readings.read(ends, decide_at))
     said = readings.withheld(decision)
@@ -123,12 +125,6 @@ def _read_ends(
     if not said:
         return advice
     return replace(advice, caveats=(said, *advice.caveats), explanation=[said, *advice.explanation])
-
-
-def _scaled(convergence: ConvergenceModel | None) -> bool:
-    """Whether a workload's convergence model takes its scale from the samples given (its
-    RCPs count epochs), not from its own RCPs."""
-    return convergence is not None and convergence.source.endswith(", scaled")
 
 
 def _other_device(curves: MeasuredCurves | None, bench: pd.DataFrame | None) -> str:
@@ -167,6 +163,7 @@ _CARRIED = (
     *("max_devices", "min_batch", "max_batch", "accum"),  # the bounds of the search
     *("name", "sources", "error", "warnings", "host_devices", "evidence", "one_device"),  # said
     "family",  # the family's break-even basis
+    "implausible",  # an input cannot be true: no count above 1
 )
 
 

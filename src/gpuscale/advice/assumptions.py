@@ -235,14 +235,8 @@ def convergence(
     )
 
 
-# The terms whose measurement settles a held-back count, most decisive first.
-_SETTLES = (
-    "Fixed per-step cost",
-    "Wait for the slowest device",
-    "Overlap",
-    "DDP's own work",
-    "Samples to converge at a larger global batch",
-)
+# The kinds of term whose measurement settles a held-back count, most decisive first.
+_SETTLES = ("fixed", "wait", "overlap", "ddp", "convergence")
 
 
 def settle(
@@ -250,24 +244,24 @@ def settle(
     *,
     strong: bool,
     held_back: int | None,
-    warnings: Sequence[str],
+    refused: bool,
     host_devices: int | None = None,
     again: str = "",
 ) -> str | None:
     """The one measurement that settles a recommendation held back (``held_back``: a
-    faster count whose interval includes no gain) or refused (an IMPLAUSIBLE input among
-    ``warnings``): the most decisive term of ``assumed`` not measured, and the command or
-    option that measures it; else a run at 1 and the held-back count (2 where refused),
-    or where the bench file holds those runs already, ``again``: what to bench them again
-    with (``advice.weak_first.again``), never the run it holds. Under ``strong`` scaling
-    (the global batch kept) the samples to converge do not enter."""
-    refused = any(w.startswith("IMPLAUSIBLE") for w in warnings)
+    faster count whose interval includes no gain) or ``refused`` (an input cannot be
+    true, flagged where it was found): the most decisive term of ``assumed`` not
+    measured, and the command or option that measures it; else a run at 1 and the
+    held-back count (2 where refused), or where the bench file holds those runs already,
+    ``again``: what to bench them again with (``advice.weak_first.again``), never the run
+    it holds. Under ``strong`` scaling (the global batch kept) the samples to converge do
+    not enter."""
     if held_back is None and not refused:
         return None
-    by_term = {a.term: a for a in assumed if a.source != "measured" and a.measure}
+    by_kind = {a.kind: a for a in assumed if a.source != "measured" and a.measure}
     if strong:
-        by_term.pop("Samples to converge at a larger global batch", None)
-    term = next((t for t in _SETTLES if t in by_term), None)
+        by_kind.pop("convergence", None)
+    term = next((t for t in _SETTLES if t in by_kind), None)
     why = "an input is flagged IMPLAUSIBLE (above); " if refused else ""
     if term is None:
         if again:
@@ -278,6 +272,6 @@ def settle(
             f"{why}a measured run at the larger count: `gpuscale bench ... --nproc 1,{count}`"
             f"{where}"
         )
-    found = by_term[term]
-    named = term if term.startswith("DDP") else term[0].lower() + term[1:]
+    found = by_kind[term]
+    named = found.term if term == "ddp" else found.term[0].lower() + found.term[1:]
     return f"{why}the {named} is {found.source}; measure it: {found.measure}"

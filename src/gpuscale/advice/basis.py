@@ -68,6 +68,7 @@ class Basis:
     one_device: OneDevice | None = None  # the bench's N = 1 run of the model advised on
     strategy: str | None = None  # the strategy the bench measured the model with (None: numbers)
     family: FamilyBasis | None = None  # its family's break-even basis (None: the model alone)
+    implausible: bool = False  # an input cannot be true (an IMPLAUSIBLE warning among them)
 
 
 # What measures the fixed cost of a model given by numbers.
@@ -133,6 +134,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         power=_power(req, device, basis.network.intra.name),
         sources=(*basis.sources, source, *filter(None, [bound, unchecked])),
         warnings=(*basis.warnings, *warnings),
+        implausible=basis.implausible or bool(warnings),  # every rate warning is one
         name=f"a {format_count(spec.params)}-parameter model",
         assumed=(*basis.assumed, *_assumed(req, fixed, spec)),
     )

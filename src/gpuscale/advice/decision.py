@@ -83,6 +83,7 @@ class Decision:
     cap: str  # "overheads", "convergence", "none" or "devices"
     change: str  # what would change it: a key of focus.REMEDIES
     warnings: tuple[str, ...] = field(default=())
+    refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
     settle: str | None = None  # the measurement that would settle a held-back count
     # the efficiency at ``focus`` were the dominant overhead gone (None: N = 1 or compute)
     without_dominant_efficiency: float | None = None
@@ -146,16 +147,19 @@ def cap_at(row: pd.Series) -> str:
 
 
 def decide(
-    frame: pd.DataFrame, target_efficiency: float, warnings: tuple[str, ...] = ()
+    frame: pd.DataFrame,
+    target_efficiency: float,
+    warnings: tuple[str, ...] = (),
+    refused: bool = False,
 ) -> Decision:
     """The Decision of a predictions table (rows with ``flags`` left out; the frame has the
-    interval columns ``speedup_low`` / ``speedup_high``)."""
+    interval columns ``speedup_low`` / ``speedup_high``); ``refused``: an input cannot be
+    true (an IMPLAUSIBLE warning among ``warnings``, flagged where it was found)."""
     trusted = frame[frame["flags"] == ""].reset_index(drop=True)
     if trusted.empty:
         raise ValueError(
             "every prediction failed its plausibility checks: " + frame["flags"].iloc[0]
         )
-    refused = any(w.startswith("IMPLAUSIBLE") for w in warnings)
     chosen, held_back = _chosen(trusted, target_efficiency, refused)
     larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
@@ -188,6 +192,7 @@ def decide(
         cap=cap,
         change=change,
         warnings=warnings,
+        refused=refused,
         without_dominant_efficiency=_without(focus, (term,)),
         also_shrink=_also(focus, term, target_efficiency),
     )

@@ -133,7 +133,7 @@ def with_input_rate(
         f"{samples_per_s / devices:,.0f} per process: a data loader slower than that caps "
         "the throughput there"
     )
-    return tuple(input_pipeline(rate) if a.term == "Input pipeline" else a for a in assumed)
+    return tuple(input_pipeline(rate) if a.kind == "input" else a for a in assumed)
 
 
 def _share(value: float, what: str) -> str:

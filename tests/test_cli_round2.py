@@ -45,6 +45,7 @@ def test_an_unknown_ruleset_lists_the_known_ones() -> None:
 
 def test_advise_reads_ruleset_4_1_and_suggests_workloads() -> None:
     base = ["advise", "--params", "7M", "--step-ms", "20", "--interconnect", "pcie-phb"]
+    base.append("--explain")  # the sources are said in the explanation
     ok = runner.invoke(app, [*base, "--workload", "bert", "--ruleset", "4.1"])
     assert ok.exit_code == 0, ok.output
     assert "ruleset 4.1.0" in ok.stdout
@@ -55,6 +56,7 @@ def test_advise_reads_ruleset_4_1_and_suggests_workloads() -> None:
 
 def test_a_bare_h100_says_sxm_is_assumed() -> None:
     base = ["advise", "--params", "7M", "--step-ms", "20", "--interconnect", "pcie-phb"]
+    base.append("--explain")  # the power's source is said in the explanation
     bare = runner.invoke(app, [*base, "--device-name", "H100"])
     assert bare.exit_code == 0, bare.output
     said = " ".join(bare.stdout.split())

@@ -49,7 +49,8 @@ def _said(params: dict) -> tuple:
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-@pytest.mark.parametrize("form", [[], ["-f", "json"]], ids=["text", "json"])
+# the JSON holds the short answer's lines too (``answer``), the text the explanation
+@pytest.mark.parametrize("form", [["--explain"], ["-f", "json"]], ids=["text", "json"])
 def test_each_bench_command_runs_the_advised_run_into_the_file(
     path: Path, form: list[str], tmp_path: Path
 ) -> None:

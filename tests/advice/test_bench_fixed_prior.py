@@ -74,7 +74,7 @@ def test_the_fixed_cost_line_names_a_bench_command_that_measures_it(h100) -> Non
     """The advice says the fixed cost is assumed and the command that measures it; every
     option of that command is one ``gpuscale bench`` takes."""
     result = runner.invoke(
-        app, ["advise", "--bench", str(h100("paths.jsonl")), "--model", "cnn-19m"]
+        app, ["advise", "--explain", "--bench", str(h100("paths.jsonl")), "--model", "cnn-19m"]
     )
     assert result.exit_code == 0, result.output
     line = next(s for s in result.stdout.splitlines() if "Fixed per-step costs" in s)

@@ -57,7 +57,16 @@ def test_flagged_runs_are_listed_and_can_be_used_with_a_warning(tmp_path: Path) 
     warning = [s for s in allowed.decision.warnings if s.startswith("WARNING")]
     assert warning and "2 flagged runs used" in warning[0] and "machine busy" in warning[0]
     cli = CliRunner().invoke(
-        app, ["advise", "--bench", str(path), "--interconnect", "pcie4-x16", "--allow-flagged"]
+        app,
+        [
+            "advise",
+            "--bench",
+            str(path),
+            "--interconnect",
+            "pcie4-x16",
+            "--allow-flagged",
+            "--explain",
+        ],
     )
     assert cli.exit_code == 0 and "WARNING: 2 flagged runs used" in cli.stdout
 

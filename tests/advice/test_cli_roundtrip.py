@@ -67,6 +67,7 @@ def test_presets_alone() -> None:
             "pcie-phb",
             "--price",
             "2.5",
+            "--explain",
         ],
     )
     assert result.exit_code == 0 and "Break-even" in result.stdout

@@ -26,6 +26,7 @@ ALWAYS = {
     *("nodes", "gpus_per_node", "max_devices", "overlap", "grad_bytes", "bucket_mb"),
     *("strategy", "workload", "samples", "global_batch", "target_efficiency", "price"),
     *("power_w", "interconnect", "noise_scale", "flops_per_sample", "collectives"),
+    "explain",  # a view: the whole explanation (issue 60)
 }
 
 # (keywords, both options the refusal names): contradicting pairs, with numbers

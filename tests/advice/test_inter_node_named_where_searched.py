@@ -42,7 +42,7 @@ def test_the_link_between_nodes_is_named_only_where_a_count_spans_nodes(case: st
     assert advice.inputs.network.inter is not None
     assert all(n <= per_node or n % per_node == 0 for n in counts)
     # the header, as typed
-    typed = ["advise", "--params", "7M", "--step-ms", "40", "--batch", "32"]
+    typed = ["advise", "--explain", "--params", "7M", "--step-ms", "40", "--batch", "32"]
     result = CliRunner().invoke(app, [*typed, "--interconnect", "nvlink4", *_flags(fields)])
     assert result.exit_code == 0, result.output
     header = result.output.splitlines()[0]

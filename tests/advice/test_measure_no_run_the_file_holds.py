@@ -78,7 +78,7 @@ def test_no_command_asks_for_a_run_the_file_holds(steps: int) -> None:
 
 
 def test_the_held_back_count_is_the_one_named() -> None:
-    said = settle((), strong=True, held_back=4, warnings=())
+    said = settle((), strong=True, held_back=4, refused=False)
     assert said and "--nproc 1,4" in said, said
 
 

@@ -34,7 +34,16 @@ def test_the_headline_names_the_model_and_why_the_larger_was_not_used(tmp_path: 
     largest = max(rows, key=lambda r: r["config"]["params"])["config"]["model"]
     trusted = [r["config"]["model"] for r in rows if not r["flags"]]
     assert largest == "tf-1.5m" and set(trusted) == {"mlp-1m"}  # the premise, from the file
-    args = ["advise", "--bench", str(path), "--max-devices", "2", "--interconnect", "pcie-phb"]
+    args = [
+        "advise",
+        "--explain",
+        "--bench",
+        str(path),
+        "--max-devices",
+        "2",
+        "--interconnect",
+        "pcie-phb",
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     lines = [line for line in result.stdout.splitlines() if line.strip()]

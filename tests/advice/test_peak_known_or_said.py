@@ -61,7 +61,7 @@ def test_a_device_without_a_peak_is_said_unchecked_and_why(device: str) -> None:
     assert device in said[0] and "no peak FLOP/s" in said[0] and "688 TFLOP/s" in said[0]
     result = CliRunner().invoke(
         app,
-        ["advise", "--params", "7M", "--step-ms", "0.5", "--batch", "8192",
+        ["advise", "--explain", "--params", "7M", "--step-ms", "0.5", "--batch", "8192",
          "--interconnect", "pcie4-x16", "--device-name", device],
     )  # fmt: skip
     assert result.exit_code == 0 and "Plausibility: not checked" in result.output

@@ -25,8 +25,9 @@ backward), their per-device batches (64 and 32, what fits a 16 GB card) and thei
 times, derived from those FLOPs at a stated share of the GPU's FP32 peak (44.1 TFLOP/s):
 40% for the known answer, 20-60% to show the answer does not hang on that share.
 
-Asked of two GPUs, the advice must give at most 1x for the small models (the fixed
-per-step cost decides) and more than 1.3x for the large ones, each with its deciding term
+Asked of two GPUs, the advice must give at most 1x for the small models given two step
+times (the fixed per-step cost decides; from one step time, a gain that is not sure) and
+more than 1.3x for the large ones, each with its deciding term
 named. (It does not reach the study's 0.73-0.86x for the small models: that loss is
 TensorFlow's own per-step cost of two replicas, which nothing entered here measures; the
 advice says so as an assumption with the command that measures it.)
@@ -101,13 +102,18 @@ def test_small_models_gain_nothing_from_a_second_gpu(tmp_path: Path, name, param
 
 @pytest.mark.parametrize(("name", "params", "steps"), SMALL, ids=[s[0] for s in SMALL])
 def test_one_step_time_alone_is_not_a_confident_gain(tmp_path: Path, name, params, steps) -> None:
-    """The issue's command, one step time: the step does under 1% of the GPU's peak, so
-    almost all of it is fixed cost; never two devices, and the fixed cost named."""
+    """The issue's command, one step time: the fixed cost is assumed (the prior's 1-20 ms,
+    no more than the step; its FLOPs not given, 6 x parameters bounds no fixed cost: issue
+    60), so two devices' gain is not sure (the 80% interval reaches below 1x), one device
+    is advised at every end of the fixed cost's range, and the fixed term is named."""
     batch, ms = steps[0]
     doc = advise(tmp_path, "--params", params, "--step-ms", f"{ms:.4g}", "--batch", str(batch))
     assert doc["recommendation"]["devices"] == 1
-    assert two_devices(doc)["speedup"] <= 1.0
-    assert doc["scaling"]["fixed_cost"]["source"] == "assumed"
+    assert two_devices(doc)["speedup_low"] <= 1.0
+    fixed = doc["scaling"]["fixed_cost"]
+    assert fixed["source"] == "assumed" and fixed["high_ms"] <= ms
+    ends = [r for r in doc["decision"]["readings"] if r["term"] == "fixed_cost"]
+    assert {r["end"] for r in ends} == {"low", "high"} and {r["devices"] for r in ends} == {1}
     assert doc["decision"]["dominant_term"] == "fixed"
 
 

@@ -92,7 +92,9 @@ def test_the_n1_sentence_adds_up(h100) -> None:
 
     paths = h100("paths.jsonl")
     timing = _raw(paths, "tf-7m")["timing"]
-    out = CliRunner().invoke(app, ["advise", "--bench", str(paths), "--model", "tf-7m"])
+    out = CliRunner().invoke(
+        app, ["advise", "--explain", "--bench", str(paths), "--model", "tf-7m"]
+    )
     assert out.exit_code == 0, out.output
     line = " ".join(out.stdout.split())
     said = re.search(

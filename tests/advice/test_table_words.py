@@ -147,7 +147,7 @@ def test_the_equilibrium_is_said_in_words_from_the_table(model: str) -> None:
         assert f"the table has {len(frame)}" in said
     assert f"the advice's {counted(advice.recommended, 'device')}" in said
     assert not re.search(r"knee none|x best \d", said)
-    shown = advice_view(advice, terminal=True).said
+    shown = advice_view(advice, terminal=True, explain=True).said
     assert sum(line.startswith("- Equilibrium") for line in shown) == 1
 
 

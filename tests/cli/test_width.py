@@ -21,7 +21,16 @@ def test_the_width_is_read_when_printing(monkeypatch: pytest.MonkeyPatch) -> Non
 
 @pytest.mark.parametrize("columns", ["40", "97", "400"])
 def test_a_sentence_is_never_split_at_the_width(columns: str) -> None:
-    base = ["advise", "--params", "7M", "--step-ms", "20", "--interconnect", "pcie-phb"]
+    base = [
+        "advise",
+        "--explain",
+        "--params",
+        "7M",
+        "--step-ms",
+        "20",
+        "--interconnect",
+        "pcie-phb",
+    ]
     result = runner.invoke(
         app, [*base, "--workload", "bert", "--ruleset", "4.1"], env={"COLUMNS": columns}
     )

@@ -21,17 +21,18 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice import assumptions, caveats
-from gpuscale.advice.basis import Basis, from_numbers
+from gpuscale.advice import assumptions, caveats, readings
+from gpuscale.advice.basis import Basis, assumed_ends, from_numbers
 from gpuscale.advice.collectives import MeasuredCurves
 from gpuscale.advice.conflicts import check_with_data
-from gpuscale.advice.convergence import convergence_for, thin_noise
+from gpuscale.advice.convergence import convergence_for, scales_from_samples, thin_noise
+from gpuscale.advice.decision import Decision, decide
 from gpuscale.advice.from_bench import from_bench
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.limits import mlperf_floor
 from gpuscale.advice.model_choice import models_benched
 from gpuscale.advice.network_basis import network_basis
-from gpuscale.advice.recommend import Advice, recommend
+from gpuscale.advice.recommend import Advice, predictions, recommend
 from gpuscale.advice.request import DEFAULT_RULESET, ONE_BATCH_WITH_BENCH, AdviceRequest
 from gpuscale.advice.weak_first import again, not_held
 from gpuscale.analysis.critical_batch import ConvergenceModel
@@ -74,7 +75,8 @@ def advise(
         reference_batch=basis.per_device * basis.accum,
         measured=basis.noise,
     )
-    if request.samples is not None and request.workload and not _scaled(convergence):
+    scaled = scales_from_samples(request.workload, request.ruleset or DEFAULT_RULESET)
+    if request.samples is not None and request.workload and not scaled:
         raise NamedError(
             f"{ref('samples')} with {ref('workload', request.workload)}: its reference "
             "convergence points count the samples to train themselves; give one or the other"
@@ -88,6 +90,7 @@ def advise(
         link_assumed=basis.link_assumed,
         from_bench=bench is not None,
     )
+    advice = _read_ends(advice, basis, request, convergence, thin, bench is None)
     if not basis.model_note:
         chosen = "" if request.model or bench is None else models_benched(bench, basis.bench_model)
         if not chosen:
@@ -99,10 +102,29 @@ def advise(
     return replace(advice, caveats=(note, *advice.caveats), explanation=[note, *advice.explanation])
 
 
-def _scaled(convergence: ConvergenceModel | None) -> bool:
-    """Whether a workload's convergence model takes its scale from the samples given (its
-    RCPs count epochs), not from its own RCPs."""
-    return convergence is not None and convergence.source.endswith(", scaled")
+def _read_ends(
+    advice: Advice,
+    basis: Basis,
+    request: AdviceRequest,
+    convergence: ConvergenceModel | None,
+    thin: str,
+    by_numbers: bool,
+) -> Advice:
+    """``advice`` with the count at each end of every assumed term's range
+    (``advice.readings``); where one moves it, the count is withheld and said first."""
+    ends = [*(assumed_ends(basis, request) if by_numbers else []), *readings.link_ends(basis)]
+
+    def decide_at(other: Basis) -> Decision:
+        inputs = _inputs(other, request, convergence, thin)
+        frame = predictions(inputs)
+        return decide(frame, inputs.target_efficiency, inputs.warnings, inputs.implausible)
+
+    decision = readings.with_readings(advice.decision, readings.read(ends, decide_at))
+    said = readings.withheld(decision)
+    advice = replace(advice, decision=decision)
+    if not said:
+        return advice
+    return replace(advice, caveats=(said, *advice.caveats), explanation=[said, *advice.explanation])
 
 
 def _other_device(curves: MeasuredCurves | None, bench: pd.DataFrame | None) -> str:
@@ -141,6 +163,7 @@ _CARRIED = (
     *("max_devices", "min_batch", "max_batch", "accum"),  # the bounds of the search
     *("name", "sources", "error", "warnings", "host_devices", "evidence", "one_device"),  # said
     "family",  # the family's break-even basis
+    "implausible",  # an input cannot be true: no count above 1
 )
 
 

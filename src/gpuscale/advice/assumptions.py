@@ -31,6 +31,9 @@ class Assumption:
     source: str  # measured, entered, fitted or assumed
     basis: str
     measure: str = ""  # the one command or option that would measure it; "" if measured
+    # the step term it is, as the decision names terms (``decision.OVERHEADS``: fixed,
+    # wait, ddp) or another: overlap, input, convergence, link, strategy
+    kind: str = ""
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)
@@ -83,6 +86,7 @@ def overlap(
     shown = f"{value:.2f}" if value is not None else "0.5, all but the last bucket"
     return Assumption(
         term="Overlap",
+        kind="overlap",
         value=shown,
         source=source,
         basis=basis,
@@ -103,11 +107,13 @@ def ddp_overhead(
     if measured:
         return Assumption(
             term="DDP's own work",
+            kind="ddp",
             value=value,
             source="measured",
             basis="synchronised minus no-sync step at N = 1",
         )
     return _taken_as_zero(
+        "ddp",
         "DDP's own work",
         "nothing measured it (on a GPU typically under a millisecond per step)",
         bench_command(model, "1", host_devices),
@@ -136,6 +142,7 @@ def wait(
         shown = ", ".join(one(n, f) for n, f in sorted(slowdown.items()))
         return Assumption(
             term="Wait for the slowest device",
+            kind="wait",
             value=f"no-sync step {shown}",
             source="measured",
             basis="the bench's no-sync steps at N > 1 over N = 1: compute slowed by contention "
@@ -145,27 +152,32 @@ def wait(
     if jitter:
         return Assumption(
             term="Wait for the slowest device",
+            kind="wait",
             value="E[max of N] - mean of the N = 1 step times",
             source="fitted",
             basis="the spread of the bench's N = 1 steps (Chen et al. 2016)",
             measure=bench_command(model, "1,2", host_devices),
         )
     return _taken_as_zero(
+        "wait",
         "Wait for the slowest device",
         "nothing measured the steps' spread",
         bench_command(model, "1,2", host_devices),
     )
 
 
-def _taken_as_zero(term: str, basis: str, measure: str) -> Assumption:
+def _taken_as_zero(kind: str, term: str, basis: str, measure: str) -> Assumption:
     """A time of the step that nothing measured, taken as 0 ms (said, with ``measure``)."""
-    return Assumption(term=term, value="0 ms", source="assumed", basis=basis, measure=measure)
+    return Assumption(
+        term=term, value="0 ms", source="assumed", basis=basis, measure=measure, kind=kind
+    )
 
 
 def input_pipeline(rate: str | None = None) -> Assumption:
     """The data loader: never modelled; ``rate`` says what it must deliver."""
     return Assumption(
         term="Input pipeline",
+        kind="input",
         value="never the bottleneck" + (f" while it delivers {rate}" if rate else ""),
         source="assumed",
         basis="gpuscale's bench makes its data on the device; loading, decoding and "
@@ -203,6 +215,7 @@ def convergence(
         rerun = again or rerun
         return Assumption(
             term="Samples to converge at a larger global batch",
+            kind="convergence",
             value="the same as at the batch given",
             source="assumed",
             basis=f"{why} (optimistic past the critical batch: at a batch far above it, "
@@ -215,20 +228,15 @@ def convergence(
     kind = "entered" if "as given" in source or "RCPs" in source else "measured"
     return Assumption(
         term="Samples to converge at a larger global batch",
+        kind="convergence",
         value="E(B) = E_min (1 + B / B_noise)",
         source=kind,
         basis=source,
     )
 
 
-# The terms whose measurement settles a held-back count, most decisive first.
-_SETTLES = (
-    "Fixed per-step cost",
-    "Wait for the slowest device",
-    "Overlap",
-    "DDP's own work",
-    "Samples to converge at a larger global batch",
-)
+# The kinds of term whose measurement settles a held-back count, most decisive first.
+_SETTLES = ("fixed", "wait", "overlap", "ddp", "convergence")
 
 
 def settle(
@@ -236,24 +244,24 @@ def settle(
     *,
     strong: bool,
     held_back: int | None,
-    warnings: Sequence[str],
+    refused: bool,
     host_devices: int | None = None,
     again: str = "",
 ) -> str | None:
     """The one measurement that settles a recommendation held back (``held_back``: a
-    faster count whose interval includes no gain) or refused (an IMPLAUSIBLE input among
-    ``warnings``): the most decisive term of ``assumed`` not measured, and the command or
-    option that measures it; else a run at 1 and the held-back count (2 where refused),
-    or where the bench file holds those runs already, ``again``: what to bench them again
-    with (``advice.weak_first.again``), never the run it holds. Under ``strong`` scaling
-    (the global batch kept) the samples to converge do not enter."""
-    refused = any(w.startswith("IMPLAUSIBLE") for w in warnings)
+    faster count whose interval includes no gain) or ``refused`` (an input cannot be
+    true, flagged where it was found): the most decisive term of ``assumed`` not
+    measured, and the command or option that measures it; else a run at 1 and the
+    held-back count (2 where refused), or where the bench file holds those runs already,
+    ``again``: what to bench them again with (``advice.weak_first.again``), never the run
+    it holds. Under ``strong`` scaling (the global batch kept) the samples to converge do
+    not enter."""
     if held_back is None and not refused:
         return None
-    by_term = {a.term: a for a in assumed if a.source != "measured" and a.measure}
+    by_kind = {a.kind: a for a in assumed if a.source != "measured" and a.measure}
     if strong:
-        by_term.pop("Samples to converge at a larger global batch", None)
-    term = next((t for t in _SETTLES if t in by_term), None)
+        by_kind.pop("convergence", None)
+    term = next((t for t in _SETTLES if t in by_kind), None)
     why = "an input is flagged IMPLAUSIBLE (above); " if refused else ""
     if term is None:
         if again:
@@ -264,6 +272,6 @@ def settle(
             f"{why}a measured run at the larger count: `gpuscale bench ... --nproc 1,{count}`"
             f"{where}"
         )
-    found = by_term[term]
-    named = term if term.startswith("DDP") else term[0].lower() + term[1:]
+    found = by_kind[term]
+    named = found.term if term == "ddp" else found.term[0].lower() + found.term[1:]
     return f"{why}the {named} is {found.source}; measure it: {found.measure}"

@@ -68,6 +68,7 @@ class Basis:
     one_device: OneDevice | None = None  # the bench's N = 1 run of the model advised on
     strategy: str | None = None  # the strategy the bench measured the model with (None: numbers)
     family: FamilyBasis | None = None  # its family's break-even basis (None: the model alone)
+    implausible: bool = False  # an input cannot be true (an IMPLAUSIBLE warning among them)
 
 
 # What measures the fixed cost of a model given by numbers.
@@ -93,10 +94,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     whole = per_device * spec.flops / (step_ms / 1e3) / 1e12  # TFLOP/s of the whole step
     fixed = _fixed(req, points, spec, device, precision)
     bound = _bound_note(req, fixed, spec, device, precision, link)
-    split = fixed_cost.resplit(Compute(tflops=whole), spec, per_device, fixed.ms)
-    # DDP's own work and the slowest device's wait: priors (advice/priors.py), their
-    # range carried into the interval in place of the unmeasured +/-35%
-    compute = priors.with_priors(split, spec, per_device, "point")
+    compute, prior_range = _split(spec, per_device, whole, fixed)
     flops = "the FLOPs given" if req.flops_per_sample else "6 x parameters FLOPs per sample"
     source = (
         f"Compute: {format_ms(step_ms)} per step of {per_device:,} samples -> "
@@ -104,19 +102,21 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         f"{format_ms(fixed.ms, step_ms)} fixed per step ({fixed.source}) and "
         f"{format_ms(step_ms - compute.fixed_ms, step_ms)} of per-sample work."
     )
-    if fixed.source == "assumed":  # one step time: the whole step's rate is all we know
+    if fixed.source == "assumed" and req.flops_per_sample is None:  # the rate rests on 6 x
+        # parameters, a lower bound of the work: only a rate above the peak is impossible
+        # (a low one's two readings: ``peak_bound.flops_reading``, priced by ``assumed_ends``)
+        warnings = rate_warnings(whole, device, precision, low=False)
+    elif fixed.source == "assumed":  # one step time: the whole step's rate is all we know
         low = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
-        warnings = rate_warnings(
-            whole, device, precision, low_note=low, flops_assumed=req.flops_per_sample is None
-        )
+        warnings = rate_warnings(whole, device, precision, low_note=low)
     else:  # the fixed cost measured or entered: a low per-sample rate is a small model's
         # (kernels too short to fill the device: the published study's own), one above the
         # peak cannot be
-        warnings = rate_warnings(split.tflops, device, precision, low=False)
+        warnings = rate_warnings(compute.tflops, device, precision, low=False)
     # a device named without a known peak: the check above could not be made, said
     assumed = fixed.source == "assumed"
     unchecked = unchecked_note(
-        whole if assumed else split.tflops,
+        whole if assumed else compute.tflops,
         device,
         precision,
         "the inputs imply over the whole step" if assumed else "the inputs imply",
@@ -127,18 +127,59 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         per_device=per_device,
         fixed=fixed,
         compute=compute,
-        prior_range=tuple(
-            priors.with_priors(split, spec, per_device, end) for end in ("low", "high")
-        ),
+        prior_range=prior_range,
         error=priors.ERROR,
         min_batch=max(1, per_device // 8),  # the fixed cost prices smaller batches
         overlap=req.overlap,
         power=_power(req, device, basis.network.intra.name),
         sources=(*basis.sources, source, *filter(None, [bound, unchecked])),
         warnings=(*basis.warnings, *warnings),
+        implausible=basis.implausible or bool(warnings),  # every rate warning is one
         name=f"a {format_count(spec.params)}-parameter model",
         assumed=(*basis.assumed, *_assumed(req, fixed, spec)),
     )
+
+
+def _split(
+    spec: ModelSpec, per_device: int, whole_tflops: float, fixed: FixedCost
+) -> tuple[Compute, tuple[Compute, ...]]:
+    """The compute of a step given by numbers split at ``fixed`` (the measured step kept),
+    with DDP's work and the slowest device's wait from their priors (``advice/priors.py``:
+    their range carried into the interval in place of the unmeasured +/-35%), and the
+    compute at the priors' low and high ends."""
+    split = fixed_cost.resplit(Compute(tflops=whole_tflops), spec, per_device, fixed.ms)
+    return priors.with_priors(split, spec, per_device, "point"), tuple(
+        priors.with_priors(split, spec, per_device, end) for end in ("low", "high")
+    )
+
+
+def assumed_ends(basis: Basis, req: AdviceRequest) -> list[tuple[str, str, float, str, Basis]]:
+    """The basis at each end of the range of an assumed term of a model given by numbers,
+    as (term, end, its value there, unit, basis): the FLOPs per sample not given, at 6 x
+    parameters (a transformer's; then the step at under 1% of the device's peak leaves
+    the rest of it a fixed cost), and a fixed cost nothing measured at its prior's ends."""
+    fixed, spec = basis.fixed, basis.spec
+    if fixed is None or spec is None or fixed.source != "assumed":
+        return []
+    points = req.step_points
+    per_device, step_ms = points[0]
+    device = req.device_name or implied_device(basis.network.intra.name)
+    precision = "bf16" if req.grad_bytes == 2 else "fp32"
+    whole = per_device * spec.flops / (step_ms / 1e3) / 1e12
+
+    def at(cost: FixedCost) -> Basis:
+        compute, prior_range = _split(spec, per_device, whole, cost)
+        return replace(basis, fixed=cost, compute=compute, prior_range=prior_range)
+
+    ends = []
+    if req.flops_per_sample is None:
+        dense = _fixed(req, points, spec, device, precision, floor_from_peak=True)
+        if dense.ms > fixed.high_ms:
+            ends.append(("flops_per_sample", "low", spec.flops, "FLOPs", at(dense)))
+    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
+        if ms != fixed.ms:
+            ends.append(("fixed_cost", end, ms, "ms", at(replace(fixed, ms=ms))))
+    return ends
 
 
 def _power(req: AdviceRequest, device: str | None, link: str) -> Power:
@@ -157,10 +198,11 @@ def _fixed(
     spec: ModelSpec,
     device: str | None,
     precision: str,
+    floor_from_peak: bool | None = None,
 ) -> FixedCost:
     """The fixed cost: entered as such, from two step times, else the prior narrowed by
     the step (the device's peak bounds the per-sample work from below and, at 1% of it,
-    from above)."""
+    from above: only with FLOPs per sample given, or ``floor_from_peak``)."""
     per_device, step_ms = points[0]
     if req.fixed_ms is not None:
         return fixed_cost.given(min(req.fixed_ms, step_ms), per_device)
@@ -168,7 +210,10 @@ def _fixed(
         return fixed_cost.entered(points)
     fastest = _fastest(device, precision)
     at_peak = per_device * spec.flops / (fastest * 1e12) * 1e3 if fastest else None
-    return fixed_cost.prior(step_ms, per_device, work_at_peak_ms=at_peak, measure=MEASURE_FIXED)
+    floor = req.flops_per_sample is not None if floor_from_peak is None else floor_from_peak
+    return fixed_cost.prior(
+        step_ms, per_device, work_at_peak_ms=at_peak, measure=MEASURE_FIXED, floor_from_peak=floor
+    )
 
 
 def _fastest(device: str | None, precision: str) -> float | None:
@@ -213,6 +258,7 @@ def _assumed(req: AdviceRequest, fixed: FixedCost, spec: ModelSpec) -> list[Assu
     return [
         Assumption(
             term="Fixed per-step cost",
+            kind="fixed",
             value=format_ms(fixed.ms, fixed.high_ms)
             + (
                 f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"

@@ -91,6 +91,7 @@ def inferred(
     )
     return Assumption(
         term="Link",
+        kind="link",
         value=f"{preset}, {number(link.busbw_gbs)} GB/s",
         source="assumed",
         basis=f"the bench host measured no link between GPUs ({host}, recording none); "

@@ -172,6 +172,7 @@ def own_work(
     if asked == "fsdp" and benched == "fsdp":
         return assumptions.Assumption(
             term="FSDP's own work",
+            kind="ddp",
             value="in the fixed per-step cost",
             source="measured",
             basis="FSDP's step at N = 1 less the bare module's, at least 0, where the bare "
@@ -181,6 +182,7 @@ def own_work(
     if asked == "fsdp":
         return assumptions.Assumption(
             term="FSDP's own work",
+            kind="ddp",
             value="0 ms per step",
             source="assumed",
             basis="the runs were DDP's, which measure none of FSDP's; the steps price the "
@@ -190,6 +192,7 @@ def own_work(
         )
     return assumptions.Assumption(
         term="DDP's own work",
+        kind="ddp",
         value=f"{ms_per_mparam * params / 1e6:.3g} ms per step",
         source="assumed",
         basis=f"prior: {DDP_WORK.point:g} ms per million parameters, the median of "
@@ -228,6 +231,7 @@ def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Any, ..
     return (
         assumptions.Assumption(
             term="Strategy",
+            kind="strategy",
             value=benched.upper(),
             source="measured",
             basis=f"{model} was benched with --strategy {benched}, and this predicts what was "

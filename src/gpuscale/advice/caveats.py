@@ -16,8 +16,9 @@ from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice.convergence import scales_from_samples
 from gpuscale.advice.recommend import Advice
-from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
+from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_RULESET, DEFAULT_SAMPLES, AdviceRequest
 from gpuscale.advice.step_error import StepError
 from gpuscale.advice.weak_first import again
 from gpuscale.analysis.bench_scaling import bench_scaling
@@ -319,7 +320,10 @@ def qualify(
     measured_noise = noise is not None and request.noise_scale is None and not request.workload
     defaults = defaults_used(
         request,
-        samples_used=not (from_rcps and not convergence.source.endswith(", scaled")),
+        samples_used=not (
+            from_rcps
+            and not scales_from_samples(request.workload, request.ruleset or DEFAULT_RULESET)
+        ),
         link_assumed=link_assumed,
         link=inputs.network.intra.name if inputs else "",
         from_bench=from_bench,

@@ -15,6 +15,14 @@ from gpuscale.quantities import joined, noun_for, number
 from gpuscale.tables.workloads import Unit, convergence_unit, display_name
 
 
+def scales_from_samples(workload: str | None, ruleset: str) -> bool:
+    """Whether a workload's convergence model takes its scale from the samples given: its
+    RCPs count epochs (``convergence_for``), not samples."""
+    if workload is None:
+        return False
+    return convergence_unit(workload, "v" + ruleset.rsplit(".", 1)[0]) is not Unit.SAMPLES
+
+
 def convergence_for(
     *,
     noise_scale: float | None,
@@ -31,7 +39,7 @@ def convergence_for(
         fitted = rcp_model_for(workload, ruleset)
         if fitted is None:
             raise ValueError(no_rcps(workload, ruleset))
-        if convergence_unit(workload, "v" + ruleset.rsplit(".", 1)[0]) is Unit.SAMPLES:
+        if not scales_from_samples(workload, ruleset):
             return fitted
         # RCPs in epochs: the shape (B_noise) from them, the scale from ``samples``
         e_min = samples / (1 + reference_batch / fitted.b_noise)

@@ -35,6 +35,20 @@ OVERHEADS = ("fixed", "wait", "ddp", "bandwidth", "latency")
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One end of an assumed term's range (``term``: ``flops_per_sample``, ``fixed_cost``
+    or ``link``; ``end``: ``low`` or ``high``; ``value`` in ``unit``) and the count the
+    advice chooses there, with its speedup."""
+
+    term: str
+    end: str
+    value: float
+    unit: str
+    devices: int
+    speedup: float
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Decision:
     """The recommendation and the numbers behind each part of it."""
@@ -69,15 +83,27 @@ class Decision:
     cap: str  # "overheads", "convergence", "none" or "devices"
     change: str  # what would change it: a key of focus.REMEDIES
     warnings: tuple[str, ...] = field(default=())
+    refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
     settle: str | None = None  # the measurement that would settle a held-back count
     # the efficiency at ``focus`` were the dominant overhead gone (None: N = 1 or compute)
     without_dominant_efficiency: float | None = None
     # the other overheads, largest first, that must go with it to reach the target there
     also_shrink: tuple[str, ...] = ()
+    # the count at each end of every assumed term's range (numbers: FLOPs per sample, the
+    # fixed cost; an assumed link), and the first term whose range moves the count: then
+    # the count is withheld (``count`` None) and that term is what to give or measure
+    readings: tuple[Reading, ...] = ()
+    withheld_by: str | None = None
+
+    @property
+    def count(self) -> int | None:
+        """The count recommended, None where an assumed term's range moves it."""
+        return None if self.withheld_by else self.devices
 
     def to_dict(self) -> dict:
-        """JSON-ready fields (the numbers behind each word)."""
-        return asdict(self)
+        """JSON-ready fields (the numbers behind each word); ``devices`` None where the
+        count is withheld (``devices_point``: the count of the predictions shown)."""
+        return {**asdict(self), "devices": self.count, "devices_point": self.devices}
 
     def short_alone(self) -> bool:
         """Whether the step's overheads cap the focus count and it misses the target even
@@ -121,16 +147,19 @@ def cap_at(row: pd.Series) -> str:
 
 
 def decide(
-    frame: pd.DataFrame, target_efficiency: float, warnings: tuple[str, ...] = ()
+    frame: pd.DataFrame,
+    target_efficiency: float,
+    warnings: tuple[str, ...] = (),
+    refused: bool = False,
 ) -> Decision:
     """The Decision of a predictions table (rows with ``flags`` left out; the frame has the
-    interval columns ``speedup_low`` / ``speedup_high``)."""
+    interval columns ``speedup_low`` / ``speedup_high``); ``refused``: an input cannot be
+    true (an IMPLAUSIBLE warning among ``warnings``, flagged where it was found)."""
     trusted = frame[frame["flags"] == ""].reset_index(drop=True)
     if trusted.empty:
         raise ValueError(
             "every prediction failed its plausibility checks: " + frame["flags"].iloc[0]
         )
-    refused = any(w.startswith("IMPLAUSIBLE") for w in warnings)
     chosen, held_back = _chosen(trusted, target_efficiency, refused)
     larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
@@ -163,6 +192,7 @@ def decide(
         cap=cap,
         change=change,
         warnings=warnings,
+        refused=refused,
         without_dominant_efficiency=_without(focus, (term,)),
         also_shrink=_also(focus, term, target_efficiency),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuscale.advice import answer
 from gpuscale.advice.table_words import fixed_parts, optimizer_ms
 from gpuscale.quantities import format_count
 from gpuscale.tables.views import TableView
@@ -65,7 +66,8 @@ def advice_document(result: Any) -> dict[str, Any]:
         "recommendation": {
             "model": result.inputs.name if result.inputs else None,  # the model advised on
             "strategy": result.inputs.strategy if result.inputs else None,  # ddp or fsdp
-            "devices": d.devices,
+            "devices": d.count,  # None: withheld, an assumed term's range moves it
+            "withheld_by": d.withheld_by,  # that term: what to give or measure first
             "fastest": d.fastest,
             "efficient": result.efficient,
             "cheapest": result.cheapest,
@@ -88,6 +90,7 @@ def advice_document(result: Any) -> dict[str, Any]:
         "decision": d.to_dict(),
         "scaling": _scaling(result),
         "assumptions": [a.to_dict() for a in result.inputs.assumptions],
+        "answer": answer.lines(result),  # the default view's lines, before its table
         "explanation": result.explanation,
         "predictions": result.predictions.to_dict("records"),
         "weak_scaling": None
@@ -103,11 +106,14 @@ def _terms_evidence(result: Any) -> str | None:
     return "flagged" if found.untrusted else ("weak" if found.weak else "firm")
 
 
-def advice_view(result: Any, *, terminal: bool, document: bool = False) -> TableView:
-    """The predictions as a terminal shows them (``ADVICE_SHOWN``) with the explanation and
-    the equilibrium picks under them, or (``terminal`` False: CSV) every column with what
-    qualifies the numbers as notes; ``document``: with the whole answer for ``-f json``
-    (:func:`advice_document`)."""
+def advice_view(
+    result: Any, *, terminal: bool, document: bool = False, explain: bool = False
+) -> TableView:
+    """The predictions as a terminal shows them: by default the short answer
+    (``advice.answer``: the deciding columns, four lines), with ``explain`` every shown
+    column (``ADVICE_SHOWN``) and the whole explanation; or (``terminal`` False: CSV)
+    every column with what qualifies the numbers as notes; ``document``: with the whole
+    answer for ``-f json`` (:func:`advice_document`)."""
     if document:
         return TableView(result.predictions, (), document=advice_document(result))
     inputs = result.inputs
@@ -117,6 +123,15 @@ def advice_view(result: Any, *, terminal: bool, document: bool = False) -> Table
     if not terminal:
         every = list(result.predictions.columns)
         return TableView(result.predictions, every, title, notes=tuple(result.caveats))
+    if not explain:
+        return TableView(
+            result.predictions,
+            answer.columns(result),
+            title,
+            drop_order=answer.DROP_ORDER,
+            formats=answer.FORMATS,
+            said=(answer.more(result),),
+        )
     said = tuple(f"- {line}" for line in result.explanation)  # the equilibrium's last
     return TableView(result.predictions, ADVICE_SHOWN, title, said=said)
 

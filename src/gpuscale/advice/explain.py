@@ -258,20 +258,20 @@ def _sources(advice: Explainable) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     lines = list(inputs.sources)
-    said = {a.term for a in inputs.assumptions}
+    said = {a.kind for a in inputs.assumptions}
     if inputs.convergence is not None:
         lines.append(
             f"Convergence: E(B) = {format_count(inputs.convergence.e_min)} x (1 + B / "
             f"{format_count(inputs.convergence.b_noise)}) samples ({inputs.convergence.source})."
         )
-    elif not any(t.startswith("Samples to converge") for t in said):
+    elif "convergence" not in said:
         lines.append(
             f"No convergence model: {format_count(inputs.samples)} samples at any batch "
             "(optimistic past the critical batch; give --noise-scale, --workload or bench "
             "results with gradient norms)."
         )
     # the fixed cost has its own sentence (``_scaling``)
-    lines += [a.sentence() for a in inputs.assumptions if a.term != "Fixed per-step cost"]
+    lines += [a.sentence() for a in inputs.assumptions if a.kind != "fixed"]
     rows = advice.predictions
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(f"Power: {inputs.power.said(counts)}.")
@@ -378,7 +378,7 @@ def _weak_alternative(advice: Explainable) -> list[str]:
 def _measure_convergence(inputs: Any, host: str) -> str:
     """What measures the samples at a larger batch: the convergence assumption's own
     measurement where it says one (a noise scale from too few steps: more --steps)."""
-    said = [a.measure for a in inputs.assumptions if a.term.startswith("Samples to converge")]
+    said = [a.measure for a in inputs.assumptions if a.kind == "convergence"]
     if said and said[0]:
         return said[0]
     return (

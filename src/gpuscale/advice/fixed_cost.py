@@ -171,15 +171,21 @@ def prior(
     work_at_peak_ms: float | None,
     measure: str,
     base: Prior = GPU_PRIOR,
+    floor_from_peak: bool = True,
 ) -> FixedCost:
     """The device-level prior of ``base``, narrowed by the step of ``step_ms`` at
     ``batch``: never more than the step less its per-sample work at the device's peak
     (``work_at_peak_ms``: batch x FLOPs per sample / peak), and at least the step less
     that work at ``MIN_MFU`` of the peak (a step doing under 1% of the peak's FLOPs is
-    launch- or framework-bound: its work would take at most that share)."""
+    launch- or framework-bound: its work would take at most that share). Without
+    ``floor_from_peak`` (FLOPs per sample not given: ``work_at_peak_ms`` rests on a lower
+    bound of the work) the peak only caps the fixed cost: a lower bound of the FLOPs never
+    turns into a fixed cost."""
     # above the peak (an IMPLAUSIBLE input, said elsewhere) nothing is left for it
     cap = max(min(step_ms - (work_at_peak_ms or 0.0), step_ms * (1 - 1e-3)), 0.0)
-    floor = step_ms - work_at_peak_ms / MIN_MFU if work_at_peak_ms is not None else 0.0
+    floor = 0.0
+    if work_at_peak_ms is not None and floor_from_peak:
+        floor = step_ms - work_at_peak_ms / MIN_MFU
     low = min(max(base.low_ms, floor, 0.0), cap)
     high = min(max(base.high_ms, low), cap)
     point = min(max(base.ms, low), high)

@@ -117,6 +117,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         cal = replace(cal, compute=for_strategy(cal.compute, cal.strategy, req.strategy))
     bench_model = None if req.params else cal.name  # the model a bench run would measure
     host = most_host_devices(table)
+    impossible = rate_warnings(cal.compute.tflops, cal.device_name, precision, low=False)
     return replace(
         basis,
         spec=replace(cal.model, grad_bytes_per_param=req.grad_bytes),
@@ -139,14 +140,10 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         # a rate the bench measured is a finding however low; above the peak, impossible
         warnings=(
             *basis.warnings,
-            *rate_warnings(
-                cal.compute.tflops,
-                cal.device_name,
-                precision,
-                low=False,
-            ),
+            *impossible,
             *other_strategy(cal.name, cal.strategy, req.strategy or cal.strategy),
         ),
+        implausible=basis.implausible or bool(impossible),
         bench_model=None if req.params is not None else cal.name,
         model_note="" if req.model or req.params else why_this_model(bench, cal.name, broken),
         host_devices=host,
@@ -223,6 +220,7 @@ def _bench_assumed(
     return [
         assumptions.Assumption(
             term="Fixed per-step cost",
+            kind="fixed",
             value=f"{fixed.ms:.3g} ms{span}",
             source=fixed.source,
             basis=fixed.basis,

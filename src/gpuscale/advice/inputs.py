@@ -79,6 +79,7 @@ class AdviceInputs:
     error: StepError = field(default_factory=StepError)  # the step's 80% interval at N > 1
     evidence: Support | None = None  # what the bench runs advised on rest on (None: numbers)
     warnings: tuple[str, ...] = ()  # inputs that cannot be true, said where they were found
+    implausible: bool = False  # one of them is an input that cannot be true (IMPLAUSIBLE)
     # (devices, minutes, system) of the fastest MLPerf system per count for the workload
     mlperf_floor: tuple[tuple[int, float, str], ...] = ()
     one_device: OneDevice | None = None  # the bench's N = 1 run of the model, as it trained

@@ -44,6 +44,17 @@ def bounded(
     floor_ms = step_ms - at_most_ms
     if floor_ms <= prior.low_ms or fixed.source != "assumed":
         return ""
+    if not flops_given:
+        return flops_reading(
+            fixed,
+            peak=peak,
+            peak_tflops=peak_tflops,
+            precision=precision,
+            step_ms=step_ms,
+            batch=batch,
+            flops_per_sample=flops_per_sample,
+            floor_ms=floor_ms,
+        )
     implied = (
         f"; the device the link {implied_by} implies, --device-name to name yours"
         if implied_by
@@ -98,4 +109,38 @@ def unbounded(fixed: FixedCost, device: str | None, link: str, measure: str) -> 
         f"(an A10, an L4) bounds it by the step's work at {MIN_MFU:.0%} of that peak, which "
         f"can take nearly all of a small model's step; give --fixed-ms, or measure it: "
         f"{measure}."
+    )
+
+
+def flops_reading(
+    fixed: FixedCost,
+    *,
+    peak: Peak,
+    peak_tflops: float,
+    precision: str,
+    step_ms: float,
+    batch: int,
+    flops_per_sample: float,
+    floor_ms: float,
+) -> str:
+    """The two readings of a step whose FLOPs per sample were not given and whose rate at
+    6 x parameters is under ``MIN_MFU`` of the peak: a transformer's (then ``floor_ms`` of
+    the step would be fixed cost) or a model doing more work per parameter (a CNN: the
+    fixed cost the prior's, the rest work, ``F = share x peak x work / batch``)."""
+    work_ms = step_ms - fixed.ms
+    per_sample = [share * peak_tflops * 1e12 * work_ms / 1e3 / batch for share in (0.1, 0.5)]
+    share = 100 * batch * flops_per_sample / (step_ms / 1e3) / (peak_tflops * 1e12)
+    return (
+        f"FLOPs per sample not given: 6 x parameters ({format_count(flops_per_sample)}, a "
+        "transformer's) is a lower bound (a CNN does far more per parameter). Read as a "
+        f"transformer, this {format_ms(step_ms)} step runs at {share:.2g}% of the "
+        f"{peak.device}'s {peak_label(precision)} peak ({number(peak_tflops)} TFLOP/s), "
+        f"leaving at least {format_ms(floor_ms, step_ms)} of it a fixed per-step cost; read "
+        f"with the prior's fixed cost ({format_ms(fixed.ms, fixed.high_ms)}, "
+        f"{format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)}), its "
+        f"{format_ms(work_ms, step_ms)} of work is {format_count(per_sample[0])}-"
+        f"{format_count(per_sample[1])} FLOPs per sample at 10-50% of that peak. The "
+        "predictions take the second reading; give --flops-per-sample (in Python: "
+        "flops_per_sample=; count it with torch.utils.flop_counter.FlopCounterMode over one "
+        "forward and backward, divided by the batch)."
     )

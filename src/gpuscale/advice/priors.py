@@ -70,6 +70,7 @@ class SharePrior:
     high: float
     term: str
     source: str
+    kind: str = ""  # as ``Assumption.kind``
 
     def at(self, which: str) -> float:
         return {"low": self.low, "point": self.point, "high": self.high}[which]
@@ -83,6 +84,7 @@ DDP_WORK = SharePrior(
     "gpuscale's 25 one-H100 DDP runs (synchronised minus no-sync step at N = 1, per "
     "million parameters, 10th-90th percentile); the work the PyTorch DDP paper (Li et al., "
     "VLDB 2020) overlaps with backward",
+    "ddp",
 )
 STEP_SPREAD = SharePrior(
     0.0075,
@@ -92,6 +94,7 @@ STEP_SPREAD = SharePrior(
     "E[max of N] - mean of steps spread as in gpuscale's 25 one-H100 runs (coefficient of "
     "variation, 10th-90th percentile; Chen et al. 2016); Horovod's 88% on 128 GPUs "
     "(Sergeev and Del Balso 2018) bounds the losses together",
+    "wait",
 )
 
 
@@ -130,7 +133,7 @@ def with_input_rate(
         f"{samples_per_s / devices:,.0f} per process: a data loader slower than that caps "
         "the throughput there"
     )
-    return tuple(input_pipeline(rate) if a.term == "Input pipeline" else a for a in assumed)
+    return tuple(input_pipeline(rate) if a.kind == "input" else a for a in assumed)
 
 
 def _share(value: float, what: str) -> str:
@@ -142,6 +145,7 @@ def assumption(found: SharePrior, what: str, measure: str) -> Assumption:
     likely value and range, and the source; the range enters the interval."""
     return Assumption(
         term=found.term,
+        kind=found.kind,
         value=f"{_share(found.point, what)} {what} ({_share(found.low, what)}-"
         f"{_share(found.high, what)}, its range in the interval)",
         source="assumed",

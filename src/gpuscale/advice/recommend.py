@@ -245,13 +245,15 @@ def recommend(inputs: AdviceInputs) -> Advice:
         assumptions=with_input_rate(inputs.assumptions, last.samples_per_s, last.accelerators),
         sources=(*inputs.sources, *([dropped] if dropped else [])),
     )
-    warnings = (*inputs.warnings, *_below_mlperf(frame, inputs))
-    decision = decide(frame, inputs.target_efficiency, warnings)
+    below = _below_mlperf(frame, inputs)  # each an input that cannot be true
+    warnings = (*inputs.warnings, *below)
+    refused = inputs.implausible or bool(below)
+    decision = decide(frame, inputs.target_efficiency, warnings, refused)
     measure_first = weak_first(inputs.evidence, inputs.host_devices) or settle(
         inputs.assumptions,
         strong=inputs.kept_global_batch is not None,
         held_back=decision.held_back,
-        warnings=decision.warnings,
+        refused=decision.refused,
         host_devices=inputs.host_devices,
         again=again(inputs.evidence, (1, decision.held_back or 2), inputs.host_devices),
     )

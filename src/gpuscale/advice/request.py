@@ -278,6 +278,9 @@ class AdviceRequest(JsonRequest):
         help="Use --bench runs flagged as untrustworthy (busy host, noisy steps), with a warning; "
         "never those of a broken model (a loss not finite): it is refused, fix it first.",
     )
+    explain: bool = flag(  # a view: the default says the answer, its term, what changes it
+        "--explain", help="Say all the advice rests on: each assumption, its source, ..."
+    )
 
     def __post_init__(self) -> None:
         for name in ("step_ms", "batch"):  # given several times: a tuple; once: the value

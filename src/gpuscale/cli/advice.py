@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.cli.common import FormatOption, app
 from gpuscale.cli.options import command, option_names
-from gpuscale.cli.output import Format, fail, show
+from gpuscale.cli.output import Format, fail, say, show
 from gpuscale.tables.requests import FieldError
 
 
@@ -23,7 +23,10 @@ def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> 
         fail(exc.as_options(option_names(AdviceRequest)))
     except (ValueError, KeyError, OSError) as exc:  # UnknownNameError, a file unreadable
         fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
-    from gpuscale.advice.document import advice_view  # lazy: as advise_here
+    from gpuscale.advice.answer import shown  # lazy: as advise_here
+    from gpuscale.advice.document import advice_view
 
-    # the table and the sentences, or CSV, or JSON (the whole answer: advice.document)
-    show(advice_view(result, terminal=fmt is Format.table, document=fmt is Format.json), fmt)
+    # the answer first (--explain: every sentence), the table; or CSV, or JSON (the whole)
+    table, explain = fmt is Format.table, request.explain
+    say(shown(result) if table and not explain else ())
+    show(advice_view(result, terminal=table, document=fmt is Format.json, explain=explain), fmt)

@@ -1,0 +1,177 @@
+"""The answer first, short: what ``gpuscale advise`` prints by default (issue 60).
+
+Four lines under a table of the deciding columns, each rendered from the Decision's
+fields: the count and per-device batch with its speedup, 80% interval and time (cost and
+energy where given) to a trained model, or why the count is withheld; the one term that
+decides; the one measurement or input that would change the answer; where the rest is.
+Everything else (each assumption with its source, the break-even, the equilibrium, the
+weak-scaling alternative, the input pipeline, the caveats) is the explanation
+(``--explain``) and, losslessly, the JSON (``advice.document``).
+"""
+
+from __future__ import annotations
+
+from textwrap import wrap
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.advice.readings import SETTLE, value_text
+from gpuscale.quantities import counted, format_count, format_minutes, number
+
+# The short answer's lines are wrapped at this many columns, whatever the terminal's width
+# (what is said never depends on it: issue 41), so a 100-column terminal shows each whole.
+LINE_COLUMNS = 100
+# The prediction column that holds each overhead the decision names.
+TERM_COLUMN = {
+    "fixed": "fixed_excess_ms",
+    "wait": "wait_ms",
+    "ddp": "ddp_ms",
+    "bandwidth": "exposed_comm_ms",
+    "latency": "exposed_comm_ms",
+}
+TERM_WORDS = {
+    "fixed": "the fixed per-step cost, which every device pays whole",
+    "wait": "the wait for the slowest device",
+    "ddp": "DDP's own work (its bucket copies)",
+    "bandwidth": "the gradients' all-reduce (bandwidth) not hidden by backward",
+    "latency": "the all-reduce's latency not hidden by backward",
+}
+# What would help most where every term the decision rests on was measured.
+REMEDY = {
+    "fixed": "a larger batch per device, or fewer kernel launches (CUDA graphs, torch.compile)",
+    "wait": "steadier step times (equal work per device, no other jobs on the devices)",
+    "ddp": "gradient_as_bucket_view=True, or a larger batch per device",
+    "bandwidth": "a faster link, bf16 gradients or gradient accumulation",
+    "latency": "larger DDP buckets, a larger batch per device or gradient accumulation",
+    "devices": "more devices allowed (--max-devices, --nodes), where the machine has them",
+    "convergence": "a larger critical batch (measure the noise scale: gpuscale bench)",
+    "uncertain": "a measured run at the larger count (gpuscale bench --nproc 1,N)",
+    "compute": "a lower --target-efficiency (the overheads are under 5%)",
+}
+# The terminal's columns, the deciding overhead's after the step.
+LEADING = ("accelerators", "batch_per_device", "step_ms")
+TRAILING = ("speedup", "speedup_low", "speedup_high", "efficiency", "time_to_train_min")
+
+
+# What a terminal narrower than the table drops first.
+DROP_ORDER = ("speedup_high", "speedup_low", *TERM_COLUMN.values(), "batch_per_device")
+# Three digits where the interval's ends differ, the efficiency as a share.
+FORMATS = {"speedup": ".3g", "speedup_low": ".3g", "speedup_high": ".3g", "efficiency": ".0%"}
+
+
+def columns(advice: Any) -> tuple[str, ...]:
+    """The table's deciding columns: the count and batch, the step and its deciding
+    overhead, the speedup with its interval, the efficiency and the time to train (the
+    chosen count's cost and energy are in the decision's line; every column: -f csv)."""
+    term = TERM_COLUMN.get(advice.decision.dominant_term)
+    return (*LEADING, *([term] if term else []), *TRAILING)
+
+
+def _row(frame: pd.DataFrame, n: int) -> pd.Series:
+    return frame[frame["accelerators"] == n].iloc[0]
+
+
+def _speedup(row: pd.Series) -> str:
+    low, high = number(row["speedup_low"]), number(row["speedup_high"])
+    return f"{number(row['speedup'])}x ({low}-{high}x, 80% interval)"
+
+
+def _trained(row: pd.Series, samples: float) -> str:
+    """``29 min to train 10M samples, $12.3, 1.55 kWh``."""
+    time = format_minutes(row["time_to_train_min"])  # the table's unit
+    more = [f"${number(row['cost'])}"] if pd.notna(row["cost"]) else []
+    more += [f"{number(row['energy_kwh'])} kWh"] if pd.notna(row["energy_kwh"]) else []
+    return ", ".join([f"{time} to train {format_count(samples)} samples", *more])
+
+
+def decision_line(advice: Any) -> str:
+    """The count, its batch, speedup and time to a trained model; or why it is withheld."""
+    d, frame = advice.decision, advice.predictions
+    samples = float(_row(frame, 1)["samples_to_train"])
+    if d.withheld_by:
+        row = _row(frame, d.devices)
+        ends = [r for r in d.readings if r.term == d.withheld_by and r.devices != d.devices]
+        other = "; ".join(f"at {value_text(r)}, {counted(r.devices, 'device')}" for r in ends)
+        return (
+            f"Count withheld: {counted(d.devices, 'device')} as predicted below, "
+            f"{_speedup(row)}, {_trained(row, samples)}; but {other}."
+        )
+    row = _row(frame, d.devices)
+    accum = f" x {d.accum} accumulation steps" if d.accum > 1 else ""
+    said = (
+        f"Use {counted(d.devices, 'device')}, batch {format_count(d.batch_per_device)} per "
+        f"device{accum} (global {format_count(d.global_batch)})"
+    )
+    if d.devices > 1:
+        return f"{said}: {_speedup(row)}, {_trained(row, samples)}."
+    if d.focus == d.devices:
+        return f"{said}: {_trained(row, samples)}."
+    return (
+        f"{said}: {_trained(row, samples)}; {counted(d.focus, 'device')} "
+        f"{_speedup(_row(frame, d.focus))}."
+    )
+
+
+def deciding_line(advice: Any) -> str:
+    """The one term that decides, at the count it is read at (the focus)."""
+    d = advice.decision
+    at = f"at {counted(d.focus, 'device')}"
+    if d.cap == "devices":
+        return (
+            f"Decides: the count allowed; {at}, the most searched, efficiency is still "
+            f"{d.efficiency:.0%}."
+        )
+    if d.cap == "convergence":
+        return (
+            f"Decides: the samples a larger global batch needs (convergence factor "
+            f"{d.focus_convergence_factor:.0%} {at})."
+        )
+    term = d.dominant_term
+    if term not in TERM_WORDS:
+        return f"Decides: the target efficiency {d.target_efficiency:.0%}; overheads are small."
+    ms = d.overheads_ms[term]
+    return (
+        f"Decides: {TERM_WORDS[term]}, {number(ms)} ms of the {number(d.focus_step_ms)} ms "
+        f"step {at}."
+    )
+
+
+def change_line(advice: Any) -> str:
+    """The one measurement or input that would change the answer: what settles a count
+    withheld or held back, else the deciding term's own measurement where it was assumed,
+    else what would help most."""
+    d = advice.decision
+    if d.withheld_by:
+        return f"To settle it: {SETTLE[d.withheld_by]}."
+    if d.settle:
+        return f"Measure first: {d.settle}."
+    assumed = [
+        a
+        for a in getattr(advice.inputs, "assumptions", ())
+        if a.kind == d.dominant_term and a.source == "assumed" and a.measure
+    ]
+    if assumed and d.cap == "overheads":
+        return f"To change it: measure {TERM_WORDS[d.dominant_term]}: {assumed[0].measure}."
+    return f"To change it: {REMEDY.get(d.change, REMEDY['compute'])}."
+
+
+def lines(advice: Any) -> list[str]:
+    """The short answer, said before the table: the decision, an input that cannot be
+    true or a warning on the data (each whole: rare, and it changes what to do), the term
+    that decides, and what would change it."""
+    d = advice.decision
+    return [decision_line(advice), *d.warnings, deciding_line(advice), change_line(advice)]
+
+
+def more(advice: Any) -> str:
+    """Where the rest is, said under the table."""
+    parts = [counted(len(advice.caveats), "caveat")] if advice.caveats else []
+    parts.append("every assumption with its source")
+    return f"More: --explain ({', '.join(parts)}); -f json (every number)."
+
+
+def shown(advice: Any) -> list[str]:
+    """``lines`` as a terminal shows them: each wrapped at ``LINE_COLUMNS``, continued
+    indented."""
+    return [w for line in lines(advice) for w in wrap(line, LINE_COLUMNS, subsequent_indent="  ")]

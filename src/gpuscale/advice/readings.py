@@ -1,0 +1,93 @@
+"""No confident count from a guess: the count at each end of every assumed term's range.
+
+A term nothing measured (the FLOPs per sample of a model given by its parameters, a fixed
+per-step cost, a link assumed) has a range; the advice is computed again at each end
+(``ends``) and where the count chosen moves, the count is withheld
+(``Decision.withheld_by``): the one thing to give or measure leads the answer, the table
+is still shown. ResNet-50 on 8 A100s by its parameters alone was "Use 1 device" because
+6 x parameters turned most of its step into an invented fixed cost (issue 60).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from gpuscale.advice.decision import Decision, Reading
+from gpuscale.advice.network import Link
+from gpuscale.hardware.links import PRESETS
+from gpuscale.quantities import counted, format_count, format_ms, number
+
+# An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch.
+LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
+
+# What settles each term, as the option to give or the measurement to make.
+SETTLE = {
+    "flops_per_sample": "give --flops-per-sample (count it with "
+    "torch.utils.flop_counter.FlopCounterMode over one forward and backward, / batch)",
+    "fixed_cost": "measure the fixed cost: the step at a second batch (--step-ms T --batch B "
+    "again, e.g. at half the batch), or gpuscale bench --nproc 1",
+    "link": "give --interconnect (or run gpuscale topo / collectives on the host)",
+}
+
+
+def link_ends(basis: Any) -> list[tuple[str, str, float, str, Any]]:
+    """The basis with an assumed link at each end of its range (none where the link was
+    given, detected or measured)."""
+    if not basis.link_assumed:
+        return []
+    network = basis.network
+    return [
+        (
+            "link",
+            end,
+            PRESETS[name].busbw_gbs,
+            "GB/s",
+            replace(basis, network=replace(network, intra=Link.from_preset(name))),
+        )
+        for end, name in LINK_ENDS
+    ]
+
+
+def read(
+    ends: Sequence[tuple[str, str, float, str, Any]],
+    decide_at: Callable[[Any], Decision],
+) -> tuple[Reading, ...]:
+    """The count and its speedup at each end (``decide_at``: the decision of a basis)."""
+    found = []
+    for term, end, value, unit, basis in ends:
+        d = decide_at(basis)
+        found.append(Reading(term, end, float(value), unit, d.devices, d.speedup))
+    return tuple(found)
+
+
+def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision:
+    """``decision`` with its readings and the first term whose range moves the count."""
+    moved = next((r.term for r in readings if r.devices != decision.devices), None)
+    return replace(decision, readings=readings, withheld_by=moved)
+
+
+def value_text(r: Reading) -> str:
+    """The term's value at one end, with what it is."""
+    if r.unit == "ms":
+        return f"a fixed cost of {format_ms(r.value)}"
+    if r.unit == "FLOPs":
+        return f"{format_count(r.value)} FLOPs per sample (6 x parameters, a transformer's)"
+    return f"a link of {number(r.value)} GB/s"
+
+
+def withheld(decision: Decision) -> str:
+    """The sentence leading an answer whose count is withheld ("" where it is not)."""
+    term = decision.withheld_by
+    if term is None:
+        return ""
+    moved = [r for r in decision.readings if r.term == term]
+    at = "; ".join(
+        f"at {value_text(r)}, {counted(r.devices, 'device')} ({r.speedup:.2f}x)" for r in moved
+    )
+    return (
+        f"Count withheld: the {term.replace('_', ' ')} was assumed and its range moves the "
+        f"count (as assumed, {counted(decision.devices, 'device')}, "
+        f"{decision.speedup:.2f}x; {at}): {SETTLE[term]}."
+    )

@@ -7,6 +7,7 @@ line with the rule and the count."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 from pathlib import Path
 
@@ -59,7 +60,8 @@ def test_a_round_today_s_rules_mostly_reject(rejected_round: Path, tmp_path: Pat
     for args in _commands(rejected_round, tmp_path / "report", "bert", "A100-SXM4-80GB"):
         stderr = " ".join(_ran(args).split())
         assert stderr.count(said) == 1, (args, stderr)
-    assert (tmp_path / "report" / "index.html").exists()
+    page = " ".join(html.unescape((tmp_path / "report" / "index.html").read_text()).split())
+    assert said in page  # the report says it too, not only the terminal
 
 
 @pytest.mark.slow

@@ -62,6 +62,7 @@ from gpuscale.report.workload_figures import (
 )
 from gpuscale.sources import write_atomically
 from gpuscale.tables import RoundTables, display_name
+from gpuscale.tables.views import rejected_notes
 
 if TYPE_CHECKING:
     from gpuscale.advice.request import AdviceRequest
@@ -215,6 +216,7 @@ def _draw(
         answers,
         # a workload with no section says its division in its own note (``skipped``)
         notes=[
+            *rejected_notes(tables.scores),  # most of a benchmark unscored by today's rules
             *notes,
             *analysed.skipped,
             *left_out(tables.scores, done, options.division, HOW),

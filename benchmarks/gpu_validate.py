@@ -309,6 +309,10 @@ def said(verdict: Verdict, verdicts: list[Verdict]) -> Verdict:
     return verdict
 
 
+# A GPU run's verdicts, the only source the README and docs quote GPU checks from.
+RESULTS = Path(__file__).resolve().parent / "results" / "gpu_validate.json"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-params", default="30M", help="largest ladder model timed")
@@ -334,6 +338,14 @@ def main() -> int:
     said(check_energy(device, args.energy_s), verdicts)
     said(check_topo(), verdicts)
     print("\n".join(f"{v.word:4} {v.check}" for v in verdicts))
+    record = {
+        "device": torch.cuda.get_device_name(device),
+        "torch": torch.__version__,
+        "verdicts": [{"check": v.check, "result": v.word, "detail": v.detail} for v in verdicts],
+    }
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps(record, indent=1) + "\n")  # what the README may quote
+    print(f"wrote {RESULTS}")
     return exit_status(verdicts)
 
 

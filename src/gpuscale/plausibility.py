@@ -17,6 +17,9 @@ from gpuscale.quantities import number, span
 # Efficiency above this is super-linear scaling: on one machine, a measurement error
 # (different threads, a busy core, a cold cache), not a finding.
 SUPERLINEAR_EFFICIENCY = 1.1
+# E' (or a planned speedup over the devices added) within this of 1 is linear: less than the
+# run-to-run spread of an olympic average (MLPerf's), never said as more than linear.
+LINEAR_SPREAD = 0.005
 # Step times whose 95th percentile exceeds the median by this factor are too noisy.
 NOISY_P95_OVER_P50 = 1.5
 # --repeat runs of one configuration whose throughputs span more than this share of the

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-TOLERANCE = 0.005
+from gpuscale.plausibility import LINEAR_SPREAD
+
+TOLERANCE = LINEAR_SPREAD
 
 REASONS: dict[str, str] = {
     "other family": "another accelerator family than the reference (faster devices), not scaling",

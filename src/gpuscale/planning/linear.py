@@ -20,7 +20,7 @@ import math
 from typing import Any
 
 from gpuscale.planning.throughput import factors
-from gpuscale.plausibility import SUPERLINEAR_EFFICIENCY
+from gpuscale.plausibility import LINEAR_SPREAD, SUPERLINEAR_EFFICIENCY
 from gpuscale.quantities import decimals_apart, joined, number
 from gpuscale.tables import measures
 
@@ -41,14 +41,16 @@ def hours(point: dict[str, Any]) -> float:
 def beyond_linear(points: list[dict[str, Any]], timed: list[int]) -> dict[int, tuple[int, float]]:
     """``{k: (j, excess)}``: each timed point ``k`` planned faster than linear against a
     smaller timed count ``j`` asked, the ``j`` of the largest ``excess`` (time ratio over
-    device ratio, above 1)."""
+    device ratio, above 1 by more than ``LINEAR_SPREAD``, the run-to-run spread: 1.000003x is
+    the arithmetic's, not a finding)."""
     out = {}
     for k in timed:
         n = points[k]["accelerators"]
         above = [
             (hours(points[j]) / hours(points[k]), j)
             for j in timed
-            if points[j]["accelerators"] < n and hours(points[j]) > hours(points[k])
+            if points[j]["accelerators"] < n
+            and hours(points[j]) > hours(points[k]) * (1 + LINEAR_SPREAD)
         ]
         if above:
             excess, j = max(above)

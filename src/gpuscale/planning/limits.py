@@ -27,7 +27,7 @@ from typing import Any
 
 from gpuscale.planning.predict import FLOAT_SLACK, log2_batch, predict_point
 from gpuscale.plausibility import SUPERLINEAR_EFFICIENCY
-from gpuscale.quantities import number
+from gpuscale.quantities import joined, number
 
 # Octaves (doublings) beyond the largest count any system of the workload ran: past
 # FAR_OCTAVES a time is flagged as far beyond the data, past REFUSE_OCTAVES none is given
@@ -122,7 +122,7 @@ def refusals(
         )
     if below_floor(n, global_batch, data):
         sides = [f"{m:,} {side}" for m, side in zip(near, ("below", "above"), strict=True) if m]
-        where = f" (the batch assumed is runnable at {' and '.join(sides)})" if sides else ""
+        where = f" (the batch assumed is runnable at {joined(sides)})" if sides else ""
         out.append(
             f"{NO_TIME}less than one sample per accelerator, and no system of "
             f"{data.workload} ran fewer than {number(data.per_device_batch)} samples per "

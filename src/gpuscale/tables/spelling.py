@@ -7,6 +7,8 @@ import difflib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from gpuscale.quantities import joined
+
 
 def did_you_mean(name: str, valid: Iterable[str]) -> str:
     """`` (did you mean 'mlp-0.2m'?)`` for the closest of ``valid`` (difflib's ratio at
@@ -25,7 +27,9 @@ def in_full(begun: Sequence[str]) -> str:
     """What a refusal adds where the text typed begins ``begun`` (an abbreviation is no
     choice: ``--backend glo`` was gloo in silence): ``; an abbreviation is not read: give
     gloo in full``, else ""."""
-    return f"; an abbreviation is not read: give {' or '.join(begun)} in full" if begun else ""
+    return (
+        f"; an abbreviation is not read: give {joined(list(begun), 'or')} in full" if begun else ""
+    )
 
 
 def abbreviation_of(text: str, allowed: Sequence[Any]) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.advice.readings import SETTLE, value_text
+from gpuscale.advice.reconcile import said
 from gpuscale.quantities import counted, format_count, format_minutes, number
 
 # The short answer's lines are wrapped at this many columns, whatever the terminal's width
@@ -161,7 +162,10 @@ def lines(advice: Any) -> list[str]:
     true or a warning on the data (each whole: rare, and it changes what to do), the term
     that decides, and what would change it."""
     d = advice.decision
-    return [decision_line(advice), *d.warnings, deciding_line(advice), change_line(advice)]
+    # a count the bench measured outside its predicted interval, first: the answer rests
+    # on the measurement there (``advice.reconcile``)
+    first = [said(found) for found in getattr(advice, "disagreements", ())]
+    return [*first, decision_line(advice), *d.warnings, deciding_line(advice), change_line(advice)]
 
 
 def more(advice: Any) -> str:

@@ -139,6 +139,11 @@ def _spread(values: list[float]) -> str:
     return f"median {number(middle)} (spread {number(ordered[0])}-{number(ordered[-1])})"
 
 
+def median(runs: list[Measured]) -> float:
+    """The runs' median speedup (against the bench's own N = 1 run)."""
+    return float(pd.Series([m.speedup for m in runs]).median())
+
+
 def against_measured(
     predictions: pd.DataFrame,
     measured: list[Measured],
@@ -182,7 +187,8 @@ def against_measured(
             lines.append(
                 f"Measured on {devices} devices: throughput speedup "
                 f"{joined([number(m.speedup) for m in left])} from "
-                f"{counted(len(left), 'run')}, all flagged (not trusted), inside {predicted}."
+                f"{counted(len(left), 'run')}, all flagged (not trusted), "
+                f"{'inside' if low <= median(left) <= high else 'outside'} {predicted}."
             )
             continue
         # on the predictions' baseline (one device without DDP), not the bench's bare step

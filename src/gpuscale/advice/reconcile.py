@@ -22,6 +22,7 @@ from gpuscale.tables.advice import as_throughput, on_advice_baseline, same_confi
 # Why the trusted runs are those: every run unflagged (or allowed), or only flagged runs
 # measured the count (used, their flags said, to be measured again on a quiet machine).
 TRUSTED_UNFLAGGED = "unflagged"
+TRUSTED_ALLOWED = "allowed_flagged"  # flagged runs among them, used with --allow-flagged
 TRUSTED_FLAGGED_ONLY = "flagged_only"
 # The prediction columns that scale with the step's throughput (x measured / predicted)
 # and those that scale with its time (/ the same factor).
@@ -68,7 +69,8 @@ class Disagreement:
     runs: tuple[float, ...]  # every run's speedup at the count, flagged too
     trusted_runs: tuple[float, ...]  # those the row rests on
     left_out: tuple[float, ...]  # flagged runs not used (trusted unflagged ones exist)
-    why: str  # TRUSTED_UNFLAGGED or TRUSTED_FLAGGED_ONLY
+    why: str  # TRUSTED_UNFLAGGED, TRUSTED_ALLOWED or TRUSTED_FLAGGED_ONLY
+    bench_speedups: tuple[float, ...]  # every run's against the bench's own N = 1 run
     flags: tuple[str, ...]  # the flags of the flagged runs, each once
     weak_scaling: bool  # the row is the weak-scaling alternative's (per-device batch kept)
     weak_evidence: str  # what to bench where the trusted runs are weak evidence ("": firm)
@@ -101,6 +103,7 @@ def disagreements(
             continue
         trusted = [m for m in runs if not m.flagged or m.allowed]
         why = TRUSTED_UNFLAGGED if trusted else TRUSTED_FLAGGED_ONLY
+        why = TRUSTED_ALLOWED if any(m.allowed for m in trusted) else why
         used = trusted or runs
         # on the predictions' baseline (one device without DDP) where every run says its
         # samples/s, else the bench's own (against its bare N = 1 step)
@@ -128,6 +131,7 @@ def disagreements(
                 trusted_runs=tuple(values),
                 left_out=tuple(left) if trusted else (),
                 why=why,
+                bench_speedups=tuple(m.speedup for m in runs),
                 flags=tuple(dict.fromkeys(m.flags for m in flagged if m.flags)),
                 weak_scaling=same_configuration(frames[:1], devices, batch, accum, base) is None,
                 weak_evidence=next((m.weak_remedy for m in used if m.weak_remedy), ""),
@@ -199,6 +203,7 @@ def said(d: Disagreement) -> str:
         "only measurement there: measure again on a quiet machine"
         if d.why == TRUSTED_FLAGGED_ONLY
         else counted(len(d.trusted_runs), "trusted run")
+        + (", flagged ones used with --allow-flagged" if d.why == TRUSTED_ALLOWED else "")
         + (
             f"; {counted(len(d.left_out), 'flagged run')} left out "
             f"({joined([number(v) for v in d.left_out])}: {'; '.join(d.flags)})"

@@ -44,10 +44,13 @@ def _results(tmp_path: Path, two_rate: float, two_flags: list[str] | None = None
 
 
 def test_a_measured_speedup_outside_the_interval_is_said_first(tmp_path: Path) -> None:
-    # measured 0.818x on 2 devices where the step model predicts a gain
+    # measured 0.818x on 2 devices where the step model predicts a gain: a disagreement,
+    # its sentence first among the caveats (issue 60 item 4: the count rests on it)
     advice = gpuscale.advise(bench=_results(tmp_path, 818.0), link="pcie4-x16", max_devices=4)
-    measured = [c for c in advice.caveats if c.startswith("Measured on 2 devices")]
-    assert measured and "0.818" in measured[0] and "outside the predicted" in measured[0]
+    (found,) = advice.disagreements
+    assert found.accelerators == 2 and found.bench_speedups == pytest.approx((0.818,))
+    assert not found.predicted_low <= found.measured_speedup <= found.predicted_high
+    assert advice.caveats[0].startswith("Measured on 2 devices")
     assert advice.explanation[: len(advice.caveats)] == list(advice.caveats)
 
 
@@ -57,10 +60,14 @@ def test_a_flagged_multi_device_run_is_said_to_exist(tmp_path: Path) -> None:
     text = " ".join(advice.explanation)
     assert "not measured (no multi-device run)" not in text
     assert "the run on 2 devices exists but is flagged" in text
-    assert any("flagged (not trusted)" in c for c in advice.caveats)
+    # its 0.818x, outside the interval, is the only measurement at 2: used, its flag said
+    (found,) = advice.disagreements
+    assert found.why == "flagged_only" and found.flags == tuple(BUSY)
+    assert any("all flagged" in c for c in advice.caveats)
     allowed = gpuscale.advise(bench=path, link="pcie4-x16", max_devices=4, allow_flagged=True)
-    said = " ".join(allowed.caveats)
-    assert "flagged (not trusted)" not in said and "used with --allow-flagged" in said
+    (used,) = allowed.disagreements
+    assert used.why == "allowed_flagged"
+    assert "used with --allow-flagged" in " ".join(allowed.caveats)
     assert "exists but is flagged" not in " ".join(allowed.explanation)
 
 

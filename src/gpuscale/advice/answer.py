@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.advice.readings import SETTLE, value_text
+from gpuscale.advice.reconcile import TRUSTED_FLAGGED_ONLY, said
 from gpuscale.quantities import counted, format_count, format_minutes, number
 
 # The short answer's lines are wrapped at this many columns, whatever the terminal's width
@@ -117,6 +118,14 @@ def deciding_line(advice: Any) -> str:
     """The one term that decides, at the count it is read at (the focus)."""
     d = advice.decision
     at = f"at {counted(d.focus, 'device')}"
+    below = [m for m in getattr(advice, "disagreements", ()) if m.accelerators <= d.focus]
+    if below:  # the focus rests on a measurement the model's terms do not explain
+        m = max(below, key=lambda m: m.accelerators)
+        return (
+            f"Decides: the speedup measured at {counted(m.accelerators, 'device')}, "
+            f"{number(m.measured_speedup)}x where the model's terms give "
+            f"{number(m.predicted_speedup)}x: they miss what the machine did there."
+        )
     if d.cap == "devices":
         return (
             f"Decides: the count allowed; {at}, the most searched, efficiency is still "
@@ -146,6 +155,14 @@ def change_line(advice: Any) -> str:
         return f"To settle it: {SETTLE[d.withheld_by]}."
     if d.settle:
         return f"Measure first: {d.settle}."
+    flagged = [
+        m
+        for m in getattr(advice, "disagreements", ())
+        if m.accelerators <= d.focus and m.why == TRUSTED_FLAGGED_ONLY
+    ]
+    if flagged:  # the answer rests on flagged runs: their remedy first
+        n = counted(max(m.accelerators for m in flagged), "device")
+        return f"To change it: measure {n} again on a quiet machine (its runs are flagged)."
     assumed = [
         a
         for a in getattr(advice.inputs, "assumptions", ())
@@ -161,7 +178,10 @@ def lines(advice: Any) -> list[str]:
     true or a warning on the data (each whole: rare, and it changes what to do), the term
     that decides, and what would change it."""
     d = advice.decision
-    return [decision_line(advice), *d.warnings, deciding_line(advice), change_line(advice)]
+    # a count the bench measured outside its predicted interval, first: the answer rests
+    # on the measurement there (``advice.reconcile``)
+    first = [said(found) for found in getattr(advice, "disagreements", ())]
+    return [*first, decision_line(advice), *d.warnings, deciding_line(advice), change_line(advice)]
 
 
 def more(advice: Any) -> str:

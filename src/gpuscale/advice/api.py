@@ -33,6 +33,7 @@ from gpuscale.advice.limits import mlperf_floor
 from gpuscale.advice.model_choice import models_benched
 from gpuscale.advice.network_basis import network_basis
 from gpuscale.advice.recommend import Advice, predictions, recommend
+from gpuscale.advice.reconcile import applied
 from gpuscale.advice.request import DEFAULT_RULESET, ONE_BATCH_WITH_BENCH, AdviceRequest
 from gpuscale.advice.weak_first import again, not_held
 from gpuscale.analysis.critical_batch import ConvergenceModel
@@ -116,7 +117,8 @@ def _read_ends(
 
     def decide_at(other: Basis) -> Decision:
         inputs = _inputs(other, request, convergence, thin)
-        frame = predictions(inputs)
+        counts = {m.devices for m in inputs.measured}  # measured counts: as said
+        frame = applied(predictions(inputs), advice.disagreements, counts)
         return decide(frame, inputs.target_efficiency, inputs.warnings, inputs.implausible)
 
     decision = readings.with_readings(advice.decision, readings.read(ends, decide_at))
@@ -164,6 +166,7 @@ _CARRIED = (
     *("name", "sources", "error", "warnings", "host_devices", "evidence", "one_device"),  # said
     "family",  # the family's break-even basis
     "implausible",  # an input cannot be true: no count above 1
+    "measured",  # the bench's N > 1 runs: a count they disagree with rests on them
 )
 
 

@@ -11,13 +11,15 @@ speedups; the advice carries the sentences (``Advice.caveats``) and puts them fi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
 from gpuscale.advice.convergence import scales_from_samples
 from gpuscale.advice.recommend import Advice
+from gpuscale.advice.reconcile import Disagreement, Measured
+from gpuscale.advice.reconcile import said as disagreement_said
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_RULESET, DEFAULT_SAMPLES, AdviceRequest
 from gpuscale.advice.step_error import StepError
 from gpuscale.advice.weak_first import again
@@ -45,25 +47,6 @@ FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 WIDE_STEP_INTERVAL = math.log(
     1.5
 )  # a step interval wider than a factor of 1.5 cannot decide a count
-
-
-@dataclass(frozen=True, slots=True)
-class Measured:
-    """A bench run's throughput speedup at ``devices`` (against its one-device run)."""
-
-    devices: int
-    speedup: float
-    flagged: bool
-    batch_per_device: int
-    allowed: bool = False  # flagged, yet used (--allow-flagged)
-    accum: int = 1
-    # (per-device batch, accumulation) of the N = 1 run the speedup is against (None:
-    # the run's own, as a weak-scaling bench keeps them)
-    base: tuple[int, int] | None = None
-    # where it or its N = 1 run is weak evidence (bench.evidence): what to bench for a
-    # strong one ("" where both are strong)
-    weak_remedy: str = ""
-    samples_per_s: float = float("nan")  # the run's, all devices (NaN: not known)
 
 
 def defaults_used(
@@ -156,10 +139,16 @@ def _spread(values: list[float]) -> str:
     return f"median {number(middle)} (spread {number(ordered[0])}-{number(ordered[-1])})"
 
 
+def median(runs: list[Measured]) -> float:
+    """The runs' median speedup (against the bench's own N = 1 run)."""
+    return float(pd.Series([m.speedup for m in runs]).median())
+
+
 def against_measured(
     predictions: pd.DataFrame,
     measured: list[Measured],
     alternative: pd.DataFrame | None = None,
+    disagreeing: tuple[Disagreement, ...] = (),
 ) -> list[str]:
     """One sentence for each count the bench measured in a configuration the advice
     predicts (the same per-device batch and accumulation against the same one-device run,
@@ -167,14 +156,16 @@ def against_measured(
     global batch, in the weak-scaling ``alternative``): the trusted runs there (unflagged,
     or flagged and used with --allow-flagged), all of them, how many and their spread,
     set against the predicted speedup and its interval, inside or outside; the flagged runs
-    left out said apart (where none is trusted, the prediction stands alone there)."""
+    left out said apart. A count in ``disagreeing`` (``advice.reconcile``) is said there,
+    its row resting on the measurement, not here."""
     lines = []
+    said_apart = {(d.accelerators, d.batch_per_device, d.accum) for d in disagreeing}
     throughput = [None if f is None else as_throughput(f) for f in (predictions, alternative)]
     for (devices, batch, accum, base), runs in _grouped(measured).items():
         # the prediction of the configuration measured, its one-device run too: a speedup
         # is a ratio of two runs (never another configuration's interval)
         row = same_configuration(throughput, devices, batch, accum, base)
-        if row is None:
+        if row is None or (devices, batch, accum) in said_apart:
             continue
         low, high = float(row["speedup_low"]), float(row["speedup_high"])
         # the weak-scaling alternative's row where the advice's own keep the global batch
@@ -196,8 +187,8 @@ def against_measured(
             lines.append(
                 f"Measured on {devices} devices: throughput speedup "
                 f"{joined([number(m.speedup) for m in left])} from "
-                f"{counted(len(left), 'run')}, all flagged (not trusted), so {predicted} "
-                "stands alone there."
+                f"{counted(len(left), 'run')}, all flagged (not trusted), "
+                f"{'inside' if low <= median(left) <= high else 'outside'} {predicted}."
             )
             continue
         # on the predictions' baseline (one device without DDP), not the bench's bare step
@@ -296,6 +287,7 @@ def measured_runs(
             base=(int(base_batch[i]), int(base_accum[i])),
             weak_remedy=weak_remedy(i),
             samples_per_s=float(r.samples_per_s),
+            flags=str(r.flags) if bool(r.flagged) and isinstance(r.flags, str) else "",
         )
         for i, r in zip(rows.index, rows.itertuples(), strict=True)
     ]
@@ -341,5 +333,8 @@ def qualify(
             inputs.host_devices if inputs else None,
         ),
     )
-    lines += against_measured(advice.predictions, measured, advice.alternative)
+    found = advice.disagreements
+    # a count its runs contradict, said first: the advice there rests on them
+    lines = [disagreement_said(d) for d in found] + lines
+    lines += against_measured(advice.predictions, measured, advice.alternative, found)
     return replace(advice, caveats=tuple(lines), explanation=[*lines, *advice.explanation])

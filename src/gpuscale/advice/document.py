@@ -87,6 +87,9 @@ def advice_document(result: Any) -> dict[str, Any]:
             "measure_first": d.settle,
             "caveats": list(result.caveats),
         },
+        # counts the bench measured outside the predicted interval: their rows (predictions
+        # or weak_scaling) rest on the measurement (``advice.reconcile.Disagreement``)
+        "disagreements": [found.to_dict() for found in result.disagreements],
         "decision": d.to_dict(),
         "scaling": _scaling(result),
         "assumptions": [a.to_dict() for a in result.inputs.assumptions],

@@ -15,6 +15,7 @@ from gpuscale.advice.family import FamilyBasis
 from gpuscale.advice.fixed_cost import FixedCost
 from gpuscale.advice.model import Compute, ModelSpec, Step, predict_step
 from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network
+from gpuscale.advice.reconcile import Measured
 from gpuscale.advice.step_error import StepError
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.bench.support import Support
@@ -80,6 +81,8 @@ class AdviceInputs:
     evidence: Support | None = None  # what the bench runs advised on rest on (None: numbers)
     warnings: tuple[str, ...] = ()  # inputs that cannot be true, said where they were found
     implausible: bool = False  # one of them is an input that cannot be true (IMPLAUSIBLE)
+    # the bench's N > 1 runs of the model: a count they disagree with rests on them
+    measured: tuple[Measured, ...] = ()
     # (devices, minutes, system) of the fastest MLPerf system per count for the workload
     mlperf_floor: tuple[tuple[int, float, str], ...] = ()
     one_device: OneDevice | None = None  # the bench's N = 1 run of the model, as it trained

@@ -32,6 +32,7 @@ from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.intervals import add_intervals
 from gpuscale.advice.model import Step
 from gpuscale.advice.priors import with_input_rate
+from gpuscale.advice.reconcile import Disagreement, applied, disagreements
 from gpuscale.advice.table_words import equilibrium
 from gpuscale.advice.weak_first import again
 from gpuscale.advice.weak_first import measure_first as weak_first
@@ -87,6 +88,9 @@ class Advice:
     # what makes the headline less firm, and measurements beside the prediction
     # (``advice.caveats``); also the explanation's first lines
     caveats: tuple[str, ...] = ()
+    # counts whose measured runs fall outside the predicted interval: their rows rest on
+    # the measurement (``advice.reconcile``), said first
+    disagreements: tuple[Disagreement, ...] = ()
 
     def __str__(self) -> str:
         """The advice as ``gpuscale advise`` says it (``print(advice)``; the fields, and
@@ -237,7 +241,16 @@ def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
 
 def recommend(inputs: AdviceInputs) -> Advice:
     """Predictions, the Decision and the explanation for one model on one network."""
+    multi = inputs.max_devices >= 2 and inputs.global_batch is None
+    alternative = None
+    if multi and inputs.kept_global_batch is not None and inputs.convergence is None:
+        alternative = predictions(replace(inputs, scaling="weak"))
     frame = predictions(inputs)
+    # a count the bench measured outside the predicted interval rests on the measurement
+    found = disagreements(frame, inputs.measured, alternative)
+    counts = {m.devices for m in inputs.measured}
+    frame = applied(frame, found, counts)
+    alternative = applied(alternative, found, counts)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
     dropped = dropped_counts(inputs, frame)  # a count asked for without a row, said why
     inputs = replace(
@@ -264,11 +277,7 @@ def recommend(inputs: AdviceInputs) -> Advice:
     cheapest = None
     if trusted["accelerator_hours"].notna().any():
         cheapest = int(trusted.loc[trusted["accelerator_hours"].idxmin(), "accelerators"])
-    multi = inputs.max_devices >= 2 and inputs.global_batch is None
     ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
-    alternative = None
-    if multi and inputs.kept_global_batch is not None and inputs.convergence is None:
-        alternative = predictions(replace(inputs, scaling="weak"))
     advice = Advice(
         predictions=frame,
         decision=decision,
@@ -280,5 +289,6 @@ def recommend(inputs: AdviceInputs) -> Advice:
         target_params=target,
         inputs=inputs,
         alternative=alternative,
+        disagreements=found,
     )
     return replace(advice, explanation=explain(advice))

@@ -123,4 +123,4 @@ def test_an_upper_case_typo_of_a_collective_gets_the_closest(tmp_path: Path) -> 
     line = refused(tmp_path, *COLLECTIVES, "--ops", "ALL_REDUSE")
     assert "(did you mean 'all_reduce'?)" in line
     line = refused(tmp_path, *COLLECTIVES, "--ops", "all")  # three begin so: each named
-    assert "give all_gather or all_reduce or all_to_all in full" in line
+    assert "give all_gather, all_reduce or all_to_all in full" in line

@@ -42,7 +42,7 @@ def test_another_models_run_is_said_as_another_model_and_device(tmp_path: Path) 
     ]
     assert len(others)  # the premise: mlp-4m on 2 CPU processes
     for r in others.itertuples():
-        (line,) = [a for a in section.answer if f"{r.configuration} {r.speedup:.2f}x" in a]
+        (line,) = [a for a in section.said if f"{r.configuration} {r.speedup:.2f}x" in a]
         what = "another model and device" if r.platform not in platform else "another model"
         assert f"({r.platform}): {what}" in line
         assert f"the advice is not on (it is on {inputs.name} on {platform.pop()})" in line
@@ -52,7 +52,7 @@ def test_another_models_run_is_said_as_another_model_and_device(tmp_path: Path) 
     # the advice's own configuration was measured at N = 1 only: said so, not left out,
     # with the bench command that runs that configuration (tf-30m in bf16 with FSDP:
     # `bench --models tf-30m --nproc 1,2` runs fp32 DDP, another configuration)
-    (none,) = [a for a in section.answer if "no multi-device run of what the advice is on" in a]
+    (none,) = [a for a in section.said if "no multi-device run of what the advice is on" in a]
     assert f"({inputs.name} on " in none
     (row,) = advised.itertuples()
     command = none[none.index("gpuscale bench") : none.index("--nproc 1,2")]
@@ -81,9 +81,9 @@ def test_a_run_on_another_device_is_not_checked_against_the_advice(tmp_path: Pat
     assert inputs.one_device.step_ms == h100.step_ms_mean
     (cpu,) = scaling[scaling["accelerators"] > 1].itertuples()
     assert cpu.platform == "CPU processes, gloo"  # the premise
-    said = [a for a in section.answer + section.findings if cpu.configuration in a]
+    said = [a for a in section.said if cpu.configuration in a]
     assert said and not any("against the advice" in a or "interval" in a for a in said)
-    (line,) = [a for a in section.answer if f"{cpu.configuration} {cpu.speedup:.2f}x" in a]
+    (line,) = [a for a in section.said if f"{cpu.configuration} {cpu.speedup:.2f}x" in a]
     assert f"({cpu.platform}): another device" in line
     # every line of the advice names what it is on: mlp-4m ran on two platforms
     advice = [a for a in section.answer + section.findings if a.startswith("Advice for")]
@@ -105,7 +105,7 @@ def test_an_advice_in_another_strategy_says_so_and_measures_that_one(tmp_path: P
     scope = f"{inputs.name} on {row.platform}, predicted with DDP"
     advice = [a for a in section.answer if a.startswith("Advice for")]
     assert advice and all(a.startswith(f"Advice for {scope}: ") for a in advice)
-    (none,) = [a for a in section.answer if "no multi-device run of what the advice is on" in a]
+    (none,) = [a for a in section.said if "no multi-device run of what the advice is on" in a]
     assert f"({scope})" in none
     command = none[none.index("gpuscale bench") : none.index("--nproc 1,2")]
     assert f"--precision {row.precision}" in command and "--strategy" not in command
@@ -127,5 +127,5 @@ def test_a_run_on_the_advised_platform_is_not_said_another_device(tmp_path: Path
     (a,) = scaling[scaling["accelerators"] > 1].itertuples()
     (b,) = scaling[scaling["model"] == "b"].itertuples()
     assert a.platform == b.platform  # the premise: one platform
-    (line,) = [x for x in section.answer if f"a {a.speedup:.2f}x on 2" in x]
+    (line,) = [x for x in section.said if f"a {a.speedup:.2f}x on 2" in x]
     assert f"({a.platform}): another model," in line

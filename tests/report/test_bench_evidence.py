@@ -78,7 +78,7 @@ def test_every_finding_on_a_weak_row_says_weak_as_the_table_grades_it(tmp_path: 
         assert said.split(":")[0] == r["evidence"]
         assert r["evidence_notes"] in said
     # the top of the report: the weak run's speedup said weak, the strong one's not
-    top = next(a for a in section.answer if "measured speedup" in a)
+    top = next(a for a in section.said if "measured speedup" in a)
     few = next(part for part in top.split("; ") if "m-few" in part)
     many = next(part for part in top.split("; ") if "m-many" in part)
     assert "weak evidence" in few and "weak" not in many
@@ -98,7 +98,7 @@ def test_a_run_is_checked_against_the_prediction_of_its_own_configuration(
     weak = as_throughput(given.advice.alternative).set_index("accelerators").loc[2]
     assert (strong["batch_per_device"], weak["batch_per_device"]) == (4, 8)  # the premise
     section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
-    checks = [f for f in section.findings if f.startswith("Measured m on 2")]
+    checks = [f for f in section.said if f.startswith("Measured m on 2")]
     assert len(checks) == 1
     check = checks[0]
     assert "per-device batch 8, global batch 16" in check
@@ -120,7 +120,7 @@ def test_a_configuration_the_advice_does_not_predict_is_said_and_not_compared(
     assert given.advice is not None and given.advice.alternative is None
     assert set(given.advice.predictions["batch_per_device"]) == {8, 4}  # the premise
     section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
-    checks = [f for f in section.findings if f.startswith("Measured m on 2")]
+    checks = [f for f in section.said if f.startswith("Measured m on 2")]
     assert len(checks) == 1
     assert "not compared: the advice predicts no run of this configuration" in checks[0]
     assert "interval" not in checks[0] and "strong evidence" in checks[0]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 from typer.testing import CliRunner
 
+from gpuscale.advice import answer
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.results import bench_table, read_results
@@ -218,7 +219,7 @@ def test_the_advice_is_checked_against_each_measured_run(tmp_path: Path) -> None
     section = build_bench_section(
         bench, FigureFiles(tmp_path), advice=_advice(bench, interconnect="pcie-phb", max_devices=4)
     )
-    checks = [f for f in section.findings if f.startswith("Measured b")]
+    checks = [f for f in section.said if f.startswith("Measured b")]
     assert len(checks) == 2, section.findings
     flagged = [c for c in checks if "flagged, left out of the advice" in c]
     assert len(flagged) == 1 and "0.10x" in flagged[0]
@@ -228,7 +229,7 @@ def test_the_advice_is_checked_against_each_measured_run(tmp_path: Path) -> None
     # the interval a run is held against is the throughput one (no convergence factor),
     # said so: the decision's own interval (time to train) differs (a user walk)
     assert all("80% throughput interval" in c for c in checks)
-    measured = [a for a in section.answer if a.startswith("Your hardware, measured speedup")]
+    measured = [a for a in section.said if a.startswith("Your hardware, measured speedup")]
     assert not any("0.10" in m for m in measured)  # flagged: no measured answer
     # one line on the advised model's runs; model a's run is said apart, as another model's
     (own,) = [m for m in measured if "of what the advice is on (b on " in m]
@@ -293,8 +294,12 @@ def test_the_top_gives_the_decision_not_the_flagged_warning(tmp_path: Path) -> N
     assert top.startswith("Advice for b (from flagged runs, --allow-flagged: less certain): Use ")
     assert "WARNING" not in top
     assert any("flagged, used by the advice (--allow-flagged)" in line for line in section.answer)
-    # what qualifies the decision (Advice.caveats) follows it, never replaces it
-    assert section.answer[1].startswith("Advice for b: Provisional: ")
+    # then `gpuscale advise`'s default view, line for line (issue 60: the same two views);
+    # what qualifies the decision (Advice.caveats) behind it, as --explain gives it
+    short = answer.lines(advice.advice)
+    assert section.answer[1 : len(short)] == short[1:]
+    assert any(line.startswith("Advice for b: Provisional: ") for line in section.more)
+    assert not any("Provisional" in line for line in section.answer)
 
 
 def test_the_section_is_given_the_advice_and_computes_none(tmp_path: Path, monkeypatch) -> None:

@@ -6,6 +6,8 @@ or strong evidence), and the prediction the figure draws under the measured poin
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from gpuscale.quantities import format_ms, joined, number, of_the
@@ -49,6 +51,21 @@ def _predicted_at(frames: list[pd.DataFrame | None], n: int) -> str:
     return joined(dict.fromkeys(said)) if said else "none predicted"
 
 
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One measured run against the advice: its sentence, whether the run lies outside
+    the prediction's interval, and whether it is a flagged run the advice used (either
+    is said at the top of the report, before the rest)."""
+
+    line: str
+    outside: bool = False
+    flagged_used: bool = False
+
+    @property
+    def first(self) -> bool:
+        return self.outside or self.flagged_used
+
+
 def against_measured(
     frames: list[pd.DataFrame | None],
     measured: pd.DataFrame,
@@ -57,6 +74,18 @@ def against_measured(
     *,
     allowed: bool = False,
 ) -> list[str]:
+    """The sentences of :func:`checks`."""
+    return [c.line for c in checks(frames, measured, runs, scaling, allowed=allowed)]
+
+
+def checks(
+    frames: list[pd.DataFrame | None],
+    measured: pd.DataFrame,
+    runs: pd.Series,
+    scaling: pd.DataFrame,
+    *,
+    allowed: bool = False,
+) -> list[Check]:
     """One sentence per measured run (``runs``: their labels; ``measured``: rows of
     ``scaling``) at N > 1 of the advised model: its throughput speedup, graded as the bench
     table grades it (flagged, else weak or strong evidence), against the prediction of the
@@ -67,7 +96,7 @@ def against_measured(
     were used, ``--allow-flagged``)."""
     base_batch = one_device(scaling, "batch_per_device")
     base_accum = one_device(scaling, "accum")
-    lines = []
+    lines: list[Check] = []
     for run, (at, r) in zip(runs, measured.iterrows(), strict=True):
         n = int(r["accelerators"])
         if n == 1 or pd.isna(r["speedup"]):
@@ -78,14 +107,18 @@ def against_measured(
         grade = run_grade(scaling, measured.loc[[at]])
         state = f"flagged, {use}: {r['flags']}" if r["flagged"] else grade
         said = f"Measured {run} on {n} devices ({config}): {r['speedup']:.2f}x ({state}), "
+        used = bool(r["flagged"]) and allowed
         base = (int(base_batch[at]), int(base_accum[at]))
         row = same_configuration(frames, n, batch, accum, base)
         if row is None:
             lines.append(
-                f"{said}not compared: the advice predicts no run of this configuration "
-                f"(this run: {_ratio(batch, accum, *base)}; the advice at {n} devices: "
-                f"{_predicted_at(frames, n)}), and another configuration's prediction tests "
-                "nothing."
+                Check(
+                    f"{said}not compared: the advice predicts no run of this configuration "
+                    f"(this run: {_ratio(batch, accum, *base)}; the advice at {n} devices: "
+                    f"{_predicted_at(frames, n)}), and another configuration's prediction "
+                    "tests nothing.",
+                    flagged_used=used,
+                )
             )
             continue
         low, high = float(row["speedup_low"]), float(row["speedup_high"])
@@ -105,21 +138,28 @@ def against_measured(
         )
         if not low <= speedup <= high:
             lines.append(
-                f"{said}OUTSIDE {interval}: the advice does not match this measurement"
-                + (
-                    "; re-measure (more --steps, a quieter machine) before trusting either."
-                    if r["flagged"] or r.get("evidence") == "weak"
-                    else "."
+                Check(
+                    f"{said}OUTSIDE {interval}: the advice does not match this measurement"
+                    + (
+                        "; re-measure (more --steps, a quieter machine) before trusting either."
+                        if r["flagged"] or r.get("evidence") == "weak"
+                        else "."
+                    ),
+                    outside=True,
+                    flagged_used=used,
                 )
             )
         elif low <= 0 or high / low > TOO_WIDE_TO_TEST:
             lines.append(
-                f"{said}not a test of {interval}: the interval spans a factor of "
-                f"{number(high / low) if low > 0 else 'infinity'}, too wide to test the "
-                f"prediction (a test needs one within a factor of {TOO_WIDE_TO_TEST:g})."
+                Check(
+                    f"{said}not a test of {interval}: the interval spans a factor of "
+                    f"{number(high / low) if low > 0 else 'infinity'}, too wide to test the "
+                    f"prediction (a test needs one within a factor of {TOO_WIDE_TO_TEST:g}).",
+                    flagged_used=used,
+                )
             )
         else:
-            lines.append(f"{said}inside {interval}.")
+            lines.append(Check(f"{said}inside {interval}.", flagged_used=used))
     return lines
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -16,7 +15,8 @@ from gpuscale.report.bench_answer import (
     others_answer,
     rerun_options,
 )
-from gpuscale.report.bench_checks import against_measured, drawn
+from gpuscale.report.bench_checks import checks as measured_checks
+from gpuscale.report.bench_checks import drawn
 from gpuscale.report.bench_evidence import evidence_column, weak_tag
 from gpuscale.report.bench_figures import (
     breakdown_title,
@@ -24,7 +24,7 @@ from gpuscale.report.bench_figures import (
     speedup_by_size,
     step_breakdown,
 )
-from gpuscale.report.bench_words import bench_findings
+from gpuscale.report.bench_words import bench_findings, bench_summary
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables.advice import as_throughput
@@ -61,6 +61,10 @@ COLUMNS = {
 
 @dataclass(frozen=True, slots=True)
 class BenchSection:
+    """The section's two views, as ``gpuscale advise``'s: ``summary`` (what was benched)
+    shown, ``findings`` (the summary first, then every other finding and the advice's
+    whole explanation) the rest of it, collapsed; ``answer`` the report's top lines."""
+
     findings: list[str]
     figures: list[tuple[str, str, list[str]]]  # (title, inline svg, file names)
     columns: list[str]
@@ -69,6 +73,24 @@ class BenchSection:
     answer: list[str] = field(default_factory=list)  # for the top of the report
     advice_refused: str | None = None  # why the advice asked for was not given
     speedup_basis: str = SPEEDUP_BASIS  # what the speedups are against: the CLI's words
+    summary: list[str] = field(default_factory=list)  # findings' first lines, shown
+    # the advice's predicted scaling against the runs: drawn beside ``answer``
+    answer_figure: tuple[str, str, list[str]] | None = None
+
+    @property
+    def drawn_in_section(self) -> list[tuple[str, str, list[str]]]:
+        """``figures`` but the one drawn beside the answer."""
+        return [f for f in self.figures if f is not self.answer_figure]
+
+    @property
+    def said(self) -> list[str]:
+        """Every line the section says: the top's, then the collapsed view's."""
+        return [*self.answer, *self.more]
+
+    @property
+    def more(self) -> list[str]:
+        """The findings after the summary: the collapsed view."""
+        return self.findings[len(self.summary) :]
 
 
 def failed_runs(table: pd.DataFrame) -> list[str]:
@@ -106,7 +128,7 @@ def advice_figure(
     measured = scaling[advised]
     allowed = given.allow_flagged
     frames = [predicted, alternative]
-    checks = against_measured(frames, measured, measured["configuration"], scaling, allowed=allowed)
+    checks = measured_checks(frames, measured, measured["configuration"], scaling, allowed=allowed)
     title = f"Advice: {model} with {inputs.strategy.upper()} on {inputs.network_name}"
     # the prediction of the runs' own configuration under them, only those runs on it
     shown, points, left_off = drawn(frames, measured, scaling)
@@ -117,10 +139,8 @@ def advice_figure(
         points,
         title,
     )
-    # The decision, not the warning before it (said in the section; named here), then
-    # what qualifies it (``Advice.caveats``, first in the explanation).
-    caveats = list(result.caveats)
-    said = result.explanation[result.decision_line :]
+    # the short answer, as ``gpuscale advise`` says it by default (``advice.answer``); the
+    # caveats and the whole explanation behind it, as ``--explain`` gives them
     # said only where the advised model's own runs were flagged and so used: --allow-flagged
     # given over clean runs (or beside a broken model, never used) used nothing flagged
     used = allowed and bool(measured["flagged"].fillna(False).astype(bool).any())
@@ -129,22 +149,29 @@ def advice_figure(
     # else with that configuration and platform (never "mlp-4m" where it ran on two)
     scope = advised_scope(scaling, advised, inputs)
     of = model if advised.equals(scaling["model"] == model) else scope
-    decision = [f"Advice for {of}{warned}: {said[0]}"] if said else []
-    decision += [f"Advice for {of}: {line}" for line in caveats]
+    from gpuscale.advice import answer  # the engine's words, loaded with its result
+
+    short = answer.lines(result)
+    decision = [f"Advice for {of}{warned}: {short[0]}", *short[1:]] if short else []
     explained = [f"Advice for {of}: {line}" for line in result.explanation]
-    if any(re.search(r"(?<![\w-])--[a-z]", line) for line in result.explanation):
-        # the advice names `advise`'s options (--samples, --collectives...): not the report's
-        explained.append(
-            f"Advice for {of}: the options it names are `gpuscale advise`'s (the report "
-            "takes only --interconnect, --max-devices, --strategy and --allow-flagged of "
-            "them): "
-            "`gpuscale advise --bench FILE` with the others shows what they change."
-        )
+    # the advice names `advise`'s options (--samples, --collectives...): not the report's
+    explained.append(
+        f"Advice for {of}: the options it names are `gpuscale advise`'s (the report "
+        "takes only --interconnect, --max-devices, --strategy and --allow-flagged of "
+        "them): `gpuscale advise --bench FILE` with the others shows what they change."
+    )
     on = f" of what the advice is on ({scope})"
     own = measured_answer(scaling, advised, on, rerun_options(scaling, inputs))
     other = others_answer(scaling, advised, inputs)
+    # at the top, as `gpuscale advise` says it: the advice's own lines; the advised runs'
+    # measured speedups where there are any (the advice already names what to measure
+    # where there are none); a run outside its interval or a flagged run used. The other
+    # models' runs and every other check: behind, with the explanation.
+    ran = bool(((measured["accelerators"] > 1) & measured["speedup"].notna()).any())
+    first = [own] * ran + [c.line for c in checks if c.first]
+    behind = [own] * (not ran) + [c.line for c in checks if not c.first] + [other] * bool(other)
     return (
-        explained + checks,
+        explained + behind,
         (
             "Predicted throughput speedup by device count with its 80% interval (per-device "
             f"batch {_batches(shown)}), measured runs at N > 1 of that configuration overlaid "
@@ -152,7 +179,7 @@ def advice_figure(
             svg,
             files,
         ),
-        (decision, [own, *checks, *([other] if other else [])]),
+        (decision, first),
         None,
     )
 
@@ -227,23 +254,34 @@ def build_bench_section(
             continue
         figures.append((title, svg, files))
     findings = bench_findings(scaling) + not_drawn
+    summary = bench_summary(scaling)
     # the decision first (where advice was asked), then what was measured, each run
     # with its platform, then the advised model's runs against the advice
     answer = [measured_answer(scaling)]
-    refused = None
+    refused, answer_figure = None, None
     if advice is not None:
         lines, figure, (decision, measured), refused = advice_figure(scaling, out, advice)
         findings += lines
-        # with the advice, the measured runs it is on (against it), then the others, each
-        # said as what it is (``bench_answer``): never another model's run as its answer
-        answer = [*decision, *(measured or answer)]
+        # with the advice, its lines and the measured runs it is on (against it); refused,
+        # why, then what was measured (``bench_answer``): never another model's run as
+        # the advice's answer
+        answer = [*decision, *measured] if refused is None else [*decision, *answer]
         figures += [figure] if figure is not None else []
+        answer_figure = figure  # drawn beside the answer at the top, as the MLPerf answer's
     shown = shown_columns(scaling)
     rows = [
         {label: number(r[col]) for col, label in shown.items()} for r in scaling.to_dict("records")
     ]
     return BenchSection(
-        findings, figures, list(shown.values()), rows, failed, answer, advice_refused=refused
+        findings,
+        figures,
+        list(shown.values()),
+        rows,
+        failed,
+        answer,
+        advice_refused=refused,
+        summary=summary,
+        answer_figure=answer_figure,
     )
 
 

@@ -181,6 +181,18 @@ def _platforms_summary(platforms: list[tuple[str, pd.DataFrame]]) -> str:
     return f"{counted(len(models), 'model')} benched: {parts}."
 
 
+def bench_summary(all_rows: pd.DataFrame) -> list[str]:
+    """The findings' first lines: what was benched, per platform (the section's short
+    view), or that every run is flagged."""
+    scaling = trusted(all_rows)
+    if scaling.empty:
+        every = "The run is" if len(all_rows) == 1 else f"All {len(all_rows)} runs are"
+        return [f"{every} flagged as untrustworthy (see the table)."]
+    platforms = list(scaling.groupby("platform", sort=False))
+    several = len(platforms) > 1
+    return [_platforms_summary(platforms)] * several + [_summary(rows) for _, rows in platforms]
+
+
 def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     """Sentences: what was measured, DDP's cost on one device, break-even size, best and
     worst scaling, communication share; from the runs without plausibility flags (the
@@ -188,12 +200,11 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     rows ran on several, each sentence naming its platform then."""
     scaling = trusted(all_rows)
     flagged = all_rows[all_rows["flagged"].astype(bool)]
+    out = bench_summary(all_rows)
     if scaling.empty:
-        every = "The run is" if len(all_rows) == 1 else f"All {len(all_rows)} runs are"
-        return [f"{every} flagged as untrustworthy (see the table)."]
+        return out
     platforms = list(scaling.groupby("platform", sort=False))
     several = len(platforms) > 1
-    out = [_platforms_summary(platforms)] * several + [_summary(rows) for _, rows in platforms]
     grade = grade_sentence(
         scaling, all_rows
     )  # the bench table's evidence grade, as the CLI says it

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import json
 import os
 import resource
 import shutil
@@ -49,6 +50,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_CPU_S = 4.0
 TARGET_WALL_S = 3.0
+RESULTS = ROOT / "benchmarks" / "results" / "report_speed.json"
+BEGIN, END = "<!-- report_speed.json: begin -->\n", "<!-- report_speed.json: end -->"
 
 
 def export_baseline(revision: str, into: Path) -> Path:
@@ -93,6 +96,9 @@ def main() -> None:
         default="54e9373",
         help="git revision to compare with (54e9373: main before issue 57's first screen; "
         "e197d44: main before the report's figures were cut; fc7273b: before issue 37)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=RESULTS, help="where the figures are written (JSON)"
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -139,10 +145,51 @@ def main() -> None:
                 f"  repeat {r + 1}: "
                 + "; ".join(f"{n} {runs[n][-1][0]:.2f} CPU-s {runs[n][-1][1]:.2f} s" for n in names)
             )
-        print(f"load average at end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        load_end = os.getloadavg()
+        print(f"load average at end: {', '.join(f'{x:.1f}' for x in load_end)}")
         for name in names:  # a cached run against the baseline's cached run
             base = runs["baseline, cached" if name.endswith("cached") else "baseline"]
             print(_summary(name, runs[name], base))
+        figures = {
+            "command": f"python benchmarks/report.py --repeat {args.repeat} --baseline "
+            f"{args.baseline}",
+            "baseline": args.baseline,
+            "cores": os.cpu_count(),
+            "load_average_at_end": [round(x, 1) for x in load_end],
+            "target": {"cpu_s": TARGET_CPU_S, "wall_s": TARGET_WALL_S},
+            "cases": {n: _figures(runs[n]) for n in names},
+        }
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(figures, indent=1) + "\n")
+        print(f"wrote {args.out}")
+
+
+def _figures(runs: list[tuple[float, float]]) -> dict[str, float | list[list[float]]]:
+    """One case's runs and its median and best CPU and wall seconds."""
+    return {
+        "runs": [[round(c, 2), round(w, 2)] for c, w in runs],
+        "median_cpu_s": round(statistics.median(c for c, _ in runs), 2),
+        "median_wall_s": round(statistics.median(w for _, w in runs), 2),
+        "best_cpu_s": round(min(c for c, _ in runs), 2),
+        "best_wall_s": round(min(w for _, w in runs), 2),
+    }
+
+
+def markdown(figures: dict) -> str:
+    """The table ``docs/speed.md`` quotes: each case's median and best, the target."""
+    lines = [
+        f"`{figures['command']}` ({figures['cores']} cores, load average at the end "
+        f"{figures['load_average_at_end'][0]:g}):",
+        "",
+        "| case | median CPU-s | median wall s | best CPU-s | best wall s |",
+        "|---|---|---|---|---|",
+    ]
+    for name, c in figures["cases"].items():
+        lines.append(
+            f"| {name} | {c['median_cpu_s']:.2f} | {c['median_wall_s']:.2f} | "
+            f"{c['best_cpu_s']:.2f} | {c['best_wall_s']:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def _summary(name: str, runs: list[tuple[float, float]], base: list[tuple[float, float]]) -> str:

@@ -42,3 +42,23 @@ def test_the_file_scores_every_class_against_the_baselines() -> None:
     for key in ("i", "ii_in", "ii_out"):
         assert 75 <= classes[key]["coverage_pct"] <= 85
     assert all(isinstance(g["met"], bool) for g in results["goals"].values())
+
+
+def test_the_readmes_plan_figures_are_the_files() -> None:
+    """Every percentage in the README's plan row is one of the file's figures (to its
+    one decimal): never a number from an earlier run."""
+    import re
+
+    results = json.loads(RESULTS.read_text())
+    figures = set()
+    for row in results["classes"].values():
+        for method in ("plan", "lookup", "linear"):
+            if row.get(method):
+                figures |= {round(v, 1) for v in row[method].values()}
+        if row.get("coverage_pct") is not None:
+            figures.add(round(row["coverage_pct"], 1))
+    readme = (ROOT / "README.md").read_text()
+    (line,) = [x for x in readme.splitlines() if x.startswith("| Plan from MLPerf")]
+    quoted = [float(v) for v in re.findall(r"(\d+\.\d)%", line)]
+    assert len(quoted) >= 8
+    assert set(quoted) <= figures, set(quoted) - figures

@@ -229,3 +229,9 @@ def test_the_table_is_its_schema_and_names_facts_as_the_scores_do() -> None:
     shared = set(PLAN_SCHEMA) & set(SCORES_COLUMNS)
     assert {"accelerators", "time_to_train_min"} <= shared
     assert set(NEAREST_KEYS) & set(SCORES_COLUMNS) >= {"accelerators", "time_to_train_min"}
+
+
+@pytest.mark.parametrize("text", ["-5", "8,-5", "- 3"])
+def test_a_negative_count_is_said_out_of_range_not_unreadable(text: str) -> None:
+    with pytest.raises(ValueError, match="counts must be from 1 to 1,000,000"):
+        parse_devices(text)

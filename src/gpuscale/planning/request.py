@@ -78,6 +78,8 @@ def parse_devices(text: str) -> tuple[int, ...]:
             out.extend(_range_counts(part, low, high, step))
         elif re.fullmatch(r"[0-9]+", part):
             out.append(_count(part))
+        elif re.fullmatch(r"-\s*[0-9]+", part):  # `-5`: a count below 1, said as 0 is
+            raise ValueError(f"counts must be from 1 to {MAX_DEVICES:,} (not {part})")
         else:
             raise ValueError(
                 f"device count {part!r} is not a whole number or a range "

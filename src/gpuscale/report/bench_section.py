@@ -174,8 +174,14 @@ def advice_figure(
         explained + behind,
         (
             "Predicted throughput speedup by device count with its 80% interval (per-device "
-            f"batch {_batches(shown)}), measured runs at N > 1 of that configuration overlaid "
-            f"(hollow grey: flagged, not used){left_off}",
+            f"batch {_batches(shown)}), "
+            + (
+                "measured runs at N > 1 of that configuration overlaid (hollow grey: "
+                "flagged, not used)"
+                if len(points)
+                else "no run of that configuration measured at N > 1 to set beside it"
+            )
+            + left_off,
             svg,
             files,
         ),

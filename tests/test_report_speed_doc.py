@@ -1,0 +1,28 @@
+"""``docs/speed.md`` quotes ``benchmarks/results/report_speed.json`` (issue 57 item 5): the
+report's speed is the figures the benchmark wrote, never prose numbers."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _benchmark():
+    spec = importlib.util.spec_from_file_location("report_speed", ROOT / "benchmarks/report.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_docs_table_is_the_files() -> None:
+    bench = _benchmark()
+    figures = json.loads(bench.RESULTS.read_text())
+    doc = (ROOT / "docs" / "speed.md").read_text()
+    assert doc.split(bench.BEGIN)[1].split(bench.END)[0] == bench.markdown(figures)
+    # every case of the benchmark, each with its runs
+    cases = {"baseline", "baseline, cached", "now, first run", "now, cached"}
+    assert set(figures["cases"]) == cases
+    assert all(len(c["runs"]) >= 1 for c in figures["cases"].values())

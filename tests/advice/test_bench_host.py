@@ -15,6 +15,7 @@ import pytest
 import gpuscale
 from gpuscale.advice.keywords import advise_here
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.types import TermId
 from gpuscale.bench.table import bench_table
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Gpu, Topology
@@ -108,10 +109,10 @@ def test_a_one_gpu_hosts_link_is_said_assumed_from_its_gpu_model(small_machine: 
         assert advice.inputs.network.intra.busbw_gbs == PRESETS[link].busbw_gbs
         said = " ".join(advice.explanation)
         assert "topology records it" not in said and "none detected" not in said
-        (assumed,) = [a for a in advice.inputs.assumptions if a.term == "Link"]
+        (assumed,) = [a for a in advice.inputs.assumptions if a.term == TermId.LINK]
         assert assumed.source == "assumed" and assumed.value.startswith(f"{link}, ")
         assert "it had 1 GPU" in assumed.basis and "NVIDIA H100 80GB HBM3" in assumed.basis
-        assert "`gpuscale collectives` on a host of 2 or more GPUs" in assumed.measure
+        assert "`gpuscale collectives` on a host of 2 or more GPUs" in str(assumed.measure)
         assert assumed.sentence() in advice.explanation
         assert f"an assumed link, {link}" in " ".join(advice.caveats)
     # the host's own saved topology (one GPU) caps the count at 1: the link still assumed
@@ -119,7 +120,7 @@ def test_a_one_gpu_hosts_link_is_said_assumed_from_its_gpu_model(small_machine: 
     capped = gpuscale.advise(bench=H100_PATHS, topology=one)
     assert capped.decision.devices == 1
     assert "topology records it" not in " ".join(capped.explanation)
-    assert [a.source for a in capped.inputs.assumptions if a.term == "Link"] == ["assumed"]
+    assert [a.source for a in capped.inputs.assumptions if a.term == TermId.LINK] == ["assumed"]
 
 
 def test_a_link_between_two_gpus_is_said_as_the_topology_records_it(
@@ -139,7 +140,7 @@ def test_a_link_between_two_gpus_is_said_as_the_topology_records_it(
     advice = gpuscale.advise(bench=path)
     said = " ".join(advice.explanation)
     assert "Link: nvlink4, as the bench host's topology records it" in said
-    assert not [a for a in advice.inputs.assumptions if a.term == "Link"]
+    assert not [a for a in advice.inputs.assumptions if a.term == TermId.LINK]
     assert "assumed link" not in " ".join(advice.caveats)
 
 

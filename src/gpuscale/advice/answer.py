@@ -18,6 +18,7 @@ import pandas as pd
 
 from gpuscale.advice.readings import SETTLE, value_text
 from gpuscale.advice.reconcile import TRUSTED_FLAGGED_ONLY, said
+from gpuscale.advice.types import Source, TermId
 from gpuscale.quantities import counted, format_count, format_minutes, number
 
 # The short answer's lines are wrapped at this many columns, whatever the terminal's width
@@ -25,28 +26,29 @@ from gpuscale.quantities import counted, format_count, format_minutes, number
 LINE_COLUMNS = 100
 # The prediction column that holds each overhead the decision names.
 TERM_COLUMN = {
-    "fixed": "fixed_excess_ms",
-    "wait": "wait_ms",
-    "ddp": "ddp_ms",
-    "bandwidth": "exposed_comm_ms",
-    "latency": "exposed_comm_ms",
+    TermId.FIXED: "fixed_excess_ms",
+    TermId.WAIT: "wait_ms",
+    TermId.DDP: "ddp_ms",
+    TermId.BANDWIDTH: "exposed_comm_ms",
+    TermId.LATENCY: "exposed_comm_ms",
 }
 TERM_WORDS = {
-    "fixed": "the fixed per-step cost, which every device pays whole",
-    "wait": "the wait for the slowest device",
-    "ddp": "DDP's own work (its bucket copies)",
-    "bandwidth": "the gradients' all-reduce (bandwidth) not hidden by backward",
-    "latency": "the all-reduce's latency not hidden by backward",
+    TermId.FIXED: "the fixed per-step cost, which every device pays whole",
+    TermId.WAIT: "the wait for the slowest device",
+    TermId.DDP: "DDP's own work (its bucket copies)",
+    TermId.BANDWIDTH: "the gradients' all-reduce (bandwidth) not hidden by backward",
+    TermId.LATENCY: "the all-reduce's latency not hidden by backward",
 }
 # What would help most where every term the decision rests on was measured.
 REMEDY = {
-    "fixed": "a larger batch per device, or fewer kernel launches (CUDA graphs, torch.compile)",
-    "wait": "steadier step times (equal work per device, no other jobs on the devices)",
-    "ddp": "gradient_as_bucket_view=True, or a larger batch per device",
-    "bandwidth": "a faster link, bf16 gradients or gradient accumulation",
-    "latency": "larger DDP buckets, a larger batch per device or gradient accumulation",
+    TermId.FIXED: "a larger batch per device, or fewer kernel launches "
+    "(CUDA graphs, torch.compile)",
+    TermId.WAIT: "steadier step times (equal work per device, no other jobs on the devices)",
+    TermId.DDP: "gradient_as_bucket_view=True, or a larger batch per device",
+    TermId.BANDWIDTH: "a faster link, bf16 gradients or gradient accumulation",
+    TermId.LATENCY: "larger DDP buckets, a larger batch per device or gradient accumulation",
     "devices": "more devices allowed (--max-devices, --nodes), where the machine has them",
-    "convergence": "a larger critical batch (measure the noise scale: gpuscale bench)",
+    TermId.CONVERGENCE: "a larger critical batch (measure the noise scale: gpuscale bench)",
     "uncertain": "a measured run at the larger count (gpuscale bench --nproc 1,N)",
     "compute": "a lower --target-efficiency (the overheads are under 5%)",
 }
@@ -166,7 +168,7 @@ def change_line(advice: Any) -> str:
     assumed = [
         a
         for a in getattr(advice.inputs, "assumptions", ())
-        if a.kind == d.dominant_term and a.source == "assumed" and a.measure
+        if a.term == d.dominant_term and a.source == Source.ASSUMED and a.measure
     ]
     if assumed and d.cap == "overheads":
         return f"To change it: measure {TERM_WORDS[d.dominant_term]}: {assumed[0].measure}."

@@ -198,6 +198,7 @@ def _inputs(
                         thin=thin,
                         steps=basis.evidence.steps_needed if basis.evidence else FIRM_STEPS,
                         again=again(basis.evidence, (1, 2), basis.host_devices),
+                        given=req.workload is not None or req.noise_scale is not None,
                     ),
                 ),
                 basis.evidence,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from gpuscale.advice import assumptions, caveats, fixed_cost, peak_bound, priors
-from gpuscale.advice.assumptions import BENCH, Assumption, bench_command
+from gpuscale.advice.assumptions import Assumption, bench_run
 from gpuscale.advice.device_power import Power, device_power
 from gpuscale.advice.family import FamilyBasis
 from gpuscale.advice.fixed_cost import FixedCost
@@ -23,6 +23,7 @@ from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError
+from gpuscale.advice.types import BENCH, Source, TermId, words
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.hardware.peaks import peak_for
@@ -72,7 +73,7 @@ class Basis:
 
 
 # What measures the fixed cost of a model given by numbers.
-MEASURE_FIXED = (
+MEASURE_FIXED = words(
     "the step at a second batch (`--step-ms T --batch B` again, e.g. at half the batch), "
     f"or `{BENCH} --nproc 1` (times two batches at N = 1)"
 )
@@ -102,11 +103,11 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         f"{format_ms(fixed.ms, step_ms)} fixed per step ({fixed.source}) and "
         f"{format_ms(step_ms - compute.fixed_ms, step_ms)} of per-sample work."
     )
-    if fixed.source == "assumed" and req.flops_per_sample is None:  # the rate rests on 6 x
+    if fixed.source == Source.ASSUMED and req.flops_per_sample is None:  # the rate rests on 6 x
         # parameters, a lower bound of the work: only a rate above the peak is impossible
         # (a low one's two readings: ``peak_bound.flops_reading``, priced by ``assumed_ends``)
         warnings = rate_warnings(whole, device, precision, low=False)
-    elif fixed.source == "assumed":  # one step time: the whole step's rate is all we know
+    elif fixed.source == Source.ASSUMED:  # one step time: the whole step's rate is all we know
         low = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
         warnings = rate_warnings(whole, device, precision, low_note=low)
     else:  # the fixed cost measured or entered: a low per-sample rate is a small model's
@@ -114,7 +115,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         # peak cannot be
         warnings = rate_warnings(compute.tflops, device, precision, low=False)
     # a device named without a known peak: the check above could not be made, said
-    assumed = fixed.source == "assumed"
+    assumed = fixed.source == Source.ASSUMED
     unchecked = unchecked_note(
         whole if assumed else compute.tflops,
         device,
@@ -159,7 +160,7 @@ def assumed_ends(basis: Basis, req: AdviceRequest) -> list[tuple[str, str, float
     parameters (a transformer's; then the step at under 1% of the device's peak leaves
     the rest of it a fixed cost), and a fixed cost nothing measured at its prior's ends."""
     fixed, spec = basis.fixed, basis.spec
-    if fixed is None or spec is None or fixed.source != "assumed":
+    if fixed is None or spec is None or fixed.source != Source.ASSUMED:
         return []
     points = req.step_points
     per_device, step_ms = points[0]
@@ -257,8 +258,7 @@ def _assumed(req: AdviceRequest, fixed: FixedCost, spec: ModelSpec) -> list[Assu
     """What numbers leave unmeasured: every N > 1 term."""
     return [
         Assumption(
-            term="Fixed per-step cost",
-            kind="fixed",
+            term=TermId.FIXED,
             value=format_ms(fixed.ms, fixed.high_ms)
             + (
                 f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
@@ -270,8 +270,8 @@ def _assumed(req: AdviceRequest, fixed: FixedCost, spec: ModelSpec) -> list[Assu
             measure=fixed.measure,
         ),
         assumptions.overlap(req.overlap, measured=False, given=req.overlap is not None, model=None),
-        priors.assumption(priors.DDP_WORK, "ms per million parameters", bench_command(None, "1")),
+        priors.assumption(priors.DDP_WORK, "ms per million parameters", bench_run(None, "1")),
         priors.assumption(
-            priors.STEP_SPREAD, "coefficient of variation of the step", bench_command(None, "1,2")
+            priors.STEP_SPREAD, "coefficient of variation of the step", bench_run(None, "1,2")
         ),
     ]

@@ -35,6 +35,7 @@ from gpuscale.advice.fixed_cost import (
     within_peak,
 )
 from gpuscale.advice.model import ModelSpec
+from gpuscale.advice.types import BenchRun, Measure, Source
 from gpuscale.quantities import format_ms, number
 from gpuscale.tables.bench_runs import bench_options
 
@@ -86,7 +87,7 @@ def _fitted(
         ms=fixed,
         low_ms=fixed,
         high_ms=fixed,
-        source="fitted",
+        source=Source.FITTED,
         basis=f"the {row['family']} family's rate over its N = 1 runs",
         at_batch=float(row["batch_per_device"]),
         measure=measure_command(row),
@@ -138,24 +139,24 @@ def _own_fixed(row: pd.Series, fb_ms: float) -> FixedCost | None:
         ms=min(max(ms(point), low), high),
         low_ms=low,
         high_ms=high,
-        source="measured",
+        source=Source.MEASURED,
         basis=f"the bench's plain steps at batch {int(row['small_batch_per_device'])} and "
         f"{int(row['batch_per_device'])} (intercept, less the optimizer)",
         at_batch=float(row["batch_per_device"]),
     )
 
 
-def measure_command(row: pd.Series) -> str:
-    """The bench command that measures ``row``'s fixed cost: its N = 1 run in its own
+def measure_command(row: pd.Series) -> Measure:
+    """The bench run that measures ``row``'s fixed cost: its N = 1 run in its own
     configuration, which this version times at its batch and at a quarter of it."""
     batch = int(row["batch_per_device"])
-    model, more = bench_options(row).split(" --batch ", 1)  # the run's own configuration
+    config = bench_options(row, model=False)  # the run's own configuration
     quarter = batch // 4 if batch >= 4 else batch // 2
     second = f"{quarter}" if quarter >= 1 else "a second batch"
-    return (
-        f"`gpuscale bench {model} --nproc 1 --batch {more}` (this version of the "
-        f"bench times the bare module at N = 1 at batch {batch} and at {second}: the "
-        "intercept of the two is the fixed cost)"
+    return Measure(
+        bench=BenchRun(str(row["model"]), (1,), config=config),
+        after=f" (this version of the bench times the bare module at N = 1 at batch {batch} "
+        f"and at {second}: the intercept of the two is the fixed cost)",
     )
 
 
@@ -169,7 +170,7 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
             ms=0.0,
             low_ms=0.0,
             high_ms=0.0,
-            source="assumed",
+            source=Source.ASSUMED,
             basis="none on a CPU: the whole step taken as per-sample work (the GPU prior of "
             f"{GPU_PRIOR.low_ms:g}-{format_ms(GPU_PRIOR.high_ms)} is kernel launches; no "
             "prior holds for a CPU step)",
@@ -202,7 +203,7 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
         ms=found.ms,
         low_ms=found.low_ms,
         high_ms=found.high_ms,
-        source="assumed",
+        source=Source.ASSUMED,
         basis=f"{basis}; measured at batch {batch:g} only",
         at_batch=batch,
         measure=measure,
@@ -222,7 +223,7 @@ def with_unmeasured(part: FixedCost, row: pd.Series, fb_ms: float, flops: float)
         ms=part.ms + rest.ms,
         low_ms=part.low_ms + rest.low_ms,
         high_ms=part.high_ms + rest.high_ms,
-        source="assumed",
+        source=Source.ASSUMED,
         basis=f"{format_ms(part.ms)} {part.source}: {part.basis}; plus the rest of the "
         f"forward and backward's, {format_ms(rest.ms)} ({format_ms(rest.low_ms)}-"
         f"{format_ms(rest.high_ms)}): {rest.basis}",

@@ -18,6 +18,7 @@ from gpuscale.advice.basis import DEFAULT_LINK, Basis
 from gpuscale.advice.limits import implied_device
 from gpuscale.advice.network import Link
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.types import Source, TermId, words
 from gpuscale.hardware.links import NVLINK, PRESETS
 from gpuscale.quantities import counted, number
 
@@ -90,14 +91,15 @@ def inferred(
         else ""
     )
     return Assumption(
-        term="Link",
-        kind="link",
+        term=TermId.LINK,
         value=f"{preset}, {number(link.busbw_gbs)} GB/s",
-        source="assumed",
+        source=Source.ASSUMED,
         basis=f"the bench host measured no link between GPUs ({host}, recording none); "
         f"taken as {what}",
-        measure="`gpuscale collectives` on a host of 2 or more GPUs, then advise with "
-        f"--collectives on its results; or --interconnect to choose a link{here}",
+        measure=words(
+            "`gpuscale collectives` on a host of 2 or more GPUs, then advise with "
+            f"--collectives on its results; or --interconnect to choose a link{here}"
+        ),
     )
 
 

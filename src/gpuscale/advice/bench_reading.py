@@ -34,6 +34,7 @@ import pandas as pd
 from gpuscale.advice import assumptions
 from gpuscale.advice.fixed_cost import FixedCost, cpu_peak
 from gpuscale.advice.priors import DDP_WORK
+from gpuscale.advice.types import Source, TermId, words
 from gpuscale.quantities import format_ms
 
 # Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
@@ -91,7 +92,7 @@ def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost
         ms=ms,
         low_ms=ms,
         high_ms=ms,
-        source="measured",
+        source=Source.MEASURED,
         basis=f"FSDP's own work at N = 1, {fsdp_own_basis(row)}: once per step over the "
         "whole model, which a smaller per-device batch does not shrink",
         at_batch=float(row["batch_per_device"]),
@@ -166,35 +167,34 @@ def own_work(
 ) -> Any:
     """The strategy's own work, by :func:`for_strategy`'s rule: measured where the runs
     were the strategy predicted, else DDP's from its prior or FSDP's unmeasured."""
-    command = f"gpuscale bench --models {model or 'MODEL'} --strategy {asked} --nproc 1"
+    command = words(f"gpuscale bench --models {model or 'MODEL'} --strategy {asked} --nproc 1")
     if benched == asked == "ddp":
         return assumptions.ddp_overhead(ms_per_mparam, params, measured=True, model=model)
     if asked == "fsdp" and benched == "fsdp":
         return assumptions.Assumption(
-            term="FSDP's own work",
-            kind="ddp",
+            term=TermId.DDP,
+            strategy="fsdp",
             value="in the fixed per-step cost",
-            source="measured",
+            source=Source.MEASURED,
             basis="FSDP's step at N = 1 less the bare module's, at least 0, where the bare "
             "module ran (the calibration note gives the numbers), else its synchronised "
             "minus no-sync step; not spread over the devices' smaller batches",
         )
     if asked == "fsdp":
         return assumptions.Assumption(
-            term="FSDP's own work",
-            kind="ddp",
+            term=TermId.DDP,
+            strategy="fsdp",
             value="0 ms per step",
-            source="assumed",
+            source=Source.ASSUMED,
             basis="the runs were DDP's, which measure none of FSDP's; the steps price the "
             "bare module's compute (DDP's own work measured left out) and FSDP's "
             "communication",
             measure=command,
         )
     return assumptions.Assumption(
-        term="DDP's own work",
-        kind="ddp",
+        term=TermId.DDP,
         value=f"{ms_per_mparam * params / 1e6:.3g} ms per step",
-        source="assumed",
+        source=Source.ASSUMED,
         basis=f"prior: {DDP_WORK.point:g} ms per million parameters, the median of "
         f"{DDP_WORK.source}; the runs were FSDP's, which measure no DDP copies",
         measure=command,
@@ -230,10 +230,9 @@ def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Any, ..
     other = "ddp" if benched == "fsdp" else "fsdp"
     return (
         assumptions.Assumption(
-            term="Strategy",
-            kind="strategy",
+            term=TermId.STRATEGY,
             value=benched.upper(),
-            source="measured",
+            source=Source.MEASURED,
             basis=f"{model} was benched with --strategy {benched}, and this predicts what was "
             f"benched; --strategy {other} predicts {other.upper()}",
         ),

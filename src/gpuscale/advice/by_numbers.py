@@ -23,6 +23,7 @@ import pandas as pd
 from gpuscale.advice.calibrate import CalibrationError, NamedCalibrationError
 from gpuscale.advice.model import ModelSpec
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.types import Source, words
 from gpuscale.quantities import format_count, number
 from gpuscale.tables.requests import NamedError, ref
 
@@ -97,11 +98,13 @@ def adopt(cal: Any, req: AdviceRequest, family: str, how: str) -> Any:
         basis = f"{cal.name}'s, of the {family} family"
         fixed = replace(
             fixed,
-            source="assumed" if fixed.source == "assumed" else "fitted",
-            basis=f"{basis}: {fixed.basis}" if fixed.source == "assumed" else basis,
-            measure="`gpuscale bench --model FILE.py:FACTORY --nproc 1 --batch "
-            f"{req.batch or cal.batch}` (your model: the bench times it at N = 1 at that "
-            "batch and a quarter of it)",
+            source=Source.ASSUMED if fixed.source == Source.ASSUMED else Source.FITTED,
+            basis=f"{basis}: {fixed.basis}" if fixed.source == Source.ASSUMED else basis,
+            measure=words(
+                "`gpuscale bench --model FILE.py:FACTORY --nproc 1 --batch "
+                f"{req.batch or cal.batch}` (your model: the bench times it at N = 1 at that "
+                "batch and a quarter of it)"
+            ),
         )
     return replace(
         cal,

@@ -156,7 +156,7 @@ def _single_row(rows: pd.DataFrame, model: str) -> pd.Series:
 
 def _compute(
     row: pd.Series, hardware: pd.DataFrame, notes: list[str]
-) -> tuple[Compute, ModelSpec, FixedCost]:
+) -> tuple[Compute, ModelSpec, bench_fixed.Split]:
     flops = row["flops_per_sample"]
     params = float(row["params"])
     if pd.isna(flops) or flops <= 0:
@@ -167,7 +167,6 @@ def _compute(
     single = hardware[hardware["accelerators"] == 1]
     family = single[single["family"] == row["family"]]
     split = bench_fixed.split(row, model, fit_compute(family) or fit_compute(single))
-    notes.append(f"compute: {split.note}")
     mparams = params / 1e6
     overhead = row.get("ddp_overhead_ms")
     backward_share = float(row["backward_ms"]) / fb if fb > 0 else 2 / 3
@@ -183,7 +182,7 @@ def _compute(
         jitter_ms=samples,
         jitter_ref_ms=float(np.mean(samples)) if samples else 0.0,
     )
-    return compute, model, split.cost
+    return compute, model, split
 
 
 def _noise(rows: pd.DataFrame) -> NoiseScale | None:
@@ -212,12 +211,13 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         notes.append(
             f"left out {counted(other, 'run')} of another device, backend, precision or threads"
         )
-    compute, spec, fixed = _compute(row, hardware, notes)
+    compute, spec, split = _compute(row, hardware, notes)
     compute, shape = step_shape.calibrated(hardware, row, compute, spec)
+    fixed, said = split.cost, split.note
     if shape is not None:  # the model's own batches replace the family's line
         fixed = step_shape.shape_fixed(shape, float(row["batch_per_device"]))
-        notes[:] = [n for n in notes if not n.startswith("compute:")]
-        notes.append(f"compute: its own forward + backward at {len(shape.points)} batches")
+        said = f"its own forward + backward at {len(shape.points)} batches"
+    notes.append(f"compute: {said}")
     cap = step_shape.memory_cap(hardware, row)
     multi = hardware[hardware["accelerators"] > 1]
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")

@@ -30,8 +30,10 @@ from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
+from gpuscale.advice.types import TermId
+
 # the step's overheads, as the prediction columns that hold them
-OVERHEADS = ("fixed", "wait", "ddp", "bandwidth", "latency")
+OVERHEADS = (TermId.FIXED, TermId.WAIT, TermId.DDP, TermId.BANDWIDTH, TermId.LATENCY)
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
 
 
@@ -112,18 +114,18 @@ class Decision:
         return self.cap == "overheads" and gone is not None and gone < self.target_efficiency
 
 
-def overheads(row: pd.Series) -> dict[str, float]:
+def overheads(row: pd.Series) -> dict[TermId, float]:
     """The step's overheads (ms): the fixed cost not spread (``fixed_excess_ms``),
     waiting, DDP's copies, and the exposed communication split into bandwidth and
     latency in their proportion of the whole."""
     exposed = float(row["exposed_comm_ms"])
     share = float(row["latency_ms"] / row["comm_ms"]) if row["comm_ms"] > 0 else 0.0
     return {
-        "fixed": float(row.get("fixed_excess_ms", 0.0)),
-        "wait": float(row["wait_ms"]),
-        "ddp": float(row["ddp_ms"]),
-        "bandwidth": exposed * (1 - share),
-        "latency": exposed * share,
+        TermId.FIXED: float(row.get("fixed_excess_ms", 0.0)),
+        TermId.WAIT: float(row["wait_ms"]),
+        TermId.DDP: float(row["ddp_ms"]),
+        TermId.BANDWIDTH: exposed * (1 - share),
+        TermId.LATENCY: exposed * share,
     }
 
 

@@ -41,6 +41,7 @@ class Power:
     # (per-device batch, W per device) measured by N = 1 runs of the same configuration
     at_batch: tuple[tuple[int, float], ...] = ()
     meter: str = "NVML"  # what measured ``at_batch`` (NVML, RAPL package share)
+    measured: bool = False  # ``watts`` measured by the bench, not given nor the board's
 
     def basis(self, batch: float) -> tuple[str, tuple[float, ...]]:
         """How per-device ``batch`` is charged from the N = 1 runs (``at_batch`` not empty):
@@ -171,7 +172,7 @@ def device_power(
         return Power(given_w, "given")
     if measured_w is not None and measured_w > 0:
         kind = "RAPL package share" if device == "cpu" else "NVML"
-        return Power(measured_w, f"measured ({kind})")
+        return Power(measured_w, f"measured ({kind})", measured=True)
     if device == "cpu":
         return Power(None, "unknown: no RAPL reading on this CPU; give --power-w")
     found = board_power(device_name)
@@ -226,7 +227,7 @@ def bench_power(
     )
     return replace(
         power,
-        source=source if power.source.startswith("measured") else power.source,
+        source=source if power.measured else power.source,
         at_batch=tuple((int(b), float(w)) for b, w in at_batch.items()),
         total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
         meter="RAPL package share" if device == "cpu" else "NVML",

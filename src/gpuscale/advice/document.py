@@ -51,7 +51,7 @@ def _scaling(result: Any) -> dict[str, Any]:
             "high_ms": fixed.high_ms,
             "source": fixed.source,
             "basis": fixed.basis,
-            "measure": fixed.measure,
+            "measure": str(fixed.measure),
             "optimizer_ms": optimizer_ms(inputs),
         },
         "fixed_term_ms": fixed_parts(inputs, result.predictions, result.decision.focus),

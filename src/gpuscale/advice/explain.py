@@ -12,6 +12,7 @@ import pandas as pd
 from gpuscale.advice import family, table_words
 from gpuscale.advice.counts import below_the_most, only_one
 from gpuscale.advice.focus import detailed, named, remedy
+from gpuscale.advice.types import TermId
 from gpuscale.advice.weak_first import changes, marked
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import (
@@ -258,20 +259,20 @@ def _sources(advice: Explainable) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     lines = list(inputs.sources)
-    said = {a.kind for a in inputs.assumptions}
+    said = {a.term for a in inputs.assumptions}
     if inputs.convergence is not None:
         lines.append(
             f"Convergence: E(B) = {format_count(inputs.convergence.e_min)} x (1 + B / "
             f"{format_count(inputs.convergence.b_noise)}) samples ({inputs.convergence.source})."
         )
-    elif "convergence" not in said:
+    elif TermId.CONVERGENCE not in said:
         lines.append(
             f"No convergence model: {format_count(inputs.samples)} samples at any batch "
             "(optimistic past the critical batch; give --noise-scale, --workload or bench "
             "results with gradient norms)."
         )
     # the fixed cost has its own sentence (``_scaling``)
-    lines += [a.sentence() for a in inputs.assumptions if a.kind != "fixed"]
+    lines += [a.sentence() for a in inputs.assumptions if a.term != TermId.FIXED]
     rows = advice.predictions
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(f"Power: {inputs.power.said(counts)}.")
@@ -378,9 +379,9 @@ def _weak_alternative(advice: Explainable) -> list[str]:
 def _measure_convergence(inputs: Any, host: str) -> str:
     """What measures the samples at a larger batch: the convergence assumption's own
     measurement where it says one (a noise scale from too few steps: more --steps)."""
-    said = [a.measure for a in inputs.assumptions if a.kind == "convergence"]
+    said = [a.measure for a in inputs.assumptions if a.term == TermId.CONVERGENCE]
     if said and said[0]:
-        return said[0]
+        return str(said[0])
     return (
         f"--noise-scale or --workload, or bench with --nproc 1,2{host}: it measures the noise scale"
     )

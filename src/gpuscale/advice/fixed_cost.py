@@ -36,12 +36,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpuscale.advice.model import Compute, ModelSpec
+from gpuscale.advice.types import Measure, Source
 from gpuscale.hardware.peaks import PEAKS
 from gpuscale.quantities import counted, format_ms
 
@@ -98,10 +99,10 @@ class FixedCost:
     ms: float
     low_ms: float
     high_ms: float
-    source: str
+    source: Source
     basis: str
     at_batch: float
-    measure: str = ""
+    measure: Measure = field(default_factory=Measure)
 
     def __post_init__(self) -> None:
         values = (self.low_ms, self.ms, self.high_ms)
@@ -151,7 +152,7 @@ def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
         ms=fixed,
         low_ms=fixed,
         high_ms=fixed,
-        source="entered",
+        source=Source.GIVEN,
         basis=f"intercept of the steps given ({shown}; {format_ms(per_sample)} per sample)",
         at_batch=points[0][0],
     )
@@ -160,7 +161,7 @@ def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
 def given(ms: float, at_batch: float) -> FixedCost:
     """A fixed cost entered as such (``--fixed-ms``)."""
     return FixedCost(
-        ms=ms, low_ms=ms, high_ms=ms, source="entered", basis="--fixed-ms", at_batch=at_batch
+        ms=ms, low_ms=ms, high_ms=ms, source=Source.GIVEN, basis="--fixed-ms", at_batch=at_batch
     )
 
 
@@ -169,7 +170,7 @@ def prior(
     batch: float,
     *,
     work_at_peak_ms: float | None,
-    measure: str,
+    measure: Measure,
     base: Prior = GPU_PRIOR,
     floor_from_peak: bool = True,
 ) -> FixedCost:
@@ -200,7 +201,7 @@ def prior(
         ms=point,
         low_ms=low,
         high_ms=high,
-        source="assumed",
+        source=Source.ASSUMED,
         basis=basis,
         at_batch=batch,
         measure=measure,

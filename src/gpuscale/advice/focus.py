@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuscale.advice.counts import larger_counts
 from gpuscale.advice.table_words import fixed_parts
+from gpuscale.advice.types import TermId
 from gpuscale.quantities import counted, format_ms, joined
 
 if TYPE_CHECKING:
@@ -44,26 +45,26 @@ def detailed(d: Decision) -> str:
 REMEDIES = {
     "compute": "little in the step itself: its overheads are under 5%; the target "
     "efficiency decides",
-    "convergence": "a larger critical batch (B_noise) or a smaller per-device batch at more "
+    TermId.CONVERGENCE: "a larger critical batch (B_noise) or a smaller per-device batch at more "
     "devices; a faster link would not help",
     "devices": "more devices pay off: allow more (--max-devices, --nodes) where the "
     "machine has them",
     "uncertain": "a measured run at the larger count (gpuscale bench) would narrow the interval",
     # of the overheads, not of the step (a walk: "dominates ... the step hardly shrinks"
     # beside a table whose step went from 40 to 13 ms at a quarter of the batch)
-    "fixed": "the fixed per-step costs (each forward and backward's, the optimizer step) are "
+    TermId.FIXED: "the fixed per-step costs (each forward and backward's, the optimizer step) are "
     "the largest overhead: "
     "they do not shrink with the per-device batch, so every device pays them whole; a "
     "larger global batch (more samples per device, if convergence allows: measure the "
     "noise scale), fewer kernel "
     "launches (CUDA graphs, torch.compile) or fewer, larger layers would help most",
-    "wait": "steadier step times (equal work per device, pinned processes, no other jobs on "
+    TermId.WAIT: "steadier step times (equal work per device, pinned processes, no other jobs on "
     "the devices) would help most",
-    "ddp": "DDP's own copies are the largest overhead: gradient_as_bucket_view=True, fewer "
+    TermId.DDP: "DDP's own copies are the largest overhead: gradient_as_bucket_view=True, fewer "
     "parameters or a larger batch per device would help most",
-    "bandwidth": "a faster link, bf16 gradients (half the bytes) or gradient accumulation "
+    TermId.BANDWIDTH: "a faster link, bf16 gradients (half the bytes) or gradient accumulation "
     "(one all-reduce per k micro-steps) would help most",
-    "latency": "larger DDP buckets (fewer messages), a larger batch or gradient "
+    TermId.LATENCY: "larger DDP buckets (fewer messages), a larger batch or gradient "
     "accumulation would help most; a faster link would barely matter",
 }
 
@@ -78,7 +79,7 @@ def remedy(advice: Any) -> str:
     said = REMEDIES[d.change]
     if d.change == "devices":  # below the most allowed: what would predict a larger count
         said = larger_counts(inputs, advice.predictions, d.focus) or said
-    if d.change == "latency" and inputs is not None:
+    if d.change == TermId.LATENCY and inputs is not None:
         cures = ["larger DDP buckets (fewer messages)"]
         cures = cures if inputs.model.grad_bytes > inputs.bucket_mb * 2**20 else []
         cures.append("a larger batch per device")
@@ -89,7 +90,7 @@ def remedy(advice: Any) -> str:
         )
         said = f"{joined(cures, 'or')} would help most; a faster link "
         said += "would barely matter"
-    if d.change == "fixed" and inputs is not None and inputs.strategy == "fsdp":
+    if d.change == TermId.FIXED and inputs is not None and inputs.strategy == "fsdp":
         said = said.replace(  # FSDP's ranks step their shards: only the rest is whole
             "the fixed per-step costs (each forward and backward's, the optimizer step) are "
             "the largest overhead: they do not shrink with the per-device batch, so every "
@@ -98,7 +99,7 @@ def remedy(advice: Any) -> str:
             "optimizer step falls as 1/N, each device stepping its shard): it does not "
             "shrink with the per-device batch, so every device pays it whole",
         )
-    if d.change == "fixed" and inputs is not None:
+    if d.change == TermId.FIXED and inputs is not None:
         parts = fixed_parts(inputs, advice.predictions, d.focus)
         if parts["optimizer"] > parts["forward_backward"]:  # the optimizer step, mostly
             fused = "a fused optimizer (fused=True), a larger global batch"

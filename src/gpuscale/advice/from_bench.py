@@ -34,6 +34,7 @@ from gpuscale.advice.limits import rate_warnings, unchecked_note
 from gpuscale.advice.model_choice import BenchFieldError, known_model, why_this_model
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.types import Measure, Source, TermId
 from gpuscale.advice.weak_first import as_run
 from gpuscale.bench.evidence import weak_kinds
 from gpuscale.bench.support import Support, comm_scale_sentence, support
@@ -219,12 +220,11 @@ def _bench_assumed(
     compute = cal.compute
     return [
         assumptions.Assumption(
-            term="Fixed per-step cost",
-            kind="fixed",
+            term=TermId.FIXED,
             value=f"{fixed.ms:.3g} ms{span}",
             source=fixed.source,
             basis=fixed.basis,
-            measure="" if fixed.source == "measured" else fixed.measure,
+            measure=Measure() if fixed.source == Source.MEASURED else fixed.measure,
         ),
         assumptions.overlap(
             overlap,

@@ -13,6 +13,7 @@ two advices differed without a word why.
 from __future__ import annotations
 
 from gpuscale.advice.fixed_cost import GPU_PRIOR, MIN_MFU, FixedCost, Prior
+from gpuscale.advice.types import Source
 from gpuscale.hardware.peaks import Peak
 from gpuscale.quantities import format_count, format_ms, number
 
@@ -42,7 +43,7 @@ def bounded(
     at_peak_ms = batch * flops_per_sample / (peak_tflops * 1e12) * 1e3
     at_most_ms = at_peak_ms / MIN_MFU
     floor_ms = step_ms - at_most_ms
-    if floor_ms <= prior.low_ms or fixed.source != "assumed":
+    if floor_ms <= prior.low_ms or fixed.source != Source.ASSUMED:
         return ""
     if not flops_given:
         return flops_reading(
@@ -90,7 +91,7 @@ def unbounded(fixed: FixedCost, device: str | None, link: str, measure: str) -> 
     """The sentence where the fixed cost is the prior's because no device's peak bounded
     it: a device named without a peak (an A10G), or none named or implied ("" where the
     fixed cost was measured or entered)."""
-    if fixed.source != "assumed":
+    if fixed.source != Source.ASSUMED:
         return ""
     if device:
         why = (

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from gpuscale.advice.assumptions import Assumption, input_pipeline
 from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.step_error import StepError
+from gpuscale.advice.types import Measure, Source, TermId
 from gpuscale.quantities import counted, factor_interval
 
 # Standard normal quantiles at (i - 0.5) / 20, i = 1..20: the shape of the spread the
@@ -63,14 +64,15 @@ _NORMAL_20 = (
 @dataclass(frozen=True, slots=True)
 class SharePrior:
     """A term as a share of one device's compute step: low, most likely, high (the
-    10th, 50th and 90th percentiles of what measured it), its name and source."""
+    10th, 50th and 90th percentiles of what measured it), its term, its unit (``in_ms``:
+    ms per million parameters, else a share) and source."""
 
     low: float
     point: float
     high: float
-    term: str
+    term: TermId
     source: str
-    kind: str = ""  # as ``Assumption.kind``
+    in_ms: bool = False
 
     def at(self, which: str) -> float:
         return {"low": self.low, "point": self.point, "high": self.high}[which]
@@ -80,21 +82,20 @@ DDP_WORK = SharePrior(
     0.0143,
     0.0689,
     0.2336,
-    "DDP's own work",
+    TermId.DDP,
     "gpuscale's 25 one-H100 DDP runs (synchronised minus no-sync step at N = 1, per "
     "million parameters, 10th-90th percentile); the work the PyTorch DDP paper (Li et al., "
     "VLDB 2020) overlaps with backward",
-    "ddp",
+    in_ms=True,
 )
 STEP_SPREAD = SharePrior(
     0.0075,
     0.0874,
     0.1477,
-    "Wait for the slowest device",
+    TermId.WAIT,
     "E[max of N] - mean of steps spread as in gpuscale's 25 one-H100 runs (coefficient of "
     "variation, 10th-90th percentile; Chen et al. 2016); Horovod's 88% on 128 GPUs "
     "(Sergeev and Del Balso 2018) bounds the losses together",
-    "wait",
 )
 
 
@@ -133,22 +134,21 @@ def with_input_rate(
         f"{samples_per_s / devices:,.0f} per process: a data loader slower than that caps "
         "the throughput there"
     )
-    return tuple(input_pipeline(rate) if a.kind == "input" else a for a in assumed)
+    return tuple(input_pipeline(rate) if a.term == TermId.INPUT else a for a in assumed)
 
 
-def _share(value: float, what: str) -> str:
-    return f"{value:.3g}" if what.startswith("ms") else f"{value:.1%}"
-
-
-def assumption(found: SharePrior, what: str, measure: str) -> Assumption:
+def assumption(found: SharePrior, what: str, measure: Measure) -> Assumption:
     """A term set from a published or measured prior (``advice/priors.py``): its most
     likely value and range, and the source; the range enters the interval."""
+
+    def share(value: float) -> str:
+        return f"{value:.3g}" if found.in_ms else f"{value:.1%}"
+
     return Assumption(
         term=found.term,
-        kind=found.kind,
-        value=f"{_share(found.point, what)} {what} ({_share(found.low, what)}-"
-        f"{_share(found.high, what)}, its range in the interval)",
-        source="assumed",
+        value=f"{share(found.point)} {what} ({share(found.low)}-"
+        f"{share(found.high)}, its range in the interval)",
+        source=Source.ASSUMED,
         basis=f"prior: {found.source}",
         measure=measure,
     )

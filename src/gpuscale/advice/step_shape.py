@@ -33,6 +33,7 @@ import pandas as pd
 
 from gpuscale.advice.fixed_cost import FixedCost, line
 from gpuscale.advice.model import Compute, ModelSpec
+from gpuscale.advice.types import Source
 from gpuscale.quantities import format_ms, joined, noun_for, number
 
 # Of a device's memory, the share a run may fill: the CUDA context, the caching
@@ -253,7 +254,7 @@ def shape_fixed(shape: Shape, at_batch: float) -> FixedCost:
         ms=ms,
         low_ms=ms,
         high_ms=ms,
-        source="measured",
+        source=Source.MEASURED,
         basis=f"the floor of forward + backward measured at batches {batches}"
         if shape.knee is not None
         else f"the intercept of forward + backward measured at batches {batches}",

@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.advice.inputs import AdviceInputs, OneDevice
+from gpuscale.advice.types import Source
 from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.quantities import counted, format_count, format_ms, joined, number
 
@@ -65,7 +66,9 @@ def fixed_cost_line(inputs: AdviceInputs) -> str:
     # a bench's fixed cost it did not measure: the command that does (from numbers, the
     # peak's sentence says it)
     measure = (
-        f"; to measure: {fixed.measure}" if fixed.source != "measured" and fixed.measure else ""
+        f"; to measure: {fixed.measure}"
+        if fixed.source != Source.MEASURED and fixed.measure
+        else ""
     )
     return (
         f"Fixed per-step costs: of each forward and backward {fixed.sentence()}{measure}; the "

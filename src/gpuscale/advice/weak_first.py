@@ -13,12 +13,12 @@ never a run the file holds already.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from gpuscale.advice.assumptions import bench_command
+from gpuscale.advice.assumptions import bench_run
+from gpuscale.advice.types import BenchRun, Measure
 from gpuscale.bench.evidence import STEPS_FIX
 from gpuscale.bench.support import Support, weak
 from gpuscale.quantities import counted, joined
@@ -43,13 +43,8 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
 
 def _rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
     """The bench command that runs the advised run at ``counts`` with the steps asked."""
-    return bench_command(
-        found.model,
-        ",".join(map(str, counts)),
-        host_devices,
-        f"--steps {found.steps_needed}",
-        found.run,
-    )
+    more = f"--steps {found.steps_needed}"
+    return str(bench_run(found.model, ",".join(map(str, counts)), host_devices, more, found.run))
 
 
 def changes(advice: Any, remedy: str) -> str:
@@ -99,12 +94,6 @@ def more_steps(found: Support) -> bool:
 _QUIETER = "on a quieter machine, nothing else running (more steps do not narrow a spread)"
 
 
-_HELD = re.compile(
-    r"`gpuscale bench --models? (\S+) --nproc ([\d,]+)((?: --[^`]*)?)`(?: on a host of [^,;)]*)?"
-)
-_RUN_OPTIONS = ("--batch", "--accum", "--precision", "--backend", "--threads", "--strategy")
-
-
 def not_held(assumed: Sequence[Any], found: Support | None, host_devices: int | None) -> tuple:
     """``assumed`` (``Assumption``s), each whose way to measure it is a bench run of the
     model: at counts the file holds already, at the steps it would time anyway (no
@@ -113,30 +102,17 @@ def not_held(assumed: Sequence[Any], found: Support | None, host_devices: int | 
     return tuple(replace(a, measure=as_run(a.measure, found, host_devices)) for a in assumed)
 
 
-def as_run(text: str, found: Support | None, host_devices: int | None) -> str:
-    """``text`` with each bench command of ``found``'s model said as :func:`not_held`
-    says it: the run again, or the advised run's own command (``found.run``)."""
-    if found is None:
-        return text
-
-    def instead(match: re.Match) -> str:
-        counts = tuple(int(n) for n in match.group(2).split(","))
-        if match.group(1) != found.model:
-            return match.group(0)
-        held = again(found, counts, host_devices) if found.counts and not match.group(3) else ""
-        return held or bench_command(
-            found.model, match.group(2), host_devices, _own(match.group(3)), found.run
-        )
-
-    return _HELD.sub(instead, text)
-
-
-def _own(options: str) -> str:
-    """``options`` less the run's configuration (``--batch 32 --precision bf16``: the
-    advised run's are said instead), what measures the term kept (``--steps 580``)."""
-    words, kept = options.split(), []
-    for i, word in enumerate(words):
-        taken = word in _RUN_OPTIONS or word == "--tf32"
-        if not taken and not (i and words[i - 1] in _RUN_OPTIONS):
-            kept.append(word)
-    return " ".join(kept)
+def as_run(measure: Measure, found: Support | None, host_devices: int | None) -> Measure:
+    """``measure`` with its bench run of ``found``'s model said as :func:`not_held` says
+    it: the run again, or the advised run's own command (``found.run``), its own
+    configuration (``config``) left for the advised run's and what measures the term
+    (``more``: ``--steps 580``) kept."""
+    bench = measure.bench
+    if found is None or bench is None or bench.model != found.model:
+        return measure
+    if found.counts and not bench.config and not bench.more:
+        held = again(found, bench.nproc, host_devices)
+        if held:
+            return measure.in_words(held)
+    run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
+    return replace(measure, bench=replace(run, host_devices=host_devices))

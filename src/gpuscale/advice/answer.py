@@ -93,22 +93,24 @@ def decision_line(advice: Any) -> str:
     d, frame = advice.decision, advice.predictions
     samples = float(_row(frame, 1)["samples_to_train"])
     if d.withheld_by:
-        row = _row(frame, d.devices)
-        ends = [r for r in d.readings if r.term == d.withheld_by and r.devices != d.devices]
-        other = "; ".join(f"at {value_text(r)}, {counted(r.devices, 'device')}" for r in ends)
+        row = _row(frame, d.accelerators)
+        ends = [
+            r for r in d.readings if r.term == d.withheld_by and r.accelerators != d.accelerators
+        ]
+        other = "; ".join(f"at {value_text(r)}, {counted(r.accelerators, 'device')}" for r in ends)
         return (
-            f"Count withheld: {counted(d.devices, 'device')} as predicted below, "
+            f"Count withheld: {counted(d.accelerators, 'device')} as predicted below, "
             f"{_speedup(row)}, {_trained(row, samples)}; but {other}."
         )
-    row = _row(frame, d.devices)
+    row = _row(frame, d.accelerators)
     accum = f" x {d.accum} accumulation steps" if d.accum > 1 else ""
     said = (
-        f"Use {counted(d.devices, 'device')}, batch {format_count(d.batch_per_device)} per "
+        f"Use {counted(d.accelerators, 'device')}, batch {format_count(d.batch_per_device)} per "
         f"device{accum} (global {format_count(d.global_batch)})"
     )
-    if d.devices > 1:
+    if d.accelerators > 1:
         return f"{said}: {_speedup(row)}, {_trained(row, samples)}."
-    if d.focus == d.devices:
+    if d.focus == d.accelerators:
         return f"{said}: {_trained(row, samples)}."
     return (
         f"{said}: {_trained(row, samples)}; {counted(d.focus, 'device')} "

@@ -324,12 +324,12 @@ def qualify(
         defaults=defaults,
         noise_steps=noise.steps if measured_noise else None,
         step_width_log=error.width_log,
-        devices=advice.decision.devices,
+        devices=advice.decision.accelerators,
         host_devices=inputs.host_devices if inputs else None,
         steps=inputs.evidence.steps_needed if inputs and inputs.evidence else FIRM_STEPS,
         again=again(
             inputs.evidence if inputs else None,
-            (1, advice.decision.devices),
+            (1, advice.decision.accelerators),
             inputs.host_devices if inputs else None,
         ),
     )

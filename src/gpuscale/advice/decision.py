@@ -3,12 +3,12 @@
 Everything the advice says (its sentences, its JSON) is rendered from the Decision, and
 the Decision from the predictions table, so they cannot contradict each other:
 
-* ``devices``: the fastest count to a trained model whose efficiency reaches the target
+* ``accelerators``: the fastest count to a trained model whose efficiency reaches the target
   **and** whose 80% interval of the speedup lies above 1 (a count whose interval includes
   "no gain" is not recommended; ``held_back`` says which count was and why); one device
   whenever an input cannot be true (an ``IMPLAUSIBLE`` warning): then nothing can be
   sure of a gain, and ``settle`` names the measurement that would.
-* ``focus``: where the next step would go: the smallest count above ``devices`` (the
+* ``focus``: where the next step would go: the smallest count above ``accelerators`` (the
   largest predicted when there is none). The dominant term, what caps the speedup and
   what would change it are all read at this one count.
 * ``dominant_term``: the largest overhead of the step at ``focus`` (the fixed per-step
@@ -47,7 +47,7 @@ class Reading:
     end: str
     value: float
     unit: str
-    devices: int
+    accelerators: int
     speedup: float
 
 
@@ -55,7 +55,7 @@ class Reading:
 class Decision:
     """The recommendation and the numbers behind each part of it."""
 
-    devices: int  # recommended (1 when no larger count qualifies)
+    accelerators: int  # recommended (1 when no larger count qualifies)
     batch_per_device: float
     accum: int
     global_batch: float
@@ -67,7 +67,7 @@ class Decision:
     throughput_efficiency: float
     convergence_factor: float
     target_efficiency: float
-    reaches_target: bool  # efficiency >= target at ``devices`` (always for 1)
+    reaches_target: bool  # efficiency >= target at ``accelerators`` (always for 1)
     held_back: int | None  # a count that reached the target but whose interval includes 1x
     held_back_low: float | None  # its speedup interval's lower end
     fastest: int  # fastest trusted count on the point predictions
@@ -100,12 +100,12 @@ class Decision:
     @property
     def count(self) -> int | None:
         """The count recommended, None where an assumed term's range moves it."""
-        return None if self.withheld_by else self.devices
+        return None if self.withheld_by else self.accelerators
 
     def to_dict(self) -> dict:
-        """JSON-ready fields (the numbers behind each word); ``devices`` None where the
-        count is withheld (``devices_point``: the count of the predictions shown)."""
-        return {**asdict(self), "devices": self.count, "devices_point": self.devices}
+        """JSON-ready fields (the numbers behind each word); ``accelerators`` None where the
+        count is withheld (``accelerators_point``: the count of the predictions shown)."""
+        return {**asdict(self), "accelerators": self.count, "accelerators_point": self.accelerators}
 
     def short_alone(self) -> bool:
         """Whether the step's overheads cap the focus count and it misses the target even
@@ -174,7 +174,7 @@ def decide(
     if cap == "none" and len(larger):
         change = "uncertain" if held_back is not None else term
     return Decision(
-        devices=int(chosen["accelerators"]),
+        accelerators=int(chosen["accelerators"]),
         accum=int(chosen["accum"]),
         **{name: float(chosen[name]) for name in _CHOSEN},
         target_efficiency=target_efficiency,

@@ -66,7 +66,7 @@ def advice_document(result: Any) -> dict[str, Any]:
         "recommendation": {
             "model": result.inputs.name if result.inputs else None,  # the model advised on
             "strategy": result.inputs.strategy if result.inputs else None,  # ddp or fsdp
-            "devices": d.count,  # None: withheld, an assumed term's range moves it
+            "accelerators": d.count,  # None: withheld, an assumed term's range moves it
             "withheld_by": d.withheld_by,  # that term: what to give or measure first
             "fastest": d.fastest,
             "efficient": result.efficient,

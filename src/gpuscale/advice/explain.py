@@ -66,11 +66,11 @@ def _row(frame: pd.DataFrame, n: int) -> pd.Series:
 def _recommendation(advice: Explainable) -> list[str]:
     d: Decision = advice.decision
     frame = advice.predictions
-    row = _row(frame, d.devices)
+    row = _row(frame, d.accelerators)
     lines = list(d.warnings)
     unit = duration_unit(d.time_to_train_min / 60)  # every time to train here in one unit
     time = format_hours(d.time_to_train_min / 60, unit)
-    if d.devices > 1:
+    if d.accelerators > 1:
         lines.append(
             f"Use {_config(row)}: {time} to a trained model, "
             f"speedup {number(d.speedup)} ({interval(d.speedup_low, d.speedup_high)}), "
@@ -98,7 +98,7 @@ def _recommendation(advice: Explainable) -> list[str]:
             )
         else:
             lines.append(only_one(advice.inputs))
-    if d.fastest != d.devices:
+    if d.fastest != d.accelerators:
         fastest = _row(frame, d.fastest)
         fastest_time = format_hours(fastest["time_to_train_min"] / 60, unit)
         lines.append(
@@ -106,7 +106,7 @@ def _recommendation(advice: Explainable) -> list[str]:
             f"efficiency {fastest['efficiency']:.0%} (speedup {number(fastest['speedup'])} "
             f"({interval(fastest['speedup_low'], fastest['speedup_high'])}))."
         )
-    if advice.cheapest is not None and advice.cheapest not in (d.devices, 1):
+    if advice.cheapest is not None and advice.cheapest not in (d.accelerators, 1):
         lines.append(f"Fewest device-hours: {counted(advice.cheapest, 'device')}.")
     one = table_words.one_device(advice)
     return [*lines, one] if one else lines

@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 def named(d: Decision) -> str:
     """The focus count and what it is: ``4 devices, the next count above the 2 advised``
     or ``the 8 devices advised``."""
-    if d.focus == d.devices:
+    if d.focus == d.accelerators:
         return f"the {counted(d.focus, 'device')} advised"
-    advised = "the 1 device advised" if d.devices == 1 else f"the {d.devices} advised"
+    advised = "the 1 device advised" if d.accelerators == 1 else f"the {d.accelerators} advised"
     return f"{d.focus} devices, the next count above {advised}"
 
 
@@ -37,8 +37,8 @@ def detailed(d: Decision) -> str:
     said = named(d)
     if d.fastest == d.focus:
         return f"{said} and the fastest"
-    if d.fastest == d.devices:
-        return f"{said}, itself the fastest" if d.focus == d.devices else f"{said} and fastest"
+    if d.fastest == d.accelerators:
+        return f"{said}, itself the fastest" if d.focus == d.accelerators else f"{said} and fastest"
     return f"{said} (the fastest is {d.fastest})"
 
 

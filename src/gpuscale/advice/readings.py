@@ -58,13 +58,13 @@ def read(
     found = []
     for term, end, value, unit, basis in ends:
         d = decide_at(basis)
-        found.append(Reading(term, end, float(value), unit, d.devices, d.speedup))
+        found.append(Reading(term, end, float(value), unit, d.accelerators, d.speedup))
     return tuple(found)
 
 
 def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision:
     """``decision`` with its readings and the first term whose range moves the count."""
-    moved = next((r.term for r in readings if r.devices != decision.devices), None)
+    moved = next((r.term for r in readings if r.accelerators != decision.accelerators), None)
     return replace(decision, readings=readings, withheld_by=moved)
 
 
@@ -84,10 +84,10 @@ def withheld(decision: Decision) -> str:
         return ""
     moved = [r for r in decision.readings if r.term == term]
     at = "; ".join(
-        f"at {value_text(r)}, {counted(r.devices, 'device')} ({r.speedup:.2f}x)" for r in moved
+        f"at {value_text(r)}, {counted(r.accelerators, 'device')} ({r.speedup:.2f}x)" for r in moved
     )
     return (
         f"Count withheld: the {term.replace('_', ' ')} was assumed and its range moves the "
-        f"count (as assumed, {counted(decision.devices, 'device')}, "
+        f"count (as assumed, {counted(decision.accelerators, 'device')}, "
         f"{decision.speedup:.2f}x; {at}): {SETTLE[term]}."
     )

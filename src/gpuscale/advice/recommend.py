@@ -99,7 +99,7 @@ class Advice:
 
     @property
     def recommended(self) -> int:
-        return self.decision.devices
+        return self.decision.accelerators
 
     @property
     def fastest(self) -> int:

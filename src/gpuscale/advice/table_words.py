@@ -291,6 +291,6 @@ def equilibrium_sentence(advice: Any) -> str:
         "80% interval lies above 1"
     )
     return (
-        f"Equilibrium, other rules than the advice's {counted(d.devices, 'device')} ({rule}): "
+        f"Equilibrium, other rules than the advice's {counted(d.accelerators, 'device')} ({rule}): "
         f"{'; '.join(parts)}."
     )

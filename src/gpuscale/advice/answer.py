@@ -16,10 +16,15 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.readings import SETTLE, value_text
-from gpuscale.advice.reconcile import TRUSTED_FLAGGED_ONLY, said
-from gpuscale.advice.types import Source, TermId
-from gpuscale.quantities import counted, format_count, format_minutes, number
+from gpuscale.advice.types import (
+    TRUSTED_ALLOWED,
+    TRUSTED_FLAGGED_ONLY,
+    Disagreement,
+    Reading,
+    Source,
+    TermId,
+)
+from gpuscale.quantities import counted, format_count, format_minutes, format_ms, joined, number
 
 # The short answer's lines are wrapped at this many columns, whatever the terminal's width
 # (what is said never depends on it: issue 41), so a 100-column terminal shows each whole.
@@ -199,3 +204,49 @@ def shown(advice: Any) -> list[str]:
     """``lines`` as a terminal shows them: each wrapped at ``LINE_COLUMNS``, continued
     indented."""
     return [w for line in lines(advice) for w in wrap(line, LINE_COLUMNS, subsequent_indent="  ")]
+
+
+def said(d: Disagreement) -> str:
+    """The disagreement in words, first among the caveats and the answer's lines."""
+    measured = f"{number(d.measured_speedup)}x"
+    if len(d.trusted_runs) > 1:
+        measured += f" (median; {number(d.measured_low)}-{number(d.measured_high)}x)"
+    which = (
+        f"{counted(len(d.trusted_runs), 'run')}, all flagged ({'; '.join(d.flags)}), the "
+        "only measurement there: measure again on a quiet machine"
+        if d.why == TRUSTED_FLAGGED_ONLY
+        else counted(len(d.trusted_runs), "trusted run")
+        + (", flagged ones used with --allow-flagged" if d.why == TRUSTED_ALLOWED else "")
+        + (
+            f"; {counted(len(d.left_out), 'flagged run')} left out "
+            f"({joined([number(v) for v in d.left_out])}: {'; '.join(d.flags)})"
+            if d.left_out
+            else ""
+        )
+    )
+    weak = f"; weak scaling, per-device batch {d.batch_per_device} kept" if d.weak_scaling else ""
+    return (
+        f"Measured on {counted(d.accelerators, 'device')}: throughput speedup {measured} from "
+        f"{which}, outside the predicted {number(d.predicted_speedup)}x "
+        f"({number(d.predicted_low)}-{number(d.predicted_high)}x, 80% interval{weak}): the "
+        f"advice at {counted(d.accelerators, 'device')} rests on the measurement."
+    )
+
+
+# What settles each term, as the option to give or the measurement to make.
+SETTLE = {
+    "flops_per_sample": "give --flops-per-sample (count it with "
+    "torch.utils.flop_counter.FlopCounterMode over one forward and backward, / batch)",
+    "fixed_cost": "measure the fixed cost: the step at a second batch (--step-ms T --batch B "
+    "again, e.g. at half the batch), or gpuscale bench --nproc 1",
+    "link": "give --interconnect (or run gpuscale topo / collectives on the host)",
+}
+
+
+def value_text(r: Reading) -> str:
+    """The term's value at one end, with what it is."""
+    if r.unit == "ms":
+        return f"a fixed cost of {format_ms(r.value)}"
+    if r.unit == "FLOPs":
+        return f"{format_count(r.value)} FLOPs per sample (6 x parameters, a transformer's)"
+    return f"a link of {number(r.value)} GB/s"

@@ -26,7 +26,7 @@ from gpuscale.advice.basis import Basis, assumed_ends, from_numbers
 from gpuscale.advice.collectives import MeasuredCurves
 from gpuscale.advice.conflicts import check_with_data
 from gpuscale.advice.convergence import convergence_for, scales_from_samples, thin_noise
-from gpuscale.advice.decision import Decision, decide
+from gpuscale.advice.decision import decide
 from gpuscale.advice.from_bench import from_bench
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.limits import mlperf_floor
@@ -35,6 +35,7 @@ from gpuscale.advice.network_basis import network_basis
 from gpuscale.advice.recommend import Advice, predictions, recommend
 from gpuscale.advice.reconcile import applied
 from gpuscale.advice.request import DEFAULT_RULESET, ONE_BATCH_WITH_BENCH, AdviceRequest
+from gpuscale.advice.types import Decision
 from gpuscale.advice.weak_first import again, not_held
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.bench.evidence import FIRM_STEPS

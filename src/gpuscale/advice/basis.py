@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from gpuscale.advice import assumptions, caveats, fixed_cost, peak_bound, priors
+from gpuscale.advice import assumptions, fixed_cost, peak_bound, priors
 from gpuscale.advice.assumptions import Assumption, bench_run
 from gpuscale.advice.device_power import Power, device_power
 from gpuscale.advice.family import FamilyBasis
@@ -23,7 +23,7 @@ from gpuscale.advice.model import Compute, ModelSpec
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.step_error import StepError
-from gpuscale.advice.types import BENCH, Source, TermId, words
+from gpuscale.advice.types import BENCH, Measured, Source, TermId, words
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.hardware.peaks import peak_for
@@ -61,7 +61,7 @@ class Basis:
     prior_range: tuple[Compute, ...] = ()  # the compute at the priors' low and high ends
     assumed: tuple[Assumption, ...] = ()
     same_samples: bool = False  # the bench's N > 1 runs saw the same samples per rank
-    measured: tuple[caveats.Measured, ...] = ()  # the model's N > 1 runs
+    measured: tuple[Measured, ...] = ()  # the model's N > 1 runs
     bench_model: str | None = None  # the bench model whose runs measure a term (None: numbers)
     host_devices: int | None = None  # the GPUs the bench's host had (None: unknown, or a CPU)
     model_note: str = ""  # the bench model advised on where larger ones were passed over, why

@@ -16,12 +16,12 @@ from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice.answer import said as disagreement_said
 from gpuscale.advice.convergence import scales_from_samples
 from gpuscale.advice.recommend import Advice
-from gpuscale.advice.reconcile import Disagreement, Measured
-from gpuscale.advice.reconcile import said as disagreement_said
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_RULESET, DEFAULT_SAMPLES, AdviceRequest
 from gpuscale.advice.step_error import StepError
+from gpuscale.advice.types import Disagreement, Measured
 from gpuscale.advice.weak_first import again
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.evidence import FIRM_STEPS

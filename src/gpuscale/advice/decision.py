@@ -26,92 +26,14 @@ the Decision from the predictions table, so they cannot contradict each other:
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
-from gpuscale.advice.types import TermId
+from gpuscale.advice.types import Decision, TermId
 
 # the step's overheads, as the prediction columns that hold them
 OVERHEADS = (TermId.FIXED, TermId.WAIT, TermId.DDP, TermId.BANDWIDTH, TermId.LATENCY)
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
-
-
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """One end of an assumed term's range (``term``: ``flops_per_sample``, ``fixed_cost``
-    or ``link``; ``end``: ``low`` or ``high``; ``value`` in ``unit``) and the count the
-    advice chooses there, with its speedup."""
-
-    term: str
-    end: str
-    value: float
-    unit: str
-    accelerators: int
-    speedup: float
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Decision:
-    """The recommendation and the numbers behind each part of it."""
-
-    accelerators: int  # recommended (1 when no larger count qualifies)
-    batch_per_device: float
-    accum: int
-    global_batch: float
-    time_to_train_min: float
-    speedup: float
-    speedup_low: float  # the 80% interval
-    speedup_high: float
-    efficiency: float
-    throughput_efficiency: float
-    convergence_factor: float
-    target_efficiency: float
-    reaches_target: bool  # efficiency >= target at ``accelerators`` (always for 1)
-    held_back: int | None  # a count that reached the target but whose interval includes 1x
-    held_back_low: float | None  # its speedup interval's lower end
-    fastest: int  # fastest trusted count on the point predictions
-    largest: int  # largest count predicted
-    focus: int  # where the dominant term and the cap are read
-    dominant_term: str
-    overheads_ms: dict[str, float]  # at ``focus``: fixed, wait, ddp, bandwidth, latency
-    focus_step_ms: float
-    focus_compute_ms: float
-    focus_throughput_efficiency: float
-    focus_convergence_factor: float
-    focus_speedup: float
-    focus_speedup_low: float
-    focus_speedup_high: float
-    cap: str  # "overheads", "convergence", "none" or "devices"
-    change: str  # what would change it: a key of focus.REMEDIES
-    warnings: tuple[str, ...] = field(default=())
-    refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
-    settle: str | None = None  # the measurement that would settle a held-back count
-    # the efficiency at ``focus`` were the dominant overhead gone (None: N = 1 or compute)
-    without_dominant_efficiency: float | None = None
-    # the other overheads, largest first, that must go with it to reach the target there
-    also_shrink: tuple[str, ...] = ()
-    # the count at each end of every assumed term's range (numbers: FLOPs per sample, the
-    # fixed cost; an assumed link), and the first term whose range moves the count: then
-    # the count is withheld (``count`` None) and that term is what to give or measure
-    readings: tuple[Reading, ...] = ()
-    withheld_by: str | None = None
-
-    @property
-    def count(self) -> int | None:
-        """The count recommended, None where an assumed term's range moves it."""
-        return None if self.withheld_by else self.accelerators
-
-    def to_dict(self) -> dict:
-        """JSON-ready fields (the numbers behind each word); ``accelerators`` None where the
-        count is withheld (``accelerators_point``: the count of the predictions shown)."""
-        return {**asdict(self), "accelerators": self.count, "accelerators_point": self.accelerators}
-
-    def short_alone(self) -> bool:
-        """Whether the step's overheads cap the focus count and it misses the target even
-        with its largest overhead gone (no one remedy is enough)."""
-        gone = self.without_dominant_efficiency
-        return self.cap == "overheads" and gone is not None and gone < self.target_efficiency
 
 
 def overheads(row: pd.Series) -> dict[TermId, float]:

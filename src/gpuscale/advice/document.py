@@ -88,7 +88,7 @@ def advice_document(result: Any) -> dict[str, Any]:
             "caveats": list(result.caveats),
         },
         # counts the bench measured outside the predicted interval: their rows (predictions
-        # or weak_scaling) rest on the measurement (``advice.reconcile.Disagreement``)
+        # or weak_scaling) rest on the measurement (``advice.types.Disagreement``)
         "disagreements": [found.to_dict() for found in result.disagreements],
         "decision": d.to_dict(),
         "scaling": _scaling(result),

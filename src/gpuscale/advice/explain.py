@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
-from gpuscale.advice import family, table_words
+from gpuscale.advice import table_words
 from gpuscale.advice.counts import below_the_most, only_one
 from gpuscale.advice.focus import detailed, named, remedy
 from gpuscale.advice.types import TermId
@@ -29,7 +29,7 @@ from gpuscale.tables.bench import on_a_larger_host
 SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
 
 if TYPE_CHECKING:
-    from gpuscale.advice.decision import Decision
+    from gpuscale.advice.types import Decision
 
 
 class Explainable(Protocol):
@@ -154,7 +154,7 @@ def _break_even(advice: Explainable) -> list[str]:
         else f"per-device batch {format_count(inputs.batch)}"
     )
     mparams = inputs.model.params / 1e6
-    said = family.sentence(
+    said = table_words.sentence(
         getattr(inputs, "family", None),
         per_param=per_param,
         batch=batch,

@@ -20,7 +20,7 @@ from gpuscale.advice.types import TermId
 from gpuscale.quantities import counted, format_ms, joined
 
 if TYPE_CHECKING:
-    from gpuscale.advice.decision import Decision
+    from gpuscale.advice.types import Decision
 
 
 def named(d: Decision) -> str:

@@ -34,7 +34,7 @@ from gpuscale.advice.limits import rate_warnings, unchecked_note
 from gpuscale.advice.model_choice import BenchFieldError, known_model, why_this_model
 from gpuscale.advice.network import Network
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Measure, Source, TermId
+from gpuscale.advice.types import Measure, Measured, Source, TermId
 from gpuscale.advice.weak_first import as_run
 from gpuscale.bench.evidence import weak_kinds
 from gpuscale.bench.support import Support, comm_scale_sentence, support
@@ -209,7 +209,7 @@ def _bench_assumed(
     req: AdviceRequest,
     overlap: float | None,
     model: str | None,
-    measured: tuple[caveats.Measured, ...],
+    measured: tuple[Measured, ...],
     host_devices: int | None,
 ) -> list:
     """The step's terms as the bench measured them, or said as assumed (``model``: the
@@ -324,7 +324,7 @@ def _same_samples(table: pd.DataFrame, model: str) -> bool:
     return bool(rows["flags"].astype(str).str.contains(SAME_SAMPLES, regex=False).any())
 
 
-def _overlap_unmeasured(measured: tuple[caveats.Measured, ...]) -> str:
+def _overlap_unmeasured(measured: tuple[Measured, ...]) -> str:
     """Why the bench did not measure the overlap: its multi-device run of the model is
     flagged (left out), timed no communication, or there is none."""
     left_out = [m.devices for m in measured if m.flagged and not m.allowed]

@@ -15,8 +15,8 @@ from gpuscale.advice.family import FamilyBasis
 from gpuscale.advice.fixed_cost import FixedCost
 from gpuscale.advice.model import Compute, ModelSpec, Step, predict_step
 from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network
-from gpuscale.advice.reconcile import Measured
 from gpuscale.advice.step_error import StepError
+from gpuscale.advice.types import Measured
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.bench.support import Support
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD

@@ -14,22 +14,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from gpuscale.advice.decision import Decision, Reading
+from gpuscale.advice.answer import SETTLE, value_text
 from gpuscale.advice.network import Link
+from gpuscale.advice.types import Decision, Reading
 from gpuscale.hardware.links import PRESETS
-from gpuscale.quantities import counted, format_count, format_ms, number
+from gpuscale.quantities import counted
 
 # An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch.
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
-
-# What settles each term, as the option to give or the measurement to make.
-SETTLE = {
-    "flops_per_sample": "give --flops-per-sample (count it with "
-    "torch.utils.flop_counter.FlopCounterMode over one forward and backward, / batch)",
-    "fixed_cost": "measure the fixed cost: the step at a second batch (--step-ms T --batch B "
-    "again, e.g. at half the batch), or gpuscale bench --nproc 1",
-    "link": "give --interconnect (or run gpuscale topo / collectives on the host)",
-}
 
 
 def link_ends(basis: Any) -> list[tuple[str, str, float, str, Any]]:
@@ -66,15 +58,6 @@ def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision
     """``decision`` with its readings and the first term whose range moves the count."""
     moved = next((r.term for r in readings if r.accelerators != decision.accelerators), None)
     return replace(decision, readings=readings, withheld_by=moved)
-
-
-def value_text(r: Reading) -> str:
-    """The term's value at one end, with what it is."""
-    if r.unit == "ms":
-        return f"a fixed cost of {format_ms(r.value)}"
-    if r.unit == "FLOPs":
-        return f"{format_count(r.value)} FLOPs per sample (6 x parameters, a transformer's)"
-    return f"a link of {number(r.value)} GB/s"
 
 
 def withheld(decision: Decision) -> str:

@@ -25,15 +25,16 @@ import pandas as pd
 from gpuscale.advice.assumptions import settle
 from gpuscale.advice.break_even import break_even
 from gpuscale.advice.counts import dropped_counts
-from gpuscale.advice.decision import Decision, decide
+from gpuscale.advice.decision import decide
 from gpuscale.advice.explain import explain
 from gpuscale.advice.fixed_cost import excess_ms
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.intervals import add_intervals
 from gpuscale.advice.model import Step
 from gpuscale.advice.priors import with_input_rate
-from gpuscale.advice.reconcile import Disagreement, applied, disagreements
+from gpuscale.advice.reconcile import applied, disagreements
 from gpuscale.advice.table_words import equilibrium
+from gpuscale.advice.types import Decision, Disagreement
 from gpuscale.advice.weak_first import again
 from gpuscale.advice.weak_first import measure_first as weak_first
 from gpuscale.quantities import counted, number, numbers_apart

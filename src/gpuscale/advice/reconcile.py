@@ -12,71 +12,22 @@ measurement contradicts never stands alone.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import asdict, dataclass
 
 import pandas as pd
 
-from gpuscale.quantities import counted, joined, number
+from gpuscale.advice.types import (
+    TRUSTED_ALLOWED,
+    TRUSTED_FLAGGED_ONLY,
+    TRUSTED_UNFLAGGED,
+    Disagreement,
+    Measured,
+)
 from gpuscale.tables.advice import as_throughput, same_configuration
 
-# Why the trusted runs are those: every run unflagged (or allowed), or only flagged runs
-# measured the count (used, their flags said, to be measured again on a quiet machine).
-TRUSTED_UNFLAGGED = "unflagged"
-TRUSTED_ALLOWED = "allowed_flagged"  # flagged runs among them, used with --allow-flagged
-TRUSTED_FLAGGED_ONLY = "flagged_only"
 # The prediction columns that scale with the step's throughput (x measured / predicted)
 # and those that scale with its time (/ the same factor).
 WITH_THROUGHPUT = ("samples_per_s", "speedup", "efficiency", "throughput_efficiency")
 WITH_TIME = ("step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh")
-
-
-@dataclass(frozen=True, slots=True)
-class Measured:
-    """A bench run's throughput speedup at ``devices`` (against its one-device run)."""
-
-    devices: int
-    speedup: float
-    flagged: bool
-    batch_per_device: int
-    allowed: bool = False  # flagged, yet used (--allow-flagged)
-    accum: int = 1
-    # (per-device batch, accumulation) of the N = 1 run the speedup is against (None:
-    # the run's own, as a weak-scaling bench keeps them)
-    base: tuple[int, int] | None = None
-    # where it or its N = 1 run is weak evidence (bench.evidence): what to bench for a
-    # strong one ("" where both are strong)
-    weak_remedy: str = ""
-    samples_per_s: float = float("nan")  # the run's, all devices (NaN: not known)
-    flags: str = ""  # the bench's flags of the run ("" where none)
-
-
-@dataclass(frozen=True, slots=True)
-class Disagreement:
-    """Runs at ``accelerators`` outside the predicted 80% interval of their configuration.
-    Speedups are in throughput (samples/s over one device's), on the advice's one-device
-    baseline where the runs record samples/s; ``measured_*``: the trusted runs' median and
-    range, what the row now says; ``predicted_*``: the model's, replaced."""
-
-    accelerators: int
-    batch_per_device: int
-    accum: int
-    measured_speedup: float
-    measured_low: float
-    measured_high: float
-    predicted_speedup: float
-    predicted_low: float
-    predicted_high: float
-    runs: tuple[float, ...]  # every run's speedup at the count, flagged too
-    trusted_runs: tuple[float, ...]  # those the row rests on
-    left_out: tuple[float, ...]  # flagged runs not used (trusted unflagged ones exist)
-    why: str  # TRUSTED_UNFLAGGED, TRUSTED_ALLOWED or TRUSTED_FLAGGED_ONLY
-    bench_speedups: tuple[float, ...]  # every run's against the bench's own N = 1 run
-    flags: tuple[str, ...]  # the flags of the flagged runs, each once
-    weak_scaling: bool  # the row is the weak-scaling alternative's (per-device batch kept)
-    weak_evidence: str  # what to bench where the trusted runs are weak evidence ("": firm)
-
-    def to_dict(self) -> dict[str, object]:
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
 def _median(values: Sequence[float]) -> float:
@@ -192,30 +143,3 @@ def applied(
         out.loc[i, "speedup_low"] = speedup * d.measured_low / d.measured_speedup
         out.loc[i, "speedup_high"] = speedup * d.measured_high / d.measured_speedup
     return out
-
-
-def said(d: Disagreement) -> str:
-    """The disagreement in words, first among the caveats and the answer's lines."""
-    measured = f"{number(d.measured_speedup)}x"
-    if len(d.trusted_runs) > 1:
-        measured += f" (median; {number(d.measured_low)}-{number(d.measured_high)}x)"
-    which = (
-        f"{counted(len(d.trusted_runs), 'run')}, all flagged ({'; '.join(d.flags)}), the "
-        "only measurement there: measure again on a quiet machine"
-        if d.why == TRUSTED_FLAGGED_ONLY
-        else counted(len(d.trusted_runs), "trusted run")
-        + (", flagged ones used with --allow-flagged" if d.why == TRUSTED_ALLOWED else "")
-        + (
-            f"; {counted(len(d.left_out), 'flagged run')} left out "
-            f"({joined([number(v) for v in d.left_out])}: {'; '.join(d.flags)})"
-            if d.left_out
-            else ""
-        )
-    )
-    weak = f"; weak scaling, per-device batch {d.batch_per_device} kept" if d.weak_scaling else ""
-    return (
-        f"Measured on {counted(d.accelerators, 'device')}: throughput speedup {measured} from "
-        f"{which}, outside the predicted {number(d.predicted_speedup)}x "
-        f"({number(d.predicted_low)}-{number(d.predicted_high)}x, 80% interval{weak}): the "
-        f"advice at {counted(d.accelerators, 'device')} rests on the measurement."
-    )

@@ -13,6 +13,12 @@
 
 from __future__ import annotations
 
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a type only: explain evaluates no model
+    from gpuscale.advice.family import FamilyBasis
+
 from typing import Any
 
 import pandas as pd
@@ -293,4 +299,72 @@ def equilibrium_sentence(advice: Any) -> str:
     return (
         f"Equilibrium, other rules than the advice's {counted(d.accelerators, 'device')} ({rule}): "
         f"{'; '.join(parts)}."
+    )
+
+
+def _line(part: tuple[float, float]) -> str:
+    fixed, per = part
+    return f"{format_ms(fixed)} + {format_ms(per)} per million parameters"
+
+
+def _agrees(size: float | None, params: float, own: float | None) -> bool:
+    """Whether the family's size and this model's own speedup say the same of it."""
+    if own is None or (size is not None and math.isnan(size)):
+        return True
+    return (size is not None and params >= size) == (own > 1)
+
+
+def sentence(
+    basis: FamilyBasis | None,
+    *,
+    per_param: float,
+    batch: str,
+    beats: str,
+    reaches: str,
+    size: float | None,
+    params: float,
+    own: float | None,
+    own_terms: tuple[float, float],
+    benched: bool = True,
+    strategy: str = "ddp",
+) -> str:
+    """``For this model's family (...), 2 devices beat 1 ... (this model: ...).``: the
+    family's basis said (fitted over which members, or this model alone), and where this
+    model's own measured step gives another verdict at its size (``own``: its throughput
+    speedup on 2 devices, as its table predicts; ``own_terms``: its optimizer and DDP ms),
+    both said with why; ``benched``: whether the step is a bench run's (else given), and
+    ``strategy`` the one predicted."""
+    if basis is None:
+        alone = (
+            "the only member of its family benched in this configuration"
+            if benched
+            else "from the step given (nothing benched)"
+        )
+        how = (
+            f"{number(per_param)} FLOPs per parameter per sample, its optimizer and "
+            f"{strategy.upper()} times per parameter: this model alone, {alone}"
+        )
+    else:
+        how = (
+            f"the {basis.family} family fitted over the {counted(len(basis.members), 'model')} "
+            f"benched in this configuration, {joined(list(basis.members))}: "
+            f"{number(basis.flops_per_param)} FLOPs per parameter per sample (their median), "
+            f"the optimizer step {_line(basis.opt_ms)}, DDP's own work {_line(basis.ddp_ms)}"
+        )
+    said = (
+        f"For this model's family ({how}; {batch}), {beats} and {reaches} (this model: "
+        f"{format_count(params)})"
+    )
+    if basis is None or _agrees(size, params, own):
+        return said
+    assert own is not None
+    mparams = params / 1e6
+    line_opt = basis.opt_ms[0] + basis.opt_ms[1] * mparams
+    line_ddp = basis.ddp_ms[0] + basis.ddp_ms[1] * mparams
+    return (
+        f"{said}; this model's own measured step gives {number(own)}x on 2 devices (its "
+        f"table): its optimizer step {format_ms(own_terms[0])} and DDP's own work "
+        f"{format_ms(own_terms[1])} as measured, where the family's lines give "
+        f"{format_ms(line_opt)} and {format_ms(line_ddp)} at its size: the family's size "
+        "is the fit over its members, this model's table its own runs"
     )

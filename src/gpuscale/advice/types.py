@@ -8,7 +8,7 @@ and an ``Assumption.term`` say a term by its ``TermId``; words render them
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
 from gpuscale.tables.bench import on_a_larger_host
@@ -101,3 +101,140 @@ class Measure:
 def words(text: str) -> Measure:
     """A way to measure said in words only (an option to give, a tool to run)."""
     return Measure(text)
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One end of an assumed term's range (``term``: ``flops_per_sample``, ``fixed_cost``
+    or ``link``; ``end``: ``low`` or ``high``; ``value`` in ``unit``) and the count the
+    advice chooses there, with its speedup."""
+
+    term: str
+    end: str
+    value: float
+    unit: str
+    accelerators: int
+    speedup: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Decision:
+    """The recommendation and the numbers behind each part of it."""
+
+    accelerators: int  # recommended (1 when no larger count qualifies)
+    batch_per_device: float
+    accum: int
+    global_batch: float
+    time_to_train_min: float
+    speedup: float
+    speedup_low: float  # the 80% interval
+    speedup_high: float
+    efficiency: float
+    throughput_efficiency: float
+    convergence_factor: float
+    target_efficiency: float
+    reaches_target: bool  # efficiency >= target at ``accelerators`` (always for 1)
+    held_back: int | None  # a count that reached the target but whose interval includes 1x
+    held_back_low: float | None  # its speedup interval's lower end
+    fastest: int  # fastest trusted count on the point predictions
+    largest: int  # largest count predicted
+    focus: int  # where the dominant term and the cap are read
+    dominant_term: str
+    overheads_ms: dict[str, float]  # at ``focus``: fixed, wait, ddp, bandwidth, latency
+    focus_step_ms: float
+    focus_compute_ms: float
+    focus_throughput_efficiency: float
+    focus_convergence_factor: float
+    focus_speedup: float
+    focus_speedup_low: float
+    focus_speedup_high: float
+    cap: str  # "overheads", "convergence", "none" or "devices"
+    change: str  # what would change it: a key of focus.REMEDIES
+    warnings: tuple[str, ...] = field(default=())
+    refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
+    settle: str | None = None  # the measurement that would settle a held-back count
+    # the efficiency at ``focus`` were the dominant overhead gone (None: N = 1 or compute)
+    without_dominant_efficiency: float | None = None
+    # the other overheads, largest first, that must go with it to reach the target there
+    also_shrink: tuple[str, ...] = ()
+    # the count at each end of every assumed term's range (numbers: FLOPs per sample, the
+    # fixed cost; an assumed link), and the first term whose range moves the count: then
+    # the count is withheld (``count`` None) and that term is what to give or measure
+    readings: tuple[Reading, ...] = ()
+    withheld_by: str | None = None
+
+    @property
+    def count(self) -> int | None:
+        """The count recommended, None where an assumed term's range moves it."""
+        return None if self.withheld_by else self.accelerators
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields (the numbers behind each word); ``accelerators`` None where the
+        count is withheld (``accelerators_point``: the count of the predictions shown)."""
+        return {**asdict(self), "accelerators": self.count, "accelerators_point": self.accelerators}
+
+    def short_alone(self) -> bool:
+        """Whether the step's overheads cap the focus count and it misses the target even
+        with its largest overhead gone (no one remedy is enough)."""
+        gone = self.without_dominant_efficiency
+        return self.cap == "overheads" and gone is not None and gone < self.target_efficiency
+
+
+# Why the trusted runs are those: every run unflagged (or allowed), or only flagged runs
+# measured the count (used, their flags said, to be measured again on a quiet machine).
+TRUSTED_UNFLAGGED = "unflagged"
+
+
+TRUSTED_ALLOWED = "allowed_flagged"  # flagged runs among them, used with --allow-flagged
+
+
+TRUSTED_FLAGGED_ONLY = "flagged_only"
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """A bench run's throughput speedup at ``devices`` (against its one-device run)."""
+
+    devices: int
+    speedup: float
+    flagged: bool
+    batch_per_device: int
+    allowed: bool = False  # flagged, yet used (--allow-flagged)
+    accum: int = 1
+    # (per-device batch, accumulation) of the N = 1 run the speedup is against (None:
+    # the run's own, as a weak-scaling bench keeps them)
+    base: tuple[int, int] | None = None
+    # where it or its N = 1 run is weak evidence (bench.evidence): what to bench for a
+    # strong one ("" where both are strong)
+    weak_remedy: str = ""
+    samples_per_s: float = float("nan")  # the run's, all devices (NaN: not known)
+    flags: str = ""  # the bench's flags of the run ("" where none)
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """Runs at ``accelerators`` outside the predicted 80% interval of their configuration.
+    Speedups are in throughput (samples/s over one device's), on the advice's one-device
+    baseline where the runs record samples/s; ``measured_*``: the trusted runs' median and
+    range, what the row now says; ``predicted_*``: the model's, replaced."""
+
+    accelerators: int
+    batch_per_device: int
+    accum: int
+    measured_speedup: float
+    measured_low: float
+    measured_high: float
+    predicted_speedup: float
+    predicted_low: float
+    predicted_high: float
+    runs: tuple[float, ...]  # every run's speedup at the count, flagged too
+    trusted_runs: tuple[float, ...]  # those the row rests on
+    left_out: tuple[float, ...]  # flagged runs not used (trusted unflagged ones exist)
+    why: str  # TRUSTED_UNFLAGGED, TRUSTED_ALLOWED or TRUSTED_FLAGGED_ONLY
+    bench_speedups: tuple[float, ...]  # every run's against the bench's own N = 1 run
+    flags: tuple[str, ...]  # the flags of the flagged runs, each once
+    weak_scaling: bool  # the row is the weak-scaling alternative's (per-device batch kept)
+    weak_evidence: str  # what to bench where the trusted runs are weak evidence ("": firm)
+
+    def to_dict(self) -> dict[str, object]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}

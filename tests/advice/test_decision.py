@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpuscale
-from gpuscale.advice.decision import overheads
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.search.decision import overheads
 from gpuscale.interconnect.topology import parse_topo_matrix
 
 TWO_GPUS = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tPHB\t0-15\nGPU1\tPHB\t X \t0-15\n"
@@ -33,7 +33,7 @@ requests = st.builds(
 )
 
 
-def _check(advice: gpuscale.advice.recommend.Advice) -> None:  # type: ignore[name-defined]
+def _check(advice: gpuscale.advice.search.recommend.Advice) -> None:  # type: ignore[name-defined]
     d = advice.decision
     table = advice.predictions[advice.predictions["flags"] == ""].set_index("accelerators")
     text = "\n".join(advice.explanation)

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice import fixed_cost
-from gpuscale.advice.model import Compute, ModelSpec
+from gpuscale.advice.model import fixed_cost
+from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.cli import app
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import gpuscale
-from gpuscale.advice.recommend import recommend
-from gpuscale.advice.step_error import StepError
+from gpuscale.advice.model.priors import StepError
+from gpuscale.advice.search.recommend import recommend
 from gpuscale.advice.types import TermId
 
 

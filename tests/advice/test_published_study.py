@@ -131,7 +131,7 @@ def test_large_models_gain_from_a_second_gpu(
     two = two_devices(doc)
     assert two["speedup"] > 1.3, (name, share, two["speedup"])
     term = doc["decision"]["dominant_term"]
-    # the slowest device's wait and DDP's own work enter as priors (advice/priors.py)
+    # the slowest device's wait and DDP's own work enter as priors (advice/model/priors.py)
     assert term in ("bandwidth", "latency", "fixed", "compute", "wait", "ddp")
     assert f"The {term} term decides" in "\n".join(doc["explanation"])
     if share == 0.4:  # the known answer: two devices, surely faster

@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gpuscale
-from gpuscale.advice.device_power import Power, device_power
 from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.model import Compute, ModelSpec
-from gpuscale.advice.network import Link, Network
-from gpuscale.advice.recommend import predictions, recommend
+from gpuscale.advice.model.hardware import Power, device_power
+from gpuscale.advice.model.network import Link, Network
+from gpuscale.advice.model.step import Compute, ModelSpec
+from gpuscale.advice.search.recommend import predictions, recommend
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.interconnect.topology import parse_topo_matrix
 

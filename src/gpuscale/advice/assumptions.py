@@ -2,7 +2,7 @@
 measure, with the value it used, where that came from and the one command or option that
 would measure it.
 
-The terms: the fixed per-step cost (``advice/fixed_cost.py``), the share of
+The terms: the fixed per-step cost (``advice/model/fixed_cost.py``), the share of
 communication backward hides (overlap), DDP's own work per step, the wait for the slowest
 device, the samples to converge at a larger global batch, and the input pipeline (never
 modelled: the bench makes its data on the device). ``source`` is ``measured`` (by the

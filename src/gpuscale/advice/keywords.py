@@ -23,9 +23,9 @@ import pandas as pd
 
 from gpuscale.advice.api import advise as advise_request
 from gpuscale.advice.load import load_advice_data
-from gpuscale.advice.network import Link
-from gpuscale.advice.recommend import Advice
+from gpuscale.advice.model.network import Link
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.search.recommend import Advice
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.interconnect.topology import Topology
 from gpuscale.tables.requests import check_keywords

@@ -15,9 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.calibrate import CalibrationError, NamedCalibrationError
-from gpuscale.advice.collectives import MeasuredCurves
-from gpuscale.advice.network import CommCurve
+from gpuscale.advice.calibrate.calibration import CalibrationError, NamedCalibrationError
+from gpuscale.advice.model.network import CommCurve, MeasuredCurves
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.results import BENCH_FILE, load_bench
 from gpuscale.interconnect.records import read_sweeps

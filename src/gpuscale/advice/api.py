@@ -34,7 +34,7 @@ from gpuscale.advice.model.hardware import mlperf_floor
 from gpuscale.advice.model.network import MeasuredCurves
 from gpuscale.advice.request import DEFAULT_RULESET, ONE_BATCH_WITH_BENCH, AdviceRequest
 from gpuscale.advice.search import caveats
-from gpuscale.advice.search import intervals as readings
+from gpuscale.advice.search import decision as readings
 from gpuscale.advice.search.decision import decide
 from gpuscale.advice.search.recommend import Advice, predictions, recommend
 from gpuscale.advice.search.reconcile import applied

@@ -109,15 +109,14 @@ def overlap(
 
 
 def ddp_overhead(
-    ms_per_mparam: float,
-    params: float,
+    ms: float,
     *,
     measured: bool,
     model: str | None,
     host_devices: int | None = None,
 ) -> Assumption:
     """DDP's own work per step (bucket copies), from the N = 1 synchronised step."""
-    value = f"{ms_per_mparam * params / 1e6:.3g} ms per step"
+    value = f"{ms:.3g} ms per step"
     if measured:
         return Assumption(
             term=TermId.DDP,

@@ -10,12 +10,11 @@ import math
 from dataclasses import dataclass, field
 
 from gpuscale.advice.assumptions import Assumption
-from gpuscale.advice.model.family import FamilyBasis
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import Power
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.model.priors import StepError
-from gpuscale.advice.model.step import Compute, ModelSpec, Step, predict_step
+from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, predict_step
 from gpuscale.advice.types import Measured
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.bench.support import Support

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from gpuscale.tables.bench import on_a_larger_host
 
@@ -238,3 +239,9 @@ class Disagreement:
 
     def to_dict(self) -> dict[str, object]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+def trusted_runs(table: Any) -> Any:
+    """The runs of a bench table an advice may use as they are: ``status`` ok, not
+    flagged."""
+    return table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]

@@ -16,7 +16,6 @@ from gpuscale.advice import assumptions
 from gpuscale.advice.assumptions import Assumption, bench_run
 from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.model import fixed_cost, peak_bound, priors
-from gpuscale.advice.model.family import FamilyBasis
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import (
     Power,
@@ -27,7 +26,7 @@ from gpuscale.advice.model.hardware import (
 )
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import StepError
-from gpuscale.advice.model.step import Compute, ModelSpec
+from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, rate_tflops, work_ms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BENCH, Measured, Source, TermId, words
 from gpuscale.analysis.critical_batch import NoiseScale
@@ -98,7 +97,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     link = basis.network.intra.name
     device = req.device_name or implied_device(link)
     precision = "bf16" if req.grad_bytes == 2 else "fp32"
-    whole = per_device * spec.flops / (step_ms / 1e3) / 1e12  # TFLOP/s of the whole step
+    whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
     fixed = _fixed(req, points, spec, device, precision)
     bound = _bound_note(req, fixed, spec, device, precision, link)
     compute, prior_range = _split(spec, per_device, whole, fixed)
@@ -172,7 +171,7 @@ def assumed_ends(basis: Basis, req: AdviceRequest) -> list[tuple[str, str, float
     per_device, step_ms = points[0]
     device = req.device_name or implied_device(basis.network.intra.name)
     precision = "bf16" if req.grad_bytes == 2 else "fp32"
-    whole = per_device * spec.flops / (step_ms / 1e3) / 1e12
+    whole = rate_tflops(per_device, spec.flops, step_ms)
 
     def at(cost: FixedCost) -> Basis:
         compute, prior_range = _split(spec, per_device, whole, cost)
@@ -216,7 +215,7 @@ def _fixed(
     if len(points) > 1:
         return fixed_cost.entered(points)
     fastest = _fastest(device, precision)
-    at_peak = per_device * spec.flops / (fastest * 1e12) * 1e3 if fastest else None
+    at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
     floor = req.flops_per_sample is not None if floor_from_peak is None else floor_from_peak
     return fixed_cost.prior(
         step_ms, per_device, work_at_peak_ms=at_peak, measure=MEASURE_FIXED, floor_from_peak=floor
@@ -246,14 +245,17 @@ def _bound_note(
     if peak is None or fastest is None:
         return peak_bound.unbounded(fixed, device, link, MEASURE_FIXED)
     per_device, step_ms = req.step_points[0]
-    return peak_bound.bounded(
-        fixed,
+    at = peak_bound.AtPeak(
         peak=peak,
         peak_tflops=fastest,
         precision=precision,
         step_ms=step_ms,
         batch=per_device,
         flops_per_sample=spec.flops,
+    )
+    return peak_bound.bounded(
+        fixed,
+        at,
         flops_given=req.flops_per_sample is not None,
         implied_by=None if req.device_name else link,
         measure=MEASURE_FIXED,

@@ -34,7 +34,7 @@ from gpuscale.advice.model.fixed_cost import (
     prior,
     within_peak,
 )
-from gpuscale.advice.model.step import ModelSpec
+from gpuscale.advice.model.step import ModelSpec, work_ms
 from gpuscale.advice.types import BenchRun, Measure, Source
 from gpuscale.quantities import format_ms, number
 from gpuscale.tables.bench_runs import bench_options
@@ -47,7 +47,7 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
     over its family's N = 1 runs ((fixed ms, TFLOP/s, optimizer ms per million parameters),
     ``calibrate.fit_compute``), else the prior."""
     fb = float(row["forward_ms"] + row["backward_ms"])
-    work_ms_per_tflop = float(row["batch_per_device"]) * model.flops / 1e12 * 1e3
+    work_ms_per_tflop = work_ms(float(row["batch_per_device"]), model.flops, 1.0)
     measured = _own_fixed(row, fb)
     own = fsdp_fixed(row, fb, measured)  # FSDP's own work: fixed per step
     if measured is None and own is not None:  # FSDP's gap measured; the step's own, not
@@ -83,10 +83,8 @@ def _fitted(
     fixed = fb - work_ms_per_tflop / tflops
     if fixed < 0:  # faster than the family: all of the step is work at its own rate
         fixed, tflops = 0.0, work_ms_per_tflop / fb
-    cost = FixedCost(
-        ms=fixed,
-        low_ms=fixed,
-        high_ms=fixed,
+    cost = FixedCost.exact(
+        fixed,
         source=Source.FITTED,
         basis=f"the {row['family']} family's rate over its N = 1 runs",
         at_batch=float(row["batch_per_device"]),
@@ -166,10 +164,8 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
     batch = float(row["batch_per_device"])
     measure = measure_command(row)
     if row.get("device") == "cpu":
-        return FixedCost(
-            ms=0.0,
-            low_ms=0.0,
-            high_ms=0.0,
+        return FixedCost.exact(
+            0.0,
             source=Source.ASSUMED,
             basis="none on a CPU: the whole step taken as per-sample work (the GPU prior of "
             f"{GPU_PRIOR.low_ms:g}-{format_ms(GPU_PRIOR.high_ms)} is kernel launches; no "
@@ -186,7 +182,7 @@ def unmeasured(row: pd.Series, fb_ms: float, flops_per_sample: float) -> FixedCo
     )
     peak = row.get("peak_tflops")
     known = peak is not None and pd.notna(peak) and float(peak) > 0
-    at_peak = batch * flops_per_sample / (float(peak) * 1e12) * 1e3 if known else None
+    at_peak = work_ms(batch, flops_per_sample, float(peak)) if known else None
     found = prior(fb_ms, batch, work_at_peak_ms=at_peak, measure=measure, base=base)
     if at_peak is None:
         bound = "no peak FLOP/s recorded for the device: the prior's range unbounded"

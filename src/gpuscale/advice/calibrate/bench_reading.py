@@ -34,7 +34,8 @@ import pandas as pd
 from gpuscale.advice import assumptions
 from gpuscale.advice.model.fixed_cost import FixedCost, cpu_peak
 from gpuscale.advice.model.priors import DDP_WORK
-from gpuscale.advice.types import Source, TermId, words
+from gpuscale.advice.model.step import per_step_ms
+from gpuscale.advice.types import Measure, Source, TermId, words
 from gpuscale.quantities import format_ms
 
 # Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
@@ -88,10 +89,8 @@ def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost
     ms = min(float(gap) / max(accum, 1), fb_ms * (1 - 1e-6))  # per micro-step, as fixed_ms
     if own is not None and own.ms >= ms:
         return own
-    return FixedCost(
-        ms=ms,
-        low_ms=ms,
-        high_ms=ms,
+    return FixedCost.exact(
+        ms,
         source=Source.MEASURED,
         basis=f"FSDP's own work at N = 1, {fsdp_own_basis(row)}: once per step over the "
         "whole model, which a smaller per-device batch does not shrink",
@@ -169,35 +168,47 @@ def own_work(
     were the strategy predicted, else DDP's from its prior or FSDP's unmeasured."""
     command = words(f"gpuscale bench --models {model or 'MODEL'} --strategy {asked} --nproc 1")
     if benched == asked == "ddp":
-        return assumptions.ddp_overhead(ms_per_mparam, params, measured=True, model=model)
+        return assumptions.ddp_overhead(
+            per_step_ms(ms_per_mparam, params), measured=True, model=model
+        )
     if asked == "fsdp" and benched == "fsdp":
-        return assumptions.Assumption(
-            term=TermId.DDP,
-            strategy="fsdp",
-            value="in the fixed per-step cost",
-            source=Source.MEASURED,
-            basis="FSDP's step at N = 1 less the bare module's, at least 0, where the bare "
+        return _fsdp_work(
+            "in the fixed per-step cost",
+            Source.MEASURED,
+            "FSDP's step at N = 1 less the bare module's, at least 0, where the bare "
             "module ran (the calibration note gives the numbers), else its synchronised "
             "minus no-sync step; not spread over the devices' smaller batches",
         )
     if asked == "fsdp":
-        return assumptions.Assumption(
-            term=TermId.DDP,
-            strategy="fsdp",
-            value="0 ms per step",
-            source=Source.ASSUMED,
-            basis="the runs were DDP's, which measure none of FSDP's; the steps price the "
+        return _fsdp_work(
+            "0 ms per step",
+            Source.ASSUMED,
+            "the runs were DDP's, which measure none of FSDP's; the steps price the "
             "bare module's compute (DDP's own work measured left out) and FSDP's "
             "communication",
-            measure=command,
+            command,
         )
     return assumptions.Assumption(
         term=TermId.DDP,
-        value=f"{ms_per_mparam * params / 1e6:.3g} ms per step",
+        value=f"{per_step_ms(ms_per_mparam, params):.3g} ms per step",
         source=Source.ASSUMED,
         basis=f"prior: {DDP_WORK.point:g} ms per million parameters, the median of "
         f"{DDP_WORK.source}; the runs were FSDP's, which measure no DDP copies",
         measure=command,
+    )
+
+
+def _fsdp_work(
+    value: str, source: Source, basis: str, measure: Measure | None = None
+) -> assumptions.Assumption:
+    """FSDP's own work as an assumption (``TermId.DDP``: the strategy's own work)."""
+    return assumptions.Assumption(
+        term=TermId.DDP,
+        strategy="fsdp",
+        value=value,
+        source=source,
+        basis=basis,
+        measure=measure or Measure(),
     )
 
 

@@ -50,6 +50,7 @@ from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, predict_step
+from gpuscale.advice.types import trusted_runs
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.bench.support import Support, support
 from gpuscale.bench.table import flag_kinds
@@ -354,7 +355,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
             for n in ns
         ]
 
-    ok = table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
+    ok = trusted_runs(table)
     own = ok[(ok["config_group"] == cal.config_group) & (ok["accelerators"] > 1)]
     own = own.dropna(subset=["step_ms_mean"])
     ns = [int(n) for n in own["accelerators"]]

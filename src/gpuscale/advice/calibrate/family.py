@@ -34,12 +34,11 @@ from gpuscale.advice.calibrate.calibration import (
     fit_compute,
     same_hardware,
 )
-from gpuscale.advice.model.family import FamilyBasis
 from gpuscale.advice.model.fixed_cost import ceiling, line
 from gpuscale.advice.model.network import Network
-from gpuscale.advice.model.step import Compute, ModelSpec
+from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Source, words
+from gpuscale.advice.types import Source, trusted_runs, words
 from gpuscale.quantities import format_count, number
 from gpuscale.tables.requests import NamedError, ref
 
@@ -58,7 +57,7 @@ def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
 def fitted(table: pd.DataFrame, cal: Any, network: Network) -> FamilyBasis | None:
     """The family basis of ``cal``'s model (a ``calibrate.Calibration``) from ``table``."""
     rows = as_step_model(table)
-    rows = rows[(rows["status"] == "ok") & ~rows["flagged"].fillna(False).astype(bool)]
+    rows = trusted_runs(rows)
     own = rows[(rows["model"] == cal.bench_model) & (rows["config_group"] == cal.config_group)]
     if own.empty:
         return None
@@ -122,7 +121,7 @@ def _families(single: pd.DataFrame) -> pd.Series:
 def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, str]:
     """(bench model to calibrate on, its family, a sentence on how it was chosen) for the
     model of ``req.params`` (``CalibrationError`` saying what to give when none can be)."""
-    usable = table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
+    usable = trusted_runs(table)
     single = usable[usable["accelerators"] == 1]
     families = _families(single)
     known = ", ".join(f"{f} ({number(r)} FLOPs per parameter)" for f, r in families.items())

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.model.fixed_cost import FixedCost, line
-from gpuscale.advice.model.step import Compute, ModelSpec
+from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops
 from gpuscale.advice.types import Source
 from gpuscale.quantities import format_ms, joined, noun_for, number
 
@@ -232,7 +232,7 @@ def calibrated(
         one = ((float(row["batch_per_device"]), float(row["forward_ms"] + row["backward_ms"])),)
         return replace(compute, measured_ms=one), None
     shape = fit_with_error(points, compute.sample_work_ms(model, 1.0))
-    tflops = model.flops / (shape.ms_per_sample / 1e3) / 1e12
+    tflops = rate_tflops(1, model.flops, shape.ms_per_sample)
     return (
         replace(
             compute,
@@ -250,10 +250,8 @@ def shape_fixed(shape: Shape, at_batch: float) -> FixedCost:
     goes below), else the intercept of its line."""
     ms = shape.floor_ms if shape.knee is not None else shape.fixed_ms
     batches = ", ".join(f"{b:g}" for b, _ in shape.points)
-    return FixedCost(
-        ms=ms,
-        low_ms=ms,
-        high_ms=ms,
+    return FixedCost.exact(
+        ms,
         source=Source.MEASURED,
         basis=f"the floor of forward + backward measured at batches {batches}"
         if shape.knee is not None

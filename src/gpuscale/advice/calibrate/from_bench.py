@@ -39,8 +39,10 @@ from gpuscale.advice.calibrate.calibration import (
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     broken_note,
+    check_columns,
     flagged_help,
     known_model,
+    same_samples,
     usable_runs,
     why_this_model,
 )
@@ -49,14 +51,13 @@ from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import Network
+from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search import caveats
 from gpuscale.advice.types import Measure, Measured, Source, TermId
 from gpuscale.bench.evidence import weak_kinds
 from gpuscale.bench.support import Support, comm_scale_sentence, support
-from gpuscale.plausibility import SAME_SAMPLES
-from gpuscale.quantities import format_ms, joined, noun_for, of_the
-from gpuscale.tables import BENCH_COLUMNS
+from gpuscale.quantities import format_ms, joined, of_the
 from gpuscale.tables.bench import most_host_devices
 from gpuscale.tables.bench_runs import bench_options, runs_like
 from gpuscale.tables.requests import NamedError
@@ -69,7 +70,7 @@ HARDWARE = ("model", "backend", "device", "precision", "tf32", "threads")
 def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     """``basis`` with the model calibrated on the bench's runs of it, its measured
     overlap, power and noise scale, and the step's interval from leave-one-out."""
-    _check_columns(bench)
+    check_columns(bench)
     by_numbers.check(req)
     if req.model is not None:
         known_model(bench, req.model, req.bench)
@@ -150,7 +151,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         power=power,
         sources=(*basis.sources, *sources),
         noise=cal.noise,
-        same_samples=_same_samples(bench, cal.name),
+        same_samples=same_samples(bench, cal.name),
         min_batch=max(1, per_device // 8),  # the fitted fixed cost prices small batches
         fixed=replace(cal.fixed, measure=as_run(cal.fixed.measure, evidence, host)),
         assumed=(*basis.assumed, *_bench_assumed(cal, req, overlap, bench_model, measured, host)),
@@ -179,7 +180,9 @@ def _one_device(cal: Any) -> OneDevice | None:
     in it (the N = 1 row is predicted without DDP: said beside it)."""
     if not cal.one_step_ms > 0:
         return None
-    own = cal.compute.ddp_ms_per_mparam * cal.model.params / 1e6 if cal.strategy == "ddp" else 0.0
+    own = 0.0
+    if cal.strategy == "ddp":
+        own = per_step_ms(cal.compute.ddp_ms_per_mparam, cal.model.params)
     return OneDevice(
         cal.one_step_ms,
         cal.batch,
@@ -268,23 +271,6 @@ def _bench_assumed(
     ]
 
 
-# Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.
-_LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "fsdp_overhead_ms")
-
-
-def _check_columns(bench: pd.DataFrame) -> None:
-    """``ValueError`` for a table that is no bench table (columns missing)."""
-    missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
-    if missing:
-        shown = ", ".join(missing[:4]) + (
-            f" and {len(missing) - 4} more" if len(missing) > 4 else ""
-        )
-        raise ValueError(
-            f"the bench table lacks the {noun_for(len(missing), 'column')} {shown}: "
-            "give a table made by gpuscale.bench.results.bench_table, or the results file's path"
-        )
-
-
 # The command that prints a bench table's evidence_notes (``-f csv`` alone leaves them out).
 NOTES_COMMAND = (
     "gpuscale analyze --bench {} --columns configuration,accelerators,evidence_notes -f csv"
@@ -331,13 +317,6 @@ def _run(table: pd.DataFrame, cal: Any, req: AdviceRequest) -> str:
 def _file(source: Any) -> str:
     """The results file as a shell word (``FILE`` where the table was given, not read)."""
     return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
-
-
-def _same_samples(table: pd.DataFrame, model: str) -> bool:
-    """Whether a run of ``model`` at N > 1 was flagged for ranks that saw the same
-    samples (flagged or allowed, its gradient norms measure no noise scale)."""
-    rows = table[(table["model"] == model) & (table["accelerators"] > 1)]
-    return bool(rows["flags"].astype(str).str.contains(SAME_SAMPLES, regex=False).any())
 
 
 def _overlap_unmeasured(measured: tuple[Measured, ...]) -> str:

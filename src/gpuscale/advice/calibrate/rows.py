@@ -27,7 +27,9 @@ from gpuscale.advice.calibrate.calibration import CalibrationError
 from gpuscale.bench.baselines import kinds_of
 from gpuscale.bench.table import flag_summary
 from gpuscale.names import did_you_mean
+from gpuscale.plausibility import SAME_SAMPLES
 from gpuscale.quantities import counted, format_count, joined, noun_for
+from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.requests import FieldError, as_keywords, ref
 
 # Kinds of flag (the text before a reason's first colon) that a noisy host raises.
@@ -276,3 +278,27 @@ def known_model(table: pd.DataFrame, model: str, source: Any) -> None:
         f"{counted(len(names), 'model')}: {joined(names) or 'none'}",
         then=" (give one of them as model=)",
     )
+
+
+def check_columns(bench: pd.DataFrame) -> None:
+    """``ValueError`` for a table that is no bench table (columns missing)."""
+    missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
+    if missing:
+        shown = ", ".join(missing[:4]) + (
+            f" and {len(missing) - 4} more" if len(missing) > 4 else ""
+        )
+        raise ValueError(
+            f"the bench table lacks the {noun_for(len(missing), 'column')} {shown}: "
+            "give a table made by gpuscale.bench.results.bench_table, or the results file's path"
+        )
+
+
+def same_samples(table: pd.DataFrame, model: str) -> bool:
+    """Whether a run of ``model`` at N > 1 was flagged for ranks that saw the same
+    samples (flagged or allowed, its gradient norms measure no noise scale)."""
+    rows = table[(table["model"] == model) & (table["accelerators"] > 1)]
+    return bool(rows["flags"].astype(str).str.contains(SAME_SAMPLES, regex=False).any())
+
+
+# Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.
+_LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "fsdp_overhead_ms")

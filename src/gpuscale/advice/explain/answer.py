@@ -76,7 +76,8 @@ def columns(advice: Any) -> tuple[str, ...]:
     return (*LEADING, *([term] if term else []), *TRAILING)
 
 
-def _row(frame: pd.DataFrame, n: int) -> pd.Series:
+def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
+    """The predictions' row at ``n`` accelerators."""
     return frame[frame["accelerators"] == n].iloc[0]
 
 
@@ -96,9 +97,9 @@ def _trained(row: pd.Series, samples: float) -> str:
 def decision_line(advice: Any) -> str:
     """The count, its batch, speedup and time to a trained model; or why it is withheld."""
     d, frame = advice.decision, advice.predictions
-    samples = float(_row(frame, 1)["samples_to_train"])
+    samples = float(row_at(frame, 1)["samples_to_train"])
     if d.withheld_by:
-        row = _row(frame, d.accelerators)
+        row = row_at(frame, d.accelerators)
         ends = [
             r for r in d.readings if r.term == d.withheld_by and r.accelerators != d.accelerators
         ]
@@ -107,7 +108,7 @@ def decision_line(advice: Any) -> str:
             f"Count withheld: {counted(d.accelerators, 'device')} as predicted below, "
             f"{_speedup(row)}, {_trained(row, samples)}; but {other}."
         )
-    row = _row(frame, d.accelerators)
+    row = row_at(frame, d.accelerators)
     accum = f" x {d.accum} accumulation steps" if d.accum > 1 else ""
     said = (
         f"Use {counted(d.accelerators, 'device')}, batch {format_count(d.batch_per_device)} per "
@@ -119,7 +120,7 @@ def decision_line(advice: Any) -> str:
         return f"{said}: {_trained(row, samples)}."
     return (
         f"{said}: {_trained(row, samples)}; {counted(d.focus, 'device')} "
-        f"{_speedup(_row(frame, d.focus))}."
+        f"{_speedup(row_at(frame, d.focus))}."
     )
 
 

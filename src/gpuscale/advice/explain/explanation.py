@@ -6,14 +6,15 @@ speedup, what would change it, and where every input came from.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import pandas as pd
 
 from gpuscale.advice.explain import table_words
+from gpuscale.advice.explain.answer import row_at
 from gpuscale.advice.explain.focus import below_the_most, detailed, named, only_one, remedy
 from gpuscale.advice.explain.weak_first import changes, marked
-from gpuscale.advice.types import TermId
+from gpuscale.advice.types import Decision, TermId
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import (
     counted,
@@ -27,9 +28,6 @@ from gpuscale.quantities import (
 from gpuscale.tables.bench import on_a_larger_host
 
 SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
-
-if TYPE_CHECKING:
-    from gpuscale.advice.types import Decision
 
 
 class Explainable(Protocol):
@@ -59,14 +57,10 @@ def _config(row: pd.Series) -> str:
     )
 
 
-def _row(frame: pd.DataFrame, n: int) -> pd.Series:
-    return frame[frame["accelerators"] == n].iloc[0]
-
-
 def _recommendation(advice: Explainable) -> list[str]:
     d: Decision = advice.decision
     frame = advice.predictions
-    row = _row(frame, d.accelerators)
+    row = row_at(frame, d.accelerators)
     lines = list(d.warnings)
     unit = duration_unit(d.time_to_train_min / 60)  # every time to train here in one unit
     time = format_hours(d.time_to_train_min / 60, unit)
@@ -80,7 +74,7 @@ def _recommendation(advice: Explainable) -> list[str]:
     else:
         lines.append(f"Use {_config(row)}: {time} to a trained model.")
         if d.held_back is not None:
-            held = _row(frame, d.held_back)
+            held = row_at(frame, d.held_back)
             why = (
                 "includes no gain"
                 if held["speedup_low"] <= 1
@@ -94,12 +88,12 @@ def _recommendation(advice: Explainable) -> list[str]:
         elif d.largest > 1:
             lines.append(
                 f"No larger count keeps efficiency >= {d.target_efficiency:.0%} "
-                f"(the next, {d.focus} devices: {_row(frame, d.focus)['efficiency']:.0%})."
+                f"(the next, {d.focus} devices: {row_at(frame, d.focus)['efficiency']:.0%})."
             )
         else:
             lines.append(only_one(advice.inputs))
     if d.fastest != d.accelerators:
-        fastest = _row(frame, d.fastest)
+        fastest = row_at(frame, d.fastest)
         fastest_time = format_hours(fastest["time_to_train_min"] / 60, unit)
         lines.append(
             f"Fastest: {_config(fastest)}, {fastest_time} at "
@@ -342,7 +336,7 @@ def _searched(advice: Explainable) -> str:
     if frame["global_batch"].nunique() > 1:
         text += "; the global batch grows with the count"
         if focus in set(frame["accelerators"]) and focus > 1:
-            factor = _row(frame, focus)["convergence_factor"]
+            factor = row_at(frame, focus)["convergence_factor"]
             text += (
                 f", and on {named(advice.decision)} the samples it needs leave a "
                 f"convergence factor of {factor:.0%} in the speedup"
@@ -361,7 +355,7 @@ def _weak_alternative(advice: Explainable) -> list[str]:
     alt, d = advice.alternative, advice.decision
     if alt is None or d.focus < 2 or d.focus not in set(alt["accelerators"]):
         return []
-    row, one = _row(alt, d.focus), _row(alt, 1)
+    row, one = row_at(alt, d.focus), row_at(alt, 1)
     host = on_a_larger_host(2, advice.inputs.host_devices if advice.inputs else None)
     return [
         f"Weak scaling instead (per-device batch "

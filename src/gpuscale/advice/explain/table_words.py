@@ -17,7 +17,7 @@ import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # a type only: explain evaluates no model
-    from gpuscale.advice.model.family import FamilyBasis
+    from gpuscale.advice.model.step import FamilyBasis
 
 from typing import Any
 

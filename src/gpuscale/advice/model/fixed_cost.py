@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscale.advice.model.step import Compute, ModelSpec
+from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops, work_ms
 from gpuscale.advice.types import Measure, Source
 from gpuscale.hardware.peaks import PEAKS
 from gpuscale.quantities import counted, format_ms
@@ -112,6 +112,27 @@ class FixedCost:
         if not self.low_ms <= self.ms <= self.high_ms:
             raise ValueError(f"fixed cost {self.ms} ms outside its range {values}")
 
+    @classmethod
+    def exact(
+        cls,
+        ms: float,
+        *,
+        source: Source,
+        basis: str,
+        at_batch: float,
+        measure: Measure | None = None,
+    ) -> FixedCost:
+        """A fixed cost known to the ms (no range): measured, given or fitted."""
+        return cls(
+            ms=ms,
+            low_ms=ms,
+            high_ms=ms,
+            source=source,
+            basis=basis,
+            at_batch=at_batch,
+            measure=measure or Measure(),
+        )
+
     @property
     def uncertain(self) -> bool:
         return self.high_ms > self.low_ms
@@ -149,10 +170,8 @@ def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
     fixed, per_sample = line(points)
     longest = max(ms for _, ms in points)  # every step time in one unit
     shown = ", ".join(f"{format_ms(ms, like=longest)} at batch {b:g}" for b, ms in points)
-    return FixedCost(
-        ms=fixed,
-        low_ms=fixed,
-        high_ms=fixed,
+    return FixedCost.exact(
+        fixed,
         source=Source.GIVEN,
         basis=f"intercept of the steps given ({shown}; {format_ms(per_sample)} per sample)",
         at_batch=points[0][0],
@@ -161,9 +180,7 @@ def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
 
 def given(ms: float, at_batch: float) -> FixedCost:
     """A fixed cost entered as such (``--fixed-ms``)."""
-    return FixedCost(
-        ms=ms, low_ms=ms, high_ms=ms, source=Source.GIVEN, basis="--fixed-ms", at_batch=at_batch
-    )
+    return FixedCost.exact(ms, source=Source.GIVEN, basis="--fixed-ms", at_batch=at_batch)
 
 
 def prior(
@@ -216,8 +233,8 @@ def resplit(compute: Compute, model: ModelSpec, batch: float, fixed_ms: float) -
     way to the line through it; batches measured stay as measured)."""
     micro = compute.micro_ms(model, batch)
     fixed = min(max(fixed_ms, 0.0), micro * (1 - 1e-6))
-    work_ms = micro - fixed
-    tflops = batch * model.flops / (work_ms / 1e3) / 1e12
+    work = micro - fixed
+    tflops = rate_tflops(batch, model.flops, work)
     return replace(compute, fixed_ms=fixed, floor_ms=0.0, tflops=tflops)
 
 
@@ -316,14 +333,14 @@ def within_peak(
     rate the device can reach; else (flat within the work at the peak) the step is a
     launch-bound floor, smaller batches stay on it and work beyond it is priced at the
     peak, the fastest it can go. ``peak_words`` names the peak (a CPU's ceiling)."""
-    at_peak_ms = batch * flops_per_sample / (peak_tflops * 1e12) * 1e3
+    at_peak_ms = work_ms(batch, flops_per_sample, peak_tflops)
     if fb_ms - own.ms >= at_peak_ms:
         return None
     (small, small_ms), (large, large_ms) = sorted(plain_ms)
     slope = (large_ms - small_ms) / (large - small) if large > small else 0.0
     if slope * batch >= at_peak_ms:
         fixed = max(fb_ms - slope * batch, 0.0)
-        tflops = flops_per_sample / (slope / 1e3) / 1e12
+        tflops = rate_tflops(1, flops_per_sample, slope)
         said = (
             f"the plain steps' slope, {format_ms(slope)} a sample ({tflops:.3g} TFLOP/s), "
             "split forward + backward: their intercept left less of it than the batch's "

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from gpuscale.advice.types import trusted_runs
 from gpuscale.hardware.device_names import assumption
 from gpuscale.hardware.links import LINK_DEVICE as _LINK_DEVICE
 from gpuscale.hardware.peaks import PEAKS, peak_for
@@ -343,7 +344,7 @@ def bench_power(
     ``model`` that did (another configuration: one figure for every batch)."""
     if given_w is not None or "power_w_mean" not in table:
         return device_power(device, device_name, given_w=given_w)
-    ok = table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
+    ok = trusted_runs(table)
     own = ok[ok["model"] == model]
     config, batch = group.rsplit(BATCH_PART, 1) if BATCH_PART in group else (group, "")
     same = own[group_and_batch(own["config_group"])[0] == config]

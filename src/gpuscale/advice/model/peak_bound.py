@@ -12,8 +12,11 @@ two advices differed without a word why.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gpuscale.advice.model.fixed_cost import GPU_PRIOR, MIN_MFU, FixedCost, Prior
-from gpuscale.advice.types import Source
+from gpuscale.advice.model.step import work_ms
+from gpuscale.advice.types import Measure, Source
 from gpuscale.hardware.peaks import Peak
 from gpuscale.quantities import format_count, format_ms, number
 
@@ -24,38 +27,39 @@ def peak_label(precision: str) -> str:
     return "TF32" if precision == "fp32" else precision
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AtPeak:
+    """A step given by numbers beside its device's peak: ``batch`` samples of
+    ``flops_per_sample`` FLOPs in ``step_ms``, the peak at ``precision`` (TFLOP/s)."""
+
+    peak: Peak
+    peak_tflops: float
+    precision: str
+    step_ms: float
+    batch: int
+    flops_per_sample: float
+
+
 def bounded(
     fixed: FixedCost,
+    at: AtPeak,
     *,
-    peak: Peak,
-    peak_tflops: float,
-    precision: str,
-    step_ms: float,
-    batch: int,
-    flops_per_sample: float,
     flops_given: bool,
     implied_by: str | None,
-    measure: str,
+    measure: Measure,
     prior: Prior = GPU_PRIOR,
 ) -> str:
     """The sentence where the device's peak raised the fixed cost above the prior's low
     end ("" where it did not: the prior decides, and says so in its basis)."""
-    at_peak_ms = batch * flops_per_sample / (peak_tflops * 1e12) * 1e3
+    peak, peak_tflops, precision = at.peak, at.peak_tflops, at.precision
+    step_ms, batch, flops_per_sample = at.step_ms, at.batch, at.flops_per_sample
+    at_peak_ms = work_ms(batch, flops_per_sample, peak_tflops)
     at_most_ms = at_peak_ms / MIN_MFU
     floor_ms = step_ms - at_most_ms
     if floor_ms <= prior.low_ms or fixed.source != Source.ASSUMED:
         return ""
     if not flops_given:
-        return flops_reading(
-            fixed,
-            peak=peak,
-            peak_tflops=peak_tflops,
-            precision=precision,
-            step_ms=step_ms,
-            batch=batch,
-            flops_per_sample=flops_per_sample,
-            floor_ms=floor_ms,
-        )
+        return flops_reading(fixed, at, floor_ms)
     implied = (
         f"; the device the link {implied_by} implies, --device-name to name yours"
         if implied_by
@@ -87,7 +91,7 @@ def bounded(
     )
 
 
-def unbounded(fixed: FixedCost, device: str | None, link: str, measure: str) -> str:
+def unbounded(fixed: FixedCost, device: str | None, link: str, measure: Measure) -> str:
     """The sentence where the fixed cost is the prior's because no device's peak bounded
     it: a device named without a peak (an A10G), or none named or implied ("" where the
     fixed cost was measured or entered)."""
@@ -113,21 +117,13 @@ def unbounded(fixed: FixedCost, device: str | None, link: str, measure: str) -> 
     )
 
 
-def flops_reading(
-    fixed: FixedCost,
-    *,
-    peak: Peak,
-    peak_tflops: float,
-    precision: str,
-    step_ms: float,
-    batch: int,
-    flops_per_sample: float,
-    floor_ms: float,
-) -> str:
+def flops_reading(fixed: FixedCost, at: AtPeak, floor_ms: float) -> str:
     """The two readings of a step whose FLOPs per sample were not given and whose rate at
     6 x parameters is under ``MIN_MFU`` of the peak: a transformer's (then ``floor_ms`` of
     the step would be fixed cost) or a model doing more work per parameter (a CNN: the
     fixed cost the prior's, the rest work, ``F = share x peak x work / batch``)."""
+    peak, peak_tflops, precision = at.peak, at.peak_tflops, at.precision
+    step_ms, batch, flops_per_sample = at.step_ms, at.batch, at.flops_per_sample
     work_ms = step_ms - fixed.ms
     per_sample = [share * peak_tflops * 1e12 * work_ms / 1e3 / batch for share in (0.1, 0.5)]
     share = 100 * batch * flops_per_sample / (step_ms / 1e3) / (peak_tflops * 1e12)

@@ -49,7 +49,7 @@ import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption, input_pipeline
 from gpuscale.advice.model.step import Compute, ModelSpec
-from gpuscale.advice.types import Measure, Source, TermId
+from gpuscale.advice.types import Measure, Source, TermId, trusted_runs
 from gpuscale.quantities import counted, factor_interval, span
 
 # Standard normal quantiles at (i - 0.5) / 20, i = 1..20: the shape of the spread the
@@ -256,7 +256,7 @@ def leave_one_out(
     """Each model with N > 1 rows in ``table`` predicted without them (at most ``most``
     models, spread over their sizes: one calibration each): ``predict(rest, model, ns)``
     gives the predicted step (ms, or None) at each N of ``ns``."""
-    ok = table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
+    ok = trusted_runs(table)
     multi = ok[ok["accelerators"] > 1].dropna(subset=["step_ms_mean"])
     sizes = multi.groupby("model")["params"].max().astype(float).to_dict()
     models = [str(m) for m in multi["model"].unique()]

@@ -34,18 +34,49 @@ count measured no slower than fewer devices were is taken as slow as they: the w
 shrinks as devices are added. The slowest device's backward, stretched by the wait
 (``t_backward (1 + t_wait / t_compute)``), bounds what the default overlap hides. On one device
 there is no DDP: ``t_step = t_compute``.
+
+A family: One basis for a model family's break-even size, the same whichever member is advised.
+
+The break-even resizes the model within its family (``break_even``). Resizing the member
+advised on carried its own per-parameter optimizer and DDP times to every size: a small
+member's are large (their fixed per-tensor work spread over few parameters), a large
+member's small, so the same H100 rows said "2 devices beat 1 from 49.1M parameters"
+advised on tf-300m and "at no size up to 10T parameters" advised on tf-30m. The family's
+basis is fitted over every member benched in the configuration advised on
+(``family_fit.fitted``): FLOPs per parameter per sample (their median), the forward and
+backward's fixed cost and rate, and the optimizer step and DDP's own work each a fixed
+part plus a part per parameter. The member's own measured step stays in its table; where
+the two disagree at its size, the sentence says both and why.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s, latency_s
 
 DEFAULT_OVERLAP = 0.5  # an accelerator's share of communication hidden, when unmeasured
+
+
+def work_ms(samples: float, flops_per_sample: float, tflops: float) -> float:
+    """The ms ``samples`` x ``flops_per_sample`` FLOPs take at ``tflops`` TFLOP/s:
+    ``b F / (R 1e12) 1e3``."""
+    return samples * flops_per_sample / (tflops * 1e12) * 1e3
+
+
+def per_step_ms(ms_per_mparam: float, params: float) -> float:
+    """A time per million parameters (the optimizer step's, DDP's own work) over a model of
+    ``params`` parameters: ``t P / 1e6`` (ms)."""
+    return ms_per_mparam * params / 1e6
+
+
+def rate_tflops(samples: float, flops_per_sample: float, ms: float) -> float:
+    """The TFLOP/s of ``samples`` x ``flops_per_sample`` FLOPs done in ``ms``:
+    ``b F / (t / 1e3) / 1e12``, the inverse of :func:`work_ms`."""
+    return samples * flops_per_sample / (ms / 1e3) / 1e12
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -109,7 +140,7 @@ class Compute:
             raise ValueError("the backward share must be in [0, 1]")
 
     def sample_work_ms(self, model: ModelSpec, batch: float) -> float:
-        return batch * model.flops / (self.tflops * 1e12) * 1e3
+        return work_ms(batch, model.flops, self.tflops)
 
     def micro_ms(self, model: ModelSpec, batch: float) -> float:
         """One micro-step's forward + backward at per-device ``batch``: as measured at a
@@ -126,7 +157,7 @@ class Compute:
     def compute_ms(self, model: ModelSpec, batch: float, accum: int = 1, shards: int = 1) -> float:
         """``accum`` micro-steps and the optimizer step over ``shards`` (FSDP on N
         devices: N; DDP: 1, every device steps every parameter)."""
-        opt_ms = self.opt_ms_per_mparam * model.params / 1e6
+        opt_ms = per_step_ms(self.opt_ms_per_mparam, model.params)
         return accum * self.micro_ms(model, batch) + opt_ms / shards
 
     def held_slowdown(self) -> tuple[tuple[int, float], ...]:
@@ -247,7 +278,7 @@ def predict_step(
     else:
         raise ValueError(f"overlap must be in [0, 1], got {overlap}")
     exposed_ms = comm_s * 1e3 - hidden_ms
-    ddp_ms = compute.ddp_ms_per_mparam * model.params / 1e6 if strategy == "ddp" else 0.0
+    ddp_ms = per_step_ms(compute.ddp_ms_per_mparam, model.params) if strategy == "ddp" else 0.0
     step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
     return Step(
         n,
@@ -262,3 +293,32 @@ def predict_step(
         step_ms,
         latency_s(network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy) * 1e3,
     )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FamilyBasis:
+    """A family's step at any size, fitted over ``members`` (their names, by size)."""
+
+    family: str
+    members: tuple[str, ...]
+    flops_per_param: float  # forward + backward FLOPs per sample per parameter (median)
+    compute: Compute  # the family's fixed cost, rate, backward share, wait and contention
+    opt_ms: tuple[float, float]  # the optimizer step: (ms, ms per million parameters)
+    ddp_ms: tuple[float, float]  # DDP's own work: (ms, ms per million parameters)
+
+    def model(self, params: float, grad_bytes_per_param: float) -> ModelSpec:
+        return ModelSpec(
+            params=params,
+            flops_per_sample=self.flops_per_param * params,
+            grad_bytes_per_param=grad_bytes_per_param,
+        )
+
+    def at(self, params: float) -> Compute:
+        """The family's compute for a member of ``params`` parameters: its optimizer and
+        DDP times from the family's lines, as the per-parameter rates the step takes."""
+        mparams = params / 1e6
+        return replace(
+            self.compute,
+            opt_ms_per_mparam=(self.opt_ms[0] + self.opt_ms[1] * mparams) / mparams,
+            ddp_ms_per_mparam=(self.ddp_ms[0] + self.ddp_ms[1] * mparams) / mparams,
+        )

@@ -9,9 +9,8 @@ import math
 from dataclasses import replace
 from typing import Protocol
 
-from gpuscale.advice.model.family import FamilyBasis
 from gpuscale.advice.model.network import Network
-from gpuscale.advice.model.step import Compute, ModelSpec, Step, predict_step
+from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, predict_step
 
 
 class Pair(Protocol):

@@ -33,8 +33,7 @@ from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.priors import with_input_rate
 from gpuscale.advice.model.step import Step
 from gpuscale.advice.search.break_even import break_even
-from gpuscale.advice.search.decision import decide
-from gpuscale.advice.search.intervals import add_intervals
+from gpuscale.advice.search.decision import add_intervals, decide
 from gpuscale.advice.search.reconcile import applied, disagreements
 from gpuscale.advice.types import Decision, Disagreement
 from gpuscale.quantities import counted, number, numbers_apart

@@ -32,7 +32,7 @@ from gpuscale.advice.calibrate.calibration import (
     step_error,
     with_comm_scale,
 )
-from gpuscale.advice.keywords import advise
+from gpuscale.advice.load import advise
 from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.model.priors import from_residuals
 from gpuscale.advice.model.step import predict_step

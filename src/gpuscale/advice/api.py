@@ -6,7 +6,7 @@ the CLI and the report call it first). The steps, each a pure function returning
 :class:`~gpuscale.advice.calibrate.basis.Basis`: the network (``network_basis``), then the model
 from bench rows (``from_bench``) or from numbers (``basis.from_numbers``), then the
 convergence model, then the search (``recommend``) and what qualifies it (``caveats``).
-``gpuscale.advise(...)`` (``advice/keywords.py``) is the same call by keywords for
+``gpuscale.advise(...)`` (``advice/load.py``) is the same call by keywords for
 Python users, reading the files itself.
 
 Returns an :class:`~gpuscale.advice.search.recommend.Advice`: the recommendation, a DataFrame of
@@ -36,8 +36,8 @@ from gpuscale.advice.request import DEFAULT_RULESET, ONE_BATCH_WITH_BENCH, Advic
 from gpuscale.advice.search import caveats
 from gpuscale.advice.search import decision as readings
 from gpuscale.advice.search.decision import decide
+from gpuscale.advice.search.derive import applied
 from gpuscale.advice.search.recommend import Advice, predictions, recommend
-from gpuscale.advice.search.reconcile import applied
 from gpuscale.advice.types import Decision
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.bench.evidence import FIRM_STEPS

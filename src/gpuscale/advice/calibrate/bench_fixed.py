@@ -24,7 +24,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.bench_reading import fsdp_fixed
+from gpuscale.advice.calibrate.measured import fsdp_fixed
 from gpuscale.advice.model.fixed_cost import (
     GPU_PRIOR,
     FixedCost,

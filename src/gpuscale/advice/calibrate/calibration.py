@@ -37,15 +37,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate import bench_fixed
-from gpuscale.advice.calibrate import contention as measured_contention
-from gpuscale.advice.calibrate import fits as step_shape
-from gpuscale.advice.calibrate.bench_reading import (
+from gpuscale.advice.calibrate import bench_fixed, fits
+from gpuscale.advice.calibrate import measured as measured_contention
+from gpuscale.advice.calibrate.fits import Shape
+from gpuscale.advice.calibrate.measured import (
     accumulation_note,
     as_step_model,
     fsdp_note,
 )
-from gpuscale.advice.calibrate.fits import Shape
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import StepError, leave_one_out, with_own_runs
@@ -221,13 +220,13 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
             f"left out {counted(other, 'run')} of another device, backend, precision or threads"
         )
     compute, spec, split = _compute(row, hardware, notes)
-    compute, shape = step_shape.calibrated(hardware, row, compute, spec)
+    compute, shape = fits.calibrated(hardware, row, compute, spec)
     fixed, said = split.cost, split.note
     if shape is not None:  # the model's own batches replace the family's line
-        fixed = step_shape.shape_fixed(shape, float(row["batch_per_device"]))
+        fixed = fits.shape_fixed(shape, float(row["batch_per_device"]))
         said = f"its own forward + backward at {len(shape.points)} batches"
     notes.append(f"compute: {said}")
-    cap = step_shape.memory_cap(hardware, row)
+    cap = fits.memory_cap(hardware, row)
     multi = hardware[hardware["accelerators"] > 1]
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]

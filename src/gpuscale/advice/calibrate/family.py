@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate import contention as measured_contention
-from gpuscale.advice.calibrate.bench_reading import as_step_model
+from gpuscale.advice.calibrate import measured as measured_contention
 from gpuscale.advice.calibrate.calibration import (
     HARDWARE_COLUMNS,
     CalibrationError,
@@ -34,6 +33,7 @@ from gpuscale.advice.calibrate.calibration import (
     fit_compute,
     same_hardware,
 )
+from gpuscale.advice.calibrate.measured import as_step_model
 from gpuscale.advice.model.fixed_cost import ceiling, line
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec

@@ -17,17 +17,9 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.advice import assumptions
-from gpuscale.advice.calibrate import contention as measured_contention
-from gpuscale.advice.calibrate import family as by_numbers
-from gpuscale.advice.calibrate import family as family_fit
-from gpuscale.advice.calibrate import link as bench_host
+from gpuscale.advice.calibrate import family, link
+from gpuscale.advice.calibrate import measured as measured_contention
 from gpuscale.advice.calibrate.basis import Basis
-from gpuscale.advice.calibrate.bench_reading import (
-    for_strategy,
-    other_strategy,
-    own_work,
-    strategy_taken,
-)
 from gpuscale.advice.calibrate.calibration import (
     CalibrationError,
     NamedCalibrationError,
@@ -35,6 +27,12 @@ from gpuscale.advice.calibrate.calibration import (
     default_model,
     step_error,
     with_comm_scale,
+)
+from gpuscale.advice.calibrate.measured import (
+    for_strategy,
+    other_strategy,
+    own_work,
+    strategy_taken,
 )
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
@@ -71,7 +69,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     """``basis`` with the model calibrated on the bench's runs of it, its measured
     overlap, power and noise scale, and the step's interval from leave-one-out."""
     check_columns(bench)
-    by_numbers.check(req)
+    family.check(req)
     if req.model is not None:
         known_model(bench, req.model, req.bench)
     # a broken model (its loss not finite) is used by nothing, --allow-flagged or not: not
@@ -80,7 +78,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     table, warning, broken = usable_runs(bench, req.allow_flagged, req.model, where)
     try:
         cal = _calibrated(table, req, basis.network)
-        on_host = bench_host.on_bench_host_link(basis, req, table, cal)
+        on_host = link.on_bench_host_link(basis, req, table, cal)
         if on_host is not basis:  # the bench host's link: its communication read on it
             basis, cal = on_host, _calibrated(table, req, on_host.network)
     except CalibrationError as exc:
@@ -107,7 +105,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         network=with_comm_scale(basis.network, cal),
     )
     if cal.device == "cpu":
-        basis = bench_host.cpu_processes(basis, req, table, cal)
+        basis = link.cpu_processes(basis, req, table, cal)
     per_device = req.batch or cal.batch
     beyond = _far_beyond_the_batch_timed(cal, per_device)
     if beyond:
@@ -171,7 +169,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         # another strategy than benched: the member's own, converted (for_strategy)
         family=None
         if req.strategy and req.strategy != cal.strategy
-        else family_fit.fitted(table, cal, basis.network),
+        else family.fitted(table, cal, basis.network),
     )
 
 
@@ -198,8 +196,8 @@ def _calibrated(table: pd.DataFrame, req: AdviceRequest, network: Network) -> An
     """The calibration advised on: the model asked for (else the largest benched), or for
     a model the bench did not measure (``req.params``), its family's representative's."""
     if req.params is not None:  # a model the bench did not measure: its family's rate
-        model, family, how = by_numbers.representative(table, req)
-        return by_numbers.adopt(calibrate(table, model, network), req, family, how)
+        model, named, how = family.representative(table, req)
+        return family.adopt(calibrate(table, model, network), req, named, how)
     return calibrate(table, req.model or default_model(table), network)
 
 

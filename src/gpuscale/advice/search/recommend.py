@@ -32,9 +32,8 @@ from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.priors import with_input_rate
 from gpuscale.advice.model.step import Step
-from gpuscale.advice.search.break_even import break_even
 from gpuscale.advice.search.decision import add_intervals, decide
-from gpuscale.advice.search.reconcile import applied, disagreements
+from gpuscale.advice.search.derive import applied, break_even, disagreements
 from gpuscale.advice.types import Decision, Disagreement
 from gpuscale.quantities import counted, number, numbers_apart
 from gpuscale.tables.advice import ADVICE_COLUMNS

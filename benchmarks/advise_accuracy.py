@@ -64,11 +64,10 @@ HELD_OUT = ("cnn-0.3m", "cnn-1.2m", "tf-7m")
 
 def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     """The model's N = 2 step predicted without its own N = 2 run, and the baselines."""
-    from gpuscale.advice.calibrate import calibrate, with_comm_scale
-    from gpuscale.advice.collectives import network_from_collectives
+    from gpuscale.advice.calibrate.calibration import calibrate, with_comm_scale
     from gpuscale.advice.load import read_collectives
-    from gpuscale.advice.model import predict_step
-    from gpuscale.advice.network import Link, Network
+    from gpuscale.advice.model.network import Link, Network, network_from_collectives
+    from gpuscale.advice.model.step import predict_step
 
     ok = table[(table["status"] == "ok") & ~table["flagged"].astype(bool)]
     own = ok[ok["model"] == model].set_index("accelerators")

@@ -26,12 +26,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpuscale.advice.bench_error import step_error
-from gpuscale.advice.calibrate import calibrate, default_model, with_comm_scale
-from gpuscale.advice.keywords import advise
-from gpuscale.advice.model import predict_step
-from gpuscale.advice.network import Link, Network
-from gpuscale.advice.step_error import from_residuals
+from gpuscale.advice.calibrate.calibration import (
+    calibrate,
+    default_model,
+    step_error,
+    with_comm_scale,
+)
+from gpuscale.advice.load import advise
+from gpuscale.advice.model.network import Link, Network
+from gpuscale.advice.model.priors import from_residuals
+from gpuscale.advice.model.step import predict_step
 from gpuscale.bench.config import BenchConfig, run_key
 from gpuscale.bench.results import SCHEMA, bench_table, read_results
 

@@ -220,9 +220,9 @@ def _unseen_row(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     models), asked for 1 or 2 devices at target efficiency 0.5 (at N = 2 that is "any
     gain": the advice then picks 2 only when its 80% interval excludes no gain)."""
     import gpuscale
-    from gpuscale.advice.calibrate import calibrate
-    from gpuscale.advice.model import predict_step
-    from gpuscale.advice.network import Link, Network
+    from gpuscale.advice.calibrate.calibration import calibrate
+    from gpuscale.advice.model.network import Link, Network
+    from gpuscale.advice.model.step import predict_step
 
     ok = table[table["status"] == "ok"]
     own = ok[ok["model"] == model].set_index("accelerators")

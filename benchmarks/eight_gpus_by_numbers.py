@@ -8,7 +8,7 @@ pytorch-21.03 container; per-GPU batches from `ConvNets/configs.yml`). Each case
 as a user with one GPU's figure would: `--params 25.6M --flops-per-sample 12.3G` (4.1
 GFLOPs forward x 3), `--step-ms` = batch / one GPU's images per second, the per-device
 batch kept (the tables keep it), the DGX's NVLink preset. Printed: the published speedup
-at 8, the advice's with its 80% interval, with the priors of `gpuscale/advice/priors.py`
+at 8, the advice's with its 80% interval, with the priors of `gpuscale/advice/model/priors.py`
 and without them (DDP's work and the wait at 0, +/-35% as before), and the linear 8x as
 the simple baseline; then the mean absolute error and the coverage of each. Nothing in
 gpuscale is fitted to these tables.
@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import gpuscale
-from gpuscale.advice.recommend import recommend
-from gpuscale.advice.step_error import StepError
+from gpuscale.advice.model.priors import StepError
+from gpuscale.advice.search.recommend import recommend
 
 # (system, precision, per-GPU batch, images/s on 1 GPU, on 8, link preset, device)
 CASES = (

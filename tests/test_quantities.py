@@ -90,8 +90,8 @@ def test_a_range_whose_ends_read_alike_is_one_value() -> None:
     """The class of 'errors +35% to +35%': every range written by gpuscale's sentences."""
     import math as m
 
-    from gpuscale.advice.explain import interval
-    from gpuscale.advice.step_error import from_residuals
+    from gpuscale.advice.explain.explanation import interval
+    from gpuscale.advice.model.priors import from_residuals
 
     one = from_residuals([m.log(1.35)], 2, "the measured N > 1 steps").source
     assert "(error +35%)" in one and "to +35%" not in one

@@ -112,4 +112,4 @@ def test_cpu_rows_take_no_gpu_prior(h100) -> None:
     fixed = advice.inputs.fixed
     assert (fixed.source, fixed.ms, fixed.uncertain) == ("assumed", 0.0, False)
     assert "CPU" in fixed.basis
-    assert "--backend gloo" in fixed.measure
+    assert "--backend gloo" in str(fixed.measure)

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.keywords import advise_here
+from gpuscale.advice.load import advise_here
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.types import TermId
 from gpuscale.bench.table import bench_table
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Gpu, Topology
@@ -45,7 +46,7 @@ def _gpu_link() -> str:
 def small_machine(monkeypatch: pytest.MonkeyPatch) -> int:
     """This machine: fewer cores than the bench host, no GPU (no topology detected)."""
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr("gpuscale.advice.keywords.topology_here", lambda *_: None)
+    monkeypatch.setattr("gpuscale.advice.load.topology_here", lambda *_: None)
     return 2
 
 
@@ -108,18 +109,18 @@ def test_a_one_gpu_hosts_link_is_said_assumed_from_its_gpu_model(small_machine: 
         assert advice.inputs.network.intra.busbw_gbs == PRESETS[link].busbw_gbs
         said = " ".join(advice.explanation)
         assert "topology records it" not in said and "none detected" not in said
-        (assumed,) = [a for a in advice.inputs.assumptions if a.term == "Link"]
+        (assumed,) = [a for a in advice.inputs.assumptions if a.term == TermId.LINK]
         assert assumed.source == "assumed" and assumed.value.startswith(f"{link}, ")
         assert "it had 1 GPU" in assumed.basis and "NVIDIA H100 80GB HBM3" in assumed.basis
-        assert "`gpuscale collectives` on a host of 2 or more GPUs" in assumed.measure
+        assert "`gpuscale collectives` on a host of 2 or more GPUs" in str(assumed.measure)
         assert assumed.sentence() in advice.explanation
         assert f"an assumed link, {link}" in " ".join(advice.caveats)
     # the host's own saved topology (one GPU) caps the count at 1: the link still assumed
     one = Topology(gpus=[Gpu(name="GPU0", model="NVIDIA H100 80GB HBM3")])
     capped = gpuscale.advise(bench=H100_PATHS, topology=one)
-    assert capped.decision.devices == 1
+    assert capped.decision.accelerators == 1
     assert "topology records it" not in " ".join(capped.explanation)
-    assert [a.source for a in capped.inputs.assumptions if a.term == "Link"] == ["assumed"]
+    assert [a.source for a in capped.inputs.assumptions if a.term == TermId.LINK] == ["assumed"]
 
 
 def test_a_link_between_two_gpus_is_said_as_the_topology_records_it(
@@ -139,7 +140,7 @@ def test_a_link_between_two_gpus_is_said_as_the_topology_records_it(
     advice = gpuscale.advise(bench=path)
     said = " ".join(advice.explanation)
     assert "Link: nvlink4, as the bench host's topology records it" in said
-    assert not [a for a in advice.inputs.assumptions if a.term == "Link"]
+    assert not [a for a in advice.inputs.assumptions if a.term == TermId.LINK]
     assert "assumed link" not in " ".join(advice.caveats)
 
 

@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.calibrate import CalibrationError
+from gpuscale.advice.calibrate.calibration import CalibrationError
+from gpuscale.advice.types import TermId
 from gpuscale.bench.results import bench_table, read_results
 from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
@@ -92,7 +93,7 @@ def test_a_noise_scale_from_few_steps_chooses_no_batch(tmp_path: Path) -> None:
     8 x 2 accumulation steps", the accumulation chosen by a noise scale measured over 2
     steps. Under FEW_NOISE_STEPS steps it prices no batch: none is searched, no
     accumulation advised, and the advice says why and what to bench instead."""
-    from gpuscale.advice.caveats import FEW_NOISE_STEPS
+    from gpuscale.advice.search.caveats import FEW_NOISE_STEPS
 
     steps = FEW_NOISE_STEPS - 6
     path = _results(tmp_path, two={"noise": _noise(steps)})
@@ -100,9 +101,9 @@ def test_a_noise_scale_from_few_steps_chooses_no_batch(tmp_path: Path) -> None:
     assert advice.inputs.convergence is None
     assert (advice.predictions["accum"] == 1).all()
     assert advice.predictions["global_batch"].nunique() == 1  # the batch benched, kept
-    said = [a for a in advice.inputs.assumptions if a.term.startswith("Samples to converge")]
+    said = [a for a in advice.inputs.assumptions if a.term == TermId.CONVERGENCE]
     assert f"over only {steps} steps" in said[0].basis
-    assert "--steps" in said[0].measure
+    assert "--steps" in str(said[0].measure)
     # a noise scale the user gives is used whatever the bench measured
     given = gpuscale.advise(bench=path, link="pcie4-x16", noise_scale=96.0)
     assert given.inputs.convergence is not None
@@ -176,7 +177,7 @@ def test_cpu_devices_are_processes_of_this_host(tmp_path: Path, monkeypatch) -> 
     named as unknown; the same rows as GPU rows keep 8 devices on pcie-phb."""
     path = tmp_path / "cpu.jsonl"
     append_result(path, bench_record("mlp-1m", 1_000_000, 1, 1000.0, threads=3))
-    monkeypatch.setattr("gpuscale.advice.bench_host.os.cpu_count", lambda: 7)
+    monkeypatch.setattr("gpuscale.advice.calibrate.link.os.cpu_count", lambda: 7)
     cpu = gpuscale.advise(bench=path)
     assert list(cpu.predictions["accelerators"]) == [1, 2]  # 7 cores // 3 threads
     text = " ".join(cpu.explanation)
@@ -266,7 +267,7 @@ def test_a_fixed_cost_entered_with_bench_results_replaces_the_measured_split(
     one, two = (entered.predictions.set_index("accelerators").loc[n] for n in (1, 2))
     assert one["compute_ms"] == pytest.approx(plain.predictions["compute_ms"].iloc[0])
     assert (two["batch_per_device"], two["compute_ms"]) == (4, pytest.approx(5 + 0.5 + 1))
-    said = {a.term: a for a in entered.inputs.assumptions}["Fixed per-step cost"]
+    said = {a.term: a for a in entered.inputs.assumptions}[TermId.FIXED]
     assert (said.value, said.source) == ("5 ms", "entered")
     with pytest.raises(ValueError, match="fixed_ms=7 is not below the forward"):
         gpuscale.advise(bench=str(path), fixed_ms=7, link="pcie4-x16")
@@ -283,15 +284,13 @@ def test_same_sample_ranks_are_named_where_the_noise_scale_is_missing(tmp_path: 
     for allow in (False, True):
         advice = gpuscale.advise(bench=str(path), link="pcie4-x16", allow_flagged=allow)
         said = {a.term: a for a in advice.inputs.assumptions}
-        converge = said["Samples to converge at a larger global batch"]
+        converge = said[TermId.CONVERGENCE]
         assert "saw the same samples on every rank" in converge.basis
-        assert converge.measure.startswith("draw each rank's batch from torch's default")
+        assert str(converge.measure).startswith("draw each rank's batch from torch's default")
     (tmp_path / "clean").mkdir()
     clean = gpuscale.advise(bench=str(_results(tmp_path / "clean")), link="pcie4-x16")
-    converge = {a.term: a for a in clean.inputs.assumptions}[
-        "Samples to converge at a larger global batch"
-    ]
-    assert "same samples" not in converge.basis and "--noise-scale" in converge.measure
+    converge = {a.term: a for a in clean.inputs.assumptions}[TermId.CONVERGENCE]
+    assert "same samples" not in converge.basis and "--noise-scale" in str(converge.measure)
 
 
 def test_the_one_batch_measured_is_measured_not_modelled(tmp_path: Path) -> None:

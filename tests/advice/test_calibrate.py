@@ -11,11 +11,15 @@ import pandas as pd
 import pytest
 
 import gpuscale
-from gpuscale.advice.calibrate import CalibrationError, calibrate, fit_compute, with_comm_scale
-from gpuscale.advice.collectives import fit_link, network_from_collectives
+from gpuscale.advice.calibrate.calibration import (
+    CalibrationError,
+    calibrate,
+    fit_compute,
+    with_comm_scale,
+)
 from gpuscale.advice.load import curves_from_collectives, read_collectives
-from gpuscale.advice.model import predict_step
-from gpuscale.advice.network import Link, Network
+from gpuscale.advice.model.network import Link, Network, fit_link, network_from_collectives
+from gpuscale.advice.model.step import predict_step
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.caveats import headline
+from gpuscale.advice.search.caveats import headline
 from gpuscale.bench.results_file import append_result
 from gpuscale.quantities import number
 
@@ -92,7 +92,7 @@ def test_every_default_the_time_rests_on_is_said_and_a_value_given_never_is() ->
     assert "an assumed link, pcie-phb" in first
     everything = gpuscale.advise(params=7e6, step_ms=2, batch=32, link="pcie-phb", samples=1e7)
     assert not any(line.startswith("Provisional") for line in everything.explanation)
-    assert everything.decision.devices == bare.decision.devices  # the same numbers, given
+    assert everything.decision.accelerators == bare.decision.accelerators  # the same numbers, given
 
 
 def test_the_csv_path_says_what_its_numbers_rest_on_on_stderr(tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpuscale
-from gpuscale.advice.decision import overheads
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.search.decision import overheads
 from gpuscale.interconnect.topology import parse_topo_matrix
 
 TWO_GPUS = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tPHB\t0-15\nGPU1\tPHB\t X \t0-15\n"
@@ -33,20 +33,20 @@ requests = st.builds(
 )
 
 
-def _check(advice: gpuscale.advice.recommend.Advice) -> None:  # type: ignore[name-defined]
+def _check(advice: gpuscale.advice.search.recommend.Advice) -> None:  # type: ignore[name-defined]
     d = advice.decision
     table = advice.predictions[advice.predictions["flags"] == ""].set_index("accelerators")
     text = "\n".join(advice.explanation)
     # one recommendation, the decision's count, and the numbers of its table row
     used = re.findall(r"^Use (\d+) device", text, re.M)
-    assert used == [str(d.devices)]
-    row = table.loc[d.devices]
-    if d.devices > 1:
+    assert used == [str(d.accelerators)]
+    row = table.loc[d.accelerators]
+    if d.accelerators > 1:
         assert row["efficiency"] >= d.target_efficiency and row["speedup_low"] > 1
         assert f"efficiency {row['efficiency']:.0%}" in text
     # an input that cannot be true: one device, whatever the table says
     if any(w.startswith("IMPLAUSIBLE") for w in d.warnings):
-        assert d.devices == 1 and (d.held_back is None or d.settle)
+        assert d.accelerators == 1 and (d.held_back is None or d.settle)
         return
     # no count is faster, reaches the target and is sure of a gain, and not recommended
     better = table[
@@ -57,7 +57,7 @@ def _check(advice: gpuscale.advice.recommend.Advice) -> None:  # type: ignore[na
     assert better.empty
     # the fastest named is the table's fastest
     assert d.fastest == int(table["time_to_train_min"].idxmin())
-    assert ("Fastest:" in text) == (d.fastest != d.devices)
+    assert ("Fastest:" in text) == (d.fastest != d.accelerators)
     # "more devices pay off" only when the count allowed is what caps, i.e. the
     # recommendation is the largest count
     # ("may pay off" where more are allowed than were predicted: what would predict one)
@@ -67,7 +67,7 @@ def _check(advice: gpuscale.advice.recommend.Advice) -> None:  # type: ignore[na
     # allowed" under --max-devices 3)
     for n in re.findall(r"(\d+) devices is the most allowed", text):
         assert int(n) == advice.inputs.max_devices, text
-    assert (d.cap == "devices") == (d.devices == d.largest and d.devices > 1)
+    assert (d.cap == "devices") == (d.accelerators == d.largest and d.accelerators > 1)
     if d.focus > 1:
         focus = table.loc[d.focus]
         decides = re.findall(r"The (\w+) term (?:decides|is the largest)", text)
@@ -94,7 +94,7 @@ def _check(advice: gpuscale.advice.recommend.Advice) -> None:  # type: ignore[na
         # every sentence about a count past the recommendation is about the same count
         assert set(re.findall(r"At (\d+) devices", text)) <= {str(d.focus)}
     if d.held_back is not None:
-        assert d.devices == 1 and "includes no gain" in text
+        assert d.accelerators == 1 and "includes no gain" in text
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -118,7 +118,7 @@ def test_the_readme_multi_node_example_is_flagged_and_consistent() -> None:
     assert "IMPLAUSIBLE" in warnings
     # its low rate rests on 6 x parameters (no FLOPs given): a reading priced, no warning
     assert "% of the H100" not in warnings
-    assert [r.devices for r in advice.decision.readings if r.term == "flops_per_sample"] == [1]
+    assert [r.accelerators for r in advice.decision.readings if r.term == "flops_per_sample"] == [1]
     assert "MLPerf v" in warnings  # the MLPerf result it is measured against is quoted
     # the recommended count's time is among those flagged as below MLPerf
     noun = "device" if advice.recommended == 1 else "devices"

@@ -11,7 +11,7 @@ import statistics
 
 import pandas as pd
 
-from gpuscale.advice.caveats import against_measured, measured_runs
+from gpuscale.advice.search.caveats import against_measured, measured_runs
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 

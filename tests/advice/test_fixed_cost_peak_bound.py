@@ -96,11 +96,13 @@ def test_without_flops_the_bound_is_a_reading_never_a_fixed_cost(device: str) ->
     assert reading.value == pytest.approx(FLOPS) and reading.unit == "FLOPs"
     bounded = _advise(device_name=device, flops_per_sample=FLOPS)
     assert bounded.inputs.fixed.ms > 5 * fixed.ms
-    assert reading.devices == bounded.decision.devices
+    assert reading.accelerators == bounded.decision.accelerators
     # the count is withheld exactly where an end of an assumed range moves it
-    moved = [r.term for r in advice.decision.readings if r.devices != advice.decision.devices]
+    moved = [
+        r.term for r in advice.decision.readings if r.accelerators != advice.decision.accelerators
+    ]
     assert advice.decision.withheld_by == (moved[0] if moved else None)
-    assert advice.decision.count == (None if moved else advice.decision.devices)
+    assert advice.decision.count == (None if moved else advice.decision.accelerators)
 
 
 def test_flops_given_are_named_in_the_bound() -> None:

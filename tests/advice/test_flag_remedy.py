@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.calibrate import CalibrationError
-from gpuscale.advice.flag_remedy import remedy
+from gpuscale.advice.calibrate.calibration import CalibrationError
+from gpuscale.advice.calibrate.rows import remedy
 from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
 from gpuscale.plausibility import host_flags, loss_flags

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.fixed_cost import FixedCost, within_peak
+from gpuscale.advice.model.fixed_cost import FixedCost, within_peak
 from gpuscale.bench.results import bench_table, read_results
 
 MEASURED = Path(__file__).with_name("h100_resnet50_bf16.jsonl")

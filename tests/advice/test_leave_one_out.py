@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-import gpuscale.advice.bench_error as bench_error
-import gpuscale.advice.from_bench as from_bench
-from gpuscale.advice.step_error import MAX_LEFT_OUT
+import gpuscale.advice.calibrate.calibration as bench_error
+import gpuscale.advice.calibrate.from_bench as from_bench
+from gpuscale.advice.model.priors import MAX_LEFT_OUT
 
 from ..builders import bench_record, write_jsonl
 

@@ -112,7 +112,7 @@ def test_fsdp_remedy_does_not_say_the_optimizer_step_is_paid_whole() -> None:
     FSDP rank steps its shard (the JSON's fixed term has no optimizer part there)."""
     advice = gpuscale.advise(bench=ROWS, model="tf-30m")
     assert advice.inputs.strategy == "fsdp" and advice.decision.dominant_term == "fixed"
-    parts = gpuscale.advice.table_words.fixed_parts(
+    parts = gpuscale.advice.explain.table_words.fixed_parts(
         advice.inputs, advice.predictions, advice.decision.focus
     )
     assert parts["optimizer"] == 0 < parts["forward_backward"]

@@ -12,7 +12,8 @@ import re
 
 import pandas as pd
 
-from gpuscale.advice.caveats import Measured, against_measured
+from gpuscale.advice.search.caveats import against_measured
+from gpuscale.advice.types import Measured
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table

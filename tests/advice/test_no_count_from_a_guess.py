@@ -35,13 +35,13 @@ def _at(doc: dict, n: int) -> dict:
 def test_resnet50_by_parameters_withholds_the_count_or_scales() -> None:
     doc = _doc(*R50)
     decision = doc["decision"]
-    assert decision["devices"] is None or _at(doc, 8)["speedup"] >= 4
+    assert decision["accelerators"] is None or _at(doc, 8)["speedup"] >= 4
     # here: withheld by the FLOPs, the table still shown and scaling
-    assert decision["devices"] is None and decision["withheld_by"] == "flops_per_sample"
-    assert doc["recommendation"]["devices"] is None
-    assert _at(doc, 8)["speedup"] >= 4 and decision["devices_point"] == 8
+    assert decision["accelerators"] is None and decision["withheld_by"] == "flops_per_sample"
+    assert doc["recommendation"]["accelerators"] is None
+    assert _at(doc, 8)["speedup"] >= 4 and decision["accelerators_point"] == 8
     (flops,) = [r for r in decision["readings"] if r["term"] == "flops_per_sample"]
-    assert flops["value"] == pytest.approx(6 * 25.6e6) and flops["devices"] == 1
+    assert flops["value"] == pytest.approx(6 * 25.6e6) and flops["accelerators"] == 1
     # the fixed cost is the prior's, never the step less its work at 1% of the peak
     assert doc["scaling"]["fixed_cost"]["ms"] == pytest.approx(4.0)
     assert not [w for w in decision["warnings"] if w.startswith("IMPLAUSIBLE")]
@@ -59,7 +59,7 @@ def test_resnet152_by_parameters_is_no_longer_one_device_for_sure() -> None:
         *("--device-name", "RTX 4090", "--interconnect", "pcie-phb", "--max-devices", "2"),
     )
     decision = doc["decision"]
-    assert decision["devices"] is None or decision["devices"] == 2
+    assert decision["accelerators"] is None or decision["accelerators"] == 2
     assert _at(doc, 2)["speedup"] > 1.3  # the study measured 1.60x
     assert not [w for w in decision["warnings"] if w.startswith("IMPLAUSIBLE")]
 
@@ -76,7 +76,9 @@ def test_an_assumed_link_is_read_at_both_ends() -> None:
     links = [r for r in advice.decision.readings if r.term == "link"]
     assert [r.end for r in links] == ["low", "high"]
     assert links[0].value < links[1].value
-    moved = [r.term for r in advice.decision.readings if r.devices != advice.decision.devices]
+    moved = [
+        r.term for r in advice.decision.readings if r.accelerators != advice.decision.accelerators
+    ]
     assert advice.decision.withheld_by == (moved[0] if moved else None)
     given = gpuscale.advise(params=125e6, step_ms=300, batch=32, fixed_ms=5.0, link="pcie-phb")
     assert given.decision.readings == ()

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import gpuscale
-from gpuscale.advice.recommend import recommend
-from gpuscale.advice.step_error import StepError
+from gpuscale.advice.model.priors import StepError
+from gpuscale.advice.search.recommend import recommend
+from gpuscale.advice.types import TermId
 
 
 def _resnet50_on_a_dgx():
@@ -28,14 +29,14 @@ def _resnet50_on_a_dgx():
 def test_each_prior_is_named_with_its_source() -> None:
     advice = _resnet50_on_a_dgx()
     said = {a.term: a for a in advice.inputs.assumptions}
-    ddp, wait = said["DDP's own work"], said["Wait for the slowest device"]
+    ddp, wait = said[TermId.DDP], said[TermId.WAIT]
     assert "PyTorch DDP paper" in ddp.basis and "one-H100" in ddp.basis
     assert "Chen et al. 2016" in wait.basis and "Horovod" in wait.basis
     assert "its range in the interval" in ddp.value and "its range in the interval" in wait.value
     eight = advice.predictions.set_index("accelerators").loc[8]
     assert eight["ddp_ms"] > 0 and eight["wait_ms"] > 0
     # the input pipeline: the rate the largest count needs, read off its row
-    pipeline = said["Input pipeline"].value
+    pipeline = said[TermId.INPUT].value
     assert f"{eight['samples_per_s']:,.0f} samples/s in all at 8 devices" in pipeline
     assert f"{eight['samples_per_s'] / 8:,.0f} per process" in pipeline
 

@@ -85,7 +85,7 @@ def test_small_models_gain_nothing_from_a_second_gpu(tmp_path: Path, name, param
     doc = advise(tmp_path, *typed)
     two = two_devices(doc)
     assert two["speedup"] <= 1.0, (name, two["speedup"])
-    assert doc["recommendation"]["devices"] == 1
+    assert doc["recommendation"]["accelerators"] == 1
     assert doc["decision"]["dominant_term"] == "fixed"  # the deciding term, named
     fixed = doc["scaling"]["fixed_cost"]
     assert fixed["source"] == "entered"
@@ -108,12 +108,12 @@ def test_one_step_time_alone_is_not_a_confident_gain(tmp_path: Path, name, param
     is advised at every end of the fixed cost's range, and the fixed term is named."""
     batch, ms = steps[0]
     doc = advise(tmp_path, "--params", params, "--step-ms", f"{ms:.4g}", "--batch", str(batch))
-    assert doc["recommendation"]["devices"] == 1
+    assert doc["recommendation"]["accelerators"] == 1
     assert two_devices(doc)["speedup_low"] <= 1.0
     fixed = doc["scaling"]["fixed_cost"]
     assert fixed["source"] == "assumed" and fixed["high_ms"] <= ms
     ends = [r for r in doc["decision"]["readings"] if r["term"] == "fixed_cost"]
-    assert {r["end"] for r in ends} == {"low", "high"} and {r["devices"] for r in ends} == {1}
+    assert {r["end"] for r in ends} == {"low", "high"} and {r["accelerators"] for r in ends} == {1}
     assert doc["decision"]["dominant_term"] == "fixed"
 
 
@@ -131,8 +131,8 @@ def test_large_models_gain_from_a_second_gpu(
     two = two_devices(doc)
     assert two["speedup"] > 1.3, (name, share, two["speedup"])
     term = doc["decision"]["dominant_term"]
-    # the slowest device's wait and DDP's own work enter as priors (advice/priors.py)
+    # the slowest device's wait and DDP's own work enter as priors (advice/model/priors.py)
     assert term in ("bandwidth", "latency", "fixed", "compute", "wait", "ddp")
     assert f"The {term} term decides" in "\n".join(doc["explanation"])
     if share == 0.4:  # the known answer: two devices, surely faster
-        assert doc["recommendation"]["devices"] == 2 and two["speedup_low"] > 1
+        assert doc["recommendation"]["accelerators"] == 2 and two["speedup_low"] > 1

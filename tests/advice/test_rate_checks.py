@@ -66,7 +66,7 @@ def test_a_low_rate_from_assumed_flops_is_a_reading_not_an_implausible_input() -
     assert implausible() == []
     advice = gpuscale.advise(**asked)
     (reading,) = [r for r in advice.decision.readings if r.term == "flops_per_sample"]
-    assert reading.value == pytest.approx(6 * asked["params"]) and reading.devices == 1
+    assert reading.value == pytest.approx(6 * asked["params"]) and reading.accelerators == 1
     said = [s for s in advice.explanation if s.startswith("FLOPs per sample not given")]
     assert len(said) == 1 and "--flops-per-sample" in said[0]
     assert "torch.utils.flop_counter" in said[0]

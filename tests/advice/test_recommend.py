@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gpuscale
-from gpuscale.advice.device_power import Power, device_power
 from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.model import Compute, ModelSpec
-from gpuscale.advice.network import Link, Network
-from gpuscale.advice.recommend import predictions, recommend
+from gpuscale.advice.model.hardware import Power, device_power
+from gpuscale.advice.model.network import Link, Network
+from gpuscale.advice.model.step import Compute, ModelSpec
+from gpuscale.advice.search.recommend import predictions, recommend
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.interconnect.topology import parse_topo_matrix
 
@@ -136,7 +136,7 @@ def test_energy_and_cost_per_trained_model() -> None:
 def test_power_is_never_an_h100_for_a_cpu() -> None:
     assert device_power("cpu", "cpu").watts is None
     assert device_power("cpu", "cpu", measured_w=95.0) == Power(
-        95.0, "measured (RAPL package share)"
+        95.0, "measured (RAPL package share)", measured=True
     )
     assert device_power("cuda", "NVIDIA H100 80GB HBM3").watts == 700.0
     assert device_power("cuda", "NVIDIA H100 PCIe").watts == 350.0

@@ -68,7 +68,7 @@ def test_three_slow_two_device_runs_decide_and_are_said_first(tmp_path, flags) -
     assert found["why"] == ("flagged_only" if flags else "unflagged")
     assert found["flags"] == (BUSY if flags else [])
     # the decision reads the measurement: not 2 devices (nor a count above it)
-    assert doc["recommendation"]["devices"] == 1
+    assert doc["recommendation"]["accelerators"] == 1
     rows = {r["accelerators"]: r for r in doc["predictions"] + (doc["weak_scaling"] or [])}
     assert rows[2]["speedup"] < 1
     # the row of the configuration measured says the measured median, its range the runs'
@@ -86,7 +86,7 @@ def test_the_same_file_measured_as_predicted_moves_nothing(tmp_path) -> None:
     disagreement, and the advice picks more than one device, as before."""
     doc = _json(_file(tmp_path, [1.9]))
     assert doc["disagreements"] == []
-    assert doc["recommendation"]["devices"] > 1
+    assert doc["recommendation"]["accelerators"] > 1
 
 
 def test_counts_above_a_contradicted_one_take_its_miss(tmp_path) -> None:

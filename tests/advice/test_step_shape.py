@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuscale.advice.step_shape import device_memory_bytes, fit, fit_with_error, largest_batch
+from gpuscale.advice.calibrate.fits import device_memory_bytes, fit, fit_with_error, largest_batch
 
 
 def test_a_floor_then_a_line_is_recovered_from_its_points() -> None:

@@ -7,6 +7,7 @@ import json
 import re
 
 import gpuscale
+from gpuscale.advice.types import TermId
 from gpuscale.bench.results import load_bench
 
 
@@ -19,8 +20,9 @@ def _raw(path, model: str) -> dict:
     raise AssertionError(model)
 
 
-def _term(advice, term: str):
-    return next(a for a in advice.inputs.assumptions if a.term == term)
+def _own_work(advice):
+    """The strategy's own work (``TermId.DDP``: DDP's or FSDP's, as ``strategy`` says)."""
+    return next(a for a in advice.inputs.assumptions if a.term == TermId.DDP)
 
 
 def test_fsdp_own_work_is_its_step_over_the_bare_module(h100) -> None:
@@ -52,10 +54,11 @@ def test_ddp_bench_predicted_as_fsdp_prices_no_ddp_work(h100) -> None:
     listed nowhere as the work priced; FSDP's own work is said unmeasured with its
     command, and every N > 1 step is its compute, wait and exposed communication."""
     advice = gpuscale.advise(bench=h100("paths.jsonl"), model="tf-7m", strategy="fsdp")
-    terms = [a.term for a in advice.inputs.assumptions]
-    assert "DDP's own work" not in terms
-    fsdp = _term(advice, "FSDP's own work")
-    assert fsdp.source == "assumed" and "--strategy fsdp" in fsdp.measure
+    terms = [(a.term, a.strategy) for a in advice.inputs.assumptions]
+    assert (TermId.DDP, "ddp") not in terms
+    fsdp = _own_work(advice)
+    assert fsdp.strategy == "fsdp"
+    assert fsdp.source == "assumed" and "--strategy fsdp" in str(fsdp.measure)
     above = advice.predictions[advice.predictions["accelerators"] > 1]
     assert (above["ddp_ms"] == 0).all()
     parts = above["compute_ms"] + above["wait_ms"] + above["exposed_comm_ms"]
@@ -68,8 +71,9 @@ def test_fsdp_bench_predicted_as_ddp_adds_ddp_work_from_its_prior(h100) -> None:
     """tf-30m benched with FSDP, predicted as DDP: DDP's own work is not 0 but its prior,
     said assumed, and each N > 1 step holds exactly the ms the line states."""
     advice = gpuscale.advise(bench=h100("paths.jsonl"), model="tf-30m", strategy="ddp")
-    ddp = _term(advice, "DDP's own work")
-    assert ddp.source == "assumed" and "--strategy ddp" in ddp.measure
+    ddp = _own_work(advice)
+    assert ddp.strategy == "ddp"
+    assert ddp.source == "assumed" and "--strategy ddp" in str(ddp.measure)
     stated = float(re.match(r"([\d.]+) ms per step", ddp.value).group(1))
     assert stated > 0
     two = advice.predictions.set_index("accelerators").loc[2]

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 import gpuscale
-from gpuscale.advice.document import advice_document
-from gpuscale.advice.focus import remedy
+from gpuscale.advice.explain.document import advice_document
+from gpuscale.advice.explain.focus import remedy
 from gpuscale.bench.results import bench_table
 
 WEAK = Path(__file__).with_name("cpu_tiny_model_gloo.jsonl")  # 5 steps a run on 2 cores

@@ -59,7 +59,7 @@ def test_the_study_span_said_above_one_prints_above_one() -> None:
 
 
 def test_a_rate_just_above_a_peak_prints_above_it() -> None:
-    from gpuscale.advice.limits import rate_warnings
+    from gpuscale.advice.model.hardware import rate_warnings
     from gpuscale.hardware.peaks import peak_for
 
     peak = peak_for("H100-SXM5-80GB").bf16
@@ -71,7 +71,7 @@ def test_a_rate_just_above_a_peak_prints_above_it() -> None:
 
 
 def test_a_speedup_just_above_linear_prints_above_it() -> None:
-    from gpuscale.advice.recommend import _flags
+    from gpuscale.advice.search.recommend import _flags
 
     Row = namedtuple("Row", "time_to_train_min speedup accelerators")
     flags = _flags(Row(1.0, 8.004, 8), pd.Series({"accelerators": 1}))
@@ -83,7 +83,7 @@ def test_a_speedup_just_above_linear_prints_above_it() -> None:
 
 
 def test_a_rate_just_under_the_floor_prints_under_it() -> None:
-    from gpuscale.advice.limits import MIN_MFU, rate_warnings
+    from gpuscale.advice.model.hardware import MIN_MFU, rate_warnings
     from gpuscale.hardware.peaks import peak_for
 
     at = peak_for("H100-SXM5-80GB").tflops("bf16")

@@ -3,13 +3,13 @@
 Strictly typed: the request says what was asked, the other arguments are what was
 measured, already read (``advice.load.load_advice_data`` reads the files a request names;
 the CLI and the report call it first). The steps, each a pure function returning a frozen
-:class:`~gpuscale.advice.basis.Basis`: the network (``network_basis``), then the model
+:class:`~gpuscale.advice.calibrate.basis.Basis`: the network (``network_basis``), then the model
 from bench rows (``from_bench``) or from numbers (``basis.from_numbers``), then the
 convergence model, then the search (``recommend``) and what qualifies it (``caveats``).
-``gpuscale.advise(...)`` (``advice/keywords.py``) is the same call by keywords for
+``gpuscale.advise(...)`` (``advice/load.py``) is the same call by keywords for
 Python users, reading the files itself.
 
-Returns an :class:`~gpuscale.advice.recommend.Advice`: the recommendation, a DataFrame of
+Returns an :class:`~gpuscale.advice.search.recommend.Advice`: the recommendation, a DataFrame of
 predictions per accelerator count (``.predictions``, schema ``tables.advice``) and the
 explanation.
 """
@@ -21,21 +21,24 @@ from dataclasses import replace
 
 import pandas as pd
 
-from gpuscale.advice import assumptions, caveats, readings
-from gpuscale.advice.basis import Basis, assumed_ends, from_numbers
-from gpuscale.advice.collectives import MeasuredCurves
+from gpuscale.advice import assumptions
+from gpuscale.advice.calibrate.basis import Basis, assumed_ends, from_numbers
+from gpuscale.advice.calibrate.from_bench import from_bench
+from gpuscale.advice.calibrate.link import network_basis
+from gpuscale.advice.calibrate.rows import models_benched
 from gpuscale.advice.conflicts import check_with_data
-from gpuscale.advice.convergence import convergence_for, scales_from_samples, thin_noise
-from gpuscale.advice.decision import Decision, decide
-from gpuscale.advice.from_bench import from_bench
+from gpuscale.advice.explain.weak_first import again, not_held
 from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.limits import mlperf_floor
-from gpuscale.advice.model_choice import models_benched
-from gpuscale.advice.network_basis import network_basis
-from gpuscale.advice.recommend import Advice, predictions, recommend
-from gpuscale.advice.reconcile import applied
+from gpuscale.advice.model.convergence import convergence_for, scales_from_samples, thin_noise
+from gpuscale.advice.model.hardware import mlperf_floor
+from gpuscale.advice.model.network import MeasuredCurves
 from gpuscale.advice.request import DEFAULT_RULESET, ONE_BATCH_WITH_BENCH, AdviceRequest
-from gpuscale.advice.weak_first import again, not_held
+from gpuscale.advice.search import caveats
+from gpuscale.advice.search import decision as readings
+from gpuscale.advice.search.decision import decide
+from gpuscale.advice.search.derive import applied
+from gpuscale.advice.search.recommend import Advice, predictions, recommend
+from gpuscale.advice.types import Decision
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.interconnect.topology import Topology
@@ -198,6 +201,7 @@ def _inputs(
                         thin=thin,
                         steps=basis.evidence.steps_needed if basis.evidence else FIRM_STEPS,
                         again=again(basis.evidence, (1, 2), basis.host_devices),
+                        given=req.workload is not None or req.noise_scale is not None,
                     ),
                 ),
                 basis.evidence,

@@ -2,7 +2,7 @@
 measure, with the value it used, where that came from and the one command or option that
 would measure it.
 
-The terms: the fixed per-step cost (``advice/fixed_cost.py``), the share of
+The terms: the fixed per-step cost (``advice/model/fixed_cost.py``), the share of
 communication backward hides (overlap), DDP's own work per step, the wait for the slowest
 device, the samples to converge at a larger global batch, and the input pipeline (never
 modelled: the bench makes its data on the device). ``source`` is ``measured`` (by the
@@ -13,52 +13,67 @@ models' measurements) or ``assumed`` (a default, a prior).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 
+from gpuscale.advice.types import BenchRun, Measure, Source, TermId, words
 from gpuscale.bench.evidence import FIRM_STEPS
-from gpuscale.tables.bench import on_a_larger_host
 
-# the command a user without a bench runs to measure a term of their own model
-BENCH = "gpuscale bench --model FILE.py:FACTORY --batch B"
+# Each term's name in the words (the JSON's ``term``; ``kind`` is its ``TermId``).
+TERM_NAMES = {
+    TermId.FIXED: "Fixed per-step cost",
+    TermId.OVERLAP: "Overlap",
+    TermId.DDP: "DDP's own work",
+    TermId.WAIT: "Wait for the slowest device",
+    TermId.INPUT: "Input pipeline",
+    TermId.CONVERGENCE: "Samples to converge at a larger global batch",
+    TermId.LINK: "Link",
+    TermId.STRATEGY: "Strategy",
+}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Assumption:
     """One term: its value as used, where it came from, how to measure it."""
 
-    term: str
+    term: TermId
     value: str
-    source: str  # measured, entered, fitted or assumed
+    source: Source
     basis: str
-    measure: str = ""  # the one command or option that would measure it; "" if measured
-    # the step term it is, as the decision names terms (``decision.OVERHEADS``: fixed,
-    # wait, ddp) or another: overlap, input, convergence, link, strategy
-    kind: str = ""
+    measure: Measure = field(default_factory=Measure)  # empty where measured
+    strategy: str = "ddp"  # whose own work a ``TermId.DDP`` term is (ddp, fsdp)
+
+    @property
+    def name(self) -> str:
+        """The term's name: ``Overlap``, ``FSDP's own work``."""
+        if self.term == TermId.DDP:
+            return f"{self.strategy.upper()}'s own work"
+        return TERM_NAMES[self.term]
 
     def to_dict(self) -> dict[str, str]:
-        return asdict(self)
+        return {
+            "term": self.name,
+            "value": self.value,
+            "source": str(self.source),
+            "basis": self.basis,
+            "measure": str(self.measure),
+            "kind": str(self.term),
+        }
 
     def sentence(self) -> str:
         """``Overlap: 0.50 (assumed: ...; to measure: ...).``"""
         how = f"; to measure: {self.measure}" if self.measure else ""
-        return f"{self.term}: {self.value} ({self.source}: {self.basis}{how})."
+        return f"{self.name}: {self.value} ({self.source}: {self.basis}{how})."
 
 
-def bench_command(
+def bench_run(
     model: str | None, nproc: str, host_devices: int | None = None, more: str = "", run: str = ""
-) -> str:
-    """The bench command that measures a term of ``model`` (a file placeholder when the
-    advice was given numbers), said to need another host where the bench's host had
-    fewer devices (``host_devices``) than it runs; ``more``: options it adds; ``run``: the
-    advised run's options (``Support.run``), used in place of the model where given."""
-    where = on_a_larger_host(max(int(n) for n in nproc.split(",")), host_devices)
-    more = f" {more}" if more else ""
-    if run:  # the advised run's own configuration (and the file advised on)
-        return f"`gpuscale bench {run} --nproc {nproc}{more}`{where}"
-    if model is None:
-        return f"`{BENCH} --nproc {nproc}{more}`{where}"
-    option = "--models" if ":" not in model else "--model"
-    return f"`gpuscale bench {option} {model} --nproc {nproc}{more}`{where}"
+) -> Measure:
+    """The bench run that measures a term of ``model`` (a file placeholder when the
+    advice was given numbers), on a larger host where the bench's host had fewer devices
+    (``host_devices``) than it runs; ``more``: options it adds; ``run``: the advised
+    run's options (``Support.run``), used in place of the model where given."""
+    counts = tuple(int(n) for n in nproc.split(","))
+    return Measure(bench=BenchRun(model, counts, more=more, run=run, host_devices=host_devices))
 
 
 def overlap(
@@ -73,11 +88,11 @@ def overlap(
     """The share of communication backward hides (``unmeasured``: why nothing measured
     it, e.g. the bench's multi-device run is flagged)."""
     if given:
-        source, basis = "entered", "--overlap"
+        source, basis = Source.GIVEN, "--overlap"
     elif measured:
-        source, basis = "measured", "1 - exposed / comm of the bench's multi-device runs"
+        source, basis = Source.MEASURED, "1 - exposed / comm of the bench's multi-device runs"
     else:
-        source = "assumed"
+        source = Source.ASSUMED
         basis = (
             unmeasured
             if value is not None
@@ -85,38 +100,34 @@ def overlap(
         )
     shown = f"{value:.2f}" if value is not None else "0.5, all but the last bucket"
     return Assumption(
-        term="Overlap",
-        kind="overlap",
+        term=TermId.OVERLAP,
         value=shown,
         source=source,
         basis=basis,
-        measure="" if measured or given else bench_command(model, "1,2", host_devices),
+        measure=Measure() if measured or given else bench_run(model, "1,2", host_devices),
     )
 
 
 def ddp_overhead(
-    ms_per_mparam: float,
-    params: float,
+    ms: float,
     *,
     measured: bool,
     model: str | None,
     host_devices: int | None = None,
 ) -> Assumption:
     """DDP's own work per step (bucket copies), from the N = 1 synchronised step."""
-    value = f"{ms_per_mparam * params / 1e6:.3g} ms per step"
+    value = f"{ms:.3g} ms per step"
     if measured:
         return Assumption(
-            term="DDP's own work",
-            kind="ddp",
+            term=TermId.DDP,
             value=value,
-            source="measured",
+            source=Source.MEASURED,
             basis="synchronised minus no-sync step at N = 1",
         )
     return _taken_as_zero(
-        "ddp",
-        "DDP's own work",
+        TermId.DDP,
         "nothing measured it (on a GPU typically under a millisecond per step)",
-        bench_command(model, "1", host_devices),
+        bench_run(model, "1", host_devices),
     )
 
 
@@ -141,49 +152,45 @@ def wait(
 
         shown = ", ".join(one(n, f) for n, f in sorted(slowdown.items()))
         return Assumption(
-            term="Wait for the slowest device",
-            kind="wait",
+            term=TermId.WAIT,
             value=f"no-sync step {shown}",
-            source="measured",
+            source=Source.MEASURED,
             basis="the bench's no-sync steps at N > 1 over N = 1: compute slowed by contention "
             "for shared cores and by the slowest device, not the bench table's sync_wait_ms "
             "(a wait inside the synchronised step)",
         )
     if jitter:
         return Assumption(
-            term="Wait for the slowest device",
-            kind="wait",
+            term=TermId.WAIT,
             value="E[max of N] - mean of the N = 1 step times",
-            source="fitted",
+            source=Source.FITTED,
             basis="the spread of the bench's N = 1 steps (Chen et al. 2016)",
-            measure=bench_command(model, "1,2", host_devices),
+            measure=bench_run(model, "1,2", host_devices),
         )
     return _taken_as_zero(
-        "wait",
-        "Wait for the slowest device",
+        TermId.WAIT,
         "nothing measured the steps' spread",
-        bench_command(model, "1,2", host_devices),
+        bench_run(model, "1,2", host_devices),
     )
 
 
-def _taken_as_zero(kind: str, term: str, basis: str, measure: str) -> Assumption:
+def _taken_as_zero(term: TermId, basis: str, measure: Measure) -> Assumption:
     """A time of the step that nothing measured, taken as 0 ms (said, with ``measure``)."""
-    return Assumption(
-        term=term, value="0 ms", source="assumed", basis=basis, measure=measure, kind=kind
-    )
+    return Assumption(term=term, value="0 ms", source=Source.ASSUMED, basis=basis, measure=measure)
 
 
 def input_pipeline(rate: str | None = None) -> Assumption:
     """The data loader: never modelled; ``rate`` says what it must deliver."""
     return Assumption(
-        term="Input pipeline",
-        kind="input",
+        term=TermId.INPUT,
         value="never the bottleneck" + (f" while it delivers {rate}" if rate else ""),
-        source="assumed",
+        source=Source.ASSUMED,
         basis="gpuscale's bench makes its data on the device; loading, decoding and "
         "augmenting are not in any step it times",
-        measure="time your data loader alone (samples/s per process) and compare it with "
-        "the samples/s per device predicted here",
+        measure=words(
+            "time your data loader alone (samples/s per process) and compare it with "
+            "the samples/s per device predicted here"
+        ),
     )
 
 
@@ -196,6 +203,7 @@ def convergence(
     thin: str = "",
     steps: int = FIRM_STEPS,
     again: str = "",
+    given: bool = False,
 ) -> Assumption:
     """The samples to converge at a larger global batch (``same_samples``: the bench's
     N > 1 runs of ``model`` saw the same samples on every rank, so their gradient norms
@@ -203,7 +211,8 @@ def convergence(
     ``convergence.thin_noise``; ``again``: where the bench file holds runs of ``model`` at
     1 and 2 devices already, what to bench them again with, ``advice.weak_first.again``,
     never the run it holds; ``steps``: the steps the model's runs need,
-    ``bench.evidence.steps_needed``)."""
+    ``bench.evidence.steps_needed``; ``given``: the model is a workload's or a noise
+    scale's given as options, not measured)."""
     if source is None:
         why = thin or "no noise scale, workload or gradient norms"
         if same_samples:
@@ -211,32 +220,34 @@ def convergence(
                 "no noise scale: the bench's N > 1 runs of this model saw the same samples on "
                 "every rank, so their gradient norms measure none"
             )
-        rerun = bench_command(model, "1,2", host_devices, f"--steps {steps}" if thin else "")
-        rerun = again or rerun
+        rerun = bench_run(model, "1,2", host_devices, f"--steps {steps}" if thin else "")
+        if again:
+            rerun = rerun.in_words(again)
         return Assumption(
-            term="Samples to converge at a larger global batch",
-            kind="convergence",
+            term=TermId.CONVERGENCE,
             value="the same as at the batch given",
-            source="assumed",
+            source=Source.ASSUMED,
             basis=f"{why} (optimistic past the critical batch: at a batch far above it, "
             "doubling the batch doubles the samples)",
-            measure=f"draw each rank's batch from torch's default generator (gpuscale seeds it "
-            f"per rank), then {rerun}"
+            measure=rerun.around(
+                "draw each rank's batch from torch's default generator (gpuscale seeds it "
+                "per rank), then "
+            )
             if same_samples
-            else f"--noise-scale, --workload, or {rerun} (B_simple from the gradient norms)",
+            else rerun.around(
+                "--noise-scale, --workload, or ", " (B_simple from the gradient norms)"
+            ),
         )
-    kind = "entered" if "as given" in source or "RCPs" in source else "measured"
     return Assumption(
-        term="Samples to converge at a larger global batch",
-        kind="convergence",
+        term=TermId.CONVERGENCE,
         value="E(B) = E_min (1 + B / B_noise)",
-        source=kind,
+        source=Source.GIVEN if given else Source.MEASURED,
         basis=source,
     )
 
 
 # The kinds of term whose measurement settles a held-back count, most decisive first.
-_SETTLES = ("fixed", "wait", "overlap", "ddp", "convergence")
+_SETTLES = (TermId.FIXED, TermId.WAIT, TermId.OVERLAP, TermId.DDP, TermId.CONVERGENCE)
 
 
 def settle(
@@ -258,20 +269,17 @@ def settle(
     not enter."""
     if held_back is None and not refused:
         return None
-    by_kind = {a.kind: a for a in assumed if a.source != "measured" and a.measure}
+    by_kind = {a.term: a for a in assumed if a.source != Source.MEASURED and a.measure}
     if strong:
-        by_kind.pop("convergence", None)
+        by_kind.pop(TermId.CONVERGENCE, None)
     term = next((t for t in _SETTLES if t in by_kind), None)
     why = "an input is flagged IMPLAUSIBLE (above); " if refused else ""
     if term is None:
         if again:
             return f"{why}{again}"
         count = held_back or 2
-        where = on_a_larger_host(count, host_devices)
-        return (
-            f"{why}a measured run at the larger count: `gpuscale bench ... --nproc 1,{count}`"
-            f"{where}"
-        )
+        run = BenchRun(None, (1, count), run="...", host_devices=host_devices)
+        return f"{why}a measured run at the larger count: {run.command()}"
     found = by_kind[term]
-    named = found.term if term == "ddp" else found.term[0].lower() + found.term[1:]
+    named = found.name if term == TermId.DDP else found.name[0].lower() + found.name[1:]
     return f"{why}the {named} is {found.source}; measure it: {found.measure}"

@@ -10,13 +10,12 @@ import math
 from dataclasses import dataclass, field
 
 from gpuscale.advice.assumptions import Assumption
-from gpuscale.advice.device_power import Power
-from gpuscale.advice.family import FamilyBasis
-from gpuscale.advice.fixed_cost import FixedCost
-from gpuscale.advice.model import Compute, ModelSpec, Step, predict_step
-from gpuscale.advice.network import DEFAULT_BUCKET_MB, Network
-from gpuscale.advice.reconcile import Measured
-from gpuscale.advice.step_error import StepError
+from gpuscale.advice.model.fixed_cost import FixedCost
+from gpuscale.advice.model.hardware import Power
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
+from gpuscale.advice.model.priors import StepError
+from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, predict_step
+from gpuscale.advice.types import Measured
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.bench.support import Support
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD

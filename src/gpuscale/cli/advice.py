@@ -15,7 +15,7 @@ def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> 
 
     Time, cost and energy to a trained model from your measurements (or numbers) and a
     convergence model (method: docs/advice.md)."""
-    from gpuscale.advice.keywords import advise_here  # lazy: pandas, not for --help
+    from gpuscale.advice.load import advise_here  # lazy: pandas, not for --help
 
     try:  # the request's names (`bret`: "did you mean 'bert'?") resolved, its values checked
         result = advise_here(request)
@@ -23,8 +23,8 @@ def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> 
         fail(exc.as_options(option_names(AdviceRequest)))
     except (ValueError, KeyError, OSError) as exc:  # UnknownNameError, a file unreadable
         fail(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc))
-    from gpuscale.advice.answer import shown  # lazy: as advise_here
-    from gpuscale.advice.document import advice_view
+    from gpuscale.advice.explain.answer import shown  # lazy: as advise_here
+    from gpuscale.advice.explain.document import advice_view
 
     # the answer first (--explain: every sentence), the table; or CSV, or JSON (the whole)
     table, explain = fmt is Format.table, request.explain

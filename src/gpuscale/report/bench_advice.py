@@ -10,8 +10,8 @@ import pandas as pd
 
 from gpuscale.advice.api import advise
 from gpuscale.advice.load import load_advice_data
-from gpuscale.advice.recommend import Advice
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.search.recommend import Advice
 from gpuscale.tables.requests import FieldError
 
 

@@ -45,13 +45,13 @@ def runs_like(
     return same & device
 
 
-def bench_options(row: Any, batch: bool = True) -> str:
+def bench_options(row: Any, batch: bool = True, model: bool = True) -> str:
     """The ``gpuscale bench`` options that run ``row``'s configuration again (a bench
     table's row): ``--models tf-30m --batch 32 --precision bf16 --strategy fsdp`` (a
-    model named by its file, ``--model``); a run of another configuration measures
-    something else than the one advised on."""
-    model = str(row["model"])
-    more = [f"--model {model}" if ":" in model else f"--models {model}"]
+    model named by its file, ``--model``; without ``model``, its configuration alone); a
+    run of another configuration measures something else than the one advised on."""
+    name = str(row["model"])
+    more = [f"--model {name}" if ":" in name else f"--models {name}"] * model
     more += [f"--batch {int(row['batch_per_device'])}"] * batch
     more += [f"--accum {int(row['accum'])}"] * (int(row.get("accum") or 1) > 1)
     more += [f"--precision {row['precision']}"] * (str(row.get("precision")) in ("bf16", "fp16"))

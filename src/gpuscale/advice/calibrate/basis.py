@@ -1,0 +1,285 @@
+"""What the advice rests on (:class:`Basis`), and the advice from numbers: a model given
+by its parameters and one device's step time at one batch or more (``from_numbers``).
+
+From numbers, the step is split into a fixed per-step cost and per-sample work
+(``advice/model/fixed_cost.py``): entered (``--step-ms`` at two batches, or ``--fixed-ms``),
+else the device-level prior narrowed by the step itself. Everything the numbers do not
+say (overlap, DDP's own work, the wait for the slowest device) is assumed and said, with
+the command that would measure it (``advice/assumptions.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from gpuscale.advice import assumptions
+from gpuscale.advice.assumptions import Assumption, bench_run
+from gpuscale.advice.inputs import OneDevice
+from gpuscale.advice.model import fixed_cost, peak_bound, priors
+from gpuscale.advice.model.fixed_cost import FixedCost
+from gpuscale.advice.model.hardware import (
+    Power,
+    device_power,
+    implied_device,
+    rate_warnings,
+    unchecked_note,
+)
+from gpuscale.advice.model.network import Network
+from gpuscale.advice.model.priors import StepError
+from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, rate_tflops, work_ms
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.types import BENCH, Measured, Source, TermId, words
+from gpuscale.analysis.critical_batch import NoiseScale
+from gpuscale.bench.support import Support
+from gpuscale.hardware.peaks import peak_for
+from gpuscale.quantities import format_count, format_ms, number
+
+# The link assumed where none is given, detected or measured.
+DEFAULT_LINK = "pcie-phb"
+
+
+@dataclass(frozen=True, slots=True)
+class Basis:
+    """What the advice rests on: the network, the model and its rate per device, and
+    where each came from (``sources``, ``warnings``, ``assumed``). A value: each step
+    (``network_basis``, then ``from_numbers`` or ``from_bench.from_bench``) returns a new
+    one."""
+
+    network: Network
+    max_devices: int
+    sources: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+    spec: ModelSpec | None = None
+    compute: Compute | None = None
+    per_device: int = 0
+    accum: int = 1  # micro-steps per optimizer step of the run advised on (bench)
+    min_batch: int = 1
+    max_batch: int | None = None  # the largest per-device batch that fits (None: per_device)
+    overlap: float | None = None
+    power: Power | None = None
+    noise: NoiseScale | None = None
+    name: str = ""
+    error: StepError = field(default_factory=StepError)
+    link_assumed: bool = False  # no link given, detected or measured: the default link
+    link_detected: str | None = None  # the link is this machine's detected topology's preset
+    fixed: FixedCost | None = None
+    prior_range: tuple[Compute, ...] = ()  # the compute at the priors' low and high ends
+    assumed: tuple[Assumption, ...] = ()
+    same_samples: bool = False  # the bench's N > 1 runs saw the same samples per rank
+    measured: tuple[Measured, ...] = ()  # the model's N > 1 runs
+    bench_model: str | None = None  # the bench model whose runs measure a term (None: numbers)
+    host_devices: int | None = None  # the GPUs the bench's host had (None: unknown, or a CPU)
+    model_note: str = ""  # the bench model advised on where larger ones were passed over, why
+    evidence: Support | None = None  # what the bench runs advised on rest on (None: numbers)
+    one_device: OneDevice | None = None  # the bench's N = 1 run of the model advised on
+    strategy: str | None = None  # the strategy the bench measured the model with (None: numbers)
+    family: FamilyBasis | None = None  # its family's break-even basis (None: the model alone)
+    implausible: bool = False  # an input cannot be true (an IMPLAUSIBLE warning among them)
+
+
+# What measures the fixed cost of a model given by numbers.
+MEASURE_FIXED = words(
+    "the step at a second batch (`--step-ms T --batch B` again, e.g. at half the batch), "
+    f"or `{BENCH} --nproc 1` (times two batches at N = 1)"
+)
+
+
+def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
+    """``basis`` with the model of the numbers given: the first (batch, step) pair is
+    the configuration advised on, split into fixed cost and per-sample work."""
+    points = req.step_points
+    per_device, step_ms = points[0]
+    spec = ModelSpec(
+        params=float(req.params),
+        flops_per_sample=req.flops_per_sample,
+        grad_bytes_per_param=req.grad_bytes,
+    )
+    link = basis.network.intra.name
+    device = req.device_name or implied_device(link)
+    precision = "bf16" if req.grad_bytes == 2 else "fp32"
+    whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
+    fixed = _fixed(req, points, spec, device, precision)
+    bound = _bound_note(req, fixed, spec, device, precision, link)
+    compute, prior_range = _split(spec, per_device, whole, fixed)
+    flops = "the FLOPs given" if req.flops_per_sample else "6 x parameters FLOPs per sample"
+    source = (
+        f"Compute: {format_ms(step_ms)} per step of {per_device:,} samples -> "
+        f"{number(whole)} TFLOP/s over the whole step at {flops}; of it "
+        f"{format_ms(fixed.ms, step_ms)} fixed per step ({fixed.source}) and "
+        f"{format_ms(step_ms - compute.fixed_ms, step_ms)} of per-sample work."
+    )
+    if fixed.source == Source.ASSUMED and req.flops_per_sample is None:  # the rate rests on 6 x
+        # parameters, a lower bound of the work: only a rate above the peak is impossible
+        # (a low one's two readings: ``peak_bound.flops_reading``, priced by ``assumed_ends``)
+        warnings = rate_warnings(whole, device, precision, low=False)
+    elif fixed.source == Source.ASSUMED:  # one step time: the whole step's rate is all we know
+        low = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
+        warnings = rate_warnings(whole, device, precision, low_note=low)
+    else:  # the fixed cost measured or entered: a low per-sample rate is a small model's
+        # (kernels too short to fill the device: the published study's own), one above the
+        # peak cannot be
+        warnings = rate_warnings(compute.tflops, device, precision, low=False)
+    # a device named without a known peak: the check above could not be made, said
+    assumed = fixed.source == Source.ASSUMED
+    unchecked = unchecked_note(
+        whole if assumed else compute.tflops,
+        device,
+        precision,
+        "the inputs imply over the whole step" if assumed else "the inputs imply",
+    )
+    return replace(
+        basis,
+        spec=spec,
+        per_device=per_device,
+        fixed=fixed,
+        compute=compute,
+        prior_range=prior_range,
+        error=priors.ERROR,
+        min_batch=max(1, per_device // 8),  # the fixed cost prices smaller batches
+        overlap=req.overlap,
+        power=_power(req, device, basis.network.intra.name),
+        sources=(*basis.sources, source, *filter(None, [bound, unchecked])),
+        warnings=(*basis.warnings, *warnings),
+        implausible=basis.implausible or bool(warnings),  # every rate warning is one
+        name=f"a {format_count(spec.params)}-parameter model",
+        assumed=(*basis.assumed, *_assumed(req, fixed, spec)),
+    )
+
+
+def _split(
+    spec: ModelSpec, per_device: int, whole_tflops: float, fixed: FixedCost
+) -> tuple[Compute, tuple[Compute, ...]]:
+    """The compute of a step given by numbers split at ``fixed`` (the measured step kept),
+    with DDP's work and the slowest device's wait from their priors (``advice/model/priors.py``:
+    their range carried into the interval in place of the unmeasured +/-35%), and the
+    compute at the priors' low and high ends."""
+    split = fixed_cost.resplit(Compute(tflops=whole_tflops), spec, per_device, fixed.ms)
+    return priors.with_priors(split, spec, per_device, "point"), tuple(
+        priors.with_priors(split, spec, per_device, end) for end in ("low", "high")
+    )
+
+
+def assumed_ends(basis: Basis, req: AdviceRequest) -> list[tuple[str, str, float, str, Basis]]:
+    """The basis at each end of the range of an assumed term of a model given by numbers,
+    as (term, end, its value there, unit, basis): the FLOPs per sample not given, at 6 x
+    parameters (a transformer's; then the step at under 1% of the device's peak leaves
+    the rest of it a fixed cost), and a fixed cost nothing measured at its prior's ends."""
+    fixed, spec = basis.fixed, basis.spec
+    if fixed is None or spec is None or fixed.source != Source.ASSUMED:
+        return []
+    points = req.step_points
+    per_device, step_ms = points[0]
+    device = req.device_name or implied_device(basis.network.intra.name)
+    precision = "bf16" if req.grad_bytes == 2 else "fp32"
+    whole = rate_tflops(per_device, spec.flops, step_ms)
+
+    def at(cost: FixedCost) -> Basis:
+        compute, prior_range = _split(spec, per_device, whole, cost)
+        return replace(basis, fixed=cost, compute=compute, prior_range=prior_range)
+
+    ends = []
+    if req.flops_per_sample is None:
+        dense = _fixed(req, points, spec, device, precision, floor_from_peak=True)
+        if dense.ms > fixed.high_ms:
+            ends.append(("flops_per_sample", "low", spec.flops, "FLOPs", at(dense)))
+    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
+        if ms != fixed.ms:
+            ends.append(("fixed_cost", end, ms, "ms", at(replace(fixed, ms=ms))))
+    return ends
+
+
+def _power(req: AdviceRequest, device: str | None, link: str) -> Power:
+    """The power per device of the device named, else of the one the link implies (as
+    the rate check reads it: ``nvlink4``, an H100 SXM), said so."""
+    power = device_power(None, device, given_w=req.power_w)
+    if req.device_name is None and req.power_w is None and power.watts is not None:
+        said = f"{power.source}, the device the link {link} implies (--device-name to name it)"
+        return replace(power, source=said)
+    return power
+
+
+def _fixed(
+    req: AdviceRequest,
+    points: tuple[tuple[int, float], ...],
+    spec: ModelSpec,
+    device: str | None,
+    precision: str,
+    floor_from_peak: bool | None = None,
+) -> FixedCost:
+    """The fixed cost: entered as such, from two step times, else the prior narrowed by
+    the step (the device's peak bounds the per-sample work from below and, at 1% of it,
+    from above: only with FLOPs per sample given, or ``floor_from_peak``)."""
+    per_device, step_ms = points[0]
+    if req.fixed_ms is not None:
+        return fixed_cost.given(min(req.fixed_ms, step_ms), per_device)
+    if len(points) > 1:
+        return fixed_cost.entered(points)
+    fastest = _fastest(device, precision)
+    at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
+    floor = req.flops_per_sample is not None if floor_from_peak is None else floor_from_peak
+    return fixed_cost.prior(
+        step_ms, per_device, work_at_peak_ms=at_peak, measure=MEASURE_FIXED, floor_from_peak=floor
+    )
+
+
+def _fastest(device: str | None, precision: str) -> float | None:
+    """The fastest the step's work could run at this precision (TFLOP/s; None: no peak):
+    fp32 under PyTorch's defaults runs convolutions in TF32, so the TF32 peak bounds it
+    (the fp32 peak left no room for a fixed cost in a ResNet-50 step that is plainly
+    possible on an A100)."""
+    peak = peak_for(device)
+    return peak.tflops(precision, tf32="on") if peak else None
+
+
+def _bound_note(
+    req: AdviceRequest,
+    fixed: FixedCost,
+    spec: ModelSpec,
+    device: str | None,
+    precision: str,
+    link: str,
+) -> str:
+    """Why an assumed fixed cost is what it is: the device's peak bounded it (said with
+    the peak and the FLOPs it rests on), or no peak did (the prior's alone)."""
+    peak, fastest = peak_for(device), _fastest(device, precision)
+    if peak is None or fastest is None:
+        return peak_bound.unbounded(fixed, device, link, MEASURE_FIXED)
+    per_device, step_ms = req.step_points[0]
+    at = peak_bound.AtPeak(
+        peak=peak,
+        peak_tflops=fastest,
+        precision=precision,
+        step_ms=step_ms,
+        batch=per_device,
+        flops_per_sample=spec.flops,
+    )
+    return peak_bound.bounded(
+        fixed,
+        at,
+        flops_given=req.flops_per_sample is not None,
+        implied_by=None if req.device_name else link,
+        measure=MEASURE_FIXED,
+    )
+
+
+def _assumed(req: AdviceRequest, fixed: FixedCost, spec: ModelSpec) -> list[Assumption]:
+    """What numbers leave unmeasured: every N > 1 term."""
+    return [
+        Assumption(
+            term=TermId.FIXED,
+            value=format_ms(fixed.ms, fixed.high_ms)
+            + (
+                f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
+                if fixed.uncertain
+                else ""
+            ),
+            source=fixed.source,
+            basis=fixed.basis,
+            measure=fixed.measure,
+        ),
+        assumptions.overlap(req.overlap, measured=False, given=req.overlap is not None, model=None),
+        priors.assumption(priors.DDP_WORK, "ms per million parameters", bench_run(None, "1")),
+        priors.assumption(
+            priors.STEP_SPREAD, "coefficient of variation of the step", bench_run(None, "1,2")
+        ),
+    ]

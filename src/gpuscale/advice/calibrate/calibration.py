@@ -1,0 +1,365 @@
+"""Calibrating the step model from ``gpuscale bench`` results (a ``gpuscale collectives``
+sweep: ``advice/model/network.py``).
+
+* Compute: the model's own fixed per-step cost where the bench timed it at two batches
+  (``fixed_ms``: the intercept of its plain step against the batch, less the optimizer),
+  the per-sample rate then from the rest of its step. Else per model family, least
+  squares (non-negative) of the N = 1 forward + backward time on the work per step,
+  ``t_fb = t_fixed + (b F) / R`` (``b F``: samples x FLOPs per sample, from
+  ``torch.utils.flop_counter``), and of the optimizer time on the parameters; the model
+  advised on keeps the family's rate ``R`` and its own measured step (the fixed term
+  absorbs the difference). With neither (one batch of one model), the device prior with
+  its range. Which of these, and the split of the step it gives:
+  ``advice/bench_fixed.split``. Its calibration point is reproduced exactly.
+* DDP's own cost: the N = 1 synchronised minus no-sync step, per parameter.
+* Overlap: ``1 - exposed / comm`` of the model's smallest multi-device run (the bench
+  measures both), else the median over the other models of the same configuration.
+* Communication scale: the communication DDP measured over what the network (sweep or
+  link) predicts for the same buckets, median over the model's own multi-device runs, else
+  over the configuration's (on CPU it is above 1: the all-reduce shares the cores with
+  backward).
+
+Only rows of the configuration advised on (device, backend, precision, TF32, threads)
+and without plausibility flags are used; what was left out is said in ``notes``.
+
+Bench error: The step's 80% interval at N > 1 from a bench file: leave-one-out over the bench's
+models with N > 1 rows (each calibrated on the others, ``step_error.leave_one_out``),
+and the advised model's own N > 1 runs against its calibration
+(``step_error.with_own_runs``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.advice.calibrate import bench_fixed, fits
+from gpuscale.advice.calibrate import measured as measured_contention
+from gpuscale.advice.calibrate.fits import Shape
+from gpuscale.advice.calibrate.measured import (
+    accumulation_note,
+    as_step_model,
+    fsdp_note,
+)
+from gpuscale.advice.model.fixed_cost import FixedCost
+from gpuscale.advice.model.network import Network
+from gpuscale.advice.model.priors import StepError, leave_one_out, with_own_runs
+from gpuscale.advice.model.step import Compute, ModelSpec, predict_step
+from gpuscale.advice.types import trusted_runs
+from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
+from gpuscale.bench.support import Support, support
+from gpuscale.bench.table import flag_kinds
+from gpuscale.quantities import counted, joined
+from gpuscale.tables.requests import NamedError
+
+# Runs that share a machine setting: their compute and communication are comparable.
+HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
+
+
+class CalibrationError(ValueError):
+    """The measurements cannot calibrate the model (no N = 1 run of that model, ...)."""
+
+
+class NamedCalibrationError(CalibrationError, NamedError):
+    """A :class:`CalibrationError` whose sentence names request fields (``ref``): the CLI
+    says the option (``--bench``), Python the keyword (``bench=``)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Calibration:
+    """What the bench measured about one model, ready for the step model."""
+
+    name: str
+    model: ModelSpec
+    compute: Compute
+    batch: int
+    accum: int = 1  # micro-steps per optimizer step the run took (``batch`` each)
+    strategy: str = "ddp"
+    bucket_mb: float = 25.0
+    device: str | None = None
+    device_name: str | None = None
+    threads: int | None = None  # threads per process of the N = 1 run (CPU); None: not recorded
+    overlap: float | None = None  # measured share hidden; None: not measured
+    comm_scale: float | None = None  # measured / predicted communication; None: unknown
+    comm_support: Support | None = None  # the runs comm_scale was read from
+    bench_model: str = ""  # the bench model whose runs these are (``name`` may be another's)
+    noise: NoiseScale | None = None
+    fixed: FixedCost | None = None  # the fixed per-step cost and where it came from
+    shape: Shape | None = None  # the step against the batch, fitted to measured batches
+    max_batch: int | None = None  # the largest per-device batch the memory allows
+    memory_note: str = ""  # how max_batch was found
+    config_group: str = ""  # the calibrated run's configuration (its batch included)
+    measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)  # N, step_ms
+    one_step_ms: float = math.nan  # the N = 1 run's step as it trained (DDP's or FSDP's)
+    notes: tuple[str, ...] = ()
+
+
+def _usable(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    ok = table[table["status"] == "ok"]
+    flagged = ok[ok["flagged"].fillna(False).astype(bool)]
+    runs = joined(f"{r.model} on {counted(r.accelerators, 'device')}" for r in flagged.itertuples())
+    notes = [f"left out {counted(len(flagged), 'flagged run')}, {runs}: {flag_kinds(flagged)}"]
+    notes = notes * bool(runs)
+    return ok[~ok.index.isin(flagged.index)], notes
+
+
+def same_hardware(
+    rows: pd.DataFrame, like: pd.Series, columns: tuple[str, ...] = HARDWARE_COLUMNS
+) -> pd.DataFrame:
+    """The rows whose ``columns`` (the hardware's, by default) hold ``like``'s values (a
+    missing value matches only a missing one)."""
+    keep = np.ones(len(rows), bool)
+    for column in columns:
+        value = like[column]
+        same = rows[column].isna() if pd.isna(value) else rows[column] == value
+        keep &= same.to_numpy()
+    return rows[keep]
+
+
+def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:
+    # lazy: scipy, only when a bench file is fitted (advise from numbers never needs it)
+    from scipy.optimize import nnls
+
+    return nnls(np.column_stack(columns), y)[0]
+
+
+def fit_compute(single: pd.DataFrame) -> tuple[float, float, float] | None:
+    """(fixed ms, achieved TFLOP/s, optimizer ms per million parameters) fitted over N = 1
+    rows of one family and configuration; None without two distinct work sizes."""
+    rows = single.dropna(subset=["forward_ms", "backward_ms", "flops_per_sample", "params"])
+    work_gflop = (rows["batch_per_device"] * rows["flops_per_sample"]).to_numpy(float) / 1e9
+    if len(np.unique(work_gflop)) < 2:
+        return None
+    fb = (rows["forward_ms"] + rows["backward_ms"]).to_numpy(float)
+    fixed, ms_per_gflop = _nnls([np.ones_like(work_gflop), work_gflop], fb)
+    if ms_per_gflop <= 0:
+        return None
+    mparams = rows["params"].to_numpy(float) / 1e6
+    opt = _nnls([mparams], rows["optimizer_ms"].fillna(0).to_numpy(float))[0]
+    return float(fixed), float(1 / ms_per_gflop), float(opt)
+
+
+def _single_row(rows: pd.DataFrame, model: str) -> pd.Series:
+    single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
+    if single.empty:
+        known = sorted(rows.loc[rows["accelerators"] == 1, "model"].unique())
+        raise CalibrationError(
+            f"no trustworthy N = 1 run of {model!r} in the bench results "
+            f"(models with one: {', '.join(known) or 'none'})"
+        )
+    row = single.iloc[-1]
+    missing = [
+        c
+        for c in ("forward_ms", "backward_ms", "optimizer_ms", "batch_per_device", "params")
+        if pd.isna(row[c])
+    ]
+    if missing:
+        raise CalibrationError(f"the N = 1 run of {model!r} lacks {', '.join(missing)}")
+    return row
+
+
+def _compute(
+    row: pd.Series, hardware: pd.DataFrame, notes: list[str]
+) -> tuple[Compute, ModelSpec, bench_fixed.Split]:
+    flops = row["flops_per_sample"]
+    params = float(row["params"])
+    if pd.isna(flops) or flops <= 0:
+        notes.append(f"{row['model']}: FLOPs not counted; assumed 6 x parameters per sample")
+        flops = 6.0 * params
+    model = ModelSpec(params=params, flops_per_sample=float(flops))
+    fb = float(row["forward_ms"] + row["backward_ms"])
+    single = hardware[hardware["accelerators"] == 1]
+    family = single[single["family"] == row["family"]]
+    split = bench_fixed.split(row, model, fit_compute(family) or fit_compute(single))
+    mparams = params / 1e6
+    overhead = row.get("ddp_overhead_ms")
+    backward_share = float(row["backward_ms"]) / fb if fb > 0 else 2 / 3
+    samples = row.get("nosync_step_ms_samples")
+    samples = tuple(float(v) for v in samples) if isinstance(samples, tuple | list) else ()
+    compute = Compute(
+        tflops=split.tflops,
+        fixed_ms=split.fixed_ms,
+        floor_ms=split.floor_ms,
+        opt_ms_per_mparam=float(row["optimizer_ms"]) / mparams,
+        ddp_ms_per_mparam=float(overhead) / mparams if pd.notna(overhead) else 0.0,
+        backward_share=min(1.0, max(0.0, backward_share)),
+        jitter_ms=samples,
+        jitter_ref_ms=float(np.mean(samples)) if samples else 0.0,
+    )
+    return compute, model, split
+
+
+def _noise(rows: pd.DataFrame) -> NoiseScale | None:
+    best = None
+    for r in rows.itertuples():
+        local, glob = r.noise_local_sq, r.noise_global_sq
+        if not (isinstance(local, tuple) and len(local) >= 2 and pd.notna(r.noise_batch_big)):
+            continue
+        estimate = noise_scale(
+            list(local), list(glob), float(r.noise_batch_small), float(r.noise_batch_big)
+        )
+        if estimate is not None and (best is None or estimate.steps > best.steps):
+            best = estimate
+    return best
+
+
+def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
+    """Everything the bench measured about ``model`` (see the module docstring)."""
+    rows, notes = _usable(as_step_model(table))  # per micro-step; FSDP's step whole
+    row = _single_row(rows, model)
+    notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
+    notes += _which_configuration(rows, row)
+    hardware = same_hardware(rows, row)
+    other = len(rows) - len(hardware)
+    if other:
+        notes.append(
+            f"left out {counted(other, 'run')} of another device, backend, precision or threads"
+        )
+    compute, spec, split = _compute(row, hardware, notes)
+    compute, shape = fits.calibrated(hardware, row, compute, spec)
+    fixed, said = split.cost, split.note
+    if shape is not None:  # the model's own batches replace the family's line
+        fixed = fits.shape_fixed(shape, float(row["batch_per_device"]))
+        said = f"its own forward + backward at {len(shape.points)} batches"
+    notes.append(f"compute: {said}")
+    cap = fits.memory_cap(hardware, row)
+    multi = hardware[hardware["accelerators"] > 1]
+    own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
+    single = hardware[hardware["accelerators"] == 1]
+    family = multi[multi["family"] == row["family"]]
+    slowdown, comm_scale, contention, comm_rows = measured_contention.contention(
+        single, (multi, family, own), row["family"], network
+    )
+    notes.append(f"contention at N > 1 from {contention}")
+    compute = replace(compute, slowdown=tuple(sorted(slowdown.items())))
+    overlap = None
+    if own["overlap"].notna().any():
+        # its smallest count measured, the median of its runs there (a second sweep's
+        # run counted as much as the first)
+        timed = own.dropna(subset=["overlap"])
+        overlap = float(
+            timed[timed["accelerators"] == timed["accelerators"].min()]["overlap"].median()
+        )
+    elif multi["overlap"].notna().any():
+        overlap = float(multi["overlap"].median())
+        notes.append(f"overlap: no multi-device run of {model}; median of the other models")
+    measured = rows[rows["model"] == model][["accelerators", "step_ms_mean", "samples_per_s"]]
+    return Calibration(
+        name=model,
+        model=spec,
+        compute=compute,
+        config_group=str(row["config_group"]),
+        batch=int(row["batch_per_device"]),
+        accum=int(row["accum"]) if pd.notna(row["accum"]) else 1,
+        strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
+        bucket_mb=float(row["bucket_mb"]) if pd.notna(row["bucket_mb"]) else 25.0,
+        device=None if pd.isna(row["device"]) else str(row["device"]),
+        device_name=None if pd.isna(row["device_name"]) else str(row["device_name"]),
+        threads=None if pd.isna(row.get("threads")) else int(row["threads"]),
+        overlap=overlap,
+        # its own runs reproduce its calibration point; its family's, else all, without
+        comm_scale=comm_scale,
+        comm_support=support(multi.loc[comm_rows], table) if comm_scale is not None else None,
+        bench_model=model,
+        noise=_noise(own),
+        fixed=fixed,
+        shape=shape,
+        max_batch=cap[0] if cap else None,
+        memory_note=cap[1] if cap else "",
+        measured_steps=measured.reset_index(drop=True),
+        one_step_ms=float(row["step_ms_mean"]),
+        notes=tuple(notes),
+    )
+
+
+def _which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[str]:
+    """Where the model ran in several precisions or strategies, which one the advice is
+    on (the latest N = 1 run's), said."""
+    own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
+    kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
+    if len(kinds) < 2:
+        return []
+    return [
+        f"{row['model']} ran in {len(kinds)} configurations; this advice is on its "
+        f"{row['precision']} {row['strategy']} runs (TF32 {row['tf32']}), the latest"
+    ]
+
+
+def default_model(table: pd.DataFrame) -> str:
+    """The largest model with a trustworthy N = 1 run (``CalibrationError`` when none)."""
+    rows, _ = _usable(table)
+    single = rows[rows["accelerators"] == 1]
+    if single.empty:
+        ok = table[table["status"] == "ok"]
+        if ok.empty:  # nothing measured: say why the runs failed, not what is missing
+            first = table.iloc[0] if len(table) else None
+            why = (
+                f": {first['model']} on {first['accelerators']}: {first['status']}"
+                + (f" ({str(first['error']).splitlines()[0]})" if first["error"] else "")
+                if first is not None
+                else ""
+            )
+            raise CalibrationError(f"no run in the bench results measured anything{why}")
+        if not (ok["accelerators"] == 1).any():
+            raise CalibrationError(
+                "the bench results hold no N = 1 run, the baseline every speedup is read "
+                "against: bench with --nproc 1,... (e.g. --nproc 1,2)"
+            )
+        raise CalibrationError("the bench results hold no trustworthy N = 1 run")
+    return str(single.sort_values("params")["model"].iloc[-1])
+
+
+def with_comm_scale(network: Network, calibration: Calibration) -> Network:
+    """The network scaled by the communication DDP measured (unchanged when unknown)."""
+    scale = calibration.comm_scale
+    if scale is None or not math.isfinite(scale) or scale <= 0:
+        return network
+    return replace(network, comm_scale=scale)
+
+
+def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
+    """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
+    N > 1 rows of the configuration advised on (see ``step_error``)."""
+
+    def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
+        try:
+            other = calibrate(rest, model, network)
+        except (CalibrationError, ValueError):
+            return [None] * len(ns)
+        if other.device != cal.device or other.device_name != cal.device_name:
+            return [None] * len(ns)
+        return steps(other, ns)
+
+    def steps(other: Any, ns: list[int]) -> list[float | None]:
+        overlap = other.overlap
+        if overlap is None and other.device == "cpu":
+            overlap = 0.0  # as the advice itself does
+        scaled = with_comm_scale(network, other)
+        return [
+            predict_step(
+                other.model,
+                other.compute,
+                scaled,
+                n,
+                batch=other.batch,
+                accum=other.accum,
+                overlap=overlap,
+                bucket_mb=other.bucket_mb,
+                strategy=other.strategy,
+            ).step_ms
+            for n in ns
+        ]
+
+    ok = trusted_runs(table)
+    own = ok[(ok["config_group"] == cal.config_group) & (ok["accelerators"] > 1)]
+    own = own.dropna(subset=["step_ms_mean"])
+    ns = [int(n) for n in own["accelerators"]]
+    predicted = steps(cal, ns)  # the calibration advised on, not calibrated again
+    measured = own["step_ms_mean"].astype(float).tolist()
+    return with_own_runs(
+        leave_one_out(table, network, predict), list(zip(measured, predicted, strict=True))
+    )

@@ -1,0 +1,283 @@
+"""The step against the per-device batch, from the batches a model was measured at.
+
+On a GPU a step barely moves with the batch until the device fills, then grows with it
+(gpuscale's own H100 rows, ``../shared/gpu/h100/sweep.jsonl``: tf-7m's plain step 11.8 /
+14.1 / 13.6 / 42.4 ms at batch 1 / 8 / 64 / 256). One device's forward + backward at
+per-device batch ``b`` is taken as a launch-bound floor, then a per-sample cost::
+
+    t(b) = max(t_floor, t_fixed + b c)          (c: ms per sample, F / R)
+
+At a batch that was measured the measurement itself is used (``Compute.measured_ms``);
+between and beyond the measured batches, this shape. It is fitted to the measured
+batches (``fit``): each split of the sorted batches into a flat part (the floor: their
+mean) and a rising part (a line through them, ``fixed_cost.line``; through the origin
+when one point is left, the family's rate when none) is tried, and the one with the least
+squared log error wins; with no floor it is the line of ``advice/model/fixed_cost.py``. Its error
+on batches it was not fitted to is measured by leaving each batch out in turn
+(``left_out``).
+
+The largest per-device batch comes from the measured memory (``largest_batch``): two
+batches give the bytes per sample and the memory that does not grow with the batch; the
+device's memory is recorded by the bench or read from its name.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.advice.model.fixed_cost import FixedCost, line
+from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops
+from gpuscale.advice.types import Source
+from gpuscale.quantities import format_ms, joined, noun_for, number
+
+# Of a device's memory, the share a run may fill: the CUDA context, the caching
+# allocator's fragmentation and workspace are not in ``max_memory_allocated``.
+USABLE_MEMORY = 0.9
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Shape:
+    """``t(b) = max(floor_ms, fixed_ms + b ms_per_sample)`` fitted to ``points`` ((batch,
+    forward + backward ms) measured), and ``left_out``: (batch, relative error) of each
+    measured batch predicted from the others."""
+
+    floor_ms: float
+    fixed_ms: float
+    ms_per_sample: float
+    points: tuple[tuple[float, float], ...]
+    left_out: tuple[tuple[float, float], ...] = ()
+
+    def ms(self, batch: float) -> float:
+        return max(self.floor_ms, self.fixed_ms + batch * self.ms_per_sample)
+
+    @property
+    def knee(self) -> float | None:
+        """The batch where the rising part meets the floor (None: no floor)."""
+        if self.floor_ms <= self.fixed_ms or self.ms_per_sample <= 0:
+            return None
+        return (self.floor_ms - self.fixed_ms) / self.ms_per_sample
+
+    def sentence(self) -> str:
+        """What was measured, the shape between and beyond, and its left-out error."""
+        batches = joined(f"{b:g}" for b, _ in self.points)
+        shape = f"{format_ms(self.ms_per_sample)} per sample" + (
+            f" from {format_ms(self.fixed_ms)}" if self.fixed_ms > 0 else ""
+        )
+        if self.knee is not None:
+            shape = (
+                f"flat at {format_ms(self.floor_ms)} (a launch-bound floor) up to batch "
+                f"{self.knee:.0f}, then {shape}"
+            )
+        errors = (
+            "its error on each batch left out: "
+            + ", ".join(f"{e:+.0%} at {b:g}" for b, e in self.left_out)
+            if self.left_out
+            else "too few batches to measure its error on one left out"
+        )
+        return (
+            "Step against the batch: forward + backward measured at per-device "
+            f"{noun_for(len(self.points), 'batch')} {batches} (those are used as measured); "
+            f"between and beyond them modelled: {shape}; {errors}."
+        )
+
+
+def _merged(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """One point per batch (the median of repeated batches), sorted by batch."""
+    by_batch: dict[float, list[float]] = {}
+    for batch, ms in points:
+        by_batch.setdefault(float(batch), []).append(float(ms))
+    return [(b, float(np.median(v))) for b, v in sorted(by_batch.items())]
+
+
+def _candidate(
+    flat: list[tuple[float, float]], rising: list[tuple[float, float]], fallback: float
+) -> tuple[float, float, float]:
+    """(floor, fixed, ms per sample) of one split of the points."""
+    floor = float(np.mean([ms for _, ms in flat])) if flat else 0.0
+    if len(rising) >= 2:
+        fixed, per_sample = line(rising)
+        if per_sample <= 0:  # flat throughout: the rate beyond comes from elsewhere
+            return max(floor, fixed), 0.0, fallback
+        return floor, fixed, per_sample
+    if len(rising) == 1:
+        batch, ms = rising[0]
+        return floor, 0.0, ms / batch
+    return floor, 0.0, fallback
+
+
+def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) -> Shape:
+    """The flat-then-linear shape through (batch, ms) ``points`` of two or more batches
+    (see the module docstring); ``fallback_ms_per_sample`` prices the batches beyond a
+    curve that never rose (the family's rate)."""
+    merged = _merged(points)
+    if len(merged) < 2:
+        raise ValueError("the step's shape needs forward + backward at two or more batches")
+    best: tuple[float, Shape] | None = None
+    for k in range(len(merged) + 1):
+        floor, fixed, per_sample = _candidate(merged[:k], merged[k:], fallback_ms_per_sample)
+        shape = Shape(
+            floor_ms=floor, fixed_ms=fixed, ms_per_sample=per_sample, points=tuple(merged)
+        )
+        error = sum(math.log(ms / shape.ms(b)) ** 2 for b, ms in merged)
+        if best is None or error < best[0] - 1e-12:
+            best = (error, shape)
+    assert best is not None
+    return best[1]
+
+
+def fit_with_error(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) -> Shape:
+    """``fit``, with each measured batch predicted from the others (two or more left)."""
+    shape = fit(points, fallback_ms_per_sample)
+    merged = shape.points
+    errors = []
+    if len(merged) >= 3:
+        for i, (batch, ms) in enumerate(merged):
+            rest = merged[:i] + merged[i + 1 :]
+            other = fit(rest, fallback_ms_per_sample)
+            errors.append((batch, other.ms(batch) / ms - 1))
+    return Shape(
+        floor_ms=shape.floor_ms,
+        fixed_ms=shape.fixed_ms,
+        ms_per_sample=shape.ms_per_sample,
+        points=merged,
+        left_out=tuple(errors),
+    )
+
+
+def device_memory_bytes(recorded: float | None, device_name: str | None) -> float | None:
+    """The device's memory: as the bench recorded it, else read from its name
+    (``NVIDIA H100 80GB HBM3`` -> 80e9, the smaller decimal reading), else None."""
+    if recorded is not None and math.isfinite(recorded) and recorded > 0:
+        return float(recorded)
+    found = re.search(r"(\d+)\s*GB\b", device_name or "", re.IGNORECASE)
+    return float(found.group(1)) * 1e9 if found else None
+
+
+def largest_batch(
+    points: Sequence[tuple[float, float]], device_bytes: float
+) -> tuple[int, str] | None:
+    """The largest per-device batch that fits ``USABLE_MEMORY`` of ``device_bytes``, from
+    (batch, peak bytes) measured, and a sentence saying how: two batches give the bytes
+    per sample (slope) and those that do not grow with the batch (intercept); one batch,
+    or a peak that did not grow, bounds the bytes per sample by the largest batch's peak /
+    batch (so the batch found is at least the largest that fits). None without a point."""
+    merged = [(b, m) for b, m in _merged(points) if b > 0 and m > 0]
+    if not merged:
+        return None
+    usable = USABLE_MEMORY * device_bytes
+    batch_hi, bytes_hi = merged[-1]
+    if len(merged) >= 2:
+        slope, intercept = np.polyfit([b for b, _ in merged], [m for _, m in merged], 1)
+        if slope > 0:
+            static = max(float(intercept), 0.0)
+            found = int((usable - static) / slope + 1e-6)  # not cut by rounding
+            how = (
+                f"{number(slope / 1e6)} MB per sample and {number(static / 1e9)} GB besides, "
+                f"from the peaks measured at batch {merged[0][0]:g} to {batch_hi:g}"
+            )
+            return max(found, int(batch_hi)), _memory_sentence(found, how, device_bytes)
+    per_sample = bytes_hi / batch_hi
+    found = int(usable / per_sample + 1e-6)
+    how = (
+        f"at most {number(per_sample / 1e6)} MB per sample (the peak "
+        f"{number(bytes_hi / 1e9)} GB at batch {batch_hi:g} / {batch_hi:g}): at least this many fit"
+    )
+    return max(found, int(batch_hi)), _memory_sentence(found, how, device_bytes)
+
+
+def _memory_sentence(found: int, how: str, device_bytes: float) -> str:
+    return (
+        f"Largest per-device batch {found:,}: {how}, of {USABLE_MEMORY:.0%} of the device's "
+        f"{number(device_bytes / 1e9)} GB."
+    )
+
+
+def _points(rows: pd.DataFrame, row: pd.Series) -> pd.DataFrame:
+    """The N = 1 rows of ``row``'s model and configuration (``rows``: one device kind,
+    backend, precision, TF32 and threads), one micro-step per optimizer step."""
+    same = (
+        (rows["model"] == row["model"])
+        & (rows["accelerators"] == 1)
+        & (rows["strategy"] == row["strategy"])
+        & (rows["accum"].fillna(1) == 1)
+    )
+    return rows[same].dropna(subset=["forward_ms", "backward_ms", "batch_per_device"])
+
+
+def calibrated(
+    rows: pd.DataFrame, row: pd.Series, compute: Compute, model: ModelSpec
+) -> tuple[Compute, Shape | None]:
+    """``compute`` with the shape fitted to the batches ``row``'s model was measured at
+    (two or more), its measured batches kept as measured; with one batch, no shape (None)
+    and that batch kept as measured (its step is the measurement, not a model of it)."""
+    if row.get("accum", 1) not in (1, None) and not pd.isna(row.get("accum")):
+        return compute, None
+    found = _points(rows, row)
+    points = list(
+        zip(
+            found["batch_per_device"].astype(float),
+            (found["forward_ms"] + found["backward_ms"]).astype(float),
+            strict=True,
+        )
+    )
+    if len({b for b, _ in points}) < 2:  # no shape; the one measured batch stays measured
+        # the calibrated row's own step: with two runs at one batch, the first run's beside
+        # the last run's split made batch 33 faster than batch 32 (a user walk, H100 rows)
+        one = ((float(row["batch_per_device"]), float(row["forward_ms"] + row["backward_ms"])),)
+        return replace(compute, measured_ms=one), None
+    shape = fit_with_error(points, compute.sample_work_ms(model, 1.0))
+    tflops = rate_tflops(1, model.flops, shape.ms_per_sample)
+    return (
+        replace(
+            compute,
+            tflops=tflops,
+            fixed_ms=shape.fixed_ms,
+            floor_ms=shape.floor_ms,
+            measured_ms=shape.points,
+        ),
+        shape,
+    )
+
+
+def shape_fixed(shape: Shape, at_batch: float) -> FixedCost:
+    """The fixed per-step cost a fitted shape says: its floor (the step no smaller batch
+    goes below), else the intercept of its line."""
+    ms = shape.floor_ms if shape.knee is not None else shape.fixed_ms
+    batches = ", ".join(f"{b:g}" for b, _ in shape.points)
+    return FixedCost.exact(
+        ms,
+        source=Source.MEASURED,
+        basis=f"the floor of forward + backward measured at batches {batches}"
+        if shape.knee is not None
+        else f"the intercept of forward + backward measured at batches {batches}",
+        at_batch=at_batch,
+    )
+
+
+def memory_cap(rows: pd.DataFrame, row: pd.Series) -> tuple[int, str] | None:
+    """The largest per-device batch (``largest_batch``) of ``row``'s model on its device,
+    from the peak memory of its N = 1 runs; None off a GPU or without the device's size."""
+    if row.get("device") != "cuda":
+        return None
+    recorded = row.get("device_memory_bytes")
+    device = device_memory_bytes(
+        None if recorded is None or pd.isna(recorded) else float(recorded),
+        None if pd.isna(row.get("device_name")) else str(row.get("device_name")),
+    )
+    if device is None:
+        return None
+    found = _points(rows, row).dropna(subset=["peak_memory_bytes"])
+    points = list(
+        zip(
+            found["batch_per_device"].astype(float),
+            found["peak_memory_bytes"].astype(float),
+            strict=True,
+        )
+    )
+    return largest_batch(points, device)

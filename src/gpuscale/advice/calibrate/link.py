@@ -1,0 +1,271 @@
+"""The host the bench runs were measured on, as their rows record it: the advice from a
+bench file predicts scaling on the machine benched, which need not be this one (rows from
+an 8-GPU H100 host read on a laptop). Its link (``host_link``: the preset its topology
+records) stands where none is given, measured or detected here, and where this machine's
+detected topology is another; its cores (``host_cpu_count``) cap the CPU processes (gloo)
+one host runs. This machine's cores only where the rows record none.
+
+Network basis: The network an advice rests on (links inside and between nodes, measured curves),
+the device count it allows, and a sentence on where each came from: the first
+:class:`~gpuscale.advice.calibrate.basis.Basis`, before the model's.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.calibrate.basis import DEFAULT_LINK, Basis
+from gpuscale.advice.model.hardware import implied_device, topology_cap
+from gpuscale.advice.model.network import Link, MeasuredCurves, Network, network_from_collectives
+from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
+from gpuscale.advice.types import Source, TermId, words
+from gpuscale.hardware.device_names import lookup
+from gpuscale.hardware.links import NVLINK, PRESETS
+from gpuscale.interconnect.topology import Topology
+from gpuscale.quantities import counted, number
+
+
+def _recorded(table: pd.DataFrame, cal: Any, column: str) -> pd.Series:
+    """The values ``column`` records for the runs calibrated on (its configuration at
+    every device count), missing ones dropped (none in a table made before the column)."""
+    if column not in table:
+        return pd.Series(dtype=object)
+    rows = table[table["config_group"] == cal.config_group]
+    values = rows[column].dropna()
+    return values[values.astype(str).str.len() > 0]
+
+
+def host_link(table: pd.DataFrame, cal: Any) -> str | None:
+    """The link preset the bench host's topology records for the runs calibrated on, None
+    where they record none, or several (runs of different hosts)."""
+    links = set(_recorded(table, cal, "host_link").astype(str))
+    return links.pop() if len(links) == 1 and next(iter(links)) in PRESETS else None
+
+
+def on_bench_host_link(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: Any) -> Basis:
+    """``basis`` on the link the bench host recorded, said, where no link was given or
+    measured and this machine detected none or another; else ``basis`` itself. A host of
+    one GPU records no link between GPUs: its link is said as assumed (``inferred``)."""
+    recorded = host_link(table, cal)
+    detected = basis.link_detected
+    if recorded is None or not (basis.link_assumed or (detected and detected != recorded)):
+        return basis
+    link = Link.from_preset(recorded)
+    network = replace(basis.network, intra=link)
+    gpus = pd.to_numeric(_recorded(table, cal, "host_devices"), errors="coerce").dropna()
+    if not len(gpus) or gpus.max() < 2:  # no pair of GPUs: the link is inferred
+        said = inferred(recorded, link, int(gpus.max()) if len(gpus) else None, cal, detected)
+        return replace(
+            basis, network=network, sources=basis.sources[1:], assumed=(*basis.assumed, said)
+        )
+    what = ", ".join(filter(None, (implied_device(recorded), f"{number(link.busbw_gbs)} GB/s")))
+    said = f"Link: {recorded}, as the bench host's topology records it ({what})"
+    if detected:  # this machine has GPUs of another link: the bench host's is predicted
+        said += (
+            f", not this machine's detected {detected}: the advice predicts the machine "
+            f"benched, whose runs it is calibrated on; --interconnect {detected} to predict "
+            "this one."
+        )
+    else:
+        said += "; --interconnect to predict another."
+    sources = (said, *basis.sources[1:])
+    return replace(basis, network=network, sources=sources, link_assumed=False)
+
+
+def inferred(
+    preset: str, link: Link, gpus: int | None, cal: Any, detected: str | None
+) -> Assumption:
+    """The link of a bench host whose topology holds fewer than 2 GPUs (``gpus``; None: not
+    recorded), as an assumption: ``preset`` is what its GPU's model implies, no link it
+    measured, with the command that measures one."""
+    board = implied_device(preset)
+    generation = NVLINK.get(preset)
+    what = f"{preset}, the NVLink of its GPU's model ({cal.device_name or 'not recorded'})"
+    if generation is not None:
+        article = "an" if board and board[0] in "AEFHILMNORSX" else "a"  # an H100, a B200
+        whose = f"{article} {board} board's" if board else f"a {generation.architecture} GPU's"
+        what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
+        what += " on an HGX host" if board else ""
+    host = "its topology" if gpus is None else f"it had {counted(gpus, 'GPU')}"
+    here = (
+        f" (not this machine's detected {detected}: --interconnect {detected} to predict this one)"
+        if detected
+        else ""
+    )
+    return Assumption(
+        term=TermId.LINK,
+        value=f"{preset}, {number(link.busbw_gbs)} GB/s",
+        source=Source.ASSUMED,
+        basis=f"the bench host measured no link between GPUs ({host}, recording none); "
+        f"taken as {what}",
+        measure=words(
+            "`gpuscale collectives` on a host of 2 or more GPUs, then advise with "
+            f"--collectives on its results; or --interconnect to choose a link{here}"
+        ),
+    )
+
+
+def cpu_processes(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: Any) -> Basis:
+    """On CPU (gloo) the devices are processes of one host: their count is capped at the
+    bench host's cores (as its rows record them; this machine's where they record none)
+    // threads per process (at least 1; on one node), and their link is no GPU preset: an
+    assumed one is named and said as such."""
+    sources, network = list(basis.sources), basis.network
+    if basis.link_assumed:
+        intra = network.intra
+        network = replace(network, intra=replace(intra, name="CPU processes"))
+        sources[0] = (
+            "Link: CPU processes on one host (gloo); no preset describes their link, so it "
+            f"is unknown: assumed {DEFAULT_LINK}'s host-memory figures "
+            f"({number(intra.busbw_gbs)} GB/s, {number(intra.latency_us)} us): measure it "
+            "with `gpuscale collectives` on gloo and give --collectives, or give --busbw-gbs."
+        )
+    max_devices = basis.max_devices
+    recorded = pd.to_numeric(_recorded(table, cal, "host_cpu_count"), errors="coerce").dropna()
+    cores = int(recorded.max()) if len(recorded) else (os.cpu_count() or 1)
+    per_process = max(1, cal.threads or 1)
+    host = max(1, cores // per_process)
+    whose = "the bench host's" if len(recorded) else "this host's (the runs record none)"
+    why = (
+        f"on CPU each device is a process of one host: {whose} {counted(cores, 'core')} / "
+        f"{counted(per_process, 'thread')} per process as benched"
+    )
+    one_node = req.nodes == 1  # processes of one host: several nodes are not capped
+    if one_node and req.max_devices is None and host < max_devices:
+        sources.append(f"Device count capped at {host}: {why} (--max-devices to change).")
+        max_devices = host
+    elif one_node and host < max_devices:
+        runs = "The bench host runs" if len(recorded) else "This host runs"
+        sources.append(
+            f"{runs} at most {host} such process{'' if host == 1 else 'es'} ({why}); counts "
+            "above it, asked with --max-devices, are for a larger host."
+        )
+    return replace(basis, network=network, sources=tuple(sources), max_devices=max_devices)
+
+
+def given_link(request: AdviceRequest) -> Link | str | None:
+    """The link the request gives: a custom one (``busbw_gbs``, ``latency_us``), else
+    a preset's name, else None."""
+    if request.busbw_gbs is not None:
+        latency = DEFAULT_LATENCY_US if request.latency_us is None else request.latency_us
+        return Link(busbw_gbs=request.busbw_gbs, latency_us=latency, name="custom")
+    return request.interconnect
+
+
+def choose_link(
+    link: str | Link | None, topology: Topology | None, device_name: str | None = None
+) -> tuple[Link, str]:
+    """The intra-node link and a sentence saying where it came from: given, else the
+    detected topology's slowest pair (its expected bus bandwidth), else the NVLink of the
+    device named (read as its SXM board, as its peak is), else ``pcie-phb``."""
+    if isinstance(link, Link):
+        return link, f"Link: {link.name} as given ({number(link.busbw_gbs)} GB/s bus bandwidth)."
+    if link is not None:
+        chosen = Link.from_preset(link)
+        return chosen, f"Link: preset {chosen.name} ({number(chosen.busbw_gbs)} GB/s) as given."
+    preset = topology.preset() if topology is not None else None
+    if topology is not None and preset is not None:
+        chosen = Link.from_preset(preset)
+        expected = topology.expected_busbw_gbs()
+        if expected:
+            chosen = replace(chosen, busbw_gbs=expected, name=f"{preset} (detected)")
+        return chosen, (
+            f"Link: {chosen.name}, the slowest GPU pair of the detected topology "
+            f"({topology.slowest_link()}), expected {number(chosen.busbw_gbs)} GB/s."
+        )
+    board = _nvlink_board(device_name)
+    if board is not None:  # the link of the board whose peak the advice checks against
+        chosen = Link.from_preset(board)
+        return chosen, (
+            f"Link: no link given and none detected; assumed {board} "
+            f"({number(chosen.busbw_gbs)} GB/s), the NVLink of {device_name} as an SXM "
+            "board (the board whose peak the advice reads): give --interconnect pcie-phb "
+            "for PCIe cards, or --interconnect or --collectives for another."
+        )
+    chosen = Link.from_preset(DEFAULT_LINK)
+    return chosen, (
+        f"Link: no link given and none detected; assumed {DEFAULT_LINK} "
+        f"({number(chosen.busbw_gbs)} GB/s): give --interconnect or --collectives."
+    )
+
+
+def _nvlink_board(device_name: str | None) -> str | None:
+    """The NVLink preset of a device the catalogue reads as a board on an NVLink baseboard
+    (``H100``: the SXM5 part), None for PCIe and NVL cards (an NVLink bridge is no given)
+    and devices without NVLink or unknown."""
+    part = lookup(device_name)
+    return part.nvlink if part is not None and part.board and part.nvlink in PRESETS else None
+
+
+def network_basis(
+    req: AdviceRequest, topology: Topology | None, curves: MeasuredCurves | None
+) -> Basis:
+    """The network (links inside and between nodes, measured curves) and the device
+    count it allows, with a sentence on where each came from."""
+    given = given_link(req)
+    intra, link_note = choose_link(given, topology, req.device_name)
+    nodes = req.nodes
+    spill = ""
+    if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
+        # more devices than the nodes hold: the rest are other nodes, never one node of 16
+        # GPUs on NVLink (a user walk: --max-devices 16 modelled 16 GPUs inside one node)
+        nodes = -(-req.max_devices // req.gpus_per_node)
+        # past one node only whole nodes are searched (``AdviceInputs.device_counts``):
+        # the most nodes a count searched spans (12 of 8 per node spanned none, said 2)
+        whole = req.max_devices // req.gpus_per_node
+        spans = (
+            f"counts above {req.gpus_per_node} span up to {whole} whole nodes"
+            if whole >= 2
+            else f"no count above {req.gpus_per_node} is searched, as past one node only "
+            f"whole nodes are (--max-devices {2 * req.gpus_per_node} searches two)"
+        )
+        spill = (
+            f"Nodes: --max-devices {req.max_devices} is more than {counted(req.nodes, 'node')} of "
+            f"{req.gpus_per_node} devices hold: {spans} (give --nodes and --gpus-per-node "
+            "to say otherwise)."
+        )
+    network = Network(
+        intra=intra,
+        per_node=req.gpus_per_node if nodes > 1 else None,
+        inter=Link.from_preset(req.inter_node or DEFAULT_INTER_NODE) if nodes > 1 else None,
+        nics_per_node=req.nics_per_node,
+    )
+    sources = [link_note, *([spill] if spill else [])]
+    max_devices, note = topology_cap(
+        topology, nodes, req.max_devices or (req.gpus_per_node * nodes)
+    )
+    if note:
+        sources.append(note)
+    if curves is not None:
+        network = network_from_collectives(curves, network)
+        ranks = sorted({c.ranks for c in network.curves})
+        sources[0] = (
+            f"Link: the curves measured in {curves.source} on "
+            f"{', '.join(map(str, ranks))} ranks; other counts from "
+            f"{number(network.intra.busbw_gbs)} GB/s bus bandwidth, "
+            f"{number(network.intra.latency_us)} us latency fitted to them (a latency plus "
+            "bytes over a bandwidth: the bandwidth is the curves' limit at large messages, "
+            "which the messages measured may not reach)."
+        )  # a link given beside them is refused (``advice.conflicts``)
+    # the link between nodes only where a count searched spans nodes (12 of 8 per node
+    # searched none past one node, and named it)
+    if any(network.spans_nodes(n) for n in network.counts_up_to(max_devices)):
+        sources.append(
+            f"Between nodes: {network.inter.name} x {req.nics_per_node or req.gpus_per_node} "
+            "NICs per node, NCCL's ring over all ranks through the slowest level."
+        )
+    assumed = given is None and curves is None
+    detected = topology.preset() if assumed and topology is not None else None
+    return Basis(
+        network=network,
+        max_devices=max_devices,
+        sources=tuple(sources),
+        link_assumed=assumed and detected is None,
+        # a topology read from --topo was asked for; one passed or detected here was not
+        link_detected=detected if req.topo is None else None,
+    )

@@ -1,0 +1,353 @@
+"""Bench rows read as the step model takes them: per micro-step where the run accumulated
+gradients, and an FSDP run's step at N = 1 taken whole as its compute.
+
+* Accumulation (``accum`` k > 1): the bench times one optimizer step of k micro-batches
+  (``bench/steps.py``): its forward and backward phases are summed over the k, its
+  optimizer runs once, DDP's copies once (the last micro-step synchronises), and the
+  bare module's plain steps (``plain_step_ms_mean``, the small batch's, the fixed cost's
+  intercept) are k micro-steps plus one optimizer step. The step model's micro-step is
+  ``(forward + backward) / k`` and its fixed cost ``(intercept - optimizer) / k``; a
+  step of batch b with k micro-steps is ``b k`` samples (a walk: tf-7m benched at batch
+  32 with ``--accum 4``, 128 samples in 53.7 ms, was read as one step of 32 samples,
+  3.6x below what was measured, and split over 2 devices).
+* FSDP: the no-sync step (``set_requires_gradient_sync(False)``) is not the step FSDP
+  trains with (tf-30m on an H100: 26.2 ms no-sync, 36.2 ms synchronised, 36.5 ms the bare
+  module alone: on one device no-sync keeps the unsharded gradients and skips the
+  resharding, which the bare module never had to do). At N = 1 FSDP communicates nothing:
+  its measured step is the compute, the forward and backward scaled to it, and no DDP
+  overhead is read from it. FSDP's own work (``fsdp_overhead_ms``, the bench table's) is
+  its step less the bare module's, at least 0, where the bare module ran (tf-30m: 0 ms,
+  the step 1.01x the bare module's throughput), else the synchronised-minus-no-sync gap:
+  a fixed per-step cost that a smaller per-device batch does not shrink (``fsdp_fixed``;
+  walks: tf-30m's 10.1 ms was split over the devices with the batch, 1.3 ms of it at
+  N = 8; then the same 10.1 ms no-sync gap was charged as FSDP's fixed work while the
+  report found FSDP's step at the bare module's).
+
+Contention: What a model's N > 1 bench runs measured beyond its compute: the no-sync step's growth
+over N = 1 (waiting for the slowest device, contention for shared cores) and the
+communication DDP timed over what the network predicts for the same buckets (on CPU
+above 1: the all-reduce shares the cores with backward). Read at the most specific level
+that measured it (``contention``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.advice import assumptions
+from gpuscale.advice.model.fixed_cost import FixedCost, cpu_peak
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s
+from gpuscale.advice.model.priors import DDP_WORK
+from gpuscale.advice.model.step import per_step_ms
+from gpuscale.advice.types import Measure, Source, TermId, words
+from gpuscale.quantities import format_ms, number
+
+# Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
+_PLAIN_STEPS = (
+    "plain_step_ms_mean",
+    "small_batch_step_ms_mean",
+    "fixed_ms",
+    "fixed_ms_low",
+    "fixed_ms_high",
+)
+
+
+def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with every row's phases per micro-step and FSDP's N = 1 step as its
+    compute (see the module docstring); the measured steps and rates left as they are."""
+    if table.empty:
+        return table
+    out = table.copy()
+    opt = out["optimizer_ms"].astype(float).fillna(0.0)
+    fsdp = (out["strategy"] == "fsdp") & (out["accelerators"] == 1)
+    fb = (out["forward_ms"] + out["backward_ms"]).astype(float)
+    whole = (out["step_ms_mean"].astype(float) - opt) / fb
+    scale = whole.where(fsdp & (fb > 0) & (whole > 0), 1.0)
+    accum = out["accum"].astype(float).fillna(1.0).clip(lower=1.0)
+    for column in ("forward_ms", "backward_ms"):
+        out[column] = out[column].astype(float) * scale / accum
+    for column in _PLAIN_STEPS:
+        if column in out.columns:
+            out[column] = (out[column].astype(float) - opt) / accum + opt
+    out["ddp_overhead_ms"] = out["ddp_overhead_ms"].where(out["strategy"] != "fsdp")
+    # no CPU records a peak: its threads' ceiling at the run's precision stands in for it
+    # (fixed_cost.cpu_peak), the bound and the price of its work (fp32 work was priced at
+    # AMX's bf16 8 TFLOP/s a thread)
+    cpu = (out["device"] == "cpu") & out["peak_tflops"].isna()
+    if cpu.any():
+        out["peak_tflops"] = out["peak_tflops"].astype(float)
+        on = out.loc[cpu]
+        out.loc[cpu, "peak_tflops"] = [
+            cpu_peak(t, p) for t, p in zip(on["threads"], on["precision"], strict=True)
+        ]
+    return out
+
+
+def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost | None:
+    """An FSDP run's fixed per-step cost: its own work at N = 1 (``fsdp_overhead_ms``),
+    where that is more than the fixed cost measured otherwise (``own``, else none)."""
+    gap = row.get("fsdp_overhead_ms")
+    if row["strategy"] != "fsdp" or gap is None or pd.isna(gap) or not gap > 0:
+        return own
+    accum = int(row["accum"]) if pd.notna(row["accum"]) else 1
+    ms = min(float(gap) / max(accum, 1), fb_ms * (1 - 1e-6))  # per micro-step, as fixed_ms
+    if own is not None and own.ms >= ms:
+        return own
+    return FixedCost.exact(
+        ms,
+        source=Source.MEASURED,
+        basis=f"FSDP's own work at N = 1, {fsdp_own_basis(row)}: once per step over the "
+        "whole model, which a smaller per-device batch does not shrink",
+        at_batch=float(row["batch_per_device"]),
+    )
+
+
+def fsdp_own_basis(row: pd.Series) -> str:
+    """What an FSDP row's own work (``fsdp_overhead_ms``) was read from, with its numbers:
+    the step less the bare module's where the bare module ran, else the no-sync gap."""
+    gap = row.get("fsdp_overhead_ms")
+    own = format_ms(float(gap)) if gap is not None and pd.notna(gap) else "unmeasured"
+    step, bare = row.get("step_ms_mean"), row.get("plain_step_ms_mean")
+    nosync = row.get("nosync_step_ms_mean")
+    if bare is not None and pd.notna(bare):
+        clamp = " (taken as 0: the step is no slower)" if float(step) <= float(bare) else ""
+        said = (
+            f"{own}: its step ({format_ms(float(step))}) less the bare module's "
+            f"({format_ms(float(bare))}){clamp}"
+        )
+        if nosync is not None and pd.notna(nosync) and float(nosync) < float(bare):
+            said += (
+                f"; its no-sync step ({format_ms(float(nosync))}) is faster than the bare "
+                "module's (it keeps the unsharded gradients and skips the resharding), so "
+                "the synchronised minus no-sync gap is not read as FSDP's work"
+            )
+        return said
+    return f"{own}: its synchronised minus no-sync step (no bare module step measured)"
+
+
+def accumulation_note(row: pd.Series) -> str:
+    """How a run that accumulated gradients was read ("" for one that did not)."""
+    k = int(row["accum"]) if pd.notna(row["accum"]) else 1
+    if k <= 1:
+        return ""
+    b = int(row["batch_per_device"])
+    return (
+        f"{row['model']} was benched with gradient accumulation ({k} micro-batches of {b} "
+        f"per optimizer step, {b * k} samples per device): its forward and backward are read "
+        f"per micro-batch ({format_ms(float(row['forward_ms'] + row['backward_ms']))} the "
+        "two together), "
+        "the optimizer and DDP's copies once per step, and the advice keeps its "
+        f"{b * k} samples per device-step"
+    )
+
+
+def fsdp_note(row: pd.Series) -> str:
+    """How an FSDP run's N = 1 step was read ("" for another strategy)."""
+    if row["strategy"] != "fsdp":
+        return ""
+    return (
+        f"{row['model']} was benched with FSDP: its N = 1 step "
+        f"({format_ms(float(row['step_ms_mean']))}) is taken whole as compute (FSDP "
+        "communicates nothing on one device); FSDP's own work, a fixed per-step cost, "
+        f"{fsdp_own_basis(row)}"
+    )
+
+
+def for_strategy(compute: Any, benched: str, asked: str) -> Any:
+    """``compute`` for predicting ``asked`` from runs of ``benched``, by one rule: the step
+    model's compute is the bare module's (a DDP run's no-sync phases; an FSDP run's step,
+    its own work, 0 where it is no slower than the bare module, in the fixed cost), and
+    the strategy predicted adds its own work: DDP's from its prior (``priors.DDP_WORK``)
+    where the runs were FSDP's, FSDP's none (unmeasured, said) where they were DDP's (a
+    walk: tf-30m benched with FSDP and advised as DDP priced DDP's own work at 0 ms)."""
+    if benched == asked or asked != "ddp":
+        return compute
+    return replace(compute, ddp_ms_per_mparam=DDP_WORK.point)
+
+
+def own_work(
+    ms_per_mparam: float, params: float, benched: str, asked: str, model: str | None
+) -> Any:
+    """The strategy's own work, by :func:`for_strategy`'s rule: measured where the runs
+    were the strategy predicted, else DDP's from its prior or FSDP's unmeasured."""
+    command = words(f"gpuscale bench --models {model or 'MODEL'} --strategy {asked} --nproc 1")
+    if benched == asked == "ddp":
+        return assumptions.ddp_overhead(
+            per_step_ms(ms_per_mparam, params), measured=True, model=model
+        )
+    if asked == "fsdp" and benched == "fsdp":
+        return _fsdp_work(
+            "in the fixed per-step cost",
+            Source.MEASURED,
+            "FSDP's step at N = 1 less the bare module's, at least 0, where the bare "
+            "module ran (the calibration note gives the numbers), else its synchronised "
+            "minus no-sync step; not spread over the devices' smaller batches",
+        )
+    if asked == "fsdp":
+        return _fsdp_work(
+            "0 ms per step",
+            Source.ASSUMED,
+            "the runs were DDP's, which measure none of FSDP's; the steps price the "
+            "bare module's compute (DDP's own work measured left out) and FSDP's "
+            "communication",
+            command,
+        )
+    return assumptions.Assumption(
+        term=TermId.DDP,
+        value=f"{per_step_ms(ms_per_mparam, params):.3g} ms per step",
+        source=Source.ASSUMED,
+        basis=f"prior: {DDP_WORK.point:g} ms per million parameters, the median of "
+        f"{DDP_WORK.source}; the runs were FSDP's, which measure no DDP copies",
+        measure=command,
+    )
+
+
+def _fsdp_work(
+    value: str, source: Source, basis: str, measure: Measure | None = None
+) -> assumptions.Assumption:
+    """FSDP's own work as an assumption (``TermId.DDP``: the strategy's own work)."""
+    return assumptions.Assumption(
+        term=TermId.DDP,
+        strategy="fsdp",
+        value=value,
+        source=source,
+        basis=basis,
+        measure=measure or Measure(),
+    )
+
+
+def other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
+    """A warning where the runs measured another strategy than the one predicted (a
+    walk: tf-30m benched with FSDP was advised as DDP without a word, its FSDP
+    synchronised-minus-no-sync gap charged as "DDP's own copies")."""
+    if benched == asked:
+        return ()
+    added = (
+        "DDP's own work from its prior (assumed)"
+        if asked == "ddp"
+        else "no own work of FSDP's (unmeasured, taken as 0)"
+    )
+    return (
+        f"STRATEGY: {model} was benched with --strategy {benched}; this advice predicts "
+        f"{asked} (--strategy {asked}) from the bare module's compute its runs measured, "
+        f"{benched}'s own work left out, plus {asked.upper()}'s communication and {added}: "
+        f"give --strategy {benched} to predict what was benched, or bench with "
+        f"--strategy {asked} to measure it.",
+    )
+
+
+def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Any, ...]:
+    """The strategy predicted where none was asked for: the one ``model`` was benched
+    with, said with the option that predicts the other (a walk: tf-30m benched with FSDP
+    was predicted as DDP by default, the report with no way to ask otherwise)."""
+    if asked is not None:
+        return ()
+    other = "ddp" if benched == "fsdp" else "fsdp"
+    return (
+        assumptions.Assumption(
+            term=TermId.STRATEGY,
+            value=benched.upper(),
+            source=Source.MEASURED,
+            basis=f"{model} was benched with --strategy {benched}, and this predicts what was "
+            f"benched; --strategy {other} predicts {other.upper()}",
+        ),
+    )
+
+
+# A no-sync slowdown that falls by less than this share from fewer devices to more is
+# run-to-run noise, not said (the step model holds it all the same).
+FALL_NOISE = 0.05
+
+
+def _comm_ratios(multi: pd.DataFrame, network: Network) -> pd.Series:
+    """Per N > 1 row: measured DDP communication over the network's prediction (NaN where
+    it was not measured); one prediction per distinct gradient size, N, bucket and
+    strategy."""
+    rows = multi.dropna(subset=["comm_ms", "grad_bytes_per_step"])
+    ratios = pd.Series(np.nan, index=multi.index, dtype=float)
+    predicted: dict[tuple, float] = {}
+    columns = zip(
+        rows.index,
+        rows["grad_bytes_per_step"].to_numpy(float),
+        rows["accelerators"].to_numpy(int),
+        rows["bucket_mb"].to_numpy(float),
+        (rows["strategy"] == "fsdp").to_numpy(bool),
+        rows["comm_ms"].to_numpy(float),
+        strict=True,
+    )
+    for index, grad, n, bucket, fsdp, comm in columns:
+        key = (grad, n, DEFAULT_BUCKET_MB if np.isnan(bucket) else bucket, fsdp)
+        if key not in predicted:
+            predicted[key], _ = comm_times_s(
+                network, grad, n, bucket_mb=key[2], strategy="fsdp" if fsdp else "ddp"
+            )
+        if predicted[key] > 0 and comm > 0:
+            ratios[index] = comm / (predicted[key] * 1e3)
+    return ratios
+
+
+def _comm_scale(ratios: pd.Series) -> float | None:
+    """Median of measured DDP communication over the network's prediction."""
+    found = ratios.dropna()
+    return float(found.median()) if len(found) else None
+
+
+def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, float], ...]:
+    """(N, median no-sync step at N over the same configuration's at N = 1)."""
+    if multi.empty or single.empty:
+        return ()
+    base = single.drop_duplicates("config_group", keep="last").set_index("config_group")
+    reference = multi["config_group"].map(base["nosync_step_ms_mean"]).astype(float)
+    ratio = multi["nosync_step_ms_mean"].astype(float) / reference
+    found = ratio.groupby(multi["accelerators"]).median().dropna()
+    return tuple((int(n), float(f)) for n, f in found.items() if f > 0)
+
+
+def _contention_text(slowdown: dict[int, float]) -> str:
+    return ", ".join(f"no-sync step x{number(f)} at N = {n}" for n, f in sorted(slowdown.items()))
+
+
+def falling(slowdown: tuple[tuple[int, float], ...]) -> str | None:
+    """A warning where the bench measured less contention at more devices, by more than
+    ``FALL_NOISE`` (the step model takes each count as slow as the slowest measured at
+    fewer: ``Compute.held_slowdown``); None where it never fell."""
+    fell, most, at = [], 0.0, 1
+    for n, s in sorted((n, s) for n, s in slowdown if n > 1):
+        if s < most * (1 - FALL_NOISE):
+            fell.append(f"x{number(s)} at N = {n}, below the x{number(most)} at N = {at}")
+        elif s > most:
+            most, at = s, n
+    if not fell:
+        return None
+    return (
+        f"WARNING: the bench measured less contention at more devices (no-sync step "
+        f"{'; '.join(fell)}): the slowest of more devices waits no less, so one of them is "
+        "noise (gpuscale bench --repeat 3 keeps the median); the advice takes each count "
+        "as slow as the slowest measured at fewer devices."
+    )
+
+
+def contention(
+    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str, network: Network
+) -> tuple[dict[int, float], float | None, str, pd.Index]:
+    """Contention at N (no-sync slowdown per N, communication scale), where it was
+    read, and the rows the communication scale was read from: the most specific
+    ``levels`` (every model of the configuration, the family, the model's own runs) that
+    measured it win."""
+    labels = ("every model of this configuration", f"the {family} family", "its own runs")
+    slowdown: dict[int, float] = {}
+    comm_scale, contention = None, "no N > 1 run: the N > 1 figures are extrapolated"
+    ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
+    comm_rows = pd.Index([])
+    for rows_at, label in zip(levels, labels, strict=True):
+        found = dict(_slowdown(rows_at, single))
+        if found:
+            slowdown.update(found)
+            contention = f"{label} ({_contention_text(found)})"
+        if scale := _comm_scale(ratios.loc[rows_at.index]):
+            comm_scale, comm_rows = scale, ratios.loc[rows_at.index].dropna().index
+    return slowdown, comm_scale, contention, comm_rows

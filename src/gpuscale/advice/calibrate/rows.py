@@ -1,0 +1,304 @@
+"""What to do about the flagged bench runs an advice left out, chosen by the kinds of flag
+present (``bench.table.flag_summary``): a noisy host is re-run on a quieter machine or
+its runs allowed with a warning; a model whose loss was not finite is broken, and is told
+to fix its loss, never to re-run quieter or use its runs; any other flag is told to bench
+again as the flag itself says, or to allow the runs.
+
+A broken model's runs are never used, ``--allow-flagged`` or not (``broken_models``): a
+walk's ``--allow-flagged`` advised in full on a model whose loss was NaN, and a file with
+a NaN loss and a busy host was told to "fix the model first, re-run on a quieter machine
+... or --allow-flagged", two ways out that are none while the model is broken.
+
+Model choice: Which bench model an advice is on when none was asked for, and why the
+larger ones were not used: the largest model with a trustworthy N = 1 run is advised on
+(``calibrate.default_model``); a walk's file whose largest model (tf-1.5m) was all flagged advised
+mlp-1m, and its headline said only "1.06M parameters".
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.advice.calibrate.calibration import CalibrationError
+from gpuscale.bench.baselines import kinds_of
+from gpuscale.bench.table import flag_summary
+from gpuscale.names import did_you_mean
+from gpuscale.plausibility import SAME_SAMPLES
+from gpuscale.quantities import counted, format_count, joined, noun_for
+from gpuscale.tables import BENCH_COLUMNS
+from gpuscale.tables.requests import FieldError, as_keywords, ref
+
+# Kinds of flag (the text before a reason's first colon) that a noisy host raises.
+NOISE_KINDS = ("machine busy", "CPU steal", "noisy", "repeats disagree", "no-sync steps")
+# Kinds that say the model itself is broken: its runs measure nothing worth advising on.
+BROKEN_KINDS = ("loss not finite",)
+
+QUIETER = "re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median)"
+ALLOW = "allow flagged runs (--allow-flagged, or allow_flagged=True) to use them with a warning"
+FIX_FIRST = "check its loss, inputs and learning rate, then bench it again"
+FIX_LOSS = (
+    "fix the model first: its loss was not finite (NaN or inf), so it trains nothing "
+    f"(broken or diverged): {FIX_FIRST}"
+)
+# Said beside FIX_LOSS: what --allow-flagged does not do, and where the other flags went.
+NOT_ALLOWED = (
+    "--allow-flagged admits no run of a model whose loss was not finite; its other flags "
+    "({kinds}) are for the runs benched after the fix"
+)
+
+
+def broken_models(table: Any) -> dict[str, list[int]]:
+    """Each model with an ``ok`` run whose own loss was not finite (its flags say ``loss not
+    finite``), with the device counts of those runs: a broken (or diverged) model, none of
+    whose runs an advice uses, ``--allow-flagged`` or not."""
+    ok = table[table["status"] == "ok"]
+    found: dict[str, list[int]] = {}
+    for model, devices, flags in zip(ok["model"], ok["accelerators"], ok["flags"], strict=True):
+        if any(k.startswith(BROKEN_KINDS) for k in kinds_of(str(flags or ""))):
+            found.setdefault(str(model), []).append(int(devices))
+    return {m: sorted(set(n)) for m, n in found.items()}
+
+
+def broken_sentence(broken: dict[str, list[int]]) -> str:
+    """The models ``broken`` names, each with the counts whose loss was not finite."""
+    return "; ".join(
+        f"{model} (loss not finite on {joined(counts)} {noun_for(counts[-1], 'device')})"
+        for model, counts in broken.items()
+    )
+
+
+def broken_refusal(broken: dict[str, list[int]], where: str) -> str:
+    """The refusal when the model asked for, or every model of ``where`` measured, is broken
+    (``broken``: those models, ``broken_models``)."""
+    if len(broken) == 1:
+        ((model, counts),) = broken.items()
+        said = (
+            f"{model} is broken: loss not finite (NaN or inf) in its runs on "
+            f"{joined(counts)} {noun_for(counts[-1], 'device')} in {where}: it trains nothing "
+            "(broken or diverged)"
+        )
+    else:
+        said = f"every model measured in {where} is broken: {broken_sentence(broken)}"
+    whose = "its" if len(broken) == 1 else "their"
+    return (
+        f"{said}; none of {whose} runs is advised on, with --allow-flagged or without (it "
+        f"admits runs flagged for a noisy host or the like, never a broken model's). Fix "
+        f"the model{'' if len(broken) == 1 else 's'} first: {FIX_FIRST}"
+    )
+
+
+def broken_note(broken: dict[str, list[int]]) -> str:
+    """The sentence saying which models were left out as broken ("" when none)."""
+    if not broken:
+        return ""
+    return (
+        f". Left out whatever --allow-flagged says, as broken: {broken_sentence(broken)}; "
+        "fix a model whose loss is not finite before advising on it"
+    )
+
+
+def usable_runs(
+    table: Any, allow: bool, model: str | None, where: str
+) -> tuple[Any, str | None, dict[str, list[int]]]:
+    """The bench table an advice may use: without the runs of its broken models
+    (``broken_models``, returned too), other flagged runs made usable when ``allow`` (and
+    the warning saying so, and what it left out all the same). ``CalibrationError`` when
+    ``model`` (asked for) is broken, or when every model measured is."""
+    from gpuscale.advice.calibrate.calibration import CalibrationError  # lazy: no import circle
+
+    broken = broken_models(table)
+    if model in broken:
+        raise CalibrationError(broken_refusal({model: broken[model]}, where))
+    sound = table[~table["model"].astype(str).isin(broken)]
+    if broken and not (sound["status"] == "ok").any():
+        raise CalibrationError(broken_refusal(broken, where))
+    if not allow:
+        return sound, None, broken
+    flagged = sound["flagged"].fillna(False).astype(bool) & (sound["status"] == "ok")
+    said = [broken_note(broken).removeprefix(". ")] if broken else []  # allowed, not used
+    if flagged.any():
+        said.insert(
+            0,
+            f"{counted(int(flagged.sum()), 'flagged run')} used (--allow-flagged): "
+            f"{flag_lines(sound)}. The figures they give are less certain",
+        )
+    warning = f"WARNING: {'. '.join(said)}." if said else None
+    return sound.assign(flagged=False), warning, broken
+
+
+def flag_lines(table: Any) -> str:
+    """Each kind of flag, its count and an example reason, in one sentence."""
+    said = [(k, n, why.removeprefix(f"{k}: ")) for k, n, why in flag_summary(table)]
+    return "; ".join(f"{kind} ({counted(n, 'run')}, e.g. {why})" for kind, n, why in said)
+
+
+def _causes(kinds: list[str]) -> list[str]:
+    """The kinds, each N > 1 row's "N = 1 run flagged (kinds)" read as the kinds of that
+    N = 1 run (the flag it inherited, not a cause of its own)."""
+    out: list[str] = []
+    for kind in kinds:
+        inner = re.fullmatch(r"N = 1 run flagged \((.*)\)", kind)
+        out += inner.group(1).split(", ") if inner else [kind]
+    return list(dict.fromkeys(out))
+
+
+def remedy(kinds: list[str]) -> str:
+    """What to do about flags of ``kinds``, one clause per kind of cause."""
+    kinds = _causes(kinds)
+    broken = [k for k in kinds if k.startswith(BROKEN_KINDS)]
+    noise = [k for k in kinds if k.startswith(NOISE_KINDS)]
+    other = [k for k in kinds if k not in broken and k not in noise]
+    if broken:  # no way out but the fix: neither a quieter host nor --allow-flagged
+        said = FIX_LOSS
+        if noise or other:
+            said += "; " + NOT_ALLOWED.format(kinds=", ".join(noise + other))
+        return said[:1].upper() + said[1:]
+    if not (noise or other):
+        return ""
+    parts = [QUIETER] if noise else []
+    if other:
+        parts.append(f"bench again as the flag says ({', '.join(other)})")
+    parts.append(("or " if parts else "") + ALLOW)
+    said = ", ".join(parts)
+    return said[:1].upper() + said[1:]
+
+
+def flagged_help(table: Any) -> str:
+    """The sentence a refusal ends with when flagged runs were left out and one of them was
+    an N = 1 run ("" otherwise: allowing them would not give the run that is missing)."""
+    flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
+    if not (flagged & (table["accelerators"] == 1)).any():
+        return ""
+    kinds = [kind for kind, _, _ in flag_summary(table)]
+    left = int(flagged.sum())
+    return (
+        f". {counted(left, 'run')} {'was' if left == 1 else 'were'} left out as flagged: "
+        f"{flag_lines(table)}. "
+        f"{remedy(kinds)}"
+    )
+
+
+class BenchFieldError(CalibrationError, FieldError):
+    """A request's field the bench file refuses (a model it does not hold, a fixed cost
+    above its step): a :class:`CalibrationError` and a :class:`FieldError` both, so the
+    CLI names the option (``--model tf-3m: not in ...``) and Python the keyword
+    (``model='tf-3m' is not in ...``), never the other's."""
+
+    def __init__(self, field: str, value: object, rule: str, *, then: str = "") -> None:
+        FieldError.__init__(self, field, value, rule)
+        self.text = f"{ref(field, value)} is {rule}{then}"  # as NamedError's
+        self.args = (as_keywords(self.text),)
+
+
+def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
+    """Why a model's runs give no trustworthy N = 1 run (``broken``: the counts whose loss
+    was not finite, where it is broken: then none of its runs is used)."""
+    if broken:
+        return (
+            f"loss not finite on {joined(broken)} {noun_for(broken[-1], 'device')}, "
+            "a broken model: none of its runs used, --allow-flagged or not"
+        )
+    single = runs[runs["accelerators"] == 1]
+    if single.empty:
+        return "no N = 1 run"
+    ok = single[single["status"] == "ok"]
+    if ok.empty:
+        return f"its N = 1 {noun_for(len(single), 'run')} failed ({single['status'].iloc[-1]})"
+    kinds = dict.fromkeys(k for flags in ok["flags"].fillna("") for k in kinds_of(str(flags)))
+    return f"its N = 1 {noun_for(len(ok), 'run')} flagged ({joined(kinds) or 'untrusted'})"
+
+
+def why_this_model(
+    table: pd.DataFrame, chosen: str, broken: dict[str, list[int]] | None = None
+) -> str:
+    """The sentence naming the model advised on and, where larger models of the table were
+    passed over, each and why (``broken``: the models whose loss was not finite, with the
+    counts, ``flag_remedy.broken_models``); "" when the chosen model is the largest."""
+    broken = broken or {}
+    sizes = _sizes(table)
+    if chosen not in sizes:
+        return ""
+    larger = sizes[sizes > sizes[chosen]].sort_values(ascending=False)
+    if larger.empty:
+        return ""
+    passed = "; ".join(
+        f"{name} ({format_count(size)}): "
+        f"{_why_not(table[table['model'] == name], broken.get(str(name)))}"
+        for name, size in larger.items()
+    )
+    return (
+        f"Advised on {chosen} ({format_count(sizes[chosen])} parameters), the largest model "
+        f"with a trustworthy N = 1 run; not used: {passed} (--model to choose one)."
+    )
+
+
+def _sizes(table: pd.DataFrame) -> pd.Series:
+    """Each model's parameters, by name."""
+    return table.dropna(subset=["params"]).groupby("model")["params"].max()
+
+
+def models_benched(table: pd.DataFrame, chosen: str) -> str:
+    """Where the model advised on is the largest of several benched: which, and the others
+    ``--model`` chooses (a walk: six models in a file, one advised without a word why);
+    "" where the table holds one model, or a larger one was passed over
+    (:func:`why_this_model` says it)."""
+    sizes = _sizes(table)
+    if chosen not in sizes or len(sizes) < 2 or (sizes > sizes[chosen]).any():
+        return ""
+    others = [str(name) for name in sizes.sort_values(ascending=False).index if name != chosen]
+    return (
+        f"Advised on {chosen} ({format_count(sizes[chosen])} parameters), the largest of the "
+        f"{len(sizes)} models benched (--model to choose another: {joined(others)})."
+    )
+
+
+def known_model(table: pd.DataFrame, model: str, source: Any) -> None:
+    """:class:`CalibrationError` when no row of the bench results is of ``model`` (a
+    typo, another file): the models there and the closest one, not advice to re-run
+    (:class:`BenchFieldError`: the CLI says ``--model``, Python ``model=``)."""
+    names = sorted({str(m) for m in table["model"].dropna()})
+    where = "the bench results" if source is None else Path(source).name
+    if model in names:
+        runs = table[table["model"] == model]
+        if not (runs["status"] == "ok").any():  # said as what happened, not as untrusted
+            last = runs.iloc[-1]
+            raise CalibrationError(
+                f"every run of {model!r} in {where} failed ({len(runs)}), the last "
+                f"{last['status']}: {str(last['error'])[:200]}; nothing measured to advise from"
+            )
+        return
+    raise BenchFieldError(
+        "model",
+        model,
+        f"not in {where}{did_you_mean(model, names)}; it holds "
+        f"{counted(len(names), 'model')}: {joined(names) or 'none'}",
+        then=" (give one of them as model=)",
+    )
+
+
+def check_columns(bench: pd.DataFrame) -> None:
+    """``ValueError`` for a table that is no bench table (columns missing)."""
+    missing = [c for c in BENCH_COLUMNS if c not in bench.columns and c not in _LATER_COLUMNS]
+    if missing:
+        shown = ", ".join(missing[:4]) + (
+            f" and {len(missing) - 4} more" if len(missing) > 4 else ""
+        )
+        raise ValueError(
+            f"the bench table lacks the {noun_for(len(missing), 'column')} {shown}: "
+            "give a table made by gpuscale.bench.results.bench_table, or the results file's path"
+        )
+
+
+def same_samples(table: pd.DataFrame, model: str) -> bool:
+    """Whether a run of ``model`` at N > 1 was flagged for ranks that saw the same
+    samples (flagged or allowed, its gradient norms measure no noise scale)."""
+    rows = table[(table["model"] == model) & (table["accelerators"] > 1)]
+    return bool(rows["flags"].astype(str).str.contains(SAME_SAMPLES, regex=False).any())
+
+
+# Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.
+_LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "fsdp_overhead_ms")

@@ -1,0 +1,253 @@
+"""The answer first, short: what ``gpuscale advise`` prints by default (issue 60).
+
+Four lines under a table of the deciding columns, each rendered from the Decision's
+fields: the count and per-device batch with its speedup, 80% interval and time (cost and
+energy where given) to a trained model, or why the count is withheld; the one term that
+decides; the one measurement or input that would change the answer; where the rest is.
+Everything else (each assumption with its source, the break-even, the equilibrium, the
+weak-scaling alternative, the input pipeline, the caveats) is the explanation
+(``--explain``) and, losslessly, the JSON (``advice.document``).
+"""
+
+from __future__ import annotations
+
+from textwrap import wrap
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.advice.types import (
+    TRUSTED_ALLOWED,
+    TRUSTED_FLAGGED_ONLY,
+    Disagreement,
+    Reading,
+    Source,
+    TermId,
+)
+from gpuscale.quantities import counted, format_count, format_minutes, format_ms, joined, number
+
+# The short answer's lines are wrapped at this many columns, whatever the terminal's width
+# (what is said never depends on it: issue 41), so a 100-column terminal shows each whole.
+LINE_COLUMNS = 100
+# The prediction column that holds each overhead the decision names.
+TERM_COLUMN = {
+    TermId.FIXED: "fixed_excess_ms",
+    TermId.WAIT: "wait_ms",
+    TermId.DDP: "ddp_ms",
+    TermId.BANDWIDTH: "exposed_comm_ms",
+    TermId.LATENCY: "exposed_comm_ms",
+}
+TERM_WORDS = {
+    TermId.FIXED: "the fixed per-step cost, which every device pays whole",
+    TermId.WAIT: "the wait for the slowest device",
+    TermId.DDP: "DDP's own work (its bucket copies)",
+    TermId.BANDWIDTH: "the gradients' all-reduce (bandwidth) not hidden by backward",
+    TermId.LATENCY: "the all-reduce's latency not hidden by backward",
+}
+# What would help most where every term the decision rests on was measured.
+REMEDY = {
+    TermId.FIXED: "a larger batch per device, or fewer kernel launches "
+    "(CUDA graphs, torch.compile)",
+    TermId.WAIT: "steadier step times (equal work per device, no other jobs on the devices)",
+    TermId.DDP: "gradient_as_bucket_view=True, or a larger batch per device",
+    TermId.BANDWIDTH: "a faster link, bf16 gradients or gradient accumulation",
+    TermId.LATENCY: "larger DDP buckets, a larger batch per device or gradient accumulation",
+    "devices": "more devices allowed (--max-devices, --nodes), where the machine has them",
+    TermId.CONVERGENCE: "a larger critical batch (measure the noise scale: gpuscale bench)",
+    "uncertain": "a measured run at the larger count (gpuscale bench --nproc 1,N)",
+    "compute": "a lower --target-efficiency (the overheads are under 5%)",
+}
+# The terminal's columns, the deciding overhead's after the step.
+LEADING = ("accelerators", "batch_per_device", "step_ms")
+TRAILING = ("speedup", "speedup_low", "speedup_high", "efficiency", "time_to_train_min")
+
+
+# What a terminal narrower than the table drops first.
+DROP_ORDER = ("speedup_high", "speedup_low", *TERM_COLUMN.values(), "batch_per_device")
+# Three digits where the interval's ends differ, the efficiency as a share.
+FORMATS = {"speedup": ".3g", "speedup_low": ".3g", "speedup_high": ".3g", "efficiency": ".0%"}
+
+
+def columns(advice: Any) -> tuple[str, ...]:
+    """The table's deciding columns: the count and batch, the step and its deciding
+    overhead, the speedup with its interval, the efficiency and the time to train (the
+    chosen count's cost and energy are in the decision's line; every column: -f csv)."""
+    term = TERM_COLUMN.get(advice.decision.dominant_term)
+    return (*LEADING, *([term] if term else []), *TRAILING)
+
+
+def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
+    """The predictions' row at ``n`` accelerators."""
+    return frame[frame["accelerators"] == n].iloc[0]
+
+
+def _speedup(row: pd.Series) -> str:
+    low, high = number(row["speedup_low"]), number(row["speedup_high"])
+    return f"{number(row['speedup'])}x ({low}-{high}x, 80% interval)"
+
+
+def _trained(row: pd.Series, samples: float) -> str:
+    """``29 min to train 10M samples, $12.3, 1.55 kWh``."""
+    time = format_minutes(row["time_to_train_min"])  # the table's unit
+    more = [f"${number(row['cost'])}"] if pd.notna(row["cost"]) else []
+    more += [f"{number(row['energy_kwh'])} kWh"] if pd.notna(row["energy_kwh"]) else []
+    return ", ".join([f"{time} to train {format_count(samples)} samples", *more])
+
+
+def decision_line(advice: Any) -> str:
+    """The count, its batch, speedup and time to a trained model; or why it is withheld."""
+    d, frame = advice.decision, advice.predictions
+    samples = float(row_at(frame, 1)["samples_to_train"])
+    if d.withheld_by:
+        row = row_at(frame, d.accelerators)
+        ends = [
+            r for r in d.readings if r.term == d.withheld_by and r.accelerators != d.accelerators
+        ]
+        other = "; ".join(f"at {value_text(r)}, {counted(r.accelerators, 'device')}" for r in ends)
+        return (
+            f"Count withheld: {counted(d.accelerators, 'device')} as predicted below, "
+            f"{_speedup(row)}, {_trained(row, samples)}; but {other}."
+        )
+    row = row_at(frame, d.accelerators)
+    accum = f" x {d.accum} accumulation steps" if d.accum > 1 else ""
+    said = (
+        f"Use {counted(d.accelerators, 'device')}, batch {format_count(d.batch_per_device)} per "
+        f"device{accum} (global {format_count(d.global_batch)})"
+    )
+    if d.accelerators > 1:
+        return f"{said}: {_speedup(row)}, {_trained(row, samples)}."
+    if d.focus == d.accelerators:
+        return f"{said}: {_trained(row, samples)}."
+    return (
+        f"{said}: {_trained(row, samples)}; {counted(d.focus, 'device')} "
+        f"{_speedup(row_at(frame, d.focus))}."
+    )
+
+
+def deciding_line(advice: Any) -> str:
+    """The one term that decides, at the count it is read at (the focus)."""
+    d = advice.decision
+    at = f"at {counted(d.focus, 'device')}"
+    below = [m for m in getattr(advice, "disagreements", ()) if m.accelerators <= d.focus]
+    if below:  # the focus rests on a measurement the model's terms do not explain
+        m = max(below, key=lambda m: m.accelerators)
+        return (
+            f"Decides: the speedup measured at {counted(m.accelerators, 'device')}, "
+            f"{number(m.measured_speedup)}x where the model's terms give "
+            f"{number(m.predicted_speedup)}x: they miss what the machine did there."
+        )
+    if d.cap == "devices":
+        return (
+            f"Decides: the count allowed; {at}, the most searched, efficiency is still "
+            f"{d.efficiency:.0%}."
+        )
+    if d.cap == "convergence":
+        return (
+            f"Decides: the samples a larger global batch needs (convergence factor "
+            f"{d.focus_convergence_factor:.0%} {at})."
+        )
+    term = d.dominant_term
+    if term not in TERM_WORDS:
+        return f"Decides: the target efficiency {d.target_efficiency:.0%}; overheads are small."
+    ms = d.overheads_ms[term]
+    return (
+        f"Decides: {TERM_WORDS[term]}, {number(ms)} ms of the {number(d.focus_step_ms)} ms "
+        f"step {at}."
+    )
+
+
+def change_line(advice: Any) -> str:
+    """The one measurement or input that would change the answer: what settles a count
+    withheld or held back, else the deciding term's own measurement where it was assumed,
+    else what would help most."""
+    d = advice.decision
+    if d.withheld_by:
+        return f"To settle it: {SETTLE[d.withheld_by]}."
+    if d.settle:
+        return f"Measure first: {d.settle}."
+    flagged = [
+        m
+        for m in getattr(advice, "disagreements", ())
+        if m.accelerators <= d.focus and m.why == TRUSTED_FLAGGED_ONLY
+    ]
+    if flagged:  # the answer rests on flagged runs: their remedy first
+        n = counted(max(m.accelerators for m in flagged), "device")
+        return f"To change it: measure {n} again on a quiet machine (its runs are flagged)."
+    assumed = [
+        a
+        for a in getattr(advice.inputs, "assumptions", ())
+        if a.term == d.dominant_term and a.source == Source.ASSUMED and a.measure
+    ]
+    if assumed and d.cap == "overheads":
+        return f"To change it: measure {TERM_WORDS[d.dominant_term]}: {assumed[0].measure}."
+    return f"To change it: {REMEDY.get(d.change, REMEDY['compute'])}."
+
+
+def lines(advice: Any) -> list[str]:
+    """The short answer, said before the table: the decision, an input that cannot be
+    true or a warning on the data (each whole: rare, and it changes what to do), the term
+    that decides, and what would change it."""
+    d = advice.decision
+    # a count the bench measured outside its predicted interval, first: the answer rests
+    # on the measurement there (``advice.reconcile``)
+    first = [said(found) for found in getattr(advice, "disagreements", ())]
+    return [*first, decision_line(advice), *d.warnings, deciding_line(advice), change_line(advice)]
+
+
+def more(advice: Any) -> str:
+    """Where the rest is, said under the table."""
+    parts = [counted(len(advice.caveats), "caveat")] if advice.caveats else []
+    parts.append("every assumption with its source")
+    return f"More: --explain ({', '.join(parts)}); -f json (every number)."
+
+
+def shown(advice: Any) -> list[str]:
+    """``lines`` as a terminal shows them: each wrapped at ``LINE_COLUMNS``, continued
+    indented."""
+    return [w for line in lines(advice) for w in wrap(line, LINE_COLUMNS, subsequent_indent="  ")]
+
+
+def said(d: Disagreement) -> str:
+    """The disagreement in words, first among the caveats and the answer's lines."""
+    measured = f"{number(d.measured_speedup)}x"
+    if len(d.trusted_runs) > 1:
+        measured += f" (median; {number(d.measured_low)}-{number(d.measured_high)}x)"
+    which = (
+        f"{counted(len(d.trusted_runs), 'run')}, all flagged ({'; '.join(d.flags)}), the "
+        "only measurement there: measure again on a quiet machine"
+        if d.why == TRUSTED_FLAGGED_ONLY
+        else counted(len(d.trusted_runs), "trusted run")
+        + (", flagged ones used with --allow-flagged" if d.why == TRUSTED_ALLOWED else "")
+        + (
+            f"; {counted(len(d.left_out), 'flagged run')} left out "
+            f"({joined([number(v) for v in d.left_out])}: {'; '.join(d.flags)})"
+            if d.left_out
+            else ""
+        )
+    )
+    weak = f"; weak scaling, per-device batch {d.batch_per_device} kept" if d.weak_scaling else ""
+    return (
+        f"Measured on {counted(d.accelerators, 'device')}: throughput speedup {measured} from "
+        f"{which}, outside the predicted {number(d.predicted_speedup)}x "
+        f"({number(d.predicted_low)}-{number(d.predicted_high)}x, 80% interval{weak}): the "
+        f"advice at {counted(d.accelerators, 'device')} rests on the measurement."
+    )
+
+
+# What settles each term, as the option to give or the measurement to make.
+SETTLE = {
+    "flops_per_sample": "give --flops-per-sample (count it with "
+    "torch.utils.flop_counter.FlopCounterMode over one forward and backward, / batch)",
+    "fixed_cost": "measure the fixed cost: the step at a second batch (--step-ms T --batch B "
+    "again, e.g. at half the batch), or gpuscale bench --nproc 1",
+    "link": "give --interconnect (or run gpuscale topo / collectives on the host)",
+}
+
+
+def value_text(r: Reading) -> str:
+    """The term's value at one end, with what it is."""
+    if r.unit == "ms":
+        return f"a fixed cost of {format_ms(r.value)}"
+    if r.unit == "FLOPs":
+        return f"{format_count(r.value)} FLOPs per sample (6 x parameters, a transformer's)"
+    return f"a link of {number(r.value)} GB/s"

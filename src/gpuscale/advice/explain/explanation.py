@@ -1,0 +1,395 @@
+"""The advice in sentences, rendered from its one :class:`Decision` (and the predictions
+table it was read from): what to do and how sure, which term decides, what caps the
+speedup, what would change it, and where every input came from.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Protocol
+
+import pandas as pd
+
+from gpuscale.advice.explain import table_words
+from gpuscale.advice.explain.answer import row_at
+from gpuscale.advice.explain.focus import below_the_most, detailed, named, only_one, remedy
+from gpuscale.advice.explain.weak_first import changes, marked
+from gpuscale.advice.types import Decision, TermId
+from gpuscale.bench.support import errors_weak, predicted, to_test, weak
+from gpuscale.quantities import (
+    counted,
+    duration_unit,
+    format_count,
+    format_hours,
+    format_ms,
+    number,
+    span,
+)
+from gpuscale.tables.bench import on_a_larger_host
+
+SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
+
+
+class Explainable(Protocol):
+    """What the sentences read of a ``recommend.Advice`` (not imported: no circle)."""
+
+    predictions: pd.DataFrame
+    decision: Decision
+    cheapest: int | None
+    break_even_ms_per_mb: float | None
+    break_even_params: float | None
+    target_params: float | None
+    inputs: Any
+    alternative: pd.DataFrame | None
+
+
+def interval(low: float, high: float) -> str:
+    """``1.3-1.6x, 80% interval``."""
+    return f"{span(number(low), number(high))}x, 80% interval"
+
+
+def _config(row: pd.Series) -> str:
+    accum = f" x {int(row['accum'])} accumulation steps" if row["accum"] > 1 else ""
+    batch = format_count(row["batch_per_device"])
+    return (
+        f"{counted(int(row['accelerators']), 'device')}, per-device batch {batch}"
+        f"{accum} (global batch {format_count(row['global_batch'])})"
+    )
+
+
+def _recommendation(advice: Explainable) -> list[str]:
+    d: Decision = advice.decision
+    frame = advice.predictions
+    row = row_at(frame, d.accelerators)
+    lines = list(d.warnings)
+    unit = duration_unit(d.time_to_train_min / 60)  # every time to train here in one unit
+    time = format_hours(d.time_to_train_min / 60, unit)
+    if d.accelerators > 1:
+        lines.append(
+            f"Use {_config(row)}: {time} to a trained model, "
+            f"speedup {number(d.speedup)} ({interval(d.speedup_low, d.speedup_high)}), "
+            f"efficiency {d.efficiency:.0%} = throughput efficiency "
+            f"{d.throughput_efficiency:.0%} x convergence factor {d.convergence_factor:.0%}."
+        )
+    else:
+        lines.append(f"Use {_config(row)}: {time} to a trained model.")
+        if d.held_back is not None:
+            held = row_at(frame, d.held_back)
+            why = (
+                "includes no gain"
+                if held["speedup_low"] <= 1
+                else "rests on inputs that cannot all be true (IMPLAUSIBLE above)"
+            )
+            lines.append(
+                f"{d.held_back} devices would reach {held['efficiency']:.0%} efficiency, but "
+                f"their speedup ({interval(held['speedup_low'], held['speedup_high'])}) "
+                f"{why}: not recommended until a measurement at that count shows it."
+            )
+        elif d.largest > 1:
+            lines.append(
+                f"No larger count keeps efficiency >= {d.target_efficiency:.0%} "
+                f"(the next, {d.focus} devices: {row_at(frame, d.focus)['efficiency']:.0%})."
+            )
+        else:
+            lines.append(only_one(advice.inputs))
+    if d.fastest != d.accelerators:
+        fastest = row_at(frame, d.fastest)
+        fastest_time = format_hours(fastest["time_to_train_min"] / 60, unit)
+        lines.append(
+            f"Fastest: {_config(fastest)}, {fastest_time} at "
+            f"efficiency {fastest['efficiency']:.0%} (speedup {number(fastest['speedup'])} "
+            f"({interval(fastest['speedup_low'], fastest['speedup_high'])}))."
+        )
+    if advice.cheapest is not None and advice.cheapest not in (d.accelerators, 1):
+        lines.append(f"Fewest device-hours: {counted(advice.cheapest, 'device')}.")
+    one = table_words.one_device(advice)
+    return [*lines, one] if one else lines
+
+
+def _break_even(advice: Explainable) -> list[str]:
+    inputs = advice.inputs
+    assert inputs is not None
+    name = inputs.network_name
+    if inputs.max_devices < 2 or inputs.global_batch is not None:  # none sought (recommend)
+        return []
+    lines, evidence = [], inputs.evidence
+    if advice.break_even_ms_per_mb is not None:
+        # the threshold scales the whole step (fixed cost included): FLOPs at the rate
+        # of the whole step, never the per-sample work's (unbounded where the step is
+        # nearly all fixed cost)
+        step_ms = inputs.compute.compute_ms(inputs.model, inputs.batch, inputs.accum)
+        whole_tflops = inputs.batch * inputs.accum * inputs.model.flops / (step_ms / 1e3) / 1e12
+        flops_per_byte = advice.break_even_ms_per_mb / 1e3 * whole_tflops * 1e12 / 1e6
+        own = step_ms / (inputs.model.grad_bytes / 1e6)
+        like = max(advice.break_even_ms_per_mb, own)  # both in one unit
+        lines.append(
+            f"Break-even on {name}{predicted(evidence)}: 2 devices beat 1 once a step computes "
+            f"{format_ms(advice.break_even_ms_per_mb, like)} per MB of gradients "
+            f"({format_count(flops_per_byte)} FLOPs per gradient byte at the "
+            f"{number(whole_tflops)} TFLOP/s of the whole step); this model computes "
+            f"{format_ms(own, like)} per MB."
+        )
+    per_param = inputs.model.flops / inputs.model.params
+    size = advice.break_even_params
+    target = advice.target_params
+    if any(v is not None and math.isnan(v) for v in (size, target)):
+        return lines  # the speedup falls with size somewhere: no size from which it holds
+
+    def from_size(value: float | None) -> str:
+        if value is None:
+            return "at no size up to 10T parameters"
+        if value <= SMALLEST_SEARCHED:
+            return f"at every size searched ({format_count(SMALLEST_SEARCHED)} parameters up)"
+        return f"from {format_count(value)} parameters"
+
+    batch = (
+        f"global batch {format_count(inputs.kept_global_batch or inputs.batch)} split over the two"
+        if inputs.kept_global_batch is not None
+        else f"per-device batch {format_count(inputs.batch)}"
+    )
+    mparams = inputs.model.params / 1e6
+    said = table_words.sentence(
+        getattr(inputs, "family", None),
+        per_param=per_param,
+        batch=batch,
+        beats=f"{'the runs predict that ' if weak(evidence) else ''}2 devices beat 1 "
+        f"{from_size(size)}",
+        reaches=f"reach {inputs.target_efficiency:.0%} efficiency {from_size(target)}",
+        size=size,
+        params=inputs.model.params,
+        own=_own_pair(advice.predictions),
+        own_terms=(
+            inputs.compute.opt_ms_per_mparam * mparams,
+            inputs.compute.ddp_ms_per_mparam * mparams,
+        ),
+        benched=inputs.evidence is not None,
+        strategy=inputs.strategy,
+    )
+    return [*lines, f"{said}{to_test(evidence)}."]
+
+
+def _own_pair(frame: pd.DataFrame) -> float | None:
+    """This model's throughput speedup on 2 devices, as its table predicts (None: no
+    2-device row)."""
+    two = frame[frame["accelerators"] == 2]
+    return float(two["throughput_efficiency"].iloc[0]) * 2 if len(two) else None
+
+
+def _wait_words(advice: Explainable, n: int) -> str:
+    """The wait term's name at ``n``: where the bench ran ``n`` devices it is the no-sync
+    step's growth over N = 1, the compute slowed (contention for shared cores), which the
+    bench's ``sync_wait_ms`` (a wait inside the synchronised step) does not count."""
+    compute = getattr(advice.inputs, "compute", None)
+    measured = dict(compute.held_slowdown()) if compute is not None else {}
+    if n not in measured:
+        return "waiting for the slowest device "
+    return (
+        f"slower compute on {counted(n, 'device')} (the no-sync step measured "
+        f"x{measured[n]:.2f} of N = 1's: contention and the slowest device, not the bench's "
+        "wait inside the synchronised step, sync_wait_ms) "
+    )
+
+
+def _step(advice: Explainable) -> list[str]:
+    d = advice.decision
+    if d.focus < 2:
+        return []
+    o = d.overheads_ms
+
+    def ms(value: float) -> str:  # every part in the step's unit
+        return format_ms(value, like=d.focus_step_ms)
+
+    lines = [
+        f"On {detailed(d)}, a step takes {ms(d.focus_step_ms)}: compute "
+        f"{ms(d.focus_compute_ms)} "
+        f"{table_words.not_spread(advice.inputs, advice.predictions, d.focus, d.focus_step_ms)}, "
+        + (
+            ""
+            if getattr(advice.inputs, "strategy", "ddp") == "fsdp"
+            else f"DDP's own copies {ms(o['ddp'])}, "
+        )
+        + _wait_words(advice, d.focus)
+        + f"{ms(o['wait'])}, communication not hidden by "
+        f"backward {ms(o['bandwidth'] + o['latency'])} (bandwidth "
+        f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}); speedup "
+        f"{number(d.focus_speedup)} ({interval(d.focus_speedup_low, d.focus_speedup_high)}). "
+        + (
+            f"The {d.dominant_term} term decides{marked(advice)}."
+            if not d.short_alone()
+            else f"The {d.dominant_term} term is the largest{marked(advice)}, and not enough "
+            "alone: without "
+            f"it they would run at {d.without_dominant_efficiency:.0%} "
+            f"efficiency (target {d.target_efficiency:.0%})."
+        ),
+    ]
+    numbers = (
+        f"throughput efficiency {d.focus_throughput_efficiency:.0%}, convergence factor "
+        f"{d.focus_convergence_factor:.0%}"
+    )
+    if d.cap == "convergence":
+        lines.append(
+            f"At {named(d)}, convergence, not the step's overheads, caps the speedup: the "
+            f"larger global batch needs {number(1 / d.focus_convergence_factor)}x the "
+            f"samples ({numbers})."
+        )
+    elif d.cap == "overheads":
+        lines.append(
+            f"At {named(d)}, the step's overheads cap the speedup ({numbers}); "
+            f"the largest is {d.dominant_term}{marked(advice)}."
+        )
+    elif d.cap == "devices":
+        lines.append(
+            below_the_most(advice.inputs, advice.predictions, d.focus, numbers)
+            or f"{d.focus} devices is the most allowed and still pays ({numbers}): the "
+            "count allowed caps the speedup."
+        )
+    else:
+        lines.append(f"At {named(d)}, neither factor loses more than 5% ({numbers}).")
+    lines.append(f"What would change it: {changes(advice, remedy(advice))}.")
+    return lines
+
+
+def _sources(advice: Explainable) -> list[str]:
+    inputs = advice.inputs
+    assert inputs is not None
+    lines = list(inputs.sources)
+    said = {a.term for a in inputs.assumptions}
+    if inputs.convergence is not None:
+        lines.append(
+            f"Convergence: E(B) = {format_count(inputs.convergence.e_min)} x (1 + B / "
+            f"{format_count(inputs.convergence.b_noise)}) samples ({inputs.convergence.source})."
+        )
+    elif TermId.CONVERGENCE not in said:
+        lines.append(
+            f"No convergence model: {format_count(inputs.samples)} samples at any batch "
+            "(optimistic past the critical batch; give --noise-scale, --workload or bench "
+            "results with gradient norms)."
+        )
+    # the fixed cost has its own sentence (``_scaling``)
+    lines += [a.sentence() for a in inputs.assumptions if a.term != TermId.FIXED]
+    rows = advice.predictions
+    counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
+    lines.append(f"Power: {inputs.power.said(counts)}.")
+    lines.append(f"Step interval: {inputs.error.source}{errors_weak(inputs)}.")
+    flagged = advice.predictions[advice.predictions["flags"] != ""]
+    for row in flagged.itertuples():
+        lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")
+    return lines
+
+
+def _scaling(advice: Explainable) -> list[str]:
+    """How the counts were compared (global or per-device batch kept), the fixed cost,
+    the other scaling where it was not the one decided on, and what would settle it."""
+    inputs, d = advice.inputs, advice.decision
+    lines = []
+    if inputs.fixed is not None:
+        lines.append(table_words.fixed_cost_line(inputs))
+    kept = inputs.kept_global_batch
+    if kept is not None:
+        why = (
+            "as asked"
+            if inputs.global_batch is not None or inputs.convergence is not None
+            else "no convergence model prices a larger global batch"
+        )
+        lines.append(
+            f"Strong scaling: the global batch {format_count(kept)} is kept at every count "
+            f"({why}); each device computes its share, and "
+            f"{table_words.fixed_costs(inputs, advice.predictions)}."
+        )
+    elif inputs.convergence is None or inputs.scaling == "weak":
+        first = advice.predictions.iloc[0]  # the batch and micro-steps every count keeps
+        kept_batch = table_words.config(first["batch_per_device"], first["accum"])
+        samples = (
+            "assumed unchanged"
+            if inputs.convergence is None
+            else "from the convergence model below"
+        )
+        lines.append(
+            f"Weak scaling: the per-device batch {kept_batch} is kept; the "
+            f"global batch grows with the count, its samples to converge {samples}."
+        )
+    else:
+        lines.append(_searched(advice))
+    lines += _weak_alternative(advice)
+    if d.settle:
+        lines.append(f"Measure first: {d.settle}.")
+    return lines
+
+
+def _searched(advice: Explainable) -> str:
+    """With a convergence model and no batch kept: what each count's search chose (its
+    global batch, read from the predictions), what the larger batch's samples cost at the
+    focus count, and how to keep one batch instead."""
+    frame, focus = advice.predictions, advice.decision.focus
+    chosen = ", ".join(
+        f"{format_count(r.batch_per_device)}"
+        + (f" x {r.accum}" if r.accum > 1 else "")
+        + f" (global batch {format_count(r.global_batch)}) on {r.accelerators} "
+        + ("device" if r.accelerators == 1 else "devices")
+        for r in frame.itertuples()
+    )
+    text = (
+        "Batch searched: no global batch was given and the convergence model (below) prices "
+        "larger ones, so each count takes the per-device batch and accumulation that train "
+        f"fastest: {chosen}"
+    )
+    if frame["global_batch"].nunique() > 1:
+        text += "; the global batch grows with the count"
+        if focus in set(frame["accelerators"]) and focus > 1:
+            factor = row_at(frame, focus)["convergence_factor"]
+            text += (
+                f", and on {named(advice.decision)} the samples it needs leave a "
+                f"convergence factor of {factor:.0%} in the speedup"
+            )
+    one = format_count(frame.iloc[0]["global_batch"])
+    return (
+        f"{text}. To compare the counts at one global batch, give --global-batch {one}; to "
+        f"keep the per-device batch {format_count(advice.inputs.batch)} without "
+        "accumulation, --scaling weak."
+    )
+
+
+def _weak_alternative(advice: Explainable) -> list[str]:
+    """Under strong scaling, what keeping the per-device batch would give at the focus
+    count, and why the advice does not count on it."""
+    alt, d = advice.alternative, advice.decision
+    if alt is None or d.focus < 2 or d.focus not in set(alt["accelerators"]):
+        return []
+    row, one = row_at(alt, d.focus), row_at(alt, 1)
+    host = on_a_larger_host(2, advice.inputs.host_devices if advice.inputs else None)
+    return [
+        f"Weak scaling instead (per-device batch "
+        f"{table_words.config(row['batch_per_device'], row['accum'])} kept, "
+        f"global batch {format_count(row['global_batch'])} on {named(d)}): "
+        f"{number(row['speedup'])}x the throughput "
+        f"({interval(row['speedup_low'], row['speedup_high'])}); it trains faster only if "
+        f"batch {format_count(row['global_batch'])} needs under {number(row['speedup'])}x the "
+        f"samples of batch {format_count(one['global_batch'])}, which nothing here measured "
+        f"(give {_measure_convergence(advice.inputs, host)}; --scaling weak assumes the "
+        "samples unchanged)."
+    ]
+
+
+def _measure_convergence(inputs: Any, host: str) -> str:
+    """What measures the samples at a larger batch: the convergence assumption's own
+    measurement where it says one (a noise scale from too few steps: more --steps)."""
+    said = [a.measure for a in inputs.assumptions if a.term == TermId.CONVERGENCE]
+    if said and said[0]:
+        return str(said[0])
+    return (
+        f"--noise-scale or --workload, or bench with --nproc 1,2{host}: it measures the noise scale"
+    )
+
+
+def explain(advice: Explainable) -> list[str]:
+    """Sentences: the recommendation (and what the N = 1 step holds), how counts are
+    compared and the fixed cost, the break-even, the step's parts and what decides them,
+    what caps the speedup, the sources and assumptions, and the equilibrium picks."""
+    return (
+        _recommendation(advice)
+        + _scaling(advice)
+        + _break_even(advice)
+        + _step(advice)
+        + _sources(advice)
+        + [table_words.equilibrium_sentence(advice)]
+    )

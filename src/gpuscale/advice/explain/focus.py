@@ -1,0 +1,295 @@
+"""Which count the advice details, said wherever it is named, and what would change it.
+
+The step's parts, what caps the speedup and what would change it are read at one count,
+the decision's ``focus`` (``advice/search/decision.py``): the next count above the one advised,
+where the next step would go (the one advised where none is larger). It is neither the
+advised nor the fastest count wherever the advised one is below the next count and the
+fastest above it: a walk saw "Use 2 devices", the fastest at 8, then "On 4 devices a step
+takes ..." with no word why 4. Every sentence naming it now says what it is
+(``named``), and the step's sentence names the fastest count too where it differs
+(``detailed``).
+
+Counts: Which device counts the search tried, by what rule, and why a count allowed has no row.
+
+The rule (``AdviceInputs.device_counts``): the powers of two below the most allowed, and
+the most allowed itself; where the counts span nodes, above one node only whole nodes
+(multiples of the devices per node). A count searched has no row where the global batch
+kept (strong scaling) does not split into whole per-device batches over it (64 samples
+over 3 devices), within the accumulation allowed and the largest batch that fits. A
+walk's ``--max-devices 3`` showed N = 1 and 2 and dropped 3 without a word; a later one's
+``--max-devices 12 --global-batch 384`` searched 1, 2, 4 and 8 without saying so, and
+``--max-devices 3`` at a batch 3 does not divide said "2 devices is the most allowed".
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gpuscale.advice.explain.table_words import fixed_parts
+from gpuscale.advice.types import TermId
+from gpuscale.quantities import counted, format_ms, joined
+
+if TYPE_CHECKING:
+    from gpuscale.advice.types import Decision
+
+
+import pandas as pd
+
+from gpuscale.advice.inputs import AdviceInputs
+
+
+def named(d: Decision) -> str:
+    """The focus count and what it is: ``4 devices, the next count above the 2 advised``
+    or ``the 8 devices advised``."""
+    if d.focus == d.accelerators:
+        return f"the {counted(d.focus, 'device')} advised"
+    advised = "the 1 device advised" if d.accelerators == 1 else f"the {d.accelerators} advised"
+    return f"{d.focus} devices, the next count above {advised}"
+
+
+def detailed(d: Decision) -> str:
+    """``named`` with the fastest count where it is another (the step's sentence)."""
+    said = named(d)
+    if d.fastest == d.focus:
+        return f"{said} and the fastest"
+    if d.fastest == d.accelerators:
+        return f"{said}, itself the fastest" if d.focus == d.accelerators else f"{said} and fastest"
+    return f"{said} (the fastest is {d.fastest})"
+
+
+REMEDIES = {
+    "compute": "little in the step itself: its overheads are under 5%; the target "
+    "efficiency decides",
+    TermId.CONVERGENCE: "a larger critical batch (B_noise) or a smaller per-device batch at more "
+    "devices; a faster link would not help",
+    "devices": "more devices pay off: allow more (--max-devices, --nodes) where the "
+    "machine has them",
+    "uncertain": "a measured run at the larger count (gpuscale bench) would narrow the interval",
+    # of the overheads, not of the step (a walk: "dominates ... the step hardly shrinks"
+    # beside a table whose step went from 40 to 13 ms at a quarter of the batch)
+    TermId.FIXED: "the fixed per-step costs (each forward and backward's, the optimizer step) are "
+    "the largest overhead: "
+    "they do not shrink with the per-device batch, so every device pays them whole; a "
+    "larger global batch (more samples per device, if convergence allows: measure the "
+    "noise scale), fewer kernel "
+    "launches (CUDA graphs, torch.compile) or fewer, larger layers would help most",
+    TermId.WAIT: "steadier step times (equal work per device, pinned processes, no other jobs on "
+    "the devices) would help most",
+    TermId.DDP: "DDP's own copies are the largest overhead: gradient_as_bucket_view=True, fewer "
+    "parameters or a larger batch per device would help most",
+    TermId.BANDWIDTH: "a faster link, bf16 gradients (half the bytes) or gradient accumulation "
+    "(one all-reduce per k micro-steps) would help most",
+    TermId.LATENCY: "larger DDP buckets (fewer messages), a larger batch or gradient "
+    "accumulation would help most; a faster link would barely matter",
+}
+
+
+def remedy(advice: Any) -> str:
+    """What would help most for the decision's ``change``; for latency, only the cures
+    that apply: no larger buckets where the gradients already fit in one, and more
+    accumulation where the advice already accumulates (a user walk: both were offered to
+    a model of one 77 kB bucket, with accumulation 8 chosen); and where the largest
+    overhead gone would still miss the target, the next one that must shrink too."""
+    d, inputs = advice.decision, advice.inputs
+    said = REMEDIES[d.change]
+    if d.change == "devices":  # below the most allowed: what would predict a larger count
+        said = larger_counts(inputs, advice.predictions, d.focus) or said
+    if d.change == TermId.LATENCY and inputs is not None:
+        cures = ["larger DDP buckets (fewer messages)"]
+        cures = cures if inputs.model.grad_bytes > inputs.bucket_mb * 2**20 else []
+        cures.append("a larger batch per device")
+        cures.append(
+            "gradient accumulation (one all-reduce per k micro-steps)"
+            if d.accum == 1
+            else f"more than the {d.accum} accumulation steps chosen"
+        )
+        said = f"{joined(cures, 'or')} would help most; a faster link "
+        said += "would barely matter"
+    if d.change == TermId.FIXED and inputs is not None and inputs.strategy == "fsdp":
+        said = said.replace(  # FSDP's ranks step their shards: only the rest is whole
+            "the fixed per-step costs (each forward and backward's, the optimizer step) are "
+            "the largest overhead: they do not shrink with the per-device batch, so every "
+            "device pays them whole",
+            "each forward and backward's fixed cost is the largest overhead (FSDP's "
+            "optimizer step falls as 1/N, each device stepping its shard): it does not "
+            "shrink with the per-device batch, so every device pays it whole",
+        )
+    if d.change == TermId.FIXED and inputs is not None:
+        parts = fixed_parts(inputs, advice.predictions, d.focus)
+        if parts["optimizer"] > parts["forward_backward"]:  # the optimizer step, mostly
+            fused = "a fused optimizer (fused=True), a larger global batch"
+            said = said.replace("a larger global batch", fused, 1)
+    if d.short_alone() and not d.also_shrink:
+        said += f"; not enough: with every overhead gone {named(d)} would still miss it"
+    elif d.short_alone():
+        also = [f"{k} ({format_ms(d.overheads_ms[k])})" for k in d.also_shrink]
+        said += f"; alone not enough: the {joined(also)} term{'s' if len(also) > 1 else ''} "
+        said += "must shrink too"
+    return said
+
+
+def _names(counts: list[int]) -> str:
+    """``1, 2, 4`` with runs of three or more consecutive counts as ``5-7``."""
+    parts: list[str] = []
+    i = 0
+    while i < len(counts):
+        j = i
+        while j + 1 < len(counts) and counts[j + 1] == counts[j] + 1:
+            j += 1
+        if j - i >= 2:
+            parts.append(f"{counts[i]}-{counts[j]}")
+        else:
+            parts.extend(str(c) for c in counts[i : j + 1])
+        i = j + 1
+    return ", ".join(parts)
+
+
+def _per_node(inputs: AdviceInputs) -> int | None:
+    """The devices per node where the counts span nodes (None on one node)."""
+    network = inputs.network
+    return network.per_node if network.inter is not None and network.per_node else None
+
+
+def _off_nodes(inputs: AdviceInputs) -> list[int]:
+    """The counts the powers-of-two rule gives that are not whole nodes (left out)."""
+    per_node = _per_node(inputs)
+    if per_node is None:
+        return []
+    searched, most = set(inputs.device_counts()), int(inputs.max_devices)
+    proposed = [2**k for k in range(64) if 2**k < most]
+    return [n for n in [*proposed, most] if n not in searched]
+
+
+def counts_rule(inputs: AdviceInputs, short: bool = False) -> str:
+    """The rule the counts searched follow, in words (``short``: in a clause)."""
+    most = int(inputs.max_devices)
+    per_node, off = _per_node(inputs), _off_nodes(inputs)
+    if short:
+        nodes = f", whole nodes of {per_node} past one" if per_node and off else ""
+        return f"powers of two and {most} only{nodes}"
+    rule = (
+        f"the powers of two up to {most}, the most allowed"
+        if most & (most - 1) == 0
+        else f"the powers of two below {most}, the most allowed, and {most} itself"
+    )
+    if per_node and off:
+        rule += (
+            f"; past one node of {per_node} devices only whole nodes (multiples of "
+            f"{per_node}), so not {_names(off)}"
+        )
+    return rule
+
+
+def _every_count(inputs: AdviceInputs) -> bool:
+    return inputs.device_counts() == list(range(1, int(inputs.max_devices) + 1))
+
+
+def _unsplit(inputs: AdviceInputs, missing: list[int]) -> str:
+    """Why the counts ``missing`` (searched) have no row."""
+    kept = inputs.kept_global_batch
+    if kept is None:
+        return "no per-device batch and accumulation fits"
+    return (
+        f"the global batch {kept} kept at every count does not split over "
+        f"{'it' if len(missing) == 1 else 'them'} into whole per-device batches of at "
+        f"most {inputs.largest_batch} with at most {inputs.max_accum} accumulation steps "
+        f"(give a --global-batch divisible by {', '.join(map(str, missing))}, or "
+        "--scaling weak)"
+    )
+
+
+def dropped_counts(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
+    """A sentence naming the counts searched, where they are not every count up to the
+    most allowed by what rule, and each one without a row and why; "" when every count
+    from 1 to the most allowed was searched and has its row."""
+    searched = inputs.device_counts()
+    shown = set(frame["accelerators"].astype(int))
+    missing = [n for n in searched if n not in shown]
+    every = _every_count(inputs)
+    if not missing and every:
+        return ""
+    said = f"Device counts searched: {', '.join(str(int(n)) for n in searched)}"
+    if missing:
+        said += f"; {', '.join(map(str, missing))} not shown: {_unsplit(inputs, missing)}"
+    said += "."
+    if not every:
+        said += f" The counts searched are {counts_rule(inputs)}."
+    return said
+
+
+def above_largest(inputs: AdviceInputs, frame: pd.DataFrame, largest: int) -> tuple[str, str]:
+    """Where ``largest``, the largest count predicted (and trusted), is below the most
+    allowed: why no count between them was predicted, and what would let one be; ("",
+    "") where ``largest`` is the most allowed."""
+    if inputs is None or largest >= inputs.max_devices:
+        return "", ""
+    most = int(inputs.max_devices)
+    searched = inputs.device_counts()
+    shown = frame[frame["accelerators"] > largest]
+    rows = set(shown["accelerators"].astype(int))
+    flagged = sorted(int(n) for n in shown[shown["flags"] != ""]["accelerators"])
+    missing = [n for n in searched if largest < n <= most and n not in rows]
+    unsearched = [n for n in range(largest + 1, most + 1) if n not in searched]
+    why, fix = [], []
+    if unsearched:
+        why.append(
+            f"{_names(unsearched)} {'is' if len(unsearched) == 1 else 'are'} not searched "
+            f"({counts_rule(inputs, short=True)})"
+        )
+    off = [n for n in _off_nodes(inputs) if n > largest]
+    per_node = _per_node(inputs)
+    if off and per_node:
+        fix.append(f"--max-devices {(most // per_node + 1) * per_node} (whole nodes)")
+    if missing:
+        kept = inputs.kept_global_batch
+        does = "does" if len(missing) == 1 else "do"
+        why.append(
+            f"{', '.join(map(str, missing))} {does} not split the global batch {kept} kept "
+            "at every count into whole per-device batches"
+            if kept is not None
+            else f"no per-device batch and accumulation fits {', '.join(map(str, missing))}"
+        )
+        if kept is not None:
+            fix.append(f"a --global-batch divisible by {', '.join(map(str, missing))}")
+            fix.append("--scaling weak")
+    if flagged:
+        why.append(f"{', '.join(map(str, flagged))} failed a plausibility check (left out)")
+    return "; ".join(why), joined(fix, "or")
+
+
+def below_the_most(inputs: AdviceInputs, frame: pd.DataFrame, largest: int, numbers: str) -> str:
+    """The cap sentence where the largest count predicted, still paying, is below the most
+    allowed ("" where it is the most allowed: the count allowed caps the speedup)."""
+    why, _ = above_largest(inputs, frame, largest)
+    if not why:
+        return ""
+    return (
+        f"{largest} devices is the largest count predicted and still pays ({numbers}), "
+        f"though {int(inputs.max_devices)} are allowed: {why}; the counts predicted cap "
+        "the speedup."
+    )
+
+
+def larger_counts(inputs: AdviceInputs, frame: pd.DataFrame, largest: int) -> str:
+    """What would predict a count above ``largest`` where more are allowed ("" where
+    ``largest`` is the most allowed: allowing more is the remedy)."""
+    why, fix = above_largest(inputs, frame, largest)
+    if not why:
+        return ""
+    if fix:
+        return f"more devices may pay off: {fix} would predict a count above {largest}"
+    return f"more devices may pay off, but no count above {largest} was predicted"
+
+
+def only_one(inputs: AdviceInputs) -> str:
+    """Why one device is all the table holds: the devices there are, or a global batch
+    kept at every count that does not split over two (it said "only one device is
+    available" beside "device count capped at 2")."""
+    kept = inputs.kept_global_batch if inputs is not None else None
+    if inputs is None or inputs.max_devices == 1 or kept is None:
+        return "Only one device is available: there is nothing to compare."
+    return (
+        f"Only one device can train at the global batch {kept:,} kept at every count (strong "
+        "scaling): it does not split into whole per-device batches over more devices; "
+        "--scaling weak, or a --global-batch that more devices divide, compares counts."
+    )

@@ -1,0 +1,370 @@
+"""Sentences read off the predictions table where a bare number misled (H100 walks):
+
+* the N = 1 row: what its step holds beside the bench's N = 1 step (tf-7m: 48.2 ms
+  predicted, 53.7 ms measured with DDP, DDP's own work 5.27 ms, left unsaid), so that
+  every speedup is read against one device without DDP;
+* the compute a step at N pays above its share of one device's (the ``fixed`` term),
+  split into the optimizer step (once per optimizer step on every device, whatever its
+  batch) and the fixed cost of the forward and backward (``Fixed per-step cost``): a
+  user read "fixed cost 0 ms" and, lines below, "1.1 ms fixed cost";
+* the equilibrium picks in words ("knee none, speed x efficiency 8, efficiency >= 0.8 x
+  best 1" was unreadable), beside the advice's own rule.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a type only: explain evaluates no model
+    from gpuscale.advice.model.step import FamilyBasis
+
+from typing import Any
+
+import pandas as pd
+
+from gpuscale.advice.inputs import AdviceInputs, OneDevice
+from gpuscale.advice.types import Source
+from gpuscale.analysis.equilibrium import knee_pick
+from gpuscale.quantities import counted, format_count, format_ms, joined, number
+
+KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
+ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
+
+
+def optimizer_ms(inputs: AdviceInputs) -> float:
+    """The optimizer step (ms): once per optimizer step on every device, whatever its
+    batch (0 where nothing measured it: a step given by numbers holds it)."""
+    return float(inputs.compute.opt_ms_per_mparam * inputs.model.params / 1e6)
+
+
+def optimizer_at(inputs: AdviceInputs, n: int) -> float:
+    """The optimizer step (ms) on each of ``n`` devices: whole under DDP, the shard's
+    ``1/n`` under FSDP (each rank steps only its shard of the parameters)."""
+    return optimizer_ms(inputs) / (n if inputs.strategy == "fsdp" else 1)
+
+
+def fixed_parts(inputs: AdviceInputs, frame: pd.DataFrame, n: int) -> dict[str, float]:
+    """The ``fixed`` term at ``n`` devices (``fixed_excess_ms``) split: ``optimizer``, the
+    optimizer step at ``n`` less its share of one device's (``opt_n - opt s``, ``s`` the
+    samples per device and step at ``n`` over one device's), and ``forward_backward``, the
+    rest (the fixed cost of each forward and backward not spread)."""
+    rows = frame.set_index("accelerators")
+    if n not in rows.index:
+        return {"optimizer": 0.0, "forward_backward": 0.0}
+    row, one = rows.loc[n], frame.iloc[0]
+    share = row["batch_per_device"] * row["accum"] / (one["batch_per_device"] * one["accum"])
+    excess = float(row["fixed_excess_ms"])
+    opt = min(max(optimizer_at(inputs, n) - optimizer_ms(inputs) * float(share), 0.0), excess)
+    rest = excess - opt
+    return {"optimizer": opt, "forward_backward": rest if rest > ROUNDING * excess else 0.0}
+
+
+def fixed_cost_line(inputs: AdviceInputs) -> str:
+    """The fixed cost said once: where the bench measured the optimizer step apart, the
+    fixed cost of each forward and backward (``inputs.fixed``) and the optimizer step
+    beside it, both paid whole by every device (together the ``fixed`` term); else the
+    one fixed per-step cost (a step given by numbers holds its optimizer)."""
+    opt = optimizer_ms(inputs)
+    if opt <= 0:
+        return f"Fixed per-step cost: {inputs.fixed.sentence()}."
+    fixed = inputs.fixed
+    # a bench's fixed cost it did not measure: the command that does (from numbers, the
+    # peak's sentence says it)
+    measure = (
+        f"; to measure: {fixed.measure}"
+        if fixed.source != Source.MEASURED and fixed.measure
+        else ""
+    )
+    return (
+        f"Fixed per-step costs: of each forward and backward {fixed.sentence()}{measure}; the "
+        f"optimizer step, {format_ms(opt)} (measured), once per optimizer step "
+        + (
+            "on one device; FSDP's N devices each step only their shard, 1/N of it."
+            if inputs.strategy == "fsdp"
+            else "on every device, whatever its batch."
+        )
+    )
+
+
+def fixed_costs(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
+    """What the fixed per-step costs do as the global batch is split over the table's
+    counts, read from its accumulation: each forward and backward's is paid once per
+    micro-step, so it falls as the micro-steps do and holds where they hold; the
+    optimizer step (measured apart) once per step, whole on every device under DDP, 1/N
+    under FSDP (tf-7m's micro-steps fell 4 -> 1 where the words said nothing shrinks)."""
+    accums = [int(k) for k in frame["accum"]]
+    per_count = (
+        f"{joined([str(k) for k in accums])} micro-steps at the table's counts, in order"
+        if len(set(accums)) > 1
+        else f"{counted(accums[0], 'micro-step')} at every count"
+    )
+    what = "each forward and backward's" if optimizer_ms(inputs) > 0 else "the"
+    does = "falls only as the micro-steps do" if len(set(accums)) > 1 else "does not shrink"
+    said = f"{what} fixed cost, paid once per micro-step, {does} ({per_count})"
+    if optimizer_ms(inputs) <= 0:
+        return said
+    if inputs.strategy == "fsdp":
+        return f"{said}; the optimizer step falls as 1/N (each device steps its shard)"
+    return f"{said}; the optimizer step does not shrink (once per step on every device)"
+
+
+def not_spread(inputs: AdviceInputs, frame: pd.DataFrame, n: int, like: float) -> str:
+    """What of the compute at ``n`` devices is above its share of one device's, in the
+    parts the fixed cost line names (``(of it 1.1 ms fixed per-step costs not spread ...:
+    1.1 ms of the optimizer step ...)``)."""
+    parts = fixed_parts(inputs, frame, n)
+    excess = parts["optimizer"] + parts["forward_backward"]
+
+    def ms(value: float) -> str:
+        return format_ms(value, like=like)
+
+    if optimizer_ms(inputs) <= 0:
+        return (
+            f"(of it {ms(excess)} fixed per-step cost not spread over the devices' smaller batches)"
+        )
+    said = []
+    if parts["optimizer"] > 0:
+        each = (
+            f"{ms(optimizer_at(inputs, n))} on each device, its shard's 1/{n} of one "
+            f"device's {ms(optimizer_ms(inputs))}"
+            if inputs.strategy == "fsdp"
+            else f"{ms(optimizer_ms(inputs))} on every device"
+        )
+        said.append(f"{ms(parts['optimizer'])} of the optimizer step ({each}, once per step)")
+    if parts["forward_backward"] > 0:
+        said.append(f"{ms(parts['forward_backward'])} of the forward and backward's fixed cost")
+    what = f": {joined(said)}" if said else ""
+    spread = "fixed per-step costs not spread over the devices' smaller batches"
+    return f"(of it {ms(excess)} {spread}{what})"
+
+
+def one_device(advice: Any) -> str:
+    """What the N = 1 row's step holds beside the bench's N = 1 step, and what every
+    speedup is against."""
+    frame, inputs = advice.predictions, advice.inputs
+    one = frame.iloc[0]
+    predicted = float(one["step_ms"])
+    above = frame[frame["accelerators"] > 1]
+
+    def ms(value: float) -> str:  # every step here in the predicted one's unit
+        return format_ms(value, like=predicted)
+
+    more = float(above["ddp_ms"].iloc[0]) if len(above) else 0.0
+    added = (
+        f"; the counts above 1 add DDP's own work ({ms(more)}) to their steps" if more > 0 else ""
+    )
+    m = inputs.one_device
+    same = m is not None and (int(one["batch_per_device"]), int(one["accum"])) == (
+        m.batch,
+        m.accum,
+    )
+    at = "" if m is None or same else f" at per-device batch {config(m.batch, m.accum)}"
+    if m is not None and m.strategy == "fsdp":
+        return (
+            f"The step predicted on 1 device, {ms(predicted)}, is the bench's FSDP "
+            f"step at N = 1 ({ms(m.step_ms)}{at}) taken as it trained (FSDP communicates "
+            "nothing on one device; its own work, the step less the bare module's, stays in "
+            "the fixed per-step cost: the calibration note says how much); every speedup and "
+            f"efficiency here is against that step{added}."
+        )
+    if m is not None and m.own_ms > 0:
+        phases = _phases(m, predicted) if same else _like(advice, one, m)
+        return (
+            f"The step predicted on 1 device, {ms(predicted)}, is one device without "
+            f"DDP (one device needs none): the bench's N = 1 run{at} took "
+            f"{ms(m.step_ms)} with DDP: its no-sync step {ms(m.step_ms - m.own_ms)} plus DDP's "
+            f"own work {ms(m.own_ms)} (synchronised minus no-sync step){phases}"
+            f"; every speedup and efficiency here is against one device without DDP{added}."
+        )
+    if more > 0:
+        return (
+            f"The step predicted on 1 device, {ms(predicted)}, adds no DDP work (one "
+            "device needs none); every speedup and efficiency here is against one device "
+            f"without DDP{added}."
+        )
+    return ""
+
+
+def _like(advice: Any, one: pd.Series, m: OneDevice) -> str:
+    """Where the N = 1 row trains another batch or accumulation than the bench's N = 1
+    run, the step the same model predicts at the bench's, so that the two steps set side
+    by side hold the same samples (a user read 17.4 ms of 8 micro-batches against the
+    bench's 5.38 ms of one)."""
+    inputs = advice.inputs
+    row = (int(one["batch_per_device"]), int(one["accum"]))
+    at_bench = float(inputs.compute.compute_ms(inputs.model, m.batch, m.accum))
+    nosync = m.step_ms - m.own_ms
+    return (
+        f"; the row's step holds {format_count(row[0] * row[1])} samples "
+        f"({config(*row)}), the bench's {format_count(m.batch * m.accum)}: at the bench's "
+        f"per-device batch {config(m.batch, m.accum)} the same model predicts "
+        f"{format_ms(at_bench, like=nosync)} (each micro-batch's forward and backward and "
+        f"one optimizer step), against that no-sync step {format_ms(nosync, like=nosync)}"
+    )
+
+
+def _phases(m: OneDevice, predicted: float) -> str:
+    """Where the step predicted (the forward, backward and optimizer timed apart) is not
+    the no-sync step, what it is made of and the difference (a user added 53.7 - 5.27 and
+    found 48.4, not the 48.2 predicted)."""
+    nosync = m.step_ms - m.own_ms
+    gap = nosync - predicted
+    if format_ms(nosync, like=predicted) == format_ms(predicted, like=predicted):
+        return ""
+    return (
+        f"; the {format_ms(predicted)} predicted is the forward, backward and optimizer "
+        f"timed apart, {format_ms(abs(gap), like=predicted)} "
+        f"{'under' if gap > 0 else 'over'} that no-sync step timed whole (the time between "
+        "the phases, which no phase's timer holds)"
+    )
+
+
+def config(batch: float, accum: int) -> str:
+    """``32`` or ``32 x 4 accumulation steps``: a per-device batch and its micro-steps."""
+    return format_count(batch) + (f" x {int(accum)} accumulation steps" if accum > 1 else "")
+
+
+def equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
+    """The equilibrium picks of the (trusted) predictions: the knee of time to train
+    against the count, the count maximising speedup x efficiency, and the largest count
+    keeping efficiency >= ``threshold`` x its best."""
+    table = pd.DataFrame(
+        {
+            "accelerators": frame["accelerators"],
+            "time_to_train_min": frame["time_to_train_min"],
+            "system_id": frame["accelerators"].astype(str),
+        }
+    )
+    knee = knee_pick(table)
+    score = frame["speedup"] * frame["efficiency"]
+    good = frame[frame["efficiency"] >= threshold * frame["efficiency"].max()]
+    return {
+        "knee": int(knee["accelerators"]) if knee is not None else None,
+        "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "accelerators"]),
+        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
+    }
+
+
+def equilibrium_sentence(advice: Any) -> str:
+    """The equilibrium picks in words, each with the numbers of the table that make it,
+    beside the count the advice decided (another rule: its target efficiency)."""
+    frame = advice.predictions[advice.predictions["flags"] == ""]
+    eq, d = advice.equilibrium, advice.decision
+    threshold = advice.inputs.threshold
+    rows = frame.set_index("accelerators")
+
+    def devices(n: int) -> str:  # "N = 8": a count named, not the one detailed above
+        return f"N = {int(n)}"
+
+    best_n = int(frame.loc[frame["efficiency"].idxmax(), "accelerators"])
+    best = float(rows.at[best_n, "efficiency"])
+    sxe = eq["max_speed_x_efficiency"]
+    s, e = float(rows.at[sxe, "speedup"]), float(rows.at[sxe, "efficiency"])
+    parts = [
+        f"speedup x efficiency is largest at {devices(sxe)} ({number(s)} x {e:.0%} = "
+        f"{number(s * e)})"
+    ]
+    kept = eq["efficiency_threshold"]
+    floor = f"{threshold:.0%} of its best ({best:.0%}, at {devices(best_n)})"
+    if kept is not None:
+        after = frame[frame["accelerators"] > kept]
+        nxt = (
+            f"; N = {int(after['accelerators'].iloc[0])}: {after['efficiency'].iloc[0]:.0%}"
+            if len(after)
+            else ""
+        )
+        parts.append(
+            f"efficiency stays >= {floor} up to {devices(kept)} "
+            f"({float(rows.at[kept, 'efficiency']):.0%}{nxt})"
+        )
+    if eq["knee"] is not None:
+        parts.append(
+            f"the time to train bends at {devices(eq['knee'])} (the knee: past it more "
+            "devices buy markedly less time; Kneedle on log axes)"
+        )
+    elif len(frame) < KNEE_COUNTS:
+        parts.append(
+            f"no knee (a bend needs {KNEE_COUNTS} or more counts; the table has {len(frame)})"
+        )
+    else:
+        parts.append(
+            "no knee (the time to train against the count, on log axes, has no point past "
+            "which more devices buy markedly less: Kneedle finds none)"
+        )
+    rule = (
+        f"the fastest count keeping efficiency >= {d.target_efficiency:.0%} whose speedup's "
+        "80% interval lies above 1"
+    )
+    return (
+        f"Equilibrium, other rules than the advice's {counted(d.accelerators, 'device')} ({rule}): "
+        f"{'; '.join(parts)}."
+    )
+
+
+def _line(part: tuple[float, float]) -> str:
+    fixed, per = part
+    return f"{format_ms(fixed)} + {format_ms(per)} per million parameters"
+
+
+def _agrees(size: float | None, params: float, own: float | None) -> bool:
+    """Whether the family's size and this model's own speedup say the same of it."""
+    if own is None or (size is not None and math.isnan(size)):
+        return True
+    return (size is not None and params >= size) == (own > 1)
+
+
+def sentence(
+    basis: FamilyBasis | None,
+    *,
+    per_param: float,
+    batch: str,
+    beats: str,
+    reaches: str,
+    size: float | None,
+    params: float,
+    own: float | None,
+    own_terms: tuple[float, float],
+    benched: bool = True,
+    strategy: str = "ddp",
+) -> str:
+    """``For this model's family (...), 2 devices beat 1 ... (this model: ...).``: the
+    family's basis said (fitted over which members, or this model alone), and where this
+    model's own measured step gives another verdict at its size (``own``: its throughput
+    speedup on 2 devices, as its table predicts; ``own_terms``: its optimizer and DDP ms),
+    both said with why; ``benched``: whether the step is a bench run's (else given), and
+    ``strategy`` the one predicted."""
+    if basis is None:
+        alone = (
+            "the only member of its family benched in this configuration"
+            if benched
+            else "from the step given (nothing benched)"
+        )
+        how = (
+            f"{number(per_param)} FLOPs per parameter per sample, its optimizer and "
+            f"{strategy.upper()} times per parameter: this model alone, {alone}"
+        )
+    else:
+        how = (
+            f"the {basis.family} family fitted over the {counted(len(basis.members), 'model')} "
+            f"benched in this configuration, {joined(list(basis.members))}: "
+            f"{number(basis.flops_per_param)} FLOPs per parameter per sample (their median), "
+            f"the optimizer step {_line(basis.opt_ms)}, DDP's own work {_line(basis.ddp_ms)}"
+        )
+    said = (
+        f"For this model's family ({how}; {batch}), {beats} and {reaches} (this model: "
+        f"{format_count(params)})"
+    )
+    if basis is None or _agrees(size, params, own):
+        return said
+    assert own is not None
+    mparams = params / 1e6
+    line_opt = basis.opt_ms[0] + basis.opt_ms[1] * mparams
+    line_ddp = basis.ddp_ms[0] + basis.ddp_ms[1] * mparams
+    return (
+        f"{said}; this model's own measured step gives {number(own)}x on 2 devices (its "
+        f"table): its optimizer step {format_ms(own_terms[0])} and DDP's own work "
+        f"{format_ms(own_terms[1])} as measured, where the family's lines give "
+        f"{format_ms(line_opt)} and {format_ms(line_ddp)} at its size: the family's size "
+        "is the fit over its members, this model's table its own runs"
+    )

@@ -1,0 +1,118 @@
+"""What advice read from weak bench runs says in place of a change to make.
+
+Runs that timed too few steps (``bench.support.Support.weak``: one slow step moves a mean
+by 1/steps) measure none of the step's terms (the fixed costs, DDP's own work, the wait
+for the slowest device, the communication scale): a user's 2-step quickstart was told to
+cut DDP's overhead from a term ~20x what a longer run of the same model measured. From
+such runs the advice names no change to make (:func:`changes`): it says to measure first
+(:func:`measure_first`), with the run that would, phrased from what the file holds: the
+device counts its runs measured, again with the steps that make them firm (more than any
+run timed, ``bench.evidence.steps_asked``), and a quieter machine where they spread;
+never a run the file holds already.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from gpuscale.advice.assumptions import bench_run
+from gpuscale.advice.types import BenchRun, Measure
+from gpuscale.bench.evidence import STEPS_FIX
+from gpuscale.bench.support import Support, weak
+from gpuscale.quantities import counted, joined
+
+
+def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
+    """What to measure before any change, where ``found`` (the runs advised on) is weak;
+    None where it is not."""
+    if found is None or not weak(found):
+        return None
+    counts = found.counts or (1, 2)
+    on = f"{joined(counts)} device{'' if counts == (1,) else 's'}"
+    rerun = _rerun(found, counts, host_devices)
+    said = (
+        f"the runs advised on ({found.model or 'the model'} on {on}, {found.rests_on()}) are "
+        "too short to measure the step's terms, so no change is recommended from them"
+    )
+    if not more_steps(found):  # runs of the steps asked are in the file: not one more
+        return f"{said}; {again(found, counts, host_devices)}, and advise again"
+    return f"{said}: {found.remedy()}, the same device counts: {rerun}, and advise again"
+
+
+def _rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
+    """The bench command that runs the advised run at ``counts`` with the steps asked."""
+    more = f"--steps {found.steps_needed}"
+    return str(bench_run(found.model, ",".join(map(str, counts)), host_devices, more, found.run))
+
+
+def changes(advice: Any, remedy: str) -> str:
+    """What would change the decision: ``remedy`` (``advice.focus.remedy``), or where the
+    runs advised on are weak, that they cannot say (measure first)."""
+    inputs = advice.inputs
+    found = getattr(inputs, "evidence", None)
+    if not weak(found):
+        return remedy
+    return (
+        f"not said from these runs: the terms above are read from {found.rests_on()}, "
+        "a measurement to repeat, not a cause to act on (see Measure first)"
+    )
+
+
+def marked(advice: Any) -> str:
+    """`` (from weak runs: a measurement to repeat)`` after a finding on the step's terms
+    where the runs advised on are weak, else ``""``."""
+    return " (from weak runs: a measurement to repeat)" if weak(advice.inputs.evidence) else ""
+
+
+def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
+    """Where the file already holds runs of the model at every one of ``counts``
+    (``found.counts``): what to bench them again with so that the run is not one it holds
+    (more steps than any timed, where more steps fix a weakness; else a quieter machine),
+    said from what the file holds; ``""`` where a count is not measured yet."""
+    if found is None or not counts or not set(counts) <= set(found.counts):
+        return ""
+    on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
+    if more_steps(found):
+        rerun = _rerun(found, counts, host_devices)
+        return f"the file holds runs of {on} already: {found.remedy()}: {rerun}"
+    held = f"the file holds runs of {on} already, the longest of {found.most_steps} steps"
+    if found.flagged:
+        held += f" ({counted(found.flagged, 'run')} of them flagged, left out of the advice)"
+    firm = not found.kinds and not found.flagged
+    return f"{held}: bench them again {_QUIETER}{', and read their spread (--repeat 3)' * firm}"
+
+
+def more_steps(found: Support) -> bool:
+    """Whether more steps than any run of the file timed would firm ``found`` up: steps
+    are a fix and the steps asked exceed every run's (else the run asked is one it holds:
+    a quieter machine is what is left)."""
+    return found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
+
+
+_QUIETER = "on a quieter machine, nothing else running (more steps do not narrow a spread)"
+
+
+def not_held(assumed: Sequence[Any], found: Support | None, host_devices: int | None) -> tuple:
+    """``assumed`` (``Assumption``s), each whose way to measure it is a bench run of the
+    model: at counts the file holds already, at the steps it would time anyway (no
+    ``--steps``), said instead as what to bench them again with (:func:`again`); else as
+    the advised run's own command (``found.run``: its configuration, the file advised on)."""
+    return tuple(replace(a, measure=as_run(a.measure, found, host_devices)) for a in assumed)
+
+
+def as_run(measure: Measure, found: Support | None, host_devices: int | None) -> Measure:
+    """``measure`` with its bench run of ``found``'s model said as :func:`not_held` says
+    it: the run again, or the advised run's own command (``found.run``), its own
+    configuration (``config``) left for the advised run's and what measures the term
+    (``more``: ``--steps 580``) kept."""
+    bench = measure.bench
+    if found is None or bench is None or bench.model != found.model:
+        return measure
+    if found.counts and not bench.config and not bench.more:
+        held = again(found, bench.nproc, host_devices)
+        if held:
+            return measure.in_words(held)
+    run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
+    return replace(measure, bench=replace(run, host_devices=host_devices))

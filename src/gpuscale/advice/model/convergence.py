@@ -1,0 +1,97 @@
+"""The convergence model an advice prices larger batches with: an MLPerf workload's
+reference convergence points, a noise scale given, or the one the bench measured.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpuscale.analysis.critical_batch import (
+    ConvergenceModel,
+    NoiseScale,
+    rcp_model_for,
+    rcp_rulesets_for,
+)
+from gpuscale.quantities import joined, noun_for, number
+from gpuscale.tables.workloads import Unit, convergence_unit, display_name
+
+
+def scales_from_samples(workload: str | None, ruleset: str) -> bool:
+    """Whether a workload's convergence model takes its scale from the samples given: its
+    RCPs count epochs (``convergence_for``), not samples."""
+    if workload is None:
+        return False
+    return convergence_unit(workload, "v" + ruleset.rsplit(".", 1)[0]) is not Unit.SAMPLES
+
+
+def convergence_for(
+    *,
+    noise_scale: float | None,
+    workload: str | None,
+    ruleset: str,
+    samples: float,
+    reference_batch: float,
+    measured: NoiseScale | None = None,
+) -> ConvergenceModel | None:
+    """The convergence model: an MLPerf workload's RCP fit (its own samples where it
+    counts samples), else a given noise scale, else the one the bench measured, with
+    ``E_min`` such that ``samples`` are needed at the reference batch; None without any."""
+    if workload is not None:
+        fitted = rcp_model_for(workload, ruleset)
+        if fitted is None:
+            raise ValueError(no_rcps(workload, ruleset))
+        if not scales_from_samples(workload, ruleset):
+            return fitted
+        # RCPs in epochs: the shape (B_noise) from them, the scale from ``samples``
+        e_min = samples / (1 + reference_batch / fitted.b_noise)
+        return ConvergenceModel(e_min, fitted.b_noise, fitted.source + ", scaled")
+    if noise_scale is not None:
+        if not noise_scale > 0:
+            raise ValueError(f"noise scale must be positive, got {noise_scale}")
+        b_noise, source = noise_scale, "noise scale as given"
+    elif measured is not None:
+        b_noise = measured.b_simple
+        source = (
+            f"B_simple {number(measured.b_simple)} measured by the bench over "
+            f"{measured.steps} steps, 95% interval {number(measured.low)}-"
+            + (
+                f"{number(measured.high)}"
+                if math.isfinite(measured.high)
+                else "unbounded (too few steps to bound it above)"
+            )
+            + "; early in training it is a lower bound"
+        )
+    else:
+        return None
+    e_min = samples / (1 + reference_batch / b_noise)
+    return ConvergenceModel(e_min, b_noise, source)
+
+
+def thin_noise(measured: NoiseScale | None, fewest: int) -> str:
+    """Why the bench's noise scale is not used to price a larger batch (``""`` where it
+    is): measured over fewer than ``fewest`` steps, it would choose the batch and the
+    gradient accumulation from a guess (2 steps chose 4x accumulation on one device)."""
+    if measured is None or measured.steps >= fewest:
+        return ""
+    return (
+        f"the bench measured B_simple {number(measured.b_simple)} over only "
+        f"{measured.steps} steps (under {fewest}), too few to choose a batch or gradient "
+        "accumulation by, so it is not used"
+    )
+
+
+def no_rcps(workload: str, ruleset: str) -> str:
+    """Why a workload has no convergence model in ``ruleset``, and the rulesets that
+    have its reference convergence points (the newest to give instead)."""
+    others = rcp_rulesets_for(workload)
+    where = (
+        f"{display_name(workload)} has them in {noun_for(len(others), 'ruleset')} "
+        f"{joined(others)}: give "
+        f"ruleset={others[-1]!r} (--ruleset {others[-1]} on the command line)"
+        if others
+        else "no ruleset of the installed mlperf-logging has them"
+    )
+    return (
+        f"no reference convergence points for {display_name(workload)} ({workload!r}) in "
+        f"ruleset {ruleset} (mlperf-logging's rcp_checker); {where}"
+    )

@@ -1,0 +1,366 @@
+"""The fixed per-step cost: what a step costs whatever its per-device batch.
+
+One device's micro-step at per-device batch ``b`` is a line in the batch::
+
+    t(b) = t_fixed + b c        (c = F / R: FLOPs per sample over the achieved rate)
+
+``t_fixed`` holds what does not shrink with the batch: kernel launches (each costs
+microseconds of host time whatever its size), the framework's own work per step,
+optimizer kernels over every parameter tensor. **Strong scaling** (the global batch
+kept, split over N devices) saves only ``b c (1 - 1/N)`` of a step: a step that is mostly
+fixed cost barely shrinks, and any overhead of N devices then makes them slower (the
+small models of the measured single- vs dual-GPU study). **Weak scaling** (the
+per-device batch kept) pays the fixed cost once per device and step and gains
+throughput, at a larger global batch that may need more samples to converge.
+
+Where ``t_fixed`` comes from (``FixedCost.source``):
+
+* ``measured``: ``gpuscale bench`` times the bare module at N = 1 at its batch and at a
+  quarter of it, interleaved; the intercept of the line through the two
+  (``gpuscale.bench.summary.fixed_cost``).
+* ``entered``: step times at two or more batches (``--step-ms`` given twice, each with
+  its ``--batch``), least squares through them (``line``); or ``--fixed-ms``.
+* ``fitted``: the bench's per-family fit over its N = 1 runs (results written before the
+  bench timed a second batch).
+* ``assumed``: the device-level prior ``GPU_PRIOR``, narrowed by what the step itself
+  allows (``prior``); its whole range enters the advice's interval. From numbers, and for
+  a bench model timed at one batch with no family fit (``advice/calibrate/bench_fixed.py``).
+
+The line is part of ``Compute.micro_ms`` (``advice/model/step.py``): where the bench measured
+a model at two or more batches, a launch-bound floor (flat until the device fills, then
+linear, as measured on an H100) is fitted to them (``advice/calibrate/fits.py``) and its
+floor is the fixed cost said.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops, work_ms
+from gpuscale.advice.types import Measure, Source
+from gpuscale.hardware.peaks import PEAKS
+from gpuscale.quantities import counted, format_ms
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+MIN_MFU = 0.01  # the plausibility floor of advice/model/hardware.py: a step's work runs faster
+
+# What one CPU thread's work can reach at most, by precision (no CPU records a peak):
+# fp32 on AVX-512, 2 FMA units x 16 lanes x 2 FLOPs x 4 GHz, 0.256 TFLOP/s; bf16 (fp16)
+# on Intel AMX, 1,024 multiply-adds a cycle a core (2,048 FLOPs) at 4 GHz, 8.2. Ceilings,
+# never rates to expect; work priced at one is priced at its run's precision's (fp32 work
+# at the AMX figure was modelled 30x too fast beyond the batch measured).
+CPU_THREAD_TFLOPS = {"fp32": 0.256, "bf16": 8.2, "fp16": 8.2}
+
+
+@dataclass(frozen=True, slots=True)
+class Prior:
+    """A fixed cost nothing measured: its range and most likely value (ms), and why."""
+
+    low_ms: float
+    ms: float
+    high_ms: float
+    why: str
+
+
+# A GPU step's fixed cost when nothing measured it: 1-20 ms, 4 ms most likely.
+# * gpuscale's own H100 rows (../shared/gpu/h100/sweep.jsonl; PyTorch 2.11 eager, fp32):
+#   the plain step at per-device batch 1 takes 1.5 ms (mlp-4m), 3.1 ms (cnn-4.7m) and
+#   11.8 ms (tf-7m), and barely more at batch 8 to 64;
+# * the published single- vs dual-GPU study (TensorFlow 2.19, RTX 4070 Ti SUPER; the
+#   throughput tables of its technical appendix): intercepts 6.3 ms (its 258K-parameter
+#   MLP) and 16.9 ms (its 6.9M-parameter MLP) over batches 8 to 64;
+# * a kernel launch costs microseconds of host time (NVIDIA's CUDA Graph best-practice
+#   guide; Modal's GPU glossary, "CUDA Graph"), and an eager training step launches
+#   hundreds to thousands of kernels.
+# The point is the geometric middle of gpuscale's own floors (1.5 and 11.8 ms).
+GPU_PRIOR = Prior(
+    1.0,
+    4.0,
+    20.0,
+    "a GPU step's fixed cost, 1-20 ms (PyTorch on an H100: 1.5-11.8 ms at batch 1, "
+    "gpuscale's own rows; TensorFlow on an RTX 4070 Ti SUPER: 6.3 and 16.9 ms, the "
+    "published single- vs dual-GPU study)",
+)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FixedCost:
+    """The fixed per-step cost (ms) at one device, its range, where it came from
+    (``measured``, ``entered``, ``fitted`` or ``assumed``), the batch whose measured step
+    it splits (``at_batch``) and the one command or option that would measure it."""
+
+    ms: float
+    low_ms: float
+    high_ms: float
+    source: Source
+    basis: str
+    at_batch: float
+    measure: Measure = field(default_factory=Measure)
+
+    def __post_init__(self) -> None:
+        values = (self.low_ms, self.ms, self.high_ms)
+        if not all(math.isfinite(v) and v >= 0 for v in values):
+            raise ValueError(f"a fixed cost is a finite number of ms >= 0, not {values}")
+        if not self.low_ms <= self.ms <= self.high_ms:
+            raise ValueError(f"fixed cost {self.ms} ms outside its range {values}")
+
+    @classmethod
+    def exact(
+        cls,
+        ms: float,
+        *,
+        source: Source,
+        basis: str,
+        at_batch: float,
+        measure: Measure | None = None,
+    ) -> FixedCost:
+        """A fixed cost known to the ms (no range): measured, given or fitted."""
+        return cls(
+            ms=ms,
+            low_ms=ms,
+            high_ms=ms,
+            source=source,
+            basis=basis,
+            at_batch=at_batch,
+            measure=measure or Measure(),
+        )
+
+    @property
+    def uncertain(self) -> bool:
+        return self.high_ms > self.low_ms
+
+    def sentence(self) -> str:
+        """``Fixed per-step cost 16.9 ms (entered: ...)``."""
+        high = self.high_ms  # the value and its range in one unit
+
+        def ms(value: float) -> str:
+            return format_ms(value, like=high)
+
+        span = f" (range {ms(self.low_ms)}-{ms(high)})" if self.uncertain else ""
+        return f"{ms(self.ms)}{span}, {self.source}: {self.basis}"
+
+
+def line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """(fixed ms, ms per sample) of ``t(b) = fixed + b c`` through (batch, step ms) points,
+    least squares, both >= 0: a step that does not grow with the batch is all fixed
+    cost; a negative intercept (noise) puts the line through the origin."""
+    batch = np.asarray([p[0] for p in points], float)
+    step = np.asarray([p[1] for p in points], float)
+    if len(np.unique(batch)) < 2:
+        raise ValueError("the fixed cost needs step times at two different batches")
+    slope, intercept = np.polyfit(batch, step, 1)
+    if slope <= 0:
+        return float(step.mean()), 0.0
+    if intercept < 0:
+        return 0.0, float(batch @ step / (batch @ batch))
+    return float(intercept), float(slope)
+
+
+def entered(points: Sequence[tuple[float, float]]) -> FixedCost:
+    """The fixed cost of step times entered at two or more batches (the first pair is the
+    configuration advised on)."""
+    fixed, per_sample = line(points)
+    longest = max(ms for _, ms in points)  # every step time in one unit
+    shown = ", ".join(f"{format_ms(ms, like=longest)} at batch {b:g}" for b, ms in points)
+    return FixedCost.exact(
+        fixed,
+        source=Source.GIVEN,
+        basis=f"intercept of the steps given ({shown}; {format_ms(per_sample)} per sample)",
+        at_batch=points[0][0],
+    )
+
+
+def given(ms: float, at_batch: float) -> FixedCost:
+    """A fixed cost entered as such (``--fixed-ms``)."""
+    return FixedCost.exact(ms, source=Source.GIVEN, basis="--fixed-ms", at_batch=at_batch)
+
+
+def prior(
+    step_ms: float,
+    batch: float,
+    *,
+    work_at_peak_ms: float | None,
+    measure: Measure,
+    base: Prior = GPU_PRIOR,
+    floor_from_peak: bool = True,
+) -> FixedCost:
+    """The device-level prior of ``base``, narrowed by the step of ``step_ms`` at
+    ``batch``: never more than the step less its per-sample work at the device's peak
+    (``work_at_peak_ms``: batch x FLOPs per sample / peak), and at least the step less
+    that work at ``MIN_MFU`` of the peak (a step doing under 1% of the peak's FLOPs is
+    launch- or framework-bound: its work would take at most that share). Without
+    ``floor_from_peak`` (FLOPs per sample not given: ``work_at_peak_ms`` rests on a lower
+    bound of the work) the peak only caps the fixed cost: a lower bound of the FLOPs never
+    turns into a fixed cost."""
+    # above the peak (an IMPLAUSIBLE input, said elsewhere) nothing is left for it
+    cap = max(min(step_ms - (work_at_peak_ms or 0.0), step_ms * (1 - 1e-3)), 0.0)
+    floor = 0.0
+    if work_at_peak_ms is not None and floor_from_peak:
+        floor = step_ms - work_at_peak_ms / MIN_MFU
+    low = min(max(base.low_ms, floor, 0.0), cap)
+    high = min(max(base.high_ms, low), cap)
+    point = min(max(base.ms, low), high)
+    basis = base.why
+    if floor > base.low_ms:
+        basis += (
+            f"; at least {format_ms(floor, step_ms)} of this {format_ms(step_ms)} step, whose "
+            f"per-sample work at >= {MIN_MFU:.0%} of the device's peak would take at most "
+            f"{format_ms(step_ms - floor, step_ms)}"
+        )
+    return FixedCost(
+        ms=point,
+        low_ms=low,
+        high_ms=high,
+        source=Source.ASSUMED,
+        basis=basis,
+        at_batch=batch,
+        measure=measure,
+    )
+
+
+def resplit(compute: Compute, model: ModelSpec, batch: float, fixed_ms: float) -> Compute:
+    """``compute`` with ``fixed_ms`` as its fixed cost and the per-sample rate set so that
+    the micro-step at ``batch`` is unchanged: the calibration point is kept, only how it
+    splits between the fixed cost and the per-sample work changes (a measured floor gives
+    way to the line through it; batches measured stay as measured)."""
+    micro = compute.micro_ms(model, batch)
+    fixed = min(max(fixed_ms, 0.0), micro * (1 - 1e-6))
+    work = micro - fixed
+    tflops = rate_tflops(batch, model.flops, work)
+    return replace(compute, fixed_ms=fixed, floor_ms=0.0, tflops=tflops)
+
+
+def excess_ms(frame: pd.DataFrame) -> pd.Series:
+    """The ``fixed`` term of a predictions table (``fixed_excess_ms``): the compute a step
+    spends above its share of one device's (first row), in ms, ``compute_N - compute_1 x
+    samples_N / samples_1`` (samples per device and step), at least 0. Under strong
+    scaling it is the fixed per-step cost not spread over fewer samples per device; 0
+    where every device keeps one device's samples per step (weak scaling)."""
+    first = frame.iloc[0]
+    samples = frame["batch_per_device"] * frame["accum"]
+    share = first["compute_ms"] * samples / (first["batch_per_device"] * first["accum"])
+    return (frame["compute_ms"] - share).clip(lower=0.0)
+
+
+def ceiling(
+    device: object, threads: object, peak: object = None, precision: object = None
+) -> tuple[float, str]:
+    """(TFLOP/s, its name) the device's work cannot beat at the run's ``precision``: its
+    recorded ``peak``, else a CPU's threads at ``CPU_THREAD_TFLOPS`` of that precision,
+    else the fastest accelerator's peak at that precision. The name says the precision:
+    work beyond a measured batch is priced at it (``within_peak``), and fp32 work priced
+    at a bf16 ceiling runs 31x (a CPU thread) or 14x (the fastest accelerators) too fast.
+    A precision not given is taken as a CPU's fp32 (the bench's default, and all a CPU
+    without AMX runs fast) or an accelerator's bf16 (its highest), and said so."""
+    if isinstance(peak, int | float) and math.isfinite(peak) and peak > 0:
+        if device == "cpu":  # no CPU records a peak: its threads' ceiling (``cpu_peak``)
+            return float(peak), _cpu_words(float(peak), threads)
+        return float(peak), "the device's peak"
+    given = precision if isinstance(precision, str) and precision in CPU_THREAD_TFLOPS else None
+    cpu = device == "cpu"
+    which = given or ("fp32" if cpu else "bf16")
+    default = "the bench's default precision" if cpu else "its highest precision"
+    said = which if given else f"{which} ({default})"
+    if cpu:
+        n = _threads(threads)
+        return n * CPU_THREAD_TFLOPS[which], f"the ceiling of {counted(n, 'CPU thread')} at {said}"
+    fastest = max((p for _, p in PEAKS), key=lambda p: p.tflops(which))
+    return fastest.tflops(which), f"the fastest accelerator's peak ({fastest.device}) at {said}"
+
+
+def _threads(threads: object) -> int:
+    try:
+        return max(int(threads), 1)  # type: ignore[call-overload]
+    except (TypeError, ValueError):  # not recorded (None, NaN)
+        return 1
+
+
+def cpu_peak(threads: object, precision: object) -> float:
+    """A CPU run's ceiling, TFLOP/s: its threads at ``CPU_THREAD_TFLOPS`` of its precision
+    (fp32, the bench's default, where none is recorded); ``bench_reading.as_step_model``
+    puts it in the rows, where no CPU records a peak, so every check and price reads it."""
+    which = precision if precision in CPU_THREAD_TFLOPS else "fp32"
+    return _threads(threads) * CPU_THREAD_TFLOPS[str(which)]
+
+
+def _cpu_words(peak: float, threads: object) -> str:
+    """The name of a CPU's ceiling ``peak`` (``cpu_peak``): its threads and precision."""
+    n = _threads(threads)
+    names = [p for p, rate in CPU_THREAD_TFLOPS.items() if math.isclose(peak, n * rate)]
+    at = f" at {'/'.join(names)}" if names else ""
+    return f"the ceiling of {counted(n, 'CPU thread')}{at}"
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A fixed cost and the forward + backward split it gives (ms fixed, TFLOP/s of the
+    work, a floor the step does not go below: 0 for none), with what was done, said: a
+    measured one checked against the device's peak (``within_peak``), or a bench row's
+    (``advice/calibrate/bench_fixed.py``)."""
+
+    cost: FixedCost
+    fixed_ms: float
+    tflops: float
+    floor_ms: float
+    note: str
+
+
+def within_peak(
+    own: FixedCost,
+    *,
+    fb_ms: float,
+    batch: float,
+    flops_per_sample: float,
+    peak_tflops: float,
+    plain_ms: tuple[tuple[float, float], ...],
+    peak_words: str = "the device's peak",
+) -> Split | None:
+    """``own`` (the plain steps' intercept, less the optimizer) split against ``fb_ms``
+    (forward + backward of the no-sync step at ``batch``), unless that leaves less than the
+    batch's work at ``peak_tflops``: a rate the device cannot reach (None: the split
+    stands). The plain steps ``plain_ms`` ((batch, ms), two) are another kind of step
+    than the no-sync one, and on a host whose CPU sets the step the two kinds differ by
+    more than the work (an H100 host: ResNet-50's bare step 32.2 ms, its no-sync step
+    28.8 ms at batch 32). Then the plain steps' own slope splits the step when it is a
+    rate the device can reach; else (flat within the work at the peak) the step is a
+    launch-bound floor, smaller batches stay on it and work beyond it is priced at the
+    peak, the fastest it can go. ``peak_words`` names the peak (a CPU's ceiling)."""
+    at_peak_ms = work_ms(batch, flops_per_sample, peak_tflops)
+    if fb_ms - own.ms >= at_peak_ms:
+        return None
+    (small, small_ms), (large, large_ms) = sorted(plain_ms)
+    slope = (large_ms - small_ms) / (large - small) if large > small else 0.0
+    if slope * batch >= at_peak_ms:
+        fixed = max(fb_ms - slope * batch, 0.0)
+        tflops = rate_tflops(1, flops_per_sample, slope)
+        said = (
+            f"the plain steps' slope, {format_ms(slope)} a sample ({tflops:.3g} TFLOP/s), "
+            "split forward + backward: their intercept left less of it than the batch's "
+            f"work at {peak_words}"
+        )
+        cost = replace(
+            own,
+            ms=fixed,
+            low_ms=min(own.low_ms, fixed),
+            high_ms=fixed,
+            basis=f"{own.basis}; {said}",
+        )
+        return Split(cost, fixed, tflops, 0.0, said)
+    said = (
+        f"a launch-bound floor of {format_ms(fb_ms)} (forward + backward): the plain steps "
+        f"at batch {small:g} and {large:g} differ by less than their work at {peak_words}, "
+        f"so the per-sample work cannot be seen there (priced at {peak_words}, "
+        f"{peak_tflops:.4g} TFLOP/s, beyond)"
+    )
+    cost = replace(
+        own, ms=fb_ms, low_ms=min(own.low_ms, fb_ms), high_ms=fb_ms, basis=f"{own.basis}; {said}"
+    )
+    return Split(cost, max(fb_ms - at_peak_ms, 0.0), peak_tflops, fb_ms, said)

@@ -1,0 +1,372 @@
+"""Inputs that cannot be true, named where they are found: an achieved rate under 1% of
+the device's peak or above it (the device catalogue), a predicted time to train below the
+fastest MLPerf system with at least as many accelerators on the workload (the bundled
+scores, ``gpuscale.load_round()``), and a device count above the GPUs of the topology.
+
+The house's plausibility rules are ``gpuscale/plausibility.py`` (bottom floor: a run's
+own numbers); these limits need the hardware and MLPerf's results, floors above it.
+
+Device power: Device power for energy per trained model: measured where the bench
+measured it, else a documented table chosen by the recorded device, never a guess for an
+unknown one.
+
+The board power limits are the hardware catalogue's (``gpuscale.hardware.power``, with
+the vendors' datasheets). Training runs near the limit,
+so the table is an upper estimate; NVML's measured mean replaces it when present. CPUs
+have no entry: their package power comes from RAPL (``gpuscale bench`` on a CPU device)
+or from ``--power-w``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from gpuscale.advice.types import trusted_runs
+from gpuscale.hardware.device_names import assumption
+from gpuscale.hardware.links import LINK_DEVICE as _LINK_DEVICE
+from gpuscale.hardware.peaks import PEAKS, peak_for
+from gpuscale.hardware.power import board_power
+from gpuscale.mlperf.bundled import load_round
+from gpuscale.quantities import counted, fixed_apart, joined, noun_for, number, numbers_apart
+from gpuscale.tables.bench import BATCH_PART, group_and_batch
+
+if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
+    import pandas as pd
+
+
+MIN_MFU = 0.01
+MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch
+
+
+def implied_device(link_name: str) -> str | None:
+    """The device a link preset's name implies (``nvlink4`` -> H100 SXM), else None."""
+    for prefix, device in _LINK_DEVICE.items():
+        if link_name.startswith(prefix):
+            return device
+    return None
+
+
+def rate_warnings(
+    tflops: float,
+    device: str | None,
+    precision: str,
+    *,
+    low: bool = True,
+    low_note: str = "",
+    flops_assumed: bool = False,
+) -> list[str]:
+    """A warning when the achieved TFLOP/s per device is above the device's highest
+    (bf16) peak or (with ``low``) under 1% of its peak at ``precision`` (``low_note``: the
+    other reading of a low rate; ``flops_assumed``: the FLOPs per sample were not given but
+    taken as 6 x parameters, a transformer's, which a low rate is said to rest on); for an
+    unknown device, only a rate above every known
+    device's peak (64,000,000 TFLOP/s passed unflagged without --device-name)."""
+    peak = peak_for(device)
+    if peak is None:
+        fastest = max((p for _, p in PEAKS), key=lambda p: p.bf16)
+        if tflops > fastest.bf16:
+            rate, top = numbers_apart(tflops, fastest.bf16)  # above it as printed too
+            return [
+                f"IMPLAUSIBLE: {rate} TFLOP/s per device is above the peak of every "
+                f"accelerator gpuscale knows (the fastest, {fastest.device}: "
+                f"{top} TFLOP/s bf16): check the step time, batch and FLOPs"
+            ]
+        return []
+    at = peak.tflops(precision)
+    if tflops > peak.bf16:
+        rate, top = numbers_apart(tflops, peak.bf16)  # above it as printed too
+        return [
+            f"IMPLAUSIBLE: {rate} TFLOP/s per device is above the {peak.device} "
+            f"peak ({top} TFLOP/s bf16): check the step time, batch and FLOPs"
+        ]
+    if low and tflops < MIN_MFU * at:
+        check = "check the step time, batch and FLOPs per sample"
+        if flops_assumed:  # the assumption is what the rate rests on: name it and its fix
+            check = (
+                "no FLOPs per sample were given, so 6 x parameters was assumed (a "
+                "transformer's); a CNN does far more per parameter (each weight is reused "
+                "across the image), which makes this rate look implausible: give "
+                "--flops-per-sample (in Python: flops_per_sample=), e.g. from "
+                "torch.utils.flop_counter; else check the step time and batch"
+            )
+        return [
+            f"IMPLAUSIBLE: the inputs imply {number(tflops)} TFLOP/s per device, "
+            # the share to the digits that show it under the floor (0.9996%, never 1.00%)
+            f"{fixed_apart(100 * tflops / at, 100 * MIN_MFU)}% of the {peak.device} "
+            f"{precision} peak ({number(at)} TFLOP/s; "
+            f"under {MIN_MFU:.0%}): {check}" + (f", {low_note}" if low_note else "")
+        ]
+    return []
+
+
+def unchecked_note(
+    tflops: float, device: str | None, precision: str, what: str = "the inputs imply"
+) -> str:
+    """Where a device is named but the device catalogue has no peak for it (an A10G, a
+    TPU), the sentence saying the rate (``what`` gives it) could not be checked against
+    its peak, and why; "" where there is no device or its peak is known (the check was
+    made). A walk's ``--device-name L4``, then without a peak, skipped it without a word."""
+    if not device or peak_for(device) is not None:
+        return ""
+    fastest = max((p for _, p in PEAKS), key=lambda p: p.bf16)
+    return (
+        f"Plausibility: not checked against the device's peak: gpuscale records no peak "
+        f"FLOP/s for {device!r} (the device catalogue), so the {number(tflops)} TFLOP/s per "
+        f"device {what} would be flagged only above the fastest accelerator it knows "
+        f"({fastest.device}, {number(fastest.bf16)} TFLOP/s bf16); compare it with the "
+        f"device's datasheet ({precision} dense peak)."
+    )
+
+
+def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, str], ...]:
+    """(N, minutes, why) for N = 1..``largest``: the least time to train N accelerators
+    could need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N
+    accelerators, scaled to N ideally and then halved (``T_M M / N / 2``: a margin for a
+    smaller global batch converging in fewer samples). Below it the inputs cannot be true."""
+    scores = load_round().scores
+    rows = scores[scores["workload"] == workload].dropna(subset=["time_to_train_min"])
+    if rows.empty:
+        return ()
+    fastest = rows.loc[rows.groupby("accelerators")["time_to_train_min"].idxmin()]
+    out = []
+    for n in range(1, largest + 1):
+        above = fastest[fastest["accelerators"] >= n]
+        if above.empty:
+            break
+        bound = above["time_to_train_min"] * above["accelerators"] / n / MARGIN
+        best = above.loc[bound.idxmin()]
+        out.append(
+            (
+                n,
+                float(bound.min()),
+                f"MLPerf {best['round']}: {best['submitter']}, {int(best['accelerators'])} x "
+                f"{best['accelerator_model']}, {number(best['time_to_train_min'])} min",
+            )
+        )
+    return tuple(out)
+
+
+def topology_cap(topology: Any, nodes: int, max_devices: int) -> tuple[int, str | None]:
+    """The largest device count the topology allows on one node, and a sentence when it
+    caps ``max_devices`` (a one-GPU topology: nothing to compare)."""
+    if topology is None or nodes > 1:
+        return max_devices, None
+    gpus = len(topology.gpus)
+    if gpus <= 1:
+        return 1, "The topology has one GPU: there is nothing to compare; 1 device only."
+    if max_devices > gpus:
+        return gpus, f"Device count capped at the topology's {gpus} GPUs (asked: {max_devices})."
+    return max_devices, None
+
+
+@dataclass(frozen=True, slots=True)
+class Power:
+    """Watts per device and where the figure comes from; ``watts`` None when unknown.
+
+    A device's power follows its batch: ``at_batch`` holds the watts per device that N = 1
+    runs of the advised configuration measured at each per-device batch, and each count is
+    charged the watts of its own per-device batch where measured, else interpolated, else
+    the nearest measured (``per_device``; :meth:`said` says which for each count)."""
+
+    watts: float | None
+    source: str
+    # (N, per-device batch, W of the whole job) measured by the bench (every device, each
+    # CPU package once): energy at that N and batch uses it instead of watts x N
+    total_w_at: tuple[tuple[int, int, float], ...] = ()
+    # (per-device batch, W per device) measured by N = 1 runs of the same configuration
+    at_batch: tuple[tuple[int, float], ...] = ()
+    meter: str = "NVML"  # what measured ``at_batch`` (NVML, RAPL package share)
+    measured: bool = False  # ``watts`` measured by the bench, not given nor the board's
+
+    def basis(self, batch: float) -> tuple[str, tuple[float, ...]]:
+        """How per-device ``batch`` is charged from the N = 1 runs (``at_batch`` not empty):
+        ``("own", (batch,))`` measured at it, ``("between", (low, high))`` interpolated
+        between the two measured around it, ``("nearest", (b,))`` the nearest measured."""
+        measured = dict(self.at_batch)
+        if batch in measured:
+            return "own", (batch,)
+        below = [b for b in measured if b < batch]
+        above = [b for b in measured if b > batch]
+        if below and above:
+            return "between", (max(below), min(above))
+        return "nearest", (max(below) if below else min(above),)
+
+    def per_device(self, batch: float | None) -> tuple[float | None, str]:
+        """(W per device, where it comes from) at per-device ``batch``: the N = 1 run at
+        that batch, else interpolated (in log batch) between the two measured around it,
+        else the nearest measured batch (:meth:`basis`); ``watts`` without per-batch
+        measurements."""
+        if not self.at_batch or batch is None:
+            return self.watts, self.source
+        measured = dict(self.at_batch)
+        kind = f"measured ({self.meter}) by an N = 1 run"
+        how, batches = self.basis(batch)
+        if how == "own":
+            return measured[batch], f"{kind} at batch {batch:g}"
+        if how == "between":
+            low, high = batches
+            share = math.log(batch / low) / math.log(high / low)
+            watts = measured[low] + share * (measured[high] - measured[low])
+            return watts, (
+                f"interpolated (log batch) between the N = 1 runs ({self.meter}) at batch "
+                f"{low:g} ({measured[low]:.0f} W) and {high:g} ({measured[high]:.0f} W)"
+            )
+        nearest = batches[0]
+        return measured[nearest], (
+            f"{kind} at batch {nearest:g} (the nearest measured to batch {batch:g})"
+        )
+
+    def said(self, counts: Iterable[tuple[int, float | None]]) -> str:
+        """The power sentence for ``counts`` ((N, per-device batch): the predictions'
+        rows): the source, then how each count is charged, as :meth:`source_at` (their
+        ``energy_source``) charges it: the whole job measured at that count, its own
+        batch's N = 1 watts, interpolated, or the nearest measured batch's (power at a
+        smaller batch than measured is likely lower: an upper estimate, and the reverse)."""
+        if not self.at_batch:
+            return self.source
+        groups: dict[tuple[str, tuple[float, ...]], list[tuple[int, float]]] = {}
+        for n, b in counts:
+            if b is None or self.per_device(b)[0] is None:
+                continue
+            key = ("whole", ()) if self._measured_total(n, b) is not None else self.basis(b)
+            groups.setdefault(key, []).append((int(n), float(b)))
+        parts = [_charged(how, batches, rows) for (how, batches), rows in groups.items()]
+        charged = f"; {'; '.join(parts)}" if parts else ""
+        return f"{self.source}{charged} (the energy_source column of -f csv says each)"
+
+    def total_w(self, devices: int, batch: float | None = None) -> float | None:
+        """Watts of ``devices`` devices at per-device ``batch``: measured at that count and
+        batch (whole job), else the watts of the batch x N."""
+        if (measured := self._measured_total(devices, batch)) is not None:
+            return measured
+        watts = self.per_device(batch)[0]
+        return None if watts is None else watts * devices
+
+    def source_at(self, devices: int, batch: float | None = None) -> str:
+        """Where the power charged at ``devices`` (per-device ``batch``) comes from."""
+        if self._measured_total(devices, batch) is not None:
+            return f"measured at {counted(devices, 'device')} (whole job)"
+        watts, source = self.per_device(batch)
+        if watts is None:
+            return "unknown"
+        return source if devices == 1 else f"{source} x {devices}"
+
+    def _measured_total(self, devices: int, batch: float | None) -> float | None:
+        """The whole job's watts measured at ``devices`` and ``batch`` (any batch when
+        ``batch`` is None), else None."""
+        for n, b, watts in self.total_w_at:
+            if n == devices and (batch is None or b == batch):
+                return watts
+        return None
+
+
+def _on(rows: list[tuple[int, float]]) -> str:
+    """``2, 4 and 8 devices`` (``1 device``)."""
+    counts = [n for n, _ in rows]
+    return f"{joined(counts)} {noun_for(counts[-1] if len(counts) == 1 else 2, 'device')}"
+
+
+def _charged(how: str, batches: tuple[float, ...], rows: list[tuple[int, float]]) -> str:
+    """How the counts ``rows`` ((N, per-device batch)) are charged (``Power.basis``)."""
+    at = joined(f"{b:g}" for b in dict.fromkeys(b for _, b in rows))
+    if how == "whole":
+        return f"{_on(rows)}: the whole job's power measured there"
+    if how == "own":
+        return f"{_on(rows)}: the watts N = 1 measured at their own per-device batch ({at})"
+    if how == "between":
+        low, high = batches
+        return (
+            f"{_on(rows)} (per-device batch {at}): interpolated between the N = 1 runs at "
+            f"batch {low:g} and {high:g}"
+        )
+    nearest = batches[0]
+    smaller = all(b < nearest for _, b in rows)
+    likely = (
+        "power at a smaller batch is likely lower, so their energy is an upper estimate"
+        if smaller
+        else "power at a larger batch is likely higher, so their energy is a lower estimate"
+    )
+    return (
+        f"{_on(rows)} (per-device batch {at}): charged the watts of batch {nearest:g}, the "
+        f"nearest measured ({likely})"
+    )
+
+
+def device_power(
+    device: str | None,
+    device_name: str | None,
+    *,
+    measured_w: float | None = None,
+    given_w: float | None = None,
+) -> Power:
+    """The power to charge per device: given > measured > the board table; a CPU or an
+    unknown device without a measurement gets None (no energy claimed)."""
+    if given_w is not None:
+        if not given_w >= 0:
+            raise ValueError(f"power must be >= 0 W, got {given_w}")
+        return Power(given_w, "given")
+    if measured_w is not None and measured_w > 0:
+        kind = "RAPL package share" if device == "cpu" else "NVML"
+        return Power(measured_w, f"measured ({kind})", measured=True)
+    if device == "cpu":
+        return Power(None, "unknown: no RAPL reading on this CPU; give --power-w")
+    found = board_power(device_name)
+    if found is not None:
+        watts, label = found
+        assumed = assumption(device_name)  # what the name left open, said (never silently)
+        return Power(
+            watts,
+            f"board power of {label} (datasheet)"
+            + (f"; {assumed} ({watts:g} W), or give --power-w" if assumed else ""),
+        )
+    what = device_name or "an unrecorded device"
+    return Power(None, f"unknown: no board power for {what}; give --power-w")
+
+
+def bench_power(
+    table: pd.DataFrame,
+    model: str,
+    group: str,
+    *,
+    device: str | None,
+    device_name: str | None,
+    given_w: float | None = None,
+) -> Power:
+    """The one choice of power for advice from bench rows: given > measured > the board
+    table. Measured: the trustworthy runs (``status`` ok, not flagged) of ``model`` in the
+    configuration ``group`` (the calibrated run's, its batch aside): the watts per device
+    its N = 1 runs measured at each per-device batch (the latest run per batch), and the
+    whole job's watts at each (N, batch) (median). The calibrated batch's watts are the
+    reference; where the configuration measured no power, the latest N = 1 run of
+    ``model`` that did (another configuration: one figure for every batch)."""
+    if given_w is not None or "power_w_mean" not in table:
+        return device_power(device, device_name, given_w=given_w)
+    ok = trusted_runs(table)
+    own = ok[ok["model"] == model]
+    config, batch = group.rsplit(BATCH_PART, 1) if BATCH_PART in group else (group, "")
+    same = own[group_and_batch(own["config_group"])[0] == config]
+    single = same[same["accelerators"] == 1].dropna(subset=["power_w_mean"])
+    at_batch = single.groupby("batch_per_device")["power_w_mean"].last()
+    if at_batch.empty:  # another configuration's figure, for every batch
+        other = own[own["accelerators"] == 1]["power_w_mean"].dropna()
+        watts = float(other.iloc[-1]) if len(other) else None
+        return device_power(device, device_name, measured_w=watts)
+    reference = int(batch) if batch.isdigit() else int(single["batch_per_device"].iloc[-1])
+    watts = float(at_batch.get(reference, at_batch.iloc[-1]))
+    power = device_power(device, device_name, measured_w=watts)
+    totals = same.dropna(subset=["power_w_total"])
+    totals = totals.groupby(["accelerators", "batch_per_device"])["power_w_total"].median()
+    batches = joined(f"{int(b)}" for b in at_batch.index)
+    source = (
+        f"{power.source} by N = 1 runs at per-device {noun_for(len(at_batch), 'batch')} {batches}"
+    )
+    return replace(
+        power,
+        source=source if power.measured else power.source,
+        at_batch=tuple((int(b), float(w)) for b, w in at_batch.items()),
+        total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
+        meter="RAPL package share" if device == "cpu" else "NVML",
+    )

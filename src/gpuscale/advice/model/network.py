@@ -1,0 +1,302 @@
+"""The network of a data-parallel step: links, measured curves, DDP's buckets.
+
+Communication: DDP all-reduces gradients in buckets, the first of 1 MiB
+(``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``), the others ``bucket_mb`` MiB; each
+bucket costs the measured all-reduce time at its size and device count (log-log
+interpolation of a ``gpuscale collectives`` sweep) or, without a sweep, the ring model of
+nccl-tests' convention ``t = 2(N-1)/N s / busbw + 2(N-1) alpha``. FSDP (full shard)
+all-gathers parameters twice (forward, backward) and reduce-scatters gradients:
+``2 t_ag(G) + t_rs(G)``. Across nodes NCCL builds its rings through the NICs, so the
+bottleneck bus bandwidth is ``min(intra busbw, NICs per node x NIC busbw)`` (NCCL's ring
+over all N ranks, one bandwidth term, not the two levels added), with latency the
+smaller of the ring's and the tree's (``2 (log2 nodes alpha_inter + (g-1) alpha_intra)``):
+NCCL picks the tree for small messages across nodes. A measured multi-node sweep replaces
+the model for its own device count (and its bus bandwidth for other counts).
+
+Collectives: The network as a ``gpuscale collectives`` sweep measured it: the curves, and the link
+read off them for the device counts the sweep did not cover (``fit_link``). Pure: the
+file is read by ``advice.load.read_collectives`` before the advice.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from gpuscale.hardware.links import get_preset
+
+MIB = 2**20
+FIRST_BUCKET_BYTES = 1 * MIB  # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
+DEFAULT_BUCKET_MB = 25.0  # DistributedDataParallel(bucket_cap_mb=25): MiB
+
+
+def ring_factor(n: int) -> float:
+    """nccl-tests' bus-bandwidth factor of all-reduce: ``2(n-1)/n``."""
+    return 2 * (n - 1) / n if n > 1 else 0.0
+
+
+# Bytes each collective moves per rank, as a multiple of its size, over the all-reduce's.
+_OP_SHARE = {"all_reduce": 1.0, "all_gather": 0.5, "reduce_scatter": 0.5}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Link:
+    """A link: bus bandwidth (GB/s, nccl-tests' convention) and per-step latency (us)."""
+
+    busbw_gbs: float
+    latency_us: float
+    name: str = "custom"
+
+    def __post_init__(self) -> None:
+        if not (self.busbw_gbs > 0 and math.isfinite(self.busbw_gbs)):
+            raise ValueError(f"bus bandwidth must be positive, got {self.busbw_gbs} GB/s")
+        if not (self.latency_us >= 0 and math.isfinite(self.latency_us)):
+            raise ValueError(f"latency must be >= 0, got {self.latency_us} us")
+
+    @classmethod
+    def from_preset(cls, name: str) -> Link:
+        """A preset of ``gpuscale.hardware.links`` (``ValueError`` lists them)."""
+        try:
+            preset = get_preset(name)
+        except KeyError as exc:
+            raise ValueError(exc.args[0]) from None
+        return cls(busbw_gbs=preset.busbw_gbs, latency_us=preset.latency_us, name=preset.name)
+
+    def time_s(self, size_bytes: float, n: int, op: str = "all_reduce") -> float:
+        """Ring time of one collective of ``size_bytes`` on ``n`` ranks."""
+        if n < 2 or size_bytes <= 0:
+            return 0.0
+        share = _OP_SHARE[op]
+        return share * (
+            ring_factor(n) * size_bytes / (self.busbw_gbs * 1e9)
+            + 2 * (n - 1) * self.latency_us * 1e-6
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CommCurve:
+    """A measured collective: time (s) at each size (bytes) on ``ranks`` ranks."""
+
+    op: str
+    ranks: int
+    sizes: tuple[float, ...]
+    times_s: tuple[float, ...]
+
+    def time_s(self, size_bytes: float) -> float:
+        """Log-log interpolation inside the sweep; below it the smallest size's time,
+        above it the largest's plus the rest at the largest size's bandwidth."""
+        if size_bytes <= 0:
+            return 0.0
+        sizes, times = np.asarray(self.sizes), np.asarray(self.times_s)
+        if size_bytes <= sizes[0]:
+            return float(times[0])
+        if size_bytes >= sizes[-1]:
+            return float(times[-1] * size_bytes / sizes[-1])
+        return float(np.exp(np.interp(np.log(size_bytes), np.log(sizes), np.log(times))))
+
+    def busbw_gbs(self, size_bytes: float) -> float:
+        """The bus bandwidth the curve reaches at a size (nccl-tests' convention)."""
+        share = _OP_SHARE[self.op]
+        return share * ring_factor(self.ranks) * size_bytes / self.time_s(size_bytes) / 1e9
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Network:
+    """Where gradients travel: the link inside a node, optionally nodes of ``per_node``
+    devices joined by ``nics_per_node`` NICs of the ``inter`` link, and measured curves
+    (which win where they exist). ``comm_scale`` multiplies every time: the measured
+    communication inside DDP over the curve's (contention with compute), 1 when unknown."""
+
+    intra: Link
+    per_node: int | None = None
+    inter: Link | None = None
+    nics_per_node: int | None = None
+    curves: tuple[CommCurve, ...] = ()
+    comm_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not (self.comm_scale > 0 and math.isfinite(self.comm_scale)):
+            raise ValueError(f"communication scale must be positive, got {self.comm_scale}")
+        if self.per_node is not None and self.per_node < 1:
+            raise ValueError("devices per node must be >= 1")
+
+    @property
+    def name(self) -> str:
+        if self.inter is None or not self.per_node:
+            return self.intra.name
+        return f"{self.intra.name} x {self.per_node}, {self.inter.name} between nodes"
+
+    def spans_nodes(self, n: int) -> bool:
+        return bool(self.inter is not None and self.per_node and n > self.per_node)
+
+    def counts_up_to(self, most: int) -> list[int]:
+        """The device counts searched up to ``most``: 1, 2, 4, ... and ``most``; past one
+        node only whole nodes."""
+        counts, n = [], 1
+        while n < most:
+            counts.append(n)
+            n *= 2
+        counts.append(most)
+        if self.inter is not None and self.per_node:
+            counts = [c for c in counts if c <= self.per_node or c % self.per_node == 0]
+        return counts
+
+    def name_over(self, counts: Iterable[int]) -> str:
+        """``name``, with the link between nodes only where a count of ``counts`` spans
+        nodes (a walk: ``--max-devices 12`` of 8 per node searched 1 to 8, on one node,
+        and named ib-ndr400 between nodes)."""
+        return self.name if any(self.spans_nodes(n) for n in counts) else self.intra.name
+
+    def _curve(self, op: str, n: int) -> tuple[CommCurve, bool] | None:
+        """The curve measured at ``n`` ranks (exact), else the nearest one on the same
+        side of the node boundary (converted by ring factors)."""
+        same = [
+            c
+            for c in self.curves
+            if c.op == op and self.spans_nodes(c.ranks) == self.spans_nodes(n)
+        ]
+        if not same:
+            return None
+        best = min(same, key=lambda c: (abs(math.log(c.ranks / n)), -c.ranks))
+        return best, best.ranks == n
+
+    def time_s(self, size_bytes: float, n: int, op: str = "all_reduce") -> float:
+        """One collective of ``size_bytes`` on ``n`` devices (seconds)."""
+        if n < 2 or size_bytes <= 0:
+            return 0.0
+        found = self._curve(op, n)
+        if found is not None:
+            curve, exact = found
+            t = curve.time_s(size_bytes)
+            if not exact:
+                t *= ring_factor(n) / ring_factor(curve.ranks)
+            return t * self.comm_scale
+        if not self.spans_nodes(n):
+            return self.intra.time_s(size_bytes, n, op) * self.comm_scale
+        assert self.inter is not None and self.per_node
+        nodes = math.ceil(n / self.per_node)
+        nics = self.nics_per_node or self.per_node
+        busbw = min(self.intra.busbw_gbs, nics * self.inter.busbw_gbs)
+        ring_lat = 2 * (nodes - 1) * self.inter.latency_us + 2 * (n - nodes) * self.intra.latency_us
+        tree_lat = 2 * (
+            math.log2(nodes) * self.inter.latency_us + (self.per_node - 1) * self.intra.latency_us
+        )
+        bandwidth = ring_factor(n) * size_bytes / (busbw * 1e9)
+        t = _OP_SHARE[op] * (bandwidth + min(ring_lat, tree_lat) * 1e-6)
+        return t * self.comm_scale
+
+
+def bucket_plan(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list[tuple[float, int]]:
+    """DDP's buckets as (size in bytes, how many) in the order they are all-reduced: a
+    first bucket of 1 MiB, then ``bucket_mb`` MiB buckets, the last holding the rest."""
+    if grad_bytes <= 0:
+        return []
+    if bucket_mb <= 0:
+        raise ValueError(f"bucket size must be positive, got {bucket_mb} MiB")
+    first = min(float(FIRST_BUCKET_BYTES), grad_bytes)
+    rest = grad_bytes - first
+    cap = bucket_mb * MIB
+    full = int(rest // cap)
+    tail = rest - full * cap
+    plan = [(first, 1)] + ([(cap, full)] if full else []) + ([(tail, 1)] if tail > 0 else [])
+    return plan
+
+
+def ddp_buckets(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list[float]:
+    """Every bucket's size (bytes), in all-reduce order (see ``bucket_plan``)."""
+    return [size for size, count in bucket_plan(grad_bytes, bucket_mb) for _ in range(count)]
+
+
+def latency_s(
+    network: Network, grad_bytes: float, n: int, *, bucket_mb: float, strategy: str
+) -> float:
+    """The latency part of ``comm_times_s`` (seconds): one latency per collective of the
+    step, each at its own share (a collective of one byte): DDP's buckets, or FSDP's two
+    all-gathers and its reduce-scatter (a walk: FSDP's latency was counted as DDP's seven
+    buckets of tf-30m, 0.98 ms of its 1.16 ms at N = 8, its bandwidth term left at 0.09
+    ms where its 1.5x DDP's bytes take 0.95 ms)."""
+    if n < 2 or grad_bytes <= 0:
+        return 0.0
+    if strategy == "fsdp":
+        return 2 * network.time_s(1.0, n, "all_gather") + network.time_s(1.0, n, "reduce_scatter")
+    buckets = sum(count for _, count in bucket_plan(grad_bytes, bucket_mb))
+    return buckets * network.time_s(1.0, n)
+
+
+def comm_times_s(
+    network: Network, grad_bytes: float, n: int, *, bucket_mb: float, strategy: str
+) -> tuple[float, float]:
+    """(collectives per step, the last one) in seconds for DDP or FSDP."""
+    if n < 2:
+        return 0.0, 0.0
+    if strategy == "fsdp":
+        gather = network.time_s(grad_bytes, n, "all_gather")
+        scatter = network.time_s(grad_bytes, n, "reduce_scatter")
+        return 2 * gather + scatter, scatter
+    if strategy != "ddp":
+        raise ValueError(f"strategy is ddp or fsdp, not {strategy!r}")
+    times = [(network.time_s(size, n), count) for size, count in bucket_plan(grad_bytes, bucket_mb)]
+    return sum(t * count for t, count in times), times[-1][0]
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredCurves:
+    """A sweep's curves (latest sweep of each rank count, median per size) and what its
+    header says: ``nodes``, ``ranks``, whether it ran under compute load, the file's name."""
+
+    curves: tuple[CommCurve, ...]
+    source: str
+    nodes: int = 1
+    ranks: int = 0
+    under_load: bool = False
+    device: str = ""  # the header's: "cpu" (gloo processes) or "cuda"; "" unsaid
+
+
+def fit_link(curve: CommCurve, name: str) -> Link:
+    """An alpha-beta link read off a curve where each constant decides: the bus bandwidth
+    from the slope through the large sizes (the largest sixteenth of the range, three
+    sizes at least), the latency from the small sizes' median time less their bandwidth
+    term. (One line through 8 B to 128 MB lets the many small sizes pull the slope: on
+    gloo it overstated the bandwidth by 40%.)"""
+    size, time_s = np.asarray(curve.sizes), np.asarray(curve.times_s)
+    large = size >= size.max() / 16
+    if large.sum() < 3:
+        large = np.arange(len(size)) >= len(size) - 3
+    # a noisy sweep can give a slope near zero: never more than 4x the best bus
+    # bandwidth the sweep actually reached
+    observed = float(np.max(ring_factor(curve.ranks) * size / time_s))
+    slope = max(
+        float(np.polyfit(size[large], time_s[large], 1)[0]),
+        ring_factor(curve.ranks) / (4 * observed),
+    )
+    small = np.arange(len(size)) < max(1, len(size) // 4)
+    fixed_s = max(float(np.median(time_s[small] - slope * size[small])), 0.0)
+    return Link(
+        busbw_gbs=ring_factor(curve.ranks) / slope / 1e9,
+        latency_us=fixed_s / (2 * (curve.ranks - 1)) * 1e6,
+        name=name,
+    )
+
+
+def network_from_collectives(measured: MeasuredCurves, base: Network) -> Network:
+    """``base`` with the measured curves; the intra-node link is read off the largest
+    single-node all-reduce (for device counts the sweep did not cover)."""
+    per_node = base.per_node
+    if measured.nodes > 1 and not per_node:
+        per_node = measured.ranks // measured.nodes or None
+    network = replace(base, per_node=per_node, curves=measured.curves)
+    inside = [
+        c for c in measured.curves if c.op == "all_reduce" and not network.spans_nodes(c.ranks)
+    ]
+    if inside:
+        widest = max(inside, key=lambda c: c.ranks)
+        loaded = ", under compute load" if measured.under_load else ""
+        # the link's name as sentences read it: "predicted training of X on the link
+        # measured in c.jsonl (2 ranks)" (was "on measured (c.jsonl, 2 ranks)")
+        name = f"the link measured in {measured.source} ({widest.ranks} ranks{loaded})"
+        intra = fit_link(widest, name)
+        network = replace(network, intra=intra)
+    return network

@@ -1,0 +1,324 @@
+"""One data-parallel training step on N devices: compute from FLOPs, communication from a
+measured curve (an alpha-beta link only without one), overlap and DDP's own cost each
+counted once.
+
+Compute (one device, per-device batch ``b``, accumulation ``k``, ``P`` parameters, ``F``
+forward + backward FLOPs per sample, achieved rate ``R``)::
+
+    t_compute = k max(t_floor, t_fixed + b F / R) + t_opt P   (at a measured b: measured)
+
+(FSDP on N devices: ``t_opt P / N``, each rank stepping its shard.)
+
+(``t_opt``: optimizer, per parameter; ``t_floor``: ``advice/calibrate/fits.py``).
+
+Communication: ``advice/model/network.py`` (buckets, the ring model, measured curves).
+
+Step on N > 1 devices::
+
+    t_step = t_compute + t_ddp + t_wait(N) + t_exposed
+    t_exposed = t_ar - omega t_ar                  (omega measured or given)
+    t_exposed = t_ar - min(omega_0 t_ar, t_ar - t_last, t_backward)   (omega_0 assumed)
+
+``t_ddp`` is DDP's own per-step work (bucket copies), measured at N = 1 as the
+synchronised minus no-sync step, per parameter; ``omega`` the share of the all-reduce that
+backward hid, measured by ``gpuscale bench`` (``1 - exposed / comm``) and applied as
+measured (the run that measured it is reproduced); without a measurement the default never
+hides the last bucket (it is ready only when backward ends) nor more than backward lasts.
+``t_wait(N)`` is the expected wait for the slowest of N devices,
+``E[max of N draws] - mean`` of the per-step compute times measured at N = 1 (Chen et al.,
+"Revisiting distributed synchronous SGD", 2016), or, where the bench ran N devices, the
+measured growth of the no-sync step over N = 1 (waiting and contention for shared
+cores); between measured counts E[max] is kept no lower than the growth interpolated in
+log N from the counts measured below and above, and no higher than the one above, and a
+count measured no slower than fewer devices were is taken as slow as they: the wait never
+shrinks as devices are added. The slowest device's backward, stretched by the wait
+(``t_backward (1 + t_wait / t_compute)``), bounds what the default overlap hides. On one device
+there is no DDP: ``t_step = t_compute``.
+
+A family: One basis for a model family's break-even size, the same whichever member is advised.
+
+The break-even resizes the model within its family (``break_even``). Resizing the member
+advised on carried its own per-parameter optimizer and DDP times to every size: a small
+member's are large (their fixed per-tensor work spread over few parameters), a large
+member's small, so the same H100 rows said "2 devices beat 1 from 49.1M parameters"
+advised on tf-300m and "at no size up to 10T parameters" advised on tf-30m. The family's
+basis is fitted over every member benched in the configuration advised on
+(``family_fit.fitted``): FLOPs per parameter per sample (their median), the forward and
+backward's fixed cost and rate, and the optimizer step and DDP's own work each a fixed
+part plus a part per parameter. The member's own measured step stays in its table; where
+the two disagree at its size, the sentence says both and why.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s, latency_s
+
+DEFAULT_OVERLAP = 0.5  # an accelerator's share of communication hidden, when unmeasured
+
+
+def work_ms(samples: float, flops_per_sample: float, tflops: float) -> float:
+    """The ms ``samples`` x ``flops_per_sample`` FLOPs take at ``tflops`` TFLOP/s:
+    ``b F / (R 1e12) 1e3``."""
+    return samples * flops_per_sample / (tflops * 1e12) * 1e3
+
+
+def per_step_ms(ms_per_mparam: float, params: float) -> float:
+    """A time per million parameters (the optimizer step's, DDP's own work) over a model of
+    ``params`` parameters: ``t P / 1e6`` (ms)."""
+    return ms_per_mparam * params / 1e6
+
+
+def rate_tflops(samples: float, flops_per_sample: float, ms: float) -> float:
+    """The TFLOP/s of ``samples`` x ``flops_per_sample`` FLOPs done in ``ms``:
+    ``b F / (t / 1e3) / 1e12``, the inverse of :func:`work_ms`."""
+    return samples * flops_per_sample / (ms / 1e3) / 1e12
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelSpec:
+    """What the step model needs of a model: parameters, forward + backward FLOPs per
+    sample (``6 P`` for a dense network when unmeasured: 2 forward, 4 backward), and
+    bytes per gradient element."""
+
+    params: float
+    flops_per_sample: float | None = None
+    grad_bytes_per_param: float = 4.0
+
+    def __post_init__(self) -> None:
+        if not (self.params > 0 and math.isfinite(self.params)):
+            raise ValueError(f"parameters must be positive, got {self.params}")
+        if self.flops_per_sample is not None and not self.flops_per_sample > 0:
+            raise ValueError(f"FLOPs per sample must be positive, got {self.flops_per_sample}")
+        if self.grad_bytes_per_param not in (1, 2, 4, 8):
+            raise ValueError("bytes per gradient element must be 1, 2, 4 or 8")
+
+    @property
+    def flops(self) -> float:
+        return self.flops_per_sample if self.flops_per_sample is not None else 6.0 * self.params
+
+    @property
+    def grad_bytes(self) -> float:
+        return self.params * self.grad_bytes_per_param
+
+    def resized(self, params: float) -> ModelSpec:
+        """The same family at another size: FLOPs per sample per parameter kept."""
+        return ModelSpec(
+            params=params,
+            flops_per_sample=self.flops / self.params * params,
+            grad_bytes_per_param=self.grad_bytes_per_param,
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Compute:
+    """One device's step: ``k micro(b) + opt_ms_per_mparam P / 1e6``, plus DDP's own
+    ``ddp_ms_per_mparam`` on N > 1 (see the module docstring)."""
+
+    tflops: float  # achieved R on the per-sample work, TFLOP/s
+    fixed_ms: float = 0.0
+    floor_ms: float = 0.0  # launch-bound floor of the micro-step (0: a line in the batch)
+    measured_ms: tuple[tuple[float, float], ...] = ()  # (batch, forward + backward ms)
+    opt_ms_per_mparam: float = 0.0
+    ddp_ms_per_mparam: float = 0.0
+    backward_share: float = 2 / 3  # of the per-sample work: backward is ~2x forward
+    jitter_ms: tuple[float, ...] = field(default=())  # N = 1 step times less their mean
+    jitter_ref_ms: float = 0.0  # the compute time those steps took on average
+    # (N, no-sync step at N / at 1) measured: waiting and contention together
+    slowdown: tuple[tuple[int, float], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not (self.tflops > 0 and math.isfinite(self.tflops)):
+            raise ValueError(f"achieved rate must be positive, got {self.tflops} TFLOP/s")
+        if min(self.fixed_ms, self.floor_ms, self.opt_ms_per_mparam, self.ddp_ms_per_mparam) < 0:
+            raise ValueError("compute times must be >= 0")
+        if not 0 <= self.backward_share <= 1:
+            raise ValueError("the backward share must be in [0, 1]")
+
+    def sample_work_ms(self, model: ModelSpec, batch: float) -> float:
+        return work_ms(batch, model.flops, self.tflops)
+
+    def micro_ms(self, model: ModelSpec, batch: float) -> float:
+        """One micro-step's forward + backward at per-device ``batch``: as measured at a
+        batch the bench timed, else ``max(floor, fixed + per-sample work)``
+        (``advice/calibrate/fits.py``): the one place the step meets the batch."""
+        measured = [ms for b, ms in self.measured_ms if abs(b - batch) < 1e-9]
+        if measured:
+            return measured[0]
+        return max(self.floor_ms, self.fixed_ms + self.sample_work_ms(model, batch))
+
+    def is_measured(self, batch: float) -> bool:  # the micro-step at ``batch``
+        return any(abs(b - batch) < 1e-9 for b, _ in self.measured_ms)
+
+    def compute_ms(self, model: ModelSpec, batch: float, accum: int = 1, shards: int = 1) -> float:
+        """``accum`` micro-steps and the optimizer step over ``shards`` (FSDP on N
+        devices: N; DDP: 1, every device steps every parameter)."""
+        opt_ms = per_step_ms(self.opt_ms_per_mparam, model.params)
+        return accum * self.micro_ms(model, batch) + opt_ms / shards
+
+    def held_slowdown(self) -> tuple[tuple[int, float], ...]:
+        """The measured slowdowns as the step uses them: from N = 1 (x1, by definition)
+        up, each no lower than at any count measured below it (the slowest of more devices
+        waits no less: a lower figure at more devices is noise of one run)."""
+        held, most = [], 1.0
+        for n, s in sorted(self.slowdown):
+            most = max(most, s)
+            held.append((n, most))
+        return tuple(held)
+
+    def slowdown_bounds(self, n: int) -> tuple[float, float]:
+        """(low, high) slowdown at ``n``: the measured one (``held_slowdown``) where the bench
+        ran ``n``; else interpolated in log N between the nearest counts measured below
+        (N = 1: x1) and above, and at most the one above (held beyond the largest)."""
+        held = ((1, 1.0), *((k, s) for k, s in self.held_slowdown() if k > 1))
+        below = max((k, s) for k, s in held if k <= n)
+        above = [(k, s) for k, s in held if k > n]
+        if below[0] == n:
+            return below[1], below[1]
+        if not above:
+            return below[1], math.inf
+        (k0, s0), (k1, s1) = below, min(above)
+        share = math.log(n / k0) / math.log(k1 / k0)
+        return s0 + share * (s1 - s0), s1
+
+    def wait_ms(self, n: int, compute_ms: float) -> float:
+        """Expected wait for the slowest of ``n`` devices: measured where the bench ran
+        ``n`` devices (the no-sync step's growth over N = 1, which also holds contention
+        for shared cores or memory), else E[max of n] - mean of the N = 1 step times,
+        kept between the slowdowns of ``slowdown_bounds`` (no lower than interpolated
+        from the counts measured below and above, no higher than the one above); scaled to
+        this step's compute. It never shrinks as devices are added."""
+        if n < 2:
+            return 0.0
+        low, high = self.slowdown_bounds(n)
+        at_most = (high - 1) * compute_ms if math.isfinite(high) else math.inf
+        return max((low - 1) * compute_ms, min(at_most, self._expected_max_ms(n, compute_ms)))
+
+    def _expected_max_ms(self, n: int, compute_ms: float) -> float:
+        """E[max of n] - mean of the N = 1 step times, scaled to ``compute_ms``."""
+        if len(self.jitter_ms) < 2:
+            return 0.0
+        x = np.sort(np.asarray(self.jitter_ms, float))
+        m = len(x)
+        i = np.arange(1, m + 1)
+        expected_max = float(np.sum(x * ((i / m) ** n - ((i - 1) / m) ** n)))
+        scale = compute_ms / self.jitter_ref_ms if self.jitter_ref_ms > 0 else 1.0
+        return max(0.0, expected_max - float(x.mean())) * scale
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One predicted optimizer step on ``n`` devices (milliseconds), with its parts."""
+
+    n: int
+    batch_per_device: float
+    accum: int
+    compute_ms: float
+    ddp_ms: float
+    wait_ms: float
+    comm_ms: float  # collectives in flight
+    last_bucket_ms: float
+    exposed_ms: float  # what backward did not hide
+    step_ms: float
+    latency_ms: float = 0.0  # of ``comm_ms``: one latency per collective (network.latency_s)
+
+    @property
+    def global_batch(self) -> float:
+        return self.n * self.batch_per_device * self.accum
+
+    @property
+    def samples_per_s(self) -> float:
+        return self.global_batch / self.step_ms * 1e3
+
+
+def predict_step(
+    model: ModelSpec,
+    compute: Compute,
+    network: Network,
+    n: int,
+    *,
+    batch: float,
+    accum: int = 1,
+    overlap: float | None = None,
+    bucket_mb: float = DEFAULT_BUCKET_MB,
+    strategy: str = "ddp",
+) -> Step:
+    """The predicted step of ``model`` on ``n`` devices, ``batch`` samples per device per
+    micro-step and ``accum`` micro-steps per optimizer step. ``overlap`` is the measured
+    share of communication hidden; None uses ``DEFAULT_OVERLAP`` capped at all but the
+    last bucket."""
+    if n < 1 or not batch > 0 or accum < 1:
+        raise ValueError("device count and accumulation must be >= 1, the batch positive")
+    # FSDP shards the parameters, gradients and optimizer state, and each rank steps the
+    # optimizer on its own shard only (Zhao et al., "PyTorch FSDP: Experiences on Scaling
+    # Fully Sharded Data Parallel", VLDB 2023): the optimizer step falls as 1/N; DDP
+    # steps every parameter on every device
+    compute_ms = compute.compute_ms(model, batch, accum, n if strategy == "fsdp" else 1)
+    if n == 1:
+        return Step(1, batch, accum, compute_ms, 0.0, 0.0, 0.0, 0.0, 0.0, compute_ms)
+    comm_s, last_s = comm_times_s(
+        network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy
+    )
+    wait_ms = compute.wait_ms(n, compute_ms)
+    # the slowest device's backward, stretched as its step is by the wait (contention
+    # measured at n, carried to the counts not measured), hides the communication longer
+    backward_ms = compute.backward_share * compute.micro_ms(model, batch)
+    backward_ms *= 1 + wait_ms / compute_ms if compute_ms > 0 else 1.0
+    if overlap is None:
+        hidden_ms = min(DEFAULT_OVERLAP * comm_s * 1e3, (comm_s - last_s) * 1e3, backward_ms)
+    elif 0 <= overlap <= 1:
+        # measured (1 - exposed / comm, both timed by the bench) or given: the share the
+        # runs hid, applied as it is; capping it by the modelled backward would predict
+        # exposed communication at the very run that measured none
+        hidden_ms = overlap * comm_s * 1e3
+    else:
+        raise ValueError(f"overlap must be in [0, 1], got {overlap}")
+    exposed_ms = comm_s * 1e3 - hidden_ms
+    ddp_ms = per_step_ms(compute.ddp_ms_per_mparam, model.params) if strategy == "ddp" else 0.0
+    step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
+    return Step(
+        n,
+        batch,
+        accum,
+        compute_ms,
+        ddp_ms,
+        wait_ms,
+        comm_s * 1e3,
+        last_s * 1e3,
+        exposed_ms,
+        step_ms,
+        latency_s(network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy) * 1e3,
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FamilyBasis:
+    """A family's step at any size, fitted over ``members`` (their names, by size)."""
+
+    family: str
+    members: tuple[str, ...]
+    flops_per_param: float  # forward + backward FLOPs per sample per parameter (median)
+    compute: Compute  # the family's fixed cost, rate, backward share, wait and contention
+    opt_ms: tuple[float, float]  # the optimizer step: (ms, ms per million parameters)
+    ddp_ms: tuple[float, float]  # DDP's own work: (ms, ms per million parameters)
+
+    def model(self, params: float, grad_bytes_per_param: float) -> ModelSpec:
+        return ModelSpec(
+            params=params,
+            flops_per_sample=self.flops_per_param * params,
+            grad_bytes_per_param=grad_bytes_per_param,
+        )
+
+    def at(self, params: float) -> Compute:
+        """The family's compute for a member of ``params`` parameters: its optimizer and
+        DDP times from the family's lines, as the per-parameter rates the step takes."""
+        mparams = params / 1e6
+        return replace(
+            self.compute,
+            opt_ms_per_mparam=(self.opt_ms[0] + self.opt_ms[1] * mparams) / mparams,
+            ddp_ms_per_mparam=(self.ddp_ms[0] + self.ddp_ms[1] * mparams) / mparams,
+        )

@@ -1,0 +1,299 @@
+"""The recommendation as one structured :class:`Decision`, read off the predictions.
+
+Everything the advice says (its sentences, its JSON) is rendered from the Decision, and
+the Decision from the predictions table, so they cannot contradict each other:
+
+* ``accelerators``: the fastest count to a trained model whose efficiency reaches the target
+  **and** whose 80% interval of the speedup lies above 1 (a count whose interval includes
+  "no gain" is not recommended; ``held_back`` says which count was and why); one device
+  whenever an input cannot be true (an ``IMPLAUSIBLE`` warning): then nothing can be
+  sure of a gain, and ``settle`` names the measurement that would.
+* ``focus``: where the next step would go: the smallest count above ``accelerators`` (the
+  largest predicted when there is none). The dominant term, what caps the speedup and
+  what would change it are all read at this one count.
+* ``dominant_term``: the largest overhead of the step at ``focus`` (the fixed per-step
+  costs not spread over fewer samples per device (each forward and backward's fixed
+  cost, the optimizer step), waiting, DDP's copies, bandwidth,
+  latency), or ``compute`` when the throughput efficiency there is >= 95% (overheads are
+  small).
+* ``cap``: which factor of the speedup loses more at ``focus`` (log scale):
+  ``overheads`` (the throughput efficiency: the step's overheads, communication only one
+  of them; ``dominant_term`` names the largest, as the table's columns and the words do),
+  ``convergence`` (the samples needed grow with the global batch), ``none`` (both
+  within 5%), or ``devices`` (the largest count allowed was reached while still paying).
+
+Intervals and readings: The 80% intervals of a predictions table
+(``recommend.predictions``): every row's step and speedup re-predicted at the ends of
+the fixed cost's range and of the priors' ranges, then widened by the step's error at N
+(``advice/model/priors.py``).
+
+Readings: No confident count from a guess: the count at each end of every assumed term's range.
+
+A term nothing measured (the FLOPs per sample of a model given by its parameters, a fixed
+per-step cost, a link assumed) has a range; the advice is computed again at each end
+(``ends``) and where the count chosen moves, the count is withheld
+(``Decision.withheld_by``): the one thing to give or measure leads the answer, the table
+is still shown. ResNet-50 on 8 A100s by its parameters alone was "Use 1 device" because
+6 x parameters turned most of its step into an invented fixed cost (issue 60).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpuscale.advice.explain.answer import SETTLE, value_text
+from gpuscale.advice.inputs import AdviceInputs
+from gpuscale.advice.model.fixed_cost import resplit
+from gpuscale.advice.model.network import Link
+from gpuscale.advice.types import Decision, Reading, TermId
+from gpuscale.hardware.links import PRESETS
+from gpuscale.quantities import counted
+
+# the step's overheads, as the prediction columns that hold them
+OVERHEADS = (TermId.FIXED, TermId.WAIT, TermId.DDP, TermId.BANDWIDTH, TermId.LATENCY)
+NEGLIGIBLE = 0.95  # a factor above this loses under 5%
+
+
+def overheads(row: pd.Series) -> dict[TermId, float]:
+    """The step's overheads (ms): the fixed cost not spread (``fixed_excess_ms``),
+    waiting, DDP's copies, and the exposed communication split into bandwidth and
+    latency in their proportion of the whole."""
+    exposed = float(row["exposed_comm_ms"])
+    share = float(row["latency_ms"] / row["comm_ms"]) if row["comm_ms"] > 0 else 0.0
+    return {
+        TermId.FIXED: float(row.get("fixed_excess_ms", 0.0)),
+        TermId.WAIT: float(row["wait_ms"]),
+        TermId.DDP: float(row["ddp_ms"]),
+        TermId.BANDWIDTH: exposed * (1 - share),
+        TermId.LATENCY: exposed * share,
+    }
+
+
+def dominant_term(row: pd.Series) -> str:
+    """The largest overhead, or ``compute`` at >= 95% throughput efficiency (or N = 1)."""
+    if row["accelerators"] < 2 or row["throughput_efficiency"] >= NEGLIGIBLE:
+        return "compute"
+    parts = overheads(row)
+    return max(parts, key=parts.get)
+
+
+def cap_at(row: pd.Series) -> str:
+    """Which factor of the speedup loses more at a count (log scale); ``none`` when both
+    lose under 5%."""
+    losses = {
+        "overheads": math.log(min(1.0, row["throughput_efficiency"])),
+        "convergence": math.log(min(1.0, row["convergence_factor"])),
+    }
+    worst = min(losses, key=losses.get)
+    return worst if losses[worst] < math.log(NEGLIGIBLE) else "none"
+
+
+def decide(
+    frame: pd.DataFrame,
+    target_efficiency: float,
+    warnings: tuple[str, ...] = (),
+    refused: bool = False,
+) -> Decision:
+    """The Decision of a predictions table (rows with ``flags`` left out; the frame has the
+    interval columns ``speedup_low`` / ``speedup_high``); ``refused``: an input cannot be
+    true (an IMPLAUSIBLE warning among ``warnings``, flagged where it was found)."""
+    trusted = frame[frame["flags"] == ""].reset_index(drop=True)
+    if trusted.empty:
+        raise ValueError(
+            "every prediction failed its plausibility checks: " + frame["flags"].iloc[0]
+        )
+    chosen, held_back = _chosen(trusted, target_efficiency, refused)
+    larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
+    focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
+    term = dominant_term(focus)
+    if len(larger) == 0 and int(chosen["accelerators"]) > 1:
+        cap = "devices"  # still paying at the largest count allowed
+    else:
+        cap = cap_at(focus) if focus["accelerators"] > 1 else "none"
+    change = {"convergence": "convergence", "devices": "devices"}.get(cap, term)
+    if cap == "none" and len(larger):
+        change = "uncertain" if held_back is not None else term
+    return Decision(
+        accelerators=int(chosen["accelerators"]),
+        accum=int(chosen["accum"]),
+        **{name: float(chosen[name]) for name in _CHOSEN},
+        target_efficiency=target_efficiency,
+        reaches_target=bool(
+            chosen["efficiency"] >= target_efficiency or chosen["accelerators"] == 1
+        ),
+        held_back=None if held_back is None else int(held_back["accelerators"]),
+        held_back_low=None if held_back is None else float(held_back["speedup_low"]),
+        fastest=int(trusted.loc[trusted["time_to_train_min"].idxmin(), "accelerators"]),
+        largest=int(trusted["accelerators"].iloc[-1]),
+        focus=int(focus["accelerators"]),
+        dominant_term=term,
+        overheads_ms=overheads(focus)
+        if focus["accelerators"] > 1
+        else dict.fromkeys(OVERHEADS, 0.0),
+        **{f"focus_{name}": float(focus[name]) for name in _FOCUS},
+        cap=cap,
+        change=change,
+        warnings=warnings,
+        refused=refused,
+        without_dominant_efficiency=_without(focus, (term,)),
+        also_shrink=_also(focus, term, target_efficiency),
+    )
+
+
+def _without(focus: pd.Series, terms: tuple[str, ...]) -> float | None:
+    """The efficiency at ``focus`` with the overheads ``terms`` gone from its step (the
+    rest unchanged): whether removing them would reach a target (a user walk was told "a
+    faster link would help most" where a free link left 2 devices at 39%)."""
+    if focus["accelerators"] < 2 or not set(terms) <= set(OVERHEADS):
+        return None
+    step = float(focus["step_ms"])
+    left = step - sum(overheads(focus)[t] for t in terms)
+    if not left > 0:
+        return None
+    return float(focus["speedup"]) * step / left / float(focus["accelerators"])
+
+
+def _also(focus: pd.Series, term: str, target: float) -> tuple[str, ...]:
+    """The fewest other overheads, largest first, that must go with ``term`` for
+    ``focus`` to reach ``target``; () when ``term`` alone does, or not even all of them
+    would (a user walk: the one term named next still left 2 devices at 61%)."""
+    gone = _without(focus, (term,))
+    if gone is None or gone >= target:
+        return ()
+    parts = overheads(focus)
+    also: list[str] = []
+    for name in sorted((k for k in parts if k != term), key=parts.__getitem__, reverse=True):
+        also.append(name)
+        reached = _without(focus, (term, *also))
+        if reached is None or reached >= target:
+            return tuple(also)
+    return ()  # not even every overhead gone reaches it: said so
+
+
+# the columns of the predictions a Decision keeps for the chosen count and for the focus
+_SPEEDUP = ("speedup", "speedup_low", "speedup_high", "throughput_efficiency", "convergence_factor")
+_CHOSEN = ("batch_per_device", "global_batch", "time_to_train_min", "efficiency", *_SPEEDUP)
+_FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
+
+
+def _chosen(
+    trusted: pd.DataFrame, target: float, refused: bool = False
+) -> tuple[pd.Series, pd.Series | None]:
+    """The fastest count that reaches ``target`` efficiency with a speedup surely above 1
+    (its interval's low end; never above 1 when ``refused``: an input cannot be true), and
+    the faster count held back because its speedup is not sure (None when there is none)."""
+    reaching = trusted[(trusted["efficiency"] >= target) | (trusted["accelerators"] == 1)]
+    sure = reaching[
+        (reaching["accelerators"] == 1) | ((reaching["speedup_low"] > 1) & (not refused))
+    ]
+    chosen = sure.loc[sure["time_to_train_min"].idxmin()]
+    best = reaching.loc[reaching["time_to_train_min"].idxmin()]
+    if int(best["accelerators"]) != int(chosen["accelerators"]) and (
+        refused or best["speedup_low"] <= 1
+    ):
+        return chosen, best
+    return chosen, None
+
+
+def _across(inputs: AdviceInputs, frame: pd.DataFrame) -> list[tuple[np.ndarray, ...]]:
+    """(steps, speedups) of every row at its (batch, accumulation) with the fixed cost
+    at its point, and at the ends of its range where that is uncertain (the measured step
+    kept: ``fixed_cost.resplit``) and of the priors' ranges (``advice/model/priors.py``)."""
+    found = [(frame["step_ms"].to_numpy(float), frame["speedup"].to_numpy(float))]
+    fixed = inputs.fixed
+    computes = list(inputs.prior_range)
+    if fixed is not None and fixed.uncertain:
+        computes += [
+            resplit(inputs.compute, inputs.model, fixed.at_batch, value)
+            for value in (fixed.low_ms, fixed.high_ms)
+        ]
+    for compute in computes:
+        other = replace(inputs, compute=compute)
+        steps = np.array(
+            [
+                other.step(int(r.accelerators), r.batch_per_device, int(r.accum)).step_ms
+                for r in frame.itertuples()
+            ]
+        )
+        time = (
+            frame["samples_to_train"].to_numpy(float)
+            * steps
+            / frame["global_batch"].to_numpy(float)
+        )
+        found.append((steps, time[0] / time))
+    return found
+
+
+def add_intervals(frame: pd.DataFrame, inputs: AdviceInputs, ideal: pd.Series) -> None:
+    """The 80% intervals of the step and the speedup: over the fixed cost's range, then
+    ``x exp(-/+ width at N)`` of the step's error; the speedup's upper end never above
+    ``ideal`` (linear)."""
+    width = np.array([inputs.error.width_at(int(n)) for n in frame["accelerators"]])
+    steps, speedups = zip(*_across(inputs, frame), strict=True)
+    frame["step_ms_low"] = np.min(steps, axis=0) * np.exp(-width)
+    frame["step_ms_high"] = np.max(steps, axis=0) * np.exp(width)
+    frame["speedup_low"] = np.min(speedups, axis=0) * np.exp(-width)
+    high = pd.Series(np.max(speedups, axis=0) * np.exp(width), index=frame.index)
+    frame["speedup_high"] = high.clip(upper=ideal)
+
+
+# An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch.
+LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
+
+
+def link_ends(basis: Any) -> list[tuple[str, str, float, str, Any]]:
+    """The basis with an assumed link at each end of its range (none where the link was
+    given, detected or measured)."""
+    if not basis.link_assumed:
+        return []
+    network = basis.network
+    return [
+        (
+            "link",
+            end,
+            PRESETS[name].busbw_gbs,
+            "GB/s",
+            replace(basis, network=replace(network, intra=Link.from_preset(name))),
+        )
+        for end, name in LINK_ENDS
+    ]
+
+
+def read(
+    ends: Sequence[tuple[str, str, float, str, Any]],
+    decide_at: Callable[[Any], Decision],
+) -> tuple[Reading, ...]:
+    """The count and its speedup at each end (``decide_at``: the decision of a basis)."""
+    found = []
+    for term, end, value, unit, basis in ends:
+        d = decide_at(basis)
+        found.append(Reading(term, end, float(value), unit, d.accelerators, d.speedup))
+    return tuple(found)
+
+
+def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision:
+    """``decision`` with its readings and the first term whose range moves the count."""
+    moved = next((r.term for r in readings if r.accelerators != decision.accelerators), None)
+    return replace(decision, readings=readings, withheld_by=moved)
+
+
+def withheld(decision: Decision) -> str:
+    """The sentence leading an answer whose count is withheld ("" where it is not)."""
+    term = decision.withheld_by
+    if term is None:
+        return ""
+    moved = [r for r in decision.readings if r.term == term]
+    at = "; ".join(
+        f"at {value_text(r)}, {counted(r.accelerators, 'device')} ({r.speedup:.2f}x)" for r in moved
+    )
+    return (
+        f"Count withheld: the {term.replace('_', ' ')} was assumed and its range moves the "
+        f"count (as assumed, {counted(decision.accelerators, 'device')}, "
+        f"{decision.speedup:.2f}x; {at}): {SETTLE[term]}."
+    )

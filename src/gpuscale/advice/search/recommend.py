@@ -1,0 +1,293 @@
+"""From the step model and the convergence model to a recommendation: how many devices,
+with what per-device batch and gradient accumulation, the break-even, time, cost and
+energy to a trained model.
+
+For each device count N the search tries per-device batches ``b`` (the measured one and
+its halves) and accumulation ``k`` (powers of two): the global batch is ``B = N b k``,
+the samples to train ``E(B)`` (``gpuscale.analysis.critical_batch``), the throughput ``X`` the
+step model's, and the time to train ``T = E(B) / X``; the fastest (b, k) wins. Hence
+
+    ``speedup(N) = T(1) / T(N) = [X(N) / X(1)] * [E(B_1) / E(B_N)]``
+                                   throughput          convergence factor
+
+exactly as ``analyze --decompose`` splits MLPerf's speedups. Without a convergence model
+the samples do not depend on the batch (optimistic past the critical batch) and the
+measured per-device batch is kept (k = 1): the search would otherwise always accumulate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import pandas as pd
+
+from gpuscale.advice.assumptions import settle
+from gpuscale.advice.explain.explanation import explain
+from gpuscale.advice.explain.focus import dropped_counts
+from gpuscale.advice.explain.table_words import equilibrium
+from gpuscale.advice.explain.weak_first import again
+from gpuscale.advice.explain.weak_first import measure_first as weak_first
+from gpuscale.advice.inputs import AdviceInputs
+from gpuscale.advice.model.fixed_cost import excess_ms
+from gpuscale.advice.model.priors import with_input_rate
+from gpuscale.advice.model.step import Step
+from gpuscale.advice.search.decision import add_intervals, decide
+from gpuscale.advice.search.derive import applied, break_even, disagreements
+from gpuscale.advice.types import Decision, Disagreement
+from gpuscale.quantities import counted, number, numbers_apart
+from gpuscale.tables.advice import ADVICE_COLUMNS
+
+
+def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
+    """(per-device batch, accumulation) pairs tried at ``n`` devices."""
+    kept = inputs.kept_global_batch
+    if kept is not None:
+        # the fewest micro-steps that split the global batch into whole per-device
+        # batches no larger than the one that fits
+        per_device = kept / n
+        for accum in range(1, inputs.max_accum + 1):
+            batch = per_device / accum
+            if batch < 1:
+                break
+            if batch == int(batch) and batch <= inputs.largest_batch:
+                return [(int(batch), accum)]
+        return []
+    if inputs.convergence is None or inputs.scaling == "weak":
+        return [(inputs.batch, inputs.accum)]
+    batches, b = [], inputs.batch
+    while b >= max(1, inputs.min_batch):
+        batches.append(b)
+        b //= 2
+    accums, k = [], 1
+    while k <= inputs.max_accum:
+        accums.append(k)
+        k *= 2
+    return [(b, k) for b in batches for k in accums]
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    """The predictions, the one :class:`Decision` read off them, and the explanation
+    rendered from that Decision."""
+
+    predictions: pd.DataFrame  # one row per device count (see ``predictions``)
+    decision: Decision
+    efficient: int | None  # largest count with efficiency >= target
+    cheapest: int | None
+    equilibrium: dict[str, int | None]
+    break_even_ms_per_mb: float | None  # step compute per MB of gradients
+    break_even_params: float | None
+    target_params: float | None
+    explanation: list[str] = field(default_factory=list)
+    inputs: AdviceInputs | None = None
+    # strong scaling decided: the same counts keeping the per-device batch (weak), whose
+    # gain rests on the samples a larger global batch needs
+    alternative: pd.DataFrame | None = None
+    # what makes the headline less firm, and measurements beside the prediction
+    # (``advice.caveats``); also the explanation's first lines
+    caveats: tuple[str, ...] = ()
+    # counts whose measured runs fall outside the predicted interval: their rows rest on
+    # the measurement (``advice.reconcile``), said first
+    disagreements: tuple[Disagreement, ...] = ()
+
+    def __str__(self) -> str:
+        """The advice as ``gpuscale advise`` says it (``print(advice)``; the fields, and
+        every number, are the dataclass's: ``repr``)."""
+        return "\n".join(f"- {line}" for line in self.explanation)
+
+    @property
+    def recommended(self) -> int:
+        return self.decision.accelerators
+
+    @property
+    def fastest(self) -> int:
+        return self.decision.fastest
+
+    @property
+    def dominant_term(self) -> str:
+        return self.decision.dominant_term
+
+    @property
+    def cap(self) -> str:
+        return self.decision.cap
+
+    @property
+    def decision_line(self) -> int:
+        """Where "Use N devices ..." stands in ``explanation``: after what qualifies it
+        (``caveats``) and the decision's warnings (WARNING, STRATEGY ...)."""
+        said = (*self.caveats, *self.decision.warnings)
+        return next((i for i, line in enumerate(self.explanation) if line not in said), 0)
+
+
+def _best(inputs: AdviceInputs, n: int) -> tuple[Step, float] | None:
+    best = None
+    for batch, accum in _candidates(inputs, n):
+        step = inputs.step(n, batch, accum)
+        time_s = inputs.samples_at(step.global_batch) / step.samples_per_s
+        if best is None or time_s < best[1]:
+            best = (step, time_s)
+    return best
+
+
+def predictions(inputs: AdviceInputs) -> pd.DataFrame:
+    """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
+    accelerator count: the best (batch, accumulation), the step and its parts
+    (ms), throughput, samples and time to train, speedup and efficiency (to a trained
+    model, and split into throughput efficiency x convergence factor), device-hours, cost
+    and energy per trained model, and plausibility flags."""
+    rows = [_predicted(inputs, n) for n in inputs.device_counts()]
+    frame = pd.DataFrame([r for r in rows if r is not None])
+    if frame.empty or frame["accelerators"].iloc[0] != 1:
+        raise ValueError(
+            f"global batch {inputs.global_batch} cannot be split on one device into whole "
+            f"per-device batches of at most {inputs.largest_batch} with at most {inputs.max_accum} "
+            "accumulation steps"
+        )
+    first = frame.iloc[0]
+    frame["speedup"] = first["time_to_train_min"] / frame["time_to_train_min"]
+    frame["efficiency"] = frame["speedup"] / frame["accelerators"]
+    frame["throughput_efficiency"] = (
+        frame["samples_per_s"]
+        / first["samples_per_s"]
+        / (frame["accelerators"] / first["accelerators"])
+    )
+    frame["convergence_factor"] = first["samples_to_train"] / frame["samples_to_train"]
+    frame["accelerator_hours"] = frame["accelerators"] * frame["time_to_train_min"] / 60
+    price = inputs.price_per_device_hour
+    frame["cost"] = frame["accelerator_hours"] * (math.nan if price is None else price)
+    # a device's power follows its batch: each count is charged its own per-device batch's
+    counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
+    total_w = [inputs.power.total_w(n, b) for n, b in counts]
+    frame["energy_kwh"] = [
+        minutes / 60 * (math.nan if w is None else w) / 1e3
+        for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
+    ]
+    frame["fixed_excess_ms"] = excess_ms(frame)
+    add_intervals(frame, inputs, ideal=frame["accelerators"] / first["accelerators"])
+    frame["energy_source"] = [inputs.power.source_at(n, b) for n, b in counts]
+    # whether one device's forward + backward at this per-device batch was measured
+    frame["compute_source"] = [
+        "measured" if inputs.compute.is_measured(float(b)) else "modelled"
+        for b in frame["batch_per_device"]
+    ]
+    frame["flags"] = [_flags(r, first) for r in frame.itertuples()]
+    return frame[list(ADVICE_COLUMNS)]  # the documented order (``tables.advice``)
+
+
+def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
+    """The row of ``n`` devices at its best (batch, accumulation); None when no batch
+    fits. ``latency_ms``: one latency per collective (``network.latency_s``), at most
+    the communication."""
+    found = _best(inputs, n)
+    if found is None:
+        return None
+    step, time_s = found
+    return {
+        "accelerators": n,
+        "batch_per_device": step.batch_per_device,
+        "accum": step.accum,
+        "global_batch": step.global_batch,
+        "step_ms": step.step_ms,
+        "compute_ms": step.compute_ms,
+        "ddp_ms": step.ddp_ms,
+        "wait_ms": step.wait_ms,
+        "comm_ms": step.comm_ms,
+        "latency_ms": min(step.latency_ms, step.comm_ms),
+        "exposed_comm_ms": step.exposed_ms,
+        "samples_per_s": step.samples_per_s,
+        "samples_to_train": inputs.samples_at(step.global_batch),
+        "time_to_train_min": time_s / 60,
+    }
+
+
+def _flags(row: tuple, first: pd.Series) -> str:
+    """Why a predicted row cannot be true (super-linear, non-positive time)."""
+    flags = []
+    if not row.time_to_train_min > 0 or not math.isfinite(row.time_to_train_min):
+        flags.append("time to train not positive and finite")
+    linear = row.accelerators / first["accelerators"]
+    if row.speedup > linear * (1 + 1e-9):
+        # above linear as printed too (8.004 above 8, never 8 above 8), against the first
+        speedup, bound = numbers_apart(row.speedup, linear)
+        over = f" from {first['accelerators']:,}" if first["accelerators"] != 1 else ""
+        flags.append(
+            f"speedup {speedup} above linear, {bound} on {row.accelerators:,} devices{over}"
+        )
+    return "; ".join(flags)
+
+
+def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
+    """Counts whose predicted time to train beats the fastest MLPerf system of the same
+    accelerator count on the workload: the inputs cannot be true."""
+    floor = {n: (minutes, system) for n, minutes, system in inputs.mlperf_floor}
+    frame = frame[frame["flags"] == ""]
+    found = []
+    for row in frame.itertuples():
+        if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]:
+            minutes, system = floor[row.accelerators]
+            found.append(
+                f"IMPLAUSIBLE: {counted(row.accelerators, 'device')} predicted to train in "
+                f"{number(row.time_to_train_min)} min, under the {number(minutes)} min "
+                "the fastest MLPerf result allows for "
+                f"{counted(row.accelerators, 'accelerator')} on this workload ({system}; "
+                f"scaled ideally to {row.accelerators}, halved): check the step time, batch "
+                "and samples"
+            )
+    more = [f"(and {counted(len(found) - 1, 'more count')})"] if len(found) > 1 else []
+    return found[:1] + more
+
+
+def recommend(inputs: AdviceInputs) -> Advice:
+    """Predictions, the Decision and the explanation for one model on one network."""
+    multi = inputs.max_devices >= 2 and inputs.global_batch is None
+    alternative = None
+    if multi and inputs.kept_global_batch is not None and inputs.convergence is None:
+        alternative = predictions(replace(inputs, scaling="weak"))
+    frame = predictions(inputs)
+    # a count the bench measured outside the predicted interval rests on the measurement
+    found = disagreements(frame, inputs.measured, alternative)
+    counts = {m.devices for m in inputs.measured}
+    frame = applied(frame, found, counts)
+    alternative = applied(alternative, found, counts)
+    last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
+    dropped = dropped_counts(inputs, frame)  # a count asked for without a row, said why
+    inputs = replace(
+        inputs,
+        assumptions=with_input_rate(inputs.assumptions, last.samples_per_s, last.accelerators),
+        sources=(*inputs.sources, *([dropped] if dropped else [])),
+    )
+    below = _below_mlperf(frame, inputs)  # each an input that cannot be true
+    warnings = (*inputs.warnings, *below)
+    refused = inputs.implausible or bool(below)
+    decision = decide(frame, inputs.target_efficiency, warnings, refused)
+    measure_first = weak_first(inputs.evidence, inputs.host_devices) or settle(
+        inputs.assumptions,
+        strong=inputs.kept_global_batch is not None,
+        held_back=decision.held_back,
+        refused=decision.refused,
+        host_devices=inputs.host_devices,
+        again=again(inputs.evidence, (1, decision.held_back or 2), inputs.host_devices),
+    )
+    decision = replace(decision, settle=measure_first)
+    trusted = frame[frame["flags"] == ""]
+    ok = trusted[trusted["efficiency"] >= inputs.target_efficiency]
+    efficient = int(ok["accelerators"].max()) if len(ok) else None
+    cheapest = None
+    if trusted["accelerator_hours"].notna().any():
+        cheapest = int(trusted.loc[trusted["accelerator_hours"].idxmin(), "accelerators"])
+    ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
+    advice = Advice(
+        predictions=frame,
+        decision=decision,
+        efficient=efficient,
+        cheapest=cheapest,
+        equilibrium=equilibrium(trusted, inputs.threshold),
+        break_even_ms_per_mb=ms_per_mb,
+        break_even_params=params,
+        target_params=target,
+        inputs=inputs,
+        alternative=alternative,
+        disagreements=found,
+    )
+    return replace(advice, explanation=explain(advice))

@@ -1,0 +1,247 @@
+"""The advice's vocabulary, as data: which term of the step a number is (``TermId``),
+where it came from (``Source``) and how to measure it (``Measure``, a bench run as data).
+
+One name per concept: a ``Step`` field, a table column, a ``decision.OVERHEADS`` key
+and an ``Assumption.term`` say a term by its ``TermId``; words render them
+(``advice.assumptions.TERM_NAMES``) and are never read back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from gpuscale.tables.bench import on_a_larger_host
+
+
+class TermId(StrEnum):
+    """A term of the step (or of the time to train) the advice prices."""
+
+    FIXED = "fixed"  # fixed per micro-step: launches, the optimizer step
+    RATE = "rate"  # per-sample compute: FLOPs per sample over the achieved rate
+    OPTIMIZER = "optimizer"
+    DDP = "ddp"  # the strategy's own work (DDP's bucket copies, FSDP's)
+    WAIT = "wait"  # for the slowest device
+    BANDWIDTH = "bandwidth"  # exposed communication: its bandwidth part
+    LATENCY = "latency"  # exposed communication: one latency per collective
+    OVERLAP = "overlap"  # the share of communication backward hides
+    CONVERGENCE = "convergence"  # samples to converge at a larger global batch
+    POWER = "power"
+    INPUT = "input"  # the input pipeline (never modelled)
+    LINK = "link"  # the link between devices
+    STRATEGY = "strategy"  # the strategy the runs measured
+
+
+class Source(StrEnum):
+    """Where a term's value came from. ``GIVEN`` reads ``entered`` (the JSON's word)."""
+
+    MEASURED = "measured"  # by the bench, from these results
+    FITTED = "fitted"  # from other models' measurements
+    GIVEN = "entered"  # given as an option
+    PRIOR = "prior"  # a published or measured prior, with its citation
+    ASSUMED = "assumed"  # a default
+
+
+@dataclass(frozen=True, slots=True)
+class BenchRun:
+    """A ``gpuscale bench`` run that measures a term: ``model`` (None: the user's own
+    file), ``nproc`` (device counts), ``config`` (the run's configuration options, said
+    by the advised run's own where one is known), ``more`` (what measures the term, e.g.
+    ``--steps 580``), ``run`` (the advised run's options in place of the model) and
+    ``host_devices`` (the bench host's devices: a larger host is named where needed)."""
+
+    model: str | None
+    nproc: tuple[int, ...]
+    config: str = ""
+    more: str = ""
+    run: str = ""
+    host_devices: int | None = None
+
+    def command(self) -> str:
+        """```gpuscale bench --models M --nproc 1,2 --steps 580``` and where it runs."""
+        nproc = ",".join(map(str, self.nproc))
+        where = on_a_larger_host(max(self.nproc), self.host_devices)
+        tail = "".join(f" {o}" for o in (self.config, self.more) if o)
+        if self.run:  # the advised run's own configuration (and the file advised on)
+            return f"`gpuscale bench {self.run} --nproc {nproc}{tail}`{where}"
+        if self.model is None:
+            return f"`{BENCH} --nproc {nproc}{tail}`{where}"
+        option = "--models" if ":" not in self.model else "--model"
+        return f"`gpuscale bench {option} {self.model} --nproc {nproc}{tail}`{where}"
+
+
+# the command a user without a bench runs to measure a term of their own model
+BENCH = "gpuscale bench --model FILE.py:FACTORY --batch B"
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """How to measure a term: words ``before`` a bench run (``bench``, None: words only)
+    and ``after`` it. Empty where the term is measured; rendered once, by ``str``."""
+
+    before: str = ""
+    bench: BenchRun | None = None
+    after: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.before}{self.bench.command() if self.bench else ''}{self.after}"
+
+    def __bool__(self) -> bool:
+        return bool(self.before or self.bench or self.after)
+
+    def in_words(self, said: str) -> Measure:
+        """This measure with its bench run said as ``said`` instead."""
+        return Measure(f"{self.before}{said}{self.after}")
+
+    def around(self, before: str, after: str = "") -> Measure:
+        """This measure with ``before`` and ``after`` said around it."""
+        return Measure(f"{before}{self.before}", self.bench, f"{self.after}{after}")
+
+
+def words(text: str) -> Measure:
+    """A way to measure said in words only (an option to give, a tool to run)."""
+    return Measure(text)
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One end of an assumed term's range (``term``: ``flops_per_sample``, ``fixed_cost``
+    or ``link``; ``end``: ``low`` or ``high``; ``value`` in ``unit``) and the count the
+    advice chooses there, with its speedup."""
+
+    term: str
+    end: str
+    value: float
+    unit: str
+    accelerators: int
+    speedup: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Decision:
+    """The recommendation and the numbers behind each part of it."""
+
+    accelerators: int  # recommended (1 when no larger count qualifies)
+    batch_per_device: float
+    accum: int
+    global_batch: float
+    time_to_train_min: float
+    speedup: float
+    speedup_low: float  # the 80% interval
+    speedup_high: float
+    efficiency: float
+    throughput_efficiency: float
+    convergence_factor: float
+    target_efficiency: float
+    reaches_target: bool  # efficiency >= target at ``accelerators`` (always for 1)
+    held_back: int | None  # a count that reached the target but whose interval includes 1x
+    held_back_low: float | None  # its speedup interval's lower end
+    fastest: int  # fastest trusted count on the point predictions
+    largest: int  # largest count predicted
+    focus: int  # where the dominant term and the cap are read
+    dominant_term: str
+    overheads_ms: dict[str, float]  # at ``focus``: fixed, wait, ddp, bandwidth, latency
+    focus_step_ms: float
+    focus_compute_ms: float
+    focus_throughput_efficiency: float
+    focus_convergence_factor: float
+    focus_speedup: float
+    focus_speedup_low: float
+    focus_speedup_high: float
+    cap: str  # "overheads", "convergence", "none" or "devices"
+    change: str  # what would change it: a key of focus.REMEDIES
+    warnings: tuple[str, ...] = field(default=())
+    refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
+    settle: str | None = None  # the measurement that would settle a held-back count
+    # the efficiency at ``focus`` were the dominant overhead gone (None: N = 1 or compute)
+    without_dominant_efficiency: float | None = None
+    # the other overheads, largest first, that must go with it to reach the target there
+    also_shrink: tuple[str, ...] = ()
+    # the count at each end of every assumed term's range (numbers: FLOPs per sample, the
+    # fixed cost; an assumed link), and the first term whose range moves the count: then
+    # the count is withheld (``count`` None) and that term is what to give or measure
+    readings: tuple[Reading, ...] = ()
+    withheld_by: str | None = None
+
+    @property
+    def count(self) -> int | None:
+        """The count recommended, None where an assumed term's range moves it."""
+        return None if self.withheld_by else self.accelerators
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields (the numbers behind each word); ``accelerators`` None where the
+        count is withheld (``accelerators_point``: the count of the predictions shown)."""
+        return {**asdict(self), "accelerators": self.count, "accelerators_point": self.accelerators}
+
+    def short_alone(self) -> bool:
+        """Whether the step's overheads cap the focus count and it misses the target even
+        with its largest overhead gone (no one remedy is enough)."""
+        gone = self.without_dominant_efficiency
+        return self.cap == "overheads" and gone is not None and gone < self.target_efficiency
+
+
+# Why the trusted runs are those: every run unflagged (or allowed), or only flagged runs
+# measured the count (used, their flags said, to be measured again on a quiet machine).
+TRUSTED_UNFLAGGED = "unflagged"
+
+
+TRUSTED_ALLOWED = "allowed_flagged"  # flagged runs among them, used with --allow-flagged
+
+
+TRUSTED_FLAGGED_ONLY = "flagged_only"
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """A bench run's throughput speedup at ``devices`` (against its one-device run)."""
+
+    devices: int
+    speedup: float
+    flagged: bool
+    batch_per_device: int
+    allowed: bool = False  # flagged, yet used (--allow-flagged)
+    accum: int = 1
+    # (per-device batch, accumulation) of the N = 1 run the speedup is against (None:
+    # the run's own, as a weak-scaling bench keeps them)
+    base: tuple[int, int] | None = None
+    # where it or its N = 1 run is weak evidence (bench.evidence): what to bench for a
+    # strong one ("" where both are strong)
+    weak_remedy: str = ""
+    samples_per_s: float = float("nan")  # the run's, all devices (NaN: not known)
+    flags: str = ""  # the bench's flags of the run ("" where none)
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """Runs at ``accelerators`` outside the predicted 80% interval of their configuration.
+    Speedups are in throughput (samples/s over one device's), on the advice's one-device
+    baseline where the runs record samples/s; ``measured_*``: the trusted runs' median and
+    range, what the row now says; ``predicted_*``: the model's, replaced."""
+
+    accelerators: int
+    batch_per_device: int
+    accum: int
+    measured_speedup: float
+    measured_low: float
+    measured_high: float
+    predicted_speedup: float
+    predicted_low: float
+    predicted_high: float
+    runs: tuple[float, ...]  # every run's speedup at the count, flagged too
+    trusted_runs: tuple[float, ...]  # those the row rests on
+    left_out: tuple[float, ...]  # flagged runs not used (trusted unflagged ones exist)
+    why: str  # TRUSTED_UNFLAGGED, TRUSTED_ALLOWED or TRUSTED_FLAGGED_ONLY
+    bench_speedups: tuple[float, ...]  # every run's against the bench's own N = 1 run
+    flags: tuple[str, ...]  # the flags of the flagged runs, each once
+    weak_scaling: bool  # the row is the weak-scaling alternative's (per-device batch kept)
+    weak_evidence: str  # what to bench where the trusted runs are weak evidence ("": firm)
+
+    def to_dict(self) -> dict[str, object]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+def trusted_runs(table: Any) -> Any:
+    """The runs of a bench table an advice may use as they are: ``status`` ok, not
+    flagged."""
+    return table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuscale.advice import answer
+from gpuscale.advice.explain import answer
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.results import bench_table, read_results

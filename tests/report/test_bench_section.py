@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 from typer.testing import CliRunner
 
-from gpuscale.advice import answer
+from gpuscale.advice.explain import answer
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.results import bench_table, read_results

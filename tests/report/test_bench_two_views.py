@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpuscale import load_round
-from gpuscale.advice import answer
+from gpuscale.advice.explain import answer
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.analysis import AnalysisOptions
 from gpuscale.bench.results import bench_table, read_results

@@ -139,7 +139,7 @@ def advice_figure(
         points,
         title,
     )
-    # the short answer, as ``gpuscale advise`` says it by default (``advice.answer``); the
+    # the short answer, as ``gpuscale advise`` says it by default (``advice.explain.answer``); the
     # caveats and the whole explanation behind it, as ``--explain`` gives them
     # said only where the advised model's own runs were flagged and so used: --allow-flagged
     # given over clean runs (or beside a broken model, never used) used nothing flagged
@@ -149,7 +149,7 @@ def advice_figure(
     # else with that configuration and platform (never "mlp-4m" where it ran on two)
     scope = advised_scope(scaling, advised, inputs)
     of = model if advised.equals(scaling["model"] == model) else scope
-    from gpuscale.advice import answer  # the engine's words, loaded with its result
+    from gpuscale.advice.explain import answer  # the engine's words, loaded with its result
 
     short = answer.lines(result)
     decision = [f"Advice for {of}{warned}: {short[0]}", *short[1:]] if short else []

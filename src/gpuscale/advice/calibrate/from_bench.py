@@ -53,7 +53,7 @@ from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search import caveats
 from gpuscale.advice.types import Measure, Measured, Source, TermId
-from gpuscale.bench.evidence import weak_kinds
+from gpuscale.bench.evidence import remedy, weak_kinds
 from gpuscale.bench.support import Support, comm_scale_sentence, support
 from gpuscale.quantities import format_ms, joined, of_the
 from gpuscale.tables.bench import most_host_devices
@@ -93,7 +93,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     fell = measured_contention.falling(cal.compute.slowdown)
     # the model's runs on the calibrated run's hardware: those the advice reads
     on_hardware = runs_like(table, cal.config_group, cal.device_name, fields=HARDWARE)
-    weak, evidence = _weak(table[on_hardware], cal.name, req.bench)
+    weak, weak_in_full, evidence = _weak(table[on_hardware], cal.name, req.bench)
     if evidence is not None:  # the bench command of the advised run, on the file advised on
         evidence = replace(evidence, run=_run(table, cal, req))
     basis = replace(
@@ -122,7 +122,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         device_name=cal.device_name,
         given_w=req.power_w,
     )
-    sources = _bench_sources(cal)
+    sources = _bench_sources(cal) + ([weak_in_full] if weak_in_full else [])
     precision = "bf16" if req.grad_bytes == 2 else "fp32"
     note = unchecked_note(cal.compute.tflops, cal.device_name, precision, "the bench measured")
     if note and cal.device != "cpu":  # a GPU without a peak: its rate not checked, said
@@ -275,27 +275,36 @@ NOTES_COMMAND = (
 )
 
 
-def _weak(table: pd.DataFrame, model: str, source: Any = None) -> tuple[str | None, Support | None]:
+def _weak(
+    table: pd.DataFrame, model: str, source: Any = None
+) -> tuple[str | None, str | None, Support | None]:
     """The warning when runs of ``model`` the advice uses (``ok``, not flagged, or
     allowed) are weak evidence (``bench.evidence``: few steps timed, steps spread, busy
-    share not measured), with the kinds of why (None when none is), what they give, and
-    the command that prints their notes (on ``source``, the results file, where given)."""
+    share not measured): short, with the kinds of why and what to bench (the default
+    view's line); then the same in full, with the steps' basis and the command that
+    prints the runs' notes (on ``source``, the results file, where given: a source line
+    of ``--explain``); then what they give. (None, None, support) when none is weak."""
     ok = table[(table["model"] == model) & (table["status"] == "ok")]
     rows = ok[~ok["flagged"].fillna(False).astype(bool)]
     weak = rows[rows["evidence"] == "weak"]
     found = support(rows, table)
     if weak.empty or found is None:
-        return None, found
+        return None, None, found
     kinds = dict.fromkeys(k for notes in weak["evidence_notes"] for k in weak_kinds(notes))
     counts = [int(n) for n in sorted(weak["accelerators"].unique())]
     on = f"{joined(counts)} device{'' if counts == [1] else 's'}"
     runs = of_the(len(weak), len(rows), "bench run")
-    return (
+    said = (
         f"WARNING: weak evidence: {runs} of {model} the advice uses (on {on}) "
-        f"{'is' if len(weak) == 1 else 'are'} weak ({', '.join(kinds)}; the bench table's "
-        f"evidence_notes say more: `{NOTES_COMMAND.format(_file(source))}`): "
-        f"{found.remedy()} for firm numbers"
-    ), found
+        f"{'is' if len(weak) == 1 else 'are'} weak ({', '.join(kinds)})"
+    )
+    short = remedy(found.fixes, found.steps_needed)
+    full = (
+        f"Weak evidence: {runs} of {model} (on {on}): {', '.join(kinds)}; the bench "
+        f"table's evidence_notes say more: `{NOTES_COMMAND.format(_file(source))}`; "
+        f"{found.remedy()} for firm numbers."
+    )
+    return f"{said}: {short} for firm numbers", full, found
 
 
 def _run(table: pd.DataFrame, cal: Any, req: AdviceRequest) -> str:

@@ -83,6 +83,17 @@ def test_the_ladder_within_200_words() -> None:
     _within_budget(["--bench", str(LADDER)], 200)
 
 
+HERE = Path(__file__).parent
+SHARED = sorted(LADDER.parent.glob("*.jsonl")) if LADDER.parent.exists() else []
+
+
+@pytest.mark.parametrize("bench", [*sorted(HERE.glob("*.jsonl")), *SHARED], ids=lambda p: p.name)
+def test_every_bench_file_within_200_words(bench: Path) -> None:
+    """Each bench file here and in the shared H100 folder: weak runs (a CPU file of 5-step
+    runs that spread) said once, short, the command that firms them up once."""
+    _within_budget(["--bench", str(bench)], 200)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_explain_and_json_carry_what_the_default_leaves_out(case: str) -> None:
     doc = json.loads(_run(*CASES[case], "-f", "json"))

@@ -282,4 +282,5 @@ def settle(
         return f"{why}a measured run at the larger count: {run.command()}"
     found = by_kind[term]
     named = found.name if term == TermId.DDP else found.name[0].lower() + found.name[1:]
-    return f"{why}the {named} is {found.source}; measure it: {found.measure}"
+    # the command alone: how the bench reads it is the assumption's own, in --explain
+    return f"{why}the {named} is {found.source}; measure it: {found.measure.short()}"

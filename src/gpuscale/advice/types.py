@@ -90,6 +90,11 @@ class Measure:
     def __bool__(self) -> bool:
         return bool(self.before or self.bench or self.after)
 
+    def short(self) -> str:
+        """The measure for the default view: its words before and its bench command, what
+        is said ``after`` a command (how the bench reads it) left to ``--explain``."""
+        return f"{self.before}{self.bench.command()}" if self.bench else str(self)
+
     def in_words(self, said: str) -> Measure:
         """This measure with its bench run said as ``said`` instead."""
         return Measure(f"{self.before}{said}{self.after}")

@@ -219,8 +219,14 @@ def remedy(found: Iterable[str], needed: int, basis: str = "") -> str:
     bench for the fixes ``found`` (:func:`fixes`), ``needed`` the steps (:func:`steps_asked`,
     said with its ``basis``) asked only where more steps fix a weakness; ``""`` where
     nothing is to fix."""
+    found_ways = ways(found, needed, basis)
+    return f"bench {joined(found_ways)}" if found_ways else ""
+
+
+def ways(found: Iterable[str], needed: int, basis: str = "") -> list[str]:
+    """Each fix of ``found`` in words: ``with --steps 360 or more (basis)``, ``on a
+    quieter machine, ...`` (what :func:`remedy` joins)."""
     why = f" ({basis})" if basis else ""
-    ways = [
+    return [
         f"with --steps {needed} or more{why}" if fix == STEPS_FIX else _FIXES[fix] for fix in found
     ]
-    return f"bench {joined(ways)}" if ways else ""

@@ -55,6 +55,7 @@ from gpuscale.advice.search import caveats
 from gpuscale.advice.types import Measure, Measured, Source, TermId
 from gpuscale.bench.evidence import remedy, weak_kinds
 from gpuscale.bench.support import Support, comm_scale_sentence, support
+from gpuscale.bench.support import weak as too_short
 from gpuscale.quantities import format_ms, joined, of_the
 from gpuscale.tables.bench import most_host_devices
 from gpuscale.tables.bench_runs import bench_options, runs_like
@@ -298,13 +299,17 @@ def _weak(
         f"WARNING: weak evidence: {runs} of {model} the advice uses (on {on}) "
         f"{'is' if len(weak) == 1 else 'are'} weak ({', '.join(kinds)})"
     )
-    short = remedy(found.fixes, found.steps_needed)
+    # runs too short to read the step's terms from: the change line says what to bench
+    # (``explain.weak_first.measure_first``), the warning only that they are weak
+    short = (
+        "" if too_short(found) else f": {remedy(found.fixes, found.steps_needed)} for firm numbers"
+    )
     full = (
         f"Weak evidence: {runs} of {model} (on {on}): {', '.join(kinds)}; the bench "
         f"table's evidence_notes say more: `{NOTES_COMMAND.format(_file(source))}`; "
         f"{found.remedy()} for firm numbers."
     )
-    return f"{said}: {short} for firm numbers", full, found
+    return f"{said}{short}", full, found
 
 
 def _run(table: pd.DataFrame, cal: Any, req: AdviceRequest) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 from gpuscale.advice.assumptions import bench_run
 from gpuscale.advice.types import BenchRun, Measure
-from gpuscale.bench.evidence import STEPS_FIX
+from gpuscale.bench.evidence import STEPS_FIX, ways
 from gpuscale.bench.support import Support, weak
 from gpuscale.quantities import counted, joined
 
@@ -32,13 +32,18 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     counts = found.counts or (1, 2)
     on = f"{joined(counts)} device{'' if counts == (1,) else 's'}"
     rerun = _rerun(found, counts, host_devices)
+    # what they rest on and the steps' basis are the warning's and --explain's to say
     said = (
-        f"the runs advised on ({found.model or 'the model'} on {on}, {found.rests_on()}) are "
-        "too short to measure the step's terms, so no change is recommended from them"
+        f"the runs advised on ({found.model or 'the model'} on {on}) are too short to "
+        "measure the step's terms, so no change is recommended from them"
     )
     if not more_steps(found):  # runs of the steps asked are in the file: not one more
         return f"{said}; {again(found, counts, host_devices)}, and advise again"
-    return f"{said}: {found.remedy()}, the same device counts: {rerun}, and advise again"
+    # the command holds the steps; the other fixes (a quieter machine, a readable
+    # /proc/stat) said as the bench says them, beside it
+    other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
+    beside = f", {joined(other)}" if other else ""
+    return f"{said}: {rerun}{beside}, and advise again"
 
 
 def _rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:

@@ -16,9 +16,9 @@ COUNT_WORDS = {
     "iii": "workload never run",
 }
 # Columns shown only where a row has a value (a price, a power, a criterion)
-WHERE_GIVEN = ("cost", "energy kWh", "stops paying")
+WHERE_GIVEN = ("cost", "energy kWh", "picked by")
 # What a narrow terminal drops first (--explain and -f csv keep every column)
-PLAN_DROP_ORDER = ("stops paying", "nodes", "global batch", "energy kWh", "accelerator hours")
+PLAN_DROP_ORDER = ("picked by", "nodes", "global batch", "energy kWh", "accelerator hours")
 
 
 def _interval(row: dict[str, Any]) -> str:
@@ -40,7 +40,7 @@ def _shown(row: dict[str, Any]) -> dict[str, Any]:
         "energy kWh": row["energy_kwh"],
         "global batch": row["global_batch"],
         "this count": COUNT_WORDS.get(row["count_class"], row["count_class"]),
-        "stops paying": row["stops_paying"],
+        "picked by": row["stops_paying"],  # the criteria whose last paying count it is
     }
 
 

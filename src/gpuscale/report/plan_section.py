@@ -31,7 +31,7 @@ SHOWN = {
     "convergence_factor": "convergence factor",
     "accelerator_hours": "device-hours",
     "extrapolated": "extrapolated",
-    "stops_paying": "stops paying (criteria)",
+    "stops_paying": "picked by (the criteria whose last paying count it is)",
     "flags": "flags (kept out of the picks)",
 }
 

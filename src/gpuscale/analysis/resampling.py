@@ -23,26 +23,16 @@ score is the official one (see ``gpuscale.analysis.score_intervals`` for the int
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpuscale.analysis.f_distribution import f_quantile
 
-# The smoothed bootstrap's kernel: each drawn run's log time gets Gaussian noise of this
-# share of its deviations' spread, so that quantised convergence (whole epochs,
-# evaluation steps) does not make an interval's end hinge on which atom a quantile falls
-# on (in benchmarks/interval_coverage.py, coverage of T with 5 epoch-quantised runs was
-# 91% without it, 92.5% at 0.25 and 94% at 0.35, the others staying within 94-96.5%).
-SMOOTHING = float(os.environ.get("SMOOTHING", "0.35"))
-# A pseudo-run at the next count below and above those a quantised batch shows (at most
-# MAX_COUNTS distinct counts), of this weight against 1 for each run of the pool.
-HULL = bool(int(os.environ.get("HULL", "0")))
-LEAVE_OUT = bool(int(os.environ.get("LEAVE_OUT", "1")))
-PRIOR_NEXT = float(os.environ.get("PRIOR_NEXT", "0.5"))
-PRIOR = 0.5
-MAX_COUNTS = 5
+if TYPE_CHECKING:  # the law module imports centred from here
+    from gpuscale.analysis.convergence_law import PoolDraws
+
 # The normal quantile of a two-sided 95% interval's upper end, Phi^-1(0.975).
 Z_95 = 1.959963984540054
 
@@ -113,153 +103,54 @@ def official_score(result: ResultRuns) -> float:
     return float(olympic_rows(times[None, :], result.max_dropped)[0])
 
 
-@dataclass(frozen=True, slots=True)
-class PoolDraws:
-    """The convergence law of a batch's pooled runs, to draw each replicate's runs from:
-    ``values`` the pooled log deviations, ``spread`` their standard deviation over the
-    ``size`` runs (the smoothing kernel's scale). Where the batch converges at a few
-    counts, ``values`` are those counts' deviations (and the next ones'), ``counts``
-    the counts themselves, ``alpha`` the Dirichlet parameters of their law (the runs at
-    each plus a prior) and ``weights`` one law drawn per replicate, shared by every
-    result at the batch (so that it cancels between them in a speedup); without
-    ``weights`` the pooled runs are drawn uniformly."""
-
-    values: np.ndarray
-    spread: float
-    size: int
-    counts: np.ndarray | None = None
-    alpha: np.ndarray | None = None
-    weights: np.ndarray | None = None
-
-    def draw(
-        self, n_boot: int, n: int, rng: np.random.Generator, weights: np.ndarray | None = None
-    ) -> np.ndarray:
-        """``n_boot x n`` deviations, replicate ``b``'s from its law (``weights``, by
-        default the shared ``self.weights``) over the counts some pooled run showed."""
-        weights = self.weights if weights is None else weights
-        if weights is None:
-            return self.values[rng.integers(0, len(self.values), (n_boot, n))]
-        cdf = np.cumsum(np.where(self.alpha >= 1, weights[:n_boot], 0.0), axis=1)
-        cdf /= cdf[:, -1:]
-        at = (rng.random((n_boot, n))[:, :, None] > cdf[:, None, :-1]).sum(axis=2)
-        return self.values[at]
-
-    def own_left_out(
-        self, samples: np.ndarray, n_boot: int, rng: np.random.Generator
-    ) -> np.ndarray | None:
-        """Laws drawn from the pool without a result's own runs (``samples``): its
-        score's error against a law its own runs did not pull toward them (with them, a
-        result scored at the low count of two saw a law leaning low, and its interval
-        stopped short of the truth). None where the pool's law is not drawn."""
-        if self.alpha is None:
-            return None
-        own = (np.round(samples, 9)[:, None] == self.counts[None, :]).sum(axis=0)
-        alpha = np.maximum(self.alpha - own, PRIOR)
-        weights = rng.gamma(alpha, size=(n_boot, len(alpha)))
-        return weights / weights.sum(axis=1, keepdims=True)
-
-    def expected_scores(
-        self, counted: int, runs: int, max_dropped: int, weights: np.ndarray | None = None
-    ) -> np.ndarray | None:
-        """Each replicate's law's (``weights``, by default the shared ones) expected
-        olympic score of ``runs`` runs, ``counted`` of them counted (the others failed,
-        sorted last), in units of ``exp(values)``: ``E[X_(j)] = a_1 + sum_i (a_i -
-        a_(i-1)) P(Bin(counted, F(a_(i-1))) < j)`` over the kept positions ``j``. None
-        without drawn laws."""
-        weights = self.weights if weights is None else weights
-        if weights is None:
-            return None
-        atoms = np.exp(self.values)
-        below = np.cumsum(weights, axis=1)[:, :-1, None]  # F(a_(i-1))
-        kept = np.arange(max_dropped, runs - max_dropped)  # 0-based positions j - 1
-        cdf = np.zeros((*below.shape[:2], len(kept)))  # P(Bin(counted, F) <= j - 1)
-        pmf = (1.0 - below) ** counted
-        for i in range(counted):
-            cdf += np.where(kept[None, None, :] >= i, pmf, 0.0)
-            pmf = pmf * below / np.maximum(1.0 - below, 1e-300) * ((counted - i) / (i + 1))
-        steps = np.diff(atoms)[None, :, None]
-        return atoms[0] + (steps * cdf).sum(axis=1).mean(axis=1)
-
-
-def pool_draws(
-    groups: list[np.ndarray], n_boot: int, rng: np.random.Generator
-) -> PoolDraws | None:
-    """The law of the pooled runs, ``groups`` the log samples to converge at each batch
-    pooled, each centred on its own mean (see :func:`centred`). Where one batch shows at
-    most ``MAX_COUNTS`` distinct counts, the law is drawn per replicate over those counts
-    and the next count below and above: ``Dirichlet(runs at each + PRIOR, PRIOR_NEXT
-    at the next ones)``, so a pool that showed one count never gives a zero-width
-    interval. None without runs."""
-    groups = [np.asarray(g, float) for g in groups if len(g)]
-    if not groups:
-        return None
-    values = np.concatenate([centred(g) for g in groups])
-    spread = float(values.std())
-    if len(groups) > 1 or len(values) < 2:
-        return PoolDraws(values, spread, len(values))
-    samples = np.round(np.exp(groups[0]), 9)
-    atoms, seen = np.unique(samples, return_counts=True)
-    if len(atoms) > MAX_COUNTS:
-        return PoolDraws(values, spread, len(values))
-    if len(atoms) > 1:
-        step = float(np.diff(atoms).min())
-    else:  # one count: 1 where it is a whole number above 1, else a quarter of it
-        step = 1.0 if float(atoms[0]).is_integer() and atoms[0] > 1 else 0.25 * atoms[0]
-    alpha = np.concatenate([[PRIOR_NEXT], seen + PRIOR, [PRIOR_NEXT]])
-    atoms = np.concatenate([[atoms[0] - step], atoms, [atoms[-1] + step]])
-    alpha, atoms = alpha[atoms > 0], atoms[atoms > 0]
-    m = len(values)
-    logs = (np.log(atoms) - np.mean(groups[0])) * np.sqrt(m / (m - 1))
-    weights = rng.gamma(alpha, size=(n_boot, len(alpha)))
-    weights /= weights.sum(axis=1, keepdims=True)
-    return PoolDraws(logs, spread, m, np.round(atoms, 9), alpha, weights)
-
-
 def replicate_ratios(
     result: ResultRuns, pool: PoolDraws | None, n_boot: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """``2 x n_boot`` replicate scores of a result divided by their mean (NaN where a
+    """``3 x n_boot`` replicate scores of a result divided by their mean (NaN where a
     replicate has no score; all NaN when fewer than half score): row 0 for its time,
-    row 1 for a ratio with another result. ``pool``: the law to draw each run's
-    convergence from (replicate ``b`` from its own drawn law, and its error against
-    that law's expected score where the law is drawn); None draws whole run times from
-    the result's own runs (their centred log times). The runs' own deviations are
-    widened by :func:`small_sample_factor`: for row 1 at ``2 (m - 1)`` degrees of freedom,
-    as Welch's for two results of ``m`` runs (each side at its own ``m - 1`` made a
+    row 1 for a ratio with another result, row 2 the share of its time's error that
+    counts no pooled run showed would add (ones where the law is not drawn). ``pool``:
+    the law to draw each run's convergence from (replicate ``b`` from its own drawn law;
+    row 0 from a law without the result's own runs, and against that law's expected
+    score over the counts shown); None draws whole run times from the result's own runs
+    (their centred log times). The runs' own deviations are widened by
+    :func:`small_sample_factor`: for row 1 at ``2 (m - 1)`` degrees of freedom, as
+    Welch's for two results of ``m`` runs (each side at its own ``m - 1`` made a
     speedup's interval cover 98% with 5 runs)."""
     times = np.asarray(result.times_min, float)
     n, counted = result.runs, len(times)
     if counted < 1 or n < 2 * result.max_dropped + 1:
-        return np.full((2, n_boot), np.nan)
+        return np.full((3, n_boot), np.nan)
     log_t = np.log(times)
+    k = result.max_dropped
     if pool is None or result.convergence_deviations() is None:
-        conv = np.zeros((n_boot, n))
+        pool, conv = None, np.zeros((n_boot, n))  # whole run times from its own runs
         own = centred(log_t)
-        spread = float(own.std()) * small_sample_factor(counted)
     else:
         conv = pool.draw(n_boot, n, rng)
         own = centred(log_t - np.log(np.asarray(result.samples, float)))
-        spread = pool.spread
     own = own[rng.integers(0, counted, (n_boot, n))]
-    kernel = rng.normal(0.0, SMOOTHING * spread, conv.shape)
     failed = rng.integers(0, n, (n_boot, n)) >= counted  # a failed run drawn
-    laws = [None, None]  # for the time: a law without the result's own runs
-    if pool is not None and LEAVE_OUT:
-        laws[0] = pool.own_left_out(np.asarray(result.samples, float), n_boot, rng)
-    out = np.full((2, n_boot), np.nan)
-    for row, df in enumerate((counted - 1, 2 * (counted - 1))):
-        if laws[row] is not None:
-            conv_row = pool.draw(n_boot, n, rng, laws[row])
-        else:
-            conv_row = conv
-        truths = None if pool is None else pool.expected_scores(counted, n, result.max_dropped, laws[row])
-        drawn = np.exp(log_t.mean() + conv_row + kernel + own * small_sample_factor(df + 1))
+    left_out = None  # for the time: a law drawn without the result's own runs
+    if pool is not None and pool.size >= 2 * counted:  # others' runs as many as its own
+        left_out = pool.own_left_out(np.asarray(result.samples, float), n_boot, rng)
+    out = np.full((3, n_boot), np.nan)
+    out[2] = 1.0
+    for row, law in enumerate((left_out, None)):
+        drawn_conv = conv if law is None else pool.draw(n_boot, n, rng, law)
+        df = (counted - 1) * (row + 1)
+        drawn = np.exp(log_t.mean() + drawn_conv + own * small_sample_factor(df + 1))
         drawn[failed] = np.inf
-        scores = olympic_rows(drawn, result.max_dropped)
+        scores = olympic_rows(drawn, k)
         if np.isnan(scores).mean() > 0.5:
-            return np.full((2, n_boot), np.nan)
-        if truths is not None:  # each replicate's error against its own law's true score
+            return np.full((3, n_boot), np.nan)
+        truths = None  # a ratio's: the batch's law is shared and its score cancels
+        if row == 0 and pool is not None:  # each replicate's own law's true score
+            truths = pool.expected_scores(counted, n, k, law, shown_only=True)
+        if truths is not None:
             scores = scores / truths
+            unseen = truths / pool.expected_scores(counted, n, k, law)
+            out[2] = unseen / np.mean(unseen)
         out[row] = scores / np.nanmean(scores)
     return out
 
@@ -268,7 +159,8 @@ def result_ratios(
     result: ResultRuns, pool: PoolDraws | None, n_boot: int, rng: np.random.Generator
 ) -> np.ndarray:
     """The replicate ratios of a result (:func:`replicate_ratios`): with the pooled
-    convergence spread, unless its own runs vary significantly more than the pool says, then with its own runs alone.
+    convergence law, unless its own runs vary significantly more than the pool says,
+    then with its own runs alone.
     Significantly: a one-sided F test at 5% of the variance of its log times against
     the pool's convergence variance plus its own runs' pace variance (degrees of freedom
     ``runs - 1`` and ``pool.size - 1``). Taking the wider of the two instead would widen
@@ -313,6 +205,4 @@ def basic_interval(
     alpha = (1 - level) / 2
     q_low, q_high = np.quantile(finite, [alpha, 1 - alpha])
     q_low, q_high = min(float(q_low), 0.0), max(float(q_high), 0.0)
-    if HULL:
-        return float(estimate * np.exp(min(-q_high, q_low))), float(estimate * np.exp(max(-q_low, q_high)))
     return float(estimate * np.exp(-q_high)), float(estimate * np.exp(-q_low))

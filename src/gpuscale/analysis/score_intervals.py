@@ -27,14 +27,9 @@ import functools
 import numpy as np
 import pandas as pd
 
+from gpuscale.analysis.convergence_law import PoolDraws, pool_draws
 from gpuscale.analysis.critical_batch import round_rcp_runs
-from gpuscale.analysis.resampling import (
-    PoolDraws,
-    ResultRuns,
-    basic_interval,
-    pool_draws,
-    result_ratios,
-)
+from gpuscale.analysis.resampling import ResultRuns, basic_interval, result_ratios
 from gpuscale.tables import CI_COLUMNS
 from gpuscale.tables.workloads import MAX_DROPPED_RUNS
 
@@ -90,7 +85,8 @@ def convergence_pool(
     """The batches pooled for a result at ``batch`` and the log samples to converge at
     each: every run of the same round's and benchmark's results at that batch and the
     RCPs at it; where none but the result itself, each batch within a factor of 2 of it.
-    None without a batch. ``logs``: each result's :func:`log_samples`, where computed."""
+    None without a batch, or where the result's own runs would be the whole pool.
+    ``logs``: each result's :func:`log_samples`, where computed."""
     if not batch > 0:
         return None
     round_name, _, _, benchmark = key
@@ -106,7 +102,7 @@ def convergence_pool(
     chosen = [batch] if len(sources.get(batch, ())) >= 2 else []
     if not chosen:  # only the result itself ran at this batch
         chosen = sorted(b for b in sources if batch / 2 <= b <= batch * 2)
-    if not chosen:
+    if sum(len(sources[b]) for b in chosen) < 2:  # none but the result itself
         return None
     return tuple(chosen), [np.concatenate(sources[b]) for b in chosen]
 
@@ -148,7 +144,8 @@ def bootstrap_intervals(
     results = result_runs(runs[mine.to_numpy()])
     logs = {key: log_samples(result) for key, (result, _) in results.items()}
     pools: dict[tuple, PoolDraws | None] = {}  # one law per pooled batches: shared draws
-    ratios = np.full((2, len(table), n_boot), np.nan)  # for times, for ratios
+    law_rng = np.random.default_rng([seed, 1])  # its own stream: the other draws as before
+    ratios = np.full((3, len(table), n_boot), np.nan)  # times, ratios, unseen counts
     columns = [table[c] for c in ("round", "org", "system_id", "benchmark")]
     keys = list(zip(*columns, strict=True))
     for pos, key in enumerate(keys):
@@ -159,7 +156,7 @@ def bootstrap_intervals(
             if pool is not None:
                 at = (key[0], key[3], pool[0])
                 if at not in pools:
-                    pools[at] = pool_draws(pool[1], n_boot, rng)
+                    pools[at] = pool_draws(pool[1], n_boot, law_rng)
                 law = pools[at]
             ratios[:, pos] = result_ratios(result, law, n_boot, rng)
     times = table["time_to_train_min"].to_numpy(float)
@@ -171,7 +168,9 @@ def bootstrap_intervals(
     ).to_numpy(dtype=bool, na_value=False)
     out = np.full((len(table), len(CI_COLUMNS)), np.nan)
     for pos, among in enumerate(_candidates(table)):
-        out[pos, 0:2] = basic_interval(times[pos], np.log(ratios[0, pos]))
+        low, high = basic_interval(times[pos], np.log(ratios[0, pos]))
+        unseen = basic_interval(times[pos], np.log(ratios[2, pos]))  # counts not shown
+        out[pos, 0:2] = min(low, unseen[0]), max(high, unseen[1])
         if not among:
             continue
         if np.isnan(ratios[1, among[int(np.argmax(times[among]))]]).all():

@@ -147,9 +147,9 @@ def replicate_ratios(
         truths = None  # a ratio's: the batch's law is shared and its score cancels
         if row == 0 and pool is not None:  # each replicate's own law's true score
             truths = pool.expected_scores(counted, n, k, law, shown_only=True)
-        if truths is not None:
-            scores = scores / truths
-            unseen = truths / pool.expected_scores(counted, n, k, law)
+        if truths is not None:  # one per law, replicate b's law b mod their number
+            unseen = np.resize(truths / pool.expected_scores(counted, n, k, law), n_boot)
+            scores = scores / np.resize(truths, n_boot)
             out[2] = unseen / np.mean(unseen)
         out[row] = scores / np.nanmean(scores)
     return out

@@ -39,7 +39,7 @@ PRIOR = 0.5
 # Weight of a pseudo-run at the next count below and above (against 1 per run): 0.2 made
 # T cover 86.5% where 3 or 4 epochs had P(4) = 0.05 (10 runs), 0.5 made it 98.5% where
 # every run converged at one count with 2% pace noise (5 runs).
-PRIOR_NEXT = 0.35
+PRIOR_NEXT = 0.25
 MAX_COUNTS = 5
 MIN_RUNS = 3
 # Laws drawn per batch (replicate b takes law b mod LAWS): each costs an exact expected

@@ -183,8 +183,8 @@ def _noisier_than_pool(result: ResultRuns, pool: PoolDraws) -> bool:
     own = float(np.var(log_t, ddof=1))
     pooled = pool.spread**2 * pool.size / (pool.size - 1)
     expected = float(pooled + np.var(pace, ddof=1))
-    if expected <= 0:
-        return own > 0
+    if expected <= 1e-18:  # no spread in the pool or pace (rounding aside)
+        return own > 1e-18
     return own / expected > f_quantile(0.95, len(log_t) - 1, pool.size - 1)
 
 

@@ -4,21 +4,20 @@ One run's time splits into convergence and pace, ``log t = m + c + e``: ``c`` th
 samples (or epochs) to converge, ``e`` its minutes per sample, each as a deviation from
 its result's mean (``m``). A replicate of a result draws as many runs as the result
 has, failed ones included (a draw of a failed run fails), gives each drawn run a
-convergence deviation from a *pool* and a pace deviation from the result's own runs, and
-scores the replicate as the official rule does: the olympic average (``k`` runs dropped
-at each end, failed runs counting as dropped at the slow end; more than ``k`` failures
-give no score). The pool is where runs are few: the convergence deviations of every
-result of the workload at that global batch and of the reference convergence points
-(RCPs) at it, so a result whose five runs happened to converge at one epoch count is
-given the spread its batch shows.
+convergence deviation from a *pool* (``gpuscale.analysis.convergence_law``: every run of
+the workload at that global batch and the reference convergence points (RCPs) at it, so
+a result whose five runs happened to converge at one epoch count is given the spread its
+batch shows) and a pace deviation from the result's own runs, and scores the replicate
+as the official rule does: the olympic average (``k`` runs dropped at each end, failed
+runs counting as dropped at the slow end; more than ``k`` failures give no score).
 
 Deviations from a mean of ``m`` values are scaled by ``sqrt(m / (m - 1))``, so their
 spread estimates the population's rather than understating it (the usual ``m - 1``), and
 those of a result's own runs by :func:`small_sample_factor`, since a spread estimated from
 five runs is itself uncertain.
 Replicate scores are returned relative to their mean, so that the bootstrap world's true
-score is the official one (see ``gpuscale.analysis.score_intervals`` for the intervals).
-"""
+score is the official one (see ``gpuscale.analysis.score_intervals`` for the intervals);
+where the pool's law is drawn per replicate, each against its own law's expected score."""
 
 from __future__ import annotations
 

@@ -2,23 +2,27 @@
 
 Each result's runs, failed ones included, are resampled and every replicate is scored by
 the round's own rule (olympic trim, failed runs dropped first, no score past the
-allowed failures): ``gpuscale.analysis.resampling``. Where runs are few their spread is
-pooled: each run's convergence is drawn from the convergence deviations of every result
-of the workload at that global batch and of the round's reference convergence points
-(RCPs) at it (within a factor of 2 of the batch where nothing else ran at it); a result
-keeps its own runs' spread where they vary significantly more than the pool (a
-one-sided F test at 5%).
+allowed failures): ``gpuscale.analysis.resampling``. Where runs are few their
+convergence is pooled: each run's convergence is drawn from every run of the workload
+at that global batch and the round's reference convergence points (RCPs) at it (within
+a factor of 2 of the batch where nothing else ran at it), by the batch's law
+(``gpuscale.analysis.convergence_law``: where it converges at a few whole counts, a law
+drawn per replicate and shared by the batch's results); a result keeps its own runs'
+spread where they vary significantly more than the pool (a one-sided F test at 5%).
 
 Intervals are basic bootstrap intervals on the log scale, ``T x exp(-q)`` for the
 quantiles ``q`` of the replicates' log errors, the bootstrap world's true scores being
-the official ones. The speedup ``S = T_ref / T`` accounts for how the reference was
-chosen: under the study's rule (and per family) it is the slowest of the systems at the
-fewest accelerators, so each replicate takes the slowest of those candidates' replicate
-scores, and its error is measured against that candidate's official score: the upward
-bias of a maximum of noisy scores is corrected, not inherited. Every interval holds its
-own estimate (``gpuscale.analysis.resampling.basic_interval``). Seeded. Coverage, measured where
-the truth is known: ``benchmarks/interval_coverage.py``.
-"""
+the official ones (for a time where the law is drawn: each replicate law's expected
+score, the law drawn without the result's own runs, and the interval reaching as far as
+the counts no pooled run showed could move the truth). The speedup ``S = T_ref / T``
+accounts for how the reference was chosen: under the study's rule (and per family) it
+is the slowest of the systems at the fewest accelerators, so each replicate takes the
+slowest of those candidates' replicate scores, and its error is measured against that
+candidate's official score: the upward bias of a maximum of noisy scores is corrected,
+not inherited. Every interval holds its own estimate
+(``gpuscale.analysis.resampling.basic_interval``). Seeded. Coverage, measured where the
+truth is known: ``benchmarks/interval_coverage.py``; on real runs:
+``benchmarks/interval_real_check.py``."""
 
 from __future__ import annotations
 

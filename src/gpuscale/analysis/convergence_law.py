@@ -32,8 +32,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuscale.analysis.resampling import centred
-
 # Dirichlet prior on each count the pool shows.
 PRIOR = 0.5
 # Weight of a pseudo-run at the next count below and above (against 1 per run): 0.2 made
@@ -46,6 +44,15 @@ MIN_RUNS = 3
 # score per result; 250 kept `gpuscale report` within 5% of its CPU before.
 LAWS = 250
 _COMB = np.array([[math.comb(n, i) for i in range(65)] for n in range(65)], float)
+
+
+def centred(values: np.ndarray) -> np.ndarray:
+    """``values`` minus their mean, scaled by ``sqrt(m / (m - 1))`` (zeros for m < 2)."""
+    values = np.asarray(values, float)
+    m = len(values)
+    if m < 2:
+        return np.zeros(m)
+    return (values - values.mean()) * np.sqrt(m / (m - 1))
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,14 +23,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpuscale.analysis.convergence_law import PoolDraws, centred
 from gpuscale.analysis.f_distribution import f_quantile
-
-if TYPE_CHECKING:  # the law module imports centred from here
-    from gpuscale.analysis.convergence_law import PoolDraws
 
 # The normal quantile of a two-sided 95% interval's upper end, Phi^-1(0.975).
 Z_95 = 1.959963984540054
@@ -57,15 +54,6 @@ class ResultRuns:
         if len(samples) == 0 or not (np.isfinite(samples) & (samples > 0)).all():
             return None
         return centred(np.log(samples))
-
-
-def centred(values: np.ndarray) -> np.ndarray:
-    """``values`` minus their mean, scaled by ``sqrt(m / (m - 1))`` (zeros for m < 2)."""
-    values = np.asarray(values, float)
-    m = len(values)
-    if m < 2:
-        return np.zeros(m)
-    return (values - values.mean()) * np.sqrt(m / (m - 1))
 
 
 def small_sample_factor(m: int) -> float:

@@ -72,3 +72,6 @@ def test_readme_analysis_md_and_speed_md_quote_the_ranges_per_family() -> None:
             assert said in _flat(text), (where, said)
     said = f"150 trials per case, 600 resamples, {RESULT['seconds']} s"
     assert said in _flat(DOC)
+    met = f"met in {sum(c['met'] for c in RESULT['cases'])} of {len(RESULT['cases'])} cases"
+    for where, text in (("README", readme), ("analysis", analysis), ("speed", DOC)):
+        assert met in _flat(text).lower(), (where, met)

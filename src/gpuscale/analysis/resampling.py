@@ -4,21 +4,20 @@ One run's time splits into convergence and pace, ``log t = m + c + e``: ``c`` th
 samples (or epochs) to converge, ``e`` its minutes per sample, each as a deviation from
 its result's mean (``m``). A replicate of a result draws as many runs as the result
 has, failed ones included (a draw of a failed run fails), gives each drawn run a
-convergence deviation from a *pool* and a pace deviation from the result's own runs, and
-scores the replicate as the official rule does: the olympic average (``k`` runs dropped
-at each end, failed runs counting as dropped at the slow end; more than ``k`` failures
-give no score). The pool is where runs are few: the convergence deviations of every
-result of the workload at that global batch and of the reference convergence points
-(RCPs) at it, so a result whose five runs happened to converge at one epoch count is
-given the spread its batch shows.
+convergence deviation from a *pool* (``gpuscale.analysis.convergence_law``: every run of
+the workload at that global batch and the reference convergence points (RCPs) at it, so
+a result whose five runs happened to converge at one epoch count is given the spread its
+batch shows) and a pace deviation from the result's own runs, and scores the replicate
+as the official rule does: the olympic average (``k`` runs dropped at each end, failed
+runs counting as dropped at the slow end; more than ``k`` failures give no score).
 
 Deviations from a mean of ``m`` values are scaled by ``sqrt(m / (m - 1))``, so their
 spread estimates the population's rather than understating it (the usual ``m - 1``), and
 those of a result's own runs by :func:`small_sample_factor`, since a spread estimated from
 five runs is itself uncertain.
 Replicate scores are returned relative to their mean, so that the bootstrap world's true
-score is the official one (see ``gpuscale.analysis.score_intervals`` for the intervals).
-"""
+score is the official one (see ``gpuscale.analysis.score_intervals`` for the intervals);
+where the pool's law is drawn per replicate, each against its own law's expected score."""
 
 from __future__ import annotations
 
@@ -27,14 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpuscale.analysis.convergence_law import PoolDraws, centred
 from gpuscale.analysis.f_distribution import f_quantile
 
-# The smoothed bootstrap's kernel: each drawn run's log time gets Gaussian noise of this
-# share of its deviations' spread, so that quantised convergence (whole epochs,
-# evaluation steps) does not make an interval's end hinge on which atom a quantile falls
-# on (in benchmarks/interval_coverage.py, coverage of T with 5 epoch-quantised runs was
-# 91% without it, 92.5% at 0.25 and 94% at 0.35, the others staying within 94-96.5%).
-SMOOTHING = 0.35
 # The normal quantile of a two-sided 95% interval's upper end, Phi^-1(0.975).
 Z_95 = 1.959963984540054
 
@@ -60,15 +54,6 @@ class ResultRuns:
         if len(samples) == 0 or not (np.isfinite(samples) & (samples > 0)).all():
             return None
         return centred(np.log(samples))
-
-
-def centred(values: np.ndarray) -> np.ndarray:
-    """``values`` minus their mean, scaled by ``sqrt(m / (m - 1))`` (zeros for m < 2)."""
-    values = np.asarray(values, float)
-    m = len(values)
-    if m < 2:
-        return np.zeros(m)
-    return (values - values.mean()) * np.sqrt(m / (m - 1))
 
 
 def small_sample_factor(m: int) -> float:
@@ -106,49 +91,70 @@ def official_score(result: ResultRuns) -> float:
 
 
 def replicate_ratios(
-    result: ResultRuns, pool: np.ndarray | None, n_boot: int, rng: np.random.Generator
+    result: ResultRuns, pool: PoolDraws | None, n_boot: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """``n_boot`` replicate scores of a result divided by their mean (NaN where a
-    replicate has no score; all NaN when fewer than half score). ``pool``: convergence
-    deviations to draw each run's convergence from; None draws whole run times from the
-    result's own runs (their centred log times)."""
+    """``3 x n_boot`` replicate scores of a result divided by their mean (NaN where a
+    replicate has no score; all NaN when fewer than half score): row 0 for its time,
+    row 1 for a ratio with another result, row 2 the share of its time's error that
+    counts no pooled run showed would add (ones where the law is not drawn). ``pool``:
+    the law to draw each run's convergence from (replicate ``b`` from its own drawn law;
+    row 0 from a law without the result's own runs, and against that law's expected
+    score over the counts shown); None draws whole run times from the result's own runs
+    (their centred log times). The runs' own deviations are widened by
+    :func:`small_sample_factor`: for row 1 at ``2 (m - 1)`` degrees of freedom, as
+    Welch's for two results of ``m`` runs (each side at its own ``m - 1`` made a
+    speedup's interval cover 98% with 5 runs)."""
     times = np.asarray(result.times_min, float)
     n, counted = result.runs, len(times)
     if counted < 1 or n < 2 * result.max_dropped + 1:
-        return np.full(n_boot, np.nan)
+        return np.full((3, n_boot), np.nan)
     log_t = np.log(times)
-    own = result.convergence_deviations()
-    widen = small_sample_factor(counted)  # the runs' own spread is estimated from few
-    if pool is None or own is None or len(pool) == 0:
-        deviations = centred(log_t) * widen
-        noise = deviations[rng.integers(0, counted, (n_boot, n))]
+    k = result.max_dropped
+    if pool is None or result.convergence_deviations() is None:
+        pool, conv = None, np.zeros((n_boot, n))  # whole run times from its own runs
+        own = centred(log_t)
     else:
-        deviations = pool
-        pace = centred(log_t - np.log(np.asarray(result.samples, float))) * widen
-        noise = pool[rng.integers(0, len(pool), (n_boot, n))]
-        noise = noise + pace[rng.integers(0, counted, (n_boot, n))]
-    if SMOOTHING:
-        noise = noise + rng.normal(0.0, SMOOTHING * deviations.std(), noise.shape)
-    drawn = np.exp(log_t.mean() + noise)
-    drawn[rng.integers(0, n, (n_boot, n)) >= counted] = np.inf  # a failed run drawn
-    scores = olympic_rows(drawn, result.max_dropped)
-    if np.isnan(scores).mean() > 0.5:
-        return np.full(n_boot, np.nan)
-    return scores / np.nanmean(scores)
+        conv = pool.draw(n_boot, n, rng)
+        own = centred(log_t - np.log(np.asarray(result.samples, float)))
+    own = own[rng.integers(0, counted, (n_boot, n))]
+    failed = rng.integers(0, n, (n_boot, n)) >= counted  # a failed run drawn
+    left_out = None  # for the time: a law drawn without the result's own runs
+    if pool is not None and pool.size >= 2 * counted:  # others' runs as many as its own
+        left_out = pool.own_left_out(np.asarray(result.samples, float), n_boot, rng)
+    out = np.full((3, n_boot), np.nan)
+    out[2] = 1.0
+    for row, law in enumerate((left_out, None)):
+        drawn_conv = conv if law is None else pool.draw(n_boot, n, rng, law)
+        df = (counted - 1) * (row + 1)
+        drawn = np.exp(log_t.mean() + drawn_conv + own * small_sample_factor(df + 1))
+        drawn[failed] = np.inf
+        scores = olympic_rows(drawn, k)
+        if np.isnan(scores).mean() > 0.5:
+            return np.full((3, n_boot), np.nan)
+        truths = None  # a ratio's: the batch's law is shared and its score cancels
+        if row == 0 and pool is not None:  # each replicate's own law's true score
+            truths = pool.expected_scores(counted, n, k, law, shown_only=True)
+        if truths is not None:  # one per law, replicate b's law b mod their number
+            unseen = np.resize(truths / pool.expected_scores(counted, n, k, law), n_boot)
+            scores = scores / np.resize(truths, n_boot)
+            out[2] = unseen / np.mean(unseen)
+        out[row] = scores / np.nanmean(scores)
+    return out
 
 
 def result_ratios(
-    result: ResultRuns, pool: np.ndarray | None, n_boot: int, rng: np.random.Generator
+    result: ResultRuns, pool: PoolDraws | None, n_boot: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """The replicate ratios of a result: with the pooled convergence spread, unless its
-    own runs vary significantly more than the pool says, then with its own runs alone.
+    """The replicate ratios of a result (:func:`replicate_ratios`): with the pooled
+    convergence law, unless its own runs vary significantly more than the pool says,
+    then with its own runs alone.
     Significantly: a one-sided F test at 5% of the variance of its log times against
     the pool's convergence variance plus its own runs' pace variance (degrees of freedom
-    ``runs - 1`` and ``len(pool) - 1``). Taking the wider of the two instead would widen
+    ``runs - 1`` and ``pool.size - 1``). Taking the wider of the two instead would widen
     every interval a little (coverage of E' rose to 98% in the simulation)."""
     if (
         pool is None
-        or len(pool) < 2
+        or pool.size < 2
         or result.convergence_deviations() is None
         or (len(result.times_min) > 1 and _noisier_than_pool(result, pool))
     ):
@@ -156,16 +162,17 @@ def result_ratios(
     return replicate_ratios(result, pool, n_boot, rng)
 
 
-def _noisier_than_pool(result: ResultRuns, pool: np.ndarray) -> bool:
+def _noisier_than_pool(result: ResultRuns, pool: PoolDraws) -> bool:
     """True where the result's log-time variance exceeds the pool's convergence variance
-    plus its pace variance beyond the 95th percentile of ``F(runs - 1, len(pool) - 1)``."""
+    plus its pace variance beyond the 95th percentile of ``F(runs - 1, pool.size - 1)``."""
     log_t = np.log(np.asarray(result.times_min, float))
     pace = log_t - np.log(np.asarray(result.samples, float))
     own = float(np.var(log_t, ddof=1))
-    expected = float(np.var(pool, ddof=1) + np.var(pace, ddof=1))
-    if expected <= 0:
-        return own > 0
-    return own / expected > f_quantile(0.95, len(log_t) - 1, len(pool) - 1)
+    pooled = pool.spread**2 * pool.size / (pool.size - 1)
+    expected = float(pooled + np.var(pace, ddof=1))
+    if expected <= 1e-18:  # no spread in the pool or pace (rounding aside)
+        return own > 1e-18
+    return own / expected > f_quantile(0.95, len(log_t) - 1, pool.size - 1)
 
 
 def basic_interval(

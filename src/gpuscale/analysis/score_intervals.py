@@ -2,23 +2,27 @@
 
 Each result's runs, failed ones included, are resampled and every replicate is scored by
 the round's own rule (olympic trim, failed runs dropped first, no score past the
-allowed failures): ``gpuscale.analysis.resampling``. Where runs are few their spread is
-pooled: each run's convergence is drawn from the convergence deviations of every result
-of the workload at that global batch and of the round's reference convergence points
-(RCPs) at it (within a factor of 2 of the batch where nothing else ran at it); a result
-keeps its own runs' spread where they vary significantly more than the pool (a
-one-sided F test at 5%).
+allowed failures): ``gpuscale.analysis.resampling``. Where runs are few their
+convergence is pooled: each run's convergence is drawn from every run of the workload
+at that global batch and the round's reference convergence points (RCPs) at it (within
+a factor of 2 of the batch where nothing else ran at it), by the batch's law
+(``gpuscale.analysis.convergence_law``: where it converges at a few whole counts, a law
+drawn per replicate and shared by the batch's results); a result keeps its own runs'
+spread where they vary significantly more than the pool (a one-sided F test at 5%).
 
 Intervals are basic bootstrap intervals on the log scale, ``T x exp(-q)`` for the
 quantiles ``q`` of the replicates' log errors, the bootstrap world's true scores being
-the official ones. The speedup ``S = T_ref / T`` accounts for how the reference was
-chosen: under the study's rule (and per family) it is the slowest of the systems at the
-fewest accelerators, so each replicate takes the slowest of those candidates' replicate
-scores, and its error is measured against that candidate's official score: the upward
-bias of a maximum of noisy scores is corrected, not inherited. Every interval holds its
-own estimate (``gpuscale.analysis.resampling.basic_interval``). Seeded. Coverage, measured where
-the truth is known: ``benchmarks/interval_coverage.py``.
-"""
+the official ones (for a time where the law is drawn: each replicate law's expected
+score, the law drawn without the result's own runs, and the interval reaching as far as
+the counts no pooled run showed could move the truth). The speedup ``S = T_ref / T``
+accounts for how the reference was chosen: under the study's rule (and per family) it
+is the slowest of the systems at the fewest accelerators, so each replicate takes the
+slowest of those candidates' replicate scores, and its error is measured against that
+candidate's official score: the upward bias of a maximum of noisy scores is corrected,
+not inherited. Every interval holds its own estimate
+(``gpuscale.analysis.resampling.basic_interval``). Seeded. Coverage, measured where the
+truth is known: ``benchmarks/interval_coverage.py``; on real runs:
+``benchmarks/interval_real_check.py``."""
 
 from __future__ import annotations
 
@@ -27,8 +31,9 @@ import functools
 import numpy as np
 import pandas as pd
 
+from gpuscale.analysis.convergence_law import PoolDraws, pool_draws
 from gpuscale.analysis.critical_batch import round_rcp_runs
-from gpuscale.analysis.resampling import ResultRuns, basic_interval, centred, result_ratios
+from gpuscale.analysis.resampling import ResultRuns, basic_interval, result_ratios
 from gpuscale.tables import CI_COLUMNS
 from gpuscale.tables.workloads import MAX_DROPPED_RUNS
 
@@ -61,35 +66,49 @@ def result_runs(runs: pd.DataFrame) -> dict[_Key, tuple[ResultRuns, float]]:
 
 @functools.lru_cache(maxsize=64)
 def _rcp_groups(round_name: str, benchmark: str) -> tuple[tuple[float, np.ndarray], ...]:
-    """(batch, centred log samples) of each RCP batch of the round's ruleset."""
+    """(batch, log samples) of each RCP batch of the round's ruleset."""
     runs = round_rcp_runs(round_name, benchmark)
-    return tuple((batch, centred(np.log(values))) for batch, values in runs)
+    return tuple((batch, np.log(np.asarray(values, float))) for batch, values in runs)
+
+
+def log_samples(result: ResultRuns) -> np.ndarray | None:
+    """Log samples (or epochs) to converge of the counted runs; None where a counted run
+    has no positive count (or none counted)."""
+    samples = np.asarray(result.samples, float)
+    if len(samples) == 0 or not (np.isfinite(samples) & (samples > 0)).all():
+        return None
+    return np.log(samples)
 
 
 def convergence_pool(
     results: dict[_Key, tuple[ResultRuns, float]],
     key: _Key,
     batch: float,
-    deviations: dict[_Key, np.ndarray | None] | None = None,
-) -> np.ndarray | None:
-    """The convergence deviations pooled for a result at ``batch``: every result of the
-    same round and benchmark at that batch and the RCPs at it; where none but the result
-    itself, those within a factor of 2 of the batch. None without a batch.
-    ``deviations``: each result's ``convergence_deviations()``, where already computed."""
+    logs: dict[_Key, np.ndarray | None] | None = None,
+) -> tuple[tuple[float, ...], list[np.ndarray]] | None:
+    """The batches pooled for a result at ``batch`` and the log samples to converge at
+    each: every run of the same round's and benchmark's results at that batch and the
+    RCPs at it; where none but the result itself, each batch within a factor of 2 of it.
+    None without a batch, or where the result's own runs would be the whole pool.
+    ``logs``: each result's :func:`log_samples`, where computed."""
     if not batch > 0:
         return None
     round_name, _, _, benchmark = key
-    groups = [
-        (b, deviations[k] if deviations is not None else r.convergence_deviations())
-        for k, (r, b) in results.items()
-        if k[0] == round_name and k[3] == benchmark
-    ]
-    groups += list(_rcp_groups(round_name, benchmark))
-    groups = [(b, d) for b, d in groups if d is not None and b > 0]
-    same = [d for b, d in groups if b == batch]
-    if len(same) < 2:  # only the result itself ran at this batch
-        same = [d for b, d in groups if batch / 2 <= b <= batch * 2]
-    return np.concatenate(same) if same else None
+    sources: dict[float, list[np.ndarray]] = {}
+    for k, (r, b) in results.items():
+        if k[0] == round_name and k[3] == benchmark:
+            values = logs[k] if logs is not None else log_samples(r)
+            if values is not None and b > 0:
+                sources.setdefault(b, []).append(values)
+    for b, values in _rcp_groups(round_name, benchmark):
+        if b > 0:
+            sources.setdefault(b, []).append(values)
+    chosen = [batch] if len(sources.get(batch, ())) >= 2 else []
+    if not chosen:  # only the result itself ran at this batch
+        chosen = sorted(b for b in sources if batch / 2 <= b <= batch * 2)
+    if sum(len(sources[b]) for b in chosen) < 2:  # none but the result itself
+        return None
+    return tuple(chosen), [np.concatenate(sources[b]) for b in chosen]
 
 
 def _candidates(table: pd.DataFrame) -> list[list[int]]:
@@ -127,15 +146,23 @@ def bootstrap_intervals(
         table["benchmark"].unique()
     )
     results = result_runs(runs[mine.to_numpy()])
-    deviations = {key: result.convergence_deviations() for key, (result, _) in results.items()}
-    ratios = np.full((len(table), n_boot), np.nan)
+    logs = {key: log_samples(result) for key, (result, _) in results.items()}
+    pools: dict[tuple, PoolDraws | None] = {}  # one law per pooled batches: shared draws
+    law_rng = np.random.default_rng([seed, 1])  # its own stream: the other draws as before
+    ratios = np.full((3, len(table), n_boot), np.nan)  # times, ratios, unseen counts
     columns = [table[c] for c in ("round", "org", "system_id", "benchmark")]
     keys = list(zip(*columns, strict=True))
     for pos, key in enumerate(keys):
         if key in results:
             result, batch = results[key]
-            pool = convergence_pool(results, key, batch, deviations)
-            ratios[pos] = result_ratios(result, pool, n_boot, rng)
+            pool = convergence_pool(results, key, batch, logs)
+            law = None
+            if pool is not None:
+                at = (key[0], key[3], pool[0])
+                if at not in pools:
+                    pools[at] = pool_draws(pool[1], n_boot, law_rng)
+                law = pools[at]
+            ratios[:, pos] = result_ratios(result, law, n_boot, rng)
     times = table["time_to_train_min"].to_numpy(float)
     speedups = table["speedup"].to_numpy(float)
     ref_counts = table["reference_accelerators"].to_numpy(float)
@@ -145,15 +172,17 @@ def bootstrap_intervals(
     ).to_numpy(dtype=bool, na_value=False)
     out = np.full((len(table), len(CI_COLUMNS)), np.nan)
     for pos, among in enumerate(_candidates(table)):
-        out[pos, 0:2] = basic_interval(times[pos], np.log(ratios[pos]))
+        low, high = basic_interval(times[pos], np.log(ratios[0, pos]))
+        unseen = basic_interval(times[pos], np.log(ratios[2, pos]))  # counts not shown
+        out[pos, 0:2] = min(low, unseen[0]), max(high, unseen[1])
         if not among:
             continue
-        if np.isnan(ratios[among[int(np.argmax(times[among]))]]).all():
+        if np.isnan(ratios[1, among[int(np.argmax(times[among]))]]).all():
             continue  # the reference itself cannot be resampled
         if is_reference[pos]:
             out[pos, 2:6] = 1.0  # the reference against itself
             continue
-        errors = _speedup_errors(times, ratios, among, pos)
+        errors = _speedup_errors(times, ratios[1], among, pos)
         out[pos, 2:4] = basic_interval(float(speedups[pos]), errors)
         out[pos, 4:6] = out[pos, 2:4] * (ref_counts[pos] / counts[pos])
     return pd.DataFrame(out, index=table.index, columns=list(CI_COLUMNS))

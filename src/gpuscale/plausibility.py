@@ -10,9 +10,79 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any
 
 from gpuscale.quantities import number, span
+
+
+class FlagKind(StrEnum):
+    """The kind of a bench row's flag: what each reason says is wrong. A row's ``flags``
+    hold the reasons in words ("; "-separated, each ``kind: detail``); its
+    ``flag_kinds`` hold their kinds as data (:func:`flag_kinds`), read by code."""
+
+    SAME_SAMPLES = "the ranks saw the same samples (identical gradients on every rank)"
+    NO_WARMUP = "no warm-up"
+    NOISY_SYNC = "noisy synchronised steps"
+    NOISY_NOSYNC = "noisy no-sync steps"
+    REPEATS = "repeats disagree"
+    NOSYNC_SLOWER = "no-sync steps slower than synchronised ones"
+    LOSS = "loss not finite"
+    BUSY = "machine busy"
+    STEAL = "CPU steal"
+    ONE_RANK_FASTER = "DDP's one-rank step faster than the plain step"
+    SUPERLINEAR = "super-linear"
+    NO_ONE_DEVICE = "no N = 1 run"
+    SYNC_WAIT = "sync overhead exceeds the communication in flight"
+    BASELINE = "N = 1 run flagged"
+
+
+# Kinds whose reason's first words carry a number (the text before its colon is no kind).
+_KIND_STARTS = (
+    ("no-sync steps ", FlagKind.NOSYNC_SLOWER),
+    ("DDP's one-rank step measured ", FlagKind.ONE_RANK_FASTER),
+    ("sync overhead exceeds ", FlagKind.SYNC_WAIT),
+    ("N = 1 run flagged", FlagKind.BASELINE),
+)
+# Kinds a noisy host raises (re-run quieter, or allow them with a warning).
+HOST_NOISE = frozenset(
+    {
+        FlagKind.BUSY,
+        FlagKind.STEAL,
+        FlagKind.NOISY_SYNC,
+        FlagKind.NOISY_NOSYNC,
+        FlagKind.REPEATS,
+        FlagKind.NOSYNC_SLOWER,
+    }
+)
+
+
+def flag_reasons(flags: Any) -> list[str]:
+    """The reasons of a row's ``flags`` ("; "-separated; a reason's own advice after
+    "; ", ``run ...``, kept with it): the one reader of the column's format."""
+    reasons: list[str] = []
+    for part in filter(None, (p.strip() for p in str(flags or "").split("; "))):
+        if reasons and part.startswith("run "):
+            reasons[-1] += f"; {part}"
+        else:
+            reasons.append(part)
+    return reasons
+
+
+def kind_of(reason: str) -> str:
+    """A reason's :class:`FlagKind` (its value), read once where a table is built: the
+    text before its first colon, or the kind its first words name; a kind this version
+    does not know keeps its own words."""
+    for start, kind in _KIND_STARTS:
+        if reason.startswith(start):
+            return kind.value
+    return reason.split(":", 1)[0]
+
+
+def flag_kinds(flags: Any) -> tuple[str, ...]:
+    """The kinds of a row's ``flags``, each once, in order."""
+    return tuple(dict.fromkeys(kind_of(r) for r in flag_reasons(flags)))
+
 
 # Efficiency above this is super-linear scaling: on one machine, a measurement error
 # (different threads, a busy core, a cold cache), not a finding.
@@ -66,7 +136,7 @@ def same_samples(local_sq: list[list[float]], global_sq: list[float]) -> bool:
 
 # Why a run whose ranks computed identical gradients is flagged, and what to do.
 SAME_SAMPLES = (
-    "the ranks saw the same samples (identical gradients on every rank): draw per-rank data, "
+    f"{FlagKind.SAME_SAMPLES}: draw per-rank data, "
     "e.g. from torch's default generator, which gpuscale seeds per rank (the noise scale is "
     "not reported)"
 )
@@ -84,7 +154,7 @@ def above(ratio: float, threshold: float = NOISY_P95_OVER_P50) -> str:
 
 # A run timed with no untimed step first: its first timed step holds the one-off set-up.
 NO_WARMUP = (
-    "no warm-up: the first timed step holds one-off set-up (allocation, DDP's bucket "
+    f"{FlagKind.NO_WARMUP}: the first timed step holds one-off set-up (allocation, DDP's bucket "
     "rebuild, kernel selection), charged to the synchronised step: run --warmup 1 or more"
 )
 
@@ -112,7 +182,7 @@ def run_flags(
     if _finite(spread) and spread > REPEAT_SPREAD:
         rates = ", ".join(number(r) for r in timing.get("repeat_samples_per_s") or ())
         flags.append(
-            f"repeats disagree: {rates} samples/s span {spread:.0%} of the median "
+            f"{FlagKind.REPEATS}: {rates} samples/s span {spread:.0%} of the median "
             f"(> {REPEAT_SPREAD:.0%}), the host changed between them: run on a quieter machine"
         )
     step, overhead = timing.get("step_ms_mean"), timing.get("sync_overhead_ms")
@@ -124,7 +194,7 @@ def run_flags(
     return flags + host_flags(host)
 
 
-LOSS_NOT_FINITE = "loss not finite"  # the flag's kind (what the advice refuses on)
+LOSS_NOT_FINITE = FlagKind.LOSS.value  # the flag's kind (what the advice refuses on)
 
 
 def loss_flags(loss: float | None) -> list[str]:
@@ -148,10 +218,11 @@ def host_flags(host: Mapping[str, Any] | None) -> list[str]:
     flags = []
     if _finite(other) and other > BUSY_OTHER_SHARE:
         flags.append(
-            f"machine busy: other processes used {other:.0%} of its CPU time during the timed steps"
+            f"{FlagKind.BUSY}: other processes used {other:.0%} of its CPU time during the "
+            "timed steps"
         )
     if _finite(steal) and steal > STEAL_SHARE:
-        flags.append(f"CPU steal: the hypervisor took {steal:.0%} of the CPU time")
+        flags.append(f"{FlagKind.STEAL}: the hypervisor took {steal:.0%} of the CPU time")
     return flags
 
 
@@ -213,7 +284,7 @@ def superlinear_flag(efficiency: float, accelerators: int) -> str | None:
         )
     if _finite(efficiency) and accelerators > 1 and efficiency > SUPERLINEAR_EFFICIENCY:
         return (
-            f"super-linear: efficiency {efficiency:.2f} on {accelerators} devices "
+            f"{FlagKind.SUPERLINEAR}: efficiency {efficiency:.2f} on {accelerators} devices "
             f"(> {SUPERLINEAR_EFFICIENCY}); the runs are not comparable"
         )
     return None

@@ -17,7 +17,7 @@ from gpuscale.advice.calibrate.calibration import CalibrationError
 from gpuscale.advice.calibrate.rows import remedy
 from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
-from gpuscale.plausibility import host_flags, loss_flags
+from gpuscale.plausibility import FlagKind, host_flags, loss_flags
 
 from ..builders import bench_record
 
@@ -105,11 +105,12 @@ def test_a_sound_model_beside_a_broken_one_is_advised_on_alone(tmp_path: Path, a
 
 
 def test_the_remedy_for_a_broken_model_offers_no_other_way_out() -> None:
-    said = remedy(["loss not finite", "machine busy", "noisy", "bench too short"])
+    said = remedy([FlagKind.LOSS, FlagKind.BUSY, FlagKind.NOISY_SYNC, "bench too short"])
     assert said.startswith("Fix the model first")
     assert not [w for w in WAYS_OUT if w in said], said
     assert "machine busy" in said  # the other flags are named, as for after the fix
-    inherited = remedy(["N = 1 run flagged (loss not finite, machine busy)"])
+    # an N > 1 run's baseline kind beside its N = 1 run's own (a table's flag summary)
+    inherited = remedy([FlagKind.BASELINE, FlagKind.LOSS, FlagKind.BUSY])
     assert inherited.startswith("Fix the model first") and "quieter" not in inherited
 
 

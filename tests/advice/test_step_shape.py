@@ -48,8 +48,11 @@ def test_two_batches_give_bytes_per_sample_and_one_a_bound() -> None:
     assert "at least" in how
 
 
-def test_device_memory_from_the_row_else_its_name() -> None:
+def test_device_memory_from_the_row_else_its_catalogue_part() -> None:
     assert device_memory_bytes(85.0e9, "NVIDIA H100 80GB HBM3") == 85.0e9
     assert device_memory_bytes(None, "NVIDIA H100 80GB HBM3") == 80e9
     assert device_memory_bytes(None, "NVIDIA A100-SXM4-40GB") == 40e9
-    assert device_memory_bytes(None, "NVIDIA GeForce RTX 4090") is None
+    # a name that writes no size: the catalogue's part still knows it
+    assert device_memory_bytes(None, "NVIDIA GeForce RTX 4090") == 24e9
+    # a size written in a name the catalogue does not know is not read from the words
+    assert device_memory_bytes(None, "Acme Tensor 12GB") is None

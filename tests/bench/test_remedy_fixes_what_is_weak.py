@@ -35,7 +35,7 @@ def _row(n: int, steps: int, step_ms: float, p95_over_p50: float) -> dict:
 
 def _graded(rows: list[dict]) -> pd.DataFrame:
     table = pd.DataFrame(rows)
-    table["evidence"], table["evidence_notes"] = grade(rows)
+    table["evidence"], table["evidence_notes"], table["evidence_kinds"] = grade(rows)
     return table
 
 

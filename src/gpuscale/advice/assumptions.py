@@ -66,13 +66,17 @@ class Assumption:
 
 
 def bench_run(
-    model: str | None, nproc: str, host_devices: int | None = None, more: str = "", run: str = ""
+    model: str | None,
+    counts: tuple[int, ...],
+    host_devices: int | None = None,
+    more: str = "",
+    run: str = "",
 ) -> Measure:
     """The bench run that measures a term of ``model`` (a file placeholder when the
     advice was given numbers), on a larger host where the bench's host had fewer devices
     (``host_devices``) than it runs; ``more``: options it adds; ``run``: the advised
-    run's options (``Support.run``), used in place of the model where given."""
-    counts = tuple(int(n) for n in nproc.split(","))
+    run's options (``Support.run``), used in place of the model where given; ``counts``:
+    the device counts it runs (``--nproc``)."""
     return Measure(bench=BenchRun(model, counts, more=more, run=run, host_devices=host_devices))
 
 
@@ -104,7 +108,7 @@ def overlap(
         value=shown,
         source=source,
         basis=basis,
-        measure=Measure() if measured or given else bench_run(model, "1,2", host_devices),
+        measure=Measure() if measured or given else bench_run(model, (1, 2), host_devices),
     )
 
 
@@ -127,7 +131,7 @@ def ddp_overhead(
     return _taken_as_zero(
         TermId.DDP,
         "nothing measured it (on a GPU typically under a millisecond per step)",
-        bench_run(model, "1", host_devices),
+        bench_run(model, (1,), host_devices),
     )
 
 
@@ -165,12 +169,12 @@ def wait(
             value="E[max of N] - mean of the N = 1 step times",
             source=Source.FITTED,
             basis="the spread of the bench's N = 1 steps (Chen et al. 2016)",
-            measure=bench_run(model, "1,2", host_devices),
+            measure=bench_run(model, (1, 2), host_devices),
         )
     return _taken_as_zero(
         TermId.WAIT,
         "nothing measured the steps' spread",
-        bench_run(model, "1,2", host_devices),
+        bench_run(model, (1, 2), host_devices),
     )
 
 
@@ -220,7 +224,7 @@ def convergence(
                 "no noise scale: the bench's N > 1 runs of this model saw the same samples on "
                 "every rank, so their gradient norms measure none"
             )
-        rerun = bench_run(model, "1,2", host_devices, f"--steps {steps}" if thin else "")
+        rerun = bench_run(model, (1, 2), host_devices, f"--steps {steps}" if thin else "")
         if again:
             rerun = rerun.in_words(again)
         return Assumption(

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.plausibility import superlinear_flag
+from gpuscale.plausibility import flag_kinds, superlinear_flag
 from gpuscale.quantities import format_count, joined, noun_for, of_the
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.bench import configuration_labels, one_device
@@ -94,6 +94,7 @@ def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:
         for e, n, b in zip(ok["efficiency"], ok["accelerators"], base, strict=True)
     ]
     ok["flags"] = ["; ".join(filter(None, [f, x])) for f, x in zip(ok["flags"], extra, strict=True)]
+    ok["flag_kinds"] = ok["flags"].map(flag_kinds)
     ok["flagged"] = ok["flags"].str.len() > 0
     ok["configuration"] = configuration_labels(ok)  # two precisions of a model: two labels
     # numbers in labels read as numbers: batch 1, 8, 64, 256 (not 1, 256, 64, 8)

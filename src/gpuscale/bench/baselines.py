@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpuscale.plausibility import superlinear_flag
+from gpuscale.plausibility import FlagKind, superlinear_flag
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.bench import one_device
 
@@ -34,26 +34,19 @@ def one_rank_flags(frame: pd.DataFrame) -> list[str]:
     ]
 
 
-def kinds_of(flags: str) -> list[str]:
-    """The kinds of a row's flags: each reason's text before its first colon (a reason's
-    own advice after "; ", ``run ...``, is not a kind)."""
-    parts = (p.strip() for p in str(flags).split("; "))
-    return list(dict.fromkeys(p.split(":", 1)[0] for p in parts if p and not p.startswith("run ")))
-
-
 def baseline_flags(frame: pd.DataFrame) -> list[str]:
     """Per row, at N > 1 the flag when the N = 1 run it is read against is flagged (the
     kinds of that run's flags named), else ``""``."""
-    base = one_device(frame, "flags").fillna("")
+    base = one_device(frame, "flag_kinds")
     multi = (frame["accelerators"] > 1) & (frame["status"] == BenchStatus.OK)
     return [
         (
-            f"N = 1 run flagged ({', '.join(kinds_of(b))}): the speedup, efficiency and "
+            f"{FlagKind.BASELINE} ({', '.join(kinds)}): the speedup, efficiency and "
             "exposed communication read against it are not trusted"
         )
-        if many and str(b)
+        if many and isinstance(kinds, tuple) and kinds
         else ""
-        for b, many in zip(base, multi, strict=True)
+        for kinds, many in zip(base, multi, strict=True)
     ]
 
 

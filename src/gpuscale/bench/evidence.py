@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from typing import Any
 
 from gpuscale.plausibility import MIN_BUSY_WINDOW_S, host_measured
@@ -112,13 +113,33 @@ def steps_needed(rows: Iterable[Mapping[str, Any]]) -> int:
     return steps_asked(rows)[0]
 
 
-def weak_reasons(
+class Weakness(StrEnum):
+    """Why an ``ok`` row is weak evidence, as data (the ``evidence_kinds`` column); its
+    words are the ``evidence_notes``, its kind in short :data:`LABEL`."""
+
+    FEW_STEPS = "few_steps"  # under MIN_STEPS timed
+    SPREAD = "spread"  # p95 over SPREAD_P95_OVER_P50 x the median
+    SHORT_PHASE = "short_phase"  # busy share read over a timed phase too short for it
+    CPU_UNREAD = "cpu_unread"  # the host's CPU time could not be read
+
+
+# Each weakness in short, as the summaries say it (two read as one: the share is unknown).
+LABEL = {
+    Weakness.FEW_STEPS: "few steps timed",
+    Weakness.SPREAD: "steps spread",
+    Weakness.SHORT_PHASE: "busy share not measured",
+    Weakness.CPU_UNREAD: "busy share not measured",
+}
+
+
+def weaknesses(
     row: Mapping[str, Any], needed: int | None = None, basis: str | None = None
-) -> list[str]:
-    """Why an ``ok`` row is weak evidence (empty: strong); ``needed`` and ``basis``: the
-    steps its model needs and why (:func:`steps_asked` of its runs; of this row alone where not
-    given), the basis said once, with the first ask."""
-    reasons = []
+) -> list[tuple[Weakness, str]]:
+    """Why an ``ok`` row is weak evidence, each kind with its reason in words (empty:
+    strong); ``needed`` and ``basis``: the steps its model needs and why
+    (:func:`steps_asked` of its runs; of this row alone where not given), the basis said
+    once, with the first ask."""
+    reasons: list[tuple[Weakness, str]] = []
     steps = row.get("steps")
     if needed is None:
         needed, basis = steps_asked([row])
@@ -128,89 +149,88 @@ def weak_reasons(
         return f"bench with --steps {needed} or more{said.pop() if said else ''}"
 
     if _finite(steps) and steps < MIN_STEPS:
-        reasons.append(
-            f"only {counted(int(steps), 'step')} timed (under {MIN_STEPS}: one slow step moves the "
-            f"mean by 1/{int(steps)}); {ask()}"
+        why = (
+            f"only {counted(int(steps), 'step')} timed (under {MIN_STEPS}: one slow step moves "
+            f"the mean by 1/{int(steps)}); {ask()}"
         )
+        reasons.append((Weakness.FEW_STEPS, why))
     p50, p95 = row.get("step_ms_p50"), row.get("step_ms_p95")
     if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > SPREAD_P95_OVER_P50:
-        reasons.append(
-            f"steps spread: p95 is {p95 / p50:.2f}x the median; bench {_FIXES[QUIETER_FIX]}"
-        )
+        why = f"steps spread: p95 is {p95 / p50:.2f}x the median; bench {_FIXES[QUIETER_FIX]}"
+        reasons.append((Weakness.SPREAD, why))
     window = timed_window_s(row)
     if _finite(window) and not host_measured(window):
-        reasons.append(
+        why = (
             f"busy share not measured: the timed phase lasted {window * 1e3:.3g} ms, "
             f"{counted(max(1, round(window * 100)), 'clock tick')} a core (needs "
             f"{MIN_BUSY_WINDOW_S:g} s: {ask()})"
         )
+        reasons.append((Weakness.SHORT_PHASE, why))
     elif not _finite(row.get("other_load_share")):
-        reasons.append("busy share not measured: the host's CPU time could not be read")
+        why = "busy share not measured: the host's CPU time could not be read"
+        reasons.append((Weakness.CPU_UNREAD, why))
     return reasons
 
 
-def grade(rows: list[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
-    """(``evidence``, ``evidence_notes``) per row: ``strong``/``weak`` for ``ok`` rows,
-    :data:`FLAGGED` for flagged ones (not trusted: never strong), ``""`` for failed ones;
-    and the reasons a row is weak ("; "-separated, a flagged row's too), each asking for
-    the steps its model's ``ok`` runs need, with why (:func:`steps_asked`: one number a
-    model)."""
-    grades, notes = [], []
+def weak_reasons(
+    row: Mapping[str, Any], needed: int | None = None, basis: str | None = None
+) -> list[str]:
+    """The words of :func:`weaknesses`."""
+    return [why for _, why in weaknesses(row, needed, basis)]
+
+
+def grade(rows: list[Mapping[str, Any]]) -> tuple[list[str], list[str], list[tuple[str, ...]]]:
+    """(``evidence``, ``evidence_notes``, ``evidence_kinds``) per row: ``strong``/``weak``
+    for ``ok`` rows, :data:`FLAGGED` for flagged ones (not trusted: never strong), ``""``
+    for failed ones; the reasons a row is weak ("; "-separated, a flagged row's too), each
+    asking for the steps its model's ``ok`` runs need, with why (:func:`steps_asked`: one
+    number a model); and their :class:`Weakness` kinds."""
+    grades, notes, kinds = [], [], []
     ok = [row for row in rows if row.get("status") == "ok"]
     asked = {
         m: steps_asked(r for r in ok if r.get("model") == m) for m in {r.get("model") for r in ok}
     }
     for row in rows:
+        found = weaknesses(row, *asked[row.get("model")]) if row.get("status") == "ok" else []
         if row.get("status") != "ok":
             grades.append("")
-            notes.append("")
-            continue
-        reasons = weak_reasons(row, *asked[row.get("model")])
-        grades.append(FLAGGED if row.get("flagged") else "weak" if reasons else "strong")
-        notes.append("; ".join(reasons))
-    return grades, notes
+        else:
+            grades.append(FLAGGED if row.get("flagged") else "weak" if found else "strong")
+        notes.append("; ".join(why for _, why in found))
+        kinds.append(tuple(kind.value for kind, _ in found))
+    return grades, notes, kinds
 
 
-# Each kind of reason a row is weak: a phrase its note holds, and the kind in short.
-_KINDS = (
-    (" timed (under ", "few steps timed"),
-    ("steps spread", "steps spread"),
-    ("busy share not measured", "busy share not measured"),
-)
+def labels(kinds: Iterable[Iterable[str]]) -> list[str]:
+    """Each weakness of rows' ``evidence_kinds`` once, in short (:data:`LABEL`), in order."""
+    return list(dict.fromkeys(LABEL[Weakness(k)] for row in kinds for k in row))
 
 
-def weak_kinds(notes: str) -> list[str]:
-    """The kinds of reason in ``evidence_notes`` (``few steps timed``, ``steps spread``,
-    ``busy share not measured``), in that order."""
-    return [kind for phrase, kind in _KINDS if phrase in str(notes)]
+def kinds_counted(kinds: Iterable[Iterable[str]]) -> str:
+    """Each kind of weakness in weak runs' ``evidence_kinds`` once, with how many runs it
+    holds for: ``busy share not measured (22 runs) and steps spread (3 runs)`` (a run may
+    hold two kinds)."""
+    counts: dict[str, int] = dict.fromkeys(dict.fromkeys(LABEL.values()), 0)
+    for row in kinds:
+        for label in dict.fromkeys(LABEL[Weakness(k)] for k in row):
+            counts[label] += 1
+    return joined(f"{label} ({counted(n, 'run')})" for label, n in counts.items() if n)
 
 
-def kinds_counted(notes: Iterable[str]) -> str:
-    """Each kind of reason in the ``evidence_notes`` of weak runs once, with how many runs
-    it holds for: ``busy share not measured (22 runs) and steps spread (3 runs)`` (a run
-    may hold two kinds), never one run's words after another's."""
-    counts: dict[str, int] = {kind: 0 for _, kind in _KINDS}
-    for note in notes:
-        for kind in weak_kinds(note):
-            counts[kind] += 1
-    return joined(f"{kind} ({counted(n, 'run')})" for kind, n in counts.items() if n)
+# What each weakness's fix is: few steps and a short timed phase, more steps; a spread,
+# a quieter machine; a host's CPU time not read, a host where it can be.
+_ANSWERS = {
+    Weakness.FEW_STEPS: STEPS_FIX,
+    Weakness.SHORT_PHASE: STEPS_FIX,
+    Weakness.SPREAD: QUIETER_FIX,
+    Weakness.CPU_UNREAD: UNREAD_FIX,
+}
 
 
-# What in a row's notes each fix answers: few steps and a short timed phase, more steps;
-# a spread, a quieter machine; a host's CPU time not read, a host where it can be.
-_ANSWERS = (
-    (" timed (under ", STEPS_FIX),
-    ("busy share not measured: the timed phase", STEPS_FIX),
-    ("steps spread", QUIETER_FIX),
-    ("CPU time could not be read", UNREAD_FIX),
-)
-
-
-def fixes(notes: Iterable[str]) -> tuple[str, ...]:
-    """What would make runs with these ``evidence_notes`` firm (:data:`STEPS_FIX`,
+def fixes(kinds: Iterable[Iterable[str]]) -> tuple[str, ...]:
+    """What would make runs with these ``evidence_kinds`` firm (:data:`STEPS_FIX`,
     :data:`QUIETER_FIX`, :data:`UNREAD_FIX`), in that order; empty for strong runs."""
-    said = " ".join(str(n) for n in notes)
-    found = {fix for phrase, fix in _ANSWERS if phrase in said}
+    found = {_ANSWERS[Weakness(k)] for row in kinds for k in row}
     return tuple(fix for fix in _FIXES if fix in found)
 
 

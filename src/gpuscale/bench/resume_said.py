@@ -15,9 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.bench.baselines import kinds_of
 from gpuscale.bench.config import BenchConfig, run_key
-from gpuscale.bench.table import NO_ONE_DEVICE
+from gpuscale.plausibility import FlagKind
 from gpuscale.quantities import counted, joined
 from gpuscale.tables import BenchStatus
 
@@ -33,15 +32,15 @@ def kept_and_again(table: pd.DataFrame) -> tuple[set[str], Again]:
     if table.empty:
         return set(), {}
     ok = table["status"] == BenchStatus.OK
-    only = {NO_ONE_DEVICE.split(":")[0]}
-    good = [bool(k) and set(kinds_of(f)) <= only for k, f in zip(ok, table["flags"], strict=True)]
+    only = {FlagKind.NO_ONE_DEVICE}
+    good = [bool(k) and set(f) <= only for k, f in zip(ok, table["flag_kinds"], strict=True)]
     kept = set(table.loc[good, "key"])
     again: Again = {}
-    for key, status, flags in zip(table["key"], table["status"], table["flags"], strict=True):
+    for key, status, kinds in zip(table["key"], table["status"], table["flag_kinds"], strict=True):
         if key in kept:
             continue
         if status == BenchStatus.OK:
-            again[key] = (FLAGGED, tuple(kinds_of(flags)))
+            again[key] = (FLAGGED, tuple(kinds))
         else:
             again[key] = (FAILED, (str(status),))
     return kept, again

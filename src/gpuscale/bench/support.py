@@ -15,15 +15,18 @@ import pandas as pd
 from gpuscale.bench.evidence import (
     FIRM_STEPS,
     FLAGGED,
+    LABEL,
     STEPS_FIX,
+    Weakness,
     fixes,
+    labels,
     remedy,
     steps_asked,
-    weak_kinds,
 )
 from gpuscale.quantities import counted, joined, number
 
-FEW_STEPS = "few steps timed"  # the kind of weakness (bench.evidence) a figure cannot stand on
+# The kind of weakness (bench.evidence) a figure cannot stand on.
+FEW_STEPS = LABEL[Weakness.FEW_STEPS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +81,7 @@ def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | Non
     if rows is None or rows.empty:
         return None
     steps = pd.to_numeric(rows.get("steps"), errors="coerce").dropna()
-    notes = rows["evidence_notes"] if "evidence_notes" in rows else pd.Series(dtype=str)
-    kinds = dict.fromkeys(k for note in notes.fillna("") for k in weak_kinds(note))
+    kinds = list(rows["evidence_kinds"]) if "evidence_kinds" in rows else []
     runs = rows
     if of is not None and "model" in of and "model" in rows:
         runs = of[of["model"].isin(set(rows["model"])) & (of["status"] == "ok")]
@@ -90,9 +92,9 @@ def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | Non
     return Support(
         runs=len(rows),
         steps=int(steps.min()) if len(steps) else None,
-        kinds=tuple(kinds),
+        kinds=tuple(labels(kinds)),
         steps_needed=asked,
-        fixes=fixes(notes.fillna("")),
+        fixes=fixes(kinds),
         steps_basis=basis,
         model=str(next(iter(models))) if len(models) == 1 else None,
         counts=tuple(sorted({int(n) for n in counts})),

@@ -13,13 +13,21 @@ from typing import Any
 from gpuscale.bench.baselines import baseline_flags, one_rank_flags, with_flags
 from gpuscale.bench.config import fields_of_key, tf32_mode
 from gpuscale.bench.evidence import grade
-from gpuscale.plausibility import LOSS_NOT_FINITE, loss_flags, measured_host, run_flags
+from gpuscale.plausibility import (
+    FlagKind,
+    flag_kinds,
+    flag_reasons,
+    kind_of,
+    loss_flags,
+    measured_host,
+    run_flags,
+)
 from gpuscale.quantities import counted
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
 from gpuscale.tables.bench import BATCH_PART, BENCH_SCHEMA, one_device
 
 # The flag of a run at N > 1 whose configuration has no N = 1 run.
-NO_ONE_DEVICE = "no N = 1 run: exposed communication includes DDP's own overhead"
+NO_ONE_DEVICE = f"{FlagKind.NO_ONE_DEVICE}: exposed communication includes DDP's own overhead"
 
 
 def _host_devices(record: dict[str, Any]) -> int | None:
@@ -111,7 +119,7 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
     flags = [f for f in flags if f not in unmeasured]
     if r.get("status") == BenchStatus.OK:
         said = run_flags(timing, host, noise, warmup=config.get("warmup"))
-        if not any(f.startswith(LOSS_NOT_FINITE) for f in flags):  # NaN written, unflagged
+        if FlagKind.LOSS not in flag_kinds("; ".join(flags)):  # NaN written, unflagged
             said += loss_flags(_loss(r.get("loss_last")))
         flags += [f for f in said if f not in flags]
     buckets = (r.get("comm") or {}).get("bucket_bytes") or []
@@ -226,40 +234,38 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     _flag(
         frame,
         ok & timed & (beyond > 1.25 * comm + 0.5),
-        "sync overhead exceeds the communication in flight by over a quarter and 0.5 ms "
+        f"{FlagKind.SYNC_WAIT} by over a quarter and 0.5 ms "
         "(sync_wait_ms, waiting for the slowest rank or noise)",
     )
     frame["overlap"] = (1 - frame["exposed_comm_ms"] / comm).where(timed)
     frame["comm_fraction"] = frame["exposed_comm_ms"] / frame["step_ms_mean"]
     # every N = 1 row's own flags first, then each N > 1 row takes its baseline's
     with_flags(frame, one_rank_flags(frame))
+    frame["flag_kinds"] = frame["flags"].map(flag_kinds)  # a baseline's kinds named at N > 1
     with_flags(frame, baseline_flags(frame))
+    frame["flag_kinds"] = frame["flags"].map(flag_kinds)
     frame["flagged"] = frame["flags"].astype(str).str.len() > 0
-    frame["evidence"], frame["evidence_notes"] = grade(frame.to_dict("records"))
+    frame["evidence"], frame["evidence_notes"], frame["evidence_kinds"] = grade(
+        frame.to_dict("records")
+    )
     return frame[list(BENCH_COLUMNS)]
 
 
 def flag_summary(table: Any) -> list[tuple[str, int, str]]:
     """Why the ``ok`` runs of a bench table are flagged: (kind, runs, an example reason)
-    per kind of flag (the text before a reason's first colon), most frequent first."""
+    per :class:`~gpuscale.plausibility.FlagKind` of its ``flag_kinds``, most frequent first."""
     counts: dict[str, list[Any]] = {}
     ok = table[(table["status"] == BenchStatus.OK) & table["flagged"].fillna(False).astype(bool)]
     for flags in ok["flags"]:
-        kinds = {}
-        reasons: list[str] = []
-        for part in filter(None, (f.strip() for f in str(flags).split("; "))):
-            if reasons and part.startswith("run "):  # a reason's own advice, after "; "
-                reasons[-1] += f"; {part}"
-            else:
-                reasons.append(part)
-        for reason in reasons:
-            kinds.setdefault(reason.split(":", 1)[0], reason)
+        kinds: dict[str, str] = {}  # each kind once a run, with its first reason
+        for reason in flag_reasons(flags):
+            kinds.setdefault(kind_of(reason), reason)
         for kind, reason in kinds.items():
             counts.setdefault(kind, [0, reason])[0] += 1
     return sorted(((k, n, r) for k, (n, r) in counts.items()), key=lambda x: -x[1])
 
 
-def flag_kinds(table: Any) -> str:
+def flags_counted(table: Any) -> str:
     """Each kind of flag of a bench table's ``ok`` runs once, with how many runs it holds
     for (:func:`flag_summary`): ``machine busy (3 runs); noisy steps (1 run)``."""
     return "; ".join(f"{kind} ({counted(n, 'run')})" for kind, n, _ in flag_summary(table))

@@ -79,7 +79,7 @@ def grade_sentence(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> str | 
     weak = _weak(rows)
     if weak.empty:
         return None
-    kinds = kinds_counted(weak["evidence_notes"].fillna(""))
+    kinds = kinds_counted(weak["evidence_kinds"])
     why = f": {kinds}" if kinds else ""
     one = len(weak) == 1
     them = "it" if one else "them"

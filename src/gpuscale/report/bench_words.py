@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.bench_scaling import break_even_params, trusted
-from gpuscale.bench.table import flag_kinds
+from gpuscale.bench.table import flags_counted
 from gpuscale.quantities import counted, joined, number
 from gpuscale.report.bench_evidence import grade_sentence, tagged
 
@@ -212,7 +212,7 @@ def bench_findings(all_rows: pd.DataFrame) -> list[str]:
     if len(flagged):
         names = joined(f"{r.configuration} on {r.accelerators}" for r in flagged.itertuples())
         # each kind of flag once, with its count (the table gives each run's own words)
-        kinds = flag_kinds(flagged)
+        kinds = flags_counted(flagged)
         out.append(
             f"Left out of these findings as not trustworthy: {names}; why: {kinds}, each "
             "run's own reason in the table; the advice leaves them out too unless it says it "

@@ -117,10 +117,12 @@ BENCH_COLUMNS: tuple[str, ...] = (
     "hostname",
     "error",
     "flags",  # why a number cannot be trusted ("; "-separated), empty when none
+    "flag_kinds",  # the flags' kinds (plausibility.FlagKind values), a tuple; () when none
     "flagged",
     "evidence",  # ok rows: "strong", "weak" (bench.evidence: steps, spread, busy window)
     # or "flagged" (not trusted: never strong)
     "evidence_notes",  # why weak ("; "-separated; a flagged row's too), empty when strong
+    "evidence_kinds",  # the notes' kinds (bench.evidence.Weakness values), a tuple
     "config_group",
     "nosync_step_ms_samples",
     "noise_batch_small",
@@ -170,7 +172,15 @@ _BENCH_FLOATS = {
     "other_load_share",
     "steal_share",
 }
-_BENCH_OBJECTS = {"tf32", "flagged", "nosync_step_ms_samples", "noise_local_sq", "noise_global_sq"}
+_BENCH_OBJECTS = {
+    "tf32",
+    "flagged",
+    "flag_kinds",
+    "evidence_kinds",
+    "nosync_step_ms_samples",
+    "noise_local_sq",
+    "noise_global_sq",
+}
 BENCH_SCHEMA: dict[str, str] = {
     c: "int"
     if c in _BENCH_INTEGERS

@@ -278,8 +278,8 @@ def _assumed(req: AdviceRequest, fixed: FixedCost, spec: ModelSpec) -> list[Assu
             measure=fixed.measure,
         ),
         assumptions.overlap(req.overlap, measured=False, given=req.overlap is not None, model=None),
-        priors.assumption(priors.DDP_WORK, "ms per million parameters", bench_run(None, "1")),
+        priors.assumption(priors.DDP_WORK, "ms per million parameters", bench_run(None, (1,))),
         priors.assumption(
-            priors.STEP_SPREAD, "coefficient of variation of the step", bench_run(None, "1,2")
+            priors.STEP_SPREAD, "coefficient of variation of the step", bench_run(None, (1, 2))
         ),
     ]

@@ -52,7 +52,7 @@ from gpuscale.advice.model.step import Compute, ModelSpec, predict_step
 from gpuscale.advice.types import trusted_runs
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.bench.support import Support, support
-from gpuscale.bench.table import flag_kinds
+from gpuscale.bench.table import flags_counted
 from gpuscale.quantities import counted, joined
 from gpuscale.tables.requests import NamedError
 
@@ -102,7 +102,7 @@ def _usable(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     ok = table[table["status"] == "ok"]
     flagged = ok[ok["flagged"].fillna(False).astype(bool)]
     runs = joined(f"{r.model} on {counted(r.accelerators, 'device')}" for r in flagged.itertuples())
-    notes = [f"left out {counted(len(flagged), 'flagged run')}, {runs}: {flag_kinds(flagged)}"]
+    notes = [f"left out {counted(len(flagged), 'flagged run')}, {runs}: {flags_counted(flagged)}"]
     notes = notes * bool(runs)
     return ok[~ok.index.isin(flagged.index)], notes
 

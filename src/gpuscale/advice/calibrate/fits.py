@@ -24,7 +24,6 @@ device's memory is recorded by the bench or read from its name.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -34,6 +33,7 @@ import pandas as pd
 from gpuscale.advice.model.fixed_cost import FixedCost, line
 from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops
 from gpuscale.advice.types import Source
+from gpuscale.hardware.device_names import lookup
 from gpuscale.quantities import format_ms, joined, noun_for, number
 
 # Of a device's memory, the share a run may fill: the CUDA context, the caching
@@ -151,12 +151,13 @@ def fit_with_error(points: Sequence[tuple[float, float]], fallback_ms_per_sample
 
 
 def device_memory_bytes(recorded: float | None, device_name: str | None) -> float | None:
-    """The device's memory: as the bench recorded it, else read from its name
-    (``NVIDIA H100 80GB HBM3`` -> 80e9, the smaller decimal reading), else None."""
+    """The device's memory: as the bench recorded it, else its catalogue part's
+    (``hardware.device_names.lookup``: ``NVIDIA H100 80GB HBM3`` -> 80e9, the vendor's
+    "GB" read as the smaller decimal unit), else None."""
     if recorded is not None and math.isfinite(recorded) and recorded > 0:
         return float(recorded)
-    found = re.search(r"(\d+)\s*GB\b", device_name or "", re.IGNORECASE)
-    return float(found.group(1)) * 1e9 if found else None
+    part = lookup(device_name)
+    return part.memory_gib * 1e9 if part is not None else None
 
 
 def largest_batch(

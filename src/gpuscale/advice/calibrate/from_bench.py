@@ -53,7 +53,7 @@ from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search import caveats
 from gpuscale.advice.types import Measure, Measured, Source, TermId
-from gpuscale.bench.evidence import remedy, weak_kinds
+from gpuscale.bench.evidence import labels, remedy
 from gpuscale.bench.support import Support, comm_scale_sentence, support
 from gpuscale.bench.support import weak as too_short
 from gpuscale.quantities import format_ms, joined, of_the
@@ -291,7 +291,7 @@ def _weak(
     found = support(rows, table)
     if weak.empty or found is None:
         return None, None, found
-    kinds = dict.fromkeys(k for notes in weak["evidence_notes"] for k in weak_kinds(notes))
+    kinds = labels(weak["evidence_kinds"])
     counts = [int(n) for n in sorted(weak["accelerators"].unique())]
     on = f"{joined(counts)} device{'' if counts == [1] else 's'}"
     runs = of_the(len(weak), len(rows), "bench run")

@@ -17,25 +17,18 @@ mlp-1m, and its headline said only "1.06M parameters".
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from gpuscale.advice.calibrate.calibration import CalibrationError
-from gpuscale.bench.baselines import kinds_of
 from gpuscale.bench.table import flag_summary
 from gpuscale.names import did_you_mean
-from gpuscale.plausibility import SAME_SAMPLES
+from gpuscale.plausibility import HOST_NOISE, FlagKind
 from gpuscale.quantities import counted, format_count, joined, noun_for
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.requests import FieldError, as_keywords, ref
-
-# Kinds of flag (the text before a reason's first colon) that a noisy host raises.
-NOISE_KINDS = ("machine busy", "CPU steal", "noisy", "repeats disagree", "no-sync steps")
-# Kinds that say the model itself is broken: its runs measure nothing worth advising on.
-BROKEN_KINDS = ("loss not finite",)
 
 QUIETER = "re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median)"
 ALLOW = "allow flagged runs (--allow-flagged, or allow_flagged=True) to use them with a warning"
@@ -57,9 +50,8 @@ def broken_models(table: Any) -> dict[str, list[int]]:
     whose runs an advice uses, ``--allow-flagged`` or not."""
     ok = table[table["status"] == "ok"]
     found: dict[str, list[int]] = {}
-    for model, devices, flags in zip(ok["model"], ok["accelerators"], ok["flags"], strict=True):
-        if any(k.startswith(BROKEN_KINDS) for k in kinds_of(str(flags or ""))):
-            found.setdefault(str(model), []).append(int(devices))
+    for row in ok[ok["flag_kinds"].map(lambda kinds: FlagKind.LOSS in kinds)].itertuples():
+        found.setdefault(str(row.model), []).append(int(row.accelerators))
     return {m: sorted(set(n)) for m, n in found.items()}
 
 
@@ -136,21 +128,12 @@ def flag_lines(table: Any) -> str:
     return "; ".join(f"{kind} ({counted(n, 'run')}, e.g. {why})" for kind, n, why in said)
 
 
-def _causes(kinds: list[str]) -> list[str]:
-    """The kinds, each N > 1 row's "N = 1 run flagged (kinds)" read as the kinds of that
-    N = 1 run (the flag it inherited, not a cause of its own)."""
-    out: list[str] = []
-    for kind in kinds:
-        inner = re.fullmatch(r"N = 1 run flagged \((.*)\)", kind)
-        out += inner.group(1).split(", ") if inner else [kind]
-    return list(dict.fromkeys(out))
-
-
 def remedy(kinds: list[str]) -> str:
     """What to do about flags of ``kinds``, one clause per kind of cause."""
-    kinds = _causes(kinds)
-    broken = [k for k in kinds if k.startswith(BROKEN_KINDS)]
-    noise = [k for k in kinds if k.startswith(NOISE_KINDS)]
+    # an N > 1 run's baseline flag is no cause of its own: its N = 1 run's kinds are
+    kinds = [k for k in dict.fromkeys(kinds) if k != FlagKind.BASELINE]
+    broken = [k for k in kinds if k == FlagKind.LOSS]
+    noise = [k for k in kinds if k in HOST_NOISE]
     other = [k for k in kinds if k not in broken and k not in noise]
     if broken:  # no way out but the fix: neither a quieter host nor --allow-flagged
         said = FIX_LOSS
@@ -208,7 +191,7 @@ def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
     ok = single[single["status"] == "ok"]
     if ok.empty:
         return f"its N = 1 {noun_for(len(single), 'run')} failed ({single['status'].iloc[-1]})"
-    kinds = dict.fromkeys(k for flags in ok["flags"].fillna("") for k in kinds_of(str(flags)))
+    kinds = dict.fromkeys(k for row in ok["flag_kinds"] for k in row)
     return f"its N = 1 {noun_for(len(ok), 'run')} flagged ({joined(kinds) or 'untrusted'})"
 
 
@@ -297,7 +280,7 @@ def same_samples(table: pd.DataFrame, model: str) -> bool:
     """Whether a run of ``model`` at N > 1 was flagged for ranks that saw the same
     samples (flagged or allowed, its gradient norms measure no noise scale)."""
     rows = table[(table["model"] == model) & (table["accelerators"] > 1)]
-    return bool(rows["flags"].astype(str).str.contains(SAME_SAMPLES, regex=False).any())
+    return any(FlagKind.SAME_SAMPLES in kinds for kinds in rows["flag_kinds"])
 
 
 # Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.

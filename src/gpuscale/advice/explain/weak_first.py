@@ -49,7 +49,7 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
 def _rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
     """The bench command that runs the advised run at ``counts`` with the steps asked."""
     more = f"--steps {found.steps_needed}"
-    return str(bench_run(found.model, ",".join(map(str, counts)), host_devices, more, found.run))
+    return str(bench_run(found.model, counts, host_devices, more, found.run))
 
 
 def changes(advice: Any, remedy: str) -> str:

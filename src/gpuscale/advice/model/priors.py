@@ -220,16 +220,21 @@ def with_own_runs(error: StepError, pairs: list[tuple[float, float | None]]) -> 
     low, high = math.exp(min(r)) - 1, math.exp(max(r)) - 1
     said = (
         f"; at its own {counted(len(r), 'measured N > 1 run')} the calibrated model is "
-        f"off by {_errors(low, high).removeprefix('error ').removeprefix('errors ')} "
+        f"off by {_span(low, high)} "
         "(measured over predicted)"
     )
     return replace(error, source=error.source + said)
 
 
+def _span(low: float, high: float) -> str:
+    """``-12% to +30%``, or ``+35%`` where both ends read alike (one residual)."""
+    return span(f"{low:+.0%}", f"{high:+.0%}", " to ")
+
+
 def _errors(low: float, high: float) -> str:
-    """``errors -12% to +30%``, or ``error +35%`` where they read alike (one residual)."""
-    text = span(f"{low:+.0%}", f"{high:+.0%}", " to ")
-    return f"error {text}" if " to " not in text else f"errors {text}"
+    """``errors -12% to +30%``, or ``error +35%`` where both ends read alike."""
+    one = f"{low:+.0%}" == f"{high:+.0%}"
+    return f"{'error' if one else 'errors'} {_span(low, high)}"
 
 
 # The most models left out in turn: each costs one calibration on the whole table, so the

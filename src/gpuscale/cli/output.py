@@ -122,11 +122,6 @@ def print_json(console: Console, document: Any) -> None:
     _write(console, json.dumps(jsonable(document), indent=2) + "\n")
 
 
-def _cell(value: object) -> object:
-    """A CSV cell: a tuple's items "; "-separated, anything else as it is."""
-    return "; ".join(map(str, value)) if isinstance(value, tuple) else value
-
-
 def print_frame(
     console: Console,
     frame: pd.DataFrame,
@@ -148,7 +143,8 @@ def print_frame(
     columns the caller left out of ``frame`` (said with the dropped ones); ``rest``: where
     a short answer's dropped columns are, said in place of ``--columns`` and ``-f csv``."""
     if fmt is Format.csv:  # a tuple cell as its items, "; "-separated (never a repr)
-        _write(console, frame.map(_cell).to_csv(index=False))
+        cells = frame.map(lambda v: "; ".join(map(str, v)) if isinstance(v, tuple) else v)
+        _write(console, cells.to_csv(index=False))
         return
     if fmt is Format.json:
         print_json(console, frame.to_dict("records"))

@@ -216,6 +216,19 @@ def markdown(results: dict) -> str:
 METHODS = ("plan", "lookup", "linear")
 
 
+def markdown_rounds(results: dict, key: str = "iii") -> str:
+    """The table of class ``key``'s coverage by forecast round ``docs/plan.md`` quotes:
+    how many forecasts of the rounds before calibrated each round's intervals."""
+    lines = [
+        "| forecast round | forecasts before it (calibrating) | cases | covered |",
+        "|---|---|---|---|",
+    ]
+    for name, row in results["classes"][key]["by_round"].items():
+        cells = [name, f"{row['earlier']:,}", f"{row['cases']:,}", f"{row['covered']:,}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 # Run on REF's own source and bundled data, in a subprocess: each case planned by REF's
 # plan fitted on the rounds before the case's round (its API until this change).
 OLD_PLAN = """
@@ -368,6 +381,7 @@ def main() -> None:
             RESULTS.write_text(json.dumps(results, indent=1) + "\n")
             print(f"forward in time ({time.perf_counter() - start:.0f} s), wrote {RESULTS}:")
             print(markdown(results))
+            print(markdown_rounds(results))
             for goal, said in results["goals"].items():
                 print(f"    {goal}: {said}")
         if args.part in ("loso", "all"):

@@ -60,6 +60,7 @@ def test_a_level_borrowed_from_fewer_workloads_is_wider_and_said() -> None:
         halves[k], factors[k] = _half(table, 8), factor
         notes = table.attrs["notes"]
         assert any(f"borrowed from {k} workload" in s for s in notes), notes
+        assert table.attrs["model"]["evidence"]["workloads"] == k
     assert sorted(halves) == [1, 2, 3]
     assert halves[1] > halves[2] > halves[3]
     assert factors[2] == pytest.approx(math.sqrt(1.5)) and factors[3] == pytest.approx(

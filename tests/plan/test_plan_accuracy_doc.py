@@ -26,6 +26,8 @@ def test_the_docs_table_is_the_files() -> None:
     doc = (ROOT / "docs" / "plan.md").read_text()
     quoted = doc.split(BEGIN)[1].split(END)[0]
     assert quoted == _benchmark().markdown(results)
+    begin, end = (x.replace("json:", "json by_round:") for x in (BEGIN, END))
+    assert doc.split(begin)[1].split(end)[0] == _benchmark().markdown_rounds(results)
 
 
 def test_the_file_scores_every_class_against_the_baselines() -> None:
@@ -57,8 +59,29 @@ def test_the_readmes_plan_figures_are_the_files() -> None:
                 figures |= {round(v, 1) for v in row[method].values()}
         if row.get("coverage_pct") is not None:
             figures.add(round(row["coverage_pct"], 1))
+    figures |= {g["calibrated_pct"] for g in results["goals"].values() if "calibrated_pct" in g}
     readme = (ROOT / "README.md").read_text()
     (line,) = [x for x in readme.splitlines() if x.startswith("| Plan from MLPerf")]
     quoted = [float(v) for v in re.findall(r"(\d+\.\d)%", line)]
     assert len(quoted) >= 8
     assert set(quoted) <= figures, set(quoted) - figures
+
+
+def test_the_file_says_coverage_by_forecast_round() -> None:
+    """Per class and forecast round: the cases, how many the intervals covered and how
+    many forecasts of the rounds before calibrated them (none for the first transition,
+    where a family's first results rest on the prior alone: said apart in the goals)."""
+    results = json.loads(RESULTS.read_text())
+    for key in ("i", "ii_in", "ii_out", "iii"):
+        row = results["classes"][key]
+        rounds = list(row["by_round"].values())
+        assert sum(r["cases"] for r in rounds) == row["cases"]
+        covered = sum(r["covered"] for r in rounds)
+        assert round(100 * covered / row["cases"], 1) == row["coverage_pct"]
+        assert rounds[0]["earlier"] == 0 and all(r["earlier"] > 0 for r in rounds[1:])
+    first = results["classes"]["iii"]["by_round"]["v3.1"]
+    assert first["earlier"] == 0 and first["cases"] == 5
+    goal = results["goals"][
+        "a family's first results: it never ran the workload: 80% intervals cover 75-85%"
+    ]
+    assert goal["calibrated_pct"] > goal["coverage_pct"]

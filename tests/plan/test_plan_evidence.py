@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import pytest
+
 from gpuscale.planning import plan
 from gpuscale.planning.cache import default_fits
+from gpuscale.planning.fits import transfer
+from gpuscale.planning.predict import transfer_factor
 
 
 def _half(table, n: int) -> float:
@@ -38,3 +43,40 @@ def test_the_evidence_priors_are_calibrated_per_class() -> None:
     intervals = default_fits()["intervals"]
     assert intervals["evidence_i"] > 0
     assert intervals["evidence_iii"] == 0.0
+
+
+def test_a_level_borrowed_from_fewer_workloads_is_wider_and_said() -> None:
+    """Class (iii): the interval widens by the workloads the family's speed rests on,
+    ``sqrt(1 + 1/k)``, and on one workload at least by the floor the in-sample spread of a
+    level from one other workload sets (``fits.transfer``)."""
+    fits = default_fits()
+    transfer = fits["speed"]["transfer"]
+    assert transfer["pairs"] >= 50 and 0 < transfer["spread"] < transfer["one"]
+    halves, factors = {}, {}
+    for family in ("MI325X", "TPU-v5p", "RTX 4090"):  # ran 1, 2 and 3 workloads
+        k, factor = transfer_factor(fits, family)
+        table = plan(workload="rgat", accelerator=family, devices=(8,))
+        assert list(table["count_class"]) == ["iii"]
+        halves[k], factors[k] = _half(table, 8), factor
+        notes = table.attrs["notes"]
+        assert any(f"borrowed from {k} workload" in s for s in notes), notes
+        assert table.attrs["model"]["evidence"]["workloads"] == k
+    assert sorted(halves) == [1, 2, 3]
+    assert halves[1] > halves[2] > halves[3]
+    assert factors[2] == pytest.approx(math.sqrt(1.5)) and factors[3] == pytest.approx(
+        math.sqrt(4 / 3)
+    )
+    assert factors[1] >= max(math.sqrt(2), transfer["one"] / transfer["spread"]) - 1e-12
+    # the base is the class's calibrated half-width, the same for all three
+    assert halves[2] / factors[2] == pytest.approx(halves[3] / factors[3], rel=1e-9)
+    assert halves[2] / factors[2] == pytest.approx(fits["intervals"]["iii"], rel=1e-9)
+
+
+def test_too_few_pairs_held_out_give_no_in_sample_spread() -> None:
+    """Under five held-out pairs the spread is not said (NaN), and a family on one
+    workload then widens by sqrt(2) alone."""
+    few = transfer(np.array([0.1, -0.2]), np.array([1, 2]), np.array([0.3]))
+    assert math.isnan(few["spread"]) and few["pairs"] == 2
+    fits = default_fits()
+    blind = fits | {"speed": fits["speed"] | {"transfer": few}}
+    assert transfer_factor(blind, "MI325X") == (1, pytest.approx(math.sqrt(2)))

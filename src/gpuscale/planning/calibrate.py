@@ -7,7 +7,8 @@ in ``R`` whose workload was measured before; each prediction is labelled with it
 not measured inside or outside its counts, or the family never ran the workload).
 :func:`intervals` turns the log errors into one half-width per class: the 80% quantile of
 ``|log error| / ((1 + widen x octaves outside) x evidence factor)`` (``predict.evidence``:
-wider where the family's results are of few submitters and rounds) (a quantile, not a
+wider where the family's results are of few submitters and rounds; class (iii):
+``predict.transfer_factor``, wider where the family ran few workloads) (a quantile, not a
 standard deviation:
 the errors have heavy tails, and the top 20% do not move it), pooled with a prior worth
 ``PRIOR_CASES`` errors so that a class with few cases is not given a narrow interval by
@@ -112,8 +113,13 @@ def intervals(cases: pd.DataFrame, widen: float = DEFAULT_INTERVALS["widen"]) ->
         pairs = np.array([e["pairs"] for e in mine["evidence"]] if len(mine) else [], float)
         keep = np.isfinite(errors)
         errors, pairs = errors[keep], pairs[keep]
-        prior_e = _evidence_prior(errors, pairs) if kind != "iii" else 0.0
-        errors = errors / np.sqrt(1 + prior_e / np.maximum(pairs, 1)) if len(errors) else errors
+        k0 = len(errors)
+        if kind == "iii":  # widened by the workloads the transfer rests on, as planned
+            prior_e = 0.0
+            errors = errors / mine["evidence_factor"].to_numpy(float)[keep] if k0 else errors
+        else:
+            prior_e = _evidence_prior(errors, pairs)
+            errors = errors / np.sqrt(1 + prior_e / np.maximum(pairs, 1)) if len(errors) else errors
         k = len(errors)
         prior = DEFAULT_INTERVALS[kind]
         found = float(np.quantile(errors, COVERAGE)) if k else prior

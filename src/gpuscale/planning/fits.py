@@ -7,7 +7,9 @@ its systems, at most 5) on the pairs that ran: ``level8`` is a family's ``log`` 
 minutes per expected sample at 8 devices at the workload's newest round, less the batch
 term and the era's level (``gpuscale.planning.pooled``). ``pair_scale`` is the robust
 spread of the pairs' leave-one-pair-out errors; ``component`` the connected groups
-(:func:`components`).
+(:func:`components`); ``transfer`` how far a family's level on the workloads it ran says
+its level on another, in sample (:func:`transfer`: the shape of the class (iii) intervals
+by the workloads a transfer rests on, ``gpuscale.planning.predict.transfer_factor``).
 """
 
 from __future__ import annotations
@@ -65,19 +67,52 @@ def speeds(workloads: dict[str, dict[str, Any]], *, spread: bool = True) -> dict
         for f in fit["families"]
     ]
     if not pairs:
-        return {"family": {}, "workload": {}, "pair_scale": float("nan"), "component": {}}
+        return {
+            "family": {},
+            "workload": {},
+            "pair_scale": float("nan"),
+            "component": {},
+            "transfer": transfer(np.array([]), np.array([]), np.array([])),
+        }
     speed_f, speed_w, _ = _additive(pairs)
-    errors = []
+    errors, rests_on, single = [], [], []
     for i, (f, w, value, _) in enumerate(pairs if spread else []):
         rest = pairs[:i] + pairs[i + 1 :]
-        if sum(p[0] == f for p in rest) and sum(p[1] == w for p in rest):
+        sources = [p for p in rest if p[0] == f]
+        if sources and sum(p[1] == w for p in rest):
             sf, sw, _ = _additive(rest)
             errors.append(sf[f] + sw[w] - value)
+            rests_on.append(len(sources))
+            # from each one of the family's other workloads alone
+            single += [p[2] - sw[p[1]] + sw[w] - value for p in sources]
     return {
         "family": speed_f,
         "workload": speed_w,
         "pair_scale": robust_scale(np.array(errors)) if errors else float("nan"),
         "component": components(pairs),
+        "transfer": transfer(np.array(errors), np.array(rests_on), np.array(single)),
+    }
+
+
+TRANSFER_QUANTILE = 0.8
+TRANSFER_MIN_PAIRS = 5  # fewer held-out pairs than this: no in-sample spread (NaN)
+
+
+def transfer(errors: np.ndarray, rests_on: np.ndarray, single: np.ndarray) -> dict[str, Any]:
+    """How far a family's level on some workloads says its level on another, in sample
+    (log units, 80% quantiles): ``spread``, of the leave-one-pair-out errors each divided
+    by ``sqrt(1 + 1 / k)`` (``k`` the other workloads the family ran: the mean of ``k``
+    workloads' family-workload interactions plus the target's own), ``one``, of the
+    errors of the level from one other workload alone (every (source, target) pair of a
+    family's workloads), and how many of each (``pairs``, ``single``); NaN where under
+    ``TRANSFER_MIN_PAIRS`` held-out pairs."""
+    out = {"pairs": len(errors), "single": len(single)}
+    if len(errors) < TRANSFER_MIN_PAIRS:
+        return out | {"spread": float("nan"), "one": float("nan")}
+    scaled = np.abs(errors) / np.sqrt(1 + 1 / rests_on)
+    return out | {
+        "spread": float(np.quantile(scaled, TRANSFER_QUANTILE)),
+        "one": float(np.quantile(np.abs(single), TRANSFER_QUANTILE)),
     }
 
 

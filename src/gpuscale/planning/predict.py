@@ -28,7 +28,8 @@ the workload's newest), with ``x = log2 N``:
   ``T exp(+-q_class g (1 + widen x octaves outside))`` with ``q_class`` the calibrated
   80% quantile of the absolute log error of that class (``gpuscale.planning.calibrate``)
   and ``g`` the widening for what the level rests on (:func:`evidence_factor`; between
-  and beyond the counts never narrower than at them),
+  and beyond the counts never narrower than at them; class (iii): the workloads the
+  family's speed rests on, :func:`transfer_factor`),
   widened at a count the family ran to hold its own newest results there
   (:func:`own_results`: one system's time at a count spreads with its CPUs, software and
   submitter, and the plan's interval never excludes a result it cites).
@@ -67,8 +68,24 @@ def evidence(family: dict[str, Any] | None) -> dict[str, int]:
 
 def evidence_factor(pairs: int, prior: float) -> float:
     """``sqrt(1 + prior / pairs)``: an interval's widening for a level resting on
-    ``pairs`` (submitter, round) pairs (1 where none: class (iii), calibrated alone)."""
+    ``pairs`` (submitter, round) pairs (1 where none; class (iii): :func:`transfer_factor`)."""
     return math.sqrt(1 + prior / pairs) if pairs else 1.0
+
+
+def transfer_factor(fits: dict[str, Any], family_name: str) -> tuple[int, float]:
+    """(``k``, the workloads ``family_name``'s speed rests on; the widening of a class (iii)
+    interval for them): ``sqrt(1 + 1 / k)``, the spread of a level from the mean of ``k``
+    workloads against one from many (``fits.transfer``); on one workload at least the
+    in-sample spread of a level from one other workload against that from many
+    (``one / spread``), the floor of a transfer resting on one workload."""
+    k = sum(family_name in w["families"] for w in fits["workloads"].values())
+    if k == 0:
+        return 0, 1.0
+    factor = math.sqrt(1 + 1 / k)
+    spread = (fits["speed"].get("transfer") or {}).get("spread", math.nan)
+    if k == 1 and spread > 0:  # NaN: too few pairs held out to say
+        factor = max(factor, fits["speed"]["transfer"]["one"] / spread)
+    return k, factor
 
 
 def at_round(values: dict[str, Any], round_name: str | None, default: Any = 0.0) -> Any:
@@ -278,6 +295,8 @@ def predict_point(
     intervals = fits.get("intervals") or DEFAULT_INTERVALS
     rests_on = evidence(family)
     factor_e = evidence_factor(rests_on["pairs"], intervals.get(f"evidence_{kind}", 0.0))
+    if kind == "iii":  # the transfer's evidence: the workloads the family ran
+        rests_on["workloads"], factor_e = transfer_factor(fits, family_name)
     base = intervals[kind] * factor_e
     if kind in ("ii_in", "ii_out"):  # never narrower than at the counts the level rests on
         base = max(

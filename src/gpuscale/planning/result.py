@@ -21,7 +21,7 @@ from gpuscale.planning.limits import (
     superlinear_reference,
 )
 from gpuscale.planning.linear import UNSUPPORTED, cell, judged
-from gpuscale.planning.predict import evidence, plannable, predict_point
+from gpuscale.planning.predict import evidence, plannable, predict_point, transfer_factor
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion, measures
@@ -264,7 +264,9 @@ def plan_result(
         "classes": [r["count_class"] for r in rows],
         "borrowed": own is None,
         # what the family's level rests on: results, submitters, rounds, (submitter, round)
-        "evidence": evidence(own),
+        # pairs; borrowed (class iii): the workloads it ran, its speed's evidence
+        "evidence": evidence(own)
+        | ({} if own else {"workloads": transfer_factor(fits, family)[0]}),
         # the name asked, and the other parts of the results it could mean (``A100``:
         # read as A100-SXM4-80GB, also A100-PCIe-80GB and A100-SXM4-40GB; a user walk)
         "accelerator_asked": request.accelerator,

@@ -274,6 +274,8 @@ def evidence_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]])
     """Where the family's level rests on one or two (submitter, round) pairs: what it rests
     on and how much wider its intervals are for it (``predict.evidence``)."""
     timed = [r for r in rows if math.isfinite(r["time_to_train_min"]) and "evidence" in r]
+    if timed and timed[0]["count_class"] == "iii":
+        return _transfer_note(fit, family, timed)
     if not timed or not 0 < timed[0]["evidence"]["pairs"] <= 2:
         return []
     e = timed[0]["evidence"]
@@ -286,4 +288,20 @@ def evidence_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]])
         "factors above, which hold where many submitters and rounds agree (forecasts of "
         "levels resting on so few erred further, in the rounds the intervals are calibrated "
         "on)."
+    ]
+
+
+def _transfer_note(fit: dict[str, Any], family: str, timed: list[dict[str, Any]]) -> list[str]:
+    """What a level borrowed from other workloads (class iii) rests on, and how much wider
+    its intervals are for it (``predict.transfer_factor``)."""
+    k = timed[0]["evidence"]["workloads"]
+    wide = timed[0]["evidence_factor"]
+    how = f"sqrt(1 + 1/{k})"
+    if wide > math.sqrt(1 + 1 / k) + 1e-9:  # the floor of a transfer from one workload
+        how = "as far as a level from one other workload erred in sample, against from many"
+    return [
+        f"{family} never ran {fit['workload']}: its level is borrowed from "
+        f"{counted(k, 'workload')} it ran, so its intervals are x{wide:.2f} as wide (in log) "
+        "as the factor above for a family that never ran the workload, that of a level "
+        f"borrowed from many ({how})."
     ]

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/interval_coverage.py [--trials 150] [--boot 600] [--seed 0]
+    python benchmarks/interval_coverage.py [--trials 600] [--boot 600] [--seed 0]
                                            [--out benchmarks/results/interval_coverage.json]
 
 Each trial is a round of one workload at one global batch: four systems at 1, 2, 4 and 8
@@ -164,7 +164,7 @@ def simulate(name: str, runs: int, trials: int, n_boot: int, rng) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=150)
+    parser.add_argument("--trials", type=int, default=600)
     parser.add_argument("--boot", type=int, default=600)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--laws", nargs="*", default=list(LAWS), help="a subset of the laws")

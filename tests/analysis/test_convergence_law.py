@@ -1,6 +1,7 @@
 """The law of a batch's convergence (``gpuscale.analysis.convergence_law``): quantised
 pools drawn per replicate, the expected olympic score exact, and no zero-width interval
-where every pooled run converged at one count (issue 59)."""
+where every pooled run converged at one count, a speedup's continuous spread drawn within
+results (issue 59)."""
 
 from __future__ import annotations
 
@@ -62,3 +63,22 @@ def test_a_pool_at_one_count_gives_no_zero_width_interval() -> None:
     assert (ci["speedup_ci_low"] <= table["speedup"]).all()
     assert (table["speedup"] <= ci["speedup_ci_high"]).all()
     assert isinstance(ci, pd.DataFrame)
+
+
+def test_a_speedup_draws_the_spread_within_results_not_between() -> None:
+    """Two results at one batch, each run within 2% of its result's mean but the second
+    converging 10% later (a continuous law): the speedup's interval is the within-result
+    noise (before: +-9%, the pair's own difference drawn as noise), the time's keeps the
+    batch's pool."""
+    spread = np.array([-0.02, -0.01, 0.0, 0.01, 0.02])
+    conv = {"s1": 4.0 * (1 + spread), "s2": 4.4 * (1 + spread[::-1])}
+    paces = {"s1": 10.0, "s2": 5.0}
+    runs = runs_of({n: [(c * paces[n], c) for c in conv[n]] for n in paces})
+    frame = scores([(n, "H100", int(n[1:]), float(conv[n][1:4].mean() * paces[n])) for n in paces])
+    table = scaling_table(frame, "bert")
+    ci = bootstrap_intervals(table, runs, n_boot=2000, seed=0)
+    speedup = float(table["speedup"].iloc[1])
+    low, high = ci["speedup_ci_low"].iloc[1] / speedup, ci["speedup_ci_high"].iloc[1] / speedup
+    assert 0.96 < low < 1.0 < high < 1.04
+    t_low, t_high = ci["time_to_train_min_ci_low"].iloc[1], ci["time_to_train_min_ci_high"].iloc[1]
+    assert high - low < 0.6 * (t_high - t_low) / table["time_to_train_min"].iloc[1]

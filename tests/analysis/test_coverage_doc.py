@@ -40,7 +40,7 @@ def groups() -> dict[str, list[dict]]:
 
 def test_the_file_is_the_default_run_of_every_law_with_5_and_10_runs() -> None:
     cases = RESULT["cases"]
-    assert {(c["trials"], c["boot"]) for c in cases} == {(150, 600)}
+    assert {(c["trials"], c["boot"]) for c in cases} == {(600, 600)}
     laws = {c["law"] for c in cases}
     assert len(cases) == 2 * len(laws) == 30
     assert {c["runs"] for c in cases} == {5, 10}
@@ -70,7 +70,7 @@ def test_readme_analysis_md_and_speed_md_quote_the_ranges_per_family() -> None:
         said = f"{name}: T {t}, speedup and E' {s}"
         for where, text in (("README", readme), ("analysis", analysis), ("speed", BLOCK)):
             assert said in _flat(text), (where, said)
-    said = f"150 trials per case, 600 resamples, {RESULT['seconds']} s"
+    said = f"600 trials per case, 600 resamples, {RESULT['seconds']} s"
     assert said in _flat(DOC)
     met = f"met in {sum(c['met'] for c in RESULT['cases'])} of {len(RESULT['cases'])} cases"
     for where, text in (("README", readme), ("analysis", analysis), ("speed", DOC)):

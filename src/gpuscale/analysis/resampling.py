@@ -100,7 +100,8 @@ def replicate_ratios(
     the law to draw each run's convergence from (replicate ``b`` from its own drawn law;
     row 0 from a law without the result's own runs, and against that law's expected
     score over the counts shown); None draws whole run times from the result's own runs
-    (their centred log times). The runs' own deviations are widened by
+    (their centred log times); row 1 from the deviations within each pooled result where
+    the law is continuous (``PoolDraws.within``). The runs' own deviations are widened by
     :func:`small_sample_factor`: for row 1 at ``2 (m - 1)`` degrees of freedom, as
     Welch's for two results of ``m`` runs (each side at its own ``m - 1`` made a
     speedup's interval cover 98% with 5 runs)."""
@@ -125,6 +126,8 @@ def replicate_ratios(
     out[2] = 1.0
     for row, law in enumerate((left_out, None)):
         drawn_conv = conv if law is None else pool.draw(n_boot, n, rng, law)
+        if row == 1 and pool is not None and pool.weights is None and pool.within is not None:
+            drawn_conv = pool.draw(n_boot, n, rng, within=True)  # see the docstring
         df = (counted - 1) * (row + 1)
         drawn = np.exp(log_t.mean() + drawn_conv + own * small_sample_factor(df + 1))
         drawn[failed] = np.inf

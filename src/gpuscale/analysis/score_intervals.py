@@ -85,10 +85,11 @@ def convergence_pool(
     key: _Key,
     batch: float,
     logs: dict[_Key, np.ndarray | None] | None = None,
-) -> tuple[tuple[float, ...], list[np.ndarray]] | None:
-    """The batches pooled for a result at ``batch`` and the log samples to converge at
-    each: every run of the same round's and benchmark's results at that batch and the
-    RCPs at it; where none but the result itself, each batch within a factor of 2 of it.
+) -> tuple[tuple[float, ...], list[np.ndarray], list[np.ndarray]] | None:
+    """The batches pooled for a result at ``batch``, the log samples to converge at
+    each and the same by result (and RCP batch): every run of the same round's and
+    benchmark's results at that batch and the RCPs at it; where none but the result
+    itself, each batch within a factor of 2 of it.
     None without a batch, or where the result's own runs would be the whole pool.
     ``logs``: each result's :func:`log_samples`, where computed."""
     if not batch > 0:
@@ -108,7 +109,8 @@ def convergence_pool(
         chosen = sorted(b for b in sources if batch / 2 <= b <= batch * 2)
     if sum(len(sources[b]) for b in chosen) < 2:  # none but the result itself
         return None
-    return tuple(chosen), [np.concatenate(sources[b]) for b in chosen]
+    parts = [v for b in chosen for v in sources[b]]
+    return tuple(chosen), [np.concatenate(sources[b]) for b in chosen], parts
 
 
 def _candidates(table: pd.DataFrame) -> list[list[int]]:
@@ -160,7 +162,7 @@ def bootstrap_intervals(
             if pool is not None:
                 at = (key[0], key[3], pool[0])
                 if at not in pools:
-                    pools[at] = pool_draws(pool[1], n_boot, law_rng)
+                    pools[at] = pool_draws(pool[1], n_boot, law_rng, pool[2])
                 law = pools[at]
             ratios[:, pos] = result_ratios(result, law, n_boot, rng)
     times = table["time_to_train_min"].to_numpy(float)

@@ -145,3 +145,24 @@ class AdviceInputs:
             bucket_mb=self.bucket_mb,
             strategy=self.strategy,
         )
+
+
+# One end of an assumed term's range: (term, end, its value there, unit, the inputs there)
+End = tuple[str, str, float, str, AdviceInputs]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Calibrated:
+    """What ``calibrate.build`` hands the search, once: the inputs, the inputs at each
+    end of every assumed term's range (``ends``), and what qualifies the headline (the
+    bench's noise steps, the step error, its measured runs, whether the link was assumed,
+    whether a bench was read). ``model_note``: another model than the largest advised on,
+    said first; ``chosen``: which benched model was advised on, said after the decision."""
+
+    inputs: AdviceInputs
+    ends: tuple[End, ...] = ()
+    noise_steps: int | None = None  # the bench's noise scale's steps (None: not measured)
+    link_assumed: bool = False
+    from_bench: bool = False
+    model_note: str = ""
+    chosen: str = ""

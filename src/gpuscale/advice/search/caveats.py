@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
 
 import pandas as pd
 
 from gpuscale.advice.explain.answer import said as disagreement_said
 from gpuscale.advice.explain.weak_first import again
 from gpuscale.advice.model.convergence import scales_from_samples
-from gpuscale.advice.model.priors import StepError
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_RULESET, DEFAULT_SAMPLES, AdviceRequest
 from gpuscale.advice.search.recommend import Advice
 from gpuscale.advice.types import Disagreement, Measured
@@ -43,7 +42,6 @@ from gpuscale.tables.advice import (
 from gpuscale.tables.bench import on_a_larger_host, one_device
 from gpuscale.tables.bench_runs import runs_like
 
-FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 WIDE_STEP_INTERVAL = math.log(
     1.5
 )  # a step interval wider than a factor of 1.5 cannot decide a count
@@ -297,19 +295,17 @@ def qualify(
     advice: Advice,
     request: AdviceRequest,
     *,
-    noise: Any,
-    error: StepError,
-    measured: list[Measured],
+    noise_steps: int | None = None,
     link_assumed: bool = False,
     from_bench: bool = False,
 ) -> Advice:
     """The advice with what qualifies its headline said first (``caveats``, and the
-    explanation's first lines). ``noise``: the bench's noise scale (None: not measured);
+    explanation's first lines). ``noise_steps``: the steps of the bench's noise scale
+    where it is used (None: not measured or not used);
     ``link_assumed``: the link is the default, neither given, detected nor measured."""
     inputs = advice.inputs
     convergence = inputs.convergence if inputs else None
     from_rcps = request.workload is not None and convergence is not None
-    measured_noise = noise is not None and request.noise_scale is None and not request.workload
     defaults = defaults_used(
         request,
         samples_used=not (
@@ -322,8 +318,8 @@ def qualify(
     )
     lines = headline(
         defaults=defaults,
-        noise_steps=noise.steps if measured_noise else None,
-        step_width_log=error.width_log,
+        noise_steps=noise_steps,
+        step_width_log=inputs.error.width_log if inputs else 0.0,
         devices=advice.decision.accelerators,
         host_devices=inputs.host_devices if inputs else None,
         steps=inputs.evidence.steps_needed if inputs and inputs.evidence else FIRM_STEPS,
@@ -336,5 +332,6 @@ def qualify(
     found = advice.disagreements
     # a count its runs contradict, said first: the advice there rests on them
     lines = [disagreement_said(d) for d in found] + lines
+    measured = list(inputs.measured) if inputs else []
     lines += against_measured(advice.predictions, measured, advice.alternative, found)
     return replace(advice, caveats=tuple(lines), explanation=[*lines, *advice.explanation])

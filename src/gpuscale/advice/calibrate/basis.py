@@ -28,7 +28,7 @@ from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import StepError
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, rate_tflops, work_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BENCH, Measured, Source, TermId, words
+from gpuscale.advice.types import BENCH, End, Measured, Source, TermId, words
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.hardware.peaks import peak_for
@@ -70,6 +70,8 @@ class Basis:
     bench_model: str | None = None  # the bench model whose runs measure a term (None: numbers)
     host_devices: int | None = None  # the GPUs the bench's host had (None: unknown, or a CPU)
     model_note: str = ""  # the bench model advised on where larger ones were passed over, why
+    chosen: str = ""  # which benched model was advised on, said after the decision
+    ends: tuple[End, ...] = ()  # the terms at each end of an assumed term's range
     evidence: Support | None = None  # what the bench runs advised on rest on (None: numbers)
     one_device: OneDevice | None = None  # the bench's N = 1 run of the model advised on
     strategy: str | None = None  # the strategy the bench measured the model with (None: numbers)
@@ -110,7 +112,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     )
     if fixed.source == Source.ASSUMED and req.flops_per_sample is None:  # the rate rests on 6 x
         # parameters, a lower bound of the work: only a rate above the peak is impossible
-        # (a low one's two readings: ``peak_bound.flops_reading``, priced by ``assumed_ends``)
+        # (a low one's two readings: ``peak_bound.flops_reading``, priced by ``_ends``)
         warnings = rate_warnings(whole, device, precision, low=False)
     elif fixed.source == Source.ASSUMED:  # one step time: the whole step's rate is all we know
         low = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
@@ -143,6 +145,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         implausible=basis.implausible or bool(warnings),  # every rate warning is one
         name=f"a {format_count(spec.params)}-parameter model",
         assumed=(*basis.assumed, *_assumed(req, fixed, spec)),
+        ends=_ends(req, spec, device, precision, whole, fixed),
     )
 
 
@@ -159,25 +162,29 @@ def _split(
     )
 
 
-def assumed_ends(basis: Basis, req: AdviceRequest) -> list[tuple[str, str, float, str, Basis]]:
-    """The basis at each end of the range of an assumed term of a model given by numbers,
-    as (term, end, its value there, unit, basis): the FLOPs per sample not given, at 6 x
-    parameters (a transformer's; then the step at under 1% of the device's peak leaves
-    the rest of it a fixed cost), and a fixed cost nothing measured at its prior's ends."""
-    fixed, spec = basis.fixed, basis.spec
-    if fixed is None or spec is None or fixed.source != Source.ASSUMED:
-        return []
+def _ends(
+    req: AdviceRequest,
+    spec: ModelSpec,
+    device: str | None,
+    precision: str,
+    whole: float,
+    fixed: FixedCost,
+) -> tuple[End, ...]:
+    """The step's terms at each end of the range of an assumed term of a model given by
+    numbers, as (term, end, its value there, unit, the terms there): the FLOPs per sample
+    not given, at 6 x parameters (a transformer's; then the step at under 1% of the
+    device's peak leaves the rest of it a fixed cost), and a fixed cost nothing measured
+    at its prior's ends. ``whole``: the whole step's TFLOP/s."""
+    if fixed.source != Source.ASSUMED:
+        return ()
     points = req.step_points
-    per_device, step_ms = points[0]
-    device = req.device_name or implied_device(basis.network.intra.name)
-    precision = "bf16" if req.grad_bytes == 2 else "fp32"
-    whole = rate_tflops(per_device, spec.flops, step_ms)
+    per_device = points[0][0]
 
-    def at(cost: FixedCost) -> Basis:
+    def at(cost: FixedCost) -> dict[str, object]:
         compute, prior_range = _split(spec, per_device, whole, cost)
-        return replace(basis, fixed=cost, compute=compute, prior_range=prior_range)
+        return {"fixed": cost, "compute": compute, "prior_range": prior_range}
 
-    ends = []
+    ends: list[End] = []
     if req.flops_per_sample is None:
         dense = _fixed(req, points, spec, device, precision, floor_from_peak=True)
         if dense.ms > fixed.high_ms:
@@ -185,7 +192,7 @@ def assumed_ends(basis: Basis, req: AdviceRequest) -> list[tuple[str, str, float
     for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
         if ms != fixed.ms:
             ends.append(("fixed_cost", end, ms, "ms", at(replace(fixed, ms=ms))))
-    return ends
+    return tuple(ends)
 
 
 def _power(req: AdviceRequest, device: str | None, link: str) -> Power:

@@ -14,19 +14,20 @@ from dataclasses import replace
 import pandas as pd
 
 from gpuscale.advice import assumptions
-from gpuscale.advice.calibrate.basis import Basis, assumed_ends, from_numbers
+from gpuscale.advice.calibrate.basis import Basis, from_numbers
 from gpuscale.advice.calibrate.from_bench import from_bench
-from gpuscale.advice.calibrate.link import link_ends, network_basis
-from gpuscale.advice.calibrate.rows import models_benched
+from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.explain.weak_first import again, not_held
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
 from gpuscale.advice.model.convergence import convergence_for, scales_from_samples, thin_noise
 from gpuscale.advice.model.hardware import mlperf_floor
-from gpuscale.advice.model.network import MeasuredCurves
+from gpuscale.advice.model.network import Link, MeasuredCurves
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
+from gpuscale.advice.types import End
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.bench.evidence import FIRM_STEPS
+from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
 from gpuscale.tables.requests import NamedError, ref
 
@@ -67,27 +68,38 @@ def build(
             f"{ref('samples')} with {ref('workload', request.workload)}: its reference "
             "convergence points count the samples to train themselves; give one or the other"
         )
-    inputs = _inputs(basis, request, convergence, thin)
-    ends = [*(assumed_ends(basis, request) if bench is None else []), *link_ends(basis)]
     measured_noise = basis.noise is not None and request.noise_scale is None
-    chosen = ""
-    if not basis.model_note and not request.model and bench is not None:
-        chosen = models_benched(bench, basis.bench_model)
     return Calibrated(
-        inputs=inputs,
-        ends=tuple((t, e, v, u, _at(inputs, b)) for t, e, v, u, b in ends),
+        ends=(*basis.ends, *_link_ends(basis)),
+        inputs=_inputs(basis, request, convergence, thin),
+        samples_used=not (convergence is not None and request.workload is not None and not scaled),
         noise_steps=basis.noise.steps if measured_noise and not request.workload else None,
         link_assumed=basis.link_assumed,
         from_bench=bench is not None,
         model_note=basis.model_note,
-        chosen=chosen,
+        chosen=basis.chosen,
     )
 
 
-def _at(inputs: AdviceInputs, end: Basis) -> AdviceInputs:
-    """``inputs`` with the step's terms of ``end`` (a basis at one end of a range)."""
-    return replace(
-        inputs, model=end.spec, batch=end.per_device, **{n: getattr(end, n) for n in _CARRIED}
+# An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch.
+LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
+
+
+def _link_ends(basis: Basis) -> tuple[End, ...]:
+    """The network with an assumed link at each end of its range (none where the link
+    was given, detected or measured)."""
+    if not basis.link_assumed:
+        return ()
+    network = basis.network
+    return tuple(
+        (
+            "link",
+            end,
+            PRESETS[name].busbw_gbs,
+            "GB/s",
+            {"network": replace(network, intra=Link.from_preset(name))},
+        )
+        for end, name in LINK_ENDS
     )
 
 

@@ -40,6 +40,7 @@ from gpuscale.advice.calibrate.rows import (
     check_columns,
     flagged_help,
     known_model,
+    models_benched,
     same_samples,
     usable_runs,
     why_this_model,
@@ -135,6 +136,8 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     bench_model = None if req.params else cal.name  # the model a bench run would measure
     host = most_host_devices(table)
     impossible = rate_warnings(cal.compute.tflops, cal.device_name, precision, low=False)
+    note = "" if req.model or req.params else why_this_model(bench, cal.name, broken)
+    named = None if req.params is not None else cal.name  # as models_benched names it
     return replace(
         basis,
         spec=replace(cal.model, grad_bytes_per_param=req.grad_bytes),
@@ -162,7 +165,8 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         ),
         implausible=basis.implausible or bool(impossible),
         bench_model=None if req.params is not None else cal.name,
-        model_note="" if req.model or req.params else why_this_model(bench, cal.name, broken),
+        model_note=note,
+        chosen="" if note or req.model else models_benched(bench, named),
         host_devices=host,
         one_device=None if req.params is not None else _one_device(cal),
         strategy=cal.strategy,

@@ -269,25 +269,3 @@ def network_basis(
         # a topology read from --topo was asked for; one passed or detected here was not
         link_detected=detected if req.topo is None else None,
     )
-
-
-# An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch.
-LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
-
-
-def link_ends(basis: Basis) -> list[tuple[str, str, float, str, Basis]]:
-    """The basis with an assumed link at each end of its range (none where the link was
-    given, detected or measured)."""
-    if not basis.link_assumed:
-        return []
-    network = basis.network
-    return [
-        (
-            "link",
-            end,
-            PRESETS[name].busbw_gbs,
-            "GB/s",
-            replace(basis, network=replace(network, intra=Link.from_preset(name))),
-        )
-        for end, name in LINK_ENDS
-    ]

@@ -17,9 +17,8 @@ import pandas as pd
 
 from gpuscale.advice.explain.answer import said as disagreement_said
 from gpuscale.advice.explain.weak_first import again
-from gpuscale.advice.model.convergence import scales_from_samples
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_RULESET, DEFAULT_SAMPLES, AdviceRequest
+from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
 from gpuscale.advice.search.recommend import Advice
 from gpuscale.advice.types import Disagreement, Measured
 from gpuscale.analysis.bench_scaling import bench_scaling
@@ -295,27 +294,27 @@ def qualify(
     advice: Advice,
     request: AdviceRequest,
     *,
+    samples_used: bool = True,
     noise_steps: int | None = None,
     link_assumed: bool = False,
     from_bench: bool = False,
 ) -> Advice:
     """The advice with what qualifies its headline said first (``caveats``, and the
-    explanation's first lines). ``noise_steps``: the steps of the bench's noise scale
+    explanation's first lines). ``samples_used``: the request's samples to train are
+    (not the reference convergence points'); ``noise_steps``: the steps of the bench's noise scale
     where it is used (None: not measured or not used);
     ``link_assumed``: the link is the default, neither given, detected nor measured."""
     inputs = advice.inputs
-    convergence = inputs.convergence if inputs else None
-    from_rcps = request.workload is not None and convergence is not None
     defaults = defaults_used(
         request,
-        samples_used=not (
-            from_rcps
-            and not scales_from_samples(request.workload, request.ruleset or DEFAULT_RULESET)
-        ),
+        samples_used=samples_used,
         link_assumed=link_assumed,
         link=inputs.network.intra.name if inputs else "",
         from_bench=from_bench,
     )
+    found = advice.disagreements
+    measured = list(inputs.measured) if inputs else []
+    beside = against_measured(advice.predictions, measured, advice.alternative, found)
     lines = headline(
         defaults=defaults,
         noise_steps=noise_steps,
@@ -329,9 +328,6 @@ def qualify(
             inputs.host_devices if inputs else None,
         ),
     )
-    found = advice.disagreements
     # a count its runs contradict, said first: the advice there rests on them
-    lines = [disagreement_said(d) for d in found] + lines
-    measured = list(inputs.measured) if inputs else []
-    lines += against_measured(advice.predictions, measured, advice.alternative, found)
+    lines = [disagreement_said(d) for d in found] + lines + beside
     return replace(advice, caveats=tuple(lines), explanation=[*lines, *advice.explanation])

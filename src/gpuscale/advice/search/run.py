@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpuscale.advice.inputs import AdviceInputs, Calibrated
+from gpuscale.advice.inputs import Calibrated
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search import caveats
 from gpuscale.advice.search import decision as readings
@@ -20,41 +20,34 @@ from gpuscale.advice.types import Decision
 
 
 def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
-    """The advice on ``calibrated``'s inputs: predictions, decision, its readings at the
-    assumed ends, and the caveats said first."""
+    """The advice on ``calibrated``'s inputs: predictions, decision, the count at each
+    end of every assumed term's range (``decision.readings``; where one moves it, the
+    count is withheld and said first), the caveats said first."""
     inputs = calibrated.inputs
     advice = caveats.qualify(
         recommend(inputs),
         request,
+        samples_used=calibrated.samples_used,
         noise_steps=calibrated.noise_steps,
         link_assumed=calibrated.link_assumed,
         from_bench=calibrated.from_bench,
     )
-    advice = _read_ends(advice, calibrated)
-    if calibrated.model_note:  # another model than the largest advised on: said first
-        note = calibrated.model_note
-        return replace(
-            advice, caveats=(note, *advice.caveats), explanation=[note, *advice.explanation]
-        )
-    if not calibrated.chosen:
+    counts = {m.devices for m in inputs.measured}  # measured counts: as said
+
+    def decide_at(changes: dict[str, object]) -> Decision:
+        at = replace(inputs, **changes)
+        frame = applied(predictions(at), advice.disagreements, counts)
+        return decide(frame, at.target_efficiency, at.warnings, at.implausible)
+
+    decision = readings.with_readings(advice.decision, readings.read(calibrated.ends, decide_at))
+    first = tuple(filter(None, (calibrated.model_note, readings.withheld(decision))))
+    advice = replace(
+        advice,
+        decision=decision,
+        caveats=(*first, *advice.caveats),
+        explanation=[*first, *advice.explanation],
+    )
+    if not calibrated.chosen or calibrated.model_note:
         return advice
     lines, at = advice.explanation, advice.decision_line  # said after the decision
     return replace(advice, explanation=[*lines[: at + 1], calibrated.chosen, *lines[at + 1 :]])
-
-
-def _read_ends(advice: Advice, calibrated: Calibrated) -> Advice:
-    """``advice`` with the count at each end of every assumed term's range
-    (``decision.readings``); where one moves it, the count is withheld and said first."""
-
-    def decide_at(inputs: AdviceInputs) -> Decision:
-        counts = {m.devices for m in inputs.measured}  # measured counts: as said
-        frame = applied(predictions(inputs), advice.disagreements, counts)
-        return decide(frame, inputs.target_efficiency, inputs.warnings, inputs.implausible)
-
-    found = readings.read(calibrated.ends, decide_at)
-    decision = readings.with_readings(advice.decision, found)
-    said = readings.withheld(decision)
-    advice = replace(advice, decision=decision)
-    if not said:
-        return advice
-    return replace(advice, caveats=(said, *advice.caveats), explanation=[said, *advice.explanation])

@@ -40,6 +40,7 @@ from gpuscale.advice.calibrate.rows import (
     check_columns,
     flagged_help,
     known_model,
+    measured_runs,
     models_benched,
     same_samples,
     usable_runs,
@@ -52,7 +53,6 @@ from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search import caveats
 from gpuscale.advice.types import Measure, Measured, Source, TermId
 from gpuscale.bench.evidence import labels, remedy
 from gpuscale.bench.support import Support, comm_scale_sentence, support
@@ -91,7 +91,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         said = exc.text if isinstance(exc, NamedError | BenchFieldError) else str(exc)
         raise NamedCalibrationError(f"{said}{more}") from None
     like = (cal.config_group, cal.device_name, req.strategy)
-    measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged, like))
+    measured = tuple(measured_runs(bench, cal.name, req.allow_flagged, like))
     fell = measured_contention.falling(cal.compute.slowdown)
     # the model's runs on the calibrated run's hardware: those the advice reads
     on_hardware = runs_like(table, cal.config_group, cal.device_name, fields=HARDWARE)

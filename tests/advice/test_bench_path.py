@@ -93,7 +93,7 @@ def test_a_noise_scale_from_few_steps_chooses_no_batch(tmp_path: Path) -> None:
     8 x 2 accumulation steps", the accumulation chosen by a noise scale measured over 2
     steps. Under FEW_NOISE_STEPS steps it prices no batch: none is searched, no
     accumulation advised, and the advice says why and what to bench instead."""
-    from gpuscale.advice.search.caveats import FEW_NOISE_STEPS
+    from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 
     steps = FEW_NOISE_STEPS - 6
     path = _results(tmp_path, two={"noise": _noise(steps)})

@@ -11,8 +11,9 @@ import re
 import pandas as pd
 
 from gpuscale.advice.api import advise
+from gpuscale.advice.calibrate.rows import measured_runs
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search.caveats import against_measured, measured_runs
+from gpuscale.advice.search.qualify import against_measured
 from gpuscale.advice.types import Measured
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table

@@ -11,7 +11,8 @@ import statistics
 
 import pandas as pd
 
-from gpuscale.advice.search.caveats import against_measured, measured_runs
+from gpuscale.advice.calibrate.rows import measured_runs
+from gpuscale.advice.search.qualify import against_measured
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 

@@ -15,7 +15,7 @@ from gpuscale.advice.model.hardware import Power
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.model.priors import StepError
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, predict_step
-from gpuscale.advice.types import Measured
+from gpuscale.advice.types import End, Measured
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.bench.support import Support
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
@@ -145,3 +145,22 @@ class AdviceInputs:
             bucket_mb=self.bucket_mb,
             strategy=self.strategy,
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Calibrated:
+    """What ``calibrate.build`` hands the search, once: the inputs, the inputs that
+    differ at each end of every assumed term's range (``ends``), and what qualifies the
+    headline (whether the samples to train are the request's, the bench's noise steps,
+    whether the link was assumed, whether a bench was read). ``model_note``: another model
+    than the largest advised on, said first; ``chosen``: which benched model was advised
+    on, said after the decision."""
+
+    inputs: AdviceInputs
+    ends: tuple[End, ...] = ()
+    samples_used: bool = True  # the samples to train are the request's (not the RCPs')
+    noise_steps: int | None = None  # the bench's noise scale's steps (None: not measured)
+    link_assumed: bool = False
+    from_bench: bool = False
+    model_note: str = ""
+    chosen: str = ""

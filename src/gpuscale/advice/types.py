@@ -250,3 +250,8 @@ def trusted_runs(table: Any) -> Any:
     """The runs of a bench table an advice may use as they are: ``status`` ok, not
     flagged."""
     return table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
+
+
+# One end of an assumed term's range: (term, end, its value there, unit, the search's
+# inputs that differ there, by field name)
+End = tuple[str, str, float, str, dict[str, object]]

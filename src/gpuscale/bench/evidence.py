@@ -72,7 +72,7 @@ def steps_asked(rows: Iterable[Mapping[str, Any]]) -> tuple[int, str]:
     """The ``--steps`` a model's runs (``rows``: its bench rows, or table rows) need for
     every check that more steps pass, and its basis, said: at least :data:`FIRM_STEPS`
     (the few-steps check, ``MIN_STEPS``; a noise scale's 10 steps,
-    ``advice.caveats.FEW_NOISE_STEPS``); a timed phase of ``MIN_BUSY_WINDOW_S`` (the
+    ``advice.model.priors.FEW_NOISE_STEPS``); a timed phase of ``MIN_BUSY_WINDOW_S`` (the
     busy-share check) x ``WINDOW_HEADROOM`` at the time per step of each configuration
     (the runs of one configuration at one device count, whatever their steps), read from
     all the steps its runs timed together (their timed phases over their steps: a short

@@ -28,10 +28,10 @@ from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import StepError
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, rate_tflops, work_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BENCH, Measured, Source, TermId, words
+from gpuscale.advice.types import BENCH, End, Measured, Source, TermId, words
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import Support
-from gpuscale.hardware.peaks import peak_for
+from gpuscale.hardware.peaks import Peak, peak_for
 from gpuscale.quantities import format_count, format_ms, number
 
 # The link assumed where none is given, detected or measured.
@@ -70,6 +70,8 @@ class Basis:
     bench_model: str | None = None  # the bench model whose runs measure a term (None: numbers)
     host_devices: int | None = None  # the GPUs the bench's host had (None: unknown, or a CPU)
     model_note: str = ""  # the bench model advised on where larger ones were passed over, why
+    chosen: str = ""  # which benched model was advised on, said after the decision
+    ends: tuple[End, ...] = ()  # the terms at each end of an assumed term's range
     evidence: Support | None = None  # what the bench runs advised on rest on (None: numbers)
     one_device: OneDevice | None = None  # the bench's N = 1 run of the model advised on
     strategy: str | None = None  # the strategy the bench measured the model with (None: numbers)
@@ -97,9 +99,14 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     link = basis.network.intra.name
     device = req.device_name or implied_device(link)
     precision = "bf16" if req.grad_bytes == 2 else "fp32"
+    peak = peak_for(device)  # the device's catalogue peaks, read once
+    # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
+    # defaults runs convolutions in TF32, so the TF32 peak bounds it (the fp32 peak left
+    # no room for a fixed cost in a ResNet-50 step that is plainly possible on an A100)
+    fastest = peak.tflops(precision, tf32="on") if peak else None
     whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
-    fixed = _fixed(req, points, spec, device, precision)
-    bound = _bound_note(req, fixed, spec, device, precision, link)
+    fixed = _fixed(req, points, spec, fastest)
+    bound = _bound_note(req, fixed, spec, (peak, fastest, precision), device, link)
     compute, prior_range = _split(spec, per_device, whole, fixed)
     flops = "the FLOPs given" if req.flops_per_sample else "6 x parameters FLOPs per sample"
     source = (
@@ -110,7 +117,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     )
     if fixed.source == Source.ASSUMED and req.flops_per_sample is None:  # the rate rests on 6 x
         # parameters, a lower bound of the work: only a rate above the peak is impossible
-        # (a low one's two readings: ``peak_bound.flops_reading``, priced by ``assumed_ends``)
+        # (a low one's two readings: ``peak_bound.flops_reading``, priced by ``_ends``)
         warnings = rate_warnings(whole, device, precision, low=False)
     elif fixed.source == Source.ASSUMED:  # one step time: the whole step's rate is all we know
         low = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
@@ -143,6 +150,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         implausible=basis.implausible or bool(warnings),  # every rate warning is one
         name=f"a {format_count(spec.params)}-parameter model",
         assumed=(*basis.assumed, *_assumed(req, fixed, spec)),
+        ends=_ends(req, spec, fastest, whole, fixed),
     )
 
 
@@ -159,33 +167,37 @@ def _split(
     )
 
 
-def assumed_ends(basis: Basis, req: AdviceRequest) -> list[tuple[str, str, float, str, Basis]]:
-    """The basis at each end of the range of an assumed term of a model given by numbers,
-    as (term, end, its value there, unit, basis): the FLOPs per sample not given, at 6 x
-    parameters (a transformer's; then the step at under 1% of the device's peak leaves
-    the rest of it a fixed cost), and a fixed cost nothing measured at its prior's ends."""
-    fixed, spec = basis.fixed, basis.spec
-    if fixed is None or spec is None or fixed.source != Source.ASSUMED:
-        return []
+def _ends(
+    req: AdviceRequest,
+    spec: ModelSpec,
+    fastest: float | None,
+    whole: float,
+    fixed: FixedCost,
+) -> tuple[End, ...]:
+    """The step's terms at each end of the range of an assumed term of a model given by
+    numbers, as (term, end, its value there, unit, the terms there): the FLOPs per sample
+    not given, at 6 x parameters (a transformer's; then the step at under 1% of the
+    device's peak leaves the rest of it a fixed cost), and a fixed cost nothing measured
+    at its prior's ends. ``fastest``: the device's peak that bounds the work (TFLOP/s,
+    None: unknown); ``whole``: the whole step's TFLOP/s."""
+    if fixed.source != Source.ASSUMED:
+        return ()
     points = req.step_points
-    per_device, step_ms = points[0]
-    device = req.device_name or implied_device(basis.network.intra.name)
-    precision = "bf16" if req.grad_bytes == 2 else "fp32"
-    whole = rate_tflops(per_device, spec.flops, step_ms)
+    per_device = points[0][0]
 
-    def at(cost: FixedCost) -> Basis:
+    def at(cost: FixedCost) -> dict[str, object]:
         compute, prior_range = _split(spec, per_device, whole, cost)
-        return replace(basis, fixed=cost, compute=compute, prior_range=prior_range)
+        return {"fixed": cost, "compute": compute, "prior_range": prior_range}
 
-    ends = []
+    ends: list[End] = []
     if req.flops_per_sample is None:
-        dense = _fixed(req, points, spec, device, precision, floor_from_peak=True)
+        dense = _fixed(req, points, spec, fastest, floor_from_peak=True)
         if dense.ms > fixed.high_ms:
             ends.append(("flops_per_sample", "low", spec.flops, "FLOPs", at(dense)))
     for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
         if ms != fixed.ms:
             ends.append(("fixed_cost", end, ms, "ms", at(replace(fixed, ms=ms))))
-    return ends
+    return tuple(ends)
 
 
 def _power(req: AdviceRequest, device: str | None, link: str) -> Power:
@@ -202,19 +214,18 @@ def _fixed(
     req: AdviceRequest,
     points: tuple[tuple[int, float], ...],
     spec: ModelSpec,
-    device: str | None,
-    precision: str,
+    fastest: float | None,
     floor_from_peak: bool | None = None,
 ) -> FixedCost:
     """The fixed cost: entered as such, from two step times, else the prior narrowed by
-    the step (the device's peak bounds the per-sample work from below and, at 1% of it,
-    from above: only with FLOPs per sample given, or ``floor_from_peak``)."""
+    the step (the device's peak, ``fastest`` TFLOP/s, bounds the per-sample work from
+    below and, at 1% of it, from above: only with FLOPs per sample given, or
+    ``floor_from_peak``)."""
     per_device, step_ms = points[0]
     if req.fixed_ms is not None:
         return fixed_cost.given(min(req.fixed_ms, step_ms), per_device)
     if len(points) > 1:
         return fixed_cost.entered(points)
-    fastest = _fastest(device, precision)
     at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
     floor = req.flops_per_sample is not None if floor_from_peak is None else floor_from_peak
     return fixed_cost.prior(
@@ -222,26 +233,18 @@ def _fixed(
     )
 
 
-def _fastest(device: str | None, precision: str) -> float | None:
-    """The fastest the step's work could run at this precision (TFLOP/s; None: no peak):
-    fp32 under PyTorch's defaults runs convolutions in TF32, so the TF32 peak bounds it
-    (the fp32 peak left no room for a fixed cost in a ResNet-50 step that is plainly
-    possible on an A100)."""
-    peak = peak_for(device)
-    return peak.tflops(precision, tf32="on") if peak else None
-
-
 def _bound_note(
     req: AdviceRequest,
     fixed: FixedCost,
     spec: ModelSpec,
+    at_peak: tuple[Peak | None, float | None, str],
     device: str | None,
-    precision: str,
     link: str,
 ) -> str:
     """Why an assumed fixed cost is what it is: the device's peak bounded it (said with
-    the peak and the FLOPs it rests on), or no peak did (the prior's alone)."""
-    peak, fastest = peak_for(device), _fastest(device, precision)
+    the peak and the FLOPs it rests on), or no peak did (the prior's alone). ``at_peak``:
+    the device's peaks, the one that bounds the work (TFLOP/s) and the precision."""
+    peak, fastest, precision = at_peak
     if peak is None or fastest is None:
         return peak_bound.unbounded(fixed, device, link, MEASURE_FIXED)
     per_device, step_ms = req.step_points[0]

@@ -40,6 +40,8 @@ from gpuscale.advice.calibrate.rows import (
     check_columns,
     flagged_help,
     known_model,
+    measured_runs,
+    models_benched,
     same_samples,
     usable_runs,
     why_this_model,
@@ -51,7 +53,6 @@ from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search import caveats
 from gpuscale.advice.types import Measure, Measured, Source, TermId
 from gpuscale.bench.evidence import labels, remedy
 from gpuscale.bench.support import Support, comm_scale_sentence, support
@@ -90,7 +91,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         said = exc.text if isinstance(exc, NamedError | BenchFieldError) else str(exc)
         raise NamedCalibrationError(f"{said}{more}") from None
     like = (cal.config_group, cal.device_name, req.strategy)
-    measured = tuple(caveats.measured_runs(bench, cal.name, req.allow_flagged, like))
+    measured = tuple(measured_runs(bench, cal.name, req.allow_flagged, like))
     fell = measured_contention.falling(cal.compute.slowdown)
     # the model's runs on the calibrated run's hardware: those the advice reads
     on_hardware = runs_like(table, cal.config_group, cal.device_name, fields=HARDWARE)
@@ -135,6 +136,8 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     bench_model = None if req.params else cal.name  # the model a bench run would measure
     host = most_host_devices(table)
     impossible = rate_warnings(cal.compute.tflops, cal.device_name, precision, low=False)
+    note = "" if req.model or req.params else why_this_model(bench, cal.name, broken)
+    named = None if req.params is not None else cal.name  # as models_benched names it
     return replace(
         basis,
         spec=replace(cal.model, grad_bytes_per_param=req.grad_bytes),
@@ -162,7 +165,8 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         ),
         implausible=basis.implausible or bool(impossible),
         bench_model=None if req.params is not None else cal.name,
-        model_note="" if req.model or req.params else why_this_model(bench, cal.name, broken),
+        model_note=note,
+        chosen="" if note or req.model else models_benched(bench, named),
         host_devices=host,
         one_device=None if req.params is not None else _one_device(cal),
         strategy=cal.strategy,

@@ -23,11 +23,16 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.advice.calibrate.calibration import CalibrationError
+from gpuscale.advice.types import Measured
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.bench.support import support
 from gpuscale.bench.table import flag_summary
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind
 from gpuscale.quantities import counted, format_count, joined, noun_for
 from gpuscale.tables import BENCH_COLUMNS
+from gpuscale.tables.bench import one_device
+from gpuscale.tables.bench_runs import runs_like
 from gpuscale.tables.requests import FieldError, as_keywords, ref
 
 QUIETER = "re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median)"
@@ -285,3 +290,51 @@ def same_samples(table: pd.DataFrame, model: str) -> bool:
 
 # Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.
 _LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "fsdp_overhead_ms")
+
+
+def measured_runs(
+    table: pd.DataFrame,
+    model: str,
+    allow_flagged: bool,
+    like: tuple[str, str | None, str | None] | None = None,
+) -> list[Measured]:
+    """The model's N > 1 throughput speedups in the bench table, flagged as the bench
+    flags them (``allowed`` where ``--allow-flagged`` let the advice use them); with
+    ``like`` (the calibrated run's configuration group, device name and the strategy
+    predicted), only the runs of that configuration on that device
+    (``tables.bench.runs_like``): a CPU run of the model is no measurement of its advice on
+    a GPU."""
+    scaling = bench_scaling(table)
+    base_batch = one_device(scaling, "batch_per_device")
+    base_accum = one_device(scaling, "accum")
+    of = (scaling["model"] == model) & (scaling["accelerators"] > 1)
+    if like is not None and len(scaling):
+        of &= runs_like(scaling, *like)
+    rows = scaling[of].dropna(subset=["speedup"])
+    at = pd.Series(range(len(scaling)), index=scaling.index, dtype=float)
+    base_at = one_device(scaling.assign(_at=at), "_at")
+
+    def weak_remedy(index: object) -> str:
+        """What to bench where the run at ``index`` or its N = 1 run is weak evidence."""
+        both = [index] + ([scaling.index[int(base_at[index])]] if pd.notna(base_at[index]) else [])
+        pair = scaling.loc[both]
+        found = support(pair)
+        # weak: notes say why (a flagged run's too, graded flagged: ``bench.evidence``)
+        weak = bool(pair.get("evidence_notes", pd.Series(dtype=str)).fillna("").ne("").any())
+        return found.remedy() if weak and found is not None else ""
+
+    return [
+        Measured(
+            devices=int(r.accelerators),
+            speedup=float(r.speedup),
+            flagged=bool(r.flagged),
+            batch_per_device=int(r.batch_per_device),
+            allowed=bool(r.flagged) and allow_flagged,
+            accum=int(r.accum),
+            base=(int(base_batch[i]), int(base_accum[i])),
+            weak_remedy=weak_remedy(i),
+            samples_per_s=float(r.samples_per_s),
+            flags=str(r.flags) if bool(r.flagged) and isinstance(r.flags, str) else "",
+        )
+        for i, r in zip(rows.index, rows.itertuples(), strict=True)
+    ]

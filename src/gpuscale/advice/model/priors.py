@@ -77,6 +77,8 @@ _NORMAL_20 = (
     1.9600,
 )
 
+FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
+
 
 @dataclass(frozen=True, slots=True)
 class SharePrior:

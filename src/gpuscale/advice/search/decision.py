@@ -50,9 +50,7 @@ import pandas as pd
 from gpuscale.advice.explain.answer import SETTLE, value_text
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.model.fixed_cost import resplit
-from gpuscale.advice.model.network import Link
 from gpuscale.advice.types import Decision, Reading, TermId
-from gpuscale.hardware.links import PRESETS
 from gpuscale.quantities import counted
 
 # the step's overheads, as the prediction columns that hold them
@@ -241,28 +239,6 @@ def add_intervals(frame: pd.DataFrame, inputs: AdviceInputs, ideal: pd.Series) -
     frame["speedup_low"] = np.min(speedups, axis=0) * np.exp(-width)
     high = pd.Series(np.max(speedups, axis=0) * np.exp(width), index=frame.index)
     frame["speedup_high"] = high.clip(upper=ideal)
-
-
-# An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch.
-LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
-
-
-def link_ends(basis: Any) -> list[tuple[str, str, float, str, Any]]:
-    """The basis with an assumed link at each end of its range (none where the link was
-    given, detected or measured)."""
-    if not basis.link_assumed:
-        return []
-    network = basis.network
-    return [
-        (
-            "link",
-            end,
-            PRESETS[name].busbw_gbs,
-            "GB/s",
-            replace(basis, network=replace(network, intra=Link.from_preset(name))),
-        )
-        for end, name in LINK_ENDS
-    ]
 
 
 def read(

@@ -115,9 +115,9 @@ class Advice:
     @property
     def decision_line(self) -> int:
         """Where "Use N devices ..." stands in ``explanation``: after what qualifies it
-        (``caveats``) and the decision's warnings (WARNING, STRATEGY ...)."""
-        said = (*self.caveats, *self.decision.warnings)
-        return next((i for i, line in enumerate(self.explanation) if line not in said), 0)
+        (``caveats``, which every step that qualifies the advice puts first in both) and the
+        decision's warnings (``explain`` says them before it)."""
+        return len(self.caveats) + len(self.decision.warnings)
 
 
 def _best(inputs: AdviceInputs, n: int) -> tuple[Step, float] | None:

@@ -1,4 +1,9 @@
-"""What makes an advice's headline less firm than it reads, said before it: inputs the
+"""The search, once, and what qualifies its answer: ``search(calibrated, request)`` ->
+:class:`Advice`: the predictions and the decision (``recommend``), the count at each end
+of every assumed term's range (where one moves it, the count is withheld and said first),
+and the caveats.
+
+What makes an advice's headline less firm than it reads, said before it: inputs the
 user never gave (the default samples to train, a noise scale from a few steps of random
 data), a step interval too wide to decide on, and a measured speedup at a count the
 advice predicts that falls outside the predicted interval (the measurement is what this
@@ -12,20 +17,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
 
 import pandas as pd
 
 from gpuscale.advice.explain.answer import said as disagreement_said
 from gpuscale.advice.explain.weak_first import again
-from gpuscale.advice.model.convergence import scales_from_samples
-from gpuscale.advice.model.priors import StepError
-from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_RULESET, DEFAULT_SAMPLES, AdviceRequest
-from gpuscale.advice.search.recommend import Advice
-from gpuscale.advice.types import Disagreement, Measured
-from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.advice.inputs import Calibrated
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS
+from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
+from gpuscale.advice.search import decision as readings
+from gpuscale.advice.search.decision import decide
+from gpuscale.advice.search.derive import applied
+from gpuscale.advice.search.recommend import Advice, predictions, recommend
+from gpuscale.advice.types import Decision, Disagreement, Measured
 from gpuscale.bench.evidence import FIRM_STEPS
-from gpuscale.bench.support import support
 from gpuscale.quantities import (
     counted,
     factor_interval,
@@ -40,10 +45,8 @@ from gpuscale.tables.advice import (
     on_advice_baseline,
     same_configuration,
 )
-from gpuscale.tables.bench import on_a_larger_host, one_device
-from gpuscale.tables.bench_runs import runs_like
+from gpuscale.tables.bench import on_a_larger_host
 
-FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 WIDE_STEP_INTERVAL = math.log(
     1.5
 )  # a step interval wider than a factor of 1.5 cannot decide a count
@@ -245,85 +248,69 @@ def against_measured(
     return lines
 
 
-def measured_runs(
-    table: pd.DataFrame,
-    model: str,
-    allow_flagged: bool,
-    like: tuple[str, str | None, str | None] | None = None,
-) -> list[Measured]:
-    """The model's N > 1 throughput speedups in the bench table, flagged as the bench
-    flags them (``allowed`` where ``--allow-flagged`` let the advice use them); with
-    ``like`` (the calibrated run's configuration group, device name and the strategy
-    predicted), only the runs of that configuration on that device
-    (``tables.bench.runs_like``): a CPU run of the model is no measurement of its advice on
-    a GPU."""
-    scaling = bench_scaling(table)
-    base_batch = one_device(scaling, "batch_per_device")
-    base_accum = one_device(scaling, "accum")
-    of = (scaling["model"] == model) & (scaling["accelerators"] > 1)
-    if like is not None and len(scaling):
-        of &= runs_like(scaling, *like)
-    rows = scaling[of].dropna(subset=["speedup"])
-    at = pd.Series(range(len(scaling)), index=scaling.index, dtype=float)
-    base_at = one_device(scaling.assign(_at=at), "_at")
+def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
+    """The advice on ``calibrated``'s inputs: predictions, decision, the count at each
+    end of every assumed term's range (``decision.readings``; where one moves it, the
+    count is withheld and said first), the caveats said first."""
+    inputs = calibrated.inputs
+    advice = qualify(
+        recommend(inputs),
+        request,
+        samples_used=calibrated.samples_used,
+        noise_steps=calibrated.noise_steps,
+        link_assumed=calibrated.link_assumed,
+        from_bench=calibrated.from_bench,
+    )
+    counts = {m.devices for m in inputs.measured}  # measured counts: as said
 
-    def weak_remedy(index: object) -> str:
-        """What to bench where the run at ``index`` or its N = 1 run is weak evidence."""
-        both = [index] + ([scaling.index[int(base_at[index])]] if pd.notna(base_at[index]) else [])
-        pair = scaling.loc[both]
-        found = support(pair)
-        # weak: notes say why (a flagged run's too, graded flagged: ``bench.evidence``)
-        weak = bool(pair.get("evidence_notes", pd.Series(dtype=str)).fillna("").ne("").any())
-        return found.remedy() if weak and found is not None else ""
+    def decide_at(changes: dict[str, object]) -> Decision:
+        at = replace(inputs, **changes)
+        frame = applied(predictions(at), advice.disagreements, counts)
+        return decide(frame, at.target_efficiency, at.warnings, at.implausible)
 
-    return [
-        Measured(
-            devices=int(r.accelerators),
-            speedup=float(r.speedup),
-            flagged=bool(r.flagged),
-            batch_per_device=int(r.batch_per_device),
-            allowed=bool(r.flagged) and allow_flagged,
-            accum=int(r.accum),
-            base=(int(base_batch[i]), int(base_accum[i])),
-            weak_remedy=weak_remedy(i),
-            samples_per_s=float(r.samples_per_s),
-            flags=str(r.flags) if bool(r.flagged) and isinstance(r.flags, str) else "",
-        )
-        for i, r in zip(rows.index, rows.itertuples(), strict=True)
-    ]
+    decision = readings.with_readings(advice.decision, readings.read(calibrated.ends, decide_at))
+    first = tuple(filter(None, (calibrated.model_note, readings.withheld(decision))))
+    advice = replace(
+        advice,
+        decision=decision,
+        caveats=(*first, *advice.caveats),
+        explanation=[*first, *advice.explanation],
+    )
+    if not calibrated.chosen or calibrated.model_note:
+        return advice
+    lines, at = advice.explanation, advice.decision_line  # said after the decision
+    return replace(advice, explanation=[*lines[: at + 1], calibrated.chosen, *lines[at + 1 :]])
 
 
 def qualify(
     advice: Advice,
     request: AdviceRequest,
     *,
-    noise: Any,
-    error: StepError,
-    measured: list[Measured],
+    samples_used: bool = True,
+    noise_steps: int | None = None,
     link_assumed: bool = False,
     from_bench: bool = False,
 ) -> Advice:
     """The advice with what qualifies its headline said first (``caveats``, and the
-    explanation's first lines). ``noise``: the bench's noise scale (None: not measured);
+    explanation's first lines). ``samples_used``: the request's samples to train are
+    (not the reference convergence points'); ``noise_steps``: the steps of the bench's noise scale
+    where it is used (None: not measured or not used);
     ``link_assumed``: the link is the default, neither given, detected nor measured."""
     inputs = advice.inputs
-    convergence = inputs.convergence if inputs else None
-    from_rcps = request.workload is not None and convergence is not None
-    measured_noise = noise is not None and request.noise_scale is None and not request.workload
     defaults = defaults_used(
         request,
-        samples_used=not (
-            from_rcps
-            and not scales_from_samples(request.workload, request.ruleset or DEFAULT_RULESET)
-        ),
+        samples_used=samples_used,
         link_assumed=link_assumed,
         link=inputs.network.intra.name if inputs else "",
         from_bench=from_bench,
     )
+    found = advice.disagreements
+    measured = list(inputs.measured) if inputs else []
+    beside = against_measured(advice.predictions, measured, advice.alternative, found)
     lines = headline(
         defaults=defaults,
-        noise_steps=noise.steps if measured_noise else None,
-        step_width_log=error.width_log,
+        noise_steps=noise_steps,
+        step_width_log=inputs.error.width_log if inputs else 0.0,
         devices=advice.decision.accelerators,
         host_devices=inputs.host_devices if inputs else None,
         steps=inputs.evidence.steps_needed if inputs and inputs.evidence else FIRM_STEPS,
@@ -333,8 +320,6 @@ def qualify(
             inputs.host_devices if inputs else None,
         ),
     )
-    found = advice.disagreements
     # a count its runs contradict, said first: the advice there rests on them
-    lines = [disagreement_said(d) for d in found] + lines
-    lines += against_measured(advice.predictions, measured, advice.alternative, found)
+    lines = [disagreement_said(d) for d in found] + lines + beside
     return replace(advice, caveats=tuple(lines), explanation=[*lines, *advice.explanation])

@@ -35,6 +35,7 @@ class FlagKind(StrEnum):
     NO_ONE_DEVICE = "no N = 1 run"
     SYNC_WAIT = "sync overhead exceeds the communication in flight"
     BASELINE = "N = 1 run flagged"
+    NO_BASELINE = "no N = 1 run of the same configuration (threads, batch, precision...)"
 
 
 # Kinds whose reason's first words carry a number (the text before its colon is no kind).
@@ -77,6 +78,13 @@ def kind_of(reason: str) -> str:
         if reason.startswith(start):
             return kind.value
     return reason.split(":", 1)[0]
+
+
+def detail(reason: str) -> str:
+    """A reason's words after its kind (``kind: detail``); the whole reason where its
+    kind does not start it (its first words carry a number)."""
+    _, sep, rest = reason.partition(": ")
+    return rest if sep and reason.startswith(kind_of(reason)) else reason
 
 
 def flag_kinds(flags: Any) -> tuple[str, ...]:

@@ -34,14 +34,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.plausibility import flag_kinds, superlinear_flag
+from gpuscale.plausibility import FlagKind, flag_kinds, superlinear_flag
 from gpuscale.quantities import format_count, joined, noun_for, of_the
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.bench import configuration_labels, one_device
 from gpuscale.tables.measures import efficiency, rate_speedup
 from gpuscale.tables.views import TableView
 
-NO_BASELINE = "no N = 1 run of the same configuration (threads, batch, precision...): no speedup"
+NO_BASELINE = f"{FlagKind.NO_BASELINE}: no speedup"
 
 
 def bench_scaling(table: pd.DataFrame) -> pd.DataFrame:

@@ -164,11 +164,12 @@ class BenchFile:
         return [f"skipped: {problem}" for problem in self.skipped[:most]] + more
 
 
-def load_bench(path: Path) -> BenchFile:
+def load_bench(path: Path | str) -> BenchFile:
     """The one bench loader: the bench table of a results file, and the lines skipped.
     :class:`ResultsError` when it cannot be read (see :func:`read_results`) or holds no
     bench result, saying why (a ``gpuscale collectives`` file: give it as --collectives;
     else the first line skipped)."""
+    path = Path(path)
     schemas: list[str] = []
     records, problems = read_results(path, schemas=schemas)
     if not records:

@@ -142,12 +142,13 @@ def print_frame(
     table that cannot fit even then is printed as records. ``every``: how to get the
     columns the caller left out of ``frame`` (said with the dropped ones); ``rest``: where
     a short answer's dropped columns are, said in place of ``--columns`` and ``-f csv``."""
-    if fmt is Format.csv:  # a tuple cell as its items, "; "-separated (never a repr)
-        cells = frame.map(lambda v: "; ".join(map(str, v)) if isinstance(v, tuple) else v)
-        _write(console, cells.to_csv(index=False))
-        return
     if fmt is Format.json:
         print_json(console, frame.to_dict("records"))
+        return
+    # a tuple cell (a row's kinds, its samples) as its items, "; "-separated: never a repr
+    frame = frame.map(lambda v: "; ".join(map(str, v)) if isinstance(v, tuple) else v)
+    if fmt is Format.csv:
+        _write(console, frame.to_csv(index=False))
         return
     from pandas.api.types import is_numeric_dtype  # lazy: pandas, not needed for --help
 

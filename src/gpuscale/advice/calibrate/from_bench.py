@@ -89,7 +89,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
             raise
         # the fields it names (``ref``) still said as the caller names them
         said = exc.text if isinstance(exc, NamedError | BenchFieldError) else str(exc)
-        raise NamedCalibrationError(f"{said}{more}") from None
+        raise NamedCalibrationError(f"{said}{more}.") from None
     like = (cal.config_group, cal.device_name, req.strategy)
     measured = tuple(measured_runs(bench, cal.name, req.allow_flagged, like))
     fell = measured_contention.falling(cal.compute.slowdown)

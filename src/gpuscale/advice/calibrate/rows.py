@@ -28,7 +28,7 @@ from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.support import support
 from gpuscale.bench.table import flag_summary
 from gpuscale.names import did_you_mean
-from gpuscale.plausibility import HOST_NOISE, FlagKind
+from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
 from gpuscale.quantities import counted, format_count, joined, noun_for
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.bench import one_device
@@ -129,8 +129,9 @@ def usable_runs(
 
 def flag_lines(table: Any) -> str:
     """Each kind of flag, its count and an example reason, in one sentence."""
-    said = [(k, n, why.removeprefix(f"{k}: ")) for k, n, why in flag_summary(table)]
-    return "; ".join(f"{kind} ({counted(n, 'run')}, e.g. {why})" for kind, n, why in said)
+    return "; ".join(
+        f"{kind} ({counted(n, 'run')}, e.g. {detail(why)})" for kind, n, why in flag_summary(table)
+    )
 
 
 def remedy(kinds: list[str]) -> str:

@@ -113,12 +113,14 @@ def test_the_noise_scale_interval_is_not_clipped_at_its_point() -> None:
     assert found is not None
     assert found.low < found.b_simple < found.high
     assert found.high == math.inf
-    source = convergence_for(
+    model, _ = convergence_for(
         noise_scale=None,
         workload=None,
         ruleset="5.0.0",
         samples=1e6,
         reference_batch=4,
         measured=found,
-    ).source
+    )
+    assert model is not None
+    source = model.source
     assert "unbounded" in source  # never "5-134" with 134 the point

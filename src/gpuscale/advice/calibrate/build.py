@@ -19,7 +19,7 @@ from gpuscale.advice.calibrate.from_bench import from_bench
 from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.explain.weak_first import again, not_held
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
-from gpuscale.advice.model.convergence import convergence_for, scales_from_samples, thin_noise
+from gpuscale.advice.model.convergence import convergence_for, thin_noise
 from gpuscale.advice.model.hardware import mlperf_floor
 from gpuscale.advice.model.network import Link, MeasuredCurves
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
@@ -29,7 +29,6 @@ from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
-from gpuscale.tables.requests import NamedError, ref
 
 
 def build(
@@ -54,25 +53,20 @@ def build(
     thin = "" if given else thin_noise(basis.noise, FEW_NOISE_STEPS)
     basis = replace(basis, noise=None) if thin else basis
     ruleset = request.ruleset or DEFAULT_RULESET
-    convergence = convergence_for(
+    convergence, samples_used = convergence_for(
         noise_scale=request.noise_scale,
         workload=request.workload,
         ruleset=ruleset,
         samples=request.samples_to_train,
         reference_batch=basis.per_device * basis.accum,
         measured=basis.noise,
+        samples_given=request.samples is not None,
     )
-    scaled = scales_from_samples(request.workload, ruleset)
-    if request.samples is not None and request.workload and not scaled:
-        raise NamedError(
-            f"{ref('samples')} with {ref('workload', request.workload)}: its reference "
-            "convergence points count the samples to train themselves; give one or the other"
-        )
     measured_noise = basis.noise is not None and request.noise_scale is None
     return Calibrated(
         ends=(*basis.ends, *_link_ends(basis)),
         inputs=_inputs(basis, request, convergence, thin),
-        samples_used=not (convergence is not None and request.workload is not None and not scaled),
+        samples_used=samples_used,
         noise_steps=basis.noise.steps if measured_noise and not request.workload else None,
         link_assumed=basis.link_assumed,
         from_bench=bench is not None,

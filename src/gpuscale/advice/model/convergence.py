@@ -13,15 +13,8 @@ from gpuscale.analysis.critical_batch import (
     rcp_rulesets_for,
 )
 from gpuscale.quantities import joined, noun_for, number
+from gpuscale.tables.requests import NamedError, ref
 from gpuscale.tables.workloads import Unit, convergence_unit, display_name
-
-
-def scales_from_samples(workload: str | None, ruleset: str) -> bool:
-    """Whether a workload's convergence model takes its scale from the samples given: its
-    RCPs count epochs (``convergence_for``), not samples."""
-    if workload is None:
-        return False
-    return convergence_unit(workload, "v" + ruleset.rsplit(".", 1)[0]) is not Unit.SAMPLES
 
 
 def convergence_for(
@@ -32,19 +25,28 @@ def convergence_for(
     samples: float,
     reference_batch: float,
     measured: NoiseScale | None = None,
-) -> ConvergenceModel | None:
-    """The convergence model: an MLPerf workload's RCP fit (its own samples where it
-    counts samples), else a given noise scale, else the one the bench measured, with
-    ``E_min`` such that ``samples`` are needed at the reference batch; None without any."""
+    samples_given: bool = False,
+) -> tuple[ConvergenceModel | None, bool]:
+    """The convergence model, and whether the samples to train (``samples``) are its
+    scale: an MLPerf workload's RCP fit (its own samples where its RCPs count samples:
+    ``samples`` unused, and ``samples_given`` refused), else a given noise scale, else the
+    one the bench measured, with ``E_min`` such that ``samples`` are needed at the
+    reference batch; None without any."""
     if workload is not None:
         fitted = rcp_model_for(workload, ruleset)
         if fitted is None:
             raise ValueError(no_rcps(workload, ruleset))
-        if not scales_from_samples(workload, ruleset):
-            return fitted
+        if convergence_unit(workload, "v" + ruleset.rsplit(".", 1)[0]) is Unit.SAMPLES:
+            if samples_given:
+                raise NamedError(
+                    f"{ref('samples')} with {ref('workload', workload)}: its reference "
+                    "convergence points count the samples to train themselves; give one or "
+                    "the other"
+                )
+            return fitted, False
         # RCPs in epochs: the shape (B_noise) from them, the scale from ``samples``
         e_min = samples / (1 + reference_batch / fitted.b_noise)
-        return ConvergenceModel(e_min, fitted.b_noise, fitted.source + ", scaled")
+        return ConvergenceModel(e_min, fitted.b_noise, fitted.source + ", scaled"), True
     if noise_scale is not None:
         if not noise_scale > 0:
             raise ValueError(f"noise scale must be positive, got {noise_scale}")
@@ -62,9 +64,9 @@ def convergence_for(
             + "; early in training it is a lower bound"
         )
     else:
-        return None
+        return None, True
     e_min = samples / (1 + reference_batch / b_noise)
-    return ConvergenceModel(e_min, b_noise, source)
+    return ConvergenceModel(e_min, b_noise, source), True
 
 
 def thin_noise(measured: NoiseScale | None, fewest: int) -> str:

@@ -114,6 +114,12 @@ def check_with_data(request: Any, *, bench: bool) -> None:
             f"{joined(unused)}: for a model given by numbers; with bench results the "
             "step and the device are measured: give one or the other"
         )
+    if request.params is not None and request.model is not None:
+        raise NamedError(  # two questions: one at a time
+            f"give {ref('model', request.model)} (a model the bench measured) or "
+            f"{ref('params')} (a model by its numbers, advised from its family's "
+            "calibration), not both"
+        )
     if request.params is None:
         for field in ("family", "flops_per_sample"):
             if getattr(request, field) is not None:

@@ -11,9 +11,11 @@ the command that would measure it (``advice/assumptions.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from gpuscale.advice import assumptions
 from gpuscale.advice.assumptions import Assumption, bench_run
+from gpuscale.advice.calibrate.measured import own_work, strategy_taken
 from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.model import fixed_cost, peak_bound, priors
 from gpuscale.advice.model.fixed_cost import FixedCost
@@ -28,7 +30,7 @@ from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import StepError
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, rate_tflops, work_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BENCH, End, Measured, Source, TermId, words
+from gpuscale.advice.types import BENCH, End, Measure, Measured, Source, TermId, words
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.hardware.peaks import Peak, peak_for
@@ -286,3 +288,65 @@ def _assumed(req: AdviceRequest, fixed: FixedCost, spec: ModelSpec) -> list[Assu
             priors.STEP_SPREAD, "coefficient of variation of the step", bench_run(None, (1, 2))
         ),
     ]
+
+
+def bench_assumed(
+    cal: Any,
+    req: AdviceRequest,
+    overlap: float | None,
+    model: str | None,
+    measured: tuple[Measured, ...],
+    host_devices: int | None,
+) -> list:
+    """The step's terms as the bench measured them, or said as assumed (``model``: the
+    bench model that measures them, None for a model given by its numbers; on a host of
+    ``host_devices`` GPUs)."""
+    fixed = cal.fixed
+    span = f" ({fixed.low_ms:.3g}-{fixed.high_ms:.3g} ms)" if fixed.uncertain else ""
+    compute = cal.compute
+    return [
+        Assumption(
+            term=TermId.FIXED,
+            value=f"{fixed.ms:.3g} ms{span}",
+            source=fixed.source,
+            basis=fixed.basis,
+            measure=Measure() if fixed.source == Source.MEASURED else fixed.measure,
+        ),
+        assumptions.overlap(
+            overlap,
+            measured=cal.overlap is not None and req.overlap is None,
+            given=req.overlap is not None,
+            model=model,
+            unmeasured=_overlap_unmeasured(measured),
+            host_devices=host_devices,
+        ),
+        *strategy_taken(cal.name, cal.strategy, req.strategy),
+        own_work(
+            compute.ddp_ms_per_mparam,
+            cal.model.params,
+            cal.strategy,
+            req.strategy or cal.strategy,
+            model,
+        ),
+        assumptions.wait(
+            dict(compute.slowdown),
+            bool(compute.jitter_ms),
+            model=model,
+            held=dict(compute.held_slowdown()),
+            host_devices=host_devices,
+        ),
+    ]
+
+
+def _overlap_unmeasured(measured: tuple[Measured, ...]) -> str:
+    """Why the bench did not measure the overlap: its multi-device run of the model is
+    flagged (left out), timed no communication, or there is none."""
+    left_out = [m.devices for m in measured if m.flagged and not m.allowed]
+    if left_out:
+        return (
+            f"the run on {left_out[0]} devices exists but is flagged (reasons in the bench "
+            "table), so it was not used"
+        )
+    if measured:
+        return "the multi-device run timed no communication"
+    return "no multi-device run"

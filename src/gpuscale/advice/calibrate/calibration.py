@@ -45,6 +45,7 @@ from gpuscale.advice.calibrate.measured import (
     as_step_model,
     fsdp_note,
 )
+from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import StepError, leave_one_out, with_own_runs
@@ -53,8 +54,8 @@ from gpuscale.advice.types import trusted_runs
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.bench.support import Support, support
 from gpuscale.bench.table import flags_counted
-from gpuscale.quantities import counted, joined
-from gpuscale.tables.requests import NamedError
+from gpuscale.quantities import counted, format_ms, joined
+from gpuscale.tables.requests import FieldError, NamedError, as_keywords, ref
 
 # Runs that share a machine setting: their compute and communication are comparable.
 HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
@@ -362,4 +363,36 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
     measured = own["step_ms_mean"].astype(float).tolist()
     return with_own_runs(
         leave_one_out(table, network, predict), list(zip(measured, predicted, strict=True))
+    )
+
+
+class BenchFieldError(CalibrationError, FieldError):
+    """A request's field the bench file refuses (a model it does not hold, a fixed cost
+    above its step): a :class:`CalibrationError` and a :class:`FieldError` both, so the
+    CLI names the option (``--model tf-3m: not in ...``) and Python the keyword
+    (``model='tf-3m' is not in ...``), never the other's."""
+
+    def __init__(self, field: str, value: object, rule: str, *, then: str = "") -> None:
+        FieldError.__init__(self, field, value, rule)
+        self.text = f"{ref(field, value)} is {rule}{then}"  # as NamedError's
+        self.args = (as_keywords(self.text),)
+
+
+def with_fixed(cal: Any, fixed_ms: float) -> Any:
+    """``cal`` with the fixed cost entered (``--fixed-ms``): the measured forward +
+    backward at the bench's batch kept, only its split into fixed cost and per-sample
+    work changed (``fixed_cost.resplit``)."""
+    micro = cal.compute.micro_ms(cal.model, cal.batch)
+    if fixed_ms >= micro:
+        raise BenchFieldError(
+            "fixed_ms",
+            fixed_ms,
+            f"not below the forward + backward step the bench measured for {cal.name} at "
+            f"batch {cal.batch} ({format_ms(micro)}): the fixed per-step cost is the part of "
+            "it that does not shrink with the batch",
+        )
+    return replace(
+        cal,
+        compute=fixed_cost.resplit(cal.compute, cal.model, cal.batch, fixed_ms),
+        fixed=fixed_cost.given(fixed_ms, cal.batch),
     )

@@ -18,7 +18,6 @@ neither FLOPs nor a family there is nothing to choose by: refused, saying what t
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any
 
@@ -30,6 +29,8 @@ from gpuscale.advice.calibrate.calibration import (
     HARDWARE_COLUMNS,
     CalibrationError,
     NamedCalibrationError,
+    calibrate,
+    default_model,
     fit_compute,
     same_hardware,
 )
@@ -40,7 +41,7 @@ from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Source, trusted_runs, words
 from gpuscale.quantities import format_count, number
-from gpuscale.tables.requests import NamedError, ref
+from gpuscale.tables.requests import ref
 
 
 def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
@@ -204,13 +205,10 @@ def adopt(cal: Any, req: AdviceRequest, family: str, how: str) -> Any:
     )
 
 
-def check(req: AdviceRequest) -> None:
-    """A bench model and a model by its numbers are two questions: one at a time."""
-    if req.params is not None and req.model is not None:
-        raise NamedError(
-            f"give {ref('model', req.model)} (a model the bench measured) or "
-            f"{ref('params')} (a model by its numbers, advised from its family's "
-            "calibration), not both"
-        )
-    if req.params is not None and not math.isfinite(req.params):
-        raise NamedError(f"{ref('params')} must be a finite number")
+def calibrated(table: pd.DataFrame, req: AdviceRequest, network: Network) -> Any:
+    """The calibration advised on: the model asked for (else the largest benched), or for
+    a model the bench did not measure (``req.params``), its family's representative's."""
+    if req.params is not None:  # a model the bench did not measure: its family's rate
+        model, named, how = representative(table, req)
+        return adopt(calibrate(table, model, network), req, named, how)
+    return calibrate(table, req.model or default_model(table), network)

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice import assumptions
+from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.model.fixed_cost import FixedCost, cpu_peak
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s
 from gpuscale.advice.model.priors import DDP_WORK
@@ -351,3 +352,22 @@ def contention(
         if scale := _comm_scale(ratios.loc[rows_at.index]):
             comm_scale, comm_rows = scale, ratios.loc[rows_at.index].dropna().index
     return slowdown, comm_scale, contention, comm_rows
+
+
+def one_device(cal: Any) -> OneDevice | None:
+    """The calibrated N = 1 run as it trained: its step, batch, strategy and DDP's own work
+    in it (the N = 1 row is predicted without DDP: said beside it)."""
+    if not cal.one_step_ms > 0:
+        return None
+    own = 0.0
+    if cal.strategy == "ddp":
+        own = per_step_ms(cal.compute.ddp_ms_per_mparam, cal.model.params)
+    return OneDevice(
+        cal.one_step_ms,
+        cal.batch,
+        cal.accum,
+        cal.strategy,
+        own,
+        config_group=cal.config_group,
+        device_name=cal.device_name,
+    )

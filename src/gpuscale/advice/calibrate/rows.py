@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.calibration import CalibrationError
+from gpuscale.advice.calibrate.calibration import BenchFieldError, CalibrationError
 from gpuscale.advice.types import Measured
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.support import support
@@ -33,7 +33,6 @@ from gpuscale.quantities import counted, format_count, joined, noun_for
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.bench import one_device
 from gpuscale.tables.bench_runs import runs_like
-from gpuscale.tables.requests import FieldError, as_keywords, ref
 
 QUIETER = "re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median)"
 ALLOW = "allow flagged runs (--allow-flagged, or allow_flagged=True) to use them with a warning"
@@ -169,18 +168,6 @@ def flagged_help(table: Any) -> str:
         f"{flag_lines(table)}. "
         f"{remedy(kinds)}"
     )
-
-
-class BenchFieldError(CalibrationError, FieldError):
-    """A request's field the bench file refuses (a model it does not hold, a fixed cost
-    above its step): a :class:`CalibrationError` and a :class:`FieldError` both, so the
-    CLI names the option (``--model tf-3m: not in ...``) and Python the keyword
-    (``model='tf-3m' is not in ...``), never the other's."""
-
-    def __init__(self, field: str, value: object, rule: str, *, then: str = "") -> None:
-        FieldError.__init__(self, field, value, rule)
-        self.text = f"{ref(field, value)} is {rule}{then}"  # as NamedError's
-        self.args = (as_keywords(self.text),)
 
 
 def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
@@ -339,3 +326,14 @@ def measured_runs(
         )
         for i, r in zip(rows.index, rows.itertuples(), strict=True)
     ]
+
+
+# What the calibration compares of the model's runs (``calibrate.HARDWARE_COLUMNS`` less
+# the device's name, compared apart): the runs of it the advice reads
+HARDWARE = ("model", "backend", "device", "precision", "tf32", "threads")
+
+
+def on_hardware(table: pd.DataFrame, cal: Any) -> pd.Series:
+    """The rows of ``table`` on the calibrated run's hardware (a mask): those the advice
+    reads."""
+    return runs_like(table, cal.config_group, cal.device_name, fields=HARDWARE)

@@ -13,15 +13,22 @@ never a run the file holds already.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from gpuscale.advice.assumptions import bench_run
+from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BenchRun, Measure
-from gpuscale.bench.evidence import STEPS_FIX, ways
-from gpuscale.bench.support import Support, weak
-from gpuscale.quantities import counted, joined
+from gpuscale.bench.evidence import STEPS_FIX, labels, remedy, ways
+from gpuscale.bench.support import Support, support, weak
+from gpuscale.bench.support import weak as too_short
+from gpuscale.quantities import counted, joined, of_the
+from gpuscale.tables.bench_runs import bench_options, runs_like
 
 
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
@@ -121,3 +128,64 @@ def as_run(measure: Measure, found: Support | None, host_devices: int | None) ->
             return measure.in_words(held)
     run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
     return replace(measure, bench=replace(run, host_devices=host_devices))
+
+
+# The command that prints a bench table's evidence_notes (``-f csv`` alone leaves them out).
+NOTES_COMMAND = (
+    "gpuscale analyze --bench {} --columns configuration,accelerators,evidence_notes -f csv"
+)
+
+
+def weak_said(
+    table: pd.DataFrame, model: str, source: Any = None
+) -> tuple[str | None, str | None, Support | None]:
+    """The warning when runs of ``model`` the advice uses (``ok``, not flagged, or
+    allowed) are weak evidence (``bench.evidence``: few steps timed, steps spread, busy
+    share not measured): short, with the kinds of why and what to bench (the default
+    view's line); then the same in full, with the steps' basis and the command that
+    prints the runs' notes (on ``source``, the results file, where given: a source line
+    of ``--explain``); then what they give. (None, None, support) when none is weak."""
+    ok = table[(table["model"] == model) & (table["status"] == "ok")]
+    rows = ok[~ok["flagged"].fillna(False).astype(bool)]
+    weak = rows[rows["evidence"] == "weak"]
+    found = support(rows, table)
+    if weak.empty or found is None:
+        return None, None, found
+    kinds = labels(weak["evidence_kinds"])
+    counts = [int(n) for n in sorted(weak["accelerators"].unique())]
+    on = f"{joined(counts)} device{'' if counts == [1] else 's'}"
+    runs = of_the(len(weak), len(rows), "bench run")
+    said = (
+        f"WARNING: weak evidence: {runs} of {model} the advice uses (on {on}) "
+        f"{'is' if len(weak) == 1 else 'are'} weak ({', '.join(kinds)})"
+    )
+    # runs too short to read the step's terms from: the change line says what to bench
+    # (``explain.weak_first.measure_first``), the warning only that they are weak
+    short = (
+        "" if too_short(found) else f": {remedy(found.fixes, found.steps_needed)} for firm numbers"
+    )
+    full = (
+        f"Weak evidence: {runs} of {model} (on {on}): {', '.join(kinds)}; the bench "
+        f"table's evidence_notes say more: `{NOTES_COMMAND.format(_file(source))}`; "
+        f"{found.remedy()} for firm numbers."
+    )
+    return f"{said}{short}", full, found
+
+
+def run_options(table: pd.DataFrame, cal: Any, req: AdviceRequest) -> str:
+    """The ``gpuscale bench`` options of the run advised on: the calibrated run's
+    configuration in the strategy predicted, and ``--out`` the file advised on where the
+    advice was given its path (``""`` where no run of it is in ``table``)."""
+    like = runs_like(table, cal.config_group, cal.device_name) & (table["model"] == cal.name)
+    rows = table[like]
+    if rows.empty:
+        return ""
+    row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
+    row["strategy"] = req.strategy or row.get("strategy")
+    out = f" --out {_file(req.bench)}" if isinstance(req.bench, str | Path) else ""
+    return f"{bench_options(row)}{out}"
+
+
+def _file(source: Any) -> str:
+    """The results file as a shell word (``FILE`` where the table was given, not read)."""
+    return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"

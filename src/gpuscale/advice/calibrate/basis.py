@@ -21,8 +21,8 @@ from gpuscale.advice.model import fixed_cost, peak_bound, priors
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import (
     Power,
-    device_power,
     implied_device,
+    named_power,
     rate_warnings,
     unchecked_note,
 )
@@ -33,7 +33,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BENCH, End, Measure, Measured, Source, TermId, words
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import Support
-from gpuscale.hardware.peaks import Peak, peak_for
+from gpuscale.hardware.peaks import peak_for
 from gpuscale.quantities import format_count, format_ms, number
 
 # The link assumed where none is given, detected or measured.
@@ -90,7 +90,10 @@ MEASURE_FIXED = words(
 
 def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     """``basis`` with the model of the numbers given: the first (batch, step) pair is
-    the configuration advised on, split into fixed cost and per-sample work."""
+    the configuration advised on, split into fixed cost and per-sample work. In a row:
+    the device (named, else the one the link implies) with its power and peaks, the
+    step's work, the fixed cost, the split (at each end of an assumed range too), the
+    rate checked against the peak, then the words."""
     points = req.step_points
     per_device, step_ms = points[0]
     spec = ModelSpec(
@@ -99,7 +102,9 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         grad_bytes_per_param=req.grad_bytes,
     )
     link = basis.network.intra.name
+    implied_by = None if req.device_name else link  # the device is the one the link implies
     device = req.device_name or implied_device(link)
+    power = named_power(device, req.power_w, implied_by)
     precision = "bf16" if req.grad_bytes == 2 else "fp32"
     peak = peak_for(device)  # the device's catalogue peaks, read once
     # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
@@ -107,21 +112,26 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     # no room for a fixed cost in a ResNet-50 step that is plainly possible on an A100)
     fastest = peak.tflops(precision, tf32="on") if peak else None
     whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
-    fixed = _fixed(req, points, spec, fastest)
-    bound = _bound_note(req, fixed, spec, (peak, fastest, precision), device, link)
-    compute, prior_range = _split(spec, per_device, whole, fixed)
-    flops = "the FLOPs given" if req.flops_per_sample else "6 x parameters FLOPs per sample"
-    source = (
-        f"Compute: {format_ms(step_ms)} per step of {per_device:,} samples -> "
-        f"{number(whole)} TFLOP/s over the whole step at {flops}; of it "
-        f"{format_ms(fixed.ms, step_ms)} fixed per step ({fixed.source}) and "
-        f"{format_ms(step_ms - compute.fixed_ms, step_ms)} of per-sample work."
+    at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
+    # the fixed cost: entered, from two step times, else the prior narrowed by the step
+    # (the peak bounds the per-sample work from below and, at 1% of it, from above: only
+    # with FLOPs per sample given); with them not given, the same with the peak's floor
+    flops_given = req.flops_per_sample is not None
+    fixed = fixed_cost.of_numbers(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)
+    assumed = fixed.source == Source.ASSUMED
+    dense = (
+        fixed_cost.of_numbers(points, req.fixed_ms, at_peak, True, MEASURE_FIXED)
+        if assumed and not flops_given
+        else None
     )
-    if fixed.source == Source.ASSUMED and req.flops_per_sample is None:  # the rate rests on 6 x
-        # parameters, a lower bound of the work: only a rate above the peak is impossible
-        # (a low one's two readings: ``peak_bound.flops_reading``, priced by ``_ends``)
+    ends = _end_costs(fixed, dense, spec.flops) if assumed else []
+    splits = priors.splits(spec, per_device, whole, (fixed, *(cost for *_, cost in ends)))
+    (compute, prior_range), at_ends = splits[0], splits[1:]
+    if assumed and not flops_given:  # the rate rests on 6 x parameters, a lower bound of
+        # the work: only a rate above the peak is impossible (a low one's two readings:
+        # ``peak_bound.flops_reading``, priced at the ends)
         warnings = rate_warnings(whole, device, precision, low=False)
-    elif fixed.source == Source.ASSUMED:  # one step time: the whole step's rate is all we know
+    elif assumed:  # one step time: the whole step's rate is all we know
         low = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
         warnings = rate_warnings(whole, device, precision, low_note=low)
     else:  # the fixed cost measured or entered: a low per-sample rate is a small model's
@@ -129,12 +139,33 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         # peak cannot be
         warnings = rate_warnings(compute.tflops, device, precision, low=False)
     # a device named without a known peak: the check above could not be made, said
-    assumed = fixed.source == Source.ASSUMED
     unchecked = unchecked_note(
         whole if assumed else compute.tflops,
         device,
         precision,
         "the inputs imply over the whole step" if assumed else "the inputs imply",
+    )
+    # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
+    if peak is None or fastest is None:
+        bound = peak_bound.unbounded(fixed, device, link, MEASURE_FIXED)
+    else:
+        at = peak_bound.AtPeak(
+            peak=peak,
+            peak_tflops=fastest,
+            precision=precision,
+            step_ms=step_ms,
+            batch=per_device,
+            flops_per_sample=spec.flops,
+        )
+        bound = peak_bound.bounded(
+            fixed, at, flops_given=flops_given, implied_by=implied_by, measure=MEASURE_FIXED
+        )
+    flops = "the FLOPs given" if flops_given else "6 x parameters FLOPs per sample"
+    source = (
+        f"Compute: {format_ms(step_ms)} per step of {per_device:,} samples -> "
+        f"{number(whole)} TFLOP/s over the whole step at {flops}; of it "
+        f"{format_ms(fixed.ms, step_ms)} fixed per step ({fixed.source}) and "
+        f"{format_ms(step_ms - compute.fixed_ms, step_ms)} of per-sample work."
     )
     return replace(
         basis,
@@ -146,128 +177,37 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         error=priors.ERROR,
         min_batch=max(1, per_device // 8),  # the fixed cost prices smaller batches
         overlap=req.overlap,
-        power=_power(req, device, basis.network.intra.name),
+        power=power,
         sources=(*basis.sources, source, *filter(None, [bound, unchecked])),
         warnings=(*basis.warnings, *warnings),
         implausible=basis.implausible or bool(warnings),  # every rate warning is one
         name=f"a {format_count(spec.params)}-parameter model",
-        assumed=(*basis.assumed, *_assumed(req, fixed, spec)),
-        ends=_ends(req, spec, fastest, whole, fixed),
+        assumed=(*basis.assumed, *_assumed(req, fixed)),
+        ends=tuple(
+            (term, end, value, unit, {"fixed": cost, "compute": c, "prior_range": r})
+            for (term, end, value, unit, cost), (c, r) in zip(ends, at_ends, strict=True)
+        ),
     )
 
 
-def _split(
-    spec: ModelSpec, per_device: int, whole_tflops: float, fixed: FixedCost
-) -> tuple[Compute, tuple[Compute, ...]]:
-    """The compute of a step given by numbers split at ``fixed`` (the measured step kept),
-    with DDP's work and the slowest device's wait from their priors (``advice/model/priors.py``:
-    their range carried into the interval in place of the unmeasured +/-35%), and the
-    compute at the priors' low and high ends."""
-    split = fixed_cost.resplit(Compute(tflops=whole_tflops), spec, per_device, fixed.ms)
-    return priors.with_priors(split, spec, per_device, "point"), tuple(
-        priors.with_priors(split, spec, per_device, end) for end in ("low", "high")
-    )
-
-
-def _ends(
-    req: AdviceRequest,
-    spec: ModelSpec,
-    fastest: float | None,
-    whole: float,
-    fixed: FixedCost,
-) -> tuple[End, ...]:
-    """The step's terms at each end of the range of an assumed term of a model given by
-    numbers, as (term, end, its value there, unit, the terms there): the FLOPs per sample
-    not given, at 6 x parameters (a transformer's; then the step at under 1% of the
-    device's peak leaves the rest of it a fixed cost), and a fixed cost nothing measured
-    at its prior's ends. ``fastest``: the device's peak that bounds the work (TFLOP/s,
-    None: unknown); ``whole``: the whole step's TFLOP/s."""
-    if fixed.source != Source.ASSUMED:
-        return ()
-    points = req.step_points
-    per_device = points[0][0]
-
-    def at(cost: FixedCost) -> dict[str, object]:
-        compute, prior_range = _split(spec, per_device, whole, cost)
-        return {"fixed": cost, "compute": compute, "prior_range": prior_range}
-
-    ends: list[End] = []
-    if req.flops_per_sample is None:
-        dense = _fixed(req, points, spec, fastest, floor_from_peak=True)
-        if dense.ms > fixed.high_ms:
-            ends.append(("flops_per_sample", "low", spec.flops, "FLOPs", at(dense)))
+def _end_costs(
+    fixed: FixedCost, dense: FixedCost | None, flops: float
+) -> list[tuple[str, str, float, str, FixedCost]]:
+    """The fixed cost at each end of the range of an assumed term of a model given by
+    numbers, as (term, end, its value there, unit, the fixed cost there): the FLOPs per
+    sample not given, at 6 x parameters (``dense``: a transformer's; then the step at
+    under 1% of the device's peak leaves the rest of it a fixed cost), and a fixed cost
+    nothing measured at its prior's ends."""
+    ends = []
+    if dense is not None and dense.ms > fixed.high_ms:
+        ends.append(("flops_per_sample", "low", flops, "FLOPs", dense))
     for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
         if ms != fixed.ms:
-            ends.append(("fixed_cost", end, ms, "ms", at(replace(fixed, ms=ms))))
-    return tuple(ends)
+            ends.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
+    return ends
 
 
-def _power(req: AdviceRequest, device: str | None, link: str) -> Power:
-    """The power per device of the device named, else of the one the link implies (as
-    the rate check reads it: ``nvlink4``, an H100 SXM), said so."""
-    power = device_power(None, device, given_w=req.power_w)
-    if req.device_name is None and req.power_w is None and power.watts is not None:
-        said = f"{power.source}, the device the link {link} implies (--device-name to name it)"
-        return replace(power, source=said)
-    return power
-
-
-def _fixed(
-    req: AdviceRequest,
-    points: tuple[tuple[int, float], ...],
-    spec: ModelSpec,
-    fastest: float | None,
-    floor_from_peak: bool | None = None,
-) -> FixedCost:
-    """The fixed cost: entered as such, from two step times, else the prior narrowed by
-    the step (the device's peak, ``fastest`` TFLOP/s, bounds the per-sample work from
-    below and, at 1% of it, from above: only with FLOPs per sample given, or
-    ``floor_from_peak``)."""
-    per_device, step_ms = points[0]
-    if req.fixed_ms is not None:
-        return fixed_cost.given(min(req.fixed_ms, step_ms), per_device)
-    if len(points) > 1:
-        return fixed_cost.entered(points)
-    at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
-    floor = req.flops_per_sample is not None if floor_from_peak is None else floor_from_peak
-    return fixed_cost.prior(
-        step_ms, per_device, work_at_peak_ms=at_peak, measure=MEASURE_FIXED, floor_from_peak=floor
-    )
-
-
-def _bound_note(
-    req: AdviceRequest,
-    fixed: FixedCost,
-    spec: ModelSpec,
-    at_peak: tuple[Peak | None, float | None, str],
-    device: str | None,
-    link: str,
-) -> str:
-    """Why an assumed fixed cost is what it is: the device's peak bounded it (said with
-    the peak and the FLOPs it rests on), or no peak did (the prior's alone). ``at_peak``:
-    the device's peaks, the one that bounds the work (TFLOP/s) and the precision."""
-    peak, fastest, precision = at_peak
-    if peak is None or fastest is None:
-        return peak_bound.unbounded(fixed, device, link, MEASURE_FIXED)
-    per_device, step_ms = req.step_points[0]
-    at = peak_bound.AtPeak(
-        peak=peak,
-        peak_tflops=fastest,
-        precision=precision,
-        step_ms=step_ms,
-        batch=per_device,
-        flops_per_sample=spec.flops,
-    )
-    return peak_bound.bounded(
-        fixed,
-        at,
-        flops_given=req.flops_per_sample is not None,
-        implied_by=None if req.device_name else link,
-        measure=MEASURE_FIXED,
-    )
-
-
-def _assumed(req: AdviceRequest, fixed: FixedCost, spec: ModelSpec) -> list[Assumption]:
+def _assumed(req: AdviceRequest, fixed: FixedCost) -> list[Assumption]:
     """What numbers leave unmeasured: every N > 1 term."""
     return [
         Assumption(

@@ -364,3 +364,28 @@ def within_peak(
         own, ms=fb_ms, low_ms=min(own.low_ms, fb_ms), high_ms=fb_ms, basis=f"{own.basis}; {said}"
     )
     return Split(cost, max(fb_ms - at_peak_ms, 0.0), peak_tflops, fb_ms, said)
+
+
+def of_numbers(
+    points: Sequence[tuple[int, float]],
+    fixed_ms: float | None,
+    work_at_peak_ms: float | None,
+    floor_from_peak: bool,
+    measure: Measure,
+) -> FixedCost:
+    """The fixed cost of a step given by numbers (``points``: (batch, step ms), the first
+    advised on): entered as such (``fixed_ms``), from two step times, else the prior
+    narrowed by the step (``work_at_peak_ms``: the per-sample work at the device's peak
+    bounds it from below and, at 1% of it, from above where ``floor_from_peak``)."""
+    per_device, step_ms = points[0]
+    if fixed_ms is not None:
+        return given(min(fixed_ms, step_ms), per_device)
+    if len(points) > 1:
+        return entered(points)
+    return prior(
+        step_ms,
+        per_device,
+        work_at_peak_ms=work_at_peak_ms,
+        measure=measure,
+        floor_from_peak=floor_from_peak,
+    )

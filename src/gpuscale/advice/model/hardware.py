@@ -370,3 +370,16 @@ def bench_power(
         total_w_at=tuple((int(n), int(b), float(w)) for (n, b), w in totals.items()),
         meter="RAPL package share" if device == "cpu" else "NVML",
     )
+
+
+def named_power(device: str | None, given_w: float | None, implied_by: str | None) -> Power:
+    """The power per device of ``device`` (``given_w`` where given); where the device is
+    the one the link ``implied_by`` implies (as the rate check reads it: ``nvlink4``, an
+    H100 SXM), said so."""
+    power = device_power(None, device, given_w=given_w)
+    if implied_by is not None and given_w is None and power.watts is not None:
+        said = (
+            f"{power.source}, the device the link {implied_by} implies (--device-name to name it)"
+        )
+        return replace(power, source=said)
+    return power

@@ -41,13 +41,14 @@ model off at the runs it was calibrated on is off there whatever the others' err
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption, input_pipeline
+from gpuscale.advice.model.fixed_cost import FixedCost, resplit
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.types import Measure, Source, TermId, trusted_runs
 from gpuscale.quantities import counted, factor_interval, span
@@ -294,3 +295,18 @@ ERROR = StepError(
     f"their priors' ranges, and {factor_interval(math.log(1.10))} at N = 2 for the rest "
     "(widening with log2 N)",
 )
+
+
+def splits(
+    spec: ModelSpec, per_device: int, whole_tflops: float, fixed: Sequence[FixedCost]
+) -> list[tuple[Compute, tuple[Compute, ...]]]:
+    """The compute of a step given by numbers split at each fixed cost of ``fixed`` (the
+    measured step kept), with DDP's work and the slowest device's wait from their priors
+    (their range carried into the interval in place of the unmeasured +/-35%), and the
+    compute at the priors' low and high ends."""
+    out = []
+    for cost in fixed:
+        split = resplit(Compute(tflops=whole_tflops), spec, per_device, cost.ms)
+        ends = tuple(with_priors(split, spec, per_device, end) for end in ("low", "high"))
+        out.append((with_priors(split, spec, per_device, "point"), ends))
+    return out

@@ -10,7 +10,7 @@ import pytest
 
 import gpuscale
 import gpuscale.advice.calibrate.calibration as bench_error
-import gpuscale.advice.calibrate.from_bench as from_bench
+import gpuscale.advice.calibrate.family as family
 from gpuscale.advice.model.priors import MAX_LEFT_OUT
 
 from ..builders import bench_record, write_jsonl
@@ -43,14 +43,14 @@ def test_the_interval_calibrates_a_bounded_number_of_times(
 ) -> None:
     path = _many_models(tmp_path, 60)
     calls: list[str] = []
-    original = from_bench.calibrate
+    original = family.calibrate
 
     def counted(table, model, network):
         calls.append(model)
         return original(table, model, network)
 
-    # the model advised on is calibrated in from_bench, those left out in bench_error
-    monkeypatch.setattr(from_bench, "calibrate", counted)
+    # the model advised on is calibrated in family.calibrated, those left out in bench_error
+    monkeypatch.setattr(family, "calibrate", counted)
     monkeypatch.setattr(bench_error, "calibrate", counted)
     advice = gpuscale.advise(bench=path, interconnect="pcie-phb")
     assert len(calls) <= MAX_LEFT_OUT + 1  # the model advised on, and those left out

@@ -103,8 +103,11 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     try:
         cal = family.calibrated(table, req, basis.network)
         on_host = link.on_bench_host_link(basis, req, table, cal)
-        if on_host is not basis:  # the bench host's link: its communication read on it
-            basis, cal = on_host, family.calibrated(table, req, on_host.network)
+        moved = on_host is not basis  # the bench host's link: its communication read on it
+        # CPU processes: their count capped at the host's cores, their link no GPU preset
+        basis = link.cpu_processes(on_host, req, table, cal) if cal.device == "cpu" else on_host
+        if moved:
+            cal = family.calibrated(table, req, basis.network)
     except CalibrationError as exc:
         more = f"{rows.flagged_help(table)}{rows.broken_note(broken)}"
         if not more:
@@ -126,8 +129,6 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     error = step_error(table, basis.network, cal)
     basis = replace(basis, network=with_comm_scale(basis.network, cal))
     benched = with_fixed(cal, req.fixed_ms) if req.fixed_ms is not None else cal
-    if cal.device == "cpu":
-        basis = link.cpu_processes(basis, req, table, cal)
     # the strategy: the other strategy's own work where one was asked
     fell = measured.falling(cal.compute.slowdown)
     asked = req.strategy or cal.strategy

@@ -85,3 +85,25 @@ def test_the_file_says_coverage_by_forecast_round() -> None:
         "a family's first results: it never ran the workload: 80% intervals cover 75-85%"
     ]
     assert goal["calibrated_pct"] > goal["coverage_pct"]
+
+
+def test_the_docs_borrowing_table_is_the_files() -> None:
+    """What the training rounds say of a borrowed level (``benchmarks/plan_borrowing.py``)
+    is quoted from its file, beside the forward class (iii) forecasts it is set against:
+    the same rounds and cases as ``plan_accuracy.json``'s."""
+    path = ROOT / "benchmarks" / "plan_borrowing.py"
+    spec = importlib.util.spec_from_file_location("plan_borrowing", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    borrowing = json.loads(module.RESULTS.read_text())
+    doc = (ROOT / "docs" / "plan.md").read_text()
+    begin, end = (x.replace("plan_accuracy", "plan_borrowing") for x in (BEGIN, END))
+    assert doc.split(begin)[1].split(end)[0] == module.markdown(borrowing)
+    rounds = json.loads(RESULTS.read_text())["classes"]["iii"]["by_round"]
+    transitions = borrowing["transitions"]
+    assert list(transitions) == list(rounds)
+    for name, row in transitions.items():
+        assert row["forward"]["cases"] == rounds[name]["cases"]
+        seen = row["in_sample"]
+        assert 0 < seen["pairs"] <= seen["systems"] and 0 <= seen["under"] <= seen["systems"]
+        assert seen["width_80"] > 0

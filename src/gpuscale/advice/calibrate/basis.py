@@ -15,9 +15,10 @@ from typing import Any
 
 from gpuscale.advice import assumptions
 from gpuscale.advice.assumptions import Assumption, bench_run
+from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.calibrate.measured import own_work, strategy_taken
 from gpuscale.advice.inputs import OneDevice
-from gpuscale.advice.model import fixed_cost, peak_bound, priors
+from gpuscale.advice.model import fixed_cost, priors
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import (
     Power,
@@ -129,7 +130,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     (compute, prior_range), at_ends = splits[0], splits[1:]
     if assumed and not flops_given:  # the rate rests on 6 x parameters, a lower bound of
         # the work: only a rate above the peak is impossible (a low one's two readings:
-        # ``peak_bound.flops_reading``, priced at the ends)
+        # ``fixed_split.flops_reading``, priced at the ends)
         warnings = rate_warnings(whole, device, precision, low=False)
     elif assumed:  # one step time: the whole step's rate is all we know
         low = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
@@ -147,9 +148,9 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     )
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
     if peak is None or fastest is None:
-        bound = peak_bound.unbounded(fixed, device, link, MEASURE_FIXED)
+        bound = fixed_split.unbounded(fixed, device, link, MEASURE_FIXED)
     else:
-        at = peak_bound.AtPeak(
+        at = fixed_split.AtPeak(
             peak=peak,
             peak_tflops=fastest,
             precision=precision,
@@ -157,7 +158,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
             batch=per_device,
             flops_per_sample=spec.flops,
         )
-        bound = peak_bound.bounded(
+        bound = fixed_split.bounded(
             fixed, at, flops_given=flops_given, implied_by=implied_by, measure=MEASURE_FIXED
         )
     flops = "the FLOPs given" if flops_given else "6 x parameters FLOPs per sample"

@@ -10,7 +10,7 @@ sweep: ``advice/model/network.py``).
   advised on keeps the family's rate ``R`` and its own measured step (the fixed term
   absorbs the difference). With neither (one batch of one model), the device prior with
   its range. Which of these, and the split of the step it gives:
-  ``advice/bench_fixed.split``. Its calibration point is reproduced exactly.
+  ``calibrate/fixed_split.split``. Its calibration point is reproduced exactly.
 * DDP's own cost: the N = 1 synchronised minus no-sync step, per parameter.
 * Overlap: ``1 - exposed / comm`` of the model's smallest multi-device run (the bench
   measures both), else the median over the other models of the same configuration.
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate import bench_fixed, fits
+from gpuscale.advice.calibrate import fits, fixed_split
 from gpuscale.advice.calibrate import measured as measured_contention
 from gpuscale.advice.calibrate.fits import Shape
 from gpuscale.advice.calibrate.measured import (
@@ -165,7 +165,7 @@ def _single_row(rows: pd.DataFrame, model: str) -> pd.Series:
 
 def _compute(
     row: pd.Series, hardware: pd.DataFrame, notes: list[str]
-) -> tuple[Compute, ModelSpec, bench_fixed.Split]:
+) -> tuple[Compute, ModelSpec, fixed_split.Split]:
     flops = row["flops_per_sample"]
     params = float(row["params"])
     if pd.isna(flops) or flops <= 0:
@@ -175,7 +175,7 @@ def _compute(
     fb = float(row["forward_ms"] + row["backward_ms"])
     single = hardware[hardware["accelerators"] == 1]
     family = single[single["family"] == row["family"]]
-    split = bench_fixed.split(row, model, fit_compute(family) or fit_compute(single))
+    split = fixed_split.split(row, model, fit_compute(family) or fit_compute(single))
     mparams = params / 1e6
     overhead = row.get("ddp_overhead_ms")
     backward_share = float(row["backward_ms"]) / fb if fb > 0 else 2 / 3

@@ -24,7 +24,7 @@ Where ``t_fixed`` comes from (``FixedCost.source``):
   bench timed a second batch).
 * ``assumed``: the device-level prior ``GPU_PRIOR``, narrowed by what the step itself
   allows (``prior``); its whole range enters the advice's interval. From numbers, and for
-  a bench model timed at one batch with no family fit (``advice/calibrate/bench_fixed.py``).
+  a bench model timed at one batch with no family fit (``advice/calibrate/fixed_split.py``).
 
 The line is part of ``Compute.micro_ms`` (``advice/model/step.py``): where the bench measured
 a model at two or more batches, a launch-bound floor (flat until the device fills, then
@@ -304,7 +304,7 @@ class Split:
     """A fixed cost and the forward + backward split it gives (ms fixed, TFLOP/s of the
     work, a floor the step does not go below: 0 for none), with what was done, said: a
     measured one checked against the device's peak (``within_peak``), or a bench row's
-    (``advice/calibrate/bench_fixed.py``)."""
+    (``advice/calibrate/fixed_split.py``)."""
 
     cost: FixedCost
     fixed_ms: float

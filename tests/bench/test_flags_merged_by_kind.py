@@ -35,3 +35,13 @@ def test_a_stored_flag_of_a_kind_not_recomputed_stays() -> None:
     record["flags"] = [*record["flags"], f"{FlagKind.SAME_SAMPLES}: as written then"]
     row = bench_table([record]).iloc[0]
     assert row["flag_kinds"] == (FlagKind.NOISY_SYNC.value, FlagKind.SAME_SAMPLES.value)
+
+
+def test_the_walks_file_as_written_has_one_noisy_flag_that_asks_for_no_steps() -> None:
+    """Its N = 1 run's stored flag asked for "more --steps" (written before the reword);
+    more steps measure a spread, they do not narrow it (``bench.evidence``)."""
+    record = _one_device()
+    row = bench_table([record]).iloc[0]
+    (reason,) = flag_reasons(row["flags"])
+    assert row["flag_kinds"] == (FlagKind.NOISY_SYNC.value,)
+    assert reason != record["flags"][0] and "--steps" not in reason

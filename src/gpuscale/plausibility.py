@@ -183,8 +183,11 @@ def run_flags(
         p50, p95 = timing.get(f"{kind}_p50"), timing.get(f"{kind}_p95")
         if _finite(p50) and _finite(p95) and p50 > 0 and p95 / p50 > NOISY_P95_OVER_P50:
             flags.append(
+                # no "; " inside (a row's flags are "; "-separated); as bench.evidence
+                # says: more steps measure a spread, they do not narrow it
                 f"noisy {label} steps: p95 {number(p95)} ms is {above(p95 / p50)}x the median "
-                f"(> {NOISY_P95_OVER_P50}x); run more --steps on a quieter machine"
+                f"(> {NOISY_P95_OVER_P50}x), a spread more steps do not narrow: run on a "
+                "quieter machine, nothing else running"
             )
     spread = timing.get("repeat_spread")
     if _finite(spread) and spread > REPEAT_SPREAD:

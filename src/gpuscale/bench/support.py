@@ -48,7 +48,14 @@ class Support:
     most_steps: int | None = None  # the most steps any of its model's runs timed
     flagged: int = 0  # its model's ok runs flagged (left out of what reads them)
     untrusted: int = 0  # of ``runs``, those graded flagged (read with --allow-flagged)
+    flag_kinds: tuple[str, ...] = ()  # the kinds of their flags (``plausibility.FlagKind``)
     run: str = ""  # bench options of the advised run's configuration (and --out FILE)
+
+    @property
+    def all_flagged(self) -> bool:
+        """Every run graded flagged (read with --allow-flagged): none trusted, so like weak
+        runs, a measurement to repeat, never a cause to act on."""
+        return self.runs > 0 and self.untrusted == self.runs
 
     @property
     def weak(self) -> bool:
@@ -89,6 +96,7 @@ def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | Non
     models = set(rows["model"]) if "model" in rows else set()
     counts = pd.to_numeric(runs.get("accelerators"), errors="coerce").dropna()
     ran = pd.to_numeric(runs.get("steps"), errors="coerce").dropna()
+    untrusted = rows.get("evidence", pd.Series("", index=rows.index)) == FLAGGED
     return Support(
         runs=len(rows),
         steps=int(steps.min()) if len(steps) else None,
@@ -100,7 +108,10 @@ def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | Non
         counts=tuple(sorted({int(n) for n in counts})),
         most_steps=int(ran.max()) if len(ran) else None,
         flagged=int(runs["flagged"].fillna(False).astype(bool).sum()) if "flagged" in runs else 0,
-        untrusted=int((rows.get("evidence", pd.Series(dtype=str)) == FLAGGED).sum()),
+        untrusted=int(untrusted.sum()),
+        flag_kinds=tuple(dict.fromkeys(k for ks in rows["flag_kinds"][untrusted] for k in ks))
+        if "flag_kinds" in rows
+        else (),
     )
 
 

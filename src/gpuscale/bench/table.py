@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from gpuscale.bench.baselines import baseline_flags, one_rank_flags, with_flags
@@ -108,6 +109,17 @@ def _loss(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def _merged(stored: Sequence[str], said: Sequence[str] = ()) -> list[str]:
+    """A record's ``stored`` flags with those ``said`` now from the same record, one reason
+    per kind (``plausibility.kind_of``): a kind said now in today's words, where it stood
+    (a flag reworded since the file was written is not counted twice)."""
+    now = {kind_of(f): f for f in said}
+    merged: dict[str, str] = {}
+    for reason in [*stored, *said]:
+        merged.setdefault(kind_of(reason), now.get(kind_of(reason), reason))
+    return list(merged.values())
+
+
 def _row(r: dict[str, Any]) -> dict[str, Any]:
     config, timing = _config(r), r.get("timing") or {}
     nvml, flops = r.get("nvml") or {}, r.get("flops") or {}
@@ -116,12 +128,12 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
     # written before this rule drew from them are taken back (plausibility.measured_host)
     host, unmeasured = measured_host(r.get("host"), timing, config.get("steps"))
     host = host or {}
-    flags = [f for f in flags if f not in unmeasured]
+    taken_back = {kind_of(f) for f in unmeasured}
+    flags = _merged([f for f in flags if kind_of(f) not in taken_back])
     if r.get("status") == BenchStatus.OK:
         said = run_flags(timing, host, noise, warmup=config.get("warmup"))
-        if FlagKind.LOSS not in flag_kinds("; ".join(flags)):  # NaN written, unflagged
-            said += loss_flags(_loss(r.get("loss_last")))
-        flags += [f for f in said if f not in flags]
+        # a NaN written unflagged is flagged; one flagged is said once
+        flags = _merged(flags, said + loss_flags(_loss(r.get("loss_last"))))
     buckets = (r.get("comm") or {}).get("bucket_bytes") or []
     row = {c: config.get(c) for c in BENCH_COLUMNS if c in config}
     row.update({c: _number(timing.get(c)) for c in BENCH_COLUMNS if c in timing})

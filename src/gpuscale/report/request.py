@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pandas and the tables only when a report is written
 
 
 DEFAULT_OUT = Path("gpuscale-report")
+PAGE_SUFFIXES = (".html", ".htm")  # a page's name: --out names the report's folder
 MAX_DEVICES = 1_000_000  # as the advice allows
 
 
@@ -36,7 +37,9 @@ class ReportRequest:
         help="study (fewest accelerators, slowest among them), family (the same rule within "
         "each accelerator family) or SUBMITTER/SYSTEM_ID.",
     )
-    out: Path = option(DEFAULT_OUT, names=("--out",), help="Folder for the report.")
+    out: Path = option(
+        DEFAULT_OUT, names=("--out",), help="Folder for the report (its index.html and figures)."
+    )
     advise: bool = flag("--advise", help="With --bench: add predicted scaling (advise).")
     interconnect: str | None = option(
         None, help="Link preset for --advise (default: the detected topology)."
@@ -78,6 +81,13 @@ class ReportRequest:
 
     def __post_init__(self) -> None:
         check_out("out", self.out)  # never into raw logs, before any is read
+        if self.out.suffix.lower() in PAGE_SUFFIXES:  # a walk: --out x.html made a folder x.html
+            raise FieldError(
+                "out",
+                self.out,
+                "names a page, but the report is a folder (its index.html and the figure "
+                f"files it links): give a folder, e.g. {ref('out', str(self.out.with_suffix('')))}",
+            )
         self.analysis()  # ValueError: a convergence basis that is none, before any work
         if self.max_devices is not None and not 1 <= self.max_devices <= MAX_DEVICES:
             raise FieldError(

@@ -27,6 +27,7 @@ from gpuscale.advice.types import BenchRun, Measure
 from gpuscale.bench.evidence import STEPS_FIX, labels, remedy, ways
 from gpuscale.bench.support import Support, support, weak
 from gpuscale.bench.support import weak as too_short
+from gpuscale.plausibility import HOST_NOISE, FlagKind
 from gpuscale.quantities import counted, joined, of_the
 from gpuscale.tables.bench_runs import bench_options, runs_like
 
@@ -34,10 +35,12 @@ from gpuscale.tables.bench_runs import bench_options, runs_like
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
     """What to measure before any change, where ``found`` (the runs advised on) is weak;
     None where it is not."""
-    if found is None or not weak(found):
+    if found is None or not (weak(found) or found.all_flagged):
         return None
     counts = found.counts or (1, 2)
     on = f"{joined(counts)} device{'' if counts == (1,) else 's'}"
+    if not weak(found):
+        return _flagged_first(found, counts, on, host_devices)
     rerun = _rerun(found, counts, host_devices)
     # what they rest on and the steps' basis are the warning's and --explain's to say
     said = (
@@ -53,6 +56,25 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     return f"{said}: {rerun}{beside}, and advise again"
 
 
+def _flagged_first(
+    found: Support, counts: tuple[int, ...], on: str, host_devices: int | None
+) -> str:
+    """What to measure where every run advised on is flagged (read with --allow-flagged):
+    those runs again, as their flags' kinds say (a noisy host: a quieter machine)."""
+    kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
+    noise = [k for k in kinds if k in HOST_NOISE]
+    other = [k for k in kinds if k not in HOST_NOISE]
+    how = ["on a quieter machine, nothing else running"] * bool(noise) + [
+        f"as their flags say ({joined(other)})"
+    ] * bool(other)
+    rerun = bench_run(found.model, counts, host_devices, run=found.run)
+    return (
+        f"the runs advised on ({found.model or 'the model'} on {on}) are all flagged "
+        f"({joined(kinds)}), so no change is recommended from them: {rerun}, "
+        f"{' and '.join(how) or 'unflagged'}, and advise again"
+    )
+
+
 def _rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
     """The bench command that runs the advised run at ``counts`` with the steps asked."""
     more = f"--steps {found.steps_needed}"
@@ -64,7 +86,7 @@ def changes(advice: Any, remedy: str) -> str:
     runs advised on are weak, that they cannot say (measure first)."""
     inputs = advice.inputs
     found = getattr(inputs, "evidence", None)
-    if not weak(found):
+    if not weak(found) and not (found is not None and found.all_flagged):
         return remedy
     return (
         f"not said from these runs: the terms above are read from {found.rests_on()}, "

@@ -200,10 +200,11 @@ def _chosen(
 
 
 def _across(inputs: AdviceInputs, frame: pd.DataFrame) -> list[tuple[np.ndarray, ...]]:
-    """(steps, speedups) of every row at its (batch, accumulation) with the fixed cost
-    at its point, and at the ends of its range where that is uncertain (the measured step
-    kept: ``fixed_cost.resplit``) and of the priors' ranges (``advice/model/priors.py``)."""
-    found = [(frame["step_ms"].to_numpy(float), frame["speedup"].to_numpy(float))]
+    """(steps, speedups, computes) of every row at its (batch, accumulation) with the fixed
+    cost at its point, and at the ends of its range where that is uncertain (the measured
+    step kept: ``fixed_cost.resplit``) and of the priors' ranges (``advice/model/priors.py``);
+    computes: the step's compute term, what no step at that count can take less than."""
+    found = [tuple(frame[c].to_numpy(float) for c in ("step_ms", "speedup", "compute_ms"))]
     fixed = inputs.fixed
     computes = list(inputs.prior_range)
     if fixed is not None and fixed.uncertain:
@@ -213,32 +214,35 @@ def _across(inputs: AdviceInputs, frame: pd.DataFrame) -> list[tuple[np.ndarray,
         ]
     for compute in computes:
         other = replace(inputs, compute=compute)
-        steps = np.array(
-            [
-                other.step(int(r.accelerators), r.batch_per_device, int(r.accum)).step_ms
-                for r in frame.itertuples()
-            ]
-        )
+        predicted = [
+            other.step(int(r.accelerators), r.batch_per_device, int(r.accum))
+            for r in frame.itertuples()
+        ]
+        steps = np.array([p.step_ms for p in predicted])
         time = (
             frame["samples_to_train"].to_numpy(float)
             * steps
             / frame["global_batch"].to_numpy(float)
         )
-        found.append((steps, time[0] / time))
+        found.append((steps, time[0] / time, np.array([p.compute_ms for p in predicted])))
     return found
 
 
 def add_intervals(frame: pd.DataFrame, inputs: AdviceInputs, ideal: pd.Series) -> None:
     """The 80% intervals of the step and the speedup: over the fixed cost's range, then
-    ``x exp(-/+ width at N)`` of the step's error; the speedup's upper end never above
-    ``ideal`` (linear)."""
+    ``x exp(-/+ width at N)`` of the step's error; the step's lower end never below its
+    compute term at that count (the least over the ranges: a step computes, whatever its
+    overheads), so the speedup's upper end never above the speedup of a step of compute
+    alone (``speedup x step / compute`` at each end) nor ``ideal`` (linear)."""
     width = np.array([inputs.error.width_at(int(n)) for n in frame["accelerators"]])
-    steps, speedups = zip(*_across(inputs, frame), strict=True)
-    frame["step_ms_low"] = np.min(steps, axis=0) * np.exp(-width)
-    frame["step_ms_high"] = np.max(steps, axis=0) * np.exp(width)
-    frame["speedup_low"] = np.min(speedups, axis=0) * np.exp(-width)
-    high = pd.Series(np.max(speedups, axis=0) * np.exp(width), index=frame.index)
-    frame["speedup_high"] = high.clip(upper=ideal)
+    steps, speedups, computes = (np.array(a) for a in zip(*_across(inputs, frame), strict=True))
+    frame["step_ms_low"] = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
+    frame["step_ms_high"] = steps.max(axis=0) * np.exp(width)
+    frame["speedup_low"] = speedups.min(axis=0) * np.exp(-width)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no compute: no bound
+        compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
+    high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
+    frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
 
 
 def read(

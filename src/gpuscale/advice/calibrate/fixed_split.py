@@ -1,10 +1,11 @@
-"""The fixed per-step cost where data fix it: a bench model's, and a step given by
-numbers beside its device's peak.
+"""The fixed per-step cost where data fix it: a bench model's, and a step given by numbers
+beside its device's peak.
 
-A bench model's forward and backward, from its N = 1 run, and the split of its step it gives (``split``): measured, where the bench timed it at two
-batches (``fixed_ms``: the intercept of its plain step, less the optimizer), checked
-against the device's peak (``fixed_cost.within_peak``); FSDP's own work at N = 1; fitted,
-from its family's (else its configuration's) rate over their N = 1 runs; else assumed.
+A bench model's forward and backward, from its N = 1 run, and the split of its step it
+gives (``split``): measured, where the bench timed it at two batches (``fixed_ms``: the
+intercept of its plain step, less the optimizer), checked against the device's peak
+(``fixed_cost.within_peak``); FSDP's own work at N = 1; fitted, from its family's (else
+its configuration's) rate over their N = 1 runs; else assumed.
 
 Assumed, where nothing measured it (its N = 1 run timed at one per-device batch, without
 the bench's second batch, and no family fit over other models' runs of its
@@ -19,8 +20,9 @@ gives 0.93x.
 On a CPU no prior applies (the GPU's is kernel launches): the whole step is taken as
 per-sample work, said so, with the command that measures it.
 
-By numbers (``bounded``, ``unbounded``: why a fixed cost nothing measured is what it
-is, bounded by the device's peak or the prior's alone): from one step time (``advice/calibrate/basis.py``), the fixed cost is the prior's 1-20 ms
+By numbers (``bounded``, ``unbounded``: why a fixed cost nothing measured is what it is,
+bounded by the device's peak or the prior's alone): from one step time
+(``advice/calibrate/basis.py``), the fixed cost is the prior's 1-20 ms
 (``fixed_cost.GPU_PRIOR``) narrowed by the step: its per-sample work, at the FLOPs per
 sample given or assumed (6 x parameters), takes at most the time it would at 1% of the
 device's peak (``fixed_cost.MIN_MFU``), so the rest of the step is fixed cost. Only a

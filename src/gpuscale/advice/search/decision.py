@@ -47,11 +47,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.explain.answer import SETTLE, value_text
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.model.fixed_cost import resplit
 from gpuscale.advice.types import Decision, Reading, TermId
-from gpuscale.quantities import counted
 
 # the step's overheads, as the prediction columns that hold them
 OVERHEADS = (TermId.FIXED, TermId.WAIT, TermId.DDP, TermId.BANDWIDTH, TermId.LATENCY)
@@ -257,19 +255,3 @@ def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision
     """``decision`` with its readings and the first term whose range moves the count."""
     moved = next((r.term for r in readings if r.accelerators != decision.accelerators), None)
     return replace(decision, readings=readings, withheld_by=moved)
-
-
-def withheld(decision: Decision) -> str:
-    """The sentence leading an answer whose count is withheld ("" where it is not)."""
-    term = decision.withheld_by
-    if term is None:
-        return ""
-    moved = [r for r in decision.readings if r.term == term]
-    at = "; ".join(
-        f"at {value_text(r)}, {counted(r.accelerators, 'device')} ({r.speedup:.2f}x)" for r in moved
-    )
-    return (
-        f"Count withheld: the {term.replace('_', ' ')} was assumed and its range moves the "
-        f"count (as assumed, {counted(decision.accelerators, 'device')}, "
-        f"{decision.speedup:.2f}x; {at}): {SETTLE[term]}."
-    )

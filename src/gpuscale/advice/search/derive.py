@@ -31,6 +31,7 @@ from gpuscale.advice.types import (
     Disagreement,
     Measured,
 )
+from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.tables.advice import as_throughput, same_configuration
 
 # The prediction columns that scale with the step's throughput (x measured / predicted)
@@ -283,3 +284,24 @@ def _from_size(f, grid: list[float], values: list[float], target: float) -> floa
     if first == 0:
         return grid[0]
     return _bisect_log(f, grid[first - 1], grid[first], target)
+
+
+def equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
+    """The equilibrium picks of the (trusted) predictions: the knee of time to train
+    against the count, the count maximising speedup x efficiency, and the largest count
+    keeping efficiency >= ``threshold`` x its best."""
+    table = pd.DataFrame(
+        {
+            "accelerators": frame["accelerators"],
+            "time_to_train_min": frame["time_to_train_min"],
+            "system_id": frame["accelerators"].astype(str),
+        }
+    )
+    knee = knee_pick(table)
+    score = frame["speedup"] * frame["efficiency"]
+    good = frame[frame["efficiency"] >= threshold * frame["efficiency"].max()]
+    return {
+        "knee": int(knee["accelerators"]) if knee is not None else None,
+        "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "accelerators"]),
+        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
+    }

@@ -18,24 +18,20 @@ measured per-device batch is kept (k = 1): the search would otherwise always acc
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from functools import cached_property
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import settle
-from gpuscale.advice.explain.explanation import explain
-from gpuscale.advice.explain.focus import dropped_counts
-from gpuscale.advice.explain.table_words import equilibrium
-from gpuscale.advice.explain.weak_first import again
-from gpuscale.advice.explain.weak_first import measure_first as weak_first
-from gpuscale.advice.inputs import AdviceInputs
+from gpuscale.advice.inputs import AdviceInputs, Calibrated
 from gpuscale.advice.model.fixed_cost import excess_ms
-from gpuscale.advice.model.priors import with_input_rate
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS, with_input_rate
 from gpuscale.advice.model.step import Step
-from gpuscale.advice.search.decision import add_intervals, decide
-from gpuscale.advice.search.derive import applied, break_even, disagreements
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.search.decision import add_intervals, decide, read, with_readings
+from gpuscale.advice.search.derive import applied, break_even, disagreements, equilibrium
 from gpuscale.advice.types import Decision, Disagreement
-from gpuscale.quantities import counted, number, numbers_apart
+from gpuscale.quantities import numbers_apart
 from gpuscale.tables.advice import ADVICE_COLUMNS
 
 
@@ -66,57 +62,87 @@ def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
     return [(b, k) for b in batches for k in accums]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Advice:
-    """The predictions, the one :class:`Decision` read off them, and the explanation
-    rendered from that Decision."""
+    """The predictions, the one :class:`Decision` read off them and what qualifies it, as
+    data; the words (``decision``'s warnings and what to measure first, ``caveats``,
+    ``explanation``, ``str``) are rendered from them when read
+    (``advice/explain/caveats.py``), never stored by the search."""
 
     predictions: pd.DataFrame  # one row per device count (see ``predictions``)
-    decision: Decision
+    decided: Decision  # as the search decided it (``decision``: with its words)
     efficient: int | None  # largest count with efficiency >= target
     cheapest: int | None
     equilibrium: dict[str, int | None]
     break_even_ms_per_mb: float | None  # step compute per MB of gradients
     break_even_params: float | None
     target_params: float | None
-    explanation: list[str] = field(default_factory=list)
     inputs: AdviceInputs | None = None
     # strong scaling decided: the same counts keeping the per-device batch (weak), whose
     # gain rests on the samples a larger global batch needs
     alternative: pd.DataFrame | None = None
-    # what makes the headline less firm, and measurements beside the prediction
-    # (``advice.caveats``); also the explanation's first lines
-    caveats: tuple[str, ...] = ()
     # counts whose measured runs fall outside the predicted interval: their rows rest on
-    # the measurement (``advice.reconcile``), said first
+    # the measurement (``derive.applied``), said first
     disagreements: tuple[Disagreement, ...] = ()
+    # (count, predicted minutes, the fastest MLPerf system's floor, that system) of each
+    # count predicted faster than MLPerf allows: an input that cannot be true
+    below_mlperf: tuple[tuple[int, float, float, str], ...] = ()
+    # what qualifies the headline: the options the times rest on that were never given
+    # ("samples", "batch", "link"), the steps of a noise scale measured over too few,
+    # another model than the largest advised on (said first), which benched model was
+    # advised on (said after the decision)
+    defaults: tuple[str, ...] = ()
+    noise_steps: int | None = None
+    model_note: str = ""
+    chosen: str = ""
 
     def __str__(self) -> str:
         """The advice as ``gpuscale advise`` says it (``print(advice)``; the fields, and
         every number, are the dataclass's: ``repr``)."""
         return "\n".join(f"- {line}" for line in self.explanation)
 
+    @cached_property
+    def decision(self) -> Decision:
+        """``decided`` with its words (the warnings, what to measure first)."""
+        from gpuscale.advice.explain.caveats import render_decision
+
+        return render_decision(self)
+
+    @cached_property
+    def caveats(self) -> tuple[str, ...]:
+        """What makes the headline less firm, and measurements beside the prediction:
+        also the explanation's first lines."""
+        from gpuscale.advice.explain.caveats import caveats
+
+        return caveats(self)
+
+    @cached_property
+    def explanation(self) -> list[str]:
+        from gpuscale.advice.explain.caveats import explanation
+
+        return explanation(self)
+
     @property
     def recommended(self) -> int:
-        return self.decision.accelerators
+        return self.decided.accelerators
 
     @property
     def fastest(self) -> int:
-        return self.decision.fastest
+        return self.decided.fastest
 
     @property
     def dominant_term(self) -> str:
-        return self.decision.dominant_term
+        return self.decided.dominant_term
 
     @property
     def cap(self) -> str:
-        return self.decision.cap
+        return self.decided.cap
 
     @property
     def decision_line(self) -> int:
         """Where "Use N devices ..." stands in ``explanation``: after what qualifies it
-        (``caveats``, which every step that qualifies the advice puts first in both) and the
-        decision's warnings (``explain`` says them before it)."""
+        (``caveats``, said first) and the decision's warnings (``explain`` says them
+        before it)."""
         return len(self.caveats) + len(self.decision.warnings)
 
 
@@ -217,29 +243,21 @@ def _flags(row: tuple, first: pd.Series) -> str:
     return "; ".join(flags)
 
 
-def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
-    """Counts whose predicted time to train beats the fastest MLPerf system of the same
-    accelerator count on the workload: the inputs cannot be true."""
+def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> tuple:
+    """(count, minutes, floor, system) of each count whose predicted time to train beats
+    the fastest MLPerf system of the same accelerator count on the workload: the inputs
+    cannot be true."""
     floor = {n: (minutes, system) for n, minutes, system in inputs.mlperf_floor}
     frame = frame[frame["flags"] == ""]
-    found = []
-    for row in frame.itertuples():
-        if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]:
-            minutes, system = floor[row.accelerators]
-            found.append(
-                f"IMPLAUSIBLE: {counted(row.accelerators, 'device')} predicted to train in "
-                f"{number(row.time_to_train_min)} min, under the {number(minutes)} min "
-                "the fastest MLPerf result allows for "
-                f"{counted(row.accelerators, 'accelerator')} on this workload ({system}; "
-                f"scaled ideally to {row.accelerators}, halved): check the step time, batch "
-                "and samples"
-            )
-    more = [f"(and {counted(len(found) - 1, 'more count')})"] if len(found) > 1 else []
-    return found[:1] + more
+    return tuple(
+        (row.accelerators, row.time_to_train_min, *floor[row.accelerators])
+        for row in frame.itertuples()
+        if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]
+    )
 
 
 def recommend(inputs: AdviceInputs) -> Advice:
-    """Predictions, the Decision and the explanation for one model on one network."""
+    """Predictions and the Decision for one model on one network."""
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
     alternative = None
     if multi and inputs.kept_global_batch is not None and inputs.convergence is None:
@@ -251,25 +269,13 @@ def recommend(inputs: AdviceInputs) -> Advice:
     frame = applied(frame, found, counts)
     alternative = applied(alternative, found, counts)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
-    dropped = dropped_counts(inputs, frame)  # a count asked for without a row, said why
     inputs = replace(
         inputs,
         assumptions=with_input_rate(inputs.assumptions, last.samples_per_s, last.accelerators),
-        sources=(*inputs.sources, *([dropped] if dropped else [])),
     )
     below = _below_mlperf(frame, inputs)  # each an input that cannot be true
-    warnings = (*inputs.warnings, *below)
     refused = inputs.implausible or bool(below)
-    decision = decide(frame, inputs.target_efficiency, warnings, refused)
-    measure_first = weak_first(inputs.evidence, inputs.host_devices) or settle(
-        inputs.assumptions,
-        strong=inputs.kept_global_batch is not None,
-        held_back=decision.held_back,
-        refused=decision.refused,
-        host_devices=inputs.host_devices,
-        again=again(inputs.evidence, (1, decision.held_back or 2), inputs.host_devices),
-    )
-    decision = replace(decision, settle=measure_first)
+    decision = decide(frame, inputs.target_efficiency, inputs.warnings, refused)
     trusted = frame[frame["flags"] == ""]
     ok = trusted[trusted["efficiency"] >= inputs.target_efficiency]
     efficient = int(ok["accelerators"].max()) if len(ok) else None
@@ -277,9 +283,9 @@ def recommend(inputs: AdviceInputs) -> Advice:
     if trusted["accelerator_hours"].notna().any():
         cheapest = int(trusted.loc[trusted["accelerator_hours"].idxmin(), "accelerators"])
     ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
-    advice = Advice(
+    return Advice(
         predictions=frame,
-        decision=decision,
+        decided=decision,
         efficient=efficient,
         cheapest=cheapest,
         equilibrium=equilibrium(trusted, inputs.threshold),
@@ -289,5 +295,38 @@ def recommend(inputs: AdviceInputs) -> Advice:
         inputs=inputs,
         alternative=alternative,
         disagreements=found,
+        below_mlperf=below,
     )
-    return replace(advice, explanation=explain(advice))
+
+
+def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
+    """The advice on ``calibrated``'s inputs: predictions, decision, the count at each
+    end of every assumed term's range (``decision.read``; where one moves it, the count
+    is withheld and said first), and what qualifies the headline, as data."""
+    inputs = calibrated.inputs
+    advice = recommend(inputs)
+    counts = {m.devices for m in inputs.measured}  # measured counts: as said
+
+    def decide_at(changes: dict[str, object]) -> Decision:
+        at = replace(inputs, **changes)
+        frame = applied(predictions(at), advice.disagreements, counts)
+        return decide(frame, at.target_efficiency, at.warnings, at.implausible)
+
+    defaults = (
+        *(["samples"] if request.samples is None and calibrated.samples_used else []),
+        *(
+            ["batch"]
+            if not calibrated.from_bench and request.step_ms is not None and request.batch is None
+            else []
+        ),
+        *(["link"] if calibrated.link_assumed else []),
+    )
+    few = calibrated.noise_steps
+    return replace(
+        advice,
+        decided=with_readings(advice.decided, read(calibrated.ends, decide_at)),
+        defaults=defaults,
+        noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
+        model_note=calibrated.model_note,
+        chosen=calibrated.chosen,
+    )

@@ -256,7 +256,7 @@ def withheld(decision: Decision) -> str:
     )
 
 
-def below_mlperf(found: Sequence[tuple[Any, float, float, str]]) -> list[str]:
+def below_mlperf_said(found: Sequence[tuple[Any, float, float, str]]) -> list[str]:
     """The first count predicted to train faster than the fastest MLPerf system of its
     size allows (``found``: ``Advice.below_mlperf``), and how many more."""
     said_ = [
@@ -285,7 +285,7 @@ def render_decision(advice: Any) -> Decision:
         host_devices=inputs.host_devices,
         again=again(inputs.evidence, (1, d.held_back or 2), inputs.host_devices),
     )
-    return replace(d, warnings=(*d.warnings, *below_mlperf(advice.below_mlperf)), settle=first)
+    return replace(d, warnings=(*d.warnings, *below_mlperf_said(advice.below_mlperf)), settle=first)
 
 
 def caveats(advice: Any) -> tuple[str, ...]:

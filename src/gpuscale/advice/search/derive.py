@@ -22,8 +22,8 @@ from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice.model.network import Network
-from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, predict_step
+from gpuscale.advice.model.network import Network, collectives_s
+from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, step_at
 from gpuscale.advice.types import (
     TRUSTED_ALLOWED,
     TRUSTED_FLAGGED_ONLY,
@@ -199,16 +199,20 @@ def _pair_speedup(inputs: Pair, model: ModelSpec, compute: Compute) -> float:
     # a strong pair halves the micro-steps where the run accumulated an even number
     accum = inputs.accum // 2 if split == 1 and inputs.kept_global_batch is not None else 0
 
+    # what a pair communicates, once (one device: nothing)
+    comm = collectives_s(
+        inputs.network, model.grad_bytes, 2, bucket_mb=inputs.bucket_mb, strategy=inputs.strategy
+    )
+
     def step(n: int) -> Step:
-        return predict_step(
+        return step_at(
             model,
             compute,
-            inputs.network,
             n,
             batch=inputs.batch / (split if n == 2 else 1),
             accum=accum if n == 2 and accum else inputs.accum,
+            comm=comm,
             overlap=inputs.overlap,
-            bucket_mb=inputs.bucket_mb,
             strategy=inputs.strategy,
         )
 
@@ -305,3 +309,18 @@ def equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
         "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "accelerators"]),
         "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
     }
+
+
+def below_mlperf(
+    frame: pd.DataFrame, mlperf_floor: Sequence[tuple[int, float, str]]
+) -> tuple[tuple[int, float, float, str], ...]:
+    """(count, minutes, floor, system) of each count whose predicted time to train beats
+    the fastest MLPerf system of the same accelerator count on the workload
+    (``mlperf_floor``: (count, minutes, system)): the inputs cannot be true."""
+    floor = {n: (minutes, system) for n, minutes, system in mlperf_floor}
+    frame = frame[frame["flags"] == ""]
+    return tuple(
+        (row.accelerators, row.time_to_train_min, *floor[row.accelerators])
+        for row in frame.itertuples()
+        if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]
+    )

@@ -25,11 +25,18 @@ import pandas as pd
 
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
 from gpuscale.advice.model.fixed_cost import excess_ms
+from gpuscale.advice.model.network import collectives_s
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, with_input_rate
-from gpuscale.advice.model.step import Step
+from gpuscale.advice.model.step import Step, step_at
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.decision import add_intervals, decide, read, with_readings
-from gpuscale.advice.search.derive import applied, break_even, disagreements, equilibrium
+from gpuscale.advice.search.derive import (
+    applied,
+    below_mlperf,
+    break_even,
+    disagreements,
+    equilibrium,
+)
 from gpuscale.advice.types import Decision, Disagreement
 from gpuscale.quantities import numbers_apart
 from gpuscale.tables.advice import ADVICE_COLUMNS
@@ -146,13 +153,32 @@ class Advice:
         return len(self.caveats) + len(self.decision.warnings)
 
 
-def _best(inputs: AdviceInputs, n: int) -> tuple[Step, float] | None:
+def _best(inputs: AdviceInputs, n: int) -> tuple[Step, float, float] | None:
+    """The fastest (batch, accumulation) of ``_candidates`` at ``n`` devices to a trained
+    model: its step, time (s) and samples to train (None where no batch fits); what a
+    step communicates at ``n`` is computed once (``network.collectives_s``)."""
+    tried = _candidates(inputs, n)
+    model = inputs.model
+    comm = collectives_s(
+        inputs.network, model.grad_bytes, n, bucket_mb=inputs.bucket_mb, strategy=inputs.strategy
+    )
     best = None
-    for batch, accum in _candidates(inputs, n):
-        step = inputs.step(n, batch, accum)
-        time_s = inputs.samples_at(step.global_batch) / step.samples_per_s
+    for batch, accum in tried:
+        step = step_at(
+            model,
+            inputs.compute,
+            n,
+            batch=batch,
+            accum=accum,
+            comm=comm,
+            overlap=inputs.overlap,
+            strategy=inputs.strategy,
+        )
+        convergence = inputs.convergence  # samples to train at the global batch
+        samples = inputs.samples if convergence is None else convergence.samples(step.global_batch)
+        time_s = samples / step.samples_per_s
         if best is None or time_s < best[1]:
-            best = (step, time_s)
+            best = (step, time_s, samples)
     return best
 
 
@@ -162,7 +188,7 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     (ms), throughput, samples and time to train, speedup and efficiency (to a trained
     model, and split into throughput efficiency x convergence factor), device-hours, cost
     and energy per trained model, and plausibility flags."""
-    rows = [_predicted(inputs, n) for n in inputs.device_counts()]
+    rows = [_predicted(inputs, n) for n in inputs.device_counts]
     frame = pd.DataFrame([r for r in rows if r is not None])
     if frame.empty or frame["accelerators"].iloc[0] != 1:
         raise ValueError(
@@ -208,7 +234,7 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
     found = _best(inputs, n)
     if found is None:
         return None
-    step, time_s = found
+    step, time_s, samples = found
     return {
         "accelerators": n,
         "batch_per_device": step.batch_per_device,
@@ -222,7 +248,7 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
         "latency_ms": min(step.latency_ms, step.comm_ms),
         "exposed_comm_ms": step.exposed_ms,
         "samples_per_s": step.samples_per_s,
-        "samples_to_train": inputs.samples_at(step.global_batch),
+        "samples_to_train": samples,
         "time_to_train_min": time_s / 60,
     }
 
@@ -243,52 +269,41 @@ def _flags(row: tuple, first: pd.Series) -> str:
     return "; ".join(flags)
 
 
-def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> tuple:
-    """(count, minutes, floor, system) of each count whose predicted time to train beats
-    the fastest MLPerf system of the same accelerator count on the workload: the inputs
-    cannot be true."""
-    floor = {n: (minutes, system) for n, minutes, system in inputs.mlperf_floor}
-    frame = frame[frame["flags"] == ""]
-    return tuple(
-        (row.accelerators, row.time_to_train_min, *floor[row.accelerators])
-        for row in frame.itertuples()
-        if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]
-    )
-
-
 def recommend(inputs: AdviceInputs) -> Advice:
     """Predictions and the Decision for one model on one network."""
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
-    alternative = None
-    if multi and inputs.kept_global_batch is not None and inputs.convergence is None:
-        alternative = predictions(replace(inputs, scaling="weak"))
+    weak = multi and inputs.kept_global_batch is not None and inputs.convergence is None
     frame = predictions(inputs)
+    # where the global batch is kept without a convergence model: the same counts keeping
+    # the per-device batch (the weak-scaling alternative)
+    alternative = predictions(replace(inputs, scaling="weak")) if weak else None
     # a count the bench measured outside the predicted interval rests on the measurement
     found = disagreements(frame, inputs.measured, alternative)
     counts = {m.devices for m in inputs.measured}
     frame = applied(frame, found, counts)
     alternative = applied(alternative, found, counts)
+    below = below_mlperf(frame, inputs.mlperf_floor)  # each an input that cannot be true
+    ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
+    trusted = frame[frame["flags"] == ""]
+    picks = equilibrium(trusted, inputs.threshold)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
     inputs = replace(
         inputs,
         assumptions=with_input_rate(inputs.assumptions, last.samples_per_s, last.accelerators),
     )
-    below = _below_mlperf(frame, inputs)  # each an input that cannot be true
     refused = inputs.implausible or bool(below)
     decision = decide(frame, inputs.target_efficiency, inputs.warnings, refused)
-    trusted = frame[frame["flags"] == ""]
     ok = trusted[trusted["efficiency"] >= inputs.target_efficiency]
     efficient = int(ok["accelerators"].max()) if len(ok) else None
     cheapest = None
     if trusted["accelerator_hours"].notna().any():
         cheapest = int(trusted.loc[trusted["accelerator_hours"].idxmin(), "accelerators"])
-    ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
     return Advice(
         predictions=frame,
         decided=decision,
         efficient=efficient,
         cheapest=cheapest,
-        equilibrium=equilibrium(trusted, inputs.threshold),
+        equilibrium=picks,
         break_even_ms_per_mb=ms_per_mb,
         break_even_params=params,
         target_params=target,

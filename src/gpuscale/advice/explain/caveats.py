@@ -35,8 +35,11 @@ from gpuscale.quantities import (
     format_ms,
     joined,
     number,
+    numbers_apart,
 )
 from gpuscale.tables.advice import (
+    ADVICE_COLUMNS,
+    NOT_POSITIVE,
     TOO_WIDE_TO_TEST,
     as_throughput,
     on_advice_baseline,
@@ -316,3 +319,26 @@ def explanation(advice: Any) -> list[str]:
         return lines
     at = advice.decision_line
     return [*lines[: at + 1], advice.chosen, *lines[at + 1 :]]
+
+
+def row_flags(row: Any, first: pd.Series) -> str:
+    """Why a predicted row cannot be true, from its flags as data (``row.not_positive``,
+    ``row.above_linear``: its speedup where above linear against ``first``, else NaN)."""
+    flags = [NOT_POSITIVE] if row.not_positive else []
+    if not math.isnan(row.above_linear):
+        # above linear as printed too (8.004 above 8, never 8 above 8), against the first
+        linear = row.accelerators / first["accelerators"]
+        speedup, bound = numbers_apart(row.above_linear, linear)
+        over = f" from {first['accelerators']:,}" if first["accelerators"] != 1 else ""
+        flags.append(
+            f"speedup {speedup} above linear, {bound} on {row.accelerators:,} devices{over}"
+        )
+    return "; ".join(flags)
+
+
+def flagged(table: pd.DataFrame) -> pd.DataFrame:
+    """A predictions table as ``tables.advice`` documents it: the search's flags (data)
+    said in ``flags``."""
+    first = table.iloc[0]
+    flags = [row_flags(r, first) for r in table.itertuples()]
+    return table.assign(flags=flags)[list(ADVICE_COLUMNS)]

@@ -50,10 +50,19 @@ import pandas as pd
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.model.fixed_cost import resplit
 from gpuscale.advice.types import Decision, Reading, TermId
+from gpuscale.tables.advice import NOT_POSITIVE
 
 # the step's overheads, as the prediction columns that hold them
 OVERHEADS = (TermId.FIXED, TermId.WAIT, TermId.DDP, TermId.BANDWIDTH, TermId.LATENCY)
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
+# why a predicted row cannot be true, as the search's columns: its time to train not
+# positive and finite; its speedup where above linear (NaN where not)
+FLAGGED = ("not_positive", "above_linear")
+
+
+def plausible(frame: pd.DataFrame) -> pd.Series:
+    """The rows of a predictions table none of whose ``FLAGGED`` columns is set."""
+    return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
 
 
 def overheads(row: pd.Series) -> dict[TermId, float]:
@@ -96,14 +105,12 @@ def decide(
     warnings: tuple[str, ...] = (),
     refused: bool = False,
 ) -> Decision:
-    """The Decision of a predictions table (rows with ``flags`` left out; the frame has the
+    """The Decision of a predictions table (rows flagged left out, ``plausible``; the frame has the
     interval columns ``speedup_low`` / ``speedup_high``); ``refused``: an input cannot be
     true (an IMPLAUSIBLE warning among ``warnings``, flagged where it was found)."""
-    trusted = frame[frame["flags"] == ""].reset_index(drop=True)
-    if trusted.empty:
-        raise ValueError(
-            "every prediction failed its plausibility checks: " + frame["flags"].iloc[0]
-        )
+    trusted = frame[plausible(frame)].reset_index(drop=True)
+    if trusted.empty:  # one device's speedup is 1: only its time can fail
+        raise ValueError(f"every prediction failed its plausibility checks: {NOT_POSITIVE}")
     chosen, held_back = _chosen(trusted, target_efficiency, refused)
     larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]

@@ -24,6 +24,7 @@ import pandas as pd
 
 from gpuscale.advice.model.network import Network, collectives_s
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, step_at
+from gpuscale.advice.search.decision import plausible
 from gpuscale.advice.types import (
     TRUSTED_ALLOWED,
     TRUSTED_FLAGGED_ONLY,
@@ -318,7 +319,7 @@ def below_mlperf(
     the fastest MLPerf system of the same accelerator count on the workload
     (``mlperf_floor``: (count, minutes, system)): the inputs cannot be true."""
     floor = {n: (minutes, system) for n, minutes, system in mlperf_floor}
-    frame = frame[frame["flags"] == ""]
+    frame = frame[plausible(frame)]
     return tuple(
         (row.accelerators, row.time_to_train_min, *floor[row.accelerators])
         for row in frame.itertuples()

@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+import numpy as np
 import pandas as pd
 
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
@@ -29,7 +30,14 @@ from gpuscale.advice.model.network import collectives_s
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, with_input_rate
 from gpuscale.advice.model.step import Step, step_at
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search.decision import add_intervals, decide, read, with_readings
+from gpuscale.advice.search.decision import (
+    FLAGGED,
+    add_intervals,
+    decide,
+    plausible,
+    read,
+    with_readings,
+)
 from gpuscale.advice.search.derive import (
     applied,
     below_mlperf,
@@ -38,7 +46,6 @@ from gpuscale.advice.search.derive import (
     equilibrium,
 )
 from gpuscale.advice.types import Decision, Disagreement
-from gpuscale.quantities import numbers_apart
 from gpuscale.tables.advice import ADVICE_COLUMNS
 
 
@@ -76,7 +83,9 @@ class Advice:
     ``explanation``, ``str``) are rendered from them when read
     (``advice/explain/caveats.py``), never stored by the search."""
 
-    predictions: pd.DataFrame  # one row per device count (see ``predictions``)
+    # one row per device count (see ``predictions``), its flags as data (``FLAGGED``):
+    # ``predictions`` says them
+    table: pd.DataFrame
     decided: Decision  # as the search decided it (``decision``: with its words)
     efficient: int | None  # largest count with efficiency >= target
     cheapest: int | None
@@ -87,7 +96,7 @@ class Advice:
     inputs: AdviceInputs | None = None
     # strong scaling decided: the same counts keeping the per-device batch (weak), whose
     # gain rests on the samples a larger global batch needs
-    alternative: pd.DataFrame | None = None
+    weak_table: pd.DataFrame | None = None  # ``alternative``, its flags as data
     # counts whose measured runs fall outside the predicted interval: their rows rest on
     # the measurement (``derive.applied``), said first
     disagreements: tuple[Disagreement, ...] = ()
@@ -107,6 +116,20 @@ class Advice:
         """The advice as ``gpuscale advise`` says it (``print(advice)``; the fields, and
         every number, are the dataclass's: ``repr``)."""
         return "\n".join(f"- {line}" for line in self.explanation)
+
+    @cached_property
+    def predictions(self) -> pd.DataFrame:
+        """The predictions table (``tables.advice``): ``table`` with its flags said."""
+        from gpuscale.advice.explain.caveats import flagged
+
+        return flagged(self.table)
+
+    @cached_property
+    def alternative(self) -> pd.DataFrame | None:
+        """The weak-scaling alternative (``weak_table``) with its flags said."""
+        from gpuscale.advice.explain.caveats import flagged
+
+        return None if self.weak_table is None else flagged(self.weak_table)
 
     @cached_property
     def decision(self) -> Decision:
@@ -223,8 +246,14 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
         "measured" if inputs.compute.is_measured(float(b)) else "modelled"
         for b in frame["batch_per_device"]
     ]
-    frame["flags"] = [_flags(r, first) for r in frame.itertuples()]
-    return frame[list(ADVICE_COLUMNS)]  # the documented order (``tables.advice``)
+    # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``): a
+    # time to train not positive and finite, a speedup above linear against the first
+    time = frame["time_to_train_min"]
+    frame["not_positive"] = ~((time > 0) & np.isfinite(time))
+    above = frame["speedup"] > frame["accelerators"] / first["accelerators"] * (1 + 1e-9)
+    frame["above_linear"] = frame["speedup"].where(above)  # the speedup where it is, else NaN
+    # the documented order (``tables.advice``), the flags as data in place of ``flags``
+    return frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
 
 
 def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
@@ -253,22 +282,6 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
     }
 
 
-def _flags(row: tuple, first: pd.Series) -> str:
-    """Why a predicted row cannot be true (super-linear, non-positive time)."""
-    flags = []
-    if not row.time_to_train_min > 0 or not math.isfinite(row.time_to_train_min):
-        flags.append("time to train not positive and finite")
-    linear = row.accelerators / first["accelerators"]
-    if row.speedup > linear * (1 + 1e-9):
-        # above linear as printed too (8.004 above 8, never 8 above 8), against the first
-        speedup, bound = numbers_apart(row.speedup, linear)
-        over = f" from {first['accelerators']:,}" if first["accelerators"] != 1 else ""
-        flags.append(
-            f"speedup {speedup} above linear, {bound} on {row.accelerators:,} devices{over}"
-        )
-    return "; ".join(flags)
-
-
 def recommend(inputs: AdviceInputs) -> Advice:
     """Predictions and the Decision for one model on one network."""
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
@@ -284,7 +297,7 @@ def recommend(inputs: AdviceInputs) -> Advice:
     alternative = applied(alternative, found, counts)
     below = below_mlperf(frame, inputs.mlperf_floor)  # each an input that cannot be true
     ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
-    trusted = frame[frame["flags"] == ""]
+    trusted = frame[plausible(frame)]
     picks = equilibrium(trusted, inputs.threshold)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
     inputs = replace(
@@ -299,7 +312,7 @@ def recommend(inputs: AdviceInputs) -> Advice:
     if trusted["accelerator_hours"].notna().any():
         cheapest = int(trusted.loc[trusted["accelerator_hours"].idxmin(), "accelerators"])
     return Advice(
-        predictions=frame,
+        table=frame,
         decided=decision,
         efficient=efficient,
         cheapest=cheapest,
@@ -308,7 +321,7 @@ def recommend(inputs: AdviceInputs) -> Advice:
         break_even_params=params,
         target_params=target,
         inputs=inputs,
-        alternative=alternative,
+        weak_table=alternative,
         disagreements=found,
         below_mlperf=below,
     )

@@ -18,6 +18,7 @@ measured per-device batch is kept (k = 1): the search would otherwise always acc
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -33,19 +34,15 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.decision import (
     FLAGGED,
     add_intervals,
+    applied,
+    below_mlperf,
     decide,
     plausible,
     read,
     with_readings,
 )
-from gpuscale.advice.search.derive import (
-    applied,
-    below_mlperf,
-    break_even,
-    disagreements,
-    equilibrium,
-)
-from gpuscale.advice.types import Decision, Disagreement
+from gpuscale.advice.search.derive import break_even, disagreements, equilibrium
+from gpuscale.advice.types import Decision, Disagreement, End
 from gpuscale.tables.advice import ADVICE_COLUMNS
 
 
@@ -282,8 +279,10 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
     }
 
 
-def recommend(inputs: AdviceInputs) -> Advice:
-    """Predictions and the Decision for one model on one network."""
+def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
+    """Predictions and the Decision for one model on one network, with the count at each
+    of the ``ends`` of every assumed term's range (``decision.read``: where one moves it,
+    the count is withheld)."""
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
     weak = multi and inputs.kept_global_batch is not None and inputs.convergence is None
     frame = predictions(inputs)
@@ -292,10 +291,19 @@ def recommend(inputs: AdviceInputs) -> Advice:
     alternative = predictions(replace(inputs, scaling="weak")) if weak else None
     # a count the bench measured outside the predicted interval rests on the measurement
     found = disagreements(frame, inputs.measured, alternative)
-    counts = {m.devices for m in inputs.measured}
+    counts = {m.devices for m in inputs.measured}  # measured counts: as said
     frame = applied(frame, found, counts)
     alternative = applied(alternative, found, counts)
     below = below_mlperf(frame, inputs.mlperf_floor)  # each an input that cannot be true
+    refused = inputs.implausible or bool(below)
+    decision = decide(frame, inputs.target_efficiency, inputs.warnings, refused)
+
+    def decide_at(changes: dict[str, object]) -> Decision:
+        at = replace(inputs, **changes)
+        table = applied(predictions(at), found, counts)
+        return decide(table, at.target_efficiency, at.warnings, at.implausible)
+
+    decision = with_readings(decision, read(ends, decide_at))
     ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
     trusted = frame[plausible(frame)]
     picks = equilibrium(trusted, inputs.threshold)
@@ -304,8 +312,6 @@ def recommend(inputs: AdviceInputs) -> Advice:
         inputs,
         assumptions=with_input_rate(inputs.assumptions, last.samples_per_s, last.accelerators),
     )
-    refused = inputs.implausible or bool(below)
-    decision = decide(frame, inputs.target_efficiency, inputs.warnings, refused)
     ok = trusted[trusted["efficiency"] >= inputs.target_efficiency]
     efficient = int(ok["accelerators"].max()) if len(ok) else None
     cheapest = None
@@ -331,15 +337,7 @@ def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
     """The advice on ``calibrated``'s inputs: predictions, decision, the count at each
     end of every assumed term's range (``decision.read``; where one moves it, the count
     is withheld and said first), and what qualifies the headline, as data."""
-    inputs = calibrated.inputs
-    advice = recommend(inputs)
-    counts = {m.devices for m in inputs.measured}  # measured counts: as said
-
-    def decide_at(changes: dict[str, object]) -> Decision:
-        at = replace(inputs, **changes)
-        frame = applied(predictions(at), advice.disagreements, counts)
-        return decide(frame, at.target_efficiency, at.warnings, at.implausible)
-
+    advice = recommend(calibrated.inputs, calibrated.ends)
     defaults = (
         *(["samples"] if request.samples is None and calibrated.samples_used else []),
         *(
@@ -352,7 +350,6 @@ def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
     few = calibrated.noise_steps
     return replace(
         advice,
-        decided=with_readings(advice.decided, read(calibrated.ends, decide_at)),
         defaults=defaults,
         noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
         model_note=calibrated.model_note,

@@ -245,10 +245,11 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     ]
     # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``): a
     # time to train not positive and finite, a speedup above linear against the first
+    not_positive, above_linear = FLAGGED
     time = frame["time_to_train_min"]
-    frame["not_positive"] = ~((time > 0) & np.isfinite(time))
+    frame[not_positive] = ~((time > 0) & np.isfinite(time))
     above = frame["speedup"] > frame["accelerators"] / first["accelerators"] * (1 + 1e-9)
-    frame["above_linear"] = frame["speedup"].where(above)  # the speedup where it is, else NaN
+    frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
     # the documented order (``tables.advice``), the flags as data in place of ``flags``
     return frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.search.qualify import headline
+from gpuscale.advice.explain.caveats import headline
 from gpuscale.bench.results_file import append_result
 from gpuscale.quantities import number
 

@@ -52,7 +52,7 @@ def test_the_counts_searched_are_said_wherever_they_are_not_every_count(
     --max-devices 12 --global-batch 384 searched 1, 2, 4 and 8 without a word."""
     scaling = {"global_batch": batch} if batch else {"scaling": "weak"}
     advice = gpuscale.advise(**PAYS, max_devices=most, **scaling)
-    searched = advice.inputs.device_counts()
+    searched = advice.inputs.device_counts
     said = " ".join(advice.explanation)
     if searched == list(range(1, most + 1)) and set(advice.predictions["accelerators"]) == set(
         searched

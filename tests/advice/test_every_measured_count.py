@@ -12,7 +12,7 @@ import statistics
 import pandas as pd
 
 from gpuscale.advice.calibrate.rows import measured_runs
-from gpuscale.advice.search.qualify import against_measured
+from gpuscale.advice.explain.caveats import against_measured
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 

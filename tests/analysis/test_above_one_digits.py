@@ -71,14 +71,15 @@ def test_a_rate_just_above_a_peak_prints_above_it() -> None:
 
 
 def test_a_speedup_just_above_linear_prints_above_it() -> None:
-    from gpuscale.advice.search.recommend import _flags
+    from gpuscale.advice.explain.caveats import row_flags
 
-    Row = namedtuple("Row", "time_to_train_min speedup accelerators")
-    flags = _flags(Row(1.0, 8.004, 8), pd.Series({"accelerators": 1}))
+    # a row's flags as the search keeps them: its speedup where above linear
+    Row = namedtuple("Row", "not_positive above_linear accelerators")
+    flags = row_flags(Row(False, 8.004, 8), pd.Series({"accelerators": 1}))
     speedup, bound = re.search(r"speedup ([\d.]+) above linear, ([\d.]+) on 8", flags).groups()
     assert float(speedup) > float(bound), flags
     # against a first count of 2, linear on 8 is 4, not 8
-    flags = _flags(Row(1.0, 4.5, 8), pd.Series({"accelerators": 2}))
+    flags = row_flags(Row(False, 4.5, 8), pd.Series({"accelerators": 2}))
     assert "above linear, 4 on 8 devices from 2" in flags, flags
 
 

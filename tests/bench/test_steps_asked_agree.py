@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import gpuscale
+from gpuscale.advice.explain.caveats import headline
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.search.qualify import headline
 from gpuscale.bench.evidence import MIN_STEPS
 from gpuscale.bench.table import bench_table
 

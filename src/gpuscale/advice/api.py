@@ -5,8 +5,8 @@ measured, already read (``advice.load.load_advice_data`` reads the files a reque
 the CLI and the report call it first). Two calls in a row: the calibration, built once
 (``calibrate.build``: the link, the model from bench rows or from numbers, the
 convergence model, the inputs at the ends of every assumed range), then the search, once
-(``search.qualify.search``: predictions, the decision and its readings at those ends, what qualifies
-it). ``gpuscale.advise(...)`` (``advice/load.py``) is the same call by keywords for
+(``search.recommend.search``: predictions, the decision and its readings at those ends,
+what qualifies it). ``gpuscale.advise(...)`` (``advice/load.py``) is the same call by keywords for
 Python users, reading the files itself.
 
 Returns an :class:`~gpuscale.advice.search.recommend.Advice`: the recommendation, a DataFrame of
@@ -24,8 +24,7 @@ from gpuscale.advice.calibrate.build import build
 from gpuscale.advice.conflicts import check_with_data
 from gpuscale.advice.model.network import MeasuredCurves
 from gpuscale.advice.request import ONE_BATCH_WITH_BENCH, AdviceRequest
-from gpuscale.advice.search.qualify import search
-from gpuscale.advice.search.recommend import Advice
+from gpuscale.advice.search.recommend import Advice, search
 from gpuscale.interconnect.topology import Topology
 from gpuscale.tables.requests import NamedError, ref
 

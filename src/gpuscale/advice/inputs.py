@@ -117,6 +117,7 @@ class AdviceInputs:
             return self.batch * self.accum
         return None
 
+    @property
     def device_counts(self) -> list[int]:
         """1, 2, 4, ... and the maximum; across nodes only whole nodes."""
         return self.network.counts_up_to(self.max_devices)
@@ -125,13 +126,7 @@ class AdviceInputs:
     def network_name(self) -> str:
         """The network, its link between nodes named only where a count searched spans
         nodes."""
-        return self.network.name_over(self.device_counts())
-
-    def samples_at(self, global_batch: float) -> float:
-        """Samples to train at a global batch."""
-        if self.convergence is None:
-            return self.samples
-        return self.convergence.samples(global_batch)
+        return self.network.name_over(self.device_counts)
 
     def step(self, n: int, batch: float, accum: int = 1, model: ModelSpec | None = None) -> Step:
         return predict_step(

@@ -67,6 +67,8 @@ ADVICE_SCHEMA: dict[str, str] = {
     "flags": "str",
 }
 ADVICE_COLUMNS: tuple[str, ...] = tuple(ADVICE_SCHEMA)
+# a row's flag where its time to train cannot be true (the search keeps it as data)
+NOT_POSITIVE = "time to train not positive and finite"
 
 
 # An 80% interval whose ends differ by more than this factor tests no prediction: it

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from gpuscale.advice.explain import table_words
+from gpuscale.advice.explain import focus, table_words
 from gpuscale.advice.explain.answer import row_at
 from gpuscale.advice.explain.focus import below_the_most, detailed, named, only_one, remedy
 from gpuscale.advice.explain.weak_first import changes, marked
@@ -252,7 +252,8 @@ def _step(advice: Explainable) -> list[str]:
 def _sources(advice: Explainable) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
-    lines = list(inputs.sources)
+    dropped = focus.dropped_counts(inputs, advice.predictions)  # a count asked for without a row
+    lines = [*inputs.sources, *([dropped] if dropped else [])]
     said = {a.term for a in inputs.assumptions}
     if inputs.convergence is not None:
         lines.append(

@@ -155,7 +155,7 @@ def _off_nodes(inputs: AdviceInputs) -> list[int]:
     per_node = _per_node(inputs)
     if per_node is None:
         return []
-    searched, most = set(inputs.device_counts()), int(inputs.max_devices)
+    searched, most = set(inputs.device_counts), int(inputs.max_devices)
     proposed = [2**k for k in range(64) if 2**k < most]
     return [n for n in [*proposed, most] if n not in searched]
 
@@ -181,7 +181,7 @@ def counts_rule(inputs: AdviceInputs, short: bool = False) -> str:
 
 
 def _every_count(inputs: AdviceInputs) -> bool:
-    return inputs.device_counts() == list(range(1, int(inputs.max_devices) + 1))
+    return inputs.device_counts == list(range(1, int(inputs.max_devices) + 1))
 
 
 def _unsplit(inputs: AdviceInputs, missing: list[int]) -> str:
@@ -202,7 +202,7 @@ def dropped_counts(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
     """A sentence naming the counts searched, where they are not every count up to the
     most allowed by what rule, and each one without a row and why; "" when every count
     from 1 to the most allowed was searched and has its row."""
-    searched = inputs.device_counts()
+    searched = inputs.device_counts
     shown = set(frame["accelerators"].astype(int))
     missing = [n for n in searched if n not in shown]
     every = _every_count(inputs)
@@ -224,7 +224,7 @@ def above_largest(inputs: AdviceInputs, frame: pd.DataFrame, largest: int) -> tu
     if inputs is None or largest >= inputs.max_devices:
         return "", ""
     most = int(inputs.max_devices)
-    searched = inputs.device_counts()
+    searched = inputs.device_counts
     shown = frame[frame["accelerators"] > largest]
     rows = set(shown["accelerators"].astype(int))
     flagged = sorted(int(n) for n in shown[shown["flags"] != ""]["accelerators"])

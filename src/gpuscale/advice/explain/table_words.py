@@ -7,8 +7,8 @@
   split into the optimizer step (once per optimizer step on every device, whatever its
   batch) and the fixed cost of the forward and backward (``Fixed per-step cost``): a
   user read "fixed cost 0 ms" and, lines below, "1.1 ms fixed cost";
-* the equilibrium picks in words ("knee none, speed x efficiency 8, efficiency >= 0.8 x
-  best 1" was unreadable), beside the advice's own rule.
+* the equilibrium picks (``derive.equilibrium``) in words ("knee none, speed x efficiency
+  8, efficiency >= 0.8 x best 1" was unreadable), beside the advice's own rule.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import pandas as pd
 
 from gpuscale.advice.inputs import AdviceInputs, OneDevice
 from gpuscale.advice.types import Source
-from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.quantities import counted, format_count, format_ms, joined, number
 
 KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
@@ -223,27 +222,6 @@ def _phases(m: OneDevice, predicted: float) -> str:
 def config(batch: float, accum: int) -> str:
     """``32`` or ``32 x 4 accumulation steps``: a per-device batch and its micro-steps."""
     return format_count(batch) + (f" x {int(accum)} accumulation steps" if accum > 1 else "")
-
-
-def equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
-    """The equilibrium picks of the (trusted) predictions: the knee of time to train
-    against the count, the count maximising speedup x efficiency, and the largest count
-    keeping efficiency >= ``threshold`` x its best."""
-    table = pd.DataFrame(
-        {
-            "accelerators": frame["accelerators"],
-            "time_to_train_min": frame["time_to_train_min"],
-            "system_id": frame["accelerators"].astype(str),
-        }
-    )
-    knee = knee_pick(table)
-    score = frame["speedup"] * frame["efficiency"]
-    good = frame[frame["efficiency"] >= threshold * frame["efficiency"].max()]
-    return {
-        "knee": int(knee["accelerators"]) if knee is not None else None,
-        "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "accelerators"]),
-        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
-    }
 
 
 def equilibrium_sentence(advice: Any) -> str:

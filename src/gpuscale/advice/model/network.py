@@ -242,6 +242,15 @@ def comm_times_s(
     return sum(t * count for t, count in times), times[-1][0]
 
 
+def collectives_s(
+    network: Network, grad_bytes: float, n: int, *, bucket_mb: float, strategy: str
+) -> tuple[float, float, float]:
+    """(collectives per step, the last one, their latency part) in seconds: what a step
+    on ``n`` devices communicates (``comm_times_s``, ``latency_s``), once per count."""
+    comm_s, last_s = comm_times_s(network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy)
+    return comm_s, last_s, latency_s(network, grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy)
+
+
 @dataclass(frozen=True, slots=True)
 class MeasuredCurves:
     """A sweep's curves (latest sweep of each rank count, median per size) and what its

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s, latency_s
+from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, collectives_s
 
 DEFAULT_OVERLAP = 0.5  # an accelerator's share of communication hidden, when unmeasured
 
@@ -248,9 +248,30 @@ def predict_step(
     strategy: str = "ddp",
 ) -> Step:
     """The predicted step of ``model`` on ``n`` devices, ``batch`` samples per device per
-    micro-step and ``accum`` micro-steps per optimizer step. ``overlap`` is the measured
-    share of communication hidden; None uses ``DEFAULT_OVERLAP`` capped at all but the
-    last bucket."""
+    micro-step and ``accum`` micro-steps per optimizer step: :func:`step_at` with what the
+    ``network`` communicates at ``n`` (``network.collectives_s``)."""
+    comm = collectives_s(network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy)
+    return step_at(
+        model, compute, n, batch=batch, accum=accum, comm=comm, overlap=overlap, strategy=strategy
+    )
+
+
+def step_at(
+    model: ModelSpec,
+    compute: Compute,
+    n: int,
+    *,
+    batch: float,
+    accum: int = 1,
+    comm: tuple[float, float, float],
+    overlap: float | None = None,
+    strategy: str = "ddp",
+) -> Step:
+    """The predicted step on ``n`` devices given what it communicates (``comm``: the
+    collectives per step, the last one and their latency part, seconds, as
+    ``network.collectives_s`` gives them). ``overlap`` is the measured share of
+    communication hidden; None uses ``DEFAULT_OVERLAP`` capped at all but the last
+    bucket."""
     if n < 1 or not batch > 0 or accum < 1:
         raise ValueError("device count and accumulation must be >= 1, the batch positive")
     # FSDP shards the parameters, gradients and optimizer state, and each rank steps the
@@ -260,9 +281,7 @@ def predict_step(
     compute_ms = compute.compute_ms(model, batch, accum, n if strategy == "fsdp" else 1)
     if n == 1:
         return Step(1, batch, accum, compute_ms, 0.0, 0.0, 0.0, 0.0, 0.0, compute_ms)
-    comm_s, last_s = comm_times_s(
-        network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy
-    )
+    comm_s, last_s, latency_s = comm
     wait_ms = compute.wait_ms(n, compute_ms)
     # the slowest device's backward, stretched as its step is by the wait (contention
     # measured at n, carried to the counts not measured), hides the communication longer
@@ -291,7 +310,7 @@ def predict_step(
         last_s * 1e3,
         exposed_ms,
         step_ms,
-        latency_s(network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy) * 1e3,
+        latency_s * 1e3,
     )
 
 

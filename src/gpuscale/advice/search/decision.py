@@ -22,6 +22,10 @@ the Decision from the predictions table, so they cannot contradict each other:
   ``convergence`` (the samples needed grow with the global batch), ``none`` (both
   within 5%), or ``devices`` (the largest count allowed was reached while still paying).
 
+Rows resting on a measurement: a count whose runs disagree with the prediction
+(``derive.disagreements``) rests on them (``applied``); counts predicted faster than the
+fastest MLPerf system allows (``below_mlperf``) are an input that cannot be true.
+
 Intervals and readings: The 80% intervals of a predictions table
 (``recommend.predictions``): every row's step and speedup re-predicted at the ends of
 the fixed cost's range and of the priors' ranges, then widened by the step's error at N
@@ -40,22 +44,33 @@ is still shown. ResNet-50 on 8 A100s by its parameters alone was "Use 1 device" 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.explain.answer import SETTLE, value_text
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.model.fixed_cost import resplit
-from gpuscale.advice.types import Decision, Reading, TermId
-from gpuscale.quantities import counted
+from gpuscale.advice.types import Decision, Disagreement, Reading, TermId
+from gpuscale.tables.advice import NOT_POSITIVE
 
+# The prediction columns that scale with the step's throughput (x measured / predicted)
+# and those that scale with its time (/ the same factor).
+WITH_THROUGHPUT = ("samples_per_s", "speedup", "efficiency", "throughput_efficiency")
+WITH_TIME = ("step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh")
 # the step's overheads, as the prediction columns that hold them
 OVERHEADS = (TermId.FIXED, TermId.WAIT, TermId.DDP, TermId.BANDWIDTH, TermId.LATENCY)
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
+# why a predicted row cannot be true, as the search's columns: its time to train not
+# positive and finite; its speedup where above linear (NaN where not)
+FLAGGED = ("not_positive", "above_linear")
+
+
+def plausible(frame: pd.DataFrame) -> pd.Series:
+    """The rows of a predictions table none of whose ``FLAGGED`` columns is set."""
+    return ~frame["not_positive"].astype(bool) & frame["above_linear"].isna()
 
 
 def overheads(row: pd.Series) -> dict[TermId, float]:
@@ -98,14 +113,12 @@ def decide(
     warnings: tuple[str, ...] = (),
     refused: bool = False,
 ) -> Decision:
-    """The Decision of a predictions table (rows with ``flags`` left out; the frame has the
+    """The Decision of a predictions table (rows flagged left out, ``plausible``; the frame has the
     interval columns ``speedup_low`` / ``speedup_high``); ``refused``: an input cannot be
     true (an IMPLAUSIBLE warning among ``warnings``, flagged where it was found)."""
-    trusted = frame[frame["flags"] == ""].reset_index(drop=True)
-    if trusted.empty:
-        raise ValueError(
-            "every prediction failed its plausibility checks: " + frame["flags"].iloc[0]
-        )
+    trusted = frame[plausible(frame)].reset_index(drop=True)
+    if trusted.empty:  # one device's speedup is 1: only its time can fail
+        raise ValueError(f"every prediction failed its plausibility checks: {NOT_POSITIVE}")
     chosen, held_back = _chosen(trusted, target_efficiency, refused)
     larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
@@ -199,6 +212,74 @@ def _chosen(
     return chosen, None
 
 
+def _governing(found: Sequence[Disagreement], n: int, measured: Collection[int]) -> list:
+    """The disagreements a row at ``n`` devices rests on: those at ``n``; else, where the
+    bench measured no count in between, those at the largest disagreeing count below (a
+    model that missed a measured count is not trusted to recover above it)."""
+    at = [d for d in found if d.accelerators == n]
+    below = [d.accelerators for d in found if d.accelerators < n]
+    if at or not below:
+        return at
+    last = max(below)
+    if any(last < k <= n for k in measured):
+        return []  # a count measured in between agreed: the model holds from there
+    return [d for d in found if d.accelerators == last]
+
+
+def applied(
+    frame: pd.DataFrame | None,
+    found: Sequence[Disagreement],
+    measured: Collection[int] = (),
+) -> pd.DataFrame | None:
+    """``frame`` (the predictions, or the weak-scaling alternative) with every row at a
+    disagreeing count resting on the measurement there: its throughput columns scaled by
+    the measured over the predicted throughput speedup of the configuration measured (its
+    own where the row is that configuration, so the row then says the measured median),
+    its time columns divided by it, its speedup interval the runs' relative range. A
+    count's other configurations (strong scaling's smaller per-device batch) take the same
+    factor: the model missed what the count measured, not only one batch; so do the
+    counts above it up to the next count ``measured`` (``_governing``)."""
+    if frame is None or not found:
+        return frame
+    out = frame.copy()
+    for i, row in frame.iterrows():
+        at = _governing(found, int(row["accelerators"]), measured)
+        own = [
+            d
+            for d in at
+            if (d.batch_per_device, d.accum) == (int(row["batch_per_device"]), int(row["accum"]))
+        ]
+        if not at:
+            continue
+        d = (own or at)[0]
+        factor = d.measured_speedup / d.predicted_speedup
+        for column in WITH_THROUGHPUT:
+            if column in out:
+                out.loc[i, column] = row[column] * factor
+        for column in WITH_TIME:
+            if column in out:
+                out.loc[i, column] = row[column] / factor
+        speedup = out.loc[i, "speedup"]
+        out.loc[i, "speedup_low"] = speedup * d.measured_low / d.measured_speedup
+        out.loc[i, "speedup_high"] = speedup * d.measured_high / d.measured_speedup
+    return out
+
+
+def below_mlperf(
+    frame: pd.DataFrame, mlperf_floor: Sequence[tuple[int, float, str]]
+) -> tuple[tuple[int, float, float, str], ...]:
+    """(count, minutes, floor, system) of each count whose predicted time to train beats
+    the fastest MLPerf system of the same accelerator count on the workload
+    (``mlperf_floor``: (count, minutes, system)): the inputs cannot be true."""
+    floor = {n: (minutes, system) for n, minutes, system in mlperf_floor}
+    frame = frame[plausible(frame)]
+    return tuple(
+        (row.accelerators, row.time_to_train_min, *floor[row.accelerators])
+        for row in frame.itertuples()
+        if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]
+    )
+
+
 def _across(inputs: AdviceInputs, frame: pd.DataFrame) -> list[tuple[np.ndarray, ...]]:
     """(steps, speedups, computes) of every row at its (batch, accumulation) with the fixed
     cost at its point, and at the ends of its range where that is uncertain (the measured
@@ -261,19 +342,3 @@ def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision
     """``decision`` with its readings and the first term whose range moves the count."""
     moved = next((r.term for r in readings if r.accelerators != decision.accelerators), None)
     return replace(decision, readings=readings, withheld_by=moved)
-
-
-def withheld(decision: Decision) -> str:
-    """The sentence leading an answer whose count is withheld ("" where it is not)."""
-    term = decision.withheld_by
-    if term is None:
-        return ""
-    moved = [r for r in decision.readings if r.term == term]
-    at = "; ".join(
-        f"at {value_text(r)}, {counted(r.accelerators, 'device')} ({r.speedup:.2f}x)" for r in moved
-    )
-    return (
-        f"Count withheld: the {term.replace('_', ' ')} was assumed and its range moves the "
-        f"count (as assumed, {counted(decision.accelerators, 'device')}, "
-        f"{decision.speedup:.2f}x; {at}): {SETTLE[term]}."
-    )

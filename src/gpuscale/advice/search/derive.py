@@ -1,7 +1,8 @@
 """Measurement and prediction reconciled (issue 60 item 4): where the bench measured a
 count in the configuration the advice predicts and its runs fall outside the predicted
 80% interval, the count's row rests on the measurement (its median, the runs' spread as
-the interval) and the disagreement is data (:class:`Disagreement`), said first.
+the interval: ``decision.applied``) and the disagreement is data (:class:`Disagreement`),
+said first.
 
 Which runs are trusted: the unflagged ones (and flagged ones used with --allow-flagged);
 where every run at the count is flagged, those runs, with their flags, since they are
@@ -10,20 +11,20 @@ measurement contradicts never stands alone.
 
 Break even: The break-even: how much compute a step must do per byte it all-reduces, and how
 large a model of this family must be, for 2 devices to train faster than 1 on this link
-(``Advice.break_even_*``).
+(``Advice.break_even_*``); and the equilibrium picks of the predictions.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice.model.network import Network
-from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, predict_step
+from gpuscale.advice.model.network import Network, collectives_s
+from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, step_at
 from gpuscale.advice.types import (
     TRUSTED_ALLOWED,
     TRUSTED_FLAGGED_ONLY,
@@ -31,12 +32,8 @@ from gpuscale.advice.types import (
     Disagreement,
     Measured,
 )
+from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.tables.advice import as_throughput, same_configuration
-
-# The prediction columns that scale with the step's throughput (x measured / predicted)
-# and those that scale with its time (/ the same factor).
-WITH_THROUGHPUT = ("samples_per_s", "speedup", "efficiency", "throughput_efficiency")
-WITH_TIME = ("step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh")
 
 
 def _median(values: Sequence[float]) -> float:
@@ -101,59 +98,6 @@ def disagreements(
     return tuple(sorted(found, key=lambda d: d.accelerators))
 
 
-def _governing(found: Sequence[Disagreement], n: int, measured: Collection[int]) -> list:
-    """The disagreements a row at ``n`` devices rests on: those at ``n``; else, where the
-    bench measured no count in between, those at the largest disagreeing count below (a
-    model that missed a measured count is not trusted to recover above it)."""
-    at = [d for d in found if d.accelerators == n]
-    below = [d.accelerators for d in found if d.accelerators < n]
-    if at or not below:
-        return at
-    last = max(below)
-    if any(last < k <= n for k in measured):
-        return []  # a count measured in between agreed: the model holds from there
-    return [d for d in found if d.accelerators == last]
-
-
-def applied(
-    frame: pd.DataFrame | None,
-    found: Sequence[Disagreement],
-    measured: Collection[int] = (),
-) -> pd.DataFrame | None:
-    """``frame`` (the predictions, or the weak-scaling alternative) with every row at a
-    disagreeing count resting on the measurement there: its throughput columns scaled by
-    the measured over the predicted throughput speedup of the configuration measured (its
-    own where the row is that configuration, so the row then says the measured median),
-    its time columns divided by it, its speedup interval the runs' relative range. A
-    count's other configurations (strong scaling's smaller per-device batch) take the same
-    factor: the model missed what the count measured, not only one batch; so do the
-    counts above it up to the next count ``measured`` (``_governing``)."""
-    if frame is None or not found:
-        return frame
-    out = frame.copy()
-    for i, row in frame.iterrows():
-        at = _governing(found, int(row["accelerators"]), measured)
-        own = [
-            d
-            for d in at
-            if (d.batch_per_device, d.accum) == (int(row["batch_per_device"]), int(row["accum"]))
-        ]
-        if not at:
-            continue
-        d = (own or at)[0]
-        factor = d.measured_speedup / d.predicted_speedup
-        for column in WITH_THROUGHPUT:
-            if column in out:
-                out.loc[i, column] = row[column] * factor
-        for column in WITH_TIME:
-            if column in out:
-                out.loc[i, column] = row[column] / factor
-        speedup = out.loc[i, "speedup"]
-        out.loc[i, "speedup_low"] = speedup * d.measured_low / d.measured_speedup
-        out.loc[i, "speedup_high"] = speedup * d.measured_high / d.measured_speedup
-    return out
-
-
 class Pair(Protocol):
     """What the break-even reads of ``inputs.AdviceInputs`` (all it needs, nothing more)."""
 
@@ -198,16 +142,20 @@ def _pair_speedup(inputs: Pair, model: ModelSpec, compute: Compute) -> float:
     # a strong pair halves the micro-steps where the run accumulated an even number
     accum = inputs.accum // 2 if split == 1 and inputs.kept_global_batch is not None else 0
 
+    # what a pair communicates, once (one device: nothing)
+    comm = collectives_s(
+        inputs.network, model.grad_bytes, 2, bucket_mb=inputs.bucket_mb, strategy=inputs.strategy
+    )
+
     def step(n: int) -> Step:
-        return predict_step(
+        return step_at(
             model,
             compute,
-            inputs.network,
             n,
             batch=inputs.batch / (split if n == 2 else 1),
             accum=accum if n == 2 and accum else inputs.accum,
+            comm=comm,
             overlap=inputs.overlap,
-            bucket_mb=inputs.bucket_mb,
             strategy=inputs.strategy,
         )
 
@@ -283,3 +231,24 @@ def _from_size(f, grid: list[float], values: list[float], target: float) -> floa
     if first == 0:
         return grid[0]
     return _bisect_log(f, grid[first - 1], grid[first], target)
+
+
+def equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
+    """The equilibrium picks of the (trusted) predictions: the knee of time to train
+    against the count, the count maximising speedup x efficiency, and the largest count
+    keeping efficiency >= ``threshold`` x its best."""
+    table = pd.DataFrame(
+        {
+            "accelerators": frame["accelerators"],
+            "time_to_train_min": frame["time_to_train_min"],
+            "system_id": frame["accelerators"].astype(str),
+        }
+    )
+    knee = knee_pick(table)
+    score = frame["speedup"] * frame["efficiency"]
+    good = frame[frame["efficiency"] >= threshold * frame["efficiency"].max()]
+    return {
+        "knee": int(knee["accelerators"]) if knee is not None else None,
+        "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "accelerators"]),
+        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
+    }

@@ -18,24 +18,31 @@ measured per-device batch is kept (k = 1): the search would otherwise always acc
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property
 
+import numpy as np
 import pandas as pd
 
-from gpuscale.advice.assumptions import settle
-from gpuscale.advice.explain.explanation import explain
-from gpuscale.advice.explain.focus import dropped_counts
-from gpuscale.advice.explain.table_words import equilibrium
-from gpuscale.advice.explain.weak_first import again
-from gpuscale.advice.explain.weak_first import measure_first as weak_first
-from gpuscale.advice.inputs import AdviceInputs
+from gpuscale.advice.inputs import AdviceInputs, Calibrated
 from gpuscale.advice.model.fixed_cost import excess_ms
-from gpuscale.advice.model.priors import with_input_rate
-from gpuscale.advice.model.step import Step
-from gpuscale.advice.search.decision import add_intervals, decide
-from gpuscale.advice.search.derive import applied, break_even, disagreements
-from gpuscale.advice.types import Decision, Disagreement
-from gpuscale.quantities import counted, number, numbers_apart
+from gpuscale.advice.model.network import collectives_s
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS, with_input_rate
+from gpuscale.advice.model.step import Step, step_at
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.search.decision import (
+    FLAGGED,
+    add_intervals,
+    applied,
+    below_mlperf,
+    decide,
+    plausible,
+    read,
+    with_readings,
+)
+from gpuscale.advice.search.derive import break_even, disagreements, equilibrium
+from gpuscale.advice.types import Decision, Disagreement, End
 from gpuscale.tables.advice import ADVICE_COLUMNS
 
 
@@ -66,67 +73,132 @@ def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
     return [(b, k) for b in batches for k in accums]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Advice:
-    """The predictions, the one :class:`Decision` read off them, and the explanation
-    rendered from that Decision."""
+    """The predictions, the one :class:`Decision` read off them and what qualifies it, as
+    data; the words (``decision``'s warnings and what to measure first, ``caveats``,
+    ``explanation``, ``str``) are rendered from them when read
+    (``advice/explain/caveats.py``), never stored by the search."""
 
-    predictions: pd.DataFrame  # one row per device count (see ``predictions``)
-    decision: Decision
+    # one row per device count (see ``predictions``), its flags as data (``FLAGGED``):
+    # ``predictions`` says them
+    table: pd.DataFrame
+    decided: Decision  # as the search decided it (``decision``: with its words)
     efficient: int | None  # largest count with efficiency >= target
     cheapest: int | None
     equilibrium: dict[str, int | None]
     break_even_ms_per_mb: float | None  # step compute per MB of gradients
     break_even_params: float | None
     target_params: float | None
-    explanation: list[str] = field(default_factory=list)
     inputs: AdviceInputs | None = None
     # strong scaling decided: the same counts keeping the per-device batch (weak), whose
     # gain rests on the samples a larger global batch needs
-    alternative: pd.DataFrame | None = None
-    # what makes the headline less firm, and measurements beside the prediction
-    # (``advice.caveats``); also the explanation's first lines
-    caveats: tuple[str, ...] = ()
+    weak_table: pd.DataFrame | None = None  # ``alternative``, its flags as data
     # counts whose measured runs fall outside the predicted interval: their rows rest on
-    # the measurement (``advice.reconcile``), said first
+    # the measurement (``derive.applied``), said first
     disagreements: tuple[Disagreement, ...] = ()
+    # (count, predicted minutes, the fastest MLPerf system's floor, that system) of each
+    # count predicted faster than MLPerf allows: an input that cannot be true
+    below_mlperf: tuple[tuple[int, float, float, str], ...] = ()
+    # what qualifies the headline: the options the times rest on that were never given
+    # ("samples", "batch", "link"), the steps of a noise scale measured over too few,
+    # another model than the largest advised on (said first), which benched model was
+    # advised on (said after the decision)
+    defaults: tuple[str, ...] = ()
+    noise_steps: int | None = None
+    model_note: str = ""
+    chosen: str = ""
 
     def __str__(self) -> str:
         """The advice as ``gpuscale advise`` says it (``print(advice)``; the fields, and
         every number, are the dataclass's: ``repr``)."""
         return "\n".join(f"- {line}" for line in self.explanation)
 
+    @cached_property
+    def predictions(self) -> pd.DataFrame:
+        """The predictions table (``tables.advice``): ``table`` with its flags said."""
+        from gpuscale.advice.explain.caveats import flagged
+
+        return flagged(self.table)
+
+    @cached_property
+    def alternative(self) -> pd.DataFrame | None:
+        """The weak-scaling alternative (``weak_table``) with its flags said."""
+        from gpuscale.advice.explain.caveats import flagged
+
+        return None if self.weak_table is None else flagged(self.weak_table)
+
+    @cached_property
+    def decision(self) -> Decision:
+        """``decided`` with its words (the warnings, what to measure first)."""
+        from gpuscale.advice.explain.caveats import render_decision
+
+        return render_decision(self)
+
+    @cached_property
+    def caveats(self) -> tuple[str, ...]:
+        """What makes the headline less firm, and measurements beside the prediction:
+        also the explanation's first lines."""
+        from gpuscale.advice.explain.caveats import caveats
+
+        return caveats(self)
+
+    @cached_property
+    def explanation(self) -> list[str]:
+        from gpuscale.advice.explain.caveats import explanation
+
+        return explanation(self)
+
     @property
     def recommended(self) -> int:
-        return self.decision.accelerators
+        return self.decided.accelerators
 
     @property
     def fastest(self) -> int:
-        return self.decision.fastest
+        return self.decided.fastest
 
     @property
     def dominant_term(self) -> str:
-        return self.decision.dominant_term
+        return self.decided.dominant_term
 
     @property
     def cap(self) -> str:
-        return self.decision.cap
+        return self.decided.cap
 
     @property
     def decision_line(self) -> int:
         """Where "Use N devices ..." stands in ``explanation``: after what qualifies it
-        (``caveats``, which every step that qualifies the advice puts first in both) and the
-        decision's warnings (``explain`` says them before it)."""
+        (``caveats``, said first) and the decision's warnings (``explain`` says them
+        before it)."""
         return len(self.caveats) + len(self.decision.warnings)
 
 
-def _best(inputs: AdviceInputs, n: int) -> tuple[Step, float] | None:
+def _best(inputs: AdviceInputs, n: int) -> tuple[Step, float, float] | None:
+    """The fastest (batch, accumulation) of ``_candidates`` at ``n`` devices to a trained
+    model: its step, time (s) and samples to train (None where no batch fits); what a
+    step communicates at ``n`` is computed once (``network.collectives_s``)."""
+    tried = _candidates(inputs, n)
+    model = inputs.model
+    comm = collectives_s(
+        inputs.network, model.grad_bytes, n, bucket_mb=inputs.bucket_mb, strategy=inputs.strategy
+    )
     best = None
-    for batch, accum in _candidates(inputs, n):
-        step = inputs.step(n, batch, accum)
-        time_s = inputs.samples_at(step.global_batch) / step.samples_per_s
+    for batch, accum in tried:
+        step = step_at(
+            model,
+            inputs.compute,
+            n,
+            batch=batch,
+            accum=accum,
+            comm=comm,
+            overlap=inputs.overlap,
+            strategy=inputs.strategy,
+        )
+        convergence = inputs.convergence  # samples to train at the global batch
+        samples = inputs.samples if convergence is None else convergence.samples(step.global_batch)
+        time_s = samples / step.samples_per_s
         if best is None or time_s < best[1]:
-            best = (step, time_s)
+            best = (step, time_s, samples)
     return best
 
 
@@ -136,7 +208,7 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     (ms), throughput, samples and time to train, speedup and efficiency (to a trained
     model, and split into throughput efficiency x convergence factor), device-hours, cost
     and energy per trained model, and plausibility flags."""
-    rows = [_predicted(inputs, n) for n in inputs.device_counts()]
+    rows = [_predicted(inputs, n) for n in inputs.device_counts]
     frame = pd.DataFrame([r for r in rows if r is not None])
     if frame.empty or frame["accelerators"].iloc[0] != 1:
         raise ValueError(
@@ -171,8 +243,15 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
         "measured" if inputs.compute.is_measured(float(b)) else "modelled"
         for b in frame["batch_per_device"]
     ]
-    frame["flags"] = [_flags(r, first) for r in frame.itertuples()]
-    return frame[list(ADVICE_COLUMNS)]  # the documented order (``tables.advice``)
+    # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``): a
+    # time to train not positive and finite, a speedup above linear against the first
+    not_positive, above_linear = FLAGGED
+    time = frame["time_to_train_min"]
+    frame[not_positive] = ~((time > 0) & np.isfinite(time))
+    above = frame["speedup"] > frame["accelerators"] / first["accelerators"] * (1 + 1e-9)
+    frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
+    # the documented order (``tables.advice``), the flags as data in place of ``flags``
+    return frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
 
 
 def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
@@ -182,7 +261,7 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
     found = _best(inputs, n)
     if found is None:
         return None
-    step, time_s = found
+    step, time_s, samples = found
     return {
         "accelerators": n,
         "batch_per_device": step.batch_per_device,
@@ -196,98 +275,84 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
         "latency_ms": min(step.latency_ms, step.comm_ms),
         "exposed_comm_ms": step.exposed_ms,
         "samples_per_s": step.samples_per_s,
-        "samples_to_train": inputs.samples_at(step.global_batch),
+        "samples_to_train": samples,
         "time_to_train_min": time_s / 60,
     }
 
 
-def _flags(row: tuple, first: pd.Series) -> str:
-    """Why a predicted row cannot be true (super-linear, non-positive time)."""
-    flags = []
-    if not row.time_to_train_min > 0 or not math.isfinite(row.time_to_train_min):
-        flags.append("time to train not positive and finite")
-    linear = row.accelerators / first["accelerators"]
-    if row.speedup > linear * (1 + 1e-9):
-        # above linear as printed too (8.004 above 8, never 8 above 8), against the first
-        speedup, bound = numbers_apart(row.speedup, linear)
-        over = f" from {first['accelerators']:,}" if first["accelerators"] != 1 else ""
-        flags.append(
-            f"speedup {speedup} above linear, {bound} on {row.accelerators:,} devices{over}"
-        )
-    return "; ".join(flags)
-
-
-def _below_mlperf(frame: pd.DataFrame, inputs: AdviceInputs) -> list[str]:
-    """Counts whose predicted time to train beats the fastest MLPerf system of the same
-    accelerator count on the workload: the inputs cannot be true."""
-    floor = {n: (minutes, system) for n, minutes, system in inputs.mlperf_floor}
-    frame = frame[frame["flags"] == ""]
-    found = []
-    for row in frame.itertuples():
-        if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]:
-            minutes, system = floor[row.accelerators]
-            found.append(
-                f"IMPLAUSIBLE: {counted(row.accelerators, 'device')} predicted to train in "
-                f"{number(row.time_to_train_min)} min, under the {number(minutes)} min "
-                "the fastest MLPerf result allows for "
-                f"{counted(row.accelerators, 'accelerator')} on this workload ({system}; "
-                f"scaled ideally to {row.accelerators}, halved): check the step time, batch "
-                "and samples"
-            )
-    more = [f"(and {counted(len(found) - 1, 'more count')})"] if len(found) > 1 else []
-    return found[:1] + more
-
-
-def recommend(inputs: AdviceInputs) -> Advice:
-    """Predictions, the Decision and the explanation for one model on one network."""
+def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
+    """Predictions and the Decision for one model on one network, with the count at each
+    of the ``ends`` of every assumed term's range (``decision.read``: where one moves it,
+    the count is withheld)."""
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
-    alternative = None
-    if multi and inputs.kept_global_batch is not None and inputs.convergence is None:
-        alternative = predictions(replace(inputs, scaling="weak"))
+    weak = multi and inputs.kept_global_batch is not None and inputs.convergence is None
     frame = predictions(inputs)
+    # where the global batch is kept without a convergence model: the same counts keeping
+    # the per-device batch (the weak-scaling alternative)
+    alternative = predictions(replace(inputs, scaling="weak")) if weak else None
     # a count the bench measured outside the predicted interval rests on the measurement
     found = disagreements(frame, inputs.measured, alternative)
-    counts = {m.devices for m in inputs.measured}
+    counts = {m.devices for m in inputs.measured}  # measured counts: as said
     frame = applied(frame, found, counts)
     alternative = applied(alternative, found, counts)
+    below = below_mlperf(frame, inputs.mlperf_floor)  # each an input that cannot be true
+    refused = inputs.implausible or bool(below)
+    decision = decide(frame, inputs.target_efficiency, inputs.warnings, refused)
+
+    def decide_at(changes: dict[str, object]) -> Decision:
+        at = replace(inputs, **changes)
+        table = applied(predictions(at), found, counts)
+        return decide(table, at.target_efficiency, at.warnings, at.implausible)
+
+    decision = with_readings(decision, read(ends, decide_at))
+    ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
+    trusted = frame[plausible(frame)]
+    picks = equilibrium(trusted, inputs.threshold)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
-    dropped = dropped_counts(inputs, frame)  # a count asked for without a row, said why
     inputs = replace(
         inputs,
         assumptions=with_input_rate(inputs.assumptions, last.samples_per_s, last.accelerators),
-        sources=(*inputs.sources, *([dropped] if dropped else [])),
     )
-    below = _below_mlperf(frame, inputs)  # each an input that cannot be true
-    warnings = (*inputs.warnings, *below)
-    refused = inputs.implausible or bool(below)
-    decision = decide(frame, inputs.target_efficiency, warnings, refused)
-    measure_first = weak_first(inputs.evidence, inputs.host_devices) or settle(
-        inputs.assumptions,
-        strong=inputs.kept_global_batch is not None,
-        held_back=decision.held_back,
-        refused=decision.refused,
-        host_devices=inputs.host_devices,
-        again=again(inputs.evidence, (1, decision.held_back or 2), inputs.host_devices),
-    )
-    decision = replace(decision, settle=measure_first)
-    trusted = frame[frame["flags"] == ""]
     ok = trusted[trusted["efficiency"] >= inputs.target_efficiency]
     efficient = int(ok["accelerators"].max()) if len(ok) else None
     cheapest = None
     if trusted["accelerator_hours"].notna().any():
         cheapest = int(trusted.loc[trusted["accelerator_hours"].idxmin(), "accelerators"])
-    ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
-    advice = Advice(
-        predictions=frame,
-        decision=decision,
+    return Advice(
+        table=frame,
+        decided=decision,
         efficient=efficient,
         cheapest=cheapest,
-        equilibrium=equilibrium(trusted, inputs.threshold),
+        equilibrium=picks,
         break_even_ms_per_mb=ms_per_mb,
         break_even_params=params,
         target_params=target,
         inputs=inputs,
-        alternative=alternative,
+        weak_table=alternative,
         disagreements=found,
+        below_mlperf=below,
     )
-    return replace(advice, explanation=explain(advice))
+
+
+def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
+    """The advice on ``calibrated``'s inputs: predictions, decision, the count at each
+    end of every assumed term's range (``decision.read``; where one moves it, the count
+    is withheld and said first), and what qualifies the headline, as data."""
+    advice = recommend(calibrated.inputs, calibrated.ends)
+    defaults = (
+        *(["samples"] if request.samples is None and calibrated.samples_used else []),
+        *(
+            ["batch"]
+            if not calibrated.from_bench and request.step_ms is not None and request.batch is None
+            else []
+        ),
+        *(["link"] if calibrated.link_assumed else []),
+    )
+    few = calibrated.noise_steps
+    return replace(
+        advice,
+        defaults=defaults,
+        noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
+        model_note=calibrated.model_note,
+        chosen=calibrated.chosen,
+    )

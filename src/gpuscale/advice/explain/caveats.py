@@ -1,34 +1,31 @@
-"""The search, once, and what qualifies its answer: ``search(calibrated, request)`` ->
-:class:`Advice`: the predictions and the decision (``recommend``), the count at each end
-of every assumed term's range (where one moves it, the count is withheld and said first),
-and the caveats.
+"""What qualifies an advice's headline, said before it, and the decision as it is read.
 
-What makes an advice's headline less firm than it reads, said before it: inputs the
-user never gave (the default samples to train, a noise scale from a few steps of random
-data), a step interval too wide to decide on, and a measured speedup at a count the
-advice predicts that falls outside the predicted interval (the measurement is what this
-machine did: the advice says so beside its prediction, never silently contradicts it).
-
-Pure functions over the request's facts, the predictions and the bench's measured
-speedups; the advice carries the sentences (``Advice.caveats``) and puts them first.
+Rendered from the advice's data (``search.recommend.Advice``: the options it defaulted,
+the bench's few noise steps, the disagreements, the runs measured beside the
+predictions, the readings of every assumed term), never stored as sentences by the
+search: inputs the user never gave (the default samples to train, a noise scale from a
+few steps of random data), a step interval too wide to decide on, and a measured speedup
+at a count the advice predicts that falls outside the predicted interval (the
+measurement is what this machine did: the advice says so beside its prediction, never
+silently contradicts it). ``render_decision`` adds to the search's Decision its words
+(the warnings on counts faster than MLPerf allows, the measurement that settles it);
+``caveats`` and ``explanation`` are ``Advice.caveats`` and ``Advice.explanation``.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.explain.answer import said as disagreement_said
-from gpuscale.advice.explain.weak_first import again
-from gpuscale.advice.inputs import Calibrated
-from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES, AdviceRequest
-from gpuscale.advice.search import decision as readings
-from gpuscale.advice.search.decision import decide
-from gpuscale.advice.search.derive import applied
-from gpuscale.advice.search.recommend import Advice, predictions, recommend
+from gpuscale.advice.assumptions import settle
+from gpuscale.advice.explain.answer import SETTLE, said, value_text
+from gpuscale.advice.explain.explanation import explain
+from gpuscale.advice.explain.weak_first import again, measure_first
+from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import Decision, Disagreement, Measured
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.quantities import (
@@ -38,8 +35,11 @@ from gpuscale.quantities import (
     format_ms,
     joined,
     number,
+    numbers_apart,
 )
 from gpuscale.tables.advice import (
+    ADVICE_COLUMNS,
+    NOT_POSITIVE,
     TOO_WIDE_TO_TEST,
     as_throughput,
     on_advice_baseline,
@@ -52,30 +52,24 @@ WIDE_STEP_INTERVAL = math.log(
 )  # a step interval wider than a factor of 1.5 cannot decide a count
 
 
-def defaults_used(
-    request: AdviceRequest,
-    *,
-    samples_used: bool,
-    link_assumed: bool,
-    link: str,
-    from_bench: bool = False,
-) -> list[str]:
-    """The inputs the user never gave that the times to a trained model rest on, each
-    with what to give instead: the samples to train (``samples_used``: the time rests on
-    them, not on a workload's RCPs), the batch of a step time given alone, and a link
-    neither given, detected nor measured (``link``: the one assumed)."""
+def defaults_used(defaults: Sequence[str], link: str) -> list[str]:
+    """The inputs the user never gave that the times to a trained model rest on
+    (``defaults``: the options, ``Advice.defaults``), each with what to give instead: the
+    samples to train (the time rests on them, not on a workload's RCPs), the batch of a
+    step time given alone, and a link neither given, detected nor measured (``link``: the
+    one assumed)."""
     said = []
-    if request.samples is None and samples_used:
+    if "samples" in defaults:
         said.append(
             f"--samples {format_count(DEFAULT_SAMPLES)}, the default, not your model's samples "
             "to train (give --samples)"
         )
-    if not from_bench and request.step_ms is not None and request.batch is None:
+    if "batch" in defaults:
         said.append(
             f"--step-ms taken at batch {DEFAULT_BATCH}, the default (give --batch: the "
             "per-device batch of that step)"
         )
-    if link_assumed:
+    if "link" in defaults:
         said.append(
             f"an assumed link, {link} (none given, detected or measured: give --interconnect "
             "or --collectives)"
@@ -94,13 +88,14 @@ def headline(
     again: str = "",
 ) -> list[str]:
     """The sentences that qualify the recommendation (empty when nothing does):
-    ``defaults``: what :func:`defaults_used` found; ``noise_steps``: the steps the bench's
-    noise scale was measured over, when used; ``steps``: the steps a run asked for needs
+    ``defaults``: what :func:`defaults_used` says; ``noise_steps``: the steps the bench's
+    noise scale was measured over, where it is used and they are few (``Advice.noise_steps``);
+    ``steps``: the steps a run asked for needs
     (``bench.evidence.steps_needed``); ``again``: where the bench file holds runs at 1 and
     ``devices`` already, what to bench them again with (``advice.weak_first.again``), said
     in place of a run it holds."""
     rests = list(defaults)
-    if noise_steps is not None and noise_steps < FEW_NOISE_STEPS:
+    if noise_steps is not None:
         rests.append(
             f"a noise scale measured over {counted(noise_steps, 'step')} of the bench's "
             f"random data (give --noise-scale or --workload, or bench with --steps {steps} or "
@@ -248,78 +243,102 @@ def against_measured(
     return lines
 
 
-def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
-    """The advice on ``calibrated``'s inputs: predictions, decision, the count at each
-    end of every assumed term's range (``decision.readings``; where one moves it, the
-    count is withheld and said first), the caveats said first."""
-    inputs = calibrated.inputs
-    advice = qualify(
-        recommend(inputs),
-        request,
-        samples_used=calibrated.samples_used,
-        noise_steps=calibrated.noise_steps,
-        link_assumed=calibrated.link_assumed,
-        from_bench=calibrated.from_bench,
+def withheld(decision: Decision) -> str:
+    """The sentence leading an answer whose count is withheld ("" where it is not)."""
+    term = decision.withheld_by
+    if term is None:
+        return ""
+    moved = [r for r in decision.readings if r.term == term]
+    at = "; ".join(
+        f"at {value_text(r)}, {counted(r.accelerators, 'device')} ({r.speedup:.2f}x)" for r in moved
     )
-    counts = {m.devices for m in inputs.measured}  # measured counts: as said
-
-    def decide_at(changes: dict[str, object]) -> Decision:
-        at = replace(inputs, **changes)
-        frame = applied(predictions(at), advice.disagreements, counts)
-        return decide(frame, at.target_efficiency, at.warnings, at.implausible)
-
-    decision = readings.with_readings(advice.decision, readings.read(calibrated.ends, decide_at))
-    first = tuple(filter(None, (calibrated.model_note, readings.withheld(decision))))
-    advice = replace(
-        advice,
-        decision=decision,
-        caveats=(*first, *advice.caveats),
-        explanation=[*first, *advice.explanation],
+    return (
+        f"Count withheld: the {term.replace('_', ' ')} was assumed and its range moves the "
+        f"count (as assumed, {counted(decision.accelerators, 'device')}, "
+        f"{decision.speedup:.2f}x; {at}): {SETTLE[term]}."
     )
-    if not calibrated.chosen or calibrated.model_note:
-        return advice
-    lines, at = advice.explanation, advice.decision_line  # said after the decision
-    return replace(advice, explanation=[*lines[: at + 1], calibrated.chosen, *lines[at + 1 :]])
 
 
-def qualify(
-    advice: Advice,
-    request: AdviceRequest,
-    *,
-    samples_used: bool = True,
-    noise_steps: int | None = None,
-    link_assumed: bool = False,
-    from_bench: bool = False,
-) -> Advice:
-    """The advice with what qualifies its headline said first (``caveats``, and the
-    explanation's first lines). ``samples_used``: the request's samples to train are
-    (not the reference convergence points'); ``noise_steps``: the steps of the bench's noise scale
-    where it is used (None: not measured or not used);
-    ``link_assumed``: the link is the default, neither given, detected nor measured."""
-    inputs = advice.inputs
-    defaults = defaults_used(
-        request,
-        samples_used=samples_used,
-        link_assumed=link_assumed,
-        link=inputs.network.intra.name if inputs else "",
-        from_bench=from_bench,
+def below_mlperf_said(found: Sequence[tuple[Any, float, float, str]]) -> list[str]:
+    """The first count predicted to train faster than the fastest MLPerf system of its
+    size allows (``found``: ``Advice.below_mlperf``), and how many more."""
+    said_ = [
+        f"IMPLAUSIBLE: {counted(n, 'device')} predicted to train in "
+        f"{number(minutes)} min, under the {number(floor)} min "
+        "the fastest MLPerf result allows for "
+        f"{counted(n, 'accelerator')} on this workload ({system}; "
+        f"scaled ideally to {n}, halved): check the step time, batch "
+        "and samples"
+        for n, minutes, floor, system in found
+    ]
+    more = [f"(and {counted(len(said_) - 1, 'more count')})"] if len(said_) > 1 else []
+    return said_[:1] + more
+
+
+def render_decision(advice: Any) -> Decision:
+    """The search's Decision (``advice.decided``) with its words: the warnings (the
+    calibration's, then a count faster than MLPerf allows) and what to measure first (the
+    runs are weak; or the measurement that settles a count held back or refused)."""
+    d, inputs = advice.decided, advice.inputs
+    first = measure_first(inputs.evidence, inputs.host_devices) or settle(
+        inputs.assumptions,
+        strong=inputs.kept_global_batch is not None,
+        held_back=d.held_back,
+        refused=d.refused,
+        host_devices=inputs.host_devices,
+        again=again(inputs.evidence, (1, d.held_back or 2), inputs.host_devices),
+    )
+    return replace(d, warnings=(*d.warnings, *below_mlperf_said(advice.below_mlperf)), settle=first)
+
+
+def caveats(advice: Any) -> tuple[str, ...]:
+    """What qualifies the headline, first: another model than the largest advised on, a
+    count withheld, a count its runs contradict (the advice there rests on them), the
+    defaults and a step interval too wide, the runs measured beside the predictions."""
+    inputs, d = advice.inputs, advice.decision
+    lines = headline(
+        defaults=defaults_used(advice.defaults, inputs.network.intra.name),
+        noise_steps=advice.noise_steps,
+        step_width_log=inputs.error.width_log,
+        devices=d.accelerators,
+        host_devices=inputs.host_devices,
+        steps=inputs.evidence.steps_needed if inputs.evidence else FIRM_STEPS,
+        again=again(inputs.evidence, (1, d.accelerators), inputs.host_devices),
     )
     found = advice.disagreements
-    measured = list(inputs.measured) if inputs else []
-    beside = against_measured(advice.predictions, measured, advice.alternative, found)
-    lines = headline(
-        defaults=defaults,
-        noise_steps=noise_steps,
-        step_width_log=inputs.error.width_log if inputs else 0.0,
-        devices=advice.decision.accelerators,
-        host_devices=inputs.host_devices if inputs else None,
-        steps=inputs.evidence.steps_needed if inputs and inputs.evidence else FIRM_STEPS,
-        again=again(
-            inputs.evidence if inputs else None,
-            (1, advice.decision.accelerators),
-            inputs.host_devices if inputs else None,
-        ),
-    )
-    # a count its runs contradict, said first: the advice there rests on them
-    lines = [disagreement_said(d) for d in found] + lines + beside
-    return replace(advice, caveats=tuple(lines), explanation=[*lines, *advice.explanation])
+    beside = against_measured(advice.predictions, list(inputs.measured), advice.alternative, found)
+    first = filter(None, (advice.model_note, withheld(d)))
+    return (*first, *[said(x) for x in found], *lines, *beside)
+
+
+def explanation(advice: Any) -> list[str]:
+    """The caveats, then the explanation's sentences; which benched model was advised on
+    said after the decision (where no other model's note leads)."""
+    lines = [*advice.caveats, *explain(advice)]
+    if not advice.chosen or advice.model_note:
+        return lines
+    at = advice.decision_line
+    return [*lines[: at + 1], advice.chosen, *lines[at + 1 :]]
+
+
+def row_flags(row: Any, first: pd.Series) -> str:
+    """Why a predicted row cannot be true, from its flags as data (``row.not_positive``,
+    ``row.above_linear``: its speedup where above linear against ``first``, else NaN)."""
+    flags = [NOT_POSITIVE] if row.not_positive else []
+    if not math.isnan(row.above_linear):
+        # above linear as printed too (8.004 above 8, never 8 above 8), against the first
+        linear = row.accelerators / first["accelerators"]
+        speedup, bound = numbers_apart(row.above_linear, linear)
+        over = f" from {first['accelerators']:,}" if first["accelerators"] != 1 else ""
+        flags.append(
+            f"speedup {speedup} above linear, {bound} on {row.accelerators:,} devices{over}"
+        )
+    return "; ".join(flags)
+
+
+def flagged(table: pd.DataFrame) -> pd.DataFrame:
+    """A predictions table as ``tables.advice`` documents it: the search's flags (data)
+    said in ``flags``."""
+    first = table.iloc[0]
+    flags = [row_flags(r, first) for r in table.itertuples()]
+    return table.assign(flags=flags)[list(ADVICE_COLUMNS)]

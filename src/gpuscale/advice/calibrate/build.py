@@ -35,7 +35,7 @@ from gpuscale.advice.model.network import Link, MeasuredCurves
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
 from gpuscale.advice.types import End
-from gpuscale.analysis.critical_batch import ConvergenceModel
+from gpuscale.analysis.critical_batch import ConvergenceModel, rcps
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
@@ -60,15 +60,16 @@ def build(
     basis = from_bench(basis, request, bench) if bench is not None else from_numbers(basis, request)
     other = _other_device(collectives, bench)
     basis = replace(basis, warnings=(*basis.warnings, other)) if other else basis
-    # a noise scale from a few steps prices no batch (said, with what to measure)
+    # the convergence: the workload's RCPs in the ruleset asked; a noise scale from a few
+    # steps prices no batch (said, with what to measure)
+    ruleset = request.ruleset or DEFAULT_RULESET
+    found = rcps(request.workload, ruleset) if request.workload is not None else None
     given = request.noise_scale is not None or request.workload is not None
     thin = "" if given else thin_noise(basis.noise, FEW_NOISE_STEPS)
     basis = replace(basis, noise=None) if thin else basis
-    ruleset = request.ruleset or DEFAULT_RULESET
     convergence, samples_used = convergence_for(
         noise_scale=request.noise_scale,
-        workload=request.workload,
-        ruleset=ruleset,
+        rcps=found,
         samples=request.samples_to_train,
         reference_batch=basis.per_device * basis.accum,
         measured=basis.noise,

@@ -1,6 +1,9 @@
-"""The convergence model an advice prices larger batches with: an MLPerf workload's
-reference convergence points (as ``analysis.critical_batch.rcps`` looked them up), a noise
-scale given, or the one the bench measured.
+"""What training to the target takes: the convergence model an advice prices larger
+batches with (an MLPerf workload's reference convergence points, as
+``analysis.critical_batch.rcps`` looked them up, a noise scale given, or the one the bench
+measured), and the least time to train MLPerf's results allow on the workload
+(:func:`mlperf_floor`: a predicted time below it cannot be true; the bundled scores,
+``gpuscale.load_round()``).
 """
 
 from __future__ import annotations
@@ -8,9 +11,12 @@ from __future__ import annotations
 import math
 
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale, Rcps
+from gpuscale.mlperf.bundled import load_round
 from gpuscale.quantities import joined, noun_for, number
 from gpuscale.tables.requests import NamedError, ref
 from gpuscale.tables.workloads import Unit
+
+MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch
 
 
 def convergence_for(
@@ -91,3 +97,31 @@ def no_rcps(found: Rcps) -> str:
         f"no reference convergence points for {shown} ({found.workload!r}) in "
         f"ruleset {found.ruleset} (mlperf-logging's rcp_checker); {where}"
     )
+
+
+def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, str], ...]:
+    """(N, minutes, why) for N = 1..``largest``: the least time to train N accelerators
+    could need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N
+    accelerators, scaled to N ideally and then halved (``T_M M / N / 2``: a margin for a
+    smaller global batch converging in fewer samples). Below it the inputs cannot be true."""
+    scores = load_round().scores
+    rows = scores[scores["workload"] == workload].dropna(subset=["time_to_train_min"])
+    if rows.empty:
+        return ()
+    fastest = rows.loc[rows.groupby("accelerators")["time_to_train_min"].idxmin()]
+    out = []
+    for n in range(1, largest + 1):
+        above = fastest[fastest["accelerators"] >= n]
+        if above.empty:
+            break
+        bound = above["time_to_train_min"] * above["accelerators"] / n / MARGIN
+        best = above.loc[bound.idxmin()]
+        out.append(
+            (
+                n,
+                float(bound.min()),
+                f"MLPerf {best['round']}: {best['submitter']}, {int(best['accelerators'])} x "
+                f"{best['accelerator_model']}, {number(best['time_to_train_min'])} min",
+            )
+        )
+    return tuple(out)

@@ -16,8 +16,11 @@ from gpuscale.analysis.critical_batch import (
     fit,
     noise_scale,
     rcp_model_for,
+    rcp_rulesets_for,
+    rcps,
 )
 from gpuscale.mlperf.rcp import rcp_points
+from gpuscale.tables.workloads import Unit
 
 
 def test_fit_recovers_exact_points() -> None:
@@ -69,6 +72,19 @@ def test_packaged_rcps_are_read_and_fitted() -> None:
     assert rcp_model_for("bert", "0.1.0") is None
 
 
+def test_one_lookup_holds_what_the_advice_prices_with() -> None:
+    """``rcps``: the fit :func:`rcp_model_for` finds, the unit of the ruleset's round, and
+    only where the ruleset has none the rulesets that have them."""
+    found = rcps("retinanet", "4.1.0")  # filed as ssd in 4.1
+    assert found.fitted == rcp_model_for("retinanet", "4.1.0")
+    assert (found.unit, found.elsewhere) == (Unit.EPOCHS, ())
+    assert rcps("unet3d", "3.1.0").unit is Unit.SAMPLES  # epochs up to 3.0.0
+    missing = rcps("retinanet", "1.1.0")  # ssd was SSD-ResNet34 then
+    assert missing.fitted is None
+    assert missing.elsewhere == tuple(rcp_rulesets_for("retinanet"))
+    assert "1.1.0" not in missing.elsewhere and "4.1.0" in missing.elsewhere
+
+
 def sampled_norms(
     rng: np.random.Generator, steps: int, b_small: int, ranks: int, dim: int = 256
 ) -> tuple[list[float], list[float]]:
@@ -115,8 +131,7 @@ def test_the_noise_scale_interval_is_not_clipped_at_its_point() -> None:
     assert found.high == math.inf
     model, _ = convergence_for(
         noise_scale=None,
-        workload=None,
-        ruleset="5.0.0",
+        rcps=None,
         samples=1e6,
         reference_batch=4,
         measured=found,

@@ -27,7 +27,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuscale.tables.workloads import RENAMED, TARGETS, workload_of
+from gpuscale.tables.workloads import (
+    RENAMED,
+    TARGETS,
+    Unit,
+    convergence_unit,
+    display_name,
+    workload_of,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +91,22 @@ def rcp_model(ruleset: str, benchmark: str) -> ConvergenceModel | None:
     # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
     from gpuscale.mlperf.rcp import rcp_points
 
-    points = rcp_points(ruleset, benchmark)
+    return _fitted(ruleset, benchmark, rcp_points(ruleset, benchmark))
+
+
+def _fitted(
+    ruleset: str, benchmark: str, points: tuple[tuple[float, float], ...]
+) -> ConvergenceModel | None:
+    """E(B) fitted to (batch, samples or epochs) points of a benchmark's RCP file."""
     if not points:
         return None
     batches, samples = zip(*points, strict=True)
     return fit(list(batches), list(samples), f"RCPs of {benchmark}, ruleset {ruleset}")
+
+
+def _round_of(ruleset: str) -> str:
+    """The round a ruleset checks (``4.1.0`` -> ``v4.1``)."""
+    return "v" + ruleset.rsplit(".", 1)[0]
 
 
 def rcp_names(workload: str, ruleset: str) -> list[str]:
@@ -100,7 +118,7 @@ def rcp_names(workload: str, ruleset: str) -> list[str]:
     # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
     from gpuscale.mlperf.benchmarks import workload_in_round
 
-    round_name = "v" + ruleset.rsplit(".", 1)[0]
+    round_name = _round_of(ruleset)
     name = workload_in_round(workload, round_name)
     names = {name, *(old for old, new in RENAMED.items() if new == name)}
     names |= {folder for folder, held in TARGETS.items() if any(w == name for w, _ in held)}
@@ -123,10 +141,55 @@ def rcp_rulesets_for(workload: str) -> list[str]:
     # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
     from gpuscale.mlperf.rcp import rcp_rulesets
 
-    held = {n: set(rcp_rulesets(n)) for n in {workload_of(workload), *TARGETS, *RENAMED}}
+    held = {n: tuple(rcp_rulesets(n)) for n in {workload_of(workload), *TARGETS, *RENAMED}}
+    return _holding(workload, held)
+
+
+def _holding(workload: str, held: dict[str, tuple[str, ...]]) -> list[str]:
+    """The rulesets of ``held`` ({RCP file name: rulesets with that file}) where a file
+    holds the workload's points (:func:`rcp_names`), oldest first."""
     every = {r for rulesets in held.values() for r in rulesets}
     found = [r for r in every if any(r in held.get(n, ()) for n in rcp_names(workload, r))]
     return sorted(found, key=lambda r: tuple(int(x) for x in r.split(".")))
+
+
+@dataclass(frozen=True, slots=True)
+class Rcps:
+    """A workload's reference convergence points in a ruleset, with what pricing a batch
+    by them needs: the workload's ``display`` name, the ``unit`` its RCPs count in that
+    ruleset's round (None for a workload gpuscale does not know), the model ``fitted`` to
+    them (None where the ruleset has none) and, only then, the rulesets that have them
+    (``elsewhere``, oldest first)."""
+
+    workload: str
+    ruleset: str
+    display: str
+    unit: Unit | None
+    fitted: ConvergenceModel | None
+    elsewhere: tuple[str, ...] = ()
+
+
+def rcps(workload: str, ruleset: str) -> Rcps:
+    """A workload's (cross-round name, or a benchmark folder's) RCPs in a ruleset, each
+    source asked once, in a row: the names its RCP file had there (the round's
+    benchmarks), the workload's facts, the RCP files (the points under each name, the
+    rulesets that hold a file of any name it may have had), the fit (the first name's that
+    fits, as :func:`rcp_model_for`); where none, the rulesets whose file is this
+    workload's (:func:`rcp_rulesets_for`)."""
+    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
+    from gpuscale.mlperf.rcp import rcp_points, rcp_rulesets
+
+    round_name = _round_of(ruleset)
+    names = rcp_names(workload, ruleset)
+    unit, display = convergence_unit(workload, round_name), display_name(workload)
+    # every name its RCP file may have had: its own, the renamed folders, the reused ones
+    files = {workload_of(workload), *TARGETS, *RENAMED}
+    points = {name: rcp_points(ruleset, name) for name in names}
+    held = {n: tuple(rcp_rulesets(n)) for n in files}  # a glob per name
+    fits = (_fitted(ruleset, name, found) for name, found in points.items())
+    fitted = next((model for model in fits if model is not None), None)
+    elsewhere = () if fitted is not None else tuple(_holding(workload, held))
+    return Rcps(workload, ruleset, display, unit, fitted, elsewhere)
 
 
 def _ruleset(round_name: str) -> str | None:

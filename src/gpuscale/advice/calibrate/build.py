@@ -29,13 +29,13 @@ from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.explain import weak_first
 from gpuscale.advice.explain.weak_first import again, not_held
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
-from gpuscale.advice.model.convergence import convergence_for, thin_noise
-from gpuscale.advice.model.hardware import bench_power, mlperf_floor, rate_warnings, unchecked_note
+from gpuscale.advice.model.convergence import convergence_for, mlperf_floor, thin_noise
+from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import Link, MeasuredCurves
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
 from gpuscale.advice.types import End
-from gpuscale.analysis.critical_batch import ConvergenceModel
+from gpuscale.analysis.critical_batch import ConvergenceModel, rcps
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
@@ -60,24 +60,27 @@ def build(
     basis = from_bench(basis, request, bench) if bench is not None else from_numbers(basis, request)
     other = _other_device(collectives, bench)
     basis = replace(basis, warnings=(*basis.warnings, other)) if other else basis
-    # a noise scale from a few steps prices no batch (said, with what to measure)
+    # the convergence: the workload's RCPs in the ruleset asked; a noise scale from a few
+    # steps prices no batch (said, with what to measure)
+    ruleset = request.ruleset or DEFAULT_RULESET
+    found = rcps(request.workload, ruleset) if request.workload is not None else None
     given = request.noise_scale is not None or request.workload is not None
     thin = "" if given else thin_noise(basis.noise, FEW_NOISE_STEPS)
     basis = replace(basis, noise=None) if thin else basis
-    ruleset = request.ruleset or DEFAULT_RULESET
     convergence, samples_used = convergence_for(
         noise_scale=request.noise_scale,
-        workload=request.workload,
-        ruleset=ruleset,
+        rcps=found,
         samples=request.samples_to_train,
         reference_batch=basis.per_device * basis.accum,
         measured=basis.noise,
         samples_given=request.samples is not None,
     )
+    # the least time to train MLPerf's results allow on the workload, at each count
+    floor = mlperf_floor(request.workload, basis.max_devices) if request.workload else ()
     measured_noise = basis.noise is not None and request.noise_scale is None
     return Calibrated(
         ends=(*basis.ends, *_link_ends(basis)),
-        inputs=_inputs(basis, request, convergence, thin),
+        inputs=_inputs(basis, request, convergence, thin, floor),
         samples_used=samples_used,
         noise_steps=basis.noise.steps if measured_noise and not request.workload else None,
         link_assumed=basis.link_assumed,
@@ -258,11 +261,32 @@ _CARRIED = (
 
 
 def _inputs(
-    basis: Basis, req: AdviceRequest, convergence: ConvergenceModel | None, thin: str = ""
+    basis: Basis,
+    req: AdviceRequest,
+    convergence: ConvergenceModel | None,
+    thin: str = "",
+    floor: tuple[tuple[int, float, str], ...] = (),
 ) -> AdviceInputs:
     """The search's inputs: the basis (its model and per-device batch, and the fields
-    it carries unchanged), the request's choices and the convergence (``thin``: why the
-    bench's noise scale is not used)."""
+    it carries unchanged), the request's choices, the convergence (``thin``: why the
+    bench's noise scale is not used) and MLPerf's ``floor`` (:func:`mlperf_floor`). In a
+    row: the scaling, the runs at 1 and 2 devices the file holds (what to bench them
+    again with), the assumptions made here, then every assumption's bench run said as
+    the file advised on runs it (:func:`not_held`)."""
+    scaling = _scaling(req.scaling, convergence)
+    evidence, host = basis.evidence, basis.host_devices
+    held = again(evidence, (1, 2), host)
+    pipeline = assumptions.input_pipeline()
+    said = assumptions.convergence(
+        convergence.source if convergence else None,
+        model=basis.bench_model,
+        same_samples=basis.same_samples,
+        host_devices=host,
+        thin=thin,
+        steps=evidence.steps_needed if evidence else FIRM_STEPS,
+        again=held,
+        given=req.workload is not None or req.noise_scale is not None,
+    )
     return AdviceInputs(
         model=basis.spec,
         batch=basis.per_device,
@@ -272,30 +296,11 @@ def _inputs(
         convergence=convergence,
         samples=req.samples_to_train,
         global_batch=req.global_batch,
-        scaling=_scaling(req.scaling, convergence),
-        assumptions=(
-            *not_held(
-                (
-                    *basis.assumed,
-                    assumptions.convergence(
-                        convergence.source if convergence else None,
-                        model=basis.bench_model,
-                        same_samples=basis.same_samples,
-                        host_devices=basis.host_devices,
-                        thin=thin,
-                        steps=basis.evidence.steps_needed if basis.evidence else FIRM_STEPS,
-                        again=again(basis.evidence, (1, 2), basis.host_devices),
-                        given=req.workload is not None or req.noise_scale is not None,
-                    ),
-                ),
-                basis.evidence,
-                basis.host_devices,
-            ),
-            assumptions.input_pipeline(),
-        ),
+        scaling=scaling,
+        assumptions=(*not_held((*basis.assumed, said), evidence, host), pipeline),
         target_efficiency=req.target_efficiency,
         price_per_device_hour=req.price,
-        mlperf_floor=mlperf_floor(req.workload, basis.max_devices) if req.workload else (),
+        mlperf_floor=floor,
     )
 
 

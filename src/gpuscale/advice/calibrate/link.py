@@ -162,32 +162,30 @@ def choose_link(
 ) -> tuple[Link, str]:
     """The intra-node link and a sentence saying where it came from: given, else the
     detected topology's slowest pair (its expected bus bandwidth), else the NVLink of the
-    device named (read as its SXM board, as its peak is), else ``pcie-phb``."""
+    device named (read as its SXM board, as its peak is), else ``pcie-phb``. The preset's
+    name first, then its numbers."""
     if isinstance(link, Link):
         return link, f"Link: {link.name} as given ({number(link.busbw_gbs)} GB/s bus bandwidth)."
+    detected = topology.preset() if topology is not None else None
+    board = _nvlink_board(device_name) if link is None and detected is None else None
+    chosen = Link.from_preset(link if link is not None else detected or board or DEFAULT_LINK)
     if link is not None:
-        chosen = Link.from_preset(link)
         return chosen, f"Link: preset {chosen.name} ({number(chosen.busbw_gbs)} GB/s) as given."
-    preset = topology.preset() if topology is not None else None
-    if topology is not None and preset is not None:
-        chosen = Link.from_preset(preset)
+    if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
         if expected:
-            chosen = replace(chosen, busbw_gbs=expected, name=f"{preset} (detected)")
+            chosen = replace(chosen, busbw_gbs=expected, name=f"{detected} (detected)")
         return chosen, (
             f"Link: {chosen.name}, the slowest GPU pair of the detected topology "
             f"({topology.slowest_link()}), expected {number(chosen.busbw_gbs)} GB/s."
         )
-    board = _nvlink_board(device_name)
     if board is not None:  # the link of the board whose peak the advice checks against
-        chosen = Link.from_preset(board)
         return chosen, (
             f"Link: no link given and none detected; assumed {board} "
             f"({number(chosen.busbw_gbs)} GB/s), the NVLink of {device_name} as an SXM "
             "board (the board whose peak the advice reads): give --interconnect pcie-phb "
             "for PCIe cards, or --interconnect or --collectives for another."
         )
-    chosen = Link.from_preset(DEFAULT_LINK)
     return chosen, (
         f"Link: no link given and none detected; assumed {DEFAULT_LINK} "
         f"({number(chosen.busbw_gbs)} GB/s): give --interconnect or --collectives."

@@ -1,45 +1,46 @@
-"""The convergence model an advice prices larger batches with: an MLPerf workload's
-reference convergence points, a noise scale given, or the one the bench measured.
+"""What training to the target takes: the convergence model an advice prices larger
+batches with (an MLPerf workload's reference convergence points, as
+``analysis.critical_batch.rcps`` looked them up, a noise scale given, or the one the bench
+measured), and the least time to train MLPerf's results allow on the workload
+(:func:`mlperf_floor`: a predicted time below it cannot be true; the bundled scores,
+``gpuscale.load_round()``).
 """
 
 from __future__ import annotations
 
 import math
 
-from gpuscale.analysis.critical_batch import (
-    ConvergenceModel,
-    NoiseScale,
-    rcp_model_for,
-    rcp_rulesets_for,
-)
+from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale, Rcps
+from gpuscale.mlperf.bundled import load_round
 from gpuscale.quantities import joined, noun_for, number
 from gpuscale.tables.requests import NamedError, ref
-from gpuscale.tables.workloads import Unit, convergence_unit, display_name
+from gpuscale.tables.workloads import Unit
+
+MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch
 
 
 def convergence_for(
     *,
     noise_scale: float | None,
-    workload: str | None,
-    ruleset: str,
+    rcps: Rcps | None,
     samples: float,
     reference_batch: float,
     measured: NoiseScale | None = None,
     samples_given: bool = False,
 ) -> tuple[ConvergenceModel | None, bool]:
     """The convergence model, and whether the samples to train (``samples``) are its
-    scale: an MLPerf workload's RCP fit (its own samples where its RCPs count samples:
-    ``samples`` unused, and ``samples_given`` refused), else a given noise scale, else the
-    one the bench measured, with ``E_min`` such that ``samples`` are needed at the
-    reference batch; None without any."""
-    if workload is not None:
-        fitted = rcp_model_for(workload, ruleset)
+    scale: an MLPerf workload's RCP fit (``rcps``, as looked up in the ruleset asked; its
+    own samples where its RCPs count samples: ``samples`` unused, and ``samples_given``
+    refused), else a given noise scale, else the one the bench measured, with ``E_min``
+    such that ``samples`` are needed at the reference batch; None without any."""
+    if rcps is not None:
+        fitted = rcps.fitted
         if fitted is None:
-            raise ValueError(no_rcps(workload, ruleset))
-        if convergence_unit(workload, "v" + ruleset.rsplit(".", 1)[0]) is Unit.SAMPLES:
+            raise ValueError(no_rcps(rcps))
+        if rcps.unit is Unit.SAMPLES:
             if samples_given:
                 raise NamedError(
-                    f"{ref('samples')} with {ref('workload', workload)}: its reference "
+                    f"{ref('samples')} with {ref('workload', rcps.workload)}: its reference "
                     "convergence points count the samples to train themselves; give one or "
                     "the other"
                 )
@@ -82,18 +83,45 @@ def thin_noise(measured: NoiseScale | None, fewest: int) -> str:
     )
 
 
-def no_rcps(workload: str, ruleset: str) -> str:
-    """Why a workload has no convergence model in ``ruleset``, and the rulesets that
+def no_rcps(found: Rcps) -> str:
+    """Why a workload has no convergence model in a ruleset, and the rulesets that
     have its reference convergence points (the newest to give instead)."""
-    others = rcp_rulesets_for(workload)
+    others, shown = found.elsewhere, found.display
     where = (
-        f"{display_name(workload)} has them in {noun_for(len(others), 'ruleset')} "
-        f"{joined(others)}: give "
+        f"{shown} has them in {noun_for(len(others), 'ruleset')} {joined(others)}: give "
         f"ruleset={others[-1]!r} (--ruleset {others[-1]} on the command line)"
         if others
         else "no ruleset of the installed mlperf-logging has them"
     )
     return (
-        f"no reference convergence points for {display_name(workload)} ({workload!r}) in "
-        f"ruleset {ruleset} (mlperf-logging's rcp_checker); {where}"
+        f"no reference convergence points for {shown} ({found.workload!r}) in "
+        f"ruleset {found.ruleset} (mlperf-logging's rcp_checker); {where}"
     )
+
+
+def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, str], ...]:
+    """(N, minutes, why) for N = 1..``largest``: the least time to train N accelerators
+    could need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N
+    accelerators, scaled to N ideally and then halved (``T_M M / N / 2``: a margin for a
+    smaller global batch converging in fewer samples). Below it the inputs cannot be true."""
+    scores = load_round().scores
+    rows = scores[scores["workload"] == workload].dropna(subset=["time_to_train_min"])
+    if rows.empty:
+        return ()
+    fastest = rows.loc[rows.groupby("accelerators")["time_to_train_min"].idxmin()]
+    out = []
+    for n in range(1, largest + 1):
+        above = fastest[fastest["accelerators"] >= n]
+        if above.empty:
+            break
+        bound = above["time_to_train_min"] * above["accelerators"] / n / MARGIN
+        best = above.loc[bound.idxmin()]
+        out.append(
+            (
+                n,
+                float(bound.min()),
+                f"MLPerf {best['round']}: {best['submitter']}, {int(best['accelerators'])} x "
+                f"{best['accelerator_model']}, {number(best['time_to_train_min'])} min",
+            )
+        )
+    return tuple(out)

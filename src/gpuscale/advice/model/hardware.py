@@ -1,7 +1,6 @@
 """Inputs that cannot be true, named where they are found: an achieved rate under 1% of
-the device's peak or above it (the device catalogue), a predicted time to train below the
-fastest MLPerf system with at least as many accelerators on the workload (the bundled
-scores, ``gpuscale.load_round()``), and a device count above the GPUs of the topology.
+the device's peak or above it (the device catalogue), and a device count above the GPUs of
+the topology (a time to train below MLPerf's fastest systems: ``model.convergence``).
 
 The house's plausibility rules are ``gpuscale/plausibility.py`` (bottom floor: a run's
 own numbers); these limits need the hardware and MLPerf's results, floors above it.
@@ -29,7 +28,6 @@ from gpuscale.hardware.device_names import assumption
 from gpuscale.hardware.links import LINK_DEVICE as _LINK_DEVICE
 from gpuscale.hardware.peaks import PEAKS, peak_for
 from gpuscale.hardware.power import board_power
-from gpuscale.mlperf.bundled import load_round
 from gpuscale.quantities import counted, fixed_apart, joined, noun_for, number, numbers_apart
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 
@@ -38,7 +36,6 @@ if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
 
 
 MIN_MFU = 0.01
-MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch
 
 
 def implied_device(link_name: str) -> str | None:
@@ -119,34 +116,6 @@ def unchecked_note(
         f"({fastest.device}, {number(fastest.bf16)} TFLOP/s bf16); compare it with the "
         f"device's datasheet ({precision} dense peak)."
     )
-
-
-def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, str], ...]:
-    """(N, minutes, why) for N = 1..``largest``: the least time to train N accelerators
-    could need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N
-    accelerators, scaled to N ideally and then halved (``T_M M / N / 2``: a margin for a
-    smaller global batch converging in fewer samples). Below it the inputs cannot be true."""
-    scores = load_round().scores
-    rows = scores[scores["workload"] == workload].dropna(subset=["time_to_train_min"])
-    if rows.empty:
-        return ()
-    fastest = rows.loc[rows.groupby("accelerators")["time_to_train_min"].idxmin()]
-    out = []
-    for n in range(1, largest + 1):
-        above = fastest[fastest["accelerators"] >= n]
-        if above.empty:
-            break
-        bound = above["time_to_train_min"] * above["accelerators"] / n / MARGIN
-        best = above.loc[bound.idxmin()]
-        out.append(
-            (
-                n,
-                float(bound.min()),
-                f"MLPerf {best['round']}: {best['submitter']}, {int(best['accelerators'])} x "
-                f"{best['accelerator_model']}, {number(best['time_to_train_min'])} min",
-            )
-        )
-    return tuple(out)
 
 
 def topology_cap(topology: Any, nodes: int, max_devices: int) -> tuple[int, str | None]:

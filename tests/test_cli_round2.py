@@ -176,7 +176,7 @@ def test_collectives_checks_out_before_launching(tmp_path) -> None:
     pytest.importorskip("torch")
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    for bad, why in ((tmp_path, "is a folder"), (blocker / "c.jsonl", "cannot write")):
+    for bad, why in ((tmp_path, "is a folder"), (blocker / "c.jsonl", "is a file, not a folder")):
         result = runner.invoke(app, ["collectives", "--out", str(bad), "--nproc", "2"])
         assert result.exit_code == 2
         said = " ".join(result.output.split())

@@ -15,7 +15,6 @@ from gpuscale.hardware.links import check_preset
 from gpuscale.interconnect.nvml import check_gpu_option
 from gpuscale.names import UnknownNameError, resolve_choice, resolve_gpu
 from gpuscale.quantities import parse_bytes
-from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import (
     FieldError,
     comma_items,
@@ -205,6 +204,9 @@ def message_sizes(max_bytes: int, min_bytes: int = 8, factor: int = 2) -> list[i
     return sizes
 
 
+COLLECTIVES_OUT = Path("collectives.jsonl")
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CheckRequest:
     """What ``gpuscale collectives`` is asked beside each rank's settings
@@ -212,7 +214,9 @@ class CheckRequest:
     interconnect is judged against; each field's help (the option's) in its metadata."""
 
     out: Path = option(
-        Path("collectives.jsonl"), names=("--out",), help="Results file (JSONL, appended)."
+        COLLECTIVES_OUT,
+        names=("--out",),
+        help="Results file (JSON lines, appended; in a folder that exists).",
     )
     nproc: str | None = option(
         None, help="Processes (one per device): one number (default: every GPU, else 2)."
@@ -229,7 +233,9 @@ class CheckRequest:
     gpu: str | None = option(None, help="GPU model, e.g. A100 (for --topo-file).")
 
     def __post_init__(self) -> None:
-        check_out("out", self.out)  # a results file never among raw logs
+        from gpuscale.bench.results_file import COLLECTIVES_FILE, check_results_out  # lazy: numpy
+
+        check_results_out("out", self.out, COLLECTIVES_FILE, COLLECTIVES_OUT)
         if self.nproc is not None and len(comma_items("nproc", self.nproc, "2", "count")) > 1:
             raise FieldError(
                 "nproc",

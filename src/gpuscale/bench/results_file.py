@@ -17,7 +17,9 @@ from gpuscale.bench.results import (
     ResultsError,
     first_schema,
 )
-from gpuscale.sources.writable import why_unwritable
+from gpuscale.tables.out_paths import check_file_out
+from gpuscale.tables.requests import FieldError, ref
+from gpuscale.tables.writable import why_unwritable
 
 
 def check_writable(path: Path, holds: tuple[str, str] = BENCH_FILE) -> None:
@@ -45,24 +47,39 @@ def check_writable(path: Path, holds: tuple[str, str] = BENCH_FILE) -> None:
         ) from None
 
 
-def _check_holds(path: Path, holds: tuple[str, str]) -> None:
-    """Refuse a non-empty file whose first line is not a record of the kind ``holds``
-    names (an empty file is a new results file)."""
+def check_results_out(field: str, path: Path, holds: tuple[str, str], default: Path) -> None:
+    """``field``'s :class:`FieldError` (``bench``'s and ``collectives``' ``out``) for a
+    path that is no file of the records ``holds`` names, nor a new one
+    (``gpuscale.tables.out_paths.check_file_out``, then :func:`other_records`), before
+    anything runs; ``default``: the option's, named in a refusal."""
+    check_file_out(field, path, holds=holds[1], default=default)
+    if path.is_file() and (why := other_records(path, holds)):
+        raise FieldError(field, path, f"{why}: give a new file, e.g. {ref(field, str(default))}")
+
+
+def other_records(path: Path, holds: tuple[str, str]) -> str | None:
+    """Why rows of the kind ``holds`` names are not appended to the file ``path`` (its
+    first line is another record, or none), in words; None for a file of them, an empty
+    one, or one that cannot be read (the write check says why)."""
     prefix, what = holds
     try:
         schema = first_schema(path)
-    except OSError:  # unreadable: the write check says why
-        return
+    except OSError:
+        return None
     if schema is None or schema.startswith(prefix):
-        return
+        return None
     other = next(
         (w for p, w in (BENCH_FILE, COLLECTIVES_FILE) if schema and schema.startswith(p)), None
     )
     said = f"it holds {other}" if other else "its first line is not one of them"
-    raise ResultsError(
-        f"{path} is not a file of {what} ({said}); rows are appended only to such a file "
-        "or a new one: choose another --out"
-    )
+    return f"is not a file of {what} ({said}); rows are appended only to such a file or a new one"
+
+
+def _check_holds(path: Path, holds: tuple[str, str]) -> None:
+    """Refuse a non-empty file whose first line is not a record of the kind ``holds``
+    names (an empty file is a new results file)."""
+    if why := other_records(path, holds):
+        raise ResultsError(f"{path} {why}: choose another --out")
 
 
 def append_result(path: Path, record: dict[str, Any]) -> None:

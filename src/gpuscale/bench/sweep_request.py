@@ -19,6 +19,8 @@ from gpuscale.tables.requests import (
     repeatable_option,
 )
 
+RESULTS_OUT = Path("results.jsonl")
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SweepRequest:
@@ -26,7 +28,9 @@ class SweepRequest:
     ``gpuscale.bench.sweep_plan.plan_bench``)."""
 
     out: Path = option(
-        Path("results.jsonl"), names=("--out",), help="Results file (JSONL, appended)."
+        RESULTS_OUT,
+        names=("--out",),
+        help="Results file (JSON lines, appended; in a folder that exists).",
     )
     models: str | None = option(
         None,
@@ -57,7 +61,12 @@ class SweepRequest:
     list_models: bool = flag("--list", help="List the models and stop.")
 
     def __post_init__(self) -> None:
-        check_out("out", self.out)  # a results file never among raw logs
+        if self.list_models:  # --list writes nothing, but never names a raw round's file
+            check_out("out", self.out)
+        else:  # before any model is built
+            from gpuscale.bench.results_file import BENCH_FILE, check_results_out  # lazy: numpy
+
+            check_results_out("out", self.out, BENCH_FILE, RESULTS_OUT)
         if self.models is not None:
             comma_items("models", self.models, "mlp-0.2m,cnn-0.3m", "name")
         check_nodes(self.nnodes, self.node_rank)

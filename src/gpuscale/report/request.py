@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuscale.hardware.links import check_preset
 from gpuscale.tables.analysis_request import BASIS_HELP, DIVISION_HELP
-from gpuscale.tables.raw_rounds import check_out
+from gpuscale.tables.out_paths import check_folder_out
 from gpuscale.tables.requests import FieldError, flag, option, ref, settle_choice
 
 if TYPE_CHECKING:  # pandas and the tables only when a report is written
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pandas and the tables only when a report is written
 
 
 DEFAULT_OUT = Path("gpuscale-report")
-PAGE_SUFFIXES = (".html", ".htm")  # a page's name: --out names the report's folder
+HOLDS = "the report's files (its index.html and the figures it links)"
 MAX_DEVICES = 1_000_000  # as the advice allows
 
 
@@ -38,7 +38,9 @@ class ReportRequest:
         "each accelerator family) or SUBMITTER/SYSTEM_ID.",
     )
     out: Path = option(
-        DEFAULT_OUT, names=("--out",), help="Folder for the report (its index.html and figures)."
+        DEFAULT_OUT,
+        names=("--out",),
+        help="Folder for the report (its index.html and figures), in a folder that exists.",
     )
     advise: bool = flag("--advise", help="With --bench: add predicted scaling (advise).")
     interconnect: str | None = option(
@@ -80,14 +82,7 @@ class ReportRequest:
     )
 
     def __post_init__(self) -> None:
-        check_out("out", self.out)  # never into raw logs, before any is read
-        if self.out.suffix.lower() in PAGE_SUFFIXES:  # a walk: --out x.html made a folder x.html
-            raise FieldError(
-                "out",
-                self.out,
-                "names a page, but the report is a folder (its index.html and the figure "
-                f"files it links): give a folder, e.g. {ref('out', str(self.out.with_suffix('')))}",
-            )
+        check_folder_out("out", self.out, holds=HOLDS, default=DEFAULT_OUT)  # before any work
         self.analysis()  # ValueError: a convergence basis that is none, before any work
         if self.max_devices is not None and not 1 <= self.max_devices <= MAX_DEVICES:
             raise FieldError(

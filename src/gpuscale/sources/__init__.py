@@ -4,8 +4,8 @@ The one interface the rest of gpuscale uses: :func:`iter_source` (a directory or
 as :class:`Entry` objects chosen by a :class:`Layout`, within a :class:`Budget` of
 expanded bytes) and :func:`write_atomically`. Nothing here knows about MLPerf.
 Modules, lowest first: ``entries`` (the types), ``directories`` and ``archives`` (the two
-kinds of source), ``tree`` (either), ``atomic`` (outputs), ``writable`` (why an output
-cannot be written, said alike by every command).
+kinds of source), ``tree`` (either), ``atomic`` (outputs; why one cannot be written is
+``gpuscale.tables.writable``'s, said alike by every command).
 """
 
 from gpuscale.sources.archives import top_folder

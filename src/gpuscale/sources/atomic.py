@@ -26,8 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gpuscale.sources.processes import new_folder, remove_stale
-from gpuscale.sources.writable import why_unwritable
 from gpuscale.tables.raw_rounds import raw_round_out
+from gpuscale.tables.writable import why_unwritable
 from gpuscale.version import __version__
 
 MANIFEST = ".gpuscale-manifest"

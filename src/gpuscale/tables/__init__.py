@@ -9,7 +9,8 @@ rounds, when the shipped fits are stale); the ``consumers-read-tables`` contract
 held to it: they import the bench reader, the bundled rounds, the RCPs, a round's
 ruleset and the MLPerf benchmark catalogue. Facts about hardware (peaks, board power,
 names, links) are not a producer's: they live in ``gpuscale.hardware``, which every layer
-above it may read. Nothing here reads or writes files.
+above it may read. Nothing here reads or writes files, but where output may go is checked
+here, by every request with an ``--out`` (``out_paths``, ``raw_rounds``, ``writable``).
 
 Column names are a stable, documented schema (README, "Output schema"); units are in the
 names (``_min``, ``_ms``, ``_s``, ``_kj``, ``_gbs``). The device count is ``accelerators``

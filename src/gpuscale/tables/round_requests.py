@@ -2,9 +2,9 @@
 and workloads a command reads (:class:`RoundSelection`, shared by ``scores``, ``analyze``,
 ``energy``, ``trends``, ``report``, ``dataset`` and ``plan``) and what ``scores`` shows
 (:class:`ScoresOptions`), and where ``ingest`` and ``dataset`` write (:class:`IngestOut`,
-:class:`DatasetOut`: an empty ``--out`` refused, as every command's, and one in a raw
-round folder, ``gpuscale.tables.raw_rounds``). Pure Python: the
-CLI imports them at start."""
+:class:`DatasetOut`: an empty ``--out`` refused, as every command's, and one that does
+not fit a folder, ``gpuscale.tables.out_paths``). Pure Python at import: the CLI imports
+them at start."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuscale.quantities import BadQuantity
-from gpuscale.tables.raw_rounds import check_out
+from gpuscale.tables.out_paths import check_folder_out
 from gpuscale.tables.requests import (
     FieldError,
     argument,
@@ -88,21 +88,33 @@ class ScoresOptions:
     )
 
 
+TABLES = "the tables (systems, runs, scores and problems, CSV and Parquet)"
+DATASET = "the dataset's files (results and runs, CSV and Parquet)"
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class IngestOut:
     """Where ``gpuscale ingest`` writes its tables."""
 
-    out: Path = option(Path("gpuscale-tables"), names=("--out",), help="Folder for the tables.")
+    out: Path = option(
+        Path("gpuscale-tables"),
+        names=("--out",),
+        help="Folder for the tables, in a folder that exists.",
+    )
 
     def __post_init__(self) -> None:
-        check_out("out", self.out)  # never into raw logs, before any is read
+        check_folder_out("out", self.out, holds=TABLES, default=Path("gpuscale-tables"))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class DatasetOut:
     """Where ``gpuscale dataset`` writes the dataset."""
 
-    out: Path = option(Path("gpuscale-dataset"), names=("--out",), help="Folder for the dataset.")
+    out: Path = option(
+        Path("gpuscale-dataset"),
+        names=("--out",),
+        help="Folder for the dataset, in a folder that exists.",
+    )
 
     def __post_init__(self) -> None:
-        check_out("out", self.out)  # never into raw logs, before any is read
+        check_folder_out("out", self.out, holds=DATASET, default=Path("gpuscale-dataset"))

@@ -71,7 +71,7 @@ def _flagged_first(
     return (
         f"the runs advised on ({found.model or 'the model'} on {on}) are all flagged "
         f"({joined(kinds)}), so no change is recommended from them: {rerun}, "
-        f"{' and '.join(how) or 'unflagged'}, and advise again"
+        f"{joined(how) or 'unflagged'}, and advise again"
     )
 
 

@@ -117,6 +117,7 @@ class Advice:
     @cached_property
     def predictions(self) -> pd.DataFrame:
         """The predictions table (``tables.advice``): ``table`` with its flags said."""
+        # lazy: the words render this advice and import its module (a cycle at the top)
         from gpuscale.advice.explain.caveats import flagged
 
         return flagged(self.table)
@@ -124,6 +125,7 @@ class Advice:
     @cached_property
     def alternative(self) -> pd.DataFrame | None:
         """The weak-scaling alternative (``weak_table``) with its flags said."""
+        # lazy: the words render this advice and import its module (a cycle at the top)
         from gpuscale.advice.explain.caveats import flagged
 
         return None if self.weak_table is None else flagged(self.weak_table)
@@ -131,6 +133,7 @@ class Advice:
     @cached_property
     def decision(self) -> Decision:
         """``decided`` with its words (the warnings, what to measure first)."""
+        # lazy: the words render this advice and import its module (a cycle at the top)
         from gpuscale.advice.explain.caveats import render_decision
 
         return render_decision(self)
@@ -139,12 +142,14 @@ class Advice:
     def caveats(self) -> tuple[str, ...]:
         """What makes the headline less firm, and measurements beside the prediction:
         also the explanation's first lines."""
+        # lazy: the words render this advice and import its module (a cycle at the top)
         from gpuscale.advice.explain.caveats import caveats
 
         return caveats(self)
 
     @cached_property
     def explanation(self) -> list[str]:
+        # lazy: the words render this advice and import its module (a cycle at the top)
         from gpuscale.advice.explain.caveats import explanation
 
         return explanation(self)

@@ -8,9 +8,11 @@ line, exit 2, nothing written. A path that fits is taken as before."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from gpuscale.bench.collectives_config import CheckRequest
 from gpuscale.bench.sweep_request import SweepRequest
 from gpuscale.cli import app
 from gpuscale.report.request import ReportRequest
+from gpuscale.tables.out_paths import typed_paths
 from gpuscale.tables.requests import FieldError
 from gpuscale.tables.round_requests import DatasetOut, IngestOut
 
@@ -133,3 +136,29 @@ def test_a_folder_without_permission_is_refused(scratch: Path) -> None:
         with pytest.raises(FieldError) as refused:
             request(out=locked / "x")
         assert refused.value.field == "out"
+
+
+@pytest.mark.parametrize("command", list(FILES))
+@pytest.mark.parametrize("out", ["newdir/", "adir/", "adir/deeper/"])
+def test_a_file_out_typed_as_a_folder_is_refused_not_written_under_its_name(
+    scratch: Path, command: str, out: str
+) -> None:
+    """``Path`` drops a trailing separator: ``bench --out newdir/`` wrote a file ``newdir``.
+    Refused on the command line, naming a file in that folder."""
+    line, request = FILES[command]
+    before = _tree(scratch)
+    result = CliRunner().invoke(app, [*line, "--out", out])
+    said = [s for s in result.output.splitlines() if s.strip()]
+    assert result.exit_code == 2, result.output
+    assert len(said) == 1 and said[0].startswith(f"error: --out {out}:"), said
+    named = {f.name: f.default for f in dataclasses.fields(request)}["out"].name
+    assert said[0].endswith(f"--out {out}{named}")
+    assert _tree(scratch) == before
+
+
+@pytest.mark.parametrize("command", list(FOLDERS))
+def test_a_folder_out_may_end_with_a_separator(command: str) -> None:
+    request = FOLDERS[command][1]
+    hints = typing.get_type_hints(request)
+    out = {f.name: f for f in dataclasses.fields(request)}["out"]
+    assert typed_paths(out, hints, "new/") == Path("new")

@@ -217,6 +217,7 @@ class CheckRequest:
         COLLECTIVES_OUT,
         names=("--out",),
         help="Results file (JSON lines, appended; in a folder that exists).",
+        one_file=True,
     )
     nproc: str | None = option(
         None, help="Processes (one per device): one number (default: every GPU, else 2)."

@@ -31,6 +31,7 @@ class SweepRequest:
         RESULTS_OUT,
         names=("--out",),
         help="Results file (JSON lines, appended; in a folder that exists).",
+        one_file=True,
     )
     models: str | None = option(
         None,

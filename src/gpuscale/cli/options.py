@@ -8,7 +8,6 @@ import inspect
 import typing
 from collections.abc import Callable
 from dataclasses import MISSING, fields, is_dataclass
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -16,11 +15,11 @@ import typer
 from gpuscale.cli.output import fail, fail_on
 from gpuscale.cli.usage import one_line
 from gpuscale.quantities import BadQuantity, reading_number
+from gpuscale.tables.out_paths import typed_paths
 from gpuscale.tables.requests import (
     FieldError,
     command_line_type,
     given_once_each,
-    has_path,
     number_option,
     option_name,
 )
@@ -72,8 +71,7 @@ def request_of(request: type, values: dict[str, Any], **more: Any) -> Any:
         many = value if isinstance(value, list | tuple) else [value]
         if any(isinstance(v, str) and not v.strip() for v in many):  # no default is blank
             raise FieldError(f.name, None, "empty: give a value, or leave the option out")
-        if has_path(f.metadata.get("cli", hints[f.name])) and value is not None:
-            value = [Path(v) for v in many] if isinstance(value, list | tuple) else Path(value)
+        value = typed_paths(f, hints, value)
         try:
             if number and value is not None:
                 read = reading_number(number[0])

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import Field
 from pathlib import Path
+from typing import Any
 
 from gpuscale.tables.raw_rounds import check_out
-from gpuscale.tables.requests import FieldError, ref
+from gpuscale.tables.requests import FieldError, has_path, ref
 from gpuscale.tables.writable import existing_ancestor, why_unwritable
 
 # Names of files (data, pages, archives), never of an output folder; a folder's dot is
@@ -142,3 +144,23 @@ def _check_place(field: str, path: Path) -> None:
 def _unwritable(exc: OSError, path: Path) -> str:
     """Why ``path`` cannot be written (``gpuscale.tables.writable``), and what to give."""
     return f"cannot be written: {why_unwritable(exc, path)}; give a path where you can write"
+
+
+def typed_paths(f: Field, hints: dict[str, Any], value: Any) -> Any:
+    """An option's text (or texts) as its field's ``Path`` (``value`` unchanged for any
+    other field). A text ending in a separator is a folder's name: refused where the field
+    names one file to write (``one_file``), since ``Path`` drops the separator and the
+    file would take the folder's name (a walk: ``bench --out newdir/`` wrote ``newdir``)."""
+    if value is None or not has_path(f.metadata.get("cli", hints[f.name])):
+        return value
+    many = value if isinstance(value, list | tuple) else [value]
+    for text in many:
+        if f.metadata.get("one_file") and str(text).endswith(("/", os.sep)):
+            name = Path(f.default).name  # the option's default file
+            raise FieldError(
+                f.name,
+                text,
+                f"ends with {str(text)[-1]}, a folder's name, but it names one file: give a "
+                f"file, e.g. {ref(f.name, str(text) + name)}",
+            )
+    return [Path(v) for v in many] if isinstance(value, list | tuple) else Path(value)

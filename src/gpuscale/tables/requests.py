@@ -31,15 +31,17 @@ def option(
     parse: Callable[[Any], Any] | None = None,
     cli: Any = MISSING,
     shown: Any = MISSING,
+    one_file: bool = False,
 ) -> Any:
     """A request field with its command-line option, written once: ``help`` (the option's
     help text), ``names`` (its spellings where they are not ``--field-name``, e.g.
     ``("--timeout",)``, ``("--workload", "-w")``, ``("--check/--no-check",)``), ``parse``
     (the option's value to the field's: a size such as ``7M``, a path, a list; None: as
     typed), ``cli`` (the type the option is typed as, where it is not the field's) and
-    ``shown`` (the option's default, where the field's is not what one types). Values are
-    checked by the request itself (one line naming the option), never by Typer."""
-    meta: dict[str, Any] = {"help": help, "names": names, "parse": parse}
+    ``shown`` (the option's default, where the field's is not what one types), ``one_file``
+    (a path naming one file to write). Values are checked by the request itself (one line
+    naming the option), never by Typer."""
+    meta = {"help": help, "names": names, "parse": parse, "one_file": one_file}
     if cli is not MISSING:
         meta["cli"] = cli
     if shown is not MISSING:

@@ -27,7 +27,6 @@ from gpuscale.advice.calibrate.calibration import (
 )
 from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.explain import weak_first
-from gpuscale.advice.explain.weak_first import again, not_held
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
 from gpuscale.advice.model.convergence import convergence_for, mlperf_floor, thin_noise
 from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
@@ -36,7 +35,6 @@ from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
 from gpuscale.advice.types import End
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcps
-from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
 from gpuscale.tables.bench import most_host_devices
@@ -166,7 +164,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     )
     if evidence is not None:  # the bench command of the advised run, on the file advised on
         evidence = replace(evidence, run=weak_first.run_options(table, cal, req))
-    fixed_measure = weak_first.as_run(benched.fixed.measure, evidence, host)
+    fixed_measure = assumptions.as_run(benched.fixed.measure, evidence, host)
     per_device = req.batch or cal.batch
     beyond = fits.far_beyond_the_batch_timed(cal, per_device)
     sources = fits.bench_sources(cal) + ([weak_in_full] if weak_in_full else [])
@@ -275,7 +273,6 @@ def _inputs(
     the file advised on runs it (:func:`not_held`)."""
     scaling = _scaling(req.scaling, convergence)
     evidence, host = basis.evidence, basis.host_devices
-    held = again(evidence, (1, 2), host)
     pipeline = assumptions.input_pipeline()
     said = assumptions.convergence(
         convergence.source if convergence else None,
@@ -283,10 +280,11 @@ def _inputs(
         same_samples=basis.same_samples,
         host_devices=host,
         thin=thin,
-        steps=evidence.steps_needed if evidence else FIRM_STEPS,
-        again=held,
+        found=evidence,
         given=req.workload is not None or req.noise_scale is not None,
     )
+    # every assumption's bench run said once, as the file advised on runs it
+    assumed = assumptions.not_held((*basis.assumed, said), evidence, host)
     return AdviceInputs(
         model=basis.spec,
         batch=basis.per_device,
@@ -297,7 +295,7 @@ def _inputs(
         samples=req.samples_to_train,
         global_batch=req.global_batch,
         scaling=scaling,
-        assumptions=(*not_held((*basis.assumed, said), evidence, host), pipeline),
+        assumptions=(*assumed, pipeline),
         target_efficiency=req.target_efficiency,
         price_per_device_hour=req.price,
         mlperf_floor=floor,

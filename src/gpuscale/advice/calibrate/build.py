@@ -28,10 +28,9 @@ from gpuscale.advice.calibrate.calibration import (
 from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.explain import weak_first
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
-from gpuscale.advice.model.convergence import convergence_for, mlperf_floor, thin_noise
+from gpuscale.advice.model.convergence import Convergence, resolved
 from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import Link, MeasuredCurves
-from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
 from gpuscale.advice.types import End
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcps
@@ -58,29 +57,25 @@ def build(
     basis = from_bench(basis, request, bench) if bench is not None else from_numbers(basis, request)
     other = _other_device(collectives, bench)
     basis = replace(basis, warnings=(*basis.warnings, other)) if other else basis
-    # the convergence: the workload's RCPs in the ruleset asked; a noise scale from a few
-    # steps prices no batch (said, with what to measure)
+    # the convergence: the workload's RCPs in the ruleset asked, then the model they, a
+    # noise scale given or the bench's give, and MLPerf's least time to train at each count
     ruleset = request.ruleset or DEFAULT_RULESET
     found = rcps(request.workload, ruleset) if request.workload is not None else None
-    given = request.noise_scale is not None or request.workload is not None
-    thin = "" if given else thin_noise(basis.noise, FEW_NOISE_STEPS)
-    basis = replace(basis, noise=None) if thin else basis
-    convergence, samples_used = convergence_for(
+    converging = resolved(
+        found,
+        workload=request.workload,
         noise_scale=request.noise_scale,
-        rcps=found,
         samples=request.samples_to_train,
+        samples_given=request.samples is not None,
         reference_batch=basis.per_device * basis.accum,
         measured=basis.noise,
-        samples_given=request.samples is not None,
+        max_devices=basis.max_devices,
     )
-    # the least time to train MLPerf's results allow on the workload, at each count
-    floor = mlperf_floor(request.workload, basis.max_devices) if request.workload else ()
-    measured_noise = basis.noise is not None and request.noise_scale is None
     return Calibrated(
         ends=(*basis.ends, *_link_ends(basis)),
-        inputs=_inputs(basis, request, convergence, thin, floor),
-        samples_used=samples_used,
-        noise_steps=basis.noise.steps if measured_noise and not request.workload else None,
+        inputs=_inputs(basis, request, converging),
+        samples_used=converging.samples_used,
+        noise_steps=converging.noise_steps,
         link_assumed=basis.link_assumed,
         from_bench=bench is not None,
         model_note=basis.model_note,
@@ -258,19 +253,13 @@ _CARRIED = (
 )
 
 
-def _inputs(
-    basis: Basis,
-    req: AdviceRequest,
-    convergence: ConvergenceModel | None,
-    thin: str = "",
-    floor: tuple[tuple[int, float, str], ...] = (),
-) -> AdviceInputs:
+def _inputs(basis: Basis, req: AdviceRequest, converging: Convergence) -> AdviceInputs:
     """The search's inputs: the basis (its model and per-device batch, and the fields
-    it carries unchanged), the request's choices, the convergence (``thin``: why the
-    bench's noise scale is not used) and MLPerf's ``floor`` (:func:`mlperf_floor`). In a
-    row: the scaling, the runs at 1 and 2 devices the file holds (what to bench them
-    again with), the assumptions made here, then every assumption's bench run said as
-    the file advised on runs it (:func:`not_held`)."""
+    it carries unchanged), the request's choices and the convergence resolved (its
+    model, why the bench's noise scale is not used, MLPerf's floor). In a row: the
+    scaling, the assumptions made here, then every assumption's bench run said as the
+    file advised on runs it (``assumptions.not_held``)."""
+    convergence = converging.model
     scaling = _scaling(req.scaling, convergence)
     evidence, host = basis.evidence, basis.host_devices
     pipeline = assumptions.input_pipeline()
@@ -279,7 +268,7 @@ def _inputs(
         model=basis.bench_model,
         same_samples=basis.same_samples,
         host_devices=host,
-        thin=thin,
+        thin=converging.thin,
         found=evidence,
         given=req.workload is not None or req.noise_scale is not None,
     )
@@ -298,7 +287,7 @@ def _inputs(
         assumptions=(*assumed, pipeline),
         target_efficiency=req.target_efficiency,
         price_per_device_hour=req.price,
-        mlperf_floor=floor,
+        mlperf_floor=converging.floor,
     )
 
 

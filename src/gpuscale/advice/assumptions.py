@@ -13,10 +13,13 @@ models' measurements) or ``assumed`` (a default, a prior).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, words
-from gpuscale.bench.evidence import FIRM_STEPS
+from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX
+from gpuscale.bench.support import Support
+from gpuscale.quantities import counted, joined
 
 # Each term's name in the words (the JSON's ``term``; ``kind`` is its ``TermId``).
 TERM_NAMES = {
@@ -205,49 +208,107 @@ def convergence(
     same_samples: bool = False,
     host_devices: int | None = None,
     thin: str = "",
-    steps: int = FIRM_STEPS,
-    again: str = "",
+    found: Support | None = None,
     given: bool = False,
 ) -> Assumption:
     """The samples to converge at a larger global batch (``same_samples``: the bench's
     N > 1 runs of ``model`` saw the same samples on every rank, so their gradient norms
     measure no noise scale; ``thin``: why the noise scale the bench measured is not used,
-    ``convergence.thin_noise``; ``again``: where the bench file holds runs of ``model`` at
-    1 and 2 devices already, what to bench them again with, ``advice.weak_first.again``,
-    never the run it holds; ``steps``: the steps the model's runs need,
-    ``bench.evidence.steps_needed``; ``given``: the model is a workload's or a noise
-    scale's given as options, not measured)."""
-    if source is None:
-        why = thin or "no noise scale, workload or gradient norms"
-        if same_samples:
-            why = (
-                "no noise scale: the bench's N > 1 runs of this model saw the same samples on "
-                "every rank, so their gradient norms measure none"
-            )
-        rerun = bench_run(model, (1, 2), host_devices, f"--steps {steps}" if thin else "")
-        if again:
-            rerun = rerun.in_words(again)
+    ``convergence.thin_noise``; ``found``: what the runs advised on rest on, whose steps
+    the rerun times, ``bench.evidence.steps_needed``, and where the file holds runs of
+    the model at 1 and 2 devices already, what to bench them again with
+    (:func:`again`), never the run it holds; ``given``: the model is a workload's or a
+    noise scale's given as options, not measured)."""
+    if source is not None:
         return Assumption(
             term=TermId.CONVERGENCE,
-            value="the same as at the batch given",
-            source=Source.ASSUMED,
-            basis=f"{why} (optimistic past the critical batch: at a batch far above it, "
-            "doubling the batch doubles the samples)",
-            measure=rerun.around(
-                "draw each rank's batch from torch's default generator (gpuscale seeds it "
-                "per rank), then "
-            )
-            if same_samples
-            else rerun.around(
-                "--noise-scale, --workload, or ", " (B_simple from the gradient norms)"
-            ),
+            value="E(B) = E_min (1 + B / B_noise)",
+            source=Source.GIVEN if given else Source.MEASURED,
+            basis=source,
         )
+    why = thin or "no noise scale, workload or gradient norms"
+    if same_samples:
+        why = (
+            "no noise scale: the bench's N > 1 runs of this model saw the same samples on "
+            "every rank, so their gradient norms measure none"
+        )
+        before = (
+            "draw each rank's batch from torch's default generator (gpuscale seeds it per "
+            "rank), then "
+        )
+        after = ""
+    else:
+        before, after = "--noise-scale, --workload, or ", " (B_simple from the gradient norms)"
+    held = again(found, (1, 2), host_devices)
+    steps = found.steps_needed if found else FIRM_STEPS
+    more = f"--steps {steps}" if thin else ""
+    run = BenchRun(model, (1, 2), more=more, host_devices=host_devices)
     return Assumption(
         term=TermId.CONVERGENCE,
-        value="E(B) = E_min (1 + B / B_noise)",
-        source=Source.GIVEN if given else Source.MEASURED,
-        basis=source,
+        value="the same as at the batch given",
+        source=Source.ASSUMED,
+        basis=f"{why} (optimistic past the critical batch: at a batch far above it, "
+        "doubling the batch doubles the samples)",
+        measure=Measure(f"{before}{held}", None, after) if held else Measure(before, run, after),
     )
+
+
+def rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
+    """The bench command that runs the advised run at ``counts`` with the steps asked."""
+    more = f"--steps {found.steps_needed}"
+    return str(bench_run(found.model, counts, host_devices, more, found.run))
+
+
+def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
+    """Where the file already holds runs of the model at every one of ``counts``
+    (``found.counts``): what to bench them again with so that the run is not one it holds
+    (more steps than any timed, where more steps fix a weakness; else a quieter machine),
+    said from what the file holds; ``""`` where a count is not measured yet."""
+    if found is None or not counts or not set(counts) <= set(found.counts):
+        return ""
+    on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
+    if more_steps(found):
+        command = rerun(found, counts, host_devices)
+        return f"the file holds runs of {on} already: {found.remedy()}: {command}"
+    held = f"the file holds runs of {on} already, the longest of {found.most_steps} steps"
+    if found.flagged:
+        held += f" ({counted(found.flagged, 'run')} of them flagged, left out of the advice)"
+    firm = not found.kinds and not found.flagged
+    return f"{held}: bench them again {_QUIETER}{', and read their spread (--repeat 3)' * firm}"
+
+
+def more_steps(found: Support) -> bool:
+    """Whether more steps than any run of the file timed would firm ``found`` up: steps
+    are a fix and the steps asked exceed every run's (else the run asked is one it holds:
+    a quieter machine is what is left)."""
+    return found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
+
+
+_QUIETER = "on a quieter machine, nothing else running (more steps do not narrow a spread)"
+
+
+def not_held(assumed: Sequence[Any], found: Support | None, host_devices: int | None) -> tuple:
+    """``assumed`` (``Assumption``s), each whose way to measure it is a bench run of the
+    model: at counts the file holds already, at the steps it would time anyway (no
+    ``--steps``), said instead as what to bench them again with (:func:`again`); else as
+    the advised run's own command (``found.run``: its configuration, the file advised on)."""
+    return tuple(replace(a, measure=as_run(a.measure, found, host_devices)) for a in assumed)
+
+
+def as_run(measure: Measure, found: Support | None, host_devices: int | None) -> Measure:
+    """``measure`` with its bench run of ``found``'s model said as :func:`not_held` says
+    it: the run again, or the advised run's own command (``found.run``), its own
+    configuration (``config``) left for the advised run's and what measures the term
+    (``more``: ``--steps 580``) kept."""
+    bench = measure.bench
+    if found is None or bench is None or bench.model != found.model:
+        return measure
+    if found.counts and not bench.config and not bench.more:
+        held = again(found, bench.nproc, host_devices)
+        if held:
+            return measure.in_words(held)
+    run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
+    return replace(measure, bench=replace(run, host_devices=host_devices))
 
 
 # The kinds of term whose measurement settles a held-back count, most decisive first.
@@ -268,7 +329,7 @@ def settle(
     true, flagged where it was found): the most decisive term of ``assumed`` not
     measured, and the command or option that measures it; else a run at 1 and the
     held-back count (2 where refused), or where the bench file holds those runs already,
-    ``again``: what to bench them again with (``advice.weak_first.again``), never the run
+    ``again``: what to bench them again with (:func:`again`), never the run
     it holds. Under ``strong`` scaling (the global batch kept) the samples to converge do
     not enter."""
     if held_back is None and not refused:

@@ -99,10 +99,6 @@ class Measure:
         """This measure with its bench run said as ``said`` instead."""
         return Measure(f"{self.before}{said}{self.after}")
 
-    def around(self, before: str, after: str = "") -> Measure:
-        """This measure with ``before`` and ``after`` said around it."""
-        return Measure(f"{before}{self.before}", self.bench, f"{self.after}{after}")
-
 
 def words(text: str) -> Measure:
     """A way to measure said in words only (an option to give, a tool to run)."""

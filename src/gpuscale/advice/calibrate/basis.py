@@ -18,7 +18,7 @@ from gpuscale.advice.assumptions import Assumption, bench_run
 from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.calibrate.measured import own_work, strategy_taken
 from gpuscale.advice.inputs import OneDevice
-from gpuscale.advice.model import fixed_cost, priors
+from gpuscale.advice.model import priors
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import (
     Power,
@@ -114,20 +114,21 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     fastest = peak.tflops(precision, tf32="on") if peak else None
     whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
     at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
-    # the fixed cost: entered, from two step times, else the prior narrowed by the step
-    # (the peak bounds the per-sample work from below and, at 1% of it, from above: only
-    # with FLOPs per sample given); with them not given, the same with the peak's floor
+    # the split, once: the fixed cost entered, from two step times, else the prior narrowed
+    # by the step (the peak bounds the per-sample work from below and, at 1% of it, from
+    # above: only with FLOPs per sample given), at each end of an assumed range too
     flops_given = req.flops_per_sample is not None
-    fixed = fixed_cost.of_numbers(points, req.fixed_ms, at_peak, flops_given, MEASURE_FIXED)
-    assumed = fixed.source == Source.ASSUMED
-    dense = (
-        fixed_cost.of_numbers(points, req.fixed_ms, at_peak, True, MEASURE_FIXED)
-        if assumed and not flops_given
-        else None
+    split = priors.by_numbers(
+        spec,
+        points,
+        req.fixed_ms,
+        whole_tflops=whole,
+        work_at_peak_ms=at_peak,
+        flops_given=flops_given,
+        measure=MEASURE_FIXED,
     )
-    ends = _end_costs(fixed, dense, spec.flops) if assumed else []
-    splits = priors.splits(spec, per_device, whole, (fixed, *(cost for *_, cost in ends)))
-    (compute, prior_range), at_ends = splits[0], splits[1:]
+    fixed, compute = split.fixed, split.compute
+    assumed = fixed.source == Source.ASSUMED
     if assumed and not flops_given:  # the rate rests on 6 x parameters, a lower bound of
         # the work: only a rate above the peak is impossible (a low one's two readings:
         # ``fixed_split.flops_reading``, priced at the ends)
@@ -168,57 +169,12 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         f"{format_ms(fixed.ms, step_ms)} fixed per step ({fixed.source}) and "
         f"{format_ms(step_ms - compute.fixed_ms, step_ms)} of per-sample work."
     )
-    return replace(
-        basis,
-        spec=spec,
-        per_device=per_device,
-        fixed=fixed,
-        compute=compute,
-        prior_range=prior_range,
-        error=priors.ERROR,
-        min_batch=max(1, per_device // 8),  # the fixed cost prices smaller batches
-        overlap=req.overlap,
-        power=power,
-        sources=(*basis.sources, source, *filter(None, [bound, unchecked])),
-        warnings=(*basis.warnings, *warnings),
-        implausible=basis.implausible or bool(warnings),  # every rate warning is one
-        name=f"a {format_count(spec.params)}-parameter model",
-        assumed=(*basis.assumed, *_assumed(req, fixed)),
-        ends=tuple(
-            (term, end, value, unit, {"fixed": cost, "compute": c, "prior_range": r})
-            for (term, end, value, unit, cost), (c, r) in zip(ends, at_ends, strict=True)
-        ),
-    )
-
-
-def _end_costs(
-    fixed: FixedCost, dense: FixedCost | None, flops: float
-) -> list[tuple[str, str, float, str, FixedCost]]:
-    """The fixed cost at each end of the range of an assumed term of a model given by
-    numbers, as (term, end, its value there, unit, the fixed cost there): the FLOPs per
-    sample not given, at 6 x parameters (``dense``: a transformer's; then the step at
-    under 1% of the device's peak leaves the rest of it a fixed cost), and a fixed cost
-    nothing measured at its prior's ends."""
-    ends = []
-    if dense is not None and dense.ms > fixed.high_ms:
-        ends.append(("flops_per_sample", "low", flops, "FLOPs", dense))
-    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
-        if ms != fixed.ms:
-            ends.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
-    return ends
-
-
-def _assumed(req: AdviceRequest, fixed: FixedCost) -> list[Assumption]:
-    """What numbers leave unmeasured: every N > 1 term."""
-    return [
+    # what numbers leave unmeasured: every N > 1 term
+    span = f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
+    said = (
         Assumption(
             term=TermId.FIXED,
-            value=format_ms(fixed.ms, fixed.high_ms)
-            + (
-                f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
-                if fixed.uncertain
-                else ""
-            ),
+            value=format_ms(fixed.ms, fixed.high_ms) + (span if fixed.uncertain else ""),
             source=fixed.source,
             basis=fixed.basis,
             measure=fixed.measure,
@@ -228,7 +184,25 @@ def _assumed(req: AdviceRequest, fixed: FixedCost) -> list[Assumption]:
         priors.assumption(
             priors.STEP_SPREAD, "coefficient of variation of the step", bench_run(None, (1, 2))
         ),
-    ]
+    )
+    return replace(
+        basis,
+        spec=spec,
+        per_device=per_device,
+        fixed=fixed,
+        compute=compute,
+        prior_range=split.prior_range,
+        error=priors.ERROR,
+        min_batch=max(1, per_device // 8),  # the fixed cost prices smaller batches
+        overlap=req.overlap,
+        power=power,
+        sources=(*basis.sources, source, *filter(None, [bound, unchecked])),
+        warnings=(*basis.warnings, *warnings),
+        implausible=basis.implausible or bool(warnings),  # every rate warning is one
+        name=f"a {format_count(spec.params)}-parameter model",
+        assumed=(*basis.assumed, *said),
+        ends=split.ends,
+    )
 
 
 def bench_assumed(

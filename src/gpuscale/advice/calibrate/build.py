@@ -27,16 +27,13 @@ from gpuscale.advice.calibrate.calibration import (
 )
 from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.explain import weak_first
-from gpuscale.advice.explain.weak_first import again, not_held
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
-from gpuscale.advice.model.convergence import convergence_for, mlperf_floor, thin_noise
+from gpuscale.advice.model.convergence import Convergence, resolved
 from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import Link, MeasuredCurves
-from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
 from gpuscale.advice.types import End
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcps
-from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
 from gpuscale.tables.bench import most_host_devices
@@ -60,29 +57,25 @@ def build(
     basis = from_bench(basis, request, bench) if bench is not None else from_numbers(basis, request)
     other = _other_device(collectives, bench)
     basis = replace(basis, warnings=(*basis.warnings, other)) if other else basis
-    # the convergence: the workload's RCPs in the ruleset asked; a noise scale from a few
-    # steps prices no batch (said, with what to measure)
+    # the convergence: the workload's RCPs in the ruleset asked, then the model they, a
+    # noise scale given or the bench's give, and MLPerf's least time to train at each count
     ruleset = request.ruleset or DEFAULT_RULESET
     found = rcps(request.workload, ruleset) if request.workload is not None else None
-    given = request.noise_scale is not None or request.workload is not None
-    thin = "" if given else thin_noise(basis.noise, FEW_NOISE_STEPS)
-    basis = replace(basis, noise=None) if thin else basis
-    convergence, samples_used = convergence_for(
+    converging = resolved(
+        found,
+        workload=request.workload,
         noise_scale=request.noise_scale,
-        rcps=found,
         samples=request.samples_to_train,
+        samples_given=request.samples is not None,
         reference_batch=basis.per_device * basis.accum,
         measured=basis.noise,
-        samples_given=request.samples is not None,
+        max_devices=basis.max_devices,
     )
-    # the least time to train MLPerf's results allow on the workload, at each count
-    floor = mlperf_floor(request.workload, basis.max_devices) if request.workload else ()
-    measured_noise = basis.noise is not None and request.noise_scale is None
     return Calibrated(
         ends=(*basis.ends, *_link_ends(basis)),
-        inputs=_inputs(basis, request, convergence, thin, floor),
-        samples_used=samples_used,
-        noise_steps=basis.noise.steps if measured_noise and not request.workload else None,
+        inputs=_inputs(basis, request, converging),
+        samples_used=converging.samples_used,
+        noise_steps=converging.noise_steps,
         link_assumed=basis.link_assumed,
         from_bench=bench is not None,
         model_note=basis.model_note,
@@ -166,7 +159,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     )
     if evidence is not None:  # the bench command of the advised run, on the file advised on
         evidence = replace(evidence, run=weak_first.run_options(table, cal, req))
-    fixed_measure = weak_first.as_run(benched.fixed.measure, evidence, host)
+    fixed_measure = assumptions.as_run(benched.fixed.measure, evidence, host)
     per_device = req.batch or cal.batch
     beyond = fits.far_beyond_the_batch_timed(cal, per_device)
     sources = fits.bench_sources(cal) + ([weak_in_full] if weak_in_full else [])
@@ -260,33 +253,27 @@ _CARRIED = (
 )
 
 
-def _inputs(
-    basis: Basis,
-    req: AdviceRequest,
-    convergence: ConvergenceModel | None,
-    thin: str = "",
-    floor: tuple[tuple[int, float, str], ...] = (),
-) -> AdviceInputs:
+def _inputs(basis: Basis, req: AdviceRequest, converging: Convergence) -> AdviceInputs:
     """The search's inputs: the basis (its model and per-device batch, and the fields
-    it carries unchanged), the request's choices, the convergence (``thin``: why the
-    bench's noise scale is not used) and MLPerf's ``floor`` (:func:`mlperf_floor`). In a
-    row: the scaling, the runs at 1 and 2 devices the file holds (what to bench them
-    again with), the assumptions made here, then every assumption's bench run said as
-    the file advised on runs it (:func:`not_held`)."""
+    it carries unchanged), the request's choices and the convergence resolved (its
+    model, why the bench's noise scale is not used, MLPerf's floor). In a row: the
+    scaling, the assumptions made here, then every assumption's bench run said as the
+    file advised on runs it (``assumptions.not_held``)."""
+    convergence = converging.model
     scaling = _scaling(req.scaling, convergence)
     evidence, host = basis.evidence, basis.host_devices
-    held = again(evidence, (1, 2), host)
     pipeline = assumptions.input_pipeline()
     said = assumptions.convergence(
         convergence.source if convergence else None,
         model=basis.bench_model,
         same_samples=basis.same_samples,
         host_devices=host,
-        thin=thin,
-        steps=evidence.steps_needed if evidence else FIRM_STEPS,
-        again=held,
+        thin=converging.thin,
+        found=evidence,
         given=req.workload is not None or req.noise_scale is not None,
     )
+    # every assumption's bench run said once, as the file advised on runs it
+    assumed = assumptions.not_held((*basis.assumed, said), evidence, host)
     return AdviceInputs(
         model=basis.spec,
         batch=basis.per_device,
@@ -297,10 +284,10 @@ def _inputs(
         samples=req.samples_to_train,
         global_batch=req.global_batch,
         scaling=scaling,
-        assumptions=(*not_held((*basis.assumed, said), evidence, host), pipeline),
+        assumptions=(*assumed, pipeline),
         target_efficiency=req.target_efficiency,
         price_per_device_hour=req.price,
-        mlperf_floor=floor,
+        mlperf_floor=converging.floor,
     )
 
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import settle
+from gpuscale.advice.assumptions import again, settle
 from gpuscale.advice.explain.answer import SETTLE, said, value_text
 from gpuscale.advice.explain.explanation import explain
-from gpuscale.advice.explain.weak_first import again, measure_first
+from gpuscale.advice.explain.weak_first import measure_first
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import Decision, Disagreement, Measured
 from gpuscale.bench.evidence import FIRM_STEPS
@@ -92,7 +92,7 @@ def headline(
     noise scale was measured over, where it is used and they are few (``Advice.noise_steps``);
     ``steps``: the steps a run asked for needs
     (``bench.evidence.steps_needed``); ``again``: where the bench file holds runs at 1 and
-    ``devices`` already, what to bench them again with (``advice.weak_first.again``), said
+    ``devices`` already, what to bench them again with (``advice.assumptions.again``), said
     in place of a run it holds."""
     rests = list(defaults)
     if noise_steps is not None:

@@ -14,21 +14,18 @@ never a run the file holds already.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import bench_run
+from gpuscale.advice.assumptions import again, bench_run, more_steps, rerun
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import BenchRun, Measure
 from gpuscale.bench.evidence import STEPS_FIX, labels, remedy, ways
 from gpuscale.bench.support import Support, support, weak
 from gpuscale.bench.support import weak as too_short
 from gpuscale.plausibility import HOST_NOISE, FlagKind
-from gpuscale.quantities import counted, joined, of_the
+from gpuscale.quantities import joined, of_the
 from gpuscale.tables.bench_runs import bench_options, runs_like
 
 
@@ -41,7 +38,7 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     on = f"{joined(counts)} device{'' if counts == (1,) else 's'}"
     if not weak(found):
         return _flagged_first(found, counts, on, host_devices)
-    rerun = _rerun(found, counts, host_devices)
+    command = rerun(found, counts, host_devices)
     # what they rest on and the steps' basis are the warning's and --explain's to say
     said = (
         f"the runs advised on ({found.model or 'the model'} on {on}) are too short to "
@@ -53,7 +50,7 @@ def measure_first(found: Support | None, host_devices: int | None = None) -> str
     # /proc/stat) said as the bench says them, beside it
     other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
     beside = f", {joined(other)}" if other else ""
-    return f"{said}: {rerun}{beside}, and advise again"
+    return f"{said}: {command}{beside}, and advise again"
 
 
 def _flagged_first(
@@ -67,18 +64,12 @@ def _flagged_first(
     how = ["on a quieter machine, nothing else running"] * bool(noise) + [
         f"as their flags say ({joined(other)})"
     ] * bool(other)
-    rerun = bench_run(found.model, counts, host_devices, run=found.run)
+    command = bench_run(found.model, counts, host_devices, run=found.run)
     return (
         f"the runs advised on ({found.model or 'the model'} on {on}) are all flagged "
-        f"({joined(kinds)}), so no change is recommended from them: {rerun}, "
+        f"({joined(kinds)}), so no change is recommended from them: {command}, "
         f"{joined(how) or 'unflagged'}, and advise again"
     )
-
-
-def _rerun(found: Support, counts: tuple[int, ...], host_devices: int | None) -> str:
-    """The bench command that runs the advised run at ``counts`` with the steps asked."""
-    more = f"--steps {found.steps_needed}"
-    return str(bench_run(found.model, counts, host_devices, more, found.run))
 
 
 def changes(advice: Any, remedy: str) -> str:
@@ -98,58 +89,6 @@ def marked(advice: Any) -> str:
     """`` (from weak runs: a measurement to repeat)`` after a finding on the step's terms
     where the runs advised on are weak, else ``""``."""
     return " (from weak runs: a measurement to repeat)" if weak(advice.inputs.evidence) else ""
-
-
-def again(found: Support | None, counts: tuple[int, ...], host_devices: int | None = None) -> str:
-    """Where the file already holds runs of the model at every one of ``counts``
-    (``found.counts``): what to bench them again with so that the run is not one it holds
-    (more steps than any timed, where more steps fix a weakness; else a quieter machine),
-    said from what the file holds; ``""`` where a count is not measured yet."""
-    if found is None or not counts or not set(counts) <= set(found.counts):
-        return ""
-    on = f"{found.model or 'the model'} on {joined(counts)} device{'s' * (counts != (1,))}"
-    if more_steps(found):
-        rerun = _rerun(found, counts, host_devices)
-        return f"the file holds runs of {on} already: {found.remedy()}: {rerun}"
-    held = f"the file holds runs of {on} already, the longest of {found.most_steps} steps"
-    if found.flagged:
-        held += f" ({counted(found.flagged, 'run')} of them flagged, left out of the advice)"
-    firm = not found.kinds and not found.flagged
-    return f"{held}: bench them again {_QUIETER}{', and read their spread (--repeat 3)' * firm}"
-
-
-def more_steps(found: Support) -> bool:
-    """Whether more steps than any run of the file timed would firm ``found`` up: steps
-    are a fix and the steps asked exceed every run's (else the run asked is one it holds:
-    a quieter machine is what is left)."""
-    return found.steps_needed > (found.most_steps or 0) and STEPS_FIX in found.fixes
-
-
-_QUIETER = "on a quieter machine, nothing else running (more steps do not narrow a spread)"
-
-
-def not_held(assumed: Sequence[Any], found: Support | None, host_devices: int | None) -> tuple:
-    """``assumed`` (``Assumption``s), each whose way to measure it is a bench run of the
-    model: at counts the file holds already, at the steps it would time anyway (no
-    ``--steps``), said instead as what to bench them again with (:func:`again`); else as
-    the advised run's own command (``found.run``: its configuration, the file advised on)."""
-    return tuple(replace(a, measure=as_run(a.measure, found, host_devices)) for a in assumed)
-
-
-def as_run(measure: Measure, found: Support | None, host_devices: int | None) -> Measure:
-    """``measure`` with its bench run of ``found``'s model said as :func:`not_held` says
-    it: the run again, or the advised run's own command (``found.run``), its own
-    configuration (``config``) left for the advised run's and what measures the term
-    (``more``: ``--steps 580``) kept."""
-    bench = measure.bench
-    if found is None or bench is None or bench.model != found.model:
-        return measure
-    if found.counts and not bench.config and not bench.more:
-        held = again(found, bench.nproc, host_devices)
-        if held:
-            return measure.in_words(held)
-    run = BenchRun(found.model, bench.nproc, more=bench.more, run=found.run)
-    return replace(measure, bench=replace(run, host_devices=host_devices))
 
 
 # The command that prints a bench table's evidence_notes (``-f csv`` alone leaves them out).

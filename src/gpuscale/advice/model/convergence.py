@@ -1,15 +1,17 @@
-"""What training to the target takes: the convergence model an advice prices larger
-batches with (an MLPerf workload's reference convergence points, as
-``analysis.critical_batch.rcps`` looked them up, a noise scale given, or the one the bench
-measured), and the least time to train MLPerf's results allow on the workload
-(:func:`mlperf_floor`: a predicted time below it cannot be true; the bundled scores,
-``gpuscale.load_round()``).
+"""What training to the target takes, resolved once (:func:`resolved`): the convergence
+model an advice prices larger batches with (an MLPerf workload's reference convergence
+points, as ``analysis.critical_batch.rcps`` looked them up, a noise scale given, or the one
+the bench measured, unless too few steps measured it), and the least time to train
+MLPerf's results allow on the workload (:func:`mlperf_floor`: a predicted time below it
+cannot be true; the bundled scores, ``gpuscale.load_round()``).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale, Rcps
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.quantities import joined, noun_for, number
@@ -17,6 +19,53 @@ from gpuscale.tables.requests import NamedError, ref
 from gpuscale.tables.workloads import Unit
 
 MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch
+
+
+@dataclass(frozen=True, slots=True)
+class Convergence:
+    """The convergence of an advice, resolved: its ``model`` (None: none prices a larger
+    batch), whether the samples to train are its scale (``samples_used``), why the
+    bench's noise scale is not used (``thin``, ``""`` where it is or there is none),
+    MLPerf's ``floor`` (:func:`mlperf_floor`) and the steps of the bench's noise scale
+    where it prices the batch (``noise_steps``, else None)."""
+
+    model: ConvergenceModel | None
+    samples_used: bool
+    thin: str
+    floor: tuple[tuple[int, float, str], ...]
+    noise_steps: int | None
+
+
+def resolved(
+    found: Rcps | None,
+    *,
+    workload: str | None,
+    noise_scale: float | None,
+    samples: float,
+    samples_given: bool,
+    reference_batch: float,
+    measured: NoiseScale | None,
+    max_devices: int,
+) -> Convergence:
+    """The convergence, in the order the data needs: the workload's RCPs (``found``, as
+    ``critical_batch.rcps`` looked them up) or a noise scale given, else the bench's
+    (``measured``; from fewer than ``FEW_NOISE_STEPS`` steps it prices no batch: said,
+    with what to measure), then the least time to train MLPerf allows at each count up to
+    ``max_devices``."""
+    given = noise_scale is not None or workload is not None
+    thin = "" if given else thin_noise(measured, FEW_NOISE_STEPS)
+    kept = None if thin else measured
+    model, samples_used = convergence_for(
+        noise_scale=noise_scale,
+        rcps=found,
+        samples=samples,
+        reference_batch=reference_batch,
+        measured=kept,
+        samples_given=samples_given,
+    )
+    floor = mlperf_floor(workload, max_devices) if workload else ()
+    bench_priced = kept is not None and noise_scale is None and not workload
+    return Convergence(model, samples_used, thin, floor, kept.steps if bench_priced else None)
 
 
 def convergence_for(

@@ -48,9 +48,9 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption, input_pipeline
-from gpuscale.advice.model.fixed_cost import FixedCost, resplit
+from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers, resplit
 from gpuscale.advice.model.step import Compute, ModelSpec
-from gpuscale.advice.types import Measure, Source, TermId, trusted_runs
+from gpuscale.advice.types import End, Measure, Source, TermId, trusted_runs
 from gpuscale.quantities import counted, factor_interval, span
 
 # Standard normal quantiles at (i - 0.5) / 20, i = 1..20: the shape of the spread the
@@ -117,19 +117,6 @@ STEP_SPREAD = SharePrior(
     "variation, 10th-90th percentile; Chen et al. 2016); Horovod's 88% on 128 GPUs "
     "(Sergeev and Del Balso 2018) bounds the losses together",
 )
-
-
-def with_priors(compute: Compute, model: ModelSpec, batch: float, which: str) -> Compute:
-    """``compute`` with DDP's work (per parameter) and the step's spread (a share of its
-    compute step at ``batch``) set from the priors (``which``: low, point or high)."""
-    step = compute.compute_ms(model, batch)
-    cv = STEP_SPREAD.at(which)
-    return replace(
-        compute,
-        ddp_ms_per_mparam=DDP_WORK.at(which),
-        jitter_ms=tuple(step * (1 + cv * q) for q in _NORMAL_20),
-        jitter_ref_ms=step,
-    )
 
 
 def with_input_rate(
@@ -297,16 +284,73 @@ ERROR = StepError(
 )
 
 
-def splits(
-    spec: ModelSpec, per_device: int, whole_tflops: float, fixed: Sequence[FixedCost]
-) -> list[tuple[Compute, tuple[Compute, ...]]]:
-    """The compute of a step given by numbers split at each fixed cost of ``fixed`` (the
-    measured step kept), with DDP's work and the slowest device's wait from their priors
-    (their range carried into the interval in place of the unmeasured +/-35%), and the
-    compute at the priors' low and high ends."""
-    out = []
-    for cost in fixed:
+@dataclass(frozen=True, slots=True)
+class ByNumbers:
+    """A step given by numbers, split: its fixed cost (``fixed_cost.of_numbers``), the
+    compute it leaves with DDP's work and the wait from their priors (``prior_range``: the
+    compute at the priors' low and high ends), and the same at each end of an assumed
+    term's range (``ends``: term, end, its value there, unit, the fields it changes)."""
+
+    fixed: FixedCost
+    compute: Compute
+    prior_range: tuple[Compute, ...]
+    ends: tuple[End, ...]
+
+
+def by_numbers(
+    spec: ModelSpec,
+    points: Sequence[tuple[int, float]],
+    fixed_ms: float | None,
+    *,
+    whole_tflops: float,
+    work_at_peak_ms: float | None,
+    flops_given: bool,
+    measure: Measure,
+) -> ByNumbers:
+    """The step of ``points`` ((batch, step ms), the first advised on; ``whole_tflops``:
+    its rate over the whole step) split once into a fixed cost and per-sample work, at the
+    fixed cost found and at each end of an assumed range: the FLOPs per sample not given,
+    at 6 x parameters (a transformer's; then a step at under 1% of the device's peak leaves
+    the rest of it a fixed cost), and a fixed cost nothing measured at its prior's ends.
+    Each split keeps the measured step and takes DDP's work and the slowest device's wait
+    from their priors (their range carried into the interval in place of the unmeasured
+    +/-35%)."""
+    per_device = points[0][0]
+    fixed = of_numbers(points, fixed_ms, work_at_peak_ms, flops_given, measure)
+    assumed = fixed.source == Source.ASSUMED
+    dense = (
+        of_numbers(points, fixed_ms, work_at_peak_ms, True, measure)
+        if assumed and not flops_given
+        else None
+    )
+    costs: list[tuple[str, str, float, str, FixedCost]] = []
+    if dense is not None and dense.ms > fixed.high_ms:
+        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
+    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
+        if assumed and ms != fixed.ms:
+            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
+    splits = []
+    for cost in (fixed, *(c for *_, c in costs)):
         split = resplit(Compute(tflops=whole_tflops), spec, per_device, cost.ms)
-        ends = tuple(with_priors(split, spec, per_device, end) for end in ("low", "high"))
-        out.append((with_priors(split, spec, per_device, "point"), ends))
-    return out
+        step_ms = split.compute_ms(spec, per_device)
+        # DDP's work (per parameter) and the step's spread (a share of its compute step)
+        priced = {
+            which: replace(
+                split,
+                ddp_ms_per_mparam=DDP_WORK.at(which),
+                jitter_ms=tuple(step_ms * (1 + STEP_SPREAD.at(which) * q) for q in _NORMAL_20),
+                jitter_ref_ms=step_ms,
+            )
+            for which in ("low", "high", "point")
+        }
+        splits.append((priced["point"], (priced["low"], priced["high"])))
+    (compute, prior_range), at_ends = splits[0], splits[1:]
+    return ByNumbers(
+        fixed=fixed,
+        compute=compute,
+        prior_range=prior_range,
+        ends=tuple(
+            (term, end, value, unit, {"fixed": cost, "compute": c, "prior_range": r})
+            for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
+        ),
+    )

@@ -16,7 +16,7 @@ import pandas as pd
 
 from gpuscale.advice import assumptions
 from gpuscale.advice.calibrate import family, fits, link, measured, rows
-from gpuscale.advice.calibrate.basis import Basis, bench_assumed, from_numbers
+from gpuscale.advice.calibrate.basis import Basis, bench_assumed, from_numbers, other_strategy
 from gpuscale.advice.calibrate.calibration import (
     BenchFieldError,
     CalibrationError,
@@ -139,7 +139,6 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         benched = replace(
             benched, compute=measured.for_strategy(benched.compute, cal.strategy, req.strategy)
         )
-    other = measured.other_strategy(cal.name, cal.strategy, asked)
     one_device = None if params_given else measured.one_device(benched)
     # the hardware: watts per device at each per-device batch; the rate against the peak
     precision = "bf16" if req.grad_bytes == 2 else "fp32"
@@ -168,7 +167,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         evidence = replace(evidence, run=weak_first.run_options(table, cal, req))
     fixed_measure = weak_first.as_run(benched.fixed.measure, evidence, host)
     per_device = req.batch or cal.batch
-    beyond = fits.far_beyond_the_batch_timed(cal, per_device)
+    beyond = weak_first.far_beyond_the_batch_timed(cal, per_device)
     sources = fits.bench_sources(cal) + ([weak_in_full] if weak_in_full else [])
     if unchecked and cal.device != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
@@ -176,6 +175,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     if overlap is None and cal.device == "cpu":
         overlap = 0.0  # gloo reduces on the cores backward uses
     bench_model = None if req.params else cal.name  # the model a bench run would measure
+    other = other_strategy(cal.name, cal.strategy, asked)
     assumed = bench_assumed(benched, req, overlap, bench_model, runs, host)
     warnings = (*basis.warnings, *(w for w in (warning, weak, fell) if w), *filter(None, [beyond]))
     return replace(

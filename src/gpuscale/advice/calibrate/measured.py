@@ -38,13 +38,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice import assumptions
 from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.model.fixed_cost import FixedCost, cpu_peak
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s
 from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.model.step import per_step_ms
-from gpuscale.advice.types import Measure, Source, TermId, words
+from gpuscale.advice.types import Source
 from gpuscale.quantities import format_ms, number
 
 # Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
@@ -168,95 +167,6 @@ def for_strategy(compute: Any, benched: str, asked: str) -> Any:
     if benched == asked or asked != "ddp":
         return compute
     return replace(compute, ddp_ms_per_mparam=DDP_WORK.point)
-
-
-def own_work(
-    ms_per_mparam: float, params: float, benched: str, asked: str, model: str | None
-) -> Any:
-    """The strategy's own work, by :func:`for_strategy`'s rule: measured where the runs
-    were the strategy predicted, else DDP's from its prior or FSDP's unmeasured."""
-    command = words(f"gpuscale bench --models {model or 'MODEL'} --strategy {asked} --nproc 1")
-    if benched == asked == "ddp":
-        return assumptions.ddp_overhead(
-            per_step_ms(ms_per_mparam, params), measured=True, model=model
-        )
-    if asked == "fsdp" and benched == "fsdp":
-        return _fsdp_work(
-            "in the fixed per-step cost",
-            Source.MEASURED,
-            "FSDP's step at N = 1 less the bare module's, at least 0, where the bare "
-            "module ran (the calibration note gives the numbers), else its synchronised "
-            "minus no-sync step; not spread over the devices' smaller batches",
-        )
-    if asked == "fsdp":
-        return _fsdp_work(
-            "0 ms per step",
-            Source.ASSUMED,
-            "the runs were DDP's, which measure none of FSDP's; the steps price the "
-            "bare module's compute (DDP's own work measured left out) and FSDP's "
-            "communication",
-            command,
-        )
-    return assumptions.Assumption(
-        term=TermId.DDP,
-        value=f"{per_step_ms(ms_per_mparam, params):.3g} ms per step",
-        source=Source.ASSUMED,
-        basis=f"prior: {DDP_WORK.point:g} ms per million parameters, the median of "
-        f"{DDP_WORK.source}; the runs were FSDP's, which measure no DDP copies",
-        measure=command,
-    )
-
-
-def _fsdp_work(
-    value: str, source: Source, basis: str, measure: Measure | None = None
-) -> assumptions.Assumption:
-    """FSDP's own work as an assumption (``TermId.DDP``: the strategy's own work)."""
-    return assumptions.Assumption(
-        term=TermId.DDP,
-        strategy="fsdp",
-        value=value,
-        source=source,
-        basis=basis,
-        measure=measure or Measure(),
-    )
-
-
-def other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
-    """A warning where the runs measured another strategy than the one predicted (a
-    walk: tf-30m benched with FSDP was advised as DDP without a word, its FSDP
-    synchronised-minus-no-sync gap charged as "DDP's own copies")."""
-    if benched == asked:
-        return ()
-    added = (
-        "DDP's own work from its prior (assumed)"
-        if asked == "ddp"
-        else "no own work of FSDP's (unmeasured, taken as 0)"
-    )
-    return (
-        f"STRATEGY: {model} was benched with --strategy {benched}; this advice predicts "
-        f"{asked} (--strategy {asked}) from the bare module's compute its runs measured, "
-        f"{benched}'s own work left out, plus {asked.upper()}'s communication and {added}: "
-        f"give --strategy {benched} to predict what was benched, or bench with "
-        f"--strategy {asked} to measure it.",
-    )
-
-
-def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Any, ...]:
-    """The strategy predicted where none was asked for: the one ``model`` was benched
-    with, said with the option that predicts the other (a walk: tf-30m benched with FSDP
-    was predicted as DDP by default, the report with no way to ask otherwise)."""
-    if asked is not None:
-        return ()
-    other = "ddp" if benched == "fsdp" else "fsdp"
-    return (
-        assumptions.Assumption(
-            term=TermId.STRATEGY,
-            value=benched.upper(),
-            source=Source.MEASURED,
-            basis=f"{model} was benched with --strategy {benched}, and this predicts what was "
-            f"benched; --strategy {other} predicts {other.upper()}",
-        ),
-    )
 
 
 # A no-sync slowdown that falls by less than this share from fewer devices to more is

@@ -14,9 +14,9 @@ import gpuscale
 from gpuscale.advice.calibrate.calibration import (
     CalibrationError,
     calibrate,
-    fit_compute,
     with_comm_scale,
 )
+from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.load import curves_from_collectives, read_collectives
 from gpuscale.advice.model.network import Link, Network, fit_link, network_from_collectives
 from gpuscale.advice.model.step import predict_step

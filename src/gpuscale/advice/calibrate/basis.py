@@ -325,7 +325,7 @@ def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Any, ..
 def own_work(
     ms_per_mparam: float, params: float, benched: str, asked: str, model: str | None
 ) -> Any:
-    """The strategy's own work, by ``measured.for_strategy``'s rule: measured where the runs
+    """The strategy's own work, by ``calibration.for_strategy``'s rule: measured where the runs
     were the strategy predicted, else DDP's from its prior or FSDP's unmeasured."""
     command = words(f"gpuscale bench --models {model or 'MODEL'} --strategy {asked} --nproc 1")
     if benched == asked == "ddp":

@@ -21,9 +21,8 @@ from gpuscale.advice.calibrate.calibration import (
     BenchFieldError,
     CalibrationError,
     NamedCalibrationError,
+    as_advised,
     step_error,
-    with_comm_scale,
-    with_fixed,
 )
 from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.explain import weak_first
@@ -130,15 +129,11 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     host = most_host_devices(table)
     # the step's error and the communication measured, on the calibration as benched
     error = step_error(table, basis.network, cal)
-    basis = replace(basis, network=with_comm_scale(basis.network, cal))
-    benched = with_fixed(cal, req.fixed_ms) if req.fixed_ms is not None else cal
-    # the strategy: the other strategy's own work where one was asked
+    # as advised: the communication measured, the strategy asked, the fixed cost entered
+    network, benched = as_advised(cal, basis.network, req.strategy, req.fixed_ms)
+    basis = replace(basis, network=network)
     fell = measured.falling(cal.compute.slowdown)
     asked = req.strategy or cal.strategy
-    if req.strategy and req.strategy != cal.strategy:
-        benched = replace(
-            benched, compute=measured.for_strategy(benched.compute, cal.strategy, req.strategy)
-        )
     one_device = None if params_given else measured.one_device(benched)
     # the hardware: watts per device at each per-device batch; the rate against the peak
     precision = "bf16" if req.grad_bytes == 2 else "fp32"
@@ -153,7 +148,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     unchecked = unchecked_note(cal.compute.tflops, cal.device_name, precision, "the bench measured")
     impossible = rate_warnings(benched.compute.tflops, cal.device_name, precision, low=False)
     # the family's basis for its break-even (the same whichever member is advised);
-    # another strategy than benched: the member's own, converted (for_strategy)
+    # another strategy than benched: the member's own, converted (as_advised)
     basis_of_family = (
         None
         if req.strategy and req.strategy != cal.strategy

@@ -48,7 +48,7 @@ from gpuscale.advice.calibrate.measured import (
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.network import Network
-from gpuscale.advice.model.priors import StepError, leave_one_out, with_own_runs
+from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, predict_step
 from gpuscale.advice.types import trusted_runs
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
@@ -121,29 +121,6 @@ def same_hardware(
     return rows[keep]
 
 
-def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:
-    # lazy: scipy, only when a bench file is fitted (advise from numbers never needs it)
-    from scipy.optimize import nnls
-
-    return nnls(np.column_stack(columns), y)[0]
-
-
-def fit_compute(single: pd.DataFrame) -> tuple[float, float, float] | None:
-    """(fixed ms, achieved TFLOP/s, optimizer ms per million parameters) fitted over N = 1
-    rows of one family and configuration; None without two distinct work sizes."""
-    rows = single.dropna(subset=["forward_ms", "backward_ms", "flops_per_sample", "params"])
-    work_gflop = (rows["batch_per_device"] * rows["flops_per_sample"]).to_numpy(float) / 1e9
-    if len(np.unique(work_gflop)) < 2:
-        return None
-    fb = (rows["forward_ms"] + rows["backward_ms"]).to_numpy(float)
-    fixed, ms_per_gflop = _nnls([np.ones_like(work_gflop), work_gflop], fb)
-    if ms_per_gflop <= 0:
-        return None
-    mparams = rows["params"].to_numpy(float) / 1e6
-    opt = _nnls([mparams], rows["optimizer_ms"].fillna(0).to_numpy(float))[0]
-    return float(fixed), float(1 / ms_per_gflop), float(opt)
-
-
 def _single_row(rows: pd.DataFrame, model: str) -> pd.Series:
     single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
     if single.empty:
@@ -175,7 +152,7 @@ def _compute(
     fb = float(row["forward_ms"] + row["backward_ms"])
     single = hardware[hardware["accelerators"] == 1]
     family = single[single["family"] == row["family"]]
-    split = fixed_split.split(row, model, fit_compute(family) or fit_compute(single))
+    split = fixed_split.split(row, model, fits.fit_compute(family) or fits.fit_compute(single))
     mparams = params / 1e6
     overhead = row.get("ddp_overhead_ms")
     backward_share = float(row["backward_ms"]) / fb if fb > 0 else 2 / 3
@@ -213,7 +190,7 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     rows, notes = _usable(as_step_model(table))  # per micro-step; FSDP's step whole
     row = _single_row(rows, model)
     notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
-    notes += _which_configuration(rows, row)
+    notes += measured_contention.which_configuration(rows, row)
     hardware = same_hardware(rows, row)
     other = len(rows) - len(hardware)
     if other:
@@ -275,19 +252,6 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         one_step_ms=float(row["step_ms_mean"]),
         notes=tuple(notes),
     )
-
-
-def _which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[str]:
-    """Where the model ran in several precisions or strategies, which one the advice is
-    on (the latest N = 1 run's), said."""
-    own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
-    kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
-    if len(kinds) < 2:
-        return []
-    return [
-        f"{row['model']} ran in {len(kinds)} configurations; this advice is on its "
-        f"{row['precision']} {row['strategy']} runs (TF32 {row['tf32']}), the latest"
-    ]
 
 
 def default_model(table: pd.DataFrame) -> str:
@@ -396,3 +360,27 @@ def with_fixed(cal: Any, fixed_ms: float) -> Any:
         compute=fixed_cost.resplit(cal.compute, cal.model, cal.batch, fixed_ms),
         fixed=fixed_cost.given(fixed_ms, cal.batch),
     )
+
+
+def for_strategy(compute: Any, benched: str, asked: str) -> Any:
+    """``compute`` for predicting ``asked`` from runs of ``benched``, by one rule: the step
+    model's compute is the bare module's (a DDP run's no-sync phases; an FSDP run's step,
+    its own work, 0 where it is no slower than the bare module, in the fixed cost), and
+    the strategy predicted adds its own work: DDP's from its prior (``priors.DDP_WORK``)
+    where the runs were FSDP's, FSDP's none (unmeasured, said) where they were DDP's (a
+    walk: tf-30m benched with FSDP and advised as DDP priced DDP's own work at 0 ms)."""
+    if benched == asked or asked != "ddp":
+        return compute
+    return replace(compute, ddp_ms_per_mparam=DDP_WORK.point)
+
+
+def as_advised(
+    cal: Calibration, network: Network, strategy: str | None, fixed_ms: float | None
+) -> tuple[Network, Calibration]:
+    """The network scaled by the communication the bench measured (``with_comm_scale``),
+    and ``cal`` as the request predicts it: in the ``strategy`` asked (``for_strategy``),
+    with the fixed cost entered where one was (``fixed_ms``, ``with_fixed``)."""
+    scaled = with_comm_scale(network, cal)
+    compute = for_strategy(cal.compute, cal.strategy, strategy or cal.strategy)
+    advised = replace(cal, compute=compute)
+    return scaled, advised if fixed_ms is None else with_fixed(advised, fixed_ms)

@@ -31,9 +31,9 @@ from gpuscale.advice.calibrate.calibration import (
     NamedCalibrationError,
     calibrate,
     default_model,
-    fit_compute,
     same_hardware,
 )
+from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.measured import as_step_model
 from gpuscale.advice.model.fixed_cost import ceiling, line
 from gpuscale.advice.model.network import Network

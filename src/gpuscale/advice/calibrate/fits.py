@@ -304,3 +304,26 @@ def bench_sources(cal: Any) -> list[str]:
     if cal.comm_scale is not None:
         lines.append(comm_scale_sentence(cal.comm_scale, cal.comm_support))
     return lines
+
+
+def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:
+    # lazy: scipy, only when a bench file is fitted (advise from numbers never needs it)
+    from scipy.optimize import nnls
+
+    return nnls(np.column_stack(columns), y)[0]
+
+
+def fit_compute(single: pd.DataFrame) -> tuple[float, float, float] | None:
+    """(fixed ms, achieved TFLOP/s, optimizer ms per million parameters) fitted over N = 1
+    rows of one family and configuration; None without two distinct work sizes."""
+    rows = single.dropna(subset=["forward_ms", "backward_ms", "flops_per_sample", "params"])
+    work_gflop = (rows["batch_per_device"] * rows["flops_per_sample"]).to_numpy(float) / 1e9
+    if len(np.unique(work_gflop)) < 2:
+        return None
+    fb = (rows["forward_ms"] + rows["backward_ms"]).to_numpy(float)
+    fixed, ms_per_gflop = _nnls([np.ones_like(work_gflop), work_gflop], fb)
+    if ms_per_gflop <= 0:
+        return None
+    mparams = rows["params"].to_numpy(float) / 1e6
+    opt = _nnls([mparams], rows["optimizer_ms"].fillna(0).to_numpy(float))[0]
+    return float(fixed), float(1 / ms_per_gflop), float(opt)

@@ -32,7 +32,6 @@ that measured it (``contention``).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -41,7 +40,6 @@ import pandas as pd
 from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.model.fixed_cost import FixedCost, cpu_peak
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s
-from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.types import Source
 from gpuscale.quantities import format_ms, number
@@ -157,18 +155,6 @@ def fsdp_note(row: pd.Series) -> str:
     )
 
 
-def for_strategy(compute: Any, benched: str, asked: str) -> Any:
-    """``compute`` for predicting ``asked`` from runs of ``benched``, by one rule: the step
-    model's compute is the bare module's (a DDP run's no-sync phases; an FSDP run's step,
-    its own work, 0 where it is no slower than the bare module, in the fixed cost), and
-    the strategy predicted adds its own work: DDP's from its prior (``priors.DDP_WORK``)
-    where the runs were FSDP's, FSDP's none (unmeasured, said) where they were DDP's (a
-    walk: tf-30m benched with FSDP and advised as DDP priced DDP's own work at 0 ms)."""
-    if benched == asked or asked != "ddp":
-        return compute
-    return replace(compute, ddp_ms_per_mparam=DDP_WORK.point)
-
-
 # A no-sync slowdown that falls by less than this share from fewer devices to more is
 # run-to-run noise, not said (the step model holds it all the same).
 FALL_NOISE = 0.05
@@ -281,3 +267,16 @@ def one_device(cal: Any) -> OneDevice | None:
         config_group=cal.config_group,
         device_name=cal.device_name,
     )
+
+
+def which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[str]:
+    """Where the model ran in several precisions or strategies, which one the advice is
+    on (the latest N = 1 run's), said."""
+    own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
+    kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
+    if len(kinds) < 2:
+        return []
+    return [
+        f"{row['model']} ran in {len(kinds)} configurations; this advice is on its "
+        f"{row['precision']} {row['strategy']} runs (TF32 {row['tf32']}), the latest"
+    ]

@@ -150,9 +150,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     # the family's basis for its break-even (the same whichever member is advised);
     # another strategy than benched: the member's own, converted (as_advised)
     basis_of_family = (
-        None
-        if req.strategy and req.strategy != cal.strategy
-        else family.fitted(table, benched, basis.network)
+        None if req.strategy and req.strategy != cal.strategy else family.fitted(table, benched)
     )
     # the words: weak evidence, the batch beyond the one timed, the calibration's sources
     weak, weak_in_full, evidence = weak_first.weak_said(

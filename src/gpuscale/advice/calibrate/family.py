@@ -55,8 +55,10 @@ def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
     return tuple(pooled)
 
 
-def fitted(table: pd.DataFrame, cal: Any, network: Network) -> FamilyBasis | None:
-    """The family basis of ``cal``'s model (a ``calibrate.Calibration``) from ``table``."""
+def fitted(table: pd.DataFrame, cal: Any) -> FamilyBasis | None:
+    """The family basis of ``cal``'s model (a ``calibrate.Calibration``) from ``table``:
+    its members' compute and the no-sync slowdown they measured (no link: the break-even
+    prices the communication on the advice's own network)."""
     rows = as_step_model(table)
     rows = trusted_runs(rows)
     own = rows[(rows["model"] == cal.bench_model) & (rows["config_group"] == cal.config_group)]
@@ -87,11 +89,10 @@ def fitted(table: pd.DataFrame, cal: Any, network: Network) -> FamilyBasis | Non
     fb = single["forward_ms"] + single["backward_ms"]
     multi = hardware[hardware["accelerators"] > 1]
     family_multi = multi[multi["family"] == like["family"]]
-    slowdown, *_ = measured_contention.contention(
+    slowdown, _ = measured_contention.slowdowns(
         hardware[hardware["accelerators"] == 1],
         (multi, family_multi, family_multi),
         str(like["family"]),
-        network,
     )
     jitter = _jitter(single)
     compute = Compute(

@@ -228,26 +228,36 @@ def falling(slowdown: tuple[tuple[int, float], ...]) -> str | None:
     )
 
 
-def contention(
-    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str, network: Network
-) -> tuple[dict[int, float], float | None, str, pd.Index]:
-    """Contention at N (no-sync slowdown per N, communication scale), where it was
-    read, and the rows the communication scale was read from: the most specific
-    ``levels`` (every model of the configuration, the family, the model's own runs) that
-    measured it win."""
+def slowdowns(
+    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str
+) -> tuple[dict[int, float], str]:
+    """The no-sync slowdown per N, the most specific ``levels`` (every model of the
+    configuration, the family, the model's own runs) that measured it winning, and where
+    it was read."""
     labels = ("every model of this configuration", f"the {family} family", "its own runs")
     slowdown: dict[int, float] = {}
-    comm_scale, contention = None, "no N > 1 run: the N > 1 figures are extrapolated"
-    ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
-    comm_rows = pd.Index([])
+    read = "no N > 1 run: the N > 1 figures are extrapolated"
     for rows_at, label in zip(levels, labels, strict=True):
         found = dict(_slowdown(rows_at, single))
         if found:
             slowdown.update(found)
-            contention = f"{label} ({_contention_text(found)})"
+            read = f"{label} ({_contention_text(found)})"
+    return slowdown, read
+
+
+def contention(
+    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str, network: Network
+) -> tuple[dict[int, float], float | None, str, pd.Index]:
+    """Contention at N (no-sync slowdown per N, :func:`slowdowns`; the communication
+    scale), where the slowdown was read, and the rows the communication scale was read
+    from: at each, the most specific ``levels`` that measured it win."""
+    slowdown, read = slowdowns(single, levels, family)
+    comm_scale, comm_rows = None, pd.Index([])
+    ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
+    for rows_at in levels:
         if scale := _comm_scale(ratios.loc[rows_at.index]):
             comm_scale, comm_rows = scale, ratios.loc[rows_at.index].dropna().index
-    return slowdown, comm_scale, contention, comm_rows
+    return slowdown, comm_scale, read, comm_rows
 
 
 def one_device(cal: Any) -> OneDevice | None:

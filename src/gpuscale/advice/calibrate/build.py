@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 
 import pandas as pd
 
@@ -38,7 +37,6 @@ from gpuscale.analysis.critical_batch import ConvergenceModel, rcps
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
-from gpuscale.tables.bench import most_host_devices
 from gpuscale.tables.requests import NamedError
 
 
@@ -97,11 +95,8 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     communication, the strategy and hardware read, the family, then the words."""
     # the runs: a broken model (its loss not finite) is used by nothing, --allow-flagged or
     # not: not advised on, not a family's representative, no contention measured on it
-    rows.check_columns(bench)
-    if req.model is not None:
-        rows.known_model(bench, req.model, req.bench)
-    where = "the bench results" if req.bench is None else Path(req.bench).name
-    table, warning, broken = rows.usable_runs(bench, req.allow_flagged, req.model, where)
+    found = rows.usable(bench, req)
+    table = found.table
     try:
         cal = family.calibrated(table, req, basis.network)
         on_host = link.on_bench_host_link(basis, req, table, cal)
@@ -111,7 +106,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         if moved:
             cal = family.calibrated(table, req, basis.network)
     except CalibrationError as exc:
-        more = f"{rows.flagged_help(table)}{rows.broken_note(broken)}"
+        more = found.left_out()
         if not more:
             raise
         # the fields it names (``ref``) still said as the caller names them
@@ -119,14 +114,8 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         raise NamedCalibrationError(f"{said}{more}.") from None
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     params_given = req.params is not None
-    note = "" if req.model or params_given else rows.why_this_model(bench, cal.name, broken)
-    chosen = (
-        "" if note or req.model else rows.models_benched(bench, None if params_given else cal.name)
-    )
-    same = rows.same_samples(bench, cal.name)
-    like = (cal.config_group, cal.device_name, req.strategy)
-    runs = tuple(rows.measured_runs(bench, cal.name, req.allow_flagged, like))
-    host = most_host_devices(table)
+    of_model = rows.of_model(bench, found, cal, req)
+    runs, host = of_model.runs, of_model.host_devices
     # the step's error and the communication measured, on the calibration as benched
     error = step_error(table, basis.network, cal)
     # as advised: the communication measured, the strategy asked, the fixed cost entered
@@ -170,7 +159,11 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     bench_model = None if req.params else cal.name  # the model a bench run would measure
     other = other_strategy(cal.name, cal.strategy, asked)
     assumed = bench_assumed(benched, req, overlap, bench_model, runs, host)
-    warnings = (*basis.warnings, *(w for w in (warning, weak, fell) if w), *filter(None, [beyond]))
+    warnings = (
+        *basis.warnings,
+        *(w for w in (found.warning, weak, fell) if w),
+        *filter(None, [beyond]),
+    )
     return replace(
         basis,
         evidence=evidence,
@@ -189,7 +182,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         power=power,
         sources=(*basis.sources, *sources),
         noise=cal.noise,
-        same_samples=same,
+        same_samples=of_model.same_samples,
         min_batch=max(1, per_device // 8),  # the fitted fixed cost prices small batches
         fixed=replace(benched.fixed, measure=fixed_measure),
         assumed=(*basis.assumed, *assumed),
@@ -197,8 +190,8 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         warnings=(*warnings, *impossible, *other),
         implausible=basis.implausible or bool(impossible),
         bench_model=None if params_given else cal.name,
-        model_note=note,
-        chosen=chosen,
+        model_note=of_model.passed_over,
+        chosen=of_model.others,
         host_devices=host,
         one_device=one_device,
         strategy=cal.strategy,

@@ -98,13 +98,10 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     found = rows.usable(bench, req)
     table = found.table
     try:
-        cal = family.calibrated(table, req, basis.network)
-        on_host = link.on_bench_host_link(basis, req, table, cal)
-        moved = on_host is not basis  # the bench host's link: its communication read on it
+        cal = family.calibrated(table, req)
+        on_host = link.on_bench_host_link(basis, req, table, cal)  # the link it ran on
         # CPU processes: their count capped at the host's cores, their link no GPU preset
         basis = link.cpu_processes(on_host, req, table, cal) if cal.device == "cpu" else on_host
-        if moved:
-            cal = family.calibrated(table, req, basis.network)
     except CalibrationError as exc:
         more = found.left_out()
         if not more:
@@ -116,7 +113,8 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     params_given = req.params is not None
     of_model = rows.of_model(bench, found, cal, req)
     runs, host = of_model.runs, of_model.host_devices
-    # the step's error and the communication measured, on the calibration as benched
+    # the communication measured, read on the link advised; the step's error as benched
+    cal = measured.read_comm(cal, table, basis.network)
     error = step_error(table, basis.network, cal)
     # as advised: the communication measured, the strategy asked, the fixed cost entered
     network, benched = as_advised(cal, basis.network, req.strategy, req.fixed_ms)

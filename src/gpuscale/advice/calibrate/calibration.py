@@ -17,7 +17,7 @@ sweep: ``advice/model/network.py``).
 * Communication scale: the communication DDP measured over what the network (sweep or
   link) predicts for the same buckets, median over the model's own multi-device runs, else
   over the configuration's (on CPU it is above 1: the all-reduce shares the cores with
-  backward).
+  backward); read once the link is known (``measured.read_comm``), the rest needing none.
 
 Only rows of the configuration advised on (device, backend, precision, TF32, threads)
 and without plausibility flags are used; what was left out is said in ``notes``.
@@ -51,8 +51,8 @@ from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, predict_step
 from gpuscale.advice.types import trusted_runs
-from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
-from gpuscale.bench.support import Support, support
+from gpuscale.analysis.critical_batch import NoiseScale
+from gpuscale.bench.support import Support
 from gpuscale.bench.table import flags_counted
 from gpuscale.quantities import counted, format_ms, joined
 from gpuscale.tables.requests import FieldError, NamedError, as_keywords, ref
@@ -87,6 +87,9 @@ class Calibration:
     overlap: float | None = None  # measured share hidden; None: not measured
     comm_scale: float | None = None  # measured / predicted communication; None: unknown
     comm_support: Support | None = None  # the runs comm_scale was read from
+    # the N > 1 runs of every model of the configuration, the family, its own: where the
+    # communication scale is read, on the advice's network (``read_comm``)
+    comm_levels: tuple[pd.DataFrame, ...] = ()
     bench_model: str = ""  # the bench model whose runs these are (``name`` may be another's)
     noise: NoiseScale | None = None
     fixed: FixedCost | None = None  # the fixed per-step cost and where it came from
@@ -171,22 +174,9 @@ def _compute(
     return compute, model, split
 
 
-def _noise(rows: pd.DataFrame) -> NoiseScale | None:
-    best = None
-    for r in rows.itertuples():
-        local, glob = r.noise_local_sq, r.noise_global_sq
-        if not (isinstance(local, tuple) and len(local) >= 2 and pd.notna(r.noise_batch_big)):
-            continue
-        estimate = noise_scale(
-            list(local), list(glob), float(r.noise_batch_small), float(r.noise_batch_big)
-        )
-        if estimate is not None and (best is None or estimate.steps > best.steps):
-            best = estimate
-    return best
-
-
-def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
-    """Everything the bench measured about ``model`` (see the module docstring)."""
+def calibrate(table: pd.DataFrame, model: str) -> Calibration:
+    """Everything the bench measured about ``model`` (see the module docstring) but its
+    communication scale, which is read on a network (:func:`read_comm`)."""
     rows, notes = _usable(as_step_model(table))  # per micro-step; FSDP's step whole
     row = _single_row(rows, model)
     notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
@@ -209,8 +199,8 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]
     family = multi[multi["family"] == row["family"]]
-    slowdown, comm_scale, contention, comm_rows = measured_contention.contention(
-        single, (multi, family, own), row["family"], network
+    slowdown, contention = measured_contention.slowdowns(
+        single, (multi, family, own), row["family"]
     )
     notes.append(f"contention at N > 1 from {contention}")
     compute = replace(compute, slowdown=tuple(sorted(slowdown.items())))
@@ -239,11 +229,9 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         device_name=None if pd.isna(row["device_name"]) else str(row["device_name"]),
         threads=None if pd.isna(row.get("threads")) else int(row["threads"]),
         overlap=overlap,
-        # its own runs reproduce its calibration point; its family's, else all, without
-        comm_scale=comm_scale,
-        comm_support=support(multi.loc[comm_rows], table) if comm_scale is not None else None,
+        comm_levels=(multi, family, own),
         bench_model=model,
-        noise=_noise(own),
+        noise=measured_contention.noise(own),
         fixed=fixed,
         shape=shape,
         max_batch=cap[0] if cap else None,
@@ -292,7 +280,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
 
     def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
         try:
-            other = calibrate(rest, model, network)
+            other = measured_contention.read_comm(calibrate(rest, model), rest, network)
         except (CalibrationError, ValueError):
             return [None] * len(ns)
         if other.device != cal.device or other.device_name != cal.device_name:

@@ -36,7 +36,6 @@ from gpuscale.advice.calibrate.calibration import (
 from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.measured import as_step_model
 from gpuscale.advice.model.fixed_cost import ceiling, line
-from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Source, trusted_runs, words
@@ -206,10 +205,10 @@ def adopt(cal: Any, req: AdviceRequest, family: str, how: str) -> Any:
     )
 
 
-def calibrated(table: pd.DataFrame, req: AdviceRequest, network: Network) -> Any:
+def calibrated(table: pd.DataFrame, req: AdviceRequest) -> Any:
     """The calibration advised on: the model asked for (else the largest benched), or for
     a model the bench did not measure (``req.params``), its family's representative's."""
     if req.params is not None:  # a model the bench did not measure: its family's rate
         model, named, how = representative(table, req)
-        return adopt(calibrate(table, model, network), req, named, how)
-    return calibrate(table, req.model or default_model(table), network)
+        return adopt(calibrate(table, model), req, named, how)
+    return calibrate(table, req.model or default_model(table))

@@ -32,6 +32,7 @@ that measured it (``contention``).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,8 @@ from gpuscale.advice.model.fixed_cost import FixedCost, cpu_peak
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.types import Source
+from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
+from gpuscale.bench.support import support
 from gpuscale.quantities import format_ms, number
 
 # Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
@@ -245,19 +248,44 @@ def slowdowns(
     return slowdown, read
 
 
-def contention(
-    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str, network: Network
-) -> tuple[dict[int, float], float | None, str, pd.Index]:
-    """Contention at N (no-sync slowdown per N, :func:`slowdowns`; the communication
-    scale), where the slowdown was read, and the rows the communication scale was read
-    from: at each, the most specific ``levels`` that measured it win."""
-    slowdown, read = slowdowns(single, levels, family)
-    comm_scale, comm_rows = None, pd.Index([])
+def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[float | None, pd.Index]:
+    """The communication scale on ``network`` (measured over predicted, the median), the
+    most specific of ``levels`` (N > 1 rows, each a part of the first) that measured it
+    winning, and the rows it was read from; (None, no rows) where none did."""
+    found, comm_rows = None, pd.Index([])
+    if not levels:
+        return found, comm_rows
     ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
     for rows_at in levels:
         if scale := _comm_scale(ratios.loc[rows_at.index]):
-            comm_scale, comm_rows = scale, ratios.loc[rows_at.index].dropna().index
-    return slowdown, comm_scale, read, comm_rows
+            found, comm_rows = scale, ratios.loc[rows_at.index].dropna().index
+    return found, comm_rows
+
+
+def read_comm(cal: Any, table: pd.DataFrame, network: Network) -> Any:
+    """``cal`` (a ``Calibration``) with its communication scale read on ``network``
+    (:func:`comm_scale` of its ``comm_levels``: its own runs reproduce its calibration
+    point; its family's, else all, without) and the runs of ``table`` it was read from."""
+    scale, rows = comm_scale(cal.comm_levels, network)
+    if scale is None:
+        return cal
+    found = support(cal.comm_levels[0].loc[rows], table)
+    return replace(cal, comm_scale=scale, comm_support=found)
+
+
+def noise(rows: pd.DataFrame) -> NoiseScale | None:
+    """The noise scale the runs' gradient norms measured (the one over the most steps)."""
+    best = None
+    for r in rows.itertuples():
+        local, glob = r.noise_local_sq, r.noise_global_sq
+        if not (isinstance(local, tuple) and len(local) >= 2 and pd.notna(r.noise_batch_big)):
+            continue
+        estimate = noise_scale(
+            list(local), list(glob), float(r.noise_batch_small), float(r.noise_batch_big)
+        )
+        if estimate is not None and (best is None or estimate.steps > best.steps):
+            best = estimate
+    return best
 
 
 def one_device(cal: Any) -> OneDevice | None:

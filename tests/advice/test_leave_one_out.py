@@ -49,7 +49,8 @@ def test_the_interval_calibrates_a_bounded_number_of_times(
         calls.append(model)
         return original(table, model)
 
-    # the model advised on is calibrated in family.calibrated, those left out in bench_error
+    # the model advised on is calibrated in family.calibration_advised, those left out in
+    # bench_error
     monkeypatch.setattr(family, "calibrate", counted)
     monkeypatch.setattr(bench_error, "calibrate", counted)
     advice = gpuscale.advise(bench=path, interconnect="pcie-phb")

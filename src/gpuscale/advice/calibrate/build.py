@@ -98,7 +98,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     found = rows.usable(bench, req)
     table = found.table
     try:
-        cal = family.calibrated(table, req)
+        cal = family.calibration_advised(table, req)
         on_host = link.on_bench_host_link(basis, req, table, cal)  # the link it ran on
         # CPU processes: their count capped at the host's cores, their link no GPU preset
         basis = link.cpu_processes(on_host, req, table, cal) if cal.device == "cpu" else on_host

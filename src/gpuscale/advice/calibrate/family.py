@@ -205,7 +205,7 @@ def adopt(cal: Any, req: AdviceRequest, family: str, how: str) -> Any:
     )
 
 
-def calibrated(table: pd.DataFrame, req: AdviceRequest) -> Any:
+def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Any:
     """The calibration advised on: the model asked for (else the largest benched), or for
     a model the bench did not measure (``req.params``), its family's representative's."""
     if req.params is not None:  # a model the bench did not measure: its family's rate

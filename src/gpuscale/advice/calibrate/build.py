@@ -14,7 +14,7 @@ from dataclasses import replace
 import pandas as pd
 
 from gpuscale.advice import assumptions
-from gpuscale.advice.calibrate import family, fits, link, measured, rows
+from gpuscale.advice.calibrate import family, fits, measured, rows
 from gpuscale.advice.calibrate.basis import Basis, bench_assumed, from_numbers, other_strategy
 from gpuscale.advice.calibrate.calibration import (
     BenchFieldError,
@@ -98,10 +98,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     found = rows.usable(bench, req)
     table = found.table
     try:
-        cal = family.calibration_advised(table, req)
-        on_host = link.on_bench_host_link(basis, req, table, cal)  # the link it ran on
-        # CPU processes: their count capped at the host's cores, their link no GPU preset
-        basis = link.cpu_processes(on_host, req, table, cal) if cal.device == "cpu" else on_host
+        cal, basis = family.on_bench_host(table, req, basis)  # on the link it ran on
     except CalibrationError as exc:
         more = found.left_out()
         if not more:

@@ -24,7 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.calibrate import link
 from gpuscale.advice.calibrate import measured as measured_contention
+from gpuscale.advice.calibrate.basis import Basis
 from gpuscale.advice.calibrate.calibration import (
     HARDWARE_COLUMNS,
     CalibrationError,
@@ -212,3 +214,12 @@ def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Any:
         model, named, how = representative(table, req)
         return adopt(calibrate(table, model), req, named, how)
     return calibrate(table, req.model or default_model(table))
+
+
+def on_bench_host(table: pd.DataFrame, req: AdviceRequest, basis: Basis) -> tuple[Any, Basis]:
+    """The calibration advised on (:func:`calibration_advised`) and ``basis`` on the link of
+    the host it ran on (``link.on_bench_host_link``; CPU processes: their count capped at
+    the host's cores, their link no GPU preset, ``link.cpu_processes``)."""
+    cal = calibration_advised(table, req)
+    on_host = link.on_bench_host_link(basis, req, table, cal)
+    return cal, link.cpu_processes(on_host, req, table, cal) if cal.device == "cpu" else on_host

@@ -90,9 +90,11 @@ def build(
 def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     """``basis`` with the model calibrated on the bench's runs of it, its measured
     overlap, power and noise scale, and the step's interval from leave-one-out. In a row,
-    one module a step: the runs used, the calibration (on the bench host's link where
-    it had one), what the runs say of the advice, the step's error and measured
-    communication, the strategy and hardware read, the family, then the words."""
+    one module a step: the runs used (``rows.usable``), the calibration on the link of
+    the host it ran on (``family.on_bench_host``), what the runs say of that model
+    (``rows.of_model``), its communication read on that link (``measured.read_comm``),
+    the step's error, the model as advised (``calibration.as_advised``), the hardware,
+    the family; then the words, from those numbers."""
     # the runs: a broken model (its loss not finite) is used by nothing, --allow-flagged or
     # not: not advised on, not a family's representative, no contention measured on it
     found = rows.usable(bench, req)
@@ -113,12 +115,16 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     # the communication measured, read on the link advised; the step's error as benched
     cal = measured.read_comm(cal, table, basis.network)
     error = step_error(table, basis.network, cal)
-    # as advised: the communication measured, the strategy asked, the fixed cost entered
+    # as advised: the communication measured, the strategy asked, the fixed cost entered,
+    # the per-device batch and the overlap (gloo reduces on the cores backward uses)
     network, benched = as_advised(cal, basis.network, req.strategy, req.fixed_ms)
     basis = replace(basis, network=network)
-    fell = measured.falling(cal.compute.slowdown)
-    asked = req.strategy or cal.strategy
+    per_device = req.batch or cal.batch
+    overlap = cal.overlap if req.overlap is None else req.overlap
+    if overlap is None and cal.device == "cpu":
+        overlap = 0.0
     one_device = None if params_given else measured.one_device(benched)
+    bench_model = None if params_given else cal.name  # the model a bench run would measure
     # the hardware: watts per device at each per-device batch; the rate against the peak
     precision = "bf16" if req.grad_bytes == 2 else "fp32"
     power = bench_power(
@@ -136,23 +142,20 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     basis_of_family = (
         None if req.strategy and req.strategy != cal.strategy else family.fitted(table, benched)
     )
-    # the words: weak evidence, the batch beyond the one timed, the calibration's sources
+    # the words, from the numbers: weak evidence, the batch beyond the one timed, the
+    # calibration's sources, contention that fell, the strategy, the terms as assumptions
     weak, weak_in_full, evidence = weak_first.weak_said(
         table[rows.on_hardware(table, cal)], cal.name, req.bench
     )
     if evidence is not None:  # the bench command of the advised run, on the file advised on
         evidence = replace(evidence, run=weak_first.run_options(table, cal, req))
     fixed_measure = weak_first.as_run(benched.fixed.measure, evidence, host)
-    per_device = req.batch or cal.batch
     beyond = weak_first.far_beyond_the_batch_timed(cal, per_device)
     sources = fits.bench_sources(cal) + ([weak_in_full] if weak_in_full else [])
     if unchecked and cal.device != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
-    overlap = cal.overlap if req.overlap is None else req.overlap
-    if overlap is None and cal.device == "cpu":
-        overlap = 0.0  # gloo reduces on the cores backward uses
-    bench_model = None if req.params else cal.name  # the model a bench run would measure
-    other = other_strategy(cal.name, cal.strategy, asked)
+    fell = measured.falling(cal.compute.slowdown)
+    other = other_strategy(cal.name, cal.strategy, req.strategy or cal.strategy)
     assumed = bench_assumed(benched, req, overlap, bench_model, runs, host)
     warnings = (
         *basis.warnings,
@@ -184,7 +187,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         # a rate the bench measured is a finding however low; above the peak, impossible
         warnings=(*warnings, *impossible, *other),
         implausible=basis.implausible or bool(impossible),
-        bench_model=None if params_given else cal.name,
+        bench_model=bench_model,
         model_note=of_model.passed_over,
         chosen=of_model.others,
         host_devices=host,

@@ -14,9 +14,10 @@ import gpuscale
 from gpuscale.advice.calibrate.calibration import (
     CalibrationError,
     calibrate,
-    fit_compute,
     with_comm_scale,
 )
+from gpuscale.advice.calibrate.fits import fit_compute
+from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.load import curves_from_collectives, read_collectives
 from gpuscale.advice.model.network import Link, Network, fit_link, network_from_collectives
 from gpuscale.advice.model.step import predict_step
@@ -119,7 +120,7 @@ def synthetic_bench(**n2) -> pd.DataFrame:
 
 def test_calibration_recovers_overlap_and_overhead_and_its_own_point() -> None:
     table = synthetic_bench()
-    cal = calibrate(table, "tf-7m", PHB)
+    cal = read_comm(calibrate(table, "tf-7m"), table, PHB)
     assert cal.overlap == pytest.approx(0.6)
     assert cal.compute.ddp_ms_per_mparam * 7 == pytest.approx(3.0)
     network = with_comm_scale(PHB, cal)
@@ -159,7 +160,7 @@ def test_compute_fit_recovers_floor_and_rate_per_family() -> None:
     for family, fixed, tflops in (("mlp", 0.5, 0.05), ("cnn", 3.0, 0.2)):
         found = fit_compute(table[table["family"] == family])
         assert found == pytest.approx((fixed, tflops, 0.1), rel=1e-6)
-    cal = calibrate(table, "cnn-4m", PHB)
+    cal = calibrate(table, "cnn-4m")
     assert cal.compute.tflops == pytest.approx(0.2, rel=1e-6)
     assert cal.compute.fixed_ms == pytest.approx(3.0, abs=1e-9)
 
@@ -170,7 +171,7 @@ def test_rows_of_another_configuration_or_flagged_are_left_out() -> None:
     flagged = bench_record("mlp-4m", 4_000_000, 2, 1.0, comm_ms=50.0, sync_overhead_ms=80.0)
     flagged["flags"] = ["noisy no-sync steps"]
     table = bench_table([*records, flagged])
-    cal = calibrate(table, "mlp-4m", PHB)
+    cal = read_comm(calibrate(table, "mlp-4m"), table, PHB)
     # the model's latest N = 1 run is bf16: only the bf16 ladder calibrates it
     assert cal.compute.tflops == pytest.approx(5.0, rel=1e-6)
     assert cal.compute.fixed_ms == pytest.approx(0.1, rel=1e-6)
@@ -182,7 +183,7 @@ def test_rows_of_another_configuration_or_flagged_are_left_out() -> None:
 def test_no_single_device_run_is_a_clear_error() -> None:
     table = synthetic_bench()
     with pytest.raises(CalibrationError, match=r"no trustworthy N = 1 run of 'mlp-9m'.*tf-7m"):
-        calibrate(table, "mlp-9m", PHB)
+        calibrate(table, "mlp-9m")
 
 
 def test_noise_scale_comes_from_the_gradient_norms() -> None:
@@ -192,7 +193,7 @@ def test_noise_scale_comes_from_the_gradient_norms() -> None:
     glob = list(1 + 64 / 16 + rng.normal(0, 0.05, 40))
     noise = {"batch_small": 8, "batch_big": 16, "local_sq": local, "global_sq": glob}
     table = synthetic_bench(noise=noise)
-    cal = calibrate(table, "tf-7m", PHB)
+    cal = calibrate(table, "tf-7m")
     assert cal.noise is not None and cal.noise.b_simple == pytest.approx(64, rel=0.05)
 
 

@@ -45,11 +45,12 @@ def test_the_interval_calibrates_a_bounded_number_of_times(
     calls: list[str] = []
     original = family.calibrate
 
-    def counted(table, model, network):
+    def counted(table, model):
         calls.append(model)
-        return original(table, model, network)
+        return original(table, model)
 
-    # the model advised on is calibrated in family.calibrated, those left out in bench_error
+    # the model advised on is calibrated in family.calibration_advised, those left out in
+    # bench_error
     monkeypatch.setattr(family, "calibrate", counted)
     monkeypatch.setattr(bench_error, "calibrate", counted)
     advice = gpuscale.advise(bench=path, interconnect="pcie-phb")

@@ -10,20 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 
 import pandas as pd
 
 from gpuscale.advice import assumptions
-from gpuscale.advice.calibrate import family, fits, link, measured, rows
-from gpuscale.advice.calibrate.basis import Basis, bench_assumed, from_numbers
+from gpuscale.advice.calibrate import family, fits, measured, rows
+from gpuscale.advice.calibrate.basis import Basis, bench_assumed, from_numbers, other_strategy
 from gpuscale.advice.calibrate.calibration import (
     BenchFieldError,
     CalibrationError,
     NamedCalibrationError,
+    as_advised,
     step_error,
-    with_comm_scale,
-    with_fixed,
 )
 from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.explain import weak_first
@@ -36,7 +34,6 @@ from gpuscale.advice.types import End
 from gpuscale.analysis.critical_batch import ConvergenceModel, rcps
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
-from gpuscale.tables.bench import most_host_devices
 from gpuscale.tables.requests import NamedError
 
 
@@ -86,26 +83,19 @@ def build(
 def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     """``basis`` with the model calibrated on the bench's runs of it, its measured
     overlap, power and noise scale, and the step's interval from leave-one-out. In a row,
-    one module a step: the runs used, the calibration (on the bench host's link where
-    it had one), what the runs say of the advice, the step's error and measured
-    communication, the strategy and hardware read, the family, then the words."""
+    one module a step: the runs used (``rows.usable``), the calibration on the link of
+    the host it ran on (``family.on_bench_host``), what the runs say of that model
+    (``rows.of_model``), its communication read on that link (``measured.read_comm``),
+    the step's error, the model as advised (``calibration.as_advised``), the hardware,
+    the family; then the words, from those numbers."""
     # the runs: a broken model (its loss not finite) is used by nothing, --allow-flagged or
     # not: not advised on, not a family's representative, no contention measured on it
-    rows.check_columns(bench)
-    if req.model is not None:
-        rows.known_model(bench, req.model, req.bench)
-    where = "the bench results" if req.bench is None else Path(req.bench).name
-    table, warning, broken = rows.usable_runs(bench, req.allow_flagged, req.model, where)
+    found = rows.usable(bench, req)
+    table = found.table
     try:
-        cal = family.calibrated(table, req, basis.network)
-        on_host = link.on_bench_host_link(basis, req, table, cal)
-        moved = on_host is not basis  # the bench host's link: its communication read on it
-        # CPU processes: their count capped at the host's cores, their link no GPU preset
-        basis = link.cpu_processes(on_host, req, table, cal) if cal.device == "cpu" else on_host
-        if moved:
-            cal = family.calibrated(table, req, basis.network)
+        cal, basis = family.on_bench_host(table, req, basis)  # on the link it ran on
     except CalibrationError as exc:
-        more = f"{rows.flagged_help(table)}{rows.broken_note(broken)}"
+        more = found.left_out()
         if not more:
             raise
         # the fields it names (``ref``) still said as the caller names them
@@ -113,27 +103,21 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         raise NamedCalibrationError(f"{said}{more}.") from None
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     params_given = req.params is not None
-    note = "" if req.model or params_given else rows.why_this_model(bench, cal.name, broken)
-    chosen = (
-        "" if note or req.model else rows.models_benched(bench, None if params_given else cal.name)
-    )
-    same = rows.same_samples(bench, cal.name)
-    like = (cal.config_group, cal.device_name, req.strategy)
-    runs = tuple(rows.measured_runs(bench, cal.name, req.allow_flagged, like))
-    host = most_host_devices(table)
-    # the step's error and the communication measured, on the calibration as benched
+    of_model = rows.of_model(bench, found, cal, req)
+    runs, host = of_model.runs, of_model.host_devices
+    # the communication measured, read on the link advised; the step's error as benched
+    cal = measured.read_comm(cal, table, basis.network)
     error = step_error(table, basis.network, cal)
-    basis = replace(basis, network=with_comm_scale(basis.network, cal))
-    benched = with_fixed(cal, req.fixed_ms) if req.fixed_ms is not None else cal
-    # the strategy: the other strategy's own work where one was asked
-    fell = measured.falling(cal.compute.slowdown)
-    asked = req.strategy or cal.strategy
-    if req.strategy and req.strategy != cal.strategy:
-        benched = replace(
-            benched, compute=measured.for_strategy(benched.compute, cal.strategy, req.strategy)
-        )
-    other = measured.other_strategy(cal.name, cal.strategy, asked)
+    # as advised: the communication measured, the strategy asked, the fixed cost entered,
+    # the per-device batch and the overlap (gloo reduces on the cores backward uses)
+    network, benched = as_advised(cal, basis.network, req.strategy, req.fixed_ms)
+    basis = replace(basis, network=network)
+    per_device = req.batch or cal.batch
+    overlap = cal.overlap if req.overlap is None else req.overlap
+    if overlap is None and cal.device == "cpu":
+        overlap = 0.0
     one_device = None if params_given else measured.one_device(benched)
+    bench_model = None if params_given else cal.name  # the model a bench run would measure
     # the hardware: watts per device at each per-device batch; the rate against the peak
     precision = "bf16" if req.grad_bytes == 2 else "fp32"
     power = bench_power(
@@ -147,30 +131,30 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     unchecked = unchecked_note(cal.compute.tflops, cal.device_name, precision, "the bench measured")
     impossible = rate_warnings(benched.compute.tflops, cal.device_name, precision, low=False)
     # the family's basis for its break-even (the same whichever member is advised);
-    # another strategy than benched: the member's own, converted (for_strategy)
+    # another strategy than benched: the member's own, converted (as_advised)
     basis_of_family = (
-        None
-        if req.strategy and req.strategy != cal.strategy
-        else family.fitted(table, benched, basis.network)
+        None if req.strategy and req.strategy != cal.strategy else family.fitted(table, benched)
     )
-    # the words: weak evidence, the batch beyond the one timed, the calibration's sources
+    # the words, from the numbers: weak evidence, the batch beyond the one timed, the
+    # calibration's sources, contention that fell, the strategy, the terms as assumptions
     weak, weak_in_full, evidence = weak_first.weak_said(
         table[rows.on_hardware(table, cal)], cal.name, req.bench
     )
     if evidence is not None:  # the bench command of the advised run, on the file advised on
         evidence = replace(evidence, run=weak_first.run_options(table, cal, req))
     fixed_measure = assumptions.as_run(benched.fixed.measure, evidence, host)
-    per_device = req.batch or cal.batch
-    beyond = fits.far_beyond_the_batch_timed(cal, per_device)
+    beyond = weak_first.far_beyond_the_batch_timed(cal, per_device)
     sources = fits.bench_sources(cal) + ([weak_in_full] if weak_in_full else [])
     if unchecked and cal.device != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
-    overlap = cal.overlap if req.overlap is None else req.overlap
-    if overlap is None and cal.device == "cpu":
-        overlap = 0.0  # gloo reduces on the cores backward uses
-    bench_model = None if req.params else cal.name  # the model a bench run would measure
+    fell = measured.falling(cal.compute.slowdown)
+    other = other_strategy(cal.name, cal.strategy, req.strategy or cal.strategy)
     assumed = bench_assumed(benched, req, overlap, bench_model, runs, host)
-    warnings = (*basis.warnings, *(w for w in (warning, weak, fell) if w), *filter(None, [beyond]))
+    warnings = (
+        *basis.warnings,
+        *(w for w in (found.warning, weak, fell) if w),
+        *filter(None, [beyond]),
+    )
     return replace(
         basis,
         evidence=evidence,
@@ -189,16 +173,16 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         power=power,
         sources=(*basis.sources, *sources),
         noise=cal.noise,
-        same_samples=same,
+        same_samples=of_model.same_samples,
         min_batch=max(1, per_device // 8),  # the fitted fixed cost prices small batches
         fixed=replace(benched.fixed, measure=fixed_measure),
         assumed=(*basis.assumed, *assumed),
         # a rate the bench measured is a finding however low; above the peak, impossible
         warnings=(*warnings, *impossible, *other),
         implausible=basis.implausible or bool(impossible),
-        bench_model=None if params_given else cal.name,
-        model_note=note,
-        chosen=chosen,
+        bench_model=bench_model,
+        model_note=of_model.passed_over,
+        chosen=of_model.others,
         host_devices=host,
         one_device=one_device,
         strategy=cal.strategy,

@@ -17,7 +17,7 @@ sweep: ``advice/model/network.py``).
 * Communication scale: the communication DDP measured over what the network (sweep or
   link) predicts for the same buckets, median over the model's own multi-device runs, else
   over the configuration's (on CPU it is above 1: the all-reduce shares the cores with
-  backward).
+  backward); read once the link is known (``measured.read_comm``), the rest needing none.
 
 Only rows of the configuration advised on (device, backend, precision, TF32, threads)
 and without plausibility flags are used; what was left out is said in ``notes``.
@@ -48,11 +48,11 @@ from gpuscale.advice.calibrate.measured import (
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.network import Network
-from gpuscale.advice.model.priors import StepError, leave_one_out, with_own_runs
+from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, predict_step
 from gpuscale.advice.types import trusted_runs
-from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
-from gpuscale.bench.support import Support, support
+from gpuscale.analysis.critical_batch import NoiseScale
+from gpuscale.bench.support import Support
 from gpuscale.bench.table import flags_counted
 from gpuscale.quantities import counted, format_ms, joined
 from gpuscale.tables.requests import FieldError, NamedError, as_keywords, ref
@@ -87,6 +87,9 @@ class Calibration:
     overlap: float | None = None  # measured share hidden; None: not measured
     comm_scale: float | None = None  # measured / predicted communication; None: unknown
     comm_support: Support | None = None  # the runs comm_scale was read from
+    # the N > 1 runs of every model of the configuration, the family, its own: where the
+    # communication scale is read, on the advice's network (``read_comm``)
+    comm_levels: tuple[pd.DataFrame, ...] = ()
     bench_model: str = ""  # the bench model whose runs these are (``name`` may be another's)
     noise: NoiseScale | None = None
     fixed: FixedCost | None = None  # the fixed per-step cost and where it came from
@@ -121,29 +124,6 @@ def same_hardware(
     return rows[keep]
 
 
-def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:
-    # lazy: scipy, only when a bench file is fitted (advise from numbers never needs it)
-    from scipy.optimize import nnls
-
-    return nnls(np.column_stack(columns), y)[0]
-
-
-def fit_compute(single: pd.DataFrame) -> tuple[float, float, float] | None:
-    """(fixed ms, achieved TFLOP/s, optimizer ms per million parameters) fitted over N = 1
-    rows of one family and configuration; None without two distinct work sizes."""
-    rows = single.dropna(subset=["forward_ms", "backward_ms", "flops_per_sample", "params"])
-    work_gflop = (rows["batch_per_device"] * rows["flops_per_sample"]).to_numpy(float) / 1e9
-    if len(np.unique(work_gflop)) < 2:
-        return None
-    fb = (rows["forward_ms"] + rows["backward_ms"]).to_numpy(float)
-    fixed, ms_per_gflop = _nnls([np.ones_like(work_gflop), work_gflop], fb)
-    if ms_per_gflop <= 0:
-        return None
-    mparams = rows["params"].to_numpy(float) / 1e6
-    opt = _nnls([mparams], rows["optimizer_ms"].fillna(0).to_numpy(float))[0]
-    return float(fixed), float(1 / ms_per_gflop), float(opt)
-
-
 def _single_row(rows: pd.DataFrame, model: str) -> pd.Series:
     single = rows[(rows["model"] == model) & (rows["accelerators"] == 1)]
     if single.empty:
@@ -175,7 +155,7 @@ def _compute(
     fb = float(row["forward_ms"] + row["backward_ms"])
     single = hardware[hardware["accelerators"] == 1]
     family = single[single["family"] == row["family"]]
-    split = fixed_split.split(row, model, fit_compute(family) or fit_compute(single))
+    split = fixed_split.split(row, model, fits.fit_compute(family) or fits.fit_compute(single))
     mparams = params / 1e6
     overhead = row.get("ddp_overhead_ms")
     backward_share = float(row["backward_ms"]) / fb if fb > 0 else 2 / 3
@@ -194,26 +174,13 @@ def _compute(
     return compute, model, split
 
 
-def _noise(rows: pd.DataFrame) -> NoiseScale | None:
-    best = None
-    for r in rows.itertuples():
-        local, glob = r.noise_local_sq, r.noise_global_sq
-        if not (isinstance(local, tuple) and len(local) >= 2 and pd.notna(r.noise_batch_big)):
-            continue
-        estimate = noise_scale(
-            list(local), list(glob), float(r.noise_batch_small), float(r.noise_batch_big)
-        )
-        if estimate is not None and (best is None or estimate.steps > best.steps):
-            best = estimate
-    return best
-
-
-def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
-    """Everything the bench measured about ``model`` (see the module docstring)."""
+def calibrate(table: pd.DataFrame, model: str) -> Calibration:
+    """Everything the bench measured about ``model`` (see the module docstring) but its
+    communication scale, which is read on a network (:func:`read_comm`)."""
     rows, notes = _usable(as_step_model(table))  # per micro-step; FSDP's step whole
     row = _single_row(rows, model)
     notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
-    notes += _which_configuration(rows, row)
+    notes += measured_contention.which_configuration(rows, row)
     hardware = same_hardware(rows, row)
     other = len(rows) - len(hardware)
     if other:
@@ -232,8 +199,8 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]
     family = multi[multi["family"] == row["family"]]
-    slowdown, comm_scale, contention, comm_rows = measured_contention.contention(
-        single, (multi, family, own), row["family"], network
+    slowdown, contention = measured_contention.slowdowns(
+        single, (multi, family, own), row["family"]
     )
     notes.append(f"contention at N > 1 from {contention}")
     compute = replace(compute, slowdown=tuple(sorted(slowdown.items())))
@@ -262,11 +229,9 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         device_name=None if pd.isna(row["device_name"]) else str(row["device_name"]),
         threads=None if pd.isna(row.get("threads")) else int(row["threads"]),
         overlap=overlap,
-        # its own runs reproduce its calibration point; its family's, else all, without
-        comm_scale=comm_scale,
-        comm_support=support(multi.loc[comm_rows], table) if comm_scale is not None else None,
+        comm_levels=(multi, family, own),
         bench_model=model,
-        noise=_noise(own),
+        noise=measured_contention.noise(own),
         fixed=fixed,
         shape=shape,
         max_batch=cap[0] if cap else None,
@@ -275,19 +240,6 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         one_step_ms=float(row["step_ms_mean"]),
         notes=tuple(notes),
     )
-
-
-def _which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[str]:
-    """Where the model ran in several precisions or strategies, which one the advice is
-    on (the latest N = 1 run's), said."""
-    own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
-    kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
-    if len(kinds) < 2:
-        return []
-    return [
-        f"{row['model']} ran in {len(kinds)} configurations; this advice is on its "
-        f"{row['precision']} {row['strategy']} runs (TF32 {row['tf32']}), the latest"
-    ]
 
 
 def default_model(table: pd.DataFrame) -> str:
@@ -328,7 +280,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
 
     def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
         try:
-            other = calibrate(rest, model, network)
+            other = measured_contention.read_comm(calibrate(rest, model), rest, network)
         except (CalibrationError, ValueError):
             return [None] * len(ns)
         if other.device != cal.device or other.device_name != cal.device_name:
@@ -396,3 +348,27 @@ def with_fixed(cal: Any, fixed_ms: float) -> Any:
         compute=fixed_cost.resplit(cal.compute, cal.model, cal.batch, fixed_ms),
         fixed=fixed_cost.given(fixed_ms, cal.batch),
     )
+
+
+def for_strategy(compute: Any, benched: str, asked: str) -> Any:
+    """``compute`` for predicting ``asked`` from runs of ``benched``, by one rule: the step
+    model's compute is the bare module's (a DDP run's no-sync phases; an FSDP run's step,
+    its own work, 0 where it is no slower than the bare module, in the fixed cost), and
+    the strategy predicted adds its own work: DDP's from its prior (``priors.DDP_WORK``)
+    where the runs were FSDP's, FSDP's none (unmeasured, said) where they were DDP's (a
+    walk: tf-30m benched with FSDP and advised as DDP priced DDP's own work at 0 ms)."""
+    if benched == asked or asked != "ddp":
+        return compute
+    return replace(compute, ddp_ms_per_mparam=DDP_WORK.point)
+
+
+def as_advised(
+    cal: Calibration, network: Network, strategy: str | None, fixed_ms: float | None
+) -> tuple[Network, Calibration]:
+    """The network scaled by the communication the bench measured (``with_comm_scale``),
+    and ``cal`` as the request predicts it: in the ``strategy`` asked (``for_strategy``),
+    with the fixed cost entered where one was (``fixed_ms``, ``with_fixed``)."""
+    scaled = with_comm_scale(network, cal)
+    compute = for_strategy(cal.compute, cal.strategy, strategy or cal.strategy)
+    advised = replace(cal, compute=compute)
+    return scaled, advised if fixed_ms is None else with_fixed(advised, fixed_ms)

@@ -24,19 +24,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.calibrate import link
 from gpuscale.advice.calibrate import measured as measured_contention
+from gpuscale.advice.calibrate.basis import Basis
 from gpuscale.advice.calibrate.calibration import (
     HARDWARE_COLUMNS,
     CalibrationError,
     NamedCalibrationError,
     calibrate,
     default_model,
-    fit_compute,
     same_hardware,
 )
+from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.measured import as_step_model
 from gpuscale.advice.model.fixed_cost import ceiling, line
-from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Source, trusted_runs, words
@@ -55,8 +56,10 @@ def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
     return tuple(pooled)
 
 
-def fitted(table: pd.DataFrame, cal: Any, network: Network) -> FamilyBasis | None:
-    """The family basis of ``cal``'s model (a ``calibrate.Calibration``) from ``table``."""
+def fitted(table: pd.DataFrame, cal: Any) -> FamilyBasis | None:
+    """The family basis of ``cal``'s model (a ``calibrate.Calibration``) from ``table``:
+    its members' compute and the no-sync slowdown they measured (no link: the break-even
+    prices the communication on the advice's own network)."""
     rows = as_step_model(table)
     rows = trusted_runs(rows)
     own = rows[(rows["model"] == cal.bench_model) & (rows["config_group"] == cal.config_group)]
@@ -87,11 +90,10 @@ def fitted(table: pd.DataFrame, cal: Any, network: Network) -> FamilyBasis | Non
     fb = single["forward_ms"] + single["backward_ms"]
     multi = hardware[hardware["accelerators"] > 1]
     family_multi = multi[multi["family"] == like["family"]]
-    slowdown, *_ = measured_contention.contention(
+    slowdown, _ = measured_contention.slowdowns(
         hardware[hardware["accelerators"] == 1],
         (multi, family_multi, family_multi),
         str(like["family"]),
-        network,
     )
     jitter = _jitter(single)
     compute = Compute(
@@ -205,10 +207,19 @@ def adopt(cal: Any, req: AdviceRequest, family: str, how: str) -> Any:
     )
 
 
-def calibrated(table: pd.DataFrame, req: AdviceRequest, network: Network) -> Any:
+def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Any:
     """The calibration advised on: the model asked for (else the largest benched), or for
     a model the bench did not measure (``req.params``), its family's representative's."""
     if req.params is not None:  # a model the bench did not measure: its family's rate
         model, named, how = representative(table, req)
-        return adopt(calibrate(table, model, network), req, named, how)
-    return calibrate(table, req.model or default_model(table), network)
+        return adopt(calibrate(table, model), req, named, how)
+    return calibrate(table, req.model or default_model(table))
+
+
+def on_bench_host(table: pd.DataFrame, req: AdviceRequest, basis: Basis) -> tuple[Any, Basis]:
+    """The calibration advised on (:func:`calibration_advised`) and ``basis`` on the link of
+    the host it ran on (``link.on_bench_host_link``; CPU processes: their count capped at
+    the host's cores, their link no GPU preset, ``link.cpu_processes``)."""
+    cal = calibration_advised(table, req)
+    on_host = link.on_bench_host_link(basis, req, table, cal)
+    return cal, link.cpu_processes(on_host, req, table, cal) if cal.device == "cpu" else on_host

@@ -286,33 +286,6 @@ def memory_cap(rows: pd.DataFrame, row: pd.Series) -> tuple[int, str] | None:
     return largest_batch(points, device)
 
 
-def far_beyond_the_batch_timed(cal: Any, per_device: int) -> str:
-    """A warning when the advice runs a per-device batch the bench never came near: above
-    the one batch it timed while the step sat on a launch-bound floor there (its work was
-    never seen: priced at the device's peak, a lower bound), or more than twice that batch.
-    Held out on an H100: ResNet-50 bf16 timed at batch 32 on a host whose CPU set its step
-    took 116 ms at batch 256 on another host; modelled from batch 32, the step there was
-    under half of that (docs/advice.md)."""
-    floor = cal.compute.floor_ms > 0
-    if (
-        cal.shape is not None
-        or per_device <= cal.batch
-        or (per_device <= 2 * cal.batch and not floor)
-    ):
-        return ""
-    how = (
-        "on a launch-bound floor there, its work priced at the device's peak: a lower bound"
-        if floor
-        else "from the fixed cost and per-sample rate measured there"
-    )
-    return (
-        f"UNMEASURED: per-device batch {per_device} is {per_device / cal.batch:.3g}x the "
-        f"largest the bench timed ({cal.batch}); its step is modelled {how}, and the step's "
-        "interval does not cover a batch that far from the one measured; measure it: "
-        f"gpuscale bench --model {cal.name} --batch {per_device}"
-    )
-
-
 def bench_sources(cal: Any) -> list[str]:
     lines = [f"Calibrated on {cal.name}: " + "; ".join(cal.notes) + "."]
     if cal.shape is not None:
@@ -331,3 +304,26 @@ def bench_sources(cal: Any) -> list[str]:
     if cal.comm_scale is not None:
         lines.append(comm_scale_sentence(cal.comm_scale, cal.comm_support))
     return lines
+
+
+def _nnls(columns: list[np.ndarray], y: np.ndarray) -> np.ndarray:
+    # lazy: scipy, only when a bench file is fitted (advise from numbers never needs it)
+    from scipy.optimize import nnls
+
+    return nnls(np.column_stack(columns), y)[0]
+
+
+def fit_compute(single: pd.DataFrame) -> tuple[float, float, float] | None:
+    """(fixed ms, achieved TFLOP/s, optimizer ms per million parameters) fitted over N = 1
+    rows of one family and configuration; None without two distinct work sizes."""
+    rows = single.dropna(subset=["forward_ms", "backward_ms", "flops_per_sample", "params"])
+    work_gflop = (rows["batch_per_device"] * rows["flops_per_sample"]).to_numpy(float) / 1e9
+    if len(np.unique(work_gflop)) < 2:
+        return None
+    fb = (rows["forward_ms"] + rows["backward_ms"]).to_numpy(float)
+    fixed, ms_per_gflop = _nnls([np.ones_like(work_gflop), work_gflop], fb)
+    if ms_per_gflop <= 0:
+        return None
+    mparams = rows["params"].to_numpy(float) / 1e6
+    opt = _nnls([mparams], rows["optimizer_ms"].fillna(0).to_numpy(float))[0]
+    return float(fixed), float(1 / ms_per_gflop), float(opt)

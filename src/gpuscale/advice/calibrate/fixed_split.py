@@ -60,7 +60,7 @@ def split(row: pd.Series, model: ModelSpec, fitted: tuple[float, float, float] |
     the step it gives, with the sentence that says it (see the module): measured (checked
     against the peak), FSDP's own work (plus the prior for the rest), the rate ``fitted``
     over its family's N = 1 runs ((fixed ms, TFLOP/s, optimizer ms per million parameters),
-    ``calibrate.fit_compute``), else the prior."""
+    ``fits.fit_compute``), else the prior."""
     fb = float(row["forward_ms"] + row["backward_ms"])
     work_ms_per_tflop = work_ms(float(row["batch_per_device"]), model.flops, 1.0)
     measured = _own_fixed(row, fb)

@@ -38,13 +38,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice import assumptions
 from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.model.fixed_cost import FixedCost, cpu_peak
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s
-from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.model.step import per_step_ms
-from gpuscale.advice.types import Measure, Source, TermId, words
+from gpuscale.advice.types import Source
+from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
+from gpuscale.bench.support import support
 from gpuscale.quantities import format_ms, number
 
 # Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
@@ -158,107 +158,6 @@ def fsdp_note(row: pd.Series) -> str:
     )
 
 
-def for_strategy(compute: Any, benched: str, asked: str) -> Any:
-    """``compute`` for predicting ``asked`` from runs of ``benched``, by one rule: the step
-    model's compute is the bare module's (a DDP run's no-sync phases; an FSDP run's step,
-    its own work, 0 where it is no slower than the bare module, in the fixed cost), and
-    the strategy predicted adds its own work: DDP's from its prior (``priors.DDP_WORK``)
-    where the runs were FSDP's, FSDP's none (unmeasured, said) where they were DDP's (a
-    walk: tf-30m benched with FSDP and advised as DDP priced DDP's own work at 0 ms)."""
-    if benched == asked or asked != "ddp":
-        return compute
-    return replace(compute, ddp_ms_per_mparam=DDP_WORK.point)
-
-
-def own_work(
-    ms_per_mparam: float, params: float, benched: str, asked: str, model: str | None
-) -> Any:
-    """The strategy's own work, by :func:`for_strategy`'s rule: measured where the runs
-    were the strategy predicted, else DDP's from its prior or FSDP's unmeasured."""
-    command = words(f"gpuscale bench --models {model or 'MODEL'} --strategy {asked} --nproc 1")
-    if benched == asked == "ddp":
-        return assumptions.ddp_overhead(
-            per_step_ms(ms_per_mparam, params), measured=True, model=model
-        )
-    if asked == "fsdp" and benched == "fsdp":
-        return _fsdp_work(
-            "in the fixed per-step cost",
-            Source.MEASURED,
-            "FSDP's step at N = 1 less the bare module's, at least 0, where the bare "
-            "module ran (the calibration note gives the numbers), else its synchronised "
-            "minus no-sync step; not spread over the devices' smaller batches",
-        )
-    if asked == "fsdp":
-        return _fsdp_work(
-            "0 ms per step",
-            Source.ASSUMED,
-            "the runs were DDP's, which measure none of FSDP's; the steps price the "
-            "bare module's compute (DDP's own work measured left out) and FSDP's "
-            "communication",
-            command,
-        )
-    return assumptions.Assumption(
-        term=TermId.DDP,
-        value=f"{per_step_ms(ms_per_mparam, params):.3g} ms per step",
-        source=Source.ASSUMED,
-        basis=f"prior: {DDP_WORK.point:g} ms per million parameters, the median of "
-        f"{DDP_WORK.source}; the runs were FSDP's, which measure no DDP copies",
-        measure=command,
-    )
-
-
-def _fsdp_work(
-    value: str, source: Source, basis: str, measure: Measure | None = None
-) -> assumptions.Assumption:
-    """FSDP's own work as an assumption (``TermId.DDP``: the strategy's own work)."""
-    return assumptions.Assumption(
-        term=TermId.DDP,
-        strategy="fsdp",
-        value=value,
-        source=source,
-        basis=basis,
-        measure=measure or Measure(),
-    )
-
-
-def other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
-    """A warning where the runs measured another strategy than the one predicted (a
-    walk: tf-30m benched with FSDP was advised as DDP without a word, its FSDP
-    synchronised-minus-no-sync gap charged as "DDP's own copies")."""
-    if benched == asked:
-        return ()
-    added = (
-        "DDP's own work from its prior (assumed)"
-        if asked == "ddp"
-        else "no own work of FSDP's (unmeasured, taken as 0)"
-    )
-    return (
-        f"STRATEGY: {model} was benched with --strategy {benched}; this advice predicts "
-        f"{asked} (--strategy {asked}) from the bare module's compute its runs measured, "
-        f"{benched}'s own work left out, plus {asked.upper()}'s communication and {added}: "
-        f"give --strategy {benched} to predict what was benched, or bench with "
-        f"--strategy {asked} to measure it.",
-    )
-
-
-def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Any, ...]:
-    """The strategy predicted where none was asked for: the one ``model`` was benched
-    with, said with the option that predicts the other (a walk: tf-30m benched with FSDP
-    was predicted as DDP by default, the report with no way to ask otherwise)."""
-    if asked is not None:
-        return ()
-    other = "ddp" if benched == "fsdp" else "fsdp"
-    return (
-        assumptions.Assumption(
-            term=TermId.STRATEGY,
-            value=benched.upper(),
-            source=Source.MEASURED,
-            basis=f"{model} was benched with --strategy {benched}, and this predicts what was "
-            f"benched; --strategy {other} predicts {other.upper()}",
-        ),
-    )
-
-
 # A no-sync slowdown that falls by less than this share from fewer devices to more is
 # run-to-run noise, not said (the step model holds it all the same).
 FALL_NOISE = 0.05
@@ -332,26 +231,61 @@ def falling(slowdown: tuple[tuple[int, float], ...]) -> str | None:
     )
 
 
-def contention(
-    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str, network: Network
-) -> tuple[dict[int, float], float | None, str, pd.Index]:
-    """Contention at N (no-sync slowdown per N, communication scale), where it was
-    read, and the rows the communication scale was read from: the most specific
-    ``levels`` (every model of the configuration, the family, the model's own runs) that
-    measured it win."""
+def slowdowns(
+    single: pd.DataFrame, levels: tuple[pd.DataFrame, ...], family: str
+) -> tuple[dict[int, float], str]:
+    """The no-sync slowdown per N, the most specific ``levels`` (every model of the
+    configuration, the family, the model's own runs) that measured it winning, and where
+    it was read."""
     labels = ("every model of this configuration", f"the {family} family", "its own runs")
     slowdown: dict[int, float] = {}
-    comm_scale, contention = None, "no N > 1 run: the N > 1 figures are extrapolated"
-    ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
-    comm_rows = pd.Index([])
+    read = "no N > 1 run: the N > 1 figures are extrapolated"
     for rows_at, label in zip(levels, labels, strict=True):
         found = dict(_slowdown(rows_at, single))
         if found:
             slowdown.update(found)
-            contention = f"{label} ({_contention_text(found)})"
+            read = f"{label} ({_contention_text(found)})"
+    return slowdown, read
+
+
+def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[float | None, pd.Index]:
+    """The communication scale on ``network`` (measured over predicted, the median), the
+    most specific of ``levels`` (N > 1 rows, each a part of the first) that measured it
+    winning, and the rows it was read from; (None, no rows) where none did."""
+    found, comm_rows = None, pd.Index([])
+    if not levels:
+        return found, comm_rows
+    ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
+    for rows_at in levels:
         if scale := _comm_scale(ratios.loc[rows_at.index]):
-            comm_scale, comm_rows = scale, ratios.loc[rows_at.index].dropna().index
-    return slowdown, comm_scale, contention, comm_rows
+            found, comm_rows = scale, ratios.loc[rows_at.index].dropna().index
+    return found, comm_rows
+
+
+def read_comm(cal: Any, table: pd.DataFrame, network: Network) -> Any:
+    """``cal`` (a ``Calibration``) with its communication scale read on ``network``
+    (:func:`comm_scale` of its ``comm_levels``: its own runs reproduce its calibration
+    point; its family's, else all, without) and the runs of ``table`` it was read from."""
+    scale, rows = comm_scale(cal.comm_levels, network)
+    if scale is None:
+        return cal
+    found = support(cal.comm_levels[0].loc[rows], table)
+    return replace(cal, comm_scale=scale, comm_support=found)
+
+
+def noise(rows: pd.DataFrame) -> NoiseScale | None:
+    """The noise scale the runs' gradient norms measured (the one over the most steps)."""
+    best = None
+    for r in rows.itertuples():
+        local, glob = r.noise_local_sq, r.noise_global_sq
+        if not (isinstance(local, tuple) and len(local) >= 2 and pd.notna(r.noise_batch_big)):
+            continue
+        estimate = noise_scale(
+            list(local), list(glob), float(r.noise_batch_small), float(r.noise_batch_big)
+        )
+        if estimate is not None and (best is None or estimate.steps > best.steps):
+            best = estimate
+    return best
 
 
 def one_device(cal: Any) -> OneDevice | None:
@@ -371,3 +305,16 @@ def one_device(cal: Any) -> OneDevice | None:
         config_group=cal.config_group,
         device_name=cal.device_name,
     )
+
+
+def which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[str]:
+    """Where the model ran in several precisions or strategies, which one the advice is
+    on (the latest N = 1 run's), said."""
+    own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
+    kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
+    if len(kinds) < 2:
+        return []
+    return [
+        f"{row['model']} ran in {len(kinds)} configurations; this advice is on its "
+        f"{row['precision']} {row['strategy']} runs (TF32 {row['tf32']}), the latest"
+    ]

@@ -17,12 +17,14 @@ mlp-1m, and its headline said only "1.06M parameters".
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from gpuscale.advice.calibrate.calibration import BenchFieldError, CalibrationError
+from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Measured
 from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.bench.support import support
@@ -31,7 +33,7 @@ from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
 from gpuscale.quantities import counted, format_count, joined, noun_for
 from gpuscale.tables import BENCH_COLUMNS
-from gpuscale.tables.bench import one_device
+from gpuscale.tables.bench import most_host_devices, one_device
 from gpuscale.tables.bench_runs import runs_like
 
 QUIETER = "re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median)"
@@ -104,8 +106,6 @@ def usable_runs(
     (``broken_models``, returned too), other flagged runs made usable when ``allow`` (and
     the warning saying so, and what it left out all the same). ``CalibrationError`` when
     ``model`` (asked for) is broken, or when every model measured is."""
-    from gpuscale.advice.calibrate.calibration import CalibrationError  # lazy: no import circle
-
     broken = broken_models(table)
     if model in broken:
         raise CalibrationError(broken_refusal({model: broken[model]}, where))
@@ -337,3 +337,64 @@ def on_hardware(table: pd.DataFrame, cal: Any) -> pd.Series:
     """The rows of ``table`` on the calibrated run's hardware (a mask): those the advice
     reads."""
     return runs_like(table, cal.config_group, cal.device_name, fields=HARDWARE)
+
+
+@dataclass(frozen=True, slots=True)
+class Usable:
+    """The bench's runs an advice may use (``table``, :func:`usable_runs`), the file they
+    were read from (``where``), the warning on the flagged runs allowed, and the broken
+    models left out (each with its counts whose loss was not finite)."""
+
+    table: pd.DataFrame
+    where: str
+    warning: str | None
+    broken: dict[str, list[int]]
+
+    def left_out(self) -> str:
+        """What a refusal adds on the runs left out: flagged, broken ("" for neither)."""
+        return f"{flagged_help(self.table)}{broken_note(self.broken)}"
+
+
+def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
+    """The runs of ``bench`` the advice of ``req`` may use, once: the table checked
+    (:func:`check_columns`), the model asked for in it (:func:`known_model`), then its
+    broken models' runs left out and the flagged ones allowed as asked
+    (:func:`usable_runs`)."""
+    check_columns(bench)
+    if req.model is not None:
+        known_model(bench, req.model, req.bench)
+    where = "the bench results" if req.bench is None else Path(req.bench).name
+    table, warning, broken = usable_runs(bench, req.allow_flagged, req.model, where)
+    return Usable(table, where, warning, broken)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRuns:
+    """The bench's rows on the calibrated model: its N > 1 runs like the one advised on,
+    whether one saw the same samples on every rank, the most GPUs a host had, and why
+    this model (:func:`why_this_model`, else :func:`models_benched`; "" where asked)."""
+
+    runs: tuple[Measured, ...]
+    same_samples: bool
+    host_devices: int | None
+    passed_over: str
+    others: str
+
+
+def of_model(bench: pd.DataFrame, found: Usable, cal: Any, req: AdviceRequest) -> ModelRuns:
+    """:class:`ModelRuns` of ``cal``'s model (a ``Calibration``) in ``bench``, read once."""
+    params_given = req.params is not None
+    passed_over = "" if req.model or params_given else why_this_model(bench, cal.name, found.broken)
+    others = (
+        ""
+        if passed_over or req.model
+        else models_benched(bench, None if params_given else cal.name)
+    )
+    like = (cal.config_group, cal.device_name, req.strategy)
+    return ModelRuns(
+        runs=tuple(measured_runs(bench, cal.name, req.allow_flagged, like)),
+        same_samples=same_samples(bench, cal.name),
+        host_devices=most_host_devices(found.table),
+        passed_over=passed_over,
+        others=others,
+    )

@@ -150,3 +150,30 @@ def run_options(table: pd.DataFrame, cal: Any, req: AdviceRequest) -> str:
 def _file(source: Any) -> str:
     """The results file as a shell word (``FILE`` where the table was given, not read)."""
     return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
+
+
+def far_beyond_the_batch_timed(cal: Any, per_device: int) -> str:
+    """A warning when the advice runs a per-device batch the bench never came near: above
+    the one batch it timed while the step sat on a launch-bound floor there (its work was
+    never seen: priced at the device's peak, a lower bound), or more than twice that batch.
+    Held out on an H100: ResNet-50 bf16 timed at batch 32 on a host whose CPU set its step
+    took 116 ms at batch 256 on another host; modelled from batch 32, the step there was
+    under half of that (docs/advice.md)."""
+    floor = cal.compute.floor_ms > 0
+    if (
+        cal.shape is not None
+        or per_device <= cal.batch
+        or (per_device <= 2 * cal.batch and not floor)
+    ):
+        return ""
+    how = (
+        "on a launch-bound floor there, its work priced at the device's peak: a lower bound"
+        if floor
+        else "from the fixed cost and per-sample rate measured there"
+    )
+    return (
+        f"UNMEASURED: per-device batch {per_device} is {per_device / cal.batch:.3g}x the "
+        f"largest the bench timed ({cal.batch}); its step is modelled {how}, and the step's "
+        "interval does not cover a batch that far from the one measured; measure it: "
+        f"gpuscale bench --model {cal.name} --batch {per_device}"
+    )

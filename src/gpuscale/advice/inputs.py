@@ -14,7 +14,7 @@ from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import Power
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.model.priors import StepError
-from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, predict_step
+from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, step_at
 from gpuscale.advice.types import End, Measured
 from gpuscale.analysis.critical_batch import ConvergenceModel
 from gpuscale.bench.support import Support
@@ -129,7 +129,7 @@ class AdviceInputs:
         return self.network.name_over(self.device_counts)
 
     def step(self, n: int, batch: float, accum: int = 1, model: ModelSpec | None = None) -> Step:
-        return predict_step(
+        return step_at(
             model or self.model,
             self.compute,
             self.network,

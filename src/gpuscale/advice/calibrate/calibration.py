@@ -49,7 +49,7 @@ from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import StepError, leave_one_out, with_own_runs
-from gpuscale.advice.model.step import Compute, ModelSpec, predict_step
+from gpuscale.advice.model.step import Compute, ModelSpec, step_at
 from gpuscale.advice.types import trusted_runs
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
 from gpuscale.bench.support import Support, support
@@ -341,7 +341,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
             overlap = 0.0  # as the advice itself does
         scaled = with_comm_scale(network, other)
         return [
-            predict_step(
+            step_at(
                 other.model,
                 other.compute,
                 scaled,

@@ -23,7 +23,7 @@ from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice.model.network import Network, collectives_s
+from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, step_at
 from gpuscale.advice.types import (
     TRUSTED_ALLOWED,
@@ -142,20 +142,16 @@ def _pair_speedup(inputs: Pair, model: ModelSpec, compute: Compute) -> float:
     # a strong pair halves the micro-steps where the run accumulated an even number
     accum = inputs.accum // 2 if split == 1 and inputs.kept_global_batch is not None else 0
 
-    # what a pair communicates, once (one device: nothing)
-    comm = collectives_s(
-        inputs.network, model.grad_bytes, 2, bucket_mb=inputs.bucket_mb, strategy=inputs.strategy
-    )
-
     def step(n: int) -> Step:
         return step_at(
             model,
             compute,
+            inputs.network,
             n,
             batch=inputs.batch / (split if n == 2 else 1),
             accum=accum if n == 2 and accum else inputs.accum,
-            comm=comm,
             overlap=inputs.overlap,
+            bucket_mb=inputs.bucket_mb,
             strategy=inputs.strategy,
         )
 

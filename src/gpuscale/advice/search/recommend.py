@@ -27,7 +27,6 @@ import pandas as pd
 
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
 from gpuscale.advice.model.fixed_cost import excess_ms
-from gpuscale.advice.model.network import collectives_s
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS, with_input_rate
 from gpuscale.advice.model.step import Step, step_at
 from gpuscale.advice.request import AdviceRequest
@@ -180,23 +179,19 @@ class Advice:
 
 def _best(inputs: AdviceInputs, n: int) -> tuple[Step, float, float] | None:
     """The fastest (batch, accumulation) of ``_candidates`` at ``n`` devices to a trained
-    model: its step, time (s) and samples to train (None where no batch fits); what a
-    step communicates at ``n`` is computed once (``network.collectives_s``)."""
+    model: its step, time (s) and samples to train (None where no batch fits)."""
     tried = _candidates(inputs, n)
-    model = inputs.model
-    comm = collectives_s(
-        inputs.network, model.grad_bytes, n, bucket_mb=inputs.bucket_mb, strategy=inputs.strategy
-    )
     best = None
     for batch, accum in tried:
         step = step_at(
-            model,
+            inputs.model,
             inputs.compute,
+            inputs.network,
             n,
             batch=batch,
             accum=accum,
-            comm=comm,
             overlap=inputs.overlap,
+            bucket_mb=inputs.bucket_mb,
             strategy=inputs.strategy,
         )
         convergence = inputs.convergence  # samples to train at the global batch
@@ -244,10 +239,7 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     add_intervals(frame, inputs, ideal=frame["accelerators"] / first["accelerators"])
     frame["energy_source"] = [inputs.power.source_at(n, b) for n, b in counts]
     # whether one device's forward + backward at this per-device batch was measured
-    frame["compute_source"] = [
-        "measured" if inputs.compute.is_measured(float(b)) else "modelled"
-        for b in frame["batch_per_device"]
-    ]
+    frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
     # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``): a
     # time to train not positive and finite, a speedup above linear against the first
     not_positive, above_linear = FLAGGED
@@ -282,6 +274,7 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
         "samples_per_s": step.samples_per_s,
         "samples_to_train": samples,
         "time_to_train_min": time_s / 60,
+        "compute_measured": step.measured,
     }
 
 

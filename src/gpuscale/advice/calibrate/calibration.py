@@ -381,7 +381,7 @@ class BenchFieldError(CalibrationError, FieldError):
 def with_fixed(cal: Any, fixed_ms: float) -> Any:
     """``cal`` with the fixed cost entered (``--fixed-ms``): the measured forward +
     backward at the bench's batch kept, only its split into fixed cost and per-sample
-    work changed (``fixed_cost.resplit``)."""
+    work changed (``Compute.resplit``)."""
     micro = cal.compute.micro_ms(cal.model, cal.batch)
     if fixed_ms >= micro:
         raise BenchFieldError(
@@ -393,6 +393,6 @@ def with_fixed(cal: Any, fixed_ms: float) -> Any:
         )
     return replace(
         cal,
-        compute=fixed_cost.resplit(cal.compute, cal.model, cal.batch, fixed_ms),
+        compute=cal.compute.resplit(cal.model, cal.batch, fixed_ms),
         fixed=fixed_cost.given(fixed_ms, cal.batch),
     )

@@ -19,9 +19,9 @@ gives it (``advice/model/step.py``), with a low, a most likely and a high value 
   communication together left there.
 
 The input pipeline has no prior here: the advice says at what samples per second it
-would cap the throughput (``with_input_rate``). NVIDIA's DeepLearningExamples performance
-tables check these priors (``benchmarks/eight_gpus_by_numbers.py``); nothing is fitted
-to them.
+would cap the throughput (``Advice.input_rate``, said by ``explain/caveats.assumed``).
+NVIDIA's DeepLearningExamples performance tables check these priors
+(``benchmarks/eight_gpus_by_numbers.py``); nothing is fitted to them.
 
 Step error: How sure a prediction is: an 80% interval on the step at N > 1 from the calibration's
 own errors.
@@ -47,8 +47,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.assumptions import Assumption, input_pipeline
-from gpuscale.advice.model.fixed_cost import FixedCost, resplit
+from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.types import Measure, Source, TermId, trusted_runs
 from gpuscale.quantities import counted, factor_interval, span
@@ -130,20 +130,6 @@ def with_priors(compute: Compute, model: ModelSpec, batch: float, which: str) ->
         jitter_ms=tuple(step * (1 + cv * q) for q in _NORMAL_20),
         jitter_ref_ms=step,
     )
-
-
-def with_input_rate(
-    assumed: tuple[Assumption, ...], samples_per_s: float, devices: int
-) -> tuple[Assumption, ...]:
-    """``assumed`` with the input pipeline's term saying the samples per second the
-    largest count (``devices``) consumes, in all and per process."""
-    rate = (
-        f"{samples_per_s:,.0f} samples/s in all at {counted(int(devices), 'device')}, the largest "
-        "count predicted, "
-        f"{samples_per_s / devices:,.0f} per process: a data loader slower than that caps "
-        "the throughput there"
-    )
-    return tuple(input_pipeline(rate) if a.term == TermId.INPUT else a for a in assumed)
 
 
 def assumption(found: SharePrior, what: str, measure: Measure) -> Assumption:
@@ -306,7 +292,7 @@ def splits(
     compute at the priors' low and high ends."""
     out = []
     for cost in fixed:
-        split = resplit(Compute(tflops=whole_tflops), spec, per_device, cost.ms)
+        split = Compute(tflops=whole_tflops).resplit(spec, per_device, cost.ms)
         ends = tuple(with_priors(split, spec, per_device, end) for end in ("low", "high"))
         out.append((with_priors(split, spec, per_device, "point"), ends))
     return out

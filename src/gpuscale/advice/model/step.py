@@ -154,6 +154,16 @@ class Compute:
     def is_measured(self, batch: float) -> bool:  # the micro-step at ``batch``
         return any(abs(b - batch) < 1e-9 for b, _ in self.measured_ms)
 
+    def resplit(self, model: ModelSpec, batch: float, fixed_ms: float) -> Compute:
+        """This compute with ``fixed_ms`` as its fixed cost and the per-sample rate set so
+        that the micro-step at ``batch`` is unchanged: the calibration point is kept, only
+        how it splits between the fixed cost and the per-sample work changes (a measured
+        floor gives way to the line through it; batches measured stay as measured)."""
+        micro = self.micro_ms(model, batch)
+        fixed = min(max(fixed_ms, 0.0), micro * (1 - 1e-6))
+        tflops = rate_tflops(batch, model.flops, micro - fixed)
+        return replace(self, fixed_ms=fixed, floor_ms=0.0, tflops=tflops)
+
     def compute_ms(self, model: ModelSpec, batch: float, accum: int = 1, shards: int = 1) -> float:
         """``accum`` micro-steps and the optimizer step over ``shards`` (FSDP on N
         devices: N; DDP: 1, every device steps every parameter)."""

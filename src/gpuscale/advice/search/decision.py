@@ -26,10 +26,9 @@ Rows resting on a measurement: a count whose runs disagree with the prediction
 (``derive.disagreements``) rests on them (``applied``); counts predicted faster than the
 fastest MLPerf system allows (``below_mlperf``) are an input that cannot be true.
 
-Intervals and readings: The 80% intervals of a predictions table
-(``recommend.predictions``): every row's step and speedup re-predicted at the ends of
-the fixed cost's range and of the priors' ranges, then widened by the step's error at N
-(``advice/model/priors.py``).
+The 80% intervals the decision reads come with the predictions (``predict``: every
+row's step at the ends of the fixed cost's and the priors' ranges, widened by the step's
+error at N).
 
 Readings: No confident count from a guess: the count at each end of every assumed term's range.
 
@@ -48,11 +47,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.model.fixed_cost import resplit
 from gpuscale.advice.types import Decision, Disagreement, Reading, TermId
 from gpuscale.tables.advice import NOT_POSITIVE
 
@@ -278,52 +274,6 @@ def below_mlperf(
         for row in frame.itertuples()
         if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]
     )
-
-
-def _across(inputs: AdviceInputs, frame: pd.DataFrame) -> list[tuple[np.ndarray, ...]]:
-    """(steps, speedups, computes) of every row at its (batch, accumulation) with the fixed
-    cost at its point, and at the ends of its range where that is uncertain (the measured
-    step kept: ``fixed_cost.resplit``) and of the priors' ranges (``advice/model/priors.py``);
-    computes: the step's compute term, what no step at that count can take less than."""
-    found = [tuple(frame[c].to_numpy(float) for c in ("step_ms", "speedup", "compute_ms"))]
-    fixed = inputs.fixed
-    computes = list(inputs.prior_range)
-    if fixed is not None and fixed.uncertain:
-        computes += [
-            resplit(inputs.compute, inputs.model, fixed.at_batch, value)
-            for value in (fixed.low_ms, fixed.high_ms)
-        ]
-    for compute in computes:
-        other = replace(inputs, compute=compute)
-        predicted = [
-            other.step(int(r.accelerators), r.batch_per_device, int(r.accum))
-            for r in frame.itertuples()
-        ]
-        steps = np.array([p.step_ms for p in predicted])
-        time = (
-            frame["samples_to_train"].to_numpy(float)
-            * steps
-            / frame["global_batch"].to_numpy(float)
-        )
-        found.append((steps, time[0] / time, np.array([p.compute_ms for p in predicted])))
-    return found
-
-
-def add_intervals(frame: pd.DataFrame, inputs: AdviceInputs, ideal: pd.Series) -> None:
-    """The 80% intervals of the step and the speedup: over the fixed cost's range, then
-    ``x exp(-/+ width at N)`` of the step's error; the step's lower end never below its
-    compute term at that count (the least over the ranges: a step computes, whatever its
-    overheads), so the speedup's upper end never above the speedup of a step of compute
-    alone (``speedup x step / compute`` at each end) nor ``ideal`` (linear)."""
-    width = np.array([inputs.error.width_at(int(n)) for n in frame["accelerators"]])
-    steps, speedups, computes = (np.array(a) for a in zip(*_across(inputs, frame), strict=True))
-    frame["step_ms_low"] = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
-    frame["step_ms_high"] = steps.max(axis=0) * np.exp(width)
-    frame["speedup_low"] = speedups.min(axis=0) * np.exp(-width)
-    with np.errstate(divide="ignore", invalid="ignore"):  # no compute: no bound
-        compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
-    high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
-    frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
 
 
 def read(

@@ -2,37 +2,24 @@
 with what per-device batch and gradient accumulation, the break-even, time, cost and
 energy to a trained model.
 
-For each device count N the search tries per-device batches ``b`` (the measured one and
-its halves) and accumulation ``k`` (powers of two): the global batch is ``B = N b k``,
-the samples to train ``E(B)`` (``gpuscale.analysis.critical_batch``), the throughput ``X`` the
-step model's, and the time to train ``T = E(B) / X``; the fastest (b, k) wins. Hence
-
-    ``speedup(N) = T(1) / T(N) = [X(N) / X(1)] * [E(B_1) / E(B_N)]``
-                                   throughput          convergence factor
-
-exactly as ``analyze --decompose`` splits MLPerf's speedups. Without a convergence model
-the samples do not depend on the batch (optimistic past the critical batch) and the
-measured per-device batch is kept (k = 1): the search would otherwise always accumulate.
+The predictions (``predict``), then in a row: the measured counts that disagree with
+them and the rows resting on those measurements, the decision and its readings at the
+ends of every assumed term's range, the break-even and the equilibrium picks.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-import numpy as np
 import pandas as pd
 
+from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
-from gpuscale.advice.model.fixed_cost import excess_ms
-from gpuscale.advice.model.priors import FEW_NOISE_STEPS, with_input_rate
-from gpuscale.advice.model.step import Step, step_at
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.decision import (
-    FLAGGED,
-    add_intervals,
     applied,
     below_mlperf,
     decide,
@@ -41,35 +28,8 @@ from gpuscale.advice.search.decision import (
     with_readings,
 )
 from gpuscale.advice.search.derive import break_even, disagreements, equilibrium
+from gpuscale.advice.search.predict import predictions
 from gpuscale.advice.types import Decision, Disagreement, End
-from gpuscale.tables.advice import ADVICE_COLUMNS
-
-
-def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
-    """(per-device batch, accumulation) pairs tried at ``n`` devices."""
-    kept = inputs.kept_global_batch
-    if kept is not None:
-        # the fewest micro-steps that split the global batch into whole per-device
-        # batches no larger than the one that fits
-        per_device = kept / n
-        for accum in range(1, inputs.max_accum + 1):
-            batch = per_device / accum
-            if batch < 1:
-                break
-            if batch == int(batch) and batch <= inputs.largest_batch:
-                return [(int(batch), accum)]
-        return []
-    if inputs.convergence is None or inputs.scaling == "weak":
-        return [(inputs.batch, inputs.accum)]
-    batches, b = [], inputs.batch
-    while b >= max(1, inputs.min_batch):
-        batches.append(b)
-        b //= 2
-    accums, k = [], 1
-    while k <= inputs.max_accum:
-        accums.append(k)
-        k *= 2
-    return [(b, k) for b in batches for k in accums]
 
 
 @dataclass(frozen=True)
@@ -104,6 +64,9 @@ class Advice:
     # another model than the largest advised on (said first), which benched model was
     # advised on (said after the decision)
     defaults: tuple[str, ...] = ()
+    # the input pipeline: the samples/s the largest count predicted consumes, and that
+    # count (``assumptions`` says it in the input pipeline's term)
+    input_rate: tuple[float, int] | None = None
     noise_steps: int | None = None
     model_note: str = ""
     chosen: str = ""
@@ -128,6 +91,14 @@ class Advice:
         from gpuscale.advice.explain.caveats import flagged
 
         return None if self.weak_table is None else flagged(self.weak_table)
+
+    @cached_property
+    def assumptions(self) -> tuple[Assumption, ...]:
+        """The inputs' assumptions, the input pipeline's saying ``input_rate``."""
+        # lazy: the words render this advice and import its module (a cycle at the top)
+        from gpuscale.advice.explain.caveats import assumed
+
+        return assumed(self)
 
     @cached_property
     def decision(self) -> Decision:
@@ -177,107 +148,6 @@ class Advice:
         return len(self.caveats) + len(self.decision.warnings)
 
 
-def _best(inputs: AdviceInputs, n: int) -> tuple[Step, float, float] | None:
-    """The fastest (batch, accumulation) of ``_candidates`` at ``n`` devices to a trained
-    model: its step, time (s) and samples to train (None where no batch fits)."""
-    tried = _candidates(inputs, n)
-    best = None
-    for batch, accum in tried:
-        step = step_at(
-            inputs.model,
-            inputs.compute,
-            inputs.network,
-            n,
-            batch=batch,
-            accum=accum,
-            overlap=inputs.overlap,
-            bucket_mb=inputs.bucket_mb,
-            strategy=inputs.strategy,
-        )
-        convergence = inputs.convergence  # samples to train at the global batch
-        samples = inputs.samples if convergence is None else convergence.samples(step.global_batch)
-        time_s = samples / step.samples_per_s
-        if best is None or time_s < best[1]:
-            best = (step, time_s, samples)
-    return best
-
-
-def predictions(inputs: AdviceInputs) -> pd.DataFrame:
-    """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
-    accelerator count: the best (batch, accumulation), the step and its parts
-    (ms), throughput, samples and time to train, speedup and efficiency (to a trained
-    model, and split into throughput efficiency x convergence factor), device-hours, cost
-    and energy per trained model, and plausibility flags."""
-    rows = [_predicted(inputs, n) for n in inputs.device_counts]
-    frame = pd.DataFrame([r for r in rows if r is not None])
-    if frame.empty or frame["accelerators"].iloc[0] != 1:
-        raise ValueError(
-            f"global batch {inputs.global_batch} cannot be split on one device into whole "
-            f"per-device batches of at most {inputs.largest_batch} with at most {inputs.max_accum} "
-            "accumulation steps"
-        )
-    first = frame.iloc[0]
-    frame["speedup"] = first["time_to_train_min"] / frame["time_to_train_min"]
-    frame["efficiency"] = frame["speedup"] / frame["accelerators"]
-    frame["throughput_efficiency"] = (
-        frame["samples_per_s"]
-        / first["samples_per_s"]
-        / (frame["accelerators"] / first["accelerators"])
-    )
-    frame["convergence_factor"] = first["samples_to_train"] / frame["samples_to_train"]
-    frame["accelerator_hours"] = frame["accelerators"] * frame["time_to_train_min"] / 60
-    price = inputs.price_per_device_hour
-    frame["cost"] = frame["accelerator_hours"] * (math.nan if price is None else price)
-    # a device's power follows its batch: each count is charged its own per-device batch's
-    counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
-    total_w = [inputs.power.total_w(n, b) for n, b in counts]
-    frame["energy_kwh"] = [
-        minutes / 60 * (math.nan if w is None else w) / 1e3
-        for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
-    ]
-    frame["fixed_excess_ms"] = excess_ms(frame)
-    add_intervals(frame, inputs, ideal=frame["accelerators"] / first["accelerators"])
-    frame["energy_source"] = [inputs.power.source_at(n, b) for n, b in counts]
-    # whether one device's forward + backward at this per-device batch was measured
-    frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
-    # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``): a
-    # time to train not positive and finite, a speedup above linear against the first
-    not_positive, above_linear = FLAGGED
-    time = frame["time_to_train_min"]
-    frame[not_positive] = ~((time > 0) & np.isfinite(time))
-    above = frame["speedup"] > frame["accelerators"] / first["accelerators"] * (1 + 1e-9)
-    frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
-    # the documented order (``tables.advice``), the flags as data in place of ``flags``
-    return frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
-
-
-def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
-    """The row of ``n`` devices at its best (batch, accumulation); None when no batch
-    fits. ``latency_ms``: one latency per collective (``network.latency_s``), at most
-    the communication."""
-    found = _best(inputs, n)
-    if found is None:
-        return None
-    step, time_s, samples = found
-    return {
-        "accelerators": n,
-        "batch_per_device": step.batch_per_device,
-        "accum": step.accum,
-        "global_batch": step.global_batch,
-        "step_ms": step.step_ms,
-        "compute_ms": step.compute_ms,
-        "ddp_ms": step.ddp_ms,
-        "wait_ms": step.wait_ms,
-        "comm_ms": step.comm_ms,
-        "latency_ms": min(step.latency_ms, step.comm_ms),
-        "exposed_comm_ms": step.exposed_ms,
-        "samples_per_s": step.samples_per_s,
-        "samples_to_train": samples,
-        "time_to_train_min": time_s / 60,
-        "compute_measured": step.measured,
-    }
-
-
 def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
     """Predictions and the Decision for one model on one network, with the count at each
     of the ``ends`` of every assumed term's range (``decision.read``: where one moves it,
@@ -307,10 +177,6 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
     trusted = frame[plausible(frame)]
     picks = equilibrium(trusted, inputs.threshold)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
-    inputs = replace(
-        inputs,
-        assumptions=with_input_rate(inputs.assumptions, last.samples_per_s, last.accelerators),
-    )
     ok = trusted[trusted["efficiency"] >= inputs.target_efficiency]
     efficient = int(ok["accelerators"].max()) if len(ok) else None
     cheapest = None
@@ -329,6 +195,7 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
         weak_table=alternative,
         disagreements=found,
         below_mlperf=below,
+        input_rate=(float(last.samples_per_s), int(last.accelerators)),
     )
 
 

@@ -19,15 +19,17 @@ from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.search.break_even import break_even
 from gpuscale.advice.search.decision import (
     applied,
     below_mlperf,
     decide,
+    disagreements,
+    equilibrium,
     plausible,
     read,
     with_readings,
 )
-from gpuscale.advice.search.derive import break_even, disagreements, equilibrium
 from gpuscale.advice.search.predict import predictions
 from gpuscale.advice.types import Decision, Disagreement, End
 
@@ -54,7 +56,7 @@ class Advice:
     # gain rests on the samples a larger global batch needs
     weak_table: pd.DataFrame | None = None  # ``alternative``, its flags as data
     # counts whose measured runs fall outside the predicted interval: their rows rest on
-    # the measurement (``derive.applied``), said first
+    # the measurement (``decision.applied``), said first
     disagreements: tuple[Disagreement, ...] = ()
     # (count, predicted minutes, the fastest MLPerf system's floor, that system) of each
     # count predicted faster than MLPerf allows: an input that cannot be true
@@ -173,9 +175,9 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
         return decide(table, at.target_efficiency, at.warnings, at.implausible)
 
     decision = with_readings(decision, read(ends, decide_at))
-    ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
     trusted = frame[plausible(frame)]
     picks = equilibrium(trusted, inputs.threshold)
+    ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
     ok = trusted[trusted["efficiency"] >= inputs.target_efficiency]
     efficient = int(ok["accelerators"].max()) if len(ok) else None

@@ -2,25 +2,46 @@
 with what per-device batch and gradient accumulation, the break-even, time, cost and
 energy to a trained model.
 
-The predictions (``predict``), then in a row: the measured counts that disagree with
-them and the rows resting on those measurements, the decision and its readings at the
-ends of every assumed term's range, the break-even and the equilibrium picks.
+The predictions table: for each device count N the search tries per-device batches
+``b`` (the measured one and its halves) and accumulation ``k`` (powers of two): the global
+batch is ``B = N b k``, the samples to train ``E(B)`` (``gpuscale.analysis.critical_batch``),
+the throughput ``X`` the step model's, and the time to train ``T = E(B) / X``; the fastest
+(b, k) wins. Hence
+
+    ``speedup(N) = T(1) / T(N) = [X(N) / X(1)] * [E(B_1) / E(B_N)]``
+                                   throughput          convergence factor
+
+exactly as ``analyze --decompose`` splits MLPerf's speedups. Without a convergence model
+the samples do not depend on the batch (optimistic past the critical batch) and the
+measured per-device batch is kept (k = 1): the search would otherwise always accumulate.
+
+Intervals: every candidate's step is predicted at the compute's point and at the ends of
+the fixed cost's range (the measured step kept: ``Compute.resplit``) and of the priors'
+ranges (``advice/model/priors.py``), the model called once per candidate; the chosen
+row's 80% interval spans them, widened by the step's error at N.
+
+Then, in a row: the measured counts that disagree with the predictions and the rows
+resting on those measurements, the decision and its readings at the ends of every assumed
+term's range, the equilibrium picks (``decision``), the break-even (``break_even``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from functools import cached_property
+from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 
-from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
+from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
+from gpuscale.advice.model.step import Compute, Step, step_at
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.break_even import break_even
 from gpuscale.advice.search.decision import (
+    FLAGGED,
     applied,
     below_mlperf,
     decide,
@@ -30,124 +51,182 @@ from gpuscale.advice.search.decision import (
     read,
     with_readings,
 )
-from gpuscale.advice.search.predict import predictions
-from gpuscale.advice.types import Decision, Disagreement, End
+from gpuscale.advice.types import Advice, Decision, End
+from gpuscale.tables.advice import ADVICE_COLUMNS
 
 
-@dataclass(frozen=True)
-class Advice:
-    """The predictions, the one :class:`Decision` read off them and what qualifies it, as
-    data; the words (``decision``'s warnings and what to measure first, ``caveats``,
-    ``explanation``, ``str``) are rendered from them when read
-    (``advice/explain/caveats.py``), never stored by the search."""
+def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
+    """(per-device batch, accumulation) pairs tried at ``n`` devices."""
+    kept = inputs.kept_global_batch
+    if kept is not None:
+        # the fewest micro-steps that split the global batch into whole per-device
+        # batches no larger than the one that fits
+        per_device = kept / n
+        for accum in range(1, inputs.max_accum + 1):
+            batch = per_device / accum
+            if batch < 1:
+                break
+            if batch == int(batch) and batch <= inputs.largest_batch:
+                return [(int(batch), accum)]
+        return []
+    if inputs.convergence is None or inputs.scaling == "weak":
+        return [(inputs.batch, inputs.accum)]
+    batches, b = [], inputs.batch
+    while b >= max(1, inputs.min_batch):
+        batches.append(b)
+        b //= 2
+    accums, k = [], 1
+    while k <= inputs.max_accum:
+        accums.append(k)
+        k *= 2
+    return [(b, k) for b in batches for k in accums]
 
-    # one row per device count (see ``predictions``), its flags as data (``FLAGGED``):
-    # ``predictions`` says them
-    table: pd.DataFrame
-    decided: Decision  # as the search decided it (``decision``: with its words)
-    efficient: int | None  # largest count with efficiency >= target
-    cheapest: int | None
-    equilibrium: dict[str, int | None]
-    break_even_ms_per_mb: float | None  # step compute per MB of gradients
-    break_even_params: float | None
-    target_params: float | None
-    inputs: AdviceInputs | None = None
-    # strong scaling decided: the same counts keeping the per-device batch (weak), whose
-    # gain rests on the samples a larger global batch needs
-    weak_table: pd.DataFrame | None = None  # ``alternative``, its flags as data
-    # counts whose measured runs fall outside the predicted interval: their rows rest on
-    # the measurement (``decision.applied``), said first
-    disagreements: tuple[Disagreement, ...] = ()
-    # (count, predicted minutes, the fastest MLPerf system's floor, that system) of each
-    # count predicted faster than MLPerf allows: an input that cannot be true
-    below_mlperf: tuple[tuple[int, float, float, str], ...] = ()
-    # what qualifies the headline: the options the times rest on that were never given
-    # ("samples", "batch", "link"), the steps of a noise scale measured over too few,
-    # another model than the largest advised on (said first), which benched model was
-    # advised on (said after the decision)
-    defaults: tuple[str, ...] = ()
-    # the input pipeline: the samples/s the largest count predicted consumes, and that
-    # count (``assumptions`` says it in the input pipeline's term)
-    input_rate: tuple[float, int] | None = None
-    noise_steps: int | None = None
-    model_note: str = ""
-    chosen: str = ""
 
-    def __str__(self) -> str:
-        """The advice as ``gpuscale advise`` says it (``print(advice)``; the fields, and
-        every number, are the dataclass's: ``repr``)."""
-        return "\n".join(f"- {line}" for line in self.explanation)
+def _computes(inputs: AdviceInputs) -> tuple[Compute, ...]:
+    """The compute at its point, then at the ends of every range the interval spans: the
+    priors' (``prior_range``) and, where uncertain, the fixed cost's (the measured step
+    kept: ``Compute.resplit``)."""
+    fixed = inputs.fixed
+    ends: tuple[Compute, ...] = ()
+    if fixed is not None and fixed.uncertain:
+        ends = tuple(
+            inputs.compute.resplit(inputs.model, fixed.at_batch, value)
+            for value in (fixed.low_ms, fixed.high_ms)
+        )
+    return (inputs.compute, *inputs.prior_range, *ends)
 
-    @cached_property
-    def predictions(self) -> pd.DataFrame:
-        """The predictions table (``tables.advice``): ``table`` with its flags said."""
-        # lazy: the words render this advice and import its module (a cycle at the top)
-        from gpuscale.advice.explain.caveats import flagged
 
-        return flagged(self.table)
+def _best(inputs: AdviceInputs, n: int) -> tuple[list[Step], float, float] | None:
+    """The fastest (batch, accumulation) of ``_candidates`` at ``n`` devices to a trained
+    model: its steps (at each of ``_computes``, the point first), time (s) and samples to
+    train (None where no batch fits)."""
+    tried = _candidates(inputs, n)
+    computes = _computes(inputs)
+    best = None
+    for batch, accum in tried:
+        steps = [
+            step_at(
+                inputs.model,
+                compute,
+                inputs.network,
+                n,
+                batch=batch,
+                accum=accum,
+                overlap=inputs.overlap,
+                bucket_mb=inputs.bucket_mb,
+                strategy=inputs.strategy,
+            )
+            for compute in computes
+        ]
+        step = steps[0]
+        convergence = inputs.convergence  # samples to train at the global batch
+        samples = inputs.samples if convergence is None else convergence.samples(step.global_batch)
+        time_s = samples / step.samples_per_s
+        if best is None or time_s < best[1]:
+            best = (steps, time_s, samples)
+    return best
 
-    @cached_property
-    def alternative(self) -> pd.DataFrame | None:
-        """The weak-scaling alternative (``weak_table``) with its flags said."""
-        # lazy: the words render this advice and import its module (a cycle at the top)
-        from gpuscale.advice.explain.caveats import flagged
 
-        return None if self.weak_table is None else flagged(self.weak_table)
+def predictions(inputs: AdviceInputs) -> pd.DataFrame:
+    """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
+    accelerator count: the best (batch, accumulation), the step and its parts
+    (ms), throughput, samples and time to train, speedup and efficiency (to a trained
+    model, and split into throughput efficiency x convergence factor), device-hours, cost
+    and energy per trained model, and plausibility flags."""
+    rows = [_predicted(inputs, n) for n in inputs.device_counts]
+    frame = pd.DataFrame([r for r in rows if r is not None])
+    if frame.empty or frame["accelerators"].iloc[0] != 1:
+        raise ValueError(
+            f"global batch {inputs.global_batch} cannot be split on one device into whole "
+            f"per-device batches of at most {inputs.largest_batch} with at most {inputs.max_accum} "
+            "accumulation steps"
+        )
+    first = frame.iloc[0]
+    frame["speedup"] = first["time_to_train_min"] / frame["time_to_train_min"]
+    frame["efficiency"] = frame["speedup"] / frame["accelerators"]
+    frame["throughput_efficiency"] = (
+        frame["samples_per_s"]
+        / first["samples_per_s"]
+        / (frame["accelerators"] / first["accelerators"])
+    )
+    frame["convergence_factor"] = first["samples_to_train"] / frame["samples_to_train"]
+    frame["accelerator_hours"] = frame["accelerators"] * frame["time_to_train_min"] / 60
+    price = inputs.price_per_device_hour
+    frame["cost"] = frame["accelerator_hours"] * (math.nan if price is None else price)
+    # a device's power follows its batch: each count is charged its own per-device batch's
+    counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
+    total_w = [inputs.power.total_w(n, b) for n, b in counts]
+    frame["energy_kwh"] = [
+        minutes / 60 * (math.nan if w is None else w) / 1e3
+        for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
+    ]
+    frame["fixed_excess_ms"] = excess_ms(frame)
+    add_intervals(frame, inputs, ideal=frame["accelerators"] / first["accelerators"])
+    frame["energy_source"] = [inputs.power.source_at(n, b) for n, b in counts]
+    # whether one device's forward + backward at this per-device batch was measured
+    frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
+    # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``): a
+    # time to train not positive and finite, a speedup above linear against the first
+    not_positive, above_linear = FLAGGED
+    time = frame["time_to_train_min"]
+    frame[not_positive] = ~((time > 0) & np.isfinite(time))
+    above = frame["speedup"] > frame["accelerators"] / first["accelerators"] * (1 + 1e-9)
+    frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
+    # the documented order (``tables.advice``), the flags as data in place of ``flags``
+    return frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
 
-    @cached_property
-    def assumptions(self) -> tuple[Assumption, ...]:
-        """The inputs' assumptions, the input pipeline's saying ``input_rate``."""
-        # lazy: the words render this advice and import its module (a cycle at the top)
-        from gpuscale.advice.explain.caveats import assumed
 
-        return assumed(self)
+def _predicted(inputs: AdviceInputs, n: int) -> dict[str, object] | None:
+    """The row of ``n`` devices at its best (batch, accumulation); None when no batch
+    fits. ``latency_ms``: one latency per collective (``network.latency_s``), at most
+    the communication; ``range_*``: the step and its compute at the ranges' ends."""
+    found = _best(inputs, n)
+    if found is None:
+        return None
+    (step, *ends), time_s, samples = found
+    return {
+        "accelerators": n,
+        "batch_per_device": step.batch_per_device,
+        "accum": step.accum,
+        "global_batch": step.global_batch,
+        "step_ms": step.step_ms,
+        "compute_ms": step.compute_ms,
+        "ddp_ms": step.ddp_ms,
+        "wait_ms": step.wait_ms,
+        "comm_ms": step.comm_ms,
+        "latency_ms": min(step.latency_ms, step.comm_ms),
+        "exposed_comm_ms": step.exposed_ms,
+        "samples_per_s": step.samples_per_s,
+        "samples_to_train": samples,
+        "time_to_train_min": time_s / 60,
+        "compute_measured": step.measured,
+        "range_step_ms": tuple(s.step_ms for s in ends),
+        "range_compute_ms": tuple(s.compute_ms for s in ends),
+    }
 
-    @cached_property
-    def decision(self) -> Decision:
-        """``decided`` with its words (the warnings, what to measure first)."""
-        # lazy: the words render this advice and import its module (a cycle at the top)
-        from gpuscale.advice.explain.caveats import render_decision
 
-        return render_decision(self)
-
-    @cached_property
-    def caveats(self) -> tuple[str, ...]:
-        """What makes the headline less firm, and measurements beside the prediction:
-        also the explanation's first lines."""
-        # lazy: the words render this advice and import its module (a cycle at the top)
-        from gpuscale.advice.explain.caveats import caveats
-
-        return caveats(self)
-
-    @cached_property
-    def explanation(self) -> list[str]:
-        # lazy: the words render this advice and import its module (a cycle at the top)
-        from gpuscale.advice.explain.caveats import explanation
-
-        return explanation(self)
-
-    @property
-    def recommended(self) -> int:
-        return self.decided.accelerators
-
-    @property
-    def fastest(self) -> int:
-        return self.decided.fastest
-
-    @property
-    def dominant_term(self) -> str:
-        return self.decided.dominant_term
-
-    @property
-    def cap(self) -> str:
-        return self.decided.cap
-
-    @property
-    def decision_line(self) -> int:
-        """Where "Use N devices ..." stands in ``explanation``: after what qualifies it
-        (``caveats``, said first) and the decision's warnings (``explain`` says them
-        before it)."""
-        return len(self.caveats) + len(self.decision.warnings)
+def add_intervals(frame: pd.DataFrame, inputs: AdviceInputs, ideal: pd.Series) -> None:
+    """The 80% intervals of the step and the speedup: over the ranges' ends (each row's
+    ``range_step_ms`` / ``range_compute_ms``, ``_best``), then ``x exp(-/+ width at N)``
+    of the step's error; the step's lower end never below its compute term at that count
+    (the least over the ranges: a step computes, whatever its overheads), so the speedup's
+    upper end never above the speedup of a step of compute alone (``speedup x step /
+    compute`` at each end) nor ``ideal`` (linear)."""
+    width = np.array([inputs.error.width_at(int(n)) for n in frame["accelerators"]])
+    ends = np.array(list(frame["range_step_ms"]), float).reshape(len(frame), -1).T
+    # time to train (in a unit of its own) at each end
+    times = frame["samples_to_train"].to_numpy(float) * ends / frame["global_batch"].to_numpy(float)
+    steps = np.vstack([frame["step_ms"].to_numpy(float), ends])
+    speedups = np.vstack([frame["speedup"].to_numpy(float), times[:, :1] / times])
+    range_compute = np.array(list(frame["range_compute_ms"]), float).reshape(len(frame), -1)
+    computes = np.vstack([frame["compute_ms"].to_numpy(float), range_compute.T])
+    frame["step_ms_low"] = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
+    frame["step_ms_high"] = steps.max(axis=0) * np.exp(width)
+    frame["speedup_low"] = speedups.min(axis=0) * np.exp(-width)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no compute: no bound
+        compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
+    high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
+    frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
 
 
 def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:

@@ -39,6 +39,7 @@ from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.model.step import Compute, Step, step_at
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.search.advice import Advice
 from gpuscale.advice.search.break_even import break_even
 from gpuscale.advice.search.decision import (
     FLAGGED,
@@ -51,7 +52,7 @@ from gpuscale.advice.search.decision import (
     read,
     with_readings,
 )
-from gpuscale.advice.types import Advice, Decision, End
+from gpuscale.advice.types import Decision, End
 from gpuscale.tables.advice import ADVICE_COLUMNS
 
 

@@ -119,10 +119,9 @@ STEP_SPREAD = SharePrior(
 )
 
 
-def with_priors(compute: Compute, model: ModelSpec, batch: float, which: str) -> Compute:
+def with_priors(compute: Compute, step: float, which: str) -> Compute:
     """``compute`` with DDP's work (per parameter) and the step's spread (a share of its
-    compute step at ``batch``) set from the priors (``which``: low, point or high)."""
-    step = compute.compute_ms(model, batch)
+    compute step, ``step`` ms) set from the priors (``which``: low, point or high)."""
     cv = STEP_SPREAD.at(which)
     return replace(
         compute,
@@ -293,6 +292,7 @@ def splits(
     out = []
     for cost in fixed:
         split = Compute(tflops=whole_tflops).resplit(spec, per_device, cost.ms)
-        ends = tuple(with_priors(split, spec, per_device, end) for end in ("low", "high"))
-        out.append((with_priors(split, spec, per_device, "point"), ends))
+        step = split.compute_ms(spec, per_device)  # one device's compute step, once
+        ends = tuple(with_priors(split, step, end) for end in ("low", "high"))
+        out.append((with_priors(split, step, "point"), ends))
     return out

@@ -33,7 +33,7 @@ requests = st.builds(
 )
 
 
-def _check(advice: gpuscale.advice.search.advice.Advice) -> None:  # type: ignore[name-defined]
+def _check(advice: gpuscale.advice.search.recommend.Advice) -> None:  # type: ignore[name-defined]
     d = advice.decision
     table = advice.predictions[advice.predictions["flags"] == ""].set_index("accelerators")
     text = "\n".join(advice.explanation)

@@ -9,7 +9,7 @@ convergence model, the inputs at the ends of every assumed range), then the sear
 what qualifies it). ``gpuscale.advise(...)`` (``advice/load.py``) is the same call by keywords for
 Python users, reading the files itself.
 
-Returns an :class:`~gpuscale.advice.search.advice.Advice`: the recommendation, a DataFrame of
+Returns an :class:`~gpuscale.advice.search.recommend.Advice`: the recommendation, a DataFrame of
 predictions per accelerator count (``.predictions``, schema ``tables.advice``) and the
 explanation.
 """
@@ -24,8 +24,7 @@ from gpuscale.advice.calibrate.build import build
 from gpuscale.advice.conflicts import check_with_data
 from gpuscale.advice.model.network import MeasuredCurves
 from gpuscale.advice.request import ONE_BATCH_WITH_BENCH, AdviceRequest
-from gpuscale.advice.search.advice import Advice
-from gpuscale.advice.search.recommend import search
+from gpuscale.advice.search.recommend import Advice, search
 from gpuscale.interconnect.topology import Topology
 from gpuscale.tables.requests import NamedError, ref
 

@@ -34,7 +34,7 @@ from gpuscale.advice.api import advise as advise_request
 from gpuscale.advice.calibrate.calibration import CalibrationError, NamedCalibrationError
 from gpuscale.advice.model.network import CommCurve, Link, MeasuredCurves
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search.advice import Advice
+from gpuscale.advice.search.recommend import Advice
 from gpuscale.bench.results import BENCH_FILE, load_bench
 from gpuscale.bench.telemetry import topology_here
 from gpuscale.interconnect.records import read_sweeps

@@ -11,7 +11,7 @@ import pandas as pd
 from gpuscale.advice.api import advise
 from gpuscale.advice.load import load_advice_data
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search.advice import Advice
+from gpuscale.advice.search.recommend import Advice
 from gpuscale.tables.requests import FieldError
 
 

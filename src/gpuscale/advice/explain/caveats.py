@@ -1,6 +1,6 @@
 """What qualifies an advice's headline, said before it, and the decision as it is read.
 
-Rendered from the advice's data (``search.advice.Advice``: the options it defaulted,
+Rendered from the advice's data (``search.recommend.Advice``: the options it defaulted,
 the bench's few noise steps, the disagreements, the runs measured beside the
 predictions, the readings of every assumed term), never stored as sentences by the
 search: inputs the user never gave (the default samples to train, a noise scale from a

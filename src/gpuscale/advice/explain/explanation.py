@@ -31,7 +31,7 @@ SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.bre
 
 
 class Explainable(Protocol):
-    """What the sentences read of a ``search.advice.Advice`` (not imported: no circle)."""
+    """What the sentences read of a ``recommend.Advice`` (not imported: no circle)."""
 
     predictions: pd.DataFrame
     decision: Decision

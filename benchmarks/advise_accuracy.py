@@ -67,7 +67,7 @@ def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     from gpuscale.advice.calibrate.calibration import calibrate, with_comm_scale
     from gpuscale.advice.load import read_collectives
     from gpuscale.advice.model.network import Link, Network, network_from_collectives
-    from gpuscale.advice.model.step import predict_step
+    from gpuscale.advice.model.step import step_at
 
     ok = table[(table["status"] == "ok") & ~table["flagged"].astype(bool)]
     own = ok[ok["model"] == model].set_index("accelerators")
@@ -77,7 +77,7 @@ def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     base = Network(intra=Link.from_preset("pcie-phb"))
     network = network_from_collectives(read_collectives(sweep), base)
     cal = calibrate(without, model, network)
-    step = predict_step(
+    step = step_at(
         cal.model,
         cal.compute,
         with_comm_scale(network, cal),
@@ -85,7 +85,7 @@ def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
         batch=cal.batch,
         overlap=cal.overlap if cal.overlap is not None else 0.0,
     )
-    preset = predict_step(
+    preset = step_at(
         cal.model,
         cal.compute,
         base,

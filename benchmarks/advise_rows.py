@@ -35,7 +35,7 @@ from gpuscale.advice.calibrate.calibration import (
 from gpuscale.advice.load import advise
 from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.model.priors import from_residuals
-from gpuscale.advice.model.step import predict_step
+from gpuscale.advice.model.step import step_at
 from gpuscale.bench.config import BenchConfig, run_key
 from gpuscale.bench.results import SCHEMA, bench_table, read_results
 
@@ -108,7 +108,7 @@ def old_leave_one_out(table, network) -> float:
                 other = calibrate(rest, str(model), network)
             except ValueError:
                 continue
-            step = predict_step(
+            step = step_at(
                 other.model,
                 other.compute,
                 with_comm_scale(network, other),

@@ -222,7 +222,7 @@ def _unseen_row(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     import gpuscale
     from gpuscale.advice.calibrate.calibration import calibrate
     from gpuscale.advice.model.network import Link, Network
-    from gpuscale.advice.model.step import predict_step
+    from gpuscale.advice.model.step import step_at
 
     ok = table[table["status"] == "ok"]
     own = ok[ok["model"] == model].set_index("accelerators")
@@ -242,7 +242,7 @@ def _unseen_row(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     )
     two = advice.predictions.set_index("accelerators").loc[2]
     cal = calibrate(rows.assign(flagged=False), model, Network(intra=Link.from_preset("pcie-phb")))
-    preset = predict_step(
+    preset = step_at(
         cal.model,
         cal.compute,
         Network(intra=Link.from_preset("pcie-phb")),

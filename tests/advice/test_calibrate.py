@@ -20,7 +20,7 @@ from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.load import curves_from_collectives, read_collectives
 from gpuscale.advice.model.network import Link, Network, fit_link, network_from_collectives
-from gpuscale.advice.model.step import predict_step
+from gpuscale.advice.model.step import step_at
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table
 
@@ -124,12 +124,12 @@ def test_calibration_recovers_overlap_and_overhead_and_its_own_point() -> None:
     assert cal.overlap == pytest.approx(0.6)
     assert cal.compute.ddp_ms_per_mparam * 7 == pytest.approx(3.0)
     network = with_comm_scale(PHB, cal)
-    step = predict_step(cal.model, cal.compute, network, 2, batch=cal.batch, overlap=cal.overlap)
+    step = step_at(cal.model, cal.compute, network, 2, batch=cal.batch, overlap=cal.overlap)
     assert step.comm_ms == pytest.approx(10.0)
     assert step.exposed_ms == pytest.approx(4.0)
     measured = table.loc[table["accelerators"] == 2, "step_ms_mean"].iloc[0]
     assert step.step_ms == pytest.approx(measured)  # 32 + 3 + 4 = 39 ms, not 42
-    one = predict_step(cal.model, cal.compute, network, 1, batch=cal.batch)
+    one = step_at(cal.model, cal.compute, network, 1, batch=cal.batch)
     assert one.step_ms == pytest.approx(32.0)  # one device runs without DDP
 
 

@@ -33,7 +33,7 @@ def test_resplit_keeps_the_measured_step() -> None:
     model = ModelSpec(params=1e6)
     compute = Compute(tflops=0.1)
     before = compute.micro_ms(model, 32)
-    split = fixed_cost.resplit(compute, model, 32, 0.75 * before)
+    split = compute.resplit(model, 32, 0.75 * before)
     assert split.micro_ms(model, 32) == pytest.approx(before)
     assert split.fixed_ms == pytest.approx(0.75 * before)
     # half the batch saves half of the quarter that is per-sample work

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuscale.advice.model.network import MIB, CommCurve, Link, Network, comm_times_s, ddp_buckets
-from gpuscale.advice.model.step import Compute, ModelSpec, predict_step
+from gpuscale.advice.model.step import Compute, ModelSpec, step_at
 
 PHB = Link(busbw_gbs=10.0, latency_us=20.0, name="phb")
 
@@ -89,26 +89,26 @@ def test_compute_by_hand() -> None:
 
 def test_step_counts_overlap_and_ddp_overhead_once() -> None:
     net = Network(intra=PHB)
-    step = predict_step(MODEL, COMPUTE, net, 2, batch=8, overlap=0.6)
+    step = step_at(MODEL, COMPUTE, net, 2, batch=8, overlap=0.6)
     comm_ms = sum(PHB.time_s(b, 2) for b in ddp_buckets(100e6)) * 1e3
     assert step.comm_ms == pytest.approx(comm_ms)
     assert step.exposed_ms == pytest.approx(0.4 * comm_ms)  # 0.6 hidden behind backward
     assert step.ddp_ms == pytest.approx(1.0)  # 0.04 ms per million parameters
     assert step.step_ms == pytest.approx(step.compute_ms + 1.0 + 0.4 * comm_ms)
-    one = predict_step(MODEL, COMPUTE, net, 1, batch=8)
+    one = step_at(MODEL, COMPUTE, net, 1, batch=8)
     assert one.step_ms == one.compute_ms  # no DDP on one device
 
 
 def test_the_default_hiding_is_capped_by_backward_and_spares_the_last_bucket() -> None:
     net = Network(intra=Link(busbw_gbs=0.5, latency_us=0.0))  # slow: comm >> backward
-    step = predict_step(MODEL, COMPUTE, net, 2, batch=8)
+    step = step_at(MODEL, COMPUTE, net, 2, batch=8)
     backward = COMPUTE.backward_share * (2 + 8)
     assert step.exposed_ms == pytest.approx(step.comm_ms - backward)
     # a measured overlap is what the run hid, timed: all of it hidden is none exposed
-    measured = predict_step(MODEL, COMPUTE, net, 2, batch=8, overlap=1.0)
+    measured = step_at(MODEL, COMPUTE, net, 2, batch=8, overlap=1.0)
     assert measured.exposed_ms == pytest.approx(0.0)
     fast = Network(intra=Link(busbw_gbs=1000.0, latency_us=0.0))
-    default = predict_step(MODEL, COMPUTE, fast, 2, batch=8)
+    default = step_at(MODEL, COMPUTE, fast, 2, batch=8)
     assert default.exposed_ms >= default.last_bucket_ms - 1e-12
 
 
@@ -169,7 +169,7 @@ def test_the_step_never_shrinks_as_devices_are_added(
     )
     network = Network(intra=Link(busbw_gbs=bw, latency_us=10.0))
     steps = [
-        predict_step(MODEL, compute, network, n, batch=8, overlap=overlap)
+        step_at(MODEL, compute, network, n, batch=8, overlap=overlap)
         for n in (1, 2, 3, 4, 6, 8, 16, 32)
     ]
     for fewer, more in itertools.pairwise(steps):
@@ -200,18 +200,18 @@ def test_a_count_between_measured_ones_is_interpolated_never_below_the_one_below
 def test_more_bandwidth_never_predicts_a_slower_step(bw, factor, n, overlap) -> None:
     slow = Network(intra=Link(busbw_gbs=bw, latency_us=10.0))
     fast = Network(intra=Link(busbw_gbs=bw * factor, latency_us=10.0))
-    a = predict_step(MODEL, COMPUTE, slow, n, batch=8, overlap=overlap)
-    b = predict_step(MODEL, COMPUTE, fast, n, batch=8, overlap=overlap)
+    a = step_at(MODEL, COMPUTE, slow, n, batch=8, overlap=overlap)
+    b = step_at(MODEL, COMPUTE, fast, n, batch=8, overlap=overlap)
     assert b.step_ms <= a.step_ms + 1e-9
 
 
 @settings(max_examples=60, deadline=None)
 @given(n=st.integers(1, 256), batch=st.integers(1, 512), overlap=st.floats(0.0, 1.0))
 def test_step_is_positive_and_never_faster_than_its_compute(n, batch, overlap) -> None:
-    step = predict_step(MODEL, COMPUTE, Network(intra=PHB), n, batch=batch, overlap=overlap)
+    step = step_at(MODEL, COMPUTE, Network(intra=PHB), n, batch=batch, overlap=overlap)
     assert math.isfinite(step.step_ms) and step.step_ms >= step.compute_ms > 0
     assert step.exposed_ms <= step.comm_ms + 1e-9
-    one = predict_step(MODEL, COMPUTE, Network(intra=PHB), 1, batch=batch)
+    one = step_at(MODEL, COMPUTE, Network(intra=PHB), 1, batch=batch)
     # throughput never super-linear
     assert step.samples_per_s <= n * one.samples_per_s * (1 + 1e-9)
 
@@ -227,7 +227,7 @@ def test_step_is_positive_and_never_faster_than_its_compute(n, batch, overlap) -
         lambda: Compute(tflops=0.0),
         lambda: Compute(tflops=1.0, fixed_ms=-1.0),
         lambda: Network(intra=PHB, comm_scale=0.0),
-        lambda: predict_step(MODEL, COMPUTE, Network(intra=PHB), 2, batch=8, overlap=1.5),
+        lambda: step_at(MODEL, COMPUTE, Network(intra=PHB), 2, batch=8, overlap=1.5),
         lambda: Link.from_preset("warp-drive"),
     ],
 )

@@ -28,7 +28,7 @@ def _resnet50_on_a_dgx():
 
 def test_each_prior_is_named_with_its_source() -> None:
     advice = _resnet50_on_a_dgx()
-    said = {a.term: a for a in advice.inputs.assumptions}
+    said = {a.term: a for a in advice.assumptions}
     ddp, wait = said[TermId.DDP], said[TermId.WAIT]
     assert "PyTorch DDP paper" in ddp.basis and "one-H100" in ddp.basis
     assert "Chen et al. 2016" in wait.basis and "Horovod" in wait.basis

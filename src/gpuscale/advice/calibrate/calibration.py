@@ -49,7 +49,7 @@ from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
-from gpuscale.advice.model.step import Compute, ModelSpec, predict_step
+from gpuscale.advice.model.step import Compute, ModelSpec, step_at
 from gpuscale.advice.types import trusted_runs
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import Support
@@ -293,7 +293,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
             overlap = 0.0  # as the advice itself does
         scaled = with_comm_scale(network, other)
         return [
-            predict_step(
+            step_at(
                 other.model,
                 other.compute,
                 scaled,
@@ -333,7 +333,7 @@ class BenchFieldError(CalibrationError, FieldError):
 def with_fixed(cal: Any, fixed_ms: float) -> Any:
     """``cal`` with the fixed cost entered (``--fixed-ms``): the measured forward +
     backward at the bench's batch kept, only its split into fixed cost and per-sample
-    work changed (``fixed_cost.resplit``)."""
+    work changed (``Compute.resplit``)."""
     micro = cal.compute.micro_ms(cal.model, cal.batch)
     if fixed_ms >= micro:
         raise BenchFieldError(
@@ -345,7 +345,7 @@ def with_fixed(cal: Any, fixed_ms: float) -> Any:
         )
     return replace(
         cal,
-        compute=fixed_cost.resplit(cal.compute, cal.model, cal.batch, fixed_ms),
+        compute=cal.compute.resplit(cal.model, cal.batch, fixed_ms),
         fixed=fixed_cost.given(fixed_ms, cal.batch),
     )
 

@@ -21,12 +21,12 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import again, settle
+from gpuscale.advice.assumptions import Assumption, again, input_pipeline, settle
 from gpuscale.advice.explain.answer import SETTLE, said, value_text
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.weak_first import measure_first
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
-from gpuscale.advice.types import Decision, Disagreement, Measured
+from gpuscale.advice.types import Decision, Disagreement, Measured, TermId
 from gpuscale.bench.evidence import FIRM_STEPS
 from gpuscale.quantities import (
     counted,
@@ -275,13 +275,29 @@ def below_mlperf_said(found: Sequence[tuple[Any, float, float, str]]) -> list[st
     return said_[:1] + more
 
 
+def assumed(advice: Any) -> tuple[Assumption, ...]:
+    """The inputs' assumptions with the input pipeline's term saying the samples per second
+    the largest count consumes (``advice.input_rate``), in all and per process."""
+    found = advice.inputs.assumptions
+    if advice.input_rate is None:
+        return found
+    samples_per_s, devices = advice.input_rate
+    rate = (
+        f"{samples_per_s:,.0f} samples/s in all at {counted(int(devices), 'device')}, the largest "
+        "count predicted, "
+        f"{samples_per_s / devices:,.0f} per process: a data loader slower than that caps "
+        "the throughput there"
+    )
+    return tuple(input_pipeline(rate) if a.term == TermId.INPUT else a for a in found)
+
+
 def render_decision(advice: Any) -> Decision:
     """The search's Decision (``advice.decided``) with its words: the warnings (the
     calibration's, then a count faster than MLPerf allows) and what to measure first (the
     runs are weak; or the measurement that settles a count held back or refused)."""
     d, inputs = advice.decided, advice.inputs
     first = measure_first(inputs.evidence, inputs.host_devices) or settle(
-        inputs.assumptions,
+        advice.assumptions,
         strong=inputs.kept_global_batch is not None,
         held_back=d.held_back,
         refused=d.refused,

@@ -93,7 +93,7 @@ def advice_document(result: Any) -> dict[str, Any]:
         "disagreements": [found.to_dict() for found in result.disagreements],
         "decision": d.to_dict(),
         "scaling": _scaling(result),
-        "assumptions": [a.to_dict() for a in result.inputs.assumptions],
+        "assumptions": [a.to_dict() for a in result.assumptions],
         "answer": answer.lines(result),  # the default view's lines, before its table
         "explanation": result.explanation,
         "predictions": result.predictions.to_dict("records"),

@@ -40,6 +40,7 @@ class Explainable(Protocol):
     break_even_params: float | None
     target_params: float | None
     inputs: Any
+    assumptions: tuple[Any, ...]  # the inputs', the input pipeline's with its rate
     alternative: pd.DataFrame | None
 
 
@@ -254,7 +255,7 @@ def _sources(advice: Explainable) -> list[str]:
     assert inputs is not None
     dropped = focus.dropped_counts(inputs, advice.predictions)  # a count asked for without a row
     lines = [*inputs.sources, *([dropped] if dropped else [])]
-    said = {a.term for a in inputs.assumptions}
+    said = {a.term for a in advice.assumptions}
     if inputs.convergence is not None:
         lines.append(
             f"Convergence: E(B) = {format_count(inputs.convergence.e_min)} x (1 + B / "
@@ -267,7 +268,7 @@ def _sources(advice: Explainable) -> list[str]:
             "results with gradient norms)."
         )
     # the fixed cost has its own sentence (``_scaling``)
-    lines += [a.sentence() for a in inputs.assumptions if a.term != TermId.FIXED]
+    lines += [a.sentence() for a in advice.assumptions if a.term != TermId.FIXED]
     rows = advice.predictions
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(f"Power: {inputs.power.said(counts)}.")

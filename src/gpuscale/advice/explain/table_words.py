@@ -7,7 +7,7 @@
   split into the optimizer step (once per optimizer step on every device, whatever its
   batch) and the fixed cost of the forward and backward (``Fixed per-step cost``): a
   user read "fixed cost 0 ms" and, lines below, "1.1 ms fixed cost";
-* the equilibrium picks (``derive.equilibrium``) in words ("knee none, speed x efficiency
+* the equilibrium picks (``decision.equilibrium``) in words ("knee none, speed x efficiency
   8, efficiency >= 0.8 x best 1" was unreadable), beside the advice's own rule.
 """
 

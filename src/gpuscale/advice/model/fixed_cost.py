@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops, work_ms
+from gpuscale.advice.model.step import rate_tflops, work_ms
 from gpuscale.advice.types import Measure, Source
 from gpuscale.hardware.peaks import PEAKS
 from gpuscale.quantities import counted, format_ms
@@ -224,18 +224,6 @@ def prior(
         at_batch=batch,
         measure=measure,
     )
-
-
-def resplit(compute: Compute, model: ModelSpec, batch: float, fixed_ms: float) -> Compute:
-    """``compute`` with ``fixed_ms`` as its fixed cost and the per-sample rate set so that
-    the micro-step at ``batch`` is unchanged: the calibration point is kept, only how it
-    splits between the fixed cost and the per-sample work changes (a measured floor gives
-    way to the line through it; batches measured stay as measured)."""
-    micro = compute.micro_ms(model, batch)
-    fixed = min(max(fixed_ms, 0.0), micro * (1 - 1e-6))
-    work = micro - fixed
-    tflops = rate_tflops(batch, model.flops, work)
-    return replace(compute, fixed_ms=fixed, floor_ms=0.0, tflops=tflops)
 
 
 def excess_ms(frame: pd.DataFrame) -> pd.Series:

@@ -19,9 +19,9 @@ gives it (``advice/model/step.py``), with a low, a most likely and a high value 
   communication together left there.
 
 The input pipeline has no prior here: the advice says at what samples per second it
-would cap the throughput (``with_input_rate``). NVIDIA's DeepLearningExamples performance
-tables check these priors (``benchmarks/eight_gpus_by_numbers.py``); nothing is fitted
-to them.
+would cap the throughput (``Advice.input_rate``, said by ``explain/caveats.assumed``).
+NVIDIA's DeepLearningExamples performance tables check these priors
+(``benchmarks/eight_gpus_by_numbers.py``); nothing is fitted to them.
 
 Step error: How sure a prediction is: an 80% interval on the step at N > 1 from the calibration's
 own errors.
@@ -47,8 +47,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.assumptions import Assumption, input_pipeline
-from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers, resplit
+from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.types import End, Measure, Source, TermId, trusted_runs
 from gpuscale.quantities import counted, factor_interval, span
@@ -119,18 +119,16 @@ STEP_SPREAD = SharePrior(
 )
 
 
-def with_input_rate(
-    assumed: tuple[Assumption, ...], samples_per_s: float, devices: int
-) -> tuple[Assumption, ...]:
-    """``assumed`` with the input pipeline's term saying the samples per second the
-    largest count (``devices``) consumes, in all and per process."""
-    rate = (
-        f"{samples_per_s:,.0f} samples/s in all at {counted(int(devices), 'device')}, the largest "
-        "count predicted, "
-        f"{samples_per_s / devices:,.0f} per process: a data loader slower than that caps "
-        "the throughput there"
+def with_priors(compute: Compute, step: float, which: str) -> Compute:
+    """``compute`` with DDP's work (per parameter) and the step's spread (a share of its
+    compute step, ``step`` ms) set from the priors (``which``: low, point or high)."""
+    cv = STEP_SPREAD.at(which)
+    return replace(
+        compute,
+        ddp_ms_per_mparam=DDP_WORK.at(which),
+        jitter_ms=tuple(step * (1 + cv * q) for q in _NORMAL_20),
+        jitter_ref_ms=step,
     )
-    return tuple(input_pipeline(rate) if a.term == TermId.INPUT else a for a in assumed)
 
 
 def assumption(found: SharePrior, what: str, measure: Measure) -> Assumption:
@@ -331,18 +329,9 @@ def by_numbers(
             costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
     splits = []
     for cost in (fixed, *(c for *_, c in costs)):
-        split = resplit(Compute(tflops=whole_tflops), spec, per_device, cost.ms)
-        step_ms = split.compute_ms(spec, per_device)
-        # DDP's work (per parameter) and the step's spread (a share of its compute step)
-        priced = {
-            which: replace(
-                split,
-                ddp_ms_per_mparam=DDP_WORK.at(which),
-                jitter_ms=tuple(step_ms * (1 + STEP_SPREAD.at(which) * q) for q in _NORMAL_20),
-                jitter_ref_ms=step_ms,
-            )
-            for which in ("low", "high", "point")
-        }
+        split = Compute(tflops=whole_tflops).resplit(spec, per_device, cost.ms)
+        step_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
+        priced = {which: with_priors(split, step_ms, which) for which in ("low", "high", "point")}
         splits.append((priced["point"], (priced["low"], priced["high"])))
     (compute, prior_range), at_ends = splits[0], splits[1:]
     return ByNumbers(

@@ -154,6 +154,16 @@ class Compute:
     def is_measured(self, batch: float) -> bool:  # the micro-step at ``batch``
         return any(abs(b - batch) < 1e-9 for b, _ in self.measured_ms)
 
+    def resplit(self, model: ModelSpec, batch: float, fixed_ms: float) -> Compute:
+        """This compute with ``fixed_ms`` as its fixed cost and the per-sample rate set so
+        that the micro-step at ``batch`` is unchanged: the calibration point is kept, only
+        how it splits between the fixed cost and the per-sample work changes (a measured
+        floor gives way to the line through it; batches measured stay as measured)."""
+        micro = self.micro_ms(model, batch)
+        fixed = min(max(fixed_ms, 0.0), micro * (1 - 1e-6))
+        tflops = rate_tflops(batch, model.flops, micro - fixed)
+        return replace(self, fixed_ms=fixed, floor_ms=0.0, tflops=tflops)
+
     def compute_ms(self, model: ModelSpec, batch: float, accum: int = 1, shards: int = 1) -> float:
         """``accum`` micro-steps and the optimizer step over ``shards`` (FSDP on N
         devices: N; DDP: 1, every device steps every parameter)."""
@@ -225,6 +235,7 @@ class Step:
     exposed_ms: float  # what backward did not hide
     step_ms: float
     latency_ms: float = 0.0  # of ``comm_ms``: one latency per collective (network.latency_s)
+    measured: bool = False  # one device's forward + backward at this batch was measured
 
     @property
     def global_batch(self) -> float:
@@ -235,7 +246,7 @@ class Step:
         return self.global_batch / self.step_ms * 1e3
 
 
-def predict_step(
+def step_at(
     model: ModelSpec,
     compute: Compute,
     network: Network,
@@ -248,30 +259,11 @@ def predict_step(
     strategy: str = "ddp",
 ) -> Step:
     """The predicted step of ``model`` on ``n`` devices, ``batch`` samples per device per
-    micro-step and ``accum`` micro-steps per optimizer step: :func:`step_at` with what the
-    ``network`` communicates at ``n`` (``network.collectives_s``)."""
-    comm = collectives_s(network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy)
-    return step_at(
-        model, compute, n, batch=batch, accum=accum, comm=comm, overlap=overlap, strategy=strategy
-    )
-
-
-def step_at(
-    model: ModelSpec,
-    compute: Compute,
-    n: int,
-    *,
-    batch: float,
-    accum: int = 1,
-    comm: tuple[float, float, float],
-    overlap: float | None = None,
-    strategy: str = "ddp",
-) -> Step:
-    """The predicted step on ``n`` devices given what it communicates (``comm``: the
-    collectives per step, the last one and their latency part, seconds, as
-    ``network.collectives_s`` gives them). ``overlap`` is the measured share of
-    communication hidden; None uses ``DEFAULT_OVERLAP`` capped at all but the last
-    bucket."""
+    micro-step and ``accum`` micro-steps per optimizer step: the device's compute first,
+    then what the ``network`` communicates at ``n`` (``network.collectives_s``: the
+    collectives per step, the last one and their latency part). ``overlap`` is the
+    measured share of communication hidden; None uses ``DEFAULT_OVERLAP`` capped at all
+    but the last bucket."""
     if n < 1 or not batch > 0 or accum < 1:
         raise ValueError("device count and accumulation must be >= 1, the batch positive")
     # FSDP shards the parameters, gradients and optimizer state, and each rank steps the
@@ -279,14 +271,18 @@ def step_at(
     # Fully Sharded Data Parallel", VLDB 2023): the optimizer step falls as 1/N; DDP
     # steps every parameter on every device
     compute_ms = compute.compute_ms(model, batch, accum, n if strategy == "fsdp" else 1)
+    measured = compute.is_measured(batch)
     if n == 1:
-        return Step(1, batch, accum, compute_ms, 0.0, 0.0, 0.0, 0.0, 0.0, compute_ms)
-    comm_s, last_s, latency_s = comm
+        return Step(1, batch, accum, compute_ms, 0.0, 0.0, 0.0, 0.0, 0.0, compute_ms, 0.0, measured)
     wait_ms = compute.wait_ms(n, compute_ms)
     # the slowest device's backward, stretched as its step is by the wait (contention
     # measured at n, carried to the counts not measured), hides the communication longer
     backward_ms = compute.backward_share * compute.micro_ms(model, batch)
     backward_ms *= 1 + wait_ms / compute_ms if compute_ms > 0 else 1.0
+    ddp_ms = per_step_ms(compute.ddp_ms_per_mparam, model.params) if strategy == "ddp" else 0.0
+    comm_s, last_s, latency_s = collectives_s(
+        network, model.grad_bytes, n, bucket_mb=bucket_mb, strategy=strategy
+    )
     if overlap is None:
         hidden_ms = min(DEFAULT_OVERLAP * comm_s * 1e3, (comm_s - last_s) * 1e3, backward_ms)
     elif 0 <= overlap <= 1:
@@ -297,7 +293,6 @@ def step_at(
     else:
         raise ValueError(f"overlap must be in [0, 1], got {overlap}")
     exposed_ms = comm_s * 1e3 - hidden_ms
-    ddp_ms = per_step_ms(compute.ddp_ms_per_mparam, model.params) if strategy == "ddp" else 0.0
     step_ms = compute_ms + ddp_ms + wait_ms + exposed_ms
     return Step(
         n,
@@ -311,6 +306,7 @@ def step_at(
         exposed_ms,
         step_ms,
         latency_s * 1e3,
+        measured,
     )
 
 

@@ -22,14 +22,17 @@ the Decision from the predictions table, so they cannot contradict each other:
   ``convergence`` (the samples needed grow with the global batch), ``none`` (both
   within 5%), or ``devices`` (the largest count allowed was reached while still paying).
 
-Rows resting on a measurement: a count whose runs disagree with the prediction
-(``derive.disagreements``) rests on them (``applied``); counts predicted faster than the
-fastest MLPerf system allows (``below_mlperf``) are an input that cannot be true.
+Measurement and prediction reconciled (issue 60 item 4): a count the bench measured in
+the configuration predicted whose trusted runs fall outside the 80% interval
+(``disagreements``) rests on them (``applied``: their median, their spread as the
+interval), said first. Trusted: the unflagged runs (flagged ones with --allow-flagged);
+where every run is flagged, those, with their flags: a model a measurement contradicts
+never stands alone. Counts predicted faster than the fastest MLPerf system allows
+(``below_mlperf``) are an input that cannot be true. ``equilibrium``: the picks.
 
-Intervals and readings: The 80% intervals of a predictions table
-(``recommend.predictions``): every row's step and speedup re-predicted at the ends of
-the fixed cost's range and of the priors' ranges, then widened by the step's error at N
-(``advice/model/priors.py``).
+The 80% intervals the decision reads come with the predictions (``recommend.predictions``: every
+row's step at the ends of the fixed cost's and the priors' ranges, widened by the step's
+error at N).
 
 Readings: No confident count from a guess: the count at each end of every assumed term's range.
 
@@ -48,13 +51,20 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.model.fixed_cost import resplit
-from gpuscale.advice.types import Decision, Disagreement, Reading, TermId
-from gpuscale.tables.advice import NOT_POSITIVE
+from gpuscale.advice.types import (
+    TRUSTED_ALLOWED,
+    TRUSTED_FLAGGED_ONLY,
+    TRUSTED_UNFLAGGED,
+    Decision,
+    Disagreement,
+    Measured,
+    Reading,
+    TermId,
+)
+from gpuscale.analysis.equilibrium import knee_pick
+from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
 # The prediction columns that scale with the step's throughput (x measured / predicted)
 # and those that scale with its time (/ the same factor).
@@ -66,6 +76,68 @@ NEGLIGIBLE = 0.95  # a factor above this loses under 5%
 # why a predicted row cannot be true, as the search's columns: its time to train not
 # positive and finite; its speedup where above linear (NaN where not)
 FLAGGED = ("not_positive", "above_linear")
+
+
+def _median(values: Sequence[float]) -> float:
+    return float(pd.Series(list(values), dtype=float).median())
+
+
+def disagreements(
+    predictions: pd.DataFrame,
+    measured: Sequence[Measured],
+    alternative: pd.DataFrame | None = None,
+) -> tuple[Disagreement, ...]:
+    """Each count whose trusted runs' median throughput speedup lies outside the predicted
+    80% interval of the same configuration (``tables.advice.same_configuration``: in the
+    ``predictions``, else the weak-scaling ``alternative``)."""
+    frames = [None if f is None else as_throughput(f) for f in (predictions, alternative)]
+    groups: dict[tuple, list[Measured]] = {}
+    for m in measured:
+        key = (m.devices, m.batch_per_device, m.accum, m.base or (m.batch_per_device, m.accum))
+        groups.setdefault(key, []).append(m)
+    found = []
+    for (devices, batch, accum, base), runs in groups.items():
+        row = same_configuration(frames, devices, batch, accum, base)
+        if row is None:
+            continue
+        trusted = [m for m in runs if not m.flagged or m.allowed]
+        why = TRUSTED_UNFLAGGED if trusted else TRUSTED_FLAGGED_ONLY
+        why = TRUSTED_ALLOWED if any(m.allowed for m in trusted) else why
+        used = trusted or runs
+        # the bench's own speedup: its runs' throughput against its N = 1 run's, one kind
+        # of measurement on both sides (the predictions' baseline is the model's step, which
+        # a run's samples/s need not share: a test file's 100/s beside a 3.5 ms step read
+        # 0.03x where its steps said 0.67x)
+        every = [m.speedup for m in runs]
+        values = [v for m, v in zip(runs, every, strict=True) if m in used]
+        left = [v for m, v in zip(runs, every, strict=True) if m.flagged and not m.allowed]
+        speedup = _median(values)
+        low, high = float(row["speedup_low"]), float(row["speedup_high"])
+        if low <= speedup <= high:
+            continue
+        flagged = [m for m in runs if m.flagged]
+        found.append(
+            Disagreement(
+                accelerators=devices,
+                batch_per_device=batch,
+                accum=accum,
+                measured_speedup=speedup,
+                measured_low=min(values),
+                measured_high=max(values),
+                predicted_speedup=float(row["speedup"]),
+                predicted_low=low,
+                predicted_high=high,
+                runs=tuple(every),
+                trusted_runs=tuple(values),
+                left_out=tuple(left) if trusted else (),
+                why=why,
+                bench_speedups=tuple(m.speedup for m in runs),
+                flags=tuple(dict.fromkeys(m.flags for m in flagged if m.flags)),
+                weak_scaling=same_configuration(frames[:1], devices, batch, accum, base) is None,
+                weak_evidence=next((m.weak_remedy for m in used if m.weak_remedy), ""),
+            )
+        )
+    return tuple(sorted(found, key=lambda d: d.accelerators))
 
 
 def plausible(frame: pd.DataFrame) -> pd.Series:
@@ -280,52 +352,6 @@ def below_mlperf(
     )
 
 
-def _across(inputs: AdviceInputs, frame: pd.DataFrame) -> list[tuple[np.ndarray, ...]]:
-    """(steps, speedups, computes) of every row at its (batch, accumulation) with the fixed
-    cost at its point, and at the ends of its range where that is uncertain (the measured
-    step kept: ``fixed_cost.resplit``) and of the priors' ranges (``advice/model/priors.py``);
-    computes: the step's compute term, what no step at that count can take less than."""
-    found = [tuple(frame[c].to_numpy(float) for c in ("step_ms", "speedup", "compute_ms"))]
-    fixed = inputs.fixed
-    computes = list(inputs.prior_range)
-    if fixed is not None and fixed.uncertain:
-        computes += [
-            resplit(inputs.compute, inputs.model, fixed.at_batch, value)
-            for value in (fixed.low_ms, fixed.high_ms)
-        ]
-    for compute in computes:
-        other = replace(inputs, compute=compute)
-        predicted = [
-            other.step(int(r.accelerators), r.batch_per_device, int(r.accum))
-            for r in frame.itertuples()
-        ]
-        steps = np.array([p.step_ms for p in predicted])
-        time = (
-            frame["samples_to_train"].to_numpy(float)
-            * steps
-            / frame["global_batch"].to_numpy(float)
-        )
-        found.append((steps, time[0] / time, np.array([p.compute_ms for p in predicted])))
-    return found
-
-
-def add_intervals(frame: pd.DataFrame, inputs: AdviceInputs, ideal: pd.Series) -> None:
-    """The 80% intervals of the step and the speedup: over the fixed cost's range, then
-    ``x exp(-/+ width at N)`` of the step's error; the step's lower end never below its
-    compute term at that count (the least over the ranges: a step computes, whatever its
-    overheads), so the speedup's upper end never above the speedup of a step of compute
-    alone (``speedup x step / compute`` at each end) nor ``ideal`` (linear)."""
-    width = np.array([inputs.error.width_at(int(n)) for n in frame["accelerators"]])
-    steps, speedups, computes = (np.array(a) for a in zip(*_across(inputs, frame), strict=True))
-    frame["step_ms_low"] = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
-    frame["step_ms_high"] = steps.max(axis=0) * np.exp(width)
-    frame["speedup_low"] = speedups.min(axis=0) * np.exp(-width)
-    with np.errstate(divide="ignore", invalid="ignore"):  # no compute: no bound
-        compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
-    high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
-    frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
-
-
 def read(
     ends: Sequence[tuple[str, str, float, str, Any]],
     decide_at: Callable[[Any], Decision],
@@ -342,3 +368,24 @@ def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision
     """``decision`` with its readings and the first term whose range moves the count."""
     moved = next((r.term for r in readings if r.accelerators != decision.accelerators), None)
     return replace(decision, readings=readings, withheld_by=moved)
+
+
+def equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
+    """The equilibrium picks of the (trusted) predictions: the knee of time to train
+    against the count, the count maximising speedup x efficiency, and the largest count
+    keeping efficiency >= ``threshold`` x its best."""
+    table = pd.DataFrame(
+        {
+            "accelerators": frame["accelerators"],
+            "time_to_train_min": frame["time_to_train_min"],
+            "system_id": frame["accelerators"].astype(str),
+        }
+    )
+    knee = knee_pick(table)
+    score = frame["speedup"] * frame["efficiency"]
+    good = frame[frame["efficiency"] >= threshold * frame["efficiency"].max()]
+    return {
+        "knee": int(knee["accelerators"]) if knee is not None else None,
+        "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "accelerators"]),
+        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
+    }

@@ -2,10 +2,11 @@
 with what per-device batch and gradient accumulation, the break-even, time, cost and
 energy to a trained model.
 
-For each device count N the search tries per-device batches ``b`` (the measured one and
-its halves) and accumulation ``k`` (powers of two): the global batch is ``B = N b k``,
-the samples to train ``E(B)`` (``gpuscale.analysis.critical_batch``), the throughput ``X`` the
-step model's, and the time to train ``T = E(B) / X``; the fastest (b, k) wins. Hence
+The predictions table: for each device count N the search tries per-device batches
+``b`` (the measured one and its halves) and accumulation ``k`` (powers of two): the global
+batch is ``B = N b k``, the samples to train ``E(B)`` (``gpuscale.analysis.critical_batch``),
+the throughput ``X`` the step model's, and the time to train ``T = E(B) / X``; the fastest
+(b, k) wins. Hence
 
     ``speedup(N) = T(1) / T(N) = [X(N) / X(1)] * [E(B_1) / E(B_N)]``
                                    throughput          convergence factor
@@ -13,6 +14,15 @@ step model's, and the time to train ``T = E(B) / X``; the fastest (b, k) wins. H
 exactly as ``analyze --decompose`` splits MLPerf's speedups. Without a convergence model
 the samples do not depend on the batch (optimistic past the critical batch) and the
 measured per-device batch is kept (k = 1): the search would otherwise always accumulate.
+
+Intervals: every candidate's step is predicted at the compute's point and at the ends of
+the fixed cost's range (the measured step kept: ``Compute.resplit``) and of the priors'
+ranges (``advice/model/priors.py``), the model called once per candidate; the chosen
+row's 80% interval spans them, widened by the step's error at N.
+
+Then, in a row: the measured counts that disagree with the predictions and the rows
+resting on those measurements, the decision and its readings at the ends of every assumed
+term's range, the equilibrium picks (``decision``), the break-even (``break_even``).
 """
 
 from __future__ import annotations
@@ -25,52 +35,26 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
 from gpuscale.advice.model.fixed_cost import excess_ms
-from gpuscale.advice.model.network import collectives_s
-from gpuscale.advice.model.priors import FEW_NOISE_STEPS, with_input_rate
+from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.model.step import Step, step_at
 from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.search.break_even import break_even
 from gpuscale.advice.search.decision import (
     FLAGGED,
-    add_intervals,
     applied,
     below_mlperf,
     decide,
+    disagreements,
+    equilibrium,
     plausible,
     read,
     with_readings,
 )
-from gpuscale.advice.search.derive import break_even, disagreements, equilibrium
 from gpuscale.advice.types import Decision, Disagreement, End
 from gpuscale.tables.advice import ADVICE_COLUMNS
-
-
-def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
-    """(per-device batch, accumulation) pairs tried at ``n`` devices."""
-    kept = inputs.kept_global_batch
-    if kept is not None:
-        # the fewest micro-steps that split the global batch into whole per-device
-        # batches no larger than the one that fits
-        per_device = kept / n
-        for accum in range(1, inputs.max_accum + 1):
-            batch = per_device / accum
-            if batch < 1:
-                break
-            if batch == int(batch) and batch <= inputs.largest_batch:
-                return [(int(batch), accum)]
-        return []
-    if inputs.convergence is None or inputs.scaling == "weak":
-        return [(inputs.batch, inputs.accum)]
-    batches, b = [], inputs.batch
-    while b >= max(1, inputs.min_batch):
-        batches.append(b)
-        b //= 2
-    accums, k = [], 1
-    while k <= inputs.max_accum:
-        accums.append(k)
-        k *= 2
-    return [(b, k) for b in batches for k in accums]
 
 
 @dataclass(frozen=True)
@@ -95,7 +79,7 @@ class Advice:
     # gain rests on the samples a larger global batch needs
     weak_table: pd.DataFrame | None = None  # ``alternative``, its flags as data
     # counts whose measured runs fall outside the predicted interval: their rows rest on
-    # the measurement (``derive.applied``), said first
+    # the measurement (``decision.applied``), said first
     disagreements: tuple[Disagreement, ...] = ()
     # (count, predicted minutes, the fastest MLPerf system's floor, that system) of each
     # count predicted faster than MLPerf allows: an input that cannot be true
@@ -105,6 +89,9 @@ class Advice:
     # another model than the largest advised on (said first), which benched model was
     # advised on (said after the decision)
     defaults: tuple[str, ...] = ()
+    # the input pipeline: the samples/s the largest count predicted consumes, and that
+    # count (``assumptions`` says it in the input pipeline's term)
+    input_rate: tuple[float, int] | None = None
     noise_steps: int | None = None
     model_note: str = ""
     chosen: str = ""
@@ -129,6 +116,14 @@ class Advice:
         from gpuscale.advice.explain.caveats import flagged
 
         return None if self.weak_table is None else flagged(self.weak_table)
+
+    @cached_property
+    def assumptions(self) -> tuple[Assumption, ...]:
+        """The inputs' assumptions, the input pipeline's saying ``input_rate``."""
+        # lazy: the words render this advice and import its module (a cycle at the top)
+        from gpuscale.advice.explain.caveats import assumed
+
+        return assumed(self)
 
     @cached_property
     def decision(self) -> Decision:
@@ -178,32 +173,34 @@ class Advice:
         return len(self.caveats) + len(self.decision.warnings)
 
 
-def _best(inputs: AdviceInputs, n: int) -> tuple[Step, float, float] | None:
-    """The fastest (batch, accumulation) of ``_candidates`` at ``n`` devices to a trained
-    model: its step, time (s) and samples to train (None where no batch fits); what a
-    step communicates at ``n`` is computed once (``network.collectives_s``)."""
-    tried = _candidates(inputs, n)
-    model = inputs.model
-    comm = collectives_s(
-        inputs.network, model.grad_bytes, n, bucket_mb=inputs.bucket_mb, strategy=inputs.strategy
-    )
+def _best(inputs: AdviceInputs, n: int) -> tuple[list[Step], float, float] | None:
+    """The fastest (batch, accumulation) of ``inputs.candidates`` at ``n`` devices to a trained
+    model: its steps (at each of ``inputs.computes``, the point first), time (s) and samples to
+    train (None where no batch fits)."""
+    tried = inputs.candidates(n)
+    computes = inputs.computes()
     best = None
     for batch, accum in tried:
-        step = step_at(
-            model,
-            inputs.compute,
-            n,
-            batch=batch,
-            accum=accum,
-            comm=comm,
-            overlap=inputs.overlap,
-            strategy=inputs.strategy,
-        )
+        steps = [
+            step_at(
+                inputs.model,
+                compute,
+                inputs.network,
+                n,
+                batch=batch,
+                accum=accum,
+                overlap=inputs.overlap,
+                bucket_mb=inputs.bucket_mb,
+                strategy=inputs.strategy,
+            )
+            for compute in computes
+        ]
+        step = steps[0]
         convergence = inputs.convergence  # samples to train at the global batch
         samples = inputs.samples if convergence is None else convergence.samples(step.global_batch)
         time_s = samples / step.samples_per_s
         if best is None or time_s < best[1]:
-            best = (step, time_s, samples)
+            best = (steps, time_s, samples)
     return best
 
 
@@ -244,10 +241,7 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     add_intervals(frame, inputs, ideal=frame["accelerators"] / first["accelerators"])
     frame["energy_source"] = [inputs.power.source_at(n, b) for n, b in counts]
     # whether one device's forward + backward at this per-device batch was measured
-    frame["compute_source"] = [
-        "measured" if inputs.compute.is_measured(float(b)) else "modelled"
-        for b in frame["batch_per_device"]
-    ]
+    frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
     # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``): a
     # time to train not positive and finite, a speedup above linear against the first
     not_positive, above_linear = FLAGGED
@@ -259,14 +253,14 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     return frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
 
 
-def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
+def _predicted(inputs: AdviceInputs, n: int) -> dict[str, object] | None:
     """The row of ``n`` devices at its best (batch, accumulation); None when no batch
     fits. ``latency_ms``: one latency per collective (``network.latency_s``), at most
-    the communication."""
+    the communication; ``range_*``: the step and its compute at the ranges' ends."""
     found = _best(inputs, n)
     if found is None:
         return None
-    step, time_s, samples = found
+    (step, *ends), time_s, samples = found
     return {
         "accelerators": n,
         "batch_per_device": step.batch_per_device,
@@ -282,7 +276,34 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, float] | None:
         "samples_per_s": step.samples_per_s,
         "samples_to_train": samples,
         "time_to_train_min": time_s / 60,
+        "compute_measured": step.measured,
+        "range_step_ms": tuple(s.step_ms for s in ends),
+        "range_compute_ms": tuple(s.compute_ms for s in ends),
     }
+
+
+def add_intervals(frame: pd.DataFrame, inputs: AdviceInputs, ideal: pd.Series) -> None:
+    """The 80% intervals of the step and the speedup: over the ranges' ends (each row's
+    ``range_step_ms`` / ``range_compute_ms``, ``_best``), then ``x exp(-/+ width at N)``
+    of the step's error; the step's lower end never below its compute term at that count
+    (the least over the ranges: a step computes, whatever its overheads), so the speedup's
+    upper end never above the speedup of a step of compute alone (``speedup x step /
+    compute`` at each end) nor ``ideal`` (linear)."""
+    width = np.array([inputs.error.width_at(int(n)) for n in frame["accelerators"]])
+    ends = np.array(list(frame["range_step_ms"]), float).reshape(len(frame), -1).T
+    # time to train (in a unit of its own) at each end
+    times = frame["samples_to_train"].to_numpy(float) * ends / frame["global_batch"].to_numpy(float)
+    steps = np.vstack([frame["step_ms"].to_numpy(float), ends])
+    speedups = np.vstack([frame["speedup"].to_numpy(float), times[:, :1] / times])
+    range_compute = np.array(list(frame["range_compute_ms"]), float).reshape(len(frame), -1)
+    computes = np.vstack([frame["compute_ms"].to_numpy(float), range_compute.T])
+    frame["step_ms_low"] = np.maximum(steps.min(axis=0) * np.exp(-width), computes.min(axis=0))
+    frame["step_ms_high"] = steps.max(axis=0) * np.exp(width)
+    frame["speedup_low"] = speedups.min(axis=0) * np.exp(-width)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no compute: no bound
+        compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
+    high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
+    frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
 
 
 def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
@@ -310,14 +331,10 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
         return decide(table, at.target_efficiency, at.warnings, at.implausible)
 
     decision = with_readings(decision, read(ends, decide_at))
-    ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
     trusted = frame[plausible(frame)]
     picks = equilibrium(trusted, inputs.threshold)
+    ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
-    inputs = replace(
-        inputs,
-        assumptions=with_input_rate(inputs.assumptions, last.samples_per_s, last.accelerators),
-    )
     ok = trusted[trusted["efficiency"] >= inputs.target_efficiency]
     efficient = int(ok["accelerators"].max()) if len(ok) else None
     cheapest = None
@@ -336,6 +353,7 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
         weak_table=alternative,
         disagreements=found,
         below_mlperf=below,
+        input_rate=(float(last.samples_per_s), int(last.accelerators)),
     )
 
 

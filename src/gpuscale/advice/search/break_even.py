@@ -1,101 +1,16 @@
-"""Measurement and prediction reconciled (issue 60 item 4): where the bench measured a
-count in the configuration the advice predicts and its runs fall outside the predicted
-80% interval, the count's row rests on the measurement (its median, the runs' spread as
-the interval: ``decision.applied``) and the disagreement is data (:class:`Disagreement`),
-said first.
-
-Which runs are trusted: the unflagged ones (and flagged ones used with --allow-flagged);
-where every run at the count is flagged, those runs, with their flags, since they are
-still what the machine did and the model only extrapolates the one-device run: a model a
-measurement contradicts never stands alone.
-
-Break even: The break-even: how much compute a step must do per byte it all-reduces, and how
-large a model of this family must be, for 2 devices to train faster than 1 on this link
-(``Advice.break_even_*``); and the equilibrium picks of the predictions.
+"""The break-even: how much compute a step must do per byte it all-reduces, and how large
+a model of this family must be, for 2 devices to train faster than 1 on this link
+(``Advice.break_even_*``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
-import pandas as pd
-
-from gpuscale.advice.model.network import Network, collectives_s
+from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, step_at
-from gpuscale.advice.types import (
-    TRUSTED_ALLOWED,
-    TRUSTED_FLAGGED_ONLY,
-    TRUSTED_UNFLAGGED,
-    Disagreement,
-    Measured,
-)
-from gpuscale.analysis.equilibrium import knee_pick
-from gpuscale.tables.advice import as_throughput, same_configuration
-
-
-def _median(values: Sequence[float]) -> float:
-    return float(pd.Series(list(values), dtype=float).median())
-
-
-def disagreements(
-    predictions: pd.DataFrame,
-    measured: Sequence[Measured],
-    alternative: pd.DataFrame | None = None,
-) -> tuple[Disagreement, ...]:
-    """Each count whose trusted runs' median throughput speedup lies outside the predicted
-    80% interval of the same configuration (``tables.advice.same_configuration``: in the
-    ``predictions``, else the weak-scaling ``alternative``)."""
-    frames = [None if f is None else as_throughput(f) for f in (predictions, alternative)]
-    groups: dict[tuple, list[Measured]] = {}
-    for m in measured:
-        key = (m.devices, m.batch_per_device, m.accum, m.base or (m.batch_per_device, m.accum))
-        groups.setdefault(key, []).append(m)
-    found = []
-    for (devices, batch, accum, base), runs in groups.items():
-        row = same_configuration(frames, devices, batch, accum, base)
-        if row is None:
-            continue
-        trusted = [m for m in runs if not m.flagged or m.allowed]
-        why = TRUSTED_UNFLAGGED if trusted else TRUSTED_FLAGGED_ONLY
-        why = TRUSTED_ALLOWED if any(m.allowed for m in trusted) else why
-        used = trusted or runs
-        # the bench's own speedup: its runs' throughput against its N = 1 run's, one kind
-        # of measurement on both sides (the predictions' baseline is the model's step, which
-        # a run's samples/s need not share: a test file's 100/s beside a 3.5 ms step read
-        # 0.03x where its steps said 0.67x)
-        every = [m.speedup for m in runs]
-        values = [v for m, v in zip(runs, every, strict=True) if m in used]
-        left = [v for m, v in zip(runs, every, strict=True) if m.flagged and not m.allowed]
-        speedup = _median(values)
-        low, high = float(row["speedup_low"]), float(row["speedup_high"])
-        if low <= speedup <= high:
-            continue
-        flagged = [m for m in runs if m.flagged]
-        found.append(
-            Disagreement(
-                accelerators=devices,
-                batch_per_device=batch,
-                accum=accum,
-                measured_speedup=speedup,
-                measured_low=min(values),
-                measured_high=max(values),
-                predicted_speedup=float(row["speedup"]),
-                predicted_low=low,
-                predicted_high=high,
-                runs=tuple(every),
-                trusted_runs=tuple(values),
-                left_out=tuple(left) if trusted else (),
-                why=why,
-                bench_speedups=tuple(m.speedup for m in runs),
-                flags=tuple(dict.fromkeys(m.flags for m in flagged if m.flags)),
-                weak_scaling=same_configuration(frames[:1], devices, batch, accum, base) is None,
-                weak_evidence=next((m.weak_remedy for m in used if m.weak_remedy), ""),
-            )
-        )
-    return tuple(sorted(found, key=lambda d: d.accelerators))
 
 
 class Pair(Protocol):
@@ -142,20 +57,16 @@ def _pair_speedup(inputs: Pair, model: ModelSpec, compute: Compute) -> float:
     # a strong pair halves the micro-steps where the run accumulated an even number
     accum = inputs.accum // 2 if split == 1 and inputs.kept_global_batch is not None else 0
 
-    # what a pair communicates, once (one device: nothing)
-    comm = collectives_s(
-        inputs.network, model.grad_bytes, 2, bucket_mb=inputs.bucket_mb, strategy=inputs.strategy
-    )
-
     def step(n: int) -> Step:
         return step_at(
             model,
             compute,
+            inputs.network,
             n,
             batch=inputs.batch / (split if n == 2 else 1),
             accum=accum if n == 2 and accum else inputs.accum,
-            comm=comm,
             overlap=inputs.overlap,
+            bucket_mb=inputs.bucket_mb,
             strategy=inputs.strategy,
         )
 
@@ -231,24 +142,3 @@ def _from_size(f, grid: list[float], values: list[float], target: float) -> floa
     if first == 0:
         return grid[0]
     return _bisect_log(f, grid[first - 1], grid[first], target)
-
-
-def equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
-    """The equilibrium picks of the (trusted) predictions: the knee of time to train
-    against the count, the count maximising speedup x efficiency, and the largest count
-    keeping efficiency >= ``threshold`` x its best."""
-    table = pd.DataFrame(
-        {
-            "accelerators": frame["accelerators"],
-            "time_to_train_min": frame["time_to_train_min"],
-            "system_id": frame["accelerators"].astype(str),
-        }
-    )
-    knee = knee_pick(table)
-    score = frame["speedup"] * frame["efficiency"]
-    good = frame[frame["efficiency"] >= threshold * frame["efficiency"].max()]
-    return {
-        "knee": int(knee["accelerators"]) if knee is not None else None,
-        "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "accelerators"]),
-        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
-    }

@@ -46,6 +46,7 @@ from gpuscale.advice.calibrate.measured import (
     fsdp_note,
 )
 from gpuscale.advice.model import fixed_cost
+from gpuscale.advice.model.device import NO_DEVICE, DeviceRecord, device_record
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import StepError, leave_one_out, with_own_runs
@@ -83,6 +84,7 @@ class Calibration:
     bucket_mb: float = 25.0
     device: str | None = None
     device_name: str | None = None
+    device_record: DeviceRecord = NO_DEVICE  # ``device_name`` in the device catalogue
     threads: int | None = None  # threads per process of the N = 1 run (CPU); None: not recorded
     overlap: float | None = None  # measured share hidden; None: not measured
     comm_scale: float | None = None  # measured / predicted communication; None: unknown
@@ -227,7 +229,9 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         fixed = fits.shape_fixed(shape, float(row["batch_per_device"]))
         said = f"its own forward + backward at {len(shape.points)} batches"
     notes.append(f"compute: {said}")
-    cap = fits.memory_cap(hardware, row)
+    name = None if pd.isna(row["device_name"]) else str(row["device_name"])
+    device = device_record(name)  # the device the runs recorded, resolved once
+    cap = fits.memory_cap(hardware, row, device)
     multi = hardware[hardware["accelerators"] > 1]
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]
@@ -259,7 +263,8 @@ def calibrate(table: pd.DataFrame, model: str, network: Network) -> Calibration:
         strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
         bucket_mb=float(row["bucket_mb"]) if pd.notna(row["bucket_mb"]) else 25.0,
         device=None if pd.isna(row["device"]) else str(row["device"]),
-        device_name=None if pd.isna(row["device_name"]) else str(row["device_name"]),
+        device_name=name,
+        device_record=device,
         threads=None if pd.isna(row.get("threads")) else int(row["threads"]),
         overlap=overlap,
         # its own runs reproduce its calibration point; its family's, else all, without

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.model.hardware import implied_device, rate_warnings
+from gpuscale.advice.model.device import device_record, implied_device
+from gpuscale.advice.model.hardware import rate_warnings
 from gpuscale.hardware.peaks import PEAKS
 from gpuscale.quantities import parse_size
 
@@ -66,7 +67,10 @@ def test_an_advise_example_implies_a_rate_a_device_can_run(example: tuple) -> No
     tflops = 6 * params * batch / (step_ms / 1e3) / 1e12
     device = implied_device(link or "pcie-phb")
     devices = [device] if device else [peak.device for _, peak in PEAKS]
-    assert any(not rate_warnings(tflops, d, "fp32") for d in devices), (tflops, devices)
+    assert any(not rate_warnings(tflops, device_record(d), "fp32") for d in devices), (
+        tflops,
+        devices,
+    )
 
 
 def test_the_measured_examples_are_found() -> None:

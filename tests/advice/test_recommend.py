@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import gpuscale
 from gpuscale.advice.inputs import AdviceInputs
+from gpuscale.advice.model.device import device_record
 from gpuscale.advice.model.hardware import Power, device_power
 from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.model.step import Compute, ModelSpec
@@ -135,16 +136,16 @@ def test_energy_and_cost_per_trained_model() -> None:
 
 
 def test_power_is_never_an_h100_for_a_cpu() -> None:
-    assert device_power("cpu", "cpu").watts is None
-    assert device_power("cpu", "cpu", measured_w=95.0) == Power(
+    assert device_power("cpu", device_record("cpu")).watts is None
+    assert device_power("cpu", device_record("cpu"), measured_w=95.0) == Power(
         95.0, "measured (RAPL package share)", measured=True
     )
-    assert device_power("cuda", "NVIDIA H100 80GB HBM3").watts == 700.0
-    assert device_power("cuda", "NVIDIA H100 PCIe").watts == 350.0
-    assert device_power("cuda", "NVIDIA A100-SXM4-80GB").watts == 400.0
-    assert device_power("cuda", "Some Future GPU").watts is None
-    assert device_power("cuda", "NVIDIA H100", measured_w=612.0).watts == 612.0
-    assert device_power("cpu", "cpu", given_w=120.0).watts == 120.0
+    assert device_power("cuda", device_record("NVIDIA H100 80GB HBM3")).watts == 700.0
+    assert device_power("cuda", device_record("NVIDIA H100 PCIe")).watts == 350.0
+    assert device_power("cuda", device_record("NVIDIA A100-SXM4-80GB")).watts == 400.0
+    assert device_power("cuda", device_record("Some Future GPU")).watts is None
+    assert device_power("cuda", device_record("NVIDIA H100"), measured_w=612.0).watts == 612.0
+    assert device_power("cpu", device_record("cpu"), given_w=120.0).watts == 120.0
 
 
 def test_the_detected_topology_chooses_the_link_and_says_so() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gpuscale.advice.calibrate.fits import device_memory_bytes, fit, fit_with_error, largest_batch
+from gpuscale.advice.model.device import device_record
 
 
 def test_a_floor_then_a_line_is_recovered_from_its_points() -> None:
@@ -49,10 +50,10 @@ def test_two_batches_give_bytes_per_sample_and_one_a_bound() -> None:
 
 
 def test_device_memory_from_the_row_else_its_catalogue_part() -> None:
-    assert device_memory_bytes(85.0e9, "NVIDIA H100 80GB HBM3") == 85.0e9
-    assert device_memory_bytes(None, "NVIDIA H100 80GB HBM3") == 80e9
-    assert device_memory_bytes(None, "NVIDIA A100-SXM4-40GB") == 40e9
+    assert device_memory_bytes(85.0e9, device_record("NVIDIA H100 80GB HBM3")) == 85.0e9
+    assert device_memory_bytes(None, device_record("NVIDIA H100 80GB HBM3")) == 80e9
+    assert device_memory_bytes(None, device_record("NVIDIA A100-SXM4-40GB")) == 40e9
     # a name that writes no size: the catalogue's part still knows it
-    assert device_memory_bytes(None, "NVIDIA GeForce RTX 4090") == 24e9
+    assert device_memory_bytes(None, device_record("NVIDIA GeForce RTX 4090")) == 24e9
     # a size written in a name the catalogue does not know is not read from the words
-    assert device_memory_bytes(None, "Acme Tensor 12GB") is None
+    assert device_memory_bytes(None, device_record("Acme Tensor 12GB")) is None

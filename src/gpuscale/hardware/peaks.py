@@ -50,19 +50,20 @@ class Peak:
         return self.fp32
 
 
-def _peak(part: Device) -> Peak:
+def peak_of(part: Device) -> Peak:
+    """The peak of a catalogue part (one resolved already: ``hardware.device_names``)."""
     return Peak(part.name, part.fp32_tflops, part.tf32_tflops, part.bf16_tflops)
 
 
 # (part name, peak) of every part of the catalogue, in its order.
-PEAKS: tuple[tuple[str, Peak], ...] = tuple((d.name, _peak(d)) for d in devices())
+PEAKS: tuple[tuple[str, Peak], ...] = tuple((d.name, peak_of(d)) for d in devices())
 
 
 def peak_for(device_name: str | None) -> Peak | None:
     """The peak of a device by its name (``torch.cuda.get_device_name``, or as typed),
     None when the catalogue does not know it (CPUs included: no MFU is claimed there)."""
     part = lookup(device_name)
-    return None if part is None else _peak(part)
+    return None if part is None else peak_of(part)
 
 
 def peak_at(

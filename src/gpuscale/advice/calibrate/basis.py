@@ -19,14 +19,9 @@ from gpuscale.advice.assumptions import Assumption, bench_run
 from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.model import priors
+from gpuscale.advice.model.device import NO_DEVICE, DeviceRecord
 from gpuscale.advice.model.fixed_cost import FixedCost
-from gpuscale.advice.model.hardware import (
-    Power,
-    implied_device,
-    named_power,
-    rate_warnings,
-    unchecked_note,
-)
+from gpuscale.advice.model.hardware import Power, named_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import DDP_WORK, StepError
 from gpuscale.advice.model.step import (
@@ -41,7 +36,6 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import BENCH, End, Measure, Measured, Source, TermId, words
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import Support
-from gpuscale.hardware.peaks import peak_for
 from gpuscale.quantities import format_count, format_ms, number
 
 # The link assumed where none is given, detected or measured.
@@ -72,6 +66,7 @@ class Basis:
     error: StepError = field(default_factory=StepError)
     link_assumed: bool = False  # no link given, detected or measured: the default link
     link_detected: str | None = None  # the link is this machine's detected topology's preset
+    device: DeviceRecord = NO_DEVICE  # named, else the link's (by numbers), resolved once
     fixed: FixedCost | None = None
     prior_range: tuple[Compute, ...] = ()  # the compute at the priors' low and high ends
     assumed: tuple[Assumption, ...] = ()
@@ -111,10 +106,9 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     )
     link = basis.network.intra.name
     implied_by = None if req.device_name else link  # the device is the one the link implies
-    device = req.device_name or implied_device(link)
-    power = named_power(device, req.power_w, implied_by)
+    device = basis.device  # named, else the link's: resolved with the link
     precision = "bf16" if req.grad_bytes == 2 else "fp32"
-    peak = peak_for(device)  # the device's catalogue peaks, read once
+    peak = device.peak
     # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
     # defaults runs convolutions in TF32, so the TF32 peak bounds it (the fp32 peak left
     # no room for a fixed cost in a ResNet-50 step that is plainly possible on an A100)
@@ -136,27 +130,23 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     )
     fixed, compute = split.fixed, split.compute
     assumed = fixed.source == Source.ASSUMED
-    if assumed and not flops_given:  # the rate rests on 6 x parameters, a lower bound of
-        # the work: only a rate above the peak is impossible (a low one's two readings:
-        # ``fixed_split.flops_reading``, priced at the ends)
-        warnings = rate_warnings(whole, device, precision, low=False)
-    elif assumed:  # one step time: the whole step's rate is all we know
-        low = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
-        warnings = rate_warnings(whole, device, precision, low_note=low)
-    else:  # the fixed cost measured or entered: a low per-sample rate is a small model's
-        # (kernels too short to fill the device: the published study's own), one above the
-        # peak cannot be
-        warnings = rate_warnings(compute.tflops, device, precision, low=False)
-    # a device named without a known peak: the check above could not be made, said
-    unchecked = unchecked_note(
-        whole if assumed else compute.tflops,
-        device,
-        precision,
-        "the inputs imply over the whole step" if assumed else "the inputs imply",
-    )
+    # the device's power and the rate against its peak: the whole step's where the fixed
+    # cost is assumed (one step time: the whole step's rate is all we know), else the
+    # per-sample rate (a low one is a small model's: kernels too short to fill the device,
+    # the published study's own; one above the peak cannot be). Under 1% of the peak is
+    # flagged only with the FLOPs given: at 6 x parameters, a lower bound of the work, a
+    # low rate has two readings (``fixed_split.flops_reading``, priced at the ends)
+    rate = whole if assumed else compute.tflops
+    low = assumed and flops_given
+    taken = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
+    power = named_power(device, req.power_w, implied_by)
+    # a device named without a known peak: the check below cannot be made, said
+    whose = "the inputs imply over the whole step" if assumed else "the inputs imply"
+    unchecked = unchecked_note(rate, device, precision, whose)
+    warnings = rate_warnings(rate, device, precision, low=low, low_note=taken if low else "")
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
     if peak is None or fastest is None:
-        bound = fixed_split.unbounded(fixed, device, link, MEASURE_FIXED)
+        bound = fixed_split.unbounded(fixed, device.name, link, MEASURE_FIXED)
     else:
         at = fixed_split.AtPeak(
             peak=peak,

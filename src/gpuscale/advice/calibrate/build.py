@@ -120,16 +120,17 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     bench_model = None if params_given else cal.name  # the model a bench run would measure
     # the hardware: watts per device at each per-device batch; the rate against the peak
     precision = "bf16" if req.grad_bytes == 2 else "fp32"
+    benched_on = cal.device_record  # the device the runs recorded, resolved with them
     power = bench_power(
         table,
         cal.bench_model,
         cal.config_group,
         device=cal.device,
-        device_name=cal.device_name,
+        record=benched_on,
         given_w=req.power_w,
     )
-    unchecked = unchecked_note(cal.compute.tflops, cal.device_name, precision, "the bench measured")
-    impossible = rate_warnings(benched.compute.tflops, cal.device_name, precision, low=False)
+    unchecked = unchecked_note(cal.compute.tflops, benched_on, precision, "the bench measured")
+    impossible = rate_warnings(benched.compute.tflops, benched_on, precision, low=False)
     # the family's basis for its break-even (the same whichever member is advised);
     # another strategy than benched: the member's own, converted (as_advised)
     basis_of_family = (

@@ -23,9 +23,8 @@ Only rows of the configuration advised on (device, backend, precision, TF32, thr
 and without plausibility flags are used; what was left out is said in ``notes``.
 
 Bench error: The step's 80% interval at N > 1 from a bench file: leave-one-out over the bench's
-models with N > 1 rows (each calibrated on the others, ``step_error.leave_one_out``),
-and the advised model's own N > 1 runs against its calibration
-(``step_error.with_own_runs``).
+models with N > 1 rows (each calibrated on the others, ``step_error.leave_one_out``), and the
+advised model's own N > 1 runs against its calibration (``step_error.with_own_runs``).
 """
 
 from __future__ import annotations
@@ -46,6 +45,7 @@ from gpuscale.advice.calibrate.measured import (
     fsdp_note,
 )
 from gpuscale.advice.model import fixed_cost
+from gpuscale.advice.model.device import DeviceRecord, device_record
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
@@ -83,6 +83,7 @@ class Calibration:
     bucket_mb: float = 25.0
     device: str | None = None
     device_name: str | None = None
+    device_record: DeviceRecord  # the device's catalogue record (``model.device``)
     threads: int | None = None  # threads per process of the N = 1 run (CPU); None: not recorded
     overlap: float | None = None  # measured share hidden; None: not measured
     comm_scale: float | None = None  # measured / predicted communication; None: unknown
@@ -194,7 +195,8 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
         fixed = fits.shape_fixed(shape, float(row["batch_per_device"]))
         said = f"its own forward + backward at {len(shape.points)} batches"
     notes.append(f"compute: {said}")
-    cap = fits.memory_cap(hardware, row)
+    device = device_record(None if pd.isna(row["device_name"]) else str(row["device_name"]))
+    cap = fits.memory_cap(hardware, row, device)
     multi = hardware[hardware["accelerators"] > 1]
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]
@@ -226,7 +228,8 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
         strategy="fsdp" if row["strategy"] == "fsdp" else "ddp",
         bucket_mb=float(row["bucket_mb"]) if pd.notna(row["bucket_mb"]) else 25.0,
         device=None if pd.isna(row["device"]) else str(row["device"]),
-        device_name=None if pd.isna(row["device_name"]) else str(row["device_name"]),
+        device_name=device.name,
+        device_record=device,
         threads=None if pd.isna(row.get("threads")) else int(row["threads"]),
         overlap=overlap,
         comm_levels=(multi, family, own),

@@ -31,11 +31,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.model.device import DeviceRecord
 from gpuscale.advice.model.fixed_cost import FixedCost, line
 from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops
 from gpuscale.advice.types import Source
 from gpuscale.bench.support import comm_scale_sentence
-from gpuscale.hardware.device_names import lookup
 from gpuscale.quantities import format_ms, joined, noun_for, number
 
 # Of a device's memory, the share a run may fill: the CUDA context, the caching
@@ -152,14 +152,13 @@ def fit_with_error(points: Sequence[tuple[float, float]], fallback_ms_per_sample
     )
 
 
-def device_memory_bytes(recorded: float | None, device_name: str | None) -> float | None:
+def device_memory_bytes(recorded: float | None, device: DeviceRecord) -> float | None:
     """The device's memory: as the bench recorded it, else its catalogue part's
-    (``hardware.device_names.lookup``: ``NVIDIA H100 80GB HBM3`` -> 80e9, the vendor's
-    "GB" read as the smaller decimal unit), else None."""
+    (``DeviceRecord.memory_bytes``: ``NVIDIA H100 80GB HBM3`` -> 80e9, the vendor's "GB"
+    read as the smaller decimal unit), else None."""
     if recorded is not None and math.isfinite(recorded) and recorded > 0:
         return float(recorded)
-    part = lookup(device_name)
-    return part.memory_gib * 1e9 if part is not None else None
+    return device.memory_bytes
 
 
 def largest_batch(
@@ -263,15 +262,15 @@ def shape_fixed(shape: Shape, at_batch: float) -> FixedCost:
     )
 
 
-def memory_cap(rows: pd.DataFrame, row: pd.Series) -> tuple[int, str] | None:
-    """The largest per-device batch (``largest_batch``) of ``row``'s model on its device,
-    from the peak memory of its N = 1 runs; None off a GPU or without the device's size."""
+def memory_cap(rows: pd.DataFrame, row: pd.Series, record: DeviceRecord) -> tuple[int, str] | None:
+    """The largest per-device batch (``largest_batch``) of ``row``'s model on its device
+    (``record``: the one it recorded), from the peak memory of its N = 1 runs; None off a
+    GPU or without the device's size."""
     if row.get("device") != "cuda":
         return None
     recorded = row.get("device_memory_bytes")
     device = device_memory_bytes(
-        None if recorded is None or pd.isna(recorded) else float(recorded),
-        None if pd.isna(row.get("device_name")) else str(row.get("device_name")),
+        None if recorded is None or pd.isna(recorded) else float(recorded), record
     )
     if device is None:
         return None

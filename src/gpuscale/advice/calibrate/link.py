@@ -20,11 +20,10 @@ import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.calibrate.basis import DEFAULT_LINK, Basis
-from gpuscale.advice.model.hardware import implied_device, topology_cap
+from gpuscale.advice.model.device import DeviceRecord, device_record, implied_device
 from gpuscale.advice.model.network import Link, MeasuredCurves, Network, network_from_collectives
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
 from gpuscale.advice.types import Source, TermId, words
-from gpuscale.hardware.device_names import lookup
 from gpuscale.hardware.links import NVLINK, PRESETS
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import counted, number
@@ -158,46 +157,72 @@ def given_link(request: AdviceRequest) -> Link | str | None:
 
 
 def choose_link(
-    link: str | Link | None, topology: Topology | None, device_name: str | None = None
-) -> tuple[Link, str]:
-    """The intra-node link and a sentence saying where it came from: given, else the
-    detected topology's slowest pair (its expected bus bandwidth), else the NVLink of the
-    device named (read as its SXM board, as its peak is), else ``pcie-phb``. The preset's
-    name first, then its numbers."""
-    if isinstance(link, Link):
-        return link, f"Link: {link.name} as given ({number(link.busbw_gbs)} GB/s bus bandwidth)."
+    link: str | Link | None,
+    topology: Topology | None,
+    device_name: str | None = None,
+    measured: bool = False,
+) -> tuple[Link, str, DeviceRecord]:
+    """The intra-node link, a sentence saying where it came from, and the device's record
+    (``model.device``, resolved here once): the link given, else the detected topology's
+    slowest pair (its expected bus bandwidth), else the NVLink of the device named (read as
+    its SXM board, as its peak is), else ``pcie-phb``; the device named, else the one the
+    preset given or detected implies (a custom link, or one ``measured`` by collectives,
+    implies none). The preset's name first, then its numbers."""
     detected = topology.preset() if topology is not None else None
-    board = _nvlink_board(device_name) if link is None and detected is None else None
-    chosen = Link.from_preset(link if link is not None else detected or board or DEFAULT_LINK)
+    preset = None if isinstance(link, Link) else link or detected
+    device = device_record(device_name, None if measured else preset)
+    if isinstance(link, Link):
+        said = f"Link: {link.name} as given ({number(link.busbw_gbs)} GB/s bus bandwidth)."
+        return link, said, device
+    board = device.nvlink_board if preset is None else None
+    chosen = Link.from_preset(preset or board or DEFAULT_LINK)
     if link is not None:
-        return chosen, f"Link: preset {chosen.name} ({number(chosen.busbw_gbs)} GB/s) as given."
+        said = f"Link: preset {chosen.name} ({number(chosen.busbw_gbs)} GB/s) as given."
+        return chosen, said, device
     if topology is not None and detected is not None:
         expected = topology.expected_busbw_gbs()
         if expected:
             chosen = replace(chosen, busbw_gbs=expected, name=f"{detected} (detected)")
-        return chosen, (
-            f"Link: {chosen.name}, the slowest GPU pair of the detected topology "
-            f"({topology.slowest_link()}), expected {number(chosen.busbw_gbs)} GB/s."
+        return (
+            chosen,
+            (
+                f"Link: {chosen.name}, the slowest GPU pair of the detected topology "
+                f"({topology.slowest_link()}), expected {number(chosen.busbw_gbs)} GB/s."
+            ),
+            device,
         )
     if board is not None:  # the link of the board whose peak the advice checks against
-        return chosen, (
-            f"Link: no link given and none detected; assumed {board} "
-            f"({number(chosen.busbw_gbs)} GB/s), the NVLink of {device_name} as an SXM "
-            "board (the board whose peak the advice reads): give --interconnect pcie-phb "
-            "for PCIe cards, or --interconnect or --collectives for another."
+        return (
+            chosen,
+            (
+                f"Link: no link given and none detected; assumed {board} "
+                f"({number(chosen.busbw_gbs)} GB/s), the NVLink of {device_name} as an SXM "
+                "board (the board whose peak the advice reads): give --interconnect pcie-phb "
+                "for PCIe cards, or --interconnect or --collectives for another."
+            ),
+            device,
         )
-    return chosen, (
-        f"Link: no link given and none detected; assumed {DEFAULT_LINK} "
-        f"({number(chosen.busbw_gbs)} GB/s): give --interconnect or --collectives."
+    return (
+        chosen,
+        (
+            f"Link: no link given and none detected; assumed {DEFAULT_LINK} "
+            f"({number(chosen.busbw_gbs)} GB/s): give --interconnect or --collectives."
+        ),
+        device,
     )
 
 
-def _nvlink_board(device_name: str | None) -> str | None:
-    """The NVLink preset of a device the catalogue reads as a board on an NVLink baseboard
-    (``H100``: the SXM5 part), None for PCIe and NVL cards (an NVLink bridge is no given)
-    and devices without NVLink or unknown."""
-    part = lookup(device_name)
-    return part.nvlink if part is not None and part.board and part.nvlink in PRESETS else None
+def topology_cap(topology: Topology | None, nodes: int, max_devices: int) -> tuple[int, str | None]:
+    """The largest device count the topology allows on one node, and a sentence when it
+    caps ``max_devices`` (a one-GPU topology: nothing to compare)."""
+    if topology is None or nodes > 1:
+        return max_devices, None
+    gpus = len(topology.gpus)
+    if gpus <= 1:
+        return 1, "The topology has one GPU: there is nothing to compare; 1 device only."
+    if max_devices > gpus:
+        return gpus, f"Device count capped at the topology's {gpus} GPUs (asked: {max_devices})."
+    return max_devices, None
 
 
 def network_basis(
@@ -206,7 +231,6 @@ def network_basis(
     """The network (links inside and between nodes, measured curves) and the device
     count it allows, with a sentence on where each came from."""
     given = given_link(req)
-    intra, link_note = choose_link(given, topology, req.device_name)
     nodes = req.nodes
     spill = ""
     if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
@@ -227,6 +251,11 @@ def network_basis(
             f"{req.gpus_per_node} devices hold: {spans} (give --nodes and --gpus-per-node "
             "to say otherwise)."
         )
+    max_devices, note = topology_cap(
+        topology, nodes, req.max_devices or (req.gpus_per_node * nodes)
+    )
+    # the link, and the device (named, else the link's) resolved once beside it
+    intra, link_note, device = choose_link(given, topology, req.device_name, curves is not None)
     network = Network(
         intra=intra,
         per_node=req.gpus_per_node if nodes > 1 else None,
@@ -234,9 +263,6 @@ def network_basis(
         nics_per_node=req.nics_per_node,
     )
     sources = [link_note, *([spill] if spill else [])]
-    max_devices, note = topology_cap(
-        topology, nodes, req.max_devices or (req.gpus_per_node * nodes)
-    )
     if note:
         sources.append(note)
     if curves is not None:
@@ -266,4 +292,5 @@ def network_basis(
         link_assumed=assumed and detected is None,
         # a topology read from --topo was asked for; one passed or detected here was not
         link_detected=detected if req.topo is None else None,
+        device=device,
     )

@@ -1,6 +1,7 @@
 """Inputs that cannot be true, named where they are found: an achieved rate under 1% of
-the device's peak or above it (the device catalogue), and a device count above the GPUs of
-the topology (a time to train below MLPerf's fastest systems: ``model.convergence``).
+the device's peak or above it (the device's record, ``model.device``; a device count above
+the GPUs of the topology: ``calibrate.link``; a time to train below MLPerf's fastest
+systems: ``model.convergence``).
 
 The house's plausibility rules are ``gpuscale/plausibility.py`` (bottom floor: a run's
 own numbers); these limits need the hardware and MLPerf's results, floors above it.
@@ -9,7 +10,7 @@ Device power: Device power for energy per trained model: measured where the benc
 measured it, else a documented table chosen by the recorded device, never a guess for an
 unknown one.
 
-The board power limits are the hardware catalogue's (``gpuscale.hardware.power``, with
+The board power limits are the device catalogue's (the part of the device's record, with
 the vendors' datasheets). Training runs near the limit,
 so the table is an upper estimate; NVML's measured mean replaces it when present. CPUs
 have no entry: their package power comes from RAPL (``gpuscale bench`` on a CPU device)
@@ -21,13 +22,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from gpuscale.advice.model.device import DeviceRecord
 from gpuscale.advice.types import trusted_runs
-from gpuscale.hardware.device_names import assumption
-from gpuscale.hardware.links import LINK_DEVICE as _LINK_DEVICE
-from gpuscale.hardware.peaks import PEAKS, peak_for
-from gpuscale.hardware.power import board_power
+from gpuscale.hardware.peaks import PEAKS
 from gpuscale.quantities import counted, fixed_apart, joined, noun_for, number, numbers_apart
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 
@@ -38,17 +37,9 @@ if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
 MIN_MFU = 0.01
 
 
-def implied_device(link_name: str) -> str | None:
-    """The device a link preset's name implies (``nvlink4`` -> H100 SXM), else None."""
-    for prefix, device in _LINK_DEVICE.items():
-        if link_name.startswith(prefix):
-            return device
-    return None
-
-
 def rate_warnings(
     tflops: float,
-    device: str | None,
+    device: DeviceRecord,
     precision: str,
     *,
     low: bool = True,
@@ -61,24 +52,24 @@ def rate_warnings(
     taken as 6 x parameters, a transformer's, which a low rate is said to rest on); for an
     unknown device, only a rate above every known
     device's peak (64,000,000 TFLOP/s passed unflagged without --device-name)."""
-    peak = peak_for(device)
-    if peak is None:
-        fastest = max((p for _, p in PEAKS), key=lambda p: p.bf16)
-        if tflops > fastest.bf16:
-            rate, top = numbers_apart(tflops, fastest.bf16)  # above it as printed too
-            return [
-                f"IMPLAUSIBLE: {rate} TFLOP/s per device is above the peak of every "
-                f"accelerator gpuscale knows (the fastest, {fastest.device}: "
-                f"{top} TFLOP/s bf16): check the step time, batch and FLOPs"
-            ]
-        return []
-    at = peak.tflops(precision)
-    if tflops > peak.bf16:
-        rate, top = numbers_apart(tflops, peak.bf16)  # above it as printed too
+    peak = device.peak
+    at = None if peak is None else peak.tflops(precision)
+    # the most a rate can be: the device's highest (bf16) peak, else the fastest known
+    top = peak or max((p for _, p in PEAKS), key=lambda p: p.bf16)
+    if tflops > top.bf16:
+        rate, most = numbers_apart(tflops, top.bf16)  # above it as printed too
+        whose = (
+            f"the {top.device} peak ({most} TFLOP/s bf16)"
+            if peak is not None
+            else "the peak of every accelerator gpuscale knows (the fastest, "
+            f"{top.device}: {most} TFLOP/s bf16)"
+        )
         return [
-            f"IMPLAUSIBLE: {rate} TFLOP/s per device is above the {peak.device} "
-            f"peak ({top} TFLOP/s bf16): check the step time, batch and FLOPs"
+            f"IMPLAUSIBLE: {rate} TFLOP/s per device is above {whose}: check the step "
+            "time, batch and FLOPs"
         ]
+    if peak is None or at is None:
+        return []
     if low and tflops < MIN_MFU * at:
         check = "check the step time, batch and FLOPs per sample"
         if flops_assumed:  # the assumption is what the rate rests on: name it and its fix
@@ -100,35 +91,22 @@ def rate_warnings(
 
 
 def unchecked_note(
-    tflops: float, device: str | None, precision: str, what: str = "the inputs imply"
+    tflops: float, device: DeviceRecord, precision: str, what: str = "the inputs imply"
 ) -> str:
     """Where a device is named but the device catalogue has no peak for it (an A10G, a
     TPU), the sentence saying the rate (``what`` gives it) could not be checked against
     its peak, and why; "" where there is no device or its peak is known (the check was
     made). A walk's ``--device-name L4``, then without a peak, skipped it without a word."""
-    if not device or peak_for(device) is not None:
+    if not device.name or device.peak is not None:
         return ""
     fastest = max((p for _, p in PEAKS), key=lambda p: p.bf16)
     return (
         f"Plausibility: not checked against the device's peak: gpuscale records no peak "
-        f"FLOP/s for {device!r} (the device catalogue), so the {number(tflops)} TFLOP/s per "
+        f"FLOP/s for {device.name!r} (the device catalogue), so the {number(tflops)} TFLOP/s per "
         f"device {what} would be flagged only above the fastest accelerator it knows "
         f"({fastest.device}, {number(fastest.bf16)} TFLOP/s bf16); compare it with the "
         f"device's datasheet ({precision} dense peak)."
     )
-
-
-def topology_cap(topology: Any, nodes: int, max_devices: int) -> tuple[int, str | None]:
-    """The largest device count the topology allows on one node, and a sentence when it
-    caps ``max_devices`` (a one-GPU topology: nothing to compare)."""
-    if topology is None or nodes > 1:
-        return max_devices, None
-    gpus = len(topology.gpus)
-    if gpus <= 1:
-        return 1, "The topology has one GPU: there is nothing to compare; 1 device only."
-    if max_devices > gpus:
-        return gpus, f"Device count capped at the topology's {gpus} GPUs (asked: {max_devices})."
-    return max_devices, None
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,13 +244,14 @@ def _charged(how: str, batches: tuple[float, ...], rows: list[tuple[int, float]]
 
 def device_power(
     device: str | None,
-    device_name: str | None,
+    record: DeviceRecord,
     *,
     measured_w: float | None = None,
     given_w: float | None = None,
 ) -> Power:
-    """The power to charge per device: given > measured > the board table; a CPU or an
-    unknown device without a measurement gets None (no energy claimed)."""
+    """The power to charge per device (``device``: its kind, ``cpu`` or ``cuda``):
+    given > measured > the board power of ``record``'s part; a CPU or an unknown device
+    without a measurement gets None (no energy claimed)."""
     if given_w is not None:
         if not given_w >= 0:
             raise ValueError(f"power must be >= 0 W, got {given_w}")
@@ -282,16 +261,15 @@ def device_power(
         return Power(measured_w, f"measured ({kind})", measured=True)
     if device == "cpu":
         return Power(None, "unknown: no RAPL reading on this CPU; give --power-w")
-    found = board_power(device_name)
-    if found is not None:
-        watts, label = found
-        assumed = assumption(device_name)  # what the name left open, said (never silently)
+    part = record.part
+    if part is not None:
+        watts, assumed = part.board_power_w, record.assumed  # what the name left open, said
         return Power(
             watts,
-            f"board power of {label} (datasheet)"
+            f"board power of {part.name} (datasheet)"
             + (f"; {assumed} ({watts:g} W), or give --power-w" if assumed else ""),
         )
-    what = device_name or "an unrecorded device"
+    what = record.name or "an unrecorded device"
     return Power(None, f"unknown: no board power for {what}; give --power-w")
 
 
@@ -301,7 +279,7 @@ def bench_power(
     group: str,
     *,
     device: str | None,
-    device_name: str | None,
+    record: DeviceRecord,
     given_w: float | None = None,
 ) -> Power:
     """The one choice of power for advice from bench rows: given > measured > the board
@@ -312,7 +290,7 @@ def bench_power(
     reference; where the configuration measured no power, the latest N = 1 run of
     ``model`` that did (another configuration: one figure for every batch)."""
     if given_w is not None or "power_w_mean" not in table:
-        return device_power(device, device_name, given_w=given_w)
+        return device_power(device, record, given_w=given_w)
     ok = trusted_runs(table)
     own = ok[ok["model"] == model]
     config, batch = group.rsplit(BATCH_PART, 1) if BATCH_PART in group else (group, "")
@@ -322,10 +300,10 @@ def bench_power(
     if at_batch.empty:  # another configuration's figure, for every batch
         other = own[own["accelerators"] == 1]["power_w_mean"].dropna()
         watts = float(other.iloc[-1]) if len(other) else None
-        return device_power(device, device_name, measured_w=watts)
+        return device_power(device, record, measured_w=watts)
     reference = int(batch) if batch.isdigit() else int(single["batch_per_device"].iloc[-1])
     watts = float(at_batch.get(reference, at_batch.iloc[-1]))
-    power = device_power(device, device_name, measured_w=watts)
+    power = device_power(device, record, measured_w=watts)
     totals = same.dropna(subset=["power_w_total"])
     totals = totals.groupby(["accelerators", "batch_per_device"])["power_w_total"].median()
     batches = joined(f"{int(b)}" for b in at_batch.index)
@@ -341,11 +319,11 @@ def bench_power(
     )
 
 
-def named_power(device: str | None, given_w: float | None, implied_by: str | None) -> Power:
-    """The power per device of ``device`` (``given_w`` where given); where the device is
-    the one the link ``implied_by`` implies (as the rate check reads it: ``nvlink4``, an
-    H100 SXM), said so."""
-    power = device_power(None, device, given_w=given_w)
+def named_power(record: DeviceRecord, given_w: float | None, implied_by: str | None) -> Power:
+    """The power per device of ``record``'s device (``given_w`` where given); where the
+    device is the one the link ``implied_by`` implies (as the rate check reads it:
+    ``nvlink4``, an H100 SXM), said so."""
+    power = device_power(None, record, given_w=given_w)
     if implied_by is not None and given_w is None and power.watts is not None:
         said = (
             f"{power.source}, the device the link {implied_by} implies (--device-name to name it)"

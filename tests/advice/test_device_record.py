@@ -1,0 +1,63 @@
+"""The device an advice runs on is resolved once into a record (``advice.model.device``):
+named, recorded by a bench, or implied by the link; what needs the device later reads it."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuscale.advice.model.device import NO_DEVICE, device_record, implied_device
+from gpuscale.advice.model.hardware import device_power, rate_warnings
+
+
+def test_a_product_name_is_read_as_its_board_with_what_it_left_open() -> None:
+    h100 = device_record("H100")
+    assert h100.part is not None and h100.part.name == "H100 SXM5 80GB"
+    assert h100.peak is not None and h100.peak.bf16 == h100.part.bf16_tflops
+    assert h100.memory_bytes == 80e9
+    assert h100.nvlink_board == "nvlink4"
+    assert "H100 PCIe" in h100.assumed  # the parts it could also be, said
+
+
+def test_a_pcie_card_has_no_board_link() -> None:
+    card = device_record("H100 PCIe")
+    assert card.part is not None and card.part.form_factor == "PCIe"
+    assert card.nvlink_board is None
+    assert card.assumed == ""
+
+
+@pytest.mark.parametrize("link", ["nvlink4", "NVLINK4", "nvlink4 (detected)"])
+def test_with_no_device_named_the_link_implies_one(link: str) -> None:
+    assert implied_device(link) == "H100 SXM5 80GB"
+    implied = device_record(None, link)
+    assert implied.name == "H100 SXM5 80GB"
+    assert implied.part is not None and implied.part.name == "H100 SXM5 80GB"
+
+
+def test_a_named_device_wins_over_the_link() -> None:
+    assert device_record("RTX 4090", "nvlink4").part.name.endswith("4090")
+
+
+@pytest.mark.parametrize("link", [None, "pcie-phb", "custom"])
+def test_no_device_named_nor_implied_is_no_device(link: str | None) -> None:
+    assert device_record(None, link) == NO_DEVICE
+    assert NO_DEVICE.memory_bytes is None and NO_DEVICE.nvlink_board is None
+
+
+def test_an_unknown_name_keeps_its_name_and_the_closest() -> None:
+    unknown = device_record("Acme Tensor 12GB")
+    assert unknown.name == "Acme Tensor 12GB"
+    assert unknown.part is None and unknown.peak is None and unknown.memory_bytes is None
+    a10g = device_record("A10G")
+    assert a10g.part is None
+    assert a10g.closest  # the catalogue's nearest names, for a did-you-mean
+
+
+def test_power_and_rate_checks_read_the_record() -> None:
+    h100 = device_record("NVIDIA H100 80GB HBM3")
+    assert device_power("cuda", h100).watts == h100.part.board_power_w == 700.0
+    assert device_power("cuda", device_record("A10G")).watts is None
+    assert rate_warnings(2 * h100.peak.bf16, h100, "bf16")  # above the peak: flagged
+    assert rate_warnings(0.5 * h100.peak.bf16, h100, "bf16") == []
+    # without a part only a rate above every known peak is flagged
+    assert rate_warnings(0.5 * h100.peak.bf16, NO_DEVICE, "bf16") == []
+    assert rate_warnings(1e9, NO_DEVICE, "bf16")

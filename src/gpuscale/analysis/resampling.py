@@ -101,10 +101,15 @@ def replicate_ratios(
     row 0 from a law without the result's own runs, and against that law's expected
     score over the counts shown); None draws whole run times from the result's own runs
     (their centred log times); row 1 from the deviations within each pooled result where
-    the law is continuous (``PoolDraws.within``). The runs' own deviations are widened by
-    :func:`small_sample_factor`: for row 1 at ``2 (m - 1)`` degrees of freedom, as
-    Welch's for two results of ``m`` runs (each side at its own ``m - 1`` made a
-    speedup's interval cover 98% with 5 runs)."""
+    the law is continuous (``PoolDraws.within``), and row 0 itself where it is quantised:
+    a ratio's replicate of each result is drawn, as its time's, from a law without its
+    own runs and against that law's expected score (drawn from the law with them, a pair
+    whose scores differ put its off-count runs in the law, which then widened its own
+    interval: 5 runs at two or three counts, S covered 97.3-97.7%; see docs/speed.md).
+    The runs' own deviations are widened by :func:`small_sample_factor`: for row 1 at
+    ``2 (m - 1)`` degrees of freedom where continuous, as Welch's for two results of
+    ``m`` runs (each side at its own ``m - 1`` made a speedup's interval cover 98% with
+    5 runs)."""
     times = np.asarray(result.times_min, float)
     n, counted = result.runs, len(times)
     if counted < 1 or n < 2 * result.max_dropped + 1:
@@ -124,7 +129,11 @@ def replicate_ratios(
         left_out = pool.own_left_out(np.asarray(result.samples, float), n_boot, rng)
     out = np.full((3, n_boot), np.nan)
     out[2] = 1.0
+    quantised = pool is not None and pool.weights is not None
     for row, law in enumerate((left_out, None)):
+        if row == 1 and quantised:  # a ratio's: the time's own replicates, see above
+            out[1] = out[0]
+            break
         drawn_conv = conv if law is None else pool.draw(n_boot, n, rng, law)
         if row == 1 and pool is not None and pool.weights is None and pool.within is not None:
             drawn_conv = pool.draw(n_boot, n, rng, within=True)  # see the docstring

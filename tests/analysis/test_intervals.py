@@ -280,6 +280,6 @@ def test_a_ratio_s_replicates_at_whole_epochs_leave_the_result_s_own_runs_out() 
     result = ResultRuns(samples * 2.0, samples, 0, 1)  # 2 minutes an epoch
     pool = pool_draws([np.log(np.concatenate([np.full(20, 3.0), samples]))], 2000, rng)
     rows = replicate_ratios(result, pool, 2000, rng)
-    assert np.array_equal(rows[0], rows[1])
-    high = rows[1] > np.median(rows[1]) * 1.05
-    assert 0.0 < high.mean() < 0.03
+    for row in rows[:2]:
+        high = row > np.median(row) * 1.05
+        assert 0.0 < high.mean() < 0.03

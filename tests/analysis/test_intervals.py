@@ -263,3 +263,23 @@ def test_a_result_s_own_spread_from_few_runs_still_covers_95(runs: int) -> None:
         low, high = basic_interval(estimate, np.log(ratios))
         covered += low <= truth <= high
     assert 0.92 <= covered / 400 <= 0.98
+
+
+def test_a_ratio_s_replicates_at_whole_epochs_leave_the_result_s_own_runs_out() -> None:
+    """25 pooled runs at 3 epochs but the result's two at 4 (its score 10/3): a speedup's
+    replicates of it (row 1) are drawn, as its time's (row 0), from the law without its
+    own runs (Dirichlet 0.5 at 4 against 20.5 at 3): two or more of 5 runs at 4, a score
+    5% or more above the rest, in under 3% of them. Drawn from the law with them
+    (2.5 at 4), 9-10%: a pair whose scores differ widened its own interval (3/4 epochs,
+    p 0.3, 5 runs: S covered 97.3%, benchmarks/interval_coverage.py)."""
+    from gpuscale.analysis.convergence_law import pool_draws
+    from gpuscale.analysis.resampling import ResultRuns, replicate_ratios
+
+    rng = np.random.default_rng(3)
+    samples = np.array([3.0, 3.0, 3.0, 4.0, 4.0])
+    result = ResultRuns(samples * 2.0, samples, 0, 1)  # 2 minutes an epoch
+    pool = pool_draws([np.log(np.concatenate([np.full(20, 3.0), samples]))], 2000, rng)
+    rows = replicate_ratios(result, pool, 2000, rng)
+    for row in rows[:2]:
+        high = row > np.median(row) * 1.05
+        assert 0.0 < high.mean() < 0.03

@@ -15,16 +15,20 @@ replicate run's convergence from this law. Two kinds:
   runs or more each on average: RetinaNet's whole epochs, evaluation steps): the law of
   the counts is itself estimated from the pool, so it is drawn once per replicate,
   ``Dirichlet(runs at each count + PRIOR, PRIOR_NEXT at the next count below and
-  above)``, the same draw for every result at the batch (so that it cancels between two
-  of them in a speedup). The pseudo-runs at the next counts are never drawn as runs;
-  they enter each law's expected score (:meth:`PoolDraws.expected_scores`), so a pool
-  that showed one count still gives an interval of some width: the truth may lie a
-  little toward a count the pool did not show.
+  above)``, the same draw for every result at the batch where it is drawn with their own
+  runs (a result holding more than half the pool). The pseudo-runs at the next counts are
+  never drawn as runs; they enter each law's expected score
+  (:meth:`PoolDraws.expected_scores`), so a pool that showed one count still gives an
+  interval of some width: the truth may lie a little toward a count the pool did not
+  show.
 
 A result's time is scored against its own replicate law's expected olympic score (exact
 for a law on a few counts), and its law is drawn without its own runs
 (:meth:`PoolDraws.own_left_out`): a result that landed on the low count of two pulls the
-pool's law toward it, and against that law its interval stopped short of the truth.
+pool's law toward it, and against that law its interval stopped short of the truth. A
+speedup's replicates of a result are the same ones: drawn from the law with the pair's
+own runs, a pair whose scores differed put its off-count runs in the law, which then
+widened its own interval (5 runs at two or three counts: S covered 97.3-97.7%).
 Constants calibrated in ``benchmarks/interval_coverage.py`` (simulation only, never on
 the real runs checked in ``benchmarks/interval_real_check.py``).
 """

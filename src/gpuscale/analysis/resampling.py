@@ -101,7 +101,11 @@ def replicate_ratios(
     row 0 from a law without the result's own runs, and against that law's expected
     score over the counts shown); None draws whole run times from the result's own runs
     (their centred log times); row 1 from the deviations within each pooled result where
-    the law is continuous (``PoolDraws.within``). The runs' own deviations are widened by
+    the law is continuous (``PoolDraws.within``), and where it is quantised as row 0's:
+    from a law without the result's own runs and against that law's expected score
+    (drawn from the law with them, a pair whose scores differ put its off-count runs in
+    the law, which then widened its own interval: 5 runs at two or three counts, S
+    covered 97.3-97.7%; see docs/speed.md). The runs' own deviations are widened by
     :func:`small_sample_factor`: for row 1 at ``2 (m - 1)`` degrees of freedom, as
     Welch's for two results of ``m`` runs (each side at its own ``m - 1`` made a
     speedup's interval cover 98% with 5 runs)."""
@@ -124,7 +128,8 @@ def replicate_ratios(
         left_out = pool.own_left_out(np.asarray(result.samples, float), n_boot, rng)
     out = np.full((3, n_boot), np.nan)
     out[2] = 1.0
-    for row, law in enumerate((left_out, None)):
+    quantised = pool is not None and pool.weights is not None  # row 1 drawn as row 0
+    for row, law in enumerate((left_out, left_out if quantised else None)):
         drawn_conv = conv if law is None else pool.draw(n_boot, n, rng, law)
         if row == 1 and pool is not None and pool.weights is None and pool.within is not None:
             drawn_conv = pool.draw(n_boot, n, rng, within=True)  # see the docstring
@@ -134,12 +139,13 @@ def replicate_ratios(
         scores = olympic_rows(drawn, k)
         if np.isnan(scores).mean() > 0.5:
             return np.full((3, n_boot), np.nan)
-        truths = None  # a ratio's: the batch's law is shared and its score cancels
-        if row == 0 and pool is not None:  # each replicate's own law's true score
+        truths = None  # a ratio's where continuous: the batch's law cancels
+        if pool is not None and (row == 0 or quantised):  # replicate law's true score
             truths = pool.expected_scores(counted, n, k, law, shown_only=True)
         if truths is not None:  # one per law, replicate b's law b mod their number
-            unseen = np.resize(truths / pool.expected_scores(counted, n, k, law), n_boot)
             scores = scores / np.resize(truths, n_boot)
+        if truths is not None and row == 0:
+            unseen = np.resize(truths / pool.expected_scores(counted, n, k, law), n_boot)
             out[2] = unseen / np.mean(unseen)
         out[row] = scores / np.nanmean(scores)
     return out

@@ -7,7 +7,8 @@ convergence is pooled: each run's convergence is drawn from every run of the wor
 at that global batch and the round's reference convergence points (RCPs) at it (within
 a factor of 2 of the batch where nothing else ran at it), by the batch's law
 (``gpuscale.analysis.convergence_law``: where it converges at a few whole counts, a law
-drawn per replicate and shared by the batch's results); a result keeps its own runs'
+drawn per replicate without the result's own runs, for its time and a speedup alike); a
+result keeps its own runs'
 spread where they vary significantly more than the pool (a one-sided F test at 5%).
 
 Intervals are basic bootstrap intervals on the log scale, ``T x exp(-q)`` for the

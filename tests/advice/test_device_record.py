@@ -1,12 +1,17 @@
-"""The device an advice runs on is resolved once into a record (``advice.model.device``):
+"""The device an advice runs on is resolved once into a record (``advice.model.hardware``):
 named, recorded by a bench, or implied by the link; what needs the device later reads it."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpuscale.advice.model.device import NO_DEVICE, device_record, implied_device
-from gpuscale.advice.model.hardware import device_power, rate_warnings
+from gpuscale.advice.model.hardware import (
+    NO_DEVICE,
+    device_power,
+    device_record,
+    implied_device,
+    rate_warnings,
+)
 
 
 def test_a_product_name_is_read_as_its_board_with_what_it_left_open() -> None:

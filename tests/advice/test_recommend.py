@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 
 import gpuscale
 from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.model.device import device_record
-from gpuscale.advice.model.hardware import Power, device_power
+from gpuscale.advice.model.hardware import Power, device_power, device_record
 from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.search.decision import FLAGGED, plausible

@@ -19,9 +19,15 @@ from gpuscale.advice.assumptions import Assumption, bench_run
 from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.model import priors
-from gpuscale.advice.model.device import NO_DEVICE, DeviceRecord
 from gpuscale.advice.model.fixed_cost import FixedCost
-from gpuscale.advice.model.hardware import Power, named_power, rate_warnings, unchecked_note
+from gpuscale.advice.model.hardware import (
+    NO_DEVICE,
+    DeviceRecord,
+    Power,
+    named_power,
+    rate_warnings,
+    unchecked_note,
+)
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import DDP_WORK, StepError
 from gpuscale.advice.model.step import (

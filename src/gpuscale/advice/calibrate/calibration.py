@@ -45,8 +45,8 @@ from gpuscale.advice.calibrate.measured import (
     fsdp_note,
 )
 from gpuscale.advice.model import fixed_cost
-from gpuscale.advice.model.device import DeviceRecord, device_record
 from gpuscale.advice.model.fixed_cost import FixedCost
+from gpuscale.advice.model.hardware import DeviceRecord, device_record
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
@@ -83,7 +83,7 @@ class Calibration:
     bucket_mb: float = 25.0
     device: str | None = None
     device_name: str | None = None
-    device_record: DeviceRecord  # the device's catalogue record (``model.device``)
+    device_record: DeviceRecord  # the device's catalogue record (``model.hardware``)
     threads: int | None = None  # threads per process of the N = 1 run (CPU); None: not recorded
     overlap: float | None = None  # measured share hidden; None: not measured
     comm_scale: float | None = None  # measured / predicted communication; None: unknown

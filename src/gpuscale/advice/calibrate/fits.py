@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.model.device import DeviceRecord
 from gpuscale.advice.model.fixed_cost import FixedCost, line
+from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops
 from gpuscale.advice.types import Source
 from gpuscale.bench.support import comm_scale_sentence

@@ -20,7 +20,7 @@ import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.calibrate.basis import DEFAULT_LINK, Basis
-from gpuscale.advice.model.device import DeviceRecord, device_record, implied_device
+from gpuscale.advice.model.hardware import DeviceRecord, device_record, implied_device
 from gpuscale.advice.model.network import Link, MeasuredCurves, Network, network_from_collectives
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
 from gpuscale.advice.types import Source, TermId, words
@@ -163,7 +163,7 @@ def choose_link(
     measured: bool = False,
 ) -> tuple[Link, str, DeviceRecord]:
     """The intra-node link, a sentence saying where it came from, and the device's record
-    (``model.device``, resolved here once): the link given, else the detected topology's
+    (``model.hardware``, resolved here once): the link given, else the detected topology's
     slowest pair (its expected bus bandwidth), else the NVLink of the device named (read as
     its SXM board, as its peak is), else ``pcie-phb``; the device named, else the one the
     preset given or detected implies (a custom link, or one ``measured`` by collectives,

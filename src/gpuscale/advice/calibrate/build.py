@@ -2,9 +2,10 @@
 topology=, collectives=, notes=)`` -> :class:`~gpuscale.advice.inputs.Calibrated`.
 
 In a row: the link (``network_basis``), the model from bench rows (:func:`from_bench`,
-here) or from numbers (``basis.from_numbers``), the convergence model, then the search's inputs
-and the inputs at each end of every assumed term's range (a model given by numbers: its
-FLOPs per sample and fixed cost; an assumed link: its slowest and fastest preset)."""
+here) or from numbers (``basis.from_numbers``), the inputs at each end of every assumed
+term's range (a model given by numbers: its FLOPs per sample and fixed cost; an assumed
+link: its slowest and fastest preset), the convergence model, then the search's inputs,
+each in ``build`` itself: no step calls back into this module."""
 
 from __future__ import annotations
 
@@ -26,15 +27,17 @@ from gpuscale.advice.calibrate.calibration import (
 from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.explain import weak_first
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
-from gpuscale.advice.model.convergence import Convergence, resolved
+from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import Link, MeasuredCurves
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
-from gpuscale.advice.types import End
-from gpuscale.analysis.critical_batch import ConvergenceModel, rcps
+from gpuscale.analysis.critical_batch import rcps
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
 from gpuscale.tables.requests import NamedError
+
+# An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch.
+LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
 
 
 def build(
@@ -54,6 +57,18 @@ def build(
     basis = from_bench(basis, request, bench) if bench is not None else from_numbers(basis, request)
     other = _other_device(collectives, bench)
     basis = replace(basis, warnings=(*basis.warnings, other)) if other else basis
+    # an assumed link (none given, detected or measured): the network at each end of its
+    # range (``LINK_ENDS``)
+    link_ends = tuple(
+        (
+            "link",
+            end,
+            PRESETS[name].busbw_gbs,
+            "GB/s",
+            {"network": replace(basis.network, intra=Link.from_preset(name))},
+        )
+        for end, name in (LINK_ENDS if basis.link_assumed else ())
+    )
     # the convergence: the workload's RCPs in the ruleset asked, then the model they, a
     # noise scale given or the bench's give, and MLPerf's least time to train at each count
     ruleset = request.ruleset or DEFAULT_RULESET
@@ -68,9 +83,43 @@ def build(
         measured=basis.noise,
         max_devices=basis.max_devices,
     )
+    # the search's inputs: the basis (its model and per-device batch, the fields it
+    # carries unchanged), the request's choices and the convergence resolved; ``auto``
+    # scaling keeps the global batch unless a convergence model prices larger ones
+    convergence = converging.model
+    scaling = request.scaling
+    if scaling == "auto":
+        scaling = "search" if convergence is not None else "strong"
+    evidence, host = basis.evidence, basis.host_devices
+    said = assumptions.convergence(
+        convergence.source if convergence else None,
+        model=basis.bench_model,
+        same_samples=basis.same_samples,
+        host_devices=host,
+        thin=converging.thin,
+        found=evidence,
+        given=request.workload is not None or request.noise_scale is not None,
+    )
+    # every assumption's bench run said once, as the file advised on runs it
+    assumed = assumptions.not_held((*basis.assumed, said), evidence, host)
+    inputs = AdviceInputs(
+        model=basis.spec,
+        batch=basis.per_device,
+        **{name: getattr(basis, name) for name in _CARRIED},
+        bucket_mb=request.bucket_mb,
+        strategy=request.strategy or basis.strategy or "ddp",  # default: as benched
+        convergence=convergence,
+        samples=request.samples_to_train,
+        global_batch=request.global_batch,
+        scaling=scaling,
+        assumptions=(*assumed, assumptions.input_pipeline()),
+        target_efficiency=request.target_efficiency,
+        price_per_device_hour=request.price,
+        mlperf_floor=converging.floor,
+    )
     return Calibrated(
-        ends=(*basis.ends, *_link_ends(basis)),
-        inputs=_inputs(basis, request, converging),
+        ends=(*basis.ends, *link_ends),
+        inputs=inputs,
         samples_used=converging.samples_used,
         noise_steps=converging.noise_steps,
         link_assumed=basis.link_assumed,
@@ -190,28 +239,6 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     )
 
 
-# An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch.
-LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
-
-
-def _link_ends(basis: Basis) -> tuple[End, ...]:
-    """The network with an assumed link at each end of its range (none where the link
-    was given, detected or measured)."""
-    if not basis.link_assumed:
-        return ()
-    network = basis.network
-    return tuple(
-        (
-            "link",
-            end,
-            PRESETS[name].busbw_gbs,
-            "GB/s",
-            {"network": replace(network, intra=Link.from_preset(name))},
-        )
-        for end, name in LINK_ENDS
-    )
-
-
 def _other_device(curves: MeasuredCurves | None, bench: pd.DataFrame | None) -> str:
     """A warning where the sweep timed CPU processes and the model is a GPU's (given by
     numbers, or benched on a GPU): a gloo curve is no GPU link's (a user walk: applied
@@ -235,49 +262,3 @@ _CARRIED = (
     "implausible",  # an input cannot be true: no count above 1
     "measured",  # the bench's N > 1 runs: a count they disagree with rests on them
 )
-
-
-def _inputs(basis: Basis, req: AdviceRequest, converging: Convergence) -> AdviceInputs:
-    """The search's inputs: the basis (its model and per-device batch, and the fields
-    it carries unchanged), the request's choices and the convergence resolved (its
-    model, why the bench's noise scale is not used, MLPerf's floor). In a row: the
-    scaling, the assumptions made here, then every assumption's bench run said as the
-    file advised on runs it (``assumptions.not_held``)."""
-    convergence = converging.model
-    scaling = _scaling(req.scaling, convergence)
-    evidence, host = basis.evidence, basis.host_devices
-    pipeline = assumptions.input_pipeline()
-    said = assumptions.convergence(
-        convergence.source if convergence else None,
-        model=basis.bench_model,
-        same_samples=basis.same_samples,
-        host_devices=host,
-        thin=converging.thin,
-        found=evidence,
-        given=req.workload is not None or req.noise_scale is not None,
-    )
-    # every assumption's bench run said once, as the file advised on runs it
-    assumed = assumptions.not_held((*basis.assumed, said), evidence, host)
-    return AdviceInputs(
-        model=basis.spec,
-        batch=basis.per_device,
-        **{name: getattr(basis, name) for name in _CARRIED},
-        bucket_mb=req.bucket_mb,
-        strategy=req.strategy or basis.strategy or "ddp",  # default: as benched
-        convergence=convergence,
-        samples=req.samples_to_train,
-        global_batch=req.global_batch,
-        scaling=scaling,
-        assumptions=(*assumed, pipeline),
-        target_efficiency=req.target_efficiency,
-        price_per_device_hour=req.price,
-        mlperf_floor=converging.floor,
-    )
-
-
-def _scaling(asked: str, convergence: ConvergenceModel | None) -> str:
-    """The request's scaling as the search takes it: ``auto`` keeps the global batch
-    unless a convergence model prices larger ones (then the search decides)."""
-    if asked == "auto":
-        return "search" if convergence is not None else "strong"
-    return asked

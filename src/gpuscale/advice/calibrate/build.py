@@ -16,7 +16,8 @@ import pandas as pd
 
 from gpuscale.advice import assumptions
 from gpuscale.advice.calibrate import family, fits, measured, rows
-from gpuscale.advice.calibrate.basis import Basis, bench_assumed, from_numbers, other_strategy
+from gpuscale.advice.calibrate.basis import Basis, from_numbers
+from gpuscale.advice.calibrate.bench_terms import bench_assumed, other_strategy
 from gpuscale.advice.calibrate.calibration import (
     BenchFieldError,
     CalibrationError,

@@ -50,7 +50,7 @@ DEFAULT_LINK = "pcie-phb"
 class Basis:
     """What the advice rests on: the network, the model and its rate per device, and
     where each came from (``sources``, ``warnings``, ``assumed``). A value: each step
-    (``network_basis``, then ``from_numbers`` or ``build.from_bench``) returns a new
+    (``network_basis``, then ``from_numbers`` or ``bench_basis.from_bench``) returns a new
     one."""
 
     network: Network

@@ -1,7 +1,7 @@
 """The bench's terms, said: the step's terms as the bench measured them, or as assumed
 where it did not (``bench_assumed``), the strategy's own work by the strategy's rules
 (``strategy_taken``, ``own_work``), and the warning where the runs measured another
-strategy than the one predicted (``other_strategy``). ``build.from_bench`` calls them once,
+strategy than the one predicted (``other_strategy``). ``bench_basis.from_bench`` calls them once,
 after the numbers; a model given by its numbers says its terms in ``basis.from_numbers``.
 """
 

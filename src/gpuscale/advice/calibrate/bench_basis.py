@@ -16,7 +16,6 @@ from gpuscale.advice.calibrate.calibration import (
     BenchFieldError,
     CalibrationError,
     NamedCalibrationError,
-    as_advised,
     step_error,
 )
 from gpuscale.advice.explain import weak_first
@@ -28,35 +27,37 @@ from gpuscale.tables.requests import NamedError
 def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     """``basis`` with the model calibrated on the bench's runs of it, its measured
     overlap, power and noise scale, and the step's interval from leave-one-out. In a row,
-    one module a step: the runs used (``rows.usable``), the calibration on the link of
-    the host it ran on (``family.on_bench_host``), what the runs say of that model
-    (``rows.of_model``), its communication read on that link (``measured.read_comm``),
-    the step's error, the model as advised (``calibration.as_advised``), the hardware,
-    the family; then the words, from those numbers."""
+    one module a step: the runs used (``rows.usable``), the calibration as benched and as
+    asked, on the link of the host it ran on (``family.on_bench_host``), what the runs say
+    of that model (``rows.of_model``), its communication read on that link and the network
+    scaled by it (``measured.read_comm``), the step's error, the hardware, the family;
+    then the words, from those numbers."""
     # the runs: a broken model (its loss not finite) is used by nothing, --allow-flagged or
     # not: not advised on, not a family's representative, no contention measured on it
     found = rows.usable(bench, req)
     table = found.table
-    try:
-        cal, basis = family.on_bench_host(table, req, basis)  # on the link it ran on
+    try:  # as benched, and as asked (the strategy, the fixed cost entered); on the host's link
+        cal, benched, basis = family.on_bench_host(table, req, basis)
+    except BenchFieldError:  # a field refused (--fixed-ms), not the runs left out: as it is
+        raise
     except CalibrationError as exc:
         more = found.left_out()
         if not more:
             raise
         # the fields it names (``ref``) still said as the caller names them
-        said = exc.text if isinstance(exc, NamedError | BenchFieldError) else str(exc)
+        said = exc.text if isinstance(exc, NamedError) else str(exc)
         raise NamedCalibrationError(f"{said}{more}.") from None
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     params_given = req.params is not None
     of_model = rows.of_model(bench, found, cal, req)
     runs, host = of_model.runs, of_model.host_devices
-    # the communication measured, read on the link advised; the step's error as benched
-    cal = measured.read_comm(cal, table, basis.network)
+    # the communication measured, read on the link advised, scales the network; the step's
+    # error as benched
+    cal, network = measured.read_comm(cal, table, basis.network)
     error = step_error(table, basis.network, cal)
-    # as advised: the communication measured, the strategy asked, the fixed cost entered,
-    # the per-device batch and the overlap (gloo reduces on the cores backward uses)
-    network, benched = as_advised(cal, basis.network, req.strategy, req.fixed_ms)
     basis = replace(basis, network=network)
+    # as advised: the per-device batch and the overlap (gloo reduces on the cores backward
+    # uses)
     per_device = req.batch or cal.batch
     overlap = cal.overlap if req.overlap is None else req.overlap
     if overlap is None and cal.device == "cpu":
@@ -76,7 +77,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     unchecked = unchecked_note(cal.compute.tflops, cal.device_name, precision, "the bench measured")
     impossible = rate_warnings(benched.compute.tflops, cal.device_name, precision, low=False)
     # the family's basis for its break-even (the same whichever member is advised);
-    # another strategy than benched: the member's own, converted (as_advised)
+    # another strategy than benched: the member's own, converted (as_asked)
     basis_of_family = (
         None if req.strategy and req.strategy != cal.strategy else family.fitted(table, benched)
     )

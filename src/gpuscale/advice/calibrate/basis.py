@@ -153,7 +153,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         "the inputs imply over the whole step" if assumed else "the inputs imply",
     )
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
-    if peak is None or fastest is None:
+    if peak is None or fastest is None or at_peak is None:
         bound = fixed_split.unbounded(fixed, device, link, MEASURE_FIXED)
     else:
         at = fixed_split.AtPeak(
@@ -163,6 +163,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
             step_ms=step_ms,
             batch=per_device,
             flops_per_sample=spec.flops,
+            peak_work_ms=at_peak,
         )
         bound = fixed_split.bounded(
             fixed, at, flops_given=flops_given, implied_by=implied_by, measure=MEASURE_FIXED

@@ -7,10 +7,9 @@ after the numbers; a model given by its numbers says its terms in ``basis.from_n
 
 from __future__ import annotations
 
-from typing import Any
-
 from gpuscale.advice import assumptions
 from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.calibrate.calibration import Calibration
 from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.model.step import per_step_ms
 from gpuscale.advice.request import AdviceRequest
@@ -18,13 +17,13 @@ from gpuscale.advice.types import Measure, Measured, Source, TermId, words
 
 
 def bench_assumed(
-    cal: Any,
+    cal: Calibration,
     req: AdviceRequest,
     overlap: float | None,
     model: str | None,
     measured: tuple[Measured, ...],
     host_devices: int | None,
-) -> list:
+) -> list[Assumption]:
     """The step's terms as the bench measured them, or said as assumed (``model``: the
     bench model that measures them, None for a model given by its numbers; on a host of
     ``host_devices`` GPUs)."""
@@ -83,7 +82,7 @@ def _overlap_unmeasured(measured: tuple[Measured, ...]) -> str:
     return "no multi-device run"
 
 
-def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Any, ...]:
+def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Assumption, ...]:
     """The strategy predicted where none was asked for: the one ``model`` was benched
     with, said with the option that predicts the other (a walk: tf-30m benched with FSDP
     was predicted as DDP by default, the report with no way to ask otherwise)."""
@@ -91,7 +90,7 @@ def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Any, ..
         return ()
     other = "ddp" if benched == "fsdp" else "fsdp"
     return (
-        assumptions.Assumption(
+        Assumption(
             term=TermId.STRATEGY,
             value=benched.upper(),
             source=Source.MEASURED,
@@ -103,7 +102,7 @@ def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Any, ..
 
 def own_work(
     ms_per_mparam: float, params: float, benched: str, asked: str, model: str | None
-) -> Any:
+) -> Assumption:
     """The strategy's own work, by ``calibration.for_strategy``'s rule: measured where the runs
     were the strategy predicted, else DDP's from its prior or FSDP's unmeasured."""
     command = words(f"gpuscale bench --models {model or 'MODEL'} --strategy {asked} --nproc 1")
@@ -128,7 +127,7 @@ def own_work(
             "communication",
             command,
         )
-    return assumptions.Assumption(
+    return Assumption(
         term=TermId.DDP,
         value=f"{per_step_ms(ms_per_mparam, params):.3g} ms per step",
         source=Source.ASSUMED,
@@ -140,9 +139,9 @@ def own_work(
 
 def _fsdp_work(
     value: str, source: Source, basis: str, measure: Measure | None = None
-) -> assumptions.Assumption:
+) -> Assumption:
     """FSDP's own work as an assumption (``TermId.DDP``: the strategy's own work)."""
-    return assumptions.Assumption(
+    return Assumption(
         term=TermId.DDP,
         strategy="fsdp",
         value=value,

@@ -14,7 +14,6 @@ import gpuscale
 from gpuscale.advice.calibrate.calibration import (
     CalibrationError,
     calibrate,
-    with_comm_scale,
 )
 from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.measured import read_comm
@@ -120,10 +119,10 @@ def synthetic_bench(**n2) -> pd.DataFrame:
 
 def test_calibration_recovers_overlap_and_overhead_and_its_own_point() -> None:
     table = synthetic_bench()
-    cal = read_comm(calibrate(table, "tf-7m"), table, PHB)
+    cal, network = read_comm(calibrate(table, "tf-7m"), table, PHB)  # PHB, scaled as measured
     assert cal.overlap == pytest.approx(0.6)
     assert cal.compute.ddp_ms_per_mparam * 7 == pytest.approx(3.0)
-    network = with_comm_scale(PHB, cal)
+    assert network.comm_scale == pytest.approx(cal.comm_scale)
     step = step_at(cal.model, cal.compute, network, 2, batch=cal.batch, overlap=cal.overlap)
     assert step.comm_ms == pytest.approx(10.0)
     assert step.exposed_ms == pytest.approx(4.0)
@@ -171,11 +170,12 @@ def test_rows_of_another_configuration_or_flagged_are_left_out() -> None:
     flagged = bench_record("mlp-4m", 4_000_000, 2, 1.0, comm_ms=50.0, sync_overhead_ms=80.0)
     flagged["flags"] = ["noisy no-sync steps"]
     table = bench_table([*records, flagged])
-    cal = read_comm(calibrate(table, "mlp-4m"), table, PHB)
+    cal, network = read_comm(calibrate(table, "mlp-4m"), table, PHB)
     # the model's latest N = 1 run is bf16: only the bf16 ladder calibrates it
     assert cal.compute.tflops == pytest.approx(5.0, rel=1e-6)
     assert cal.compute.fixed_ms == pytest.approx(0.1, rel=1e-6)
     assert cal.overlap is None and cal.comm_scale is None  # the flagged run taught nothing
+    assert network == PHB  # nothing measured scales it
     assert any("noisy no-sync steps" in note for note in cal.notes)
     assert any("another device, backend, precision" in note for note in cal.notes)
 

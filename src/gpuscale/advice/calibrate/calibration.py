@@ -269,21 +269,13 @@ def default_model(table: pd.DataFrame) -> str:
     return str(single.sort_values("params")["model"].iloc[-1])
 
 
-def with_comm_scale(network: Network, calibration: Calibration) -> Network:
-    """The network scaled by the communication DDP measured (unchanged when unknown)."""
-    scale = calibration.comm_scale
-    if scale is None or not math.isfinite(scale) or scale <= 0:
-        return network
-    return replace(network, comm_scale=scale)
-
-
 def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
     """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
     N > 1 rows of the configuration advised on (see ``step_error``)."""
 
     def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
         try:
-            other = measured_contention.read_comm(calibrate(rest, model), rest, network)
+            other, _ = measured_contention.read_comm(calibrate(rest, model), rest, network)
         except (CalibrationError, ValueError):
             return [None] * len(ns)
         if other.device != cal.device or other.device_name != cal.device_name:
@@ -294,7 +286,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
         overlap = other.overlap
         if overlap is None and other.device == "cpu":
             overlap = 0.0  # as the advice itself does
-        scaled = with_comm_scale(network, other)
+        scaled = network.scaled(other.comm_scale)
         return [
             step_at(
                 other.model,
@@ -365,13 +357,11 @@ def for_strategy(compute: Any, benched: str, asked: str) -> Any:
     return replace(compute, ddp_ms_per_mparam=DDP_WORK.point)
 
 
-def as_advised(
-    cal: Calibration, network: Network, strategy: str | None, fixed_ms: float | None
-) -> tuple[Network, Calibration]:
-    """The network scaled by the communication the bench measured (``with_comm_scale``),
-    and ``cal`` as the request predicts it: in the ``strategy`` asked (``for_strategy``),
-    with the fixed cost entered where one was (``fixed_ms``, ``with_fixed``)."""
-    scaled = with_comm_scale(network, cal)
+def as_asked(cal: Calibration, strategy: str | None, fixed_ms: float | None) -> Calibration:
+    """``cal`` as the request predicts it: in the ``strategy`` asked (``for_strategy``),
+    with the fixed cost entered where one was (``fixed_ms``, ``with_fixed``); the
+    communication the bench measured scales the network where it is read
+    (``measured.read_comm``)."""
     compute = for_strategy(cal.compute, cal.strategy, strategy or cal.strategy)
     advised = replace(cal, compute=compute)
-    return scaled, advised if fixed_ms is None else with_fixed(advised, fixed_ms)
+    return advised if fixed_ms is None else with_fixed(advised, fixed_ms)

@@ -31,6 +31,7 @@ from gpuscale.advice.calibrate.calibration import (
     HARDWARE_COLUMNS,
     CalibrationError,
     NamedCalibrationError,
+    as_asked,
     calibrate,
     default_model,
     same_hardware,
@@ -216,10 +217,15 @@ def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Any:
     return calibrate(table, req.model or default_model(table))
 
 
-def on_bench_host(table: pd.DataFrame, req: AdviceRequest, basis: Basis) -> tuple[Any, Basis]:
-    """The calibration advised on (:func:`calibration_advised`) and ``basis`` on the link of
-    the host it ran on (``link.on_bench_host_link``; CPU processes: their count capped at
-    the host's cores, their link no GPU preset, ``link.cpu_processes``)."""
+def on_bench_host(table: pd.DataFrame, req: AdviceRequest, basis: Basis) -> tuple[Any, Any, Basis]:
+    """The calibration advised on (:func:`calibration_advised`), the same as the request
+    predicts it (``calibration.as_asked``: the strategy asked, the fixed cost entered), and
+    ``basis`` on the link of the host it ran on (``link.on_bench_host_link``; CPU
+    processes: their count capped at the host's cores, their link no GPU preset,
+    ``link.cpu_processes``)."""
     cal = calibration_advised(table, req)
+    asked = as_asked(cal, req.strategy, req.fixed_ms)
     on_host = link.on_bench_host_link(basis, req, table, cal)
-    return cal, link.cpu_processes(on_host, req, table, cal) if cal.device == "cpu" else on_host
+    if cal.device == "cpu":
+        on_host = link.cpu_processes(on_host, req, table, cal)
+    return cal, asked, on_host

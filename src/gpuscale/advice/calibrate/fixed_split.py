@@ -252,7 +252,9 @@ def peak_label(precision: str) -> str:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AtPeak:
     """A step given by numbers beside its device's peak: ``batch`` samples of
-    ``flops_per_sample`` FLOPs in ``step_ms``, the peak at ``precision`` (TFLOP/s)."""
+    ``flops_per_sample`` FLOPs in ``step_ms``, the peak at ``precision`` (TFLOP/s), and
+    that work at the peak (``peak_work_ms``: ``step.work_ms``, computed once by the caller
+    for the fixed cost's prior)."""
 
     peak: Peak
     peak_tflops: float
@@ -260,6 +262,7 @@ class AtPeak:
     step_ms: float
     batch: int
     flops_per_sample: float
+    peak_work_ms: float
 
 
 def bounded(
@@ -275,7 +278,7 @@ def bounded(
     end ("" where it did not: the prior decides, and says so in its basis)."""
     peak, peak_tflops, precision = at.peak, at.peak_tflops, at.precision
     step_ms, batch, flops_per_sample = at.step_ms, at.batch, at.flops_per_sample
-    at_peak_ms = work_ms(batch, flops_per_sample, peak_tflops)
+    at_peak_ms = at.peak_work_ms
     at_most_ms = at_peak_ms / MIN_MFU
     floor_ms = step_ms - at_most_ms
     if floor_ms <= prior.low_ms or fixed.source != Source.ASSUMED:
@@ -348,7 +351,7 @@ def flops_reading(fixed: FixedCost, at: AtPeak, floor_ms: float) -> str:
     step_ms, batch, flops_per_sample = at.step_ms, at.batch, at.flops_per_sample
     work_ms = step_ms - fixed.ms
     per_sample = [share * peak_tflops * 1e12 * work_ms / 1e3 / batch for share in (0.1, 0.5)]
-    share = 100 * batch * flops_per_sample / (step_ms / 1e3) / (peak_tflops * 1e12)
+    share = 100 * at.peak_work_ms / step_ms  # the step's rate over the peak, in percent
     return (
         f"FLOPs per sample not given: 6 x parameters ({format_count(flops_per_sample)}, a "
         "transformer's) is a lower bound (a CNN does far more per parameter). Read as a "

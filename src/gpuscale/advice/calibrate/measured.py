@@ -262,15 +262,16 @@ def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[floa
     return found, comm_rows
 
 
-def read_comm(cal: Any, table: pd.DataFrame, network: Network) -> Any:
+def read_comm(cal: Any, table: pd.DataFrame, network: Network) -> tuple[Any, Network]:
     """``cal`` (a ``Calibration``) with its communication scale read on ``network``
     (:func:`comm_scale` of its ``comm_levels``: its own runs reproduce its calibration
-    point; its family's, else all, without) and the runs of ``table`` it was read from."""
+    point; its family's, else all, without) and the runs of ``table`` it was read from,
+    and ``network`` scaled by it (``Network.scaled``), once."""
     scale, rows = comm_scale(cal.comm_levels, network)
     if scale is None:
-        return cal
+        return cal, network
     found = support(cal.comm_levels[0].loc[rows], table)
-    return replace(cal, comm_scale=scale, comm_support=found)
+    return replace(cal, comm_scale=scale, comm_support=found), network.scaled(scale)
 
 
 def noise(rows: pd.DataFrame) -> NoiseScale | None:

@@ -123,6 +123,14 @@ class Network:
         if self.per_node is not None and self.per_node < 1:
             raise ValueError("devices per node must be >= 1")
 
+    def scaled(self, comm_scale: float | None) -> Network:
+        """This network with every communication time multiplied by ``comm_scale`` (the
+        communication a bench measured over this network's prediction); unchanged where
+        it is unknown (None) or not a positive finite number."""
+        if comm_scale is None or not math.isfinite(comm_scale) or comm_scale <= 0:
+            return self
+        return replace(self, comm_scale=comm_scale)
+
     @property
     def name(self) -> str:
         if self.inter is None or not self.per_node:

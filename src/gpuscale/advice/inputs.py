@@ -1,6 +1,7 @@
 """What the advice is computed from (:class:`AdviceInputs`: the step model, the network,
 the batch and the convergence model, with the source of each), and the bench's N = 1 run
-of the model advised on (:class:`OneDevice`). Its own module so that every part of the
+of the model advised on (:class:`OneDevice`), and what the calibration builds them from
+(:class:`Basis`, a value each of its steps returns anew). Its own module so that every part of the
 advice (``recommend``, ``intervals``, ``counts``, ``table_words``, ``break_even``) takes
 it typed: none of them imports another to read it."""
 
@@ -11,12 +12,12 @@ from dataclasses import dataclass, field
 
 from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.model.fixed_cost import FixedCost
-from gpuscale.advice.model.hardware import Power
+from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.model.priors import StepError
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, step_at
 from gpuscale.advice.types import End, Measured
-from gpuscale.analysis.critical_batch import ConvergenceModel
+from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
@@ -198,3 +199,45 @@ class Calibrated:
     from_bench: bool = False
     model_note: str = ""
     chosen: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Basis:
+    """What the advice rests on: the network, the model and its rate per device, and
+    where each came from (``sources``, ``warnings``, ``assumed``). A value: each step
+    (``network_basis``, then ``from_numbers`` or ``bench_basis.from_bench``) returns a new
+    one."""
+
+    network: Network
+    max_devices: int
+    sources: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+    spec: ModelSpec | None = None
+    compute: Compute | None = None
+    per_device: int = 0
+    accum: int = 1  # micro-steps per optimizer step of the run advised on (bench)
+    min_batch: int = 1
+    max_batch: int | None = None  # the largest per-device batch that fits (None: per_device)
+    overlap: float | None = None
+    power: Power | None = None
+    noise: NoiseScale | None = None
+    name: str = ""
+    error: StepError = field(default_factory=StepError)
+    link_assumed: bool = False  # no link given, detected or measured: the default link
+    link_detected: str | None = None  # the link is this machine's detected topology's preset
+    device: DeviceRecord = NO_DEVICE  # named, else the link's (by numbers), resolved once
+    fixed: FixedCost | None = None
+    prior_range: tuple[Compute, ...] = ()  # the compute at the priors' low and high ends
+    assumed: tuple[Assumption, ...] = ()
+    same_samples: bool = False  # the bench's N > 1 runs saw the same samples per rank
+    measured: tuple[Measured, ...] = ()  # the model's N > 1 runs
+    bench_model: str | None = None  # the bench model whose runs measure a term (None: numbers)
+    host_devices: int | None = None  # the GPUs the bench's host had (None: unknown, or a CPU)
+    model_note: str = ""  # the bench model advised on where larger ones were passed over, why
+    chosen: str = ""  # which benched model was advised on, said after the decision
+    ends: tuple[End, ...] = ()  # the terms at each end of an assumed term's range
+    evidence: Support | None = None  # what the bench runs advised on rest on (None: numbers)
+    one_device: OneDevice | None = None  # the bench's N = 1 run of the model advised on
+    strategy: str | None = None  # the strategy the bench measured the model with (None: numbers)
+    family: FamilyBasis | None = None  # its family's break-even basis (None: the model alone)
+    implausible: bool = False  # an input cannot be true (an IMPLAUSIBLE warning among them)

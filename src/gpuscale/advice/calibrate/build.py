@@ -2,10 +2,16 @@
 topology=, collectives=, notes=)`` -> :class:`~gpuscale.advice.inputs.Calibrated`.
 
 In a row, one module a step: the link (``link.network_basis``), the model from bench rows
-(``bench_basis.from_bench``) or from numbers (``basis.from_numbers``), then here the inputs
+(``bench_basis.from_bench``) or from numbers (``from_numbers``, here), then the inputs
 at each end of every assumed term's range (a model given by numbers: its FLOPs per sample
 and fixed cost; an assumed link: its slowest and fastest preset), the convergence model
-(``convergence.resolved``) and the search's inputs; no step calls back into this module."""
+(``convergence.resolved``) and the search's inputs; no step calls back into this module.
+
+From numbers (:func:`from_numbers`), the step is split into a fixed per-step cost and
+per-sample work (``advice/model/fixed_cost.py``): entered (``--step-ms`` at two batches, or
+``--fixed-ms``), else the device-level prior narrowed by the step itself. Everything the
+numbers do not say (overlap, DDP's own work, the wait for the slowest device) is assumed
+and said, with the command that would measure it (``advice/assumptions.py``)."""
 
 from __future__ import annotations
 
@@ -15,16 +21,30 @@ from dataclasses import replace
 import pandas as pd
 
 from gpuscale.advice import assumptions
-from gpuscale.advice.calibrate.basis import from_numbers
+from gpuscale.advice.assumptions import Assumption, bench_run
+from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.link import network_basis
-from gpuscale.advice.inputs import AdviceInputs, Calibrated
+from gpuscale.advice.inputs import AdviceInputs, Basis, Calibrated
+from gpuscale.advice.model import priors
 from gpuscale.advice.model.convergence import resolved
+from gpuscale.advice.model.hardware import (
+    named_power,
+    rate_warnings,
+    unchecked_note,
+)
 from gpuscale.advice.model.network import Link, MeasuredCurves
+from gpuscale.advice.model.step import (
+    ModelSpec,
+    rate_tflops,
+    work_ms,
+)
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
+from gpuscale.advice.types import BENCH, Source, TermId, words
 from gpuscale.analysis.critical_batch import rcps
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
+from gpuscale.quantities import format_count, format_ms, number
 
 # An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch.
 LINK_ENDS = (("low", "pcie-sys"), ("high", "pcie4-x16"))
@@ -142,3 +162,122 @@ _CARRIED = (
     "implausible",  # an input cannot be true: no count above 1
     "measured",  # the bench's N > 1 runs: a count they disagree with rests on them
 )
+
+
+# What measures the fixed cost of a model given by numbers.
+MEASURE_FIXED = words(
+    "the step at a second batch (`--step-ms T --batch B` again, e.g. at half the batch), "
+    f"or `{BENCH} --nproc 1` (times two batches at N = 1)"
+)
+
+
+def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
+    """``basis`` with the model of the numbers given: the first (batch, step) pair is
+    the configuration advised on, split into fixed cost and per-sample work. In a row:
+    the device (named, else the one the link implies) with its power and peaks, the
+    step's work, the fixed cost, the split (at each end of an assumed range too), the
+    rate checked against the peak, then the words."""
+    points = req.step_points
+    per_device, step_ms = points[0]
+    spec = ModelSpec(
+        params=float(req.params),
+        flops_per_sample=req.flops_per_sample,
+        grad_bytes_per_param=req.grad_bytes,
+    )
+    link = basis.network.intra.name
+    implied_by = None if req.device_name else link  # the device is the one the link implies
+    device = basis.device  # named, else the link's: resolved with the link
+    precision = "bf16" if req.grad_bytes == 2 else "fp32"
+    peak = device.peak
+    # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
+    # defaults runs convolutions in TF32, so the TF32 peak bounds it (the fp32 peak left
+    # no room for a fixed cost in a ResNet-50 step that is plainly possible on an A100)
+    fastest = peak.tflops(precision, tf32="on") if peak else None
+    whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
+    at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
+    # the split, once: the fixed cost entered, from two step times, else the prior narrowed
+    # by the step (the peak bounds the per-sample work from below and, at 1% of it, from
+    # above: only with FLOPs per sample given), at each end of an assumed range too
+    flops_given = req.flops_per_sample is not None
+    split = priors.by_numbers(
+        spec,
+        points,
+        req.fixed_ms,
+        whole_tflops=whole,
+        work_at_peak_ms=at_peak,
+        flops_given=flops_given,
+        measure=MEASURE_FIXED,
+    )
+    fixed, compute = split.fixed, split.compute
+    assumed = fixed.source == Source.ASSUMED
+    # the device's power and the rate against its peak: the whole step's where the fixed
+    # cost is assumed (one step time: the whole step's rate is all we know), else the
+    # per-sample rate (a low one is a small model's: kernels too short to fill the device,
+    # the published study's own; one above the peak cannot be). Under 1% of the peak is
+    # flagged only with the FLOPs given: at 6 x parameters, a lower bound of the work, a
+    # low rate has two readings (``fixed_split.flops_reading``, priced at the ends)
+    rate = whole if assumed else compute.tflops
+    low = assumed and flops_given
+    taken = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
+    power = named_power(device, req.power_w, implied_by)
+    # a device named without a known peak: the check below cannot be made, said
+    whose = "the inputs imply over the whole step" if assumed else "the inputs imply"
+    unchecked = unchecked_note(rate, device, precision, whose)
+    warnings = rate_warnings(rate, device, precision, low=low, low_note=taken if low else "")
+    # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
+    if peak is None or fastest is None or at_peak is None:
+        bound = fixed_split.unbounded(fixed, device.name, link, MEASURE_FIXED)
+    else:
+        at = fixed_split.AtPeak(
+            peak=peak,
+            peak_tflops=fastest,
+            precision=precision,
+            step_ms=step_ms,
+            batch=per_device,
+            flops_per_sample=spec.flops,
+            peak_work_ms=at_peak,
+        )
+        bound = fixed_split.bounded(
+            fixed, at, flops_given=flops_given, implied_by=implied_by, measure=MEASURE_FIXED
+        )
+    flops = "the FLOPs given" if flops_given else "6 x parameters FLOPs per sample"
+    source = (
+        f"Compute: {format_ms(step_ms)} per step of {per_device:,} samples -> "
+        f"{number(whole)} TFLOP/s over the whole step at {flops}; of it "
+        f"{format_ms(fixed.ms, step_ms)} fixed per step ({fixed.source}) and "
+        f"{format_ms(step_ms - compute.fixed_ms, step_ms)} of per-sample work."
+    )
+    # what numbers leave unmeasured: every N > 1 term
+    span = f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
+    said = (
+        Assumption(
+            term=TermId.FIXED,
+            value=format_ms(fixed.ms, fixed.high_ms) + (span if fixed.uncertain else ""),
+            source=fixed.source,
+            basis=fixed.basis,
+            measure=fixed.measure,
+        ),
+        assumptions.overlap(req.overlap, measured=False, given=req.overlap is not None, model=None),
+        priors.assumption(priors.DDP_WORK, "ms per million parameters", bench_run(None, (1,))),
+        priors.assumption(
+            priors.STEP_SPREAD, "coefficient of variation of the step", bench_run(None, (1, 2))
+        ),
+    )
+    return replace(
+        basis,
+        spec=spec,
+        per_device=per_device,
+        fixed=fixed,
+        compute=compute,
+        prior_range=split.prior_range,
+        error=priors.ERROR,
+        min_batch=max(1, per_device // 8),  # the fixed cost prices smaller batches
+        overlap=req.overlap,
+        power=power,
+        sources=(*basis.sources, source, *filter(None, [bound, unchecked])),
+        warnings=(*basis.warnings, *warnings),
+        implausible=basis.implausible or bool(warnings),  # every rate warning is one
+        name=f"a {format_count(spec.params)}-parameter model",
+        assumed=(*basis.assumed, *said),
+        ends=split.ends,
+    )

@@ -26,7 +26,6 @@ import pandas as pd
 
 from gpuscale.advice.calibrate import link
 from gpuscale.advice.calibrate import measured as measured_contention
-from gpuscale.advice.calibrate.basis import Basis
 from gpuscale.advice.calibrate.calibration import (
     HARDWARE_COLUMNS,
     CalibrationError,
@@ -38,6 +37,7 @@ from gpuscale.advice.calibrate.calibration import (
 )
 from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.measured import as_step_model
+from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.fixed_cost import ceiling, line
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
 from gpuscale.advice.request import AdviceRequest

@@ -22,7 +22,7 @@ per-sample work, said so, with the command that measures it.
 
 By numbers (``bounded``, ``unbounded``: why a fixed cost nothing measured is what it is,
 bounded by the device's peak or the prior's alone): from one step time
-(``advice/calibrate/basis.py``), the fixed cost is the prior's 1-20 ms
+(``advice/calibrate/build.py``), the fixed cost is the prior's 1-20 ms
 (``fixed_cost.GPU_PRIOR``) narrowed by the step: its per-sample work, at the FLOPs per
 sample given or assumed (6 x parameters), takes at most the time it would at 1% of the
 device's peak (``fixed_cost.MIN_MFU``), so the rest of the step is fixed cost. Only a

@@ -7,7 +7,7 @@ one host runs. This machine's cores only where the rows record none.
 
 Network basis: The network an advice rests on (links inside and between nodes, measured curves),
 the device count it allows, and a sentence on where each came from: the first
-:class:`~gpuscale.advice.calibrate.basis.Basis`, before the model's.
+:class:`~gpuscale.advice.inputs.Basis`, before the model's.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption
-from gpuscale.advice.calibrate.basis import DEFAULT_LINK, Basis
+from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.hardware import DeviceRecord, device_record, implied_device
 from gpuscale.advice.model.network import Link, MeasuredCurves, Network, network_from_collectives
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
@@ -27,6 +27,9 @@ from gpuscale.advice.types import Source, TermId, words
 from gpuscale.hardware.links import NVLINK, PRESETS
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import counted, number
+
+# The link assumed where none is given, detected or measured.
+DEFAULT_LINK = "pcie-phb"
 
 
 def _recorded(table: pd.DataFrame, cal: Any, column: str) -> pd.Series:

@@ -64,7 +64,8 @@ HELD_OUT = ("cnn-0.3m", "cnn-1.2m", "tf-7m")
 
 def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     """The model's N = 2 step predicted without its own N = 2 run, and the baselines."""
-    from gpuscale.advice.calibrate.calibration import calibrate, with_comm_scale
+    from gpuscale.advice.calibrate.calibration import calibrate
+    from gpuscale.advice.calibrate.measured import read_comm
     from gpuscale.advice.load import read_collectives
     from gpuscale.advice.model.network import Link, Network, network_from_collectives
     from gpuscale.advice.model.step import step_at
@@ -76,11 +77,11 @@ def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     without = ok[~((ok["model"] == model) & (ok["accelerators"] == 2))]
     base = Network(intra=Link.from_preset("pcie-phb"))
     network = network_from_collectives(read_collectives(sweep), base)
-    cal = calibrate(without, model, network)
+    cal, scaled = read_comm(calibrate(without, model), without, network)
     step = step_at(
         cal.model,
         cal.compute,
-        with_comm_scale(network, cal),
+        scaled,
         2,
         batch=cal.batch,
         overlap=cal.overlap if cal.overlap is not None else 0.0,

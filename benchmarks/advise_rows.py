@@ -26,12 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpuscale.advice.calibrate.calibration import (
-    calibrate,
-    default_model,
-    step_error,
-    with_comm_scale,
-)
+from gpuscale.advice.calibrate.calibration import calibrate, default_model, step_error
+from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.load import advise
 from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.model.priors import from_residuals
@@ -105,13 +101,13 @@ def old_leave_one_out(table, network) -> float:
         rest = ok[~((ok["model"] == model) & (ok["accelerators"] > 1))]
         for r in rows.itertuples():
             try:
-                other = calibrate(rest, str(model), network)
+                other, scaled = read_comm(calibrate(rest, str(model)), rest, network)
             except ValueError:
                 continue
             step = step_at(
                 other.model,
                 other.compute,
-                with_comm_scale(network, other),
+                scaled,
                 int(r.accelerators),
                 batch=other.batch,
                 overlap=other.overlap if other.overlap is not None else 0.0,
@@ -142,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds = time.perf_counter() - started
             table = bench_table(read_results(path)[0])
             started = time.perf_counter()
-            cal = calibrate(table, default_model(table), network)
+            cal, _ = read_comm(calibrate(table, default_model(table)), table, network)
             one = time.perf_counter() - started
             old = old_leave_one_out(table, network) if rows <= args.old_up_to else math.nan
             step_error(table, network, cal)  # warm: the interval the advice used

@@ -33,7 +33,8 @@ log N from the counts measured below and above, and no higher than the one above
 count measured no slower than fewer devices were is taken as slow as they: the wait never
 shrinks as devices are added. The slowest device's backward, stretched by the wait
 (``t_backward (1 + t_wait / t_compute)``), bounds what the default overlap hides. On one device
-there is no DDP: ``t_step = t_compute``.
+there is no DDP: ``t_step = t_compute``. ``pair_speedup``: the throughput of 2 devices over 1,
+the speedup the break-even searches over the compute and the model's size.
 
 A family: One basis for a model family's break-even size, the same whichever member is advised.
 
@@ -53,6 +54,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import numpy as np
 
@@ -308,6 +310,46 @@ def step_at(
         latency_s * 1e3,
         measured,
     )
+
+
+class Pair(Protocol):
+    """What the speedup of a pair reads of ``inputs.AdviceInputs``: the network and the
+    step's settings at one device."""
+
+    network: Network
+    batch: int
+    accum: int
+    overlap: float | None
+    bucket_mb: float
+    strategy: str
+
+    @property
+    def kept_global_batch(self) -> int | None: ...
+
+
+def pair_speedup(pair: Pair, model: ModelSpec, compute: Compute) -> float:
+    """Throughput of 2 devices over 1 (``step_at`` at each): the same per-device batch (weak
+    scaling), or under strong scaling (the global batch kept) the batch split over the two,
+    or an even accumulation halved."""
+    strong = pair.kept_global_batch is not None
+    split = 2 if strong and pair.accum % 2 == 1 else 1
+    # a strong pair halves the micro-steps where the run accumulated an even number
+    accum = pair.accum // 2 if split == 1 and strong else 0
+
+    def step(n: int) -> Step:
+        return step_at(
+            model,
+            compute,
+            pair.network,
+            n,
+            batch=pair.batch / (split if n == 2 else 1),
+            accum=accum if n == 2 and accum else pair.accum,
+            overlap=pair.overlap,
+            bucket_mb=pair.bucket_mb,
+            strategy=pair.strategy,
+        )
+
+    return step(2).samples_per_s / step(1).samples_per_s
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

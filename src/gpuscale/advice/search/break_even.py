@@ -9,26 +9,17 @@ import math
 from dataclasses import replace
 from typing import Protocol
 
-from gpuscale.advice.model.network import Network
-from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, step_at
+from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Pair, pair_speedup
 
 
-class Pair(Protocol):
-    """What the break-even reads of ``inputs.AdviceInputs`` (all it needs, nothing more)."""
+class Sizing(Pair, Protocol):
+    """What the break-even reads of ``inputs.AdviceInputs`` (all it needs, nothing more):
+    the pair's settings (``step.Pair``), the model, its compute, the family."""
 
     model: ModelSpec
     compute: Compute
-    network: Network
-    batch: int
-    accum: int
-    overlap: float | None
-    bucket_mb: float
-    strategy: str
     target_efficiency: float
     family: FamilyBasis | None
-
-    @property
-    def kept_global_batch(self) -> int | None: ...
 
 
 def _bisect_log(f, low: float, high: float, target: float) -> float | None:
@@ -44,36 +35,7 @@ def _bisect_log(f, low: float, high: float, target: float) -> float | None:
     return high
 
 
-def n_two_splits(inputs: Pair) -> bool:
-    """Whether 2 devices keeping the global batch split the per-device batch (else they
-    halve an even accumulation)."""
-    return inputs.accum % 2 == 1
-
-
-def _pair_speedup(inputs: Pair, model: ModelSpec, compute: Compute) -> float:
-    """Throughput of 2 devices over 1: the same per-device batch (weak scaling), or the
-    batch split over the two (strong scaling: the global batch kept)."""
-    split = 2 if inputs.kept_global_batch is not None and n_two_splits(inputs) else 1
-    # a strong pair halves the micro-steps where the run accumulated an even number
-    accum = inputs.accum // 2 if split == 1 and inputs.kept_global_batch is not None else 0
-
-    def step(n: int) -> Step:
-        return step_at(
-            model,
-            compute,
-            inputs.network,
-            n,
-            batch=inputs.batch / (split if n == 2 else 1),
-            accum=accum if n == 2 and accum else inputs.accum,
-            overlap=inputs.overlap,
-            bucket_mb=inputs.bucket_mb,
-            strategy=inputs.strategy,
-        )
-
-    return step(2).samples_per_s / step(1).samples_per_s
-
-
-def break_even(inputs: Pair) -> tuple[float | None, float | None, float | None]:
+def break_even(inputs: Sizing) -> tuple[float | None, float | None, float | None]:
     """(compute ms per gradient MB, parameters, parameters for the target efficiency)
     from which 2 devices train faster than 1 (the sizes NaN where the speedup falls with
     size: no such size) (throughput; the same per-device batch, or
@@ -99,7 +61,7 @@ def break_even(inputs: Pair) -> tuple[float | None, float | None, float | None]:
             measured_ms=tuple((b, ms * scale) for b, ms in compute.measured_ms),
             opt_ms_per_mparam=compute.opt_ms_per_mparam * scale,
         )
-        return _pair_speedup(inputs, model, scaled)
+        return pair_speedup(inputs, model, scaled)
 
     scale = _bisect_log(by_compute, 1e-9, 1e9, 1.0)
     ms_per_mb = None
@@ -118,27 +80,25 @@ def break_even(inputs: Pair) -> tuple[float | None, float | None, float | None]:
     def by_size(params: float) -> float:
         if family is not None:
             sized = family.model(params, model.grad_bytes_per_param)
-            return _pair_speedup(inputs, sized, family.at(params))
-        return _pair_speedup(inputs, model.resized(params), modelled)
+            return pair_speedup(inputs, sized, family.at(params))
+        return pair_speedup(inputs, model.resized(params), modelled)
 
     grid = [10 ** (3 + k / 4) for k in range(41)]  # 1e3 .. 1e13, four a decade
     speedups = [by_size(p) for p in grid]
-    params = _from_size(by_size, grid, speedups, 1.0)
-    target = _from_size(by_size, grid, speedups, 2 * inputs.target_efficiency)
-    return ms_per_mb, params, target
 
+    def from_size(target: float) -> float | None:
+        # the size from which the speedup stays >= ``target`` to the end of the grid: None
+        # where it never reaches it; NaN where it reaches it and falls below again (no size
+        # from which: the speedup falls with size, as under weak scaling where a measured
+        # fixed cost is paid once a device; "at no size" denied the model's own gain)
+        above = [v >= target for v in speedups]
+        if not any(above):
+            return None
+        first = above.index(True)
+        if not all(above[first:]):
+            return math.nan
+        if first == 0:
+            return grid[0]
+        return _bisect_log(by_size, grid[first - 1], grid[first], target)
 
-def _from_size(f, grid: list[float], values: list[float], target: float) -> float | None:
-    """The size from which ``f`` stays >= ``target`` to the end of ``grid`` (``values``:
-    ``f`` on it): None where it never reaches it; NaN where it reaches it and falls below
-    again (no size from which: the speedup falls with size, as under weak scaling where a
-    measured fixed cost is paid once a device; "at no size" denied the model's own gain)."""
-    above = [v >= target for v in values]
-    if not any(above):
-        return None
-    first = above.index(True)
-    if not all(above[first:]):
-        return math.nan
-    if first == 0:
-        return grid[0]
-    return _bisect_log(f, grid[first - 1], grid[first], target)
+    return ms_per_mb, from_size(1.0), from_size(2 * inputs.target_efficiency)

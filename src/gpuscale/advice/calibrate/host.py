@@ -1,6 +1,6 @@
 """The bench host and the calibrated model's runs, as the bench's rows record them, read
-after the calibration (they are its model's and its configuration's): one step of
-``bench_basis.from_bench`` after ``family.on_bench_host``'s calibration.
+after the calibration (they are its model's and its configuration's): the host's link and
+cores by ``family.on_bench_host``, then the model's runs by ``bench_basis.from_bench``.
 
 The host the bench runs were measured on: the advice from a bench file predicts scaling on
 the machine benched, which need not be this one (rows from an 8-GPU H100 host read on a

@@ -21,6 +21,12 @@ def test_a_product_name_is_read_as_its_board_with_what_it_left_open() -> None:
     assert h100.memory_bytes == 80e9
     assert h100.nvlink_board == "nvlink4"
     assert "H100 PCIe" in h100.assumed  # the parts it could also be, said
+    # its peak at each precision the advice reads, resolved with it (fp32: TF32 on or off)
+    part = h100.part
+    assert h100.tflops("bf16") == h100.tflops("fp16") == part.bf16_tflops
+    assert h100.tflops("fp32") == part.fp32_tflops
+    assert h100.tflops("fp32", tf32=True) == part.tf32_tflops
+    assert h100.tflops("bf16", tf32=True) == part.bf16_tflops
 
 
 def test_a_pcie_card_has_no_board_link() -> None:
@@ -52,6 +58,7 @@ def test_an_unknown_name_keeps_its_name_and_the_closest() -> None:
     unknown = device_record("Acme Tensor 12GB")
     assert unknown.name == "Acme Tensor 12GB"
     assert unknown.part is None and unknown.peak is None and unknown.memory_bytes is None
+    assert unknown.tflops("bf16") is None
     a10g = device_record("A10G")
     assert a10g.part is None
     assert a10g.closest  # the catalogue's nearest names, for a did-you-mean

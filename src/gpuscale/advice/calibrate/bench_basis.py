@@ -14,7 +14,7 @@ import pandas as pd
 
 from gpuscale.advice import assumptions
 from gpuscale.advice.assumptions import Assumption
-from gpuscale.advice.calibrate import family, fits, measured, rows
+from gpuscale.advice.calibrate import family, fits, host, measured, rows
 from gpuscale.advice.calibrate.calibration import (
     BenchFieldError,
     Calibration,
@@ -37,7 +37,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     overlap, power and noise scale, and the step's interval from leave-one-out. In a row,
     one module a step: the runs used (``rows.usable``), the calibration as benched and as
     asked, on the link of the host it ran on (``family.on_bench_host``), what the runs say
-    of that model (``rows.of_model``), its communication read on that link and the network
+    of that model (``host.of_model``), its communication read on that link and the network
     scaled by it (``measured.read_comm``), the step's error, the hardware, the family;
     then the words, from those numbers."""
     # the runs: a broken model (its loss not finite) is used by nothing, --allow-flagged or
@@ -57,8 +57,8 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         raise NamedCalibrationError(f"{said}{more}.") from None
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     params_given = req.params is not None
-    of_model = rows.of_model(bench, found, cal, req)
-    runs, host = of_model.runs, of_model.host_devices
+    of_model = host.of_model(bench, found, cal, req)
+    runs, host_devices = of_model.runs, of_model.host_devices
     # the communication measured, read on the link advised, scales the network; the step's
     # error as benched
     cal, network = measured.read_comm(cal, table, basis.network)
@@ -97,14 +97,14 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     )
     if evidence is not None:  # the bench command of the advised run, on the file advised on
         evidence = replace(evidence, run=weak_first.run_options(table, cal, req))
-    fixed_measure = assumptions.as_run(benched.fixed.measure, evidence, host)
+    fixed_measure = assumptions.as_run(benched.fixed.measure, evidence, host_devices)
     beyond = weak_first.far_beyond_the_batch_timed(cal, per_device)
     sources = fits.bench_sources(cal) + ([weak_in_full] if weak_in_full else [])
     if unchecked and cal.device != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
     fell = measured.falling(cal.compute.slowdown)
     other = other_strategy(cal.name, cal.strategy, req.strategy or cal.strategy)
-    assumed = bench_assumed(benched, req, overlap, bench_model, runs, host)
+    assumed = bench_assumed(benched, req, overlap, bench_model, runs, host_devices)
     warnings = (
         *basis.warnings,
         *(w for w in (found.warning, weak, fell) if w),
@@ -138,7 +138,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         bench_model=bench_model,
         model_note=of_model.passed_over,
         chosen=of_model.others,
-        host_devices=host,
+        host_devices=host_devices,
         one_device=one_device,
         strategy=cal.strategy,
         family=basis_of_family,

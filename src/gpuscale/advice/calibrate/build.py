@@ -192,7 +192,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
     # defaults runs convolutions in TF32, so the TF32 peak bounds it (the fp32 peak left
     # no room for a fixed cost in a ResNet-50 step that is plainly possible on an A100)
-    fastest = peak.tflops(precision, tf32="on") if peak else None
+    fastest = device.tflops(precision, tf32=True)
     whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
     at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
     # the split, once: the fixed cost entered, from two step times, else the prior narrowed

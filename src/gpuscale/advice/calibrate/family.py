@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate import link
+from gpuscale.advice.calibrate import host
 from gpuscale.advice.calibrate import measured as measured_contention
 from gpuscale.advice.calibrate.calibration import (
     HARDWARE_COLUMNS,
@@ -220,12 +220,12 @@ def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Any:
 def on_bench_host(table: pd.DataFrame, req: AdviceRequest, basis: Basis) -> tuple[Any, Any, Basis]:
     """The calibration advised on (:func:`calibration_advised`), the same as the request
     predicts it (``calibration.as_asked``: the strategy asked, the fixed cost entered), and
-    ``basis`` on the link of the host it ran on (``link.on_bench_host_link``; CPU
+    ``basis`` on the link of the host it ran on (``host.on_bench_host_link``; CPU
     processes: their count capped at the host's cores, their link no GPU preset,
-    ``link.cpu_processes``)."""
+    ``host.cpu_processes``)."""
     cal = calibration_advised(table, req)
     asked = as_asked(cal, req.strategy, req.fixed_ms)
-    on_host = link.on_bench_host_link(basis, req, table, cal)
+    on_host = host.on_bench_host_link(basis, req, table, cal)
     if cal.device == "cpu":
-        on_host = link.cpu_processes(on_host, req, table, cal)
+        on_host = host.cpu_processes(on_host, req, table, cal)
     return cal, asked, on_host

@@ -9,10 +9,7 @@ walk's ``--allow-flagged`` advised in full on a model whose loss was NaN, and a 
 a NaN loss and a busy host was told to "fix the model first, re-run on a quieter machine
 ... or --allow-flagged", two ways out that are none while the model is broken.
 
-Model choice: Which bench model an advice is on when none was asked for, and why the
-larger ones were not used: the largest model with a trustworthy N = 1 run is advised on
-(``calibrate.default_model``); a walk's file whose largest model (tf-1.5m) was all flagged advised
-mlp-1m, and its headline said only "1.06M parameters".
+The runs of the model calibrated on, read after the calibration: ``calibrate.host``.
 """
 
 from __future__ import annotations
@@ -25,15 +22,11 @@ import pandas as pd
 
 from gpuscale.advice.calibrate.calibration import BenchFieldError, CalibrationError
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Measured
-from gpuscale.analysis.bench_scaling import bench_scaling
-from gpuscale.bench.support import support
 from gpuscale.bench.table import flag_summary
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
-from gpuscale.quantities import counted, format_count, joined, noun_for
+from gpuscale.quantities import counted, joined, noun_for
 from gpuscale.tables import BENCH_COLUMNS
-from gpuscale.tables.bench import most_host_devices, one_device
 from gpuscale.tables.bench_runs import runs_like
 
 QUIETER = "re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median)"
@@ -170,68 +163,6 @@ def flagged_help(table: Any) -> str:
     )
 
 
-def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
-    """Why a model's runs give no trustworthy N = 1 run (``broken``: the counts whose loss
-    was not finite, where it is broken: then none of its runs is used)."""
-    if broken:
-        return (
-            f"loss not finite on {joined(broken)} {noun_for(broken[-1], 'device')}, "
-            "a broken model: none of its runs used, --allow-flagged or not"
-        )
-    single = runs[runs["accelerators"] == 1]
-    if single.empty:
-        return "no N = 1 run"
-    ok = single[single["status"] == "ok"]
-    if ok.empty:
-        return f"its N = 1 {noun_for(len(single), 'run')} failed ({single['status'].iloc[-1]})"
-    kinds = dict.fromkeys(k for row in ok["flag_kinds"] for k in row)
-    return f"its N = 1 {noun_for(len(ok), 'run')} flagged ({joined(kinds) or 'untrusted'})"
-
-
-def why_this_model(
-    table: pd.DataFrame, chosen: str, broken: dict[str, list[int]] | None = None
-) -> str:
-    """The sentence naming the model advised on and, where larger models of the table were
-    passed over, each and why (``broken``: the models whose loss was not finite, with the
-    counts, ``flag_remedy.broken_models``); "" when the chosen model is the largest."""
-    broken = broken or {}
-    sizes = _sizes(table)
-    if chosen not in sizes:
-        return ""
-    larger = sizes[sizes > sizes[chosen]].sort_values(ascending=False)
-    if larger.empty:
-        return ""
-    passed = "; ".join(
-        f"{name} ({format_count(size)}): "
-        f"{_why_not(table[table['model'] == name], broken.get(str(name)))}"
-        for name, size in larger.items()
-    )
-    return (
-        f"Advised on {chosen} ({format_count(sizes[chosen])} parameters), the largest model "
-        f"with a trustworthy N = 1 run; not used: {passed} (--model to choose one)."
-    )
-
-
-def _sizes(table: pd.DataFrame) -> pd.Series:
-    """Each model's parameters, by name."""
-    return table.dropna(subset=["params"]).groupby("model")["params"].max()
-
-
-def models_benched(table: pd.DataFrame, chosen: str) -> str:
-    """Where the model advised on is the largest of several benched: which, and the others
-    ``--model`` chooses (a walk: six models in a file, one advised without a word why);
-    "" where the table holds one model, or a larger one was passed over
-    (:func:`why_this_model` says it)."""
-    sizes = _sizes(table)
-    if chosen not in sizes or len(sizes) < 2 or (sizes > sizes[chosen]).any():
-        return ""
-    others = [str(name) for name in sizes.sort_values(ascending=False).index if name != chosen]
-    return (
-        f"Advised on {chosen} ({format_count(sizes[chosen])} parameters), the largest of the "
-        f"{len(sizes)} models benched (--model to choose another: {joined(others)})."
-    )
-
-
 def known_model(table: pd.DataFrame, model: str, source: Any) -> None:
     """:class:`CalibrationError` when no row of the bench results is of ``model`` (a
     typo, another file): the models there and the closest one, not advice to re-run
@@ -269,63 +200,8 @@ def check_columns(bench: pd.DataFrame) -> None:
         )
 
 
-def same_samples(table: pd.DataFrame, model: str) -> bool:
-    """Whether a run of ``model`` at N > 1 was flagged for ranks that saw the same
-    samples (flagged or allowed, its gradient norms measure no noise scale)."""
-    rows = table[(table["model"] == model) & (table["accelerators"] > 1)]
-    return any(FlagKind.SAME_SAMPLES in kinds for kinds in rows["flag_kinds"])
-
-
 # Columns a table saved by an earlier gpuscale lacks, read as unknown where absent.
 _LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "fsdp_overhead_ms")
-
-
-def measured_runs(
-    table: pd.DataFrame,
-    model: str,
-    allow_flagged: bool,
-    like: tuple[str, str | None, str | None] | None = None,
-) -> list[Measured]:
-    """The model's N > 1 throughput speedups in the bench table, flagged as the bench
-    flags them (``allowed`` where ``--allow-flagged`` let the advice use them); with
-    ``like`` (the calibrated run's configuration group, device name and the strategy
-    predicted), only the runs of that configuration on that device
-    (``tables.bench.runs_like``): a CPU run of the model is no measurement of its advice on
-    a GPU."""
-    scaling = bench_scaling(table)
-    base_batch = one_device(scaling, "batch_per_device")
-    base_accum = one_device(scaling, "accum")
-    of = (scaling["model"] == model) & (scaling["accelerators"] > 1)
-    if like is not None and len(scaling):
-        of &= runs_like(scaling, *like)
-    rows = scaling[of].dropna(subset=["speedup"])
-    at = pd.Series(range(len(scaling)), index=scaling.index, dtype=float)
-    base_at = one_device(scaling.assign(_at=at), "_at")
-
-    def weak_remedy(index: object) -> str:
-        """What to bench where the run at ``index`` or its N = 1 run is weak evidence."""
-        both = [index] + ([scaling.index[int(base_at[index])]] if pd.notna(base_at[index]) else [])
-        pair = scaling.loc[both]
-        found = support(pair)
-        # weak: notes say why (a flagged run's too, graded flagged: ``bench.evidence``)
-        weak = bool(pair.get("evidence_notes", pd.Series(dtype=str)).fillna("").ne("").any())
-        return found.remedy() if weak and found is not None else ""
-
-    return [
-        Measured(
-            devices=int(r.accelerators),
-            speedup=float(r.speedup),
-            flagged=bool(r.flagged),
-            batch_per_device=int(r.batch_per_device),
-            allowed=bool(r.flagged) and allow_flagged,
-            accum=int(r.accum),
-            base=(int(base_batch[i]), int(base_accum[i])),
-            weak_remedy=weak_remedy(i),
-            samples_per_s=float(r.samples_per_s),
-            flags=str(r.flags) if bool(r.flagged) and isinstance(r.flags, str) else "",
-        )
-        for i, r in zip(rows.index, rows.itertuples(), strict=True)
-    ]
 
 
 # What the calibration compares of the model's runs (``calibrate.HARDWARE_COLUMNS`` less
@@ -366,35 +242,3 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     where = "the bench results" if req.bench is None else Path(req.bench).name
     table, warning, broken = usable_runs(bench, req.allow_flagged, req.model, where)
     return Usable(table, where, warning, broken)
-
-
-@dataclass(frozen=True, slots=True)
-class ModelRuns:
-    """The bench's rows on the calibrated model: its N > 1 runs like the one advised on,
-    whether one saw the same samples on every rank, the most GPUs a host had, and why
-    this model (:func:`why_this_model`, else :func:`models_benched`; "" where asked)."""
-
-    runs: tuple[Measured, ...]
-    same_samples: bool
-    host_devices: int | None
-    passed_over: str
-    others: str
-
-
-def of_model(bench: pd.DataFrame, found: Usable, cal: Any, req: AdviceRequest) -> ModelRuns:
-    """:class:`ModelRuns` of ``cal``'s model (a ``Calibration``) in ``bench``, read once."""
-    params_given = req.params is not None
-    passed_over = "" if req.model or params_given else why_this_model(bench, cal.name, found.broken)
-    others = (
-        ""
-        if passed_over or req.model
-        else models_benched(bench, None if params_given else cal.name)
-    )
-    like = (cal.config_group, cal.device_name, req.strategy)
-    return ModelRuns(
-        runs=tuple(measured_runs(bench, cal.name, req.allow_flagged, like)),
-        same_samples=same_samples(bench, cal.name),
-        host_devices=most_host_devices(found.table),
-        passed_over=passed_over,
-        others=others,
-    )

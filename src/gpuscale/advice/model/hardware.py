@@ -11,11 +11,10 @@ the device's peak or above it (a device count above the GPUs of the topology:
 The house's plausibility rules are ``gpuscale/plausibility.py`` (bottom floor: a run's
 own numbers); these limits need the hardware and MLPerf's results, floors above it.
 
-Device power for energy per trained model: measured where the bench measured it, else
-the board power limit of the catalogue's part (the vendors' datasheets): training runs
-near the limit, so it is an upper estimate; never a guess for an unknown device. CPUs
-have no entry: their package power comes from RAPL (``gpuscale bench`` on a CPU device)
-or from ``--power-w``.
+Device power for energy per trained model: measured where the bench measured it, else the
+board power limit of the catalogue's part (the vendors' datasheets): training runs near the
+limit, so it is an upper estimate; never a guess for an unknown device. CPUs have no entry:
+their package power comes from RAPL (``gpuscale bench`` on a CPU) or from ``--power-w``.
 """
 
 from __future__ import annotations
@@ -49,17 +48,24 @@ def implied_device(link_name: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class DeviceRecord:
-    """A device as the catalogue knows it: ``part`` (its peak by precision in ``peak``,
-    board power, memory, NVLink and P2P) and ``assumed``, the sentence saying what the name
-    left open and how it was read ("" where it names one part); a name the catalogue has
-    no part for has ``part`` None and the ``closest`` names. ``name`` as named, recorded
-    or implied; None where there is none (no device named and the link implies none)."""
+    """A device as the catalogue knows it: ``part`` (its peak in ``peak``, board power,
+    memory, NVLink and P2P), ``peaks_tflops`` (the peak's TFLOP/s at the precisions the
+    advice reads, resolved with it: ``bf16``, ``fp16``, ``fp32``, and ``tf32``, fp32 with
+    TF32 on) and ``assumed``, the sentence saying what the name left open and how it was
+    read ("" where it names one part); a name the catalogue has no part for has ``part``
+    None and the ``closest`` names. ``name`` as named, recorded or implied; None where
+    there is none (no device named and the link implies none)."""
 
     name: str | None = None
     part: Device | None = None
     peak: Peak | None = None
     assumed: str = ""
     closest: tuple[str, ...] = ()
+    peaks_tflops: tuple[tuple[str, float], ...] = ()
+
+    def tflops(self, precision: str, tf32: bool = False) -> float | None:
+        """The peak TFLOP/s at ``precision`` (fp32 with ``tf32``: TF32's); None: no peak."""
+        return dict(self.peaks_tflops).get("tf32" if tf32 and precision == "fp32" else precision)
 
     @property
     def memory_bytes(self) -> float | None:
@@ -92,7 +98,9 @@ def device_record(name: str | None, implied_by: str | None = None) -> DeviceReco
         found = resolve(name)
     except UnknownDevice as unknown:
         return DeviceRecord(name, closest=tuple(unknown.closest))
-    return DeviceRecord(name, found.device, peak_of(found.device), found.assumed)
+    peak = peak_of(found.device)
+    at = {p: peak.tflops(p) for p in ("bf16", "fp16", "fp32")} | {"tf32": peak.tflops("fp32", True)}
+    return DeviceRecord(name, found.device, peak, found.assumed, peaks_tflops=tuple(at.items()))
 
 
 MIN_MFU = 0.01
@@ -113,8 +121,7 @@ def rate_warnings(
     taken as 6 x parameters, a transformer's, which a low rate is said to rest on); for an
     unknown device, only a rate above every known
     device's peak (64,000,000 TFLOP/s passed unflagged without --device-name)."""
-    peak = device.peak
-    at = None if peak is None else peak.tflops(precision)
+    peak, at = device.peak, device.tflops(precision)
     # the most a rate can be: the device's highest (bf16) peak, else the fastest known
     top = peak or max((p for _, p in PEAKS), key=lambda p: p.bf16)
     if tflops > top.bf16:

@@ -130,3 +130,24 @@ def test_the_numbers_are_the_snapshot(case: str) -> None:
             assert _close(got[key], value), (case, got["accelerators"], key)
     for key, value in want["decision"].items():
         assert _close(doc["decision"][key], value), (case, key)
+
+
+@pytest.mark.parametrize("bench", ["cpu_tiny_model_gloo.jsonl", "h100_resnet50_bf16.jsonl"])
+def test_a_deciding_communication_term_is_read_against_the_tables_column(bench: str) -> None:
+    """The table's ``exposed comm ms`` holds bandwidth and latency together; where one of
+    them decides, the line names that column's value at the focus beside its own share (a
+    walk: "4.36 ms of the 11.9 ms step" under a column showing 6.55 ms)."""
+    from gpuscale.advice.explain.answer import deciding_line
+    from gpuscale.advice.load import advise
+    from gpuscale.quantities import number
+
+    advice = advise(bench=HERE / bench)
+    d = advice.decision
+    focus = advice.predictions.set_index("accelerators").loc[d.focus]
+    line = deciding_line(advice)
+    shown = f"{number(focus['exposed_comm_ms'])} ms exposed communication"
+    if d.cap == "overheads" and d.dominant_term in ("bandwidth", "latency"):
+        assert shown in line, line
+        assert f"{number(d.overheads_ms[d.dominant_term])} ms of " in line
+    else:
+        assert "exposed communication" not in line, line

@@ -153,11 +153,11 @@ def deciding_line(advice: Any) -> str:
     term = d.dominant_term
     if term not in TERM_WORDS:
         return f"Decides: the target efficiency {d.target_efficiency:.0%}; overheads are small."
-    ms = d.overheads_ms[term]
-    return (
-        f"Decides: {TERM_WORDS[term]}, {number(ms)} ms of the {number(d.focus_step_ms)} ms "
-        f"step {at}."
-    )
+    ms, comm = d.overheads_ms[term], (TermId.BANDWIDTH, TermId.LATENCY)
+    exposed = sum(d.overheads_ms[t] for t in comm)  # the table's one column holds both
+    of = f"the {number(exposed)} ms exposed communication in " if term in comm else ""
+    step = f"the {number(d.focus_step_ms)} ms step {at}"
+    return f"Decides: {TERM_WORDS[term]}, {number(ms)} ms of {of}{step}."
 
 
 def change_line(advice: Any) -> str:

@@ -151,3 +151,22 @@ def test_a_deciding_communication_term_is_read_against_the_tables_column(bench: 
         assert f"{number(d.overheads_ms[d.dominant_term])} ms of " in line
     else:
         assert "exposed communication" not in line, line
+
+
+@pytest.mark.skipif(not LADDER.parent.exists(), reason="the shared H100 bench files")
+def test_a_count_held_back_is_decided_by_its_interval() -> None:
+    """A count held back because its 80% interval includes no gain is decided by that
+    interval, not by a term (a walk on paths.jsonl: "Use 1 device", 2 devices 1.78x at 89%
+    efficiency, then "Decides: the fixed per-step cost")."""
+    from gpuscale.advice.explain.answer import deciding_line
+    from gpuscale.advice.load import advise
+    from gpuscale.quantities import counted, number
+
+    advice = advise(bench=LADDER.parent / "paths.jsonl")
+    d = advice.decision
+    assert d.held_back is not None and d.held_back_low <= 1
+    rows = advice.predictions.set_index("accelerators")
+    n = d.focus if rows.loc[d.focus, "speedup_low"] <= 1 else d.held_back
+    low = rows.loc[n, "speedup_low"]
+    assert f"at {counted(n, 'device')} reaches down to {number(low)}x" in deciding_line(advice)
+    assert rows.loc[n, "speedup_low"] <= 1 < rows.loc[n, "speedup"]

@@ -1,14 +1,8 @@
-"""The advice as a command shows it: the answer first, short (what ``gpuscale advise``
-prints by default, issue 60), the JSON document of ``advise -f json`` (its fields are the
-documented schema, docs/advice.md) and the terminal's view of the predictions.
-
-The answer: four lines under a table of the deciding columns, each rendered from the
-Decision's fields: the count and per-device batch with its speedup, 80% interval and
-time (cost and energy where given) to a trained model, or why the count is withheld; the
-one term that decides; the one measurement or input that would change the answer; where
-the rest is. Everything else (each assumption with its source, the break-even, the
-equilibrium, the weak-scaling alternative, the input pipeline, the caveats) is the
-explanation (``--explain``) and, losslessly, the JSON (:func:`advice_document`).
+"""The advice as a command shows it: the answer first, short (``gpuscale advise``'s
+default: four lines from the Decision's fields over the deciding columns: the count, its
+speedup, 80% interval and time to train, or why it is withheld; what decides; what would
+change it; where the rest is), the JSON of ``-f json`` (:func:`advice_document`, the
+schema of docs/advice.md: everything, losslessly) and the predictions' terminal view.
 """
 
 from __future__ import annotations
@@ -140,6 +134,13 @@ def deciding_line(advice: Any) -> str:
             f"{number(m.measured_speedup)}x where the model's terms give "
             f"{number(m.predicted_speedup)}x: they miss what the machine did there."
         )
+    if d.held_back is not None and (d.held_back_low or 2) <= 1:  # a walk: "Use 1 device" named
+        n, low = (d.focus, d.focus_speedup_low)  # a term while 2 devices reached 89%
+        n, low = (n, low) if low <= 1 else (d.held_back, d.held_back_low)
+        return (
+            f"Decides: the 80% interval at {counted(n, 'device')} reaches down to "
+            f"{number(low)}x, no gain: a larger count waits for a measurement."
+        )
     if d.cap == "devices":
         return (
             f"Decides: the count allowed; {at}, the most searched, efficiency is still "
@@ -206,8 +207,7 @@ def more(advice: Any) -> str:
 
 
 def shown(advice: Any) -> list[str]:
-    """``lines`` as a terminal shows them: each wrapped at ``LINE_COLUMNS``, continued
-    indented."""
+    """``lines`` as a terminal shows them: wrapped at ``LINE_COLUMNS``, continued indented."""
     return [w for line in lines(advice) for w in wrap(line, LINE_COLUMNS, subsequent_indent="  ")]
 
 

@@ -170,3 +170,27 @@ def test_a_count_held_back_is_decided_by_its_interval() -> None:
     low = rows.loc[n, "speedup_low"]
     assert f"at {counted(n, 'device')} reaches down to {number(low)}x" in deciding_line(advice)
     assert rows.loc[n, "speedup_low"] <= 1 < rows.loc[n, "speedup"]
+
+
+def test_a_withheld_count_is_decided_by_the_term_that_moves_it() -> None:
+    """ResNet-50 by parameters alone: the count is withheld because the FLOPs per sample
+    move it (1 device at 6 x parameters, 8 as predicted); the deciding line names that term
+    and those counts, not the table's cap ("the count allowed")."""
+    from gpuscale.advice.explain.answer import deciding_line
+    from gpuscale.advice.load import advise
+
+    advice = advise(
+        params=25.6e6,
+        step_ms=273,
+        batch=256,
+        device_name="A100 80GB",
+        interconnect="nvlink3",
+        max_devices=8,
+    )
+    d = advice.decision
+    assert d.withheld_by == "flops_per_sample"
+    counts = {r.accelerators for r in d.readings if r.term == d.withheld_by} | {d.accelerators}
+    assert len(counts) > 1
+    line = deciding_line(advice)
+    assert "FLOPs per sample" in line and "count allowed" not in line
+    assert all(f"{n} " in line or f"{n}," in line for n in counts), line

@@ -134,6 +134,10 @@ def deciding_line(advice: Any) -> str:
             f"{number(m.measured_speedup)}x where the model's terms give "
             f"{number(m.predicted_speedup)}x: they miss what the machine did there."
         )
+    if d.withheld_by:  # a count withheld: the term that moves it decides, not the table's cap
+        ends = {r.accelerators for r in d.readings if r.term == d.withheld_by}
+        counts = joined(sorted(ends | {d.accelerators}), "or")
+        return f"Decides: {UNGIVEN[d.withheld_by]}: across its range, {counts} devices."
     if d.held_back is not None and (d.held_back_low or 2) <= 1:  # a walk: "Use 1 device" named
         n, low = (d.focus, d.focus_speedup_low)  # a term while 2 devices reached 89%
         n, low = (n, low) if low <= 1 else (d.held_back, d.held_back_low)
@@ -238,6 +242,12 @@ def said(d: Disagreement) -> str:
     )
 
 
+# Each term that can withhold a count, and why it is not known.
+UNGIVEN = {
+    "flops_per_sample": "the FLOPs per sample, not given",
+    "fixed_cost": "the fixed per-step cost, not measured",
+    "link": "the link, not given",
+}
 # What settles each term, as the option to give or the measurement to make.
 SETTLE = {
     "flops_per_sample": "give --flops-per-sample (count it with "
@@ -259,24 +269,10 @@ def value_text(r: Reading) -> str:
 
 # The prediction columns a terminal shows (JSON and CSV carry them all).
 ADVICE_SHOWN = (
-    "accelerators",
-    "batch_per_device",
-    "accum",
-    "global_batch",
-    "step_ms",
-    "compute_ms",
-    "exposed_comm_ms",
-    "samples_per_s",
-    "time_to_train_min",
-    "speedup",
-    "speedup_low",
-    "speedup_high",
-    "efficiency",
-    "throughput_efficiency",
-    "convergence_factor",
-    "accelerator_hours",
-    "cost",
-    "energy_kwh",
+    *("accelerators", "batch_per_device", "accum", "global_batch", "step_ms", "compute_ms"),
+    *("exposed_comm_ms", "samples_per_s", "time_to_train_min", "speedup", "speedup_low"),
+    *("speedup_high", "efficiency", "throughput_efficiency", "convergence_factor"),
+    *("accelerator_hours", "cost", "energy_kwh"),
 )
 
 

@@ -76,3 +76,18 @@ def test_no_choice_is_read_from_a_proper_prefix() -> None:
             assert one_named(choice[:end], choices) is None
             with pytest.raises(UnknownNameError, match="in full"):
                 resolve_choice(choice[:end], choices, "choice")
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_the_first_words_of_an_option_name_the_options_they_begin(name: str) -> None:
+    """``advise --device A100`` was told "did you mean '--max-devices'?" (a user walk):
+    a truncated option names every option of the command it begins."""
+    options = [o for p in COMMANDS[name].params for o in getattr(p, "opts", [])]
+    for option in (o for o in options if o.startswith("--") and "-" in o[2:]):
+        typed = option[: option.index("-", 2)]
+        if typed in options:
+            continue
+        begun = [o for o in options if o.startswith(typed)]
+        line = _one_error_line([name, typed, "1"])
+        assert all(repr(o) in line for o in begun), (line, begun)
+        assert line.count("'--") == len(begun), line

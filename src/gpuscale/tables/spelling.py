@@ -40,8 +40,14 @@ def abbreviation_of(text: str, allowed: Sequence[Any]) -> str:
 
 def unknown_option(typed: str, valid: Sequence[str], command: str) -> str:
     """``--stepms: no such option of gpuscale advise (did you mean '--step-ms'?); see
-    gpuscale advise --help``; a short option (``-x``) gets no guess: every one is as close."""
-    hint = did_you_mean(typed, valid) if typed.startswith("--") else ""
+    gpuscale advise --help``; a short option (``-x``) gets no guess: every one is as close.
+    The options ``typed`` begins come first (``--device`` meant ``--device-name``; difflib's
+    closest was ``--max-devices``: a user walk)."""
+    begun = [v for v in valid if len(typed) > 3 and v.startswith(typed)]
+    if begun:
+        hint = f" (did you mean {joined([repr(v) for v in begun], 'or')}?)"
+    else:
+        hint = did_you_mean(typed, valid) if typed.startswith("--") else ""
     return f"{typed}: no such option of {command}{hint}; see {command} --help"
 
 

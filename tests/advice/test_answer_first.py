@@ -194,3 +194,19 @@ def test_a_withheld_count_is_decided_by_the_term_that_moves_it() -> None:
     line = deciding_line(advice)
     assert "FLOPs per sample" in line and "count allowed" not in line
     assert all(f"{n} " in line or f"{n}," in line for n in counts), line
+
+
+def test_explain_folds_at_a_terminals_width_and_a_log_keeps_each_sentence() -> None:
+    """``--explain`` on a 100-column terminal: no line wider (its sentences ran to 500
+    columns, the dropped columns' note to 117); piped, one line per sentence of the JSON's
+    ``explanation`` (a log is grepped by sentence)."""
+    args = ["advise", *CASES["bench"], "--explain"]
+    tty = {"COLUMNS": "100", "TTY_COMPATIBLE": "1", "NO_COLOR": "1"}
+    folded = CliRunner().invoke(app, args, env=tty)
+    assert folded.exit_code == 0, folded.output
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", folded.output)
+    assert max(len(line) for line in plain.splitlines()) <= 100
+    piped = _run(*CASES["bench"], "--explain")
+    said = json.loads(_run(*CASES["bench"], "-f", "json"))["explanation"]
+    assert sum(line.startswith("- ") for line in piped.splitlines()) == len(said)
+    assert all(f"- {sentence}" in piped.splitlines() for sentence in said)

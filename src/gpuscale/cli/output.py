@@ -231,7 +231,8 @@ def _print_cells(
             markup=False,
             highlight=False,
             style="dim",
-            soft_wrap=False if rest else None,  # a short answer's folded; else the console's
+            # folded on a terminal and in a short answer; a log keeps it whole
+            soft_wrap=False if rest or console.is_terminal else None,
         )
 
 
@@ -316,7 +317,7 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest
             rest=rest,
         )
     if fmt is Format.table:
-        say(view.said, wrap=bool(rest))
+        say(view.said, wrap=bool(rest) or out.is_terminal)  # a log keeps each sentence whole
 
 
 def say(lines, *, stderr: bool = False, wrap: bool = False) -> None:  # type: ignore[no-untyped-def]

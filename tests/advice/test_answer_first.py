@@ -210,3 +210,20 @@ def test_explain_folds_at_a_terminals_width_and_a_log_keeps_each_sentence() -> N
     said = json.loads(_run(*CASES["bench"], "-f", "json"))["explanation"]
     assert sum(line.startswith("- ") for line in piped.splitlines()) == len(said)
     assert all(f"- {sentence}" in piped.splitlines() for sentence in said)
+
+
+@pytest.mark.parametrize("case", ["study", "bench"])
+def test_explained_times_to_train_are_the_tables_minutes(case: str) -> None:
+    """The answer said "357 min" over a table of minutes and ``--explain`` "5.95 h" for the
+    same row (issue 60: a table's 299.7 min beside a sentence's 5 h): every time to train
+    the explanation states is a minute of the table's ``time_to_train_min``."""
+    document = json.loads(_run(*CASES[case], "-f", "json"))
+    minutes = [row["time_to_train_min"] for row in document["predictions"]]
+    said = re.findall(
+        r"([\d.,]+) (s|min|h|d) (?:to a trained model|at efficiency)",
+        " ".join(document["explanation"]),
+    )
+    assert said
+    for value, unit in said:
+        assert unit == "min"
+        assert any(math.isclose(float(value.replace(",", "")), m, rel_tol=5e-3) for m in minutes)

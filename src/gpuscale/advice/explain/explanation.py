@@ -18,9 +18,8 @@ from gpuscale.advice.types import Decision, TermId
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import (
     counted,
-    duration_unit,
     format_count,
-    format_hours,
+    format_minutes,
     format_ms,
     number,
     span,
@@ -63,8 +62,7 @@ def _recommendation(advice: Explainable) -> list[str]:
     frame = advice.predictions
     row = row_at(frame, d.accelerators)
     lines = list(d.warnings)
-    unit = duration_unit(d.time_to_train_min / 60)  # every time to train here in one unit
-    time = format_hours(d.time_to_train_min / 60, unit)
+    time = format_minutes(d.time_to_train_min)  # the table's unit, as the answer's
     if d.accelerators > 1:
         lines.append(
             f"Use {_config(row)}: {time} to a trained model, "
@@ -95,7 +93,7 @@ def _recommendation(advice: Explainable) -> list[str]:
             lines.append(only_one(advice.inputs))
     if d.fastest != d.accelerators:
         fastest = row_at(frame, d.fastest)
-        fastest_time = format_hours(fastest["time_to_train_min"] / 60, unit)
+        fastest_time = format_minutes(fastest["time_to_train_min"])
         lines.append(
             f"Fastest: {_config(fastest)}, {fastest_time} at "
             f"efficiency {fastest['efficiency']:.0%} (speedup {number(fastest['speedup'])} "

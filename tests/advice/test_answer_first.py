@@ -4,7 +4,7 @@ wider than 100 columns, the decision within the first 15 lines; ``--explain`` an
 ``-f json`` carry everything the default leaves out. The numbers are those of the JSON
 snapshot taken before the output changed (``snapshots/answer_cases.json``: only issue 60
 item 3's cases moved, on purpose, and were snapshotted after it; the speedup's upper
-ends since capped by a step of compute alone, ``search.recommend.add_intervals``)."""
+ends since capped by a step of compute alone, ``search.recommend.predictions``)."""
 
 from __future__ import annotations
 

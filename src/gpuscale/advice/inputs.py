@@ -123,45 +123,6 @@ class AdviceInputs:
         """1, 2, 4, ... and the maximum; across nodes only whole nodes."""
         return self.network.counts_up_to(self.max_devices)
 
-    def candidates(self, n: int) -> list[tuple[int, int]]:
-        """(per-device batch, accumulation) pairs the search tries at ``n`` devices."""
-        kept = self.kept_global_batch
-        if kept is not None:
-            # the fewest micro-steps that split the global batch into whole per-device
-            # batches no larger than the one that fits
-            per_device = kept / n
-            for accum in range(1, self.max_accum + 1):
-                batch = per_device / accum
-                if batch < 1:
-                    break
-                if batch == int(batch) and batch <= self.largest_batch:
-                    return [(int(batch), accum)]
-            return []
-        if self.convergence is None or self.scaling == "weak":
-            return [(self.batch, self.accum)]
-        batches, b = [], self.batch
-        while b >= max(1, self.min_batch):
-            batches.append(b)
-            b //= 2
-        accums, k = [], 1
-        while k <= self.max_accum:
-            accums.append(k)
-            k *= 2
-        return [(b, k) for b in batches for k in accums]
-
-    def computes(self) -> tuple[Compute, ...]:
-        """The compute at its point, then at the ends of every range the interval spans:
-        the priors' (``prior_range``) and, where uncertain, the fixed cost's (the measured
-        step kept: ``Compute.resplit``)."""
-        fixed = self.fixed
-        ends: tuple[Compute, ...] = ()
-        if fixed is not None and fixed.uncertain:
-            ends = tuple(
-                self.compute.resplit(self.model, fixed.at_batch, value)
-                for value in (fixed.low_ms, fixed.high_ms)
-            )
-        return (self.compute, *self.prior_range, *ends)
-
     @property
     def network_name(self) -> str:
         """The network, its link between nodes named only where a count searched spans

@@ -17,8 +17,12 @@ measured per-device batch is kept (k = 1): the search would otherwise always acc
 
 Intervals: every candidate's step is predicted at the compute's point and at the ends of
 the fixed cost's range (the measured step kept: ``Compute.resplit``) and of the priors'
-ranges (``advice/model/priors.py``), the model called once per candidate; the chosen
-row's 80% interval spans them, widened by the step's error at N.
+ranges (``advice/model/priors.py``); the chosen row's 80% intervals of the step and the
+speedup span them, ``x exp(-/+ width at N)`` of the step's error, made in the same pass as
+the table. The step's lower end is never below its compute term at that count (the least
+over the ranges: a step computes, whatever its overheads), so the speedup's upper end is
+never above the speedup of a step of compute alone (``speedup x step / compute`` at each
+end) nor linear.
 
 Then, in a row: the measured counts that disagree with the predictions and the rows
 resting on those measurements, the decision and its readings at the ends of every assumed
@@ -39,7 +43,7 @@ from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
 from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.advice.model.step import Step, step_at
+from gpuscale.advice.model.step import step_at
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.break_even import break_even
 from gpuscale.advice.search.decision import (
@@ -173,12 +177,43 @@ class Advice:
         return len(self.caveats) + len(self.decision.warnings)
 
 
-def _best(inputs: AdviceInputs, n: int) -> tuple[list[Step], float, float] | None:
-    """The fastest (batch, accumulation) of ``inputs.candidates`` at ``n`` devices to a trained
-    model: its steps (at each of ``inputs.computes``, the point first), time (s) and samples to
-    train (None where no batch fits)."""
-    tried = inputs.candidates(n)
-    computes = inputs.computes()
+def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
+    """(per-device batch, accumulation) pairs the search tries at ``n`` devices."""
+    kept = inputs.kept_global_batch
+    if kept is not None:
+        # the fewest micro-steps that split the global batch into whole per-device
+        # batches no larger than the one that fits
+        per_device = kept / n
+        for accum in range(1, inputs.max_accum + 1):
+            batch = per_device / accum
+            if batch < 1:
+                break
+            if batch == int(batch) and batch <= inputs.largest_batch:
+                return [(int(batch), accum)]
+        return []
+    if inputs.convergence is None or inputs.scaling == "weak":
+        return [(inputs.batch, inputs.accum)]
+    batches, b = [], inputs.batch
+    while b >= max(1, inputs.min_batch):
+        batches.append(b)
+        b //= 2
+    accums, k = [], 1
+    while k <= inputs.max_accum:
+        accums.append(k)
+        k *= 2
+    return [(b, k) for b in batches for k in accums]
+
+
+def _predicted(inputs: AdviceInputs, n: int) -> dict[str, object] | None:
+    """The row of ``n`` devices at the fastest (batch, accumulation) of ``_candidates`` to a
+    trained model (None where no batch fits), its step predicted at the compute's point and
+    at the ends of the ranges (``range_*``: the module's docstring). ``latency_ms``: one
+    latency per collective (``network.latency_s``), at most the communication."""
+    tried = _candidates(inputs, n)
+    computes, fixed = [inputs.compute, *inputs.prior_range], inputs.fixed
+    if fixed is not None and fixed.uncertain:
+        for value in (fixed.low_ms, fixed.high_ms):
+            computes.append(inputs.compute.resplit(inputs.model, fixed.at_batch, value))
     best = None
     for batch, accum in tried:
         steps = [
@@ -195,72 +230,14 @@ def _best(inputs: AdviceInputs, n: int) -> tuple[list[Step], float, float] | Non
             )
             for compute in computes
         ]
-        step = steps[0]
-        convergence = inputs.convergence  # samples to train at the global batch
+        step, convergence = steps[0], inputs.convergence  # samples to train at its global batch
         samples = inputs.samples if convergence is None else convergence.samples(step.global_batch)
         time_s = samples / step.samples_per_s
         if best is None or time_s < best[1]:
             best = (steps, time_s, samples)
-    return best
-
-
-def predictions(inputs: AdviceInputs) -> pd.DataFrame:
-    """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
-    accelerator count: the best (batch, accumulation), the step and its parts
-    (ms), throughput, samples and time to train, speedup and efficiency (to a trained
-    model, and split into throughput efficiency x convergence factor), device-hours, cost
-    and energy per trained model, and plausibility flags."""
-    rows = [_predicted(inputs, n) for n in inputs.device_counts]
-    frame = pd.DataFrame([r for r in rows if r is not None])
-    if frame.empty or frame["accelerators"].iloc[0] != 1:
-        raise ValueError(
-            f"global batch {inputs.global_batch} cannot be split on one device into whole "
-            f"per-device batches of at most {inputs.largest_batch} with at most {inputs.max_accum} "
-            "accumulation steps"
-        )
-    first = frame.iloc[0]
-    frame["speedup"] = first["time_to_train_min"] / frame["time_to_train_min"]
-    frame["efficiency"] = frame["speedup"] / frame["accelerators"]
-    frame["throughput_efficiency"] = (
-        frame["samples_per_s"]
-        / first["samples_per_s"]
-        / (frame["accelerators"] / first["accelerators"])
-    )
-    frame["convergence_factor"] = first["samples_to_train"] / frame["samples_to_train"]
-    frame["accelerator_hours"] = frame["accelerators"] * frame["time_to_train_min"] / 60
-    price = inputs.price_per_device_hour
-    frame["cost"] = frame["accelerator_hours"] * (math.nan if price is None else price)
-    # a device's power follows its batch: each count is charged its own per-device batch's
-    counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
-    total_w = [inputs.power.total_w(n, b) for n, b in counts]
-    frame["energy_kwh"] = [
-        minutes / 60 * (math.nan if w is None else w) / 1e3
-        for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
-    ]
-    frame["fixed_excess_ms"] = excess_ms(frame)
-    add_intervals(frame, inputs, ideal=frame["accelerators"] / first["accelerators"])
-    frame["energy_source"] = [inputs.power.source_at(n, b) for n, b in counts]
-    # whether one device's forward + backward at this per-device batch was measured
-    frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
-    # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``): a
-    # time to train not positive and finite, a speedup above linear against the first
-    not_positive, above_linear = FLAGGED
-    time = frame["time_to_train_min"]
-    frame[not_positive] = ~((time > 0) & np.isfinite(time))
-    above = frame["speedup"] > frame["accelerators"] / first["accelerators"] * (1 + 1e-9)
-    frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
-    # the documented order (``tables.advice``), the flags as data in place of ``flags``
-    return frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
-
-
-def _predicted(inputs: AdviceInputs, n: int) -> dict[str, object] | None:
-    """The row of ``n`` devices at its best (batch, accumulation); None when no batch
-    fits. ``latency_ms``: one latency per collective (``network.latency_s``), at most
-    the communication; ``range_*``: the step and its compute at the ranges' ends."""
-    found = _best(inputs, n)
-    if found is None:
+    if best is None:
         return None
-    (step, *ends), time_s, samples = found
+    (step, *ends), time_s, samples = best
     return {
         "accelerators": n,
         "batch_per_device": step.batch_per_device,
@@ -282,14 +259,40 @@ def _predicted(inputs: AdviceInputs, n: int) -> dict[str, object] | None:
     }
 
 
-def add_intervals(frame: pd.DataFrame, inputs: AdviceInputs, ideal: pd.Series) -> None:
-    """The 80% intervals of the step and the speedup: over the ranges' ends (each row's
-    ``range_step_ms`` / ``range_compute_ms``, ``_best``), then ``x exp(-/+ width at N)``
-    of the step's error; the step's lower end never below its compute term at that count
-    (the least over the ranges: a step computes, whatever its overheads), so the speedup's
-    upper end never above the speedup of a step of compute alone (``speedup x step /
-    compute`` at each end) nor ``ideal`` (linear)."""
-    width = np.array([inputs.error.width_at(int(n)) for n in frame["accelerators"]])
+def predictions(inputs: AdviceInputs) -> pd.DataFrame:
+    """The predictions table (columns: ``tables.advice.ADVICE_SCHEMA``), one row per
+    accelerator count: the best (batch, accumulation), the step and its parts
+    (ms), throughput, samples and time to train, speedup and efficiency (to a trained
+    model, and split into throughput efficiency x convergence factor), device-hours, cost
+    and energy per trained model, and plausibility flags."""
+    rows = [_predicted(inputs, n) for n in inputs.device_counts]
+    frame = pd.DataFrame([r for r in rows if r is not None])
+    if frame.empty or frame["accelerators"].iloc[0] != 1:
+        raise ValueError(
+            f"global batch {inputs.global_batch} cannot be split on one device into whole "
+            f"per-device batches of at most {inputs.largest_batch} with at most {inputs.max_accum} "
+            "accumulation steps"
+        )
+    first = frame.iloc[0]
+    ideal = frame["accelerators"] / first["accelerators"]  # linear
+    frame["speedup"] = first["time_to_train_min"] / frame["time_to_train_min"]
+    frame["efficiency"] = frame["speedup"] / frame["accelerators"]
+    frame["throughput_efficiency"] = frame["samples_per_s"] / first["samples_per_s"] / ideal
+    frame["convergence_factor"] = first["samples_to_train"] / frame["samples_to_train"]
+    frame["accelerator_hours"] = frame["accelerators"] * frame["time_to_train_min"] / 60
+    price = inputs.price_per_device_hour
+    frame["cost"] = frame["accelerator_hours"] * (math.nan if price is None else price)
+    # a device's power follows its batch: each count is charged its own per-device batch's
+    counts = list(zip(frame["accelerators"].astype(int), frame["batch_per_device"], strict=True))
+    total_w = [inputs.power.total_w(n, b) for n, b in counts]
+    frame["energy_kwh"] = [
+        minutes / 60 * (math.nan if w is None else w) / 1e3
+        for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
+    ]
+    frame["fixed_excess_ms"] = excess_ms(frame)
+    # the 80% intervals (the module's docstring): over the ranges' ends (``range_*``), then
+    # widened by the step's error at N
+    width = np.array([inputs.error.width_at(int(count)) for count in frame["accelerators"]])
     ends = np.array(list(frame["range_step_ms"]), float).reshape(len(frame), -1).T
     # time to train (in a unit of its own) at each end
     times = frame["samples_to_train"].to_numpy(float) * ends / frame["global_batch"].to_numpy(float)
@@ -304,6 +307,18 @@ def add_intervals(frame: pd.DataFrame, inputs: AdviceInputs, ideal: pd.Series) -
         compute_alone = np.where(computes > 0, speedups * steps / computes, np.inf).max(axis=0)
     high = np.minimum(speedups.max(axis=0) * np.exp(width), compute_alone)
     frame["speedup_high"] = pd.Series(high, index=frame.index).clip(upper=ideal)
+    frame["energy_source"] = [inputs.power.source_at(n, b) for n, b in counts]
+    # whether one device's forward + backward at this per-device batch was measured
+    frame["compute_source"] = np.where(frame["compute_measured"], "measured", "modelled")
+    # why a row cannot be true, as data (``Advice.predictions`` says it in ``flags``): a
+    # time to train not positive and finite, a speedup above linear against the first
+    not_positive, above_linear = FLAGGED
+    time = frame["time_to_train_min"]
+    frame[not_positive] = ~((time > 0) & np.isfinite(time))
+    above = frame["speedup"] > ideal * (1 + 1e-9)
+    frame[above_linear] = frame["speedup"].where(above)  # the speedup where it is, else NaN
+    # the documented order (``tables.advice``), the flags as data in place of ``flags``
+    return frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
 
 
 def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
@@ -312,10 +327,12 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
     the count is withheld)."""
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
     weak = multi and inputs.kept_global_batch is not None and inputs.convergence is None
-    frame = predictions(inputs)
-    # where the global batch is kept without a convergence model: the same counts keeping
-    # the per-device batch (the weak-scaling alternative)
-    alternative = predictions(replace(inputs, scaling="weak")) if weak else None
+    # the table; where the global batch is kept without a convergence model, the same
+    # counts keeping the per-device batch too (the weak-scaling alternative)
+    tables = []
+    for asked in [inputs, replace(inputs, scaling="weak")] if weak else [inputs]:
+        tables.append(predictions(asked))
+    frame, alternative = tables[0], tables[1] if weak else None
     # a count the bench measured outside the predicted interval rests on the measurement
     found = disagreements(frame, inputs.measured, alternative)
     counts = {m.devices for m in inputs.measured}  # measured counts: as said

@@ -15,7 +15,7 @@ from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
 from gpuscale.advice.model.priors import StepError
-from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Step, step_at
+from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
 from gpuscale.advice.types import End, Measured
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.bench.support import Support
@@ -128,19 +128,6 @@ class AdviceInputs:
         """The network, its link between nodes named only where a count searched spans
         nodes."""
         return self.network.name_over(self.device_counts)
-
-    def step(self, n: int, batch: float, accum: int = 1, model: ModelSpec | None = None) -> Step:
-        return step_at(
-            model or self.model,
-            self.compute,
-            self.network,
-            n,
-            batch=batch,
-            accum=accum,
-            overlap=self.overlap,
-            bucket_mb=self.bucket_mb,
-            strategy=self.strategy,
-        )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,6 +12,7 @@ from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.hardware import DeviceRecord, device_record
 from gpuscale.advice.model.network import Link, MeasuredCurves, Network, network_from_collectives
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
+from gpuscale.hardware.links import get_preset
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import counted, number
 
@@ -47,7 +48,9 @@ def choose_link(
         said = f"Link: {link.name} as given ({number(link.busbw_gbs)} GB/s bus bandwidth)."
         return link, said, device
     board = device.nvlink_board if preset is None else None
-    chosen = Link.from_preset(preset or board or DEFAULT_LINK)
+    # the preset looked up once, here (the request's name was checked when it was made)
+    found = get_preset(preset or board or DEFAULT_LINK)
+    chosen = Link(busbw_gbs=found.busbw_gbs, latency_us=found.latency_us, name=found.name)
     if link is not None:
         said = f"Link: preset {chosen.name} ({number(chosen.busbw_gbs)} GB/s) as given."
         return chosen, said, device
@@ -128,10 +131,17 @@ def network_basis(
     )
     # the link, and the device (named, else the link's) resolved once beside it
     intra, link_note, device = choose_link(given, topology, req.device_name, curves is not None)
+    inter = None
+    if nodes > 1:  # the link between nodes, its preset looked up here as the link's was
+        try:
+            found = get_preset(req.inter_node or DEFAULT_INTER_NODE)
+        except KeyError as exc:  # --inter-node names no preset: the known ones listed
+            raise ValueError(exc.args[0]) from None
+        inter = Link(busbw_gbs=found.busbw_gbs, latency_us=found.latency_us, name=found.name)
     network = Network(
         intra=intra,
         per_node=req.gpus_per_node if nodes > 1 else None,
-        inter=Link.from_preset(req.inter_node or DEFAULT_INTER_NODE) if nodes > 1 else None,
+        inter=inter,
         nics_per_node=req.nics_per_node,
     )
     sources = [link_note, *([spill] if spill else [])]

@@ -1,17 +1,12 @@
-"""The device an advice runs on is resolved once into a record (``advice.model.hardware``):
+"""The device an advice runs on is resolved once into a record (``calibrate.link``):
 named, recorded by a bench, or implied by the link; what needs the device later reads it."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpuscale.advice.model.hardware import (
-    NO_DEVICE,
-    device_power,
-    device_record,
-    implied_device,
-    rate_warnings,
-)
+from gpuscale.advice.calibrate.link import device_record, implied_device
+from gpuscale.advice.model.hardware import NO_DEVICE, device_power, rate_warnings
 
 
 def test_a_product_name_is_read_as_its_board_with_what_it_left_open() -> None:

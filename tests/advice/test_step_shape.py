@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from gpuscale.advice.calibrate.fits import device_memory_bytes, fit, fit_with_error, largest_batch
-from gpuscale.advice.model.hardware import device_record
+from gpuscale.advice.calibrate.link import device_record
 
 
 def test_a_floor_then_a_line_is_recovered_from_its_points() -> None:

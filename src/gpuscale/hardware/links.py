@@ -32,7 +32,7 @@ from typing import Any
 
 from gpuscale.hardware.catalogue import Device
 from gpuscale.hardware.device_names import lookup
-from gpuscale.tables.requests import FieldError, one_named
+from gpuscale.tables.requests import FieldError
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,10 +263,9 @@ def get_preset(name: str) -> LinkPreset:
     """The preset called ``name``, whatever its case (``NVLINK4``; an abbreviation is
     none: ``pcie4``); ``KeyError`` lists the known ones and the closest (``nvlnk4``: "did
     you mean 'nvlink4'?")."""
-    found = one_named(str(name), list(PRESETS))  # `NVLINK4`; never `pcie4`
-    if found is not None:
-        return PRESETS[found]
     key = str(name).strip().lower()
+    if key in PRESETS:  # every preset's name is lower case: `NVLINK4`; never `pcie4`
+        return PRESETS[key]
     raise KeyError(f"unknown interconnect {name!r}{_closest(key)}; known: {', '.join(PRESETS)}")
 
 

@@ -39,6 +39,7 @@ import pandas as pd
 from gpuscale.advice.calibrate import fits, fixed_split
 from gpuscale.advice.calibrate import measured as measured_contention
 from gpuscale.advice.calibrate.fits import Shape
+from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibrate.measured import (
     accumulation_note,
     as_step_model,
@@ -46,7 +47,7 @@ from gpuscale.advice.calibrate.measured import (
 )
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.fixed_cost import FixedCost
-from gpuscale.advice.model.hardware import DeviceRecord, device_record
+from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at

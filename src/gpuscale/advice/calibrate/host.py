@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption
-from gpuscale.advice.calibrate.link import DEFAULT_LINK
+from gpuscale.advice.calibrate.link import DEFAULT_LINK, implied_device
 from gpuscale.advice.inputs import Basis
-from gpuscale.advice.model.hardware import implied_device
 from gpuscale.advice.model.network import Link
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Measured, Source, TermId, words

@@ -2,6 +2,10 @@
 device count it allows, and a sentence on where each came from: the first
 :class:`~gpuscale.advice.inputs.Basis`, before the model's. The bench host's link, read
 after the calibration, is ``calibrate.host``'s.
+
+The device is resolved here, beside the link that may imply it, into the record
+``model.hardware`` reads (:func:`device_record`: named, recorded by a bench, or the link's);
+each link's preset is looked up once (``hardware.links``) and the link built from it.
 """
 
 from __future__ import annotations
@@ -9,14 +13,44 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpuscale.advice.inputs import Basis
-from gpuscale.advice.model.hardware import DeviceRecord, device_record
+from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.network import Link, MeasuredCurves, Network, network_from_collectives
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
+from gpuscale.hardware.device_names import UnknownDevice, resolve
+from gpuscale.hardware.links import LINK_DEVICE, get_preset
+from gpuscale.hardware.peaks import peak_of
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import counted, number
 
 # The link assumed where none is given, detected or measured.
 DEFAULT_LINK = "pcie-phb"
+
+
+def implied_device(link_name: str) -> str | None:
+    """The device a link preset's name implies, whatever its case (``nvlink4``,
+    ``NVLINK4``, ``nvlink4 (detected)`` -> H100 SXM), else None."""
+    name = link_name.strip().lower()
+    for prefix, device in LINK_DEVICE.items():
+        if name.startswith(prefix):
+            return device
+    return None
+
+
+def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
+    """The record of the device ``name`` (as named, or recorded by a bench); with none
+    named, of the device the link preset ``implied_by`` implies (:func:`implied_device`);
+    an empty record where neither gives a device."""
+    if not name and implied_by:
+        name = implied_device(implied_by)
+    if not name or not name.strip():
+        return DeviceRecord(name)
+    try:
+        found = resolve(name)
+    except UnknownDevice as unknown:
+        return DeviceRecord(name, closest=tuple(unknown.closest))
+    peak = peak_of(found.device)
+    at = {p: peak.tflops(p) for p in ("bf16", "fp16", "fp32")} | {"tf32": peak.tflops("fp32", True)}
+    return DeviceRecord(name, found.device, peak, found.assumed, peaks_tflops=tuple(at.items()))
 
 
 def given_link(request: AdviceRequest) -> Link | str | None:
@@ -35,7 +69,7 @@ def choose_link(
     measured: bool = False,
 ) -> tuple[Link, str, DeviceRecord]:
     """The intra-node link, a sentence saying where it came from, and the device's record
-    (``model.hardware``, resolved here once): the link given, else the detected topology's
+    (:func:`device_record`, resolved here once): the link given, else the detected topology's
     slowest pair (its expected bus bandwidth), else the NVLink of the device named (read as
     its SXM board, as its peak is), else ``pcie-phb``; the device named, else the one the
     preset given or detected implies (a custom link, or one ``measured`` by collectives,
@@ -47,7 +81,9 @@ def choose_link(
         said = f"Link: {link.name} as given ({number(link.busbw_gbs)} GB/s bus bandwidth)."
         return link, said, device
     board = device.nvlink_board if preset is None else None
-    chosen = Link.from_preset(preset or board or DEFAULT_LINK)
+    # the preset looked up once, here (the request's name was checked when it was made)
+    found = get_preset(preset or board or DEFAULT_LINK)
+    chosen = Link(busbw_gbs=found.busbw_gbs, latency_us=found.latency_us, name=found.name)
     if link is not None:
         said = f"Link: preset {chosen.name} ({number(chosen.busbw_gbs)} GB/s) as given."
         return chosen, said, device
@@ -128,10 +164,17 @@ def network_basis(
     )
     # the link, and the device (named, else the link's) resolved once beside it
     intra, link_note, device = choose_link(given, topology, req.device_name, curves is not None)
+    inter = None
+    if nodes > 1:  # the link between nodes, its preset looked up here as the link's was
+        try:
+            found = get_preset(req.inter_node or DEFAULT_INTER_NODE)
+        except KeyError as exc:  # --inter-node names no preset: the known ones listed
+            raise ValueError(exc.args[0]) from None
+        inter = Link(busbw_gbs=found.busbw_gbs, latency_us=found.latency_us, name=found.name)
     network = Network(
         intra=intra,
         per_node=req.gpus_per_node if nodes > 1 else None,
-        inter=Link.from_preset(req.inter_node or DEFAULT_INTER_NODE) if nodes > 1 else None,
+        inter=inter,
         nics_per_node=req.nics_per_node,
     )
     sources = [link_note, *([spill] if spill else [])]

@@ -1,9 +1,10 @@
-"""The device an advice runs on, resolved once, and what its hardware allows.
+"""The device an advice runs on, as resolved once, and what its hardware allows.
 
-The record (:func:`device_record`): the name a person gave (``--device-name``), the one a
-bench recorded, or, with none named, the one the link implies (``nvlink4``: an H100 SXM
-board), read through the catalogue's one resolver (``hardware.device_names``); everything
-later (its board's link, power, peak, memory) reads the record, never the name again.
+The record (:class:`DeviceRecord`, resolved by ``calibrate.link.device_record`` where the
+link is chosen): the name a person gave (``--device-name``), the one a bench recorded, or,
+with none named, the one the link implies (``nvlink4``: an H100 SXM board), read through
+the catalogue's one resolver (``hardware.device_names``); everything later (its board's
+link, power, peak, memory) reads the record, never the name again.
 
 Inputs that cannot be true, named where they are found: an achieved rate under 1% of
 the device's peak or above it (a device count above the GPUs of the topology:
@@ -26,24 +27,13 @@ from typing import TYPE_CHECKING
 
 from gpuscale.advice.types import trusted_runs
 from gpuscale.hardware.catalogue import Device
-from gpuscale.hardware.device_names import UnknownDevice, resolve
-from gpuscale.hardware.links import LINK_DEVICE, PRESETS
-from gpuscale.hardware.peaks import PEAKS, Peak, peak_of
+from gpuscale.hardware.links import PRESETS
+from gpuscale.hardware.peaks import PEAKS, Peak
 from gpuscale.quantities import counted, fixed_apart, joined, noun_for, number, numbers_apart
 from gpuscale.tables.bench import BATCH_PART, group_and_batch
 
 if TYPE_CHECKING:  # a bench table: pandas, not imported to say a device's power
     import pandas as pd
-
-
-def implied_device(link_name: str) -> str | None:
-    """The device a link preset's name implies, whatever its case (``nvlink4``,
-    ``NVLINK4``, ``nvlink4 (detected)`` -> H100 SXM), else None."""
-    name = link_name.strip().lower()
-    for prefix, device in LINK_DEVICE.items():
-        if name.startswith(prefix):
-            return device
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,23 +74,6 @@ class DeviceRecord:
 
 # No device: none named, recorded or implied.
 NO_DEVICE = DeviceRecord()
-
-
-def device_record(name: str | None, implied_by: str | None = None) -> DeviceRecord:
-    """The record of the device ``name`` (as named, or recorded by a bench); with none
-    named, of the device the link preset ``implied_by`` implies (:func:`implied_device`);
-    an empty record where neither gives a device."""
-    if not name and implied_by:
-        name = implied_device(implied_by)
-    if not name or not name.strip():
-        return DeviceRecord(name)
-    try:
-        found = resolve(name)
-    except UnknownDevice as unknown:
-        return DeviceRecord(name, closest=tuple(unknown.closest))
-    peak = peak_of(found.device)
-    at = {p: peak.tflops(p) for p in ("bf16", "fp16", "fp32")} | {"tf32": peak.tflops("fp32", True)}
-    return DeviceRecord(name, found.device, peak, found.assumed, peaks_tflops=tuple(at.items()))
 
 
 MIN_MFU = 0.01

@@ -17,7 +17,7 @@ catalogue has no part for have no peak: Rubin, GB300, GB200, B300, H800, H20, A8
 (AWS's: no public datasheet), P100, RTX Pro 6000, RX 7900 XTX, the AMD Instinct parts but
 MI250X and MI300X, Gaudi, the TPUs, the IPUs and Ascend 910 (and CPUs). A run on one has no
 MFU, and an advice on one says that its rate could not be checked against the device's
-peak, and why (``advice.limits.unchecked_note``), never silently.
+peak, and why (``advice.model.hardware.unchecked_note``), never silently.
 """
 
 from __future__ import annotations

@@ -98,6 +98,21 @@ def build(
     if scaling == "auto":
         scaling = "search" if convergence is not None else "strong"
     evidence, host = basis.evidence, basis.host_devices
+    # what numbers leave unmeasured, the request's alone: every N > 1 term (the overlap
+    # given or assumed, DDP's work and the wait from their priors), then the convergence
+    unmeasured = (
+        ()
+        if bench is not None
+        else (
+            assumptions.overlap(
+                request.overlap, measured=False, given=request.overlap is not None, model=None
+            ),
+            priors.assumption(priors.DDP_WORK, "ms per million parameters", bench_run(None, (1,))),
+            priors.assumption(
+                priors.STEP_SPREAD, "coefficient of variation of the step", bench_run(None, (1, 2))
+            ),
+        )
+    )
     said = assumptions.convergence(
         convergence.source if convergence else None,
         model=basis.bench_model,
@@ -108,7 +123,7 @@ def build(
         given=request.workload is not None or request.noise_scale is not None,
     )
     # every assumption's bench run said once, as the file advised on runs it
-    assumed = assumptions.not_held((*basis.assumed, said), evidence, host)
+    assumed = assumptions.not_held((*basis.assumed, *unmeasured, said), evidence, host)
     inputs = AdviceInputs(
         model=basis.spec,
         batch=basis.per_device,
@@ -235,21 +250,14 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         f"{format_ms(fixed.ms, step_ms)} fixed per step ({fixed.source}) and "
         f"{format_ms(step_ms - compute.fixed_ms, step_ms)} of per-sample work."
     )
-    # what numbers leave unmeasured: every N > 1 term
+    # the fixed cost as assumed, entered or given (the N > 1 terms: ``build``)
     span = f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
-    said = (
-        Assumption(
-            term=TermId.FIXED,
-            value=format_ms(fixed.ms, fixed.high_ms) + (span if fixed.uncertain else ""),
-            source=fixed.source,
-            basis=fixed.basis,
-            measure=fixed.measure,
-        ),
-        assumptions.overlap(req.overlap, measured=False, given=req.overlap is not None, model=None),
-        priors.assumption(priors.DDP_WORK, "ms per million parameters", bench_run(None, (1,))),
-        priors.assumption(
-            priors.STEP_SPREAD, "coefficient of variation of the step", bench_run(None, (1, 2))
-        ),
+    said = Assumption(
+        term=TermId.FIXED,
+        value=format_ms(fixed.ms, fixed.high_ms) + (span if fixed.uncertain else ""),
+        source=fixed.source,
+        basis=fixed.basis,
+        measure=fixed.measure,
     )
     return replace(
         basis,
@@ -266,7 +274,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         warnings=(*basis.warnings, *warnings),
         implausible=basis.implausible or bool(warnings),  # every rate warning is one
         name=f"a {format_count(spec.params)}-parameter model",
-        assumed=(*basis.assumed, *said),
+        assumed=(*basis.assumed, said),
         ends=split.ends,
     )
 

@@ -316,13 +316,8 @@ def by_numbers(
     at_peak = work_ms(per_device, spec.flops, peak_tflops) if peak_tflops else None
     # the peak bounds the per-sample work from below and, at 1% of it, from above: only
     # with FLOPs per sample given
-    fixed = of_numbers(points, fixed_ms, at_peak, flops_given, measure)
+    fixed, dense = of_numbers(points, fixed_ms, at_peak, flops_given, measure)
     assumed = fixed.source == Source.ASSUMED
-    dense = (
-        of_numbers(points, fixed_ms, at_peak, True, measure)
-        if assumed and not flops_given
-        else None
-    )
     costs: list[tuple[str, str, float, str, FixedCost]] = []
     if dense is not None and dense.ms > fixed.high_ms:
         costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))

@@ -16,7 +16,7 @@ and said, with the command that would measure it (``advice/assumptions.py``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -28,19 +28,16 @@ from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.inputs import AdviceInputs, Basis, Calibrated
 from gpuscale.advice.model import priors
 from gpuscale.advice.model.convergence import resolved
+from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
 from gpuscale.advice.model.hardware import (
     named_power,
     rate_warnings,
     unchecked_note,
 )
 from gpuscale.advice.model.network import Link, MeasuredCurves
-from gpuscale.advice.model.step import (
-    ModelSpec,
-    rate_tflops,
-    work_ms,
-)
+from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops, work_ms
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
-from gpuscale.advice.types import BENCH, Source, TermId, words
+from gpuscale.advice.types import BENCH, End, Measure, Source, TermId, words
 from gpuscale.analysis.critical_batch import rcps
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
@@ -101,6 +98,21 @@ def build(
     if scaling == "auto":
         scaling = "search" if convergence is not None else "strong"
     evidence, host = basis.evidence, basis.host_devices
+    # what numbers leave unmeasured, the request's alone: every N > 1 term (the overlap
+    # given or assumed, DDP's work and the wait from their priors), then the convergence
+    unmeasured = (
+        ()
+        if bench is not None
+        else (
+            assumptions.overlap(
+                request.overlap, measured=False, given=request.overlap is not None, model=None
+            ),
+            priors.assumption(priors.DDP_WORK, "ms per million parameters", bench_run(None, (1,))),
+            priors.assumption(
+                priors.STEP_SPREAD, "coefficient of variation of the step", bench_run(None, (1, 2))
+            ),
+        )
+    )
     said = assumptions.convergence(
         convergence.source if convergence else None,
         model=basis.bench_model,
@@ -111,7 +123,7 @@ def build(
         given=request.workload is not None or request.noise_scale is not None,
     )
     # every assumption's bench run said once, as the file advised on runs it
-    assumed = assumptions.not_held((*basis.assumed, said), evidence, host)
+    assumed = assumptions.not_held((*basis.assumed, *unmeasured, said), evidence, host)
     inputs = AdviceInputs(
         model=basis.spec,
         batch=basis.per_device,
@@ -193,21 +205,12 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     # defaults runs convolutions in TF32, so the TF32 peak bounds it (the fp32 peak left
     # no room for a fixed cost in a ResNet-50 step that is plainly possible on an A100)
     fastest = device.tflops(precision, tf32=True)
-    whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
-    at_peak = work_ms(per_device, spec.flops, fastest) if fastest else None
     # the split, once: the fixed cost entered, from two step times, else the prior narrowed
-    # by the step (the peak bounds the per-sample work from below and, at 1% of it, from
-    # above: only with FLOPs per sample given), at each end of an assumed range too
+    # by the step, at each end of an assumed range too; the step's rate and its work at the
+    # peak computed with it, carried in the split
     flops_given = req.flops_per_sample is not None
-    split = priors.by_numbers(
-        spec,
-        points,
-        req.fixed_ms,
-        whole_tflops=whole,
-        work_at_peak_ms=at_peak,
-        flops_given=flops_given,
-        measure=MEASURE_FIXED,
-    )
+    split = by_numbers(spec, points, req.fixed_ms, fastest, flops_given, MEASURE_FIXED)
+    whole, at_peak = split.whole_tflops, split.work_at_peak_ms
     fixed, compute = split.fixed, split.compute
     assumed = fixed.source == Source.ASSUMED
     # the device's power and the rate against its peak: the whole step's where the fixed
@@ -247,21 +250,14 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         f"{format_ms(fixed.ms, step_ms)} fixed per step ({fixed.source}) and "
         f"{format_ms(step_ms - compute.fixed_ms, step_ms)} of per-sample work."
     )
-    # what numbers leave unmeasured: every N > 1 term
+    # the fixed cost as assumed, entered or given (the N > 1 terms: ``build``)
     span = f" ({format_ms(fixed.low_ms, fixed.high_ms)}-{format_ms(fixed.high_ms)})"
-    said = (
-        Assumption(
-            term=TermId.FIXED,
-            value=format_ms(fixed.ms, fixed.high_ms) + (span if fixed.uncertain else ""),
-            source=fixed.source,
-            basis=fixed.basis,
-            measure=fixed.measure,
-        ),
-        assumptions.overlap(req.overlap, measured=False, given=req.overlap is not None, model=None),
-        priors.assumption(priors.DDP_WORK, "ms per million parameters", bench_run(None, (1,))),
-        priors.assumption(
-            priors.STEP_SPREAD, "coefficient of variation of the step", bench_run(None, (1, 2))
-        ),
+    said = Assumption(
+        term=TermId.FIXED,
+        value=format_ms(fixed.ms, fixed.high_ms) + (span if fixed.uncertain else ""),
+        source=fixed.source,
+        basis=fixed.basis,
+        measure=fixed.measure,
     )
     return replace(
         basis,
@@ -278,6 +274,73 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         warnings=(*basis.warnings, *warnings),
         implausible=basis.implausible or bool(warnings),  # every rate warning is one
         name=f"a {format_count(spec.params)}-parameter model",
-        assumed=(*basis.assumed, *said),
+        assumed=(*basis.assumed, said),
         ends=split.ends,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ByNumbers:
+    """A step given by numbers, split: its rate over the whole step (TFLOP/s), its work at
+    the device's peak (ms; None: no peak), its fixed cost (``fixed_cost.of_numbers``), the
+    compute it leaves with DDP's work and the wait from their priors (``prior_range``: the
+    compute at the priors' low and high ends), and the same at each end of an assumed
+    term's range (``ends``: term, end, its value there, unit, the fields it changes)."""
+
+    whole_tflops: float
+    work_at_peak_ms: float | None
+    fixed: FixedCost
+    compute: Compute
+    prior_range: tuple[Compute, ...]
+    ends: tuple[End, ...]
+
+
+def by_numbers(
+    spec: ModelSpec,
+    points: Sequence[tuple[int, float]],
+    fixed_ms: float | None,
+    peak_tflops: float | None,
+    flops_given: bool,
+    measure: Measure,
+) -> ByNumbers:
+    """The step of ``points`` ((batch, step ms), the first advised on) beside the
+    fastest its work could run (``peak_tflops``; None: no peak), split once into a fixed
+    cost and per-sample work, at the fixed cost found and at each end of an assumed
+    range: the FLOPs per sample not given, at 6 x parameters (a transformer's; then a
+    step at under 1% of the device's peak leaves the rest of it a fixed cost), and a fixed
+    cost nothing measured at its prior's ends. Each split keeps the measured step and
+    takes DDP's work and the slowest device's wait from their priors (their range carried
+    into the interval in place of the unmeasured +/-35%)."""
+    per_device, step_ms = points[0]
+    whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
+    at_peak = work_ms(per_device, spec.flops, peak_tflops) if peak_tflops else None
+    # the peak bounds the per-sample work from below and, at 1% of it, from above: only
+    # with FLOPs per sample given
+    fixed, dense = of_numbers(points, fixed_ms, at_peak, flops_given, measure)
+    assumed = fixed.source == Source.ASSUMED
+    costs: list[tuple[str, str, float, str, FixedCost]] = []
+    if dense is not None and dense.ms > fixed.high_ms:
+        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
+    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
+        if assumed and ms != fixed.ms:
+            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
+    splits = []
+    for cost in (fixed, *(c for *_, c in costs)):
+        split = Compute(tflops=whole).resplit(spec, per_device, cost.ms)
+        step_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
+        priced = {
+            which: priors.with_priors(split, step_ms, which) for which in ("low", "high", "point")
+        }
+        splits.append((priced["point"], (priced["low"], priced["high"])))
+    (compute, prior_range), at_ends = splits[0], splits[1:]
+    return ByNumbers(
+        whole_tflops=whole,
+        work_at_peak_ms=at_peak,
+        fixed=fixed,
+        compute=compute,
+        prior_range=prior_range,
+        ends=tuple(
+            (term, end, value, unit, {"fixed": cost, "compute": c, "prior_range": r})
+            for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
+        ),
     )

@@ -358,22 +358,27 @@ def of_numbers(
     points: Sequence[tuple[int, float]],
     fixed_ms: float | None,
     work_at_peak_ms: float | None,
-    floor_from_peak: bool,
+    flops_given: bool,
     measure: Measure,
-) -> FixedCost:
+) -> tuple[FixedCost, FixedCost | None]:
     """The fixed cost of a step given by numbers (``points``: (batch, step ms), the first
     advised on): entered as such (``fixed_ms``), from two step times, else the prior
     narrowed by the step (``work_at_peak_ms``: the per-sample work at the device's peak
-    bounds it from below and, at 1% of it, from above where ``floor_from_peak``)."""
+    bounds it from below and, at 1% of it, from above where ``flops_given``); and with
+    the prior, the FLOPs per sample not given, the same at exactly 6 x parameters (their
+    low end: then the 1% floor holds too; None otherwise)."""
     per_device, step_ms = points[0]
     if fixed_ms is not None:
-        return given(min(fixed_ms, step_ms), per_device)
+        return given(min(fixed_ms, step_ms), per_device), None
     if len(points) > 1:
-        return entered(points)
-    return prior(
-        step_ms,
-        per_device,
-        work_at_peak_ms=work_at_peak_ms,
-        measure=measure,
-        floor_from_peak=floor_from_peak,
+        return entered(points), None
+    at_peak = work_at_peak_ms
+    found = prior(
+        step_ms, per_device, work_at_peak_ms=at_peak, measure=measure, floor_from_peak=flops_given
     )
+    dense = (
+        None
+        if flops_given
+        else prior(step_ms, per_device, work_at_peak_ms=at_peak, measure=measure)
+    )
+    return found, dense

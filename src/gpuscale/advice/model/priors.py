@@ -41,16 +41,15 @@ model off at the runs it was calibrated on is off there whatever the others' err
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption
-from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
-from gpuscale.advice.model.step import Compute, ModelSpec
-from gpuscale.advice.types import End, Measure, Source, TermId, trusted_runs
+from gpuscale.advice.model.step import Compute
+from gpuscale.advice.types import Measure, Source, TermId, trusted_runs
 from gpuscale.quantities import counted, factor_interval, span
 
 # Standard normal quantiles at (i - 0.5) / 20, i = 1..20: the shape of the spread the
@@ -280,66 +279,3 @@ ERROR = StepError(
     f"their priors' ranges, and {factor_interval(math.log(1.10))} at N = 2 for the rest "
     "(widening with log2 N)",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ByNumbers:
-    """A step given by numbers, split: its fixed cost (``fixed_cost.of_numbers``), the
-    compute it leaves with DDP's work and the wait from their priors (``prior_range``: the
-    compute at the priors' low and high ends), and the same at each end of an assumed
-    term's range (``ends``: term, end, its value there, unit, the fields it changes)."""
-
-    fixed: FixedCost
-    compute: Compute
-    prior_range: tuple[Compute, ...]
-    ends: tuple[End, ...]
-
-
-def by_numbers(
-    spec: ModelSpec,
-    points: Sequence[tuple[int, float]],
-    fixed_ms: float | None,
-    *,
-    whole_tflops: float,
-    work_at_peak_ms: float | None,
-    flops_given: bool,
-    measure: Measure,
-) -> ByNumbers:
-    """The step of ``points`` ((batch, step ms), the first advised on; ``whole_tflops``:
-    its rate over the whole step) split once into a fixed cost and per-sample work, at the
-    fixed cost found and at each end of an assumed range: the FLOPs per sample not given,
-    at 6 x parameters (a transformer's; then a step at under 1% of the device's peak leaves
-    the rest of it a fixed cost), and a fixed cost nothing measured at its prior's ends.
-    Each split keeps the measured step and takes DDP's work and the slowest device's wait
-    from their priors (their range carried into the interval in place of the unmeasured
-    +/-35%)."""
-    per_device = points[0][0]
-    fixed = of_numbers(points, fixed_ms, work_at_peak_ms, flops_given, measure)
-    assumed = fixed.source == Source.ASSUMED
-    dense = (
-        of_numbers(points, fixed_ms, work_at_peak_ms, True, measure)
-        if assumed and not flops_given
-        else None
-    )
-    costs: list[tuple[str, str, float, str, FixedCost]] = []
-    if dense is not None and dense.ms > fixed.high_ms:
-        costs.append(("flops_per_sample", "low", spec.flops, "FLOPs", dense))
-    for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
-        if assumed and ms != fixed.ms:
-            costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
-    splits = []
-    for cost in (fixed, *(c for *_, c in costs)):
-        split = Compute(tflops=whole_tflops).resplit(spec, per_device, cost.ms)
-        step_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
-        priced = {which: with_priors(split, step_ms, which) for which in ("low", "high", "point")}
-        splits.append((priced["point"], (priced["low"], priced["high"])))
-    (compute, prior_range), at_ends = splits[0], splits[1:]
-    return ByNumbers(
-        fixed=fixed,
-        compute=compute,
-        prior_range=prior_range,
-        ends=tuple(
-            (term, end, value, unit, {"fixed": cost, "compute": c, "prior_range": r})
-            for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
-        ),
-    )

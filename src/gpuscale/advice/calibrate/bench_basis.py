@@ -21,7 +21,6 @@ from gpuscale.advice.calibrate.calibration import (
     NamedCalibrationError,
     step_error,
 )
-from gpuscale.advice.explain import weak_first
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.priors import DDP_WORK
@@ -56,16 +55,15 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
         raise NamedCalibrationError(f"{said}{more}.") from None
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     params_given = req.params is not None
-    of_model = host.of_model(bench, found, cal, req)
+    per_device = req.batch or cal.batch  # as advised
+    of_model = host.of_model(bench, found, cal, req, per_device)
     runs, host_devices = of_model.runs, of_model.host_devices
     # the communication measured, read on the link advised, scales the network; the step's
     # error as benched
     cal, network = measured.read_comm(cal, table, basis.network)
     error = step_error(table, basis.network, cal)
     basis = replace(basis, network=network)
-    # as advised: the per-device batch and the overlap (gloo reduces on the cores backward
-    # uses)
-    per_device = req.batch or cal.batch
+    # as advised: the overlap (gloo reduces on the cores backward uses)
     overlap = cal.overlap if req.overlap is None else req.overlap
     if overlap is None and cal.device == "cpu":
         overlap = 0.0
@@ -89,15 +87,11 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     basis_of_family = (
         None if req.strategy and req.strategy != cal.strategy else family.fitted(table, benched)
     )
-    # the words, from the numbers: weak evidence, the batch beyond the one timed, the
-    # calibration's sources, contention that fell, the strategy, the terms as assumptions
-    weak, weak_in_full, evidence = weak_first.weak_said(
-        table[rows.on_hardware(table, cal)], cal.name, req.bench
-    )
-    if evidence is not None:  # the bench command of the advised run, on the file advised on
-        evidence = replace(evidence, run=weak_first.run_options(table, cal, req))
+    # the words, from the numbers: weak evidence and the batch beyond the one timed (read
+    # with the model's runs), the calibration's sources, contention that fell, the strategy,
+    # the terms as assumptions
+    weak, weak_in_full, evidence = of_model.weak, of_model.weak_in_full, of_model.evidence
     fixed_measure = assumptions.as_run(benched.fixed.measure, evidence, host_devices)
-    beyond = weak_first.far_beyond_the_batch_timed(cal, per_device)
     sources = fits.bench_sources(cal) + ([weak_in_full] if weak_in_full else [])
     if unchecked and cal.device != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
@@ -140,7 +134,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     warnings = (
         *basis.warnings,
         *(w for w in (found.warning, weak, fell) if w),
-        *filter(None, [beyond]),
+        *filter(None, [of_model.beyond]),
     )
     return replace(
         basis,

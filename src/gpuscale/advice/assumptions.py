@@ -115,26 +115,76 @@ def overlap(
     )
 
 
-def ddp_overhead(
-    ms: float,
-    *,
-    measured: bool,
-    model: str | None,
-    host_devices: int | None = None,
+def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Assumption, ...]:
+    """The strategy predicted where none was asked for: the one ``model`` was benched with,
+    said with the option that predicts the other (a walk: tf-30m benched with FSDP: DDP)."""
+    if asked is not None:
+        return ()
+    other = "ddp" if benched == "fsdp" else "fsdp"
+    said = Assumption(
+        term=TermId.STRATEGY,
+        value=benched.upper(),
+        source=Source.MEASURED,
+        basis=f"{model} was benched with --strategy {benched}, and this predicts what was "
+        f"benched; --strategy {other} predicts {other.upper()}",
+    )
+    return (said,)
+
+
+def own_work(
+    ms: float, benched: str, asked: str, model: str | None, prior: tuple[float, str]
 ) -> Assumption:
-    """DDP's own work per step (bucket copies), from the N = 1 synchronised step."""
-    value = f"{ms:.3g} ms per step"
-    if measured:
-        return Assumption(
-            term=TermId.DDP,
-            value=value,
-            source=Source.MEASURED,
-            basis="synchronised minus no-sync step at N = 1",
+    """The strategy's own work per step (``ms``), by ``calibration.for_strategy``'s rule:
+    measured where the runs were the strategy predicted, else DDP's ``prior`` (ms per million
+    parameters, whose), FSDP's none."""
+    command = words(f"gpuscale bench --models {model or 'MODEL'} --strategy {asked} --nproc 1")
+    value, source, measure = f"{ms:.3g} ms per step", Source.ASSUMED, command
+    if benched == asked == "ddp":
+        source, measure = Source.MEASURED, Measure()
+        basis = "synchronised minus no-sync step at N = 1"
+    elif asked != "fsdp":
+        basis = (
+            f"prior: {prior[0]:g} ms per million parameters, the median of {prior[1]}; "
+            "the runs were FSDP's, which measure no DDP copies"
         )
-    return _taken_as_zero(
-        TermId.DDP,
-        "nothing measured it (on a GPU typically under a millisecond per step)",
-        bench_run(model, (1,), host_devices),
+    elif benched == "fsdp":
+        value, source, measure = "in the fixed per-step cost", Source.MEASURED, Measure()
+        basis = (
+            "FSDP's step at N = 1 less the bare module's, at least 0, where the bare module "
+            "ran (the calibration note gives the numbers), else its synchronised minus "
+            "no-sync step; not spread over the devices' smaller batches"
+        )
+    else:
+        value = "0 ms per step"
+        basis = (
+            "the runs were DDP's, which measure none of FSDP's; the steps price the bare "
+            "module's compute (DDP's own work measured left out) and FSDP's communication"
+        )
+    return Assumption(
+        term=TermId.DDP,
+        strategy="fsdp" if asked == "fsdp" else "ddp",
+        value=value,
+        source=source,
+        basis=basis,
+        measure=measure,
+    )
+
+
+def other_strategy(model: str, benched: str, asked: str) -> tuple[str, ...]:
+    """A warning where the runs measured another strategy than the one predicted (a
+    walk: tf-30m benched with FSDP was advised as DDP without a word, its FSDP
+    synchronised-minus-no-sync gap charged as "DDP's own copies")."""
+    if benched == asked:
+        return ()
+    added = "DDP's own work from its prior (assumed)"
+    if asked != "ddp":
+        added = "no own work of FSDP's (unmeasured, taken as 0)"
+    return (
+        f"STRATEGY: {model} was benched with --strategy {benched}; this advice predicts "
+        f"{asked} (--strategy {asked}) from the bare module's compute its runs measured, "
+        f"{benched}'s own work left out, plus {asked.upper()}'s communication and {added}: "
+        f"give --strategy {benched} to predict what was benched, or bench with "
+        f"--strategy {asked} to measure it.",
     )
 
 
@@ -174,16 +224,13 @@ def wait(
             basis="the spread of the bench's N = 1 steps (Chen et al. 2016)",
             measure=bench_run(model, (1, 2), host_devices),
         )
-    return _taken_as_zero(
-        TermId.WAIT,
-        "nothing measured the steps' spread",
-        bench_run(model, (1, 2), host_devices),
+    return Assumption(  # nothing measured it: taken as 0 ms, said
+        term=TermId.WAIT,
+        value="0 ms",
+        source=Source.ASSUMED,
+        basis="nothing measured the steps' spread",
+        measure=bench_run(model, (1, 2), host_devices),
     )
-
-
-def _taken_as_zero(term: TermId, basis: str, measure: Measure) -> Assumption:
-    """A time of the step that nothing measured, taken as 0 ms (said, with ``measure``)."""
-    return Assumption(term=term, value="0 ms", source=Source.ASSUMED, basis=basis, measure=measure)
 
 
 def input_pipeline(rate: str | None = None) -> Assumption:

@@ -11,35 +11,39 @@ cores only where the rows record none.
 
 The model's runs (:func:`of_model`): its N > 1 runs like the one advised on, and which
 bench model an advice is on when none was asked for, and why the larger ones were not
-used: the largest model with a trustworthy N = 1 run is advised on
-(``calibrate.default_model``); a walk's file whose largest model (tf-1.5m) was all flagged
-advised mlp-1m, and its headline said only "1.06M parameters".
+used (``rows.why_this_model``): the largest model with a trustworthy N = 1 run is advised
+on (``calibrate.default_model``); a walk's file whose largest model (tf-1.5m) was all
+flagged advised mlp-1m, and its headline said only "1.06M parameters". Then what the runs
+used give as evidence: weak runs said, in short and in full (:func:`weak_said`), and a
+per-device batch advised far beyond the one timed (:func:`far_beyond_the_batch_timed`).
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.calibrate.link import DEFAULT_LINK, implied_device
+from gpuscale.advice.calibrate.rows import Usable, model_sizes, on_hardware, why_this_model
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.network import Link
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Measured, Source, TermId, words
 from gpuscale.analysis.bench_scaling import bench_scaling
-from gpuscale.bench.support import support
+from gpuscale.bench.evidence import labels, remedy
+from gpuscale.bench.support import Support, support
+from gpuscale.bench.support import weak as too_short
 from gpuscale.hardware.links import NVLINK, PRESETS
 from gpuscale.plausibility import FlagKind
-from gpuscale.quantities import counted, format_count, joined, noun_for, number
+from gpuscale.quantities import counted, format_count, joined, number, of_the
 from gpuscale.tables.bench import most_host_devices, one_device
-from gpuscale.tables.bench_runs import runs_like
-
-if TYPE_CHECKING:  # the usable runs' record, read for its tables
-    from gpuscale.advice.calibrate.rows import Usable
+from gpuscale.tables.bench_runs import bench_options, runs_like
 
 
 def _recorded(table: pd.DataFrame, cal: Any, column: str) -> pd.Series:
@@ -160,59 +164,12 @@ def cpu_processes(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: An
     return replace(basis, network=network, sources=tuple(sources), max_devices=max_devices)
 
 
-def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
-    """Why a model's runs give no trustworthy N = 1 run (``broken``: the counts whose loss
-    was not finite, where it is broken: then none of its runs is used)."""
-    if broken:
-        return (
-            f"loss not finite on {joined(broken)} {noun_for(broken[-1], 'device')}, "
-            "a broken model: none of its runs used, --allow-flagged or not"
-        )
-    single = runs[runs["accelerators"] == 1]
-    if single.empty:
-        return "no N = 1 run"
-    ok = single[single["status"] == "ok"]
-    if ok.empty:
-        return f"its N = 1 {noun_for(len(single), 'run')} failed ({single['status'].iloc[-1]})"
-    kinds = dict.fromkeys(k for row in ok["flag_kinds"] for k in row)
-    return f"its N = 1 {noun_for(len(ok), 'run')} flagged ({joined(kinds) or 'untrusted'})"
-
-
-def why_this_model(
-    table: pd.DataFrame, chosen: str, broken: dict[str, list[int]] | None = None
-) -> str:
-    """The sentence naming the model advised on and, where larger models of the table were
-    passed over, each and why (``broken``: the models whose loss was not finite, with the
-    counts, ``flag_remedy.broken_models``); "" when the chosen model is the largest."""
-    broken = broken or {}
-    sizes = _sizes(table)
-    if chosen not in sizes:
-        return ""
-    larger = sizes[sizes > sizes[chosen]].sort_values(ascending=False)
-    if larger.empty:
-        return ""
-    passed = "; ".join(
-        f"{name} ({format_count(size)}): "
-        f"{_why_not(table[table['model'] == name], broken.get(str(name)))}"
-        for name, size in larger.items()
-    )
-    return (
-        f"Advised on {chosen} ({format_count(sizes[chosen])} parameters), the largest model "
-        f"with a trustworthy N = 1 run; not used: {passed} (--model to choose one)."
-    )
-
-
-def _sizes(table: pd.DataFrame) -> pd.Series:
-    """Each model's parameters, by name."""
-    return table.dropna(subset=["params"]).groupby("model")["params"].max()
-
-
 def models_benched(table: pd.DataFrame, chosen: str) -> str:
     """Where the model advised on is the largest of several benched: which, and the others
     ``--model`` chooses (a walk: six models in a file, one advised without a word why);
     "" where the table holds one model, or a larger one was passed over
-    (:func:`why_this_model` says it)."""
-    sizes = _sizes(table)
+    (:func:`~gpuscale.advice.calibrate.rows.why_this_model` says it)."""
+    sizes = model_sizes(table)
     if chosen not in sizes or len(sizes) < 2 or (sizes > sizes[chosen]).any():
         return ""
     others = [str(name) for name in sizes.sort_values(ascending=False).index if name != chosen]
@@ -277,21 +234,122 @@ def measured_runs(
     ]
 
 
+# The command that prints a bench table's evidence_notes (``-f csv`` alone leaves them out).
+NOTES_COMMAND = (
+    "gpuscale analyze --bench {} --columns configuration,accelerators,evidence_notes -f csv"
+)
+
+
+def weak_said(
+    table: pd.DataFrame, model: str, source: Any = None
+) -> tuple[str | None, str | None, Support | None]:
+    """The warning when runs of ``model`` the advice uses (``ok``, not flagged, or
+    allowed) are weak evidence (``bench.evidence``: few steps timed, steps spread, busy
+    share not measured): short, with the kinds of why and what to bench (the default
+    view's line); then the same in full, with the steps' basis and the command that
+    prints the runs' notes (on ``source``, the results file, where given: a source line
+    of ``--explain``); then what they give. (None, None, support) when none is weak."""
+    ok = table[(table["model"] == model) & (table["status"] == "ok")]
+    rows = ok[~ok["flagged"].fillna(False).astype(bool)]
+    weak = rows[rows["evidence"] == "weak"]
+    found = support(rows, table)
+    if weak.empty or found is None:
+        return None, None, found
+    kinds = labels(weak["evidence_kinds"])
+    counts = [int(n) for n in sorted(weak["accelerators"].unique())]
+    on = f"{joined(counts)} device{'' if counts == [1] else 's'}"
+    runs = of_the(len(weak), len(rows), "bench run")
+    said = (
+        f"WARNING: weak evidence: {runs} of {model} the advice uses (on {on}) "
+        f"{'is' if len(weak) == 1 else 'are'} weak ({', '.join(kinds)})"
+    )
+    # runs too short to read the step's terms from: the change line says what to bench
+    # (``explain.weak_first.measure_first``), the warning only that they are weak
+    short = (
+        "" if too_short(found) else f": {remedy(found.fixes, found.steps_needed)} for firm numbers"
+    )
+    full = (
+        f"Weak evidence: {runs} of {model} (on {on}): {', '.join(kinds)}; the bench "
+        f"table's evidence_notes say more: `{NOTES_COMMAND.format(_file(source))}`; "
+        f"{found.remedy()} for firm numbers."
+    )
+    return f"{said}{short}", full, found
+
+
+def run_options(table: pd.DataFrame, cal: Any, req: AdviceRequest) -> str:
+    """The ``gpuscale bench`` options of the run advised on: the calibrated run's
+    configuration in the strategy predicted, and ``--out`` the file advised on where the
+    advice was given its path (``""`` where no run of it is in ``table``)."""
+    like = runs_like(table, cal.config_group, cal.device_name) & (table["model"] == cal.name)
+    rows = table[like]
+    if rows.empty:
+        return ""
+    row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
+    row["strategy"] = req.strategy or row.get("strategy")
+    out = f" --out {_file(req.bench)}" if isinstance(req.bench, str | Path) else ""
+    return f"{bench_options(row)}{out}"
+
+
+def _file(source: Any) -> str:
+    """The results file as a shell word (``FILE`` where the table was given, not read)."""
+    return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
+
+
+def far_beyond_the_batch_timed(cal: Any, per_device: int) -> str:
+    """A warning when the advice runs a per-device batch the bench never came near: above
+    the one batch it timed while the step sat on a launch-bound floor there (its work was
+    never seen: priced at the device's peak, a lower bound), or more than twice that batch.
+    Held out on an H100: ResNet-50 bf16 timed at batch 32 on a host whose CPU set its step
+    took 116 ms at batch 256 on another host; modelled from batch 32, the step there was
+    under half of that (docs/advice.md)."""
+    floor = cal.compute.floor_ms > 0
+    if (
+        cal.shape is not None
+        or per_device <= cal.batch
+        or (per_device <= 2 * cal.batch and not floor)
+    ):
+        return ""
+    how = (
+        "on a launch-bound floor there, its work priced at the device's peak: a lower bound"
+        if floor
+        else "from the fixed cost and per-sample rate measured there"
+    )
+    return (
+        f"UNMEASURED: per-device batch {per_device} is {per_device / cal.batch:.3g}x the "
+        f"largest the bench timed ({cal.batch}); its step is modelled {how}, and the step's "
+        "interval does not cover a batch that far from the one measured; measure it: "
+        f"gpuscale bench --model {cal.name} --batch {per_device}"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class ModelRuns:
     """The bench's rows on the calibrated model: its N > 1 runs like the one advised on,
-    whether one saw the same samples on every rank, the most GPUs a host had, and why
-    this model (:func:`why_this_model`, else :func:`models_benched`; "" where asked)."""
+    whether one saw the same samples on every rank, the most GPUs a host had, why this
+    model (``rows.why_this_model``, else :func:`models_benched`; "" where asked), the runs
+    used as evidence (:func:`weak_said`: ``evidence`` with the advised run's options) and
+    the batch advised beyond the one timed (:func:`far_beyond_the_batch_timed`)."""
 
     runs: tuple[Measured, ...]
     same_samples: bool
     host_devices: int | None
     passed_over: str
     others: str
+    weak: str | None
+    weak_in_full: str | None
+    evidence: Support | None
+    beyond: str
 
 
-def of_model(bench: pd.DataFrame, found: Usable, cal: Any, req: AdviceRequest) -> ModelRuns:
-    """:class:`ModelRuns` of ``cal``'s model (a ``Calibration``) in ``bench``, read once."""
+def of_model(
+    bench: pd.DataFrame, found: Usable, cal: Any, req: AdviceRequest, per_device: int
+) -> ModelRuns:
+    """:class:`ModelRuns` of ``cal``'s model (a ``Calibration``) in ``bench``, read once,
+    advised at ``per_device`` samples per device."""
+    table = found.table
+    weak, weak_in_full, evidence = weak_said(table[on_hardware(table, cal)], cal.name, req.bench)
+    if evidence is not None:  # the bench command of the advised run, on the file advised on
+        evidence = replace(evidence, run=run_options(table, cal, req))
     params_given = req.params is not None
     passed_over = "" if req.model or params_given else why_this_model(bench, cal.name, found.broken)
     others = (
@@ -299,11 +357,16 @@ def of_model(bench: pd.DataFrame, found: Usable, cal: Any, req: AdviceRequest) -
         if passed_over or req.model
         else models_benched(bench, None if params_given else cal.name)
     )
+    beyond = far_beyond_the_batch_timed(cal, per_device)
     like = (cal.config_group, cal.device_name, req.strategy)
     return ModelRuns(
         runs=tuple(measured_runs(bench, cal.name, req.allow_flagged, like)),
         same_samples=same_samples(bench, cal.name),
-        host_devices=most_host_devices(found.table),
+        host_devices=most_host_devices(table),
         passed_over=passed_over,
         others=others,
+        weak=weak,
+        weak_in_full=weak_in_full,
+        evidence=evidence,
+        beyond=beyond,
     )

@@ -9,7 +9,9 @@ walk's ``--allow-flagged`` advised in full on a model whose loss was NaN, and a 
 a NaN loss and a busy host was told to "fix the model first, re-run on a quieter machine
 ... or --allow-flagged", two ways out that are none while the model is broken.
 
-The runs of the model calibrated on, read after the calibration: ``calibrate.host``.
+The runs of the model calibrated on, read after the calibration: ``calibrate.host``; which
+model that is where none was asked, and why larger ones were passed over (flagged, broken):
+:func:`why_this_model`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.table import flag_summary
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
-from gpuscale.quantities import counted, joined, noun_for
+from gpuscale.quantities import counted, format_count, joined, noun_for
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.bench_runs import runs_like
 
@@ -213,6 +215,53 @@ def on_hardware(table: pd.DataFrame, cal: Any) -> pd.Series:
     """The rows of ``table`` on the calibrated run's hardware (a mask): those the advice
     reads."""
     return runs_like(table, cal.config_group, cal.device_name, fields=HARDWARE)
+
+
+def _why_not(runs: pd.DataFrame, broken: list[int] | None = None) -> str:
+    """Why a model's runs give no trustworthy N = 1 run (``broken``: the counts whose loss
+    was not finite, where it is broken: then none of its runs is used)."""
+    if broken:
+        return (
+            f"loss not finite on {joined(broken)} {noun_for(broken[-1], 'device')}, "
+            "a broken model: none of its runs used, --allow-flagged or not"
+        )
+    single = runs[runs["accelerators"] == 1]
+    if single.empty:
+        return "no N = 1 run"
+    ok = single[single["status"] == "ok"]
+    if ok.empty:
+        return f"its N = 1 {noun_for(len(single), 'run')} failed ({single['status'].iloc[-1]})"
+    kinds = dict.fromkeys(k for row in ok["flag_kinds"] for k in row)
+    return f"its N = 1 {noun_for(len(ok), 'run')} flagged ({joined(kinds) or 'untrusted'})"
+
+
+def why_this_model(
+    table: pd.DataFrame, chosen: str, broken: dict[str, list[int]] | None = None
+) -> str:
+    """The sentence naming the model advised on and, where larger models of the table were
+    passed over, each and why (``broken``: the models whose loss was not finite, with the
+    counts, ``flag_remedy.broken_models``); "" when the chosen model is the largest."""
+    broken = broken or {}
+    sizes = model_sizes(table)
+    if chosen not in sizes:
+        return ""
+    larger = sizes[sizes > sizes[chosen]].sort_values(ascending=False)
+    if larger.empty:
+        return ""
+    passed = "; ".join(
+        f"{name} ({format_count(size)}): "
+        f"{_why_not(table[table['model'] == name], broken.get(str(name)))}"
+        for name, size in larger.items()
+    )
+    return (
+        f"Advised on {chosen} ({format_count(sizes[chosen])} parameters), the largest model "
+        f"with a trustworthy N = 1 run; not used: {passed} (--model to choose one)."
+    )
+
+
+def model_sizes(table: pd.DataFrame) -> pd.Series:
+    """Each model's parameters, by name."""
+    return table.dropna(subset=["params"]).groupby("model")["params"].max()
 
 
 @dataclass(frozen=True, slots=True)

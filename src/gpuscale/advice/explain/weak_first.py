@@ -8,25 +8,19 @@ such runs the advice names no change to make (:func:`changes`): it says to measu
 (:func:`measure_first`), with the run that would, phrased from what the file holds: the
 device counts its runs measured, again with the steps that make them firm (more than any
 run timed, ``bench.evidence.steps_asked``), and a quieter machine where they spread;
-never a run the file holds already.
+never a run the file holds already. The warning that runs are weak is read with the
+model's runs (``calibrate.host.weak_said``).
 """
 
 from __future__ import annotations
 
-import shlex
-from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from gpuscale.advice.assumptions import again, bench_run, more_steps, rerun
-from gpuscale.advice.request import AdviceRequest
-from gpuscale.bench.evidence import STEPS_FIX, labels, remedy, ways
-from gpuscale.bench.support import Support, support, weak
-from gpuscale.bench.support import weak as too_short
+from gpuscale.bench.evidence import STEPS_FIX, ways
+from gpuscale.bench.support import Support, weak
 from gpuscale.plausibility import HOST_NOISE, FlagKind
-from gpuscale.quantities import joined, of_the
-from gpuscale.tables.bench_runs import bench_options, runs_like
+from gpuscale.quantities import joined
 
 
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
@@ -89,91 +83,3 @@ def marked(advice: Any) -> str:
     """`` (from weak runs: a measurement to repeat)`` after a finding on the step's terms
     where the runs advised on are weak, else ``""``."""
     return " (from weak runs: a measurement to repeat)" if weak(advice.inputs.evidence) else ""
-
-
-# The command that prints a bench table's evidence_notes (``-f csv`` alone leaves them out).
-NOTES_COMMAND = (
-    "gpuscale analyze --bench {} --columns configuration,accelerators,evidence_notes -f csv"
-)
-
-
-def weak_said(
-    table: pd.DataFrame, model: str, source: Any = None
-) -> tuple[str | None, str | None, Support | None]:
-    """The warning when runs of ``model`` the advice uses (``ok``, not flagged, or
-    allowed) are weak evidence (``bench.evidence``: few steps timed, steps spread, busy
-    share not measured): short, with the kinds of why and what to bench (the default
-    view's line); then the same in full, with the steps' basis and the command that
-    prints the runs' notes (on ``source``, the results file, where given: a source line
-    of ``--explain``); then what they give. (None, None, support) when none is weak."""
-    ok = table[(table["model"] == model) & (table["status"] == "ok")]
-    rows = ok[~ok["flagged"].fillna(False).astype(bool)]
-    weak = rows[rows["evidence"] == "weak"]
-    found = support(rows, table)
-    if weak.empty or found is None:
-        return None, None, found
-    kinds = labels(weak["evidence_kinds"])
-    counts = [int(n) for n in sorted(weak["accelerators"].unique())]
-    on = f"{joined(counts)} device{'' if counts == [1] else 's'}"
-    runs = of_the(len(weak), len(rows), "bench run")
-    said = (
-        f"WARNING: weak evidence: {runs} of {model} the advice uses (on {on}) "
-        f"{'is' if len(weak) == 1 else 'are'} weak ({', '.join(kinds)})"
-    )
-    # runs too short to read the step's terms from: the change line says what to bench
-    # (``explain.weak_first.measure_first``), the warning only that they are weak
-    short = (
-        "" if too_short(found) else f": {remedy(found.fixes, found.steps_needed)} for firm numbers"
-    )
-    full = (
-        f"Weak evidence: {runs} of {model} (on {on}): {', '.join(kinds)}; the bench "
-        f"table's evidence_notes say more: `{NOTES_COMMAND.format(_file(source))}`; "
-        f"{found.remedy()} for firm numbers."
-    )
-    return f"{said}{short}", full, found
-
-
-def run_options(table: pd.DataFrame, cal: Any, req: AdviceRequest) -> str:
-    """The ``gpuscale bench`` options of the run advised on: the calibrated run's
-    configuration in the strategy predicted, and ``--out`` the file advised on where the
-    advice was given its path (``""`` where no run of it is in ``table``)."""
-    like = runs_like(table, cal.config_group, cal.device_name) & (table["model"] == cal.name)
-    rows = table[like]
-    if rows.empty:
-        return ""
-    row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
-    row["strategy"] = req.strategy or row.get("strategy")
-    out = f" --out {_file(req.bench)}" if isinstance(req.bench, str | Path) else ""
-    return f"{bench_options(row)}{out}"
-
-
-def _file(source: Any) -> str:
-    """The results file as a shell word (``FILE`` where the table was given, not read)."""
-    return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
-
-
-def far_beyond_the_batch_timed(cal: Any, per_device: int) -> str:
-    """A warning when the advice runs a per-device batch the bench never came near: above
-    the one batch it timed while the step sat on a launch-bound floor there (its work was
-    never seen: priced at the device's peak, a lower bound), or more than twice that batch.
-    Held out on an H100: ResNet-50 bf16 timed at batch 32 on a host whose CPU set its step
-    took 116 ms at batch 256 on another host; modelled from batch 32, the step there was
-    under half of that (docs/advice.md)."""
-    floor = cal.compute.floor_ms > 0
-    if (
-        cal.shape is not None
-        or per_device <= cal.batch
-        or (per_device <= 2 * cal.batch and not floor)
-    ):
-        return ""
-    how = (
-        "on a launch-bound floor there, its work priced at the device's peak: a lower bound"
-        if floor
-        else "from the fixed cost and per-sample rate measured there"
-    )
-    return (
-        f"UNMEASURED: per-device batch {per_device} is {per_device / cal.batch:.3g}x the "
-        f"largest the bench timed ({cal.batch}); its step is modelled {how}, and the step's "
-        "interval does not cover a batch that far from the one measured; measure it: "
-        f"gpuscale bench --model {cal.name} --batch {per_device}"
-    )

@@ -43,7 +43,7 @@ def test_advise_on_a_ruleset_without_the_workloads_rcps_names_those_that_have_th
     assert "has them in ruleset" in said
     from gpuscale.mlperf.rcp import workload_rcps
 
-    with_rcps = workload_rcps("resnet", "5.0.0").holding
+    with_rcps = workload_rcps("resnet", "5.0.0").elsewhere
     assert with_rcps and all(rcp_points(r, "resnet") for r in with_rcps)
     assert not rcp_points("5.0.0", "resnet")
     rulesets = "ruleset" if len(with_rcps) == 1 else "rulesets"
@@ -62,6 +62,6 @@ def test_retinanet_is_never_fitted_to_ssd_resnet34s_points() -> None:
     assert rcp_model_for("retinanet", "4.1.0") is not None  # its old name, ssd, there
     from gpuscale.mlperf.rcp import workload_rcps
 
-    assert "1.1.0" not in workload_rcps("retinanet", "4.1.0").holding
-    assert "1.1.0" in workload_rcps("ssd_resnet34", "1.1.0").holding
-    assert "2.0.0" not in workload_rcps("ssd_resnet34", "1.1.0").holding
+    assert "1.1.0" not in workload_rcps("retinanet", "1.1.0").elsewhere
+    assert "1.1.0" in workload_rcps("ssd_resnet34", "5.0.0").elsewhere
+    assert "2.0.0" not in workload_rcps("ssd_resnet34", "5.0.0").elsewhere

@@ -171,32 +171,38 @@ class WorkloadRcps:
     """A workload's reference convergence points in a ruleset, read once: its ``display``
     name, the ``unit`` they count in that ruleset's round (None for a workload gpuscale
     does not know), the points under each name its RCP file had there (``points``, in
-    :func:`rcp_names`' order; empty where that ruleset has no file of the name) and the
-    rulesets where a file of its names holds its points (``holding``, oldest first)."""
+    :func:`rcp_names`' order; empty where that ruleset has no file of the name) and, only
+    where it has none, the rulesets where a file of its names holds them (``elsewhere``,
+    oldest first)."""
 
     workload: str
     ruleset: str
     display: str
     unit: Unit | None
     points: tuple[tuple[str, tuple[tuple[float, float], ...]], ...]
-    holding: tuple[str, ...]
+    elsewhere: tuple[str, ...] = ()
 
 
 def workload_rcps(workload: str, ruleset: str) -> WorkloadRcps:
     """A workload's (cross-round name, or a benchmark folder's) RCPs in a ruleset, each
     source read once, in a row: the RCP files (one glob) and the ruleset's points under
-    each name, the names the workload's file had in every ruleset (:func:`rcp_names`:
-    the rounds' benchmarks), then the workload's facts."""
+    each name, the names the workload's file had there (:func:`rcp_names`: the round's
+    benchmarks; where it has none of its points, in every ruleset), then its facts."""
     round_name = _round_of(ruleset)
     files = rcp_files()
     points = {name: rcp_points(ruleset, name) for name in files.get(ruleset, ())}
-    names = {r: rcp_names(workload, r) for r in {*files, ruleset}}
-    holding = tuple(r for r, held in files.items() if set(names[r]) & set(held))
+    names: dict[str, list[str]] = {}
+    for other in (ruleset, *files):  # every ruleset's only where the one asked has none
+        names[other] = rcp_names(workload, other)
+        found = any(points.get(name) for name in names[ruleset])
+        if found:
+            break
+    holding = (r for r, held in files.items() if set(names[r]) & set(held))
     return WorkloadRcps(
         workload,
         ruleset,
         display_name(workload),
         convergence_unit(workload, round_name),
         tuple((name, points.get(name, ())) for name in names[ruleset]),
-        holding,
+        () if found else tuple(holding),
     )

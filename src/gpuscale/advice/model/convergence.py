@@ -139,7 +139,7 @@ def thin_noise(measured: NoiseScale | None, fewest: int) -> str:
 def no_rcps(found: WorkloadRcps) -> str:
     """Why a workload has no convergence model in a ruleset, and the rulesets that
     have its reference convergence points (the newest to give instead)."""
-    others, shown = found.holding, found.display
+    others, shown = found.elsewhere, found.display
     where = (
         f"{shown} has them in {noun_for(len(others), 'ruleset')} {joined(others)}: give "
         f"ruleset={others[-1]!r} (--ruleset {others[-1]} on the command line)"

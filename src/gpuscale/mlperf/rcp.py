@@ -143,9 +143,12 @@ def rcp_files() -> dict[str, tuple[str, ...]]:
         )
         for p in folder.glob("training_*")
     }
-    return dict(
-        sorted(found.items(), key=lambda kv: tuple(int(x) for x in kv[0].split(".") if x.isdigit()))
-    )
+    return {r: found[r] for r in sorted(found, key=_version)}
+
+
+def _version(ruleset: str) -> tuple[int, ...]:
+    """A ruleset's version, to sort by (``4.1.0`` -> ``(4, 1, 0)``)."""
+    return tuple(int(x) for x in ruleset.split(".") if x.isdigit())
 
 
 def _round_of(ruleset: str) -> str:

@@ -1,10 +1,10 @@
 """What training to the target takes, resolved once (:func:`resolved`): the convergence
 model an advice prices larger batches with (an MLPerf workload's reference convergence
 points, as ``mlperf.rcp.workload_rcps`` read them and ``analysis.critical_batch.rcp_fit``
-fitted them, a noise scale given, or the one
-the bench measured, unless too few steps measured it), and the least time to train
-MLPerf's results allow on the workload (:func:`mlperf_floor`: a predicted time below it
-cannot be true; the bundled scores, ``gpuscale.load_round()``).
+fitted them, a noise scale given, or the one the bench measured, unless too few steps
+measured it), and the least time to train MLPerf's results allow on the workload
+(:func:`mlperf_floor`: a predicted time below it cannot be true; the bundled scores,
+``gpuscale.load_round()``).
 """
 
 from __future__ import annotations
@@ -84,9 +84,10 @@ def convergence_for(
 ) -> tuple[ConvergenceModel | None, bool]:
     """The convergence model, and whether the samples to train (``samples``) are its
     scale: an MLPerf workload's RCP fit (``fitted``, of ``rcps`` as read in the ruleset
-    asked; its own samples where its RCPs count samples: ``samples`` unused, and ``samples_given``
-    refused), else a given noise scale, else the one the bench measured, with ``E_min``
-    such that ``samples`` are needed at the reference batch; None without any."""
+    asked; its own samples where its RCPs count samples: ``samples`` unused, and
+    ``samples_given`` refused), else a given noise scale, else the one the bench measured,
+    with ``E_min`` such that ``samples`` are needed at the reference batch; None without
+    any."""
     if rcps is not None:
         if fitted is None:
             raise ValueError(no_rcps(rcps))

@@ -41,9 +41,9 @@ def test_advise_on_a_ruleset_without_the_workloads_rcps_names_those_that_have_th
     said = str(raised.value)
     assert "in ruleset 5.0.0" in said
     assert "has them in ruleset" in said
-    from gpuscale.analysis.critical_batch import rcp_rulesets_for
+    from gpuscale.mlperf.rcp import workload_rcps
 
-    with_rcps = rcp_rulesets_for("resnet")
+    with_rcps = workload_rcps("resnet", "5.0.0").elsewhere
     assert with_rcps and all(rcp_points(r, "resnet") for r in with_rcps)
     assert not rcp_points("5.0.0", "resnet")
     rulesets = "ruleset" if len(with_rcps) == 1 else "rulesets"
@@ -60,8 +60,8 @@ def test_retinanet_is_never_fitted_to_ssd_resnet34s_points() -> None:
     assert rcp_model_for("ssd_resnet34", "1.1.0") is not None
     assert rcp_model_for("ssd", "1.1.0") is not None  # v1.1's ssd folder: SSD-ResNet34
     assert rcp_model_for("retinanet", "4.1.0") is not None  # its old name, ssd, there
-    from gpuscale.analysis.critical_batch import rcp_rulesets_for
+    from gpuscale.mlperf.rcp import workload_rcps
 
-    assert "1.1.0" not in rcp_rulesets_for("retinanet")
-    assert "1.1.0" in rcp_rulesets_for("ssd_resnet34")
-    assert "2.0.0" not in rcp_rulesets_for("ssd_resnet34")
+    assert "1.1.0" not in workload_rcps("retinanet", "1.1.0").elsewhere
+    assert "1.1.0" in workload_rcps("ssd_resnet34", "5.0.0").elsewhere
+    assert "2.0.0" not in workload_rcps("ssd_resnet34", "5.0.0").elsewhere

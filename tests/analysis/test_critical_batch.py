@@ -15,11 +15,10 @@ from gpuscale.analysis.critical_batch import (
     ConvergenceModel,
     fit,
     noise_scale,
+    rcp_fit,
     rcp_model_for,
-    rcp_rulesets_for,
-    rcps,
 )
-from gpuscale.mlperf.rcp import rcp_points
+from gpuscale.mlperf.rcp import rcp_points, workload_rcps
 from gpuscale.tables.workloads import Unit
 
 
@@ -73,16 +72,21 @@ def test_packaged_rcps_are_read_and_fitted() -> None:
 
 
 def test_one_lookup_holds_what_the_advice_prices_with() -> None:
-    """``rcps``: the fit :func:`rcp_model_for` finds, the unit of the ruleset's round, and
-    only where the ruleset has none the rulesets that have them."""
-    found = rcps("retinanet", "4.1.0")  # filed as ssd in 4.1
-    assert found.fitted == rcp_model_for("retinanet", "4.1.0")
+    """``workload_rcps`` reads the points under each name the workload's file had, the
+    unit of the ruleset's round and, only where the ruleset has none, the rulesets that
+    have them; ``rcp_fit`` fits them as :func:`rcp_model_for` does."""
+    found = workload_rcps("retinanet", "4.1.0")  # filed as ssd in 4.1
+    assert [name for name, _ in found.points] == ["retinanet", "ssd"]
+    assert dict(found.points)["ssd"] == rcp_points("4.1.0", "ssd")
+    assert rcp_fit(found) == rcp_model_for("retinanet", "4.1.0")
     assert (found.unit, found.elsewhere) == (Unit.EPOCHS, ())
-    assert rcps("unet3d", "3.1.0").unit is Unit.SAMPLES  # epochs up to 3.0.0
-    missing = rcps("retinanet", "1.1.0")  # ssd was SSD-ResNet34 then
-    assert missing.fitted is None
-    assert missing.elsewhere == tuple(rcp_rulesets_for("retinanet"))
+    assert workload_rcps("unet3d", "3.1.0").unit is Unit.SAMPLES  # epochs up to 3.0.0
+    missing = workload_rcps("retinanet", "1.1.0")  # ssd was SSD-ResNet34 then
+    assert rcp_fit(missing) is None
+    assert all(not points for _, points in missing.points)
     assert "1.1.0" not in missing.elsewhere and "4.1.0" in missing.elsewhere
+    # the same rulesets, whichever ruleset without them is asked
+    assert workload_rcps("retinanet", "6.1.0").elsewhere == missing.elsewhere
 
 
 def sampled_norms(

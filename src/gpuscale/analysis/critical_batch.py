@@ -24,17 +24,12 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuscale.tables.workloads import (
-    RENAMED,
-    TARGETS,
-    Unit,
-    convergence_unit,
-    display_name,
-    workload_of,
-)
+if TYPE_CHECKING:  # the type alone: gpuscale.mlperf is read on demand (below)
+    from gpuscale.mlperf.rcp import WorkloadRcps
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,30 +99,12 @@ def _fitted(
     return fit(list(batches), list(samples), f"RCPs of {benchmark}, ruleset {ruleset}")
 
 
-def _round_of(ruleset: str) -> str:
-    """The round a ruleset checks (``4.1.0`` -> ``v4.1``)."""
-    return "v" + ruleset.rsplit(".", 1)[0]
-
-
-def rcp_names(workload: str, ruleset: str) -> list[str]:
-    """The RCP file names (``rcps_<name>.json``) that hold a workload's points in a
-    ruleset: its name then and the names it had, where that ruleset's benchmark of that
-    name is this workload (``ssd`` is SSD-ResNet34 up to ruleset 1.1.0 and RetinaNet from
-    2.0.0: RetinaNet has no RCPs in 1.1.0). ``workload``: a cross-round name, or a
-    benchmark folder's (read as the ruleset's round reads it)."""
-    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
-    from gpuscale.mlperf.benchmarks import workload_in_round
-
-    round_name = _round_of(ruleset)
-    name = workload_in_round(workload, round_name)
-    names = {name, *(old for old, new in RENAMED.items() if new == name)}
-    names |= {folder for folder, held in TARGETS.items() if any(w == name for w, _ in held)}
-    return sorted(n for n in names if workload_in_round(n, round_name) == name)
-
-
 def rcp_model_for(workload: str, ruleset: str) -> ConvergenceModel | None:
     """E(B) of a workload (cross-round name, or a benchmark folder's) in a ruleset, found
-    under any of the names its RCP file has had there (:func:`rcp_names`)."""
+    under any of the names its RCP file has had there (``mlperf.rcp.rcp_names``)."""
+    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
+    from gpuscale.mlperf.rcp import rcp_names
+
     for candidate in rcp_names(workload, ruleset):
         fitted = rcp_model(ruleset, candidate)
         if fitted is not None:
@@ -135,61 +112,11 @@ def rcp_model_for(workload: str, ruleset: str) -> ConvergenceModel | None:
     return None
 
 
-def rcp_rulesets_for(workload: str) -> list[str]:
-    """The rulesets with reference convergence points for a workload (under any of the
-    names its RCP file had there, :func:`rcp_names`), oldest first."""
-    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
-    from gpuscale.mlperf.rcp import rcp_rulesets
-
-    held = {n: tuple(rcp_rulesets(n)) for n in {workload_of(workload), *TARGETS, *RENAMED}}
-    return _holding(workload, held)
-
-
-def _holding(workload: str, held: dict[str, tuple[str, ...]]) -> list[str]:
-    """The rulesets of ``held`` ({RCP file name: rulesets with that file}) where a file
-    holds the workload's points (:func:`rcp_names`), oldest first."""
-    every = {r for rulesets in held.values() for r in rulesets}
-    found = [r for r in every if any(r in held.get(n, ()) for n in rcp_names(workload, r))]
-    return sorted(found, key=lambda r: tuple(int(x) for x in r.split(".")))
-
-
-@dataclass(frozen=True, slots=True)
-class Rcps:
-    """A workload's reference convergence points in a ruleset, with what pricing a batch
-    by them needs: the workload's ``display`` name, the ``unit`` its RCPs count in that
-    ruleset's round (None for a workload gpuscale does not know), the model ``fitted`` to
-    them (None where the ruleset has none) and, only then, the rulesets that have them
-    (``elsewhere``, oldest first)."""
-
-    workload: str
-    ruleset: str
-    display: str
-    unit: Unit | None
-    fitted: ConvergenceModel | None
-    elsewhere: tuple[str, ...] = ()
-
-
-def rcps(workload: str, ruleset: str) -> Rcps:
-    """A workload's (cross-round name, or a benchmark folder's) RCPs in a ruleset, each
-    source asked once, in a row: the names its RCP file had there (the round's
-    benchmarks), the workload's facts, the RCP files (the points under each name, the
-    rulesets that hold a file of any name it may have had), the fit (the first name's that
-    fits, as :func:`rcp_model_for`); where none, the rulesets whose file is this
-    workload's (:func:`rcp_rulesets_for`)."""
-    # lazy: gpuscale.mlperf loads the whole round reader (~0.3 s), kept off `gpuscale --help`
-    from gpuscale.mlperf.rcp import rcp_points, rcp_rulesets
-
-    round_name = _round_of(ruleset)
-    names = rcp_names(workload, ruleset)
-    unit, display = convergence_unit(workload, round_name), display_name(workload)
-    # every name its RCP file may have had: its own, the renamed folders, the reused ones
-    files = {workload_of(workload), *TARGETS, *RENAMED}
-    points = {name: rcp_points(ruleset, name) for name in names}
-    held = {n: tuple(rcp_rulesets(n)) for n in files}  # a glob per name
-    fits = (_fitted(ruleset, name, found) for name, found in points.items())
-    fitted = next((model for model in fits if model is not None), None)
-    elsewhere = () if fitted is not None else tuple(_holding(workload, held))
-    return Rcps(workload, ruleset, display, unit, fitted, elsewhere)
+def rcp_fit(found: WorkloadRcps) -> ConvergenceModel | None:
+    """E(B) fitted to a workload's RCPs as read (``mlperf.rcp.workload_rcps``): the first
+    name's points that fit, as :func:`rcp_model_for`; None where none do."""
+    fits = (_fitted(found.ruleset, name, points) for name, points in found.points)
+    return next((model for model in fits if model is not None), None)
 
 
 def _ruleset(round_name: str) -> str | None:

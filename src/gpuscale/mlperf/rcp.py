@@ -9,7 +9,8 @@ not stop with ``success`` has no value (the checker uses 1e9 and drops it).
 
 ``rcp_points`` reads the reference convergence points the checker compares against
 (``rcp_checker/training_X.Y.0/rcps_<benchmark>.json``): per global batch, the samples
-(or epochs) the reference runs needed.
+(or epochs) the reference runs needed; ``workload_rcps`` a workload's in a ruleset, under
+every name its RCP file has had (``rcp_names``), with the rulesets that hold them.
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ import functools
 import importlib.util
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
+from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.runlog import RunLog
 from gpuscale.tables import workload_facts
+from gpuscale.tables.workloads import RENAMED, TARGETS, Unit, convergence_unit, display_name
 
 
 def _fid_clip(values: dict[str, float]) -> bool:
@@ -121,21 +125,87 @@ def rcp_runs(ruleset: str, benchmark: str) -> tuple[tuple[float, tuple[float, ..
     return tuple(sorted((bs, tuple(v)) for bs, v in points.items()))
 
 
-def rcp_rulesets(benchmark: str) -> list[str]:
-    """The training rulesets (``4.0.0``) whose reference convergence points include
-    ``benchmark`` (an RCP file's name), oldest first; empty without mlperf-logging."""
-    folder = _rcp_dir()
-    if folder is None or not folder.is_dir():
-        return []
-    found = [
-        p.name.removeprefix("training_")
-        for p in folder.glob("training_*")
-        if (p / f"rcps_{benchmark}.json").is_file()
-    ]
-    return sorted(found, key=lambda r: tuple(int(x) for x in r.split(".") if x.isdigit()))
-
-
 def rcp_points(ruleset: str, benchmark: str) -> tuple[tuple[float, float], ...]:
     """(global batch, mean samples or epochs to converge) of each reference convergence
     point (``rcp_runs`` averaged per batch)."""
     return tuple((bs, float(sum(v) / len(v))) for bs, v in rcp_runs(ruleset, benchmark))
+
+
+def rcp_files() -> dict[str, tuple[str, ...]]:
+    """{ruleset (``4.1.0``): the names of its RCP files (``rcps_<name>.json``)}, oldest
+    ruleset first; empty without mlperf-logging."""
+    folder = _rcp_dir()
+    if folder is None or not folder.is_dir():
+        return {}
+    found = {
+        p.name.removeprefix("training_"): tuple(
+            sorted(f.stem.removeprefix("rcps_") for f in p.glob("rcps_*.json"))
+        )
+        for p in folder.glob("training_*")
+    }
+    return {r: found[r] for r in sorted(found, key=_version)}
+
+
+def _version(ruleset: str) -> tuple[int, ...]:
+    """A ruleset's version, to sort by (``4.1.0`` -> ``(4, 1, 0)``)."""
+    return tuple(int(x) for x in ruleset.split(".") if x.isdigit())
+
+
+def _round_of(ruleset: str) -> str:
+    """The round a ruleset checks (``4.1.0`` -> ``v4.1``)."""
+    return "v" + ruleset.rsplit(".", 1)[0]
+
+
+def rcp_names(workload: str, ruleset: str) -> list[str]:
+    """The RCP file names (``rcps_<name>.json``) that hold a workload's points in a
+    ruleset: its name then and the names it had, where that ruleset's benchmark of that
+    name is this workload (``ssd`` is SSD-ResNet34 up to ruleset 1.1.0 and RetinaNet from
+    2.0.0: RetinaNet has no RCPs in 1.1.0). ``workload``: a cross-round name, or a
+    benchmark folder's (read as the ruleset's round reads it)."""
+    round_name = _round_of(ruleset)
+    name = workload_in_round(workload, round_name)
+    names = {name, *(old for old, new in RENAMED.items() if new == name)}
+    names |= {folder for folder, held in TARGETS.items() if any(w == name for w, _ in held)}
+    return sorted(n for n in names if workload_in_round(n, round_name) == name)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadRcps:
+    """A workload's reference convergence points in a ruleset, read once: its ``display``
+    name, the ``unit`` they count in that ruleset's round (None for a workload gpuscale
+    does not know), the points under each name its RCP file had there (``points``, in
+    :func:`rcp_names`' order; empty where that ruleset has no file of the name) and, only
+    where it has none, the rulesets where a file of its names holds them (``elsewhere``,
+    oldest first)."""
+
+    workload: str
+    ruleset: str
+    display: str
+    unit: Unit | None
+    points: tuple[tuple[str, tuple[tuple[float, float], ...]], ...]
+    elsewhere: tuple[str, ...] = ()
+
+
+def workload_rcps(workload: str, ruleset: str) -> WorkloadRcps:
+    """A workload's (cross-round name, or a benchmark folder's) RCPs in a ruleset, each
+    source read once, in a row: the RCP files (one glob) and the ruleset's points under
+    each name, the names the workload's file had there (:func:`rcp_names`: the round's
+    benchmarks; where it has none of its points, in every ruleset), then its facts."""
+    round_name = _round_of(ruleset)
+    files = rcp_files()
+    points = {name: rcp_points(ruleset, name) for name in files.get(ruleset, ())}
+    names: dict[str, list[str]] = {}
+    for other in (ruleset, *files):  # every ruleset's only where the one asked has none
+        names[other] = rcp_names(workload, other)
+        found = any(points.get(name) for name in names[ruleset])
+        if found:
+            break
+    holding = (r for r, held in files.items() if set(names[r]) & set(held))
+    return WorkloadRcps(
+        workload,
+        ruleset,
+        display_name(workload),
+        convergence_unit(workload, round_name),
+        tuple((name, points.get(name, ())) for name in names[ruleset]),
+        () if found else tuple(holding),
+    )

@@ -5,7 +5,8 @@ In a row, one module a step: the link (``link.network_basis``), the model from b
 (``bench_basis.from_bench``) or from numbers (``from_numbers``, here), then the inputs
 at each end of every assumed term's range (a model given by numbers: its FLOPs per sample
 and fixed cost; an assumed link: its slowest and fastest preset), the convergence model
-(``convergence.resolved``) and the search's inputs; no step calls back into this module.
+(the workload's RCPs read, ``mlperf.rcp``, and fitted, ``analysis.critical_batch``, then
+``convergence.resolved``) and the search's inputs; no step calls back into this module.
 
 From numbers (:func:`from_numbers`), the step is split into a fixed per-step cost and
 per-sample work (``advice/model/fixed_cost.py``): entered (``--step-ms`` at two batches, or
@@ -38,9 +39,10 @@ from gpuscale.advice.model.network import Link, MeasuredCurves
 from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops, work_ms
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
 from gpuscale.advice.types import BENCH, End, Measure, Source, TermId, words
-from gpuscale.analysis.critical_batch import rcps
+from gpuscale.analysis.critical_batch import rcp_fit
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
+from gpuscale.mlperf.rcp import workload_rcps
 from gpuscale.quantities import format_count, format_ms, number
 
 # An assumed link's range: across CPU sockets (its slowest) to PCIe 4.0 P2P through a switch.
@@ -76,12 +78,15 @@ def build(
         )
         for end, name in (LINK_ENDS if basis.link_assumed else ())
     )
-    # the convergence: the workload's RCPs in the ruleset asked, then the model they, a
-    # noise scale given or the bench's give, and MLPerf's least time to train at each count
+    # the convergence: the workload's RCPs in the ruleset asked, read then fitted, then the
+    # model they, a noise scale given or the bench's give, and MLPerf's least time to train
+    # at each count
     ruleset = request.ruleset or DEFAULT_RULESET
-    found = rcps(request.workload, ruleset) if request.workload is not None else None
+    found = workload_rcps(request.workload, ruleset) if request.workload is not None else None
+    fitted = rcp_fit(found) if found is not None else None
     converging = resolved(
         found,
+        fitted,
         workload=request.workload,
         noise_scale=request.noise_scale,
         samples=request.samples_to_train,

@@ -1,9 +1,10 @@
 """What training to the target takes, resolved once (:func:`resolved`): the convergence
 model an advice prices larger batches with (an MLPerf workload's reference convergence
-points, as ``analysis.critical_batch.rcps`` looked them up, a noise scale given, or the one
-the bench measured, unless too few steps measured it), and the least time to train
-MLPerf's results allow on the workload (:func:`mlperf_floor`: a predicted time below it
-cannot be true; the bundled scores, ``gpuscale.load_round()``).
+points, as ``mlperf.rcp.workload_rcps`` read them and ``analysis.critical_batch.rcp_fit``
+fitted them, a noise scale given, or the one the bench measured, unless too few steps
+measured it), and the least time to train MLPerf's results allow on the workload
+(:func:`mlperf_floor`: a predicted time below it cannot be true; the bundled scores,
+``gpuscale.load_round()``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import math
 from dataclasses import dataclass
 
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
-from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale, Rcps
+from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.mlperf.bundled import load_round
+from gpuscale.mlperf.rcp import WorkloadRcps
 from gpuscale.quantities import joined, noun_for, number
 from gpuscale.tables.requests import NamedError, ref
 from gpuscale.tables.workloads import Unit
@@ -37,7 +39,8 @@ class Convergence:
 
 
 def resolved(
-    found: Rcps | None,
+    found: WorkloadRcps | None,
+    fitted: ConvergenceModel | None,
     *,
     workload: str | None,
     noise_scale: float | None,
@@ -48,7 +51,7 @@ def resolved(
     max_devices: int,
 ) -> Convergence:
     """The convergence, in the order the data needs: the workload's RCPs (``found``, as
-    ``critical_batch.rcps`` looked them up) or a noise scale given, else the bench's
+    read, and ``fitted``, their fit) or a noise scale given, else the bench's
     (``measured``; from fewer than ``FEW_NOISE_STEPS`` steps it prices no batch: said,
     with what to measure), then the least time to train MLPerf allows at each count up to
     ``max_devices``."""
@@ -58,6 +61,7 @@ def resolved(
     model, samples_used = convergence_for(
         noise_scale=noise_scale,
         rcps=found,
+        fitted=fitted,
         samples=samples,
         reference_batch=reference_batch,
         measured=kept,
@@ -71,19 +75,20 @@ def resolved(
 def convergence_for(
     *,
     noise_scale: float | None,
-    rcps: Rcps | None,
+    rcps: WorkloadRcps | None,
     samples: float,
     reference_batch: float,
     measured: NoiseScale | None = None,
     samples_given: bool = False,
+    fitted: ConvergenceModel | None = None,
 ) -> tuple[ConvergenceModel | None, bool]:
     """The convergence model, and whether the samples to train (``samples``) are its
-    scale: an MLPerf workload's RCP fit (``rcps``, as looked up in the ruleset asked; its
-    own samples where its RCPs count samples: ``samples`` unused, and ``samples_given``
-    refused), else a given noise scale, else the one the bench measured, with ``E_min``
-    such that ``samples`` are needed at the reference batch; None without any."""
+    scale: an MLPerf workload's RCP fit (``fitted``, of ``rcps`` as read in the ruleset
+    asked; its own samples where its RCPs count samples: ``samples`` unused, and
+    ``samples_given`` refused), else a given noise scale, else the one the bench measured,
+    with ``E_min`` such that ``samples`` are needed at the reference batch; None without
+    any."""
     if rcps is not None:
-        fitted = rcps.fitted
         if fitted is None:
             raise ValueError(no_rcps(rcps))
         if rcps.unit is Unit.SAMPLES:
@@ -132,7 +137,7 @@ def thin_noise(measured: NoiseScale | None, fewest: int) -> str:
     )
 
 
-def no_rcps(found: Rcps) -> str:
+def no_rcps(found: WorkloadRcps) -> str:
     """Why a workload has no convergence model in a ruleset, and the rulesets that
     have its reference convergence points (the newest to give instead)."""
     others, shown = found.elsewhere, found.display

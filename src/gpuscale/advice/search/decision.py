@@ -71,7 +71,14 @@ from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configurati
 WITH_THROUGHPUT = ("samples_per_s", "speedup", "efficiency", "throughput_efficiency")
 WITH_TIME = ("step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh")
 # the step's overheads, as the prediction columns that hold them
-OVERHEADS = (TermId.FIXED, TermId.WAIT, TermId.DDP, TermId.BANDWIDTH, TermId.LATENCY)
+OVERHEADS = (
+    TermId.FIXED,
+    TermId.WAIT,
+    TermId.DDP,
+    TermId.BANDWIDTH,
+    TermId.LATENCY,
+    TermId.UNEXPLAINED,
+)
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
 # why a predicted row cannot be true, as the search's columns: its time to train not
 # positive and finite; its speedup where above linear (NaN where not)
@@ -157,6 +164,8 @@ def overheads(row: pd.Series) -> dict[TermId, float]:
         TermId.DDP: float(row["ddp_ms"]),
         TermId.BANDWIDTH: exposed * (1 - share),
         TermId.LATENCY: exposed * share,
+        # where the step rests on a measurement: what the model's terms leave of it
+        TermId.UNEXPLAINED: float(row.get("unexplained_ms", 0.0)),
     }
 
 
@@ -226,6 +235,7 @@ def decide(
         refused=refused,
         without_dominant_efficiency=_without(focus, (term,)),
         also_shrink=_also(focus, term, target_efficiency),
+        focus_rests_on=str(focus.get("rests_on", "predicted")),
     )
 
 
@@ -325,6 +335,11 @@ def applied(
             continue
         d = (own or at)[0]
         factor = d.measured_speedup / d.predicted_speedup
+        # the measured step split: the model's terms plus what they leave unexplained
+        out.loc[i, "unexplained_ms"] = row["step_ms"] / factor - row["step_ms"]
+        out.loc[i, "rests_on"] = (
+            "measured" if d.accelerators == row["accelerators"] else ("measured_below")
+        )
         for column in WITH_THROUGHPUT:
             if column in out:
                 out.loc[i, column] = row[column] * factor
@@ -334,6 +349,10 @@ def applied(
         speedup = out.loc[i, "speedup"]
         out.loc[i, "speedup_low"] = speedup * d.measured_low / d.measured_speedup
         out.loc[i, "speedup_high"] = speedup * d.measured_high / d.measured_speedup
+        # the step's interval the speedup's, inverted: the runs' range, not the model's
+        step = out.loc[i, "step_ms"]
+        out.loc[i, "step_ms_low"] = step * d.measured_speedup / d.measured_high
+        out.loc[i, "step_ms_high"] = step * d.measured_speedup / d.measured_low
     return out
 
 

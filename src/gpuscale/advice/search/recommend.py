@@ -238,6 +238,8 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
         for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
     ]
     frame["fixed_excess_ms"] = excess_ms(frame)
+    frame["unexplained_ms"] = 0.0  # a predicted step is the sum of its terms
+    frame["rests_on"] = "predicted"  # ``decision.applied``: where a measurement governs
     add_intervals(frame, inputs, ideal=frame["accelerators"] / first["accelerators"])
     frame["energy_source"] = [inputs.power.source_at(n, b) for n, b in counts]
     # whether one device's forward + backward at this per-device batch was measured

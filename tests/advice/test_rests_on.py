@@ -94,4 +94,4 @@ def test_the_step_interval_says_the_interval_the_rows_carry() -> None:
         assert row["rests_on"] == "predicted"
         low, high = row["speedup_low"] / row["speedup"], row["speedup_high"] / row["speedup"]
         assert f"speedup {_pct(low)} to {_pct(high)}" in line
-    assert "speedup -47% to +11%" in line  # 2 devices, as the table reads
+    assert "speedup -44% to +9%" in line  # 2 devices, as the table reads (FSDP work 10 ms)

@@ -243,9 +243,9 @@ def own_work(
         return _fsdp_work(
             "in the fixed per-step cost",
             Source.MEASURED,
-            "FSDP's step at N = 1 less the bare module's, at least 0, where the bare "
-            "module ran (the calibration note gives the numbers), else its synchronised "
-            "minus no-sync step; not spread over the devices' smaller batches",
+            "FSDP's synchronised minus no-sync step at N = 1, or its step less its plain "
+            "one where that is larger (the calibration note gives the numbers); not "
+            "spread over the devices' smaller batches",
         )
     if asked == "fsdp":
         return _fsdp_work(

@@ -55,8 +55,9 @@ def test_fsdps_own_work_is_not_split_over_the_devices(tmp_path: Path) -> None:
     """FSDP's own work at N = 1 (its step over the bare module's) is once per step over the
     whole model: a smaller per-device batch does not shrink it, so no count computes a
     step in less (tf-30m's was divided by N with the batch: 4.97 ms at N = 8). On the real
-    row FSDP's step is no slower than the bare module's (own work 0), so its bare step is
-    lowered here by 6 ms: FSDP's own work is then 6 ms."""
+    row FSDP's own work is its 10.05 ms synchronised minus no-sync gap (its plain step timed
+    the sharded module); the plain step is lowered here by 16 ms, so FSDP's own work, the
+    larger of the two, is 16 ms."""
     import json
 
     lines = []
@@ -64,18 +65,18 @@ def test_fsdps_own_work_is_not_split_over_the_devices(tmp_path: Path) -> None:
         record = json.loads(line)
         if record["config"]["model"] == "tf-30m":
             assert record["config"]["strategy"] == "fsdp"  # the premise
-            record["timing"]["plain_step_ms_mean"] = record["timing"]["step_ms_mean"] - 6.0
+            record["timing"]["plain_step_ms_mean"] = record["timing"]["step_ms_mean"] - 16.0
         lines.append(json.dumps(record))
     rows = tmp_path / "rows.jsonl"
     rows.write_text("\n".join(lines) + "\n")
-    own = 6.0
+    own = 16.0
     advice = gpuscale.advise(bench=rows, model="tf-30m", strategy="fsdp")
     for row in advice.predictions.itertuples(index=False):
         assert row.compute_ms >= own * 0.999, row.accelerators
     said = " ".join(advice.explanation)
     # the own work is measured; the bare step's own fixed cost (kernel launches) is not, so
     # the whole is assumed, with the prior's range added to it
-    assert "6 ms measured: FSDP's own work at N = 1, 6 ms: its step" in said, said
+    assert "16 ms measured: FSDP's own work at N = 1, 16 ms: its step" in said, said
     fixed = advice.inputs.fixed
     assert fixed.source == "assumed"
     assert fixed.low_ms >= own * 0.999 and fixed.high_ms > fixed.low_ms
@@ -89,6 +90,7 @@ def test_the_calibration_note_says_the_fixed_cost_as_its_source_does() -> None:
     notes = [s for s in advice.explanation if s.startswith("Calibrated on")]
     assert notes
     compute = notes[0].split("compute:", 1)[1].split(";", 1)[0]
-    assert f"({source})" in compute, compute  # the fixed cost the note names, as its source
+    words = set(compute.replace("(", " ").replace(")", " ").split())
+    assert source in words, compute  # the fixed cost the note names, as its source
     other = {"measured", "assumed", "fitted"} - {source}
-    assert not any(f"({o})" in compute for o in other), compute
+    assert not other & words, compute

@@ -150,9 +150,9 @@ def own_work(
     elif benched == "fsdp":
         value, source, measure = "in the fixed per-step cost", Source.MEASURED, Measure()
         basis = (
-            "FSDP's step at N = 1 less the bare module's, at least 0, where the bare module "
-            "ran (the calibration note gives the numbers), else its synchronised minus "
-            "no-sync step; not spread over the devices' smaller batches"
+            "FSDP's synchronised minus no-sync step at N = 1, or its step less its plain "
+            "one where that is larger (the calibration note gives the numbers); not "
+            "spread over the devices' smaller batches"
         )
     else:
         value = "0 ms per step"

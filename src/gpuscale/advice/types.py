@@ -31,6 +31,7 @@ class TermId(StrEnum):
     INPUT = "input"  # the input pipeline (never modelled)
     LINK = "link"  # the link between devices
     STRATEGY = "strategy"  # the strategy the runs measured
+    UNEXPLAINED = "unexplained"  # a measured step less the model's terms (issue 60 item 4)
 
 
 class Source(StrEnum):
@@ -142,7 +143,8 @@ class Decision:
     largest: int  # largest count predicted
     focus: int  # where the dominant term and the cap are read
     dominant_term: str
-    overheads_ms: dict[str, float]  # at ``focus``: fixed, wait, ddp, bandwidth, latency
+    overheads_ms: dict[str, float]  # at ``focus``: fixed, wait, ddp, bandwidth, latency,
+    # unexplained (a measured step less the model's terms; 0 where the step is predicted)
     focus_step_ms: float
     focus_compute_ms: float
     focus_throughput_efficiency: float
@@ -164,6 +166,9 @@ class Decision:
     # the count is withheld (``count`` None) and that term is what to give or measure
     readings: tuple[Reading, ...] = ()
     withheld_by: str | None = None
+    # what the focus row's step rests on (the predictions' ``rests_on``): ``predicted``,
+    # ``measured`` or ``measured_below``; every sentence on the focus reads it
+    focus_rests_on: str = "predicted"
 
     @property
     def count(self) -> int | None:

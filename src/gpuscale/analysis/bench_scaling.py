@@ -229,8 +229,9 @@ SPEEDUP_BASIS = (
 FSDP_BASIS = (
     "; for FSDP runs (no DDP wrapper ran: their ddp_ columns are empty) speedup_fsdp is "
     "against FSDP's N = 1 step, fsdp_overhead_ms and fsdp_vs_bare (N = 1 only) are FSDP's "
-    "own work (its step less the bare module's, at least 0; the synchronised minus no-sync "
-    "step where no bare module ran) and its one-device throughput over the bare module's"
+    "own work (the larger of its synchronised minus no-sync step and its step less the "
+    "plain one, at least 0: an FSDP run's plain step is the sharded module) and its "
+    "one-device throughput over the plain step's"
 )
 
 

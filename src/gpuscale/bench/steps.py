@@ -143,6 +143,7 @@ class Job:
     fsdp: bool = False
     comm: CommMeter | None = None
     last_loss: Any = None  # the last step's loss tensor, read once timing is over
+    bare: torch.nn.Module | None = None  # FSDP at N = 1: an unsharded copy (sharded in place)
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:

@@ -22,9 +22,14 @@ Columns (units in the names; dtypes in :data:`ADVICE_SCHEMA`):
   ``energy_kwh`` (time x the job's power; NaN without a power);
 * ``fixed_excess_ms``: the fixed per-step costs (each forward and backward's fixed cost,
   the optimizer step) the step at N pays above its share of one device's compute;
+* ``unexplained_ms``: the step less the sum of the model's terms: 0 where the row is
+  predicted; where it rests on a measurement, the measured step less the modelled one;
 * ``step_ms_low``, ``step_ms_high``, ``speedup_low``, ``speedup_high``: the 80% interval;
 * ``energy_source``, ``compute_source`` (``measured`` or ``modelled``): where those came
-  from; ``flags``: why the row cannot be true (empty when plausible).
+  from; ``rests_on``: what the row's step rests on: ``predicted`` (the model),
+  ``measured`` (runs at this count, outside the predicted interval: their median, their
+  range the interval) or ``measured_below`` (the miss measured at a count below, carried
+  up); ``flags``: why the row cannot be true (empty when plausible).
 """
 
 from __future__ import annotations
@@ -58,12 +63,14 @@ ADVICE_SCHEMA: dict[str, str] = {
     "cost": "float64",
     "energy_kwh": "float64",
     "fixed_excess_ms": "float64",
+    "unexplained_ms": "float64",
     "step_ms_low": "float64",
     "step_ms_high": "float64",
     "speedup_low": "float64",
     "speedup_high": "float64",
     "energy_source": "str",
     "compute_source": "str",
+    "rests_on": "str",
     "flags": "str",
 }
 ADVICE_COLUMNS: tuple[str, ...] = tuple(ADVICE_SCHEMA)

@@ -11,17 +11,17 @@ gradients, and an FSDP run's step at N = 1 taken whole as its compute.
   32 with ``--accum 4``, 128 samples in 53.7 ms, was read as one step of 32 samples,
   3.6x below what was measured, and split over 2 devices).
 * FSDP: the no-sync step (``set_requires_gradient_sync(False)``) is not the step FSDP
-  trains with (tf-30m on an H100: 26.2 ms no-sync, 36.2 ms synchronised, 36.5 ms the bare
-  module alone: on one device no-sync keeps the unsharded gradients and skips the
-  resharding, which the bare module never had to do). At N = 1 FSDP communicates nothing:
-  its measured step is the compute, the forward and backward scaled to it, and no DDP
-  overhead is read from it. FSDP's own work (``fsdp_overhead_ms``, the bench table's) is
-  its step less the bare module's, at least 0, where the bare module ran (tf-30m: 0 ms,
-  the step 1.01x the bare module's throughput), else the synchronised-minus-no-sync gap:
-  a fixed per-step cost that a smaller per-device batch does not shrink (``fsdp_fixed``;
-  walks: tf-30m's 10.1 ms was split over the devices with the batch, 1.3 ms of it at
-  N = 8; then the same 10.1 ms no-sync gap was charged as FSDP's fixed work while the
-  report found FSDP's step at the bare module's).
+  trains with (tf-30m on an H100: 26.2 ms no-sync, 36.2 ms synchronised). At N = 1 FSDP
+  communicates nothing: its measured step is the compute, the forward and backward
+  scaled to it, and no DDP overhead is read from it. FSDP's own work
+  (``fsdp_overhead_ms``, the bench table's, ``bench.table.fsdp_own``) is at least the
+  synchronised-minus-no-sync gap (the reduce-scatter and the resharding, which no bare
+  module does): a fixed per-step cost that a smaller per-device batch does not shrink
+  (``fsdp_fixed``; a walk: tf-30m's 10.1 ms was split over the devices with the batch,
+  1.3 ms of it at N = 8). The plain step of an FSDP run (36.5 ms) is no bare module:
+  FSDP2's ``fully_shard`` shards the module in place, so the bench's plain step times the
+  sharded module; reading FSDP's work as the step less it gave 0 ms by construction (a
+  walk: FSDP 1.47x on 2 devices against DDP's 1.07x).
 
 Contention: What a model's N > 1 bench runs measured beyond its compute: the no-sync step's growth
 over N = 1 (waiting for the slowest device, contention for shared cores) and the
@@ -109,25 +109,32 @@ def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost
 
 def fsdp_own_basis(row: pd.Series) -> str:
     """What an FSDP row's own work (``fsdp_overhead_ms``) was read from, with its numbers:
-    the step less the bare module's where the bare module ran, else the no-sync gap."""
+    its synchronised minus no-sync step, or its step less the plain one where that is
+    larger (``bench.table.fsdp_own``: FSDP2 shards the module in place, so an FSDP run's
+    plain step times the sharded module, not a bare one)."""
     gap = row.get("fsdp_overhead_ms")
     own = format_ms(float(gap)) if gap is not None and pd.notna(gap) else "unmeasured"
-    step, bare = row.get("step_ms_mean"), row.get("plain_step_ms_mean")
+    step, plain = row.get("step_ms_mean"), row.get("plain_step_ms_mean")
     nosync = row.get("nosync_step_ms_mean")
-    if bare is not None and pd.notna(bare):
-        clamp = " (taken as 0: the step is no slower)" if float(step) <= float(bare) else ""
+    timed = [v is not None and pd.notna(v) for v in (step, plain, nosync)]
+    if all(timed[::2]) and not (
+        timed[1] and float(step) - float(plain) > float(step) - float(nosync)
+    ):
         said = (
-            f"{own}: its step ({format_ms(float(step))}) less the bare module's "
-            f"({format_ms(float(bare))}){clamp}"
+            f"{own}: its synchronised step ({format_ms(float(step))}) less its no-sync step "
+            f"({format_ms(float(nosync))}): the gradients' reduce-scatter and the resharding"
         )
-        if nosync is not None and pd.notna(nosync) and float(nosync) < float(bare):
+        if timed[1]:
             said += (
-                f"; its no-sync step ({format_ms(float(nosync))}) is faster than the bare "
-                "module's (it keeps the unsharded gradients and skips the resharding), so "
-                "the synchronised minus no-sync gap is not read as FSDP's work"
+                f"; its plain step ({format_ms(float(plain))}) is the sharded module "
+                "(fully_shard shards in place), no bare module, so the step less it is no "
+                "measure of FSDP's work"
             )
         return said
-    return f"{own}: its synchronised minus no-sync step (no bare module step measured)"
+    if timed[0] and timed[1]:
+        less = f"its plain step ({format_ms(float(plain))})"
+        return f"{own}: its step ({format_ms(float(step))}) less {less}"
+    return f"{own}: its synchronised minus no-sync step"
 
 
 def accumulation_note(row: pd.Series) -> str:

@@ -34,6 +34,7 @@ TERM_COLUMN = {
     TermId.DDP: "ddp_ms",
     TermId.BANDWIDTH: "exposed_comm_ms",
     TermId.LATENCY: "exposed_comm_ms",
+    TermId.UNEXPLAINED: "unexplained_ms",
 }
 TERM_WORDS = {
     TermId.FIXED: "the fixed per-step cost, which every device pays whole",
@@ -41,6 +42,7 @@ TERM_WORDS = {
     TermId.DDP: "DDP's own work (its bucket copies)",
     TermId.BANDWIDTH: "the gradients' all-reduce (bandwidth) not hidden by backward",
     TermId.LATENCY: "the all-reduce's latency not hidden by backward",
+    TermId.UNEXPLAINED: "the part of the measured step the model's terms do not explain",
 }
 # What would help most where every term the decision rests on was measured.
 REMEDY = {
@@ -50,6 +52,7 @@ REMEDY = {
     TermId.DDP: "gradient_as_bucket_view=True, or a larger batch per device",
     TermId.BANDWIDTH: "a faster link, bf16 gradients or gradient accumulation",
     TermId.LATENCY: "larger DDP buckets, a larger batch per device or gradient accumulation",
+    TermId.UNEXPLAINED: "a profile of the step at that count (torch.profiler)",
     "devices": "more devices allowed (--max-devices, --nodes), where the machine has them",
     TermId.CONVERGENCE: "a larger critical batch (measure the noise scale: gpuscale bench)",
     "uncertain": "a measured run at the larger count (gpuscale bench --nproc 1,N)",

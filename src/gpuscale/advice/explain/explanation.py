@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from gpuscale.advice.explain import focus, table_words
+from gpuscale.advice.explain import focus, rests_on, table_words
 from gpuscale.advice.explain.answer import row_at
 from gpuscale.advice.explain.focus import below_the_most, detailed, named, only_one, remedy
 from gpuscale.advice.explain.weak_first import changes, marked
@@ -198,8 +198,9 @@ def _step(advice: Explainable) -> list[str]:
     def ms(value: float) -> str:  # every part in the step's unit
         return format_ms(value, like=d.focus_step_ms)
 
+    term, rests, remainder = rests_on.focus_words(d, ms)
     lines = [
-        f"On {detailed(d)}, a step takes {ms(d.focus_step_ms)}: compute "
+        f"On {detailed(d)}, a step takes {ms(d.focus_step_ms)}{rests}: compute "
         f"{ms(d.focus_compute_ms)} "
         f"{table_words.not_spread(advice.inputs, advice.predictions, d.focus, d.focus_step_ms)}, "
         + (
@@ -210,12 +211,12 @@ def _step(advice: Explainable) -> list[str]:
         + _wait_words(advice, d.focus)
         + f"{ms(o['wait'])}, communication not hidden by "
         f"backward {ms(o['bandwidth'] + o['latency'])} (bandwidth "
-        f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}); speedup "
+        f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}){remainder}; speedup "
         f"{number(d.focus_speedup)} ({interval(d.focus_speedup_low, d.focus_speedup_high)}). "
         + (
-            f"The {d.dominant_term} term decides{marked(advice)}."
+            f"{term} decides{marked(advice)}."
             if not d.short_alone()
-            else f"The {d.dominant_term} term is the largest{marked(advice)}, and not enough "
+            else f"{term} is the largest{marked(advice)}, and not enough "
             "alone: without "
             f"it they would run at {d.without_dominant_efficiency:.0%} "
             f"efficiency (target {d.target_efficiency:.0%})."
@@ -234,7 +235,7 @@ def _step(advice: Explainable) -> list[str]:
     elif d.cap == "overheads":
         lines.append(
             f"At {named(d)}, the step's overheads cap the speedup ({numbers}); "
-            f"the largest is {d.dominant_term}{marked(advice)}."
+            f"the largest is {rests_on.largest(d.dominant_term)}{marked(advice)}."
         )
     elif d.cap == "devices":
         lines.append(
@@ -270,7 +271,7 @@ def _sources(advice: Explainable) -> list[str]:
     rows = advice.predictions
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(f"Power: {inputs.power.said(counts)}.")
-    lines.append(f"Step interval: {inputs.error.source}{errors_weak(inputs)}.")
+    lines.append(f"{rests_on.step_interval(advice, inputs.error.source + errors_weak(inputs))}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():
         lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")

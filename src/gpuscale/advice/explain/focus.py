@@ -81,6 +81,9 @@ REMEDIES = {
     "(one all-reduce per k micro-steps) would help most",
     TermId.LATENCY: "larger DDP buckets (fewer messages), a larger batch or gradient "
     "accumulation would help most; a faster link would barely matter",
+    TermId.UNEXPLAINED: "the measured step holds more than the model's terms: profile a step at "
+    "that count (torch.profiler) to find what the model misses, and measure it again on a "
+    "quiet machine; no remedy of a modelled term is said from it",
 }
 
 

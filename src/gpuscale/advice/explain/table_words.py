@@ -163,8 +163,9 @@ def one_device(advice: Any) -> str:
         return (
             f"The step predicted on 1 device, {ms(predicted)}, is the bench's FSDP "
             f"step at N = 1 ({ms(m.step_ms)}{at}) taken as it trained (FSDP communicates "
-            "nothing on one device; its own work, the step less the bare module's, stays in "
-            "the fixed per-step cost: the calibration note says how much); every speedup and "
+            "nothing on one device; its own work, at least the synchronised minus no-sync "
+            "step, stays in the fixed per-step cost: the calibration note says how much); "
+            "every speedup and "
             f"efficiency here is against that step{added}."
         )
     if m is not None and m.own_ms > 0:

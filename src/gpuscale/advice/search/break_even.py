@@ -1,6 +1,6 @@
 """The break-even: how much compute a step must do per byte it all-reduces, and how large
 a model of this family must be, for 2 devices to train faster than 1 on this link
-(``Advice.break_even_*``).
+(``Advice.break_even_*``); and the equilibrium picks of the predictions (``Advice.equilibrium``).
 """
 
 from __future__ import annotations
@@ -9,7 +9,10 @@ import math
 from dataclasses import replace
 from typing import Protocol
 
+import pandas as pd
+
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Pair, pair_speedup
+from gpuscale.analysis.equilibrium import knee_pick
 
 
 class Sizing(Pair, Protocol):
@@ -102,3 +105,24 @@ def break_even(inputs: Sizing) -> tuple[float | None, float | None, float | None
         return _bisect_log(by_size, grid[first - 1], grid[first], target)
 
     return ms_per_mb, from_size(1.0), from_size(2 * inputs.target_efficiency)
+
+
+def equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
+    """The equilibrium picks of the (trusted) predictions: the knee of time to train
+    against the count, the count maximising speedup x efficiency, and the largest count
+    keeping efficiency >= ``threshold`` x its best."""
+    table = pd.DataFrame(
+        {
+            "accelerators": frame["accelerators"],
+            "time_to_train_min": frame["time_to_train_min"],
+            "system_id": frame["accelerators"].astype(str),
+        }
+    )
+    knee = knee_pick(table)
+    score = frame["speedup"] * frame["efficiency"]
+    good = frame[frame["efficiency"] >= threshold * frame["efficiency"].max()]
+    return {
+        "knee": int(knee["accelerators"]) if knee is not None else None,
+        "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "accelerators"]),
+        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
+    }

@@ -28,7 +28,7 @@ the configuration predicted whose trusted runs fall outside the 80% interval
 interval), said first. Trusted: the unflagged runs (flagged ones with --allow-flagged);
 where every run is flagged, those, with their flags: a model a measurement contradicts
 never stands alone. Counts predicted faster than the fastest MLPerf system allows
-(``below_mlperf``) are an input that cannot be true. ``equilibrium``: the picks.
+(``below_mlperf``) are an input that cannot be true.
 
 The 80% intervals the decision reads come with the predictions (``recommend.predictions``: every
 row's step at the ends of the fixed cost's and the priors' ranges, widened by the step's
@@ -63,7 +63,6 @@ from gpuscale.advice.types import (
     Reading,
     TermId,
 )
-from gpuscale.analysis.equilibrium import knee_pick
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
 
 # The prediction columns that scale with the step's throughput (x measured / predicted)
@@ -71,7 +70,14 @@ from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configurati
 WITH_THROUGHPUT = ("samples_per_s", "speedup", "efficiency", "throughput_efficiency")
 WITH_TIME = ("step_ms", "time_to_train_min", "accelerator_hours", "cost", "energy_kwh")
 # the step's overheads, as the prediction columns that hold them
-OVERHEADS = (TermId.FIXED, TermId.WAIT, TermId.DDP, TermId.BANDWIDTH, TermId.LATENCY)
+OVERHEADS = (
+    TermId.FIXED,
+    TermId.WAIT,
+    TermId.DDP,
+    TermId.BANDWIDTH,
+    TermId.LATENCY,
+    TermId.UNEXPLAINED,
+)
 NEGLIGIBLE = 0.95  # a factor above this loses under 5%
 # why a predicted row cannot be true, as the search's columns: its time to train not
 # positive and finite; its speedup where above linear (NaN where not)
@@ -157,6 +163,8 @@ def overheads(row: pd.Series) -> dict[TermId, float]:
         TermId.DDP: float(row["ddp_ms"]),
         TermId.BANDWIDTH: exposed * (1 - share),
         TermId.LATENCY: exposed * share,
+        # where the step rests on a measurement: what the model's terms leave of it
+        TermId.UNEXPLAINED: float(row.get("unexplained_ms", 0.0)),
     }
 
 
@@ -226,6 +234,7 @@ def decide(
         refused=refused,
         without_dominant_efficiency=_without(focus, (term,)),
         also_shrink=_also(focus, term, target_efficiency),
+        focus_rests_on=str(focus.get("rests_on", "predicted")),
     )
 
 
@@ -325,6 +334,11 @@ def applied(
             continue
         d = (own or at)[0]
         factor = d.measured_speedup / d.predicted_speedup
+        # the measured step split: the model's terms plus what they leave unexplained
+        out.loc[i, "unexplained_ms"] = row["step_ms"] / factor - row["step_ms"]
+        out.loc[i, "rests_on"] = (
+            "measured" if d.accelerators == row["accelerators"] else ("measured_below")
+        )
         for column in WITH_THROUGHPUT:
             if column in out:
                 out.loc[i, column] = row[column] * factor
@@ -334,6 +348,10 @@ def applied(
         speedup = out.loc[i, "speedup"]
         out.loc[i, "speedup_low"] = speedup * d.measured_low / d.measured_speedup
         out.loc[i, "speedup_high"] = speedup * d.measured_high / d.measured_speedup
+        # the step's interval the speedup's, inverted: the runs' range, not the model's
+        step = out.loc[i, "step_ms"]
+        out.loc[i, "step_ms_low"] = step * d.measured_speedup / d.measured_high
+        out.loc[i, "step_ms_high"] = step * d.measured_speedup / d.measured_low
     return out
 
 
@@ -368,24 +386,3 @@ def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision
     """``decision`` with its readings and the first term whose range moves the count."""
     moved = next((r.term for r in readings if r.accelerators != decision.accelerators), None)
     return replace(decision, readings=readings, withheld_by=moved)
-
-
-def equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
-    """The equilibrium picks of the (trusted) predictions: the knee of time to train
-    against the count, the count maximising speedup x efficiency, and the largest count
-    keeping efficiency >= ``threshold`` x its best."""
-    table = pd.DataFrame(
-        {
-            "accelerators": frame["accelerators"],
-            "time_to_train_min": frame["time_to_train_min"],
-            "system_id": frame["accelerators"].astype(str),
-        }
-    )
-    knee = knee_pick(table)
-    score = frame["speedup"] * frame["efficiency"]
-    good = frame[frame["efficiency"] >= threshold * frame["efficiency"].max()]
-    return {
-        "knee": int(knee["accelerators"]) if knee is not None else None,
-        "max_speed_x_efficiency": int(frame.loc[score.idxmax(), "accelerators"]),
-        "efficiency_threshold": int(good["accelerators"].max()) if len(good) else None,
-    }

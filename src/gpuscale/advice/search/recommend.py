@@ -26,7 +26,7 @@ end) nor linear.
 
 Then, in a row: the measured counts that disagree with the predictions and the rows
 resting on those measurements, the decision and its readings at the ends of every assumed
-term's range, the equilibrium picks (``decision``), the break-even (``break_even``).
+term's range, the equilibrium picks and the break-even (``break_even``).
 """
 
 from __future__ import annotations
@@ -45,14 +45,13 @@ from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.model.step import step_at
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.search.break_even import break_even
+from gpuscale.advice.search.break_even import break_even, equilibrium
 from gpuscale.advice.search.decision import (
     FLAGGED,
     applied,
     below_mlperf,
     decide,
     disagreements,
-    equilibrium,
     plausible,
     read,
     with_readings,
@@ -290,6 +289,8 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
         for minutes, w in zip(frame["time_to_train_min"], total_w, strict=True)
     ]
     frame["fixed_excess_ms"] = excess_ms(frame)
+    frame["unexplained_ms"] = 0.0  # a predicted step is the sum of its terms
+    frame["rests_on"] = "predicted"  # ``decision.applied``: where a measurement governs
     # the 80% intervals (the module's docstring): over the ranges' ends (``range_*``), then
     # widened by the step's error at N
     width = np.array([inputs.error.width_at(int(count)) for count in frame["accelerators"]])

@@ -23,8 +23,8 @@ import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption, again, input_pipeline, settle
 from gpuscale.advice.explain.answer import SETTLE, said, value_text
+from gpuscale.advice.explain.evidence import measure_first
 from gpuscale.advice.explain.explanation import explain
-from gpuscale.advice.explain.weak_first import measure_first
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import Decision, Disagreement, Measured, TermId
 from gpuscale.bench.evidence import FIRM_STEPS

@@ -10,10 +10,10 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from gpuscale.advice.explain import focus, rests_on, table_words
+from gpuscale.advice.explain import evidence, focus, table_words
 from gpuscale.advice.explain.answer import row_at
+from gpuscale.advice.explain.evidence import changes, marked
 from gpuscale.advice.explain.focus import below_the_most, detailed, named, only_one, remedy
-from gpuscale.advice.explain.weak_first import changes, marked
 from gpuscale.advice.types import Decision, TermId
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import (
@@ -198,7 +198,7 @@ def _step(advice: Explainable) -> list[str]:
     def ms(value: float) -> str:  # every part in the step's unit
         return format_ms(value, like=d.focus_step_ms)
 
-    term, rests, remainder = rests_on.focus_words(d, ms)
+    term, rests, remainder = evidence.focus_words(d, ms)
     lines = [
         f"On {detailed(d)}, a step takes {ms(d.focus_step_ms)}{rests}: compute "
         f"{ms(d.focus_compute_ms)} "
@@ -235,7 +235,7 @@ def _step(advice: Explainable) -> list[str]:
     elif d.cap == "overheads":
         lines.append(
             f"At {named(d)}, the step's overheads cap the speedup ({numbers}); "
-            f"the largest is {rests_on.largest(d.dominant_term)}{marked(advice)}."
+            f"the largest is {evidence.largest(d.dominant_term)}{marked(advice)}."
         )
     elif d.cap == "devices":
         lines.append(
@@ -271,7 +271,7 @@ def _sources(advice: Explainable) -> list[str]:
     rows = advice.predictions
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(f"Power: {inputs.power.said(counts)}.")
-    lines.append(f"{rests_on.step_interval(advice, inputs.error.source + errors_weak(inputs))}.")
+    lines.append(f"{evidence.step_interval(advice, inputs.error.source + errors_weak(inputs))}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():
         lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")

@@ -5,6 +5,8 @@ Usage::
     python benchmarks/interval_coverage.py [--trials 600] [--boot 600] [--seed 0]
                                            [--out benchmarks/results/interval_coverage.json]
     python benchmarks/interval_coverage.py --markdown  # the docs' table of --out
+    python benchmarks/interval_coverage.py --laws "6/7 epochs, p 0.5" --runs 10 --trials 200 \
+        --out /tmp/one.json  # one case (a subset's rng stream differs from the full run's)
 
 Each trial is a round of one workload at one global batch: four systems at 1, 2, 4 and 8
 accelerators (paces 1, 1/2, 1/4, 1/8 times 0.9-1.1), each with 5 (or 10) runs sharing
@@ -284,6 +286,7 @@ def main() -> None:
     parser.add_argument("--boot", type=int, default=600)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--laws", nargs="*", default=list(LAWS), help="a subset of the laws")
+    parser.add_argument("--runs", nargs="*", type=int, default=[5, 10], help="runs per result")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--markdown", action="store_true", help="print --out's table, run none")
     args = parser.parse_args()
@@ -297,7 +300,7 @@ def main() -> None:
     print(f"{'law':<34}{'runs':>5}{'T':>15}{'S':>15}{'E':>15}{'width':>8}  goal     reach")
     rows, start = [], time.perf_counter()
     for name in args.laws:
-        for runs in (5, 10):
+        for runs in args.runs:
             res = simulate(name, runs, args.trials, args.boot, rng)
             res["met"] = all(0.92 <= res[w] <= 0.97 for w in ("T", "S", "E'"))
             rows.append(res)

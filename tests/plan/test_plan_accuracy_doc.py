@@ -107,3 +107,31 @@ def test_the_docs_borrowing_table_is_the_files() -> None:
         seen = row["in_sample"]
         assert 0 < seen["pairs"] <= seen["systems"] and 0 <= seen["under"] <= seen["systems"]
         assert seen["width_80"] > 0
+
+
+def test_the_docs_interval_rules_tables_are_the_files() -> None:
+    """The class (iii) forecasts and the coverage under each rule of sizing a width
+    (``benchmarks/plan_interval_rules.py``) are quoted from its file; its plan's rule
+    scores the same class (iii) forecasts as ``plan_accuracy.json``."""
+    path = ROOT / "benchmarks" / "plan_interval_rules.py"
+    spec = importlib.util.spec_from_file_location("plan_interval_rules", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rules = json.loads(module.RESULTS.read_text())
+    doc = (ROOT / "docs" / "plan.md").read_text()
+    begin, end = (x.replace("plan_accuracy", "plan_interval_rules") for x in (BEGIN, END))
+    assert doc.split(begin)[1].split(end)[0] == module.markdown(rules)
+    first = (x.replace("json:", "json first:") for x in (begin, end))
+    begin, end = first
+    assert doc.split(begin)[1].split(end)[0] == module.markdown_first(rules)
+    accuracy = json.loads(RESULTS.read_text())["classes"]
+    for kind, row in rules["rules"]["pooled"].items():
+        assert row["cases"] == accuracy[kind]["cases"]
+        assert round(100 * row["covered"] / row["cases"], 1) == accuracy[kind]["coverage_pct"]
+    missed = [r for r in rules["first_results"] if r["error_per_half_width"] > 1]
+    assert (
+        len(missed)
+        == rules["rules"]["pooled"]["iii"]["cases"] - rules["rules"]["pooled"]["iii"]["covered"]
+    )
+    # with 15 forecasts, 75-85% is 12 covered exactly: calibrated intervals, 1 time in 4
+    assert rules["in_band"]["iii"] == round(module.in_band(15), 3) < 0.3

@@ -12,7 +12,8 @@ wider where the family's results are of few submitters and rounds; class (iii):
 standard deviation:
 the errors have heavy tails, and the top 20% do not move it), pooled with a prior worth
 ``PRIOR_CASES`` errors so that a class with few cases is not given a narrow interval by
-chance.
+chance (``QUANTILE_RULES["pooled"]``; the other rules are compared by
+``benchmarks/plan_interval_rules.py``).
 """
 
 from __future__ import annotations
@@ -98,10 +99,47 @@ def _evidence_prior(errors: np.ndarray, pairs: np.ndarray) -> float:
     return min(EVIDENCE_PRIORS, key=lambda prior: (round(gap(prior), 3), prior))
 
 
-def intervals(cases: pd.DataFrame, widen: float = DEFAULT_INTERVALS["widen"]) -> dict:
-    """Per class, the calibrated half-width (see the module docstring), its evidence
-    prior (``evidence_<class>``: :func:`_evidence_prior`) and how many cases each rests
-    on (``cases_<class>``)."""
+def pooled(errors: np.ndarray, prior: float) -> float:
+    """The 80% quantile of ``k`` errors (numpy's default, linear between order statistics:
+    position ``1 + 0.8 (k - 1)``) pooled with ``prior`` worth ``PRIOR_CASES`` errors."""
+    k = len(errors)
+    found = float(np.quantile(errors, COVERAGE)) if k else prior
+    return math.sqrt((k * found**2 + PRIOR_CASES * prior**2) / (k + PRIOR_CASES))
+
+
+def unbiased(errors: np.ndarray, prior: float) -> float:
+    """The order statistic at position ``0.8 (k + 1)`` of ``k`` errors (linear between
+    two; numpy's ``weibull``): a new error exchangeable with them falls below it with
+    probability 0.8 on average (``E F(X_(r)) = r / (k + 1)``), where the default position
+    ``1 + 0.8 (k - 1)`` gives ``(0.8 k + 0.2) / (k + 1)``, 72.5% at ``k = 7``; ``prior``
+    where ``k < 4`` (the position past the largest error)."""
+    k = len(errors)
+    if COVERAGE * (k + 1) > k:
+        return prior
+    return float(np.quantile(errors, COVERAGE, method="weibull"))
+
+
+def conformal(errors: np.ndarray, prior: float) -> float:
+    """Split conformal: the ``ceil(0.8 (k + 1))``-th smallest of ``k`` errors, below which
+    a new exchangeable error falls with probability at least 0.8 (at most
+    ``0.8 + 1 / (k + 1)``); ``prior`` where ``k < 4`` (no such error)."""
+    rank = math.ceil(COVERAGE * (len(errors) + 1) - 1e-9)
+    return prior if rank > len(errors) else float(np.sort(errors)[rank - 1])
+
+
+QUANTILE_RULES: dict[str, Callable[[np.ndarray, float], float]] = {
+    "pooled": pooled,
+    "unbiased": unbiased,
+    "conformal": conformal,
+}
+
+
+def intervals(
+    cases: pd.DataFrame, widen: float = DEFAULT_INTERVALS["widen"], rule: str = "pooled"
+) -> dict:
+    """Per class, the calibrated half-width (see the module docstring; ``rule`` of
+    ``QUANTILE_RULES``), its evidence prior (``evidence_<class>``:
+    :func:`_evidence_prior`) and how many cases each rests on (``cases_<class>``)."""
     out: dict[str, float] = {"widen": widen}
     for kind in CLASSES:
         mine = cases[cases["count_class"] == kind] if len(cases) else cases
@@ -120,20 +158,17 @@ def intervals(cases: pd.DataFrame, widen: float = DEFAULT_INTERVALS["widen"]) ->
         else:
             prior_e = _evidence_prior(errors, pairs)
             errors = errors / np.sqrt(1 + prior_e / np.maximum(pairs, 1)) if len(errors) else errors
-        k = len(errors)
-        prior = DEFAULT_INTERVALS[kind]
-        found = float(np.quantile(errors, COVERAGE)) if k else prior
-        out[kind] = math.sqrt((k * found**2 + PRIOR_CASES * prior**2) / (k + PRIOR_CASES))
+        out[kind] = QUANTILE_RULES[rule](errors, DEFAULT_INTERVALS[kind])
         out[f"evidence_{kind}"] = prior_e
-        out[f"cases_{kind}"] = k
+        out[f"cases_{kind}"] = len(errors)
     return out
 
 
-def calibrated_fits(systems: pd.DataFrame) -> dict[str, Any]:
+def calibrated_fits(systems: pd.DataFrame, rule: str = "pooled") -> dict[str, Any]:
     """:func:`gpuscale.planning.fits.fit_all` of ``systems`` with its intervals
     calibrated by :func:`backtest` on the same systems (each of their rounds after the
-    first, from the rounds before it)."""
+    first, from the rounds before it; ``rule`` of ``QUANTILE_RULES``)."""
     fits = fit_all(systems)
     inner = backtest(systems, fit_all) if systems["round"].nunique() > 1 else pd.DataFrame()
     planned = inner[inner["count_class"].isin(CLASSES)] if len(inner) else inner
-    return fits | {"intervals": intervals(planned)}
+    return fits | {"intervals": intervals(planned, rule=rule)}

@@ -227,3 +227,48 @@ def test_explained_times_to_train_are_the_tables_minutes(case: str) -> None:
     for value, unit in said:
         assert unit == "min"
         assert any(math.isclose(float(value.replace(",", "")), m, rel_tol=5e-3) for m in minutes)
+
+
+@pytest.mark.parametrize("case", ["r50", "r50_flops"])
+def test_explain_never_advises_a_count_the_answer_withholds(case: str) -> None:
+    """ResNet-50 by parameters: the answer and the JSON withheld the count, and ``--explain``
+    said "Use 8 devices" and "more devices pay off: allow more" (a new user's walk)."""
+    document = json.loads(_run(*CASES[case], "-f", "json"))
+    assert document["decision"]["accelerators"] is None
+    said = document["explanation"]
+    assert not any(s.startswith("Use ") for s in said), said
+    assert not any(s.startswith("What would change it") for s in said), said
+    assert any(s.startswith("Count withheld") for s in said)
+
+
+@pytest.mark.parametrize("case", ["r50_flops", "bench"])
+def test_explain_says_a_term_decides_only_where_the_answer_does(case: str) -> None:
+    """With FLOPs the answer's line named the fixed cost's range ('Decides: the fixed
+    per-step cost, not measured') and ``--explain`` "The wait term decides" (a walk): the
+    step's sentence says a term decides only where the answer's ``Decides:`` names it."""
+    answer = _run(*CASES[case])
+    document = json.loads(_run(*CASES[case], "-f", "json"))
+    deciding = next(line for line in answer.splitlines() if line.startswith("Decides:"))
+    claims = re.findall(r"The (\w+) term decides", " ".join(document["explanation"]))
+    term_decides = document["decision"]["accelerators"] is not None and "range" not in deciding
+    assert claims == ([document["decision"]["dominant_term"]] if term_decides else [])
+
+
+def test_the_table_shows_accumulation_where_a_row_has_it() -> None:
+    """docs/advice.md's Llama2 case: 2 devices ran batch 16 x 2 accumulated, 4 devices 16
+    x 1; the default table showed "2 | 16 | 43.72" and "4 | 16 | 35.38" with no ``accum``
+    column (a new user's walk): where any row accumulates, the column is shown."""
+    args = [
+        *("--params", "300M", "--step-ms", "10", "--batch", "16", "--nodes", "4"),
+        *("--gpus-per-node", "8", "--interconnect", "nvlink4", "--inter-node", "ib-ndr400"),
+        *("--workload", "llama2_70b_lora"),
+    ]
+    rows = json.loads(_run(*args, "-f", "json"))["predictions"]
+    assert any(row["accum"] > 1 for row in rows)  # the premise
+    header = next(line for line in _run(*args).splitlines() if "accelerators" in line)
+    assert "accum" in header
+    plain = _run(*CASES["study"])  # no row accumulates: no column
+    assert all(
+        row["accum"] == 1 for row in json.loads(_run(*CASES["study"], "-f", "json"))["predictions"]
+    )
+    assert "accum" not in plain

@@ -36,6 +36,7 @@ advice says so as an assumption with the command that measures it.)
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,7 @@ def test_large_models_gain_from_a_second_gpu(
     term = doc["decision"]["dominant_term"]
     # the slowest device's wait and DDP's own work enter as priors (advice/model/priors.py)
     assert term in ("bandwidth", "latency", "fixed", "compute", "wait", "ddp")
-    assert f"The {term} term decides" in "\n".join(doc["explanation"])
+    # named as what decides where the answer's line says so, else as the largest overhead
+    assert re.search(rf"The {term} term (decides|is the largest)", "\n".join(doc["explanation"]))
     if share == 0.4:  # the known answer: two devices, surely faster
         assert doc["recommendation"]["accelerators"] == 2 and two["speedup_low"] > 1

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import gpuscale
+from gpuscale.advice.explain.focus import remedy
 from gpuscale.bench.results import bench_table
 
 ROWS = Path(__file__).with_name("cpu_tiny_model_gloo.jsonl")
@@ -96,6 +97,8 @@ def test_the_largest_overhead_is_not_said_to_dominate_a_step_that_shrinks() -> N
     )
     steps = advice.predictions.set_index("accelerators")["step_ms"]
     assert steps[4] < 0.5 * steps[1]  # the premise: the step shrinks with the batch
-    said = next(s for s in advice.explanation if s.startswith("What would change it"))
+    # the remedy as the step's sentence would say it (the count here is withheld, the fixed
+    # cost assumed, so --explain says what to measure in its place)
+    said = remedy(advice)
     assert "fixed per-step cost" in said
     assert "hardly shrinks" not in said and "dominates" not in said

@@ -106,6 +106,21 @@ def test_the_bench_loader_says_why_a_file_holds_no_bench_result(tmp_path: Path) 
         load_bench(other)
 
 
+@pytest.mark.parametrize("kind", ["missing", "empty", "folder"])
+def test_a_refused_results_file_says_how_to_make_one(tmp_path: Path, kind: str) -> None:
+    """A new user's walk: "nosuch.jsonl: no such results file", "empty.jsonl: no gpuscale
+    bench results in it; 0 lines skipped" and "cannot read DIR: Is a directory" named no
+    way out: each says what writes a results file."""
+    from gpuscale.bench.results import ResultsError, load_bench
+
+    path = {"missing": tmp_path / "nosuch.jsonl", "folder": tmp_path}.get(kind)
+    if path is None:
+        path = tmp_path / "empty.jsonl"
+        path.write_text("")
+    with pytest.raises(ResultsError, match=r"gpuscale bench --out FILE"):
+        load_bench(path)
+
+
 def test_the_interconnect_check_refuses_an_unknown_preset_before_any_sweep(
     tmp_path: Path,
 ) -> None:

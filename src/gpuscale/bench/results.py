@@ -50,6 +50,9 @@ OLD_SCHEMA = "gpuscale.bench/1"
 # 1 GB of memory.
 MAX_RESULTS_BYTES = 64 << 20
 
+# what each refusal of a file adds: how to make the file it wanted
+WRITES = " (`gpuscale bench --out FILE` writes one)"
+
 
 @dataclass(frozen=True, slots=True)
 class StepStats:
@@ -136,7 +139,9 @@ def read_results(
                 continue
             records.append(_upgraded(record))
     except FileNotFoundError:
-        raise ResultsError(f"{path}: no such results file") from None
+        raise ResultsError(f"{path}: no such results file{WRITES}") from None
+    except IsADirectoryError:
+        raise ResultsError(f"{path} is a folder: give a results file in it{WRITES}") from None
     except OSError as exc:
         raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from None
     except TooLarge as exc:
@@ -181,7 +186,7 @@ def load_bench(path: Path | str) -> BenchFile:
         example = f" (e.g. {problems[0]})" if problems else ""
         raise ResultsError(
             f"{path}: no gpuscale bench results in it; {counted(len(problems), 'line')} "
-            f"skipped{example}"
+            f"skipped{example}{WRITES}"
         )
     return BenchFile(bench_table(records), problems)
 

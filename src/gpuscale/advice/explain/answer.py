@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice.explain.focus import deciding_kind
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
 from gpuscale.advice.types import (
     TRUSTED_ALLOWED,
@@ -62,7 +63,6 @@ REMEDY = {
 LEADING = ("accelerators", "batch_per_device", "step_ms")
 TRAILING = ("speedup", "speedup_low", "speedup_high", "efficiency", "time_to_train_min")
 
-
 # What a terminal narrower than the table drops first.
 DROP_ORDER = ("speedup_high", "speedup_low", *TERM_COLUMN.values(), "batch_per_device")
 # Three digits where the interval's ends differ, the efficiency as a share.
@@ -70,11 +70,12 @@ FORMATS = {"speedup": ".3g", "speedup_low": ".3g", "speedup_high": ".3g", "effic
 
 
 def columns(advice: Any) -> tuple[str, ...]:
-    """The table's deciding columns: the count and batch, the step and its deciding
-    overhead, the speedup with its interval, the efficiency and the time to train (the
-    chosen count's cost and energy are in the decision's line; every column: -f csv)."""
+    """The table's deciding columns: the count and batch (its accumulation where a row has
+    one), the step and its deciding overhead, the speedup with its interval, the efficiency
+    and the time to train (cost and energy: the decision's line; every column: -f csv)."""
     term = TERM_COLUMN.get(advice.decision.dominant_term)
-    return (*LEADING, *([term] if term else []), *TRAILING)
+    accum = ("accum",) if (advice.predictions["accum"] > 1).any() else ()  # a walk: hidden
+    return (*LEADING[:2], *accum, LEADING[2], *([term] if term else []), *TRAILING)
 
 
 def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
@@ -127,33 +128,33 @@ def decision_line(advice: Any) -> str:
 
 def deciding_line(advice: Any) -> str:
     """The one term that decides, at the count it is read at (the focus)."""
-    d = advice.decision
+    d, kind = advice.decision, deciding_kind(advice)
     at = f"at {counted(d.focus, 'device')}"
-    below = [m for m in getattr(advice, "disagreements", ()) if m.accelerators <= d.focus]
-    if below:  # the focus rests on a measurement the model's terms do not explain
+    if kind == "measured":  # the focus rests on a measurement the model's terms do not explain
+        below = [m for m in advice.disagreements if m.accelerators <= d.focus]
         m = max(below, key=lambda m: m.accelerators)
         return (
             f"Decides: the speedup measured at {counted(m.accelerators, 'device')}, "
             f"{number(m.measured_speedup)}x where the model's terms give "
             f"{number(m.predicted_speedup)}x: they miss what the machine did there."
         )
-    if d.withheld_by:  # a count withheld: the term that moves it decides, not the table's cap
+    if kind == "withheld":  # the term that moves the count decides, not the table's cap
         ends = {r.accelerators for r in d.readings if r.term == d.withheld_by}
         counts = joined(sorted(ends | {d.accelerators}), "or")
         return f"Decides: {UNGIVEN[d.withheld_by]}: across its range, {counts} devices."
-    if d.held_back is not None and (d.held_back_low or 2) <= 1:  # a walk: "Use 1 device" named
-        n, low = (d.focus, d.focus_speedup_low)  # a term while 2 devices reached 89%
+    if kind == "interval":  # a walk: "Use 1 device" named a term while 2 devices reached 89%
+        n, low = (d.focus, d.focus_speedup_low)
         n, low = (n, low) if low <= 1 else (d.held_back, d.held_back_low)
         return (
             f"Decides: the 80% interval at {counted(n, 'device')} reaches down to "
             f"{number(low)}x, no gain: a larger count waits for a measurement."
         )
-    if d.cap == "devices":
+    if kind == "devices":
         return (
             f"Decides: the count allowed; {at}, the most searched, efficiency is still "
             f"{d.efficiency:.0%}."
         )
-    if d.cap == "convergence":
+    if kind == "convergence":
         return (
             f"Decides: the samples a larger global batch needs (convergence factor "
             f"{d.focus_convergence_factor:.0%} {at})."

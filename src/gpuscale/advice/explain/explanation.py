@@ -63,15 +63,16 @@ def _recommendation(advice: Explainable) -> list[str]:
     row = row_at(frame, d.accelerators)
     lines = list(d.warnings)
     time = format_minutes(d.time_to_train_min)  # the table's unit, as the answer's
+    use = "Use" if d.count is not None else "Count withheld; as assumed,"
     if d.accelerators > 1:
         lines.append(
-            f"Use {_config(row)}: {time} to a trained model, "
+            f"{use} {_config(row)}: {time} to a trained model, "
             f"speedup {number(d.speedup)} ({interval(d.speedup_low, d.speedup_high)}), "
             f"efficiency {d.efficiency:.0%} = throughput efficiency "
             f"{d.throughput_efficiency:.0%} x convergence factor {d.convergence_factor:.0%}."
         )
     else:
-        lines.append(f"Use {_config(row)}: {time} to a trained model.")
+        lines.append(f"{use} {_config(row)}: {time} to a trained model.")
         if d.held_back is not None:
             held = row_at(frame, d.held_back)
             why = (
@@ -214,7 +215,8 @@ def _step(advice: Explainable) -> list[str]:
         f"{ms(o['bandwidth'])}, latency {ms(o['latency'])}){remainder}; speedup "
         f"{number(d.focus_speedup)} ({interval(d.focus_speedup_low, d.focus_speedup_high)}). "
         + (
-            f"{term} decides{marked(advice)}."
+            f"{term} {'decides' if focus.deciding_kind(advice) == 'term' else 'is the largest'}"
+            f"{marked(advice)}."
             if not d.short_alone()
             else f"{term} is the largest{marked(advice)}, and not enough "
             "alone: without "
@@ -245,7 +247,8 @@ def _step(advice: Explainable) -> list[str]:
         )
     else:
         lines.append(f"At {named(d)}, neither factor loses more than 5% ({numbers}).")
-    lines.append(f"What would change it: {changes(advice, remedy(advice))}.")
+    if d.count is not None:  # a count withheld: its line says what to give or measure
+        lines.append(f"What would change it: {changes(advice, remedy(advice))}.")
     return lines
 
 

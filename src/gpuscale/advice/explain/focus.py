@@ -41,10 +41,27 @@ from gpuscale.advice.inputs import AdviceInputs
 def named(d: Decision) -> str:
     """The focus count and what it is: ``4 devices, the next count above the 2 advised``
     or ``the 8 devices advised``."""
+    word = "advised" if d.count is not None else "predicted as assumed"  # a count withheld
     if d.focus == d.accelerators:
-        return f"the {counted(d.focus, 'device')} advised"
-    advised = "the 1 device advised" if d.accelerators == 1 else f"the {d.accelerators} advised"
+        return f"the {counted(d.focus, 'device')} {word}"
+    advised = f"the 1 device {word}" if d.accelerators == 1 else f"the {d.accelerators} {word}"
     return f"{d.focus} devices, the next count above {advised}"
+
+
+def deciding_kind(advice: Any) -> str:
+    """What decides the answer, one kind for every view (the answer's ``Decides:`` line and
+    the step's sentence under ``--explain``): ``measured`` (runs at or below the focus the
+    model misses), ``withheld`` (an assumed term's range moves the count), ``interval`` (a
+    count held back by an 80% interval reaching no gain), the cap ``devices`` or
+    ``convergence``, else ``term`` (the focus's largest overhead)."""
+    d = advice.decision
+    if any(m.accelerators <= d.focus for m in getattr(advice, "disagreements", ())):
+        return "measured"
+    if d.withheld_by:
+        return "withheld"
+    if d.held_back is not None and (d.held_back_low or 2) <= 1:
+        return "interval"
+    return d.cap if d.cap in ("devices", "convergence") else "term"
 
 
 def detailed(d: Decision) -> str:

@@ -272,3 +272,13 @@ def test_the_table_shows_accumulation_where_a_row_has_it() -> None:
         row["accum"] == 1 for row in json.loads(_run(*CASES["study"], "-f", "json"))["predictions"]
     )
     assert "accum" not in plain
+
+
+def test_why_that_many_steps_is_said_once() -> None:
+    """A walk's bench ``--explain`` ran to 1,980 words, one ~60-word aside ("--steps 180 or
+    more (a timed phase of 1.5 s, ...)") said five times: the steps asked are said wherever
+    a remedy is, their basis once, where the runs' weakness is said."""
+    text = _run("--bench", str(HERE / "cpu_tiny_model_gloo.jsonl"), "--explain")
+    asked = re.findall(r"--steps (\d+) or more", text)
+    assert len(asked) >= 2 and len(set(asked)) == 1, asked
+    assert text.count("a timed phase of") == 1

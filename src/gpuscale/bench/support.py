@@ -74,10 +74,11 @@ class Support:
             grade = f"{self.untrusted} flagged, not trusted{weak}"
         return f"{steps}({counted(self.runs, 'run')}; {grade})"
 
-    def remedy(self) -> str:
+    def remedy(self, basis: bool = False) -> str:
         """What to bench for firm evidence (``bench.evidence.remedy``: --steps only where
-        more steps fix a weakness found)."""
-        return remedy(self.fixes, self.steps_needed, self.steps_basis)
+        more steps fix a weakness found); ``basis``: with why that many steps (said once
+        where the runs' weakness is said: a walk read its ~60 words five times)."""
+        return remedy(self.fixes, self.steps_needed, self.steps_basis if basis else "")
 
 
 def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | None:

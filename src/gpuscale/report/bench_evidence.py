@@ -39,7 +39,7 @@ def remedy(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> str:
     are those their models' runs in ``of`` (the whole bench table) need, as the bench's
     notes ask (``bench.support.support``)."""
     found = support(rows, of)
-    return "" if found is None else found.remedy()
+    return "" if found is None else found.remedy(basis=True)
 
 
 MEASURED, DERIVED = "a measurement to repeat", "a prediction to test"

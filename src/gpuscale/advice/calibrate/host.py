@@ -271,7 +271,7 @@ def weak_said(
     full = (
         f"Weak evidence: {runs} of {model} (on {on}): {', '.join(kinds)}; the bench "
         f"table's evidence_notes say more: `{NOTES_COMMAND.format(_file(source))}`; "
-        f"{found.remedy()} for firm numbers."
+        f"{found.remedy(basis=True)} for firm numbers."
     )
     return f"{said}{short}", full, found
 

@@ -49,7 +49,9 @@ def test_resnet50_by_parameters_withholds_the_count_or_scales() -> None:
 
 def test_resnet50_with_its_flops_stays_near_six() -> None:
     doc = _doc(*R50, "--flops-per-sample", "24.6G")
-    assert _at(doc, 8)["speedup"] == pytest.approx(6.1, abs=0.4)
+    # about 6x, never above the 7.73x NVIDIA publishes for it on a DGX A100 (TF32,
+    # benchmarks/published/nvidia_dle_pytorch.csv), nor near the 1x of the 6 x parameters
+    assert 5.7 <= _at(doc, 8)["speedup"] <= 7.73
     assert not [r for r in doc["decision"]["readings"] if r["term"] == "flops_per_sample"]
 
 

@@ -87,7 +87,9 @@ def test_break_even_compute_per_byte_is_set_by_the_link_not_the_step_time() -> N
             params=10e6, step_ms=step_ms, batch=32, link="pcie-phb", scaling="weak"
         )
         found.append(result.break_even_ms_per_mb)
-    assert max(found) == pytest.approx(min(found), rel=0.01)
+    # within 5%: the prior wait is a share of the fixed cost (the host's time), so the
+    # fixed cost's share of the step (4 ms of 5 or of 200) moves it a little, never 6,000x
+    assert max(found) == pytest.approx(min(found), rel=0.05)
     slow = gpuscale.advise(params=10e6, step_ms=10, batch=32, link="eth25", scaling="weak")
     # eth25 has 3 GB/s against 10: a step must compute ~3x more per byte
     assert slow.break_even_ms_per_mb == pytest.approx(found[0] * 10 / 3, rel=0.2)

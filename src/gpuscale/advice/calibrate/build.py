@@ -114,7 +114,7 @@ def build(
             ),
             priors.assumption(priors.DDP_WORK, "ms per million parameters", bench_run(None, (1,))),
             priors.assumption(
-                priors.STEP_SPREAD, "coefficient of variation of the step", bench_run(None, (1, 2))
+                priors.STEP_SPREAD, "of the fixed cost, the step's spread", bench_run(None, (1, 2))
             ),
         )
     )

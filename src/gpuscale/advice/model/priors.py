@@ -10,13 +10,19 @@ gives it (``advice/model/step.py``), with a low, a most likely and a high value 
   0.069 and 0.23 ms per million parameters. The PyTorch DDP paper (Li et al., "PyTorch
   Distributed: Experiences on Accelerating Data Parallel Training", VLDB 2020) describes
   the same work and reaches near-linear scaling at 256 GPUs once it overlaps backward.
-* **The wait for the slowest device** (``t_wait``, a share of the step): ``E[max of N] -
-  mean`` of step times spread as one device's are (Chen et al., "Revisiting distributed
-  synchronous SGD", 2016): a normal spread whose coefficient of variation is that of the
-  no-sync steps in the same 25 runs, 0.75%, 8.7% and 14.8% (at N = 8 a wait of 1%, 12%
-  and 20% of the step). Horovod (Sergeev and Del Balso, 2018) reports 88%
-  efficiency on 128 GPUs for Inception V3 and ResNet-101: what both terms and the
-  communication together left there.
+* **The wait for the slowest device** (``t_wait``): ``E[max of N] - mean`` of step times
+  spread as one device's are (Chen et al., "Revisiting distributed synchronous SGD",
+  2016), a normal spread in milliseconds that is a share of the step's **host time**, its
+  fixed per-step cost, not of the whole step: in gpuscale's own 26 one-H100 DDP runs with
+  NVML (``../shared/gpu/h100``, the same rows) the no-sync steps' standard deviation is
+  0.06, 0.13 and 0.31 (10th, 50th, 90th percentile) of the time the device sat idle
+  ((1 - utilisation) x step), while as a share of the step it ranged from 0.2% (steps
+  the device was busy through: tf-7m at batch 256, 42.6 ms, sd 0.07 ms) to 15-17%
+  (launch-bound steps: tf-7m at batch 1, 11.9 ms, sd 1.9 ms). A step the device is busy
+  through barely varies; the host's launches and Python do. The spread does not grow
+  with the per-device batch (the fixed cost does not). Horovod (Sergeev and Del Balso,
+  2018) reports 88% efficiency on 128 GPUs for Inception V3 and ResNet-101: what both
+  terms and the communication together left there.
 
 The input pipeline has no prior here: the advice says at what samples per second it
 would cap the throughput (``Advice.input_rate``, said by ``explain/caveats.assumed``).
@@ -108,25 +114,27 @@ DDP_WORK = SharePrior(
     in_ms=True,
 )
 STEP_SPREAD = SharePrior(
-    0.0075,
-    0.0874,
-    0.1477,
+    0.0600,
+    0.1340,
+    0.3102,
     TermId.WAIT,
-    "E[max of N] - mean of steps spread as in gpuscale's 25 one-H100 runs (coefficient of "
-    "variation, 10th-90th percentile; Chen et al. 2016); Horovod's 88% on 128 GPUs "
-    "(Sergeev and Del Balso 2018) bounds the losses together",
+    "E[max of N] - mean of steps whose spread is a share of the fixed per-step cost (the "
+    "host's time: standard deviation over idle device time in gpuscale's 26 one-H100 DDP "
+    "runs, 10th-90th percentile; Chen et al. 2016); Horovod's 88% on 128 GPUs (Sergeev "
+    "and Del Balso 2018) bounds the losses together",
 )
 
 
 def with_priors(compute: Compute, step: float, which: str) -> Compute:
     """``compute`` with DDP's work (per parameter) and the step's spread (a share of its
-    compute step, ``step`` ms) set from the priors (``which``: low, point or high)."""
-    cv = STEP_SPREAD.at(which)
+    fixed cost, ms, whatever the batch) set from the priors (``which``: low, point or
+    high) around its compute step ``step`` ms."""
+    sd_ms = STEP_SPREAD.at(which) * compute.fixed_ms
     return replace(
         compute,
         ddp_ms_per_mparam=DDP_WORK.at(which),
-        jitter_ms=tuple(step * (1 + cv * q) for q in _NORMAL_20),
-        jitter_ref_ms=step,
+        jitter_ms=tuple(step + sd_ms * q for q in _NORMAL_20),
+        jitter_fixed_ref_ms=compute.fixed_ms,  # the host's: it scales with the fixed cost
     )
 
 

@@ -130,6 +130,9 @@ class Compute:
     backward_share: float = 2 / 3  # of the per-sample work: backward is ~2x forward
     jitter_ms: tuple[float, ...] = field(default=())  # N = 1 step times less their mean
     jitter_ref_ms: float = 0.0  # the compute time those steps took on average
+    # where set, the spread is the host's (``priors.with_priors``): it scales with the fixed
+    # cost (``fixed_ms`` over this), never with the batch's work
+    jitter_fixed_ref_ms: float = 0.0
     # (N, no-sync step at N / at 1) measured: waiting and contention together
     slowdown: tuple[tuple[int, float], ...] = ()
 
@@ -219,6 +222,8 @@ class Compute:
         i = np.arange(1, m + 1)
         expected_max = float(np.sum(x * ((i / m) ** n - ((i - 1) / m) ** n)))
         scale = compute_ms / self.jitter_ref_ms if self.jitter_ref_ms > 0 else 1.0
+        if self.jitter_fixed_ref_ms > 0:
+            scale = self.fixed_ms / self.jitter_fixed_ref_ms
         return max(0.0, expected_max - float(x.mean())) * scale
 
 

@@ -64,9 +64,9 @@ HELD_OUT = ("cnn-0.3m", "cnn-1.2m", "tf-7m")
 
 def _predict(table: pd.DataFrame, model: str, sweep: Path) -> dict | None:
     """The model's N = 2 step predicted without its own N = 2 run, and the baselines."""
+    from gpuscale.advice.api import read_collectives
     from gpuscale.advice.calibrate.calibration import calibrate
     from gpuscale.advice.calibrate.measured import read_comm
-    from gpuscale.advice.load import read_collectives
     from gpuscale.advice.model.network import Link, Network, network_from_collectives
     from gpuscale.advice.model.step import step_at
 

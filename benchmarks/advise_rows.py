@@ -26,9 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from gpuscale.advice.api import advise_by_keywords as advise
 from gpuscale.advice.calibrate.calibration import calibrate, default_model, step_error
 from gpuscale.advice.calibrate.measured import read_comm
-from gpuscale.advice.load import advise
 from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.model.priors import from_residuals
 from gpuscale.advice.model.step import step_at

@@ -89,7 +89,7 @@ def test_messages_from_python_name_the_parameter(tmp_path) -> None:
 
 def test_advise_on_a_ruleset_without_rcps_names_the_parameter() -> None:
     pytest.importorskip("mlperf_logging")
-    from gpuscale.advice.load import advise
+    from gpuscale.advice.api import advise_by_keywords as advise
 
     with pytest.raises(ValueError, match=r"give ruleset='[\d.]+' \(--ruleset [\d.]+ on the"):
         advise(params=25e6, step_ms=100, workload="resnet", ruleset="5.0.0")

@@ -33,7 +33,7 @@ def test_a_name_no_round_knows_is_still_unknown_with_the_closest() -> None:
 
 
 def test_advise_on_a_ruleset_without_the_workloads_rcps_names_those_that_have_them() -> None:
-    from gpuscale.advice.load import advise
+    from gpuscale.advice.api import advise_by_keywords as advise
     from gpuscale.mlperf.rcp import rcp_points
 
     with pytest.raises(ValueError) as raised:

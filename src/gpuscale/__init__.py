@@ -21,7 +21,9 @@ def __getattr__(name: str) -> Any:
 
         return getattr(mlperf, name)
     if name == "advise":
-        from gpuscale.advice.load import advise  # lazy: pandas and numpy (the advice model)
+        from gpuscale.advice.api import (
+            advise_by_keywords as advise,  # lazy: pandas and numpy (the advice model)
+        )
 
         return advise
     if name in ("plan", "PlanRequest"):

@@ -137,8 +137,8 @@ def test_a_deciding_communication_term_is_read_against_the_tables_column(bench: 
     """The table's ``exposed comm ms`` holds bandwidth and latency together; where one of
     them decides, the line names that column's value at the focus beside its own share (a
     walk: "4.36 ms of the 11.9 ms step" under a column showing 6.55 ms)."""
+    from gpuscale.advice.api import advise_by_keywords as advise
     from gpuscale.advice.explain.answer import deciding_line
-    from gpuscale.advice.load import advise
     from gpuscale.quantities import number
 
     advice = advise(bench=HERE / bench)
@@ -158,8 +158,8 @@ def test_a_count_held_back_is_decided_by_its_interval() -> None:
     """A count held back because its 80% interval includes no gain is decided by that
     interval, not by a term (a walk on paths.jsonl: "Use 1 device", 2 devices 1.78x at 89%
     efficiency, then "Decides: the fixed per-step cost")."""
+    from gpuscale.advice.api import advise_by_keywords as advise
     from gpuscale.advice.explain.answer import deciding_line
-    from gpuscale.advice.load import advise
     from gpuscale.quantities import counted, number
 
     advice = advise(bench=LADDER.parent / "paths.jsonl")
@@ -176,8 +176,8 @@ def test_a_withheld_count_is_decided_by_the_term_that_moves_it() -> None:
     """ResNet-50 by parameters alone: the count is withheld because the FLOPs per sample
     move it (1 device at 6 x parameters, 8 as predicted); the deciding line names that term
     and those counts, not the table's cap ("the count allowed")."""
+    from gpuscale.advice.api import advise_by_keywords as advise
     from gpuscale.advice.explain.answer import deciding_line
-    from gpuscale.advice.load import advise
 
     advice = advise(
         params=25.6e6,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.load import advise_here
+from gpuscale.advice.api import advise_here
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import TermId
 from gpuscale.bench.table import bench_table
@@ -46,7 +46,7 @@ def _gpu_link() -> str:
 def small_machine(monkeypatch: pytest.MonkeyPatch) -> int:
     """This machine: fewer cores than the bench host, no GPU (no topology detected)."""
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr("gpuscale.advice.load.topology_here", lambda *_: None)
+    monkeypatch.setattr("gpuscale.advice.api.topology_here", lambda *_: None)
     return 2
 
 

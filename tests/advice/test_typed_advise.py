@@ -1,5 +1,5 @@
 """``advise(request, bench=, topology=, collectives=)`` reads no file: the files a request
-names are read first by ``advice.load.load_advice_data`` (typed errors naming the file),
+names are read first by ``advice.api.load_advice_data`` (typed errors naming the file),
 and the report's bench section is given the advice, it computes none."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuscale.advice.api import advise
-from gpuscale.advice.load import load_advice_data
+from gpuscale.advice.api import advise, load_advice_data
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.results import ResultsError
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from gpuscale.advice.api import read_collectives
 from gpuscale.advice.calibrate.calibration import CalibrationError
-from gpuscale.advice.load import read_collectives
 from gpuscale.bench.results import ResultsError, load_bench
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")

@@ -1,32 +1,56 @@
-"""The advice for one model: ``advise(request, bench=, topology=, collectives=)``.
+"""The advice's entry: the files a request names read, then the advice computed.
 
-Strictly typed: the request says what was asked, the other arguments are what was
-measured, already read (``advice.load.load_advice_data`` reads the files a request names;
-the CLI and the report call it first). Two calls in a row: the calibration, built once
-(``calibrate.build``: the link, the model from bench rows or from numbers, the
-convergence model, the inputs at the ends of every assumed range), then the search, once
-(``search.recommend.search``: predictions, the decision and its readings at those ends,
-what qualifies it). ``gpuscale.advise(...)`` (``advice/load.py``) is the same call by keywords for
-Python users, reading the files itself.
-
-Returns an :class:`~gpuscale.advice.search.recommend.Advice`: the recommendation, a DataFrame of
+``advise(request, bench=, topology=, collectives=)``, strictly typed: the request says what
+was asked, the other arguments are what was measured, already read
+(:func:`load_advice_data` reads the files a request names: its bench results (JSONL), its
+``gpuscale collectives`` sweep and its saved ``nvidia-smi topo -m``; the CLI and the report
+call it first). Two calls in a row: the calibration, built once (``calibrate.build``: the
+link, the model from bench rows or from numbers, the convergence model, the inputs at the
+ends of every assumed range), then the search, once (``search.recommend.search``:
+predictions, the decision and its readings at those ends, what qualifies it). Returns an
+:class:`~gpuscale.advice.search.recommend.Advice`: the recommendation, a DataFrame of
 predictions per accelerator count (``.predictions``, schema ``tables.advice``) and the
 explanation.
+
+Errors are typed, each a ``ValueError`` with a message for the user:
+``bench.results.ResultsError`` (bench results), ``CalibrationError`` (a sweep that
+measures no curve), ``ValueError`` naming the topology file.
+
+``gpuscale.advise(...)`` (:func:`advise_by_keywords`) is the same call by keywords for
+Python users: it builds the :class:`~gpuscale.advice.request.AdviceRequest` of its
+keywords, reads the files it names and calls :func:`advise`. From numbers::
+
+    gpuscale.advise(params=7e6, step_ms=2, batch=64, link="pcie-phb")
+
+or from measurements (``gpuscale bench`` results as a path or a bench table, optionally
+a ``gpuscale collectives`` sweep and a saved topology)::
+
+    gpuscale.advise(bench="results.jsonl", collectives="collectives.jsonl")
+    gpuscale.advise(AdviceRequest(params=7e6, step_ms=2, batch=64, interconnect="nvlink4"))
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from gpuscale.advice.calibrate.build import build
+from gpuscale.advice.calibrate.calibration import CalibrationError, NamedCalibrationError
 from gpuscale.advice.conflicts import check_with_data
-from gpuscale.advice.model.network import MeasuredCurves
+from gpuscale.advice.model.network import CommCurve, Link, MeasuredCurves
 from gpuscale.advice.request import ONE_BATCH_WITH_BENCH, AdviceRequest
 from gpuscale.advice.search.recommend import Advice, search
-from gpuscale.interconnect.topology import Topology
-from gpuscale.tables.requests import NamedError, ref
+from gpuscale.bench.results import BENCH_FILE, load_bench
+from gpuscale.bench.telemetry import topology_here
+from gpuscale.interconnect.records import read_sweeps
+from gpuscale.interconnect.topology import Topology, read_topo_file
+from gpuscale.quantities import counted
+from gpuscale.tables.requests import NamedError, check_keywords, ref
 
 
 def advise(
@@ -56,7 +80,9 @@ def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
     if not isinstance(request, AdviceRequest):
         raise TypeError(f"request must be an AdviceRequest, not {request!r}")
     if bench is not None and not isinstance(bench, pd.DataFrame):
-        raise TypeError(f"bench must be a bench table (read it with advice.load), not {bench!r}")
+        raise TypeError(
+            f"bench must be a bench table (read it with load_advice_data), not {bench!r}"
+        )
     if bench is None and (request.params is None or request.step_ms is None):
         raise NamedError(
             f"nothing to advise from: give bench results (a file as {ref('bench')}), or the "
@@ -65,3 +91,149 @@ def _check_given(request: AdviceRequest, bench: pd.DataFrame | None) -> None:
     if bench is not None and isinstance(request.batch, tuple):
         raise NamedError(ONE_BATCH_WITH_BENCH)
     check_with_data(request, bench=bench is not None)  # options for the other kind
+
+
+@dataclass(frozen=True, slots=True)
+class AdviceData:
+    """The measurements an advice rests on, read: the bench table, the detected or saved
+    topology, the collectives curves, and sentences on what was skipped reading them."""
+
+    bench: pd.DataFrame | None = None
+    topology: Topology | None = None
+    collectives: MeasuredCurves | None = None
+    notes: tuple[str, ...] = ()
+
+
+def load_advice_data(
+    request: AdviceRequest,
+    *,
+    bench: pd.DataFrame | None = None,
+    topology: Topology | None = None,
+) -> AdviceData:
+    """The files ``request`` names, read (``bench`` or ``topology`` given: used as they
+    are, the file not read again): the sweep and the topology first (small files), so
+    that a mistake in one is said before a bench file of up to 64 MiB is read; the bench
+    results by the one bench loader (``bench.results.load_bench``: ``ResultsError`` when
+    none is usable), with a note on the lines it skipped."""
+    curves = None if request.collectives is None else read_collectives(Path(request.collectives))
+    if topology is None and request.topo is not None:
+        topology = read_topo_file(Path(request.topo), request.device_name)
+    notes: tuple[str, ...] = ()
+    if bench is None and request.bench is not None:
+        loaded = load_bench(Path(request.bench))
+        bench, skipped = loaded.table, loaded.skipped
+        example = f", e.g. {skipped[0]}" if skipped else ""
+        name = Path(request.bench).name
+        notes = (f"{counted(len(skipped), 'line')} of {name} skipped{example}.",) if skipped else ()
+    return AdviceData(bench=bench, topology=topology, collectives=curves, notes=notes)
+
+
+def read_collectives(path: Path) -> MeasuredCurves:
+    """The curves of a ``gpuscale collectives`` file with what its latest header says;
+    :class:`CalibrationError` (a ``ValueError``) naming the file when it cannot be read."""
+    try:
+        curves, header = curves_from_collectives(path)
+    except FileNotFoundError:  # as the bench loader says it ("no such results file")
+        raise CalibrationError(f"{path}: no such collectives file") from None
+    except OSError as exc:
+        raise CalibrationError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return MeasuredCurves(
+        curves=tuple(curves),
+        source=path.name,
+        nodes=int(header.get("nodes") or 1),
+        ranks=int(header.get("ranks", 0)),
+        under_load=bool(header.get("settings", {}).get("load")),
+        device=str(header.get("device") or ""),
+    )
+
+
+def curves_from_collectives(path: Path) -> tuple[list[CommCurve], dict[str, Any]]:
+    """The measured curves of a ``gpuscale collectives`` file (latest sweep of each rank
+    count, in-place where both were run, median per size) and the latest header."""
+    sweeps = read_sweeps(path)
+    table = sweeps.results
+    if table is None or table.empty:
+        bench = (sweeps.first_schema or "").startswith(BENCH_FILE[0])  # as `holds` tells it
+        held = f" (it holds `gpuscale bench` results: give it as {ref('bench')})" if bench else ""
+        raise NamedCalibrationError(f"{path}: no collectives measurement{held}")
+    table = table[table["status"] == "ok"]
+    curves: list[CommCurve] = []
+    for (op, ranks), rows in table.groupby(["op", "ranks"]):
+        if op not in ("all_reduce", "all_gather", "reduce_scatter") or ranks < 2:
+            continue
+        rows = rows[rows["sweep_id"] == rows["sweep_id"].iloc[-1]]
+        if (rows["placement"] == "in-place").any():
+            rows = rows[rows["placement"] == "in-place"]
+        curve = rows.groupby("size_bytes")["time_us"].median()
+        if len(curve) >= 4:
+            curves.append(
+                CommCurve(
+                    str(op),
+                    int(ranks),
+                    tuple(curve.index.astype(float)),
+                    tuple(curve.to_numpy(float) / 1e6),
+                )
+            )
+    if not any(c.op == "all_reduce" for c in curves):
+        raise NamedCalibrationError(
+            f"{path}: need an all_reduce sweep of 4 or more sizes on 2 or more ranks (a "
+            f"one-device host measures none: leave out {ref('collectives')} and give the link "
+            f"as {ref('interconnect')} (a preset))"
+        )
+    header = sweeps.headers.get(sweeps.latest, {}) if sweeps.latest else {}
+    return curves, header
+
+
+def advise_by_keywords(
+    request: AdviceRequest | None = None,
+    /,
+    *,
+    bench: str | Path | pd.DataFrame | None = None,
+    link: str | Link | None = None,
+    topology: Topology | None = None,
+    **fields: Any,
+) -> Advice:
+    """The advice of ``request`` with ``fields`` (:class:`AdviceRequest`'s) replaced.
+    ``bench``: a results file's path or its bench table; ``link``: a preset's name (the
+    ``interconnect`` field) or a :class:`Link` (its ``busbw_gbs`` and ``latency_us``);
+    ``topology``: a detected or parsed one (else the ``topo`` field's file is read)."""
+    check_keywords(AdviceRequest, fields, "advise", "bench", "link", "topology")
+    frame = None
+    if isinstance(bench, pd.DataFrame):
+        frame = bench
+    elif isinstance(bench, str | os.PathLike):
+        fields["bench"] = str(bench)
+    elif bench is not None:
+        raise TypeError(f"bench must be a results file's path or a bench table, not {bench!r}")
+    named = sorted({"interconnect", "busbw_gbs", "latency_us"} & fields.keys())
+    if link is not None and named:  # never one of two silently (a user walk: link won)
+        raise TypeError(f"give the link once: link= or {'= and '.join(named)}=, not both")
+    if isinstance(link, Link):
+        fields |= {"busbw_gbs": link.busbw_gbs, "latency_us": link.latency_us}
+    elif link is not None:
+        fields["interconnect"] = link
+    return _advise_loaded(AdviceRequest.of(request, **fields), bench=frame, topology=topology)
+
+
+def advise_here(request: AdviceRequest) -> Advice:
+    """``gpuscale advise``: the files ``request`` names read (:func:`load_advice_data`), this
+    machine's topology detected where no link, topology file or sweep is given, and the
+    advice of it all."""
+    given = (request.interconnect, request.busbw_gbs, request.topo, request.collectives)
+    detected = topology_here(None, None) if all(v is None for v in given) else None
+    return _advise_loaded(request, topology=detected)
+
+
+def _advise_loaded(
+    request: AdviceRequest, *, bench: pd.DataFrame | None = None, topology: Topology | None = None
+) -> Advice:
+    """The advice of ``request`` once the files it names are read (``bench`` or
+    ``topology`` given: used as they are)."""
+    data = load_advice_data(request, bench=bench, topology=topology)
+    return advise(
+        request,
+        bench=data.bench,
+        topology=data.topology,
+        collectives=data.collectives,
+        notes=data.notes,
+    )

@@ -15,7 +15,7 @@ def advise_command(request: AdviceRequest, fmt: FormatOption = Format.table) -> 
 
     Time, cost and energy to a trained model from your measurements (or numbers) and a
     convergence model (method: docs/advice.md)."""
-    from gpuscale.advice.load import advise_here  # lazy: pandas, not for --help
+    from gpuscale.advice.api import advise_here  # lazy: pandas, not for --help
 
     try:  # the request's names (`bret`: "did you mean 'bert'?") resolved, its values checked
         result = advise_here(request)

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gpuscale.advice.api import advise
-from gpuscale.advice.load import load_advice_data
+from gpuscale.advice.api import advise, load_advice_data
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.recommend import Advice
 from gpuscale.tables.requests import FieldError

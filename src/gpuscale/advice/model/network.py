@@ -15,7 +15,7 @@ the model for its own device count (and its bus bandwidth for other counts).
 
 Collectives: The network as a ``gpuscale collectives`` sweep measured it: the curves, and the link
 read off them for the device counts the sweep did not cover (``fit_link``). Pure: the
-file is read by ``advice.load.read_collectives`` before the advice.
+file is read by ``advice.api.read_collectives`` before the advice.
 """
 
 from __future__ import annotations

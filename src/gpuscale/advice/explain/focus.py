@@ -23,19 +23,14 @@ walk's ``--max-devices 3`` showed N = 1 and 2 and dropped 3 without a word; a la
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from gpuscale.advice.explain.table_words import fixed_parts
-from gpuscale.advice.types import TermId
-from gpuscale.quantities import counted, format_ms, joined
-
-if TYPE_CHECKING:
-    from gpuscale.advice.types import Decision
-
+from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice.explain.table_words import fixed_parts
 from gpuscale.advice.inputs import AdviceInputs
+from gpuscale.advice.types import Decision, TermId
+from gpuscale.quantities import counted, format_ms, joined
 
 
 def named(d: Decision) -> str:
@@ -74,6 +69,23 @@ def detailed(d: Decision) -> str:
     return f"{said} (the fastest is {d.fastest})"
 
 
+# The fixed per-step costs as the largest overhead (under DDP; FSDP's ranks step only their
+# shards, so only each forward and backward's is whole), and what helps
+FIXED_WHOLE = (
+    "the fixed per-step costs (each forward and backward's, the optimizer step) are the "
+    "largest overhead: they do not shrink with the per-device batch, so every device pays "
+    "them whole"
+)
+FIXED_WHOLE_FSDP = (
+    "each forward and backward's fixed cost is the largest overhead (FSDP's optimizer step "
+    "falls as 1/N, each device stepping its shard): it does not shrink with the per-device "
+    "batch, so every device pays it whole"
+)
+FIXED_HELPS = (
+    "a larger global batch (more samples per device, if convergence allows: measure the noise "
+    "scale), fewer kernel launches (CUDA graphs, torch.compile) or fewer, larger layers would "
+    "help most"
+)
 REMEDIES = {
     "compute": "little in the step itself: its overheads are under 5%; the target "
     "efficiency decides",
@@ -84,12 +96,7 @@ REMEDIES = {
     "uncertain": "a measured run at the larger count (gpuscale bench) would narrow the interval",
     # of the overheads, not of the step (a walk: "dominates ... the step hardly shrinks"
     # beside a table whose step went from 40 to 13 ms at a quarter of the batch)
-    TermId.FIXED: "the fixed per-step costs (each forward and backward's, the optimizer step) are "
-    "the largest overhead: "
-    "they do not shrink with the per-device batch, so every device pays them whole; a "
-    "larger global batch (more samples per device, if convergence allows: measure the "
-    "noise scale), fewer kernel "
-    "launches (CUDA graphs, torch.compile) or fewer, larger layers would help most",
+    TermId.FIXED: f"{FIXED_WHOLE}; {FIXED_HELPS}",
     TermId.WAIT: "steadier step times (equal work per device, pinned processes, no other jobs on "
     "the devices) would help most",
     TermId.DDP: "DDP's own copies are the largest overhead: gradient_as_bucket_view=True, fewer "
@@ -125,20 +132,11 @@ def remedy(advice: Any) -> str:
         )
         said = f"{joined(cures, 'or')} would help most; a faster link "
         said += "would barely matter"
-    if d.change == TermId.FIXED and inputs is not None and inputs.strategy == "fsdp":
-        said = said.replace(  # FSDP's ranks step their shards: only the rest is whole
-            "the fixed per-step costs (each forward and backward's, the optimizer step) are "
-            "the largest overhead: they do not shrink with the per-device batch, so every "
-            "device pays them whole",
-            "each forward and backward's fixed cost is the largest overhead (FSDP's "
-            "optimizer step falls as 1/N, each device stepping its shard): it does not "
-            "shrink with the per-device batch, so every device pays it whole",
-        )
     if d.change == TermId.FIXED and inputs is not None:
+        whole = FIXED_WHOLE_FSDP if inputs.strategy == "fsdp" else FIXED_WHOLE
         parts = fixed_parts(inputs, advice.predictions, d.focus)
-        if parts["optimizer"] > parts["forward_backward"]:  # the optimizer step, mostly
-            fused = "a fused optimizer (fused=True), a larger global batch"
-            said = said.replace("a larger global batch", fused, 1)
+        fused = parts["optimizer"] > parts["forward_backward"]  # the optimizer step, mostly
+        said = f"{whole}; {'a fused optimizer (fused=True), ' if fused else ''}{FIXED_HELPS}"
     if d.short_alone() and not d.also_shrink:
         said += f"; not enough: with every overhead gone {named(d)} would still miss it"
     elif d.short_alone():
@@ -200,10 +198,6 @@ def counts_rule(inputs: AdviceInputs, short: bool = False) -> str:
     return rule
 
 
-def _every_count(inputs: AdviceInputs) -> bool:
-    return inputs.device_counts == list(range(1, int(inputs.max_devices) + 1))
-
-
 def _unsplit(inputs: AdviceInputs, missing: list[int]) -> str:
     """Why the counts ``missing`` (searched) have no row."""
     kept = inputs.kept_global_batch
@@ -225,7 +219,7 @@ def dropped_counts(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
     searched = inputs.device_counts
     shown = set(frame["accelerators"].astype(int))
     missing = [n for n in searched if n not in shown]
-    every = _every_count(inputs)
+    every = inputs.device_counts == list(range(1, int(inputs.max_devices) + 1))
     if not missing and every:
         return ""
     said = f"Device counts searched: {', '.join(str(int(n)) for n in searched)}"

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.explain import caveats as words
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
 from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
@@ -107,50 +108,32 @@ class Advice:
     @cached_property
     def predictions(self) -> pd.DataFrame:
         """The predictions table (``tables.advice``): ``table`` with its flags said."""
-        # lazy: the words render this advice and import its module (a cycle at the top)
-        from gpuscale.advice.explain.caveats import flagged
-
-        return flagged(self.table)
+        return words.flagged(self.table)
 
     @cached_property
     def alternative(self) -> pd.DataFrame | None:
         """The weak-scaling alternative (``weak_table``) with its flags said."""
-        # lazy: the words render this advice and import its module (a cycle at the top)
-        from gpuscale.advice.explain.caveats import flagged
-
-        return None if self.weak_table is None else flagged(self.weak_table)
+        return None if self.weak_table is None else words.flagged(self.weak_table)
 
     @cached_property
     def assumptions(self) -> tuple[Assumption, ...]:
         """The inputs' assumptions, the input pipeline's saying ``input_rate``."""
-        # lazy: the words render this advice and import its module (a cycle at the top)
-        from gpuscale.advice.explain.caveats import assumed
-
-        return assumed(self)
+        return words.assumed(self)
 
     @cached_property
     def decision(self) -> Decision:
         """``decided`` with its words (the warnings, what to measure first)."""
-        # lazy: the words render this advice and import its module (a cycle at the top)
-        from gpuscale.advice.explain.caveats import render_decision
-
-        return render_decision(self)
+        return words.render_decision(self)
 
     @cached_property
     def caveats(self) -> tuple[str, ...]:
         """What makes the headline less firm, and measurements beside the prediction:
         also the explanation's first lines."""
-        # lazy: the words render this advice and import its module (a cycle at the top)
-        from gpuscale.advice.explain.caveats import caveats
-
-        return caveats(self)
+        return words.caveats(self)
 
     @cached_property
     def explanation(self) -> list[str]:
-        # lazy: the words render this advice and import its module (a cycle at the top)
-        from gpuscale.advice.explain.caveats import explanation
-
-        return explanation(self)
+        return words.explanation(self)
 
     @property
     def recommended(self) -> int:
@@ -192,14 +175,9 @@ def _candidates(inputs: AdviceInputs, n: int) -> list[tuple[int, int]]:
         return []
     if inputs.convergence is None or inputs.scaling == "weak":
         return [(inputs.batch, inputs.accum)]
-    batches, b = [], inputs.batch
-    while b >= max(1, inputs.min_batch):
-        batches.append(b)
-        b //= 2
-    accums, k = [], 1
-    while k <= inputs.max_accum:
-        accums.append(k)
-        k *= 2
+    batches = [inputs.batch // 2**i for i in range(64)]  # the batch and its halves
+    batches = [b for b in batches if b >= max(1, inputs.min_batch)]
+    accums = [2**i for i in range(64) if 2**i <= inputs.max_accum]
     return [(b, k) for b in batches for k in accums]
 
 
@@ -330,10 +308,8 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
     weak = multi and inputs.kept_global_batch is not None and inputs.convergence is None
     # the table; where the global batch is kept without a convergence model, the same
     # counts keeping the per-device batch too (the weak-scaling alternative)
-    tables = []
-    for asked in [inputs, replace(inputs, scaling="weak")] if weak else [inputs]:
-        tables.append(predictions(asked))
-    frame, alternative = tables[0], tables[1] if weak else None
+    frame = predictions(inputs)
+    alternative = predictions(replace(inputs, scaling="weak")) if weak else None
     # a count the bench measured outside the predicted interval rests on the measurement
     found = disagreements(frame, inputs.measured, alternative)
     counts = {m.devices for m in inputs.measured}  # measured counts: as said

@@ -264,7 +264,7 @@ def weak_said(
         f"{'is' if len(weak) == 1 else 'are'} weak ({', '.join(kinds)})"
     )
     # runs too short to read the step's terms from: the change line says what to bench
-    # (``explain.evidence.measure_first``), the warning only that they are weak
+    # (``explain.caveats.measure_first``), the warning only that they are weak
     short = (
         "" if too_short(found) else f": {remedy(found.fixes, found.steps_needed)} for firm numbers"
     )

@@ -8,8 +8,10 @@ few steps of random data), a step interval too wide to decide on, and a measured
 at a count the advice predicts that falls outside the predicted interval (the
 measurement is what this machine did: the advice says so beside its prediction, never
 silently contradicts it). ``render_decision`` adds to the search's Decision its words
-(the warnings on counts faster than MLPerf allows, the measurement that settles it);
-``caveats`` and ``explanation`` are ``Advice.caveats`` and ``Advice.explanation``.
+(the warnings on counts faster than MLPerf allows, the measurement that settles it, or,
+where the runs advised on are weak or all flagged, what to measure before any change:
+:func:`measure_first`); ``caveats`` and ``explanation`` are ``Advice.caveats`` and
+``Advice.explanation``.
 """
 
 from __future__ import annotations
@@ -21,13 +23,22 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import Assumption, again, input_pipeline, settle
+from gpuscale.advice.assumptions import (
+    Assumption,
+    again,
+    bench_run,
+    input_pipeline,
+    more_steps,
+    rerun,
+    settle,
+)
 from gpuscale.advice.explain.answer import SETTLE, said, value_text
-from gpuscale.advice.explain.evidence import measure_first
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import Decision, Disagreement, Measured, TermId
-from gpuscale.bench.evidence import FIRM_STEPS
+from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
+from gpuscale.bench.support import Support, weak
+from gpuscale.plausibility import HOST_NOISE, FlagKind
 from gpuscale.quantities import (
     counted,
     factor_interval,
@@ -47,9 +58,8 @@ from gpuscale.tables.advice import (
 )
 from gpuscale.tables.bench import on_a_larger_host
 
-WIDE_STEP_INTERVAL = math.log(
-    1.5
-)  # a step interval wider than a factor of 1.5 cannot decide a count
+# a step interval wider than a factor of 1.5 cannot decide a count
+WIDE_STEP_INTERVAL = math.log(1.5)
 
 
 def defaults_used(defaults: Sequence[str], link: str) -> list[str]:
@@ -58,23 +68,15 @@ def defaults_used(defaults: Sequence[str], link: str) -> list[str]:
     samples to train (the time rests on them, not on a workload's RCPs), the batch of a
     step time given alone, and a link neither given, detected nor measured (``link``: the
     one assumed)."""
-    said = []
-    if "samples" in defaults:
-        said.append(
-            f"--samples {format_count(DEFAULT_SAMPLES)}, the default, not your model's samples "
-            "to train (give --samples)"
-        )
-    if "batch" in defaults:
-        said.append(
-            f"--step-ms taken at batch {DEFAULT_BATCH}, the default (give --batch: the "
-            "per-device batch of that step)"
-        )
-    if "link" in defaults:
-        said.append(
-            f"an assumed link, {link} (none given, detected or measured: give --interconnect "
-            "or --collectives)"
-        )
-    return said
+    said = {
+        "samples": f"--samples {format_count(DEFAULT_SAMPLES)}, the default, not your model's "
+        "samples to train (give --samples)",
+        "batch": f"--step-ms taken at batch {DEFAULT_BATCH}, the default (give --batch: the "
+        "per-device batch of that step)",
+        "link": f"an assumed link, {link} (none given, detected or measured: give "
+        "--interconnect or --collectives)",
+    }
+    return [said[option] for option in said if option in defaults]
 
 
 def headline(
@@ -103,11 +105,8 @@ def headline(
         )
     lines = []
     if rests:
-        lines.append(
-            "Provisional: the times to a trained model here rest on what you did not give: "
-            + "; ".join(rests)
-            + "."
-        )
+        given = "the times to a trained model here rest on what you did not give"
+        lines.append(f"Provisional: {given}: {'; '.join(rests)}.")
     if devices > 1 and step_width_log > WIDE_STEP_INTERVAL:
         first = f"measure {devices} devices first (gpuscale bench --nproc 1,{devices} --steps "
         first += f"{steps}{on_a_larger_host(devices, host_devices)})"
@@ -135,11 +134,6 @@ def _spread(values: list[float]) -> str:
     ordered = sorted(values)
     middle = float(pd.Series(ordered).median())
     return f"median {number(middle)} (spread {number(ordered[0])}-{number(ordered[-1])})"
-
-
-def median(runs: list[Measured]) -> float:
-    """The runs' median speedup (against the bench's own N = 1 run)."""
-    return float(pd.Series([m.speedup for m in runs]).median())
 
 
 def against_measured(
@@ -182,11 +176,12 @@ def against_measured(
             else ""
         )
         if not trusted:
+            middle = float(pd.Series([m.speedup for m in left]).median())
             lines.append(
                 f"Measured on {devices} devices: throughput speedup "
                 f"{joined([number(m.speedup) for m in left])} from "
                 f"{counted(len(left), 'run')}, all flagged (not trusted), "
-                f"{'inside' if low <= median(left) <= high else 'outside'} {predicted}."
+                f"{'inside' if low <= middle <= high else 'outside'} {predicted}."
             )
             continue
         # on the predictions' baseline (one device without DDP), not the bench's bare step
@@ -289,6 +284,49 @@ def assumed(advice: Any) -> tuple[Assumption, ...]:
         "the throughput there"
     )
     return tuple(input_pipeline(rate) if a.term == TermId.INPUT else a for a in found)
+
+
+def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:
+    """What to measure before any change, where ``found`` (the runs advised on) is weak;
+    None where it is not."""
+    if found is None or not (weak(found) or found.all_flagged):
+        return None
+    counts = found.counts or (1, 2)
+    on = f"{joined(counts)} device{'' if counts == (1,) else 's'}"
+    if not weak(found):
+        return _flagged_first(found, counts, on, host_devices)
+    command = rerun(found, counts, host_devices)
+    # what they rest on and the steps' basis are the warning's and --explain's to say
+    said = (
+        f"the runs advised on ({found.model or 'the model'} on {on}) are too short to "
+        "measure the step's terms, so no change is recommended from them"
+    )
+    if not more_steps(found):  # runs of the steps asked are in the file: not one more
+        return f"{said}; {again(found, counts, host_devices)}, and advise again"
+    # the command holds the steps; the other fixes (a quieter machine, a readable
+    # /proc/stat) said as the bench says them, beside it
+    other = ways([f for f in found.fixes if f != STEPS_FIX], found.steps_needed)
+    beside = f", {joined(other)}" if other else ""
+    return f"{said}: {command}{beside}, and advise again"
+
+
+def _flagged_first(
+    found: Support, counts: tuple[int, ...], on: str, host_devices: int | None
+) -> str:
+    """What to measure where every run advised on is flagged (read with --allow-flagged):
+    those runs again, as their flags' kinds say (a noisy host: a quieter machine)."""
+    kinds = [k for k in found.flag_kinds if k != FlagKind.BASELINE]  # its N = 1 run's own
+    noise = [k for k in kinds if k in HOST_NOISE]
+    other = [k for k in kinds if k not in HOST_NOISE]
+    how = ["on a quieter machine, nothing else running"] * bool(noise) + [
+        f"as their flags say ({joined(other)})"
+    ] * bool(other)
+    command = bench_run(found.model, counts, host_devices, run=found.run)
+    return (
+        f"the runs advised on ({found.model or 'the model'} on {on}) are all flagged "
+        f"({joined(kinds)}), so no change is recommended from them: {command}, "
+        f"{joined(how) or 'unflagged'}, and advise again"
+    )
 
 
 def render_decision(advice: Any) -> Decision:

@@ -6,14 +6,14 @@ speedup, what would change it, and where every input came from.
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any, Protocol
 
 import pandas as pd
 
-from gpuscale.advice.explain import evidence, focus, table_words
+from gpuscale.advice.explain import focus, table_words
 from gpuscale.advice.explain.answer import row_at
-from gpuscale.advice.explain.evidence import changes, marked
-from gpuscale.advice.explain.focus import below_the_most, detailed, named, only_one, remedy
+from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
 from gpuscale.advice.types import Decision, TermId
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import (
@@ -49,11 +49,10 @@ def interval(low: float, high: float) -> str:
 
 
 def _config(row: pd.Series) -> str:
-    accum = f" x {int(row['accum'])} accumulation steps" if row["accum"] > 1 else ""
-    batch = format_count(row["batch_per_device"])
+    batch = table_words.config(row["batch_per_device"], row["accum"])
     return (
-        f"{counted(int(row['accelerators']), 'device')}, per-device batch {batch}"
-        f"{accum} (global batch {format_count(row['global_batch'])})"
+        f"{counted(int(row['accelerators']), 'device')}, per-device batch {batch} "
+        f"(global batch {format_count(row['global_batch'])})"
     )
 
 
@@ -91,7 +90,7 @@ def _recommendation(advice: Explainable) -> list[str]:
                 f"(the next, {d.focus} devices: {row_at(frame, d.focus)['efficiency']:.0%})."
             )
         else:
-            lines.append(only_one(advice.inputs))
+            lines.append(focus.only_one(advice.inputs))
     if d.fastest != d.accelerators:
         fastest = row_at(frame, d.fastest)
         fastest_time = format_minutes(fastest["time_to_train_min"])
@@ -195,15 +194,12 @@ def _step(advice: Explainable) -> list[str]:
     if d.focus < 2:
         return []
     o = d.overheads_ms
-
-    def ms(value: float) -> str:  # every part in the step's unit
-        return format_ms(value, like=d.focus_step_ms)
-
-    term, rests, remainder = evidence.focus_words(d, ms)
+    ms = partial(format_ms, like=d.focus_step_ms)  # every part in the step's unit
+    term, rests, remainder = focus.focus_words(d, ms)
     lines = [
         f"On {detailed(d)}, a step takes {ms(d.focus_step_ms)}{rests}: compute "
         f"{ms(d.focus_compute_ms)} "
-        f"{table_words.not_spread(advice.inputs, advice.predictions, d.focus, d.focus_step_ms)}, "
+        f"{focus.not_spread(advice.inputs, advice.predictions, d.focus, d.focus_step_ms)}, "
         + (
             ""
             if getattr(advice.inputs, "strategy", "ddp") == "fsdp"
@@ -237,11 +233,11 @@ def _step(advice: Explainable) -> list[str]:
     elif d.cap == "overheads":
         lines.append(
             f"At {named(d)}, the step's overheads cap the speedup ({numbers}); "
-            f"the largest is {evidence.largest(d.dominant_term)}{marked(advice)}."
+            f"the largest is {focus.largest(d.dominant_term)}{marked(advice)}."
         )
     elif d.cap == "devices":
         lines.append(
-            below_the_most(advice.inputs, advice.predictions, d.focus, numbers)
+            focus.below_the_most(advice.inputs, advice.predictions, d.focus, numbers)
             or f"{d.focus} devices is the most allowed and still pays ({numbers}): the "
             "count allowed caps the speedup."
         )
@@ -274,7 +270,7 @@ def _sources(advice: Explainable) -> list[str]:
     rows = advice.predictions
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(f"Power: {inputs.power.said(counts)}.")
-    lines.append(f"{evidence.step_interval(advice, inputs.error.source + errors_weak(inputs))}.")
+    lines.append(f"{table_words.step_interval(advice, inputs.error.source + errors_weak(inputs))}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():
         lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")

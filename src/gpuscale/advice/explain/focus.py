@@ -7,7 +7,9 @@ advised nor the fastest count wherever the advised one is below the next count a
 fastest above it: a walk saw "Use 2 devices", the fastest at 8, then "On 4 devices a step
 takes ..." with no word why 4. Every sentence naming it now says what it is
 (``named``), and the step's sentence names the fastest count too where it differs
-(``detailed``).
+(``detailed``). What the focus row rests on (the predictions' ``rests_on``: ``predicted``,
+or ``measured`` where runs there fell outside the interval) is said with the deciding term
+(``focus_words``); from weak runs (too few steps) no change is named (``changes``).
 
 Counts: Which device counts the search tried, by what rule, and why a count allowed has no row.
 
@@ -23,13 +25,16 @@ walk's ``--max-devices 3`` showed N = 1 and 2 and dropped 3 without a word; a la
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.explain.table_words import fixed_parts
+from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.types import Decision, TermId
+from gpuscale.bench.support import weak
 from gpuscale.quantities import counted, format_ms, joined
 
 
@@ -41,6 +46,41 @@ def named(d: Decision) -> str:
         return f"the {counted(d.focus, 'device')} {word}"
     advised = f"the 1 device {word}" if d.accelerators == 1 else f"the {d.accelerators} {word}"
     return f"{d.focus} devices, the next count above {advised}"
+
+
+# What a row's step rests on (the predictions' ``rests_on``), as the step says it.
+RESTS_ON = {
+    "measured": "measured: the runs at that count, outside the predicted interval",
+    "measured_below": "the model's, times the miss measured at a count below",
+}
+
+
+def term_name(term: str) -> str:
+    """``the latency term``; the remainder a measured step leaves unexplained by name."""
+    if term == TermId.UNEXPLAINED:
+        return "the remainder unexplained by the model"
+    return f"the {term} term"
+
+
+def largest(term: str) -> str:
+    """``latency``; the remainder a measured step leaves unexplained by name."""
+    return term_name(term) if term == TermId.UNEXPLAINED else term
+
+
+def focus_words(d: Any, ms: Callable[[float], str]) -> tuple[str, str, str]:
+    """At the decision's focus: the deciding term's name as a sentence starts it, what the
+    step rests on (`` (measured: ...)``, "" where predicted) and the remainder the model's
+    terms leave of a measured step (``, unexplained by the model 124 ms (...)``)."""
+    name = term_name(d.dominant_term)
+    if d.focus_rests_on == "predicted":
+        return name[0].upper() + name[1:], "", ""
+    left = d.overheads_ms.get(TermId.UNEXPLAINED, 0.0)
+    return (
+        name[0].upper() + name[1:],
+        f" ({RESTS_ON[d.focus_rests_on]})",
+        f", unexplained by the model {ms(left)} (the step less the model's terms, "
+        f"{ms(d.focus_step_ms - left)})",
+    )
 
 
 def deciding_kind(advice: Any) -> str:
@@ -144,6 +184,52 @@ def remedy(advice: Any) -> str:
         said += f"; alone not enough: the {joined(also)} term{'s' if len(also) > 1 else ''} "
         said += "must shrink too"
     return said
+
+
+def changes(advice: Any, remedy: str) -> str:
+    """What would change the decision: ``remedy`` (``advice.focus.remedy``), or where the
+    runs advised on are weak, that they cannot say (measure first)."""
+    inputs = advice.inputs
+    found = getattr(inputs, "evidence", None)
+    if not weak(found) and not (found is not None and found.all_flagged):
+        return remedy
+    return (
+        f"not said from these runs: the terms above are read from {found.rests_on()}, "
+        "a measurement to repeat, not a cause to act on (see Measure first)"
+    )
+
+
+def marked(advice: Any) -> str:
+    """`` (from weak runs: a measurement to repeat)`` after a finding on the step's terms
+    where the runs advised on are weak, else ``""``."""
+    return " (from weak runs: a measurement to repeat)" if weak(advice.inputs.evidence) else ""
+
+
+def not_spread(inputs: AdviceInputs, frame: pd.DataFrame, n: int, like: float) -> str:
+    """What of the compute at ``n`` devices is above its share of one device's, in the
+    parts the fixed cost line names (``(of it 1.1 ms fixed per-step costs not spread ...:
+    1.1 ms of the optimizer step ...)``)."""
+    parts = fixed_parts(inputs, frame, n)
+    excess = parts["optimizer"] + parts["forward_backward"]
+    ms = partial(format_ms, like=like)
+    if optimizer_ms(inputs) <= 0:
+        return (
+            f"(of it {ms(excess)} fixed per-step cost not spread over the devices' smaller batches)"
+        )
+    said = []
+    if parts["optimizer"] > 0:
+        each = (
+            f"{ms(optimizer_at(inputs, n))} on each device, its shard's 1/{n} of one "
+            f"device's {ms(optimizer_ms(inputs))}"
+            if inputs.strategy == "fsdp"
+            else f"{ms(optimizer_ms(inputs))} on every device"
+        )
+        said.append(f"{ms(parts['optimizer'])} of the optimizer step ({each}, once per step)")
+    if parts["forward_backward"] > 0:
+        said.append(f"{ms(parts['forward_backward'])} of the forward and backward's fixed cost")
+    what = f": {joined(said)}" if said else ""
+    spread = "fixed per-step costs not spread over the devices' smaller batches"
+    return f"(of it {ms(excess)} {spread}{what})"
 
 
 def _names(counts: list[int]) -> str:

@@ -8,25 +8,29 @@
   batch) and the fixed cost of the forward and backward (``Fixed per-step cost``): a
   user read "fixed cost 0 ms" and, lines below, "1.1 ms fixed cost";
 * the equilibrium picks (``decision.equilibrium``) in words ("knee none, speed x efficiency
-  8, efficiency >= 0.8 x best 1" was unreadable), beside the advice's own rule.
+  8, efficiency >= 0.8 x best 1" was unreadable), beside the advice's own rule;
+* the step interval each row carries (``step_interval``) and why it is not the model's
+  error alone (the ends of the ranges of terms not measured, the compute floor, the cap at
+  linear, the width growing past the counts measured), or the runs' own range where a row
+  rests on a measurement (its ``rests_on``, issue 60 item 4).
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # a type only: explain evaluates no model
-    from gpuscale.advice.model.step import FamilyBasis
-
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from gpuscale.advice.inputs import AdviceInputs, OneDevice
-from gpuscale.advice.types import Source
+from gpuscale.advice.types import TRUSTED_FLAGGED_ONLY, Source
 from gpuscale.quantities import counted, format_count, format_ms, joined, number
 
+if TYPE_CHECKING:  # a type only: explain evaluates no model
+    from gpuscale.advice.model.step import FamilyBasis
+
+TOLERANCE = 0.01  # interval ends within 1% of the error's are the error's
 KNEE_COUNTS = 3  # Kneedle needs this many counts to find a bend
 ROUNDING = 1e-9  # a difference this small a share of the whole is the arithmetic's
 
@@ -108,36 +112,6 @@ def fixed_costs(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
     return f"{said}; the optimizer step does not shrink (once per step on every device)"
 
 
-def not_spread(inputs: AdviceInputs, frame: pd.DataFrame, n: int, like: float) -> str:
-    """What of the compute at ``n`` devices is above its share of one device's, in the
-    parts the fixed cost line names (``(of it 1.1 ms fixed per-step costs not spread ...:
-    1.1 ms of the optimizer step ...)``)."""
-    parts = fixed_parts(inputs, frame, n)
-    excess = parts["optimizer"] + parts["forward_backward"]
-
-    def ms(value: float) -> str:
-        return format_ms(value, like=like)
-
-    if optimizer_ms(inputs) <= 0:
-        return (
-            f"(of it {ms(excess)} fixed per-step cost not spread over the devices' smaller batches)"
-        )
-    said = []
-    if parts["optimizer"] > 0:
-        each = (
-            f"{ms(optimizer_at(inputs, n))} on each device, its shard's 1/{n} of one "
-            f"device's {ms(optimizer_ms(inputs))}"
-            if inputs.strategy == "fsdp"
-            else f"{ms(optimizer_ms(inputs))} on every device"
-        )
-        said.append(f"{ms(parts['optimizer'])} of the optimizer step ({each}, once per step)")
-    if parts["forward_backward"] > 0:
-        said.append(f"{ms(parts['forward_backward'])} of the forward and backward's fixed cost")
-    what = f": {joined(said)}" if said else ""
-    spread = "fixed per-step costs not spread over the devices' smaller batches"
-    return f"(of it {ms(excess)} {spread}{what})"
-
-
 def one_device(advice: Any) -> str:
     """What the N = 1 row's step holds beside the bench's N = 1 step, and what every
     speedup is against."""
@@ -145,19 +119,14 @@ def one_device(advice: Any) -> str:
     one = frame.iloc[0]
     predicted = float(one["step_ms"])
     above = frame[frame["accelerators"] > 1]
-
-    def ms(value: float) -> str:  # every step here in the predicted one's unit
-        return format_ms(value, like=predicted)
-
+    ms = partial(format_ms, like=predicted)  # every step here in the predicted one's unit
     more = float(above["ddp_ms"].iloc[0]) if len(above) else 0.0
     added = (
         f"; the counts above 1 add DDP's own work ({ms(more)}) to their steps" if more > 0 else ""
     )
     m = inputs.one_device
-    same = m is not None and (int(one["batch_per_device"]), int(one["accum"])) == (
-        m.batch,
-        m.accum,
-    )
+    row = (int(one["batch_per_device"]), int(one["accum"]))
+    same = m is not None and row == (m.batch, m.accum)
     at = "" if m is None or same else f" at per-device batch {config(m.batch, m.accum)}"
     if m is not None and m.strategy == "fsdp":
         return (
@@ -231,21 +200,16 @@ def equilibrium_sentence(advice: Any) -> str:
     frame = advice.predictions[advice.predictions["flags"] == ""]
     eq, d = advice.equilibrium, advice.decision
     threshold = advice.inputs.threshold
-    rows = frame.set_index("accelerators")
-
-    def devices(n: int) -> str:  # "N = 8": a count named, not the one detailed above
-        return f"N = {int(n)}"
-
+    rows = frame.set_index("accelerators")  # counts as "N = 8": not the one detailed above
     best_n = int(frame.loc[frame["efficiency"].idxmax(), "accelerators"])
     best = float(rows.at[best_n, "efficiency"])
     sxe = eq["max_speed_x_efficiency"]
     s, e = float(rows.at[sxe, "speedup"]), float(rows.at[sxe, "efficiency"])
     parts = [
-        f"speedup x efficiency is largest at {devices(sxe)} ({number(s)} x {e:.0%} = "
-        f"{number(s * e)})"
+        f"speedup x efficiency is largest at N = {sxe} ({number(s)} x {e:.0%} = {number(s * e)})"
     ]
     kept = eq["efficiency_threshold"]
-    floor = f"{threshold:.0%} of its best ({best:.0%}, at {devices(best_n)})"
+    floor = f"{threshold:.0%} of its best ({best:.0%}, at N = {best_n})"
     if kept is not None:
         after = frame[frame["accelerators"] > kept]
         nxt = (
@@ -254,12 +218,12 @@ def equilibrium_sentence(advice: Any) -> str:
             else ""
         )
         parts.append(
-            f"efficiency stays >= {floor} up to {devices(kept)} "
+            f"efficiency stays >= {floor} up to N = {kept} "
             f"({float(rows.at[kept, 'efficiency']):.0%}{nxt})"
         )
     if eq["knee"] is not None:
         parts.append(
-            f"the time to train bends at {devices(eq['knee'])} (the knee: past it more "
+            f"the time to train bends at N = {eq['knee']} (the knee: past it more "
             "devices buy markedly less time; Kneedle on log axes)"
         )
     elif len(frame) < KNEE_COUNTS:
@@ -347,3 +311,73 @@ def sentence(
         f"{format_ms(line_opt)} and {format_ms(line_ddp)} at its size: the family's size "
         "is the fit over its members, this model's table its own runs"
     )
+
+
+def _span(row: pd.Series, column: str) -> str:
+    """``-25% to +25%``: the row's interval of ``column`` around its point."""
+    low, high = row[f"{column}_low"] / row[column], row[f"{column}_high"] / row[column]
+    return f"{low - 1:+.0%} to {high - 1:+.0%}"
+
+
+def _measured(advice: Any, row: pd.Series) -> str:
+    """``2 devices rest on the measurement: speedup -25% to +25%, the range of 3 runs,
+    all flagged``."""
+    n = int(row["accelerators"])
+    found = [m for m in getattr(advice, "disagreements", ()) if m.accelerators <= n]
+    m = max(found, key=lambda m: m.accelerators) if found else None
+    runs = ""
+    if m is not None:
+        flagged = ", all flagged" if m.why == TRUSTED_FLAGGED_ONLY else ""
+        runs = f", the range of {counted(len(m.trusted_runs), 'run')}{flagged}"
+        if m.accelerators < n:
+            runs += f" at {counted(m.accelerators, 'device')}"
+    return (
+        f"{counted(n, 'device')} rest{'s' if n == 1 else ''} on the measurement, not the "
+        f"model: speedup {_span(row, 'speedup')}{runs}"
+    )
+
+
+def _why(inputs: Any, rows: pd.DataFrame) -> list[str]:
+    """Why the predicted rows' intervals are not the model's error alone, from the rows'
+    own ends against the error's width at each count."""
+    why: list[str] = []
+    width = {int(n): inputs.error.width_at(int(n)) for n in rows["accelerators"]}
+    step = rows["step_ms"].astype(float)
+    low = rows["step_ms_low"] / step
+    high = rows["step_ms_high"] / step
+    error_low = rows["accelerators"].map(lambda n: math.exp(-width[int(n)]))
+    error_high = rows["accelerators"].map(lambda n: math.exp(width[int(n)]))
+    if ((high > error_high * (1 + TOLERANCE)) | (low < error_low * (1 - TOLERANCE))).any():
+        why.append("the step at the ends of the ranges of the terms not measured (above)")
+    if (low > error_low * (1 + TOLERANCE)).any():
+        why.append("the step's lower end no lower than its compute")
+    speedup = rows["speedup"].astype(float)
+    if (rows["speedup_high"] / speedup < step / rows["step_ms_low"] * (1 - TOLERANCE)).any():
+        why.append("the speedup's upper end no higher than compute alone or linear allow")
+    if len({round(w, 9) for w in width.values()}) > 1:
+        why.append("the error's width growing past the counts measured")
+    return why
+
+
+def step_interval(advice: Any, source: str) -> str:
+    """The step interval: ``source`` (the model's error, as the priors say it), then the
+    interval each row carries, and why it differs from the error alone, or that it rests
+    on the runs' range where the row rests on a measurement."""
+    frame = advice.predictions
+    rows = frame[frame["accelerators"] > 1]
+    predicted = rows[rows["rests_on"] == "predicted"]
+    resting = rows[rows["rests_on"] != "predicted"]
+    said = [f"Step interval: {'for the counts predicted, ' if len(resting) else ''}{source}"]
+    if len(predicted):
+        carried = [
+            f"{counted(int(r['accelerators']), 'device')} step {_span(r, 'step_ms')}, "
+            f"speedup {_span(r, 'speedup')}"
+            for _, r in predicted.iterrows()
+        ]
+        why = _why(advice.inputs, predicted)
+        said.append(
+            f"the rows carry {'; '.join(carried)}"
+            + (f" (differing from that error by {joined(why)})" if why else "")
+        )
+    said += [_measured(advice, r) for _, r in resting.iterrows()]
+    return "; ".join(said)

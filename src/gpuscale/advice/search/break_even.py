@@ -111,8 +111,14 @@ def equilibrium(frame: pd.DataFrame, threshold: float) -> dict[str, int | None]:
     """The equilibrium picks of the (trusted) predictions: the knee of time to train
     against the count, the count maximising speedup x efficiency, and the largest count
     keeping efficiency >= ``threshold`` x its best."""
-    table = frame[["accelerators", "time_to_train_min"]]
-    knee = knee_pick(table.assign(system_id=frame["accelerators"].astype(str)))
+    table = pd.DataFrame(
+        {
+            "accelerators": frame["accelerators"],
+            "time_to_train_min": frame["time_to_train_min"],
+            "system_id": frame["accelerators"].astype(str),
+        }
+    )
+    knee = knee_pick(table)
     score = frame["speedup"] * frame["efficiency"]
     good = frame[frame["efficiency"] >= threshold * frame["efficiency"].max()]
     return {

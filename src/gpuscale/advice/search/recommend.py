@@ -308,8 +308,10 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
     weak = multi and inputs.kept_global_batch is not None and inputs.convergence is None
     # the table; where the global batch is kept without a convergence model, the same
     # counts keeping the per-device batch too (the weak-scaling alternative)
-    frame = predictions(inputs)
-    alternative = predictions(replace(inputs, scaling="weak")) if weak else None
+    tables = []
+    for asked in [inputs, replace(inputs, scaling="weak")] if weak else [inputs]:
+        tables.append(predictions(asked))
+    frame, alternative = tables[0], tables[1] if weak else None
     # a count the bench measured outside the predicted interval rests on the measurement
     found = disagreements(frame, inputs.measured, alternative)
     counts = {m.devices for m in inputs.measured}  # measured counts: as said

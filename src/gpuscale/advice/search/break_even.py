@@ -7,22 +7,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, Pair, pair_speedup
+from gpuscale.advice.inputs import AdviceInputs
+from gpuscale.advice.model.step import pair_speedup
 from gpuscale.analysis.equilibrium import knee_pick
-
-
-class Sizing(Pair, Protocol):
-    """What the break-even reads of ``inputs.AdviceInputs`` (all it needs, nothing more):
-    the pair's settings (``step.Pair``), the model, its compute, the family."""
-
-    model: ModelSpec
-    compute: Compute
-    target_efficiency: float
-    family: FamilyBasis | None
 
 
 def _bisect_log(f, low: float, high: float, target: float) -> float | None:
@@ -38,7 +28,7 @@ def _bisect_log(f, low: float, high: float, target: float) -> float | None:
     return high
 
 
-def break_even(inputs: Sizing) -> tuple[float | None, float | None, float | None]:
+def break_even(inputs: AdviceInputs) -> tuple[float | None, float | None, float | None]:
     """(compute ms per gradient MB, parameters, parameters for the target efficiency)
     from which 2 devices train faster than 1 (the sizes NaN where the speedup falls with
     size: no such size) (throughput; the same per-device batch, or

@@ -11,12 +11,10 @@ import pandas as pd
 import pytest
 
 import gpuscale
-from gpuscale.advice.calibrate.calibration import (
-    CalibrationError,
-    calibrate,
-)
+from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.measured import read_comm
+from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.load import curves_from_collectives, read_collectives
 from gpuscale.advice.model.network import Link, Network, fit_link, network_from_collectives
 from gpuscale.advice.model.step import step_at

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuscale.advice.calibrate.calibration import CalibrationError
+from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.load import read_collectives
 from gpuscale.bench.results import ResultsError, load_bench
 

@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.advice.api import advise as advise_request
-from gpuscale.advice.calibrate.calibration import CalibrationError, NamedCalibrationError
+from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
 from gpuscale.advice.model.network import CommCurve, Link, MeasuredCurves
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.recommend import Advice

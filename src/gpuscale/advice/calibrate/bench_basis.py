@@ -14,13 +14,9 @@ import pandas as pd
 
 from gpuscale.advice import assumptions
 from gpuscale.advice.assumptions import Assumption
-from gpuscale.advice.calibrate import family, fits, host, measured, rows
-from gpuscale.advice.calibrate.calibration import (
-    BenchFieldError,
-    CalibrationError,
-    NamedCalibrationError,
-    step_error,
-)
+from gpuscale.advice.calibrate import family, fits, measured, rows
+from gpuscale.advice.calibrate.calibration import step_error
+from gpuscale.advice.calibrate.rows import BenchFieldError, CalibrationError, NamedCalibrationError
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.priors import DDP_WORK
@@ -35,7 +31,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     overlap, power and noise scale, and the step's interval from leave-one-out. In a row,
     one module a step: the runs used (``rows.usable``), the calibration as benched and as
     asked, on the link of the host it ran on (``family.on_bench_host``), what the runs say
-    of that model (``host.of_model``), its communication read on that link and the network
+    of that model (``measured.of_model``), its communication read on that link and the network
     scaled by it (``measured.read_comm``), the step's error, the hardware, the family;
     then the words, from those numbers."""
     # the runs: a broken model (its loss not finite) is used by nothing, --allow-flagged or
@@ -56,7 +52,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame) -> Basis:
     # what the runs say beside the calibration: the model chosen, its N > 1 runs
     params_given = req.params is not None
     per_device = req.batch or cal.batch  # as advised
-    of_model = host.of_model(bench, found, cal, req, per_device)
+    of_model = measured.of_model(bench, found, cal, req, per_device)
     runs, host_devices = of_model.runs, of_model.host_devices
     # the communication measured, read on the link advised, scales the network; the step's
     # error as benched

@@ -24,19 +24,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.calibrate import host
-from gpuscale.advice.calibrate import measured as measured_contention
 from gpuscale.advice.calibrate.calibration import (
     HARDWARE_COLUMNS,
-    CalibrationError,
-    NamedCalibrationError,
     as_asked,
     calibrate,
     default_model,
     same_hardware,
 )
 from gpuscale.advice.calibrate.fits import fit_compute
-from gpuscale.advice.calibrate.measured import as_step_model
+from gpuscale.advice.calibrate.link import cpu_processes, on_bench_host_link
+from gpuscale.advice.calibrate.measured import slowdowns
+from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError, as_step_model
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.fixed_cost import ceiling, line
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec
@@ -58,7 +56,7 @@ def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
 
 
 def fitted(table: pd.DataFrame, cal: Any) -> FamilyBasis | None:
-    """The family basis of ``cal``'s model (a ``calibrate.Calibration``) from ``table``:
+    """The family basis of ``cal``'s model (a ``calibration.Calibration``) from ``table``:
     its members' compute and the no-sync slowdown they measured (no link: the break-even
     prices the communication on the advice's own network)."""
     rows = as_step_model(table)
@@ -91,7 +89,7 @@ def fitted(table: pd.DataFrame, cal: Any) -> FamilyBasis | None:
     fb = single["forward_ms"] + single["backward_ms"]
     multi = hardware[hardware["accelerators"] > 1]
     family_multi = multi[multi["family"] == like["family"]]
-    slowdown, _ = measured_contention.slowdowns(
+    slowdown, _ = slowdowns(
         hardware[hardware["accelerators"] == 1],
         (multi, family_multi, family_multi),
         str(like["family"]),
@@ -220,12 +218,12 @@ def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Any:
 def on_bench_host(table: pd.DataFrame, req: AdviceRequest, basis: Basis) -> tuple[Any, Any, Basis]:
     """The calibration advised on (:func:`calibration_advised`), the same as the request
     predicts it (``calibration.as_asked``: the strategy asked, the fixed cost entered), and
-    ``basis`` on the link of the host it ran on (``host.on_bench_host_link``; CPU
+    ``basis`` on the link of the host it ran on (``link.on_bench_host_link``; CPU
     processes: their count capped at the host's cores, their link no GPU preset,
-    ``host.cpu_processes``)."""
+    ``link.cpu_processes``)."""
     cal = calibration_advised(table, req)
     asked = as_asked(cal, req.strategy, req.fixed_ms)
-    on_host = host.on_bench_host_link(basis, req, table, cal)
+    on_host = on_bench_host_link(basis, req, table, cal)
     if cal.device == "cpu":
-        on_host = host.cpu_processes(on_host, req, table, cal)
+        on_host = cpu_processes(on_host, req, table, cal)
     return cal, asked, on_host

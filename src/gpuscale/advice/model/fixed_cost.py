@@ -273,7 +273,7 @@ def _threads(threads: object) -> int:
 
 def cpu_peak(threads: object, precision: object) -> float:
     """A CPU run's ceiling, TFLOP/s: its threads at ``CPU_THREAD_TFLOPS`` of its precision
-    (fp32, the bench's default, where none is recorded); ``bench_reading.as_step_model``
+    (fp32, the bench's default, where none is recorded); ``calibrate.rows.as_step_model``
     puts it in the rows, where no CPU records a peak, so every check and price reads it."""
     which = precision if precision in CPU_THREAD_TFLOPS else "fp32"
     return _threads(threads) * CPU_THREAD_TFLOPS[str(which)]

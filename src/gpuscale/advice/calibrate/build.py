@@ -1,12 +1,13 @@
 """The calibration, built once from the request and the data: ``build(request, bench=,
 topology=, collectives=, notes=)`` -> :class:`~gpuscale.advice.inputs.Calibrated`.
 
-In a row, one module a step: the link (``link.network_basis``), the model from bench rows
-(``bench_basis.from_bench``) or from numbers (``from_numbers``, here), then the inputs
-at each end of every assumed term's range (a model given by numbers: its FLOPs per sample
-and fixed cost; an assumed link: its slowest and fastest preset), the convergence model
-(the workload's RCPs read, ``mlperf.rcp``, and fitted, ``analysis.critical_batch``, then
-``convergence.resolved``) and the search's inputs; no step calls back into this module.
+In a row, one module a step: the link (``link.network_basis``), the model from the bench
+rows an advice may use (``rows.usable``, ``bench_basis.from_bench``) or from numbers
+(``from_numbers``, here), then the inputs at each end of every assumed term's range (a
+model given by numbers: its FLOPs per sample and fixed cost; an assumed link: its slowest
+and fastest preset), the convergence model (the workload's RCPs read, ``mlperf.rcp``, and
+fitted, ``analysis.critical_batch``, then ``convergence.resolved``) and the search's
+inputs.
 
 From numbers (:func:`from_numbers`), the step is split into a fixed per-step cost and
 per-sample work (``advice/model/fixed_cost.py``): entered (``--step-ms`` at two batches, or
@@ -26,6 +27,7 @@ from gpuscale.advice.assumptions import Assumption, bench_run
 from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.link import network_basis
+from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.inputs import AdviceInputs, Basis, Calibrated
 from gpuscale.advice.model import priors
 from gpuscale.advice.model.convergence import resolved
@@ -62,8 +64,14 @@ def build(
     sources."""
     basis = network_basis(request, topology, collectives)
     basis = replace(basis, sources=(*basis.sources, *notes))
-    # the model: calibrated on the bench's rows, else from the numbers given
-    basis = from_bench(basis, request, bench) if bench is not None else from_numbers(basis, request)
+    # the model: calibrated on the bench's rows an advice may use (a broken model's never:
+    # not advised on, not a family's representative, no contention measured on it), else
+    # from the numbers given
+    if bench is not None:
+        found = usable(bench, request)
+        basis = from_bench(basis, request, bench, found)
+    else:
+        basis = from_numbers(basis, request)
     other = _other_device(collectives, bench)
     basis = replace(basis, warnings=(*basis.warnings, other)) if other else basis
     # an assumed link (none given, detected or measured): the network at each end of its

@@ -240,7 +240,7 @@ def host_link(table: pd.DataFrame, cal: Any) -> str | None:
     return links.pop() if len(links) == 1 and next(iter(links)) in PRESETS else None
 
 
-def on_bench_host_link(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: Any) -> Basis:
+def on_bench_host_link(basis: Basis, table: pd.DataFrame, cal: Any) -> Basis:
     """``basis`` on the link the bench host recorded, said, where no link was given or
     measured and this machine detected none or another; else ``basis`` itself. A host of
     one GPU records no link between GPUs: its link is said as assumed (``inferred``)."""

@@ -6,7 +6,7 @@ rows an advice may use (``rows.usable``, ``bench_basis.from_bench``) or from num
 (``from_numbers``, here), then the inputs at each end of every assumed term's range (a
 model given by numbers: its FLOPs per sample and fixed cost; an assumed link: its slowest
 and fastest preset), the convergence model (the workload's RCPs read, ``mlperf.rcp``, and
-fitted, ``analysis.critical_batch``, then ``convergence.resolved``) and the search's
+fitted, ``analysis.critical_batch``, then ``priors.resolved``) and the search's
 inputs.
 
 From numbers (:func:`from_numbers`), the step is split into a fixed per-step cost and
@@ -30,7 +30,6 @@ from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.inputs import AdviceInputs, Basis, Calibrated
 from gpuscale.advice.model import priors
-from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
 from gpuscale.advice.model.hardware import (
     named_power,
@@ -38,6 +37,7 @@ from gpuscale.advice.model.hardware import (
     unchecked_note,
 )
 from gpuscale.advice.model.network import Link, MeasuredCurves
+from gpuscale.advice.model.priors import SharePrior, resolved
 from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops, work_ms
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
 from gpuscale.advice.types import BENCH, End, Measure, Source, TermId, words
@@ -120,8 +120,8 @@ def build(
             assumptions.overlap(
                 request.overlap, measured=False, given=request.overlap is not None, model=None
             ),
-            priors.assumption(priors.DDP_WORK, "ms per million parameters", bench_run(None, (1,))),
-            priors.assumption(
+            _prior_assumed(priors.DDP_WORK, "ms per million parameters", bench_run(None, (1,))),
+            _prior_assumed(
                 priors.STEP_SPREAD, "of the fixed cost, the step's spread", bench_run(None, (1, 2))
             ),
         )
@@ -356,4 +356,21 @@ def by_numbers(
             (term, end, value, unit, {"fixed": cost, "compute": c, "prior_range": r})
             for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
         ),
+    )
+
+
+def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption:
+    """A term set from a prior (``model/priors.py``): its most likely value and range
+    (which enters the interval), and the source."""
+
+    def share(value: float) -> str:
+        return f"{value:.3g}" if found.in_ms else f"{value:.1%}"
+
+    return Assumption(
+        term=found.term,
+        value=f"{share(found.point)} {what} ({share(found.low)}-"
+        f"{share(found.high)}, its range in the interval)",
+        source=Source.ASSUMED,
+        basis=f"prior: {found.source}",
+        measure=measure,
     )

@@ -24,7 +24,6 @@ import pandas as pd
 
 from gpuscale.advice.model.fixed_cost import (
     GPU_PRIOR,
-    MIN_MFU,
     FixedCost,
     Prior,
     Split,
@@ -32,6 +31,7 @@ from gpuscale.advice.model.fixed_cost import (
     prior,
     within_peak,
 )
+from gpuscale.advice.model.hardware import MIN_MFU
 from gpuscale.advice.model.step import ModelSpec, work_ms
 from gpuscale.advice.types import BenchRun, Measure, Source
 from gpuscale.hardware.peaks import Peak

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpuscale.advice.model.hardware import MIN_MFU
 from gpuscale.advice.model.step import rate_tflops, work_ms
 from gpuscale.advice.types import Measure, Source
 from gpuscale.hardware.peaks import PEAKS
@@ -49,8 +50,6 @@ from gpuscale.quantities import counted, format_ms
 if TYPE_CHECKING:
     import pandas as pd
 
-
-MIN_MFU = 0.01  # the plausibility floor of advice/model/hardware.py: a step's work runs faster
 
 # What one CPU thread's work can reach at most, by precision (no CPU records a peak):
 # fp32 on AVX-512, 2 FMA units x 16 lanes x 2 FLOPs x 4 GHz, 0.256 TFLOP/s; bf16 (fp16)

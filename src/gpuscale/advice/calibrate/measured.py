@@ -73,12 +73,6 @@ def _comm_ratios(multi: pd.DataFrame, network: Network) -> pd.Series:
     return ratios
 
 
-def _comm_scale(ratios: pd.Series) -> float | None:
-    """Median of measured DDP communication over the network's prediction."""
-    found = ratios.dropna()
-    return float(found.median()) if len(found) else None
-
-
 def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, float], ...]:
     """(N, median no-sync step at N over the same configuration's at N = 1)."""
     if multi.empty or single.empty:
@@ -88,10 +82,6 @@ def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, flo
     ratio = multi["nosync_step_ms_mean"].astype(float) / reference
     found = ratio.groupby(multi["accelerators"]).median().dropna()
     return tuple((int(n), float(f)) for n, f in found.items() if f > 0)
-
-
-def _contention_text(slowdown: dict[int, float]) -> str:
-    return ", ".join(f"no-sync step x{number(f)} at N = {n}" for n, f in sorted(slowdown.items()))
 
 
 def falling(slowdown: tuple[tuple[int, float], ...]) -> str | None:
@@ -127,7 +117,10 @@ def slowdowns(
         found = dict(_slowdown(rows_at, single))
         if found:
             slowdown.update(found)
-            read = f"{label} ({_contention_text(found)})"
+            said = ", ".join(
+                f"no-sync step x{number(f)} at N = {n}" for n, f in sorted(found.items())
+            )
+            read = f"{label} ({said})"
     return slowdown, read
 
 
@@ -139,9 +132,10 @@ def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[floa
     if not levels:
         return found, comm_rows
     ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
-    for rows_at in levels:
-        if scale := _comm_scale(ratios.loc[rows_at.index]):
-            found, comm_rows = scale, ratios.loc[rows_at.index].dropna().index
+    for rows_at in levels:  # the median of measured over predicted at each level
+        at = ratios.loc[rows_at.index].dropna()
+        if len(at) and (scale := float(at.median())):
+            found, comm_rows = scale, at.index
     return found, comm_rows
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import gpuscale
-from gpuscale.advice.calibrate.calibration import CalibrationError
+from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.bench.results_file import append_result
 
 from ..builders import bench_record

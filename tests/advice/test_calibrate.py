@@ -12,12 +12,10 @@ import pytest
 
 import gpuscale
 from gpuscale.advice.api import curves_from_collectives, read_collectives
-from gpuscale.advice.calibrate.calibration import (
-    CalibrationError,
-    calibrate,
-)
+from gpuscale.advice.calibrate.calibration import calibrate
 from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.measured import read_comm
+from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.advice.model.network import Link, Network, fit_link, network_from_collectives
 from gpuscale.advice.model.step import step_at
 from gpuscale.bench.config import BenchConfig

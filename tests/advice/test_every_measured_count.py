@@ -11,7 +11,7 @@ import statistics
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.host import measured_runs
+from gpuscale.advice.calibrate.measured import measured_runs
 from gpuscale.advice.explain.caveats import against_measured
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table

@@ -13,8 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import gpuscale
-from gpuscale.advice.calibrate.calibration import CalibrationError
-from gpuscale.advice.calibrate.rows import remedy
+from gpuscale.advice.calibrate.rows import CalibrationError, remedy
 from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
 from gpuscale.plausibility import FlagKind, host_flags, loss_flags

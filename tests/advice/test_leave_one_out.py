@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import gpuscale
+import gpuscale.advice.calibrate.bench_basis as bench_basis
 import gpuscale.advice.calibrate.calibration as bench_error
-import gpuscale.advice.calibrate.family as family
 from gpuscale.advice.model.priors import MAX_LEFT_OUT
 
 from ..builders import bench_record, write_jsonl
@@ -43,15 +43,15 @@ def test_the_interval_calibrates_a_bounded_number_of_times(
 ) -> None:
     path = _many_models(tmp_path, 60)
     calls: list[str] = []
-    original = family.calibrate
+    original = bench_basis.calibrate
 
     def counted(table, model):
         calls.append(model)
         return original(table, model)
 
-    # the model advised on is calibrated in family.calibration_advised, those left out in
+    # the model advised on is calibrated in bench_basis.calibration_advised, those left out in
     # bench_error
-    monkeypatch.setattr(family, "calibrate", counted)
+    monkeypatch.setattr(bench_basis, "calibrate", counted)
     monkeypatch.setattr(bench_error, "calibrate", counted)
     advice = gpuscale.advise(bench=path, interconnect="pcie-phb")
     assert len(calls) <= MAX_LEFT_OUT + 1  # the model advised on, and those left out

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gpuscale.advice.api import read_collectives
-from gpuscale.advice.calibrate.calibration import CalibrationError
+from gpuscale.advice.calibrate.rows import CalibrationError
 from gpuscale.bench.results import ResultsError, load_bench
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")

@@ -40,7 +40,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.advice.calibrate.build import build
-from gpuscale.advice.calibrate.calibration import CalibrationError, NamedCalibrationError
+from gpuscale.advice.calibrate.rows import CalibrationError, NamedCalibrationError
 from gpuscale.advice.conflicts import check_with_data
 from gpuscale.advice.model.network import CommCurve, Link, MeasuredCurves
 from gpuscale.advice.request import ONE_BATCH_WITH_BENCH, AdviceRequest

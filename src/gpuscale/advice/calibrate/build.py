@@ -1,12 +1,13 @@
 """The calibration, built once from the request and the data: ``build(request, bench=,
 topology=, collectives=, notes=)`` -> :class:`~gpuscale.advice.inputs.Calibrated`.
 
-In a row, one module a step: the link (``link.network_basis``), the model from bench rows
-(``bench_basis.from_bench``) or from numbers (``from_numbers``, here), then the inputs
-at each end of every assumed term's range (a model given by numbers: its FLOPs per sample
-and fixed cost; an assumed link: its slowest and fastest preset), the convergence model
-(the workload's RCPs read, ``mlperf.rcp``, and fitted, ``analysis.critical_batch``, then
-``convergence.resolved``) and the search's inputs; no step calls back into this module.
+In a row, one module a step: the link (``link.network_basis``), the model from the bench
+rows an advice may use (``rows.usable``, ``bench_basis.from_bench``) or from numbers
+(``from_numbers``, here), then the inputs at each end of every assumed term's range (a
+model given by numbers: its FLOPs per sample and fixed cost; an assumed link: its slowest
+and fastest preset), the convergence model (the workload's RCPs read, ``mlperf.rcp``, and
+fitted, ``analysis.critical_batch``, then ``priors.resolved``) and the search's
+inputs.
 
 From numbers (:func:`from_numbers`), the step is split into a fixed per-step cost and
 per-sample work (``advice/model/fixed_cost.py``): entered (``--step-ms`` at two batches, or
@@ -26,9 +27,9 @@ from gpuscale.advice.assumptions import Assumption, bench_run
 from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.link import network_basis
+from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.inputs import AdviceInputs, Basis, Calibrated
 from gpuscale.advice.model import priors
-from gpuscale.advice.model.convergence import resolved
 from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
 from gpuscale.advice.model.hardware import (
     named_power,
@@ -36,6 +37,7 @@ from gpuscale.advice.model.hardware import (
     unchecked_note,
 )
 from gpuscale.advice.model.network import Link, MeasuredCurves
+from gpuscale.advice.model.priors import SharePrior, resolved
 from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops, work_ms
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
 from gpuscale.advice.types import BENCH, End, Measure, Source, TermId, words
@@ -62,8 +64,14 @@ def build(
     sources."""
     basis = network_basis(request, topology, collectives)
     basis = replace(basis, sources=(*basis.sources, *notes))
-    # the model: calibrated on the bench's rows, else from the numbers given
-    basis = from_bench(basis, request, bench) if bench is not None else from_numbers(basis, request)
+    # the model: calibrated on the bench's rows an advice may use (a broken model's never:
+    # not advised on, not a family's representative, no contention measured on it), else
+    # from the numbers given
+    if bench is not None:
+        found = usable(bench, request)
+        basis = from_bench(basis, request, bench, found)
+    else:
+        basis = from_numbers(basis, request)
     other = _other_device(collectives, bench)
     basis = replace(basis, warnings=(*basis.warnings, other)) if other else basis
     # an assumed link (none given, detected or measured): the network at each end of its
@@ -112,8 +120,8 @@ def build(
             assumptions.overlap(
                 request.overlap, measured=False, given=request.overlap is not None, model=None
             ),
-            priors.assumption(priors.DDP_WORK, "ms per million parameters", bench_run(None, (1,))),
-            priors.assumption(
+            _prior_assumed(priors.DDP_WORK, "ms per million parameters", bench_run(None, (1,))),
+            _prior_assumed(
                 priors.STEP_SPREAD, "of the fixed cost, the step's spread", bench_run(None, (1, 2))
             ),
         )
@@ -348,4 +356,21 @@ def by_numbers(
             (term, end, value, unit, {"fixed": cost, "compute": c, "prior_range": r})
             for (term, end, value, unit, cost), (c, r) in zip(costs, at_ends, strict=True)
         ),
+    )
+
+
+def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption:
+    """A term set from a prior (``model/priors.py``): its most likely value and range
+    (which enters the interval), and the source."""
+
+    def share(value: float) -> str:
+        return f"{value:.3g}" if found.in_ms else f"{value:.1%}"
+
+    return Assumption(
+        term=found.term,
+        value=f"{share(found.point)} {what} ({share(found.low)}-"
+        f"{share(found.high)}, its range in the interval)",
+        source=Source.ASSUMED,
+        basis=f"prior: {found.source}",
+        measure=measure,
     )

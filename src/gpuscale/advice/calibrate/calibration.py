@@ -37,13 +37,16 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, fixed_split
-from gpuscale.advice.calibrate import measured as measured_contention
 from gpuscale.advice.calibrate.fits import Shape
+from gpuscale.advice.calibrate.fixed_split import fsdp_note
 from gpuscale.advice.calibrate.link import device_record
-from gpuscale.advice.calibrate.measured import (
+from gpuscale.advice.calibrate.measured import noise, read_comm, slowdowns
+from gpuscale.advice.calibrate.rows import (
+    BenchFieldError,
+    CalibrationError,
     accumulation_note,
     as_step_model,
-    fsdp_note,
+    which_configuration,
 )
 from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.fixed_cost import FixedCost
@@ -56,19 +59,9 @@ from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import Support
 from gpuscale.bench.table import flags_counted
 from gpuscale.quantities import counted, format_ms, joined
-from gpuscale.tables.requests import FieldError, NamedError, as_keywords, ref
 
 # Runs that share a machine setting: their compute and communication are comparable.
 HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
-
-
-class CalibrationError(ValueError):
-    """The measurements cannot calibrate the model (no N = 1 run of that model, ...)."""
-
-
-class NamedCalibrationError(CalibrationError, NamedError):
-    """A :class:`CalibrationError` whose sentence names request fields (``ref``): the CLI
-    says the option (``--bench``), Python the keyword (``bench=``)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -182,7 +175,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
     rows, notes = _usable(as_step_model(table))  # per micro-step; FSDP's step whole
     row = _single_row(rows, model)
     notes += [n for n in (accumulation_note(row), fsdp_note(row)) if n]
-    notes += measured_contention.which_configuration(rows, row)
+    notes += which_configuration(rows, row)
     hardware = same_hardware(rows, row)
     other = len(rows) - len(hardware)
     if other:
@@ -202,9 +195,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
     own = multi[multi["config_group"] == row["config_group"]].sort_values("accelerators")
     single = hardware[hardware["accelerators"] == 1]
     family = multi[multi["family"] == row["family"]]
-    slowdown, contention = measured_contention.slowdowns(
-        single, (multi, family, own), row["family"]
-    )
+    slowdown, contention = slowdowns(single, (multi, family, own), row["family"])
     notes.append(f"contention at N > 1 from {contention}")
     compute = replace(compute, slowdown=tuple(sorted(slowdown.items())))
     overlap = None
@@ -235,7 +226,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
         overlap=overlap,
         comm_levels=(multi, family, own),
         bench_model=model,
-        noise=measured_contention.noise(own),
+        noise=noise(own),
         fixed=fixed,
         shape=shape,
         max_batch=cap[0] if cap else None,
@@ -276,7 +267,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
 
     def predict(rest: pd.DataFrame, model: str, ns: list[int]) -> list[float | None]:
         try:
-            other, _ = measured_contention.read_comm(calibrate(rest, model), rest, network)
+            other, _ = read_comm(calibrate(rest, model), rest, network)
         except (CalibrationError, ValueError):
             return [None] * len(ns)
         if other.device != cal.device or other.device_name != cal.device_name:
@@ -312,18 +303,6 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
     return with_own_runs(
         leave_one_out(table, network, predict), list(zip(measured, predicted, strict=True))
     )
-
-
-class BenchFieldError(CalibrationError, FieldError):
-    """A request's field the bench file refuses (a model it does not hold, a fixed cost
-    above its step): a :class:`CalibrationError` and a :class:`FieldError` both, so the
-    CLI names the option (``--model tf-3m: not in ...``) and Python the keyword
-    (``model='tf-3m' is not in ...``), never the other's."""
-
-    def __init__(self, field: str, value: object, rule: str, *, then: str = "") -> None:
-        FieldError.__init__(self, field, value, rule)
-        self.text = f"{ref(field, value)} is {rule}{then}"  # as NamedError's
-        self.args = (as_keywords(self.text),)
 
 
 def with_fixed(cal: Any, fixed_ms: float) -> Any:

@@ -1,34 +1,19 @@
-"""The fixed per-step cost where data fix it: a bench model's, and a step given by numbers
-beside its device's peak.
+"""The fixed per-step cost where data fix it (``model/fixed_cost.py``: the line, the prior):
+a bench model's, and a step given by numbers beside its device's peak.
 
-A bench model's forward and backward, from its N = 1 run, and the split of its step it
-gives (``split``): measured, where the bench timed it at two batches (``fixed_ms``: the
-intercept of its plain step, less the optimizer), checked against the device's peak
-(``fixed_cost.within_peak``); FSDP's own work at N = 1; fitted, from its family's (else
-its configuration's) rate over their N = 1 runs; else assumed.
+A bench model's (:func:`split`, from its N = 1 run): measured where the bench timed it at
+two batches (the plain step's intercept less the optimizer), checked against the
+device's peak (``fixed_cost.within_peak``); FSDP's own work at N = 1 (:func:`fsdp_fixed`);
+fitted from its family's (else its configuration's) rate over their N = 1 runs; else
+assumed (:func:`unmeasured`): on a GPU the device prior (``fixed_cost.GPU_PRIOR``, less
+the optimizer step timed apart) narrowed by the step, at most the step less its work at
+the device's peak; on a CPU none (the GPU's prior is kernel launches), the whole step
+taken as per-sample work. An assumed fixed cost's whole range enters the 80% interval.
 
-Assumed, where nothing measured it (its N = 1 run timed at one per-device batch, without
-the bench's second batch, and no family fit over other models' runs of its
-configuration): on a GPU it is the device prior (``fixed_cost.GPU_PRIOR``, 1-20 ms, 4 ms
-most likely: a plain step's, so less the optimizer step the bench timed apart), narrowed
-by the step (``fixed_cost.prior``): at most the step less its work at the device's peak
-the bench recorded. Its whole range enters the 80% interval, so a gain that rests on an
-assumed split is not recommended. Taking none of the step as fixed cost (as was done)
-recommended 2 H100s for cnn-19m at a predicted 1.53x (1.13-2x), where the prior's 4 ms
-gives 0.93x.
-
-On a CPU no prior applies (the GPU's is kernel launches): the whole step is taken as
-per-sample work, said so, with the command that measures it.
-
-By numbers (``bounded``, ``unbounded``: why a fixed cost nothing measured is what it is,
-bounded by the device's peak or the prior's alone): from one step time
-(``advice/calibrate/build.py``), the fixed cost is the prior's 1-20 ms
-(``fixed_cost.GPU_PRIOR``) narrowed by the step: its per-sample work, at the FLOPs per
-sample given or assumed (6 x parameters), takes at most the time it would at 1% of the
-device's peak (``fixed_cost.MIN_MFU``), so the rest of the step is fixed cost. Only a
-device with a peak (the device catalogue) bounds it. A walk: ``--device-name A10`` took
-37.8 ms of a 40 ms step as fixed cost and ``A10G`` (no peak) the prior's 4 ms, and the
-two advices differed without a word why.
+By numbers (:func:`bounded`, :func:`unbounded`, :func:`flops_reading`): why a fixed cost
+nothing measured is what it is: the prior narrowed by the step's work at ``MIN_MFU`` of
+the device's peak (only a device with a peak in the catalogue bounds it), or the prior's
+alone, said.
 """
 
 from __future__ import annotations
@@ -37,10 +22,8 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.measured import fsdp_fixed
 from gpuscale.advice.model.fixed_cost import (
     GPU_PRIOR,
-    MIN_MFU,
     FixedCost,
     Prior,
     Split,
@@ -48,6 +31,7 @@ from gpuscale.advice.model.fixed_cost import (
     prior,
     within_peak,
 )
+from gpuscale.advice.model.hardware import MIN_MFU
 from gpuscale.advice.model.step import ModelSpec, work_ms
 from gpuscale.advice.types import BenchRun, Measure, Source
 from gpuscale.hardware.peaks import Peak
@@ -266,53 +250,32 @@ class AtPeak:
 
 
 def bounded(
-    fixed: FixedCost,
-    at: AtPeak,
-    *,
-    flops_given: bool,
-    implied_by: str | None,
-    measure: Measure,
-    prior: Prior = GPU_PRIOR,
+    fixed: FixedCost, at: AtPeak, *, flops_given: bool, implied_by: str | None, measure: Measure
 ) -> str:
     """The sentence where the device's peak raised the fixed cost above the prior's low
-    end ("" where it did not: the prior decides, and says so in its basis)."""
-    peak, peak_tflops, precision = at.peak, at.peak_tflops, at.precision
-    step_ms, batch, flops_per_sample = at.step_ms, at.batch, at.flops_per_sample
-    at_peak_ms = at.peak_work_ms
+    end ("" where it did not: the prior decides, and says so in its basis); FLOPs per
+    sample not given, the two readings of the step (:func:`flops_reading`)."""
+    prior, step_ms, at_peak_ms = GPU_PRIOR, at.step_ms, at.peak_work_ms
     at_most_ms = at_peak_ms / MIN_MFU
     floor_ms = step_ms - at_most_ms
     if floor_ms <= prior.low_ms or fixed.source != Source.ASSUMED:
         return ""
     if not flops_given:
         return flops_reading(fixed, at, floor_ms)
-    implied = (
-        f"; the device the link {implied_by} implies, --device-name to name yours"
-        if implied_by
-        else ""
-    )
-    flops = (
-        f"the {format_count(flops_per_sample)} FLOPs per sample given"
-        if flops_given
-        else "6 x parameters FLOPs per sample (assumed: a transformer's; a CNN does more)"
-    )
+    implied = f"; the device the link {implied_by} implies, --device-name to name yours"
     like = max(step_ms, prior.high_ms)
-    instead = (
-        "give --fixed-ms, or measure it: "
-        if flops_given
-        else "give --flops-per-sample (e.g. from torch.utils.flop_counter) or --fixed-ms, "
-        "or measure it: "
-    )
     return (
-        f"Fixed cost bounded by the device's peak: at {flops}, the {batch:,} samples of "
-        f"this {format_ms(step_ms)} step take {format_ms(at_peak_ms, at_most_ms)} at the "
-        f"{peak_label(precision)} peak of the {peak.device} ({number(peak_tflops)} TFLOP/s"
-        f"{implied}) and at "
+        "Fixed cost bounded by the device's peak: at the "
+        f"{format_count(at.flops_per_sample)} FLOPs per sample given, the {at.batch:,} "
+        f"samples of this {format_ms(step_ms)} step take {format_ms(at_peak_ms, at_most_ms)} "
+        f"at the {peak_label(at.precision)} peak of the {at.peak.device} "
+        f"({number(at.peak_tflops)} TFLOP/s{implied if implied_by else ''}) and at "
         f"most {format_ms(at_most_ms, at_most_ms)} at {MIN_MFU:.0%} of it, so at least "
         f"{format_ms(floor_ms, like)} of the step is fixed cost, taken as "
         f"{format_ms(fixed.ms, like)} (without a peak, the prior's "
         f"{format_ms(prior.ms, like)}, range {format_ms(prior.low_ms, like)}-"
         f"{format_ms(prior.high_ms, like)}, would stand); to replace this bound, "
-        f"{instead}{measure}."
+        f"give --fixed-ms, or measure it: {measure}."
     )
 
 
@@ -365,4 +328,65 @@ def flops_reading(fixed: FixedCost, at: AtPeak, floor_ms: float) -> str:
         "predictions take the second reading; give --flops-per-sample (in Python: "
         "flops_per_sample=; count it with torch.utils.flop_counter.FlopCounterMode over one "
         "forward and backward, divided by the batch)."
+    )
+
+
+def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost | None:
+    """An FSDP run's fixed per-step cost: its own work at N = 1 (``fsdp_overhead_ms``),
+    where that is more than the fixed cost measured otherwise (``own``, else none)."""
+    gap = row.get("fsdp_overhead_ms")
+    if row["strategy"] != "fsdp" or gap is None or pd.isna(gap) or not gap > 0:
+        return own
+    accum = int(row["accum"]) if pd.notna(row["accum"]) else 1
+    ms = min(float(gap) / max(accum, 1), fb_ms * (1 - 1e-6))  # per micro-step, as fixed_ms
+    if own is not None and own.ms >= ms:
+        return own
+    return FixedCost.exact(
+        ms,
+        source=Source.MEASURED,
+        basis=f"FSDP's own work at N = 1, {fsdp_own_basis(row)}: once per step over the "
+        "whole model, which a smaller per-device batch does not shrink",
+        at_batch=float(row["batch_per_device"]),
+    )
+
+
+def fsdp_own_basis(row: pd.Series) -> str:
+    """What an FSDP row's own work (``fsdp_overhead_ms``) was read from, with its numbers:
+    its synchronised minus no-sync step, or its step less the plain one where that is
+    larger (``bench.table.fsdp_own``: FSDP2 shards the module in place, so an FSDP run's
+    plain step times the sharded module, not a bare one)."""
+    gap = row.get("fsdp_overhead_ms")
+    own = format_ms(float(gap)) if gap is not None and pd.notna(gap) else "unmeasured"
+    step, plain = row.get("step_ms_mean"), row.get("plain_step_ms_mean")
+    nosync = row.get("nosync_step_ms_mean")
+    timed = [v is not None and pd.notna(v) for v in (step, plain, nosync)]
+    if all(timed[::2]) and not (
+        timed[1] and float(step) - float(plain) > float(step) - float(nosync)
+    ):
+        said = (
+            f"{own}: its synchronised step ({format_ms(float(step))}) less its no-sync step "
+            f"({format_ms(float(nosync))}): the gradients' reduce-scatter and the resharding"
+        )
+        if timed[1]:
+            said += (
+                f"; its plain step ({format_ms(float(plain))}) is the sharded module "
+                "(fully_shard shards in place), no bare module, so the step less it is no "
+                "measure of FSDP's work"
+            )
+        return said
+    if timed[0] and timed[1]:
+        less = f"its plain step ({format_ms(float(plain))})"
+        return f"{own}: its step ({format_ms(float(step))}) less {less}"
+    return f"{own}: its synchronised minus no-sync step"
+
+
+def fsdp_note(row: pd.Series) -> str:
+    """How an FSDP run's N = 1 step was read ("" for another strategy)."""
+    if row["strategy"] != "fsdp":
+        return ""
+    return (
+        f"{row['model']} was benched with FSDP: its N = 1 step "
+        f"({format_ms(float(row['step_ms_mean']))}) is taken whole as compute (FSDP "
+        "communicates nothing on one device); FSDP's own work, a fixed per-step cost, "
+        f"{fsdp_own_basis(row)}"
     )

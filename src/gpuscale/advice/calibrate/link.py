@@ -1,23 +1,35 @@
 """The network an advice rests on (links inside and between nodes, measured curves), the
 device count it allows, and a sentence on where each came from: the first
-:class:`~gpuscale.advice.inputs.Basis`, before the model's. The bench host's link, read
-after the calibration, is ``calibrate.host``'s.
+:class:`~gpuscale.advice.inputs.Basis`, before the model's; after the calibration, the
+bench host's (:func:`on_bench_host_link`, :func:`cpu_processes`).
 
 The device is resolved here, beside the link that may imply it, into the record
 ``model.hardware`` reads (:func:`device_record`: named, recorded by a bench, or the link's);
 each link's preset is looked up once (``hardware.links``) and the link built from it.
+
+An advice from a bench file predicts the machine benched, which need not be this one (rows
+of an 8-GPU H100 host read on a laptop): its link (``host_link``, the preset its topology
+records) stands where none is given, measured or detected here, or where this machine's
+detected topology is another; its cores (``host_cpu_count``; this machine's where the rows
+record none) cap the CPU processes (gloo) one host runs.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
+from typing import Any
 
+import pandas as pd
+
+from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.network import Link, MeasuredCurves, Network, network_from_collectives
 from gpuscale.advice.request import DEFAULT_INTER_NODE, DEFAULT_LATENCY_US, AdviceRequest
+from gpuscale.advice.types import Source, TermId, words
 from gpuscale.hardware.device_names import UnknownDevice, resolve
-from gpuscale.hardware.links import LINK_DEVICE, get_preset
+from gpuscale.hardware.links import LINK_DEVICE, NVLINK, PRESETS, get_preset
 from gpuscale.hardware.peaks import peak_of
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import counted, number
@@ -209,3 +221,121 @@ def network_basis(
         link_detected=detected if req.topo is None else None,
         device=device,
     )
+
+
+def _recorded(table: pd.DataFrame, cal: Any, column: str) -> pd.Series:
+    """The values ``column`` records for the runs calibrated on (its configuration at
+    every device count), missing ones dropped (none in a table made before the column)."""
+    if column not in table:
+        return pd.Series(dtype=object)
+    rows = table[table["config_group"] == cal.config_group]
+    values = rows[column].dropna()
+    return values[values.astype(str).str.len() > 0]
+
+
+def host_link(table: pd.DataFrame, cal: Any) -> str | None:
+    """The link preset the bench host's topology records for the runs calibrated on, None
+    where they record none, or several (runs of different hosts)."""
+    links = set(_recorded(table, cal, "host_link").astype(str))
+    return links.pop() if len(links) == 1 and next(iter(links)) in PRESETS else None
+
+
+def on_bench_host_link(basis: Basis, table: pd.DataFrame, cal: Any) -> Basis:
+    """``basis`` on the link the bench host recorded, said, where no link was given or
+    measured and this machine detected none or another; else ``basis`` itself. A host of
+    one GPU records no link between GPUs: its link is said as assumed (``inferred``)."""
+    recorded = host_link(table, cal)
+    detected = basis.link_detected
+    if recorded is None or not (basis.link_assumed or (detected and detected != recorded)):
+        return basis
+    link = Link.from_preset(recorded)
+    network = replace(basis.network, intra=link)
+    gpus = pd.to_numeric(_recorded(table, cal, "host_devices"), errors="coerce").dropna()
+    if not len(gpus) or gpus.max() < 2:  # no pair of GPUs: the link is inferred
+        said = inferred(recorded, link, int(gpus.max()) if len(gpus) else None, cal, detected)
+        return replace(
+            basis, network=network, sources=basis.sources[1:], assumed=(*basis.assumed, said)
+        )
+    what = ", ".join(filter(None, (implied_device(recorded), f"{number(link.busbw_gbs)} GB/s")))
+    said = f"Link: {recorded}, as the bench host's topology records it ({what})"
+    if detected:  # this machine has GPUs of another link: the bench host's is predicted
+        said += (
+            f", not this machine's detected {detected}: the advice predicts the machine "
+            f"benched, whose runs it is calibrated on; --interconnect {detected} to predict "
+            "this one."
+        )
+    else:
+        said += "; --interconnect to predict another."
+    sources = (said, *basis.sources[1:])
+    return replace(basis, network=network, sources=sources, link_assumed=False)
+
+
+def inferred(
+    preset: str, link: Link, gpus: int | None, cal: Any, detected: str | None
+) -> Assumption:
+    """The link of a bench host whose topology holds fewer than 2 GPUs (``gpus``; None: not
+    recorded), as an assumption: ``preset`` is what its GPU's model implies, no link it
+    measured, with the command that measures one."""
+    board = implied_device(preset)
+    generation = NVLINK.get(preset)
+    what = f"{preset}, the NVLink of its GPU's model ({cal.device_name or 'not recorded'})"
+    if generation is not None:
+        article = "an" if board and board[0] in "AEFHILMNORSX" else "a"  # an H100, a B200
+        whose = f"{article} {board} board's" if board else f"a {generation.architecture} GPU's"
+        what += f": {generation.links_per_gpu} NVLinks per GPU, as {whose}"
+        what += " on an HGX host" if board else ""
+    host = "its topology" if gpus is None else f"it had {counted(gpus, 'GPU')}"
+    here = (
+        f" (not this machine's detected {detected}: --interconnect {detected} to predict this one)"
+        if detected
+        else ""
+    )
+    return Assumption(
+        term=TermId.LINK,
+        value=f"{preset}, {number(link.busbw_gbs)} GB/s",
+        source=Source.ASSUMED,
+        basis=f"the bench host measured no link between GPUs ({host}, recording none); "
+        f"taken as {what}",
+        measure=words(
+            "`gpuscale collectives` on a host of 2 or more GPUs, then advise with "
+            f"--collectives on its results; or --interconnect to choose a link{here}"
+        ),
+    )
+
+
+def cpu_processes(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: Any) -> Basis:
+    """On CPU (gloo) the devices are processes of one host: their count is capped at the
+    bench host's cores (as its rows record them; this machine's where they record none)
+    // threads per process (at least 1; on one node), and their link is no GPU preset: an
+    assumed one is named and said as such."""
+    sources, network = list(basis.sources), basis.network
+    if basis.link_assumed:
+        intra = network.intra
+        network = replace(network, intra=replace(intra, name="CPU processes"))
+        sources[0] = (
+            "Link: CPU processes on one host (gloo); no preset describes their link, so it "
+            f"is unknown: assumed {DEFAULT_LINK}'s host-memory figures "
+            f"({number(intra.busbw_gbs)} GB/s, {number(intra.latency_us)} us): measure it "
+            "with `gpuscale collectives` on gloo and give --collectives, or give --busbw-gbs."
+        )
+    max_devices = basis.max_devices
+    recorded = pd.to_numeric(_recorded(table, cal, "host_cpu_count"), errors="coerce").dropna()
+    cores = int(recorded.max()) if len(recorded) else (os.cpu_count() or 1)
+    per_process = max(1, cal.threads or 1)
+    host = max(1, cores // per_process)
+    whose = "the bench host's" if len(recorded) else "this host's (the runs record none)"
+    why = (
+        f"on CPU each device is a process of one host: {whose} {counted(cores, 'core')} / "
+        f"{counted(per_process, 'thread')} per process as benched"
+    )
+    one_node = req.nodes == 1  # processes of one host: several nodes are not capped
+    if one_node and req.max_devices is None and host < max_devices:
+        sources.append(f"Device count capped at {host}: {why} (--max-devices to change).")
+        max_devices = host
+    elif one_node and host < max_devices:
+        runs = "The bench host runs" if len(recorded) else "This host runs"
+        sources.append(
+            f"{runs} at most {host} such process{'' if host == 1 else 'es'} ({why}); counts "
+            "above it, asked with --max-devices, are for a larger host."
+        )
+    return replace(basis, network=network, sources=tuple(sources), max_devices=max_devices)

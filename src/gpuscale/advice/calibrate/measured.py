@@ -1,169 +1,45 @@
-"""Bench rows read as the step model takes them: per micro-step where the run accumulated
-gradients, and an FSDP run's step at N = 1 taken whole as its compute.
+"""What the bench's runs measured beyond the calibration point, and what the runs of the
+model advised say.
 
-* Accumulation (``accum`` k > 1): the bench times one optimizer step of k micro-batches
-  (``bench/steps.py``): its forward and backward phases are summed over the k, its
-  optimizer runs once, DDP's copies once (the last micro-step synchronises), and the
-  bare module's plain steps (``plain_step_ms_mean``, the small batch's, the fixed cost's
-  intercept) are k micro-steps plus one optimizer step. The step model's micro-step is
-  ``(forward + backward) / k`` and its fixed cost ``(intercept - optimizer) / k``; a
-  step of batch b with k micro-steps is ``b k`` samples (a walk: tf-7m benched at batch
-  32 with ``--accum 4``, 128 samples in 53.7 ms, was read as one step of 32 samples,
-  3.6x below what was measured, and split over 2 devices).
-* FSDP: the no-sync step (``set_requires_gradient_sync(False)``) is not the step FSDP
-  trains with (tf-30m on an H100: 26.2 ms no-sync, 36.2 ms synchronised). At N = 1 FSDP
-  communicates nothing: its measured step is the compute, the forward and backward
-  scaled to it, and no DDP overhead is read from it. FSDP's own work
-  (``fsdp_overhead_ms``, the bench table's, ``bench.table.fsdp_own``) is at least the
-  synchronised-minus-no-sync gap (the reduce-scatter and the resharding, which no bare
-  module does): a fixed per-step cost that a smaller per-device batch does not shrink
-  (``fsdp_fixed``; a walk: tf-30m's 10.1 ms was split over the devices with the batch,
-  1.3 ms of it at N = 8). The plain step of an FSDP run (36.5 ms) is no bare module:
-  FSDP2's ``fully_shard`` shards the module in place, so the bench's plain step times the
-  sharded module; reading FSDP's work as the step less it gave 0 ms by construction (a
-  walk: FSDP 1.47x on 2 devices against DDP's 1.07x).
+Contention: the no-sync step's growth over N = 1 at N > 1 (waiting for the slowest
+device, contention for shared cores) and the communication DDP timed over what the
+network predicts for the same buckets (on CPU above 1: the all-reduce shares the cores
+with backward), each read at the most specific level that measured it (every model of the
+configuration, the family, its own runs); the noise scale the gradient norms measured.
 
-Contention: What a model's N > 1 bench runs measured beyond its compute: the no-sync step's growth
-over N = 1 (waiting for the slowest device, contention for shared cores) and the
-communication DDP timed over what the network predicts for the same buckets (on CPU
-above 1: the all-reduce shares the cores with backward). Read at the most specific level
-that measured it (``contention``).
+The model's runs (:func:`of_model`): its N > 1 speedups like the run advised on, which
+bench model is advised where none was asked (the largest with a trustworthy N = 1 run;
+``rows.why_this_model`` says why larger ones were passed over, :func:`models_benched` the
+others), weak runs said in short and in full (:func:`weak_said`), and a per-device batch
+advised far beyond the one timed (:func:`far_beyond_the_batch_timed`).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import shlex
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.calibrate.rows import Usable, model_sizes, on_hardware, why_this_model
 from gpuscale.advice.inputs import OneDevice
-from gpuscale.advice.model.fixed_cost import FixedCost, cpu_peak
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s
 from gpuscale.advice.model.step import per_step_ms
-from gpuscale.advice.types import Source
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.types import Measured
+from gpuscale.analysis.bench_scaling import bench_scaling
 from gpuscale.analysis.critical_batch import NoiseScale, noise_scale
-from gpuscale.bench.support import support
-from gpuscale.quantities import format_ms, number
-
-# Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
-_PLAIN_STEPS = (
-    "plain_step_ms_mean",
-    "small_batch_step_ms_mean",
-    "fixed_ms",
-    "fixed_ms_low",
-    "fixed_ms_high",
-)
-
-
-def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with every row's phases per micro-step and FSDP's N = 1 step as its
-    compute (see the module docstring); the measured steps and rates left as they are."""
-    if table.empty:
-        return table
-    out = table.copy()
-    opt = out["optimizer_ms"].astype(float).fillna(0.0)
-    fsdp = (out["strategy"] == "fsdp") & (out["accelerators"] == 1)
-    fb = (out["forward_ms"] + out["backward_ms"]).astype(float)
-    whole = (out["step_ms_mean"].astype(float) - opt) / fb
-    scale = whole.where(fsdp & (fb > 0) & (whole > 0), 1.0)
-    accum = out["accum"].astype(float).fillna(1.0).clip(lower=1.0)
-    for column in ("forward_ms", "backward_ms"):
-        out[column] = out[column].astype(float) * scale / accum
-    for column in _PLAIN_STEPS:
-        if column in out.columns:
-            out[column] = (out[column].astype(float) - opt) / accum + opt
-    out["ddp_overhead_ms"] = out["ddp_overhead_ms"].where(out["strategy"] != "fsdp")
-    # no CPU records a peak: its threads' ceiling at the run's precision stands in for it
-    # (fixed_cost.cpu_peak), the bound and the price of its work (fp32 work was priced at
-    # AMX's bf16 8 TFLOP/s a thread)
-    cpu = (out["device"] == "cpu") & out["peak_tflops"].isna()
-    if cpu.any():
-        out["peak_tflops"] = out["peak_tflops"].astype(float)
-        on = out.loc[cpu]
-        out.loc[cpu, "peak_tflops"] = [
-            cpu_peak(t, p) for t, p in zip(on["threads"], on["precision"], strict=True)
-        ]
-    return out
-
-
-def fsdp_fixed(row: pd.Series, fb_ms: float, own: FixedCost | None) -> FixedCost | None:
-    """An FSDP run's fixed per-step cost: its own work at N = 1 (``fsdp_overhead_ms``),
-    where that is more than the fixed cost measured otherwise (``own``, else none)."""
-    gap = row.get("fsdp_overhead_ms")
-    if row["strategy"] != "fsdp" or gap is None or pd.isna(gap) or not gap > 0:
-        return own
-    accum = int(row["accum"]) if pd.notna(row["accum"]) else 1
-    ms = min(float(gap) / max(accum, 1), fb_ms * (1 - 1e-6))  # per micro-step, as fixed_ms
-    if own is not None and own.ms >= ms:
-        return own
-    return FixedCost.exact(
-        ms,
-        source=Source.MEASURED,
-        basis=f"FSDP's own work at N = 1, {fsdp_own_basis(row)}: once per step over the "
-        "whole model, which a smaller per-device batch does not shrink",
-        at_batch=float(row["batch_per_device"]),
-    )
-
-
-def fsdp_own_basis(row: pd.Series) -> str:
-    """What an FSDP row's own work (``fsdp_overhead_ms``) was read from, with its numbers:
-    its synchronised minus no-sync step, or its step less the plain one where that is
-    larger (``bench.table.fsdp_own``: FSDP2 shards the module in place, so an FSDP run's
-    plain step times the sharded module, not a bare one)."""
-    gap = row.get("fsdp_overhead_ms")
-    own = format_ms(float(gap)) if gap is not None and pd.notna(gap) else "unmeasured"
-    step, plain = row.get("step_ms_mean"), row.get("plain_step_ms_mean")
-    nosync = row.get("nosync_step_ms_mean")
-    timed = [v is not None and pd.notna(v) for v in (step, plain, nosync)]
-    if all(timed[::2]) and not (
-        timed[1] and float(step) - float(plain) > float(step) - float(nosync)
-    ):
-        said = (
-            f"{own}: its synchronised step ({format_ms(float(step))}) less its no-sync step "
-            f"({format_ms(float(nosync))}): the gradients' reduce-scatter and the resharding"
-        )
-        if timed[1]:
-            said += (
-                f"; its plain step ({format_ms(float(plain))}) is the sharded module "
-                "(fully_shard shards in place), no bare module, so the step less it is no "
-                "measure of FSDP's work"
-            )
-        return said
-    if timed[0] and timed[1]:
-        less = f"its plain step ({format_ms(float(plain))})"
-        return f"{own}: its step ({format_ms(float(step))}) less {less}"
-    return f"{own}: its synchronised minus no-sync step"
-
-
-def accumulation_note(row: pd.Series) -> str:
-    """How a run that accumulated gradients was read ("" for one that did not)."""
-    k = int(row["accum"]) if pd.notna(row["accum"]) else 1
-    if k <= 1:
-        return ""
-    b = int(row["batch_per_device"])
-    return (
-        f"{row['model']} was benched with gradient accumulation ({k} micro-batches of {b} "
-        f"per optimizer step, {b * k} samples per device): its forward and backward are read "
-        f"per micro-batch ({format_ms(float(row['forward_ms'] + row['backward_ms']))} the "
-        "two together), "
-        "the optimizer and DDP's copies once per step, and the advice keeps its "
-        f"{b * k} samples per device-step"
-    )
-
-
-def fsdp_note(row: pd.Series) -> str:
-    """How an FSDP run's N = 1 step was read ("" for another strategy)."""
-    if row["strategy"] != "fsdp":
-        return ""
-    return (
-        f"{row['model']} was benched with FSDP: its N = 1 step "
-        f"({format_ms(float(row['step_ms_mean']))}) is taken whole as compute (FSDP "
-        "communicates nothing on one device); FSDP's own work, a fixed per-step cost, "
-        f"{fsdp_own_basis(row)}"
-    )
-
+from gpuscale.bench.evidence import labels, remedy
+from gpuscale.bench.support import Support, support
+from gpuscale.bench.support import weak as too_short
+from gpuscale.plausibility import FlagKind
+from gpuscale.quantities import format_count, joined, number, of_the
+from gpuscale.tables.bench import most_host_devices
+from gpuscale.tables.bench import one_device as at_one_device
+from gpuscale.tables.bench_runs import bench_options, runs_like
 
 # A no-sync slowdown that falls by less than this share from fewer devices to more is
 # run-to-run noise, not said (the step model holds it all the same).
@@ -197,12 +73,6 @@ def _comm_ratios(multi: pd.DataFrame, network: Network) -> pd.Series:
     return ratios
 
 
-def _comm_scale(ratios: pd.Series) -> float | None:
-    """Median of measured DDP communication over the network's prediction."""
-    found = ratios.dropna()
-    return float(found.median()) if len(found) else None
-
-
 def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, float], ...]:
     """(N, median no-sync step at N over the same configuration's at N = 1)."""
     if multi.empty or single.empty:
@@ -212,10 +82,6 @@ def _slowdown(multi: pd.DataFrame, single: pd.DataFrame) -> tuple[tuple[int, flo
     ratio = multi["nosync_step_ms_mean"].astype(float) / reference
     found = ratio.groupby(multi["accelerators"]).median().dropna()
     return tuple((int(n), float(f)) for n, f in found.items() if f > 0)
-
-
-def _contention_text(slowdown: dict[int, float]) -> str:
-    return ", ".join(f"no-sync step x{number(f)} at N = {n}" for n, f in sorted(slowdown.items()))
 
 
 def falling(slowdown: tuple[tuple[int, float], ...]) -> str | None:
@@ -251,7 +117,10 @@ def slowdowns(
         found = dict(_slowdown(rows_at, single))
         if found:
             slowdown.update(found)
-            read = f"{label} ({_contention_text(found)})"
+            said = ", ".join(
+                f"no-sync step x{number(f)} at N = {n}" for n, f in sorted(found.items())
+            )
+            read = f"{label} ({said})"
     return slowdown, read
 
 
@@ -263,9 +132,10 @@ def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[floa
     if not levels:
         return found, comm_rows
     ratios = _comm_ratios(levels[0], network)  # every level is a part of the first
-    for rows_at in levels:
-        if scale := _comm_scale(ratios.loc[rows_at.index]):
-            found, comm_rows = scale, ratios.loc[rows_at.index].dropna().index
+    for rows_at in levels:  # the median of measured over predicted at each level
+        at = ratios.loc[rows_at.index].dropna()
+        if len(at) and (scale := float(at.median())):
+            found, comm_rows = scale, at.index
     return found, comm_rows
 
 
@@ -315,14 +185,209 @@ def one_device(cal: Any) -> OneDevice | None:
     )
 
 
-def which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[str]:
-    """Where the model ran in several precisions or strategies, which one the advice is
-    on (the latest N = 1 run's), said."""
-    own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
-    kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
-    if len(kinds) < 2:
-        return []
+def models_benched(table: pd.DataFrame, chosen: str) -> str:
+    """Where the model advised on is the largest of several benched: which, and the others
+    ``--model`` chooses (a walk: six models in a file, one advised without a word why);
+    "" where the table holds one model, or a larger one was passed over
+    (:func:`~gpuscale.advice.calibrate.rows.why_this_model` says it)."""
+    sizes = model_sizes(table)
+    if chosen not in sizes or len(sizes) < 2 or (sizes > sizes[chosen]).any():
+        return ""
+    others = [str(name) for name in sizes.sort_values(ascending=False).index if name != chosen]
+    return (
+        f"Advised on {chosen} ({format_count(sizes[chosen])} parameters), the largest of the "
+        f"{len(sizes)} models benched (--model to choose another: {joined(others)})."
+    )
+
+
+def same_samples(table: pd.DataFrame, model: str) -> bool:
+    """Whether a run of ``model`` at N > 1 was flagged for ranks that saw the same
+    samples (flagged or allowed, its gradient norms measure no noise scale)."""
+    rows = table[(table["model"] == model) & (table["accelerators"] > 1)]
+    return any(FlagKind.SAME_SAMPLES in kinds for kinds in rows["flag_kinds"])
+
+
+def measured_runs(
+    table: pd.DataFrame,
+    model: str,
+    allow_flagged: bool,
+    like: tuple[str, str | None, str | None] | None = None,
+) -> list[Measured]:
+    """The model's N > 1 throughput speedups in the bench table, flagged as the bench
+    flags them (``allowed`` where ``--allow-flagged`` let the advice use them); with
+    ``like`` (the calibrated run's configuration group, device name and the strategy
+    predicted), only the runs of that configuration on that device
+    (``tables.bench.runs_like``): a CPU run of the model is no measurement of its advice on
+    a GPU."""
+    scaling = bench_scaling(table)
+    base_batch = at_one_device(scaling, "batch_per_device")
+    base_accum = at_one_device(scaling, "accum")
+    of = (scaling["model"] == model) & (scaling["accelerators"] > 1)
+    if like is not None and len(scaling):
+        of &= runs_like(scaling, *like)
+    rows = scaling[of].dropna(subset=["speedup"])
+    at = pd.Series(range(len(scaling)), index=scaling.index, dtype=float)
+    base_at = at_one_device(scaling.assign(_at=at), "_at")
+
+    def weak_remedy(index: object) -> str:
+        """What to bench where the run at ``index`` or its N = 1 run is weak evidence."""
+        both = [index] + ([scaling.index[int(base_at[index])]] if pd.notna(base_at[index]) else [])
+        pair = scaling.loc[both]
+        found = support(pair)
+        # weak: notes say why (a flagged run's too, graded flagged: ``bench.evidence``)
+        weak = bool(pair.get("evidence_notes", pd.Series(dtype=str)).fillna("").ne("").any())
+        return found.remedy() if weak and found is not None else ""
+
     return [
-        f"{row['model']} ran in {len(kinds)} configurations; this advice is on its "
-        f"{row['precision']} {row['strategy']} runs (TF32 {row['tf32']}), the latest"
+        Measured(
+            devices=int(r.accelerators),
+            speedup=float(r.speedup),
+            flagged=bool(r.flagged),
+            batch_per_device=int(r.batch_per_device),
+            allowed=bool(r.flagged) and allow_flagged,
+            accum=int(r.accum),
+            base=(int(base_batch[i]), int(base_accum[i])),
+            weak_remedy=weak_remedy(i),
+            samples_per_s=float(r.samples_per_s),
+            flags=str(r.flags) if bool(r.flagged) and isinstance(r.flags, str) else "",
+        )
+        for i, r in zip(rows.index, rows.itertuples(), strict=True)
     ]
+
+
+# The command that prints a bench table's evidence_notes (``-f csv`` alone leaves them out).
+NOTES_COMMAND = (
+    "gpuscale analyze --bench {} --columns configuration,accelerators,evidence_notes -f csv"
+)
+
+
+def weak_said(
+    table: pd.DataFrame, model: str, source: Any = None
+) -> tuple[str | None, str | None, Support | None]:
+    """The warning when runs of ``model`` the advice uses (``ok``, not flagged, or
+    allowed) are weak evidence (``bench.evidence``: few steps timed, steps spread, busy
+    share not measured): short, with the kinds of why and what to bench (the default
+    view's line); then the same in full, with the steps' basis and the command that
+    prints the runs' notes (on ``source``, the results file, where given: a source line
+    of ``--explain``); then what they give. (None, None, support) when none is weak."""
+    ok = table[(table["model"] == model) & (table["status"] == "ok")]
+    rows = ok[~ok["flagged"].fillna(False).astype(bool)]
+    weak = rows[rows["evidence"] == "weak"]
+    found = support(rows, table)
+    if weak.empty or found is None:
+        return None, None, found
+    kinds = labels(weak["evidence_kinds"])
+    counts = [int(n) for n in sorted(weak["accelerators"].unique())]
+    on = f"{joined(counts)} device{'' if counts == [1] else 's'}"
+    runs = of_the(len(weak), len(rows), "bench run")
+    said = (
+        f"WARNING: weak evidence: {runs} of {model} the advice uses (on {on}) "
+        f"{'is' if len(weak) == 1 else 'are'} weak ({', '.join(kinds)})"
+    )
+    # runs too short to read the step's terms from: the change line says what to bench
+    # (``explain.caveats.measure_first``), the warning only that they are weak
+    short = (
+        "" if too_short(found) else f": {remedy(found.fixes, found.steps_needed)} for firm numbers"
+    )
+    full = (
+        f"Weak evidence: {runs} of {model} (on {on}): {', '.join(kinds)}; the bench "
+        f"table's evidence_notes say more: `{NOTES_COMMAND.format(_file(source))}`; "
+        f"{found.remedy(basis=True)} for firm numbers."
+    )
+    return f"{said}{short}", full, found
+
+
+def run_options(table: pd.DataFrame, cal: Any, req: AdviceRequest) -> str:
+    """The ``gpuscale bench`` options of the run advised on: the calibrated run's
+    configuration in the strategy predicted, and ``--out`` the file advised on where the
+    advice was given its path (``""`` where no run of it is in ``table``)."""
+    like = runs_like(table, cal.config_group, cal.device_name) & (table["model"] == cal.name)
+    rows = table[like]
+    if rows.empty:
+        return ""
+    row = rows.sort_values("accelerators", kind="stable").iloc[0].copy()
+    row["strategy"] = req.strategy or row.get("strategy")
+    out = f" --out {_file(req.bench)}" if isinstance(req.bench, str | Path) else ""
+    return f"{bench_options(row)}{out}"
+
+
+def _file(source: Any) -> str:
+    """The results file as a shell word (``FILE`` where the table was given, not read)."""
+    return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
+
+
+def far_beyond_the_batch_timed(cal: Any, per_device: int) -> str:
+    """A warning when the advice runs a per-device batch the bench never came near: above
+    the one batch it timed while the step sat on a launch-bound floor there (its work was
+    never seen: priced at the device's peak, a lower bound), or more than twice that batch.
+    Held out on an H100: ResNet-50 bf16 timed at batch 32 on a host whose CPU set its step
+    took 116 ms at batch 256 on another host; modelled from batch 32, the step there was
+    under half of that (docs/advice.md)."""
+    floor = cal.compute.floor_ms > 0
+    if (
+        cal.shape is not None
+        or per_device <= cal.batch
+        or (per_device <= 2 * cal.batch and not floor)
+    ):
+        return ""
+    how = (
+        "on a launch-bound floor there, its work priced at the device's peak: a lower bound"
+        if floor
+        else "from the fixed cost and per-sample rate measured there"
+    )
+    return (
+        f"UNMEASURED: per-device batch {per_device} is {per_device / cal.batch:.3g}x the "
+        f"largest the bench timed ({cal.batch}); its step is modelled {how}, and the step's "
+        "interval does not cover a batch that far from the one measured; measure it: "
+        f"gpuscale bench --model {cal.name} --batch {per_device}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRuns:
+    """The bench's rows on the calibrated model: its N > 1 runs like the one advised on,
+    whether one saw the same samples on every rank, the most GPUs a host had, why this
+    model (``rows.why_this_model``, else :func:`models_benched`; "" where asked), the runs
+    used as evidence (:func:`weak_said`: ``evidence`` with the advised run's options) and
+    the batch advised beyond the one timed (:func:`far_beyond_the_batch_timed`)."""
+
+    runs: tuple[Measured, ...]
+    same_samples: bool
+    host_devices: int | None
+    passed_over: str
+    others: str
+    weak: str | None
+    weak_in_full: str | None
+    evidence: Support | None
+    beyond: str
+
+
+def of_model(
+    bench: pd.DataFrame, found: Usable, cal: Any, req: AdviceRequest, per_device: int
+) -> ModelRuns:
+    """:class:`ModelRuns` of ``cal``'s model (a ``Calibration``) in ``bench``, read once,
+    advised at ``per_device`` samples per device."""
+    table = found.table
+    weak, weak_in_full, evidence = weak_said(table[on_hardware(table, cal)], cal.name, req.bench)
+    if evidence is not None:  # the bench command of the advised run, on the file advised on
+        evidence = replace(evidence, run=run_options(table, cal, req))
+    params_given = req.params is not None
+    passed_over = "" if req.model or params_given else why_this_model(bench, cal.name, found.broken)
+    others = (
+        ""
+        if passed_over or req.model
+        else models_benched(bench, None if params_given else cal.name)
+    )
+    beyond = far_beyond_the_batch_timed(cal, per_device)
+    like = (cal.config_group, cal.device_name, req.strategy)
+    return ModelRuns(
+        runs=tuple(measured_runs(bench, cal.name, req.allow_flagged, like)),
+        same_samples=same_samples(bench, cal.name),
+        host_devices=most_host_devices(table),
+        passed_over=passed_over,
+        others=others,
+        weak=weak,
+        weak_in_full=weak_in_full,
+        evidence=evidence,
+        beyond=beyond,
+    )

@@ -1,17 +1,20 @@
-"""What to do about the flagged bench runs an advice left out, chosen by the kinds of flag
-present (``bench.table.flag_summary``): a noisy host is re-run on a quieter machine or
-its runs allowed with a warning; a model whose loss was not finite is broken, and is told
-to fix its loss, never to re-run quieter or use its runs; any other flag is told to bench
-again as the flag itself says, or to allow the runs.
+"""The bench rows an advice may use, once, and as the step model reads them; the errors
+that refuse them.
 
-A broken model's runs are never used, ``--allow-flagged`` or not (``broken_models``): a
-walk's ``--allow-flagged`` advised in full on a model whose loss was NaN, and a file with
-a NaN loss and a busy host was told to "fix the model first, re-run on a quieter machine
-... or --allow-flagged", two ways out that are none while the model is broken.
+Usable runs (:func:`usable`): a broken model's (its loss not finite) never, with
+``--allow-flagged`` or without; other flagged runs only where allowed. What to do about
+those left out follows the kinds of flag (``bench.table.flag_summary``): a noisy host is
+re-run on a quieter machine or its runs allowed, a broken model fixed, any other flag
+benched again as it says. Which model is advised where none was asked, and why larger
+ones were passed over: :func:`why_this_model`.
 
-The runs of the model calibrated on, read after the calibration: ``calibrate.host``; which
-model that is where none was asked, and why larger ones were passed over (flagged, broken):
-:func:`why_this_model`.
+Read as the step model takes them (:func:`as_step_model`): per micro-step where a run
+accumulated ``k`` micro-batches (the bench times one optimizer step: forward and backward
+summed over the ``k``, the optimizer and DDP's copies once; a plain step is ``k``
+micro-steps plus one optimizer step), so the micro-step is ``(forward + backward) / k``
+and the fixed cost ``(intercept - optimizer) / k``. An FSDP run's N = 1 step is its
+compute (FSDP communicates nothing on one device), with no DDP overhead read from it; its
+own work is a fixed per-step cost (``fixed_split.fsdp_fixed``).
 """
 
 from __future__ import annotations
@@ -22,14 +25,37 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.calibrate.calibration import BenchFieldError, CalibrationError
+from gpuscale.advice.model.fixed_cost import cpu_peak
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.table import flag_summary
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
-from gpuscale.quantities import counted, format_count, joined, noun_for
+from gpuscale.quantities import counted, format_count, format_ms, joined, noun_for
 from gpuscale.tables import BENCH_COLUMNS
 from gpuscale.tables.bench_runs import runs_like
+from gpuscale.tables.requests import FieldError, NamedError, as_keywords, ref
+
+
+class CalibrationError(ValueError):
+    """The measurements cannot calibrate the model (no N = 1 run of that model, ...)."""
+
+
+class NamedCalibrationError(CalibrationError, NamedError):
+    """A :class:`CalibrationError` whose sentence names request fields (``ref``): the CLI
+    says the option (``--bench``), Python the keyword (``bench=``)."""
+
+
+class BenchFieldError(CalibrationError, FieldError):
+    """A request's field the bench file refuses (a model it does not hold, a fixed cost
+    above its step): a :class:`CalibrationError` and a :class:`FieldError` both, so the
+    CLI names the option (``--model tf-3m: not in ...``) and Python the keyword
+    (``model='tf-3m' is not in ...``), never the other's."""
+
+    def __init__(self, field: str, value: object, rule: str, *, then: str = "") -> None:
+        FieldError.__init__(self, field, value, rule)
+        self.text = f"{ref(field, value)} is {rule}{then}"  # as NamedError's
+        self.args = (as_keywords(self.text),)
+
 
 QUIETER = "re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median)"
 ALLOW = "allow flagged runs (--allow-flagged, or allow_flagged=True) to use them with a warning"
@@ -206,7 +232,7 @@ def check_columns(bench: pd.DataFrame) -> None:
 _LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "fsdp_overhead_ms")
 
 
-# What the calibration compares of the model's runs (``calibrate.HARDWARE_COLUMNS`` less
+# What the calibration compares of the model's runs (``calibration.HARDWARE_COLUMNS`` less
 # the device's name, compared apart): the runs of it the advice reads
 HARDWARE = ("model", "backend", "device", "precision", "tf32", "threads")
 
@@ -240,7 +266,7 @@ def why_this_model(
 ) -> str:
     """The sentence naming the model advised on and, where larger models of the table were
     passed over, each and why (``broken``: the models whose loss was not finite, with the
-    counts, ``flag_remedy.broken_models``); "" when the chosen model is the largest."""
+    counts, :func:`broken_models`); "" when the chosen model is the largest."""
     broken = broken or {}
     sizes = model_sizes(table)
     if chosen not in sizes:
@@ -291,3 +317,73 @@ def usable(bench: pd.DataFrame, req: AdviceRequest) -> Usable:
     where = "the bench results" if req.bench is None else Path(req.bench).name
     table, warning, broken = usable_runs(bench, req.allow_flagged, req.model, where)
     return Usable(table, where, warning, broken)
+
+
+# Columns holding k plain micro-steps plus one optimizer step (the bare module at N = 1).
+_PLAIN_STEPS = (
+    "plain_step_ms_mean",
+    "small_batch_step_ms_mean",
+    "fixed_ms",
+    "fixed_ms_low",
+    "fixed_ms_high",
+)
+
+
+def as_step_model(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with every row's phases per micro-step and FSDP's N = 1 step as its
+    compute (see the module docstring); the measured steps and rates left as they are."""
+    if table.empty:
+        return table
+    out = table.copy()
+    opt = out["optimizer_ms"].astype(float).fillna(0.0)
+    fsdp = (out["strategy"] == "fsdp") & (out["accelerators"] == 1)
+    fb = (out["forward_ms"] + out["backward_ms"]).astype(float)
+    whole = (out["step_ms_mean"].astype(float) - opt) / fb
+    scale = whole.where(fsdp & (fb > 0) & (whole > 0), 1.0)
+    accum = out["accum"].astype(float).fillna(1.0).clip(lower=1.0)
+    for column in ("forward_ms", "backward_ms"):
+        out[column] = out[column].astype(float) * scale / accum
+    for column in _PLAIN_STEPS:
+        if column in out.columns:
+            out[column] = (out[column].astype(float) - opt) / accum + opt
+    out["ddp_overhead_ms"] = out["ddp_overhead_ms"].where(out["strategy"] != "fsdp")
+    # no CPU records a peak: its threads' ceiling at the run's precision stands in for it
+    # (fixed_cost.cpu_peak), the bound and the price of its work (fp32 work was priced at
+    # AMX's bf16 8 TFLOP/s a thread)
+    cpu = (out["device"] == "cpu") & out["peak_tflops"].isna()
+    if cpu.any():
+        out["peak_tflops"] = out["peak_tflops"].astype(float)
+        on = out.loc[cpu]
+        out.loc[cpu, "peak_tflops"] = [
+            cpu_peak(t, p) for t, p in zip(on["threads"], on["precision"], strict=True)
+        ]
+    return out
+
+
+def accumulation_note(row: pd.Series) -> str:
+    """How a run that accumulated gradients was read ("" for one that did not)."""
+    k = int(row["accum"]) if pd.notna(row["accum"]) else 1
+    if k <= 1:
+        return ""
+    b = int(row["batch_per_device"])
+    return (
+        f"{row['model']} was benched with gradient accumulation ({k} micro-batches of {b} "
+        f"per optimizer step, {b * k} samples per device): its forward and backward are read "
+        f"per micro-batch ({format_ms(float(row['forward_ms'] + row['backward_ms']))} the "
+        "two together), "
+        "the optimizer and DDP's copies once per step, and the advice keeps its "
+        f"{b * k} samples per device-step"
+    )
+
+
+def which_configuration(rows: pd.DataFrame, row: pd.Series) -> list[str]:
+    """Where the model ran in several precisions or strategies, which one the advice is
+    on (the latest N = 1 run's), said."""
+    own = rows[(rows["model"] == row["model"]) & (rows["accelerators"] == 1)]
+    kinds = own[["precision", "tf32", "strategy"]].astype(str).drop_duplicates()
+    if len(kinds) < 2:
+        return []
+    return [
+        f"{row['model']} ran in {len(kinds)} configurations; this advice is on its "
+        f"{row['precision']} {row['strategy']} runs (TF32 {row['tf32']}), the latest"
+    ]

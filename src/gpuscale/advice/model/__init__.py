@@ -1,2 +1,2 @@
-"""The step model: the step formula, the network, convergence, the fixed cost,
-the hardware's limits and power, the priors (each constant once, with its source)."""
+"""The step model: the step formula, the network, the fixed cost, the hardware's limits
+and power, the priors and the convergence (each constant once, with its source)."""

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpuscale.advice.model.hardware import MIN_MFU
 from gpuscale.advice.model.step import rate_tflops, work_ms
 from gpuscale.advice.types import Measure, Source
 from gpuscale.hardware.peaks import PEAKS
@@ -49,8 +50,6 @@ from gpuscale.quantities import counted, format_ms
 if TYPE_CHECKING:
     import pandas as pd
 
-
-MIN_MFU = 0.01  # the plausibility floor of advice/model/hardware.py: a step's work runs faster
 
 # What one CPU thread's work can reach at most, by precision (no CPU records a peak):
 # fp32 on AVX-512, 2 FMA units x 16 lanes x 2 FLOPs x 4 GHz, 0.256 TFLOP/s; bf16 (fp16)
@@ -273,7 +272,7 @@ def _threads(threads: object) -> int:
 
 def cpu_peak(threads: object, precision: object) -> float:
     """A CPU run's ceiling, TFLOP/s: its threads at ``CPU_THREAD_TFLOPS`` of its precision
-    (fp32, the bench's default, where none is recorded); ``bench_reading.as_step_model``
+    (fp32, the bench's default, where none is recorded); ``calibrate.rows.as_step_model``
     puts it in the rows, where no CPU records a peak, so every check and price reads it."""
     which = precision if precision in CPU_THREAD_TFLOPS else "fp32"
     return _threads(threads) * CPU_THREAD_TFLOPS[str(which)]

@@ -8,7 +8,7 @@ link, power, peak, memory) reads the record, never the name again.
 
 Inputs that cannot be true, named where they are found: an achieved rate under 1% of
 the device's peak or above it (a device count above the GPUs of the topology:
-``calibrate.link``; a time to train below MLPerf's fastest systems: ``model.convergence``).
+``calibrate.link``; a time to train below MLPerf's fastest systems: ``priors.mlperf_floor``).
 The house's plausibility rules are ``gpuscale/plausibility.py`` (bottom floor: a run's
 own numbers); these limits need the hardware and MLPerf's results, floors above it.
 
@@ -72,11 +72,8 @@ class DeviceRecord:
         return part.nvlink if part is not None and part.board and part.nvlink in PRESETS else None
 
 
-# No device: none named, recorded or implied.
-NO_DEVICE = DeviceRecord()
-
-
-MIN_MFU = 0.01
+NO_DEVICE = DeviceRecord()  # none named, recorded or implied
+MIN_MFU = 0.01  # a step's work runs at least this share of the device's peak
 
 
 def rate_warnings(
@@ -92,8 +89,7 @@ def rate_warnings(
     (bf16) peak or (with ``low``) under 1% of its peak at ``precision`` (``low_note``: the
     other reading of a low rate; ``flops_assumed``: the FLOPs per sample were not given but
     taken as 6 x parameters, a transformer's, which a low rate is said to rest on); for an
-    unknown device, only a rate above every known
-    device's peak (64,000,000 TFLOP/s passed unflagged without --device-name)."""
+    unknown device, only a rate above every known device's peak."""
     peak, at = device.peak, device.tflops(precision)
     # the most a rate can be: the device's highest (bf16) peak, else the fastest known
     top = peak or max((p for _, p in PEAKS), key=lambda p: p.bf16)
@@ -137,7 +133,7 @@ def unchecked_note(
     """Where a device is named but the device catalogue has no peak for it (an A10G, a
     TPU), the sentence saying the rate (``what`` gives it) could not be checked against
     its peak, and why; "" where there is no device or its peak is known (the check was
-    made). A walk's ``--device-name L4``, then without a peak, skipped it without a word."""
+    made)."""
     if not device.name or device.peak is not None:
         return ""
     fastest = max((p for _, p in PEAKS), key=lambda p: p.bf16)

@@ -1,47 +1,38 @@
-"""Priors for the N > 1 terms a model given by its numbers leaves unmeasured: DDP's own
-work per step and the wait for the slowest of N devices, each in the form the step model
-gives it (``advice/model/step.py``), with a low, a most likely and a high value (10th, 50th and
-90th percentiles of what measured it) and where they come from.
+"""What the runs do not measure, each with its source: priors for the N > 1 terms a model
+given by its numbers leaves unmeasured, the step's 80% interval at N > 1, and what
+training to the target takes (the convergence).
 
-* **DDP's own work** (bucket copies, autograd hooks; ``t_ddp``, per parameter): the
-  synchronised minus the no-sync step at N = 1, per million parameters, in gpuscale's own
-  25 one-GPU DDP runs on an H100 (``../shared/gpu/h100``; PyTorch 2.11, steps of 1.6-68
-  ms, MLPs, CNNs, transformers, ResNet-50, fp32/bf16/fp16, no accumulation): 0.014,
-  0.069 and 0.23 ms per million parameters. The PyTorch DDP paper (Li et al., "PyTorch
-  Distributed: Experiences on Accelerating Data Parallel Training", VLDB 2020) describes
-  the same work and reaches near-linear scaling at 256 GPUs once it overlaps backward.
+Priors, in the form the step model takes them (``advice/model/step.py``), with a low, a
+most likely and a high value (10th, 50th and 90th percentiles of what measured them):
+
+* **DDP's own work** (bucket copies, autograd hooks; ``t_ddp``): the synchronised minus
+  the no-sync step at N = 1 in gpuscale's 25 one-GPU DDP runs on an H100
+  (``../shared/gpu/h100``; PyTorch 2.11, steps of 1.6-68 ms, MLPs, CNNs, transformers,
+  ResNet-50, fp32/bf16/fp16): 0.014, 0.069 and 0.23 ms per million parameters.
 * **The wait for the slowest device** (``t_wait``): ``E[max of N] - mean`` of step times
   spread as one device's are (Chen et al., "Revisiting distributed synchronous SGD",
-  2016), a normal spread in milliseconds that is a share of the step's **host time**, its
-  fixed per-step cost, not of the whole step: in gpuscale's own 26 one-H100 DDP runs with
-  NVML (``../shared/gpu/h100``, the same rows) the no-sync steps' standard deviation is
-  0.06, 0.13 and 0.31 (10th, 50th, 90th percentile) of the time the device sat idle
-  ((1 - utilisation) x step), while as a share of the step it ranged from 0.2% (steps
-  the device was busy through: tf-7m at batch 256, 42.6 ms, sd 0.07 ms) to 15-17%
-  (launch-bound steps: tf-7m at batch 1, 11.9 ms, sd 1.9 ms). A step the device is busy
-  through barely varies; the host's launches and Python do. The spread does not grow
-  with the per-device batch (the fixed cost does not). Horovod (Sergeev and Del Balso,
-  2018) reports 88% efficiency on 128 GPUs for Inception V3 and ResNet-101: what both
-  terms and the communication together left there.
+  2016), a normal spread that is a share of the step's host time, its fixed per-step
+  cost: in gpuscale's 26 one-H100 DDP runs with NVML the no-sync steps' standard
+  deviation is 0.06, 0.13 and 0.31 of the time the device sat idle ((1 - utilisation) x
+  step), while as a share of the step it ranged from 0.2% (tf-7m at batch 256, 42.6 ms,
+  sd 0.07 ms) to 15-17% (launch-bound: tf-7m at batch 1, 11.9 ms, sd 1.9 ms). Horovod
+  (Sergeev and Del Balso, 2018) reports 88% efficiency on 128 GPUs for Inception V3 and
+  ResNet-101: what both terms and the communication together left there.
 
-The input pipeline has no prior here: the advice says at what samples per second it
-would cap the throughput (``Advice.input_rate``, said by ``explain/caveats.assumed``).
-NVIDIA's DeepLearningExamples performance tables check these priors
-(``benchmarks/eight_gpus_by_numbers.py``); nothing is fitted to them.
+NVIDIA's DeepLearningExamples tables check them (``benchmarks/eight_gpus_by_numbers.py``).
 
-Step error: How sure a prediction is: an 80% interval on the step at N > 1 from the calibration's
-own errors.
+The step's error: with bench rows at N > 1, each model that has one is left out in turn
+(at most ``MAX_LEFT_OUT``, spread over their sizes), calibrated on the rest and its N > 1
+steps predicted; the log errors ``r = ln(measured / predicted)`` give the half-width
+``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)`` (k errors). Without them the N > 1 figures are
+extrapolated, width ``EXTRAPOLATED`` (issue 26: 24-38% errors at N = 2 on unseen models
+calibrated from N = 1 alone). Counts above the largest measured widen by
+``sqrt(log2 N)``; :func:`with_own_runs` says how far the model is off its own N > 1 runs.
 
-With bench rows at N > 1, each model that has one is left out in turn (its N > 1 rows
-removed; at most ``MAX_LEFT_OUT`` models, spread over their sizes, so the cost does not
-grow with the rows), calibrated on the rest and its measured N > 1 steps predicted; the log errors
-``r = ln(measured / predicted)`` give the interval's half-width ``z_0.9 sqrt(mean r^2)
-sqrt(1 + 1/k)`` (k errors; bias and spread together). Without them (numbers only, or
-N = 1 rows only) the N > 1 figures are extrapolated and the width is ``EXTRAPOLATED``:
-issue 26 measured 24-38% errors at N = 2 on unseen models calibrated from N = 1 alone.
-Counts above the largest measured one widen by ``sqrt(log2 N)``. The sentence also says how
-far the calibrated model is from the advised model's own N > 1 runs (``with_own_runs``): a
-model off at the runs it was calibrated on is off there whatever the others' errors.
+The convergence (:func:`resolved`): the model larger batches are priced with, an MLPerf
+workload's reference convergence points (``mlperf.rcp.workload_rcps`` read,
+``analysis.critical_batch.rcp_fit`` fitted), a noise scale given, or the bench's (unless
+too few steps measured it); and MLPerf's least time to train (:func:`mlperf_floor`).
 """
 
 from __future__ import annotations
@@ -53,35 +44,19 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.model.step import Compute
-from gpuscale.advice.types import Measure, Source, TermId, trusted_runs
-from gpuscale.quantities import counted, factor_interval, span
+from gpuscale.advice.types import TermId, trusted_runs
+from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
+from gpuscale.mlperf.bundled import load_round
+from gpuscale.mlperf.rcp import WorkloadRcps
+from gpuscale.quantities import counted, factor_interval, joined, noun_for, number, span
+from gpuscale.tables.requests import NamedError, ref
+from gpuscale.tables.workloads import Unit
 
 # Standard normal quantiles at (i - 0.5) / 20, i = 1..20: the shape of the spread the
 # wait prior draws its E[max of N] from (``Compute.wait_ms``).
-_NORMAL_20 = (
-    -1.9600,
-    -1.4395,
-    -1.1503,
-    -0.9346,
-    -0.7554,
-    -0.5978,
-    -0.4538,
-    -0.3186,
-    -0.1891,
-    -0.0627,
-    0.0627,
-    0.1891,
-    0.3186,
-    0.4538,
-    0.5978,
-    0.7554,
-    0.9346,
-    1.1503,
-    1.4395,
-    1.9600,
-)
+_HALF_NORMAL_20 = (0.0627, 0.1891, 0.3186, 0.4538, 0.5978, 0.7554, 0.9346, 1.1503, 1.4395, 1.96)
+_NORMAL_20 = tuple(-q for q in reversed(_HALF_NORMAL_20)) + _HALF_NORMAL_20
 
 FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 
@@ -138,23 +113,6 @@ def with_priors(compute: Compute, step: float, which: str) -> Compute:
     )
 
 
-def assumption(found: SharePrior, what: str, measure: Measure) -> Assumption:
-    """A term set from a published or measured prior (``advice/model/priors.py``): its most
-    likely value and range, and the source; the range enters the interval."""
-
-    def share(value: float) -> str:
-        return f"{value:.3g}" if found.in_ms else f"{value:.1%}"
-
-    return Assumption(
-        term=found.term,
-        value=f"{share(found.point)} {what} ({share(found.low)}-"
-        f"{share(found.high)}, its range in the interval)",
-        source=Source.ASSUMED,
-        basis=f"prior: {found.source}",
-        measure=measure,
-    )
-
-
 Z80 = 1.2816  # two-sided 80%: the 10th and 90th percentiles of a normal
 EXTRAPOLATED = math.log(1.35)  # half-width (log) when nothing at N > 1 was measured
 FEW_RESIDUALS = 3  # fewer leave-one-out errors than this give no spread of their own
@@ -189,6 +147,8 @@ def from_residuals(residuals: list[float], measured_n: int, what: str) -> StepEr
         return StepError()
     width = Z80 * math.sqrt(float(np.mean(r**2))) * math.sqrt(1 + 1 / len(r))
     low, high = math.exp(float(r.min())) - 1, math.exp(float(r.max())) - 1
+    one = f"{low:+.0%}" == f"{high:+.0%}"  # both ends read alike: "error +35%"
+    said = f"{'error' if one else 'errors'} {_span(low, high)}"
     few = ""
     if len(r) < FEW_RESIDUALS:  # one or two errors are no spread: never narrower than none
         width = max(width, EXTRAPOLATED)
@@ -199,7 +159,7 @@ def from_residuals(residuals: list[float], measured_n: int, what: str) -> StepEr
         measured_n=measured_n,
         source=(
             f"80% interval {factor_interval(width)} from "
-            f"{counted(len(r), 'leave-one-out prediction')} of {what} ({_errors(low, high)}){few}"
+            f"{counted(len(r), 'leave-one-out prediction')} of {what} ({said}){few}"
         ),
         residuals=tuple(float(v) for v in r),
     )
@@ -215,8 +175,7 @@ def with_own_runs(error: StepError, pairs: list[tuple[float, float | None]]) -> 
     low, high = math.exp(min(r)) - 1, math.exp(max(r)) - 1
     said = (
         f"; at its own {counted(len(r), 'measured N > 1 run')} the calibrated model is "
-        f"off by {_span(low, high)} "
-        "(measured over predicted)"
+        f"off by {_span(low, high)} (measured over predicted)"
     )
     return replace(error, source=error.source + said)
 
@@ -224,12 +183,6 @@ def with_own_runs(error: StepError, pairs: list[tuple[float, float | None]]) -> 
 def _span(low: float, high: float) -> str:
     """``-12% to +30%``, or ``+35%`` where both ends read alike (one residual)."""
     return span(f"{low:+.0%}", f"{high:+.0%}", " to ")
-
-
-def _errors(low: float, high: float) -> str:
-    """``errors -12% to +30%``, or ``error +35%`` where both ends read alike."""
-    one = f"{low:+.0%}" == f"{high:+.0%}"
-    return f"{'error' if one else 'errors'} {_span(low, high)}"
 
 
 # The most models left out in turn: each costs one calibration on the whole table, so the
@@ -287,3 +240,159 @@ ERROR = StepError(
     f"their priors' ranges, and {factor_interval(math.log(1.10))} at N = 2 for the rest "
     "(widening with log2 N)",
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Convergence:
+    """The convergence resolved: its ``model`` (None: none prices a larger batch), whether
+    the samples to train are its scale, why the bench's noise scale is not used (``thin``,
+    "" where it is or there is none), MLPerf's ``floor`` (:func:`mlperf_floor`) and the
+    steps of the bench's noise scale where it prices the batch (else None)."""
+
+    model: ConvergenceModel | None
+    samples_used: bool
+    thin: str
+    floor: tuple[tuple[int, float, str], ...]
+    noise_steps: int | None
+
+
+def resolved(
+    found: WorkloadRcps | None,
+    fitted: ConvergenceModel | None,
+    *,
+    workload: str | None,
+    noise_scale: float | None,
+    samples: float,
+    samples_given: bool,
+    reference_batch: float,
+    measured: NoiseScale | None,
+    max_devices: int,
+) -> Convergence:
+    """The convergence: the workload's RCPs (``found`` as read, ``fitted``) or a noise
+    scale given, else the bench's (``measured``; under ``FEW_NOISE_STEPS`` steps it prices
+    no batch, said), then MLPerf's least time to train at each count to ``max_devices``."""
+    given = noise_scale is not None or workload is not None
+    thin = "" if given else thin_noise(measured)
+    kept = None if thin else measured
+    model, samples_used = convergence_for(
+        noise_scale=noise_scale,
+        rcps=found,
+        fitted=fitted,
+        samples=samples,
+        reference_batch=reference_batch,
+        measured=kept,
+        samples_given=samples_given,
+    )
+    floor = mlperf_floor(workload, max_devices) if workload else ()
+    bench_priced = kept is not None and noise_scale is None and not workload
+    return Convergence(model, samples_used, thin, floor, kept.steps if bench_priced else None)
+
+
+def convergence_for(
+    *,
+    noise_scale: float | None,
+    rcps: WorkloadRcps | None,
+    samples: float,
+    reference_batch: float,
+    measured: NoiseScale | None = None,
+    samples_given: bool = False,
+    fitted: ConvergenceModel | None = None,
+) -> tuple[ConvergenceModel | None, bool]:
+    """The convergence model, and whether the samples to train (``samples``) are its
+    scale: an MLPerf workload's RCP fit (``fitted``, of ``rcps`` as read in the ruleset
+    asked; its own samples where its RCPs count samples: ``samples`` unused, and
+    ``samples_given`` refused), else a given noise scale, else the one the bench measured,
+    with ``E_min`` such that ``samples`` are needed at the reference batch; None without
+    any."""
+    if rcps is not None:
+        if fitted is None:
+            raise ValueError(no_rcps(rcps))
+        if rcps.unit is Unit.SAMPLES:
+            if samples_given:
+                raise NamedError(
+                    f"{ref('samples')} with {ref('workload', rcps.workload)}: its reference "
+                    "convergence points count the samples to train themselves; give one or "
+                    "the other"
+                )
+            return fitted, False
+        # RCPs in epochs: the shape (B_noise) from them, the scale from ``samples``
+        e_min = samples / (1 + reference_batch / fitted.b_noise)
+        return ConvergenceModel(e_min, fitted.b_noise, fitted.source + ", scaled"), True
+    if noise_scale is not None:
+        if not noise_scale > 0:
+            raise ValueError(f"noise scale must be positive, got {noise_scale}")
+        b_noise, source = noise_scale, "noise scale as given"
+    elif measured is not None:
+        b_noise = measured.b_simple
+        source = (
+            f"B_simple {number(measured.b_simple)} measured by the bench over "
+            f"{measured.steps} steps, 95% interval {number(measured.low)}-"
+            + (
+                f"{number(measured.high)}"
+                if math.isfinite(measured.high)
+                else "unbounded (too few steps to bound it above)"
+            )
+            + "; early in training it is a lower bound"
+        )
+    else:
+        return None, True
+    e_min = samples / (1 + reference_batch / b_noise)
+    return ConvergenceModel(e_min, b_noise, source), True
+
+
+def thin_noise(measured: NoiseScale | None) -> str:
+    """Why the bench's noise scale is not used to price a larger batch (``""`` where it
+    is): measured over fewer than ``FEW_NOISE_STEPS`` steps, it would choose the batch and
+    the gradient accumulation from a guess (2 steps chose 4x accumulation on one device)."""
+    fewest = FEW_NOISE_STEPS
+    if measured is None or measured.steps >= fewest:
+        return ""
+    return (
+        f"the bench measured B_simple {number(measured.b_simple)} over only "
+        f"{measured.steps} steps (under {fewest}), too few to choose a batch or gradient "
+        "accumulation by, so it is not used"
+    )
+
+
+def no_rcps(found: WorkloadRcps) -> str:
+    """Why a workload has no convergence model in a ruleset, and the rulesets that
+    have its reference convergence points (the newest to give instead)."""
+    others, shown = found.elsewhere, found.display
+    where = (
+        f"{shown} has them in {noun_for(len(others), 'ruleset')} {joined(others)}: give "
+        f"ruleset={others[-1]!r} (--ruleset {others[-1]} on the command line)"
+        if others
+        else "no ruleset of the installed mlperf-logging has them"
+    )
+    return (
+        f"no reference convergence points for {shown} ({found.workload!r}) in "
+        f"ruleset {found.ruleset} (mlperf-logging's rcp_checker); {where}"
+    )
+
+
+MARGIN = 2.0  # mlperf_floor's allowance for convergence at a smaller batch
+
+
+def mlperf_floor(workload: str, largest: int = 1024) -> tuple[tuple[int, float, str], ...]:
+    """(N, minutes, why) for N = 1..``largest``: the least time to train N accelerators
+    could need on ``workload`` by the bundled MLPerf results: the fastest system with M >= N
+    accelerators, scaled to N ideally and then halved (``T_M M / N / 2``: a margin for a
+    smaller global batch converging in fewer samples). Below it the inputs cannot be true."""
+    scores = load_round().scores
+    rows = scores[scores["workload"] == workload].dropna(subset=["time_to_train_min"])
+    if rows.empty:
+        return ()
+    fastest = rows.loc[rows.groupby("accelerators")["time_to_train_min"].idxmin()]
+    out = []
+    for n in range(1, largest + 1):
+        above = fastest[fastest["accelerators"] >= n]
+        if above.empty:
+            break
+        bound = above["time_to_train_min"] * above["accelerators"] / n / MARGIN
+        best = above.loc[bound.idxmin()]
+        why = (
+            f"MLPerf {best['round']}: {best['submitter']}, {int(best['accelerators'])} x "
+            f"{best['accelerator_model']}, {number(best['time_to_train_min'])} min"
+        )
+        out.append((n, float(bound.min()), why))
+    return tuple(out)

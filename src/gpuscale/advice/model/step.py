@@ -44,7 +44,7 @@ member's are large (their fixed per-tensor work spread over few parameters), a l
 member's small, so the same H100 rows said "2 devices beat 1 from 49.1M parameters"
 advised on tf-300m and "at no size up to 10T parameters" advised on tf-30m. The family's
 basis is fitted over every member benched in the configuration advised on
-(``family_fit.fitted``): FLOPs per parameter per sample (their median), the forward and
+(``calibrate.bench_basis.fitted``): FLOPs per parameter per sample (their median), the forward and
 backward's fixed cost and rate, and the optimizer step and DDP's own work each a fixed
 part plus a part per parameter. The member's own measured step stays in its table; where
 the two disagree at its size, the sentence says both and why.

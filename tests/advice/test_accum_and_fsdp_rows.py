@@ -43,10 +43,8 @@ def test_an_fsdp_run_reproduces_its_measured_step_on_one_device() -> None:
         assert abs(float(one["step_ms"]) - step) <= 0.02 * step, strategy
         said = " ".join(advice.explanation)
         # DDP predicted from FSDP runs: DDP's own work from its prior, said assumed
-        assert "DDP's own work: 0" not in said
-        assert strategy == "fsdp" or re.search(
-            r"DDP's own work: [\d.]+ ms per step \(assumed", said
-        )
+        own = re.search(r"DDP's own work: ([\d.]+) ms per step \(assumed", said)
+        assert strategy == "fsdp" or (own is not None and float(own.group(1)) > 0)
         assert "(measured: synchronised minus no-sync" not in said
     fsdp = gpuscale.advise(bench=ROWS, model="tf-30m", strategy="fsdp")
     assert "DDP's own copies" not in " ".join(fsdp.explanation)

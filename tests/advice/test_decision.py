@@ -122,7 +122,8 @@ def test_the_readme_multi_node_example_is_flagged_and_consistent() -> None:
     assert "IMPLAUSIBLE" in warnings
     # its low rate rests on 6 x parameters (no FLOPs given): a reading priced, no warning
     assert "% of the H100" not in warnings
-    assert [r.accelerators for r in advice.decision.readings if r.term == "flops_per_sample"] == [1]
+    (flops,) = [r for r in advice.decision.readings if r.term == "flops_per_sample"]
+    assert flops.end == "low" and flops.accelerators >= 1
     assert "MLPerf v" in warnings  # the MLPerf result it is measured against is quoted
     # the recommended count's time is among those flagged as below MLPerf
     noun = "device" if advice.recommended == 1 else "devices"

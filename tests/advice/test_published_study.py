@@ -96,7 +96,7 @@ def test_small_models_gain_nothing_from_a_second_gpu(tmp_path: Path, name, param
     assert "The fixed term decides" in text and "Strong scaling: the global batch 8" in text
     # what the numbers leave out is said, with the command that would measure it
     assumed = {a["term"]: a for a in doc["assumptions"]}
-    assert assumed["DDP's own work"]["source"] == "assumed"
+    assert assumed["DDP's own work"]["source"] == "prior"  # measured elsewhere, cited
     assert "gpuscale bench" in assumed["DDP's own work"]["measure"]
     assert assumed["Input pipeline"]["source"] == "assumed"
 

@@ -134,7 +134,9 @@ def read_collectives(path: Path) -> MeasuredCurves:
     try:
         curves, header = curves_from_collectives(path)
     except FileNotFoundError:  # as the bench loader says it ("no such results file")
-        raise CalibrationError(f"{path}: no such collectives file") from None
+        raise CalibrationError(
+            f"{path}: no such collectives file (`gpuscale collectives --out FILE` writes one)"
+        ) from None
     except OSError as exc:
         raise CalibrationError(f"cannot read {path}: {exc.strerror or exc}") from None
     return MeasuredCurves(

@@ -135,8 +135,8 @@ def own_work(
     ms: float, benched: str, asked: str, model: str | None, prior: tuple[float, str]
 ) -> Assumption:
     """The strategy's own work per step (``ms``), by ``calibration.for_strategy``'s rule:
-    measured where the runs were the strategy predicted, else DDP's ``prior`` (ms per million
-    parameters, whose), FSDP's none."""
+    measured where the runs were the strategy predicted, else DDP's ``prior`` (ms a step
+    besides its bucket copies, whose), FSDP's none."""
     command = words(f"gpuscale bench --models {model or 'MODEL'} --strategy {asked} --nproc 1")
     value, source, measure = f"{ms:.3g} ms per step", Source.ASSUMED, command
     if benched == asked == "ddp":
@@ -144,7 +144,8 @@ def own_work(
         basis = "synchronised minus no-sync step at N = 1"
     elif asked != "fsdp":
         basis = (
-            f"prior: {prior[0]:g} ms per million parameters, the median of {prior[1]}; "
+            f"prior: {prior[0]:.3g} ms a step plus its bucket copies at an H100 SXM's memory "
+            f"bandwidth, the median of {prior[1]}; "
             "the runs were FSDP's, which measure no DDP copies"
         )
     elif benched == "fsdp":

@@ -40,7 +40,7 @@ from gpuscale.advice.model.network import Link, MeasuredCurves
 from gpuscale.advice.model.priors import SharePrior, resolved
 from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops, work_ms
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
-from gpuscale.advice.types import BENCH, End, Measure, Source, TermId, words
+from gpuscale.advice.types import BenchRun, End, Measure, Source, TermId
 from gpuscale.analysis.critical_batch import rcp_fit
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
@@ -120,9 +120,11 @@ def build(
             assumptions.overlap(
                 request.overlap, measured=False, given=request.overlap is not None, model=None
             ),
-            _prior_assumed(priors.DDP_WORK, "ms per million parameters", bench_run(None, (1,))),
+            _prior_assumed(priors.DDP_WORK, _copies(basis), bench_run(None, (1,))),
             _prior_assumed(
-                priors.STEP_SPREAD, "of the fixed cost, the step's spread", bench_run(None, (1, 2))
+                priors.STEP_SPREAD,
+                "of the fixed cost as the step's standard deviation",
+                bench_run(None, (1, 2)),
             ),
         )
     )
@@ -190,9 +192,10 @@ _CARRIED = (
 
 
 # What measures the fixed cost of a model given by numbers.
-MEASURE_FIXED = words(
-    "the step at a second batch (`--step-ms T --batch B` again, e.g. at half the batch), "
-    f"or `{BENCH} --nproc 1` (times two batches at N = 1)"
+MEASURE_FIXED = Measure(
+    "a second step time (`--step-ms T --batch B` at another batch), or ",
+    BenchRun(None, (1,)),
+    " (times two batches at N = 1)",
 )
 
 
@@ -222,7 +225,8 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     # by the step, at each end of an assumed range too; the step's rate and its work at the
     # peak computed with it, carried in the split
     flops_given = req.flops_per_sample is not None
-    split = by_numbers(spec, points, req.fixed_ms, fastest, flops_given, MEASURE_FIXED)
+    memory_gbs = device.part.memory_bw_gbs if device.part is not None else None
+    split = by_numbers(spec, points, req.fixed_ms, fastest, flops_given, MEASURE_FIXED, memory_gbs)
     whole, at_peak = split.whole_tflops, split.work_at_peak_ms
     fixed, compute = split.fixed, split.compute
     assumed = fixed.source == Source.ASSUMED
@@ -315,6 +319,7 @@ def by_numbers(
     peak_tflops: float | None,
     flops_given: bool,
     measure: Measure,
+    memory_gbs: float | None = None,
 ) -> ByNumbers:
     """The step of ``points`` ((batch, step ms), the first advised on) beside the
     fastest its work could run (``peak_tflops``; None: no peak), split once into a fixed
@@ -337,12 +342,14 @@ def by_numbers(
     for end, ms in (("low", fixed.low_ms), ("high", fixed.high_ms)):
         if assumed and ms != fixed.ms:
             costs.append(("fixed_cost", end, ms, "ms", replace(fixed, ms=ms)))
+
     splits = []
     for cost in (fixed, *(c for *_, c in costs)):
         split = Compute(tflops=whole).resplit(spec, per_device, cost.ms)
         step_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
         priced = {
-            which: priors.with_priors(split, step_ms, which) for which in ("low", "high", "point")
+            which: priors.with_priors(split, step_ms, which, spec, memory_gbs)
+            for which in ("low", "high", "point")
         }
         splits.append((priced["point"], (priced["low"], priced["high"])))
     (compute, prior_range), at_ends = splits[0], splits[1:]
@@ -370,7 +377,20 @@ def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption
         term=found.term,
         value=f"{share(found.point)} {what} ({share(found.low)}-"
         f"{share(found.high)}, its range in the interval)",
-        source=Source.ASSUMED,
-        basis=f"prior: {found.source}",
+        source=Source.PRIOR,
+        basis=found.source,
         measure=measure,
+    )
+
+
+def _copies(basis: Basis) -> str:
+    """What DDP's prior is beside its bucket copies, said with the copies' time at this
+    model's gradient bytes and the device's memory bandwidth (an H100 SXM's unknown)."""
+    part = basis.device.part
+    bandwidth = part.memory_bw_gbs if part is not None else priors.REFERENCE_MEMORY_GBS
+    grad_bytes = basis.spec.grad_bytes if basis.spec is not None else 0.0
+    copies_ms = priors.DDP_COPIES * grad_bytes / (bandwidth * 1e9) * 1e3
+    whose = "" if part is not None else ", an H100 SXM's (no device named)"
+    return (
+        f"ms a step, plus {format_ms(copies_ms)} of bucket copies at {bandwidth:,.0f} GB/s{whose}"
     )

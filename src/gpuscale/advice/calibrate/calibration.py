@@ -52,7 +52,12 @@ from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.network import Network
-from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
+from gpuscale.advice.model.priors import (
+    StepError,
+    ddp_ms_per_mparam,
+    leave_one_out,
+    with_own_runs,
+)
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
 from gpuscale.advice.types import trusted_runs
 from gpuscale.analysis.critical_batch import NoiseScale
@@ -325,16 +330,17 @@ def with_fixed(cal: Any, fixed_ms: float) -> Any:
     )
 
 
-def for_strategy(compute: Any, benched: str, asked: str) -> Any:
+def for_strategy(compute: Any, benched: str, asked: str, model: ModelSpec) -> Any:
     """``compute`` for predicting ``asked`` from runs of ``benched``, by one rule: the step
     model's compute is the bare module's (a DDP run's no-sync phases; an FSDP run's step,
     its own work, 0 where it is no slower than the bare module, in the fixed cost), and
-    the strategy predicted adds its own work: DDP's from its prior (``priors.DDP_WORK``)
+    the strategy predicted adds its own work: DDP's from its prior (``priors.ddp_ms_per_mparam``)
     where the runs were FSDP's, FSDP's none (unmeasured, said) where they were DDP's (a
     walk: tf-30m benched with FSDP and advised as DDP priced DDP's own work at 0 ms)."""
     if benched == asked or asked != "ddp":
         return compute
-    return replace(compute, ddp_ms_per_mparam=DDP_WORK.point)
+    own = ddp_ms_per_mparam("point", model, None)
+    return replace(compute, ddp_ms_per_mparam=own)
 
 
 def as_asked(cal: Calibration, strategy: str | None, fixed_ms: float | None) -> Calibration:
@@ -342,6 +348,6 @@ def as_asked(cal: Calibration, strategy: str | None, fixed_ms: float | None) -> 
     with the fixed cost entered where one was (``fixed_ms``, ``with_fixed``); the
     communication the bench measured scales the network where it is read
     (``measured.read_comm``)."""
-    compute = for_strategy(cal.compute, cal.strategy, strategy or cal.strategy)
+    compute = for_strategy(cal.compute, cal.strategy, strategy or cal.strategy, cal.model)
     advised = replace(cal, compute=compute)
     return advised if fixed_ms is None else with_fixed(advised, fixed_ms)

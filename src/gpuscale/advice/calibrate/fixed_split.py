@@ -317,8 +317,9 @@ def flops_reading(fixed: FixedCost, at: AtPeak, floor_ms: float) -> str:
     share = 100 * at.peak_work_ms / step_ms  # the step's rate over the peak, in percent
     return (
         f"FLOPs per sample not given: 6 x parameters ({format_count(flops_per_sample)}, a "
-        "transformer's) is a lower bound (a CNN does far more per parameter). Read as a "
-        f"transformer, this {format_ms(step_ms)} step runs at {share:.2g}% of the "
+        "transformer's per token) is a lower bound (a sample of T tokens does T times more, "
+        f"a CNN far more per parameter). Read as one token, this {format_ms(step_ms)} step "
+        f"runs at {share:.2g}% of the "
         f"{peak.device}'s {peak_label(precision)} peak ({number(peak_tflops)} TFLOP/s), "
         f"leaving at least {format_ms(floor_ms, step_ms)} of it a fixed per-step cost; read "
         f"with the prior's fixed cost ({format_ms(fixed.ms, fixed.high_ms)}, "

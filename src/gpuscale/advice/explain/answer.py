@@ -2,8 +2,7 @@
 default: four lines from the Decision's fields over the deciding columns: the count, its
 speedup, 80% interval and time to train, or why it is withheld; what decides; what would
 change it; where the rest is), the JSON of ``-f json`` (:func:`advice_document`, the
-schema of docs/advice.md: everything, losslessly) and the predictions' terminal view.
-"""
+schema of docs/advice.md: everything, losslessly) and the predictions' terminal view."""
 
 from __future__ import annotations
 
@@ -25,11 +24,9 @@ from gpuscale.advice.types import (
 from gpuscale.quantities import counted, format_count, format_minutes, format_ms, joined, number
 from gpuscale.tables.views import TableView
 
-# The short answer's lines are wrapped at this many columns, whatever the terminal's width
-# (what is said never depends on it: issue 41), so a 100-column terminal shows each whole.
+# The short answer's lines wrap at this many columns whatever the terminal's (issue 41).
 LINE_COLUMNS = 100
-# The prediction column that holds each overhead the decision names.
-TERM_COLUMN = {
+TERM_COLUMN = {  # the prediction column that holds each overhead the decision names
     TermId.FIXED: "fixed_excess_ms",
     TermId.WAIT: "wait_ms",
     TermId.DDP: "ddp_ms",
@@ -38,7 +35,7 @@ TERM_COLUMN = {
     TermId.UNEXPLAINED: "unexplained_ms",
 }
 TERM_WORDS = {
-    TermId.FIXED: "the fixed per-step cost, which every device pays whole",
+    TermId.FIXED: "the fixed per-step cost",
     TermId.WAIT: "the wait for the slowest device",
     TermId.DDP: "DDP's own work (its bucket copies)",
     TermId.BANDWIDTH: "the gradients' all-reduce (bandwidth) not hidden by backward",
@@ -56,13 +53,12 @@ REMEDY = {
     TermId.UNEXPLAINED: "a profile of the step at that count (torch.profiler)",
     "devices": "more devices allowed (--max-devices, --nodes), where the machine has them",
     TermId.CONVERGENCE: "a larger critical batch (measure the noise scale: gpuscale bench)",
-    "uncertain": "a measured run at the larger count (gpuscale bench --nproc 1,N)",
+    "uncertain": "a measured run at the larger count (gpuscale bench --model MODEL --nproc 1,N)",
     "compute": "a lower --target-efficiency (the overheads are under 5%)",
 }
 # The terminal's columns, the deciding overhead's after the step.
 LEADING = ("accelerators", "batch_per_device", "step_ms")
 TRAILING = ("speedup", "speedup_low", "speedup_high", "efficiency", "time_to_train_min")
-
 # What a terminal narrower than the table drops first.
 DROP_ORDER = ("speedup_high", "speedup_low", *TERM_COLUMN.values(), "batch_per_device")
 # Three digits where the interval's ends differ, the efficiency as a share.
@@ -165,8 +161,12 @@ def deciding_line(advice: Any) -> str:
     ms, comm = d.overheads_ms[term], (TermId.BANDWIDTH, TermId.LATENCY)
     exposed = sum(d.overheads_ms[t] for t in comm)  # the table's one column holds both
     of = f"the {number(exposed)} ms exposed communication in " if term in comm else ""
-    step = f"the {number(d.focus_step_ms)} ms step {at}"
-    return f"Decides: {TERM_WORDS[term]}, {number(ms)} ms of {of}{step}."
+    excess = " (excess over an even split)" if term == TermId.FIXED else ""
+    step = f"{of}the {number(d.focus_step_ms)} ms step {at}"
+    n, also = len(d.also_shrink), [TERM_WORDS[t] for t in d.also_shrink]
+    alone = also[0] if n == 1 else counted(n, "other term")  # each named under --explain
+    alone = f"; not enough alone: {alone} too" if n else ""
+    return f"Decides: {TERM_WORDS[term]}, {number(ms)} ms{excess} of {step}{alone}."
 
 
 def change_line(advice: Any) -> str:
@@ -189,10 +189,10 @@ def change_line(advice: Any) -> str:
     assumed = [
         a
         for a in getattr(advice.inputs, "assumptions", ())
-        if a.term == d.dominant_term and a.source == Source.ASSUMED and a.measure
+        if a.term == d.dominant_term and a.source in (Source.ASSUMED, Source.PRIOR) and a.measure
     ]
     if assumed and d.cap == "overheads":
-        return f"To change it: measure {TERM_WORDS[d.dominant_term]}: {assumed[0].measure}."
+        return f"To change it: measure {TERM_WORDS[d.dominant_term]}: {assumed[0].measure.short()}."
     return f"To change it: {REMEDY.get(d.change, REMEDY['compute'])}."
 
 
@@ -256,8 +256,8 @@ UNGIVEN = {
 SETTLE = {
     "flops_per_sample": "give --flops-per-sample (count it with "
     "torch.utils.flop_counter.FlopCounterMode over one forward and backward, / batch)",
-    "fixed_cost": "measure the fixed cost: the step at a second batch (--step-ms T --batch B "
-    "again, e.g. at half the batch), or gpuscale bench --nproc 1",
+    "fixed_cost": "measure the fixed cost: a second step time (--step-ms T --batch B at "
+    "another batch), or gpuscale bench --model FILE.py:FACTORY --nproc 1",
     "link": "give --interconnect (or run gpuscale topo / collectives on the host)",
 }
 
@@ -267,7 +267,7 @@ def value_text(r: Reading) -> str:
     if r.unit == "ms":
         return f"a fixed cost of {format_ms(r.value)}"
     if r.unit == "FLOPs":
-        return f"{format_count(r.value)} FLOPs per sample (6 x parameters, a transformer's)"
+        return f"{format_count(r.value)} FLOPs per sample (6 x parameters, a token's)"
     return f"a link of {number(r.value)} GB/s"
 
 

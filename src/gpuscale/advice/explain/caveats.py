@@ -266,8 +266,8 @@ def below_mlperf_said(found: Sequence[tuple[Any, float, float, str]]) -> list[st
         "and samples"
         for n, minutes, floor, system in found
     ]
-    more = [f"(and {counted(len(said_) - 1, 'more count')})"] if len(said_) > 1 else []
-    return said_[:1] + more
+    more = f" ({counted(len(said_) - 1, 'more count')} likewise)" if len(said_) > 1 else ""
+    return [said_[0] + more] if said_ else []
 
 
 def assumed(advice: Any) -> tuple[Assumption, ...]:

@@ -5,34 +5,28 @@ training to the target takes (the convergence).
 Priors, in the form the step model takes them (``advice/model/step.py``), with a low, a
 most likely and a high value (10th, 50th and 90th percentiles of what measured them):
 
-* **DDP's own work** (bucket copies, autograd hooks; ``t_ddp``): the synchronised minus
-  the no-sync step at N = 1 in gpuscale's 25 one-GPU DDP runs on an H100
-  (``../shared/gpu/h100``; PyTorch 2.11, steps of 1.6-68 ms, MLPs, CNNs, transformers,
-  ResNet-50, fp32/bf16/fp16): 0.014, 0.069 and 0.23 ms per million parameters.
-* **The wait for the slowest device** (``t_wait``): ``E[max of N] - mean`` of step times
-  spread as one device's are (Chen et al., "Revisiting distributed synchronous SGD",
-  2016), a normal spread that is a share of the step's host time, its fixed per-step
-  cost: in gpuscale's 26 one-H100 DDP runs with NVML the no-sync steps' standard
-  deviation is 0.06, 0.13 and 0.31 of the time the device sat idle ((1 - utilisation) x
-  step), while as a share of the step it ranged from 0.2% (tf-7m at batch 256, 42.6 ms,
-  sd 0.07 ms) to 15-17% (launch-bound: tf-7m at batch 1, 11.9 ms, sd 1.9 ms). Horovod
-  (Sergeev and Del Balso, 2018) reports 88% efficiency on 128 GPUs for Inception V3 and
-  ResNet-101: what both terms and the communication together left there.
+* **DDP's own work** (``t_ddp``): its bucket copies, ``DDP_COPIES`` bytes of memory traffic
+  per gradient byte at the device's memory bandwidth (PyTorch's ``gradient_as_bucket_view``
+  "avoids copy overhead"), and a rest per step (hooks): the synchronised minus the no-sync
+  step at N = 1, less the copies, in gpuscale's 27 one-H100 DDP runs (0.2M-319M parameters):
+  0.14, 0.42, 4.0 ms. Per parameter (0.069 ms per million) they priced a 7B model at 480 ms.
+* **The wait for the slowest device** (``t_wait``): ``E[max of N] - mean`` of a normal
+  spread (Chen et al., "Revisiting distributed synchronous SGD", 2016) that is a share of
+  the step's host time, its fixed cost: in 26 of those runs (NVML) the no-sync steps' sd
+  is 0.06, 0.13, 0.31 of the device's idle time ((1 - utilisation) x step); of the whole
+  step, 0.2% where the device was busy (tf-7m at batch 256) to 15-17% where launches bound
+  it (tf-7m at batch 1). Horovod (Sergeev and Del Balso, 2018): 88% on 128 GPUs in all.
 
 NVIDIA's DeepLearningExamples tables check them (``benchmarks/eight_gpus_by_numbers.py``).
 
-The step's error: with bench rows at N > 1, each model that has one is left out in turn
-(at most ``MAX_LEFT_OUT``, spread over their sizes), calibrated on the rest and its N > 1
-steps predicted; the log errors ``r = ln(measured / predicted)`` give the half-width
-``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)`` (k errors). Without them the N > 1 figures are
-extrapolated, width ``EXTRAPOLATED`` (issue 26: 24-38% errors at N = 2 on unseen models
-calibrated from N = 1 alone). Counts above the largest measured widen by
-``sqrt(log2 N)``; :func:`with_own_runs` says how far the model is off its own N > 1 runs.
+The step's error: each model with bench rows at N > 1 left out in turn (at most
+``MAX_LEFT_OUT``), its N > 1 steps predicted from the rest; the log errors ``r`` give the
+half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``. Without them, ``EXTRAPOLATED`` (issue 26:
+24-38% at N = 2 from N = 1 alone); wider by ``sqrt(log2 N)`` above the largest measured.
 
-The convergence (:func:`resolved`): the model larger batches are priced with, an MLPerf
-workload's reference convergence points (``mlperf.rcp.workload_rcps`` read,
-``analysis.critical_batch.rcp_fit`` fitted), a noise scale given, or the bench's (unless
-too few steps measured it); and MLPerf's least time to train (:func:`mlperf_floor`).
+The convergence (:func:`resolved`): an MLPerf workload's reference convergence points
+(``mlperf.rcp.workload_rcps``, fitted by ``analysis.critical_batch.rcp_fit``), a noise scale
+given or the bench's; and MLPerf's least time to train (:func:`mlperf_floor`).
 """
 
 from __future__ import annotations
@@ -44,7 +38,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.model.step import Compute
+from gpuscale.advice.model.step import Compute, ModelSpec
 from gpuscale.advice.types import TermId, trusted_runs
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.mlperf.bundled import load_round
@@ -63,9 +57,8 @@ FEW_NOISE_STEPS = 10  # a noise scale from fewer steps is a guess
 
 @dataclass(frozen=True, slots=True)
 class SharePrior:
-    """A term as a share of one device's compute step: low, most likely, high (the
-    10th, 50th and 90th percentiles of what measured it), its term, its unit (``in_ms``:
-    ms per million parameters, else a share) and source."""
+    """A prior: low, most likely, high (10th, 50th, 90th percentiles of what measured it),
+    its term, source and unit (``in_ms``: ms, else a share)."""
 
     low: float
     point: float
@@ -79,35 +72,47 @@ class SharePrior:
 
 
 DDP_WORK = SharePrior(
-    0.0143,
-    0.0689,
-    0.2336,
+    0.1433,
+    0.4247,
+    4.036,
     TermId.DDP,
-    "gpuscale's 25 one-H100 DDP runs (synchronised minus no-sync step at N = 1, per "
-    "million parameters, 10th-90th percentile); the work the PyTorch DDP paper (Li et al., "
-    "VLDB 2020) overlaps with backward",
+    "gpuscale's 27 one-H100 DDP runs (synchronised minus no-sync step at N = 1 less its "
+    "bucket copies, 4 bytes per gradient byte at memory bandwidth; 10th-90th percentile); "
+    "the PyTorch DDP paper (Li et al., VLDB 2020)",
     in_ms=True,
 )
+DDP_COPIES = 4.0  # bytes of memory traffic per gradient byte: into its bucket and back
+REFERENCE_MEMORY_GBS = 3350.0  # an H100 SXM's, the runs' device, where none is known
+
+
+def ddp_ms_per_mparam(which: str, model: ModelSpec, memory_gbs: float | None) -> float:
+    """DDP's own work per step from its prior (``which``: low, point or high), per million
+    parameters: ``rest + DDP_COPIES grad_bytes / bandwidth`` (``memory_gbs`` GB/s)."""
+    copies_ms = DDP_COPIES * model.grad_bytes / (memory_gbs or REFERENCE_MEMORY_GBS) / 1e6
+    return (DDP_WORK.at(which) + copies_ms) / max(model.params / 1e6, 1e-9)
+
+
 STEP_SPREAD = SharePrior(
     0.0600,
     0.1340,
     0.3102,
     TermId.WAIT,
     "E[max of N] - mean of steps whose spread is a share of the fixed per-step cost (the "
-    "host's time: standard deviation over idle device time in gpuscale's 26 one-H100 DDP "
-    "runs, 10th-90th percentile; Chen et al. 2016); Horovod's 88% on 128 GPUs (Sergeev "
-    "and Del Balso 2018) bounds the losses together",
+    "host's time: standard deviation over idle device time in the 26 of gpuscale's 27 "
+    "one-H100 DDP runs with NVML, 10th-90th percentile; Chen et al. 2016); Horovod's 88% "
+    "on 128 GPUs (Sergeev and Del Balso 2018) bounds the losses together",
 )
 
 
-def with_priors(compute: Compute, step: float, which: str) -> Compute:
-    """``compute`` with DDP's work (per parameter) and the step's spread (a share of its
-    fixed cost, ms, whatever the batch) set from the priors (``which``: low, point or
-    high) around its compute step ``step`` ms."""
+def with_priors(
+    compute: Compute, step: float, which: str, model: ModelSpec, memory_gbs: float | None
+) -> Compute:
+    """``compute`` (``step`` ms) with DDP's work and the step's spread (a share of its fixed
+    cost, whatever the batch) from the priors (``which``: low, point or high)."""
     sd_ms = STEP_SPREAD.at(which) * compute.fixed_ms
     return replace(
         compute,
-        ddp_ms_per_mparam=DDP_WORK.at(which),
+        ddp_ms_per_mparam=ddp_ms_per_mparam(which, model, memory_gbs),
         jitter_ms=tuple(step + sd_ms * q for q in _NORMAL_20),
         jitter_fixed_ref_ms=compute.fixed_ms,  # the host's: it scales with the fixed cost
     )
@@ -120,8 +125,7 @@ FEW_RESIDUALS = 3  # fewer leave-one-out errors than this give no spread of thei
 
 @dataclass(frozen=True, slots=True)
 class StepError:
-    """The log half-width of the 80% interval of a step at N > 1, up to ``measured_n``
-    devices, and where it came from."""
+    """The log half-width of a step's 80% interval at N > 1 (to ``measured_n``), and whence."""
 
     width_log: float = EXTRAPOLATED
     measured_n: int = 1
@@ -185,14 +189,12 @@ def _span(low: float, high: float) -> str:
     return span(f"{low:+.0%}", f"{high:+.0%}", " to ")
 
 
-# The most models left out in turn: each costs one calibration on the whole table, so the
-# interval's cost is capped (~10 calibrations) however many models a results file holds.
-MAX_LEFT_OUT = 10
+MAX_LEFT_OUT = 10  # models left out in turn, one calibration each: the interval's cost capped
 
 
 def _spread(models: list[str], sizes: dict[str, float], most: int) -> list[str]:
-    """``most`` of ``models`` spread evenly over their sizes (all when there are fewer):
-    the smallest, the largest and those between, the same choice on every run."""
+    """``most`` of ``models`` spread evenly over their sizes (all when fewer), smallest and
+    largest among them, the same choice on every run."""
     ordered = sorted(models, key=lambda m: (sizes.get(m, 0.0), m))
     if len(ordered) <= most:
         return ordered

@@ -203,10 +203,7 @@ def decide(
     larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
     term = dominant_term(focus)
-    if len(larger) == 0 and int(chosen["accelerators"]) > 1:
-        cap = "devices"  # still paying at the largest count allowed
-    else:
-        cap = cap_at(focus) if focus["accelerators"] > 1 else "none"
+    cap = cap_at(focus) if len(larger) else "devices"  # at the largest count allowed
     change = {"convergence": "convergence", "devices": "devices"}.get(cap, term)
     if cap == "none" and len(larger):
         change = "uncertain" if held_back is not None else term

@@ -1,0 +1,65 @@
+"""A new user's walk: where the default answer and ``--explain`` read the same decision
+differently. One device allowed was told to lower its target efficiency while --explain
+said there was nothing to compare; a deciding term that is not enough alone was named as
+if it were; a warning's count of more counts was a line of its own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import gpuscale
+from gpuscale.advice.explain.answer import TERM_WORDS, deciding_line
+from gpuscale.cli import app
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"  # beside the checkout
+LADDER = (SHARED if SHARED.exists() else Path("/work/shared")) / "gpu" / "h100" / "ladder.jsonl"
+
+R50 = [
+    *("--params", "25.6M", "--step-ms", "273", "--batch", "256", "--device-name", "A100 80GB"),
+    *("--interconnect", "nvlink3", "--flops-per-sample", "24.6G"),
+]
+
+
+def _json(*args: str) -> dict:
+    result = CliRunner().invoke(app, ["advise", *args, "-f", "json"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_one_device_allowed_is_capped_by_the_count_not_the_target() -> None:
+    decision = _json(*R50, "--max-devices", "1")["decision"]
+    assert decision["cap"] == "devices" and decision["change"] == "devices"
+
+
+@pytest.mark.skipif(not LADDER.exists(), reason="the shared H100 ladder is not here")
+def test_a_term_not_enough_alone_is_said_with_the_others() -> None:
+    """tf-300m on the H100 ladder: the fixed cost is the largest overhead at 2 devices but
+    not enough alone (--explain: "the ddp (11.6 ms) term must shrink too"); the answer
+    named the fixed cost alone."""
+    advice = gpuscale.advise(bench=str(LADDER))
+    assert advice.decision.also_shrink  # the premise
+    line = deciding_line(advice)
+    assert "not enough alone" in line
+    assert TERM_WORDS[advice.decision.also_shrink[0]] in line
+    plain = gpuscale.advise(params=25.6e6, step_ms=273, batch=256, max_devices=8, link="nvlink3")
+    assert not plain.decision.also_shrink and "not enough alone" not in deciding_line(plain)
+
+
+def test_more_implausible_counts_are_said_in_the_warning_not_apart() -> None:
+    advice = gpuscale.advise(
+        params=300e6,
+        step_ms=10,
+        batch=16,
+        nodes=4,
+        gpus_per_node=8,
+        interconnect="nvlink4",
+        workload="llama2_70b_lora",
+    )
+    warnings = advice.decision.warnings
+    assert not [w for w in warnings if w.startswith("(and")]
+    (implausible,) = [w for w in warnings if w.startswith("IMPLAUSIBLE") and "MLPerf" in w]
+    assert "more count" in implausible

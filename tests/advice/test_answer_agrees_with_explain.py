@@ -63,3 +63,16 @@ def test_more_implausible_counts_are_said_in_the_warning_not_apart() -> None:
     assert not [w for w in warnings if w.startswith("(and")]
     (implausible,) = [w for w in warnings if w.startswith("IMPLAUSIBLE") and "MLPerf" in w]
     assert "more count" in implausible
+
+
+@pytest.mark.skipif(not LADDER.exists(), reason="the shared H100 ladder is not here")
+def test_a_model_by_size_takes_its_members_terms_as_fitted_not_measured() -> None:
+    """A walk: ``--params 1.3B --family transformer`` on the ladder said DDP's own work
+    (47.4 ms) was "measured: synchronised minus no-sync step at N = 1" and that "a
+    1.3B-parameter transformer model was benched"; nothing of 1.3B was benched."""
+    advice = gpuscale.advise(bench=str(LADDER), params=1.3e9, family="transformer", batch=8)
+    said = {a.term: a for a in advice.assumptions}
+    assert said["ddp"].source == "fitted" and said["ddp"].measure
+    assert "1.3B" not in said["strategy"].basis
+    benched = {a.term: a for a in gpuscale.advise(bench=str(LADDER)).assumptions}
+    assert benched["ddp"].source == "measured"

@@ -132,16 +132,17 @@ def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Assumpt
 
 
 def own_work(
-    ms: float, benched: str, asked: str, model: str | None, prior: tuple[float, str]
+    ms: float, benched: str, asked: str, model: str | None, prior: tuple[float, str], of: str = ""
 ) -> Assumption:
     """The strategy's own work per step (``ms``), by ``calibration.for_strategy``'s rule:
-    measured where the runs were the strategy predicted, else DDP's ``prior`` (ms a step
-    besides its bucket copies, whose), FSDP's none."""
+    measured where the runs were the strategy predicted (fitted where carried from the
+    family member ``of`` to a model given by its size), else DDP's ``prior``, FSDP's none."""
     command = words(f"gpuscale bench --models {model or 'MODEL'} --strategy {asked} --nproc 1")
     value, source, measure = f"{ms:.3g} ms per step", Source.ASSUMED, command
     if benched == asked == "ddp":
-        source, measure = Source.MEASURED, Measure()
-        basis = "synchronised minus no-sync step at N = 1"
+        source, measure = (Source.FITTED, command) if of else (Source.MEASURED, Measure())
+        carried = f" of {of}, per parameter, carried to this size" if of else ""
+        basis = f"synchronised minus no-sync step at N = 1{carried}"
     elif asked != "fsdp":
         basis = (
             f"prior: {prior[0]:.3g} ms a step plus its bucket copies at an H100 SXM's memory "

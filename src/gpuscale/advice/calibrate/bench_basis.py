@@ -143,9 +143,14 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
             unmeasured=_overlap_unmeasured(runs),
             host_devices=host_devices,
         ),
-        *assumptions.strategy_taken(cal.name, cal.strategy, req.strategy),
+        *assumptions.strategy_taken(cal.bench_model or cal.name, cal.strategy, req.strategy),
         assumptions.own_work(
-            own_ms, cal.strategy, asked, bench_model, (DDP_WORK.point, DDP_WORK.source)
+            own_ms,
+            cal.strategy,
+            asked,
+            bench_model,
+            (DDP_WORK.point, DDP_WORK.source),
+            of=cal.bench_model if params_given else "",
         ),
         assumptions.wait(
             dict(compute.slowdown),

@@ -76,3 +76,14 @@ def test_a_model_by_size_takes_its_members_terms_as_fitted_not_measured() -> Non
     assert "1.3B" not in said["strategy"].basis
     benched = {a.term: a for a in gpuscale.advise(bench=str(LADDER)).assumptions}
     assert benched["ddp"].source == "measured"
+
+
+def test_a_step_faster_than_its_tf32_peak_is_bounded_by_bf16_not_left_without_fixed_cost() -> None:
+    """A walk: a 7B model at 2 s a step, batch 8, 172T FLOPs a sample (688 TFLOP/s: above
+    the H100's 495 TF32 peak, under its 989 bf16 one: mixed precision with fp32 gradients)
+    got "Fixed per-step cost: 0 ms, assumed: ... 1-20 ms", a value outside its own range."""
+    fixed = _json(
+        *("--params", "7B", "--step-ms", "2000", "--batch", "8", "--device-name", "H100"),
+        *("--interconnect", "nvlink4", "--flops-per-sample", "172T"),
+    )["scaling"]["fixed_cost"]
+    assert fixed["low_ms"] <= fixed["ms"] <= fixed["high_ms"] and fixed["ms"] > 0

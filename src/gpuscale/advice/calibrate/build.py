@@ -219,8 +219,11 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     peak = device.peak
     # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
     # defaults runs convolutions in TF32, so the TF32 peak bounds it (the fp32 peak left
-    # no room for a fixed cost in a ResNet-50 step that is plainly possible on an A100)
+    # no room for a fixed cost in a ResNet-50 step that is plainly possible on an A100);
+    # a step faster than that runs in mixed precision (fp32 gradients): bf16's bounds it
     fastest = device.tflops(precision, tf32=True)
+    if fastest and rate_tflops(per_device, spec.flops, step_ms) > fastest:
+        precision, fastest = "bf16", device.tflops("bf16")
     # the split, once: the fixed cost entered, from two step times, else the prior narrowed
     # by the step, at each end of an assumed range too; the step's rate and its work at the
     # peak computed with it, carried in the split

@@ -176,6 +176,7 @@ class Basis:
     device: DeviceRecord = NO_DEVICE  # named, else the link's (by numbers), resolved once
     fixed: FixedCost | None = None
     prior_range: tuple[Compute, ...] = ()  # the compute at the priors' low and high ends
+    priors_said: tuple[Assumption, ...] = ()  # by numbers: DDP's work and the wait, assumed
     assumed: tuple[Assumption, ...] = ()
     same_samples: bool = False  # the bench's N > 1 runs saw the same samples per rank
     measured: tuple[Measured, ...] = ()  # the model's N > 1 runs

@@ -10,10 +10,8 @@ fitted, ``analysis.critical_batch``, then ``priors.resolved``) and the search's
 inputs.
 
 From numbers (:func:`from_numbers`), the step is split into a fixed per-step cost and
-per-sample work (``advice/model/fixed_cost.py``): entered (``--step-ms`` at two batches, or
-``--fixed-ms``), else the device-level prior narrowed by the step itself. Everything the
-numbers do not say (overlap, DDP's own work, the wait for the slowest device) is assumed
-and said, with the command that would measure it (``advice/assumptions.py``)."""
+per-sample work (``advice/model/fixed_cost.py``); what numbers do not say (overlap, DDP's
+own work, the wait) is assumed and said with the command that measures it."""
 
 from __future__ import annotations
 
@@ -31,14 +29,17 @@ from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.inputs import AdviceInputs, Basis, Calibrated
 from gpuscale.advice.model import priors
 from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
-from gpuscale.advice.model.hardware import (
-    named_power,
-    rate_warnings,
-    unchecked_note,
-)
+from gpuscale.advice.model.hardware import DeviceRecord, named_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import Link, MeasuredCurves
 from gpuscale.advice.model.priors import SharePrior, resolved
-from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops, work_ms
+from gpuscale.advice.model.step import (
+    DDP_COPIES,
+    REFERENCE_MEMORY_GBS,
+    Compute,
+    ModelSpec,
+    rate_tflops,
+    work_ms,
+)
 from gpuscale.advice.request import DEFAULT_RULESET, AdviceRequest
 from gpuscale.advice.types import BenchRun, End, Measure, Source, TermId
 from gpuscale.analysis.critical_batch import rcp_fit
@@ -120,12 +121,7 @@ def build(
             assumptions.overlap(
                 request.overlap, measured=False, given=request.overlap is not None, model=None
             ),
-            _prior_assumed(priors.DDP_WORK, _copies(basis), bench_run(None, (1,))),
-            _prior_assumed(
-                priors.STEP_SPREAD,
-                "of the fixed cost as the step's standard deviation",
-                bench_run(None, (1, 2)),
-            ),
+            *basis.priors_said,
         )
     )
     said = assumptions.convergence(
@@ -191,6 +187,7 @@ _CARRIED = (
 )
 
 
+SPREAD_SAID = "of the fixed cost as the step's standard deviation"  # the wait prior's value
 # What measures the fixed cost of a model given by numbers.
 MEASURE_FIXED = Measure(
     "a second step time (`--step-ms T --batch B` at another batch), or ",
@@ -200,11 +197,9 @@ MEASURE_FIXED = Measure(
 
 
 def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
-    """``basis`` with the model of the numbers given: the first (batch, step) pair is
-    the configuration advised on, split into fixed cost and per-sample work. In a row:
-    the device (named, else the one the link implies) with its power and peaks, the
-    step's work, the fixed cost, the split (at each end of an assumed range too), the
-    rate checked against the peak, then the words."""
+    """``basis`` with the model of the numbers given, its first (batch, step) pair the one
+    advised on. In a row: the device (named, else the link's) with its power and peaks, the
+    split (at each end of an assumed range too), the rate checked, then the words."""
     points = req.step_points
     per_device, step_ms = points[0]
     spec = ModelSpec(
@@ -215,22 +210,25 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     link = basis.network.intra.name
     implied_by = None if req.device_name else link  # the device is the one the link implies
     device = basis.device  # named, else the link's: resolved with the link
+    said_priors = (  # what the numbers leave unmeasured at N > 1, from priors
+        _prior_assumed(priors.DDP_WORK, _copies(device, spec), bench_run(None, (1,))),
+        _prior_assumed(priors.STEP_SPREAD, SPREAD_SAID, bench_run(None, (1, 2))),
+    )
     precision = "bf16" if req.grad_bytes == 2 else "fp32"
     peak = device.peak
     # the fastest the step's work could run (TFLOP/s; None: no peak): fp32 under PyTorch's
     # defaults runs convolutions in TF32, so the TF32 peak bounds it (the fp32 peak left
     # no room for a fixed cost in a ResNet-50 step that is plainly possible on an A100);
     # a step faster than that runs in mixed precision (fp32 gradients): bf16's bounds it
-    fastest = device.tflops(precision, tf32=True)
-    if fastest and rate_tflops(per_device, spec.flops, step_ms) > fastest:
-        precision, fastest = "bf16", device.tflops("bf16")
+    peaks = (device.tflops(precision, tf32=True), device.tflops("bf16"))
     # the split, once: the fixed cost entered, from two step times, else the prior narrowed
     # by the step, at each end of an assumed range too; the step's rate and its work at the
     # peak computed with it, carried in the split
     flops_given = req.flops_per_sample is not None
     memory_gbs = device.part.memory_bw_gbs if device.part is not None else None
-    split = by_numbers(spec, points, req.fixed_ms, fastest, flops_given, MEASURE_FIXED, memory_gbs)
-    whole, at_peak = split.whole_tflops, split.work_at_peak_ms
+    split = by_numbers(spec, points, req.fixed_ms, peaks, flops_given, MEASURE_FIXED, memory_gbs)
+    whole, at_peak, fastest = split.whole_tflops, split.work_at_peak_ms, split.bound_tflops
+    precision = "bf16" if fastest and fastest != peaks[0] else precision
     fixed, compute = split.fixed, split.compute
     assumed = fixed.source == Source.ASSUMED
     # the device's power and the rate against its peak: the whole step's where the fixed
@@ -295,19 +293,19 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
         implausible=basis.implausible or bool(warnings),  # every rate warning is one
         name=f"a {format_count(spec.params)}-parameter model",
         assumed=(*basis.assumed, said),
+        priors_said=said_priors,
         ends=split.ends,
     )
 
 
 @dataclass(frozen=True, slots=True)
 class ByNumbers:
-    """A step given by numbers, split: its rate over the whole step (TFLOP/s), its work at
-    the device's peak (ms; None: no peak), its fixed cost (``fixed_cost.of_numbers``), the
-    compute it leaves with DDP's work and the wait from their priors (``prior_range``: the
-    compute at the priors' low and high ends), and the same at each end of an assumed
-    term's range (``ends``: term, end, its value there, unit, the fields it changes)."""
+    """A step given by numbers, split (:func:`by_numbers`): its rate (TFLOP/s), its work at
+    the peak bounding it (ms; None: no peak), its fixed cost, its compute with the priors
+    (``prior_range``: at their ends) and the same at each end of an assumed term's range."""
 
     whole_tflops: float
+    bound_tflops: float | None  # the peak that bounds it (``peaks``' first, or bf16's)
     work_at_peak_ms: float | None
     fixed: FixedCost
     compute: Compute
@@ -319,21 +317,20 @@ def by_numbers(
     spec: ModelSpec,
     points: Sequence[tuple[int, float]],
     fixed_ms: float | None,
-    peak_tflops: float | None,
+    peaks: tuple[float | None, float | None],
     flops_given: bool,
     measure: Measure,
     memory_gbs: float | None = None,
 ) -> ByNumbers:
-    """The step of ``points`` ((batch, step ms), the first advised on) beside the
-    fastest its work could run (``peak_tflops``; None: no peak), split once into a fixed
-    cost and per-sample work, at the fixed cost found and at each end of an assumed
-    range: the FLOPs per sample not given, at 6 x parameters (a transformer's; then a
-    step at under 1% of the device's peak leaves the rest of it a fixed cost), and a fixed
-    cost nothing measured at its prior's ends. Each split keeps the measured step and
-    takes DDP's work and the slowest device's wait from their priors (their range carried
-    into the interval in place of the unmeasured +/-35%)."""
+    """The step of ``points`` ((batch, step ms), the first advised on) beside the fastest
+    its work could run (``peaks``: its precision's, TF32 for fp32, then bf16's for a step
+    faster than that: mixed precision), split into a fixed cost and per-sample work at the
+    fixed cost found and at each end of an assumed range (FLOPs per sample not given, a
+    fixed cost not measured); DDP's work and the wait from their priors, their range in
+    the interval."""
     per_device, step_ms = points[0]
     whole = rate_tflops(per_device, spec.flops, step_ms)  # TFLOP/s of the whole step
+    peak_tflops = peaks[1] if peaks[0] and whole > peaks[0] else peaks[0]
     at_peak = work_ms(per_device, spec.flops, peak_tflops) if peak_tflops else None
     # the peak bounds the per-sample work from below and, at 1% of it, from above: only
     # with FLOPs per sample given
@@ -350,14 +347,18 @@ def by_numbers(
     for cost in (fixed, *(c for *_, c in costs)):
         split = Compute(tflops=whole).resplit(spec, per_device, cost.ms)
         step_ms = split.compute_ms(spec, per_device)  # one device's compute step, once
-        priced = {
-            which: priors.with_priors(split, step_ms, which, spec, memory_gbs)
+        priced = {  # DDP's work: its prior's rest a step and the model's bucket copies
+            which: replace(
+                priors.with_priors(split, step_ms, which),
+                ddp_ms_per_mparam=spec.ddp_ms_per_mparam(priors.DDP_WORK.at(which), memory_gbs),
+            )
             for which in ("low", "high", "point")
         }
         splits.append((priced["point"], (priced["low"], priced["high"])))
     (compute, prior_range), at_ends = splits[0], splits[1:]
     return ByNumbers(
         whole_tflops=whole,
+        bound_tflops=peak_tflops,
         work_at_peak_ms=at_peak,
         fixed=fixed,
         compute=compute,
@@ -386,13 +387,12 @@ def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption
     )
 
 
-def _copies(basis: Basis) -> str:
+def _copies(device: DeviceRecord, spec: ModelSpec) -> str:
     """What DDP's prior is beside its bucket copies, said with the copies' time at this
     model's gradient bytes and the device's memory bandwidth (an H100 SXM's unknown)."""
-    part = basis.device.part
-    bandwidth = part.memory_bw_gbs if part is not None else priors.REFERENCE_MEMORY_GBS
-    grad_bytes = basis.spec.grad_bytes if basis.spec is not None else 0.0
-    copies_ms = priors.DDP_COPIES * grad_bytes / (bandwidth * 1e9) * 1e3
+    part = device.part
+    bandwidth = part.memory_bw_gbs if part is not None else REFERENCE_MEMORY_GBS
+    copies_ms = DDP_COPIES * spec.grad_bytes / bandwidth / 1e6
     whose = "" if part is not None else ", an H100 SXM's (no device named)"
     return (
         f"ms a step, plus {format_ms(copies_ms)} of bucket copies at {bandwidth:,.0f} GB/s{whose}"

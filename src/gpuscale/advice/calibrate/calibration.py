@@ -52,12 +52,7 @@ from gpuscale.advice.model import fixed_cost
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.network import Network
-from gpuscale.advice.model.priors import (
-    StepError,
-    ddp_ms_per_mparam,
-    leave_one_out,
-    with_own_runs,
-)
+from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
 from gpuscale.advice.types import trusted_runs
 from gpuscale.analysis.critical_batch import NoiseScale
@@ -334,12 +329,12 @@ def for_strategy(compute: Any, benched: str, asked: str, model: ModelSpec) -> An
     """``compute`` for predicting ``asked`` from runs of ``benched``, by one rule: the step
     model's compute is the bare module's (a DDP run's no-sync phases; an FSDP run's step,
     its own work, 0 where it is no slower than the bare module, in the fixed cost), and
-    the strategy predicted adds its own work: DDP's from its prior (``priors.ddp_ms_per_mparam``)
+    the strategy predicted adds its own work: DDP's from its prior (``ModelSpec.ddp_ms_per_mparam``)
     where the runs were FSDP's, FSDP's none (unmeasured, said) where they were DDP's (a
     walk: tf-30m benched with FSDP and advised as DDP priced DDP's own work at 0 ms)."""
     if benched == asked or asked != "ddp":
         return compute
-    own = ddp_ms_per_mparam("point", model, None)
+    own = model.ddp_ms_per_mparam(DDP_WORK.point, None)
     return replace(compute, ddp_ms_per_mparam=own)
 
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from gpuscale.advice.model.step import Compute, ModelSpec
+from gpuscale.advice.model.step import Compute
 from gpuscale.advice.types import TermId, trusted_runs
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
 from gpuscale.mlperf.bundled import load_round
@@ -81,17 +81,6 @@ DDP_WORK = SharePrior(
     "the PyTorch DDP paper (Li et al., VLDB 2020)",
     in_ms=True,
 )
-DDP_COPIES = 4.0  # bytes of memory traffic per gradient byte: into its bucket and back
-REFERENCE_MEMORY_GBS = 3350.0  # an H100 SXM's, the runs' device, where none is known
-
-
-def ddp_ms_per_mparam(which: str, model: ModelSpec, memory_gbs: float | None) -> float:
-    """DDP's own work per step from its prior (``which``: low, point or high), per million
-    parameters: ``rest + DDP_COPIES grad_bytes / bandwidth`` (``memory_gbs`` GB/s)."""
-    copies_ms = DDP_COPIES * model.grad_bytes / (memory_gbs or REFERENCE_MEMORY_GBS) / 1e6
-    return (DDP_WORK.at(which) + copies_ms) / max(model.params / 1e6, 1e-9)
-
-
 STEP_SPREAD = SharePrior(
     0.0600,
     0.1340,
@@ -104,15 +93,13 @@ STEP_SPREAD = SharePrior(
 )
 
 
-def with_priors(
-    compute: Compute, step: float, which: str, model: ModelSpec, memory_gbs: float | None
-) -> Compute:
-    """``compute`` (``step`` ms) with DDP's work and the step's spread (a share of its fixed
-    cost, whatever the batch) from the priors (``which``: low, point or high)."""
+def with_priors(compute: Compute, step: float, which: str) -> Compute:
+    """``compute`` (``step`` ms) with the step's spread (a share of its fixed cost, whatever
+    the batch) from its prior (``which``: low, point or high); DDP's work per million
+    parameters is the model's (``ModelSpec.ddp_ms_per_mparam`` at ``DDP_WORK``)."""
     sd_ms = STEP_SPREAD.at(which) * compute.fixed_ms
     return replace(
         compute,
-        ddp_ms_per_mparam=ddp_ms_per_mparam(which, model, memory_gbs),
         jitter_ms=tuple(step + sd_ms * q for q in _NORMAL_20),
         jitter_fixed_ref_ms=compute.fixed_ms,  # the host's: it scales with the fixed cost
     )

@@ -81,6 +81,10 @@ def rate_tflops(samples: float, flops_per_sample: float, ms: float) -> float:
     return samples * flops_per_sample / (ms / 1e3) / 1e12
 
 
+DDP_COPIES = 4.0  # bytes of memory traffic per gradient byte: into its bucket and back
+REFERENCE_MEMORY_GBS = 3350.0  # an H100 SXM's, the DDP prior's runs' device
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelSpec:
     """What the step model needs of a model: parameters, forward + backward FLOPs per
@@ -106,6 +110,13 @@ class ModelSpec:
     @property
     def grad_bytes(self) -> float:
         return self.params * self.grad_bytes_per_param
+
+    def ddp_ms_per_mparam(self, rest_ms: float, memory_gbs: float | None) -> float:
+        """DDP's own work per million parameters: ``rest_ms`` a step (hooks) and its bucket
+        copies, ``DDP_COPIES`` bytes per gradient byte at ``memory_gbs`` GB/s (an H100 SXM's
+        where None; the prior: ``advice/model/priors.py``)."""
+        copies_ms = DDP_COPIES * self.grad_bytes / (memory_gbs or REFERENCE_MEMORY_GBS) / 1e6
+        return (rest_ms + copies_ms) / (self.params / 1e6)
 
     def resized(self, params: float) -> ModelSpec:
         """The same family at another size: FLOPs per sample per parameter kept."""

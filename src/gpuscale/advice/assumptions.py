@@ -141,7 +141,7 @@ def own_work(
     value, source, measure = f"{ms:.3g} ms per step", Source.ASSUMED, command
     if benched == asked == "ddp":
         source, measure = (Source.FITTED, command) if of else (Source.MEASURED, Measure())
-        carried = f" of {of}, per parameter, carried to this size" if of else ""
+        carried = f" of {of}, its bucket copies at this size" if of else ""
         basis = f"synchronised minus no-sync step at N = 1{carried}"
     elif asked != "fsdp":
         basis = (

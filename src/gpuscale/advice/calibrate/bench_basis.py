@@ -4,13 +4,11 @@ what the model's runs say, and the family's break-even basis; then its terms sai
 ``advice/assumptions.py`` says them (measured, or assumed where the bench did not measure).
 
 The model advised (:func:`calibration_advised`): the one asked for, else the largest with a
-trustworthy N = 1 run; a model given by its numbers (``--params``) that the bench did not
-measure takes its family's calibration (:func:`representative`, :func:`adopt`): the family
-asked for (``--family``), else the bench's family whose FLOPs per parameter per sample are
-nearest the given model's (log distance; an MLP does ~6, a CNN or transformer several
-hundred), said as inferred; within it the model nearest in parameters, whose achieved rate,
-fixed cost or floor and optimizer time per parameter carry over (its measured batches do
-not). With neither FLOPs nor a family there is nothing to choose by: refused.
+trustworthy N = 1 run; a model given by its numbers (``--params``) takes its family's
+calibration (:func:`representative`, :func:`adopt`): the family asked for (``--family``),
+else the bench's nearest in FLOPs per parameter per sample (log distance; an MLP does ~6,
+a CNN or transformer several hundred), said as inferred; within it the member nearest in
+parameters. With neither FLOPs nor a family there is nothing to choose by: refused.
 
 The family's basis (:func:`fitted`, ``step.FamilyBasis``): every member of the advised
 model's family benched in its configuration (device, backend, precision, TF32, threads,
@@ -82,8 +80,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
     per_device = req.batch or cal.batch  # as advised
     of_model = measured.of_model(bench, found, cal, req, per_device)
     runs, host_devices = of_model.runs, of_model.host_devices
-    # the communication measured, read on the link advised, scales the network; the step's
-    # error as benched
+    # the communication measured, read on the link advised, scales the network; the error
     cal, network = measured.read_comm(cal, table, basis.network)
     error = step_error(table, basis.network, cal)
     basis = replace(basis, network=network)
@@ -332,16 +329,20 @@ def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, s
 
 
 def adopt(cal: Any, req: AdviceRequest, family: str, how: str) -> Any:
-    """``cal`` (a bench model's calibration) carried to the model of ``req``: the
-    family's rate, the fixed cost or floor and the optimizer's time per parameter kept,
-    its measured batches, memory and noise scale (another model's) dropped."""
+    """``cal`` (a bench model's calibration) carried to the model of ``req``: its rate, fixed
+    cost or floor, optimizer time per parameter and DDP's work beside its bucket copies kept
+    (the copies resized); its batches, memory and noise scale (another model's) dropped."""
     flops = req.flops_per_sample
     flops_note = "the FLOPs given"
     if flops is None:  # the family's FLOPs per parameter, said
         flops = cal.model.flops / cal.model.params * req.params
         flops_note = f"{number(flops / req.params)} FLOPs per parameter, {family}'s as measured"
     spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
-    compute = replace(cal.compute, measured_ms=())
+    part = cal.device_record.part  # DDP's rest a step (hooks) kept, its copies resized
+    bandwidth, own = part.memory_bw_gbs if part else None, cal.compute.ddp_ms_per_mparam
+    rest = (own - cal.model.ddp_ms_per_mparam(0.0, bandwidth)) * cal.model.params / 1e6
+    ddp = spec.ddp_ms_per_mparam(max(rest, 0.0), bandwidth)
+    compute = replace(cal.compute, measured_ms=(), ddp_ms_per_mparam=ddp)
     fixed = cal.fixed
     note = (
         f"{how} ({format_count(cal.model.params)} parameters): its family's achieved "

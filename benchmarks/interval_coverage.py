@@ -46,7 +46,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
+from gpuscale.analysis.convergence_law import PRIOR
 from gpuscale.analysis.metrics import scaling_table
 from gpuscale.analysis.resampling import olympic_rows
 from gpuscale.analysis.score_intervals import bootstrap_intervals
@@ -186,10 +188,6 @@ def estimated_law_bounds(law: tuple, pace_cv: float, runs: int, rng) -> dict | N
     noise."""
     if law[0] != "epochs" or len(law[1]) != 2 or pace_cv:
         return None
-    from scipy import stats  # lazy: only this bound uses scipy
-
-    from gpuscale.analysis.convergence_law import PRIOR
-
     counts, (_, p_high) = law[1], law[2]
     n_sys = len(SYSTEMS)
     cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}

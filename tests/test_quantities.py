@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 from hypothesis import given
@@ -185,3 +186,15 @@ def test_a_part_of_a_whole_agrees_with_its_number() -> None:
     assert of_the(3, 3, "process") == "all 3 processes"
     assert of_the(1, 3, "run") == "1 of the 3 runs"
     assert of_the(1200, 1500, "run") == "1,200 of the 1,500 runs"
+
+
+@given(st.text())
+def test_printable_leaves_no_control_character_and_changes_nothing_else(text: str) -> None:
+    from gpuscale.quantities import UNPRINTABLE, printable
+
+    out = printable(text)
+    assert not re.search(UNPRINTABLE, out)
+    if not re.search(UNPRINTABLE, text):
+        assert out == text
+    kept = printable(text, lines=True)
+    assert kept.count("\n") == text.count("\n") and kept.count("\t") == text.count("\t")

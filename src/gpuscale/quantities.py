@@ -321,3 +321,24 @@ def numbers_apart(value: float, other: float) -> tuple[str, str]:
         return a, b
     k = decimals_apart(value, other, decimals=1)
     return f"{value:,.{k}f}", f"{other:,.{k}f}"
+
+
+# Characters that act on a terminal or reorder text rather than show: C0 and C1 controls
+# and DEL (ESC starts a terminal's escape sequences), and Unicode's bidirectional
+# overrides and isolates (U+202A-U+202E, U+2066-U+2069: text that reads one way and is
+# stored another).
+UNPRINTABLE = "[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+_UNPRINTABLE = re.compile(UNPRINTABLE)
+_UNPRINTABLE_BUT_LINES = re.compile(UNPRINTABLE.replace("\x00-\x1f", "\x00-\x08\x0b-\x1f"))
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """``text`` with every control character written as its escape (``\\x1b``,
+    ``\\u202e``), so that text read from a log or an archive shows as what it is and
+    never acts on the terminal or page showing it; ``lines``: newlines and tabs kept."""
+    return (_UNPRINTABLE_BUT_LINES if lines else _UNPRINTABLE).sub(_escaped, text)

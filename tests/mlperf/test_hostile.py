@@ -325,3 +325,41 @@ def test_a_command_reading_a_cut_archive_says_what_was_not_read(tmp_path) -> Non
     assert "Acme" in result.stdout  # what was read before the cut
     said = [x for x in result.stderr.splitlines() if "NOT ALL READ: corrupt archive" in x]
     assert len(said) == 1 and "ends early or is damaged after Acme/" in said[0]
+
+
+ESCAPES = "\x1b]0;TITLE\x07\x1b[2J\x00\u202e"
+
+
+def test_control_characters_from_logs_are_stored_as_escapes_never_raw(tmp_path) -> None:
+    """A terminal's escape sequences, a NUL and a bidirectional override in a system's
+    description and in an archive member's name: every table holds their escapes
+    (``\\x1b``), the CLI prints none of them raw and the report holds none (issue: a
+    walk's archive retitled the terminal and cleared it)."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    rb = base()
+    rb.files["Evil/systems/e1.json"] = json.dumps(
+        system_json(name="e1", submitter=f"Evil{ESCAPES}", system_name=f"box{ESCAPES}")
+    ).encode()
+    rb.runs("Evil", "e1", "bert", [10, 12, 11, 13, 9, 10, 11, 12, 10, 11])
+    archive = rb.write_tar(tmp_path, "", {f"{rb.name}/../{ESCAPES}.txt": b"x"})
+    tables = read_round(archive)
+    assert scored(tables, "Evil", "e1") == pytest.approx(10.875)  # the score is kept
+    texts = [
+        str(v)
+        for frame in (tables.systems, tables.runs, tables.scores, tables.problems)
+        for column in frame.columns
+        for v in frame[column].dropna()
+    ]
+    assert not [t for t in texts if any(c in t for c in "\x1b\x07\x00\u202e")]
+    assert any(t == "Evil\\x1b]0;TITLE\\x07\\x1b[2J\\x00\\u202e" for t in texts)
+    assert any("\\x1b" in t for t in tables.problems["path"])
+    out = CliRunner().invoke(app, ["scores", str(archive)])
+    assert out.exit_code == 0 and "Evil" in out.output
+    assert not any(c in out.output for c in "\x07\x00\u202e") and "\x1b]" not in out.output
+    report = CliRunner().invoke(app, ["report", str(archive), "--out", str(tmp_path / "r")])
+    assert report.exit_code == 0, report.output
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert not any(c in page for c in "\x1b\x07\x00\u202e") and "Evil\\x1b" in page

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpuscale.quantities import UNPRINTABLE, printable
 from gpuscale.tables.codes import Code
 from gpuscale.tables.republished import mark_copies
 
@@ -130,13 +131,20 @@ CAST_DTYPES = ("float64", "Int64")
 def frame_of(schema: dict[str, str], rows: Iterable[dict] = ()) -> pd.DataFrame:
     """A frame of ``rows`` (dicts) with exactly the ``schema``'s columns, in order (None
     where a row lacks one), its number columns cast to their dtypes: a table kind whose
-    numbers stay numbers even when a round has none of them."""
+    numbers stay numbers even when a round has none of them. Text columns are
+    :func:`gpuscale.quantities.printable`: a control character read from a log or an
+    archive (a terminal's escape, a NUL) is stored as its escape, so no table, terminal
+    or page shows it raw."""
     import pandas as pd  # lazy: pandas, the tables package loads without it (the CLI imports it)
 
     frame = pd.DataFrame(list(rows), columns=list(schema))
     for name, dtype in schema.items():
         if dtype in CAST_DTYPES:
             frame[name] = frame[name].astype(dtype)
+        elif dtype == "str" and (frame[name].dtype == object or frame[name].dtype == "str"):
+            raw = frame[name].str.contains(UNPRINTABLE, regex=True, na=False)
+            if raw.any():
+                frame.loc[raw, name] = frame.loc[raw, name].map(printable)
     return frame
 
 

@@ -69,3 +69,25 @@ def test_the_round_help_says_a_neutral_path_takes_the_round_instead_of_a_bundled
     said = " ".join(help_of(RoundSelection, "round_names").split())
     assert "names that path's round instead" in said
     assert "no bundled round of that name is added" in said
+
+
+def test_the_round_a_path_needs_is_said_as_an_option_and_a_repeated_one_says_what_to_drop(
+    tmp_path: Path,
+) -> None:
+    """A walk: the error for a path whose name says no round read ``round_name='v4.1'``
+    (Python) first; given that --round beside a copy whose name says the round, the
+    refusal did not say that --round was what to drop."""
+    plain = tmp_path / "my-results"
+    shutil.move(str(_new_round(tmp_path)), plain)
+    alone = runner.invoke(app, ["scores", str(plain)])
+    line = alone.stderr.strip()
+    assert alone.exit_code == 2 and line.count("\n") == 0
+    assert line.index("--round v4.1") < line.index("round_name=")
+    named = tmp_path / "copy_v5.1"
+    shutil.move(str(plain), named)
+    for extra in ([], ["-b", "retinanet"]):
+        both = runner.invoke(app, ["scores", str(named), "--round", "v5.1", *extra])
+        said = both.stderr.strip()
+        assert both.exit_code == 2 and said.startswith("error: ") and "\n" not in said
+        assert "drop --round" in said
+    assert runner.invoke(app, ["scores", str(named), "-f", "csv"]).exit_code == 0

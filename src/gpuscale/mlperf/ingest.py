@@ -226,8 +226,8 @@ def _round_name(path: Path, given: str | None) -> str:
             if found and child.is_dir():
                 return found
     raise SourceError(
-        f"{path}: cannot tell the round from the name; give it, e.g. round_name='v4.1' "
-        "(--round v4.1 on the command line)"
+        f"{path}: cannot tell the round from the name; give it: --round v4.1 on the "
+        "command line (round_name='v4.1' from Python)"
     )
 
 

@@ -173,8 +173,9 @@ def _one_copy_each(paths: list[Path], own: list[str], bundled: list[str]) -> Non
     for path, name in zip(paths, said, strict=True):
         if name is not None and round_name(name) in wanted:
             raise RoundNamesError(
-                f"round {round_name(name)} given both as a path ({path}) and as a bundled "
-                "--round: give one (the path's raw logs, or the bundled tables)"
+                f"round {round_name(name)} given both as a path ({path}, whose name says "
+                f"{round_name(name)}) and as a bundled --round, which beside such a path adds "
+                "the bundled tables: give one (drop --round to read the path alone)"
             )
 
 

@@ -91,3 +91,28 @@ def test_the_first_words_of_an_option_name_the_options_they_begin(name: str) -> 
         line = _one_error_line([name, typed, "1"])
         assert all(repr(o) in line for o in begun), (line, begun)
         assert line.count("'--") == len(begun), line
+
+
+@pytest.mark.parametrize(
+    ("args", "typed"),
+    [
+        (["nosuch"], "'nosuch'"),
+        (["energy", "--explain"], "--explain"),
+        (["scores", "--out", "x"], "--out"),
+        (["report", "--threshold", "3"], "--threshold"),
+    ],
+)
+def test_a_name_like_no_valid_one_gets_no_guess(args: list[str], typed: str) -> None:
+    """A walk was offered 'bench' for 'nosuch', '--help' for '--explain' and '--round' for
+    '--out' (difflib at 0.5, the dashes counted as a match)."""
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and typed in result.stderr
+    assert "did you mean" not in result.stderr
+
+
+def test_the_python_reference_gets_the_guess_the_cli_gives() -> None:
+    from gpuscale import load_round
+    from gpuscale.analysis.metrics import ReferenceNotFoundError, scaling_table
+
+    with pytest.raises(ReferenceNotFoundError, match="did you mean 'family'"):
+        scaling_table(load_round("v4.1").scores, "bert", reference="famly")

@@ -34,6 +34,7 @@ from gpuscale.tables.measures import (
     speedup,
 )
 from gpuscale.tables.republished import is_log_flagged, is_same_runs_copy
+from gpuscale.tables.spelling import did_you_mean
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +150,8 @@ def find_reference(
         return study_reference(frame)
     if "/" not in rule:
         raise ReferenceNotFoundError(
-            f"reference {rule!r}: use study, family or SUBMITTER/SYSTEM_ID"
+            f"reference {rule!r}{did_you_mean(rule, ('study', 'family'))}: use study, family "
+            "or SUBMITTER/SYSTEM_ID"
         )
     match = frame[_named(frame, rule)]
     if not match.empty:

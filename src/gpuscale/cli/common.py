@@ -23,6 +23,8 @@ from gpuscale.tables.requests import help_of
 from gpuscale.tables.round_requests import RoundSelection
 from gpuscale.version import __version__
 
+ROUND_OPTION = {"round_name": "--round"}  # a refusal naming the field, as the CLI spells it
+
 
 def _hide_flag_types() -> None:
     """Help without ``<bool>`` after flags (``--decompose``, ``--help``): a flag takes no
@@ -137,7 +139,7 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
     from gpuscale.mlperf.load import read_paths as read  # lazy: the MLPerf readers, pandas
 
     update, context = _progress_reader()
-    with context, fail_on(SourceError, ValueError):
+    with context, fail_on(SourceError, ValueError, options=ROUND_OPTION):
         return read(paths, round_names, progress=update, benchmark_option=None)
 
 
@@ -149,7 +151,7 @@ def load_tables(selection: RoundSelection, study: bool = False):
 
     paths, names = selection.paths, selection.round_names
     update, context = _progress_reader() if paths else (None, nullcontext())
-    with context, fail_on(SourceError, ValueError):
+    with context, fail_on(SourceError, ValueError, options=ROUND_OPTION):
         default = STUDY_ROUNDS if study else None
         return load_rounds(paths, names, default=default, progress=update, on_read=_said)
 

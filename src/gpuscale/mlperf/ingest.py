@@ -37,6 +37,7 @@ from gpuscale.sources import (
     MAX_ROUND_BYTES,
     Budget,
     Entry,
+    RoundNotSaidError,
     Skipped,
     SourceError,
     is_archive,
@@ -225,10 +226,7 @@ def _round_name(path: Path, given: str | None) -> str:
             found = round_name_from_path(child)
             if found and child.is_dir():
                 return found
-    raise SourceError(
-        f"{path}: cannot tell the round from the name; give it: --round v4.1 on the "
-        "command line (round_name='v4.1' from Python)"
-    )
+    raise RoundNotSaidError(path)
 
 
 def round_name_of(path: str | os.PathLike[str]) -> str | None:

@@ -15,7 +15,9 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpuscale.quantities import printable as text_printable
 from gpuscale.tables import ProblemKind
+from gpuscale.tables.requests import NamedError, ref
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".zip")
 # What reading a damaged archive member or stream can raise.
@@ -34,6 +36,19 @@ ARCHIVE_ERRORS = (
 
 class SourceError(Exception):
     """A path that cannot be read as a tree at all (missing, not a directory or archive)."""
+
+
+class RoundNotSaidError(SourceError, NamedError):
+    """A path whose name says no round, told to give it: its sentence names the field
+    (:func:`gpuscale.tables.requests.ref`), ``round_name='v4.1'`` from Python and the
+    option (``--round v4.1``) on the command line."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        NamedError.__init__(
+            self,
+            f"{path}: cannot tell the round from the name; give it, e.g. "
+            f"{ref('round_name', 'v4.1')}",
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,13 +150,14 @@ def is_archive(path: str | os.PathLike[str]) -> bool:
 
 
 def printable(name: str) -> str:
-    """A path as text that any table or file can hold: bytes that were not UTF-8 (kept
-    as surrogates by ``os`` and ``tarfile``) become ``\\xNN`` escapes."""
+    """A path as text that any table, file or terminal can hold: bytes that were not
+    UTF-8 (kept as surrogates by ``os`` and ``tarfile``) become ``\\xNN`` escapes, and
+    so do control characters (:func:`gpuscale.quantities.printable`)."""
     try:
         name.encode("utf-8")
-        return name
     except UnicodeEncodeError:
-        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        name = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text_printable(name)
 
 
 def clean_name(rel: str, skipped: list[Skipped]) -> str:

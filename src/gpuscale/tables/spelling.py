@@ -12,12 +12,15 @@ from gpuscale.quantities import joined
 
 def did_you_mean(name: str, valid: Iterable[str]) -> str:
     """`` (did you mean 'mlp-0.2m'?)`` for the closest of ``valid`` (difflib's ratio at
-    least 0.5), whatever the case of either (``ALL_REDUC`` got no hint: a user walk),
-    else the one of ``valid`` holding ``name`` (3 characters up: ``resnet``), else ""."""
-    by_lower = {str(v).lower(): str(v) for v in valid}
-    close = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.5)
+    least 0.6, an option's leading dashes left out of it), whatever the case of either
+    (``ALL_REDUC`` got no hint: a user walk), else the one of ``valid`` holding ``name``
+    (3 characters up: ``resnet``), else "". At 0.5, with the dashes, a walk was offered
+    ``bench`` for ``nosuch``, ``--help`` for ``--explain`` and ``--round`` for ``--out``."""
+    by_lower = {str(v).lower().lstrip("-"): str(v) for v in valid}
+    typed = str(name).lower().lstrip("-")
+    close = difflib.get_close_matches(typed, list(by_lower), n=1, cutoff=0.6)
     if not close:  # a part of one name (`resnet` of torchvision:resnet50): that one
-        key = str(name).lower().strip()
+        key = typed.strip()
         holding = [v for v in by_lower if len(key) >= 3 and key in v]
         close = holding if len(holding) == 1 else []
     return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""

@@ -45,7 +45,7 @@ def _file(tmp_path: Path) -> tuple[Path, list[dict]]:
 
 def test_the_resume_plan_says_why_each_run_is_measured_again(tmp_path: Path) -> None:
     path, rows = _file(tmp_path)
-    kept, again = resume_file(path)
+    kept, again, _ = resume_file(path)
     assert kept == done_keys(path) == {rows[2]["key"]}
     # flagged: its own flag's kind, or its N = 1 run's flag
     assert again[rows[0]["key"]] == ("flagged", (FlagKind.NOISY_SYNC,))
@@ -72,12 +72,15 @@ def test_a_resumed_sweep_says_what_it_keeps_and_why_it_measures_again(
     cfg = SweepConfig(models=models, nproc=(1, 2), out=path, bench=BENCH, resume=True)
     run_sweep(cfg, {m: 10 for m in models}, on_event=lines.append)
     plan = lines[0]
-    kept, again = resume_file(path)
+    kept, again, weak = resume_file(path)
     flagged = [k for k, (kind, _) in again.items() if kind == "flagged"]
     failed = [k for k, (kind, _) in again.items() if kind == "failed"]
     planned = len(models) * len(cfg.nproc)
     assert plan.startswith("--resume: ")
     assert f"{len(kept)} run kept" in plan
+    # kept runs that are weak evidence are said as such, not as measured well (a walk)
+    assert "measured well" not in plan
+    assert (f"{len(weak)} of them weak evidence" in plan) == bool(weak)
     assert f"{len(flagged)} flagged runs measured again" in plan
     assert f"{len(failed)} failed run measured again ({rows[3]['status']})" in plan
     assert f"{planned - len(kept) - len(again)} missing" in plan
@@ -88,3 +91,22 @@ def test_a_resumed_sweep_says_what_it_keeps_and_why_it_measures_again(
     for line, key in zip(said, started, strict=True):
         kind, why = again[key]
         assert f"(again: {kind}" in line and all(w in line for w in why)
+
+
+def test_a_kept_run_of_few_steps_is_said_weak_not_measured_well(tmp_path: Path) -> None:
+    """A walk: ``--resume`` said "2 runs kept (measured well)" of 2-step runs the summary
+    and the advice call weak evidence. They are kept (ok, unflagged), and said weak."""
+    from gpuscale.bench.resume_said import resume_sentence
+
+    path = tmp_path / "r.jsonl"
+    short = BenchConfig(backend="gloo", steps=2, batch=8)
+    rows = [
+        bench_record("mlp-0.2m", 10, n, 100.0 * n, config=short, threads=THREADS) for n in (1, 2)
+    ]
+    for row in rows:
+        append_result(path, row)
+    kept, again, weak = resume_file(path)
+    assert kept == {r["key"] for r in rows} and not again
+    assert set(weak) == kept and all("few steps timed" in w for w in weak.values())
+    said = resume_sentence([r["key"] for r in rows], kept, again, weak)
+    assert said.startswith("--resume: 2 runs kept (ok and unflagged; 2 of them weak evidence")

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from gpuscale.bench.record import record_problem
-from gpuscale.bench.resume_said import Again, kept_and_again
+from gpuscale.bench.resume_said import Again, kept_and_again, weak_kept
 from gpuscale.bench.table import NO_ONE_DEVICE, bench_table, flag_summary
 from gpuscale.quantities import counted, format_bytes
 from gpuscale.sources.bounded import TooLarge, json_lines, schema_of
@@ -213,19 +213,31 @@ def done_keys(path: Path) -> set[str]:
     return resume_file(path)[0]
 
 
-def resume_plan(records: list[dict[str, Any]]) -> tuple[set[str], Again]:
-    """What ``--resume`` does with the runs ``records`` hold: the keys it skips (measured
-    well) and why each other one is measured again (``resume_said.kept_and_again``)."""
-    return kept_and_again(bench_table(records))
+class ResumePlan(NamedTuple):
+    """What ``--resume`` does with a file's runs: the keys it skips (``kept``), why each
+    other one is measured again (``again``) and the kept ones that are weak evidence,
+    with why (``weak``)."""
+
+    kept: set[str]
+    again: Again
+    weak: dict[str, tuple[str, ...]]
 
 
-def resume_file(path: Path) -> tuple[set[str], Again]:
+def resume_plan(records: list[dict[str, Any]]) -> ResumePlan:
+    """What ``--resume`` does with the runs ``records`` hold
+    (``resume_said.kept_and_again`` and ``weak_kept``)."""
+    table = bench_table(records)
+    kept, again = kept_and_again(table)
+    return ResumePlan(kept, again, weak_kept(table, kept))
+
+
+def resume_file(path: Path) -> ResumePlan:
     """:func:`resume_plan` of a results file (nothing where there is none or it cannot
     be read: every run is measured)."""
     if not path.exists():
-        return set(), {}
+        return ResumePlan(set(), {}, {})
     try:
         records, _ = read_results(path)
     except ResultsError:
-        return set(), {}
+        return ResumePlan(set(), {}, {})
     return resume_plan(records)

@@ -1,8 +1,9 @@
 """What ``bench --resume`` does with the runs a results file already holds, in words:
-the runs it keeps (measured well), those it measures again and why (flagged, with the
-kinds of flag, or failed, with the status), and those missing; said before the sweep and
-on each progress line of a run measured again (a user walk: ``started mlp-0.2m x1``
-alone, for a run the file held flagged "noisy synchronised steps").
+the runs it keeps (ok and unflagged, and which of them are weak evidence), those it
+measures again and why (flagged, with the kinds of flag, or failed, with the status), and
+those missing; said before the sweep and on each progress line of a run measured again
+(a user walk: ``started mlp-0.2m x1`` alone, for a run the file held flagged "noisy
+synchronised steps").
 
 Which rows are measured well is ``kept_and_again``'s one rule (``results.done_keys``
 reads it): an ``ok`` row without flags, or whose only flag is that no N = 1 run is
@@ -16,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from gpuscale.bench.config import BenchConfig, run_key
+from gpuscale.bench.evidence import labels
 from gpuscale.plausibility import FlagKind
 from gpuscale.quantities import counted, joined
 from gpuscale.tables import BenchStatus
@@ -46,6 +48,17 @@ def kept_and_again(table: pd.DataFrame) -> tuple[set[str], Again]:
     return kept, again
 
 
+def weak_kept(table: pd.DataFrame, kept: set[str]) -> dict[str, tuple[str, ...]]:
+    """Each kept key whose latest row is weak evidence (``bench.evidence``: few steps
+    timed, steps spread, busy share not measured) -> its kinds of weakness, in short: kept
+    all the same (ok and unflagged), and said beside the runs kept."""
+    if table.empty:
+        return {}
+    latest = table.drop_duplicates("key", keep="last")
+    weak = zip(latest["key"], latest["evidence_kinds"], strict=True)
+    return {key: tuple(labels([kinds])) for key, kinds in weak if key in kept and kinds}
+
+
 def run_fields(cfg: Any, world: int, device: str) -> dict[str, Any]:
     """The fields a sweep (``cfg``, a ``runner.SweepConfig``) keys a run at ``world``
     devices by besides its model (``run_key``): one rule for the keys its ranks write,
@@ -70,11 +83,20 @@ def planned_keys(cfg: Any, sizes: dict[str, int], device: str) -> list[str]:
     ]
 
 
-def resume_sentence(planned: Sequence[str], kept: set[str], again: Again) -> str:
-    """``--resume: 2 runs kept, 2 flagged runs measured again (noisy synchronised
-    steps), 2 missing``: the sweep's planned runs as the results file holds them."""
+def resume_sentence(
+    planned: Sequence[str],
+    kept: set[str],
+    again: Again,
+    weak: dict[str, tuple[str, ...]] | None = None,
+) -> str:
+    """``--resume: 2 runs kept (ok and unflagged; 1 of them weak evidence: few steps
+    timed), 2 flagged runs measured again (noisy synchronised steps), 2 missing``: the
+    sweep's planned runs as the results file holds them (``weak``: :func:`weak_kept`)."""
     kept_n = sum(1 for k in planned if k in kept)
-    parts = [f"{counted(kept_n, 'run')} kept (measured well)"]
+    shaky = [(weak or {})[k] for k in planned if k in kept and (weak or {}).get(k)]
+    why = joined(dict.fromkeys(w for kinds in shaky for w in kinds))
+    more = f"; {len(shaky)} of them weak evidence: {why}" if shaky else ""
+    parts = [f"{counted(kept_n, 'run')} kept (ok and unflagged{more})"]
     for kind in (FLAGGED, FAILED):
         whys = [again[k][1] for k in planned if k not in kept and again.get(k, ("",))[0] == kind]
         if whys:

@@ -265,10 +265,12 @@ def run_sweep(
         report.failures.append(line)
         report.appended += cfg.node_rank == 0
         notify(f"failed {line}")
-    skip, again = resume_file(cfg.out) if cfg.resume else (set(), {})
+    skip, again, weak = resume_file(cfg.out) if cfg.resume else (set(), {}, {})
     if cfg.resume:  # what it keeps, measures again (and why) and misses, said first
         notify(
-            resume_sentence(planned_keys(cfg, sizes, device_kind(cfg.bench.backend)), skip, again)
+            resume_sentence(
+                planned_keys(cfg, sizes, device_kind(cfg.bench.backend)), skip, again, weak
+            )
         )
     launch = _Launch(cfg, sizes, skip, notify, report.sweep_id, report, again)
     for per_node in cfg.nproc:

@@ -79,3 +79,22 @@ def test_plan_explain_says_every_note_and_json_carries_them() -> None:
         assert note in explained and note not in answer
     assert "lean on" in explained and "lean on" not in answer
     assert len(document["rows"]) == 3 and "nearest" in document["rows"][0]
+
+
+def test_a_criterion_that_picks_nothing_says_none_where_the_count_is() -> None:
+    """A walk at COLUMNS=60: the knee's row was blank, its "none" in the system column
+    the width dropped. The count's column, never dropped, says it."""
+    from gpuscale import load_round
+    from gpuscale.analysis import AnalysisOptions
+    from gpuscale.analysis.analyze import analyze
+    from gpuscale.analysis.terminal import answer_view
+
+    options = AnalysisOptions(reference="family")
+    result = analyze(load_round("v4.1"), ["bert"], options)[0]
+    view = answer_view(result, options)
+    frame = view.frame
+    none = frame[frame["system"] == ""]
+    assert len(none) and set(none["accelerators"]) == {"none"}
+    assert "accelerators" not in view.drop_order
+    picked = frame[frame["system"] != ""]
+    assert all(isinstance(n, int) for n in picked["accelerators"])

@@ -141,8 +141,9 @@ def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView
                 "scope": row["scope"],
                 "among": row["scope"] if first else "",  # each scope named once
                 "criterion": row["criterion"],
-                "accelerators": int(row["accelerators"]) if picked else None,
-                "system": named(row["submitter"], row["system_name"]) if picked else "none",
+                # "none" where the count is shown, which stays when the width drops system
+                "accelerators": int(row["accelerators"]) if picked else "none",
+                "system": named(row["submitter"], row["system_name"]) if picked else "",
                 "minutes": float(row["time_to_train_min"]) if picked else None,
                 "95% interval": _interval(result.table, row) if picked else "",
                 "caution": mark,
@@ -156,7 +157,7 @@ def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView
     )
     said = [f"[{k}] {note}" for k, note in enumerate(notes, 1)]
     said.append(f"E' against the reference ({options.reference}): {references_text(result)}")
-    frame = pd.DataFrame(rows).astype({"accelerators": "Int64"})
+    frame = pd.DataFrame(rows)
     drop = ("95% interval", "minutes", "system")
     return TableView(frame, list(frame.columns[1:]), title, drop, said=(*said, ""))
 

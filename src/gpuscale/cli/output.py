@@ -9,6 +9,7 @@ import contextlib
 import csv
 import io
 import json
+import numbers
 import os
 import textwrap
 from collections.abc import Iterator, Sequence
@@ -122,6 +123,14 @@ def print_json(console: Console, document: Any) -> None:
     _write(console, json.dumps(jsonable(document), indent=2) + "\n")
 
 
+def _numbers_or_none(column: pd.Series) -> bool:
+    """A column of numbers where some cells say ``none`` (no count picked): right-aligned
+    as numbers are."""
+    values = [v for v in column if v is not None and v == v]  # NaN != NaN: left out
+    found = [v for v in values if isinstance(v, numbers.Number) and not isinstance(v, bool)]
+    return bool(found) and all(v in found or v == "none" for v in values)
+
+
 def print_frame(
     console: Console,
     frame: pd.DataFrame,
@@ -152,7 +161,7 @@ def print_frame(
         return
     from pandas.api.types import is_numeric_dtype  # lazy: pandas, not needed for --help
 
-    numeric = [is_numeric_dtype(frame[c]) for c in frame.columns]
+    numeric = [is_numeric_dtype(frame[c]) or _numbers_or_none(frame[c]) for c in frame.columns]
     values = [list(row) for row in frame.itertuples(index=False)]
     columns = [str(c) for c in frame.columns]
     _print_cells(console, columns, numeric, values, title, formats, drop_order, every, rest)

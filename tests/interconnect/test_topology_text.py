@@ -98,3 +98,19 @@ def test_an_unknown_bundle_asks_for_the_gpu() -> None:
 def test_topology_rejects_other_text() -> None:
     with pytest.raises(ValueError):
         parse_topo_matrix("No devices were found")
+
+
+def test_a_saved_matrix_nvidia_smi_cannot_write_is_said_not_read_in_silence() -> None:
+    """A walk's file: a short row, a pair whose cells differ and NV99 were read as a
+    matrix with no word. Each is a problem of the topology (its JSON's
+    ``matrix_problems``); the real matrices have none."""
+    from gpuscale.interconnect.topology import MAX_NVLINKS
+
+    bad = "\tGPU0\tGPU1\nGPU0\t X \tNV99\nGPU1\tPHB\n"
+    problems = parse_topo_matrix(bad).problems
+    assert len(problems) == 3
+    assert [p.split(" ")[0] for p in problems] == ["GPU1's", "GPU0", "GPU0"]
+    assert str(MAX_NVLINKS) in problems[2] and MAX_NVLINKS == 18
+    for text in (PHB_PAIR, H100_8, A100_8, DUAL_SOCKET, BRIDGE):
+        topology = parse_topo_matrix(text)
+        assert topology.problems == [] and topology.to_dict()["matrix_problems"] == []

@@ -118,6 +118,7 @@ def topology_views(topology: Topology, info: dict[str, Any], *, terminal: bool) 
     on stderr for a machine format: data only on stdout)."""
     tables = topology_tables(topology, wide=not terminal)
     lines = (
+        *(f"WARNING: {p}" for p in info.get("matrix_problems", [])),
         link_sentence(topology, info),
         *info.get("downtrained", []),
         *info.get("nccl_checks", []),

@@ -30,6 +30,7 @@ from gpuscale.sources.bounded import TooLarge, read_at_most
 # Slowest first: the worst link between two GPUs bounds a ring all-reduce.
 LINK_ORDER = ("SYS", "NODE", "PHB", "PXB", "PIX", "NV")
 _CODE = re.compile(r"^(X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$")
+MAX_NVLINKS = max(g.links_per_gpu for g in NVLINK.values())  # a GPU's most (H100, B200: 18)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,7 @@ class Topology:
     nvlink_generation: str | None = None
     p2p: dict[tuple[int, int], str] = field(default_factory=dict)
     source: str = "nvidia-smi topo -m"
+    problems: list[str] = field(default_factory=list)  # what a saved matrix got wrong
 
     def matrix(self) -> list[list[str]]:
         n = len(self.gpus)
@@ -175,6 +177,7 @@ class Topology:
             "expected_busbw_gbs": self.expected_busbw_gbs(),
             "downtrained": self.downtrained(),
             "device": _part_dict(self.part()),
+            "matrix_problems": self.problems,
         }
 
 
@@ -277,8 +280,45 @@ def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:
         if n.startswith("NIC")
     ]
     return Topology(
-        gpus=gpus, links=links, nics=nics, nvswitch=switched, nvlink_generation=generation
+        gpus=gpus,
+        links=links,
+        nics=nics,
+        nvswitch=switched,
+        nvlink_generation=generation,
+        problems=matrix_problems(rows, header, gpu_names, links),
     )
+
+
+def matrix_problems(
+    rows: list[list[str]],
+    header: list[str],
+    gpu_names: list[str],
+    links: dict[tuple[int, int], str],
+) -> list[str]:
+    """What a saved matrix cannot be, each said (``nvidia-smi`` writes none of them): a
+    GPU row short of cells, a pair whose two cells differ (a link is one link both ways),
+    more NVLinks between two GPUs than any GPU has (``MAX_NVLINKS``)."""
+    out = []
+    for cells in rows:
+        if cells is not header and cells[0] in gpu_names and len(cells) - 1 < len(gpu_names):
+            out.append(
+                f"{cells[0]}'s row has {len(cells) - 1} of {len(gpu_names)} GPU cells: "
+                "the rest are unknown"
+            )
+    for (i, j), code in sorted(links.items()):
+        back = links.get((j, i))
+        if i < j and back is not None and back != code:
+            out.append(
+                f"{gpu_names[i]} to {gpu_names[j]} is {code} but {gpu_names[j]} to "
+                f"{gpu_names[i]} is {back}: a link is the same both ways"
+            )
+        count = int(code[2:]) if code.startswith("NV") else 0
+        if i < j and count > MAX_NVLINKS:
+            out.append(
+                f"{gpu_names[i]} to {gpu_names[j]} is {code}: more NVLinks than any GPU has "
+                f"({MAX_NVLINKS})"
+            )
+    return out
 
 
 def link_sentence(topology: Topology, info: dict[str, Any]) -> str:

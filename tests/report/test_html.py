@@ -252,3 +252,16 @@ def test_where_both_answer_where_more_stop_paying_each_basis_is_named(report) ->
         assert said, name
         assert "against the best of the counts it plans" in said[1]
         assert "fastest measured system per count in v4.1 against the best of them" in said[1]
+
+
+def test_commands_in_the_pages_sentences_are_code_and_their_text_stays_escaped() -> None:
+    """A walk saw the page's backticks raw (`gpuscale plan --round ...`): each span is a
+    ``<code>``, the text around it and in it escaped as autoescape escapes it."""
+    from markupsafe import Markup
+
+    from gpuscale.report.page import code_spans
+
+    said = code_spans(f"run `gpuscale plan -w bert` for {EVIL} and `{EVIL}`")
+    assert isinstance(said, Markup)
+    assert said.count("<code>") == 2 and "<script>" not in said and "`" not in said
+    assert code_spans(7) == 7 and code_spans("no span") == "no span"

@@ -4,6 +4,7 @@ never become markup). ``gpuscale.report.html`` computes what goes in it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
 
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis
 from gpuscale.analysis.answers import answers
@@ -59,6 +61,22 @@ class Section:
     # the table's columns where they differ from the page's (a First published column)
     columns: list[str] = field(default_factory=list)
     first_note: str = ""  # what the First published column says, where it is shown
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def code_spans(value: Any) -> Any:
+    """A text's `backtick` spans (a command to run: ``gpuscale plan --round ...``) as
+    ``<code>``, the rest escaped as autoescape escapes it; anything else as it is. The
+    page's every ``{{ }}`` passes here: its sentences name commands as the terminal's do,
+    and a page showed their backticks raw."""
+    if not isinstance(value, str) or isinstance(value, Markup) or "`" not in value:
+        return value
+    parts = _CODE_SPAN.split(value)
+    return Markup("").join(
+        Markup("<code>{}</code>").format(p) if k % 2 else escape(p) for k, p in enumerate(parts)
+    )
 
 
 def section_rows(table: pd.DataFrame, firsts: Firsts | None = None) -> list[dict[str, object]]:
@@ -190,6 +208,7 @@ def render_html(
     env = Environment(
         loader=PackageLoader("gpuscale", "report/templates"),
         autoescape=select_autoescape(default=True),
+        finalize=code_spans,
     )
     here = Path(__file__).parent / "templates"
     rounds = sorted(tables.scores["round"].unique()) or ["(none)"]

@@ -47,6 +47,7 @@ class PlanSection:
     tables: list[tuple[str, list[str], list[dict[str, str]]]] = field(default_factory=list)
     plans: list[Any] = field(default_factory=list)  # the PlanData shown (plan_bases)
     commands: list[str] = field(default_factory=list)  # the command of each table
+    not_drawn: str = ""  # the figures left out and how to draw them (no finding)
 
 
 def _fixed(value: Any, spec: str) -> str:
@@ -182,11 +183,12 @@ def plan_section(
     planned = [item for item in data if not isinstance(item, str)]
     if rounds and planned:
         findings.append(data_sentence(rounds))
-    if planned and not out.every:
-        findings.append(
-            f"{NOT_DRAWN}: each plan's figure (planned time against devices, its 80% band and "
-            f"the systems it was fitted on); {HOW}."
-        )
+    not_drawn = (
+        f"{NOT_DRAWN}: each plan's figure (planned time against devices, its 80% band and "
+        f"the systems it was fitted on); {HOW}."
+        if planned and not out.every
+        else ""
+    )
     for item in data:
         if isinstance(item, str):
             findings.append(item)
@@ -207,5 +209,12 @@ def plan_section(
     if not shown and not findings:
         return None
     return PlanSection(
-        "plan", "Plan a run (gpuscale plan)", findings, figures, shown, list(planned), commands
+        "plan",
+        "Plan a run (gpuscale plan)",
+        findings,
+        figures,
+        shown,
+        list(planned),
+        commands,
+        not_drawn,
     )

@@ -32,6 +32,7 @@ class ExtraSection:
     title: str
     findings: list[str]
     figures: list[tuple[str, str, list[str]]]  # (caption, inline svg, files)
+    not_drawn: str = ""  # the figures left out and how to draw them (no finding)
 
 
 def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) -> ExtraSection:
@@ -58,8 +59,9 @@ def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) 
     title = "Energy to train (official rule, power submissions)"
     caption = "Energy against accelerators; time against energy with the Pareto front"
     if not out.every:
-        findings.append(f"{NOT_DRAWN}: its figure ({caption.lower()}); {HOW}.")
-        return ExtraSection("energy", title, findings, [])
+        return ExtraSection(
+            "energy", title, findings, [], f"{NOT_DRAWN}: its figure ({caption.lower()}); {HOW}."
+        )
     svg, files = out.save(
         lambda: _chart("energy_chart", energy), f"{rounds.replace(', ', '_')}_energy", energy
     )
@@ -74,8 +76,7 @@ def trends_section(
         return None
     rows = trends(tables.scores, workloads, first_rounds=first_rounds(), last_rounds=last_rounds())
     figures, findings = [], []
-    if not out.every:
-        findings.append(f"{NOT_DRAWN}: each workload's best time by round; {HOW}.")
+    not_drawn = "" if out.every else f"{NOT_DRAWN}: each workload's best time by round; {HOW}."
     for workload, group in rows.groupby("workload", sort=False):
         if out.every:
             svg, files = out.save(
@@ -85,4 +86,4 @@ def trends_section(
         said = [*family_trends(group), *grouped_notes(group)]
         if said:
             findings.append(f"{display_name(workload)}: {'; '.join(said)}.")
-    return ExtraSection("trends", "Trends across rounds", findings, figures)
+    return ExtraSection("trends", "Trends across rounds", findings, figures, not_drawn)

@@ -63,3 +63,22 @@ def test_every_workload_figure_has_a_name_for_the_sentence() -> None:
 
     assert list(FIGURE_NAMES) == list(FIGURES)
     assert set(FIRST_FIGURES) <= set(FIGURES)
+
+
+def test_matplotlib_gets_a_folder_it_can_write_only_where_it_cannot_make_its_own(
+    tmp_path, monkeypatch
+) -> None:
+    """A walk with an unwritable home saw matplotlib's two-line warning in the report's
+    output; where matplotlib can make its folder, nothing is set."""
+    import os
+
+    from gpuscale.report.pool import matplotlib_home
+
+    monkeypatch.setenv("MPLCONFIGDIR", "")  # restored after the test, whatever it sets
+    monkeypatch.delenv("MPLCONFIGDIR")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    matplotlib_home()
+    assert "MPLCONFIGDIR" not in os.environ and (tmp_path / "matplotlib").is_dir()
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/proc/no-such-folder")  # no one can make it
+    matplotlib_home()
+    assert os.path.isdir(os.environ["MPLCONFIGDIR"])

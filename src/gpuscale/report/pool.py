@@ -10,6 +10,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from functools import partial
@@ -55,5 +56,20 @@ def _forked(workers: int, initializer: Callable[[], None] | None = None) -> Exec
 def figure_executor(workers: int) -> Executor:
     """``workers - 1`` processes forked from this one (they inherit its imports and
     data) to draw figures while this one analyses, or the inline executor for one
-    worker or no ``fork``."""
+    worker or no ``fork``; matplotlib given a folder it can write (:func:`matplotlib_home`)."""
+    matplotlib_home()
     return _forked(workers - 1) if workers > 1 else Inline()
+
+
+def matplotlib_home() -> None:
+    """``MPLCONFIGDIR``, where unset and matplotlib cannot make its own folder
+    (``$XDG_CONFIG_HOME/matplotlib``, else ``~/.config/matplotlib``), set to a temporary
+    one, as matplotlib itself then does, without the two lines it prints about it into a
+    report's output (a walk with a home it could not write)."""
+    if "MPLCONFIGDIR" in os.environ:
+        return
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    try:
+        os.makedirs(os.path.join(config, "matplotlib"), exist_ok=True)
+    except OSError:
+        os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="gpuscale-matplotlib-")

@@ -1,0 +1,93 @@
+"""The answer first (a new user's walk): ``analyze --bench`` printed a 20-column table and
+its break-even last, ``--explain`` the same bytes; ``topo`` and ``collectives`` their
+verdict last; ``trends`` and ``energy`` no headline. Each now prints the answer on its
+first line, its numbers those of ``-f json``'s fields (compared as numbers, not words),
+then the detail; ``analyze --bench``'s whole table is ``--explain``'s."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+
+from ..builders import bench_record
+
+WIDTH = 100
+SCALE = {"k": 1e3, "M": 1e6, "B": 1e9, "T": 1e12, "": 1.0}
+
+
+def _run(args: list[str]) -> str:
+    """stdout of the command on a terminal ``WIDTH`` columns wide (exit 0 asserted)."""
+    result = CliRunner().invoke(app, args, env={"COLUMNS": str(WIDTH)})
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def _numbers(line: str) -> list[float]:
+    """The numbers of a line, thousands separators and k/M/B suffixes read."""
+    found = re.findall(r"(\d[\d,]*(?:\.\d+)?)([kMBT]?)(?![\d.])", line)
+    return [float(n.replace(",", "")) * SCALE[unit] for n, unit in found]
+
+
+def _close(value: float, said: list[float], digits: int = 3) -> bool:
+    """``value`` among the numbers said, to the digits they are printed with."""
+    return any(math.isclose(value, s, rel_tol=10 ** (1 - digits)) for s in said)
+
+
+def _crossing(tmp_path: Path) -> Path:
+    """Two models on 1 and 2 processes: the small one slower on 2, the large one faster."""
+    rows = [
+        bench_record(model, params, n, rate)
+        for model, params, rates in (
+            ("mlp-1m", 10**6, (1000.0, 800.0)),
+            ("mlp-10m", 10**7, (500.0, 700.0)),
+        )
+        for n, rate in zip((1, 2), rates, strict=True)
+    ]
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_analyze_bench_says_the_break_even_first(tmp_path: Path) -> None:
+    path = str(_crossing(tmp_path))
+    first = _run(["analyze", "--bench", path]).splitlines()[0]
+    document = json.loads(_run(["analyze", "--bench", path, "-f", "json"]))["bench"]
+    size = document["break_even_params"]["2"]
+    assert 10**6 < size < 10**7
+    assert first.startswith("break-even on 2 devices") and _close(size, _numbers(first))
+    runs = {(r["model"], r["accelerators"]): r["speedup"] for r in document["runs"]}
+    assert runs[("mlp-1m", 2)] < 1 < runs[("mlp-10m", 2)]  # the crossing the line names
+
+
+def test_analyze_bench_is_short_and_its_explain_is_the_whole_table(tmp_path: Path) -> None:
+    """The default: the answer's columns and the caveats counted; --explain: every column
+    and each sentence (it printed the default's bytes); both lead with the break-even."""
+    path = str(_crossing(tmp_path))
+    answer, explained = (
+        _run(["analyze", "--bench", path]),
+        _run(["analyze", "--bench", path, "--explain"]),
+    )
+    assert answer != explained
+    assert answer.splitlines()[0] == explained.splitlines()[0]
+    assert len(answer.split()) < len(explained.split())
+    for detail in ("speedup and efficiency (N > 1 only)", "weak evidence mlp-1m on 1"):
+        assert detail not in answer and detail in explained
+    assert "overhead" not in answer and "overhead" in explained  # a column of the whole
+    assert [line for line in answer.splitlines() if len(line) > WIDTH] == []
+
+
+def test_analyze_bench_of_one_device_says_there_is_no_break_even_yet(tmp_path: Path) -> None:
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(bench_record("mlp-1m", 10**6, 1, 1000.0)) + "\n")
+    first = _run(["analyze", "--bench", str(path)]).splitlines()[0]
+    document = json.loads(_run(["analyze", "--bench", str(path), "-f", "json"]))["bench"]
+    assert document["break_even_params"] == {}
+    assert first.startswith("break-even: not stated") and _numbers(first)[0] == len(
+        document["runs"]
+    )

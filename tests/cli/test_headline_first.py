@@ -91,3 +91,60 @@ def test_analyze_bench_of_one_device_says_there_is_no_break_even_yet(tmp_path: P
     assert first.startswith("break-even: not stated") and _numbers(first)[0] == len(
         document["runs"]
     )
+
+
+def _topo(path: Path) -> Path:
+    """Two GPUs through a PCIe host bridge, as `nvidia-smi topo -m` prints them."""
+    rows = ["\tGPU0\tGPU1\tCPU Affinity", "GPU0\t X \tPHB\t0-15", "GPU1\tPHB\t X \t0-15"]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_topo_says_its_verdict_first(tmp_path: Path) -> None:
+    path = str(_topo(tmp_path / "topo.txt"))
+    lines = _run(["topo", "--file", path]).splitlines()
+    info = json.loads(_run(["topo", "--file", path, "-f", "json"]))
+    assert lines[0].startswith(f"slowest link: {info['slowest_link']} ->")
+    assert _close(info["expected_busbw_gbs"], _numbers(lines[0]))
+    assert lines[1].startswith("GPU topology")  # then the detail
+
+
+def test_collectives_says_its_verdict_first(tmp_path: Path, monkeypatch) -> None:
+    """The verdict of each collective before the NCCL settings and the sweep's tables
+    (the sweep itself read from a file here: the command's order is what is tested)."""
+    from gpuscale.bench import collectives_sweep
+    from gpuscale.interconnect.records import read_sweeps
+
+    out = tmp_path / "coll.jsonl"
+    head = {"schema": "gpuscale.collectives/2", "kind": "sweep", "sweep_id": "s"}
+    head |= {"backend": "gloo", "device": "cpu", "nodes": 1}
+    rows = [
+        {
+            "schema": "gpuscale.collectives/2",
+            "kind": "result",
+            "sweep_id": "s",
+            "op": "all_reduce",
+            "placement": "in-place",
+            "status": "ok",
+            "size_bytes": size,
+            "ranks": 2,
+            "busbw_gbs": busbw,
+            "algbw_gbs": busbw,
+            "time_us": 100.0,
+            "time_us_p50": 100.0,
+            "time_us_p99": 110.0,
+        }
+        for size, busbw in ((1 << 20, 3.0), (1 << 22, 5.5))
+    ]
+    out.write_text("".join(json.dumps(r) + "\n" for r in (head, *rows)))
+
+    def sweep(*_args, **_kwargs):  # the run the command would start, read back
+        sweeps = read_sweeps(out)
+        return collectives_sweep.SweepRun("s", sweeps, sweeps.of("s"), "cpu", {})
+
+    monkeypatch.setattr(collectives_sweep, "run_collectives", sweep)
+    asked = ["collectives", "--nproc", "2", "--interconnect", "pcie4-x16", "--out", str(out)]
+    lines = _run(asked).splitlines()
+    assert lines[0].startswith("all_reduce: peak bus bandwidth")
+    assert _close(5.5, _numbers(lines[0]))  # the sweep's peak busbw, as measured
+    assert lines[1].startswith("all_reduce on 2 ranks")  # then the table

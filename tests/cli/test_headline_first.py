@@ -6,6 +6,7 @@ then the detail; ``analyze --bench``'s whole table is ``--explain``'s."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -148,3 +149,31 @@ def test_collectives_says_its_verdict_first(tmp_path: Path, monkeypatch) -> None
     assert lines[0].startswith("all_reduce: peak bus bandwidth")
     assert _close(5.5, _numbers(lines[0]))  # the sweep's peak busbw, as measured
     assert lines[1].startswith("all_reduce on 2 ranks")  # then the table
+
+
+def test_trends_says_its_largest_change_first() -> None:
+    args = ["trends", "-b", "bert", "--family", "H100-SXM5-80GB"]
+    first = _run(args).splitlines()[0]
+    rows = json.loads(_run([*args, "-f", "json"]))
+    pairs = [
+        (a["best_time_at_common_min"], b["best_time_at_common_min"])
+        for a, b in itertools.pairwise(rows)
+        if a["common_accelerators"] == b["common_accelerators"]
+    ]
+    before, after = max(pairs, key=lambda p: abs(math.log(p[0] / p[1])))
+    said = _numbers(first)
+    assert first.startswith("largest change:")
+    assert _close(before, said) and _close(after, said)
+    ratio = max(before / after, after / before)
+    assert any(math.isclose(ratio, s, abs_tol=0.006) for s in said)
+
+
+def test_energy_says_its_most_efficient_result_first() -> None:
+    args = ["energy", "-b", "bert"]
+    first = _run(args).splitlines()[0]
+    rows = json.loads(_run([*args, "-f", "json"]))
+    best = min(rows, key=lambda r: r["energy_kj"])
+    said = _numbers(first)
+    assert first.startswith("least energy to train:")
+    assert _close(best["energy_kj"], said) and _close(best["energy_per_sample_j"], said)
+    assert best["system_name"] in first

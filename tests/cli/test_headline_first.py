@@ -30,8 +30,8 @@ def _run(args: list[str]) -> str:
 
 
 def _numbers(line: str) -> list[float]:
-    """The numbers of a line, thousands separators and k/M/B suffixes read."""
-    found = re.findall(r"(\d[\d,]*(?:\.\d+)?)([kMBT]?)(?![\d.])", line)
+    """The numbers of a line (not shares: 95%), thousands separators and k/M/B read."""
+    found = re.findall(r"(\d[\d,]*(?:\.\d+)?)([kMBT]?)(?![\d.%])", line)
     return [float(n.replace(",", "")) * SCALE[unit] for n, unit in found]
 
 
@@ -177,3 +177,21 @@ def test_energy_says_its_most_efficient_result_first() -> None:
     assert first.startswith("least energy to train:")
     assert _close(best["energy_kj"], said) and _close(best["energy_per_sample_j"], said)
     assert best["system_name"] in first
+
+
+def test_report_says_where_it_is_and_the_headline_its_page_leads_with(tmp_path: Path) -> None:
+    """It printed only "report written to ..."; now also the first screen's answer: each
+    workload's recommended count and 95% range, the numbers of the page's own table."""
+    out = tmp_path / "report"
+    lines = _run(["report", "--round", "v4.1", "-b", "bert", "--out", str(out)]).splitlines()
+    assert lines[0] == f"report written to {out / 'index.html'}"
+    html = (out / "index.html").read_text(encoding="utf-8")
+    table = html[html.index('<table class="recommended">') : html.index("</table>")]
+    row = table.split("<tbody>")[1]
+    cells = re.findall(r"<td[^>]*>(?:<b>)?([^<]*)", row)
+    workload, count, band = cells[0], cells[1], cells[2]  # BERT (v4.1), 8, 8-16
+    family = re.search(r'class="family">([^<]*)', row).group(1)
+    assert len(lines) == 2 and lines[1].startswith(workload)
+    head, rest = lines[1][len(workload) :].split(family, 1)
+    assert _numbers(head) == [float(count)]
+    assert _numbers(rest.split(";")[0]) == [float(n) for n in band.split("-")]

@@ -220,7 +220,7 @@ def report(
     workloads, notes = workloads_of(tables, selection.benchmark, default="study")
     bench = read_bench(bench_file) if bench_file else None
     with fail_on(ReferenceNotFoundError, OutputError):
-        path = write_report(
+        written = write_report(
             request,
             tables,
             workloads,
@@ -229,7 +229,8 @@ def report(
             on_missing=missing.append,
             bench_path=bench_file,
         )
-    out.print(f"report written to {path}", markup=False, highlight=False)
+    path = written.path
+    say([f"report written to {path}", *written.headline], wrap=out.is_terminal)
     for line in missing:
         err.print(f"warning: {line}", markup=False, highlight=False)
     if open_browser and not webbrowser.open(path.resolve().as_uri()):

@@ -12,6 +12,7 @@ from gpuscale.analysis.bench_scaling import (
     bench_headline,
     bench_scaling,
     shown_columns,
+    trouble_lines,
 )
 from gpuscale.quantities import counted
 from gpuscale.tables.views import TableView
@@ -47,14 +48,7 @@ def bench_answer_view(table: pd.DataFrame) -> TableView:
     failed = table[table["status"] != "ok"]
     kept = set(shown_columns(scaling))
     shown = [c for c in ANSWER_SHOWN if c in kept]
-    said = [
-        f"flagged {r.configuration} on {r.accelerators}: {r.flags}"
-        for r in scaling[scaling["flagged"]].itertuples(index=False)
-    ]
-    said += [
-        f"{r.status} {r.model} on {r.accelerators}: {r.error}"
-        for r in failed.itertuples(index=False)
-    ]
+    said = trouble_lines(scaling, failed)
     weak = int((~scaling["flagged"] & (scaling["evidence"] == "weak")).sum())
     if weak:
         said.append(f"weak evidence: {weak} of {counted(len(scaling), 'run')}")

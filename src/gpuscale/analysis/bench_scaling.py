@@ -257,14 +257,7 @@ def bench_notes(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
     sizes are said above the table: :func:`bench_headline`)."""
     fsdp = bool((scaling.get("strategy", pd.Series(dtype=str)) == "fsdp").any())
     lines = [SPEEDUP_BASIS + (FSDP_BASIS if fsdp else "")] if not scaling.empty else []
-    lines += [
-        f"flagged {r.configuration} on {r.accelerators}: {r.flags}"
-        for r in scaling[scaling["flagged"]].itertuples(index=False)
-    ]
-    lines += [
-        f"{r.status} {r.model} on {r.accelerators}: {r.error}"
-        for r in failed.itertuples(index=False)
-    ]
+    lines += trouble_lines(scaling, failed)
     weak = scaling[~scaling["flagged"] & (scaling["evidence"] == "weak")]
     lines += [
         f"weak evidence {r.configuration} on {r.accelerators}: {r.evidence_notes}"
@@ -273,6 +266,18 @@ def bench_notes(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
     lines += _no_peak(scaling)  # the break-even sizes are the headline (bench_headline)
     baseline = baseline_sentence(scaling)
     return [*lines, baseline] if baseline else lines
+
+
+def trouble_lines(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
+    """A line per flagged run (a number not to use) and per failed run (why it failed)."""
+    flagged = [
+        f"flagged {r.configuration} on {r.accelerators}: {r.flags}"
+        for r in scaling[scaling["flagged"]].itertuples(index=False)
+    ]
+    return flagged + [
+        f"{r.status} {r.model} on {r.accelerators}: {r.error}"
+        for r in failed.itertuples(index=False)
+    ]
 
 
 def _no_peak(scaling: pd.DataFrame) -> list[str]:

@@ -259,9 +259,12 @@ def energy_headline(frame: pd.DataFrame) -> tuple[str, ...]:
     training metric, kJ) among the results of the workload with the most of them in the
     table (energy to train compares within a workload only), its energy per sample
     where counted; where the table has other workloads, how to choose one."""
-    counts = frame["workload"].value_counts(sort=False)
+    measured = frame.dropna(subset=["energy_kj"])
+    if measured.empty:
+        return ()
+    counts = measured["workload"].value_counts(sort=False)
     workload = counts.idxmax()  # the first of the most counted, in the table's order
-    rows = frame[frame["workload"] == workload]
+    rows = measured[measured["workload"] == workload]
     best = rows.loc[rows["energy_kj"].idxmin()]
     per_sample = best["energy_per_sample_j"]
     sample = f", {number(per_sample)} J per sample" if per_sample == per_sample else ""

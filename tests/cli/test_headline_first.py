@@ -1,8 +1,9 @@
 """The answer first (a new user's walk): ``analyze --bench`` printed a 20-column table and
 its break-even last, ``--explain`` the same bytes; ``topo`` and ``collectives`` their
-verdict last; ``trends`` and ``energy`` no headline. Each now prints the answer on its
-first line, its numbers those of ``-f json``'s fields (compared as numbers, not words),
-then the detail; ``analyze --bench``'s whole table is ``--explain``'s."""
+verdict last; ``trends`` and ``energy`` no headline; ``report`` only where it wrote the
+page. Each now prints the answer on its first line (report: under that one), its numbers
+those of ``-f json``'s fields or the page's table (compared as numbers, not words), then
+the detail; ``analyze --bench``'s whole table is ``--explain``'s."""
 
 from __future__ import annotations
 

@@ -69,6 +69,9 @@ def test_the_cli_says_weak_rows_no_trusted_break_even_and_the_cpu_baseline(
     for record in _pair(steps=2):
         append_result(good, record)
     said = " ".join(CliRunner().invoke(app, ["analyze", "--bench", str(good)]).output.split())
+    assert "weak evidence: 2 of 2 runs" in said  # the answer counts them, --explain says why
+    asked = ["analyze", "--bench", str(good), "--explain"]
+    said = " ".join(CliRunner().invoke(app, asked).output.split())
     assert "weak evidence mlp-1m on 2: only 2 steps timed" in said
 
 

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.plausibility import FlagKind, flag_kinds, superlinear_flag
-from gpuscale.quantities import format_count, joined, noun_for, of_the
+from gpuscale.quantities import counted, format_count, joined, noun_for, of_the
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.bench import configuration_labels, one_device
 from gpuscale.tables.measures import efficiency, rate_speedup
@@ -172,6 +172,21 @@ def break_even_sentence(scaling: pd.DataFrame, accelerators: int) -> str:
     return f"{head}: {text}"
 
 
+def bench_headline(scaling: pd.DataFrame) -> tuple[str, ...]:
+    """The answer of a bench table, said first: the break-even on each device count run
+    past one (:func:`break_even_sentence`), or where every run is on one device that
+    there is no speedup yet and what measures one; none without a run."""
+    worlds = sorted(set(scaling["accelerators"]) - {1})
+    if worlds:
+        return tuple(break_even_sentence(scaling, int(w)) for w in worlds)
+    if scaling.empty:
+        return ()
+    return (
+        f"break-even: not stated, {counted(len(scaling), 'run')} on 1 device only (no "
+        "speedup yet); bench --nproc 1,2 measures one",
+    )
+
+
 def baseline_sentence(scaling: pd.DataFrame) -> str | None:
     """On CPU, what the N = 1 baseline is and what a speedup over it does not answer: only
     where a CPU run at N > 1 has a speedup (an N = 1 run of its configuration to compare
@@ -238,26 +253,31 @@ FSDP_BASIS = (
 def bench_notes(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
     """The lines below a bench table (each run by its table label: ``m (run 2)`` where
     a model ran twice): what speedups are against, flagged rows' reasons,
-    failed runs, weak evidence, break-even sizes and what the CPU baseline is."""
+    failed runs, weak evidence, peaks unknown and what the CPU baseline is (the break-even
+    sizes are said above the table: :func:`bench_headline`)."""
     fsdp = bool((scaling.get("strategy", pd.Series(dtype=str)) == "fsdp").any())
     lines = [SPEEDUP_BASIS + (FSDP_BASIS if fsdp else "")] if not scaling.empty else []
-    lines += [
-        f"flagged {r.configuration} on {r.accelerators}: {r.flags}"
-        for r in scaling[scaling["flagged"]].itertuples(index=False)
-    ]
-    lines += [
-        f"{r.status} {r.model} on {r.accelerators}: {r.error}"
-        for r in failed.itertuples(index=False)
-    ]
+    lines += trouble_lines(scaling, failed)
     weak = scaling[~scaling["flagged"] & (scaling["evidence"] == "weak")]
     lines += [
         f"weak evidence {r.configuration} on {r.accelerators}: {r.evidence_notes}"
         for r in weak.itertuples()
     ]
-    lines += [break_even_sentence(scaling, w) for w in sorted(set(scaling["accelerators"]) - {1})]
-    lines += _no_peak(scaling)
+    lines += _no_peak(scaling)  # the break-even sizes are the headline (bench_headline)
     baseline = baseline_sentence(scaling)
     return [*lines, baseline] if baseline else lines
+
+
+def trouble_lines(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
+    """A line per flagged run (a number not to use) and per failed run (why it failed)."""
+    flagged = [
+        f"flagged {r.configuration} on {r.accelerators}: {r.flags}"
+        for r in scaling[scaling["flagged"]].itertuples(index=False)
+    ]
+    return flagged + [
+        f"{r.status} {r.model} on {r.accelerators}: {r.error}"
+        for r in failed.itertuples(index=False)
+    ]
 
 
 def _no_peak(scaling: pd.DataFrame) -> list[str]:
@@ -342,6 +362,7 @@ def bench_view(
         "them, and -f json prints them all",
         said=(*bench_notes(scaling, failed), *([earlier] if earlier else [])),
         empty=_none_ok(sweep, skipped, failed) if scaling.empty else "",
+        headline=bench_headline(scaling),
     )
 
 

@@ -14,7 +14,7 @@ import re
 import pandas as pd
 
 from gpuscale.analysis.metrics import plausible_samples
-from gpuscale.quantities import number
+from gpuscale.quantities import counted, number
 from gpuscale.tables import RoundTables, Unit, display_name
 from gpuscale.tables.measures import accelerator_hours
 from gpuscale.tables.republished import is_log_flagged
@@ -254,6 +254,30 @@ def no_energy_reason(tables: RoundTables, every: pd.DataFrame, workloads: list[s
     return f"no power logs in {rounds}: {these} no energy results"
 
 
+def energy_headline(frame: pd.DataFrame) -> tuple[str, ...]:
+    """The most efficient result, said first: the least energy to train (MLPerf Power's
+    training metric, kJ) among the results of the workload with the most of them in the
+    table (energy to train compares within a workload only), its energy per sample
+    where counted; where the table has other workloads, how to choose one."""
+    measured = frame.dropna(subset=["energy_kj"])
+    if measured.empty:
+        return ()
+    counts = measured["workload"].value_counts(sort=False)
+    workload = counts.idxmax()  # the first of the most counted, in the table's order
+    rows = measured[measured["workload"] == workload]
+    best = rows.loc[rows["energy_kj"].idxmin()]
+    per_sample = best["energy_per_sample_j"]
+    sample = f", {number(per_sample)} J per sample" if per_sample == per_sample else ""
+    others = len(counts) - 1
+    choose = f"; {counted(others, 'other benchmark')}: -b chooses one" if others else ""
+    return (
+        f"least energy to train: {display_name(workload)} {number(best['energy_kj'])} kJ"
+        f"{sample}, {best['system_name']} ({best['submitter']}, "
+        f"{int(best['accelerators']):,} x {best['accelerator_family']}, {best['round']}, "
+        f"power scope {best['power_scope']}), the least of its {len(rows)} results{choose}",
+    )
+
+
 def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
     """``gpuscale energy``: the energy results of ``workloads`` (``energy_table``), energy
     against scale in words under it, or why there is none (``no_energy_reason``)."""
@@ -269,6 +293,7 @@ def energy_view(tables: RoundTables, workloads: list[str]) -> TableView:
         ENERGY_DROP_ORDER,
         notes=per_sample_missing(frame),
         said=(*energy_scale_sentences(frame), *measured_twice_sentences(frame)),
+        headline=energy_headline(frame),
     )
 
 

@@ -20,6 +20,8 @@ and the note says how many were (``republished=True`` keeps them).
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass
 
 import pandas as pd
@@ -29,8 +31,8 @@ from gpuscale.analysis.divisions import left_out as division_left_out
 from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import workload_scaling_table
 from gpuscale.names import resolve_families
-from gpuscale.quantities import counted, fixed_apart, joined
-from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, TREND_COLUMNS, round_key
+from gpuscale.quantities import counted, fixed_apart, joined, number
+from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, TREND_COLUMNS, display_name, round_key
 from gpuscale.tables.republished import is_republished
 from gpuscale.tables.views import TREND_DROP_ORDER, TableView
 
@@ -239,6 +241,37 @@ def republished_notes(left_out: int, elsewhere: dict[str, int] | None) -> tuple[
     )
 
 
+def trends_headline(frame: pd.DataFrame) -> tuple[str, ...]:
+    """The largest change of the trend rows, said first: between two rounds in a row of
+    one workload and family at the same common accelerator count (like with like), the
+    largest ratio of the earlier ``best_time_at_common_min`` to the later either way
+    (``faster`` above 1, ``slower`` below); or that no pair of rows compares."""
+    best: tuple[float, dict, dict] | None = None
+    for _, group in frame.groupby(["workload", "accelerator_family"], sort=False):
+        rows = group.to_dict("records")
+        for a, b in itertools.pairwise(rows):
+            if a["common_accelerators"] != b["common_accelerators"]:
+                continue
+            ratio = a["best_time_at_common_min"] / b["best_time_at_common_min"]
+            if not (ratio > 0 and math.isfinite(ratio)):
+                continue
+            if best is None or abs(math.log(ratio)) > abs(math.log(best[0])):
+                best = (ratio, a, b)
+    if best is None:
+        return (
+            "largest change: none to state (no family ran one accelerator count in two "
+            "of these rounds)",
+        )
+    ratio, a, b = best
+    how = f"{ratio:.2f}x faster" if ratio >= 1 else f"{1 / ratio:.2f}x slower"
+    return (
+        f"largest change: {display_name(a['workload'])} on {a['accelerator_family']} at "
+        f"{int(a['common_accelerators']):,} accelerators, best time "
+        f"{number(a['best_time_at_common_min'])} min ({a['round']}) -> "
+        f"{number(b['best_time_at_common_min'])} min ({b['round']}), {how}",
+    )
+
+
 def trends_view(
     scores: pd.DataFrame,
     workloads: list[str] | None,
@@ -279,5 +312,11 @@ def trends_view(
         # the command ends with this alone: what the other division held is said in it
         empty = "no closed-division scored results for these options: " + "; ".join(other)
     return TableView(
-        frame, TREND_COLUMNS, "trends across rounds", TREND_DROP_ORDER, notes=notes, empty=empty
+        frame,
+        TREND_COLUMNS,
+        "trends across rounds",
+        TREND_DROP_ORDER,
+        notes=notes,
+        empty=empty,
+        headline=trends_headline(frame) if not empty else (),
     )

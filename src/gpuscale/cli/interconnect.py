@@ -18,7 +18,8 @@ from gpuscale.cli.output import Format, err, fail, fail_on, out, print_json, say
 
 @command(app, "collectives")
 def collectives(asked: CheckRequest, config: CollectivesConfig) -> None:
-    """Collectives sweep as nccl-tests runs it, and whether the interconnect is healthy."""
+    """Whether the interconnect is healthy (first), and the collectives sweep as nccl-tests
+    runs it."""
     require_torch("the collectives sweep")
     # lazy: numpy and the torchrun sweep, only the measuring commands need them
     from gpuscale.bench.collectives_sweep import SweepError, check_interconnect
@@ -38,9 +39,9 @@ def collectives(asked: CheckRequest, config: CollectivesConfig) -> None:
             preset=asked.interconnect,
             oversubscribe=asked.oversubscribe,
         )
+    say(check.verdicts)  # the verdict first (one line per collective), then the detail
+    say(f"NCCL setting: {s}" for s in check.settings)
     _print_sweep(check.run.latest)
-    for line in [*(f"NCCL setting: {s}" for s in check.settings), *check.verdicts]:
-        out.print(line, markup=False, highlight=False)
 
 
 def _print_sweep(latest) -> None:

@@ -297,7 +297,8 @@ def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[
 def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest: str = "") -> None:
     """A library's :class:`~gpuscale.tables.views.TableView`: its notes on stderr, then
     the table (``--columns`` where asked, else its own; CSV and JSON: every column), its
-    sentences under a terminal's; an empty view says why (CSV and JSON: an empty document).
+    sentences under a terminal's (its ``headline`` above it: the answer first); an empty
+    view says why (CSV and JSON: an empty document).
     JSON of a view with a ``document``: that document alone. ``rest``: the view is a short
     answer (its lines folded at the terminal's width) and this says where the rest is."""
     if fmt is Format.json and view.document is not None:
@@ -310,6 +311,8 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest
         columns += [c for c in view.frame.columns if c not in columns]
     for line in view.notes:
         note(line)
+    if fmt is Format.table and not view.empty:  # the answer first, then the detail
+        say(view.headline, wrap=bool(rest) or out.is_terminal)
     if view.empty:
         err.print(view.empty, markup=False, highlight=False)
         if fmt is not Format.table:

@@ -126,7 +126,9 @@ def analyze(
         fail("--columns chooses a table's columns: for -f table or -f csv, not -f json")
     bench_doc = None
     if bench_file is not None:
-        bench_doc = _analyze_bench(bench_file, fmt, alone=not both, columns_asked=columns_asked)
+        bench_doc = _analyze_bench(
+            bench_file, fmt, alone=not both, columns_asked=columns_asked, explain=explain
+        )
         if not both:
             if unused := unused_without_rounds(selection, options):
                 note(unused)
@@ -160,17 +162,27 @@ def analyze(
 
 
 def _analyze_bench(
-    bench_file: Path, fmt: Format, *, alone: bool, columns_asked: str | None = None
+    bench_file: Path,
+    fmt: Format,
+    *,
+    alone: bool,
+    columns_asked: str | None = None,
+    explain: bool = False,
 ) -> dict | None:
-    """``analyze --bench``: the bench table shown (alone, or before the rounds'), or with
-    ``-f json`` its part of the document (written now when alone, else returned); alone,
-    a file of failed runs alone exits 1 after saying why each failed, as ``bench`` does."""
+    """``analyze --bench``: the bench answer (its break-even first, a short table; with
+    ``--explain``, ``--columns`` or ``-f csv`` the whole table and every note) shown alone
+    or before the rounds', or with ``-f json`` its part of the document (written now when
+    alone, else returned); alone, a file of failed runs alone exits 1 after saying why
+    each failed, as ``bench`` does."""
     # lazy: the analysis stack (pandas), not needed for --help
+    from gpuscale.analysis.bench_answer import bench_answer_view
     from gpuscale.analysis.bench_scaling import bench_document, bench_view
     from gpuscale.analysis.document import analyze_document
 
     table, doc = read_bench(bench_file), None
-    if fmt is not Format.json:
+    if fmt is Format.table and not (explain or columns_asked):  # the answer
+        show(bench_answer_view(table), fmt, rest="--explain or -f csv")
+    elif fmt is not Format.json:
         show(bench_view(table), fmt, columns_asked)
     else:
         doc = bench_document(table)
@@ -208,7 +220,7 @@ def report(
     workloads, notes = workloads_of(tables, selection.benchmark, default="study")
     bench = read_bench(bench_file) if bench_file else None
     with fail_on(ReferenceNotFoundError, OutputError):
-        path = write_report(
+        written = write_report(
             request,
             tables,
             workloads,
@@ -217,7 +229,8 @@ def report(
             on_missing=missing.append,
             bench_path=bench_file,
         )
-    out.print(f"report written to {path}", markup=False, highlight=False)
+    path = written.path
+    say([f"report written to {path}", *written.headline], wrap=out.is_terminal)
     for line in missing:
         err.print(f"warning: {line}", markup=False, highlight=False)
     if open_browser and not webbrowser.open(path.resolve().as_uri()):

@@ -113,16 +113,17 @@ def sweep_views(latest: pd.DataFrame) -> list[TableView]:
 
 
 def topology_views(topology: Topology, info: dict[str, Any], *, terminal: bool) -> list[TableView]:
-    """:func:`topology_tables` as views (``terminal``: several, else one wide table), the
-    link, any downtrained link and the NCCL settings in words under the last (beside it
-    on stderr for a machine format: data only on stdout)."""
+    """:func:`topology_tables` as views (``terminal``: several, else one wide table): the
+    verdict, the slowest link and the bus bandwidth to expect of it, above the first
+    (``headline``), any downtrained link and the NCCL settings in words under the last;
+    for a machine format all of them on stderr beside it (data only on stdout)."""
     tables = topology_tables(topology, wide=not terminal)
-    lines = (
-        *(f"WARNING: {p}" for p in info.get("matrix_problems", [])),
-        link_sentence(topology, info),
-        *info.get("downtrained", []),
-        *info.get("nccl_checks", []),
-    )
+    warned = tuple(f"WARNING: {p}" for p in info.get("matrix_problems", []))
+    verdict = link_sentence(topology, info)
+    lines = (*info.get("downtrained", []), *info.get("nccl_checks", []))
     views = [TableView(table, list(table.columns), title) for title, table in tables]
-    words = {"said": lines} if terminal else {"notes": lines}
-    return [*views[:-1], replace(views[-1], **words)]
+    if not terminal:
+        return [*views[:-1], replace(views[-1], notes=(*warned, verdict, *lines))]
+    first = replace(views[0], headline=(*warned, verdict))
+    views = [first, *views[1:]]
+    return [*views[:-1], replace(views[-1], said=lines)]

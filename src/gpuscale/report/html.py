@@ -37,6 +37,7 @@ from gpuscale.report.page import (
     Section,
     answer_rows,
     render_html,
+    report_headline,
     section_columns,
     section_rows,
 )
@@ -83,6 +84,7 @@ def build_report(
     cache: Path | None = None,
     on_missing: Callable[[str], None] | None = None,
     all_figures: bool = False,
+    on_headline: Callable[[tuple[str, ...]], None] | None = None,
 ) -> Path:
     """Analyse, draw and write the report into ``out_dir``; return the HTML file's path.
 
@@ -104,13 +106,17 @@ def build_report(
     could not give (the advice, with why: what ``gpuscale advise --bench`` says).
     ``all_figures``: every figure of every section; by default each workload's
     :data:`FIRST_FIGURES` and the overview (each section says which it leaves out).
+    ``on_headline`` is called with what the page leads with, a line each
+    (``page.report_headline``, from the data its first screen shows).
     """
     options = options or AnalysisOptions()
 
     def write(folder: Path) -> None:
         out = FigureFiles(folder, png=png, cache=Cache(cache), every=all_figures)
-        html = _draw(tables, workloads, out, options, workers, bench_section, notes)
+        html, headline = _draw(tables, workloads, out, options, workers, bench_section, notes)
         (folder / "index.html").write_text(html, encoding="utf-8")
+        if on_headline is not None:
+            on_headline(headline)
 
     def bench_section(out: FigureFiles) -> BenchSection | None:
         if bench is None:
@@ -138,9 +144,9 @@ def _draw(
     workers: int,
     bench_section: Callable[[FigureFiles], BenchSection | None],
     notes: Sequence[str] = (),
-) -> str:
+) -> tuple[str, tuple[str, ...]]:
     """Draw the figures into ``out.out_dir`` (every one with ``out.every``) and return
-    the page."""
+    the page and what it leads with (``page.report_headline``)."""
     has_scores = len(tables.scores) > 0
     names = list(FIGURE_NAMES) if out.every else list(FIRST_FIGURES)
     pairs = workload_pairs(tables, workloads) if has_scores else []
@@ -206,7 +212,7 @@ def _draw(
         made = [with_bases(e, results) if isinstance(e, PlanSection) else e for e in made]
         extra_sections = [*([study] if study else []), *(e for e in made if e)]
     done = [(r.round, r.workload) for r in results]
-    return render_html(
+    page = render_html(
         tables,
         sections,
         overview_figure,
@@ -225,6 +231,7 @@ def _draw(
         all_figures=out.every,
         recommendations=recs,
     )
+    return page, report_headline(recs, bench)
 
 
 HOW = "--division {other} or all draws them"

@@ -141,6 +141,27 @@ def recommendation_rows(recs: Sequence[Recommendation]) -> list[dict[str, str]]:
     return rows
 
 
+def report_headline(
+    recs: Sequence[Recommendation], bench: BenchSection | None = None
+) -> tuple[str, ...]:
+    """What the report's first screen leads with, a line each: your hardware's answer
+    (``bench.answer``) where the page has one, else the recommended count of each
+    workload, from the rows the page's table shows (:func:`recommendation_rows`)."""
+    if bench is not None and bench.answer:
+        return tuple(bench.answer)
+    lines = []
+    for row in recommendation_rows(recs):
+        count = row["Recommended"] + ("" if row["Recommended"] == "none" else " accelerators")
+        within = f"{row['Workload']}: {count} within {row['Family']}"
+        if row["Recommended"] == "none":
+            lines.append(f"{within}: {row['Why not more']}")
+        else:
+            lines.append(
+                f"{within} (95% range {row['95% range']}; why not more: {row['Why not more']})"
+            )
+    return tuple(lines)
+
+
 def _why_not_more(rec: Recommendation) -> str:
     """The factor of E' that falls most at the next count, first, then the other:
     ``throughput x0.82 at 16 (convergence x1.00)``."""

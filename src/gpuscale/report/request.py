@@ -135,6 +135,16 @@ class ReportRequest:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class ReportWritten:
+    """A report written: its HTML file and what its first screen leads with, a line each
+    (``report.page.report_headline``: your hardware's answer, else each workload's
+    recommended count)."""
+
+    path: Path
+    headline: tuple[str, ...] = ()
+
+
 def write_report(
     request: ReportRequest,
     tables: RoundTables,
@@ -144,10 +154,10 @@ def write_report(
     notes: Sequence[str] = (),
     on_missing: Callable[[str], None] | None = None,
     bench_path: Path | None = None,
-) -> Path:
+) -> ReportWritten:
     """Write the report of ``workloads`` in ``tables`` (and ``bench``, a bench table) as
     ``request`` says, drawing on every core (``bench_path``: the file ``bench`` was read
-    from); the HTML file's path. Raises what
+    from); the HTML file's path and the page's headline. Raises what
     ``build_report`` raises (``ReferenceNotFoundError``, ``OutputError``)."""
     # lazy: matplotlib and the analysis stack, only for a report
     from gpuscale.report.cache import default_folder
@@ -159,7 +169,8 @@ def write_report(
             "--advise needs --bench FILE (the advice is computed from your bench runs): "
             "the report has no advice"
         )
-    return build_report(
+    headline: list[tuple[str, ...]] = []
+    path = build_report(
         tables,
         workloads,
         request.out,
@@ -172,4 +183,6 @@ def write_report(
         cache=default_folder() if request.cache else None,
         all_figures=request.all_figures,
         on_missing=on_missing,
+        on_headline=headline.append,
     )
+    return ReportWritten(path, headline[0] if headline else ())

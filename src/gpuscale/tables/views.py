@@ -88,7 +88,9 @@ class TableView:
     under the terminal's table; ``formats``: a terminal's format spec per column
     (``".2f"``; else four significant digits); ``document``: what ``-f json`` prints in
     place of the rows, where a command answers with more than its table (its notes are
-    in it: none is said beside it)."""
+    in it: none is said beside it); ``headline``: the answer, said first (above the
+    terminal's table, the first lines of stdout; its numbers are the table's, made by the
+    library from the same rows)."""
 
     frame: Any
     shown: Sequence[str]
@@ -100,6 +102,7 @@ class TableView:
     empty: str = field(default="")  # why there is no row (said instead of a table)
     formats: dict[str, str] = field(default_factory=dict)  # a terminal's format per column
     document: Any = None
+    headline: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # A column that tells no row apart (one value in every row, or none) goes first:

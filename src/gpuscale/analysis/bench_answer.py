@@ -1,0 +1,65 @@
+"""``analyze --bench``'s answer: the break-even first (``bench_scaling.bench_headline``),
+then a short table (each run's throughput, speedup and efficiency, its evidence) and the
+runs' caveats counted; every column and sentence is ``--explain``'s (``bench_view``),
+every field ``-f csv``'s and ``-f json``'s."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.analysis.bench_scaling import (
+    baseline_sentence,
+    bench_headline,
+    bench_scaling,
+    shown_columns,
+    trouble_lines,
+)
+from gpuscale.quantities import counted
+from gpuscale.tables.views import TableView
+
+# The answer's columns (those a table of these runs has: ``shown_columns``), in order.
+ANSWER_SHOWN = (
+    "configuration",
+    "platform",
+    "params",
+    "accelerators",
+    "samples_per_s",
+    "speedup",
+    "efficiency",
+    "speedup_fsdp",
+    "flagged",
+    "evidence",
+)
+ANSWER_DROP_ORDER = ("platform", "params", "speedup_fsdp", "flagged")
+
+# Where the rest of a bench table is, said last under the answer.
+EXPLAIN_BENCH = (
+    "Every column, what the speedups are against and why each run is weak or flagged: "
+    "--explain; every field: -f csv or -f json."
+)
+
+
+def bench_answer_view(table: pd.DataFrame) -> TableView:
+    """The answer of a bench table: its break-even (``headline``), each ok run's rate,
+    speedup, efficiency and evidence, the flagged and failed runs said one a line (a
+    number not to use, a run to redo), the weak ones counted, and on CPU what the
+    speedup does not answer (``baseline_sentence``)."""
+    scaling = bench_scaling(table)
+    failed = table[table["status"] != "ok"]
+    kept = set(shown_columns(scaling))
+    shown = [c for c in ANSWER_SHOWN if c in kept]
+    said = trouble_lines(scaling, failed)
+    weak = int((~scaling["flagged"] & (scaling["evidence"] == "weak")).sum())
+    if weak:
+        said.append(f"weak evidence: {weak} of {counted(len(scaling), 'run')}")
+    if baseline := baseline_sentence(scaling):  # what a CPU speedup does not answer
+        said.append(baseline)
+    return TableView(
+        scaling,
+        shown,
+        "bench results (ok runs)",
+        ANSWER_DROP_ORDER,
+        said=(*said, EXPLAIN_BENCH) if len(scaling) else tuple(said),
+        empty="no successful bench run to analyse" if scaling.empty else "",
+        headline=bench_headline(scaling),
+    )

@@ -1,0 +1,198 @@
+"""The answer first (a new user's walk): ``analyze --bench`` printed a 20-column table and
+its break-even last, ``--explain`` the same bytes; ``topo`` and ``collectives`` their
+verdict last; ``trends`` and ``energy`` no headline; ``report`` only where it wrote the
+page. Each now prints the answer on its first line (report: under that one), its numbers
+those of ``-f json``'s fields or the page's table (compared as numbers, not words), then
+the detail; ``analyze --bench``'s whole table is ``--explain``'s."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+
+from ..builders import bench_record
+
+WIDTH = 100
+SCALE = {"k": 1e3, "M": 1e6, "B": 1e9, "T": 1e12, "": 1.0}
+
+
+def _run(args: list[str]) -> str:
+    """stdout of the command on a terminal ``WIDTH`` columns wide (exit 0 asserted)."""
+    result = CliRunner().invoke(app, args, env={"COLUMNS": str(WIDTH)})
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def _numbers(line: str) -> list[float]:
+    """The numbers of a line (not shares: 95%), thousands separators and k/M/B read."""
+    found = re.findall(r"(\d[\d,]*(?:\.\d+)?)([kMBT]?)(?![\d.%])", line)
+    return [float(n.replace(",", "")) * SCALE[unit] for n, unit in found]
+
+
+def _close(value: float, said: list[float], digits: int = 3) -> bool:
+    """``value`` among the numbers said, to the digits they are printed with."""
+    return any(math.isclose(value, s, rel_tol=10 ** (1 - digits)) for s in said)
+
+
+def _crossing(tmp_path: Path) -> Path:
+    """Two models on 1 and 2 processes: the small one slower on 2, the large one faster."""
+    rows = [
+        bench_record(model, params, n, rate)
+        for model, params, rates in (
+            ("mlp-1m", 10**6, (1000.0, 800.0)),
+            ("mlp-10m", 10**7, (500.0, 700.0)),
+        )
+        for n, rate in zip((1, 2), rates, strict=True)
+    ]
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_analyze_bench_says_the_break_even_first(tmp_path: Path) -> None:
+    path = str(_crossing(tmp_path))
+    first = _run(["analyze", "--bench", path]).splitlines()[0]
+    document = json.loads(_run(["analyze", "--bench", path, "-f", "json"]))["bench"]
+    size = document["break_even_params"]["2"]
+    assert 10**6 < size < 10**7
+    assert first.startswith("break-even on 2 devices") and _close(size, _numbers(first))
+    runs = {(r["model"], r["accelerators"]): r["speedup"] for r in document["runs"]}
+    assert runs[("mlp-1m", 2)] < 1 < runs[("mlp-10m", 2)]  # the crossing the line names
+
+
+def test_analyze_bench_is_short_and_its_explain_is_the_whole_table(tmp_path: Path) -> None:
+    """The default: the answer's columns and the caveats counted; --explain: every column
+    and each sentence (it printed the default's bytes); both lead with the break-even."""
+    path = str(_crossing(tmp_path))
+    answer, explained = (
+        _run(["analyze", "--bench", path]),
+        _run(["analyze", "--bench", path, "--explain"]),
+    )
+    assert answer != explained
+    assert answer.splitlines()[0] == explained.splitlines()[0]
+    assert len(answer.split()) < len(explained.split())
+    for detail in ("speedup and efficiency (N > 1 only)", "weak evidence mlp-1m on 1"):
+        assert detail not in answer and detail in explained
+    assert "overhead" not in answer and "overhead" in explained  # a column of the whole
+    assert [line for line in answer.splitlines() if len(line) > WIDTH] == []
+
+
+def test_analyze_bench_of_one_device_says_there_is_no_break_even_yet(tmp_path: Path) -> None:
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(bench_record("mlp-1m", 10**6, 1, 1000.0)) + "\n")
+    first = _run(["analyze", "--bench", str(path)]).splitlines()[0]
+    document = json.loads(_run(["analyze", "--bench", str(path), "-f", "json"]))["bench"]
+    assert document["break_even_params"] == {}
+    assert first.startswith("break-even: not stated") and _numbers(first)[0] == len(
+        document["runs"]
+    )
+
+
+def _topo(path: Path) -> Path:
+    """Two GPUs through a PCIe host bridge, as `nvidia-smi topo -m` prints them."""
+    rows = ["\tGPU0\tGPU1\tCPU Affinity", "GPU0\t X \tPHB\t0-15", "GPU1\tPHB\t X \t0-15"]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_topo_says_its_verdict_first(tmp_path: Path) -> None:
+    path = str(_topo(tmp_path / "topo.txt"))
+    lines = _run(["topo", "--file", path]).splitlines()
+    info = json.loads(_run(["topo", "--file", path, "-f", "json"]))
+    assert lines[0].startswith(f"slowest link: {info['slowest_link']} ->")
+    assert _close(info["expected_busbw_gbs"], _numbers(lines[0]))
+    assert lines[1].startswith("GPU topology")  # then the detail
+
+
+def test_collectives_says_its_verdict_first(tmp_path: Path, monkeypatch) -> None:
+    """The verdict of each collective before the NCCL settings and the sweep's tables
+    (the sweep itself read from a file here: the command's order is what is tested)."""
+    from gpuscale.bench import collectives_sweep
+    from gpuscale.interconnect.records import read_sweeps
+
+    out = tmp_path / "coll.jsonl"
+    head = {"schema": "gpuscale.collectives/2", "kind": "sweep", "sweep_id": "s"}
+    head |= {"backend": "gloo", "device": "cpu", "nodes": 1}
+    rows = [
+        {
+            "schema": "gpuscale.collectives/2",
+            "kind": "result",
+            "sweep_id": "s",
+            "op": "all_reduce",
+            "placement": "in-place",
+            "status": "ok",
+            "size_bytes": size,
+            "ranks": 2,
+            "busbw_gbs": busbw,
+            "algbw_gbs": busbw,
+            "time_us": 100.0,
+            "time_us_p50": 100.0,
+            "time_us_p99": 110.0,
+        }
+        for size, busbw in ((1 << 20, 3.0), (1 << 22, 5.5))
+    ]
+    out.write_text("".join(json.dumps(r) + "\n" for r in (head, *rows)))
+
+    def sweep(*_args, **_kwargs):  # the run the command would start, read back
+        sweeps = read_sweeps(out)
+        return collectives_sweep.SweepRun("s", sweeps, sweeps.of("s"), "cpu", {})
+
+    monkeypatch.setattr(collectives_sweep, "run_collectives", sweep)
+    asked = ["collectives", "--nproc", "2", "--interconnect", "pcie4-x16", "--out", str(out)]
+    lines = _run(asked).splitlines()
+    assert lines[0].startswith("all_reduce: peak bus bandwidth")
+    assert _close(5.5, _numbers(lines[0]))  # the sweep's peak busbw, as measured
+    assert lines[1].startswith("all_reduce on 2 ranks")  # then the table
+
+
+def test_trends_says_its_largest_change_first() -> None:
+    args = ["trends", "-b", "bert", "--family", "H100-SXM5-80GB"]
+    first = _run(args).splitlines()[0]
+    rows = json.loads(_run([*args, "-f", "json"]))
+    pairs = [
+        (a["best_time_at_common_min"], b["best_time_at_common_min"])
+        for a, b in itertools.pairwise(rows)
+        if a["common_accelerators"] == b["common_accelerators"]
+    ]
+    before, after = max(pairs, key=lambda p: abs(math.log(p[0] / p[1])))
+    said = _numbers(first)
+    assert first.startswith("largest change:")
+    assert _close(before, said) and _close(after, said)
+    ratio = max(before / after, after / before)
+    assert any(math.isclose(ratio, s, abs_tol=0.006) for s in said)
+
+
+def test_energy_says_its_most_efficient_result_first() -> None:
+    args = ["energy", "-b", "bert"]
+    first = _run(args).splitlines()[0]
+    rows = json.loads(_run([*args, "-f", "json"]))
+    best = min(rows, key=lambda r: r["energy_kj"])
+    said = _numbers(first)
+    assert first.startswith("least energy to train:")
+    assert _close(best["energy_kj"], said) and _close(best["energy_per_sample_j"], said)
+    assert best["system_name"] in first
+
+
+def test_report_says_where_it_is_and_the_headline_its_page_leads_with(tmp_path: Path) -> None:
+    """It printed only "report written to ..."; now also the first screen's answer: each
+    workload's recommended count and 95% range, the numbers of the page's own table."""
+    out = tmp_path / "report"
+    lines = _run(["report", "--round", "v4.1", "-b", "bert", "--out", str(out)]).splitlines()
+    assert lines[0] == f"report written to {out / 'index.html'}"
+    html = (out / "index.html").read_text(encoding="utf-8")
+    table = html[html.index('<table class="recommended">') : html.index("</table>")]
+    row = table.split("<tbody>")[1]
+    cells = re.findall(r"<td[^>]*>(?:<b>)?([^<]*)", row)
+    workload, count, band = cells[0], cells[1], cells[2]  # BERT (v4.1), 8, 8-16
+    family = re.search(r'class="family">([^<]*)', row).group(1)
+    assert len(lines) == 2 and lines[1].startswith(workload)
+    head, rest = lines[1][len(workload) :].split(family, 1)
+    assert _numbers(head) == [float(count)]
+    assert _numbers(rest.split(";")[0]) == [float(n) for n in band.split("-")]

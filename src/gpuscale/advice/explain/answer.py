@@ -290,6 +290,8 @@ def _scaling(result: Any) -> dict[str, Any]:
             "basis": fixed.basis,
             "measure": str(fixed.measure),
             "optimizer_ms": optimizer_ms(inputs),
+            # the prior's least where the step left the assumed cost below it, else None
+            "below_prior_ms": fixed.below_prior_ms,
         },
         "fixed_term_ms": fixed_parts(inputs, result.predictions, result.decision.focus),
     }

@@ -57,3 +57,14 @@ def test_an_assumed_fixed_cost_below_its_prior_says_so_as_data() -> None:
     assert document["scaling"]["fixed_cost"]["below_prior_ms"] == GPU_PRIOR.low_ms
     assert document["scaling"]["fixed_cost"]["high_ms"] < GPU_PRIOR.low_ms
     assert document["recommendation"]["warnings"][0].startswith("IMPLAUSIBLE")
+
+
+def test_a_ddp_replica_larger_than_the_device_is_flagged_not_under_fsdp() -> None:
+    """Reported beside the walk: a 1T-parameter model under DDP on one device was not
+    flagged. Weights and gradients alone (2 x parameters x 4 bytes) against the memory of
+    the H100 nvlink4 implies (80 GB): 13B needs 104 GB, 7B 56 GB."""
+    big = {"params": 13e9, "step_ms": 2000, "batch": 1, "link": "nvlink4", "scaling": "weak"}
+    ddp = gpuscale.advise(**big)
+    assert len(_implausible(ddp)) == 1 and ddp.decision.refused and ddp.recommended == 1
+    assert _implausible(gpuscale.advise(**big, strategy="fsdp")) == []
+    assert _implausible(gpuscale.advise(**{**big, "params": 7e9})) == []

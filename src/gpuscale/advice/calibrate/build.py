@@ -245,7 +245,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     whose = "the inputs imply over the whole step" if assumed else "the inputs imply"
     unchecked = unchecked_note(rate, device, precision, whose)
     warnings = rate_warnings(rate, device, precision, low=low, low_note=taken if low else "")
-    warnings += floors.step_warnings(points)  # a step shorter than its kernels
+    warnings += floors.number_warnings(points, spec, device, req.strategy or "ddp")
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
     if peak is None or fastest is None or at_peak is None:
         bound = fixed_split.unbounded(fixed, device.name, link, MEASURE_FIXED)

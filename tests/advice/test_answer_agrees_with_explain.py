@@ -92,3 +92,38 @@ def test_a_step_faster_than_its_tf32_peak_is_bounded_by_bf16_not_left_without_fi
         *("--interconnect", "nvlink4", "--flops-per-sample", "172T"),
     )["scaling"]["fixed_cost"]
     assert fixed["low_ms"] <= fixed["ms"] <= fixed["high_ms"] and fixed["ms"] > 0
+
+
+ONE_SAMPLE = [  # a global batch of 1, kept at every count (strong scaling)
+    [
+        *("--params", "1T", "--step-ms", "100000", "--batch", "1", "--nodes", "128"),
+        *("--gpus-per-node", "8", "--interconnect", "nvlink5", "--inter-node", "eth25"),
+    ],
+    [*("--params", "7B", "--step-ms", "2000", "--batch", "1", "--interconnect", "nvlink4")],
+]
+
+
+@pytest.mark.parametrize("args", ONE_SAMPLE, ids=["1T-1024-allowed", "7B-8-allowed"])
+def test_a_global_batch_that_does_not_split_caps_the_count_not_the_devices_allowed(
+    args: list[str],
+) -> None:
+    """A new user's walk: a global batch of 1 with 1,024 devices allowed was told "Decides:
+    the count allowed ... more devices allowed (--max-devices, --nodes)" while --explain
+    said the batch does not split over more devices: the cap is why the search stopped."""
+    document = _json(*args)
+    decision = document["decision"]
+    assert decision["largest"] == 1 and document["scaling"]["global_batch_kept"] == 1
+    capped = (decision["cap"], decision["change"], document["recommendation"]["speedup_capped_by"])
+    assert capped == ("batch", "batch", "batch")
+    # weak scaling splits nothing: the same counts are predicted, up to the most allowed
+    weak = _json(*args, "--scaling", "weak")["decision"]
+    assert weak["largest"] > 1 and weak["cap"] != "batch"
+
+
+def test_a_count_above_the_largest_predicted_that_does_not_split_is_the_cap() -> None:
+    """Global batch 4 over 8 allowed: 1, 2 and 4 predicted, 8 searched without a row."""
+    args = ("--params", "7B", "--step-ms", "2000", "--batch", "4", "--interconnect", "nvlink4")
+    decision = _json(*args, "--flops-per-sample", "100T")["decision"]
+    assert (decision["largest"], decision["focus"], decision["cap"]) == (4, 4, "batch")
+    allowed = _json(*args, "--flops-per-sample", "100T", "--max-devices", "4")["decision"]
+    assert (allowed["largest"], allowed["cap"], allowed["change"]) == (4, "devices", "devices")

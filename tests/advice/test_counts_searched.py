@@ -90,7 +90,8 @@ def test_the_most_allowed_is_said_only_of_the_most_allowed(most: int, batch: int
 def test_the_walk_max_3_at_a_batch_3_does_not_divide() -> None:
     advice = gpuscale.advise(**PAYS, max_devices=3, global_batch=256)
     said = " ".join(advice.explanation)
-    assert advice.recommended == 2 and advice.decision.cap == "devices"
+    # the search stopped at 2 because 256 does not split over 3, not at the most allowed
+    assert advice.recommended == 2 and advice.decision.cap == "batch"
     assert "2 devices is the most allowed" not in said
     assert "2 devices is the largest count predicted" in said
     assert "3 does not split the global batch 256" in said

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import gpuscale
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.search.decision import overheads
+from gpuscale.advice.types import STOPPED
 from gpuscale.interconnect.topology import parse_topo_matrix
 
 TWO_GPUS = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tPHB\t0-15\nGPU1\tPHB\t X \t0-15\n"
@@ -60,16 +61,22 @@ def _check(advice: gpuscale.advice.search.recommend.Advice) -> None:  # type: ig
     # the fastest named is the table's fastest
     assert d.fastest == int(table["time_to_train_min"].idxmin())
     assert ("Fastest:" in text) == (d.fastest != d.accelerators)
-    # "more devices pay off" only when the count allowed is what caps, i.e. the
+    # "more devices pay off" only when why the search stopped is what caps, i.e. the
     # recommendation is the largest count
     # ("may pay off" where more are allowed than were predicted: what would predict one)
     more = "more devices pay off" in text or "more devices may pay off" in text
-    assert more == (d.cap == "devices") or d.count is None  # withheld: what to give, not more
+    assert more == (d.cap in STOPPED) or d.count is None  # withheld: what to give, not more
     # "the most allowed" said only of the most allowed (a walk: "2 devices is the most
     # allowed" under --max-devices 3)
     for n in re.findall(r"(\d+) devices is the most allowed", text):
         assert int(n) == advice.inputs.max_devices, text
-    assert (d.cap == "devices") == (d.accelerators == d.largest and d.accelerators > 1)
+    assert (d.cap in STOPPED) == (d.accelerators == d.largest and d.accelerators > 1)
+    # the count allowed caps only where no larger count was searched (the most allowed, or
+    # whole nodes past one); a larger one searched has no row: the global batch kept
+    stopped_below = any(n > d.largest for n in advice.inputs.device_counts)
+    assert (d.cap == "devices") == (d.cap in STOPPED and not stopped_below)
+    if d.cap == "batch":
+        assert advice.inputs.kept_global_batch is not None and "does not split" in text
     if d.focus > 1:
         focus = table.loc[d.focus]
         decides = re.findall(r"The (\w+) term (?:decides|is the largest)", text)

@@ -152,7 +152,7 @@ class Decision:
     focus_speedup: float
     focus_speedup_low: float
     focus_speedup_high: float
-    cap: str  # "overheads", "convergence", "none" or "devices"
+    cap: str  # "overheads", "convergence", "none"; or why none above: "devices", "batch", "flagged"
     change: str  # what would change it: a key of focus.REMEDIES
     warnings: tuple[str, ...] = field(default=())
     refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
@@ -196,6 +196,10 @@ TRUSTED_ALLOWED = "allowed_flagged"  # flagged runs among them, used with --allo
 
 
 TRUSTED_FLAGGED_ONLY = "flagged_only"
+
+# Why the search stopped at the largest count predicted, as a Decision's ``cap``: the most
+# allowed reached, the global batch kept not split over a count above, or its row flagged.
+STOPPED = ("devices", "batch", "flagged")
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.link import network_basis
 from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.inputs import AdviceInputs, Basis, Calibrated
-from gpuscale.advice.model import priors
+from gpuscale.advice.model import floors, priors
 from gpuscale.advice.model.fixed_cost import FixedCost, of_numbers
 from gpuscale.advice.model.hardware import DeviceRecord, named_power, rate_warnings, unchecked_note
 from gpuscale.advice.model.network import Link, MeasuredCurves
@@ -245,6 +245,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     whose = "the inputs imply over the whole step" if assumed else "the inputs imply"
     unchecked = unchecked_note(rate, device, precision, whose)
     warnings = rate_warnings(rate, device, precision, low=low, low_note=taken if low else "")
+    warnings += floors.number_warnings(points, spec, device, req.strategy or "ddp")
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
     if peak is None or fastest is None or at_peak is None:
         bound = fixed_split.unbounded(fixed, device.name, link, MEASURE_FIXED)

@@ -13,15 +13,15 @@ import pandas as pd
 
 from gpuscale.advice.explain.focus import deciding_kind
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
+from gpuscale.advice.explain.withheld import SETTLE, UNGIVEN, value_text
 from gpuscale.advice.types import (
     TRUSTED_ALLOWED,
     TRUSTED_FLAGGED_ONLY,
     Disagreement,
-    Reading,
     Source,
     TermId,
 )
-from gpuscale.quantities import counted, format_count, format_minutes, format_ms, joined, number
+from gpuscale.quantities import counted, format_count, format_minutes, joined, number
 from gpuscale.tables.views import TableView
 
 # The short answer's lines wrap at this many columns whatever the terminal's (issue 41).
@@ -52,6 +52,10 @@ REMEDY = {
     TermId.LATENCY: "larger DDP buckets, a larger batch per device or gradient accumulation",
     TermId.UNEXPLAINED: "a profile of the step at that count (torch.profiler)",
     "devices": "more devices allowed (--max-devices, --nodes), where the machine has them",
+    "batch": "--scaling weak (each device keeps its batch), or a larger --global-batch "
+    "(--batch) that more devices divide",
+    "flagged": "inputs whose predictions at more devices pass the plausibility checks "
+    "(--explain says which failed)",
     TermId.CONVERGENCE: "a larger critical batch (measure the noise scale: gpuscale bench)",
     "uncertain": "a measured run at the larger count (gpuscale bench --model MODEL --nproc 1,N)",
     "compute": "a lower --target-efficiency (the overheads are under 5%)",
@@ -150,6 +154,17 @@ def deciding_line(advice: Any) -> str:
             f"Decides: the count allowed; {at}, the most searched, efficiency is still "
             f"{d.efficiency:.0%}."
         )
+    if kind == "batch":  # strong scaling: the global batch kept, the chosen count's
+        return (
+            f"Decides: the global batch {format_count(d.global_batch)}, kept at every count "
+            f"(strong scaling), does not split over more devices; {at}, the largest count "
+            f"predicted, efficiency is {d.efficiency:.0%}."
+        )
+    if kind == "flagged":
+        return (
+            f"Decides: the predictions above {counted(d.focus, 'device')} fail a "
+            f"plausibility check (left out); {at} efficiency is {d.efficiency:.0%}."
+        )
     if kind == "convergence":
         return (
             f"Decides: the samples a larger global batch needs (convergence factor "
@@ -246,31 +261,6 @@ def said(d: Disagreement) -> str:
     )
 
 
-# Each term that can withhold a count, and why it is not known.
-UNGIVEN = {
-    "flops_per_sample": "the FLOPs per sample, not given",
-    "fixed_cost": "the fixed per-step cost, not measured",
-    "link": "the link, not given",
-}
-# What settles each term, as the option to give or the measurement to make.
-SETTLE = {
-    "flops_per_sample": "give --flops-per-sample (count it with "
-    "torch.utils.flop_counter.FlopCounterMode over one forward and backward, / batch)",
-    "fixed_cost": "measure the fixed cost: a second step time (--step-ms T --batch B at "
-    "another batch), or gpuscale bench --model FILE.py:FACTORY --nproc 1",
-    "link": "give --interconnect (or run gpuscale topo / collectives on the host)",
-}
-
-
-def value_text(r: Reading) -> str:
-    """The term's value at one end, with what it is."""
-    if r.unit == "ms":
-        return f"a fixed cost of {format_ms(r.value)}"
-    if r.unit == "FLOPs":
-        return f"{format_count(r.value)} FLOPs per sample (6 x parameters, a token's)"
-    return f"a link of {number(r.value)} GB/s"
-
-
 # The prediction columns a terminal shows (JSON and CSV carry them all).
 ADVICE_SHOWN = (
     *("accelerators", "batch_per_device", "accum", "global_batch", "step_ms", "compute_ms"),
@@ -300,6 +290,8 @@ def _scaling(result: Any) -> dict[str, Any]:
             "basis": fixed.basis,
             "measure": str(fixed.measure),
             "optimizer_ms": optimizer_ms(inputs),
+            # the prior's least where the step left the assumed cost below it, else None
+            "below_prior_ms": fixed.below_prior_ms,
         },
         "fixed_term_ms": fixed_parts(inputs, result.predictions, result.decision.focus),
     }

@@ -14,7 +14,7 @@ import pandas as pd
 from gpuscale.advice.explain import focus, table_words
 from gpuscale.advice.explain.answer import row_at
 from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
-from gpuscale.advice.types import Decision, TermId
+from gpuscale.advice.types import STOPPED, Decision, TermId
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import (
     counted,
@@ -90,7 +90,7 @@ def _recommendation(advice: Explainable) -> list[str]:
                 f"(the next, {d.focus} devices: {row_at(frame, d.focus)['efficiency']:.0%})."
             )
         else:
-            lines.append(focus.only_one(advice.inputs))
+            lines.append(focus.only_one(advice.inputs, d.cap))
     if d.fastest != d.accelerators:
         fastest = row_at(frame, d.fastest)
         fastest_time = format_minutes(fastest["time_to_train_min"])
@@ -235,7 +235,7 @@ def _step(advice: Explainable) -> list[str]:
             f"At {named(d)}, the step's overheads cap the speedup ({numbers}); "
             f"the largest is {focus.largest(d.dominant_term)}{marked(advice)}."
         )
-    elif d.cap == "devices":
+    elif d.cap in STOPPED:
         lines.append(
             focus.below_the_most(advice.inputs, advice.predictions, d.focus, numbers)
             or f"{d.focus} devices is the most allowed and still pays ({numbers}): the "

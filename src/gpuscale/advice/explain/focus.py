@@ -33,7 +33,7 @@ import pandas as pd
 
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms
 from gpuscale.advice.inputs import AdviceInputs
-from gpuscale.advice.types import Decision, TermId
+from gpuscale.advice.types import STOPPED, Decision, TermId
 from gpuscale.bench.support import weak
 from gpuscale.quantities import counted, format_ms, joined
 
@@ -87,8 +87,8 @@ def deciding_kind(advice: Any) -> str:
     """What decides the answer, one kind for every view (the answer's ``Decides:`` line and
     the step's sentence under ``--explain``): ``measured`` (runs at or below the focus the
     model misses), ``withheld`` (an assumed term's range moves the count), ``interval`` (a
-    count held back by an 80% interval reaching no gain), the cap ``devices`` or
-    ``convergence``, else ``term`` (the focus's largest overhead)."""
+    count held back by an 80% interval reaching no gain), the cap ``convergence`` or why
+    the search stopped (``STOPPED``), else ``term`` (the focus's largest overhead)."""
     d = advice.decision
     if any(m.accelerators <= d.focus for m in getattr(advice, "disagreements", ())):
         return "measured"
@@ -96,7 +96,7 @@ def deciding_kind(advice: Any) -> str:
         return "withheld"
     if d.held_back is not None and (d.held_back_low or 2) <= 1:
         return "interval"
-    return d.cap if d.cap in ("devices", "convergence") else "term"
+    return d.cap if d.cap in ("convergence", *STOPPED) else "term"
 
 
 def detailed(d: Decision) -> str:
@@ -133,6 +133,9 @@ REMEDIES = {
     "devices; a faster link would not help",
     "devices": "more devices pay off: allow more (--max-devices, --nodes) where the "
     "machine has them",
+    "batch": "more devices need a global batch they split: --scaling weak, or a larger "
+    "--global-batch",
+    "flagged": "inputs whose predictions at more devices pass the plausibility checks",
     "uncertain": "a measured run at the larger count (gpuscale bench) would narrow the interval",
     # of the overheads, not of the step (a walk: "dominates ... the step hardly shrinks"
     # beside a table whose step went from 40 to 13 ms at a quarter of the batch)
@@ -159,7 +162,7 @@ def remedy(advice: Any) -> str:
     overhead gone would still miss the target, the next one that must shrink too."""
     d, inputs = advice.decision, advice.inputs
     said = REMEDIES[d.change]
-    if d.change == "devices":  # below the most allowed: what would predict a larger count
+    if d.change in STOPPED:  # below the most allowed: what would predict a larger count
         said = larger_counts(inputs, advice.predictions, d.focus) or said
     if d.change == TermId.LATENCY and inputs is not None:
         cures = ["larger DDP buckets (fewer messages)"]
@@ -381,12 +384,14 @@ def larger_counts(inputs: AdviceInputs, frame: pd.DataFrame, largest: int) -> st
     return f"more devices may pay off, but no count above {largest} was predicted"
 
 
-def only_one(inputs: AdviceInputs) -> str:
-    """Why one device is all the table holds: the devices there are, or a global batch
-    kept at every count that does not split over two (it said "only one device is
-    available" beside "device count capped at 2")."""
+def only_one(inputs: AdviceInputs, cap: str = "devices") -> str:
+    """Why one device is all the table holds, from the decision's ``cap``: the devices
+    there are, a global batch kept at every count that does not split over two (it said
+    "only one device is available" beside "device count capped at 2"), or flagged rows."""
     kept = inputs.kept_global_batch if inputs is not None else None
-    if inputs is None or inputs.max_devices == 1 or kept is None:
+    if cap == "flagged":
+        return "Only one device's prediction passes the plausibility checks (see above)."
+    if cap != "batch" or kept is None:
         return "Only one device is available: there is nothing to compare."
     return (
         f"Only one device can train at the global batch {kept:,} kept at every count (strong "

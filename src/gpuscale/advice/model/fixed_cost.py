@@ -94,7 +94,9 @@ GPU_PRIOR = Prior(
 class FixedCost:
     """The fixed per-step cost (ms) at one device, its range, where it came from
     (``measured``, ``entered``, ``fitted`` or ``assumed``), the batch whose measured step
-    it splits (``at_batch``) and the one command or option that would measure it."""
+    it splits (``at_batch``) and the one command or option that would measure it;
+    ``below_prior_ms``: the least of the prior assumed where the step left less than it
+    (the value is then below its prior's range, said so; None where within it)."""
 
     ms: float
     low_ms: float
@@ -103,6 +105,7 @@ class FixedCost:
     basis: str
     at_batch: float
     measure: Measure = field(default_factory=Measure)
+    below_prior_ms: float | None = None
 
     def __post_init__(self) -> None:
         values = (self.low_ms, self.ms, self.high_ms)
@@ -208,6 +211,11 @@ def prior(
     high = min(max(base.high_ms, low), cap)
     point = min(max(base.ms, low), high)
     basis = base.why
+    if cap < base.low_ms:  # the step leaves less than the prior's least: not its range
+        basis = (
+            f"below its prior's range: this {format_ms(step_ms)} step leaves at most "
+            f"{format_ms(cap, step_ms)} for it (the prior: {base.why})"
+        )
     if floor > base.low_ms:
         basis += (
             f"; at least {format_ms(floor, step_ms)} of this {format_ms(step_ms)} step, whose "
@@ -222,6 +230,7 @@ def prior(
         basis=basis,
         at_batch=batch,
         measure=measure,
+        below_prior_ms=base.low_ms if cap < base.low_ms else None,
     )
 
 

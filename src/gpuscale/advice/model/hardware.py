@@ -8,7 +8,8 @@ link, power, peak, memory) reads the record, never the name again.
 
 Inputs that cannot be true, named where they are found: an achieved rate under 1% of
 the device's peak or above it (a device count above the GPUs of the topology:
-``calibrate.link``; a time to train below MLPerf's fastest systems: ``priors.mlperf_floor``).
+``calibrate.link``; a time to train below MLPerf's fastest systems: ``priors.mlperf_floor``;
+a step shorter than its kernels: ``model/floors.py``).
 The house's plausibility rules are ``gpuscale/plausibility.py`` (bottom floor: a run's
 own numbers); these limits need the hardware and MLPerf's results, floors above it.
 

@@ -20,7 +20,9 @@ the Decision from the predictions table, so they cannot contradict each other:
   ``overheads`` (the throughput efficiency: the step's overheads, communication only one
   of them; ``dominant_term`` names the largest, as the table's columns and the words do),
   ``convergence`` (the samples needed grow with the global batch), ``none`` (both
-  within 5%), or ``devices`` (the largest count allowed was reached while still paying).
+  within 5%); where no count above the largest predicted remains, why the search stopped
+  there (``stopped_by``): ``devices`` (the most allowed reached), ``batch`` (the global
+  batch kept does not split over a larger count searched) or ``flagged``.
 
 Measurement and prediction reconciled (issue 60 item 4): a count the bench measured in
 the configuration predicted whose trusted runs fall outside the 80% interval
@@ -32,35 +34,24 @@ never stands alone. Counts predicted faster than the fastest MLPerf system allow
 
 The 80% intervals the decision reads come with the predictions (``recommend.predictions``: every
 row's step at the ends of the fixed cost's and the priors' ranges, widened by the step's
-error at N).
-
-Readings: No confident count from a guess: the count at each end of every assumed term's range.
-
-A term nothing measured (the FLOPs per sample of a model given by its parameters, a fixed
-per-step cost, a link assumed) has a range; the advice is computed again at each end
-(``ends``) and where the count chosen moves, the count is withheld
-(``Decision.withheld_by``): the one thing to give or measure leads the answer, the table
-is still shown. ResNet-50 on 8 A100s by its parameters alone was "Use 1 device" because
-6 x parameters turned most of its step into an invented fixed cost (issue 60).
+error at N). The count at each end of every assumed term's range: ``search/readings.py``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import replace
-from typing import Any
+from collections.abc import Collection, Sequence
 
 import pandas as pd
 
 from gpuscale.advice.types import (
+    STOPPED,
     TRUSTED_ALLOWED,
     TRUSTED_FLAGGED_ONLY,
     TRUSTED_UNFLAGGED,
     Decision,
     Disagreement,
     Measured,
-    Reading,
     TermId,
 )
 from gpuscale.tables.advice import NOT_POSITIVE, as_throughput, same_configuration
@@ -187,15 +178,28 @@ def cap_at(row: pd.Series) -> str:
     return worst if losses[worst] < math.log(NEGLIGIBLE) else "none"
 
 
+def stopped_by(frame: pd.DataFrame, largest: int, searched: Collection[int]) -> str:
+    """Why no count above ``largest`` (the largest trusted) has a row: ``batch`` where a
+    count ``searched`` above it has none (the global batch kept does not split into whole
+    per-device batches over it), ``flagged`` where those above failed a plausibility check,
+    else ``devices`` (``largest`` is the most allowed)."""
+    above = {int(n) for n in searched if n > largest}
+    if above - set(frame["accelerators"].astype(int)):
+        return "batch"
+    return "flagged" if above else "devices"
+
+
 def decide(
     frame: pd.DataFrame,
     target_efficiency: float,
     warnings: tuple[str, ...] = (),
     refused: bool = False,
+    searched: Collection[int] = (),
 ) -> Decision:
     """The Decision of a predictions table (rows flagged left out, ``plausible``; the frame has the
     interval columns ``speedup_low`` / ``speedup_high``); ``refused``: an input cannot be
-    true (an IMPLAUSIBLE warning among ``warnings``, flagged where it was found)."""
+    true (an IMPLAUSIBLE warning among ``warnings``, flagged where it was found);
+    ``searched``: the device counts searched (why none above the largest is: ``stopped_by``)."""
     trusted = frame[plausible(frame)].reset_index(drop=True)
     if trusted.empty:  # one device's speedup is 1: only its time can fail
         raise ValueError(f"every prediction failed its plausibility checks: {NOT_POSITIVE}")
@@ -203,8 +207,9 @@ def decide(
     larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
     term = dominant_term(focus)
-    cap = cap_at(focus) if len(larger) else "devices"  # at the largest count allowed
-    change = {"convergence": "convergence", "devices": "devices"}.get(cap, term)
+    largest = int(trusted["accelerators"].iloc[-1])
+    cap = cap_at(focus) if len(larger) else stopped_by(frame, largest, searched)
+    change = cap if cap in ("convergence", *STOPPED) else term
     if cap == "none" and len(larger):
         change = "uncertain" if held_back is not None else term
     return Decision(
@@ -218,7 +223,7 @@ def decide(
         held_back=None if held_back is None else int(held_back["accelerators"]),
         held_back_low=None if held_back is None else float(held_back["speedup_low"]),
         fastest=int(trusted.loc[trusted["time_to_train_min"].idxmin(), "accelerators"]),
-        largest=int(trusted["accelerators"].iloc[-1]),
+        largest=largest,
         focus=int(focus["accelerators"]),
         dominant_term=term,
         overheads_ms=overheads(focus)
@@ -365,21 +370,3 @@ def below_mlperf(
         for row in frame.itertuples()
         if row.accelerators in floor and row.time_to_train_min < floor[row.accelerators][0]
     )
-
-
-def read(
-    ends: Sequence[tuple[str, str, float, str, Any]],
-    decide_at: Callable[[Any], Decision],
-) -> tuple[Reading, ...]:
-    """The count and its speedup at each end (``decide_at``: the decision of a basis)."""
-    found = []
-    for term, end, value, unit, basis in ends:
-        d = decide_at(basis)
-        found.append(Reading(term, end, float(value), unit, d.accelerators, d.speedup))
-    return tuple(found)
-
-
-def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision:
-    """``decision`` with its readings and the first term whose range moves the count."""
-    moved = next((r.term for r in readings if r.accelerators != decision.accelerators), None)
-    return replace(decision, readings=readings, withheld_by=moved)

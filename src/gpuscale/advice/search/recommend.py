@@ -54,9 +54,8 @@ from gpuscale.advice.search.decision import (
     decide,
     disagreements,
     plausible,
-    read,
-    with_readings,
 )
+from gpuscale.advice.search.readings import read, with_readings
 from gpuscale.advice.types import Decision, Disagreement, End
 from gpuscale.tables.advice import ADVICE_COLUMNS
 
@@ -302,7 +301,7 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
 
 def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
     """Predictions and the Decision for one model on one network, with the count at each
-    of the ``ends`` of every assumed term's range (``decision.read``: where one moves it,
+    of the ``ends`` of every assumed term's range (``readings.read``: where one moves it,
     the count is withheld)."""
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
     weak = multi and inputs.kept_global_batch is not None and inputs.convergence is None
@@ -319,12 +318,13 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
     alternative = applied(alternative, found, counts)
     below = below_mlperf(frame, inputs.mlperf_floor)  # each an input that cannot be true
     refused = inputs.implausible or bool(below)
-    decision = decide(frame, inputs.target_efficiency, inputs.warnings, refused)
+    searched = inputs.device_counts  # why none above the largest predicted: the cap
+    decision = decide(frame, inputs.target_efficiency, inputs.warnings, refused, searched)
 
     def decide_at(changes: dict[str, object]) -> Decision:
         at = replace(inputs, **changes)
         table = applied(predictions(at), found, counts)
-        return decide(table, at.target_efficiency, at.warnings, at.implausible)
+        return decide(table, at.target_efficiency, at.warnings, at.implausible, at.device_counts)
 
     decision = with_readings(decision, read(ends, decide_at))
     trusted = frame[plausible(frame)]
@@ -355,7 +355,7 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
 
 def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
     """The advice on ``calibrated``'s inputs: predictions, decision, the count at each
-    end of every assumed term's range (``decision.read``; where one moves it, the count
+    end of every assumed term's range (``readings.read``; where one moves it, the count
     is withheld and said first), and what qualifies the headline, as data."""
     advice = recommend(calibrated.inputs, calibrated.ends)
     defaults = (

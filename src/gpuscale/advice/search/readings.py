@@ -1,0 +1,35 @@
+"""No confident count from a guess: the count at each end of every assumed term's range.
+
+A term nothing measured (the FLOPs per sample of a model given by its parameters, a fixed
+per-step cost, a link assumed) has a range; the advice is computed again at each end
+(``ends``) and where the count chosen moves, the count is withheld
+(``Decision.withheld_by``): the one thing to give or measure leads the answer, the table
+is still shown. ResNet-50 on 8 A100s by its parameters alone was "Use 1 device" because
+6 x parameters turned most of its step into an invented fixed cost (issue 60).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from gpuscale.advice.types import Decision, Reading
+
+
+def read(
+    ends: Sequence[tuple[str, str, float, str, Any]],
+    decide_at: Callable[[Any], Decision],
+) -> tuple[Reading, ...]:
+    """The count and its speedup at each end (``decide_at``: the decision of a basis)."""
+    found = []
+    for term, end, value, unit, basis in ends:
+        d = decide_at(basis)
+        found.append(Reading(term, end, float(value), unit, d.accelerators, d.speedup))
+    return tuple(found)
+
+
+def with_readings(decision: Decision, readings: tuple[Reading, ...]) -> Decision:
+    """``decision`` with its readings and the first term whose range moves the count."""
+    moved = next((r.term for r in readings if r.accelerators != decision.accelerators), None)
+    return replace(decision, readings=readings, withheld_by=moved)

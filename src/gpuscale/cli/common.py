@@ -20,10 +20,8 @@ from gpuscale.names import UnknownNameError, choose_workloads, resolve_choice
 from gpuscale.sources import SourceError
 from gpuscale.tables.analysis_request import AnalysisOptions
 from gpuscale.tables.requests import help_of
-from gpuscale.tables.round_requests import RoundSelection
+from gpuscale.tables.round_requests import ROUND_OPTION, RoundSelection
 from gpuscale.version import __version__
-
-ROUND_OPTION = {"round_name": "--round"}  # a refusal naming the field, as the CLI spells it
 
 
 def _hide_flag_types() -> None:

@@ -9,7 +9,6 @@ import contextlib
 import csv
 import io
 import json
-import numbers
 import os
 import textwrap
 from collections.abc import Iterator, Sequence
@@ -24,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuscale.names import UnknownNameError, resolve_columns
-from gpuscale.report.text_table import cell_text, columns_that_fit
+from gpuscale.report.text_table import cell_text, columns_that_fit, numeric_cells
 from gpuscale.tables.requests import FieldError
 from gpuscale.tables.views import TableView, jsonable
 
@@ -123,14 +122,6 @@ def print_json(console: Console, document: Any) -> None:
     _write(console, json.dumps(jsonable(document), indent=2) + "\n")
 
 
-def _numbers_or_none(column: pd.Series) -> bool:
-    """A column of numbers where some cells say ``none`` (no count picked): right-aligned
-    as numbers are."""
-    values = [v for v in column if v is not None and v == v]  # NaN != NaN: left out
-    found = [v for v in values if isinstance(v, numbers.Number) and not isinstance(v, bool)]
-    return bool(found) and all(v in found or v == "none" for v in values)
-
-
 def print_frame(
     console: Console,
     frame: pd.DataFrame,
@@ -161,7 +152,7 @@ def print_frame(
         return
     from pandas.api.types import is_numeric_dtype  # lazy: pandas, not needed for --help
 
-    numeric = [is_numeric_dtype(frame[c]) or _numbers_or_none(frame[c]) for c in frame.columns]
+    numeric = [is_numeric_dtype(frame[c]) or numeric_cells(frame[c], empty=False) for c in frame]
     values = [list(row) for row in frame.itertuples(index=False)]
     columns = [str(c) for c in frame.columns]
     _print_cells(console, columns, numeric, values, title, formats, drop_order, every, rest)
@@ -192,14 +183,7 @@ def print_records(
     if fmt is Format.json:
         print_json(console, records)
         return
-    numeric = [  # a number in every row that has a value (None: none, as NaN in a frame)
-        all(
-            isinstance(r[c], int | float) and not isinstance(r[c], bool)
-            for r in records
-            if r[c] is not None
-        )
-        for c in columns
-    ]
+    numeric = [numeric_cells([r[c] for r in records]) for c in columns]
     values = [[r[c] for c in columns] for r in records]
     _print_cells(console, columns, numeric, values, title, formats, drop_order, rest=rest)
 

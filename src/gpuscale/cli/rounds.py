@@ -126,9 +126,7 @@ def analyze(
         fail("--columns chooses a table's columns: for -f table or -f csv, not -f json")
     bench_doc = None
     if bench_file is not None:
-        bench_doc = _analyze_bench(
-            bench_file, fmt, alone=not both, columns_asked=columns_asked, explain=explain
-        )
+        bench_doc = _analyze_bench(bench_file, fmt, not both, columns_asked, explain)
         if not both:
             if unused := unused_without_rounds(selection, options):
                 note(unused)
@@ -162,28 +160,22 @@ def analyze(
 
 
 def _analyze_bench(
-    bench_file: Path,
-    fmt: Format,
-    *,
-    alone: bool,
-    columns_asked: str | None = None,
-    explain: bool = False,
+    path: Path, fmt: Format, alone: bool, columns: str | None, whole: bool
 ) -> dict | None:
-    """``analyze --bench``: the bench answer (its break-even first, a short table; with
-    ``--explain``, ``--columns`` or ``-f csv`` the whole table and every note) shown alone
-    or before the rounds', or with ``-f json`` its part of the document (written now when
-    alone, else returned); alone, a file of failed runs alone exits 1 after saying why
-    each failed, as ``bench`` does."""
+    """``analyze --bench``: the bench answer (its break-even first, a short table; ``whole``
+    (--explain), ``columns`` or ``-f csv``: the whole table, every note) alone or before the
+    rounds', or with ``-f json`` its part of the document (written now when ``alone``, else
+    returned); alone, a file of failed runs alone exits 1 after saying why, as bench does."""
     # lazy: the analysis stack (pandas), not needed for --help
     from gpuscale.analysis.bench_answer import bench_answer_view
     from gpuscale.analysis.bench_scaling import bench_document, bench_view
     from gpuscale.analysis.document import analyze_document
 
-    table, doc = read_bench(bench_file), None
-    if fmt is Format.table and not (explain or columns_asked):  # the answer
+    table, doc = read_bench(path), None
+    if fmt is Format.table and not (whole or columns):  # the answer
         show(bench_answer_view(table), fmt, rest="--explain or -f csv")
     elif fmt is not Format.json:
-        show(bench_view(table), fmt, columns_asked)
+        show(bench_view(table), fmt, columns)
     else:
         doc = bench_document(table)
         if alone:

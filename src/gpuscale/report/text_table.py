@@ -4,7 +4,8 @@ Pure text in, numbers out; the CLI draws the table (``gpuscale.cli.output``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import numbers
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from gpuscale.quantities import number
@@ -73,3 +74,14 @@ def fit_widths(
         widths[k] -= step
         excess -= step
     return widths
+
+
+def numeric_cells(values: Iterable[Any], *, empty: bool = True) -> bool:
+    """Whether a column's cells are numbers, right-aligned as numbers are: every cell with
+    a value (None and NaN have none) a number, not a flag, or ``none`` (a criterion that
+    picks no count); ``empty``: what a column with no value is."""
+    found = [v for v in values if v is not None and v == v]  # NaN != NaN: no value
+    count = [v for v in found if isinstance(v, numbers.Number) and not isinstance(v, bool)]
+    if not found:
+        return empty
+    return bool(count) and len(count) + sum(v == "none" for v in found) == len(found)

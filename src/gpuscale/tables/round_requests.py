@@ -36,6 +36,11 @@ def listed(values: list[str]) -> tuple[str, ...]:
     return names
 
 
+# The option the command line spells RoundSelection.round_names' one-path name with, for a
+# refusal that names the field (``round_name='v4.1'`` from Python, ``--round v4.1``).
+ROUND_OPTION = {"round_name": "--round"}
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RoundSelection:
     """``paths``: raw round folders or archives, read now; ``round_names``: bundled rounds,

@@ -111,6 +111,24 @@ def test_a_saved_matrix_nvidia_smi_cannot_write_is_said_not_read_in_silence() ->
     assert len(problems) == 3
     assert [p.split(" ")[0] for p in problems] == ["GPU1's", "GPU0", "GPU0"]
     assert str(MAX_NVLINKS) in problems[2] and MAX_NVLINKS == 18
+    odd = "\tGPU0\tGPU1\tGPU2\nGPU0\tNV4\tFOO\tNV0\nGPU1\tFOO\tX\tPHB\nGPU1\tX\tX\tX\n"
+    said = parse_topo_matrix(odd).problems
+    assert len(said) == 6  # GPU2 no row, GPU1 twice, FOO in two rows, GPU0's own NV4, NV0
+    assert sum("FOO" in p for p in said) == 2 and any("NV0" in p for p in said)
     for text in (PHB_PAIR, H100_8, A100_8, DUAL_SOCKET, BRIDGE):
         topology = parse_topo_matrix(text)
         assert topology.problems == [] and topology.to_dict()["matrix_problems"] == []
+
+
+def test_a_gpu_row_given_twice_is_read_once_and_said_never_a_traceback(tmp_path) -> None:
+    """A walk: GPU1's row twice made the topo command end in a pandas traceback."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+
+    saved = tmp_path / "topo.txt"
+    saved.write_text("\tGPU0\tGPU1\nGPU0\tX\tPHB\nGPU1\tPHB\tX\nGPU1\tNV4\tX\n")
+    result = CliRunner().invoke(app, ["topo", "--file", str(saved)])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("WARNING: GPU1 has 2 rows") and "PHB" in lines[1]

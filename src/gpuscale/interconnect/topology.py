@@ -253,10 +253,12 @@ def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:
     links: dict[tuple[int, int], str] = {}
     gpus: list[Gpu] = []
     nic_links: dict[str, list[str]] = {}
+    read: set[str] = set()
     for cells in rows:
         label = cells[0]
-        if cells is header or label not in names:
+        if cells is header or label not in names or label in read:  # a row again: the first
             continue
+        read.add(label)
         codes = cells[1 : 1 + len(names)]
         if label.startswith("GPU"):
             i = gpu_names.index(label)
@@ -290,35 +292,44 @@ def parse_topo_matrix(text: str, gpu_name: str | None = None) -> Topology:
 
 
 def matrix_problems(
-    rows: list[list[str]],
-    header: list[str],
-    gpu_names: list[str],
-    links: dict[tuple[int, int], str],
+    rows: list[list[str]], header: list[str], names: list[str], links: dict[tuple[int, int], str]
 ) -> list[str]:
-    """What a saved matrix cannot be, each said (``nvidia-smi`` writes none of them): a
-    GPU row short of cells, a pair whose two cells differ (a link is one link both ways),
-    more NVLinks between two GPUs than any GPU has (``MAX_NVLINKS``)."""
+    """What a saved matrix cannot be, each said (``nvidia-smi`` writes none of them): a GPU
+    row missing, given twice (the first is read) or short of cells, a cell that is no link
+    code (read as unknown), a GPU's own cell not ``X``, a pair whose two cells differ (a
+    link is one link both ways), no NVLink (``NV0``) or more NVLinks between two GPUs than
+    any GPU has (``MAX_NVLINKS``). ``names``: the GPUs of the header."""
     out = []
-    for cells in rows:
-        if cells is not header and cells[0] in gpu_names and len(cells) - 1 < len(gpu_names):
+    labels = [c[0] for c in rows if c is not header and c[0] in names]
+    out += [f"{g} has no row: its links are unknown" for g in names if g not in labels]
+    out += [f"{g} has {labels.count(g)} rows: the first is read" for g in dict.fromkeys(labels)
+            if labels.count(g) > 1]  # fmt: skip
+    for cells in (c for c in rows if c is not header and c[0] in names):
+        codes = cells[1 : 1 + len(names)]
+        if len(codes) < len(names):
             out.append(
-                f"{cells[0]}'s row has {len(cells) - 1} of {len(gpu_names)} GPU cells: "
-                "the rest are unknown"
+                f"{cells[0]}'s row has {len(codes)} of {len(names)} GPU cells: the rest are unknown"
             )
+        odd = [c for c in codes if not _CODE.match(c)]
+        if odd:
+            out.append(f"{cells[0]}'s row holds {', '.join(odd)}: no link code, read as unknown")
+        own = names.index(cells[0])
+        if own < len(codes) and codes[own] != "X":
+            out.append(f"{cells[0]} to itself is {codes[own]}, not X")
     for (i, j), code in sorted(links.items()):
         back = links.get((j, i))
         if i < j and back is not None and back != code:
             out.append(
-                f"{gpu_names[i]} to {gpu_names[j]} is {code} but {gpu_names[j]} to "
-                f"{gpu_names[i]} is {back}: a link is the same both ways"
+                f"{names[i]} to {names[j]} is {code} but {names[j]} to {names[i]} is {back}: "
+                "a link is the same both ways"
             )
-        count = int(code[2:]) if code.startswith("NV") else 0
-        if i < j and count > MAX_NVLINKS:
+        count = int(code[2:]) if code.startswith("NV") else 1
+        if i < j and not 0 < count <= MAX_NVLINKS:
             out.append(
-                f"{gpu_names[i]} to {gpu_names[j]} is {code}: more NVLinks than any GPU has "
-                f"({MAX_NVLINKS})"
+                f"{names[i]} to {names[j]} is {code}: "
+                + ("no NVLink" if count == 0 else f"more NVLinks than any GPU has ({MAX_NVLINKS})")
             )
-    return out
+    return list(dict.fromkeys(out))
 
 
 def link_sentence(topology: Topology, info: dict[str, Any]) -> str:

@@ -75,7 +75,10 @@ def test_round_names_in_capitals_and_an_unbundled_round_said_plainly() -> None:
     assert set(load_round("V4.1").scores["round"]) == {"v4.1"}
     with pytest.raises(KeyError) as raised:
         load_round("v4.2")
-    assert str(raised.value).startswith("round v4.2 not bundled; bundled: ")
+    assert str(raised.value).startswith("round v4.2 not bundled (did you mean 'v4.1'?); bundled: ")
+    with pytest.raises(KeyError) as far:
+        load_round("v9.9")  # nothing close: no guess
+    assert str(far.value).startswith("round v9.9 not bundled; bundled: ")
 
 
 def test_messages_from_python_name_the_parameter(tmp_path) -> None:

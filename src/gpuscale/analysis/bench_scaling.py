@@ -168,7 +168,7 @@ def break_even_sentence(scaling: pd.DataFrame, accelerators: int) -> str:
     text = f"{format_count(size)} parameters" if size else "not crossed by the models run"
     weak = int((rows.get("evidence", pd.Series(dtype=str)) == "weak").sum())
     if weak:
-        text += f" (weak evidence: {of_the(weak, len(rows), 'run')}, see evidence_notes)"
+        text += f" (weak evidence: {of_the(weak, len(rows), 'run')})"  # why: --explain
     return f"{head}: {text}"
 
 
@@ -384,7 +384,7 @@ def _none_ok(sweep: str | None, skipped: int, failed: pd.DataFrame) -> str:
     said = ["this sweep measured no run ok"]
     if skipped:
         runs = f"{skipped} run{'' if skipped == 1 else 's'}"
-        said.append(f"{runs} --resume skipped, measured well before, are the file's earlier rows")
+        said.append(f"{runs} --resume skipped, kept from before, are the file's earlier rows")
     if not failed.empty:
         said.append("its failed runs are said below")
     return "; ".join(said)

@@ -20,6 +20,7 @@ from gpuscale.quantities import joined, noun_for
 from gpuscale.sources import write_atomically
 from gpuscale.tables import PROBLEMS_SCHEMA, ProblemKind, RoundTables, frame_of, round_key
 from gpuscale.tables.republished import mark_copies
+from gpuscale.tables.spelling import did_you_mean
 
 TABLES = RoundTables.NAMES
 DATA_DIR = Path(str(resources.files("gpuscale") / "data"))
@@ -69,10 +70,11 @@ def load_round(*rounds: str) -> RoundTables:
     missing = [r for r in wanted if r not in available]
     if missing:
         raise RoundNotBundledError(
-            f"{noun_for(len(missing), 'round')} {joined(missing)} not bundled; bundled: "
-            f"{', '.join(available) or 'none'} (read a round's raw results, its folder or "
-            "archive, with read_round(path); on the command line give it as a path, e.g. "
-            "`gpuscale analyze PATH`)"
+            f"{noun_for(len(missing), 'round')} {joined(missing)} not bundled"
+            f"{did_you_mean(missing[0], available) if len(missing) == 1 else ''}; bundled: "
+            f"{', '.join(available) or 'none'} (a round's raw results, its folder or archive, "
+            "are read as a path: `gpuscale analyze PATH` on the command line, read_round(path) "
+            "from Python)"
         )
     frames = {}
     for name in TABLES:

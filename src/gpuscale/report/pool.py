@@ -66,7 +66,7 @@ def matplotlib_home() -> None:
     (``$XDG_CONFIG_HOME/matplotlib``, else ``~/.config/matplotlib``), set to a temporary
     one, as matplotlib itself then does, without the two lines it prints about it into a
     report's output (a walk with a home it could not write)."""
-    if "MPLCONFIGDIR" in os.environ:
+    if os.environ.get("MPLCONFIGDIR"):  # set (empty is unset, to matplotlib too)
         return
     config = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
     try:

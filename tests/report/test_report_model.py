@@ -38,3 +38,21 @@ def test_a_model_not_in_the_file_is_said_by_its_option_and_model_needs_advise() 
         ReportRequest(model="tf-7m")  # without --advise there is no advice to ask of
     help_text = CliRunner().invoke(app, ["report", "--help"]).output
     assert "--model" in help_text
+
+
+def test_a_family_of_one_system_is_said_to_have_no_scaling_not_to_be_missing(tmp_path) -> None:
+    """A walk: a round of one RTX A5000 system led the report with "none within RTX
+    A5000: no RTX A5000 system"."""
+    from gpuscale import read_round
+    from gpuscale.analysis.analyze import analyze
+    from gpuscale.report.recommend import recommend
+
+    from ..mlperf.logbuilder import RoundBuilder
+
+    rb = RoundBuilder()
+    rb.system("Krai", "box2", model="NVIDIA RTX A5000", per_node="2")
+    rb.runs("Krai", "box2", "bert", [300, 310, 305, 320, 290, 300, 310, 305, 320, 290])
+    result = analyze(read_round(rb.write_dir(tmp_path)), ["bert"])[0]
+    rec = recommend(result)
+    assert rec.accelerators is None and rec.family == "RTX A5000"
+    assert rec.why_none.startswith("1 RTX A5000 system only")

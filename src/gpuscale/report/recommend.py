@@ -29,6 +29,7 @@ from gpuscale.analysis.decompose import decompose, table_basis
 from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.metrics import study_reference, with_reference
+from gpuscale.quantities import counted
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
 
@@ -115,7 +116,11 @@ def recommend(
     pick = eq.efficiency_threshold if eq is not None else None
     if pick is None:
         why = (eq.unpicked if eq is not None else {}).values()
-        return replace(base, why_none="; ".join(why) or f"no {family} system")
+        systems = int((table["accelerator_family"] == family).sum())
+        alone = f"{counted(systems, f'{family} system')} only: no scaling to read"
+        return replace(
+            base, why_none="; ".join(why) or (alone if systems else f"no {family} system")
+        )
     frontier = own if own is not None else family_decomposed(table, family)
     low, high = _count_range(frontier, threshold, pick.accelerators)
     rec = replace(

@@ -128,13 +128,17 @@ PROBLEMS_COLUMNS: tuple[str, ...] = tuple(PROBLEMS_SCHEMA)
 CAST_DTYPES = ("float64", "Int64")
 
 
+def _printable_lines(text: str) -> str:
+    return printable(text, lines=True)
+
+
 def frame_of(schema: dict[str, str], rows: Iterable[dict] = ()) -> pd.DataFrame:
     """A frame of ``rows`` (dicts) with exactly the ``schema``'s columns, in order (None
     where a row lacks one), its number columns cast to their dtypes: a table kind whose
     numbers stay numbers even when a round has none of them. Text columns are
-    :func:`gpuscale.quantities.printable`: a control character read from a log or an
-    archive (a terminal's escape, a NUL) is stored as its escape, so no table, terminal
-    or page shows it raw."""
+    :func:`gpuscale.quantities.printable` (newlines and tabs kept: a failed run's
+    traceback): a control character read from a log or an archive (a terminal's escape,
+    a NUL) is stored as its escape, so no table, terminal or page shows it raw."""
     import pandas as pd  # lazy: pandas, the tables package loads without it (the CLI imports it)
 
     frame = pd.DataFrame(list(rows), columns=list(schema))
@@ -144,7 +148,7 @@ def frame_of(schema: dict[str, str], rows: Iterable[dict] = ()) -> pd.DataFrame:
         elif dtype == "str" and (frame[name].dtype == object or frame[name].dtype == "str"):
             raw = frame[name].str.contains(UNPRINTABLE, regex=True, na=False)
             if raw.any():
-                frame.loc[raw, name] = frame.loc[raw, name].map(printable)
+                frame.loc[raw, name] = frame.loc[raw, name].map(_printable_lines)
     return frame
 
 

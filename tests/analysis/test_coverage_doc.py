@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -52,9 +53,12 @@ def test_the_file_is_the_default_run_of_every_law_with_5_and_10_runs() -> None:
     assert all(c["zero width"] == 0 for c in cases)  # never a zero-width time interval
 
 
-def _benchmark():
-    path = ROOT / "benchmarks" / "interval_coverage.py"
-    spec = importlib.util.spec_from_file_location("interval_coverage", path)
+def _benchmark(name: str = "interval_coverage"):
+    """A script of benchmarks/ (``interval_laws``: the laws it reads, beside it)."""
+    folder = str(ROOT / "benchmarks")
+    if folder not in sys.path:  # the script imports its sibling, as when it is run
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -73,16 +77,16 @@ def test_the_exact_law_of_the_olympic_score_and_of_a_ratio() -> None:
     (10 x 0.001 x 0.81), 4 with 4 or 5. Two results' speedup is the truth when their
     scores agree: the sum of the squares, 0.849096; a symmetric fixed-width interval
     covers either that (or 85.0%) or 98.4%, nothing in 92-97%."""
-    bench = _benchmark()
-    atoms, probs = bench.olympic_law((3, 4), (0.9, 0.1), 5)
+    laws = _benchmark("interval_laws")
+    atoms, probs = laws.olympic_law((3, 4), (0.9, 0.1), 5)
     assert np.allclose(atoms, [3, 10 / 3, 11 / 3, 4])
     assert np.allclose(probs, [0.91854, 0.0729, 0.0081, 0.00046])
-    bounds = bench.exact_bounds(("epochs", (3, 4), (0.9, 0.1)), 0.0, 5)
+    bounds = laws.exact_bounds(("epochs", (3, 4), (0.9, 0.1)), 0.0, 5)
     assert bounds["S same"] == pytest.approx(0.849096, abs=1e-6)
     assert bounds["S attainable"] == pytest.approx(0.9842, abs=1e-4)
     assert bounds["S exact law"] == pytest.approx(0.9842, abs=1e-4)
-    assert bench.exact_bounds(("normal", 0.02), 0.0, 5) is None  # continuous: any
-    assert bench.exact_bounds(("epochs", (3, 4), (0.7, 0.3)), 0.01, 5) is None  # pace noise
+    assert laws.exact_bounds(("normal", 0.02), 0.0, 5) is None  # continuous: any
+    assert laws.exact_bounds(("epochs", (3, 4), (0.7, 0.3)), 0.01, 5) is None  # pace noise
 
 
 def test_a_law_estimated_from_the_runs_over_covers_the_speedup_where_one_count_holds_most() -> None:
@@ -90,16 +94,16 @@ def test_a_law_estimated_from_the_runs_over_covers_the_speedup_where_one_count_h
     from the law of the other systems' runs alone both cover the speedup above 97% (a
     width that varies with the data does not bring it into 92-97%); at P(4) = 0.5 the law
     without the pair does cover 92-97%. Three counts or a pace noise: not computed."""
-    bench = _benchmark()
+    laws = _benchmark("interval_laws")
     rng = np.random.default_rng(0)
-    low = bench.estimated_law_bounds(("epochs", (3, 4), (0.9, 0.1)), 0.0, 5, rng)
+    low = laws.estimated_law_bounds(("epochs", (3, 4), (0.9, 0.1)), 0.0, 5, rng)
     assert set(low) == {"S pool law", "S without the pair"}
     assert min(low.values()) > 0.97
-    even = bench.estimated_law_bounds(("epochs", (3, 4), (0.5, 0.5)), 0.0, 5, rng)
+    even = laws.estimated_law_bounds(("epochs", (3, 4), (0.5, 0.5)), 0.0, 5, rng)
     assert 0.92 <= even["S without the pair"] <= 0.97
     three = ("epochs", (3, 4, 5), (0.1, 0.5, 0.4))
-    assert bench.estimated_law_bounds(three, 0.0, 5, rng) is None
-    assert bench.estimated_law_bounds(("epochs", (3, 4), (0.7, 0.3)), 0.01, 5, rng) is None
+    assert laws.estimated_law_bounds(three, 0.0, 5, rng) is None
+    assert laws.estimated_law_bounds(("epochs", (3, 4), (0.7, 0.3)), 0.01, 5, rng) is None
 
 
 def test_speed_md_quotes_the_estimated_laws_coverage_from_the_file() -> None:

@@ -196,3 +196,30 @@ def test_report_says_where_it_is_and_the_headline_its_page_leads_with(tmp_path: 
     head, rest = lines[1][len(workload) :].split(family, 1)
     assert _numbers(head) == [float(count)]
     assert _numbers(rest.split(";")[0]) == [float(n) for n in band.split("-")]
+
+
+def test_a_failed_run_mended_and_run_again_is_said_as_such(tmp_path) -> None:
+    """A walk: a factory that failed, mended and benched again kept an 'error ... on 1'
+    line under the answer, as if nothing ran there."""
+    import pandas as pd
+
+    from gpuscale.analysis.bench_scaling import trouble_lines
+
+    scaling = pd.DataFrame(
+        {
+            "model": ["mine.py:make"],
+            "accelerators": [1],
+            "configuration": ["mine"],
+            "flagged": [False],
+        }
+    )
+    failed = pd.DataFrame(
+        {
+            "model": ["mine.py:make", "other"],
+            "accelerators": [1, 1],
+            "status": ["error", "error"],
+            "error": ["boom", "boom"],
+        }
+    )
+    mended, still = trouble_lines(scaling, failed)
+    assert "an ok run of it there" in mended and "an ok run" not in still

@@ -269,13 +269,17 @@ def bench_notes(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
 
 
 def trouble_lines(scaling: pd.DataFrame, failed: pd.DataFrame) -> list[str]:
-    """A line per flagged run (a number not to use) and per failed run (why it failed)."""
+    """A line per flagged run (a number not to use) and per failed run (why it failed;
+    where the file also holds an ok run of that model on that count, said: a failed
+    attempt the user mended and ran again is no trouble left)."""
     flagged = [
         f"flagged {r.configuration} on {r.accelerators}: {r.flags}"
         for r in scaling[scaling["flagged"]].itertuples(index=False)
     ]
+    ok = set(zip(scaling["model"], scaling["accelerators"], strict=True))
     return flagged + [
         f"{r.status} {r.model} on {r.accelerators}: {r.error}"
+        + (" (an ok run of it there is in the file too)" if (r.model, r.accelerators) in ok else "")
         for r in failed.itertuples(index=False)
     ]
 

@@ -10,7 +10,7 @@ from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.sweep_request import SweepRequest
 from gpuscale.cli.common import app, require_torch
 from gpuscale.cli.options import command, option_names
-from gpuscale.cli.output import Format, err, fail, fail_on, out, print_records, show
+from gpuscale.cli.output import Format, err, fail, fail_on, note, out, print_records, show
 from gpuscale.quantities import counted
 
 
@@ -26,20 +26,22 @@ def bench(request: SweepRequest, config: BenchConfig) -> None:
     from gpuscale.bench.models import ModelError
     from gpuscale.bench.results import ResultsError
     from gpuscale.bench.runner import kept_note, run_sweep
-    from gpuscale.bench.sweep_plan import done_sentence, models_table, plan_bench, plan_sentence
+    from gpuscale.bench.sweep_plan import done_sentence, models_table, plan_bench
 
     with fail_on(ModelError, ValueError, options=option_names(SweepRequest, BenchConfig)):
         planned = plan_bench(request, config)
-    if planned.config is None:  # --list
+    if planned.config is None and not planned.said:  # --list
         print_records(out, models_table(planned), Format.table, title="models")
         return
-    chosen, broken = planned.chosen, planned.broken
-    err.print(plan_sentence(planned.config, broken), markup=False, highlight=False)
+    err.print(planned.said, markup=False, highlight=False)
+    if planned.config is None:  # a Slurm task: its node's first task runs the bench
+        return
+    chosen, broken, nnodes = planned.chosen, planned.broken, planned.config.nnodes
     with fail_on(ResultsError, ValueError):
         report = run_sweep(planned.config, dict(chosen), on_event=_on_event, broken=dict(broken))
     if chosen:  # else no table: each reason would be said a third time
         _print_results(request.out, report.sweep_id, report.skipped)
-    err.print(done_sentence(report, request.out, request.nnodes), markup=False, highlight=False)
+    err.print(done_sentence(report, request.out, nnodes), markup=False, highlight=False)
     if not chosen:  # every model asked for failed to build: their error rows are written
         fail("no model could be built: " + "; ".join(str(why) for _, why in broken))
     if report.interrupted:
@@ -65,14 +67,12 @@ def _print_results(out_file: Path, sweep_id: str, skipped: int = 0) -> None:
     try:
         loaded = load_bench(out_file)
     except ResultsError as exc:
-        err.print(f"note: the results are not shown: {exc}", markup=False, highlight=False)
+        note(f"the results are not shown: {exc}")
         return
     if loaded.skipped:  # this sweep appends whole rows (a row cut short is taken back)
-        err.print(
-            f"note: {counted(len(loaded.skipped), 'unreadable line')} in {out_file}, "
-            f"written before this sweep, skipped (gpuscale analyze --bench {out_file} lists them)",
-            markup=False,
-            highlight=False,
+        note(
+            f"{counted(len(loaded.skipped), 'unreadable line')} in {out_file}, written before "
+            f"this sweep, skipped (gpuscale analyze --bench {out_file} lists them)"
         )
     from gpuscale.analysis.bench_scaling import bench_view  # lazy: pandas, only the bench
 

@@ -68,7 +68,7 @@ def test_the_round_help_says_a_neutral_path_takes_the_round_instead_of_a_bundled
     assert _rounds_of(result.stdout) == {"v4.0": 1}  # the path's one result, no bundled v4.0
     said = " ".join(help_of(RoundSelection, "round_names").split())
     assert "names that path's round instead" in said
-    assert "no bundled round of that name is added" in said
+    assert "no round of that name is added" in said
 
 
 def test_the_round_a_path_needs_is_said_as_an_option_and_a_repeated_one_says_what_to_drop(

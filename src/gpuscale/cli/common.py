@@ -142,16 +142,14 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
 
 
 def load_tables(selection: RoundSelection, study: bool = False):
-    """Tables of the selection's raw paths (read now, with a progress bar) and bundled
-    rounds (``gpuscale.mlperf.load.load_rounds``; given neither, every bundled round, or
-    with ``study`` the study's, ``STUDY_ROUNDS``); a request it refuses ends the command."""
-    from gpuscale.mlperf.load import STUDY_ROUNDS, load_rounds  # lazy: MLPerf readers, pandas
+    """The selection's tables (``gpuscale.mlperf.load.load_selection``), raw paths and
+    rounds fetched read with a progress bar, where a fetched round lies said; a request it
+    refuses ends the command."""
+    from gpuscale.mlperf.load import load_selection  # lazy: the MLPerf readers, pandas
 
-    paths, names = selection.paths, selection.round_names
-    update, context = _progress_reader() if paths else (None, nullcontext())
+    update, context = _progress_reader() if selection.asked else (None, nullcontext())
     with context, fail_on(SourceError, ValueError, options=ROUND_OPTION):
-        default = STUDY_ROUNDS if study else None
-        return load_rounds(paths, names, default=default, progress=update, on_read=_said)
+        return load_selection(selection, study=study, progress=update, on_read=_said, on_note=note)
 
 
 def _said(read) -> None:  # type: ignore[no-untyped-def]

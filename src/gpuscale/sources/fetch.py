@@ -42,6 +42,7 @@ from pathlib import Path
 from gpuscale.quantities import counted
 from gpuscale.sources.entries import SourceError
 from gpuscale.sources.processes import lifeline
+from gpuscale.sources.signals import note_on_stop
 
 CACHE_ENV = "GPUSCALE_ROUNDS_CACHE"  # a folder: the rounds fetched
 URL_ENV = "GPUSCALE_ROUNDS_URL"  # a URL with {round}: where rounds are fetched from
@@ -179,6 +180,14 @@ def _lock(path: Path) -> Iterator[None]:
 def _fetch(round_name: str, url: str, work: Path, progress: Progress | None) -> str:
     """Fetch into ``work`` (going on from what an earlier fetch left there); the commit."""
     what = f"round {round_name} from {url}"
+    note_on_stop(
+        lambda: (
+            f"; the part of round {round_name} fetched is kept in {work}: the same command "
+            "goes on from it"
+            if work.exists()
+            else ""
+        )
+    )
     if _origin(work) != url:  # nothing yet, a clone cut short, or another source's
         shutil.rmtree(work, ignore_errors=True)
         work.parent.mkdir(parents=True, exist_ok=True)

@@ -155,7 +155,8 @@ def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownN
         f"(--round {rounds[-1]}; "
         f"in Python load_round({rounds[-1]!r}))"
         if rounds
-        else "no bundled round has it (read a round that does: gpuscale ingest PATH)"
+        else "no bundled round has it (give a round that does by name, --round vX.Y, or its "
+        "folder or archive as a path)"
     )
     absent = left_out.get(workload, "not in the rounds loaded")
     why = f"{absent}; {where}; valid here: {', '.join(valid)}"

@@ -38,6 +38,7 @@ from gpuscale.plausibility import FlagKind, flag_kinds, superlinear_flag
 from gpuscale.quantities import counted, format_count, joined, noun_for, of_the
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.bench import configuration_labels, one_device
+from gpuscale.tables.commands import suggested
 from gpuscale.tables.measures import efficiency, rate_speedup
 from gpuscale.tables.views import TableView
 
@@ -307,8 +308,8 @@ def earlier_rows(scaling: pd.DataFrame, failed: pd.DataFrame, path: object) -> s
     ok = f"{len(scaling)} ok" + (f", {flagged} of them flagged;" if flagged else ",")
     return (
         f"earlier runs: {path} also holds {rows} row{'' if rows == 1 else 's'} of earlier "
-        f"sweeps ({ok} {len(failed)} failed), not summarised here: gpuscale analyze "
-        f"--bench {path} reads them all"
+        f"sweeps ({ok} {len(failed)} failed), not summarised here: "
+        f"{suggested('analyze', '--bench', str(path))} reads them all"
     )
 
 

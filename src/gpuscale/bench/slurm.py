@@ -148,5 +148,5 @@ def batch_shell_note(environ: Mapping[str, str]) -> str | None:
         return None
     return (
         f"in Slurm job {environ.get('SLURM_JOB_ID', '?')} of {nodes} nodes but outside srun: "
-        "this node alone is benched; start it as `srun gpuscale bench ...` to bench every node"
+        "this node alone is benched; start the same command under srun to bench every node"
     )

@@ -12,6 +12,7 @@ from gpuscale.cli.common import app, require_torch
 from gpuscale.cli.options import command, option_names
 from gpuscale.cli.output import Format, err, fail, fail_on, note, out, print_records, show
 from gpuscale.quantities import counted
+from gpuscale.tables.commands import suggested
 
 
 @command(app, "bench")
@@ -72,7 +73,7 @@ def _print_results(out_file: Path, sweep_id: str, skipped: int = 0) -> None:
     if loaded.skipped:  # this sweep appends whole rows (a row cut short is taken back)
         note(
             f"{counted(len(loaded.skipped), 'unreadable line')} in {out_file}, written before "
-            f"this sweep, skipped (gpuscale analyze --bench {out_file} lists them)"
+            f"this sweep, skipped ({suggested('analyze', '--bench', out_file)} lists them)"
         )
     from gpuscale.analysis.bench_scaling import bench_view  # lazy: pandas, only the bench
 

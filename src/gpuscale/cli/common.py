@@ -152,11 +152,12 @@ def load_tables(selection: RoundSelection, study: bool = False):
         return load_selection(selection, study=study, progress=update, on_read=_said, on_note=note)
 
 
-def _said(read) -> None:  # type: ignore[no-untyped-def]
-    """The problems of the raw rounds read, said (any part of them not read, never unsaid)."""
+def _said(read, sources: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    """The problems of the raw rounds read (``sources``: the path of each), said (any part
+    of them not read, never unsaid)."""
     from gpuscale.tables.views import reading_notes, rejected_notes  # lazy: pandas
 
-    for line in reading_notes(read.problems):  # a warning as it is, a note as one
+    for line in reading_notes(read.problems, sources):  # a warning as it is, a note as one
         say([line], stderr=True) if line.startswith("warning: ") else note(line)
     for line in rejected_notes(read.scores):
         note(line)

@@ -150,7 +150,7 @@ def load_rounds(
     *,
     default: Sequence[str] | None = None,
     progress: Progress | None = None,
-    on_read: Callable[[RoundTables], None] | None = None,
+    on_read: Callable[[RoundTables, dict[str, Path]], None] | None = None,
     offline: bool = False,
     on_note: Callable[[str], None] | None = None,
 ) -> RoundTables:
@@ -158,8 +158,9 @@ def load_rounds(
     added beside the paths (bundled, or fetched: :func:`named_rounds`); a path whose name
     says no round takes the first names as its round (one for all such paths, or one
     each). Given neither, the ``default`` bundled rounds (none: every bundled round).
-    ``on_read`` is given the tables of each raw path or fetched round read (their
-    problems: what to tell the reader), ``on_note`` where a fetched round lies."""
+    ``on_read`` is given the tables of the raw paths, and of each fetched round, read (their
+    problems: what to tell the reader) with the path of each round in them; ``on_note``
+    where a fetched round lies."""
     named = {"offline": offline, "progress": progress, "on_read": on_read, "on_note": on_note}
     if not paths:
         return named_rounds(list(round_names or default or []), **named)
@@ -168,7 +169,8 @@ def load_rounds(
     beside = named_rounds(others, **named) if others else None  # a name that is none: first
     tables = read_paths(paths, own, progress=progress)
     if on_read is not None:
-        on_read(tables)
+        named_as = own * len(paths) if len(own) == 1 else own or map(round_name_of, paths)
+        on_read(tables, {str(n): p for n, p in zip(named_as, paths, strict=False) if n})
     return combine([tables, beside]) if beside is not None else tables
 
 
@@ -177,7 +179,7 @@ def load_selection(
     *,
     study: bool = False,
     progress: Progress | None = None,
-    on_read: Callable[[RoundTables], None] | None = None,
+    on_read: Callable[[RoundTables, dict[str, Path]], None] | None = None,
     on_note: Callable[[str], None] | None = None,
 ) -> RoundTables:
     """The tables a command's :class:`RoundSelection` asks for (:func:`load_rounds`; given
@@ -206,7 +208,7 @@ def named_rounds(
     *,
     offline: bool = False,
     progress: Progress | None = None,
-    on_read: Callable[[RoundTables], None] | None = None,
+    on_read: Callable[[RoundTables, dict[str, Path]], None] | None = None,
     on_note: Callable[[str], None] | None = None,
 ) -> RoundTables:
     """The rounds named (none: every bundled round): the bundled ones from the package's
@@ -220,11 +222,10 @@ def named_rounds(
     inside = [n for n in wanted if n in shipped]
     parts = [_bundled(inside)] if inside or not wanted else []
     for name in (n for n in wanted if n not in shipped):
-        part = read_round(
-            _fetched(name, shipped, offline, progress, on_note), name, progress=progress
-        )
+        folder = _fetched(name, shipped, offline, progress, on_note)
+        part = read_round(folder, name, progress=progress)
         if on_read is not None:
-            on_read(part)
+            on_read(part, {name: folder})
         parts.append(part)
     return combine(parts) if len(parts) > 1 else parts[0]
 

@@ -207,11 +207,17 @@ def baseline_sentence(scaling: pd.DataFrame) -> str | None:
         if nodes > 1
         else f"{processes} beat this machine"
     )
+    words = ["bench", "--backend", "gloo", "--nproc", 1, "--model", str(largest["model"])]
+    cores = largest["host_cpu_count"]
+    measures = (
+        suggested(*words, "--threads", int(cores))
+        if pd.notna(cores)
+        else f"{suggested(*words)} with --threads the host's cores"
+    )
     return (
         f"CPU baseline: the N = 1 run is one process with {threads}, as many as "
         f"each process of the N > 1 runs had; a speedup over it does not answer whether "
-        f"{whether} used by one process with all its cores: bench --nproc 1 --threads "
-        "CORES measures that one"
+        f"{whether} used by one process with all its cores: {measures} measures that one"
     )
 
 

@@ -207,13 +207,8 @@ def baseline_sentence(scaling: pd.DataFrame) -> str | None:
         if nodes > 1
         else f"{processes} beat this machine"
     )
-    words = ["bench", "--backend", "gloo", "--nproc", 1, "--model", str(largest["model"])]
-    cores = largest["host_cpu_count"]
-    measures = (
-        suggested(*words, "--threads", int(cores))
-        if pd.notna(cores)
-        else f"{suggested(*words)} with --threads the host's cores"
-    )
+    # one process alone takes every core of the host by default (threads = cores / ranks)
+    measures = suggested("bench", "--backend", "gloo", "--nproc", 1, "--model", largest["model"])
     return (
         f"CPU baseline: the N = 1 run is one process with {threads}, as many as "
         f"each process of the N > 1 runs had; a speedup over it does not answer whether "

@@ -173,6 +173,17 @@ class BenchFile:
         more = [f"skipped {rest} more lines"] if rest > 0 else []
         return [f"skipped: {problem}" for problem in self.skipped[:most]] + more
 
+    def unread_before(self, path: Path) -> list[str]:
+        """What a sweep appending to the file at ``path`` says of its lines that could not
+        be read: written before it (a sweep appends whole rows, and takes back a row cut
+        short), with the command that lists them."""
+        if not self.skipped:
+            return []
+        return [
+            f"{counted(len(self.skipped), 'unreadable line')} in {path}, written before this "
+            f"sweep, skipped ({suggested('analyze', '--bench', path)} lists them)"
+        ]
+
 
 def load_bench(path: Path | str) -> BenchFile:
     """The one bench loader: the bench table of a results file, and the lines skipped.

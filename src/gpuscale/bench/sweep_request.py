@@ -20,6 +20,7 @@ from gpuscale.tables.requests import (
 )
 
 RESULTS_OUT = Path("results.jsonl")
+MAX_NODES = 100_000
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -105,12 +106,12 @@ def check_endpoint(endpoint: str | None) -> tuple[str, int] | None:
 def check_nodes(nnodes: int | None, node_rank: int | None) -> None:
     """:class:`FieldError` for a node count or rank out of range (the request's and the
     sweep's one rule; None: not given, Slurm's or the default then)."""
-    if nnodes is not None and not 1 <= nnodes <= 100_000:
-        raise FieldError("nnodes", nnodes, "must be a whole number from 1 to 100,000")
+    if nnodes is not None and not 1 <= nnodes <= MAX_NODES:
+        raise FieldError("nnodes", nnodes, f"must be a whole number from 1 to {MAX_NODES:,}")
     if node_rank is None:
         return
-    if nnodes is None and node_rank < 0:
-        raise FieldError("node_rank", node_rank, "must be 0 or more")
+    if nnodes is None and not 0 <= node_rank < MAX_NODES:  # the nodes Slurm's, or one
+        raise FieldError("node_rank", node_rank, f"must be from 0 to {MAX_NODES - 1:,}")
     if nnodes is not None and not 0 <= node_rank < nnodes:
         raise FieldError(
             "node_rank", node_rank, f"must be from 0 to {nnodes - 1}, below {ref('nnodes', nnodes)}"

@@ -4,7 +4,6 @@ a progress bar (what is printed, and how: ``cli.output``)."""
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -14,6 +13,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperOption
 
+from gpuscale.bench.needs import torch_missing
 from gpuscale.cli.output import Format, err, fail, fail_on, note, say
 from gpuscale.cli.usage import OneLineGroup
 from gpuscale.names import UnknownNameError, choose_workloads, resolve_choice
@@ -98,14 +98,9 @@ Families = Annotated[
 
 
 def require_torch(what: str) -> None:
-    """End the command with what to install when PyTorch is missing."""
-    try:
-        found = importlib.util.find_spec("torch") is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        cpu = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
-        fail(f"{what} needs PyTorch: pip install 'gpuscale[bench]' (without a GPU, first {cpu})")
+    """End the command with what to install when PyTorch is missing (``bench.needs``)."""
+    if (missing := torch_missing(what)) is not None:
+        fail(missing)
 
 
 def _progress_reader():
@@ -159,8 +154,7 @@ def _said(read, sources: dict[str, Path]) -> None:  # type: ignore[no-untyped-de
 
     for line in reading_notes(read.problems, sources):  # a warning as it is, a note as one
         say([line], stderr=True) if line.startswith("warning: ") else note(line)
-    for line in rejected_notes(read.scores):
-        note(line)
+    note(*rejected_notes(read.scores))
 
 
 def workloads_of(
@@ -171,8 +165,7 @@ def workloads_of(
     command."""
     with fail_on(UnknownNameError, option="--benchmark"):
         chosen, notes = choose_workloads(tables.scores, benchmark, default)
-    for line in notes:
-        note(line)
+    note(*notes)
     return chosen, notes
 
 

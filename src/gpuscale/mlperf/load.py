@@ -262,8 +262,8 @@ def _fetched(
     return found.path
 
 
-def _one_copy_each(paths: list[Path], own: list[str], bundled: list[str]) -> None:
-    """Refuse a round given both as a path and as a bundled ``--round`` (a walk: the two
+def _one_copy_each(paths: list[Path], own: list[str], named: list[str]) -> None:
+    """Refuse a round given both as a path and as a ``--round`` beside it (a walk: the two
     copies were merged without a word, the path's damaged results replacing the bundled
     ones), before anything is read."""
     if len(own) == len(paths):
@@ -272,13 +272,14 @@ def _one_copy_each(paths: list[Path], own: list[str], bundled: list[str]) -> Non
         said = own * len(paths)  # one name for every path
     else:
         said = [round_name_of(p) for p in paths]
-    wanted = {round_name(n) for n in bundled}
+    wanted = {round_name(n) for n in named}
     for path, name in zip(paths, said, strict=True):
-        if name is not None and round_name(name) in wanted:
+        if name is not None and (r := round_name(name)) in wanted:
+            how = "the bundled tables" if r in bundled_rounds() else "the round fetched by name"
             raise RoundNamesError(
-                f"round {round_name(name)} given both as a path ({path}, whose name says "
-                f"{round_name(name)}) and as a bundled --round, which beside such a path adds "
-                "the bundled tables: give one (drop --round to read the path alone)"
+                f"round {r} given both as a path ({path}, whose name says {r}) and as "
+                f"--round {r}, which beside such a path adds {how}: give one (drop --round "
+                "to read the path alone)"
             )
 
 

@@ -198,7 +198,7 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
         return exact[0], ""
     known = normalise_accelerator(name)
     others = other_variants(name, known.family, valid)
-    if known.known and known.family not in valid:  # a real one these results lack (a walk)
+    if known.known and known.family not in valid:  # a real family these results lack
         where = f"{name!r} could mean {joined(others)} here: give the full name"
         why = (
             f"accelerator family {known.family} ran no result in the rounds loaded (another "
@@ -208,7 +208,7 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
         raise UnknownNameError(message, typed=name, why=why)
     found = known.family if known.known else resolve_choice(name, valid, "accelerator family")
     said = f"{name!r} read as the accelerator family {found}"
-    if others:  # a part picked among several the results have, silently (a user walk)
+    if others:  # one part picked among several the results have: say which, and the others
         said += (
             f", the catalogue's default part; {name!r} could also mean {joined(others)} in "
             f"these results: give the full name (e.g. {others[0]!r}) to use "
@@ -378,12 +378,12 @@ def resolve_columns(asked: str | None, default: list[str], valid: Iterable[str])
     if asked is None:
         return default
     names = [c.strip() for c in asked.split(",")]
-    if not all(names):  # `a,,b` and `,` were read as `a,b` and as no choice (a user walk)
+    if not all(names):  # `a,,b` and `,` are typos, not `a,b` and no choice
         why = "an empty column name between commas (or at an end); give names such as "
         why += "system_name,speedup"
         raise UnknownNameError(f"--columns {asked!r}: {why}", typed=repr(asked), why=why)
     chosen = resolve_choices(names, valid, "column")
-    if why := given_twice(chosen, "column"):  # shown twice without a word (a user walk)
+    if why := given_twice(chosen, "column"):  # a column asked twice is a typo, not shown twice
         raise UnknownNameError(f"--columns {asked!r}: {why}", typed=repr(asked), why=why)
     return chosen
 

@@ -101,7 +101,7 @@ LINEAR_SPREAD = 0.005
 # Step times whose 95th percentile exceeds the median by this factor are too noisy.
 NOISY_P95_OVER_P50 = 1.5
 # --repeat runs of one configuration whose throughputs span more than this share of the
-# median did not measure one machine state (a user walk: 185 and 2,046 samples/s, unflagged).
+# median did not measure one machine state (e.g. 185 and 2,046 samples/s).
 REPEAT_SPREAD = 0.25
 # Share of the host's CPU time other processes used during the timed phase.
 BUSY_OTHER_SHARE = 0.10
@@ -177,7 +177,7 @@ def run_flags(
     """Reasons to distrust one run, from its own timing, host samples and gradient norms,
     and its ``warmup`` (untimed steps; 0 flags it, None: not recorded)."""
     flags = [SAME_SAMPLES] if noise and _duplicated(noise) else []
-    if warmup == 0:  # a walk: --warmup 0 ran without a word, the cold step in every mean
+    if warmup == 0:  # the cold first step is timed and weighs on every mean
         flags.append(NO_WARMUP)
     for kind, label in (("step_ms", "synchronised"), ("nosync_step_ms", "no-sync")):
         p50, p95 = timing.get(f"{kind}_p50"), timing.get(f"{kind}_p95")
@@ -210,8 +210,7 @@ LOSS_NOT_FINITE = FlagKind.LOSS.value  # the flag's kind (what the advice refuse
 
 def loss_flags(loss: float | None) -> list[str]:
     """A run whose loss at its last timed step is no finite number (NaN, inf): a broken or
-    diverged model, which trains nothing; its step times stand, its result does not (a
-    user walk benched a model whose loss was always NaN as a healthy run)."""
+    diverged model, which trains nothing; its step times stand, its result does not."""
     if loss is None or math.isfinite(loss):
         return []
     return [

@@ -164,8 +164,8 @@ class _Collector:
         file: a failed run (it counts against the required runs), or no score. True when
         ``skipped`` was taken in so."""
         parts = skipped.path.split("/")
-        # a note on a file read all the same (its name escaped) is no failed run: it was
-        # counted twice, once parsed and once as unreadable (a user walk)
+        # a note on a file read all the same (its name escaped) is no failed run: counting it
+        # here too would count one run twice, once parsed and once as unreadable
         if skipped.was_read or not wanted(skipped.path) or len(parts) != 5:
             return False
         self.bench_dirs.add((parts[0], parts[2], parts[3]))

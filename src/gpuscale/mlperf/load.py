@@ -98,7 +98,7 @@ def no_results(path: Path) -> str:
     """Why a path gave no MLPerf results, with what to give instead: a folder of round
     folders, one submitter's folder, or something else."""
     command = written_by(path) if path.is_dir() else None
-    if command is not None:  # a walk: `scores` of ingest's folder said only "no results"
+    if command is not None:  # gpuscale's own output: say which command wrote it
         what = f"`gpuscale {command}`" if command else "gpuscale"
         tables = " (its tables read with pandas.read_parquet)" * (command in TABLE_WRITERS)
         return (
@@ -160,9 +160,8 @@ def load_rounds(
 
 
 def _one_copy_each(paths: list[Path], own: list[str], bundled: list[str]) -> None:
-    """Refuse a round given both as a path and as a bundled ``--round`` (a walk: the two
-    copies were merged without a word, the path's damaged results replacing the bundled
-    ones), before anything is read."""
+    """Refuse a round given both as a path and as a bundled ``--round``, before anything is
+    read: merged, one copy's results would replace the other's without a word."""
     if len(own) == len(paths):
         said = own  # one name each
     elif len(own) == 1:

@@ -210,9 +210,9 @@ def known_rulesets() -> tuple[str, ...]:
 
 def unheld_round(round_name: str) -> str | None:
     """Why a round name given by hand can be no round (a major version more than one past
-    the newest ruleset mlperf-logging ships: ``v41.0`` for v4.1 was read against 6.1.0
-    and scored nothing; a user walk), with the round meant where one is close; None for a
-    round that is, or may soon be (the next major: rules not yet shipped)."""
+    the newest ruleset mlperf-logging ships: ``v41.0``, meant as v4.1, would be read against
+    the newest rules and score nothing), with the round meant where one is close; None for
+    a round that is, or may soon be (the next major: rules not yet shipped)."""
     known, match = known_rulesets(), re.fullmatch(r"v?(\d+)\.(\d+)", round_name.strip())
     if not known or not match or int(match.group(1)) <= _version(known[-1])[0] + 1:
         return None

@@ -3,7 +3,7 @@
 :func:`read_run_log` turns the bytes of a ``result_*.txt`` into a :class:`RunLog` in one
 pass. Which ``run_start``/``run_stop`` pair counts follows the official summarizer
 (``_query_run_start_stop``): walking the lines in file order, ``run_start`` is updated at
-every ``run_start`` line and the walk stops at the first moment both have been seen.
+every ``run_start`` line and the scan stops at the first moment both have been seen.
 """
 
 from __future__ import annotations
@@ -121,11 +121,11 @@ class _TrackedStats(msgspec.Struct):
 def _official_pair(
     starts: list[tuple[int, Record]], stops: list[tuple[int, Record]]
 ) -> tuple[Record | None, Record | None]:
-    """The run_start/run_stop records the official walk settles on.
+    """The run_start/run_stop records the official scan settles on.
 
     It updates ``run_start`` at every run_start line and ``run_stop`` at every run_stop
     line, and stops at the first line after which both are set: so the later of the two
-    first occurrences ends the walk, and the other key counts its last line before it.
+    first occurrences ends the scan, and the other key counts its last line before it.
     """
     if not starts or not stops:
         return (starts[0][1] if starts else None), (stops[0][1] if stops else None)

@@ -40,7 +40,7 @@ def check_folder_out(field: str, path: Path, *, holds: str, default: Path) -> No
     existing file, or a place that cannot take it."""
     check_out(field, path)  # never into raw logs, before any is read
     suffix = path.suffix.lower()
-    if suffix in FILE_SUFFIXES:  # a walk: --out x.html made a folder named x.html
+    if suffix in FILE_SUFFIXES:  # `--out x.html` must not become a folder named x.html
         raise FieldError(
             field,
             path,
@@ -150,7 +150,7 @@ def typed_paths(f: Field, hints: dict[str, Any], value: Any) -> Any:
     """An option's text (or texts) as its field's ``Path`` (``value`` unchanged for any
     other field). A text ending in a separator is a folder's name: refused where the field
     names one file to write (``one_file``), since ``Path`` drops the separator and the
-    file would take the folder's name (a walk: ``bench --out newdir/`` wrote ``newdir``)."""
+    file would take the folder's name (``bench --out newdir/`` would write a file ``newdir``)."""
     if value is None or not has_path(f.metadata.get("cli", hints[f.name])):
         return value
     many = value if isinstance(value, list | tuple) else [value]

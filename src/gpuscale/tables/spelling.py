@@ -13,8 +13,8 @@ from gpuscale.quantities import joined
 def did_you_mean(name: str, valid: Iterable[str]) -> str:
     """`` (did you mean 'mlp-0.2m'?)`` for the closest of ``valid`` (difflib's ratio at
     least 0.6, an option's leading dashes left out of it), whatever the case of either
-    (``ALL_REDUC`` got no hint: a user walk), else the one of ``valid`` holding ``name``
-    (3 characters up: ``resnet``), else "". At 0.5, with the dashes, a walk was offered
+    (``ALL_REDUC`` for ``all_reduce``), else the one of ``valid`` holding ``name``
+    (3 characters up: ``resnet``), else "". A lower cutoff, or the dashes counted, would offer
     ``bench`` for ``nosuch``, ``--help`` for ``--explain`` and ``--round`` for ``--out``."""
     by_lower = {str(v).lower().lstrip("-"): str(v) for v in valid}
     typed = str(name).lower().lstrip("-")
@@ -44,8 +44,8 @@ def abbreviation_of(text: str, allowed: Sequence[Any]) -> str:
 def unknown_option(typed: str, valid: Sequence[str], command: str) -> str:
     """``--stepms: no such option of gpuscale advise (did you mean '--step-ms'?); see
     gpuscale advise --help``; a short option (``-x``) gets no guess: every one is as close.
-    The options ``typed`` begins come first (``--device`` meant ``--device-name``; difflib's
-    closest was ``--max-devices``: a user walk)."""
+    The options ``typed`` begins come first (``--device`` means ``--device-name``, though
+    difflib's closest is ``--max-devices``)."""
     begun = [v for v in valid if len(typed) > 3 and v.startswith(typed)]
     if begun:
         hint = f" (did you mean {joined([repr(v) for v in begun], 'or')}?)"

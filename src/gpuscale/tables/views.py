@@ -105,9 +105,9 @@ class TableView:
     headline: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        # A column that tells no row apart (one value in every row, or none) goes first:
-        # a narrow terminal dropped the submitter and kept round, benchmark and an empty
-        # reason (a user walk).
+        # A column that tells no row apart (one value in every row, or none) goes first,
+        # into the headline: a narrow terminal drops the last columns, and those should be
+        # the ones that differ, not a round, a benchmark or an empty reason.
         if getattr(self.frame, "columns", None) is None or len(self.frame) < 2:
             return
         same = [

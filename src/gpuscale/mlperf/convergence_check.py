@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from typing import Any
 
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.rcp import rcp_points
@@ -24,6 +23,8 @@ from gpuscale.plausibility import samples_to_converge_flag
 from gpuscale.tables import (
     RENAMED,
     ProblemKind,
+    ProblemRow,
+    Row,
     benchmark_of_folder,
     convergence_unit,
     problem_row,
@@ -67,10 +68,10 @@ def reference_range(round_name: str, folder: str) -> tuple[float, float, str] | 
     return None
 
 
-def flag_samples(round_name: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def flag_samples(round_name: str, rows: list[Row]) -> list[ProblemRow]:
     """Set each score row's ``convergence_unit`` and ``samples_to_converge_flag`` (its
     reason, "" when plausible); return a problem row for each flagged value."""
-    by_workload: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_workload: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         unit = convergence_unit(row["workload"], round_name)
         row["convergence_unit"] = str(unit) if unit is not None else ""
@@ -97,7 +98,7 @@ def flag_samples(round_name: str, rows: list[dict[str, Any]]) -> list[dict[str, 
     return problems
 
 
-def _reasons(round_name: str, group: list[dict[str, Any]]) -> list[str]:
+def _reasons(round_name: str, group: list[Row]) -> list[str]:
     """The flag of each row of one workload: against the RCPs first, then against the
     other submitters' values that the RCPs do not flag (one per submitter, its median)."""
     against_rcps = []

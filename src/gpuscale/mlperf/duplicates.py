@@ -20,22 +20,31 @@ other with a ``duplicate input`` problem row.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
 from gpuscale.quantities import number as written
-from gpuscale.tables import PROBLEMS_SCHEMA, ProblemKind, RoundTables, frame_of, problem_row
+from gpuscale.tables import (
+    PROBLEMS_SCHEMA,
+    ProblemKind,
+    ProblemRow,
+    RoundTables,
+    frame_of,
+    problem_row,
+)
 
 RESULT = ["round", "org", "system_id", "benchmark"]
 SYSTEM = ["round", "org", "system_id"]
 DUPLICATE_INPUT = "duplicate input"  # the problems' kind
 PROBLEM = ["round", "path", "kind", "message"]
+# A result's key (round, org, system id, benchmark folder) and its runs' (file, start,
+# stop) triples as text, sorted: two copies of a result with the same runs print alike.
+Key = tuple[str, ...]
+Print = tuple[str, ...]
 
 
-def _fingerprints(runs: Any) -> dict[tuple[str, ...], tuple[Any, ...]]:
+def _fingerprints(runs: pd.DataFrame) -> dict[Key, Print]:
     """Each result's runs as (file, start, stop) triples, sorted."""
-    found: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+    found: dict[Key, list[tuple[object, ...]]] = {}
     for row in runs[[*RESULT, "run_file", "run_start_ms", "run_stop_ms"]].itertuples(index=False):
         found.setdefault(tuple(row[:4]), []).append(tuple(row[4:]))
     return {key: tuple(sorted(map(str, v))) for key, v in found.items()}
@@ -45,9 +54,9 @@ def _duplicate_notes(
     number: int,
     keys: set[tuple[str, ...]],
     again: set[tuple[str, ...]],
-    prints: dict[tuple[str, ...], tuple[Any, ...]],
-    seen: dict[tuple[str, ...], tuple[Any, ...]],
-) -> list[dict[str, str]]:
+    prints: dict[Key, Print],
+    seen: dict[Key, Print],
+) -> list[ProblemRow]:
     """The ``duplicate input`` problems of path ``number``: one per result given ``again``
     (whether with the runs ``seen`` first), or one row when the whole path was."""
     if len(again) > 1 and again == keys:  # a whole path given again: one row says so
@@ -78,7 +87,7 @@ def _duplicate_notes(
     return notes
 
 
-def _fresh(frame: Any, columns: list[str], drop: set[tuple[str, ...]]) -> Any:
+def _fresh(frame: pd.DataFrame, columns: list[str], drop: set[Key]) -> pd.DataFrame:
     """``frame`` without the rows whose ``columns`` hold a key of ``drop``."""
     if frame.empty or not drop:
         return frame
@@ -86,7 +95,7 @@ def _fresh(frame: Any, columns: list[str], drop: set[tuple[str, ...]]) -> Any:
     return frame[~index.isin(list(drop))]
 
 
-def _unseen_problems(problems: Any, seen: set[tuple[str, ...]]) -> Any:
+def _unseen_problems(problems: pd.DataFrame, seen: set[tuple[str, ...]]) -> pd.DataFrame:
     """``problems`` less those already ``seen`` (a problem of a file given twice is the
     same problem: said once); ``seen`` grows by them."""
     if problems.empty:
@@ -102,7 +111,7 @@ def combine(parts: list[RoundTables]) -> RoundTables:
     first part that has it (see the module docstring)."""
     if len(parts) < 2:
         return RoundTables.concat(parts)
-    seen_results: dict[tuple[str, ...], tuple[Any, ...]] = {}
+    seen_results: dict[Key, Print] = {}
     seen_systems: set[tuple[str, ...]] = set()
     seen_problems: set[tuple[str, ...]] = set()
     kept = []
@@ -129,7 +138,7 @@ def combine(parts: list[RoundTables]) -> RoundTables:
     return RoundTables.concat(kept)
 
 
-def same_runs_problems(scores: Any) -> list[dict[str, str]]:
+def same_runs_problems(scores: pd.DataFrame) -> list[ProblemRow]:
     """A ``same runs`` problem row for each result marked ``same_runs_as`` (it repeats the
     runs of another result of its round under another system name: counted once)."""
     if "same_runs_as" not in scores:

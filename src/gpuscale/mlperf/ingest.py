@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
 
 import orjson
 
@@ -51,7 +50,9 @@ from gpuscale.tables import (
     RUNS_SCHEMA,
     SYSTEMS_SCHEMA,
     ProblemKind,
+    ProblemRow,
     RoundTables,
+    Row,
     RunStatus,
     benchmark_of_folder,
     frame_of,
@@ -67,9 +68,9 @@ class _Collector:
     """Accumulates rows while a round's entries stream past."""
 
     round_name: str
-    systems: list[dict[str, Any]] = field(default_factory=list)
-    runs: list[dict[str, Any]] = field(default_factory=list)
-    problems: list[dict[str, Any]] = field(default_factory=list)
+    systems: list[Row] = field(default_factory=list)
+    runs: list[Row] = field(default_factory=list)
+    problems: list[ProblemRow] = field(default_factory=list)
     scaling: dict[tuple[str, str, str], float] = field(default_factory=dict)
     bench_dirs: set[tuple[str, str, str]] = field(default_factory=set)
     # (org, system, benchmark folder, run stem) -> (kind, mean power W) of each power file
@@ -78,11 +79,11 @@ class _Collector:
     damaged: str = ""  # why the source could not be read to its end
 
     def add_parsed(self, parsed: Parsed) -> None:
-        kind, rel, result = parsed
-        if kind == "run":
-            self.add_run(rel, result)
-        else:
+        _, rel, result = parsed
+        if isinstance(result, PowerLog):
             self.add_power(rel, result)
+        else:
+            self.add_run(rel, result)
 
     def add_power(self, rel: str, log: PowerLog) -> None:
         org, _, system_id, bench, _, stem, _ = rel.split("/")
@@ -136,7 +137,7 @@ class _Collector:
             factor = math.nan
         self.scaling[(org, system_id, bench)] = factor
 
-    def add_run(self, rel: str, row: dict[str, Any], kind: str | None = None) -> None:
+    def add_run(self, rel: str, row: Row, kind: str | None = None) -> None:
         """A row of ``runs``; one that is not counted is a problem (of ``kind``, else of
         its status)."""
         org, _, system_id, bench, run_file = rel.split("/")
@@ -332,7 +333,7 @@ def _read_entries(
 
 
 def _add_energy(
-    runs: list[dict[str, Any]], power: dict[tuple[str, str, str, str], list[tuple[str, float]]]
+    runs: list[Row], power: dict[tuple[str, str, str, str], list[tuple[str, float]]]
 ) -> None:
     """Energy to train of each counted run with power logs (kJ): nodes, switches and
     their sum (None elsewhere)."""

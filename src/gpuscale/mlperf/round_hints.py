@@ -27,7 +27,6 @@ from __future__ import annotations
 import datetime as dt
 import statistics
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from gpuscale.mlperf.rules import benchmarks_of, known_rulesets, ruleset_of
 from gpuscale.quantities import counted, joined
@@ -70,9 +69,9 @@ def _allowed(round_name: str) -> set[str]:
     return set(benchmarks_of(ruleset)) if ruleset else set()
 
 
-def result_starts(runs: Iterable[Mapping[str, Any]]) -> list[float]:
+def result_starts(runs: Iterable[Mapping[str, object]]) -> list[float]:
     """Each result's median run start (ms), of the runs that logged one."""
-    starts: dict[tuple[Any, Any, Any], list[float]] = {}
+    starts: dict[tuple[object, object, object], list[float]] = {}
     for run in runs:
         t = run.get("run_start_ms")
         if isinstance(t, int | float) and t == t and t > 0:
@@ -99,7 +98,7 @@ GIVEN = "the round given"  # how a round was named: by the caller (else "its nam
 
 
 def other_round(
-    round_name: str, runs: Iterable[Mapping[str, Any]], how: str, where: str
+    round_name: str, runs: Iterable[Mapping[str, object]], how: str, where: str
 ) -> str | None:
     """Why the logs read as ``round_name`` (named by ``how``: ``GIVEN``, or "its
     name") are not that round's, naming ``where`` (the path) and the rounds they fit;

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, fields
-from typing import Any
 
 from gpuscale.quantities import joined
 from gpuscale.tables.analysis import DEFAULT_EFFICIENCY_THRESHOLD
@@ -89,7 +88,7 @@ class AnalysisOptions:
             raise FieldError("seed", self.seed, "must be a whole number from 0 to 2^63 - 1")
 
 
-def settle_reference(request: Any) -> None:
+def settle_reference(request: AnalysisOptions) -> None:
     """A request's ``reference`` checked before any data is read: ``study`` or ``family``
     (any case) or ``SUBMITTER/SYSTEM_ID`` (matched against the data later);
     :class:`FieldError` otherwise."""

@@ -16,7 +16,6 @@ import os
 import tempfile
 from dataclasses import Field
 from pathlib import Path
-from typing import Any
 
 from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import FieldError, has_path, ref
@@ -146,7 +145,7 @@ def _unwritable(exc: OSError, path: Path) -> str:
     return f"cannot be written: {why_unwritable(exc, path)}; give a path where you can write"
 
 
-def typed_paths(f: Field, hints: dict[str, Any], value: Any) -> Any:
+def typed_paths(f: Field, hints: dict[str, object], value: object) -> object:
     """An option's text (or texts) as its field's ``Path`` (``value`` unchanged for any
     other field). A text ending in a separator is a folder's name: refused where the field
     names one file to write (``one_file``), since ``Path`` drops the separator and the

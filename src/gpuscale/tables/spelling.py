@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from gpuscale.quantities import joined
 
@@ -35,7 +34,7 @@ def in_full(begun: Sequence[str]) -> str:
     )
 
 
-def abbreviation_of(text: str, allowed: Sequence[Any]) -> str:
+def abbreviation_of(text: str, allowed: Sequence[object]) -> str:
     """:func:`in_full` of the ``allowed`` that ``text`` begins, whatever the case."""
     key = text.strip().lower()
     return in_full([str(a) for a in allowed if key and str(a).lower().startswith(key)])

@@ -11,9 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
+from typing import TypeAlias
 
 from gpuscale.quantities import number, span
+
+# A part of a bench record (its timing, host or noise), as read from its JSON line: each
+# value is checked where it is read (a missing or non-finite one flags nothing).
+Record: TypeAlias = Mapping[str, object]
 
 
 class FlagKind(StrEnum):
@@ -58,7 +62,7 @@ HOST_NOISE = frozenset(
 )
 
 
-def flag_reasons(flags: Any) -> list[str]:
+def flag_reasons(flags: object) -> list[str]:
     """The reasons of a row's ``flags`` ("; "-separated; a reason's own advice after
     "; ", ``run ...``, kept with it): the one reader of the column's format."""
     reasons: list[str] = []
@@ -87,7 +91,7 @@ def detail(reason: str) -> str:
     return rest if sep and reason.startswith(kind_of(reason)) else reason
 
 
-def flag_kinds(flags: Any) -> tuple[str, ...]:
+def flag_kinds(flags: object) -> tuple[str, ...]:
     """The kinds of a row's ``flags``, each once, in order."""
     return tuple(dict.fromkeys(kind_of(r) for r in flag_reasons(flags)))
 
@@ -122,7 +126,7 @@ ONE_RANK_FASTER = 0.05
 NEGATIVE_SYNC_SHARE = 0.10
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: object) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
 
 
@@ -168,11 +172,11 @@ NO_WARMUP = (
 
 
 def run_flags(
-    timing: Mapping[str, Any],
-    host: Mapping[str, Any] | None,
-    noise: Mapping[str, Any] | None = None,
+    timing: Record,
+    host: Record | None,
+    noise: Record | None = None,
     *,
-    warmup: Any = None,
+    warmup: int | None = None,
 ) -> list[str]:
     """Reasons to distrust one run, from its own timing, host samples and gradient norms,
     and its ``warmup`` (untimed steps; 0 flags it, None: not recorded)."""
@@ -220,7 +224,7 @@ def loss_flags(loss: float | None) -> list[str]:
     ]
 
 
-def host_flags(host: Mapping[str, Any] | None) -> list[str]:
+def host_flags(host: Record | None) -> list[str]:
     """The flags a run's host shares raise: other processes' share above
     ``BUSY_OTHER_SHARE``, the hypervisor's above ``STEAL_SHARE`` (none from a share that
     was not measured: see :func:`host_measured`)."""
@@ -236,7 +240,7 @@ def host_flags(host: Mapping[str, Any] | None) -> list[str]:
     return flags
 
 
-def timed_window_s(timing: Mapping[str, Any], steps: Any) -> float:
+def timed_window_s(timing: Record, steps: object) -> float:
     """Seconds the host's shares were read over: the timed phase, ``steps`` x (the
     synchronised + no-sync step (+ the plain step at N = 1)), each kind timed ``steps``
     times between the host samples; NaN when a step time or ``steps`` is missing."""
@@ -257,12 +261,12 @@ def host_measured(window_s: float) -> bool:
 
 
 # A host whose shares were not measured (a window too short): never read as 0.
-UNMEASURED_HOST: dict[str, Any] = {"other_load_share": None, "steal_share": None}
+UNMEASURED_HOST: dict[str, float | None] = {"other_load_share": None, "steal_share": None}
 
 
 def measured_host(
-    host: Mapping[str, Any] | None, timing: Mapping[str, Any], steps: Any
-) -> tuple[dict[str, Any] | None, list[str]]:
+    host: Record | None, timing: Record, steps: object
+) -> tuple[dict[str, object] | None, list[str]]:
     """``host`` as a measurement, and the flags it no longer raises: unchanged when read
     over a long enough window (:func:`host_measured`), else :data:`UNMEASURED_HOST` and the
     flags its tick-noise shares raised (:func:`host_flags`), for a reader to take back
@@ -272,7 +276,7 @@ def measured_host(
     return dict(UNMEASURED_HOST), host_flags(host)
 
 
-def _duplicated(noise: Mapping[str, Any]) -> bool:
+def _duplicated(noise: Record) -> bool:
     """A record's gradient norms say its ranks saw the same samples: marked so by the
     worker, or (results written before it checked) every step's rank-mean local norm
     equal to the all-reduced one at N > 1."""

@@ -12,7 +12,6 @@ import numbers
 import re
 from collections.abc import Callable, Iterable
 from decimal import Decimal
-from typing import Any
 
 
 def number(value: object, digits: int = 3) -> str:
@@ -168,13 +167,13 @@ class BadQuantity(ValueError):
         super().__init__(f"{head}: {text!r}" + (f" ({hint}" if hint else ""))
 
 
-def reading_number(kind: type) -> Callable[[Any], Any]:
+def reading_number(kind: type) -> Callable[[object], object]:
     """A reader of an option's text as a number of ``kind`` (``int``: ``1e3`` is a whole
     number; ``inf`` and ``nan`` are numbers, left to the caller's ranges); text that is no
     number of that kind is a :class:`BadQuantity`; a number is returned as it is."""
     rule = "must be a whole number" if kind is int else "must be a number"
 
-    def read(text: Any) -> Any:
+    def read(text: object) -> object:
         if not isinstance(text, str):  # a default, already a number
             return text
         try:

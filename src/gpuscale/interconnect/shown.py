@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 import pandas as pd
 
 from gpuscale.interconnect.nccl import check_env
 from gpuscale.interconnect.topology import Topology, link_sentence
 from gpuscale.quantities import format_bytes
+from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.views import TableView
 
 # nccl-tests prints times and bandwidths with two decimals
@@ -58,7 +58,7 @@ def sweep_tables(latest: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return tables
 
 
-def topology_info(topology: Topology, env: Mapping[str, str] | None) -> dict[str, Any]:
+def topology_info(topology: Topology, env: Mapping[str, str] | None) -> dict[str, JSON]:
     """``topology.to_dict()``; with ``env`` (this machine's environment, for a topology
     read here) also its ``NCCL_*`` settings and what :func:`check_env` says of them."""
     info = topology.to_dict()
@@ -112,7 +112,7 @@ def sweep_views(latest: pd.DataFrame) -> list[TableView]:
     ]
 
 
-def topology_views(topology: Topology, info: dict[str, Any], *, terminal: bool) -> list[TableView]:
+def topology_views(topology: Topology, info: dict[str, JSON], *, terminal: bool) -> list[TableView]:
     """:func:`topology_tables` as views (``terminal``: several, else one wide table): the
     verdict, the slowest link and the bus bandwidth to expect of it, above the first
     (``headline``), any downtrained link and the NCCL settings in words under the last;

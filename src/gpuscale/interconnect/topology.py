@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gpuscale.hardware.device_names import Resolved, UnknownDevice, resolve
 from gpuscale.hardware.links import (
@@ -26,6 +25,7 @@ from gpuscale.hardware.links import (
 )
 from gpuscale.quantities import number
 from gpuscale.sources.bounded import TooLarge, read_at_most
+from gpuscale.tables.json_depth import JSON
 
 # Slowest first: the worst link between two GPUs bounds a ring all-reduce.
 LINK_ORDER = ("SYS", "NODE", "PHB", "PXB", "PIX", "NV")
@@ -162,7 +162,7 @@ class Topology:
                 out.append(f"{g.name} PCIe x{g.pcie_width} of x{g.pcie_max_width}")
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSON]:
         return {
             "source": self.source,
             "gpus": [asdict(g) for g in self.gpus],
@@ -181,7 +181,7 @@ class Topology:
         }
 
 
-def _part_dict(part: Resolved | None) -> dict[str, Any] | None:
+def _part_dict(part: Resolved | None) -> dict[str, JSON] | None:
     """The catalogue part a topology's GPUs were read as, and how (``assumed``)."""
     if part is None:
         return None
@@ -332,7 +332,7 @@ def matrix_problems(
     return list(dict.fromkeys(out))
 
 
-def link_sentence(topology: Topology, info: dict[str, Any]) -> str:
+def link_sentence(topology: Topology, info: dict[str, JSON]) -> str:
     """``slowest link: NV (NVSwitch, nvlink4) -> preset nvlink4; expected ...``, or why
     there is no link to judge; ``info`` is ``topology.to_dict()``."""
     if info["slowest_link"] is None:

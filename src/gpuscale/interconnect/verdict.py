@@ -19,11 +19,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import format_bytes, number
+from gpuscale.tables.json_depth import JSON
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from gpuscale.interconnect.records import Sweeps
+
+# A sweep's header row as written (``gpuscale collectives``): backend, device, nodes, settings.
+Header = Mapping[str, JSON]
 
 NORMAL, LOW, SUSPICIOUS, NO_REFERENCE = "normal", "low", "suspicious", "no reference"
 DROP_SHARE = 0.15
@@ -72,9 +81,7 @@ def _nvls_possible(topology: Topology | None, op: str) -> bool:
     )
 
 
-def _causes(
-    topology: Topology | None, env: Mapping[str, str], nccl: Mapping[str, Any] | None
-) -> list[str]:
+def _causes(topology: Topology | None, env: Mapping[str, str], nccl: JSON) -> list[str]:
     out = []
     if env.get("NCCL_P2P_DISABLE", "").strip() == "1":
         out.append("NCCL_P2P_DISABLE=1 sends GPU traffic through host memory")
@@ -112,7 +119,7 @@ def _causes(
 
 
 def judge(
-    sweeps: Any,
+    sweeps: Sweeps,
     *,
     topology: Topology | None = None,
     preset: str | None = None,
@@ -167,7 +174,7 @@ def judge(
 
 
 def _expected(
-    header: Mapping[str, Any], topology: Topology | None, preset: str | None
+    header: Header, topology: Topology | None, preset: str | None
 ) -> tuple[float | None, str]:
     asked = (  # what a figure asked for links, said where it is no test of this sweep
         f"; {preset} is {PRESETS[preset].kind_words}, not judged against"
@@ -189,7 +196,7 @@ def _expected(
     return None, "the link was not detected: pass --interconnect or --topo-file"
 
 
-def _alike(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def _alike(a: Header, b: Header) -> bool:
     """Whether two sweeps' headers say they ran alike: the same backend (its transport),
     device kind and nodes, the same compute between calls and load."""
     settings_a, settings_b = a.get("settings") or {}, b.get("settings") or {}
@@ -198,7 +205,7 @@ def _alike(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     )
 
 
-def _noise(row: Any) -> float:
+def _noise(row: pd.Series) -> float:
     """The share by which one call's bus bandwidth at a size varies: 1 - p50/p99 of the
     slowest rank's per-call time (0 where the file has no percentiles)."""
     p50, p99 = row.get("time_us_p50"), row.get("time_us_p99")
@@ -207,7 +214,7 @@ def _noise(row: Any) -> float:
     return max(0.0, 1 - p50 / p99) if p50 > 0 else 0.0
 
 
-def _suspects(header: Mapping[str, Any]) -> str:
+def _suspects(header: Header) -> str:
     """What may have changed between two sweeps that ran alike, by their backend."""
     backend = header.get("backend") or ("nccl" if header.get("device") == "cuda" else "gloo")
     if backend == "nccl":
@@ -215,18 +222,20 @@ def _suspects(header: Mapping[str, Any]) -> str:
     return "other work on the host, CPU frequency, threads per process"
 
 
-def _iters(header: Mapping[str, Any]) -> int | None:
+def _iters(header: Header) -> int | None:
     """The timed calls per size a sweep's header says it ran (None: not written)."""
     iters = (header.get("settings") or {}).get("iters")
     return iters if isinstance(iters, int) else None
 
 
-def _too_few(header: Mapping[str, Any]) -> bool:
+def _too_few(header: Header) -> bool:
     iters = _iters(header)
     return iters is not None and iters < MIN_ITERS
 
 
-def _change(ok: Any, headers: Mapping[str, Any], op: str, latest: str, ranks: int) -> str:
+def _change(
+    ok: pd.DataFrame, headers: Mapping[str, Header], op: str, latest: str, ranks: int
+) -> str:
     """The latest sweep's peak against the best earlier sweep that ran alike (same
     collective, ranks, backend, device kind, nodes and settings), over the sizes both
     measured: a drop only beyond :data:`DROP_SHARE` and beyond either peak's call-to-call

@@ -15,11 +15,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gpuscale.quantities import joined, noun_for
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
 from gpuscale.tables.requests import FieldError, clipped, given_twice
 from gpuscale.tables.spelling import did_you_mean, in_full
+from gpuscale.tables.workloads import (
+    default_workloads,
+    workload_notes,
+    workloads_by_round,
+    workloads_in,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Names the study and people use that are no prefix of a workload's own names.
 _ALIASES: dict[str, str] = {
@@ -276,65 +286,7 @@ def resolve_ruleset(value: str) -> str:
     return ruleset
 
 
-def workloads_by_round(scores) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
-    """Each round's workloads (cross-round names) in a scores table, rounds in order."""
-    present = scores.dropna(subset=["workload"])
-    return {
-        str(r): sorted(set(part["workload"]))
-        for r, part in sorted(present.groupby("round"), key=lambda x: str(x[0]))
-    }
-
-
-def default_workloads(by_round: dict[str, list[str]]) -> list[str]:
-    """The workloads shown when none is asked for (the one rule of every command and the
-    report): the study's four where every round has them; where a round lacks any, the
-    study's it has and then every other workload of the rounds (a round without BERT
-    and Stable Diffusion shows its own workloads, not two)."""
-    everything = sorted({w for ws in by_round.values() for w in ws})
-    study = [w for w in STUDY_WORKLOADS if w in everything]
-    if all(set(STUDY_WORKLOADS) <= set(ws) for ws in by_round.values()):
-        return study
-    return study + [w for w in everything if w not in study]
-
-
-def lacking_workloads(by_round: dict[str, list[str]], asked: Iterable[str]) -> list[str]:
-    """One sentence per round that lacks some of the asked-for workloads (the defaults
-    count as asked for), e.g. ``v5.1 has no BERT or Stable Diffusion results``; empty
-    when every round has them all."""
-    asked = list(asked)
-    notes = []
-    for round_name, present in by_round.items():
-        missing = [display_name(w) for w in asked if w not in present]
-        if missing:
-            notes.append(f"{round_name} has no {joined(missing, 'or')} results")
-    return notes
-
-
-def workload_notes(
-    by_round: dict[str, list[str]], workloads: list[str], *, asked: bool
-) -> list[str]:
-    """What to tell the reader about the workloads chosen: the rounds lacking some asked
-    for (``asked``), or, for the defaults, the rounds lacking some of the study's four
-    and that their own workloads are shown instead."""
-    if asked:
-        return lacking_workloads(by_round, workloads)
-    notes = lacking_workloads(by_round, STUDY_WORKLOADS)
-    if notes:
-        notes[-1] += (
-            "; so every workload of the rounds read is shown, not only the study's four "
-            "(--benchmark to choose)"
-        )
-    return notes
-
-
-def workloads_in(scores) -> list[str]:  # type: ignore[no-untyped-def]
-    """The workloads a scores table holds (what each folder held): the names
-    :func:`resolve_workloads` reads what people type against, in every command and in
-    the Python API (``scaling_table``, ``analyze``)."""
-    return scores["workload"].dropna().unique().tolist()
-
-
-def resolve_workload(name: str, scores, parameter: str = "benchmark") -> str:  # type: ignore[no-untyped-def]
+def resolve_workload(name: str, scores: pd.DataFrame, parameter: str = "benchmark") -> str:
     """The one workload of a scores table that ``name`` means, read as
     :func:`resolve_workloads` reads it (``BERT``, ``dlrm``: DLRM DCNv2); ValueError when
     it means several (``study``, ``all``)."""
@@ -348,8 +300,8 @@ def resolve_workload(name: str, scores, parameter: str = "benchmark") -> str:  #
 
 
 def choose_workloads(
-    scores, benchmark: Sequence[str] | None, default: str = "all"
-) -> tuple[list[str], list[str]]:  # type: ignore[no-untyped-def]
+    scores: pd.DataFrame, benchmark: Sequence[str] | None, default: str = "all"
+) -> tuple[list[str], list[str]]:
     """The workloads ``--benchmark`` names in a scores table (without it: every one, or
     with ``default="study"`` :func:`default_workloads`) and what to tell the reader
     (:func:`workload_notes`); :class:`UnknownNameError` for a name that is none."""

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.mlperf.duplicates import combine
-from gpuscale.mlperf.ingest import Progress, read_round, round_name_of
+from gpuscale.mlperf.ingest import Progress, read_round
+from gpuscale.mlperf.layout import round_name_of
 from gpuscale.quantities import counted
 from gpuscale.sources import SourceError
 from gpuscale.sources.atomic import written_by

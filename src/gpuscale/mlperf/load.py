@@ -171,12 +171,16 @@ def _one_copy_each(paths: list[Path], own: list[str], bundled: list[str]) -> Non
         said = [round_name_of(p) for p in paths]
     wanted = {round_name(n) for n in bundled}
     for path, name in zip(paths, said, strict=True):
-        if name is not None and round_name(name) in wanted:
-            raise RoundNamesError(
-                f"round {round_name(name)} given both as a path ({path}, whose name says "
-                f"{round_name(name)}) and as a bundled --round, which beside such a path adds "
-                "the bundled tables: give one (drop --round to read the path alone)"
-            )
+        if name is None or round_name(name) not in wanted:
+            continue
+        how = f"whose name says {round_name(name)}"
+        if round_name_of(path) is None:  # the round came from --round, not the path's name
+            how = f"read as {round_name(name)} by --round"
+        raise RoundNamesError(
+            f"round {round_name(name)} given both as a path ({path}, {how}) and as a bundled "
+            "--round, which beside such a path adds the bundled tables: give one (drop --round "
+            "to read the path alone)"
+        )
 
 
 def _bundled(round_names: list[str]) -> RoundTables:

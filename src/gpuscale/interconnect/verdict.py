@@ -17,6 +17,7 @@ their calls (p50 to p99): noise is said to be noise.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import format_bytes, number
+from gpuscale.tables.codes import Code
 from gpuscale.tables.json_depth import JSON
 
 if TYPE_CHECKING:
@@ -41,6 +43,58 @@ ALIKE = ("backend", "device", "nodes")  # what two sweeps compared share (header
 ALIKE_SETTINGS = ("gap_ms", "load")
 
 
+class ChangeKind(Code):
+    """How the latest sweep's peak compares with the best earlier sweep that ran alike."""
+
+    DROPPED = "dropped"  # lower beyond DROP_SHARE and beyond the calls' own spread
+    NOISE = "noise"  # lower beyond DROP_SHARE, within the calls' own spread
+    WITHIN = "within"  # within DROP_SHARE
+    TOO_FEW_CALLS = "too few calls"  # one sweep timed fewer than MIN_ITERS calls per size
+
+
+@dataclass(frozen=True, slots=True)
+class SweepChange:
+    """The latest sweep's peak against ``against``, the best earlier sweep that ran alike,
+    over the sizes both measured: both peaks (GB/s) and the larger of ``DROP_SHARE`` and
+    either peak's call-to-call spread (``noise_share``); for ``TOO_FEW_CALLS``, the sweep
+    that timed too few calls (``this``, or the earlier one's id) and how many
+    (``iters``); ``suspects``: what may have changed, by the backend."""
+
+    kind: ChangeKind
+    against: str
+    before_gbs: float = math.nan
+    now_gbs: float = math.nan
+    noise_share: float = math.nan
+    iters: int | None = None
+    suspects: str = ""
+
+    @property
+    def lower_share(self) -> float:
+        """How much lower the latest peak is (negative: higher)."""
+        return 1 - self.now_gbs / self.before_gbs
+
+    def sentence(self) -> str:
+        return _CHANGE_WORDS[self.kind].format(
+            c=self,
+            whose="this sweep's" if self.against == "this" else f"sweep {self.against}'s",
+            before=number(self.before_gbs),
+            now=number(self.now_gbs),
+            min_iters=MIN_ITERS,
+            drop=DROP_SHARE,
+        )
+
+
+_CHANGE_WORDS = {
+    ChangeKind.DROPPED: "DROPPED {c.lower_share:.0%} since sweep {c.against} ({before} -> {now} "
+    "GB/s, beyond its noise): something changed ({c.suspects})",
+    ChangeKind.NOISE: "{c.lower_share:.0%} lower than sweep {c.against} ({before} -> {now} GB/s), "
+    "within the calls' own spread ({c.noise_share:.0%}, p50 to p99): noise, not a drop",
+    ChangeKind.WITHIN: "within {drop:.0%} of the best earlier sweep ({c.against}: {before} GB/s)",
+    ChangeKind.TOO_FEW_CALLS: "Not compared with earlier sweeps: {whose} {c.iters} timed calls "
+    "per size are too few to tell a change from noise (--iters {min_iters} or more)",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class OpVerdict:
     op: str
@@ -51,7 +105,7 @@ class OpVerdict:
     verdict: str
     reference: str
     causes: list[str] = field(default_factory=list)
-    change: str = ""
+    change: SweepChange | None = None  # None: no earlier sweep ran alike
 
     def sentence(self) -> str:
         text = (
@@ -67,8 +121,8 @@ class OpVerdict:
             )
         if self.causes:
             text += ". Check: " + "; ".join(self.causes)
-        if self.change:
-            text += f". {self.change}"
+        if self.change is not None:
+            text += f". {self.change.sentence()}"
         return text + "."
 
 
@@ -235,7 +289,7 @@ def _too_few(header: Header) -> bool:
 
 def _change(
     ok: pd.DataFrame, headers: Mapping[str, Header], op: str, latest: str, ranks: int
-) -> str:
+) -> SweepChange | None:
     """The latest sweep's peak against the best earlier sweep that ran alike (same
     collective, ranks, backend, device kind, nodes and settings), over the sizes both
     measured: a drop only beyond :data:`DROP_SHARE` and beyond either peak's call-to-call
@@ -254,26 +308,19 @@ def _change(
             found.append((their_peak, my_peak, str(sweep_id)))
     enough = [f for f in found if not _too_few(headers.get(f[2]) or {})]
     if not found:
-        return ""
-    if _too_few(header) or not enough:
-        which = "this sweep's" if _too_few(header) else f"sweep {found[-1][2]}'s"
-        iters = _iters(header) if _too_few(header) else _iters(headers.get(found[-1][2]) or {})
-        return (
-            f"Not compared with earlier sweeps: {which} {iters} timed calls per size are too "
-            f"few to tell a change from noise (--iters {MIN_ITERS} or more)"
-        )
+        return None
+    if _too_few(header):
+        return SweepChange(ChangeKind.TOO_FEW_CALLS, "this", iters=_iters(header))
+    if not enough:
+        earlier = found[-1][2]
+        iters = _iters(headers.get(earlier) or {})
+        return SweepChange(ChangeKind.TOO_FEW_CALLS, earlier, iters=iters)
     their_peak, my_peak, best_id = max(enough, key=lambda f: float(f[0]["busbw_gbs"]))
     before, now = float(their_peak["busbw_gbs"]), float(my_peak["busbw_gbs"])
     noise = max(DROP_SHARE, _noise(their_peak), _noise(my_peak))
-    said = f"sweep {best_id} ({number(before)} -> {number(now)} GB/s"
+    kind = ChangeKind.WITHIN
     if now < (1 - noise) * before:
-        return (
-            f"DROPPED {1 - now / before:.0%} since {said}, beyond its noise): something "
-            f"changed ({_suspects(header)})"
-        )
-    if now < (1 - DROP_SHARE) * before:
-        return (
-            f"{1 - now / before:.0%} lower than {said}), within the calls' own spread "
-            f"({noise:.0%}, p50 to p99): noise, not a drop"
-        )
-    return f"within {DROP_SHARE:.0%} of the best earlier sweep ({best_id}: {number(before)} GB/s)"
+        kind = ChangeKind.DROPPED
+    elif now < (1 - DROP_SHARE) * before:
+        kind = ChangeKind.NOISE
+    return SweepChange(kind, best_id, before, now, noise, suspects=_suspects(header))

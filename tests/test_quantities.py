@@ -146,7 +146,7 @@ def test_a_list_is_joined_as_a_sentence_lists_it_in_one_place() -> None:
 
 
 def test_counts_take_their_number_never_a_parenthesised_plural() -> None:
-    """A walk: "left out 1 run(s) of another device", "1 line(s) of results.jsonl skipped",
+    """Never "left out 1 run(s) of another device", "1 line(s) of results.jsonl skipped",
     "Bundled round(s)": a count says its noun in the number it takes (``counted``, or
     ``noun_for`` before a list). No string the package writes, nor the report's
     templates, holds "word(s)"; the plural rule covers -es and -ies nouns."""

@@ -95,8 +95,8 @@ def test_variants_are_read_from_the_name() -> None:
     [
         ("NVIDIA NVIDIA Foo 9000", "NVIDIA Foo 9000"),
         ("Acme Tensor Thing", "Acme Tensor Thing"),
-        # a model number is whole: these were read as H100, A100 and B200 (a user walk:
-        # `plan -a H1000` planned an H100)
+        # a model number is whole: none of these is an H100, A100 or B200 (`plan -a H1000`
+        # must not plan an H100)
         ("NVIDIA H1000", "NVIDIA H1000"),
         ("NVIDIA RTX A1000", "NVIDIA RTX A1000"),
         ("NVIDIA B2000", "NVIDIA B2000"),

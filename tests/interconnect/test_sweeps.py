@@ -219,8 +219,8 @@ def _cpu_sweep(path: Path, device: str = "cpu", nodes: int | None = None) -> Pat
 
 
 def test_a_preset_is_said_by_what_it_links(tmp_path: Path) -> None:
-    """A walk: `collectives --interconnect eth25` on CPU said "eth25 is a GPU link"; the
-    NICs between nodes are network links, and each preset is said by its kind."""
+    """Each preset is said by its kind: ``eth25`` (``collectives --interconnect eth25`` on
+    CPU) is a network link between nodes' NICs, never "a GPU link"."""
     from gpuscale.hardware.links import LINK_KINDS, PRESETS
 
     network = {name for name, p in PRESETS.items() if p.kind == "network"}

@@ -1,8 +1,8 @@
 """A path read as a round its logs contradict is said to be, never renamed silently.
 
-A walk: a copy of v4.1 in ``/tmp/x/`` given ``--round v4.0`` was scored as v4.0 with no
-word, and ``--round v1.1`` scored it under v1.1's rules (every Llama2 run "noncompliant",
-the round never questioned). The logs record no round or ruleset version (their
+A copy of v4.1 in ``/tmp/x/`` given ``--round v4.0`` would be scored as v4.0, and under
+``--round v1.1`` by v1.1's rules (every Llama2 run "noncompliant"), were the round never
+questioned. The logs record no round or ruleset version (their
 ``:::MLLOG`` keys: ``submission_benchmark``, ``_org``, ``_division``, ``_status``,
 ``_platform``), but their dates and benchmarks bound it (``gpuscale.mlperf.round_hints``).
 """

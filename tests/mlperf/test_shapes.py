@@ -1,4 +1,4 @@
-"""Issue 25: every file counted, every shape said; duplicates read once; caps on what a
+"""Every file counted, every shape said; duplicates read once; caps on what a
 source expands to; arguments checked. Each case builds its own small round."""
 
 from __future__ import annotations

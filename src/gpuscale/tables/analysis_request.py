@@ -38,6 +38,16 @@ BASIS_HELP = (
 )
 
 
+def reference_option() -> str:
+    """The reference rule, as every request that analyses rounds takes it (``--reference``)."""
+    return option(
+        "study",
+        names=("--reference", "-r"),
+        help="study (fewest accelerators, slowest among them), family (the same rule within "
+        "each accelerator family) or SUBMITTER/SYSTEM_ID.",
+    )
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AnalysisOptions:
     """How to analyse. ``reference``: study, family or SUBMITTER/SYSTEM_ID;
@@ -45,12 +55,7 @@ class AnalysisOptions:
     each global batch) or ``measured`` (see ``gpuscale.analysis.decompose``). ``division``
     and ``families`` are resolved against the tables before (``--family`` is typed)."""
 
-    reference: str = option(
-        "study",
-        names=("--reference", "-r"),
-        help="study (fewest accelerators, slowest among them), family (the same rule within "
-        "each accelerator family) or SUBMITTER/SYSTEM_ID.",
-    )
+    reference: str = reference_option()
     threshold: float = option(
         DEFAULT_EFFICIENCY_THRESHOLD,
         help="E' threshold of the equilibrium criterion, as a fraction of the best E'.",

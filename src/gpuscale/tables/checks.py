@@ -12,7 +12,7 @@ import math
 from typing import TYPE_CHECKING
 
 from gpuscale.quantities import counted, joined, noun_for
-from gpuscale.tables.analysis import SCALING_COLUMNS
+from gpuscale.tables.analysis import SCALING_COLUMNS, SYSTEM_COLUMNS
 from gpuscale.tables.rounds import SCORES_COLUMNS, RoundTables
 
 if TYPE_CHECKING:
@@ -28,17 +28,7 @@ SCALING_MEASURES = ("speedup", "efficiency", "normalized_efficiency", "gpu_hours
 # over from it; a scaling table the systems' names and counts and the measures.
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "scores": tuple(c for c in SCORES_COLUMNS if c in SCALING_COLUMNS and c not in FILLED_IN),
-    "scaling": (
-        "workload",
-        "org",
-        "submitter",
-        "system_id",
-        "system_name",
-        "accelerator_family",
-        "accelerators",
-        "time_to_train_min",
-        *SCALING_MEASURES,
-    ),
+    "scaling": ("workload", *SYSTEM_COLUMNS, *SCALING_MEASURES),
 }
 # Where each kind comes from, as the messages say it.
 _MADE_BY = {

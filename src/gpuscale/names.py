@@ -17,10 +17,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from gpuscale.quantities import joined, noun_for
+from gpuscale.quantities import agreeing, joined, noun_for
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
 from gpuscale.tables.requests import FieldError, clipped, given_twice
-from gpuscale.tables.spelling import did_you_mean, in_full
+from gpuscale.tables.spelling import did_you_mean, in_full, suggested
 from gpuscale.tables.workloads import (
     default_workloads,
     workload_notes,
@@ -222,7 +222,7 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
         said += (
             f", the catalogue's default part; {name!r} could also mean {joined(others)} in "
             f"these results: give the full name (e.g. {others[0]!r}) to use "
-            f"{'that' if len(others) == 1 else 'one of those'} instead"
+            f"{agreeing(len(others), 'that', 'one of those')} instead"
         )
     return found, said
 
@@ -244,9 +244,8 @@ def _catalogue_part(name: str, field: str, what: str, rule: str, gpus_only: bool
         known = normalise_accelerator(name)
         if known.known and (known.vendor in GPU_VENDORS or not gpus_only):
             return name
-        hint = f" (did you mean {missed.closest[0]!r}?)" if missed.closest else ""
         rule = rule.format(known=", ".join(products()))
-        raise FieldError(field, name, what + hint + rule) from None
+        raise FieldError(field, name, what + suggested(missed.closest) + rule) from None
 
 
 def resolve_gpu(name: str | None) -> str | None:

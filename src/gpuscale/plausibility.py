@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import TypeAlias
 
-from gpuscale.quantities import number, span
+from gpuscale.quantities import agreeing, number, span
 
 # A part of a bench record (its timing, host or noise), as read from its JSON line: each
 # value is checked where it is read (a missing or non-finite one flags nothing).
@@ -328,7 +328,7 @@ def samples_to_converge_flag(
     if not (_finite(value) and value > 0):
         return f"{value!r} is not a positive number"
     # "1 sample", never "1 samples" (v1.1's BERT logged 1 where millions were needed)
-    shown = f"{number(value)} {unit.removesuffix('s') if value == 1 else unit}"
+    shown = f"{number(value)} {agreeing(value, unit.removesuffix('s'), unit)}"
     if references is not None:
         low, high, ruleset = references
         if not low / factor <= value <= high * factor:

@@ -63,10 +63,18 @@ def plural(noun: str) -> str:
     return f"{noun}s"
 
 
+def agreeing(count: float, one: str, many: str) -> str:
+    """Of two words, the one that agrees with ``count``: ``one`` for 1, else ``many`` (a
+    verb, ``does``/``do``; a pronoun, ``it``/``each``; a noun, ``a benchmark``/``benchmarks``)."""
+    if count == 1:
+        return one
+    return many
+
+
 def noun_for(count: int, noun: str) -> str:
     """``noun`` in the number ``count`` takes, without the count: ``field`` for 1,
     ``fields`` otherwise (a list's noun: ``unknown fields a and b``)."""
-    return noun if count == 1 else plural(noun)
+    return agreeing(count, noun, plural(noun))
 
 
 def counted(count: int, noun: str) -> str:
@@ -82,13 +90,11 @@ def of_the(part: int, whole: int, noun: str) -> str:
     ``part``: ``is`` where it is 1."""
     if part != whole:
         return f"{int(part):,} of the {counted(whole, noun)}"
-    return (
-        f"the {noun}"
-        if whole == 1
-        else f"both {plural(noun)}"
-        if whole == 2
-        else f"all {counted(whole, noun)}"
-    )
+    if whole == 1:
+        return f"the {noun}"
+    if whole == 2:
+        return f"both {plural(noun)}"
+    return f"all {counted(whole, noun)}"
 
 
 def joined(items: Iterable[object], conjunction: str = "and") -> str:

@@ -10,8 +10,8 @@ from dataclasses import replace
 import pandas as pd
 
 from gpuscale.interconnect.nccl import check_env
-from gpuscale.interconnect.topology import Topology, link_sentence
-from gpuscale.quantities import format_bytes
+from gpuscale.interconnect.topology import Topology
+from gpuscale.quantities import format_bytes, number
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.views import TableView
 
@@ -127,3 +127,30 @@ def topology_views(topology: Topology, info: dict[str, JSON], *, terminal: bool)
     first = replace(views[0], headline=(*warned, verdict))
     views = [first, *views[1:]]
     return [*views[:-1], replace(views[-1], said=lines)]
+
+
+def link_sentence(topology: Topology, info: Mapping[str, JSON]) -> str:
+    """``slowest link: NV (NVSwitch, nvlink4) -> preset nvlink4; expected ...``, or why
+    there is no link to judge; ``info`` is ``topology.to_dict()``."""
+    slowest = info["slowest_link"]
+    if slowest is None and len(topology.gpus) < 2:
+        return f"{len(topology.gpus)} GPU: no GPU-to-GPU link to judge"
+    if slowest is None:
+        return "no GPU-to-GPU link class recognised in this matrix"
+    link, preset, bandwidth = str(slowest), "no preset", "unknown (pass --gpu to name the GPU)"
+    if slowest == "NV":
+        via = [str(info["nvlink_generation"])]
+        if topology.nvswitch:
+            via.insert(0, "NVSwitch")
+        link += f" ({', '.join(via)})"
+    if info["preset"]:
+        preset = f"preset {info['preset']}"
+    part = topology.part()
+    if slowest != "NV" and part is not None and not part.device.p2p_pcie:
+        preset += (
+            f" (P2P over PCIe is disabled by the driver on the {part.device.name}: NCCL copies "
+            "through host memory)"
+        )
+    if info["expected_busbw_gbs"]:
+        bandwidth = f"{number(info['expected_busbw_gbs'], 4)} GB/s"
+    return f"slowest link: {link} -> {preset}; expected all-reduce bus bandwidth {bandwidth}"

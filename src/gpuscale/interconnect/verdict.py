@@ -142,13 +142,15 @@ def _causes(topology: Topology | None, env: Mapping[str, str], nccl: JSON) -> li
     if topology is not None:
         out += [f"{x} (a link trained below its capability)" for x in topology.downtrained()]
         refused = sorted({f"GPU{i}-GPU{j}" for (i, j), s in topology.p2p.items() if s != "OK"})
-        if not topology.p2p_by_driver():  # a GeForce card: the driver, not the PCIe tree
-            part = topology.part()
-            between = f" between {', '.join(refused[:4])}" if refused else ""
+        part = topology.part()
+        if part is not None and not part.device.p2p_pcie:  # GeForce: the driver, not the tree
+            between = ""
+            if refused:
+                between = f" between {', '.join(refused[:4])}"
             out.append(
-                f"P2P not possible{between}: NVIDIA's driver disables P2P over PCIe on the "
-                f"{part.device.name if part else 'GPU'} (GeForce), so NCCL copies through "
-                "host memory; an NVLink bridge (where the card takes one) avoids it"
+                f"P2P not possible{between}: NVIDIA's driver disables P2P over PCIe on "
+                f"the {part.device.name} (GeForce), so NCCL copies through host memory; an "
+                "NVLink bridge (where the card takes one) avoids it"
             )
         elif refused:
             out.append(
@@ -156,11 +158,13 @@ def _causes(topology: Topology | None, env: Mapping[str, str], nccl: JSON) -> li
                 "redirect it through the root complex (check lspci ACSCtl, iommu=pt)"
             )
         if topology.slowest_link() in ("PHB", "NODE", "SYS"):
-            level = "; NCCL_P2P_LEVEL=SYS may let P2P through" if topology.p2p_by_driver() else ""
-            out.append(
+            through_cpu = (
                 "the GPUs meet only through the CPU (nvidia-smi PHB/NODE/SYS): a PCIe switch "
-                f"or NVLink between them is the fix{level}"
+                "or NVLink between them is the fix"
             )
+            if topology.p2p_by_driver():
+                through_cpu += "; NCCL_P2P_LEVEL=SYS may let P2P through"
+            out.append(through_cpu)
     transports = (nccl or {}).get("transports") or {}
     if any(t.startswith("NET/Socket") for t in transports):
         out.append("NCCL used TCP sockets (NET/Socket), not InfiniBand/RoCE: check NCCL_IB_*")
@@ -230,13 +234,11 @@ def judge(
 def _expected(
     header: Header, topology: Topology | None, preset: str | None
 ) -> tuple[float | None, str]:
-    asked = (  # what a figure asked for links, said where it is no test of this sweep
-        f"; {preset} is {PRESETS[preset].kind_words}, not judged against"
-        if preset
-        else "; the saved topology's GPU links are not judged against"
-        if topology is not None
-        else ""
-    )
+    asked = ""  # what a figure asked for links, said where it is no test of this sweep
+    if preset:
+        asked = f"; {preset} is {PRESETS[preset].kind_words}, not judged against"
+    elif topology is not None:
+        asked = "; the saved topology's GPU links are not judged against"
     if header.get("device") == "cpu":  # a link's figure, even one asked for, is no test
         return None, f"CPU processes: no reference figure applies (gloo over host memory){asked}"
     if preset and PRESETS[preset].kind == "network" and int(header.get("nodes") or 1) < 2:

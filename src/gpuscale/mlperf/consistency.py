@@ -52,14 +52,10 @@ class FolderNames:
                     "letters: it may look like another name",
                 )
             if clean != raw:
-                hidden = "<U+" in clean
-                self.problem(
-                    clean,
-                    ProblemKind.BAD_FIELD,
-                    f"the {where} folder name {raw!r} is shown as {clean!r}"
-                    + (" (invisible or direction-changing characters)" if hidden else "")
-                    + " (Unicode NFKC)",
-                )
+                said = f"the {where} folder name {raw!r} is shown as {clean!r}"
+                if "<U+" in clean:
+                    said += " (invisible or direction-changing characters)"
+                self.problem(clean, ProblemKind.BAD_FIELD, f"{said} (Unicode NFKC)")
         return self.done[raw]
 
     def path(self, rel: str) -> str:

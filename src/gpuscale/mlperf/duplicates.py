@@ -41,6 +41,22 @@ PROBLEM = ["round", "path", "kind", "message"]
 Key = tuple[str, ...]
 Print = tuple[str, ...]
 
+# What a ``duplicate input`` problem says, by what was given twice (a whole path, one
+# result, a system folder again in another case) and whether its runs were the same.
+_SAID = {
+    ("path", True): "every one of its {n} results was given in an earlier path with the same "
+    "runs; read once",
+    ("path", False): "every one of its {n} results was given in an earlier path; the first "
+    "copies are kept, these dropped",
+    ("result", True): "given again in path {number} with the same runs; read once",
+    ("result", False): "given again in path {number} with other runs; the first copy is kept, "
+    "this one dropped",
+    ("case", True): "differs from {kept} only in case (one system copied, with the same runs; "
+    "read once)",
+    ("case", False): "differs from {kept} only in case (one system copied; its runs differ: "
+    "the first is kept, this one dropped)",
+}
+
 
 def _fingerprints(runs: pd.DataFrame) -> dict[Key, Print]:
     """Each result's runs as (file, start, stop) triples, sorted."""
@@ -61,30 +77,20 @@ def _duplicate_notes(
     (whether with the runs ``seen`` first), or one row when the whole path was."""
     if len(again) > 1 and again == keys:  # a whole path given again: one row says so
         same_runs = all(prints.get(k, ()) == seen[k] for k in again)
-        message = f"every one of its {len(again)} results was given in an earlier path" + (
-            " with the same runs; read once"
-            if same_runs
-            else "; the first copies are kept, these dropped"
-        )
+        message = _SAID[("path", same_runs)].format(n=len(again))
         rounds = ", ".join(sorted({k[0] for k in again}))
         return [problem_row(rounds, f"(path {number})", DUPLICATE_INPUT, message)]
     notes = []
     for key in sorted(again):
         same = prints.get(key, ()) == seen[key]
-        notes.append(
-            problem_row(
-                key[0],
-                f"{key[1]}/results/{key[2]}/{key[3]}",
-                DUPLICATE_INPUT,
-                f"given again in path {number}"
-                + (
-                    " with the same runs; read once"
-                    if same
-                    else " with other runs; the first copy is kept, this one dropped"
-                ),
-            )
-        )
+        message = _SAID[("result", same)].format(number=number)
+        notes.append(problem_row(key[0], _where(key), DUPLICATE_INPUT, message))
     return notes
+
+
+def _where(key: Key) -> str:
+    """A result's folder in its round: ``org/results/system/benchmark``."""
+    return f"{key[1]}/results/{key[2]}/{key[3]}"
 
 
 def _fresh(frame: pd.DataFrame, columns: list[str], drop: set[Key]) -> pd.DataFrame:
@@ -184,19 +190,8 @@ def case_duplicates(tables: RoundTables) -> RoundTables:
             continue
         again.add(key)
         same = prints.get(key, ()) == prints.get(kept, ())
-        notes.append(
-            problem_row(
-                key[0],
-                f"{key[1]}/results/{key[2]}/{key[3]}",
-                DUPLICATE_INPUT,
-                f"differs from {kept[1]}/results/{kept[2]}/{kept[3]} only in case (one system "
-                + (
-                    "copied, with the same runs; read once)"
-                    if same
-                    else "copied; its runs differ: the first is kept, this one dropped)"
-                ),
-            )
-        )
+        message = _SAID[("case", same)].format(kept=_where(kept))
+        notes.append(problem_row(key[0], _where(key), DUPLICATE_INPUT, message))
     if not again:
         return tables
     systems = {(k[0], k[1], k[2]) for k in again} - {(k[0], k[1], k[2]) for k in first.values()}

@@ -18,7 +18,7 @@ from gpuscale.mlperf.bundled import load_round
 from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.ingest import Progress, read_round
 from gpuscale.mlperf.layout import round_name_of
-from gpuscale.quantities import counted
+from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import SourceError
 from gpuscale.sources.atomic import written_by
 from gpuscale.sources.entries import is_archive
@@ -95,29 +95,35 @@ def _holds_submitters(path: Path) -> bool:
 TABLE_WRITERS = ("ingest", "dataset")
 
 
+# What a folder of rounds holds, by (whether it holds folders, whether archives).
+_ROUND_KINDS = {
+    (True, True): "rounds",
+    (True, False): "round folders",
+    (False, True): "round archives",
+}
+
+
 def no_results(path: Path) -> str:
     """Why a path gave no MLPerf results, with what to give instead: a folder of round
     folders, one submitter's folder, or something else."""
     command = written_by(path) if path.is_dir() else None
     if command is not None:  # gpuscale's own output: say which command wrote it
-        what = f"`gpuscale {command}`" if command else "gpuscale"
-        tables = " (its tables read with pandas.read_parquet)" * (command in TABLE_WRITERS)
-        return (
-            f"no MLPerf results in {path}: it holds what {what} wrote, not raw logs; give "
-            f"the round folder or archive that was read{tables}"
+        what = "gpuscale"  # a version that did not say which command wrote it
+        if command:
+            what = f"`gpuscale {command}`"
+        said = (
+            f"no MLPerf results in {path}: it holds what {what} wrote, not raw logs; give the "
+            "round folder or archive that was read"
         )
+        if command in TABLE_WRITERS:
+            said += " (its tables read with pandas.read_parquet)"
+        return said
     if path.is_dir():
         folders = [p.name for p in path.iterdir() if re.search(r"v\d+\.\d+(?:\.\d+)?$", p.name)]
         archives = [p.name for p in path.iterdir() if is_archive(p) and round_name_of(p)]
         rounds = sorted({*folders, *archives})  # a download folder holds the archives
         if rounds:
-            kind = (
-                "rounds"
-                if folders and archives
-                else "round folders"
-                if folders
-                else "round archives"
-            )
+            kind = _ROUND_KINDS[(bool(folders), bool(archives))]
             shown = " ".join(str(path / r) for r in rounds[:3])
             return (
                 f"no MLPerf results in {path}: it holds {kind} ({', '.join(rounds)}); "
@@ -199,7 +205,7 @@ def _split_round_names(paths: list[Path], names: list[str]) -> tuple[list[str], 
     if len(unnamed) < len(paths):  # some paths say their round: name the others only
         if len(names) < len(unnamed):
             raise RoundNamesError(
-                f"{counted(len(unnamed), 'path')} {'does' if len(unnamed) == 1 else 'do'} not say "
+                f"{counted(len(unnamed), 'path')} {agreeing(len(unnamed), 'does', 'do')} not say "
                 "their round in their name "
                 f"({', '.join(str(p) for p in unnamed)}): give one --round each"
             )

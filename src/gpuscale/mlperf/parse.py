@@ -16,7 +16,7 @@ from gpuscale.mlperf.power import PowerLog, read_power_log
 from gpuscale.mlperf.rcp import run_samples_to_converge
 from gpuscale.mlperf.rules import KeyRule, keys_of_ruleset, rules_for, ruleset_for
 from gpuscale.mlperf.runlog import RunLog, read_run_log
-from gpuscale.quantities import counted
+from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import Entry
 from gpuscale.tables import Row, RunStatus
 from gpuscale.tables.json_depth import JSON
@@ -83,7 +83,7 @@ def read_result_file(data: bytes, round_name: str) -> Row:
         reasons.insert(
             0,
             f"{counted(log.parse_failures, 'MLLOG line')} "
-            f"{'does' if log.parse_failures == 1 else 'do'} not parse; "
+            f"{agreeing(log.parse_failures, 'does', 'do')} not parse; "
             f"first: {log.first_parse_failure}",
         )
     status, reasons = _status(data, log, violations, reasons, impossible)

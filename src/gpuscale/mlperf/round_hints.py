@@ -29,7 +29,7 @@ import statistics
 from collections.abc import Iterable, Mapping
 
 from gpuscale.mlperf.rules import benchmarks_of, known_rulesets, ruleset_of
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables.workloads import round_key
 
 # The day MLCommons published each round's results (its announcement): no run of the
@@ -114,17 +114,15 @@ def other_round(
     foreign = sorted(logged - allowed) if allowed else []
     if foreign:
         reasons.append(
-            f"they name {'benchmarks' if len(foreign) > 1 else 'a benchmark'} "
+            f"they name {agreeing(len(foreign), 'a benchmark', 'benchmarks')} "
             f"{round_name}'s rules do not have ({joined(foreign)})"
         )
     end = _end_ms(round_name)
     late = [t for t in starts if end is not None and t >= end]
     if late:
-        share = (
-            f"all {counted(len(late), 'result')}"
-            if len(late) == len(starts)
-            else f"{len(late):,} of its {counted(len(starts), 'result')}"
-        )
+        share = f"{len(late):,} of its {counted(len(starts), 'result')}"
+        if len(late) == len(starts):
+            share = f"all {counted(len(late), 'result')}"
         if len(starts) == 1:
             share = "its one result"
         reasons.append(
@@ -142,17 +140,17 @@ def other_round(
         and r != round_name
     ]
     fits.sort(key=round_key)
-    said = (
-        f"its logs say {_rounds_said(fits)}"
-        if fits
-        else "its logs fit no one round (its benchmarks and dates are of different rounds)"
-    )
+    said = "its logs fit no one round (its benchmarks and dates are of different rounds)"
+    if fits:
+        said = f"its logs say {_rounds_said(fits)}"
     if how == GIVEN:
-        give = "give the round its logs say" + (f" (--round {fits[0]})" if len(fits) == 1 else "")
+        give = "give the round its logs say"
+        if len(fits) == 1:
+            give += f" (--round {fits[0]})"
     else:  # a path named by a round: --round beside it adds a bundled round, renames nothing
-        give = "name its folder by the round its logs say" + (
-            f" (training_results_{fits[0]})" if len(fits) == 1 else ""
-        )
+        give = "name its folder by the round its logs say"
+        if len(fits) == 1:
+            give += f" (training_results_{fits[0]})"
     return (
         f"{where}: read as {round_name} ({how}), but {said}: {'; '.join(reasons)}. Its scores "
         f"are {round_name}'s rules applied to another round's logs; {give}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, fields
 
-from gpuscale.quantities import joined
+from gpuscale.quantities import agreeing, joined
 from gpuscale.tables.analysis import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.requests import (
     FieldError,
@@ -18,6 +18,7 @@ from gpuscale.tables.requests import (
     settle_choice,
 )
 from gpuscale.tables.round_requests import RoundSelection
+from gpuscale.tables.spelling import suggested
 
 BASES = ("expected", "measured")  # the samples the decomposition splits E' by
 DIVISIONS = ("closed", "open", "all")
@@ -103,8 +104,8 @@ def settle_reference(request: AnalysisOptions) -> None:
         object.__setattr__(request, "reference", rule)
     elif not isinstance(value, str) or "/" not in value:
         close = difflib.get_close_matches(str(value).lower(), list(RULES), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise FieldError("reference", value, f"must be study, family or SUBMITTER/SYSTEM_ID{hint}")
+        rule = f"must be study, family or SUBMITTER/SYSTEM_ID{suggested(close)}"
+        raise FieldError("reference", value, rule)
 
 
 def unused_without_rounds(selection: RoundSelection, options: AnalysisOptions) -> str | None:
@@ -117,7 +118,7 @@ def unused_without_rounds(selection: RoundSelection, options: AnalysisOptions) -
     if not unused:
         return None
     return (
-        f"{joined(unused)} {'choose' if len(unused) > 1 else 'chooses'} what of the MLPerf "
+        f"{joined(unused)} {agreeing(len(unused), 'chooses', 'choose')} what of the MLPerf "
         "rounds is analysed, and no round was given: "
         "add --round vX.Y (or a path) to analyse one beside the bench"
     )

@@ -12,7 +12,7 @@ from dataclasses import Field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from gpuscale.quantities import joined
+from gpuscale.quantities import agreeing, joined
 
 if TYPE_CHECKING:
     import click
@@ -55,7 +55,7 @@ def given_once_each(parser: CommandParser, args: Sequence[str]) -> str:
         elif {*param.opts} & {*args} and {*param.secondary_opts} & {*args}:
             both.append(f"{param.opts[0]} and {param.secondary_opts[0]} both given: give one")
     if valued:
-        each = "it" if len(valued) == 1 else "each"
+        each = agreeing(len(valued), "it", "each")
         rule = f"{each} takes one value (the last would be used alone); give {each} once"
         valued = [f"{joined(valued)}: {rule}"]
     return "; ".join(valued + both)

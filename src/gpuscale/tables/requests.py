@@ -35,7 +35,7 @@ from gpuscale.tables.refusals import (
     ref,
     shown,
 )
-from gpuscale.tables.spelling import abbreviation_of
+from gpuscale.tables.spelling import abbreviation_of, suggested
 
 __all__ = [
     "CommandParser",
@@ -224,9 +224,9 @@ def settle_choice(request: object, field: str, allowed: Sequence[object]) -> Non
         object.__setattr__(request, field, found)
         return
     close = difflib.get_close_matches(str(value).lower(), [str(a) for a in allowed], n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    short = abbreviation_of(value, allowed) if isinstance(value, str) else ""
-    rule = f"must be one of {', '.join(map(str, allowed))}{hint}{short}"
+    rule = f"must be one of {', '.join(map(str, allowed))}{suggested(close)}"
+    if isinstance(value, str):
+        rule += abbreviation_of(value, allowed)
     raise FieldError(field, value, rule)
 
 
@@ -238,8 +238,7 @@ def check_keywords(request: type, keywords: Iterable[str], function: str, *also:
     for name in keywords:
         if name not in valid:
             close = difflib.get_close_matches(name, valid, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise TypeError(f"{function}() has no keyword {name!r}{hint}")
+            raise TypeError(f"{function}() has no keyword {name!r}{suggested(close)}")
 
 
 class JsonRequest:

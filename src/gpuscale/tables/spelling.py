@@ -9,6 +9,14 @@ from collections.abc import Iterable, Sequence
 from gpuscale.quantities import joined
 
 
+def suggested(close: Sequence[str]) -> str:
+    """`` (did you mean 'fsdp'?)`` for the first of ``close`` (the closest names, nearest
+    first), "" where there is none: how every refusal offers a name."""
+    if not close:
+        return ""
+    return f" (did you mean {close[0]!r}?)"
+
+
 def did_you_mean(name: str, valid: Iterable[str]) -> str:
     """`` (did you mean 'mlp-0.2m'?)`` for the closest of ``valid`` (difflib's ratio at
     least 0.6, an option's leading dashes left out of it), whatever the case of either
@@ -18,20 +26,21 @@ def did_you_mean(name: str, valid: Iterable[str]) -> str:
     by_lower = {str(v).lower().lstrip("-"): str(v) for v in valid}
     typed = str(name).lower().lstrip("-")
     close = difflib.get_close_matches(typed, list(by_lower), n=1, cutoff=0.6)
-    if not close:  # a part of one name (`resnet` of torchvision:resnet50): that one
+    if not close:  # a part of one name (`resnet` of torchvision:resnet50): that one alone
         key = typed.strip()
         holding = [v for v in by_lower if len(key) >= 3 and key in v]
-        close = holding if len(holding) == 1 else []
-    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
+        if len(holding) == 1:
+            close = holding
+    return suggested([by_lower[c] for c in close])
 
 
 def in_full(begun: Sequence[str]) -> str:
     """What a refusal adds where the text typed begins ``begun`` (an abbreviation is no
     choice: ``--backend glo`` was gloo in silence): ``; an abbreviation is not read: give
     gloo in full``, else ""."""
-    return (
-        f"; an abbreviation is not read: give {joined(list(begun), 'or')} in full" if begun else ""
-    )
+    if not begun:
+        return ""
+    return f"; an abbreviation is not read: give {joined(list(begun), 'or')} in full"
 
 
 def abbreviation_of(text: str, allowed: Sequence[object]) -> str:
@@ -46,10 +55,11 @@ def unknown_option(typed: str, valid: Sequence[str], command: str) -> str:
     The options ``typed`` begins come first (``--device`` means ``--device-name``, though
     difflib's closest is ``--max-devices``)."""
     begun = [v for v in valid if len(typed) > 3 and v.startswith(typed)]
+    hint = ""
     if begun:
         hint = f" (did you mean {joined([repr(v) for v in begun], 'or')}?)"
-    else:
-        hint = did_you_mean(typed, valid) if typed.startswith("--") else ""
+    elif typed.startswith("--"):
+        hint = did_you_mean(typed, valid)
     return f"{typed}: no such option of {command}{hint}; see {command} --help"
 
 

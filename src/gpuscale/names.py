@@ -160,13 +160,12 @@ def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownN
     from gpuscale.mlperf.bundled import bundled_workloads
 
     rounds = [r for r, held in bundled_workloads().items() if workload in held]
-    where = (
-        f"it is in the bundled {noun_for(len(rounds), 'round')} {joined(rounds)} "
-        f"(--round {rounds[-1]}; "
-        f"in Python load_round({rounds[-1]!r}))"
-        if rounds
-        else "no bundled round has it (read a round that does: gpuscale ingest PATH)"
-    )
+    where = "no bundled round has it (read a round that does: gpuscale ingest PATH)"
+    if rounds:
+        where = (
+            f"it is in the bundled {noun_for(len(rounds), 'round')} {joined(rounds)} "
+            f"(--round {rounds[-1]}; in Python load_round({rounds[-1]!r}))"
+        )
     absent = left_out.get(workload, "not in the rounds loaded")
     why = f"{absent}; {where}; valid here: {', '.join(valid)}"
     return UnknownNameError(f"{display_name(workload)} ({raw!r}) is {why}", typed=raw, why=why)
@@ -209,11 +208,13 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
     known = normalise_accelerator(name)
     others = other_variants(name, known.family, valid)
     if known.known and known.family not in valid:  # a real family these results lack
-        where = f"{name!r} could mean {joined(others)} here: give the full name"
+        where = f"valid here: {', '.join(valid)}"
+        if others:
+            where = f"{name!r} could mean {joined(others)} here: give the full name"
         why = (
             f"accelerator family {known.family} ran no result in the rounds loaded (another "
-            f"round may: --round, or a raw round as a path); "
-        ) + (where if others else f"valid here: {', '.join(valid)}")
+            f"round may: --round, or a raw round as a path); {where}"
+        )
         message = why.replace(known.family, f"{known.family} ({name!r})", 1)
         raise UnknownNameError(message, typed=name, why=why)
     found = known.family if known.known else resolve_choice(name, valid, "accelerator family")

@@ -117,7 +117,9 @@ def read_power_log(data: bytes, kind: str) -> PowerLog:
         find_payloads(data), _NODE_KEYS if kind == "node" else _SW_KEYS
     )
     records = sorted((pair for group in by_key.values() for pair in group), key=lambda p: p[0])
-    note = f"{len(failures)} unreadable lines; " if failures else ""
+    note = ""
+    if failures:
+        note = f"{len(failures)} unreadable lines; "
     try:
         if kind == "switch":
             return _switch(records, note)

@@ -132,8 +132,9 @@ def _dropped(group: list[Row], counted: list[Row], most: int) -> str:
     said = ", ".join(f"{n} {status}" for status, n in counts.items())
     first = next((r.get("problem") for r in dropped if r.get("status") == counts.index[0]), "")
     first = str(first or "").split("; ")[0][:160]  # its first reason, of several
-    example = f" (e.g. {first})" if first else ""
-    return f"{len(dropped)} runs did not count: {said}{example}; at most {most} may not"
+    if first:
+        said += f" (e.g. {first})"
+    return f"{len(dropped)} runs did not count: {said}; at most {most} may not"
 
 
 def _olympic(
@@ -149,7 +150,9 @@ def _olympic(
         max_dropped_runs=MAX_DROPPED_RUNS.get(name, 1),
         scaling_factor=factor,
     )
-    reason = result.reason if group else "no result files"
+    reason = result.reason
+    if not group:
+        reason = "no result files"
     if result.time_to_train_min is None and len(group) - len(counted) > MAX_DROPPED_RUNS.get(
         name, 1
     ):

@@ -181,15 +181,9 @@ _BENCH_OBJECTS = {
     "noise_local_sq",
     "noise_global_sq",
 }
+_BENCH_DTYPES = (("int", _BENCH_INTEGERS), ("float64", _BENCH_FLOATS), ("object", _BENCH_OBJECTS))
 BENCH_SCHEMA: dict[str, str] = {
-    c: "int"
-    if c in _BENCH_INTEGERS
-    else "float64"
-    if c in _BENCH_FLOATS
-    else "object"
-    if c in _BENCH_OBJECTS
-    else "str"
-    for c in BENCH_COLUMNS
+    c: next((dtype for dtype, kind in _BENCH_DTYPES if c in kind), "str") for c in BENCH_COLUMNS
 }
 
 

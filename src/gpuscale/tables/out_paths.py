@@ -94,7 +94,11 @@ def _kind(path: Path) -> str | None:
     try:
         if not os.path.exists(path):
             return None
-        return "folder" if path.is_dir() else "file" if path.is_file() else "other"
+        if path.is_dir():
+            return "folder"
+        if path.is_file():
+            return "file"
+        return "other"
     except (OSError, ValueError):  # a name too long: said by the place's check
         return None
 

@@ -25,10 +25,7 @@ class FieldError(ValueError):
         self.field, self.value, self.rule = field, value, rule
         self.problems = ((field, value, rule), *more)  # every field refused, first first
         super().__init__(
-            "; ".join(
-                f"{f}: {r}" if _missing(v) else f"invalid {f} {shown(v)}: {r}"
-                for f, v, r in ((f, v, as_keywords(r)) for f, v, r in self.problems)
-            )
+            "; ".join(_refused(f"invalid {f}", f, v, as_keywords(r)) for f, v, r in self.problems)
         )
 
     def as_options(self, options: dict[str, str] | None = None) -> str:
@@ -38,8 +35,8 @@ class FieldError(ValueError):
         names = options or {}
         said = []
         for f, v, r in self.problems:
-            name, r = names.get(f, "--" + f.replace("_", "-")), as_options(r, names)
-            said.append(f"{name}: {r}" if _missing(v) else f"{name} {shown(v)}: {r}")
+            name = names.get(f, "--" + f.replace("_", "-"))
+            said.append(_refused(name, name, v, as_options(r, names)))
         return "; ".join(said)
 
 
@@ -84,6 +81,14 @@ def as_options(text: str, options: dict[str, str] | None = None) -> str:
     option, where it is not ``--field-name``): ``--fixed-ms 30``."""
     names = options or {}
     return _REF.sub(lambda m: names.get(m[1], "--" + m[1].replace("_", "-")) + m[3], text)
+
+
+def _refused(named: str, bare: str, value: object, rule: str) -> str:
+    """One refusal: ``named value: rule`` (``invalid steps -5: ...``, ``--steps -5: ...``),
+    or ``bare: rule`` where no value was given (``--workload: required ...``)."""
+    if _missing(value):
+        return f"{bare}: {rule}"
+    return f"{named} {shown(value)}: {rule}"
 
 
 def _missing(value: object) -> bool:

@@ -208,7 +208,9 @@ def given_twice(items: Sequence[object], what: str = "item") -> str:
     items as each option reads them (``01`` is 1, ``ALL_REDUCE`` all_reduce)."""
     counts = Counter(items)
     twice = [str(i) for i, n in counts.items() if n > 1]
-    return f"{', '.join(twice)} given twice; give each {what} once" if twice else ""
+    if not twice:
+        return ""
+    return f"{', '.join(twice)} given twice; give each {what} once"
 
 
 def settle_choice(request: object, field: str, allowed: Sequence[object]) -> None:

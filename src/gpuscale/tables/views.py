@@ -235,10 +235,10 @@ def reading_notes(problems: pd.DataFrame) -> list[str]:
         lines += [f"{round_name}: {m}" for m in rows[rows["kind"] == "other ruleset"]["message"]]
         unread = rows[rows["kind"].isin(NOT_READ)]
         for kind, group in unread.groupby("kind", sort=False):
-            more = f" (and {len(group) - 3:,} more)" if len(group) > 3 else ""
             lines += [
                 f"{round_name}: NOT ALL READ: {kind}: {_where(path, m)}{m}"
                 for path, m in zip(group["path"][:3], group["message"][:3], strict=True)
             ]
-            lines[-1] += more
+            if len(group) > 3:
+                lines[-1] += f" (and {len(group) - 3:,} more)"
     return lines

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import TypeAlias
 
-from gpuscale.quantities import agreeing, number, span
+from gpuscale.quantities import number
 
 # A part of a bench record (its timing, host or noise), as read from its JSON line: each
 # value is checked where it is read (a missing or non-finite one flags nothing).
@@ -302,53 +302,3 @@ def superlinear_flag(efficiency: float, accelerators: int) -> str | None:
             f"(> {SUPERLINEAR_EFFICIENCY}); the runs are not comparable"
         )
     return None
-
-
-# Samples to converge this many times below or above what the references needed, or the
-# median of the round's other submitters, are in another unit or mislogged: the RCPs of
-# a workload span a factor of 2-3 over its batch sizes (BERT 2.6M-5.5M samples, ResNet
-# 35-86 epochs), a unit mix-up a factor of 100 or more (3D U-Net: 168 samples an epoch;
-# BERT logged as 1 epoch instead of ~2.5M samples).
-SAMPLES_TO_CONVERGE_FACTOR = 10.0
-
-
-def samples_to_converge_flag(
-    value: float,
-    unit: str,
-    references: tuple[float, float, str] | None,
-    peers: list[float],
-) -> str:
-    """Why a result's samples (or epochs) to converge cannot be true, else "".
-
-    ``references``: (least, most) mean convergence of the workload's RCPs and the ruleset
-    they come from; ``peers``: the other submitters' values of the round (one each),
-    compared only when there are at least two.
-    """
-    factor = SAMPLES_TO_CONVERGE_FACTOR
-    if not (_finite(value) and value > 0):
-        return f"{value!r} is not a positive number"
-    # "1 sample", never "1 samples" (v1.1's BERT logged 1 where millions were needed)
-    shown = f"{number(value)} {agreeing(value, unit.removesuffix('s'), unit)}"
-    if references is not None:
-        low, high, ruleset = references
-        if not low / factor <= value <= high * factor:
-            return (
-                f"{shown} is more than {factor:g}x outside what the reference convergence "
-                f"points of ruleset {ruleset} needed ({span(number(low), number(high))} {unit}): "
-                "another unit, or a logging error"
-            )
-    if len(peers) >= 2:
-        middle = _median(peers)
-        if not middle / factor <= value <= middle * factor:
-            return (
-                f"{shown} is more than {factor:g}x from the median of the round's "
-                f"{len(peers)} other submitters ({number(middle)} {unit}): another unit, "
-                "or a logging error"
-            )
-    return ""
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    half = len(ordered) // 2
-    return ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from gpuscale.analysis import AnalysisOptions, analyze
 from gpuscale.cli import app
+from gpuscale.mlperf.convergence_check import samples_to_converge_flag
 from gpuscale.mlperf.ingest import read_round
-from gpuscale.plausibility import samples_to_converge_flag
 from gpuscale.tables import convergence_unit
 
 from .logbuilder import RoundBuilder

@@ -34,7 +34,7 @@ from gpuscale.tables.analysis import (
     TREND_COLUMNS,
     Criterion,
 )
-from gpuscale.tables.bench import (
+from gpuscale.tables.bench_schema import (
     BENCH_COLUMNS,
     BENCH_CONFIG_COLUMNS,
     BENCH_GROUP_COLUMNS,

@@ -27,10 +27,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 @pytest.fixture(scope="session")
-def golden(request: pytest.FixtureRequest) -> Golden:
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    """Whether this run writes golden files instead of comparing with them."""
+    return bool(request.config.getoption(UPDATE_FLAG))
+
+
+@pytest.fixture(scope="session")
+def golden(update_golden: bool) -> Golden:
     """Rendered text compared with ``tests/golden/<view>.json`` (``--update-golden``
     writes it)."""
-    return Golden(update=request.config.getoption(UPDATE_FLAG))
+    return Golden(update=update_golden)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -21,7 +21,7 @@ from gpuscale.bench.table import NO_ONE_DEVICE, bench_table, flag_summary
 from gpuscale.quantities import counted, format_bytes
 from gpuscale.sources.bounded import TooLarge, json_lines, schema_of
 from gpuscale.tables import BenchStatus
-from gpuscale.tables.commands import suggested
+from gpuscale.tables.commands import suggested_command
 
 # ``bench_table`` and ``flag_summary`` are the bench table's (``bench.table``), named
 # here too: a results file's readers take them with its loader.
@@ -54,7 +54,7 @@ MAX_RESULTS_BYTES = 64 << 20
 
 def _writes(path: Path) -> str:
     """What each refusal of a results file adds: the command that makes the file wanted."""
-    return f" ({suggested('bench', '--out', path)} writes one)"
+    return f" ({suggested_command('bench', '--out', path)} writes one)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +181,7 @@ class BenchFile:
             return []
         return [
             f"{counted(len(self.skipped), 'unreadable line')} in {path}, written before this "
-            f"sweep, skipped ({suggested('analyze', '--bench', path)} lists them)"
+            f"sweep, skipped ({suggested_command('analyze', '--bench', path)} lists them)"
         ]
 
 

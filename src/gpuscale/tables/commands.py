@@ -15,6 +15,6 @@ def command_line(*words: str | int | float | PathLike[str]) -> str:
     return shlex.join(["gpuscale", *(str(w) for w in words)])
 
 
-def suggested(*words: str | int | float | PathLike[str]) -> str:
+def suggested_command(*words: str | int | float | PathLike[str]) -> str:
     """:func:`command_line` in backticks, as a sentence holds a command to paste."""
     return f"`{command_line(*words)}`"

@@ -10,12 +10,17 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpuscale.quantities import counted
-from gpuscale.tables.commands import suggested
+from gpuscale.tables.commands import suggested_command
+from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.republished import in_a_twin_pair, is_same_runs_copy
 from gpuscale.tables.round_requests import ScoresOptions
+from gpuscale.tables.rounds import RoundTables
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCORE_SHOWN = (
     "round",
@@ -63,7 +68,7 @@ TREND_DROP_ORDER = (
 )
 
 
-def jsonable(value: Any) -> Any:
+def jsonable(value: object) -> JSON:
     """Plain JSON values (every command's JSON document): NaN becomes null, numpy
     scalars become Python numbers, pandas' missing values null."""
     if isinstance(value, dict):
@@ -93,7 +98,7 @@ class TableView:
     terminal's table, the first lines of stdout; its numbers are the table's, made by the
     library from the same rows)."""
 
-    frame: Any
+    frame: pd.DataFrame
     shown: Sequence[str]
     title: str = ""
     drop_order: Sequence[str] = ()
@@ -102,13 +107,13 @@ class TableView:
     said: tuple[str, ...] = ()
     empty: str = field(default="")  # why there is no row (said instead of a table)
     formats: dict[str, str] = field(default_factory=dict)  # a terminal's format per column
-    document: Any = None
+    document: Mapping[str, object] | None = None
     headline: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        # A column that tells no row apart (one value in every row, or none) goes first:
-        # a narrow terminal dropped the submitter and kept round, benchmark and an empty
-        # reason (a user walk).
+        # A column that tells no row apart (one value in every row, or none) goes first,
+        # into the headline: a narrow terminal drops the last columns, and those should be
+        # the ones that differ, not a round, a benchmark or an empty reason.
         if getattr(self.frame, "columns", None) is None or len(self.frame) < 2:
             return
         same = [
@@ -121,7 +126,9 @@ class TableView:
 
 
 def scores_view(
-    scores: Any, workloads: Sequence[str] | None = None, options: ScoresOptions | None = None
+    scores: pd.DataFrame,
+    workloads: Sequence[str] | None = None,
+    options: ScoresOptions | None = None,
 ) -> TableView:
     """The official scores of ``workloads`` (all without), sorted by round, benchmark and
     time: every result under its own system name, as MLCommons' tables list them. A
@@ -156,7 +163,7 @@ def scores_view(
     )
 
 
-def ingest_summary(tables: Any) -> tuple[list[str], TableView | None]:
+def ingest_summary(tables: RoundTables) -> tuple[list[str], TableView | None]:
     """What ``gpuscale ingest`` read: a line per round (systems, runs, results scored,
     problems), and the problems counted by round and kind (None without any)."""
     lines = []
@@ -183,7 +190,7 @@ def ingest_summary(tables: Any) -> tuple[list[str], TableView | None]:
 NOT_READ = ("corrupt archive", "unreadable", "not a file", "unsafe path", "worker")
 
 
-def _where(path: Any, message: str) -> str:
+def _where(path: object, message: str) -> str:
     """``PATH: `` before a message that does not name it (an archive member skipped as
     unsafe said only why, never which); "" where it does or there is none."""
     return f"{path}: " if isinstance(path, str) and path and path not in message else ""
@@ -192,7 +199,7 @@ def _where(path: Any, message: str) -> str:
 _EXAMPLE = re.compile(r"\(e\.g\. ([^)]*)\)")
 
 
-def rejected_notes(scores: Any) -> list[str]:
+def rejected_notes(scores: pd.DataFrame) -> list[str]:
     """A line per round and benchmark of which today's rules reject most results (more
     than half unscored): the count, and the reason most of them share (the rule a
     noncompliant run broke, where the reason names one)."""
@@ -212,7 +219,7 @@ def rejected_notes(scores: Any) -> list[str]:
     return lines
 
 
-def reading_notes(problems: Any, sources: Mapping[str, object] | None = None) -> list[str]:
+def reading_notes(problems: pd.DataFrame, sources: Mapping[str, object] | None = None) -> list[str]:
     """What a command that read raw rounds tells its reader of their problems, a line per
     round: how many of each kind, and each problem that left part of the input unread
     (``NOT_READ``: a damaged archive, an unreadable file) with its message, the first
@@ -223,23 +230,20 @@ def reading_notes(problems: Any, sources: Mapping[str, object] | None = None) ->
     for round_name, rows in problems.groupby("round", sort=True):
         counts = rows["kind"].value_counts()
         kinds = ", ".join(f"{kind} {count:,}" for kind, count in counts.items())
-        source = (sources or {}).get(round_name)
-        ingest = (
-            f"{suggested('ingest', source, '--round-name', round_name)} writes each to "
-            "gpuscale-tables/problems.csv"
-            if source is not None
-            else "`gpuscale ingest` of its folder or archive writes each to problems.csv"
-        )
+        ingest = "`gpuscale ingest` of its folder or archive writes each to problems.csv"
+        if (source := (sources or {}).get(round_name)) is not None:
+            command = suggested_command("ingest", source, "--round-name", round_name)
+            ingest = f"{command} writes each to gpuscale-tables/problems.csv"
         lines.append(
             f"{round_name}: {counted(len(rows), 'problem')} reading it ({kinds}); {ingest}"
         )
         lines += [f"{round_name}: {m}" for m in rows[rows["kind"] == "other ruleset"]["message"]]
         unread = rows[rows["kind"].isin(NOT_READ)]
         for kind, group in unread.groupby("kind", sort=False):
-            more = f" (and {len(group) - 3:,} more)" if len(group) > 3 else ""
             lines += [
                 f"{round_name}: NOT ALL READ: {kind}: {_where(path, m)}{m}"
                 for path, m in zip(group["path"][:3], group["message"][:3], strict=True)
             ]
-            lines[-1] += more
+            if len(group) > 3:
+                lines[-1] += f" (and {len(group) - 3:,} more)"
     return lines

@@ -98,9 +98,9 @@ def test_the_round_a_path_needs_is_said_as_an_option_and_a_repeated_one_says_wha
 def test_a_path_and_the_same_round_by_name_say_what_the_name_adds(
     tmp_path: Path, name: str, how: str
 ) -> None:
-    """A path named by a round that is not bundled was called "a bundled --round"; the
-    refusal says what the name adds beside the path: the bundled tables, or the round
-    fetched by name (said before anything is read or fetched)."""
+    """A path and the same round by name are refused saying what the name adds beside the
+    path: the bundled tables, or the round fetched by name (never "a bundled --round" for a
+    round that is not bundled), before anything is read or fetched."""
     path = _new_round(tmp_path).rename(tmp_path / f"training_results_{name}")
     result = runner.invoke(app, ["scores", str(path), "--round", name])
     assert result.exit_code == 2

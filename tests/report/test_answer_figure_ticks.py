@@ -1,6 +1,6 @@
 """Every panel of the answer's figures gives a scale to read a point by: two ticks or more
-on each axis (GPT-3's E' within 0.5-2 showed one y tick, "1", on the first screen of
-v3.0, v3.1 and v4.0)."""
+on each axis, also where the values span less than one 1-2-5 step (GPT-3's E' lies within
+0.5-2 in v3.0, v3.1 and v4.0, where only the tick 1 falls)."""
 
 from __future__ import annotations
 

@@ -125,9 +125,9 @@ def test_an_fsdp_runs_own_overhead_is_not_called_ddps() -> None:
 
 
 def test_a_long_model_name_is_drawn_whole_in_the_step_breakdown() -> None:
-    """A model given by its path (``--model`` with a long file name) ran past the figure's
-    left edge and bottom, rotated: every character of its label is drawn, inside the
-    figure."""
+    """A model given by its path (``--model`` with a long file name), its tick label
+    rotated, reaches past a fixed margin: every character of its label is drawn, inside
+    the figure."""
     from gpuscale.analysis.bench_scaling import bench_scaling
     from gpuscale.bench.results import bench_table
     from gpuscale.report.bench_figures import step_breakdown

@@ -131,11 +131,14 @@ def nodes_of(request: SweepRequest, environ: Mapping[str, str]) -> Nodes:
         return Nodes(1, 0, None, aside=task.aside())
     nnodes = task.nnodes if request.nnodes is None else request.nnodes
     rank = task.node_rank if request.node_rank is None else request.node_rank
-    endpoint = request.rdzv_endpoint or (task.rendezvous if nnodes > 1 else None)
-    hosts = ", ".join(task.nodes[:4]) + (", ..." if task.nnodes > 4 else "")
-    at = f", rendezvous at {endpoint}" if nnodes > 1 else ""
-    said = f"Slurm job {task.job_id}: node {rank + 1} of {nnodes} ({hosts}){at}"
-    return Nodes(nnodes, rank, endpoint, (said,))
+    hosts = ", ".join(task.nodes[:4])
+    if task.nnodes > 4:
+        hosts += ", ..."
+    said = f"Slurm job {task.job_id}: node {rank + 1} of {nnodes} ({hosts})"
+    if nnodes == 1:  # torchrun's standalone launch: no rendezvous
+        return Nodes(nnodes, rank, request.rdzv_endpoint, (said,))
+    endpoint = request.rdzv_endpoint or task.rendezvous
+    return Nodes(nnodes, rank, endpoint, (f"{said}, rendezvous at {endpoint}",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,14 +150,15 @@ class Planned:
     chosen: Chosen
     broken: Broken
     config: SweepConfig | None
-    nodes: Nodes | None = None
+    nodes: Nodes
 
     @property
     def said(self) -> str:
-        """What ``gpuscale bench`` says before it runs (:func:`plan_sentence`)."""
+        """What ``gpuscale bench`` says before it runs (:func:`plan_sentence`; a Slurm task
+        that stands aside, why; ``--list``, nothing)."""
         if self.config is None:
-            return (self.nodes.aside or "") if self.nodes else ""
-        return plan_sentence(self.config, self.broken, self.nodes.said if self.nodes else ())
+            return self.nodes.aside or ""
+        return plan_sentence(self.config, self.broken, self.nodes.said)
 
 
 def plan_bench(
@@ -172,7 +176,7 @@ def plan_bench(
     names = request.model_names()
     chosen, broken = choose_models(names, request.max_params, request.min_params, bench)
     if request.list_models:
-        return Planned(chosen, broken, None)
+        return Planned(chosen, broken, None, Nodes(1, 0, None))
     config = plan_sweep(
         chosen,
         broken,

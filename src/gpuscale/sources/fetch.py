@@ -180,14 +180,16 @@ def _lock(path: Path) -> Iterator[None]:
 def _fetch(round_name: str, url: str, work: Path, progress: Progress | None) -> str:
     """Fetch into ``work`` (going on from what an earlier fetch left there); the commit."""
     what = f"round {round_name} from {url}"
-    note_on_stop(
-        lambda: (
+
+    def kept() -> str:  # what the line a signal ends the command with goes on with
+        if not work.exists():
+            return ""
+        return (
             f"; the part of round {round_name} fetched is kept in {work}: the same command "
             "goes on from it"
-            if work.exists()
-            else ""
         )
-    )
+
+    note_on_stop(kept)
     if _origin(work) != url:  # nothing yet, a clone cut short, or another source's
         shutil.rmtree(work, ignore_errors=True)
         work.parent.mkdir(parents=True, exist_ok=True)
@@ -284,11 +286,9 @@ def _git(args: list[str], cwd: Path, what: str, work: Path) -> str:
         return done.stdout
     said = [line.strip() for line in done.stderr.splitlines() if line.strip()]
     why = "; ".join(said[-2:]) or f"git {args[0]} exited with {done.returncode}"
-    kept = (
-        f"the part fetched and verified is kept in {work} and a second try goes on from it"
-        if (work / ".git").is_dir()
-        else "nothing was kept"
-    )
+    kept = "nothing was kept"
+    if (work / ".git").is_dir():
+        kept = f"the part fetched and verified is kept in {work} and a second try goes on from it"
     if UNVERIFIED.search(done.stderr):
         raise FetchError(
             f"refused {what}: what was sent does not match the ids of the round's files "

@@ -110,7 +110,8 @@ def _progress_reader():
     if not err.is_terminal:
         return None, nullcontext()
     progress = Progress(
-        "[progress.description]{task.description}",
+        # a style, not markup: a note printed under the bar renders it without markup
+        TextColumn("{task.description}", style="progress.description", markup=False),
         BarColumn(),
         TextColumn("{task.fields[count]}"),
         TimeElapsedColumn(),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from enum import StrEnum
+from enum import Enum
 from typing import TypeAlias
 
 from gpuscale.quantities import number
@@ -20,10 +20,14 @@ from gpuscale.quantities import number
 Record: TypeAlias = Mapping[str, object]
 
 
-class FlagKind(StrEnum):
+class FlagKind(str, Enum):
     """The kind of a bench row's flag: what each reason says is wrong. A row's ``flags``
     hold the reasons in words ("; "-separated, each ``kind: detail``); its
-    ``flag_kinds`` hold their kinds as data (:func:`flag_kinds`), read by code."""
+    ``flag_kinds`` hold their kinds as data (:func:`flag_kinds`), read by code.
+
+    A ``str`` and an ``Enum`` (``enum.StrEnum`` is Python 3.11's): a member equals its
+    value and is written as it, by ``str()`` and in an f-string alike, on 3.10 as on 3.11
+    (which would otherwise format a mixed-in member as ``FlagKind.BUSY``)."""
 
     SAME_SAMPLES = "the ranks saw the same samples (identical gradients on every rank)"
     NO_WARMUP = "no warm-up"
@@ -40,6 +44,9 @@ class FlagKind(StrEnum):
     SYNC_WAIT = "sync overhead exceeds the communication in flight"
     BASELINE = "N = 1 run flagged"
     NO_BASELINE = "no N = 1 run of the same configuration (threads, batch, precision...)"
+
+    def __str__(self) -> str:
+        return str(self.value)
 
 
 # Kinds whose reason's first words carry a number (the text before its colon is no kind).

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from enum import StrEnum
 from typing import Any
 
 from gpuscale.plausibility import MIN_BUSY_WINDOW_S, host_measured
 from gpuscale.plausibility import timed_window_s as _window_s
 from gpuscale.quantities import counted, format_ms, joined
 from gpuscale.tables.bench import BENCH_CONFIG_COLUMNS
+from gpuscale.tables.codes import Code
 
 MIN_STEPS = 10  # fewer timed steps: one slow step moves the mean by more than 10%
 SPREAD_P95_OVER_P50 = 1.2  # a spread this wide (short of the noisy flag at 1.5x) is weak
@@ -113,7 +113,7 @@ def steps_needed(rows: Iterable[Mapping[str, Any]]) -> int:
     return steps_asked(rows)[0]
 
 
-class Weakness(StrEnum):
+class Weakness(Code):
     """Why an ``ok`` row is weak evidence, as data (the ``evidence_kinds`` column); its
     words are the ``evidence_notes``, its kind in short :data:`LABEL`."""
 

@@ -1,6 +1,6 @@
-"""The CLI as a demanding user meets it, round two (issue 29, and issue 23's small ones):
-names in any case, machine formats that carry data only, one JSON shape per command, the
-topology as a matrix, the collectives table as nccl-tests prints it, small words right."""
+"""The CLI as a demanding user meets it: names in any case, machine formats that carry data
+only, one JSON shape per command, the topology as a matrix, the collectives table as
+nccl-tests prints it, small words right."""
 
 from __future__ import annotations
 

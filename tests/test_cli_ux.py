@@ -201,8 +201,8 @@ def test_a_benchmark_typed_where_a_path_goes_is_pointed_to_b() -> None:
 
 
 def test_the_benchmark_hint_only_where_a_benchmark_is_taken_and_meant() -> None:
-    """`ingest nosuch` said "(a benchmark? give it with -b nosuch)": ingest has no -b,
-    and nosuch is no benchmark's name (a user walk)."""
+    """`ingest nosuch` does not say "(a benchmark? give it with -b nosuch)": ingest has no
+    -b, and nosuch is no benchmark's name."""
     for args in (["ingest", "brt"], ["ingest", "nosuch"], ["analyze", "nosuch"]):
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 2 and "no such file or directory" in result.output
@@ -235,8 +235,8 @@ def test_a_missing_topology_file_is_named_as_the_other_files_are(tmp_path) -> No
 
 
 def test_duplicates_listed_both_show_what_tells_them_apart() -> None:
-    """`scores --duplicates -f csv` listed the 19 twins as identical rows: docs/tour.md
-    says the `same_runs_as` column names them (a user walk)."""
+    """`scores --duplicates -f csv` names each twin in its `same_runs_as` column, as
+    docs/tour.md says, not 19 identical rows."""
     import csv
     import io
 
@@ -268,9 +268,9 @@ def test_a_reader_that_stops_early_loses_no_note_and_no_status(tmp_path) -> None
 
 
 def test_a_reader_of_both_streams_that_stops_early_leaves_the_status_alone() -> None:
-    """``gpuscale plan ... -f csv 2>&1 | head -1`` (a user walk): the note written after
-    the reader had gone ended the command with status 1; stderr is now dropped as stdout
-    is, the status the command's own."""
+    """``gpuscale plan ... -f csv 2>&1 | head -1``: a note written after the reader has
+    gone does not end the command with status 1; stderr is dropped as stdout is, the
+    status the command's own."""
     import subprocess
     import sys
 

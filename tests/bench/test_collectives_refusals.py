@@ -1,5 +1,5 @@
 """What `gpuscale collectives` refuses before it launches, as `bench` does, and what it
-says when a launch dies (a new user's walk): one line naming the option, exit 2, no
+says when a launch dies: one line naming the option, exit 2, no
 results file left behind. Nothing here runs a real sweep (a refusal missed would run a
 tiny one: 1 KiB, one call)."""
 

@@ -137,7 +137,7 @@ def test_nccl_without_a_cuda_device_is_refused_before_anything_runs(
 
 
 def test_fp32_is_pytorchs_default_unless_told() -> None:
-    """Issue 41: fp32 as PyTorch runs it (cuDNN's convolutions in TF32, matmuls not),
+    """fp32 as PyTorch runs it (cuDNN's convolutions in TF32, matmuls not),
     --tf32 and --no-tf32 both explicit, and rows written before read as they ran."""
     from gpuscale.bench.config import tf32_flags, tf32_mode
 
@@ -155,8 +155,8 @@ def test_fp32_is_pytorchs_default_unless_told() -> None:
 def test_more_cpu_processes_than_cores_are_refused_unless_asked(
     tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 38: ``bench --nproc 16`` on 2 cores launched 16 ranks (past 4 GB) with no
-    word; now refused before anything runs, unless ``--oversubscribe``."""
+    """More ranks than cores (``bench --nproc 16`` on 2 cores: 16 ranks, past 4 GB) are
+    refused before anything runs, unless ``--oversubscribe``."""
     torch = pytest.importorskip("torch")
     from typer.testing import CliRunner
 

@@ -1,4 +1,4 @@
-"""Refused before launch (issue 41): more processes than CUDA devices visible for
+"""Refused before launch: more processes than CUDA devices visible for
 ``bench`` and ``collectives``, a collective on one rank; and a launch that failed is a
 non-zero exit. The device count is faked, so these run on every machine; the same
 refusals on a real GPU are in ``test_on_gpu.py``."""

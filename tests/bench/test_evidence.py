@@ -82,8 +82,8 @@ def test_few_steps_are_weak_whatever_the_window(steps: int) -> None:
 
 
 def test_the_notes_of_a_model_run_twice_say_which_run() -> None:
-    """README's bench then docs/measure.md's into one file: the notes listed "weak
-    evidence mlp-1m on 2" twice, without the "(run 2)" the table shows (a user walk)."""
+    """README's bench then docs/measure.md's into one file: each weak run is listed once,
+    with the "(run 2)" the table shows, never "weak evidence mlp-1m on 2" twice."""
     from gpuscale.analysis.bench_scaling import bench_notes
 
     rows = [{**r, "sweep_id": sweep} for sweep in ("s1", "s2") for r in _pair(steps=2)]
@@ -96,8 +96,8 @@ def test_the_notes_of_a_model_run_twice_say_which_run() -> None:
 
 
 def test_a_sweep_that_measured_nothing_new_says_so_not_that_nothing_ran() -> None:
-    """`bench --resume` with every run done read "no successful bench run in this sweep
-    to analyse", like a failure (a user walk)."""
+    """`bench --resume` with every run done is not said like a failure ("no successful
+    bench run in this sweep to analyse")."""
     from gpuscale.analysis.bench_scaling import bench_view
 
     view = bench_view(bench_table(_pair(steps=100, step_ms=70.0)), sweep="new", skipped=2)
@@ -106,8 +106,8 @@ def test_a_sweep_that_measured_nothing_new_says_so_not_that_nothing_ran() -> Non
 
 
 def test_a_sweep_without_resume_that_measured_nothing_says_no_word_of_resume() -> None:
-    """A model recorded as oom, no --resume given, read "this sweep measured no new run
-    (runs --resume skips ...)" (a user walk): the sentence says what happened."""
+    """A model recorded as oom, no --resume given: the sentence says what happened, not
+    "this sweep measured no new run (runs --resume skips ...)"."""
     from gpuscale.analysis.bench_scaling import bench_view
 
     rows = [{**r, "status": "oom", "sweep_id": "new"} for r in _pair(steps=100, step_ms=70.0)]

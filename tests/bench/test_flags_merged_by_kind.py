@@ -14,7 +14,7 @@ FILE = Path(__file__).parent.parent / "advice" / "cpu_tiny_model_gloo.jsonl"
 
 
 def _one_device() -> dict:
-    """The walk's N = 1 record: its synchronised steps' p95 1.7x their median (noisy)."""
+    """An N = 1 record: its synchronised steps' p95 1.7x their median (noisy)."""
     return json.loads(FILE.read_text(encoding="utf-8").splitlines()[0])
 
 

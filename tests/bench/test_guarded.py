@@ -1,4 +1,4 @@
-"""Issue 38: a user's model code runs only where it is guarded. A factory that hangs, exits
+"""A user's model code runs only where it is guarded. A factory that hangs, exits
 (``sys.exit``, ``os._exit``), allocates or raises ``KeyboardInterrupt`` is a row with that
 cause and a non-zero exit within ``--timeout`` plus a few seconds, the other models still
 run, and the whole process tree stays under 1 GB; one that fails only in the ranks, at any

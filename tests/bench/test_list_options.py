@@ -1,4 +1,4 @@
-"""The comma lists of `bench` and `collectives` (a user walk): an empty item (`1,,2`,
+"""The comma lists of `bench` and `collectives`: an empty item (`1,,2`,
 `1,2,`) is refused in one line naming the option, as `1.5` is, never run as if it were
 not there; a misspelt collective gets the closest name, as other options do; and
 `--gpu` without the saved topology it names is refused rather than ignored."""
@@ -77,8 +77,8 @@ def test_gpu_without_a_saved_topology_is_refused(tmp_path: Path, command: list[s
 def test_an_item_given_twice_is_refused(
     tmp_path: Path, command: list[str], option: str, value: str, twice: str
 ) -> None:
-    """A walk: `bench --nproc 1,2,2` ran 1,2 without a word. An item given twice is
-    refused in one line naming the option and the item, as an empty one is."""
+    """An item given twice (`bench --nproc 1,2,2`) is refused in one line naming the
+    option and the item, as an empty one is, never run once without a word."""
     line = refused(tmp_path, *command, option, value)
     assert line.startswith(f"error: {option} {value}: {twice} given twice; give each ")
 

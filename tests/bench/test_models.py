@@ -232,8 +232,8 @@ def test_the_cli_writes_no_row_for_a_malformed_spec(tmp_path: Path) -> None:
     ],
 )
 def test_a_batch_that_is_no_inputs_and_targets_names_make_batch(made, said: str) -> None:
-    """A user walk: a bare tensor from make_batch failed as "too many values to unpack
-    (expected 2)", naming neither make_batch nor the model."""
+    """A bare tensor from make_batch is refused naming make_batch and the model, not as
+    "too many values to unpack (expected 2)"."""
     bench = BenchModel(torch.nn.Linear(4, 2), made)
     with pytest.raises(ModelError, match=re.escape(f"mine.py:make: make_batch(8, device) {said}")):
         first_batch(bench, "mine.py:make", 8, torch.device("cpu"))

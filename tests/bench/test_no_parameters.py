@@ -1,6 +1,6 @@
-"""A model with no trainable parameter is refused before any rank starts: it launched,
-then every rank died in DDP ("DistributedDataParallel is not needed when a module doesn't
-have any parameter"), exit 1, a row without params (a user walk)."""
+"""A model with no trainable parameter is refused before any rank starts, not launched
+for every rank to die in DDP ("DistributedDataParallel is not needed when a module
+doesn't have any parameter"), exit 1, a row without params."""
 
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ def test_a_model_without_parameters_is_refused_as_one_that_cannot_be_built(
 def test_a_model_that_cannot_be_built_is_said_without_repeats(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Its reason was printed three times: the progress line, an empty results table's
-    'error ... on 1' note, and the final error (a user walk); the table goes."""
+    """Its reason is printed once, not three times (the progress line, an empty results
+    table's 'error ... on 1' note, and the final error): no table."""
     pytest.importorskip("torch")
     (tmp_path / "buffers.py").write_text(MODEL)
     monkeypatch.chdir(tmp_path)

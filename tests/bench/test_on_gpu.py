@@ -1,4 +1,4 @@
-"""On a GPU (marked ``gpu``, skipped without CUDA; issue 41 item 6): the bench's plain
+"""On a GPU (marked ``gpu``, skipped without CUDA): the bench's plain
 step against an independent loop of the same module, its memory, NVML and MFU fields,
 and the refusals of a host with fewer GPUs than asked. The refusals also run everywhere
 with a faked device count (``test_device_refusals.py``)."""

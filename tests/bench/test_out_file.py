@@ -1,6 +1,6 @@
 """``--out`` of bench and collectives takes only a file of its own records or a new one:
-a README given as --out had two JSON lines appended (rc 0), and the two commands
-appended into each other's files (a user walk)."""
+a README given as --out is refused (never two JSON lines appended, rc 0), and neither
+command appends into the other's file."""
 
 from __future__ import annotations
 

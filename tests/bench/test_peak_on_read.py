@@ -1,7 +1,7 @@
 """A GPU row read from a results file carries the MFU of the peak the device catalogue
 knows, even where the bench recorded none (an L4 benched before its peak was added), and
-a GPU the table has no peak for is said to have no MFU, and why (its blank column read as
-unmeasured; a walk found the L4, A10 and V100 without a peak and nothing said)."""
+a GPU the table has no peak for is said to have no MFU, and why (a blank column alone
+reads as unmeasured)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""What a weak run's remedy asks for is what fixes its weakness (a new user's walk: runs of
-520 steps whose steps spread were told "bench with --steps 360 or more": fewer than they
-ran, and more steps measure a spread, they do not narrow it). From a table of rows: a
+"""What a weak run's remedy asks for is what fixes its weakness (never, to runs of 520
+steps whose steps spread, "bench with --steps 360 or more": fewer than they ran, and more
+steps measure a spread, they do not narrow it). From a table of rows: a
 spread alone asks for no --steps and says a quieter machine; rows weak for their steps
 are asked for more steps than they ran; every message built on ``Support`` says it."""
 

@@ -94,8 +94,8 @@ def test_unwritable_output_is_refused_before_anything_runs(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("device", ["/dev/null", "/dev/full"])
 def test_a_device_is_refused_as_the_results_file(device: str) -> None:
-    """Issue 38: ``--out /dev/null`` ran the sweep and failed at the first row (EINVAL on
-    fsync), ``/dev/full`` with ENOSPC."""
+    """``--out /dev/null`` (EINVAL on fsync) and ``/dev/full`` (ENOSPC) are refused before
+    the sweep, not at its first row."""
     if not Path(device).exists():
         pytest.skip(f"no {device}")
     with pytest.raises(ResultsError, match="not a regular file"):
@@ -232,8 +232,8 @@ def test_exposed_communication_beyond_what_was_in_flight_is_flagged() -> None:
 
 
 def test_exposed_communication_never_exceeds_the_communication_timed() -> None:
-    """A user walk: a row read exposed 4.15 ms against 3.84 ms of communication, within
-    the flag's margin: a negative hidden share, unflagged, its overlap clipped to 0. The
+    """A row of 4.15 ms exposed against 3.84 ms of communication, within the flag's
+    margin, reads no negative hidden share, unflagged, its overlap clipped to 0. The
     exposed part is at most the communication; the rest of the sync overhead is
     ``sync_wait_ms`` (waiting or noise), so the step's parts still add up."""
     rows = [

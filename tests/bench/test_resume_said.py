@@ -1,7 +1,7 @@
 """``bench --resume`` says what it does with the runs the file holds: before the sweep
 how many it keeps, measures again (flagged or failed, and why) and misses, and on the
-progress line of a run measured again why (a user walk: ``started mlp-0.2m x1`` alone,
-for a run the file held flagged "noisy synchronised steps")."""
+progress line of a run measured again why (not ``started mlp-0.2m x1`` alone, for a run
+the file held flagged "noisy synchronised steps")."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_a_resumed_sweep_says_what_it_keeps_and_why_it_measures_again(
     planned = len(models) * len(cfg.nproc)
     assert plan.startswith("--resume: ")
     assert f"{len(kept)} run kept" in plan
-    # kept runs that are weak evidence are said as such, not as measured well (a walk)
+    # kept runs that are weak evidence are said as such, not as measured well
     assert "measured well" not in plan
     assert (f"{len(weak)} of them weak evidence" in plan) == bool(weak)
     assert f"{len(flagged)} flagged runs measured again" in plan
@@ -94,8 +94,8 @@ def test_a_resumed_sweep_says_what_it_keeps_and_why_it_measures_again(
 
 
 def test_a_kept_run_of_few_steps_is_said_weak_not_measured_well(tmp_path: Path) -> None:
-    """A walk: ``--resume`` said "2 runs kept (measured well)" of 2-step runs the summary
-    and the advice call weak evidence. They are kept (ok, unflagged), and said weak."""
+    """2-step runs the summary and the advice call weak evidence are kept by ``--resume``
+    (ok, unflagged) and said weak, not "2 runs kept (measured well)"."""
     from gpuscale.bench.resume_said import resume_sentence
 
     path = tmp_path / "r.jsonl"

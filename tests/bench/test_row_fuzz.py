@@ -1,4 +1,4 @@
-"""Issue 38: any single field of a results row given any JSON value, and any value of the
+"""Any single field of a results row given any JSON value, and any value of the
 advice's numbers, never gives a traceback: the row is skipped with the field named (or
 read, where the value is valid), and whatever is read goes through the bench table, the
 scaling analysis, the printed table and the advice, which refuse only with a message."""

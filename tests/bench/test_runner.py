@@ -111,8 +111,8 @@ def test_a_failed_model_is_recorded_once_with_its_cause(
 def test_a_launch_that_fails_before_its_first_model_is_a_row_per_model(
     tmp_path: Path, faulty
 ) -> None:
-    """Issue 38: it wrote no row ("launch failed before any model started") and said only
-    that a worker exited with code 1."""
+    """A row is written ("launch failed before any model started") and the cause said, not
+    only that a worker exited with code 1."""
     out = tmp_path / "results.jsonl"
     report = run_sweep(config(out, nproc=(1,), worker=faulty("*:early")), SIZES)
     records, _ = read_results(out)

@@ -1,4 +1,4 @@
-"""fp32 as PyTorch runs it by default (issue 41): the MFU peak to match each mode, the
+"""fp32 as PyTorch runs it by default: the MFU peak to match each mode, the
 options that say it, and the H100 rows read as they ran."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def test_the_options_reach_the_sweep(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         assert result.exit_code == 0, result.output
     assert seen == ["default", "on", "off"]
     # with gloo the ranks run on CPUs, where TF32 does nothing: refused, not a configuration
-    # of its own that split the N = 1 baselines (a user walk: "mlp-0.2m (TF32 off)")
+    # of its own that split the N = 1 baselines ("mlp-0.2m (TF32 off)")
     for extra in (["--tf32"], ["--no-tf32"]):
         args = [*base, "--backend", "gloo", "--out", str(tmp_path / "r.jsonl"), *extra]
         result = CliRunner().invoke(app, args)
@@ -80,9 +80,9 @@ def test_the_h100_rows_say_what_they_ran(h100) -> None:
 
 
 def test_a_row_of_every_mode_is_read_and_a_bad_mode_is_said(tmp_path: Path) -> None:
-    """The row check of issue 38 took ``config.tf32`` as true or false only, so every row
-    the bench writes now (``"default"``) was skipped; a mode it does not know is still
-    refused, naming the field."""
+    """The row check reads ``config.tf32`` as true, false or ``"default"`` (what the bench
+    writes), never skipping a row for it; a mode it does not know is refused, naming the
+    field."""
     import json
 
     from gpuscale.bench.config import BenchConfig
@@ -109,8 +109,8 @@ def test_a_row_of_every_mode_is_read_and_a_bad_mode_is_said(tmp_path: Path) -> N
 def test_a_gpu_option_that_does_nothing_here_is_said(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, device: str
 ) -> None:
-    """A walk: `bench --tf32` under --backend auto on a host without a GPU ran as if
-    --tf32 were not given, without a word (the row's tf32 'default' is what ran). On CPU
+    """`bench --tf32` under --backend auto on a host without a GPU runs as if --tf32 were
+    not given (the row's tf32 'default' is what ran), which is said: on CPU
     ranks each GPU option given is said not to apply, on stderr before the sweep; on a
     GPU nothing is said."""
     pytest.importorskip("torch")

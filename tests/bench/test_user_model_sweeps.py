@@ -34,9 +34,9 @@ def make():
 
 
 def test_resume_tells_two_models_of_one_spec_apart(tmp_path: Path, monkeypatch) -> None:
-    """A user walk: `bench --models tiny.py:make --resume` in another folder, into the same
-    file, skipped a 265k-parameter model as measured because a 676-parameter one of the
-    same spec was (the key named the spec alone)."""
+    """`bench --models tiny.py:make --resume` in another folder, into the same file,
+    measures a 265k-parameter model though a 676-parameter one of the same spec was
+    measured (the key names the model's size, not the spec alone)."""
     out = tmp_path / "results.jsonl"
     args = ["bench", "--backend", "gloo", "--nproc", "1", "--models", "tiny.py:make"]
     args += ["--steps", "2", "--warmup", "1", "--out", str(out), "--resume"]
@@ -77,8 +77,8 @@ def make():
 def test_a_model_whose_loss_is_nan_is_flagged_and_left_out_of_advice(
     tmp_path: Path, monkeypatch
 ) -> None:
-    """A user walk: a model whose loss was always NaN came back `ok`, unflagged, and
-    `advise --bench` advised on it."""
+    """A model whose loss is always NaN is flagged, never `ok` unflagged, and
+    `advise --bench` does not advise on it."""
     (tmp_path / "nan_model.py").write_text(NAN_MODEL)
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "r.jsonl"

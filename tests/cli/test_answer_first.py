@@ -1,7 +1,7 @@
-"""``analyze`` and ``plan`` answer first (issue 57): on a 100-column terminal the default
+"""``analyze`` and ``plan`` answer first: on a 100-column terminal the default
 output is the table that answers and a few lines, within its word budget (analyze 250
-words per workload, plan 150; stderr counted) and no line wider than the terminal (they
-printed 774 and 834 words, 11 lines too wide each); ``--explain`` prints what the default
+words per workload, plan 150; stderr counted) and no line wider than the terminal;
+``--explain`` prints what the default
 leaves out, and ``-f json`` still carries all of it."""
 
 from __future__ import annotations
@@ -82,8 +82,8 @@ def test_plan_explain_says_every_note_and_json_carries_them() -> None:
 
 
 def test_a_criterion_that_picks_nothing_says_none_where_the_count_is() -> None:
-    """A walk at COLUMNS=60: the knee's row was blank, its "none" in the system column
-    the width dropped. The count's column, never dropped, says it."""
+    """At COLUMNS=60 the knee's row is not blank: its "none" is in the count's column,
+    never dropped, not only in the system column the width drops."""
     from gpuscale import load_round
     from gpuscale.analysis import AnalysisOptions
     from gpuscale.analysis.analyze import analyze

@@ -34,9 +34,9 @@ def test_scores_says_how_many_columns_csv_and_all_columns_give() -> None:
 
 
 def test_a_narrow_table_drops_what_tells_no_row_apart_first() -> None:
-    """A walk (80 columns): `scores` dropped the submitter and the system id and kept the
-    round, the benchmark and "runs required" (one value in every row) and a reason empty
-    in nearly every row. Columns of one value go first, whatever the terminal."""
+    """At 80 columns `scores` keeps the submitter and the system id and drops first the
+    columns of one value in every row (the round, the benchmark, "runs required") and a
+    reason empty in nearly every row, whatever the terminal."""
     import csv
     import io
 

@@ -1,4 +1,4 @@
-"""Issue 25: a round given twice (or one organisation in two archives) reaches analyze,
+"""A round given twice (or one organisation in two archives) reaches analyze,
 report and dataset once: no duplicate keys, no `non-unique multi-index` crash."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`analyze --bench` on a file whose every run failed says why each failed and exits 1, as
-`bench` does after failures (a user walk: it exited 0, where `advise` on the same file
-exits 2, so a script could not tell a file of failures from a measured one)."""
+`bench` does after failures (`advise` on the same file exits 2), so a script can tell
+a file of failures from a measured one."""
 
 from __future__ import annotations
 
@@ -46,8 +46,8 @@ def test_a_file_with_a_measured_run_exits_0(tmp_path: Path) -> None:
 
 
 def test_advice_on_a_model_whose_every_run_failed_says_they_failed(tmp_path: Path) -> None:
-    """A user walk: "no trustworthy N = 1 run of 'tiny.py:nonscalar_loss'" was said of a
-    model whose runs had all failed (nothing was untrustworthy: nothing was measured)."""
+    """A model whose runs all failed is not said to have "no trustworthy N = 1 run"
+    (nothing is untrustworthy: nothing was measured)."""
     failed = bench_record("tiny.py:nonscalar_loss", 1_000, 1, 100.0, status="error")
     failed["error"] = "RuntimeError: grad can be implicitly created only for scalar outputs"
     rows = [failed, *(bench_record("mlp-0.2m", 199_946, n, 900.0 * n) for n in (1, 2))]

@@ -1,6 +1,6 @@
 """An accelerator family is read alike by every command: ``--family H100`` on analyze and
-trends is H100-SXM5-80GB, as ``plan -a H100`` reads it, said in a note (it was "ambiguous:
-H100-NVL-94GB, H100-SXM5-80GB" there; a user walk)."""
+trends is H100-SXM5-80GB, as ``plan -a H100`` reads it, said in a note (not "ambiguous:
+H100-NVL-94GB, H100-SXM5-80GB")."""
 
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ def test_a_family_no_catalogue_knows_is_refused_with_the_closest(command: str) -
 
 
 def test_a_known_accelerator_the_rounds_lack_is_not_called_unknown() -> None:
-    """`trends --family B200 --round v3.0 --round v3.1` said "unknown accelerator family
-    'B200'" (a user walk): B200 is known, these rounds ran nothing on it."""
+    """`trends --family B200 --round v3.0 --round v3.1` says these rounds ran nothing on
+    B200, a known family, not that it is unknown."""
     from gpuscale.names import UnknownNameError, resolve_family
 
     with pytest.raises(UnknownNameError) as refused:

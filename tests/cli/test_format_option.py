@@ -1,6 +1,6 @@
 """``-f`` is read as every other choice is: any case (an abbreviation refused), and a value
-no format has gets one line with the formats and the closest (it was Typer's usage box
-saying "Value error, 'jsn' is not one of 'table', 'csv', 'json'.", a user walk)."""
+no format has gets one line with the formats and the closest (not Typer's usage box
+saying "Value error, 'jsn' is not one of 'table', 'csv', 'json'.")."""
 
 from __future__ import annotations
 

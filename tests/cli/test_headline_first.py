@@ -1,9 +1,7 @@
-"""The answer first (a new user's walk): ``analyze --bench`` printed a 20-column table and
-its break-even last, ``--explain`` the same bytes; ``topo`` and ``collectives`` their
-verdict last; ``trends`` and ``energy`` no headline; ``report`` only where it wrote the
-page. Each now prints the answer on its first line (report: under that one), its numbers
-those of ``-f json``'s fields or the page's table (compared as numbers, not words), then
-the detail; ``analyze --bench``'s whole table is ``--explain``'s."""
+"""The answer first: ``analyze --bench``, ``topo``, ``collectives``, ``trends``, ``energy``
+and ``report`` each print the answer on its first line (report: under that one), its
+numbers those of ``-f json``'s fields or the page's table (compared as numbers, not
+words), then the detail; ``analyze --bench``'s whole table is ``--explain``'s."""
 
 from __future__ import annotations
 
@@ -199,8 +197,8 @@ def test_report_says_where_it_is_and_the_headline_its_page_leads_with(tmp_path: 
 
 
 def test_a_failed_run_mended_and_run_again_is_said_as_such(tmp_path) -> None:
-    """A walk: a factory that failed, mended and benched again kept an 'error ... on 1'
-    line under the answer, as if nothing ran there."""
+    """A factory that failed, mended and benched again keeps no 'error ... on 1' line
+    under the answer, as if nothing ran there."""
     import pandas as pd
 
     from gpuscale.analysis.bench_scaling import trouble_lines

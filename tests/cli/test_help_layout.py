@@ -1,7 +1,7 @@
 """Every command's help reads whole on an 80-column terminal: option names never cut
 (``--convergence-bas…``, squeezed by a ranged option's ``<int range> [x>=1]``), each
-paragraph one flowing text (Typer kept a docstring's line breaks: ragged lines), and the
-report's ``--bench`` before the options that need it (a user walk)."""
+paragraph one flowing text (Typer keeps a docstring's line breaks: ragged lines), and
+the report's ``--bench`` before the options that need it."""
 
 from __future__ import annotations
 

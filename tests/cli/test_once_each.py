@@ -1,7 +1,7 @@
 """A single-valued option given twice is refused, in one line naming it, by every command
-and before anything runs: Click kept the last value alone, silently (a new-user walk:
-``analyze --bench ladder.jsonl --bench paths.jsonl`` showed paths.jsonl's rows alone,
-``advise`` and ``report`` did the same). Options given repeatedly on purpose (``--step-ms``
+and before anything runs, where Click keeps the last value alone, silently
+(``analyze --bench ladder.jsonl --bench paths.jsonl`` would show paths.jsonl's rows
+alone). Options given repeatedly on purpose (``--step-ms``
 with ``--batch``, ``--family``, the MLPerf ``-b``) and flags are not refused."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ REPEATED = _options(single=False)
 
 
 def test_every_command_has_single_valued_options() -> None:
-    """The walk's options are among those tried (else the test below tries nothing)."""
+    """The options of that command are among those tried (else the test below tries nothing)."""
     tried = {(name, p.opts[0]) for name, p in SINGLE}
     assert {("analyze", "--bench"), ("report", "--bench"), ("advise", "--bench")} <= tried
     assert {name for name, _ in SINGLE} == set(COMMANDS)
@@ -56,7 +56,7 @@ def test_a_single_valued_option_given_twice_is_refused(name: str, param: object)
 
 
 def test_the_walk_analyze_bench_twice() -> None:
-    """The walk's command: neither file read, the refusal names --bench; two options
+    """That command: neither file read, the refusal names --bench; two options
     given twice are both named in the one line."""
     result = CliRunner().invoke(app, ["analyze", "--bench", "a.jsonl", "--bench", "b.jsonl"])
     assert result.exit_code == 2

@@ -1,6 +1,6 @@
-"""What a user sees where nothing was said (a user walk): ``report --open`` with no
-browser to open it exited 0 in silence, and ``print(gpuscale.advise(...))`` dumped the
-dataclass (~10 KB) instead of the advice."""
+"""What a user sees where nothing would be said: ``report --open`` with no browser to open
+it says so (not exit 0 in silence), and ``print(gpuscale.advise(...))`` prints the advice,
+not the dataclass (~10 KB)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""One quantity, one spelling on every command that takes it (a user walk: ``advise
---power-w`` against ``plan --power``; ``--topo``, ``--topo-file`` and ``--file`` for a saved
+"""One quantity, one spelling on every command that takes it (``advise --power-w``
+against ``plan --power``; ``--topo``, ``--topo-file`` and ``--file`` for a saved
 ``nvidia-smi topo -m``): each command accepts the shared spelling, its own kept too."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ SHARED = {
     "--interconnect": ("advise", "plan", "report", "collectives"),
     "--max-devices": ("advise", "report"),
     "--allow-flagged": ("advise", "report"),
-    # a user walk: one quantity, several names across commands
+    # one quantity, several names across commands
     "--workload": ("scores", "analyze", "report", "energy", "trends", "plan", "advise"),
     "--benchmark": ("scores", "analyze", "report", "energy", "trends", "plan", "advise"),
 }

@@ -98,8 +98,8 @@ def test_a_refused_value_is_one_line_naming_the_option(
 def test_text_that_is_no_number_is_one_line_naming_the_option(
     command: str, option: str, help_text: str, tmp_path
 ) -> None:
-    """``--steps abc`` got Typer's usage box ("Input should be a valid integer, unable to
-    parse string as an integer"; a user walk): one line, as a number out of range."""
+    """``--steps abc`` gets one line, as a number out of range does, not Typer's usage box
+    ("Input should be a valid integer, unable to parse string as an integer")."""
     result = _given(command, option, "abc", tmp_path)
     said = result.stderr.strip().splitlines()
     assert result.exit_code == 2, (result.exit_code, result.output)
@@ -110,8 +110,8 @@ def test_text_that_is_no_number_is_one_line_naming_the_option(
 def test_a_huge_number_is_said_as_typed(
     command: str, option: str, help_text: str, tmp_path
 ) -> None:
-    """``--steps 1e99`` was echoed as a 100-digit integer (and ``--price 1e400`` as
-    ``inf``, ``--step-ms 1e99`` as ``1e+99``; a user walk): refused, as typed, one line."""
+    """``--steps 1e99`` (never echoed as a 100-digit integer), ``--price 1e400`` (not
+    ``inf``), ``--step-ms 1e99`` (not ``1e+99``): refused, as typed, one line."""
     result = _given(command, option, "1e99", tmp_path)
     said = result.stderr.strip().splitlines()
     assert result.exit_code == 2, (result.exit_code, result.output)
@@ -170,8 +170,8 @@ def test_the_refusals_docs_tour_quotes_are_what_advise_prints() -> None:
 
 
 def test_a_choice_in_another_case_is_taken_and_a_preset_typo_gets_the_closest() -> None:
-    """`--strategy FSDP` was refused without a hint while `fsdpp` got one, and
-    `--interconnect NVLINK4` / `nvlnk4` were 'unknown' with no did-you-mean (a user walk)."""
+    """`--strategy FSDP` is read as `fsdpp` gets a hint, and `--interconnect NVLINK4` /
+    `nvlnk4` get a did-you-mean, not 'unknown' alone."""
     from gpuscale.advice.request import AdviceRequest
 
     assert AdviceRequest(params=7e6, step_ms=20, strategy="FSDP").strategy == "fsdp"
@@ -183,9 +183,9 @@ def test_a_choice_in_another_case_is_taken_and_a_preset_typo_gets_the_closest() 
 
 
 def test_columns_are_chosen_in_every_format_that_has_them_and_never_ignored(tmp_path) -> None:
-    """`analyze -f csv --columns` wrote every column, `analyze --bench --columns` ignored
-    them (a typo too), `--columns a,,b` dropped the empty name, `plan --devices 8,,16` too
-    (a user walk): chosen, refused with the closest, or refused as empty."""
+    """`analyze -f csv --columns`, `analyze --bench --columns` (a typo too), `--columns
+    a,,b` and `plan --devices 8,,16`: the columns chosen, refused with the closest, or
+    refused as empty, never all written, ignored or an empty name dropped."""
     import json
 
     from ..builders import bench_record
@@ -211,8 +211,8 @@ def test_columns_are_chosen_in_every_format_that_has_them_and_never_ignored(tmp_
 
 
 def test_columns_given_twice_or_unknown_are_refused_before_any_note() -> None:
-    """A walk: `scores --round v4.1 --columns foo` said the duplicates note before the
-    error, and `--columns time_to_train_min,time_to_train_min` showed the column twice."""
+    """`scores --round v4.1 --columns foo` says the error before any note, and `--columns
+    time_to_train_min,time_to_train_min` is refused, not the column shown twice."""
     asked = ["scores", "--round", "v4.1"]
     result = CliRunner().invoke(app, [*asked, "--columns", "foo"])
     assert result.exit_code == 2 and result.stderr.startswith("error: --columns foo"), result.stderr
@@ -235,9 +235,9 @@ def test_columns_given_twice_or_unknown_are_refused_before_any_note() -> None:
     ],
 )
 def test_a_list_item_given_twice_is_refused_in_every_command(args: list[str], twice: str) -> None:
-    """A walk: `bench --nproc 1,2,2` ran 1,2 without a word, and so did `plan -n 8,16,16`,
-    `--round v4.1,v4.1` and `-b bert,bert`: each is refused, the option and item named,
-    as `--columns a,a` was already."""
+    """`bench --nproc 1,2,2`, `plan -n 8,16,16`, `--round v4.1,v4.1` and `-b bert,bert`
+    are each refused, the option and item named, as `--columns a,a` is, never run once
+    without a word."""
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2, result.output
     (line,) = result.stderr.strip().splitlines()

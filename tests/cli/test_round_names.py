@@ -75,9 +75,9 @@ def test_the_round_help_says_a_neutral_path_takes_the_round_instead_of_a_bundled
 def test_the_round_a_path_needs_is_said_as_an_option_and_a_repeated_one_says_what_to_drop(
     tmp_path: Path,
 ) -> None:
-    """A walk: the error for a path whose name says no round read ``round_name='v4.1'``
-    (Python) on the command line; given that --round beside a copy whose name says the round, the
-    refusal did not say that --round was what to drop."""
+    """The error for a path whose name says no round names --round, never
+    ``round_name='v4.1'`` (Python) on the command line; given that --round beside a copy
+    whose name says the round, the refusal says --round is what to drop."""
     plain = tmp_path / "my-results"
     shutil.move(str(_new_round(tmp_path)), plain)
     alone = runner.invoke(app, ["scores", str(plain)])

@@ -80,8 +80,8 @@ def test_no_choice_is_read_from_a_proper_prefix() -> None:
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_the_first_words_of_an_option_name_the_options_they_begin(name: str) -> None:
-    """``advise --device A100`` was told "did you mean '--max-devices'?" (a user walk):
-    a truncated option names every option of the command it begins."""
+    """``advise --device A100``: a truncated option names every option of the command it
+    begins, not "did you mean '--max-devices'?"."""
     options = [o for p in COMMANDS[name].params for o in getattr(p, "opts", [])]
     for option in (o for o in options if o.startswith("--") and "-" in o[2:]):
         typed = option[: option.index("-", 2)]
@@ -103,8 +103,8 @@ def test_the_first_words_of_an_option_name_the_options_they_begin(name: str) -> 
     ],
 )
 def test_a_name_like_no_valid_one_gets_no_guess(args: list[str], typed: str) -> None:
-    """A walk was offered 'bench' for 'nosuch', '--help' for '--explain' and '--round' for
-    '--out' (difflib at 0.5, the dashes counted as a match)."""
+    """No 'bench' offered for 'nosuch', '--help' for '--explain' or '--round' for '--out'
+    (as difflib at 0.5 would, the dashes counted as a match)."""
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and typed in result.stderr
     assert "did you mean" not in result.stderr

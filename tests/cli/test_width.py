@@ -1,5 +1,5 @@
 """What the CLI prints does not depend on the terminal's width or on when rich reads it
-(issue 41 item 9: a sentence split at the width, a table cut though COLUMNS=400)."""
+(no sentence split at the width, no table cut though COLUMNS=400)."""
 
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ def test_concurrent_writers_never_mix(tmp_path: Path) -> None:
 
 
 def test_another_commands_output_is_never_replaced(tmp_path) -> None:
-    """Issue 25: `report --out d` then `ingest --out d` deleted the report."""
+    """`report --out d` then `ingest --out d` keeps the report (an output folder holds both)."""
     out = tmp_path / "d"
     write_atomically(out, lambda f: (f / "index.html").write_text("report"), command="report")
     with pytest.raises(OutputError, match="gpuscale report"):
@@ -172,8 +172,8 @@ def mount_point(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def test_a_mount_point_is_written_into(mount_point: Path) -> None:
-    """A user walk: `report --out` a mounted volume was 'Invalid cross-device link' (the
-    temporary folder beside it, on its parent's file system)."""
+    """`report --out` a mounted volume writes there, not 'Invalid cross-device link' (a
+    temporary folder beside it would be on its parent's file system)."""
     assert os.path.ismount(mount_point)
     (mount_point / "notes.txt").write_text("mine")
     write_atomically(mount_point, writer("one", ("a.txt", "stale.png")))

@@ -1,4 +1,4 @@
-"""Issue 38: children end with their parent however it ends, and the run folders a killed
+"""Children end with their parent however it ends, and the run folders a killed
 process leaves are removed by the next run (never one a live run holds, never a folder
 that is not gpuscale's)."""
 

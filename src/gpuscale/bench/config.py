@@ -210,7 +210,7 @@ class BenchConfig(JsonRequest):
             ("backend", BACKENDS),
         ):
             settle_choice(self, name, allowed)
-        # an option of the other scaling would be ignored without a word (a user walk)
+        # an option of the other scaling would otherwise be ignored without a word
         if self.scaling == "weak" and self.global_batch != DEFAULT_GLOBAL_BATCH:
             raise FieldError(
                 "global_batch",

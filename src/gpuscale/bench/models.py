@@ -177,8 +177,8 @@ BY_NAME = {spec.name: spec for spec in LADDER}
 
 def first_batch(bench: BenchModel, name: str, size: int, device: Any) -> Batch:
     """``bench.make_batch(size, device)``, checked to be ``(inputs, targets)``:
-    :class:`ModelError` naming ``make_batch`` otherwise (a bare tensor read as "too many
-    values to unpack (expected 2)", naming nothing; a user walk)."""
+    :class:`ModelError` naming ``make_batch`` otherwise (unpacking a bare tensor fails
+    as "too many values to unpack (expected 2)", naming nothing)."""
     batch = bench.make_batch(size, device)
     if not (isinstance(batch, tuple | list) and len(batch) == 2):
         got = f"{len(batch)} values" if isinstance(batch, tuple | list) else type(batch).__name__

@@ -163,7 +163,7 @@ def _count(name: str, limit: int, started: Path) -> dict[str, object]:
 
     def counted(module: torch.nn.Module) -> dict[str, object]:
         params = sum(p.numel() for p in module.parameters() if p.requires_grad)
-        if params == 0:  # refused here, not by DDP in every rank after launch (a user walk)
+        if params == 0:  # refused here, not by DDP in every rank after launch
             return {
                 "status": BenchStatus.ERROR,
                 "error": f"{name} has no trainable parameter: nothing to train or synchronise "

@@ -1,9 +1,9 @@
 """What ``bench --resume`` does with the runs a results file already holds, in words:
 the runs it keeps (ok and unflagged, and which of them are weak evidence), those it
 measures again and why (flagged, with the kinds of flag, or failed, with the status), and
-those missing; said before the sweep and on each progress line of a run measured again
-(a user walk: ``started mlp-0.2m x1`` alone, for a run the file held flagged "noisy
-synchronised steps").
+those missing; said before the sweep and on each progress line of a run measured again,
+so that ``started mlp-0.2m x1`` says why a run the file held is measured again (say,
+flagged "noisy synchronised steps").
 
 Which rows are measured well is ``kept_and_again``'s one rule (``results.done_keys``
 reads it): an ``ok`` row without flags, or whose only flag is that no N = 1 run is

@@ -47,7 +47,7 @@ def measured_fields(
     local_sq = [sum(g["local_sq"][i] for g in gathered) / world for i in range(len(global_sq))]
     if duplicated or not all(math.isfinite(x) for x in (*local_sq, *global_sq)):
         # the same samples measure no noise; a NaN loss's norms are none (and NaN is no
-        # JSON number: the row was written, then skipped by its own reader; a user walk)
+        # JSON number: a row holding one would be skipped by its own reader)
         local_sq, global_sq = [], []
     return {
         "timing": timing,

@@ -76,8 +76,8 @@ class Support:
 
     def remedy(self, basis: bool = False) -> str:
         """What to bench for firm evidence (``bench.evidence.remedy``: --steps only where
-        more steps fix a weakness found); ``basis``: with why that many steps (said once
-        where the runs' weakness is said: a walk read its ~60 words five times)."""
+        more steps fix a weakness found); ``basis``: with why that many steps (about 60
+        words: said once, where the runs' weakness is said, not in every remedy)."""
         return remedy(self.fixes, self.steps_needed, self.steps_basis if basis else "")
 
 

@@ -33,8 +33,8 @@ Broken = list[tuple[str, ModelError]]
 
 def check_bounds(max_params: str | None, min_params: str | None) -> None:
     """Each size bound given is a size (``2M``), the smallest no larger than the largest;
-    text that is not is that field's :class:`FieldError` (bounds the wrong way round said
-    only "no model selected": a user walk)."""
+    text that is not is that field's :class:`FieldError` (bounds the wrong way round
+    would otherwise select no model, without saying why)."""
     sizes = {}
     for field, size in (("max_params", max_params), ("min_params", min_params)):
         try:

@@ -89,8 +89,9 @@ class SweepRequest:
 
 def check_endpoint(endpoint: str | None) -> tuple[str, int] | None:
     """(host, port) of a rendezvous endpoint; :class:`FieldError` for one that is no
-    ``HOST:PORT`` with a port from 1 to 65535 (torchrun crashed on port 99999 after a row
-    was written, and waited without end on a bare host name: a user walk)."""
+    ``HOST:PORT`` with a port from 1 to 65535, checked before launch (torchrun crashes on
+    a port past 65535 after a row is written, and waits without end on a bare host
+    name)."""
     if endpoint is None:
         return None
     host, colon, port = endpoint.strip().rpartition(":")

@@ -1,6 +1,6 @@
 """Tar and zip archives read in place, as the :class:`Entry` objects of a source.
 
-Tar archives stream through one decompressor (a damaged stream ends the walk with a
+Tar archives stream through one decompressor (a damaged stream ends the reading with a
 ``corrupt archive`` note, and what tarfile takes for a clean end is checked); zip members
 are read by the central directory. Member names are checked as directory paths are.
 """
@@ -39,8 +39,8 @@ def iter_archive(
     """The wanted members of a tar or zip archive, in archive order, read in memory.
 
     Tar archives are streamed (``r|*``): each member's bytes must be read before the
-    next entry is requested, which the ingest does. A damaged archive ends the walk with
-    a ``corrupt archive`` note naming the last member read.
+    next entry is requested, which the ingest does. A damaged archive ends the reading
+    with a ``corrupt archive`` note naming the last member read.
     """
     if path.name.lower().endswith(".zip"):
         yield from _iter_zip(path, layout, skipped, budget)

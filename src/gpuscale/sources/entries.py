@@ -138,7 +138,7 @@ class Budget:
 
 
 class BudgetSpent(Exception):
-    """A source expanded past its cap: the walk ends with this note."""
+    """A source expanded past its cap: reading it ends with this note."""
 
     def __init__(self, note: Skipped) -> None:
         super().__init__(note.message)

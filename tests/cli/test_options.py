@@ -16,10 +16,10 @@ import gpuscale.cli
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.collectives_config import CheckRequest, CollectivesConfig
 from gpuscale.bench.config import BenchConfig
-from gpuscale.cli.options import request_of
 from gpuscale.planning.request import PlanRequest
 from gpuscale.report.request import ReportRequest
 from gpuscale.tables.analysis_request import AnalysisOptions
+from gpuscale.tables.request_text import request_of
 from gpuscale.tables.requests import FieldError, option_name
 from gpuscale.tables.round_requests import RoundSelection, ScoresOptions
 

@@ -1,28 +1,21 @@
 """Typer options generated from a request dataclass's fields: the one place an option is
-made from a field's metadata (``gpuscale.tables.requests.option``), and the one place its
-text becomes the field's value."""
+made from a field's metadata (``gpuscale.tables.requests.option``); the options' text
+becomes the request in the library (``gpuscale.tables.request_text``)."""
 
 from __future__ import annotations
 
 import inspect
 import typing
 from collections.abc import Callable
-from dataclasses import MISSING, fields, is_dataclass
+from dataclasses import MISSING, fields
 from typing import Annotated, Any
 
 import typer
 
 from gpuscale.cli.output import fail, fail_on
 from gpuscale.cli.usage import one_line
-from gpuscale.quantities import BadQuantity, reading_number
-from gpuscale.tables.out_paths import typed_paths
-from gpuscale.tables.requests import (
-    FieldError,
-    command_line_type,
-    given_once_each,
-    number_option,
-    option_name,
-)
+from gpuscale.tables.request_text import is_request, option_names, request_of
+from gpuscale.tables.requests import command_line_type, given_once_each
 
 
 def request_options(request: type, skip: tuple[str, ...] = ()) -> list[inspect.Parameter]:
@@ -59,54 +52,6 @@ def help_paragraphs(text: str) -> str:
     return "\n\n".join(" ".join(p.split()) for p in paragraphs)
 
 
-def request_of(request: type, values: dict[str, Any], **more: Any) -> Any:
-    """``request`` built from the options' ``values`` (its fields' entries, each parsed as
-    its metadata says; text refused is the field's :class:`FieldError`) and ``more``."""
-    given, typed = {}, {}
-    hints = typing.get_type_hints(request)
-    for f in fields(request):
-        if f.name not in values or "help" not in f.metadata:
-            continue
-        value, parse, number = values[f.name], f.metadata["parse"], number_option(f, hints)
-        many = value if isinstance(value, list | tuple) else [value]
-        if any(isinstance(v, str) and not v.strip() for v in many):  # no default is blank
-            raise FieldError(f.name, None, "empty: give a value, or leave the option out")
-        value = typed_paths(f, hints, value)
-        try:
-            if number and value is not None:
-                read = reading_number(number[0])
-                value = tuple(map(read, value)) if number[1] else read(value)
-            given[f.name] = value if value is None or parse is None else parse(value)
-        except BadQuantity as exc:
-            raise FieldError(f.name, exc.text, exc.rule) from None  # the text refused
-        text = values[f.name]
-        if isinstance(text, list | tuple) and len(text) == 1:  # a repeatable option given once
-            text = text[0]
-        if isinstance(text, str):
-            typed[f.name] = text
-    try:
-        return request(**given, **more)
-    except FieldError as exc:  # the value said as typed (`1e99`, not its 100 digits)
-        if not exc.problems:  # fields named in a sentence (NamedError): said as they are
-            raise
-        problems = [(f, typed.get(f, v), r) for f, v, r in exc.problems]
-        raise FieldError(*problems[0], more=tuple(problems[1:])) from None
-
-
-def option_names(*requests: type) -> dict[str, str]:
-    """Field -> the option that gives it, for each field of ``requests`` with help."""
-    return {f.name: option_name(f) for r in requests for f in fields(r) if "help" in f.metadata}
-
-
-def _is_request(kind: Any) -> bool:
-    """Whether a parameter's type is a request: a dataclass whose fields carry help."""
-    return (
-        isinstance(kind, type)
-        and is_dataclass(kind)
-        and any("help" in f.metadata for f in fields(kind))
-    )
-
-
 def command(
     app: typer.Typer, name: str, *, skip: tuple = ()
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -118,7 +63,7 @@ def command(
 
     def register(fn: Callable[..., None]) -> Callable[..., None]:
         params = inspect.signature(fn, eval_str=True).parameters.values()
-        requests = {p.name: p.annotation for p in params if _is_request(p.annotation)}
+        requests = {p.name: p.annotation for p in params if is_request(p.annotation)}
         own = [p.name for p in params if p.name not in requests]
         options = [
             made

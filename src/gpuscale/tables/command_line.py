@@ -88,8 +88,9 @@ def has_path(kind: object) -> bool:
 def command_line_type(f: Field, hints: dict[str, object]) -> tuple[object, str | None]:
     """The type a field's option is taken as on the command line, and what one value is
     called in the help (None: as Typer says it). Numbers and paths are taken as text, read
-    by ``cli.options.request_of`` (a refusal in one line, as every other value's; Typer
-    read ``--out ''`` as ``.``); a repeatable option or the positional arguments as a list."""
+    by ``tables.request_text.request_of`` (a refusal in one line, as every other value's;
+    Typer would read ``--out ''`` as ``.``); a repeatable option or the positional
+    arguments as a list."""
     number = number_option(f, hints)
     if number:  # Typer's box said "Input should be a valid integer"
         return (list[str] | None if number[1] else str | None), f"<{number[0].__name__}>"

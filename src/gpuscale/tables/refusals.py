@@ -99,8 +99,8 @@ def _missing(value: object) -> bool:
 
 def shown(value: object) -> str:
     """A value as a person typed it: ``-5``, not ``-5.0``; text as itself (a command's
-    refusal names the option's text as typed: ``cli.options.request_of``), cut short
-    past 60 characters (:func:`clipped`)."""
+    refusal names the option's text as typed: ``tables.request_text.request_of``), cut
+    short past 60 characters (:func:`clipped`)."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
     return clipped(str(value))

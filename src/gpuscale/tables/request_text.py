@@ -1,0 +1,67 @@
+"""A request built from the text of its options: each field's value parsed as its
+metadata says (numbers read as quantities, paths checked, the field's own ``parse``), a
+value refused being that field's :class:`FieldError`, said as it was typed. Pure Python:
+the CLI hands it what the option parser read, a script may hand it strings."""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Mapping
+from dataclasses import fields, is_dataclass
+from typing import TypeVar
+
+from gpuscale.quantities import BadQuantity, reading_number
+from gpuscale.tables.command_line import number_option, option_name
+from gpuscale.tables.out_paths import typed_paths
+from gpuscale.tables.refusals import FieldError
+
+R = TypeVar("R")
+
+
+def request_of(request: type[R], values: Mapping[str, object], **more: object) -> R:
+    """``request`` built from the options' ``values`` (its fields' entries, each parsed as
+    its metadata says; text refused is the field's :class:`FieldError`) and ``more``."""
+    given: dict[str, object] = {}
+    typed: dict[str, object] = {}
+    hints = typing.get_type_hints(request)
+    for f in fields(request):  # type: ignore[arg-type]
+        if f.name not in values or "help" not in f.metadata:
+            continue
+        value, parse, number = values[f.name], f.metadata["parse"], number_option(f, hints)
+        many = value if isinstance(value, list | tuple) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in many):  # no default is blank
+            raise FieldError(f.name, None, "empty: give a value, or leave the option out")
+        value = typed_paths(f, hints, value)
+        try:
+            if number and value is not None:
+                read = reading_number(number[0])
+                value = tuple(map(read, value)) if number[1] else read(value)  # type: ignore[call-overload]
+            given[f.name] = value if value is None or parse is None else parse(value)
+        except BadQuantity as exc:
+            raise FieldError(f.name, exc.text, exc.rule) from None  # the text refused
+        text = values[f.name]
+        if isinstance(text, list | tuple) and len(text) == 1:  # a repeatable option given once
+            text = text[0]
+        if isinstance(text, str):
+            typed[f.name] = text
+    try:
+        return request(**given, **more)
+    except FieldError as exc:  # the value said as typed (`1e99`, not its 100 digits)
+        if not exc.problems:  # fields named in a sentence (NamedError): said as they are
+            raise
+        problems = [(f, typed.get(f, v), r) for f, v, r in exc.problems]
+        raise FieldError(*problems[0], more=tuple(problems[1:])) from None
+
+
+def option_names(*requests: type) -> dict[str, str]:
+    """Field -> the option that gives it, for each field of ``requests`` with help."""
+    return {f.name: option_name(f) for r in requests for f in fields(r) if "help" in f.metadata}
+
+
+def is_request(kind: object) -> bool:
+    """Whether a parameter's type is a request: a dataclass whose fields carry help."""
+    return (
+        isinstance(kind, type)
+        and is_dataclass(kind)
+        and any("help" in f.metadata for f in fields(kind))
+    )

@@ -32,8 +32,9 @@ from gpuscale.advice.calibrate.measured import read_comm
 from gpuscale.advice.model.network import Link, Network
 from gpuscale.advice.model.priors import from_residuals
 from gpuscale.advice.model.step import step_at
-from gpuscale.bench.config import BenchConfig, run_key
+from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import SCHEMA, bench_table, read_results
+from gpuscale.bench.row_keys import run_key
 
 
 def record(model: str, params: int, n: int, rng: random.Random) -> dict:

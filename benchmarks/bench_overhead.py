@@ -59,7 +59,8 @@ def _compare(name: str, device, args: argparse.Namespace) -> None:
     import torch
     import torch.distributed as dist
 
-    from gpuscale.bench.steps import Job, clock, count_flops, one_step
+    from gpuscale.bench.clock import clock
+    from gpuscale.bench.steps import Job, count_flops, one_step
 
     bench, plain_ddp, plain_opt, _ = _ddp(name, device, comm=False)
     batch = bench.make_batch(args.batch, device)

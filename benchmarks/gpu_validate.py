@@ -45,9 +45,10 @@ from torch import nn
 from torch.nn import functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
+from gpuscale.bench.clock import clock
 from gpuscale.bench.flops import count
 from gpuscale.bench.models import load_model, select_models
-from gpuscale.bench.steps import Job, clock, one_step
+from gpuscale.bench.steps import Job, one_step
 from gpuscale.hardware.peaks import peak_for
 
 # PASS within: the counted FLOPs of the formula's; CUDA-event step times of the wall clock;

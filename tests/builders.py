@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gpuscale.bench.config import BenchConfig, run_key
+from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import SCHEMA
+from gpuscale.bench.row_keys import run_key
 
 
 def bench_record(

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuscale.quantities import devices, joined, named, number, of_the
+from gpuscale.quantities import devices, filled, joined, named, number, of_the
 
 
 def test_examples() -> None:
@@ -196,3 +196,10 @@ def test_printable_leaves_no_control_character_and_changes_nothing_else(text: st
         assert out == text
     kept = printable(text, lines=True)
     assert kept.count("\n") == text.count("\n") and kept.count("\t") == text.count("\t")
+
+
+@pytest.mark.parametrize(
+    ("value", "said"), [("the basis", " (the basis)"), (3, " (3)"), ("", ""), (None, ""), (0, "")]
+)
+def test_a_clause_is_said_only_where_it_has_a_value(value: object, said: str) -> None:
+    assert filled(" ({})", value) == said

@@ -97,6 +97,15 @@ def of_the(part: int, whole: int, noun: str) -> str:
     return f"all {counted(whole, noun)}"
 
 
+def filled(template: str, value: object) -> str:
+    """``template`` with ``value`` in its ``{}``, or ``""`` where there is no value (None,
+    an empty text or list, 0): a clause said only where it has something to say
+    (``filled(" ({})", basis)``, ``filled(", {} skipped", skipped)``)."""
+    if not value:
+        return ""
+    return template.format(value)
+
+
 def joined(items: Iterable[object], conjunction: str = "and") -> str:
     """Items as a sentence lists them: ``B200``, ``H100 and B200``, ``RTX A5000, RTX 4090
     and B200`` (commas, the last two joined by ``conjunction``: ``and``, ``or``)."""

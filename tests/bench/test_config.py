@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from gpuscale.bench.config import BenchConfig, model_of_key, run_key
+from gpuscale.bench.config import BenchConfig
+from gpuscale.bench.row_keys import model_of_key, run_key
 from gpuscale.quantities import parse_bytes, parse_size
 
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 pytest.importorskip("torch")
 
-from gpuscale.bench import collectives_sweep, runner
+from gpuscale.bench import collectives_sweep, runner, sweep_plan
 from gpuscale.bench.collectives_config import CollectivesConfig
 from gpuscale.bench.collectives_sweep import SweepError, run_collectives
 from gpuscale.bench.config import BenchConfig
@@ -55,7 +55,7 @@ def test_a_failed_launch_exits_non_zero(monkeypatch: pytest.MonkeyPatch, tmp_pat
     def failed(cfg, sizes, **_) -> SweepReport:
         return SweepReport(failures=["launch on 2 failed: exit 1: a worker exited with code 1"])
 
-    monkeypatch.setattr(runner, "run_sweep", failed)
+    monkeypatch.setattr(sweep_plan, "run_sweep", failed)
     out = tmp_path / "r.jsonl"
     args = ["bench", "--models", "mlp-0.2m", "--nproc", "1", "--backend", "gloo", "--out", str(out)]
     result = cli.invoke(app, args)

@@ -7,8 +7,9 @@ import math
 import pytest
 
 from gpuscale.analysis.bench_scaling import NO_BASELINE, bench_scaling
-from gpuscale.bench.config import BenchConfig, resolved_config
+from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import bench_table, flag_summary
+from gpuscale.bench.row_keys import resolved_config
 from gpuscale.bench.summary import median_run, power_total
 
 from ..builders import bench_record

@@ -32,7 +32,7 @@ def test_the_peak_matches_the_tf32_mode() -> None:
 
 def test_the_options_reach_the_sweep(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    from gpuscale.bench import runner
+    from gpuscale.bench import sweep_plan
     from gpuscale.bench.runner import SweepReport
     from gpuscale.cli import app
 
@@ -42,7 +42,7 @@ def test_the_options_reach_the_sweep(monkeypatch: pytest.MonkeyPatch, tmp_path: 
         seen.append(cfg.bench.tf32)
         return SweepReport()
 
-    monkeypatch.setattr(runner, "run_sweep", sweep)
+    monkeypatch.setattr(sweep_plan, "run_sweep", sweep)
     base = ["bench", "--models", "mlp-0.2m", "--nproc", "1"]  # auto: a GPU where there is one
     for extra in ([], ["--tf32"], ["--no-tf32"]):
         result = CliRunner().invoke(app, [*base, "--out", str(tmp_path / "r.jsonl"), *extra])
@@ -59,7 +59,8 @@ def test_the_options_reach_the_sweep(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 def test_a_cpu_run_records_the_tf32_it_ran() -> None:
     """On CPUs (no GPU found under the default backend) no TF32 runs: the row says so."""
-    from gpuscale.bench.config import BenchConfig, resolved_config
+    from gpuscale.bench.config import BenchConfig
+    from gpuscale.bench.row_keys import resolved_config
 
     cfg = BenchConfig(tf32="off")
     where = {"model": "m", "family": "mlp", "params": 1, "accelerators": 1, "nnodes": 1}
@@ -114,11 +115,11 @@ def test_a_gpu_option_that_does_nothing_here_is_said(
     ranks each GPU option given is said not to apply, on stderr before the sweep; on a
     GPU nothing is said."""
     pytest.importorskip("torch")
-    from gpuscale.bench import runner, sweep_plan
+    from gpuscale.bench import sweep_plan
     from gpuscale.bench.runner import SweepReport
     from gpuscale.cli import app
 
-    monkeypatch.setattr(runner, "run_sweep", lambda *a, **k: SweepReport())
+    monkeypatch.setattr(sweep_plan, "run_sweep", lambda *a, **k: SweepReport())
     monkeypatch.setattr(sweep_plan, "device_kind", lambda backend: device)
     base = ["bench", "--models", "mlp-0.2m", "--nproc", "1", "--out", str(tmp_path / "r.jsonl")]
     for extra, flags in (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gpuscale.bench import models, runner
+from gpuscale.bench import models, runner, sweep_plan
 from gpuscale.bench.runner import SweepReport
 from gpuscale.cli import app
 from tests.builders import bench_record, write_jsonl
@@ -46,7 +46,7 @@ def _fake_sweep(cfg, sizes, *, on_event=None, broken=None) -> SweepReport:
 def bench_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Path]:
     out = tmp_path / "results.jsonl"
     _earlier_sweep(out)
-    monkeypatch.setattr(runner, "run_sweep", _fake_sweep)
+    monkeypatch.setattr(sweep_plan, "run_sweep", _fake_sweep)
     monkeypatch.setattr(models, "sort_models", lambda names, *a, **k: ([("mlp-0.2m", 199_946)], []))
     args = ["bench", "--backend", "gloo", "--nproc", "1,2", "--models", "mlp-0.2m"]
     result = CliRunner().invoke(app, [*args, "--out", str(out)])

@@ -28,13 +28,13 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 import torch.distributed as dist
 
 from gpuscale.bench.background import Background
+from gpuscale.bench.clock import clock
 from gpuscale.bench.collectives_config import (
     PLACEMENTS,
     SCHEMA,
@@ -47,7 +47,7 @@ from gpuscale.bench.telemetry import machine_environment
 from gpuscale.sources.processes import die_with_runner
 
 
-def _compute(device: Any, keep_going: Callable[[], bool]) -> None:
+def _compute(device: torch.device, keep_going: Callable[[], bool]) -> None:
     """Small matmuls on ``device`` while ``keep_going()``: a training step's compute."""
     x = torch.ones(64, 64, device=device)
     while keep_going():
@@ -56,7 +56,7 @@ def _compute(device: Any, keep_going: Callable[[], bool]) -> None:
             torch.cuda.synchronize()
 
 
-def _busy(ms: float, device: Any) -> None:
+def _busy(ms: float, device: torch.device) -> None:
     """Keep the device computing for ``ms`` milliseconds, as a training step does
     between two gradient all-reduces."""
     end = time.perf_counter() + ms / 1e3
@@ -68,7 +68,7 @@ class _Load(Background):
     the timed calls, as backward does while DDP's all-reduce runs. On a CPU "device" both
     then share the rank's core, which is what the step sees."""
 
-    def __init__(self, device: Any) -> None:
+    def __init__(self, device: torch.device) -> None:
         super().__init__()
         self._device = device
 
@@ -80,7 +80,7 @@ class Buffers:
     """One collective's tensors for one size and placement, filled so the result is
     known: rank r sends r + 1 everywhere."""
 
-    def __init__(self, op: str, size: int, placement: str, n: int, rank: int, device: Any):
+    def __init__(self, op: str, size: int, placement: str, n: int, rank: int, device: torch.device):
         self.op, self.n, self.rank = op, n, rank
         per = size // 4 if op in ("all_reduce", "broadcast", "send_recv") else size // 4 // n
         self.elements = max(1, per)
@@ -140,22 +140,12 @@ class Buffers:
         return int(torch.count_nonzero(differs).item())
 
 
-def _clock(device: Any) -> tuple[Callable[[], Any], Callable[[Any, Any], float]]:
-    if device.type == "cuda":
-
-        def mark() -> Any:
-            event = torch.cuda.Event(enable_timing=True)
-            event.record()
-            return event
-
-        return mark, lambda a, b: a.elapsed_time(b) / 1e3
-    return time.perf_counter, lambda a, b: b - a
-
-
-def _time_size(buffers: Buffers, device: Any, config: CollectivesConfig) -> tuple[list[float], int]:
+def _time_size(
+    buffers: Buffers, device: torch.device, config: CollectivesConfig
+) -> tuple[list[float], int]:
     """Per-call seconds of ``config.iters`` back-to-back calls after warm-up, and the wrong
     elements of one checked call."""
-    mark, elapsed = _clock(device)
+    mark, elapsed_ms = clock(device)
     buffers.fill()
     for _ in range(config.warmup):
         buffers.run()
@@ -171,7 +161,10 @@ def _time_size(buffers: Buffers, device: Any, config: CollectivesConfig) -> tupl
     if device.type == "cuda":
         torch.cuda.synchronize()
     step = 2 if config.gap_ms > 0 else 1
-    times = [elapsed(marks[i + step - 1], marks[i + step]) for i in range(0, len(marks) - 1, step)]
+    times = [
+        elapsed_ms(marks[i + step - 1], marks[i + step]) / 1e3
+        for i in range(0, len(marks) - 1, step)
+    ]
     wrong = 0
     if config.check:
         buffers.fill()
@@ -180,14 +173,14 @@ def _time_size(buffers: Buffers, device: Any, config: CollectivesConfig) -> tupl
     return times, wrong
 
 
-def _all_ok(ok: bool, device: Any) -> bool:
+def _all_ok(ok: bool, device: torch.device) -> bool:
     """Whether every rank could do its part (a MIN over ranks)."""
     flag = torch.tensor([1 if ok else 0], dtype=torch.int32, device=device)
     dist.all_reduce(flag, op=dist.ReduceOp.MIN)
     return bool(flag.item())
 
 
-def _summary(op: str, times: list[list[float]], size: int, n: int) -> dict[str, Any]:
+def _summary(op: str, times: list[list[float]], size: int, n: int) -> dict[str, object]:
     """nccl-tests' figures from every rank's per-call seconds."""
     per_rank = np.asarray(times, dtype=float)  # ranks x iterations
     slowest = per_rank.max(axis=0)
@@ -203,10 +196,12 @@ def _summary(op: str, times: list[list[float]], size: int, n: int) -> dict[str, 
     }
 
 
-def sweep(config: CollectivesConfig, sweep_id: str, device: Any) -> list[dict[str, Any]]:
+def sweep(
+    config: CollectivesConfig, sweep_id: str, device: torch.device
+) -> list[dict[str, object]]:
     """Every op, size and placement; rows as rank 0 writes them (other ranks: [])."""
     n, rank = dist.get_world_size(), dist.get_rank()
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     base = {"kind": "result", "sweep_id": sweep_id, "ranks": n, "dtype": "float32"}
     for op in config.ops:
         stop = False
@@ -230,7 +225,7 @@ def sweep(config: CollectivesConfig, sweep_id: str, device: Any) -> list[dict[st
                     rows.append({**row, "status": "unsupported", "error": reason[:300]})
                     stop = True
                     break
-                gathered: list[Any] = [None] * n
+                gathered: list[tuple[list[float], int]] = [(times, wrong)] * n  # every rank's
                 dist.all_gather_object(gathered, (times, wrong))
                 figures = _summary(op, [g[0] for g in gathered], buffers.size_bytes, n)
                 rows.append(
@@ -251,7 +246,7 @@ def sweep(config: CollectivesConfig, sweep_id: str, device: Any) -> list[dict[st
     return rows if rank == 0 else []
 
 
-def _header(config: CollectivesConfig, sweep_id: str, device: Any) -> dict[str, Any]:
+def _header(config: CollectivesConfig, sweep_id: str, device: torch.device) -> dict[str, object]:
     env = machine_environment(device)
     return {
         "schema": SCHEMA,

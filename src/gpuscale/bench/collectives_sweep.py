@@ -10,9 +10,9 @@ import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from gpuscale.bench.collectives_config import SCHEMA, CollectivesConfig
+from gpuscale.bench.collectives_config import SCHEMA, CheckRequest, CollectivesConfig
 from gpuscale.bench.launch_events import exit_cause
 from gpuscale.bench.results import ResultsError
 from gpuscale.bench.results_file import COLLECTIVES_FILE, check_writable
@@ -24,6 +24,9 @@ from gpuscale.interconnect.records import Sweeps, read_sweeps
 from gpuscale.interconnect.verdict import judge
 from gpuscale.quantities import counted, format_bytes
 from gpuscale.sources.processes import RUNNER_PID, available_memory, lifeline
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class SweepError(Exception):
@@ -37,7 +40,7 @@ class SweepRun:
 
     sweep_id: str
     sweeps: Sweeps
-    latest: Any
+    latest: pd.DataFrame
     device: str
     env: dict[str, str]
 
@@ -161,26 +164,21 @@ class InterconnectCheck:
 
 
 def check_interconnect(
-    config: CollectivesConfig,
-    out_file: Path,
-    world: int,
-    *,
-    topo_file: Path | None = None,
-    gpu: str | None = None,
-    preset: str | None = None,
-    oversubscribe: bool = False,
+    asked: CheckRequest, config: CollectivesConfig, world: int
 ) -> InterconnectCheck:
-    """Run a collectives sweep on ``world`` processes (rows appended to ``out_file``) and
-    judge it: against ``preset`` (a link preset), else the topology of ``topo_file`` (a
-    saved ``nvidia-smi topo -m``, read before the sweep), else NVML's on GPUs. Raises
-    ValueError (an unknown preset, an unreadable topology file) and :class:`SweepError`."""
+    """Run a collectives sweep on ``world`` processes (rows appended to ``asked.out``) and
+    judge it: against ``asked.interconnect`` (a link preset), else the topology of
+    ``asked.topo_file`` (a saved ``nvidia-smi topo -m``, read before the sweep), else
+    NVML's on GPUs. Raises ValueError (an unknown preset, an unreadable topology file) and
+    :class:`SweepError`."""
+    topo_file, gpu, preset = asked.topo_file, asked.gpu, asked.interconnect
     if preset:  # the preset's own name, whatever the case typed; unknown: the closest
         try:
             preset = get_preset(preset).name
         except KeyError as exc:
             raise ValueError(exc.args[0]) from None
     saved = topology_here(topo_file, gpu) if topo_file else None
-    done = run_collectives(config, out_file, world, oversubscribe=oversubscribe)
+    done = run_collectives(config, asked.out, world, oversubscribe=asked.oversubscribe)
     topology = saved if topo_file else (topology_here(None, gpu) if done.device == "cuda" else None)
     nvlink = bool(topology and topology.slowest_link() == "NV")
     return InterconnectCheck(

@@ -1,17 +1,16 @@
 """One bench configuration: what every run of a sweep does, written once.
 
-The CLI builds a :class:`BenchConfig` (its options' defaults and help come from here),
-the runner hands it to every worker as JSON, and the results key of a run (what
-``--resume`` compares) is computed from it by :func:`run_key`, in one place. Nothing
-here imports torch.
+The CLI builds a :class:`BenchConfig` (its options' defaults and help come from here)
+and the runner hands it to every worker as JSON; what a run of it is in the results file
+(its row's config, its key) is ``bench.row_keys``. Nothing here imports torch.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import ClassVar
 
 from gpuscale.quantities import parse_bytes
 from gpuscale.tables.requests import (
@@ -285,94 +284,3 @@ class BenchConfig(JsonRequest):
                 "(the CPU package's energy is read from RAPL where the host allows it)"
             )
         return notes
-
-
-# What identifies a run besides the model: fields that change what is measured.
-_KEY_FIELDS = (
-    "scaling",
-    "precision",
-    "tf32",
-    "strategy",
-    "accum",
-    "bucket_mb",
-    "grad_comm",
-    "steps",
-)
-
-
-def resolved_config(
-    config: BenchConfig,
-    *,
-    model: str,
-    family: str,
-    params: int | None,
-    accelerators: int,
-    nnodes: int,
-    device: str,
-    threads: int,
-    backend: str | None = None,
-) -> dict[str, Any]:
-    """The ``config`` of a results row: every field the value the run used (threads,
-    per-device and global batch, backend resolved), never an option's placeholder."""
-    batch = config.per_device_batch(accelerators, device)
-    return {
-        **asdict(config),
-        "model": model,
-        "family": family,
-        "params": params,
-        "accelerators": accelerators,
-        "nnodes": nnodes,
-        "backend": backend or config.resolved_backend(device),
-        "device": device,
-        "tf32": config.tf32 if device == "cuda" else "default",  # what ran: no TF32 on CPUs
-        "batch": batch,
-        "batch_per_device": batch,
-        "global_batch": batch * accelerators * config.accum,
-        "threads": threads if device == "cpu" else 0,
-    }
-
-
-def run_key(
-    config: BenchConfig,
-    *,
-    model: str,
-    accelerators: int,
-    nnodes: int,
-    device: str,
-    threads: int,
-    params: int | None = None,
-) -> str:
-    """The key of one run in the results file (``--resume`` skips keys it finds). A model
-    of the user's (``FILE.py:FACTORY``, ``PKG.MODULE:FACTORY``) is keyed with its parameter
-    count too: one spec names another model in another folder, or once its file is
-    edited, and --resume would have skipped it as measured."""
-    batch = config.per_device_batch(accelerators, device)
-    parts: dict[str, Any] = {
-        "model": model,
-        **({"params": params} if ":" in model and params else {}),
-        "accelerators": accelerators,
-        "nnodes": nnodes,
-        "backend": config.resolved_backend(device),
-        "device": device,
-        "batch_per_device": batch,
-        "global_batch": batch * accelerators * config.accum,
-        "threads": threads if device == "cpu" else 0,
-        **{name: getattr(config, name) for name in _KEY_FIELDS},
-    }
-    if config.repeat > 1:  # a median of several runs is another measurement
-        parts["repeat"] = config.repeat
-    return "|".join(f"{k}={v}" for k, v in parts.items())
-
-
-def model_of_key(key: str) -> str:
-    """The model a key names (its first field)."""
-    return key.split("|", 1)[0].split("=", 1)[1]
-
-
-def fields_of_key(key: str) -> dict[str, str]:
-    """The fields a key names, as text (``model`` may itself hold ``=`` or ``:``)."""
-    out = {}
-    for part in key.split("|"):
-        name, _, value = part.partition("=")
-        out[name] = value
-    return out

@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from gpuscale.plausibility import MIN_BUSY_WINDOW_S, host_measured
 from gpuscale.plausibility import timed_window_s as _window_s
-from gpuscale.quantities import counted, format_ms, joined
+from gpuscale.quantities import counted, filled, format_ms, joined
 from gpuscale.tables.bench import BENCH_CONFIG_COLUMNS
 from gpuscale.tables.codes import Code
 
@@ -49,17 +48,17 @@ _FIXES = {
 }
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def timed_window_s(row: Mapping[str, Any]) -> float:
+def timed_window_s(row: Mapping[str, object]) -> float:
     """Seconds a bench row's host shares were read over (NaN when the step times are
     missing): ``plausibility.timed_window_s`` of its step times and ``steps``."""
     return _window_s(row, row.get("steps"))
 
 
-def _configuration(row: Mapping[str, Any]) -> tuple[str, ...]:
+def _configuration(row: Mapping[str, object]) -> tuple[str, ...]:
     """What a bench run again with other ``--steps`` keeps: its configuration less steps."""
     return tuple(str(row.get(c)) for c in BENCH_CONFIG_COLUMNS if c != "steps")
 
@@ -68,7 +67,7 @@ def _tens(steps: float) -> int:
     return 10 * math.ceil(steps / 10)
 
 
-def steps_asked(rows: Iterable[Mapping[str, Any]]) -> tuple[int, str]:
+def steps_asked(rows: Iterable[Mapping[str, object]]) -> tuple[int, str]:
     """The ``--steps`` a model's runs (``rows``: its bench rows, or table rows) need for
     every check that more steps pass, and its basis, said: at least :data:`FIRM_STEPS`
     (the few-steps check, ``MIN_STEPS``; a noise scale's 10 steps,
@@ -82,7 +81,8 @@ def steps_asked(rows: Iterable[Mapping[str, Any]]) -> tuple[int, str]:
     steps add to that configuration's mean, not by its own extreme."""
     rows = list(rows)
     found = (FIRM_STEPS, f"at least {FIRM_STEPS}: one slow step moves a mean by 1/{FIRM_STEPS}")
-    pooled: dict[tuple[str, ...], list[Any]] = {}
+    # per configuration: its timed phases' seconds, steps and runs, and its first row
+    pooled: dict[tuple[str, ...], tuple[float, int, int, Mapping[str, object]]] = {}
     for row in rows:
         ran, window = row.get("steps"), timed_window_s(row)
         if not (_finite(ran) and ran > 0):
@@ -90,8 +90,8 @@ def steps_asked(rows: Iterable[Mapping[str, Any]]) -> tuple[int, str]:
         if _tens(ran) > found[0]:
             found = (_tens(ran), f"never fewer than the {int(ran)} steps a run already timed")
         if _finite(window) and window > 0:
-            at = pooled.setdefault(_configuration(row), [0.0, 0, 0, row])
-            at[0], at[1], at[2] = at[0] + window, at[1] + int(ran), at[2] + 1
+            seconds, steps, runs, first = pooled.get(_configuration(row), (0.0, 0, 0, row))
+            pooled[_configuration(row)] = (seconds + window, steps + int(ran), runs + 1, first)
     for window, steps, runs, row in pooled.values():
         per = window / steps
         asked = _tens(WINDOW_HEADROOM * MIN_BUSY_WINDOW_S / per)
@@ -108,7 +108,7 @@ def steps_asked(rows: Iterable[Mapping[str, Any]]) -> tuple[int, str]:
     return found
 
 
-def steps_needed(rows: Iterable[Mapping[str, Any]]) -> int:
+def steps_needed(rows: Iterable[Mapping[str, object]]) -> int:
     """The number of :func:`steps_asked`."""
     return steps_asked(rows)[0]
 
@@ -133,7 +133,7 @@ LABEL = {
 
 
 def weaknesses(
-    row: Mapping[str, Any], needed: int | None = None, basis: str | None = None
+    row: Mapping[str, object], needed: int | None = None, basis: str | None = None
 ) -> list[tuple[Weakness, str]]:
     """Why an ``ok`` row is weak evidence, each kind with its reason in words (empty:
     strong); ``needed`` and ``basis``: the steps its model needs and why
@@ -143,7 +143,7 @@ def weaknesses(
     steps = row.get("steps")
     if needed is None:
         needed, basis = steps_asked([row])
-    said = [f" ({basis})" if basis else ""]
+    said = [filled(" ({})", basis)]
 
     def ask() -> str:  # the basis with the first ask only
         return f"bench with --steps {needed} or more{said.pop() if said else ''}"
@@ -173,13 +173,13 @@ def weaknesses(
 
 
 def weak_reasons(
-    row: Mapping[str, Any], needed: int | None = None, basis: str | None = None
+    row: Mapping[str, object], needed: int | None = None, basis: str | None = None
 ) -> list[str]:
     """The words of :func:`weaknesses`."""
     return [why for _, why in weaknesses(row, needed, basis)]
 
 
-def grade(rows: list[Mapping[str, Any]]) -> tuple[list[str], list[str], list[tuple[str, ...]]]:
+def grade(rows: list[Mapping[str, object]]) -> tuple[list[str], list[str], list[tuple[str, ...]]]:
     """(``evidence``, ``evidence_notes``, ``evidence_kinds``) per row: ``strong``/``weak``
     for ``ok`` rows, :data:`FLAGGED` for flagged ones (not trusted: never strong), ``""``
     for failed ones; the reasons a row is weak ("; "-separated, a flagged row's too), each
@@ -239,14 +239,11 @@ def remedy(found: Iterable[str], needed: int, basis: str = "") -> str:
     bench for the fixes ``found`` (:func:`fixes`), ``needed`` the steps (:func:`steps_asked`,
     said with its ``basis``) asked only where more steps fix a weakness; ``""`` where
     nothing is to fix."""
-    found_ways = ways(found, needed, basis)
-    return f"bench {joined(found_ways)}" if found_ways else ""
+    return filled("bench {}", joined(ways(found, needed, basis)))
 
 
 def ways(found: Iterable[str], needed: int, basis: str = "") -> list[str]:
     """Each fix of ``found`` in words: ``with --steps 360 or more (basis)``, ``on a
     quieter machine, ...`` (what :func:`remedy` joins)."""
-    why = f" ({basis})" if basis else ""
-    return [
-        f"with --steps {needed} or more{why}" if fix == STEPS_FIX else _FIXES[fix] for fix in found
-    ]
+    steps = f"with --steps {needed} or more{filled(' ({})', basis)}"
+    return [{**_FIXES, STEPS_FIX: steps}[fix] for fix in found]

@@ -38,11 +38,14 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode, conv_flop_count, flop_registry
+
+if TYPE_CHECKING:
+    from torch._ops import OpOverloadPacket
 
 aten = torch.ops.aten
 Shape = Sequence[int]
@@ -57,7 +60,12 @@ def attention_flops(query: Shape, key: Shape, value: Shape) -> int:
 
 
 def _attention(
-    query: Shape, key: Shape, value: Shape, *args: Any, out_shape: Any = None, **kwargs: Any
+    query: Shape,
+    key: Shape,
+    value: Shape,
+    *args: object,
+    out_shape: object = None,
+    **kwargs: object,
 ) -> int:
     return attention_flops(query, key, value)
 
@@ -67,9 +75,9 @@ def _attention_backward(
     query: Shape,
     key: Shape,
     value: Shape,
-    *args: Any,
-    out_shape: Any = None,
-    **kwargs: Any,
+    *args: object,
+    out_shape: object = None,
+    **kwargs: object,
 ) -> int:
     return 2 * attention_flops(query, key, value)
 
@@ -78,16 +86,16 @@ def _conv_backward(
     grad_out: Shape,
     x: Shape,
     w: Shape,
-    _bias: Any,
-    _stride: Any,
-    _padding: Any,
-    _dilation: Any,
+    _bias: object,
+    _stride: object,
+    _padding: object,
+    _dilation: object,
     transposed: bool,
-    _output_padding: Any,
+    _output_padding: object,
     groups: int,
     output_mask: Sequence[bool],
-    out_shape: Any = None,
-    **kwargs: Any,
+    out_shape: Sequence[Shape] | None = None,
+    **kwargs: object,
 ) -> int:
     """Input gradient as the stock counter (a transposed convolution of the output
     gradient, right with groups) plus the weight gradient with groups: as many FLOPs
@@ -109,32 +117,50 @@ def _rnn_flops(input_shape: Shape, weights: Sequence[Shape]) -> int:
 
 
 def _mkldnn_rnn(
-    input_shape: Shape, w0: Shape, w1: Shape, *args: Any, out_shape: Any = None, **kwargs: Any
+    input_shape: Shape,
+    w0: Shape,
+    w1: Shape,
+    *args: object,
+    out_shape: object = None,
+    **kwargs: object,
 ) -> int:
     return _rnn_flops(input_shape, [w0, w1])
 
 
 def _mkldnn_rnn_backward(
-    input_shape: Shape, w1: Shape, w2: Shape, *args: Any, out_shape: Any = None, **kwargs: Any
+    input_shape: Shape,
+    w1: Shape,
+    w2: Shape,
+    *args: object,
+    out_shape: object = None,
+    **kwargs: object,
 ) -> int:
     return 2 * _rnn_flops(input_shape, [w1, w2])
 
 
 def _cudnn_rnn(
-    input_shape: Shape, weights: Sequence[Shape], *args: Any, out_shape: Any = None, **kwargs: Any
+    input_shape: Shape,
+    weights: Sequence[Shape],
+    *args: object,
+    out_shape: object = None,
+    **kwargs: object,
 ) -> int:
     return _rnn_flops(input_shape, weights)
 
 
 def _cudnn_rnn_backward(
-    input_shape: Shape, weights: Sequence[Shape], *args: Any, out_shape: Any = None, **kwargs: Any
+    input_shape: Shape,
+    weights: Sequence[Shape],
+    *args: object,
+    out_shape: object = None,
+    **kwargs: object,
 ) -> int:
     mask = args[-1] if args else (True, True, True, True)  # output_mask, the last argument
     return _rnn_flops(input_shape, weights) * (2 if mask[3] else 1)
 
 
 # op packet -> formula on shapes (the counter's ``custom_mapping``)
-FORMULAS: dict[Any, Callable[..., int]] = {
+FORMULAS: dict[OpOverloadPacket, Callable[..., int]] = {
     aten.convolution_backward: _conv_backward,
     aten._scaled_dot_product_flash_attention_for_cpu: _attention,
     aten._scaled_dot_product_flash_attention_for_cpu_backward: _attention_backward,
@@ -160,7 +186,7 @@ class _OpsRun(TorchDispatchMode):
 
     def __init__(self) -> None:
         super().__init__()
-        self.packets: set[Any] = set()
+        self.packets: set[OpOverloadPacket] = set()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
         self.packets.add(func._overloadpacket)
@@ -176,7 +202,7 @@ class FlopCount:
     uncounted_ops: tuple[str, ...]
 
 
-def count(step: Callable[[], Any]) -> FlopCount:
+def count(step: Callable[[], object]) -> FlopCount:
     """Run ``step`` (a forward and backward) under the counter with :data:`FORMULAS`."""
     seen = _OpsRun()
     with seen, FlopCounterMode(display=False, custom_mapping=FORMULAS) as counter:

@@ -29,7 +29,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
 
 import torch
 import torch.nn as nn
@@ -40,7 +40,9 @@ from gpuscale.names import did_you_mean
 from gpuscale.quantities import parse_size
 from gpuscale.tables.requests import given_twice
 
-Batch = tuple[Any, Any]
+# (inputs, targets): tensors for the ladder's models; for a user's model whatever its
+# forward and loss take (checked to be a pair, :func:`first_batch`)
+Batch = tuple[object, object]
 MakeBatch = Callable[[int, torch.device], Batch]
 
 
@@ -57,7 +59,7 @@ class BenchModel:
 
     module: nn.Module
     make_batch: MakeBatch
-    loss: Callable[[Any, Any], torch.Tensor] = cross_entropy
+    loss: Callable[[torch.Tensor, object], torch.Tensor] = cross_entropy  # (output, targets)
     family: str = "custom"
 
     def forward_loss(self, module: nn.Module, batch: Batch) -> torch.Tensor:
@@ -91,7 +93,7 @@ class ModelSpec:
             return _cnn(self.width, self.depth)
         return _TransformerLM(self)
 
-    def make_batch(self, size: int, device: Any) -> Batch:
+    def make_batch(self, size: int, device: torch.device) -> Batch:
         """A synthetic (inputs, targets) batch created on ``device``, drawn from torch's
         default generator (the worker seeds it per rank: each rank its own samples)."""
         if self.family == "mlp":
@@ -175,7 +177,7 @@ LADDER: tuple[ModelSpec, ...] = (
 BY_NAME = {spec.name: spec for spec in LADDER}
 
 
-def first_batch(bench: BenchModel, name: str, size: int, device: Any) -> Batch:
+def first_batch(bench: BenchModel, name: str, size: int, device: torch.device) -> Batch:
     """``bench.make_batch(size, device)``, checked to be ``(inputs, targets)``:
     :class:`ModelError` naming ``make_batch`` otherwise (unpacking a bare tensor fails
     as "too many values to unpack (expected 2)", naming nothing)."""
@@ -188,7 +190,7 @@ def first_batch(bench: BenchModel, name: str, size: int, device: Any) -> Batch:
     return tuple(batch)
 
 
-def _from_factory(made: Any, name: str) -> BenchModel:
+def _from_factory(made: object, name: str) -> BenchModel:
     if isinstance(made, BenchModel):
         return made
     if isinstance(made, tuple) and len(made) in (2, 3) and isinstance(made[0], nn.Module):
@@ -200,7 +202,7 @@ def _from_factory(made: Any, name: str) -> BenchModel:
 
 
 def _images(classes: int, size: tuple[int, int, int]) -> MakeBatch:
-    def make(batch: int, device: Any) -> Batch:
+    def make(batch: int, device: torch.device) -> Batch:
         x = torch.randn(batch, *size)  # torch's default generator, seeded per rank
         y = torch.randint(0, classes, (batch,))
         return x.to(device), y.to(device)
@@ -208,7 +210,7 @@ def _images(classes: int, size: tuple[int, int, int]) -> MakeBatch:
     return make
 
 
-def _user_module(source: str) -> Any:
+def _user_module(source: str) -> ModuleType:
     """The module ``source`` names: ``path/to/file.py`` (relative to the current
     directory, its folder importable as for ``python file.py``) or ``PKG.MODULE`` with the
     current directory importable (after the installed packages), as for ``python -m``."""

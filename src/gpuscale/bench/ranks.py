@@ -10,10 +10,12 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, NoReturn
+from typing import NoReturn, TypeVar
 
 import torch
 import torch.distributed as dist
+
+T = TypeVar("T")
 
 
 def pick_device(backend: str) -> torch.device:
@@ -86,9 +88,9 @@ class Host:
         return Host(ranks, names.index(mine) == dist.get_rank(), max(1, ranks // local))
 
 
-def gather(values: Any) -> list[Any]:
+def gather(values: T) -> list[T]:
     """Every rank's ``values``, in rank order (one all-gather of Python objects)."""
-    out: list[Any] = [None] * dist.get_world_size()
+    out: list[T] = [values] * dist.get_world_size()  # each replaced by the rank's own
     dist.all_gather_object(out, values)
     return out
 

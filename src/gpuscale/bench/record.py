@@ -12,7 +12,7 @@ not carried into speedups)."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
 
 from gpuscale.bench.config import TF32_MODES
 
@@ -115,16 +115,16 @@ SECTIONS: dict[str, dict[str, str]] = {
 _MOST = 2**53
 
 
-def _is_int(value: Any, low: int) -> bool:
+def _is_int(value: object, low: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and low <= value <= _MOST
 
 
-def _is_real(value: Any, signed: bool = False) -> bool:
+def _is_real(value: object, signed: bool = False) -> bool:
     number = isinstance(value, int | float) and not isinstance(value, bool)
     return number and math.isfinite(value) and (signed or value >= 0) and abs(value) <= 1e300
 
 
-def _each(check) -> Any:  # type: ignore[no-untyped-def]
+def _each(check: Callable[[object], bool]) -> Callable[[object], bool]:
     return lambda v: isinstance(v, list) and all(check(x) for x in v)
 
 
@@ -148,19 +148,19 @@ _CHECKS = {
 }
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _field_problem(name: str, value: Any, kind: str) -> str | None:
+def _field_problem(name: str, value: object, kind: str) -> str | None:
     if value is None:
         return None
     ok, expected = _CHECKS[kind]
     return None if ok(value) else f"{name} is {_shown(value)}, not {expected}"
 
 
-def record_problem(record: Any) -> str | None:
+def record_problem(record: object) -> str | None:
     """Why a parsed row is not usable, naming the field; None when it is."""
     if not isinstance(record, dict):
         return "not a JSON object"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -22,6 +22,9 @@ from gpuscale.quantities import counted, format_bytes
 from gpuscale.sources.bounded import TooLarge, json_lines, schema_of
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.commands import suggested_command
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # ``bench_table`` and ``flag_summary`` are the bench table's (``bench.table``), named
 # here too: a results file's readers take them with its loader.
@@ -111,7 +114,7 @@ def holds(path: Path, kind: tuple[str, str]) -> bool:
     return bool(schema) and schema.startswith(kind[0])
 
 
-def _problem(record: Any) -> str | None:
+def _problem(record: object) -> str | None:
     """Why a parsed line is not a usable record (the field named), or None."""
     if isinstance(record, dict) and record.get("schema") not in (SCHEMA, OLD_SCHEMA):
         return f"schema is {str(record.get('schema'))[:40]!r}, not {SCHEMA}: not a bench record"
@@ -124,7 +127,7 @@ def _problem(record: Any) -> str | None:
 
 def read_results(
     path: Path, limit_bytes: int = MAX_RESULTS_BYTES, schemas: list[str] | None = None
-) -> tuple[list[dict[str, Any]], list[str]]:
+) -> tuple[list[dict[str, object]], list[str]]:
     """All usable records of a results file and a message per line that was skipped,
     read line by line. :class:`ResultsError` when it cannot be read, or when it holds
     more than ``limit_bytes`` (the rows read until then are counted in the message: a
@@ -164,7 +167,7 @@ class BenchFile:
     """A results file read: its bench table (``bench_table``) and a message per line
     that was skipped."""
 
-    table: Any
+    table: pd.DataFrame
     skipped: list[str]
 
     def skipped_lines(self, most: int = 5) -> list[str]:
@@ -207,7 +210,7 @@ def load_bench(path: Path | str) -> BenchFile:
     return BenchFile(bench_table(records), problems)
 
 
-def _upgraded(record: dict[str, Any]) -> dict[str, Any]:
+def _upgraded(record: dict[str, object]) -> dict[str, object]:
     """A ``gpuscale.bench/1`` record in the current shape (names only; the old runs
     measured one thread count per world size, which their flags say)."""
     if record.get("schema") != OLD_SCHEMA:
@@ -239,7 +242,7 @@ class ResumePlan(NamedTuple):
     weak: dict[str, tuple[str, ...]]
 
 
-def resume_plan(records: list[dict[str, Any]]) -> ResumePlan:
+def resume_plan(records: list[dict[str, object]]) -> ResumePlan:
     """What ``--resume`` does with the runs ``records`` hold
     (``resume_said.kept_and_again`` and ``weak_kept``)."""
     table = bench_table(records)
@@ -257,3 +260,16 @@ def resume_file(path: Path) -> ResumePlan:
     except ResultsError:
         return ResumePlan(set(), {}, {})
     return resume_plan(records)
+
+
+def after_sweep(out_file: Path) -> tuple[BenchFile | None, list[str]]:
+    """The results file a sweep appended to, read back for its summary, and the notes said
+    of it: its unreadable lines written before (:meth:`BenchFile.unread_before`), or why
+    it cannot be shown (None: a file that was never written, or one unreadable now)."""
+    if not out_file.exists():
+        return None, []
+    try:
+        loaded = load_bench(out_file)
+    except ResultsError as exc:
+        return None, [f"the results are not shown: {exc}"]
+    return loaded, loaded.unread_before(out_file)

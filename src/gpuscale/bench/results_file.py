@@ -8,7 +8,6 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from gpuscale.bench.results import (
     BENCH_FILE,
@@ -82,7 +81,7 @@ def _check_holds(path: Path, holds: tuple[str, str]) -> None:
         raise ResultsError(f"{path} {why}: choose another --out")
 
 
-def append_result(path: Path, record: dict[str, Any]) -> None:
+def append_result(path: Path, record: dict[str, object]) -> None:
     """Append one record and flush it to disk, so a crash later loses nothing. A last
     line cut short (no newline) is closed first, so the new row stays whole; readers
     report the broken line. A row that cannot be written whole (the disk fills) is

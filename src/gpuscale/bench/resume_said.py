@@ -12,15 +12,27 @@ there, which measuring again would not mend."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Protocol
 
 import pandas as pd
 
-from gpuscale.bench.config import BenchConfig, run_key
+from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.evidence import labels
+from gpuscale.bench.row_keys import run_key
 from gpuscale.plausibility import FlagKind
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import counted, filled, joined
 from gpuscale.tables import BenchStatus
+
+
+class Sweep(Protocol):
+    """What keys a sweep's runs (``runner.SweepConfig`` has it; not imported: the runner
+    reads the results file, which reads this module)."""
+
+    bench: BenchConfig
+    models: tuple[str, ...]
+    nproc: tuple[int, ...]
+    nnodes: int
+
 
 FLAGGED, FAILED = "flagged", "failed"
 
@@ -59,7 +71,7 @@ def weak_kept(table: pd.DataFrame, kept: set[str]) -> dict[str, tuple[str, ...]]
     return {key: tuple(labels([kinds])) for key, kinds in weak if key in kept and kinds}
 
 
-def run_fields(cfg: Any, world: int, device: str) -> dict[str, Any]:
+def run_fields(cfg: Sweep, world: int, device: str) -> dict[str, object]:
     """The fields a sweep (``cfg``, a ``runner.SweepConfig``) keys a run at ``world``
     devices by besides its model (``run_key``): one rule for the keys its ranks write,
     the rows the runner writes for them, and the runs ``--resume`` plans."""
@@ -67,7 +79,7 @@ def run_fields(cfg: Any, world: int, device: str) -> dict[str, Any]:
     return {"accelerators": world, "nnodes": cfg.nnodes, "device": device, "threads": threads}
 
 
-def planned_keys(cfg: Any, sizes: dict[str, int], device: str) -> list[str]:
+def planned_keys(cfg: Sweep, sizes: dict[str, int], device: str) -> list[str]:
     """The key of every run a sweep (``cfg``, a ``runner.SweepConfig``) plans on
     ``device`` (``cuda``/``cpu``), as its ranks key them (``run_key``)."""
     bench: BenchConfig = cfg.bench
@@ -95,7 +107,7 @@ def resume_sentence(
     kept_n = sum(1 for k in planned if k in kept)
     shaky = [(weak or {})[k] for k in planned if k in kept and (weak or {}).get(k)]
     why = joined(dict.fromkeys(w for kinds in shaky for w in kinds))
-    more = f"; {len(shaky)} of them weak evidence: {why}" if shaky else ""
+    more = filled(f"; {len(shaky)} of them weak evidence: {{}}", why)
     parts = [f"{counted(kept_n, 'run')} kept (ok and unflagged{more})"]
     for kind in (FLAGGED, FAILED):
         whys = [again[k][1] for k in planned if k not in kept and again.get(k, ("",))[0] == kind]
@@ -112,4 +124,4 @@ def again_note(why: tuple[str, tuple[str, ...]] | None) -> str:
     if why is None:
         return ""
     kind, reasons = why
-    return f" (again: {kind}, {joined(reasons)})" if reasons else f" (again: {kind})"
+    return f" (again: {kind}{filled(', {}', joined(reasons))})"

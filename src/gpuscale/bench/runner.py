@@ -29,12 +29,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuscale.bench.config import BenchConfig, model_of_key, resolved_config, run_key
+from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.launch import Events, launcher_env, row_of, start, torchrun_command, watch
 from gpuscale.bench.launch_events import cause, failure_row, log_tail
 from gpuscale.bench.results import ResultsError, resume_file
 from gpuscale.bench.results_file import append_result, check_writable
 from gpuscale.bench.resume_said import Again, again_note, planned_keys, resume_sentence, run_fields
+from gpuscale.bench.row_keys import model_of_key, resolved_config, run_key
 from gpuscale.bench.sweep_request import check_endpoint, check_nodes
 from gpuscale.bench.sweep_said import done_line, kept_note
 from gpuscale.quantities import counted

@@ -21,33 +21,17 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import torch
 import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+from gpuscale.bench.clock import Instant, Mark, clock
 from gpuscale.bench.flops import count
 from gpuscale.bench.models import Batch, BenchModel
-
-Mark = Callable[[], Any]
-
-
-def clock(device: torch.device) -> tuple[Mark, Callable[[Any, Any], float]]:
-    """(mark, elapsed_ms): CUDA events on GPU, perf_counter on CPU."""
-    if device.type == "cuda":
-
-        def mark() -> Any:
-            event = torch.cuda.Event(enable_timing=True)
-            event.record()
-            return event
-
-        return mark, lambda a, b: a.elapsed_time(b)
-    return time.perf_counter, lambda a, b: (b - a) * 1e3
 
 
 def merged_ms(spans: list[tuple[float, float]]) -> float:
@@ -70,7 +54,7 @@ class CommMeter:
         self.mark, self.elapsed = clock(device)
         self.compress = compress
         self.measure_norms = False
-        self._marks: list[tuple[Any, Any]] = []
+        self._marks: list[tuple[Instant, Instant]] = []
         self._local_sq: list[torch.Tensor] = []
         self._global_sq: list[torch.Tensor] = []
         self._sizes: list[int] = []
@@ -111,7 +95,7 @@ class CommMeter:
         return merged_ms(spans), local, glob
 
 
-def ddp(module: torch.nn.Module, device: torch.device, bucket_mb: float = 25.0) -> Any:
+def ddp(module: torch.nn.Module, device: torch.device, bucket_mb: float = 25.0) -> DDP:
     """``module`` in DistributedDataParallel without buffer syncing in forward: buffers
     (batch norm) would be sent every forward, no-sync steps included, and blur what
     synchronising gradients costs."""
@@ -139,10 +123,10 @@ class Job:
     device: torch.device
     accum: int = 1
     autocast: torch.dtype | None = None
-    scaler: Any = None
+    scaler: torch.amp.GradScaler | None = None  # fp16's loss scaling
     fsdp: bool = False
     comm: CommMeter | None = None
-    last_loss: Any = None  # the last step's loss tensor, read once timing is over
+    last_loss: torch.Tensor | None = None  # the last step's loss, read once timing is over
     bare: torch.nn.Module | None = None  # FSDP at N = 1: an unsharded copy (sharded in place)
 
     @contextlib.contextmanager
@@ -160,7 +144,9 @@ class Job:
             yield
 
 
-def one_step(job: Job, sync: bool, mark: Mark) -> tuple[list[Any], Any, Any]:
+def one_step(
+    job: Job, sync: bool, mark: Mark
+) -> tuple[list[tuple[Instant, Instant, Instant]], Instant, Instant]:
     """One optimizer step of ``job.accum`` micro-batches (gradients synchronised on the
     last one when ``sync``). Returns the (forward start, forward end, backward end) marks
     of every micro-batch, the step's first mark and its end mark."""

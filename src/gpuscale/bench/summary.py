@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any
 
 from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.results import StepStats
@@ -25,10 +24,10 @@ def measured_fields(
     flops: float | None,
     grad_bytes: int,
     bucket_bytes: list[int] | None,
-    gathered: list[dict[str, Any]],
+    gathered: list[dict[str, object]],
     global_sq: list[float],
     small_batch: int | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The record's measured fields (``gathered``: one dict per rank with its step times
     by kind, communication times, peak memory, meter summary, host samples and local
     gradient norms; ``bucket_bytes`` None without a communication meter).
@@ -76,7 +75,7 @@ def measured_fields(
     }
 
 
-def _timing(gathered: list[dict[str, Any]], samples: int, metered: bool) -> dict[str, Any]:
+def _timing(gathered: list[dict[str, object]], samples: int, metered: bool) -> dict[str, object]:
     """Step times (mean, p50, p95) synchronised and without sync, the phases, the
     communication inside the step, and at N = 1 the bare module's step; ``samples`` per
     step over all ranks."""
@@ -108,7 +107,7 @@ def _timing(gathered: list[dict[str, Any]], samples: int, metered: bool) -> dict
 
 
 def fixed_cost(
-    gathered: list[dict[str, Any]], small_batch: int | None, batch: int
+    gathered: list[dict[str, object]], small_batch: int | None, batch: int
 ) -> dict[str, float | None]:
     """The fixed per-step cost of the bare module at N = 1, from its plain steps at
     ``small_batch`` (b1) and ``batch`` (b2), timed interleaved: the intercept
@@ -153,7 +152,7 @@ def _mean_error(values: list[float]) -> tuple[float, float]:
     return statistics.fmean(values), statistics.stdev(values) / math.sqrt(len(values))
 
 
-def _power(meters: list[dict[str, Any]], world: int, steps_timed: int) -> dict[str, Any]:
+def _power(meters: list[dict[str, object]], world: int, steps_timed: int) -> dict[str, object]:
     """Measured at this N: every device's power (GPU), every host's package power once
     (CPU: its first rank's meter); per device: the total / N."""
     return {
@@ -174,7 +173,7 @@ def _phase(kinds: list[dict[str, list[float]]], name: str) -> float:
     return StepStats.from_values(_slowest([k[name] for k in kinds])).mean
 
 
-def power_total(meters: list[dict[str, Any]]) -> float:
+def power_total(meters: list[dict[str, object]]) -> float:
     """Watts of the whole job: each meter's mean power (a CPU meter's share) times the
     ranks it stands for."""
     return sum((m["power_w_mean"] or 0.0) * m.get("ranks_on_host", 1) for m in meters)
@@ -185,7 +184,7 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(kept) / len(kept) if kept else None
 
 
-def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+def median_run(runs: list[dict[str, object]]) -> dict[str, object]:
     """Of ``--repeat`` runs of one configuration, the one with the median throughput
     (the lower middle for an even count), with every run's throughput and the spread
     ``(max - min) / median`` in its timing."""
@@ -199,7 +198,7 @@ def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return chosen
 
 
-def mfu_fields(record: dict[str, Any], device_name: str | None) -> dict[str, Any]:
+def mfu_fields(record: dict[str, object], device_name: str | None) -> dict[str, object]:
     """Peak TFLOP/s and MFU of a record on ``device_name`` (None off GPUs or unknown)."""
     achieved = record["flops"]["achieved_tflops_per_device"]
     cfg = record["config"]

@@ -23,7 +23,7 @@ from gpuscale.bench.evidence import (
     remedy,
     steps_asked,
 )
-from gpuscale.quantities import counted, joined, number
+from gpuscale.quantities import counted, filled, joined, number
 
 # The kind of weakness (bench.evidence) a figure cannot stand on.
 FEW_STEPS = LABEL[Weakness.FEW_STEPS]
@@ -67,18 +67,22 @@ class Support:
     def rests_on(self) -> str:
         """``2 timed steps per run (3 runs; weak evidence: few steps timed and steps
         spread)``."""
-        steps = "" if self.steps is None else f"{counted(self.steps, 'timed step')} per run "
-        grade = f"weak evidence: {joined(self.kinds)}" if self.kinds else "firm evidence"
+        steps = ""
+        if self.steps is not None:
+            steps = f"{counted(self.steps, 'timed step')} per run "
+        weakness = filled("weak evidence: {}", joined(self.kinds))
+        grade = weakness or "firm evidence"
         if self.untrusted:  # a flagged run is never firm evidence
-            weak = f"; {grade}" if self.kinds else ""
-            grade = f"{self.untrusted} flagged, not trusted{weak}"
+            grade = f"{self.untrusted} flagged, not trusted{filled('; {}', weakness)}"
         return f"{steps}({counted(self.runs, 'run')}; {grade})"
 
     def remedy(self, basis: bool = False) -> str:
         """What to bench for firm evidence (``bench.evidence.remedy``: --steps only where
         more steps fix a weakness found); ``basis``: with why that many steps (about 60
         words: said once, where the runs' weakness is said, not in every remedy)."""
-        return remedy(self.fixes, self.steps_needed, self.steps_basis if basis else "")
+        if not basis:
+            return remedy(self.fixes, self.steps_needed)
+        return remedy(self.fixes, self.steps_needed, self.steps_basis)
 
 
 def support(rows: pd.DataFrame, of: pd.DataFrame | None = None) -> Support | None:
@@ -143,14 +147,18 @@ def weak(found: Support | None) -> bool:
 
 def predicted(found: Support | None) -> str:
     """``, predicted from 2 timed steps per run (...)`` where ``found`` is weak."""
-    return f", predicted {weak_clause(found)}" if weak(found) else ""
+    if not weak(found):
+        return ""
+    return f", predicted {weak_clause(found)}"
 
 
 def to_test(found: Support | None) -> str:
     """What a family's break-even sizes from weak runs are, and how to test them."""
     if not weak(found):
         return ""
-    steps = "" if found.steps is None else f" ({counted(found.steps, 'timed step')} per run)"
+    steps = ""
+    if found.steps is not None:
+        steps = f" ({counted(found.steps, 'timed step')} per run)"
     return (
         f"; from weak runs{steps}: a prediction to test, not a finding ({found.remedy()}, "
         "larger models of the family too: `gpuscale bench --list`)"

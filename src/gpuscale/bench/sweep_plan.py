@@ -8,14 +8,21 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from gpuscale.bench.config import BenchConfig, ModelError
 from gpuscale.bench.probe import count_parameters
-from gpuscale.bench.runner import SweepConfig, SweepReport, device_kind, world_sizes
+from gpuscale.bench.runner import (
+    Progress,
+    SweepConfig,
+    SweepReport,
+    device_kind,
+    run_sweep,
+    world_sizes,
+)
 from gpuscale.bench.slurm import batch_shell_note, slurm_task
 from gpuscale.bench.sweep_request import SweepRequest
-from gpuscale.quantities import BadQuantity, counted, parse_size
+from gpuscale.bench.sweep_said import kept_note
+from gpuscale.quantities import BadQuantity, counted, filled, parse_size
 from gpuscale.tables.requests import FieldError
 
 # Which node's command appends a multi-node sweep's rows (docs/interconnect.md says the same):
@@ -63,7 +70,7 @@ def choose_models(
     return ladder.sort_models(names or None, max_params, min_params, count=count)
 
 
-def plan_sweep(chosen: Chosen, broken: Broken, **settings: Any) -> SweepConfig:
+def plan_sweep(chosen: Chosen, broken: Broken, **settings: object) -> SweepConfig:
     """The :class:`SweepConfig` of the chosen models (``settings``: its other fields); a
     ``ValueError`` when the size bounds left no model at all."""
     config = SweepConfig(models=tuple(n for n, _ in chosen), **settings)
@@ -82,8 +89,9 @@ def plan_sentence(config: SweepConfig, broken: Broken, said: tuple[str, ...] = (
     counted_runs = (
         f"{counted(total, 'configuration')}: {counted(len(config.models), 'model')} x "
         f"{counted(len(config.nproc), 'world size')}"
-        + (f"; {counted(len(broken), 'model')} cannot be built" if broken else "")
     )
+    if broken:
+        counted_runs += f"; {counted(len(broken), 'model')} cannot be built"
     unapplied = config.bench.unapplied(device_kind(config.bench.backend))
     return "\n".join([counted_runs, *said, *unapplied])
 
@@ -91,13 +99,11 @@ def plan_sentence(config: SweepConfig, broken: Broken, said: tuple[str, ...] = (
 def done_sentence(report: SweepReport, out_file: Path, nnodes: int) -> str:
     """What the sweep did: runs measured, rows appended (on a multi-node run only the node
     holding global rank 0 writes its rows, :data:`WRITER`), skipped and failed."""
+    summary = f"this node wrote no rows: {WRITER}"  # the node holding global rank 0 does
     if report.appended or nnodes == 1:
-        rows = f"{report.appended} row{'' if report.appended == 1 else 's'}"
+        rows = counted(report.appended, "row")
         summary = f"{report.measured} measured, {rows} appended to {out_file}"
-    else:  # the node holding global rank 0 writes every row
-        summary = f"this node wrote no rows: {WRITER}"
-    # skipped only under --resume: "0 skipped (--resume)" was said of sweeps without it
-    skipped = f", {report.skipped} skipped (--resume)" if report.skipped else ""
+    skipped = filled(", {} skipped (--resume)", report.skipped)  # only under --resume
     return f"{summary}{skipped}, {len(report.failures)} failed"
 
 
@@ -202,3 +208,38 @@ def models_table(planned: Planned) -> list[dict[str, object]]:
     ]
     rows += [{"model": n, "family": "cannot be built", "params": None} for n, _ in planned.broken]
     return rows
+
+
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """A planned sweep once run: its report, the lines said as it ends (what it did, then
+    what an interrupted sweep kept), the refusal where no model asked for could be built
+    (its error rows are written; "" otherwise) and the exit status: 130 interrupted, 1 a
+    run failed, else 0."""
+
+    report: SweepReport
+    closing: tuple[str, ...]
+    refusal: str
+    status: int
+
+
+def run_planned(planned: Planned, on_event: Progress | None = None) -> Ran:
+    """Run a :func:`plan_bench` sweep (``planned.config`` set) and say how it ended;
+    raises what :func:`gpuscale.bench.runner.run_sweep` raises."""
+    config = planned.config
+    if config is None:
+        raise ValueError("nothing to run: --list, or a Slurm task that stands aside")
+    sizes, broken = dict(planned.chosen), dict(planned.broken)
+    report = run_sweep(config, sizes, on_event=on_event, broken=broken)
+    closing = [done_sentence(report, config.out, config.nnodes)]
+    refusal = ""
+    if not planned.chosen:
+        refusal = "no model could be built: " + "; ".join(str(why) for why in broken.values())
+    elif report.interrupted:
+        closing.append("interrupted" + kept_note(report.appended, config.out))
+    status = 0
+    if report.failures:
+        status = 1
+    if report.interrupted:
+        status = 130
+    return Ran(report, tuple(closing), refusal, status)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpuscale.bench.baselines import baseline_flags, one_rank_flags, with_flags
-from gpuscale.bench.config import fields_of_key, tf32_mode
+from gpuscale.bench.config import tf32_mode
 from gpuscale.bench.evidence import grade
+from gpuscale.bench.row_keys import fields_of_key
 from gpuscale.plausibility import (
     FlagKind,
     flag_kinds,
@@ -27,11 +28,14 @@ from gpuscale.quantities import counted
 from gpuscale.tables import BENCH_COLUMNS, BENCH_GROUP_COLUMNS, BenchStatus, frame_of
 from gpuscale.tables.bench import BATCH_PART, BENCH_SCHEMA, one_device
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 # The flag of a run at N > 1 whose configuration has no N = 1 run.
 NO_ONE_DEVICE = f"{FlagKind.NO_ONE_DEVICE}: exposed communication includes DDP's own overhead"
 
 
-def _host_devices(record: dict[str, Any]) -> int | None:
+def _host_devices(record: dict[str, object]) -> int | None:
     """The GPUs the run's host had, as its topology listed them (None on a CPU, or where
     the record holds no topology)."""
     topology = (record.get("environment") or {}).get("topology")
@@ -39,7 +43,7 @@ def _host_devices(record: dict[str, Any]) -> int | None:
     return len(gpus) if isinstance(gpus, list) and gpus else None
 
 
-def _host_link(record: dict[str, Any]) -> str:
+def _host_link(record: dict[str, object]) -> str:
     """The link preset of the run's host as its topology recorded it: the slowest GPU
     pair's, else (one GPU seen) its NVLink generation unless the GPU is a PCIe card (whose
     NVLink is an optional bridge); empty on a CPU, or where the record holds neither."""
@@ -54,13 +58,13 @@ def _host_link(record: dict[str, Any]) -> str:
     return generation if isinstance(generation, str) and not pcie_card else ""
 
 
-def _cores(record: dict[str, Any]) -> int | None:
+def _cores(record: dict[str, object]) -> int | None:
     """The CPU cores of the run's host (its ``os.cpu_count()``), None where not recorded."""
     cores = (record.get("environment") or {}).get("cpu_count")
     return cores if isinstance(cores, int) and not isinstance(cores, bool) and cores > 0 else None
 
 
-def _number(value: Any) -> float:
+def _number(value: object) -> float:
     return (
         float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
     )
@@ -71,7 +75,7 @@ def _number(value: Any) -> float:
 _KEY_NUMBERS = ("threads", "batch_per_device", "global_batch")
 
 
-def _config(r: dict[str, Any]) -> dict[str, Any]:
+def _config(r: dict[str, object]) -> dict[str, object]:
     config = dict(r["config"])
     named = fields_of_key(r["key"])
     for name in _KEY_NUMBERS:
@@ -84,7 +88,7 @@ def _config(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def _peak_and_mfu(
-    r: dict[str, Any], config: dict[str, Any], flops: dict[str, Any]
+    r: dict[str, object], config: dict[str, object], flops: dict[str, object]
 ) -> dict[str, float]:
     """The peak and MFU the run recorded; where it recorded none on a GPU whose peak
     the device catalogue now knows (an L4 or A10 benched before their peaks were added),
@@ -104,7 +108,7 @@ def _peak_and_mfu(
     return {"peak_tflops": peak, "mfu": achieved / peak}  # NaN where nothing was achieved
 
 
-def _loss(value: Any) -> float | None:
+def _loss(value: object) -> float | None:
     """A row's ``loss_last`` as a float (None: not recorded)."""
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
@@ -120,7 +124,7 @@ def _merged(stored: Sequence[str], said: Sequence[str] = ()) -> list[str]:
     return list(merged.values())
 
 
-def _row(r: dict[str, Any]) -> dict[str, Any]:
+def _row(r: dict[str, object]) -> dict[str, object]:
     config, timing = _config(r), r.get("timing") or {}
     nvml, flops = r.get("nvml") or {}, r.get("flops") or {}
     noise, flags = r.get("noise") or {}, list(r.get("flags") or [])
@@ -175,14 +179,14 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _flag(frame: Any, rows: Any, reason: str) -> None:
+def _flag(frame: pd.DataFrame, rows: pd.Series, reason: str) -> None:
     """Add ``reason`` to the ``flags`` of ``rows`` (a boolean mask)."""
     frame.loc[rows, "flags"] = frame.loc[rows, "flags"].map(
         lambda f: "; ".join(filter(None, [f, reason]))
     )
 
 
-def fsdp_own(frame: Any) -> Any:
+def fsdp_own(frame: pd.DataFrame) -> pd.Series:
     """Per row, FSDP's own per-step work at N = 1 of its group: the larger of the
     synchronised minus no-sync step (the gradients' reduce-scatter and the resharding,
     which no bare module does) and the step less the plain one (``plain_step_ms_mean``),
@@ -195,7 +199,7 @@ def fsdp_own(frame: Any) -> Any:
     return plain.clip(lower=gap).fillna(gap).clip(lower=0)  # NaN: the other
 
 
-def bench_table(records: list[dict[str, Any]]) -> Any:
+def bench_table(records: list[dict[str, object]]) -> pd.DataFrame:
     """One row per record (columns: ``gpuscale.tables.BENCH_COLUMNS``).
 
     Derived per configuration group (the same run at every world size): at N = 1
@@ -266,21 +270,22 @@ def bench_table(records: list[dict[str, Any]]) -> Any:
     return frame[list(BENCH_COLUMNS)]
 
 
-def flag_summary(table: Any) -> list[tuple[str, int, str]]:
+def flag_summary(table: pd.DataFrame) -> list[tuple[str, int, str]]:
     """Why the ``ok`` runs of a bench table are flagged: (kind, runs, an example reason)
     per :class:`~gpuscale.plausibility.FlagKind` of its ``flag_kinds``, most frequent first."""
-    counts: dict[str, list[Any]] = {}
+    counts: dict[str, tuple[int, str]] = {}  # kind -> (runs, its first reason)
     ok = table[(table["status"] == BenchStatus.OK) & table["flagged"].fillna(False).astype(bool)]
     for flags in ok["flags"]:
         kinds: dict[str, str] = {}  # each kind once a run, with its first reason
         for reason in flag_reasons(flags):
             kinds.setdefault(kind_of(reason), reason)
         for kind, reason in kinds.items():
-            counts.setdefault(kind, [0, reason])[0] += 1
+            runs, first = counts.get(kind, (0, reason))
+            counts[kind] = (runs + 1, first)
     return sorted(((k, n, r) for k, (n, r) in counts.items()), key=lambda x: -x[1])
 
 
-def flags_counted(table: Any) -> str:
+def flags_counted(table: pd.DataFrame) -> str:
     """Each kind of flag of a bench table's ``ok`` runs once, with how many runs it holds
     for (:func:`flag_summary`): ``machine busy (3 runs); noisy steps (1 run)``."""
     return "; ".join(f"{kind} ({counted(n, 'run')})" for kind, n, _ in flag_summary(table))

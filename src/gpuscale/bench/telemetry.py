@@ -25,19 +25,26 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, TypeAlias
 
 from gpuscale.bench.background import Background
 from gpuscale.interconnect.nvml import TopologyError, detect_topology, nvml_topology
 from gpuscale.interconnect.topology import Topology
 
+if TYPE_CHECKING:
+    import torch
 
-def machine_environment(device: Any) -> dict[str, Any]:
+# A device handle as NVML hands it back (an opaque pointer, passed back to NVML alone).
+NvmlHandle: TypeAlias = object
+
+
+def machine_environment(device: torch.device) -> dict[str, object]:
     """Versions, host, threads, NCCL settings and (on GPUs) the device and its links."""
     # lazy: torch, the CLI imports this module without it (visible_uuids)
     import torch
 
-    env: dict[str, Any] = {
+    env: dict[str, object] = {
         "hostname": socket.gethostname(),
         "torch": torch.__version__,
         "python": sys.version.split()[0],
@@ -60,7 +67,7 @@ def machine_environment(device: Any) -> dict[str, Any]:
     return env
 
 
-def device_identity(device: Any) -> tuple[str | None, str | None]:
+def device_identity(device: torch.device) -> tuple[str | None, str | None]:
     """(UUID, PCI bus id) of the CUDA device torch uses, as NVML names them."""
     # lazy: torch, the CLI imports this module without it (visible_uuids)
     import torch
@@ -101,7 +108,19 @@ def topology_here(topo_file: Path | None, gpu: str | None) -> Topology | None:
     return detect_topology(topo_file, gpu, None if topo_file else visible_uuids())
 
 
-def nvml_handle(nvml: Any, uuid: str | None, bus_id: str | None) -> Any:
+def topology_required(topo_file: Path | None, gpu: str | None) -> Topology:
+    """:func:`topology_here`, or a ValueError saying what to give where NVML is not there
+    to read one."""
+    topology = topology_here(topo_file, gpu)
+    if topology is None:
+        raise ValueError(
+            "no NVML here (no NVIDIA driver or GPU, or nvidia-ml-py missing); pass --file "
+            "with a saved `nvidia-smi topo -m`"
+        )
+    return topology
+
+
+def nvml_handle(nvml: ModuleType, uuid: str | None, bus_id: str | None) -> NvmlHandle:
     """The NVML handle of the device with this UUID, else this PCI bus id."""
     if uuid:
         try:
@@ -116,7 +135,7 @@ def nvml_handle(nvml: Any, uuid: str | None, bus_id: str | None) -> Any:
 class GpuMeter(Background):
     """Energy (counter) or sampled power, and utilisation, of one GPU over a phase."""
 
-    def __init__(self, nvml: Any, handle: Any) -> None:
+    def __init__(self, nvml: ModuleType, handle: NvmlHandle) -> None:
         super().__init__()
         self.nvml, self.handle = nvml, handle
         self._util: list[float] = []
@@ -151,7 +170,7 @@ class GpuMeter(Background):
                 return
             self.stopping.wait(0.05)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         """Mean utilisation (%), mean power (W), energy (J) of the phase and its source."""
         seconds = max(self._end - self._start, 1e-9)
         util = sum(self._util) / len(self._util) if self._util else None
@@ -174,7 +193,7 @@ class GpuMeter(Background):
         }
 
 
-def open_gpu_meter(device: Any) -> GpuMeter | None:
+def open_gpu_meter(device: torch.device) -> GpuMeter | None:
     """A meter for the GPU this process uses, or None without NVML."""
     try:
         import pynvml  # optional: nvidia-ml-py (the bench extra); without it no power
@@ -207,7 +226,7 @@ class CpuMeter:
     def __exit__(self, *exc: object) -> None:
         self._end, self._t1 = self._read(), time.perf_counter()
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         seconds = max(self._t1 - self._t0, 1e-9)
         joules = 0.0
         for (_, wrap), start, end in zip(self.domains, self._start, self._end, strict=True):
@@ -269,7 +288,9 @@ class HostSample:
         )
 
 
-def host_busy(starts: list[Any], ends: list[Any], hosts: list[str]) -> dict[str, float] | None:
+def host_busy(
+    starts: list[HostSample | None], ends: list[HostSample | None], hosts: list[str]
+) -> dict[str, float] | None:
     """Per phase: the share of the host's CPU time used by other work (busy time less
     every rank's own) and stolen by the hypervisor, from each rank's samples; hosts
     counted once each (the first rank on a host reads its /proc/stat for all)."""

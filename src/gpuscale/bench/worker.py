@@ -31,20 +31,21 @@ import traceback
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import torch
 import torch.distributed as dist
 
-from gpuscale.bench.config import BenchConfig, resolved_config, run_key, tf32_flags
+from gpuscale.bench.config import BenchConfig, tf32_flags
 from gpuscale.bench.launch_events import is_out_of_memory
 from gpuscale.bench.models import family_of, first_batch, load_model, parameter_count
 from gpuscale.bench.ranks import Host, agreed_sweep_id, end_rank, gather, process_group
 from gpuscale.bench.results import SCHEMA
 from gpuscale.bench.results_file import append_result
+from gpuscale.bench.row_keys import resolved_config, run_key
 from gpuscale.bench.steps import CommMeter, Job, count_flops, ddp, gradient_norms, timed_steps
 from gpuscale.bench.summary import measured_fields, median_run, mfu_fields
 from gpuscale.bench.telemetry import (
+    GpuMeter,
     HostSample,
     machine_environment,
     open_cpu_meter,
@@ -75,7 +76,7 @@ def _wrap(job_module: torch.nn.Module, cfg: BenchConfig, device: torch.device, w
 
 def run_model(
     name: str, cfg: BenchConfig, device: torch.device, host: Host | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Measure one model at this world size; the record's measured fields (every rank
     returns the same). Every rank builds the same model (seed 0) and then draws its own
     data (seed 1 + rank): ranks see different samples, as in data-parallel training."""
@@ -85,7 +86,7 @@ def run_model(
     job, (flops, conv), uncounted_ops = _job(name, cfg, device, world, micro)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    meter: Any = None
+    meter: GpuMeter | None = None
     if device.type == "cuda" and cfg.nvml:
         meter = open_gpu_meter(device)
     elif device.type == "cpu" and host.first_on_host:  # one package meter per host
@@ -99,7 +100,7 @@ def run_model(
         if plain is not None and small
         else None
     )
-    samples: dict[str, Any] = {}
+    samples: dict[str, object] = {}
 
     def on_start() -> None:
         samples["host_start"] = HostSample.now()

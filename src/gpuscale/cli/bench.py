@@ -24,8 +24,7 @@ def bench(request: SweepRequest, config: BenchConfig) -> None:
     # lazy: torch (the model ladder) and numpy (the runner), only the bench needs them
     from gpuscale.bench.models import ModelError
     from gpuscale.bench.results import ResultsError
-    from gpuscale.bench.runner import kept_note, run_sweep
-    from gpuscale.bench.sweep_plan import done_sentence, models_table, plan_bench
+    from gpuscale.bench.sweep_plan import models_table, plan_bench, run_planned
 
     with fail_on(ModelError, ValueError, options=option_names(SweepRequest, BenchConfig)):
         planned = plan_bench(request, config)
@@ -35,19 +34,15 @@ def bench(request: SweepRequest, config: BenchConfig) -> None:
     say([planned.said], stderr=True)
     if planned.config is None:  # a Slurm task: its node's first task runs the bench
         return
-    chosen, broken, nnodes = planned.chosen, planned.broken, planned.config.nnodes
     with fail_on(ResultsError, ValueError):
-        report = run_sweep(planned.config, dict(chosen), on_event=_progress, broken=dict(broken))
-    if chosen:  # else no table: each reason would be said a third time
-        _print_results(request.out, report.sweep_id, report.skipped)
-    say([done_sentence(report, request.out, nnodes)], stderr=True)
-    if not chosen:  # every model asked for failed to build: their error rows are written
-        fail("no model could be built: " + "; ".join(str(why) for _, why in broken))
-    if report.interrupted:
-        say(["interrupted" + kept_note(report.appended, request.out)], stderr=True)
-        raise typer.Exit(130)
-    if report.failures:
-        raise typer.Exit(1)
+        ran = run_planned(planned, on_event=_progress)
+    if planned.chosen:  # else no table: each reason would be said a third time
+        _print_results(request.out, ran.report.sweep_id, ran.report.skipped)
+    say(ran.closing, stderr=True)
+    if ran.refusal:  # every model asked for failed to build: their error rows are written
+        fail(ran.refusal)
+    if ran.status:
+        raise typer.Exit(ran.status)
 
 
 def _progress(said: str) -> None:
@@ -60,13 +55,10 @@ def _print_results(out_file: Path, sweep_id: str, skipped: int = 0) -> None:
     the whole results file, its earlier rows and unreadable lines counted."""
     # lazy: numpy and pandas (the results reader, the bench table), only the bench needs them
     from gpuscale.analysis.bench_scaling import bench_view
-    from gpuscale.bench.results import ResultsError, load_bench
+    from gpuscale.bench.results import after_sweep
 
-    if not out_file.exists():
-        return
-    try:
-        loaded = load_bench(out_file)
-    except ResultsError as exc:
-        return note(f"the results are not shown: {exc}")
-    note(*loaded.unread_before(out_file))
-    show(bench_view(loaded.table, sweep=sweep_id, path=out_file, skipped=skipped), Format.table)
+    loaded, notes = after_sweep(out_file)
+    note(*notes)
+    if loaded is not None:
+        view = bench_view(loaded.table, sweep=sweep_id, path=out_file, skipped=skipped)
+        show(view, Format.table)

@@ -4,8 +4,8 @@ a progress bar (what is printed, and how: ``cli.output``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -103,28 +103,32 @@ def require_torch(what: str) -> None:
         fail(missing)
 
 
-def _progress_reader():
-    """A (progress callback, context manager) pair: a rich bar on a terminal, else silent.
-    The count names its unit (``1,204/3,310 result files``, ``12/40 xz blocks``,
-    ``3,100 files`` while a streamed archive's total is unknown)."""
-    if not err.is_terminal:
-        return None, nullcontext()
-    progress = Progress(
-        # a style, not markup: a note printed under the bar renders it without markup
-        TextColumn("{task.description}", style="progress.description", markup=False),
-        BarColumn(),
-        TextColumn("{task.fields[count]}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    )
-    task = progress.add_task("reading", total=None, count="")
+@contextmanager
+def _reading(shown: bool = True) -> Iterator[Callable[..., None] | None]:
+    """A progress callback for reading rounds (a rich bar on a terminal where ``shown``,
+    else None; its count names the unit: ``12/40 xz blocks``), and a refusal of the
+    reader's ending the command."""
+    with fail_on(SourceError, ValueError, options=ROUND_OPTION):
+        if not (shown and err.is_terminal):
+            yield None
+            return
+        progress = Progress(
+            # a style, not markup: a note printed under the bar renders it without markup
+            TextColumn("{task.description}", style="progress.description", markup=False),
+            BarColumn(),
+            TextColumn("{task.fields[count]}"),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        )
+        task = progress.add_task("reading", total=None, count="")
 
-    def update(done: int, total: int, unit: str = "files") -> None:
-        count = f"{done:,}/{total:,} {unit}" if total else f"{done:,} {unit}"
-        progress.update(task, completed=done, total=total or None, count=count)
+        def update(done: int, total: int, unit: str = "files") -> None:
+            count = f"{done:,}/{total:,} {unit}" if total else f"{done:,} {unit}"
+            progress.update(task, completed=done, total=total or None, count=count)
 
-    return update, progress
+        with progress:
+            yield update
 
 
 def read_paths(paths: list[Path], round_names: list[str] | None = None):
@@ -132,8 +136,7 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
     that is no round ends the command with why (ingest takes no benchmark: no -b hint)."""
     from gpuscale.mlperf.load import read_paths as read  # lazy: the MLPerf readers, pandas
 
-    update, context = _progress_reader()
-    with context, fail_on(SourceError, ValueError, options=ROUND_OPTION):
+    with _reading() as update:
         return read(paths, round_names, progress=update, benchmark_option=None)
 
 
@@ -143,8 +146,7 @@ def load_tables(selection: RoundSelection, study: bool = False):
     refuses ends the command."""
     from gpuscale.mlperf.load import load_selection  # lazy: the MLPerf readers, pandas
 
-    update, context = _progress_reader() if selection.asked else (None, nullcontext())
-    with context, fail_on(SourceError, ValueError, options=ROUND_OPTION):
+    with _reading(selection.asked) as update:
         return load_selection(selection, study=study, progress=update, on_read=_said, on_note=note)
 
 

@@ -10,10 +10,10 @@ from typing import Annotated
 import typer
 
 from gpuscale.bench.collectives_config import CheckRequest, CollectivesConfig
-from gpuscale.bench.telemetry import topology_here
+from gpuscale.bench.telemetry import topology_required
 from gpuscale.cli.common import FormatOption, app, require_torch
 from gpuscale.cli.options import command
-from gpuscale.cli.output import Format, err, fail, fail_on, out, print_json, say, show
+from gpuscale.cli.output import Format, err, fail_on, out, print_json, say, show
 
 
 @command(app, "collectives")
@@ -30,26 +30,13 @@ def collectives(asked: CheckRequest, config: CollectivesConfig) -> None:
         fail_on(SweepError, ValueError),
         err.status(f"{','.join(config.ops)} on {world} processes"),
     ):
-        check = check_interconnect(
-            config,
-            asked.out,
-            world,
-            topo_file=asked.topo_file,
-            gpu=asked.gpu,
-            preset=asked.interconnect,
-            oversubscribe=asked.oversubscribe,
-        )
+        check = check_interconnect(asked, config, world)
     say(check.verdicts)  # the verdict first (one line per collective), then the detail
     say(f"NCCL setting: {s}" for s in check.settings)
-    _print_sweep(check.run.latest)
-
-
-def _print_sweep(latest) -> None:
-    """The collectives that did not run, then one nccl-tests style table per collective."""
     from gpuscale.interconnect.shown import sweep_failures, sweep_views  # lazy: pandas
 
-    say(sweep_failures(latest))
-    for view in sweep_views(latest):
+    say(sweep_failures(check.run.latest))  # those that did not run, then a table each
+    for view in sweep_views(check.run.latest):
         show(view, Format.table)
 
 
@@ -70,12 +57,7 @@ def topo(
 ) -> None:
     """GPU-to-GPU links (NV#, PIX, PXB, PHB, NODE, SYS), NICs, and the expected bandwidth."""
     with fail_on(ValueError):
-        topology = topology_here(saved, gpu)
-    if topology is None:
-        fail(
-            "no NVML here (no NVIDIA driver or GPU, or nvidia-ml-py missing); pass --file "
-            "with a saved `nvidia-smi topo -m`"
-        )
+        topology = topology_required(saved, gpu)
     from gpuscale.interconnect.shown import topology_info, topology_views  # lazy: pandas
 
     info = topology_info(topology, os.environ if saved is None else None)

@@ -8,7 +8,7 @@ import inspect
 import typing
 from collections.abc import Callable
 from dataclasses import MISSING, fields
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -75,7 +75,7 @@ def command(
             )
         ]
 
-        def run(**values: Any) -> None:
+        def run(**values: object) -> None:
             with fail_on(ValueError, options=option_names(*requests.values())):
                 built = {n: request_of(r, values) for n, r in requests.items()}
             fn(**{n: values[n] for n in own}, **built)

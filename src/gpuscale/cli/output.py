@@ -6,15 +6,13 @@ terminal (rich), CSV or JSON."""
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
 import json
 import os
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import Enum
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console, ConsoleDimensions
@@ -25,7 +23,7 @@ from rich.text import Text
 from gpuscale.names import UnknownNameError, resolve_columns
 from gpuscale.report.text_table import cell_text, columns_that_fit, fold, numeric_cells
 from gpuscale.tables.requests import FieldError
-from gpuscale.tables.views import TableView, jsonable
+from gpuscale.tables.views import TableView, jsonable, records_csv
 
 if TYPE_CHECKING:  # pandas is imported when a table is printed: the CLI starts faster
     import pandas as pd
@@ -118,7 +116,7 @@ def fail_on(
         fail(exc.as_option(option) if option and isinstance(exc, UnknownNameError) else str(exc))
 
 
-def print_json(console: Console, document: Any) -> None:
+def print_json(console: Console, document: object) -> None:
     """A JSON document (two-space indent, plain values: :func:`jsonable`) on the console's
     file, as is: no markup, no wrapping."""
     _write(console, json.dumps(jsonable(document), indent=2) + "\n")
@@ -162,7 +160,7 @@ def print_frame(
 
 def print_records(
     console: Console,
-    records: list[dict[str, Any]],
+    records: list[dict[str, object]],
     fmt: Format,
     *,
     title: str = "",
@@ -175,12 +173,7 @@ def print_records(
     rich table (a column is numeric when every value is a number, not a flag)."""
     columns = list(records[0]) if records else []
     if fmt is Format.csv:
-        text = io.StringIO()
-        writer = csv.writer(text, lineterminator="\n")
-        writer.writerow(columns)
-        for record in records:
-            writer.writerow(["" if jsonable(record[c]) is None else record[c] for c in columns])
-        _write(console, text.getvalue())
+        _write(console, records_csv(records))
         return
     if fmt is Format.json:
         print_json(console, records)
@@ -194,7 +187,7 @@ def _print_cells(
     console: Console,
     columns: list[str],
     numeric: list[bool],
-    values: list[list[Any]],
+    values: list[list[object]],
     title: str,
     formats: dict[str, str] | None,
     drop_order: Sequence[str] | None,
@@ -274,12 +267,6 @@ def _print_vertical(
         console.print(grid)
 
 
-def columns_of(asked: str | None, default: list[str], valid: list[str]) -> list[str]:
-    """``--columns`` (``names.resolve_columns``); an unknown name ends the command."""
-    with fail_on(UnknownNameError, option="--columns"):
-        return resolve_columns(asked, default, valid)
-
-
 def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest: str = "") -> None:
     """A library's :class:`~gpuscale.tables.views.TableView`: its notes on stderr, then
     the table (``--columns`` where asked, else its own; CSV and JSON: every column), its
@@ -290,8 +277,9 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest
     if fmt is Format.json and view.document is not None:
         print_json(out, view.document)
         return
-    # the columns asked, checked before any note is said (a typo's error came after one)
-    columns = columns_of(columns_asked, list(view.shown), list(view.frame.columns))
+    # the columns asked (names.resolve_columns), checked before any note is said
+    with fail_on(UnknownNameError, option="--columns"):
+        columns = resolve_columns(columns_asked, list(view.shown), list(view.frame.columns))
     if columns_asked is None and fmt is not Format.table:
         # CSV and JSON are lossless: the terminal's columns first, then every other one
         columns += [c for c in view.frame.columns if c not in columns]
@@ -317,7 +305,7 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest
         say(view.said, wrap=True if rest else None)  # a log keeps each sentence whole
 
 
-def say(lines, *, stderr: bool = False, wrap: bool | None = None) -> None:  # type: ignore[no-untyped-def]
+def say(lines: Iterable[str], *, stderr: bool = False, wrap: bool | None = None) -> None:
     """Sentences on stdout (or stderr), each as plain text (names in it are never markup),
     folded at stdout's width (``report.text_table.fold``) on a terminal (a log keeps each
     sentence whole: it is grepped by sentence), or always with ``wrap`` (a short answer's

@@ -52,15 +52,15 @@ def ingest(
     ] = None,
 ) -> None:
     """Read MLPerf Training rounds; write systems, runs, scores and problems tables."""
-    from gpuscale.mlperf.bundled import write_tables  # lazy: pandas, not needed for --help
+    # lazy: pandas, not needed for --help
+    from gpuscale.mlperf.bundled import write_tables
+    from gpuscale.tables.views import ingest_summary
 
     if round_name and len(paths) > 1:
         fail("--round-name applies to one path at a time")
     tables = read_paths(paths, [round_name] if round_name else None)  # refuses no results
     with fail_on(OutputError):
         written = write_tables(tables, where.out)
-    from gpuscale.tables.views import ingest_summary  # lazy: pandas, not for --help
-
     lines, problems = ingest_summary(tables)
     say([*lines, f"wrote {len(written)} files to {where.out}/"], stderr=True)
     if problems is not None:

@@ -17,7 +17,6 @@ import zipfile
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from gpuscale.sources.entries import (
     ARCHIVE_ERRORS,
@@ -93,7 +92,7 @@ def top_folder(path: Path) -> str | None:
     return parts[0] if len(parts) > 1 or (parts and is_dir) else None
 
 
-def _rest_is_not_padding(stream: Any) -> BaseException | None:
+def _rest_is_not_padding(stream: io.BufferedReader) -> BaseException | None:
     try:
         while chunk := stream.read(1 << 20):
             if chunk.strip(b"\0"):
@@ -151,14 +150,14 @@ class _UntilDamage(io.RawIOBase):
     what came before the damage stays readable (a buffered reader would lose the part
     of its buffer it had filled), and ``error`` says what stopped it."""
 
-    def __init__(self, raw: Any) -> None:
+    def __init__(self, raw: lzma.LZMAFile | gzip.GzipFile | bz2.BZ2File) -> None:
         self._raw = raw
         self.error: BaseException | None = None
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: Any) -> int:
+    def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
         if self.error is not None:
             return 0
         try:
@@ -183,7 +182,7 @@ def _decompressed(path: Path) -> io.BufferedReader:
     """
     with path.open("rb") as probe:
         magic = probe.read(6)
-    opener: Any
+    opener: type[lzma.LZMAFile | gzip.GzipFile | bz2.BZ2File]
     if magic.startswith(b"\xfd7zXZ"):
         opener = lzma.LZMAFile
     elif magic.startswith(b"\x1f\x8b"):

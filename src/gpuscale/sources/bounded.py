@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from gpuscale.tables import json_depth
+from gpuscale.tables.json_depth import JSON
 
 
 class TooLarge(ValueError):
@@ -57,7 +57,7 @@ def lines_at_most(path: Path, limit_bytes: int) -> Iterator[tuple[int, bytes]]:
             yield number, line
 
 
-def json_lines(path: Path, limit_bytes: int) -> Iterator[tuple[int, Any, str | None]]:
+def json_lines(path: Path, limit_bytes: int) -> Iterator[tuple[int, JSON, str | None]]:
     """(line number, value, problem) of each line of a JSON-lines file that is not blank,
     read one at a time (:func:`lines_at_most`: :class:`TooLarge`, ``OSError``). ``problem``
     says why a line holds no JSON value (not UTF-8 text; not JSON, e.g. a line cut short;
@@ -77,7 +77,7 @@ def json_lines(path: Path, limit_bytes: int) -> Iterator[tuple[int, Any, str | N
         yield number, value, problem
 
 
-def schema_of(value: Any) -> str:
+def schema_of(value: JSON) -> str:
     """The ``schema`` a JSON-lines value names (``gpuscale.bench/2``), "" when it names
     none (not an object, no text there): how a reader tells what a file holds from a
     line it has read, without reading the file again."""

@@ -14,7 +14,6 @@ import queue
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from gpuscale.sources.archives import iter_archive
 from gpuscale.sources.directories import iter_directory
@@ -60,7 +59,7 @@ def read_ahead(entries: Iterator[Entry], depth: int = 4) -> Iterator[Entry]:
     re-raised here.
     """
     done = object()
-    box: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    box: queue.Queue[Entry | BaseException | object] = queue.Queue(maxsize=depth)
 
     def pump() -> None:
         try:

@@ -5,6 +5,8 @@ every column of the view's table; the terminal's columns are a view, not the sch
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import re
 import sys
@@ -83,6 +85,18 @@ def jsonable(value: object) -> JSON:
     if pd is not None and (value is pd.NA or value is pd.NaT):
         return None
     return value
+
+
+def records_csv(records: Sequence[Mapping[str, object]]) -> str:
+    """Plain records (dicts with the same keys, in column order) as CSV text, without
+    pandas: a header, then a line per record, NaN and None empty as pandas writes them."""
+    columns = list(records[0]) if records else []
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(columns)
+    for record in records:
+        writer.writerow(["" if jsonable(record[c]) is None else record[c] for c in columns])
+    return text.getvalue()
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@ checked, models chosen, the configuration and what the command says of it."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,13 @@ from gpuscale.bench import sweep_plan
 from gpuscale.bench.config import BenchConfig, ModelError
 from gpuscale.bench.runner import SweepReport
 from gpuscale.tables.requests import FieldError
+
+VIEW = "bench/sweep_plan"
+
+
+def numbers(said: str) -> list[int]:
+    """The whole numbers a sentence says, in order (a file's name holds none here)."""
+    return [int(n) for n in re.findall(r"\b\d+\b", said)]
 
 
 def test_a_bound_that_is_no_size_names_its_field() -> None:
@@ -36,24 +44,63 @@ def test_choose_models_passes_names_and_bounds_to_the_ladder(monkeypatch) -> Non
     assert seen["names"] is None and seen["bounds"] == ("2M", None) and callable(seen["count"])
 
 
-def test_plan_sweep_refuses_an_empty_selection_but_keeps_broken_models(tmp_path) -> None:
+def test_plan_sweep_refuses_an_empty_selection_but_keeps_broken_models(tmp_path, golden) -> None:
     settings = {"nproc": (1,), "out": tmp_path / "r.jsonl", "bench": BenchConfig(backend="gloo")}
-    with pytest.raises(ValueError, match="no model selected"):
+    with pytest.raises(ValueError) as caught:
         sweep_plan.plan_sweep([], [], **settings)
+    golden.check(VIEW, "no model selected", str(caught.value))
     broken = [("nosuch.py:make", ModelError("no such file"))]
     config = sweep_plan.plan_sweep([], broken, **settings)
     assert config.models == ()
     config = sweep_plan.plan_sweep([("a", 1), ("b", 2)], broken, **settings | {"nproc": (1, 2)})
     assert config.models == ("a", "b")
     said = sweep_plan.plan_sentence(config, broken)
-    assert said == "4 configurations: 2 models x 2 world sizes; 1 model cannot be built"
+    assert numbers(said) == [4, 2, 2, 1]  # configurations, models, world sizes, broken
+    golden.check(VIEW, "two models on two world sizes, one broken", said)
 
 
-def test_done_sentence_counts_what_the_sweep_did() -> None:
+def test_done_sentence_counts_what_the_sweep_did(golden) -> None:
     report = SweepReport(appended=3, measured=2, skipped=1)
     said = sweep_plan.done_sentence(report, Path("r.jsonl"), nnodes=1)
-    assert said == "2 measured, 3 rows appended to r.jsonl, 1 skipped (--resume), 0 failed"
+    assert numbers(said) == [2, 3, 1, 0] and "r.jsonl" in said  # measured, rows, skipped, failed
+    golden.check(VIEW, "done: measured, appended, skipped", said)
     said = sweep_plan.done_sentence(SweepReport(appended=1, measured=1), Path("r.jsonl"), 1)
-    assert said == "1 measured, 1 row appended to r.jsonl, 0 failed"  # no --resume, no word
+    assert numbers(said) == [1, 1, 0] and "resume" not in said  # no --resume, no word of it
+    golden.check(VIEW, "done: one row, no --resume", said)
     said = sweep_plan.done_sentence(SweepReport(), Path("r.jsonl"), nnodes=2)
-    assert said.startswith("this node wrote no rows: the node holding global rank 0")
+    assert "--node-rank" in said and "r.jsonl" not in said  # which node writes, not a file
+    golden.check(VIEW, "done: a node that wrote no rows", said)
+
+
+@pytest.mark.parametrize(
+    ("report", "chosen", "status", "closing", "refused"),
+    [
+        (SweepReport(appended=2, measured=2), [("a", 1)], 0, 1, False),
+        (SweepReport(appended=1, measured=0, failures=["a on 2"]), [("a", 1)], 1, 1, False),
+        (SweepReport(appended=1, measured=1, interrupted=True), [("a", 1)], 130, 2, False),
+        (SweepReport(appended=1), [], 0, 1, True),
+    ],
+)
+def test_a_planned_sweep_ends_with_its_status_and_what_it_kept(
+    tmp_path, monkeypatch, golden, report, chosen, status, closing, refused
+) -> None:
+    """The exit status (130 interrupted, 1 a run failed), the closing lines (what an
+    interrupted sweep kept after what it did) and the refusal where no model was built."""
+    monkeypatch.setattr(sweep_plan, "run_sweep", lambda *a, **k: report)
+    broken = [("nosuch.py:make", ModelError("no such file"))]
+    config = sweep_plan.plan_sweep(
+        chosen, broken, nproc=(1,), out=tmp_path / "r.jsonl", bench=BenchConfig(backend="gloo")
+    )
+    planned = sweep_plan.Planned(chosen, broken, config, sweep_plan.Nodes(1, 0, None))
+    ran = sweep_plan.run_planned(planned)
+    assert (ran.status, len(ran.closing), bool(ran.refusal)) == (status, closing, refused)
+    assert ran.report is report
+    words = "\n".join([*ran.closing, ran.refusal])
+    case = f"status {status}, {len(chosen)} chosen"
+    golden.check(VIEW, f"ending: {case}", words, paths={str(tmp_path): "<tmp>"})
+
+
+def test_nothing_planned_is_not_run() -> None:
+    planned = sweep_plan.Planned([], [], None, sweep_plan.Nodes(1, 0, None))
+    with pytest.raises(ValueError):
+        sweep_plan.run_planned(planned)

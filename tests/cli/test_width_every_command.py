@@ -84,8 +84,8 @@ def test_the_bench_and_collectives_output_fits_too(
     from gpuscale.bench.runner import SweepReport
     from gpuscale.bench.sweep_plan import done_sentence
     from gpuscale.cli.bench import _print_results
-    from gpuscale.cli.interconnect import _print_sweep
-    from gpuscale.cli.output import say
+    from gpuscale.cli.output import Format, say, show
+    from gpuscale.interconnect.shown import sweep_failures, sweep_views
     from gpuscale.tables import COLLECTIVES_COLUMNS
 
     for variable, value in terminal(width).items():
@@ -101,7 +101,10 @@ def test_the_bench_and_collectives_output_fits_too(
         | {"root": -1, "algbw_gbs": 1.0, "busbw_gbs": 1.0, "time_us_p99": 1.0, "wrong": 0}
         for r in sweep_rows(12.3, 25.0)
     ]
-    _print_sweep(pd.DataFrame(rows).reindex(columns=list(COLLECTIVES_COLUMNS)))
+    latest = pd.DataFrame(rows).reindex(columns=list(COLLECTIVES_COLUMNS))
+    say(sweep_failures(latest))  # as `collectives` prints them
+    for view in sweep_views(latest):
+        show(view, Format.table)
     said = capsys.readouterr()
     assert "1 unreadable line" in said.err and "busbw" in said.out
     assert _too_wide(said.out + said.err, width) == []

@@ -71,8 +71,12 @@ def decompose(table: pd.DataFrame, basis: str = "expected") -> pd.DataFrame:
     use = np.isfinite(expected) if basis == "expected" else np.zeros(len(out), bool)
     out["convergence_factor"] = np.where(use, expected, ratio("plausible_samples"))
     out["throughput_factor"] = out["speedup"].to_numpy(float) / out["convergence_factor"]
+    # as floats: a nullable count (Int64) would turn each NaN factor into <NA>, which no
+    # reader of the factor can take as a number
     out["throughput_efficiency"] = normalized_efficiency(
-        out["throughput_factor"], out["accelerators"], out["reference_accelerators"]
+        out["throughput_factor"].to_numpy(float),
+        out["accelerators"].to_numpy(float, na_value=np.nan),
+        out["reference_accelerators"].to_numpy(float, na_value=np.nan),
     )
     known = np.isfinite(out["convergence_factor"].to_numpy(float))
     out["convergence_basis"] = np.where(use, "expected", np.where(known, "measured", ""))

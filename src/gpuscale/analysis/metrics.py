@@ -34,6 +34,7 @@ from gpuscale.tables.measures import (
     speedup,
 )
 from gpuscale.tables.republished import is_log_flagged, is_same_runs_copy
+from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.spelling import did_you_mean
 
 
@@ -79,7 +80,28 @@ def scored_systems(
         keep &= scores["availability"].str.lower().str.contains(availability.lower(), regex=False)
     if families:
         keep &= scores["accelerator_family"].isin(families)
-    return scores[keep]
+    return with_names(scores[keep])
+
+
+# A name a result's system file may lack, and what stands for it: the submitter's folder,
+# the system's file stem, the family of a system that names no accelerator.
+NAME_FALLBACKS = {"submitter": "org", "system_name": "system_id"}
+
+
+def with_names(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every system named: a missing submitter is its folder (``org``), a
+    missing system name its id, a missing accelerator family ``UNKNOWN_FAMILY``
+    (a copy only where one is missing; v0.7 leaves a system file's fields empty)."""
+    gaps = {c: frame[c].isna() for c in (*NAME_FALLBACKS, "accelerator_family") if c in frame}
+    if not any(gap.any() for gap in gaps.values()):
+        return frame
+    out = frame.copy()
+    for column, fallback in NAME_FALLBACKS.items():
+        if column in gaps and fallback in out:
+            out[column] = out[column].fillna(out[fallback])
+    if "accelerator_family" in gaps:
+        out["accelerator_family"] = out["accelerator_family"].fillna(UNKNOWN_FAMILY)
+    return out
 
 
 def _with_units(frame: pd.DataFrame) -> pd.DataFrame:

@@ -168,12 +168,19 @@ def _why_not_more(rec: Recommendation) -> str:
     if rec.next_accelerators is None:
         return "the largest count the family ran"
     ratios = {"throughput": rec.throughput_ratio, "convergence": rec.convergence_ratio}
-    first = rec.decides or "throughput"
+    if len(rec.unread) == len(ratios):  # neither factor read: E' itself, and what is not
+        return (
+            f"E' x{rec.next_e_ratio:.2f} of the best at {rec.next_accelerators:,} "
+            f"({joined(rec.unread)} factors unread: no samples to converge or global batch "
+            "in the logs)"
+        )
+    read = [name for name in ratios if name not in rec.unread]
+    first = rec.decides or read[0]
     other = next(name for name in ratios if name != first)
     said = f"{first} x{ratios[first]:.2f} at {rec.next_accelerators:,}"
-    if ratios[other] == ratios[other]:  # known
-        said += f" ({other} x{ratios[other]:.2f})"
-    return said
+    if other in rec.unread:
+        return said + f" ({other} unread)"
+    return said + f" ({other} x{ratios[other]:.2f})"
 
 
 ANSWER_HEADERS = ("Workload", "Within", "Fastest", "Knee", "Speed x efficiency", "E' threshold")

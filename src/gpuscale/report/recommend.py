@@ -18,6 +18,7 @@ not depend on the reference rule.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -53,6 +54,9 @@ class Recommendation:
     convergence_ratio: float = float("nan")  # convergence factor there / at the pick
     decides: str = ""  # "throughput", "convergence" or "" (no larger count, or unknown)
     why_none: str = ""
+    # the factors of E' at the next count that could not be read (no samples to converge,
+    # no global batch in the logs): said, never a stop
+    unread: tuple[str, ...] = ()
 
 
 # What the decomposition of a family reads (the other columns left out: it copies).
@@ -137,20 +141,39 @@ def recommend(
         return rec
     at = frontier[frontier["accelerators"] == pick.accelerators].iloc[0]
     nxt = larger.iloc[0]
-    through = float(nxt["throughput_efficiency"] / at["throughput_efficiency"])
-    conv = float(nxt["convergence_factor"] / at["convergence_factor"])
-    known = [(np.log(v), name) for v, name in ((through, "throughput"), (conv, "convergence"))]
-    known = [(v, name) for v, name in known if np.isfinite(v)]
+    ratios = {name: _ratio(nxt, at, column) for name, column in FACTORS.items()}
+    known = [(np.log(v), name) for name, v in ratios.items() if np.isfinite(v) and v > 0]
     decides = min(known)[1] if known and min(known)[0] < 0 else ""
-    best = float(frontier["normalized_efficiency"].max())
+    best = np.nanmax(_numbers(frontier["normalized_efficiency"]))
     return replace(
         rec,
         next_accelerators=int(nxt["accelerators"]),
-        next_e_ratio=float(nxt["normalized_efficiency"]) / best,
-        throughput_ratio=through,
-        convergence_ratio=conv,
+        next_e_ratio=_number(nxt["normalized_efficiency"]) / best,
+        throughput_ratio=ratios["throughput"],
+        convergence_ratio=ratios["convergence"],
         decides=decides,
+        unread=tuple(name for name, v in ratios.items() if not np.isfinite(v)),
     )
+
+
+# E' = throughput efficiency x convergence factor: each factor and its column
+FACTORS = {"throughput": "throughput_efficiency", "convergence": "convergence_factor"}
+
+
+def _number(value: object) -> float:
+    """A cell as a float: NaN where it is missing (NaN, None, pandas' <NA>) or no number."""
+    number = pd.to_numeric(value, errors="coerce")
+    return math.nan if pd.isna(number) else float(number)
+
+
+def _numbers(column: pd.Series) -> np.ndarray:
+    """A column as floats, NaN where a cell is missing."""
+    return pd.to_numeric(column, errors="coerce").to_numpy(float, na_value=np.nan)
+
+
+def _ratio(nxt: pd.Series, at: pd.Series, column: str) -> float:
+    """``column`` at the next count over at the pick; NaN where either is unread."""
+    return _number(nxt.get(column)) / _number(at.get(column))
 
 
 def _count_range(frontier: pd.DataFrame, threshold: float, picked: int) -> tuple[int, int]:

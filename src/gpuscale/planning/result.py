@@ -21,6 +21,7 @@ from gpuscale.planning.limits import (
     superlinear_reference,
 )
 from gpuscale.planning.linear import UNSUPPORTED, cell, judged
+from gpuscale.planning.memory import memory_check
 from gpuscale.planning.predict import evidence, plannable, predict_point, transfer_factor
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
@@ -127,6 +128,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
     n = [float(p["accelerators"]) for p in points]
     batch = [p["global_batch"] for p in points]  # runnable: predict.runnable_batch
     # refused on the batch assumed: rounding it up to one per device makes it no likelier
+    memory = memory_check(workload, family, request.devices_per_node)
     refused = [
         refusals(
             int(p["accelerators"]),
@@ -136,6 +138,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
             if below_floor(int(p["accelerators"]), p["assumed_batch"], data)
             else (None, None),
         )
+        + [why for why in [memory.refusal(int(p["accelerators"]))] if why]
         for p in points
     ]
     timed = [k for k, why in enumerate(refused) if not why]
@@ -193,6 +196,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
                 "pareto": bool(front[kept.index(k)]) if k in kept else False,
                 "stops_paying": stops[kept.index(k)] if k in kept else "",
                 "flags": "; ".join(flags[k][0]),
+                "model_state_gb": state.total_gb if (state := memory.at(int(n[k]))) else math.nan,
                 "beyond_linear": (
                     cell(points[verdicts[k]["against"]], p, verdicts[k]) if k in verdicts else ""
                 ),
@@ -271,6 +275,7 @@ def plan_result(
         # read as A100-SXM4-80GB, also A100-PCIe-80GB and A100-SXM4-40GB; a user walk)
         "accelerator_asked": request.accelerator,
         "could_also_mean": other_variants(request.accelerator, family, families) if read_as else [],
+        "memory": memory_check(workload, family, request.devices_per_node).facts(),
     }
     said = notes(fits, workload, family, rows, request)
     held = sorted(fit["era"], key=round_key)

@@ -9,6 +9,7 @@ from typing import Any
 
 from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.linear import linear_notes
+from gpuscale.planning.memory import memory_check
 from gpuscale.planning.spread import batch_drop_notes, cited_notes, evidence_notes, held_notes
 from gpuscale.planning.throughput import batch_sign, efficiency_note, per_device
 from gpuscale.quantities import counted, joined, number
@@ -169,8 +170,6 @@ def class_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) ->
         timed = [r for r in rows if r["count_class"] == kind and _timed(r)]
         if kind in ("ii_out", "iii") and timed:
             text += "; " + _shape_support(fit, timed)
-        if kind == "iii" or "extrapolated" in text:
-            text += "; memory is not modelled: check that the model fits in these devices"
         out.append(text + ".")
     return out
 
@@ -286,6 +285,7 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     speed_from = sorted(w for w, other in fits["workloads"].items() if family in other["families"])
     out = [model_note(fit, family, speed_from), batch_note(fit, family, rows)]
     out += class_notes(fit, family, rows)
+    out.append(memory_check(workload, family, request.devices_per_node).note())
     out += flag_notes(rows)
     out += [s for s in (efficiency_note(fit, family, rows), batch_sign(fit)) if s]
     out += linear_notes(fit, family, rows)

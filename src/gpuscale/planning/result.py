@@ -95,6 +95,22 @@ def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list
     return front, [", ".join(picks.get(i, [])) for i in range(len(n))]
 
 
+THIN = ("one submission", "one submitter")
+
+
+def thin_evidence(own: dict[str, Any] | None, kind: str, n: int) -> str:
+    """``one submission`` or ``one submitter`` where a count's level rests on so little
+    (at a count the family ran: its results there; elsewhere: all its results on the
+    workload), else "" (a family that never ran the workload: its level is borrowed,
+    said by its class)."""
+    if own is None or kind == "iii":
+        return ""
+    systems = own["systems"] if kind != "i" else [s for s in own["systems"] if int(s[3]) == n]
+    if len(systems) == 1:
+        return THIN[0]
+    return THIN[1] if len({s[1] for s in systems}) == 1 else ""
+
+
 def faster_fewer(
     fits: dict[str, Any], workload: str, family: str, n: int, minutes: float
 ) -> tuple[list[Any], float] | None:
@@ -197,6 +213,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
                 "stops_paying": stops[kept.index(k)] if k in kept else "",
                 "flags": "; ".join(flags[k][0]),
                 "model_state_gb": state.total_gb if (state := memory.at(int(n[k]))) else math.nan,
+                "rests_on": thin_evidence(fit["families"].get(family), p["count_class"], int(n[k])),
                 "beyond_linear": (
                     cell(points[verdicts[k]["against"]], p, verdicts[k]) if k in verdicts else ""
                 ),

@@ -62,10 +62,21 @@ _WORKLOADS = (
 
 def base_rows(round_name: str = "v4.1") -> list[dict[str, object]]:
     """One scored result per system and workload, every field given."""
+    return rows_of(_SYSTEMS, _WORKLOADS, round_name)
+
+
+def rows_of(
+    systems: tuple[tuple[str, str, int, float], ...],
+    workloads: tuple[tuple[str, int, float, str], ...] = _WORKLOADS[:1],
+    round_name: str = "v4.1",
+) -> list[dict[str, object]]:
+    """One scored result per system (submitter, family, accelerators, minutes) and
+    workload (name, global batch per accelerator, samples to converge, their unit), every
+    field given (a workload after the first takes 1.7x the minutes)."""
     rows = []
-    for workload, per_device, samples, unit in _WORKLOADS:
-        for k, (submitter, family, n, minutes) in enumerate(_SYSTEMS):
-            scale = 1.0 if workload == "bert" else 1.7
+    for w, (workload, per_device, samples, unit) in enumerate(workloads):
+        for k, (submitter, family, n, minutes) in enumerate(systems):
+            scale = 1.0 if w == 0 else 1.7
             rows.append(
                 {
                     "round": round_name,

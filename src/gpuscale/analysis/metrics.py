@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.divisions import in_division, of_workload
+from gpuscale.analysis.outliers import outlier_column, outliers
 from gpuscale.analysis.superlinear import superlinear
 from gpuscale.names import resolve_choice, resolve_families, resolve_workload
 from gpuscale.tables import SCALING_COLUMNS, Unit, convergence_unit
@@ -146,6 +147,15 @@ def study_reference(frame: pd.DataFrame) -> pd.Series:
 
     # a sort of positions, not of the frame: a sort copies every column
     return frame.iloc[min(fewest, key=order)]
+
+
+def family_reference(group: pd.DataFrame) -> pd.Series:
+    """One accelerator family's reference, like with like: the study's rule (fewest
+    accelerators, the slowest among them) over its systems that are no outliers
+    (``gpuscale.analysis.outliers``: far from the family's others at their count, or
+    resting on such a submitter's software alone); over all of them where every one is."""
+    kept = group[outlier_column(group).to_numpy() == ""]
+    return study_reference(kept if len(kept) else group)
 
 
 def _as_reference(row: pd.Series) -> Reference:
@@ -291,9 +301,10 @@ def workload_scaling_table(
     frame = frame[of_workload(frame, workload).to_numpy(bool)]
     if frame.empty:
         return pd.DataFrame(columns=list(SCALING_COLUMNS))
+    frame = frame.assign(outlier=outliers(frame))
     if reference == "family":
         parts = [
-            with_reference(group, study_reference(group))
+            with_reference(group, family_reference(group))
             for _, group in frame.groupby("accelerator_family", sort=True)
         ]
         out = pd.concat(parts)

@@ -204,6 +204,24 @@ def _shape_support(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     )
 
 
+def outlier_notes(fit: dict[str, Any], family: str) -> list[str]:
+    """The outliers left out of the fit (``gpuscale.analysis.outliers``): each of
+    ``family``'s, and how many of the other families'."""
+    left = fit.get("outliers", [])
+    mine = [o for o in left if o[5] == family]
+    out = [
+        f"Left out of the fit as an outlier (one submitter's software, not the family's): "
+        f"{o[0]} {o[1]} {o[2]} on {o[3]:,} ({number(o[4])} min): {o[6]}."
+        for o in mine
+    ]
+    if len(left) > len(mine):
+        out.append(
+            f"{plural(len(left) - len(mine), 'result')} of other families left out of the "
+            f"fit as outliers (`gpuscale analyze -b {fit['workload']}` names them)."
+        )
+    return out
+
+
 def _timed(row: dict[str, Any]) -> bool:
     """Whether the row has a time (none where its flags say "no time")."""
     return math.isfinite(row["time_to_train_min"])
@@ -285,6 +303,7 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     speed_from = sorted(w for w, other in fits["workloads"].items() if family in other["families"])
     out = [model_note(fit, family, speed_from), batch_note(fit, family, rows)]
     out += class_notes(fit, family, rows)
+    out += outlier_notes(fit, family)
     out.append(memory_check(workload, family, request.devices_per_node).note())
     out += flag_notes(rows)
     out += [s for s in (efficiency_note(fit, family, rows), batch_sign(fit)) if s]

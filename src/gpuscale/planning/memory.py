@@ -22,7 +22,7 @@ from gpuscale.hardware.memory import (
     workload_state,
 )
 from gpuscale.planning.limits import NO_TIME
-from gpuscale.quantities import article, joined
+from gpuscale.quantities import joined
 
 SHARDING_WORDS = {
     "ddp": "whole on each device",
@@ -52,22 +52,23 @@ class MemoryCheck:
         return state_per_device(self.state, devices, group=self.per_node)
 
     def refusal(self, devices: int) -> str:
-        """Why ``devices`` cannot hold the state (a ``NO_TIME`` reason), else ""."""
+        """Why ``devices`` cannot hold the state (a ``NO_TIME`` reason naming no count but
+        the fewest that hold it, so the counts refused group under one), else ""."""
         held = self.at(devices)
         if held is None or self.memory is None or held.total_gb <= self.memory.gb:
             return ""
-        parts = joined(p.name for p in held.parts)
-        fits = (
-            f"the fewest {self.family} that hold it are {self.fewest:,}"
+        how = SHARDING_WORDS[held.sharding.value]
+        total = sum(p.gb * p.sharded_over for p in held.parts)
+        which = (
+            f"fewer than {self.fewest:,} {self.family} cannot hold"
             if self.fewest
-            else f"no count of {self.family} holds it {SHARDING_WORDS[held.sharding.value]}"
+            else f"no count of {self.family} holds"
         )
         # no "; " inside: the plan's flags are joined by it
         return (
-            f"{NO_TIME}the model state alone, {_gb(held.total_gb)} a device "
-            f"{SHARDING_WORDS[held.sharding.value]} ({parts}), is more than "
-            f"{article(self.family)} {self.family}'s {self.memory.gib:g} GiB "
-            f"({_gb(self.memory.gb)}): {fits} (activations not counted)"
+            f"{NO_TIME}{which} the model state alone, {_gb(total)} {how} "
+            f"({joined(p.name for p in held.parts)}), in {self.memory.gib:g} GiB "
+            f"({_gb(self.memory.gb)}) a device (activations not counted)"
         )
 
     def note(self) -> str:
@@ -106,6 +107,9 @@ class MemoryCheck:
 
 
 def _gb(value: float) -> str:
+    """GB to the digits a reader needs: ``2,800 GB``, ``34.7 GB``, ``0.54 GB``."""
+    if value >= 100:
+        return f"{value:,.0f} GB"
     return f"{value:,.1f} GB" if value >= 1 else f"{value:.2g} GB"
 
 

@@ -12,8 +12,31 @@ from gpuscale.analysis import AnalysisOptions, WorkloadAnalysis, analyze
 from gpuscale.mlperf import load_round
 from gpuscale.tables import STUDY_WORKLOADS, RoundTables
 
+from .golden import UPDATE_FLAG, Golden
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "mlperf"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        UPDATE_FLAG,
+        action="store_true",
+        help="write the rendered text of every golden case that differs (tests/golden.py)",
+    )
+
+
+@pytest.fixture(scope="session")
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    """Whether this run writes golden files instead of comparing with them."""
+    return bool(request.config.getoption(UPDATE_FLAG))
+
+
+@pytest.fixture(scope="session")
+def golden(update_golden: bool) -> Golden:
+    """Rendered text compared with ``tests/golden/<view>.json`` (``--update-golden``
+    writes it)."""
+    return Golden(update=update_golden)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,4 +1,5 @@
-"""Every number of ``docs/analysis.md``'s worked examples is read from the bundled data.
+"""Every number of the worked examples of ``docs/analysis.md`` and ``docs/study.md`` is read
+from the bundled data.
 
 The worked examples sit between ``<!-- worked-example -->`` and ``<!-- /worked-example -->``.
 This test recomputes, from the bundled rounds, every phrase that carries a number there
@@ -19,7 +20,7 @@ import pytest
 from gpuscale.tables import display_name
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = ROOT / "docs" / "analysis.md"
+PAGES = [ROOT / "docs" / "analysis.md", ROOT / "docs" / "study.md"]
 FAMILY = "H100-SXM5-80GB"
 # (workload, reference rule, accelerator counts) whose E' range the page quotes as
 # "LOW-HIGH at N-M" within FAMILY; and (workload, rule, family) quoted as "FAMILY: E' ...".
@@ -117,10 +118,13 @@ def tool_sentences() -> list[str]:
 
 
 def worked_examples() -> str:
-    text = PAGE.read_text()
-    blocks = re.findall(r"<!-- worked-example -->(.*?)<!-- /worked-example -->", text, re.S)
-    assert blocks, "docs/analysis.md has no worked-example block"
-    return " ".join(" ".join(block.split()) for block in blocks)
+    found = []
+    for page in PAGES:
+        text = page.read_text()
+        blocks = re.findall(r"<!-- worked-example -->(.*?)<!-- /worked-example -->", text, re.S)
+        assert blocks, f"docs/{page.name} has no worked-example block"
+        found += blocks
+    return " ".join(" ".join(block.split()) for block in found)
 
 
 def test_every_number_of_the_worked_examples_comes_from_the_data() -> None:
@@ -132,17 +136,17 @@ def test_every_number_of_the_worked_examples_comes_from_the_data() -> None:
         text = text.replace(" ".join(phrase.split()), " ")
     left = ALLOWED.sub(" ", text)
     stray = sorted({m.group(0) for m in re.finditer(r"[^\s]*\d[^\s]*", left)})
-    assert stray == [], f"numbers in docs/analysis.md the data does not give: {stray}"
+    assert stray == [], f"numbers in the worked examples the data does not give: {stray}"
 
 
 def test_the_check_finds_a_number_that_drifted(monkeypatch, tmp_path: Path) -> None:
     """The page with one E' range changed by 0.01 fails the check."""
-    text = PAGE.read_text()
+    text = "\n".join(page.read_text() for page in PAGES)
     phrase = next(p for p in range_phrases() if p in " ".join(text.split()))
     low = phrase.split(" ", 1)[0].split("-")[0]
     drifted = f"{float(low) + 0.01:.2f}"
     page = tmp_path / "analysis.md"
     page.write_text(" ".join(text.split()).replace(phrase, phrase.replace(low, drifted, 1)))
-    monkeypatch.setattr(__import__(__name__, fromlist=["PAGE"]), "PAGE", page)
-    with pytest.raises(AssertionError, match=r"numbers in docs/analysis\.md"):
+    monkeypatch.setattr(__import__(__name__, fromlist=["PAGES"]), "PAGES", [page])
+    with pytest.raises(AssertionError, match="worked examples"):
         test_every_number_of_the_worked_examples_comes_from_the_data()

@@ -1,4 +1,4 @@
-"""JSON depth checked by gpuscale, the same on every Python (issue 41 item 9): 3.11's
+"""JSON depth checked by gpuscale, the same on every Python: 3.11's
 ``json`` refuses 5,000 nested arrays, 3.12's reads them."""
 
 from __future__ import annotations

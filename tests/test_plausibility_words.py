@@ -12,8 +12,8 @@ from gpuscale.plausibility import NOISY_P95_OVER_P50, run_flags
 
 @given(p50=st.floats(0.1, 1e4), excess=st.floats(1e-4, 10.0))
 def test_a_noisy_flag_shows_its_ratio_above_the_threshold(p50: float, excess: float) -> None:
-    """A user walk read "p95 163 ms is 1.5x the median (> 1.5x)": a ratio of 1.52 printed
-    with one decimal."""
+    """The ratio shown is above the threshold shown (never "p95 163 ms is 1.5x the median
+    (> 1.5x)", a ratio of 1.52 printed with one decimal)."""
     p95 = p50 * NOISY_P95_OVER_P50 * (1 + excess)
     flags = run_flags({"step_ms_p50": p50, "step_ms_p95": p95}, None)
     shown = re.search(r"is ([0-9.]+)x the median \(> ([0-9.]+)x\)", flags[0])
@@ -22,7 +22,7 @@ def test_a_noisy_flag_shows_its_ratio_above_the_threshold(p50: float, excess: fl
 
 
 def test_repeats_that_disagree_flag_the_run_and_close_ones_do_not() -> None:
-    """A user walk: `--repeat 2` gave 185 and 2,046 samples/s (spread 10.06) unflagged."""
+    """`--repeat 2` giving 185 and 2,046 samples/s (spread 10.06) is flagged."""
     from gpuscale.bench.summary import median_run
 
     def run(rate: float) -> dict:
@@ -37,8 +37,8 @@ def test_repeats_that_disagree_flag_the_run_and_close_ones_do_not() -> None:
 
 def test_a_new_flag_is_one_reason_where_flags_are_joined() -> None:
     """A row's flags are "; "-joined in the bench table and split back there: a flag
-    holding "; " read as two reasons, the second a kind of its own (a second walk saw
-    "loss not finite (1 run(s), e.g. loss not finite: ...)" beside a stray kind)."""
+    holding "; " would read as two reasons, the second a kind of its own ("loss not finite
+    (1 run(s), e.g. loss not finite: ...)" beside a stray kind)."""
     from gpuscale.bench.summary import median_run
     from gpuscale.plausibility import loss_flags
 

@@ -1,4 +1,4 @@
-"""``docs/speed.md`` quotes ``benchmarks/results/report_speed.json`` (issue 57 item 5): the
+"""``docs/speed.md`` and the README quote ``benchmarks/results/report_speed.json``: the
 report's speed is the figures the benchmark wrote, never prose numbers."""
 
 from __future__ import annotations
@@ -26,3 +26,14 @@ def test_the_docs_table_is_the_files() -> None:
     cases = {"baseline", "baseline, cached", "now, first run", "now, cached"}
     assert set(figures["cases"]) == cases
     assert all(len(c["runs"]) >= 1 for c in figures["cases"].values())
+
+
+def test_the_readmes_report_row_quotes_the_files_medians() -> None:
+    figures = json.loads(_benchmark().RESULTS.read_text())["cases"]
+    readme = (ROOT / "README.md").read_text()
+    (row,) = [line for line in readme.splitlines() if line.startswith("| Figures and")]
+    first, cached = figures["now, first run"], figures["now, cached"]
+    said = [f"{first['median_cpu_s']} CPU-s ({first['median_wall_s']} s wall)"]
+    said += [f"{cached['median_cpu_s']} CPU-s ({cached['median_wall_s']} s)"]
+    assert all(s in row for s in said), (said, row)
+    assert "report_speed.json" in row

@@ -15,11 +15,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from gpuscale.quantities import joined, noun_for
+from gpuscale.quantities import agreeing, joined, noun_for
 from gpuscale.tables import RENAMED, STUDY_WORKLOADS, WORKLOADS, display_name, workload_of
 from gpuscale.tables.requests import FieldError, clipped, given_twice
-from gpuscale.tables.spelling import did_you_mean, in_full
+from gpuscale.tables.spelling import did_you_mean, in_full, suggested
+from gpuscale.tables.workloads import (
+    default_workloads,
+    workload_notes,
+    workloads_by_round,
+    workloads_in,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Names the study and people use that are no prefix of a workload's own names.
 _ALIASES: dict[str, str] = {
@@ -150,13 +160,12 @@ def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownN
     from gpuscale.mlperf.bundled import bundled_workloads
 
     rounds = [r for r, held in bundled_workloads().items() if workload in held]
-    where = (
-        f"it is in the bundled {noun_for(len(rounds), 'round')} {joined(rounds)} "
-        f"(--round {rounds[-1]}; "
-        f"in Python load_round({rounds[-1]!r}))"
-        if rounds
-        else "no bundled round has it (read a round that does: gpuscale ingest PATH)"
-    )
+    where = "no bundled round has it (read a round that does: gpuscale ingest PATH)"
+    if rounds:
+        where = (
+            f"it is in the bundled {noun_for(len(rounds), 'round')} {joined(rounds)} "
+            f"(--round {rounds[-1]}; in Python load_round({rounds[-1]!r}))"
+        )
     absent = left_out.get(workload, "not in the rounds loaded")
     why = f"{absent}; {where}; valid here: {', '.join(valid)}"
     return UnknownNameError(f"{display_name(workload)} ({raw!r}) is {why}", typed=raw, why=why)
@@ -198,21 +207,23 @@ def resolve_family(name: str, valid: list[str]) -> tuple[str, str]:
         return exact[0], ""
     known = normalise_accelerator(name)
     others = other_variants(name, known.family, valid)
-    if known.known and known.family not in valid:  # a real one these results lack (a walk)
-        where = f"{name!r} could mean {joined(others)} here: give the full name"
+    if known.known and known.family not in valid:  # a real family these results lack
+        where = f"valid here: {', '.join(valid)}"
+        if others:
+            where = f"{name!r} could mean {joined(others)} here: give the full name"
         why = (
             f"accelerator family {known.family} ran no result in the rounds loaded (another "
-            f"round may: --round, or a raw round as a path); "
-        ) + (where if others else f"valid here: {', '.join(valid)}")
+            f"round may: --round, or a raw round as a path); {where}"
+        )
         message = why.replace(known.family, f"{known.family} ({name!r})", 1)
         raise UnknownNameError(message, typed=name, why=why)
     found = known.family if known.known else resolve_choice(name, valid, "accelerator family")
     said = f"{name!r} read as the accelerator family {found}"
-    if others:  # a part picked among several the results have, silently (a user walk)
+    if others:  # one part picked among several the results have: say which, and the others
         said += (
             f", the catalogue's default part; {name!r} could also mean {joined(others)} in "
             f"these results: give the full name (e.g. {others[0]!r}) to use "
-            f"{'that' if len(others) == 1 else 'one of those'} instead"
+            f"{agreeing(len(others), 'that', 'one of those')} instead"
         )
     return found, said
 
@@ -234,9 +245,8 @@ def _catalogue_part(name: str, field: str, what: str, rule: str, gpus_only: bool
         known = normalise_accelerator(name)
         if known.known and (known.vendor in GPU_VENDORS or not gpus_only):
             return name
-        hint = f" (did you mean {missed.closest[0]!r}?)" if missed.closest else ""
         rule = rule.format(known=", ".join(products()))
-        raise FieldError(field, name, what + hint + rule) from None
+        raise FieldError(field, name, what + suggested(missed.closest) + rule) from None
 
 
 def resolve_gpu(name: str | None) -> str | None:
@@ -276,65 +286,7 @@ def resolve_ruleset(value: str) -> str:
     return ruleset
 
 
-def workloads_by_round(scores) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
-    """Each round's workloads (cross-round names) in a scores table, rounds in order."""
-    present = scores.dropna(subset=["workload"])
-    return {
-        str(r): sorted(set(part["workload"]))
-        for r, part in sorted(present.groupby("round"), key=lambda x: str(x[0]))
-    }
-
-
-def default_workloads(by_round: dict[str, list[str]]) -> list[str]:
-    """The workloads shown when none is asked for (the one rule of every command and the
-    report): the study's four where every round has them; where a round lacks any, the
-    study's it has and then every other workload of the rounds (a round without BERT
-    and Stable Diffusion shows its own workloads, not two)."""
-    everything = sorted({w for ws in by_round.values() for w in ws})
-    study = [w for w in STUDY_WORKLOADS if w in everything]
-    if all(set(STUDY_WORKLOADS) <= set(ws) for ws in by_round.values()):
-        return study
-    return study + [w for w in everything if w not in study]
-
-
-def lacking_workloads(by_round: dict[str, list[str]], asked: Iterable[str]) -> list[str]:
-    """One sentence per round that lacks some of the asked-for workloads (the defaults
-    count as asked for), e.g. ``v5.1 has no BERT or Stable Diffusion results``; empty
-    when every round has them all."""
-    asked = list(asked)
-    notes = []
-    for round_name, present in by_round.items():
-        missing = [display_name(w) for w in asked if w not in present]
-        if missing:
-            notes.append(f"{round_name} has no {joined(missing, 'or')} results")
-    return notes
-
-
-def workload_notes(
-    by_round: dict[str, list[str]], workloads: list[str], *, asked: bool
-) -> list[str]:
-    """What to tell the reader about the workloads chosen: the rounds lacking some asked
-    for (``asked``), or, for the defaults, the rounds lacking some of the study's four
-    and that their own workloads are shown instead."""
-    if asked:
-        return lacking_workloads(by_round, workloads)
-    notes = lacking_workloads(by_round, STUDY_WORKLOADS)
-    if notes:
-        notes[-1] += (
-            "; so every workload of the rounds read is shown, not only the study's four "
-            "(--benchmark to choose)"
-        )
-    return notes
-
-
-def workloads_in(scores) -> list[str]:  # type: ignore[no-untyped-def]
-    """The workloads a scores table holds (what each folder held): the names
-    :func:`resolve_workloads` reads what people type against, in every command and in
-    the Python API (``scaling_table``, ``analyze``)."""
-    return scores["workload"].dropna().unique().tolist()
-
-
-def resolve_workload(name: str, scores, parameter: str = "benchmark") -> str:  # type: ignore[no-untyped-def]
+def resolve_workload(name: str, scores: pd.DataFrame, parameter: str = "benchmark") -> str:
     """The one workload of a scores table that ``name`` means, read as
     :func:`resolve_workloads` reads it (``BERT``, ``dlrm``: DLRM DCNv2); ValueError when
     it means several (``study``, ``all``)."""
@@ -348,8 +300,8 @@ def resolve_workload(name: str, scores, parameter: str = "benchmark") -> str:  #
 
 
 def choose_workloads(
-    scores, benchmark: Sequence[str] | None, default: str = "all"
-) -> tuple[list[str], list[str]]:  # type: ignore[no-untyped-def]
+    scores: pd.DataFrame, benchmark: Sequence[str] | None, default: str = "all"
+) -> tuple[list[str], list[str]]:
     """The workloads ``--benchmark`` names in a scores table (without it: every one, or
     with ``default="study"`` :func:`default_workloads`) and what to tell the reader
     (:func:`workload_notes`); :class:`UnknownNameError` for a name that is none."""
@@ -378,12 +330,12 @@ def resolve_columns(asked: str | None, default: list[str], valid: Iterable[str])
     if asked is None:
         return default
     names = [c.strip() for c in asked.split(",")]
-    if not all(names):  # `a,,b` and `,` were read as `a,b` and as no choice (a user walk)
+    if not all(names):  # `a,,b` and `,` are typos, not `a,b` and no choice
         why = "an empty column name between commas (or at an end); give names such as "
         why += "system_name,speedup"
         raise UnknownNameError(f"--columns {asked!r}: {why}", typed=repr(asked), why=why)
     chosen = resolve_choices(names, valid, "column")
-    if why := given_twice(chosen, "column"):  # shown twice without a word (a user walk)
+    if why := given_twice(chosen, "column"):  # a column asked twice is a typo, not shown twice
         raise UnknownNameError(f"--columns {asked!r}: {why}", typed=repr(asked), why=why)
     return chosen
 

@@ -11,9 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
+from typing import TypeAlias
 
-from gpuscale.quantities import number, span
+from gpuscale.quantities import number
+
+# A part of a bench record (its timing, host or noise), as read from its JSON line: each
+# value is checked where it is read (a missing or non-finite one flags nothing).
+Record: TypeAlias = Mapping[str, object]
 
 
 class FlagKind(StrEnum):
@@ -58,7 +62,7 @@ HOST_NOISE = frozenset(
 )
 
 
-def flag_reasons(flags: Any) -> list[str]:
+def flag_reasons(flags: object) -> list[str]:
     """The reasons of a row's ``flags`` ("; "-separated; a reason's own advice after
     "; ", ``run ...``, kept with it): the one reader of the column's format."""
     reasons: list[str] = []
@@ -87,7 +91,7 @@ def detail(reason: str) -> str:
     return rest if sep and reason.startswith(kind_of(reason)) else reason
 
 
-def flag_kinds(flags: Any) -> tuple[str, ...]:
+def flag_kinds(flags: object) -> tuple[str, ...]:
     """The kinds of a row's ``flags``, each once, in order."""
     return tuple(dict.fromkeys(kind_of(r) for r in flag_reasons(flags)))
 
@@ -101,7 +105,7 @@ LINEAR_SPREAD = 0.005
 # Step times whose 95th percentile exceeds the median by this factor are too noisy.
 NOISY_P95_OVER_P50 = 1.5
 # --repeat runs of one configuration whose throughputs span more than this share of the
-# median did not measure one machine state (a user walk: 185 and 2,046 samples/s, unflagged).
+# median did not measure one machine state (e.g. 185 and 2,046 samples/s).
 REPEAT_SPREAD = 0.25
 # Share of the host's CPU time other processes used during the timed phase.
 BUSY_OTHER_SHARE = 0.10
@@ -122,7 +126,7 @@ ONE_RANK_FASTER = 0.05
 NEGATIVE_SYNC_SHARE = 0.10
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: object) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
 
 
@@ -168,16 +172,16 @@ NO_WARMUP = (
 
 
 def run_flags(
-    timing: Mapping[str, Any],
-    host: Mapping[str, Any] | None,
-    noise: Mapping[str, Any] | None = None,
+    timing: Record,
+    host: Record | None,
+    noise: Record | None = None,
     *,
-    warmup: Any = None,
+    warmup: int | None = None,
 ) -> list[str]:
     """Reasons to distrust one run, from its own timing, host samples and gradient norms,
     and its ``warmup`` (untimed steps; 0 flags it, None: not recorded)."""
     flags = [SAME_SAMPLES] if noise and _duplicated(noise) else []
-    if warmup == 0:  # a walk: --warmup 0 ran without a word, the cold step in every mean
+    if warmup == 0:  # the cold first step is timed and weighs on every mean
         flags.append(NO_WARMUP)
     for kind, label in (("step_ms", "synchronised"), ("nosync_step_ms", "no-sync")):
         p50, p95 = timing.get(f"{kind}_p50"), timing.get(f"{kind}_p95")
@@ -210,8 +214,7 @@ LOSS_NOT_FINITE = FlagKind.LOSS.value  # the flag's kind (what the advice refuse
 
 def loss_flags(loss: float | None) -> list[str]:
     """A run whose loss at its last timed step is no finite number (NaN, inf): a broken or
-    diverged model, which trains nothing; its step times stand, its result does not (a
-    user walk benched a model whose loss was always NaN as a healthy run)."""
+    diverged model, which trains nothing; its step times stand, its result does not."""
     if loss is None or math.isfinite(loss):
         return []
     return [
@@ -221,7 +224,7 @@ def loss_flags(loss: float | None) -> list[str]:
     ]
 
 
-def host_flags(host: Mapping[str, Any] | None) -> list[str]:
+def host_flags(host: Record | None) -> list[str]:
     """The flags a run's host shares raise: other processes' share above
     ``BUSY_OTHER_SHARE``, the hypervisor's above ``STEAL_SHARE`` (none from a share that
     was not measured: see :func:`host_measured`)."""
@@ -237,7 +240,7 @@ def host_flags(host: Mapping[str, Any] | None) -> list[str]:
     return flags
 
 
-def timed_window_s(timing: Mapping[str, Any], steps: Any) -> float:
+def timed_window_s(timing: Record, steps: object) -> float:
     """Seconds the host's shares were read over: the timed phase, ``steps`` x (the
     synchronised + no-sync step (+ the plain step at N = 1)), each kind timed ``steps``
     times between the host samples; NaN when a step time or ``steps`` is missing."""
@@ -258,12 +261,12 @@ def host_measured(window_s: float) -> bool:
 
 
 # A host whose shares were not measured (a window too short): never read as 0.
-UNMEASURED_HOST: dict[str, Any] = {"other_load_share": None, "steal_share": None}
+UNMEASURED_HOST: dict[str, float | None] = {"other_load_share": None, "steal_share": None}
 
 
 def measured_host(
-    host: Mapping[str, Any] | None, timing: Mapping[str, Any], steps: Any
-) -> tuple[dict[str, Any] | None, list[str]]:
+    host: Record | None, timing: Record, steps: object
+) -> tuple[dict[str, object] | None, list[str]]:
     """``host`` as a measurement, and the flags it no longer raises: unchanged when read
     over a long enough window (:func:`host_measured`), else :data:`UNMEASURED_HOST` and the
     flags its tick-noise shares raised (:func:`host_flags`), for a reader to take back
@@ -273,7 +276,7 @@ def measured_host(
     return dict(UNMEASURED_HOST), host_flags(host)
 
 
-def _duplicated(noise: Mapping[str, Any]) -> bool:
+def _duplicated(noise: Record) -> bool:
     """A record's gradient norms say its ranks saw the same samples: marked so by the
     worker, or (results written before it checked) every step's rank-mean local norm
     equal to the all-reduced one at N > 1."""
@@ -299,53 +302,3 @@ def superlinear_flag(efficiency: float, accelerators: int) -> str | None:
             f"(> {SUPERLINEAR_EFFICIENCY}); the runs are not comparable"
         )
     return None
-
-
-# Samples to converge this many times below or above what the references needed, or the
-# median of the round's other submitters, are in another unit or mislogged: the RCPs of
-# a workload span a factor of 2-3 over its batch sizes (BERT 2.6M-5.5M samples, ResNet
-# 35-86 epochs), a unit mix-up a factor of 100 or more (3D U-Net: 168 samples an epoch;
-# BERT logged as 1 epoch instead of ~2.5M samples).
-SAMPLES_TO_CONVERGE_FACTOR = 10.0
-
-
-def samples_to_converge_flag(
-    value: float,
-    unit: str,
-    references: tuple[float, float, str] | None,
-    peers: list[float],
-) -> str:
-    """Why a result's samples (or epochs) to converge cannot be true, else "".
-
-    ``references``: (least, most) mean convergence of the workload's RCPs and the ruleset
-    they come from; ``peers``: the other submitters' values of the round (one each),
-    compared only when there are at least two.
-    """
-    factor = SAMPLES_TO_CONVERGE_FACTOR
-    if not (_finite(value) and value > 0):
-        return f"{value!r} is not a positive number"
-    # "1 sample", never "1 samples" (v1.1's BERT logged 1 where millions were needed)
-    shown = f"{number(value)} {unit.removesuffix('s') if value == 1 else unit}"
-    if references is not None:
-        low, high, ruleset = references
-        if not low / factor <= value <= high * factor:
-            return (
-                f"{shown} is more than {factor:g}x outside what the reference convergence "
-                f"points of ruleset {ruleset} needed ({span(number(low), number(high))} {unit}): "
-                "another unit, or a logging error"
-            )
-    if len(peers) >= 2:
-        middle = _median(peers)
-        if not middle / factor <= value <= middle * factor:
-            return (
-                f"{shown} is more than {factor:g}x from the median of the round's "
-                f"{len(peers)} other submitters ({number(middle)} {unit}): another unit, "
-                "or a logging error"
-            )
-    return ""
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    half = len(ordered) // 2
-    return ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2

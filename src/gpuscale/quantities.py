@@ -12,7 +12,6 @@ import numbers
 import re
 from collections.abc import Callable, Iterable
 from decimal import Decimal
-from typing import Any
 
 
 def number(value: object, digits: int = 3) -> str:
@@ -64,10 +63,18 @@ def plural(noun: str) -> str:
     return f"{noun}s"
 
 
+def agreeing(count: float, one: str, many: str) -> str:
+    """Of two words, the one that agrees with ``count``: ``one`` for 1, else ``many`` (a
+    verb, ``does``/``do``; a pronoun, ``it``/``each``; a noun, ``a benchmark``/``benchmarks``)."""
+    if count == 1:
+        return one
+    return many
+
+
 def noun_for(count: int, noun: str) -> str:
     """``noun`` in the number ``count`` takes, without the count: ``field`` for 1,
     ``fields`` otherwise (a list's noun: ``unknown fields a and b``)."""
-    return noun if count == 1 else plural(noun)
+    return agreeing(count, noun, plural(noun))
 
 
 def counted(count: int, noun: str) -> str:
@@ -83,13 +90,11 @@ def of_the(part: int, whole: int, noun: str) -> str:
     ``part``: ``is`` where it is 1."""
     if part != whole:
         return f"{int(part):,} of the {counted(whole, noun)}"
-    return (
-        f"the {noun}"
-        if whole == 1
-        else f"both {plural(noun)}"
-        if whole == 2
-        else f"all {counted(whole, noun)}"
-    )
+    if whole == 1:
+        return f"the {noun}"
+    if whole == 2:
+        return f"both {plural(noun)}"
+    return f"all {counted(whole, noun)}"
 
 
 def joined(items: Iterable[object], conjunction: str = "and") -> str:
@@ -168,13 +173,13 @@ class BadQuantity(ValueError):
         super().__init__(f"{head}: {text!r}" + (f" ({hint}" if hint else ""))
 
 
-def reading_number(kind: type) -> Callable[[Any], Any]:
+def reading_number(kind: type) -> Callable[[object], object]:
     """A reader of an option's text as a number of ``kind`` (``int``: ``1e3`` is a whole
     number; ``inf`` and ``nan`` are numbers, left to the caller's ranges); text that is no
     number of that kind is a :class:`BadQuantity`; a number is returned as it is."""
     rule = "must be a whole number" if kind is int else "must be a number"
 
-    def read(text: Any) -> Any:
+    def read(text: object) -> object:
         if not isinstance(text, str):  # a default, already a number
             return text
         try:

@@ -1,4 +1,4 @@
-"""The interval coverage the README, docs/analysis.md and docs/speed.md quote is the
+"""The interval coverage the README, docs/analysis.md and docs/coverage.md quote is the
 output file's (``benchmarks/results/interval_coverage.json``, written by ``python
 benchmarks/interval_coverage.py``): every case's row, and the ranges per law family
 (issue 57: docs/analysis.md once quoted the goal, 92-97%, as if it were the measurement;
@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULT = json.loads((ROOT / "benchmarks" / "results" / "interval_coverage.json").read_text())
-DOC = (ROOT / "docs" / "speed.md").read_text()
+DOC = (ROOT / "docs" / "coverage.md").read_text()
 BLOCK = DOC.split("<!-- interval-coverage:begin")[1].split("<!-- interval-coverage:end")[0]
 
 
@@ -107,7 +107,7 @@ def test_a_law_estimated_from_the_runs_over_covers_the_speedup_where_one_count_h
 
 
 def test_speed_md_quotes_the_estimated_laws_coverage_from_the_file() -> None:
-    """The ranges docs/speed.md (and docs/analysis.md) give for the speedup's intervals
+    """The ranges docs/coverage.md (and docs/analysis.md) give for the speedup's intervals
     from an estimated law: the law without the pair where the case is met, both laws where
     it is not."""
     cases = [c for c in RESULT["cases"] if "S pool law" in c]

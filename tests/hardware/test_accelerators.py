@@ -15,6 +15,7 @@ from gpuscale.mlperf.systems import SystemDescriptionError, parse_system
 
 # Every accelerator_model_name in the system files of v1.1, v3.0, v3.1, v4.0, v4.1 and
 # v5.0 (../shared/mlperf), with the family a person reading it assigns.
+V11_A100 = "NVIDIA A100-PCIE-40GB (250W)"  # as v1.1 names it, and no later round
 SEEN: dict[str, str] = {
     "AMD Instinct MI300X 192GB HBM3": "MI300X",
     "AMD Instinct MI325X 256GB HBM3E DLC": "MI325X",
@@ -94,8 +95,8 @@ def test_variants_are_read_from_the_name() -> None:
     [
         ("NVIDIA NVIDIA Foo 9000", "NVIDIA Foo 9000"),
         ("Acme Tensor Thing", "Acme Tensor Thing"),
-        # a model number is whole: these were read as H100, A100 and B200 (a user walk:
-        # `plan -a H1000` planned an H100)
+        # a model number is whole: none of these is an H100, A100 or B200 (`plan -a H1000`
+        # must not plan an H100)
         ("NVIDIA H1000", "NVIDIA H1000"),
         ("NVIDIA RTX A1000", "NVIDIA RTX A1000"),
         ("NVIDIA B2000", "NVIDIA B2000"),
@@ -205,6 +206,6 @@ def test_every_system_of_every_shared_round_is_in_the_catalogue() -> None:
                 names.add(record.row["accelerator_model"])
                 if any(kind == "unknown accelerator" for kind, _ in record.problems):
                     unknown.append(member.name)
-    assert "NVIDIA A100-PCIE-40GB (250W)" in names  # v1.1 was read
+    assert V11_A100 in names  # v1.1 was read
     assert not unknown, unknown
     assert names - {"N/A"} <= set(SEEN), sorted(names - set(SEEN))

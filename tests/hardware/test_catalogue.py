@@ -17,7 +17,7 @@ from gpuscale.hardware.power import board_power
 SRC = Path(__file__).resolve().parents[2] / "src" / "gpuscale"
 # a string literal that matches device names by pattern, e.g. r"h100.*pcie" or "a100|a800"
 DEVICE_PATTERN = re.compile(r"""r?["'][^"'\n]*\b(?:h100|a100|b200|mi300x|v100)[^"'\n]*\|""")
-# the GPUs people own, datacenter and workstation/consumer (issue 60): each is a part
+# the GPUs people own, datacenter and workstation/consumer: each is a part
 OWNED = (
     "A100 PCIe 40GB", "A100 PCIe 80GB", "A100 SXM4 40GB", "A100 SXM4 80GB", "H100 PCIe 80GB",
     "H100 SXM5 80GB", "H100 NVL 94GB", "H200 SXM5 141GB", "B200 180GB", "L4", "L40", "L40S",

@@ -1,8 +1,8 @@
 """Device names are resolved once, on whole model numbers (``hardware.device_names``): what
 people, torch and NVML write reaches one part of the catalogue; a name that leaves the
-part open is read as its default part with the assumption said; a walk's
-``--device-name "RTX A1000"`` was read as an A100 SXM4 (400 W) and ``H1000`` as an H100:
-an unknown name is refused with the closest one."""
+part open is read as its default part with the assumption said; a name that only
+begins like a part's (``--device-name "RTX A1000"``, no A100 SXM4; ``H1000``, no H100) is
+refused with the closest one."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ def test_the_three_commands_read_a_name_as_one_part(name: str, tmp_path: Path) -
     assert judged is not None and judged.to_dict()["device"]["name"] == part.name
     advice = gpuscale.advise(params=7e6, step_ms=20, batch=32, link="pcie-phb", device_name=name)
     power = str(advice.predictions["energy_source"].iloc[0])
-    assert power.startswith(f"board power of {part.name} (datasheet)"), power
+    assert part.name in power and "datasheet" in power, power  # the part read, its source
 
 
 def test_p2p_follows_the_part_read(tmp_path: Path) -> None:
@@ -97,4 +97,4 @@ def test_the_docs_count_the_catalogues_parts() -> None:
     from gpuscale.hardware.catalogue import devices
 
     text = " ".join((ROOT / "docs" / "interconnect.md").read_text().split())
-    assert f"(`gpuscale.hardware.device_names`): {len(devices())} parts," in text
+    assert f": {len(devices())} parts," in text  # the count the docs give

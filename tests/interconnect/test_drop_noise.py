@@ -1,16 +1,18 @@
-"""A sweep compared with an earlier one (a new user's walk: two-call CPU sweeps printed
-"DROPPED 78% ...: something changed (driver, P2P, a link, NCCL settings)"): only sweeps
-that ran alike are compared, over the sizes both measured, with enough calls, and a
-difference within the calls' own spread is said to be noise; gloo is never told to
-check NCCL."""
+"""A sweep compared with an earlier one: only sweeps that ran alike are compared, over the
+sizes both measured, with enough calls (two-call CPU sweeps are no evidence of a drop), and
+a difference within the calls' own spread is noise; gloo is never told to check NCCL. The
+changes are records (:class:`SweepChange`); their words are the golden view
+``interconnect/sweep_changes``."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+
 from gpuscale.interconnect.records import read_sweeps
-from gpuscale.interconnect.verdict import judge
+from gpuscale.interconnect.verdict import ChangeKind, SweepChange, judge
 
 SCHEMA = "gpuscale.collectives/2"
 
@@ -54,44 +56,58 @@ def sweep(
     return [header, *rows]
 
 
-def change(tmp_path: Path, *sweeps: list[dict]) -> str:
+VIEW = "interconnect/sweep_changes"
+
+
+def change(tmp_path: Path, *sweeps: list[dict]) -> SweepChange | None:
     path = tmp_path / "c.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for s in sweeps for r in s))
     (verdict,) = judge(read_sweeps(path))
     return verdict.change
 
 
-def test_two_call_sweeps_are_not_compared(tmp_path: Path) -> None:
-    said = change(tmp_path, sweep("a", 1.0, iters=2), sweep("b", 0.22, iters=2))
-    assert "DROPPED" not in said
-    assert said.startswith("Not compared with earlier sweeps: this sweep's 2 timed calls")
+def test_two_call_sweeps_are_not_compared(tmp_path: Path, golden) -> None:
+    found = change(tmp_path, sweep("a", 1.0, iters=2), sweep("b", 0.22, iters=2))
+    assert found == SweepChange(ChangeKind.TOO_FEW_CALLS, "this", iters=2)
+    golden.check(VIEW, "this sweep timed too few calls", found.sentence())
     # an earlier two-call sweep is no baseline for a good one either
-    said = change(tmp_path, sweep("a", 1.0, iters=2), sweep("b", 0.22))
-    assert "DROPPED" not in said and "sweep a's 2 timed calls" in said
+    found = change(tmp_path, sweep("a", 1.0, iters=2), sweep("b", 0.22))
+    assert found == SweepChange(ChangeKind.TOO_FEW_CALLS, "a", iters=2)
+    golden.check(VIEW, "the earlier sweep timed too few calls", found.sentence())
 
 
-def test_a_difference_within_the_spread_of_the_calls_is_noise(tmp_path: Path) -> None:
-    said = change(tmp_path, sweep("a", 1.0, spread=3.0), sweep("b", 0.5, spread=3.0))
-    assert said.startswith("50% lower than sweep a (1 -> 0.5 GB/s), within the calls' own")
-    assert "noise, not a drop" in said
+def test_a_difference_within_the_spread_of_the_calls_is_noise(tmp_path: Path, golden) -> None:
+    found = change(tmp_path, sweep("a", 1.0, spread=3.0), sweep("b", 0.5, spread=3.0))
+    assert found is not None and found.kind is ChangeKind.NOISE and found.against == "a"
+    assert (found.before_gbs, found.now_gbs, found.lower_share) == (1.0, 0.5, 0.5)
+    assert found.noise_share == pytest.approx(1 - 1 / 3)  # p50 a third of p99
+    golden.check(VIEW, "lower, within the calls' spread", found.sentence())
 
 
-def test_a_drop_beyond_the_noise_on_gloo_never_blames_nccl(tmp_path: Path) -> None:
-    said = change(tmp_path, sweep("a", 1.0), sweep("b", 0.22))
-    assert said.startswith("DROPPED 78% since sweep a")
-    assert "NCCL" not in said and "other work on the host" in said
+def test_a_drop_beyond_the_noise_on_gloo_never_blames_nccl(tmp_path: Path, golden) -> None:
+    found = change(tmp_path, sweep("a", 1.0), sweep("b", 0.22))
+    assert found is not None and found.kind is ChangeKind.DROPPED and found.against == "a"
+    assert found.lower_share == pytest.approx(0.78)
+    assert "NCCL" not in found.suspects and "host" in found.suspects
+    golden.check(VIEW, "dropped, on gloo", found.sentence())
     gpu = change(
         tmp_path,
         sweep("a", 300.0, backend="nccl", device="cuda"),
         sweep("b", 100.0, backend="nccl", device="cuda"),
     )
-    assert gpu.startswith("DROPPED 67% since sweep a") and "NCCL settings" in gpu
+    assert gpu is not None and gpu.kind is ChangeKind.DROPPED
+    assert gpu.lower_share == pytest.approx(2 / 3) and "NCCL" in gpu.suspects
+    golden.check(VIEW, "dropped, on nccl", gpu.sentence())
 
 
-def test_only_sweeps_that_ran_alike_over_the_same_sizes_are_compared(tmp_path: Path) -> None:
+def test_only_sweeps_that_ran_alike_over_the_same_sizes_are_compared(
+    tmp_path: Path, golden
+) -> None:
     other_backend = sweep("a", 300.0, backend="nccl", device="cuda")
-    assert change(tmp_path, other_backend, sweep("b", 0.2)) == ""
+    assert change(tmp_path, other_backend, sweep("b", 0.2)) is None
     # the earlier sweep reached 64 MiB, this one 1 MiB: compared at 1 MiB only
     big = sweep("a", 1.0, sizes=(1 << 20, 64 << 20))
-    said = change(tmp_path, big, sweep("b", 1.0 / 64, sizes=(1 << 20,)))
-    assert "DROPPED" not in said and said.startswith("within 15% of the best earlier sweep")
+    found = change(tmp_path, big, sweep("b", 1.0 / 64, sizes=(1 << 20,)))
+    assert found is not None and found.kind is ChangeKind.WITHIN
+    assert found.before_gbs == found.now_gbs == 1.0 / 64
+    golden.check(VIEW, "within the drop share", found.sentence())

@@ -47,11 +47,19 @@ def test_only_the_visible_gpus() -> None:
     assert topo.links == {(0, 1): "NV18", (1, 0): "NV18"}
 
 
-def test_pcie_downtraining_and_p2p_are_reported() -> None:
+def test_pcie_downtraining_and_p2p_are_reported(golden) -> None:
     topo = nvml_topology(FakeNvml(phb_pair(downtrained=True)))
-    assert "GPU0 PCIe Gen3 of Gen4" in topo.downtrained()
-    assert "GPU1 PCIe x8 of x16" in topo.downtrained()
-    assert set(topo.p2p.values()) == {"not supported (NVML status 5)"}
+    first, second = topo.gpus
+    assert (first.pcie_gen, first.pcie_max_gen, second.pcie_width, second.pcie_max_width) == (
+        3,
+        4,
+        8,
+        16,
+    )
+    said = topo.downtrained()
+    assert sorted({line.split()[0] for line in said}) == ["GPU0", "GPU1"]  # both GPUs said
+    golden.check("interconnect/topology", "downtrained PCIe links", "\n".join(said))
+    assert len(topo.p2p) == 2 and all(status.endswith("status 5)") for status in topo.p2p.values())
     info = topo.to_dict()
     assert info["expected_busbw_gbs"] == 10.0 and info["preset"] == "pcie-phb"
     assert info["gpus"][0]["cpu_affinity"] == "0-15"

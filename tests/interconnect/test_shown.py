@@ -17,11 +17,14 @@ from gpuscale.tables import COLLECTIVES_COLUMNS
 from ..builders import sweep_rows
 from .test_topology_text import A100_8, H100_8
 
+VIEW = "interconnect/topology"  # what `topo` and `collectives` show in words
 
-def test_topology_tables_matrix_nics_and_affinity() -> None:
+
+def test_topology_tables_matrix_nics_and_affinity(golden) -> None:
     topology = parse_topo_matrix(H100_8)
     titles = [title for title, _ in topology_tables(topology, wide=False)]
-    assert titles == [f"GPU topology ({topology.source})", "NICs to GPUs", "CPU and NUMA affinity"]
+    assert len(titles) == 3 and topology.source in titles[0]
+    golden.check(VIEW, "titles: a matrix with NICs", "\n".join(titles))
     matrix, nics, affinity = (t for _, t in topology_tables(topology, wide=False))
     assert list(matrix.columns) == ["gpu", *(f"GPU{i}" for i in range(8))]
     assert matrix.iloc[0, 2] == "NV18" and matrix.iloc[0, 1] == "X"
@@ -32,12 +35,11 @@ def test_topology_tables_matrix_nics_and_affinity() -> None:
     assert list(affinity["numa_node"]) == ["0"] * 4 + ["1"] * 4
 
 
-def test_topology_tables_leave_out_what_the_matrix_lacks() -> None:
+def test_topology_tables_leave_out_what_the_matrix_lacks(golden) -> None:
     tables = topology_tables(parse_topo_matrix(A100_8), wide=False)
-    assert [title.split(" (")[0] for title, _ in tables] == [
-        "GPU topology",
-        "CPU and NUMA affinity",
-    ]
+    matrix, affinity = (table for _, table in tables)  # no NICs: no NIC table
+    assert "numa_node" in affinity.columns and "gpu" in matrix.columns
+    golden.check(VIEW, "titles: a matrix without NICs", "\n".join(title for title, _ in tables))
 
 
 def test_topology_wide_is_one_table_with_every_column() -> None:
@@ -49,21 +51,24 @@ def test_topology_wide_is_one_table_with_every_column() -> None:
 def test_topology_info_reads_nccl_settings_only_from_the_environment_given() -> None:
     topology = parse_topo_matrix(A100_8)
     assert "nccl_env" not in topology_info(topology, None)
-    info = topology_info(topology, {"NCCL_P2P_DISABLE": "maybe", "HOME": "/root"})
-    assert info["nccl_env"] == {"NCCL_P2P_DISABLE": "maybe"}
-    assert [line.split(" is ")[0] for line in info["nccl_checks"]] == ["NCCL_P2P_DISABLE=maybe"]
+    nccl = {"NCCL_P2P_DISABLE": "maybe"}
+    info = topology_info(topology, {**nccl, "HOME": "/root"})
+    assert info["nccl_env"] == nccl
+    (check,) = info["nccl_checks"]
+    assert [check.split(" is ")[0]] == [f"{k}={v}" for k, v in nccl.items()]  # as given
 
 
-def test_sweep_tables_one_per_collective_and_failures_said() -> None:
+def test_sweep_tables_one_per_collective_and_failures_said(golden) -> None:
     rows = [{**r, "sweep_id": "s1", "count": r["size_bytes"] // 4} for r in sweep_rows(10.0, 5.0)]
     rows.append({"op": "all_gather", "status": "error", "error": "NCCL timeout", "ranks": 2})
     rows.append({"op": "broadcast", "status": "oom", "ranks": 2})
     latest = pd.DataFrame(rows).reindex(columns=list(COLLECTIVES_COLUMNS))
     [(title, table)] = sweep_tables(latest)
-    assert title == "all_reduce on 2 ranks (sweep s1)"
+    assert title.split()[0] == "all_reduce" and "(sweep s1)" in title
+    golden.check(VIEW, "title: a sweep's collective", title)
     assert table["size"].iloc[-1] == "128 MiB" and table["size (B)"].iloc[-1] == 2**27
     assert list(table["type"].unique()) == ["float32"] and list(table["redop"].unique()) == ["sum"]
-    assert sweep_failures(latest) == [
-        "all_gather: error (NCCL timeout)",
-        "broadcast: oom (out of memory on a rank)",
-    ]
+    failures = sweep_failures(latest)
+    assert [f.split(":")[0] for f in failures] == ["all_gather", "broadcast"]
+    assert "(NCCL timeout)" in failures[0]  # the error as the rank said it
+    golden.check(VIEW, "a sweep's failures", "\n".join(failures))

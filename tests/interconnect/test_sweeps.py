@@ -13,11 +13,12 @@ from gpuscale.bench.collectives_config import BUS_FACTOR, bus_bandwidth, message
 from gpuscale.interconnect.nccl import check_env, parse_debug_log
 from gpuscale.interconnect.nvml import nvml_topology
 from gpuscale.interconnect.records import read_sweeps
-from gpuscale.interconnect.verdict import judge
+from gpuscale.interconnect.verdict import NO_REFERENCE, ChangeKind, judge
 
 from ..fake_nvml import FakeNvml, hgx_h100
 
 SCHEMA = "gpuscale.collectives/2"
+VIEW = "interconnect/verdicts"  # one sentence per collective, as `collectives` says it
 
 
 def write(path: Path, sweeps: dict[str, list[tuple[int, float]]], op="all_reduce", n=8) -> Path:
@@ -51,15 +52,17 @@ def test_nvls_above_the_ring_figure_is_normal_on_nvswitch_hopper(tmp_path: Path)
     assert sweeps.problems and "not a JSON record" in sweeps.problems[0]
 
 
-def test_the_latest_sweep_is_judged_and_a_drop_reported(tmp_path: Path) -> None:
+def test_the_latest_sweep_is_judged_and_a_drop_reported(tmp_path: Path, golden) -> None:
     path = write(tmp_path / "c.jsonl", {"old": [(1 << 30, 360.0)], "new": [(1 << 30, 200.0)]})
     topo = nvml_topology(FakeNvml(hgx_h100()))
     (v,) = judge(read_sweeps(path), topology=topo)
     assert v.peak_busbw_gbs == 200.0 and v.verdict == "low"
-    assert "DROPPED 44% since sweep old" in v.sentence()
+    assert v.change is not None and v.change.kind is ChangeKind.DROPPED
+    assert (v.change.against, v.change.before_gbs) == ("old", 360.0)
+    golden.check(VIEW, "low, and dropped since an earlier sweep", v.sentence())
 
 
-def test_cpu_sweeps_have_no_reference(tmp_path: Path) -> None:
+def test_cpu_sweeps_have_no_reference(tmp_path: Path, golden) -> None:
     path = tmp_path / "c.jsonl"
     path.write_text(
         json.dumps({"schema": SCHEMA, "kind": "sweep", "sweep_id": "s", "device": "cpu"})
@@ -79,14 +82,15 @@ def test_cpu_sweeps_have_no_reference(tmp_path: Path) -> None:
         + "\n"
     )
     (v,) = judge(read_sweeps(path))
-    assert v.ratio is None and "no reference figure applies" in v.sentence()
-    # a GPU link's preset asked for (a user walk: "5% of the 24 GB/s expected for
-    # pcie4-x16: SUSPICIOUS. Check: which transport NCCL chose") is not a CPU sweep's test
+    assert v.ratio is None and v.verdict == NO_REFERENCE
+    golden.check(VIEW, "CPU processes", v.sentence())
+    # a GPU link's preset asked for is no test of a CPU sweep (not "5% of the 24 GB/s
+    # expected for pcie4-x16: SUSPICIOUS. Check: which transport NCCL chose"): said so
     (v,) = judge(read_sweeps(path), preset="pcie4-x16")
     said = v.sentence()
-    assert v.ratio is None and v.verdict == "no reference" and not v.causes
-    assert "no reference figure applies" in said and "pcie4-x16" in said
-    assert "SUSPICIOUS" not in said and "NCCL" not in said
+    assert v.ratio is None and v.verdict == NO_REFERENCE and not v.causes
+    assert "pcie4-x16" in said and "SUSPICIOUS" not in said and "NCCL" not in said
+    golden.check(VIEW, "CPU processes, a GPU link's preset asked for", said)
 
 
 def test_version_1_files_still_read(tmp_path: Path) -> None:
@@ -137,7 +141,7 @@ def test_sizes_reach_the_maximum_asked() -> None:
     assert message_sizes(100 << 20)[-2:] == [64 << 20, 100 << 20]
 
 
-def test_nccl_settings_against_the_documentation() -> None:
+def test_nccl_settings_against_the_documentation(golden) -> None:
     found = {
         c.variable: c.message
         for c in check_env(
@@ -152,10 +156,11 @@ def test_nccl_settings_against_the_documentation() -> None:
             nvlink=True,
         )
     }
-    assert "64, 128, 256 or 512" in found["NCCL_NTHREADS"]
-    assert "integer number of bytes" in found["NCCL_BUFFSIZE"]
-    assert "NVLink" in found["NCCL_P2P_DISABLE"]
-    assert "NCCL_ALGO" not in found and "NCCL_PROTO" not in found and "NCCL_DEBUG" not in found
+    assert set(found) == {"NCCL_NTHREADS", "NCCL_BUFFSIZE", "NCCL_P2P_DISABLE"}  # the others hold
+    assert "64, 128, 256 or 512" in found["NCCL_NTHREADS"]  # the values allowed
+    assert "NVLink" in found["NCCL_P2P_DISABLE"]  # what it disables here
+    for variable, said in found.items():
+        golden.check("interconnect/nccl_settings", variable, said)
 
 
 def test_what_nccl_chose_is_read_from_its_log() -> None:
@@ -214,8 +219,8 @@ def _cpu_sweep(path: Path, device: str = "cpu", nodes: int | None = None) -> Pat
 
 
 def test_a_preset_is_said_by_what_it_links(tmp_path: Path) -> None:
-    """A walk: `collectives --interconnect eth25` on CPU said "eth25 is a GPU link"; the
-    NICs between nodes are network links, and each preset is said by its kind."""
+    """Each preset is said by its kind: ``eth25`` (``collectives --interconnect eth25`` on
+    CPU) is a network link between nodes' NICs, never "a GPU link"."""
     from gpuscale.hardware.links import LINK_KINDS, PRESETS
 
     network = {name for name, p in PRESETS.items() if p.kind == "network"}
@@ -240,10 +245,10 @@ def test_one_node_is_not_judged_against_a_network(tmp_path: Path) -> None:
     assert v.ratio is not None  # a GPU link inside the node: judged
 
 
-def test_a_saved_topology_on_cpu_is_said_not_judged(tmp_path: Path) -> None:
-    """`collectives --topo-file X --gpu H100` on CPU processes: the saved GPU links were
-    dropped without a word."""
+def test_a_saved_topology_on_cpu_is_said_not_judged(tmp_path: Path, golden) -> None:
+    """`collectives --topo-file X --gpu H100` on CPU processes: the saved GPU links are
+    said not to be the sweep's test, not dropped without a word."""
     topo = nvml_topology(FakeNvml(hgx_h100()))
     (v,) = judge(read_sweeps(_cpu_sweep(tmp_path / "c.jsonl")), topology=topo)
-    said = v.sentence()
-    assert v.ratio is None and "saved topology's GPU links are not judged against" in said
+    assert v.ratio is None and v.verdict == NO_REFERENCE
+    golden.check(VIEW, "CPU processes, a saved GPU topology given", v.sentence())

@@ -100,10 +100,10 @@ def test_topology_rejects_other_text() -> None:
         parse_topo_matrix("No devices were found")
 
 
-def test_a_saved_matrix_nvidia_smi_cannot_write_is_said_not_read_in_silence() -> None:
-    """A walk's file: a short row, a pair whose cells differ and NV99 were read as a
-    matrix with no word. Each is a problem of the topology (its JSON's
-    ``matrix_problems``); the real matrices have none."""
+def test_a_saved_matrix_nvidia_smi_cannot_write_is_said_not_read_in_silence(golden) -> None:
+    """A short row, a pair whose cells differ and NV99 are no matrix ``nvidia-smi`` writes:
+    each is a problem of the topology (its JSON's ``matrix_problems``), not read in
+    silence; the real matrices have none."""
     from gpuscale.interconnect.topology import MAX_NVLINKS
 
     bad = "\tGPU0\tGPU1\nGPU0\t X \tNV99\nGPU1\tPHB\n"
@@ -111,6 +111,7 @@ def test_a_saved_matrix_nvidia_smi_cannot_write_is_said_not_read_in_silence() ->
     assert len(problems) == 3
     assert [p.split(" ")[0] for p in problems] == ["GPU1's", "GPU0", "GPU0"]
     assert str(MAX_NVLINKS) in problems[2] and MAX_NVLINKS == 18
+    golden.check("interconnect/topology", "matrix problems", "\n".join(problems))
     odd = "\tGPU0\tGPU1\tGPU2\nGPU0\tNV4\tFOO\tNV0\nGPU1\tFOO\tX\tPHB\nGPU1\tX\tX\tX\n"
     said = parse_topo_matrix(odd).problems
     assert len(said) == 6  # GPU2 no row, GPU1 twice, FOO in two rows, GPU0's own NV4, NV0
@@ -120,8 +121,9 @@ def test_a_saved_matrix_nvidia_smi_cannot_write_is_said_not_read_in_silence() ->
         assert topology.problems == [] and topology.to_dict()["matrix_problems"] == []
 
 
-def test_a_gpu_row_given_twice_is_read_once_and_said_never_a_traceback(tmp_path) -> None:
-    """A walk: GPU1's row twice made the topo command end in a pandas traceback."""
+def test_a_gpu_row_given_twice_is_read_once_and_said_never_a_traceback(tmp_path, golden) -> None:
+    """GPU1's row given twice: the first is read, the second said, and the topo command
+    ends well (never a pandas traceback)."""
     from typer.testing import CliRunner
 
     from gpuscale.cli import app
@@ -131,4 +133,5 @@ def test_a_gpu_row_given_twice_is_read_once_and_said_never_a_traceback(tmp_path)
     result = CliRunner().invoke(app, ["topo", "--file", str(saved)])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0].startswith("WARNING: GPU1 has 2 rows") and "PHB" in lines[1]
+    assert lines[0].startswith("WARNING: GPU1") and "PHB" in lines[1]  # the first row read
+    golden.check("interconnect/topology", "topo: a GPU row given twice", result.output)

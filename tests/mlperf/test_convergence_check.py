@@ -1,6 +1,7 @@
 """Samples to converge that cannot be true are flagged where the scores are made, with
 their reason, and kept out of the analysis built on them; the unit travels with the
-number (samples, epochs or steps, as the round's ruleset counts them)."""
+number (samples, epochs or steps, as the round's ruleset counts them). The reasons' words
+are the golden view ``mlperf/samples_to_converge_flags``."""
 
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ from typer.testing import CliRunner
 
 from gpuscale.analysis import AnalysisOptions, analyze
 from gpuscale.cli import app
+from gpuscale.mlperf.convergence_check import samples_to_converge_flag
 from gpuscale.mlperf.ingest import read_round
-from gpuscale.plausibility import samples_to_converge_flag
 from gpuscale.tables import convergence_unit
 
 from .logbuilder import RoundBuilder
 
 pytest.importorskip("mlperf_logging")
+
+VIEW = "mlperf/samples_to_converge_flags"
+PER_ACCELERATOR = "samples_per_s_per_accelerator"  # a rate per sample, so none of epochs
 
 
 def _round(name: str, benchmark: str, per_org: dict[str, float], runs: int = 10) -> RoundBuilder:
@@ -36,16 +40,16 @@ def _flags(tables) -> dict[str, str]:
     return dict(zip(tables.scores["org"], tables.scores["samples_to_converge_flag"], strict=True))
 
 
-def test_bert_logging_one_where_others_log_millions_is_flagged(tmp_path: Path) -> None:
+def test_bert_logging_one_where_others_log_millions_is_flagged(tmp_path: Path, golden) -> None:
     """v2.0 BERT: Baidu and Samsung log samples_to_converge = 1.0, every other
     submitter ~2.5-3M: their value is flagged and in no decomposition."""
     per_org = {"NVIDIA": 2.6e6, "Baidu": 1.0, "Dell": 2.7e6, "Samsung": 1.0}
     tables = read_round(_round("v2.0", "bert", per_org).write_dir(tmp_path))
     flags = _flags(tables)
     assert flags["NVIDIA"] == flags["Dell"] == ""
-    for org in ("Baidu", "Samsung"):
-        assert "outside what the reference convergence points of ruleset 2.0.0" in flags[org]
-        assert "1 sample is more than" in flags[org]  # (it read "1 samples")
+    assert flags["Baidu"] == flags["Samsung"] != ""
+    assert "ruleset 2.0.0" in flags["Baidu"]  # the RCPs it was checked against
+    golden.check(VIEW, "v2.0 bert: 1 sample against the RCPs", flags["Baidu"])
     said = tables.problems[tables.problems["kind"] == "impossible value"]
     assert sorted(p.split("/")[0] for p in said["path"]) == ["Baidu", "Samsung"]
     # the measured basis: the logged samples themselves (the default basis, the RCPs'
@@ -57,29 +61,30 @@ def test_bert_logging_one_where_others_log_millions_is_flagged(tmp_path: Path) -
     for org in ("Baidu", "Samsung"):
         assert table.loc[org, "convergence_factor"] != table.loc[org, "convergence_factor"]
         assert table.loc[org, "throughput_per_s"] != table.loc[org, "throughput_per_s"]
-        assert (
-            table.loc[org, "samples_per_s_per_accelerator"]
-            != table.loc[org, "samples_per_s_per_accelerator"]
-        )
+        assert table.loc[org, PER_ACCELERATOR] != table.loc[org, PER_ACCELERATOR]
         assert table.loc[org, "samples_to_converge"] == 1.0  # the value stays, flagged
 
 
-def test_v07_bert_units_mixed_across_submitters_are_all_flagged(tmp_path: Path) -> None:
+def test_v07_bert_units_mixed_across_submitters_are_all_flagged(tmp_path: Path, golden) -> None:
     """v0.7 has no RCPs: BERT is checked against the nearest ruleset's (1.0.0), which
     count the same workload in the same unit (samples); 1 to 11,718 are not samples."""
     per_org = {"A": 1.0, "B": 11718.0, "C": 3.0, "D": 250.0}
     tables = read_round(_round("v0.7", "bert", per_org).write_dir(tmp_path))
     flags = _flags(tables)
-    assert all("reference convergence points of ruleset 1.0.0" in f for f in flags.values())
+    assert all("ruleset 1.0.0" in f for f in flags.values())  # the nearest ruleset's RCPs
+    golden.check(VIEW, "v0.7 bert: 11718 samples against ruleset 1.0.0", flags["B"])
 
 
-def test_without_rcps_a_value_far_from_the_other_submitters_is_flagged(tmp_path: Path) -> None:
+def test_without_rcps_a_value_far_from_the_other_submitters_is_flagged(
+    tmp_path: Path, golden
+) -> None:
     """GNMT (v0.7 only) has no RCPs in any ruleset: the round's other submitters decide."""
     per_org = {"A": 3.0, "B": 4.0, "C": 3.5, "D": 350.0}
     tables = read_round(_round("v0.7", "gnmt", per_org).write_dir(tmp_path))
     flags = _flags(tables)
     assert flags["A"] == flags["B"] == flags["C"] == ""
-    assert "from the median of the round's 3 other submitters (3.5 epochs)" in flags["D"]
+    assert "3 other" in flags["D"] and "(3.5 epochs)" in flags["D"]  # the peers, their median
+    golden.check(VIEW, "v0.7 gnmt: 350 epochs against 3 peers", flags["D"])
 
 
 def test_rgat_in_epochs_says_epochs_everywhere(tmp_path: Path) -> None:
@@ -93,13 +98,13 @@ def test_rgat_in_epochs_says_epochs_everywhere(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["analyze", str(root), "-b", "rgat", "-f", "csv"])
     assert result.exit_code == 0, result.output
     header = result.stdout.splitlines()[0].split(",")
-    assert "convergence_unit" in header and "throughput_per_s" in header
-    assert "throughput_samples_per_s" not in header
+    assert {"convergence_unit", "throughput_per_s"} <= set(header)
+    assert not [c for c in header if c.startswith("throughput_samples")]
     rows = [
         dict(zip(header, line.split(","), strict=True)) for line in result.stdout.splitlines()[1:]
     ]
     assert {r["convergence_unit"] for r in rows} == {"epochs"}
-    assert all(r["samples_per_s_per_accelerator"] == "" for r in rows)
+    assert all(r[PER_ACCELERATOR] == "" for r in rows)
 
 
 @pytest.mark.parametrize(
@@ -119,22 +124,29 @@ def test_the_unit_is_the_rulesets(workload: str, round_name: str, unit: str) -> 
     assert str(convergence_unit(workload, round_name)) == unit
 
 
-def test_the_rule_on_numbers() -> None:
+def test_the_rule_on_numbers(golden) -> None:
+    """Within 10x of the RCPs' range (its edge included), or of the median of two peers or
+    more, a value is plausible; beyond, or not positive, it is flagged, each reason its
+    own golden case."""
     refs = (2.5e6, 5.5e6, "2.0.0")
     assert samples_to_converge_flag(2.6e6, "samples", refs, []) == ""
     assert samples_to_converge_flag(2.6e5, "samples", refs, []) == ""  # 10x: the edge
-    assert "outside" in samples_to_converge_flag(2.4e5, "samples", refs, [])
-    assert "outside" in samples_to_converge_flag(6e7, "samples", refs, [])
-    assert "not a positive number" in samples_to_converge_flag(0.0, "samples", refs, [])
     assert samples_to_converge_flag(40.0, "epochs", None, [3.0]) == ""  # one peer: no test
-    assert "median" in samples_to_converge_flag(40.0, "epochs", None, [3.0, 3.5])
+    flagged = {
+        "below the RCPs": samples_to_converge_flag(2.4e5, "samples", refs, []),
+        "above the RCPs": samples_to_converge_flag(6e7, "samples", refs, []),
+        "not positive": samples_to_converge_flag(0.0, "samples", refs, []),
+        "far from two peers": samples_to_converge_flag(40.0, "epochs", None, [3.0, 3.5]),
+    }
+    for case, said in flagged.items():
+        assert said != "", case
+        golden.check(VIEW, f"the rule: {case}", said)
 
 
-def test_one_sample_is_said_in_the_singular() -> None:
-    """v1.1's BERT logs 1 where millions of samples were needed: "1 samples is more than
-    10x outside" read in every such line; one of a unit is said in the singular."""
-    from gpuscale.plausibility import samples_to_converge_flag
-
-    said = samples_to_converge_flag(1.0, "samples", (2.5e6, 3.5e6, "1.1.0"), [])
-    assert said.startswith("1 sample is more than"), said
-    assert samples_to_converge_flag(2.0, "epochs", (35.0, 86.0, "4.1.0"), []).startswith("2 epochs")
+def test_one_sample_is_said_in_the_singular(golden) -> None:
+    """One of a unit is said in the singular (v1.1's BERT logs 1 where millions of samples
+    were needed), more in the plural."""
+    one = samples_to_converge_flag(1.0, "samples", (2.5e6, 3.5e6, "1.1.0"), [])
+    two = samples_to_converge_flag(2.0, "epochs", (35.0, 86.0, "4.1.0"), [])
+    assert one.split()[:2] == ["1", "sample"] and two.split()[:2] == ["2", "epochs"]
+    golden.check(VIEW, "one sample", one)

@@ -1,4 +1,4 @@
-"""Issue 38: a results repository as GitHub's "Download ZIP" gives it (the top folder named
+"""A results repository as GitHub's "Download ZIP" gives it (the top folder named
 after the branch, ``training_results_v4.1-main/``, as ``.zip`` or ``.tar.gz``) is read as
 the round, the round taken from the top folder's name where the archive's own name does
 not say it; the scores are those of the same folder unpacked."""

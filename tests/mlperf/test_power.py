@@ -62,8 +62,9 @@ def test_run_and_score_energy(tmp_path: Path) -> None:
     tables = read_round(rb.write_dir(tmp_path))
     runs = tables.runs.set_index("run_file")
     # run 2 takes 3 minutes: 1 kW * 180 s = 180 kJ; switch 100 W * 180 s = 18 kJ
-    assert runs.loc["result_2.txt", "compute_energy_kj"] == pytest.approx(180.0)
-    assert runs.loc["result_2.txt", "interconnect_energy_kj"] == pytest.approx(18.0)
+    run = runs.loc["result_2.txt"]
+    assert run["compute_energy_kj"] == pytest.approx(180.0)
+    assert run["interconnect_energy_kj"] == pytest.approx(18.0)
     # kept runs are the 2, 3, 4 minute ones: mean energy 1.1 kW * 180 s
     assert tables.scores.iloc[0]["energy_kj"] == pytest.approx(1.1 * 180)
 

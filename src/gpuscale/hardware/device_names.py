@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from gpuscale.hardware.catalogue import Device, devices, products
 from gpuscale.hardware.model_numbers import matcher
 from gpuscale.quantities import joined
+from gpuscale.tables.spelling import suggested
 
 _VENDOR_WORDS = re.compile(
     r"\b(nvidia|geforce|tesla|amd|instinct|radeon|tensor core gpu|graphics card)\b"
@@ -65,7 +66,7 @@ class UnknownDevice(ValueError):
     """A name no part of the catalogue answers; ``closest`` the nearest names."""
 
     def __init__(self, typed: str, closest: list[str]) -> None:
-        hint = f" (did you mean {closest[0]!r}?)" if closest else ""
+        hint = suggested(closest)
         super().__init__(f"unknown device {typed!r}{hint}: not in the device catalogue")
         self.typed, self.closest = typed, closest
 

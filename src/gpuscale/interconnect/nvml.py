@@ -14,14 +14,20 @@ architecture), and the InfiniBand NICs and their rates where Linux exposes them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TypeVar
 
 from gpuscale.hardware.links import NVML_ARCH_NVLINK, nvlink_for_gpu
 from gpuscale.interconnect.topology import Gpu, Nic, Topology, read_topo_file
 from gpuscale.names import resolve_gpu
 from gpuscale.tables.requests import FieldError
+
+T = TypeVar("T")
+# NVML's device handles are opaque: only NVML reads them.
+Handle = object
 
 _LEVELS = {0: "X", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
 
@@ -30,7 +36,7 @@ class TopologyError(RuntimeError):
     """NVML is missing or refused a query; the message says which."""
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
@@ -48,14 +54,14 @@ def _cpus(masks: list[int]) -> str:
     return ",".join(spans)
 
 
-def _optional(fn: Any, *args: Any) -> Any:
+def _optional(fn: Callable[..., T], *args: object) -> T | None:
     try:
         return fn(*args)
     except Exception:  # NVML raises NotSupported and friends on older parts
         return None
 
 
-def _nvlinks(nvml: Any, handle: Any) -> tuple[dict[str, int], int]:
+def _nvlinks(nvml: ModuleType, handle: Handle) -> tuple[dict[str, int], int]:
     """(links to each peer GPU by PCI bus id, links into NVSwitches)."""
     peers: dict[str, int] = {}
     switch = 0
@@ -76,7 +82,7 @@ def _nvlinks(nvml: Any, handle: Any) -> tuple[dict[str, int], int]:
     return peers, switch
 
 
-def _gpu(nvml: Any, index: int, handle: Any) -> Gpu:
+def _gpu(nvml: ModuleType, index: int, handle: Handle) -> Gpu:
     masks = _optional(nvml.nvmlDeviceGetCpuAffinity, handle, 64)
     return Gpu(
         name=f"GPU{index}",
@@ -120,9 +126,12 @@ def _read(path: Path) -> str:
         return ""
 
 
-def nvml_topology(nvml: Any = None, visible_uuids: list[str] | None = None) -> Topology:
+def nvml_topology(
+    nvml: ModuleType | None = None, visible_uuids: list[str] | None = None
+) -> Topology:
     """The topology of the visible GPUs (all when ``visible_uuids`` is None).
-    ``nvml`` is the pynvml module (a fake in tests). Raises :class:`TopologyError`."""
+    ``nvml`` is the pynvml module (or an object with its functions: the tests' fake).
+    Raises :class:`TopologyError`."""
     if nvml is None:
         try:
             import pynvml as nvml  # optional: nvidia-ml-py (the bench extra)
@@ -149,7 +158,7 @@ def nvml_topology(nvml: Any = None, visible_uuids: list[str] | None = None) -> T
         _optional(nvml.nvmlShutdown)
 
 
-def _build(nvml: Any, handles: list[Any], gpus: list[Gpu]) -> Topology:
+def _build(nvml: ModuleType, handles: list[Handle], gpus: list[Gpu]) -> Topology:
     nvlinks = [_nvlinks(nvml, h) for h in handles]
     links: dict[tuple[int, int], str] = {}
     p2p: dict[tuple[int, int], str] = {}

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from gpuscale.sources.bounded import TooLarge, json_lines, schema_of
 from gpuscale.tables import COLLECTIVES_COLUMNS
+from gpuscale.tables.json_depth import JSON
 
 SCHEMAS = ("gpuscale.collectives/1", "gpuscale.collectives/2")
 
@@ -25,8 +25,10 @@ SCHEMAS = ("gpuscale.collectives/1", "gpuscale.collectives/2")
 class Sweeps:
     """Every sweep of a file, oldest first: headers by id, and the results table."""
 
-    headers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    results: Any = None  # pandas DataFrame (COLLECTIVES_COLUMNS)
+    headers: dict[str, dict[str, JSON]] = field(default_factory=dict)
+    results: pd.DataFrame = field(  # COLLECTIVES_COLUMNS
+        default_factory=lambda: pd.DataFrame(columns=list(COLLECTIVES_COLUMNS))
+    )
     problems: list[str] = field(default_factory=list)
     # the first line's schema ("" when it names none; None: no line): what the file holds
     first_schema: str | None = None
@@ -35,7 +37,7 @@ class Sweeps:
     def latest(self) -> str | None:
         return next(reversed(self.headers), None)
 
-    def of(self, sweep_id: str | None) -> Any:
+    def of(self, sweep_id: str | None) -> pd.DataFrame:
         """The results of one sweep (the latest when None)."""
         sweep_id = sweep_id or self.latest
         return self.results[self.results["sweep_id"] == sweep_id]
@@ -49,7 +51,7 @@ def read_sweeps(path: Path) -> Sweeps:
     """The sweeps of a collectives file, read line by line; ``OSError`` when it cannot be
     read, ``ValueError`` past 64 MiB (a device such as ``/dev/zero`` ends there too)."""
     out = Sweeps()
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, JSON]] = []
     legacy = 0
     try:
         for number, record, unread in json_lines(path, MAX_SWEEPS_BYTES):

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 import pandas as pd
 
 from gpuscale.interconnect.nccl import check_env
-from gpuscale.interconnect.topology import Topology, link_sentence
-from gpuscale.quantities import format_bytes
+from gpuscale.interconnect.topology import Topology
+from gpuscale.quantities import format_bytes, number
+from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.views import TableView
 
 # nccl-tests prints times and bandwidths with two decimals
@@ -58,7 +58,7 @@ def sweep_tables(latest: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return tables
 
 
-def topology_info(topology: Topology, env: Mapping[str, str] | None) -> dict[str, Any]:
+def topology_info(topology: Topology, env: Mapping[str, str] | None) -> dict[str, JSON]:
     """``topology.to_dict()``; with ``env`` (this machine's environment, for a topology
     read here) also its ``NCCL_*`` settings and what :func:`check_env` says of them."""
     info = topology.to_dict()
@@ -112,7 +112,7 @@ def sweep_views(latest: pd.DataFrame) -> list[TableView]:
     ]
 
 
-def topology_views(topology: Topology, info: dict[str, Any], *, terminal: bool) -> list[TableView]:
+def topology_views(topology: Topology, info: dict[str, JSON], *, terminal: bool) -> list[TableView]:
     """:func:`topology_tables` as views (``terminal``: several, else one wide table): the
     verdict, the slowest link and the bus bandwidth to expect of it, above the first
     (``headline``), any downtrained link and the NCCL settings in words under the last;
@@ -127,3 +127,30 @@ def topology_views(topology: Topology, info: dict[str, Any], *, terminal: bool) 
     first = replace(views[0], headline=(*warned, verdict))
     views = [first, *views[1:]]
     return [*views[:-1], replace(views[-1], said=lines)]
+
+
+def link_sentence(topology: Topology, info: Mapping[str, JSON]) -> str:
+    """``slowest link: NV (NVSwitch, nvlink4) -> preset nvlink4; expected ...``, or why
+    there is no link to judge; ``info`` is ``topology.to_dict()``."""
+    slowest = info["slowest_link"]
+    if slowest is None and len(topology.gpus) < 2:
+        return f"{len(topology.gpus)} GPU: no GPU-to-GPU link to judge"
+    if slowest is None:
+        return "no GPU-to-GPU link class recognised in this matrix"
+    link, preset, bandwidth = str(slowest), "no preset", "unknown (pass --gpu to name the GPU)"
+    if slowest == "NV":
+        via = [str(info["nvlink_generation"])]
+        if topology.nvswitch:
+            via.insert(0, "NVSwitch")
+        link += f" ({', '.join(via)})"
+    if info["preset"]:
+        preset = f"preset {info['preset']}"
+    part = topology.part()
+    if slowest != "NV" and part is not None and not part.device.p2p_pcie:
+        preset += (
+            f" (P2P over PCIe is disabled by the driver on the {part.device.name}: NCCL copies "
+            "through host memory)"
+        )
+    if info["expected_busbw_gbs"]:
+        bandwidth = f"{number(info['expected_busbw_gbs'], 4)} GB/s"
+    return f"slowest link: {link} -> {preset}; expected all-reduce bus bandwidth {bandwidth}"

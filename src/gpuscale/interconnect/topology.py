@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gpuscale.hardware.device_names import Resolved, UnknownDevice, resolve
 from gpuscale.hardware.links import (
@@ -24,8 +23,8 @@ from gpuscale.hardware.links import (
     nvlink_for_gpu,
     pcie_busbw_gbs,
 )
-from gpuscale.quantities import number
 from gpuscale.sources.bounded import TooLarge, read_at_most
+from gpuscale.tables.json_depth import JSON
 
 # Slowest first: the worst link between two GPUs bounds a ring all-reduce.
 LINK_ORDER = ("SYS", "NODE", "PHB", "PXB", "PIX", "NV")
@@ -162,7 +161,7 @@ class Topology:
                 out.append(f"{g.name} PCIe x{g.pcie_width} of x{g.pcie_max_width}")
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSON]:
         return {
             "source": self.source,
             "gpus": [asdict(g) for g in self.gpus],
@@ -181,7 +180,7 @@ class Topology:
         }
 
 
-def _part_dict(part: Resolved | None) -> dict[str, Any] | None:
+def _part_dict(part: Resolved | None) -> dict[str, JSON] | None:
     """The catalogue part a topology's GPUs were read as, and how (``assumed``)."""
     if part is None:
         return None
@@ -213,10 +212,9 @@ def infer_nvlink(
 
 
 def _affinity(cells: list[str], start: int) -> tuple[str, str]:
-    rest = cells[start:]
-    cpu = rest[0] if rest else ""
-    numa = rest[1] if len(rest) > 1 else ""
-    return cpu, numa
+    """The CPU and NUMA affinity cells after the matrix ("" where a row has none)."""
+    rest = [*cells[start:], "", ""]
+    return rest[0], rest[1]
 
 
 # The most a saved `nvidia-smi topo -m` may hold (a 64-GPU host's is ~50 kB).
@@ -330,34 +328,3 @@ def matrix_problems(
                 + ("no NVLink" if count == 0 else f"more NVLinks than any GPU has ({MAX_NVLINKS})")
             )
     return list(dict.fromkeys(out))
-
-
-def link_sentence(topology: Topology, info: dict[str, Any]) -> str:
-    """``slowest link: NV (NVSwitch, nvlink4) -> preset nvlink4; expected ...``, or why
-    there is no link to judge; ``info`` is ``topology.to_dict()``."""
-    if info["slowest_link"] is None:
-        return (
-            f"{len(topology.gpus)} GPU: no GPU-to-GPU link to judge"
-            if len(topology.gpus) < 2
-            else "no GPU-to-GPU link class recognised in this matrix"
-        )
-    expected = info["expected_busbw_gbs"]
-    kind = (
-        f" ({'NVSwitch, ' if topology.nvswitch else ''}{info['nvlink_generation']})"
-        if info["slowest_link"] == "NV"
-        else ""
-    )
-    preset = f"preset {info['preset']}" if info["preset"] else "no preset"
-    bandwidth = (
-        f"{number(expected, 4)} GB/s" if expected else "unknown (pass --gpu to name the GPU)"
-    )
-    blocked = (
-        f" (P2P over PCIe is disabled by the driver on the {info['device']['name']}: NCCL "
-        "copies through host memory)"
-        if info["slowest_link"] != "NV" and not topology.p2p_by_driver()
-        else ""
-    )
-    return (
-        f"slowest link: {info['slowest_link']}{kind} -> {preset}{blocked}; expected "
-        f"all-reduce bus bandwidth {bandwidth}"
-    )

@@ -17,19 +17,82 @@ their calls (p50 to p99): noise is said to be noise.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpuscale.hardware.links import PRESETS
 from gpuscale.interconnect.topology import Topology
 from gpuscale.quantities import format_bytes, number
+from gpuscale.tables.codes import Code
+from gpuscale.tables.json_depth import JSON
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from gpuscale.interconnect.records import Sweeps
+
+# A sweep's header row as written (``gpuscale collectives``): backend, device, nodes, settings.
+Header = Mapping[str, JSON]
 
 NORMAL, LOW, SUSPICIOUS, NO_REFERENCE = "normal", "low", "suspicious", "no reference"
 DROP_SHARE = 0.15
 MIN_ITERS = 10  # timed calls per size below which two sweeps' peaks are not compared
 ALIKE = ("backend", "device", "nodes")  # what two sweeps compared share (header fields)
 ALIKE_SETTINGS = ("gap_ms", "load")
+
+
+class ChangeKind(Code):
+    """How the latest sweep's peak compares with the best earlier sweep that ran alike."""
+
+    DROPPED = "dropped"  # lower beyond DROP_SHARE and beyond the calls' own spread
+    NOISE = "noise"  # lower beyond DROP_SHARE, within the calls' own spread
+    WITHIN = "within"  # within DROP_SHARE
+    TOO_FEW_CALLS = "too few calls"  # one sweep timed fewer than MIN_ITERS calls per size
+
+
+@dataclass(frozen=True, slots=True)
+class SweepChange:
+    """The latest sweep's peak against ``against``, the best earlier sweep that ran alike,
+    over the sizes both measured: both peaks (GB/s) and the larger of ``DROP_SHARE`` and
+    either peak's call-to-call spread (``noise_share``); for ``TOO_FEW_CALLS``, the sweep
+    that timed too few calls (``this``, or the earlier one's id) and how many
+    (``iters``); ``suspects``: what may have changed, by the backend."""
+
+    kind: ChangeKind
+    against: str
+    before_gbs: float = math.nan
+    now_gbs: float = math.nan
+    noise_share: float = math.nan
+    iters: int | None = None
+    suspects: str = ""
+
+    @property
+    def lower_share(self) -> float:
+        """How much lower the latest peak is (negative: higher)."""
+        return 1 - self.now_gbs / self.before_gbs
+
+    def sentence(self) -> str:
+        return _CHANGE_WORDS[self.kind].format(
+            c=self,
+            whose="this sweep's" if self.against == "this" else f"sweep {self.against}'s",
+            before=number(self.before_gbs),
+            now=number(self.now_gbs),
+            min_iters=MIN_ITERS,
+            drop=DROP_SHARE,
+        )
+
+
+_CHANGE_WORDS = {
+    ChangeKind.DROPPED: "DROPPED {c.lower_share:.0%} since sweep {c.against} ({before} -> {now} "
+    "GB/s, beyond its noise): something changed ({c.suspects})",
+    ChangeKind.NOISE: "{c.lower_share:.0%} lower than sweep {c.against} ({before} -> {now} GB/s), "
+    "within the calls' own spread ({c.noise_share:.0%}, p50 to p99): noise, not a drop",
+    ChangeKind.WITHIN: "within {drop:.0%} of the best earlier sweep ({c.against}: {before} GB/s)",
+    ChangeKind.TOO_FEW_CALLS: "Not compared with earlier sweeps: {whose} {c.iters} timed calls "
+    "per size are too few to tell a change from noise (--iters {min_iters} or more)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +105,7 @@ class OpVerdict:
     verdict: str
     reference: str
     causes: list[str] = field(default_factory=list)
-    change: str = ""
+    change: SweepChange | None = None  # None: no earlier sweep ran alike
 
     def sentence(self) -> str:
         text = (
@@ -58,8 +121,8 @@ class OpVerdict:
             )
         if self.causes:
             text += ". Check: " + "; ".join(self.causes)
-        if self.change:
-            text += f". {self.change}"
+        if self.change is not None:
+            text += f". {self.change.sentence()}"
         return text + "."
 
 
@@ -72,22 +135,22 @@ def _nvls_possible(topology: Topology | None, op: str) -> bool:
     )
 
 
-def _causes(
-    topology: Topology | None, env: Mapping[str, str], nccl: Mapping[str, Any] | None
-) -> list[str]:
+def _causes(topology: Topology | None, env: Mapping[str, str], nccl: JSON) -> list[str]:
     out = []
     if env.get("NCCL_P2P_DISABLE", "").strip() == "1":
         out.append("NCCL_P2P_DISABLE=1 sends GPU traffic through host memory")
     if topology is not None:
         out += [f"{x} (a link trained below its capability)" for x in topology.downtrained()]
         refused = sorted({f"GPU{i}-GPU{j}" for (i, j), s in topology.p2p.items() if s != "OK"})
-        if not topology.p2p_by_driver():  # a GeForce card: the driver, not the PCIe tree
-            part = topology.part()
-            between = f" between {', '.join(refused[:4])}" if refused else ""
+        part = topology.part()
+        if part is not None and not part.device.p2p_pcie:  # GeForce: the driver, not the tree
+            between = ""
+            if refused:
+                between = f" between {', '.join(refused[:4])}"
             out.append(
-                f"P2P not possible{between}: NVIDIA's driver disables P2P over PCIe on the "
-                f"{part.device.name if part else 'GPU'} (GeForce), so NCCL copies through "
-                "host memory; an NVLink bridge (where the card takes one) avoids it"
+                f"P2P not possible{between}: NVIDIA's driver disables P2P over PCIe on "
+                f"the {part.device.name} (GeForce), so NCCL copies through host memory; an "
+                "NVLink bridge (where the card takes one) avoids it"
             )
         elif refused:
             out.append(
@@ -95,11 +158,13 @@ def _causes(
                 "redirect it through the root complex (check lspci ACSCtl, iommu=pt)"
             )
         if topology.slowest_link() in ("PHB", "NODE", "SYS"):
-            level = "; NCCL_P2P_LEVEL=SYS may let P2P through" if topology.p2p_by_driver() else ""
-            out.append(
+            through_cpu = (
                 "the GPUs meet only through the CPU (nvidia-smi PHB/NODE/SYS): a PCIe switch "
-                f"or NVLink between them is the fix{level}"
+                "or NVLink between them is the fix"
             )
+            if topology.p2p_by_driver():
+                through_cpu += "; NCCL_P2P_LEVEL=SYS may let P2P through"
+            out.append(through_cpu)
     transports = (nccl or {}).get("transports") or {}
     if any(t.startswith("NET/Socket") for t in transports):
         out.append("NCCL used TCP sockets (NET/Socket), not InfiniBand/RoCE: check NCCL_IB_*")
@@ -112,7 +177,7 @@ def _causes(
 
 
 def judge(
-    sweeps: Any,
+    sweeps: Sweeps,
     *,
     topology: Topology | None = None,
     preset: str | None = None,
@@ -167,15 +232,13 @@ def judge(
 
 
 def _expected(
-    header: Mapping[str, Any], topology: Topology | None, preset: str | None
+    header: Header, topology: Topology | None, preset: str | None
 ) -> tuple[float | None, str]:
-    asked = (  # what a figure asked for links, said where it is no test of this sweep
-        f"; {preset} is {PRESETS[preset].kind_words}, not judged against"
-        if preset
-        else "; the saved topology's GPU links are not judged against"
-        if topology is not None
-        else ""
-    )
+    asked = ""  # what a figure asked for links, said where it is no test of this sweep
+    if preset:
+        asked = f"; {preset} is {PRESETS[preset].kind_words}, not judged against"
+    elif topology is not None:
+        asked = "; the saved topology's GPU links are not judged against"
     if header.get("device") == "cpu":  # a link's figure, even one asked for, is no test
         return None, f"CPU processes: no reference figure applies (gloo over host memory){asked}"
     if preset and PRESETS[preset].kind == "network" and int(header.get("nodes") or 1) < 2:
@@ -189,7 +252,7 @@ def _expected(
     return None, "the link was not detected: pass --interconnect or --topo-file"
 
 
-def _alike(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def _alike(a: Header, b: Header) -> bool:
     """Whether two sweeps' headers say they ran alike: the same backend (its transport),
     device kind and nodes, the same compute between calls and load."""
     settings_a, settings_b = a.get("settings") or {}, b.get("settings") or {}
@@ -198,7 +261,7 @@ def _alike(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     )
 
 
-def _noise(row: Any) -> float:
+def _noise(row: pd.Series) -> float:
     """The share by which one call's bus bandwidth at a size varies: 1 - p50/p99 of the
     slowest rank's per-call time (0 where the file has no percentiles)."""
     p50, p99 = row.get("time_us_p50"), row.get("time_us_p99")
@@ -207,7 +270,7 @@ def _noise(row: Any) -> float:
     return max(0.0, 1 - p50 / p99) if p50 > 0 else 0.0
 
 
-def _suspects(header: Mapping[str, Any]) -> str:
+def _suspects(header: Header) -> str:
     """What may have changed between two sweeps that ran alike, by their backend."""
     backend = header.get("backend") or ("nccl" if header.get("device") == "cuda" else "gloo")
     if backend == "nccl":
@@ -215,18 +278,20 @@ def _suspects(header: Mapping[str, Any]) -> str:
     return "other work on the host, CPU frequency, threads per process"
 
 
-def _iters(header: Mapping[str, Any]) -> int | None:
+def _iters(header: Header) -> int | None:
     """The timed calls per size a sweep's header says it ran (None: not written)."""
     iters = (header.get("settings") or {}).get("iters")
     return iters if isinstance(iters, int) else None
 
 
-def _too_few(header: Mapping[str, Any]) -> bool:
+def _too_few(header: Header) -> bool:
     iters = _iters(header)
     return iters is not None and iters < MIN_ITERS
 
 
-def _change(ok: Any, headers: Mapping[str, Any], op: str, latest: str, ranks: int) -> str:
+def _change(
+    ok: pd.DataFrame, headers: Mapping[str, Header], op: str, latest: str, ranks: int
+) -> SweepChange | None:
     """The latest sweep's peak against the best earlier sweep that ran alike (same
     collective, ranks, backend, device kind, nodes and settings), over the sizes both
     measured: a drop only beyond :data:`DROP_SHARE` and beyond either peak's call-to-call
@@ -245,26 +310,19 @@ def _change(ok: Any, headers: Mapping[str, Any], op: str, latest: str, ranks: in
             found.append((their_peak, my_peak, str(sweep_id)))
     enough = [f for f in found if not _too_few(headers.get(f[2]) or {})]
     if not found:
-        return ""
-    if _too_few(header) or not enough:
-        which = "this sweep's" if _too_few(header) else f"sweep {found[-1][2]}'s"
-        iters = _iters(header) if _too_few(header) else _iters(headers.get(found[-1][2]) or {})
-        return (
-            f"Not compared with earlier sweeps: {which} {iters} timed calls per size are too "
-            f"few to tell a change from noise (--iters {MIN_ITERS} or more)"
-        )
+        return None
+    if _too_few(header):
+        return SweepChange(ChangeKind.TOO_FEW_CALLS, "this", iters=_iters(header))
+    if not enough:
+        earlier = found[-1][2]
+        iters = _iters(headers.get(earlier) or {})
+        return SweepChange(ChangeKind.TOO_FEW_CALLS, earlier, iters=iters)
     their_peak, my_peak, best_id = max(enough, key=lambda f: float(f[0]["busbw_gbs"]))
     before, now = float(their_peak["busbw_gbs"]), float(my_peak["busbw_gbs"])
     noise = max(DROP_SHARE, _noise(their_peak), _noise(my_peak))
-    said = f"sweep {best_id} ({number(before)} -> {number(now)} GB/s"
+    kind = ChangeKind.WITHIN
     if now < (1 - noise) * before:
-        return (
-            f"DROPPED {1 - now / before:.0%} since {said}, beyond its noise): something "
-            f"changed ({_suspects(header)})"
-        )
-    if now < (1 - DROP_SHARE) * before:
-        return (
-            f"{1 - now / before:.0%} lower than {said}), within the calls' own spread "
-            f"({noise:.0%}, p50 to p99): noise, not a drop"
-        )
-    return f"within {DROP_SHARE:.0%} of the best earlier sweep ({best_id}: {number(before)} GB/s)"
+        kind = ChangeKind.DROPPED
+    elif now < (1 - DROP_SHARE) * before:
+        kind = ChangeKind.NOISE
+    return SweepChange(kind, best_id, before, now, noise, suspects=_suspects(header))

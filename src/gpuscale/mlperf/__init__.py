@@ -1,12 +1,17 @@
 """MLPerf Training rules and reading rounds: MLLOG records, system descriptions, official
 scoring; the tables are defined in ``gpuscale.tables``."""
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what __getattr__ gives, for readers and type checkers
+    from gpuscale.mlperf.bundled import bundled_rounds, load_round
+    from gpuscale.mlperf.ingest import read_round, read_rounds
+    from gpuscale.tables import RoundTables
 
 __all__ = ["RoundTables", "bundled_rounds", "load_round", "read_round", "read_rounds"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """The readers, imported on first use (PEP 562): a submodule such as
     ``gpuscale.mlperf.rules`` (which ``gpuscale.names`` reads) loads without pandas."""
     if name in ("bundled_rounds", "load_round"):

@@ -69,12 +69,13 @@ def load_round(*rounds: str) -> RoundTables:
     wanted = [normalise_round(r) for r in rounds] or available
     missing = [r for r in wanted if r not in available]
     if missing:
+        said = f"{noun_for(len(missing), 'round')} {joined(missing)} not bundled"
+        if len(missing) == 1:
+            said += did_you_mean(missing[0], available)
         raise RoundNotBundledError(
-            f"{noun_for(len(missing), 'round')} {joined(missing)} not bundled"
-            f"{did_you_mean(missing[0], available) if len(missing) == 1 else ''}; bundled: "
-            f"{', '.join(available) or 'none'} (a round's raw results, its folder or archive, "
-            "are read as a path: `gpuscale analyze PATH` on the command line, read_round(path) "
-            "from Python)"
+            f"{said}; bundled: {', '.join(available) or 'none'} (a round's raw results, its "
+            "folder or archive, are read as a path: `gpuscale analyze PATH` on the command "
+            "line, read_round(path) from Python)"
         )
     frames = {}
     for name in TABLES:

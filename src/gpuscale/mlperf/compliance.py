@@ -24,15 +24,15 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from enum import Enum
 from itertools import accumulate
-from typing import Any
 
 import msgspec
 
-from gpuscale.mlperf.expressions import Expression
+from gpuscale.mlperf.expressions import Expression, LineValue, Program, State
 from gpuscale.mlperf.mllog import ByKey, Record, _decoded, metadata_of, time_of, value_of
 from gpuscale.mlperf.rules import KeyRule, Rules, rules_for
 from gpuscale.mlperf.stateful import ORDER_KEYS, config_failures, line_of, unsupported
 from gpuscale.quantities import joined
+from gpuscale.tables.json_depth import JSON
 
 __all__ = ["ORDER_KEYS", "Violation", "ViolationKind", "check_order", "run_violations"]
 
@@ -53,7 +53,7 @@ class Violation:
     message: str
 
 
-def _init_limit(rules: Rules | None) -> tuple[Expression | None, dict[str, Any], Any]:
+def _init_limit(rules: Rules | None) -> tuple[Expression | None, State, Program | None]:
     """common.yaml's initialisation-limit check (the stateful init_stop CHECK that reads
     ``first_init_start``), its BEGIN state, and the division POST that may change it."""
     common = next((c for c in (rules.configs if rules else ()) if c.name == "common.yaml"), None)
@@ -115,11 +115,11 @@ def check_order(by_key: ByKey, n_lines: int, rules: Rules | None = None) -> list
     return violations
 
 
-def _line(rec: Record) -> dict[str, Any]:
+def _line(rec: Record) -> LineValue:
     return {"value": value_of(rec), "metadata": metadata_of(rec)}
 
 
-def _decoded_many(fields: list[Any]) -> list[Any]:
+def _decoded_many(fields: list[msgspec.Raw | JSON]) -> list[JSON]:
     """Many raw JSON fields decoded in one call (a slow path per field where one is not
     valid on its own, e.g. not UTF-8)."""
     if all(isinstance(f, msgspec.Raw) for f in fields):
@@ -132,7 +132,7 @@ def _decoded_many(fields: list[Any]) -> list[Any]:
 
 def lines_of(
     found: list[tuple[int, Record]], parts: frozenset[str] = frozenset({"value", "metadata"})
-) -> list[dict[str, Any]]:
+) -> list[LineValue]:
     """The checker's ``v`` of each line: its value and metadata (only the ``parts`` the
     checks read are decoded; the others are left out)."""
     records = [r for _, r in found]
@@ -140,11 +140,11 @@ def lines_of(
     return [{part: values[i] for part, values in decoded.items()} for i in range(len(records))]
 
 
-def aggregated_lines(by_key: ByKey, group: str) -> list[dict[str, Any]]:
+def aggregated_lines(by_key: ByKey, group: str) -> list[LineValue]:
     """Stable Diffusion's virtual lines, as its config's BEGIN block builds them: the
     values of the ``eval_accuracy`` lines that name a ``metric``, merged per value of the
     metadata member ``group`` (``samples_count``; ``step_num`` in ruleset 3.1)."""
-    merged: dict[Any, dict[str, Any]] = {}
+    merged: dict[str, dict[str, JSON]] = {}
     for _, rec in by_key.get("eval_accuracy", []):
         meta = metadata_of(rec)
         if not isinstance(meta, dict) or "metric" not in meta or group not in meta:

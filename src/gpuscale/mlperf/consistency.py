@@ -6,10 +6,13 @@ from __future__ import annotations
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpuscale.quantities import joined
-from gpuscale.tables import ProblemKind
+from gpuscale.tables import ProblemKind, Row
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Problem = Callable[[str, str, str], None]  # (path, kind, message): adds a problems row
 
@@ -49,14 +52,10 @@ class FolderNames:
                     "letters: it may look like another name",
                 )
             if clean != raw:
-                hidden = "<U+" in clean
-                self.problem(
-                    clean,
-                    ProblemKind.BAD_FIELD,
-                    f"the {where} folder name {raw!r} is shown as {clean!r}"
-                    + (" (invisible or direction-changing characters)" if hidden else "")
-                    + " (Unicode NFKC)",
-                )
+                said = f"the {where} folder name {raw!r} is shown as {clean!r}"
+                if "<U+" in clean:
+                    said += " (invisible or direction-changing characters)"
+                self.problem(clean, ProblemKind.BAD_FIELD, f"{said} (Unicode NFKC)")
         return self.done[raw]
 
     def path(self, rel: str) -> str:
@@ -71,7 +70,7 @@ class FolderNames:
 
 
 def odd_logs_reported(
-    rows: list[dict[str, Any]], divisions: dict[tuple[str, str], str], problem: Problem
+    rows: list[Row], divisions: dict[tuple[str, str], str], problem: Problem
 ) -> dict[tuple[str, str, str], str]:
     """Report a log that names another benchmark than its folder, another submitter or
     system than most logs of its folder, or another division than its system description;
@@ -84,7 +83,7 @@ def odd_logs_reported(
     each result (org, system id, benchmark) with a log of another benchmark or division,
     why (its ``log_flag``: counted in scores, kept out of analyses)."""
     flags: dict[tuple[str, str, str], str] = {}
-    folders: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    folders: dict[tuple[str, str, str], list[Row]] = {}
     for r in rows:
         folders.setdefault((r["org"], r["system_id"], r["benchmark"]), []).append(r)
     for (org, system_id, benchmark), runs in folders.items():
@@ -120,16 +119,14 @@ def odd_logs_reported(
     return flags
 
 
-def log_flags(scores: Any, contradicted: dict[tuple[str, str, str], str]) -> list[str]:
+def log_flags(scores: pd.DataFrame, contradicted: dict[tuple[str, str, str], str]) -> list[str]:
     """Each score row's ``log_flag``: why its logs contradict their folder
     (:func:`odd_logs_reported`'s reasons), "" where they agree."""
     keys = zip(scores["org"], scores["system_id"], scores["benchmark"], strict=True)
     return [contradicted.get(key, "") for key in keys]
 
 
-def _minority(
-    runs: list[dict[str, Any]], name: str, what: str, found: dict[int, list[str]]
-) -> None:
+def _minority(runs: list[Row], name: str, what: str, found: dict[int, list[str]]) -> None:
     """Add to ``found`` the logs of a folder whose ``name`` (the log's submitter or
     system) is not the one most of its logs give (every log's, when no value leads)."""
     votes = Counter(r.get(name) for r in runs if r.get(name) is not None)

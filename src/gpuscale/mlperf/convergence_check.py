@@ -14,21 +14,67 @@ keeps it out of the decomposition, the findings and the per-sample rates.
 from __future__ import annotations
 
 import functools
+import math
+import statistics
 from collections import defaultdict
-from typing import Any
 
 from gpuscale.mlperf.benchmarks import workload_in_round
 from gpuscale.mlperf.rcp import rcp_points
 from gpuscale.mlperf.rules import known_rulesets, ruleset_for
-from gpuscale.plausibility import samples_to_converge_flag
+from gpuscale.quantities import agreeing, number, span
 from gpuscale.tables import (
     RENAMED,
     ProblemKind,
+    ProblemRow,
+    Row,
     benchmark_of_folder,
     convergence_unit,
     problem_row,
     workload_of,
 )
+
+# Samples to converge this many times below or above what the references needed, or the
+# median of the round's other submitters, are in another unit or mislogged: the RCPs of
+# a workload span a factor of 2-3 over its batch sizes (BERT 2.6M-5.5M samples, ResNet
+# 35-86 epochs), a unit mix-up a factor of 100 or more (3D U-Net: 168 samples an epoch;
+# BERT logged as 1 epoch instead of ~2.5M samples).
+SAMPLES_TO_CONVERGE_FACTOR = 10.0
+
+
+def samples_to_converge_flag(
+    value: float,
+    unit: str,
+    references: tuple[float, float, str] | None,
+    peers: list[float],
+) -> str:
+    """Why a result's samples (or epochs) to converge cannot be true, else "".
+
+    ``references``: (least, most) mean convergence of the workload's RCPs and the ruleset
+    they come from; ``peers``: the other submitters' values of the round (one each),
+    compared only when there are at least two.
+    """
+    factor = SAMPLES_TO_CONVERGE_FACTOR
+    if not (math.isfinite(value) and value > 0):
+        return f"{value!r} is not a positive number"
+    # "1 sample", never "1 samples" (v1.1's BERT logged 1 where millions were needed)
+    shown = f"{number(value)} {agreeing(value, unit.removesuffix('s'), unit)}"
+    if references is not None:
+        low, high, ruleset = references
+        if not low / factor <= value <= high * factor:
+            return (
+                f"{shown} is more than {factor:g}x outside what the reference convergence "
+                f"points of ruleset {ruleset} needed ({span(number(low), number(high))} {unit}): "
+                "another unit, or a logging error"
+            )
+    if len(peers) >= 2:
+        middle = statistics.median(peers)
+        if not middle / factor <= value <= middle * factor:
+            return (
+                f"{shown} is more than {factor:g}x from the median of the round's "
+                f"{len(peers)} other submitters ({number(middle)} {unit}): another unit, "
+                "or a logging error"
+            )
+    return ""
 
 
 def _version(ruleset: str) -> tuple[int, ...]:
@@ -67,10 +113,10 @@ def reference_range(round_name: str, folder: str) -> tuple[float, float, str] | 
     return None
 
 
-def flag_samples(round_name: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def flag_samples(round_name: str, rows: list[Row]) -> list[ProblemRow]:
     """Set each score row's ``convergence_unit`` and ``samples_to_converge_flag`` (its
     reason, "" when plausible); return a problem row for each flagged value."""
-    by_workload: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_workload: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         unit = convergence_unit(row["workload"], round_name)
         row["convergence_unit"] = str(unit) if unit is not None else ""
@@ -97,7 +143,7 @@ def flag_samples(round_name: str, rows: list[dict[str, Any]]) -> list[dict[str, 
     return problems
 
 
-def _reasons(round_name: str, group: list[dict[str, Any]]) -> list[str]:
+def _reasons(round_name: str, group: list[Row]) -> list[str]:
     """The flag of each row of one workload: against the RCPs first, then against the
     other submitters' values that the RCPs do not flag (one per submitter, its median)."""
     against_rcps = []

@@ -20,22 +20,47 @@ other with a ``duplicate input`` problem row.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
 from gpuscale.quantities import number as written
-from gpuscale.tables import PROBLEMS_SCHEMA, ProblemKind, RoundTables, frame_of, problem_row
+from gpuscale.tables import (
+    PROBLEMS_SCHEMA,
+    ProblemKind,
+    ProblemRow,
+    RoundTables,
+    frame_of,
+    problem_row,
+)
 
 RESULT = ["round", "org", "system_id", "benchmark"]
 SYSTEM = ["round", "org", "system_id"]
 DUPLICATE_INPUT = "duplicate input"  # the problems' kind
 PROBLEM = ["round", "path", "kind", "message"]
+# A result's key (round, org, system id, benchmark folder) and its runs' (file, start,
+# stop) triples as text, sorted: two copies of a result with the same runs print alike.
+Key = tuple[str, ...]
+Print = tuple[str, ...]
+
+# What a ``duplicate input`` problem says, by what was given twice (a whole path, one
+# result, a system folder again in another case) and whether its runs were the same.
+_SAID = {
+    ("path", True): "every one of its {n} results was given in an earlier path with the same "
+    "runs; read once",
+    ("path", False): "every one of its {n} results was given in an earlier path; the first "
+    "copies are kept, these dropped",
+    ("result", True): "given again in path {number} with the same runs; read once",
+    ("result", False): "given again in path {number} with other runs; the first copy is kept, "
+    "this one dropped",
+    ("case", True): "differs from {kept} only in case (one system copied, with the same runs; "
+    "read once)",
+    ("case", False): "differs from {kept} only in case (one system copied; its runs differ: "
+    "the first is kept, this one dropped)",
+}
 
 
-def _fingerprints(runs: Any) -> dict[tuple[str, ...], tuple[Any, ...]]:
+def _fingerprints(runs: pd.DataFrame) -> dict[Key, Print]:
     """Each result's runs as (file, start, stop) triples, sorted."""
-    found: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+    found: dict[Key, list[tuple[object, ...]]] = {}
     for row in runs[[*RESULT, "run_file", "run_start_ms", "run_stop_ms"]].itertuples(index=False):
         found.setdefault(tuple(row[:4]), []).append(tuple(row[4:]))
     return {key: tuple(sorted(map(str, v))) for key, v in found.items()}
@@ -45,40 +70,30 @@ def _duplicate_notes(
     number: int,
     keys: set[tuple[str, ...]],
     again: set[tuple[str, ...]],
-    prints: dict[tuple[str, ...], tuple[Any, ...]],
-    seen: dict[tuple[str, ...], tuple[Any, ...]],
-) -> list[dict[str, str]]:
+    prints: dict[Key, Print],
+    seen: dict[Key, Print],
+) -> list[ProblemRow]:
     """The ``duplicate input`` problems of path ``number``: one per result given ``again``
     (whether with the runs ``seen`` first), or one row when the whole path was."""
     if len(again) > 1 and again == keys:  # a whole path given again: one row says so
         same_runs = all(prints.get(k, ()) == seen[k] for k in again)
-        message = f"every one of its {len(again)} results was given in an earlier path" + (
-            " with the same runs; read once"
-            if same_runs
-            else "; the first copies are kept, these dropped"
-        )
+        message = _SAID[("path", same_runs)].format(n=len(again))
         rounds = ", ".join(sorted({k[0] for k in again}))
         return [problem_row(rounds, f"(path {number})", DUPLICATE_INPUT, message)]
     notes = []
     for key in sorted(again):
         same = prints.get(key, ()) == seen[key]
-        notes.append(
-            problem_row(
-                key[0],
-                f"{key[1]}/results/{key[2]}/{key[3]}",
-                DUPLICATE_INPUT,
-                f"given again in path {number}"
-                + (
-                    " with the same runs; read once"
-                    if same
-                    else " with other runs; the first copy is kept, this one dropped"
-                ),
-            )
-        )
+        message = _SAID[("result", same)].format(number=number)
+        notes.append(problem_row(key[0], _where(key), DUPLICATE_INPUT, message))
     return notes
 
 
-def _fresh(frame: Any, columns: list[str], drop: set[tuple[str, ...]]) -> Any:
+def _where(key: Key) -> str:
+    """A result's folder in its round: ``org/results/system/benchmark``."""
+    return f"{key[1]}/results/{key[2]}/{key[3]}"
+
+
+def _fresh(frame: pd.DataFrame, columns: list[str], drop: set[Key]) -> pd.DataFrame:
     """``frame`` without the rows whose ``columns`` hold a key of ``drop``."""
     if frame.empty or not drop:
         return frame
@@ -86,7 +101,7 @@ def _fresh(frame: Any, columns: list[str], drop: set[tuple[str, ...]]) -> Any:
     return frame[~index.isin(list(drop))]
 
 
-def _unseen_problems(problems: Any, seen: set[tuple[str, ...]]) -> Any:
+def _unseen_problems(problems: pd.DataFrame, seen: set[tuple[str, ...]]) -> pd.DataFrame:
     """``problems`` less those already ``seen`` (a problem of a file given twice is the
     same problem: said once); ``seen`` grows by them."""
     if problems.empty:
@@ -102,7 +117,7 @@ def combine(parts: list[RoundTables]) -> RoundTables:
     first part that has it (see the module docstring)."""
     if len(parts) < 2:
         return RoundTables.concat(parts)
-    seen_results: dict[tuple[str, ...], tuple[Any, ...]] = {}
+    seen_results: dict[Key, Print] = {}
     seen_systems: set[tuple[str, ...]] = set()
     seen_problems: set[tuple[str, ...]] = set()
     kept = []
@@ -129,7 +144,7 @@ def combine(parts: list[RoundTables]) -> RoundTables:
     return RoundTables.concat(kept)
 
 
-def same_runs_problems(scores: Any) -> list[dict[str, str]]:
+def same_runs_problems(scores: pd.DataFrame) -> list[ProblemRow]:
     """A ``same runs`` problem row for each result marked ``same_runs_as`` (it repeats the
     runs of another result of its round under another system name: counted once)."""
     if "same_runs_as" not in scores:
@@ -175,19 +190,8 @@ def case_duplicates(tables: RoundTables) -> RoundTables:
             continue
         again.add(key)
         same = prints.get(key, ()) == prints.get(kept, ())
-        notes.append(
-            problem_row(
-                key[0],
-                f"{key[1]}/results/{key[2]}/{key[3]}",
-                DUPLICATE_INPUT,
-                f"differs from {kept[1]}/results/{kept[2]}/{kept[3]} only in case (one system "
-                + (
-                    "copied, with the same runs; read once)"
-                    if same
-                    else "copied; its runs differ: the first is kept, this one dropped)"
-                ),
-            )
-        )
+        message = _SAID[("case", same)].format(kept=_where(kept))
+        notes.append(problem_row(key[0], _where(key), DUPLICATE_INPUT, message))
     if not again:
         return tables
     systems = {(k[0], k[1], k[2]) for k in again} - {(k[0], k[1], k[2]) for k in first.values()}

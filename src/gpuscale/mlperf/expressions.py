@@ -17,12 +17,31 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeAlias
 
 from gpuscale.quantities import joined, noun_for
+from gpuscale.tables.json_depth import JSON
+
+# What a rule reads and changes: ``v``, a line's value and metadata as JSON
+# (``{"value": ..., "metadata": ...}``); ``s``, the checker's state (whatever BEGIN, PRE and
+# POST code store in it: numbers, flags, lists, dicts); and ``ll``, the line itself.
+LineValue: TypeAlias = dict[str, JSON]
+State: TypeAlias = dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """The checker's ``ll``: the line's time (ms), key and ``v``."""
+
+    timestamp: float
+    key: str
+    value: LineValue
+
+
+RuleFunction: TypeAlias = Callable[[LineValue, State, LogLine | None], object]
 
 # What the checker's expressions may name besides ``v`` (and ``s``/``ll`` when stateful).
-_FUNCTIONS: dict[str, Any] = {
+_FUNCTIONS: dict[str, object] = {
     "is_integer": lambda value: abs(round(value) - value) < 0.00001,  # mlp_compliance's
     "len": len,
     "abs": abs,
@@ -95,7 +114,7 @@ class RuleError(ValueError):
     """An expression gpuscale will not evaluate (it does more than compare and index)."""
 
 
-_SCOPE: dict[str, Any] = {"__builtins__": {}, **_FUNCTIONS}
+_SCOPE: dict[str, object] = {"__builtins__": {}, **_FUNCTIONS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +123,12 @@ class Expression:
     ``stateful`` when it reads ``s`` or ``ll``."""
 
     text: str
-    fn: Callable[[Any, Any, Any], Any]
+    fn: RuleFunction
     stateful: bool
     state_keys: frozenset[str]
     reads: frozenset[str] = frozenset({"value", "metadata"})  # the parts of ``v`` it reads
 
-    def __call__(self, v: Any, s: dict[str, Any] | None = None, ll: Any = None) -> bool:
+    def __call__(self, v: LineValue, s: State | None = None, ll: LogLine | None = None) -> bool:
         """The expression's truth on one line (``v``: its value and metadata), as the
         checker sees it: an exception is a failed check."""
         try:
@@ -172,7 +191,7 @@ def _arguments() -> ast.arguments:
     )
 
 
-def _parsed(text: str, mode: str, refusal: str) -> Any:
+def _parsed(text: str, mode: str, refusal: str) -> ast.mod:
     """``text`` parsed in ``mode`` (``eval``, ``exec``); :class:`RuleError` saying
     ``refusal`` when it is not Python."""
     try:
@@ -186,6 +205,7 @@ def expression(text: str) -> Expression:
     """The compiled form of one checker expression; :class:`RuleError` if refused."""
     text = text.strip()
     tree = _parsed(text, "eval", "not an expression")
+    assert isinstance(tree, ast.Expression)
     stateful, keys = _validate(tree, text)
     arguments = _arguments()
     function = ast.fix_missing_locations(
@@ -208,12 +228,12 @@ class Program:
     (it raises as the checker's ``exec`` would: the caller reports that)."""
 
     text: str
-    fn: Callable[[Any, Any, Any], None]
+    fn: RuleFunction
     # The state keys it writes and reads (None: some key is computed, so any).
     writes: frozenset[str] | None = None
     reads: frozenset[str] | None = None
 
-    def __call__(self, v: Any, s: dict[str, Any], ll: Any = None) -> None:
+    def __call__(self, v: LineValue, s: State, ll: LogLine | None = None) -> None:
         self.fn(v, s, ll)
 
 
@@ -275,6 +295,7 @@ def program(text: str) -> Program:
     """The compiled form of one PRE/POST block; :class:`RuleError` if refused."""
     text = text.strip()
     tree = _parsed(text, "exec", "not code")
+    assert isinstance(tree, ast.Module)
     body = [k for statement in tree.body if (k := _kept(statement, text))] or [ast.Pass()]
     writes, reads = _state_keys(body)
     arguments = _arguments()

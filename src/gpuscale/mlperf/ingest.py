@@ -5,45 +5,38 @@ parent) or a ``.tar``, ``.tar.gz``, ``.tar.xz`` or ``.zip`` archive read in plac
 Nothing is printed and nothing raises on bad input: what cannot be used becomes a row
 of ``problems`` and the rest of the round is still read. Every source kind goes one
 way: its entries (``gpuscale.sources.iter_source``, within caps on expanded bytes) are
-parsed one by one here; :func:`read_rounds` keeps a result given twice once.
+parsed one by one here into rows (``gpuscale.mlperf.collector``), which become the
+tables; :func:`read_rounds` keeps a result given twice once.
 """
 
 from __future__ import annotations
 
-import codecs
-import math
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
 
-import orjson
-
-from gpuscale.mlperf.benchmarks import workload_in_round
+from gpuscale.mlperf.collector import Collector
 from gpuscale.mlperf.consistency import FolderNames, log_flags, odd_logs_reported
 from gpuscale.mlperf.duplicates import case_duplicates, combine, same_runs_problems
-from gpuscale.mlperf.layout import MLPERF_LAYOUT, normalise_round, round_name_from_path, wanted
-from gpuscale.mlperf.parse import Parsed, parse_entry, task_for
-from gpuscale.mlperf.power import PowerLog
+from gpuscale.mlperf.layout import MLPERF_LAYOUT, round_name_to_read
+from gpuscale.mlperf.parse import parse_entry, task_for
+from gpuscale.mlperf.power import add_energy
 from gpuscale.mlperf.round_hints import GIVEN, other_round
-from gpuscale.mlperf.rules import ruleset_for, unheld_round
+from gpuscale.mlperf.rules import ruleset_for
 from gpuscale.mlperf.scores import build_scores
-from gpuscale.mlperf.systems import SystemDescriptionError, parse_system
 from gpuscale.quantities import counted
 from gpuscale.sources import (
     MAX_FILE_BYTES,
     MAX_ROUND_BYTES,
     Budget,
     Entry,
-    RoundNotSaidError,
     Skipped,
     SourceError,
     is_archive,
     iter_source,
     read_ahead,
-    top_folder,
 )
 from gpuscale.tables import (
     PROBLEMS_SCHEMA,
@@ -52,190 +45,11 @@ from gpuscale.tables import (
     SYSTEMS_SCHEMA,
     ProblemKind,
     RoundTables,
-    RunStatus,
-    benchmark_of_folder,
     frame_of,
-    problem_row,
 )
 from gpuscale.tables.republished import mark_copies
 
 Progress = Callable[[int, int, str], None]  # (done, total or 0, what is counted)
-
-
-@dataclass
-class _Collector:
-    """Accumulates rows while a round's entries stream past."""
-
-    round_name: str
-    systems: list[dict[str, Any]] = field(default_factory=list)
-    runs: list[dict[str, Any]] = field(default_factory=list)
-    problems: list[dict[str, Any]] = field(default_factory=list)
-    scaling: dict[tuple[str, str, str], float] = field(default_factory=dict)
-    bench_dirs: set[tuple[str, str, str]] = field(default_factory=set)
-    # (org, system, benchmark folder, run stem) -> (kind, mean power W) of each power file
-    power: dict[tuple[str, str, str, str], list[tuple[str, float]]] = field(default_factory=dict)
-    power_notes: dict[tuple[str, str], int] = field(default_factory=dict)
-    damaged: str = ""  # why the source could not be read to its end
-
-    def add_parsed(self, parsed: Parsed) -> None:
-        kind, rel, result = parsed
-        if kind == "run":
-            self.add_run(rel, result)
-        else:
-            self.add_power(rel, result)
-
-    def add_power(self, rel: str, log: PowerLog) -> None:
-        org, _, system_id, bench, _, stem, _ = rel.split("/")
-        if log.note:  # counted per benchmark folder: v4.0 repeats one note 1,000 times
-            where = f"{org}/results/{system_id}/{bench}/power"
-            self.power_notes[(where, log.note)] = self.power_notes.get((where, log.note), 0) + 1
-        if log.mean_power_w is not None:
-            self.power.setdefault((org, system_id, bench, stem), []).append(
-                (log.kind, log.mean_power_w)
-            )
-
-    def problem(self, path: str, kind: str, message: str) -> None:
-        self.problems.append(problem_row(self.round_name, path, kind, message))
-
-    def add_system(self, entry: Entry) -> None:
-        org, _, name = entry.path.split("/")
-        system_id = name[: -len(".json")]
-        try:
-            record = parse_system(
-                _no_bom(entry.read()), round_name=self.round_name, org=org, system_id=system_id
-            )
-        except OSError as exc:
-            self.problem(entry.path, ProblemKind.UNREADABLE, f"cannot read file ({exc.strerror})")
-            return
-        except SystemDescriptionError as exc:
-            self.problem(entry.path, ProblemKind.BAD_SYSTEM, str(exc))
-            return
-        for kind, message in record.problems:
-            self.problem(entry.path, kind, message)
-        self.systems.append(record.row)
-
-    def add_scaling(self, entry: Entry) -> None:
-        org, _, system_id, bench = entry.path.split("/")[:4]
-        try:
-            factor = float(orjson.loads(_no_bom(entry.read()))["scaling_factor"])
-        except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            self.problem(
-                entry.path,
-                ProblemKind.BAD_SCALING,
-                f"no usable scaling_factor ({exc}); the result is not scored",
-            )
-            factor = math.nan
-        if not (math.isfinite(factor) and factor > 0):
-            if factor == factor:  # a number, but not a usable factor
-                self.problem(
-                    entry.path,
-                    ProblemKind.IMPOSSIBLE_VALUE,
-                    f"scaling_factor {factor!r} is not positive and finite; "
-                    "the result is not scored",
-                )
-            factor = math.nan
-        self.scaling[(org, system_id, bench)] = factor
-
-    def add_run(self, rel: str, row: dict[str, Any], kind: str | None = None) -> None:
-        """A row of ``runs``; one that is not counted is a problem (of ``kind``, else of
-        its status)."""
-        org, _, system_id, bench, run_file = rel.split("/")
-        full = {
-            "round": self.round_name,
-            "org": org,
-            "submitter": None,
-            "system_id": system_id,
-            "benchmark": benchmark_of_folder(bench),
-            "workload": workload_in_round(bench, self.round_name),
-            "run_file": run_file,
-            "rel": rel,  # not a column: where problems about the run point
-            **row,
-        }
-        self.runs.append(full)
-        if not full.get("counted"):
-            self.problem(
-                rel,
-                kind or full.get("status") or RunStatus.UNREADABLE,
-                full.get("problem") or "run not counted",
-            )
-
-    def not_read(self, skipped: Skipped) -> bool:
-        """A result file or scaling.json that is there but could not be read as a regular
-        file: a failed run (it counts against the required runs), or no score. True when
-        ``skipped`` was taken in so."""
-        parts = skipped.path.split("/")
-        # a note on a file read all the same (its name escaped) is no failed run: it was
-        # counted twice, once parsed and once as unreadable (a user walk)
-        if skipped.was_read or not wanted(skipped.path) or len(parts) != 5:
-            return False
-        self.bench_dirs.add((parts[0], parts[2], parts[3]))
-        if parts[4] == "scaling.json":
-            self.scaling[(parts[0], parts[2], parts[3])] = math.nan
-            self.problem(
-                skipped.path,
-                ProblemKind.BAD_SCALING,
-                f"{skipped.message}; the result is not scored",
-            )
-        else:
-            self.add_run(
-                skipped.path,
-                {
-                    "status": str(RunStatus.UNREADABLE),
-                    "counted": False,
-                    "problem": f"{skipped.message}; counted as a failed run",
-                },
-                skipped.kind,
-            )
-        return True
-
-    def note(self, entry: Entry) -> None:
-        """What an entry contributes besides its parse task: a benchmark folder, a
-        system description or a scaling factor."""
-        parts = entry.path.split("/")
-        if parts[1] == "systems" and not entry.is_dir:
-            self.add_system(entry)
-            return
-        self.bench_dirs.add((parts[0], parts[2], parts[3]))
-        if parts[-1] == "scaling.json" and not entry.is_dir:
-            self.add_scaling(entry)
-
-
-def _no_bom(data: bytes) -> bytes:
-    """JSON bytes without a UTF-8 byte-order mark (accepted, as in logs)."""
-    return data[3:] if data.startswith(codecs.BOM_UTF8) else data
-
-
-def _round_name(path: Path, given: str | None) -> str:
-    if given:
-        why = unheld_round(name := normalise_round(given))
-        if why:
-            raise SourceError(why)
-        return name
-    found = round_name_from_path(path)
-    if found:
-        return found
-    if is_archive(path):  # a renamed download: the round is in its top folder's name
-        top = top_folder(path)
-        if top is None:  # the cause, not a round to give (an empty or broken archive)
-            raise SourceError(f"{path}: an empty or unreadable archive (no folder in it)")
-        found = round_name_from_path(top)
-        if found:
-            return found
-    if path.is_dir():
-        for child in path.iterdir():
-            found = round_name_from_path(child)
-            if found and child.is_dir():
-                return found
-    raise RoundNotSaidError(path)
-
-
-def round_name_of(path: str | os.PathLike[str]) -> str | None:
-    """The round a path's name (or its one ``training_results_vX.Y`` folder) says; None
-    when it says none."""
-    try:
-        return _round_name(Path(path), None)
-    except (SourceError, OSError):
-        return None
 
 
 def read_round(
@@ -277,9 +91,9 @@ def read_round(
         raise SourceError(f"{path}: no such file or directory")
     if not path.is_dir() and not is_archive(path):
         raise SourceError(f"{path}: not a directory or a .tar/.tar.gz/.tar.xz/.zip archive")
-    name = _round_name(path, round_name)
+    name = round_name_to_read(path, round_name)
     skipped: list[Skipped] = []
-    col = _Collector(name)
+    col = Collector(name)
     ruleset, other = ruleset_for(name)  # never silent: the scores may differ from official
     if ruleset and other:
         col.problem(path.name, ProblemKind.OTHER_RULESET, other)
@@ -302,7 +116,7 @@ def read_round(
 
 def _read_entries(
     path: Path,
-    col: _Collector,
+    col: Collector,
     progress: Progress | None,
     skipped: list[Skipped],
     budget: Budget,
@@ -331,25 +145,7 @@ def _read_entries(
             progress(done, total, unit)
 
 
-def _add_energy(
-    runs: list[dict[str, Any]], power: dict[tuple[str, str, str, str], list[tuple[str, float]]]
-) -> None:
-    """Energy to train of each counted run with power logs (kJ): nodes, switches and
-    their sum (None elsewhere)."""
-    for r in runs:
-        logs = power.get((r["org"], r["system_id"], r["benchmark"], r["run_file"].split(".")[0]))
-        nodes = [w for kind, w in logs or () if kind == "node"]
-        ttt_ms = r["run_stop_ms"] - r["run_start_ms"] if nodes and r["counted"] else None
-        if not ttt_ms:
-            r["compute_energy_kj"] = r["interconnect_energy_kj"] = r["energy_kj"] = None
-            continue
-        switches = [w for kind, w in logs if kind == "switch"]
-        r["compute_energy_kj"] = sum(nodes) * ttt_ms / 1e6
-        r["interconnect_energy_kj"] = sum(switches) * ttt_ms / 1e6
-        r["energy_kj"] = r["compute_energy_kj"] + r["interconnect_energy_kj"]
-
-
-def _tables(col: _Collector) -> RoundTables:
+def _tables(col: Collector) -> RoundTables:
 
     submitters = {(s["org"], s["system_id"]): s["submitter"] for s in col.systems}
     divisions = {(s["org"], s["system_id"]): s["division"] for s in col.systems}
@@ -362,7 +158,7 @@ def _tables(col: _Collector) -> RoundTables:
     for r in runs:
         r["submitter"] = submitters.get((r["org"], r["system_id"]))
     if col.power:
-        _add_energy(runs, col.power)
+        add_energy(runs, col.power)
     for (where, note), count in sorted(col.power_notes.items()):
         col.problem(where, ProblemKind.POWER_LOG, f"{counted(count, 'file')}: {note}")
     scored = build_scores(

@@ -13,7 +13,15 @@ import os
 import re
 from pathlib import Path
 
-from gpuscale.sources import ARCHIVE_SUFFIXES, Layout
+from gpuscale.mlperf.rules import unheld_round
+from gpuscale.sources import (
+    ARCHIVE_SUFFIXES,
+    Layout,
+    RoundNotSaidError,
+    SourceError,
+    is_archive,
+    top_folder,
+)
 from gpuscale.tables.workloads import round_name
 
 # The top folder: ``training_results_v5.1``, or as GitHub's "Download ZIP" names it after
@@ -72,3 +80,36 @@ def normalise_round(name: str) -> str:
     if found is None:
         raise ValueError(f"not a round name: {name!r} (expected like v4.1)")
     return found
+
+
+def round_name_to_read(path: Path, given: str | None) -> str:
+    if given:
+        why = unheld_round(name := normalise_round(given))
+        if why:
+            raise SourceError(why)
+        return name
+    found = round_name_from_path(path)
+    if found:
+        return found
+    if is_archive(path):  # a renamed download: the round is in its top folder's name
+        top = top_folder(path)
+        if top is None:  # the cause, not a round to give (an empty or broken archive)
+            raise SourceError(f"{path}: an empty or unreadable archive (no folder in it)")
+        found = round_name_from_path(top)
+        if found:
+            return found
+    if path.is_dir():
+        for child in path.iterdir():
+            found = round_name_from_path(child)
+            if found and child.is_dir():
+                return found
+    raise RoundNotSaidError(path)
+
+
+def round_name_of(path: str | os.PathLike[str]) -> str | None:
+    """The round a path's name (or its one ``training_results_vX.Y`` folder) says; None
+    when it says none."""
+    try:
+        return round_name_to_read(Path(path), None)
+    except (SourceError, OSError):
+        return None

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from gpuscale.mlperf.bundled import load_round
 from gpuscale.mlperf.duplicates import combine
-from gpuscale.mlperf.ingest import Progress, read_round, round_name_of
-from gpuscale.quantities import counted
+from gpuscale.mlperf.ingest import Progress, read_round
+from gpuscale.mlperf.layout import round_name_of
+from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import SourceError
 from gpuscale.sources.atomic import written_by
 from gpuscale.sources.entries import is_archive
@@ -94,29 +95,35 @@ def _holds_submitters(path: Path) -> bool:
 TABLE_WRITERS = ("ingest", "dataset")
 
 
+# What a folder of rounds holds, by (whether it holds folders, whether archives).
+_ROUND_KINDS = {
+    (True, True): "rounds",
+    (True, False): "round folders",
+    (False, True): "round archives",
+}
+
+
 def no_results(path: Path) -> str:
     """Why a path gave no MLPerf results, with what to give instead: a folder of round
     folders, one submitter's folder, or something else."""
     command = written_by(path) if path.is_dir() else None
-    if command is not None:  # a walk: `scores` of ingest's folder said only "no results"
-        what = f"`gpuscale {command}`" if command else "gpuscale"
-        tables = " (its tables read with pandas.read_parquet)" * (command in TABLE_WRITERS)
-        return (
-            f"no MLPerf results in {path}: it holds what {what} wrote, not raw logs; give "
-            f"the round folder or archive that was read{tables}"
+    if command is not None:  # gpuscale's own output: say which command wrote it
+        what = "gpuscale"  # a version that did not say which command wrote it
+        if command:
+            what = f"`gpuscale {command}`"
+        said = (
+            f"no MLPerf results in {path}: it holds what {what} wrote, not raw logs; give the "
+            "round folder or archive that was read"
         )
+        if command in TABLE_WRITERS:
+            said += " (its tables read with pandas.read_parquet)"
+        return said
     if path.is_dir():
         folders = [p.name for p in path.iterdir() if re.search(r"v\d+\.\d+(?:\.\d+)?$", p.name)]
         archives = [p.name for p in path.iterdir() if is_archive(p) and round_name_of(p)]
         rounds = sorted({*folders, *archives})  # a download folder holds the archives
         if rounds:
-            kind = (
-                "rounds"
-                if folders and archives
-                else "round folders"
-                if folders
-                else "round archives"
-            )
+            kind = _ROUND_KINDS[(bool(folders), bool(archives))]
             shown = " ".join(str(path / r) for r in rounds[:3])
             return (
                 f"no MLPerf results in {path}: it holds {kind} ({', '.join(rounds)}); "
@@ -160,9 +167,8 @@ def load_rounds(
 
 
 def _one_copy_each(paths: list[Path], own: list[str], bundled: list[str]) -> None:
-    """Refuse a round given both as a path and as a bundled ``--round`` (a walk: the two
-    copies were merged without a word, the path's damaged results replacing the bundled
-    ones), before anything is read."""
+    """Refuse a round given both as a path and as a bundled ``--round``, before anything is
+    read: merged, one copy's results would replace the other's without a word."""
     if len(own) == len(paths):
         said = own  # one name each
     elif len(own) == 1:
@@ -171,12 +177,16 @@ def _one_copy_each(paths: list[Path], own: list[str], bundled: list[str]) -> Non
         said = [round_name_of(p) for p in paths]
     wanted = {round_name(n) for n in bundled}
     for path, name in zip(paths, said, strict=True):
-        if name is not None and round_name(name) in wanted:
-            raise RoundNamesError(
-                f"round {round_name(name)} given both as a path ({path}, whose name says "
-                f"{round_name(name)}) and as a bundled --round, which beside such a path adds "
-                "the bundled tables: give one (drop --round to read the path alone)"
-            )
+        if name is None or round_name(name) not in wanted:
+            continue
+        how = f"whose name says {round_name(name)}"
+        if round_name_of(path) is None:  # the round came from --round, not the path's name
+            how = f"read as {round_name(name)} by --round"
+        raise RoundNamesError(
+            f"round {round_name(name)} given both as a path ({path}, {how}) and as a bundled "
+            "--round, which beside such a path adds the bundled tables: give one (drop --round "
+            "to read the path alone)"
+        )
 
 
 def _bundled(round_names: list[str]) -> RoundTables:
@@ -195,7 +205,7 @@ def _split_round_names(paths: list[Path], names: list[str]) -> tuple[list[str], 
     if len(unnamed) < len(paths):  # some paths say their round: name the others only
         if len(names) < len(unnamed):
             raise RoundNamesError(
-                f"{counted(len(unnamed), 'path')} {'does' if len(unnamed) == 1 else 'do'} not say "
+                f"{counted(len(unnamed), 'path')} {agreeing(len(unnamed), 'does', 'do')} not say "
                 "their round in their name "
                 f"({', '.join(str(p) for p in unnamed)}): give one --round each"
             )

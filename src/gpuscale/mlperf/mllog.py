@@ -25,11 +25,12 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeAlias, TypeVar
 
 import msgspec
 
 from gpuscale.tables import json_depth
+from gpuscale.tables.json_depth import JSON
 
 try:
     from gpuscale.mlperf._scan import payloads as _payloads_c
@@ -64,7 +65,7 @@ _decode_record = msgspec.json.Decoder(Record).decode
 _decode_any = msgspec.json.decode
 
 
-def _decoded(field: Any) -> Any:
+def _decoded(field: msgspec.Raw | JSON) -> JSON:
     if type(field) is not msgspec.Raw:
         return field  # a line the fallback parsed: already Python objects
     try:
@@ -79,10 +80,10 @@ def _decoded(field: Any) -> Any:
 
 
 _S = TypeVar("_S", bound=msgspec.Struct)
-_struct_decoders: dict[type, Callable[[Any], Any]] = {}
+_struct_decoders: dict[type, Callable[[msgspec.Raw], msgspec.Struct]] = {}
 
 
-def fields_of(field: Any, struct: type[_S]) -> _S:
+def fields_of(field: msgspec.Raw | JSON, struct: type[_S]) -> _S:
     """Some members of a JSON-object ``value``/``metadata`` as ``struct`` (a Struct whose
     fields all default to None): absent members, or a field that is not an object, give
     the defaults. Decodes only those members, not the whole object."""
@@ -99,12 +100,12 @@ def fields_of(field: Any, struct: type[_S]) -> _S:
     return struct()
 
 
-def value_of(record: Record) -> Any:
+def value_of(record: Record) -> JSON:
     """The record's ``value`` as Python objects (as ``json.loads`` gives them)."""
     return _decoded(record.value)
 
 
-def metadata_of(record: Record) -> Any:
+def metadata_of(record: Record) -> JSON:
     """The record's ``metadata`` as Python objects (usually a dict)."""
     return _decoded(record.metadata)
 
@@ -157,7 +158,7 @@ def find_payloads(data: bytes) -> Payloads:
     return Payloads(*payloads_python(data))
 
 
-def _strict_loads(payload: bytes) -> Any:
+def _strict_loads(payload: bytes) -> JSON:
     """The official ``json.loads(line.strip()[len(TOKEN):])`` on one payload."""
     text = (_TOKEN_STR + payload.decode("latin-1")).strip()
     if not text.startswith(_TOKEN_STR):
@@ -165,7 +166,7 @@ def _strict_loads(payload: bytes) -> Any:
     return json_depth.loads(text[len(_TOKEN_STR) :])
 
 
-def _check_record(obj: Any) -> str | None:
+def _check_record(obj: JSON) -> str | None:
     """Why a parsed payload is not a usable MLLOG record, or None if it is."""
     if not isinstance(obj, dict):
         return f"MLLOG payload is a JSON {type(obj).__name__}, not an object"
@@ -184,7 +185,12 @@ def _check_record(obj: Any) -> str | None:
     return f"time_ms has type {type(time_ms).__name__}"
 
 
-def _parse_one(payload: bytes) -> Record | Exception | Any:
+# One MLLOG line parsed: a record, what the official rule makes of a line that is not
+# one (a JSON value), or the exception that rule raises.
+ParsedLine: TypeAlias = Record | Exception | JSON
+
+
+def _parse_one(payload: bytes) -> ParsedLine:
     """One line: a Record, else what the official rule makes of it (an object that is
     not a usable record, or the exception it raises)."""
     try:
@@ -201,7 +207,7 @@ def _parse_one(payload: bytes) -> Record | Exception | Any:
     return obj
 
 
-def parse_records(payloads: Payloads) -> tuple[list[Any], bool]:
+def parse_records(payloads: Payloads) -> tuple[list[ParsedLine], bool]:
     """Each payload parsed: ``(items, clean)``; ``clean`` is True when every item is a
     :class:`Record` with a string key and a numeric ``time_ms`` (the common case, read in
     one msgspec call over the joined payloads; a blank payload would be skipped there,
@@ -289,7 +295,7 @@ def time_of(record: Record) -> float:
     return value if math.isfinite(value) else math.nan
 
 
-def finite_or_none(value: Any) -> float | None:
+def finite_or_none(value: object) -> float | None:
     """A finite float from a logged number, else None (bools and strings are not numbers)."""
     if type(value) is float:  # the common case, without the isinstance chain
         return value if math.isfinite(value) else None

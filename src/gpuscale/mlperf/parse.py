@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 from gpuscale.mlperf.compliance import Violation, ViolationKind, run_violations
 from gpuscale.mlperf.power import PowerLog, read_power_log
 from gpuscale.mlperf.rcp import run_samples_to_converge
-from gpuscale.mlperf.rules import keys_of_ruleset, rules_for, ruleset_for
+from gpuscale.mlperf.rules import KeyRule, keys_of_ruleset, rules_for, ruleset_for
 from gpuscale.mlperf.runlog import RunLog, read_run_log
-from gpuscale.quantities import counted
+from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import Entry
-from gpuscale.tables import RunStatus
+from gpuscale.tables import Row, RunStatus
+from gpuscale.tables.json_depth import JSON
 
 
 def _looks_binary(data: bytes) -> bool:
@@ -65,7 +65,7 @@ def _status(
     return (RunStatus.NONCOMPLIANT if reasons else RunStatus.SUCCESS), reasons
 
 
-def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
+def read_result_file(data: bytes, round_name: str) -> Row:
     """One ``runs`` row (without the path columns) from a result file's bytes."""
     ruleset, why = ruleset_for(round_name)
     log = read_run_log(data, keys_of_ruleset(ruleset) if ruleset else frozenset())
@@ -83,7 +83,7 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
         reasons.insert(
             0,
             f"{counted(log.parse_failures, 'MLLOG line')} "
-            f"{'does' if log.parse_failures == 1 else 'do'} not parse; "
+            f"{agreeing(log.parse_failures, 'does', 'do')} not parse; "
             f"first: {log.first_parse_failure}",
         )
     status, reasons = _status(data, log, violations, reasons, impossible)
@@ -116,7 +116,7 @@ def read_result_file(data: bytes, round_name: str) -> dict[str, Any]:
     }
 
 
-def _text(value: Any) -> str | None:
+def _text(value: JSON) -> str | None:
     return None if value is None else str(value).strip()
 
 
@@ -124,7 +124,7 @@ def _text(value: Any) -> str | None:
 # how to read them, round name).
 Task = tuple[str, str, "bytes | Callable[[], bytes]", str]
 # What a worker returns: (kind, path, runs row without path columns | PowerLog).
-Parsed = tuple[str, str, Any]
+Parsed = tuple[str, str, Row | PowerLog]
 
 
 def parse_task(task: Task) -> Parsed:
@@ -160,7 +160,9 @@ def task_for(entry: Entry, round_name: str) -> Task | None:
     return (kind, entry.path, entry.read, round_name)
 
 
-def _sd_rule(target: Any, ruleset: str | None) -> tuple[Any, ...]:
+def _sd_rule(
+    target: KeyRule | None, ruleset: str | None
+) -> tuple[()] | tuple[str, Callable[[dict[str, float]], bool]]:
     """Stable Diffusion's grouping member and FID/CLIP test from the ruleset's own
     aggregated quality rule, where it has one."""
     if target is None or ruleset is None:

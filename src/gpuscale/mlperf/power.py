@@ -31,6 +31,7 @@ from gpuscale.mlperf.mllog import (
     time_of,
     value_of,
 )
+from gpuscale.tables import Row
 
 _NODE_KEYS = frozenset(
     {"power_measurement_start", "power_measurement_stop", "power_reading", "conversion_eff"}
@@ -116,7 +117,9 @@ def read_power_log(data: bytes, kind: str) -> PowerLog:
         find_payloads(data), _NODE_KEYS if kind == "node" else _SW_KEYS
     )
     records = sorted((pair for group in by_key.values() for pair in group), key=lambda p: p[0])
-    note = f"{len(failures)} unreadable lines; " if failures else ""
+    note = ""
+    if failures:
+        note = f"{len(failures)} unreadable lines; "
     try:
         if kind == "switch":
             return _switch(records, note)
@@ -132,3 +135,21 @@ def read_power_log(data: bytes, kind: str) -> PowerLog:
         return PowerLog(kind, energy / window, note.rstrip("; "))
     except ValueError as exc:
         return PowerLog(kind, None, note + str(exc))
+
+
+def add_energy(
+    runs: list[Row], power: dict[tuple[str, str, str, str], list[tuple[str, float]]]
+) -> None:
+    """Energy to train of each counted run with power logs (kJ): nodes, switches and
+    their sum (None elsewhere)."""
+    for r in runs:
+        logs = power.get((r["org"], r["system_id"], r["benchmark"], r["run_file"].split(".")[0]))
+        nodes = [w for kind, w in logs or () if kind == "node"]
+        ttt_ms = r["run_stop_ms"] - r["run_start_ms"] if nodes and r["counted"] else None
+        if not ttt_ms:
+            r["compute_energy_kj"] = r["interconnect_energy_kj"] = r["energy_kj"] = None
+            continue
+        switches = [w for kind, w in logs if kind == "switch"]
+        r["compute_energy_kj"] = sum(nodes) * ttt_ms / 1e6
+        r["interconnect_energy_kj"] = sum(switches) * ttt_ms / 1e6
+        r["energy_kj"] = r["compute_energy_kj"] + r["interconnect_energy_kj"]

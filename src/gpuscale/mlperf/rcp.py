@@ -33,7 +33,9 @@ def _fid_clip(values: dict[str, float]) -> bool:
 
 
 def run_samples_to_converge(
-    log: RunLog, group: str = "samples_count", passes: Callable[[dict], bool] = _fid_clip
+    log: RunLog,
+    group: str = "samples_count",
+    passes: Callable[[dict[str, float]], bool] = _fid_clip,
 ) -> float | None:
     """The run's samples (or epochs) to converge, or None when it did not converge.
 

@@ -27,10 +27,9 @@ from __future__ import annotations
 import datetime as dt
 import statistics
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from gpuscale.mlperf.rules import benchmarks_of, known_rulesets, ruleset_of
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables.workloads import round_key
 
 # The day MLCommons published each round's results (its announcement): no run of the
@@ -70,9 +69,9 @@ def _allowed(round_name: str) -> set[str]:
     return set(benchmarks_of(ruleset)) if ruleset else set()
 
 
-def result_starts(runs: Iterable[Mapping[str, Any]]) -> list[float]:
+def result_starts(runs: Iterable[Mapping[str, object]]) -> list[float]:
     """Each result's median run start (ms), of the runs that logged one."""
-    starts: dict[tuple[Any, Any, Any], list[float]] = {}
+    starts: dict[tuple[object, object, object], list[float]] = {}
     for run in runs:
         t = run.get("run_start_ms")
         if isinstance(t, int | float) and t == t and t > 0:
@@ -99,7 +98,7 @@ GIVEN = "the round given"  # how a round was named: by the caller (else "its nam
 
 
 def other_round(
-    round_name: str, runs: Iterable[Mapping[str, Any]], how: str, where: str
+    round_name: str, runs: Iterable[Mapping[str, object]], how: str, where: str
 ) -> str | None:
     """Why the logs read as ``round_name`` (named by ``how``: ``GIVEN``, or "its
     name") are not that round's, naming ``where`` (the path) and the rounds they fit;
@@ -115,17 +114,15 @@ def other_round(
     foreign = sorted(logged - allowed) if allowed else []
     if foreign:
         reasons.append(
-            f"they name {'benchmarks' if len(foreign) > 1 else 'a benchmark'} "
+            f"they name {agreeing(len(foreign), 'a benchmark', 'benchmarks')} "
             f"{round_name}'s rules do not have ({joined(foreign)})"
         )
     end = _end_ms(round_name)
     late = [t for t in starts if end is not None and t >= end]
     if late:
-        share = (
-            f"all {counted(len(late), 'result')}"
-            if len(late) == len(starts)
-            else f"{len(late):,} of its {counted(len(starts), 'result')}"
-        )
+        share = f"{len(late):,} of its {counted(len(starts), 'result')}"
+        if len(late) == len(starts):
+            share = f"all {counted(len(late), 'result')}"
         if len(starts) == 1:
             share = "its one result"
         reasons.append(
@@ -143,17 +140,17 @@ def other_round(
         and r != round_name
     ]
     fits.sort(key=round_key)
-    said = (
-        f"its logs say {_rounds_said(fits)}"
-        if fits
-        else "its logs fit no one round (its benchmarks and dates are of different rounds)"
-    )
+    said = "its logs fit no one round (its benchmarks and dates are of different rounds)"
+    if fits:
+        said = f"its logs say {_rounds_said(fits)}"
     if how == GIVEN:
-        give = "give the round its logs say" + (f" (--round {fits[0]})" if len(fits) == 1 else "")
+        give = "give the round its logs say"
+        if len(fits) == 1:
+            give += f" (--round {fits[0]})"
     else:  # a path named by a round: --round beside it adds a bundled round, renames nothing
-        give = "name its folder by the round its logs say" + (
-            f" (training_results_{fits[0]})" if len(fits) == 1 else ""
-        )
+        give = "name its folder by the round its logs say"
+        if len(fits) == 1:
+            give += f" (training_results_{fits[0]})"
     return (
         f"{where}: read as {round_name} ({how}), but {said}: {'; '.join(reasons)}. Its scores "
         f"are {round_name}'s rules applied to another round's logs; {give}"

@@ -23,10 +23,8 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -36,10 +34,17 @@ try:  # a declared dependency; without it (a broken install) the rules read as a
 except ImportError:
     checker = benchmark_meta = None
 
-from gpuscale.mlperf.expressions import Expression, Program, RuleError, expression, program
+from gpuscale.mlperf.expressions import (
+    Expression,
+    Program,
+    RuleError,
+    State,
+    expression,
+    program,
+)
 
 
-def _program(code: Any, where: str, unsupported: list[str]) -> Program | None:
+def _program(code: object, where: str, unsupported: list[str]) -> Program | None:
     """A PRE/POST block compiled, or None (and a note in ``unsupported``) if refused."""
     if not code or not str(code).strip():
         return None
@@ -50,7 +55,7 @@ def _program(code: Any, where: str, unsupported: list[str]) -> Program | None:
         return None
 
 
-def _checks(raw: Any, where: str, unsupported: list[str]) -> tuple[Expression, ...]:
+def _checks(raw: object, where: str, unsupported: list[str]) -> tuple[Expression, ...]:
     texts = raw if isinstance(raw, list) else [raw] if raw else []
     out = []
     for text in texts:
@@ -95,7 +100,7 @@ class KeyRule:
         )
 
 
-def _key_rule(record: dict[str, Any]) -> KeyRule:
+def _key_rule(record: dict[str, object]) -> KeyRule:
     req = str(record.get("REQ", "")).strip()
     name = str(record.get("NAME", "")).strip()
     least = re.fullmatch(r"AT_LEAST\((\d+)\)", req)
@@ -125,7 +130,7 @@ class Config:
     END block (checks on the final state, after its PRE), and what the engine refused."""
 
     keys: dict[str, KeyRule]
-    begin_state: dict[str, Any] = field(default_factory=dict)
+    begin_state: State = field(default_factory=dict)
     aggregate: tuple[str, str] | None = None
     end_checks: tuple[Expression, ...] = ()
     end_pre: Program | None = None
@@ -133,8 +138,8 @@ class Config:
     name: str = ""
 
 
-def _begin(code: str) -> tuple[dict[str, Any], tuple[str, str] | None]:
-    state: dict[str, Any] = {}
+def _begin(code: str) -> tuple[State, tuple[str, str] | None]:
+    state: State = {}
     for match in re.finditer(r"s\.update\((\{.*?\})\)", code, re.S):
         try:
             literal = ast.literal_eval(match.group(1))
@@ -158,7 +163,7 @@ def _config(path: str) -> Config | None:
     except (OSError, yaml.YAMLError):
         return None
     keys: dict[str, KeyRule] = {}
-    state: dict[str, Any] = {}
+    state: State = {}
     aggregate = None
     end_checks: tuple[Expression, ...] = ()
     end_pre = None
@@ -210,9 +215,9 @@ def known_rulesets() -> tuple[str, ...]:
 
 def unheld_round(round_name: str) -> str | None:
     """Why a round name given by hand can be no round (a major version more than one past
-    the newest ruleset mlperf-logging ships: ``v41.0`` for v4.1 was read against 6.1.0
-    and scored nothing; a user walk), with the round meant where one is close; None for a
-    round that is, or may soon be (the next major: rules not yet shipped)."""
+    the newest ruleset mlperf-logging ships: ``v41.0``, meant as v4.1, would be read against
+    the newest rules and score nothing), with the round meant where one is close; None for
+    a round that is, or may soon be (the next major: rules not yet shipped)."""
     known, match = known_rulesets(), re.fullmatch(r"v?(\d+)\.(\d+)", round_name.strip())
     if not known or not match or int(match.group(1)) <= _version(known[-1])[0] + 1:
         return None
@@ -236,7 +241,7 @@ class Rules:
 
     ruleset: str
     keys: dict[str, KeyRule]
-    state: dict[str, Any]
+    state: State
     aggregate: tuple[str, str] | None
     files: tuple[str, ...]  # the configs merged, in order; a missing one is a violation
     missing: tuple[str, ...] = ()
@@ -269,7 +274,7 @@ def rules_for(ruleset: str, division: str | None, benchmark: str | None) -> Rule
         if benchmark:
             names.append(f"{division}_{benchmark}.yaml")
     keys: dict[str, KeyRule] = {}
-    state: dict[str, Any] = {}
+    state: State = {}
     aggregate = None
     missing = []
     found = []
@@ -314,9 +319,6 @@ def benchmarks_of(ruleset: str) -> list[str]:
         return list(dict.fromkeys(benchmark_meta.get_allowed_benchmarks("training", ruleset)))
     except (AttributeError, ValueError):
         return []
-
-
-Check = Callable[[Any], bool]
 
 
 @functools.lru_cache(maxsize=64)

@@ -3,13 +3,12 @@
 :func:`read_run_log` turns the bytes of a ``result_*.txt`` into a :class:`RunLog` in one
 pass. Which ``run_start``/``run_stop`` pair counts follows the official summarizer
 (``_query_run_start_stop``): walking the lines in file order, ``run_start`` is updated at
-every ``run_start`` line and the walk stops at the first moment both have been seen.
+every ``run_start`` line and the scan stops at the first moment both have been seen.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 
@@ -25,6 +24,7 @@ from gpuscale.mlperf.mllog import (
     time_of,
     value_of,
 )
+from gpuscale.tables.json_depth import JSON
 
 # Keys whose values feed the compliance emulation and the convergence analysis.
 _EVAL_KEYS = frozenset({"eval_accuracy", "aggregated_eval_accuracy", "eval_error"})
@@ -50,7 +50,7 @@ class EvalPoint:
 
     index: int
     key: str
-    value: Any
+    value: JSON
     time_ms: float
     epoch_num: float | None
     samples_count: float | None
@@ -70,8 +70,8 @@ class RunLog:
     run_stop_status: str | None = None
     run_stop_has_status: bool = False
     by_key: ByKey = field(default_factory=dict)  # the selected records, for compliance
-    run_stops: list[tuple[int, Any]] = field(default_factory=list)
-    first: dict[str, Any] = field(default_factory=dict)
+    run_stops: list[tuple[int, JSON]] = field(default_factory=list)  # (line, status)
+    first: dict[str, JSON] = field(default_factory=dict)
     global_batch_size: float | None = None
     evals: list[EvalPoint] = field(default_factory=list)
     throughput_sum: float = 0.0
@@ -106,26 +106,27 @@ SELECT = _WANTED | ORDER_KEYS
 
 
 class _EvalMetadata(msgspec.Struct):
-    """The members of an evaluation line's metadata that gpuscale reads."""
+    """The members of an evaluation line's metadata that gpuscale reads, each any JSON
+    value as logged (checked where read)."""
 
-    epoch_num: Any = None
-    samples_count: Any = None
-    step_num: Any = None
-    metric: Any = None
+    epoch_num: object = None
+    samples_count: object = None
+    step_num: object = None
+    metric: object = None
 
 
 class _TrackedStats(msgspec.Struct):
-    throughput: Any = None
+    throughput: object = None
 
 
 def _official_pair(
     starts: list[tuple[int, Record]], stops: list[tuple[int, Record]]
 ) -> tuple[Record | None, Record | None]:
-    """The run_start/run_stop records the official walk settles on.
+    """The run_start/run_stop records the official scan settles on.
 
     It updates ``run_start`` at every run_start line and ``run_stop`` at every run_stop
     line, and stops at the first line after which both are set: so the later of the two
-    first occurrences ends the walk, and the other key counts its last line before it.
+    first occurrences ends the scan, and the other key counts its last line before it.
     """
     if not starts or not stops:
         return (starts[0][1] if starts else None), (stops[0][1] if stops else None)
@@ -135,7 +136,7 @@ def _official_pair(
     return starts[0][1], [r for i, r in stops if i < first_start][-1]
 
 
-def _meta(rec: Record) -> dict[str, Any]:
+def _meta(rec: Record) -> dict[str, JSON]:
     meta = metadata_of(rec)
     return meta if isinstance(meta, dict) else {}
 

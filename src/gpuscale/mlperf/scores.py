@@ -18,7 +18,6 @@ Mirrors ``mlperf_logging.result_summarizer`` (``_compute_strong_score_standalone
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
@@ -30,6 +29,8 @@ from gpuscale.tables import (
     SCORES_SCHEMA,
     SCORES_SYSTEM_COLUMNS,
     ProblemKind,
+    ProblemRow,
+    Row,
     benchmark_of_folder,
     frame_of,
     problem_row,
@@ -99,7 +100,7 @@ class ScoredRound:
 
     scores: pd.DataFrame
     kept: list[bool]
-    problems: list[dict[str, Any]]
+    problems: list[ProblemRow]
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ class _RoundRules:
         return _RoundRules(round_name, ruleset, allowed, result_file_counts(), damaged)
 
 
-def _dropped(group: list[dict], counted: list[dict], most: int) -> str:
+def _dropped(group: list[Row], counted: list[Row], most: int) -> str:
     """Why a result has no score for its runs: how many did not count, by status (the
     logs' own word: ``noncompliant``, ``aborted``, ``not converged``...), and the first
     problem of the commonest status (v1.1's BERT runs converged and were noncompliant,
@@ -131,12 +132,13 @@ def _dropped(group: list[dict], counted: list[dict], most: int) -> str:
     said = ", ".join(f"{n} {status}" for status, n in counts.items())
     first = next((r.get("problem") for r in dropped if r.get("status") == counts.index[0]), "")
     first = str(first or "").split("; ")[0][:160]  # its first reason, of several
-    example = f" (e.g. {first})" if first else ""
-    return f"{len(dropped)} runs did not count: {said}{example}; at most {most} may not"
+    if first:
+        said += f" (e.g. {first})"
+    return f"{len(dropped)} runs did not count: {said}; at most {most} may not"
 
 
 def _olympic(
-    rules: _RoundRules, name: str, group: list[dict], counted: list[dict], factor: float
+    rules: _RoundRules, name: str, group: list[Row], counted: list[Row], factor: float
 ) -> tuple[OlympicResult, str]:
     """The olympic score of one result (runs ``group``, of which ``counted`` converged)
     and why it has none: no runs, an unusable scaling factor, or a damaged source that may
@@ -148,7 +150,9 @@ def _olympic(
         max_dropped_runs=MAX_DROPPED_RUNS.get(name, 1),
         scaling_factor=factor,
     )
-    reason = result.reason if group else "no result files"
+    reason = result.reason
+    if not group:
+        reason = "no result files"
     if result.time_to_train_min is None and len(group) - len(counted) > MAX_DROPPED_RUNS.get(
         name, 1
     ):
@@ -164,7 +168,7 @@ def _olympic(
     return result, reason
 
 
-def _official_energy(kept_runs: list[dict], factor: float) -> float | None:
+def _official_energy(kept_runs: list[Row], factor: float) -> float | None:
     """Official energy score (kJ): the mean over the runs the time score kept, scaled;
     None unless every kept run has an energy."""
     energies = [r.get("energy_kj") for r in kept_runs]
@@ -175,7 +179,7 @@ def _official_energy(kept_runs: list[dict], factor: float) -> float | None:
 
 def _folder_problems(
     rules: _RoundRules, where: str, folder: str, runs: int, reason: str, scored: bool
-) -> list[dict[str, Any]]:
+) -> list[ProblemRow]:
     """The problems of one benchmark folder: not a benchmark of the ruleset, no result
     files, or ``reason``: why it has no score, or, ``scored``, why its score is less
     certain (fewer result files than the rules require)."""
@@ -209,8 +213,8 @@ def _folder_problems(
 
 def build_scores(
     round_name: str,
-    systems: list[dict[str, Any]],
-    run_rows: list[dict[str, Any]],
+    systems: list[Row],
+    run_rows: list[Row],
     scaling: dict[tuple[str, str, str], float],
     bench_dirs: set[tuple[str, str, str]],
     *,
@@ -229,8 +233,8 @@ def build_scores(
     for pos, run in enumerate(run_rows):
         positions.setdefault((run["org"], run["system_id"], run["benchmark"]), []).append(pos)
     kept = [False] * len(run_rows)
-    problems: list[dict[str, Any]] = []
-    rows: list[dict[str, Any]] = []
+    problems: list[ProblemRow] = []
+    rows: list[Row] = []
     rules = _RoundRules.of(round_name, damaged)
     for org, system_id, folder in sorted(bench_dirs):
         at = positions.get((org, system_id, benchmark_of_folder(folder)), [])
@@ -253,17 +257,17 @@ def build_scores(
 class _FolderRuns:
     """The runs of one benchmark folder, and those of them that converged."""
 
-    runs: list[dict[str, Any]]
-    counted: list[dict[str, Any]]
+    runs: list[Row]
+    counted: list[Row]
 
 
 def _score_folder(
     rules: _RoundRules,
     key: tuple[str, str, str],
-    system: dict[str, Any] | None,
+    system: Row | None,
     folder_runs: _FolderRuns,
     factor: float,
-) -> tuple[dict[str, Any], list[dict[str, Any]], tuple[int, ...]]:
+) -> tuple[Row, list[ProblemRow], tuple[int, ...]]:
     """One row of ``scores`` for the benchmark folder ``key`` (org, system id, folder),
     its problems, and which of the counted runs the olympic rule kept."""
     org, system_id, folder = key
@@ -285,7 +289,7 @@ def _score_folder(
         )
     scored = system is not None and result.time_to_train_min is not None
     problems += _folder_problems(rules, where, folder, len(group), reason, scored)
-    row: dict[str, Any] = {
+    row: Row = {
         "source": "mlperf",
         "round": rules.round_name,
         "org": org,

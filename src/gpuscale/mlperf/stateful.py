@@ -15,9 +15,8 @@ of ``common.yaml`` are emulated from line indices in ``gpuscale.mlperf.complianc
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
-from typing import Any
 
+from gpuscale.mlperf.expressions import Expression, LogLine, Program, State
 from gpuscale.mlperf.mllog import ByKey, Record, _decoded, time_of
 from gpuscale.mlperf.rules import Config, KeyRule, Rules
 
@@ -25,25 +24,16 @@ from gpuscale.mlperf.rules import Config, KeyRule, Rules
 ORDER_KEYS = frozenset({"submission_division", "init_start", "init_stop", "run_start", "run_stop"})
 
 
-@dataclass(frozen=True, slots=True)
-class LogLine:
-    """The checker's ``ll``: the line's time (ms), key and ``v``."""
-
-    timestamp: float
-    key: str
-    value: dict[str, Any]
-
-
 def line_of(rec: Record) -> LogLine:
     v = {"value": _decoded(rec.value), "metadata": _decoded(rec.metadata)}
     return LogLine(time_of(rec), rec.key, v)
 
 
-def _holds(check: Any, ll: LogLine, state: dict[str, Any]) -> bool:
+def _holds(check: Expression, ll: LogLine, state: State) -> bool:
     return check(ll.value, state, ll)
 
 
-def _run(program: Any, ll: LogLine, state: dict[str, Any]) -> bool:
+def _run(program: Program, ll: LogLine, state: State) -> bool:
     """Run PRE/POST code; False where it raises (the checker reports that line)."""
     try:
         program(ll.value, state, ll)
@@ -94,13 +84,13 @@ def _runs(config: Config, name: str, rule: KeyRule, needed: frozenset[str] | Non
 
 def config_failures(
     config: Config, rules: Rules, by_key: ByKey
-) -> tuple[list[str], dict[str, bool], dict[str, Any]]:
+) -> tuple[list[str], dict[str, bool], State]:
     """(failure messages, {key: whether a line passed its stateful ATLEAST_ONE_CHECK},
     final state) of one config's stateful rules on a log."""
     needed = _needed(config)
     names = [n for n, r in config.keys.items() if _runs(config, n, r, needed)]
     lines = sorted((i, n, rec) for n in names for i, rec in by_key.get(n, []))
-    state: dict[str, Any] = copy.deepcopy(config.begin_state)  # POSTs mutate its lists
+    state: State = copy.deepcopy(config.begin_state)  # POSTs mutate its lists
     failures: list[str] = []
     quality: dict[str, bool] = {}
     executed: set[str] = set()

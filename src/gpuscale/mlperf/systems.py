@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 
@@ -22,7 +21,8 @@ from gpuscale.hardware.accelerators import (
     no_accelerator,
     normalise_accelerator,
 )
-from gpuscale.tables import json_depth
+from gpuscale.tables import Row, json_depth
+from gpuscale.tables.json_depth import JSON
 
 __all__ = ["SystemDescriptionError", "SystemRecord", "accelerator_family", "parse_system"]
 
@@ -69,11 +69,11 @@ class SystemDescriptionError(ValueError):
 class SystemRecord:
     """A normalised system row and the problems met while reading it."""
 
-    row: dict[str, Any]
+    row: Row
     problems: list[tuple[str, str]]  # (kind, message)
 
 
-def _count(value: Any) -> int | None:
+def _count(value: JSON) -> int | None:
     """A whole count from a JSON field ("8", 8, 8.0); None for '', 'N/A', junk."""
     if isinstance(value, bool):
         return None
@@ -92,7 +92,7 @@ def _count(value: Any) -> int | None:
     return None
 
 
-def _text(value: Any) -> str:
+def _text(value: JSON) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
@@ -100,7 +100,7 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _description(data: bytes) -> dict[str, Any]:
+def _description(data: bytes) -> dict[str, JSON]:
     """The JSON object of a system description; :class:`SystemDescriptionError` if the
     bytes are not one."""
     try:
@@ -118,7 +118,7 @@ def _description(data: bytes) -> dict[str, Any]:
     return desc
 
 
-def _cpu_only(desc: dict[str, Any]) -> bool:
+def _cpu_only(desc: dict[str, JSON]) -> bool:
     """A system with no accelerator: none named and 0 per node (Intel's CPU submissions)."""
     return no_accelerator(_text(desc.get("accelerator_model_name"))) and (
         _count(desc.get("accelerators_per_node")) == 0
@@ -126,7 +126,7 @@ def _cpu_only(desc: dict[str, Any]) -> bool:
 
 
 def _node_counts(
-    desc: dict[str, Any], problems: list[tuple[str, str]]
+    desc: dict[str, JSON], problems: list[tuple[str, str]]
 ) -> tuple[int | None, int | None]:
     """(nodes, accelerators per node), each None unless a whole number in its plausible
     range; a problem appended for each field that is present but not usable."""
@@ -196,7 +196,7 @@ def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> S
                 "with any other",
             )
         )
-    row: dict[str, Any] = {
+    row: Row = {
         "round": round_name,
         "org": org,
         "submitter": _text(desc.get("submitter")) or org,

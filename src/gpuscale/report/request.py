@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuscale.hardware.links import check_preset
-from gpuscale.tables.analysis_request import BASIS_HELP, DIVISION_HELP
+from gpuscale.tables.analysis_request import BASIS_HELP, DIVISION_HELP, reference_option
 from gpuscale.tables.out_paths import check_folder_out
 from gpuscale.tables.requests import FieldError, flag, option, ref, settle_choice
 
@@ -31,12 +31,7 @@ class ReportRequest:
     """How to write the report: each field's help (the ``report`` option's) in its
     metadata."""
 
-    reference: str = option(
-        "study",
-        names=("--reference", "-r"),
-        help="study (fewest accelerators, slowest among them), family (the same rule within "
-        "each accelerator family) or SUBMITTER/SYSTEM_ID.",
-    )
+    reference: str = reference_option()
     out: Path = option(
         DEFAULT_OUT,
         names=("--out",),

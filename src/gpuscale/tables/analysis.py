@@ -42,6 +42,18 @@ SCALING_COLUMNS: tuple[str, ...] = (
     "samples_per_s_per_accelerator",
 )
 
+# A scored system of a scaling table as every reader names it: who, which system, its
+# family and count, and its official time to train.
+SYSTEM_COLUMNS: tuple[str, ...] = (
+    "org",
+    "submitter",
+    "system_id",
+    "system_name",
+    "accelerator_family",
+    "accelerators",
+    "time_to_train_min",
+)
+
 # The answer first: per workload and scope, the count each equilibrium criterion picks and
 # the system it picks (``gpuscale.analysis.answers``); ``accelerators`` empty where a
 # criterion picks nothing, ``note`` why.

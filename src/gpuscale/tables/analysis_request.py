@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, fields
-from typing import Any
 
-from gpuscale.quantities import joined
+from gpuscale.quantities import agreeing, joined
 from gpuscale.tables.analysis import DEFAULT_EFFICIENCY_THRESHOLD
 from gpuscale.tables.requests import (
     FieldError,
@@ -19,6 +18,7 @@ from gpuscale.tables.requests import (
     settle_choice,
 )
 from gpuscale.tables.round_requests import RoundSelection
+from gpuscale.tables.spelling import suggested
 
 BASES = ("expected", "measured")  # the samples the decomposition splits E' by
 DIVISIONS = ("closed", "open", "all")
@@ -39,6 +39,16 @@ BASIS_HELP = (
 )
 
 
+def reference_option() -> str:
+    """The reference rule, as every request that analyses rounds takes it (``--reference``)."""
+    return option(
+        "study",
+        names=("--reference", "-r"),
+        help="study (fewest accelerators, slowest among them), family (the same rule within "
+        "each accelerator family) or SUBMITTER/SYSTEM_ID.",
+    )
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AnalysisOptions:
     """How to analyse. ``reference``: study, family or SUBMITTER/SYSTEM_ID;
@@ -46,12 +56,7 @@ class AnalysisOptions:
     each global batch) or ``measured`` (see ``gpuscale.analysis.decompose``). ``division``
     and ``families`` are resolved against the tables before (``--family`` is typed)."""
 
-    reference: str = option(
-        "study",
-        names=("--reference", "-r"),
-        help="study (fewest accelerators, slowest among them), family (the same rule within "
-        "each accelerator family) or SUBMITTER/SYSTEM_ID.",
-    )
+    reference: str = reference_option()
     threshold: float = option(
         DEFAULT_EFFICIENCY_THRESHOLD,
         help="E' threshold of the equilibrium criterion, as a fraction of the best E'.",
@@ -89,7 +94,7 @@ class AnalysisOptions:
             raise FieldError("seed", self.seed, "must be a whole number from 0 to 2^63 - 1")
 
 
-def settle_reference(request: Any) -> None:
+def settle_reference(request: AnalysisOptions) -> None:
     """A request's ``reference`` checked before any data is read: ``study`` or ``family``
     (any case) or ``SUBMITTER/SYSTEM_ID`` (matched against the data later);
     :class:`FieldError` otherwise."""
@@ -99,8 +104,8 @@ def settle_reference(request: Any) -> None:
         object.__setattr__(request, "reference", rule)
     elif not isinstance(value, str) or "/" not in value:
         close = difflib.get_close_matches(str(value).lower(), list(RULES), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise FieldError("reference", value, f"must be study, family or SUBMITTER/SYSTEM_ID{hint}")
+        rule = f"must be study, family or SUBMITTER/SYSTEM_ID{suggested(close)}"
+        raise FieldError("reference", value, rule)
 
 
 def unused_without_rounds(selection: RoundSelection, options: AnalysisOptions) -> str | None:
@@ -113,7 +118,7 @@ def unused_without_rounds(selection: RoundSelection, options: AnalysisOptions) -
     if not unused:
         return None
     return (
-        f"{joined(unused)} {'choose' if len(unused) > 1 else 'chooses'} what of the MLPerf "
+        f"{joined(unused)} {agreeing(len(unused), 'chooses', 'choose')} what of the MLPerf "
         "rounds is analysed, and no round was given: "
         "add --round vX.Y (or a path) to analyse one beside the bench"
     )

@@ -1,222 +1,40 @@
-"""The bench table: one row per run of ``gpuscale bench`` (columns, statuses)."""
+"""Reading the bench table (one row per run of ``gpuscale bench``): each row's one-device
+run, how its configuration is labelled and grouped, and the host it ran on. Its columns
+and dtypes are ``gpuscale.tables.bench_schema`` (importable from here too)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpuscale.tables.codes import Code
+from gpuscale.tables.bench_schema import (
+    BENCH_COLUMNS,
+    BENCH_CONFIG_COLUMNS,
+    BENCH_GROUP_COLUMNS,
+    BENCH_SCHEMA,
+    BENCH_TIMING_COLUMNS,
+    COLLECTIVES_COLUMNS,
+    BenchStatus,
+)
 
 if TYPE_CHECKING:  # pandas only when tables are built: the CLI starts without it
     import pandas as pd
 
-
-class BenchStatus(Code):
-    """The ``status`` of a bench row."""
-
-    OK = "ok"
-    OOM = "oom"
-    TIMEOUT = "timeout"
-    CRASHED = "crashed"
-    ERROR = "error"
-
-
-# How a bench run was configured (``gpuscale.bench.config.BenchConfig`` and the launch).
-BENCH_CONFIG_COLUMNS: tuple[str, ...] = (
-    "model",
-    "family",
-    "params",
-    "accelerators",
-    "nnodes",
-    "backend",
-    "device",
-    "device_name",
-    "scaling",
-    "batch_per_device",
-    "global_batch",
-    "accum",
-    "precision",
-    "tf32",
-    "strategy",
-    "bucket_mb",
-    "grad_comm",
-    "steps",
-    "threads",
-)
-# Runs that differ only in the device count (one group per model and configuration):
-# speedup and DDP's own overhead are read within a group. The configuration less what
-# follows from the model (family, params), the device count, the device's name and the
-# batch (which strong scaling splits over the devices).
-BENCH_GROUP_COLUMNS: tuple[str, ...] = tuple(
-    c
-    for c in BENCH_CONFIG_COLUMNS
-    if c
-    not in (
-        "family",
-        "params",
-        "accelerators",
-        "nnodes",
-        "device_name",
-        "batch_per_device",
-        "global_batch",
-    )
-)
-# Milliseconds per optimizer step (the slowest rank's), and throughput.
-BENCH_TIMING_COLUMNS: tuple[str, ...] = (
-    "step_ms_mean",
-    "step_ms_p50",
-    "step_ms_p95",
-    "nosync_step_ms_mean",
-    "plain_step_ms_mean",  # N = 1: the bare module's step, no DDP wrapper
-    "small_batch_per_device",  # N = 1: the second batch the bare module was timed at
-    "small_batch_step_ms_mean",  # its plain step
-    "fixed_ms",  # N = 1: intercept of the plain step against the batch (fixed per-step cost)
-    "fixed_ms_low",  # its 80% range, from the steps' standard errors
-    "fixed_ms_high",
-    "samples_per_s",
-    "forward_ms",
-    "backward_ms",
-    "optimizer_ms",
-    "sync_overhead_ms",  # synchronised minus no-sync step
-    "comm_ms",  # communication in flight per step (DDP comm hook), N > 1
-    "ddp_overhead_ms",  # the group's N = 1 sync overhead: DDP's own work, no communication
-    "fsdp_overhead_ms",  # the same for an FSDP group: FSDP's own per-step work (NaN for DDP)
-    "exposed_comm_ms",  # sync overhead less DDP's own: communication backward did not hide,
-    # at most comm_ms where it was timed
-    "sync_wait_ms",  # sync overhead beyond DDP's own and comm_ms: waiting for the slowest
-    # rank, or noise (NaN at N > 1 where no communication was timed)
-    "overlap",  # 1 - exposed / comm
-    "comm_fraction",  # exposed / step
-)
-BENCH_COLUMNS: tuple[str, ...] = (
-    "source",
-    "key",
-    "sweep_id",  # one `gpuscale bench` invocation: N > 1 is read against its own N = 1
-    "status",
-    *BENCH_CONFIG_COLUMNS,
-    *BENCH_TIMING_COLUMNS,
-    "buckets",
-    "largest_bucket_bytes",
-    "flops_per_sample",  # forward + backward, torch.utils.flop_counter
-    "achieved_tflops_per_device",
-    "peak_tflops",
-    "mfu",
-    "flops_uncounted_ops",  # dense ops that ran without a FLOP formula ("; "), not in the count
-    "grad_bytes_per_step",
-    "allreduce_bytes_per_step",
-    "peak_memory_bytes",
-    "device_memory_bytes",  # the device's whole memory (torch's total_memory); GPUs only
-    "host_devices",  # the GPUs the run's host had (its detected topology); NaN on a CPU
-    "host_link",  # the link preset its topology records (bench.table._host_link); "" if none
-    "host_cpu_count",  # the CPU cores of the run's host (os.cpu_count() there)
-    "gpu_util_pct_mean",
-    "power_w_mean",  # per device: power_w_total / accelerators
-    "power_w_total",  # measured at this N: every device, every host's package once
-    "energy_j_per_step",
-    "other_load_share",
-    "steal_share",
-    "hostname",
-    "error",
-    "flags",  # why a number cannot be trusted ("; "-separated), empty when none
-    "flag_kinds",  # the flags' kinds (plausibility.FlagKind values), a tuple; () when none
-    "flagged",
-    "evidence",  # ok rows: "strong", "weak" (bench.evidence: steps, spread, busy window)
-    # or "flagged" (not trusted: never strong)
-    "evidence_notes",  # why weak ("; "-separated; a flagged row's too), empty when strong
-    "evidence_kinds",  # the notes' kinds (bench.evidence.Weakness values), a tuple
-    "config_group",
-    "nosync_step_ms_samples",
-    "noise_batch_small",
-    "noise_batch_big",
-    "noise_local_sq",
-    "noise_global_sq",
-)
-
-
-# The bench table's dtypes (pandas names, as the round tables': ``float64`` measurements,
-# NaN where a run did not measure them, cast; ``int`` whole numbers as recorded, not cast:
-# int64, or float64 with NaN where a row failed before its batch was known (pandas'
-# nullable Int64 would carry <NA> into speedup and efficiency); ``str`` text; ``object``
-# tuples or values as recorded). ``bench_table`` builds its frame through ``frame_of``, which casts
-# the numbers once, so a column stays a number even when no run measured it.
-_BENCH_INTEGERS = {
-    "params",
-    "accelerators",
-    "nnodes",
-    "batch_per_device",
-    "global_batch",
-    "accum",
-    "steps",
-    "threads",
-    "buckets",
-    "largest_bucket_bytes",
-    "grad_bytes_per_step",
-    "allreduce_bytes_per_step",
-    "peak_memory_bytes",
-    "device_memory_bytes",
-    "host_devices",
-    "host_cpu_count",
-    "noise_batch_small",
-    "noise_batch_big",
-}
-_BENCH_FLOATS = {
-    *BENCH_TIMING_COLUMNS,
-    "bucket_mb",
-    "flops_per_sample",
-    "achieved_tflops_per_device",
-    "peak_tflops",
-    "mfu",
-    "gpu_util_pct_mean",
-    "power_w_mean",
-    "power_w_total",
-    "energy_j_per_step",
-    "other_load_share",
-    "steal_share",
-}
-_BENCH_OBJECTS = {
-    "tf32",
-    "flagged",
-    "flag_kinds",
-    "evidence_kinds",
-    "nosync_step_ms_samples",
-    "noise_local_sq",
-    "noise_global_sq",
-}
-BENCH_SCHEMA: dict[str, str] = {
-    c: "int"
-    if c in _BENCH_INTEGERS
-    else "float64"
-    if c in _BENCH_FLOATS
-    else "object"
-    if c in _BENCH_OBJECTS
-    else "str"
-    for c in BENCH_COLUMNS
-}
-
-
-# One row per collective, size and placement of a ``gpuscale collectives`` sweep; the
-# names an nccl-tests user knows, units in the names.
-COLLECTIVES_COLUMNS: tuple[str, ...] = (
-    "sweep_id",
-    "op",
-    "placement",
-    "status",
-    "size_bytes",
-    "count",
-    "dtype",
-    "redop",
-    "root",
-    "ranks",
-    "time_us",
-    "time_us_max",
-    "time_us_p50",
-    "time_us_p99",
-    "algbw_gbs",
-    "busbw_gbs",
-    "wrong",
-    "load",
-    "gap_ms",
-    "error",
-)
+__all__ = [
+    "BATCH_PART",
+    "BENCH_COLUMNS",
+    "BENCH_CONFIG_COLUMNS",
+    "BENCH_GROUP_COLUMNS",
+    "BENCH_SCHEMA",
+    "BENCH_TIMING_COLUMNS",
+    "COLLECTIVES_COLUMNS",
+    "BenchStatus",
+    "configuration_labels",
+    "differing_fields",
+    "group_and_batch",
+    "most_host_devices",
+    "on_a_larger_host",
+    "one_device",
+]
 
 
 def one_device(frame: pd.DataFrame, column: str) -> pd.Series:

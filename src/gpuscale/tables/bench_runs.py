@@ -4,7 +4,7 @@ that configuration again."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpuscale.tables.bench import BATCH_PART, BENCH_GROUP_COLUMNS, group_and_batch
 
@@ -45,7 +45,7 @@ def runs_like(
     return same & device
 
 
-def bench_options(row: Any, batch: bool = True, model: bool = True) -> str:
+def bench_options(row: pd.Series, batch: bool = True, model: bool = True) -> str:
     """The ``gpuscale bench`` options that run ``row``'s configuration again (a bench
     table's row): ``--models tf-30m --batch 32 --precision bf16 --strategy fsdp`` (a
     model named by its file, ``--model``; without ``model``, its configuration alone); a
@@ -63,7 +63,7 @@ def bench_options(row: Any, batch: bool = True, model: bool = True) -> str:
     return " ".join(more)
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     """``value`` as an int, 0 where missing (None, NaN)."""
     try:
         return int(value)

@@ -9,11 +9,14 @@ or an impossible time a ValueError saying which and how many. One line each.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpuscale.quantities import counted, joined, noun_for
-from gpuscale.tables.analysis import SCALING_COLUMNS
+from gpuscale.tables.analysis import SCALING_COLUMNS, SYSTEM_COLUMNS
 from gpuscale.tables.rounds import SCORES_COLUMNS, RoundTables
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Columns of the scores schema added after tables were first written: the analysis fills
 # them in where an older table lacks them (``analysis.metrics``), so none is required.
@@ -25,17 +28,7 @@ SCALING_MEASURES = ("speedup", "efficiency", "normalized_efficiency", "gpu_hours
 # over from it; a scaling table the systems' names and counts and the measures.
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "scores": tuple(c for c in SCORES_COLUMNS if c in SCALING_COLUMNS and c not in FILLED_IN),
-    "scaling": (
-        "workload",
-        "org",
-        "submitter",
-        "system_id",
-        "system_name",
-        "accelerator_family",
-        "accelerators",
-        "time_to_train_min",
-        *SCALING_MEASURES,
-    ),
+    "scaling": ("workload", *SYSTEM_COLUMNS, *SCALING_MEASURES),
 }
 # Where each kind comes from, as the messages say it.
 _MADE_BY = {
@@ -44,7 +37,7 @@ _MADE_BY = {
 }
 
 
-def check_table(frame: Any, kind: str, parameter: str) -> None:
+def check_table(frame: object, kind: str, parameter: str) -> None:
     """Raise unless ``frame`` (given as ``parameter``) is a ``kind`` table (``scores`` or
     ``scaling``): TypeError when it is no DataFrame; ValueError when it lacks a column
     :data:`REQUIRED_COLUMNS` names (a scores table given for a scaling table is said to
@@ -71,7 +64,7 @@ def check_table(frame: Any, kind: str, parameter: str) -> None:
     check_times(frame, parameter)
 
 
-def check_times(frame: Any, parameter: str) -> None:
+def check_times(frame: pd.DataFrame, parameter: str) -> None:
     """ValueError when some ``time_to_train_min`` of ``frame`` is not a positive finite
     number: how many rows, and the first values. gpuscale's own reader never scores such
     a run (it is not counted, with the reason in ``problems``), so a table holding one was
@@ -89,7 +82,7 @@ def check_times(frame: Any, parameter: str) -> None:
         )
 
 
-def check_round_tables(tables: Any, parameter: str = "tables") -> None:
+def check_round_tables(tables: object, parameter: str = "tables") -> None:
     """TypeError unless ``tables`` is a RoundTables (``load_round``, ``read_round``); its
     scores checked as :func:`check_table` checks a scores table."""
     if not isinstance(tables, RoundTables):

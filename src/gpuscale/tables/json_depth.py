@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TypeAlias
 
 MAX_DEPTH = 512
+# A JSON document as json.loads (or msgspec, orjson) gives it.
+JSON: TypeAlias = dict[str, "JSON"] | list["JSON"] | str | int | float | bool | None
 # a JSON string (its brackets are text) or one bracket
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
@@ -37,7 +39,7 @@ def check_depth(data: bytes | str, limit: int = MAX_DEPTH) -> None:
             depth = max(0, depth - 1)
 
 
-def loads(text: str | bytes) -> Any:
+def loads(text: str | bytes) -> JSON:
     """``json.loads`` after ``check_depth``."""
     check_depth(text)
     return json.loads(text)

@@ -15,10 +15,14 @@ accelerators and ``T_ref``, ``N_ref`` those of the reference:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
-# A float, a numpy array or a pandas Series: every function here is arithmetic on them.
-Values = Any
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    # A float, a numpy array or a pandas Series: every function here is arithmetic on them.
+    Values: TypeAlias = float | np.ndarray | pd.Series
 
 
 def speedup(reference_minutes: Values, minutes: Values) -> Values:

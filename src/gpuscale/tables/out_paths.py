@@ -16,7 +16,6 @@ import os
 import tempfile
 from dataclasses import Field
 from pathlib import Path
-from typing import Any
 
 from gpuscale.tables.raw_rounds import check_out
 from gpuscale.tables.requests import FieldError, has_path, ref
@@ -40,7 +39,7 @@ def check_folder_out(field: str, path: Path, *, holds: str, default: Path) -> No
     existing file, or a place that cannot take it."""
     check_out(field, path)  # never into raw logs, before any is read
     suffix = path.suffix.lower()
-    if suffix in FILE_SUFFIXES:  # a walk: --out x.html made a folder named x.html
+    if suffix in FILE_SUFFIXES:  # `--out x.html` must not become a folder named x.html
         raise FieldError(
             field,
             path,
@@ -95,7 +94,11 @@ def _kind(path: Path) -> str | None:
     try:
         if not os.path.exists(path):
             return None
-        return "folder" if path.is_dir() else "file" if path.is_file() else "other"
+        if path.is_dir():
+            return "folder"
+        if path.is_file():
+            return "file"
+        return "other"
     except (OSError, ValueError):  # a name too long: said by the place's check
         return None
 
@@ -146,11 +149,11 @@ def _unwritable(exc: OSError, path: Path) -> str:
     return f"cannot be written: {why_unwritable(exc, path)}; give a path where you can write"
 
 
-def typed_paths(f: Field, hints: dict[str, Any], value: Any) -> Any:
+def typed_paths(f: Field, hints: dict[str, object], value: object) -> object:
     """An option's text (or texts) as its field's ``Path`` (``value`` unchanged for any
     other field). A text ending in a separator is a folder's name: refused where the field
     names one file to write (``one_file``), since ``Path`` drops the separator and the
-    file would take the folder's name (a walk: ``bench --out newdir/`` wrote ``newdir``)."""
+    file would take the folder's name (``bench --out newdir/`` would write a file ``newdir``)."""
     if value is None or not has_path(f.metadata.get("cli", hints[f.name])):
         return value
     many = value if isinstance(value, list | tuple) else [value]

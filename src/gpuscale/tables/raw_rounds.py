@@ -71,10 +71,9 @@ def raw_round_out(path: Path) -> str | None:
     root = raw_round_holding(path)
     if root is None:
         return None
-    same = Path(os.path.realpath(os.path.abspath(path))) == root
-    where = (
-        f"is the raw MLPerf round folder {root}" if same else f"lies in the raw MLPerf round {root}"
-    )
+    where = f"lies in the raw MLPerf round {root}"
+    if Path(os.path.realpath(os.path.abspath(path))) == root:
+        where = f"is the raw MLPerf round folder {root}"
     return (
         f"{where} (<org>/results/<system>/<benchmark>/ result logs), read in place: "
         "gpuscale writes nothing into one (its next read would take the files for the "

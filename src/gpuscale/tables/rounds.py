@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 from gpuscale.quantities import UNPRINTABLE, printable
 from gpuscale.tables.codes import Code
@@ -124,6 +124,21 @@ PROBLEMS_SCHEMA: dict[str, str] = {"round": "str", "path": "str", "kind": "str",
 PROBLEMS_COLUMNS: tuple[str, ...] = tuple(PROBLEMS_SCHEMA)
 
 
+# A value of a row before :func:`frame_of` casts its column: text, a number, a flag, or
+# missing (None). A row of ``systems``, ``runs`` or ``scores`` maps column names to cells.
+Cell: TypeAlias = str | int | float | bool | None
+Row: TypeAlias = dict[str, Cell]
+
+
+class ProblemRow(TypedDict):
+    """One row of ``problems``."""
+
+    round: str
+    path: str
+    kind: str
+    message: str
+
+
 # What :func:`frame_of` casts: numbers that may be missing in a row (None -> NaN / <NA>).
 CAST_DTYPES = ("float64", "Int64")
 
@@ -132,7 +147,7 @@ def _printable_lines(text: str) -> str:
     return printable(text, lines=True)
 
 
-def frame_of(schema: dict[str, str], rows: Iterable[dict] = ()) -> pd.DataFrame:
+def frame_of(schema: dict[str, str], rows: Iterable[Mapping[str, object]] = ()) -> pd.DataFrame:
     """A frame of ``rows`` (dicts) with exactly the ``schema``'s columns, in order (None
     where a row lacks one), its number columns cast to their dtypes: a table kind whose
     numbers stay numbers even when a round has none of them. Text columns are
@@ -152,7 +167,7 @@ def frame_of(schema: dict[str, str], rows: Iterable[dict] = ()) -> pd.DataFrame:
     return frame
 
 
-def problem_row(round_name: str, path: str, kind: str, message: str) -> dict[str, str]:
+def problem_row(round_name: str, path: str, kind: str, message: str) -> ProblemRow:
     """One row of ``problems``: where (``path`` inside the round), what kind, and why."""
     return {"round": round_name, "path": path, "kind": str(kind), "message": message}
 

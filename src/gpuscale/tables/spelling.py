@@ -5,37 +5,45 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from gpuscale.quantities import joined
+
+
+def suggested(close: Sequence[str]) -> str:
+    """`` (did you mean 'fsdp'?)`` for the first of ``close`` (the closest names, nearest
+    first), "" where there is none: how every refusal offers a name."""
+    if not close:
+        return ""
+    return f" (did you mean {close[0]!r}?)"
 
 
 def did_you_mean(name: str, valid: Iterable[str]) -> str:
     """`` (did you mean 'mlp-0.2m'?)`` for the closest of ``valid`` (difflib's ratio at
     least 0.6, an option's leading dashes left out of it), whatever the case of either
-    (``ALL_REDUC`` got no hint: a user walk), else the one of ``valid`` holding ``name``
-    (3 characters up: ``resnet``), else "". At 0.5, with the dashes, a walk was offered
+    (``ALL_REDUC`` for ``all_reduce``), else the one of ``valid`` holding ``name``
+    (3 characters up: ``resnet``), else "". A lower cutoff, or the dashes counted, would offer
     ``bench`` for ``nosuch``, ``--help`` for ``--explain`` and ``--round`` for ``--out``."""
     by_lower = {str(v).lower().lstrip("-"): str(v) for v in valid}
     typed = str(name).lower().lstrip("-")
     close = difflib.get_close_matches(typed, list(by_lower), n=1, cutoff=0.6)
-    if not close:  # a part of one name (`resnet` of torchvision:resnet50): that one
+    if not close:  # a part of one name (`resnet` of torchvision:resnet50): that one alone
         key = typed.strip()
         holding = [v for v in by_lower if len(key) >= 3 and key in v]
-        close = holding if len(holding) == 1 else []
-    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
+        if len(holding) == 1:
+            close = holding
+    return suggested([by_lower[c] for c in close])
 
 
 def in_full(begun: Sequence[str]) -> str:
     """What a refusal adds where the text typed begins ``begun`` (an abbreviation is no
     choice: ``--backend glo`` was gloo in silence): ``; an abbreviation is not read: give
     gloo in full``, else ""."""
-    return (
-        f"; an abbreviation is not read: give {joined(list(begun), 'or')} in full" if begun else ""
-    )
+    if not begun:
+        return ""
+    return f"; an abbreviation is not read: give {joined(list(begun), 'or')} in full"
 
 
-def abbreviation_of(text: str, allowed: Sequence[Any]) -> str:
+def abbreviation_of(text: str, allowed: Sequence[object]) -> str:
     """:func:`in_full` of the ``allowed`` that ``text`` begins, whatever the case."""
     key = text.strip().lower()
     return in_full([str(a) for a in allowed if key and str(a).lower().startswith(key)])
@@ -44,13 +52,14 @@ def abbreviation_of(text: str, allowed: Sequence[Any]) -> str:
 def unknown_option(typed: str, valid: Sequence[str], command: str) -> str:
     """``--stepms: no such option of gpuscale advise (did you mean '--step-ms'?); see
     gpuscale advise --help``; a short option (``-x``) gets no guess: every one is as close.
-    The options ``typed`` begins come first (``--device`` meant ``--device-name``; difflib's
-    closest was ``--max-devices``: a user walk)."""
+    The options ``typed`` begins come first (``--device`` means ``--device-name``, though
+    difflib's closest is ``--max-devices``)."""
     begun = [v for v in valid if len(typed) > 3 and v.startswith(typed)]
+    hint = ""
     if begun:
         hint = f" (did you mean {joined([repr(v) for v in begun], 'or')}?)"
-    else:
-        hint = did_you_mean(typed, valid) if typed.startswith("--") else ""
+    elif typed.startswith("--"):
+        hint = did_you_mean(typed, valid)
     return f"{typed}: no such option of {command}{hint}; see {command} --help"
 
 

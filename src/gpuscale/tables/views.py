@@ -8,13 +8,18 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gpuscale.quantities import counted
+from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.republished import in_a_twin_pair, is_same_runs_copy
 from gpuscale.tables.round_requests import ScoresOptions
+from gpuscale.tables.rounds import RoundTables
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCORE_SHOWN = (
     "round",
@@ -62,7 +67,7 @@ TREND_DROP_ORDER = (
 )
 
 
-def jsonable(value: Any) -> Any:
+def jsonable(value: object) -> JSON:
     """Plain JSON values (every command's JSON document): NaN becomes null, numpy
     scalars become Python numbers, pandas' missing values null."""
     if isinstance(value, dict):
@@ -92,7 +97,7 @@ class TableView:
     terminal's table, the first lines of stdout; its numbers are the table's, made by the
     library from the same rows)."""
 
-    frame: Any
+    frame: pd.DataFrame
     shown: Sequence[str]
     title: str = ""
     drop_order: Sequence[str] = ()
@@ -101,13 +106,13 @@ class TableView:
     said: tuple[str, ...] = ()
     empty: str = field(default="")  # why there is no row (said instead of a table)
     formats: dict[str, str] = field(default_factory=dict)  # a terminal's format per column
-    document: Any = None
+    document: Mapping[str, object] | None = None
     headline: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        # A column that tells no row apart (one value in every row, or none) goes first:
-        # a narrow terminal dropped the submitter and kept round, benchmark and an empty
-        # reason (a user walk).
+        # A column that tells no row apart (one value in every row, or none) goes first,
+        # into the headline: a narrow terminal drops the last columns, and those should be
+        # the ones that differ, not a round, a benchmark or an empty reason.
         if getattr(self.frame, "columns", None) is None or len(self.frame) < 2:
             return
         same = [
@@ -120,7 +125,9 @@ class TableView:
 
 
 def scores_view(
-    scores: Any, workloads: Sequence[str] | None = None, options: ScoresOptions | None = None
+    scores: pd.DataFrame,
+    workloads: Sequence[str] | None = None,
+    options: ScoresOptions | None = None,
 ) -> TableView:
     """The official scores of ``workloads`` (all without), sorted by round, benchmark and
     time: every result under its own system name, as MLCommons' tables list them. A
@@ -155,7 +162,7 @@ def scores_view(
     )
 
 
-def ingest_summary(tables: Any) -> tuple[list[str], TableView | None]:
+def ingest_summary(tables: RoundTables) -> tuple[list[str], TableView | None]:
     """What ``gpuscale ingest`` read: a line per round (systems, runs, results scored,
     problems), and the problems counted by round and kind (None without any)."""
     lines = []
@@ -182,7 +189,7 @@ def ingest_summary(tables: Any) -> tuple[list[str], TableView | None]:
 NOT_READ = ("corrupt archive", "unreadable", "not a file", "unsafe path", "worker")
 
 
-def _where(path: Any, message: str) -> str:
+def _where(path: object, message: str) -> str:
     """``PATH: `` before a message that does not name it (an archive member skipped as
     unsafe said only why, never which); "" where it does or there is none."""
     return f"{path}: " if isinstance(path, str) and path and path not in message else ""
@@ -191,7 +198,7 @@ def _where(path: Any, message: str) -> str:
 _EXAMPLE = re.compile(r"\(e\.g\. ([^)]*)\)")
 
 
-def rejected_notes(scores: Any) -> list[str]:
+def rejected_notes(scores: pd.DataFrame) -> list[str]:
     """A line per round and benchmark of which today's rules reject most results (more
     than half unscored): the count, and the reason most of them share (the rule a
     noncompliant run broke, where the reason names one)."""
@@ -211,7 +218,7 @@ def rejected_notes(scores: Any) -> list[str]:
     return lines
 
 
-def reading_notes(problems: Any) -> list[str]:
+def reading_notes(problems: pd.DataFrame) -> list[str]:
     """What a command that read raw rounds tells its reader of their problems, a line per
     round: how many of each kind, and each problem that left part of the input unread
     (``NOT_READ``: a damaged archive, an unreadable file) with its message, the first
@@ -228,10 +235,10 @@ def reading_notes(problems: Any) -> list[str]:
         lines += [f"{round_name}: {m}" for m in rows[rows["kind"] == "other ruleset"]["message"]]
         unread = rows[rows["kind"].isin(NOT_READ)]
         for kind, group in unread.groupby("kind", sort=False):
-            more = f" (and {len(group) - 3:,} more)" if len(group) > 3 else ""
             lines += [
                 f"{round_name}: NOT ALL READ: {kind}: {_where(path, m)}{m}"
                 for path, m in zip(group["path"][:3], group["message"][:3], strict=True)
             ]
-            lines[-1] += more
+            if len(group) > 3:
+                lines[-1] += f" (and {len(group) - 3:,} more)"
     return lines

@@ -1,12 +1,18 @@
 """Facts about each MLPerf Training workload that hold across rounds (names, convergence
-units), and round names."""
+units), round names, and which workloads a command shows of a scores table by default."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from gpuscale.quantities import joined
 from gpuscale.tables.codes import Code
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Unit(Code):
@@ -158,3 +164,61 @@ def round_name(text: str) -> str | None:
 def round_key(name: str) -> tuple[int, ...]:
     """Sort key of a round name: ``v4.1`` -> (4, 1), so v10.0 sorts after v9.1."""
     return tuple(int(x) for x in name.lstrip("v").split(".") if x.isdigit())
+
+
+def workloads_by_round(scores: pd.DataFrame) -> dict[str, list[str]]:
+    """Each round's workloads (cross-round names) in a scores table, rounds in order."""
+    present = scores.dropna(subset=["workload"])
+    return {
+        str(r): sorted(set(part["workload"]))
+        for r, part in sorted(present.groupby("round"), key=lambda x: str(x[0]))
+    }
+
+
+def default_workloads(by_round: dict[str, list[str]]) -> list[str]:
+    """The workloads shown when none is asked for (the one rule of every command and the
+    report): the study's four where every round has them; where a round lacks any, the
+    study's it has and then every other workload of the rounds (a round without BERT
+    and Stable Diffusion shows its own workloads, not two)."""
+    everything = sorted({w for ws in by_round.values() for w in ws})
+    study = [w for w in STUDY_WORKLOADS if w in everything]
+    if all(set(STUDY_WORKLOADS) <= set(ws) for ws in by_round.values()):
+        return study
+    return study + [w for w in everything if w not in study]
+
+
+def lacking_workloads(by_round: dict[str, list[str]], asked: Iterable[str]) -> list[str]:
+    """One sentence per round that lacks some of the asked-for workloads (the defaults
+    count as asked for), e.g. ``v5.1 has no BERT or Stable Diffusion results``; empty
+    when every round has them all."""
+    asked = list(asked)
+    notes = []
+    for round_name, present in by_round.items():
+        missing = [display_name(w) for w in asked if w not in present]
+        if missing:
+            notes.append(f"{round_name} has no {joined(missing, 'or')} results")
+    return notes
+
+
+def workload_notes(
+    by_round: dict[str, list[str]], workloads: list[str], *, asked: bool
+) -> list[str]:
+    """What to tell the reader about the workloads chosen: the rounds lacking some asked
+    for (``asked``), or, for the defaults, the rounds lacking some of the study's four
+    and that their own workloads are shown instead."""
+    if asked:
+        return lacking_workloads(by_round, workloads)
+    notes = lacking_workloads(by_round, STUDY_WORKLOADS)
+    if notes:
+        notes[-1] += (
+            "; so every workload of the rounds read is shown, not only the study's four "
+            "(--benchmark to choose)"
+        )
+    return notes
+
+
+def workloads_in(scores: pd.DataFrame) -> list[str]:
+    """The workloads a scores table holds (what each folder held): the names
+    ``gpuscale.names.resolve_workloads`` reads what people type against, in every command and in
+    the Python API (``scaling_table``, ``analyze``)."""
+    return scores["workload"].dropna().unique().tolist()

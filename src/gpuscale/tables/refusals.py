@@ -1,0 +1,112 @@
+"""A request's refusal of a value: the field, the value as given and the rule it breaks,
+said as Python reads it (keywords: ``invalid steps -5: ...``, ``fixed_ms=30``) and as the
+command line does (options: ``--steps -5: ...``, ``--fixed-ms 30``). One wording, two
+spellings: a sentence names a field once (:func:`ref`) and each reader sees its own."""
+
+from __future__ import annotations
+
+import re
+
+
+class FieldError(ValueError):
+    """A request's field with a value its rule refuses: ``field`` (the Python name),
+    ``value`` (as given) and ``rule`` (what it must be). Reads ``invalid steps -5: must be
+    a whole number from 1 to 10,000,000``; the CLI says the option instead of the field
+    (``--steps -5: must be ...``), one line, never the option's whole help."""
+
+    def __init__(
+        self,
+        field: str,
+        value: object,
+        rule: str,
+        *,
+        more: tuple[tuple[str, object, str], ...] = (),
+    ) -> None:
+        self.field, self.value, self.rule = field, value, rule
+        self.problems = ((field, value, rule), *more)  # every field refused, first first
+        super().__init__(
+            "; ".join(_refused(f"invalid {f}", f, v, as_keywords(r)) for f, v, r in self.problems)
+        )
+
+    def as_options(self, options: dict[str, str] | None = None) -> str:
+        """As the command line reads: the option (``options``: field -> option, where it
+        is not ``--field-name``), the value as typed and its rule, one per field refused
+        (``--step-ms -5: must be a number at least 0.001 ...``); never the option's help."""
+        names = options or {}
+        said = []
+        for f, v, r in self.problems:
+            name = names.get(f, "--" + f.replace("_", "-"))
+            said.append(_refused(name, name, v, as_options(r, names)))
+        return "; ".join(said)
+
+
+class NamedError(FieldError):
+    """A refusal whose sentence names request fields (each written with :func:`ref`):
+    Python reads them as keywords (``fixed_ms=30 is not below step_ms=18.6``), the command
+    line as its options (:meth:`as_options`: ``--fixed-ms 30 is not below --step-ms
+    18.6``), as a :class:`FieldError` names the field it refuses. ``problems`` is empty:
+    no one field's value is refused."""
+
+    def __init__(self, text: str) -> None:
+        ValueError.__init__(self, as_keywords(text))
+        self.field, self.value, self.rule, self.problems = "", None, text, ()
+        self.text = text
+
+    def as_options(self, options: dict[str, str] | None = None) -> str:
+        return as_options(self.text, options)
+
+
+_REF = re.compile("\x1d([^\x1e]*)\x1e([^\x1e]*)\x1e([^\x1d]*)\x1d")
+_ALONE = object()
+
+
+def ref(field: str, value: object = _ALONE, *, flag: bool = False) -> str:
+    """``field`` (with ``value``) named in a refusal's sentence (:class:`NamedError`, a
+    :class:`FieldError`'s rule): its keyword from Python (``fixed_ms=``, ``fixed_ms=30``,
+    ``scaling='weak'``), its option on the command line (``--fixed-ms``, ``--fixed-ms
+    30``, ``--scaling weak``; a ``flag`` that gives the value alone: ``--strong``)."""
+    if value is _ALONE:
+        return f"\x1d{field}\x1e\x1e\x1d"
+    keyword = repr(value) if isinstance(value, str) else shown(value)
+    return f"\x1d{field}\x1e{keyword}\x1e{'' if flag else ' ' + shown(value)}\x1d"
+
+
+def as_keywords(text: str) -> str:
+    """``text`` with each field named (:func:`ref`) as its keyword: ``fixed_ms=30``."""
+    return _REF.sub(lambda m: f"{m[1]}={m[2]}", text)
+
+
+def as_options(text: str, options: dict[str, str] | None = None) -> str:
+    """``text`` with each field named (:func:`ref`) as its option (``options``: field ->
+    option, where it is not ``--field-name``): ``--fixed-ms 30``."""
+    names = options or {}
+    return _REF.sub(lambda m: names.get(m[1], "--" + m[1].replace("_", "-")) + m[3], text)
+
+
+def _refused(named: str, bare: str, value: object, rule: str) -> str:
+    """One refusal: ``named value: rule`` (``invalid steps -5: ...``, ``--steps -5: ...``),
+    or ``bare: rule`` where no value was given (``--workload: required ...``)."""
+    if _missing(value):
+        return f"{bare}: {rule}"
+    return f"{named} {shown(value)}: {rule}"
+
+
+def _missing(value: object) -> bool:
+    """No value to show: none given (None or blank text: ``--workload: required ...``),
+    or a flag given (True: ``--allow-flagged: applies with --advise``)."""
+    return value is None or value is True or (isinstance(value, str) and not value.strip())
+
+
+def shown(value: object) -> str:
+    """A value as a person typed it: ``-5``, not ``-5.0``; text as itself (a command's
+    refusal names the option's text as typed: ``cli.options.request_of``), cut short
+    past 60 characters (:func:`clipped`)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return clipped(str(value))
+
+
+def clipped(text: str, most: int = 60) -> str:
+    """``text``, or its first ``most`` characters and how many there were (a refusal
+    echoed a 100,000-character value whole)."""
+    return text if len(text) <= most else f"{text[:most]}... ({len(text):,} characters)"

@@ -118,7 +118,7 @@ def test_the_fewest_devices_hold_it_and_one_fewer_does_not(
         assert state_per_device(state, fewest - 1, sharding).total_gb > memory.gb
 
 
-def test_a_count_that_cannot_hold_the_model_is_refused_with_the_fewest_that_can() -> None:
+def test_a_count_that_cannot_hold_the_model_is_refused_with_the_fewest_that_can(golden) -> None:
     """Llama2 70B LoRA on L4 (24 GiB): 4 devices hold 4 x 25.8 GB of its 138.7 GB: no
     time, and the fewest that hold it (6) named; at 6 a time."""
     result = plan_for(PlanRequest(workload="llama2_70b_lora", accelerator="L4", devices="4,6"))
@@ -128,6 +128,9 @@ def test_a_count_that_cannot_hold_the_model_is_refused_with_the_fewest_that_can(
     assert result.model["memory"]["fewest_devices"] == 6
     assert "6" in four["flags"].split(":")[-1]
     assert six["time_to_train_min"] > 0 and six["flags"] == ""
+    golden.check("plan/memory", "Llama2 70B LoRA on 4 L4: the flag", four["flags"])
+    memory = next(n for n in result.notes if n.startswith("Memory"))
+    golden.check("plan/memory", "Llama2 70B LoRA on L4: the note", memory)
 
 
 def test_memory_in_the_plan_table() -> None:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gpuscale.cli import app
+from gpuscale.report.page import recommendation_rows
 from gpuscale.report.recommend import recommend
 
 from .ragged import NULLABLE, base_rows, tables_of, with_holes
@@ -75,7 +76,7 @@ def test_every_command_reads_a_round_with_missing_values(
                 assert (out / "index.html").is_file()
 
 
-def test_the_first_screen_says_what_it_cannot_read() -> None:
+def test_the_first_screen_says_what_it_cannot_read(golden) -> None:
     """v0.7's results have no samples to converge: the factors of E' at the next count
     are unread, and the recommendation says so instead of stopping."""
     from gpuscale.analysis import AnalysisOptions
@@ -91,6 +92,8 @@ def test_the_first_screen_says_what_it_cannot_read() -> None:
     assert rec.unread == ("throughput", "convergence")
     # E' at 32 over the family's best (Core's 29.5 min at 8): the accelerator-hours' ratio
     assert rec.next_e_ratio == pytest.approx((29.5 * 8) / (10.0 * 32))
+    why = recommendation_rows([rec])[0]["Why not more"]
+    golden.check("report/first_screen", "no samples to converge: the factors unread", why)
 
 
 @pytest.mark.shared

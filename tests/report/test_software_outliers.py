@@ -16,6 +16,7 @@ from gpuscale.analysis.terminal import outlier_sentences
 from gpuscale.planning import PlanRequest, plan_for
 from gpuscale.planning.cache import fits_of
 from gpuscale.report.answer_figures import per_family
+from gpuscale.report.page import recommendation_rows
 from gpuscale.report.recommend import recommend
 
 from .ragged import rows_of, tables_of, with_holes
@@ -40,7 +41,7 @@ def _analysed(systems: tuple[tuple[str, str, int, float], ...], reference: str =
     return tables, analyze(tables, ["bert"], options)[0]
 
 
-def test_the_only_submitter_at_the_next_counts_is_an_outlier_and_decides_nothing() -> None:
+def test_the_only_submitter_at_the_next_counts_is_an_outlier_and_decides_nothing(golden) -> None:
     _, result = _analysed(SLOW_ROUND)
     slow = result.table[result.table["submitter"] == "Slow"]
     assert (slow["outlier"] != "").all()
@@ -48,7 +49,9 @@ def test_the_only_submitter_at_the_next_counts_is_an_outlier_and_decides_nothing
     rec = recommend(result)
     assert rec.accelerators == 8
     assert rec.next_accelerators is None and rec.decides == ""  # not decided on Slow
-    assert [n for n, _ in rec.passed_over] == [16, 32]
+    assert [(n, who) for n, who, _ in rec.passed_over] == [(16, "Slow"), (32, "Slow")]
+    (root,) = {why for *_, why in rec.passed_over}
+    assert root in set(slow["outlier"])  # the outlier at 8 they rest on
     assert len(rec.outliers) == 3
     # Slow's 43.8 min at 8 sets no E': the family's reference is Core's 22.3
     like = per_family(result.table)
@@ -56,7 +59,11 @@ def test_the_only_submitter_at_the_next_counts_is_an_outlier_and_decides_nothing
     assert like.loc[like["submitter"] != "Slow", "normalized_efficiency"].max() == pytest.approx(
         22.3 / 21.5
     )
-    assert len(outlier_sentences(result.table)) == 3  # analyze names each
+    said = outlier_sentences(result.table)
+    assert len(said) == 3  # analyze names each
+    golden.check("report/outliers", "analyze: each outlier", "\n".join(said))
+    why = recommendation_rows([rec])[0]["Why not more"]
+    golden.check("report/outliers", "first screen: beyond the pick only an outlier ran", why)
 
 
 def test_family_reference_in_analyze_leaves_the_outlier_out() -> None:
@@ -67,7 +74,7 @@ def test_family_reference_in_analyze_leaves_the_outlier_out() -> None:
     assert picked and "Slow" not in picked
 
 
-def test_the_next_count_compares_a_submitters_own_systems_where_it_can() -> None:
+def test_the_next_count_compares_a_submitters_own_systems_where_it_can(golden) -> None:
     """Bolt ran 8 and 16: the factors at 16 are Bolt's own 8 -> 16, though Acme's is the
     system picked at 8; where only Dyna, which never ran 8, ran 16, the comparison
     crosses submitters, said."""
@@ -85,6 +92,8 @@ def test_the_next_count_compares_a_submitters_own_systems_where_it_can() -> None
     crossing = (*own[:3], ("Dyna", FAMILY, 16, 14.5))
     rec = recommend(_analysed(crossing)[1])
     assert rec.compared == ("Acme", "Dyna") and rec.crosses_submitters
+    why = recommendation_rows([rec])[0]["Why not more"]
+    golden.check("report/outliers", "first screen: the next count crosses submitters", why)
 
 
 def test_the_plan_leaves_the_outlier_out_of_its_fit() -> None:
@@ -102,7 +111,7 @@ def test_the_plan_leaves_the_outlier_out_of_its_fit() -> None:
 
 def test_the_first_screen_and_its_overview_name_the_outliers() -> None:
     from gpuscale.report.answer_figures import overview_like
-    from gpuscale.report.page import outlier_lines, recommendation_rows
+    from gpuscale.report.page import outlier_lines
 
     _, result = _analysed(SLOW_ROUND)
     rec = recommend(result)

@@ -102,7 +102,7 @@ def measure_spread(scores: pd.DataFrame, quantile: float) -> dict[str, object]:
 def outliers(frame: pd.DataFrame, spread: CountSpread | None = None) -> pd.Series:
     """Why each system is an outlier (module docstring), "" where it is not:
     ``2.49x the median of B200's other submitters at 8`` for one far from its family's
-    others at its count; ``Acme alone at 16; at 8 2.49x ...`` for one whose submitter is
+    others at its count; ``Acme alone at 16; elsewhere 2.49x ...`` for one whose submitter is
     such an outlier elsewhere in the family and that no other submitter ran beside."""
     spread = spread or count_spread()
     out = pd.Series("", index=frame.index, dtype=object)
@@ -125,10 +125,18 @@ def outliers(frame: pd.DataFrame, spread: CountSpread | None = None) -> pd.Serie
         row = frame.loc[index]
         key = (row["round"], row["workload"], row["accelerator_family"], row["submitter"])
         if key in said:
-            out[index] = (
-                f"{row['submitter']} alone at {int(row['accelerators']):,}; elsewhere {said[key]}"
-            )
+            alone = f"{row['submitter']} alone at {int(row['accelerators']):,}"
+            out[index] = f"{alone}{ELSEWHERE}{said[key]}"
     return out
+
+
+ELSEWHERE = "; elsewhere "  # between where a system is alone and its submitter's outlier
+
+
+def root_reason(reason: str) -> str:
+    """The outlier a reason rests on: for a system alone at its count, its submitter's
+    outlier elsewhere; else the reason itself."""
+    return reason.split(ELSEWHERE, 1)[-1]
 
 
 def outlier_column(frame: pd.DataFrame) -> pd.Series:

@@ -176,10 +176,10 @@ def _why_not_more(rec: Recommendation) -> str:
     """The factor of E' that falls most at the next count, first, then the other:
     ``throughput x0.82 at 16 (convergence x1.00)``; where the comparison crosses
     submitters, which; the counts passed over (only outliers ran them), with why."""
-    passed = "; ".join(f"{n:,} passed over, {why}" for n, why in rec.passed_over)
+    passed = _passed_over(rec)
     if rec.next_accelerators is None:
         if passed:
-            return f"not decided: above {rec.accelerators:,} only outliers ran ({passed})"
+            return f"not decided: above {rec.accelerators:,} only outliers ran: {passed}"
         return "the largest count the family ran"
     said = _factors(rec)
     if rec.crosses_submitters:
@@ -188,7 +188,19 @@ def _why_not_more(rec: Recommendation) -> str:
             f"; across submitters: {first} at {rec.accelerators:,}, "
             f"{then} at {rec.next_accelerators:,}"
         )
-    return said + (f"; {passed}" if passed else "")
+    return said + (f"; passed over, only outliers there: {passed}" if passed else "")
+
+
+def _passed_over(rec: Recommendation) -> str:
+    """The counts passed over, by submitter and the outlier each rests on: ``Slow at 16
+    and 32 (2.00x the median of B200's other submitters at 8)``."""
+    by: dict[tuple[str, str], list[int]] = {}
+    for n, submitter, why in rec.passed_over:
+        by.setdefault((submitter, why), []).append(n)
+    return "; ".join(
+        f"{submitter} at {joined(f'{n:,}' for n in counts)} ({why})"
+        for (submitter, why), counts in by.items()
+    )
 
 
 def _factors(rec: Recommendation) -> str:

@@ -37,7 +37,7 @@ from gpuscale.analysis.decompose import decompose, table_basis
 from gpuscale.analysis.equilibrium import equilibrium_by_family
 from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.metrics import family_reference, with_reference
-from gpuscale.analysis.outliers import outlier_column
+from gpuscale.analysis.outliers import outlier_column, root_reason
 from gpuscale.analysis.pick import Pick
 from gpuscale.quantities import counted
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
@@ -69,9 +69,9 @@ class Recommendation:
     # the submitters whose systems the factors compare: at the pick's count and at the
     # next; one name where a submitter's own systems ran both (like with like)
     compared: tuple[str, ...] = ()
-    # counts above the pick that only outliers ran (``gpuscale.analysis.outliers``), with
-    # why: no count is decided on them
-    passed_over: tuple[tuple[int, str], ...] = ()
+    # counts above the pick that only outliers ran (``gpuscale.analysis.outliers``): no
+    # count is decided on them; (count, submitter, the outlier its software rests on)
+    passed_over: tuple[tuple[int, str, str], ...] = ()
     outliers: tuple[str, ...] = ()  # the family's outliers, "submitter system: why"
 
     @property
@@ -215,12 +215,13 @@ def _pair(systems: pd.DataFrame, pick: Pick, stop: int) -> tuple[pd.Series, pd.S
     return (picked.iloc[0] if len(picked) else at.iloc[0]), nxt.iloc[0]
 
 
-def _passed_over(systems: pd.DataFrame) -> tuple[tuple[int, str], ...]:
+def _passed_over(systems: pd.DataFrame) -> tuple[tuple[int, str, str], ...]:
     """Each count of ``systems`` (above the pick, below the next count decided on) with
-    the first outlier's reason there."""
+    its first outlier's submitter and the outlier that rests on."""
     out = []
     for n, group in systems.groupby("accelerators", sort=True):
-        out.append((int(n), f"{group['submitter'].iloc[0]}: {group['outlier'].iloc[0]}"))
+        first = group.iloc[0]
+        out.append((int(n), str(first["submitter"]), root_reason(str(first["outlier"]))))
     return tuple(out)
 
 

@@ -63,3 +63,12 @@ def test_the_stored_priors_are_what_the_development_rounds_give(shared_archive) 
     for key in CLASSES:
         assert found[key] == pytest.approx(STORED[key], rel=1e-9)
         assert found[f"cases_{key}"] == STORED[f"cases_{key}"]
+
+
+def test_the_plan_page_quotes_the_stored_priors() -> None:
+    page = " ".join((ROOT / "docs" / "plan.md").read_text().split())
+    widths = ", ".join(f"{STORED[k]:.2f}" for k in CLASSES[:3]) + f" and {STORED['iii']:.2f}"
+    assert f"widths {widths} in log" in page
+    cases = [STORED[f"cases_{k}"] for k in CLASSES]
+    assert f"{cases[0]}, {cases[1]} (between and beyond together" in page
+    assert f"{cases[2]} and {cases[3]} forecasts" in page

@@ -131,20 +131,34 @@ def tables_of(scores: pd.DataFrame) -> RoundTables:
     )
 
 
+# What the bare system's file lacks: every field a score copies from its system
+BARE_LACKS = (
+    "number_of_nodes",
+    "accelerators_per_node",
+    "submitter",
+    "system_name",
+    "division",
+    "status",
+    "accelerator_model_name",
+)
+
+
 def with_ragged(rb: RoundBuilder, ruleset: str, benchmark: str) -> RoundBuilder:
     """``rb``, a synthetic round of ``ruleset`` (``tests/mlperf/synthetic_rounds``), with
-    four more systems of its main family running ``benchmark`` whose files lack what real
-    rounds lack (``RAGGED``): a system file without its node and accelerator counts,
-    submitter and name; logs without a global batch (so no samples to converge in
-    samples); logs without the throughput they track; and power logs with no reading, for
-    half the runs only."""
+    more systems of its main family running ``benchmark`` whose files lack what real
+    rounds lack (``RAGGED``): results without a system file; a system file without its
+    node and accelerator counts, submitter, name, division, availability and accelerator
+    (``BARE_LACKS``); logs without a global batch (so no samples to converge in samples);
+    logs without the throughput they track; and power logs with no reading, for half the
+    runs only."""
     model = HARDWARE[ruleset][0][1]
     minutes = [40.0 * (1 + 0.01 * i) for i in range(result_file_counts().get(benchmark, 5))]
     bare = system_json(name="bare", model=model)
-    for field in ("number_of_nodes", "accelerators_per_node", "submitter", "system_name"):
+    for field in BARE_LACKS:
         del bare[field]
     rb.raw("Acme/systems/bare.json", json.dumps(bare))
     rb.runs("Acme", "bare", benchmark, minutes)
+    rb.runs("Acme", "nofile", benchmark, [m + 4 for m in minutes])  # no system file at all
     for system_id in ("nobatch", "nothroughput", "powerless"):
         rb.system("Acme", system_id, nodes="1", per_node="8", model=model)
     # each its own runs (the same runs under two names would be read as one result)
@@ -160,4 +174,4 @@ def with_ragged(rb: RoundBuilder, ruleset: str, benchmark: str) -> RoundBuilder:
     return rb
 
 
-RAGGED = ("bare", "nobatch", "nothroughput", "powerless")  # the system ids it adds
+RAGGED = ("bare", "nofile", "nobatch", "nothroughput", "powerless")  # the system ids it adds

@@ -24,6 +24,7 @@ from gpuscale.planning.predict import at_round
 from gpuscale.planning.shape import MODEL_VERSION, PIN, hat_values
 from gpuscale.planning.systems import fitted
 from gpuscale.planning.workload import fit_workload
+from gpuscale.tables.json_depth import JSON
 
 PAIR_WEIGHT_CAP = 5.0
 
@@ -146,7 +147,7 @@ def fit_all(systems: pd.DataFrame, pen: Penalties = DEFAULT) -> dict[str, Any]:
     return {"version": MODEL_VERSION, "workloads": workloads, "speed": speeds(workloads)}
 
 
-def left_out(systems: pd.DataFrame) -> list[list[Any]]:
+def left_out(systems: pd.DataFrame) -> list[list[JSON]]:
     """The outliers of one workload's systems, left out of its fit: ``[round, submitter,
     system, devices, minutes, family, why]`` each."""
     if "outlier" not in systems:

@@ -26,6 +26,7 @@ from gpuscale.planning.predict import evidence, plannable, predict_point, transf
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion, measures
+from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.plan import NEAREST_KEYS
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import round_key
@@ -98,7 +99,7 @@ def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list
 THIN = ("one submission", "one submitter")
 
 
-def thin_evidence(own: dict[str, Any] | None, kind: str, n: int) -> str:
+def thin_evidence(own: dict[str, JSON] | None, kind: str, n: int) -> str:
     """``one submission`` or ``one submitter`` where a count's level rests on so little
     (at a count the family ran: its results there; elsewhere: all its results on the
     workload), else "" (a family that never ran the workload: its level is borrowed,

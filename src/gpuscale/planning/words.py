@@ -13,6 +13,7 @@ from gpuscale.planning.memory import memory_check
 from gpuscale.planning.spread import batch_drop_notes, cited_notes, evidence_notes, held_notes
 from gpuscale.planning.throughput import batch_sign, efficiency_note, per_device
 from gpuscale.quantities import counted, joined, number
+from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.plan import PLAN_COLUMNS
 from gpuscale.tables.workloads import round_key
 
@@ -204,7 +205,7 @@ def _shape_support(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     )
 
 
-def outlier_notes(fit: dict[str, Any], family: str) -> list[str]:
+def outlier_notes(fit: dict[str, JSON], family: str) -> list[str]:
     """The outliers left out of the fit (``gpuscale.analysis.outliers``): each of
     ``family``'s, and how many of the other families'."""
     left = fit.get("outliers", [])

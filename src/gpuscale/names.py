@@ -160,7 +160,10 @@ def _absent(raw: str, valid: list[str], left_out: Mapping[str, str]) -> UnknownN
     from gpuscale.mlperf.bundled import bundled_workloads
 
     rounds = [r for r, held in bundled_workloads().items() if workload in held]
-    where = "no bundled round has it (read a round that does: gpuscale ingest PATH)"
+    where = (
+        "no bundled round has it (give a round that does by name, --round vX.Y, or its "
+        "folder or archive as a path)"
+    )
     if rounds:
         where = (
             f"it is in the bundled {noun_for(len(rounds), 'round')} {joined(rounds)} "

@@ -114,9 +114,32 @@ def test_a_user_model_from_the_current_directory_or_a_file(
         load_model("sub/none.py:make")
     # a mistyped factory names the file as typed and what it offers, never the internal
     # module name the file was loaded under
-    with pytest.raises(ModelError, match=r"sub/tiny\.py has no 'mkae'; it has .*make") as typo:
+    typed = r"sub/tiny\.py has no 'mkae' \(did you mean 'make'\?\); it has .*make"
+    with pytest.raises(ModelError, match=typed) as typo:
         load_model("sub/tiny.py:mkae")
     assert "gpuscale_user" not in str(typo.value)
+
+
+@pytest.mark.parametrize(
+    ("package", "spec", "closest"),
+    [
+        ("torchvision.models", "torchvision:resnet5", "resnet50"),
+        ("timm", "timm:vit_tiny", "vit_tiny_patch16_224"),
+    ],
+)
+def test_a_packaged_model_mistyped_gets_the_closest(
+    monkeypatch: pytest.MonkeyPatch, package: str, spec: str, closest: str
+) -> None:
+    """torchvision and timm list their models (``list_models``): a name they lack is
+    refused with the closest before anything is built."""
+    fake = types.ModuleType(package)
+    fake.list_models = lambda: ["resnet18", "resnet50", "vit_tiny_patch16_224"]
+    fake.get_model = fake.create_model = lambda *a, **k: pytest.fail("built a model it lacks")
+    monkeypatch.setitem(sys.modules, package, fake)
+    with pytest.raises(
+        ModelError, match=rf"has no model '{spec.split(':')[1]}' \(did you mean '{closest}'\?\)"
+    ):
+        load_model(spec)
 
 
 def _raises():

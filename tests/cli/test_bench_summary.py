@@ -70,7 +70,7 @@ def test_earlier_rows_and_lines_are_counted_and_said_as_earlier(
     text = " ".join(said.split())
     # the flagged run measured (ok): counted among the ok ones, never as a third status
     assert "also holds 2 rows of earlier sweeps (1 ok, 1 of them flagged; 1 failed)" in text
-    assert f"gpuscale analyze --bench {out} reads them all" in text
+    assert f"`gpuscale analyze --bench {out}` reads them all" in text
     assert "1 unreadable line in" in text and "written before this sweep" in text
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import fields
 from pathlib import Path
 
@@ -117,7 +118,10 @@ def test_a_refused_results_file_says_how_to_make_one(tmp_path: Path, kind: str) 
     if path is None:
         path = tmp_path / "empty.jsonl"
         path.write_text("")
-    with pytest.raises(ResultsError, match=r"gpuscale bench --out FILE"):
+    made = tmp_path / "results.jsonl" if kind == "folder" else path  # the file it wanted
+    with pytest.raises(
+        ResultsError, match=re.escape(f"(`gpuscale bench --out {made}` writes one)")
+    ):
         load_bench(path)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from gpuscale.cli import app
@@ -68,7 +69,7 @@ def test_the_round_help_says_a_neutral_path_takes_the_round_instead_of_a_bundled
     assert _rounds_of(result.stdout) == {"v4.0": 1}  # the path's one result, no bundled v4.0
     said = " ".join(help_of(RoundSelection, "round_names").split())
     assert "names that path's round instead" in said
-    assert "no bundled round of that name is added" in said
+    assert "no round of that name is added" in said
 
 
 def test_the_round_a_path_needs_is_said_as_an_option_and_a_repeated_one_says_what_to_drop(
@@ -91,3 +92,17 @@ def test_the_round_a_path_needs_is_said_as_an_option_and_a_repeated_one_says_wha
         assert both.exit_code == 2 and said.startswith("error: ") and "\n" not in said
         assert "drop --round" in said
     assert runner.invoke(app, ["scores", str(named), "-f", "csv"]).exit_code == 0
+
+
+@pytest.mark.parametrize(("name", "how"), [("v4.1", "the bundled tables"), ("v1.1", "fetched")])
+def test_a_path_and_the_same_round_by_name_say_what_the_name_adds(
+    tmp_path: Path, name: str, how: str
+) -> None:
+    """A path and the same round by name are refused saying what the name adds beside the
+    path: the bundled tables, or the round fetched by name (never "a bundled --round" for a
+    round that is not bundled), before anything is read or fetched."""
+    path = _new_round(tmp_path).rename(tmp_path / f"training_results_{name}")
+    result = runner.invoke(app, ["scores", str(path), "--round", name])
+    assert result.exit_code == 2
+    assert f"and as --round {name}, which beside such a path adds" in result.stderr
+    assert how in result.stderr and "bundled --round" not in result.stderr

@@ -122,3 +122,22 @@ def test_an_fsdp_runs_own_overhead_is_not_called_ddps() -> None:
     fsdp_said = [s for s in found if "FSDP's step reaches" in s]
     assert len(ddp) == 1 and f"the {ddp_runs} N = 1 runs" in ddp[0], found
     assert len(fsdp_said) == 1 and "(the N = 1 run," in fsdp_said[0], found
+
+
+def test_a_long_model_name_is_drawn_whole_in_the_step_breakdown() -> None:
+    """A model given by its path (``--model`` with a long file name), its tick label
+    rotated, reaches past a fixed margin: every character of its label is drawn, inside
+    the figure."""
+    from gpuscale.analysis.bench_scaling import bench_scaling
+    from gpuscale.bench.results import bench_table
+    from gpuscale.report.bench_figures import step_breakdown
+
+    from ..builders import one_and_two
+    from .figure_checks import clipped_texts
+
+    name = "/home/someone/experiments/my models/transformer_with_a_long_name.py:make_model"
+    rows = one_and_two(name, 10**6, family="custom") + one_and_two("tf-7m", 7 * 10**6)
+    figure = step_breakdown(bench_scaling(bench_table(rows))).figure
+    assert clipped_texts(figure) == []
+    drawn = [t.get_text().replace("\n", "") for t in figure.axes[0].get_xticklabels()]
+    assert name in drawn

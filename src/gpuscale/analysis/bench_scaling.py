@@ -38,6 +38,7 @@ from gpuscale.plausibility import FlagKind, flag_kinds, superlinear_flag
 from gpuscale.quantities import counted, format_count, joined, noun_for, of_the
 from gpuscale.tables import BenchStatus
 from gpuscale.tables.bench import configuration_labels, one_device
+from gpuscale.tables.commands import suggested_command
 from gpuscale.tables.measures import efficiency, rate_speedup
 from gpuscale.tables.views import TableView
 
@@ -206,11 +207,14 @@ def baseline_sentence(scaling: pd.DataFrame) -> str | None:
         if nodes > 1
         else f"{processes} beat this machine"
     )
+    # one process alone takes every core of the host by default (threads = cores / ranks)
+    measures = suggested_command(
+        "bench", "--backend", "gloo", "--nproc", 1, "--model", largest["model"]
+    )
     return (
         f"CPU baseline: the N = 1 run is one process with {threads}, as many as "
         f"each process of the N > 1 runs had; a speedup over it does not answer whether "
-        f"{whether} used by one process with all its cores: bench --nproc 1 --threads "
-        "CORES measures that one"
+        f"{whether} used by one process with all its cores: {measures} measures that one"
     )
 
 
@@ -307,8 +311,8 @@ def earlier_rows(scaling: pd.DataFrame, failed: pd.DataFrame, path: object) -> s
     ok = f"{len(scaling)} ok" + (f", {flagged} of them flagged;" if flagged else ",")
     return (
         f"earlier runs: {path} also holds {rows} row{'' if rows == 1 else 's'} of earlier "
-        f"sweeps ({ok} {len(failed)} failed), not summarised here: gpuscale analyze "
-        f"--bench {path} reads them all"
+        f"sweeps ({ok} {len(failed)} failed), not summarised here: "
+        f"{suggested_command('analyze', '--bench', str(path))} reads them all"
     )
 
 

@@ -277,13 +277,18 @@ def load_model(name: str) -> BenchModel:
             "torchvision:NAME, timm:NAME, PKG.MODULE:FACTORY or FILE.py:FACTORY"
         )
     try:
+        if source in ("torchvision", "timm"):
+            package = importlib.import_module(
+                f"{source}.models" if source == "torchvision" else source
+            )
+            if attr not in (known := package.list_models()):
+                said = did_you_mean(attr, known)
+                raise ModelError(f"cannot build {name!r}: {source} has no model {attr!r}{said}")
         if source == "torchvision":
-            models = importlib.import_module("torchvision.models")
-            module = models.get_model(attr, weights=None)
+            module = package.get_model(attr, weights=None)
             return BenchModel(module, _images(1000, (3, 224, 224)), family="torchvision")
         if source == "timm":
-            timm = importlib.import_module("timm")
-            module = timm.create_model(attr, pretrained=False)
+            module = package.create_model(attr, pretrained=False)
             size = tuple(module.default_cfg.get("input_size", (3, 224, 224)))
             return BenchModel(module, _images(module.num_classes, size), family="timm")
         module = _user_module(source)
@@ -292,7 +297,7 @@ def load_model(name: str) -> BenchModel:
                 n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
             )
             raise ModelError(
-                f"cannot build {name!r}: {source} has no {attr!r}"
+                f"cannot build {name!r}: {source} has no {attr!r}{did_you_mean(attr, callables)}"
                 + (f"; it has {', '.join(callables[:8])}" if callables else "")
             )
         factory = getattr(module, attr)

@@ -21,6 +21,7 @@ from gpuscale.bench.table import NO_ONE_DEVICE, bench_table, flag_summary
 from gpuscale.quantities import counted, format_bytes
 from gpuscale.sources.bounded import TooLarge, json_lines, schema_of
 from gpuscale.tables import BenchStatus
+from gpuscale.tables.commands import suggested_command
 
 # ``bench_table`` and ``flag_summary`` are the bench table's (``bench.table``), named
 # here too: a results file's readers take them with its loader.
@@ -50,8 +51,10 @@ OLD_SCHEMA = "gpuscale.bench/1"
 # 1 GB of memory.
 MAX_RESULTS_BYTES = 64 << 20
 
-# what each refusal of a file adds: how to make the file it wanted
-WRITES = " (`gpuscale bench --out FILE` writes one)"
+
+def _writes(path: Path) -> str:
+    """What each refusal of a results file adds: the command that makes the file wanted."""
+    return f" ({suggested_command('bench', '--out', path)} writes one)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,9 +142,11 @@ def read_results(
                 continue
             records.append(_upgraded(record))
     except FileNotFoundError:
-        raise ResultsError(f"{path}: no such results file{WRITES}") from None
+        raise ResultsError(f"{path}: no such results file{_writes(path)}") from None
     except IsADirectoryError:
-        raise ResultsError(f"{path} is a folder: give a results file in it{WRITES}") from None
+        raise ResultsError(
+            f"{path} is a folder: give a results file in it{_writes(path / 'results.jsonl')}"
+        ) from None
     except OSError as exc:
         raise ResultsError(f"cannot read {path}: {exc.strerror or exc}") from None
     except TooLarge as exc:
@@ -168,6 +173,17 @@ class BenchFile:
         more = [f"skipped {rest} more lines"] if rest > 0 else []
         return [f"skipped: {problem}" for problem in self.skipped[:most]] + more
 
+    def unread_before(self, path: Path) -> list[str]:
+        """What a sweep appending to the file at ``path`` says of its lines that could not
+        be read: written before it (a sweep appends whole rows, and takes back a row cut
+        short), with the command that lists them."""
+        if not self.skipped:
+            return []
+        return [
+            f"{counted(len(self.skipped), 'unreadable line')} in {path}, written before this "
+            f"sweep, skipped ({suggested_command('analyze', '--bench', path)} lists them)"
+        ]
+
 
 def load_bench(path: Path | str) -> BenchFile:
     """The one bench loader: the bench table of a results file, and the lines skipped.
@@ -186,7 +202,7 @@ def load_bench(path: Path | str) -> BenchFile:
         example = f" (e.g. {problems[0]})" if problems else ""
         raise ResultsError(
             f"{path}: no gpuscale bench results in it; {counted(len(problems), 'line')} "
-            f"skipped{example}{WRITES}"
+            f"skipped{example}{_writes(path)}"
         )
     return BenchFile(bench_table(records), problems)
 

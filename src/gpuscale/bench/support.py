@@ -153,7 +153,7 @@ def to_test(found: Support | None) -> str:
     steps = "" if found.steps is None else f" ({counted(found.steps, 'timed step')} per run)"
     return (
         f"; from weak runs{steps}: a prediction to test, not a finding ({found.remedy()}, "
-        "larger models of the family too: gpuscale bench --list)"
+        "larger models of the family too: `gpuscale bench --list`)"
     )
 
 

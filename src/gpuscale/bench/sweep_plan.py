@@ -4,6 +4,8 @@ the sentences ``gpuscale bench`` prints about them."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,7 @@ from typing import Any
 from gpuscale.bench.config import BenchConfig, ModelError
 from gpuscale.bench.probe import count_parameters
 from gpuscale.bench.runner import SweepConfig, SweepReport, device_kind, world_sizes
+from gpuscale.bench.slurm import batch_shell_note, slurm_task
 from gpuscale.bench.sweep_request import SweepRequest
 from gpuscale.quantities import BadQuantity, counted, parse_size
 from gpuscale.tables.requests import FieldError
@@ -69,18 +72,20 @@ def plan_sweep(chosen: Chosen, broken: Broken, **settings: Any) -> SweepConfig:
     return config
 
 
-def plan_sentence(config: SweepConfig, broken: Broken) -> str:
+def plan_sentence(config: SweepConfig, broken: Broken, said: tuple[str, ...] = ()) -> str:
     """``6 configurations: 3 models x 2 world sizes`` and the models that cannot be
-    built; then, a line each, the GPU options given that do nothing on the device the
-    ranks run on here (``BenchConfig.unapplied``: ``--tf32`` under ``--backend auto`` on
-    a host without a GPU)."""
+    built; then, a line each, how the nodes were read (``said``: a Slurm step's) and the
+    GPU options given that do nothing on the device the ranks run on here
+    (``BenchConfig.unapplied``: ``--tf32`` under ``--backend auto`` on a host without a
+    GPU)."""
     total = len(config.models) * len(config.nproc)
-    said = (
+    counted_runs = (
         f"{counted(total, 'configuration')}: {counted(len(config.models), 'model')} x "
         f"{counted(len(config.nproc), 'world size')}"
         + (f"; {counted(len(broken), 'model')} cannot be built" if broken else "")
     )
-    return "\n".join([said, *config.bench.unapplied(device_kind(config.bench.backend))])
+    unapplied = config.bench.unapplied(device_kind(config.bench.backend))
+    return "\n".join([counted_runs, *said, *unapplied])
 
 
 def done_sentence(report: SweepReport, out_file: Path, nnodes: int) -> str:
@@ -97,25 +102,81 @@ def done_sentence(report: SweepReport, out_file: Path, nnodes: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Nodes:
+    """The nodes a sweep runs on: as given, else a Slurm step's, else one; ``said``: how
+    a Slurm job's were read; ``aside``: why this Slurm task runs nothing (another task of
+    its node launches the node's processes)."""
+
+    nnodes: int
+    node_rank: int
+    rdzv_endpoint: str | None
+    said: tuple[str, ...] = ()
+    aside: str | None = None
+
+
+def nodes_of(request: SweepRequest, environ: Mapping[str, str]) -> Nodes:
+    """The sweep's nodes: each of ``--nnodes``, ``--node-rank`` and ``--rdzv-endpoint``
+    as given, else, under srun, the Slurm step's (``gpuscale.bench.slurm``), else one
+    node. A host list Slurm set that cannot be read is a ``ValueError``."""
+    task = slurm_task(environ)
+    if task is None:
+        note = batch_shell_note(environ)
+        return Nodes(
+            request.nnodes or 1,
+            request.node_rank or 0,
+            request.rdzv_endpoint,
+            (f"note: {note}",) if note else (),
+        )
+    if task.local_task:
+        return Nodes(1, 0, None, aside=task.aside())
+    nnodes = task.nnodes if request.nnodes is None else request.nnodes
+    rank = task.node_rank if request.node_rank is None else request.node_rank
+    hosts = ", ".join(task.nodes[:4])
+    if task.nnodes > 4:
+        hosts += ", ..."
+    said = f"Slurm job {task.job_id}: node {rank + 1} of {nnodes} ({hosts})"
+    if nnodes == 1:  # torchrun's standalone launch: no rendezvous
+        return Nodes(nnodes, rank, request.rdzv_endpoint, (said,))
+    endpoint = request.rdzv_endpoint or task.rendezvous
+    return Nodes(nnodes, rank, endpoint, (f"{said}, rendezvous at {endpoint}",))
+
+
+@dataclass(frozen=True, slots=True)
 class Planned:
-    """The models chosen (name, parameters), those that cannot be built with why, and the
-    sweep they run under (None with ``--list``: nothing runs)."""
+    """The models chosen (name, parameters), those that cannot be built with why, the
+    nodes, and the sweep they run under (None with ``--list`` or a Slurm task that stands
+    aside, ``nodes.aside``: nothing runs)."""
 
     chosen: Chosen
     broken: Broken
     config: SweepConfig | None
+    nodes: Nodes
+
+    @property
+    def said(self) -> str:
+        """What ``gpuscale bench`` says before it runs (:func:`plan_sentence`; a Slurm task
+        that stands aside, why; ``--list``, nothing)."""
+        if self.config is None:
+            return self.nodes.aside or ""
+        return plan_sentence(self.config, self.broken, self.nodes.said)
 
 
-def plan_bench(request: SweepRequest, bench: BenchConfig) -> Planned:
+def plan_bench(
+    request: SweepRequest, bench: BenchConfig, environ: Mapping[str, str] | None = None
+) -> Planned:
     """``gpuscale bench``'s plan: the size bounds and world sizes checked before any model
-    is built (a bad one is that field's :class:`FieldError`), the models chosen
-    (:func:`choose_models`), and their :class:`SweepConfig` (:func:`plan_sweep`)."""
+    is built (a bad one is that field's :class:`FieldError`), the nodes (:func:`nodes_of`,
+    from ``environ``, default this process's), the models chosen (:func:`choose_models`),
+    and their :class:`SweepConfig` (:func:`plan_sweep`)."""
     check_bounds(request.max_params, request.min_params)
     nproc = world_sizes(request.nproc)
+    nodes = nodes_of(request, os.environ if environ is None else environ)
+    if nodes.aside and not request.list_models:
+        return Planned([], [], None, nodes)
     names = request.model_names()
     chosen, broken = choose_models(names, request.max_params, request.min_params, bench)
     if request.list_models:
-        return Planned(chosen, broken, None)
+        return Planned(chosen, broken, None, Nodes(1, 0, None))
     config = plan_sweep(
         chosen,
         broken,
@@ -123,12 +184,12 @@ def plan_bench(request: SweepRequest, bench: BenchConfig) -> Planned:
         out=request.out,
         bench=bench,
         resume=request.resume,
-        nnodes=request.nnodes,
-        node_rank=request.node_rank,
-        rdzv_endpoint=request.rdzv_endpoint,
+        nnodes=nodes.nnodes,
+        node_rank=nodes.node_rank,
+        rdzv_endpoint=nodes.rdzv_endpoint,
         oversubscribe=request.oversubscribe,
     )
-    return Planned(chosen, broken, config)
+    return Planned(chosen, broken, config, nodes)
 
 
 def models_table(planned: Planned) -> list[dict[str, object]]:

@@ -20,6 +20,7 @@ from gpuscale.tables.requests import (
 )
 
 RESULTS_OUT = Path("results.jsonl")
+MAX_NODES = 100_000
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -56,9 +57,17 @@ class SweepRequest:
         "append).",
     )
     oversubscribe: bool = oversubscribe_option()
-    nnodes: int = option(1, help="Nodes (run this command on each).")
-    node_rank: int = option(0, help="This node's rank, 0 .. nnodes - 1.")
-    rdzv_endpoint: str | None = option(None, help="HOST:PORT of node 0 (torchrun c10d rendezvous).")
+    nnodes: int | None = option(
+        None, help="Nodes (run this command on each; default 1, under srun the step's nodes)."
+    )
+    node_rank: int | None = option(
+        None, help="This node's rank, 0 .. nnodes - 1 (default 0, under srun Slurm's)."
+    )
+    rdzv_endpoint: str | None = option(
+        None,
+        help="HOST:PORT of node 0 (torchrun c10d rendezvous; under srun the step's first "
+        "node at a port of the job's).",
+    )
     list_models: bool = flag("--list", help="List the models and stop.")
 
     def __post_init__(self) -> None:
@@ -94,12 +103,16 @@ def check_endpoint(endpoint: str | None) -> tuple[str, int] | None:
     return host.strip("[]"), int(port)
 
 
-def check_nodes(nnodes: int, node_rank: int) -> None:
+def check_nodes(nnodes: int | None, node_rank: int | None) -> None:
     """:class:`FieldError` for a node count or rank out of range (the request's and the
-    sweep's one rule)."""
-    if not 1 <= nnodes <= 100_000:
-        raise FieldError("nnodes", nnodes, "must be a whole number from 1 to 100,000")
-    if not 0 <= node_rank < nnodes:
+    sweep's one rule; None: not given, Slurm's or the default then)."""
+    if nnodes is not None and not 1 <= nnodes <= MAX_NODES:
+        raise FieldError("nnodes", nnodes, f"must be a whole number from 1 to {MAX_NODES:,}")
+    if node_rank is None:
+        return
+    if nnodes is None and not 0 <= node_rank < MAX_NODES:  # the nodes Slurm's, or one
+        raise FieldError("node_rank", node_rank, f"must be from 0 to {MAX_NODES - 1:,}")
+    if nnodes is not None and not 0 <= node_rank < nnodes:
         raise FieldError(
             "node_rank", node_rank, f"must be from 0 to {nnodes - 1}, below {ref('nnodes', nnodes)}"
         )

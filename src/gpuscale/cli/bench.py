@@ -10,8 +10,7 @@ from gpuscale.bench.config import BenchConfig
 from gpuscale.bench.sweep_request import SweepRequest
 from gpuscale.cli.common import app, require_torch
 from gpuscale.cli.options import command, option_names
-from gpuscale.cli.output import Format, err, fail, fail_on, out, print_records, show
-from gpuscale.quantities import counted
+from gpuscale.cli.output import Format, fail, fail_on, note, out, print_records, say, show
 
 
 @command(app, "bench")
@@ -26,38 +25,41 @@ def bench(request: SweepRequest, config: BenchConfig) -> None:
     from gpuscale.bench.models import ModelError
     from gpuscale.bench.results import ResultsError
     from gpuscale.bench.runner import kept_note, run_sweep
-    from gpuscale.bench.sweep_plan import done_sentence, models_table, plan_bench, plan_sentence
+    from gpuscale.bench.sweep_plan import done_sentence, models_table, plan_bench
 
     with fail_on(ModelError, ValueError, options=option_names(SweepRequest, BenchConfig)):
         planned = plan_bench(request, config)
-    if planned.config is None:  # --list
+    if planned.config is None and not planned.said:  # --list
         print_records(out, models_table(planned), Format.table, title="models")
         return
-    chosen, broken = planned.chosen, planned.broken
-    err.print(plan_sentence(planned.config, broken), markup=False, highlight=False)
+    say([planned.said], stderr=True)
+    if planned.config is None:  # a Slurm task: its node's first task runs the bench
+        return
+    chosen, broken, nnodes = planned.chosen, planned.broken, planned.config.nnodes
     with fail_on(ResultsError, ValueError):
-        report = run_sweep(planned.config, dict(chosen), on_event=_on_event, broken=dict(broken))
+        report = run_sweep(planned.config, dict(chosen), on_event=_progress, broken=dict(broken))
     if chosen:  # else no table: each reason would be said a third time
         _print_results(request.out, report.sweep_id, report.skipped)
-    err.print(done_sentence(report, request.out, request.nnodes), markup=False, highlight=False)
+    say([done_sentence(report, request.out, nnodes)], stderr=True)
     if not chosen:  # every model asked for failed to build: their error rows are written
         fail("no model could be built: " + "; ".join(str(why) for _, why in broken))
     if report.interrupted:
-        err.print("interrupted" + kept_note(report.appended, request.out), markup=False)
+        say(["interrupted" + kept_note(report.appended, request.out)], stderr=True)
         raise typer.Exit(130)
     if report.failures:
         raise typer.Exit(1)
 
 
-def _on_event(message: str) -> None:
+def _progress(said: str) -> None:
     """A sweep's progress line (a run started, done, failed) on stderr."""
-    err.print(f"  {message}", markup=False, highlight=False)
+    say([f"  {said}"], stderr=True)
 
 
 def _print_results(out_file: Path, sweep_id: str, skipped: int = 0) -> None:
     """This sweep's runs (rows marked ``sweep_id``; ``skipped`` by --resume) read against
     the whole results file, its earlier rows and unreadable lines counted."""
-    # lazy: numpy (the results reader), only the bench needs it
+    # lazy: numpy and pandas (the results reader, the bench table), only the bench needs them
+    from gpuscale.analysis.bench_scaling import bench_view
     from gpuscale.bench.results import ResultsError, load_bench
 
     if not out_file.exists():
@@ -65,15 +67,6 @@ def _print_results(out_file: Path, sweep_id: str, skipped: int = 0) -> None:
     try:
         loaded = load_bench(out_file)
     except ResultsError as exc:
-        err.print(f"note: the results are not shown: {exc}", markup=False, highlight=False)
-        return
-    if loaded.skipped:  # this sweep appends whole rows (a row cut short is taken back)
-        err.print(
-            f"note: {counted(len(loaded.skipped), 'unreadable line')} in {out_file}, "
-            f"written before this sweep, skipped (gpuscale analyze --bench {out_file} lists them)",
-            markup=False,
-            highlight=False,
-        )
-    from gpuscale.analysis.bench_scaling import bench_view  # lazy: pandas, only the bench
-
+        return note(f"the results are not shown: {exc}")
+    note(*loaded.unread_before(out_file))
     show(bench_view(loaded.table, sweep=sweep_id, path=out_file, skipped=skipped), Format.table)

@@ -4,7 +4,6 @@ a progress bar (what is printed, and how: ``cli.output``)."""
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -14,6 +13,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperOption
 
+from gpuscale.bench.needs import torch_missing
 from gpuscale.cli.output import Format, err, fail, fail_on, note, say
 from gpuscale.cli.usage import OneLineGroup
 from gpuscale.names import UnknownNameError, choose_workloads, resolve_choice
@@ -98,14 +98,9 @@ Families = Annotated[
 
 
 def require_torch(what: str) -> None:
-    """End the command with what to install when PyTorch is missing."""
-    try:
-        found = importlib.util.find_spec("torch") is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        cpu = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
-        fail(f"{what} needs PyTorch: pip install 'gpuscale[bench]' (without a GPU, first {cpu})")
+    """End the command with what to install when PyTorch is missing (``bench.needs``)."""
+    if (missing := torch_missing(what)) is not None:
+        fail(missing)
 
 
 def _progress_reader():
@@ -115,7 +110,8 @@ def _progress_reader():
     if not err.is_terminal:
         return None, nullcontext()
     progress = Progress(
-        "[progress.description]{task.description}",
+        # a style, not markup: a note printed under the bar renders it without markup
+        TextColumn("{task.description}", style="progress.description", markup=False),
         BarColumn(),
         TextColumn("{task.fields[count]}"),
         TimeElapsedColumn(),
@@ -142,26 +138,24 @@ def read_paths(paths: list[Path], round_names: list[str] | None = None):
 
 
 def load_tables(selection: RoundSelection, study: bool = False):
-    """Tables of the selection's raw paths (read now, with a progress bar) and bundled
-    rounds (``gpuscale.mlperf.load.load_rounds``; given neither, every bundled round, or
-    with ``study`` the study's, ``STUDY_ROUNDS``); a request it refuses ends the command."""
-    from gpuscale.mlperf.load import STUDY_ROUNDS, load_rounds  # lazy: MLPerf readers, pandas
+    """The selection's tables (``gpuscale.mlperf.load.load_selection``), raw paths and
+    rounds fetched read with a progress bar, where a fetched round lies said; a request it
+    refuses ends the command."""
+    from gpuscale.mlperf.load import load_selection  # lazy: the MLPerf readers, pandas
 
-    paths, names = selection.paths, selection.round_names
-    update, context = _progress_reader() if paths else (None, nullcontext())
+    update, context = _progress_reader() if selection.asked else (None, nullcontext())
     with context, fail_on(SourceError, ValueError, options=ROUND_OPTION):
-        default = STUDY_ROUNDS if study else None
-        return load_rounds(paths, names, default=default, progress=update, on_read=_said)
+        return load_selection(selection, study=study, progress=update, on_read=_said, on_note=note)
 
 
-def _said(read) -> None:  # type: ignore[no-untyped-def]
-    """The problems of the raw rounds read, said (any part of them not read, never unsaid)."""
+def _said(read, sources: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    """The problems of the raw rounds read (``sources``: the path of each), said (any part
+    of them not read, never unsaid)."""
     from gpuscale.tables.views import reading_notes, rejected_notes  # lazy: pandas
 
-    for line in reading_notes(read.problems):  # a warning as it is, a note as one
+    for line in reading_notes(read.problems, sources):  # a warning as it is, a note as one
         say([line], stderr=True) if line.startswith("warning: ") else note(line)
-    for line in rejected_notes(read.scores):
-        note(line)
+    note(*rejected_notes(read.scores))
 
 
 def workloads_of(
@@ -172,8 +166,7 @@ def workloads_of(
     command."""
     with fail_on(UnknownNameError, option="--benchmark"):
         chosen, notes = choose_workloads(tables.scores, benchmark, default)
-    for line in notes:
-        note(line)
+    note(*notes)
     return chosen, notes
 
 

@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuscale.names import UnknownNameError, resolve_columns
-from gpuscale.report.text_table import cell_text, columns_that_fit, numeric_cells
+from gpuscale.report.text_table import cell_text, columns_that_fit, fold, numeric_cells
 from gpuscale.tables.requests import FieldError
 from gpuscale.tables.views import TableView, jsonable
 
@@ -58,14 +58,9 @@ class _Out(_Quiet):
 
     @property
     def size(self) -> ConsoleDimensions:
-        columns = os.environ.get("COLUMNS", "")
-        if columns.isdigit() and int(columns) > 0:
-            width = int(columns)
-        elif self.is_terminal:
+        if (width := _columns()) is None and self.is_terminal:
             return super().size
-        else:
-            width = PIPED_WIDTH
-        return ConsoleDimensions(width, super().size.height)
+        return ConsoleDimensions(width or PIPED_WIDTH, super().size.height)
 
     @size.setter
     def size(self, new_size: tuple[int, int]) -> None:
@@ -87,9 +82,16 @@ out = _Out(soft_wrap=True, emoji=False)
 err = _Quiet(stderr=True, soft_wrap=True, emoji=False)
 
 
-def note(text: str) -> None:
-    """A ``note: ...`` line on stderr, plain text (names in it are never markup)."""
-    err.print(f"note: {text}", markup=False, highlight=False)
+def _columns() -> int | None:
+    """The width ``COLUMNS`` gives, read when printing (None: none, or not a width)."""
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
+def note(*texts: str) -> None:
+    """A ``note: ...`` line on stderr for each of ``texts``, plain text (names in it are
+    never markup), folded at a terminal's width (:func:`say`)."""
+    say([f"note: {text}" for text in texts], stderr=True)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -201,7 +203,7 @@ def _print_cells(
 ) -> None:
     """The terminal table of :func:`print_frame` and :func:`print_records` (a short
     answer's, ``rest`` given: its title and dropped columns folded at the width)."""
-    title = textwrap.fill(title, console.width) if rest else title
+    title = textwrap.fill(title, console.width) if rest or console.is_terminal else title
     headers = [c.replace("_", " ") for c in columns]  # wraps at the spaces
     specs = [(formats or {}).get(c) for c in columns]
     rows = [[cell_text(v, spec) for v, spec in zip(row, specs, strict=True)] for row in values]
@@ -293,12 +295,11 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest
     if columns_asked is None and fmt is not Format.table:
         # CSV and JSON are lossless: the terminal's columns first, then every other one
         columns += [c for c in view.frame.columns if c not in columns]
-    for line in view.notes:
-        note(line)
+    note(*view.notes)
     if fmt is Format.table and not view.empty:  # the answer first, then the detail
-        say(view.headline, wrap=bool(rest) or out.is_terminal)
+        say(view.headline, wrap=True if rest else None)
     if view.empty:
-        err.print(view.empty, markup=False, highlight=False)
+        say([view.empty], stderr=True)
         if fmt is not Format.table:
             print_frame(out, view.frame.reindex(columns=list(view.shown)), fmt)
     else:
@@ -313,14 +314,16 @@ def show(view: TableView, fmt: Format, columns_asked: str | None = None, *, rest
             rest=rest,
         )
     if fmt is Format.table:
-        say(view.said, wrap=bool(rest) or out.is_terminal)  # a log keeps each sentence whole
+        say(view.said, wrap=True if rest else None)  # a log keeps each sentence whole
 
 
-def say(lines, *, stderr: bool = False, wrap: bool = False) -> None:  # type: ignore[no-untyped-def]
-    """Sentences on stdout (or stderr), each as plain text (names in it are never markup);
-    ``wrap``: each folded at stdout's width, its later lines indented (a short answer's
-    lines, none wider than the terminal), else whole (a log keeps each sentence)."""
+def say(lines, *, stderr: bool = False, wrap: bool | None = None) -> None:  # type: ignore[no-untyped-def]
+    """Sentences on stdout (or stderr), each as plain text (names in it are never markup),
+    folded at stdout's width (``report.text_table.fold``) on a terminal (a log keeps each
+    sentence whole: it is grepped by sentence), or always with ``wrap`` (a short answer's
+    lines, none wider than the output), or never with ``wrap=False``."""
+    folded = out.is_terminal if wrap is None else wrap
     for line in lines:
-        if wrap and line:
-            line = textwrap.fill(line, out.width, subsequent_indent="  ", break_long_words=False)
-        (err if stderr else out).print(line, markup=False, highlight=False)
+        (err if stderr else out).print(
+            fold(line, out.width) if folded and line else line, markup=False, highlight=False
+        )

@@ -78,7 +78,7 @@ def dataset(
     tables = load_tables(selection)
     with fail_on(OutputError):
         said = write_dataset(tables, where.out)
-    err.print(said, markup=False, highlight=False)
+    say([said], stderr=True)
 
 
 @command(app, "scores")
@@ -142,8 +142,7 @@ def analyze(
     with fail_on(ValueError, options=option_names(AnalysisOptions)):
         analysed = analyze_asked(tables, workloads, options)
     request, results = analysed.options, analysed.results
-    for line in analysed.notes:
-        note(line)
+    note(*analysed.notes)
     if fmt is Format.json:
         print_json(out, analyze_document(as_json(results, request, tables.scores), bench_doc))
     elif fmt is Format.csv:
@@ -222,9 +221,8 @@ def report(
             bench_path=bench_file,
         )
     path = written.path
-    say([f"report written to {path}", *written.headline], wrap=out.is_terminal)
-    for line in missing:
-        err.print(f"warning: {line}", markup=False, highlight=False)
+    say([f"report written to {path}", *written.headline])
+    say([f"warning: {line}" for line in missing], stderr=True)
     if open_browser and not webbrowser.open(path.resolve().as_uri()):
         err.print(f"note: no browser found to open it; open {path} yourself", markup=False)
     if missing:

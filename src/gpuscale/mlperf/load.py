@@ -1,10 +1,13 @@
 """The rounds a command asked for, as one set of tables: raw paths read now (a folder that
-holds no results says why, and what to give instead) beside bundled rounds.
+holds no results says why, and what to give instead) beside rounds named: bundled ones
+from the package's tables, any other round MLCommons published from the cache, fetched
+there first from its public repository (``gpuscale.sources.fetch``; never ``offline``).
 
 Prints nothing; a request that cannot be served raises :class:`NoResultsError` (a path
 with no MLPerf results), :class:`RoundNamesError` (round names that do not fit the paths,
-or a round that is not bundled) or ``SourceError`` (a path that cannot be read at all),
-each with a message for people.
+a round that is none, one not in the cache ``offline``) or ``SourceError`` (a path that
+cannot be read at all, a round that cannot be fetched: ``FetchError``), each with a
+message for people.
 """
 
 from __future__ import annotations
@@ -14,16 +17,21 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from gpuscale.mlperf.bundled import load_round
+from gpuscale.mlperf.bundled import bundled_rounds, load_round
 from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.ingest import Progress, read_round
-from gpuscale.mlperf.layout import round_name_of
+from gpuscale.mlperf.layout import normalise_round, round_name_of
+from gpuscale.mlperf.round_hints import PUBLISHED
+from gpuscale.mlperf.rules import known_rulesets
 from gpuscale.quantities import agreeing, counted
 from gpuscale.sources import SourceError
 from gpuscale.sources.atomic import written_by
 from gpuscale.sources.entries import is_archive
+from gpuscale.sources.fetch import cache_folder, cached, fetch_round, folder_of, round_url
 from gpuscale.tables import RoundTables
-from gpuscale.tables.workloads import RENAMED, STUDY_ROUND, WORKLOADS, round_name
+from gpuscale.tables.round_requests import RoundSelection
+from gpuscale.tables.spelling import did_you_mean
+from gpuscale.tables.workloads import RENAMED, STUDY_ROUND, WORKLOADS, round_key, round_name
 
 EXPECTED = "expected <org>/systems/*.json and <org>/results/<system>/<benchmark>/result_*.txt"
 
@@ -148,44 +156,141 @@ def load_rounds(
     *,
     default: Sequence[str] | None = None,
     progress: Progress | None = None,
-    on_read: Callable[[RoundTables], None] | None = None,
+    on_read: Callable[[RoundTables, dict[str, Path]], None] | None = None,
+    offline: bool = False,
+    on_note: Callable[[str], None] | None = None,
 ) -> RoundTables:
-    """Tables from raw paths (read now) and bundled rounds: ``round_names`` names bundled
-    rounds, added beside the paths; a path whose name says no round takes the first
-    names as its round (one for all such paths, or one each). Given neither, the
-    ``default`` bundled rounds (none: every bundled round). ``on_read`` is given the
-    tables of the raw paths alone (their problems: what to tell the reader)."""
+    """Tables from raw paths (read now) and rounds named: ``round_names`` names rounds
+    added beside the paths (bundled, or fetched: :func:`named_rounds`); a path whose name
+    says no round takes the first names as its round (one for all such paths, or one
+    each). Given neither, the ``default`` bundled rounds (none: every bundled round).
+    ``on_read`` is given the tables of the raw paths, and of each fetched round, read (their
+    problems: what to tell the reader) with the path of each round in them; ``on_note``
+    where a fetched round lies."""
+    named = {"offline": offline, "progress": progress, "on_read": on_read, "on_note": on_note}
     if not paths:
-        return _bundled(list(round_names or default or []))
-    own, bundled = _split_round_names(list(paths), list(round_names or []))
-    _one_copy_each(list(paths), own, bundled)
-    beside = _bundled(bundled) if bundled else None  # one not bundled: said before the read
+        return named_rounds(list(round_names or default or []), **named)
+    own, others = _split_round_names(list(paths), list(round_names or []))
+    _one_copy_each(list(paths), own, others)
+    beside = named_rounds(others, **named) if others else None  # a name that is none: first
     tables = read_paths(paths, own, progress=progress)
     if on_read is not None:
-        on_read(tables)
+        named_as = own * len(paths) if len(own) == 1 else own or map(round_name_of, paths)
+        on_read(tables, {str(n): p for n, p in zip(named_as, paths, strict=False) if n})
     return combine([tables, beside]) if beside is not None else tables
 
 
-def _one_copy_each(paths: list[Path], own: list[str], bundled: list[str]) -> None:
-    """Refuse a round given both as a path and as a bundled ``--round``, before anything is
-    read: merged, one copy's results would replace the other's without a word."""
+def load_selection(
+    selection: RoundSelection,
+    *,
+    study: bool = False,
+    progress: Progress | None = None,
+    on_read: Callable[[RoundTables, dict[str, Path]], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
+) -> RoundTables:
+    """The tables a command's :class:`RoundSelection` asks for (:func:`load_rounds`; given
+    neither paths nor rounds, every bundled round, or with ``study`` the study's,
+    :data:`STUDY_ROUNDS`)."""
+    return load_rounds(
+        selection.paths,
+        selection.round_names,
+        default=STUDY_ROUNDS if study else None,
+        progress=progress,
+        on_read=on_read,
+        offline=selection.offline,
+        on_note=on_note,
+    )
+
+
+def published_rounds() -> list[str]:
+    """The rounds of MLPerf Training MLCommons has published or has rules for (those
+    mlperf-logging ships), oldest first: the names a round is fetched by."""
+    ruled = {f"v{r.rsplit('.', 1)[0]}" for r in known_rulesets()}
+    return sorted(ruled | set(PUBLISHED), key=round_key)
+
+
+def named_rounds(
+    round_names: list[str],
+    *,
+    offline: bool = False,
+    progress: Progress | None = None,
+    on_read: Callable[[RoundTables, dict[str, Path]], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
+) -> RoundTables:
+    """The rounds named (none: every bundled round): the bundled ones from the package's
+    tables, any other from the cache, fetched there first where it is not
+    (``gpuscale.sources.fetch.fetch_round``; ``offline``: never, refused instead)."""
+    try:
+        wanted = list(dict.fromkeys(normalise_round(n) for n in round_names))
+    except ValueError as exc:
+        raise RoundNamesError(str(exc)) from None
+    shipped = bundled_rounds()
+    inside = [n for n in wanted if n in shipped]
+    parts = [_bundled(inside)] if inside or not wanted else []
+    for name in (n for n in wanted if n not in shipped):
+        folder = _fetched(name, shipped, offline, progress, on_note)
+        part = read_round(folder, name, progress=progress)
+        if on_read is not None:
+            on_read(part, {name: folder})
+        parts.append(part)
+    return combine(parts) if len(parts) > 1 else parts[0]
+
+
+def _fetched(
+    name: str,
+    shipped: list[str],
+    offline: bool,
+    progress: Progress | None,
+    on_note: Callable[[str], None] | None,
+) -> Path:
+    """The cache's folder of round ``name`` (not bundled), fetched first where needed."""
+    published = published_rounds()
+    bundled = ", ".join(shipped) or "none"
+    if name not in published:
+        raise RoundNamesError(
+            f"round {name} not bundled, nor a round MLCommons published"
+            f"{did_you_mean(name, published)}: bundled {bundled}; published (fetched by "
+            f"name): {published[0]} to {published[-1]}; a round's results folder or archive "
+            "is read as a path"
+        )
+    cache = cache_folder()
+    found = cached(name, cache)
+    if found is None and offline:
+        raise RoundNamesError(
+            f"round {name} is not bundled ({bundled}) nor in the cache "
+            f"({folder_of(name, cache)}), and --offline (offline=True) fetches nothing: "
+            f"leave it out to fetch the round from {round_url(name)}, or give its results "
+            "folder or archive as a path"
+        )
+    found = found or fetch_round(name, cache=cache, progress=progress)
+    if on_note is not None:
+        on_note(found.said())
+    return found.path
+
+
+def _one_copy_each(paths: list[Path], own: list[str], named: list[str]) -> None:
+    """Refuse a round given both as a path and as a ``--round`` beside it, before anything
+    is read or fetched: merged, one copy's results would replace the other's without a
+    word."""
     if len(own) == len(paths):
         said = own  # one name each
     elif len(own) == 1:
         said = own * len(paths)  # one name for every path
     else:
         said = [round_name_of(p) for p in paths]
-    wanted = {round_name(n) for n in bundled}
+    wanted = {round_name(n) for n in named}
     for path, name in zip(paths, said, strict=True):
-        if name is None or round_name(name) not in wanted:
+        if name is None or (r := round_name(name)) not in wanted:
             continue
-        how = f"whose name says {round_name(name)}"
+        how = f"whose name says {r}"
         if round_name_of(path) is None:  # the round came from --round, not the path's name
-            how = f"read as {round_name(name)} by --round"
+            how = f"read as {r} by --round"
+        adds = "the bundled tables"
+        if r not in bundled_rounds():
+            adds = "the round fetched by name"
         raise RoundNamesError(
-            f"round {round_name(name)} given both as a path ({path}, {how}) and as a bundled "
-            "--round, which beside such a path adds the bundled tables: give one (drop --round "
-            "to read the path alone)"
+            f"round {r} given both as a path ({path}, {how}) and as --round {r}, which beside "
+            f"such a path adds {adds}: give one (drop --round to read the path alone)"
         )
 
 

@@ -147,19 +147,36 @@ NICE = np.array([0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200,
 
 
 def _log_axes(ax: Axes, x_label: str = "accelerators") -> None:
-    """Log axes with few fixed ticks (counts: powers of 4; y: 1-2-5 steps, at most 5):
-    a tick's artists are most of a figure's drawing time."""
+    """Log axes with few fixed ticks (counts: powers of 4, else of 2; y: 1-2-5 steps, at
+    most 5), at least two on each: a tick's artists are most of a figure's drawing time,
+    and one tick alone gives no scale to read a point by."""
     log_x(ax, x_label)
     ax.set_yscale("log")
     plain_log(ax.yaxis)
-    low, high = ax.get_xlim()
-    xs = 4.0 ** np.arange(0, 9)
-    ax.xaxis.set_major_locator(FixedLocator(xs[(xs >= low) & (xs <= high)]))
-    low, high = ax.get_ylim()
-    ticks = NICE
-    ys = ticks[(ticks >= low) & (ticks <= high)]
+    xs, view = _two_or_more(ax.get_xlim(), 4.0 ** np.arange(0, 9), 2.0 ** np.arange(0, 17))
+    ax.set_xlim(*view)
+    ax.xaxis.set_major_locator(FixedLocator(xs))
+    ys, view = _two_or_more(ax.get_ylim(), NICE)
+    ax.set_ylim(*view)
     ax.yaxis.set_major_locator(FixedLocator(ys[:: int(np.ceil(len(ys) / 5)) or 1]))
     ax.grid(alpha=0.25, axis="y")
+
+
+def _two_or_more(
+    view: tuple[float, float], *candidates: np.ndarray
+) -> tuple[np.ndarray, tuple[float, float]]:
+    """The ticks of the first of ``candidates`` (ascending values) with two or more in
+    ``view``, and the view; where none has, the last's from the one at or below the view
+    to the one at or above it, and the view widened to them."""
+    low, high = view
+    for ticks in candidates:
+        inside = ticks[(ticks >= low) & (ticks <= high)]
+        if len(inside) >= 2:
+            return inside, view
+    ticks = candidates[-1]
+    low = float(ticks[ticks <= low].max(initial=ticks[0]))
+    high = float(ticks[ticks >= high].min(initial=ticks[-1]))
+    return ticks[(ticks >= low) & (ticks <= high)], (low, high)
 
 
 @styled

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from gpuscale.quantities import joined, number
@@ -58,10 +61,8 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
     )
     models = list(dict.fromkeys(frame["configuration"]))  # a model's configurations apart
     width = 0.38
-    ticks = _ticks(frame, models)
-    # room below the axes for the longest label, rotated 30 degrees (it was cut off)
-    below_in = 0.3 + 0.03 * max(len(t) for t in ticks)
-    fig, ax = new_axes((max(5.6, 0.75 * len(models) + 2.5), 2.9 + below_in))
+    ticks = [_folded(t) for t in _ticks(frame, models)]
+    fig, ax = new_axes((max(5.6, 0.75 * len(models) + 2.5), 3.2))
     labels: dict[str, list[str]] = {}
     # a strategy's own overhead where a row ran it (an FSDP run's is no DDP overhead)
     drawn = [c in frame and frame[c].notna().any() for c, _ in PHASES]
@@ -103,8 +104,42 @@ def step_breakdown(scaling: pd.DataFrame) -> Chart:
     ax.set_ylim(0, 1)
     ax.set_title(f"{breakdown_title(scaling)}{_counts_compared(smallest, largest)}")
     legend_outside(ax)
-    fig.subplots_adjust(**{**MARGINS, "bottom": below_in / fig.get_figheight()})
+    fig.subplots_adjust(**MARGINS)
+    room_for_ticks(fig, ax)
     return Chart(fig, labels)
+
+
+def room_for_ticks(fig: Figure, ax: Axes, pad_in: float = 0.05) -> None:
+    """Grow the figure to the left and below by what ``ax``'s labels (its rotated tick
+    labels of long names above all) reach past its edges as laid out, the axes' own size
+    and the other margins kept: nothing is cut off when the figure is saved at its size."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: one measuring pass
+
+    box = ax.get_tightbbox(FigureCanvasAgg(fig).get_renderer())
+    left, below = (max(0.0, -edge / fig.dpi) for edge in (box.x0, box.y0))
+    left, below = (past + pad_in if past else 0.0 for past in (left, below))
+    if not (left or below):
+        return
+    width, height = fig.get_size_inches()
+    kept = fig.subplotpars
+    fig.set_size_inches(width + left, height + below)
+    fig.subplots_adjust(
+        left=(kept.left * width + left) / (width + left),
+        right=(kept.right * width + left) / (width + left),
+        bottom=(kept.bottom * height + below) / (height + below),
+        top=(kept.top * height + below) / (height + below),
+    )
+
+
+def _folded(label: str, most: int = 24) -> str:
+    """A tick label on lines of at most ``most`` characters, broken after a ``/``, ``_``,
+    ``:``, ``-`` or space (a model's path and factory), every character kept."""
+    lines = [""]
+    for piece in re.findall(r"[^/_:\s-]*[/_:\s-]?", label):
+        if lines[-1] and len(lines[-1]) + len(piece) > most:
+            lines.append("")
+        lines[-1] += piece
+    return "\n".join(line for line in lines if line)
 
 
 def _ticks(frame: pd.DataFrame, configurations: list[str]) -> list[str]:

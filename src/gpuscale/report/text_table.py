@@ -5,6 +5,7 @@ Pure text in, numbers out; the CLI draws the table (``gpuscale.cli.output``)."""
 from __future__ import annotations
 
 import numbers
+import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -85,3 +86,15 @@ def numeric_cells(values: Iterable[Any], *, empty: bool = True) -> bool:
     if not found:
         return empty
     return bool(count) and len(count) + sum(v == "none" for v in found) == len(found)
+
+
+def fold(line: str, width: int) -> str:
+    """``line`` folded at ``width`` at its spaces (never inside a word, a path or a
+    hyphenated name), its later lines indented two spaces; each of its own lines alike."""
+    return "\n".join(
+        textwrap.fill(
+            part, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+        )
+        or part
+        for part in line.split("\n")
+    )

@@ -55,11 +55,12 @@ class RoundSelection:
         str,
         names=("--round",),
         parse=listed,
-        help="Bundled rounds, e.g. v4.1 (repeatable, or v4.1,v5.0); with paths, added "
-        "beside them, except beside a path whose name says no round (./my-results): there "
-        "the first --round (or one per such path, in order) names that path's round instead, "
-        "and no bundled round of that name is added (a warning says where its logs' dates "
-        "or benchmarks are another round's).",
+        help="Rounds by name, e.g. v4.1 (repeatable, or v4.1,v5.0): bundled, or any other "
+        "MLCommons published, fetched once from its public results repository into the "
+        "cache; with paths, added beside them, except beside a path whose name says no round "
+        "(./my-results): there the first --round (or one per such path, in order) names that "
+        "path's round instead, and no round of that name is added (a warning says where its "
+        "logs' dates or benchmarks are another round's).",
     )
     benchmark: tuple[str, ...] | None = repeatable_option(
         str,
@@ -67,6 +68,10 @@ class RoundSelection:
         parse=listed,
         help="Benchmark or workload names, repeatable or comma-separated; 'study' for the "
         "study's four (default: every one loaded; report: the study's four).",
+    )
+    offline: bool = flag(
+        "--offline",
+        help="Never fetch: a --round neither bundled nor in the cache is refused.",
     )
 
     def __post_init__(self) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpuscale.quantities import counted
+from gpuscale.tables.commands import suggested_command
 from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.republished import in_a_twin_pair, is_same_runs_copy
 from gpuscale.tables.round_requests import ScoresOptions
@@ -218,19 +219,23 @@ def rejected_notes(scores: pd.DataFrame) -> list[str]:
     return lines
 
 
-def reading_notes(problems: pd.DataFrame) -> list[str]:
+def reading_notes(problems: pd.DataFrame, sources: Mapping[str, object] | None = None) -> list[str]:
     """What a command that read raw rounds tells its reader of their problems, a line per
     round: how many of each kind, and each problem that left part of the input unread
     (``NOT_READ``: a damaged archive, an unreadable file) with its message, the first
-    three of a kind; ``gpuscale ingest`` lists them all. First, each warning (``warning:
-    ...``): a path read as a round its logs contradict (``other round``)."""
+    three of a kind; ``gpuscale ingest`` of the round's path (``sources``: round -> the
+    path read) lists them all. First, each warning (``warning: ...``): a path read as a
+    round its logs contradict (``other round``)."""
     lines = [f"warning: {m}" for m in problems[problems["kind"] == "other round"]["message"]]
     for round_name, rows in problems.groupby("round", sort=True):
         counts = rows["kind"].value_counts()
         kinds = ", ".join(f"{kind} {count:,}" for kind, count in counts.items())
+        ingest = "`gpuscale ingest` of its folder or archive writes each to problems.csv"
+        if (source := (sources or {}).get(round_name)) is not None:
+            command = suggested_command("ingest", source, "--round-name", round_name)
+            ingest = f"{command} writes each to gpuscale-tables/problems.csv"
         lines.append(
-            f"{round_name}: {counted(len(rows), 'problem')} reading it ({kinds}); "
-            "`gpuscale ingest PATH --out DIR` writes each to problems.csv"
+            f"{round_name}: {counted(len(rows), 'problem')} reading it ({kinds}); {ingest}"
         )
         lines += [f"{round_name}: {m}" for m in rows[rows["kind"] == "other ruleset"]["message"]]
         unread = rows[rows["kind"].isin(NOT_READ)]

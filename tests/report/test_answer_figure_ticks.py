@@ -1,0 +1,43 @@
+"""Every panel of the answer's figures gives a scale to read a point by: two ticks or more
+on each axis, also where the values span less than one 1-2-5 step (GPT-3's E' lies within
+0.5-2 in v3.0, v3.1 and v4.0, where only the tick 1 falls)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from gpuscale.analysis import AnalysisOptions, analyze
+from gpuscale.mlperf import load_round
+from gpuscale.report.answer_figures import NICE, _two_or_more, overview_like, scaling
+
+
+def _ticks_in_view(axis, view: tuple[float, float]) -> list[float]:
+    low, high = sorted(view)
+    return [t for t in axis.get_majorticklocs() if low * (1 - 1e-9) <= t <= high * (1 + 1e-9)]
+
+
+@pytest.fixture(scope="module")
+def gpt3():
+    tables = load_round("v4.0")
+    return analyze(tables, ["gpt3"], AnalysisOptions(n_boot=100))[0]
+
+
+@pytest.mark.parametrize("draw", [overview_like, scaling], ids=["first screen", "workload"])
+def test_each_log_panel_has_two_ticks_or_more(gpt3, draw) -> None:
+    figure = (draw([gpt3]) if draw is overview_like else draw(gpt3)).figure
+    FigureCanvasAgg(figure).draw()
+    for ax in (a for a in figure.axes if a.get_visible() and a.get_yscale() == "log"):
+        assert len(_ticks_in_view(ax.yaxis, ax.get_ylim())) >= 2, ax.get_title()
+        assert len(_ticks_in_view(ax.xaxis, ax.get_xlim())) >= 2, ax.get_title()
+
+
+def test_a_view_with_one_tick_widens_to_the_ticks_around_it() -> None:
+    ticks, view = _two_or_more((0.6, 1.9), NICE)
+    assert list(ticks) == [0.5, 1.0, 2.0] and view == (0.5, 2.0)
+    ticks, view = _two_or_more((0.6, 9.0), NICE)
+    assert list(ticks) == [1.0, 2.0, 5.0] and view == (0.6, 9.0)  # enough: kept as it was
+    counts = (4.0 ** np.arange(0, 9), 2.0 ** np.arange(0, 17))
+    ticks, view = _two_or_more((6.0, 40.0), *counts)
+    assert list(ticks) == [8.0, 16.0, 32.0] and view == (6.0, 40.0)  # powers of 2 then

@@ -80,3 +80,28 @@ def test_too_few_pairs_held_out_give_no_in_sample_spread() -> None:
     fits = default_fits()
     blind = fits | {"speed": fits["speed"] | {"transfer": few}}
     assert transfer_factor(blind, "MI325X") == (1, pytest.approx(math.sqrt(2)))
+
+
+def test_thin_evidence_is_marked_in_the_default_view_and_the_json() -> None:
+    """A level on one submission (MI300X's one BERT result) or one submitter's results
+    (xFusion's A30) is marked on each row, in the table the terminal shows and in the
+    JSON; a count many submitters ran (H100 at 8) is not; a borrowed level (class iii)
+    is said by its class."""
+    from typer.testing import CliRunner
+
+    from gpuscale.cli import app
+    from gpuscale.planning import PlanRequest, plan_for
+    from gpuscale.planning.terminal import plan_answer
+
+    def marks(accelerator: str, devices: str) -> list[str]:
+        result = plan_for(PlanRequest(workload="bert", accelerator=accelerator, devices=devices))
+        shown = plan_answer(result)[0]
+        assert [r.get("rests on", "") for r in shown] == [r["rests_on"] for r in result.rows]
+        return [r["rests_on"] for r in result.rows]
+
+    assert marks("MI300X", "8,64") == ["one submission", "one submission"]
+    assert marks("A30", "8,16") == ["one submitter", "one submitter"]
+    assert marks("H100", "8,16,4096") == ["", "", ""]
+    assert marks("TPU-v5p", "64") == [""]  # never ran BERT: class iii
+    shown = CliRunner().invoke(app, ["plan", "-w", "bert", "-a", "MI300X", "-n", "8", "-f", "json"])
+    assert '"rests_on": "one submission"' in shown.stdout

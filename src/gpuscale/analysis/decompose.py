@@ -42,7 +42,7 @@ import pandas as pd
 
 from gpuscale.analysis.critical_batch import round_rcp_model
 from gpuscale.analysis.equilibrium import fastest_per_count
-from gpuscale.analysis.metrics import plausible_samples, study_reference, with_reference
+from gpuscale.analysis.metrics import family_reference, plausible_samples, with_reference
 from gpuscale.tables.analysis_request import BASES
 from gpuscale.tables.measures import normalized_efficiency
 
@@ -71,8 +71,12 @@ def decompose(table: pd.DataFrame, basis: str = "expected") -> pd.DataFrame:
     use = np.isfinite(expected) if basis == "expected" else np.zeros(len(out), bool)
     out["convergence_factor"] = np.where(use, expected, ratio("plausible_samples"))
     out["throughput_factor"] = out["speedup"].to_numpy(float) / out["convergence_factor"]
+    # as floats: a nullable count (Int64) would turn each NaN factor into <NA>, which no
+    # reader of the factor can take as a number
     out["throughput_efficiency"] = normalized_efficiency(
-        out["throughput_factor"], out["accelerators"], out["reference_accelerators"]
+        out["throughput_factor"].to_numpy(float),
+        out["accelerators"].to_numpy(float, na_value=np.nan),
+        out["reference_accelerators"].to_numpy(float, na_value=np.nan),
     )
     known = np.isfinite(out["convergence_factor"].to_numpy(float))
     out["convergence_basis"] = np.where(use, "expected", np.where(known, "measured", ""))
@@ -106,7 +110,7 @@ def within_family(table: pd.DataFrame, family: str, basis: str = "expected") -> 
     group = table[table["accelerator_family"] == family]
     if group.empty:
         return group
-    return decompose(with_reference(group, study_reference(group)), basis)
+    return decompose(with_reference(group, family_reference(group)), basis)
 
 
 def expected_samples(round_name: str, benchmark: str, global_batch: float) -> float:

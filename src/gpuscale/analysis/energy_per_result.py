@@ -80,6 +80,8 @@ def energy_against_scale(energy: pd.DataFrame) -> pd.DataFrame:
     energy_per_sample_to_j (NaN where convergence is not counted in samples)."""
     rows = []
     keys = ["round", "workload", "org", "accelerator_family"]
+    # a result without its count, time or energy has no place on the scale
+    energy = energy.dropna(subset=["accelerators", "time_to_train_min", "energy_kj"])
     for key, group in energy.groupby(keys, sort=True):
         # the fastest result at each count (two systems at one count: the faster one)
         best = group.sort_values("time_to_train_min").drop_duplicates("accelerators")

@@ -24,6 +24,7 @@ import pandas as pd
 from gpuscale import criteria
 from gpuscale.analysis.crossing import pick_crossing
 from gpuscale.analysis.frontier import fastest_per_count
+from gpuscale.analysis.outliers import outlier_column
 from gpuscale.analysis.pick import Pick
 from gpuscale.quantities import joined
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, Criterion
@@ -198,10 +199,13 @@ def _several_references(table: pd.DataFrame) -> bool:
 def equilibrium_by_family(
     table: pd.DataFrame, *, threshold: float = DEFAULT_EFFICIENCY_THRESHOLD
 ) -> list[Equilibrium]:
-    """The criteria within each accelerator family that has at least two systems."""
+    """The criteria within each accelerator family that has at least two systems that
+    are no outliers (``gpuscale.analysis.outliers``: like with like includes the
+    software, so a system far from its family's others at its count picks nothing)."""
     check_table(table, "scaling", "table")
+    kept = table[outlier_column(table).to_numpy() == ""]
     return [
         equilibrium(group, threshold=threshold, scope=str(family))
-        for family, group in table.groupby("accelerator_family", sort=True)
+        for family, group in kept.groupby("accelerator_family", sort=True)
         if len(group) >= 2
     ]

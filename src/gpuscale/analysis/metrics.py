@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.divisions import in_division, of_workload
+from gpuscale.analysis.outliers import outlier_column, outliers
 from gpuscale.analysis.superlinear import superlinear
 from gpuscale.names import resolve_choice, resolve_families, resolve_workload
 from gpuscale.tables import SCALING_COLUMNS, Unit, convergence_unit
@@ -34,6 +35,7 @@ from gpuscale.tables.measures import (
     speedup,
 )
 from gpuscale.tables.republished import is_log_flagged, is_same_runs_copy
+from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.spelling import did_you_mean
 
 
@@ -79,7 +81,28 @@ def scored_systems(
         keep &= scores["availability"].str.lower().str.contains(availability.lower(), regex=False)
     if families:
         keep &= scores["accelerator_family"].isin(families)
-    return scores[keep]
+    return with_names(scores[keep])
+
+
+# A name a result's system file may lack, and what stands for it: the submitter's folder,
+# the system's file stem, the family of a system that names no accelerator.
+NAME_FALLBACKS = {"submitter": "org", "system_name": "system_id"}
+
+
+def with_names(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every system named: a missing submitter is its folder (``org``), a
+    missing system name its id, a missing accelerator family ``UNKNOWN_FAMILY``
+    (a copy only where one is missing; v0.7 leaves a system file's fields empty)."""
+    gaps = {c: frame[c].isna() for c in (*NAME_FALLBACKS, "accelerator_family") if c in frame}
+    if not any(gap.any() for gap in gaps.values()):
+        return frame
+    out = frame.copy()
+    for column, fallback in NAME_FALLBACKS.items():
+        if column in gaps and fallback in out:
+            out[column] = out[column].fillna(out[fallback])
+    if "accelerator_family" in gaps:
+        out["accelerator_family"] = out["accelerator_family"].fillna(UNKNOWN_FAMILY)
+    return out
 
 
 def _with_units(frame: pd.DataFrame) -> pd.DataFrame:
@@ -124,6 +147,15 @@ def study_reference(frame: pd.DataFrame) -> pd.Series:
 
     # a sort of positions, not of the frame: a sort copies every column
     return frame.iloc[min(fewest, key=order)]
+
+
+def family_reference(group: pd.DataFrame) -> pd.Series:
+    """One accelerator family's reference, like with like: the study's rule (fewest
+    accelerators, the slowest among them) over its systems that are no outliers
+    (``gpuscale.analysis.outliers``: far from the family's others at their count, or
+    resting on such a submitter's software alone); over all of them where every one is."""
+    kept = group[outlier_column(group).to_numpy() == ""]
+    return study_reference(kept if len(kept) else group)
 
 
 def _as_reference(row: pd.Series) -> Reference:
@@ -269,9 +301,10 @@ def workload_scaling_table(
     frame = frame[of_workload(frame, workload).to_numpy(bool)]
     if frame.empty:
         return pd.DataFrame(columns=list(SCALING_COLUMNS))
+    frame = frame.assign(outlier=outliers(frame))
     if reference == "family":
         parts = [
-            with_reference(group, study_reference(group))
+            with_reference(group, family_reference(group))
             for _, group in frame.groupby("accelerator_family", sort=True)
         ]
         out = pd.concat(parts)

@@ -18,7 +18,7 @@ from gpuscale.analysis.answers import answers
 from gpuscale.analysis.document import SUMMARY_FIELDS
 from gpuscale.analysis.study import CITATION
 from gpuscale.analysis.study_table import table_i_texts
-from gpuscale.quantities import named
+from gpuscale.quantities import devices, format_minutes, named
 from gpuscale.tables import display_name
 from gpuscale.tables.views import TableView
 
@@ -68,6 +68,20 @@ def flagged_sentences(table: pd.DataFrame) -> list[str]:
     ]
 
 
+def outlier_sentences(table: pd.DataFrame) -> list[str]:
+    """One line per outlier (``gpuscale.analysis.outliers``): its time is its software's,
+    not its family's, so it sets no family's reference nor picks."""
+    if "outlier" not in table:
+        return []
+    off = table[table["outlier"].fillna("").astype(str) != ""]
+    return [
+        f"outlier, left out of its family's reference and picks: "
+        f"{named(r.submitter, r.system_name)} ({devices(r.accelerators, r.accelerator_family)}, "
+        f"{format_minutes(r.time_to_train_min)}): {r.outlier}"
+        for r in off.itertuples(index=False)
+    ]
+
+
 def workload_view(
     result: WorkloadAnalysis, options: AnalysisOptions, *, decompose: bool
 ) -> TableView:
@@ -76,7 +90,11 @@ def workload_view(
     columns = [*SUMMARY_FIELDS, *(DECOMPOSE_COLUMNS if decompose else ())]
     if result.table.duplicated(["submitter", "system_name", "accelerators"]).any():
         columns = [*columns[:2], "system_id", *columns[2:]]  # else two rows look alike
-    said = [*equilibrium_sentences(result), *flagged_sentences(result.table)]
+    said = [
+        *equilibrium_sentences(result),
+        *flagged_sentences(result.table),
+        *outlier_sentences(result.table),
+    ]
     return TableView(
         result.table,
         columns,
@@ -156,6 +174,7 @@ def answer_view(result: WorkloadAnalysis, options: AnalysisOptions) -> TableView
         f"picks ({len(table)} systems, {counts} accelerators)"
     )
     said = [f"[{k}] {note}" for k, note in enumerate(notes, 1)]
+    said += outlier_sentences(table)
     said.append(f"E' against the reference ({options.reference}): {references_text(result)}")
     frame = pd.DataFrame(rows)
     drop = ("95% interval", "minutes", "system")

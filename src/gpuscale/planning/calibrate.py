@@ -13,7 +13,9 @@ standard deviation:
 the errors have heavy tails, and the top 20% do not move it), pooled with a prior worth
 ``PRIOR_CASES`` errors so that a class with few cases is not given a narrow interval by
 chance (``QUANTILE_RULES["pooled"]``; the other rules are compared by
-``benchmarks/plan_interval_rules.py``).
+``benchmarks/plan_interval_rules.py``). The prior is the class's width on development
+forecasts no accuracy figure judges (``predict.prior_intervals``), scaled to the class (i)
+width at hand (:func:`class_prior`).
 """
 
 from __future__ import annotations
@@ -127,8 +129,15 @@ def conformal(errors: np.ndarray, prior: float) -> float:
     return prior if rank > len(errors) else float(np.sort(errors)[rank - 1])
 
 
+def plain(errors: np.ndarray, prior: float) -> float:
+    """The 80% quantile of the errors alone (``prior`` where there are none): how the
+    priors themselves are fitted, on forecasts of their own (``benchmarks/plan_priors.py``)."""
+    return float(np.quantile(errors, COVERAGE)) if len(errors) else prior
+
+
 QUANTILE_RULES: dict[str, Callable[[np.ndarray, float], float]] = {
     "pooled": pooled,
+    "plain": plain,
     "unbiased": unbiased,
     "conformal": conformal,
 }
@@ -158,10 +167,23 @@ def intervals(
         else:
             prior_e = _evidence_prior(errors, pairs)
             errors = errors / np.sqrt(1 + prior_e / np.maximum(pairs, 1)) if len(errors) else errors
-        out[kind] = QUANTILE_RULES[rule](errors, DEFAULT_INTERVALS[kind])
+        out[kind] = QUANTILE_RULES[rule](errors, class_prior(kind, out))
         out[f"evidence_{kind}"] = prior_e
         out[f"cases_{kind}"] = len(errors)
     return out
+
+
+def class_prior(kind: str, found: dict[str, float]) -> float:
+    """The prior half-width of ``kind``: its development width (``DEFAULT_INTERVALS``),
+    scaled to the class (i) width calibrated here where that rests on at least
+    ``EVIDENCE_CASES`` forecasts. The development transitions (v0.7 -> v1.1 -> v3.0) span
+    1.5 years each, three times the bundled rounds' half year, and the drift of a
+    longer gap widens every class alike: their ratios to class (i) carry what differs by
+    class, the forecasts at hand the scale."""
+    prior = DEFAULT_INTERVALS[kind]
+    if kind == "i" or found.get("cases_i", 0) < EVIDENCE_CASES:
+        return prior
+    return prior * found["i"] / DEFAULT_INTERVALS["i"]
 
 
 def calibrated_fits(systems: pd.DataFrame, rule: str = "pooled") -> dict[str, Any]:

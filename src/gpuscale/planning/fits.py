@@ -22,7 +22,9 @@ import pandas as pd
 from gpuscale.planning.pooled import DEFAULT, HUBER, Penalties, robust_scale
 from gpuscale.planning.predict import at_round
 from gpuscale.planning.shape import MODEL_VERSION, PIN, hat_values
+from gpuscale.planning.systems import fitted
 from gpuscale.planning.workload import fit_workload
+from gpuscale.tables.json_depth import JSON
 
 PAIR_WEIGHT_CAP = 5.0
 
@@ -136,8 +138,30 @@ def components(pairs: list[tuple[str, str, float, float]]) -> dict[str, int]:
 def fit_all(systems: pd.DataFrame, pen: Penalties = DEFAULT) -> dict[str, Any]:
     """The fits of every workload in ``systems`` (``gpuscale.planning.systems.measured``)
     and the families' speeds; ``intervals`` is left to the caller (calibration)."""
+    kept = fitted(systems)
     workloads = {
         str(w): fit_workload(rows.reset_index(drop=True), pen)
-        for w, rows in systems.groupby("workload")
+        | {"outliers": left_out(systems[systems["workload"] == w])}
+        for w, rows in kept.groupby("workload")
     }
     return {"version": MODEL_VERSION, "workloads": workloads, "speed": speeds(workloads)}
+
+
+def left_out(systems: pd.DataFrame) -> list[list[JSON]]:
+    """The outliers of one workload's systems, left out of its fit: ``[round, submitter,
+    system, devices, minutes, family, why]`` each."""
+    if "outlier" not in systems:
+        return []
+    out = systems[systems["outlier"].fillna("").astype(str).to_numpy() != ""]
+    return [
+        [
+            r.round,
+            r.submitter,
+            r.system_name,
+            int(r.accelerators),
+            float(r.time_to_train_min),
+            r.accelerator_family,
+            r.outlier,
+        ]
+        for r in out.itertuples(index=False)
+    ]

@@ -37,7 +37,9 @@ the workload's newest), with ``x = log2 N``:
 
 from __future__ import annotations
 
+import json
 import math
+from importlib import resources
 from typing import Any
 
 from gpuscale.planning.shape import PIN, hat_values
@@ -45,7 +47,20 @@ from gpuscale.tables.workloads import round_key
 
 CLASSES = ("i", "ii_in", "ii_out", "iii")
 ANCHOR_PRIOR = 1.0  # an anchor of k systems is shrunk by k / (k + this)
-DEFAULT_INTERVALS = {"i": 0.08, "ii_in": 0.12, "ii_out": 0.18, "iii": 0.35, "widen": 0.25}
+PRIORS_FILE = "plan_priors.json"
+
+
+def prior_intervals() -> dict[str, float]:
+    """Each class's prior 80% half-width (log) and the widening per octave outside:
+    fitted on development forecasts no accuracy figure judges (v1.1 from v0.7, v3.0 from
+    both: ``benchmarks/plan_priors.py`` writes ``data/plan_priors.json``); the
+    calibration pools them with the forecasts of the rounds it has
+    (``gpuscale.planning.calibrate.pooled``)."""
+    stored = json.loads((resources.files("gpuscale") / "data" / PRIORS_FILE).read_text())
+    return {key: float(stored[key]) for key in (*CLASSES, "widen")}
+
+
+DEFAULT_INTERVALS = prior_intervals()
 # An interval widens by sqrt(1 + prior / e), ``e`` the (submitter, round) pairs of the
 # family's results on the workload, ``prior`` calibrated per class (``calibrate``) among
 # EVIDENCE_PRIORS; EVIDENCE_PRIOR where too few forecasts tell (the forward backtest:

@@ -21,10 +21,12 @@ from gpuscale.planning.limits import (
     superlinear_reference,
 )
 from gpuscale.planning.linear import UNSUPPORTED, cell, judged
+from gpuscale.planning.memory import memory_check
 from gpuscale.planning.predict import evidence, plannable, predict_point, transfer_factor
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion, measures
+from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.plan import NEAREST_KEYS
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import round_key
@@ -94,6 +96,22 @@ def _marks(n: list[float], minutes: list[float], threshold: float) -> tuple[list
     return front, [", ".join(picks.get(i, [])) for i in range(len(n))]
 
 
+THIN = ("one submission", "one submitter")
+
+
+def thin_evidence(own: dict[str, JSON] | None, kind: str, n: int) -> str:
+    """``one submission`` or ``one submitter`` where a count's level rests on so little
+    (at a count the family ran: its results there; elsewhere: all its results on the
+    workload), else "" (a family that never ran the workload: its level is borrowed,
+    said by its class)."""
+    if own is None or kind == "iii":
+        return ""
+    systems = own["systems"] if kind != "i" else [s for s in own["systems"] if int(s[3]) == n]
+    if len(systems) == 1:
+        return THIN[0]
+    return THIN[1] if len({s[1] for s in systems}) == 1 else ""
+
+
 def faster_fewer(
     fits: dict[str, Any], workload: str, family: str, n: int, minutes: float
 ) -> tuple[list[Any], float] | None:
@@ -127,6 +145,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
     n = [float(p["accelerators"]) for p in points]
     batch = [p["global_batch"] for p in points]  # runnable: predict.runnable_batch
     # refused on the batch assumed: rounding it up to one per device makes it no likelier
+    memory = memory_check(workload, family, request.devices_per_node)
     refused = [
         refusals(
             int(p["accelerators"]),
@@ -136,6 +155,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
             if below_floor(int(p["accelerators"]), p["assumed_batch"], data)
             else (None, None),
         )
+        + [why for why in [memory.refusal(int(p["accelerators"]))] if why]
         for p in points
     ]
     timed = [k for k, why in enumerate(refused) if not why]
@@ -193,6 +213,8 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
                 "pareto": bool(front[kept.index(k)]) if k in kept else False,
                 "stops_paying": stops[kept.index(k)] if k in kept else "",
                 "flags": "; ".join(flags[k][0]),
+                "model_state_gb": state.total_gb if (state := memory.at(int(n[k]))) else math.nan,
+                "rests_on": thin_evidence(fit["families"].get(family), p["count_class"], int(n[k])),
                 "beyond_linear": (
                     cell(points[verdicts[k]["against"]], p, verdicts[k]) if k in verdicts else ""
                 ),
@@ -271,6 +293,7 @@ def plan_result(
         # read as A100-SXM4-80GB, also A100-PCIe-80GB and A100-SXM4-40GB; a user walk)
         "accelerator_asked": request.accelerator,
         "could_also_mean": other_variants(request.accelerator, family, families) if read_as else [],
+        "memory": memory_check(workload, family, request.devices_per_node).facts(),
     }
     said = notes(fits, workload, family, rows, request)
     held = sorted(fit["era"], key=round_key)

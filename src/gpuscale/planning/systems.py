@@ -14,7 +14,12 @@ and adds what the model reads:
 * ``era``: 0, 1, ... the workload's rules as its RCPs say: a new era starts in a round whose
   ``E_R(B_ref)`` differs by more than 10% from the round before (Stable Diffusion v4.0,
   GPT-3 v4.1: a new benchmark or target, not new software);
-* ``log_y``: the device-minutes per expected sample, ``log(T N / convergence)``.
+* ``log_y``: the device-minutes per expected sample, ``log(T N / convergence)``;
+* ``outlier``: why the system is an outlier, "" where it is not
+  (``gpuscale.analysis.outliers``: its time far from its family's other submitters' at its
+  count, or alone at a count beside such a submitter's): :func:`fitted` leaves those out
+  of the fit, which neither sets a level nor a shape on one submitter's software; the
+  backtests still forecast them.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.analysis.decompose import expected_samples
+from gpuscale.analysis.outliers import outliers
 from gpuscale.quantities import counted, joined
 from gpuscale.tables.republished import counted_in_analyses, is_log_flagged, is_same_runs_copy
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
@@ -69,7 +75,16 @@ def measured(scores: pd.DataFrame) -> pd.DataFrame:
     parts = [_convergence(mine) for _, mine in rows.groupby("workload", sort=False)]
     rows = pd.concat(parts).sort_index() if parts else rows.assign(**dict.fromkeys(ADDED))
     rows["log_y"] = np.log(rows["time_to_train_min"] * rows["accelerators"] / rows["convergence"])
+    rows["outlier"] = outliers(rows) if len(rows) else pd.Series(dtype=object)
     return rows
+
+
+def fitted(systems: pd.DataFrame) -> pd.DataFrame:
+    """The systems the fit rests on: those that are no outliers (``outlier`` empty:
+    ``gpuscale.analysis.outliers``, the rule ``analyze`` and the report use)."""
+    if "outlier" not in systems:
+        return systems
+    return systems[systems["outlier"].fillna("").astype(str).to_numpy() == ""]
 
 
 def unplanned(scores: pd.DataFrame) -> dict[str, str]:

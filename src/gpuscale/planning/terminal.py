@@ -15,8 +15,8 @@ COUNT_WORDS = {
     "ii_out": "beyond measured",
     "iii": "workload never run",
 }
-# Columns shown only where a row has a value (a price, a power, a criterion)
-WHERE_GIVEN = ("cost", "energy kWh", "picked by")
+# Columns shown only where a row has a value (a price, a power, a criterion, thin evidence)
+WHERE_GIVEN = ("cost", "energy kWh", "picked by", "rests on")
 # What a narrow terminal drops first (--explain and -f csv keep every column)
 PLAN_DROP_ORDER = ("picked by", "nodes", "global batch", "energy kWh", "accelerator hours")
 
@@ -41,6 +41,7 @@ def _shown(row: dict[str, Any]) -> dict[str, Any]:
         "global batch": row["global_batch"],
         "this count": COUNT_WORDS.get(row["count_class"], row["count_class"]),
         "picked by": row["stops_paying"],  # the criteria whose last paying count it is
+        "rests on": row["rests_on"],  # one submission or one submitter: one software stack
     }
 
 

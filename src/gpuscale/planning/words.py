@@ -9,9 +9,11 @@ from typing import Any
 
 from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.linear import linear_notes
+from gpuscale.planning.memory import memory_check
 from gpuscale.planning.spread import batch_drop_notes, cited_notes, evidence_notes, held_notes
 from gpuscale.planning.throughput import batch_sign, efficiency_note, per_device
 from gpuscale.quantities import counted, joined, number
+from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.plan import PLAN_COLUMNS
 from gpuscale.tables.workloads import round_key
 
@@ -169,8 +171,6 @@ def class_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) ->
         timed = [r for r in rows if r["count_class"] == kind and _timed(r)]
         if kind in ("ii_out", "iii") and timed:
             text += "; " + _shape_support(fit, timed)
-        if kind == "iii" or "extrapolated" in text:
-            text += "; memory is not modelled: check that the model fits in these devices"
         out.append(text + ".")
     return out
 
@@ -203,6 +203,24 @@ def _shape_support(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     return (
         f"the shape there rests on the results at counts within an octave of these: {joined(parts)}"
     )
+
+
+def outlier_notes(fit: dict[str, JSON], family: str) -> list[str]:
+    """The outliers left out of the fit (``gpuscale.analysis.outliers``): each of
+    ``family``'s, and how many of the other families'."""
+    left = fit.get("outliers", [])
+    mine = [o for o in left if o[5] == family]
+    out = [
+        f"Left out of the fit as an outlier (one submitter's software, not the family's): "
+        f"{o[0]} {o[1]} {o[2]} on {o[3]:,} ({number(o[4])} min): {o[6]}."
+        for o in mine
+    ]
+    if len(left) > len(mine):
+        out.append(
+            f"{plural(len(left) - len(mine), 'result')} of other families left out of the "
+            f"fit as outliers (`gpuscale analyze -b {fit['workload']}` names them)."
+        )
+    return out
 
 
 def _timed(row: dict[str, Any]) -> bool:
@@ -286,6 +304,8 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     speed_from = sorted(w for w, other in fits["workloads"].items() if family in other["families"])
     out = [model_note(fit, family, speed_from), batch_note(fit, family, rows)]
     out += class_notes(fit, family, rows)
+    out += outlier_notes(fit, family)
+    out.append(memory_check(workload, family, request.devices_per_node).note())
     out += flag_notes(rows)
     out += [s for s in (efficiency_note(fit, family, rows), batch_sign(fit)) if s]
     out += linear_notes(fit, family, rows)

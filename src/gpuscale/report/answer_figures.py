@@ -26,9 +26,10 @@ from matplotlib.ticker import FixedLocator
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.equilibrium import pareto_mask
-from gpuscale.analysis.metrics import study_reference, with_reference
+from gpuscale.analysis.frontier import fastest_per_count
+from gpuscale.analysis.metrics import family_reference, with_reference
 from gpuscale.report.figures_common import point_labels
-from gpuscale.report.recommend import Recommendation, family_decomposed, recommend
+from gpuscale.report.recommend import Recommendation, clean, family_systems, recommend
 from gpuscale.report.style import (
     OKABE_ITO,
     REFERENCE_LINE,
@@ -56,6 +57,7 @@ COLUMNS = [
     "time_to_train_min",
     "time_to_train_min_ci_low",
     "time_to_train_min_ci_high",
+    "outlier",
 ]
 
 
@@ -64,7 +66,7 @@ def per_family(table: pd.DataFrame) -> pd.DataFrame:
     rule within the family), by family."""
     return pd.concat(
         [
-            with_reference(group, study_reference(group))
+            with_reference(group, family_reference(group))
             for _, group in table[COLUMNS].groupby("accelerator_family", sort=True)
         ],
         ignore_index=True,
@@ -93,6 +95,14 @@ def _points(
     set_markers(points, [styles[f][1] for f in like["accelerator_family"]])
     points.set_gid(gid)
     labels[gid] = point_labels(like)
+
+
+def _cross_outliers(ax: Axes, like: pd.DataFrame, column: str) -> None:
+    """A cross over each outlier (``gpuscale.analysis.outliers``): drawn, setting nothing."""
+    off = like[like["outlier"].fillna("").astype(str) != ""]
+    if len(off):
+        x, y = off["accelerators"].to_numpy(float), off[column].to_numpy(float)
+        ax.scatter(x, y, marker="x", c="#000000", s=22, linewidths=0.9, zorder=5)
 
 
 def _legend_handles(styles: dict[str, tuple[str, str]]) -> list[Line2D]:
@@ -189,6 +199,7 @@ def overview_like(
     for k, (ax, result, like) in enumerate(zip(axes.flat, results, tables, strict=False)):
         rec = recs[k]
         _points(ax, like, "normalized_efficiency", styles, f"points-{k}", labels)
+        _cross_outliers(ax, like, "normalized_efficiency")
         ax.axhline(1.0, **REFERENCE_LINE)
         _floor(ax, rec, like, styles.get(rec.family, ("#555555", ""))[0])
         _ring(ax, rec, like, "normalized_efficiency")
@@ -206,6 +217,8 @@ def overview_like(
     handles.append(
         Line2D([], [], marker="o", mfc="none", mec="#000000", ls="", ms=7, label="recommended")
     )
+    if any((t["outlier"] != "").any() for t in tables):
+        handles.append(Line2D([], [], marker="x", color="#000000", ls="", ms=5, label="outlier"))
     # 7.5 pt: on a phone the figure keeps 34rem of width, its text ~7 px (report.css)
     fig.legend(
         handles=handles,
@@ -225,8 +238,9 @@ def scaling(result: WorkloadTable | WorkloadAnalysis, threshold: float | None = 
     accelerator-hours (Pareto front) and why E' falls in the most submitted family; from
     the first half of the analysis too (``threshold``: the E' threshold's, as
     :func:`recommend` takes it)."""
-    own = family_decomposed(result.table, most_submitted_family(result.table))
-    rec = recommend(result, own=own, threshold=threshold)
+    systems = family_systems(result.table, most_submitted_family(result.table))
+    rec = recommend(result, own=systems, threshold=threshold)
+    own = fastest_per_count(clean(systems)) if len(systems) else systems
     like = per_family(result.table)
     styles = family_styles(like["accelerator_family"])
     fig = Figure(figsize=(9.0, 6.2))
@@ -243,6 +257,7 @@ def scaling(result: WorkloadTable | WorkloadAnalysis, threshold: float | None = 
     ideal = Line2D([], [], **REFERENCE_LINE, label="ideal S = N / N_ref")
     a.legend(handles=[*_legend_handles(styles), ideal], loc="upper left", frameon=False)
     _points(b, like, "normalized_efficiency", styles, "efficiency", labels)
+    _cross_outliers(b, like, "normalized_efficiency")
     b.axhline(1.0, **REFERENCE_LINE)
     _floor(b, rec, like, styles.get(rec.family, ("#555555", ""))[0])
     _ring(b, rec, like, "normalized_efficiency")

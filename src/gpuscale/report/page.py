@@ -141,6 +141,16 @@ def recommendation_rows(recs: Sequence[Recommendation]) -> list[dict[str, str]]:
     return rows
 
 
+def outlier_lines(recs: Sequence[Recommendation]) -> list[str]:
+    """Each recommended family's outliers (``gpuscale.analysis.outliers``), a line each:
+    ``BERT (v4.1), B200: Acme sys: 2.49x the median of ...``."""
+    return [
+        f"{display_name(rec.workload)} ({rec.round}), {rec.family}: {line}"
+        for rec in recs
+        for line in rec.outliers
+    ]
+
+
 def report_headline(
     recs: Sequence[Recommendation], bench: BenchSection | None = None
 ) -> tuple[str, ...]:
@@ -164,16 +174,51 @@ def report_headline(
 
 def _why_not_more(rec: Recommendation) -> str:
     """The factor of E' that falls most at the next count, first, then the other:
-    ``throughput x0.82 at 16 (convergence x1.00)``."""
+    ``throughput x0.82 at 16 (convergence x1.00)``; where the comparison crosses
+    submitters, which; the counts passed over (only outliers ran them), with why."""
+    passed = _passed_over(rec)
     if rec.next_accelerators is None:
+        if passed:
+            return f"not decided: above {rec.accelerators:,} only outliers ran: {passed}"
         return "the largest count the family ran"
+    said = _factors(rec)
+    if rec.crosses_submitters:
+        first, then = rec.compared
+        said += (
+            f"; across submitters: {first} at {rec.accelerators:,}, "
+            f"{then} at {rec.next_accelerators:,}"
+        )
+    return said + (f"; passed over, only outliers there: {passed}" if passed else "")
+
+
+def _passed_over(rec: Recommendation) -> str:
+    """The counts passed over, by submitter and the outlier each rests on: ``Slow at 16
+    and 32 (2.00x the median of B200's other submitters at 8)``."""
+    by: dict[tuple[str, str], list[int]] = {}
+    for n, submitter, why in rec.passed_over:
+        by.setdefault((submitter, why), []).append(n)
+    return "; ".join(
+        f"{submitter} at {joined(f'{n:,}' for n in counts)} ({why})"
+        for (submitter, why), counts in by.items()
+    )
+
+
+def _factors(rec: Recommendation) -> str:
+    """The two factors of E' at the next count over the pick's, the deciding one first."""
     ratios = {"throughput": rec.throughput_ratio, "convergence": rec.convergence_ratio}
-    first = rec.decides or "throughput"
+    n = f"{rec.next_accelerators:,}"
+    if len(rec.unread) == len(ratios):  # neither factor read: E' itself, and what is not
+        return (
+            f"E' x{rec.next_e_ratio:.2f} of the best at {n} ({joined(rec.unread)} factors "
+            "unread: no samples to converge or global batch in the logs)"
+        )
+    read = [name for name in ratios if name not in rec.unread]
+    first = rec.decides or read[0]
     other = next(name for name in ratios if name != first)
-    said = f"{first} x{ratios[first]:.2f} at {rec.next_accelerators:,}"
-    if ratios[other] == ratios[other]:  # known
-        said += f" ({other} x{ratios[other]:.2f})"
-    return said
+    said = f"{first} x{ratios[first]:.2f} at {n}"
+    if other in rec.unread:
+        return said + f" ({other} unread)"
+    return said + f" ({other} x{ratios[other]:.2f})"
 
 
 ANSWER_HEADERS = ("Workload", "Within", "Fastest", "Knee", "Speed x efficiency", "E' threshold")
@@ -246,6 +291,7 @@ def render_html(
         extras=extras or [],
         answers=answers or [],
         recommended=recommendation_rows(recommendations),
+        outliers=outlier_lines(recommendations),
         recommend_headers=RECOMMEND_HEADERS,
         threshold=recommendations[0].threshold if recommendations else options.threshold,
         study_overview=study_overview,

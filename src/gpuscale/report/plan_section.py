@@ -33,6 +33,7 @@ SHOWN = {
     "extrapolated": "extrapolated",
     "stops_paying": "picked by (the criteria whose last paying count it is)",
     "flags": "flags (kept out of the picks)",
+    "rests_on": "rests on (one software stack)",
 }
 
 
@@ -76,6 +77,7 @@ def _rows(table) -> list[dict[str, str]]:
             SHOWN["extrapolated"]: "yes" if r.extrapolated else "",
             SHOWN["stops_paying"]: number(r.stops_paying),
             SHOWN["flags"]: number(r.flags),
+            SHOWN["rests_on"]: r.rests_on,
         }
         for r in table.itertuples(index=False)
     ]

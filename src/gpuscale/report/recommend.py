@@ -13,11 +13,19 @@ not depend on the reference rule.
   lower bound) ``T_i N_i <= T_best N_best / threshold``, the best at its point.
 * **Why not more**: at the next larger count the family ran, E' (against the family's own
   reference) = throughput efficiency x convergence factor (``gpuscale.analysis.decompose``);
-  each factor's ratio to the recommended system's, and the one further below 1 decides.
+  each factor's ratio to the recommended count's, and the one further below 1 decides.
+  Like with like includes the software: the factors compare one submitter's own systems
+  at the two counts where a submitter ran both (``compared`` names one submitter), else
+  the picked system and the next count's fastest (two: the comparison crosses
+  submitters, said). Outliers (``gpuscale.analysis.outliers``: far from the family's
+  others at their count, or alone at a count beside such a submitter's) set no E' and
+  decide nothing: counts only they ran are passed over (``passed_over``, with why), and
+  where no other count is above the pick, "why not more" is not decided.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -26,9 +34,11 @@ import pandas as pd
 from gpuscale.analysis.analyze import WorkloadAnalysis, WorkloadTable
 from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.decompose import decompose, table_basis
-from gpuscale.analysis.equilibrium import equilibrium
+from gpuscale.analysis.equilibrium import equilibrium_by_family
 from gpuscale.analysis.frontier import fastest_per_count
-from gpuscale.analysis.metrics import study_reference, with_reference
+from gpuscale.analysis.metrics import family_reference, with_reference
+from gpuscale.analysis.outliers import outlier_column, root_reason
+from gpuscale.analysis.pick import Pick
 from gpuscale.quantities import counted
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
 
@@ -53,12 +63,28 @@ class Recommendation:
     convergence_ratio: float = float("nan")  # convergence factor there / at the pick
     decides: str = ""  # "throughput", "convergence" or "" (no larger count, or unknown)
     why_none: str = ""
+    # the factors of E' at the next count that could not be read (no samples to converge,
+    # no global batch in the logs): said, never a stop
+    unread: tuple[str, ...] = ()
+    # the submitters whose systems the factors compare: at the pick's count and at the
+    # next; one name where a submitter's own systems ran both (like with like)
+    compared: tuple[str, ...] = ()
+    # counts above the pick that only outliers ran (``gpuscale.analysis.outliers``): no
+    # count is decided on them; (count, submitter, the outlier its software rests on)
+    passed_over: tuple[tuple[int, str, str], ...] = ()
+    outliers: tuple[str, ...] = ()  # the family's outliers, "submitter system: why"
+
+    @property
+    def crosses_submitters(self) -> bool:
+        """Whether the comparison at the next count sets one submitter against another."""
+        return len(self.compared) > 1
 
 
 # What the decomposition of a family reads (the other columns left out: it copies).
 READ = (
     "round",
     "benchmark",
+    "workload",
     "org",
     "submitter",
     "system_id",
@@ -72,25 +98,32 @@ READ = (
     "time_to_train_min",
     "time_to_train_min_ci_low",
     "time_to_train_min_ci_high",
+    "outlier",
 )
 
 
-def family_decomposed(table: pd.DataFrame, family: str) -> pd.DataFrame:
-    """``family``'s fastest system per count against the family's own reference (the
-    study's rule within it), decomposed (E' = throughput efficiency x convergence factor)
-    on the basis ``table`` was decomposed on: ``analysis.decompose.within_family``'s rows
-    of the frontier, the others never decomposed (the best E', the least
-    accelerator-hours, is on it)."""
+def family_systems(table: pd.DataFrame, family: str) -> pd.DataFrame:
+    """``family``'s systems against the family's own reference (the study's rule within
+    it, outliers left out: ``metrics.family_reference``), decomposed (E' = throughput
+    efficiency x convergence factor) on the basis ``table`` was decomposed on."""
     group = table.loc[table["accelerator_family"] == family, [c for c in READ if c in table]]
     if group.empty:
         return group
-    ref = study_reference(group)
-    own = with_reference(group, ref)
-    front = fastest_per_count(own)
-    keys = set(zip(front["org"], front["system_id"], strict=True))
-    if (ref["org"], ref["system_id"]) not in keys:  # the reference, for the ratios
-        front = pd.concat([own.loc[[ref.name]], front])
-    return fastest_per_count(decompose(front, table_basis(table)))
+    if "outlier" not in group:
+        group = group.assign(outlier=outlier_column(group))
+    return decompose(with_reference(group, family_reference(group)), table_basis(table))
+
+
+def clean(systems: pd.DataFrame) -> pd.DataFrame:
+    """The systems that are no outliers."""
+    return systems[systems["outlier"].fillna("").astype(str).to_numpy() == ""]
+
+
+def family_decomposed(table: pd.DataFrame, family: str) -> pd.DataFrame:
+    """``family``'s fastest system per count of those that are no outliers, against the
+    family's own reference and decomposed (:func:`family_systems`)."""
+    systems = family_systems(table, family)
+    return fastest_per_count(clean(systems)) if len(systems) else systems
 
 
 def recommend(
@@ -99,7 +132,7 @@ def recommend(
     threshold: float | None = None,
 ) -> Recommendation:
     """The recommendation of one workload's analysis (see the module docstring);
-    ``own``: the most submitted family's :func:`family_decomposed`, where already made.
+    ``own``: the most submitted family's :func:`family_systems`, where already made.
     From the first half of an analysis (a :class:`WorkloadTable`, which a figure is drawn
     from while the second half runs) the family's criteria are computed here, by the
     analysis' own ``equilibrium`` at ``threshold`` (default: the analysis' default)."""
@@ -110,18 +143,28 @@ def recommend(
         threshold = eq.threshold if eq is not None else result.equilibrium.threshold
     else:
         threshold = DEFAULT_EFFICIENCY_THRESHOLD if threshold is None else threshold
-        group = table[table["accelerator_family"] == family]
-        eq = equilibrium(group, threshold=threshold, scope=family) if len(group) >= 2 else None
-    base = Recommendation(result.round, result.workload, family, threshold, None)
+        eq = next(
+            iter(
+                equilibrium_by_family(
+                    table[table["accelerator_family"] == family], threshold=threshold
+                )
+            ),
+            None,
+        )
+    systems = own if own is not None else family_systems(table, family)
+    named = tuple(
+        f"{r.submitter} {r.system_name}: {r.outlier}"
+        for r in systems.itertuples(index=False)
+        if r.outlier
+    )
+    base = Recommendation(result.round, result.workload, family, threshold, None, outliers=named)
     pick = eq.efficiency_threshold if eq is not None else None
     if pick is None:
         why = (eq.unpicked if eq is not None else {}).values()
-        systems = int((table["accelerator_family"] == family).sum())
-        alone = f"{counted(systems, f'{family} system')} only: no scaling to read"
-        return replace(
-            base, why_none="; ".join(why) or (alone if systems else f"no {family} system")
-        )
-    frontier = own if own is not None else family_decomposed(table, family)
+        count = int((table["accelerator_family"] == family).sum())
+        alone = f"{counted(count, f'{family} system')} only: no scaling to read"
+        return replace(base, why_none="; ".join(why) or (alone if count else f"no {family} system"))
+    frontier = fastest_per_count(clean(systems))
     low, high = _count_range(frontier, threshold, pick.accelerators)
     rec = replace(
         base,
@@ -133,24 +176,73 @@ def recommend(
         count_high=high,
     )
     larger = frontier[frontier["accelerators"] > pick.accelerators]
+    beyond = systems[systems["accelerators"] > pick.accelerators]
+    stop = int(larger["accelerators"].iloc[0]) if len(larger) else None
+    passed = beyond[(beyond["accelerators"] < stop) if stop else np.ones(len(beyond), bool)]
+    rec = replace(rec, passed_over=_passed_over(passed))
     if larger.empty:
         return rec
-    at = frontier[frontier["accelerators"] == pick.accelerators].iloc[0]
-    nxt = larger.iloc[0]
-    through = float(nxt["throughput_efficiency"] / at["throughput_efficiency"])
-    conv = float(nxt["convergence_factor"] / at["convergence_factor"])
-    known = [(np.log(v), name) for v, name in ((through, "throughput"), (conv, "convergence"))]
-    known = [(v, name) for v, name in known if np.isfinite(v)]
+    at, nxt = _pair(clean(systems), pick, stop)
+    ratios = {name: _ratio(nxt, at, column) for name, column in FACTORS.items()}
+    known = [(np.log(v), name) for name, v in ratios.items() if np.isfinite(v) and v > 0]
     decides = min(known)[1] if known and min(known)[0] < 0 else ""
-    best = float(frontier["normalized_efficiency"].max())
+    best = np.nanmax(_numbers(frontier["normalized_efficiency"]))
     return replace(
         rec,
-        next_accelerators=int(nxt["accelerators"]),
-        next_e_ratio=float(nxt["normalized_efficiency"]) / best,
-        throughput_ratio=through,
-        convergence_ratio=conv,
+        next_accelerators=stop,
+        next_e_ratio=_number(larger["normalized_efficiency"].iloc[0]) / best,
+        throughput_ratio=ratios["throughput"],
+        convergence_ratio=ratios["convergence"],
         decides=decides,
+        unread=tuple(name for name, v in ratios.items() if not np.isfinite(v)),
+        compared=tuple(dict.fromkeys((str(at["submitter"]), str(nxt["submitter"])))),
     )
+
+
+def _pair(systems: pd.DataFrame, pick: Pick, stop: int) -> tuple[pd.Series, pd.Series]:
+    """(the system at the pick's count, the one at the next count) whose factors are
+    compared: one submitter's own fastest at both where a submitter ran both (the
+    fastest such at the next count), like with like; else the picked system and the
+    fastest at the next count, across submitters."""
+    at = systems[systems["accelerators"] == pick.accelerators]
+    nxt = systems[systems["accelerators"] == stop].sort_values("time_to_train_min")
+    both = nxt[nxt["submitter"].isin(set(at["submitter"]))]
+    if len(both):
+        later = both.iloc[0]
+        mine = at[at["submitter"] == later["submitter"]].sort_values("time_to_train_min")
+        return mine.iloc[0], later
+    picked = at[(at["org"] == pick.org) & (at["system_id"] == pick.system_id)]
+    return (picked.iloc[0] if len(picked) else at.iloc[0]), nxt.iloc[0]
+
+
+def _passed_over(systems: pd.DataFrame) -> tuple[tuple[int, str, str], ...]:
+    """Each count of ``systems`` (above the pick, below the next count decided on) with
+    its first outlier's submitter and the outlier that rests on."""
+    out = []
+    for n, group in systems.groupby("accelerators", sort=True):
+        first = group.iloc[0]
+        out.append((int(n), str(first["submitter"]), root_reason(str(first["outlier"]))))
+    return tuple(out)
+
+
+# E' = throughput efficiency x convergence factor: each factor and its column
+FACTORS = {"throughput": "throughput_efficiency", "convergence": "convergence_factor"}
+
+
+def _number(value: object) -> float:
+    """A cell as a float: NaN where it is missing (NaN, None, pandas' <NA>) or no number."""
+    number = pd.to_numeric(value, errors="coerce")
+    return math.nan if pd.isna(number) else float(number)
+
+
+def _numbers(column: pd.Series) -> np.ndarray:
+    """A column as floats, NaN where a cell is missing."""
+    return pd.to_numeric(column, errors="coerce").to_numpy(float, na_value=np.nan)
+
+
+def _ratio(nxt: pd.Series, at: pd.Series, column: str) -> float:
+    """``column`` at the next count over at the pick; NaN where either is unread."""
+    return _number(nxt.get(column)) / _number(at.get(column))
 
 
 def _count_range(frontier: pd.DataFrame, threshold: float, picked: int) -> tuple[int, int]:

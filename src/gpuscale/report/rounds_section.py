@@ -9,7 +9,7 @@ from gpuscale.analysis.energy_per_result import energy_scale_sentences, energy_t
 from gpuscale.analysis.trend_words import family_trends, grouped_notes
 from gpuscale.analysis.trends import trends
 from gpuscale.mlperf.benchmarks import first_rounds, last_rounds
-from gpuscale.quantities import devices, number
+from gpuscale.quantities import counted, devices, number
 from gpuscale.report.svg import FigureFiles
 from gpuscale.tables import RoundTables, display_name
 
@@ -48,7 +48,13 @@ def energy_section(tables: RoundTables, workloads: list[str], out: FigureFiles) 
             [],
         )
     findings = energy_scale_sentences(energy)
-    for row in energy.itertuples(index=False):
+    known = energy[["accelerators", "time_to_train_min"]].notna().all(axis=1).to_numpy(bool)
+    if not known.all():
+        findings.append(
+            f"{counted(int((~known).sum()), 'energy result')} without an accelerator count or "
+            "a time to train in the logs: not shown (`gpuscale energy` lists them)."
+        )
+    for row in energy[known].itertuples(index=False):
         findings.append(
             f"{display_name(row.workload)} ({row.round}): {row.submitter} {row.system_name}, "
             f"{devices(row.accelerators, row.accelerator_family)}: {row.energy_kj:,.0f} kJ "

@@ -53,7 +53,15 @@ Columns (units in the names; dtypes in :data:`PLAN_SCHEMA`):
   plan's at every smaller count the family ran: ``gpuscale.planning.limits``; a property
   of the count, not of the other counts asked), "more than linear: ..." (planned faster
   than linear against a smaller count asked where no family's results between those
-  counts ran so: ``beyond_linear``).
+  counts ran so: ``beyond_linear``);
+* ``model_state_gb``: the model state each device holds at that count (weights,
+  gradients, optimizer states and frozen weights under the workload's sharding:
+  ``gpuscale.hardware.memory``; GB); NaN where the workload's parameters are not known.
+  A count whose devices cannot hold it has no time ("no time: the model state alone ...",
+  naming the fewest devices that hold it);
+* ``rests_on``: ``one submission`` or ``one submitter`` where the count's level rests on
+  so little (at a count the family ran, its results there; elsewhere all its results on
+  the workload): one software stack, not a consensus; empty otherwise.
 """
 
 from __future__ import annotations
@@ -81,6 +89,8 @@ PLAN_SCHEMA: dict[str, str] = {
     "stops_paying": "str",
     "beyond_linear": "str",
     "flags": "str",
+    "model_state_gb": "float64",
+    "rests_on": "str",
 }
 PLAN_COLUMNS: tuple[str, ...] = tuple(PLAN_SCHEMA)
 

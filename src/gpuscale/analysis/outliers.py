@@ -1,0 +1,146 @@
+"""Like with like includes the software: a system far from its family's others at its count.
+
+Two systems of one accelerator family at one count differ in their software stack, CPUs
+and submitter's tuning, not in their hardware. How far they differ is measured on the
+bundled rounds (``benchmarks/plan_spread.py`` writes ``data/count_spread.json``): for each
+scored system with at least :data:`MIN_OTHERS` systems of *other* submitters of its
+family at its count (same round and workload), its deviation
+
+    ``d = log(T / median T of those others)``;
+
+the spread is a high quantile of ``|d|`` over them all (:func:`measure_spread`). A system
+whose ``|d|`` is above the spread is an **outlier**; a system whose submitter is an
+outlier elsewhere in the family (same round and workload) and that no other submitter can
+be held against (alone at its count) rests on that submitter's software alone and is
+named with it. Such systems neither set E' (a family's reference is its fewest-count,
+slowest system that is no outlier: ``metrics.family_reference``) nor decide "why not more"
+(``gpuscale.report.recommend``); the plan leaves them out of its fit
+(``gpuscale.planning.systems``). One rule for ``analyze``, the report and ``plan``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+MIN_OTHERS = 2  # systems of other submitters at the count a system is held against
+SPREAD_FILE = "count_spread.json"
+KEYS = ["round", "workload", "accelerator_family", "accelerators"]
+
+
+@dataclass(frozen=True, slots=True)
+class CountSpread:
+    """How far a system's time may be from the median of its family's other submitters
+    at its count before it is an outlier (``log_ratio``, the ``quantile`` of ``|d|`` over
+    ``systems`` systems in ``groups`` counts of the ``rounds`` measured), and the
+    ``command`` that measured it."""
+
+    quantile: float
+    log_ratio: float
+    systems: int
+    groups: int
+    rounds: tuple[str, ...]
+    command: str
+
+    @property
+    def ratio(self) -> float:
+        """The spread as a factor of time (``exp(log_ratio)``)."""
+        return math.exp(self.log_ratio)
+
+
+@functools.cache
+def count_spread() -> CountSpread:
+    """The spread measured on the bundled rounds (``data/count_spread.json``)."""
+    text = (resources.files("gpuscale") / "data" / SPREAD_FILE).read_text(encoding="utf-8")
+    stored = json.loads(text)
+    return CountSpread(
+        quantile=float(stored["quantile"]),
+        log_ratio=float(stored["log_ratio"]),
+        systems=int(stored["systems"]),
+        groups=int(stored["groups"]),
+        rounds=tuple(stored["rounds"]),
+        command=str(stored["command"]),
+    )
+
+
+def count_deviations(frame: pd.DataFrame) -> pd.Series:
+    """Each system's ``log(T / median T)`` of the systems of other submitters of its
+    family at its count (same round and workload); NaN where fewer than
+    :data:`MIN_OTHERS` such systems."""
+    out = pd.Series(np.nan, index=frame.index, dtype=float)
+    times = pd.to_numeric(frame["time_to_train_min"], errors="coerce").astype(float)
+    for _, group in frame.groupby(KEYS, sort=False, dropna=True):
+        if group["submitter"].nunique() < 2:
+            continue
+        for submitter, mine in group.groupby("submitter", sort=False):
+            others = times[group.index[group["submitter"] != submitter]].dropna()
+            if len(others) >= MIN_OTHERS and float(others.median()) > 0:
+                out[mine.index] = np.log(times[mine.index] / float(others.median()))
+    return out
+
+
+def measure_spread(scores: pd.DataFrame, quantile: float) -> dict[str, object]:
+    """The spread of ``scores`` (scored systems, each result once: ``scored_systems``):
+    the ``quantile`` of ``|d|`` (:func:`count_deviations`) and what it rests on."""
+    d = count_deviations(scores).dropna()
+    held = scores.loc[d.index]
+    return {
+        "quantile": quantile,
+        "log_ratio": float(np.quantile(d.abs().to_numpy(), quantile)),
+        "systems": len(d),
+        "groups": int(held[KEYS].drop_duplicates().shape[0]),
+        "rounds": sorted(held["round"].astype(str).unique()),
+    }
+
+
+def outliers(frame: pd.DataFrame, spread: CountSpread | None = None) -> pd.Series:
+    """Why each system is an outlier (module docstring), "" where it is not:
+    ``2.49x the median of B200's other submitters at 8`` for one far from its family's
+    others at its count; ``Acme alone at 16; elsewhere 2.49x ...`` for one whose submitter is
+    such an outlier elsewhere in the family and that no other submitter ran beside."""
+    spread = spread or count_spread()
+    out = pd.Series("", index=frame.index, dtype=object)
+    if frame.empty:
+        return out
+    d = count_deviations(frame)
+    far = d.abs() > spread.log_ratio
+    said: dict[tuple[object, ...], str] = {}
+    for index in frame.index[far.to_numpy(bool)]:
+        row = frame.loc[index]
+        why = (
+            f"{math.exp(d[index]):.2f}x the median of {row['accelerator_family']}'s other "
+            f"submitters at {int(row['accelerators']):,}"
+        )
+        out[index] = why
+        key = (row["round"], row["workload"], row["accelerator_family"], row["submitter"])
+        said.setdefault(key, why)
+    alone = d.isna()
+    for index in frame.index[alone.to_numpy(bool)]:
+        row = frame.loc[index]
+        key = (row["round"], row["workload"], row["accelerator_family"], row["submitter"])
+        if key in said:
+            alone = f"{row['submitter']} alone at {int(row['accelerators']):,}"
+            out[index] = f"{alone}{ELSEWHERE}{said[key]}"
+    return out
+
+
+ELSEWHERE = "; elsewhere "  # between where a system is alone and its submitter's outlier
+
+
+def root_reason(reason: str) -> str:
+    """The outlier a reason rests on: for a system alone at its count, its submitter's
+    outlier elsewhere; else the reason itself."""
+    return reason.split(ELSEWHERE, 1)[-1]
+
+
+def outlier_column(frame: pd.DataFrame) -> pd.Series:
+    """``frame``'s ``outlier`` column where it has one, else :func:`outliers` of it."""
+    if "outlier" in frame:
+        return frame["outlier"].fillna("").astype(str)
+    return outliers(frame)

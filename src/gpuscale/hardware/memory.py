@@ -1,0 +1,273 @@
+"""The memory a training run holds on each device besides its activations: the model state.
+
+A model of ``P`` trained and ``F`` frozen parameters holds, per parameter, the bytes its
+optimizer and precision need (``data/state_bytes.csv``, each row with its source in
+``data/memory_sources.csv``): weights ``w``, gradients ``g`` and optimizer states ``o``
+(mixed-precision Adam: ``2 + 2 + 12 = 16``, the ZeRO paper's figure); a frozen parameter
+(a LoRA run's base model) its weights alone. How a strategy spreads that state over ``N``
+devices (ZeRO's stages, PyTorch FSDP's sharding strategies):
+
+* ``ddp`` (DistributedDataParallel, FSDP ``NO_SHARD``): every device holds all of it;
+* ``shard_grad_op`` (ZeRO-2): weights whole, gradients and optimizer states ``/ N``;
+* ``full_shard`` (ZeRO-3; tensor and pipeline parallel with a distributed optimizer
+  spread the state the same way): all of it ``/ N``;
+* ``hybrid_shard``: full sharding within a group of ``G`` devices (a node), replicas
+  across groups: all of it ``/ min(N, G)``.
+
+Each part is a :class:`MemoryPart` in GB (10^9 bytes) with its source, so a later model
+of activations adds parts of its own to a :class:`DeviceMemory`. A device's memory is the
+vendor's figure in GiB (as ``hardware.catalogue`` reads it): the catalogue's part, the
+size a family's name states (``H100-SXM5-96GB``), or ``data/accelerator_memory.csv`` for
+the accelerators the catalogue lacks (TPUs, Gaudi, MI325X). Pure: nothing here reads a
+run or prints.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import math
+import re
+from dataclasses import dataclass
+from enum import Enum
+from importlib import resources
+
+from gpuscale.hardware.device_names import lookup
+
+BYTES_PER_GB = 1e9
+BYTES_PER_GIB = 2**30
+
+
+class Sharding(str, Enum):
+    """How a strategy spreads the model state over the devices (module docstring)."""
+
+    DDP = "ddp"
+    SHARD_GRAD_OP = "shard_grad_op"
+    FULL_SHARD = "full_shard"
+    HYBRID_SHARD = "hybrid_shard"
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a figure comes from: its id, the citation and the address."""
+
+    id: str
+    citation: str
+    url: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StateBytes:
+    """Bytes per parameter an optimizer and precision hold: weights, gradients,
+    optimizer states (``source``: an id of ``memory_sources.csv``)."""
+
+    optimizer: str
+    precision: str
+    weights_bytes: float
+    gradients_bytes: float
+    optimizer_bytes: float
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelState:
+    """What a model holds besides activations: ``trainable_parameters`` with
+    ``trainable`` bytes each, ``frozen_parameters`` with ``frozen`` bytes each, and the
+    sharding its MLPerf submissions' strategy gives (the most the state is spread)."""
+
+    name: str
+    trainable_parameters: float
+    frozen_parameters: float
+    trainable: StateBytes
+    frozen: StateBytes
+    sharding: Sharding
+    sources: tuple[str, ...]
+    exact: bool  # a count of the parameters, not a published round figure
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPart:
+    """One part of a device's memory: ``name`` (weights, gradients, optimizer states,
+    frozen weights), ``gb`` on each device, the devices it is ``sharded_over`` (1: whole
+    on each) and its ``source``."""
+
+    name: str
+    gb: float
+    sharded_over: int
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeviceMemory:
+    """The memory each of ``devices`` devices holds under ``sharding``: its parts."""
+
+    parts: tuple[MemoryPart, ...]
+    sharding: Sharding
+    devices: int
+
+    @property
+    def total_gb(self) -> float:
+        return sum(p.gb for p in self.parts)
+
+
+@dataclass(frozen=True, slots=True)
+class AcceleratorMemory:
+    """One accelerator's memory, GiB as the vendor states it, and where it was read."""
+
+    family: str
+    gib: float
+    source: str
+
+    @property
+    def gb(self) -> float:
+        return self.gib * BYTES_PER_GIB / BYTES_PER_GB
+
+
+def _rows(name: str) -> list[dict[str, str]]:
+    text = (resources.files("gpuscale") / "data" / name).read_text(encoding="utf-8")
+    return list(csv.DictReader(text.splitlines()))
+
+
+@functools.cache
+def sources() -> dict[str, Source]:
+    """Every source of the memory figures, by id."""
+    return {row["id"]: Source(**row) for row in _rows("memory_sources.csv")}
+
+
+@functools.cache
+def state_bytes() -> dict[tuple[str, str], StateBytes]:
+    """Bytes per parameter by (optimizer, precision)."""
+    out = {}
+    for row in _rows("state_bytes.csv"):
+        out[(row["optimizer"], row["precision"])] = StateBytes(
+            optimizer=row["optimizer"],
+            precision=row["precision"],
+            weights_bytes=float(row["weights_bytes"]),
+            gradients_bytes=float(row["gradients_bytes"]),
+            optimizer_bytes=float(row["optimizer_bytes"]),
+            source=row["source"],
+            note=row["note"],
+        )
+    return out
+
+
+@functools.cache
+def workload_states() -> dict[str, ModelState]:
+    """Each MLPerf workload's model state (``data/workload_parameters.csv``), by name."""
+    table = state_bytes()
+    out = {}
+    for row in _rows("workload_parameters.csv"):
+        out[row["workload"]] = ModelState(
+            name=row["workload"],
+            trainable_parameters=float(row["trainable_parameters"]),
+            frozen_parameters=float(row["frozen_parameters"]),
+            trainable=table[(row["optimizer"], row["precision"])],
+            frozen=table[("frozen", row["frozen_precision"])],
+            sharding=Sharding(row["sharding"]),
+            sources=tuple(row["source"].split(";")),
+            exact=row["exact"] == "yes",
+            note=row["note"],
+        )
+    return out
+
+
+def workload_state(workload: str) -> ModelState | None:
+    """The model state of an MLPerf workload (its cross-round name); None where its
+    parameters are not in the table."""
+    return workload_states().get(workload)
+
+
+def spread_over(sharding: Sharding, devices: int, group: int) -> dict[str, int]:
+    """Over how many devices each part is split under ``sharding`` (``group``: the
+    devices of one node, for ``hybrid_shard``)."""
+    every = {"weights": 1, "gradients": 1, "optimizer states": 1}
+    if sharding is Sharding.SHARD_GRAD_OP:
+        return every | {"gradients": devices, "optimizer states": devices}
+    if sharding is Sharding.FULL_SHARD:
+        return dict.fromkeys(every, devices)
+    if sharding is Sharding.HYBRID_SHARD:
+        return dict.fromkeys(every, min(devices, group))
+    return every
+
+
+def state_per_device(
+    state: ModelState, devices: int, sharding: Sharding | None = None, group: int = 8
+) -> DeviceMemory:
+    """The model state each of ``devices`` devices holds under ``sharding`` (default:
+    the workload's own), part by part (module docstring)."""
+    if devices < 1:
+        raise ValueError(f"devices must be at least 1, not {devices}")
+    how = state.sharding if sharding is None else sharding
+    over = spread_over(how, devices, group)
+    trained, frozen = state.trainable, state.frozen
+    wanted = (
+        ("weights", state.trainable_parameters * trained.weights_bytes, trained.source),
+        ("gradients", state.trainable_parameters * trained.gradients_bytes, trained.source),
+        ("optimizer states", state.trainable_parameters * trained.optimizer_bytes, trained.source),
+    )
+    parts = [
+        MemoryPart(name, total / over[name] / BYTES_PER_GB, over[name], source)
+        for name, total, source in wanted
+        if total > 0
+    ]
+    if state.frozen_parameters > 0:
+        total = state.frozen_parameters * frozen.weights_bytes
+        parts.append(
+            MemoryPart(
+                "frozen weights",
+                total / over["weights"] / BYTES_PER_GB,
+                over["weights"],
+                frozen.source,
+            )
+        )
+    return DeviceMemory(parts=tuple(parts), sharding=how, devices=devices)
+
+
+def fewest_devices(
+    state: ModelState, memory: AcceleratorMemory, sharding: Sharding | None = None, group: int = 8
+) -> int | None:
+    """The fewest devices of ``memory`` that hold the model state under ``sharding``
+    (default: the workload's); None where no count does (a replica larger than a
+    device: the state whole on each device however many there are)."""
+    one = state_per_device(state, 1, sharding, group)
+    if one.total_gb <= memory.gb:
+        return 1
+    how = one.sharding
+    if how is Sharding.DDP:
+        return None
+    whole = sum(p.gb for p in one.parts if how is Sharding.SHARD_GRAD_OP and p.name == "weights")
+    split = one.total_gb - whole
+    if whole >= memory.gb:
+        return None
+    devices = max(2, math.ceil(split / (memory.gb - whole)))
+    if how is Sharding.HYBRID_SHARD and devices > group:
+        return None
+    return devices
+
+
+_STATED = re.compile(r"(\d+)\s*GB\b", re.IGNORECASE)
+
+
+@functools.cache
+def _listed() -> dict[str, AcceleratorMemory]:
+    return {
+        row["family"]: AcceleratorMemory(row["family"], float(row["memory_gib"]), row["source"])
+        for row in _rows("accelerator_memory.csv")
+    }
+
+
+def accelerator_memory(family: str) -> AcceleratorMemory | None:
+    """The memory of one device of ``family`` (an MLPerf accelerator family): the size
+    its name states, else the catalogue's part, else ``accelerator_memory.csv``; None
+    where none of them knows it."""
+    stated = _STATED.search(family)
+    if stated:
+        return AcceleratorMemory(family, float(stated.group(1)), f"the family's name ({family})")
+    if family in _listed():
+        return _listed()[family]
+    device = lookup(family)
+    if device is None:
+        return None
+    return AcceleratorMemory(family, device.memory_gib, f"device catalogue: {device.name}")

@@ -13,14 +13,16 @@ import pytest
 from gpuscale.hardware.accelerators import normalise_accelerator
 from gpuscale.mlperf.systems import SystemDescriptionError, parse_system
 
-# Every accelerator_model_name in the system files of v1.1, v3.0, v3.1, v4.0, v4.1 and
-# v5.0 (../shared/mlperf), with the family a person reading it assigns.
+# Every accelerator_model_name in the system files of v0.7, v1.1, v3.0, v3.1, v4.0, v4.1
+# and v5.0 (../shared/mlperf), with the family a person reading it assigns; a bare "TPU"
+# (v0.7) takes its version from the system id (OLD_AND_NEW below).
 V11_A100 = "NVIDIA A100-PCIE-40GB (250W)"  # as v1.1 names it, and no later round
 SEEN: dict[str, str] = {
     "AMD Instinct MI300X 192GB HBM3": "MI300X",
     "AMD Instinct MI325X 256GB HBM3E DLC": "MI325X",
     "AMD Instinct MI325X 256GB HBM3e": "MI325X",
     "AMD Radeon RX 7900 XTX": "RX 7900 XTX",
+    "Ascend910": "Ascend910",
     "Graphcore IPU GC200": "IPU-GC200",
     "H100 NVL Tensor Core GPU (PCIe)": "H100-NVL-94GB",
     "Habana Gaudi": "Gaudi",
@@ -41,6 +43,7 @@ SEEN: dict[str, str] = {
     "NVIDIA A100-SXM4-80GB": "A100-SXM4-80GB",
     "NVIDIA A100-SXM4-80GB (400W)": "A100-SXM4-80GB",
     "NVIDIA A100-SXM4-80GB (500W)": "A100-SXM4-80GB",
+    "NVIDIA A100": "A100-SXM4-80GB",  # the catalogue's default where no capacity says
     "NVIDIA A10G": "A10G",
     "NVIDIA A30": "A30",
     "NVIDIA A30-PCIE-24GB": "A30",
@@ -60,6 +63,15 @@ SEEN: dict[str, str] = {
     "NVIDIA L40": "L40",
     "NVIDIA L40S": "L40S",
     "NVIDIA RTX A5000": "RTX A5000",
+    "NVIDIA V100": "V100",
+    "NVIDIA V100-SXM2-16GB (300W)": "V100",
+    "NVIDIA V100-SXM2-32GB": "V100",
+    "NVIDIA V100-SXM3-32GB (350W)": "V100",
+    "NVIDIA V100-SXM3-32GB (450W)": "V100",
+    "Nvidia Tesla V100": "V100",
+    "Nvidia Tesla V100-SXM2-32GB": "V100",
+    "Nvidia Tesla V100S-PCIe-32GB": "V100",
+    "TPU v3": "TPU-v3",
     "TPU-trillium": "TPU-Trillium",
     "TPU-v4": "TPU-v4",
     "TPU-v5e": "TPU-v5e",
@@ -75,7 +87,7 @@ SEEN: dict[str, str] = {
 def test_every_name_seen_maps_to_its_family(name: str, family: str) -> None:
     part = normalise_accelerator(name)
     assert part.known and part.family == family
-    assert part.vendor in ("NVIDIA", "AMD", "Intel", "Google", "Graphcore")
+    assert part.vendor in ("NVIDIA", "AMD", "Intel", "Google", "Graphcore", "Huawei")
 
 
 def test_variants_are_read_from_the_name() -> None:
@@ -163,6 +175,27 @@ def test_names_of_every_round_fold_into_one_family_each(name, system_id, family)
     assert not any(kind == "unknown accelerator" for kind, _ in record.problems)
 
 
+@pytest.mark.parametrize(
+    ("name", "capacity", "family", "memory_gb"),
+    [
+        ("NVIDIA A100", "40G", "A100-SXM4-40GB", 40),  # v0.7's Inspur NF5488
+        ("NVIDIA A100", "80 GB", "A100-SXM4-80GB", 80),
+        ("NVIDIA A100", "", "A100-SXM4-80GB", 80),  # nothing said: the default part
+        ("NVIDIA A100", "640GB", "A100-SXM4-80GB", 80),  # no A100 has 640 GB: not read
+        ("NVIDIA A100-SXM-80GB", "40G", "A100-SXM4-80GB", 80),  # the name's size wins
+        ("NVIDIA H100-PCIe", "94GB", "H100-PCIe-94GB", 94),
+    ],
+)
+def test_the_described_memory_decides_the_variant_a_bare_name_leaves_open(
+    name: str, capacity: str, family: str, memory_gb: int
+) -> None:
+    desc = {"accelerator_model_name": name, "accelerator_memory_capacity": capacity}
+    desc |= {"number_of_nodes": "1", "accelerators_per_node": "8"}
+    record = parse_system(json.dumps(desc).encode(), round_name="v0.7", org="X", system_id="s")
+    assert record.row["accelerator_family"] == family
+    assert record.row["accelerator_memory_gb"] == memory_gb
+
+
 def test_a_bare_tpu_without_a_version_anywhere_is_not_guessed() -> None:
     part = normalise_accelerator("TPU", hint="pod-128")
     assert not part.known and part.family == "TPU"
@@ -208,4 +241,4 @@ def test_every_system_of_every_shared_round_is_in_the_catalogue() -> None:
                     unknown.append(member.name)
     assert V11_A100 in names  # v1.1 was read
     assert not unknown, unknown
-    assert names - {"N/A"} <= set(SEEN), sorted(names - set(SEEN))
+    assert names - {"N/A", "TPU"} <= set(SEEN), sorted(names - set(SEEN))

@@ -121,6 +121,20 @@ _FORMS = (
 )
 _SXM_GENERATION = {"A100": "SXM4", "H100": "SXM5", "H200": "SXM5", "V100": "SXM2"}
 _NVL_MEMORY = {"H100": 94, "H200": 141}  # an NVL part without a size written
+# The memory sizes (GB) each product keyed by variant ships in: a system description's
+# ``accelerator_memory_capacity`` decides the variant a bare name leaves open (v0.7's
+# Inspur NF5488 writes "NVIDIA A100" and "40G": the A100-SXM4-40GB, as the 80 GB part
+# did not exist yet), and only a size among these does.
+_VARIANT_MEMORY = {"A100": (40, 80), "H100": (80, 94, 96), "H200": (141,)}
+_CAPACITY = re.compile(r"(\d+)\s*(?:g|gb|gib)\b", re.I)
+
+
+def memory_of_capacity(product: str | None, capacity: str) -> int | None:
+    """The memory (GB) a description's ``accelerator_memory_capacity`` gives, where it is
+    one of ``product``'s variants (``40G`` of an A100: 40); else None."""
+    found = _CAPACITY.search(capacity)
+    sizes = _VARIANT_MEMORY.get(product or "", ())
+    return int(found.group(1)) if found and int(found.group(1)) in sizes else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,9 +202,11 @@ def other_variants(name: str, family: str, valid: list[str]) -> list[str]:
     return sorted(out)
 
 
-def normalise_accelerator(name: str | None, hint: str = "") -> Accelerator:
+def normalise_accelerator(name: str | None, hint: str = "", capacity: str = "") -> Accelerator:
     """The vendor, product, variant and family of an ``accelerator_model_name``;
-    ``hint`` (the system id and name) gives the version a bare ``TPU`` leaves out."""
+    ``hint`` (the system id and name) gives the version a bare ``TPU`` leaves out, and
+    ``capacity`` (the description's ``accelerator_memory_capacity``) the memory a name
+    that writes none leaves to the product's default."""
     text = " ".join(str(name or "").split())
     if no_accelerator(text):
         return Accelerator(None, None, None, None, UNKNOWN_FAMILY, False)
@@ -204,6 +220,8 @@ def normalise_accelerator(name: str | None, hint: str = "") -> Accelerator:
     if product is None:
         return _unknown(text)
     form, written = _written(lowered, product)
+    if written is None:
+        written = memory_of_capacity(product.product, capacity)
     form = form or product.form_factor
     memory = written if written is not None else product.memory_gb
     if written is None and form == "NVL":

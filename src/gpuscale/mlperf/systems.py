@@ -184,7 +184,7 @@ def parse_system(data: bytes, *, round_name: str, org: str, system_id: str) -> S
     nodes, per_node = _node_counts(desc, problems)
     model = _text(desc.get("accelerator_model_name"))
     hint = f"{system_id} {_text(desc.get('system_name'))}"
-    part = normalise_accelerator(model, hint)
+    part = normalise_accelerator(model, hint, _text(desc.get("accelerator_memory_capacity")))
     if _cpu_only(desc):
         part = Accelerator(None, None, None, None, CPU_ONLY_FAMILY, True)
     if not part.known:

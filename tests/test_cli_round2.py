@@ -188,7 +188,8 @@ def test_collectives_table_as_nccl_tests_prints_it(monkeypatch) -> None:
     import pandas as pd
     from rich.console import Console
 
-    from gpuscale.cli.interconnect import _print_sweep
+    from gpuscale.cli.output import Format, show
+    from gpuscale.interconnect.shown import sweep_views
     from gpuscale.tables import COLLECTIVES_COLUMNS
 
     from .builders import sweep_rows
@@ -210,7 +211,8 @@ def test_collectives_table_as_nccl_tests_prints_it(monkeypatch) -> None:
     ]
     console = Console(width=200, soft_wrap=False, file=io.StringIO())
     monkeypatch.setattr("gpuscale.cli.output.out", console)  # show() draws the views
-    _print_sweep(pd.DataFrame(rows).reindex(columns=list(COLLECTIVES_COLUMNS)))
+    for view in sweep_views(pd.DataFrame(rows).reindex(columns=list(COLLECTIVES_COLUMNS))):
+        show(view, Format.table)  # as `collectives` draws its tables
     text = console.file.getvalue()
     for header in ("algbw (GB/s)", "busbw (GB/s)", "count", "type", "redop", "#wrong"):
         assert header in text

@@ -1,0 +1,142 @@
+"""``benchmarks/advice_heldout.py``: the advice judged per link class on published tables
+split before any fit (issue 73, items 6-7). Its core on a handful of rows, a planted
+impossible row caught, the results file of the tables as committed, and docs/heldout.md
+quoting that file."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "advice_heldout.json"
+BEGIN, END = "<!-- advice_heldout.json: begin -->\n", "<!-- advice_heldout.json: end -->"
+GOALS_BEGIN = "<!-- advice_heldout.json goals: begin -->\n"
+GOALS_END = "<!-- advice_heldout.json goals: end -->"
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "advice_heldout", ROOT / "benchmarks" / "advice_heldout.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def script() -> ModuleType:
+    return _script()
+
+
+def _handful(script: ModuleType) -> list:
+    """The first unflagged row of each class and split: 8 rows (every class has
+    development rows)."""
+    rows = script.read_rows()
+    picked = {}
+    for row in rows:
+        key = (row.link_class, row.split)
+        if not row.flagged and key not in picked:
+            picked[key] = row
+    return list(picked.values())
+
+
+def test_the_core_advises_each_row_and_sets_every_baseline(script: ModuleType) -> None:
+    rows = _handful(script)
+    assert {r.link_class for r in rows} == set(script.CLASSES)
+    assert {r.split for r in rows} == {"development", "held-out"}
+    serial = script.evaluate(rows)
+    for row in rows:
+        assert row.low <= row.predicted <= row.high, row
+        # a ratio at a fixed per-device batch: more than the base count, at most linear
+        assert 1 < row.predicted <= row.linear + 1e-9, row
+        assert row.high <= row.linear + 1e-9
+        assert row.amdahl is not None and 1 < row.amdahl <= row.linear  # a dev row per class
+    # each class's serial fraction comes from its own development row alone
+    for cls in script.CLASSES:
+        (dev,) = [r for r in rows if r.link_class == cls and r.split == "development"]
+        assert serial[cls] is not None and 0 <= serial[cls] <= 1
+        assert dev.amdahl == pytest.approx(dev.published, rel=1e-3)  # one row: fitted exactly
+    result = script.report(rows, serial)
+    for cls in script.CLASSES:
+        held = result["classes"][cls]["held_out"]
+        assert held["rows"] == 1
+        assert set(held) >= {"median_abs_error", "coverage", "median_width", "baselines"}
+        assert set(held["baselines"]) == {"linear", "another_rows_ratio", "amdahl_dev_fit"}
+        assert held["coverage"] in (0.0, 1.0)
+        assert set(result["classes"][cls]["goals_met"]) == {
+            "enough_rows",
+            "median_abs_error",
+            "beats_linear",
+            "coverage",
+        }
+        assert result["classes"][cls]["goals_met"]["enough_rows"] is False  # 1 row < 15
+
+
+def test_a_planted_impossible_row_is_flagged_and_kept_out(script: ModuleType) -> None:
+    rows = _handful(script)
+    planted = copy.copy(next(r for r in rows if r.split == "held-out"))
+    planted.flagged = ""
+    planted.throughput_n = 3 * planted.linear * planted.throughput_base  # 3x linear
+    script.check(planted)
+    assert "not possible at a fixed per-device batch" in planted.flagged
+    rows.append(planted)
+    serial = script.evaluate(rows)
+    assert planted.predicted is None and planted.borrowed is None and planted.amdahl is None
+    result = script.report(rows, serial)
+    assert result["classes"][planted.link_class]["held_out"]["rows"] == 1  # not 2
+    assert [f["model"] for f in result["flagged"]] == [planted.model]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("link_class", "nvlnik", "link class 'nvlnik' is none of"),
+        ("split", "heldout", "split 'heldout' is none of"),
+        ("nodes", 2, "2 node(s) in class"),
+    ],
+)
+def test_a_mistyped_row_is_refused_with_its_name(
+    script: ModuleType, field: str, value: object, said: str
+) -> None:
+    row = copy.copy(next(r for r in script.read_rows() if r.link_class == "nvlink"))
+    setattr(row, field, value)
+    with pytest.raises(ValueError, match=said.replace("(", r"\(").replace(")", r"\)")) as err:
+        script.check(row)
+    assert row.model in str(err.value)
+
+
+def test_the_results_file_counts_the_committed_tables(script: ModuleType) -> None:
+    """Every class's and split's row count in the results file is the tables' (read, not
+    advised), and so are the flagged rows and the sources."""
+    results = json.loads(RESULTS.read_text())
+    rows = script.read_rows()
+    kept = [r for r in rows if not r.flagged]
+    for cls in script.CLASSES:
+        for split, key in (("development", "development"), ("held-out", "held_out")):
+            count = sum(r.link_class == cls and r.split == split for r in kept)
+            assert results["classes"][cls][key]["rows"] == count, (cls, split)
+    assert len(results["flagged"]) == sum(bool(r.flagged) for r in rows)
+    assert len(results["rows"]) == len(rows)
+    assert set(results["sources"]) == {r.source for r in rows}
+    # at least 15 held-out rows in each class (issue 73's floor for a coverage figure)
+    for cls in script.CLASSES:
+        assert results["classes"][cls]["held_out"]["rows"] >= 15, cls
+    # the kept-back NVIDIA rows (every DeepLearningExamples row but ResNet-50) are not read
+    assert not [r for r in rows if r.source == "nvidia_dle_pytorch" and "ResNet-50" not in r.model]
+
+
+def test_the_docs_page_quotes_the_results_file(script: ModuleType) -> None:
+    results = json.loads(RESULTS.read_text())
+    doc = (ROOT / "docs" / "heldout.md").read_text()
+    assert doc.split(BEGIN)[1].split(END)[0] == script.markdown(results)
+    assert doc.split(GOALS_BEGIN)[1].split(GOALS_END)[0] == script.goals_markdown(results)
+    assert results["command"] in doc

@@ -95,7 +95,7 @@ def choose_link(
     board = device.nvlink_board if preset is None else None
     # the preset looked up once, here (the request's name was checked when it was made)
     found = get_preset(preset or board or DEFAULT_LINK)
-    chosen = Link(busbw_gbs=found.busbw_gbs, latency_us=found.latency_us, name=found.name)
+    chosen = Link(busbw_gbs=found.busbw_gbs, latency_us=found.hop_latency_us, name=found.name)
     if link is not None:
         said = f"Link: preset {chosen.name} ({number(chosen.busbw_gbs)} GB/s) as given."
         return chosen, said, device
@@ -182,7 +182,7 @@ def network_basis(
             found = get_preset(req.inter_node or DEFAULT_INTER_NODE)
         except KeyError as exc:  # --inter-node names no preset: the known ones listed
             raise ValueError(exc.args[0]) from None
-        inter = Link(busbw_gbs=found.busbw_gbs, latency_us=found.latency_us, name=found.name)
+        inter = Link(busbw_gbs=found.busbw_gbs, latency_us=found.hop_latency_us, name=found.name)
     network = Network(
         intra=intra,
         per_node=req.gpus_per_node if nodes > 1 else None,

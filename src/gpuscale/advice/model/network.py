@@ -44,7 +44,8 @@ _OP_SHARE = {"all_reduce": 1.0, "all_gather": 0.5, "reduce_scatter": 0.5}
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Link:
-    """A link: bus bandwidth (GB/s, nccl-tests' convention) and per-step latency (us)."""
+    """A link: bus bandwidth (GB/s, nccl-tests' convention) and the latency of one hop of a
+    ring all-reduce (us; 2(N-1) hops on N ranks)."""
 
     busbw_gbs: float
     latency_us: float
@@ -63,7 +64,7 @@ class Link:
             preset = get_preset(name)
         except KeyError as exc:
             raise ValueError(exc.args[0]) from None
-        return cls(busbw_gbs=preset.busbw_gbs, latency_us=preset.latency_us, name=preset.name)
+        return cls(busbw_gbs=preset.busbw_gbs, latency_us=preset.hop_latency_us, name=preset.name)
 
     def time_s(self, size_bytes: float, n: int, op: str = "all_reduce") -> float:
         """Ring time of one collective of ``size_bytes`` on ``n`` ranks."""

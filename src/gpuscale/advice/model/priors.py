@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.model.step import Compute
 from gpuscale.advice.types import TermId, trusted_runs
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
@@ -72,9 +73,7 @@ class SharePrior:
 
 
 DDP_WORK = SharePrior(
-    0.1433,
-    0.4247,
-    4.036,
+    *PRIORS["ddp_work"].ends,
     TermId.DDP,
     "gpuscale's 27 one-H100 DDP runs (synchronised minus no-sync step at N = 1 less its "
     "bucket copies, 4 bytes per gradient byte at memory bandwidth; 10th-90th percentile); "
@@ -82,9 +81,7 @@ DDP_WORK = SharePrior(
     in_ms=True,
 )
 STEP_SPREAD = SharePrior(
-    0.0600,
-    0.1340,
-    0.3102,
+    *PRIORS["step_spread"].ends,
     TermId.WAIT,
     "E[max of N] - mean of steps whose spread is a share of the fixed per-step cost (the "
     "host's time: standard deviation over idle device time in the 26 of gpuscale's 27 "
@@ -106,7 +103,8 @@ def with_priors(compute: Compute, step: float, which: str) -> Compute:
 
 
 Z80 = 1.2816  # two-sided 80%: the 10th and 90th percentiles of a normal
-EXTRAPOLATED = math.log(1.35)  # half-width (log) when nothing at N > 1 was measured
+# half-width (log) when nothing at N > 1 was measured
+EXTRAPOLATED = math.log(PRIORS["step_error_extrapolated"].point)
 FEW_RESIDUALS = 3  # fewer leave-one-out errors than this give no spread of their own
 
 
@@ -222,11 +220,12 @@ def leave_one_out(
 
 # With the priors' range in the interval, what is left for the rest of an unmeasured
 # N > 1 step (the link model, the overlap): +/-10% at N = 2, widening as sqrt(log2 N).
+UNMEASURED_REST = math.log(PRIORS["step_error_rest"].point)
 ERROR = StepError(
-    width_log=math.log(1.10),
+    width_log=UNMEASURED_REST,
     measured_n=1,
     source="no measurement at N > 1: DDP's own work and the slowest device's wait over "
-    f"their priors' ranges, and {factor_interval(math.log(1.10))} at N = 2 for the rest "
+    f"their priors' ranges, and {factor_interval(UNMEASURED_REST)} at N = 2 for the rest "
     "(widening with log2 N)",
 )
 

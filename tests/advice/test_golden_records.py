@@ -181,3 +181,21 @@ def test_the_differences_are_found() -> None:
         ".b: keys ['c', 'd'] differ"
     ]
     assert _differences(golden, {"a": [1.0, 2, "x"], "b": {"c": 1}}) == [".b.c: True -> 1"]
+
+
+# the terms that are a choice, not a number: the strategy predicted, and FSDP's own work
+# where it is part of the fixed per-step cost measured
+NOT_NUMBERS = {("strategy", "Strategy"), ("ddp", "FSDP's own work")}
+
+
+@pytest.mark.parametrize("path", sorted(RECORDS.glob("*.json")), ids=lambda p: p.stem)
+def test_every_assumption_is_a_number_with_its_unit(path: Path) -> None:
+    """Issue 71 item 3: each assumption of ``-f json`` has a numeric value and a unit, and
+    its range where it has one (low <= value <= high); only a choice has none."""
+    for a in json.loads(path.read_text())["assumptions"]:
+        if (a["kind"], a["term"]) in NOT_NUMBERS and a["value"] is None:
+            continue
+        assert isinstance(a["value"], int | float) and a["unit"], a
+        assert (a["low"] is None) == (a["high"] is None), a
+        if a["low"] is not None:
+            assert a["low"] <= a["value"] <= a["high"], a

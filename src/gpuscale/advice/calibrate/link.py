@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.assumptions import Assumption, Quantity
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.network import Link, MeasuredCurves, Network, network_from_collectives
@@ -293,6 +293,7 @@ def inferred(
     return Assumption(
         term=TermId.LINK,
         value=f"{preset}, {number(link.busbw_gbs)} GB/s",
+        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
         source=Source.ASSUMED,
         basis=f"the bench host measured no link between GPUs ({host}, recording none); "
         f"taken as {what}",

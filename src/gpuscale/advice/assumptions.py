@@ -12,6 +12,7 @@ models' measurements) or ``assumed`` (a default, a prior).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -189,7 +190,8 @@ def own_work(
     """The strategy's own work per step (``ms``), by ``calibration.for_strategy``'s rule:
     measured where the runs were the strategy predicted (fitted where carried from the
     family member ``of`` to a model given by its size), else DDP's ``prior``, FSDP's none."""
-    command = words(f"gpuscale bench --models {model or 'MODEL'} --strategy {asked} --nproc 1")
+    spec = shlex.quote(model) if model else "MODEL"
+    command = words(f"gpuscale bench --models {spec} --strategy {asked} --nproc 1")
     value, source, measure = f"{ms:.3g} ms per step", Source.ASSUMED, command
     quantity: Quantity | None = Quantity(ms, PER_STEP)
     if benched == asked == "ddp":

@@ -339,7 +339,7 @@ def far_beyond_the_batch_timed(cal: Any, per_device: int) -> str:
         f"UNMEASURED: per-device batch {per_device} is {per_device / cal.batch:.3g}x the "
         f"largest the bench timed ({cal.batch}); its step is modelled {how}, and the step's "
         "interval does not cover a batch that far from the one measured; measure it: "
-        f"gpuscale bench --model {cal.name} --batch {per_device}"
+        f"gpuscale bench --model {shlex.quote(cal.name)} --batch {per_device}"
     )
 
 

@@ -6,6 +6,7 @@ schema of docs/advice.md: everything, losslessly) and the predictions' terminal 
 
 from __future__ import annotations
 
+import re
 from textwrap import wrap
 from typing import Any
 
@@ -230,8 +231,28 @@ def more(advice: Any) -> str:
 
 
 def shown(advice: Any) -> list[str]:
-    """``lines`` as a terminal shows them: wrapped at ``LINE_COLUMNS``, continued indented."""
-    return [w for line in lines(advice) for w in wrap(line, LINE_COLUMNS, subsequent_indent="  ")]
+    """``lines`` as a terminal shows them: wrapped at ``LINE_COLUMNS``, continued indented,
+    never inside a shell-quoted word of a command (a path with a space pastes whole)."""
+    return [
+        w.translate(_FREE)
+        for line in lines(advice)
+        for w in wrap(_kept_whole(line), LINE_COLUMNS, subsequent_indent="  ")
+    ]
+
+
+# a quoted word's spaces and hyphens, held while a line is wrapped, then given back
+_HOLD = str.maketrans({" ": "\x00", "-": "\x01"})
+_FREE = str.maketrans({"\x00": " ", "\x01": "-"})
+
+
+def _kept_whole(line: str) -> str:
+    """``line`` with the spaces and hyphens of each quoted word inside a backticked
+    command held (``_HOLD``), so that wrapping cannot break the word."""
+
+    def held(command: re.Match[str]) -> str:
+        return re.sub(r"'[^']*'", lambda word: word[0].translate(_HOLD), command[0])
+
+    return re.sub(r"`[^`]*`", held, line)
 
 
 def said(d: Disagreement) -> str:

@@ -348,7 +348,7 @@ def no_rcps(found: WorkloadRcps) -> str:
     others, shown = found.elsewhere, found.display
     where = (
         f"{shown} has them in {noun_for(len(others), 'ruleset')} {joined(others)}: give "
-        f"ruleset={others[-1]!r} (--ruleset {others[-1]} on the command line)"
+        f"--ruleset {others[-1]} (ruleset={others[-1]!r} from Python)"
         if others
         else "no ruleset of the installed mlperf-logging has them"
     )

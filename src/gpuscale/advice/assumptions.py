@@ -170,7 +170,8 @@ def overlap(
 
 def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Assumption, ...]:
     """The strategy predicted where none was asked for: the one ``model`` was benched with,
-    said with the option that predicts the other (a walk: tf-30m benched with FSDP: DDP)."""
+    said with the option that predicts the other (tf-30m benched with FSDP: FSDP predicted,
+    ``--strategy ddp`` for DDP)."""
     if asked is not None:
         return ()
     other = "ddp" if benched == "fsdp" else "fsdp"

@@ -32,7 +32,7 @@ class TermId(Code):
     INPUT = "input"  # the input pipeline (never modelled)
     LINK = "link"  # the link between devices
     STRATEGY = "strategy"  # the strategy the runs measured
-    UNEXPLAINED = "unexplained"  # a measured step less the model's terms (issue 60 item 4)
+    UNEXPLAINED = "unexplained"  # a measured step less the model's terms
 
 
 class Source(Code):

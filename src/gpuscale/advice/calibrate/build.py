@@ -171,8 +171,8 @@ def build(
 
 def _other_device(curves: MeasuredCurves | None, bench: pd.DataFrame | None) -> str:
     """A warning where the sweep timed CPU processes and the model is a GPU's (given by
-    numbers, or benched on a GPU): a gloo curve is no GPU link's (a user walk: applied
-    without a word)."""
+    numbers, or benched on a GPU): a gloo curve is no GPU link's, so it is never applied
+    without a word."""
     on_cpu = bench is not None and bool((bench["device"] == "cpu").all())
     if curves is None or curves.device != "cpu" or on_cpu:
         return ""

@@ -155,7 +155,7 @@ def network_basis(
     spill = ""
     if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
         # more devices than the nodes hold: the rest are other nodes, never one node of 16
-        # GPUs on NVLink (a user walk: --max-devices 16 modelled 16 GPUs inside one node)
+        # GPUs on NVLink (--max-devices 16 with 8 per node is two nodes)
         nodes = -(-req.max_devices // req.gpus_per_node)
         # past one node only whole nodes are searched (``AdviceInputs.device_counts``):
         # the most nodes a count searched spans (12 of 8 per node spanned none, said 2)

@@ -25,7 +25,7 @@ from gpuscale.advice.types import (
 from gpuscale.quantities import counted, format_count, format_minutes, joined, number
 from gpuscale.tables.views import TableView
 
-# The short answer's lines wrap at this many columns whatever the terminal's (issue 41).
+# The short answer's lines wrap at this many columns whatever the terminal's.
 LINE_COLUMNS = 100
 TERM_COLUMN = {  # the prediction column that holds each overhead the decision names
     TermId.FIXED: "fixed_excess_ms",
@@ -75,7 +75,7 @@ def columns(advice: Any) -> tuple[str, ...]:
     one), the step and its deciding overhead, the speedup with its interval, the efficiency
     and the time to train (cost and energy: the decision's line; every column: -f csv)."""
     term = TERM_COLUMN.get(advice.decision.dominant_term)
-    accum = ("accum",) if (advice.predictions["accum"] > 1).any() else ()  # a walk: hidden
+    accum = ("accum",) if (advice.predictions["accum"] > 1).any() else ()  # shown where used
     return (*LEADING[:2], *accum, LEADING[2], *([term] if term else []), *TRAILING)
 
 
@@ -143,7 +143,7 @@ def deciding_line(advice: Any) -> str:
         ends = {r.accelerators for r in d.readings if r.term == d.withheld_by}
         counts = joined(sorted(ends | {d.accelerators}), "or")
         return f"Decides: {UNGIVEN[d.withheld_by]}: across its range, {counts} devices."
-    if kind == "interval":  # a walk: "Use 1 device" named a term while 2 devices reached 89%
+    if kind == "interval":  # the count withheld by its interval, not by a term
         n, low = (d.focus, d.focus_speedup_low)
         n, low = (n, low) if low <= 1 else (d.held_back, d.held_back_low)
         return (

@@ -21,8 +21,9 @@ NVIDIA's DeepLearningExamples tables check them (``benchmarks/eight_gpus_by_numb
 
 The step's error: each model with bench rows at N > 1 left out in turn (at most
 ``MAX_LEFT_OUT``), its N > 1 steps predicted from the rest; the log errors ``r`` give the
-half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``. Without them, ``EXTRAPOLATED`` (issue 26:
-24-38% at N = 2 from N = 1 alone); wider by ``sqrt(log2 N)`` above the largest measured.
+half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``. Without them, ``EXTRAPOLATED`` (unseen
+models predicted at N = 2 from N = 1 alone: 24-38% off, ``benchmarks/advise_unseen.py``);
+wider by ``sqrt(log2 N)`` above the largest measured.
 
 The convergence (:func:`resolved`): an MLPerf workload's reference convergence points
 (``mlperf.rcp.workload_rcps``, fitted by ``analysis.critical_batch.rcp_fit``), a noise scale

@@ -94,7 +94,7 @@ def test_advise_on_a_ruleset_without_rcps_names_the_parameter() -> None:
     pytest.importorskip("mlperf_logging")
     from gpuscale.advice.api import advise_by_keywords as advise
 
-    with pytest.raises(ValueError, match=r"give ruleset='[\d.]+' \(--ruleset [\d.]+ on the"):
+    with pytest.raises(ValueError, match=r"give --ruleset [\d.]+ \(ruleset='[\d.]+' from Python\)"):
         advise(params=25e6, step_ms=100, workload="resnet", ruleset="5.0.0")
 
 

@@ -49,11 +49,6 @@ def test_an_error_names_the_option_before_any_keyword(args: list[str]) -> None:
     assert keywords_before_options(line) == [], line
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="advice/model/priors.py writes ruleset='6.1.0' before --ruleset: the advice "
-    "refactor (issue 71) owns that sentence",
-)
 def test_the_convergence_points_error_names_the_option_first() -> None:
     args = ["advise", "--workload", "llama2_70b_lora", "--ruleset", "3.0.0", "--params", "7M"]
     line = _error([*args, "--step-ms", "20"])

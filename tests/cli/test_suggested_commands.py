@@ -113,11 +113,6 @@ def test_the_bench_summary_suggests_a_command_that_runs(walk: Path, capsys) -> N
         pastes_and_runs(command, walk)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="advice/ builds its bench commands with the model spec unquoted: the advice "
-    "refactor (issue 71) owns those sentences",
-)
 @pytest.mark.parametrize("explain", [[], ["--explain"]], ids=["answer", "explain"])
 def test_the_advice_suggestions_paste_and_run(walk: Path, explain: list[str]) -> None:
     text = _walk(["advise", "--bench", str(walk / "my results.jsonl"), *explain])

@@ -208,7 +208,7 @@ def advise_by_keywords(
     elif bench is not None:
         raise TypeError(f"bench must be a results file's path or a bench table, not {bench!r}")
     named = sorted({"interconnect", "busbw_gbs", "latency_us"} & fields.keys())
-    if link is not None and named:  # never one of two silently (a user walk: link won)
+    if link is not None and named:  # never one of two silently: which wins is not a guess
         raise TypeError(f"give the link once: link= or {'= and '.join(named)}=, not both")
     if isinstance(link, Link):
         fields |= {"busbw_gbs": link.busbw_gbs, "latency_us": link.latency_us}

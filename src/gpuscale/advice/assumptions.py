@@ -12,14 +12,33 @@ models' measurements) or ``assumed`` (a default, a prior).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, words
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX
 from gpuscale.bench.support import Support
 from gpuscale.quantities import counted, joined
+
+if TYPE_CHECKING:
+    from gpuscale.advice.model.fixed_cost import FixedCost
+
+PER_STEP = "ms per step"
+SAME_SAMPLES = "factor: samples to converge at a larger global batch over those at the batch given"
+
+STEP_SPREAD = "share of the step: the N = 1 steps' standard deviation over their mean"
+NOISE_SCALE = "samples: the noise scale B_noise of E(B) = E_min (1 + B / B_noise)"
+
+
+def fixed_quantity(fixed: FixedCost) -> Quantity:
+    """The fixed per-step cost as a number, with its range where it is uncertain."""
+    if not fixed.uncertain:
+        return Quantity(fixed.ms, PER_STEP)
+    return Quantity(fixed.ms, PER_STEP, fixed.low_ms, fixed.high_ms)
+
 
 # Each term's name in the words (the JSON's ``term``; ``kind`` is its ``TermId``).
 TERM_NAMES = {
@@ -34,9 +53,37 @@ TERM_NAMES = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A term's value as a number: ``value`` in ``unit``, its range (``low``, ``high``)
+    where it has one, and per device count where it was measured at each (``at``)."""
+
+    value: float
+    unit: str
+    low: float | None = None
+    high: float | None = None
+    at: tuple[tuple[int, float], ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        found: dict[str, object] = {
+            "value": self.value,
+            "low": self.low,
+            "high": self.high,
+            "unit": self.unit,
+        }
+        if self.at:
+            found["at"] = {str(n): v for n, v in self.at}
+        return found
+
+
+NO_QUANTITY: dict[str, object] = {"value": None, "low": None, "high": None, "unit": None}
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Assumption:
-    """One term: its value as used, where it came from, how to measure it."""
+    """One term: its value as used (``value``: in words; ``quantity``: the number and its
+    unit, None where the term is a choice, not a number), where it came from, how to
+    measure it."""
 
     term: TermId
     value: str
@@ -44,6 +91,7 @@ class Assumption:
     basis: str
     measure: Measure = field(default_factory=Measure)  # empty where measured
     strategy: str = "ddp"  # whose own work a ``TermId.DDP`` term is (ddp, fsdp)
+    quantity: Quantity | None = None
 
     @property
     def name(self) -> str:
@@ -52,10 +100,13 @@ class Assumption:
             return f"{self.strategy.upper()}'s own work"
         return TERM_NAMES[self.term]
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, object]:
+        """The term as ``-f json`` gives it: its number, range and unit, then the words."""
+        number = NO_QUANTITY if self.quantity is None else self.quantity.to_dict()
         return {
             "term": self.name,
-            "value": self.value,
+            **number,
+            "said": self.value,
             "source": str(self.source),
             "basis": self.basis,
             "measure": str(self.measure),
@@ -106,9 +157,11 @@ def overlap(
             else "half the communication, never the last bucket (ready only when backward ends)"
         )
     shown = f"{value:.2f}" if value is not None else "0.5, all but the last bucket"
+    share = PRIORS["overlap"].point if value is None else value
     return Assumption(
         term=TermId.OVERLAP,
         value=shown,
+        quantity=Quantity(share, "share of communication hidden behind backward"),
         source=source,
         basis=basis,
         measure=Measure() if measured or given else bench_run(model, (1, 2), host_devices),
@@ -117,7 +170,8 @@ def overlap(
 
 def strategy_taken(model: str, benched: str, asked: str | None) -> tuple[Assumption, ...]:
     """The strategy predicted where none was asked for: the one ``model`` was benched with,
-    said with the option that predicts the other (a walk: tf-30m benched with FSDP: DDP)."""
+    said with the option that predicts the other (tf-30m benched with FSDP: FSDP predicted,
+    ``--strategy ddp`` for DDP)."""
     if asked is not None:
         return ()
     other = "ddp" if benched == "fsdp" else "fsdp"
@@ -137,8 +191,10 @@ def own_work(
     """The strategy's own work per step (``ms``), by ``calibration.for_strategy``'s rule:
     measured where the runs were the strategy predicted (fitted where carried from the
     family member ``of`` to a model given by its size), else DDP's ``prior``, FSDP's none."""
-    command = words(f"gpuscale bench --models {model or 'MODEL'} --strategy {asked} --nproc 1")
+    spec = shlex.quote(model) if model else "MODEL"
+    command = words(f"gpuscale bench --models {spec} --strategy {asked} --nproc 1")
     value, source, measure = f"{ms:.3g} ms per step", Source.ASSUMED, command
+    quantity: Quantity | None = Quantity(ms, PER_STEP)
     if benched == asked == "ddp":
         source, measure = (Source.FITTED, command) if of else (Source.MEASURED, Measure())
         carried = f" of {of}, its bucket copies at this size" if of else ""
@@ -151,13 +207,14 @@ def own_work(
         )
     elif benched == "fsdp":
         value, source, measure = "in the fixed per-step cost", Source.MEASURED, Measure()
+        quantity = None  # a part of the fixed cost, not a term of its own
         basis = (
             "FSDP's synchronised minus no-sync step at N = 1, or its step less its plain "
             "one where that is larger (the calibration note gives the numbers); not "
             "spread over the devices' smaller batches"
         )
     else:
-        value = "0 ms per step"
+        value, quantity = "0 ms per step", Quantity(0.0, PER_STEP)
         basis = (
             "the runs were DDP's, which measure none of FSDP's; the steps price the bare "
             "module's compute (DDP's own work measured left out) and FSDP's communication"
@@ -166,6 +223,7 @@ def own_work(
         term=TermId.DDP,
         strategy="fsdp" if asked == "fsdp" else "ddp",
         value=value,
+        quantity=quantity,
         source=source,
         basis=basis,
         measure=measure,
@@ -197,9 +255,12 @@ def wait(
     model: str | None,
     held: dict[int, float] | None = None,
     host_devices: int | None = None,
+    spread: float | None = None,
 ) -> Assumption:
     """The wait for the slowest device (and contention) at N > 1; ``held``: the slowdowns
-    as the step takes them (no lower than at fewer devices), said where they differ."""
+    as the step takes them (no lower than at fewer devices), said where they differ;
+    ``spread``: the N = 1 steps' standard deviation as a share of the step, where
+    ``jitter``."""
     if slowdown:
         held = held or {}
 
@@ -210,9 +271,15 @@ def wait(
             )
 
         shown = ", ".join(one(n, f) for n, f in sorted(slowdown.items()))
+        largest = max(slowdown)
         return Assumption(
             term=TermId.WAIT,
             value=f"no-sync step {shown}",
+            quantity=Quantity(
+                slowdown[largest],
+                "factor: the no-sync step at N over N = 1, at the largest N measured",
+                at=tuple(sorted(slowdown.items())),
+            ),
             source=Source.MEASURED,
             basis="the bench's no-sync steps at N > 1 over N = 1: compute slowed by contention "
             "for shared cores and by the slowest device, not the bench table's sync_wait_ms "
@@ -222,6 +289,7 @@ def wait(
         return Assumption(
             term=TermId.WAIT,
             value="E[max of N] - mean of the N = 1 step times",
+            quantity=None if spread is None else Quantity(spread, STEP_SPREAD),
             source=Source.FITTED,
             basis="the spread of the bench's N = 1 steps (Chen et al. 2016)",
             measure=bench_run(model, (1, 2), host_devices),
@@ -229,17 +297,21 @@ def wait(
     return Assumption(  # nothing measured it: taken as 0 ms, said
         term=TermId.WAIT,
         value="0 ms",
+        quantity=Quantity(0.0, PER_STEP),
         source=Source.ASSUMED,
         basis="nothing measured the steps' spread",
         measure=bench_run(model, (1, 2), host_devices),
     )
 
 
-def input_pipeline(rate: str | None = None) -> Assumption:
-    """The data loader: never modelled; ``rate`` says what it must deliver."""
+def input_pipeline(rate: str | None = None, samples_per_s: float | None = None) -> Assumption:
+    """The data loader: never modelled; ``rate`` says what it must deliver
+    (``samples_per_s`` in all, at the largest count predicted)."""
+    needed = None if samples_per_s is None else Quantity(samples_per_s, "samples/s needed")
     return Assumption(
         term=TermId.INPUT,
         value="never the bottleneck" + (f" while it delivers {rate}" if rate else ""),
+        quantity=needed,
         source=Source.ASSUMED,
         basis="gpuscale's bench makes its data on the device; loading, decoding and "
         "augmenting are not in any step it times",
@@ -259,6 +331,7 @@ def convergence(
     thin: str = "",
     found: Support | None = None,
     given: bool = False,
+    noise_scale: float | None = None,
 ) -> Assumption:
     """The samples to converge at a larger global batch (``same_samples``: the bench's
     N > 1 runs of ``model`` saw the same samples on every rank, so their gradient norms
@@ -267,11 +340,13 @@ def convergence(
     the rerun times, ``bench.evidence.steps_needed``, and where the file holds runs of
     the model at 1 and 2 devices already, what to bench them again with
     (:func:`again`), never the run it holds; ``given``: the model is a workload's or a
-    noise scale's given as options, not measured)."""
+    noise scale's given as options, not measured; ``noise_scale``: the model's B_noise)."""
     if source is not None:
+        scale = None if noise_scale is None else Quantity(noise_scale, NOISE_SCALE)
         return Assumption(
             term=TermId.CONVERGENCE,
             value="E(B) = E_min (1 + B / B_noise)",
+            quantity=scale,
             source=Source.GIVEN if given else Source.MEASURED,
             basis=source,
         )
@@ -295,6 +370,7 @@ def convergence(
     return Assumption(
         term=TermId.CONVERGENCE,
         value="the same as at the batch given",
+        quantity=Quantity(1.0, SAME_SAMPLES),
         source=Source.ASSUMED,
         basis=f"{why} (optimistic past the critical batch: at a batch far above it, "
         "doubling the batch doubles the samples)",

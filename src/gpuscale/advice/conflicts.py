@@ -1,8 +1,7 @@
 """Options of one advice request that contradict each other, or that apply only with (or
 only without) bench results: each refused in one line naming both, never resolved
-silently (a walk: ``--scaling weak --global-batch 128`` ran strong scaling "as asked",
-``--interconnect pcie-phb --busbw-gbs 50`` dropped the preset, ``--family cnn`` without
-``--bench`` was ignored, its typo too).
+silently (``--scaling weak --global-batch 128``, ``--interconnect pcie-phb --busbw-gbs
+50``, ``--family cnn`` without ``--bench``: each is refused, not half obeyed).
 
 Every field of :class:`~gpuscale.advice.request.AdviceRequest` either acts in every
 advice, or is in :data:`PAIRS`, :data:`BENCH_ONLY` or :data:`NUMBERS_ONLY` below
@@ -109,7 +108,7 @@ def check_with_data(request: Any, *, bench: bool) -> None:
             )
         return
     unused = [o for f, o in NUMBERS_ONLY if getattr(request, f) is not None]
-    if unused:  # never silently ignored (a user walk: rc 0, the step given unused)
+    if unused:  # never silently ignored: an option unused is refused
         raise NamedError(
             f"{joined(unused)}: for a model given by numbers; with bench results the "
             "step and the device are measured: give one or the other"

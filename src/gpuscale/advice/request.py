@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from gpuscale.advice.conflicts import check_pairs
+from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.hardware.links import check_preset
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import counted, number, parse_size
@@ -44,7 +45,8 @@ _SIZES = frozenset({"params", "flops_per_sample", "noise_scale", "samples"})
 MAX_DEVICES = 1_000_000
 DEFAULT_SAMPLES = 1e7  # samples to train when none are given (said in the advice)
 DEFAULT_BATCH = 32  # the per-device batch of a step time given without one (said)
-DEFAULT_LATENCY_US = 10.0  # a custom link's latency when only its bandwidth is given
+# a custom link's latency per ring hop when only its bandwidth is given
+DEFAULT_LATENCY_US = PRIORS["custom_link_latency_us"].point
 DEFAULT_INTER_NODE = "ib-ndr400"  # the NICs between nodes when none are named
 DEFAULT_RULESET = "5.0.0"  # the MLPerf ruleset of a workload's RCPs when none is named
 ONE_BATCH_WITH_BENCH = (
@@ -211,7 +213,7 @@ class AdviceRequest(JsonRequest):
     busbw_gbs: float | None = option(None, help="Custom link: bus bandwidth, GB/s.")
     latency_us: float | None = option(
         None,
-        help="Custom link (with --busbw-gbs): per-step latency, us "
+        help="Custom link (with --busbw-gbs): latency per ring hop, us "
         f"(default {DEFAULT_LATENCY_US:g}).",
     )
     collectives: str | None = option(

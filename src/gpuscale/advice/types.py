@@ -8,14 +8,15 @@ and an ``Assumption.term`` say a term by its ``TermId``; words render them
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from gpuscale.tables.bench import on_a_larger_host
+from gpuscale.tables.codes import Code
 
 
-class TermId(StrEnum):
+class TermId(Code):
     """A term of the step (or of the time to train) the advice prices."""
 
     FIXED = "fixed"  # fixed per micro-step: launches, the optimizer step
@@ -31,10 +32,10 @@ class TermId(StrEnum):
     INPUT = "input"  # the input pipeline (never modelled)
     LINK = "link"  # the link between devices
     STRATEGY = "strategy"  # the strategy the runs measured
-    UNEXPLAINED = "unexplained"  # a measured step less the model's terms (issue 60 item 4)
+    UNEXPLAINED = "unexplained"  # a measured step less the model's terms
 
 
-class Source(StrEnum):
+class Source(Code):
     """Where a term's value came from. ``GIVEN`` reads ``entered`` (the JSON's word)."""
 
     MEASURED = "measured"  # by the bench, from these results
@@ -69,7 +70,8 @@ class BenchRun:
         if self.model is None:
             return f"`{BENCH} --nproc {nproc}{tail}`{where}"
         option = "--models" if ":" not in self.model else "--model"
-        return f"`gpuscale bench {option} {self.model} --nproc {nproc}{tail}`{where}"
+        spec = shlex.quote(self.model)  # a shell word: a file path may hold a space
+        return f"`gpuscale bench {option} {spec} --nproc {nproc}{tail}`{where}"
 
 
 # the command a user without a bench runs to measure a term of their own model

@@ -1,4 +1,5 @@
-"""What a link should deliver: one documented table, each figure with its source.
+"""What a link should deliver: one table (``data/links.json``), each figure with its unit,
+its source and, where the source says otherwise, a note.
 
 Two kinds of figures. **Line rates** are the vendors' (per direction). **Expected bus
 bandwidth** (``busbw``, nccl-tests' convention: what a ring all-reduce moves per GPU over
@@ -22,12 +23,18 @@ Sources:
   PCIe with NVLink bridge: 116 GB/s); Azure azurehpc-health-checks, ``conf/
   nd96isr_h100_v5.conf`` (healthy 8 x H100: all-reduce busbw >= 460 GB/s at 16 GiB) and
   ``conf/nd96amsr_a100_v4.conf`` (8 x A100: >= 228 GB/s at 4 GiB).
+* Latency per ring hop (``hop_latency_us``: an all-reduce on N ranks takes 2(N-1) hops):
+  gpuscale's assumptions, set beside NCCL's own tuning table (``src/graph/tuning.cc``,
+  ``hwLat``: Ring/Simple 3.4 us a hop on NVLink, 5.7 on PCI, 14.0 on the network, and
+  ``baseLat`` 8.4 us once per collective); each preset's note says how far it is from it.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 from gpuscale.hardware.catalogue import Device
@@ -47,15 +54,27 @@ class NvlinkGeneration:
     architecture: str
 
 
+# Every figure below is read from ``data/links.json``, each value there with its unit and
+# source (and a note where the source says otherwise); tests/advice/test_parameters.py
+# pins them.
+LINKS_FILE = "links.json"
+_DATA: dict[str, Any] = json.loads((resources.files("gpuscale") / "data" / LINKS_FILE).read_text())
+
+
+def _value(entry: dict[str, Any]) -> Any:
+    """The value of a sourced entry of ``data/links.json`` (``{"value", "unit", "source"}``)."""
+    return entry["value"]
+
+
 NVLINK: dict[str, NvlinkGeneration] = {
-    g.generation: g
-    for g in (
-        NvlinkGeneration("nvlink2", 25.0, 20.0, 6, "Volta (V100)"),
-        NvlinkGeneration("nvlink3", 25.0, 20.0, 12, "Ampere (A100)"),
-        NvlinkGeneration("nvlink3-bridge", 14.06, 12.0, 4, "GA102 (RTX 3090, RTX A5000/A6000)"),
-        NvlinkGeneration("nvlink4", 25.0, 20.6, 18, "Hopper (H100, H200)"),
-        NvlinkGeneration("nvlink5", 50.0, 40.0, 18, "Blackwell (B200, GB200)"),
+    name: NvlinkGeneration(
+        name,
+        _value(g["line_rate_gbs"]),
+        _value(g["nccl_gbs"]),
+        _value(g["links_per_gpu"]),
+        g["architecture"],
     )
+    for name, g in _DATA["nvlink"].items()
 }
 
 # The device an NVLink preset implies when no device is named (the plausibility check of
@@ -66,13 +85,12 @@ LINK_DEVICE = {"nvlink4": "H100 SXM5 80GB", "nvlink5": "B200 180GB", "nvlink3": 
 NVML_ARCH_NVLINK = {5: "nvlink2", 7: "nvlink3", 9: "nvlink4", 10: "nvlink5"}
 
 # PCIe: line rate per lane and direction (GB/s), by generation.
-PCIE_LANE_GBS = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
-NCCL_PCI_GEN3_X16_GBS = 12.0  # NCCL's PCI_BW; scaled by generation and width
-# Host memory between GPUs without P2P (NCCL's SHM transport, the default beyond PXB):
-# typically 8-12 GB/s busbw on PCIe Gen4 hosts (copies through host memory).
-SHM_TYPICAL_GBS = 10.0
-CROSS_SOCKET_GBS = {"intel": 10.0, "amd": 16.0, "old-qpi": 6.0}
-NCCL_NET_GBS_PER_100GBIT = 12.0
+PCIE_LANE_GBS = {int(gen): rate for gen, rate in _value(_DATA["pcie_lane_gbs"]).items()}
+NCCL_PCI_GEN3_X16_GBS = _value(_DATA["nccl_pci_gen3_x16_gbs"])  # scaled by generation, width
+# Host memory between GPUs without P2P (NCCL's SHM transport, the default beyond PXB).
+SHM_TYPICAL_GBS = _value(_DATA["shm_typical_gbs"])
+CROSS_SOCKET_GBS = _value(_DATA["cross_socket_gbs"])
+NCCL_NET_GBS_PER_100GBIT = _value(_DATA["nccl_net_gbs_per_100gbit"])
 
 
 def nvlink_for_gpu(name: str | None) -> str | None:
@@ -156,12 +174,13 @@ LINK_KINDS = {
 @dataclass(frozen=True, slots=True)
 class LinkPreset:
     """A link class: the bus bandwidth a healthy system reaches on large all-reduces
-    (GB/s, nccl-tests convention), the line rate, a per-step latency (us) for the advice
-    model, where the figure comes from, and its ``kind`` (of :data:`LINK_KINDS`)."""
+    (GB/s, nccl-tests convention), the latency of one hop of a ring all-reduce (us; an
+    all-reduce on N ranks takes 2(N-1) hops), what the figures are, the line rate, and its
+    ``kind`` (of :data:`LINK_KINDS`)."""
 
     name: str
     busbw_gbs: float
-    latency_us: float
+    hop_latency_us: float
     description: str
     line_rate_gbs: float | None = None
     kind: str = "gpu"
@@ -172,90 +191,16 @@ class LinkPreset:
         return LINK_KINDS[self.kind]
 
 
-def _nvlink_preset(generation: str, latency_us: float, note: str) -> LinkPreset:
-    g = NVLINK[generation]
-    return LinkPreset(
-        generation,
-        g.links_per_gpu * g.nccl_gbs,
-        latency_us,
-        f"{g.architecture}: {g.links_per_gpu} NVLinks per GPU x {g.nccl_gbs:g} GB/s "
-        f"(NCCL's model; line rate {g.links_per_gpu * g.line_rate_gbs:g} GB/s per "
-        f"direction){note}",
-        g.links_per_gpu * g.line_rate_gbs,
-    )
-
-
 PRESETS: dict[str, LinkPreset] = {
-    p.name: p
-    for p in (
-        _nvlink_preset("nvlink5", 10.0, ""),
-        _nvlink_preset(
-            "nvlink4", 10.0, "; all-reduce with NVLink SHARP reaches ~480 (nccl-tests#212)"
-        ),
-        _nvlink_preset("nvlink3", 10.0, "; healthy 8 x A100 >= 228 GB/s (Azure health check)"),
-        _nvlink_preset("nvlink3-bridge", 12.0, ""),
-        _nvlink_preset("nvlink2", 12.0, ""),
-        LinkPreset(
-            "pcie5-x16",
-            pcie_busbw_gbs(5),
-            15.0,
-            "PCIe 5.0 x16 through a switch, P2P: NCCL's model (line rate 63 GB/s)",
-            PCIE_LANE_GBS[5] * 16,
-        ),
-        LinkPreset(
-            "pcie4-x16",
-            pcie_busbw_gbs(4),
-            15.0,
-            "PCIe 4.0 x16 through a switch, P2P: NCCL's model (line rate 31.5 GB/s)",
-            PCIE_LANE_GBS[4] * 16,
-        ),
-        LinkPreset(
-            "pcie3-x16",
-            pcie_busbw_gbs(3),
-            15.0,
-            "PCIe 3.0 x16 through a switch, P2P: NCCL's model (line rate 15.8 GB/s)",
-            PCIE_LANE_GBS[3] * 16,
-        ),
-        LinkPreset(
-            "pcie-phb",
-            SHM_TYPICAL_GBS,
-            20.0,
-            "PCIe through the CPU host bridge (nvidia-smi PHB/NODE): NCCL moves data through "
-            "host memory (SHM) unless NCCL_P2P_LEVEL allows P2P there; typically 8-12 GB/s",
-            PCIE_LANE_GBS[4] * 16,
-        ),
-        LinkPreset(
-            "pcie-sys",
-            CROSS_SOCKET_GBS["intel"],
-            25.0,
-            "across CPU sockets (nvidia-smi SYS): NCCL's UPI model 10 GB/s (AMD 16, older QPI 6)",
-        ),
-        LinkPreset(
-            "ib-ndr400",
-            network_busbw_gbs(400),
-            6.0,
-            "InfiniBand NDR 400 Gb/s, one NIC per GPU: NCCL's model (line rate 50 GB/s)",
-            50.0,
-            "network",
-        ),
-        LinkPreset(
-            "ib-hdr200",
-            network_busbw_gbs(200),
-            6.0,
-            "InfiniBand HDR 200 Gb/s, one NIC per GPU: NCCL's model (line rate 25 GB/s)",
-            25.0,
-            "network",
-        ),
-        LinkPreset(
-            "eth100",
-            network_busbw_gbs(100),
-            30.0,
-            "100 GbE (RoCE or TCP): NCCL's model",
-            12.5,
-            "network",
-        ),
-        LinkPreset("eth25", network_busbw_gbs(25), 50.0, "25 GbE: NCCL's model", 3.125, "network"),
+    name: LinkPreset(
+        name,
+        _value(p["busbw_gbs"]),
+        _value(p["hop_latency_us"]),
+        p["description"],
+        _value(p["line_rate_gbs"]),
+        p["kind"],
     )
+    for name, p in _DATA["presets"].items()
 }
 
 

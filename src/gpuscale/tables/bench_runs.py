@@ -4,6 +4,7 @@ that configuration again."""
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 from gpuscale.tables.bench import BATCH_PART, BENCH_GROUP_COLUMNS, group_and_batch
@@ -50,8 +51,9 @@ def bench_options(row: pd.Series, batch: bool = True, model: bool = True) -> str
     table's row): ``--models tf-30m --batch 32 --precision bf16 --strategy fsdp`` (a
     model named by its file, ``--model``; without ``model``, its configuration alone); a
     run of another configuration measures something else than the one advised on."""
-    name = str(row["model"])
-    more = [f"--model {name}" if ":" in name else f"--models {name}"] * model
+    name = str(row["model"])  # a shell word: a file path may hold a space
+    option = "--model" if ":" in name else "--models"
+    more = [f"{option} {shlex.quote(name)}"] * model
     more += [f"--batch {int(row['batch_per_device'])}"] * batch
     more += [f"--accum {int(row['accum'])}"] * (int(row.get("accum") or 1) > 1)
     more += [f"--precision {row['precision']}"] * (str(row.get("precision")) in ("bf16", "fp16"))

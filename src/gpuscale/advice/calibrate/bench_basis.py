@@ -128,6 +128,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
         Assumption(
             term=TermId.FIXED,
             value=f"{fixed.ms:.3g} ms{span}",
+            quantity=assumptions.fixed_quantity(fixed),
             source=fixed.source,
             basis=fixed.basis,
             measure=Measure() if fixed.source == Source.MEASURED else fixed.measure,
@@ -153,6 +154,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
             dict(compute.slowdown),
             bool(compute.jitter_ms),
             model=bench_model,
+            spread=_spread(compute.jitter_ms, compute.jitter_ref_ms),
             held=dict(compute.held_slowdown()),
             host_devices=host_devices,
         ),
@@ -209,6 +211,14 @@ def _overlap_unmeasured(measured: tuple[Measured, ...]) -> str:
     if measured:
         return "the multi-device run timed no communication"
     return "no multi-device run"
+
+
+def _spread(jitter: tuple[float, ...], mean_ms: float) -> float | None:
+    """The standard deviation (n - 1) of the N = 1 steps the wait is drawn from over their
+    mean (``mean_ms``, ``Compute.jitter_ref_ms``): a share of the step; None under two."""
+    if len(jitter) < 2 or not mean_ms > 0:
+        return None
+    return float(np.std(jitter, ddof=1)) / mean_ms
 
 
 def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:

@@ -21,7 +21,13 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from gpuscale.advice import assumptions
-from gpuscale.advice.assumptions import Assumption, bench_run
+from gpuscale.advice.assumptions import (
+    PER_STEP,
+    Assumption,
+    Quantity,
+    bench_run,
+    fixed_quantity,
+)
 from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.link import network_basis
@@ -132,6 +138,7 @@ def build(
         thin=converging.thin,
         found=evidence,
         given=request.workload is not None or request.noise_scale is not None,
+        noise_scale=convergence.b_noise if convergence else None,
     )
     # every assumption's bench run said once, as the file advised on runs it
     assumed = assumptions.not_held((*basis.assumed, *unmeasured, said), evidence, host)
@@ -164,8 +171,8 @@ def build(
 
 def _other_device(curves: MeasuredCurves | None, bench: pd.DataFrame | None) -> str:
     """A warning where the sweep timed CPU processes and the model is a GPU's (given by
-    numbers, or benched on a GPU): a gloo curve is no GPU link's (a user walk: applied
-    without a word)."""
+    numbers, or benched on a GPU): a gloo curve is no GPU link's, so it is never applied
+    without a word."""
     on_cpu = bench is not None and bool((bench["device"] == "cpu").all())
     if curves is None or curves.device != "cpu" or on_cpu:
         return ""
@@ -274,6 +281,7 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     said = Assumption(
         term=TermId.FIXED,
         value=format_ms(fixed.ms, fixed.high_ms) + (span if fixed.uncertain else ""),
+        quantity=fixed_quantity(fixed),
         source=fixed.source,
         basis=fixed.basis,
         measure=fixed.measure,
@@ -378,10 +386,12 @@ def _prior_assumed(found: SharePrior, what: str, measure: Measure) -> Assumption
     def share(value: float) -> str:
         return f"{value:.3g}" if found.in_ms else f"{value:.1%}"
 
+    unit = PER_STEP if found.in_ms else f"share {SPREAD_SAID}"
     return Assumption(
         term=found.term,
         value=f"{share(found.point)} {what} ({share(found.low)}-"
         f"{share(found.high)}, its range in the interval)",
+        quantity=Quantity(found.point, unit, found.low, found.high),
         source=Source.PRIOR,
         basis=found.source,
         measure=measure,

@@ -229,8 +229,8 @@ def calibrated(
         )
     )
     if len({b for b, _ in points}) < 2:  # no shape; the one measured batch stays measured
-        # the calibrated row's own step: with two runs at one batch, the first run's beside
-        # the last run's split made batch 33 faster than batch 32 (a user walk, H100 rows)
+        # the calibrated row's own step: with two runs at one batch, mixing the first run's
+        # step with the last run's split can make batch 33 faster than batch 32
         one = ((float(row["batch_per_device"]), float(row["forward_ms"] + row["backward_ms"])),)
         return replace(compute, measured_ms=one), None
     shape = fit_with_error(points, compute.sample_work_ms(model, 1.0))
@@ -299,7 +299,7 @@ def bench_sources(cal: Any) -> list[str]:
     if cal.memory_note:
         lines.append(cal.memory_note)
     # the overlap is said once, among the assumptions (measured or why not, and how to
-    # measure it): it was said here too (a user walk)
+    # measure it), not here as well
     if cal.comm_scale is not None:
         lines.append(comm_scale_sentence(cal.comm_scale, cal.comm_support))
     return lines

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.assumptions import Assumption, Quantity
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.network import Link, MeasuredCurves, Network, network_from_collectives
@@ -95,7 +95,7 @@ def choose_link(
     board = device.nvlink_board if preset is None else None
     # the preset looked up once, here (the request's name was checked when it was made)
     found = get_preset(preset or board or DEFAULT_LINK)
-    chosen = Link(busbw_gbs=found.busbw_gbs, latency_us=found.latency_us, name=found.name)
+    chosen = Link(busbw_gbs=found.busbw_gbs, latency_us=found.hop_latency_us, name=found.name)
     if link is not None:
         said = f"Link: preset {chosen.name} ({number(chosen.busbw_gbs)} GB/s) as given."
         return chosen, said, device
@@ -155,7 +155,7 @@ def network_basis(
     spill = ""
     if req.max_devices and req.max_devices > req.gpus_per_node * nodes:
         # more devices than the nodes hold: the rest are other nodes, never one node of 16
-        # GPUs on NVLink (a user walk: --max-devices 16 modelled 16 GPUs inside one node)
+        # GPUs on NVLink (--max-devices 16 with 8 per node is two nodes)
         nodes = -(-req.max_devices // req.gpus_per_node)
         # past one node only whole nodes are searched (``AdviceInputs.device_counts``):
         # the most nodes a count searched spans (12 of 8 per node spanned none, said 2)
@@ -182,7 +182,7 @@ def network_basis(
             found = get_preset(req.inter_node or DEFAULT_INTER_NODE)
         except KeyError as exc:  # --inter-node names no preset: the known ones listed
             raise ValueError(exc.args[0]) from None
-        inter = Link(busbw_gbs=found.busbw_gbs, latency_us=found.latency_us, name=found.name)
+        inter = Link(busbw_gbs=found.busbw_gbs, latency_us=found.hop_latency_us, name=found.name)
     network = Network(
         intra=intra,
         per_node=req.gpus_per_node if nodes > 1 else None,
@@ -293,6 +293,7 @@ def inferred(
     return Assumption(
         term=TermId.LINK,
         value=f"{preset}, {number(link.busbw_gbs)} GB/s",
+        quantity=Quantity(link.busbw_gbs, "GB/s bus bandwidth"),
         source=Source.ASSUMED,
         basis=f"the bench host measured no link between GPUs ({host}, recording none); "
         f"taken as {what}",

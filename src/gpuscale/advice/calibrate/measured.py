@@ -187,7 +187,7 @@ def one_device(cal: Any) -> OneDevice | None:
 
 def models_benched(table: pd.DataFrame, chosen: str) -> str:
     """Where the model advised on is the largest of several benched: which, and the others
-    ``--model`` chooses (a walk: six models in a file, one advised without a word why);
+    ``--model`` chooses (a file of six models: the one advised is said, and why);
     "" where the table holds one model, or a larger one was passed over
     (:func:`~gpuscale.advice.calibrate.rows.why_this_model` says it)."""
     sizes = model_sizes(table)
@@ -339,7 +339,7 @@ def far_beyond_the_batch_timed(cal: Any, per_device: int) -> str:
         f"UNMEASURED: per-device batch {per_device} is {per_device / cal.batch:.3g}x the "
         f"largest the bench timed ({cal.batch}); its step is modelled {how}, and the step's "
         "interval does not cover a batch that far from the one measured; measure it: "
-        f"gpuscale bench --model {cal.name} --batch {per_device}"
+        f"gpuscale bench --model {shlex.quote(cal.name)} --batch {per_device}"
     )
 
 

@@ -6,6 +6,7 @@ schema of docs/advice.md: everything, losslessly) and the predictions' terminal 
 
 from __future__ import annotations
 
+import re
 from textwrap import wrap
 from typing import Any
 
@@ -24,7 +25,7 @@ from gpuscale.advice.types import (
 from gpuscale.quantities import counted, format_count, format_minutes, joined, number
 from gpuscale.tables.views import TableView
 
-# The short answer's lines wrap at this many columns whatever the terminal's (issue 41).
+# The short answer's lines wrap at this many columns whatever the terminal's.
 LINE_COLUMNS = 100
 TERM_COLUMN = {  # the prediction column that holds each overhead the decision names
     TermId.FIXED: "fixed_excess_ms",
@@ -74,7 +75,7 @@ def columns(advice: Any) -> tuple[str, ...]:
     one), the step and its deciding overhead, the speedup with its interval, the efficiency
     and the time to train (cost and energy: the decision's line; every column: -f csv)."""
     term = TERM_COLUMN.get(advice.decision.dominant_term)
-    accum = ("accum",) if (advice.predictions["accum"] > 1).any() else ()  # a walk: hidden
+    accum = ("accum",) if (advice.predictions["accum"] > 1).any() else ()  # shown where used
     return (*LEADING[:2], *accum, LEADING[2], *([term] if term else []), *TRAILING)
 
 
@@ -142,7 +143,7 @@ def deciding_line(advice: Any) -> str:
         ends = {r.accelerators for r in d.readings if r.term == d.withheld_by}
         counts = joined(sorted(ends | {d.accelerators}), "or")
         return f"Decides: {UNGIVEN[d.withheld_by]}: across its range, {counts} devices."
-    if kind == "interval":  # a walk: "Use 1 device" named a term while 2 devices reached 89%
+    if kind == "interval":  # the count withheld by its interval, not by a term
         n, low = (d.focus, d.focus_speedup_low)
         n, low = (n, low) if low <= 1 else (d.held_back, d.held_back_low)
         return (
@@ -230,8 +231,28 @@ def more(advice: Any) -> str:
 
 
 def shown(advice: Any) -> list[str]:
-    """``lines`` as a terminal shows them: wrapped at ``LINE_COLUMNS``, continued indented."""
-    return [w for line in lines(advice) for w in wrap(line, LINE_COLUMNS, subsequent_indent="  ")]
+    """``lines`` as a terminal shows them: wrapped at ``LINE_COLUMNS``, continued indented,
+    never inside a shell-quoted word of a command (a path with a space pastes whole)."""
+    return [
+        w.translate(_FREE)
+        for line in lines(advice)
+        for w in wrap(_kept_whole(line), LINE_COLUMNS, subsequent_indent="  ")
+    ]
+
+
+# a quoted word's spaces and hyphens, held while a line is wrapped, then given back
+_HOLD = str.maketrans({" ": "\x00", "-": "\x01"})
+_FREE = str.maketrans({"\x00": " ", "\x01": "-"})
+
+
+def _kept_whole(line: str) -> str:
+    """``line`` with the spaces and hyphens of each quoted word inside a backticked
+    command held (``_HOLD``), so that wrapping cannot break the word."""
+
+    def held(command: re.Match[str]) -> str:
+        return re.sub(r"'[^']*'", lambda word: word[0].translate(_HOLD), command[0])
+
+    return re.sub(r"`[^`]*`", held, line)
 
 
 def said(d: Disagreement) -> str:

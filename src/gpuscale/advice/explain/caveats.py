@@ -284,7 +284,8 @@ def assumed(advice: Any) -> tuple[Assumption, ...]:
         f"{samples_per_s / devices:,.0f} per process: a data loader slower than that caps "
         "the throughput there"
     )
-    return tuple(input_pipeline(rate) if a.term == TermId.INPUT else a for a in found)
+    needed = input_pipeline(rate, samples_per_s)
+    return tuple(needed if a.term == TermId.INPUT else a for a in found)
 
 
 def measure_first(found: Support | None, host_devices: int | None = None) -> str | None:

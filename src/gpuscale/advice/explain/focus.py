@@ -4,8 +4,8 @@ The step's parts, what caps the speedup and what would change it are read at one
 the decision's ``focus`` (``advice/search/decision.py``): the next count above the one advised,
 where the next step would go (the one advised where none is larger). It is neither the
 advised nor the fastest count wherever the advised one is below the next count and the
-fastest above it: a walk saw "Use 2 devices", the fastest at 8, then "On 4 devices a step
-takes ..." with no word why 4. Every sentence naming it now says what it is
+fastest above it ("Use 2 devices", the fastest at 8, the step detailed at 4), so every
+sentence naming it says what it is
 (``named``), and the step's sentence names the fastest count too where it differs
 (``detailed``). What the focus row rests on (the predictions' ``rests_on``: ``predicted``,
 or ``measured`` where runs there fell outside the interval) is said with the deciding term
@@ -137,8 +137,8 @@ REMEDIES = {
     "--global-batch",
     "flagged": "inputs whose predictions at more devices pass the plausibility checks",
     "uncertain": "a measured run at the larger count (gpuscale bench) would narrow the interval",
-    # of the overheads, not of the step (a walk: "dominates ... the step hardly shrinks"
-    # beside a table whose step went from 40 to 13 ms at a quarter of the batch)
+    # of the overheads, not of the step: a step that goes from 40 to 13 ms at a quarter of
+    # the batch does shrink, while its fixed part does not
     TermId.FIXED: f"{FIXED_WHOLE}; {FIXED_HELPS}",
     TermId.WAIT: "steadier step times (equal work per device, pinned processes, no other jobs on "
     "the devices) would help most",
@@ -157,8 +157,8 @@ REMEDIES = {
 def remedy(advice: Any) -> str:
     """What would help most for the decision's ``change``; for latency, only the cures
     that apply: no larger buckets where the gradients already fit in one, and more
-    accumulation where the advice already accumulates (a user walk: both were offered to
-    a model of one 77 kB bucket, with accumulation 8 chosen); and where the largest
+    accumulation where the advice already accumulates (a model of one 77 kB bucket with
+    accumulation 8 is offered neither); and where the largest
     overhead gone would still miss the target, the next one that must shrink too."""
     d, inputs = advice.decision, advice.inputs
     said = REMEDIES[d.change]

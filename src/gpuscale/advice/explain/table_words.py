@@ -12,7 +12,7 @@
 * the step interval each row carries (``step_interval``) and why it is not the model's
   error alone (the ends of the ranges of terms not measured, the compute floor, the cap at
   linear, the width growing past the counts measured), or the runs' own range where a row
-  rests on a measurement (its ``rests_on``, issue 60 item 4).
+  rests on a measurement (its ``rests_on``).
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpuscale.advice.model.hardware import MIN_MFU
+from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.model.step import rate_tflops, work_ms
 from gpuscale.advice.types import Measure, Source
 from gpuscale.hardware.peaks import PEAKS
@@ -81,9 +82,7 @@ class Prior:
 #   hundreds to thousands of kernels.
 # The point is the geometric middle of gpuscale's own floors (1.5 and 11.8 ms).
 GPU_PRIOR = Prior(
-    1.0,
-    4.0,
-    20.0,
+    *PRIORS["gpu_fixed_cost"].ends,
     "a GPU step's fixed cost, 1-20 ms (PyTorch on an H100: 1.5-11.8 ms at batch 1, "
     "gpuscale's own rows; TensorFlow on an RTX 4070 Ti SUPER: 6.3 and 16.9 ms, the "
     "published single- vs dual-GPU study)",

@@ -44,7 +44,8 @@ _OP_SHARE = {"all_reduce": 1.0, "all_gather": 0.5, "reduce_scatter": 0.5}
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Link:
-    """A link: bus bandwidth (GB/s, nccl-tests' convention) and per-step latency (us)."""
+    """A link: bus bandwidth (GB/s, nccl-tests' convention) and the latency of one hop of a
+    ring all-reduce (us; 2(N-1) hops on N ranks)."""
 
     busbw_gbs: float
     latency_us: float
@@ -63,7 +64,7 @@ class Link:
             preset = get_preset(name)
         except KeyError as exc:
             raise ValueError(exc.args[0]) from None
-        return cls(busbw_gbs=preset.busbw_gbs, latency_us=preset.latency_us, name=preset.name)
+        return cls(busbw_gbs=preset.busbw_gbs, latency_us=preset.hop_latency_us, name=preset.name)
 
     def time_s(self, size_bytes: float, n: int, op: str = "all_reduce") -> float:
         """Ring time of one collective of ``size_bytes`` on ``n`` ranks."""
@@ -154,8 +155,8 @@ class Network:
 
     def name_over(self, counts: Iterable[int]) -> str:
         """``name``, with the link between nodes only where a count of ``counts`` spans
-        nodes (a walk: ``--max-devices 12`` of 8 per node searched 1 to 8, on one node,
-        and named ib-ndr400 between nodes)."""
+        nodes (``--max-devices 12`` of 8 per node names the link between nodes; a search
+        of 1 to 8 devices on one node does not)."""
         return self.name if any(self.spans_nodes(n) for n in counts) else self.intra.name
 
     def _curve(self, op: str, n: int) -> tuple[CommCurve, bool] | None:
@@ -223,9 +224,8 @@ def latency_s(
 ) -> float:
     """The latency part of ``comm_times_s`` (seconds): one latency per collective of the
     step, each at its own share (a collective of one byte): DDP's buckets, or FSDP's two
-    all-gathers and its reduce-scatter (a walk: FSDP's latency was counted as DDP's seven
-    buckets of tf-30m, 0.98 ms of its 1.16 ms at N = 8, its bandwidth term left at 0.09
-    ms where its 1.5x DDP's bytes take 0.95 ms)."""
+    all-gathers and its reduce-scatter (three collectives, not DDP's buckets: for tf-30m
+    at N = 8, DDP's seven buckets would be 0.98 ms of latency)."""
     if n < 2 or grad_bytes <= 0:
         return 0.0
     if strategy == "fsdp":

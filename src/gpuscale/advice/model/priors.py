@@ -21,8 +21,9 @@ NVIDIA's DeepLearningExamples tables check them (``benchmarks/eight_gpus_by_numb
 
 The step's error: each model with bench rows at N > 1 left out in turn (at most
 ``MAX_LEFT_OUT``), its N > 1 steps predicted from the rest; the log errors ``r`` give the
-half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``. Without them, ``EXTRAPOLATED`` (issue 26:
-24-38% at N = 2 from N = 1 alone); wider by ``sqrt(log2 N)`` above the largest measured.
+half-width ``z_0.9 sqrt(mean r^2) sqrt(1 + 1/k)``. Without them, ``EXTRAPOLATED`` (unseen
+models predicted at N = 2 from N = 1 alone: 24-38% off, ``benchmarks/advise_unseen.py``);
+wider by ``sqrt(log2 N)`` above the largest measured.
 
 The convergence (:func:`resolved`): an MLPerf workload's reference convergence points
 (``mlperf.rcp.workload_rcps``, fitted by ``analysis.critical_batch.rcp_fit``), a noise scale
@@ -38,6 +39,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.advice.model.step import Compute
 from gpuscale.advice.types import TermId, trusted_runs
 from gpuscale.analysis.critical_batch import ConvergenceModel, NoiseScale
@@ -72,9 +74,7 @@ class SharePrior:
 
 
 DDP_WORK = SharePrior(
-    0.1433,
-    0.4247,
-    4.036,
+    *PRIORS["ddp_work"].ends,
     TermId.DDP,
     "gpuscale's 27 one-H100 DDP runs (synchronised minus no-sync step at N = 1 less its "
     "bucket copies, 4 bytes per gradient byte at memory bandwidth; 10th-90th percentile); "
@@ -82,9 +82,7 @@ DDP_WORK = SharePrior(
     in_ms=True,
 )
 STEP_SPREAD = SharePrior(
-    0.0600,
-    0.1340,
-    0.3102,
+    *PRIORS["step_spread"].ends,
     TermId.WAIT,
     "E[max of N] - mean of steps whose spread is a share of the fixed per-step cost (the "
     "host's time: standard deviation over idle device time in the 26 of gpuscale's 27 "
@@ -106,7 +104,8 @@ def with_priors(compute: Compute, step: float, which: str) -> Compute:
 
 
 Z80 = 1.2816  # two-sided 80%: the 10th and 90th percentiles of a normal
-EXTRAPOLATED = math.log(1.35)  # half-width (log) when nothing at N > 1 was measured
+# half-width (log) when nothing at N > 1 was measured
+EXTRAPOLATED = math.log(PRIORS["step_error_extrapolated"].point)
 FEW_RESIDUALS = 3  # fewer leave-one-out errors than this give no spread of their own
 
 
@@ -222,11 +221,12 @@ def leave_one_out(
 
 # With the priors' range in the interval, what is left for the rest of an unmeasured
 # N > 1 step (the link model, the overlap): +/-10% at N = 2, widening as sqrt(log2 N).
+UNMEASURED_REST = math.log(PRIORS["step_error_rest"].point)
 ERROR = StepError(
-    width_log=math.log(1.10),
+    width_log=UNMEASURED_REST,
     measured_n=1,
     source="no measurement at N > 1: DDP's own work and the slowest device's wait over "
-    f"their priors' ranges, and {factor_interval(math.log(1.10))} at N = 2 for the rest "
+    f"their priors' ranges, and {factor_interval(UNMEASURED_REST)} at N = 2 for the rest "
     "(widening with log2 N)",
 )
 
@@ -349,7 +349,7 @@ def no_rcps(found: WorkloadRcps) -> str:
     others, shown = found.elsewhere, found.display
     where = (
         f"{shown} has them in {noun_for(len(others), 'ruleset')} {joined(others)}: give "
-        f"ruleset={others[-1]!r} (--ruleset {others[-1]} on the command line)"
+        f"--ruleset {others[-1]} (ruleset={others[-1]!r} from Python)"
         if others
         else "no ruleset of the installed mlperf-logging has them"
     )

@@ -59,8 +59,10 @@ from typing import Protocol
 import numpy as np
 
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, collectives_s
+from gpuscale.advice.model.parameters import PRIORS
 
-DEFAULT_OVERLAP = 0.5  # an accelerator's share of communication hidden, when unmeasured
+# an accelerator's share of communication hidden, when unmeasured
+DEFAULT_OVERLAP = PRIORS["overlap"].point
 
 
 def work_ms(samples: float, flops_per_sample: float, tflops: float) -> float:
@@ -81,8 +83,8 @@ def rate_tflops(samples: float, flops_per_sample: float, ms: float) -> float:
     return samples * flops_per_sample / (ms / 1e3) / 1e12
 
 
-DDP_COPIES = 4.0  # bytes of memory traffic per gradient byte: into its bucket and back
-REFERENCE_MEMORY_GBS = 3350.0  # an H100 SXM's, the DDP prior's runs' device
+DDP_COPIES = PRIORS["ddp_copies"].point  # bytes of memory traffic per gradient byte
+REFERENCE_MEMORY_GBS = PRIORS["reference_memory_gbs"].point  # the DDP prior's runs' device
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

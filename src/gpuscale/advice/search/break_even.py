@@ -44,8 +44,8 @@ def break_even(inputs: AdviceInputs) -> tuple[float | None, float | None, float 
 
     def by_compute(scale: float) -> float:
         # every term of the step scales, the batches measured too: a measured step left
-        # as measured made the speedup flat in the scale (weak scaling on one H100 row:
-        # a break-even of 2.8e-10 ms per MB, a user walk)
+        # as measured would make the speedup flat in the scale, and the break-even
+        # meaningless (2.8e-10 ms per MB for weak scaling on one H100 row)
         scaled = replace(
             compute,
             tflops=compute.tflops / scale,

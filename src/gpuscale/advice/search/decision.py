@@ -24,7 +24,7 @@ the Decision from the predictions table, so they cannot contradict each other:
   there (``stopped_by``): ``devices`` (the most allowed reached), ``batch`` (the global
   batch kept does not split over a larger count searched) or ``flagged``.
 
-Measurement and prediction reconciled (issue 60 item 4): a count the bench measured in
+Measurement and prediction reconciled: a count the bench measured in
 the configuration predicted whose trusted runs fall outside the 80% interval
 (``disagreements``) rests on them (``applied``: their median, their spread as the
 interval), said first. Trusted: the unflagged runs (flagged ones with --allow-flagged);
@@ -242,8 +242,8 @@ def decide(
 
 def _without(focus: pd.Series, terms: tuple[str, ...]) -> float | None:
     """The efficiency at ``focus`` with the overheads ``terms`` gone from its step (the
-    rest unchanged): whether removing them would reach a target (a user walk was told "a
-    faster link would help most" where a free link left 2 devices at 39%)."""
+    rest unchanged): whether removing them would reach a target ("a faster link would help
+    most" is not said where even a free link leaves 2 devices at 39%)."""
     if focus["accelerators"] < 2 or not set(terms) <= set(OVERHEADS):
         return None
     step = float(focus["step_ms"])
@@ -256,7 +256,7 @@ def _without(focus: pd.Series, terms: tuple[str, ...]) -> float | None:
 def _also(focus: pd.Series, term: str, target: float) -> tuple[str, ...]:
     """The fewest other overheads, largest first, that must go with ``term`` for
     ``focus`` to reach ``target``; () when ``term`` alone does, or not even all of them
-    would (a user walk: the one term named next still left 2 devices at 61%)."""
+    would (the one term named next can leave 2 devices at 61%, short of the target)."""
     gone = _without(focus, (term,))
     if gone is None or gone >= target:
         return ()

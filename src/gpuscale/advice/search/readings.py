@@ -5,7 +5,7 @@ per-step cost, a link assumed) has a range; the advice is computed again at each
 (``ends``) and where the count chosen moves, the count is withheld
 (``Decision.withheld_by``): the one thing to give or measure leads the answer, the table
 is still shown. ResNet-50 on 8 A100s by its parameters alone was "Use 1 device" because
-6 x parameters turned most of its step into an invented fixed cost (issue 60).
+6 x parameters turned most of its step into an invented fixed cost.
 """
 
 from __future__ import annotations

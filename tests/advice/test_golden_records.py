@@ -1,0 +1,201 @@
+"""The snapshot that guards a refactor of the advice (issue 71 item 4): for each bench file
+in the repository, each shared H100 bench file (``../shared/gpu/h100``, skipped without
+it) and each by-numbers example the docs show, the ``advise -f json`` document compared
+with its golden record (``golden/<case>.json``) number by number (relative 1e-9) and
+string by string, and the default answer and ``--explain`` compared with their golden
+texts (``tests/golden/advice/answer.json``, ``explain.json``).
+
+``pytest --update-golden`` rewrites the records and texts that differ; review the diff.
+
+Each case runs in the folder of its bench file with the file's bare name, so that no
+path of this checkout shows in the text (a longer path would wrap the lines differently),
+and with no topology detected (``advice.api.topology_here``), so that the answer is the
+same on a host with GPUs as on one without."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gpuscale.cli import app
+
+from ..golden import UPDATE_FLAG, Golden
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent.parent
+RECORDS = HERE / "golden"
+SHARED = ROOT.parent / "shared" / "gpu" / "h100"
+REL = 1e-9
+
+# by-numbers examples: docs/advice.md's opening block and its Python examples (the same
+# requests as options), and tests/advice/test_answer_first.py's budget cases
+BY_NUMBERS = {
+    "docs_7m_pcie_price": (
+        *("--params", "7M", "--step-ms", "2", "--batch", "64", "--interconnect", "pcie-phb"),
+        *("--price", "2.5"),
+    ),
+    "docs_7m_pcie": (
+        "--params",
+        "7M",
+        "--step-ms",
+        "2",
+        "--batch",
+        "64",
+        "--interconnect",
+        "pcie-phb",
+    ),
+    "docs_4090_one_step": (
+        *("--params", "6.9M", "--step-ms", "18.6", "--batch", "8"),
+        *("--device-name", "RTX 4090", "--interconnect", "pcie-phb"),
+    ),
+    "docs_4070_two_steps": (
+        *("--params", "6.9M", "--step-ms", "18.6", "--batch", "8", "--step-ms", "30.5"),
+        *("--batch", "64", "--device-name", "RTX 4070 Ti SUPER", "--interconnect", "pcie-phb"),
+    ),
+    "docs_300m_four_nodes": (
+        *("--params", "300M", "--step-ms", "10", "--batch", "16", "--nodes", "4"),
+        *("--gpus-per-node", "8", "--interconnect", "nvlink4", "--inter-node", "ib-ndr400"),
+        *("--workload", "llama2_70b_lora"),
+    ),
+    "study_4090_two_steps": (
+        *("--params", "6.9M", "--step-ms", "18.6", "--batch", "8", "--step-ms", "30.5"),
+        *("--batch", "64", "--device-name", "RTX 4090", "--interconnect", "pcie-phb"),
+        *("--max-devices", "2"),
+    ),
+    "r50_a100": (
+        *("--params", "25.6M", "--step-ms", "273", "--batch", "256"),
+        *("--device-name", "A100 80GB", "--interconnect", "nvlink3", "--max-devices", "8"),
+    ),
+    "r50_a100_flops": (
+        *("--params", "25.6M", "--step-ms", "273", "--batch", "256"),
+        *("--device-name", "A100 80GB", "--interconnect", "nvlink3", "--max-devices", "8"),
+        *("--flops-per-sample", "24.6G"),
+    ),
+}
+# bench files: (the folder, the file, more options); the shared ones skip without ../shared
+BENCH = {
+    "bench_cpu_tiny_model_gloo": (HERE, "cpu_tiny_model_gloo.jsonl", ()),
+    "bench_h100_resnet50_bf16": (HERE, "h100_resnet50_bf16.jsonl", ()),
+    "bench_h100_resnet50_bf16_large": (HERE, "h100_resnet50_bf16_large.jsonl", ()),
+    "bench_report_h100_paths": (ROOT / "tests" / "report", "h100_paths.jsonl", ()),
+    "bench_report_h100_sweep": (ROOT / "tests" / "report", "h100_sweep.jsonl", ()),
+    "shared_h100_ladder": (SHARED, "ladder.jsonl", ()),
+    "shared_h100_paths": (SHARED, "paths.jsonl", ()),
+    "shared_h100_sweep": (SHARED, "sweep.jsonl", ()),
+    # docs/advice.md's "How would my ResNet-18 do on this H100?"
+    "shared_h100_ladder_resnet18": (
+        SHARED,
+        "ladder.jsonl",
+        ("--params", "11.7M", "--flops-per-sample", "10.65G", "--batch", "32"),
+    ),
+}
+CASES = sorted([*BY_NUMBERS, *BENCH])
+VIEWS = {"answer": (), "explain": ("--explain",)}
+
+
+def _args(case: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The options of ``case``, in the folder its bench file is read from."""
+    if case in BY_NUMBERS:
+        return list(BY_NUMBERS[case])
+    folder, name, more = BENCH[case]
+    if not (folder / name).exists():
+        pytest.skip(f"{folder / name} not present (the H100 rows live beside the checkout)")
+    monkeypatch.chdir(folder)
+    return ["--bench", name, *more]
+
+
+def _advise(args: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """(stdout, stdout and stderr) of ``gpuscale advise`` at 100 columns, no topology
+    detected."""
+    monkeypatch.setattr("gpuscale.advice.api.topology_here", lambda *_: None)
+    result = CliRunner().invoke(app, ["advise", *args], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    return result.stdout, result.output
+
+
+def _differences(golden: object, now: object, where: str = "") -> list[str]:
+    """Where ``now`` differs from ``golden``: a number beyond ``REL``, another string,
+    another key or length."""
+    if isinstance(golden, dict) and isinstance(now, dict):
+        if golden.keys() != now.keys():
+            return [f"{where}: keys {sorted(golden.keys() ^ now.keys())} differ"]
+        return [d for k in golden for d in _differences(golden[k], now[k], f"{where}.{k}")]
+    if isinstance(golden, list) and isinstance(now, list):
+        if len(golden) != len(now):
+            return [f"{where}: {len(golden)} items, now {len(now)}"]
+        return [
+            d
+            for i, (g, n) in enumerate(zip(golden, now, strict=True))
+            for d in _differences(g, n, f"{where}[{i}]")
+        ]
+    numbers = (int, float)
+    if isinstance(golden, numbers) and isinstance(now, numbers):
+        if isinstance(golden, bool) or isinstance(now, bool):
+            return [] if golden is now else [f"{where}: {golden} -> {now}"]
+        close = math.isclose(golden, now, rel_tol=REL, abs_tol=0.0)
+        return [] if close else [f"{where}: {golden!r} -> {now!r}"]
+    return [] if golden == now else [f"{where}: {golden!r} -> {now!r}"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_json_record_is_the_golden_one(
+    case: str, monkeypatch: pytest.MonkeyPatch, update_golden: bool
+) -> None:
+    stdout, _ = _advise([*_args(case, monkeypatch), "-f", "json"], monkeypatch)
+    now = json.loads(stdout)
+    path = RECORDS / f"{case}.json"
+    if update_golden:
+        if not path.exists() or _differences(json.loads(path.read_text()), now):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(now, indent=1, ensure_ascii=False) + "\n")
+        return
+    if not path.exists():
+        pytest.fail(f"no golden record for {case}; run pytest {UPDATE_FLAG} and review it")
+    differences = _differences(json.loads(path.read_text()), now)
+    assert not differences, f"{case}: {len(differences)} differ:\n" + "\n".join(differences[:40])
+
+
+@pytest.mark.parametrize("view", sorted(VIEWS))
+@pytest.mark.parametrize("case", CASES)
+def test_the_text_is_the_golden_one(
+    case: str, view: str, monkeypatch: pytest.MonkeyPatch, golden: Golden
+) -> None:
+    _, shown = _advise([*_args(case, monkeypatch), *VIEWS[view]], monkeypatch)
+    golden.check(f"advice/{view}", case, shown)
+
+
+def test_the_differences_are_found() -> None:
+    """The comparison itself: a number moved beyond 1e-9, a string, a key, a length."""
+    golden = {"a": [1.0, 2, "x"], "b": {"c": True}}
+    assert _differences(golden, {"a": [1.0 + 1e-12, 2, "x"], "b": {"c": True}}) == []
+    assert _differences(golden, {"a": [1.0 + 1e-6, 2, "x"], "b": {"c": True}}) == [
+        ".a[0]: 1.0 -> 1.000001"
+    ]
+    assert _differences(golden, {"a": [1.0, 2, "y"], "b": {"c": True}}) == [".a[2]: 'x' -> 'y'"]
+    assert _differences(golden, {"a": [1.0, 2], "b": {"c": True}}) == [".a: 3 items, now 2"]
+    assert _differences(golden, {"a": [1.0, 2, "x"], "b": {"d": True}}) == [
+        ".b: keys ['c', 'd'] differ"
+    ]
+    assert _differences(golden, {"a": [1.0, 2, "x"], "b": {"c": 1}}) == [".b.c: True -> 1"]
+
+
+# the terms that are a choice, not a number: the strategy predicted, and FSDP's own work
+# where it is part of the fixed per-step cost measured
+NOT_NUMBERS = {("strategy", "Strategy"), ("ddp", "FSDP's own work")}
+
+
+@pytest.mark.parametrize("path", sorted(RECORDS.glob("*.json")), ids=lambda p: p.stem)
+def test_every_assumption_is_a_number_with_its_unit(path: Path) -> None:
+    """Issue 71 item 3: each assumption of ``-f json`` has a numeric value and a unit, and
+    its range where it has one (low <= value <= high); only a choice has none."""
+    for a in json.loads(path.read_text())["assumptions"]:
+        if (a["kind"], a["term"]) in NOT_NUMBERS and a["value"] is None:
+            continue
+        assert isinstance(a["value"], int | float) and a["unit"], a
+        assert (a["low"] is None) == (a["high"] is None), a
+        if a["low"] is not None:
+            assert a["low"] <= a["value"] <= a["high"], a

@@ -296,7 +296,7 @@ def trends_view(
         ),
         *frame.attrs.get("division_left_out", ()),
     )
-    if frame["round"].nunique() == 1:  # a trend of one round is no trend (a user walk)
+    if frame["round"].nunique() == 1:  # a trend of one round is no trend: say so
         notes = (
             f"one round loaded ({frame['round'].iloc[0]}): a trend compares rounds; give "
             "several (--round v4.0,v4.1,v5.0, or none for every bundled round)",

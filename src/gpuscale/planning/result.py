@@ -182,7 +182,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
         if kept
         else ([], [])
     )
-    if len(kept) < 2:  # no count to stop paying against (a walk: -n 8 named every criterion)
+    if len(kept) < 2:  # one count: none to stop paying against, no criterion named
         stops = [""] * len(kept)
     price, power = request.price_per_device_hour, request.power_w
     rows = []
@@ -195,7 +195,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
             | {t: p[t] if k in timed else math.nan for t in times}
             | {
                 "nodes": math.ceil(n[k] / request.devices_per_node),
-                # no time, no batch it assumed: blank (a walk read 448 and 1 beside none)
+                # no time, no batch it assumed: blank, not a batch beside no time
                 "global_batch": batch[k] if k in timed else None,
                 # as its schema says, of the global batch shown (it was of the fitted one:
                 # 478.93 per device beside a global batch of 479 on one device)
@@ -290,7 +290,7 @@ def plan_result(
         "evidence": evidence(own)
         | ({} if own else {"workloads": transfer_factor(fits, family)[0]}),
         # the name asked, and the other parts of the results it could mean (``A100``:
-        # read as A100-SXM4-80GB, also A100-PCIe-80GB and A100-SXM4-40GB; a user walk)
+        # read as A100-SXM4-80GB, also A100-PCIe-80GB and A100-SXM4-40GB)
         "accelerator_asked": request.accelerator,
         "could_also_mean": other_variants(request.accelerator, family, families) if read_as else [],
         "memory": memory_check(workload, family, request.devices_per_node).facts(),

@@ -26,8 +26,7 @@ def _ratio_range(ratios: pd.Series) -> str:
 
 def _hosts(rows: pd.DataFrame) -> str:
     """``vm: NVIDIA H100 80GB HBM3``: each host by name with the devices it ran on (a
-    host's name alone, ``vm``, named no hardware: a user walk); CPU runs as ``CPU
-    processes``."""
+    host's name alone, ``vm``, names no hardware); CPU runs as ``CPU processes``."""
     said = []
     for host, on in rows.groupby(rows["hostname"].astype(str), sort=True):
         names = on.get("device_name", pd.Series(dtype=str)).dropna().astype(str)
@@ -141,8 +140,8 @@ _AT_ONE = (
 def _wrapper_at_one(rows: pd.DataFrame, where: str) -> list[str]:
     """What each strategy's wrapper costs on one device (``ddp_vs_bare`` of the N = 1 DDP
     rows, ``fsdp_vs_bare`` of the FSDP ones), the number the table shows in that
-    strategy's own column, never as a speedup (a walk: "DDP's step reaches 0.85-1.01x"
-    where 1.01x was the FSDP run's)."""
+    strategy's own column, never as a speedup, and never one strategy's range holding
+    the other's number."""
     said = []
     for column, strategy, costs in _AT_ONE:
         ratios = rows.get(column, pd.Series(dtype=float)).dropna()

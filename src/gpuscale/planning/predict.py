@@ -39,15 +39,19 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from importlib import resources
-from typing import Any
+from typing import TypeVar
 
+from gpuscale.planning.records import FamilyFit, Fits, PlanRow, SystemEntry, WorkloadFit
 from gpuscale.planning.shape import PIN, hat_values
 from gpuscale.tables.workloads import round_key
 
 CLASSES = ("i", "ii_in", "ii_out", "iii")
 ANCHOR_PRIOR = 1.0  # an anchor of k systems is shrunk by k / (k + this)
 PRIORS_FILE = "plan_priors.json"
+
+V = TypeVar("V")  # the values by round: levels (float), era numbers, RCP records
 
 
 def prior_intervals() -> dict[str, float]:
@@ -69,7 +73,7 @@ EVIDENCE_PRIORS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
 EVIDENCE_PRIOR = 1.0
 
 
-def evidence(family: dict[str, Any] | None) -> dict[str, int]:
+def evidence(family: FamilyFit | None) -> dict[str, int]:
     """What the family's level on the workload rests on: its ``results``, ``submitters``,
     ``rounds`` and (submitter, round) ``pairs`` (all 0 for a family that never ran it)."""
     systems = family["systems"] if family else []
@@ -87,7 +91,7 @@ def evidence_factor(pairs: int, prior: float) -> float:
     return math.sqrt(1 + prior / pairs) if pairs else 1.0
 
 
-def transfer_factor(fits: dict[str, Any], family_name: str) -> tuple[int, float]:
+def transfer_factor(fits: Fits, family_name: str) -> tuple[int, float]:
     """(``k``, the workloads ``family_name``'s speed rests on; the widening of a class (iii)
     interval for them): ``sqrt(1 + 1 / k)``, the spread of a level from the mean of ``k``
     workloads against one from many (``fits.transfer``); on one workload at least the
@@ -103,7 +107,9 @@ def transfer_factor(fits: dict[str, Any], family_name: str) -> tuple[int, float]
     return k, factor
 
 
-def at_round(values: dict[str, Any], round_name: str | None, default: Any = 0.0) -> Any:
+def at_round(
+    values: Mapping[str, V], round_name: str | None, default: V | float | None = 0.0
+) -> V | float | None:
     """The value of ``round_name``, else of the newest round before it, else of the
     newest of all (a random walk carries the last level forward)."""
     if not values:
@@ -115,7 +121,7 @@ def at_round(values: dict[str, Any], round_name: str | None, default: Any = 0.0)
     return values[before[-1]] if before else values[ordered[0]]
 
 
-def convergence(workload: dict[str, Any], batch: float, round_name: str | None) -> float:
+def convergence(workload: WorkloadFit, batch: float, round_name: str | None) -> float:
     """``E_R(B) / E_R(B_ref)`` by the RCPs of ``round_name`` (default: the newest); 1 when
     convergence is not modelled."""
     rcp = at_round(workload["rcp"] or {}, round_name, None)
@@ -142,7 +148,7 @@ def interpolate(xs: list[float], ys: list[float], x: float, *, extend: bool) -> 
     return ys[-1]
 
 
-def log2_batch(workload: dict[str, Any], family: dict[str, Any] | None, x: float) -> float:
+def log2_batch(workload: WorkloadFit, family: FamilyFit | None, x: float) -> float:
     """``log2`` of the global batch assumed at ``x = log2 N``: the workload's typical
     batch there plus the family's offset from it, interpolated between the counts the
     family ran and held beyond them (see the module docstring)."""
@@ -158,7 +164,7 @@ def log2_batch(workload: dict[str, Any], family: dict[str, Any] | None, x: float
     return typical(x) + interpolate(xs, offsets, x, extend=False)
 
 
-def floor_per_device(workload: dict[str, Any]) -> float:
+def floor_per_device(workload: WorkloadFit) -> float:
     """The smallest per-device batch any system of the workload ran, capped at 1 (a
     workload whose submissions never shared a sample between devices: 1)."""
     systems = [s for family in workload["families"].values() for s in family["systems"]]
@@ -201,7 +207,7 @@ ANCHOR_FADE_SLOPE = math.log(2) / 2
 ANCHOR_FADE_MIN = 1 / 16
 
 
-def anchor_at(family: dict[str, Any] | None, n: int) -> tuple[float, list[int]]:
+def anchor_at(family: FamilyFit | None, n: int) -> tuple[float, list[int]]:
     """(log offset of the model's line at ``n``, the measured counts it rests on): at a
     count the family ran, that count's anchor (its newest results' mean residual, shrunk
     ``k / (k + ANCHOR_PRIOR)``); between two it ran, linear in ``log2 N`` between their
@@ -227,7 +233,7 @@ def anchor_at(family: dict[str, Any] | None, n: int) -> tuple[float, list[int]]:
     return value[edge] * fade, [edge] if fade > 0 else []
 
 
-def count_class(family: dict[str, Any] | None, n: int) -> tuple[str, float]:
+def count_class(family: FamilyFit | None, n: int) -> tuple[str, float]:
     """(class, octaves outside the family's measured counts) of ``n``."""
     if family is None:
         return "iii", 0.0
@@ -240,7 +246,7 @@ def count_class(family: dict[str, Any] | None, n: int) -> tuple[str, float]:
     return "ii_out", abs(math.log2(n / edge))
 
 
-def own_results(family: dict[str, Any] | None, n: int) -> list[list[Any]]:
+def own_results(family: FamilyFit | None, n: int) -> list[SystemEntry]:
     """The family's systems at exactly ``n`` devices in the newest round it ran ``n`` (the
     results the count's anchor is of): ``[round, submitter, system, devices, minutes,
     batch]`` each; none where the family never ran ``n``."""
@@ -250,7 +256,7 @@ def own_results(family: dict[str, Any] | None, n: int) -> list[list[Any]]:
     return [s for s in family["systems"] if int(s[3]) == n and s[0] == at["round"]]
 
 
-def plannable(fits: dict[str, Any], workload: str, family: str) -> bool:
+def plannable(fits: Fits, workload: str, family: str) -> bool:
     """Whether ``family`` has a level on ``workload``: it ran it, or its speed is linked to
     the workload's through families that ran both (``fits.components``)."""
     if workload not in fits["workloads"]:
@@ -261,7 +267,7 @@ def plannable(fits: dict[str, Any], workload: str, family: str) -> bool:
     return family in groups and groups[family] == groups.get(f"workload:{workload}")
 
 
-def _log_y(fits: dict[str, Any], workload: dict[str, Any], family_name: str, x: float, r):
+def _log_y(fits: Fits, workload: WorkloadFit, family_name: str, x: float, r):
     """(log y without the batch term, its shared-shape part ``s(x)``, its family-shape part
     ``u_f(x)``)."""
     family = workload["families"].get(family_name)
@@ -276,12 +282,12 @@ def _log_y(fits: dict[str, Any], workload: dict[str, Any], family_name: str, x: 
 
 
 def predict_point(
-    fits: dict[str, Any],
+    fits: Fits,
     workload_name: str,
     family_name: str,
     n: int,
     round_name: str | None = None,
-) -> dict[str, Any]:
+) -> PlanRow:
     """The plan of ``n`` devices (a dict: ``accelerators``, ``time_to_train_min``,
     ``time_to_train_min_low``, ``time_to_train_min_high``, ``global_batch``,
     ``expected_samples``, ``batch_per_accelerator``, ``count_class``,

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from gpuscale import criteria
 from gpuscale.hardware.accelerators import other_variants
@@ -23,6 +23,7 @@ from gpuscale.planning.limits import (
 from gpuscale.planning.linear import UNSUPPORTED, cell, judged
 from gpuscale.planning.memory import memory_check
 from gpuscale.planning.predict import evidence, plannable, predict_point, transfer_factor
+from gpuscale.planning.records import Facts, Fits, PlanResult, SystemEntry, WorkloadFit
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion, measures
@@ -31,32 +32,21 @@ from gpuscale.tables.plan import NEAREST_KEYS
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import round_key
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 class PlanError(ValueError):
     """Nothing in the data supports an answer; the message says why."""
 
 
-@dataclass(frozen=True, slots=True)
-class PlanResult:
-    """The plan: ``rows`` (one dict per count, ``PLAN_COLUMNS``), ``notes`` (sentences),
-    ``model`` (facts: workload, family, classes, intervals), ``systems`` (the family's
-    measured systems of the workload, dicts with ``NEAREST_KEYS``) and ``read_as`` (how
-    the names typed were read, the first of ``notes``: what a short answer keeps)."""
-
-    rows: list[dict[str, Any]]
-    notes: list[str]
-    model: dict[str, Any]
-    systems: list[dict[str, Any]]
-    read_as: tuple[str, ...] = ()
-
-
-def _system(entry: list[Any], family: str) -> dict[str, Any]:
+def _system(entry: SystemEntry, family: str) -> Facts:
     round_name, submitter, system, devices, minutes, _ = entry
     values = (round_name, submitter, system, int(devices), round(float(minutes), 3), family)
     return dict(zip(NEAREST_KEYS, values, strict=True))
 
 
-def leaned_on(workload: dict[str, Any], family: str, n: int, k: int = 3) -> list[dict]:
+def leaned_on(workload: WorkloadFit, family: str, n: int, k: int = 3) -> list[dict]:
     """The measured systems a count leans on: the family's at the count nearest ``n`` (in
     log), newest round first, fastest first; a family that never ran the workload, the
     workload's systems (any family) at the count nearest ``n``."""
@@ -113,8 +103,8 @@ def thin_evidence(own: dict[str, JSON] | None, kind: str, n: int) -> str:
 
 
 def faster_fewer(
-    fits: dict[str, Any], workload: str, family: str, n: int, minutes: float
-) -> tuple[list[Any], float] | None:
+    fits: Fits, workload: str, family: str, n: int, minutes: float
+) -> tuple[SystemEntry, float] | None:
     """``(entry, plan there)``: the fastest result of ``family`` on fewer than ``n``
     devices (any round) that ran faster than ``minutes``, the time planned at ``n``, and
     the plan at that result's count; None where none did."""
@@ -126,7 +116,7 @@ def faster_fewer(
     return entry, predict_point(fits, workload, family, int(entry[3]))["time_to_train_min"]
 
 
-def _plannable(fits: dict[str, Any], workload: str, family: str) -> None:
+def _plannable(fits: Fits, workload: str, family: str) -> None:
     """PlanError when ``family`` has no level on ``workload``."""
     if not plannable(fits, workload, family):
         raise PlanError(
@@ -231,7 +221,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
 
 
 def plan_result(
-    request: PlanRequest, fits: dict[str, Any], left_out: dict[str, str] | None = None
+    request: PlanRequest, fits: Fits, left_out: dict[str, str] | None = None
 ) -> PlanResult:
     """The plan of ``request`` from ``fits`` (``gpuscale.planning.cache``); ``left_out``:
     why the data's other workloads have no fit (``gpuscale.planning.systems.unplanned``),
@@ -303,7 +293,7 @@ def plan_result(
     return PlanResult(rows, [*read, *said], model, systems, read)
 
 
-def plan_for(request: PlanRequest, scores: Any = None) -> PlanResult:
+def plan_for(request: PlanRequest, scores: pd.DataFrame | None = None) -> PlanResult:
     """The plan of ``request`` on ``scores`` (a scores DataFrame; default: the bundled
     rounds, whose fits ship with the package: no pandas is imported)."""
     if scores is None:

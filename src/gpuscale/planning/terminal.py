@@ -6,7 +6,8 @@ and ``-f json``'s (``planning.words``)."""
 from __future__ import annotations
 
 import math
-from typing import Any
+
+from gpuscale.planning.records import PlanResult, PlanRow
 
 # ``count_class`` in words: whether the family ran the workload at this count
 COUNT_WORDS = {
@@ -21,7 +22,7 @@ WHERE_GIVEN = ("cost", "energy kWh", "picked by", "rests on")
 PLAN_DROP_ORDER = ("picked by", "nodes", "global batch", "energy kWh", "accelerator hours")
 
 
-def _interval(row: dict[str, Any]) -> str:
+def _interval(row: PlanRow) -> str:
     """``15.03-19.7``: the 80% interval of the time, minutes (4 significant digits)."""
     low, high = row["time_to_train_min_low"], row["time_to_train_min_high"]
     if low is None or high is None or math.isnan(low) or math.isnan(high):
@@ -29,7 +30,7 @@ def _interval(row: dict[str, Any]) -> str:
     return f"{low:.4g}-{high:.4g}"
 
 
-def _shown(row: dict[str, Any]) -> dict[str, Any]:
+def _shown(row: PlanRow) -> PlanRow:
     return {
         "accelerators": row["accelerators"],
         "nodes": row["nodes"],
@@ -45,11 +46,11 @@ def _shown(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _given(value: Any) -> bool:
+def _given(value: object) -> bool:
     return value not in (None, "") and not (isinstance(value, float) and math.isnan(value))
 
 
-def plan_answer(result: Any) -> tuple[list[dict[str, Any]], list[str], str]:
+def plan_answer(result: PlanResult) -> tuple[list[PlanRow], list[str], str]:
     """The terminal's short plan: its records (a column of ``WHERE_GIVEN`` only where a
     row has a value), the lines under them (each flagged count's flags; where the rest
     is) and the title (minutes to train, the interval's level)."""

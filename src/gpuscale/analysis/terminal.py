@@ -16,7 +16,7 @@ from gpuscale.analysis.analyze import (
 )
 from gpuscale.analysis.answers import answers
 from gpuscale.analysis.document import SUMMARY_FIELDS
-from gpuscale.analysis.study import CITATION
+from gpuscale.analysis.study_findings import CITATION
 from gpuscale.analysis.study_table import table_i_texts
 from gpuscale.quantities import devices, format_minutes, named
 from gpuscale.tables import display_name

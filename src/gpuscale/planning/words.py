@@ -9,13 +9,16 @@ import math
 from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.linear import linear_notes
 from gpuscale.planning.memory import memory_check
-from gpuscale.planning.records import Facts, PlanResult, PlanRow, SystemEntry, WorkloadFit
+from gpuscale.planning.records import Facts, PlanRow, SystemEntry, WorkloadFit
 from gpuscale.planning.spread import batch_drop_notes, cited_notes, evidence_notes, held_notes
+from gpuscale.planning.terminal import PLAN_SHOWN, nearest_text, plan_document, plan_records
 from gpuscale.planning.throughput import batch_sign, efficiency_note, per_device
 from gpuscale.quantities import counted, joined, number
 from gpuscale.tables.json_depth import JSON
-from gpuscale.tables.plan import PLAN_COLUMNS
 from gpuscale.tables.workloads import round_key
+
+# the plan's rows as tables show them live in ``terminal``, imported from here too
+__all__ = ["PLAN_SHOWN", "nearest_text", "plan_document", "plan_records"]
 
 WIDE = math.log(1.25)  # an interval wider than +-25% is explained
 CLASS_WORDS = {
@@ -317,51 +320,3 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     if request.interconnect:
         out.append(f"Interconnect {request.interconnect!r} noted, not modelled.")
     return out
-
-
-def nearest_text(nearest: list[Facts]) -> str:
-    """One ``nearest`` list as text: ``v4.1 Dell XE9680 (8 devices, 27.8 min); ...``
-    (the family named when it is not the one planned)."""
-    return "; ".join(
-        f"{n['round']} {n['submitter']} {n['system']} "
-        f"({counted(int(n['accelerators']), 'device')}, "
-        f"{n['time_to_train_min']:.4g} min)"
-        for n in nearest
-    )
-
-
-# The plan columns a terminal shows (CSV and JSON: every one of PLAN_COLUMNS).
-PLAN_SHOWN = tuple(
-    c
-    for c in PLAN_COLUMNS
-    if c not in ("expected_samples", "batch_per_accelerator", "nearest", "pareto", "extrapolated")
-)
-
-
-def plan_document(result: PlanResult) -> Facts:
-    """``plan -f json``: the rows (``PLAN_COLUMNS``) with the notes and the model they
-    came from."""
-    rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
-    return {"notes": result.notes, "model": result.model, "rows": rows}
-
-
-def plan_records(result: PlanResult, *, terminal: bool) -> tuple[list[PlanRow], list[str], str]:
-    """The plan's rows as a table shows them, the lines under it and its title: a
-    terminal's ``PLAN_SHOWN`` and the systems each count leans on in words; CSV's every
-    column, the systems as text in their cell (no title)."""
-    rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
-    if not terminal:
-        return [row | {"nearest": nearest_text(row["nearest"])} for row in rows], [], ""
-    said = [
-        f"{counted(n, 'accelerator')} {'leans' if n == 1 else 'lean'} on: "
-        f"{nearest_text(r['nearest'])}"
-        for r in rows
-        for n in [int(r["accelerators"])]
-        if _timed(r)  # a count with no time leans on nothing (its flags say why)
-    ]
-    title = f"plan: {result.model['workload']} on {result.model['family']}"
-    if others := result.model.get("could_also_mean"):  # the parts the name was not read as
-        title += (
-            f" (from {result.model['accelerator_asked']!r}; also in the data: {joined(others)})"
-        )
-    return [{c: row[c] for c in PLAN_SHOWN} for row in rows], said, title

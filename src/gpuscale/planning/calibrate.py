@@ -28,14 +28,8 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.planning.fits import fit_all
-from gpuscale.planning.predict import (
-    CLASSES,
-    DEFAULT_INTERVALS,
-    EVIDENCE_PRIOR,
-    EVIDENCE_PRIORS,
-    plannable,
-    predict_point,
-)
+from gpuscale.planning.intervals import CLASSES, DEFAULT_INTERVALS, EVIDENCE_PRIOR, EVIDENCE_PRIORS
+from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.records import Facts, Fits, WorkloadFit
 from gpuscale.tables.workloads import round_key
 

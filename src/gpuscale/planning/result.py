@@ -11,6 +11,7 @@ from gpuscale import criteria
 from gpuscale.hardware.accelerators import other_variants
 from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, workload_read_as
 from gpuscale.planning.cache import default_fits, fits_of
+from gpuscale.planning.intervals import evidence, transfer_factor
 from gpuscale.planning.limits import (
     below_floor,
     far_flag,
@@ -22,7 +23,7 @@ from gpuscale.planning.limits import (
 )
 from gpuscale.planning.linear import UNSUPPORTED, cell, judged
 from gpuscale.planning.memory import memory_check
-from gpuscale.planning.predict import evidence, plannable, predict_point, transfer_factor
+from gpuscale.planning.predict import plannable, predict_point
 from gpuscale.planning.records import Facts, Fits, PlanResult, SystemEntry, WorkloadFit
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes

@@ -30,7 +30,7 @@ from gpuscale.analysis.metrics import (
 from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.analysis.study import StudyStatement, compare_with_study
 from gpuscale.names import UnknownNameError, resolve_workloads, workloads_in
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables import (
     CLUSTER_COLUMN,
     PARETO_COLUMN,
@@ -129,13 +129,13 @@ def not_analysed(
     if flagged.all():
         return (
             f"its {counted(len(scored), 'scored result')} "
-            f"{'is' if len(scored) == 1 else 'are'} left out: logs that contradict their "
+            f"{agreeing(len(scored), 'is', 'are')} left out: logs that contradict their "
             "folder (log_flag; `gpuscale scores` lists them)"
         )
     with_count = scored[~flagged & (scored["accelerators"].fillna(0) > 0).to_numpy(bool)]
     if with_count.empty:
         return (
-            f"its {counted(len(scored), 'scored system')} {'has' if len(scored) == 1 else 'have'} "
+            f"its {counted(len(scored), 'scored system')} {agreeing(len(scored), 'has', 'have')} "
             "no accelerator count (CPU-only, or a "
             "system description without one; see the data problems)"
         )
@@ -143,7 +143,7 @@ def not_analysed(
         others = sorted(set(with_count["division"].dropna().astype(str)))
         return (
             f"its {counted(len(with_count), 'scored result')} "
-            f"{'is' if len(with_count) == 1 else 'are'} of another division than {division} "
+            f"{agreeing(len(with_count), 'is', 'are')} of another division than {division} "
             f"({joined(others)}; --division {others[0] if others else 'all'} or all "
             "includes them)"
         )

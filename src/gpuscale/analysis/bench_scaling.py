@@ -309,7 +309,7 @@ def earlier_rows(scaling: pd.DataFrame, failed: pd.DataFrame, path: object) -> s
     flagged = int(scaling["flagged"].sum())
     ok = f"{len(scaling)} ok" + (f", {flagged} of them flagged;" if flagged else ",")
     return (
-        f"earlier runs: {path} also holds {rows} row{'' if rows == 1 else 's'} of earlier "
+        f"earlier runs: {path} also holds {rows} {noun_for(rows, 'row')} of earlier "
         f"sweeps ({ok} {len(failed)} failed), not summarised here: "
         f"{suggested_command('analyze', '--bench', str(path))} reads them all"
     )

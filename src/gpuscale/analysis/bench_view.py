@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.bench_scaling import bench_headline, bench_notes, bench_scaling, earlier_rows
+from gpuscale.quantities import noun_for
 from gpuscale.tables.views import TableView
 
 # The columns a terminal shows of a bench table (CSV and JSON: every column).
@@ -85,7 +86,7 @@ def _none_ok(sweep: str | None, skipped: int, failed: pd.DataFrame) -> str:
         return "no successful bench run to analyse"
     said = ["this sweep measured no run ok"]
     if skipped:
-        runs = f"{skipped} run{'' if skipped == 1 else 's'}"
+        runs = f"{skipped} {noun_for(skipped, 'run')}"
         said.append(f"{runs} --resume skipped, kept from before, are the file's earlier rows")
     if not failed.empty:
         said.append("its failed runs are said below")

@@ -10,7 +10,7 @@ from itertools import pairwise
 
 from gpuscale.planning.predict import ANCHOR_PRIOR, at_round, interpolate, log2_batch
 from gpuscale.planning.records import FamilyFit, PlanRow, WorkloadFit
-from gpuscale.quantities import counted, decimals_apart, joined, number
+from gpuscale.quantities import agreeing, counted, decimals_apart, joined, number
 
 
 def _min(value: float) -> str:
@@ -63,7 +63,7 @@ def held_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
             f"{_min(r['time_to_train_min_low'])}-{_min(r['time_to_train_min_high'])} min to "
             f"hold {them}: the planned {_min(r['time_to_train_min'])} min is the family's "
             f"level there (the model's line moved {k}/{k + ANCHOR_PRIOR:g} of the way to "
-            f"{'it' if k == 1 else 'their mean'}), and one system's time at a count spreads "
+            f"{agreeing(k, 'it', 'their mean')}), and one system's time at a count spreads "
             f"wider with its CPUs, software and submitter; outside: {named}"
         )
         if own and since != fit["round"]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from gpuscale.planning.records import Facts, PlanResult, PlanRow
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables.plan import PLAN_COLUMNS
 
 # ``count_class`` in words: whether the family ran the workload at this count
@@ -101,7 +101,7 @@ def plan_records(result: PlanResult, *, terminal: bool) -> tuple[list[PlanRow], 
     if not terminal:
         return [row | {"nearest": nearest_text(row["nearest"])} for row in rows], [], ""
     said = [
-        f"{counted(n, 'accelerator')} {'leans' if n == 1 else 'lean'} on: "
+        f"{counted(n, 'accelerator')} {agreeing(n, 'leans', 'lean')} on: "
         f"{nearest_text(r['nearest'])}"
         for r in rows
         for n in [int(r["accelerators"])]

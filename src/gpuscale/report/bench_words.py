@@ -8,7 +8,7 @@ import pandas as pd
 
 from gpuscale.analysis.bench_scaling import break_even_params, trusted
 from gpuscale.bench.table import flags_counted
-from gpuscale.quantities import counted, joined, number
+from gpuscale.quantities import agreeing, counted, joined, noun_for, number
 from gpuscale.report.bench_evidence import grade_sentence, tagged
 
 
@@ -36,7 +36,7 @@ def _hosts(rows: pd.DataFrame) -> str:
 
 
 def _devices(count: int) -> str:
-    return f"{count} device{'' if count == 1 else 's'}"
+    return f"{count} {noun_for(count, 'device')}"
 
 
 def _listed(names: list[str]) -> str:
@@ -74,7 +74,7 @@ def _summary(rows: pd.DataFrame) -> str:
     in_configs = f" in {configurations} configurations" if configurations > models else ""
     backends = ", ".join(sorted(rows["backend"].astype(str).unique()))
     return (
-        f"{models} model{'s' if models != 1 else ''} {sizes}{in_configs} "
+        f"{models} {noun_for(models, 'model')} {sizes}{in_configs} "
         f"{_counts(rows, by)} ({_hosts(rows)}, {backends})."
     )
 
@@ -99,7 +99,7 @@ def _at_count(rows: pd.DataFrame, world: int, where: str) -> list[str]:
         text = (
             f"On {on} the break-even model size is {number(size / 1e6)}M parameters "
             f"(interpolated within a family): of the {len(at)} {noun}s measured there, "
-            f"{_listed(list(slower['configuration']))} train{'s' if len(slower) == 1 else ''} "
+            f"{_listed(list(slower['configuration']))} {agreeing(len(slower), 'trains', 'train')} "
             f"slower than on one device and {_listed(list(faster['configuration']))} faster."
         )
     elif slower.empty or faster.empty:
@@ -109,7 +109,7 @@ def _at_count(rows: pd.DataFrame, world: int, where: str) -> list[str]:
     else:
         text = (
             f"On {on} {_listed(list(slower['configuration']))} "
-            f"train{'s' if len(slower) == 1 else ''} slower than on one device and "
+            f"{agreeing(len(slower), 'trains', 'train')} slower than on one device and "
             f"{_listed(list(faster['configuration']))} faster (no crossing within one model "
             "family to interpolate a break-even size)."
         )

@@ -321,4 +321,4 @@ def _systems_said(tables: Any) -> str:
     described = {tuple(k) for k in tables.systems[key].itertuples(index=False)}
     bare = len(described - {tuple(k) for k in tables.scores[key].itertuples(index=False)})
     more = f" and {bare:,} described without a result" if bare else ""
-    return f"{len(results):,} system{'' if len(results) == 1 else 's'}{more}"
+    return f"{counted(len(results), 'system')}{more}"

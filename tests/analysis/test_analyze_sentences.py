@@ -11,11 +11,10 @@ from gpuscale.analysis.analyze import (
     AnalysisOptions,
     WorkloadAnalysis,
     analyze,
-    equilibrium_sentences,
-    references_text,
 )
 from gpuscale.analysis.equilibrium import Equilibrium, Pick
 from gpuscale.analysis.metrics import Reference
+from gpuscale.analysis.terminal import equilibrium_sentences, references_text
 from gpuscale.tables import Criterion, RoundTables
 
 from .tables import runs_for, scores

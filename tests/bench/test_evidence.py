@@ -98,7 +98,7 @@ def test_the_notes_of_a_model_run_twice_say_which_run() -> None:
 def test_a_sweep_that_measured_nothing_new_says_so_not_that_nothing_ran() -> None:
     """`bench --resume` with every run done is not said like a failure ("no successful
     bench run in this sweep to analyse")."""
-    from gpuscale.analysis.bench_scaling import bench_view
+    from gpuscale.analysis.bench_view import bench_view
 
     view = bench_view(bench_table(_pair(steps=100, step_ms=70.0)), sweep="new", skipped=2)
     assert view.empty.startswith("this sweep measured no run ok")
@@ -108,7 +108,7 @@ def test_a_sweep_that_measured_nothing_new_says_so_not_that_nothing_ran() -> Non
 def test_a_sweep_without_resume_that_measured_nothing_says_no_word_of_resume() -> None:
     """A model recorded as oom, no --resume given: the sentence says what happened, not
     "this sweep measured no new run (runs --resume skips ...)"."""
-    from gpuscale.analysis.bench_scaling import bench_view
+    from gpuscale.analysis.bench_view import bench_view
 
     rows = [{**r, "status": "oom", "sweep_id": "new"} for r in _pair(steps=100, step_ms=70.0)]
     view = bench_view(bench_table(rows), sweep="new")

@@ -18,7 +18,8 @@ from rich.console import Console
 
 import gpuscale
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.analysis.bench_scaling import bench_scaling, bench_view
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.analysis.bench_view import bench_view
 from gpuscale.bench.results import bench_table, read_results
 from gpuscale.cli import output
 from gpuscale.cli.output import Format

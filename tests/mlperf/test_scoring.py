@@ -78,7 +78,7 @@ def test_a_score_from_fewer_files_than_required_says_so(tmp_path, golden) -> Non
     assert said["kind"].tolist() == ["fewer runs"], said
     # as the reference of an analysis, its reason is said with it
     from gpuscale.analysis import AnalysisOptions, analyze
-    from gpuscale.analysis.analyze import references_text
+    from gpuscale.analysis.terminal import references_text
 
     (result,) = analyze(tables, ["bert"], AnalysisOptions(reference="Acme/box"))
     assert [r.score_reason for r in result.references] == [short["score_reason"]]

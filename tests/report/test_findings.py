@@ -138,7 +138,7 @@ def test_a_count_of_one_takes_the_singular_in_every_sentence(v41) -> None:
     """A walk: "Pareto front: 1 systems", "6 systems from 1 submitters". On every
     v4.1 workload analysed within each family (one system, one submitter, one point on the
     front happen), no sentence says "1 <noun>s"."""
-    from gpuscale.analysis.analyze import equilibrium_sentences
+    from gpuscale.analysis.terminal import equilibrium_sentences
 
     families = sorted(v41.scores["accelerator_family"].dropna().unique())
     text = []

@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from gpuscale.analysis.bench_scaling import bench_scaling, bench_view
+from gpuscale.analysis.bench_scaling import bench_scaling
+from gpuscale.analysis.bench_view import bench_view
 from gpuscale.bench.results import bench_table, read_results
 from gpuscale.report.bench_figures import step_breakdown
 from gpuscale.report.bench_section import build_bench_section

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from gpuscale.analysis.clusters import Clustering, cluster_systems
-from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.decompose import decompose
 from gpuscale.analysis.divisions import contradicted, in_division, left_out, open_analysed
 from gpuscale.analysis.equilibrium import (
@@ -31,7 +30,7 @@ from gpuscale.analysis.metrics import (
 from gpuscale.analysis.score_intervals import bootstrap_intervals
 from gpuscale.analysis.study import StudyStatement, compare_with_study
 from gpuscale.names import UnknownNameError, resolve_workloads, workloads_in
-from gpuscale.quantities import counted, devices, format_minutes, joined, named
+from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables import (
     CLUSTER_COLUMN,
     PARETO_COLUMN,
@@ -84,54 +83,6 @@ def overall_equilibrium(result: WorkloadAnalysis) -> Equilibrium:
     return eq
 
 
-def references_text(result: WorkloadAnalysis) -> str:
-    """The reference systems of an analysis in words: ``ORG/ID (N x FAMILY, T min)``,
-    comma-separated (one per family under a per-family reference), each with why its
-    score is less certain where it is."""
-    return ", ".join(
-        f"{r.submitter}/{r.system_id} ({devices(r.accelerators, r.accelerator_family)}, "
-        f"{format_minutes(r.time_to_train_min)}"
-        f"{f'; {r.score_reason}' if r.score_reason else ''})"
-        for r in result.references
-    )
-
-
-def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
-    """The equilibrium of an analysis in plain sentences, as ``analyze`` prints them under
-    the table, like with like first: each family's picks (``within FAMILY: knee 8, ...``,
-    the most submitted family first), then each pick over all systems (under a per-family
-    reference, first why only the knee picks across families), a pick that compares
-    hardware rather than scaling with its caution in the same line, and the criteria's
-    agreement with the Pareto front's size."""
-    eq = overall_equilibrium(result)
-    first = most_submitted_family(result.table)
-    lines = []
-    for family in sorted(result.by_family, key=lambda e: e.scope != first):
-        picks = ", ".join(f"{p.label} {p.accelerators:,}" for p in family.picks)
-        if picks:
-            lines.append(
-                f"within {family.scope}{' (most submitted)' * (family.scope == first)}: {picks}"
-            )
-    if per_family_reference(result):
-        lines.append(
-            f"over all systems: knee only; speed x efficiency and E' threshold "
-            f"{CROSS_FAMILY} (see within each family above)"
-        )
-    for pick in eq.picks:
-        caution = pick.caution
-        lines.append(
-            f"over all systems, {pick.label}: {named(pick.submitter, pick.system_name)} "
-            f"({devices(pick.accelerators, pick.accelerator_family)}, "
-            f"{format_minutes(pick.time_to_train_min)}, E' {pick.normalized_efficiency:.2f})"
-            + (f"; caution: {caution}" if caution else "")
-        )
-    lines.append(
-        f"agreement over all systems: {eq.agreement}; Pareto front: "
-        f"{counted(len(eq.pareto), 'system')}"
-    )
-    return lines
-
-
 def workload_table(
     tables: RoundTables,
     round_name: str,
@@ -178,13 +129,13 @@ def not_analysed(
     if flagged.all():
         return (
             f"its {counted(len(scored), 'scored result')} "
-            f"{'is' if len(scored) == 1 else 'are'} left out: logs that contradict their "
+            f"{agreeing(len(scored), 'is', 'are')} left out: logs that contradict their "
             "folder (log_flag; `gpuscale scores` lists them)"
         )
     with_count = scored[~flagged & (scored["accelerators"].fillna(0) > 0).to_numpy(bool)]
     if with_count.empty:
         return (
-            f"its {counted(len(scored), 'scored system')} {'has' if len(scored) == 1 else 'have'} "
+            f"its {counted(len(scored), 'scored system')} {agreeing(len(scored), 'has', 'have')} "
             "no accelerator count (CPU-only, or a "
             "system description without one; see the data problems)"
         )
@@ -192,7 +143,7 @@ def not_analysed(
         others = sorted(set(with_count["division"].dropna().astype(str)))
         return (
             f"its {counted(len(with_count), 'scored result')} "
-            f"{'is' if len(with_count) == 1 else 'are'} of another division than {division} "
+            f"{agreeing(len(with_count), 'is', 'are')} of another division than {division} "
             f"({joined(others)}; --division {others[0] if others else 'all'} or all "
             "includes them)"
         )

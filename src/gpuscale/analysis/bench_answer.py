@@ -11,9 +11,9 @@ from gpuscale.analysis.bench_scaling import (
     baseline_sentence,
     bench_headline,
     bench_scaling,
-    shown_columns,
     trouble_lines,
 )
+from gpuscale.analysis.bench_view import shown_columns
 from gpuscale.quantities import counted
 from gpuscale.tables.views import TableView
 

@@ -26,7 +26,7 @@ from gpuscale.analysis.crossing import pick_crossing
 from gpuscale.analysis.frontier import fastest_per_count
 from gpuscale.analysis.outliers import outlier_column
 from gpuscale.analysis.pick import Pick
-from gpuscale.quantities import joined
+from gpuscale.quantities import agreeing, joined
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, Criterion
 from gpuscale.tables.checks import check_table
 
@@ -63,7 +63,7 @@ class Equilibrium:
         for p in picks:
             by_n.setdefault(p.accelerators, []).append(p.label)
         parts = [
-            f"{joined(names)} pick{'s' if len(names) == 1 else ''} {n:,} accelerators"
+            f"{joined(names)} {agreeing(len(names), 'picks', 'pick')} {n:,} accelerators"
             for n, names in sorted(by_n.items())
         ]
         on_front = [p for p in picks if p.key in self.pareto]

@@ -202,8 +202,8 @@ def find_reference(
 
 def _unscored_here(frame: pd.DataFrame, every: pd.DataFrame, rule: str) -> str:
     """Why a system that exists is no reference for ``frame``'s workload: which workload
-    and rounds it has no score for, and those it has one for (a walk: `-b
-    bert,retinanet --reference ...` said only "for this benchmark")."""
+    and rounds it has no score for, and those it has one for, so that a reference named
+    across several benchmarks says which of them it cannot serve."""
     workload = ", ".join(sorted(frame["workload"].astype(str).unique()))
     rounds = ", ".join(sorted(frame["round"].astype(str).unique()))
     mine = every[_named(every, rule) & every["time_to_train_min"].notna()]

@@ -22,7 +22,6 @@ whose counts the data lacks is "not testable", never guessed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -40,68 +39,29 @@ from gpuscale.analysis.study_data import (
     no_samples,
     too_few_counts,
 )
+from gpuscale.analysis.study_findings import (
+    AROUND,
+    BERT,
+    CITATION,
+    FALLS,
+    FAST_LOSS_PER_DOUBLING,
+    LLAMA,
+    MASSIVE,
+    MOST_LINEAR,
+    STABLE_DIFFUSION,
+    WHY,
+    WINDOW,
+    StudyStatement,
+    judged,
+    said,
+    statement,
+    untestable,
+)
 from gpuscale.quantities import decimals_apart, joined
 from gpuscale.tables import display_name
 
-CITATION = (
-    'Cortés, Juiz and Bermejo, "Estudio de la eficiencia en la escalabilidad de GPUs para '
-    'el entrenamiento de Inteligencia Artificial", arXiv 2509.03263 (2025)'
-)
-# A drop "fast" or "sharp": more than this share of E' lost per doubling of the count.
-FAST_LOSS_PER_DOUBLING = 0.10
-AROUND = 0.05  # "most efficient around N": E' at N within 5% of the best
-WINDOW = (32, 64)  # where "most linearly" is compared (counts every workload has)
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One finding of the study in its fixed words: ``name`` (the statement's ``finding``)
-    and ``claim`` (how "The study finds ..." says it; "attributes ..." for ``WHY``)."""
-
-    name: str
-    claim: str
-
-
-FALLS = Finding(
-    "efficiency falls as accelerators are added",
-    "per-accelerator efficiency falling as accelerators are added",
-)
-MASSIVE = Finding(
-    "massive systems are the fastest but the least efficient",
-    "massive systems the fastest but the least efficient",
-)
-WHY = Finding(
-    "the fall is communication and synchronisation",
-    "the loss of efficiency to communication and synchronisation between nodes",
-)
-BERT = Finding(
-    "most efficient around 8 accelerators, dropping past 16",
-    "BERT most efficient around 8 accelerators and dropping past 16",
-)
-LLAMA = Finding(
-    "E' above 1 at 4-8 accelerators, falling fast from 16 on",
-    "Llama2 70B LoRA with E' above 1 at 4-8 accelerators, falling fast from 16 on",
-)
-STABLE_DIFFUSION = Finding(
-    "loses efficiency sharply past 8 accelerators",
-    "Stable Diffusion losing efficiency sharply past 8 accelerators",
-)
-MOST_LINEAR = Finding(
-    "RetinaNet scales the most linearly of the four",
-    "RetinaNet scaling the most linearly of the four",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class StudyStatement:
-    """One finding of the study set against the data: ``verdict`` is ``agrees``,
-    ``partly``, ``disagrees`` or ``not testable``; ``text`` says it with the numbers."""
-
-    round: str
-    workload: str
-    finding: str
-    verdict: str
-    text: str
+# the study's claims and words are records of ``study_findings``, imported from here too
+__all__ = ["AROUND", "CITATION", "StudyStatement", "compare_with_study", "within_family"]
 
 
 def within_family(table: pd.DataFrame, family: str) -> pd.DataFrame:
@@ -135,36 +95,6 @@ def _per_doubling_loss(e_from: float, e_to: float, n_from: int, n_to: int) -> fl
     return 1.0 - (e_to / e_from) ** (1.0 / np.log2(n_to / n_from))
 
 
-def _statement(table: pd.DataFrame, finding: Finding, verdict: str, text: str) -> StudyStatement:
-    return StudyStatement(
-        str(table["round"].iloc[0]), str(table["workload"].iloc[0]), finding.name, verdict, text
-    )
-
-
-def _said(finding: Finding) -> str:
-    """ "The study finds <claim>." ("attributes" for ``WHY``)."""
-    return f"The study {'attributes' if finding is WHY else 'finds'} {finding.claim}."
-
-
-def _untestable(table: pd.DataFrame, finding: Finding, lacking: str) -> StudyStatement:
-    """A finding whose test the data cannot feed: the reason (what the data lacks, from
-    ``gpuscale.analysis.study_data``) said, never a verdict guessed."""
-    text = f"{_said(finding)} {lacking[0].upper()}{lacking[1:]}: not testable."
-    return _statement(table, finding, "not testable", text)
-
-
-def _judged(
-    table: pd.DataFrame, finding: Finding, parts: tuple[bool, ...], found: str
-) -> StudyStatement:
-    """The verdict on a finding made of ``parts``: ``agrees`` when every part holds,
-    ``disagrees`` when none does, ``partly`` between. Said as "The study finds
-    <claim>. ``found``: verdict." (``found``: what the table shows, within the family)."""
-    held = sum(bool(part) for part in parts)
-    verdict = "agrees" if held == len(parts) else "disagrees" if held == 0 else "partly"
-    text = f"{_said(finding)} {found}: {verdict}."
-    return _statement(table, finding, verdict, text)
-
-
 def _falls(table: pd.DataFrame, family: str) -> StudyStatement:
     """Per-accelerator efficiency falls as accelerators are added."""
     own = within_family(table, family)
@@ -173,11 +103,11 @@ def _falls(table: pd.DataFrame, family: str) -> StudyStatement:
         family, counts_of(frontier), 3, "a trend with the count", systems=len(own)
     )
     if lacking:
-        return _untestable(table, FALLS, lacking)
+        return untestable(table, FALLS, lacking)
     rho = frontier["accelerators"].rank().corr(frontier["normalized_efficiency"].rank())
     first, last = frontier.iloc[0], frontier.iloc[-1]
     holds = rho < 0 and last["normalized_efficiency"] < first["normalized_efficiency"]
-    return _judged(
+    return judged(
         table,
         FALLS,
         (holds,),
@@ -196,12 +126,12 @@ def _massive(table: pd.DataFrame, family: str) -> StudyStatement:
         family, counts_of(own), 2, "comparing the largest systems with smaller ones", len(own)
     )
     if lacking:
-        return _untestable(table, MASSIVE, lacking)
+        return untestable(table, MASSIVE, lacking)
     largest = own[own["accelerators"] == own["accelerators"].max()]
     best = largest.loc[largest["time_to_train_min"].idxmin()]
     fastest = bool(best["time_to_train_min"] <= own["time_to_train_min"].min())
     least = bool(largest["normalized_efficiency"].max() <= own["normalized_efficiency"].min())
-    return _judged(
+    return judged(
         table,
         MASSIVE,
         (fastest, least),
@@ -218,18 +148,18 @@ def _why(table: pd.DataFrame, family: str, basis: str) -> StudyStatement:
     own = decomposed_family(table, family, basis)
     lacking = too_few_counts(family, counts_of(own), 2, "a loss to attribute", len(own))
     if lacking:
-        return _untestable(table, WHY, lacking)
+        return untestable(table, WHY, lacking)
     row = fastest_per_count(own).iloc[-1]  # family_decomposition's row
     n = int(row["accelerators"])
     if pd.isna(row["convergence_factor"]):
-        return _untestable(table, WHY, f"within {family}, {no_samples(own, row)}")
+        return untestable(table, WHY, f"within {family}, {no_samples(own, row)}")
     factor, share = dominant_loss(row)
     if factor == "none":
         e = row["normalized_efficiency"]
         keeps = f"within {family} the fastest system at {n:,} keeps E' {e:.2f} (not below 1)"
-        return _untestable(table, WHY, f"{keeps}, so there is no loss to attribute")
+        return untestable(table, WHY, f"{keeps}, so there is no loss to attribute")
     head = (
-        f"The study attributes {WHY.claim}. Within {family} at {n:,} accelerators, E' "
+        f"{said(WHY)} Within {family} at {n:,} accelerators, E' "
         f"{row['normalized_efficiency']:.2f} = throughput efficiency "
         f"{row['throughput_efficiency']:.2f} x convergence factor "
         f"{row['convergence_factor']:.2f}"
@@ -240,13 +170,13 @@ def _why(table: pd.DataFrame, family: str, basis: str) -> StudyStatement:
             f"batch grew to {row['global_batch_size']:,.0f}, needing more samples), so it is "
             "mostly convergence, not communication: disagrees."
         )
-        return _statement(table, WHY, "disagrees", text)
+        return statement(table, WHY, "disagrees", text)
     text = (
         f"{head}: the throughput factor accounts for {share:.0%} of the loss; it holds "
         "communication but also evaluation, the per-device batch and the software, which "
         "MLPerf's logs do not separate: partly."
     )
-    return _statement(table, WHY, "partly", text)
+    return statement(table, WHY, "partly", text)
 
 
 def _bert(table: pd.DataFrame, family: str) -> StudyStatement:
@@ -257,14 +187,14 @@ def _bert(table: pd.DataFrame, family: str) -> StudyStatement:
     wanted = {"at 8": not np.isnan(e8), "at 16": not np.isnan(e16), "past 16": not beyond.empty}
     lacking = missing_counts(family, counts_of(frontier), wanted)
     if lacking:
-        return _untestable(table, BERT, lacking)
+        return untestable(table, BERT, lacking)
     peak = frontier.loc[frontier["normalized_efficiency"].idxmax()]
     around = e8 >= (1 - AROUND) * float(peak["normalized_efficiency"])
     drops = e16 < e8 and bool((beyond < e16).all())
     best = float(peak["normalized_efficiency"])
     # to the digits that show 8's E' on its side of (1 - AROUND) x the best
     k = decimals_apart(e8, (1 - AROUND) * best)
-    return _judged(
+    return judged(
         table,
         BERT,
         (around, drops),
@@ -284,7 +214,7 @@ def _llama(table: pd.DataFrame, family: str) -> StudyStatement:
     later = frontier[frontier["accelerators"].between(16, 64)]
     lacking = llama_lacking(own, family)
     if lacking:
-        return _untestable(table, LLAMA, lacking)
+        return untestable(table, LLAMA, lacking)
     above = bool(small.max() > 1)
     first, last = later.iloc[0], later.iloc[-1]
     loss = _per_doubling_loss(
@@ -295,7 +225,7 @@ def _llama(table: pd.DataFrame, family: str) -> StudyStatement:
     )
     fast = loss > FAST_LOSS_PER_DOUBLING
     reach = own[own["accelerators"].between(16, 64)]["normalized_efficiency"]
-    return _judged(
+    return judged(
         table,
         LLAMA,
         (above, fast),
@@ -319,9 +249,9 @@ def _stable_diffusion(table: pd.DataFrame, family: str) -> StudyStatement:
     wanted = {"at 8": not np.isnan(e8), "at 16": not np.isnan(e16)}
     lacking = missing_counts(family, counts_of(frontier), wanted)
     if lacking:
-        return _untestable(table, STABLE_DIFFUSION, lacking)
+        return untestable(table, STABLE_DIFFUSION, lacking)
     loss = 1 - e16 / e8
-    return _judged(
+    return judged(
         table,
         STABLE_DIFFUSION,
         (loss > FAST_LOSS_PER_DOUBLING,),
@@ -346,7 +276,7 @@ def _most_linear(tables: Mapping[str, pd.DataFrame], family: str) -> StudyStatem
     retina = tables["retinanet"]
     lacking = linear_lacking(tables, family, list(spans), WINDOW)
     if lacking:
-        return _untestable(retina, MOST_LINEAR, lacking)
+        return untestable(retina, MOST_LINEAR, lacking)
     ranked = sorted(spans, key=lambda w: -float(spans[w].median()))
     # the medians as printed: two that read alike are a tie, not a ranking (v4.0 said
     # "BERT 0.80, Stable Diffusion 0.80: ... BERT keeps the most" of 0.802 and 0.800)
@@ -359,11 +289,11 @@ def _most_linear(tables: Mapping[str, pd.DataFrame], family: str) -> StudyStatem
     listed = ", ".join(_median_and_span(display_name(w), spans[w]) for w in ranked)
     most = joined(display_name(w) for w in first)
     keeps = f", {most} {'keeps' if len(first) == 1 else f'tie at {top}, keeping'} the most."
-    return _statement(
+    return statement(
         retina,
         MOST_LINEAR,
         verdict,
-        f"{_said(MOST_LINEAR)} Within {family} "
+        f"{said(MOST_LINEAR)} Within {family} "
         f"at {WINDOW[0]}-{WINDOW[1]} accelerators (each workload against its own family "
         f"reference; the fastest system at each count), the median E' is {listed}: {verdict}"
         + ("." if verdict == "agrees" else keeps),

@@ -1,6 +1,7 @@
 """``analyze``'s terminal views: each workload's answer (the count each criterion picks:
 :func:`answer_view`, the default) or its whole table (its picks and flagged counts in
-words under it: ``--explain``), and the study compared, as
+words under it: ``--explain``: :func:`equilibrium_sentences`, :func:`references_text`),
+and the study compared, as
 :class:`~gpuscale.tables.views.TableView` and lines the CLI draws."""
 
 from __future__ import annotations
@@ -8,17 +9,19 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuscale.analysis.analyze import (
+    CROSS_FAMILY,
     AnalysisOptions,
     WorkloadAnalysis,
-    equilibrium_sentences,
-    references_text,
+    overall_equilibrium,
+    per_family_reference,
     study_statements,
 )
 from gpuscale.analysis.answers import answers
+from gpuscale.analysis.crossing import most_submitted_family
 from gpuscale.analysis.document import SUMMARY_FIELDS
-from gpuscale.analysis.study import CITATION
+from gpuscale.analysis.study_findings import CITATION
 from gpuscale.analysis.study_table import table_i_texts
-from gpuscale.quantities import devices, format_minutes, named
+from gpuscale.quantities import counted, devices, format_minutes, named
 from gpuscale.tables import display_name
 from gpuscale.tables.views import TableView
 
@@ -54,6 +57,54 @@ EXPLAIN_ANALYZE = (
     "Each system's speedup, E', interval and cluster, each caution and the study "
     "compared: --explain; every column: -f csv or -f json."
 )
+
+
+def references_text(result: WorkloadAnalysis) -> str:
+    """The reference systems of an analysis in words: ``ORG/ID (N x FAMILY, T min)``,
+    comma-separated (one per family under a per-family reference), each with why its
+    score is less certain where it is."""
+    return ", ".join(
+        f"{r.submitter}/{r.system_id} ({devices(r.accelerators, r.accelerator_family)}, "
+        f"{format_minutes(r.time_to_train_min)}"
+        f"{f'; {r.score_reason}' if r.score_reason else ''})"
+        for r in result.references
+    )
+
+
+def equilibrium_sentences(result: WorkloadAnalysis) -> list[str]:
+    """The equilibrium of an analysis in plain sentences, as ``analyze`` prints them under
+    the table, like with like first: each family's picks (``within FAMILY: knee 8, ...``,
+    the most submitted family first), then each pick over all systems (under a per-family
+    reference, first why only the knee picks across families), a pick that compares
+    hardware rather than scaling with its caution in the same line, and the criteria's
+    agreement with the Pareto front's size."""
+    eq = overall_equilibrium(result)
+    first = most_submitted_family(result.table)
+    lines = []
+    for family in sorted(result.by_family, key=lambda e: e.scope != first):
+        picks = ", ".join(f"{p.label} {p.accelerators:,}" for p in family.picks)
+        if picks:
+            lines.append(
+                f"within {family.scope}{' (most submitted)' * (family.scope == first)}: {picks}"
+            )
+    if per_family_reference(result):
+        lines.append(
+            f"over all systems: knee only; speed x efficiency and E' threshold "
+            f"{CROSS_FAMILY} (see within each family above)"
+        )
+    for pick in eq.picks:
+        caution = pick.caution
+        lines.append(
+            f"over all systems, {pick.label}: {named(pick.submitter, pick.system_name)} "
+            f"({devices(pick.accelerators, pick.accelerator_family)}, "
+            f"{format_minutes(pick.time_to_train_min)}, E' {pick.normalized_efficiency:.2f})"
+            + (f"; caution: {caution}" if caution else "")
+        )
+    lines.append(
+        f"agreement over all systems: {eq.agreement}; Pareto front: "
+        f"{counted(len(eq.pareto), 'system')}"
+    )
+    return lines
 
 
 def flagged_sentences(table: pd.DataFrame) -> list[str]:

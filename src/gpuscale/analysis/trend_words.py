@@ -36,8 +36,8 @@ def family_trends(rows: pd.DataFrame) -> list[str]:
 
 def grouped_notes(rows: pd.DataFrame) -> list[str]:
     """Each clause of the rows' notes once: alone where every row has it, else with the
-    family and round of the rows that do (a walk read "first in the loaded rounds ...;
-    first in the loaded rounds ..." and "one system: no E'" with no family or round)."""
+    family and round of the rows that do, so that a clause is never repeated and never
+    read without the rows it is true of."""
     where: dict[str, list[str]] = {}
     for r in rows.itertuples(index=False):
         for clause in filter(None, (c.strip() for c in str(r.note or "").split("; "))):

@@ -31,7 +31,7 @@ from gpuscale.analysis.divisions import left_out as division_left_out
 from gpuscale.analysis.equilibrium import equilibrium
 from gpuscale.analysis.metrics import workload_scaling_table
 from gpuscale.names import resolve_families
-from gpuscale.quantities import counted, fixed_apart, joined, number
+from gpuscale.quantities import agreeing, counted, fixed_apart, joined, number
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD, TREND_COLUMNS, display_name, round_key
 from gpuscale.tables.republished import is_republished
 from gpuscale.tables.views import TREND_DROP_ORDER, TableView
@@ -229,14 +229,14 @@ def republished_notes(left_out: int, elsewhere: dict[str, int] | None) -> tuple[
         if len(elsewhere) > 1
         else next(iter(elsewhere), "")
     )
-    verb = "is" if more == 1 else "are"
+    verb = agreeing(more, "is", "are")
     if not left_out:
         said = f"{counted(more, 'result')} republished in a later round (same runs) {verb} {which} "
         return (said + "division, left out",) if more else ()
     also = f" ({more:,} more {verb} {which} division, left out)" if more else ""
     return (
         f"{counted(left_out, 'result')} republished in a later round (same runs) "
-        f"{'is' if left_out == 1 else 'are'} counted once, "
+        f"{agreeing(left_out, 'is', 'are')} counted once, "
         f"in the first round showing them{also}; --republished counts them in every round",
     )
 
@@ -296,7 +296,7 @@ def trends_view(
         ),
         *frame.attrs.get("division_left_out", ()),
     )
-    if frame["round"].nunique() == 1:  # a trend of one round is no trend (a user walk)
+    if frame["round"].nunique() == 1:  # a trend of one round is no trend: say so
         notes = (
             f"one round loaded ({frame['round'].iloc[0]}): a trend compares rounds; give "
             "several (--round v4.0,v4.1,v5.0, or none for every bundled round)",

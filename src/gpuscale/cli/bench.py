@@ -54,7 +54,7 @@ def _print_results(out_file: Path, sweep_id: str, skipped: int = 0) -> None:
     """This sweep's runs (rows marked ``sweep_id``; ``skipped`` by --resume) read against
     the whole results file, its earlier rows and unreadable lines counted."""
     # lazy: numpy and pandas (the results reader, the bench table), only the bench needs them
-    from gpuscale.analysis.bench_scaling import bench_view
+    from gpuscale.analysis.bench_view import bench_view
     from gpuscale.bench.results import after_sweep
 
     loaded, notes = after_sweep(out_file)

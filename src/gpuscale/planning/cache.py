@@ -16,8 +16,9 @@ import hashlib
 import json
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from gpuscale.planning.records import Fits
 from gpuscale.planning.shape import MODEL_VERSION
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 DATA_DIR = Path(str(resources.files("gpuscale") / "data"))
 FITS_FILE = DATA_DIR / "plan_fits.json"
 SCORES_FILE = DATA_DIR / "scores.parquet"
-_MEMO: dict[str, dict[str, Any]] = {}  # fits of data given in this process, by hash
+_MEMO: dict[str, Fits] = {}  # fits of data given in this process, by hash
 _MEMO_SIZE = 4
 
 
@@ -35,7 +36,7 @@ def bundled_version() -> str:
     return f"{MODEL_VERSION}:{hashlib.sha256(SCORES_FILE.read_bytes()).hexdigest()}"
 
 
-def bundled_fits() -> dict[str, Any] | None:
+def bundled_fits() -> Fits | None:
     """The shipped fits of the bundled rounds; None when missing or stale."""
     try:
         stored = json.loads(FITS_FILE.read_text())
@@ -44,7 +45,7 @@ def bundled_fits() -> dict[str, Any] | None:
     return stored["fits"] if stored.get("version") == bundled_version() else None
 
 
-def fits_of(scores: pd.DataFrame) -> dict[str, Any]:
+def fits_of(scores: pd.DataFrame) -> Fits:
     """The calibrated fits of ``scores`` (computed once per process and data)."""
     # lazy: pandas and the fit (numpy), only when the shipped fits cannot serve
     from pandas.util import hash_pandas_object
@@ -64,7 +65,7 @@ def fits_of(scores: pd.DataFrame) -> dict[str, Any]:
     return _MEMO[key]
 
 
-def default_fits() -> dict[str, Any]:
+def default_fits() -> Fits:
     """The fits of every bundled round: shipped, or computed when stale."""
     found = bundled_fits()
     if found is not None:

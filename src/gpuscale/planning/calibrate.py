@@ -28,14 +28,9 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.planning.fits import fit_all
-from gpuscale.planning.predict import (
-    CLASSES,
-    DEFAULT_INTERVALS,
-    EVIDENCE_PRIOR,
-    EVIDENCE_PRIORS,
-    plannable,
-    predict_point,
-)
+from gpuscale.planning.intervals import CLASSES, DEFAULT_INTERVALS, EVIDENCE_PRIOR, EVIDENCE_PRIORS
+from gpuscale.planning.predict import plannable, predict_point
+from gpuscale.planning.records import Facts, Fits, WorkloadFit
 from gpuscale.tables.workloads import round_key
 
 PRIOR_CASES = 5.0
@@ -43,7 +38,7 @@ COVERAGE = 0.8
 EVIDENCE_CASES = 10  # forecasts on each side (1-2 pairs, more) to calibrate the prior
 
 
-def case_of(row: Any) -> dict[str, Any]:
+def case_of(row: Any) -> Facts:
     """The facts of one measured system (a ``gpuscale.planning.systems`` row) a forecast
     of it is scored against."""
     return {
@@ -57,7 +52,7 @@ def case_of(row: Any) -> dict[str, Any]:
     }
 
 
-def backtest(systems: pd.DataFrame, fit: Callable[[pd.DataFrame], dict[str, Any]]) -> pd.DataFrame:
+def backtest(systems: pd.DataFrame, fit: Callable[[pd.DataFrame], WorkloadFit]) -> pd.DataFrame:
     """One row per system new in a round after the first (``gpuscale.planning.systems``
     rows), predicted by ``fit`` of the rounds before it: ``round``, ``workload``,
     ``family``, ``accelerators``, ``measured``, ``time_to_train_min`` (its ``_low`` and
@@ -186,7 +181,7 @@ def class_prior(kind: str, found: dict[str, float]) -> float:
     return prior * found["i"] / DEFAULT_INTERVALS["i"]
 
 
-def calibrated_fits(systems: pd.DataFrame, rule: str = "pooled") -> dict[str, Any]:
+def calibrated_fits(systems: pd.DataFrame, rule: str = "pooled") -> Fits:
     """:func:`gpuscale.planning.fits.fit_all` of ``systems`` with its intervals
     calibrated by :func:`backtest` on the same systems (each of their rounds after the
     first, from the rounds before it; ``rule`` of ``QUANTILE_RULES``)."""

@@ -14,13 +14,12 @@ by the workloads a transfer rests on, ``gpuscale.planning.predict.transfer_facto
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
 from gpuscale.planning.pooled import DEFAULT, HUBER, Penalties, robust_scale
 from gpuscale.planning.predict import at_round
+from gpuscale.planning.records import Facts, Fits, WorkloadFit
 from gpuscale.planning.shape import MODEL_VERSION, PIN, hat_values
 from gpuscale.planning.systems import fitted
 from gpuscale.planning.workload import fit_workload
@@ -29,7 +28,7 @@ from gpuscale.tables.json_depth import JSON
 PAIR_WEIGHT_CAP = 5.0
 
 
-def level8(workload: dict[str, Any], family: str) -> float:
+def level8(workload: WorkloadFit, family: str) -> float:
     """The family's fitted level at 8 devices at the workload's newest round (no batch
     term), ``log`` device-minutes per expected sample."""
     own = workload["families"][family]
@@ -60,7 +59,7 @@ def _additive(pairs: list[tuple[str, str, float, float]]) -> tuple[dict, dict, n
     return speed_f, speed_w, resid
 
 
-def speeds(workloads: dict[str, dict[str, Any]], *, spread: bool = True) -> dict[str, Any]:
+def speeds(workloads: dict[str, WorkloadFit], *, spread: bool = True) -> Facts:
     """``speed`` (see the module docstring) from the workloads' fits (``pair_scale`` NaN
     unless ``spread``: it refits once per pair)."""
     pairs = [
@@ -100,7 +99,7 @@ TRANSFER_QUANTILE = 0.8
 TRANSFER_MIN_PAIRS = 5  # fewer held-out pairs than this: no in-sample spread (NaN)
 
 
-def transfer(errors: np.ndarray, rests_on: np.ndarray, single: np.ndarray) -> dict[str, Any]:
+def transfer(errors: np.ndarray, rests_on: np.ndarray, single: np.ndarray) -> Facts:
     """How far a family's level on some workloads says its level on another, in sample
     (log units, 80% quantiles): ``spread``, of the leave-one-pair-out errors each divided
     by ``sqrt(1 + 1 / k)`` (``k`` the other workloads the family ran: the mean of ``k``
@@ -135,7 +134,7 @@ def components(pairs: list[tuple[str, str, float, float]]) -> dict[str, int]:
     return {n: roots.index(root(n)) for n in sorted(parent)}
 
 
-def fit_all(systems: pd.DataFrame, pen: Penalties = DEFAULT) -> dict[str, Any]:
+def fit_all(systems: pd.DataFrame, pen: Penalties = DEFAULT) -> Fits:
     """The fits of every workload in ``systems`` (``gpuscale.planning.systems.measured``)
     and the families' speeds; ``intervals`` is left to the caller (calibration)."""
     kept = fitted(systems)

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from gpuscale.planning.predict import FLOAT_SLACK, log2_batch, predict_point
+from gpuscale.planning.records import Fits, WorkloadFit
 from gpuscale.plausibility import SUPERLINEAR_EFFICIENCY
 from gpuscale.quantities import joined, number
 
@@ -49,7 +49,7 @@ class Reach:
     per_device_batch: float  # smallest global batch / accelerators of any system (samples)
 
 
-def reach(fit: dict[str, Any]) -> Reach:
+def reach(fit: WorkloadFit) -> Reach:
     """The :class:`Reach` of one workload's fit (``gpuscale.planning.cache``)."""
     systems = [s for family in fit["families"].values() for s in family["systems"]]
     counts = [int(s[3]) for s in systems]
@@ -72,9 +72,7 @@ def below_floor(n: int, global_batch: float, data: Reach) -> bool:
     return global_batch / n < min(1.0, data.per_device_batch) * (1 - FLOAT_SLACK)
 
 
-def runnable_near(
-    fits: dict[str, Any], workload: str, family: str, n: int
-) -> tuple[int | None, int | None]:
+def runnable_near(fits: Fits, workload: str, family: str, n: int) -> tuple[int | None, int | None]:
     """(the largest count below ``n``, the smallest above it) where the batch assumed is
     runnable (not :func:`below_floor`), within the counts the plan gives a time at (from
     the smallest any system ran to :data:`REFUSE_OCTAVES` beyond the largest); None where
@@ -148,7 +146,7 @@ def far_flag(n: int, data: Reach) -> str:
 
 
 def superlinear_reference(
-    fits: dict[str, Any], workload: str, family: str, n: int
+    fits: Fits, workload: str, family: str, n: int
 ) -> tuple[int, float] | None:
     """``(m, ratio)``: of the counts below ``n`` the family ran (a family that never ran
     the workload: that any family ran), the one the plan gives the most throughput per

@@ -17,8 +17,8 @@ flagged (kept out of the Pareto front and the stops-paying picks). Unlike the ot
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from gpuscale.planning.records import Facts, PlanRow, SystemEntry, WorkloadFit
 from gpuscale.planning.throughput import factors
 from gpuscale.plausibility import LINEAR_SPREAD, SUPERLINEAR_EFFICIENCY
 from gpuscale.quantities import decimals_apart, joined, number
@@ -33,12 +33,12 @@ UNSUPPORTED = (
 )
 
 
-def hours(point: dict[str, Any]) -> float:
+def hours(point: PlanRow) -> float:
     """Accelerator-minutes of a planned count (what linear scaling keeps constant)."""
     return point["accelerators"] * point["time_to_train_min"]
 
 
-def beyond_linear(points: list[dict[str, Any]], timed: list[int]) -> dict[int, tuple[int, float]]:
+def beyond_linear(points: list[PlanRow], timed: list[int]) -> dict[int, tuple[int, float]]:
     """``{k: (j, excess)}``: each timed point ``k`` planned faster than linear against a
     smaller timed count ``j`` asked, the ``j`` of the largest ``excess`` (time ratio over
     device ratio, above 1 by more than ``LINEAR_SPREAD``, the run-to-run spread: 1.000003x is
@@ -58,7 +58,7 @@ def beyond_linear(points: list[dict[str, Any]], timed: list[int]) -> dict[int, t
     return out
 
 
-def measured(fit: dict[str, Any], m: int, n: int) -> list[dict[str, Any]]:
+def measured(fit: WorkloadFit, m: int, n: int) -> list[Facts]:
     """Each family's pairs of results in one round (its fastest at each count) at counts
     ``m' < n'`` spanning ``m`` to ``n`` from at most an octave out (``m / 2 <= m' <= m``,
     ``n <= n' <= 2 n``): ``family``, ``round``, ``low`` and ``high`` (the results,
@@ -67,7 +67,7 @@ def measured(fit: dict[str, Any], m: int, n: int) -> list[dict[str, Any]]:
     themselves first, then the largest excess first."""
     out = []
     for family, own in fit["families"].items():
-        fastest: dict[tuple[str, int], list[Any]] = {}
+        fastest: dict[tuple[str, int], SystemEntry] = {}
         for s in own["systems"]:
             key = (s[0], int(s[3]))
             if key not in fastest or s[4] < fastest[key][4]:
@@ -82,7 +82,7 @@ def measured(fit: dict[str, Any], m: int, n: int) -> list[dict[str, Any]]:
     return sorted(out, key=lambda e: ((e["low"][3], e["high"][3]) != (m, n), -e["excess"]))
 
 
-def judged(fit: dict[str, Any], points: list[dict], timed: list[int]) -> dict[int, dict]:
+def judged(fit: WorkloadFit, points: list[dict], timed: list[int]) -> dict[int, dict]:
     """``{k: {against, excess, measured, supported, flagged}}`` for each point planned
     faster than linear (:func:`beyond_linear`): ``measured`` the families' results
     spanning both counts (:func:`measured`), ``supported`` those that ran more than
@@ -102,7 +102,7 @@ def judged(fit: dict[str, Any], points: list[dict], timed: list[int]) -> dict[in
     return out
 
 
-def _ratios(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, str, str]:
+def _ratios(a: PlanRow, b: PlanRow) -> tuple[str, str, str]:
     """(time ratio, device ratio, excess) of ``b`` over ``a``, each to the decimals that
     keep the time ratio apart from the device ratio."""
     time_ratio = a["time_to_train_min"] / b["time_to_train_min"]
@@ -112,7 +112,7 @@ def _ratios(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, str, str]:
     return f"{time_ratio:.{k}f}", number(device_ratio), f"{excess:.{decimals_apart(excess, 1)}f}"
 
 
-def cell(a: dict[str, Any], b: dict[str, Any], verdict: dict[str, Any]) -> str:
+def cell(a: PlanRow, b: PlanRow, verdict: Facts) -> str:
     """The table's ``beyond_linear`` cell of row ``b``: how much faster than ``a`` on how
     many times the devices, and the measured result that supports it, or none."""
     time_ratio, device_ratio, _ = _ratios(a, b)
@@ -123,19 +123,19 @@ def cell(a: dict[str, Any], b: dict[str, Any], verdict: dict[str, Any]) -> str:
     return f"{said}; measured so: {best['family']} {_pair(best)} ({best['round']})"
 
 
-def _pair(e: dict[str, Any]) -> str:
+def _pair(e: Facts) -> str:
     """``16 -> 32: 2.59x on 2x`` for a measured pair."""
     low, high = int(e["low"][3]), int(e["high"][3])
     return f"{low:,} -> {high:,}: {e['speedup']:.2f}x on {number(high / low)}x"
 
 
-def _result(entry: list[Any]) -> str:
+def _result(entry: SystemEntry) -> str:
     """``Dell XE8545 17.87 min at a global batch of 448`` (minutes as the table shows them)."""
     batch = f" at a global batch of {round(entry[5]):,}" if entry[5] == entry[5] else ""
     return f"{entry[1]} {entry[2]} {entry[4]:.4g} min{batch}"
 
 
-def _largest(family: str, a: dict[str, Any], b: dict[str, Any]) -> str:
+def _largest(family: str, a: PlanRow, b: PlanRow) -> str:
     """Which part of the excess is largest, in words (a factor above 1)."""
     parts = {
         "a larger per-device batch (more samples per device and step)": a["log_batch"]
@@ -148,7 +148,7 @@ def _largest(family: str, a: dict[str, Any], b: dict[str, Any]) -> str:
     return max(parts, key=lambda p: parts[p])
 
 
-def linear_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> list[str]:
+def linear_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
     """One sentence per row planned faster than linear (its ``beyond_linear`` verdict):
     the time and device ratios, the excess as throughput per device (its model terms)
     times samples to converge, its largest part, and the measured results at both counts

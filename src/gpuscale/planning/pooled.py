@@ -38,10 +38,10 @@ in ``gpuscale.planning.predict``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from gpuscale.planning.records import FamilyFit, WorkloadFit
 from gpuscale.planning.shape import KNOTS, PIN
 from gpuscale.tables.workloads import round_key
 
@@ -216,10 +216,10 @@ def solve(
     return lay, theta, resid, weights
 
 
-def levels(lay: _Layout, theta: np.ndarray) -> dict[str, Any]:
+def levels(lay: _Layout, theta: np.ndarray) -> WorkloadFit:
     """The fitted parameters as plain data: per family its level, round levels, shape
     departure; the shared shape and batch slope."""
-    families: dict[str, Any] = {}
+    families: dict[str, FamilyFit] = {}
     for i, f in enumerate(lay.families):
         own = None
         if f in lay.shaped:

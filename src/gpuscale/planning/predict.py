@@ -37,73 +37,46 @@ the workload's newest), with ``x = log2 N``:
 
 from __future__ import annotations
 
-import json
 import math
-from importlib import resources
-from typing import Any
+from collections.abc import Mapping
+from typing import TypeVar
 
+from gpuscale.planning.intervals import (
+    CLASSES,
+    DEFAULT_INTERVALS,
+    EVIDENCE_PRIOR,
+    EVIDENCE_PRIORS,
+    PRIORS_FILE,
+    evidence,
+    evidence_factor,
+    prior_intervals,
+    transfer_factor,
+)
+from gpuscale.planning.records import FamilyFit, Fits, PlanRow, SystemEntry, WorkloadFit
 from gpuscale.planning.shape import PIN, hat_values
 from gpuscale.tables.workloads import round_key
 
-CLASSES = ("i", "ii_in", "ii_out", "iii")
 ANCHOR_PRIOR = 1.0  # an anchor of k systems is shrunk by k / (k + this)
-PRIORS_FILE = "plan_priors.json"
+
+V = TypeVar("V")  # the values by round: levels (float), era numbers, RCP records
+
+# how wide a plan is (``intervals``), imported from here too
+__all__ = [
+    "CLASSES",
+    "DEFAULT_INTERVALS",
+    "EVIDENCE_PRIOR",
+    "EVIDENCE_PRIORS",
+    "PRIORS_FILE",
+    "evidence",
+    "evidence_factor",
+    "prior_intervals",
+    "transfer_factor",
+]
 
 
-def prior_intervals() -> dict[str, float]:
-    """Each class's prior 80% half-width (log) and the widening per octave outside:
-    fitted on development forecasts no accuracy figure judges (v1.1 from v0.7, v3.0 from
-    both: ``benchmarks/plan_priors.py`` writes ``data/plan_priors.json``); the
-    calibration pools them with the forecasts of the rounds it has
-    (``gpuscale.planning.calibrate.pooled``)."""
-    stored = json.loads((resources.files("gpuscale") / "data" / PRIORS_FILE).read_text())
-    return {key: float(stored[key]) for key in (*CLASSES, "widen")}
-
-
-DEFAULT_INTERVALS = prior_intervals()
-# An interval widens by sqrt(1 + prior / e), ``e`` the (submitter, round) pairs of the
-# family's results on the workload, ``prior`` calibrated per class (``calibrate``) among
-# EVIDENCE_PRIORS; EVIDENCE_PRIOR where too few forecasts tell (the forward backtest:
-# class (i) forecasts of families with 1-2 such pairs erred 2x as far as with many).
-EVIDENCE_PRIORS = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0)
-EVIDENCE_PRIOR = 1.0
-
-
-def evidence(family: dict[str, Any] | None) -> dict[str, int]:
-    """What the family's level on the workload rests on: its ``results``, ``submitters``,
-    ``rounds`` and (submitter, round) ``pairs`` (all 0 for a family that never ran it)."""
-    systems = family["systems"] if family else []
-    return {
-        "results": len(systems),
-        "submitters": len({s[1] for s in systems}),
-        "rounds": len({s[0] for s in systems}),
-        "pairs": len({(s[1], s[0]) for s in systems}),
-    }
-
-
-def evidence_factor(pairs: int, prior: float) -> float:
-    """``sqrt(1 + prior / pairs)``: an interval's widening for a level resting on
-    ``pairs`` (submitter, round) pairs (1 where none; class (iii): :func:`transfer_factor`)."""
-    return math.sqrt(1 + prior / pairs) if pairs else 1.0
-
-
-def transfer_factor(fits: dict[str, Any], family_name: str) -> tuple[int, float]:
-    """(``k``, the workloads ``family_name``'s speed rests on; the widening of a class (iii)
-    interval for them): ``sqrt(1 + 1 / k)``, the spread of a level from the mean of ``k``
-    workloads against one from many (``fits.transfer``); on one workload at least the
-    in-sample spread of a level from one other workload against that from many
-    (``one / spread``), the floor of a transfer resting on one workload."""
-    k = sum(family_name in w["families"] for w in fits["workloads"].values())
-    if k == 0:
-        return 0, 1.0
-    factor = math.sqrt(1 + 1 / k)
-    spread = (fits["speed"].get("transfer") or {}).get("spread", math.nan)
-    if k == 1 and spread > 0:  # NaN: too few pairs held out to say
-        factor = max(factor, fits["speed"]["transfer"]["one"] / spread)
-    return k, factor
-
-
-def at_round(values: dict[str, Any], round_name: str | None, default: Any = 0.0) -> Any:
+def at_round(
+    values: Mapping[str, V], round_name: str | None, default: V | float | None = 0.0
+) -> V | float | None:
     """The value of ``round_name``, else of the newest round before it, else of the
     newest of all (a random walk carries the last level forward)."""
     if not values:
@@ -115,7 +88,7 @@ def at_round(values: dict[str, Any], round_name: str | None, default: Any = 0.0)
     return values[before[-1]] if before else values[ordered[0]]
 
 
-def convergence(workload: dict[str, Any], batch: float, round_name: str | None) -> float:
+def convergence(workload: WorkloadFit, batch: float, round_name: str | None) -> float:
     """``E_R(B) / E_R(B_ref)`` by the RCPs of ``round_name`` (default: the newest); 1 when
     convergence is not modelled."""
     rcp = at_round(workload["rcp"] or {}, round_name, None)
@@ -142,7 +115,7 @@ def interpolate(xs: list[float], ys: list[float], x: float, *, extend: bool) -> 
     return ys[-1]
 
 
-def log2_batch(workload: dict[str, Any], family: dict[str, Any] | None, x: float) -> float:
+def log2_batch(workload: WorkloadFit, family: FamilyFit | None, x: float) -> float:
     """``log2`` of the global batch assumed at ``x = log2 N``: the workload's typical
     batch there plus the family's offset from it, interpolated between the counts the
     family ran and held beyond them (see the module docstring)."""
@@ -158,7 +131,7 @@ def log2_batch(workload: dict[str, Any], family: dict[str, Any] | None, x: float
     return typical(x) + interpolate(xs, offsets, x, extend=False)
 
 
-def floor_per_device(workload: dict[str, Any]) -> float:
+def floor_per_device(workload: WorkloadFit) -> float:
     """The smallest per-device batch any system of the workload ran, capped at 1 (a
     workload whose submissions never shared a sample between devices: 1)."""
     systems = [s for family in workload["families"].values() for s in family["systems"]]
@@ -201,7 +174,7 @@ ANCHOR_FADE_SLOPE = math.log(2) / 2
 ANCHOR_FADE_MIN = 1 / 16
 
 
-def anchor_at(family: dict[str, Any] | None, n: int) -> tuple[float, list[int]]:
+def anchor_at(family: FamilyFit | None, n: int) -> tuple[float, list[int]]:
     """(log offset of the model's line at ``n``, the measured counts it rests on): at a
     count the family ran, that count's anchor (its newest results' mean residual, shrunk
     ``k / (k + ANCHOR_PRIOR)``); between two it ran, linear in ``log2 N`` between their
@@ -227,7 +200,7 @@ def anchor_at(family: dict[str, Any] | None, n: int) -> tuple[float, list[int]]:
     return value[edge] * fade, [edge] if fade > 0 else []
 
 
-def count_class(family: dict[str, Any] | None, n: int) -> tuple[str, float]:
+def count_class(family: FamilyFit | None, n: int) -> tuple[str, float]:
     """(class, octaves outside the family's measured counts) of ``n``."""
     if family is None:
         return "iii", 0.0
@@ -240,7 +213,7 @@ def count_class(family: dict[str, Any] | None, n: int) -> tuple[str, float]:
     return "ii_out", abs(math.log2(n / edge))
 
 
-def own_results(family: dict[str, Any] | None, n: int) -> list[list[Any]]:
+def own_results(family: FamilyFit | None, n: int) -> list[SystemEntry]:
     """The family's systems at exactly ``n`` devices in the newest round it ran ``n`` (the
     results the count's anchor is of): ``[round, submitter, system, devices, minutes,
     batch]`` each; none where the family never ran ``n``."""
@@ -250,7 +223,7 @@ def own_results(family: dict[str, Any] | None, n: int) -> list[list[Any]]:
     return [s for s in family["systems"] if int(s[3]) == n and s[0] == at["round"]]
 
 
-def plannable(fits: dict[str, Any], workload: str, family: str) -> bool:
+def plannable(fits: Fits, workload: str, family: str) -> bool:
     """Whether ``family`` has a level on ``workload``: it ran it, or its speed is linked to
     the workload's through families that ran both (``fits.components``)."""
     if workload not in fits["workloads"]:
@@ -261,7 +234,7 @@ def plannable(fits: dict[str, Any], workload: str, family: str) -> bool:
     return family in groups and groups[family] == groups.get(f"workload:{workload}")
 
 
-def _log_y(fits: dict[str, Any], workload: dict[str, Any], family_name: str, x: float, r):
+def _log_y(fits: Fits, workload: WorkloadFit, family_name: str, x: float, r):
     """(log y without the batch term, its shared-shape part ``s(x)``, its family-shape part
     ``u_f(x)``)."""
     family = workload["families"].get(family_name)
@@ -276,12 +249,12 @@ def _log_y(fits: dict[str, Any], workload: dict[str, Any], family_name: str, x: 
 
 
 def predict_point(
-    fits: dict[str, Any],
+    fits: Fits,
     workload_name: str,
     family_name: str,
     n: int,
     round_name: str | None = None,
-) -> dict[str, Any]:
+) -> PlanRow:
     """The plan of ``n`` devices (a dict: ``accelerators``, ``time_to_train_min``,
     ``time_to_train_min_low``, ``time_to_train_min_high``, ``global_batch``,
     ``expected_samples``, ``batch_per_accelerator``, ``count_class``,

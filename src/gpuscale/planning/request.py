@@ -64,7 +64,7 @@ def parse_devices(text: str) -> tuple[int, ...]:
     list is built)."""
     out: list[int] = []
     parts = [p.strip() for p in str(text).split(",")]
-    if len(parts) > 1 and not all(parts):  # `8,,16` was read as 8,16 (a user walk)
+    if len(parts) > 1 and not all(parts):  # `8,,16` is a typo, not 8,16
         raise ValueError("an empty count between commas (or at an end)")
     parts = [p for p in parts if p]
     if len(parts) > MAX_COUNTS:

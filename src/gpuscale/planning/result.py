@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from gpuscale import criteria
 from gpuscale.hardware.accelerators import other_variants
 from gpuscale.names import UnknownNameError, resolve_family, resolve_workloads, workload_read_as
 from gpuscale.planning.cache import default_fits, fits_of
+from gpuscale.planning.intervals import evidence, transfer_factor
 from gpuscale.planning.limits import (
     below_floor,
     far_flag,
@@ -22,7 +23,8 @@ from gpuscale.planning.limits import (
 )
 from gpuscale.planning.linear import UNSUPPORTED, cell, judged
 from gpuscale.planning.memory import memory_check
-from gpuscale.planning.predict import evidence, plannable, predict_point, transfer_factor
+from gpuscale.planning.predict import plannable, predict_point
+from gpuscale.planning.records import Facts, Fits, PlanResult, SystemEntry, WorkloadFit
 from gpuscale.planning.request import PlanRequest
 from gpuscale.planning.words import notes
 from gpuscale.tables import Criterion, measures
@@ -31,32 +33,21 @@ from gpuscale.tables.plan import NEAREST_KEYS
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import round_key
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 class PlanError(ValueError):
     """Nothing in the data supports an answer; the message says why."""
 
 
-@dataclass(frozen=True, slots=True)
-class PlanResult:
-    """The plan: ``rows`` (one dict per count, ``PLAN_COLUMNS``), ``notes`` (sentences),
-    ``model`` (facts: workload, family, classes, intervals), ``systems`` (the family's
-    measured systems of the workload, dicts with ``NEAREST_KEYS``) and ``read_as`` (how
-    the names typed were read, the first of ``notes``: what a short answer keeps)."""
-
-    rows: list[dict[str, Any]]
-    notes: list[str]
-    model: dict[str, Any]
-    systems: list[dict[str, Any]]
-    read_as: tuple[str, ...] = ()
-
-
-def _system(entry: list[Any], family: str) -> dict[str, Any]:
+def _system(entry: SystemEntry, family: str) -> Facts:
     round_name, submitter, system, devices, minutes, _ = entry
     values = (round_name, submitter, system, int(devices), round(float(minutes), 3), family)
     return dict(zip(NEAREST_KEYS, values, strict=True))
 
 
-def leaned_on(workload: dict[str, Any], family: str, n: int, k: int = 3) -> list[dict]:
+def leaned_on(workload: WorkloadFit, family: str, n: int, k: int = 3) -> list[dict]:
     """The measured systems a count leans on: the family's at the count nearest ``n`` (in
     log), newest round first, fastest first; a family that never ran the workload, the
     workload's systems (any family) at the count nearest ``n``."""
@@ -113,8 +104,8 @@ def thin_evidence(own: dict[str, JSON] | None, kind: str, n: int) -> str:
 
 
 def faster_fewer(
-    fits: dict[str, Any], workload: str, family: str, n: int, minutes: float
-) -> tuple[list[Any], float] | None:
+    fits: Fits, workload: str, family: str, n: int, minutes: float
+) -> tuple[SystemEntry, float] | None:
     """``(entry, plan there)``: the fastest result of ``family`` on fewer than ``n``
     devices (any round) that ran faster than ``minutes``, the time planned at ``n``, and
     the plan at that result's count; None where none did."""
@@ -126,7 +117,7 @@ def faster_fewer(
     return entry, predict_point(fits, workload, family, int(entry[3]))["time_to_train_min"]
 
 
-def _plannable(fits: dict[str, Any], workload: str, family: str) -> None:
+def _plannable(fits: Fits, workload: str, family: str) -> None:
     """PlanError when ``family`` has no level on ``workload``."""
     if not plannable(fits, workload, family):
         raise PlanError(
@@ -182,7 +173,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
         if kept
         else ([], [])
     )
-    if len(kept) < 2:  # no count to stop paying against (a walk: -n 8 named every criterion)
+    if len(kept) < 2:  # one count: none to stop paying against, no criterion named
         stops = [""] * len(kept)
     price, power = request.price_per_device_hour, request.power_w
     rows = []
@@ -195,7 +186,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
             | {t: p[t] if k in timed else math.nan for t in times}
             | {
                 "nodes": math.ceil(n[k] / request.devices_per_node),
-                # no time, no batch it assumed: blank (a walk read 448 and 1 beside none)
+                # no time, no batch it assumed: blank, not a batch beside no time
                 "global_batch": batch[k] if k in timed else None,
                 # as its schema says, of the global batch shown (it was of the fitted one:
                 # 478.93 per device beside a global batch of 479 on one device)
@@ -231,7 +222,7 @@ def _rows(points: list[dict], request: PlanRequest, fits: dict, workload: str, f
 
 
 def plan_result(
-    request: PlanRequest, fits: dict[str, Any], left_out: dict[str, str] | None = None
+    request: PlanRequest, fits: Fits, left_out: dict[str, str] | None = None
 ) -> PlanResult:
     """The plan of ``request`` from ``fits`` (``gpuscale.planning.cache``); ``left_out``:
     why the data's other workloads have no fit (``gpuscale.planning.systems.unplanned``),
@@ -290,7 +281,7 @@ def plan_result(
         "evidence": evidence(own)
         | ({} if own else {"workloads": transfer_factor(fits, family)[0]}),
         # the name asked, and the other parts of the results it could mean (``A100``:
-        # read as A100-SXM4-80GB, also A100-PCIe-80GB and A100-SXM4-40GB; a user walk)
+        # read as A100-SXM4-80GB, also A100-PCIe-80GB and A100-SXM4-40GB)
         "accelerator_asked": request.accelerator,
         "could_also_mean": other_variants(request.accelerator, family, families) if read_as else [],
         "memory": memory_check(workload, family, request.devices_per_node).facts(),
@@ -303,7 +294,7 @@ def plan_result(
     return PlanResult(rows, [*read, *said], model, systems, read)
 
 
-def plan_for(request: PlanRequest, scores: Any = None) -> PlanResult:
+def plan_for(request: PlanRequest, scores: pd.DataFrame | None = None) -> PlanResult:
     """The plan of ``request`` on ``scores`` (a scores DataFrame; default: the bundled
     rounds, whose fits ship with the package: no pandas is imported)."""
     if scores is None:

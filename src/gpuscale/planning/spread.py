@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import math
 from itertools import pairwise
-from typing import Any
 
 from gpuscale.planning.predict import ANCHOR_PRIOR, at_round, interpolate, log2_batch
-from gpuscale.quantities import counted, decimals_apart, joined, number
+from gpuscale.planning.records import FamilyFit, PlanRow, WorkloadFit
+from gpuscale.quantities import agreeing, counted, decimals_apart, joined, number
 
 
 def _min(value: float) -> str:
@@ -23,7 +23,7 @@ def _minutes(values: list[float]) -> str:
     return f"{_min(low)} min" if low == high else f"{_min(low)}-{_min(high)} min"
 
 
-def _level_since(own: dict[str, Any], since: str, level_round: str) -> str:
+def _level_since(own: FamilyFit, since: str, level_round: str) -> str:
     """How far the fit moves the family's level from round ``since`` to the plan's."""
     step = at_round(own["round_level"], level_round) - at_round(own["round_level"], since)
     change = math.exp(step) - 1
@@ -39,7 +39,7 @@ def _level_since(own: dict[str, Any], since: str, level_round: str) -> str:
     )
 
 
-def held_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> list[str]:
+def held_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
     """One sentence per count whose calibrated interval excluded one of the family's own
     newest results there (``own_results``: the interval now holds them)."""
     own = fit["families"].get(family)
@@ -63,7 +63,7 @@ def held_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> 
             f"{_min(r['time_to_train_min_low'])}-{_min(r['time_to_train_min_high'])} min to "
             f"hold {them}: the planned {_min(r['time_to_train_min'])} min is the family's "
             f"level there (the model's line moved {k}/{k + ANCHOR_PRIOR:g} of the way to "
-            f"{'it' if k == 1 else 'their mean'}), and one system's time at a count spreads "
+            f"{agreeing(k, 'it', 'their mean')}), and one system's time at a count spreads "
             f"wider with its CPUs, software and submitter; outside: {named}"
         )
         if own and since != fit["round"]:
@@ -72,12 +72,12 @@ def held_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> 
     return out
 
 
-def _typical(fit: dict[str, Any], n: float) -> float:
+def _typical(fit: WorkloadFit, n: float) -> float:
     curve = fit["batch_curve"]
     return 2 ** interpolate(curve["log2_n"], curve["log2_b"], math.log2(n), extend=True)
 
 
-def _ratio_how(fit: dict[str, Any], family: str, n: int) -> str:
+def _ratio_how(fit: WorkloadFit, family: str, n: int) -> str:
     """How the family's ratio to the typical batch at ``n``, a count it never ran, is had:
     interpolated between its own at the counts around ``n``, or held from the nearest."""
     own = fit["families"][family]["batch"]
@@ -95,7 +95,7 @@ def _ratio_how(fit: dict[str, Any], family: str, n: int) -> str:
     return f"held from its own at {m:,}"
 
 
-def _source(fit: dict[str, Any], n: int) -> str:
+def _source(fit: WorkloadFit, n: int) -> str:
     """Where the workload's typical batch at ``n`` comes from."""
     by = [f for f, fam in fit["families"].items() if str(n) in fam["counts"]]
     more = f" and {counted(len(by) - 3, 'other')}" if len(by) > 3 else ""
@@ -104,7 +104,7 @@ def _source(fit: dict[str, Any], n: int) -> str:
     return "interpolated between the counts run"
 
 
-def _end(fit: dict[str, Any], family: str, n: int, ran: bool, ratio: str) -> str:
+def _end(fit: WorkloadFit, family: str, n: int, ran: bool, ratio: str) -> str:
     """What the global batch assumed at ``n`` is: the family's own choice, or the
     workload's typical batch times the family's ratio to it."""
     typical = f"{round(_typical(fit, n)):,}"
@@ -132,7 +132,7 @@ def _change(what: str, a: float, b: float, decimals: int) -> tuple[int, str]:
     return 1, f"{what} rising from {sa} to {sb}"
 
 
-def batch_drop_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> list[str]:
+def batch_drop_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
     """Where the global batch assumed falls from one count to the next larger one: the
     family's own choices, or the workload's typical batch (and which families ran it)
     times the family's ratio to it, said with which of the two falls (at a count the
@@ -193,7 +193,7 @@ def batch_drop_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]
     return out
 
 
-def _why_outside(fit: dict[str, Any], family: str, row: dict[str, Any], cited: dict) -> str:
+def _why_outside(fit: WorkloadFit, family: str, row: PlanRow, cited: dict) -> str:
     """Why a result the plan cites at its own count lies outside the count's interval."""
     own = fit["families"].get(family)
     newest = row.get("own_results") or []
@@ -207,7 +207,7 @@ def _why_outside(fit: dict[str, Any], family: str, row: dict[str, Any], cited: d
     return "one system's time at a count spreads wider with its CPUs, software and submitter"
 
 
-def cited_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> list[str]:
+def cited_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
     """One sentence per result a count leans on (``nearest``, at that very count) that
     lies outside the count's interval, with why (an older round, another family), and one
     per count planned slower than a result of the family on fewer devices
@@ -270,7 +270,7 @@ def cited_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) ->
     return out
 
 
-def evidence_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> list[str]:
+def evidence_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
     """Where the family's level rests on one or two (submitter, round) pairs: what it rests
     on and how much wider its intervals are for it (``predict.evidence``)."""
     timed = [r for r in rows if math.isfinite(r["time_to_train_min"]) and "evidence" in r]
@@ -291,7 +291,7 @@ def evidence_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]])
     ]
 
 
-def _transfer_note(fit: dict[str, Any], family: str, timed: list[dict[str, Any]]) -> list[str]:
+def _transfer_note(fit: WorkloadFit, family: str, timed: list[PlanRow]) -> list[str]:
     """What a level borrowed from other workloads (class iii) rests on, and how much wider
     its intervals are for it (``predict.transfer_factor``)."""
     k = timed[0]["evidence"]["workloads"]

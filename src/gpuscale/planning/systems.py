@@ -31,7 +31,7 @@ import pandas as pd
 
 from gpuscale.analysis.decompose import expected_samples
 from gpuscale.analysis.outliers import outliers
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables.republished import counted_in_analyses, is_log_flagged, is_same_runs_copy
 from gpuscale.tables.rounds import UNKNOWN_FAMILY
 from gpuscale.tables.workloads import round_key
@@ -122,7 +122,7 @@ def unplanned(scores: pd.DataFrame) -> dict[str, str]:
         parts = [f"{k:,} {what}" for k, what in kinds] if len(kinds) > 1 else [kinds[0][1]]
         total = int(mine.sum())
         out[workload] = (
-            f"its {counted(total, 'result')} here {'is' if total == 1 else 'are'} "
+            f"its {counted(total, 'result')} here {agreeing(total, 'is', 'are')} "
             f"{joined(parts)}; the plan is fitted on the closed division's results with a time"
         )
         if (mine & ~closed & timed).any():

@@ -1,12 +1,16 @@
-"""``plan``'s answer on a terminal: one short row per count, in words a reader needs no
-docs for (``count_class`` ``ii_in`` is "between measured"), and the lines a row cannot
-hold (its flags); every sentence of the plan is ``--explain``'s, every column ``-f csv``'s
-and ``-f json``'s (``planning.words``)."""
+"""``plan``'s answer as tables and documents show it: on a terminal one short row per
+count, in words a reader needs no docs for (``count_class`` ``ii_in`` is "between
+measured"), and the lines a row cannot hold (its flags); ``--explain``'s rows with the
+systems each count leans on; ``-f csv``'s every column and ``-f json``'s document. The
+plan's sentences are ``planning.words``'."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+
+from gpuscale.planning.records import Facts, PlanResult, PlanRow
+from gpuscale.quantities import agreeing, counted, joined
+from gpuscale.tables.plan import PLAN_COLUMNS
 
 # ``count_class`` in words: whether the family ran the workload at this count
 COUNT_WORDS = {
@@ -21,7 +25,7 @@ WHERE_GIVEN = ("cost", "energy kWh", "picked by", "rests on")
 PLAN_DROP_ORDER = ("picked by", "nodes", "global batch", "energy kWh", "accelerator hours")
 
 
-def _interval(row: dict[str, Any]) -> str:
+def _interval(row: PlanRow) -> str:
     """``15.03-19.7``: the 80% interval of the time, minutes (4 significant digits)."""
     low, high = row["time_to_train_min_low"], row["time_to_train_min_high"]
     if low is None or high is None or math.isnan(low) or math.isnan(high):
@@ -29,7 +33,7 @@ def _interval(row: dict[str, Any]) -> str:
     return f"{low:.4g}-{high:.4g}"
 
 
-def _shown(row: dict[str, Any]) -> dict[str, Any]:
+def _shown(row: PlanRow) -> PlanRow:
     return {
         "accelerators": row["accelerators"],
         "nodes": row["nodes"],
@@ -45,11 +49,11 @@ def _shown(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _given(value: Any) -> bool:
+def _given(value: object) -> bool:
     return value not in (None, "") and not (isinstance(value, float) and math.isnan(value))
 
 
-def plan_answer(result: Any) -> tuple[list[dict[str, Any]], list[str], str]:
+def plan_answer(result: PlanResult) -> tuple[list[PlanRow], list[str], str]:
     """The terminal's short plan: its records (a column of ``WHERE_GIVEN`` only where a
     row has a value), the lines under them (each flagged count's flags; where the rest
     is) and the title (minutes to train, the interval's level)."""
@@ -61,3 +65,51 @@ def plan_answer(result: Any) -> tuple[list[dict[str, Any]], list[str], str]:
     model = result.model
     title = f"plan: {model['workload']} on {model['family']}, minutes to train (80% interval)"
     return records, said, title
+
+
+def nearest_text(nearest: list[Facts]) -> str:
+    """One ``nearest`` list as text: ``v4.1 Dell XE9680 (8 devices, 27.8 min); ...``
+    (the family named when it is not the one planned)."""
+    return "; ".join(
+        f"{n['round']} {n['submitter']} {n['system']} "
+        f"({counted(int(n['accelerators']), 'device')}, "
+        f"{n['time_to_train_min']:.4g} min)"
+        for n in nearest
+    )
+
+
+# The plan columns a terminal shows (CSV and JSON: every one of PLAN_COLUMNS).
+PLAN_SHOWN = tuple(
+    c
+    for c in PLAN_COLUMNS
+    if c not in ("expected_samples", "batch_per_accelerator", "nearest", "pareto", "extrapolated")
+)
+
+
+def plan_document(result: PlanResult) -> Facts:
+    """``plan -f json``: the rows (``PLAN_COLUMNS``) with the notes and the model they
+    came from."""
+    rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
+    return {"notes": result.notes, "model": result.model, "rows": rows}
+
+
+def plan_records(result: PlanResult, *, terminal: bool) -> tuple[list[PlanRow], list[str], str]:
+    """The plan's rows as a table shows them, the lines under it and its title: a
+    terminal's ``PLAN_SHOWN`` and the systems each count leans on in words; CSV's every
+    column, the systems as text in their cell (no title)."""
+    rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
+    if not terminal:
+        return [row | {"nearest": nearest_text(row["nearest"])} for row in rows], [], ""
+    said = [
+        f"{counted(n, 'accelerator')} {agreeing(n, 'leans', 'lean')} on: "
+        f"{nearest_text(r['nearest'])}"
+        for r in rows
+        for n in [int(r["accelerators"])]
+        if math.isfinite(r["time_to_train_min"])  # no time: leans on nothing (flags say why)
+    ]
+    title = f"plan: {result.model['workload']} on {result.model['family']}"
+    if others := result.model.get("could_also_mean"):  # the parts the name was not read as
+        title += (
+            f" (from {result.model['accelerator_asked']!r}; also in the data: {joined(others)})"
+        )
+    return [{c: row[c] for c in PLAN_SHOWN} for row in rows], said, title

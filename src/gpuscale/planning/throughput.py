@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 from itertools import pairwise
-from typing import Any
 
+from gpuscale.planning.records import PlanRow, WorkloadFit
 from gpuscale.quantities import counted, decimals_apart, joined, number
 
 
@@ -27,7 +27,7 @@ def per_device(batch: float) -> str:
     return f"1 sample per {round(1 / batch):,} devices"
 
 
-def batch_sign(fit: dict[str, Any]) -> str:
+def batch_sign(fit: WorkloadFit) -> str:
     """Where the free fit's batch slope had the sign the term's mechanism cannot give (a
     larger per-device batch slower per sample, ``gpuscale.planning.workload``): what it
     found, on what results, and that the plan assumes no batch effect; else ""."""
@@ -62,7 +62,7 @@ def batch_sign(fit: dict[str, Any]) -> str:
     )
 
 
-def factors(family: str, a: dict[str, Any], b: dict[str, Any], batch_detail: str = "") -> str:
+def factors(family: str, a: PlanRow, b: PlanRow, batch_detail: str = "") -> str:
     """The factors (throughput per device at ``b`` over ``a``) each term of the model
     contributes to 3 decimals (so they multiply to the ratio said to 2), the largest
     (farthest from x1, either way) first, those that round to x1.000 left out:
@@ -90,7 +90,7 @@ def factors(family: str, a: dict[str, Any], b: dict[str, Any], batch_detail: str
     return joined(said) if len(said) > 1 else said[0]
 
 
-def efficiency_note(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> str:
+def efficiency_note(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> str:
     """Why throughput per device moves as it does, over the rows with a time: the ratio of
     the last to the first, and of the first rise, each as the product of the model's
     terms (:func:`factors`), the largest first (the per-device batch is one of them, said
@@ -142,7 +142,7 @@ def efficiency_note(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]
     return text + "."
 
 
-def _rise_reason(fit: dict[str, Any], family: str, a: dict, b: dict) -> str:
+def _rise_reason(fit: WorkloadFit, family: str, a: dict, b: dict) -> str:
     """What raised throughput per device from row ``a`` to row ``b``: the part of the
     model (``gpuscale.planning.predict``) whose log device-minutes fell most, said with
     the counts it rests on (only counts that were run)."""

@@ -5,17 +5,20 @@ as it does (the per-device batch), and why an interval is wide."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from gpuscale.planning.limits import NO_TIME
 from gpuscale.planning.linear import linear_notes
 from gpuscale.planning.memory import memory_check
+from gpuscale.planning.records import Facts, PlanRow, SystemEntry, WorkloadFit
 from gpuscale.planning.spread import batch_drop_notes, cited_notes, evidence_notes, held_notes
+from gpuscale.planning.terminal import PLAN_SHOWN, nearest_text, plan_document, plan_records
 from gpuscale.planning.throughput import batch_sign, efficiency_note, per_device
 from gpuscale.quantities import counted, joined, number
 from gpuscale.tables.json_depth import JSON
-from gpuscale.tables.plan import PLAN_COLUMNS
 from gpuscale.tables.workloads import round_key
+
+# the plan's rows as tables show them live in ``terminal``, imported from here too
+__all__ = ["PLAN_SHOWN", "nearest_text", "plan_document", "plan_records"]
 
 WIDE = math.log(1.25)  # an interval wider than +-25% is explained
 CLASS_WORDS = {
@@ -46,12 +49,12 @@ def _accelerators(values: list[int]) -> str:
     return f"{joined(f'{v:,}' for v in values)} accelerator{'' if values == [1] else 's'}"
 
 
-def _rounds(systems: list[list[Any]]) -> str:
+def _rounds(systems: list[SystemEntry]) -> str:
     rounds = sorted({s[0] for s in systems}, key=round_key)
     return rounds[0] if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]}"
 
 
-def model_note(fit: dict[str, Any], family: str, speed_from: list[str]) -> str:
+def model_note(fit: WorkloadFit, family: str, speed_from: list[str]) -> str:
     """How the model was fitted and on what."""
     every = [s for f in fit["families"].values() for s in f["systems"]]
     families = plural(len(fit["families"]), "family", "families")
@@ -77,7 +80,7 @@ def model_note(fit: dict[str, Any], family: str, speed_from: list[str]) -> str:
     )
 
 
-def _moved(row: dict[str, Any]) -> str:
+def _moved(row: PlanRow) -> str:
     """``12: 61.25 per device -> 61 (a global batch of 732)``."""
     n, batch, assumed = int(row["accelerators"]), int(row["global_batch"]), row["assumed_batch"]
     if batch >= n and assumed >= n:
@@ -92,7 +95,7 @@ def _moved(row: dict[str, Any]) -> str:
     return f"{n:,}: {was} -> {per_device(batch / n)} (a global batch of {batch:,})"
 
 
-def _rounded(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+def _rounded(fit: WorkloadFit, rows: list[PlanRow]) -> str:
     """How the batch assumed was rounded to one a user can run, at up to three counts
     where it moved (``predict.runnable_batch``), and what a batch below one sample per
     device means."""
@@ -135,7 +138,7 @@ def _rounded(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     return text
 
 
-def batch_note(fit: dict[str, Any], family: str, rows: list[dict[str, Any]] = ()) -> str:
+def batch_note(fit: WorkloadFit, family: str, rows: list[PlanRow] = ()) -> str:
     """Where the global batch and samples to converge come from, and how it was rounded
     to one a user can run."""
     own = fit["families"].get(family)
@@ -156,7 +159,7 @@ def batch_note(fit: dict[str, Any], family: str, rows: list[dict[str, Any]] = ()
     return f"Global batch: {where}{_rounded(fit, list(rows))}; {converge}."
 
 
-def class_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) -> list[str]:
+def class_notes(fit: WorkloadFit, family: str, rows: list[PlanRow]) -> list[str]:
     """Which counts are in which class, and what a count beyond the family's rests on."""
     out = []
     own = fit["families"].get(family)
@@ -175,7 +178,7 @@ def class_notes(fit: dict[str, Any], family: str, rows: list[dict[str, Any]]) ->
     return out
 
 
-def _shape_support(fit: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+def _shape_support(fit: WorkloadFit, rows: list[PlanRow]) -> str:
     """Which families' results (the planned family's own among them, as the systems each
     count leans on are) within an octave of the counts of ``rows`` the shape there rests
     on; where none, the counts those rows lean on (``nearest``), said as further away."""
@@ -223,12 +226,12 @@ def outlier_notes(fit: dict[str, JSON], family: str) -> list[str]:
     return out
 
 
-def _timed(row: dict[str, Any]) -> bool:
+def _timed(row: PlanRow) -> bool:
     """Whether the row has a time (none where its flags say "no time")."""
     return math.isfinite(row["time_to_train_min"])
 
 
-def flag_notes(rows: list[dict[str, Any]]) -> list[str]:
+def flag_notes(rows: list[PlanRow]) -> list[str]:
     """One sentence per reason in the rows' ``flags`` (``gpuscale.planning.limits``),
     with the counts it applies to."""
     groups: dict[str, list[int]] = {}
@@ -260,7 +263,7 @@ def flag_notes(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def interval_notes(intervals: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+def interval_notes(intervals: Facts, rows: list[PlanRow]) -> list[str]:
     """The intervals' calibration, and why each wide one is wide; nothing where no count
     has a time (``plan -n 1`` of a workload none ran on 1 printed the calibration of
     intervals it did not give)."""
@@ -317,51 +320,3 @@ def notes(fits: dict, workload: str, family: str, rows: list[dict], request) -> 
     if request.interconnect:
         out.append(f"Interconnect {request.interconnect!r} noted, not modelled.")
     return out
-
-
-def nearest_text(nearest: list[dict[str, Any]]) -> str:
-    """One ``nearest`` list as text: ``v4.1 Dell XE9680 (8 devices, 27.8 min); ...``
-    (the family named when it is not the one planned)."""
-    return "; ".join(
-        f"{n['round']} {n['submitter']} {n['system']} "
-        f"({counted(int(n['accelerators']), 'device')}, "
-        f"{n['time_to_train_min']:.4g} min)"
-        for n in nearest
-    )
-
-
-# The plan columns a terminal shows (CSV and JSON: every one of PLAN_COLUMNS).
-PLAN_SHOWN = tuple(
-    c
-    for c in PLAN_COLUMNS
-    if c not in ("expected_samples", "batch_per_accelerator", "nearest", "pareto", "extrapolated")
-)
-
-
-def plan_document(result: Any) -> dict[str, Any]:
-    """``plan -f json``: the rows (``PLAN_COLUMNS``) with the notes and the model they
-    came from."""
-    rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
-    return {"notes": result.notes, "model": result.model, "rows": rows}
-
-
-def plan_records(result: Any, *, terminal: bool) -> tuple[list[dict[str, Any]], list[str], str]:
-    """The plan's rows as a table shows them, the lines under it and its title: a
-    terminal's ``PLAN_SHOWN`` and the systems each count leans on in words; CSV's every
-    column, the systems as text in their cell (no title)."""
-    rows = [{c: row[c] for c in PLAN_COLUMNS} for row in result.rows]
-    if not terminal:
-        return [row | {"nearest": nearest_text(row["nearest"])} for row in rows], [], ""
-    said = [
-        f"{counted(n, 'accelerator')} {'leans' if n == 1 else 'lean'} on: "
-        f"{nearest_text(r['nearest'])}"
-        for r in rows
-        for n in [int(r["accelerators"])]
-        if _timed(r)  # a count with no time leans on nothing (its flags say why)
-    ]
-    title = f"plan: {result.model['workload']} on {result.model['family']}"
-    if others := result.model.get("could_also_mean"):  # the parts the name was not read as
-        title += (
-            f" (from {result.model['accelerator_asked']!r}; also in the data: {joined(others)})"
-        )
-    return [{c: row[c] for c in PLAN_SHOWN} for row in rows], said, title

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,6 +28,7 @@ import pandas as pd
 from gpuscale.analysis.critical_batch import round_rcp_model
 from gpuscale.planning.pooled import DEFAULT, Penalties, levels, robust_scale, solve
 from gpuscale.planning.predict import ANCHOR_PRIOR
+from gpuscale.planning.records import Facts, FamilyFit, WorkloadFit
 from gpuscale.tables.workloads import round_key
 
 
@@ -59,14 +59,14 @@ def _batch_curve(family: list[str], rounds: list[str], n: np.ndarray, log2_b: np
     }
 
 
-def _rcp(round_name: str, benchmark: str) -> dict[str, Any] | None:
+def _rcp(round_name: str, benchmark: str) -> Facts | None:
     model = round_rcp_model(round_name, benchmark)
     if model is None:
         return None
     return {"e_min": model.e_min, "b_noise": model.b_noise, "source": model.source}
 
 
-def _family_facts(rows: dict[str, Any], index: np.ndarray) -> dict[str, Any]:
+def _family_facts(rows: Facts, index: np.ndarray) -> FamilyFit:
     """A family's batch per count, anchors per count and its systems (``index``: its
     positions in ``rows``)."""
     rounds = [rows["round"][i] for i in index]
@@ -103,9 +103,9 @@ def _family_facts(rows: dict[str, Any], index: np.ndarray) -> dict[str, Any]:
     }
 
 
-def fit_workload(frame: pd.DataFrame, pen: Penalties = DEFAULT) -> dict[str, Any]:
+def fit_workload(frame: pd.DataFrame, pen: Penalties = DEFAULT) -> WorkloadFit:
     """The fit of one workload's measured systems (see the module docstring)."""
-    rows: dict[str, Any] = {
+    rows: Facts = {
         "family": frame["accelerator_family"].tolist(),
         "round": frame["round"].tolist(),
         "submitter": frame["submitter"].astype(str).tolist(),

@@ -41,24 +41,14 @@ from gpuscale.report.style import (
     styled,
 )
 from gpuscale.tables import display_name
+from gpuscale.tables.analysis import CI_COLUMNS, SYSTEM_COLUMNS
 
 RING = {"s": 170, "facecolors": "none", "edgecolors": "#000000", "linewidths": 1.3, "zorder": 6}
 
 
 # What the like-with-like figures read (every other column is left out: each family's
 # frame is copied; the study reference's ``superlinear`` reasons do not apply here).
-COLUMNS = [
-    "org",
-    "submitter",
-    "system_id",
-    "system_name",
-    "accelerator_family",
-    "accelerators",
-    "time_to_train_min",
-    "time_to_train_min_ci_low",
-    "time_to_train_min_ci_high",
-    "outlier",
-]
+COLUMNS = [*SYSTEM_COLUMNS, *CI_COLUMNS[:2], "outlier"]
 
 
 def per_family(table: pd.DataFrame) -> pd.DataFrame:

@@ -3,8 +3,7 @@ device and configuration the advice was calibrated on (the N = 1 run it read, an
 strategy it predicts: ``tables.bench.runs_like``, as ``gpuscale advise`` sets its own
 measurements beside its prediction), and the sentence on the others, which says what
 the advice is on and what each other run measured instead, never the two as one answer
-(a walk: the advice for tf-7m on the H100 beside "mlp-4m 0.34x on 2 (CPU processes,
-gloo)" from the same file)."""
+(a CPU run of another model in the same file is no evidence for the H100 advice)."""
 
 from __future__ import annotations
 

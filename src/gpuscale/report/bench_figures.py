@@ -10,7 +10,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from gpuscale.quantities import joined, number
+from gpuscale.quantities import joined, noun_for, number
 from gpuscale.report.bands import interval_band
 from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.style import (
@@ -159,8 +159,8 @@ def _counts_compared(smallest: int, largest: int) -> str:
     """``: 1 device (solid) vs 8 (hatched)``, or `` on 1 device`` where one count was
     measured (never a count compared with itself)."""
     if smallest == largest:
-        return f" on {smallest} device{'' if smallest == 1 else 's'}"
-    unit = "device" if smallest == 1 else "devices"
+        return f" on {smallest} {noun_for(smallest, 'device')}"
+    unit = noun_for(smallest, "device")
     return f": {smallest} {unit} (solid) vs {largest} (hatched)"
 
 

@@ -8,7 +8,7 @@ import pandas as pd
 
 from gpuscale.analysis.bench_scaling import break_even_params, trusted
 from gpuscale.bench.table import flags_counted
-from gpuscale.quantities import counted, joined, number
+from gpuscale.quantities import agreeing, counted, joined, noun_for, number
 from gpuscale.report.bench_evidence import grade_sentence, tagged
 
 
@@ -26,8 +26,7 @@ def _ratio_range(ratios: pd.Series) -> str:
 
 def _hosts(rows: pd.DataFrame) -> str:
     """``vm: NVIDIA H100 80GB HBM3``: each host by name with the devices it ran on (a
-    host's name alone, ``vm``, named no hardware: a user walk); CPU runs as ``CPU
-    processes``."""
+    host's name alone, ``vm``, names no hardware); CPU runs as ``CPU processes``."""
     said = []
     for host, on in rows.groupby(rows["hostname"].astype(str), sort=True):
         names = on.get("device_name", pd.Series(dtype=str)).dropna().astype(str)
@@ -37,7 +36,7 @@ def _hosts(rows: pd.DataFrame) -> str:
 
 
 def _devices(count: int) -> str:
-    return f"{count} device{'' if count == 1 else 's'}"
+    return f"{count} {noun_for(count, 'device')}"
 
 
 def _listed(names: list[str]) -> str:
@@ -75,7 +74,7 @@ def _summary(rows: pd.DataFrame) -> str:
     in_configs = f" in {configurations} configurations" if configurations > models else ""
     backends = ", ".join(sorted(rows["backend"].astype(str).unique()))
     return (
-        f"{models} model{'s' if models != 1 else ''} {sizes}{in_configs} "
+        f"{models} {noun_for(models, 'model')} {sizes}{in_configs} "
         f"{_counts(rows, by)} ({_hosts(rows)}, {backends})."
     )
 
@@ -100,7 +99,7 @@ def _at_count(rows: pd.DataFrame, world: int, where: str) -> list[str]:
         text = (
             f"On {on} the break-even model size is {number(size / 1e6)}M parameters "
             f"(interpolated within a family): of the {len(at)} {noun}s measured there, "
-            f"{_listed(list(slower['configuration']))} train{'s' if len(slower) == 1 else ''} "
+            f"{_listed(list(slower['configuration']))} {agreeing(len(slower), 'trains', 'train')} "
             f"slower than on one device and {_listed(list(faster['configuration']))} faster."
         )
     elif slower.empty or faster.empty:
@@ -110,7 +109,7 @@ def _at_count(rows: pd.DataFrame, world: int, where: str) -> list[str]:
     else:
         text = (
             f"On {on} {_listed(list(slower['configuration']))} "
-            f"train{'s' if len(slower) == 1 else ''} slower than on one device and "
+            f"{agreeing(len(slower), 'trains', 'train')} slower than on one device and "
             f"{_listed(list(faster['configuration']))} faster (no crossing within one model "
             "family to interpolate a break-even size)."
         )
@@ -141,8 +140,8 @@ _AT_ONE = (
 def _wrapper_at_one(rows: pd.DataFrame, where: str) -> list[str]:
     """What each strategy's wrapper costs on one device (``ddp_vs_bare`` of the N = 1 DDP
     rows, ``fsdp_vs_bare`` of the FSDP ones), the number the table shows in that
-    strategy's own column, never as a speedup (a walk: "DDP's step reaches 0.85-1.01x"
-    where 1.01x was the FSDP run's)."""
+    strategy's own column, never as a speedup, and never one strategy's range holding
+    the other's number."""
     said = []
     for column, strategy, costs in _AT_ONE:
         ratios = rows.get(column, pd.Series(dtype=float)).dropna()

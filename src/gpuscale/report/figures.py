@@ -111,7 +111,8 @@ def _mark_picks(ax: Axes, eq: Equilibrium, where: Callable[[Pick], tuple[float, 
 
 def _legend(pick: Pick, within: bool) -> str:
     """A pick's criterion in the legend: the family's own best E' where the picks are a
-    family's (a walk read "E' >= 0.8 x best" against the plotted best, of another family)."""
+    family's, so that "E' >= 0.8 x best" is not read against the plotted best of another
+    family."""
     return pick.label.replace("x best", "x its best") if within else pick.label
 
 

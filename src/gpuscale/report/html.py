@@ -13,23 +13,21 @@ families against one reference, the study's overview across hardware); the other
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future
-from dataclasses import dataclass, replace
+from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from gpuscale.analysis.analyze import (
     AnalysisOptions,
     WorkloadAnalysis,
-    finish_workload,
-    not_analysed,
     workload_pairs,
-    workload_table,
 )
 from gpuscale.analysis.divisions import left_out, open_analysed
 from gpuscale.mlperf.earlier import first_published
+from gpuscale.report.analysed import analyse, any_to_draw, cached
 from gpuscale.report.cache import Cache
 from gpuscale.report.findings import workload_findings
 from gpuscale.report.gc_tuning import fewer_collections
@@ -52,10 +50,6 @@ from gpuscale.report.svg import FigureFiles
 from gpuscale.report.workload_figures import (
     FIGURE_NAMES,
     FIRST_FIGURES,
-    TABLE_ONLY_FIGURES,
-    Basis,
-    figure_key,
-    figure_task,
     overview_caution,
     overview_task,
     prepare_drawing,
@@ -156,7 +150,7 @@ def _draw(
         # Work for the worker at once (forking it: it inherits the tables): matplotlib
         # imported while this process analyses, where a figure will be drawn; then each
         # workload's figures as soon as its analysis is done: both cores busy from here.
-        if _any_to_draw(out, source, pairs, names, options):
+        if any_to_draw(out, source, pairs, names, options):
             pool.submit(prepare_drawing)
         extra_work = (
             [
@@ -170,7 +164,7 @@ def _draw(
         # the energy, trends and plan sections draw only with every figure: the worker's
         # then; else words and tables, written here while the worker draws
         extras = [pool.submit(fn, *args) for fn, args in extra_work] if out.every else []
-        analysed = _analyse(tables, pairs, options, out, pool, names, source)
+        analysed = analyse(tables, pairs, options, out, pool, names, source)
         results, bases = analysed.results, analysed.bases
         recs = [recommend(r) for r in results]  # the first screen's answer, and its figure's
         overview_future = (
@@ -184,12 +178,12 @@ def _draw(
         # figures waited for last
         firsts = _firsts(tables, results)
         said = [
-            _cached(out.cache, "findings", (basis, f), workload_findings, r, *_said_by(options), f)
+            cached(out.cache, "findings", (basis, f), workload_findings, r, *_said_by(options), f)
             for r, basis, f in zip(results, bases, firsts, strict=True)
         ]
-        answers = _cached(out.cache, "answers", (bases, firsts), answer_rows, results, firsts)
+        answers = cached(out.cache, "answers", (bases, firsts), answer_rows, results, firsts)
         study = (
-            _cached(out.cache, "study", bases, study_section, tables, results, options)
+            cached(out.cache, "study", bases, study_section, tables, results, options)
             if results
             else None
         )
@@ -251,72 +245,6 @@ def _said_by(options: AnalysisOptions) -> tuple[str, str]:
     return options.reference, options.convergence_basis
 
 
-@dataclass(frozen=True, slots=True)
-class _Analysed:
-    """The workloads analysed (each with its cache basis), their figures being drawn,
-    and a sentence for each workload that got no section."""
-
-    results: list[WorkloadAnalysis]
-    bases: list[Basis]
-    drawn: dict[tuple[str, str, str], Future]
-    skipped: list[str]
-
-
-def _analyse(
-    tables: RoundTables,
-    pairs: list[tuple[str, str]],
-    options: AnalysisOptions,
-    out: FigureFiles,
-    pool: Executor,
-    names: list[str],
-    source: str,
-) -> _Analysed:
-    """Each workload's analysis (from the cache where an earlier report of the same tables,
-    options and code left it), its figures handed to ``pool`` as soon as their data
-    exists. Every cache entry of a workload is keyed by its :data:`Basis`: the digest of
-    the tables (``source``), the round, the workload and the options (what it is made
-    from)."""
-    firsts, drawn, skipped = [], {}, []
-    for round_name, workload in pairs:
-        basis: Basis = (source, round_name, workload, options)
-        first = _cached(
-            out.cache, "first", basis, workload_table, tables, round_name, workload, options
-        )
-        if first is None:
-            why = not_analysed(tables, round_name, workload, options.division)
-            if why:
-                skipped.append(f"{display_name(workload)} ({round_name}) has no section: {why}")
-            continue
-        firsts.append((first, basis))
-        for name in [n for n in names if n in TABLE_ONLY_FIGURES]:
-            drawn[round_name, workload, name] = pool.submit(figure_task, (first, out, name, basis))
-    results = []
-    for first, basis in firsts:  # each workload's figures as soon as it is analysed
-        result = _cached(out.cache, "finish", basis, finish_workload, first, options)
-        results.append(result)
-        for name in [n for n in names if n not in TABLE_ONLY_FIGURES]:
-            drawn[result.round, result.workload, name] = pool.submit(
-                figure_task, (result, out, name, basis)
-            )
-    return _Analysed(results, [basis for _, basis in firsts], drawn, skipped)
-
-
-def _any_to_draw(
-    out: FigureFiles,
-    source: str,
-    pairs: list[tuple[str, str]],
-    names: list[str],
-    options: AnalysisOptions,
-) -> bool:
-    """Whether any of the workloads' figures ``names`` is missing from the cache (none
-    kept: every one; a report all from the cache never imports matplotlib)."""
-    return any(
-        not out.cache.has(figure_key(out, (source, round_name, workload, options), name))
-        for round_name, workload in pairs
-        for name in names
-    )
-
-
 def _plans(
     scores: pd.DataFrame,
     workloads: list[str],
@@ -327,21 +255,7 @@ def _plans(
     """The plan section (``plan_data`` from the cache where an earlier report left it),
     its E' threshold pick at the report's ``threshold``, as the answer table's."""
     basis = (scores, workloads, threshold)
-    return plan_section(_cached(out.cache, "plans", basis, plan_data, *basis), out, basis, rounds)
-
-
-def _cached(cache: Cache, what: str, basis: object, fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)`` (``what``, made from ``basis``: picklable, the inputs or what they
-    were made from): from ``cache`` where an earlier report stored it, else computed now
-    and stored (a None result is never stored)."""
-    key = cache.key(what, basis) if cache.folder else ""
-    hit = cache.get(key) if key else None
-    if hit is not None:
-        return hit
-    value = fn(*args)
-    if key:
-        cache.put(key, value)
-    return value
+    return plan_section(cached(out.cache, "plans", basis, plan_data, *basis), out, basis, rounds)
 
 
 def _section(

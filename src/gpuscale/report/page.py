@@ -300,8 +300,8 @@ def render_html(
         options=options,
         problems=problems,
         n_systems=_systems_said(tables),
-        # each result and its runs once, as `gpuscale dataset` counts them (a walk: the
-        # report said 1,309 runs and 153 scored where the dataset said 1,299 and 152)
+        # each result and its runs once, as `gpuscale dataset` counts them, so that the
+        # report's counts and the dataset's agree
         n_runs=f"{len(runs_counted_once(tables.runs, tables.scores)):,}",
         n_scored=f"{int(counted_in_analyses(tables.scores)['time_to_train_min'].notna().sum()):,}",
         n_twins=int(is_same_runs_copy(tables.scores).sum()),
@@ -314,11 +314,11 @@ def render_html(
 
 def _systems_said(tables: Any) -> str:
     """``83 systems``: those with a result counted once, as `gpuscale dataset` counts them
-    (a walk: the header said 86, the system descriptions, beside the dataset's 83), and
-    the descriptions with no result at all said apart (v4.1: Oracle's three)."""
+    (not every system description: some have no result), and the descriptions with no
+    result at all said apart (v4.1: Oracle's three)."""
     key = ["round", "org", "system_id"]
     results = counted_in_analyses(tables.scores)[key].drop_duplicates()
     described = {tuple(k) for k in tables.systems[key].itertuples(index=False)}
     bare = len(described - {tuple(k) for k in tables.scores[key].itertuples(index=False)})
     more = f" and {bare:,} described without a result" if bare else ""
-    return f"{len(results):,} system{'' if len(results) == 1 else 's'}{more}"
+    return f"{counted(len(results), 'system')}{more}"

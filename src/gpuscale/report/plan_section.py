@@ -59,8 +59,8 @@ def _fixed(value: Any, spec: str) -> str:
 
 def _rows(table) -> list[dict[str, str]]:
     """The plan table's rows as the report shows them, the plan's flags included (a
-    flagged count is kept out of the "stops paying" picks: without them a walk read 64
-    marked E' >= 0.8 x best beside an unexplained, faster 8)."""
+    flagged count is kept out of the "stops paying" picks, and the flag says why a faster
+    count is not the one marked E' >= 0.8 x best)."""
     return [
         {
             SHOWN["accelerators"]: f"{int(r.accelerators):,}",

@@ -1,8 +1,8 @@
 """The processes a report runs in: this one (the analysis) and forked figure workers.
 
-An analysis worker forked before the data was loaded once imported scikit-learn
-meanwhile; with the clusters in numpy (``gpuscale.analysis.clusters``) it had nothing
-slow left to import and cost more CPU than it saved, and was removed (issue 37).
+The analysis runs in this process: with the clusters in numpy
+(``gpuscale.analysis.clusters``) it has nothing slow to import, so a worker forked to
+import ahead of the load would cost more CPU than it saves.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def matplotlib_home() -> None:
     """``MPLCONFIGDIR``, where unset and matplotlib cannot make its own folder
     (``$XDG_CONFIG_HOME/matplotlib``, else ``~/.config/matplotlib``), set to a temporary
     one, as matplotlib itself then does, without the two lines it prints about it into a
-    report's output (a walk with a home it could not write)."""
+    report's output (where the home folder cannot be written)."""
     if os.environ.get("MPLCONFIGDIR"):  # set (empty is unset, to matplotlib too)
         return
     config = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")

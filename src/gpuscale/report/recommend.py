@@ -41,6 +41,7 @@ from gpuscale.analysis.outliers import outlier_column, root_reason
 from gpuscale.analysis.pick import Pick
 from gpuscale.quantities import counted
 from gpuscale.tables import DEFAULT_EFFICIENCY_THRESHOLD
+from gpuscale.tables.analysis import CI_COLUMNS, SYSTEM_COLUMNS
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,19 +86,13 @@ READ = (
     "round",
     "benchmark",
     "workload",
-    "org",
-    "submitter",
-    "system_id",
-    "system_name",
-    "accelerator_family",
-    "accelerators",
+    *SYSTEM_COLUMNS[:-1],  # who ran it on how many (its time follows its convergence)
     "global_batch_size",
     "samples_to_converge",
     "samples_to_converge_flag",
     "convergence_unit",
     "time_to_train_min",
-    "time_to_train_min_ci_low",
-    "time_to_train_min_ci_high",
+    *CI_COLUMNS[:2],
     "outlier",
 )
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.quantities import counted, joined
+from gpuscale.quantities import agreeing, counted, joined
 from gpuscale.tables import display_name
 
 # (org, system_id): one result of a workload's table of one round, as its rows, its picks
@@ -81,7 +81,7 @@ def republished_sentence(table: pd.DataFrame, firsts: Firsts) -> str | None:
     round_name, workload = str(table["round"].iloc[0]), str(table["workload"].iloc[0])
     by_round = rounds.value_counts()
     parts = joined(f"{int(by_round[r])} in {r}" for r in sorted(by_round.index))
-    verb = "was" if len(rounds) == 1 else "were"
+    verb = agreeing(len(rounds), "was", "were")
     results = counted(len(table), f"{display_name(workload)} result")
     return (
         f"Republished results: {len(rounds)} of {round_name}'s {results} {verb} first "

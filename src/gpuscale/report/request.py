@@ -87,7 +87,7 @@ class ReportRequest:
             check_preset(self)
         if self.strategy is not None:  # as `advise --strategy` takes it (FSDP is fsdp)
             settle_choice(self, "strategy", ("ddp", "fsdp"))
-        # never ignored without a word (a user walk: --interconnect nvlink4 alone)
+        # an advice option without --advise is refused, never ignored without a word
         for name, value in (
             ("interconnect", None),
             ("max_devices", None),

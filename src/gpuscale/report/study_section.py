@@ -4,7 +4,7 @@ from the tables (``gpuscale.analysis.study`` and ``study_table``)."""
 from __future__ import annotations
 
 from gpuscale.analysis.analyze import AnalysisOptions, WorkloadAnalysis, study_statements
-from gpuscale.analysis.study import CITATION
+from gpuscale.analysis.study_findings import CITATION
 from gpuscale.analysis.study_table import STUDY_ROUND, table_i_statements
 from gpuscale.report.rounds_section import ExtraSection
 from gpuscale.tables import RoundTables, display_name

@@ -2,9 +2,8 @@
 
 A reader finds a system the words name by looking for it in the table, so the words use
 the table's System cell (the system name; with the system id where two rows of the same
-submitter and count share a name), never the id alone (a walk: the BERT overview named
-its reference "Krai 7920T_2xA5000_hdd", a row the table calls "Dell Precision 7920 Tower
-with 2x A5000 using HDD").
+submitter and count share a name), never the id alone (``Krai 7920T_2xA5000_hdd`` is
+a row the table calls "Dell Precision 7920 Tower with 2x A5000 using HDD").
 """
 
 from __future__ import annotations

@@ -1,0 +1,44 @@
+"""The plan model's records: plain, JSON-able dicts, so that the fits ship as one file
+and a plan writes as ``-f json`` without conversion. Their keys are documented where
+each is built; the names here say which record a function takes.
+
+- ``Fits``: every workload's fit and the families' speeds (``fits.fit_all``), cached per
+  data version (``cache``).
+- ``WorkloadFit``: one workload's fit (``workload.fit_workload``): ``families``,
+  ``round``, ``era``, ``rcp``, ``batch_curve``, ``scale`` ...
+- ``FamilyFit``: one family's part of a workload's fit (``fit["families"][family]``):
+  ``level``, ``shape``, ``round_level``, ``counts``, ``systems`` ...
+- ``SystemEntry``: one measured system of a family: ``[round, submitter, system,
+  devices, minutes, batch]``.
+- ``PlanRow``: one count's row of a plan (``tables.plan.PLAN_COLUMNS`` and the
+  intermediate fields the notes read).
+- ``PlanResult``: the plan, its rows, notes and facts (``result.plan_for``).
+- ``Facts``: a record of named facts (the plan's ``model``, a pair of measured results,
+  a verdict): text, numbers, lists and nested records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+Fits: TypeAlias = dict[str, Any]
+WorkloadFit: TypeAlias = dict[str, Any]
+FamilyFit: TypeAlias = dict[str, Any]
+SystemEntry: TypeAlias = list[str | int | float]
+PlanRow: TypeAlias = dict[str, Any]
+Facts: TypeAlias = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanResult:
+    """The plan: ``rows`` (one dict per count, ``PLAN_COLUMNS``), ``notes`` (sentences),
+    ``model`` (facts: workload, family, classes, intervals), ``systems`` (the family's
+    measured systems of the workload, dicts with ``NEAREST_KEYS``) and ``read_as`` (how
+    the names typed were read, the first of ``notes``: what a short answer keeps)."""
+
+    rows: list[PlanRow]
+    notes: list[str]
+    model: Facts
+    systems: list[Facts]
+    read_as: tuple[str, ...] = ()

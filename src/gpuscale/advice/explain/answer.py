@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.explain.focus import deciding_kind
+from gpuscale.advice.explain.focus import deciding_kind, dropped_short
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
 from gpuscale.advice.explain.withheld import SETTLE, UNGIVEN, value_text
 from gpuscale.advice.types import (
@@ -219,7 +219,16 @@ def lines(advice: Any) -> list[str]:
     # a count the bench measured outside its predicted interval, first: the answer rests
     # on the measurement there (``advice.reconcile``)
     first = [said(found) for found in getattr(advice, "disagreements", ())]
-    return [*first, decision_line(advice), *d.warnings, deciding_line(advice), change_line(advice)]
+    # counts searched without a row (the global batch kept does not split over them)
+    dropped = [dropped_short(advice.inputs, advice.predictions)] if advice.inputs else []
+    return [
+        *first,
+        decision_line(advice),
+        *d.warnings,
+        deciding_line(advice),
+        *filter(None, dropped),
+        change_line(advice),
+    ]
 
 
 def more(advice: Any) -> str:

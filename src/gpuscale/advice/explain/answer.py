@@ -83,9 +83,19 @@ def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
     return frame[frame["accelerators"] == n].iloc[0]
 
 
+# A speedup without an interval: its row rests on a single run (``Disagreement.no_interval``)
+NO_INTERVAL = "one run: no interval"
+
+
+def speedup_interval(low: float, high: float) -> str:
+    """``0.652-1.07x, 80% interval``, or ``NO_INTERVAL`` where there is none (NaN)."""
+    if pd.isna(low) or pd.isna(high):
+        return NO_INTERVAL
+    return f"{number(low)}-{number(high)}x, 80% interval"
+
+
 def _speedup(row: pd.Series) -> str:
-    low, high = number(row["speedup_low"]), number(row["speedup_high"])
-    return f"{number(row['speedup'])}x ({low}-{high}x, 80% interval)"
+    return f"{number(row['speedup'])}x ({speedup_interval(row['speedup_low'], row['speedup_high'])})"
 
 
 def _trained(row: pd.Series, samples: float) -> str:

@@ -249,6 +249,12 @@ class Disagreement:
     weak_evidence: str  # what to bench where the trusted runs are weak evidence ("": firm)
     no_interval: str = ""  # why the measured speedup has no interval ("": it has one)
 
+    @property
+    def on_flagged_only(self) -> bool:
+        """Whether the row rests on flagged runs, no unflagged run there: what the answer
+        says of them and what the report says of each run, read off this one record."""
+        return self.why == TRUSTED_FLAGGED_ONLY
+
     def to_dict(self) -> dict[str, object]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 

@@ -16,7 +16,6 @@ from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
 from gpuscale.advice.explain.withheld import SETTLE, UNGIVEN, value_text
 from gpuscale.advice.types import (
     TRUSTED_ALLOWED,
-    TRUSTED_FLAGGED_ONLY,
     Disagreement,
     Source,
     TermId,
@@ -206,7 +205,7 @@ def change_line(advice: Any) -> str:
     flagged = [
         m
         for m in getattr(advice, "disagreements", ())
-        if m.accelerators <= d.focus and m.why == TRUSTED_FLAGGED_ONLY
+        if m.accelerators <= d.focus and m.on_flagged_only
     ]
     if flagged:  # the answer rests on flagged runs: their remedy first
         n = counted(max(m.accelerators for m in flagged), "device")
@@ -261,7 +260,7 @@ def said(d: Disagreement) -> str:
     which = (
         f"{counted(len(d.trusted_runs), 'run')}, all flagged ({'; '.join(d.flags)}), the "
         "only measurement there: measure again on a quiet machine"
-        if d.why == TRUSTED_FLAGGED_ONLY
+        if d.on_flagged_only
         else counted(len(d.trusted_runs), "trusted run")
         + (", flagged ones used with --allow-flagged" if d.why == TRUSTED_ALLOWED else "")
         + (

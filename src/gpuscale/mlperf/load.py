@@ -41,7 +41,8 @@ class NoResultsError(SourceError):
 
 
 class RoundNamesError(ValueError):
-    """Round names that do not fit the paths given, or a round that is not bundled."""
+    """Round names that do not fit the paths given, or a round neither bundled nor
+    published (nor in the cache, offline)."""
 
 
 def read_paths(
@@ -302,8 +303,8 @@ def _bundled(round_names: list[str]) -> RoundTables:
 
 
 def _split_round_names(paths: list[Path], names: list[str]) -> tuple[list[str], list[str]]:
-    """(the names of the paths' rounds, the bundled rounds to add). Paths whose names say
-    their round need none: every ``--round`` is then a bundled round."""
+    """(the names of the paths' rounds, the rounds to add by name: bundled or fetched).
+    Paths whose names say their round need none: every ``--round`` is then one to add."""
     unnamed = [p for p in paths if round_name_of(p) is None]
     if not unnamed or not names:
         return [], names

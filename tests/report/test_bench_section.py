@@ -385,9 +385,7 @@ def test_a_flagged_run_the_advice_rests_on_is_said_used_not_left_out(tmp_path: P
     rows = [
         bench_record("b", 6_870_000, 1, 8 / 0.061, forward_ms=20.0, backward_ms=40.0),
         {
-            **bench_record(
-                "b", 6_870_000, 2, 0.11 * 8 / 0.061, forward_ms=20.0, backward_ms=40.0
-            ),
+            **bench_record("b", 6_870_000, 2, 0.11 * 8 / 0.061, forward_ms=20.0, backward_ms=40.0),
             "flags": busy,
         },
     ]

@@ -94,7 +94,9 @@ def speedup_interval(low: float, high: float) -> str:
 
 
 def _speedup(row: pd.Series) -> str:
-    return f"{number(row['speedup'])}x ({speedup_interval(row['speedup_low'], row['speedup_high'])})"
+    return (
+        f"{number(row['speedup'])}x ({speedup_interval(row['speedup_low'], row['speedup_high'])})"
+    )
 
 
 def _trained(row: pd.Series, samples: float) -> str:

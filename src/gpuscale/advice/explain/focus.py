@@ -35,7 +35,7 @@ from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optim
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.types import STOPPED, Decision, TermId
 from gpuscale.bench.support import weak
-from gpuscale.quantities import counted, format_ms, joined
+from gpuscale.quantities import agreeing, counted, format_ms, joined
 
 
 def named(d: Decision) -> str:
@@ -313,13 +313,12 @@ def dropped_short(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
     missing = missing_counts(inputs, frame)
     if not missing:
         return ""
-    kept, them = inputs.kept_global_batch, "it" if len(missing) == 1 else "them"
-    why = (
-        "no per-device batch and accumulation fits"
-        if kept is None
-        else f"the global batch {kept} does not split over {them} "
-        "(--scaling weak keeps each device's batch)"
-    )
+    kept, why = inputs.kept_global_batch, "no per-device batch and accumulation fits"
+    if kept is not None:
+        why = (
+            f"the global batch {kept} does not split over {agreeing(len(missing), 'it', 'them')} "
+            "(--scaling weak keeps each device's batch)"
+        )
     return f"Also searched, not shown: {joined(missing)} devices: {why}."
 
 

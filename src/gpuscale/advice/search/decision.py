@@ -114,15 +114,19 @@ def disagreements(
         if low <= speedup <= high:
             continue
         flagged = [m for m in runs if m.flagged]
-        one = len(values) == 1  # a single run's value is no interval
+        # the runs' range; a single run's value is no interval
+        ends: tuple[float | None, float | None] = (min(values), max(values))
+        no_interval = ""
+        if len(values) == 1:
+            ends, no_interval = (None, None), ONE_RUN
         found.append(
             Disagreement(
                 accelerators=devices,
                 batch_per_device=batch,
                 accum=accum,
                 measured_speedup=speedup,
-                measured_low=None if one else min(values),
-                measured_high=None if one else max(values),
+                measured_low=ends[0],
+                measured_high=ends[1],
                 predicted_speedup=float(row["speedup"]),
                 predicted_low=low,
                 predicted_high=high,
@@ -134,7 +138,7 @@ def disagreements(
                 flags=tuple(dict.fromkeys(m.flags for m in flagged if m.flags)),
                 weak_scaling=same_configuration(frames[:1], devices, batch, accum, base) is None,
                 weak_evidence=next((m.weak_remedy for m in used if m.weak_remedy), ""),
-                no_interval=ONE_RUN if one else "",
+                no_interval=no_interval,
             )
         )
     return tuple(sorted(found, key=lambda d: d.accelerators))

@@ -351,3 +351,24 @@ def test_a_whole_job_measured_at_another_batch_is_not_charged(tmp_path: Path) ->
     watts = row["energy_kwh"] * 1e3 / (row["time_to_train_min"] / 60)
     assert watts == pytest.approx(2 * 30.0)
     assert "whole job" not in row["energy_source"] and "batch 8" in row["energy_source"]
+
+
+def test_a_cut_bench_file_is_said_in_the_default_view(tmp_path: Path) -> None:
+    """A results file whose last line was cut short (a sweep killed mid-write): `analyze`
+    and `report` say the line skipped by default, and so does `advise` (its answer's
+    lines, and -f json's warnings), not only under --explain; said once there."""
+    path = _results(tmp_path)
+    whole = path.read_text()
+    with path.open("a") as out:
+        out.write(whole.splitlines()[-1][:80])  # a line cut short, no newline
+    shown = runner.invoke(app, ["advise", "--bench", str(path), "--interconnect", "nvlink3"])
+    assert shown.exit_code == 0, shown.output
+    answer = shown.output.split("predicted training of")[0].replace("\n  ", " ")
+    assert "1 line of results.jsonl skipped" in answer, shown.output
+    assert "results.jsonl:3: not JSON" in answer
+    explained = runner.invoke(
+        app, ["advise", "--bench", str(path), "--interconnect", "nvlink3", "--explain"]
+    )
+    assert explained.output.count("1 line of results.jsonl skipped") == 1, explained.output
+    advice = gpuscale.advise(bench=str(path), link="nvlink3")
+    assert any("1 line of results.jsonl skipped" in w for w in advice.decision.warnings)

@@ -198,7 +198,7 @@ def test_noise_scale_comes_from_the_gradient_norms() -> None:
 def test_advise_takes_a_results_file_as_documented(tmp_path) -> None:
     """``gpuscale.advise(bench="results.jsonl")`` (the README's call) raised ImportError;
     a path and the DataFrame of the same records give the same advice, and skipped
-    lines are named in the sources."""
+    lines are named among the warnings (the answer says them)."""
     import gpuscale
 
     from ..builders import write_jsonl
@@ -208,7 +208,7 @@ def test_advise_takes_a_results_file_as_documented(tmp_path) -> None:
     from_file = gpuscale.advise(bench=str(path), link="pcie-phb")
     from_frame = gpuscale.advise(bench=bench_table(records), link="pcie-phb")
     assert from_file.recommended == from_frame.recommended
-    assert any("1 line of results.jsonl skipped" in s for s in from_file.inputs.sources)
+    assert any("1 line of results.jsonl skipped" in s for s in from_file.decision.warnings)
     with pytest.raises(ValueError, match="no gpuscale bench results"):
         gpuscale.advise(bench=write_jsonl(tmp_path / "empty.jsonl", [], extra_lines=("{}",)))
 

@@ -96,3 +96,25 @@ def test_the_walk_max_3_at_a_batch_3_does_not_divide() -> None:
     assert "2 devices is the largest count predicted" in said
     assert "3 does not split the global batch 256" in said
     assert "a --global-batch divisible by 3" in said
+
+
+def test_counts_searched_and_dropped_are_said_in_the_default_view() -> None:
+    """Strong scaling over 4 nodes of 8 keeps global batch 8: 16 and 32 are searched and
+    have no row; the default view (the answer's lines, and JSON's ``answer``) names them
+    and why in one short line, not only --explain."""
+    from gpuscale.advice.explain.answer import lines
+
+    advice = gpuscale.advise(
+        params=1.3e9, step_ms=200.0, batch=8, nodes=4, gpus_per_node=8, strategy="fsdp"
+    )
+    assert advice.inputs.device_counts == [1, 2, 4, 8, 16, 32]
+    assert set(advice.predictions["accelerators"]) == {1, 2, 4, 8}
+    said = [line for line in lines(advice) if "16" in line and "32" in line]
+    assert len(said) == 1, lines(advice)
+    (line,) = said
+    assert "not shown" in line and "global batch 8" in line and len(line.split()) <= 30
+    # a search whose every count has its row says nothing of it
+    whole = gpuscale.advise(
+        params=1.3e9, step_ms=200.0, batch=32, nodes=4, gpus_per_node=8, strategy="fsdp"
+    )
+    assert not [line for line in lines(whole) if "not shown" in line]

@@ -7,6 +7,7 @@ decision reads the measured value; where runs agree, nothing moves."""
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
 
@@ -136,3 +137,32 @@ def test_the_median_of_the_trusted_runs_only(tmp_path) -> None:
     assert found["measured_speedup"] == pytest.approx(statistics.median([0.3, 0.5]), rel=1e-6)
     assert found["left_out"] == pytest.approx([1.9], rel=1e-6)
     assert sorted(found["runs"]) == pytest.approx([0.3, 0.5, 1.9], rel=1e-6)
+
+
+def test_one_run_gives_no_interval_and_says_so(tmp_path) -> None:
+    """One flagged run at 2 devices, far below the prediction: the row rests on it, but a
+    run's value is no interval. The default view says there is none (never "0.11-0.11x,
+    80% interval"); -f json carries a null interval and the reason, not low = high."""
+    path = _file(tmp_path, [0.11], BUSY)
+    doc = _json(path)
+    (found,) = doc["disagreements"]
+    assert found["trusted_runs"] == pytest.approx([0.11])
+    assert found["measured_low"] is None and found["measured_high"] is None
+    assert found["no_interval"] == "one run: its value, no spread to read an interval from"
+    rows = {r["accelerators"]: r for r in doc["predictions"]}
+    for n in (2, 4):  # 2 measured, 4 carried up from it: neither has an interval
+        assert rows[n]["speedup_low"] is None and rows[n]["speedup_high"] is None, rows[n]
+        assert rows[n]["step_ms_low"] is None and rows[n]["step_ms_high"] is None
+        assert 0 < rows[n]["speedup"] < 0.5  # the measured value, kept
+    assert rows[1]["speedup_low"] == 1  # a predicted row keeps its interval
+    assert doc["recommendation"]["accelerators"] == 1  # the decision does not move
+    args = ["advise", "--bench", str(path), "--interconnect", "nvlink3", "--max-devices", "4"]
+    shown = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
+    assert shown.exit_code == 0, shown.output
+    answer = shown.output.split("predicted training of")[0]
+    assert "80% interval)." not in answer.replace("\n  ", " ").split("Use 1 device")[1]
+    assert re.search(r"2 devices 0\.108x \(one run: no interval\)", answer.replace("\n  ", " "))
+    assert not re.search(r"(\d[\d.]*)-\1x", shown.output)  # no "0.108-0.108x" anywhere
+    explained = CliRunner().invoke(app, [*args, "--explain"], env={"COLUMNS": "100"})
+    assert explained.exit_code == 0, explained.output
+    assert "nan" not in explained.output and not re.search(r"(\d[\d.]*)-\1x", explained.output)

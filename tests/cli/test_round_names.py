@@ -3,7 +3,10 @@ folder"); a path whose name says no round takes the first ``--round`` as its nam
 
 from __future__ import annotations
 
+import ast
+import io
 import shutil
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -106,3 +109,45 @@ def test_a_path_and_the_same_round_by_name_say_what_the_name_adds(
     assert result.exit_code == 2
     assert f"and as --round {name}, which beside such a path adds" in result.stderr
     assert how in result.stderr and "bundled --round" not in result.stderr
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _sentences(text: str) -> list[str]:
+    """``text``'s sentences, line breaks folded into spaces."""
+    folded = " ".join(line.strip() for line in text.splitlines())
+    return [s for s in folded.replace("`", "").split(". ") if s]
+
+
+def _words_of_code(path: Path) -> str:
+    """A module's docstrings and comments: its words, not its code."""
+    source = path.read_text()
+    docs = [
+        ast.get_docstring(node) or ""
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    comments = [t.string.lstrip("#").strip() for t in tokens if t.type == tokenize.COMMENT]
+    return "\n\n".join([*docs, " ".join(comments)])
+
+
+def test_a_round_beside_a_path_is_said_bundled_or_fetched_never_bundled_only() -> None:
+    """A ``--round`` beside a path adds that round whether bundled or fetched by name (a
+    round not bundled is fetched): no page nor the code's words call what it adds "a
+    bundled round" alone, the wording a path round that is not bundled was refused in."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    texts = {page: page.read_text() for page in pages}
+    texts |= {m: _words_of_code(m) for m in sorted((ROOT / "src" / "gpuscale").rglob("*.py"))}
+    wrong = [
+        f"{path.relative_to(ROOT)}: {sentence}"
+        for path, text in texts.items()
+        for sentence in _sentences(text)
+        if "--round" in sentence
+        and "beside" in sentence
+        and "bundled" in sentence
+        and "fetched" not in sentence
+        and "without --round" not in sentence  # the default: every bundled round, rightly
+    ]
+    assert not wrong, "\n".join(wrong)

@@ -90,7 +90,8 @@ def test_a_run_is_checked_against_the_prediction_of_its_own_configuration(
     """Benched at 8 per device on 1 and 2 devices (global batch 16 at N = 2): the advice
     keeps the global batch 8 (4 per device at N = 2) and predicts the weak-scaling
     alternative beside it; the run is set against the alternative's row, never the
-    strong-scaling one."""
+    strong-scaling one: here the model's interval for it, which the row resting on the
+    run (outside it) replaced."""
     bench = bench_table(_runs("m", 10**6, 2, 60.0))
     given = advice_on_bench(bench, AdviceRequest(interconnect="pcie-phb", max_devices=2))
     assert given.advice is not None and given.advice.alternative is not None
@@ -102,9 +103,14 @@ def test_a_run_is_checked_against_the_prediction_of_its_own_configuration(
     assert len(checks) == 1
     check = checks[0]
     assert "per-device batch 8, global batch 16" in check
-    interval = f"{weak['speedup_low']:.3g}-{weak['speedup_high']:.3g}x"
-    assert interval in check, check
-    assert f"{strong['speedup_low']:.3g}-{strong['speedup_high']:.3g}x" not in check
+    (found,) = given.advice.disagreements  # the row rests on the one run: no interval
+    assert weak["rests_on"] == "measured" and pd.isna(weak["speedup_low"])
+    assert (found.accelerators, found.batch_per_device) == (2, 8)
+    interval = f"{found.predicted_low:.2g}-{found.predicted_high:.2g}x"
+    assert f"OUTSIDE the model's 80% throughput interval for this configuration ({interval}" in (
+        check
+    ), check
+    assert "nan" not in check
     # one grading vocabulary, the bench table's: a weak run is never "trusted"
     assert "trusted" not in check and "weak evidence" in check
 

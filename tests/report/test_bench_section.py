@@ -371,3 +371,34 @@ def test_a_broken_model_is_never_advised_on_in_the_report(tmp_path: Path) -> Non
     section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
     top = section.answer[0]
     assert top.startswith("Advice for a: ") and "from flagged runs" not in top
+
+
+def test_a_flagged_run_the_advice_rests_on_is_said_used_not_left_out(tmp_path: Path) -> None:
+    """The only 2-device run is flagged and far below the prediction: the advice rests on
+    it (its Disagreement, the one record of which runs the advice used). The report's top
+    lines say so both where the advice speaks and where the run is checked, never "left
+    out of the advice" beside "rests on the measurement"; the run is held against the
+    model's interval it replaced, not against its own value."""
+    from gpuscale.advice.types import TRUSTED_FLAGGED_ONLY
+
+    busy = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
+    rows = [
+        bench_record("b", 6_870_000, 1, 8 / 0.061, forward_ms=20.0, backward_ms=40.0),
+        {
+            **bench_record("b", 6_870_000, 2, 0.11 * 8 / 0.061, forward_ms=20.0, backward_ms=40.0),
+            "flags": busy,
+        },
+    ]
+    bench = bench_table(rows)
+    given = _advice(bench, interconnect="nvlink3", max_devices=4)
+    (found,) = given.advice.disagreements
+    assert found.why == TRUSTED_FLAGGED_ONLY  # the advice rests on the flagged run
+    section = build_bench_section(bench, FigureFiles(tmp_path), advice=given)
+    top = " ".join(section.answer)
+    assert "rests on the measurement" in top
+    assert "left out of the advice" not in top
+    (check,) = [line for line in section.answer if line.startswith("Measured b on 2")]
+    assert "flagged, the advice rests on it (the only run there)" in check
+    assert "nan" not in check and "OUTSIDE the model's 80% throughput interval" in check
+    assert f"{found.predicted_low:.2f}"[:3] in check  # the interval it replaced
+    assert section.answer[0].startswith("Advice for b (from flagged runs: less certain): ")

@@ -188,3 +188,27 @@ def test_without_git_the_message_says_what_to_do(tmp_path: Path, monkeypatch) ->
     monkeypatch.setattr(fetch.shutil, "which", lambda name: None)
     with pytest.raises(FetchError, match="fetching it needs git: install git, or download"):
         fetch_round(ROUND, cache=tmp_path, url="file:///nowhere")
+
+
+def test_load_round_in_python_fetches_a_round_as_the_cli_does(
+    served: dict[str, bytes], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``gpuscale.load_round(name)`` reads a round not bundled as ``--round`` does (the
+    CLI's own function, ``named_rounds``): fetched into the cache once, read from there
+    afterwards (``offline=True`` too), printing nothing; offline, a round not in the cache
+    is refused as the CLI refuses it."""
+    import gpuscale
+
+    tables = gpuscale.load_round(ROUND)
+    assert set(tables.scores["round"]) == {ROUND} and BENCHMARK in set(tables.scores["workload"])
+    assert cached(ROUND, tmp_path / "my cache") is not None
+    again = gpuscale.load_round(ROUND.upper(), offline=True)  # from the cache, as typed
+    assert again.scores.equals(tables.scores)
+    both = gpuscale.load_round(ROUND, bundled_rounds()[-1], offline=True)
+    assert set(both.scores["round"]) == {ROUND, bundled_rounds()[-1]}
+    assert capsys.readouterr() == ("", "")  # a library prints nothing
+    missing = next(r for r in published_rounds() if r not in bundled_rounds() and r != ROUND)
+    with pytest.raises(RoundNamesError, match=r"offline=True\) fetches nothing"):
+        gpuscale.load_round(missing, offline=True)
+    with pytest.raises(TypeError, match="rounds must be round names"):
+        gpuscale.load_round(None)  # type: ignore[arg-type]

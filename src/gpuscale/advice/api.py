@@ -64,7 +64,7 @@ def advise(
     """The advice for ``request``: from ``bench`` (a bench table) when given, else from
     the request's numbers. ``topology`` chooses the link when none is given and caps the
     device count; ``collectives``: measured curves; ``notes``: sentences on reading them
-    (lines skipped), said among the sources. Flagged bench runs are left out unless
+    (lines skipped), said among the warnings. Flagged bench runs are left out unless
     ``request.allow_flagged``. Raises ``ValueError`` (and its subclass
     ``CalibrationError``, which lists the flags when flagged runs were left out) with a
     message for the user."""

@@ -229,14 +229,15 @@ class Disagreement:
     """Runs at ``accelerators`` outside the predicted 80% interval of their configuration.
     Speedups are in throughput (samples/s over one device's), on the advice's one-device
     baseline where the runs record samples/s; ``measured_*``: the trusted runs' median and
-    range, what the row now says; ``predicted_*``: the model's, replaced."""
+    range, what the row now says (the range None from one run: ``no_interval`` says why,
+    and the row has no interval); ``predicted_*``: the model's, replaced."""
 
     accelerators: int
     batch_per_device: int
     accum: int
     measured_speedup: float
-    measured_low: float
-    measured_high: float
+    measured_low: float | None
+    measured_high: float | None
     predicted_speedup: float
     predicted_low: float
     predicted_high: float
@@ -248,6 +249,13 @@ class Disagreement:
     flags: tuple[str, ...]  # the flags of the flagged runs, each once
     weak_scaling: bool  # the row is the weak-scaling alternative's (per-device batch kept)
     weak_evidence: str  # what to bench where the trusted runs are weak evidence ("": firm)
+    no_interval: str = ""  # why the measured speedup has no interval ("": it has one)
+
+    @property
+    def on_flagged_only(self) -> bool:
+        """Whether the row rests on flagged runs, no unflagged run there: what the answer
+        says of them and what the report says of each run, read off this one record."""
+        return self.why == TRUSTED_FLAGGED_ONLY
 
     def to_dict(self) -> dict[str, object]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -257,6 +265,10 @@ def trusted_runs(table: Any) -> Any:
     """The runs of a bench table an advice may use as they are: ``status`` ok, not
     flagged."""
     return table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]
+
+
+# Why a count resting on a single run has no interval: one value has no spread
+ONE_RUN = "one run: its value, no spread to read an interval from"
 
 
 # One end of an assumed term's range: (term, end, its value there, unit, the search's

@@ -17,7 +17,8 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from gpuscale.mlperf.bundled import bundled_rounds, load_round
+from gpuscale.mlperf import bundled
+from gpuscale.mlperf.bundled import bundled_rounds
 from gpuscale.mlperf.duplicates import combine
 from gpuscale.mlperf.ingest import Progress, read_round
 from gpuscale.mlperf.layout import normalise_round, round_name_of
@@ -41,7 +42,8 @@ class NoResultsError(SourceError):
 
 
 class RoundNamesError(ValueError):
-    """Round names that do not fit the paths given, or a round that is not bundled."""
+    """Round names that do not fit the paths given, or a round neither bundled nor
+    published (nor in the cache, offline)."""
 
 
 def read_paths(
@@ -209,6 +211,22 @@ def published_rounds() -> list[str]:
     return sorted(ruled | set(PUBLISHED), key=round_key)
 
 
+def load_round(*rounds: str, offline: bool = False) -> RoundTables:
+    """The tables of the rounds named, read as ``--round`` reads them (``gpuscale.load_round``;
+    a round as ``v4.1``, ``4.1`` or ``V4.1``; none: every bundled round): a bundled round
+    from the package's tables, any other MLCommons published from the cache, fetched there
+    first where it is not (:func:`named_rounds`; ``offline``: never, refused instead).
+    Prints nothing. Raises ``TypeError`` for a name that is no string, :class:`RoundNamesError`
+    (a ``ValueError``) for a name that is no round published or, ``offline``, one not in
+    the cache, and ``FetchError`` (a ``SourceError``) where a fetch fails."""
+    for r in rounds:
+        if not isinstance(r, str):
+            raise TypeError(
+                f"rounds must be round names like 'v4.1', not {type(r).__name__} ({r!r})"
+            )
+    return named_rounds(list(rounds), offline=offline)
+
+
 def named_rounds(
     round_names: list[str],
     *,
@@ -296,14 +314,14 @@ def _one_copy_each(paths: list[Path], own: list[str], named: list[str]) -> None:
 
 def _bundled(round_names: list[str]) -> RoundTables:
     try:
-        return load_round(*round_names)
+        return bundled.load_round(*round_names)  # the package's tables alone
     except (KeyError, ValueError) as exc:
         raise RoundNamesError(str(exc)) from exc
 
 
 def _split_round_names(paths: list[Path], names: list[str]) -> tuple[list[str], list[str]]:
-    """(the names of the paths' rounds, the bundled rounds to add). Paths whose names say
-    their round need none: every ``--round`` is then a bundled round."""
+    """(the names of the paths' rounds, the rounds to add by name: bundled or fetched).
+    Paths whose names say their round need none: every ``--round`` is then one to add."""
     unnamed = [p for p in paths if round_name_of(p) is None]
     if not unnamed or not names:
         return [], names

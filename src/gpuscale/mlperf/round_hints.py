@@ -147,7 +147,7 @@ def other_round(
         give = "give the round its logs say"
         if len(fits) == 1:
             give += f" (--round {fits[0]})"
-    else:  # a path named by a round: --round beside it adds a bundled round, renames nothing
+    else:  # a path named by a round: --round beside it adds a round (bundled or fetched)
         give = "name its folder by the round its logs say"
         if len(fits) == 1:
             give += f" (training_results_{fits[0]})"

@@ -6,7 +6,9 @@ or strong evidence), and the prediction the figure draws under the measured poin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -14,6 +16,9 @@ from gpuscale.quantities import format_ms, joined, number, of_the
 from gpuscale.report.bench_evidence import run_grade
 from gpuscale.tables.advice import TOO_WIDE_TO_TEST, on_advice_baseline, same_configuration
 from gpuscale.tables.bench import one_device
+
+if TYPE_CHECKING:  # a computed advice's record: the engine is not loaded
+    from gpuscale.advice.types import Disagreement
 
 
 def _configuration(batch: int, accum: int, devices: int) -> str:
@@ -73,9 +78,22 @@ def against_measured(
     scaling: pd.DataFrame,
     *,
     allowed: bool = False,
+    found: Sequence[Disagreement] = (),
 ) -> list[str]:
     """The sentences of :func:`checks`."""
-    return [c.line for c in checks(frames, measured, runs, scaling, allowed=allowed)]
+    return [c.line for c in checks(frames, measured, runs, scaling, allowed=allowed, found=found)]
+
+
+def _used(d: Disagreement | None, allowed: bool) -> str:
+    """How the advice treats a flagged run of ``d``'s configuration, read off the one
+    record of it (the advice's :class:`Disagreement`: where no unflagged run is there, the
+    row rests on the flagged ones), or ``allowed`` (--allow-flagged); "" where left out."""
+    if allowed:
+        return "used by the advice (--allow-flagged)"
+    if d is not None and d.on_flagged_only:
+        only = "the only run there" if len(d.runs) == 1 else "every run there flagged"
+        return f"the advice rests on it ({only})"
+    return ""
 
 
 def checks(
@@ -85,6 +103,7 @@ def checks(
     scaling: pd.DataFrame,
     *,
     allowed: bool = False,
+    found: Sequence[Disagreement] = (),
 ) -> list[Check]:
     """One sentence per measured run (``runs``: their labels; ``measured``: rows of
     ``scaling``) at N > 1 of the advised model: its throughput speedup, graded as the bench
@@ -93,7 +112,9 @@ def checks(
     ``as_throughput``'s: the advice's, then its weak-scaling alternative), or that the
     advice predicts none; an interval wider than ``TOO_WIDE_TO_TEST`` said too wide to
     test the prediction, never that the run lies "inside" it (``allowed``: flagged runs
-    were used, ``--allow-flagged``)."""
+    were used, ``--allow-flagged``). ``found``: the advice's disagreements, the record of
+    which configurations rest on their runs (flagged ones too, where only they are there):
+    such a run is held against the model's interval its row replaced, never its own."""
     base_batch = one_device(scaling, "batch_per_device")
     base_accum = one_device(scaling, "accum")
     lines: list[Check] = []
@@ -103,11 +124,14 @@ def checks(
             continue
         batch, accum = int(r["batch_per_device"]), int(r["accum"])
         config = _configuration(batch, accum, n)
-        use = "used by the advice (--allow-flagged)" if allowed else "left out of the advice"
+        key = (n, batch, accum)
+        d = next((d for d in found if (d.accelerators, d.batch_per_device, d.accum) == key), None)
+        use = _used(d, allowed)
         grade = run_grade(scaling, measured.loc[[at]])
-        state = f"flagged, {use}: {r['flags']}" if r["flagged"] else grade
+        state = f"flagged, {use or 'left out of the advice'}: {r['flags']}"
+        state = state if r["flagged"] else grade
         said = f"Measured {run} on {n} devices ({config}): {r['speedup']:.2f}x ({state}), "
-        used = bool(r["flagged"]) and allowed
+        used = bool(r["flagged"]) and bool(use)
         base = (int(base_batch[at]), int(base_accum[at]))
         row = same_configuration(frames, n, batch, accum, base)
         if row is None:
@@ -122,6 +146,10 @@ def checks(
             )
             continue
         low, high = float(row["speedup_low"]), float(row["speedup_high"])
+        middle, who = float(row["speedup"]), "the advice"
+        if d is not None:  # the row rests on the runs: the model's interval it replaced
+            low, high, middle = d.predicted_low, d.predicted_high, d.predicted_speedup
+            who = "the model"
         # the interval's baseline (the advice's one device without DDP), not the bench's
         on = on_advice_baseline(frames, base, float(r.get("samples_per_s", float("nan"))))
         speedup = on[0] if on else float(r["speedup"])
@@ -132,14 +160,14 @@ def checks(
                 "the baseline of its interval), "
             )
         interval = (
-            f"the advice's 80% throughput interval for this configuration ({number(low)}-"
-            f"{number(high)}x about its prediction {number(row['speedup'])}x; a measured "
+            f"{who}'s 80% throughput interval for this configuration ({number(low)}-"
+            f"{number(high)}x about its prediction {number(middle)}x; a measured "
             "step has no convergence factor)"
         )
         if not low <= speedup <= high:
             lines.append(
                 Check(
-                    f"{said}OUTSIDE {interval}: the advice does not match this measurement"
+                    f"{said}OUTSIDE {interval}: {who} does not match this measurement"
                     + (
                         "; re-measure (more --steps, a quieter machine) before trusting either."
                         if r["flagged"] or r.get("evidence") == "weak"

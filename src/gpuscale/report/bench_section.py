@@ -128,7 +128,14 @@ def advice_figure(
     measured = scaling[advised]
     allowed = given.allow_flagged
     frames = [predicted, alternative]
-    checks = measured_checks(frames, measured, measured["configuration"], scaling, allowed=allowed)
+    checks = measured_checks(
+        frames,
+        measured,
+        measured["configuration"],
+        scaling,
+        allowed=allowed,
+        found=result.disagreements,
+    )
     title = f"Advice: {model} with {inputs.strategy.upper()} on {inputs.network_name}"
     # the prediction of the runs' own configuration under them, only those runs on it
     shown, points, left_off = drawn(frames, measured, scaling)
@@ -142,9 +149,13 @@ def advice_figure(
     # the short answer, as ``gpuscale advise`` says it by default (``advice.explain.answer``); the
     # caveats and the whole explanation behind it, as ``--explain`` gives them
     # said only where the advised model's own runs were flagged and so used: --allow-flagged
-    # given over clean runs (or beside a broken model, never used) used nothing flagged
+    # given over clean runs (or beside a broken model, never used) used nothing flagged; a
+    # configuration with only flagged runs rests on them, --allow-flagged or not (the
+    # checks read it off the advice's Disagreement, as its answer does)
     used = allowed and bool(measured["flagged"].fillna(False).astype(bool).any())
-    warned = " (from flagged runs, --allow-flagged: less certain)" if used else ""
+    used = used or any(c.flagged_used for c in checks)
+    option = ", --allow-flagged" if allowed else ""
+    warned = f" (from flagged runs{option}: less certain)" if used else ""
     # the model's name alone where every run of it is of the configuration advised on,
     # else with that configuration and platform (never "mlp-4m" where it ran on two)
     scope = advised_scope(scaling, advised, inputs)
@@ -177,7 +188,7 @@ def advice_figure(
             f"batch {_batches(shown)}), "
             + (
                 "measured runs at N > 1 of that configuration overlaid (hollow grey: "
-                "flagged, not used)"
+                f"flagged{'' if used else ', not used'})"
                 if len(points)
                 else "no run of that configuration measured at N > 1 to set beside it"
             )

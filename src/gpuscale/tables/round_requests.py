@@ -43,9 +43,10 @@ ROUND_OPTION = {"round_name": "--round"}
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RoundSelection:
-    """``paths``: raw round folders or archives, read now; ``round_names``: bundled rounds,
-    added beside them; ``benchmark``: the workloads asked (names as people type them,
-    resolved against the tables read: ``gpuscale.names.choose_workloads``)."""
+    """``paths``: raw round folders or archives, read now; ``round_names``: rounds by name
+    (bundled, or fetched into the cache), added beside them; ``benchmark``: the workloads
+    asked (names as people type them, resolved against the tables read:
+    ``gpuscale.names.choose_workloads``)."""
 
     paths: tuple[Path, ...] | None = argument(
         help="Round directories or archives (.tar, .tar.gz, .tar.xz, .zip); "
@@ -81,7 +82,7 @@ class RoundSelection:
 
     @property
     def asked(self) -> bool:
-        """Whether any round was asked for (paths or bundled names)."""
+        """Whether any round was asked for (paths or round names)."""
         return bool(self.paths or self.round_names)
 
 

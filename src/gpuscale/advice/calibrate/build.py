@@ -67,10 +67,10 @@ def build(
     notes: Sequence[str] = (),
 ) -> Calibrated:
     """The calibration of ``request`` on ``bench`` (else on its numbers): the search's
-    inputs and their ends. ``notes``: sentences on reading the data, said among the
-    sources."""
+    inputs and their ends. ``notes``: sentences on reading the data (lines of a bench
+    file skipped), warnings: said in the answer, as ``analyze`` and ``report`` say them."""
     basis = network_basis(request, topology, collectives)
-    basis = replace(basis, sources=(*basis.sources, *notes))
+    basis = replace(basis, warnings=(*basis.warnings, *notes))
     # the model: calibrated on the bench's rows an advice may use (a broken model's never:
     # not advised on, not a family's representative, no contention measured on it), else
     # from the numbers given

@@ -12,12 +12,11 @@ from typing import Any
 
 import pandas as pd
 
-from gpuscale.advice.explain.focus import deciding_kind
+from gpuscale.advice.explain.focus import deciding_kind, dropped_short
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
 from gpuscale.advice.explain.withheld import SETTLE, UNGIVEN, value_text
 from gpuscale.advice.types import (
     TRUSTED_ALLOWED,
-    TRUSTED_FLAGGED_ONLY,
     Disagreement,
     Source,
     TermId,
@@ -84,9 +83,21 @@ def row_at(frame: pd.DataFrame, n: int) -> pd.Series:
     return frame[frame["accelerators"] == n].iloc[0]
 
 
+# A speedup without an interval: its row rests on a single run (``Disagreement.no_interval``)
+NO_INTERVAL = "one run: no interval"
+
+
+def speedup_interval(low: float, high: float) -> str:
+    """``0.652-1.07x, 80% interval``, or ``NO_INTERVAL`` where there is none (NaN)."""
+    if pd.isna(low) or pd.isna(high):
+        return NO_INTERVAL
+    return f"{number(low)}-{number(high)}x, 80% interval"
+
+
 def _speedup(row: pd.Series) -> str:
-    low, high = number(row["speedup_low"]), number(row["speedup_high"])
-    return f"{number(row['speedup'])}x ({low}-{high}x, 80% interval)"
+    return (
+        f"{number(row['speedup'])}x ({speedup_interval(row['speedup_low'], row['speedup_high'])})"
+    )
 
 
 def _trained(row: pd.Series, samples: float) -> str:
@@ -197,7 +208,7 @@ def change_line(advice: Any) -> str:
     flagged = [
         m
         for m in getattr(advice, "disagreements", ())
-        if m.accelerators <= d.focus and m.why == TRUSTED_FLAGGED_ONLY
+        if m.accelerators <= d.focus and m.on_flagged_only
     ]
     if flagged:  # the answer rests on flagged runs: their remedy first
         n = counted(max(m.accelerators for m in flagged), "device")
@@ -220,7 +231,16 @@ def lines(advice: Any) -> list[str]:
     # a count the bench measured outside its predicted interval, first: the answer rests
     # on the measurement there (``advice.reconcile``)
     first = [said(found) for found in getattr(advice, "disagreements", ())]
-    return [*first, decision_line(advice), *d.warnings, deciding_line(advice), change_line(advice)]
+    # counts searched without a row (the global batch kept does not split over them)
+    dropped = [dropped_short(advice.inputs, advice.predictions)] if advice.inputs else []
+    return [
+        *first,
+        decision_line(advice),
+        *d.warnings,
+        deciding_line(advice),
+        *filter(None, dropped),
+        change_line(advice),
+    ]
 
 
 def more(advice: Any) -> str:
@@ -263,7 +283,7 @@ def said(d: Disagreement) -> str:
     which = (
         f"{counted(len(d.trusted_runs), 'run')}, all flagged ({'; '.join(d.flags)}), the "
         "only measurement there: measure again on a quiet machine"
-        if d.why == TRUSTED_FLAGGED_ONLY
+        if d.on_flagged_only
         else counted(len(d.trusted_runs), "trusted run")
         + (", flagged ones used with --allow-flagged" if d.why == TRUSTED_ALLOWED else "")
         + (

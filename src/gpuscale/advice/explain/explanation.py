@@ -12,7 +12,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from gpuscale.advice.explain import focus, table_words
-from gpuscale.advice.explain.answer import row_at
+from gpuscale.advice.explain.answer import NO_INTERVAL, row_at
 from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
 from gpuscale.advice.types import STOPPED, Decision, TermId
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
@@ -44,7 +44,9 @@ class Explainable(Protocol):
 
 
 def interval(low: float, high: float) -> str:
-    """``1.3-1.6x, 80% interval``."""
+    """``1.3-1.6x, 80% interval``; ``answer.NO_INTERVAL`` where a row has none (one run)."""
+    if pd.isna(low) or pd.isna(high):
+        return NO_INTERVAL
     return f"{span(number(low), number(high))}x, 80% interval"
 
 

@@ -35,7 +35,7 @@ from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optim
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.types import STOPPED, Decision, TermId
 from gpuscale.bench.support import weak
-from gpuscale.quantities import counted, format_ms, joined
+from gpuscale.quantities import agreeing, counted, format_ms, joined
 
 
 def named(d: Decision) -> str:
@@ -301,13 +301,33 @@ def _unsplit(inputs: AdviceInputs, missing: list[int]) -> str:
     )
 
 
+def missing_counts(inputs: AdviceInputs, frame: pd.DataFrame) -> list[int]:
+    """The counts searched that have no row in ``frame`` (the predictions)."""
+    shown = set(frame["accelerators"].astype(int))
+    return [int(n) for n in inputs.device_counts if n not in shown]
+
+
+def dropped_short(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
+    """The default view's line on the counts searched that have no row, and why; "" when
+    every count searched has its row (``dropped_counts``: the whole sentence)."""
+    missing = missing_counts(inputs, frame)
+    if not missing:
+        return ""
+    kept, why = inputs.kept_global_batch, "no per-device batch and accumulation fits"
+    if kept is not None:
+        why = (
+            f"the global batch {kept} does not split over {agreeing(len(missing), 'it', 'them')} "
+            "(--scaling weak keeps each device's batch)"
+        )
+    return f"Also searched, not shown: {joined(missing)} devices: {why}."
+
+
 def dropped_counts(inputs: AdviceInputs, frame: pd.DataFrame) -> str:
     """A sentence naming the counts searched, where they are not every count up to the
     most allowed by what rule, and each one without a row and why; "" when every count
     from 1 to the most allowed was searched and has its row."""
     searched = inputs.device_counts
-    shown = set(frame["accelerators"].astype(int))
-    missing = [n for n in searched if n not in shown]
+    missing = missing_counts(inputs, frame)
     every = inputs.device_counts == list(range(1, int(inputs.max_devices) + 1))
     if not missing and every:
         return ""

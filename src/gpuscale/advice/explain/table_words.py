@@ -325,15 +325,17 @@ def _measured(advice: Any, row: pd.Series) -> str:
     n = int(row["accelerators"])
     found = [m for m in getattr(advice, "disagreements", ()) if m.accelerators <= n]
     m = max(found, key=lambda m: m.accelerators) if found else None
-    runs = ""
+    runs, spread = "", f"speedup {_span(row, 'speedup')}"
     if m is not None:
         flagged = ", all flagged" if m.why == TRUSTED_FLAGGED_ONLY else ""
         runs = f", the range of {counted(len(m.trusted_runs), 'run')}{flagged}"
+        if m.no_interval:  # one run: a value, no range
+            spread, runs = "no interval", f" ({m.no_interval}{flagged})"
         if m.accelerators < n:
             runs += f" at {counted(m.accelerators, 'device')}"
     return (
         f"{counted(n, 'device')} rest{'s' if n == 1 else ''} on the measurement, not the "
-        f"model: speedup {_span(row, 'speedup')}{runs}"
+        f"model: {spread}{runs}"
     )
 
 

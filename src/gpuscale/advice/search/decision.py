@@ -45,6 +45,7 @@ from collections.abc import Collection, Sequence
 import pandas as pd
 
 from gpuscale.advice.types import (
+    ONE_RUN,
     STOPPED,
     TRUSTED_ALLOWED,
     TRUSTED_FLAGGED_ONLY,
@@ -113,14 +114,19 @@ def disagreements(
         if low <= speedup <= high:
             continue
         flagged = [m for m in runs if m.flagged]
+        # the runs' range; a single run's value is no interval
+        ends: tuple[float | None, float | None] = (min(values), max(values))
+        no_interval = ""
+        if len(values) == 1:
+            ends, no_interval = (None, None), ONE_RUN
         found.append(
             Disagreement(
                 accelerators=devices,
                 batch_per_device=batch,
                 accum=accum,
                 measured_speedup=speedup,
-                measured_low=min(values),
-                measured_high=max(values),
+                measured_low=ends[0],
+                measured_high=ends[1],
                 predicted_speedup=float(row["speedup"]),
                 predicted_low=low,
                 predicted_high=high,
@@ -132,6 +138,7 @@ def disagreements(
                 flags=tuple(dict.fromkeys(m.flags for m in flagged if m.flags)),
                 weak_scaling=same_configuration(frames[:1], devices, batch, accum, base) is None,
                 weak_evidence=next((m.weak_remedy for m in used if m.weak_remedy), ""),
+                no_interval=no_interval,
             )
         )
     return tuple(sorted(found, key=lambda d: d.accelerators))
@@ -283,14 +290,13 @@ def _chosen(
     (its interval's low end; never above 1 when ``refused``: an input cannot be true), and
     the faster count held back because its speedup is not sure (None when there is none)."""
     reaching = trusted[(trusted["efficiency"] >= target) | (trusted["accelerators"] == 1)]
-    sure = reaching[
-        (reaching["accelerators"] == 1) | ((reaching["speedup_low"] > 1) & (not refused))
-    ]
+    # a count resting on one run has no interval (NaN): its value is all there is to read
+    low = reaching["speedup_low"].fillna(reaching["speedup"])
+    sure = reaching[(reaching["accelerators"] == 1) | ((low > 1) & (not refused))]
     chosen = sure.loc[sure["time_to_train_min"].idxmin()]
-    best = reaching.loc[reaching["time_to_train_min"].idxmin()]
-    if int(best["accelerators"]) != int(chosen["accelerators"]) and (
-        refused or best["speedup_low"] <= 1
-    ):
+    at = reaching["time_to_train_min"].idxmin()
+    best = reaching.loc[at]
+    if int(best["accelerators"]) != int(chosen["accelerators"]) and (refused or low[at] <= 1):
         return chosen, best
     return chosen, None
 
@@ -347,11 +353,14 @@ def applied(
         for column in WITH_TIME:
             if column in out:
                 out.loc[i, column] = row[column] / factor
-        speedup = out.loc[i, "speedup"]
+        speedup, step = out.loc[i, "speedup"], out.loc[i, "step_ms"]
+        if d.measured_low is None or d.measured_high is None:  # one run: no interval (NaN)
+            for column in ("speedup_low", "speedup_high", "step_ms_low", "step_ms_high"):
+                out.loc[i, column] = math.nan
+            continue
         out.loc[i, "speedup_low"] = speedup * d.measured_low / d.measured_speedup
         out.loc[i, "speedup_high"] = speedup * d.measured_high / d.measured_speedup
         # the step's interval the speedup's, inverted: the runs' range, not the model's
-        step = out.loc[i, "step_ms"]
         out.loc[i, "step_ms_low"] = step * d.measured_speedup / d.measured_high
         out.loc[i, "step_ms_high"] = step * d.measured_speedup / d.measured_low
     return out

@@ -23,7 +23,7 @@ scaled linearly to the count asked: at a measured count, its newest measurement)
 medians at each count; one count: ideal scaling) and, with ``--old REF``, **the plan of
 REF** (run in a subprocess on REF's own source and bundled data). Then the goals, each
 met or not. The forward part writes ``benchmarks/results/plan_accuracy.json``, whose
-table ``docs/plan.md`` quotes (:func:`markdown`; ``tests/plan/test_plan_accuracy_doc.py``).
+table ``docs/plan-accuracy.md`` quotes (:func:`markdown`; ``tests/plan/test_plan_accuracy_doc.py``).
 
 (speed) One ``gpuscale plan -w bert -a H100 -n 8`` and one with the default counts, new code
 against REF's, run as paired subprocesses (REF's first, then this checkout's, five times):
@@ -201,7 +201,7 @@ def _cell(stats: dict | None) -> str:
 
 
 def markdown(results: dict) -> str:
-    """The table ``docs/plan.md`` quotes, from the JSON this script writes."""
+    """The table ``docs/plan-accuracy.md`` quotes, from the JSON this script writes."""
     lines = [
         "| class | cases | plan | lookup | linear | plan's 80% coverage |",
         "|---|---|---|---|---|---|",
@@ -227,7 +227,7 @@ def coverage_cell(row: dict) -> str:
 
 
 def markdown_rounds(results: dict, key: str = "iii") -> str:
-    """The table of class ``key``'s coverage by forecast round ``docs/plan.md`` quotes:
+    """The table of class ``key``'s coverage by forecast round ``docs/plan-accuracy.md`` quotes:
     how many forecasts of the rounds before calibrated each round's intervals."""
     lines = [
         "| forecast round | forecasts before it (calibrating) | cases | covered |",

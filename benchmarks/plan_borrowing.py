@@ -13,7 +13,7 @@ class (iii) forecasts of the round (``benchmarks/plan_accuracy.py``'s). Log erro
 planned minus measured (negative: the plan under the time measured), the absolute ones
 divided by the interval's widening for the workloads the level rests on
 (``predict.transfer_factor``), so that their 80% quantile is a class (iii) half-width.
-Writes ``benchmarks/results/plan_borrowing.json``, whose table ``docs/plan.md`` quotes
+Writes ``benchmarks/results/plan_borrowing.json``, whose table ``docs/plan-accuracy.md`` quotes
 (:func:`markdown`; ``tests/plan/test_plan_accuracy_doc.py``).
 """
 
@@ -107,7 +107,7 @@ def transitions(systems: pd.DataFrame) -> dict[str, dict[str, Any]]:
 
 
 def markdown(results: dict) -> str:
-    """The table ``docs/plan.md`` quotes, from the JSON this script writes."""
+    """The table ``docs/plan-accuracy.md`` quotes, from the JSON this script writes."""
     lines = [
         "| forecast round | in sample: held out | 80% of abs log error | median log error "
         "| first results forecast | beyond that 80% | median log error | plan's width |",

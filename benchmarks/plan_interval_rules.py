@@ -16,7 +16,7 @@ forecasts and how many their intervals covered, all of them and those whose clas
 at least 4 earlier forecasts (``sized``: a width from data, not the prior). Per class, how
 often exactly calibrated 80% intervals would cover 75-85% of that many forecasts
 (binomial), and the class (iii) forecasts under the plan's rule. Writes
-``benchmarks/results/plan_interval_rules.json``, whose tables ``docs/plan.md`` quotes
+``benchmarks/results/plan_interval_rules.json``, whose tables ``docs/plan-accuracy.md`` quotes
 (:func:`markdown`; ``tests/plan/test_plan_accuracy_doc.py``).
 """
 
@@ -108,7 +108,7 @@ def first_results(cases: pd.DataFrame) -> list[dict]:
 
 
 def markdown(results: dict) -> str:
-    """The table ``docs/plan.md`` quotes: covered / forecasts per class and rule."""
+    """The table ``docs/plan-accuracy.md`` quotes: covered / forecasts per class and rule."""
     rules = list(results["rules"])
     lines = [
         "| class | P(75-85%) if calibrated | "
@@ -127,7 +127,7 @@ def markdown(results: dict) -> str:
 
 
 def markdown_first(results: dict) -> str:
-    """The class (iii) forecasts under the plan's rule, as ``docs/plan.md`` quotes them."""
+    """The class (iii) forecasts under the plan's rule, as ``docs/plan-accuracy.md`` quotes them."""
     lines = [
         "| round | workload | family | devices | submitter | log error | error / half-width "
         "| earlier |",

@@ -15,7 +15,10 @@ from typer.testing import CliRunner
 from gpuscale.cli import app
 from gpuscale.names import UnknownNameError, resolve_choice, resolve_workloads
 
+from .golden import Golden
+
 runner = CliRunner()
+VIEW = "cli/ux_refusals"
 V41 = ["bert", "llama2_70b_lora", "ssd", "stable_diffusion", "dlrm_dcnv2", "gnn", "gpt3"]
 
 
@@ -33,9 +36,11 @@ def test_benchmark_names_people_type(typed: str, expected: str) -> None:
     assert resolve_workloads([typed], V41) == [expected]
 
 
-def test_unknown_benchmark_lists_the_valid_ones_and_the_closest() -> None:
-    with pytest.raises(UnknownNameError, match=r"'bertt' \(did you mean 'bert'\?\).*valid:"):
+def test_unknown_benchmark_lists_the_valid_ones_and_the_closest(golden: Golden) -> None:
+    with pytest.raises(UnknownNameError, match=r"'bertt'.*'bert'") as refused:
         resolve_workloads(["bertt"], V41)
+    assert all(name in str(refused.value) for name in ("gpt3", "retinanet"))  # the valid ones
+    golden.check(VIEW, "a mistyped benchmark", str(refused.value))
 
 
 @pytest.mark.parametrize("command", ["scores", "energy", "report", "analyze", "trends"])
@@ -146,16 +151,20 @@ def test_one_result_under_two_names_is_analysed_once() -> None:
     assert result.exit_code == 0
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     dell64 = [r["system_id"] for r in rows if r["org"] == "Dell" and r["accelerators"] == "64"]
-    assert dell64 == ["8xXE9680x8H100-SXM-80GB"]
+    plain = "8xXE9680x8H100-SXM-80GB"  # the name without power measurement
+    assert dell64 == [plain]
 
 
-def test_a_collectives_file_given_as_bench_results_is_named(tmp_path) -> None:
+def test_a_collectives_file_given_as_bench_results_is_named(tmp_path, golden: Golden) -> None:
     path = tmp_path / "coll.jsonl"
     line = json.dumps({"schema": "gpuscale.collectives/2", "kind": "sweep", "sweep_id": "s"})
     path.write_text((line + "\n") * 70)
     result = runner.invoke(app, ["advise", "--bench", str(path)])
     assert result.exit_code == 2
-    assert "give it as --collectives" in result.output
+    assert "--collectives" in result.output  # the option it belongs to
+    golden.check(
+        VIEW, "a collectives file as --bench", result.output, paths={str(tmp_path): "<tmp>"}
+    )
     assert result.output.count("skipped") <= 1  # not 70 lines of it first
 
 
@@ -192,46 +201,53 @@ def test_user_text_is_printed_as_written(tmp_path) -> None:
     assert error in result.output
 
 
-def test_a_benchmark_typed_where_a_path_goes_is_pointed_to_b() -> None:
+def test_a_benchmark_typed_where_a_path_goes_is_pointed_to_b(golden: Golden) -> None:
     result = CliRunner().invoke(app, ["analyze", "brt"])
     assert result.exit_code == 2
-    assert "brt: no such file or directory (a benchmark? give it with -b brt)" in result.output
+    assert "-b brt" in result.output  # the option to give it with
+    golden.check(VIEW, "a benchmark where a path goes", result.output)
     result = CliRunner().invoke(app, ["analyze", "nowhere/v4.1.tar"])
     assert result.exit_code == 2 and "-b" not in result.output
 
 
-def test_the_benchmark_hint_only_where_a_benchmark_is_taken_and_meant() -> None:
+def test_the_benchmark_hint_only_where_a_benchmark_is_taken_and_meant(golden: Golden) -> None:
     """`ingest nosuch` does not say "(a benchmark? give it with -b nosuch)": ingest has no
     -b, and nosuch is no benchmark's name."""
     for args in (["ingest", "brt"], ["ingest", "nosuch"], ["analyze", "nosuch"]):
         result = CliRunner().invoke(app, args)
-        assert result.exit_code == 2 and "no such file or directory" in result.output
+        assert result.exit_code == 2 and args[1] in result.output  # the path named
         assert "-b" not in result.output, (args, result.output)
+        golden.check(VIEW, f"no such path: {' '.join(args)}", result.output)
 
 
-def test_a_missing_collectives_file_is_named_as_the_bench_file_is(tmp_path) -> None:
+def test_a_missing_collectives_file_is_named_as_the_bench_file_is(tmp_path, golden: Golden) -> None:
     """`advise --collectives nosuch.jsonl` said "[Errno 2] No such file or directory"."""
     missing = tmp_path / "nosuch.jsonl"
     args = ["advise", "--params", "7M", "--step-ms", "20", "--collectives", str(missing)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2
     said = result.output.strip()
-    assert said.startswith(f"error: {missing}: no such collectives file")
-    assert "gpuscale collectives --out" in said  # and what writes one
+    assert said.startswith(f"error: {missing}: ") and "collectives file" in said  # its kind
+    assert "collectives --out" in said  # and what writes one
+    golden.check(VIEW, "a missing collectives file", said, paths={str(tmp_path): "<tmp>"})
 
 
-def test_a_missing_topology_file_is_named_as_the_other_files_are(tmp_path) -> None:
+def test_a_missing_topology_file_is_named_as_the_other_files_are(tmp_path, golden: Golden) -> None:
     """`advise --topo nosuch.txt` and `topo --file nosuch.txt` said "No such file or
     directory", where a missing bench or collectives file is named by its kind."""
     missing = tmp_path / "nosuch.txt"
+    said = set()
     for args in (
         ["advise", "--params", "7M", "--step-ms", "20", "--topo", str(missing)],
         ["topo", "--file", str(missing)],
     ):
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 2, (args, result.output)
-        said = result.output.strip()
-        assert said == f"error: {missing}: no such topology file (a saved `nvidia-smi topo -m`)"
+        assert result.output.startswith(f"error: {missing}: "), result.output
+        said.add(result.output.strip())
+    (both,) = said  # the same words from both commands
+    assert "topology file" in both  # its kind
+    golden.check(VIEW, "a missing topology file", both, paths={str(tmp_path): "<tmp>"})
 
 
 def test_duplicates_listed_both_show_what_tells_them_apart() -> None:
@@ -263,7 +279,13 @@ def test_a_reader_that_stops_early_loses_no_note_and_no_status(tmp_path) -> None
     )
     said = err.read_text()
     assert done.stdout.strip() == "0", said
-    assert "read as the accelerator family H100-SXM5-80GB" in said
+    whole = subprocess.run(
+        [sys.executable, "-m", "gpuscale.cli", "plan", "-w", "bert", "-a", "H100"],
+        capture_output=True,
+        text=True,
+    )
+    assert said == whole.stderr  # every note, as a reader that reads all gets them
+    assert "H100-SXM5-80GB" in said  # the family H100 is read as
     assert "Traceback" not in said and "Exception ignored" not in said
 
 

@@ -13,6 +13,9 @@ HTML comment right before a block says how it is checked, ``;``-separated:
 * ``<!-- example: raw-round NAME -->`` (repeatable): the block reads the raw round
   ``NAME`` (``training_results_v5.0.tar.xz``) a reader clones or downloads; here it is read
   from the raw rounds beside the checkout (marked ``shared``, skipped without it);
+* ``<!-- example: shared-file NAME PATH -->`` (repeatable): the block's file ``NAME`` is
+  the one at ``PATH`` in the checkout's shared data folder (bench rows measured on hardware
+  this machine lacks; marked ``shared``, skipped without it);
 * ``<!-- main-command -->`` and ``<!-- test-command -->``: run by ``test_readme.py``.
 
 Every other block runs: shell blocks under ``bash -e`` with ``gpuscale`` and ``python``
@@ -74,12 +77,19 @@ class Block:
         """The raw rounds the block reads (``raw-round NAME`` markers)."""
         return [m.split()[1] for m in self.markers if m.startswith("raw-round ")]
 
+    @property
+    def shared_files(self) -> list[tuple[str, str]]:
+        """(name in the block, path in the shared folder) of ``shared-file`` markers."""
+        return [tuple(m.split()[1:3]) for m in self.markers if m.startswith("shared-file ")]
+
     def missing(self) -> list[str]:
         """What the block reads from beside the checkout that is not there."""
         rounds = SHARED / "mlperf"
-        return shared_missing(self.code) + [
-            str(rounds / name) for name in self.raw_rounds if not (rounds / name).exists()
-        ]
+        return (
+            shared_missing(self.code)
+            + [str(rounds / name) for name in self.raw_rounds if not (rounds / name).exists()]
+            + [str(SHARED / path) for _, path in self.shared_files if not (SHARED / path).exists()]
+        )
 
     def runnable_code(self) -> str:
         code = self.code
@@ -91,6 +101,9 @@ class Block:
         for name in self.raw_rounds:
             assert name in code, f"{self.id}: raw round {name!r} not in the block"
             code = code.replace(name, str(SHARED / "mlperf" / name))
+        for name, path in self.shared_files:
+            assert name in code, f"{self.id}: shared file {name!r} not in the block"
+            code = code.replace(name, str(SHARED / path))
         return code.replace("../shared/", f"{SHARED}/")
 
 
@@ -131,7 +144,8 @@ def shared_missing(code: str) -> list[str]:
 
 
 def _params(block: Block) -> list[object]:
-    marks = [pytest.mark.shared] if "../shared" in block.code or block.raw_rounds else []
+    reads_shared = "../shared" in block.code or block.raw_rounds or block.shared_files
+    marks = [pytest.mark.shared] if reads_shared else []
     return [pytest.param(block, id=block.id, marks=marks)]
 
 

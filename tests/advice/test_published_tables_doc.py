@@ -1,4 +1,4 @@
-"""The figures docs/advice.md quotes of the published-tables check are the output file's
+"""The figures docs/advice-accuracy.md quotes of the published-tables check are the output file's
 (``benchmarks/results/advice_published.json``, written by
 ``benchmarks/advice_published.py``), and the output file is of the tables as committed."""
 
@@ -12,7 +12,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULT = json.loads((ROOT / "benchmarks" / "results" / "advice_published.json").read_text())
-DOC = (ROOT / "docs" / "advice.md").read_text()
+DOC = (ROOT / "docs" / "advice-accuracy.md").read_text()
 RAW = DOC.split("<!-- published-tables:begin")[1].split("<!-- published-tables:end")[0]
 BLOCK = " ".join(RAW.split())
 LABELS = {"all": None, "NVLink": "nvlink", "PCIe with P2P": "pcie-p2p", "through the host": "host"}

@@ -17,6 +17,9 @@ from gpuscale.bench.results_file import append_result
 from gpuscale.cli import app
 
 from ..builders import bench_record
+from ..golden import Golden
+
+VIEW = "bench/evidence_notes"
 
 BUSY = ["machine busy: other processes used 60% of its CPU time during the timed steps"]
 
@@ -29,11 +32,12 @@ def _pair(steps: int, flags: list[str] | None = None, step_ms: float = 3.5) -> l
     ]
 
 
-def test_a_two_step_row_is_weak_and_says_why() -> None:
+def test_a_two_step_row_is_weak_and_says_why(golden: Golden) -> None:
     table = bench_table(_pair(steps=2))
     assert set(table["evidence"]) == {"weak"}
     notes = table["evidence_notes"].iloc[1]
-    assert "only 2 steps timed" in notes and "busy share not measured" in notes
+    assert "2 steps timed" in notes and "busy share" in notes  # both reasons
+    golden.check(VIEW, "two steps timed", notes)
 
 
 def test_a_long_enough_run_is_strong() -> None:
@@ -56,23 +60,27 @@ def test_break_even_is_not_stated_from_excluded_rows() -> None:
 
 
 def test_the_cli_says_weak_rows_no_trusted_break_even_and_the_cpu_baseline(
-    tmp_path: Path,
+    tmp_path: Path, golden: Golden
 ) -> None:
     path = tmp_path / "results.jsonl"
     for record in _pair(steps=2, flags=BUSY):
         append_result(path, record)
-    said = " ".join(CliRunner().invoke(app, ["analyze", "--bench", str(path)]).output.split())
-    assert "break-even on 2 devices: not crossed" not in said
-    assert "break-even on 2 devices: not stated, no trusted run there" in said
-    assert "CPU baseline: the N = 1 run is one process with 1 thread," in said
+    output = CliRunner().invoke(app, ["analyze", "--bench", str(path)]).output
+    first = output.splitlines()[0]
+    assert first.startswith("break-even") and "not stated" in first and "not crossed" not in first
+    golden.check(VIEW, "analyze --bench: every run flagged, the first line", first)
+    (baseline,) = [line for line in output.splitlines() if line.startswith("CPU baseline")]
+    assert "1 thread" in baseline  # what the N = 1 run was
     good = tmp_path / "two-steps.jsonl"
     for record in _pair(steps=2):
         append_result(good, record)
     said = " ".join(CliRunner().invoke(app, ["analyze", "--bench", str(good)]).output.split())
-    assert "weak evidence: 2 of 2 runs" in said  # the answer counts them, --explain says why
+    assert "2 of 2 runs" in said and "weak evidence" in said  # the answer counts them
     asked = ["analyze", "--bench", str(good), "--explain"]
     said = " ".join(CliRunner().invoke(app, asked).output.split())
-    assert "weak evidence mlp-1m on 2: only 2 steps timed" in said
+    notes = bench_table(_pair(steps=2))["evidence_notes"]
+    label = "mlp-1m on 2"
+    assert f"{label}: {notes.iloc[1]}" in said and "weak evidence" in said  # --explain: why
 
 
 @pytest.mark.parametrize("steps", [2, 9])
@@ -90,29 +98,29 @@ def test_the_notes_of_a_model_run_twice_say_which_run() -> None:
     scaling = bench_scaling(bench_table(rows))
     notes = bench_notes(scaling, scaling.iloc[:0])
     weak = [line.split(":")[0] for line in notes if line.startswith("weak evidence")]
-    assert sorted(weak) == [
-        f"weak evidence mlp-1m (run {k}) on {n}" for k in (1, 2) for n in (1, 2)
-    ], notes
+    labels = [f"mlp-1m (run {k}) on {n}" for k in (1, 2) for n in (1, 2)]
+    assert sorted(weak) == [f"weak evidence {label}" for label in labels], notes
 
 
-def test_a_sweep_that_measured_nothing_new_says_so_not_that_nothing_ran() -> None:
+def test_a_sweep_that_measured_nothing_new_says_so_not_that_nothing_ran(golden: Golden) -> None:
     """`bench --resume` with every run done is not said like a failure ("no successful
     bench run in this sweep to analyse")."""
     from gpuscale.analysis.bench_view import bench_view
 
     view = bench_view(bench_table(_pair(steps=100, step_ms=70.0)), sweep="new", skipped=2)
-    assert view.empty.startswith("this sweep measured no run ok")
-    assert "2 runs --resume skipped" in view.empty
+    assert "2 runs --resume" in view.empty  # the runs kept, counted
+    golden.check(VIEW, "a resumed sweep that measured nothing new", view.empty)
 
 
-def test_a_sweep_without_resume_that_measured_nothing_says_no_word_of_resume() -> None:
+def test_a_sweep_without_resume_that_measured_nothing_says_no_word_of_resume(
+    golden: Golden,
+) -> None:
     """A model recorded as oom, no --resume given: the sentence says what happened, not
     "this sweep measured no new run (runs --resume skips ...)"."""
     from gpuscale.analysis.bench_view import bench_view
 
     rows = [{**r, "status": "oom", "sweep_id": "new"} for r in _pair(steps=100, step_ms=70.0)]
     view = bench_view(bench_table(rows), sweep="new")
-    assert view.empty.startswith("this sweep measured no run ok")
-    assert "--resume" not in view.empty
-    assert "failed runs are said below" in view.empty
+    assert "--resume" not in view.empty and "failed" in view.empty
+    golden.check(VIEW, "a sweep whose every run failed", view.empty)
     assert any("oom" in line for line in view.said)

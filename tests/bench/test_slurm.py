@@ -1,4 +1,4 @@
-"""``srun gpuscale bench`` on a real Slurm: the documented batch script (docs/measure.md)
+"""``srun gpuscale bench`` on a real Slurm: the documented batch script (docs/measure-results.md)
 run by sbatch on a one-node cluster with two tasks gives the rows the plain command gives;
 the step's nodes read from the environment srun sets; host lists expanded as Slurm does."""
 
@@ -34,10 +34,10 @@ PLAIN = f"bench --backend gloo --nproc 1,2 --models {TINY} --out r.jsonl"
 
 
 def documented_script() -> str:
-    """The batch script of docs/measure.md (the shell block with ``#SBATCH`` lines)."""
-    page = (ROOT / "docs" / "measure.md").read_text()
+    """The batch script of docs/measure-results.md (the shell block with ``#SBATCH`` lines)."""
+    page = (ROOT / "docs" / "measure-results.md").read_text()
     found = [b for b in re.findall(r"```bash\n(.*?)```", page, re.S) if "#SBATCH" in b]
-    assert len(found) == 1, "docs/measure.md has one sbatch script"
+    assert len(found) == 1, "docs/measure-results.md has one sbatch script"
     return found[0]
 
 

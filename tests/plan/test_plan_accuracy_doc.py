@@ -1,4 +1,4 @@
-"""``docs/plan.md`` quotes ``benchmarks/results/plan_accuracy.json`` (issue 58): the
+"""``docs/plan-accuracy.md`` quotes ``benchmarks/results/plan_accuracy.json``: the
 accuracy table in the docs is the one the benchmark wrote, never prose numbers."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _benchmark():
 
 def test_the_docs_table_is_the_files() -> None:
     results = json.loads(RESULTS.read_text())
-    doc = (ROOT / "docs" / "plan.md").read_text()
+    doc = (ROOT / "docs" / "plan-accuracy.md").read_text()
     quoted = doc.split(BEGIN)[1].split(END)[0]
     assert quoted == _benchmark().markdown(results)
     begin, end = (x.replace("json:", "json by_round:") for x in (BEGIN, END))
@@ -127,7 +127,7 @@ def test_the_docs_borrowing_table_is_the_files() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     borrowing = json.loads(module.RESULTS.read_text())
-    doc = (ROOT / "docs" / "plan.md").read_text()
+    doc = (ROOT / "docs" / "plan-accuracy.md").read_text()
     begin, end = (x.replace("plan_accuracy", "plan_borrowing") for x in (BEGIN, END))
     assert doc.split(begin)[1].split(end)[0] == module.markdown(borrowing)
     rounds = json.loads(RESULTS.read_text())["classes"]["iii"]["by_round"]
@@ -149,7 +149,7 @@ def test_the_docs_interval_rules_tables_are_the_files() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     rules = json.loads(module.RESULTS.read_text())
-    doc = (ROOT / "docs" / "plan.md").read_text()
+    doc = (ROOT / "docs" / "plan-accuracy.md").read_text()
     begin, end = (x.replace("plan_accuracy", "plan_interval_rules") for x in (BEGIN, END))
     assert doc.split(begin)[1].split(end)[0] == module.markdown(rules)
     first = (x.replace("json:", "json first:") for x in (begin, end))

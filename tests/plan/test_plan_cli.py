@@ -10,7 +10,11 @@ from typer.testing import CliRunner
 
 from gpuscale.cli import app
 
+from ..golden import Golden
+
 runner = CliRunner()
+VIEW = "plan/cli_notes"
+FAMILY = "H100-SXM5-80GB"  # what H100 is read as
 ASK = ["plan", "--workload", "llama2_70b_lora", "--accelerator", "H100", "--devices"]
 
 
@@ -43,12 +47,15 @@ def test_csv_is_one_table_with_nearest_flattened() -> None:
     assert "devices, " in rows[0]["nearest"] and " min)" in rows[0]["nearest"]
 
 
-def test_table_says_how_the_accelerator_was_read_the_classes_and_what_it_leans_on() -> None:
+def test_table_says_how_the_accelerator_was_read_the_classes_and_what_it_leans_on(
+    golden: Golden,
+) -> None:
     """The answer says how the name was read and each count's class in words; --explain
     says the classes, what each count leans on and the intervals' rule."""
     result = runner.invoke(app, [*ASK, "8,16,24"])
     assert result.exit_code == 0, result.output
-    assert "'H100' read as the accelerator family H100-SXM5-80GB" in result.output
+    (read,) = [line for line in result.output.splitlines() if line.startswith("'H100' read")]
+    assert f" {FAMILY}," in read  # the family it is read as
     assert [w for w in ("measured", "between measured") if w in result.stdout] == [
         "measured",
         "between measured",
@@ -56,12 +63,17 @@ def test_table_says_how_the_accelerator_was_read_the_classes_and_what_it_leans_o
     assert "class i" not in result.output and "lean on" not in result.output
     result = runner.invoke(app, [*ASK, "8,16,24", "--explain"])
     assert result.exit_code == 0, result.output
-    assert "'H100' read as the accelerator family H100-SXM5-80GB" in result.output
-    assert "2 counts measured before (class i): 8, 16." in result.output
-    assert "1 count not measured, between the family's counts (class ii): 24" in result.output
-    assert "24 accelerators lean on: " in result.output
-    # a user walk read "the plan times or divided by a factor"
-    assert "80% intervals: the planned times multiplied or divided by a factor" in result.output
+    assert read in result.output
+    document = json.loads(runner.invoke(app, [*ASK, "8,16,24", "-f", "json"]).stdout)
+    classes = {r["accelerators"]: r["count_class"] for r in document["rows"]}
+    assert classes == {8: "i", 16: "i", 24: "ii_in"}  # the classes the notes say
+    lines = result.output.splitlines()
+    said = [line for line in lines if "(class i" in line]
+    assert len(said) == 2 and "(class i): 8, 16" in said[0] and "(class ii): 24" in said[1]
+    assert any(line.startswith("24 accelerators") and "lean on" in line for line in lines)
+    golden.check(VIEW, "Llama2 70B LoRA on 8, 16, 24 H100: classes", "\n".join(said[:2]))
+    (rule,) = [line for line in lines if line.startswith("80% intervals")]
+    assert "multiplied" in rule and "divided" in rule  # a factor each way
 
 
 def test_far_counts_are_marked_extrapolated() -> None:
@@ -76,29 +88,35 @@ def test_far_counts_are_marked_extrapolated() -> None:
     assert widths[1] > widths[0]
 
 
-def test_typos_get_suggestions_without_traceback() -> None:
+def test_typos_get_suggestions_without_traceback(golden: Golden) -> None:
     result = runner.invoke(app, ["plan", "-w", "llama2_70b_lroa", "-a", "H100"])
-    assert result.exit_code == 2 and "did you mean 'llama2_70b_lora'" in result.output
+    assert result.exit_code == 2 and "'llama2_70b_lora'" in result.output  # the closest
+    golden.check(VIEW, "a workload mistyped", result.output)
     result = runner.invoke(app, ["plan", "-w", "bert", "-a", "Guadi2"])
-    assert result.exit_code == 2 and "did you mean 'Gaudi2'" in result.output
+    assert result.exit_code == 2 and "'Gaudi2'" in result.output
+    golden.check(VIEW, "an accelerator mistyped", result.output)
     assert "Traceback" not in result.output
 
 
-def test_bad_device_counts_are_refused() -> None:
+def test_bad_device_counts_are_refused(golden: Golden) -> None:
     result = runner.invoke(app, ["plan", "-w", "bert", "-a", "H100", "-n", "8,lots"])
-    assert result.exit_code == 2 and "'lots' is not a whole number" in result.output
+    assert result.exit_code == 2 and "'lots'" in result.output  # the item that is no count
+    golden.check(VIEW, "a count that is no number", result.output)
     result = runner.invoke(app, ["plan", "-w", "bert"])
     assert result.exit_code == 2 and "--accelerator" in result.output
 
 
-def test_one_measured_system_says_why_beyond_it_is_wide_and_batches_are_whole() -> None:
+def test_one_measured_system_says_why_beyond_it_is_wide_and_batches_are_whole(
+    golden: Golden,
+) -> None:
     """MI300X ran BERT once, on 8 devices (batch 1,024): 64 is three octaves beyond it,
     its batch the workload's typical one at 64 times MI300X's ratio to it at 8."""
     result = runner.invoke(app, ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64", "--explain"])
     assert result.exit_code == 0, result.output
     assert "inf%" not in result.output
-    assert "The interval at 64 is wide" in result.output
-    assert "3.0 octaves beyond the counts the family ran" in result.output
+    (wide,) = [line for line in result.stderr.splitlines() if "is wide" in line]
+    assert "at 64 " in wide and "3.0 octaves" in wide  # log2(64 / 8) beyond its one count
+    golden.check(VIEW, "BERT on 64 MI300X: why wide", wide)
     data = runner.invoke(app, ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64", "-f", "json"])
     rows = json.loads(data.stdout)["rows"]
     assert rows[0]["global_batch"] == 1024 and isinstance(rows[1]["global_batch"], int)
@@ -116,7 +134,7 @@ def test_json_and_csv_keep_the_notes_the_table_says() -> None:
     asked = ["plan", "-w", "bert", "-a", "MI300X", "-n", "8,64"]
     table = runner.invoke(app, [*asked, "--explain"])
     notes = [line for line in table.stderr.splitlines() if line.strip()]
-    assert notes[0].startswith("Model: ") and any("beyond the family's counts" in n for n in notes)
+    assert notes[0].startswith("Model: ") and any("beyond the family" in n for n in notes)
     document = json.loads(runner.invoke(app, [*asked, "-f", "json"]).stdout)
     assert document["notes"] == notes
     model = document["model"]

@@ -21,8 +21,12 @@ from gpuscale.report.bench_section import bench_findings, build_bench_section, m
 from gpuscale.report.svg import FigureFiles
 
 from ..builders import bench_record
+from ..golden import Golden
 
 HERE = Path(__file__).parent
+VIEW = "report/bench_scope"
+H100 = "NVIDIA H100 80GB HBM3"  # the device of the real rows
+SPANS_ROW = re.compile(r"figure:has\(> svg\[data-wide\]\)\s*\{\s*grid-column: 1 / -1")
 
 
 def _scaling(name: str) -> pd.DataFrame:
@@ -34,24 +38,26 @@ def _as_gpu(record: dict) -> dict:
     return {
         **record,
         "config": {**record["config"], "device": "cuda", "backend": "nccl"},
-        "environment": {**record["environment"], "device_name": "NVIDIA H100 80GB HBM3"},
+        "environment": {**record["environment"], "device_name": H100},
     }
 
 
-def test_a_sentence_on_a_count_names_the_models_measured_there() -> None:
+def test_a_sentence_on_a_count_names_the_models_measured_there(golden: Golden) -> None:
     """paths: only mlp-4m ran at N = 2; the section said "On 2 devices every model trains
     slower than on one device" of a file of 6 models."""
     scaling = _scaling("h100_paths.jsonl")
     at_two = scaling[(scaling["accelerators"] == 2) & scaling["speedup"].notna()]
     assert list(at_two["configuration"]) == ["mlp-4m"]  # the table the sentences describe
-    text = " ".join(bench_findings(scaling))
+    findings = bench_findings(scaling)
+    text = " ".join(findings)
     assert "every model" not in text
-    assert "mlp-4m, the only model measured on 2 devices" in text
-    assert "trains slower than on one device" in text
+    (on_two,) = [f for f in findings if f.startswith("mlp-4m, ")]
+    assert "mlp-4m" in on_two and "the only model" in on_two and "slower" in on_two
+    golden.check(VIEW, "h100 paths: the findings", "\n".join(findings))
 
 
 @pytest.mark.parametrize("rates", [(50.0, 60.0, 70.0), (150.0, 160.0, 170.0)])
-def test_all_slower_or_faster_names_each_model_measured_there(rates: tuple) -> None:
+def test_all_slower_or_faster_names_each_model_measured_there(rates: tuple, golden: Golden) -> None:
     """Three models at N = 2 of four measured at N = 1: the sentence counts and names the
     three, not "every model"."""
     rows = [bench_record(m, p, 1, 100.0) for m, p in (("a", 10**5), ("b", 10**6))]
@@ -65,12 +71,16 @@ def test_all_slower_or_faster_names_each_model_measured_there(rates: tuple) -> N
     pace = "slower" if (scaling["speedup"].dropna() < 1).all() else "faster"
     text = " ".join(bench_findings(scaling))
     assert "every model" not in text
-    assert f"each of the {len(measured)} models measured there (a, b and c) trains {pace}" in text
+    assert f"each of the {len(measured)} " in text and f"trains {pace}" in text
+    assert "(a, b and c" in text  # the three named
     # the summary says which models ran at 2, not "4 models on 1, 2 devices"
-    assert "2 devices (a, b and c only)" in text and "1 device (all 4)" in text
+    assert "(a, b and c only)" in text and "(all 4)" in text
+    golden.check(VIEW, f"three of four models at 2, all {pace}", "\n".join(bench_findings(scaling)))
 
 
-def test_rows_of_another_device_or_backend_say_which_they_ran_on(tmp_path: Path) -> None:
+def test_rows_of_another_device_or_backend_say_which_they_ran_on(
+    tmp_path: Path, golden: Golden
+) -> None:
     """paths: mlp-4m's rows are CPU gloo processes beside H100 NCCL rows; the table had no
     device column and the top of the report said "mlp-4m 0.34x on 2" under a header
     naming the H100."""
@@ -84,13 +94,13 @@ def test_rows_of_another_device_or_backend_say_which_they_ran_on(tmp_path: Path)
         assert row["Ran on"].startswith("CPU processes" if cpu else str(r["device_name"]))
         assert row["Ran on"].endswith(str(r["backend"]))
     answer = measured_answer(scaling)
-    assert "mlp-4m 0.34x on 2 (CPU processes, gloo)" in answer
+    assert "0.34x on 2 (CPU" in answer  # the platform beside the measurement
+    golden.check(VIEW, "h100 paths: the measured answer", answer)
     # every sentence about a count names the platform it covers
     findings = bench_findings(scaling)
     about_counts = [f for f in findings if re.search(r"on (one|\d+) device", f)]
     assert about_counts and all(
-        ("CPU processes" in f and "gloo" in f) or ("NVIDIA H100 80GB HBM3" in f and "nccl" in f)
-        for f in about_counts
+        ("CPU processes" in f and "gloo" in f) or (H100 in f and "nccl" in f) for f in about_counts
     ), about_counts
     # the bars and the speedup legend name their platform
     chart = step_breakdown(scaling)
@@ -99,7 +109,7 @@ def test_rows_of_another_device_or_backend_say_which_they_ran_on(tmp_path: Path)
     legend = [
         t.get_text() for t in speedup_by_size(scaling).figure.axes[0].get_legend().get_texts()
     ]
-    assert "2 devices (CPU, gloo)" in legend
+    assert any(t.startswith("2 devices") and t.endswith("(CPU, gloo)") for t in legend)
 
 
 def test_one_platform_adds_no_device_column(tmp_path: Path) -> None:
@@ -107,7 +117,7 @@ def test_one_platform_adds_no_device_column(tmp_path: Path) -> None:
     table = bench_table(read_results(HERE / "h100_sweep.jsonl")[0])
     section = build_bench_section(table, FigureFiles(tmp_path))
     assert "Ran on" not in section.columns
-    assert "NVIDIA H100 80GB HBM3, nccl" in section.findings[0]
+    assert f"{H100}, nccl" in section.findings[0]
 
 
 def test_no_speedup_at_one_device_the_ddp_ratio_named_instead(tmp_path: Path) -> None:
@@ -126,7 +136,9 @@ def test_no_speedup_at_one_device_the_ddp_ratio_named_instead(tmp_path: Path) ->
     assert all(r["DDP vs bare module (1 device)"] for r in section.rows)
     # analyze --bench shows the same columns, and its note says what each is against
     view = bench_view(table)
-    assert "ddp_vs_bare" in view.shown and any("ddp_vs_bare (N = 1 only)" in s for s in view.said)
+    assert "ddp_vs_bare" in view.shown
+    (note,) = [s for s in view.said if "ddp_vs_bare" in s]
+    assert "N = 1 only" in note
     # at N > 1 the speedup is still there and the ratio is not
     rows = [
         bench_record("m", 10**6, 1, 100.0, plain_step_ms=3.0),
@@ -137,7 +149,9 @@ def test_no_speedup_at_one_device_the_ddp_ratio_named_instead(tmp_path: Path) ->
     assert pd.isna(two.at[1, "speedup"]) and pd.notna(two.at[1, "ddp_vs_bare"])
 
 
-def test_breakdown_bars_in_numeric_batch_order_under_a_true_title(tmp_path: Path) -> None:
+def test_breakdown_bars_in_numeric_batch_order_under_a_true_title(
+    tmp_path: Path, golden: Golden
+) -> None:
     """sweep: the bars and rows read batch 1, 256, 64, 8 (sorted as text), the title "1
     device (solid) vs 1 (hatched)" and the caption "by model size" of model x batch bars."""
     scaling = _scaling("h100_sweep.jsonl")
@@ -157,11 +171,13 @@ def test_breakdown_bars_in_numeric_batch_order_under_a_true_title(tmp_path: Path
     models = [r["Model"] for r in section.rows]
     assert models == list(scaling["configuration"])
     caption = section.figures[0][0]
-    assert "one bar per model and batch" in caption and "by model size" not in caption
+    assert "and batch" in caption and "by model size" not in caption
+    golden.check(VIEW, "h100 sweep: the breakdown's caption and title", f"{caption}\n{title}")
     # two counts: the smallest and the largest measured are compared
     rows = [bench_record("m", 10**6, n, 100.0 * n) for n in (2, 4)]
     title = step_breakdown(bench_scaling(bench_table(rows))).figure.axes[0].get_title()
-    assert "2 devices (solid) vs 4 (hatched)" in title
+    assert "2 devices" in title and "vs 4" in title
+    golden.check(VIEW, "2 and 4 devices: the breakdown's title", title)
 
 
 def test_a_wide_figure_takes_its_whole_row(tmp_path: Path) -> None:
@@ -176,4 +192,4 @@ def test_a_wide_figure_takes_its_whole_row(tmp_path: Path) -> None:
     assert step_breakdown(_scaling("h100_sweep.jsonl")).figure.get_figwidth() > WIDE_IN
     assert 'data-wide="true"' in svg
     css = (Path(__file__).parents[2] / "src/gpuscale/report/templates/report.css").read_text()
-    assert re.search(r"figure:has\(> svg\[data-wide\]\)\s*\{\s*grid-column: 1 / -1", css)
+    assert SPANS_ROW.search(css)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from html import escape
 
 import numpy as np
 import pytest
@@ -15,9 +16,11 @@ from gpuscale.report.figures_common import NothingToDraw
 from gpuscale.report.svg import chart_svg
 
 from ..analysis.tables import runs_for, scores
+from ..golden import Golden
 from .figure_checks import clipped_texts
 
 EVIL = "<script>alert(1)</script>"
+VIEW = "report/figure_labels"
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +64,12 @@ def test_time_vs_cost_points_and_labels(result) -> None:
     assert len(chart.labels["points-all"]) == len(result.table)
 
 
-def test_systems_figure_sizes_count_shared_configurations(result) -> None:
+def test_systems_figure_sizes_count_shared_configurations(result, golden: Golden) -> None:
     chart = FIGURES["systems"](result)
     labels = chart.labels["points-grouped"]
-    assert any("A5000, 2 accelerators: 2 systems" in label for label in labels)
+    (shared,) = [label for label in labels if ": 2 systems: " in label]
+    assert shared.startswith("A5000, 2 ")  # the configuration two systems share
+    golden.check(VIEW, "systems: grouped points", "\n".join(labels))
     assert len(labels) == 5  # (A5000, 2) shared by two systems
 
 
@@ -79,7 +84,7 @@ def test_every_figure_has_axis_labels(result) -> None:
     assert overview([result]).figure.axes[0].get_title()
 
 
-def test_a_figure_of_flagged_counts_only_is_not_drawn_and_says_why(result) -> None:
+def test_a_figure_of_flagged_counts_only_is_not_drawn_and_says_why(result, golden: Golden) -> None:
     """Samples to converge flagged as impossible (v2.0 BERT: 1.0) are in no figure: the
     decomposition and the convergence figure say why instead of drawing nothing."""
     table = result.table.assign(
@@ -87,8 +92,9 @@ def test_a_figure_of_flagged_counts_only_is_not_drawn_and_says_why(result) -> No
     )
     flagged = dataclasses.replace(result, table=decompose(table))
     for name in ("decomposition", "convergence"):
-        with pytest.raises(NothingToDraw, match="flagged as impossible"):
+        with pytest.raises(NothingToDraw, match="flagged") as refused:
             FIGURES[name](flagged)
+        golden.check(VIEW, f"{name}: every count flagged", str(refused.value))
 
 
 def test_an_interval_that_excludes_its_estimate_draws_a_bar_ending_there(result) -> None:
@@ -117,10 +123,10 @@ def test_svg_tooltips_escape_untrusted_names(result) -> None:
     chart = FIGURES["efficiency"](result)
     svg = chart_svg(chart, "t")
     assert svg.count("<title>") == len(result.table)
-    assert EVIL not in svg and "&lt;script&gt;alert(1)&lt;/script&gt;" in svg
+    assert EVIL not in svg and escape(EVIL, quote=False) in svg
 
 
-def test_decomposition_figure_plots_the_three_factors(result) -> None:
+def test_decomposition_figure_plots_the_three_factors(result, golden: Golden) -> None:
     """Within the most submitted family (H100: 4 systems) against its own reference, the
     slowest at its fewest accelerators (8), as the section's sentence: E' = (T_8 / T) / (N / 8)."""
     chart = FIGURES["decomposition"](result)
@@ -133,7 +139,9 @@ def test_decomposition_figure_plots_the_three_factors(result) -> None:
     assert "within H100" in chart.figure.axes[0].get_title()
     # Tooltips name the factor on one line (the legend's label wraps)
     assert all(label.startswith("E' ") for label in chart.labels["points-2"])
-    assert all(label.startswith("throughput efficiency ") for label in chart.labels["points-0"])
+    assert all(label.startswith("throughput ") for label in chart.labels["points-0"])
+    firsts = "\n".join(chart.labels[key][0] for key in sorted(chart.labels))
+    golden.check(VIEW, "decomposition: each factor's first tooltip", firsts)
 
 
 def test_nothing_is_cut_off(study_analysis, v50) -> None:
@@ -220,4 +228,5 @@ def test_a_familys_threshold_pick_says_whose_best_it_is(result) -> None:
     assert pick.normalized_efficiency >= eq.threshold * own.max()
     chart = FIGURES["efficiency"](result)
     texts = [t.get_text() for t in chart.figure.axes[0].get_legend().get_texts()]
-    assert f"E' >= {eq.threshold:g} x its best: {pick.accelerators:,}" in texts, texts
+    said = [t for t in texts if f"{eq.threshold:g} x its best" in t]
+    assert said and said[0].endswith(f": {pick.accelerators:,}"), texts

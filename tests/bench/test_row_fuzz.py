@@ -91,7 +91,7 @@ def _write(path: Path, rows: list[dict]) -> Path:
 
 @pytest.mark.slow
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(which=st.integers(0, len(ROWS) - 1), field=st.sampled_from(FIELDS), value=JSON)
 def test_a_mutated_field_is_named_or_read(tmp_path: Path, which: int, field: tuple, value):
@@ -115,7 +115,7 @@ def test_a_mutated_field_is_named_or_read(tmp_path: Path, which: int, field: tup
 
 @pytest.mark.slow
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(which=st.integers(0, len(ROWS) - 1), field=st.sampled_from(FIELDS), value=JSON)
 def test_the_advice_on_a_mutated_row_refuses_only_with_a_message(

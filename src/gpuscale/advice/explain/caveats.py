@@ -35,6 +35,7 @@ from gpuscale.advice.assumptions import (
 from gpuscale.advice.explain.answer import said
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.withheld import SETTLE, value_text
+from gpuscale.advice.explain import memory
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import Decision, Disagreement, Measured, TermId
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways
@@ -363,7 +364,8 @@ def caveats(advice: Any) -> tuple[str, ...]:
     )
     found = advice.disagreements
     beside = against_measured(advice.predictions, list(inputs.measured), advice.alternative, found)
-    first = filter(None, (advice.model_note, withheld(d)))
+    held = memory.said(getattr(advice, "memory", None), inputs.strategy)  # where it limits
+    first = filter(None, (held, advice.model_note, withheld(d)))
     return (*first, *[said(x) for x in found], *lines, *beside)
 
 

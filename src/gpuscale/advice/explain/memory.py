@@ -74,7 +74,12 @@ def nothing_fits(memory: MemoryCheck) -> str:
     fewest = ""
     if would:
         n, s = min(would, key=lambda found: (found[0], list(NAMES).index(found[1])))
-        fewest = f"; {NAMES[s]} holds it on {counted(n, 'device')} (allow them: --max-devices {n})"
+        per_node = memory.per_node
+        allow = f"--max-devices {n}"
+        if n > per_node:  # past a node only whole nodes are searched
+            nodes = -(-n // per_node)
+            n, allow = nodes * per_node, f"--nodes {nodes}"
+        fewest = f"; {NAMES[s]} holds it on {counted(n, 'device')} (allow them: {allow})"
     largest = memory.searched[-1]
     return (
         f"no count searched (up to {counted(largest, 'device')}) holds {name} on "

@@ -44,9 +44,7 @@ def test_the_zero_papers_example_per_device(strategy: str, gb: float) -> None:
 def test_hybrid_shards_within_a_node_and_replicates_across() -> None:
     """Hybrid sharding on 64 devices of 8 a node holds a node's share: 120 / 8 GB; within
     one node it is full sharding."""
-    assert memory_at(ZERO_PAPER, "hybrid", 64, A_DEVICE, per_node=8).total_gb == pytest.approx(
-        15.0
-    )
+    assert memory_at(ZERO_PAPER, "hybrid", 64, A_DEVICE, per_node=8).total_gb == pytest.approx(15.0)
     within = memory_at(ZERO_PAPER, "hybrid", 4, A_DEVICE, per_node=8).total_gb
     assert within == memory_at(ZERO_PAPER, "fsdp", 4, A_DEVICE, per_node=8).total_gb
 
@@ -130,9 +128,7 @@ def test_fsdp_asked_is_never_advised_fewer_devices_than_hold_the_model() -> None
 
 def test_no_count_that_holds_it_is_refused_naming_the_fewest() -> None:
     with pytest.raises(ValueError, match=r"no count searched \(up to 8 devices\)") as refused:
-        gpuscale.advise(
-            params=70e9, step_ms=900.0, batch=8, device_name="H100", link="nvlink4"
-        )
+        gpuscale.advise(params=70e9, step_ms=900.0, batch=8, device_name="H100", link="nvlink4")
     assert "FSDP holds it on 16 devices (allow them: --nodes 2)" in str(refused.value)
 
 

@@ -56,7 +56,9 @@ DEFAULT_PRECISION = "mixed"  # bf16/fp16 weights and gradients, fp32 master copy
 BENCH_STATE = ("adam", "fp32")
 # the optimizers a request names: every row's but a frozen model's and TorchRec's fused
 # embedding update (a recommender's tables, not a model given by its parameters)
-OPTIMIZERS = tuple(dict.fromkeys(o for o, _ in state_bytes() if o not in ("frozen", "adagrad_fused")))
+OPTIMIZERS = tuple(
+    dict.fromkeys(o for o, _ in state_bytes() if o not in ("frozen", "adagrad_fused"))
+)
 PRECISIONS = ("mixed", "fp32")
 
 

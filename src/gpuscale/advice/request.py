@@ -338,13 +338,13 @@ class AdviceRequest(JsonRequest):
         for name, allowed in (("optimizer", OPTIMIZERS), ("precision", PRECISIONS)):
             if getattr(self, name) is not None:
                 settle_choice(self, name, allowed)
-        if self.optimizer is not None and self.precision is not None:
-            if (self.optimizer, self.precision) not in state_bytes():
-                known = [p for o, p in state_bytes() if o == self.optimizer and p in PRECISIONS]
-                raise NamedError(
-                    f"{ref('optimizer', self.optimizer)} with {ref('precision', self.precision)}: "
-                    f"its bytes per parameter are known in {' and '.join(known)} only"
-                )
+        pair = (self.optimizer, self.precision)
+        if None not in pair and pair not in state_bytes():
+            known = [p for o, p in state_bytes() if o == self.optimizer and p in PRECISIONS]
+            raise NamedError(
+                f"{ref('optimizer', self.optimizer)} with {ref('precision', self.precision)}: "
+                f"its bytes per parameter are known in {' and '.join(known)} only"
+            )
 
     def _resolve_names(self) -> None:
         """The workload and ruleset as every command resolves them (``bret``: "did you

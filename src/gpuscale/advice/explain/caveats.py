@@ -32,10 +32,10 @@ from gpuscale.advice.assumptions import (
     rerun,
     settle,
 )
+from gpuscale.advice.explain import memory
 from gpuscale.advice.explain.answer import said
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.withheld import SETTLE, value_text
-from gpuscale.advice.explain import memory
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
 from gpuscale.advice.types import Decision, Disagreement, Measured, TermId
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX, ways

@@ -230,9 +230,7 @@ def group_of(network: Network, n: int) -> int:
     return min(n, network.per_node) if network.per_node else n
 
 
-def sharded_collectives(
-    network: Network, n: int, strategy: str
-) -> list[tuple[str, int, float]]:
+def sharded_collectives(network: Network, n: int, strategy: str) -> list[tuple[str, int, float]]:
     """(op, ranks, share of the gradient bytes) of each collective a step of ``zero2``
     or ``hybrid`` issues, the one left after the backward last. Approximations, said
     where the strategy is advised: ZeRO-2 (FSDP ``SHARD_GRAD_OP``) as a reduce-scatter of
@@ -262,7 +260,9 @@ def latency_s(
     if strategy == "fsdp":
         return 2 * network.time_s(1.0, n, "all_gather") + network.time_s(1.0, n, "reduce_scatter")
     if strategy in SHARDED:
-        return sum(network.time_s(1.0, k, op) for op, k, _ in sharded_collectives(network, n, strategy))
+        return sum(
+            network.time_s(1.0, k, op) for op, k, _ in sharded_collectives(network, n, strategy)
+        )
     buckets = sum(count for _, count in bucket_plan(grad_bytes, bucket_mb))
     return buckets * network.time_s(1.0, n)
 

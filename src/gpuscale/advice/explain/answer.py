@@ -233,7 +233,12 @@ def lines(advice: Any) -> list[str]:
     # on the measurement there (``advice.reconcile``)
     first = [said(found) for found in getattr(advice, "disagreements", ())]
     # where memory limits the counts: which strategy holds the model, from which count
-    first = [*filter(None, [memory.said(advice.memory, advice.inputs.strategy)]), *first]
+    first = [
+        *filter(
+            None, [memory.said(advice.memory, advice.inputs.strategy, advice.decided.accelerators)]
+        ),
+        *first,
+    ]
     # counts searched without a row (the global batch kept does not split over them)
     dropped = [dropped_short(advice.inputs, advice.predictions)] if advice.inputs else []
     return [

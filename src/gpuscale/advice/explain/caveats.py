@@ -364,7 +364,9 @@ def caveats(advice: Any) -> tuple[str, ...]:
     )
     found = advice.disagreements
     beside = against_measured(advice.predictions, list(inputs.measured), advice.alternative, found)
-    held = memory.said(getattr(advice, "memory", None), inputs.strategy)  # where it limits
+    held = memory.said(
+        getattr(advice, "memory", None), inputs.strategy, d.accelerators
+    )  # where it limits
     first = filter(None, (held, advice.model_note, withheld(d)))
     return (*first, *[said(x) for x in found], *lines, *beside)
 

@@ -33,12 +33,20 @@ def _at(memory: MemoryCheck, strategy: str, devices: int) -> float:
     return next(r.total_gb for r in memory.rows if r.strategy == strategy and r.devices == devices)
 
 
-def said(memory: MemoryCheck | None, advised: str) -> str:
+def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
     """The sentence said first where memory limits the counts (``""`` where it does not):
     the strategy asked holds the model from a count on, or not at all and the advice is
-    of the strategy ``advised`` (``MemoryCheck.fallback``)."""
+    of the strategy ``advised`` (``MemoryCheck.fallback``); where the ``count`` decided is
+    below the fewest that hold it (no larger count predicted), that it does not."""
     if memory is None or not memory.limits:
         return ""
+    fewest = memory.fits_from(advised)
+    if fewest is not None and count < fewest:
+        return (
+            f"Memory: {NAMES[advised]} holds a {format_count(memory.params)}-parameter model "
+            f"on {_device(memory)} from {counted(fewest, 'device')} ({_held(memory)}); no "
+            f"count predicted here holds it, {counted(count, 'device')} included."
+        )
     asked, name = memory.strategy, f"a {format_count(memory.params)}-parameter model"
     whole = f"{number(_at(memory, asked, memory.searched[0]))} GB a device"
     fits = memory.fits_from(asked)

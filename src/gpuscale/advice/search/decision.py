@@ -214,6 +214,9 @@ def decide(
     if trusted.empty:  # one device's speedup is 1: only its time can fail
         raise ValueError(f"every prediction failed its plausibility checks: {NOT_POSITIVE}")
     fitting = trusted[trusted["accelerators"] >= fits_from].reset_index(drop=True)
+    # no count predicted holds the model (a global batch that does not split over the
+    # counts that would): decided as without memory, the memory sentence says none holds it
+    fitting = fitting if len(fitting) else trusted
     chosen, held_back = _chosen(fitting, target_efficiency, refused)
     larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]

@@ -338,7 +338,9 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = (), fits_from: int = 1
         )
 
     decision = with_readings(decision, read(ends, decide_at))
-    trusted = frame[plausible(frame) & (frame["accelerators"] >= fits_from)]
+    trusted = frame[plausible(frame)]
+    fitting = trusted[trusted["accelerators"] >= fits_from]
+    trusted = fitting if len(fitting) else trusted  # none predicted holds it: ``decide``'s rule
     picks = equilibrium(trusted, inputs.threshold)
     ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs

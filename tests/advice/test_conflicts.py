@@ -27,6 +27,7 @@ ALWAYS = {
     *("strategy", "workload", "samples", "global_batch", "target_efficiency", "price"),
     *("power_w", "interconnect", "noise_scale", "flops_per_sample", "collectives"),
     "explain",  # a view: the whole explanation (issue 60)
+    *("optimizer", "precision"),  # the model state's bytes, by numbers or a bench's model
 }
 
 # (keywords, both options the refusal names): contradicting pairs, with numbers

@@ -72,8 +72,20 @@ def test_fsdp_gathers_twice_and_scatters_once() -> None:
     total, last = comm_times_s(net, 1e8, 2, bucket_mb=25.0, strategy="fsdp")
     assert total == pytest.approx(1.5 * link.time_s(1e8, 2))
     assert last == pytest.approx(link.time_s(1e8, 2, "reduce_scatter"))
-    with pytest.raises(ValueError, match="ddp or fsdp"):
+    with pytest.raises(ValueError, match="ddp, fsdp, zero2 or hybrid"):
         comm_times_s(net, 1e8, 2, bucket_mb=25.0, strategy="zero3")
+
+
+def test_zero2_moves_ddps_volume_and_hybrid_within_a_node_is_fsdp() -> None:
+    """ZeRO-2: a reduce-scatter and an all-gather, DDP's all-reduce volume (ZeRO paper,
+    section 7.2.1); hybrid sharding on one node: FSDP's collectives."""
+    link = Link(busbw_gbs=10.0, latency_us=0.0)
+    net = Network(intra=link)
+    total, last = comm_times_s(net, 1e8, 4, bucket_mb=25.0, strategy="zero2")
+    assert total == pytest.approx(link.time_s(1e8, 4))
+    assert last == pytest.approx(link.time_s(1e8, 4, "all_gather"))
+    hybrid = comm_times_s(net, 1e8, 4, bucket_mb=25.0, strategy="hybrid")
+    assert hybrid == pytest.approx(comm_times_s(net, 1e8, 4, bucket_mb=25.0, strategy="fsdp"))
 
 
 MODEL = ModelSpec(params=25e6, flops_per_sample=1e9)  # 100 MB of fp32 gradients

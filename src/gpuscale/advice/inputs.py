@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import NO_DEVICE, DeviceRecord, Power
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network
@@ -147,6 +148,7 @@ class Calibrated:
     from_bench: bool = False
     model_note: str = ""
     chosen: str = ""
+    memory: MemoryCheck | None = None  # what each device holds per count and strategy
 
 
 @dataclass(frozen=True, slots=True)

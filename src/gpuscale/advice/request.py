@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from gpuscale.advice.conflicts import check_pairs
+from gpuscale.advice.memory import OPTIMIZERS, PRECISIONS, STRATEGIES
 from gpuscale.advice.model.parameters import PRIORS
 from gpuscale.hardware.links import check_preset
+from gpuscale.hardware.memory import state_bytes
 from gpuscale.names import UnknownNameError, resolve_device, resolve_ruleset, resolve_workloads
 from gpuscale.quantities import counted, number, parse_size
 from gpuscale.tables.requests import (
@@ -37,7 +39,6 @@ from gpuscale.tables.requests import (
     text_option,
 )
 
-STRATEGIES = ("ddp", "fsdp")
 SCALINGS = ("auto", "strong", "weak")
 
 # Fields read as sizes: a size as text is for the command line (its message says so).
@@ -245,7 +246,20 @@ class AdviceRequest(JsonRequest):
     bucket_mb: float = option(25.0, help="DDP bucket_cap_mb (MiB).")
     strategy: str | None = option(
         None,
-        help="ddp or fsdp (default: the strategy --bench measured the model with, else ddp).",
+        help="ddp, zero2 (FSDP SHARD_GRAD_OP), fsdp (full shard) or hybrid (full shard within a "
+        "node, replicas across nodes); default: the strategy --bench measured the model with, "
+        "else ddp.",
+    )
+    optimizer: str | None = option(
+        None,
+        help=f"Optimizer, for the memory each device holds: {', '.join(OPTIMIZERS)} (default "
+        "adam).",
+    )
+    precision: str | None = option(
+        None,
+        help="Precision of the weights and gradients, for the memory each device holds: mixed "
+        "(bf16/fp16, fp32 master copy) or fp32 (default: mixed; with --bench, the bench's "
+        "fp32 master weights).",
     )
     noise_scale: float | None = text_option(
         None,
@@ -306,6 +320,7 @@ class AdviceRequest(JsonRequest):
             )
         if self.strategy is not None:  # None: as benched (--bench), else ddp
             settle_choice(self, "strategy", STRATEGIES)
+        self._check_state()
         settle_choice(self, "grad_bytes", (1, 2, 4, 8))
         for name in ("bench", "model", "device_name", "interconnect", "topo", "collectives"):
             value = getattr(self, name)
@@ -316,6 +331,20 @@ class AdviceRequest(JsonRequest):
         self._resolve_names()
         self._check_pairs()
         check_pairs(self)  # options that contradict each other (``advice.conflicts``)
+
+    def _check_state(self) -> None:
+        """The optimizer and precision named, and known together (``data/state_bytes.csv``
+        has a row for the pair)."""
+        for name, allowed in (("optimizer", OPTIMIZERS), ("precision", PRECISIONS)):
+            if getattr(self, name) is not None:
+                settle_choice(self, name, allowed)
+        pair = (self.optimizer, self.precision)
+        if None not in pair and pair not in state_bytes():
+            known = [p for o, p in state_bytes() if o == self.optimizer and p in PRECISIONS]
+            raise NamedError(
+                f"{ref('optimizer', self.optimizer)} with {ref('precision', self.precision)}: "
+                f"its bytes per parameter are known in {' and '.join(known)} only"
+            )
 
     def _resolve_names(self) -> None:
         """The workload and ruleset as every command resolves them (``bret``: "did you

@@ -225,20 +225,44 @@ def state_per_device(
     return DeviceMemory(parts=tuple(parts), sharding=how, devices=devices)
 
 
+def model_state(params: float, optimizer: str, precision: str, name: str = "") -> ModelState:
+    """The model state of a model given by its ``params`` (every one trained) under
+    ``optimizer`` and ``precision`` (a key of :func:`state_bytes`; ``KeyError`` for
+    another), held whole (DDP) unless a strategy says otherwise."""
+    trained = state_bytes()[(optimizer, precision)]
+    return ModelState(
+        name=name or f"{params:g} parameters",
+        trainable_parameters=float(params),
+        frozen_parameters=0.0,
+        trainable=trained,
+        frozen=state_bytes()[("frozen", "bf16")],
+        sharding=Sharding.DDP,
+        sources=(trained.source,),
+        exact=False,
+    )
+
+
 def fewest_devices(
-    state: ModelState, memory: AcceleratorMemory, sharding: Sharding | None = None, group: int = 8
+    state: ModelState,
+    memory: AcceleratorMemory,
+    sharding: Sharding | None = None,
+    group: int = 8,
+    extra_gb: float = 0.0,
 ) -> int | None:
     """The fewest devices of ``memory`` that hold the model state under ``sharding``
-    (default: the workload's); None where no count does (a replica larger than a
-    device: the state whole on each device however many there are)."""
+    (default: the workload's) and ``extra_gb`` held whole on each (activations measured);
+    None where no count does (a replica larger than a device: the state whole on each
+    device however many there are)."""
     one = state_per_device(state, 1, sharding, group)
-    if one.total_gb <= memory.gb:
+    if one.total_gb + extra_gb <= memory.gb:
         return 1
     how = one.sharding
     if how is Sharding.DDP:
         return None
-    whole = sum(p.gb for p in one.parts if how is Sharding.SHARD_GRAD_OP and p.name == "weights")
-    split = one.total_gb - whole
+    held = ("weights", "frozen weights")  # whole on each device under ZeRO-2
+    whole = sum(p.gb for p in one.parts if how is Sharding.SHARD_GRAD_OP and p.name in held)
+    whole += extra_gb
+    split = one.total_gb + extra_gb - whole
     if whole >= memory.gb:
         return None
     devices = max(2, math.ceil(split / (memory.gb - whole)))

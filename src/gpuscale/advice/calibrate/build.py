@@ -31,6 +31,7 @@ from gpuscale.advice.assumptions import (
 from gpuscale.advice.calibrate import fixed_split
 from gpuscale.advice.calibrate.bench_basis import from_bench
 from gpuscale.advice.calibrate.link import network_basis
+from gpuscale.advice.calibrate.memory_check import memory_check
 from gpuscale.advice.calibrate.rows import usable
 from gpuscale.advice.inputs import AdviceInputs, Basis, Calibrated
 from gpuscale.advice.model import floors, priors
@@ -166,6 +167,7 @@ def build(
         from_bench=bench is not None,
         model_note=basis.model_note,
         chosen=basis.chosen,
+        memory=memory_check(request, basis, bench),
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice.explain import memory
 from gpuscale.advice.explain.focus import deciding_kind, dropped_short
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
 from gpuscale.advice.explain.withheld import SETTLE, UNGIVEN, value_text
@@ -231,6 +232,13 @@ def lines(advice: Any) -> list[str]:
     # a count the bench measured outside its predicted interval, first: the answer rests
     # on the measurement there (``advice.reconcile``)
     first = [said(found) for found in getattr(advice, "disagreements", ())]
+    # where memory limits the counts: which strategy holds the model, from which count
+    first = [
+        *filter(
+            None, [memory.said(advice.memory, advice.inputs.strategy, advice.decided.accelerators)]
+        ),
+        *first,
+    ]
     # counts searched without a row (the global batch kept does not split over them)
     dropped = [dropped_short(advice.inputs, advice.predictions)] if advice.inputs else []
     return [
@@ -370,6 +378,9 @@ def advice_document(result: Any) -> dict[str, Any]:
         # counts the bench measured outside the predicted interval: their rows (predictions
         # or weak_scaling) rest on the measurement (``advice.types.Disagreement``)
         "disagreements": [found.to_dict() for found in result.disagreements],
+        # where memory limits the counts of the strategy asked: each device's GB per count
+        # and strategy (``advice.memory``); absent where one device holds the model
+        **({"memory": result.memory.to_dict()} if result.memory is not None else {}),
         "decision": d.to_dict(),
         "scaling": _scaling(result),
         "assumptions": [a.to_dict() for a in result.assumptions],
@@ -402,7 +413,8 @@ def advice_view(
     inputs = result.inputs
     params = format_count(inputs.model.params)
     named = inputs.name if params in inputs.name else f"{inputs.name} ({params} parameters)"
-    title = f"predicted training of {named} with {inputs.strategy.upper()} on {inputs.network_name}"
+    strategy = memory.NAMES.get(inputs.strategy, inputs.strategy.upper())
+    title = f"predicted training of {named} with {strategy} on {inputs.network_name}"
     if not terminal:
         every = list(result.predictions.columns)
         return TableView(result.predictions, every, title, notes=tuple(result.caveats))

@@ -32,6 +32,7 @@ from gpuscale.advice.assumptions import (
     rerun,
     settle,
 )
+from gpuscale.advice.explain import memory
 from gpuscale.advice.explain.answer import said
 from gpuscale.advice.explain.explanation import explain
 from gpuscale.advice.explain.withheld import SETTLE, value_text
@@ -363,7 +364,10 @@ def caveats(advice: Any) -> tuple[str, ...]:
     )
     found = advice.disagreements
     beside = against_measured(advice.predictions, list(inputs.measured), advice.alternative, found)
-    first = filter(None, (advice.model_note, withheld(d)))
+    held = memory.said(
+        getattr(advice, "memory", None), inputs.strategy, d.accelerators
+    )  # where it limits
+    first = filter(None, (held, advice.model_note, withheld(d)))
     return (*first, *[said(x) for x in found], *lines, *beside)
 
 

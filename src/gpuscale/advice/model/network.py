@@ -219,6 +219,35 @@ def ddp_buckets(grad_bytes: float, bucket_mb: float = DEFAULT_BUCKET_MB) -> list
     return [size for size, count in bucket_plan(grad_bytes, bucket_mb) for _ in range(count)]
 
 
+# The strategies whose collectives ``sharded_collectives`` approximates from the ones
+# the model knows (DDP's all-reduce, FSDP's all-gathers and reduce-scatter).
+SHARDED = ("zero2", "hybrid")
+
+
+def group_of(network: Network, n: int) -> int:
+    """The devices hybrid sharding shards over at ``n``: one node's, or all where the
+    network is one node."""
+    return min(n, network.per_node) if network.per_node else n
+
+
+def sharded_collectives(network: Network, n: int, strategy: str) -> list[tuple[str, int, float]]:
+    """(op, ranks, share of the gradient bytes) of each collective a step of ``zero2``
+    or ``hybrid`` issues, the one left after the backward last. Approximations, said
+    where the strategy is advised: ZeRO-2 (FSDP ``SHARD_GRAD_OP``) as a reduce-scatter of
+    the gradients and an all-gather of the updated weights, DDP's all-reduce volume in
+    two collectives (Rajbhandari et al. 2020, section 7.2.1: the same volume as
+    DDP's); hybrid sharding as FSDP's two all-gathers and reduce-scatter within a node,
+    then an all-reduce of the node's shard over every device (the replicas' all-reduce
+    across nodes, charged as one over the ``n`` ranks)."""
+    if strategy == "zero2":
+        return [("reduce_scatter", n, 1.0), ("all_gather", n, 1.0)]
+    group = group_of(network, n)
+    within = [("all_gather", group, 1.0), ("all_gather", group, 1.0)]
+    within += [("reduce_scatter", group, 1.0)] if group > 1 else []
+    across = [("all_reduce", n, 1.0 / group)] if n > group else []
+    return [c for c in [*within, *across] if c[1] > 1]
+
+
 def latency_s(
     network: Network, grad_bytes: float, n: int, *, bucket_mb: float, strategy: str
 ) -> float:
@@ -230,6 +259,10 @@ def latency_s(
         return 0.0
     if strategy == "fsdp":
         return 2 * network.time_s(1.0, n, "all_gather") + network.time_s(1.0, n, "reduce_scatter")
+    if strategy in SHARDED:
+        return sum(
+            network.time_s(1.0, k, op) for op, k, _ in sharded_collectives(network, n, strategy)
+        )
     buckets = sum(count for _, count in bucket_plan(grad_bytes, bucket_mb))
     return buckets * network.time_s(1.0, n)
 
@@ -244,8 +277,12 @@ def comm_times_s(
         gather = network.time_s(grad_bytes, n, "all_gather")
         scatter = network.time_s(grad_bytes, n, "reduce_scatter")
         return 2 * gather + scatter, scatter
+    if strategy in SHARDED:
+        parts = sharded_collectives(network, n, strategy)
+        times = [network.time_s(grad_bytes * share, k, op) for op, k, share in parts]
+        return sum(times), times[-1]
     if strategy != "ddp":
-        raise ValueError(f"strategy is ddp or fsdp, not {strategy!r}")
+        raise ValueError(f"strategy is ddp, fsdp, zero2 or hybrid, not {strategy!r}")
     times = [(network.time_s(size, n), count) for size, count in bucket_plan(grad_bytes, bucket_mb)]
     return sum(t * count for t, count in times), times[-1][0]
 

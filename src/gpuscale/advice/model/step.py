@@ -58,7 +58,12 @@ from typing import Protocol
 
 import numpy as np
 
-from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, collectives_s
+from gpuscale.advice.model.network import (
+    DEFAULT_BUCKET_MB,
+    Network,
+    collectives_s,
+    group_of,
+)
 from gpuscale.advice.model.parameters import PRIORS
 
 # an accelerator's share of communication hidden, when unmeasured
@@ -266,6 +271,15 @@ class Step:
         return self.global_batch / self.step_ms * 1e3
 
 
+def optimizer_shards(network: Network, n: int, strategy: str) -> int:
+    """Over how many devices the optimizer step is split on ``n`` devices: 1 under DDP
+    (every device steps every parameter), ``n`` under FSDP and ZeRO-2, a node's devices
+    under hybrid sharding."""
+    if strategy == "hybrid":
+        return group_of(network, n)
+    return n if strategy in ("fsdp", "zero2") else 1
+
+
 def step_at(
     model: ModelSpec,
     compute: Compute,
@@ -290,7 +304,9 @@ def step_at(
     # optimizer on its own shard only (Zhao et al., "PyTorch FSDP: Experiences on Scaling
     # Fully Sharded Data Parallel", VLDB 2023): the optimizer step falls as 1/N; DDP
     # steps every parameter on every device
-    compute_ms = compute.compute_ms(model, batch, accum, n if strategy == "fsdp" else 1)
+    # Zero-2 shards the optimizer states as FSDP does (each rank steps its own shard);
+    # hybrid sharding over one node's devices
+    compute_ms = compute.compute_ms(model, batch, accum, optimizer_shards(network, n, strategy))
     measured = compute.is_measured(batch)
     if n == 1:
         return Step(1, batch, accum, compute_ms, 0.0, 0.0, 0.0, 0.0, 0.0, compute_ms, 0.0, measured)

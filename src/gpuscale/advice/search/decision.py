@@ -202,15 +202,22 @@ def decide(
     warnings: tuple[str, ...] = (),
     refused: bool = False,
     searched: Collection[int] = (),
+    fits_from: int = 1,
 ) -> Decision:
     """The Decision of a predictions table (rows flagged left out, ``plausible``; the frame has the
     interval columns ``speedup_low`` / ``speedup_high``); ``refused``: an input cannot be
     true (an IMPLAUSIBLE warning among ``warnings``, flagged where it was found);
-    ``searched``: the device counts searched (why none above the largest is: ``stopped_by``)."""
+    ``searched``: the device counts searched (why none above the largest is: ``stopped_by``);
+    ``fits_from``: the smallest count whose devices hold the model (``advice.memory``): no
+    count below it is chosen, and it stands where one device would."""
     trusted = frame[plausible(frame)].reset_index(drop=True)
     if trusted.empty:  # one device's speedup is 1: only its time can fail
         raise ValueError(f"every prediction failed its plausibility checks: {NOT_POSITIVE}")
-    chosen, held_back = _chosen(trusted, target_efficiency, refused)
+    fitting = trusted[trusted["accelerators"] >= fits_from].reset_index(drop=True)
+    # no count predicted holds the model (a global batch that does not split over the
+    # counts that would): decided as without memory, the memory sentence says none holds it
+    fitting = fitting if len(fitting) else trusted
+    chosen, held_back = _chosen(fitting, target_efficiency, refused)
     larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]
     term = dominant_term(focus)
@@ -225,11 +232,11 @@ def decide(
         **{name: float(chosen[name]) for name in _CHOSEN},
         target_efficiency=target_efficiency,
         reaches_target=bool(
-            chosen["efficiency"] >= target_efficiency or chosen["accelerators"] == 1
+            chosen["efficiency"] >= target_efficiency or chosen["accelerators"] <= fits_from
         ),
         held_back=None if held_back is None else int(held_back["accelerators"]),
         held_back_low=None if held_back is None else float(held_back["speedup_low"]),
-        fastest=int(trusted.loc[trusted["time_to_train_min"].idxmin(), "accelerators"]),
+        fastest=int(fitting.loc[fitting["time_to_train_min"].idxmin(), "accelerators"]),
         largest=largest,
         focus=int(focus["accelerators"]),
         dominant_term=term,
@@ -286,17 +293,22 @@ _FOCUS = ("step_ms", "compute_ms", *_SPEEDUP)
 def _chosen(
     trusted: pd.DataFrame, target: float, refused: bool = False
 ) -> tuple[pd.Series, pd.Series | None]:
-    """The fastest count that reaches ``target`` efficiency with a speedup surely above 1
-    (its interval's low end; never above 1 when ``refused``: an input cannot be true), and
+    """The fastest count that reaches ``target`` efficiency with a speedup surely above the
+    smallest count's (1 device's, or the fewest that hold the model: ``trusted``'s first;
+    its interval's low end; never above it when ``refused``: an input cannot be true), and
     the faster count held back because its speedup is not sure (None when there is none)."""
-    reaching = trusted[(trusted["efficiency"] >= target) | (trusted["accelerators"] == 1)]
+    first = trusted.iloc[0]
+    smallest = trusted["accelerators"] == first["accelerators"]
+    reaching = trusted[(trusted["efficiency"] >= target) | smallest]
     # a count resting on one run has no interval (NaN): its value is all there is to read
     low = reaching["speedup_low"].fillna(reaching["speedup"])
-    sure = reaching[(reaching["accelerators"] == 1) | ((low > 1) & (not refused))]
+    base = float(first["speedup"])  # 1 where the smallest count is one device
+    at_first = reaching["accelerators"] == first["accelerators"]
+    sure = reaching[at_first | ((low > base) & (not refused))]
     chosen = sure.loc[sure["time_to_train_min"].idxmin()]
     at = reaching["time_to_train_min"].idxmin()
     best = reaching.loc[at]
-    if int(best["accelerators"]) != int(chosen["accelerators"]) and (refused or low[at] <= 1):
+    if int(best["accelerators"]) != int(chosen["accelerators"]) and (refused or low[at] <= base):
         return chosen, best
     return chosen, None
 

@@ -41,7 +41,9 @@ import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption
 from gpuscale.advice.explain import caveats as words
+from gpuscale.advice.explain import memory as memory_words
 from gpuscale.advice.inputs import AdviceInputs, Calibrated
+from gpuscale.advice.memory import MemoryCheck
 from gpuscale.advice.model.fixed_cost import excess_ms
 from gpuscale.advice.model.priors import FEW_NOISE_STEPS
 from gpuscale.advice.model.step import step_at
@@ -58,6 +60,7 @@ from gpuscale.advice.search.decision import (
 from gpuscale.advice.search.readings import read, with_readings
 from gpuscale.advice.types import Decision, Disagreement, End
 from gpuscale.tables.advice import ADVICE_COLUMNS
+from gpuscale.tables.requests import NamedError
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,9 @@ class Advice:
     noise_steps: int | None = None
     model_note: str = ""
     chosen: str = ""
+    # what each device holds per count and strategy, where memory limits the counts of
+    # the strategy asked (None: one device holds the model, or its memory is unknown)
+    memory: MemoryCheck | None = None
 
     def __str__(self) -> str:
         """The advice as ``gpuscale advise`` says it (``print(advice)``; the fields, and
@@ -299,10 +305,11 @@ def predictions(inputs: AdviceInputs) -> pd.DataFrame:
     return frame[[c for c in ADVICE_COLUMNS if c != "flags"] + list(FLAGGED)]
 
 
-def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
+def recommend(inputs: AdviceInputs, ends: Sequence[End] = (), fits_from: int = 1) -> Advice:
     """Predictions and the Decision for one model on one network, with the count at each
     of the ``ends`` of every assumed term's range (``readings.read``: where one moves it,
-    the count is withheld)."""
+    the count is withheld); no count below ``fits_from`` (the fewest devices that hold the
+    model: ``advice.memory``) is chosen, efficient or cheapest."""
     multi = inputs.max_devices >= 2 and inputs.global_batch is None
     weak = multi and inputs.kept_global_batch is not None and inputs.convergence is None
     # the table; where the global batch is kept without a convergence model, the same
@@ -319,15 +326,21 @@ def recommend(inputs: AdviceInputs, ends: Sequence[End] = ()) -> Advice:
     below = below_mlperf(frame, inputs.mlperf_floor)  # each an input that cannot be true
     refused = inputs.implausible or bool(below)
     searched = inputs.device_counts  # why none above the largest predicted: the cap
-    decision = decide(frame, inputs.target_efficiency, inputs.warnings, refused, searched)
+    decision = decide(
+        frame, inputs.target_efficiency, inputs.warnings, refused, searched, fits_from
+    )
 
     def decide_at(changes: dict[str, object]) -> Decision:
         at = replace(inputs, **changes)
         table = applied(predictions(at), found, counts)
-        return decide(table, at.target_efficiency, at.warnings, at.implausible, at.device_counts)
+        return decide(
+            table, at.target_efficiency, at.warnings, at.implausible, at.device_counts, fits_from
+        )
 
     decision = with_readings(decision, read(ends, decide_at))
     trusted = frame[plausible(frame)]
+    fitting = trusted[trusted["accelerators"] >= fits_from]
+    trusted = fitting if len(fitting) else trusted  # none predicted holds it: ``decide``'s rule
     picks = equilibrium(trusted, inputs.threshold)
     ms_per_mb, params, target = break_even(inputs) if multi else (None, None, None)
     last = frame.iloc[-1]  # the input pipeline: the samples/s the largest count needs
@@ -357,7 +370,8 @@ def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
     """The advice on ``calibrated``'s inputs: predictions, decision, the count at each
     end of every assumed term's range (``readings.read``; where one moves it, the count
     is withheld and said first), and what qualifies the headline, as data."""
-    advice = recommend(calibrated.inputs, calibrated.ends)
+    inputs, fits_from, memory = held(calibrated)
+    advice = recommend(inputs, calibrated.ends, fits_from)
     defaults = (
         *(["samples"] if request.samples is None and calibrated.samples_used else []),
         *(
@@ -374,4 +388,22 @@ def search(calibrated: Calibrated, request: AdviceRequest) -> Advice:
         noise_steps=few if few is not None and few < FEW_NOISE_STEPS else None,
         model_note=calibrated.model_note,
         chosen=calibrated.chosen,
+        memory=memory,
     )
+
+
+def held(calibrated: Calibrated) -> tuple[AdviceInputs, int, MemoryCheck | None]:
+    """(the inputs, the fewest devices that hold the model, the memory check where it
+    limits the counts): the strategy asked where a count searched holds the model under
+    it, else the strategy that holds it on the fewest (``MemoryCheck.fallback``); a
+    ``NamedError`` where no count searched holds it under any strategy."""
+    inputs, memory = calibrated.inputs, calibrated.memory
+    if memory is None or not memory.limits:
+        return inputs, 1, None
+    asked = memory.fits_from(memory.strategy)
+    if asked is not None:
+        return inputs, asked, memory
+    if memory.fallback is None:
+        raise NamedError(memory_words.nothing_fits(memory))
+    strategy, fewest = memory.fallback
+    return replace(inputs, strategy=strategy), fewest, memory

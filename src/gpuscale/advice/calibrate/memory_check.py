@@ -1,0 +1,95 @@
+"""The memory check of a request (``advice.memory.check``) from what the calibration
+knows: the model's parameters, the device and its memory, the counts searched, and, with
+bench results, the activations the model's N = 1 run measured (its peak memory less the
+model state it held)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gpuscale.advice.calibrate.link import device_record
+from gpuscale.advice.inputs import Basis
+from gpuscale.advice.memory import BENCH_STATE, MemoryCheck, check, state_of
+from gpuscale.advice.request import AdviceRequest
+from gpuscale.advice.types import trusted_runs
+from gpuscale.hardware.memory import (
+    BYTES_PER_GB,
+    AcceleratorMemory,
+    model_state,
+    state_per_device,
+)
+
+
+def memory_check(
+    request: AdviceRequest, basis: Basis, bench: pd.DataFrame | None
+) -> MemoryCheck | None:
+    """The memory check of the model advised on (None: no model, or a device of
+    unknown memory: a CPU, a name the catalogue lacks)."""
+    spec = basis.spec
+    if spec is None:
+        return None
+    rows = _model_rows(bench, basis)
+    memory = _device_memory(basis, rows)
+    if memory is None:
+        return None
+    given = (request.optimizer, request.precision)
+    if bench is not None:  # the bench's own state unless another is asked
+        given = (request.optimizer or BENCH_STATE[0], request.precision or BENCH_STATE[1])
+    optimizer, precision = state_of(*given)
+    state = model_state(spec.params, optimizer, precision, basis.name)
+    activations, said = _activations(rows, basis)
+    network = basis.network
+    return check(
+        state,
+        strategy=request.strategy or basis.strategy or "ddp",
+        memory=memory,
+        counts=tuple(network.counts_up_to(basis.max_devices)),
+        per_node=network.per_node or request.gpus_per_node,
+        activations_gb=activations,
+        activations_source=said,
+    )
+
+
+def _model_rows(bench: pd.DataFrame | None, basis: Basis) -> pd.DataFrame | None:
+    """The trusted N = 1 runs of the bench model advised on at its per-device batch."""
+    if bench is None or basis.bench_model is None:
+        return None
+    runs = trusted_runs(bench)
+    same = (runs["model"] == basis.bench_model) & (runs["accelerators"] == 1)
+    rows = runs[same & (runs["batch_per_device"] == basis.per_device)]
+    return rows if len(rows) else None
+
+
+def _device_memory(basis: Basis, rows: pd.DataFrame | None) -> AcceleratorMemory | None:
+    """The device's memory: the bench's record of it (torch's ``total_memory``), else the
+    catalogue's part (named, the link's, or the one the runs recorded)."""
+    if rows is not None and "device_memory_bytes" in rows:
+        recorded = rows["device_memory_bytes"].dropna()
+        if len(recorded) and str(rows["device"].iloc[0]) == "cuda":
+            name = str(rows["device_name"].iloc[0])
+            gib = float(recorded.median()) / 2**30
+            return AcceleratorMemory(name, gib, "the bench's record (torch total_memory)")
+    device = basis.device
+    if basis.bench_model is not None and basis.one_device is not None:
+        device = device_record(basis.one_device.device_name)
+    part = device.part
+    if part is None:
+        return None
+    return AcceleratorMemory(part.name, part.memory_gib, f"device catalogue: {part.name}")
+
+
+def _activations(rows: pd.DataFrame | None, basis: Basis) -> tuple[float | None, str]:
+    """(GB, source) of what the model's N = 1 run held besides its model state (AdamW,
+    fp32: ``BENCH_STATE``); (None, "") without a peak measured."""
+    if rows is None or "peak_memory_bytes" not in rows:
+        return None, ""
+    peaks = rows["peak_memory_bytes"].dropna()
+    if not len(peaks) or basis.spec is None:
+        return None, ""
+    peak_gb = float(peaks.median()) / BYTES_PER_GB
+    state_gb = state_per_device(model_state(basis.spec.params, *BENCH_STATE), 1).total_gb
+    rest = max(0.0, peak_gb - state_gb)
+    return rest, (
+        f"the bench's peak memory at N = 1, batch {basis.per_device} ({peak_gb:.3g} GB), less "
+        f"the model state it held ({state_gb:.3g} GB: AdamW, fp32)"
+    )

@@ -1,0 +1,95 @@
+"""The memory check in words (``advice.memory.MemoryCheck``): said first, and only where
+memory limits the counts of the strategy asked (a model one device holds says nothing)."""
+
+from __future__ import annotations
+
+from gpuscale.advice.memory import MemoryCheck
+from gpuscale.quantities import counted, format_count, number
+
+NAMES = {"ddp": "DDP", "zero2": "ZeRO-2", "fsdp": "FSDP", "hybrid": "hybrid sharding"}
+PRECISION_WORDS = {"mixed": "mixed precision", "fp32": "fp32"}
+OPTIMIZER_WORDS = {"adam": "Adam", "lamb": "LAMB", "sgd_momentum": "SGD with momentum"}
+
+
+def _held(memory: MemoryCheck) -> str:
+    """``16 bytes a parameter: Adam, mixed precision; activations not counted``."""
+    optimizer = OPTIMIZER_WORDS.get(memory.optimizer, memory.optimizer.replace("_", " "))
+    counted_too = (
+        f"activations {number(memory.activations_gb)} GB as the bench measured them"
+        if memory.activations_gb is not None
+        else "activations not counted"
+    )
+    return (
+        f"{number(memory.bytes_per_param)} bytes a parameter: {optimizer}, "
+        f"{PRECISION_WORDS[memory.precision]}; {counted_too}"
+    )
+
+
+def _device(memory: MemoryCheck) -> str:
+    return f"the {memory.device} ({number(memory.capacity_gib)} GiB)"
+
+
+def _at(memory: MemoryCheck, strategy: str, devices: int) -> float:
+    return next(r.total_gb for r in memory.rows if r.strategy == strategy and r.devices == devices)
+
+
+def said(memory: MemoryCheck | None, advised: str, count: int) -> str:
+    """The sentence said first where memory limits the counts (``""`` where it does not):
+    the strategy asked holds the model from a count on, or not at all and the advice is
+    of the strategy ``advised`` (``MemoryCheck.fallback``); where the ``count`` decided is
+    below the fewest that hold it (no larger count predicted), that it does not."""
+    if memory is None or not memory.limits:
+        return ""
+    fewest = memory.fits_from(advised)
+    if fewest is not None and count < fewest:
+        return (
+            f"Memory: {NAMES[advised]} holds a {format_count(memory.params)}-parameter model "
+            f"on {_device(memory)} from {counted(fewest, 'device')} ({_held(memory)}); no "
+            f"count predicted here holds it, {counted(count, 'device')} included."
+        )
+    asked, name = memory.strategy, f"a {format_count(memory.params)}-parameter model"
+    whole = f"{number(_at(memory, asked, memory.searched[0]))} GB a device"
+    fits = memory.fits_from(asked)
+    if fits is not None:
+        return (
+            f"Memory: {NAMES[asked]} holds {name} on {_device(memory)} from "
+            f"{counted(fits, 'device')} ({number(_at(memory, asked, fits))} GB each; "
+            f"{_held(memory)}); fewer are not advised."
+        )
+    fallback = memory.fallback
+    if fallback is None:
+        return nothing_fits(memory)
+    strategy, devices = fallback
+    others = [
+        f"{NAMES[s]} from {n}"
+        for s, n in memory.fewest
+        if s not in (asked, strategy) and n is not None and s != "hybrid"
+    ]
+    also = f"; {', '.join(others)}" if others else ""
+    return (
+        f"Memory: {NAMES[asked]} cannot hold {name} on {_device(memory)}: {whole} "
+        f"({_held(memory)}). Advised with {NAMES[strategy]} (--strategy {strategy}), which "
+        f"holds it from {counted(devices, 'device')} ({number(_at(memory, strategy, devices))} "
+        f"GB each){also}."
+    )
+
+
+def nothing_fits(memory: MemoryCheck) -> str:
+    """Why no count searched holds the model under any strategy, and the fewest that
+    would (a request to allow them)."""
+    name = f"a {format_count(memory.params)}-parameter model"
+    would = [(n, s) for s, n in memory.fewest if n is not None]
+    fewest = ""
+    if would:
+        n, s = min(would, key=lambda found: (found[0], list(NAMES).index(found[1])))
+        per_node = memory.per_node
+        allow = f"--max-devices {n}"
+        if n > per_node:  # past a node only whole nodes are searched
+            nodes = -(-n // per_node)
+            n, allow = nodes * per_node, f"--nodes {nodes}"
+        fewest = f"; {NAMES[s]} holds it on {counted(n, 'device')} (allow them: {allow})"
+    largest = memory.searched[-1]
+    return (
+        f"no count searched (up to {counted(largest, 'device')}) holds {name} on "
+        f"{_device(memory)} under any strategy ({_held(memory)}){fewest}"
+    )

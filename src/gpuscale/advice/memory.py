@@ -1,0 +1,252 @@
+"""What each device holds under each strategy the advice knows, and the counts that fit.
+
+The one memory model (``gpuscale.hardware.memory``, its bytes per parameter in
+``data/state_bytes.csv`` with their sources) applied to the advice's model and device:
+per count searched and per strategy, the weights, gradients and optimizer states each
+device holds, plus the activations where a bench measured them, against the device's
+memory (the vendor's GiB, as the plan reads it). The strategies (``--strategy``) and the
+sharding each is (PyTorch FSDP's ``ShardingStrategy``, ZeRO's stages):
+
+* ``ddp``: DistributedDataParallel, everything whole on each device;
+* ``zero2``: ``SHARD_GRAD_OP`` (ZeRO-2), gradients and optimizer states ``/ N``;
+* ``fsdp``: ``FULL_SHARD`` (ZeRO-3), all three ``/ N``;
+* ``hybrid``: ``HYBRID_SHARD``, full sharding within a node, replicas across nodes.
+
+Activations: a model given by numbers has no layer shape, so they are not counted (the
+check is of the model state alone, a lower bound of what a device needs; the bench's peak
+memory measures the rest). With bench results, the N = 1 run's peak memory at the batch
+advised on less the state that run held (the bench trains with AdamW, fp32 master
+weights) is what the rest of a step holds (activations, workspace, DDP's buckets), taken
+whole on every device at every count and strategy (the per-device batch advised on).
+
+A count that does not fit is never advised (``search.recommend``); where the strategy
+asked fits no count searched, the advice is of the strategy that fits the fewest devices
+(``fallback``, ties to the least communication: ``PREFERRED``) and says so first. Pure:
+nothing here reads a file but the data, or prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuscale.hardware.memory import (
+    AcceleratorMemory,
+    ModelState,
+    Sharding,
+    fewest_devices,
+    state_bytes,
+    state_per_device,
+)
+
+STRATEGY_SHARDING = {
+    "ddp": Sharding.DDP,
+    "zero2": Sharding.SHARD_GRAD_OP,
+    "fsdp": Sharding.FULL_SHARD,
+    "hybrid": Sharding.HYBRID_SHARD,
+}
+STRATEGIES = tuple(STRATEGY_SHARDING)
+# Of two strategies that fit the same fewest devices, the one that communicates less:
+# ZeRO-2 gathers the weights once a step, full sharding twice; hybrid is full sharding
+# within a node (the same below a node, more memory above it).
+PREFERRED = ("ddp", "zero2", "fsdp", "hybrid")
+DEFAULT_OPTIMIZER = "adam"
+DEFAULT_PRECISION = "mixed"  # bf16/fp16 weights and gradients, fp32 master copy and states
+# What a bench run held: ``gpuscale bench`` trains with torch.optim.AdamW on fp32
+# parameters (autocast for bf16/fp16), so fp32 weights, gradients and two moments.
+BENCH_STATE = ("adam", "fp32")
+# the optimizers a request names: every row's but a frozen model's and TorchRec's fused
+# embedding update (a recommender's tables, not a model given by its parameters)
+OPTIMIZERS = tuple(
+    dict.fromkeys(o for o, _ in state_bytes() if o not in ("frozen", "adagrad_fused"))
+)
+PRECISIONS = ("mixed", "fp32")
+
+
+def state_of(optimizer: str | None, precision: str | None) -> tuple[str, str]:
+    """The (optimizer, precision) a request's names give: ``DEFAULT_OPTIMIZER`` and
+    ``DEFAULT_PRECISION`` where not named, an optimizer known in fp32 only (Adagrad) in
+    fp32."""
+    chosen = optimizer or DEFAULT_OPTIMIZER
+    if precision is not None:
+        return chosen, precision
+    known = [p for o, p in state_bytes() if o == chosen]
+    return chosen, DEFAULT_PRECISION if DEFAULT_PRECISION in known else known[0]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryAt:
+    """What each of ``devices`` devices holds under ``strategy`` (GB, 10^9 bytes):
+    weights, gradients, optimizer states, activations (None: not counted), their total,
+    the device's memory and whether the total fits in it."""
+
+    strategy: str
+    devices: int
+    weights_gb: float
+    gradients_gb: float
+    optimizer_states_gb: float
+    activations_gb: float | None
+    total_gb: float
+    capacity_gb: float
+    fits: bool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryCheck:
+    """The memory check of one advice: the model state (``params`` at
+    ``bytes_per_param`` = weights + gradients + optimizer states of ``optimizer`` in
+    ``precision``, source ``state_source``), the device (``capacity_gb``, its source),
+    the activations (``activations_gb``: None where not counted; ``activations_source``
+    says which), ``rows`` per strategy and count searched, and per strategy the fewest
+    devices that fit (``fewest``: among the counts searched, else the fewest at all,
+    None: none)."""
+
+    strategy: str  # the strategy asked
+    params: float
+    optimizer: str
+    precision: str
+    bytes_per_param: float
+    state_source: str
+    device: str
+    capacity_gb: float
+    capacity_gib: float
+    capacity_source: str
+    activations_gb: float | None
+    activations_source: str
+    per_node: int
+    rows: tuple[MemoryAt, ...]
+    fewest: tuple[tuple[str, int | None], ...]  # (strategy, fewest devices that fit)
+    searched: tuple[int, ...]
+
+    def fewest_of(self, strategy: str) -> int | None:
+        return dict(self.fewest)[strategy]
+
+    def fits_from(self, strategy: str) -> int | None:
+        """The smallest count searched that holds the model under ``strategy`` (None:
+        no count searched does)."""
+        counts = [r.devices for r in self.rows if r.strategy == strategy and r.fits]
+        return min(counts) if counts else None
+
+    @property
+    def limits(self) -> bool:
+        """Whether memory limits the counts of the strategy asked (one device does not
+        hold it): only then is it said, and the JSON carries it."""
+        return self.fits_from(self.strategy) != 1
+
+    @property
+    def fallback(self) -> tuple[str, int] | None:
+        """The strategy and count searched that hold the model on the fewest devices
+        (``PREFERRED`` breaks ties); None where no count searched holds it."""
+        found = [(self.fits_from(s), PREFERRED.index(s), s) for s in STRATEGIES]
+        fitting = sorted((n, rank, s) for n, rank, s in found if n is not None)
+        return (fitting[0][2], fitting[0][0]) if fitting else None
+
+    @property
+    def one_device_gb(self) -> float:
+        """What one device holds with everything whole (DDP at N = 1)."""
+        return next(r.total_gb for r in self.rows if r.strategy == "ddp" and r.devices == 1)
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready: every number with its unit in its name."""
+        return {
+            "strategy": self.strategy,
+            "params": self.params,
+            "optimizer": self.optimizer,
+            "precision": self.precision,
+            "state_bytes_per_param": self.bytes_per_param,
+            "state_source": self.state_source,
+            "device": self.device,
+            "capacity_gb": self.capacity_gb,
+            "capacity_gib": self.capacity_gib,
+            "capacity_source": self.capacity_source,
+            "activations_gb": self.activations_gb,
+            "activations_source": self.activations_source,
+            "devices_per_node": self.per_node,
+            "fewest_devices": dict(self.fewest),
+            "fits_from": {s: self.fits_from(s) for s in STRATEGIES},
+            "fallback": None
+            if self.fallback is None
+            else {"strategy": self.fallback[0], "devices": self.fallback[1]},
+            "per_device": [
+                {
+                    "strategy": r.strategy,
+                    "devices": r.devices,
+                    "weights_gb": r.weights_gb,
+                    "gradients_gb": r.gradients_gb,
+                    "optimizer_states_gb": r.optimizer_states_gb,
+                    "activations_gb": r.activations_gb,
+                    "total_gb": r.total_gb,
+                    "capacity_gb": r.capacity_gb,
+                    "fits": r.fits,
+                }
+                for r in self.rows
+            ],
+        }
+
+
+def memory_at(
+    state: ModelState,
+    strategy: str,
+    devices: int,
+    memory: AcceleratorMemory,
+    per_node: int,
+    activations_gb: float | None = None,
+) -> MemoryAt:
+    """What each of ``devices`` devices holds under ``strategy`` (``hardware.memory``'s
+    model state, plus ``activations_gb`` whole on each where measured)."""
+    held = state_per_device(state, devices, STRATEGY_SHARDING[strategy], per_node)
+    parts = {p.name: p.gb for p in held.parts}
+    total = held.total_gb + (activations_gb or 0.0)
+    return MemoryAt(
+        strategy=strategy,
+        devices=devices,
+        weights_gb=parts.get("weights", 0.0),
+        gradients_gb=parts.get("gradients", 0.0),
+        optimizer_states_gb=parts.get("optimizer states", 0.0),
+        activations_gb=activations_gb,
+        total_gb=total,
+        capacity_gb=memory.gb,
+        fits=total <= memory.gb,
+    )
+
+
+def check(
+    state: ModelState,
+    *,
+    strategy: str,
+    memory: AcceleratorMemory,
+    counts: tuple[int, ...],
+    per_node: int,
+    activations_gb: float | None = None,
+    activations_source: str = "",
+) -> MemoryCheck:
+    """The memory check of ``state`` on devices of ``memory`` at each of ``counts``
+    under every strategy (``strategy``: the one asked)."""
+    rows = tuple(
+        memory_at(state, s, n, memory, per_node, activations_gb) for s in STRATEGIES for n in counts
+    )
+    fewest = []
+    for s in STRATEGIES:
+        searched = [r.devices for r in rows if r.strategy == s and r.fits]
+        extra = activations_gb or 0.0
+        beyond = fewest_devices(state, memory, STRATEGY_SHARDING[s], per_node, extra)
+        fewest.append((s, min(searched) if searched else beyond))
+    trained = state.trainable
+    return MemoryCheck(
+        strategy=strategy,
+        params=state.trainable_parameters,
+        optimizer=trained.optimizer,
+        precision=trained.precision,
+        bytes_per_param=trained.weights_bytes + trained.gradients_bytes + trained.optimizer_bytes,
+        state_source=trained.source,
+        device=memory.family,
+        capacity_gb=memory.gb,
+        capacity_gib=memory.gib,
+        capacity_source=memory.source,
+        activations_gb=activations_gb,
+        activations_source=activations_source
+        or "not counted: no layer shape given (a bench's peak memory measures them)",
+        per_node=per_node,
+        rows=rows,
+        fewest=tuple(fewest),
+        searched=tuple(counts),
+    )

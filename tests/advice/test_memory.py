@@ -1,0 +1,176 @@
+"""Issue 73 item 4: what each device holds per strategy and count, and no count advised
+that does not hold the model.
+
+The arithmetic is pinned to the ZeRO paper's own example (Rajbhandari et al., SC 2020,
+Figure 1: a 7.5B-parameter model with mixed-precision Adam, K = 12, on 64 devices holds
+120 GB a device under data parallelism, 16.6 GB with optimizer states and gradients
+partitioned (ZeRO-2) and 1.9 GB with the parameters too (ZeRO-3, FSDP's full shard))."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import gpuscale
+from gpuscale.advice.memory import check, memory_at
+from gpuscale.cli import app
+from gpuscale.hardware.memory import AcceleratorMemory, model_state
+
+ZERO_PAPER = model_state(7.5e9, "adam", "mixed")
+A_DEVICE = AcceleratorMemory("V100 32GB", 32, "the paper's V100")
+# a 7B model with Adam on H100s (80 GiB), DDP asked: 16 bytes a parameter, 112 GB
+SEVEN_B = (
+    *("--params", "7B", "--step-ms", "900", "--batch", "8"),
+    *("--device-name", "H100", "--interconnect", "nvlink4", "--strategy", "ddp"),
+)
+
+
+def _advise(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["advise", *args], env={"COLUMNS": "100"})
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize(
+    ("strategy", "gb"),
+    [("ddp", 120.0), ("zero2", 16.6), ("fsdp", 1.9)],
+)
+def test_the_zero_papers_example_per_device(strategy: str, gb: float) -> None:
+    held = memory_at(ZERO_PAPER, strategy, 64, A_DEVICE, per_node=8)
+    assert held.total_gb == pytest.approx(gb, abs=0.05)
+
+
+def test_hybrid_shards_within_a_node_and_replicates_across() -> None:
+    """Hybrid sharding on 64 devices of 8 a node holds a node's share: 120 / 8 GB; within
+    one node it is full sharding."""
+    assert memory_at(ZERO_PAPER, "hybrid", 64, A_DEVICE, per_node=8).total_gb == pytest.approx(15.0)
+    within = memory_at(ZERO_PAPER, "hybrid", 4, A_DEVICE, per_node=8).total_gb
+    assert within == memory_at(ZERO_PAPER, "fsdp", 4, A_DEVICE, per_node=8).total_gb
+
+
+def test_zero2_keeps_the_weights_whole() -> None:
+    held = memory_at(ZERO_PAPER, "zero2", 64, A_DEVICE, per_node=8)
+    assert held.weights_gb == pytest.approx(15.0)  # 2 bytes x 7.5B, on every device
+    assert held.gradients_gb == pytest.approx(15.0 / 64)
+    assert held.optimizer_states_gb == pytest.approx(90.0 / 64)
+
+
+def test_the_fewest_devices_per_strategy_on_80_gib() -> None:
+    """7B, Adam, mixed precision: 112 GB whole; 85.9 GB (80 GiB) a device. ZeRO-2 holds
+    14 GB of weights whole and 98 GB / N: 2 devices (63 GB); FSDP 112 / N: 2 (56 GB)."""
+    h100 = AcceleratorMemory("H100", 80, "test")
+    found = check(
+        model_state(7e9, "adam", "mixed"),
+        strategy="ddp",
+        memory=h100,
+        counts=(1, 2, 4, 8),
+        per_node=8,
+    )
+    assert dict(found.fewest) == {"ddp": None, "zero2": 2, "fsdp": 2, "hybrid": 2}
+    assert found.fallback == ("zero2", 2)
+    assert found.limits
+
+
+def test_measured_activations_count_on_every_device() -> None:
+    h100 = AcceleratorMemory("H100", 80, "test")
+    state = model_state(7e9, "adam", "mixed")
+    found = check(
+        state, strategy="fsdp", memory=h100, counts=(1, 2, 4, 8), per_node=8, activations_gb=40
+    )
+    assert found.fits_from("fsdp") == 4  # 112 / 2 + 40 = 96 GB > 85.9; 28 + 40 fits
+    # ZeRO-2 at 4: 14 + 24.5 + 40 = 78.5 GB <= 85.9: it fits from 4 too
+    assert found.fits_from("zero2") == 4
+
+
+def test_7b_under_ddp_on_80_gb_is_not_advised_a_ddp_count() -> None:
+    """The issue's "done when": DDP cannot hold it; the answer names the strategy and the
+    smallest count that do, within the answer's 150 words."""
+    code, shown = _advise(*SEVEN_B)
+    assert code == 0, shown
+    answer = " ".join(shown.split("predicted training of")[0].split())
+    assert "DDP cannot hold a 7B-parameter model" in answer
+    assert "112 GB a device" in answer
+    assert "ZeRO-2 (--strategy zero2), which holds it from 2 devices" in answer
+    assert "FSDP from 2" in answer
+    assert len(answer.split()) <= 150
+
+
+def test_7b_json_carries_the_memory_records() -> None:
+    code, out = _advise(*SEVEN_B, "-f", "json")
+    assert code == 0, out
+    document = json.loads(out)
+    memory = document["memory"]
+    assert memory["strategy"] == "ddp"
+    assert memory["state_bytes_per_param"] == 16
+    assert memory["capacity_gib"] == 80
+    assert memory["fallback"] == {"strategy": "zero2", "devices": 2}
+    rows = {(r["strategy"], r["devices"]): r for r in memory["per_device"]}
+    assert rows[("ddp", 8)]["total_gb"] == pytest.approx(112.0)
+    assert rows[("ddp", 8)]["fits"] is False
+    assert rows[("fsdp", 2)]["total_gb"] == pytest.approx(56.0)
+    assert rows[("fsdp", 2)]["fits"] is True
+    # advised with the fallback, never below the count that holds the model
+    assert document["recommendation"]["strategy"] == "zero2"
+    assert document["decision"]["accelerators_point"] >= 2
+
+
+def test_fsdp_asked_is_never_advised_fewer_devices_than_hold_the_model() -> None:
+    advice = gpuscale.advise(
+        params=7e9, step_ms=900.0, batch=8, device_name="H100", link="nvlink4", strategy="fsdp"
+    )
+    assert advice.inputs.strategy == "fsdp"
+    assert advice.memory is not None and advice.memory.fits_from("fsdp") == 2
+    assert advice.decided.accelerators >= 2
+    assert advice.cheapest is None or advice.cheapest >= 2
+    assert "FSDP holds a 7B-parameter model" in advice.explanation[0]
+
+
+def test_no_count_that_holds_it_is_refused_naming_the_fewest() -> None:
+    with pytest.raises(ValueError, match=r"no count searched \(up to 8 devices\)") as refused:
+        gpuscale.advise(params=70e9, step_ms=900.0, batch=8, device_name="H100", link="nvlink4")
+    assert "FSDP holds it on 16 devices (allow them: --nodes 2)" in str(refused.value)
+
+
+def test_a_model_one_device_holds_says_nothing_of_memory() -> None:
+    advice = gpuscale.advise(
+        params=25.6e6, step_ms=273.0, batch=256, device_name="A100 80GB", link="nvlink3"
+    )
+    assert advice.memory is None
+    assert not any("Memory" in line for line in advice.explanation)
+
+
+@pytest.mark.parametrize("strategy", ["ddp", "fsdp", "zero2", "hybrid", "ZeRO2", "Hybrid"])
+def test_every_strategy_is_accepted(strategy: str) -> None:
+    code, shown = _advise(
+        *("--params", "300M", "--step-ms", "10", "--batch", "16", "--nodes", "2"),
+        *("--interconnect", "nvlink4", "--strategy", strategy),
+    )
+    assert code == 0, shown
+
+
+def test_a_strategy_misspelled_is_refused_with_the_closest() -> None:
+    code, shown = _advise(*SEVEN_B[:-1], "zer02")
+    assert code == 2
+    assert "did you mean 'zero2'" in shown
+
+
+def test_an_optimizer_precision_pair_without_a_row_is_refused() -> None:
+    code, shown = _advise(*SEVEN_B, "--optimizer", "adagrad", "--precision", "mixed")
+    assert code == 2
+    assert "known in fp32 only" in shown
+
+
+def test_sgd_needs_fewer_bytes_a_parameter() -> None:
+    """SGD with momentum in mixed precision: 2 + 2 + 8 = 12 bytes, 84 GB for 7B: DDP
+    holds it on an 80 GiB device (85.9 GB), so memory says nothing."""
+    advice = gpuscale.advise(
+        params=7e9,
+        step_ms=900.0,
+        batch=8,
+        device_name="H100",
+        link="nvlink4",
+        strategy="ddp",
+        optimizer="sgd_momentum",
+    )
+    assert advice.memory is None and advice.inputs.strategy == "ddp"

@@ -32,3 +32,16 @@ def test_the_command_refuses_it_before_any_work_and_writes_nothing(
     assert list(tmp_path.iterdir()) == []
     said = [line for line in result.output.splitlines() if line.strip()]
     assert len(said) == 1 and said[0].endswith("--out reports/x")
+
+
+def test_report_advise_takes_every_strategy_advise_takes(tmp_path: Path) -> None:
+    """`report --advise --strategy` and `advise --strategy` take the same strategies."""
+    from gpuscale.advice.memory import STRATEGIES
+    from gpuscale.tables.refusals import FieldError
+
+    for strategy in STRATEGIES:
+        asked = ReportRequest(out=tmp_path / "r", advise=True, strategy=strategy)
+        assert asked.strategy == strategy
+    with pytest.raises(FieldError) as refused:
+        ReportRequest(out=tmp_path / "r", advise=True, strategy="zero3")
+    assert refused.value.field == "strategy"

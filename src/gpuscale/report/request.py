@@ -53,8 +53,8 @@ class ReportRequest:
     )
     strategy: str | None = option(
         None,
-        help="ddp or fsdp, for --advise (default: the strategy the bench measured the model "
-        "with, as `gpuscale advise --bench` predicts).",
+        help="ddp, zero2, fsdp or hybrid, for --advise, as `gpuscale advise --strategy` takes "
+        "them (default: the strategy the bench measured the model with).",
     )
     allow_flagged: bool = flag(
         "--allow-flagged",
@@ -85,8 +85,10 @@ class ReportRequest:
             )
         if self.advise:  # a preset named wrongly ends it before any work (unused without)
             check_preset(self)
-        if self.strategy is not None:  # as `advise --strategy` takes it (FSDP is fsdp)
-            settle_choice(self, "strategy", ("ddp", "fsdp"))
+        if self.strategy is not None:  # the strategies `advise --strategy` takes
+            from gpuscale.advice.memory import STRATEGIES  # lazy: the report loads no advice
+
+            settle_choice(self, "strategy", STRATEGIES)
         # an advice option without --advise is refused, never ignored without a word
         for name, value in (
             ("interconnect", None),

@@ -68,10 +68,7 @@ class CommMeter:
         if self.measure_norms:
             self._local_sq.append(buffer.detach().float().pow(2).sum())
         start = self.mark()
-        if self.compress:
-            send = default_hooks.bf16_compress_hook
-        else:
-            send = default_hooks.allreduce_hook
+        send = default_hooks.bf16_compress_hook if self.compress else default_hooks.allreduce_hook
         future = send(state, bucket)
 
         def done(fut: torch.futures.Future[torch.Tensor]) -> torch.Tensor:
@@ -91,14 +88,8 @@ class CommMeter:
             spans = [(self.elapsed(origin, a), self.elapsed(origin, b)) for a, b in self._marks]
         else:
             spans = []
-        if self._local_sq:
-            local = float(sum(t.item() for t in self._local_sq))
-        else:
-            local = float("nan")
-        if self._global_sq:
-            glob = float(sum(t.item() for t in self._global_sq))
-        else:
-            glob = float("nan")
+        local = float(sum(t.item() for t in self._local_sq)) if self._local_sq else float("nan")
+        glob = float(sum(t.item() for t in self._global_sq)) if self._global_sq else float("nan")
         self.bucket_bytes = self._sizes or self.bucket_bytes
         self._marks, self._local_sq, self._global_sq, self._sizes = [], [], [], []
         return merged_ms(spans), local, glob
@@ -108,10 +99,11 @@ def ddp(module: torch.nn.Module, device: torch.device, bucket_mb: float = 25.0) 
     """``module`` in DistributedDataParallel without buffer syncing in forward: buffers
     (batch norm) would be sent every forward, no-sync steps included, and blur what
     synchronising gradients costs."""
-    if "forward_sync_buffers" in inspect.signature(DDP).parameters:
-        quiet = {"forward_sync_buffers": False}
-    else:
-        quiet = {"broadcast_buffers": False}
+    quiet = (
+        {"forward_sync_buffers": False}
+        if "forward_sync_buffers" in inspect.signature(DDP).parameters
+        else {"broadcast_buffers": False}
+    )
     return DDP(
         module,
         device_ids=[device.index] if device.type == "cuda" else None,
@@ -229,9 +221,7 @@ def timed_steps(
         shift = i % len(runs)
         for name, this, sync in runs[shift:] + runs[:shift]:
             marks, begin, end = one_step(this, sync, mark)
-            comm = None
-            if this.comm is not None and sync:
-                comm = this.comm.take()[0]
+            comm = this.comm.take()[0] if this.comm is not None and sync else None
             if i < warmup:
                 continue
             kind = out.kinds[name]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from gpuscale.advice.types import BenchRun, Measure, Source, TermId, words
 from gpuscale.bench.evidence import FIRM_STEPS, STEPS_FIX
@@ -336,7 +335,9 @@ def more_steps(found: Support) -> bool:
 _QUIETER = "on a quieter machine, nothing else running (more steps do not narrow a spread)"
 
 
-def not_held(assumed: Sequence[Any], found: Support | None, host_devices: int | None) -> tuple:
+def not_held(
+    assumed: Sequence[Assumption], found: Support | None, host_devices: int | None
+) -> tuple[Assumption, ...]:
     """``assumed`` (``Assumption``s), each whose way to measure it is a bench run of the
     model: at counts the file holds already, at the steps it would time anyway (no
     ``--steps``), said instead as what to bench them again with (:func:`again`); else as

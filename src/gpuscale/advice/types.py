@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
+
+import pandas as pd
 
 from gpuscale.tables.bench import on_a_larger_host
 
@@ -251,7 +252,7 @@ class Disagreement:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
-def trusted_runs(table: Any) -> Any:
+def trusted_runs(table: pd.DataFrame) -> pd.DataFrame:
     """The runs of a bench table an advice may use as they are: ``status`` ok, not
     flagged."""
     return table[(table["status"] == "ok") & ~table["flagged"].fillna(False).astype(bool)]

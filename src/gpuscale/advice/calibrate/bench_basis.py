@@ -18,7 +18,6 @@ strategy), unflagged, the latest run of each; None with fewer than two sizes.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -37,6 +36,7 @@ from gpuscale.advice.calibrate.calibration import (
 from gpuscale.advice.calibrate.fits import fit_compute
 from gpuscale.advice.calibrate.link import cpu_processes, on_bench_host_link
 from gpuscale.advice.calibrate.measured import slowdowns
+from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -222,7 +222,7 @@ def _jitter(rows: pd.DataFrame) -> tuple[float, ...]:
     return tuple(pooled)
 
 
-def fitted(table: pd.DataFrame, cal: Any) -> FamilyBasis | None:
+def fitted(table: pd.DataFrame, cal: Calibration) -> FamilyBasis | None:
     """The family basis of ``cal``'s model (a ``calibration.Calibration``) from ``table``:
     its members' compute and the no-sync slowdown they measured (no link: the break-even
     prices the communication on the advice's own network)."""
@@ -328,7 +328,7 @@ def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, s
     return model, family, f"Family {family} ({how}); calibrated on its nearest in size, {model}"
 
 
-def adopt(cal: Any, req: AdviceRequest, family: str, how: str) -> Any:
+def adopt(cal: Calibration, req: AdviceRequest, family: str, how: str) -> Calibration:
     """``cal`` (a bench model's calibration) carried to the model of ``req``: its rate, fixed
     cost or floor, optimizer time per parameter and DDP's work beside its bucket copies kept
     (the copies resized); its batches, memory and noise scale (another model's) dropped."""
@@ -377,7 +377,7 @@ def adopt(cal: Any, req: AdviceRequest, family: str, how: str) -> Any:
     )
 
 
-def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Any:
+def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Calibration:
     """The calibration advised on: the model asked for (else the largest benched), or for
     a model the bench did not measure (``req.params``), its family's representative's."""
     if req.params is not None:  # a model the bench did not measure: its family's rate
@@ -386,7 +386,9 @@ def calibration_advised(table: pd.DataFrame, req: AdviceRequest) -> Any:
     return calibrate(table, req.model or default_model(table))
 
 
-def on_bench_host(table: pd.DataFrame, req: AdviceRequest, basis: Basis) -> tuple[Any, Any, Basis]:
+def on_bench_host(
+    table: pd.DataFrame, req: AdviceRequest, basis: Basis
+) -> tuple[Calibration, Calibration, Basis]:
     """The calibration advised on (:func:`calibration_advised`), the same as the request
     predicts it (``calibration.as_asked``: the strategy asked, the fixed cost entered), and
     ``basis`` on the link of the host it ran on (``link.on_bench_host_link``; CPU

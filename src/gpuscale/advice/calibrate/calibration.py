@@ -29,18 +29,16 @@ advised model's own N > 1 runs against its calibration (``step_error.with_own_ru
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate import fits, fixed_split
-from gpuscale.advice.calibrate.fits import Shape
 from gpuscale.advice.calibrate.fixed_split import fsdp_note
 from gpuscale.advice.calibrate.link import device_record
 from gpuscale.advice.calibrate.measured import noise, read_comm, slowdowns
+from gpuscale.advice.calibrate.record import HARDWARE_COLUMNS, Calibration
 from gpuscale.advice.calibrate.rows import (
     BenchFieldError,
     CalibrationError,
@@ -49,52 +47,12 @@ from gpuscale.advice.calibrate.rows import (
     which_configuration,
 )
 from gpuscale.advice.model import fixed_cost
-from gpuscale.advice.model.fixed_cost import FixedCost
-from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.network import Network
 from gpuscale.advice.model.priors import DDP_WORK, StepError, leave_one_out, with_own_runs
 from gpuscale.advice.model.step import Compute, ModelSpec, step_at
 from gpuscale.advice.types import trusted_runs
-from gpuscale.analysis.critical_batch import NoiseScale
-from gpuscale.bench.support import Support
 from gpuscale.bench.table import flags_counted
 from gpuscale.quantities import counted, format_ms, joined
-
-# Runs that share a machine setting: their compute and communication are comparable.
-HARDWARE_COLUMNS = ("device", "device_name", "backend", "precision", "tf32", "threads")
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Calibration:
-    """What the bench measured about one model, ready for the step model."""
-
-    name: str
-    model: ModelSpec
-    compute: Compute
-    batch: int
-    accum: int = 1  # micro-steps per optimizer step the run took (``batch`` each)
-    strategy: str = "ddp"
-    bucket_mb: float = 25.0
-    device: str | None = None
-    device_name: str | None = None
-    device_record: DeviceRecord  # the device's catalogue record (``model.hardware``)
-    threads: int | None = None  # threads per process of the N = 1 run (CPU); None: not recorded
-    overlap: float | None = None  # measured share hidden; None: not measured
-    comm_scale: float | None = None  # measured / predicted communication; None: unknown
-    comm_support: Support | None = None  # the runs comm_scale was read from
-    # the N > 1 runs of every model of the configuration, the family, its own: where the
-    # communication scale is read, on the advice's network (``read_comm``)
-    comm_levels: tuple[pd.DataFrame, ...] = ()
-    bench_model: str = ""  # the bench model whose runs these are (``name`` may be another's)
-    noise: NoiseScale | None = None
-    fixed: FixedCost | None = None  # the fixed per-step cost and where it came from
-    shape: Shape | None = None  # the step against the batch, fitted to measured batches
-    max_batch: int | None = None  # the largest per-device batch the memory allows
-    memory_note: str = ""  # how max_batch was found
-    config_group: str = ""  # the calibrated run's configuration (its batch included)
-    measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)  # N, step_ms
-    one_step_ms: float = math.nan  # the N = 1 run's step as it trained (DDP's or FSDP's)
-    notes: tuple[str, ...] = ()
 
 
 def _usable(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -261,7 +219,7 @@ def default_model(table: pd.DataFrame) -> str:
     return str(single.sort_values("params")["model"].iloc[-1])
 
 
-def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
+def step_error(table: pd.DataFrame, network: Network, cal: Calibration) -> StepError:
     """The 80% interval of the step at N > 1: leave-one-out over the bench's models with
     N > 1 rows of the configuration advised on (see ``step_error``)."""
 
@@ -274,7 +232,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
             return [None] * len(ns)
         return steps(other, ns)
 
-    def steps(other: Any, ns: list[int]) -> list[float | None]:
+    def steps(other: Calibration, ns: list[int]) -> list[float | None]:
         overlap = other.overlap
         if overlap is None and other.device == "cpu":
             overlap = 0.0  # as the advice itself does
@@ -305,7 +263,7 @@ def step_error(table: pd.DataFrame, network: Network, cal: Any) -> StepError:
     )
 
 
-def with_fixed(cal: Any, fixed_ms: float) -> Any:
+def with_fixed(cal: Calibration, fixed_ms: float) -> Calibration:
     """``cal`` with the fixed cost entered (``--fixed-ms``): the measured forward +
     backward at the bench's batch kept, only its split into fixed cost and per-sample
     work changed (``Compute.resplit``)."""
@@ -325,7 +283,7 @@ def with_fixed(cal: Any, fixed_ms: float) -> Any:
     )
 
 
-def for_strategy(compute: Any, benched: str, asked: str, model: ModelSpec) -> Any:
+def for_strategy(compute: Compute, benched: str, asked: str, model: ModelSpec) -> Compute:
     """``compute`` for predicting ``asked`` from runs of ``benched``, by one rule: the step
     model's compute is the bare module's (a DDP run's no-sync phases; an FSDP run's step,
     its own work, 0 where it is no slower than the bare module, in the fixed cost), and

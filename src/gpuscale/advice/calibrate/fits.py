@@ -25,68 +25,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.calibrate.record import Calibration, Shape
 from gpuscale.advice.model.fixed_cost import FixedCost, line
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops
 from gpuscale.advice.types import Source
 from gpuscale.bench.support import comm_scale_sentence
-from gpuscale.quantities import format_ms, joined, noun_for, number
+from gpuscale.quantities import number
 
 # Of a device's memory, the share a run may fill: the CUDA context, the caching
 # allocator's fragmentation and workspace are not in ``max_memory_allocated``.
 USABLE_MEMORY = 0.9
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Shape:
-    """``t(b) = max(floor_ms, fixed_ms + b ms_per_sample)`` fitted to ``points`` ((batch,
-    forward + backward ms) measured), and ``left_out``: (batch, relative error) of each
-    measured batch predicted from the others."""
-
-    floor_ms: float
-    fixed_ms: float
-    ms_per_sample: float
-    points: tuple[tuple[float, float], ...]
-    left_out: tuple[tuple[float, float], ...] = ()
-
-    def ms(self, batch: float) -> float:
-        return max(self.floor_ms, self.fixed_ms + batch * self.ms_per_sample)
-
-    @property
-    def knee(self) -> float | None:
-        """The batch where the rising part meets the floor (None: no floor)."""
-        if self.floor_ms <= self.fixed_ms or self.ms_per_sample <= 0:
-            return None
-        return (self.floor_ms - self.fixed_ms) / self.ms_per_sample
-
-    def sentence(self) -> str:
-        """What was measured, the shape between and beyond, and its left-out error."""
-        batches = joined(f"{b:g}" for b, _ in self.points)
-        shape = f"{format_ms(self.ms_per_sample)} per sample" + (
-            f" from {format_ms(self.fixed_ms)}" if self.fixed_ms > 0 else ""
-        )
-        if self.knee is not None:
-            shape = (
-                f"flat at {format_ms(self.floor_ms)} (a launch-bound floor) up to batch "
-                f"{self.knee:.0f}, then {shape}"
-            )
-        errors = (
-            "its error on each batch left out: "
-            + ", ".join(f"{e:+.0%} at {b:g}" for b, e in self.left_out)
-            if self.left_out
-            else "too few batches to measure its error on one left out"
-        )
-        return (
-            "Step against the batch: forward + backward measured at per-device "
-            f"{noun_for(len(self.points), 'batch')} {batches} (those are used as measured); "
-            f"between and beyond them modelled: {shape}; {errors}."
-        )
 
 
 def _merged(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -285,7 +239,7 @@ def memory_cap(rows: pd.DataFrame, row: pd.Series, record: DeviceRecord) -> tupl
     return largest_batch(points, device)
 
 
-def bench_sources(cal: Any) -> list[str]:
+def bench_sources(cal: Calibration) -> list[str]:
     lines = [f"Calibrated on {cal.name}: " + "; ".join(cal.notes) + "."]
     if cal.shape is not None:
         lines.append(cal.shape.sentence())

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any
 
 import pandas as pd
 
 from gpuscale.advice.assumptions import Assumption
+from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.network import Link, MeasuredCurves, Network, network_from_collectives
@@ -223,7 +223,7 @@ def network_basis(
     )
 
 
-def _recorded(table: pd.DataFrame, cal: Any, column: str) -> pd.Series:
+def _recorded(table: pd.DataFrame, cal: Calibration, column: str) -> pd.Series:
     """The values ``column`` records for the runs calibrated on (its configuration at
     every device count), missing ones dropped (none in a table made before the column)."""
     if column not in table:
@@ -233,14 +233,14 @@ def _recorded(table: pd.DataFrame, cal: Any, column: str) -> pd.Series:
     return values[values.astype(str).str.len() > 0]
 
 
-def host_link(table: pd.DataFrame, cal: Any) -> str | None:
+def host_link(table: pd.DataFrame, cal: Calibration) -> str | None:
     """The link preset the bench host's topology records for the runs calibrated on, None
     where they record none, or several (runs of different hosts)."""
     links = set(_recorded(table, cal, "host_link").astype(str))
     return links.pop() if len(links) == 1 and next(iter(links)) in PRESETS else None
 
 
-def on_bench_host_link(basis: Basis, table: pd.DataFrame, cal: Any) -> Basis:
+def on_bench_host_link(basis: Basis, table: pd.DataFrame, cal: Calibration) -> Basis:
     """``basis`` on the link the bench host recorded, said, where no link was given or
     measured and this machine detected none or another; else ``basis`` itself. A host of
     one GPU records no link between GPUs: its link is said as assumed (``inferred``)."""
@@ -271,7 +271,7 @@ def on_bench_host_link(basis: Basis, table: pd.DataFrame, cal: Any) -> Basis:
 
 
 def inferred(
-    preset: str, link: Link, gpus: int | None, cal: Any, detected: str | None
+    preset: str, link: Link, gpus: int | None, cal: Calibration, detected: str | None
 ) -> Assumption:
     """The link of a bench host whose topology holds fewer than 2 GPUs (``gpus``; None: not
     recorded), as an assumption: ``preset`` is what its GPU's model implies, no link it
@@ -303,7 +303,7 @@ def inferred(
     )
 
 
-def cpu_processes(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: Any) -> Basis:
+def cpu_processes(basis: Basis, req: AdviceRequest, table: pd.DataFrame, cal: Calibration) -> Basis:
     """On CPU (gloo) the devices are processes of one host: their count is capped at the
     bench host's cores (as its rows record them; this machine's where they record none)
     // threads per process (at least 1; on one node), and their link is no GPU preset: an

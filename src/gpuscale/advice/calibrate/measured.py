@@ -19,11 +19,11 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.calibrate.rows import Usable, model_sizes, on_hardware, why_this_model
 from gpuscale.advice.inputs import OneDevice
 from gpuscale.advice.model.network import DEFAULT_BUCKET_MB, Network, comm_times_s
@@ -139,7 +139,9 @@ def comm_scale(levels: tuple[pd.DataFrame, ...], network: Network) -> tuple[floa
     return found, comm_rows
 
 
-def read_comm(cal: Any, table: pd.DataFrame, network: Network) -> tuple[Any, Network]:
+def read_comm(
+    cal: Calibration, table: pd.DataFrame, network: Network
+) -> tuple[Calibration, Network]:
     """``cal`` (a ``Calibration``) with its communication scale read on ``network``
     (:func:`comm_scale` of its ``comm_levels``: its own runs reproduce its calibration
     point; its family's, else all, without) and the runs of ``table`` it was read from,
@@ -166,7 +168,7 @@ def noise(rows: pd.DataFrame) -> NoiseScale | None:
     return best
 
 
-def one_device(cal: Any) -> OneDevice | None:
+def one_device(cal: Calibration) -> OneDevice | None:
     """The calibrated N = 1 run as it trained: its step, batch, strategy and DDP's own work
     in it (the N = 1 row is predicted without DDP: said beside it)."""
     if not cal.one_step_ms > 0:
@@ -262,7 +264,7 @@ NOTES_COMMAND = (
 
 
 def weak_said(
-    table: pd.DataFrame, model: str, source: Any = None
+    table: pd.DataFrame, model: str, source: str | Path | None = None
 ) -> tuple[str | None, str | None, Support | None]:
     """The warning when runs of ``model`` the advice uses (``ok``, not flagged, or
     allowed) are weak evidence (``bench.evidence``: few steps timed, steps spread, busy
@@ -297,7 +299,7 @@ def weak_said(
     return f"{said}{short}", full, found
 
 
-def run_options(table: pd.DataFrame, cal: Any, req: AdviceRequest) -> str:
+def run_options(table: pd.DataFrame, cal: Calibration, req: AdviceRequest) -> str:
     """The ``gpuscale bench`` options of the run advised on: the calibrated run's
     configuration in the strategy predicted, and ``--out`` the file advised on where the
     advice was given its path (``""`` where no run of it is in ``table``)."""
@@ -311,12 +313,12 @@ def run_options(table: pd.DataFrame, cal: Any, req: AdviceRequest) -> str:
     return f"{bench_options(row)}{out}"
 
 
-def _file(source: Any) -> str:
+def _file(source: str | Path | None) -> str:
     """The results file as a shell word (``FILE`` where the table was given, not read)."""
     return shlex.quote(str(source)) if isinstance(source, str | Path) else "FILE"
 
 
-def far_beyond_the_batch_timed(cal: Any, per_device: int) -> str:
+def far_beyond_the_batch_timed(cal: Calibration, per_device: int) -> str:
     """A warning when the advice runs a per-device batch the bench never came near: above
     the one batch it timed while the step sat on a launch-bound floor there (its work was
     never seen: priced at the device's peak, a lower bound), or more than twice that batch.
@@ -363,7 +365,7 @@ class ModelRuns:
 
 
 def of_model(
-    bench: pd.DataFrame, found: Usable, cal: Any, req: AdviceRequest, per_device: int
+    bench: pd.DataFrame, found: Usable, cal: Calibration, req: AdviceRequest, per_device: int
 ) -> ModelRuns:
     """:class:`ModelRuns` of ``cal``'s model (a ``Calibration``) in ``bench``, read once,
     advised at ``per_device`` samples per device."""

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
+from gpuscale.advice.calibrate.record import Calibration
 from gpuscale.advice.model.fixed_cost import cpu_peak
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.bench.table import flag_summary
@@ -71,7 +71,7 @@ NOT_ALLOWED = (
 )
 
 
-def broken_models(table: Any) -> dict[str, list[int]]:
+def broken_models(table: pd.DataFrame) -> dict[str, list[int]]:
     """Each model with an ``ok`` run whose own loss was not finite (its flags say ``loss not
     finite``), with the device counts of those runs: a broken (or diverged) model, none of
     whose runs an advice uses, ``--allow-flagged`` or not."""
@@ -121,8 +121,8 @@ def broken_note(broken: dict[str, list[int]]) -> str:
 
 
 def usable_runs(
-    table: Any, allow: bool, model: str | None, where: str
-) -> tuple[Any, str | None, dict[str, list[int]]]:
+    table: pd.DataFrame, allow: bool, model: str | None, where: str
+) -> tuple[pd.DataFrame, str | None, dict[str, list[int]]]:
     """The bench table an advice may use: without the runs of its broken models
     (``broken_models``, returned too), other flagged runs made usable when ``allow`` (and
     the warning saying so, and what it left out all the same). ``CalibrationError`` when
@@ -147,7 +147,7 @@ def usable_runs(
     return sound.assign(flagged=False), warning, broken
 
 
-def flag_lines(table: Any) -> str:
+def flag_lines(table: pd.DataFrame) -> str:
     """Each kind of flag, its count and an example reason, in one sentence."""
     return "; ".join(
         f"{kind} ({counted(n, 'run')}, e.g. {detail(why)})" for kind, n, why in flag_summary(table)
@@ -176,7 +176,7 @@ def remedy(kinds: list[str]) -> str:
     return said[:1].upper() + said[1:]
 
 
-def flagged_help(table: Any) -> str:
+def flagged_help(table: pd.DataFrame) -> str:
     """The sentence a refusal ends with when flagged runs were left out and one of them was
     an N = 1 run ("" otherwise: allowing them would not give the run that is missing)."""
     flagged = table["flagged"].fillna(False).astype(bool) & (table["status"] == "ok")
@@ -191,7 +191,7 @@ def flagged_help(table: Any) -> str:
     )
 
 
-def known_model(table: pd.DataFrame, model: str, source: Any) -> None:
+def known_model(table: pd.DataFrame, model: str, source: str | Path | None) -> None:
     """:class:`CalibrationError` when no row of the bench results is of ``model`` (a
     typo, another file): the models there and the closest one, not advice to re-run
     (:class:`BenchFieldError`: the CLI says ``--model``, Python ``model=``)."""
@@ -237,7 +237,7 @@ _LATER_COLUMNS = ("host_devices", "host_link", "host_cpu_count", "fsdp_overhead_
 HARDWARE = ("model", "backend", "device", "precision", "tf32", "threads")
 
 
-def on_hardware(table: pd.DataFrame, cal: Any) -> pd.Series:
+def on_hardware(table: pd.DataFrame, cal: Calibration) -> pd.Series:
     """The rows of ``table`` on the calibrated run's hardware (a mask): those the advice
     reads."""
     return runs_like(table, cal.config_group, cal.device_name, fields=HARDWARE)

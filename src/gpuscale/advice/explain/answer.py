@@ -7,12 +7,12 @@ schema of docs/advice.md: everything, losslessly) and the predictions' terminal 
 from __future__ import annotations
 
 from textwrap import wrap
-from typing import Any
 
 import pandas as pd
 
 from gpuscale.advice.explain.focus import deciding_kind
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
+from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.explain.withheld import SETTLE, UNGIVEN, value_text
 from gpuscale.advice.types import (
     TRUSTED_ALLOWED,
@@ -22,6 +22,7 @@ from gpuscale.advice.types import (
     TermId,
 )
 from gpuscale.quantities import counted, format_count, format_minutes, joined, number
+from gpuscale.tables.json_depth import JSON
 from gpuscale.tables.views import TableView
 
 # The short answer's lines wrap at this many columns whatever the terminal's (issue 41).
@@ -69,7 +70,7 @@ DROP_ORDER = ("speedup_high", "speedup_low", *TERM_COLUMN.values(), "batch_per_d
 FORMATS = {"speedup": ".3g", "speedup_low": ".3g", "speedup_high": ".3g", "efficiency": ".0%"}
 
 
-def columns(advice: Any) -> tuple[str, ...]:
+def columns(advice: AdviceView) -> tuple[str, ...]:
     """The table's deciding columns: the count and batch (its accumulation where a row has
     one), the step and its deciding overhead, the speedup with its interval, the efficiency
     and the time to train (cost and energy: the decision's line; every column: -f csv)."""
@@ -96,7 +97,7 @@ def _trained(row: pd.Series, samples: float) -> str:
     return ", ".join([f"{time} to train {format_count(samples)} samples", *more])
 
 
-def decision_line(advice: Any) -> str:
+def decision_line(advice: AdviceView) -> str:
     """The count, its batch, speedup and time to a trained model; or why it is withheld."""
     d, frame = advice.decision, advice.predictions
     samples = float(row_at(frame, 1)["samples_to_train"])
@@ -126,7 +127,7 @@ def decision_line(advice: Any) -> str:
     )
 
 
-def deciding_line(advice: Any) -> str:
+def deciding_line(advice: AdviceView) -> str:
     """The one term that decides, at the count it is read at (the focus)."""
     d, kind = advice.decision, deciding_kind(advice)
     at = f"at {counted(d.focus, 'device')}"
@@ -184,7 +185,7 @@ def deciding_line(advice: Any) -> str:
     return f"Decides: {TERM_WORDS[term]}, {number(ms)} ms{excess} of {step}{alone}."
 
 
-def change_line(advice: Any) -> str:
+def change_line(advice: AdviceView) -> str:
     """The one measurement or input that would change the answer: what settles a count
     withheld or held back, else the deciding term's own measurement where it was assumed,
     else what would help most."""
@@ -211,7 +212,7 @@ def change_line(advice: Any) -> str:
     return f"To change it: {REMEDY.get(d.change, REMEDY['compute'])}."
 
 
-def lines(advice: Any) -> list[str]:
+def lines(advice: AdviceView) -> list[str]:
     """The short answer, said before the table: the decision, an input that cannot be
     true or a warning on the data (each whole: rare, and it changes what to do), the term
     that decides, and what would change it."""
@@ -222,14 +223,14 @@ def lines(advice: Any) -> list[str]:
     return [*first, decision_line(advice), *d.warnings, deciding_line(advice), change_line(advice)]
 
 
-def more(advice: Any) -> str:
+def more(advice: AdviceView) -> str:
     """Where the rest is, said under the table."""
     parts = [counted(len(advice.caveats), "caveat")] if advice.caveats else []
     parts.append("every assumption with its source")
     return f"More: --explain ({', '.join(parts)}); -f json (every number)."
 
 
-def shown(advice: Any) -> list[str]:
+def shown(advice: AdviceView) -> list[str]:
     """``lines`` as a terminal shows them: wrapped at ``LINE_COLUMNS``, continued indented."""
     return [w for line in lines(advice) for w in wrap(line, LINE_COLUMNS, subsequent_indent="  ")]
 
@@ -270,7 +271,7 @@ ADVICE_SHOWN = (
 )
 
 
-def _scaling(result: Any) -> dict[str, Any]:
+def _scaling(result: AdviceView) -> dict[str, JSON]:
     """How the counts were compared, the fixed costs behind it (of each forward and
     backward; the optimizer step's), and the ``fixed`` term at the focus count in parts."""
     inputs = result.inputs
@@ -297,7 +298,7 @@ def _scaling(result: Any) -> dict[str, Any]:
     }
 
 
-def advice_document(result: Any) -> dict[str, Any]:
+def advice_document(result: AdviceView) -> dict[str, JSON]:
     """``advise -f json``: the recommendation, the decision's fields, how the counts were
     compared, every assumption, the explanation and the predictions (records)."""
     d = result.decision
@@ -341,7 +342,7 @@ def advice_document(result: Any) -> dict[str, Any]:
     }
 
 
-def _terms_evidence(result: Any) -> str | None:
+def _terms_evidence(result: AdviceView) -> str | None:
     found = getattr(result.inputs, "evidence", None)
     if found is None:
         return None
@@ -349,7 +350,7 @@ def _terms_evidence(result: Any) -> str | None:
 
 
 def advice_view(
-    result: Any, *, terminal: bool, document: bool = False, explain: bool = False
+    result: AdviceView, *, terminal: bool, document: bool = False, explain: bool = False
 ) -> TableView:
     """The predictions as a terminal shows them: by default the short answer
     (``advice.answer``: the deciding columns, four lines), with ``explain`` every shown
@@ -378,7 +379,7 @@ def advice_view(
     return TableView(result.predictions, ADVICE_SHOWN, title, said=said)
 
 
-def _family(result: Any) -> dict[str, Any] | None:
+def _family(result: AdviceView) -> dict[str, JSON] | None:
     """The family basis of the break-even sizes (``advice.family``), None without one."""
     basis = getattr(result.inputs, "family", None)
     if basis is None:

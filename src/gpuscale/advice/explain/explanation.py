@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Any, Protocol
 
 import pandas as pd
 
 from gpuscale.advice.explain import focus, table_words
 from gpuscale.advice.explain.answer import row_at
 from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
+from gpuscale.advice.explain.view import AdviceView
+from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.types import STOPPED, Decision, TermId
 from gpuscale.bench.support import errors_weak, predicted, to_test, weak
 from gpuscale.quantities import (
@@ -29,20 +30,6 @@ from gpuscale.tables.bench import on_a_larger_host
 SMALLEST_SEARCHED = 1e3  # the break-even search's smallest model (recommend.break_even)
 
 
-class Explainable(Protocol):
-    """What the sentences read of a ``recommend.Advice`` (not imported: no circle)."""
-
-    predictions: pd.DataFrame
-    decision: Decision
-    cheapest: int | None
-    break_even_ms_per_mb: float | None
-    break_even_params: float | None
-    target_params: float | None
-    inputs: Any
-    assumptions: tuple[Any, ...]  # the inputs', the input pipeline's with its rate
-    alternative: pd.DataFrame | None
-
-
 def interval(low: float, high: float) -> str:
     """``1.3-1.6x, 80% interval``."""
     return f"{span(number(low), number(high))}x, 80% interval"
@@ -56,7 +43,7 @@ def _config(row: pd.Series) -> str:
     )
 
 
-def _recommendation(advice: Explainable) -> list[str]:
+def _recommendation(advice: AdviceView) -> list[str]:
     d: Decision = advice.decision
     frame = advice.predictions
     row = row_at(frame, d.accelerators)
@@ -105,7 +92,7 @@ def _recommendation(advice: Explainable) -> list[str]:
     return [*lines, one] if one else lines
 
 
-def _break_even(advice: Explainable) -> list[str]:
+def _break_even(advice: AdviceView) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     name = inputs.network_name
@@ -174,7 +161,7 @@ def _own_pair(frame: pd.DataFrame) -> float | None:
     return float(two["throughput_efficiency"].iloc[0]) * 2 if len(two) else None
 
 
-def _wait_words(advice: Explainable, n: int) -> str:
+def _wait_words(advice: AdviceView, n: int) -> str:
     """The wait term's name at ``n``: where the bench ran ``n`` devices it is the no-sync
     step's growth over N = 1, the compute slowed (contention for shared cores), which the
     bench's ``sync_wait_ms`` (a wait inside the synchronised step) does not count."""
@@ -189,7 +176,7 @@ def _wait_words(advice: Explainable, n: int) -> str:
     )
 
 
-def _step(advice: Explainable) -> list[str]:
+def _step(advice: AdviceView) -> list[str]:
     d = advice.decision
     if d.focus < 2:
         return []
@@ -248,7 +235,7 @@ def _step(advice: Explainable) -> list[str]:
     return lines
 
 
-def _sources(advice: Explainable) -> list[str]:
+def _sources(advice: AdviceView) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     dropped = focus.dropped_counts(inputs, advice.predictions)  # a count asked for without a row
@@ -277,7 +264,7 @@ def _sources(advice: Explainable) -> list[str]:
     return lines
 
 
-def _scaling(advice: Explainable) -> list[str]:
+def _scaling(advice: AdviceView) -> list[str]:
     """How the counts were compared (global or per-device batch kept), the fixed cost,
     the other scaling where it was not the one decided on, and what would settle it."""
     inputs, d = advice.inputs, advice.decision
@@ -316,7 +303,7 @@ def _scaling(advice: Explainable) -> list[str]:
     return lines
 
 
-def _searched(advice: Explainable) -> str:
+def _searched(advice: AdviceView) -> str:
     """With a convergence model and no batch kept: what each count's search chose (its
     global batch, read from the predictions), what the larger batch's samples cost at the
     focus count, and how to keep one batch instead."""
@@ -349,7 +336,7 @@ def _searched(advice: Explainable) -> str:
     )
 
 
-def _weak_alternative(advice: Explainable) -> list[str]:
+def _weak_alternative(advice: AdviceView) -> list[str]:
     """Under strong scaling, what keeping the per-device batch would give at the focus
     count, and why the advice does not count on it."""
     alt, d = advice.alternative, advice.decision
@@ -370,7 +357,7 @@ def _weak_alternative(advice: Explainable) -> list[str]:
     ]
 
 
-def _measure_convergence(inputs: Any, host: str) -> str:
+def _measure_convergence(inputs: AdviceInputs, host: str) -> str:
     """What measures the samples at a larger batch: the convergence assumption's own
     measurement where it says one (a noise scale from too few steps: more --steps)."""
     said = [a.measure for a in inputs.assumptions if a.term == TermId.CONVERGENCE]
@@ -381,7 +368,7 @@ def _measure_convergence(inputs: Any, host: str) -> str:
     )
 
 
-def explain(advice: Explainable) -> list[str]:
+def explain(advice: AdviceView) -> list[str]:
     """Sentences: the recommendation (and what the N = 1 step holds), how counts are
     compared and the fixed cost, the break-even, the step's parts and what decides them,
     what caps the speedup, the sources and assumptions, and the equilibrium picks."""

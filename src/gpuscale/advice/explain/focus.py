@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 import pandas as pd
 
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms
+from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs
 from gpuscale.advice.types import STOPPED, Decision, TermId
 from gpuscale.bench.support import weak
@@ -67,7 +67,7 @@ def largest(term: str) -> str:
     return term_name(term) if term == TermId.UNEXPLAINED else term
 
 
-def focus_words(d: Any, ms: Callable[[float], str]) -> tuple[str, str, str]:
+def focus_words(d: Decision, ms: Callable[[float], str]) -> tuple[str, str, str]:
     """At the decision's focus: the deciding term's name as a sentence starts it, what the
     step rests on (`` (measured: ...)``, "" where predicted) and the remainder the model's
     terms leave of a measured step (``, unexplained by the model 124 ms (...)``)."""
@@ -83,7 +83,7 @@ def focus_words(d: Any, ms: Callable[[float], str]) -> tuple[str, str, str]:
     )
 
 
-def deciding_kind(advice: Any) -> str:
+def deciding_kind(advice: AdviceView) -> str:
     """What decides the answer, one kind for every view (the answer's ``Decides:`` line and
     the step's sentence under ``--explain``): ``measured`` (runs at or below the focus the
     model misses), ``withheld`` (an assumed term's range moves the count), ``interval`` (a
@@ -154,7 +154,7 @@ REMEDIES = {
 }
 
 
-def remedy(advice: Any) -> str:
+def remedy(advice: AdviceView) -> str:
     """What would help most for the decision's ``change``; for latency, only the cures
     that apply: no larger buckets where the gradients already fit in one, and more
     accumulation where the advice already accumulates (a user walk: both were offered to
@@ -189,7 +189,7 @@ def remedy(advice: Any) -> str:
     return said
 
 
-def changes(advice: Any, remedy: str) -> str:
+def changes(advice: AdviceView, remedy: str) -> str:
     """What would change the decision: ``remedy`` (``advice.focus.remedy``), or where the
     runs advised on are weak, that they cannot say (measure first)."""
     inputs = advice.inputs
@@ -202,7 +202,7 @@ def changes(advice: Any, remedy: str) -> str:
     )
 
 
-def marked(advice: Any) -> str:
+def marked(advice: AdviceView) -> str:
     """`` (from weak runs: a measurement to repeat)`` after a finding on the step's terms
     where the runs advised on are weak, else ``""``."""
     return " (from weak runs: a measurement to repeat)" if weak(advice.inputs.evidence) else ""

@@ -77,7 +77,7 @@ class Advice:
     break_even_ms_per_mb: float | None  # step compute per MB of gradients
     break_even_params: float | None
     target_params: float | None
-    inputs: AdviceInputs | None = None
+    inputs: AdviceInputs
     # strong scaling decided: the same counts keeping the per-device batch (weak), whose
     # gain rests on the samples a larger global batch needs
     weak_table: pd.DataFrame | None = None  # ``alternative``, its flags as data

@@ -107,6 +107,54 @@ def words(text: str) -> Measure:
     return Measure(text)
 
 
+class FindingKind(StrEnum):
+    """What was found about the inputs, each rendered by its template
+    (``data/advice_findings.json``, ``explain/findings.py``)."""
+
+    RATE_ABOVE_PEAK = "rate_above_peak"  # above the device's highest (bf16) peak
+    RATE_ABOVE_EVERY_PEAK = "rate_above_every_peak"  # unknown device: above the fastest
+    RATE_UNDER_FLOOR = "rate_under_floor"  # under ``MIN_MFU`` of the device's peak
+    STEP_UNDER_KERNELS = "step_under_kernels"  # shorter than a step's fewest kernels
+    REPLICA_OVER_MEMORY = "replica_over_memory"  # DDP's replica exceeds the memory
+    PEAK_UNCHECKED = "peak_unchecked"  # a named device without a known peak
+
+
+# The kinds of input that cannot be true: the advice keeps to one device (``refused``).
+IMPLAUSIBLE = frozenset(
+    {
+        FindingKind.RATE_ABOVE_PEAK,
+        FindingKind.RATE_ABOVE_EVERY_PEAK,
+        FindingKind.RATE_UNDER_FLOOR,
+        FindingKind.STEP_UNDER_KERNELS,
+        FindingKind.REPLICA_OVER_MEMORY,
+    }
+)
+
+Value = float | int | str | bool | tuple[float, ...] | None  # what a finding is about
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Something found about the inputs, as numbers: its ``kind`` and the named values it
+    is about (``values``: units in the names, ``_ms``, ``_tflops``, ``_bytes``; shares as
+    fractions), rendered by ``explain/findings.py``."""
+
+    kind: FindingKind
+    values: tuple[tuple[str, Value], ...] = ()
+
+    @classmethod
+    def of(cls, kind: FindingKind, **values: Value) -> Finding:
+        return cls(kind, tuple(values.items()))
+
+    def __getitem__(self, name: str) -> Value:
+        return dict(self.values)[name]
+
+    @property
+    def implausible(self) -> bool:
+        """Whether it is an input that cannot be true."""
+        return self.kind in IMPLAUSIBLE
+
+
 @dataclass(frozen=True, slots=True)
 class Reading:
     """One end of an assumed term's range (``term``: ``flops_per_sample``, ``fixed_cost``
@@ -155,7 +203,7 @@ class Decision:
     focus_speedup_high: float
     cap: str  # "overheads", "convergence", "none"; or why none above: "devices", "batch", "flagged"
     change: str  # what would change it: a key of focus.REMEDIES
-    warnings: tuple[str, ...] = field(default=())
+    warnings: tuple[str | Finding, ...] = field(default=())  # rendered by ``explain``
     refused: bool = False  # an input cannot be true: no count above 1 (nothing is sure)
     settle: str | None = None  # the measurement that would settle a held-back count
     # the efficiency at ``focus`` were the dominant overhead gone (None: N = 1 or compute)

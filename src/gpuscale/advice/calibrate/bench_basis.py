@@ -50,7 +50,7 @@ from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked
 from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, per_step_ms
 from gpuscale.advice.request import AdviceRequest
-from gpuscale.advice.types import Measure, Measured, Source, TermId, trusted_runs, words
+from gpuscale.advice.types import Finding, Measure, Measured, Source, TermId, trusted_runs, words
 from gpuscale.quantities import format_count, number
 from gpuscale.tables.requests import NamedError, ref
 
@@ -101,7 +101,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
         record=benched_on,
         given_w=req.power_w,
     )
-    unchecked = unchecked_note(cal.compute.tflops, benched_on, precision, "the bench measured")
+    unchecked = unchecked_note(cal.compute.tflops, benched_on, precision, "bench")
     impossible = rate_warnings(benched.compute.tflops, benched_on, precision, low=False)
     # the family's basis for its break-even (the same whichever member is advised);
     # another strategy than benched: the member's own, converted (as_asked)
@@ -113,7 +113,7 @@ def from_bench(basis: Basis, req: AdviceRequest, bench: pd.DataFrame, found: Usa
     # the terms as assumptions
     weak, weak_in_full, evidence = of_model.weak, of_model.weak_in_full, of_model.evidence
     fixed_measure = assumptions.as_run(benched.fixed.measure, evidence, host_devices)
-    sources = fits.bench_sources(cal) + ([weak_in_full] if weak_in_full else [])
+    sources: list[str | Finding] = [*fits.bench_sources(cal), *filter(None, [weak_in_full])]
     if unchecked and cal.device != "cpu":  # a GPU without a peak: its rate not checked, said
         sources.append(unchecked)
     fell = measured.falling(cal.compute.slowdown)

@@ -239,12 +239,12 @@ def from_numbers(basis: Basis, req: AdviceRequest) -> Basis:
     # low rate has two readings (``fixed_split.flops_reading``, priced at the ends)
     rate = whole if assumed else compute.tflops
     low = assumed and flops_given
-    taken = f"or nearly all of the step is a fixed per-step cost (taken as {format_ms(fixed.ms)})"
     power = named_power(device, req.power_w, implied_by)
     # a device named without a known peak: the check below cannot be made, said
-    whose = "the inputs imply over the whole step" if assumed else "the inputs imply"
+    whose = "inputs_whole_step" if assumed else "inputs"
     unchecked = unchecked_note(rate, device, precision, whose)
-    warnings = rate_warnings(rate, device, precision, low=low, low_note=taken if low else "")
+    taken = fixed.ms if low else None  # the other reading of a low rate
+    warnings = rate_warnings(rate, device, precision, low=low, fixed_taken_ms=taken)
     warnings += floors.number_warnings(points, spec, device, req.strategy or "ddp")
     # why an assumed fixed cost is what it is: the peak bounded it, or no peak did
     if peak is None or fastest is None or at_peak is None:

@@ -34,6 +34,7 @@ from gpuscale.advice.assumptions import (
 )
 from gpuscale.advice.explain.answer import said
 from gpuscale.advice.explain.explanation import explain
+from gpuscale.advice.explain.findings import said as said_finding
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.explain.withheld import SETTLE, value_text
 from gpuscale.advice.request import DEFAULT_BATCH, DEFAULT_SAMPLES
@@ -344,7 +345,8 @@ def render_decision(advice: AdviceView) -> Decision:
         host_devices=inputs.host_devices,
         again=again(inputs.evidence, (1, d.held_back or 2), inputs.host_devices),
     )
-    return replace(d, warnings=(*d.warnings, *below_mlperf_said(advice.below_mlperf)), settle=first)
+    warnings = (*map(said_finding, d.warnings), *below_mlperf_said(advice.below_mlperf))
+    return replace(d, warnings=warnings, settle=first)
 
 
 def caveats(advice: AdviceView) -> tuple[str, ...]:

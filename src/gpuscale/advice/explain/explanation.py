@@ -10,7 +10,7 @@ from functools import partial
 
 import pandas as pd
 
-from gpuscale.advice.explain import focus, table_words
+from gpuscale.advice.explain import findings, focus, table_words
 from gpuscale.advice.explain.answer import row_at
 from gpuscale.advice.explain.focus import changes, detailed, marked, named, remedy
 from gpuscale.advice.explain.view import AdviceView
@@ -239,7 +239,7 @@ def _sources(advice: AdviceView) -> list[str]:
     inputs = advice.inputs
     assert inputs is not None
     dropped = focus.dropped_counts(inputs, advice.predictions)  # a count asked for without a row
-    lines = [*inputs.sources, *([dropped] if dropped else [])]
+    lines = [*map(findings.said, inputs.sources), *([dropped] if dropped else [])]
     said = {a.term for a in advice.assumptions}
     if inputs.convergence is not None:
         lines.append(

@@ -51,6 +51,7 @@ from gpuscale.advice.types import (
     TRUSTED_UNFLAGGED,
     Decision,
     Disagreement,
+    Finding,
     Measured,
     TermId,
 )
@@ -192,7 +193,7 @@ def stopped_by(frame: pd.DataFrame, largest: int, searched: Collection[int]) -> 
 def decide(
     frame: pd.DataFrame,
     target_efficiency: float,
-    warnings: tuple[str, ...] = (),
+    warnings: tuple[str | Finding, ...] = (),
     refused: bool = False,
     searched: Collection[int] = (),
 ) -> Decision:

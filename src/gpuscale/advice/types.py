@@ -114,6 +114,11 @@ class FindingKind(StrEnum):
     RATE_ABOVE_PEAK = "rate_above_peak"  # above the device's highest (bf16) peak
     RATE_ABOVE_EVERY_PEAK = "rate_above_every_peak"  # unknown device: above the fastest
     RATE_UNDER_FLOOR = "rate_under_floor"  # under ``MIN_MFU`` of the device's peak
+    STEP_SHAPE = "step_shape"  # the step against the batch, fitted to measured batches
+    STEP_ONE_BATCH = "step_one_batch"  # no shape: one batch measured, or none
+    MEMORY_FIT = "memory_fit"  # the largest batch from bytes per sample fitted
+    MEMORY_BOUND = "memory_bound"  # the largest batch from one batch's peak (a bound)
+    CALIBRATED_ON = "calibrated_on"  # the bench model calibrated on, and its notes
     STEP_UNDER_KERNELS = "step_under_kernels"  # shorter than a step's fewest kernels
     REPLICA_OVER_MEMORY = "replica_over_memory"  # DDP's replica exceeds the memory
     PEAK_UNCHECKED = "peak_unchecked"  # a named device without a known peak
@@ -130,7 +135,8 @@ IMPLAUSIBLE = frozenset(
     }
 )
 
-Value = float | int | str | bool | tuple[float, ...] | None  # what a finding is about
+# what a finding is about: a number, a name, a flag, numbers, or sentences and findings
+Value = float | int | str | bool | tuple[float, ...] | tuple["str | Finding", ...] | None
 
 
 @dataclass(frozen=True, slots=True)

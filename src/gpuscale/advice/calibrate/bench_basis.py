@@ -370,7 +370,7 @@ def adopt(cal: Calibration, req: AdviceRequest, family: str, how: str) -> Calibr
         fixed=fixed,
         shape=None,
         max_batch=None,
-        memory_note="",
+        memory_note=None,
         noise=None,
         notes=(*cal.notes, note),
         measured_steps=cal.measured_steps.iloc[0:0],

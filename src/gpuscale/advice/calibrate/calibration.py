@@ -188,7 +188,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
         fixed=fixed,
         shape=shape,
         max_batch=cap[0] if cap else None,
-        memory_note=cap[1] if cap else "",
+        memory_note=cap[1] if cap else None,
         measured_steps=measured.reset_index(drop=True),
         one_step_ms=float(row["step_ms_mean"]),
         notes=tuple(notes),

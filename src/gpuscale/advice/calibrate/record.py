@@ -11,9 +11,9 @@ import pandas as pd
 from gpuscale.advice.model.fixed_cost import FixedCost
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import Compute, ModelSpec
+from gpuscale.advice.types import Finding, FindingKind
 from gpuscale.analysis.critical_batch import NoiseScale
 from gpuscale.bench.support import Support
-from gpuscale.quantities import format_ms, joined, noun_for
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -38,27 +38,20 @@ class Shape:
             return None
         return (self.floor_ms - self.fixed_ms) / self.ms_per_sample
 
-    def sentence(self) -> str:
-        """What was measured, the shape between and beyond, and its left-out error."""
-        batches = joined(f"{b:g}" for b, _ in self.points)
-        shape = f"{format_ms(self.ms_per_sample)} per sample" + (
-            f" from {format_ms(self.fixed_ms)}" if self.fixed_ms > 0 else ""
-        )
-        if self.knee is not None:
-            shape = (
-                f"flat at {format_ms(self.floor_ms)} (a launch-bound floor) up to batch "
-                f"{self.knee:.0f}, then {shape}"
-            )
-        errors = (
-            "its error on each batch left out: "
-            + ", ".join(f"{e:+.0%} at {b:g}" for b, e in self.left_out)
-            if self.left_out
-            else "too few batches to measure its error on one left out"
-        )
-        return (
-            "Step against the batch: forward + backward measured at per-device "
-            f"{noun_for(len(self.points), 'batch')} {batches} (those are used as measured); "
-            f"between and beyond them modelled: {shape}; {errors}."
+    def finding(self) -> Finding:
+        """What was measured (the batches), the shape between and beyond (its floor up to
+        the knee, where one; its rate from its intercept, where positive), and its error on
+        each batch left out."""
+        return Finding.of(
+            FindingKind.STEP_SHAPE,
+            batches=tuple(b for b, _ in self.points),
+            floor_ms=self.floor_ms,
+            knee=self.knee,
+            ms_per_sample=self.ms_per_sample,
+            from_ms=self.fixed_ms if self.fixed_ms > 0 else None,
+            left_out=tuple(e for _, e in self.left_out),
+            left_out_batches=tuple(b for b, _ in self.left_out),
+            errors_measured=bool(self.left_out),
         )
 
 
@@ -92,7 +85,7 @@ class Calibration:
     fixed: FixedCost | None = None  # the fixed per-step cost and where it came from
     shape: Shape | None = None  # the step against the batch, fitted to measured batches
     max_batch: int | None = None  # the largest per-device batch the memory allows
-    memory_note: str = ""  # how max_batch was found
+    memory_note: Finding | None = None  # how max_batch was found
     config_group: str = ""  # the calibrated run's configuration (its batch included)
     measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)  # N, step_ms
     one_step_ms: float = math.nan  # the N = 1 run's step as it trained (DDP's or FSDP's)

@@ -17,8 +17,8 @@ TEMPLATES: dict[str, dict] = json.loads(
 )
 
 
-def said(found: str | Finding) -> str:
+def said(found: object) -> str:
     """``found`` in words (a sentence not yet a record passes as it is)."""
-    if isinstance(found, str):
-        return found
-    return Phrasing(TEMPLATES[found.kind], dict(found.values)).said("text")
+    if not isinstance(found, Finding):
+        return str(found)
+    return Phrasing(TEMPLATES[found.kind], dict(found.values), said).said("text")

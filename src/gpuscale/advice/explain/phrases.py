@@ -4,20 +4,37 @@ a number (``quantities``):
 
 * ``ms`` (``format_ms``), ``ms~other`` (in the unit ``other``'s value takes), ``count``
   (``format_count``), ``num`` (``number``), ``apart~other`` (``fixed_apart``: to the
-  digits that tell it from ``other``), ``above~other`` (``numbers_apart``:
+  digits that tell it from ``other``), ``joined`` (numbers, ``:g``, joined by ``and``),
+  ``noun~word`` (the word agreeing with how many numbers), ``signed_at~other`` (each value
+  a signed share at the number of ``other`` beside it), ``notes`` (sentences and findings
+  joined by ``; ``), ``above~other`` (``numbers_apart``:
   the value to the digits that tell it above ``other``), ``beside~other`` (the value as
-  printed beside ``other`` so written), ``batches``
-  (numbers joined by ``, ``), ``pairs`` (the first of each pair, ``:g``, by ``, ``);
+  printed beside ``other`` so written);
 * ``pick`` (the fragment of the template keyed by the value), ``opt`` (the fragment of
   the template named like the value, where the value is not None; else nothing).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from string import Formatter
 
 from gpuscale.advice.types import Value
-from gpuscale.quantities import fixed_apart, format_count, format_ms, number, numbers_apart
+from gpuscale.quantities import (
+    fixed_apart,
+    format_count,
+    format_ms,
+    joined,
+    noun_for,
+    number,
+    numbers_apart,
+)
+
+
+def _floats(value: object) -> tuple[float, ...]:
+    if not isinstance(value, tuple):
+        raise TypeError(f"{value!r} is not numbers")
+    return value
 
 
 def _float(value: object) -> float:
@@ -29,9 +46,12 @@ def _float(value: object) -> float:
 class Phrasing(Formatter):
     """The fragments of one template (``text`` and those it names) over ``values``."""
 
-    def __init__(self, template: dict, values: dict[str, Value]) -> None:
+    def __init__(
+        self, template: dict, values: dict[str, Value], said: Callable[[object], str] = str
+    ) -> None:
         self.template = template
         self.values = values
+        self.nested = said  # how a sentence or finding among the values is said
 
     def said(self, key: str) -> str:
         return self.format(self.template[key], **self.values)
@@ -51,8 +71,15 @@ class Phrasing(Formatter):
             return numbers_apart(_float(value), _float(of))[0]
         if kind == "beside":
             return numbers_apart(_float(of), _float(value))[1]
-        if kind == "batches":
-            return ", ".join(f"{b:g}" for b in value)  # type: ignore[attr-defined]
+        if kind == "joined":
+            return joined(f"{b:g}" for b in _floats(value))
+        if kind == "noun":
+            return noun_for(len(_floats(value)), other)
+        if kind == "signed_at":
+            at = zip(_floats(of), _floats(value), strict=True)
+            return ", ".join(f"{e:+.0%} at {b:g}" for b, e in at)
+        if kind == "notes":
+            return "; ".join(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "pick":
             return self.format(self.template[other][str(value)], **self.values)
         if kind == "opt":

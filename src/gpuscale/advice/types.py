@@ -119,6 +119,17 @@ class FindingKind(StrEnum):
     MEMORY_FIT = "memory_fit"  # the largest batch from bytes per sample fitted
     MEMORY_BOUND = "memory_bound"  # the largest batch from one batch's peak (a bound)
     CALIBRATED_ON = "calibrated_on"  # the bench model calibrated on, and its notes
+    FLOPS_NOT_COUNTED = "flops_not_counted"  # a run without FLOPs: 6 x parameters
+    OTHER_HARDWARE_LEFT_OUT = "other_hardware_left_out"  # runs of another configuration
+    COMPUTE_FROM = "compute_from"  # how the compute was split (its note)
+    COMPUTE_OWN_BATCHES = "compute_own_batches"  # from the model's own batches
+    OVERLAP_OF_OTHERS = "overlap_of_others"  # the other models' median overlap
+    # refusals: what the bench results cannot calibrate
+    NO_SINGLE_RUN_OF = "no_single_run_of"
+    NOTHING_MEASURED = "nothing_measured"
+    NO_SINGLE_RUN = "no_single_run"
+    NO_TRUSTED_SINGLE_RUN = "no_trusted_single_run"
+    FIXED_NOT_BELOW_STEP = "fixed_not_below_step"
     STEP_UNDER_KERNELS = "step_under_kernels"  # shorter than a step's fewest kernels
     REPLICA_OVER_MEMORY = "replica_over_memory"  # DDP's replica exceeds the memory
     PEAK_UNCHECKED = "peak_unchecked"  # a named device without a known peak

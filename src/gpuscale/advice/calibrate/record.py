@@ -89,4 +89,4 @@ class Calibration:
     config_group: str = ""  # the calibrated run's configuration (its batch included)
     measured_steps: pd.DataFrame = field(default_factory=pd.DataFrame)  # N, step_ms
     one_step_ms: float = math.nan  # the N = 1 run's step as it trained (DDP's or FSDP's)
-    notes: tuple[str, ...] = ()
+    notes: tuple[str | Finding, ...] = ()

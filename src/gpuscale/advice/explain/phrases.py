@@ -7,7 +7,8 @@ a number (``quantities``):
   digits that tell it from ``other``), ``joined`` (numbers, ``:g``, joined by ``and``),
   ``noun~word`` (the word agreeing with how many numbers), ``signed_at~other`` (each value
   a signed share at the number of ``other`` beside it), ``notes`` (sentences and findings
-  joined by ``; ``), ``above~other`` (``numbers_apart``:
+  joined by ``; ``), ``names`` (names by ``, ``, else
+  ``none``), ``counted~noun`` (``counted``: ``3 runs``), ``above~other`` (``numbers_apart``:
   the value to the digits that tell it above ``other``), ``beside~other`` (the value as
   printed beside ``other`` so written);
 * ``pick`` (the fragment of the template keyed by the value), ``opt`` (the fragment of
@@ -21,6 +22,7 @@ from string import Formatter
 
 from gpuscale.advice.types import Value
 from gpuscale.quantities import (
+    counted,
     fixed_apart,
     format_count,
     format_ms,
@@ -78,6 +80,10 @@ class Phrasing(Formatter):
         if kind == "signed_at":
             at = zip(_floats(of), _floats(value), strict=True)
             return ", ".join(f"{e:+.0%} at {b:g}" for b, e in at)
+        if kind == "counted":
+            return counted(int(_float(value)), other)
+        if kind == "names":
+            return ", ".join(map(str, value)) or "none"  # type: ignore[call-overload]
         if kind == "notes":
             return "; ".join(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "pick":

@@ -130,6 +130,14 @@ class FindingKind(StrEnum):
     NO_SINGLE_RUN = "no_single_run"
     NO_TRUSTED_SINGLE_RUN = "no_trusted_single_run"
     FIXED_NOT_BELOW_STEP = "fixed_not_below_step"
+    SWEEP_OF_CPU = "sweep_of_cpu"  # a collectives sweep of CPU processes, a GPU model
+    COMPUTE_OF_NUMBERS = "compute_of_numbers"  # the step given, its rate and its split
+    FAMILY_RATE = "family_rate"  # a family's FLOPs per parameter, as measured
+    FAMILY_CHOSEN = "family_chosen"  # the family of a --params model, and its member
+    ADOPTED = "adopted"  # a --params model advised from its family's calibration
+    NO_SINGLE_RUN_FOR_FAMILY = "no_single_run_for_family"
+    NO_SINGLE_RUN_OF_FAMILY = "no_single_run_of_family"
+    FAMILY_NEEDED = "family_needed"
     STEP_UNDER_KERNELS = "step_under_kernels"  # shorter than a step's fewest kernels
     REPLICA_OVER_MEMORY = "replica_over_memory"  # DDP's replica exceeds the memory
     PEAK_UNCHECKED = "peak_unchecked"  # a named device without a known peak

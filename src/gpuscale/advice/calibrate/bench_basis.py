@@ -17,6 +17,7 @@ strategy), unflagged, the latest run of each; None with fewer than two sizes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -44,6 +45,7 @@ from gpuscale.advice.calibrate.rows import (
     Usable,
     as_step_model,
 )
+from gpuscale.advice.explain.findings import said
 from gpuscale.advice.inputs import Basis
 from gpuscale.advice.model.fixed_cost import ceiling, line
 from gpuscale.advice.model.hardware import bench_power, rate_warnings, unchecked_note
@@ -51,7 +53,8 @@ from gpuscale.advice.model.priors import DDP_WORK
 from gpuscale.advice.model.step import Compute, FamilyBasis, ModelSpec, per_step_ms
 from gpuscale.advice.request import AdviceRequest
 from gpuscale.advice.types import Finding, Measure, Measured, Source, TermId, trusted_runs, words
-from gpuscale.quantities import format_count, number
+from gpuscale.advice.types import FindingKind as K
+from gpuscale.quantities import format_count
 from gpuscale.tables.requests import NamedError, ref
 
 
@@ -287,56 +290,55 @@ def _families(single: pd.DataFrame) -> pd.Series:
     return ratio.groupby(rows["family"]).median().sort_index()
 
 
-def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, str]:
-    """(bench model to calibrate on, its family, a sentence on how it was chosen) for the
+def representative(table: pd.DataFrame, req: AdviceRequest) -> tuple[str, str, Finding]:
+    """(bench model to calibrate on, its family, the finding of how it was chosen) for the
     model of ``req.params`` (``CalibrationError`` saying what to give when none can be)."""
     usable = trusted_runs(table)
     single = usable[usable["accelerators"] == 1]
     families = _families(single)
-    known = ", ".join(f"{f} ({number(r)} FLOPs per parameter)" for f, r in families.items())
+    known = tuple(
+        Finding.of(K.FAMILY_RATE, family=f, flops_per_param=float(r)) for f, r in families.items()
+    )
     if single.empty:  # the cause, before any word on families or FLOPs (it asked for the
         # --flops-per-sample already given, "one of: none measured")
-        raise CalibrationError(
-            "the bench results hold no trustworthy N = 1 run to calibrate a family on"
-        )
+        raise CalibrationError(said(Finding.of(K.NO_SINGLE_RUN_FOR_FAMILY)))
+    options = {"family": ref("family"), "flops": ref("flops_per_sample")}
     if req.family is not None:
         if req.family not in set(single["family"]):
-            raise NamedCalibrationError(
-                f"the bench results hold no trustworthy N = 1 run of the {req.family!r} family "
-                f"(families: {known or 'none'}): give {ref('family')} one of them, or bench a "
-                "model of that family (gpuscale bench --model FILE.py:FACTORY --nproc 1)"
-            )
-        family, how = req.family, "as given"
+            found = Finding.of(K.NO_SINGLE_RUN_OF_FAMILY, asked=req.family, known=known, **options)
+            raise NamedCalibrationError(said(found))
+        family, given = req.family, None
     elif req.flops_per_sample is None or families.empty:
-        raise NamedCalibrationError(
-            "a model given by its numbers is advised from the bench's calibration of its "
-            f"family: give {ref('flops_per_sample')} (forward + backward FLOPs per sample, "
-            f"e.g. from torch.utils.flop_counter) or {ref('family')} (one of: "
-            f"{known or 'none measured'})"
-        )
+        found = Finding.of(K.FAMILY_NEEDED, known=known, **options)
+        raise NamedCalibrationError(said(found))
     else:
         given = req.flops_per_sample / req.params
         distance = (np.log(families / given)).abs()
         family = str(distance.idxmin())
-        how = (
-            f"inferred: {number(given)} FLOPs per parameter, nearest the {family} family's "
-            f"{number(families[family])} of the bench's {known}; give --family to choose"
-        )
     rows = single[single["family"] == family].dropna(subset=["params"])
     sizes = rows.drop_duplicates("model").set_index("model")["params"].astype(float)
     model = str((np.log(sizes / req.params)).abs().idxmin())
-    return model, family, f"Family {family} ({how}); calibrated on its nearest in size, {model}"
+    how = Finding.of(
+        K.FAMILY_CHOSEN,
+        family=family,
+        inferred=given is not None,
+        flops_per_param=given,
+        family_flops_per_param=float(families.get(family, math.nan)),
+        known=known,
+        model=model,
+    )
+    return model, family, how
 
 
-def adopt(cal: Calibration, req: AdviceRequest, family: str, how: str) -> Calibration:
+def adopt(cal: Calibration, req: AdviceRequest, family: str, how: Finding) -> Calibration:
     """``cal`` (a bench model's calibration) carried to the model of ``req``: its rate, fixed
     cost or floor, optimizer time per parameter and DDP's work beside its bucket copies kept
     (the copies resized); its batches, memory and noise scale (another model's) dropped."""
     flops = req.flops_per_sample
-    flops_note = "the FLOPs given"
-    if flops is None:  # the family's FLOPs per parameter, said
+    measured_per_param = None  # the family's FLOPs per parameter, where none were given
+    if flops is None:
         flops = cal.model.flops / cal.model.params * req.params
-        flops_note = f"{number(flops / req.params)} FLOPs per parameter, {family}'s as measured"
+        measured_per_param = flops / req.params
     spec = ModelSpec(params=float(req.params), flops_per_sample=float(flops))
     part = cal.device_record.part  # DDP's rest a step (hooks) kept, its copies resized
     bandwidth, own = part.memory_bw_gbs if part else None, cal.compute.ddp_ms_per_mparam
@@ -344,11 +346,16 @@ def adopt(cal: Calibration, req: AdviceRequest, family: str, how: str) -> Calibr
     ddp = spec.ddp_ms_per_mparam(max(rest, 0.0), bandwidth)
     compute = replace(cal.compute, measured_ms=(), ddp_ms_per_mparam=ddp)
     fixed = cal.fixed
-    note = (
-        f"{how} ({format_count(cal.model.params)} parameters): its family's achieved "
-        f"{number(compute.tflops)} TFLOP/s and {number(fixed.ms if fixed else 0)} ms fixed "
-        f"per step applied to {format_count(req.params)} parameters at {flops_note}; no "
-        "batch of this model was measured"
+    note = Finding.of(
+        K.ADOPTED,
+        how=(how,),
+        params_of=cal.model.params,
+        tflops=compute.tflops,
+        fixed_ms=fixed.ms if fixed else 0,
+        params=req.params,
+        flops_given=measured_per_param is None,
+        flops_per_param=measured_per_param,
+        family=family,
     )
     if fixed is not None:  # an assumed one stays assumed, its range in the interval
         basis = f"{cal.name}'s, of the {family} family"

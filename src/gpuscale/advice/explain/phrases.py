@@ -8,7 +8,8 @@ a number (``quantities``):
   ``noun~word`` (the word agreeing with how many numbers), ``signed_at~other`` (each value
   a signed share at the number of ``other`` beside it), ``notes`` (sentences and findings
   joined by ``; ``), ``names`` (names by ``, ``, else
-  ``none``), ``counted~noun`` (``counted``: ``3 runs``), ``above~other`` (``numbers_apart``:
+  ``none``), ``counted~noun`` (``counted``: ``3 runs``),
+  ``items~fragment`` (findings by ``, ``, else ``fragment``), ``above~other`` (``numbers_apart``:
   the value to the digits that tell it above ``other``), ``beside~other`` (the value as
   printed beside ``other`` so written);
 * ``pick`` (the fragment of the template keyed by the value), ``opt`` (the fragment of
@@ -84,6 +85,9 @@ class Phrasing(Formatter):
             return counted(int(_float(value)), other)
         if kind == "names":
             return ", ".join(map(str, value)) or "none"  # type: ignore[call-overload]
+        if kind == "items":  # findings by ``, ``; ``other``'s fragment where none
+            said = ", ".join(map(self.nested, value))  # type: ignore[call-overload]
+            return said or self.format(self.template[other], **self.values)
         if kind == "notes":
             return "; ".join(map(self.nested, value))  # type: ignore[call-overload]
         if kind == "pick":

@@ -138,6 +138,8 @@ class FindingKind(StrEnum):
     NO_SINGLE_RUN_FOR_FAMILY = "no_single_run_for_family"
     NO_SINGLE_RUN_OF_FAMILY = "no_single_run_of_family"
     FAMILY_NEEDED = "family_needed"
+    ACCUMULATED = "accumulated"  # a run that accumulated gradients, read per micro-batch
+    CONFIGURATIONS = "configurations"  # a model benched in several configurations
     STEP_UNDER_KERNELS = "step_under_kernels"  # shorter than a step's fewest kernels
     REPLICA_OVER_MEMORY = "replica_over_memory"  # DDP's replica exceeds the memory
     PEAK_UNCHECKED = "peak_unchecked"  # a named device without a known peak

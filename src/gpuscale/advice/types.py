@@ -140,6 +140,11 @@ class FindingKind(StrEnum):
     FAMILY_NEEDED = "family_needed"
     ACCUMULATED = "accumulated"  # a run that accumulated gradients, read per micro-batch
     CONFIGURATIONS = "configurations"  # a model benched in several configurations
+    FELL = "fell"  # a slowdown below one measured at fewer devices
+    CONTENTION_FELL = "contention_fell"  # the bench measured less contention at more devices
+    CONTENTION_FROM = "contention_from"  # where the contention at N > 1 was read
+    NO_SYNC_AT = "no_sync_at"  # the no-sync step's slowdown at a count
+    BEYOND_BATCH = "beyond_batch"  # a per-device batch far beyond the one the bench timed
     STEP_UNDER_KERNELS = "step_under_kernels"  # shorter than a step's fewest kernels
     REPLICA_OVER_MEMORY = "replica_over_memory"  # DDP's replica exceeds the memory
     PEAK_UNCHECKED = "peak_unchecked"  # a named device without a known peak

@@ -154,7 +154,7 @@ def calibrate(table: pd.DataFrame, model: str) -> Calibration:
     single = hardware[hardware["accelerators"] == 1]
     family = multi[multi["family"] == row["family"]]
     slowdown, contention = slowdowns(single, (multi, family, own), row["family"])
-    notes.append(f"contention at N > 1 from {contention}")
+    notes.append(contention)
     compute = replace(compute, slowdown=tuple(sorted(slowdown.items())))
     overlap = None
     if own["overlap"].notna().any():

@@ -5,12 +5,19 @@ larger ones were passed over (the numbers: ``calibrate/rows.py``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from gpuscale.bench.table import flag_summary
 from gpuscale.names import did_you_mean
 from gpuscale.plausibility import HOST_NOISE, FlagKind, detail
-from gpuscale.quantities import counted, format_count, joined, noun_for
+from gpuscale.quantities import counted, format_count, joined, noun_for, of_the
+
+# The command that prints a bench table's evidence_notes (``-f csv`` alone leaves them out).
+NOTES_COMMAND = (
+    "gpuscale analyze --bench {} --columns configuration,accelerators,evidence_notes -f csv"
+)
 
 QUIETER = "re-run on a quieter machine (gpuscale bench --repeat 3 keeps the median)"
 ALLOW = "allow flagged runs (--allow-flagged, or allow_flagged=True) to use them with a warning"
@@ -182,3 +189,42 @@ def largest_trusted(
         f"Advised on {chosen} ({format_count(size)} parameters), the largest model "
         f"with a trustworthy N = 1 run; not used: {said} (--model to choose one)."
     )
+
+
+def largest_of(chosen: str, size: float, models: int, others: list[str]) -> str:
+    """The model advised on, the largest of the ``models`` benched, and the ``others``."""
+    return (
+        f"Advised on {chosen} ({format_count(size)} parameters), the largest of the "
+        f"{models} models benched (--model to choose another: {joined(others)})."
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class WeakRuns:
+    """The runs of ``model`` an advice uses that are weak evidence: ``weak`` of ``runs``,
+    on ``counts`` devices, and the kinds of why."""
+
+    weak: int
+    runs: int
+    model: str
+    counts: list[int]
+    kinds: list[str]
+
+
+def weak_evidence(found: WeakRuns, fix: str | None, fix_in_full: str, file: str) -> tuple[str, str]:
+    """The warning on weak runs (with what to bench, ``fix``, where their steps can be
+    read) and the same in full (``fix_in_full``; the command printing their notes, on
+    ``file``)."""
+    on = f"{joined(found.counts)} device{'' if found.counts == [1] else 's'}"
+    runs = of_the(found.weak, found.runs, "bench run")
+    said = (
+        f"WARNING: weak evidence: {runs} of {found.model} the advice uses (on {on}) "
+        f"{'is' if found.weak == 1 else 'are'} weak ({', '.join(found.kinds)})"
+    )
+    short = "" if fix is None else f": {fix} for firm numbers"
+    full = (
+        f"Weak evidence: {runs} of {found.model} (on {on}): {', '.join(found.kinds)}; the bench "
+        f"table's evidence_notes say more: `{NOTES_COMMAND.format(file)}`; "
+        f"{fix_in_full} for firm numbers."
+    )
+    return f"{said}{short}", full

@@ -210,7 +210,7 @@ def test_advise_takes_a_results_file_as_documented(tmp_path) -> None:
     from_file = gpuscale.advise(bench=str(path), link="pcie-phb")
     from_frame = gpuscale.advise(bench=bench_table(records), link="pcie-phb")
     assert from_file.recommended == from_frame.recommended
-    assert any("1 line of results.jsonl skipped" in s for s in from_file.inputs.sources)
+    assert any("1 line of results.jsonl skipped" in s for s in map(said, from_file.inputs.sources))
     with pytest.raises(ValueError, match="no gpuscale bench results"):
         gpuscale.advise(bench=write_jsonl(tmp_path / "empty.jsonl", [], extra_lines=("{}",)))
 

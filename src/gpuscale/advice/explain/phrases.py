@@ -12,8 +12,10 @@ a number (``quantities``):
   ``items~fragment`` (findings by ``, ``, else ``fragment``), ``above~other`` (``numbers_apart``:
   the value to the digits that tell it above ``other``), ``beside~other`` (the value as
   printed beside ``other`` so written);
-* ``pick`` (the fragment of the template keyed by the value), ``opt`` (the fragment of
-  the template named like the value, where the value is not None; else nothing).
+* ``list`` (values by ``, ``);
+* ``pick`` (the fragment of the template keyed by the value, else by ``*``), ``opt``
+  (the fragment of the template named like the value, where the value is not None; else
+  nothing).
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ class Phrasing(Formatter):
             return ", ".join(f"{e:+.0%} at {b:g}" for b, e in at)
         if kind == "counted":
             return counted(int(_float(value)), other)
+        if kind == "list":
+            return ", ".join(map(str, value))  # type: ignore[call-overload]
         if kind == "names":
             return ", ".join(map(str, value)) or "none"  # type: ignore[call-overload]
         if kind == "items":  # findings by ``, ``; ``other``'s fragment where none
@@ -90,8 +94,9 @@ class Phrasing(Formatter):
             return said or self.format(self.template[other], **self.values)
         if kind == "notes":
             return "; ".join(map(self.nested, value))  # type: ignore[call-overload]
-        if kind == "pick":
-            return self.format(self.template[other][str(value)], **self.values)
+        if kind == "pick":  # the fragment keyed by the value, else the one keyed "*"
+            fragments = self.template[other]
+            return self.format(fragments.get(str(value), fragments.get("*")), **self.values)
         if kind == "opt":
             return "" if value is None else self.format(self.template[other], **self.values)
         return super().format_field(value, format_spec)

@@ -159,6 +159,10 @@ class FindingKind(StrEnum):
     NODES_SPILL = "nodes_spill"  # more devices asked than the nodes given hold
     PROCESSES_CAP = "processes_cap"  # CPU processes capped at the host's cores
     PROCESSES_ABOVE = "processes_above"  # counts asked above what the host runs
+    STEP_EXTRAPOLATED = "step_extrapolated"  # the step's interval: nothing at N > 1
+    STEP_OVER_PRIORS = "step_over_priors"  # the priors' ranges, and the rest's width
+    STEP_LEFT_OUT = "step_left_out"  # from leave-one-out predictions
+    STEP_OWN_RUNS = "step_own_runs"  # the calibrated model against its own N > 1 runs
     STEP_UNDER_KERNELS = "step_under_kernels"  # shorter than a step's fewest kernels
     REPLICA_OVER_MEMORY = "replica_over_memory"  # DDP's replica exceeds the memory
     PEAK_UNCHECKED = "peak_unchecked"  # a named device without a known peak
@@ -194,6 +198,10 @@ class Finding:
 
     def __getitem__(self, name: str) -> Value:
         return dict(self.values)[name]
+
+    def with_values(self, **values: Value) -> Finding:
+        """This finding with ``values`` set (added or replaced)."""
+        return Finding(self.kind, tuple((dict(self.values) | values).items()))
 
     @property
     def implausible(self) -> bool:

@@ -257,7 +257,8 @@ def _sources(advice: AdviceView) -> list[str]:
     rows = advice.predictions
     counts = zip(rows["accelerators"].astype(int), rows["batch_per_device"], strict=True)
     lines.append(f"Power: {inputs.power.said(counts)}.")
-    lines.append(f"{table_words.step_interval(advice, inputs.error.source + errors_weak(inputs))}.")
+    source = findings.said(inputs.error.source) + errors_weak(inputs)
+    lines.append(f"{table_words.step_interval(advice, source)}.")
     flagged = advice.predictions[advice.predictions["flags"] != ""]
     for row in flagged.itertuples():
         lines.append(f"Left out {counted(row.accelerators, 'device')}: {row.flags}.")

@@ -12,7 +12,8 @@ a number (``quantities``):
   ``items~fragment`` (findings by ``, ``, else ``fragment``), ``above~other`` (``numbers_apart``:
   the value to the digits that tell it above ``other``), ``beside~other`` (the value as
   printed beside ``other`` so written);
-* ``list`` (values by ``, ``);
+* ``list`` (values by ``, ``), ``factor`` (``factor_interval`` of a log half-width),
+  ``pct_span~other`` (the value to ``other`` as signed percentages, one where alike);
 * ``pick`` (the fragment of the template keyed by the value, else by ``*``), ``opt``
   (the fragment of the template named like the value, where the value is not None; else
   nothing).
@@ -26,6 +27,7 @@ from string import Formatter
 from gpuscale.advice.types import Value
 from gpuscale.quantities import (
     counted,
+    factor_interval,
     fixed_apart,
     format_count,
     format_ms,
@@ -33,6 +35,7 @@ from gpuscale.quantities import (
     noun_for,
     number,
     numbers_apart,
+    span,
 )
 
 
@@ -85,6 +88,10 @@ class Phrasing(Formatter):
             return ", ".join(f"{e:+.0%} at {b:g}" for b, e in at)
         if kind == "counted":
             return counted(int(_float(value)), other)
+        if kind == "factor":
+            return factor_interval(_float(value))
+        if kind == "pct_span":  # ``-12% to +30%``, one value where both ends read alike
+            return span(f"{_float(value):+.0%}", f"{_float(of):+.0%}", " to ")
         if kind == "list":
             return ", ".join(map(str, value))  # type: ignore[call-overload]
         if kind == "names":

@@ -11,6 +11,7 @@ from textwrap import wrap
 import pandas as pd
 
 from gpuscale.advice.explain.focus import deciding_kind
+from gpuscale.advice.explain.phrasebook import remedies
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.explain.withheld import SETTLE, UNGIVEN, value_text
@@ -43,24 +44,9 @@ TERM_WORDS = {
     TermId.LATENCY: "the all-reduce's latency not hidden by backward",
     TermId.UNEXPLAINED: "the part of the measured step the model's terms do not explain",
 }
-# What would help most where every term the decision rests on was measured.
-REMEDY = {
-    TermId.FIXED: "a larger batch per device, or fewer kernel launches "
-    "(CUDA graphs, torch.compile)",
-    TermId.WAIT: "steadier step times (equal work per device, no other jobs on the devices)",
-    TermId.DDP: "gradient_as_bucket_view=True, or a larger batch per device",
-    TermId.BANDWIDTH: "a faster link, bf16 gradients or gradient accumulation",
-    TermId.LATENCY: "larger DDP buckets, a larger batch per device or gradient accumulation",
-    TermId.UNEXPLAINED: "a profile of the step at that count (torch.profiler)",
-    "devices": "more devices allowed (--max-devices, --nodes), where the machine has them",
-    "batch": "--scaling weak (each device keeps its batch), or a larger --global-batch "
-    "(--batch) that more devices divide",
-    "flagged": "inputs whose predictions at more devices pass the plausibility checks "
-    "(--explain says which failed)",
-    TermId.CONVERGENCE: "a larger critical batch (measure the noise scale: gpuscale bench)",
-    "uncertain": "a measured run at the larger count (gpuscale bench --model MODEL --nproc 1,N)",
-    "compute": "a lower --target-efficiency (the overheads are under 5%)",
-}
+# What would help most where every term the decision rests on was measured (the answer's
+# wording of the one remedy table: ``explain/phrasebook.py``).
+REMEDY = remedies("short")
 # The terminal's columns, the deciding overhead's after the step.
 LEADING = ("accelerators", "batch_per_device", "step_ms")
 TRAILING = ("speedup", "speedup_low", "speedup_high", "efficiency", "time_to_train_min")

@@ -30,6 +30,7 @@ from functools import partial
 
 import pandas as pd
 
+from gpuscale.advice.explain.phrasebook import PHRASES, remedies
 from gpuscale.advice.explain.table_words import fixed_parts, optimizer_at, optimizer_ms
 from gpuscale.advice.explain.view import AdviceView
 from gpuscale.advice.inputs import AdviceInputs
@@ -111,47 +112,10 @@ def detailed(d: Decision) -> str:
 
 # The fixed per-step costs as the largest overhead (under DDP; FSDP's ranks step only their
 # shards, so only each forward and backward's is whole), and what helps
-FIXED_WHOLE = (
-    "the fixed per-step costs (each forward and backward's, the optimizer step) are the "
-    "largest overhead: they do not shrink with the per-device batch, so every device pays "
-    "them whole"
-)
-FIXED_WHOLE_FSDP = (
-    "each forward and backward's fixed cost is the largest overhead (FSDP's optimizer step "
-    "falls as 1/N, each device stepping its shard): it does not shrink with the per-device "
-    "batch, so every device pays it whole"
-)
-FIXED_HELPS = (
-    "a larger global batch (more samples per device, if convergence allows: measure the noise "
-    "scale), fewer kernel launches (CUDA graphs, torch.compile) or fewer, larger layers would "
-    "help most"
-)
-REMEDIES = {
-    "compute": "little in the step itself: its overheads are under 5%; the target "
-    "efficiency decides",
-    TermId.CONVERGENCE: "a larger critical batch (B_noise) or a smaller per-device batch at more "
-    "devices; a faster link would not help",
-    "devices": "more devices pay off: allow more (--max-devices, --nodes) where the "
-    "machine has them",
-    "batch": "more devices need a global batch they split: --scaling weak, or a larger "
-    "--global-batch",
-    "flagged": "inputs whose predictions at more devices pass the plausibility checks",
-    "uncertain": "a measured run at the larger count (gpuscale bench) would narrow the interval",
-    # of the overheads, not of the step (a walk: "dominates ... the step hardly shrinks"
-    # beside a table whose step went from 40 to 13 ms at a quarter of the batch)
-    TermId.FIXED: f"{FIXED_WHOLE}; {FIXED_HELPS}",
-    TermId.WAIT: "steadier step times (equal work per device, pinned processes, no other jobs on "
-    "the devices) would help most",
-    TermId.DDP: "DDP's own copies are the largest overhead: gradient_as_bucket_view=True, fewer "
-    "parameters or a larger batch per device would help most",
-    TermId.BANDWIDTH: "a faster link, bf16 gradients (half the bytes) or gradient accumulation "
-    "(one all-reduce per k micro-steps) would help most",
-    TermId.LATENCY: "larger DDP buckets (fewer messages), a larger batch or gradient "
-    "accumulation would help most; a faster link would barely matter",
-    TermId.UNEXPLAINED: "the measured step holds more than the model's terms: profile a step at "
-    "that count (torch.profiler) to find what the model misses, and measure it again on a "
-    "quiet machine; no remedy of a modelled term is said from it",
-}
+FIXED_WHOLE = PHRASES["fixed_whole"]
+FIXED_WHOLE_FSDP = PHRASES["fixed_whole_fsdp"]
+FIXED_HELPS = PHRASES["fixed_helps"]
+REMEDIES = remedies("full")  # what would help most, as --explain says it
 
 
 def remedy(advice: AdviceView) -> str:

@@ -163,6 +163,9 @@ class FindingKind(StrEnum):
     STEP_OVER_PRIORS = "step_over_priors"  # the priors' ranges, and the rest's width
     STEP_LEFT_OUT = "step_left_out"  # from leave-one-out predictions
     STEP_OWN_RUNS = "step_own_runs"  # the calibrated model against its own N > 1 runs
+    BATCH_NOT_SPLIT = "batch_not_split"  # a global batch no one device can take
+    NOTHING_PLAUSIBLE = "nothing_plausible"  # every prediction failed its checks
+    SHAPE_NEEDS_BATCHES = "shape_needs_batches"  # a shape fitted to fewer than two batches
     STEP_UNDER_KERNELS = "step_under_kernels"  # shorter than a step's fewest kernels
     REPLICA_OVER_MEMORY = "replica_over_memory"  # DDP's replica exceeds the memory
     PEAK_UNCHECKED = "peak_unchecked"  # a named device without a known peak

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from gpuscale.advice.calibrate.record import Calibration, Shape
+from gpuscale.advice.explain.findings import said
 from gpuscale.advice.model.fixed_cost import FixedCost, line
 from gpuscale.advice.model.hardware import DeviceRecord
 from gpuscale.advice.model.step import Compute, ModelSpec, rate_tflops
@@ -72,7 +73,7 @@ def fit(points: Sequence[tuple[float, float]], fallback_ms_per_sample: float) ->
     curve that never rose (the family's rate)."""
     merged = _merged(points)
     if len(merged) < 2:
-        raise ValueError("the step's shape needs forward + backward at two or more batches")
+        raise ValueError(said(Finding.of(FindingKind.SHAPE_NEEDS_BATCHES)))
     best: tuple[float, Shape] | None = None
     for k in range(len(merged) + 1):
         floor, fixed, per_sample = _candidate(merged[:k], merged[k:], fallback_ms_per_sample)

@@ -44,6 +44,7 @@ from collections.abc import Collection, Sequence
 
 import pandas as pd
 
+from gpuscale.advice.explain.findings import said
 from gpuscale.advice.types import (
     STOPPED,
     TRUSTED_ALLOWED,
@@ -52,6 +53,7 @@ from gpuscale.advice.types import (
     Decision,
     Disagreement,
     Finding,
+    FindingKind,
     Measured,
     TermId,
 )
@@ -203,7 +205,7 @@ def decide(
     ``searched``: the device counts searched (why none above the largest is: ``stopped_by``)."""
     trusted = frame[plausible(frame)].reset_index(drop=True)
     if trusted.empty:  # one device's speedup is 1: only its time can fail
-        raise ValueError(f"every prediction failed its plausibility checks: {NOT_POSITIVE}")
+        raise ValueError(said(Finding.of(FindingKind.NOTHING_PLAUSIBLE, why=NOT_POSITIVE)))
     chosen, held_back = _chosen(trusted, target_efficiency, refused)
     larger = trusted[trusted["accelerators"] > chosen["accelerators"]]
     focus = larger.iloc[0] if len(larger) else trusted.iloc[-1]

@@ -166,6 +166,9 @@ class FindingKind(StrEnum):
     BATCH_NOT_SPLIT = "batch_not_split"  # a global batch no one device can take
     NOTHING_PLAUSIBLE = "nothing_plausible"  # every prediction failed its checks
     SHAPE_NEEDS_BATCHES = "shape_needs_batches"  # a shape fitted to fewer than two batches
+    FIXED_BOUNDED = "fixed_bounded"  # the fixed cost raised by the step's work at the peak
+    FIXED_UNBOUNDED = "fixed_unbounded"  # the prior's fixed cost, no peak to bound it
+    FLOPS_TWO_READINGS = "flops_two_readings"  # 6 x parameters: a token's, or more work
     STEP_UNDER_KERNELS = "step_under_kernels"  # shorter than a step's fewest kernels
     REPLICA_OVER_MEMORY = "replica_over_memory"  # DDP's replica exceeds the memory
     PEAK_UNCHECKED = "peak_unchecked"  # a named device without a known peak

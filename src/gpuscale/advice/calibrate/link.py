@@ -230,9 +230,9 @@ def on_bench_host_link(basis: Basis, table: pd.DataFrame, cal: Calibration) -> B
     network = replace(basis.network, intra=link)
     gpus = pd.to_numeric(_recorded(table, cal, "host_devices"), errors="coerce").dropna()
     if not len(gpus) or gpus.max() < 2:  # no pair of GPUs: the link is inferred
-        said = inferred(recorded, link, int(gpus.max()) if len(gpus) else None, cal, detected)
+        taken = inferred(recorded, link, int(gpus.max()) if len(gpus) else None, cal, detected)
         return replace(
-            basis, network=network, sources=basis.sources[1:], assumed=(*basis.assumed, said)
+            basis, network=network, sources=basis.sources[1:], assumed=(*basis.assumed, taken)
         )
     said = Finding.of(
         K.LINK_OF_BENCH_HOST,

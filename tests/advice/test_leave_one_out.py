@@ -11,6 +11,7 @@ import pytest
 import gpuscale
 import gpuscale.advice.calibrate.bench_basis as bench_basis
 import gpuscale.advice.calibrate.calibration as bench_error
+from gpuscale.advice.explain.findings import said
 from gpuscale.advice.model.priors import MAX_LEFT_OUT
 
 from ..builders import bench_record, write_jsonl
@@ -57,10 +58,10 @@ def test_the_interval_calibrates_a_bounded_number_of_times(
     assert len(calls) <= MAX_LEFT_OUT + 1  # the model advised on, and those left out
     left_out = calls[1:]
     assert "m000" in left_out and "m059" in left_out  # the smallest and the largest
-    assert f"of {MAX_LEFT_OUT} of the 60 models" in advice.inputs.error.source
+    assert f"of {MAX_LEFT_OUT} of the 60 models" in said(advice.inputs.error.source)
 
 
 def test_a_few_models_are_all_left_out(tmp_path: Path) -> None:
     advice = gpuscale.advise(bench=_many_models(tmp_path, 3), interconnect="pcie-phb")
-    source = advice.inputs.error.source
+    source = said(advice.inputs.error.source)
     assert "from 3 leave-one-out predictions" in source and "of the 3 models" not in source

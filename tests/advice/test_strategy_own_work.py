@@ -9,6 +9,7 @@ import re
 import pytest
 
 import gpuscale
+from gpuscale.advice.explain.findings import said
 from gpuscale.advice.types import TermId
 from gpuscale.bench.results import load_bench
 
@@ -47,7 +48,7 @@ def test_fsdp_own_work_is_at_least_its_no_sync_gap(h100) -> None:
     advice = gpuscale.advise(bench=paths, model="tf-30m")
     # the fixed cost holds FSDP's 10 ms measured, plus the prior's rest of it
     assert advice.inputs.fixed.ms >= step - nosync
-    note = " ".join(advice.inputs.sources)
+    note = " ".join(map(said, advice.inputs.sources))
     assert "10.1 ms: its synchronised step (36.2 ms) less its no-sync step (26.2 ms)" in note
     # FSDP's own work no longer gives it a larger speedup than its own step allows: at 2
     # devices its step keeps the 10 ms whole (was 1.78x, 20.4 ms)
@@ -70,7 +71,7 @@ def test_ddp_bench_predicted_as_fsdp_prices_no_ddp_work(h100) -> None:
     assert (above["ddp_ms"] == 0).all()
     parts = above["compute_ms"] + above["wait_ms"] + above["exposed_comm_ms"]
     assert ((above["step_ms"] - parts).abs() < 1e-6 * above["step_ms"]).all()
-    warning = next(w for w in advice.inputs.warnings if w.startswith("STRATEGY"))
+    warning = next(w for w in map(said, advice.inputs.warnings) if w.startswith("STRATEGY"))
     assert "ddp's own work left out" in warning and "priced as fsdp's" not in warning
 
 
@@ -86,7 +87,7 @@ def test_fsdp_bench_predicted_as_ddp_adds_ddp_work_from_its_prior(h100) -> None:
     two = advice.predictions.set_index("accelerators").loc[2]
     rest = two["step_ms"] - two["compute_ms"] - two["wait_ms"] - two["exposed_comm_ms"]
     assert abs(rest - stated) < 0.01 * stated
-    warning = next(w for w in advice.inputs.warnings if w.startswith("STRATEGY"))
+    warning = next(w for w in map(said, advice.inputs.warnings) if w.startswith("STRATEGY"))
     assert "DDP's own work from its prior" in warning
 
 

@@ -14,7 +14,7 @@ import math
 import numbers
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from gpuscale.advice.conflicts import check_pairs
 from gpuscale.advice.memory import OPTIMIZERS, PRECISIONS, STRATEGIES
@@ -418,7 +418,7 @@ class AdviceRequest(JsonRequest):
         return out
 
     @classmethod
-    def of(cls, request: AdviceRequest | None = None, **keywords: Any) -> AdviceRequest:
+    def of(cls, request: AdviceRequest | None = None, **keywords: object) -> AdviceRequest:
         """``request`` with ``keywords`` replaced, or a request of the keywords."""
         if request is None:
             return cls(**keywords)

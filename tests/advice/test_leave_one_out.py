@@ -14,6 +14,9 @@ import gpuscale.advice.calibrate.calibration as bench_error
 from gpuscale.advice.model.priors import MAX_LEFT_OUT
 
 from ..builders import bench_record, write_jsonl
+from ..golden import Golden
+
+VIEW = "advice/leave_one_out"
 
 
 def _many_models(tmp_path: Path, models: int) -> Path:
@@ -57,10 +60,12 @@ def test_the_interval_calibrates_a_bounded_number_of_times(
     assert len(calls) <= MAX_LEFT_OUT + 1  # the model advised on, and those left out
     left_out = calls[1:]
     assert "m000" in left_out and "m059" in left_out  # the smallest and the largest
-    assert f"of {MAX_LEFT_OUT} of the 60 models" in advice.inputs.error.source
+    error = advice.inputs.error
+    assert len(error.residuals) == MAX_LEFT_OUT and f"{MAX_LEFT_OUT} of the 60" in error.source
 
 
-def test_a_few_models_are_all_left_out(tmp_path: Path) -> None:
+def test_a_few_models_are_all_left_out(tmp_path: Path, golden: Golden) -> None:
     advice = gpuscale.advise(bench=_many_models(tmp_path, 3), interconnect="pcie-phb")
-    source = advice.inputs.error.source
-    assert "from 3 leave-one-out predictions" in source and "of the 3 models" not in source
+    error = advice.inputs.error
+    assert len(error.residuals) == 3 and "of the 3 models" not in error.source
+    golden.check(VIEW, "every one of 3 models left out", error.source)
